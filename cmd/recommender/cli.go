@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/alecthomas/kong"
+)
+
+// Exit codes of the infscale binary.
+const (
+	exitOK      = 0 // a result was produced
+	exitRuntime = 1 // a runtime failure: unreachable URL, I/O error
+	exitInvalid = 2 // invalid input: bad flag, file, page or config
+)
+
+// CLI is the kong grammar of the infscale binary: one field per subcommand.
+type CLI struct {
+	Parse    ParseCmd    `cmd:"" help:"Read model-server /metrics pages (files, URLs or -) and print each replica's signals."`
+	Decide   DecideCmd   `cmd:"" help:"Make one scaling decision and explain it step by step."`
+	GPU      GPUCmd      `cmd:"" name:"gpu" help:"Print what one replica can do, derived from the GPU and the model."`
+	Simulate SimulateCmd `cmd:"" help:"Replay a request trace through simulated GPU replicas under several policies."`
+}
+
+// env is what every subcommand's Run receives: the streams and the context.
+type env struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// invalidInputError marks an error as the user's input being wrong (exit 2).
+type invalidInputError struct{ err error }
+
+func (e invalidInputError) Error() string { return e.err.Error() }
+func (e invalidInputError) Unwrap() error { return e.err }
+
+// invalid wraps err so that run exits 2.
+func invalid(err error) error {
+	if err == nil {
+		return nil
+	}
+	return invalidInputError{err}
+}
+
+// invalidf formats an invalid-input error (exit 2).
+func invalidf(format string, args ...any) error { return invalid(fmt.Errorf(format, args...)) }
+
+// newParser builds the kong parser over cli writing to stdout/stderr; exit
+// records kong's own exit requests (--help) instead of terminating.
+func newParser(cli *CLI, stdout, stderr io.Writer, exit func(int)) (*kong.Kong, error) {
+	return kong.New(cli,
+		kong.Name("infscale"),
+		kong.Description("Autoscaling recommendations for LLM inference servers, from the signals that measure their load."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(exit),
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+}
+
+// run parses args, runs the chosen subcommand and returns the process exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var cli CLI
+	exited, code := false, 0
+	parser, err := newParser(&cli, stdout, stderr, func(c int) { exited, code = true, c; panic(kongExit{}) })
+	if err != nil {
+		fmt.Fprintf(stderr, "infscale: %v\n", err)
+		return exitRuntime
+	}
+	kctx, err := parseArgs(parser, args)
+	if exited {
+		return code
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "infscale: %v\n", err)
+		return exitInvalid
+	}
+	err = kctx.Run(&env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr})
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "infscale: %v\n", err)
+	var inv invalidInputError
+	if errors.As(err, &inv) {
+		return exitInvalid
+	}
+	return exitRuntime
+}
+
+// kongExit is the panic value used to unwind out of kong when it asks to exit
+// (after printing --help), so that run can return the code instead.
+type kongExit struct{}
+
+func parseArgs(parser *kong.Kong, args []string) (kctx *kong.Context, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(kongExit); !ok {
+				panic(r)
+			}
+		}
+	}()
+	return parser.Parse(args)
+}

@@ -1,0 +1,22 @@
+// Command infscale decides how many replicas an LLM inference Deployment should
+// run from the signals that measure a model server's load, and replays history
+// through a GPU replica simulator to prove a policy before it runs.
+//
+// Reading guide: main only exits with what run returns; run builds the kong
+// parser over CLI (cli.go); each subcommand is one struct in its own file with
+// a Run method. Exit codes: 0 success, 1 runtime failure, 2 invalid input.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,15 @@
+// Package recommend is infscale's decision: from one Observation of a target's
+// load signals, the Policy and the State (window history and past scale
+// events), it computes the desired replica count with the Kubernetes HPA's own
+// algorithm (HPA: pkg/controller/podautoscaler, replica_calculator.go and
+// horizontal.go) plus what the HPA lacks: cold-start lookahead, scale to zero
+// behind a request holder, and a schedule floor.
+//
+// The package is pure: Decide receives now and never reads the clock, does no
+// I/O, and returns a Decision that carries a typed Reason and the arithmetic
+// steps in words. The same code decides in `serve` (wall clock) and in the
+// replay simulator (simulated clock).
+//
+// Reading guide: types.go (the contract), then decide.go (the pipeline), then
+// one file per step.
+package recommend
