@@ -1,0 +1,238 @@
+package replica
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Accounting selects how memory is counted.
+type Accounting int
+
+const (
+	// AccountingNominal is DESIGN.md's back-of-envelope arithmetic: decimal
+	// GB of nominal GPU memory × utilisation, minus weights at the model's
+	// nominal size ("8B" = 8e9 parameters), minus a fixed reserve; KV
+	// capacity is free bytes / KV bytes per token.
+	AccountingNominal Accounting = iota
+	// AccountingVLLM is vLLM's own accounting: the runtime-reported device
+	// memory (GiB) × --gpu-memory-utilization, minus the weights at their
+	// exact parameter count, minus the profiled non-torch and activation
+	// peak memory (ReserveBytes); KV capacity is whole blocks of BlockSize
+	// tokens. Step time also uses the exact parameter count.
+	AccountingVLLM
+)
+
+var accountingNames = []string{"nominal", "vllm"}
+
+// String returns "nominal" or "vllm".
+func (a Accounting) String() string {
+	if a < 0 || int(a) >= len(accountingNames) {
+		return fmt.Sprintf("Accounting(%d)", int(a))
+	}
+	return accountingNames[a]
+}
+
+// MarshalText implements encoding.TextMarshaler (JSON output).
+func (a Accounting) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// ParseAccounting parses "nominal" or "vllm".
+func ParseAccounting(s string) (Accounting, error) {
+	for i, n := range accountingNames {
+		if strings.EqualFold(strings.TrimSpace(s), n) {
+			return Accounting(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown accounting %q (allowed: %s)", s, strings.Join(accountingNames, ", "))
+}
+
+// Config is everything a Replica is derived from. Build one with
+// DefaultConfig (the DESIGN.md reference) or Calibrated (fitted to vLLM
+// measurements) and change fields; New validates it.
+type Config struct {
+	GPU   GPU   // the accelerator (see LookupGPU)
+	Model Model // the served model (see LookupModel)
+	// TP is the tensor-parallel degree: GPUs per replica (>= 1). Memory,
+	// bandwidth and FLOPS scale by TP; all-reduce cost is not modelled
+	// (StepOverhead absorbs it).
+	TP int
+	// WeightDType is the weights' format (fp16, bf16, fp8, int8, int4).
+	WeightDType DType
+	// KVDType is the KV cache's format; DTypeAuto means the activation
+	// dtype: the weight dtype when 16-bit, else bf16.
+	KVDType DType
+	// MemoryUtilization is vLLM's --gpu-memory-utilization, in (0, 1].
+	MemoryUtilization float64
+	// ReserveBytes is memory per GPU kept from the KV cache besides the
+	// weights: activations, CUDA graphs, non-torch allocations.
+	ReserveBytes float64
+	// MFU is the fraction of dense tensor FLOPS prefill achieves, in (0, 1].
+	MFU float64
+	// BandwidthEfficiency is the fraction of peak memory bandwidth a decode
+	// step achieves, in (0, 1].
+	BandwidthEfficiency float64
+	// MaxNumSeqs is vLLM's --max-num-seqs: the most sequences in a batch.
+	MaxNumSeqs int
+	// StepOverhead is a fixed time added to every decode step (scheduling,
+	// sampling, kernel launches, all-reduce); >= 0.
+	StepOverhead time.Duration
+	// ImagePull is the container image pull time of a cold start.
+	ImagePull time.Duration
+	// WeightLoadBytesPerSecond is the rate weights load at a cold start
+	// (storage or network to GPU memory), > 0.
+	WeightLoadBytesPerSecond float64
+	// WarmUp is engine start-up after the weights are loaded (profiling, CUDA
+	// graph capture, health check).
+	WarmUp time.Duration
+	// CPURequestCores is the pod's CPU request in cores, > 0; CPUPercent is
+	// relative to it, as the HPA's CPU utilisation is.
+	CPURequestCores float64
+	// CPUIdleCores is the pod's CPU use with nothing running (API server,
+	// metrics), in cores.
+	CPUIdleCores float64
+	// CPUEngineCores is the busy engine loop's CPU while anything runs: one
+	// core spinning whatever the batch size.
+	CPUEngineCores float64
+	// CPUPerSequenceCores is the extra CPU per running sequence
+	// (detokenising, streaming). Waiting requests cost nothing.
+	CPUPerSequenceCores float64
+	// Accounting selects nominal (DESIGN.md) or vLLM memory accounting.
+	Accounting Accounting
+	// BlockSize is the KV block size in tokens under AccountingVLLM (vLLM's
+	// --block-size, 16 on CUDA).
+	BlockSize int
+}
+
+// DefaultConfig is DESIGN.md's reference replica: Llama-3-8B at its nominal
+// 8e9 parameters in FP16 on one H100 SXM (80 GB, 3.35 TB/s, 990 dense
+// TFLOPS), memory utilisation 0.9, 4 GB reserve, MFU 0.4, bandwidth
+// efficiency 0.7, max-num-seqs 64, no step overhead; cold start 45 s image +
+// weights at 1 GB/s + 30 s warm-up; CPU idle 0.2 core, engine 1 core, 0.01
+// core per running sequence, of 4 requested cores.
+func DefaultConfig() Config {
+	g, _ := LookupGPU("h100-sxm")
+	m, _ := LookupModel("llama-3-8b")
+	return Config{
+		GPU: g, Model: m, TP: 1,
+		WeightDType: DTypeFP16, KVDType: DTypeAuto,
+		MemoryUtilization: 0.9, ReserveBytes: 4 * gb,
+		MFU: 0.4, BandwidthEfficiency: 0.7,
+		MaxNumSeqs:               64,
+		ImagePull:                45 * time.Second,
+		WeightLoadBytesPerSecond: 1 * gb,
+		WarmUp:                   30 * time.Second,
+		CPURequestCores:          4, CPUIdleCores: 0.2, CPUEngineCores: 1, CPUPerSequenceCores: 0.01,
+		Accounting: AccountingNominal,
+		BlockSize:  16,
+	}
+}
+
+// Calibration constants of the vLLM-fitted mode; docs/ACCURACY.md shows the
+// points they were fitted on and the points they are tested against.
+const (
+	// CalibratedStepOverhead is the fixed per-step time fitted to vLLM's
+	// nightly latency benchmark (Llama-3.1-8B, batch 8, on H100, A100 and
+	// H200): what one decode step costs beyond reading weights and KV.
+	CalibratedStepOverhead = 900 * time.Microsecond
+	// CalibratedReserveBytes is vLLM's profiled non-KV memory on an H100
+	// serving an 8B model: non_torch_memory 1.79 GiB + PyTorch activation
+	// peak 1.26 GiB (vllm-project/vllm PR #10511's profiler log).
+	CalibratedReserveBytes = 3.05 * gib
+	// CalibratedMaxNumSeqs is vLLM's default --max-num-seqs.
+	CalibratedMaxNumSeqs = 256
+)
+
+// Calibrated is DefaultConfig switched to vLLM's memory accounting (exact
+// parameters, device GiB, profiled reserve, 16-token blocks), with the
+// fitted CalibratedStepOverhead and vLLM's default max-num-seqs. Use it to
+// predict a real vLLM deployment; the defaults stay DESIGN.md's reference.
+func Calibrated() Config {
+	c := DefaultConfig()
+	c.Accounting = AccountingVLLM
+	c.WeightDType = DTypeBF16
+	c.ReserveBytes = CalibratedReserveBytes
+	c.StepOverhead = CalibratedStepOverhead
+	c.MaxNumSeqs = CalibratedMaxNumSeqs
+	return c
+}
+
+// FieldError is one invalid Config field. Field is the CLI flag name
+// ("memory-utilization"), Value what was given, and Allowed what would be.
+type FieldError struct {
+	Field   string
+	Value   string
+	Allowed string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%s: %s is invalid (allowed: %s)", e.Field, e.Value, e.Allowed)
+}
+
+// Validate checks every field and returns all problems at once, joined with
+// errors.Join; each is a *FieldError. It returns nil for a usable config.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, value, allowed string) {
+		errs = append(errs, &FieldError{Field: field, Value: value, Allowed: allowed})
+	}
+	fraction := func(field string, v float64) {
+		if !(v > 0 && v <= 1) {
+			bad(field, fmt.Sprint(v), "a fraction in (0, 1]")
+		}
+	}
+	positive := func(field string, v float64) {
+		if !(v > 0) || math.IsInf(v, 0) {
+			bad(field, fmt.Sprint(v), "a finite number > 0")
+		}
+	}
+	nonNegative := func(field string, v float64) {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			bad(field, fmt.Sprint(v), "a finite number >= 0")
+		}
+	}
+	if c.GPU.MemoryBytes <= 0 || c.GPU.BandwidthBytesPerSecond <= 0 || c.GPU.BF16FLOPS <= 0 {
+		bad("gpu", fmt.Sprintf("%q", c.GPU.Name), "a GPU with memory, bandwidth and FLOPS: "+strings.Join(GPUNames(), ", "))
+	}
+	m := c.Model
+	if m.Layers <= 0 || m.Hidden <= 0 || m.Heads <= 0 || m.KVHeads <= 0 || m.HeadDim <= 0 || m.Vocab <= 0 || m.Intermediate <= 0 || m.NominalParams <= 0 {
+		bad("model", fmt.Sprintf("%q", m.Name), "a model with a complete shape: "+strings.Join(ModelNames(), ", "))
+	}
+	if c.TP < 1 || c.TP > 64 {
+		bad("tp", fmt.Sprint(c.TP), "an integer from 1 to 64")
+	}
+	if c.WeightDType.Bytes() == 0 {
+		bad("dtype", c.WeightDType.String(), "fp16, bf16, fp8, int8, int4")
+	}
+	if c.KVDType != DTypeAuto && c.KVDType != DTypeFP16 && c.KVDType != DTypeBF16 && c.KVDType != DTypeFP8 && c.KVDType != DTypeINT8 {
+		bad("kv-dtype", c.KVDType.String(), "auto, fp16, bf16, fp8, int8")
+	}
+	fraction("memory-utilization", c.MemoryUtilization)
+	nonNegative("reserve", c.ReserveBytes)
+	fraction("mfu", c.MFU)
+	fraction("bandwidth-efficiency", c.BandwidthEfficiency)
+	if c.MaxNumSeqs < 1 {
+		bad("max-num-seqs", fmt.Sprint(c.MaxNumSeqs), "an integer >= 1")
+	}
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{{"step-overhead", c.StepOverhead}, {"image-pull", c.ImagePull}, {"warm-up", c.WarmUp}} {
+		if d.v < 0 {
+			bad(d.field, d.v.String(), "a duration >= 0")
+		}
+	}
+	positive("weight-load-rate", c.WeightLoadBytesPerSecond)
+	positive("cpu-request", c.CPURequestCores)
+	nonNegative("cpu-idle", c.CPUIdleCores)
+	nonNegative("cpu-engine", c.CPUEngineCores)
+	nonNegative("cpu-per-seq", c.CPUPerSequenceCores)
+	if c.Accounting != AccountingNominal && c.Accounting != AccountingVLLM {
+		bad("accounting", c.Accounting.String(), strings.Join(accountingNames, ", "))
+	}
+	if c.Accounting == AccountingVLLM && c.BlockSize < 1 {
+		bad("block-size", fmt.Sprint(c.BlockSize), "an integer >= 1")
+	}
+	return errors.Join(errs...)
+}

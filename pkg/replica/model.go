@@ -1,0 +1,172 @@
+package replica
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Model is a decoder-only transformer's shape, as its Hugging Face
+// config.json gives it. Parameter counts are derived from the shape (Params,
+// ActiveParams), not typed in, and are tested against the model cards.
+type Model struct {
+	// Name is the catalog key, e.g. "llama-3.1-8b".
+	Name string `json:"name"`
+	// HFRepo is the Hugging Face repository whose config.json is the source.
+	HFRepo string `json:"hf_repo"`
+	// Layers is num_hidden_layers.
+	Layers int `json:"layers"`
+	// Hidden is hidden_size.
+	Hidden int `json:"hidden_size"`
+	// Intermediate is intermediate_size (per expert for MoE models).
+	Intermediate int `json:"intermediate_size"`
+	// Heads is num_attention_heads.
+	Heads int `json:"attention_heads"`
+	// KVHeads is num_key_value_heads (grouped-query attention).
+	KVHeads int `json:"kv_heads"`
+	// HeadDim is head_dim (hidden_size / num_attention_heads when absent).
+	HeadDim int `json:"head_dim"`
+	// Vocab is vocab_size.
+	Vocab int `json:"vocab_size"`
+	// TiedEmbeddings is tie_word_embeddings (no separate lm_head matrix).
+	TiedEmbeddings bool `json:"tied_embeddings,omitempty"`
+	// QKVBias: the q, k and v projections carry biases (Qwen2).
+	QKVBias bool `json:"qkv_bias,omitempty"`
+	// QKNorm: per-head RMSNorm on q and k (Qwen3).
+	QKNorm bool `json:"qk_norm,omitempty"`
+	// Experts is num_local_experts for a mixture of experts; 0 for dense.
+	Experts int `json:"experts,omitempty"`
+	// ExpertsPerToken is num_experts_per_tok (top-k routing).
+	ExpertsPerToken int `json:"experts_per_token,omitempty"`
+	// NominalParams is the size in the model's name or announcement ("8B" =
+	// 8e9; Mixtral's announced 46.7B). DESIGN.md's reference arithmetic uses it.
+	NominalParams float64 `json:"nominal_params"`
+	// DType is torch_dtype in config.json: the released weights' format.
+	DType DType `json:"dtype"`
+}
+
+// attentionParams is one layer's attention projections plus its norms.
+func (m Model) attentionParams() float64 {
+	h, q, kv := float64(m.Hidden), float64(m.Heads*m.HeadDim), float64(m.KVHeads*m.HeadDim)
+	p := h*q + 2*h*kv + q*h // q, k, v, o projections
+	if m.QKVBias {
+		p += q + 2*kv
+	}
+	if m.QKNorm {
+		p += 2 * float64(m.HeadDim)
+	}
+	return p + 2*h // input and post-attention RMSNorm
+}
+
+// mlpParams is one SwiGLU MLP (gate, up, down).
+func (m Model) mlpParams() float64 { return 3 * float64(m.Hidden) * float64(m.Intermediate) }
+
+// embeddingParams counts the token embedding, the lm_head unless tied, and
+// the final norm.
+func (m Model) embeddingParams() float64 {
+	e := float64(m.Vocab) * float64(m.Hidden)
+	if !m.TiedEmbeddings {
+		e *= 2
+	}
+	return e + float64(m.Hidden)
+}
+
+// ExpertParams is the parameter count in expert MLPs (0 for dense models):
+// the part of the weights a decode step reads only for experts it routes to.
+func (m Model) ExpertParams() float64 {
+	if m.Experts <= 1 {
+		return 0
+	}
+	return float64(m.Layers) * float64(m.Experts) * m.mlpParams()
+}
+
+// Params is the total parameter count derived from the shape.
+func (m Model) Params() float64 {
+	perLayer := m.attentionParams()
+	if m.Experts > 1 {
+		perLayer += float64(m.Hidden) * float64(m.Experts) // router
+	} else {
+		perLayer += m.mlpParams()
+	}
+	return float64(m.Layers)*perLayer + m.ExpertParams() + m.embeddingParams()
+}
+
+// ActiveParams is the parameter count one token passes through: all of a
+// dense model; for a mixture of experts, everything but the experts plus
+// ExpertsPerToken experts per layer.
+func (m Model) ActiveParams() float64 {
+	if m.Experts <= 1 {
+		return m.Params()
+	}
+	return m.Params() - m.ExpertParams() + float64(m.Layers)*float64(m.ExpertsPerToken)*m.mlpParams()
+}
+
+// KVBytesPerToken is the KV cache one token occupies across the whole
+// model: K and V × layers × KV heads × head dim × bytes per element.
+func (m Model) KVBytesPerToken(kv DType) float64 {
+	return 2 * float64(m.Layers) * float64(m.KVHeads) * float64(m.HeadDim) * kv.Bytes()
+}
+
+// models is the model catalog. Every shape is copied from the config.json of
+// HFRepo (num_hidden_layers, hidden_size, intermediate_size,
+// num_attention_heads, num_key_value_heads, head_dim, vocab_size,
+// tie_word_embeddings, num_local_experts, num_experts_per_tok, torch_dtype).
+// Nominal sizes are the names' (Mixtral: "46.7B total parameters but only
+// uses 12.9B per token", mistral.ai/news/mixtral-of-experts).
+var models = []Model{
+	{Name: "llama-3-8b", HFRepo: "meta-llama/Meta-Llama-3-8B", Layers: 32, Hidden: 4096, Intermediate: 14336, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 128256, NominalParams: 8e9, DType: DTypeBF16},
+	{Name: "llama-3.1-8b", HFRepo: "meta-llama/Llama-3.1-8B-Instruct", Layers: 32, Hidden: 4096, Intermediate: 14336, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 128256, NominalParams: 8e9, DType: DTypeBF16},
+	{Name: "llama-3.1-70b", HFRepo: "meta-llama/Llama-3.1-70B-Instruct", Layers: 80, Hidden: 8192, Intermediate: 28672, Heads: 64, KVHeads: 8, HeadDim: 128, Vocab: 128256, NominalParams: 70e9, DType: DTypeBF16},
+	{Name: "llama-2-7b", HFRepo: "meta-llama/Llama-2-7b-hf", Layers: 32, Hidden: 4096, Intermediate: 11008, Heads: 32, KVHeads: 32, HeadDim: 128, Vocab: 32000, NominalParams: 7e9, DType: DTypeFP16},
+	{Name: "qwen2.5-7b", HFRepo: "Qwen/Qwen2.5-7B-Instruct", Layers: 28, Hidden: 3584, Intermediate: 18944, Heads: 28, KVHeads: 4, HeadDim: 128, Vocab: 152064, QKVBias: true, NominalParams: 7e9, DType: DTypeBF16},
+	{Name: "qwen2.5-72b", HFRepo: "Qwen/Qwen2.5-72B-Instruct", Layers: 80, Hidden: 8192, Intermediate: 29568, Heads: 64, KVHeads: 8, HeadDim: 128, Vocab: 152064, QKVBias: true, NominalParams: 72e9, DType: DTypeBF16},
+	{Name: "qwen3-8b", HFRepo: "Qwen/Qwen3-8B", Layers: 36, Hidden: 4096, Intermediate: 12288, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 151936, QKNorm: true, NominalParams: 8e9, DType: DTypeBF16},
+	{Name: "mistral-7b", HFRepo: "mistralai/Mistral-7B-v0.1", Layers: 32, Hidden: 4096, Intermediate: 14336, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 32000, NominalParams: 7e9, DType: DTypeBF16},
+	{Name: "mixtral-8x7b", HFRepo: "mistralai/Mixtral-8x7B-v0.1", Layers: 32, Hidden: 4096, Intermediate: 14336, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 32000, Experts: 8, ExpertsPerToken: 2, NominalParams: 46.7e9, DType: DTypeBF16},
+}
+
+// modelAliases maps common spellings (Hugging Face repository names) to
+// catalog names.
+var modelAliases = map[string]string{
+	"meta-llama-3-8b": "llama-3-8b", "llama3-8b": "llama-3-8b",
+	"llama-3.1-8b-instruct": "llama-3.1-8b", "llama-3.1-70b-instruct": "llama-3.1-70b",
+	"llama-2-7b-hf": "llama-2-7b", "qwen2.5-7b-instruct": "qwen2.5-7b",
+	"qwen2.5-72b-instruct": "qwen2.5-72b", "mistral-7b-v0.1": "mistral-7b",
+	"mistral-7b-instruct": "mistral-7b", "mixtral-8x7b-v0.1": "mixtral-8x7b",
+}
+
+// Models returns a copy of the model catalog in catalog order.
+func Models() []Model { return slices.Clone(models) }
+
+// ModelNames lists the catalog keys, for help and error messages.
+func ModelNames() []string {
+	names := make([]string, len(models))
+	for i, m := range models {
+		names[i] = m.Name
+	}
+	return names
+}
+
+// LookupModel finds a model by catalog key, alias or Hugging Face repository
+// ("meta-llama/Llama-3.1-8B-Instruct"), case-insensitively. The error lists
+// the allowed names.
+func LookupModel(name string) (Model, error) {
+	key := strings.ToLower(strings.TrimSpace(name))
+	for _, m := range models {
+		if strings.ToLower(m.HFRepo) == key {
+			return m, nil
+		}
+	}
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		key = key[i+1:]
+	}
+	if a, ok := modelAliases[key]; ok {
+		key = a
+	}
+	for _, m := range models {
+		if m.Name == key {
+			return m, nil
+		}
+	}
+	return Model{}, fmt.Errorf("unknown model %q (allowed: %s)", name, strings.Join(ModelNames(), ", "))
+}

@@ -1,0 +1,224 @@
+package replica
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// ErrDoesNotFit reports a configuration whose weights and reserve leave no
+// room for the KV cache of even one block.
+var ErrDoesNotFit = errors.New("model does not fit")
+
+// Replica is a derived, immutable replica: New computes every constant once
+// so that the simulator's hot-path calls (StepTime, PrefillTime, CPUPercent)
+// are a few multiplies. Safe for concurrent use. All times are float64
+// seconds.
+type Replica struct {
+	cfg Config
+
+	kvDType          DType
+	params           float64 // total parameters counted for memory (nominal or exact)
+	activeParams     float64 // parameters one token passes through
+	weightsBytes     float64 // all TP shards
+	kvBytesPerToken  float64 // all TP shards, KV heads replicated when TP > KV heads
+	kvFreeBytes      float64 // all TP shards
+	kvBlocks         int64   // AccountingVLLM only, per GPU (the same on each)
+	kvCapacityTokens int64
+	maxBatch         int
+
+	prefillSecondsPerToken float64 // 1 / prefill tokens/s
+	weightSeconds          float64 // dense weights read per step
+	expertSeconds          float64 // all expert weights read per step (MoE)
+	expertTouched          []float64
+	kvSecondsPerToken      float64 // context KV read per step, per token
+	overheadSeconds        float64
+
+	coldStartSeconds float64
+	weightLoadSecs   float64
+
+	cpuIdlePercent   float64
+	cpuBusyPercent   float64 // idle + engine core
+	cpuPerSeqPercent float64
+}
+
+// New validates cfg and derives the Replica. Errors: the joined
+// *FieldError list of Config.Validate, or ErrDoesNotFit (wrapped, with the
+// figures) when no KV cache is left.
+func New(cfg Config) (*Replica, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r := &Replica{cfg: cfg}
+	m, g, tp := cfg.Model, cfg.GPU, float64(cfg.TP)
+
+	r.kvDType = cfg.KVDType
+	if r.kvDType == DTypeAuto {
+		r.kvDType = DTypeBF16
+		if cfg.WeightDType == DTypeFP16 || cfg.WeightDType == DTypeBF16 {
+			r.kvDType = cfg.WeightDType
+		}
+	}
+
+	// Parameter counts: nominal accounting scales the exact shape-derived
+	// counts to the nominal size, so "8B" weighs 8e9 parameters.
+	scale := 1.0
+	if cfg.Accounting == AccountingNominal {
+		scale = m.NominalParams / m.Params()
+	}
+	r.params = m.Params() * scale
+	r.activeParams = m.ActiveParams() * scale
+	expertParams := m.ExpertParams() * scale
+	wb := cfg.WeightDType.Bytes()
+	r.weightsBytes = r.params * wb
+
+	// KV bytes per token across all shards: with TP > KV heads each shard
+	// still holds at least one (replicated) KV head.
+	kvHeadsPerGPU := math.Ceil(float64(m.KVHeads) / tp)
+	r.kvBytesPerToken = 2 * float64(m.Layers) * kvHeadsPerGPU * tp * float64(m.HeadDim) * r.kvDType.Bytes()
+
+	switch cfg.Accounting {
+	case AccountingVLLM:
+		perGPU := g.DeviceMemory()*cfg.MemoryUtilization - r.weightsBytes/tp - cfg.ReserveBytes
+		blockBytes := float64(cfg.BlockSize) * r.kvBytesPerToken / tp
+		r.kvBlocks = int64(math.Max(0, math.Floor(perGPU/blockBytes)))
+		r.kvFreeBytes = perGPU * tp
+		r.kvCapacityTokens = r.kvBlocks * int64(cfg.BlockSize)
+	default:
+		r.kvFreeBytes = tp*(g.MemoryBytes*cfg.MemoryUtilization-cfg.ReserveBytes) - r.weightsBytes
+		r.kvCapacityTokens = int64(math.Max(0, math.Floor(r.kvFreeBytes/r.kvBytesPerToken)))
+	}
+	if r.kvCapacityTokens < 1 {
+		return nil, fmt.Errorf("%w: %s in %s on %d x %s: weights %.1f GB and reserve leave %.2f GB for KV cache (need at least %.0f bytes per token); use more GPUs (--tp), a smaller dtype or a larger GPU",
+			ErrDoesNotFit, m.Name, cfg.WeightDType, cfg.TP, g.Name, r.weightsBytes/gb, r.kvFreeBytes/gb, r.kvBytesPerToken)
+	}
+	r.maxBatch = cfg.MaxNumSeqs
+	if int64(r.maxBatch) > r.kvCapacityTokens {
+		r.maxBatch = int(r.kvCapacityTokens)
+	}
+
+	flops := tp * g.FLOPS(cfg.WeightDType) * cfg.MFU
+	r.prefillSecondsPerToken = 2 * r.activeParams / flops
+
+	bw := tp * g.BandwidthBytesPerSecond * cfg.BandwidthEfficiency
+	r.weightSeconds = (r.params - expertParams) * wb / bw
+	r.expertSeconds = expertParams * wb / bw
+	if m.Experts > 1 {
+		// The expected fraction of experts a batch routes to: each token
+		// picks k of E experts, so an expert stays unread with probability
+		// (1 - k/E)^batch.
+		r.expertTouched = make([]float64, r.maxBatch+1)
+		for b := range r.expertTouched {
+			r.expertTouched[b] = expertFraction(m, b)
+		}
+	}
+	r.kvSecondsPerToken = r.kvBytesPerToken / bw
+	r.overheadSeconds = cfg.StepOverhead.Seconds()
+
+	r.weightLoadSecs = r.weightsBytes / cfg.WeightLoadBytesPerSecond
+	r.coldStartSeconds = cfg.ImagePull.Seconds() + r.weightLoadSecs + cfg.WarmUp.Seconds()
+
+	pct := 100 / cfg.CPURequestCores
+	r.cpuIdlePercent = cfg.CPUIdleCores * pct
+	r.cpuBusyPercent = (cfg.CPUIdleCores + cfg.CPUEngineCores) * pct
+	r.cpuPerSeqPercent = cfg.CPUPerSequenceCores * pct
+	return r, nil
+}
+
+func expertFraction(m Model, batch int) float64 {
+	return 1 - math.Pow(1-float64(m.ExpertsPerToken)/float64(m.Experts), float64(batch))
+}
+
+// Config returns the configuration the replica was derived from.
+func (r *Replica) Config() Config { return r.cfg }
+
+// KVDType is the resolved KV cache dtype (never DTypeAuto).
+func (r *Replica) KVDType() DType { return r.kvDType }
+
+// Params is the parameter count the weights hold (nominal under
+// AccountingNominal, exact under AccountingVLLM).
+func (r *Replica) Params() float64 { return r.params }
+
+// ActiveParams is the parameter count one token passes through.
+func (r *Replica) ActiveParams() float64 { return r.activeParams }
+
+// WeightsBytes is the weights' size in bytes across all TP shards.
+func (r *Replica) WeightsBytes() float64 { return r.weightsBytes }
+
+// KVBytesPerToken is the KV cache one token of context occupies, in bytes
+// across all TP shards.
+func (r *Replica) KVBytesPerToken() float64 { return r.kvBytesPerToken }
+
+// KVFreeBytes is the memory left for the KV cache, in bytes across all
+// shards (before rounding down to whole blocks).
+func (r *Replica) KVFreeBytes() float64 { return r.kvFreeBytes }
+
+// KVBlocks is the number of KV blocks per GPU under AccountingVLLM (what
+// vLLM logs as "# GPU blocks"); 0 under AccountingNominal.
+func (r *Replica) KVBlocks() int64 { return r.kvBlocks }
+
+// KVCapacityTokens is how many tokens of context (prompt + generated) the
+// KV cache holds, summed over all running sequences.
+func (r *Replica) KVCapacityTokens() int64 { return r.kvCapacityTokens }
+
+// MaxBatch is the most sequences that can run at once: MaxNumSeqs, capped
+// by KV capacity at one token each. The simulator also checks KV space per
+// admitted sequence.
+func (r *Replica) MaxBatch() int { return r.maxBatch }
+
+// PrefillTokensPerSecond is the compute-bound prefill rate:
+// TP × FLOPS × MFU / (2 × active parameters).
+func (r *Replica) PrefillTokensPerSecond() float64 { return 1 / r.prefillSecondsPerToken }
+
+// PrefillTime is the seconds to prefill tokens prompt tokens (compute-bound,
+// linear; the attention's quadratic term is ignored). 0 for tokens <= 0.
+func (r *Replica) PrefillTime(tokens int) float64 {
+	if tokens <= 0 {
+		return 0
+	}
+	return float64(tokens) * r.prefillSecondsPerToken
+}
+
+// StepTime is the seconds one decode step takes for batch running sequences
+// holding contextTokens tokens of KV in total: the larger of the
+// memory-bound time (weights + context KV over TP × bandwidth × efficiency;
+// a mixture of experts reads only the experts the batch routes to) and the
+// compute-bound time (batch × 2 × active parameters over TP × FLOPS × MFU),
+// plus StepOverhead. Each step produces one token per sequence. 0 for an
+// empty batch.
+func (r *Replica) StepTime(batch int, contextTokens int64) float64 {
+	if batch <= 0 {
+		return 0
+	}
+	mem := r.weightSeconds + float64(contextTokens)*r.kvSecondsPerToken
+	if r.expertTouched != nil {
+		if batch < len(r.expertTouched) {
+			mem += r.expertSeconds * r.expertTouched[batch]
+		} else {
+			mem += r.expertSeconds * expertFraction(r.cfg.Model, batch)
+		}
+	}
+	if c := float64(batch) * r.prefillSecondsPerToken; c > mem {
+		mem = c
+	}
+	return mem + r.overheadSeconds
+}
+
+// ColdStart is the seconds from scheduling a pod to its first served
+// request: image pull + weights / load rate + warm-up.
+func (r *Replica) ColdStart() float64 { return r.coldStartSeconds }
+
+// WeightLoadTime is the weight-loading part of ColdStart, in seconds.
+func (r *Replica) WeightLoadTime() float64 { return r.weightLoadSecs }
+
+// CPUPercent is the pod's CPU use as a percentage of its CPU request, as
+// rate(process_cpu_seconds_total) / request reads: idle cores with nothing
+// running; idle + one busy engine core + a small cost per running sequence
+// otherwise. Waiting requests cost nothing: the engine loop is as busy with
+// 1 waiting request as with 1000.
+func (r *Replica) CPUPercent(running int) float64 {
+	if running <= 0 {
+		return r.cpuIdlePercent
+	}
+	return r.cpuBusyPercent + float64(running)*r.cpuPerSeqPercent
+}
