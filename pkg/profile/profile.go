@@ -1,0 +1,168 @@
+// Package profile names the /metrics families of each LLM model server
+// (vLLM, llama.cpp, SGLang, TGI, TensorRT-LLM, Triton) that measure a
+// replica's load, so that readers (pkg/scrape) and query builders
+// (pkg/promql) share one table instead of string literals.
+//
+// Reading guide: Server is the typed enum (server.go); Families (this file)
+// lists, per signal, the alternative family names in preference order. A
+// reader takes the first alternative that is present on a page and never adds
+// two alternatives together (vLLM's kv_cache_usage_perc and its deprecated
+// gpu_cache_usage_perc describe the same cache).
+//
+// Sources: vLLM docs "Production Metrics" (docs.vllm.ai/en/latest/usage/metrics.html)
+// and vllm-project/vllm PR #29330 (gpu_cache_usage_perc removal); SGLang docs
+// "Production Metrics" (docs.sglang.ai/references/production_metrics.html);
+// llama.cpp tools/server README (`--metrics`); TGI router metrics (docs
+// "Metrics" in huggingface/text-generation-inference); TensorRT-LLM PR #5560
+// (trtllm-serve `pytrtllm:` names); Triton docs "Metrics"; and the pages in
+// shared/testdata/metrics described by shared/testdata/LOG.md.
+package profile
+
+// Families are the metric names one server exports for each signal. Every
+// field is a list of alternatives in preference order: the first name that is
+// present with a finite sample wins, the others are ignored (never summed).
+// Names are exact sample names as written on a page and in PromQL (counters
+// carry their _total suffix where the server writes one); a name that merely
+// starts with another (`…_created`) is another family.
+type Families struct {
+	// Running is requests being decoded (in the running batch), a gauge in
+	// requests; summed over engines/ranks of a replica.
+	Running []string
+	// Waiting is requests queued in the server, a gauge in requests; summed
+	// over engines/ranks of a replica.
+	Waiting []string
+	// KV is KV-cache usage, a gauge fraction 0..1; the maximum over engines.
+	KV []string
+	// PromptTokens and GenerationTokens are counters in tokens.
+	PromptTokens, GenerationTokens []string
+	// Requests is a counter of requests finished successfully.
+	Requests []string
+	// TTFT is a classic histogram of time to first token in seconds, named by
+	// its family (samples are <name>_bucket{le}, <name>_sum, <name>_count).
+	TTFT []string
+	// Prefixes are the name prefixes of the server's own namespace, used by
+	// auto-detection as a last resort when none of the families above is on
+	// a page (e.g. an excerpt with only cache statistics).
+	Prefixes []string
+}
+
+// Common families every server exports through its Prometheus client library
+// (process collector), in base units.
+const (
+	// CPUSecondsFamily is the process CPU counter, seconds of user+system time.
+	CPUSecondsFamily = "process_cpu_seconds_total"
+	// StartTimeFamily is the process start time, unix seconds; a change means
+	// the process restarted and every counter was reset.
+	StartTimeFamily = "process_start_time_seconds"
+)
+
+// Info-style families: gauges whose value is 1 or a timestamp and whose
+// information is in labels. They are never load.
+const (
+	// VLLMCacheConfigInfo is vLLM's cache configuration (value 1, labels
+	// num_gpu_blocks, block_size, …; no model_name label). LOG.md page 01.
+	VLLMCacheConfigInfo = "vllm:cache_config_info"
+	// VLLMLoRARequestsInfo is vLLM's LoRA state: one series per state seen,
+	// value = unix time the state was last set (vllm PR #13303); the current
+	// state is the series with the largest value, never a sum. LOG.md page 14.
+	VLLMLoRARequestsInfo = "vllm:lora_requests_info"
+)
+
+// Families returns the family names s exports. Unknown returns the zero
+// Families (no names).
+func (s Server) Families() Families {
+	switch s {
+	case VLLM:
+		// vLLM docs "Production Metrics"; V1 renamed gpu_cache_usage_perc to
+		// kv_cache_usage_perc (0.9/0.10 export both, 0.12 only the new one:
+		// LOG.md case C08). Underscore spellings (vllm_num_requests_running)
+		// are not vLLM's names and are not accepted (kthena PR #868 review).
+		// llm-d-inference-sim exports the same names (LOG.md page 18).
+		return Families{
+			Running:          []string{"vllm:num_requests_running"},
+			Waiting:          []string{"vllm:num_requests_waiting"},
+			KV:               []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"},
+			PromptTokens:     []string{"vllm:prompt_tokens_total"},
+			GenerationTokens: []string{"vllm:generation_tokens_total"},
+			Requests:         []string{"vllm:request_success_total"},
+			TTFT:             []string{"vllm:time_to_first_token_seconds"},
+			Prefixes:         []string{"vllm:"},
+		}
+	case LlamaCpp:
+		// llama.cpp server README (`--metrics`), LOG.md page 11. Older builds
+		// exported llamacpp:kv_cache_usage_ratio; current builds have no KV gauge.
+		return Families{
+			Running:          []string{"llamacpp:requests_processing"},
+			Waiting:          []string{"llamacpp:requests_deferred"},
+			KV:               []string{"llamacpp:kv_cache_usage_ratio"},
+			PromptTokens:     []string{"llamacpp:prompt_tokens_total"},
+			GenerationTokens: []string{"llamacpp:tokens_predicted_total"},
+			Prefixes:         []string{"llamacpp:"},
+		}
+	case SGLang:
+		// SGLang docs "Production Metrics" (colon names); SMG gateway
+		// re-exports them with underscores (LOG.md page 08); the Sept 2024
+		// pre-release used num_requests_running/num_requests_waiting (page 16).
+		return Families{
+			Running:          []string{"sglang:num_running_reqs", "sglang_num_running_reqs", "sglang:num_requests_running"},
+			Waiting:          []string{"sglang:num_queue_reqs", "sglang_num_queue_reqs", "sglang:num_requests_waiting"},
+			KV:               []string{"sglang:token_usage", "sglang_token_usage"},
+			PromptTokens:     []string{"sglang:prompt_tokens_total", "sglang_prompt_tokens_total"},
+			GenerationTokens: []string{"sglang:generation_tokens_total", "sglang_generation_tokens_total"},
+			Requests:         []string{"sglang:num_requests_total", "sglang_num_requests_total"},
+			TTFT:             []string{"sglang:time_to_first_token_seconds", "sglang_time_to_first_token_seconds"},
+			Prefixes:         []string{"sglang:", "sglang_"},
+		}
+	case TGI:
+		// TGI router metrics (text-generation-inference docs "Metrics"); the
+		// vLLM TGIS adapter exports the same two gauges (LOG.md page 12).
+		return Families{
+			Running:  []string{"tgi_batch_current_size"},
+			Waiting:  []string{"tgi_queue_size"},
+			Requests: []string{"tgi_request_success"},
+			Prefixes: []string{"tgi_"},
+		}
+	case TRTLLM:
+		// trtllm-serve Prometheus text at /prometheus/metrics (TensorRT-LLM PR
+		// #5560; LOG.md page 15): vLLM-like names under `pytrtllm:`.
+		return Families{
+			Running:          []string{"pytrtllm:num_requests_running"},
+			Waiting:          []string{"pytrtllm:num_requests_waiting"},
+			KV:               []string{"pytrtllm:kv_cache_usage_perc"},
+			PromptTokens:     []string{"pytrtllm:prompt_tokens_total"},
+			GenerationTokens: []string{"pytrtllm:generation_tokens_total"},
+			Requests:         []string{"pytrtllm:request_success_total", "pytrtllm:request_completed_total"},
+			TTFT:             []string{"pytrtllm:time_to_first_token_seconds"},
+			Prefixes:         []string{"pytrtllm:"},
+		}
+	case Triton:
+		// Triton docs "Metrics": pending requests per model (absent before
+		// 23.x builds: LOG.md page 09, waiting stays ABSENT); counters carry no
+		// _total suffix.
+		return Families{
+			Waiting:  []string{"nv_inference_pending_request_count"},
+			Requests: []string{"nv_inference_request_success"},
+			Prefixes: []string{"nv_inference_"},
+		}
+	}
+	return Families{}
+}
+
+// Queue returns the running and waiting alternatives, the families whose
+// presence identifies a server first during auto-detection.
+func (f Families) Queue() []string {
+	return concat(f.Running, f.Waiting)
+}
+
+// All returns every family name of f (not the prefixes), in field order.
+func (f Families) All() []string {
+	return concat(f.Running, f.Waiting, f.KV, f.PromptTokens, f.GenerationTokens, f.Requests, f.TTFT)
+}
+
+func concat(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}

@@ -1,0 +1,100 @@
+package profile
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Server is a model-server profile. The zero value Unknown means "not known
+// yet": readers auto-detect it from a page.
+type Server int
+
+// The known servers, in auto-detection order (Servers()).
+const (
+	// Unknown means auto-detect.
+	Unknown Server = iota
+	// VLLM is vLLM (also llm-d-inference-sim, which mimics its names).
+	VLLM
+	// SGLang is SGLang (`--enable-metrics`), including gateway re-exports.
+	SGLang
+	// LlamaCpp is the llama.cpp server (`--metrics`).
+	LlamaCpp
+	// TGI is Hugging Face text-generation-inference (and the vLLM TGIS adapter).
+	TGI
+	// TRTLLM is trtllm-serve (TensorRT-LLM, `pytrtllm:` names).
+	TRTLLM
+	// Triton is NVIDIA Triton Inference Server.
+	Triton
+)
+
+var serverNames = map[Server]string{
+	Unknown:  "auto",
+	VLLM:     "vllm",
+	SGLang:   "sglang",
+	LlamaCpp: "llamacpp",
+	TGI:      "tgi",
+	TRTLLM:   "trtllm",
+	Triton:   "triton",
+}
+
+// aliases are extra spellings ParseServer accepts.
+var aliases = map[string]Server{
+	"":             Unknown,
+	"unknown":      Unknown,
+	"llama.cpp":    LlamaCpp,
+	"llama-cpp":    LlamaCpp,
+	"tensorrt-llm": TRTLLM,
+	"trt-llm":      TRTLLM,
+	"pytrtllm":     TRTLLM,
+}
+
+// Servers returns the known servers (not Unknown) in auto-detection order.
+func Servers() []Server {
+	return []Server{VLLM, SGLang, LlamaCpp, TGI, TRTLLM, Triton}
+}
+
+// Names returns the canonical names of the known servers, for help texts.
+func Names() []string {
+	var out []string
+	for _, s := range Servers() {
+		out = append(out, s.String())
+	}
+	return out
+}
+
+// String returns the canonical lower-case name ("vllm", "llamacpp", …);
+// Unknown is "auto".
+func (s Server) String() string {
+	if n, ok := serverNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("Server(%d)", int(s))
+}
+
+// ParseServer maps a name (case-insensitive; "auto" or "" is Unknown) to a
+// Server. The error lists the allowed names.
+func ParseServer(name string) (Server, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	for s, sn := range serverNames {
+		if n == sn {
+			return s, nil
+		}
+	}
+	if s, ok := aliases[n]; ok {
+		return s, nil
+	}
+	return Unknown, fmt.Errorf("unknown server %q (allowed: auto, %s)", name, strings.Join(Names(), ", "))
+}
+
+// MarshalText implements encoding.TextMarshaler (JSON, flags).
+func (s Server) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler with ParseServer.
+func (s *Server) UnmarshalText(b []byte) error {
+	v, err := ParseServer(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}

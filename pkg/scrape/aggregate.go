@@ -1,0 +1,83 @@
+package scrape
+
+import "math"
+
+// Totals are the load signals of several replicas (one Page each), with HPA
+// missing-data semantics: a page without a signal does not vote for it.
+// Every float64 is NaN when no page reports the signal.
+type Totals struct {
+	// Pages is the number of pages given (nil pages count: a failed scrape).
+	Pages int
+	// Reporting is the pages that carry running, waiting or KV.
+	Reporting int
+	// Running and Waiting are sums over the pages that report them, with
+	// how many pages reported each.
+	Running, Waiting                   float64
+	RunningReporting, WaitingReporting int
+	// KV is the mean over reporting pages of each page's KV (the max over its
+	// engines), a fraction 0..1, and how many pages reported it.
+	KV          float64
+	KVReporting int
+	// Suspect lists the sources of pages flagged as stuck engines (their
+	// values are included above; the caller decides what to do).
+	Suspect []string
+}
+
+// Aggregate sums running and waiting over pages and averages KV over the
+// pages that report it (DESIGN.md "Signals": sum, sum, mean of per-replica
+// max). A nil page is a replica whose scrape failed: it reports nothing.
+func Aggregate(pages []*Page) Totals {
+	t := Totals{Pages: len(pages), Running: math.NaN(), Waiting: math.NaN(), KV: math.NaN()}
+	kvSum := 0.0
+	for _, p := range pages {
+		if p == nil {
+			continue
+		}
+		if p.Reporting() {
+			t.Reporting++
+		}
+		if finite(p.Running) {
+			t.Running = addNaN(t.Running, p.Running)
+			t.RunningReporting++
+		}
+		if finite(p.Waiting) {
+			t.Waiting = addNaN(t.Waiting, p.Waiting)
+			t.WaitingReporting++
+		}
+		if finite(p.KV) {
+			kvSum += p.KV
+			t.KVReporting++
+		}
+		if p.Suspect != "" {
+			t.Suspect = append(t.Suspect, p.Source)
+		}
+	}
+	if t.KVReporting > 0 {
+		t.KV = kvSum / float64(t.KVReporting)
+	}
+	return t
+}
+
+// MeanCPUPercent averages Rates.CPUPercent(requestedCores) over the rates
+// that have one; NaN and 0 when none has (e.g. first scrape: no baseline).
+func MeanCPUPercent(rates []Rates, requestedCores float64) (mean float64, reporting int) {
+	total := 0.0
+	for _, r := range rates {
+		if c := r.CPUPercent(requestedCores); finite(c) {
+			total += c
+			reporting++
+		}
+	}
+	if reporting == 0 {
+		return math.NaN(), 0
+	}
+	return total / float64(reporting), reporting
+}
+
+// addNaN adds v to acc, treating a NaN acc as "nothing yet".
+func addNaN(acc, v float64) float64 {
+	if math.IsNaN(acc) {
+		return v
+	}
+	return acc + v
+}

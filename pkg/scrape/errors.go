@@ -1,0 +1,90 @@
+package scrape
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinels. Invalid input (ErrInvalidPage, ErrNoProfile, ErrSource) is the
+// user's to fix (CLI exit 2); ErrFetch is a runtime failure (exit 1).
+var (
+	// ErrInvalidPage: the bytes are not a Prometheus text / OpenMetrics page
+	// (parse error, JSON, HTML, unsupported content type, too large).
+	ErrInvalidPage = errors.New("invalid metrics page")
+	// ErrNoProfile: a page parsed but carries no family of any known server
+	// and no server was given.
+	ErrNoProfile = errors.New("no known server profile")
+	// ErrSource: the page source is not a readable file, an http(s) URL or "-".
+	ErrSource = errors.New("invalid page source")
+	// ErrFetch: the page could not be fetched (connection refused, timeout,
+	// non-2xx status, read error). A runtime failure: the signal is UNKNOWN.
+	ErrFetch = errors.New("cannot fetch metrics page")
+)
+
+// PageError is a page that does not parse. Error() reads
+// "SOURCE:LINE: invalid metrics page: MESSAGE"; errors.Is(err,
+// ErrInvalidPage) holds.
+type PageError struct {
+	// Source is the file name, URL or "stdin".
+	Source string
+	// Line is the 1-based line of the problem, 0 when not known.
+	Line int
+	// Err is the parser's message.
+	Err error
+}
+
+func (e *PageError) Error() string {
+	loc := e.Source
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", e.Source, e.Line)
+	}
+	return fmt.Sprintf("%s: %v: %v", loc, ErrInvalidPage, e.Err)
+}
+
+// Unwrap returns ErrInvalidPage and the parser's error.
+func (e *PageError) Unwrap() []error { return []error{ErrInvalidPage, e.Err} }
+
+// NoProfileError is a page on which no known server's families appear.
+// errors.Is(err, ErrNoProfile) holds.
+type NoProfileError struct {
+	// Source is the file name, URL or "stdin".
+	Source string
+	// LookedFor maps each server name to the family names looked for.
+	LookedFor []ServerFamilies
+	// Seen is the families the page does carry (with or without samples).
+	Seen []string
+}
+
+// ServerFamilies is one server's families, for NoProfileError.
+type ServerFamilies struct {
+	Server   string
+	Families []string
+}
+
+func (e *NoProfileError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %v: none of these families is on the page (use --server to force one):", e.Source, ErrNoProfile)
+	for _, sf := range e.LookedFor {
+		fmt.Fprintf(&b, " %s: %s;", sf.Server, strings.Join(sf.Families, ", "))
+	}
+	if len(e.Seen) == 0 {
+		b.WriteString(" the page has no families")
+	} else {
+		seen := e.Seen
+		more := ""
+		if len(seen) > 10 {
+			more = fmt.Sprintf(", … (%d in all)", len(seen))
+			seen = seen[:10]
+		}
+		fmt.Fprintf(&b, " the page has: %s%s", strings.Join(seen, ", "), more)
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrNoProfile.
+func (e *NoProfileError) Unwrap() error { return ErrNoProfile }
+
+// IsRuntime reports whether err is a runtime failure (fetch) rather than
+// invalid input.
+func IsRuntime(err error) bool { return errors.Is(err, ErrFetch) }

@@ -1,0 +1,116 @@
+package scrape
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+// DefaultTimeout bounds one fetch of a URL when the client sets no timeout
+// (Prometheus's default scrape_timeout).
+const DefaultTimeout = 10 * time.Second
+
+// acceptHeader asks for the text format first, OpenMetrics second (as
+// Prometheus does with fallback), never protobuf.
+const acceptHeader = "text/plain;version=0.0.4;q=0.9,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1"
+
+// StdinSource is the Page.Source of a page read from "-".
+const StdinSource = "stdin"
+
+// Load reads one page from src: "-" (stdin), an http:// or https:// URL, or
+// a file path; server as in Read. It records the scrape time in Page.Time
+// (when the body was received) for Rate.
+//
+// client nil means http.DefaultClient; a fetch is bounded by ctx and, when
+// the client has no Timeout, by DefaultTimeout.
+//
+// Errors: ErrFetch (runtime: connection refused, timeout, non-2xx status,
+// read failure); ErrSource (a missing or unreadable file, another URL
+// scheme); *PageError and *NoProfileError as in Read.
+func Load(ctx context.Context, client *http.Client, src string, stdin io.Reader, server profile.Server) (*Page, error) {
+	switch {
+	case src == "-":
+		if stdin == nil {
+			return nil, fmt.Errorf("-: %w: no standard input", ErrSource)
+		}
+		p, err := Read(stdin, "", StdinSource, server)
+		if p != nil {
+			p.Time = time.Now()
+		}
+		return p, err
+	case strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://"):
+		return fetch(ctx, client, src, server)
+	case strings.Contains(src, "://"):
+		return nil, fmt.Errorf("%s: %w: only http:// and https:// URLs, file paths and - are allowed", src, ErrSource)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("%s: %w: %v", src, ErrSource, unwrapPath(err))
+		}
+		return nil, fmt.Errorf("%s: %w: %v", src, ErrFetch, unwrapPath(err))
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s: %w: is a directory", src, ErrSource)
+	}
+	p, err := Read(f, "", src, server)
+	if p != nil {
+		p.Time = time.Now()
+	}
+	return p, err
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func fetch(ctx context.Context, client *http.Client, url string, server profile.Server) (*Page, error) {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	if client.Timeout == 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", url, ErrSource, err)
+	}
+	req.Header.Set("Accept", acceptHeader)
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", url, ErrFetch, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("%s: %w: HTTP status %s", url, ErrFetch, resp.Status)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxPageBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: reading body: %v", url, ErrFetch, err)
+	}
+	now := time.Now()
+	if len(b) > MaxPageBytes {
+		return nil, &PageError{Source: url, Err: fmt.Errorf("page larger than %d bytes", MaxPageBytes)}
+	}
+	p, err := readBytes(b, resp.Header.Get("Content-Type"), url, server)
+	if err != nil {
+		return nil, err
+	}
+	p.Time = now
+	return p, nil
+}

@@ -1,0 +1,143 @@
+package scrape
+
+import (
+	"math"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+// Page is one scrape of one replica's /metrics, reduced to its load
+// signals. Every float64 signal is NaN when ABSENT (family missing, declared
+// without samples, or only NaN/±Inf), never 0.
+type Page struct {
+	// Source is the file name, URL or "stdin" the page came from.
+	Source string
+	// Server is the profile the page was read with (given or detected).
+	Server profile.Server
+	// Time is when the page was scraped (set by Load; zero from Read). Rates
+	// need it.
+	Time time.Time
+
+	// Running and Waiting are requests, summed over every series of the
+	// chosen family (engines, dp/tp ranks, models).
+	Running, Waiting float64
+	// KV is KV-cache usage, a fraction 0..1, the maximum over series.
+	KV float64
+
+	// CPUSeconds is process_cpu_seconds_total (seconds, a counter).
+	CPUSeconds float64
+	// PromptTokens and GenerationTokens are token counters (sums over series).
+	PromptTokens, GenerationTokens float64
+	// Requests is the successful-requests counter (sum over series).
+	Requests float64
+	// ProcessStart is process_start_time_seconds (unix seconds); a change
+	// between two scrapes means the counters were reset.
+	ProcessStart float64
+	// TTFT is the time-to-first-token histogram summed over series, nil when
+	// the page has none (e.g. before the first request finishes).
+	TTFT *Histogram
+
+	// Engines is the number of distinct engines (label sets of engine,
+	// dp_rank, tp_rank, pp_rank) among the running/waiting/KV series; 0 when
+	// none of those families has samples.
+	Engines int
+	// Models is the distinct model names (labels model_name, name, model) on
+	// the running/waiting/KV series, sorted.
+	Models []string
+	// LoRA is the current state of vllm:lora_requests_info, nil when absent.
+	LoRA *LoRA
+	// Suspect is non-empty when the page looks like a stuck engine rather
+	// than load: waiting > 0 with running == 0 and KV == 0 (all three present).
+	// LOG.md case C18 (vllm-metal #479). The values are kept as read.
+	Suspect string
+
+	// Chosen records which family each signal was read from.
+	Chosen Chosen
+	// Families is the families that have at least one sample on the page,
+	// sorted. Histogram and summary samples (_bucket, _sum, _count) count
+	// under their family's name when the page declares its TYPE.
+	Families []string
+	// Declared is the families the page declares with # HELP or # TYPE,
+	// sorted, with or without samples.
+	Declared []string
+
+	samples []Sample
+	byName  map[string][]int
+}
+
+// Chosen names the family each signal was read from; "" when absent.
+type Chosen struct {
+	Running, Waiting, KV           string
+	PromptTokens, GenerationTokens string
+	Requests, CPUSeconds, TTFT     string
+}
+
+// Sample is one sample line: its metric name, its labels (including
+// __name__) and its value (possibly NaN or ±Inf as written).
+type Sample struct {
+	Name   string
+	Labels labels.Labels
+	Value  float64
+}
+
+// Histogram is a classic Prometheus histogram summed over series: cumulative
+// bucket counts by upper bound (sorted, +Inf last when present), the total
+// count and sum (NaN when the page lacks _count / _sum).
+type Histogram struct {
+	Family  string
+	Buckets []Bucket
+	Count   float64
+	Sum     float64
+}
+
+// Bucket is one cumulative histogram bucket: observations <= UpperBound.
+type Bucket struct {
+	UpperBound float64
+	Count      float64
+}
+
+// LoRA is the current state of vllm:lora_requests_info: the series with the
+// largest value (the unix time the state was set; vllm PR #13303).
+type LoRA struct {
+	// Running and Waiting are adapter names (comma-separated label split).
+	Running, Waiting []string
+	// MaxLoRA is the max_lora label.
+	MaxLoRA string
+	// Since is the series value, unix seconds.
+	Since float64
+}
+
+// Samples returns the samples whose metric name is exactly name, in page
+// order. The slice must not be modified.
+func (p *Page) Samples(name string) []Sample {
+	idx := p.byName[name]
+	out := make([]Sample, len(idx))
+	for i, j := range idx {
+		out[i] = p.samples[j]
+	}
+	return out
+}
+
+// SumBy sums the finite samples of the family name by the value of label
+// (e.g. model_name); an absent label counts under "".
+func (p *Page) SumBy(name, label string) map[string]float64 {
+	out := map[string]float64{}
+	for _, j := range p.byName[name] {
+		s := p.samples[j]
+		if finite(s.Value) {
+			out[s.Labels.Get(label)] += s.Value
+		}
+	}
+	return out
+}
+
+// Reporting reports whether the page carries any load signal (running,
+// waiting or KV).
+func (p *Page) Reporting() bool {
+	return finite(p.Running) || finite(p.Waiting) || finite(p.KV)
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

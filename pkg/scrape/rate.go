@@ -1,0 +1,113 @@
+package scrape
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Rates are per-second rates of a replica's counters between two scrapes of
+// the same source. Every rate is NaN when there is no baseline (no previous
+// scrape, another source, no time elapsed, the counter absent on either
+// page or read from differently named families).
+type Rates struct {
+	// Interval is cur.Time - prev.Time; 0 without a baseline.
+	Interval time.Duration
+	// PromptTokens and GenerationTokens are tokens per second.
+	PromptTokens, GenerationTokens float64
+	// Requests is successful requests per second.
+	Requests float64
+	// CPUCores is CPU seconds per second (cores busy) from
+	// process_cpu_seconds_total.
+	CPUCores float64
+	// Reset is true when a counter reset was seen (a decrease, or a changed
+	// process_start_time_seconds).
+	Reset bool
+	// Suspect is non-empty when requests wait but no token was processed in
+	// the interval (LOG.md case C18: flat counters mark a stuck engine).
+	Suspect string
+}
+
+// CPUPercent is CPUCores as a percentage of the pod's CPU request in cores
+// (the HPA's cpu utilisation); NaN when either is unknown or requested <= 0.
+func (r Rates) CPUPercent(requestedCores float64) float64 {
+	if !(requestedCores > 0) || !finite(r.CPUCores) {
+		return math.NaN()
+	}
+	return 100 * r.CPUCores / requestedCores
+}
+
+// Rate computes counter rates between prev and cur, two scrapes of one
+// source (prev may be nil: no baseline, all NaN).
+//
+// Resets are handled the Prometheus way, per series: a value lower than
+// before means the counter restarted from 0, so the increase is the new
+// value (never negative); in addition a changed process_start_time_seconds
+// marks every counter as restarted even if it already climbed past its old
+// value. A series that appears only in cur started at 0 within the interval
+// (or with the restarted process) and its whole value is the increase.
+// LOG.md cases C04 (reset: 200, 53.3, 200 tokens/s) and C05 (flat counter:
+// 0/s, and UNKNOWN before a baseline).
+func Rate(prev, cur *Page) Rates {
+	nan := math.NaN()
+	r := Rates{PromptTokens: nan, GenerationTokens: nan, Requests: nan, CPUCores: nan}
+	if prev == nil || cur == nil || prev.Source != cur.Source || prev.Time.IsZero() || cur.Time.IsZero() {
+		return r
+	}
+	dt := cur.Time.Sub(prev.Time)
+	if dt <= 0 {
+		return r
+	}
+	r.Interval = dt
+	restarted := finite(prev.ProcessStart) && finite(cur.ProcessStart) && prev.ProcessStart != cur.ProcessStart
+	secs := dt.Seconds()
+	rate := func(prevName, curName string) float64 {
+		inc, reset := increase(prev, cur, prevName, curName, restarted)
+		r.Reset = r.Reset || reset
+		return inc / secs
+	}
+	r.PromptTokens = rate(prev.Chosen.PromptTokens, cur.Chosen.PromptTokens)
+	r.GenerationTokens = rate(prev.Chosen.GenerationTokens, cur.Chosen.GenerationTokens)
+	r.Requests = rate(prev.Chosen.Requests, cur.Chosen.Requests)
+	r.CPUCores = rate(prev.Chosen.CPUSeconds, cur.Chosen.CPUSeconds)
+	if cur.Waiting > 0 && r.PromptTokens == 0 && r.GenerationTokens == 0 {
+		r.Suspect = fmt.Sprintf("stuck engine? waiting %g but no prompt or generation token processed in %s", cur.Waiting, dt)
+	}
+	return r
+}
+
+// increase is the summed per-series increase of counter name between the
+// pages, NaN when the family is absent on either page or named differently.
+func increase(prev, cur *Page, prevName, curName string, restarted bool) (inc float64, reset bool) {
+	if prevName == "" || curName == "" || prevName != curName {
+		return math.NaN(), false
+	}
+	before := map[string]float64{}
+	for _, j := range prev.byName[prevName] {
+		if s := prev.samples[j]; finite(s.Value) {
+			before[s.Labels.String()] = s.Value
+		}
+	}
+	n := 0
+	for _, j := range cur.byName[curName] {
+		s := cur.samples[j]
+		if !finite(s.Value) {
+			continue
+		}
+		n++
+		old, seen := before[s.Labels.String()]
+		switch {
+		case !seen:
+			inc += s.Value
+		case restarted || s.Value < old:
+			inc += s.Value
+			reset = true
+		default:
+			inc += s.Value - old
+		}
+	}
+	if n == 0 {
+		return math.NaN(), false
+	}
+	return inc, reset || restarted
+}

@@ -1,0 +1,223 @@
+package scrape
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"sort"
+	"strings"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/textparse"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+// MaxPageBytes bounds what Read accepts (64 MiB); a larger page is invalid.
+const MaxPageBytes = 64 << 20
+
+// Content types Read understands.
+const (
+	// ContentTypeText is the Prometheus text exposition format 0.0.4.
+	ContentTypeText = "text/plain; version=0.0.4"
+	// ContentTypeOpenMetrics is OpenMetrics 1.0.
+	ContentTypeOpenMetrics = "application/openmetrics-text; version=1.0.0"
+)
+
+// Read parses one /metrics page from r and reduces it to a Page.
+//
+// contentType is the HTTP Content-Type ("" for files: a page with a `# EOF`
+// line is OpenMetrics, any other is the text format). source names the page
+// in errors and in Page.Source. server Unknown auto-detects the profile:
+// the first server (profile.Servers order) whose running/waiting families
+// appear on the page (declared or with samples), else whose other families
+// appear, else whose name prefix appears.
+//
+// Errors: *PageError (errors.Is ErrInvalidPage) naming source:line for a
+// page that does not parse, for JSON/HTML bodies and unsupported content
+// types — no partial page is returned; *NoProfileError (ErrNoProfile) when
+// server is Unknown and nothing matches, listing the families looked for;
+// ErrFetch when r fails.
+func Read(r io.Reader, contentType, source string, server profile.Server) (*Page, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxPageBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", source, ErrFetch, err)
+	}
+	if len(b) > MaxPageBytes {
+		return nil, &PageError{Source: source, Err: fmt.Errorf("page larger than %d bytes", MaxPageBytes)}
+	}
+	return readBytes(b, contentType, source, server)
+}
+
+func readBytes(b []byte, contentType, source string, server profile.Server) (*Page, error) {
+	ct, err := mediaType(b, contentType)
+	if err != nil {
+		return nil, &PageError{Source: source, Line: 1, Err: err}
+	}
+	raw, err := parse(b, ct)
+	if err != nil {
+		return nil, &PageError{Source: source, Line: errorLine(b, ct), Err: err}
+	}
+	if server == profile.Unknown {
+		server = detect(raw)
+		if server == profile.Unknown {
+			return nil, noProfile(source, raw)
+		}
+	}
+	return reduce(raw, source, server), nil
+}
+
+// mediaType picks the parser's content type: from the header when given
+// (text/plain or application/openmetrics-text; anything else is refused),
+// else by sniffing. Bodies that are JSON or HTML are refused with a hint.
+func mediaType(b []byte, contentType string) (string, error) {
+	trimmed := bytes.TrimLeft(b, " \t\r\n\ufeff")
+	if len(trimmed) > 0 {
+		switch trimmed[0] {
+		case '{', '[':
+			return "", errors.New("body is JSON, not Prometheus text (trtllm-serve serves JSON at /metrics and Prometheus text at /prometheus/metrics)")
+		case '<':
+			return "", errors.New("body is HTML/XML, not Prometheus text (wrong URL or path?)")
+		}
+	}
+	if contentType != "" {
+		mt, params, err := mime.ParseMediaType(contentType)
+		if err != nil {
+			return "", fmt.Errorf("cannot parse Content-Type %q: %v", contentType, err)
+		}
+		switch mt {
+		case "text/plain":
+			return ContentTypeText, nil
+		case "application/openmetrics-text":
+			if v := params["version"]; v != "" && !strings.HasPrefix(v, "1.") && v != "0.0.1" {
+				return "", fmt.Errorf("unsupported OpenMetrics version %q (allowed: 1.0.0)", v)
+			}
+			return ContentTypeOpenMetrics, nil
+		default:
+			return "", fmt.Errorf("unsupported Content-Type %q (allowed: text/plain, application/openmetrics-text)", contentType)
+		}
+	}
+	if hasEOFLine(b) {
+		return ContentTypeOpenMetrics, nil
+	}
+	return ContentTypeText, nil
+}
+
+func hasEOFLine(b []byte) bool {
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if string(bytes.TrimRight(line, "\r")) == "# EOF" {
+			return true
+		}
+	}
+	return false
+}
+
+// rawPage is what the parser saw, before reduction to signals.
+type rawPage struct {
+	samples  []Sample
+	byName   map[string][]int
+	family   map[string]string // sample name -> family name
+	declared map[string]bool
+}
+
+// has reports whether name is declared or has samples.
+func (r *rawPage) has(name string) bool {
+	return r.declared[name] || len(r.byName[name]) > 0
+}
+
+// parse runs textparse over the whole page; any error fails the page.
+func parse(b []byte, ct string) (*rawPage, error) {
+	p, err := textparse.New(b, ct, labels.NewSymbolTable(), textparse.ParserOptions{OpenMetricsSkipSTSeries: true})
+	if p == nil {
+		return nil, err
+	}
+	raw := &rawPage{byName: map[string][]int{}, family: map[string]string{}, declared: map[string]bool{}}
+	types := map[string]model.MetricType{}
+	var lset labels.Labels
+	for {
+		et, err := p.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch et {
+		case textparse.EntryType:
+			name, typ := p.Type()
+			raw.declared[string(name)] = true
+			types[string(name)] = typ
+		case textparse.EntryHelp:
+			name, _ := p.Help()
+			raw.declared[string(name)] = true
+		case textparse.EntryUnit:
+			name, _ := p.Unit()
+			raw.declared[string(name)] = true
+		case textparse.EntrySeries:
+			_, _, v := p.Series()
+			p.Labels(&lset)
+			name := lset.Get(labels.MetricName)
+			if _, ok := raw.family[name]; !ok {
+				raw.family[name] = familyOf(name, types)
+			}
+			raw.byName[name] = append(raw.byName[name], len(raw.samples))
+			raw.samples = append(raw.samples, Sample{Name: name, Labels: lset, Value: v})
+		}
+	}
+	return raw, nil
+}
+
+// familyOf maps a sample name to its family: the _bucket/_sum/_count (and
+// OpenMetrics _total, _created, _gcount, _gsum) samples of a declared
+// histogram, summary or counter belong to the declared base name; anything
+// else is its own family.
+func familyOf(name string, types map[string]model.MetricType) string {
+	for _, suf := range []string{"_bucket", "_sum", "_count", "_total", "_created", "_gcount", "_gsum", "_info"} {
+		base, ok := strings.CutSuffix(name, suf)
+		if !ok {
+			continue
+		}
+		if t, declared := types[base]; declared && t != model.MetricTypeGauge && t != model.MetricTypeUnknown {
+			return base
+		}
+	}
+	return name
+}
+
+// errorLine finds the 1-based line of the first parse error by parsing
+// growing prefixes of whole lines (binary search: a prefix of a valid
+// text-format page is valid). OpenMetrics prefixes get a `# EOF` appended.
+// It returns the last line when no prefix fails (e.g. a missing `# EOF`).
+func errorLine(b []byte, ct string) int {
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	if n := len(lines); n > 0 && len(lines[n-1]) == 0 {
+		lines = lines[:n-1]
+	}
+	ends := make([]int, len(lines))
+	off := 0
+	for i, l := range lines {
+		off += len(l)
+		ends[i] = off
+	}
+	om := ct == ContentTypeOpenMetrics
+	fails := func(k int) bool { // parse of lines[:k] fails
+		prefix := b[:ends[k-1]]
+		if om && !hasEOFLine(prefix) {
+			buf := append(append([]byte{}, prefix...), "\n# EOF\n"...)
+			if prefix[len(prefix)-1] == '\n' {
+				buf = append(append([]byte{}, prefix...), "# EOF\n"...)
+			}
+			prefix = buf
+		}
+		_, err := parse(prefix, ct)
+		return err != nil
+	}
+	k := sort.Search(len(lines), func(i int) bool { return fails(i + 1) })
+	if k == len(lines) {
+		return len(lines)
+	}
+	return k + 1
+}

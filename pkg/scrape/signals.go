@@ -1,0 +1,178 @@
+package scrape
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+// engineLabels identify one engine of a replica (vLLM data parallel `engine`,
+// SGLang `dp_rank`/`tp_rank`/`pp_rank`).
+var engineLabels = []string{"engine", "dp_rank", "tp_rank", "pp_rank"}
+
+// modelLabels name the served model (vLLM/SGLang `model_name`, SGLang 2024
+// `name`, Triton `model`).
+var modelLabels = []string{"model_name", "name", "model"}
+
+// reduce turns the parsed samples into a Page for server.
+func reduce(raw *rawPage, source string, server profile.Server) *Page {
+	f := server.Families()
+	p := &Page{Source: source, Server: server, samples: raw.samples, byName: raw.byName}
+
+	p.Running, p.Chosen.Running = pick(raw, f.Running, sum)
+	p.Waiting, p.Chosen.Waiting = pick(raw, f.Waiting, sum)
+	p.KV, p.Chosen.KV = pick(raw, f.KV, maxOf)
+	p.PromptTokens, p.Chosen.PromptTokens = pick(raw, f.PromptTokens, sum)
+	p.GenerationTokens, p.Chosen.GenerationTokens = pick(raw, f.GenerationTokens, sum)
+	p.Requests, p.Chosen.Requests = pick(raw, f.Requests, sum)
+	p.CPUSeconds, p.Chosen.CPUSeconds = pick(raw, []string{profile.CPUSecondsFamily}, sum)
+	p.ProcessStart, _ = pick(raw, []string{profile.StartTimeFamily}, maxOf)
+	p.TTFT = histogram(raw, f.TTFT)
+	if p.TTFT != nil {
+		p.Chosen.TTFT = p.TTFT.Family
+	}
+	p.LoRA = lora(raw)
+
+	engines, models := map[string]bool{}, map[string]bool{}
+	for _, name := range []string{p.Chosen.Running, p.Chosen.Waiting, p.Chosen.KV} {
+		for _, j := range raw.byName[name] {
+			s := raw.samples[j]
+			if !finite(s.Value) {
+				continue
+			}
+			var key strings.Builder
+			for _, l := range engineLabels {
+				fmt.Fprintf(&key, "%s=%q,", l, s.Labels.Get(l))
+			}
+			engines[key.String()] = true
+			for _, l := range modelLabels {
+				if v := s.Labels.Get(l); v != "" {
+					models[v] = true
+					break
+				}
+			}
+		}
+	}
+	p.Engines = len(engines)
+	for m := range models {
+		p.Models = append(p.Models, m)
+	}
+	sort.Strings(p.Models)
+
+	if p.Waiting > 0 && p.Running == 0 && p.KV == 0 {
+		p.Suspect = fmt.Sprintf("stuck engine? waiting %g with running 0 and KV usage 0: queued requests are not being served (vllm-metal #479); not load", p.Waiting)
+	}
+
+	fams := map[string]bool{}
+	for _, s := range raw.samples {
+		fams[raw.family[s.Name]] = true
+	}
+	p.Families = sortedKeys(fams)
+	p.Declared = sortedKeys(raw.declared)
+	return p
+}
+
+func sum(vals []float64) float64 {
+	t := 0.0
+	for _, v := range vals {
+		t += v
+	}
+	return t
+}
+
+func maxOf(vals []float64) float64 {
+	m := math.Inf(-1)
+	for _, v := range vals {
+		m = math.Max(m, v)
+	}
+	return m
+}
+
+// pick returns agg over the finite samples of the first alternative that has
+// any, and that alternative's name; NaN and "" when none has.
+func pick(raw *rawPage, alternatives []string, agg func([]float64) float64) (float64, string) {
+	for _, name := range alternatives {
+		var vals []float64
+		for _, j := range raw.byName[name] {
+			if v := raw.samples[j].Value; finite(v) {
+				vals = append(vals, v)
+			}
+		}
+		if len(vals) > 0 {
+			return agg(vals), name
+		}
+	}
+	return math.NaN(), ""
+}
+
+// histogram sums the classic histogram of the first alternative family that
+// has finite _bucket samples; nil when none has.
+func histogram(raw *rawPage, alternatives []string) *Histogram {
+	for _, fam := range alternatives {
+		byLE := map[float64]float64{}
+		for _, j := range raw.byName[fam+"_bucket"] {
+			s := raw.samples[j]
+			le, err := strconv.ParseFloat(s.Labels.Get("le"), 64)
+			if err != nil || math.IsNaN(le) || !finite(s.Value) {
+				continue
+			}
+			byLE[le] += s.Value
+		}
+		if len(byLE) == 0 {
+			continue
+		}
+		h := &Histogram{Family: fam}
+		for le, c := range byLE {
+			h.Buckets = append(h.Buckets, Bucket{UpperBound: le, Count: c})
+		}
+		sort.Slice(h.Buckets, func(a, b int) bool { return h.Buckets[a].UpperBound < h.Buckets[b].UpperBound })
+		h.Count, _ = pick(raw, []string{fam + "_count"}, sum)
+		h.Sum, _ = pick(raw, []string{fam + "_sum"}, sum)
+		return h
+	}
+	return nil
+}
+
+// lora returns the series of vllm:lora_requests_info with the largest finite
+// value (the latest state), nil when there is none.
+func lora(raw *rawPage) *LoRA {
+	var best *Sample
+	for _, j := range raw.byName[profile.VLLMLoRARequestsInfo] {
+		s := &raw.samples[j]
+		if finite(s.Value) && (best == nil || s.Value > best.Value) {
+			best = s
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return &LoRA{
+		Running: splitList(best.Labels.Get("running_lora_adapters")),
+		Waiting: splitList(best.Labels.Get("waiting_lora_adapters")),
+		MaxLoRA: best.Labels.Get("max_lora"),
+		Since:   best.Value,
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
