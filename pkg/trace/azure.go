@@ -1,0 +1,74 @@
+package trace
+
+import (
+	"bytes"
+	"time"
+)
+
+// AzureHeader is the header of the Azure LLM inference trace 2023 CSV files
+// (Azure Public Dataset, AzureLLMInferenceTrace_{conv,code}.csv; Patel et
+// al., "Splitwise", ISCA 2024; CC-BY 4.0).
+const AzureHeader = "TIMESTAMP,ContextTokens,GeneratedTokens"
+
+// azureLayout is the trace's timestamp format, UTC with 7 fractional digits
+// ("2023-11-16 18:15:46.6805900").
+const azureLayout = "2006-01-02 15:04:05.9999999"
+
+// azureReader reads the Azure trace: the header line, then
+// TIMESTAMP,ContextTokens,GeneratedTokens rows. Arrivals are seconds since
+// the first row's timestamp.
+type azureReader struct {
+	*lines
+	t0 time.Time
+	order
+}
+
+// OpenAzureCSV starts a pass over an Azure LLM inference trace CSV file.
+func OpenAzureCSV(name string) (Reader, error) {
+	l, err := openLines(name)
+	if err != nil {
+		return nil, err
+	}
+	b, err := l.next()
+	if err != nil || string(bytes.TrimSpace(b)) != AzureHeader {
+		l.Close()
+		return nil, l.errorf("want the header %s", AzureHeader)
+	}
+	return &azureReader{lines: l}, nil
+}
+
+func (r *azureReader) Next() (Request, error) {
+	for {
+		b, err := r.next()
+		if err != nil {
+			return Request{}, err
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		f := bytes.Split(b, []byte{','})
+		if len(f) != 3 {
+			return Request{}, r.errorf("want 3 fields %s, got %d: %q", AzureHeader, len(f), b)
+		}
+		ts, err := time.Parse(azureLayout, string(bytes.TrimSpace(f[0])))
+		if err != nil {
+			return Request{}, r.errorf("TIMESTAMP %q: want YYYY-MM-DD HH:MM:SS.fffffff", f[0])
+		}
+		if r.t0.IsZero() {
+			r.t0 = ts
+		}
+		p, ok := tokens(f[1])
+		if !ok || p < 1 {
+			return Request{}, r.errorf("ContextTokens %q: want an integer >= 1", f[1])
+		}
+		o, ok := tokens(f[2])
+		if !ok {
+			return Request{}, r.errorf("GeneratedTokens %q: want an integer >= 0", f[2])
+		}
+		t := ts.Sub(r.t0).Seconds()
+		if msg := r.check(t); msg != "" {
+			return Request{}, r.errorf("%s", msg)
+		}
+		return request(t, p, o), nil
+	}
+}

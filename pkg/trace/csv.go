@@ -1,0 +1,64 @@
+package trace
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+)
+
+// GenericHeader is the header line of the generic CSV format (optional in
+// the file): arrival in seconds since the start, prompt tokens, output tokens.
+const GenericHeader = "arrival_s,prompt_tokens,output_tokens"
+
+// genericReader reads the generic CSV: arrival_s,prompt_tokens,output_tokens
+// with an optional header line; arrival_s is a non-negative number of
+// seconds, tokens are integers (prompt >= 1, output >= 0). Blank lines and
+// lines starting with '#' are skipped.
+type genericReader struct {
+	*lines
+	order
+}
+
+// OpenGenericCSV starts a pass over a generic CSV file.
+func OpenGenericCSV(name string) (Reader, error) {
+	l, err := openLines(name)
+	if err != nil {
+		return nil, err
+	}
+	return &genericReader{lines: l}, nil
+}
+
+func (r *genericReader) Next() (Request, error) {
+	for {
+		b, err := r.next()
+		if err != nil {
+			return Request{}, err
+		}
+		if len(bytes.TrimSpace(b)) == 0 || b[0] == '#' {
+			continue
+		}
+		if r.line == 1 && string(bytes.TrimSpace(b)) == GenericHeader {
+			continue
+		}
+		f := bytes.Split(b, []byte{','})
+		if len(f) != 3 {
+			return Request{}, r.errorf("want 3 fields %s, got %d: %q", GenericHeader, len(f), b)
+		}
+		t, err := strconv.ParseFloat(string(bytes.TrimSpace(f[0])), 64)
+		if err != nil || t < 0 || math.IsInf(t, 0) || math.IsNaN(t) {
+			return Request{}, r.errorf("arrival_s %q: want a finite number of seconds >= 0", f[0])
+		}
+		p, ok := tokens(f[1])
+		if !ok || p < 1 {
+			return Request{}, r.errorf("prompt_tokens %q: want an integer >= 1", f[1])
+		}
+		o, ok := tokens(f[2])
+		if !ok {
+			return Request{}, r.errorf("output_tokens %q: want an integer >= 0", f[2])
+		}
+		if msg := r.check(t); msg != "" {
+			return Request{}, r.errorf("%s", msg)
+		}
+		return request(t, p, o), nil
+	}
+}

@@ -1,0 +1,19 @@
+// Package trace reads request traces for the replay simulator: one Request
+// (arrival time, prompt tokens, output tokens) at a time, in arrival order,
+// streamed so that a week of traffic never has to sit in memory at once.
+//
+// Sources (see Parse for the spec strings):
+//   - the built-in reference trace (reference.go): the shape of DESIGN.md's
+//     reference comparison, a non-homogeneous Poisson process with documented
+//     rate pieces and token distributions;
+//   - synthetic Poisson traffic (synthetic.go);
+//   - the Azure LLM inference trace 2023 CSV (azure.go);
+//   - Mooncake JSON lines (mooncake.go);
+//   - a generic CSV arrival_s,prompt_tokens,output_tokens (csv.go).
+//
+// Transforms (transform.go) compress time (RateScale) and cut a window.
+//
+// Reading guide: request.go (the contract: Request, Reader, Source), then
+// parse.go (spec strings), then one file per source. Errors name the file and
+// line and say what was expected; nothing panics on bad input.
+package trace

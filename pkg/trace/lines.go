@@ -1,0 +1,96 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+)
+
+// lines reads a text file line by line, counting lines for error messages.
+type lines struct {
+	name string
+	f    *os.File
+	br   *bufio.Reader
+	line int // number of the line last returned (1-based)
+	buf  []byte
+}
+
+func openLines(name string) (*lines, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return &lines{name: name, f: f, br: bufio.NewReaderSize(f, 1<<16)}, nil
+}
+
+// next returns the next line without its line ending (valid until the next
+// call), or io.EOF.
+func (l *lines) next() ([]byte, error) {
+	l.buf = l.buf[:0]
+	for {
+		chunk, err := l.br.ReadSlice('\n')
+		l.buf = append(l.buf, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == io.EOF {
+			if len(l.buf) == 0 {
+				return nil, io.EOF
+			}
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.name, err)
+		}
+		break
+	}
+	l.line++
+	b := bytes.TrimRight(l.buf, "\r\n")
+	return b, nil
+}
+
+func (l *lines) Close() error { return l.f.Close() }
+
+// errorf formats an error at the current line: "file:line: ...".
+func (l *lines) errorf(format string, args ...any) error {
+	return fmt.Errorf("%s:%d: %s", l.name, l.line, fmt.Sprintf(format, args...))
+}
+
+// tokens parses a token count field: a non-negative integer below 2^31.
+func tokens(field []byte) (int32, bool) {
+	v, err := strconv.ParseInt(string(bytes.TrimSpace(field)), 10, 32)
+	if err != nil || v < 0 {
+		return 0, false
+	}
+	return int32(v), true
+}
+
+// order checks that arrivals do not go back in time.
+type order struct {
+	last      float64
+	seen, off bool
+}
+
+// unordered turns the check off (for Sorted).
+func (o *order) unordered() { o.off = true }
+
+// check returns a non-empty complaint when t is before the previous arrival.
+func (o *order) check(t float64) string {
+	if o.seen && t < o.last && !o.off {
+		return fmt.Sprintf("timestamp %.6g s is before the previous row's %.6g s: rows must be in arrival order (or pass --sort)", t, o.last)
+	}
+	o.seen, o.last = true, t
+	return ""
+}
+
+// request builds a Request from parsed fields; an output of 0 is served as
+// one token (the prefill always produces the first token).
+func request(arrival float64, prompt, output int32) Request {
+	if output < 1 {
+		output = 1
+	}
+	return Request{Arrival: arrival, Prompt: prompt, Output: output}
+}

@@ -1,0 +1,119 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Options are the transforms applied after a trace is opened.
+type Options struct {
+	// Seed seeds generated traces (reference, synthetic without seed=).
+	Seed uint64
+	// Sort allows a file whose rows are out of arrival order (it is read
+	// into memory and sorted); without it such a file is an error.
+	Sort bool
+	// RateScale compresses time by this factor (0 or 1: unchanged).
+	RateScale float64
+	// WindowStart and WindowEnd cut [start, end) seconds (end 0: to the end).
+	WindowStart, WindowEnd float64
+}
+
+// Formats lists the trace specs Parse accepts, for help and error texts.
+const Formats = "reference, synthetic:poisson,rate=R,duration=D,prompt=P,output=O,seed=S, " +
+	"or a file: Azure LLM trace CSV (" + AzureHeader + "), Mooncake JSONL (.jsonl), generic CSV (" + GenericHeader + "); " +
+	"force a file format with azure:, mooncake: or csv: before the path"
+
+// Parse opens a trace spec:
+//
+//	reference                      the built-in reference trace (ReferenceShape)
+//	synthetic:poisson,rate=...     steady Poisson traffic (ParseSynthetic)
+//	azure:FILE, mooncake:FILE, csv:FILE
+//	FILE                           format from the extension (.jsonl: Mooncake)
+//	                               or the CSV header (Azure or generic)
+//
+// then applies opts (sort, rate scale, window, in that order). It reads the
+// start of a file to detect its format but leaves full validation to the
+// passes (or Check).
+func Parse(spec string, opts Options) (Source, error) {
+	src, err := parseBase(spec, opts.Seed)
+	if err != nil {
+		return Source{}, err
+	}
+	if opts.Sort {
+		if src, err = Sorted(src); err != nil {
+			return Source{}, err
+		}
+	}
+	if opts.RateScale < 0 {
+		return Source{}, fmt.Errorf("rate scale %g: want a factor > 0", opts.RateScale)
+	}
+	if opts.RateScale > 0 {
+		src = RateScale(src, opts.RateScale)
+	}
+	if opts.WindowStart > 0 || opts.WindowEnd > 0 {
+		src = Window(src, opts.WindowStart, opts.WindowEnd)
+	}
+	return src, nil
+}
+
+func parseBase(spec string, seed uint64) (Source, error) {
+	kind, rest, _ := strings.Cut(spec, ":")
+	switch kind {
+	case "":
+		return Source{}, fmt.Errorf("empty trace: want %s", Formats)
+	case "reference":
+		if rest != "" {
+			return Source{}, fmt.Errorf("trace %q: the reference trace takes no options (use --seed)", spec)
+		}
+		return Reference(seed), nil
+	case "synthetic":
+		s, err := ParseSynthetic(rest, seed)
+		if err != nil {
+			return Source{}, err
+		}
+		return s.Source(), nil
+	case "azure":
+		return fileSource(rest, OpenAzureCSV)
+	case "mooncake":
+		return fileSource(rest, OpenMooncake)
+	case "csv":
+		return fileSource(rest, OpenGenericCSV)
+	}
+	return detect(spec)
+}
+
+func fileSource(name string, open func(string) (Reader, error)) (Source, error) {
+	if _, err := os.Stat(name); err != nil {
+		return Source{}, fmt.Errorf("trace file: %w", err)
+	}
+	return NewSource(filepath.Base(name), 0, func() (Reader, error) { return open(name) }), nil
+}
+
+// detect picks a file's format from its extension or first line.
+func detect(name string) (Source, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return Source{}, fmt.Errorf("trace: %w (want %s)", err, Formats)
+	}
+	defer f.Close()
+	if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".json") {
+		return fileSource(name, OpenMooncake)
+	}
+	first, err := bufio.NewReader(f).ReadString('\n')
+	if err != nil && first == "" {
+		return Source{}, fmt.Errorf("%s: %w", name, ErrEmpty)
+	}
+	head := string(bytes.TrimSpace([]byte(first)))
+	switch {
+	case head == AzureHeader:
+		return fileSource(name, OpenAzureCSV)
+	case strings.HasPrefix(head, "{"):
+		return fileSource(name, OpenMooncake)
+	default:
+		return fileSource(name, OpenGenericCSV)
+	}
+}

@@ -1,0 +1,35 @@
+package trace
+
+// ReferenceShape is the built-in reference trace, the shape of DESIGN.md's
+// reference comparison (1,500 s, expected 15,552 requests, "about 15,550"):
+//
+//	   0 -  180 s   3 req/s                          540
+//	 180 -  360 s   ramp 3 -> 30 req/s              2970
+//	 360 -  708 s   30 req/s (the hold)            10440
+//	 708 -  768 s   fall 30 -> 3 req/s               990
+//	 768 -  960 s   3 req/s                          576
+//	 960 - 1320 s   silence                            0
+//	1320 - 1500 s   a trickle of 0.2 req/s            36
+//	                                      total    15552
+//
+// The hold runs past second 690, where DESIGN.md's queue policy dropped from
+// 7 replicas to 3 "while traffic was still 30 req/s". Prompts are uniform
+// over 768..1280 tokens (mean 1024, so an unqueued TTFT is about 0.04 s at
+// the reference replica's 24,750 prefill tokens/s, DESIGN.md's TTFT p50);
+// outputs are uniform over 256..768 tokens (mean 512). Arrivals are a
+// non-homogeneous Poisson process (Shape.Source), so a seed fixes the count.
+var ReferenceShape = Shape{
+	Pieces: []Piece{
+		{Start: 0, End: 180, From: 3, To: 3},
+		{Start: 180, End: 360, From: 3, To: 30},
+		{Start: 360, End: 708, From: 30, To: 30},
+		{Start: 708, End: 768, From: 30, To: 3},
+		{Start: 768, End: 960, From: 3, To: 3},
+		{Start: 1320, End: 1500, From: 0.2, To: 0.2},
+	},
+	Prompt: Tokens{Lo: 768, Hi: 1280},
+	Output: Tokens{Lo: 256, Hi: 768},
+}
+
+// Reference is the built-in reference trace with the given seed.
+func Reference(seed uint64) Source { return ReferenceShape.Source("reference", seed) }

@@ -1,0 +1,237 @@
+package trace
+
+import (
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// testdata returns ../shared/testdata/traces/name beside the repository, or
+// skips when the shared folder is absent.
+func testdata(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "..", "shared", "testdata", "traces", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("shared test data absent (%v): the real traces live beside the repository, not in it", err)
+	}
+	return p
+}
+
+func readAll(t *testing.T, s Source) []Request {
+	t.Helper()
+	r, err := s.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out []Request
+	for {
+		q, err := r.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, q)
+	}
+}
+
+func writeFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestAzureConversationTrace(t *testing.T) {
+	src, err := Parse(testdata(t, "azure-llm-2023-conv.csv"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := readAll(t, src)
+	// README: 19,366 rows over 3,502 s (18:15:46 to 19:14:08), mean prompt
+	// 1,154.7 and output 211.1 tokens.
+	if len(reqs) != 19366 {
+		t.Fatalf("rows = %d, want 19366", len(reqs))
+	}
+	// First row 18:15:46.6805900, last 19:14:08.4025270: 58 min 21.7219370 s = 3501.721937 s.
+	if got := reqs[len(reqs)-1].Arrival; math.Abs(got-3501.721937) > 1e-6 {
+		t.Errorf("last arrival = %.7f s, want 3501.721937", got)
+	}
+	// Row 2: 18:15:50.9951690 - 18:15:46.6805900 = 4.314579 s, 396 / 109 tokens.
+	if q := reqs[1]; math.Abs(q.Arrival-4.314579) > 1e-6 || q.Prompt != 396 || q.Output != 109 {
+		t.Errorf("row 2 = %+v, want 4.314579 s, 396, 109", q)
+	}
+	var p, o float64
+	for _, q := range reqs {
+		p += float64(q.Prompt)
+		o += float64(q.Output)
+	}
+	if mp, mo := p/19366, o/19366; math.Abs(mp-1154.7) > 0.05 || math.Abs(mo-211.1) > 0.05 {
+		t.Errorf("means = %.2f / %.2f, want 1154.7 / 211.1 (README)", mp, mo)
+	}
+}
+
+func TestMooncakeTrace(t *testing.T) {
+	src, err := Parse(testdata(t, "mooncake-synthetic.jsonl"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := readAll(t, src)
+	// README: 3,993 rows; first row timestamp 0 ms, 40160 in, 6 out; third 40 ms.
+	if len(reqs) != 3993 {
+		t.Fatalf("rows = %d, want 3993", len(reqs))
+	}
+	if q := reqs[0]; q.Arrival != 0 || q.Prompt != 40160 || q.Output != 6 {
+		t.Errorf("row 1 = %+v", q)
+	}
+	if q := reqs[2]; q.Arrival != 0.040 || q.Prompt != 23769 || q.Output != 3 {
+		t.Errorf("row 3 = %+v", q)
+	}
+	// Last row: timestamp 1022025 ms.
+	if got := reqs[len(reqs)-1].Arrival; got != 1022.025 {
+		t.Errorf("last arrival = %v, want 1022.025", got)
+	}
+}
+
+func TestGenericCSV(t *testing.T) {
+	p := writeFile(t, "t.csv", GenericHeader+"\n0,100,10\n0.5,200,0\n\n# comment\n2,300,30\n")
+	src, err := Parse(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, src)
+	want := []Request{{0, 100, 10}, {0.5, 200, 1}, {2, 300, 30}} // output 0 is served as 1 token
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestBadRows(t *testing.T) {
+	cases := []struct {
+		name, body, want string
+	}{
+		{"fields.csv", "0,1,1\n1,2\n", "fields.csv:2: want 3 fields"},
+		{"arrival.csv", GenericHeader + "\nx,1,1\n", "arrival.csv:2: arrival_s \"x\""},
+		{"prompt.csv", "0,0,1\n", "prompt.csv:1: prompt_tokens \"0\": want an integer >= 1"},
+		{"output.csv", "0,5,-1\n", "output.csv:1: output_tokens \"-1\""},
+		{"unsorted.csv", "0,1,1\n5,1,1\n4,1,1\n", "unsorted.csv:3: timestamp 4 s is before the previous row's 5 s"},
+		{"azure.csv", AzureHeader + "\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15,1,1\n", "azure.csv:3: TIMESTAMP"},
+		{"moon.jsonl", "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\n{\"timestamp\": 1}\n", "moon.jsonl:2: input_length"},
+		{"moonjson.jsonl", "not json\n", "moonjson.jsonl:1: want a JSON object"},
+	}
+	for _, c := range cases {
+		src, err := Parse(writeFile(t, c.name, c.body), Options{})
+		if err == nil {
+			_, _, err = Check(src)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want it to contain %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestEmpty(t *testing.T) {
+	for _, body := range []string{"", GenericHeader + "\n", AzureHeader + "\n"} {
+		src, err := Parse(writeFile(t, "e.csv", body), Options{})
+		if err == nil {
+			_, _, err = Check(src)
+		}
+		if !errors.Is(err, ErrEmpty) {
+			t.Errorf("%q: err = %v, want ErrEmpty", body, err)
+		}
+	}
+}
+
+func TestSortWindowScale(t *testing.T) {
+	p := writeFile(t, "u.csv", "10,1,1\n0,2,2\n5,3,3\n20,4,4\n")
+	src, err := Parse(p, Options{Sort: true, RateScale: 2, WindowStart: 2, WindowEnd: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sorted: 0,5,10,20; x2 compresses to 0,2.5,5,10; window [2,6) keeps
+	// 2.5 and 5, shifted by -2: 0.5 and 3.
+	got := readAll(t, src)
+	if len(got) != 2 || got[0] != (Request{0.5, 3, 3}) || got[1] != (Request{3, 1, 1}) {
+		t.Errorf("got %+v", got)
+	}
+	if src.Duration != 4 {
+		t.Errorf("duration = %v, want 4", src.Duration)
+	}
+}
+
+func TestReferenceTrace(t *testing.T) {
+	// Expected count: 540 + 2970 + 10440 + 990 + 576 + 36 = 15552 (reference.go).
+	if got := ReferenceShape.Expected(); got != 15552 {
+		t.Fatalf("expected count = %v, want 15552", got)
+	}
+	reqs := readAll(t, Reference(1))
+	// A Poisson count has standard deviation sqrt(15552) = 125; allow 4 sigma.
+	if n := float64(len(reqs)); math.Abs(n-15552) > 500 {
+		t.Errorf("count = %v, want 15552 +- 500", n)
+	}
+	var silent, hold int
+	for i, q := range reqs {
+		if i > 0 && q.Arrival < reqs[i-1].Arrival {
+			t.Fatalf("arrival %d goes back in time", i)
+		}
+		if q.Arrival >= 960 && q.Arrival < 1320 {
+			silent++
+		}
+		if q.Arrival >= 400 && q.Arrival < 700 {
+			hold++
+		}
+		if q.Prompt < 768 || q.Prompt > 1280 || q.Output < 256 || q.Output > 768 {
+			t.Fatalf("request %d tokens %d/%d outside 768..1280 / 256..768", i, q.Prompt, q.Output)
+		}
+	}
+	if silent != 0 {
+		t.Errorf("%d arrivals in the silence 960-1320 s", silent)
+	}
+	// 300 s at 30 req/s = 9000, sd 95.
+	if math.Abs(float64(hold)-9000) > 400 {
+		t.Errorf("hold 400-700 s has %d arrivals, want 9000 +- 400", hold)
+	}
+	// Same seed, same trace.
+	again := readAll(t, Reference(1))
+	if len(again) != len(reqs) || again[len(again)-1] != reqs[len(reqs)-1] {
+		t.Errorf("seed 1 is not reproducible")
+	}
+}
+
+func TestSyntheticSpec(t *testing.T) {
+	s, err := ParseSynthetic("poisson,rate=30,duration=1h,prompt=100-200,output=50,seed=7", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Rate != 30 || s.Duration != 3600 || s.Prompt != (Tokens{100, 200}) || s.Output != (Tokens{50, 50}) || s.Seed != 7 {
+		t.Errorf("parsed %+v", s)
+	}
+	for spec, want := range map[string]string{
+		"uniform":                 "field 1",
+		"poisson,rate=0":          "field 2 rate",
+		"poisson,rate=1,bogus=3":  "field 3 \"bogus\": unknown key",
+		"poisson,duration=x":      "field 2 duration",
+		"poisson,prompt=300-200":  "field 2 prompt",
+		"poisson,rate=1,duration": "field 3",
+	} {
+		if _, err := ParseSynthetic(spec, 1); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want %q", spec, err, want)
+		}
+	}
+	if d, err := ParseSeconds("7d"); err != nil || d != 604800 {
+		t.Errorf("7d = %v, %v", d, err)
+	}
+}

@@ -1,0 +1,149 @@
+package trace
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// RateScale compresses time by factor k (> 0): every arrival and the
+// duration are divided by k, so the rate is k times the original and the
+// token lengths are untouched. k = 2 replays an hour's requests in 30 min.
+func RateScale(s Source, k float64) Source {
+	if k == 1 {
+		return s
+	}
+	return NewSource(fmt.Sprintf("%s x%g", s.Name, k), s.Duration/k, func() (Reader, error) {
+		r, err := s.Open()
+		if err != nil {
+			return nil, err
+		}
+		return &scaled{Reader: r, k: k}, nil
+	})
+}
+
+type scaled struct {
+	Reader
+	k float64
+}
+
+func (r *scaled) Next() (Request, error) {
+	q, err := r.Reader.Next()
+	q.Arrival /= r.k
+	return q, err
+}
+
+// Window keeps the requests arriving in [start, end) seconds and shifts them
+// so that start becomes 0; end <= 0 means "to the end of the trace". The
+// window's duration is end-start (or what is left of the trace's).
+func Window(s Source, start, end float64) Source {
+	d := 0.0
+	switch {
+	case end > 0:
+		d = end - start
+	case s.Duration > 0:
+		d = max(s.Duration-start, 0)
+	}
+	return NewSource(fmt.Sprintf("%s [%gs,%s)", s.Name, start, endString(end)), d, func() (Reader, error) {
+		r, err := s.Open()
+		if err != nil {
+			return nil, err
+		}
+		return &windowed{Reader: r, start: start, end: end}, nil
+	})
+}
+
+func endString(end float64) string {
+	if end <= 0 {
+		return "end"
+	}
+	return fmt.Sprintf("%gs", end)
+}
+
+type windowed struct {
+	Reader
+	start, end float64
+}
+
+func (r *windowed) Next() (Request, error) {
+	for {
+		q, err := r.Reader.Next()
+		if err != nil {
+			return q, err
+		}
+		if q.Arrival < r.start {
+			continue
+		}
+		if r.end > 0 && q.Arrival >= r.end {
+			return Request{}, io.EOF
+		}
+		q.Arrival -= r.start
+		return q, nil
+	}
+}
+
+// ParseWindow reads a --window value: "START:END", "START:" or ":END" or
+// just "END" (from 0), each a span ParseSeconds accepts ("600", "10m", "1d").
+func ParseWindow(v string) (start, end float64, err error) {
+	a, b, ok := strings.Cut(v, ":")
+	if !ok {
+		a, b = "", v
+	}
+	if a != "" {
+		if start, err = ParseSeconds(a); err != nil || start < 0 {
+			return 0, 0, fmt.Errorf("window start %q: want seconds >= 0 or a duration like 10m", a)
+		}
+	}
+	if b != "" {
+		if end, err = ParseSeconds(b); err != nil || end <= start {
+			return 0, 0, fmt.Errorf("window end %q: want a time after the start (%gs), seconds or a duration like 1h", b, start)
+		}
+	}
+	return start, end, nil
+}
+
+// Sorted reads the whole trace into memory and serves it in arrival order
+// (stable: equal arrivals keep their file order). For traces whose rows are
+// not in order (the readers refuse those otherwise). Readers skip their
+// ordering check under Sorted.
+func Sorted(s Source) (Source, error) {
+	r, err := s.open()
+	if err != nil {
+		return Source{}, err
+	}
+	defer r.Close()
+	if u, ok := r.(interface{ unordered() }); ok {
+		u.unordered()
+	}
+	var reqs []Request
+	for {
+		q, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return Source{}, err
+		}
+		reqs = append(reqs, q)
+	}
+	if len(reqs) > 0 {
+		if lo := slices.MinFunc(reqs, cmpArrival).Arrival; lo < 0 {
+			for i := range reqs {
+				reqs[i].Arrival -= lo // a file whose first row was not its earliest
+			}
+		}
+	}
+	slices.SortStableFunc(reqs, cmpArrival)
+	return FromSlice(s.Name, s.Duration, reqs), nil
+}
+
+func cmpArrival(a, b Request) int {
+	switch {
+	case a.Arrival < b.Arrival:
+		return -1
+	case a.Arrival > b.Arrival:
+		return 1
+	}
+	return 0
+}
