@@ -1,0 +1,129 @@
+package config
+
+import (
+	"time"
+
+	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+)
+
+// Defaults of the keys that have one (docs/config.md lists the same values;
+// a test checks that the documented defaults equal these).
+const (
+	DefaultInterval        = 15 * time.Second
+	DefaultTimeout         = 10 * time.Second
+	DefaultListen          = "0.0.0.0:9105"
+	DefaultQuantile        = 0.95
+	DefaultWindow          = 3 * time.Minute
+	DefaultMin             = 1
+	DefaultZeroCooldown    = 300 * time.Second
+	DefaultScheduleTZ      = "UTC"
+	maxTargetNameLength    = 128
+	maxStabilizationWindow = 3600 // seconds, as the HPA's validation
+	maxPeriodSeconds       = 1800 // seconds, as the HPA's validation
+)
+
+// File is one `infscale serve` configuration file, decoded and validated.
+type File struct {
+	// Prometheus is where signals are read from; nil URL means embedded mode.
+	Prometheus Prometheus `yaml:"prometheus"`
+	// Interval is the decision period (default 15s).
+	Interval model.Duration `yaml:"interval"`
+	// Listen is the HTTP address of /metrics, /healthz, /readyz and
+	// /debug/decisions (default 0.0.0.0:9105); --listen overrides it.
+	Listen string `yaml:"listen"`
+	// Targets are the workloads to decide for, at least one.
+	Targets []Target `yaml:"targets"`
+
+	// Path is the file this was loaded from ("" for in-memory configs).
+	Path string `yaml:"-"`
+}
+
+// Prometheus is the signal source: a Prometheus (or compatible) HTTP API.
+// Auth and TLS keys are Prometheus's own HTTP client config, inline.
+type Prometheus struct {
+	// URL is the base URL of the Prometheus HTTP API, e.g.
+	// http://prometheus:9090. Empty means embedded mode: every target is read
+	// by scraping its `scrape:` URLs directly.
+	URL string `yaml:"url"`
+	// Timeout bounds every query (default 10s).
+	Timeout model.Duration `yaml:"timeout"`
+	// HTTPClientConfig is basic_auth, authorization, oauth2, tls_config,
+	// proxy_url, http_headers, ... exactly as in prometheus.yml.
+	promconfig.HTTPClientConfig `yaml:",inline"`
+}
+
+// Embedded reports whether no Prometheus is configured and targets are
+// scraped directly.
+func (p Prometheus) Embedded() bool { return p.URL == "" }
+
+// Target is one workload (one Deployment) to recommend a replica count for.
+type Target struct {
+	// Name becomes the label target="<name>"; unique; [a-zA-Z0-9_.-]+.
+	Name string `yaml:"name"`
+	// Server is the model-server profile: vllm | llamacpp | sglang.
+	Server string `yaml:"server"`
+	// Selector is a PromQL label-matcher set, e.g. '{namespace="llm",
+	// pod=~"chat-.*"}', injected into every query of this target.
+	Selector string `yaml:"selector"`
+	// Replicas is a PromQL expression giving the current replicas (e.g.
+	// kube_deployment_spec_replicas{...}); optional: without it the current
+	// count is the number of replicas reporting.
+	Replicas string `yaml:"replicas"`
+	// Scrape lists /metrics URLs of the replicas, read in embedded mode only.
+	Scrape []string `yaml:"scrape"`
+	// Metrics are the signals to scale on (the largest recommendation wins).
+	Metrics []Metric `yaml:"metrics"`
+	// Min and Max bound the desired replicas (min default 1, max required).
+	Min *int `yaml:"min"`
+	Max *int `yaml:"max"`
+	// Behavior is autoscaling/v2 HorizontalPodAutoscalerBehavior, verbatim.
+	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior `yaml:"behavior"`
+	// Lookahead projects demand over this horizon (the cold start); 0 = off.
+	Lookahead model.Duration `yaml:"lookahead"`
+	// Zero enables scale to zero behind a request holder; requires min: 0.
+	Zero *Zero `yaml:"zero"`
+	// Schedule raises the floor on a timetable.
+	Schedule []Window `yaml:"schedule"`
+}
+
+// Metric is one signal the target scales on, with its target value.
+type Metric struct {
+	// Type is queue | waiting | running | kv | cpu | ttft.
+	Type string `yaml:"type"`
+	// Target is the per-replica target: requests (queue, waiting, running),
+	// a fraction 0..1 (kv), percent of the CPU request (cpu), or seconds /
+	// a duration such as 2s (ttft).
+	Target Quantity `yaml:"target"`
+	// Quantile is the TTFT quantile (ttft only; default 0.95).
+	Quantile float64 `yaml:"quantile"`
+	// Window is the rate/quantile window (ttft and cpu; default 3m).
+	Window model.Duration `yaml:"window"`
+	// Query replaces the built-in PromQL of this signal (Prometheus mode);
+	// it must return one number for the target.
+	Query string `yaml:"query"`
+}
+
+// Zero is the scale-to-zero block.
+type Zero struct {
+	// Cooldown is how long the target must be idle before going to zero
+	// (KEDA's cooldownPeriod; default 300s).
+	Cooldown model.Duration `yaml:"cooldown"`
+	// Held is a PromQL expression for the requests held in front of the
+	// servers (KEDA HTTP add-on, activator, gateway); required.
+	Held string `yaml:"held"`
+}
+
+// Window is one schedule entry: from each cron firing, for Duration, the
+// desired replicas are at least Min.
+type Window struct {
+	// Cron is a 5-field cron expression (robfig/cron/v3 standard parser).
+	Cron string `yaml:"cron"`
+	// Duration is how long the floor lasts after each firing.
+	Duration model.Duration `yaml:"duration"`
+	// Min is the floor during the window.
+	Min int `yaml:"min"`
+	// Timezone is an IANA zone name (default UTC).
+	Timezone string `yaml:"timezone"`
+}

@@ -1,0 +1,136 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"reflect"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+)
+
+// Load reads, decodes strictly and validates the configuration file at path.
+// On any problem it returns a nil *File and an Errors listing every problem
+// found (unknown keys, wrong types, bad values), each with file:line:col, the
+// key and what is allowed. Read errors are returned as they are (not Errors).
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, path)
+}
+
+// Parse decodes and validates a configuration from data; name is used in
+// error positions (usually the file path). Defaults are applied to keys that
+// are absent; relative file paths in the prometheus HTTP client config are
+// resolved against name's directory.
+func Parse(data []byte, name string) (*File, error) {
+	d := &strictDecoder{file: name, pos: map[string]*token.Position{}, failed: map[string]bool{}}
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		var ye yaml.Error
+		e := Error{File: name, Msg: err.Error()}
+		if errors.As(err, &ye) {
+			e.Msg = ye.GetMessage()
+			if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+				e.Line, e.Column = tk.Position.Line, tk.Position.Column
+			}
+		}
+		return nil, Errors{e}
+	}
+	var body ast.Node
+	for i, doc := range f.Docs {
+		if doc == nil || doc.Body == nil {
+			continue
+		}
+		if body != nil {
+			d.errorf(position(doc.Body), "", "only one YAML document is allowed (document %d)", i+1)
+			break
+		}
+		body = doc.Body
+	}
+	if body == nil {
+		return nil, Errors{{File: name, Msg: "empty configuration: at least `targets:` is required"}}
+	}
+	cfg := &File{Path: name}
+	cfg.Prometheus.HTTPClientConfig = promconfig.DefaultHTTPClientConfig
+	d.decode(body, reflect.ValueOf(cfg).Elem(), "")
+	applyDefaults(cfg)
+	v := &validator{d: d, cfg: cfg, failed: d.failed}
+	d.failed = nil // from here on, errors are the validators' own
+	v.validate()
+	if len(d.errs) > 0 {
+		d.errs.sort()
+		return nil, d.errs
+	}
+	return cfg, nil
+}
+
+// applyDefaults fills keys left absent with the documented defaults.
+func applyDefaults(c *File) {
+	if c.Interval == 0 {
+		c.Interval = model.Duration(DefaultInterval)
+	}
+	if c.Prometheus.Timeout == 0 {
+		c.Prometheus.Timeout = model.Duration(DefaultTimeout)
+	}
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	for i := range c.Targets {
+		t := &c.Targets[i]
+		if t.Server == "" {
+			t.Server = "vllm"
+		}
+		if t.Min == nil {
+			m := DefaultMin
+			t.Min = &m
+		}
+		for j := range t.Metrics {
+			m := &t.Metrics[j]
+			if m.Type == "ttft" && m.Quantile == 0 {
+				m.Quantile = DefaultQuantile
+			}
+			if (m.Type == "ttft" || m.Type == "cpu") && m.Window == 0 {
+				m.Window = model.Duration(DefaultWindow)
+			}
+		}
+		if t.Zero != nil && t.Zero.Cooldown == 0 {
+			t.Zero.Cooldown = model.Duration(DefaultZeroCooldown)
+		}
+		for j := range t.Schedule {
+			if t.Schedule[j].Timezone == "" {
+				t.Schedule[j].Timezone = DefaultScheduleTZ
+			}
+		}
+	}
+}
+
+// IntervalDuration is Interval as a time.Duration.
+func (c *File) IntervalDuration() time.Duration { return time.Duration(c.Interval) }
+
+func (es Errors) sort() {
+	// Stable by position so messages read top to bottom; errors without a
+	// position keep their order at the end.
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && less(es[j], es[j-1]); j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
+	}
+}
+
+func less(a, b Error) bool {
+	if a.Line == 0 || b.Line == 0 {
+		return a.Line != 0 && b.Line == 0
+	}
+	if a.Line != b.Line {
+		return a.Line < b.Line
+	}
+	return a.Column < b.Column
+}

@@ -1,0 +1,285 @@
+package config
+
+import (
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
+	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+)
+
+// strictDecoder walks a YAML AST alongside a Go value and decodes every key it
+// can, collecting every problem (unknown key, wrong type, bad scalar) with its
+// position instead of stopping at the first, as Prometheus's rulefmt does.
+// Leaves (types with their own unmarshaler, scalars, maps) are decoded by
+// goccy/go-yaml in strict mode.
+type strictDecoder struct {
+	file string
+	errs Errors
+	// pos maps a key path (targets[0].metrics[1].type) to the position of
+	// its value, for the validators that run after decoding.
+	pos map[string]*token.Position
+	// failed holds the key paths whose value could not be decoded; the
+	// validators stay quiet about them (one message per mistake).
+	failed map[string]bool
+}
+
+var (
+	bytesUnmarshaler     = reflect.TypeFor[yaml.BytesUnmarshaler]()
+	interfaceUnmarshaler = reflect.TypeFor[yaml.InterfaceUnmarshaler]()
+	jsonUnmarshaler      = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler      = reflect.TypeFor[encoding.TextUnmarshaler]()
+	// walkedTypes have an unmarshaler but are walked key by key so that
+	// every unknown key inside them is reported with its position.
+	walkedTypes = map[reflect.Type]bool{
+		reflect.TypeFor[promconfig.HTTPClientConfig](): true,
+		reflect.TypeFor[Prometheus]():                  true, // embeds HTTPClientConfig, inheriting its UnmarshalYAML
+	}
+)
+
+func (d *strictDecoder) errorf(pos *token.Position, key, format string, args ...any) {
+	e := Error{File: d.file, Key: key, Msg: fmt.Sprintf(format, args...)}
+	if pos != nil {
+		e.Line, e.Column = pos.Line, pos.Column
+	}
+	d.errs = append(d.errs, e)
+	if d.failed != nil {
+		d.failed[key] = true
+	}
+}
+
+func position(n ast.Node) *token.Position {
+	if n == nil || n.GetToken() == nil {
+		return nil
+	}
+	return n.GetToken().Position
+}
+
+// field is a struct field reachable under a YAML key (through inline structs).
+type field struct {
+	index []int
+	typ   reflect.Type
+}
+
+// fieldsOf lists the YAML keys of struct type t, flattening `,inline` fields;
+// the key is the yaml tag, else the json tag, else the lowercased Go name
+// (goccy/go-yaml's rule).
+func fieldsOf(t reflect.Type) map[string]field {
+	out := map[string]field{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		if tag == "" {
+			tag = f.Tag.Get("json")
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if strings.Contains(opts, "inline") && f.Type.Kind() == reflect.Struct {
+			for k, sub := range fieldsOf(f.Type) {
+				out[k] = field{index: append([]int{i}, sub.index...), typ: sub.typ}
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out[name] = field{index: []int{i}, typ: f.Type}
+	}
+	return out
+}
+
+func isLeaf(t reflect.Type) bool {
+	if walkedTypes[t] {
+		return false
+	}
+	pt := reflect.PointerTo(t)
+	for _, u := range []reflect.Type{bytesUnmarshaler, interfaceUnmarshaler, jsonUnmarshaler, textUnmarshaler} {
+		if pt.Implements(u) {
+			return true
+		}
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Slice, reflect.Pointer:
+		return false
+	}
+	return true
+}
+
+func childPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// unwrap removes anchors and tags; aliases are refused (rare in configs and
+// their errors would point at the anchor).
+func (d *strictDecoder) unwrap(n ast.Node, path string) (ast.Node, bool) {
+	for {
+		switch v := n.(type) {
+		case *ast.AnchorNode:
+			n = v.Value
+		case *ast.TagNode:
+			n = v.Value
+		case *ast.AliasNode:
+			d.errorf(position(n), path, "aliases (*name) are not supported; repeat the value")
+			return nil, false
+		default:
+			return n, true
+		}
+	}
+}
+
+// decode fills v (addressable) from n, recording problems under path.
+func (d *strictDecoder) decode(n ast.Node, v reflect.Value, path string) {
+	n, ok := d.unwrap(n, path)
+	if !ok || n == nil {
+		return
+	}
+	if path != "" {
+		d.pos[path] = position(n)
+	}
+	if n.Type() == ast.NullType {
+		return // absent value: keep the zero value / default
+	}
+	t := v.Type()
+	switch {
+	case isLeaf(t):
+		d.leaf(n, v, path)
+	case t.Kind() == reflect.Pointer:
+		nv := reflect.New(t.Elem())
+		if !v.IsNil() {
+			nv.Elem().Set(v.Elem())
+		}
+		d.decode(n, nv.Elem(), path)
+		v.Set(nv)
+	case t.Kind() == reflect.Slice:
+		seq, ok := n.(*ast.SequenceNode)
+		if !ok {
+			d.errorf(position(n), path, "expected a list, got %s", describe(n))
+			return
+		}
+		s := reflect.MakeSlice(t, len(seq.Values), len(seq.Values))
+		for i, item := range seq.Values {
+			d.decode(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		}
+		v.Set(s)
+	case t.Kind() == reflect.Struct:
+		d.mapping(n, v, path)
+	default:
+		d.leaf(n, v, path)
+	}
+}
+
+func (d *strictDecoder) mapping(n ast.Node, v reflect.Value, path string) {
+	fields := fieldsOf(v.Type())
+	mn, ok := n.(ast.MapNode)
+	if !ok {
+		d.errorf(position(n), path, "expected a mapping with keys %s, got %s", keyList(fields), describe(n))
+		return
+	}
+	seen := map[string]bool{}
+	it := mn.MapRange()
+	for it.Next() {
+		kn := it.Key()
+		key := strings.TrimSpace(kn.String())
+		if s, err := strconv.Unquote(key); err == nil {
+			key = s
+		}
+		kp := childPath(path, key)
+		f, known := fields[key]
+		if !known {
+			d.errorf(position(kn), kp, "unknown key; allowed here: %s", keyList(fields))
+			continue
+		}
+		if seen[key] {
+			d.errorf(position(kn), kp, "key given twice")
+			continue
+		}
+		seen[key] = true
+		d.pos[kp] = position(kn)
+		d.decode(it.Value(), fieldByIndex(v, f.index), kp)
+	}
+}
+
+func fieldByIndex(v reflect.Value, index []int) reflect.Value {
+	for _, i := range index {
+		v = v.Field(i)
+	}
+	return v
+}
+
+func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
+	opts := []yaml.DecodeOption{yaml.Strict()}
+	pt := reflect.PointerTo(v.Type())
+	if pt.Implements(jsonUnmarshaler) && !pt.Implements(bytesUnmarshaler) && !pt.Implements(interfaceUnmarshaler) {
+		opts = append(opts, yaml.UseJSONUnmarshaler())
+	}
+	if err := yaml.NodeToValue(n, v.Addr().Interface(), opts...); err != nil {
+		pos := position(n)
+		msg := err.Error()
+		var ye yaml.Error
+		if errors.As(err, &ye) {
+			msg = ye.GetMessage()
+			if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+				pos = tk.Position
+			}
+		}
+		d.errorf(pos, path, "%s; expected %s", strings.TrimSpace(msg), expected(v.Type()))
+	}
+}
+
+// expected names what a leaf of type t accepts, for error messages.
+func expected(t reflect.Type) string {
+	switch t {
+	case reflect.TypeFor[model.Duration]():
+		return "a duration such as 15s, 3m or 1h30m"
+	case reflect.TypeFor[Quantity]():
+		return "a number or a duration such as 2s"
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Float64, reflect.Float32:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	}
+	return "a value of type " + t.String()
+}
+
+func keyList(fields map[string]field) string {
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ", ")
+}
+
+func describe(n ast.Node) string {
+	switch n.Type() {
+	case ast.MappingType, ast.MappingValueType:
+		return "a mapping"
+	case ast.SequenceType:
+		return "a list"
+	default:
+		return fmt.Sprintf("%q", n.String())
+	}
+}
