@@ -135,7 +135,10 @@ const (
 	// CalibratedStepOverhead is the fixed per-step time fitted to vLLM's
 	// nightly latency benchmark (Llama-3.1-8B, batch 8, on H100, A100 and
 	// H200): what one decode step costs beyond reading weights and KV.
-	CalibratedStepOverhead = 900 * time.Microsecond
+	CalibratedStepOverhead = 1500 * time.Microsecond
+	// CalibratedBandwidthEfficiency is the fraction of peak memory bandwidth
+	// a decode step achieves, fitted with CalibratedStepOverhead.
+	CalibratedBandwidthEfficiency = 0.77
 	// CalibratedReserveBytes is vLLM's profiled non-KV memory on an H100
 	// serving an 8B model: non_torch_memory 1.79 GiB + PyTorch activation
 	// peak 1.26 GiB (vllm-project/vllm PR #10511's profiler log).
@@ -154,6 +157,7 @@ func Calibrated() Config {
 	c.WeightDType = DTypeBF16
 	c.ReserveBytes = CalibratedReserveBytes
 	c.StepOverhead = CalibratedStepOverhead
+	c.BandwidthEfficiency = CalibratedBandwidthEfficiency
 	c.MaxNumSeqs = CalibratedMaxNumSeqs
 	return c
 }

@@ -1,0 +1,230 @@
+package replica
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestModelParams checks the shape-derived parameter counts against the
+// figures the model publishers give (safetensors totals on the Hugging Face
+// model pages, or the model cards' rounded figures).
+func TestModelParams(t *testing.T) {
+	for _, tc := range []struct {
+		model  string
+		want   float64 // published total
+		tol    float64 // absolute: 0 for exact totals, half the last digit for rounded ones
+		source string
+	}{
+		// Llama-2-7b-hf: 6,738,415,616 (safetensors total on the model page).
+		// By hand: embed+lm_head 2 × 32000 × 4096 = 262,144,000; per layer
+		// 4 × 4096² + 3 × 4096 × 11008 + 2 × 4096 = 67,108,864 + 135,266,304
+		// + 8,192 = 202,383,360; × 32 = 6,476,267,520; + 4096 final norm.
+		{"llama-2-7b", 6738415616, 0, "HF safetensors total"},
+		// Meta-Llama-3-8B: 8,030,261,248.
+		{"llama-3-8b", 8030261248, 0, "HF safetensors total"},
+		{"llama-3.1-8b", 8030261248, 0, "HF safetensors total"},
+		// Llama-3.1-70B: 70,553,706,496.
+		{"llama-3.1-70b", 70553706496, 0, "HF safetensors total"},
+		// Mistral-7B-v0.1: 7,241,732,096.
+		{"mistral-7b", 7241732096, 0, "HF safetensors total"},
+		// Qwen2.5-7B-Instruct model card: "Number of Parameters: 7.61B"
+		// (truncated; the Hugging Face page rounds the same total to 7.62B).
+		{"qwen2.5-7b", 7.61e9, 0.01e9, "model card"},
+		// Qwen2.5-72B-Instruct model card: "Number of Parameters: 72.7B".
+		{"qwen2.5-72b", 72.7e9, 0.05e9, "model card"},
+		// Qwen3-8B model card: "Number of Parameters: 8.2B".
+		{"qwen3-8b", 8.2e9, 0.05e9, "model card"},
+		// Mixtral: "46.7B total parameters" (mistral.ai/news/mixtral-of-experts).
+		{"mixtral-8x7b", 46.7e9, 0.05e9, "Mistral announcement"},
+	} {
+		m, err := LookupModel(tc.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Params(); math.Abs(got-tc.want) > tc.tol {
+			t.Errorf("%s Params = %.0f, want %.0f ± %.0f (%s)", tc.model, got, tc.want, tc.tol, tc.source)
+		}
+	}
+	// Mixtral active: "only uses 12.9B per token": 32 layers × (attention
+	// 41,943,040 + norms 8,192 + router 32,768 + 2 experts × 176,160,768)
+	// + 262,148,096 embeddings = 12,879,925,248.
+	m, _ := LookupModel("mixtral-8x7b")
+	if got := m.ActiveParams(); math.Abs(got-12.9e9) > 0.05e9 {
+		t.Errorf("mixtral ActiveParams = %.0f, want 12.9e9", got)
+	}
+	d, _ := LookupModel("llama-3-8b")
+	if d.ActiveParams() != d.Params() {
+		t.Errorf("dense model ActiveParams %v != Params %v", d.ActiveParams(), d.Params())
+	}
+}
+
+func TestKVBytesPerToken(t *testing.T) {
+	for _, tc := range []struct {
+		model string
+		kv    DType
+		want  float64
+	}{
+		{"llama-3-8b", DTypeFP16, 131072},   // 2 × 32 × 8 × 128 × 2
+		{"llama-2-7b", DTypeFP16, 524288},   // 2 × 32 × 32 × 128 × 2
+		{"qwen2.5-7b", DTypeBF16, 57344},    // 2 × 28 × 4 × 128 × 2
+		{"qwen3-8b", DTypeBF16, 147456},     // 2 × 36 × 8 × 128 × 2
+		{"llama-3.1-70b", DTypeFP8, 163840}, // 2 × 80 × 8 × 128 × 1
+	} {
+		m, _ := LookupModel(tc.model)
+		if got := m.KVBytesPerToken(tc.kv); got != tc.want {
+			t.Errorf("%s KVBytesPerToken(%s) = %v, want %v", tc.model, tc.kv, got, tc.want)
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	if m, err := LookupModel("meta-llama/Llama-3.1-8B-Instruct"); err != nil || m.Name != "llama-3.1-8b" {
+		t.Errorf("LookupModel(HF repo) = %v, %v", m.Name, err)
+	}
+	if g, err := LookupGPU("H100"); err != nil || g.Name != "h100-sxm" {
+		t.Errorf("LookupGPU(H100) = %v, %v", g.Name, err)
+	}
+	_, err := LookupGPU("v100")
+	if err == nil || !strings.Contains(err.Error(), "h100-sxm") {
+		t.Errorf("LookupGPU(v100) error %v should list the allowed names", err)
+	}
+	_, err = LookupModel("gpt-5")
+	if err == nil || !strings.Contains(err.Error(), "llama-3-8b") {
+		t.Errorf("LookupModel(gpt-5) error %v should list the allowed names", err)
+	}
+	if _, err := ParseDType("float16"); err != nil {
+		t.Error(err)
+	}
+	if _, err := ParseDType("fp4"); err == nil || !strings.Contains(err.Error(), "int4") {
+		t.Errorf("ParseDType(fp4) error %v should list the allowed names", err)
+	}
+	if len(GPUs()) < 10 || len(Models()) < 9 {
+		t.Errorf("catalogs too small: %d GPUs, %d models", len(GPUs()), len(Models()))
+	}
+}
+
+// TestValidateCollectsAll: every bad field is reported, not just the first.
+func TestValidateCollectsAll(t *testing.T) {
+	c := DefaultConfig()
+	c.TP = 0
+	c.MemoryUtilization = 1.5
+	c.MFU = 0
+	c.MaxNumSeqs = 0
+	c.CPURequestCores = -1
+	c.WeightDType = DTypeAuto
+	err := c.Validate()
+	if err == nil {
+		t.Fatal("Validate: nil error for a bad config")
+	}
+	for _, field := range []string{"tp", "memory-utilization", "mfu", "max-num-seqs", "cpu-request", "dtype"} {
+		if !strings.Contains(err.Error(), field+":") {
+			t.Errorf("Validate error lacks %q:\n%v", field, err)
+		}
+	}
+	var fe *FieldError
+	if !errors.As(err, &fe) {
+		t.Errorf("Validate error %T does not unwrap to *FieldError", err)
+	}
+	if _, err := New(c); err == nil {
+		t.Error("New accepted an invalid config")
+	}
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Errorf("DefaultConfig invalid: %v", err)
+	}
+	if err := Calibrated().Validate(); err != nil {
+		t.Errorf("Calibrated invalid: %v", err)
+	}
+}
+
+// TestDoesNotFit: Llama-3.1-70B in BF16 (70e9 × 2 = 140 GB) cannot fit one
+// 80 GB GPU (72 GB usable), but fits four: 4 × (72 − 4) − 140 = 132 GB free.
+func TestDoesNotFit(t *testing.T) {
+	c := DefaultConfig()
+	c.Model, _ = LookupModel("llama-3.1-70b")
+	if _, err := New(c); !errors.Is(err, ErrDoesNotFit) {
+		t.Fatalf("New(70B on 1 GPU) error = %v, want ErrDoesNotFit", err)
+	}
+	c.TP = 4
+	r, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "KVFreeBytes", r.KVFreeBytes(), 132e9, 1)
+	// 163840 B/token in FP16 doubles to 2 × 80 × 8 × 128 × 2 = 327680;
+	// 8 KV heads over 4 GPUs is 2 each, nothing replicated.
+	near(t, "KVBytesPerToken", r.KVBytesPerToken(), 327680, 0)
+}
+
+// TestTensorParallel: TP 2 on the reference doubles memory, bandwidth and
+// FLOPS. Free KV = 2 × (72 − 4) − 16 = 120 GB; prefill 2 × 24750 = 49500
+// tokens/s; step at batch 1, 1000 tokens = 16.131072e9 / (2 × 2.345e12).
+func TestTensorParallel(t *testing.T) {
+	c := DefaultConfig()
+	c.TP = 2
+	r, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "KVFreeBytes", r.KVFreeBytes(), 120e9, 1)
+	near(t, "PrefillTokensPerSecond", r.PrefillTokensPerSecond(), 49500, 1e-6)
+	near(t, "StepTime", r.StepTime(1, 1000), 16.131072e9/4.69e12, 1e-12)
+	// 8 KV heads on 16 GPUs: each GPU still holds one, so the cache per token
+	// doubles: 2 × 32 × 16 × 128 × 2 = 262144.
+	c.TP = 16
+	r, err = New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "KVBytesPerToken(tp 16)", r.KVBytesPerToken(), 262144, 0)
+}
+
+// TestDTypes: FP8 weights halve the weights and use FP8 FLOPS; KV auto
+// follows 16-bit weights and falls back to bf16 for quantised ones.
+func TestDTypes(t *testing.T) {
+	c := DefaultConfig()
+	c.WeightDType = DTypeFP8
+	r, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 8e9 × 1 byte = 8 GB; 1979e12 × 0.4 / 16e9 = 49475 tokens/s.
+	near(t, "WeightsBytes", r.WeightsBytes(), 8e9, 1)
+	near(t, "PrefillTokensPerSecond", r.PrefillTokensPerSecond(), 49475, 1e-6)
+	if r.KVDType() != DTypeBF16 {
+		t.Errorf("KV auto with fp8 weights = %s, want bf16", r.KVDType())
+	}
+	c.KVDType = DTypeFP8
+	r, _ = New(c)
+	// 2 × 32 × 8 × 128 × 1 = 65536.
+	near(t, "KVBytesPerToken(fp8)", r.KVBytesPerToken(), 65536, 0)
+	// Ampere has no FP8 tensor cores: A100 FP8 prefill runs at the BF16
+	// rate, 312e12 × 0.4 / 16e9 = 7800 tokens/s.
+	c.GPU, _ = LookupGPU("a100-80gb")
+	r, _ = New(c)
+	near(t, "A100 fp8 prefill", r.PrefillTokensPerSecond(), 7800, 1e-6)
+}
+
+// TestMoEStep: Mixtral at batch 1 reads the non-expert weights and, in
+// expectation, 2 of 8 experts; at large batch nearly all 8.
+func TestMoEStep(t *testing.T) {
+	c := DefaultConfig()
+	c.Model, _ = LookupModel("mixtral-8x7b")
+	c.TP = 2
+	r, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.Model
+	scale := m.NominalParams / m.Params()
+	expert := m.ExpertParams() * scale * 2 // bytes
+	dense := (m.Params() - m.ExpertParams()) * scale * 2
+	bw := 2 * 3.35e12 * 0.7
+	// Batch 1: fraction touched 1 − (1 − 2/8)^1 = 0.25.
+	near(t, "StepTime(1, 0)", r.StepTime(1, 0), (dense+0.25*expert)/bw, 1e-12)
+	// Batch 10: 1 − 0.75^10 = 0.943686.
+	near(t, "StepTime(10, 0)", r.StepTime(10, 0), (dense+(1-math.Pow(0.75, 10))*expert)/bw, 1e-12)
+	// Beyond the precomputed table the same formula applies.
+	near(t, "StepTime(1000, 0)", r.StepTime(1000, 0), math.Max((dense+expert)/bw, 1000*r.PrefillTime(1)), 1e-9)
+}
