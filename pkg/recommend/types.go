@@ -35,7 +35,9 @@ type Observation struct {
 	// Current is the replicas the workload runs now (the scale target's spec).
 	Current int
 	// Reporting is how many replicas reported the per-replica signals; it is
-	// the denominator of utilisation averages. 0 means "use Current".
+	// the denominator of utilisation averages. 0 means "use Current". When
+	// 0 < Reporting < Current the HPA's missing-pods rule applies (see
+	// raw.go).
 	Reporting int
 	// Running and Waiting are totals over replicas, in requests.
 	Running, Waiting float64
@@ -52,8 +54,228 @@ type Observation struct {
 	TTFT float64
 }
 
-// behaviorType keeps the HPA behavior import in the contract; the policy
-// decodes the HPA's own autoscaling/v2 behavior rather than re-declaring it.
-type behaviorType = autoscalingv2.HorizontalPodAutoscalerBehavior
+// Metric is one signal of a Policy with its target.
+type Metric struct {
+	// Signal is what is measured.
+	Signal Signal
+	// Target is the value one replica should carry: requests per replica for
+	// queue, waiting and running (AverageValue); a fraction 0..1 for kv and a
+	// percentage of the CPU request for cpu (Utilization); seconds for ttft.
+	// It must be finite and > 0 (kv also <= 1).
+	Target float64
+}
 
-var _ = time.Second
+// Tolerance is the HPA's dead band around a usage ratio of 1, per direction
+// (Kubernetes >= 1.33 semantics): a ratio r with 1-Down <= r <= 1+Up keeps
+// the current replicas. Both are fractions >= 0 (0.1 is 10%).
+type Tolerance struct {
+	Up, Down float64
+}
+
+// DefaultTolerance is the HPA's default (the controller's
+// --horizontal-pod-autoscaler-tolerance), 10% each way.
+var DefaultTolerance = Tolerance{Up: 0.1, Down: 0.1}
+
+// Zero enables scale to zero with KEDA semantics (only with Policy.Min 0):
+// after Cooldown without any observed activity the last replica is removed,
+// whatever the stabilisation windows and rate limits say.
+type Zero struct {
+	// Cooldown is KEDA's cooldownPeriod: how long the target must have been
+	// idle (running + waiting + held all 0) before it goes to zero.
+	Cooldown time.Duration
+}
+
+// DefaultZeroCooldown is KEDA's default cooldownPeriod (300 s), used when a
+// policy has Min 0 and no Zero.
+const DefaultZeroCooldown = 300 * time.Second
+
+// ScheduleWindow raises the minimum while a cron window is active: from each
+// time Cron fires, for Duration, the floor is Min.
+type ScheduleWindow struct {
+	// Cron is a standard 5-field cron expression (minute hour day-of-month
+	// month day-of-week, robfig/cron/v3 ParseStandard, also @daily etc.).
+	Cron string
+	// Duration is how long the window lasts after each firing (> 0).
+	Duration time.Duration
+	// Min is the replica floor while the window is active (>= 0, <= Policy.Max).
+	Min int
+	// Location is the IANA time zone the cron is read in ("" is UTC).
+	Location string
+}
+
+// Policy is what to scale on and how: metrics with targets, bounds, the
+// HPA's tolerance and behavior, and what the HPA lacks (lookahead, scale to
+// zero, a schedule floor). Call Validate before the first Decide: it reports
+// every problem and prepares the policy (defaults, compiled schedules).
+// A validated Policy is read-only in Decide and may be shared.
+type Policy struct {
+	// Metrics are the signals; the largest recommendation wins (>= 1).
+	Metrics []Metric
+	// Min and Max bound the desired replicas (0 <= Min <= Max, Max >= 1).
+	// Min 0 enables scale to zero (see Zero).
+	Min, Max int
+	// Tolerance is the dead band; nil means the behavior's
+	// scaleUp/scaleDown.tolerance when set, else DefaultTolerance.
+	Tolerance *Tolerance
+	// Behavior is the HPA's own autoscaling/v2 behavior; unset fields take
+	// the HPA defaults (Validate fills them): scaleUp window 0 s, policies
+	// Pods 4 and Percent 100 per 15 s, selectPolicy Max; scaleDown window
+	// 300 s, Percent 100 per 15 s, selectPolicy Max.
+	Behavior autoscalingv2.HorizontalPodAutoscalerBehavior
+	// Lookahead is the horizon demand is projected over (typically the cold
+	// start); 0 disables it. See lookahead.go for the formula.
+	Lookahead time.Duration
+	// Zero configures scale to zero; only with Min 0 (nil then means
+	// DefaultZeroCooldown).
+	Zero *Zero
+	// Schedule raises Min while a window is active.
+	Schedule []ScheduleWindow
+
+	// prepared by Validate (or lazily by Decide):
+	prepared             bool
+	tol                  Tolerance
+	windows              []compiledWindow
+	upWindow, downWindow time.Duration // stabilizationWindowSeconds
+	upPeriod, downPeriod time.Duration // longest periodSeconds, for pruning events
+	cooldown             time.Duration // scale-to-zero cooldown
+	demandMetric         int           // index of the first additive metric, -1 if none
+}
+
+// Reason says which step decided a Decision (or a Step).
+type Reason int
+
+// The reasons, see String for their names.
+const (
+	// ReasonMetric: the metrics' recommendation was applied as is.
+	ReasonMetric Reason = iota + 1
+	// ReasonTolerance: the usage ratio was within the tolerance band, current kept.
+	ReasonTolerance
+	// ReasonStabilized: a stabilisation window held the recommendation.
+	ReasonStabilized
+	// ReasonRateLimited: a behavior policy (Pods/Percent per period) limited the change.
+	ReasonRateLimited
+	// ReasonMin: raised to Min.
+	ReasonMin
+	// ReasonMax: lowered to Max.
+	ReasonMax
+	// ReasonIdleToZero: idle for the cooldown, scaled to (or stayed at) zero.
+	ReasonIdleToZero
+	// ReasonActivate: held requests activate a target at zero.
+	ReasonActivate
+	// ReasonSchedule: a schedule window raised the floor.
+	ReasonSchedule
+	// ReasonNoData: no metric was valid, current kept.
+	ReasonNoData
+	// ReasonLookahead: the projected demand asked for more than the present one.
+	ReasonLookahead
+	// ReasonPartialData: some metric was unknown, so a scale-down was withheld
+	// (the HPA's missing-data rule).
+	ReasonPartialData
+	// ReasonCooldown: idle with Min 0, but the cooldown has not elapsed yet, so
+	// the last replica stays.
+	ReasonCooldown
+)
+
+// Step is one stage of the pipeline: the replica count after it, why, and
+// the arithmetic in words.
+type Step struct {
+	Reason Reason `json:"reason"`
+	// Value is the replica count after this step.
+	Value int `json:"value"`
+	// Text is the arithmetic, e.g. "queue 12 / target 4 per replica = 3".
+	Text string `json:"text"`
+}
+
+// Raw is one metric's part of a decision.
+type Raw struct {
+	Signal Signal `json:"signal"`
+	// Value is the observed signal (total requests for queue/waiting/running,
+	// mean over reporting replicas for kv/cpu, seconds for ttft); NaN when
+	// unknown (JSON null).
+	Value float64 `json:"value"`
+	// Target is the metric's target.
+	Target float64 `json:"target"`
+	// Ratio is the HPA usage ratio value/(target × replicas) (or value/target
+	// for utilisation and ttft); NaN when unknown.
+	Ratio float64 `json:"ratio"`
+	// Replicas is the plain recommendation before tolerance, e.g. ceil(total/target).
+	Replicas int `json:"replicas"`
+	// Desired is the recommendation after tolerance (Current when inside the band).
+	Desired int `json:"desired"`
+	// Valid is false when the signal was unknown.
+	Valid bool `json:"valid"`
+}
+
+// Decision is the outcome of Decide.
+type Decision struct {
+	// Desired is the recommended replica count, Min..Max (or 0 with scale to zero).
+	Desired int `json:"desired"`
+	// Current is Observation.Current.
+	Current int `json:"current"`
+	// Reason is the step that decided Desired.
+	Reason Reason `json:"reason"`
+	// Raw is the per-metric part, in Policy.Metrics order (JSON: an object
+	// keyed by signal name).
+	Raw RawResults `json:"raw"`
+	// Steps are the pipeline stages in order.
+	Steps []Step `json:"steps"`
+}
+
+// RawResults is Decision.Raw; it marshals to a JSON object keyed by signal.
+type RawResults []Raw
+
+// TimedReplicas is a replica recommendation at an instant.
+type TimedReplicas struct {
+	At       time.Time `json:"at"`
+	Replicas int       `json:"replicas"`
+}
+
+// ScaleEvent is a change of the desired output: Change replicas (> 0) added
+// (in State.ScaleUpEvents) or removed (in State.ScaleDownEvents) at At.
+type ScaleEvent struct {
+	At     time.Time `json:"at"`
+	Change int       `json:"change"`
+}
+
+// DemandSample is the total demand of the first additive metric at an
+// instant, in requests (for lookahead).
+type DemandSample struct {
+	At     time.Time `json:"at"`
+	Demand float64   `json:"demand"`
+}
+
+// State is what Decide remembers between calls for one target, like the HPA
+// controller's in-memory recommendations and scale events. It is
+// JSON-serialisable (decide --state, serve's restart safety) and bounded:
+// Decide prunes what the longest window no longer needs. The zero State is a
+// fresh start.
+type State struct {
+	// Recommendations are the unstabilised recommendations (HPA:
+	// timestampedRecommendation), oldest first, kept for the longer
+	// stabilisation window.
+	Recommendations []TimedReplicas `json:"recommendations"`
+	// ScaleUpEvents and ScaleDownEvents are changes of infscale's own desired
+	// output (see Decide), kept for the longest policy period.
+	ScaleUpEvents   []ScaleEvent `json:"scale_up_events"`
+	ScaleDownEvents []ScaleEvent `json:"scale_down_events"`
+	// Demand is the recent demand, kept for twice the lookahead.
+	Demand []DemandSample `json:"demand"`
+	// FirstSeen is the first observation; LastActive the last one with
+	// activity (running, waiting or held > 0). Zero when none.
+	FirstSeen  time.Time `json:"first_seen"`
+	LastActive time.Time `json:"last_active"`
+	// LastDesired is the previous Decision.Desired, valid when LastAt is not zero.
+	LastDesired int       `json:"last_desired"`
+	LastAt      time.Time `json:"last_at"`
+}
+
+// ReplicaSample is one replica's signals as read from its /metrics page;
+// NaN when unknown.
+type ReplicaSample struct {
+	// Running and Waiting are the replica's requests (summed over its engines).
+	Running, Waiting float64
+	// KV is the replica's KV-cache usage, a fraction (the max over its engines).
+	KV float64
+	// CPU is the replica's CPU as a percentage of its request.
+	CPU float64
+}

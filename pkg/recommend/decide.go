@@ -1,0 +1,181 @@
+package recommend
+
+import "time"
+
+// Decide computes the desired replicas for one observation at now, updating
+// st (nil: a throw-away fresh state). It never reads the clock and does no
+// I/O. The pipeline, each stage recorded as a Step:
+//
+//  1. raw per metric (rawFor) with its tolerance (Tolerance.within);
+//  2. several metrics: the largest wins; no valid metric keeps current
+//     (no-data);
+//  3. lookahead raises the recommendation to the projected demand's (project);
+//  4. any metric unknown and the result below current: keep current
+//     (partial-data) — the HPA's rule, it never scales down on partial data;
+//  5. at zero replicas: held requests activate (activate), none stay at zero;
+//  6. stabilisation windows (stabilize);
+//  7. rate limits and min/max (rateLimit), then the floor: Min raised by an
+//     active schedule window, and 1 while the scale-to-zero cooldown runs;
+//  8. scale to zero after the cooldown (idle-to-zero), regardless of windows
+//     and rate limits, as KEDA does.
+//
+// Scale events for the rate limits are changes of infscale's own output (the
+// previous Decision.Desired → this one), not of Observation.Current: the
+// HPA records an event when it changes spec.replicas, and infscale's output
+// is that spec for its consumer. Were events recorded from Current, a
+// consumer that lags (still at 1 while infscale says 3) would be counted
+// again at every decision until it catches up. The period start of a policy
+// is computed from Observation.Current, as the HPA computes it from the
+// replicas it reads.
+//
+// Decision.Reason is the reason of the last step that changed the value.
+// Decide allocates the Decision's slices; DecideInto reuses them.
+func Decide(p *Policy, obs Observation, st *State, now time.Time) Decision {
+	var d Decision
+	DecideInto(&d, p, obs, st, now)
+	return d
+}
+
+// DecideInto is Decide writing into d, reusing d.Raw and d.Steps (for the
+// replay simulator's hot loop).
+func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Time) {
+	p.prepare()
+	if st == nil {
+		st = new(State)
+	}
+	cur := max(obs.Current, 0)
+	d.Current, d.Desired, d.Reason = obs.Current, cur, 0
+	d.Raw, d.Steps = d.Raw[:0], d.Steps[:0]
+
+	active, activityKnown := activity(obs, cur)
+	trackIdle(st, active, now)
+	floor, byWindow := p.floor(now)
+
+	// 1-2. per metric, the largest wins.
+	rec, reason, valid, invalid := cur, Reason(0), 0, 0
+	for _, m := range p.Metrics {
+		r, why, text := rawFor(m, obs, cur, p.tol)
+		d.Raw = append(d.Raw, r)
+		d.step(why, r.Desired, text)
+		if !r.Valid {
+			invalid++
+			continue
+		}
+		if valid == 0 || r.Desired > rec {
+			rec, reason = r.Desired, why
+		}
+		valid++
+	}
+	if valid == 0 {
+		p.finish(d, st, cur, ReasonNoData, "no metric is known: keep current "+itoa(cur), now)
+		return
+	}
+	if valid > 1 {
+		d.step(reason, rec, "largest of the metrics' recommendations = "+itoa(rec))
+	}
+
+	// 3. lookahead on the first additive metric's demand.
+	if p.Lookahead > 0 && p.demandMetric >= 0 && d.Raw[p.demandMetric].Valid {
+		la, text := p.lookahead(st, p.Metrics[p.demandMetric], d.Raw[p.demandMetric].Value, cur, now)
+		if la > rec {
+			rec, reason = la, ReasonLookahead
+			text += ": raises " + itoa(rec)
+		} else {
+			text += ": no more than " + itoa(rec)
+		}
+		d.step(reason, rec, text)
+	}
+
+	// 4. missing data never scales down.
+	if invalid > 0 && rec < cur {
+		p.finish(d, st, cur, ReasonPartialData, "partial data: "+itoa(invalid)+" metric(s) unknown, no scale-down from "+itoa(cur)+" to "+itoa(rec), now)
+		return
+	}
+
+	// 5. at zero replicas.
+	if cur == 0 {
+		if !active {
+			if floor == 0 {
+				p.finish(d, st, 0, ReasonIdleToZero, "no requests held at zero replicas: stay at 0", now)
+				return
+			}
+		} else {
+			n, text := p.activation(obs)
+			rec, reason = max(rec, n), ReasonActivate
+			d.step(reason, rec, text)
+		}
+	}
+
+	// 6. stabilisation.
+	out, text := p.stabilize(st, rec, cur, now)
+	if out != rec {
+		reason = ReasonStabilized
+	}
+	d.step(ReasonStabilized, out, text)
+
+	// 7. rate limits, min/max, floors.
+	b := bounds{lo: floor, hi: p.Max, loReason: ReasonMin, hiReason: ReasonMax, loText: "min " + itoa(floor)}
+	if byWindow != nil {
+		b.loReason, b.loText = ReasonSchedule, "schedule "+byWindow.text+" raises min to "+itoa(floor)
+	}
+	zeroing := floor == 0
+	if zeroing {
+		// The last replica goes only by the cooldown (step 8), as under KEDA,
+		// which keeps the HPA's minReplicas at 1.
+		b.lo, b.loReason, b.loText = 1, ReasonCooldown, "scale to zero: the last replica goes only after the cooldown, floor 1"
+	}
+	if limited, why, text := p.rateLimit(st, out, cur, b, now); text != "" {
+		if limited != out {
+			out, reason = limited, why
+		}
+		if why == 0 {
+			why = ReasonRateLimited // the limits did not bind: explain them anyway
+		}
+		d.step(why, out, text)
+	}
+	if out < b.lo {
+		out, reason = b.lo, b.loReason
+		d.step(reason, out, b.loText+": raised to "+itoa(out))
+	}
+	if out > b.hi {
+		out, reason = b.hi, ReasonMax
+		d.step(reason, out, "max "+itoa(b.hi)+": lowered to "+itoa(out))
+	}
+
+	// 8. scale to zero after the cooldown.
+	if zeroing && cur > 0 && activityKnown && !active {
+		idle, since := idleFor(st, now)
+		if idle >= p.cooldown && out <= 1 {
+			p.finish(d, st, 0, ReasonIdleToZero, "scale to zero: idle "+secs(idle)+" since "+since+" >= cooldown "+secs(p.cooldown)+": 0", now)
+			return
+		}
+		if out == 1 {
+			reason = ReasonCooldown
+			d.step(reason, out, "scale to zero: idle "+secs(idle)+" since "+since+" < cooldown "+secs(p.cooldown)+": keep 1")
+		}
+	}
+	p.finish(d, st, out, reason, "", now)
+}
+
+// step appends a pipeline stage.
+func (d *Decision) step(r Reason, v int, text string) {
+	d.Steps = append(d.Steps, Step{Reason: r, Value: v, Text: text})
+}
+
+// finish sets the outcome, records the output change as a scale event and
+// remembers it.
+func (p *Policy) finish(d *Decision, st *State, out int, reason Reason, text string, now time.Time) {
+	if text != "" {
+		d.step(reason, out, text)
+	}
+	if reason == 0 {
+		reason = ReasonMetric
+	}
+	d.Desired, d.Reason = out, reason
+	prev := d.Current
+	if !st.LastAt.IsZero() {
+		prev = st.LastDesired
+	}
+	p.recordEvent(st, max(prev, 0), out, now)
+	st.LastDesired, st.LastAt = out, now
+}

@@ -1,0 +1,241 @@
+package recommend
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+)
+
+// HPA limits on behavior fields (k8s pkg/apis/autoscaling/validation).
+const (
+	maxPeriodSeconds              = 1800
+	maxStabilizationWindowSeconds = 3600
+	// defaultDownWindowSeconds is the controller's
+	// --horizontal-pod-autoscaler-downscale-stabilization (5 minutes).
+	defaultDownWindowSeconds = 300
+)
+
+// DefaultScaleUp returns the HPA's default scaleUp rules: window 0 s,
+// selectPolicy Max over Pods 4 and Percent 100 per 15 s.
+func DefaultScaleUp() *autoscalingv2.HPAScalingRules {
+	sel := autoscalingv2.MaxChangePolicySelect
+	return &autoscalingv2.HPAScalingRules{
+		StabilizationWindowSeconds: ptr(int32(0)),
+		SelectPolicy:               &sel,
+		Policies: []autoscalingv2.HPAScalingPolicy{
+			{Type: autoscalingv2.PodsScalingPolicy, Value: 4, PeriodSeconds: 15},
+			{Type: autoscalingv2.PercentScalingPolicy, Value: 100, PeriodSeconds: 15},
+		},
+	}
+}
+
+// DefaultScaleDown returns the HPA's default scaleDown rules: window 300 s,
+// selectPolicy Max over Percent 100 per 15 s.
+func DefaultScaleDown() *autoscalingv2.HPAScalingRules {
+	sel := autoscalingv2.MaxChangePolicySelect
+	return &autoscalingv2.HPAScalingRules{
+		StabilizationWindowSeconds: ptr(int32(defaultDownWindowSeconds)),
+		SelectPolicy:               &sel,
+		Policies: []autoscalingv2.HPAScalingPolicy{
+			{Type: autoscalingv2.PercentScalingPolicy, Value: 100, PeriodSeconds: 15},
+		},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// fillRules completes r with the defaults d field by field, as the API
+// server's GenerateHPAScaleUpRules/GenerateHPAScaleDownRules do: a nil
+// selectPolicy, nil policies or nil window take the default.
+func fillRules(r *autoscalingv2.HPAScalingRules, d *autoscalingv2.HPAScalingRules) *autoscalingv2.HPAScalingRules {
+	if r == nil {
+		return d
+	}
+	c := r.DeepCopy()
+	if c.SelectPolicy == nil {
+		c.SelectPolicy = d.SelectPolicy
+	}
+	if c.Policies == nil {
+		c.Policies = d.Policies
+	}
+	if c.StabilizationWindowSeconds == nil {
+		c.StabilizationWindowSeconds = d.StabilizationWindowSeconds
+	}
+	return c
+}
+
+// Validate reports every problem of the policy at once (errors.Join), each
+// naming the field and what is allowed, and prepares the policy for Decide:
+// behavior defaults filled in, tolerance resolved, schedules compiled.
+// Refused among others: no metric; a target that is not finite and > 0 (kv
+// above 1); min < 0, max < 1, min > max; cpu or kv with min 0 (at zero
+// replicas there is no pod and so no sample to scale up from); a zero
+// cooldown without min 0; a negative lookahead; bad behavior fields (the
+// HPA's own limits: periodSeconds 1..1800, value >= 1, window 0..3600,
+// selectPolicy Max|Min|Disabled); a bad schedule.
+func (p *Policy) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if len(p.Metrics) == 0 {
+		add("metrics: at least one metric is needed (queue, waiting, running, kv, cpu, ttft)")
+	}
+	for i, m := range p.Metrics {
+		if m.Signal < SignalQueue || m.Signal > SignalTTFT {
+			add("metrics[%d]: unknown signal %d (allowed: queue, waiting, running, kv, cpu, ttft)", i, int(m.Signal))
+			continue
+		}
+		if math.IsNaN(m.Target) || math.IsInf(m.Target, 0) || m.Target <= 0 {
+			add("metrics[%d] (%s): target %v must be a finite number > 0 (%s)", i, m.Signal, m.Target, m.Signal.Unit())
+		} else if m.Signal == SignalKV && m.Target > 1 {
+			add("metrics[%d] (kv): target %v must be a fraction in (0, 1], e.g. 0.75", i, m.Target)
+		}
+		if m.Signal.Utilization() && p.Min == 0 {
+			add("metrics[%d] (%s): %s cannot scale from zero (with 0 replicas there is no pod and so no %s sample); use min >= 1 or an additive metric (queue, waiting, running)", i, m.Signal, m.Signal, m.Signal)
+		}
+		for j := range i {
+			if p.Metrics[j].Signal == m.Signal {
+				add("metrics[%d]: %s is listed twice (also metrics[%d])", i, m.Signal, j)
+			}
+		}
+	}
+	if p.Min < 0 {
+		add("min: %d must be >= 0", p.Min)
+	}
+	if p.Max < 1 {
+		add("max: %d must be >= 1", p.Max)
+	}
+	if p.Min > p.Max && p.Max >= 1 {
+		add("min: %d must be <= max %d", p.Min, p.Max)
+	}
+	if p.Tolerance != nil {
+		checkTol := func(name string, v float64) {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				add("tolerance.%s: %v must be a finite fraction >= 0 (0.1 is 10%%)", name, v)
+			}
+		}
+		checkTol("up", p.Tolerance.Up)
+		checkTol("down", p.Tolerance.Down)
+		if p.Behavior.ScaleUp != nil && p.Behavior.ScaleUp.Tolerance != nil || p.Behavior.ScaleDown != nil && p.Behavior.ScaleDown.Tolerance != nil {
+			add("tolerance: set both in the policy and in behavior.scaleUp/scaleDown.tolerance; set it once")
+		}
+	}
+	errs = append(errs, validateRules("behavior.scaleUp", p.Behavior.ScaleUp)...)
+	errs = append(errs, validateRules("behavior.scaleDown", p.Behavior.ScaleDown)...)
+	if p.Lookahead < 0 {
+		add("lookahead: %v must be >= 0", p.Lookahead)
+	}
+	if p.Zero != nil {
+		if p.Min != 0 {
+			add("zero: scale to zero needs min 0 (min is %d)", p.Min)
+		}
+		if p.Zero.Cooldown < 0 {
+			add("zero.cooldown: %v must be >= 0", p.Zero.Cooldown)
+		}
+	}
+	windows, werrs := compileSchedule(p.Schedule, p.Max)
+	errs = append(errs, werrs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	p.prepareWith(windows)
+	return nil
+}
+
+func validateRules(name string, r *autoscalingv2.HPAScalingRules) []error {
+	if r == nil {
+		return nil
+	}
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(name+"."+format, args...)) }
+	if w := r.StabilizationWindowSeconds; w != nil && (*w < 0 || *w > maxStabilizationWindowSeconds) {
+		add("stabilizationWindowSeconds: %d must be in 0..%d", *w, maxStabilizationWindowSeconds)
+	}
+	if s := r.SelectPolicy; s != nil {
+		switch *s {
+		case autoscalingv2.MaxChangePolicySelect, autoscalingv2.MinChangePolicySelect, autoscalingv2.DisabledPolicySelect:
+		default:
+			add("selectPolicy: %q (allowed: Max, Min, Disabled)", *s)
+		}
+	}
+	if r.Policies != nil && len(r.Policies) == 0 {
+		add("policies: must list at least one policy (or be left out for the default)")
+	}
+	for i, pol := range r.Policies {
+		switch pol.Type {
+		case autoscalingv2.PodsScalingPolicy, autoscalingv2.PercentScalingPolicy:
+		default:
+			add("policies[%d].type: %q (allowed: Pods, Percent)", i, pol.Type)
+		}
+		if pol.Value <= 0 {
+			add("policies[%d].value: %d must be >= 1", i, pol.Value)
+		}
+		if pol.PeriodSeconds <= 0 || pol.PeriodSeconds > maxPeriodSeconds {
+			add("policies[%d].periodSeconds: %d must be in 1..%d", i, pol.PeriodSeconds, maxPeriodSeconds)
+		}
+	}
+	if t := r.Tolerance; t != nil && t.Sign() < 0 {
+		add("tolerance: %s must be >= 0", t.String())
+	}
+	return errs
+}
+
+// prepare makes a policy usable by Decide when Validate was not called:
+// defaults are filled, schedules that do not compile are dropped.
+func (p *Policy) prepare() {
+	if p.prepared {
+		return
+	}
+	windows, _ := compileSchedule(p.Schedule, math.MaxInt)
+	p.prepareWith(windows)
+}
+
+func (p *Policy) prepareWith(windows []compiledWindow) {
+	p.Behavior.ScaleUp = fillRules(p.Behavior.ScaleUp, DefaultScaleUp())
+	p.Behavior.ScaleDown = fillRules(p.Behavior.ScaleDown, DefaultScaleDown())
+	switch {
+	case p.Tolerance != nil:
+		p.tol = *p.Tolerance
+	default:
+		p.tol = DefaultTolerance
+		if q := p.Behavior.ScaleUp.Tolerance; q != nil {
+			p.tol.Up = q.AsApproximateFloat64()
+		}
+		if q := p.Behavior.ScaleDown.Tolerance; q != nil {
+			p.tol.Down = q.AsApproximateFloat64()
+		}
+	}
+	p.windows = windows
+	p.upWindow = time.Duration(*p.Behavior.ScaleUp.StabilizationWindowSeconds) * time.Second
+	p.downWindow = time.Duration(*p.Behavior.ScaleDown.StabilizationWindowSeconds) * time.Second
+	p.upPeriod = longestPeriod(p.Behavior.ScaleUp)
+	p.downPeriod = longestPeriod(p.Behavior.ScaleDown)
+	p.cooldown = DefaultZeroCooldown
+	if p.Zero != nil {
+		p.cooldown = p.Zero.Cooldown
+	}
+	p.demandMetric = -1
+	for i, m := range p.Metrics {
+		if m.Signal.Additive() {
+			p.demandMetric = i
+			break
+		}
+	}
+	p.prepared = true
+}
+
+// EffectiveTolerance is the tolerance Decide uses (after Validate).
+func (p *Policy) EffectiveTolerance() Tolerance {
+	p.prepare()
+	return p.tol
+}
+
+func longestPeriod(r *autoscalingv2.HPAScalingRules) time.Duration {
+	var longest int32
+	for _, pol := range r.Policies {
+		longest = max(longest, pol.PeriodSeconds)
+	}
+	return time.Duration(longest) * time.Second
+}

@@ -1,0 +1,179 @@
+package recommend
+
+import (
+	"math"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+)
+
+// changeInPeriod is the HPA's getReplicasChangePerPeriod: the replicas
+// changed by events after now-period.
+func changeInPeriod(periodSeconds int32, events []ScaleEvent, now time.Time) int {
+	cutoff := now.Add(-time.Duration(periodSeconds) * time.Second)
+	n := 0
+	for _, e := range events {
+		if e.At.After(cutoff) {
+			n += e.Change
+		}
+	}
+	return n
+}
+
+// scaleUpLimit is the HPA's calculateScaleUpLimitWithScalingRules: per
+// policy, period start = current − added + removed within periodSeconds;
+// Pods proposes start + value, Percent ceil(start × (1 + value/100)) (rounded
+// up so that a small target can grow at all); selectPolicy Max takes the
+// largest proposal, Min the smallest, Disabled keeps current.
+func scaleUpLimit(cur int, st *State, r *autoscalingv2.HPAScalingRules, now time.Time) (int, string) {
+	if r.SelectPolicy != nil && *r.SelectPolicy == autoscalingv2.DisabledPolicySelect {
+		return cur, "scaleUp selectPolicy Disabled"
+	}
+	minPolicy := r.SelectPolicy != nil && *r.SelectPolicy == autoscalingv2.MinChangePolicySelect
+	result := math.MinInt
+	if minPolicy {
+		result = math.MaxInt
+	}
+	text := ""
+	for _, pol := range r.Policies {
+		added := changeInPeriod(pol.PeriodSeconds, st.ScaleUpEvents, now)
+		removed := changeInPeriod(pol.PeriodSeconds, st.ScaleDownEvents, now)
+		start := cur - added + removed
+		proposed := start
+		switch pol.Type {
+		case autoscalingv2.PodsScalingPolicy:
+			proposed = start + int(pol.Value)
+			text = joinPolicy(text, "Pods "+itoa(int(pol.Value))+" per "+itoa(int(pol.PeriodSeconds))+"s: "+itoa(start)+" + "+itoa(int(pol.Value))+" = "+itoa(proposed), start, cur, added, removed)
+		case autoscalingv2.PercentScalingPolicy:
+			proposed = int(math.Ceil(float64(start) * (1 + float64(pol.Value)/100)))
+			text = joinPolicy(text, "Percent "+itoa(int(pol.Value))+" per "+itoa(int(pol.PeriodSeconds))+"s: ceil("+itoa(start)+" × "+num(1+float64(pol.Value)/100)+") = "+itoa(proposed), start, cur, added, removed)
+		}
+		if minPolicy {
+			result = min(result, proposed)
+		} else {
+			result = max(result, proposed)
+		}
+	}
+	sel := "Max"
+	if minPolicy {
+		sel = "Min"
+	}
+	return result, "scaleUp limit " + itoa(result) + " = " + sel + " of (" + text + ")"
+}
+
+// scaleDownLimit is the HPA's calculateScaleDownLimitWithBehaviors: period
+// start as for scaling up; Pods proposes start − value, Percent
+// trunc(start × (1 − value/100)) (truncated, so a scale-down never removes
+// less than the percentage); selectPolicy Max takes the smallest proposal
+// (the largest change), Min the largest, Disabled keeps current.
+func scaleDownLimit(cur int, st *State, r *autoscalingv2.HPAScalingRules, now time.Time) (int, string) {
+	if r.SelectPolicy != nil && *r.SelectPolicy == autoscalingv2.DisabledPolicySelect {
+		return cur, "scaleDown selectPolicy Disabled"
+	}
+	minPolicy := r.SelectPolicy != nil && *r.SelectPolicy == autoscalingv2.MinChangePolicySelect
+	result := math.MaxInt
+	if minPolicy {
+		result = math.MinInt
+	}
+	text := ""
+	for _, pol := range r.Policies {
+		added := changeInPeriod(pol.PeriodSeconds, st.ScaleUpEvents, now)
+		removed := changeInPeriod(pol.PeriodSeconds, st.ScaleDownEvents, now)
+		start := cur - added + removed
+		proposed := start
+		switch pol.Type {
+		case autoscalingv2.PodsScalingPolicy:
+			proposed = start - int(pol.Value)
+			text = joinPolicy(text, "Pods "+itoa(int(pol.Value))+" per "+itoa(int(pol.PeriodSeconds))+"s: "+itoa(start)+" − "+itoa(int(pol.Value))+" = "+itoa(proposed), start, cur, added, removed)
+		case autoscalingv2.PercentScalingPolicy:
+			proposed = int(float64(start) * (1 - float64(pol.Value)/100))
+			text = joinPolicy(text, "Percent "+itoa(int(pol.Value))+" per "+itoa(int(pol.PeriodSeconds))+"s: trunc("+itoa(start)+" × "+num(1-float64(pol.Value)/100)+") = "+itoa(proposed), start, cur, added, removed)
+		}
+		if minPolicy {
+			result = max(result, proposed)
+		} else {
+			result = min(result, proposed)
+		}
+	}
+	sel := "Max"
+	if minPolicy {
+		sel = "Min"
+	}
+	return result, "scaleDown limit " + itoa(result) + " = " + sel + " of (" + text + ")"
+}
+
+func joinPolicy(text, part string, start, cur, added, removed int) string {
+	if start != cur {
+		part += " [period start " + itoa(start) + " = current " + itoa(cur) + " − added " + itoa(added) + " + removed " + itoa(removed) + "]"
+	}
+	if text == "" {
+		return part
+	}
+	return text + "; " + part
+}
+
+// bounds are the replica limits the rate step applies, with the reason
+// each one stands for.
+type bounds struct {
+	lo, hi     int
+	loReason   Reason
+	loText     string
+	hiReason   Reason
+	scheduleBy *compiledWindow
+}
+
+// rateLimit is the HPA's convertDesiredReplicasWithBehaviorRate: scaling up,
+// desired is capped at min(max, scaleUp limit) (the limit never below
+// current); scaling down, floored at max(min, scaleDown limit) (the limit
+// never above current). It returns the result, the reason when it changed
+// desired, and the words.
+func (p *Policy) rateLimit(st *State, desired, cur int, b bounds, now time.Time) (int, Reason, string) {
+	switch {
+	case desired > cur:
+		limit, text := scaleUpLimit(cur, st, p.Behavior.ScaleUp, now)
+		if limit < cur {
+			limit = cur // no further scale-up until the period's events age out
+		}
+		allowed, reason := b.hi, b.hiReason
+		if allowed > limit {
+			allowed, reason = limit, ReasonRateLimited
+		}
+		if desired > allowed {
+			if reason == ReasonRateLimited {
+				return allowed, reason, "rate limit: " + text + ": " + itoa(desired) + " limited to " + itoa(allowed)
+			}
+			return allowed, reason, "max " + itoa(allowed) + ": " + itoa(desired) + " lowered to " + itoa(allowed)
+		}
+		return desired, 0, "rate limit: " + text + ": " + itoa(desired) + " allowed"
+	case desired < cur:
+		limit, text := scaleDownLimit(cur, st, p.Behavior.ScaleDown, now)
+		if limit > cur {
+			limit = cur // no further scale-down until the period's events age out
+		}
+		allowed, reason := b.lo, b.loReason
+		if allowed < limit {
+			allowed, reason = limit, ReasonRateLimited
+		}
+		if desired < allowed {
+			if reason == ReasonRateLimited {
+				return allowed, reason, "rate limit: " + text + ": " + itoa(desired) + " limited to " + itoa(allowed)
+			}
+			return allowed, reason, b.loText + ": " + itoa(desired) + " raised to " + itoa(allowed)
+		}
+		return desired, 0, "rate limit: " + text + ": " + itoa(desired) + " allowed"
+	}
+	return desired, 0, ""
+}
+
+// recordEvent stores a change of infscale's own output, prev → next, and
+// prunes events older than the longest policy period of their direction.
+func (p *Policy) recordEvent(st *State, prev, next int, now time.Time) {
+	st.ScaleUpEvents = pruneEvents(st.ScaleUpEvents, now.Add(-p.upPeriod))
+	st.ScaleDownEvents = pruneEvents(st.ScaleDownEvents, now.Add(-p.downPeriod))
+	switch {
+	case next > prev:
+		st.ScaleUpEvents = append(st.ScaleUpEvents, ScaleEvent{At: now, Change: next - prev})
+	case next < prev:
+		st.ScaleDownEvents = append(st.ScaleDownEvents, ScaleEvent{At: now, Change: prev - next})
+	}
+}

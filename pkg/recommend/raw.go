@@ -1,0 +1,173 @@
+package recommend
+
+import "math"
+
+// known reports whether a signal value is usable: not NaN, not ±Inf.
+func known(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// orZero reads an optional count (Held): unknown counts as 0.
+func orZero(x float64) float64 {
+	if known(x) && x > 0 {
+		return x
+	}
+	return 0
+}
+
+// total is an additive metric's total over replicas, in requests, and the
+// words for it. queue is running + waiting + held. At zero replicas no
+// server exists, so running and waiting are 0 whatever the source says, and
+// every additive metric's total is the held requests (what the first
+// replica will have to serve). Unknown held counts as 0 (nothing holds
+// requests). ok is false when a needed signal is unknown.
+func total(s Signal, obs Observation, cur int) (v float64, detail string, ok bool) {
+	held := orZero(obs.Held)
+	if cur == 0 {
+		return held, " (at zero replicas: held " + num(held) + ")", true
+	}
+	switch s {
+	case SignalQueue:
+		if !known(obs.Running) || !known(obs.Waiting) {
+			return math.NaN(), " (running " + num(obs.Running) + ", waiting " + num(obs.Waiting) + ")", false
+		}
+		v = obs.Running + obs.Waiting + held
+		detail = " (running " + num(obs.Running) + " + waiting " + num(obs.Waiting)
+		if held > 0 {
+			detail += " + held " + num(held)
+		}
+		return v, detail + ")", true
+	case SignalWaiting:
+		return obs.Waiting, "", known(obs.Waiting)
+	case SignalRunning:
+		return obs.Running, "", known(obs.Running)
+	}
+	return math.NaN(), "", false
+}
+
+// rawFor computes one metric's recommendation with the HPA's arithmetic,
+// then its tolerance, and says how in words. It returns the Raw, the reason
+// (metric, tolerance, or no-data when the signal is unknown) and the text.
+//
+// Additive signals (queue, waiting, running) follow the HPA's External
+// AverageValue metric (replica_calculator.go GetExternalPerPodMetricReplicas):
+// ratio = total/(target × current); inside the tolerance keep current, else
+// ceil(total/target). At current 0 there is no tolerance and the result is
+// ceil(total/target) (getUsageRatioReplicaCount at zero).
+//
+// Utilisation signals (kv, cpu) follow GetResourceReplicas: ratio =
+// mean/target over the n reporting replicas; inside the tolerance keep
+// current, else ceil(ratio × n). They are unknown at zero replicas.
+//
+// ttft follows the Object Value metric: ratio = ttft/target; inside the
+// tolerance keep current, else ceil(ratio × current).
+//
+// When 0 < Reporting < Current some replicas did not report, and the HPA's
+// missing-pods rule (calcPlainMetricReplicas, GetResourceReplicas) applies
+// to the additive and utilisation signals: when the reporting replicas say
+// scale down, each missing one is assumed at the target (utilisation:
+// max(100%, target) of its request, a full KV cache for kv); when they say
+// scale up, at 0; the ratio is recomputed over all current replicas; a
+// result inside the tolerance, or one that changes direction, keeps current.
+func rawFor(m Metric, obs Observation, cur int, tol Tolerance) (Raw, Reason, string) {
+	r := Raw{Signal: m.Signal, Target: m.Target, Value: math.NaN(), Ratio: math.NaN(), Replicas: cur, Desired: cur}
+	name := m.Signal.String()
+	n := obs.Reporting
+	if n <= 0 || n > cur {
+		n = cur
+	}
+	switch {
+	case m.Signal.Additive():
+		v, detail, ok := total(m.Signal, obs, cur)
+		r.Value = v
+		if !ok {
+			return r, ReasonNoData, name + " unknown" + detail + ": no recommendation from it"
+		}
+		r.Valid = true
+		r.Replicas = ceilReplicas(v / m.Target)
+		text := name + " " + num(v) + " / target " + num(m.Target) + " per replica = " + itoa(r.Replicas) + detail
+		if cur == 0 {
+			r.Ratio = v / m.Target
+			r.Desired = r.Replicas
+			return r, ReasonMetric, text + "; from zero replicas there is no tolerance"
+		}
+		if n < cur {
+			return missingPods(r, v/float64(n)/m.Target, n, cur, m.Target, tol, text)
+		}
+		r.Ratio = v / (m.Target * float64(cur))
+		return applyTolerance(r, cur, tol, text+"; ratio "+num(v)+" / ("+num(m.Target)+" × "+itoa(cur)+") = "+ratio(r.Ratio))
+
+	case m.Signal.Utilization():
+		v := obs.KV
+		if m.Signal == SignalCPU {
+			v = obs.CPU
+		}
+		r.Value = v
+		if !known(v) || cur == 0 {
+			return r, ReasonNoData, name + " unknown (no reporting replica): no recommendation from it"
+		}
+		r.Valid = true
+		u := v / m.Target
+		r.Replicas = ceilReplicas(u * float64(n))
+		text := name + " mean " + num(v) + " / target " + num(m.Target) + " = ratio " + ratio(u) + " × " + itoa(n) + " reporting = " + itoa(r.Replicas)
+		if n < cur {
+			full := 1.0 // a missing replica's KV cache counts as full on a scale-down
+			if m.Signal == SignalCPU {
+				full = 100
+			}
+			return missingPods(r, u, n, cur, math.Max(full, m.Target), tol, text)
+		}
+		r.Ratio = u
+		return applyTolerance(r, cur, tol, text)
+
+	default: // ttft
+		v := obs.TTFT
+		r.Value = v
+		if !known(v) || cur == 0 {
+			return r, ReasonNoData, name + " unknown: no recommendation from it"
+		}
+		r.Valid = true
+		r.Ratio = v / m.Target
+		r.Replicas = ceilReplicas(r.Ratio * float64(cur))
+		return applyTolerance(r, cur, tol, name+" "+num(v)+"s / target "+num(m.Target)+"s = ratio "+ratio(r.Ratio)+" × "+itoa(cur)+" current = "+itoa(r.Replicas))
+	}
+}
+
+// applyTolerance keeps current when r.Ratio is inside the band.
+func applyTolerance(r Raw, cur int, tol Tolerance, text string) (Raw, Reason, string) {
+	if tol.within(r.Ratio) {
+		r.Desired = cur
+		return r, ReasonTolerance, text + " within tolerance " + tol.band() + ": keep " + itoa(cur)
+	}
+	r.Desired = r.Replicas
+	return r, ReasonMetric, text + " outside tolerance " + tol.band() + ": " + itoa(r.Replicas)
+}
+
+// missingPods is the HPA's missing-pods rule for n reporting of cur
+// replicas: usage is the per-replica ratio over the reporting ones; fill is
+// what a missing replica is assumed to carry on a scale-down, in target
+// units (target itself for additive metrics).
+func missingPods(r Raw, usage float64, n, cur int, fill float64, tol Tolerance, text string) (Raw, Reason, string) {
+	text += "; " + itoa(cur-n) + " of " + itoa(cur) + " replicas missing"
+	newUsage := usage
+	switch {
+	case usage < 1:
+		// scale-down: missing replicas count as carrying fill each
+		newUsage = (usage*float64(n) + fill/r.Target*float64(cur-n)) / float64(cur)
+		text += ", counted at " + num(fill) + " each (scale-down)"
+	case usage > 1:
+		newUsage = usage * float64(n) / float64(cur)
+		text += ", counted at 0 each (scale-up)"
+	}
+	r.Ratio = newUsage
+	text += ": ratio " + ratio(usage) + " becomes " + ratio(newUsage)
+	if tol.within(newUsage) || (usage < 1 && newUsage > 1) || (usage > 1 && newUsage < 1) {
+		r.Desired = cur
+		return r, ReasonTolerance, text + ", within tolerance " + tol.band() + " or changing direction: keep " + itoa(cur)
+	}
+	next := ceilReplicas(newUsage * float64(cur))
+	if (newUsage < 1 && next > cur) || (newUsage > 1 && next < cur) {
+		r.Desired = cur
+		return r, ReasonTolerance, text + ", " + itoa(next) + " would change direction: keep " + itoa(cur)
+	}
+	r.Replicas, r.Desired = next, next
+	return r, ReasonMetric, text + " × " + itoa(cur) + " = " + itoa(next)
+}

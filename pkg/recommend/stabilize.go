@@ -1,0 +1,59 @@
+package recommend
+
+import "time"
+
+// stabilize is the HPA's stabilizeRecommendationWithBehaviors: the lowest
+// recommendation within the scaleUp window and the highest within the
+// scaleDown window (both including rec, windows exclusive of their start)
+// bound current: result = min(max(current, upRec), downRec). rec is then
+// recorded; entries older than the longer window are pruned.
+func (p *Policy) stabilize(st *State, rec, cur int, now time.Time) (int, string) {
+	upCutoff, downCutoff := now.Add(-p.upWindow), now.Add(-p.downWindow)
+	upRec, downRec := rec, rec
+	for _, r := range st.Recommendations {
+		if r.At.After(upCutoff) {
+			upRec = min(upRec, r.Replicas)
+		}
+		if r.At.After(downCutoff) {
+			downRec = max(downRec, r.Replicas)
+		}
+	}
+	out := cur
+	if out < upRec {
+		out = upRec
+	}
+	if out > downRec {
+		out = downRec
+	}
+	st.Recommendations = pruneRecs(st.Recommendations, now.Add(-max(p.upWindow, p.downWindow)))
+	st.Recommendations = append(st.Recommendations, TimedReplicas{At: now, Replicas: rec})
+	text := "stabilisation: lowest recommendation in the scaleUp window " + secs(p.upWindow) + " = " + itoa(upRec) +
+		", highest in the scaleDown window " + secs(p.downWindow) + " = " + itoa(downRec) +
+		"; current " + itoa(cur) + " bounded by them = " + itoa(out)
+	return out, text
+}
+
+// pruneRecs drops the entries at or before cutoff (they are time-ordered),
+// reusing the backing array.
+func pruneRecs(s []TimedReplicas, cutoff time.Time) []TimedReplicas {
+	i := 0
+	for i < len(s) && !s[i].At.After(cutoff) {
+		i++
+	}
+	if i == 0 {
+		return s
+	}
+	return s[:copy(s, s[i:])]
+}
+
+// pruneEvents drops the events at or before cutoff.
+func pruneEvents(s []ScaleEvent, cutoff time.Time) []ScaleEvent {
+	i := 0
+	for i < len(s) && !s[i].At.After(cutoff) {
+		i++
+	}
+	if i == 0 {
+		return s
+	}
+	return s[:copy(s, s[i:])]
+}
