@@ -201,3 +201,29 @@ func configMapConfigs(t *testing.T, path string) map[string]string {
 	}
 	return out
 }
+
+// TestPolicy checks the conversion of the shipped Prometheus example's first
+// target: values read off examples/serve-prometheus.yaml by hand.
+func TestPolicy(t *testing.T) {
+	cfg, err := Load("../../examples/serve-prometheus.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := cfg.Targets[0].Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Min != 1 || p.Max != 8 || p.Lookahead != 90*time.Second {
+		t.Errorf("min %d max %d lookahead %v, want 1 8 90s", p.Min, p.Max, p.Lookahead)
+	}
+	if len(p.Metrics) != 2 || p.Metrics[0].Signal.String() != "queue" || p.Metrics[0].Target != 24 ||
+		p.Metrics[1].Signal.String() != "ttft" || p.Metrics[1].Target != 2 {
+		t.Errorf("metrics %+v, want queue 24 and ttft 2 s", p.Metrics)
+	}
+	if w := p.Behavior.ScaleDown.StabilizationWindowSeconds; w == nil || *w != 300 {
+		t.Errorf("scaleDown window %v, want 300", w)
+	}
+	if len(p.Schedule) != 1 || p.Schedule[0].Min != 4 || p.Schedule[0].Duration != 12*time.Hour || p.Schedule[0].Location != "Europe/Berlin" {
+		t.Errorf("schedule %+v", p.Schedule)
+	}
+}

@@ -117,6 +117,7 @@ func (v *validator) prometheus() {
 }
 
 func (v *validator) target(p string, t *Target) {
+	before := len(v.d.errs)
 	embedded := v.cfg.Prometheus.Embedded()
 	switch {
 	case t.Name == "":
@@ -173,6 +174,13 @@ func (v *validator) target(p string, t *Target) {
 	}
 	for j := range t.Schedule {
 		v.window(fmt.Sprintf("%s.schedule[%d]", p, j), &t.Schedule[j], t.Max)
+	}
+	// Only when every key of the target is fine: the policy's own
+	// validation then catches what the checks above do not cover.
+	if len(v.d.errs) == before && t.Max != nil {
+		if _, err := t.Policy(); err != nil {
+			v.at(p, "policy: %v", strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
 	}
 }
 
