@@ -1,0 +1,56 @@
+package profile
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseServer(t *testing.T) {
+	for in, want := range map[string]Server{
+		"": Unknown, "auto": Unknown, "vllm": VLLM, "VLLM": VLLM, "llamacpp": LlamaCpp, "llama.cpp": LlamaCpp,
+		"sglang": SGLang, "tgi": TGI, "trtllm": TRTLLM, "tensorrt-llm": TRTLLM, "triton": Triton,
+	} {
+		got, err := ParseServer(in)
+		if err != nil || got != want {
+			t.Errorf("ParseServer(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	_, err := ParseServer("ollama")
+	if err == nil || !strings.Contains(err.Error(), "vllm, sglang, llamacpp, tgi, trtllm, triton") {
+		t.Errorf("ParseServer(ollama) err = %v, want the allowed names", err)
+	}
+	for _, s := range append(Servers(), Unknown) {
+		var back Server
+		text, _ := s.MarshalText()
+		if err := back.UnmarshalText(text); err != nil || back != s {
+			t.Errorf("%v round-trips to %v, %v", s, back, err)
+		}
+	}
+}
+
+func TestFamilies(t *testing.T) {
+	owner := map[string]Server{}
+	for _, s := range Servers() {
+		f := s.Families()
+		if len(f.Queue()) == 0 || len(f.Prefixes) == 0 {
+			t.Errorf("%v: no queue families or prefixes", s)
+		}
+		for _, n := range f.All() {
+			if prev, dup := owner[n]; dup {
+				t.Errorf("%s listed by %v and %v", n, prev, s)
+			}
+			owner[n] = s
+			if !slices.ContainsFunc(f.Prefixes, func(p string) bool { return strings.HasPrefix(n, p) }) {
+				t.Errorf("%v: %s outside the server's prefixes %v", s, n, f.Prefixes)
+			}
+		}
+	}
+	// vLLM KV preference (LOG.md C08): new name first, old name second.
+	if got := VLLM.Families().KV; !slices.Equal(got, []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}) {
+		t.Errorf("vLLM KV = %v", got)
+	}
+	if len(Unknown.Families().All()) != 0 {
+		t.Error("Unknown has families")
+	}
+}

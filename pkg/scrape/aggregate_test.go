@@ -1,0 +1,47 @@
+package scrape
+
+import (
+	"testing"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+func TestAggregate(t *testing.T) {
+	a := readString(t, "vllm:num_requests_running{engine=\"0\"} 3\nvllm:num_requests_running{engine=\"1\"} 5\nvllm:num_requests_waiting{engine=\"0\"} 1\nvllm:num_requests_waiting{engine=\"1\"} 2\nvllm:kv_cache_usage_perc{engine=\"0\"} 0.35\nvllm:kv_cache_usage_perc{engine=\"1\"} 0.81\n", profile.Unknown)
+	b := readString(t, "vllm:num_requests_running 4\nvllm:num_requests_waiting 0\nvllm:kv_cache_usage_perc 0.2\n", profile.Unknown)
+	c := readString(t, "# TYPE vllm:num_requests_running gauge\n", profile.Unknown) // not reporting
+	d := readString(t, "llamacpp:requests_processing 1\n", profile.Unknown)         // no waiting, no KV
+
+	// Issue 2 acceptance, data-parallel page alone: queue 3+5+1+2 = 11, kv max(0.35, 0.81) = 0.81.
+	one := Aggregate([]*Page{a})
+	checkFloat(t, "queue", one.Running+one.Waiting, 11)
+	checkFloat(t, "kv", one.KV, 0.81)
+
+	tot := Aggregate([]*Page{a, b, c, d, nil})
+	// running 8 + 4 + 1 = 13 over 3 pages; waiting 3 + 0 = 3 over 2;
+	// kv mean(0.81, 0.2) = 0.505 over 2; reporting a, b, d = 3 of 5.
+	checkFloat(t, "running", tot.Running, 13)
+	checkFloat(t, "waiting", tot.Waiting, 3)
+	checkFloat(t, "kv", tot.KV, 0.505)
+	if tot.Pages != 5 || tot.Reporting != 3 || tot.RunningReporting != 3 || tot.WaitingReporting != 2 || tot.KVReporting != 2 || len(tot.Suspect) != 0 {
+		t.Errorf("counts %+v", tot)
+	}
+
+	none := Aggregate([]*Page{c, nil})
+	checkFloat(t, "running of none", none.Running, A)
+	checkFloat(t, "waiting of none", none.Waiting, A)
+	checkFloat(t, "kv of none", none.KV, A)
+}
+
+func TestMeanCPUPercent(t *testing.T) {
+	// 0.6 and 1.0 cores of 4 requested: 15 % and 25 %, mean 20 %; the
+	// no-baseline rate does not vote.
+	m, n := MeanCPUPercent([]Rates{{CPUCores: 0.6}, {CPUCores: 1.0}, {CPUCores: A}}, 4)
+	checkFloat(t, "mean cpu %", m, 20)
+	if n != 2 {
+		t.Errorf("reporting = %d, want 2", n)
+	}
+	if m, n := MeanCPUPercent([]Rates{{CPUCores: A}}, 4); !same(m, A) || n != 0 {
+		t.Errorf("no data: %v %d", m, n)
+	}
+}

@@ -1,0 +1,118 @@
+package scrape
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+func TestLoadURL(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.Header.Get("Accept"), "text/plain") {
+			t.Errorf("Accept = %q", r.Header.Get("Accept"))
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = w.Write([]byte("vllm:num_requests_running 2\nvllm:num_requests_waiting 10\n"))
+	})
+	mux.HandleFunc("/om", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/openmetrics-text; version=1.0.0; charset=utf-8")
+		_, _ = w.Write([]byte(omPage))
+	})
+	mux.HandleFunc("/json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[{"iter": 1}]`))
+	})
+	mux.HandleFunc("/bad", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("vllm:num_requests_running 1\nvllm:num_requests_waiting x\n"))
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	mux.HandleFunc("/500", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	ctx := context.Background()
+
+	before := time.Now()
+	p, err := Load(ctx, srv.Client(), srv.URL+"/metrics", nil, profile.Unknown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Source != srv.URL+"/metrics" || p.Running != 2 || p.Waiting != 10 || p.Time.Before(before) {
+		t.Errorf("page %+v", p)
+	}
+	if p, err := Load(ctx, srv.Client(), srv.URL+"/om", nil, profile.Unknown); err != nil || p.PromptTokens != 1200 {
+		t.Errorf("om: %v %v", p, err)
+	}
+
+	for path, want := range map[string]error{"/json": ErrInvalidPage, "/bad": ErrInvalidPage, "/500": ErrFetch} {
+		_, err := Load(ctx, srv.Client(), srv.URL+path, nil, profile.Unknown)
+		if !errors.Is(err, want) || !strings.Contains(err.Error(), srv.URL+path) {
+			t.Errorf("%s: err = %v, want %v naming the URL", path, err, want)
+		}
+	}
+	var pe *PageError
+	if _, err := Load(ctx, nil, srv.URL+"/bad", nil, profile.Unknown); !errors.As(err, &pe) || pe.Line != 2 {
+		t.Errorf("bad page: %v, want line 2", err)
+	}
+
+	short := &http.Client{Timeout: 50 * time.Millisecond}
+	if _, err := Load(ctx, short, srv.URL+"/slow", nil, profile.Unknown); !errors.Is(err, ErrFetch) || !IsRuntime(err) {
+		t.Errorf("timeout: err = %v, want ErrFetch", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := Load(cctx, nil, srv.URL+"/slow", nil, profile.Unknown); !errors.Is(err, ErrFetch) {
+		t.Errorf("context deadline: err = %v, want ErrFetch", err)
+	}
+
+	// A closed port: connection refused is a runtime failure.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	if _, err := Load(ctx, nil, "http://"+addr+"/metrics", nil, profile.Unknown); !errors.Is(err, ErrFetch) {
+		t.Errorf("refused: err = %v, want ErrFetch", err)
+	}
+}
+
+func TestLoadFileAndStdin(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "page.prom")
+	if err := os.WriteFile(path, []byte("llamacpp:requests_processing 1\nllamacpp:requests_deferred 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p, err := Load(ctx, nil, path, nil, profile.Unknown)
+	if err != nil || p.Server != profile.LlamaCpp || p.Running != 1 || p.Waiting != 3 || p.Source != path || p.Time.IsZero() {
+		t.Fatalf("file: %+v %v", p, err)
+	}
+	p, err = Load(ctx, nil, "-", strings.NewReader("tgi_queue_size 4\n"), profile.Unknown)
+	if err != nil || p.Source != StdinSource || p.Waiting != 4 || p.Time.IsZero() {
+		t.Fatalf("stdin: %+v %v", p, err)
+	}
+	for src, want := range map[string]error{
+		filepath.Join(dir, "missing.prom"): ErrSource,
+		dir:                                ErrSource,
+		"ftp://host/metrics":               ErrSource,
+	} {
+		if _, err := Load(ctx, nil, src, nil, profile.Unknown); !errors.Is(err, want) || !strings.Contains(err.Error(), src) || IsRuntime(err) {
+			t.Errorf("%s: err = %v, want %v naming the source", src, err, want)
+		}
+	}
+}

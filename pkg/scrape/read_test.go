@@ -1,0 +1,191 @@
+package scrape
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+// An OpenMetrics page as prometheus_client (python) writes it for vLLM:
+// counters declared without _total, _created series next to them.
+const omPage = `# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 3.0
+# HELP vllm:prompt_tokens Number of prefill tokens processed.
+# TYPE vllm:prompt_tokens counter
+vllm:prompt_tokens_total{engine="0",model_name="m"} 1200.0
+vllm:prompt_tokens_created{engine="0",model_name="m"} 1.7e+09
+# HELP vllm:time_to_first_token_seconds Histogram of time to first token in seconds.
+# TYPE vllm:time_to_first_token_seconds histogram
+vllm:time_to_first_token_seconds_bucket{engine="0",le="0.1",model_name="m"} 4.0
+vllm:time_to_first_token_seconds_bucket{engine="0",le="1.0",model_name="m"} 9.0
+vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf",model_name="m"} 10.0
+vllm:time_to_first_token_seconds_count{engine="0",model_name="m"} 10.0
+vllm:time_to_first_token_seconds_sum{engine="0",model_name="m"} 3.5
+vllm:time_to_first_token_seconds_created{engine="0",model_name="m"} 1.7e+09
+# EOF
+`
+
+func TestReadOpenMetrics(t *testing.T) {
+	for _, ct := range []string{"", "application/openmetrics-text; version=1.0.0; charset=utf-8"} {
+		p, err := Read(strings.NewReader(omPage), ct, "om", profile.Unknown)
+		if err != nil {
+			t.Fatalf("content type %q: %v", ct, err)
+		}
+		checkFloat(t, "running", p.Running, 3)
+		checkFloat(t, "prompt tokens", p.PromptTokens, 1200) // _created (1.7e9) never added
+		if got := p.Samples("vllm:prompt_tokens_created"); len(got) != 0 {
+			t.Errorf("_created series kept: %v", got)
+		}
+		if !slices.Equal(p.Families, []string{"vllm:num_requests_running", "vllm:prompt_tokens", "vllm:time_to_first_token_seconds"}) {
+			t.Errorf("families = %v", p.Families)
+		}
+		h := p.TTFT
+		if h == nil || h.Family != "vllm:time_to_first_token_seconds" || len(h.Buckets) != 3 || h.Count != 10 || h.Sum != 3.5 {
+			t.Fatalf("TTFT = %+v", h)
+		}
+		if h.Buckets[0] != (Bucket{0.1, 4}) || h.Buckets[1] != (Bucket{1, 9}) || !math.IsInf(h.Buckets[2].UpperBound, 1) || h.Buckets[2].Count != 10 {
+			t.Errorf("buckets = %v, want 0.1:4 1:9 +Inf:10", h.Buckets)
+		}
+	}
+}
+
+func TestReadTTFTSummedOverEngines(t *testing.T) {
+	p := readString(t, `# TYPE sglang:time_to_first_token_seconds histogram
+sglang:time_to_first_token_seconds_bucket{dp_rank="0",le="0.5"} 1
+sglang:time_to_first_token_seconds_bucket{dp_rank="0",le="+Inf"} 2
+sglang:time_to_first_token_seconds_bucket{dp_rank="1",le="0.5"} 3
+sglang:time_to_first_token_seconds_bucket{dp_rank="1",le="+Inf"} 5
+sglang:time_to_first_token_seconds_count{dp_rank="0"} 2
+sglang:time_to_first_token_seconds_count{dp_rank="1"} 5
+`, profile.Unknown)
+	// le 0.5: 1 + 3 = 4; +Inf: 2 + 5 = 7; count 2 + 5 = 7; no _sum -> NaN.
+	if p.Server != profile.SGLang || p.TTFT == nil || len(p.TTFT.Buckets) != 2 ||
+		p.TTFT.Buckets[0].Count != 4 || p.TTFT.Buckets[1].Count != 7 || p.TTFT.Count != 7 || !math.IsNaN(p.TTFT.Sum) {
+		t.Errorf("server %v TTFT %+v", p.Server, p.TTFT)
+	}
+}
+
+func TestReadExactFamilyNames(t *testing.T) {
+	p := readString(t, `vllm:num_requests_running_created 1.7e+09
+vllm:num_requests_running_total 99
+vllm:num_requests_runningx 98
+vllm_num_requests_running 97
+vllm:num_requests_waiting 2
+`, profile.Unknown)
+	// only the exact name counts: running ABSENT, not 97..1.7e9
+	checkFloat(t, "running", p.Running, A)
+	checkFloat(t, "waiting", p.Waiting, 2)
+}
+
+func TestReadAbsentIsNotZero(t *testing.T) {
+	for name, tc := range map[string]struct {
+		page             string
+		running, waiting float64
+	}{
+		"only NaN":             {"vllm:num_requests_running NaN\nvllm:num_requests_waiting 1\n", A, 1},
+		"only Inf":             {"vllm:num_requests_running +Inf\nvllm:num_requests_running -Inf\nvllm:num_requests_waiting 0\n", A, 0},
+		"NaN next to finite":   {"vllm:num_requests_running{engine=\"0\"} NaN\nvllm:num_requests_running{engine=\"1\"} 2\nvllm:num_requests_waiting 0\n", 2, 0},
+		"declared, no samples": {"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_waiting 0\n", A, 0},
+		"zero is zero":         {"vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n", 0, 0},
+		"scientific":           {"vllm:num_requests_running 1e0\nvllm:num_requests_waiting 2.5E+01\n", 1, 25},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := readString(t, tc.page, profile.Unknown)
+			checkFloat(t, "running", p.Running, tc.running)
+			checkFloat(t, "waiting", p.Waiting, tc.waiting)
+		})
+	}
+}
+
+func TestReadKVFallbackAndMax(t *testing.T) {
+	// new name all NaN: fall back to the old one; max over engines 0.2, 0.7.
+	p := readString(t, `vllm:kv_cache_usage_perc{engine="0"} NaN
+vllm:gpu_cache_usage_perc{engine="0"} 0.2
+vllm:gpu_cache_usage_perc{engine="1"} 0.7
+`, profile.Unknown)
+	checkFloat(t, "kv", p.KV, 0.7)
+	if p.Chosen.KV != "vllm:gpu_cache_usage_perc" || p.Engines != 2 {
+		t.Errorf("kv from %q engines %d", p.Chosen.KV, p.Engines)
+	}
+}
+
+func TestReadNoProfile(t *testing.T) {
+	_, err := Read(strings.NewReader("# TYPE go_goroutines gauge\ngo_goroutines 12\nup 1\n"), "", "node.prom", profile.Unknown)
+	var npe *NoProfileError
+	if !errors.As(err, &npe) || !errors.Is(err, ErrNoProfile) || errors.Is(err, ErrInvalidPage) {
+		t.Fatalf("err = %v, want *NoProfileError", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"node.prom", "vllm:num_requests_running", "llamacpp:requests_deferred", "sglang:num_queue_reqs", "tgi_queue_size", "go_goroutines, up"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	// With a server given, the same page reads as all ABSENT.
+	p := readString(t, "go_goroutines 12\n", profile.LlamaCpp)
+	if p.Server != profile.LlamaCpp || p.Reporting() || !math.IsNaN(p.Running) {
+		t.Errorf("forced: %+v", p)
+	}
+	// An empty page has no profile either.
+	if _, err := Read(strings.NewReader(""), "", "empty", profile.Unknown); !errors.Is(err, ErrNoProfile) {
+		t.Errorf("empty page: %v", err)
+	}
+}
+
+func TestReadInvalid(t *testing.T) {
+	for name, tc := range map[string]struct {
+		page, contentType string
+		line              int
+		msg               string
+	}{
+		"bad value on line 3":          {"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\nvllm:num_requests_waiting abc\n", "", 3, "while parsing"},
+		"unterminated label line 2":    {"vllm:num_requests_running 1\nvllm:num_requests_waiting{a=\"x} 1\nvllm:num_requests_running 2\n", "", 2, ""},
+		"after blank and comments":     {"vllm:num_requests_running 1\n\n# a comment\n\nvllm:num_requests_waiting 1 2 3 4\n", "", 5, ""},
+		"JSON (trtllm-serve /metrics)": {`[{"gpuMemUsage": 1}]`, "", 1, "JSON"},
+		"HTML":                         {"<html><body>404</body></html>", "", 1, "HTML"},
+		"unsupported content type":     {"vllm:num_requests_running 1\n", "application/json", 1, "Content-Type"},
+		"protobuf content type":        {"x", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited", 1, "Content-Type"},
+		"OpenMetrics without # EOF":    {"vllm:num_requests_running 1\nvllm:num_requests_waiting 1\n", "application/openmetrics-text; version=1.0.0", 2, "EOF"},
+		"OpenMetrics data after EOF":   {"vllm:num_requests_running 1\n# EOF\nvllm:num_requests_waiting 1\n", "", 3, "EOF"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := Read(strings.NewReader(tc.page), tc.contentType, "page.prom", profile.VLLM)
+			var pe *PageError
+			if p != nil || !errors.As(err, &pe) || !errors.Is(err, ErrInvalidPage) {
+				t.Fatalf("page %v err %v, want *PageError and no page", p, err)
+			}
+			if pe.Line != tc.line || pe.Source != "page.prom" || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("err = %q (line %d), want line %d mentioning %q", err, pe.Line, tc.line, tc.msg)
+			}
+		})
+	}
+}
+
+func TestReadTooLarge(t *testing.T) {
+	r := strings.NewReader(strings.Repeat("#\n", MaxPageBytes/2+1))
+	if _, err := Read(r, "", "big", profile.VLLM); !errors.Is(err, ErrInvalidPage) {
+		t.Errorf("err = %v, want ErrInvalidPage", err)
+	}
+}
+
+func TestDetectOrder(t *testing.T) {
+	for page, want := range map[string]profile.Server{
+		"tgi_queue_size 1\nvllm:num_requests_running 2\n":     profile.VLLM, // queue families, vLLM first
+		"tgi_queue_size 1\nvllm:prompt_tokens_total 2\n":      profile.TGI,  // queue families beat other families
+		"llamacpp:prompt_tokens_total 5\n":                    profile.LlamaCpp,
+		"sglang_num_running_reqs{tp_rank=\"0\"} 1\n":          profile.SGLang,
+		"pytrtllm:request_success_total 1\n":                  profile.TRTLLM,
+		"nv_inference_pending_request_count{model=\"a\"} 0\n": profile.Triton,
+		"# TYPE sglang:whatever gauge\n":                      profile.SGLang, // prefix only
+	} {
+		p := readString(t, page, profile.Unknown)
+		if p.Server != want {
+			t.Errorf("%q: server %v, want %v", page, p.Server, want)
+		}
+	}
+}

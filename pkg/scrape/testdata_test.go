@@ -1,0 +1,73 @@
+package scrape
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+// sharedTestdata is ../shared/testdata seen from the repository root
+// (shared/testdata/LOG.md); tests that need it skip when it is absent.
+const sharedTestdata = "../../../shared/testdata"
+
+func sharedDir(t testing.TB, sub string) string {
+	t.Helper()
+	dir := filepath.Join(sharedTestdata, sub)
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("shared test data absent (%v): the real pages live in ../shared/testdata next to the repository, see its LOG.md", err)
+	}
+	return dir
+}
+
+func readFile(t testing.TB, path string, server profile.Server) (*Page, error) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return Read(f, "", filepath.Base(path), server)
+}
+
+func readString(t testing.TB, page string, server profile.Server) *Page {
+	t.Helper()
+	p, err := Read(strings.NewReader(page), "", "test.prom", server)
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	return p
+}
+
+// A is ABSENT in expectations.
+var A = math.NaN()
+
+// same compares floats treating NaN (ABSENT) as equal to NaN only, and
+// otherwise exactly (values are read from decimal text, no arithmetic) or
+// within 1e-9 relative when tol is set.
+func same(got, want float64) bool {
+	if math.IsNaN(want) || math.IsNaN(got) {
+		return math.IsNaN(want) && math.IsNaN(got)
+	}
+	return math.Abs(got-want) <= 1e-9*math.Max(1, math.Abs(want))
+}
+
+func checkFloat(t *testing.T, what string, got, want float64) {
+	t.Helper()
+	if !same(got, want) {
+		t.Errorf("%s = %v, want %v", what, got, fmtWant(want))
+	}
+}
+
+func fmtWant(v float64) any {
+	if math.IsNaN(v) {
+		return "ABSENT (NaN)"
+	}
+	return v
+}
+
+var t0 = time.Unix(1700000000, 0)
