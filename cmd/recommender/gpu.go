@@ -1,9 +1,296 @@
 package main
 
-import "errors"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
 
-// GPUCmd is the `infscale gpu` subcommand (placeholder until implemented).
-type GPUCmd struct{}
+	"github.com/infscale/infscale/pkg/replica"
+)
 
-// Run executes the subcommand.
-func (c *GPUCmd) Run(e *env) error { return errors.New("gpu: not implemented yet") }
+// ReplicaFlags are the flags that describe one GPU replica. They embed in any
+// subcommand that needs a replica (gpu, simulate) with `embed:""`; Config
+// turns them into a validated replica.Config. Unset optional flags keep the
+// base config's value: DESIGN.md's reference (replica.DefaultConfig), or
+// replica.Calibrated with --calibrated.
+type ReplicaFlags struct {
+	GPU                 string         `name:"gpu" default:"h100-sxm" help:"GPU from the catalog (see --list): a10g, l4, l40s, a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, mi300x."`
+	Model               string         `name:"model" default:"llama-3-8b" help:"Model from the catalog (see --list), or its Hugging Face repository."`
+	TP                  *int           `name:"tp" help:"Tensor-parallel degree: GPUs per replica (default 1)."`
+	DType               *string        `name:"dtype" help:"Weight dtype: auto (the model's config.json torch_dtype), fp16, bf16, fp8, int8, int4 (default fp16; auto with --calibrated)."`
+	KVDType             *string        `name:"kv-dtype" help:"KV cache dtype: auto, fp16, bf16, fp8, int8 (default auto: the 16-bit activation dtype)."`
+	MemoryUtilization   *float64       `name:"memory-utilization" help:"vLLM --gpu-memory-utilization, in (0, 1] (default 0.9)."`
+	Reserve             *string        `name:"reserve" help:"Memory per GPU kept from the KV cache besides weights, e.g. 4GB, 3.05GiB; a bare number is GB (default 4GB; 3.05GiB with --calibrated)."`
+	MFU                 *float64       `name:"mfu" help:"Fraction of dense tensor FLOPS prefill reaches (default 0.4)."`
+	BandwidthEfficiency *float64       `name:"bandwidth-efficiency" help:"Fraction of peak memory bandwidth a decode step reaches (default 0.7; 0.77 with --calibrated)."`
+	MaxNumSeqs          *int           `name:"max-num-seqs" help:"vLLM --max-num-seqs: most sequences in a batch (default 64; 256 with --calibrated)."`
+	StepOverhead        *time.Duration `name:"step-overhead" help:"Fixed time added to every decode step (default 0s; 1.5ms with --calibrated)."`
+	AllReduceLatency    *time.Duration `name:"allreduce-latency" help:"Time of one tensor-parallel all-reduce; each step pays 2 x layers of them when --tp > 1 (default 0s; 32us with --calibrated)."`
+	ImagePull           *time.Duration `name:"image-pull" help:"Image pull time of a cold start (default 45s)."`
+	WeightLoadRate      *string        `name:"weight-load-rate" help:"Weight loading rate per second at a cold start, e.g. 1GB, 500MB; a bare number is GB (default 1GB)."`
+	WarmUp              *time.Duration `name:"warm-up" help:"Engine warm-up after the weights load (default 30s)."`
+	CPURequest          *float64       `name:"cpu-request" help:"Pod CPU request in cores; CPU percent is relative to it (default 4)."`
+	CPUIdle             *float64       `name:"cpu-idle" help:"Pod CPU with nothing running, in cores (default 0.2)."`
+	CPUEngine           *float64       `name:"cpu-engine" help:"Busy engine loop CPU while anything runs, in cores (default 1)."`
+	CPUPerSeq           *float64       `name:"cpu-per-seq" help:"Extra CPU per running sequence, in cores (default 0.01)."`
+	Accounting          *string        `name:"accounting" help:"Memory accounting: nominal (DESIGN.md's GB arithmetic) or vllm (device GiB, exact parameters, blocks) (default nominal; vllm with --calibrated)."`
+	BlockSize           *int           `name:"block-size" help:"KV block size in tokens under vllm accounting (default 16)."`
+	Calibrated          bool           `name:"calibrated" help:"Start from the vLLM-calibrated mode (docs/ACCURACY.md) instead of DESIGN.md's reference; other flags still override."`
+}
+
+// Config builds and validates the replica configuration. Every problem is
+// reported at once, each naming its flag and what is allowed; the error is
+// an invalid-input error (exit 2).
+func (f *ReplicaFlags) Config() (replica.Config, error) {
+	c := replica.DefaultConfig()
+	if f.Calibrated {
+		c = replica.Calibrated()
+	}
+	var errs []error
+	flagErr := func(flag string, err error) { errs = append(errs, fmt.Errorf("--%s: %w", flag, err)) }
+	var err error
+	if c.GPU, err = replica.LookupGPU(f.GPU); err != nil {
+		flagErr("gpu", err)
+	}
+	if c.Model, err = replica.LookupModel(f.Model); err != nil {
+		flagErr("model", err)
+	}
+	setInt(&c.TP, f.TP)
+	setInt(&c.MaxNumSeqs, f.MaxNumSeqs)
+	setInt(&c.BlockSize, f.BlockSize)
+	setFloat(&c.MemoryUtilization, f.MemoryUtilization)
+	setFloat(&c.MFU, f.MFU)
+	setFloat(&c.BandwidthEfficiency, f.BandwidthEfficiency)
+	setFloat(&c.CPURequestCores, f.CPURequest)
+	setFloat(&c.CPUIdleCores, f.CPUIdle)
+	setFloat(&c.CPUEngineCores, f.CPUEngine)
+	setFloat(&c.CPUPerSequenceCores, f.CPUPerSeq)
+	setDuration(&c.StepOverhead, f.StepOverhead)
+	setDuration(&c.AllReduceLatency, f.AllReduceLatency)
+	setDuration(&c.ImagePull, f.ImagePull)
+	setDuration(&c.WarmUp, f.WarmUp)
+	if f.DType != nil {
+		if c.WeightDType, err = replica.ParseDType(*f.DType); err != nil {
+			flagErr("dtype", err)
+		}
+	}
+	if f.KVDType != nil {
+		if c.KVDType, err = replica.ParseDType(*f.KVDType); err != nil {
+			flagErr("kv-dtype", err)
+		}
+	}
+	if f.Accounting != nil {
+		if c.Accounting, err = replica.ParseAccounting(*f.Accounting); err != nil {
+			flagErr("accounting", err)
+		}
+	}
+	if f.Reserve != nil {
+		if c.ReserveBytes, err = parseBytes(*f.Reserve); err != nil {
+			flagErr("reserve", err)
+		}
+	}
+	if f.WeightLoadRate != nil {
+		if c.WeightLoadBytesPerSecond, err = parseBytes(*f.WeightLoadRate); err != nil {
+			flagErr("weight-load-rate", err)
+		}
+	}
+	// Validate only what the lookups did not already reject.
+	if err := c.Validate(); err != nil {
+		for _, e := range unjoin(err) {
+			var fe *replica.FieldError
+			if errors.As(e, &fe) && (fe.Field == "gpu" || fe.Field == "model") && len(errs) > 0 {
+				continue
+			}
+			if errors.As(e, &fe) {
+				errs = append(errs, fmt.Errorf("--%s: %s is invalid (allowed: %s)", fe.Field, fe.Value, fe.Allowed))
+				continue
+			}
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) > 0 {
+		return c, invalid(errors.Join(errs...))
+	}
+	return c, nil
+}
+
+// Replica builds the validated replica; a configuration that does not fit
+// in memory is invalid input too.
+func (f *ReplicaFlags) Replica() (*replica.Replica, error) {
+	c, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	r, err := replica.New(c)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	return r, nil
+}
+
+func setInt(dst *int, v *int) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+func setFloat(dst *float64, v *float64) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+func setDuration(dst *time.Duration, v *time.Duration) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// byteUnits are the suffixes parseBytes accepts, longest first.
+var byteUnits = []struct {
+	suffix string
+	scale  float64
+}{
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
+	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12}, {"b", 1},
+}
+
+// parseBytes reads "4GB", "3.05GiB", "500MB", "1e9B" or a bare number of GB.
+func parseBytes(s string) (float64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	scale := 1e9
+	for _, u := range byteUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			t, scale = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.scale
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0, fmt.Errorf("%q is not a size (allowed: a number >= 0 with B, kB, MB, GB, TB, KiB, MiB, GiB or TiB; bare numbers are GB)", s)
+	}
+	return v * scale, nil
+}
+
+// GPUCmd is `infscale gpu`: what one replica can do, derived from the GPU and
+// the model. With no flags it prints DESIGN.md's reference block.
+type GPUCmd struct {
+	ReplicaFlags `embed:""`
+	Context      int    `name:"context" default:"1000" help:"Context tokens per sequence for the decode step figures."`
+	Output       string `name:"output" short:"o" default:"text" enum:"text,json" help:"Output format: text or json."`
+	List         bool   `name:"list" help:"List the GPU and model catalogs instead."`
+}
+
+// Run prints the replica block (or the catalogs with --list).
+func (c *GPUCmd) Run(e *env) error {
+	if c.List {
+		return writeCatalogs(e.stdout, c.Output)
+	}
+	if c.Context < 1 {
+		return invalidf("--context: %d is invalid (allowed: an integer >= 1)", c.Context)
+	}
+	r, err := c.Replica()
+	if err != nil {
+		return err
+	}
+	s := r.Summarize(c.Context)
+	if c.Output == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	}
+	return writeSummary(e.stdout, r, s)
+}
+
+// writeSummary prints the text block in DESIGN.md's wording and rounding.
+func writeSummary(w io.Writer, r *replica.Replica, s replica.Summary) error {
+	cfg := r.Config()
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "%s (%s) %s on %d x %s (%s), %s accounting\n",
+		s.Model, cfg.Model.HFRepo, s.WeightDType, s.TP, s.GPU, cfg.GPU.Description, s.Accounting)
+	if s.Accounting == replica.AccountingVLLM {
+		fmt.Fprintf(b, "weights %.2f GiB\n", s.WeightsBytes/(1<<30))
+		fmt.Fprintf(b, "KV cache %.2f GiB free per GPU = %d blocks of %d tokens = %d tokens\n",
+			s.KVFreeBytes/float64(s.TP)/(1<<30), s.KVBlocks, s.BlockSize, s.KVCapacityTokens)
+	} else {
+		fmt.Fprintf(b, "weights %.1f GB\n", s.WeightsBytes/1e9)
+		fmt.Fprintf(b, "KV cache %.1f GB free = %d tokens\n", s.KVFreeBytes/1e9, s.KVCapacityTokens)
+	}
+	fmt.Fprintf(b, "prefill %.0f tokens/s\n", s.PrefillTokensPerSecond)
+	fmt.Fprintf(b, "decode step %.1f ms at batch 1, %.1f ms at batch %d (%d-token contexts): %.0f output tokens/s at full batch\n",
+		s.StepBatch1Seconds*1e3, s.StepFullBatchSeconds*1e3, s.FullBatch, s.ContextTokens, s.OutputTokensPerSecond)
+	fmt.Fprintf(b, "cold start %.0f s = image %.0f s + weights %.0f s at %s/s + warm-up %.0f s\n",
+		s.ColdStartSeconds, s.ImagePullSeconds, s.WeightLoadSeconds, formatBytes(s.WeightLoadBytesPerSecond), s.WarmUpSeconds)
+	fmt.Fprintf(b, "pod CPU idle %.0f%%, batch 1 %.0f%%, batch %d %.0f%% of %s requested cores, whatever the queue\n",
+		s.CPUIdlePercent, s.CPUBatch1Percent, s.FullBatch, s.CPUFullBatchPercent, strconv.FormatFloat(s.CPURequestCores, 'g', -1, 64))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// formatBytes prints a decimal size compactly: 1e9 -> "1 GB".
+func formatBytes(v float64) string {
+	for _, u := range []struct {
+		name  string
+		scale float64
+	}{{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}} {
+		if v >= u.scale {
+			return strconv.FormatFloat(v/u.scale, 'g', 4, 64) + " " + u.name
+		}
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64) + " B"
+}
+
+// catalogs is the --list --output json shape.
+type catalogs struct {
+	GPUs   []replica.GPU  `json:"gpus"`
+	Models []catalogModel `json:"models"`
+}
+
+// catalogModel adds the derived parameter counts to a catalog model.
+type catalogModel struct {
+	replica.Model
+	Params       float64 `json:"params"`
+	ActiveParams float64 `json:"active_params"`
+}
+
+func writeCatalogs(w io.Writer, output string) error {
+	var ms []catalogModel
+	for _, m := range replica.Models() {
+		ms = append(ms, catalogModel{Model: m, Params: m.Params(), ActiveParams: m.ActiveParams()})
+	}
+	if output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(catalogs{GPUs: replica.GPUs(), Models: ms})
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "GPU\tmemory\tbandwidth\tBF16 dense\tFP8 dense\tdescription")
+	for _, g := range replica.GPUs() {
+		fp8 := "-"
+		if g.FP8FLOPS > 0 {
+			fp8 = fmt.Sprintf("%g TFLOPS", g.FP8FLOPS/1e12)
+		}
+		fmt.Fprintf(tw, "%s\t%g GB\t%g TB/s\t%g TFLOPS\t%s\t%s\n", g.Name, g.MemoryBytes/1e9,
+			g.BandwidthBytesPerSecond/1e12, g.BF16FLOPS/1e12, fp8, g.Description)
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "model\tparams\tactive\tlayers\tKV heads x dim\thidden\tKV bytes/token (16-bit)\tHugging Face")
+	for _, m := range ms {
+		fmt.Fprintf(tw, "%s\t%.2fB\t%.2fB\t%d\t%d x %d\t%d\t%.0f\t%s\n", m.Name, m.Params/1e9, m.ActiveParams/1e9,
+			m.Layers, m.KVHeads, m.HeadDim, m.Hidden, m.KVBytesPerToken(replica.DTypeBF16), m.HFRepo)
+	}
+	return tw.Flush()
+}

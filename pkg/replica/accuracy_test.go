@@ -15,10 +15,17 @@ type fidelityPoint struct {
 	predict  func(t *testing.T) float64 // the model's figure, same unit
 }
 
-// calibrated returns the Calibrated config with the named GPU and model.
+// calibrated returns the Calibrated replica with the named GPU and model.
 func calibrated(t *testing.T, gpu, model string) *Replica {
 	t.Helper()
+	return calibratedTP(t, gpu, model, 1)
+}
+
+// calibratedTP is calibrated at tensor-parallel degree tp.
+func calibratedTP(t *testing.T, gpu, model string, tp int) *Replica {
+	t.Helper()
 	c := Calibrated()
+	c.TP = tp
 	var err error
 	if c.GPU, err = LookupGPU(gpu); err != nil {
 		t.Fatal(err)
@@ -82,6 +89,22 @@ func fidelityPoints() []fidelityPoint {
 			source:   "vLLM nightly latency benchmark (latency_llama8B_tp1), buildkite build 9515: mean 833.4 ms",
 			measured: 834, unit: "ms",
 			predict: func(t *testing.T) float64 { return latencyBenchmark(calibrated(t, "h200", "llama-3.1-8b"), 8, 32, 128) },
+		},
+		{
+			name:     "Mixtral-8x7B, 2 x H200 (TP 2), batch 8, 32 in / 128 out, end-to-end",
+			source:   "vLLM nightly latency benchmark (latency_mixtral8x7B_tp2), buildkite build 9515: mean 1917.44 ms",
+			measured: 1917.44, unit: "ms",
+			predict: func(t *testing.T) float64 {
+				return latencyBenchmark(calibratedTP(t, "h200", "mixtral-8x7b", 2), 8, 32, 128)
+			},
+		},
+		{
+			name:     "Llama-3-70B, 4 x H200 (TP 4), batch 8, 32 in / 128 out, end-to-end",
+			source:   "vLLM nightly latency benchmark (latency_llama70B_tp4), buildkite build 9515: mean 2077.53 ms",
+			measured: 2077.53, unit: "ms",
+			predict: func(t *testing.T) float64 {
+				return latencyBenchmark(calibratedTP(t, "h200", "llama-3.1-70b", 4), 8, 32, 128)
+			},
 		},
 		{
 			name:     "Qwen3-8B BF16, H100, concurrency 4, TPOT",

@@ -58,7 +58,9 @@ type Config struct {
 	// bandwidth and FLOPS scale by TP; all-reduce cost is not modelled
 	// (StepOverhead absorbs it).
 	TP int
-	// WeightDType is the weights' format (fp16, bf16, fp8, int8, int4).
+	// WeightDType is the weights' format (fp16, bf16, fp8, int8, int4);
+	// DTypeAuto means the model's released dtype (config.json torch_dtype),
+	// as vLLM's --dtype auto does.
 	WeightDType DType
 	// KVDType is the KV cache's format; DTypeAuto means the activation
 	// dtype: the weight dtype when 16-bit, else bf16.
@@ -76,8 +78,13 @@ type Config struct {
 	// MaxNumSeqs is vLLM's --max-num-seqs: the most sequences in a batch.
 	MaxNumSeqs int
 	// StepOverhead is a fixed time added to every decode step (scheduling,
-	// sampling, kernel launches, all-reduce); >= 0.
+	// sampling, kernel launches); >= 0.
 	StepOverhead time.Duration
+	// AllReduceLatency is the time of one tensor-parallel all-reduce of a
+	// decode step's activations; with TP > 1 each layer does two (after
+	// attention and after the MLP), so every step gains 2 × layers × this.
+	// >= 0; ignored at TP 1.
+	AllReduceLatency time.Duration
 	// ImagePull is the container image pull time of a cold start.
 	ImagePull time.Duration
 	// WeightLoadBytesPerSecond is the rate weights load at a cold start
@@ -136,6 +143,10 @@ const (
 	// nightly latency benchmark (Llama-3.1-8B, batch 8, on H100, A100 and
 	// H200): what one decode step costs beyond reading weights and KV.
 	CalibratedStepOverhead = 1500 * time.Microsecond
+	// CalibratedAllReduceLatency is one all-reduce's time, fitted to the
+	// nightly latency benchmark's tensor-parallel runs on H200 (Mixtral-8x7B
+	// at TP 2 and Llama-70B at TP 4 both need about 32 µs per all-reduce).
+	CalibratedAllReduceLatency = 32 * time.Microsecond
 	// CalibratedBandwidthEfficiency is the fraction of peak memory bandwidth
 	// a decode step achieves, fitted with CalibratedStepOverhead.
 	CalibratedBandwidthEfficiency = 0.77
@@ -148,15 +159,17 @@ const (
 )
 
 // Calibrated is DefaultConfig switched to vLLM's memory accounting (exact
-// parameters, device GiB, profiled reserve, 16-token blocks), with the
+// parameters, device GiB, profiled reserve, 16-token blocks), the model's
+// own dtype (--dtype auto), with the
 // fitted CalibratedStepOverhead and vLLM's default max-num-seqs. Use it to
 // predict a real vLLM deployment; the defaults stay DESIGN.md's reference.
 func Calibrated() Config {
 	c := DefaultConfig()
 	c.Accounting = AccountingVLLM
-	c.WeightDType = DTypeBF16
+	c.WeightDType = DTypeAuto
 	c.ReserveBytes = CalibratedReserveBytes
 	c.StepOverhead = CalibratedStepOverhead
+	c.AllReduceLatency = CalibratedAllReduceLatency
 	c.BandwidthEfficiency = CalibratedBandwidthEfficiency
 	c.MaxNumSeqs = CalibratedMaxNumSeqs
 	return c
@@ -206,8 +219,8 @@ func (c Config) Validate() error {
 	if c.TP < 1 || c.TP > 64 {
 		bad("tp", fmt.Sprint(c.TP), "an integer from 1 to 64")
 	}
-	if c.WeightDType.Bytes() == 0 {
-		bad("dtype", c.WeightDType.String(), "fp16, bf16, fp8, int8, int4")
+	if c.WeightDType != DTypeAuto && c.WeightDType.Bytes() == 0 {
+		bad("dtype", c.WeightDType.String(), "auto, fp16, bf16, fp8, int8, int4")
 	}
 	if c.KVDType != DTypeAuto && c.KVDType != DTypeFP16 && c.KVDType != DTypeBF16 && c.KVDType != DTypeFP8 && c.KVDType != DTypeINT8 {
 		bad("kv-dtype", c.KVDType.String(), "auto, fp16, bf16, fp8, int8")
@@ -222,7 +235,7 @@ func (c Config) Validate() error {
 	for _, d := range []struct {
 		field string
 		v     time.Duration
-	}{{"step-overhead", c.StepOverhead}, {"image-pull", c.ImagePull}, {"warm-up", c.WarmUp}} {
+	}{{"step-overhead", c.StepOverhead}, {"allreduce-latency", c.AllReduceLatency}, {"image-pull", c.ImagePull}, {"warm-up", c.WarmUp}} {
 		if d.v < 0 {
 			bad(d.field, d.v.String(), "a duration >= 0")
 		}

@@ -113,7 +113,7 @@ func TestValidateCollectsAll(t *testing.T) {
 	c.MFU = 0
 	c.MaxNumSeqs = 0
 	c.CPURequestCores = -1
-	c.WeightDType = DTypeAuto
+	c.WeightDType = DType(99)
 	err := c.Validate()
 	if err == nil {
 		t.Fatal("Validate: nil error for a bad config")

@@ -17,6 +17,7 @@ var ErrDoesNotFit = errors.New("model does not fit")
 type Replica struct {
 	cfg Config
 
+	weightDType      DType
 	kvDType          DType
 	params           float64 // total parameters counted for memory (nominal or exact)
 	activeParams     float64 // parameters one token passes through
@@ -52,11 +53,18 @@ func New(cfg Config) (*Replica, error) {
 	r := &Replica{cfg: cfg}
 	m, g, tp := cfg.Model, cfg.GPU, float64(cfg.TP)
 
+	r.weightDType = cfg.WeightDType
+	if r.weightDType == DTypeAuto {
+		r.weightDType = m.DType
+	}
+	if r.weightDType.Bytes() == 0 {
+		r.weightDType = DTypeBF16 // a custom model without a dtype
+	}
 	r.kvDType = cfg.KVDType
 	if r.kvDType == DTypeAuto {
 		r.kvDType = DTypeBF16
-		if cfg.WeightDType == DTypeFP16 || cfg.WeightDType == DTypeBF16 {
-			r.kvDType = cfg.WeightDType
+		if r.weightDType == DTypeFP16 || r.weightDType == DTypeBF16 {
+			r.kvDType = r.weightDType
 		}
 	}
 
@@ -69,7 +77,7 @@ func New(cfg Config) (*Replica, error) {
 	r.params = m.Params() * scale
 	r.activeParams = m.ActiveParams() * scale
 	expertParams := m.ExpertParams() * scale
-	wb := cfg.WeightDType.Bytes()
+	wb := r.weightDType.Bytes()
 	r.weightsBytes = r.params * wb
 
 	// KV bytes per token across all shards: with TP > KV heads each shard
@@ -90,14 +98,14 @@ func New(cfg Config) (*Replica, error) {
 	}
 	if r.kvCapacityTokens < 1 {
 		return nil, fmt.Errorf("%w: %s in %s on %d x %s: weights %.1f GB and reserve leave %.2f GB for KV cache (need at least %.0f bytes per token); use more GPUs (--tp), a smaller dtype or a larger GPU",
-			ErrDoesNotFit, m.Name, cfg.WeightDType, cfg.TP, g.Name, r.weightsBytes/gb, r.kvFreeBytes/gb, r.kvBytesPerToken)
+			ErrDoesNotFit, m.Name, r.weightDType, cfg.TP, g.Name, r.weightsBytes/gb, r.kvFreeBytes/gb, r.kvBytesPerToken)
 	}
 	r.maxBatch = cfg.MaxNumSeqs
 	if int64(r.maxBatch) > r.kvCapacityTokens {
 		r.maxBatch = int(r.kvCapacityTokens)
 	}
 
-	flops := tp * g.FLOPS(cfg.WeightDType) * cfg.MFU
+	flops := tp * g.FLOPS(r.weightDType) * cfg.MFU
 	r.prefillSecondsPerToken = 2 * r.activeParams / flops
 
 	bw := tp * g.BandwidthBytesPerSecond * cfg.BandwidthEfficiency
@@ -114,6 +122,9 @@ func New(cfg Config) (*Replica, error) {
 	}
 	r.kvSecondsPerToken = r.kvBytesPerToken / bw
 	r.overheadSeconds = cfg.StepOverhead.Seconds()
+	if cfg.TP > 1 {
+		r.overheadSeconds += 2 * float64(m.Layers) * cfg.AllReduceLatency.Seconds()
+	}
 
 	r.weightLoadSecs = r.weightsBytes / cfg.WeightLoadBytesPerSecond
 	r.coldStartSeconds = cfg.ImagePull.Seconds() + r.weightLoadSecs + cfg.WarmUp.Seconds()
@@ -131,6 +142,9 @@ func expertFraction(m Model, batch int) float64 {
 
 // Config returns the configuration the replica was derived from.
 func (r *Replica) Config() Config { return r.cfg }
+
+// WeightDType is the resolved weight dtype (never DTypeAuto).
+func (r *Replica) WeightDType() DType { return r.weightDType }
 
 // KVDType is the resolved KV cache dtype (never DTypeAuto).
 func (r *Replica) KVDType() DType { return r.kvDType }
@@ -184,7 +198,7 @@ func (r *Replica) PrefillTime(tokens int) float64 {
 // memory-bound time (weights + context KV over TP × bandwidth × efficiency;
 // a mixture of experts reads only the experts the batch routes to) and the
 // compute-bound time (batch × 2 × active parameters over TP × FLOPS × MFU),
-// plus StepOverhead. Each step produces one token per sequence. 0 for an
+// plus StepOverhead and, with TP > 1, 2 × layers × AllReduceLatency. Each step produces one token per sequence. 0 for an
 // empty batch.
 func (r *Replica) StepTime(batch int, contextTokens int64) float64 {
 	if batch <= 0 {
