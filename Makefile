@@ -2,15 +2,21 @@
 GO ?= go
 BIN ?= bin/infscale
 
-.PHONY: build test bench lint fuzz
+.PHONY: build test bench lint fuzz tools
 
 build:
 	$(GO) build -o $(BIN) ./cmd/recommender
 
-test:
+# The real Prometheus server and promtool the tests start (internal/promtest),
+# pinned in the separate tools module at the version the main module imports.
+tools:
+	$(GO) build -C tools -o bin/prometheus github.com/prometheus/prometheus/cmd/prometheus
+	$(GO) build -C tools -o bin/promtool github.com/prometheus/prometheus/cmd/promtool
+
+test: tools
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (echo "gofmt needed:"; gofmt -l .; exit 1)
-	$(GO) test ./...
+	INFSCALE_PROMETHEUS=$(CURDIR)/tools/bin/prometheus INFSCALE_PROMTOOL=$(CURDIR)/tools/bin/promtool $(GO) test ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

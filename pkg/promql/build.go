@@ -1,0 +1,321 @@
+package promql
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+// Liveness says how queries exclude series of pods that no longer run
+// (a rollout's terminated pods, whose last samples Prometheus returns for up
+// to its 5-minute lookback when no staleness marker was written: remote
+// storage, federation, a restart). See docs/promql.md, "Stale series".
+type Liveness int
+
+const (
+	// LiveUp keeps pods whose scrape target is up: `... and on (pod) (up{...} == 1)`.
+	// The default.
+	LiveUp Liveness = iota
+	// LiveReady keeps pods kube-state-metrics reports Ready:
+	// `... and on (pod) (kube_pod_status_ready{condition="true",...} == 1)`;
+	// needs kube-state-metrics, and also drops pods still loading weights.
+	LiveReady
+	// LiveStaleness adds no join and relies on Prometheus's staleness
+	// markers (written when a target disappears from service discovery).
+	LiveStaleness
+)
+
+var livenessNames = map[Liveness]string{LiveUp: "up", LiveReady: "ready", LiveStaleness: "staleness"}
+
+// String returns "up", "ready" or "staleness".
+func (l Liveness) String() string {
+	if n, ok := livenessNames[l]; ok {
+		return n
+	}
+	return fmt.Sprintf("Liveness(%d)", int(l))
+}
+
+// ParseLiveness maps "up", "ready" or "staleness" to a Liveness.
+func ParseLiveness(s string) (Liveness, error) {
+	for l, n := range livenessNames {
+		if n == s {
+			return l, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown liveness %q (allowed: up, ready, staleness)", s)
+}
+
+// Options shape every query. The zero value is usable: see the defaults.
+type Options struct {
+	// PodLabel is the label naming a pod on every series ("pod" by default,
+	// as kube-prometheus and the Prometheus Helm chart set it).
+	PodLabel string
+	// NamespaceLabel is the namespace label ("namespace" by default). Only
+	// the selector's matchers on PodLabel and NamespaceLabel are applied to
+	// the liveness series (up, kube_pod_status_ready), which carry no
+	// model-server labels.
+	NamespaceLabel string
+	// ReplicaLabels are the labels by which the two members of an HA
+	// Prometheus pair (queried through Thanos, Mimir or federation without
+	// deduplication) tell their otherwise identical series apart. Default
+	// DefaultReplicaLabels.
+	ReplicaLabels []string
+	// Liveness selects how stale pods are excluded (default LiveUp).
+	Liveness Liveness
+	// CPUWindow is the rate() window of the CPU signal (default 2m; at least
+	// four scrape intervals, because Prometheus 3 windows exclude their start).
+	CPUWindow time.Duration
+}
+
+// DefaultReplicaLabels are the HA replica labels of Thanos
+// (--query.replica-label=replica), the Prometheus Operator
+// (prometheus_replica) and kube-prometheus's external label prometheus.
+var DefaultReplicaLabels = []string{"prometheus", "prometheus_replica", "replica"}
+
+func (o Options) withDefaults() Options {
+	if o.PodLabel == "" {
+		o.PodLabel = "pod"
+	}
+	if o.NamespaceLabel == "" {
+		o.NamespaceLabel = "namespace"
+	}
+	if o.ReplicaLabels == nil {
+		o.ReplicaLabels = DefaultReplicaLabels
+	}
+	if o.CPUWindow == 0 {
+		o.CPUWindow = 2 * time.Minute
+	}
+	return o
+}
+
+// Target is one workload whose signals are read. Build it from the config's
+// target block.
+type Target struct {
+	// Name identifies the target (the exporter's target label).
+	Name string
+	// Server selects the metric families (pkg/profile); Unknown is refused.
+	Server profile.Server
+	// Selector holds the label matchers (ParseSelector) injected into every
+	// vector selector of the built queries, e.g. namespace="llm", pod=~"chat-.*".
+	Selector []*labels.Matcher
+	// TTFTQuantile (0 < q < 1) and TTFTWindow (> 0) ask for the TTFT signal;
+	// zero values leave it out.
+	TTFTQuantile float64
+	TTFTWindow   time.Duration
+	// CPU asks for the CPU signal (needs kube-state-metrics' CPU requests).
+	CPU bool
+	// Replicas is a PromQL query for the current replica count, run verbatim
+	// (e.g. kube_deployment_spec_replicas{namespace="llm",deployment="chat"}).
+	// Empty: Current is Reporting.
+	Replicas string
+	// Held is a PromQL query for requests held in front of the servers, run
+	// verbatim (e.g. sum(keda_http_pending_requests{host="chat"})). Empty: no Held.
+	Held string
+	// Overrides replace the built query of a signal with a user query, run
+	// verbatim (no selector injection): the user owns its shape.
+	Overrides map[Signal]string
+}
+
+// Build returns the PromQL of every signal the target asks for, printed
+// canonically, keyed by signal. Signals the profile has no family for are
+// absent (Evaluate reports them as ReasonUnsupported). Errors: Unknown
+// server, an empty selector, an invalid TTFT spec, or an override, replicas
+// or held query that does not validate (wrapping ErrInvalidQuery).
+func Build(t Target, opts Options) (map[Signal]string, error) {
+	exprs, err := buildExprs(t, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[Signal]string, len(exprs))
+	for s, e := range exprs {
+		out[s] = e.String()
+	}
+	return out, nil
+}
+
+// buildExprs is Build before printing.
+func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
+	o := opts.withDefaults()
+	if t.Server == profile.Unknown {
+		return nil, fmt.Errorf("target %q: a server profile is required to build queries (allowed: %v)", t.Name, profile.Names())
+	}
+	if len(t.Selector) == 0 {
+		return nil, fmt.Errorf("target %q: empty selector: give label matchers such as {namespace=\"llm\", pod=~\"chat-.*\"}", t.Name)
+	}
+	ttft := t.TTFTQuantile != 0 || t.TTFTWindow != 0
+	if ttft && (!(t.TTFTQuantile > 0 && t.TTFTQuantile < 1) || t.TTFTWindow <= 0) {
+		return nil, fmt.Errorf("target %q: TTFT needs 0 < quantile < 1 (got %v) and a window > 0 (got %v)", t.Name, t.TTFTQuantile, t.TTFTWindow)
+	}
+	b := shapes{o: o, sel: t.Selector, id: identity(t.Selector, o)}
+	f := t.Server.Families()
+	out := map[Signal]parser.Expr{}
+	if e := b.total(f.Running); e != nil {
+		out[Running] = e
+	}
+	if e := b.total(f.Waiting); e != nil {
+		out[Waiting] = e
+	}
+	if e := b.reporting(f); e != nil {
+		out[Reporting] = e
+	}
+	if e := b.kv(f.KV); e != nil {
+		out[KV] = e
+	}
+	if t.CPU {
+		out[CPU] = b.cpu(profile.CPUSecondsFamily)
+	}
+	if ttft {
+		if e := b.ttft(f.TTFT, t.TTFTQuantile, t.TTFTWindow); e != nil {
+			out[TTFT] = e
+		}
+	}
+	for s, q := range map[Signal]string{Current: t.Replicas, Held: t.Held} {
+		if q == "" {
+			continue
+		}
+		e, err := Validate(q)
+		if err != nil {
+			return nil, fmt.Errorf("target %q: %s query: %w", t.Name, s, err)
+		}
+		out[s] = e
+	}
+	for s, q := range t.Overrides {
+		e, err := Validate(q)
+		if err != nil {
+			return nil, fmt.Errorf("target %q: %s query: %w", t.Name, s, err)
+		}
+		out[s] = e
+	}
+	return out, nil
+}
+
+// shapes builds the query shapes of docs/promql.md for one selector.
+type shapes struct {
+	o   Options
+	sel []*labels.Matcher // the target's selector
+	id  []*labels.Matcher // its matchers on pod and namespace only
+}
+
+// identity keeps the matchers that also apply to liveness series.
+func identity(sel []*labels.Matcher, o Options) []*labels.Matcher {
+	var out []*labels.Matcher
+	for _, m := range sel {
+		if m.Name == o.PodLabel || m.Name == o.NamespaceLabel {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (b shapes) pod() []string { return []string{b.o.PodLabel} }
+
+// perPodSum is `sum by (pod) (max without (<replica labels>) (F{sel}))`:
+// HA duplicates collapse first, then the engines/ranks of a pod add up.
+func (b shapes) perPodSum(family string) parser.Expr {
+	return aggregate(parser.SUM, false, b.pod(), b.dedup(selector(family, b.sel)))
+}
+
+// dedup is `max without (<replica labels>) (e)`: the series of the two
+// members of an HA pair collapse into one; e itself without replica labels.
+func (b shapes) dedup(e parser.Expr) parser.Expr {
+	if len(b.o.ReplicaLabels) == 0 {
+		return e
+	}
+	return aggregate(parser.MAX, true, slices.Clone(b.o.ReplicaLabels), e)
+}
+
+// perPodMax is `max by (pod) (F{sel})`: a pod's busiest engine; HA
+// duplicates cannot inflate a max.
+func (b shapes) perPodMax(family string) parser.Expr {
+	return aggregate(parser.MAX, false, b.pod(), selector(family, b.sel))
+}
+
+// alternatives joins per-pod shapes of the alternative family names with
+// or: per pod, the first name that has a series wins; names never add up.
+func alternatives(families []string, per func(string) parser.Expr) parser.Expr {
+	es := make([]parser.Expr, 0, len(families))
+	for _, f := range families {
+		es = append(es, per(f))
+	}
+	return orChain(es)
+}
+
+// live restricts a per-pod vector to live pods (Options.Liveness).
+func (b shapes) live(perPod parser.Expr) parser.Expr {
+	var alive parser.Expr
+	switch b.o.Liveness {
+	case LiveUp:
+		alive = binary(parser.EQLC, selector("up", b.id), number(1), nil)
+	case LiveReady:
+		ms := append([]*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "condition", "true")}, b.id...)
+		alive = binary(parser.EQLC, selector("kube_pod_status_ready", ms), number(1), nil)
+	default:
+		return perPod
+	}
+	return binary(parser.LAND, perPod, alive, b.pod())
+}
+
+// total is `sum(<live per-pod sums>)` over the alternatives, nil without any.
+func (b shapes) total(families []string) parser.Expr {
+	if len(families) == 0 {
+		return nil
+	}
+	return aggregate(parser.SUM, false, nil, b.live(alternatives(families, b.perPodSum)))
+}
+
+// reporting counts live pods with a running (else waiting) series.
+func (b shapes) reporting(f profile.Families) parser.Expr {
+	fams := f.Running
+	if len(fams) == 0 {
+		fams = f.Waiting
+	}
+	if len(fams) == 0 {
+		return nil
+	}
+	return aggregate(parser.COUNT, false, nil, b.live(alternatives(fams, b.perPodSum)))
+}
+
+// kv is `avg(<live per-pod max>)` over the alternatives.
+func (b shapes) kv(families []string) parser.Expr {
+	if len(families) == 0 {
+		return nil
+	}
+	return aggregate(parser.AVG, false, nil, b.live(alternatives(families, b.perPodMax)))
+}
+
+// cpu is 100 * avg over live pods of CPU seconds per second / requested cores.
+func (b shapes) cpu(family string) parser.Expr {
+	used := aggregate(parser.SUM, false, b.pod(),
+		b.dedup(call("rate", rangeOf(selector(family, b.sel), b.o.CPUWindow))))
+	reqMs := append([]*labels.Matcher{
+		labels.MustNewMatcher(labels.MatchEqual, "resource", "cpu"),
+		labels.MustNewMatcher(labels.MatchEqual, "unit", "core"),
+	}, b.id...)
+	requested := aggregate(parser.SUM, false, b.pod(),
+		b.dedup(selector("kube_pod_container_resource_requests", reqMs)))
+	perPod := binary(parser.DIV, used, requested, nil)
+	return binary(parser.MUL, number(100), aggregate(parser.AVG, false, nil, b.live(perPod)), nil)
+}
+
+// ttft is histogram_quantile(q, sum by (le) (rate(F_bucket{sel}[w]))) over
+// the alternatives. Not restricted to live pods: requests a terminated pod
+// served inside the window were real. HA duplicates double every bucket
+// alike, which leaves a quantile unchanged.
+func (b shapes) ttft(families []string, q float64, window time.Duration) parser.Expr {
+	if len(families) == 0 || math.IsNaN(q) {
+		return nil
+	}
+	es := make([]parser.Expr, 0, len(families))
+	for _, f := range families {
+		buckets := aggregate(parser.SUM, false, []string{"le"},
+			call("rate", rangeOf(selector(f+"_bucket", b.sel), window)))
+		es = append(es, call("histogram_quantile", number(q), buckets))
+	}
+	return orChain(es)
+}

@@ -1,0 +1,153 @@
+package promql
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// API is what infscale needs from a Prometheus server: instant and range
+// queries. *Client implements it over the HTTP API; tests substitute fakes.
+// Errors are *QueryError with a Reason. Warnings are Prometheus's
+// non-fatal annotations (e.g. "PromQL info: metric might not be a counter").
+type API interface {
+	// Instant evaluates query at t. A scalar result comes back as one
+	// sample without labels.
+	Instant(ctx context.Context, query string, t time.Time) (model.Vector, []string, error)
+	// Range evaluates query at start, start+step, ... <= end.
+	Range(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, []string, error)
+}
+
+// MaxPointsPerSeries is Prometheus's limit on points per series of one
+// range query (web/api/v1: "exceeded maximum resolution of 11,000 points
+// per timeseries"). Client.Range splits longer ranges.
+const MaxPointsPerSeries = 11000
+
+// Client queries a Prometheus server through client_golang.
+type Client struct {
+	api     v1.API
+	timeout time.Duration
+}
+
+// ClientConfig configures NewClient.
+type ClientConfig struct {
+	// URL is the server's base URL, e.g. http://prometheus:9090.
+	URL string
+	// RoundTripper carries auth and TLS (build it with
+	// prometheus/common/config.NewRoundTripperFromConfig); nil uses
+	// api.DefaultRoundTripper.
+	RoundTripper http.RoundTripper
+	// Timeout bounds each query: the client's context deadline, and
+	// Prometheus's own timeout parameter so the server stops evaluating
+	// too. 0 means no limit beyond the caller's context.
+	Timeout time.Duration
+}
+
+// NewClient returns a Client for cfg. Errors: an unparsable URL.
+func NewClient(cfg ClientConfig) (*Client, error) {
+	c, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: cfg.RoundTripper})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus url %q: %w", cfg.URL, err)
+	}
+	return &Client{api: v1.NewAPI(c), timeout: cfg.Timeout}, nil
+}
+
+func (c *Client) context(ctx context.Context) (context.Context, context.CancelFunc, []v1.Option) {
+	if c.timeout <= 0 {
+		return ctx, func() {}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	return ctx, cancel, []v1.Option{v1.WithTimeout(c.timeout)}
+}
+
+// Instant implements API.
+func (c *Client) Instant(ctx context.Context, query string, t time.Time) (model.Vector, []string, error) {
+	ctx, cancel, opts := c.context(ctx)
+	defer cancel()
+	v, warn, _, err := c.api.Query(ctx, query, t, opts...)
+	if err != nil {
+		return nil, warn, &QueryError{Reason: classify(err), Query: query, Err: err}
+	}
+	switch r := v.(type) {
+	case model.Vector:
+		return r, warn, nil
+	case *model.Scalar:
+		return model.Vector{{Metric: model.Metric{}, Value: r.Value, Timestamp: r.Timestamp}}, warn, nil
+	default:
+		return nil, warn, &QueryError{Reason: ReasonBadResponse, Query: query,
+			Err: fmt.Errorf("result type %s, want vector or scalar", v.Type())}
+	}
+}
+
+// Range implements API. A range of more than MaxPointsPerSeries steps is
+// split into consecutive chunks, each one query, and the series are merged
+// by label set in time order. step must be > 0 and end not before start.
+func (c *Client) Range(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+	if step <= 0 || end.Before(start) {
+		return nil, nil, &QueryError{Reason: ReasonBadData, Query: query,
+			Err: fmt.Errorf("range %s..%s step %s: need step > 0 and end >= start", start.Format(time.RFC3339), end.Format(time.RFC3339), step)}
+	}
+	var (
+		warnings []string
+		merged   = map[model.Fingerprint]*model.SampleStream{}
+		order    []model.Fingerprint
+	)
+	for _, ch := range chunks(start, end, step) {
+		m, warn, err := c.rangeOnce(ctx, query, ch[0], ch[1], step)
+		warnings = append(warnings, warn...)
+		if err != nil {
+			return nil, warnings, err
+		}
+		for _, ss := range m {
+			fp := ss.Metric.Fingerprint()
+			have, ok := merged[fp]
+			if !ok {
+				merged[fp] = ss
+				order = append(order, fp)
+				continue
+			}
+			have.Values = append(have.Values, ss.Values...)
+			have.Histograms = append(have.Histograms, ss.Histograms...)
+		}
+	}
+	out := make(model.Matrix, 0, len(order))
+	for _, fp := range order {
+		out = append(out, merged[fp])
+	}
+	return out, warnings, nil
+}
+
+func (c *Client) rangeOnce(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+	ctx, cancel, opts := c.context(ctx)
+	defer cancel()
+	v, warn, _, err := c.api.QueryRange(ctx, query, v1.Range{Start: start, End: end, Step: step}, opts...)
+	if err != nil {
+		return nil, warn, &QueryError{Reason: classify(err), Query: query, Err: err}
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, warn, &QueryError{Reason: ReasonBadResponse, Query: query,
+			Err: fmt.Errorf("result type %s, want matrix", v.Type())}
+	}
+	return m, warn, nil
+}
+
+// chunks splits [start, end] on the step grid into pieces of at most
+// MaxPointsPerSeries points: piece i starts at start + i*MaxPointsPerSeries*step.
+func chunks(start, end time.Time, step time.Duration) [][2]time.Time {
+	var out [][2]time.Time
+	span := time.Duration(MaxPointsPerSeries-1) * step
+	for s := start; !s.After(end); s = s.Add(span + step) {
+		e := s.Add(span)
+		if e.After(end) {
+			e = end
+		}
+		out = append(out, [2]time.Time{s, e})
+	}
+	return out
+}

@@ -1,0 +1,142 @@
+package promql
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// golden compares got with testdata/<name>.golden (or rewrites it with
+// -update). Review every golden diff by hand: the files are the documented
+// query shapes (docs/promql.md).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// caseSelector is case 15's hostile model name inside a usual selector.
+const caseSelector = `{namespace="llm", pod=~"chat-.*", model_name="team \"a\" model\\v2"}`
+
+func printQueries(t *testing.T, tg Target, opts Options) string {
+	t.Helper()
+	qs, err := Build(tg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, s := range Signals() {
+		q, ok := qs[s]
+		if !ok {
+			fmt.Fprintf(&b, "%s: (none)\n", s)
+			continue
+		}
+		// Every built query must parse and print to itself: canonical.
+		e, err := Validate(q)
+		if err != nil {
+			t.Errorf("%s: %v", s, err)
+		} else if e.String() != q {
+			t.Errorf("%s: not canonical:\n%s\n%s", s, q, e)
+		}
+		fmt.Fprintf(&b, "%s: %s\n", s, q)
+	}
+	return b.String()
+}
+
+func TestGoldenQueries(t *testing.T) {
+	sel, err := ParseSelector(caseSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := func(s profile.Server) Target {
+		return Target{
+			Name: "chat", Server: s, Selector: sel,
+			TTFTQuantile: 0.95, TTFTWindow: 3 * time.Minute, CPU: true,
+			Replicas: `kube_deployment_spec_replicas{namespace="llm",deployment="chat"}`,
+			Held:     `sum(keda_http_pending_requests{host="chat"})`,
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		tg   Target
+		opts Options
+	}{
+		{"vllm", full(profile.VLLM), Options{}},
+		{"sglang", full(profile.SGLang), Options{}},
+		{"llamacpp", full(profile.LlamaCpp), Options{}},
+		{"vllm-ready", full(profile.VLLM), Options{Liveness: LiveReady}},
+		{"vllm-staleness-no-ha", full(profile.VLLM), Options{Liveness: LiveStaleness, ReplicaLabels: []string{}}},
+		{"vllm-minimal", Target{Name: "m", Server: profile.VLLM, Selector: sel}, Options{PodLabel: "kubernetes_pod_name"}},
+		{"vllm-override", Target{Name: "o", Server: profile.VLLM, Selector: sel,
+			Overrides: map[Signal]string{Waiting: `sum(my_gateway_queue{route="chat"})`}}, Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			golden(t, tc.name, printQueries(t, tc.tg, tc.opts))
+		})
+	}
+}
+
+// The batched form of one signal for two targets: each target's query
+// tagged with its index by label_replace, joined with or.
+func TestGoldenBatch(t *testing.T) {
+	a, _ := ParseSelector(`{namespace="llm", pod=~"chat-.*"}`)
+	b, _ := ParseSelector(`{namespace="llm", pod=~"code-.*"}`)
+	var jobs []job
+	for i, tg := range []Target{{Name: "chat", Server: profile.VLLM, Selector: a}, {Name: "code", Server: profile.SGLang, Selector: b}} {
+		ex, err := buildExprs(tg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, job{target: i, expr: ex[Running]})
+	}
+	scalar, err := Validate(`scalar(sum(keda_http_pending_requests{host="chat"}))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs = append(jobs, job{target: 2, expr: scalar})
+	q := batchQuery(jobs)
+	if e, err := Validate(q); err != nil || e.String() != q {
+		t.Fatalf("batch query not canonical or invalid: %v", err)
+	}
+	golden(t, "batch", q+"\n")
+}
+
+func TestBuildErrors(t *testing.T) {
+	sel, _ := ParseSelector(`{namespace="llm"}`)
+	for _, tc := range []struct {
+		name string
+		tg   Target
+		want string
+	}{
+		{"unknown server", Target{Name: "x", Selector: sel}, "server profile is required"},
+		{"no selector", Target{Name: "x", Server: profile.VLLM}, "empty selector"},
+		{"bad quantile", Target{Name: "x", Server: profile.VLLM, Selector: sel, TTFTQuantile: 95, TTFTWindow: time.Minute}, "0 < quantile < 1"},
+		{"bad override", Target{Name: "x", Server: profile.VLLM, Selector: sel, Overrides: map[Signal]string{Running: `sum(x`}}, "running query: invalid PromQL `sum(x`: 1:6: parse error"},
+		{"bad held", Target{Name: "x", Server: profile.VLLM, Selector: sel, Held: `x[5m]`}, "held query"},
+	} {
+		_, err := Build(tc.tg, Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package promql
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+)
+
+// Reason says why a signal is unknown. Every Reason makes the signal NaN;
+// none of them ever reads as 0.
+type Reason int
+
+// The reasons, as exported in infscale_query_errors_total{reason}.
+const (
+	// ReasonTimeout: the query exceeded its deadline (client context or
+	// Prometheus's own query timeout, errorType "timeout").
+	ReasonTimeout Reason = iota + 1
+	// ReasonUnavailable: Prometheus could not be reached or answered 5xx.
+	ReasonUnavailable
+	// ReasonBadData: Prometheus rejected the query (400 bad_data, 422
+	// execution error such as many-to-many matching).
+	ReasonBadData
+	// ReasonCanceled: the caller's context was canceled (shutdown).
+	ReasonCanceled
+	// ReasonBadResponse: the answer was not a Prometheus API response or had
+	// an unexpected result type.
+	ReasonBadResponse
+	// ReasonEmpty: the query succeeded with no series (family absent, no
+	// live pod, a target that is down). Unknown, not 0.
+	ReasonEmpty
+	// ReasonNaN: the value was NaN or ±Inf (e.g. histogram_quantile with no
+	// request in the window, a division by zero).
+	ReasonNaN
+	// ReasonAmbiguous: several series with different values for one target
+	// where one number was expected (a user query that is not aggregated).
+	ReasonAmbiguous
+	// ReasonUnsupported: the server profile has no metric family for the
+	// signal (llama.cpp has no KV gauge).
+	ReasonUnsupported
+	// ReasonInvalidQuery: the query does not parse (user override).
+	ReasonInvalidQuery
+)
+
+var reasonNames = [...]string{
+	ReasonTimeout: "timeout", ReasonUnavailable: "unavailable", ReasonBadData: "bad_data",
+	ReasonCanceled: "canceled", ReasonBadResponse: "bad_response", ReasonEmpty: "empty",
+	ReasonNaN: "nan", ReasonAmbiguous: "ambiguous", ReasonUnsupported: "unsupported",
+	ReasonInvalidQuery: "invalid_query",
+}
+
+// Reasons returns every Reason, for pre-initialising labelled counters.
+func Reasons() []Reason {
+	out := make([]Reason, 0, len(reasonNames)-1)
+	for r := ReasonTimeout; int(r) < len(reasonNames); r++ {
+		out = append(out, r)
+	}
+	return out
+}
+
+// String returns the snake_case label value ("timeout", "empty", ...).
+func (r Reason) String() string {
+	if r > 0 && int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return fmt.Sprintf("Reason(%d)", int(r))
+}
+
+// QueryError is a failed or unusable query result.
+type QueryError struct {
+	// Reason classifies the failure.
+	Reason Reason
+	// Query is the PromQL sent (shortened in Error for batched queries).
+	Query string
+	// Err is the underlying error, if any (*v1.Error, a net error, ...).
+	Err error
+}
+
+// Error reads "promql: <reason>: <detail> (query: <query, at most 200 bytes>)".
+func (e *QueryError) Error() string {
+	q := e.Query
+	if len(q) > 200 {
+		q = q[:200] + "..."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "promql: %s", e.Reason)
+	if e.Err != nil {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	if q != "" {
+		fmt.Fprintf(&b, " (query: %s)", q)
+	}
+	return b.String()
+}
+
+// Unwrap returns Err.
+func (e *QueryError) Unwrap() error { return e.Err }
+
+// ReasonOf returns the Reason of err (a *QueryError somewhere in its chain),
+// or classifies it as a client error would be. nil gives 0.
+func ReasonOf(err error) Reason {
+	if err == nil {
+		return 0
+	}
+	if qe, ok := errors.AsType[*QueryError](err); ok {
+		return qe.Reason
+	}
+	return classify(err)
+}
+
+// classify maps a client_golang / transport error to a Reason.
+func classify(err error) Reason {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return ReasonTimeout
+	case errors.Is(err, context.Canceled):
+		return ReasonCanceled
+	case errors.Is(err, ErrInvalidQuery):
+		return ReasonInvalidQuery
+	}
+	if ae, ok := errors.AsType[*v1.Error](err); ok {
+		switch ae.Type {
+		case v1.ErrTimeout:
+			return ReasonTimeout
+		case v1.ErrCanceled:
+			return ReasonCanceled
+		case v1.ErrBadData, v1.ErrExec:
+			return ReasonBadData
+		case v1.ErrServer:
+			// Prometheus answers a query timeout with 503 and a JSON body
+			// {"errorType":"timeout"}; client_golang decodes bodies of 400
+			// and 422 only, so look inside.
+			if bodyErrorType(ae.Detail) == string(v1.ErrTimeout) {
+				return ReasonTimeout
+			}
+			return ReasonUnavailable
+		case v1.ErrClient:
+			return ReasonBadData
+		default:
+			return ReasonBadResponse
+		}
+	}
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		return ReasonTimeout
+	}
+	// Connection refused, DNS failure, reset: the server is not there.
+	return ReasonUnavailable
+}
+
+func bodyErrorType(body string) string {
+	var r struct {
+		ErrorType string `json:"errorType"`
+	}
+	if json.Unmarshal([]byte(body), &r) != nil {
+		return ""
+	}
+	return r.ErrorType
+}

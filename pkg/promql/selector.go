@@ -1,0 +1,98 @@
+package promql
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
+)
+
+// ErrInvalidQuery is wrapped by every error about a query or selector that
+// does not parse or has the wrong shape. The wrapped message keeps the
+// parser's position ("1:14: parse error: ...") and quotes the input.
+var ErrInvalidQuery = errors.New("invalid PromQL")
+
+// pql is the parser with Prometheus's default options (no experimental
+// functions), i.e. what a default Prometheus server accepts.
+var pql = parser.NewParser(parser.Options{})
+
+// Validate parses a user-supplied PromQL expression (a `query:` override, a
+// `replicas:` or `held:` query). The result must be an instant vector or a
+// scalar. The error wraps ErrInvalidQuery and, for a syntax error, a
+// *parser.ParseErr or parser.ParseErrors carrying the position.
+func Validate(query string) (parser.Expr, error) {
+	expr, err := pql.ParseExpr(query)
+	if err != nil {
+		return nil, fmt.Errorf("%w `%s`: %w", ErrInvalidQuery, query, err)
+	}
+	switch t := expr.Type(); t {
+	case parser.ValueTypeVector, parser.ValueTypeScalar:
+		return expr, nil
+	default:
+		what := string(t)
+		if t == parser.ValueTypeMatrix {
+			what = "range vector (matrix)"
+		}
+		return nil, fmt.Errorf("%w `%s`: evaluates to a %s, want an instant vector or a scalar", ErrInvalidQuery, query, what)
+	}
+}
+
+// ParseSelector parses a target selector such as
+// `{namespace="llm", pod=~"chat-.*"}` into its label matchers. A metric name
+// is not allowed (the selector applies to every family of a profile), and at
+// least one matcher is required. Errors wrap ErrInvalidQuery and keep the
+// parser's position.
+func ParseSelector(sel string) ([]*labels.Matcher, error) {
+	ms, err := pql.ParseMetricSelector(sel)
+	if err != nil {
+		return nil, fmt.Errorf("%w: selector `%s`: %w", ErrInvalidQuery, sel, err)
+	}
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("%w: selector `%s` has no label matchers", ErrInvalidQuery, sel)
+	}
+	for _, m := range ms {
+		if m.Name == labels.MetricName {
+			return nil, fmt.Errorf("%w: selector `%s` names a metric; give only label matchers, e.g. {namespace=\"llm\"}", ErrInvalidQuery, sel)
+		}
+	}
+	return ms, nil
+}
+
+// Inject adds matchers to every vector selector of expr (also those inside
+// range selectors and subqueries), in place, and returns expr. Matchers are
+// appended, never substituted: a selector that already has a matcher on the
+// same label keeps it, and a series must satisfy both (an intersection, so
+// injection can only narrow a query). An identical matcher is not repeated.
+// Label values need no escaping by the caller: they are printed with
+// strconv.Quote by the PromQL printer.
+func Inject(expr parser.Expr, matchers []*labels.Matcher) parser.Expr {
+	parser.Inspect(expr, func(node parser.Node, _ []parser.Node) error {
+		vs, ok := node.(*parser.VectorSelector)
+		if !ok {
+			return nil
+		}
+		for _, m := range matchers {
+			if !slices.ContainsFunc(vs.LabelMatchers, func(have *labels.Matcher) bool { return sameMatcher(have, m) }) {
+				vs.LabelMatchers = append(vs.LabelMatchers, m)
+			}
+		}
+		return nil
+	})
+	return expr
+}
+
+// InjectString parses query, injects matchers and prints the result
+// canonically. Errors wrap ErrInvalidQuery.
+func InjectString(query string, matchers []*labels.Matcher) (string, error) {
+	expr, err := pql.ParseExpr(query)
+	if err != nil {
+		return "", fmt.Errorf("%w `%s`: %w", ErrInvalidQuery, query, err)
+	}
+	return Inject(expr, matchers).String(), nil
+}
+
+func sameMatcher(a, b *labels.Matcher) bool {
+	return a.Name == b.Name && a.Type == b.Type && a.Value == b.Value
+}

@@ -1,0 +1,57 @@
+package promql
+
+import "fmt"
+
+// Signal is one value Evaluate reads for a target. The first six are the
+// load signals of recommend.Observation; Current and Reporting are the
+// replica counts around them.
+type Signal int
+
+// The signals, in evaluation order.
+const (
+	// Running is requests being decoded, summed over engines and pods.
+	Running Signal = iota + 1
+	// Waiting is requests queued in the servers, summed over engines and pods.
+	Waiting
+	// Reporting is the number of live pods that report Running (or Waiting
+	// for a profile without a running family).
+	Reporting
+	// KV is KV-cache usage 0..1: max over a pod's engines, mean over pods.
+	KV
+	// CPU is pod CPU use in percent of the pod's CPU request, mean over pods.
+	CPU
+	// TTFT is a time-to-first-token quantile in seconds over a window.
+	TTFT
+	// Held is requests held in front of the servers (the target's held query).
+	Held
+	// Current is the replicas the workload runs (the target's replicas query).
+	Current
+)
+
+var signalNames = [...]string{
+	Running: "running", Waiting: "waiting", Reporting: "reporting", KV: "kv",
+	CPU: "cpu", TTFT: "ttft", Held: "held", Current: "current",
+}
+
+// Signals returns every Signal in evaluation order.
+func Signals() []Signal {
+	return []Signal{Running, Waiting, Reporting, KV, CPU, TTFT, Held, Current}
+}
+
+// String returns the lower-case name used in labels, logs and golden files.
+func (s Signal) String() string {
+	if s > 0 && int(s) < len(signalNames) {
+		return signalNames[s]
+	}
+	return fmt.Sprintf("Signal(%d)", int(s))
+}
+
+// ParseSignal maps a name ("running", "kv", ...) to a Signal.
+func ParseSignal(name string) (Signal, error) {
+	for _, s := range Signals() {
+		if s.String() == name {
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown signal %q (allowed: running, waiting, reporting, kv, cpu, ttft, held, current)", name)
+}
