@@ -1,9 +1,241 @@
 package main
 
-import "errors"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"text/tabwriter"
+	"time"
 
-// ParseCmd is the `infscale parse` subcommand (placeholder until implemented).
-type ParseCmd struct{}
+	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/scrape"
+)
 
-// Run executes the subcommand.
-func (c *ParseCmd) Run(e *env) error { return errors.New("parse: not implemented yet") }
+// ParseCmd is `infscale parse PAGE...`: read model-server /metrics pages
+// and print each replica's signals (docs/parse.md).
+type ParseCmd struct {
+	Pages      []string       `arg:"" name:"PAGE" help:"A /metrics page: a file, an http(s) URL, or - for stdin. A page named twice is scraped twice and the second row shows rates."`
+	Server     profile.Server `default:"auto" placeholder:"S" help:"Server profile: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
+	Output     string         `enum:"text,json" default:"text" help:"Output format: text or json."`
+	CPURequest float64        `name:"cpu-request" placeholder:"CORES" help:"The pod's CPU request in cores, to print CPU % of the request (needs two scrapes)."`
+	Interval   time.Duration  `placeholder:"D" help:"Scrape every page twice, D apart (e.g. 15s), and print counter rates."`
+	Timeout    time.Duration  `default:"10s" placeholder:"D" help:"Timeout of one URL fetch."`
+}
+
+// parseRow is one printed row: a page and, when an earlier scrape of the same
+// source exists, the rates since it.
+type parseRow struct {
+	page  *scrape.Page
+	rates *scrape.Rates
+}
+
+// Run reads every page and prints one row each.
+func (c *ParseCmd) Run(e *env) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	client := &http.Client{Timeout: c.Timeout}
+	var errs []error
+	load := func(src string) *scrape.Page {
+		p, err := scrape.Load(e.ctx, client, src, e.stdin, c.Server)
+		if err != nil {
+			if scrape.IsRuntime(err) {
+				errs = append(errs, err)
+			} else {
+				errs = append(errs, invalid(err))
+			}
+		}
+		return p
+	}
+
+	var rows []parseRow
+	last := map[string]*scrape.Page{}
+	for _, src := range c.Pages {
+		p := load(src)
+		if p == nil {
+			continue
+		}
+		row := parseRow{page: p}
+		if prev := last[p.Source]; prev != nil {
+			r := scrape.Rate(prev, p)
+			row.rates = &r
+		}
+		last[p.Source] = p
+		rows = append(rows, row)
+	}
+	if c.Interval > 0 && len(errs) == 0 {
+		select {
+		case <-e.ctx.Done():
+			return fmt.Errorf("parse: interrupted while waiting %s for the second scrape: %w", c.Interval, e.ctx.Err())
+		case <-time.After(c.Interval):
+		}
+		first := rows
+		rows = nil
+		for _, row := range first {
+			p := load(row.page.Source)
+			if p == nil {
+				continue
+			}
+			r := scrape.Rate(row.page, p)
+			rows = append(rows, parseRow{page: p, rates: &r})
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if c.Output == "json" {
+		return c.writeJSON(e.stdout, rows)
+	}
+	return c.writeText(e.stdout, rows)
+}
+
+func (c *ParseCmd) validate() error {
+	if math.IsNaN(c.CPURequest) || math.IsInf(c.CPURequest, 0) || c.CPURequest < 0 {
+		return invalidf("--cpu-request %v: want a number of cores >= 0 (0 = unknown)", c.CPURequest)
+	}
+	if c.Interval < 0 {
+		return invalidf("--interval %s: want a duration >= 0, e.g. 15s", c.Interval)
+	}
+	if c.Timeout <= 0 {
+		return invalidf("--timeout %s: want a duration > 0, e.g. 10s", c.Timeout)
+	}
+	stdin := 0
+	for _, p := range c.Pages {
+		if p == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 || (stdin == 1 && c.Interval > 0) {
+		return invalidf("PAGE -: standard input can be read only once (no second scrape, no --interval)")
+	}
+	return nil
+}
+
+// num formats a signal; ABSENT (NaN) prints as "-".
+func num(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+func (c *ParseCmd) writeText(w io.Writer, rows []parseRow) error {
+	withRates := false
+	for _, r := range rows {
+		withRates = withRates || r.rates != nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	header := "SOURCE\tSERVER\tRUNNING\tWAITING\tKV\tENGINES"
+	if withRates {
+		header += "\tINTERVAL\tPROMPT_TOK/S\tGEN_TOK/S\tREQ/S\tCPU_CORES\tCPU_%"
+	}
+	fmt.Fprintln(tw, header)
+	var notes []string
+	for _, r := range rows {
+		p := r.page
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d", p.Source, p.Server, num(p.Running), num(p.Waiting), num(p.KV), p.Engines)
+		if withRates {
+			if r.rates == nil {
+				fmt.Fprint(tw, "\t-\t-\t-\t-\t-\t-")
+			} else {
+				rt := r.rates
+				fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s", rt.Interval.Round(time.Millisecond), num(rt.PromptTokens), num(rt.GenerationTokens),
+					num(rt.Requests), num(rt.CPUCores), num(rt.CPUPercent(c.CPURequest)))
+				if rt.Suspect != "" {
+					notes = append(notes, p.Source+": "+rt.Suspect)
+				}
+				if rt.Reset {
+					notes = append(notes, p.Source+": counter reset (restart) in the interval: increase counted from 0")
+				}
+			}
+		}
+		fmt.Fprintln(tw)
+		if p.Suspect != "" {
+			notes = append(notes, p.Source+": "+p.Suspect)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "(- = absent: no finite sample on the page; unknown, not 0)")
+	for _, n := range notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+	return nil
+}
+
+// parseJSON is one element of `--output json`; numbers are null when absent.
+type parseJSON struct {
+	Source           string          `json:"source"`
+	Server           string          `json:"server"`
+	Time             string          `json:"time,omitempty"`
+	Running          *float64        `json:"running"`
+	Waiting          *float64        `json:"waiting"`
+	KVUsage          *float64        `json:"kv_usage"`
+	Engines          int             `json:"engines"`
+	Models           []string        `json:"models"`
+	ReadFrom         scrape.Chosen   `json:"read_from"`
+	CPUSeconds       *float64        `json:"cpu_seconds_total"`
+	PromptTokens     *float64        `json:"prompt_tokens_total"`
+	GenerationTokens *float64        `json:"generation_tokens_total"`
+	Requests         *float64        `json:"requests_total"`
+	Suspect          string          `json:"suspect,omitempty"`
+	Rates            *parseRatesJSON `json:"rates,omitempty"`
+}
+
+type parseRatesJSON struct {
+	IntervalSeconds  float64  `json:"interval_seconds"`
+	PromptTokens     *float64 `json:"prompt_tokens_per_second"`
+	GenerationTokens *float64 `json:"generation_tokens_per_second"`
+	Requests         *float64 `json:"requests_per_second"`
+	CPUCores         *float64 `json:"cpu_cores"`
+	CPUPercent       *float64 `json:"cpu_percent"`
+	Reset            bool     `json:"reset"`
+	Suspect          string   `json:"suspect,omitempty"`
+}
+
+// jnum is v, or nil (JSON null) when v is absent or not finite.
+func jnum(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+func (c *ParseCmd) writeJSON(w io.Writer, rows []parseRow) error {
+	out := make([]parseJSON, 0, len(rows))
+	for _, r := range rows {
+		p := r.page
+		j := parseJSON{
+			Source: p.Source, Server: p.Server.String(),
+			Running: jnum(p.Running), Waiting: jnum(p.Waiting), KVUsage: jnum(p.KV),
+			Engines: p.Engines, Models: p.Models, ReadFrom: p.Chosen,
+			CPUSeconds: jnum(p.CPUSeconds), PromptTokens: jnum(p.PromptTokens),
+			GenerationTokens: jnum(p.GenerationTokens), Requests: jnum(p.Requests),
+			Suspect: p.Suspect,
+		}
+		if j.Models == nil {
+			j.Models = []string{}
+		}
+		if !p.Time.IsZero() {
+			j.Time = p.Time.UTC().Format(time.RFC3339Nano)
+		}
+		if rt := r.rates; rt != nil {
+			j.Rates = &parseRatesJSON{
+				IntervalSeconds: rt.Interval.Seconds(),
+				PromptTokens:    jnum(rt.PromptTokens), GenerationTokens: jnum(rt.GenerationTokens),
+				Requests: jnum(rt.Requests), CPUCores: jnum(rt.CPUCores), CPUPercent: jnum(rt.CPUPercent(c.CPURequest)),
+				Reset: rt.Reset, Suspect: rt.Suspect,
+			}
+		}
+		out = append(out, j)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+

@@ -70,9 +70,14 @@ type Page struct {
 
 // Chosen names the family each signal was read from; "" when absent.
 type Chosen struct {
-	Running, Waiting, KV           string
-	PromptTokens, GenerationTokens string
-	Requests, CPUSeconds, TTFT     string
+	Running          string `json:"running,omitempty"`
+	Waiting          string `json:"waiting,omitempty"`
+	KV               string `json:"kv,omitempty"`
+	PromptTokens     string `json:"prompt_tokens,omitempty"`
+	GenerationTokens string `json:"generation_tokens,omitempty"`
+	Requests         string `json:"requests,omitempty"`
+	CPUSeconds       string `json:"cpu_seconds,omitempty"`
+	TTFT             string `json:"ttft,omitempty"`
 }
 
 // Sample is one sample line: its metric name, its labels (including

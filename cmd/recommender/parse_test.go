@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// runParseCLI runs `infscale parse args...` with stdin and returns the exit
+// code and both streams.
+func runParseCLI(t *testing.T, stdin io.Reader, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	code = run(context.Background(), append([]string{"parse"}, args...), stdin, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// parseRowJSON mirrors the documented JSON shape (docs/parse.md).
+type parseRowJSON struct {
+	Source  string   `json:"source"`
+	Server  string   `json:"server"`
+	Running *float64 `json:"running"`
+	Waiting *float64 `json:"waiting"`
+	KVUsage *float64 `json:"kv_usage"`
+	Engines int      `json:"engines"`
+	Suspect string   `json:"suspect"`
+	Rates   *struct {
+		IntervalSeconds float64  `json:"interval_seconds"`
+		PromptTokens    *float64 `json:"prompt_tokens_per_second"`
+		Requests        *float64 `json:"requests_per_second"`
+		CPUCores        *float64 `json:"cpu_cores"`
+		CPUPercent      *float64 `json:"cpu_percent"`
+		Reset           bool     `json:"reset"`
+	} `json:"rates"`
+}
+
+func decodeRows(t *testing.T, stdout string) []parseRowJSON {
+	t.Helper()
+	var rows []parseRowJSON
+	if err := json.Unmarshal([]byte(stdout), &rows); err != nil {
+		t.Fatalf("stdout is not a JSON array: %v\n%s", err, stdout)
+	}
+	return rows
+}
+
+// isNum reports whether p is a JSON number equal to want (nil want = null).
+func isNum(p *float64, want *float64) bool {
+	if p == nil || want == nil {
+		return p == nil && want == nil
+	}
+	return math.Abs(*p-*want) < 1e-9
+}
+
+func f(v float64) *float64 { return &v }
+
+func writePage(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestParseSharedPagesJSON(t *testing.T) {
+	const dir = "../../../shared/testdata"
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("shared test data absent (%v): see ../shared/testdata/LOG.md", err)
+	}
+	pages := []string{
+		dir + "/cases/06-vllm-dp-engine-series.prom",
+		dir + "/metrics/19-vllm-v0-0.5.4-families-without-samples.prom",
+		dir + "/metrics/11-llamacpp-b4600-requests-processing-deferred.prom",
+		dir + "/metrics/03-vllm-0.10.0-created-series-engine-label.prom",
+		dir + "/cases/18-stuck-engine-not-load.prom",
+	}
+	code, stdout, stderr := runParseCLI(t, nil, append([]string{"--output", "json"}, pages...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	rows := decodeRows(t, stdout)
+	want := []struct {
+		server               string
+		running, waiting, kv *float64
+		suspect              bool
+	}{
+		{"vllm", f(10), f(4), f(0.91), false},              // C06: 7+3, 4+0, max(0.91, 0.35)
+		{"vllm", nil, nil, nil, false},                     // page 19: declared only, all null (not 0)
+		{"llamacpp", f(0), f(0), nil, false},               // page 11: no KV gauge
+		{"vllm", nil, nil, f(9.75010481363281e-06), false}, // page 03: tiny KV, not 9.75
+		{"vllm", f(0), f(6), f(0), true},                   // C18: stuck, flagged
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(rows), len(want))
+	}
+	for i, w := range want {
+		r := rows[i]
+		if r.Source != pages[i] || r.Server != w.server || !isNum(r.Running, w.running) || !isNum(r.Waiting, w.waiting) ||
+			!isNum(r.KVUsage, w.kv) || (r.Suspect != "") != w.suspect || r.Rates != nil {
+			t.Errorf("row %d = %+v, want %s %v %v %v suspect %v", i, r, w.server, w.running, w.waiting, w.kv, w.suspect)
+		}
+	}
+	// Absent is null in the JSON text itself.
+	if !strings.Contains(stdout, `"running": null`) {
+		t.Errorf("no null running in %s", stdout)
+	}
+}
+
+func TestParseText(t *testing.T) {
+	dir := t.TempDir()
+	page := writePage(t, dir, "dp.prom", `vllm:num_requests_running{engine="0"} 3
+vllm:num_requests_running{engine="1"} 5
+vllm:num_requests_waiting{engine="0"} 1
+vllm:num_requests_waiting{engine="1"} 2
+vllm:kv_cache_usage_perc{engine="0"} 0.35
+vllm:kv_cache_usage_perc{engine="1"} 0.81
+`)
+	code, stdout, stderr := runParseCLI(t, strings.NewReader("llamacpp:requests_processing 2\n"), page, "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	// header, dp.prom (running 3+5 = 8, waiting 1+2 = 3, kv 0.81, 2 engines),
+	// stdin (llama.cpp running 2, waiting and KV absent), legend.
+	if len(lines) != 4 {
+		t.Fatalf("stdout:\n%s", stdout)
+	}
+	if got := strings.Fields(lines[1]); strings.Join(got, " ") != page+" vllm 8 3 0.81 2" {
+		t.Errorf("row 1 = %q", got)
+	}
+	if got := strings.Fields(lines[2]); strings.Join(got, " ") != "stdin llamacpp 2 - - 1" {
+		t.Errorf("row 2 = %q", got)
+	}
+	if !strings.Contains(lines[3], "absent") {
+		t.Errorf("no legend: %q", lines[3])
+	}
+}
+
+func TestParseServerFlag(t *testing.T) {
+	dir := t.TempDir()
+	page := writePage(t, dir, "go.prom", "go_goroutines 12\n")
+	code, stdout, stderr := runParseCLI(t, nil, "--server", "sglang", "--output", "json", page)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	rows := decodeRows(t, stdout)
+	if len(rows) != 1 || rows[0].Server != "sglang" || rows[0].Running != nil || rows[0].Waiting != nil {
+		t.Errorf("rows = %+v, want sglang with null signals", rows)
+	}
+}
+
+func TestParseInvalid(t *testing.T) {
+	dir := t.TempDir()
+	good := writePage(t, dir, "good.prom", "vllm:num_requests_running 1\n")
+	bad := writePage(t, dir, "bad.prom", "vllm:num_requests_running 1\n\nvllm:num_requests_waiting{model=\"a} 2\n")
+	none := writePage(t, dir, "node.prom", "node_load1 0.5\n")
+	for name, tc := range map[string]struct {
+		args  []string
+		stdin string
+		code  int
+		msg   []string
+	}{
+		"parse error names file and line": {[]string{good, bad}, "", 2, []string{bad + ":3: invalid metrics page"}},
+		"no known profile lists families": {[]string{none}, "", 2, []string{"node.prom", "no known server profile", "vllm:num_requests_running", "llamacpp:requests_processing", "sglang:num_running_reqs", "node_load1"}},
+		"JSON body":                       {[]string{"-"}, `[{"gpu": 1}]`, 2, []string{"stdin:1", "JSON"}},
+		"missing file":                    {[]string{filepath.Join(dir, "nope.prom")}, "", 2, []string{"nope.prom", "invalid page source"}},
+		"stdin twice":                     {[]string{"-", "-"}, "", 2, []string{"standard input"}},
+		"stdin with interval":             {[]string{"--interval", "1s", "-"}, "", 2, []string{"standard input"}},
+		"bad server":                      {[]string{"--server", "ollama", good}, "", 2, []string{"vllm, sglang, llamacpp"}},
+		"bad output":                      {[]string{"--output", "xml", good}, "", 2, []string{"--output"}},
+		"negative cpu request":            {[]string{"--cpu-request", "-1", good}, "", 2, []string{"--cpu-request"}},
+		"negative interval":               {[]string{"--interval", "-1s", good}, "", 2, []string{"--interval"}},
+		"no page":                         {nil, "", 2, []string{"PAGE"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, stdout, stderr := runParseCLI(t, strings.NewReader(tc.stdin), tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d; stderr %s", code, tc.code, stderr)
+			}
+			if tc.code == 2 && strings.Contains(stdout, "SOURCE") {
+				t.Errorf("rows printed on failure: %s", stdout)
+			}
+			for _, m := range tc.msg {
+				if !strings.Contains(stderr, m) {
+					t.Errorf("stderr %q lacks %q", stderr, m)
+				}
+			}
+		})
+	}
+}
+
+func TestParseUnreachableURL(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String() + "/metrics"
+	l.Close()
+	code, stdout, stderr := runParseCLI(t, nil, url)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, url) || !strings.Contains(stderr, "cannot fetch") {
+		t.Errorf("exit %d stdout %q stderr %q, want 1 naming the URL", code, stdout, stderr)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", 503) }))
+	defer srv.Close()
+	if code, _, stderr := runParseCLI(t, nil, srv.URL); code != 1 || !strings.Contains(stderr, "503") {
+		t.Errorf("503: exit %d stderr %q, want 1", code, stderr)
+	}
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "vllm:num_requests_running 1\nvllm:num_requests_waiting two\n")
+	}))
+	defer bad.Close()
+	if code, _, stderr := runParseCLI(t, nil, bad.URL+"/metrics"); code != 2 || !strings.Contains(stderr, bad.URL+"/metrics:2:") {
+		t.Errorf("bad URL page: exit %d stderr %q, want 2 naming URL:2", code, stderr)
+	}
+}
+
+// counterServer serves a vLLM page whose counters grow by fixed steps on
+// every scrape: prompt tokens +300, successes +3, CPU +1.5 s.
+func counterServer(t *testing.T) *httptest.Server {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := n.Add(1)
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprintf(w, "process_start_time_seconds 1.7e9\nprocess_cpu_seconds_total %g\nvllm:num_requests_running 4\nvllm:num_requests_waiting 1\nvllm:prompt_tokens_total %d\nvllm:request_success_total{finished_reason=\"stop\"} %d\n",
+			1.5*float64(i), 300*i, 3*i)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestParseRates(t *testing.T) {
+	check := func(t *testing.T, rows []parseRowJSON, idx int) {
+		t.Helper()
+		r := rows[idx].Rates
+		if r == nil || r.IntervalSeconds <= 0 {
+			t.Fatalf("row %d has no rates: %+v", idx, rows[idx])
+		}
+		// increases per scrape: 300 tokens, 3 requests, 1.5 CPU s; rate x interval = increase.
+		dt := r.IntervalSeconds
+		for name, c := range map[string]struct {
+			got  *float64
+			want float64
+		}{"prompt": {r.PromptTokens, 300}, "requests": {r.Requests, 3}, "cpu": {r.CPUCores, 1.5}} {
+			if c.got == nil || math.Abs(*c.got*dt-c.want) > 1e-6 {
+				t.Errorf("%s rate %v over %vs, want increase %v", name, c.got, dt, c.want)
+			}
+		}
+		// CPU % of a 2-core request = 100 * cores / 2.
+		if r.CPUPercent == nil || math.Abs(*r.CPUPercent-100**r.CPUCores/2) > 1e-9 || r.Reset {
+			t.Errorf("cpu %% = %v for cores %v, reset %v", r.CPUPercent, r.CPUCores, r.Reset)
+		}
+	}
+	t.Run("repeated page", func(t *testing.T) {
+		srv := counterServer(t)
+		code, stdout, stderr := runParseCLI(t, nil, "--output", "json", "--cpu-request", "2", srv.URL, srv.URL)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		rows := decodeRows(t, stdout)
+		if len(rows) != 2 || rows[0].Rates != nil {
+			t.Fatalf("rows = %+v, want 2, the first without rates", rows)
+		}
+		check(t, rows, 1)
+	})
+	t.Run("interval", func(t *testing.T) {
+		srv := counterServer(t)
+		code, stdout, stderr := runParseCLI(t, nil, "--output", "json", "--cpu-request", "2", "--interval", "50ms", srv.URL)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		rows := decodeRows(t, stdout)
+		if len(rows) != 1 || rows[0].Rates.IntervalSeconds < 0.05 {
+			t.Fatalf("rows = %+v, want 1 with rates over >= 50ms", rows)
+		}
+		check(t, rows, 0)
+	})
+	t.Run("text", func(t *testing.T) {
+		srv := counterServer(t)
+		code, stdout, stderr := runParseCLI(t, nil, "--interval", "10ms", srv.URL)
+		if code != 0 || !strings.Contains(stdout, "PROMPT_TOK/S") || !strings.Contains(stdout, "CPU_%") {
+			t.Errorf("exit %d stdout %s stderr %s", code, stdout, stderr)
+		}
+	})
+}
