@@ -238,4 +238,3 @@ func (c *ParseCmd) writeJSON(w io.Writer, rows []parseRow) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }
-
