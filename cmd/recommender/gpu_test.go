@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -151,5 +153,36 @@ func TestGPUList(t *testing.T) {
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &c) != nil || len(c.GPUs) != 10 || len(c.Models) != 9 {
 		t.Errorf("--list --output json: exit %d, %d GPUs, %d models", code, len(c.GPUs), len(c.Models))
+	}
+}
+
+// TestGPUFlagsDocumented: every flag of `infscale gpu` is in docs/replica.md.
+func TestGPUFlagsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/replica.md")
+	if err != nil {
+		t.Skipf("docs/replica.md not readable: %v", err)
+	}
+	var names []string
+	var walk func(reflect.Type)
+	walk = func(typ reflect.Type) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if _, ok := f.Tag.Lookup("embed"); ok {
+				walk(f.Type)
+				continue
+			}
+			if n := f.Tag.Get("name"); n != "" {
+				names = append(names, n)
+			}
+		}
+	}
+	walk(reflect.TypeOf(GPUCmd{}))
+	if len(names) < 20 {
+		t.Fatalf("found only %d flags: %v", len(names), names)
+	}
+	for _, n := range names {
+		if !strings.Contains(string(doc), "`--"+n+"`") {
+			t.Errorf("docs/replica.md does not document --%s", n)
+		}
 	}
 }
