@@ -80,7 +80,7 @@ const (
 //     (756.5 dense), FP8 3,026 sparse (1,513 dense).
 //   - H200: NVIDIA H200 datasheet: 141 GB HBM3e, 4.8 TB/s, same tensor cores
 //     as H100 SXM.
-//   - B200: NVIDIA HGX B200 datasheet (per GPU): 180 GB HBM3e, 8 TB/s, BF16
+//   - B200: NVIDIA HGX B200 datasheet (per GPU): 180 GB HBM3e, 7.7 TB/s, BF16
 //     4.5 PFLOPS sparse (2.25 dense), FP8 9 PFLOPS sparse (4.5 dense).
 //   - MI300X: AMD Instinct MI300X datasheet: 192 GB HBM3, 5.3 TB/s, BF16
 //     1,307.4 TFLOPS dense, FP8 2,614.9 TFLOPS dense.
@@ -93,7 +93,7 @@ var gpus = []GPU{
 	{Name: "h100-sxm", Description: "NVIDIA H100 SXM5 80GB", MemoryBytes: 80 * gb, DeviceMemoryBytes: 79.22 * gib, BandwidthBytesPerSecond: 3.35 * tb, BF16FLOPS: 990 * tf, FP8FLOPS: 1979 * tf},
 	{Name: "h100-pcie", Description: "NVIDIA H100 PCIe 80GB", MemoryBytes: 80 * gb, BandwidthBytesPerSecond: 2.0 * tb, BF16FLOPS: 756.5 * tf, FP8FLOPS: 1513 * tf},
 	{Name: "h200", Description: "NVIDIA H200 SXM 141GB", MemoryBytes: 141 * gb, BandwidthBytesPerSecond: 4.8 * tb, BF16FLOPS: 990 * tf, FP8FLOPS: 1979 * tf},
-	{Name: "b200", Description: "NVIDIA B200 180GB (HGX)", MemoryBytes: 180 * gb, BandwidthBytesPerSecond: 8 * tb, BF16FLOPS: 2250 * tf, FP8FLOPS: 4500 * tf},
+	{Name: "b200", Description: "NVIDIA B200 180GB (HGX)", MemoryBytes: 180 * gb, BandwidthBytesPerSecond: 7.7 * tb, BF16FLOPS: 2250 * tf, FP8FLOPS: 4500 * tf},
 	{Name: "mi300x", Description: "AMD Instinct MI300X 192GB", MemoryBytes: 192 * gb, BandwidthBytesPerSecond: 5.3 * tb, BF16FLOPS: 1307.4 * tf, FP8FLOPS: 2614.9 * tf},
 }
 
