@@ -1,9 +1,430 @@
 package main
 
-import "errors"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
-// DecideCmd is the `infscale decide` subcommand (placeholder until implemented).
-type DecideCmd struct{}
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
-// Run executes the subcommand.
-func (c *DecideCmd) Run(e *env) error { return errors.New("decide: not implemented yet") }
+	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/recommend"
+	"github.com/infscale/infscale/pkg/scrape"
+)
+
+// DecideCmd is `infscale decide [PAGE...]`: one scaling decision from
+// /metrics pages (one per replica) or from signal flags, explained step by
+// step (docs/recommend.md).
+type DecideCmd struct {
+	Pages  []string       `arg:"" optional:"" name:"PAGE" help:"A replica's /metrics page: a file, an http(s) URL, or - for stdin. Running and waiting are summed over pages, KV averaged."`
+	Server profile.Server `default:"auto" placeholder:"S" help:"Server profile of the pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
+
+	Current *int     `placeholder:"N" help:"Replicas the workload has now. Default: the number of PAGEs; without pages the previous desired in --state; else 1."`
+	Held    float64  `placeholder:"N" help:"Requests held in front of the servers (activator, gateway), counted in queue and used to activate from zero."`
+	Running *float64 `placeholder:"N" help:"Running requests, total over replicas (overrides the pages)."`
+	Waiting *float64 `placeholder:"N" help:"Waiting requests, total over replicas (overrides the pages)."`
+	Queue   *float64 `placeholder:"N" help:"Total queue (running + waiting) when the split is not known; sets running 0 and waiting N."`
+	KV      *float64 `name:"kv" placeholder:"F" help:"Mean KV-cache usage over replicas, a fraction 0..1 (overrides the pages)."`
+	CPU     *float64 `name:"cpu" placeholder:"PCT" help:"Mean CPU as a percent of the pod's request (pages need two scrapes for it, so give it here)."`
+	TTFT    *float64 `name:"ttft" placeholder:"S" help:"Observed time-to-first-token quantile, seconds."`
+
+	Metric    []string  `default:"queue" placeholder:"M" help:"Signal(s) to scale on: queue, waiting, running, kv, cpu, ttft (repeat or comma-separate; the largest recommendation wins)."`
+	Target    []float64 `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), seconds (ttft). Default 4 for queue; needed for the others."`
+	Min       int       `default:"1" help:"Minimum replicas (0 enables scale to zero; queue, waiting, running or ttft only)."`
+	Max       int       `default:"10" help:"Maximum replicas."`
+	Tolerance *float64  `placeholder:"F" help:"HPA tolerance, both directions (default 0.1)."`
+
+	UpWindow     *time.Duration `placeholder:"D" help:"scaleUp.stabilizationWindowSeconds as a duration (default 0s)."`
+	DownWindow   *time.Duration `placeholder:"D" help:"scaleDown.stabilizationWindowSeconds as a duration (default 300s)."`
+	UpPods       *int32         `placeholder:"N" help:"scaleUp policy: add at most N pods per --up-period (replaces the default policies)."`
+	UpPercent    *int32         `placeholder:"P" help:"scaleUp policy: add at most P% per --up-period (replaces the default policies)."`
+	UpPeriod     time.Duration  `default:"15s" placeholder:"D" help:"periodSeconds of the --up-pods/--up-percent policies."`
+	UpSelect     string         `placeholder:"S" help:"scaleUp selectPolicy: Max, Min or Disabled (default Max)."`
+	DownPods     *int32         `placeholder:"N" help:"scaleDown policy: remove at most N pods per --down-period (replaces the default)."`
+	DownPercent  *int32         `placeholder:"P" help:"scaleDown policy: remove at most P% per --down-period (replaces the default)."`
+	DownPeriod   time.Duration  `default:"15s" placeholder:"D" help:"periodSeconds of the --down-pods/--down-percent policies."`
+	DownSelect   string         `placeholder:"S" help:"scaleDown selectPolicy: Max, Min or Disabled (default Max)."`
+	Behavior     string         `placeholder:"FILE" help:"autoscaling/v2 HorizontalPodAutoscalerBehavior YAML (an HPA's spec.behavior); a field may not be set both here and by a flag."`
+	Lookahead    time.Duration  `placeholder:"D" help:"Project demand over D (e.g. the cold start, 90s) from its recent trend; needs --state to see a trend."`
+	ZeroCooldown *time.Duration `placeholder:"D" help:"With --min 0: idle time before the last replica goes (KEDA cooldownPeriod, default 300s)."`
+	Schedule     []string       `sep:"none" placeholder:"CRON;D;MIN[;TZ]" help:"Raise min to MIN for D after each time the 5-field CRON fires, in time zone TZ (default UTC), e.g. \"0 8 * * 1-5;12h;4;Europe/Berlin\". Repeatable."`
+
+	State  string `placeholder:"FILE" help:"JSON file with the window history and scale events; read if it exists, written after the decision (so a cron job remembers, like the HPA controller)."`
+	Now    string `placeholder:"T" help:"Decision time: unix seconds or RFC3339 (default: the clock)."`
+	Output string `enum:"text,json" default:"text" help:"Output format: text or json."`
+}
+
+// Run builds the policy and the observation, decides, and prints.
+func (c *DecideCmd) Run(e *env) error {
+	p, err := c.policy()
+	if err != nil {
+		return err
+	}
+	now, err := c.now()
+	if err != nil {
+		return err
+	}
+	st, err := readState(c.State)
+	if err != nil {
+		return err
+	}
+	obs, err := c.observe(e, st)
+	if err != nil {
+		return err
+	}
+	d := recommend.Decide(p, obs, st, now)
+	if c.State != "" {
+		if err := writeState(c.State, st); err != nil {
+			return err
+		}
+	}
+	if c.Output == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(d)
+	}
+	return printDecision(e.stdout, d)
+}
+
+// policy builds and validates the recommend.Policy from the flags and the
+// --behavior file; every problem is reported at once (exit 2).
+func (c *DecideCmd) policy() (*recommend.Policy, error) {
+	var errs []error
+	p := &recommend.Policy{Min: c.Min, Max: c.Max, Lookahead: c.Lookahead}
+	var signals []recommend.Signal
+	for _, name := range c.Metric {
+		s, err := recommend.ParseSignal(strings.TrimSpace(name))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--metric: %w", err))
+			continue
+		}
+		signals = append(signals, s)
+	}
+	switch {
+	case len(c.Target) == 0:
+		for _, s := range signals {
+			if s != recommend.SignalQueue {
+				errs = append(errs, fmt.Errorf("--target: needed for --metric %s (%s)", s, s.Unit()))
+			}
+			p.Metrics = append(p.Metrics, recommend.Metric{Signal: s, Target: 4})
+		}
+	case len(c.Target) != len(signals) && len(errs) == 0:
+		errs = append(errs, fmt.Errorf("--target: %d target(s) for %d metric(s); give one per --metric, in order", len(c.Target), len(signals)))
+	default:
+		for i, s := range signals {
+			if i < len(c.Target) {
+				p.Metrics = append(p.Metrics, recommend.Metric{Signal: s, Target: c.Target[i]})
+			}
+		}
+	}
+
+	if c.Behavior != "" {
+		data, err := os.ReadFile(c.Behavior)
+		if err != nil {
+			return nil, invalidf("--behavior: %v", err)
+		}
+		b, err := recommend.DecodeBehavior(data, c.Behavior)
+		if err != nil {
+			return nil, invalidf("--behavior: %w", err)
+		}
+		p.Behavior = b
+	}
+	errs = append(errs, c.behaviorFlags(&p.Behavior)...)
+	if c.Tolerance != nil {
+		if c.Behavior != "" && (p.Behavior.ScaleUp != nil && p.Behavior.ScaleUp.Tolerance != nil || p.Behavior.ScaleDown != nil && p.Behavior.ScaleDown.Tolerance != nil) {
+			errs = append(errs, fmt.Errorf("--tolerance: %s also sets a tolerance; set it once", c.Behavior))
+		} else {
+			p.Tolerance = &recommend.Tolerance{Up: *c.Tolerance, Down: *c.Tolerance}
+		}
+	}
+	if c.ZeroCooldown != nil {
+		p.Zero = &recommend.Zero{Cooldown: *c.ZeroCooldown}
+		if c.Min != 0 {
+			errs = append(errs, fmt.Errorf("--zero-cooldown: needs --min 0 (scale to zero), got --min %d", c.Min))
+		}
+	}
+	for i, s := range c.Schedule {
+		w, err := parseScheduleFlag(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--schedule #%d %q: %w", i+1, s, err))
+			continue
+		}
+		p.Schedule = append(p.Schedule, w)
+	}
+	if len(errs) > 0 {
+		return nil, invalid(errors.Join(errs...))
+	}
+	if err := p.Validate(); err != nil {
+		return nil, invalid(flagNames(err))
+	}
+	return p, nil
+}
+
+// flagNames rewords Policy.Validate's field names as the flags that set them.
+func flagNames(err error) error {
+	r := strings.NewReplacer(
+		"metrics[0] (cpu): cpu cannot scale from zero", "--metric cpu with --min 0: cpu cannot scale from zero",
+		"metrics[0] (kv): kv cannot scale from zero", "--metric kv with --min 0: kv cannot scale from zero",
+		"min: ", "--min: ", "max: ", "--max: ", "lookahead: ", "--lookahead: ",
+		"zero.cooldown: ", "--zero-cooldown: ", "tolerance.up: ", "--tolerance: ", "tolerance.down: ", "--tolerance: ",
+	)
+	return errors.New(r.Replace(err.Error()))
+}
+
+// behaviorFlags applies the window and policy flags over b, refusing a field
+// that the --behavior file already set.
+func (c *DecideCmd) behaviorFlags(b *autoscalingv2.HorizontalPodAutoscalerBehavior) []error {
+	var errs []error
+	both := func(flag, field string) {
+		errs = append(errs, fmt.Errorf("%s: %s also sets behavior.%s; set it once (flag or file)", flag, c.Behavior, field))
+	}
+	dir := func(rules **autoscalingv2.HPAScalingRules, name string, window *time.Duration, pods, pct *int32, period time.Duration, sel string, flag string) {
+		if window == nil && pods == nil && pct == nil && sel == "" {
+			return
+		}
+		if *rules == nil {
+			*rules = &autoscalingv2.HPAScalingRules{}
+		}
+		r := *rules
+		if window != nil {
+			if r.StabilizationWindowSeconds != nil {
+				both("--"+flag+"-window", name+".stabilizationWindowSeconds")
+			} else if *window < 0 || *window%time.Second != 0 {
+				errs = append(errs, fmt.Errorf("--%s-window %v: want whole seconds >= 0, e.g. 300s", flag, *window))
+			} else {
+				r.StabilizationWindowSeconds = ptrTo(int32(*window / time.Second))
+			}
+		}
+		if pods != nil || pct != nil {
+			if r.Policies != nil {
+				both("--"+flag+"-pods/--"+flag+"-percent", name+".policies")
+			} else if period <= 0 || period%time.Second != 0 {
+				errs = append(errs, fmt.Errorf("--%s-period %v: want whole seconds > 0, e.g. 15s", flag, period))
+			} else {
+				ps := int32(period / time.Second)
+				r.Policies = []autoscalingv2.HPAScalingPolicy{}
+				if pods != nil {
+					r.Policies = append(r.Policies, autoscalingv2.HPAScalingPolicy{Type: autoscalingv2.PodsScalingPolicy, Value: *pods, PeriodSeconds: ps})
+				}
+				if pct != nil {
+					r.Policies = append(r.Policies, autoscalingv2.HPAScalingPolicy{Type: autoscalingv2.PercentScalingPolicy, Value: *pct, PeriodSeconds: ps})
+				}
+			}
+		}
+		if sel != "" {
+			if r.SelectPolicy != nil {
+				both("--"+flag+"-select", name+".selectPolicy")
+			} else {
+				s := autoscalingv2.ScalingPolicySelect(sel)
+				r.SelectPolicy = &s
+			}
+		}
+	}
+	dir(&b.ScaleUp, "scaleUp", c.UpWindow, c.UpPods, c.UpPercent, c.UpPeriod, c.UpSelect, "up")
+	dir(&b.ScaleDown, "scaleDown", c.DownWindow, c.DownPods, c.DownPercent, c.DownPeriod, c.DownSelect, "down")
+	return errs
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// parseScheduleFlag reads "CRON;DURATION;MIN[;LOCATION]".
+func parseScheduleFlag(s string) (recommend.ScheduleWindow, error) {
+	parts := strings.Split(s, ";")
+	if len(parts) < 3 || len(parts) > 4 {
+		return recommend.ScheduleWindow{}, errors.New(`want "CRON;DURATION;MIN[;TIMEZONE]", e.g. "0 8 * * 1-5;12h;4;Europe/Berlin"`)
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(parts[1]))
+	if err != nil {
+		return recommend.ScheduleWindow{}, fmt.Errorf("duration %q: want a Go duration, e.g. 12h", parts[1])
+	}
+	m, err := strconv.Atoi(strings.TrimSpace(parts[2]))
+	if err != nil {
+		return recommend.ScheduleWindow{}, fmt.Errorf("min %q: want a whole number of replicas", parts[2])
+	}
+	w := recommend.ScheduleWindow{Cron: strings.TrimSpace(parts[0]), Duration: d, Min: m}
+	if len(parts) == 4 {
+		w.Location = strings.TrimSpace(parts[3])
+	}
+	return w, nil
+}
+
+// now reads --now: unix seconds (possibly fractional) or RFC3339.
+func (c *DecideCmd) now() (time.Time, error) {
+	if c.Now == "" {
+		return time.Now(), nil
+	}
+	if f, err := strconv.ParseFloat(c.Now, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+		sec, frac := math.Modf(f)
+		return time.Unix(int64(sec), int64(frac*1e9)).UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, c.Now)
+	if err != nil {
+		return time.Time{}, invalidf("--now %q: want unix seconds (1700000000) or RFC3339 (2026-11-30T08:00:00Z)", c.Now)
+	}
+	return t, nil
+}
+
+// observe builds the Observation from the pages and the signal flags.
+func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation, error) {
+	obs := recommend.Observation{Running: math.NaN(), Waiting: math.NaN(), Held: c.Held, KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN()}
+	if math.IsNaN(c.Held) || math.IsInf(c.Held, 0) || c.Held < 0 {
+		return obs, invalidf("--held %v: want a number of requests >= 0", c.Held)
+	}
+	if len(c.Pages) > 0 {
+		client := &http.Client{Timeout: scrape.DefaultTimeout}
+		pages := make([]*scrape.Page, 0, len(c.Pages))
+		for _, src := range c.Pages {
+			pg, err := scrape.Load(e.ctx, client, src, e.stdin, c.Server)
+			if err != nil {
+				if scrape.IsRuntime(err) {
+					return obs, err
+				}
+				return obs, invalid(err)
+			}
+			pages = append(pages, pg)
+		}
+		t := scrape.Aggregate(pages)
+		obs.Running, obs.Waiting, obs.KV, obs.Reporting = t.Running, t.Waiting, t.KV, t.Reporting
+		for _, s := range t.Suspect {
+			fmt.Fprintf(e.stderr, "infscale: warning: %s looks like a stuck engine (waiting with nothing running and an empty KV cache), not load\n", s)
+		}
+	}
+	set := func(dst *float64, v *float64, flag string, lo, hi float64) error {
+		if v == nil {
+			return nil
+		}
+		if math.IsNaN(*v) || *v < lo || *v > hi {
+			return invalidf("--%s %v: want a number in [%v, %v]", flag, *v, lo, hi)
+		}
+		*dst = *v
+		return nil
+	}
+	inf := math.Inf(1)
+	if c.Queue != nil {
+		if c.Running != nil || c.Waiting != nil {
+			return obs, invalidf("--queue: give either --queue or --running/--waiting")
+		}
+		zero := 0.0
+		c.Running, c.Waiting = &zero, c.Queue
+	}
+	for _, f := range []struct {
+		dst    *float64
+		v      *float64
+		name   string
+		lo, hi float64
+	}{
+		{&obs.Running, c.Running, "running", 0, inf},
+		{&obs.Waiting, c.Waiting, "waiting", 0, inf},
+		{&obs.KV, c.KV, "kv", 0, 1},
+		{&obs.CPU, c.CPU, "cpu", 0, inf},
+		{&obs.TTFT, c.TTFT, "ttft", 0, inf},
+	} {
+		if err := set(f.dst, f.v, f.name, f.lo, f.hi); err != nil {
+			return obs, err
+		}
+	}
+	switch {
+	case c.Current != nil:
+		if *c.Current < 0 {
+			return obs, invalidf("--current %d: want replicas >= 0", *c.Current)
+		}
+		obs.Current = *c.Current
+	case len(c.Pages) > 0:
+		obs.Current = len(c.Pages)
+	case !st.LastAt.IsZero():
+		obs.Current = st.LastDesired
+	default:
+		obs.Current = 1
+	}
+	return obs, nil
+}
+
+// readState reads the --state file; a missing file is a fresh state.
+func readState(path string) (*recommend.State, error) {
+	st := new(recommend.State)
+	if path == "" {
+		return st, nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--state: %w", err)
+	}
+	if err := json.Unmarshal(data, st); err != nil {
+		return nil, invalidf("--state %s: %s (want the JSON infscale decide writes; delete the file to start fresh)", path, jsonErrorAt(data, err))
+	}
+	return st, nil
+}
+
+// jsonErrorAt prefixes a JSON error with its line:column when it has an offset.
+func jsonErrorAt(data []byte, err error) string {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 || off > int64(len(data)) {
+		return err.Error()
+	}
+	line, col := 1, 1
+	for _, b := range data[:off] {
+		if b == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Sprintf("line %d:%d: %v", line, col, err)
+}
+
+// writeState writes the state atomically (temporary file, then rename).
+func writeState(path string, st *recommend.State) error {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".infscale-state-*")
+	if err != nil {
+		return fmt.Errorf("--state: %w", err)
+	}
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("--state: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("--state: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("--state: %w", err)
+	}
+	return nil
+}
+
+// printDecision writes the decision and its steps as text.
+func printDecision(w io.Writer, d recommend.Decision) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "desired %d (reason %s), current %d\n", d.Desired, d.Reason, d.Current)
+	for i, s := range d.Steps {
+		fmt.Fprintf(&b, "  %d. %-12s %3d  %s\n", i+1, s.Reason, s.Value, s.Text)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

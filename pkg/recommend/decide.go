@@ -19,14 +19,19 @@ import "time"
 //  8. scale to zero after the cooldown (idle-to-zero), regardless of windows
 //     and rate limits, as KEDA does.
 //
-// Scale events for the rate limits are changes of infscale's own output (the
-// previous Decision.Desired → this one), not of Observation.Current: the
-// HPA records an event when it changes spec.replicas, and infscale's output
-// is that spec for its consumer. Were events recorded from Current, a
-// consumer that lags (still at 1 while infscale says 3) would be counted
-// again at every decision until it catches up. The period start of a policy
-// is computed from Observation.Current, as the HPA computes it from the
-// replicas it reads.
+// What "current" means. The metric arithmetic (ratios, tolerance, the
+// missing-pods rule, zero) uses Observation.Current, the replicas the
+// workload has. The HPA's own bookkeeping is about the replica count it
+// sets: its stabilisation bounds and its rate limits start from
+// spec.replicas and its scale events are changes of spec.replicas. infscale
+// only recommends, so its equivalent of spec.replicas is its own previous
+// output: scale events are recorded when Decision.Desired changes (previous
+// desired → new), and stabilisation and rate limits start from the previous
+// desired while it is recent (within the longest window or period), else from
+// Observation.Current. Were events recorded from Current, a consumer that
+// lags (still at 1 while infscale says 3) would be counted again at every
+// decision until it caught up, and the output would fall back to the lagging
+// count; with a consumer that follows, both are the HPA's arithmetic exactly.
 //
 // Decision.Reason is the reason of the last step that changed the value.
 // Decide allocates the Decision's slices; DecideInto reuses them.
@@ -86,9 +91,11 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 		d.step(reason, rec, text)
 	}
 
-	// 4. missing data never scales down.
-	if invalid > 0 && rec < cur {
-		p.finish(d, st, cur, ReasonPartialData, "partial data: "+itoa(invalid)+" metric(s) unknown, no scale-down from "+itoa(cur)+" to "+itoa(rec), now)
+	// 4. missing data never scales down (HPA: "invalid metrics and we would
+	// scale down": no change).
+	base := p.base(st, cur, now)
+	if invalid > 0 && rec < base {
+		p.finish(d, st, base, ReasonPartialData, "partial data: "+itoa(invalid)+" metric(s) unknown, no scale-down from "+itoa(base)+" to "+itoa(rec), now)
 		return
 	}
 
@@ -106,8 +113,8 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 		}
 	}
 
-	// 6. stabilisation.
-	out, text := p.stabilize(st, rec, cur, now)
+	// 6. stabilisation, from the previous output (see the doc comment).
+	out, text := p.stabilize(st, rec, base, now)
 	if out != rec {
 		reason = ReasonStabilized
 	}
@@ -124,7 +131,7 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 		// which keeps the HPA's minReplicas at 1.
 		b.lo, b.loReason, b.loText = 1, ReasonCooldown, "scale to zero: the last replica goes only after the cooldown, floor 1"
 	}
-	if limited, why, text := p.rateLimit(st, out, cur, b, now); text != "" {
+	if limited, why, text := p.rateLimit(st, out, base, b, now); text != "" {
 		if limited != out {
 			out, reason = limited, why
 		}
@@ -155,6 +162,16 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 		}
 	}
 	p.finish(d, st, out, reason, "", now)
+}
+
+// base is the replica count the HPA bookkeeping starts from: the previous
+// output while it is recent, else the observed current.
+func (p *Policy) base(st *State, cur int, now time.Time) int {
+	horizon := max(p.upWindow, p.downWindow, p.upPeriod, p.downPeriod)
+	if !st.LastAt.IsZero() && now.Sub(st.LastAt) <= horizon {
+		return st.LastDesired
+	}
+	return cur
 }
 
 // step appends a pipeline stage.

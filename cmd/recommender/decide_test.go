@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// decideJSON is what `decide --output json` prints (the keys the issue requires).
+type decideJSON struct {
+	Desired int    `json:"desired"`
+	Current int    `json:"current"`
+	Reason  string `json:"reason"`
+	Raw     map[string]struct {
+		Value    *float64 `json:"value"`
+		Replicas int      `json:"replicas"`
+		Valid    bool     `json:"valid"`
+	} `json:"raw"`
+	Steps []struct {
+		Reason string `json:"reason"`
+		Value  int    `json:"value"`
+		Text   string `json:"text"`
+	} `json:"steps"`
+}
+
+func runDecide(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), append([]string{"decide"}, args...), strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func decideOK(t *testing.T, args ...string) decideJSON {
+	t.Helper()
+	code, out, errs := runDecide(t, append(args, "--output", "json")...)
+	if code != exitOK {
+		t.Fatalf("decide %v: exit %d, stderr %s", args, code, errs)
+	}
+	var d decideJSON
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("decide %v: %v\n%s", args, err, out)
+	}
+	return d
+}
+
+func wantDecision(t *testing.T, d decideJSON, desired int, reason string) {
+	t.Helper()
+	if d.Desired != desired || d.Reason != reason {
+		t.Errorf("got %d (%s), want %d (%s); steps %+v", d.Desired, d.Reason, desired, reason, d.Steps)
+	}
+}
+
+// A vLLM page with running 2, waiting 10, --target 4 --max 3 from 1 → 3.
+func TestDecideCLIPage(t *testing.T) {
+	d := decideOK(t, "testdata/vllm-running2-waiting10.prom", "--target", "4", "--max", "3", "--current", "1")
+	wantDecision(t, d, 3, "metric")
+	if !strings.Contains(d.Steps[0].Text, "queue 12 / target 4 per replica = 3") {
+		t.Errorf("step %q lacks the arithmetic", d.Steps[0].Text)
+	}
+	// Text output explains the same.
+	code, out, _ := runDecide(t, "testdata/vllm-running2-waiting10.prom", "--target", "4", "--max", "3")
+	if code != exitOK || !strings.Contains(out, "desired 3 (reason metric)") || !strings.Contains(out, "queue 12 / target 4 per replica = 3") {
+		t.Errorf("text output (exit %d):\n%s", code, out)
+	}
+}
+
+// --current 0 --held 5 --min 0 --target 4 → 2; cpu with --min 0 → exit 2.
+func TestDecideCLIActivateAndCPUFromZero(t *testing.T) {
+	wantDecision(t, decideOK(t, "--current", "0", "--held", "5", "--min", "0", "--target", "4"), 2, "activate")
+
+	code, _, errs := runDecide(t, "--metric", "cpu", "--min", "0", "--target", "60")
+	if code != exitInvalid || !strings.Contains(errs, "cpu cannot scale from zero") {
+		t.Errorf("exit %d, stderr %q; want 2 explaining cpu cannot scale from zero", code, errs)
+	}
+}
+
+// Tolerance on 10 replicas, target 4: 41 → 10, 44 → 10, 45 → 12.
+func TestDecideCLITolerance(t *testing.T) {
+	for _, tc := range []struct {
+		total, desired string
+		want           int
+	}{{"41", "", 10}, {"44", "", 10}, {"45", "", 12}} {
+		d := decideOK(t, "--current", "10", "--queue", tc.total, "--target", "4", "--max", "20")
+		if d.Desired != tc.want {
+			t.Errorf("total %s: got %d, want %d", tc.total, d.Desired, tc.want)
+		}
+	}
+}
+
+// From 8 replicas with raw 2 and no down window.
+func TestDecideCLIRateLimits(t *testing.T) {
+	base := []string{"--current", "8", "--queue", "8", "--target", "4", "--down-window", "0s"}
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		want  int
+	}{
+		{"1 pod", []string{"--down-pods", "1"}, 7},                                                    // 8 − 1
+		{"50%", []string{"--down-percent", "50"}, 4},                                                  // trunc(8 × 0.5)
+		{"both Max", []string{"--down-pods", "1", "--down-percent", "50"}, 4},                         // min(7, 4)
+		{"both Min", []string{"--down-pods", "1", "--down-percent", "50", "--down-select", "Min"}, 7}, // max(7, 4)
+		{"Disabled", []string{"--down-pods", "1", "--down-percent", "50", "--down-select", "Disabled"}, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := decideOK(t, append(append([]string{}, base...), tc.flags...)...)
+			if d.Desired != tc.want {
+				t.Errorf("got %d (%s), want %d", d.Desired, d.Reason, tc.want)
+			}
+		})
+	}
+}
+
+// The same through an HPA behavior file; a flag may not set the same field.
+func TestDecideCLIBehaviorFile(t *testing.T) {
+	// behavior: scaleDown window 0, Pods 1 per 15 s → 8 − 1 = 7.
+	d := decideOK(t, "--current", "8", "--queue", "8", "--target", "4", "--behavior", "testdata/behavior-down-1pod.yaml")
+	wantDecision(t, d, 7, "rate-limited")
+
+	code, _, errs := runDecide(t, "--current", "8", "--queue", "8", "--behavior", "testdata/behavior-down-1pod.yaml", "--down-window", "60s")
+	if code != exitInvalid || !strings.Contains(errs, "--down-window") || !strings.Contains(errs, "stabilizationWindowSeconds") {
+		t.Errorf("flag and file both set: exit %d, %q", code, errs)
+	}
+	code, _, errs = runDecide(t, "--queue", "8", "--behavior", "testdata/behavior-bad-key.yaml")
+	if code != exitInvalid || !strings.Contains(errs, "testdata/behavior-bad-key.yaml:6:") || !strings.Contains(errs, "periodSecs") {
+		t.Errorf("unknown key: exit %d, %q; want file:line naming periodSecs", code, errs)
+	}
+}
+
+// Time script with --state: 12 at t=1000 from 1 → 3; 4 at t=1015 → 3
+// (stabilized); t=1290 → 3; t=1305 → 1. --current is left out after the
+// first call: it defaults to the previous desired in the state.
+func TestDecideCLIStateTimeScript(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.json")
+	wantDecision(t, decideOK(t, "--state", state, "--now", "1000", "--current", "1", "--queue", "12"), 3, "metric")
+	wantDecision(t, decideOK(t, "--state", state, "--now", "1015", "--queue", "4"), 3, "stabilized")
+	wantDecision(t, decideOK(t, "--state", state, "--now", "1290", "--queue", "4"), 3, "stabilized")
+	wantDecision(t, decideOK(t, "--state", state, "--now", "1970-01-01T00:21:45Z", "--queue", "4"), 1, "metric") // 1305
+
+	data, err := os.ReadFile(state)
+	if err != nil || !strings.Contains(string(data), `"recommendations"`) {
+		t.Fatalf("state file: %v\n%s", err, data)
+	}
+	// A corrupt state file is invalid input naming the file and line.
+	os.WriteFile(state, []byte("{\n  \"recommendations\": [1,\n"), 0o644)
+	code, _, errs := runDecide(t, "--state", state, "--queue", "4")
+	if code != exitInvalid || !strings.Contains(errs, state) || !strings.Contains(errs, "line ") {
+		t.Errorf("corrupt state: exit %d, %q", code, errs)
+	}
+}
+
+// Scale to zero, cooldown 120 s, fresh state, idle page: t=2000 → 1; t=2125 → 0.
+func TestDecideCLIScaleToZero(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.json")
+	args := []string{"testdata/vllm-idle.prom", "--min", "0", "--zero-cooldown", "120s", "--state", state}
+	wantDecision(t, decideOK(t, append(args, "--now", "2000")...), 1, "cooldown")
+	wantDecision(t, decideOK(t, append(args, "--now", "2125")...), 0, "idle-to-zero")
+}
+
+// A data-parallel vLLM page (two engines): running 3+5, waiting 1+2, kv
+// 0.35/0.81 → queue 11, kv 0.81 (the max over engines).
+func TestDecideCLIDataParallelPage(t *testing.T) {
+	// queue 11 / 4 = 2.75 → 3; kv 0.81 / 0.9 = 0.9 × 1 → within tolerance.
+	d := decideOK(t, "testdata/vllm-dp2.prom", "--metric", "queue,kv", "--target", "4,0.9")
+	if q := d.Raw["queue"].Value; q == nil || *q != 11 {
+		t.Errorf("queue %v, want 11", q)
+	}
+	if kv := d.Raw["kv"].Value; kv == nil || *kv != 0.81 {
+		t.Errorf("kv %v, want 0.81", kv)
+	}
+	wantDecision(t, d, 3, "metric")
+}
+
+// Invalid input: exit 2 naming the flag and what is allowed.
+func TestDecideCLIInvalid(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--metric", "gpu"}, "allowed: queue, waiting, running, kv, cpu, ttft"},
+		{[]string{"--metric", "kv"}, "--target: needed for --metric kv"},
+		{[]string{"--min", "5", "--max", "2"}, "--min: 5 must be <= max 2"},
+		{[]string{"--zero-cooldown", "60s"}, "--zero-cooldown: needs --min 0"},
+		{[]string{"--schedule", "0 8 * * 1-5;12h"}, "CRON;DURATION;MIN"},
+		{[]string{"--schedule", "0 25 * * *;1h;2"}, "schedule[0]: cron"},
+		{[]string{"--schedule", "0 8 * * *;1h;2;Mars/Olympus"}, "IANA time zone"},
+		{[]string{"--now", "yesterday"}, "--now"},
+		{[]string{"--kv", "1.5", "--metric", "kv", "--target", "0.8"}, "--kv 1.5"},
+		{[]string{"--up-select", "Fastest"}, "allowed: Max, Min, Disabled"},
+		{[]string{"testdata/no-such-page.prom"}, "no-such-page.prom"},
+	} {
+		code, _, errs := runDecide(t, tc.args...)
+		if code != exitInvalid || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
+// An unreachable URL is a runtime failure (exit 1).
+func TestDecideCLIUnreachable(t *testing.T) {
+	code, _, errs := runDecide(t, "http://127.0.0.1:1/metrics")
+	if code != exitRuntime {
+		t.Errorf("exit %d, stderr %q; want 1", code, errs)
+	}
+}
+
+// A schedule window raises the floor (Monday 2026-11-30 07:30 UTC is 08:30
+// in Berlin, inside "0 8 * * 1-5" + 12h).
+func TestDecideCLISchedule(t *testing.T) {
+	args := []string{"--queue", "0", "--schedule", "0 8 * * 1-5;12h;4;Europe/Berlin"}
+	wantDecision(t, decideOK(t, append(args, "--now", "2026-11-30T07:30:00Z")...), 4, "schedule")
+	// 06:59 UTC is 07:59 in Berlin: before the window; 0/4 → 0, min 1.
+	wantDecision(t, decideOK(t, append(args, "--now", "2026-11-30T06:59:00Z")...), 1, "min")
+}
