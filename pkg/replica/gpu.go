@@ -62,9 +62,10 @@ const (
 
 // gpus is the GPU catalog. Sources (NVIDIA/AMD datasheets; dense = sparse/2):
 //
-//   - A10G: AWS G5 instances; 24 GB GDDR6, 600 GB/s; AWS does not publish
-//     tensor rates for the A10G variant; we use NVIDIA A10's datasheet,
-//     125 TFLOPS BF16 dense (250 sparse). No FP8.
+//   - A10G: AWS G5 instances; 24 GB GDDR6, 600 GB/s. AWS publishes no tensor
+//     rate for this variant; Baseten's "NVIDIA A10 vs A10G for ML model
+//     inference" spec comparison gives 70 TFLOPS BF16 tensor for the A10G
+//     (the A10 has 125). No FP8.
 //   - L4: NVIDIA L4 datasheet: 24 GB GDDR6, 300 GB/s, BF16 242 TFLOPS sparse
 //     (121 dense), FP8 485 sparse (242.5 dense).
 //   - L40S: NVIDIA L40S datasheet: 48 GB GDDR6, 864 GB/s, BF16 362.05
@@ -85,7 +86,7 @@ const (
 //   - MI300X: AMD Instinct MI300X datasheet: 192 GB HBM3, 5.3 TB/s, BF16
 //     1,307.4 TFLOPS dense, FP8 2,614.9 TFLOPS dense.
 var gpus = []GPU{
-	{Name: "a10g", Description: "NVIDIA A10G 24GB (AWS G5)", MemoryBytes: 24 * gb, BandwidthBytesPerSecond: 600 * gb, BF16FLOPS: 125 * tf},
+	{Name: "a10g", Description: "NVIDIA A10G 24GB (AWS G5)", MemoryBytes: 24 * gb, BandwidthBytesPerSecond: 600 * gb, BF16FLOPS: 70 * tf},
 	{Name: "l4", Description: "NVIDIA L4 24GB", MemoryBytes: 24 * gb, BandwidthBytesPerSecond: 300 * gb, BF16FLOPS: 121 * tf, FP8FLOPS: 242.5 * tf},
 	{Name: "l40s", Description: "NVIDIA L40S 48GB", MemoryBytes: 48 * gb, BandwidthBytesPerSecond: 864 * gb, BF16FLOPS: 362.05 * tf, FP8FLOPS: 733 * tf},
 	{Name: "a100-40gb", Description: "NVIDIA A100 SXM4 40GB", MemoryBytes: 40 * gb, BandwidthBytesPerSecond: 1555 * gb, BF16FLOPS: 312 * tf},
