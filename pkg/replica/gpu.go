@@ -102,7 +102,7 @@ var gpus = []GPU{
 var gpuAliases = map[string]string{
 	"h100": "h100-sxm", "h100-80gb": "h100-sxm", "h100-sxm5": "h100-sxm",
 	"a100": "a100-80gb", "a100-80g": "a100-80gb", "a100-40g": "a100-40gb",
-	"h200-141gb": "h200", "a10": "a10g",
+	"h200-141gb": "h200",
 }
 
 // GPUs returns a copy of the GPU catalog in catalog order.

@@ -228,3 +228,19 @@ func TestMoEStep(t *testing.T) {
 	// Beyond the precomputed table the same formula applies.
 	near(t, "StepTime(1000, 0)", r.StepTime(1000, 0), math.Max((dense+expert)/bw, 1000*r.PrefillTime(1)), 1e-9)
 }
+
+// TestValidateCustom: a hand-built GPU or model missing figures, or NaN
+// knobs, are reported rather than producing NaN step times.
+func TestValidateCustom(t *testing.T) {
+	c := DefaultConfig()
+	c.GPU = GPU{Name: "mystery"}
+	c.Model.Layers = 0
+	c.MFU = math.NaN()
+	c.WeightLoadBytesPerSecond = math.Inf(1)
+	err := c.Validate()
+	for _, field := range []string{"gpu:", "model:", "mfu:", "weight-load-rate:"} {
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("Validate error lacks %q: %v", field, err)
+		}
+	}
+}
