@@ -1,0 +1,57 @@
+package recommend
+
+import (
+	"testing"
+	"time"
+)
+
+func lookaheadPolicy(t *testing.T) *Policy {
+	p := queuePolicy(4)
+	p.Max = 100
+	p.Lookahead = 90 * time.Second
+	// Allow fast growth so the lookahead, not the rate limit, shows.
+	p.Behavior.ScaleUp = rules(0, "Max", percent(1000, 15))
+	return mustValidate(t, p)
+}
+
+// A rising queue: 12, 18, 24 at t = 0, 15, 30 (0.4 requests/s).
+func TestLookaheadRising(t *testing.T) {
+	p := lookaheadPolicy(t)
+	var st State
+	// t=0: one sample, no trend: projected 12 → ceil(12/4) = 3, the same as
+	// the present.
+	expect(t, Decide(p, queueObs(1, 12), &st, at(0)), 3, ReasonMetric)
+	// t=15 at 3: slope (18−12)/15 = 0.4/s; projected 18 + 0.4 × 90 = 54 →
+	// ceil(54/4) = ceil(13.5) = 14 > present ceil(18/4) = 5. Limit
+	// ceil(3 × 11) = 33.
+	expect(t, Decide(p, queueObs(3, 18), &st, at(15)), 14, ReasonLookahead)
+	// t=30 at 14: least squares over (−30, 12), (−15, 18), (0, 24): mean t
+	// −15, mean 18, Σ(dt·dy) = 90 + 0 + 90 = 180, Σdt² = 450: slope 0.4;
+	// projected 24 + 36 = 60; ratio 60/(4 × 14) = 1.071 is within the
+	// tolerance: 14, above the present ceil(24/4) = 6 (ratio 0.43).
+	expect(t, Decide(p, queueObs(14, 24), &st, at(30)), 14, ReasonLookahead)
+	if len(st.Demand) != 3 {
+		t.Errorf("demand history %d samples, want 3", len(st.Demand))
+	}
+	// t=300: the samples before 300 − 180 = 120 are pruned: only t=300.
+	Decide(p, queueObs(14, 24), &st, at(300))
+	if len(st.Demand) != 1 {
+		t.Errorf("demand history %d samples after 270 s, want 1 (2 × lookahead = 180 s)", len(st.Demand))
+	}
+}
+
+// A falling trend never lowers the recommendation.
+func TestLookaheadFallingOnlyUpward(t *testing.T) {
+	p := lookaheadPolicy(t)
+	var st State
+	Decide(p, queueObs(10, 40), &st, at(0))
+	// slope (20 − 40)/15 < 0: projected = 20; present ceil(20/4) = 5 but the
+	// down window (300 s) holds 10.
+	d := Decide(p, queueObs(10, 20), &st, at(15))
+	expect(t, d, 10, ReasonStabilized)
+	for _, s := range d.Steps {
+		if s.Reason == ReasonLookahead {
+			t.Errorf("a falling trend raised: %s", s.Text)
+		}
+	}
+}

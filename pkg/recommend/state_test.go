@@ -1,0 +1,105 @@
+package recommend
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A state that went through JSON decides exactly as the one that did not
+// (decide --state, serve's restart safety).
+func TestStateJSONRoundTrip(t *testing.T) {
+	p := queuePolicy(4)
+	p.Max, p.Lookahead = 50, 60*time.Second
+	mustValidate(t, p)
+	var live State
+	load := []float64{12, 30, 60, 60, 20, 8, 4, 4, 40}
+	cur := 1
+	for i, q := range load[:5] {
+		cur = Decide(p, queueObs(cur, q), &live, at(int64(i*15))).Desired
+	}
+	data, err := json.Marshal(&live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var restored State
+	if err := json.Unmarshal(data, &restored); err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range load[5:] {
+		now := at(int64((i + 5) * 15))
+		a, b := Decide(p, queueObs(cur, q), &live, now), Decide(p, queueObs(cur, q), &restored, now)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("t=%v: live %d (%s), restored %d (%s)", now, a.Desired, a.Reason, b.Desired, b.Reason)
+		}
+		cur = a.Desired
+	}
+}
+
+// The state stays bounded: only what the longest window or period needs.
+func TestStateBounded(t *testing.T) {
+	p := queuePolicy(4)
+	p.Max, p.Lookahead = 100, 90*time.Second
+	mustValidate(t, p)
+	var st State
+	cur := 1
+	for i := range 10000 {
+		q := 40 + 38*math.Sin(float64(i)/20) // swings that scale both ways
+		cur = Decide(p, queueObs(cur, q), &st, at(int64(i*15))).Desired
+	}
+	// down window 300 s at 15 s: at most 20 entries after now−300, + this one.
+	if n := len(st.Recommendations); n > 21 {
+		t.Errorf("%d recommendations kept, want <= 21", n)
+	}
+	// 15 s periods: only events after now−15 s, so at most the one just made.
+	if n := len(st.ScaleUpEvents) + len(st.ScaleDownEvents); n > 2 {
+		t.Errorf("%d scale events kept, want <= 2", n)
+	}
+	// 2 × 90 s of demand at 15 s: 12 samples.
+	if n := len(st.Demand); n > 12 {
+		t.Errorf("%d demand samples kept, want <= 12", n)
+	}
+}
+
+// Decision JSON has the keys the decide command promises; unknown is null.
+func TestDecisionJSON(t *testing.T) {
+	p := &Policy{Metrics: []Metric{{Signal: SignalQueue, Target: 4}, {Signal: SignalKV, Target: 0.8}}, Min: 1, Max: 10}
+	mustValidate(t, p)
+	d := Decide(p, Observation{Current: 2, Running: 2, Waiting: 10, Held: nan, KV: nan, CPU: nan, TTFT: nan}, nil, at(0))
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for _, want := range []string{`"desired":3`, `"current":2`, `"reason":"metric"`, `"raw":{"queue":{"signal":"queue","value":12,`, `"kv":{"signal":"kv","value":null,"target":0.8,"ratio":null`, `"steps":[{"reason":"metric","value":3,"text":"queue 12 / target 4 per replica = 3`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("missing %s in %s", want, s)
+		}
+	}
+	var back Decision
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Desired != 3 || back.Reason != ReasonMetric || len(back.Raw) != 2 || !math.IsNaN(back.Raw[1].Value) || back.Raw[0].Value != 12 {
+		t.Errorf("round trip %+v", back)
+	}
+}
+
+// Every reason has a name and parses back.
+func TestReasonNames(t *testing.T) {
+	want := "metric tolerance stabilized rate-limited min max idle-to-zero activate schedule no-data lookahead partial-data cooldown"
+	var got []string
+	for _, r := range Reasons() {
+		got = append(got, r.String())
+		var back Reason
+		if err := back.UnmarshalText([]byte(r.String())); err != nil || back != r {
+			t.Errorf("%s: %v", r, err)
+		}
+	}
+	if strings.Join(got, " ") != want {
+		t.Errorf("reasons %v", got)
+	}
+}
