@@ -97,7 +97,7 @@ func (c *Client) Range(ctx context.Context, query string, start, end time.Time, 
 		merged   = map[model.Fingerprint]*model.SampleStream{}
 		order    []model.Fingerprint
 	)
-	for _, ch := range chunks(start, end, step) {
+	for _, ch := range rangeChunks(start, end, step) {
 		m, warn, err := c.rangeOnce(ctx, query, ch[0], ch[1], step)
 		warnings = append(warnings, warn...)
 		if err != nil {
@@ -137,9 +137,9 @@ func (c *Client) rangeOnce(ctx context.Context, query string, start, end time.Ti
 	return m, warn, nil
 }
 
-// chunks splits [start, end] on the step grid into pieces of at most
+// rangeChunks splits [start, end] on the step grid into pieces of at most
 // MaxPointsPerSeries points: piece i starts at start + i*MaxPointsPerSeries*step.
-func chunks(start, end time.Time, step time.Duration) [][2]time.Time {
+func rangeChunks(start, end time.Time, step time.Duration) [][2]time.Time {
 	var out [][2]time.Time
 	span := time.Duration(MaxPointsPerSeries-1) * step
 	for s := start; !s.After(end); s = s.Add(span + step) {

@@ -1,0 +1,252 @@
+package promql
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/storage"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+// engineAPI answers queries with Prometheus's own PromQL engine over series
+// loaded in promqltest's series syntax (one sample per 15 s from time 0):
+// the query shapes are evaluated exactly as a server would, without
+// starting one. It counts queries.
+type engineAPI struct {
+	mu      sync.Mutex
+	engine  *promql.Engine
+	storage storage.Queryable
+	queries int
+}
+
+func newEngineAPI(t *testing.T, load string) *engineAPI {
+	t.Helper()
+	ng := promql.NewEngine(promql.EngineOpts{MaxSamples: 1e6, Timeout: time.Minute, LookbackDelta: 5 * time.Minute})
+	t.Cleanup(func() { _ = ng.Close() })
+	return &engineAPI{engine: ng, storage: loadSeries(t, 15*time.Second, load)}
+}
+
+func (e *engineAPI) Instant(ctx context.Context, q string, ts time.Time) (model.Vector, []string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.queries++
+	qry, err := e.engine.NewInstantQuery(ctx, e.storage, nil, q, ts)
+	if err != nil {
+		return nil, nil, &QueryError{Reason: ReasonBadData, Query: q, Err: err}
+	}
+	defer qry.Close()
+	res := qry.Exec(ctx)
+	if res.Err != nil {
+		return nil, nil, &QueryError{Reason: ReasonBadData, Query: q, Err: res.Err}
+	}
+	warn, _ := res.Warnings.AsStrings(q, 10, 10)
+	var out model.Vector
+	switch v := res.Value.(type) {
+	case promql.Vector:
+		for _, s := range v {
+			m := model.Metric{}
+			s.Metric.Range(func(l labels.Label) { m[model.LabelName(l.Name)] = model.LabelValue(l.Value) })
+			out = append(out, &model.Sample{Metric: m, Value: model.SampleValue(s.F), Timestamp: model.Time(s.T)})
+		}
+	case promql.Scalar:
+		out = model.Vector{{Metric: model.Metric{}, Value: model.SampleValue(v.V), Timestamp: model.Time(v.T)}}
+	}
+	return out, warn, nil
+}
+
+func (e *engineAPI) Range(context.Context, string, time.Time, time.Time, time.Duration) (model.Matrix, []string, error) {
+	panic("not used")
+}
+
+// at is 10 minutes after promqltest's load start (time 0).
+var at = time.Unix(600, 0)
+
+func sel(t *testing.T, s string) Target {
+	t.Helper()
+	ms, err := ParseSelector(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Target{Name: s, Server: profile.VLLM, Selector: ms}
+}
+
+func evalOne(t *testing.T, api API, tg Target, opts Options) Result {
+	t.Helper()
+	ev := &Evaluator{API: api, Options: opts}
+	res, _ := ev.Evaluate(context.Background(), []Target{tg}, at)
+	return res[0]
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// Case 06 (one pod, data parallel 2) plus a second one-engine pod, each
+// scraped by both members of an HA pair without dedup (replica="A"/"B").
+// By hand: running = (7+3) + 5 = 15; waiting = (4+0) + 1 = 5;
+// kv = mean(max(0.91, 0.35), 0.5) = (0.91+0.5)/2 = 0.705; reporting 2.
+// Doubling by the HA pair would give 30 / 10; summing engines' KV 1.26.
+func TestEngineEnginesAndHADuplicates(t *testing.T) {
+	api := newEngineAPI(t, `
+  vllm:num_requests_running{namespace="llm",pod="chat-1",engine="0",replica="A"} 7x40
+  vllm:num_requests_running{namespace="llm",pod="chat-1",engine="1",replica="A"} 3x40
+  vllm:num_requests_running{namespace="llm",pod="chat-2",engine="0",replica="A"} 5x40
+  vllm:num_requests_running{namespace="llm",pod="chat-1",engine="0",replica="B"} 7x40
+  vllm:num_requests_running{namespace="llm",pod="chat-1",engine="1",replica="B"} 3x40
+  vllm:num_requests_running{namespace="llm",pod="chat-2",engine="0",replica="B"} 5x40
+  vllm:num_requests_waiting{namespace="llm",pod="chat-1",engine="0",replica="A"} 4x40
+  vllm:num_requests_waiting{namespace="llm",pod="chat-1",engine="1",replica="A"} 0x40
+  vllm:num_requests_waiting{namespace="llm",pod="chat-2",engine="0",replica="A"} 1x40
+  vllm:num_requests_waiting{namespace="llm",pod="chat-1",engine="0",replica="B"} 4x40
+  vllm:num_requests_waiting{namespace="llm",pod="chat-1",engine="1",replica="B"} 0x40
+  vllm:num_requests_waiting{namespace="llm",pod="chat-2",engine="0",replica="B"} 1x40
+  vllm:kv_cache_usage_perc{namespace="llm",pod="chat-1",engine="0",replica="A"} 0.91x40
+  vllm:kv_cache_usage_perc{namespace="llm",pod="chat-1",engine="1",replica="A"} 0.35x40
+  vllm:kv_cache_usage_perc{namespace="llm",pod="chat-2",engine="0",replica="A"} 0.5x40
+  vllm:kv_cache_usage_perc{namespace="llm",pod="chat-1",engine="0",replica="B"} 0.91x40
+  vllm:kv_cache_usage_perc{namespace="llm",pod="chat-2",engine="0",replica="B"} 0.5x40
+  vllm:num_requests_running{namespace="other",pod="chat-9",engine="0"} 100x40
+  up{namespace="llm",pod="chat-1",replica="A"} 1x40
+  up{namespace="llm",pod="chat-2",replica="A"} 1x40
+  up{namespace="llm",pod="chat-1",replica="B"} 1x40
+  up{namespace="llm",pod="chat-2",replica="B"} 1x40
+`)
+	r := evalOne(t, api, sel(t, `{namespace="llm", pod=~"chat-.*"}`), Options{})
+	o := r.Observation
+	if !near(o.Running, 15) || !near(o.Waiting, 5) || !near(o.KV, 0.705) || o.Reporting != 2 || o.Current != 2 {
+		t.Fatalf("got running %v waiting %v kv %v reporting %d current %d; want 15 5 0.705 2 2 (errors %v)",
+			o.Running, o.Waiting, o.KV, o.Reporting, o.Current, r.Errors)
+	}
+	if len(r.Errors) != 0 {
+		t.Fatalf("errors: %v", r.Errors)
+	}
+	// The trap the shape avoids: without collapsing the replica label the
+	// pair doubles every sum (15 -> 30, 5 -> 10).
+	naive := evalOne(t, api, sel(t, `{namespace="llm", pod=~"chat-.*"}`), Options{ReplicaLabels: []string{}}).Observation
+	if !near(naive.Running, 30) || !near(naive.Waiting, 10) {
+		t.Fatalf("without dedup: running %v waiting %v, want the doubled 30 and 10", naive.Running, naive.Waiting)
+	}
+}
+
+// Case 13: a rollout replaced pods ccccc/ddddd at 5m; their last samples
+// (11 and 9) are still inside the 5-minute lookback at 6m because no
+// staleness marker was written for them, while their up series was marked
+// stale. By hand: live running = 12 + 10 = 22 over 2 pods (not 42 over 4).
+// With LiveStaleness (no join) the trap shows: 42 over 4. With LiveReady
+// the kube-state-metrics series decide: 22 over 2.
+func TestEngineStaleSeriesCase13(t *testing.T) {
+	api := newEngineAPI(t, `
+  vllm:num_requests_running{pod="vllm-7d9f-aaaaa",model_name="m"} 12x40
+  vllm:num_requests_running{pod="vllm-7d9f-bbbbb",model_name="m"} 10x40
+  vllm:num_requests_running{pod="vllm-5c2e-ccccc",model_name="m"} 11x20
+  vllm:num_requests_running{pod="vllm-5c2e-ddddd",model_name="m"} 9x20
+  up{pod="vllm-7d9f-aaaaa"} 1x40
+  up{pod="vllm-7d9f-bbbbb"} 1x40
+  up{pod="vllm-5c2e-ccccc"} 1x20 stale
+  up{pod="vllm-5c2e-ddddd"} 1x20 stale
+  kube_pod_status_ready{pod="vllm-7d9f-aaaaa",condition="true"} 1x40
+  kube_pod_status_ready{pod="vllm-7d9f-bbbbb",condition="true"} 1x40
+  kube_pod_status_ready{pod="vllm-5c2e-ccccc",condition="true"} 1x20 stale
+  kube_pod_status_ready{pod="vllm-5c2e-ddddd",condition="true"} 1x20 stale
+`)
+	tg := sel(t, `{model_name="m"}`)
+	at := time.Unix(360, 0) // 6m: one minute after the old pods stopped
+	for _, tc := range []struct {
+		live      Liveness
+		running   float64
+		reporting int
+	}{
+		{LiveUp, 22, 2},
+		{LiveReady, 22, 2},
+		{LiveStaleness, 42, 4},
+	} {
+		ev := &Evaluator{API: api, Options: Options{Liveness: tc.live}}
+		res, _ := ev.Evaluate(context.Background(), []Target{tg}, at)
+		o := res[0].Observation
+		if !near(o.Running, tc.running) || o.Reporting != tc.reporting {
+			t.Errorf("%s: running %v over %d pods, want %v over %d", tc.live, o.Running, o.Reporting, tc.running, tc.reporting)
+		}
+	}
+}
+
+// Case 08: three pods on three vLLM versions, each at 42% KV: 0.6 exports
+// only gpu_cache_usage_perc, 0.9 both names, 0.12 only kv_cache_usage_perc.
+// By hand: kv = mean(0.42, 0.42, 0.42) = 0.42; adding both names on the 0.9
+// pod would give (0.42+0.84+0.42)/3 = 0.56.
+func TestEngineKVRenameCase08(t *testing.T) {
+	api := newEngineAPI(t, `
+  vllm:gpu_cache_usage_perc{pod="v06",model_name="m"} 0.42x40
+  vllm:gpu_cache_usage_perc{pod="v09",engine="0",model_name="m"} 0.42x40
+  vllm:kv_cache_usage_perc{pod="v09",engine="0",model_name="m"} 0.42x40
+  vllm:kv_cache_usage_perc{pod="v12",engine="0",model_name="m"} 0.42x40
+  up{pod="v06"} 1x40
+  up{pod="v09"} 1x40
+  up{pod="v12"} 1x40
+`)
+	r := evalOne(t, api, sel(t, `{model_name="m"}`), Options{})
+	if !near(r.Observation.KV, 0.42) {
+		t.Fatalf("kv %v, want 0.42", r.Observation.KV)
+	}
+}
+
+// TTFT p95 from buckets of two pods, every series duplicated by an HA pair.
+// Per 15 s step the buckets grow by: pod a (0.5: 2, 1: 4, 2: 5, +Inf: 5),
+// pod b (0.5: 3, 1: 5, 2: 5, +Inf: 5); summed 5, 9, 10, 10. By hand: rank
+// 0.95*10 = 9.5 lies in (1, 2] between cumulative 9 and 10, so
+// p95 = 1 + (2-1) * (9.5-9)/(10-9) = 1.5 s. Doubling every bucket (HA)
+// leaves it at 1.5. After the counters stop growing, no request finished in
+// the window: NaN, reported as ReasonNaN, never 0.
+func TestEngineTTFT(t *testing.T) {
+	load := ""
+	for _, rep := range []string{"A", "B"} {
+		for pod, incs := range map[string][4]int{"a": {2, 4, 5, 5}, "b": {3, 5, 5, 5}} {
+			for i, le := range []string{"0.5", "1", "2", "+Inf"} {
+				load += "  vllm:time_to_first_token_seconds_bucket{pod=\"" + pod + "\",le=\"" + le + "\",replica=\"" + rep + "\"} 0+" +
+					itoa(incs[i]) + "x40 " + itoa(incs[i]*40) + "x40\n"
+			}
+		}
+	}
+	api := newEngineAPI(t, load)
+	tg := sel(t, `{pod=~"a|b"}`)
+	tg.TTFTQuantile, tg.TTFTWindow = 0.95, 3*time.Minute
+	r := evalOne(t, api, tg, Options{})
+	if !near(r.Observation.TTFT, 1.5) {
+		t.Fatalf("ttft %v, want 1.5 (errors %v)", r.Observation.TTFT, r.Errors)
+	}
+	ev := &Evaluator{API: api}
+	res, _ := ev.Evaluate(context.Background(), []Target{tg}, time.Unix(1200, 0)) // 10 min after the last increase
+	if !math.IsNaN(res[0].Observation.TTFT) || ReasonOf(res[0].Errors[TTFT]) != ReasonNaN {
+		t.Fatalf("idle window: ttft %v err %v, want NaN with reason nan", res[0].Observation.TTFT, res[0].Errors[TTFT])
+	}
+}
+
+// CPU: both sides aggregated by pod before dividing (case 16: a division of
+// series with different label sets matches nothing). Pod a's CPU counter
+// grows 3 s per 15 s = 0.2 cores, pod b's 9 s per 15 s = 0.6 cores; each
+// requests 4 cores (two containers: 3.5 + 0.5). By hand: 0.2/4 = 5 %,
+// 0.6/4 = 15 %, mean 10 %.
+func TestEngineCPUCase16Shape(t *testing.T) {
+	api := newEngineAPI(t, `
+  process_cpu_seconds_total{pod="a",job="vllm",instance="10.0.0.1:8000"} 0+3x40
+  process_cpu_seconds_total{pod="b",job="vllm",instance="10.0.0.2:8000"} 0+9x40
+  kube_pod_container_resource_requests{pod="a",container="vllm",node="n1",resource="cpu",unit="core"} 3.5x40
+  kube_pod_container_resource_requests{pod="a",container="sidecar",node="n1",resource="cpu",unit="core"} 0.5x40
+  kube_pod_container_resource_requests{pod="b",container="vllm",node="n2",resource="cpu",unit="core"} 3.5x40
+  kube_pod_container_resource_requests{pod="b",container="sidecar",node="n2",resource="cpu",unit="core"} 0.5x40
+  up{pod="a"} 1x40
+  up{pod="b"} 1x40
+`)
+	tg := sel(t, `{pod=~"a|b"}`)
+	tg.CPU = true
+	r := evalOne(t, api, tg, Options{})
+	if !near(r.Observation.CPU, 10) {
+		t.Fatalf("cpu %v, want 10 (errors %v)", r.Observation.CPU, r.Errors)
+	}
+}
+
+func itoa(i int) string { return model.SampleValue(i).String() }

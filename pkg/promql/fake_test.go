@@ -1,0 +1,284 @@
+package promql
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+// casesDir is shared/testdata/cases, next to the repository.
+func casesDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "..", "shared", "testdata", "cases")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("shared test data not found at %s: %v", dir, err)
+	}
+	return dir
+}
+
+// caseLines returns the JSON Lines of a case file (one API response each).
+func caseLines(t *testing.T, name string) []string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(casesDir(t), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var cur strings.Builder
+	for sc.Scan() {
+		// Case 13's file spreads one response over several lines; a line
+		// starting with {"status" begins a new response.
+		line := sc.Text()
+		if strings.HasPrefix(line, `{"status"`) && cur.Len() > 0 {
+			out = append(out, cur.String())
+			cur.Reset()
+		}
+		cur.WriteString(line)
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// fakeProm answers /api/v1/query with handler and counts requests.
+func fakeProm(t *testing.T, handler func(w http.ResponseWriter, r *http.Request)) (*Client, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		handler(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := NewClient(ClientConfig{URL: srv.URL, Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, &n
+}
+
+func reply(status int, body string) func(http.ResponseWriter, *http.Request) {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		fmt.Fprint(w, body)
+	}
+}
+
+// TestClientReasons: every way a query can fail or carry no usable number
+// maps to a reason and to NaN, never to 0. Bodies of cases 01 and 02 are
+// the shared fixtures (empty vector; NaN, +Inf, -Inf).
+func TestClientReasons(t *testing.T) {
+	empty := caseLines(t, "01-keda-empty-result-is-not-zero.json")
+	nanInf := caseLines(t, "02-prometheus-nan-and-inf-values.json")
+	if len(empty) != 1 || len(nanInf) != 3 {
+		t.Fatalf("fixtures: %d and %d responses", len(empty), len(nanInf))
+	}
+	hang := func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm() // read the body so the server notices the client leaving
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		handler func(http.ResponseWriter, *http.Request)
+		want    Reason
+	}{
+		{"case 01 empty vector", reply(200, empty[0]), ReasonEmpty},
+		{"case 02 NaN", reply(200, nanInf[0]), ReasonNaN},
+		{"case 02 +Inf", reply(200, nanInf[1]), ReasonNaN},
+		{"case 02 -Inf", reply(200, nanInf[2]), ReasonNaN},
+		{"500", reply(500, "internal error"), ReasonUnavailable},
+		{"502 from a proxy", reply(502, "<html>bad gateway</html>"), ReasonUnavailable},
+		{"503 query timeout", reply(503, `{"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"}`), ReasonTimeout},
+		{"422 execution", reply(422, `{"status":"error","errorType":"execution","error":"found duplicate series for the match group"}`), ReasonBadData},
+		{"400 bad_data", reply(400, `{"status":"error","errorType":"bad_data","error":"invalid parameter \"query\": 1:5: parse error"}`), ReasonBadData},
+		{"not JSON", reply(200, `<html>login</html>`), ReasonBadResponse},
+		{"hang past the timeout", hang, ReasonTimeout},
+		{"duplicated series, different values", reply(200, `{"status":"success","data":{"resultType":"vector","result":[
+			{"metric":{"replica":"A"},"value":[1737152900,"3"]},{"metric":{"replica":"B"},"value":[1737152900,"4"]}]}}`), ReasonAmbiguous},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := fakeProm(t, tc.handler)
+			tg := Target{Name: "chat", Server: profile.VLLM, Overrides: map[Signal]string{Waiting: `sum(vllm:num_requests_waiting{namespace="llm",model_name="m"})`}}
+			tg.Selector, _ = ParseSelector(`{namespace="llm"}`)
+			ev := &Evaluator{API: c}
+			start := time.Now()
+			res, _ := ev.Evaluate(context.Background(), []Target{tg}, time.Unix(1737152900, 0))
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("took %s: the 300 ms timeout did not bound the cycle", d)
+			}
+			r := res[0]
+			if got := ReasonOf(r.Errors[Waiting]); got != tc.want {
+				t.Fatalf("waiting reason %v (%v), want %v", got, r.Errors[Waiting], tc.want)
+			}
+			if !math.IsNaN(r.Observation.Waiting) {
+				t.Fatalf("waiting %v, want NaN", r.Observation.Waiting)
+			}
+		})
+	}
+}
+
+// Identical duplicates (an HA pair returning the same aggregated value
+// twice) are one value, and Prometheus's warnings reach the result.
+func TestClientDuplicatesAndWarnings(t *testing.T) {
+	c, _ := fakeProm(t, reply(200, `{"status":"success","warnings":["PromQL warning: encountered a mix of histograms and floats"],"data":{"resultType":"vector","result":[
+		{"metric":{"replica":"A"},"value":[1737152900,"7"]},{"metric":{"replica":"B"},"value":[1737152900,"7"]}]}}`))
+	tg := Target{Name: "chat", Server: profile.VLLM, Replicas: `kube_deployment_spec_replicas{deployment="chat"}`}
+	tg.Selector, _ = ParseSelector(`{namespace="llm"}`)
+	res, st := (&Evaluator{API: c, BatchSize: 1}).Evaluate(context.Background(), []Target{tg}, time.Unix(1737152900, 0))
+	r := res[0]
+	if r.Observation.Current != 7 || r.Errors[Current] != nil {
+		t.Fatalf("current %d (%v), want 7", r.Observation.Current, r.Errors[Current])
+	}
+	if len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "mix of histograms") {
+		t.Fatalf("warnings %v", r.Warnings)
+	}
+	// Running, waiting, reporting, kv, current: 5 signals, one query each.
+	if st.Queries != 5 {
+		t.Fatalf("queries %d, want 5", st.Queries)
+	}
+}
+
+// Connection refused (Prometheus down) is unavailable for every signal; the
+// observation is all NaN and Current is flagged unknown.
+func TestClientUnavailable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	c, err := NewClient(ClientConfig{URL: url, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := Target{Name: "chat", Server: profile.VLLM}
+	tg.Selector, _ = ParseSelector(`{namespace="llm"}`)
+	res, _ := (&Evaluator{API: c}).Evaluate(context.Background(), []Target{tg}, time.Now())
+	r := res[0]
+	for _, s := range []Signal{Running, Waiting, Reporting, KV, Current} {
+		if ReasonOf(r.Errors[s]) != ReasonUnavailable {
+			t.Errorf("%s: %v, want unavailable", s, r.Errors[s])
+		}
+	}
+	o := r.Observation
+	if !math.IsNaN(o.Running) || !math.IsNaN(o.Waiting) || !math.IsNaN(o.KV) || o.Reporting != 0 || o.Current != 0 {
+		t.Fatalf("observation %+v", o)
+	}
+}
+
+// A batch that Prometheus rejects (a user override failing at execution)
+// is retried target by target, so only the broken target loses the signal.
+// Queries: waiting, reporting, kv (one batch each), the rejected running
+// batch, then 3 single running queries: 7.
+func TestBatchFallbackIsolatesBrokenTarget(t *testing.T) {
+	c, n := fakeProm(t, func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		q := r.Form.Get("query")
+		switch {
+		case strings.Contains(q, "broken_metric"):
+			reply(422, `{"status":"error","errorType":"execution","error":"many-to-many matching not allowed"}`)(w, r)
+		case strings.Contains(q, "label_replace"):
+			t.Errorf("unexpected batch %s", q)
+		default:
+			reply(200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"2"]}]}}`)(w, r)
+		}
+	})
+	var targets []Target
+	for _, name := range []string{"a", "broken", "c"} {
+		tg := Target{Name: name, Server: profile.VLLM, Overrides: map[Signal]string{Running: `sum(ok_metric{t="` + name + `"})`}}
+		if name == "broken" {
+			tg.Overrides[Running] = `broken_metric + on() broken_metric`
+		}
+		tg.Selector, _ = ParseSelector(`{t="` + name + `"}`)
+		targets = append(targets, tg)
+	}
+	ev := &Evaluator{API: fallbackOnly{c}}
+	res, st := ev.Evaluate(context.Background(), targets, time.Unix(1, 0))
+	for _, r := range res {
+		broken := r.Target == "broken"
+		if got := ReasonOf(r.Errors[Running]); broken != (got == ReasonBadData) {
+			t.Errorf("%s: running error %v", r.Target, r.Errors[Running])
+		}
+		if !broken && r.Observation.Running != 2 {
+			t.Errorf("%s: running %v, want 2", r.Target, r.Observation.Running)
+		}
+	}
+	if st.Queries != 7 || n.Load() != 3 {
+		t.Fatalf("queries %d (server saw %d), want 7 counted (waiting, reporting, kv, the rejected batch, 3 singles) and 3 singles served", st.Queries, n.Load())
+	}
+}
+
+// fallbackOnly forwards only the Running signal's queries (those the test
+// is about) and rejects every batch with bad_data, as Prometheus would
+// reject a batch containing the broken query.
+type fallbackOnly struct{ c *Client }
+
+func (f fallbackOnly) Instant(ctx context.Context, q string, ts time.Time) (modelVector, []string, error) {
+	if strings.Contains(q, "label_replace") && strings.Contains(q, "broken_metric") {
+		return nil, nil, &QueryError{Reason: ReasonBadData, Query: q}
+	}
+	if !strings.Contains(q, "ok_metric") && !strings.Contains(q, "broken_metric") {
+		return nil, nil, &QueryError{Reason: ReasonEmpty, Query: q}
+	}
+	return f.c.Instant(ctx, q, ts)
+}
+
+func (f fallbackOnly) Range(ctx context.Context, q string, s, e time.Time, step time.Duration) (modelMatrix, []string, error) {
+	return f.c.Range(ctx, q, s, e, step)
+}
+
+// Range splits 25,000 steps into chunks of at most 11,000 points (11,000 +
+// 11,000 + 3,000) on the step grid and merges each series in time order.
+func TestRangeChunks(t *testing.T) {
+	var seen [][3]float64
+	c, _ := fakeProm(t, func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		start, _ := strconv.ParseFloat(r.Form.Get("start"), 64)
+		end, _ := strconv.ParseFloat(r.Form.Get("end"), 64)
+		step, _ := strconv.ParseFloat(r.Form.Get("step"), 64)
+		seen = append(seen, [3]float64{start, end, step})
+		// One series with a point at start and one at end of the chunk.
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"pod":"a"},"values":[[%g,"1"],[%g,"2"]]}]}}`, start, end)
+	})
+	start := time.Unix(1000, 0)
+	end := start.Add(24999 * 15 * time.Second) // 25,000 points at 15 s
+	m, _, err := c.Range(context.Background(), "up", start, end, 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Chunk starts: 1000, 1000 + 11000*15 = 166000, 1000 + 22000*15 = 331000;
+	// ends: start + 10999*15 for full chunks, the overall end 375985 last.
+	want := [][3]float64{{1000, 165985, 15}, {166000, 330985, 15}, {331000, 375985, 15}}
+	if fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Fatalf("chunks %v, want %v", seen, want)
+	}
+	if len(m) != 1 || len(m[0].Values) != 6 || m[0].Values[2].Timestamp.Unix() != 166000 {
+		t.Fatalf("merged %v", m)
+	}
+	if _, _, err := c.Range(context.Background(), "up", end, start, time.Second); ReasonOf(err) != ReasonBadData {
+		t.Fatalf("reversed range: %v", err)
+	}
+}
+
+type (
+	modelVector = model.Vector
+	modelMatrix = model.Matrix
+)
