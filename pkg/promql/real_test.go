@@ -1,0 +1,132 @@
+package promql
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/internal/promtest"
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+// fakePod serves a vLLM-shaped /metrics page. Each scrape adds one step to
+// the TTFT histogram when ttft is set (cumulative buckets +5, +9, +10, +10
+// for le 0.5, 1, 2, +Inf).
+func fakePod(t *testing.T, page string, ttft bool) *httptest.Server {
+	t.Helper()
+	var scrapes atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		n := scrapes.Add(1)
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprint(w, page)
+		if ttft {
+			fmt.Fprintln(w, "# TYPE vllm:time_to_first_token_seconds histogram")
+			for _, b := range []struct {
+				le  string
+				inc int64
+			}{{"0.5", 5}, {"1", 9}, {"2", 10}, {"+Inf", 10}} {
+				fmt.Fprintf(w, "vllm:time_to_first_token_seconds_bucket{engine=\"0\",model_name=\"m\",le=%q} %d\n", b.le, n*b.inc)
+			}
+			fmt.Fprintf(w, "vllm:time_to_first_token_seconds_sum{engine=\"0\",model_name=\"m\"} %d\n", n*8)
+			fmt.Fprintf(w, "vllm:time_to_first_token_seconds_count{engine=\"0\",model_name=\"m\"} %d\n", n*10)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestRealPrometheus scrapes two fake vLLM pods with the real Prometheus
+// (1 s scrapes) and reads them back through Client and Evaluate.
+//
+// chat-1 runs data parallel 2 (case 06): running 7+3, waiting 4+0, kv
+// max(0.91, 0.35). chat-2: running 5, waiting 1, kv 0.5, and a TTFT
+// histogram. By hand: running 15, waiting 5, kv (0.91+0.5)/2 = 0.705,
+// reporting 2, current 2 (no replicas query), TTFT p95 = 1 + (9.5-9)/(10-9)
+// = 1.5 s (every scrape adds the same bucket increments, so any rate
+// window holds them in the ratio 5:9:10:10). A second target selects no
+// pod: every signal is empty, not 0. Both targets share each query: 5
+// queries (running, waiting, reporting, kv, ttft). Then Prometheus stops:
+// every signal is unavailable.
+func TestRealPrometheus(t *testing.T) {
+	pod1 := fakePod(t, `# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 7
+vllm:num_requests_running{engine="1",model_name="m"} 3
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",model_name="m"} 4
+vllm:num_requests_waiting{engine="1",model_name="m"} 0
+# TYPE vllm:kv_cache_usage_perc gauge
+vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.91
+vllm:kv_cache_usage_perc{engine="1",model_name="m"} 0.35
+`, false)
+	pod2 := fakePod(t, `# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 5
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",model_name="m"} 1
+# TYPE vllm:gpu_cache_usage_perc gauge
+vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.5
+`, true)
+	prom := promtest.Start(t, promtest.Options{
+		ScrapeInterval: time.Second,
+		Targets: []promtest.Target{
+			{URL: pod1.URL + "/metrics", Labels: map[string]string{"namespace": "llm", "pod": "chat-1"}},
+			{URL: pod2.URL + "/metrics", Labels: map[string]string{"namespace": "llm", "pod": "chat-2"}},
+		},
+	})
+	// Wait for both pods and for a 5 s rate window (>= 4 scrape intervals:
+	// Prometheus 3 windows exclude their start) to hold TTFT samples.
+	prom.WaitFor(t, `count(up{namespace="llm"} == 1)`, 30*time.Second, func(v model.Vector) bool {
+		return len(v) == 1 && v[0].Value == 2
+	})
+	prom.WaitFor(t, `count_over_time(vllm:time_to_first_token_seconds_count[5s])`, 30*time.Second, func(v model.Vector) bool {
+		return len(v) == 1 && v[0].Value >= 3
+	})
+
+	c, err := NewClient(ClientConfig{URL: prom.URL, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat := sel(t, `{namespace="llm", pod=~"chat-.*"}`)
+	chat.Name, chat.TTFTQuantile, chat.TTFTWindow = "chat", 0.95, 5*time.Second
+	none := sel(t, `{namespace="llm", pod=~"code-.*"}`)
+	none.Name = "code"
+	ev := &Evaluator{API: c}
+	res, st := ev.Evaluate(context.Background(), []Target{chat, none}, time.Now())
+
+	o := res[0].Observation
+	if len(res[0].Errors) != 0 {
+		t.Fatalf("chat errors: %v", res[0].Errors)
+	}
+	if !near(o.Running, 15) || !near(o.Waiting, 5) || !near(o.KV, 0.705) || o.Reporting != 2 || o.Current != 2 {
+		t.Fatalf("chat: running %v waiting %v kv %v reporting %d current %d; want 15 5 0.705 2 2",
+			o.Running, o.Waiting, o.KV, o.Reporting, o.Current)
+	}
+	if math.Abs(o.TTFT-1.5) > 1e-6 {
+		t.Fatalf("chat ttft %v, want 1.5", o.TTFT)
+	}
+	for _, s := range []Signal{Running, Waiting, Reporting, KV} {
+		if ReasonOf(res[1].Errors[s]) != ReasonEmpty {
+			t.Errorf("code %s: %v, want empty", s, res[1].Errors[s])
+		}
+	}
+	if !math.IsNaN(res[1].Observation.Running) || res[1].Errors[Current] == nil {
+		t.Errorf("code: %+v, want NaN running and an unknown current", res[1].Observation)
+	}
+	if st.Queries != 5 {
+		t.Errorf("queries %d, want 5", st.Queries)
+	}
+
+	prom.Stop()
+	res, _ = ev.Evaluate(context.Background(), []Target{chat}, time.Now())
+	if ReasonOf(res[0].Errors[Running]) != ReasonUnavailable || !math.IsNaN(res[0].Observation.Running) {
+		t.Fatalf("after stop: %v %v", res[0].Errors[Running], res[0].Observation.Running)
+	}
+}
+
+var _ = profile.VLLM
