@@ -7,8 +7,8 @@ import "time"
 // I/O. The pipeline, each stage recorded as a Step:
 //
 //  1. raw per metric (rawFor) with its tolerance (Tolerance.within);
-//  2. several metrics: the largest wins; no valid metric keeps current
-//     (no-data);
+//  2. several metrics: the largest wins; no valid metric keeps the
+//     previous output (no-data);
 //  3. lookahead raises the recommendation to the projected demand's (project);
 //  4. any metric unknown and the result below current: keep current
 //     (partial-data) — the HPA's rule, it never scales down on partial data;
@@ -16,8 +16,8 @@ import "time"
 //  6. stabilisation windows (stabilize);
 //  7. rate limits and min/max (rateLimit), then the floor: Min raised by an
 //     active schedule window, and 1 while the scale-to-zero cooldown runs;
-//  8. scale to zero after the cooldown (idle-to-zero), regardless of windows
-//     and rate limits, as KEDA does.
+//  8. scale to zero after the cooldown (idle-to-zero), from whatever count and
+//     regardless of windows and rate limits, as KEDA does.
 //
 // What "current" means. The metric arithmetic (ratios, tolerance, the
 // missing-pods rule, zero) uses Observation.Current, the replicas the
@@ -71,8 +71,9 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 		}
 		valid++
 	}
+	base := p.base(st, cur, now)
 	if valid == 0 {
-		p.finish(d, st, cur, ReasonNoData, "no metric is known: keep current "+itoa(cur), now)
+		p.finish(d, st, base, ReasonNoData, "no metric is known: keep "+itoa(base), now)
 		return
 	}
 	if valid > 1 {
@@ -93,7 +94,6 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 
 	// 4. missing data never scales down (HPA: "invalid metrics and we would
 	// scale down": no change).
-	base := p.base(st, cur, now)
 	if invalid > 0 && rec < base {
 		p.finish(d, st, base, ReasonPartialData, "partial data: "+itoa(invalid)+" metric(s) unknown, no scale-down from "+itoa(base)+" to "+itoa(rec), now)
 		return
@@ -152,7 +152,7 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 	// 8. scale to zero after the cooldown.
 	if zeroing && cur > 0 && activityKnown && !active {
 		idle, since := idleFor(st, now)
-		if idle >= p.cooldown && out <= 1 {
+		if idle >= p.cooldown {
 			p.finish(d, st, 0, ReasonIdleToZero, "scale to zero: idle "+secs(idle)+" since "+since+" >= cooldown "+secs(p.cooldown)+": 0", now)
 			return
 		}

@@ -158,6 +158,21 @@ func TestDecideScaleToZeroCooldown(t *testing.T) {
 	expect(t, Decide(p, idle, &st, at(2320)), 0, ReasonIdleToZero)
 }
 
+// KEDA scales to zero from any count once the cooldown has passed, even
+// while the down window still holds more.
+func TestDecideZeroFromSeveral(t *testing.T) {
+	p := queuePolicy(4)
+	p.Min, p.Zero = 0, &Zero{Cooldown: 60 * 1e9}
+	mustValidate(t, p)
+	var st State
+	// t=0 at 3 with queue 12: ceil(12/4) = 3 (ratio 1, tolerance).
+	expect(t, Decide(p, queueObs(3, 12), &st, at(0)), 3, ReasonTolerance)
+	// t=30 idle: raw 0, but the 300 s window holds 3: 3 (stabilized).
+	expect(t, Decide(p, queueObs(3, 0), &st, at(30)), 3, ReasonStabilized)
+	// t=60: idle since the activity at t=0 for 60 s >= 60 s: 0.
+	expect(t, Decide(p, queueObs(3, 0), &st, at(60)), 0, ReasonIdleToZero)
+}
+
 // Activity resets idleness; unknown activity never goes to zero.
 func TestDecideZeroNeedsKnownIdleness(t *testing.T) {
 	p := queuePolicy(4)

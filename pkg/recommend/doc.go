@@ -11,5 +11,9 @@
 // replay simulator (simulated clock).
 //
 // Reading guide: types.go (the contract), then decide.go (the pipeline), then
-// one file per step.
+// one file per step: raw.go (per-metric arithmetic and the missing-pods
+// rule), tolerance.go, lookahead.go, zero.go, stabilize.go, ratelimit.go,
+// schedule.go; policy.go (Validate and the HPA defaults), behavior.go (the
+// HPA's behavior YAML), observe.go (per-replica samples to an Observation).
+// docs/recommend.md gives the formulas.
 package recommend

@@ -5,9 +5,10 @@ import "time"
 // stabilize is the HPA's stabilizeRecommendationWithBehaviors: the lowest
 // recommendation within the scaleUp window and the highest within the
 // scaleDown window (both including rec, windows exclusive of their start)
-// bound current: result = min(max(current, upRec), downRec). rec is then
+// bound base (the previous output, see Decide): result = min(max(base,
+// upRec), downRec). rec is then
 // recorded; entries older than the longer window are pruned.
-func (p *Policy) stabilize(st *State, rec, cur int, now time.Time) (int, string) {
+func (p *Policy) stabilize(st *State, rec, base int, now time.Time) (int, string) {
 	upCutoff, downCutoff := now.Add(-p.upWindow), now.Add(-p.downWindow)
 	upRec, downRec := rec, rec
 	for _, r := range st.Recommendations {
@@ -18,7 +19,7 @@ func (p *Policy) stabilize(st *State, rec, cur int, now time.Time) (int, string)
 			downRec = max(downRec, r.Replicas)
 		}
 	}
-	out := cur
+	out := base
 	if out < upRec {
 		out = upRec
 	}
@@ -29,7 +30,7 @@ func (p *Policy) stabilize(st *State, rec, cur int, now time.Time) (int, string)
 	st.Recommendations = append(st.Recommendations, TimedReplicas{At: now, Replicas: rec})
 	text := "stabilisation: lowest recommendation in the scaleUp window " + secs(p.upWindow) + " = " + itoa(upRec) +
 		", highest in the scaleDown window " + secs(p.downWindow) + " = " + itoa(downRec) +
-		"; current " + itoa(cur) + " bounded by them = " + itoa(out)
+		"; min(max(" + itoa(base) + ", " + itoa(upRec) + "), " + itoa(downRec) + ") = " + itoa(out)
 	return out, text
 }
 
