@@ -14,10 +14,11 @@ package trace
 //
 // The hold runs past second 690, where DESIGN.md's queue policy dropped from
 // 7 replicas to 3 "while traffic was still 30 req/s". Prompts are uniform
-// over 768..1280 tokens (mean 1024, so an unqueued TTFT is about 0.04 s at
-// the reference replica's 24,750 prefill tokens/s, DESIGN.md's TTFT p50);
-// outputs are uniform over 256..768 tokens (mean 512). Arrivals are a
-// non-homogeneous Poisson process (Shape.Source), so a seed fixes the count.
+// over 256..768 tokens (mean 512: an unqueued prefill takes 0.02 s at the
+// reference replica's 24,750 tokens/s) and outputs uniform over 64..448
+// tokens (mean 256: 1.8 s of decoding at batch 1). docs/REFERENCE.md says
+// why these and not longer ones. Arrivals are a non-homogeneous Poisson
+// process (Shape.Source), so a seed fixes the count.
 var ReferenceShape = Shape{
 	Pieces: []Piece{
 		{Start: 0, End: 180, From: 3, To: 3},
@@ -27,8 +28,8 @@ var ReferenceShape = Shape{
 		{Start: 768, End: 960, From: 3, To: 3},
 		{Start: 1320, End: 1500, From: 0.2, To: 0.2},
 	},
-	Prompt: Tokens{Lo: 768, Hi: 1280},
-	Output: Tokens{Lo: 256, Hi: 768},
+	Prompt: Tokens{Lo: 256, Hi: 768},
+	Output: Tokens{Lo: 64, Hi: 448},
 }
 
 // Reference is the built-in reference trace with the given seed.

@@ -193,8 +193,8 @@ func TestReferenceTrace(t *testing.T) {
 		if q.Arrival >= 400 && q.Arrival < 700 {
 			hold++
 		}
-		if q.Prompt < 768 || q.Prompt > 1280 || q.Output < 256 || q.Output > 768 {
-			t.Fatalf("request %d tokens %d/%d outside 768..1280 / 256..768", i, q.Prompt, q.Output)
+		if q.Prompt < 256 || q.Prompt > 768 || q.Output < 64 || q.Output > 448 {
+			t.Fatalf("request %d tokens %d/%d outside 256..768 / 64..448", i, q.Prompt, q.Output)
 		}
 	}
 	if silent != 0 {

@@ -1,0 +1,130 @@
+package replay
+
+import "math"
+
+// hist is a log-bucketed histogram for quantiles of many values in little
+// memory: buckets grow by 0.5%, from 100 µs to 10^6 s, so a quantile is
+// within 0.25% of the exact order statistic.
+type hist struct {
+	counts []int64
+	n      int64
+}
+
+const (
+	histMin    = 1e-4
+	histGrowth = 1.005
+)
+
+var histBuckets = int(math.Ceil(math.Log(1e6/histMin)/math.Log(histGrowth))) + 2
+
+func (h *hist) add(x float64) {
+	if h.counts == nil {
+		h.counts = make([]int64, histBuckets)
+	}
+	i := 0
+	if x > histMin {
+		i = 1 + int(math.Log(x/histMin)/math.Log(histGrowth))
+		if i >= histBuckets {
+			i = histBuckets - 1
+		}
+	}
+	h.counts[i]++
+	h.n++
+}
+
+// quantile returns the q-quantile (0..1), NaN when empty: the geometric
+// middle of the bucket holding the ceil(q·n)-th value.
+func (h *hist) quantile(q float64) float64 {
+	if h.n == 0 {
+		return math.NaN()
+	}
+	rank := int64(math.Ceil(q * float64(h.n)))
+	rank = max(rank, 1)
+	var c int64
+	for i, k := range h.counts {
+		c += k
+		if c >= rank {
+			if i == 0 {
+				return histMin / 2
+			}
+			lo := histMin * math.Pow(histGrowth, float64(i-1))
+			return lo * math.Sqrt(histGrowth)
+		}
+	}
+	return math.NaN()
+}
+
+// ttftBuckets are vLLM's vllm:time_to_first_token_seconds bucket bounds:
+// the window quantile a ttft policy sees is computed from them with
+// Prometheus's histogram_quantile interpolation, as in production.
+var ttftBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
+
+// window is a sliding histogram over the last slots periods, in vLLM buckets.
+type window struct {
+	slots  [][]float64 // per period, per bucket (+Inf last)
+	ids    []int64     // the period index each slot holds
+	period float64
+}
+
+func newWindow(span, period float64) *window {
+	n := max(1, int(math.Ceil(span/period))) + 1 // the current, partial period too
+	w := &window{slots: make([][]float64, n), ids: make([]int64, n), period: period}
+	for i := range w.slots {
+		w.slots[i] = make([]float64, len(ttftBuckets)+1)
+		w.ids[i] = -1
+	}
+	return w
+}
+
+func (w *window) add(t, v float64) {
+	id := int64(t / w.period)
+	s := int(id % int64(len(w.slots)))
+	if w.ids[s] != id {
+		clear(w.slots[s])
+		w.ids[s] = id
+	}
+	i := len(ttftBuckets)
+	for j, b := range ttftBuckets {
+		if v <= b {
+			i = j
+			break
+		}
+	}
+	w.slots[s][i]++
+}
+
+// quantile is histogram_quantile(q) over the periods ending at t (the
+// current one and the ones before it in the window); NaN when no request
+// got its first token there (the ttft metric abstains).
+func (w *window) quantile(t, q float64) float64 {
+	now := int64(t / w.period)
+	counts := make([]float64, len(ttftBuckets)+1)
+	var n float64
+	for s, id := range w.ids {
+		if id >= 0 && id > now-int64(len(w.slots)) && id <= now {
+			for i, c := range w.slots[s] {
+				counts[i] += c
+				n += c
+			}
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	rank := q * n
+	var c float64
+	for i, k := range counts {
+		if c+k >= rank && k > 0 {
+			if i == len(ttftBuckets) {
+				return ttftBuckets[len(ttftBuckets)-1] // Prometheus: the highest finite bound
+			}
+			lo := 0.0
+			if i > 0 {
+				lo = ttftBuckets[i-1]
+			}
+			return lo + (ttftBuckets[i]-lo)*(rank-c)/k
+		}
+		c += k
+	}
+	return math.NaN()
+}

@@ -1,0 +1,101 @@
+package replay
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/infscale/infscale/pkg/recommend"
+)
+
+// hpaCtl is the Kubernetes HPA consuming another policy's desired replicas
+// (infscale_desired_replicas) through an External metric with target
+// AverageValue 1: ratio = desired / current, the HPA's tolerance (10% by
+// default) and its default behavior (300 s scale-down window). It is a
+// second pkg/recommend Decide, on the running signal with target 1, fed the
+// inner policy's output: the same arithmetic the HPA applies.
+type hpaCtl struct {
+	inner Controller
+	outer *infscaleCtl
+}
+
+func (c *hpaCtl) Decide(now float64, obs recommend.Observation) int {
+	want := c.inner.Decide(now, obs)
+	ext := recommend.Observation{
+		Current: obs.Current, Reporting: obs.Current, // an External metric: no per-pod samples, no missing pods
+		Running: float64(want), Waiting: 0, Held: math.NaN(),
+		KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN(),
+	}
+	return c.outer.Decide(now, ext)
+}
+
+func (c *hpaCtl) Period() float64 {
+	if p, ok := c.inner.(interface{ Period() float64 }); ok {
+		return p.Period()
+	}
+	return 0
+}
+
+// parseHPA reads hpa(POLICY)[,tolerance=,upwindow=,downwindow=,uppods=...,max=].
+func parseHPA(full, s string, off int) (Policy, error) {
+	depth, end := 0, -1
+	for i, c := range s {
+		if c == '(' {
+			depth++
+		} else if c == ')' {
+			depth--
+			if depth == 0 {
+				end = i
+				break
+			}
+		}
+	}
+	if end < 0 {
+		return Policy{}, policyError(full, off+len(s)+1, "hpa( has no closing parenthesis: want hpa(POLICY)")
+	}
+	inner, err := parsePolicy(full, s[len("hpa("):end], off+len("hpa("))
+	if err != nil {
+		return Policy{}, err
+	}
+	if inner.Recommend == nil {
+		return Policy{}, policyError(full, off+len("hpa(")+1, "hpa(...) wraps an infscale policy (SIGNAL:TARGET... or recommended), not a baseline")
+	}
+	hp := &recommend.Policy{
+		Metrics: []recommend.Metric{{Signal: recommend.SignalRunning, Target: 1}},
+		Min:     max(inner.Recommend.Min, 1), // the HPA's minReplicas is >= 1
+		Max:     inner.Recommend.Max,
+	}
+	rest := s[end+1:]
+	if rest != "" {
+		if !strings.HasPrefix(rest, ",") {
+			return Policy{}, policyError(full, off+end+2, "after hpa(...) want ,OPTION=VALUE")
+		}
+		for _, pt := range splitTop(rest[1:]) {
+			k, v, ok := strings.Cut(pt.text, "=")
+			col := off + end + 2 + pt.at + 1
+			if !ok {
+				return Policy{}, policyError(full, col, "%q: want OPTION=VALUE (tolerance, upwindow, downwindow, uppods, uppercent, downpods, downpercent, min, max)", pt.text)
+			}
+			switch k {
+			case "lookahead", "cooldown", "schedule":
+				return Policy{}, policyError(full, col, "%s is not an HPA option (put it inside hpa(...))", k)
+			}
+			if err := setOption(hp, k, v); err != nil {
+				return Policy{}, policyError(full, col+len(k)+1, "%s=%q: %v", k, v, err)
+			}
+		}
+	}
+	if err := hp.Validate(); err != nil {
+		return Policy{}, fmt.Errorf("policy %q: the HPA: %w", s, err)
+	}
+	return Policy{
+		Name: s, Recommend: inner.Recommend, min: inner.min,
+		build: func(e env) (Controller, error) {
+			in, err := inner.build(e)
+			if err != nil {
+				return nil, err
+			}
+			return &hpaCtl{inner: in, outer: newInfscale(hp, e.cfg.Epoch)}, nil
+		},
+	}, nil
+}

@@ -1,0 +1,138 @@
+package replay
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/infscale/infscale/pkg/recommend"
+)
+
+// Knative Pod Autoscaler (KPA) defaults (knative.dev/serving
+// config-autoscaler: stable-window 60s, panic-window-percentage 10%,
+// panic-threshold-percentage 200, max-scale-down-rate 2, tick-interval 2s,
+// scale-to-zero-grace-period 30s).
+const (
+	kpaTick          = 2.0
+	kpaStable        = 60.0
+	kpaPanic         = 6.0
+	kpaPanicRatio    = 2.0
+	kpaMaxDownRate   = 2.0
+	kpaZeroGrace     = 30.0
+	kpaDefaultTarget = 100.0
+)
+
+// knativeCtl is the KPA on concurrency (running + waiting + held, as the
+// queue-proxies and the activator report it), sampled every 2 s tick:
+// desired = ceil(average concurrency / target) over the 60 s stable window;
+// over the 6 s panic window too, and when that asks for at least 200% of the
+// ready pods the KPA panics: for the next 60 s it never scales down. A
+// scale-down is at most halving per tick; zero comes when the stable window
+// averages 0 and the last activity is older than the 30 s grace period. C is
+// the effective per-replica target (Knative's target × target utilisation).
+type knativeCtl struct {
+	target     float64
+	min, max   int
+	samples    []float64 // concurrency at each tick, newest last (stable window)
+	panicUntil float64
+	last       int
+	lastActive float64
+}
+
+func (c *knativeCtl) Period() float64 { return kpaTick }
+
+func (c *knativeCtl) Decide(now float64, obs recommend.Observation) int {
+	conc := orZero(obs.Held)
+	if obs.Reporting > 0 {
+		conc += orZero(obs.Running) + orZero(obs.Waiting)
+	}
+	if conc > 0 {
+		c.lastActive = now
+	}
+	c.samples = append(c.samples, conc)
+	if n := int(kpaStable / kpaTick); len(c.samples) > n {
+		c.samples = c.samples[len(c.samples)-n:]
+	}
+	avg := func(n int) float64 {
+		n = min(n, len(c.samples))
+		s := 0.0
+		for _, v := range c.samples[len(c.samples)-n:] {
+			s += v
+		}
+		return s / float64(n)
+	}
+	stable := math.Ceil(avg(int(kpaStable/kpaTick))/c.target - 1e-9)
+	panicD := math.Ceil(avg(int(kpaPanic/kpaTick))/c.target - 1e-9)
+	readyPods := float64(max(obs.Reporting, 1))
+	if panicD/readyPods >= kpaPanicRatio {
+		c.panicUntil = now + kpaStable
+	}
+	want := int(stable)
+	if now < c.panicUntil {
+		want = max(int(panicD), c.last, want)
+	}
+	if cur := obs.Current; want < cur {
+		want = max(want, int(math.Ceil(float64(cur)/kpaMaxDownRate)))
+	}
+	if want == 0 && now-c.lastActive < kpaZeroGrace {
+		want = 1
+	}
+	if conc > 0 && want == 0 {
+		want = 1 // held requests activate
+	}
+	want = min(max(want, c.min), c.max)
+	c.last = want
+	return want
+}
+
+func orZero(x float64) float64 {
+	if math.IsNaN(x) || x < 0 {
+		return 0
+	}
+	return x
+}
+
+// parseKnative reads knative:C[,min=N,max=N] (min defaults to 0: Knative
+// scales to zero out of the box).
+func parseKnative(full, s string, parts []part, off int) (Policy, error) {
+	_, arg, _ := strings.Cut(parts[0].text, ":")
+	target := kpaDefaultTarget
+	if arg != "" {
+		t, err := strconv.ParseFloat(arg, 64)
+		if err != nil || !(t > 0) || math.IsInf(t, 0) {
+			return Policy{}, policyError(full, off+len("knative:")+1, "knative:C wants a target concurrency per replica C > 0, got %q", arg)
+		}
+		target = t
+	}
+	lo, hi, err := bounds(full, parts[1:], off, 0)
+	if err != nil {
+		return Policy{}, err
+	}
+	return Policy{Name: s, min: max(lo, 1), build: func(env) (Controller, error) {
+		return &knativeCtl{target: target, min: lo, max: hi, lastActive: math.Inf(-1)}, nil
+	}}, nil
+}
+
+// bounds reads min= and max= options (the only ones baselines take).
+func bounds(full string, parts []part, off, defMin int) (lo, hi int, err error) {
+	lo, hi = defMin, 100
+	for _, p := range parts {
+		k, v, _ := strings.Cut(p.text, "=")
+		n, cerr := strconv.Atoi(v)
+		col := off + p.at + 1
+		switch {
+		case k != "min" && k != "max":
+			return 0, 0, policyError(full, col, "%q: this baseline takes only min= and max=", p.text)
+		case cerr != nil || n < 0 || n > maxReplicas:
+			return 0, 0, policyError(full, col+len(k)+1, "%s=%q: want a replica count 0..%d", k, v, maxReplicas)
+		case k == "min":
+			lo = n
+		default:
+			hi = n
+		}
+	}
+	if hi < 1 || lo > hi {
+		return 0, 0, policyError(full, off+1, "want 0 <= min <= max and max >= 1, got min %d max %d", lo, hi)
+	}
+	return lo, hi, nil
+}

@@ -1,0 +1,114 @@
+package replay
+
+import (
+	"math"
+
+	"github.com/infscale/infscale/pkg/recommend"
+)
+
+// observe is what a policy sees at now, as a Prometheus scrape of a vLLM
+// fleet would show it. Current is the Deployment's replicas (starting +
+// ready); only ready replicas report (a starting pod exports nothing yet, a
+// draining one has left the endpoints), so with none ready the per-replica
+// signals are unknown (NaN). Running counts requests being prefilled or
+// decoded (vllm:num_requests_running), Waiting the server queues, Held the
+// activator's queue. KV is the mean KV-cache usage of the reporting
+// replicas; CPU their mean CPU % averaged since the previous observation
+// (rate(process_cpu_seconds_total)); TTFT the Config.TTFTQuantile over the
+// last Config.TTFTWindow from vLLM's TTFT histogram buckets, NaN when no
+// request got a first token in it.
+func (s *sim) observe(now float64) recommend.Observation {
+	obs := recommend.Observation{
+		Current: s.spec(),
+		Held:    float64(s.held.n),
+		Running: math.NaN(), Waiting: math.NaN(), KV: math.NaN(), CPU: math.NaN(),
+		TTFT: s.ttftWin.quantile(now, s.cfg.TTFTQuantile),
+	}
+	var n int
+	var run, wait, kv, cpu float64
+	for _, r := range s.reps {
+		if r.state != ready {
+			continue
+		}
+		n++
+		run += float64(r.runningN())
+		wait += float64(r.waiting.n)
+		used := r.context()
+		for _, p := range r.pre {
+			used += int64(p.prompt)
+		}
+		kv += float64(used) / float64(s.sp.kvCap)
+		r.cpuMark(s, now)
+		if span := now - s.lastTick; span > 0 && r.cpuSum > 0 {
+			cpu += r.cpuSum / min(span, now-r.added)
+		} else {
+			cpu += s.sp.cpu[min(r.runningN(), len(s.sp.cpu)-1)]
+		}
+		r.cpuSum = 0
+	}
+	if n > 0 {
+		obs.Reporting = n
+		obs.Running, obs.Waiting = run, wait
+		obs.KV, obs.CPU = kv/float64(n), cpu/float64(n)
+	}
+	return obs
+}
+
+// Sample is one row of the timeline: a Config.Period interval ending at T.
+type Sample struct {
+	// T is the end of the interval, in seconds since the trace start.
+	T float64 `json:"t_s"`
+	// ArrivalRate is the interval's arrivals per second.
+	ArrivalRate float64 `json:"arrival_rate"`
+	// Desired is the replica count the policy asked for at T.
+	Desired int `json:"desired"`
+	// Ready, Starting and Draining are the replicas in each state at T.
+	Ready    int `json:"ready"`
+	Starting int `json:"starting"`
+	Draining int `json:"draining"`
+	// Running, Waiting and Held are requests at T (NaN: no ready replica).
+	Running float64 `json:"running"`
+	Waiting float64 `json:"waiting"`
+	Held    float64 `json:"held"`
+	// TTFTP95 is the p95 TTFT of first tokens in the interval, seconds (NaN: none).
+	TTFTP95 float64 `json:"ttft_p95_s"`
+	// Misses are the interval's requests that missed the SLO (counted when
+	// their first token came late, or at arrival when rejected).
+	Misses int64 `json:"misses"`
+}
+
+// sampleTimeline closes the timeline interval at now (every Config.Period).
+func (s *sim) sampleTimeline(now float64, obs recommend.Observation, desired int) {
+	if !s.cfg.Timeline || now < s.nextSample {
+		return
+	}
+	s.sample.Desired = desired
+	s.sample.Running, s.sample.Waiting, s.sample.Held = obs.Running, obs.Waiting, obs.Held
+	for _, r := range s.reps {
+		switch r.state {
+		case ready:
+			s.sample.Ready++
+		case starting:
+			s.sample.Starting++
+		case draining:
+			s.sample.Draining++
+		}
+	}
+	s.flushSample(now)
+	s.nextSample = now + s.cfg.Period
+}
+
+func (s *sim) flushSample(now float64) {
+	if now <= 0 && s.res.Timeline != nil {
+		return
+	}
+	span := s.cfg.Period
+	s.sample.T = now
+	s.sample.ArrivalRate = float64(s.arrivalsInSample) / span
+	s.sample.TTFTP95 = s.sampleTTFT.quantile(0.95)
+	s.res.Timeline = append(s.res.Timeline, s.sample)
+	s.sample = Sample{}
+	s.arrivalsInSample = 0
+	s.sampleTTFT = hist{counts: s.sampleTTFT.counts}
+	clear(s.sampleTTFT.counts)
+}

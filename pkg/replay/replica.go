@@ -1,0 +1,182 @@
+package replay
+
+import "math"
+
+// rstate is a replica's life cycle: starting (cold start), ready (serving,
+// receives arrivals), draining (removed: serves what it holds, receives
+// nothing), then gone.
+type rstate uint8
+
+const (
+	starting rstate = iota
+	ready
+	draining
+)
+
+// phase is what a ready or draining replica's engine is doing.
+type phase uint8
+
+const (
+	idle phase = iota
+	prefilling
+	decoding
+)
+
+// replica is one simulated replica. Between events its batch is advanced
+// analytically: a phase (a prefill, or decode steps with a fixed batch)
+// ends at next, the replica's only pending event.
+type replica struct {
+	id      int
+	state   rstate
+	added   float64 // when it was added (replica time starts)
+	next    float64 // its next event: ready time, or the end of the phase
+	heapIdx int     // position in the simulator's event heap, -1 when absent
+
+	waiting fifo     // queued in the server, FIFO
+	pre     []pending // being prefilled
+	run     runHeap   // decoding
+	steps   int64     // decode steps done since the replica started
+	sumA    int64     // sum of seq.a over run: context = sumA + len(run)·steps
+	kvRes   int64     // KV tokens reserved by pre and run
+
+	ph      phase
+	phStart float64
+	phSteps int64 // decode steps the phase advances
+	cv      curve
+
+	cpuSum, cpuAt float64 // integral of CPU % since cpuAt's period start
+}
+
+func (r *replica) outstanding() int { return r.waiting.n + len(r.pre) + len(r.run) }
+
+func (r *replica) runningN() int { return len(r.pre) + len(r.run) }
+
+// context is the tokens of KV in use by the decoding batch.
+func (r *replica) context() int64 { return r.sumA + int64(len(r.run))*r.steps }
+
+// cpuMark integrates the CPU up to now before the running count changes.
+func (r *replica) cpuMark(s *sim, now float64) {
+	r.cpuSum += s.sp.cpu[min(r.runningN(), len(s.sp.cpu)-1)] * (now - r.cpuAt)
+	r.cpuAt = now
+}
+
+// admissible reports whether the head of the queue fits now: a batch slot
+// and KV for its prompt and whole output (no preemption is modelled).
+func (r *replica) admissible(s *sim) bool {
+	if r.waiting.n == 0 || r.runningN() >= s.sp.maxBatch {
+		return false
+	}
+	p := r.waiting.front()
+	return r.kvRes+int64(p.prompt)+int64(p.output) <= s.sp.kvCap
+}
+
+// enqueue receives a routed request at now.
+func (r *replica) enqueue(s *sim, now float64, p pending) {
+	r.waiting.push(p)
+	switch r.ph {
+	case idle:
+		r.startNext(s, now)
+	case decoding:
+		// The scheduler admits at the next step boundary: cut the phase there.
+		if r.waiting.n == 1 && r.admissible(s) {
+			k := r.cv.stepsBy(now-r.phStart) + 1
+			if k < r.phSteps {
+				r.phSteps = k
+				s.reschedule(r, r.phStart+r.cv.time(k))
+			}
+		}
+	}
+}
+
+// phaseEnd finishes the current phase at now and starts the next.
+func (r *replica) phaseEnd(s *sim, now float64) {
+	switch r.ph {
+	case decoding:
+		r.advance(s, now, r.phSteps)
+	case prefilling:
+		if r.phSteps > 0 { // chunked prefill: decoders advanced meanwhile
+			r.advance(s, now, r.phSteps)
+		}
+		r.cpuMark(s, now)
+		for _, p := range r.pre {
+			s.firstToken(now, p)
+			if p.output <= 1 {
+				r.kvRes -= int64(p.prompt) + int64(p.output)
+				s.complete(p.output)
+				continue
+			}
+			a := int64(p.prompt) + 1 - r.steps
+			r.run.push(seq{finish: r.steps + int64(p.output) - 1, a: a, prompt: p.prompt, output: p.output})
+			r.sumA += a
+		}
+		r.pre = r.pre[:0]
+	}
+	r.startNext(s, now)
+}
+
+// advance moves the decoding batch n steps and completes the sequences
+// whose last token came out.
+func (r *replica) advance(s *sim, now float64, n int64) {
+	r.steps += n
+	if len(r.run) == 0 || r.run[0].finish > r.steps {
+		return
+	}
+	r.cpuMark(s, now)
+	for len(r.run) > 0 && r.run[0].finish <= r.steps {
+		q := r.run.pop()
+		r.sumA -= q.a
+		r.kvRes -= int64(q.prompt) + int64(q.output)
+		s.complete(q.output)
+	}
+}
+
+// startNext picks the next phase at now: prefill what the queue can admit
+// (vLLM schedules waiting prefills first), else decode until the next
+// completion, else idle (a draining replica then leaves).
+func (r *replica) startNext(s *sim, now float64) {
+	r.phStart, r.phSteps = now, 0
+	if r.admissible(s) {
+		r.cpuMark(s, now)
+		tokens := 0
+		for r.admissible(s) {
+			p := r.waiting.front()
+			if tokens > 0 && tokens+int(p.prompt) > s.cfg.MaxBatchedTokens {
+				break
+			}
+			r.waiting.pop()
+			tokens += int(p.prompt)
+			r.kvRes += int64(p.prompt) + int64(p.output)
+			r.pre = append(r.pre, *p)
+		}
+		d := s.sp.m.PrefillTime(tokens)
+		if s.cfg.Prefill == PrefillChunked && len(r.run) > 0 {
+			// Chunked prefill: each step carries the decoders and up to
+			// MaxBatchedTokens - batch prompt tokens; the decoders advance
+			// one token a step instead of stalling (capped at the next
+			// completion, whose sequence finishes at the phase end).
+			b := len(r.run)
+			perStep := max(s.cfg.MaxBatchedTokens-b, 1)
+			m := int64((tokens + perStep - 1) / perStep)
+			m = min(m, r.run[0].finish-r.steps)
+			r.cv = s.sp.curve(b, r.context())
+			d = math.Max(s.sp.m.PrefillTime(tokens+int(m)*b), r.cv.time(m))
+			r.phSteps = m
+		}
+		r.ph = prefilling
+		s.reschedule(r, now+d)
+		return
+	}
+	if len(r.run) > 0 {
+		b := len(r.run)
+		r.cv = s.sp.curve(b, r.context())
+		r.phSteps = r.run[0].finish - r.steps
+		r.ph = decoding
+		s.reschedule(r, now+r.cv.time(r.phSteps))
+		return
+	}
+	r.ph = idle
+	s.reschedule(r, math.Inf(1))
+	if r.state == draining && r.outstanding() == 0 {
+		s.retire(r, now)
+	}
+}

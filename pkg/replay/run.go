@@ -1,0 +1,262 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/infscale/infscale/pkg/recommend"
+	"github.com/infscale/infscale/pkg/trace"
+)
+
+// Config is the replay's setting, shared by every policy of a comparison.
+// Zero fields take the defaults in brackets (Defaults fills them).
+type Config struct {
+	// Model is the replica (a *replica.Replica). Required.
+	Model Model
+	// SLOTTFT is the time-to-first-token SLO in seconds [2].
+	SLOTTFT float64
+	// Period is how often policies observe and decide, in seconds [15].
+	Period float64
+	// Prefill is how prompts share the GPU with decoding [PrefillChunked].
+	Prefill PrefillMode
+	// MaxBatchedTokens is vLLM's max_num_batched_tokens: the tokens one
+	// step carries (chunked prefill: decode tokens + a prompt chunk); with
+	// PrefillStall, the prompt tokens one prefill phase takes (at least one
+	// whole prompt) [8192].
+	MaxBatchedTokens int
+	// Drain is how long after the trace's end requests may still finish, in
+	// seconds [600]; requests without a first token by then miss.
+	Drain float64
+	// Epoch is the wall time of the trace's second 0, the clock Decide
+	// sees (schedule windows read it) [2026-01-05 00:00 UTC, a Monday].
+	Epoch time.Time
+	// Initial is the replicas ready at second 0 [the policy's minimum, at least 1].
+	Initial int
+	// TTFTWindow and TTFTQuantile are the ttft signal's window in seconds
+	// and quantile [60, 0.95].
+	TTFTWindow, TTFTQuantile float64
+	// Timeline records a Sample every Period.
+	Timeline bool
+	// Progress, when set, is called now and then with the simulated time and
+	// the trace's end (+Inf while unknown), from the policy's goroutine.
+	Progress func(now, end float64)
+
+	duration float64 // the trace's declared duration
+}
+
+// PrefillMode is how a replica schedules prompts beside running sequences.
+type PrefillMode int
+
+const (
+	// PrefillChunked is vLLM V1's scheduling (chunked prefill, always on
+	// in V1): each step carries the running sequences' decode tokens and a
+	// chunk of waiting prompts, so decoding advances one token per step
+	// while a prompt prefills. A step is compute-bound while it carries a
+	// prompt chunk.
+	PrefillChunked PrefillMode = iota
+	// PrefillStall is vLLM V0's default: a prefill step runs alone and the
+	// running sequences wait for it.
+	PrefillStall
+)
+
+// ParsePrefillMode reads "chunked" or "stall".
+func ParsePrefillMode(s string) (PrefillMode, error) {
+	switch s {
+	case "chunked":
+		return PrefillChunked, nil
+	case "stall":
+		return PrefillStall, nil
+	}
+	return 0, fmt.Errorf("prefill mode %q: want chunked or stall", s)
+}
+
+// DefaultEpoch is the default simulated wall time of the trace's second 0.
+var DefaultEpoch = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+
+// Defaults returns c with zero fields set to their defaults.
+func (c Config) Defaults() Config {
+	def := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.SLOTTFT, 2)
+	def(&c.Period, 15)
+	def(&c.Drain, 600)
+	def(&c.TTFTWindow, 60)
+	def(&c.TTFTQuantile, 0.95)
+	if c.MaxBatchedTokens == 0 {
+		c.MaxBatchedTokens = 8192
+	}
+	if c.Epoch.IsZero() {
+		c.Epoch = DefaultEpoch
+	}
+	return c
+}
+
+// Validate reports every invalid field at once.
+func (c Config) Validate() error {
+	var errs []error
+	pos := func(name string, v float64) {
+		if !(v > 0) || math.IsInf(v, 0) {
+			errs = append(errs, fmt.Errorf("%s %g: want a finite number > 0", name, v))
+		}
+	}
+	pos("SLO TTFT", c.SLOTTFT)
+	pos("period", c.Period)
+	pos("TTFT window", c.TTFTWindow)
+	if !(c.Drain >= 0) {
+		errs = append(errs, fmt.Errorf("drain %g: want seconds >= 0", c.Drain))
+	}
+	if !(c.TTFTQuantile > 0 && c.TTFTQuantile < 1) {
+		errs = append(errs, fmt.Errorf("TTFT quantile %g: want a fraction in (0, 1)", c.TTFTQuantile))
+	}
+	if c.MaxBatchedTokens < 1 {
+		errs = append(errs, fmt.Errorf("max batched tokens %d: want >= 1", c.MaxBatchedTokens))
+	}
+	if c.Initial < 0 {
+		errs = append(errs, fmt.Errorf("initial replicas %d: want >= 0", c.Initial))
+	}
+	if c.Model == nil {
+		errs = append(errs, errors.New("no replica model"))
+	}
+	return errors.Join(errs...)
+}
+
+// Result is one policy's replay.
+type Result struct {
+	// Policy is the policy string; Trace the trace's name.
+	Policy string `json:"policy"`
+	Trace  string `json:"trace"`
+	// Requests is every request of the trace: Met + Late + Unserved + Rejected.
+	Requests int64 `json:"requests"`
+	// Met got a first token within the SLO; Late after it; Unserved never
+	// (still queued when the replay stopped, Drain after the trace's end);
+	// Rejected could never fit a replica's KV cache.
+	Met      int64 `json:"met"`
+	Late     int64 `json:"late"`
+	Unserved int64 `json:"unserved"`
+	Rejected int64 `json:"rejected"`
+	// TTFTP50 and TTFTP95 are TTFT quantiles over the requests that got a
+	// first token, in seconds (within 0.25%); NaN when none did.
+	TTFTP50 float64 `json:"ttft_p50_s"`
+	TTFTP95 float64 `json:"ttft_p95_s"`
+	// ReplicaSeconds is replica time over [0, Duration]: starting, ready and
+	// draining replicas all count.
+	ReplicaSeconds float64 `json:"replica_seconds"`
+	// Peak is the most replicas the policy asked for.
+	Peak int `json:"peak"`
+	// ScaleEvents counts changes of the replica count; Reversals the ones
+	// opposite to the previous change within ReversalWindow (thrash).
+	ScaleEvents int `json:"scale_events"`
+	Reversals   int `json:"reversals"`
+	// OutputTokens are the tokens of the requests that completed.
+	OutputTokens int64 `json:"output_tokens"`
+	// Duration is the trace's span in seconds (declared, or the last
+	// arrival); Stop is when the replay stopped (>= Duration).
+	Duration float64 `json:"duration_s"`
+	Stop     float64 `json:"stop_s"`
+	// Timeline is one Sample per Period when Config.Timeline is set.
+	Timeline []Sample `json:"timeline,omitempty"`
+}
+
+// Misses counts the requests that missed the SLO: late, unserved or rejected.
+func (r Result) Misses() int64 { return r.Late + r.Unserved + r.Rejected }
+
+// MissPct is Misses as a percentage of Requests.
+func (r Result) MissPct() float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return 100 * float64(r.Misses()) / float64(r.Requests)
+}
+
+// ReplicaMinutes is ReplicaSeconds / 60.
+func (r Result) ReplicaMinutes() float64 { return r.ReplicaSeconds / 60 }
+
+// TokensPerReplicaHour is output tokens per replica-hour (divide by the
+// GPUs per replica for tokens per GPU-hour); NaN without replica time.
+func (r Result) TokensPerReplicaHour() float64 {
+	if r.ReplicaSeconds == 0 {
+		return math.NaN()
+	}
+	return float64(r.OutputTokens) / (r.ReplicaSeconds / 3600)
+}
+
+// Controller decides the replica count of one replay from what it
+// observes; a Policy builds a fresh one per replay. Controllers may
+// optionally implement Period() float64 to observe at their own period
+// (Knative's 2 s tick) instead of Config.Period.
+type Controller interface {
+	// Decide returns the desired replicas at now (seconds since the trace
+	// start) given the observation.
+	Decide(now float64, obs recommend.Observation) int
+}
+
+// Run replays src through simulated replicas under pol. It is
+// deterministic: the same inputs give the same Result. Errors: an invalid
+// Config, the policy failing to build, a trace error (naming file:line), or
+// ctx's error when cancelled.
+func Run(ctx context.Context, src trace.Source, pol Policy, cfg Config) (Result, error) {
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	cfg.duration = src.Duration
+	sp, err := newSpeed(cfg.Model)
+	if err != nil {
+		return Result{}, err
+	}
+	ctl, err := pol.build(env{cfg: cfg, sp: sp, src: src})
+	if err != nil {
+		return Result{}, fmt.Errorf("policy %s: %w", pol.Name, err)
+	}
+	rd, err := src.Open()
+	if err != nil {
+		return Result{}, err
+	}
+	defer rd.Close()
+	s := &sim{cfg: cfg, sp: sp, ctl: ctl, rd: rd, end: math.Inf(1), ttftWin: newWindow(cfg.TTFTWindow, cfg.Period)}
+	if src.Duration > 0 {
+		s.end = src.Duration
+	}
+	s.res.Policy, s.res.Trace = pol.Name, src.Name
+	initial := cfg.Initial
+	if initial == 0 {
+		initial = max(pol.min, 1)
+	}
+	for range initial {
+		s.addReplica(0, true)
+	}
+	s.res.Peak = initial
+	if err := s.run(ctx); err != nil {
+		if errors.Is(err, trace.ErrEmpty) {
+			return Result{}, fmt.Errorf("%s: %w", src.Name, err)
+		}
+		return Result{}, err
+	}
+	return s.res, nil
+}
+
+// RunAll replays src under every policy, each in its own goroutine, and
+// returns the results in policy order. Each replay is independent, so the
+// results are the same whatever the parallelism. The first error wins.
+func RunAll(ctx context.Context, src trace.Source, pols []Policy, cfg Config) ([]Result, error) {
+	res := make([]Result, len(pols))
+	errs := make([]error, len(pols))
+	var wg sync.WaitGroup
+	for i, p := range pols {
+		wg.Go(func() { res[i], errs[i] = Run(ctx, src, p, cfg) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,356 @@
+package replay
+
+import (
+	"context"
+	"io"
+	"math"
+
+	"github.com/infscale/infscale/pkg/trace"
+)
+
+// sim is one replay: one policy over one pass of the trace.
+type sim struct {
+	cfg  Config
+	sp   *speed
+	ctl  Controller
+	rd   trace.Reader
+	heap []*replica // replicas with a pending event, by (next, id)
+
+	reps   []*replica // alive replicas in id order
+	nextID int
+	held   fifo // the activator's queue
+
+	end         float64 // accounting end: the trace's end (+Inf until known)
+	outstanding int64   // requests in the system (held, waiting, running)
+	ttftWin     *window
+	ttft        hist
+	res         Result
+
+	// scale bookkeeping
+	lastDir          int
+	lastScaleAt      float64
+	lastTick         float64
+	sample           Sample // the timeline row being accumulated
+	nextSample       float64
+	sampleTTFT       hist
+	arrivalsInSample int64
+}
+
+// push, fix and remove maintain the event heap of replicas.
+func (s *sim) less(a, b *replica) bool {
+	return a.next < b.next || (a.next == b.next && a.id < b.id)
+}
+
+func (s *sim) up(i int) {
+	h := s.heap
+	for i > 0 {
+		p := (i - 1) / 2
+		if !s.less(h[i], h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		h[i].heapIdx, h[p].heapIdx = i, p
+		i = p
+	}
+}
+
+func (s *sim) down(i int) {
+	h := s.heap
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && s.less(h[r], h[l]) {
+			m = r
+		}
+		if !s.less(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		h[i].heapIdx, h[m].heapIdx = i, m
+		i = m
+	}
+}
+
+// reschedule sets r's next event to t (+Inf: none).
+func (s *sim) reschedule(r *replica, t float64) {
+	r.next = t
+	switch {
+	case math.IsInf(t, 1):
+		if r.heapIdx >= 0 {
+			i := r.heapIdx
+			last := len(s.heap) - 1
+			s.heap[i] = s.heap[last]
+			s.heap[i].heapIdx = i
+			s.heap = s.heap[:last]
+			r.heapIdx = -1
+			if i < last {
+				s.down(i)
+				s.up(i)
+			}
+		}
+	case r.heapIdx < 0:
+		r.heapIdx = len(s.heap)
+		s.heap = append(s.heap, r)
+		s.up(r.heapIdx)
+	default:
+		s.down(r.heapIdx)
+		s.up(r.heapIdx)
+	}
+}
+
+// run is the event loop. Events at the same time go replica events first
+// (ready, phase ends, by replica id), then the arrival, then the tick.
+func (s *sim) run(ctx context.Context) error {
+	next, err := s.rd.Next()
+	have := err == nil
+	if err != nil && err != io.EOF {
+		return err
+	}
+	if !have {
+		return trace.ErrEmpty
+	}
+	tick := 0.0
+	var events uint64
+	lastArrival := 0.0
+	for {
+		tr := math.Inf(1)
+		if len(s.heap) > 0 {
+			tr = s.heap[0].next
+		}
+		ta := math.Inf(1)
+		if have {
+			ta = next.Arrival
+		}
+		t := min(tr, ta, tick)
+		if !have && s.outstanding == 0 && t >= s.end {
+			break
+		}
+		if t > s.end+s.cfg.Drain {
+			break
+		}
+		events++
+		if events&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if s.cfg.Progress != nil {
+				s.cfg.Progress(t, s.end)
+			}
+		}
+		switch {
+		case tr <= ta && tr <= tick:
+			r := s.heap[0]
+			if r.state == starting {
+				s.becomeReady(r, tr)
+			} else {
+				r.phaseEnd(s, tr)
+			}
+		case ta <= tick:
+			s.arrive(ta, next)
+			lastArrival = ta
+			next, err = s.rd.Next()
+			if err == io.EOF {
+				have = false
+				s.end = max(s.cfg.duration, lastArrival)
+			} else if err != nil {
+				return err
+			}
+		default:
+			s.tick(tick)
+			tick += s.ctlPeriod()
+		}
+	}
+	s.finish(min(s.end+s.cfg.Drain, max(s.lastTick, s.end)))
+	return nil
+}
+
+func (s *sim) ctlPeriod() float64 {
+	if p, ok := s.ctl.(interface{ Period() float64 }); ok && p.Period() > 0 {
+		return p.Period()
+	}
+	return s.cfg.Period
+}
+
+// arrive routes a request: rejected when it can never fit a replica's KV
+// cache, to the ready replica with the fewest outstanding requests (ties:
+// the lowest id), else held by the activator.
+func (s *sim) arrive(now float64, q trace.Request) {
+	s.res.Requests++
+	s.arrivalsInSample++
+	if int64(q.Prompt)+int64(q.Output) > s.sp.kvCap {
+		s.res.Rejected++
+		s.sample.Misses++
+		return
+	}
+	s.outstanding++
+	p := pending{arrival: q.Arrival, prompt: q.Prompt, output: q.Output}
+	if r := s.leastLoaded(); r != nil {
+		r.enqueue(s, now, p)
+		return
+	}
+	s.held.push(p)
+}
+
+func (s *sim) leastLoaded() *replica {
+	var best *replica
+	bo := 0
+	for _, r := range s.reps {
+		if r.state != ready {
+			continue
+		}
+		if o := r.outstanding(); best == nil || o < bo {
+			best, bo = r, o
+		}
+	}
+	return best
+}
+
+// firstToken records a request's first token at now.
+func (s *sim) firstToken(now float64, p pending) {
+	v := now - p.arrival
+	s.ttft.add(v)
+	s.sampleTTFT.add(v)
+	s.ttftWin.add(now, v)
+	if v <= s.cfg.SLOTTFT {
+		s.res.Met++
+	} else {
+		s.res.Late++
+		s.sample.Misses++
+	}
+}
+
+// complete records a finished request.
+func (s *sim) complete(output int32) {
+	s.outstanding--
+	s.res.OutputTokens += int64(output)
+}
+
+// addReplica starts a replica at now; it serves after the cold start.
+func (s *sim) addReplica(now float64, warm bool) {
+	r := &replica{id: s.nextID, added: now, heapIdx: -1, cpuAt: now}
+	s.nextID++
+	s.reps = append(s.reps, r)
+	if warm {
+		s.becomeReady(r, now)
+		return
+	}
+	s.reschedule(r, now+s.sp.cold)
+}
+
+func (s *sim) becomeReady(r *replica, now float64) {
+	r.state = ready
+	r.cpuAt, r.cpuSum = now, 0
+	s.reschedule(r, math.Inf(1))
+	for s.held.n > 0 {
+		p := s.held.pop()
+		s.leastLoaded().enqueue(s, now, p)
+	}
+}
+
+// retire removes a replica that is gone (drained, or cancelled while
+// starting) and adds its replica time.
+func (s *sim) retire(r *replica, now float64) {
+	s.reschedule(r, math.Inf(1))
+	s.res.ReplicaSeconds += max(0, min(now, s.end)-r.added)
+	for i, x := range s.reps {
+		if x == r {
+			s.reps = append(s.reps[:i], s.reps[i+1:]...)
+			break
+		}
+	}
+}
+
+// spec is the replica count the Deployment asks for: starting + ready.
+func (s *sim) spec() int {
+	n := 0
+	for _, r := range s.reps {
+		if r.state != draining {
+			n++
+		}
+	}
+	return n
+}
+
+// scale applies a desired replica count at now: add starting replicas, or
+// remove starting ones first (the newest), then the ready ones with the
+// fewest outstanding requests (ties: the newest), which drain.
+func (s *sim) scale(now float64, desired int) {
+	cur := s.spec()
+	if desired == cur {
+		return
+	}
+	dir := 1
+	if desired < cur {
+		dir = -1
+	}
+	s.res.ScaleEvents++
+	if s.lastDir != 0 && dir != s.lastDir && now-s.lastScaleAt <= ReversalWindow {
+		s.res.Reversals++
+	}
+	s.lastDir, s.lastScaleAt = dir, now
+	for i := cur; i < desired; i++ {
+		s.addReplica(now, false)
+	}
+	for n := cur - desired; n > 0; n-- {
+		var victim *replica
+		for i := len(s.reps) - 1; i >= 0; i-- {
+			if s.reps[i].state == starting {
+				victim = s.reps[i]
+				break
+			}
+		}
+		if victim != nil {
+			s.retire(victim, now)
+			continue
+		}
+		for i := len(s.reps) - 1; i >= 0; i-- {
+			r := s.reps[i]
+			if r.state == ready && (victim == nil || r.outstanding() < victim.outstanding()) {
+				victim = r
+			}
+		}
+		victim.state = draining
+		if victim.outstanding() == 0 {
+			s.retire(victim, now)
+		}
+	}
+	s.res.Peak = max(s.res.Peak, desired)
+}
+
+// tick is a policy period: observe, decide, scale, and record the timeline.
+func (s *sim) tick(now float64) {
+	obs := s.observe(now)
+	d := s.ctl.Decide(now, obs)
+	d = min(max(d, 0), maxReplicas)
+	s.sampleTimeline(now, obs, d)
+	s.scale(now, d)
+	s.lastTick = now
+}
+
+// finish closes the accounting at the stop time.
+func (s *sim) finish(stop float64) {
+	for _, r := range s.reps {
+		s.res.ReplicaSeconds += max(0, min(stop, s.end)-r.added)
+	}
+	s.res.Stop = stop
+	s.res.Unserved = s.res.Requests - s.res.Met - s.res.Late - s.res.Rejected
+	s.res.Duration = s.end
+	s.res.TTFTP50 = s.ttft.quantile(0.5)
+	s.res.TTFTP95 = s.ttft.quantile(0.95)
+	if s.cfg.Timeline {
+		s.flushSample(s.nextSample)
+	}
+}
+
+// maxReplicas caps what a policy may ask for.
+const maxReplicas = 100000
+
+// ReversalWindow is how soon a scale event in the opposite direction of the
+// previous one counts as a reversal (thrash): the HPA's default scale-down
+// stabilisation window, 300 s.
+const ReversalWindow = 300.0
+
