@@ -14,10 +14,10 @@ func (lin) StepTime(b int, c int64) float64 {
 	}
 	return math.Max(0.006+1e-7*float64(c), 0.0001*float64(b)) + 0.001
 }
-func (lin) PrefillTime(t int) float64    { return float64(t) / 10000 }
-func (lin) KVCapacityTokens() int64      { return 100000 }
-func (lin) MaxBatch() int                { return 128 }
-func (lin) ColdStart() float64           { return 60 }
+func (lin) PrefillTime(t int) float64 { return float64(t) / 10000 }
+func (lin) KVCapacityTokens() int64   { return 100000 }
+func (lin) MaxBatch() int             { return 128 }
+func (lin) ColdStart() float64        { return 60 }
 func (lin) CPUPercent(running int) float64 {
 	if running == 0 {
 		return 5

@@ -140,4 +140,3 @@ func parseOracle(full, s string, parts []part, off int) (Policy, error) {
 	}
 	return Policy{Name: s, min: max(lo, 1), build: func(e env) (Controller, error) { return newOracle(e, lo, hi) }}, nil
 }
-

@@ -32,7 +32,7 @@ type replica struct {
 	next    float64 // its next event: ready time, or the end of the phase
 	heapIdx int     // position in the simulator's event heap, -1 when absent
 
-	waiting fifo     // queued in the server, FIFO
+	waiting fifo      // queued in the server, FIFO
 	pre     []pending // being prefilled
 	run     runHeap   // decoding
 	steps   int64     // decode steps done since the replica started

@@ -353,4 +353,3 @@ const maxReplicas = 100000
 // previous one counts as a reversal (thrash): the HPA's default scale-down
 // stabilisation window, 300 s.
 const ReversalWindow = 300.0
-
