@@ -31,6 +31,15 @@ type ParseCmd struct {
 type parseRow struct {
 	page  *scrape.Page
 	rates *scrape.Rates
+	ttft  float64 // TTFT p95 over the interval, seconds; NaN when unknown
+}
+
+// ttftQuantile is the TTFT quantile parse prints with rates.
+const ttftQuantile = 0.95
+
+func newParseRow(prev, cur *scrape.Page) parseRow {
+	r := scrape.Rate(prev, cur)
+	return parseRow{page: cur, rates: &r, ttft: scrape.HistogramIncrease(prev, cur).Quantile(ttftQuantile)}
 }
 
 // Run reads every page and prints one row each.
@@ -61,8 +70,7 @@ func (c *ParseCmd) Run(e *env) error {
 		}
 		row := parseRow{page: p}
 		if prev := last[p.Source]; prev != nil {
-			r := scrape.Rate(prev, p)
-			row.rates = &r
+			row = newParseRow(prev, p)
 		}
 		last[p.Source] = p
 		rows = append(rows, row)
@@ -80,8 +88,7 @@ func (c *ParseCmd) Run(e *env) error {
 			if p == nil {
 				continue
 			}
-			r := scrape.Rate(row.page, p)
-			rows = append(rows, parseRow{page: p, rates: &r})
+			rows = append(rows, newParseRow(row.page, p))
 		}
 	}
 	if len(errs) > 0 {
@@ -131,7 +138,7 @@ func (c *ParseCmd) writeText(w io.Writer, rows []parseRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	header := "SOURCE\tSERVER\tRUNNING\tWAITING\tKV\tENGINES"
 	if withRates {
-		header += "\tINTERVAL\tPROMPT_TOK/S\tGEN_TOK/S\tREQ/S\tCPU_CORES\tCPU_%"
+		header += "\tINTERVAL\tPROMPT_TOK/S\tGEN_TOK/S\tREQ/S\tCPU_CORES\tCPU_%\tTTFT_P95_S"
 	}
 	fmt.Fprintln(tw, header)
 	var notes []string
@@ -140,11 +147,11 @@ func (c *ParseCmd) writeText(w io.Writer, rows []parseRow) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d", p.Source, p.Server, num(p.Running), num(p.Waiting), num(p.KV), p.Engines)
 		if withRates {
 			if r.rates == nil {
-				fmt.Fprint(tw, "\t-\t-\t-\t-\t-\t-")
+				fmt.Fprint(tw, "\t-\t-\t-\t-\t-\t-\t-")
 			} else {
 				rt := r.rates
-				fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s", rt.Interval.Round(time.Millisecond), num(rt.PromptTokens), num(rt.GenerationTokens),
-					num(rt.Requests), num(rt.CPUCores), num(rt.CPUPercent(c.CPURequest)))
+				fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s", rt.Interval.Round(time.Millisecond), num(rt.PromptTokens), num(rt.GenerationTokens),
+					num(rt.Requests), num(rt.CPUCores), num(rt.CPUPercent(c.CPURequest)), num(r.ttft))
 				if rt.Suspect != "" {
 					notes = append(notes, p.Source+": "+rt.Suspect)
 				}
@@ -194,6 +201,7 @@ type parseRatesJSON struct {
 	Requests         *float64 `json:"requests_per_second"`
 	CPUCores         *float64 `json:"cpu_cores"`
 	CPUPercent       *float64 `json:"cpu_percent"`
+	TTFTP95          *float64 `json:"ttft_p95_seconds"`
 	Reset            bool     `json:"reset"`
 	Suspect          string   `json:"suspect,omitempty"`
 }
@@ -229,7 +237,8 @@ func (c *ParseCmd) writeJSON(w io.Writer, rows []parseRow) error {
 				IntervalSeconds: rt.Interval.Seconds(),
 				PromptTokens:    jnum(rt.PromptTokens), GenerationTokens: jnum(rt.GenerationTokens),
 				Requests: jnum(rt.Requests), CPUCores: jnum(rt.CPUCores), CPUPercent: jnum(rt.CPUPercent(c.CPURequest)),
-				Reset: rt.Reset, Suspect: rt.Suspect,
+				TTFTP95: jnum(r.ttft),
+				Reset:   rt.Reset, Suspect: rt.Suspect,
 			}
 		}
 		out = append(out, j)

@@ -44,6 +44,7 @@ type parseRowJSON struct {
 		Requests        *float64 `json:"requests_per_second"`
 		CPUCores        *float64 `json:"cpu_cores"`
 		CPUPercent      *float64 `json:"cpu_percent"`
+		TTFTP95         *float64 `json:"ttft_p95_seconds"`
 		Reset           bool     `json:"reset"`
 	} `json:"rates"`
 }
@@ -229,7 +230,8 @@ func TestParseUnreachableURL(t *testing.T) {
 }
 
 // counterServer serves a vLLM page whose counters grow by fixed steps on
-// every scrape: prompt tokens +300, successes +3, CPU +1.5 s.
+// every scrape: prompt tokens +300, successes +3, CPU +1.5 s, and TTFT
+// buckets le 0.5 +10, le 2 +20, +Inf +20.
 func counterServer(t *testing.T) *httptest.Server {
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -237,6 +239,8 @@ func counterServer(t *testing.T) *httptest.Server {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		fmt.Fprintf(w, "process_start_time_seconds 1.7e9\nprocess_cpu_seconds_total %g\nvllm:num_requests_running 4\nvllm:num_requests_waiting 1\nvllm:prompt_tokens_total %d\nvllm:request_success_total{finished_reason=\"stop\"} %d\n",
 			1.5*float64(i), 300*i, 3*i)
+		fmt.Fprintf(w, "vllm:time_to_first_token_seconds_bucket{le=\"0.5\"} %d\nvllm:time_to_first_token_seconds_bucket{le=\"2.0\"} %d\nvllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} %d\n",
+			10*i, 20*i, 20*i)
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -260,6 +264,11 @@ func TestParseRates(t *testing.T) {
 			}
 		}
 		// CPU % of a 2-core request = 100 * cores / 2.
+		// TTFT p95 over the interval: rank 0.95 x 20 = 19 falls in le 2 (10..20):
+		// 0.5 + (2-0.5) x (19-10)/(20-10) = 1.85 s.
+		if !isNum(r.TTFTP95, f(1.85)) {
+			t.Errorf("ttft p95 = %v, want 1.85", r.TTFTP95)
+		}
 		if r.CPUPercent == nil || math.Abs(*r.CPUPercent-100**r.CPUCores/2) > 1e-9 || r.Reset {
 			t.Errorf("cpu %% = %v for cores %v, reset %v", r.CPUPercent, r.CPUCores, r.Reset)
 		}

@@ -1,0 +1,64 @@
+package scrape
+
+import (
+	"math"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+func ttftPage(t *testing.T, sec int, start string, b1, b2, inf float64) *Page {
+	t.Helper()
+	page := "process_start_time_seconds " + start + "\n# TYPE vllm:time_to_first_token_seconds histogram\n" +
+		"vllm:time_to_first_token_seconds_bucket{le=\"0.5\"} " + ftoa(b1) + "\n" +
+		"vllm:time_to_first_token_seconds_bucket{le=\"2\"} " + ftoa(b2) + "\n" +
+		"vllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} " + ftoa(inf) + "\n" +
+		"vllm:time_to_first_token_seconds_count " + ftoa(inf) + "\n" +
+		"vllm:time_to_first_token_seconds_sum 10\n"
+	p := readString(t, page, profile.VLLM)
+	p.Time = t0.Add(time.Duration(sec) * time.Second)
+	return p
+}
+
+func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func TestTTFTQuantile(t *testing.T) {
+	prev := ttftPage(t, 0, "1", 10, 20, 20)
+	cur := ttftPage(t, 15, "1", 10, 30, 40)
+	inc := HistogramIncrease(prev, cur)
+	if inc == nil {
+		t.Fatal("no increase")
+	}
+	// increases: le 0.5: 0, le 2: 10, +Inf: 20 (count 20).
+	// p50: rank 10 -> bucket le 2 (count 10 >= 10): 0.5 + (2-0.5)*(10-0)/(10-0) = 2.
+	// p25: rank 5 -> bucket le 2: 0.5 + 1.5*5/10 = 1.25.
+	// p95: rank 19 -> +Inf bucket -> highest finite bound 2.
+	checkFloat(t, "p50", inc.Quantile(0.5), 2)
+	checkFloat(t, "p25", inc.Quantile(0.25), 1.25)
+	checkFloat(t, "p95", inc.Quantile(0.95), 2)
+	// first bucket from 0: cur alone, rank 0.25*40 = 10 -> le 0.5: 0 + 0.5*10/10 = 0.5;
+	// rank 0.1*40 = 4 -> 0.5*4/10 = 0.2.
+	checkFloat(t, "cur p10", cur.TTFT.Quantile(0.1), 0.2)
+
+	// No request in the interval: NaN (the signal abstains), not 0.
+	checkFloat(t, "idle p95", HistogramIncrease(cur, ttftPage(t, 30, "1", 10, 30, 40)).Quantile(0.95), A)
+	// Restart: the increase is the new histogram (le 2: 1 of 2 -> p50 = 0.5 + 1.5*1/1 = 2).
+	restart := HistogramIncrease(cur, ttftPage(t, 30, "2", 0, 1, 2))
+	checkFloat(t, "restart p50", restart.Quantile(0.5), 2)
+	if HistogramIncrease(nil, cur) != nil || HistogramIncrease(cur, cur) != nil {
+		t.Error("increase without a baseline")
+	}
+	// Two replicas merged: inc (0, 10, 20) + restart (0, 1, 2) = (0, 11, 22):
+	// p50 rank 11 -> le 2: 0.5 + 1.5*11/11 = 2; p25 rank 5.5 -> 0.5 + 1.5*5.5/11 = 1.25.
+	m := MergeHistograms(inc, nil, restart)
+	checkFloat(t, "merged p25", m.Quantile(0.25), 1.25)
+	checkFloat(t, "merged count", m.Count, 22)
+	if MergeHistograms(nil) != nil {
+		t.Error("merge of nothing")
+	}
+	for _, q := range []float64{-0.1, 1.1, math.NaN()} {
+		checkFloat(t, "bad q", inc.Quantile(q), A)
+	}
+}
