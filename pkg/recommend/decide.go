@@ -72,9 +72,14 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 		valid++
 	}
 	base := p.base(st, cur, now)
-	if valid == 0 {
+	if valid == 0 && cur > 0 {
 		p.finish(d, st, base, ReasonNoData, "no metric is known: keep "+itoa(base), now)
 		return
+	}
+	// At zero replicas a metric that needs a pod (ttft) is unknown by
+	// nature; held requests (step 5) still decide.
+	if valid == 0 {
+		rec = 0
 	}
 	if valid > 1 {
 		d.step(reason, rec, "largest of the metrics' recommendations = "+itoa(rec))

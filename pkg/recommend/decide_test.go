@@ -189,7 +189,7 @@ func TestDecideZeroNeedsKnownIdleness(t *testing.T) {
 // C01/C02: unknown (NaN, ±Inf) is never 0: keep current, no scale-down.
 func TestDecideUnknownKeepsCurrent(t *testing.T) {
 	p := mustValidate(t, queuePolicy(4))
-	for _, v := range []float64{nan, posInf, negInf} {
+	for _, v := range []float64{nan, posInf, negInf, -1} {
 		obs := Observation{Current: 4, Running: 0, Waiting: v, Held: nan, KV: nan, CPU: nan, TTFT: nan}
 		d := Decide(p, obs, nil, at(1000))
 		expect(t, d, 4, ReasonNoData)
@@ -343,3 +343,14 @@ func TestDecideScaleUpWindow(t *testing.T) {
 var posInf, negInf = 1 / zero(), -1 / zero()
 
 func zero() float64 { return 0 }
+
+// A ttft policy with min 0: at zero there is no ttft, held requests still
+// activate one replica (no additive target to divide the backlog by).
+func TestDecideActivateWithoutAdditiveMetric(t *testing.T) {
+	p := &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 2}}, Min: 0, Max: 10}
+	mustValidate(t, p)
+	obs := Observation{Current: 0, Running: nan, Waiting: nan, Held: 3, KV: nan, CPU: nan, TTFT: nan}
+	expect(t, Decide(p, obs, nil, at(0)), 1, ReasonActivate)
+	obs.Held = 0
+	expect(t, Decide(p, obs, nil, at(0)), 0, ReasonIdleToZero)
+}

@@ -2,8 +2,10 @@ package recommend
 
 import "math"
 
-// known reports whether a signal value is usable: not NaN, not ±Inf.
-func known(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+// known reports whether a signal value is usable: finite and >= 0 (every
+// signal is a count, a fraction, a percentage or a duration; a negative one
+// is garbage, and garbage is unknown, never a decision).
+func known(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) && x >= 0 }
 
 // orZero reads an optional count (Held): unknown counts as 0.
 func orZero(x float64) float64 {
