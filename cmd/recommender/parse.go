@@ -19,11 +19,11 @@ import (
 // and print each replica's signals (docs/parse.md).
 type ParseCmd struct {
 	Pages      []string       `arg:"" name:"PAGE" help:"A /metrics page: a file, an http(s) URL, or - for stdin. A page named twice is scraped twice and the second row shows rates."`
-	Server     profile.Server `default:"auto" placeholder:"S" help:"Server profile: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
+	Server     profile.Server `default:"auto" placeholder:"S" help:"Server profile: auto (detect; the default), vllm, sglang, llamacpp, tgi, trtllm, triton."`
 	Output     string         `enum:"text,json" default:"text" help:"Output format: text or json."`
 	CPURequest float64        `name:"cpu-request" placeholder:"CORES" help:"The pod's CPU request in cores, to print CPU % of the request (needs two scrapes)."`
 	Interval   time.Duration  `placeholder:"D" help:"Scrape every page twice, D apart (e.g. 15s), and print counter rates."`
-	Timeout    time.Duration  `default:"10s" placeholder:"D" help:"Timeout of one URL fetch."`
+	Timeout    time.Duration  `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`
 }
 
 // parseRow is one printed row: a page and, when an earlier scrape of the same

@@ -66,10 +66,10 @@ func (e *NoProfileError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %v: none of these families is on the page (use --server to force one):", e.Source, ErrNoProfile)
 	for _, sf := range e.LookedFor {
-		fmt.Fprintf(&b, " %s: %s;", sf.Server, strings.Join(sf.Families, ", "))
+		fmt.Fprintf(&b, "\n  %s: %s", sf.Server, strings.Join(sf.Families, ", "))
 	}
 	if len(e.Seen) == 0 {
-		b.WriteString(" the page has no families")
+		b.WriteString("\nthe page has no families")
 	} else {
 		seen := e.Seen
 		more := ""
@@ -77,7 +77,7 @@ func (e *NoProfileError) Error() string {
 			more = fmt.Sprintf(", … (%d in all)", len(seen))
 			seen = seen[:10]
 		}
-		fmt.Fprintf(&b, " the page has: %s%s", strings.Join(seen, ", "), more)
+		fmt.Fprintf(&b, "\nthe page has: %s%s", strings.Join(seen, ", "), more)
 	}
 	return b.String()
 }
