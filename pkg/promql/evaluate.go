@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -76,72 +77,114 @@ type answer struct {
 	warn  []string
 }
 
-// Evaluate evaluates every signal of every target at t. Each signal is one
-// query per batch of targets (see docs/promql.md, "Query count"); a batch
-// that Prometheus rejects (bad_data) is retried target by target so that one
-// broken user query does not blind the others. Results are in target order.
-func (e *Evaluator) Evaluate(ctx context.Context, targets []Target, t time.Time) ([]Result, Stats) {
-	results := make([]Result, len(targets))
-	exprs := make([]map[Signal]parser.Expr, len(targets))
-	for i, tg := range targets {
-		results[i] = Result{Target: tg.Name, Errors: map[Signal]error{}}
-		ex, err := buildExprs(tg, e.Options)
-		if err != nil {
-			for _, s := range Signals() {
-				results[i].Errors[s] = &QueryError{Reason: ReasonInvalidQuery, Err: err}
-			}
-			continue
-		}
-		exprs[i] = ex
-	}
+// Plan is the queries of one set of targets, built and printed once (query
+// text for 1,000 targets is about 1.3 MB; rebuilding it every cycle would
+// cost more CPU than the cycle's other work). Make a new Plan when the
+// targets or options change (config reload). A Plan is read-only and may
+// be shared.
+type Plan struct {
+	targets   []Target
+	exprs     []map[Signal]parser.Expr // nil for a target whose queries did not build
+	buildErrs []error
+	batches   []batch
+}
 
-	batch := e.BatchSize
-	if batch <= 0 {
-		batch = DefaultBatchSize
+// batch is the query of one signal for a group of targets.
+type batch struct {
+	signal Signal
+	jobs   []job
+	query  string
+}
+
+// NewPlan builds and prints the queries of targets: one query per signal for
+// every batchSize targets (0: DefaultBatchSize). A target whose queries do
+// not build gets ReasonInvalidQuery for every signal in each Result.
+func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
+	p := &Plan{
+		targets:   targets,
+		exprs:     make([]map[Signal]parser.Expr, len(targets)),
+		buildErrs: make([]error, len(targets)),
 	}
-	var batches [][]job
-	var batchSignal []Signal
+	for i, tg := range targets {
+		p.exprs[i], p.buildErrs[i] = buildExprs(tg, opts)
+	}
+	if batchSize <= 0 {
+		batchSize = DefaultBatchSize
+	}
 	for _, s := range Signals() {
 		var jobs []job
 		for i := range targets {
-			if ex, ok := exprs[i][s]; ok {
+			if ex, ok := p.exprs[i][s]; ok {
 				jobs = append(jobs, job{target: i, expr: ex})
 			}
 		}
 		for len(jobs) > 0 {
-			n := min(batch, len(jobs))
-			batches = append(batches, jobs[:n])
-			batchSignal = append(batchSignal, s)
+			n := min(batchSize, len(jobs))
+			b := batch{signal: s, jobs: jobs[:n:n]}
+			if n == 1 {
+				b.query = jobs[0].expr.String()
+			} else {
+				b.query = batchQuery(b.jobs)
+			}
+			p.batches = append(p.batches, b)
 			jobs = jobs[n:]
 		}
 	}
+	return p
+}
 
-	answers := make([]map[int]answer, len(batches))
-	queries := make([]int, len(batches))
+// Queries returns the plan's query count per cycle (without fallbacks).
+func (p *Plan) Queries() int { return len(p.batches) }
+
+// Evaluate builds a Plan for targets and runs it at t: see Run. A loop
+// that evaluates the same targets every interval should keep a Plan.
+func (e *Evaluator) Evaluate(ctx context.Context, targets []Target, t time.Time) ([]Result, Stats) {
+	return e.Run(ctx, NewPlan(targets, e.Options, e.BatchSize), t)
+}
+
+// Run evaluates every signal of every target of p at t. Each signal is one
+// query per batch of targets (see docs/promql.md, "Query count"); a batch
+// that Prometheus rejects (bad_data) is retried target by target so that one
+// broken user query does not blind the others. Results are in target order.
+// Evaluator.Options and BatchSize are not used: p carries them.
+func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, Stats) {
+	targets := p.targets
+	results := make([]Result, len(targets))
+	for i, tg := range targets {
+		results[i] = Result{Target: tg.Name, Errors: map[Signal]error{}}
+		if err := p.buildErrs[i]; err != nil {
+			for _, s := range Signals() {
+				results[i].Errors[s] = &QueryError{Reason: ReasonInvalidQuery, Err: err}
+			}
+		}
+	}
+
+	answers := make([]map[int]answer, len(p.batches))
+	queries := make([]int, len(p.batches))
 	par := e.Parallel
 	if par <= 0 {
 		par = 4
 	}
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
-	for bi, jobs := range batches {
+	for bi, b := range p.batches {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			answers[bi], queries[bi] = e.runBatch(ctx, jobs, t)
+			answers[bi], queries[bi] = e.runBatch(ctx, b.jobs, b.query, t)
 		}()
 	}
 	wg.Wait()
 
 	values := make([]map[Signal]float64, len(targets))
 	for i := range values {
-		values[i] = map[Signal]float64{}
+		values[i] = make(map[Signal]float64, 8)
 	}
 	var st Stats
 	for bi, ans := range answers {
 		st.Queries += queries[bi]
-		s := batchSignal[bi]
+		s := p.batches[bi].signal
 		for ti, a := range ans {
 			results[ti].Warnings = append(results[ti].Warnings, a.warn...)
 			if a.err != nil {
@@ -152,39 +195,27 @@ func (e *Evaluator) Evaluate(ctx context.Context, targets []Target, t time.Time)
 		}
 	}
 	for i, tg := range targets {
-		if exprs[i] == nil {
+		if p.exprs[i] == nil {
 			results[i].Observation = unknownObservation()
 			continue
 		}
-		results[i].Observation = observe(tg, exprs[i], values[i], results[i].Errors)
+		results[i].Observation = observe(tg, p.exprs[i], values[i], results[i].Errors)
 	}
 	return results, st
 }
 
-// runBatch sends one query for jobs (falling back to one query per job when
-// Prometheus rejects the batch) and returns each target's answer and the
-// number of queries sent.
-func (e *Evaluator) runBatch(ctx context.Context, jobs []job, t time.Time) (map[int]answer, int) {
+// runBatch sends query (the batch of jobs, or a single job's query) and
+// returns each target's answer and the number of queries sent. When
+// Prometheus rejects a batch (bad_data), each job is retried alone.
+func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t time.Time) (map[int]answer, int) {
 	out := make(map[int]answer, len(jobs))
-	if len(jobs) == 1 {
-		q := jobs[0].expr.String()
-		vec, warn, err := e.API.Instant(ctx, q, t)
-		if err != nil {
-			out[jobs[0].target] = answer{value: math.NaN(), err: asQueryError(err, q), warn: warn}
-			return out, 1
-		}
-		v, err := single(vec, q)
-		out[jobs[0].target] = answer{value: v, err: err, warn: warn}
-		return out, 1
-	}
-	q := batchQuery(jobs)
-	vec, warn, err := e.API.Instant(ctx, q, t)
+	vec, warn, err := e.API.Instant(ctx, query, t)
 	if err != nil {
-		qe := asQueryError(err, q)
-		if qe.Reason == ReasonBadData {
+		qe := asQueryError(err, query)
+		if qe.Reason == ReasonBadData && len(jobs) > 1 {
 			n := 1
 			for _, j := range jobs {
-				a, c := e.runBatch(ctx, []job{j}, t)
+				a, c := e.runBatch(ctx, []job{j}, j.expr.String(), t)
 				out[j.target] = a[j.target]
 				n += c
 			}
@@ -195,13 +226,18 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, t time.Time) (map[
 		}
 		return out, 1
 	}
-	byIndex := map[string]model.Vector{}
+	if len(jobs) == 1 {
+		v, err := single(vec, query)
+		out[jobs[0].target] = answer{value: v, err: err, warn: warn}
+		return out, 1
+	}
+	byIndex := make(map[string]model.Vector, len(jobs))
 	for _, s := range vec {
 		idx := string(s.Metric[TargetLabel])
 		byIndex[idx] = append(byIndex[idx], s)
 	}
 	for k, j := range jobs {
-		v, err := single(byIndex[strconv.Itoa(k)], q)
+		v, err := single(byIndex[strconv.Itoa(k)], query)
 		out[j.target] = answer{value: v, err: err, warn: warn}
 	}
 	return out, 1
@@ -209,8 +245,23 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, t time.Time) (map[
 
 // batchQuery is `label_replace(<q0>, "infscale_target", "0", "", "") or
 // label_replace(<q1>, "infscale_target", "1", "", "") or ...`; a scalar
-// query is wrapped in vector() first.
+// query is wrapped in vector() first. Each branch is an AST printed by the
+// PromQL printer; the branches are joined with " or " here because
+// printing a 1,000-deep or-chain node by node copies its left side at every
+// level (quadratic). The result is the same text orChain(branches).String()
+// prints (or is left-associative and binds loosest); TestGoldenBatch checks it.
 func batchQuery(jobs []job) string {
+	var b strings.Builder
+	for k, br := range batchBranches(jobs) {
+		if k > 0 {
+			b.WriteString(" or ")
+		}
+		b.WriteString(br.String())
+	}
+	return b.String()
+}
+
+func batchBranches(jobs []job) []parser.Expr {
 	es := make([]parser.Expr, len(jobs))
 	for k, j := range jobs {
 		ex := j.expr
@@ -219,7 +270,7 @@ func batchQuery(jobs []job) string {
 		}
 		es[k] = call("label_replace", ex, str(TargetLabel), str(strconv.Itoa(k)), str(""), str(""))
 	}
-	return orChain(es).String()
+	return es
 }
 
 // single reduces one target's samples to one number: no sample is

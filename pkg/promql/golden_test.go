@@ -118,6 +118,9 @@ func TestGoldenBatch(t *testing.T) {
 	if e, err := Validate(q); err != nil || e.String() != q {
 		t.Fatalf("batch query not canonical or invalid: %v", err)
 	}
+	if tree := orChain(batchBranches(jobs)).String(); tree != q {
+		t.Fatalf("joined branches differ from the printed or-chain:\n%s\n%s", q, tree)
+	}
 	golden(t, "batch", q+"\n")
 }
 

@@ -19,7 +19,7 @@ import (
 // fakePod serves a vLLM-shaped /metrics page. Each scrape adds one step to
 // the TTFT histogram when ttft is set (cumulative buckets +5, +9, +10, +10
 // for le 0.5, 1, 2, +Inf).
-func fakePod(t *testing.T, page string, ttft bool) *httptest.Server {
+func fakePod(t testing.TB, page string, ttft bool) *httptest.Server {
 	t.Helper()
 	var scrapes atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -130,3 +130,28 @@ vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.5
 }
 
 var _ = profile.VLLM
+
+// BenchmarkRealPrometheus1000Targets runs one cycle's batched queries for
+// 1,000 vLLM targets (two of which have pods) against the real Prometheus:
+// the server's cost of parsing and evaluating ~210 KB or-chains.
+func BenchmarkRealPrometheus1000Targets(b *testing.B) {
+	pod := fakePod(b, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\"} 3\n", true)
+	prom := promtest.Start(b, promtest.Options{Targets: []promtest.Target{
+		{URL: pod.URL + "/metrics", Labels: map[string]string{"namespace": "llm", "pod": "t0-a"}},
+		{URL: pod.URL + "/metrics", Labels: map[string]string{"namespace": "llm", "pod": "t999-a"}},
+	}})
+	prom.WaitFor(b, `count(up == 1)`, 30*time.Second, func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 2 })
+	c, err := NewClient(ClientConfig{URL: prom.URL, Timeout: 30 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	plan := NewPlan(manyTargets(1000), Options{}, 0)
+	ev := &Evaluator{API: c}
+	for b.Loop() {
+		res, st := ev.Run(context.Background(), plan, time.Now())
+		if res[999].Observation.Running != 3 || st.Queries != plan.Queries() {
+			b.Fatalf("t999: %+v %v, queries %d", res[999].Observation, res[999].Errors, st.Queries)
+		}
+	}
+	b.ReportMetric(float64(plan.Queries()), "queries/cycle")
+}
