@@ -90,11 +90,11 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 		la, text := p.lookahead(st, p.Metrics[p.demandMetric], d.Raw[p.demandMetric].Value, cur, now)
 		if la > rec {
 			rec, reason = la, ReasonLookahead
-			text += ": raises " + itoa(rec)
+			text += ": raises the recommendation to " + itoa(rec)
 		} else {
-			text += ": no more than " + itoa(rec)
+			text += ": not above the present " + itoa(rec)
 		}
-		d.step(reason, rec, text)
+		d.step(ReasonLookahead, rec, text)
 	}
 
 	// 4. missing data never scales down (HPA: "invalid metrics and we would
