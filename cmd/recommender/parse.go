@@ -190,6 +190,7 @@ type parseJSON struct {
 	PromptTokens     *float64        `json:"prompt_tokens_total"`
 	GenerationTokens *float64        `json:"generation_tokens_total"`
 	Requests         *float64        `json:"requests_total"`
+	MaxRunning       *float64        `json:"max_running"`
 	Suspect          string          `json:"suspect,omitempty"`
 	Rates            *parseRatesJSON `json:"rates,omitempty"`
 }
@@ -224,7 +225,8 @@ func (c *ParseCmd) writeJSON(w io.Writer, rows []parseRow) error {
 			Engines: p.Engines, Models: p.Models, ReadFrom: p.Chosen,
 			CPUSeconds: jnum(p.CPUSeconds), PromptTokens: jnum(p.PromptTokens),
 			GenerationTokens: jnum(p.GenerationTokens), Requests: jnum(p.Requests),
-			Suspect: p.Suspect,
+			MaxRunning: jnum(p.MaxRunning),
+			Suspect:    p.Suspect,
 		}
 		if j.Models == nil {
 			j.Models = []string{}

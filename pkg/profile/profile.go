@@ -40,6 +40,9 @@ type Families struct {
 	// TTFT is a classic histogram of time to first token in seconds, named by
 	// its family (samples are <name>_bucket{le}, <name>_sum, <name>_count).
 	TTFT []string
+	// MaxRunning is a static capacity gauge: the most requests the server
+	// batches at once (summed over engines). Capacity, never load.
+	MaxRunning []string
 	// Prefixes are the name prefixes of the server's own namespace, used by
 	// auto-detection as a last resort when none of the families above is on
 	// a page (e.g. an excerpt with only cache statistics).
@@ -111,6 +114,7 @@ func (s Server) Families() Families {
 			GenerationTokens: []string{"sglang:generation_tokens_total", "sglang_generation_tokens_total"},
 			Requests:         []string{"sglang:num_requests_total", "sglang_num_requests_total"},
 			TTFT:             []string{"sglang:time_to_first_token_seconds", "sglang_time_to_first_token_seconds"},
+			MaxRunning:       []string{"sglang:max_running_requests", "sglang_max_running_requests"},
 			Prefixes:         []string{"sglang:", "sglang_"},
 		}
 	case TGI:
@@ -156,7 +160,7 @@ func (f Families) Queue() []string {
 
 // All returns every family name of f (not the prefixes), in field order.
 func (f Families) All() []string {
-	return concat(f.Running, f.Waiting, f.KV, f.PromptTokens, f.GenerationTokens, f.Requests, f.TTFT)
+	return concat(f.Running, f.Waiting, f.KV, f.PromptTokens, f.GenerationTokens, f.Requests, f.TTFT, f.MaxRunning)
 }
 
 func concat(lists ...[]string) []string {

@@ -96,7 +96,8 @@ var pageWants = map[string]pageWant{
 		check: func(t *testing.T, p *Page) { wantModels(t, p, "google/gemma-2-9b-it") }},
 	// capacity gauges only (max_running_requests 2231 is not load);
 	// prompt_tokens_total 230794; running/waiting ABSENT.
-	"17-sglang-0.3.5-name-label-model-path.prom": {server: profile.SGLang, running: A, waiting: A, kv: A, cpu: A, prompt: 230794, gen: A, success: A, engines: 0},
+	"17-sglang-0.3.5-name-label-model-path.prom": {server: profile.SGLang, running: A, waiting: A, kv: A, cpu: A, prompt: 230794, gen: A, success: A, engines: 0,
+		check: func(t *testing.T, p *Page) { checkFloat(t, "max running (capacity)", p.MaxRunning, 2231) }},
 	// simulator: running 0, waiting 0, no KV; counter without _total kept as
 	// its own family (8).
 	"18-llm-d-inference-sim-counter-without-total.prom": {server: profile.VLLM, running: 0, waiting: 0, kv: A, cpu: A, prompt: A, gen: A, success: A, engines: 1,

@@ -31,6 +31,7 @@ func reduce(raw *rawPage, source string, server profile.Server) *Page {
 	p.Requests, p.Chosen.Requests = pick(raw, f.Requests, sum)
 	p.CPUSeconds, p.Chosen.CPUSeconds = pick(raw, []string{profile.CPUSecondsFamily}, sum)
 	p.ProcessStart, _ = pick(raw, []string{profile.StartTimeFamily}, maxOf)
+	p.MaxRunning, _ = pick(raw, f.MaxRunning, sum)
 	p.TTFT = histogram(raw, f.TTFT)
 	if p.TTFT != nil {
 		p.Chosen.TTFT = p.TTFT.Family
