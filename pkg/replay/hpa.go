@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -81,6 +82,9 @@ func parseHPA(full, s string, off int) (Policy, error) {
 				return Policy{}, policyError(full, col, "%s is not an HPA option (put it inside hpa(...))", k)
 			}
 			if err := setOption(hp, k, v); err != nil {
+				if errors.Is(err, errUnknownOption) {
+					return Policy{}, policyError(full, col, "%v", err)
+				}
 				return Policy{}, policyError(full, col+len(k)+1, "%s=%q: %v", k, v, err)
 			}
 		}

@@ -33,7 +33,7 @@ func (s *sim) observe(now float64) recommend.Observation {
 		n++
 		run += float64(r.runningN())
 		wait += float64(r.waiting.n)
-		used := r.context()
+		used := r.contextAt(now)
 		for _, p := range r.pre {
 			used += int64(p.prompt)
 		}

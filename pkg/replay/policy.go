@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -120,6 +121,9 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 			return Policy{}, policyError(full, col, "a policy starts with SIGNAL:TARGET, fixed:N, knative:C, oracle or hpa(...), not an option")
 		}
 		if err := setOption(p, k, v); err != nil {
+			if errors.Is(err, errUnknownOption) {
+				return Policy{}, policyError(full, col, "%v", err)
+			}
 			return Policy{}, policyError(full, col+len(k)+1, "%s=%q: %v", k, v, err)
 		}
 	}
@@ -222,6 +226,9 @@ func rule(typ autoscalingv2.HPAScalingPolicyType, v string) (autoscalingv2.HPASc
 	return autoscalingv2.HPAScalingPolicy{Type: typ, Value: int32(val), PeriodSeconds: int32(period)}, nil
 }
 
+// errUnknownOption marks an option key that does not exist.
+var errUnknownOption = errors.New("unknown option")
+
 // setOption applies one OPTION=VALUE to p.
 func setOption(p *recommend.Policy, k, v string) error {
 	up := func() *autoscalingv2.HPAScalingRules {
@@ -300,7 +307,7 @@ func setOption(p *recommend.Policy, k, v string) error {
 		}
 		p.Schedule = append(p.Schedule, w)
 	default:
-		return fmt.Errorf("unknown option %s; allowed: min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, tolerance, schedule", k)
+		return fmt.Errorf("%w %s; allowed: min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, tolerance, schedule", errUnknownOption, k)
 	}
 	return nil
 }

@@ -51,8 +51,19 @@ func (r *replica) outstanding() int { return r.waiting.n + len(r.pre) + len(r.ru
 
 func (r *replica) runningN() int { return len(r.pre) + len(r.run) }
 
-// context is the tokens of KV in use by the decoding batch.
+// context is the tokens of KV in use by the decoding batch at the last
+// phase boundary.
 func (r *replica) context() int64 { return r.sumA + int64(len(r.run))*r.steps }
+
+// contextAt is the KV in use at now, counting the decode steps done since
+// the phase started (for observations between events).
+func (r *replica) contextAt(now float64) int64 {
+	steps := r.steps
+	if r.ph == decoding {
+		steps += min(r.cv.stepsBy(now-r.phStart), r.phSteps)
+	}
+	return r.sumA + int64(len(r.run))*steps
+}
 
 // cpuMark integrates the CPU up to now before the running count changes.
 func (r *replica) cpuMark(s *sim, now float64) {
@@ -102,7 +113,7 @@ func (r *replica) phaseEnd(s *sim, now float64) {
 			s.firstToken(now, p)
 			if p.output <= 1 {
 				r.kvRes -= int64(p.prompt) + int64(p.output)
-				s.complete(p.output)
+				s.complete(now, p.output)
 				continue
 			}
 			a := int64(p.prompt) + 1 - r.steps
@@ -126,7 +137,7 @@ func (r *replica) advance(s *sim, now float64, n int64) {
 		q := r.run.pop()
 		r.sumA -= q.a
 		r.kvRes -= int64(q.prompt) + int64(q.output)
-		s.complete(q.output)
+		s.complete(now, q.output)
 	}
 }
 

@@ -202,24 +202,36 @@ type Controller interface {
 // Config, the policy failing to build, a trace error (naming file:line), or
 // ctx's error when cancelled.
 func Run(ctx context.Context, src trace.Source, pol Policy, cfg Config) (Result, error) {
+	s, err := newSim(src, pol, cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	defer s.rd.Close()
+	return s.replay(ctx)
+}
+
+// newSim prepares one replay.
+func newSim(src trace.Source, pol Policy, cfg Config) (*sim, error) {
 	cfg = cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
-		return Result{}, err
+		return nil, err
+	}
+	if pol.build == nil {
+		return nil, errors.New("replay: policy not parsed (use ParsePolicy)")
 	}
 	cfg.duration = src.Duration
 	sp, err := newSpeed(cfg.Model)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	ctl, err := pol.build(env{cfg: cfg, sp: sp, src: src})
 	if err != nil {
-		return Result{}, fmt.Errorf("policy %s: %w", pol.Name, err)
+		return nil, fmt.Errorf("policy %s: %w", pol.Name, err)
 	}
 	rd, err := src.Open()
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	defer rd.Close()
 	s := &sim{cfg: cfg, sp: sp, ctl: ctl, rd: rd, end: math.Inf(1), ttftWin: newWindow(cfg.TTFTWindow, cfg.Period)}
 	if src.Duration > 0 {
 		s.end = src.Duration
@@ -233,9 +245,14 @@ func Run(ctx context.Context, src trace.Source, pol Policy, cfg Config) (Result,
 		s.addReplica(0, true)
 	}
 	s.res.Peak = initial
+	return s, nil
+}
+
+// replay runs the event loop and returns the result.
+func (s *sim) replay(ctx context.Context) (Result, error) {
 	if err := s.run(ctx); err != nil {
 		if errors.Is(err, trace.ErrEmpty) {
-			return Result{}, fmt.Errorf("%s: %w", src.Name, err)
+			return Result{}, fmt.Errorf("%s: %w", s.res.Trace, err)
 		}
 		return Result{}, err
 	}

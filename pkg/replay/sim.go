@@ -34,6 +34,10 @@ type sim struct {
 	nextSample       float64
 	sampleTTFT       hist
 	arrivalsInSample int64
+
+	// hooks for tests: each first token and each completion
+	onFirst func(now float64, p pending)
+	onDone  func(now float64, output int32)
 }
 
 // push, fix and remove maintain the event heap of replicas.
@@ -212,6 +216,9 @@ func (s *sim) leastLoaded() *replica {
 // firstToken records a request's first token at now.
 func (s *sim) firstToken(now float64, p pending) {
 	v := now - p.arrival
+	if s.onFirst != nil {
+		s.onFirst(now, p)
+	}
 	s.ttft.add(v)
 	s.sampleTTFT.add(v)
 	s.ttftWin.add(now, v)
@@ -224,7 +231,10 @@ func (s *sim) firstToken(now float64, p pending) {
 }
 
 // complete records a finished request.
-func (s *sim) complete(output int32) {
+func (s *sim) complete(now float64, output int32) {
+	if s.onDone != nil {
+		s.onDone(now, output)
+	}
 	s.outstanding--
 	s.res.OutputTokens += int64(output)
 }

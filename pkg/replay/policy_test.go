@@ -1,0 +1,76 @@
+package replay
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+
+	"github.com/infscale/infscale/pkg/recommend"
+)
+
+func TestParsePolicy(t *testing.T) {
+	p, err := ParsePolicy("queue:24,min=0,max=12,lookahead=90,cooldown=2m,uppods=2/60s,downpercent=50,upwindow=30,downwindow=10m,tolerance=5%,waiting:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.Recommend
+	if len(r.Metrics) != 2 || r.Metrics[0] != (recommend.Metric{Signal: recommend.SignalQueue, Target: 24}) || r.Metrics[1] != (recommend.Metric{Signal: recommend.SignalWaiting, Target: 2}) {
+		t.Errorf("metrics %+v", r.Metrics)
+	}
+	if r.Min != 0 || r.Max != 12 || r.Lookahead != 90*time.Second || r.Zero.Cooldown != 2*time.Minute {
+		t.Errorf("bounds/lookahead/cooldown %d %d %v %v", r.Min, r.Max, r.Lookahead, r.Zero)
+	}
+	if *r.Tolerance != (recommend.Tolerance{Up: 0.05, Down: 0.05}) {
+		t.Errorf("tolerance %+v", *r.Tolerance)
+	}
+	up, down := r.Behavior.ScaleUp, r.Behavior.ScaleDown
+	if *up.StabilizationWindowSeconds != 30 || *down.StabilizationWindowSeconds != 600 {
+		t.Errorf("windows %d %d", *up.StabilizationWindowSeconds, *down.StabilizationWindowSeconds)
+	}
+	if len(up.Policies) != 1 || up.Policies[0] != (autoscalingv2.HPAScalingPolicy{Type: autoscalingv2.PodsScalingPolicy, Value: 2, PeriodSeconds: 60}) {
+		t.Errorf("up policies %+v", up.Policies)
+	}
+	if len(down.Policies) != 1 || down.Policies[0] != (autoscalingv2.HPAScalingPolicy{Type: autoscalingv2.PercentScalingPolicy, Value: 50, PeriodSeconds: 15}) {
+		t.Errorf("down policies %+v", down.Policies)
+	}
+	for _, s := range []string{"cpu:60", "ttft:2s", "ttft:500ms", "waiting:1", "running:32", "kv:75%", "fixed:3", "knative:10,min=1", "oracle,max=8",
+		"hpa(queue:24)", "hpa(queue:24,lookahead=90),tolerance=0.05,downwindow=60", "recommended", "hpa(recommended)",
+		"queue:24,schedule=0 8 * * 1-5;10h;4"} {
+		if _, err := ParsePolicy(s); err != nil {
+			t.Errorf("%q: %v", s, err)
+		}
+	}
+}
+
+func TestParsePolicyErrors(t *testing.T) {
+	for spec, want := range map[string]string{
+		"":                           "column 1: empty policy",
+		"queue":                      "column 1: \"queue\": want SIGNAL:TARGET",
+		"qeue:24":                    "column 1: \"qeue:24\": want SIGNAL:TARGET",
+		"queue:x":                    "column 7: queue target \"x\"",
+		"queue:24,mni=0":             "column 10: unknown option mni; allowed: min, max",
+		"queue:24,lookahead=soon":    "column 20: lookahead=\"soon\"",
+		"kv:1.5":                     "column 4: kv target \"1.5\": want a fraction",
+		"cpu:60,min=0":               "cpu cannot scale from zero", // pkg/recommend refuses cpu with min 0
+		"queue:24,cooldown=60":       "policy \"queue:24,cooldown=60\"",
+		"fixed:-1":                   "column 7: fixed:N wants",
+		"fixed:2,min=1":              "column 9: fixed:N takes no options",
+		"knative:0":                  "column 9: knative:C wants",
+		"knative:5,window=6":         "column 11: \"window=6\": this baseline takes only min= and max=",
+		"oracle:3":                   "column 7: oracle takes no target",
+		"hpa(queue:24":               "no closing parenthesis",
+		"hpa(fixed:3)":               "column 5: hpa(...) wraps an infscale policy",
+		"hpa(queue:24),lookahead=90": "column 15: lookahead is not an HPA option",
+		"hpa(queue:x)":               "column 11: queue target",
+		"min=1,queue:24":             "column 1: a policy starts with",
+		"queue:24,uppods=0":          "column 17: uppods=\"0\": want an integer >= 1",
+		"queue:24,schedule=0 8 * *":  "want CRON;DURATION;MIN",
+	} {
+		_, err := ParsePolicy(spec)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want it to contain %q", spec, err, want)
+		}
+	}
+}
