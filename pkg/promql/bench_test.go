@@ -57,6 +57,17 @@ func BenchmarkPlan1000Targets(b *testing.B) {
 	}
 }
 
+// BenchmarkEvaluateCached1000Targets is Evaluate with the same targets
+// every cycle: the plan cache's key check plus the cycle.
+func BenchmarkEvaluateCached1000Targets(b *testing.B) {
+	targets := manyTargets(1000)
+	ev := &Evaluator{API: &countingAPI{}, Parallel: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		ev.Evaluate(context.Background(), targets, time.Unix(1e9, 0))
+	}
+}
+
 // BenchmarkEvaluate1000Targets is one decision cycle's queries for 1,000
 // vLLM targets (running, waiting, reporting, kv, ttft, current): reports
 // queries per cycle (goal <= 10) and the bytes of PromQL sent.

@@ -250,3 +250,24 @@ func TestEngineCPUCase16Shape(t *testing.T) {
 }
 
 func itoa(i int) string { return model.SampleValue(i).String() }
+
+// Evaluate caches its plan by content: the same Evaluator with a changed
+// selector reads the new pods (pod a runs 1, pod b runs 2).
+func TestEvaluatePlanCacheFollowsTargets(t *testing.T) {
+	api := newEngineAPI(t, `
+  vllm:num_requests_running{pod="a"} 1x40
+  vllm:num_requests_running{pod="b"} 2x40
+  up{pod="a"} 1x40
+  up{pod="b"} 1x40
+`)
+	ev := &Evaluator{API: api}
+	for _, tc := range []struct {
+		sel  string
+		want float64
+	}{{`{pod="a"}`, 1}, {`{pod="a"}`, 1}, {`{pod="b"}`, 2}, {`{pod=~"a|b"}`, 3}} {
+		res, _ := ev.Evaluate(context.Background(), []Target{sel(t, tc.sel)}, at)
+		if got := res[0].Observation.Running; got != tc.want {
+			t.Errorf("%s: running %v, want %v", tc.sel, got, tc.want)
+		}
+	}
+}
