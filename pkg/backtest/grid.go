@@ -1,0 +1,83 @@
+package backtest
+
+import (
+	"fmt"
+	"time"
+)
+
+// Grid is the step grid of a backtest: points Start + i·Step for
+// i = 0..N; step j (1..N) is the interval (point j-1, point j].
+type Grid struct {
+	Start time.Time
+	Step  time.Duration
+	N     int
+}
+
+// NewGrid covers [start, end] with steps of step (end is rounded down to
+// the grid). Errors: step <= 0, or end not after start by at least a step.
+func NewGrid(start, end time.Time, step time.Duration) (Grid, error) {
+	if step <= 0 {
+		return Grid{}, fmt.Errorf("step %s: want > 0", step)
+	}
+	n := int(end.Sub(start) / step)
+	if n < 1 {
+		return Grid{}, fmt.Errorf("range %s..%s is shorter than one step (%s)", start.Format(time.RFC3339), end.Format(time.RFC3339), step)
+	}
+	return Grid{Start: start, Step: step, N: n}, nil
+}
+
+// End is the last point, Start + N·Step.
+func (g Grid) End() time.Time { return g.Start.Add(time.Duration(g.N) * g.Step) }
+
+// At is point i.
+func (g Grid) At(i int) time.Time { return g.Start.Add(time.Duration(i) * g.Step) }
+
+// sec converts t to seconds since Start.
+func (g Grid) sec(t time.Time) float64 { return t.Sub(g.Start).Seconds() }
+
+// spread adds amount, spread uniformly over (a, b] (seconds since Start),
+// to the steps it overlaps (clipped to the grid); out has N+1 entries and
+// out[j] is step j. With a == b the whole amount lands in the step holding b.
+// It returns the part that fell outside the grid.
+func (g Grid) spread(out []float64, a, b, amount float64) float64 {
+	st := g.Step.Seconds()
+	end := float64(g.N) * st
+	if b <= a {
+		j := int(ceilDiv(b, st))
+		if j < 1 || j > g.N {
+			return amount
+		}
+		out[j] += amount
+		return 0
+	}
+	outside := 0.0
+	width := b - a
+	lo, hi := a, b
+	if lo < 0 {
+		outside += amount * (0 - lo) / width
+		lo = 0
+	}
+	if hi > end {
+		outside += amount * (hi - end) / width
+		hi = end
+	}
+	for x := lo; x < hi; {
+		j := int(x/st) + 1 // step holding (x, ...]
+		top := min(float64(j)*st, hi)
+		if top <= x { // floating point at a boundary
+			j++
+			top = min(float64(j)*st, hi)
+		}
+		out[j] += amount * (top - x) / width
+		x = top
+	}
+	return outside
+}
+
+func ceilDiv(x, st float64) float64 {
+	q := x / st
+	if q == float64(int(q)) {
+		return q
+	}
+	return float64(int(q) + 1)
+}

@@ -1,0 +1,148 @@
+package backtest
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+)
+
+// Histogram is a classic Prometheus histogram's buckets over some range:
+// upper bounds (le) in increasing order, the last +Inf, and the cumulative
+// count of observations <= each bound.
+type Histogram struct {
+	Bounds     []float64 `json:"le"`
+	Cumulative []float64 `json:"cumulative"`
+}
+
+// NewHistogram builds a Histogram from (le label, count) pairs in any
+// order. Errors: an le that is not a number, no +Inf bucket, or counts
+// that decrease with le by more than rounding (not one histogram).
+func NewHistogram(le []string, counts []float64) (*Histogram, error) {
+	type b struct{ le, c float64 }
+	bs := make([]b, 0, len(le))
+	for i, s := range le {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("bucket le=%q: not a number", s)
+		}
+		bs = append(bs, b{v, counts[i]})
+	}
+	slices.SortFunc(bs, func(x, y b) int { return cmpFloat(x.le, y.le) })
+	if len(bs) == 0 || !math.IsInf(bs[len(bs)-1].le, 1) {
+		return nil, fmt.Errorf("histogram without a +Inf bucket")
+	}
+	h := &Histogram{}
+	for i, x := range bs {
+		c := x.c
+		if i > 0 && c < h.Cumulative[i-1] {
+			if c < h.Cumulative[i-1]*0.999-1 {
+				return nil, fmt.Errorf("bucket le=%g count %g below the previous bucket's %g", x.le, c, h.Cumulative[i-1])
+			}
+			c = h.Cumulative[i-1] // increase() extrapolation noise
+		}
+		h.Bounds = append(h.Bounds, x.le)
+		h.Cumulative = append(h.Cumulative, c)
+	}
+	return h, nil
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Count is the number of observations.
+func (h *Histogram) Count() float64 { return h.Cumulative[len(h.Cumulative)-1] }
+
+// FractionAbove is the share of observations above x, interpolating
+// linearly inside the bucket holding x as histogram_quantile does (the
+// first bucket's lower bound is 0). NaN without observations.
+func (h *Histogram) FractionAbove(x float64) float64 {
+	n := h.Count()
+	if !(n > 0) {
+		return math.NaN()
+	}
+	lo, clo := 0.0, 0.0
+	for i, ub := range h.Bounds {
+		c := h.Cumulative[i]
+		if x <= ub {
+			if math.IsInf(ub, 1) {
+				return (n - clo) / n // above the last finite bound: all of +Inf's bucket
+			}
+			below := clo + (c-clo)*(x-lo)/(ub-lo)
+			return (n - below) / n
+		}
+		lo, clo = ub, c
+	}
+	return 0
+}
+
+// Quantile is the q-quantile by linear interpolation inside buckets, as
+// histogram_quantile does (the +Inf bucket returns the last finite bound).
+// NaN without observations.
+func (h *Histogram) Quantile(q float64) float64 {
+	n := h.Count()
+	if !(n > 0) {
+		return math.NaN()
+	}
+	rank := q * n
+	lo, clo := 0.0, 0.0
+	for i, ub := range h.Bounds {
+		c := h.Cumulative[i]
+		if c >= rank {
+			if math.IsInf(ub, 1) {
+				return lo
+			}
+			if c == clo {
+				return ub
+			}
+			return lo + (ub-lo)*(rank-clo)/(c-clo)
+		}
+		lo, clo = ub, c
+	}
+	return lo
+}
+
+// Tokens is a token-length distribution for the replay: the histogram's
+// shape when there is one (a bucket drawn by its share, then a length
+// uniform inside it; the +Inf bucket spans (last bound, 2 × last bound]),
+// else a fixed Mean.
+type Tokens struct {
+	Hist *Histogram `json:"histogram,omitempty"`
+	Mean float64    `json:"mean"`
+}
+
+// Draw returns a length >= 1 from rng.
+func (t Tokens) Draw(rng *rand.Rand) int32 {
+	h := t.Hist
+	if h == nil || !(h.Count() > 0) {
+		return int32(max(1, math.Round(t.Mean)))
+	}
+	u := rng.Float64() * h.Count()
+	lo, clo := 0.0, 0.0
+	for i, ub := range h.Bounds {
+		c := h.Cumulative[i]
+		if u < c || i == len(h.Bounds)-1 {
+			if math.IsInf(ub, 1) {
+				ub = 2 * max(lo, 1)
+			}
+			v := lo + rng.Float64()*(ub-lo)
+			return int32(max(1, math.Ceil(v)))
+		}
+		lo, clo = ub, c
+	}
+	_ = clo
+	return 1
+}
+
+// Valid reports whether the distribution can draw lengths.
+func (t Tokens) Valid() bool {
+	return (t.Hist != nil && t.Hist.Count() > 0) || t.Mean >= 1
+}

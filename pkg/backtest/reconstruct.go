@@ -1,0 +1,182 @@
+package backtest
+
+import (
+	"errors"
+	"math"
+	"time"
+)
+
+// Options tune Reconstruct. The zero value is usable.
+type Options struct {
+	// GapThreshold is the longest silence between samples still read as
+	// data; 0 means automatic (3 × the scrape spacing, at least 2 steps).
+	GapThreshold time.Duration
+}
+
+// Workload is the reconstructed traffic and what actually ran.
+type Workload struct {
+	Grid Grid
+	// Arrivals[j] is the requests that arrived in step j (1..N), expected
+	// counts (not integers); Arrivals[0] is 0.
+	Arrivals []float64
+	// Requests is the sum of Arrivals.
+	Requests float64
+	// Coverage reports the gaps.
+	Coverage Coverage
+	// Prompt and Output are the token-length distributions.
+	Prompt, Output Tokens
+	// Replicas is the replica count per grid point, the last known value
+	// held across gaps (the first known one before it); nil without data.
+	Replicas []float64
+	// TTFT and TTFTHourly are the observed TTFT (History's).
+	TTFT       *Histogram
+	TTFTHourly []HourValue
+}
+
+// ErrNoTraffic means the success counter had no series in the range.
+var ErrNoTraffic = errors.New("no samples of the success counter in the range")
+
+// Reconstruct rebuilds the arrival process from h (see the package doc).
+// Errors: ErrNoTraffic; token distributions that cannot be derived.
+func Reconstruct(h History, opts Options) (Workload, error) {
+	g := h.Grid
+	series := make([]Series, len(h.Success))
+	for i, s := range h.Success {
+		series[i] = Series{Labels: s.Labels, Points: distinct(s.Points)}
+	}
+	w := Workload{Grid: g, TTFT: h.TTFT, TTFTHourly: h.TTFTHourly}
+	w.Coverage = coverage(g, series, opts.GapThreshold)
+	if len(series) == 0 {
+		return w, ErrNoTraffic
+	}
+	inc := counterIncrease(g, series)
+	gap := inGap(g, w.Coverage.Gaps)
+	q := fill(h.InFlight, gap, 0)
+	w.Arrivals = make([]float64, g.N+1)
+	carry := 0.0
+	for j := 1; j <= g.N; j++ {
+		v := inc[j] + q[j] - q[j-1] + carry
+		carry = 0
+		if v < 0 {
+			carry, v = v, 0
+		}
+		w.Arrivals[j] = v
+		w.Requests += v
+		if gap[j] || gap[j-1] {
+			w.Coverage.Interpolated++
+		}
+	}
+	w.Prompt = Tokens{Hist: h.Prompt, Mean: h.PromptMean}
+	w.Output = Tokens{Hist: h.Output, Mean: h.OutputMean}
+	if h.Prompt != nil {
+		w.Prompt.Mean = histMean(h.Prompt, h.PromptMean)
+	}
+	if h.Output != nil {
+		w.Output.Mean = histMean(h.Output, h.OutputMean)
+	}
+	if !w.Prompt.Valid() || !w.Output.Valid() {
+		return w, errors.New("no token lengths: neither the token histograms nor the token counters have data in the range")
+	}
+	if h.Replicas != nil {
+		w.Replicas = hold(h.Replicas)
+	}
+	return w, nil
+}
+
+// histMean prefers the counters' mean; without it, the midpoints' mean.
+func histMean(h *Histogram, counters float64) float64 {
+	if counters > 0 {
+		return counters
+	}
+	var sum, lo, clo float64
+	for i, ub := range h.Bounds {
+		mid := ub
+		if math.IsInf(ub, 1) {
+			mid = 1.5 * lo
+		} else {
+			mid = (lo + ub) / 2
+		}
+		sum += (h.Cumulative[i] - clo) * mid
+		lo, clo = ub, h.Cumulative[i]
+	}
+	return sum / h.Count()
+}
+
+// fill returns vs with unknown points (NaN or inside a gap) filled by
+// linear interpolation between the known neighbours, the nearest known
+// value at the ends, and def when nothing is known.
+func fill(vs []float64, unknown []bool, def float64) []float64 {
+	out := make([]float64, len(unknown))
+	known := func(i int) bool { return i < len(vs) && !unknown[i] && !math.IsNaN(vs[i]) }
+	last := -1
+	for i := range out {
+		if !known(i) {
+			continue
+		}
+		out[i] = vs[i]
+		switch {
+		case last < 0:
+			for k := 0; k < i; k++ {
+				out[k] = vs[i]
+			}
+		case i-last > 1:
+			for k := last + 1; k < i; k++ {
+				out[k] = vs[last] + (vs[i]-vs[last])*float64(k-last)/float64(i-last)
+			}
+		}
+		last = i
+	}
+	if last < 0 {
+		for i := range out {
+			out[i] = def
+		}
+		return out
+	}
+	for k := last + 1; k < len(out); k++ {
+		out[k] = vs[last]
+	}
+	return out
+}
+
+// hold returns vs with NaN points replaced by the last known value (the
+// first known one before it); all NaN stays all NaN.
+func hold(vs []float64) []float64 {
+	out := make([]float64, len(vs))
+	last := math.NaN()
+	for i, v := range vs {
+		if !math.IsNaN(v) {
+			if math.IsNaN(last) {
+				for k := 0; k < i; k++ {
+					out[k] = v
+				}
+			}
+			last = v
+		}
+		out[i] = last
+	}
+	return out
+}
+
+// ReplicaSeconds integrates Replicas over the range, each point's value
+// holding for one step (points 0..N-1); NaN without a replica timeline.
+func (w Workload) ReplicaSeconds() float64 {
+	if len(w.Replicas) == 0 || math.IsNaN(w.Replicas[0]) {
+		return math.NaN()
+	}
+	s := 0.0
+	for i := 0; i < w.Grid.N; i++ {
+		s += w.Replicas[i]
+	}
+	return s * w.Grid.Step.Seconds()
+}
+
+// Peak is the most replicas at any point (NaN without a timeline).
+func (w Workload) Peak() float64 {
+	p := math.NaN()
+	for _, v := range w.Replicas {
+		if math.IsNaN(p) || v > p {
+			p = v
+		}
+	}
+	return p
+}

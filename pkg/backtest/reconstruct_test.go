@@ -1,0 +1,154 @@
+package backtest
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+
+func at(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+
+func pts(xs ...float64) []Point {
+	var out []Point
+	for i := 0; i+1 < len(xs); i += 2 {
+		out = append(out, Point{T: at(xs[i]), V: xs[i+1]})
+	}
+	return out
+}
+
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol {
+		t.Errorf("%s = %v, want %v (±%v)", what, got, want, tol)
+	}
+}
+
+func TestCounterIncreaseReset(t *testing.T) {
+	g := Grid{Start: t0, Step: time.Minute, N: 3}
+	// 100 → 160 (+60), → 40: reset, the counter restarted from 0 (+40),
+	// → 100 (+60). Never the negative 40-160 = -120, never 160+40 doubled.
+	inc := counterIncrease(g, []Series{{Points: pts(0, 100, 60, 160, 120, 40, 180, 100)}})
+	near(t, "step 1", inc[1], 60, 1e-9)
+	near(t, "step 2", inc[2], 40, 1e-9)
+	near(t, "step 3", inc[3], 60, 1e-9)
+}
+
+func TestCounterIncreaseNewSeriesAndGap(t *testing.T) {
+	g := Grid{Start: t0, Step: time.Minute, N: 11}
+	// Series a: baseline 0 at 0, 60 at 60, then silent until 600 (a gap):
+	// the increase 660-60 = 600 spreads over (60, 600], 9 steps of 66.67.
+	// Series b appears at 120 with 30: a new process, counted in full in
+	// step 2 (60, 120].
+	inc := counterIncrease(g, []Series{
+		{Points: pts(0, 0, 60, 60, 600, 660, 660, 720)},
+		{Points: pts(120, 30)},
+	})
+	near(t, "step 1", inc[1], 60, 1e-9)
+	near(t, "step 2", inc[2], 600.0/9+30, 1e-9)
+	near(t, "step 5", inc[5], 600.0/9, 1e-9)
+	near(t, "step 11", inc[11], 60, 1e-9)
+	total := 0.0
+	for _, v := range inc {
+		total += v
+	}
+	near(t, "total", total, 720+30, 1e-9)
+}
+
+func TestCoverageFindsGap(t *testing.T) {
+	g := Grid{Start: t0, Step: time.Minute, N: 20}
+	var ps []Point
+	for s := 0.0; s <= 1200; s += 60 {
+		if s > 300 && s < 900 { // no samples from 300 to 900
+			continue
+		}
+		ps = append(ps, Point{T: at(s), V: s})
+	}
+	cov := coverage(g, []Series{{Points: ps}}, 0)
+	// Median spacing 60 s → threshold 3 × 60 = 180 s; one gap 300..900,
+	// 600 s of 1200: coverage 50%.
+	if cov.Threshold != 3*time.Minute || len(cov.Gaps) != 1 {
+		t.Fatalf("coverage %+v, want one gap and a 3m threshold", cov)
+	}
+	if !cov.Gaps[0].From.Equal(at(300)) || !cov.Gaps[0].To.Equal(at(900)) {
+		t.Errorf("gap %v..%v, want 300..900", cov.Gaps[0].From, cov.Gaps[0].To)
+	}
+	near(t, "fraction", cov.Fraction, 0.5, 1e-9)
+}
+
+func TestReconstructInFlight(t *testing.T) {
+	g := Grid{Start: t0, Step: time.Minute, N: 3}
+	// Completions 10 per step; in flight 0, 5, 5, 0: arrivals are
+	// 10+5 = 15, 10+0 = 10, 10-5 = 5, total 30 = completions + (0 - 0).
+	h := History{Grid: g,
+		Success:    []Series{{Points: pts(0, 0, 60, 10, 120, 20, 180, 30)}},
+		InFlight:   []float64{0, 5, 5, 0},
+		PromptMean: 100, OutputMean: 50,
+		Replicas: []float64{math.NaN(), 2, math.NaN(), 3},
+	}
+	w, err := Reconstruct(h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "a1", w.Arrivals[1], 15, 1e-9)
+	near(t, "a2", w.Arrivals[2], 10, 1e-9)
+	near(t, "a3", w.Arrivals[3], 5, 1e-9)
+	near(t, "requests", w.Requests, 30, 1e-9)
+	// Replicas 2 (first known, back-filled), 2, 2 (held), 3: points 0..2
+	// hold for a minute each: 6 replica-minutes = 360 s.
+	near(t, "replica seconds", w.ReplicaSeconds(), 360, 1e-9)
+}
+
+func TestReconstructNegativeCarried(t *testing.T) {
+	g := Grid{Start: t0, Step: time.Minute, N: 2}
+	// Step 1: 0 completions, in flight 8 → 0: -8, clamped to 0 and carried;
+	// step 2: 10 completions, in flight 0 → 0, 10 - 8 = 2. Total 2 = 10 + (0 - 8).
+	h := History{Grid: g, Success: []Series{{Points: pts(0, 0, 60, 0, 120, 10)}},
+		InFlight: []float64{8, 0, 0}, PromptMean: 1, OutputMean: 1}
+	w, err := Reconstruct(h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "a1", w.Arrivals[1], 0, 0)
+	near(t, "a2", w.Arrivals[2], 2, 1e-9)
+}
+
+func TestHistogram(t *testing.T) {
+	h, err := NewHistogram([]string{"+Inf", "1", "2"}, []float64{100, 50, 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Above 1.5: below = 50 + (80-50) × 0.5 = 65 → 35/100.
+	near(t, "above 1.5", h.FractionAbove(1.5), 0.35, 1e-12)
+	// p95: rank 95 is in +Inf: the last finite bound, 2. p60: rank 60 in
+	// (1, 2]: 1 + (60-50)/30 = 1.333.
+	near(t, "p95", h.Quantile(0.95), 2, 0)
+	near(t, "p60", h.Quantile(0.6), 1+10.0/30, 1e-12)
+	if _, err := NewHistogram([]string{"1"}, []float64{1}); err == nil {
+		t.Error("no +Inf: want an error")
+	}
+}
+
+func TestSourceCountsAndOrder(t *testing.T) {
+	g := Grid{Start: t0, Step: time.Minute, N: 3}
+	// Arrivals 0.6, 1.0, 2.4: running sums 0.6, 1.6, 4.0 round to 1, 2, 4:
+	// 1, 1 and 2 requests per step.
+	w := Workload{Grid: g, Arrivals: []float64{0, 0.6, 1.0, 2.4}, Prompt: Tokens{Mean: 10}, Output: Tokens{Mean: 5}}
+	src := w.Source("t", 1)
+	rd, _ := src.Open()
+	var got []float64
+	for {
+		q, err := rd.Next()
+		if err != nil {
+			break
+		}
+		if q.Prompt != 10 || q.Output != 5 {
+			t.Errorf("tokens %d/%d, want 10/5", q.Prompt, q.Output)
+		}
+		got = append(got, q.Arrival)
+	}
+	if len(got) != 4 || got[0] >= 60 || got[1] < 60 || got[1] >= 120 || got[2] < 120 || got[3] < got[2] {
+		t.Errorf("arrivals %v, want 1 in (0,60), 1 in (60,120), 2 sorted in (120,180)", got)
+	}
+}
