@@ -28,7 +28,6 @@ func hpaRules(nPods, podsPeriod, pct, pctPeriod, window int32) *autoscalingv2.HP
 	return r
 }
 
-
 // uniformEvents is the HPA tests' generateEventsUniformDistribution: the
 // events spread over the last periodSeconds, each in the centre of its
 // segment (for 3 events over 120 s: at now−100, now−60, now−20).
