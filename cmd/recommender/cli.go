@@ -22,6 +22,7 @@ type CLI struct {
 	Decide   DecideCmd   `cmd:"" help:"Make one scaling decision and explain it step by step."`
 	GPU      GPUCmd      `cmd:"" name:"gpu" help:"Print what one replica can do, derived from the GPU and the model."`
 	Simulate SimulateCmd `cmd:"" help:"Replay a request trace through simulated GPU replicas under several policies."`
+	Serve    ServeCmd    `cmd:"" help:"Run the recommender service: decide every interval for each target and export infscale_desired_replicas (--demo for the quickstart)."`
 }
 
 // env is what every subcommand's Run receives: the streams and the context.

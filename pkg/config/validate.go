@@ -15,15 +15,13 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
 	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/promql"
 )
 
 // Signals are the metric types a target can scale on.
 var Signals = []string{"queue", "waiting", "running", "kv", "cpu", "ttft"}
 
 var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)
-
-// promqlParser validates user PromQL (selectors, queries).
-var promqlParser = parser.NewParser(parser.Options{})
 
 // cronParser is the standard 5-field cron (minute hour dom month dow).
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
@@ -130,10 +128,13 @@ func (v *validator) target(p string, t *Target) {
 	} else if s == profile.Unknown && !embedded {
 		v.at(p+".server", "auto-detection works in embedded mode only; name the server (%s)", strings.Join(profile.Names(), ", "))
 	}
-	if t.Selector != "" {
-		if _, err := promqlParser.ParseMetricSelector(t.Selector); err != nil {
+	switch {
+	case t.Selector != "":
+		if _, err := promql.ParseSelector(t.Selector); err != nil {
 			v.at(p+".selector", "not a PromQL label-matcher set such as '{namespace=\"llm\", pod=~\"chat-.*\"}': %s", promqlError(err))
 		}
+	case !embedded:
+		v.at(p+".selector", "required with prometheus.url: the label matchers of the target's pods, e.g. '{namespace=\"llm\", pod=~\"chat-.*\"}'")
 	}
 	if t.Replicas != "" {
 		v.query(p+".replicas", t.Replicas)
@@ -223,6 +224,15 @@ func (v *validator) metric(p string, m *Metric, min int) {
 	}
 	if m.Query != "" {
 		v.query(p+".query", m.Query)
+		if m.Type == "queue" {
+			v.at(p+".query", "queue is running + waiting: override those (a running or waiting metric's query), not queue")
+		}
+		if v.cfg.Prometheus.Embedded() {
+			v.at(p+".query", "query overrides need prometheus.url (embedded mode reads pages, not PromQL)")
+		}
+	}
+	if m.Type == "cpu" && v.cfg.Prometheus.Embedded() {
+		v.at(p+".type", "cpu needs prometheus.url (the CPU request comes from kube-state-metrics)")
 	}
 	if min == 0 && (m.Type == "cpu" || m.Type == "kv") {
 		v.at(p+".type", "%s cannot wake a target from zero (no pod, no sample); use queue with min: 0", m.Type)
@@ -330,7 +340,7 @@ func (v *validator) window(p string, w *Window, max *int) {
 // query validates one PromQL expression; the message carries the parser's
 // line:col inside the query.
 func (v *validator) query(key, q string) {
-	if _, err := promqlParser.ParseExpr(q); err != nil {
+	if _, err := promql.Validate(q); err != nil {
 		v.at(key, "invalid PromQL: %s", promqlError(err))
 	}
 }

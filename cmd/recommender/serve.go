@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/serve"
+)
+
+// ServeCmd is `infscale serve`: the recommender service (docs/serve.md).
+type ServeCmd struct {
+	Config       string        `name:"config" short:"c" type:"path" help:"Configuration file (YAML, docs/config.md). Required unless --demo."`
+	Listen       string        `name:"listen" help:"HTTP address for /metrics, /healthz, /readyz, /debug/decisions; overrides the config's listen."`
+	StateDir     string        `name:"state-dir" type:"path" help:"Directory for per-target state (stabilisation history, scale events) so that a restart carries on the windows."`
+	AuditLog     string        `name:"audit-log" type:"path" help:"Append one JSON line per decision to this file."`
+	LogLevel     string        `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn, error."`
+	LogFormat    string        `name:"log-format" default:"text" enum:"text,json" help:"Log format: text or json."`
+	Demo         bool          `name:"demo" help:"Run the quickstart: a simulated vLLM fleet under a load ramp, served in embedded mode, decisions printed as they happen."`
+	DemoDuration time.Duration `name:"demo-duration" default:"60s" help:"Length of --demo."`
+	CheckConfig  bool          `name:"check-config" help:"Load and validate --config, print a summary and exit (0 valid, 2 invalid)."`
+}
+
+// Run loads the config (exit 2 on any problem, nothing served) and serves
+// until SIGTERM/interrupt; SIGHUP reloads the config.
+func (c *ServeCmd) Run(e *env) error {
+	level := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[c.LogLevel]
+	hopts := &slog.HandlerOptions{Level: level}
+	var log *slog.Logger
+	if c.LogFormat == "json" {
+		log = slog.New(slog.NewJSONHandler(e.stderr, hopts))
+	} else {
+		log = slog.New(slog.NewTextHandler(e.stderr, hopts))
+	}
+	if c.Demo {
+		if c.Config != "" {
+			return invalidf("--demo runs its own fleet and config; drop --config")
+		}
+		_, err := serve.RunDemo(e.ctx, e.stdout, serve.DemoOptions{Duration: c.DemoDuration, Listen: c.Listen, Log: demoLogger(e, log, c.LogLevel)})
+		return err
+	}
+	if c.Config == "" {
+		return invalidf("--config is required (or --demo for the quickstart)")
+	}
+	cfg, err := config.Load(c.Config)
+	if err != nil {
+		var es config.Errors
+		if errors.As(err, &es) {
+			return invalidf("%d problem(s) in the configuration:\n%w", len(es), err)
+		}
+		return invalid(err)
+	}
+	if c.CheckConfig {
+		mode := "embedded (scraping the replicas)"
+		if !cfg.Prometheus.Embedded() {
+			mode = "prometheus " + cfg.Prometheus.URL
+		}
+		fmt.Fprintf(e.stdout, "%s: valid: %d target(s), %s, every %s\n", c.Config, len(cfg.Targets), mode, cfg.IntervalDuration())
+		return nil
+	}
+	o := serve.Options{ConfigPath: c.Config, Listen: c.Listen, StateDir: c.StateDir, Version: version(), Log: log}
+	if c.AuditLog != "" {
+		f, err := os.OpenFile(c.AuditLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return invalidf("--audit-log: %v", err)
+		}
+		defer f.Close()
+		o.Audit = f
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	o.Reload = hup
+	return serve.Run(e.ctx, cfg, o)
+}
+
+// demoLogger keeps the demo's output to the decision table unless asked.
+func demoLogger(e *env, log *slog.Logger, level string) *slog.Logger {
+	if level == "debug" {
+		return log
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+// version is the module version of the build (or "devel").
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "devel"
+}

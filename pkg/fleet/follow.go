@@ -1,0 +1,84 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// DesiredFunc returns the desired replica count to follow; ok false means
+// "no value yet" (keep the current count).
+type DesiredFunc func(ctx context.Context) (n int, ok bool, err error)
+
+// Follow polls desired every `every` and scales the fleet to it, as KEDA's
+// prometheus trigger would, until ctx is done. Errors keep the current
+// count (KEDA's fallback would too) and are passed to onError (may be nil).
+func (f *Fleet) Follow(ctx context.Context, every time.Duration, desired DesiredFunc, onError func(error)) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		n, ok, err := desired(ctx)
+		switch {
+		case err != nil:
+			if onError != nil {
+				onError(err)
+			}
+		case ok && n != f.Desired():
+			f.SetDesired(n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// DesiredFromURL reads infscale_desired_replicas{target="<target>"} from a
+// /metrics URL (infscale serve's). ok is false when the series is absent.
+func DesiredFromURL(client *http.Client, url, target string) DesiredFunc {
+	if client == nil {
+		client = &http.Client{Timeout: 5 * time.Second}
+	}
+	return func(ctx context.Context) (int, bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return 0, false, err
+		}
+		req.Header.Set("Accept", "text/plain;version=0.0.4")
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, false, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return 0, false, fmt.Errorf("%s: %s", url, resp.Status)
+		}
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err := p.TextToMetricFamilies(resp.Body)
+		if err != nil {
+			return 0, false, fmt.Errorf("%s: %w", url, err)
+		}
+		fam, ok := fams["infscale_desired_replicas"]
+		if !ok {
+			return 0, false, nil
+		}
+		for _, m := range fam.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "target" && l.GetValue() == target {
+					v := m.GetGauge().GetValue()
+					if math.IsNaN(v) || v < 0 {
+						return 0, false, fmt.Errorf("%s: desired %v", url, v)
+					}
+					return int(math.Round(v)), true, nil
+				}
+			}
+		}
+		return 0, false, nil
+	}
+}

@@ -1,0 +1,355 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/recommend"
+)
+
+// Loop is serve's decision loop: every Interval it reads all targets from
+// Source, decides each with recommend.Decide at Now(), and exports the
+// results. Only Run owns a ticker; Cycle is one pass and is what tests call.
+//
+// No data is not zero: an unknown signal is NaN in the Observation and the
+// HPA's rules apply inside recommend.Decide (nothing valid: keep; anything
+// invalid: no scale-down). When no metric of a target is known the loop
+// holds the last exported desired value instead of deciding (Record.Held),
+// so a lagging consumer is never scaled down by an outage.
+type Loop struct {
+	// Source reads the signals.
+	Source Source
+	// Metrics exports the results (required).
+	Metrics *Metrics
+	// Interval is the decision period.
+	Interval time.Duration
+	// Now is the clock (default time.Now); decisions receive it as `now`.
+	Now func() time.Time
+	// Log receives errors (rate-limited per target and reason) and scale
+	// changes. Default: discard.
+	Log *slog.Logger
+	// Store persists each target's state (nil: no persistence).
+	Store *Store
+	// Audit receives one JSON line per decision (nil: none).
+	Audit io.Writer
+	// OnDecision is called with each decision, in target order (the demo
+	// prints them). Called from the loop's goroutine.
+	OnDecision func(Record)
+
+	cycleMu  sync.Mutex // serialises cycles and reloads
+	mu       sync.Mutex // guards targets and records for readers
+	targets  []*target
+	ready    atomic.Bool
+	interval atomic.Int64 // set by SetInterval, overrides Interval
+	limiter  logLimiter
+	auditMu  sync.Mutex
+}
+
+// SetConfig (re)builds the targets from cfg, keeping the state, last
+// desired value and recent decisions of targets whose name is unchanged;
+// targets no longer configured lose their series. New targets restore their
+// state from Store when it has one. It waits for a running cycle to finish.
+func (l *Loop) SetConfig(cfg *config.File) error {
+	next := make([]*target, 0, len(cfg.Targets))
+	for i := range cfg.Targets {
+		p, err := cfg.Targets[i].Policy()
+		if err != nil {
+			return fmt.Errorf("target %q: %w", cfg.Targets[i].Name, err)
+		}
+		next = append(next, &target{cfg: cfg.Targets[i], policy: p})
+	}
+	l.cycleMu.Lock()
+	defer l.cycleMu.Unlock()
+	old := map[string]*target{}
+	for _, t := range l.targets {
+		old[t.cfg.Name] = t
+	}
+	for _, t := range next {
+		if o, ok := old[t.cfg.Name]; ok {
+			t.state, t.desired, t.hasDesired, t.current, t.hasCurrent, t.recent = o.state, o.desired, o.hasDesired, o.current, o.hasCurrent, o.recent
+			delete(old, t.cfg.Name)
+			continue
+		}
+		l.Metrics.Init(t.cfg.Name)
+		if l.Store != nil {
+			if err := l.restore(t); err != nil {
+				l.logger().Warn("state not restored; starting fresh", "target", t.cfg.Name, "err", err)
+			}
+		}
+	}
+	for name := range old {
+		l.Metrics.Forget(name)
+	}
+	l.mu.Lock()
+	l.targets = next
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *Loop) restore(t *target) error {
+	ps, err := l.Store.Load(t.cfg.Name)
+	if err != nil || ps == nil {
+		return err
+	}
+	t.state = ps.State
+	t.desired, t.hasDesired = ps.Desired, true
+	if ps.Current >= 0 {
+		t.current, t.hasCurrent = ps.Current, true
+	}
+	l.Metrics.Restore(t.cfg.Name, ps.Desired)
+	l.logger().Info("state restored", "target", t.cfg.Name, "desired", ps.Desired, "saved_at", ps.SavedAt)
+	return nil
+}
+
+func (l *Loop) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
+}
+
+func (l *Loop) logger() *slog.Logger {
+	if l.Log != nil {
+		return l.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// SetSource swaps the source between cycles (config reload).
+func (l *Loop) SetSource(s Source) {
+	l.cycleMu.Lock()
+	defer l.cycleMu.Unlock()
+	l.Source = s
+}
+
+// SetInterval changes the period; Run picks it up at its next tick.
+func (l *Loop) SetInterval(d time.Duration) {
+	if d > 0 {
+		l.interval.Store(int64(d))
+	}
+}
+
+func (l *Loop) period() time.Duration {
+	if d := l.interval.Load(); d > 0 {
+		return time.Duration(d)
+	}
+	return l.Interval
+}
+
+// Ready reports whether a cycle has completed with at least one decision
+// made on known signals (/readyz).
+func (l *Loop) Ready() bool { return l.ready.Load() }
+
+// Run runs a cycle now and then every Interval until ctx is done.
+func (l *Loop) Run(ctx context.Context) error {
+	every := l.period()
+	if every <= 0 {
+		return fmt.Errorf("serve: interval must be positive, got %v", every)
+	}
+	l.Cycle(ctx)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			l.Cycle(ctx)
+			if d := l.period(); d != every {
+				every = d
+				tick.Reset(every)
+			}
+		}
+	}
+}
+
+// Cycle reads every target once, decides and exports. A cycle is bounded by
+// Interval (its reads are cancelled after it).
+func (l *Loop) Cycle(ctx context.Context) {
+	l.cycleMu.Lock()
+	defer l.cycleMu.Unlock()
+	start := time.Now()
+	now := l.now()
+	l.mu.Lock()
+	targets := l.targets
+	l.mu.Unlock()
+	if len(targets) == 0 {
+		return
+	}
+	if d := l.period(); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	cfgs := make([]*config.Target, len(targets))
+	for i, t := range targets {
+		cfgs[i] = &t.cfg
+	}
+	readings := l.Source.Read(ctx, cfgs, now)
+	anyValid := false
+	for i, t := range targets {
+		rd := readings[i]
+		l.Metrics.ObserveQuery(l.Source.Name(), rd.Duration)
+		for _, e := range rd.Errors {
+			l.Metrics.QueryError(t.cfg.Name, e.Reason)
+			l.limiter.log(l.logger(), now, t.cfg.Name, e)
+		}
+		rec, decided, valid := l.decide(t, rd, now)
+		if !decided {
+			continue
+		}
+		anyValid = anyValid || valid
+		l.mu.Lock()
+		t.remember(rec)
+		l.mu.Unlock()
+		l.audit(rec)
+		if l.Store != nil {
+			if err := l.Store.Save(t.cfg.Name, Persisted{Desired: t.desired, Current: currentOrUnknown(t), State: t.state, SavedAt: now}); err != nil {
+				l.limiter.log(l.logger(), now, t.cfg.Name, ReadError{Signal: "state", Reason: "write", Err: err})
+			}
+		}
+		if l.OnDecision != nil {
+			l.OnDecision(rec)
+		}
+	}
+	if anyValid {
+		l.ready.Store(true)
+	}
+	l.Metrics.Cycle(time.Since(start))
+}
+
+func currentOrUnknown(t *target) int {
+	if t.hasCurrent {
+		return t.current
+	}
+	return -1
+}
+
+// decide makes one target's decision from its reading and exports it. It
+// returns false when no decision can be made yet (current replicas never
+// known and nothing decided before).
+func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool) {
+	obs := rd.Obs
+	switch {
+	case rd.CurrentKnown:
+		t.current, t.hasCurrent = obs.Current, true
+	case t.hasCurrent:
+		obs.Current = t.current
+	case t.hasDesired:
+		obs.Current = t.desired
+	default:
+		l.Metrics.Record(Snapshot{Target: t.cfg.Name, At: now, Signals: signalMap(signalsOf(rd.Obs))})
+		return Record{}, false, false
+	}
+	trial := cloneState(t.state)
+	d := recommend.Decide(&t.policy, obs, &trial, now)
+	valid := false
+	raw := map[string]int{}
+	names := make([]string, 0, len(d.Raw))
+	for _, r := range d.Raw {
+		names = append(names, r.Signal.String())
+		if r.Valid {
+			valid = true
+			raw[r.Signal.String()] = r.Replicas
+		}
+	}
+	held := false
+	if d.Reason == recommend.ReasonNoData && t.hasDesired {
+		// Hold the exported value; the trial state is dropped so that an
+		// outage leaves no recommendation in the windows.
+		d.Desired, held = t.desired, true
+		d.Steps = append(d.Steps, recommend.Step{Reason: recommend.ReasonNoData, Value: t.desired,
+			Text: fmt.Sprintf("no metric is known: hold the last desired %d (not current %d)", t.desired, obs.Current)})
+	} else {
+		t.state = trial
+	}
+	prev, hadPrev := t.desired, t.hasDesired
+	t.desired, t.hasDesired = d.Desired, true
+	sig := signalsOf(rd.Obs)
+	l.Metrics.Record(Snapshot{
+		Target: t.cfg.Name, At: now, Signals: signalMap(sig), Decided: true, Valid: valid,
+		Desired: d.Desired, Previous: prev, HadPrevious: hadPrev, Current: obs.Current,
+		Reason: d.Reason.String(), Raw: raw, AllMetrics: names, ReversalWindow: reversalWindow(&t.cfg),
+	})
+	if hadPrev && prev != d.Desired {
+		l.logger().Info("desired replicas changed", "target", t.cfg.Name, "from", prev, "to", d.Desired, "reason", d.Reason.String())
+	}
+	rec := Record{Target: t.cfg.Name, At: now, Desired: d.Desired, Current: obs.Current, Reason: d.Reason.String(),
+		Held: held, Signals: sig, Raw: d.Raw, Steps: d.Steps}
+	for _, e := range rd.Errors {
+		rec.Errors = append(rec.Errors, fmt.Sprintf("%s: %s: %v", e.Signal, e.Reason, e.Err))
+	}
+	return rec, true, valid
+}
+
+func (l *Loop) audit(r Record) {
+	if l.Audit == nil {
+		return
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return
+	}
+	l.auditMu.Lock()
+	defer l.auditMu.Unlock()
+	_, _ = l.Audit.Write(append(b, '\n'))
+}
+
+// Recent returns the last decisions of every target, newest last.
+func (l *Loop) Recent() map[string][]Record {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string][]Record, len(l.targets))
+	for _, t := range l.targets {
+		out[t.cfg.Name] = append([]Record(nil), t.recent...)
+	}
+	return out
+}
+
+// logLimiter logs each (target, signal, reason) at most once per
+// logEvery, counting what it suppressed in between.
+type logLimiter struct {
+	mu   sync.Mutex
+	last map[string]limited
+}
+
+type limited struct {
+	at         time.Time
+	suppressed int
+}
+
+const logEvery = time.Minute
+
+func (ll *logLimiter) log(lg *slog.Logger, now time.Time, target string, e ReadError) {
+	key := target + "\x00" + e.Signal + "\x00" + e.Reason
+	ll.mu.Lock()
+	if ll.last == nil {
+		ll.last = map[string]limited{}
+	}
+	st, seen := ll.last[key]
+	if seen && now.Sub(st.at) < logEvery {
+		st.suppressed++
+		ll.last[key] = st
+		ll.mu.Unlock()
+		return
+	}
+	ll.last[key] = limited{at: now}
+	ll.mu.Unlock()
+	lg.Warn("signal read failed", "target", target, "signal", e.Signal, "reason", e.Reason, "err", e.Err, "suppressed_since_last", st.suppressed)
+}
+
+// reversalWindow is the target's configured scale-down stabilisation window
+// (0 when unset: the exporter's default applies).
+func reversalWindow(t *config.Target) time.Duration {
+	if b := t.Behavior; b != nil && b.ScaleDown != nil && b.ScaleDown.StabilizationWindowSeconds != nil {
+		return time.Duration(*b.ScaleDown.StabilizationWindowSeconds) * time.Second
+	}
+	return 0
+}

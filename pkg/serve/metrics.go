@@ -1,0 +1,251 @@
+package serve
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Namespace prefixes every exported metric.
+const Namespace = "infscale"
+
+// DefaultReversalWindow is the reversal window of a target whose
+// scale-down stabilisation window is unset or 0 (the HPA's default window).
+const DefaultReversalWindow = 5 * time.Minute
+
+// SignalNames are the observed signals exported as infscale_<name>, in
+// docs/metrics.md order, with their series names.
+var signalSeries = []struct{ key, name, help string }{
+	{"queue", "queue_requests", "Requests running + waiting (+ held) summed over the target's replicas, as last observed; absent when unknown."},
+	{"waiting", "waiting_requests", "Requests waiting in the servers' queues summed over replicas, as last observed; absent when unknown."},
+	{"running", "running_requests", "Requests being decoded summed over replicas, as last observed; absent when unknown."},
+	{"held", "held_requests", "Requests held in front of the servers (activator, gateway), as last observed; absent when unknown or not configured."},
+	{"kv", "kv_cache_usage_ratio", "KV-cache usage averaged over reporting replicas (each replica's max over engines), 0..1; absent when unknown."},
+	{"ttft", "ttft_seconds", "Observed time-to-first-token quantile of the target's ttft metric, in seconds; absent when unknown (no request finished in the window)."},
+	{"cpu", "cpu_utilization_ratio", "Pod CPU as a fraction of the CPU request averaged over reporting replicas (1 = 100%); absent when unknown."},
+}
+
+// Metrics is serve's exporter: every series is on the registry passed to
+// NewMetrics (no globals). Signals that are unknown have no series (absent,
+// never NaN); infscale_desired_replicas is never NaN and, once a target has
+// had its first decision, always present and holding its last value.
+type Metrics struct {
+	desired       *prometheus.GaugeVec
+	current       *prometheus.GaugeVec
+	recommended   *prometheus.GaugeVec
+	signals       map[string]*prometheus.GaugeVec
+	reason        *prometheus.GaugeVec
+	decisions     *prometheus.CounterVec
+	changes       *prometheus.CounterVec
+	reversals     *prometheus.CounterVec
+	queryErrors   *prometheus.CounterVec
+	queryDuration *prometheus.HistogramVec
+	lastDecision  *prometheus.GaugeVec
+	cycles        prometheus.Counter
+	cycleDuration prometheus.Gauge
+	buildInfo     *prometheus.GaugeVec
+
+	mu sync.Mutex
+	// per target: the last reason exported and the last change, for
+	// deleting the old reason series and counting reversals.
+	lastReason map[string]string
+	lastChange map[string]change
+}
+
+type change struct {
+	at        time.Time
+	direction int // +1 up, -1 down
+}
+
+// NewMetrics creates the exporter's metrics and registers them on reg.
+// version is the build's version string for infscale_build_info.
+func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
+	g := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help}, labels)
+		reg.MustRegister(v)
+		return v
+	}
+	c := func(name, help string, labels ...string) *prometheus.CounterVec {
+		v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, labels)
+		reg.MustRegister(v)
+		return v
+	}
+	m := &Metrics{
+		desired:     g("desired_replicas", "Replicas infscale recommends for the target (the contract with KEDA / the HPA); holds its last value when signals are unknown; never NaN.", "target"),
+		current:     g("current_replicas", "Replicas the target runs, as last observed (replicas: query, else the replicas reporting).", "target"),
+		recommended: g("recommended_replicas", "Raw recommendation of one metric (before tolerance, stabilisation, rate limits and bounds); absent when the metric's signal is unknown.", "target", "metric"),
+		signals:     map[string]*prometheus.GaugeVec{},
+		reason:      g("decision_reason", "1 for the reason of the target's last decision (metric, tolerance, stabilized, rate-limited, min, max, ...); only the current reason has a series.", "target", "reason"),
+		decisions:   c("decisions_total", "Decisions made, by the reason that decided them.", "target", "reason"),
+		changes:     c("scale_changes_total", "Changes of the desired replicas, by direction (up, down).", "target", "direction"),
+		reversals:   c("scale_reversals_total", "Changes of the desired replicas opposite to the previous change made less than the target's scale-down stabilisation window before (5m when unset or 0): thrash.", "target"),
+		queryErrors: c("query_errors_total", "Failed or empty signal reads, by reason (timeout, unavailable, bad_response, empty, nan, ...).", "target", "reason"),
+		queryDuration: func() *prometheus.HistogramVec {
+			v := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+				Namespace: Namespace, Name: "query_duration_seconds",
+				Help:    "Time to read one target's signals (all its queries or scrapes), by source (prometheus, scrape).",
+				Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+			}, []string{"source"})
+			reg.MustRegister(v)
+			return v
+		}(),
+		lastDecision: g("last_decision_timestamp_seconds", "Unix time of the target's last successful decision (some signal known); alert when it falls behind.", "target"),
+		cycles: func() prometheus.Counter {
+			v := prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "cycles_total", Help: "Decision cycles run (one per interval, all targets)."})
+			reg.MustRegister(v)
+			return v
+		}(),
+		cycleDuration: func() prometheus.Gauge {
+			v := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "cycle_duration_seconds", Help: "Wall time of the last decision cycle over all targets, in seconds."})
+			reg.MustRegister(v)
+			return v
+		}(),
+		buildInfo:  g("build_info", "Always 1; labels carry the build's version and Go version.", "version", "goversion"),
+		lastReason: map[string]string{},
+		lastChange: map[string]change{},
+	}
+	for _, s := range signalSeries {
+		m.signals[s.key] = g(s.name, s.help, "target")
+	}
+	m.buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
+	return m
+}
+
+// Snapshot is what one cycle exports for one target.
+type Snapshot struct {
+	Target string
+	At     time.Time
+	// Signals by key (queue, waiting, running, held, kv, ttft, cpu); NaN or
+	// missing = unknown (series removed). cpu is a percentage here and is
+	// exported as a ratio.
+	Signals map[string]float64
+	// Decided is false when no decision could be made (current replicas
+	// never known); the desired series is then left as it was.
+	Decided bool
+	// Valid is true when at least one metric's signal was known (the decision
+	// counts as successful for infscale_last_decision_timestamp_seconds).
+	Valid   bool
+	Desired int
+	// Previous is the desired value exported before this one, and HadPrevious
+	// whether there was one (for changes and reversals).
+	Previous    int
+	HadPrevious bool
+	Current     int
+	Reason      string
+	// Raw is each metric's raw recommendation; metrics whose signal was
+	// unknown are absent.
+	Raw map[string]int
+	// AllMetrics lists every metric of the target, for deleting the raw
+	// series of metrics that became unknown.
+	AllMetrics []string
+	// ReversalWindow: a change opposite to the previous change made less
+	// than this long before counts as a reversal (the target's scale-down
+	// stabilisation window; DefaultReversalWindow when 0).
+	ReversalWindow time.Duration
+}
+
+// Record exports one target's snapshot. Not safe for concurrent calls on the
+// same target (the loop serialises per target).
+func (m *Metrics) Record(s Snapshot) {
+	t := s.Target
+	for _, sig := range signalSeries {
+		v, ok := s.Signals[sig.key]
+		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+			m.signals[sig.key].DeleteLabelValues(t)
+			continue
+		}
+		if sig.key == "cpu" {
+			v /= 100
+		}
+		m.signals[sig.key].WithLabelValues(t).Set(v)
+	}
+	if !s.Decided {
+		return
+	}
+	m.current.WithLabelValues(t).Set(float64(s.Current))
+	for _, name := range s.AllMetrics {
+		if r, ok := s.Raw[name]; ok {
+			m.recommended.WithLabelValues(t, name).Set(float64(r))
+		} else {
+			m.recommended.DeleteLabelValues(t, name)
+		}
+	}
+	m.desired.WithLabelValues(t).Set(float64(s.Desired))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.lastReason[t]; ok && old != s.Reason {
+		m.reason.DeleteLabelValues(t, old)
+	}
+	m.reason.WithLabelValues(t, s.Reason).Set(1)
+	m.lastReason[t] = s.Reason
+	m.decisions.WithLabelValues(t, s.Reason).Inc()
+	if s.Valid {
+		m.lastDecision.WithLabelValues(t).Set(float64(s.At.UnixNano()) / 1e9)
+	}
+	if s.HadPrevious && s.Desired != s.Previous {
+		dir, name := 1, "up"
+		if s.Desired < s.Previous {
+			dir, name = -1, "down"
+		}
+		m.changes.WithLabelValues(t, name).Inc()
+		win := s.ReversalWindow
+		if win <= 0 {
+			win = DefaultReversalWindow
+		}
+		if last, ok := m.lastChange[t]; ok && last.direction == -dir && s.At.Sub(last.at) < win {
+			m.reversals.WithLabelValues(t).Inc()
+		}
+		m.lastChange[t] = change{at: s.At, direction: dir}
+	}
+}
+
+// QueryError counts one failed or empty read for target.
+func (m *Metrics) QueryError(target, reason string) {
+	m.queryErrors.WithLabelValues(target, reason).Inc()
+}
+
+// ObserveQuery records how long reading one target took.
+func (m *Metrics) ObserveQuery(source string, d time.Duration) {
+	m.queryDuration.WithLabelValues(source).Observe(d.Seconds())
+}
+
+// Cycle records one finished cycle.
+func (m *Metrics) Cycle(d time.Duration) {
+	m.cycles.Inc()
+	m.cycleDuration.Set(d.Seconds())
+}
+
+// Init creates the zero-valued counters of a target so that rate() and
+// increase() see them from the start (Prometheus's advice for counters).
+func (m *Metrics) Init(target string) {
+	m.changes.WithLabelValues(target, "up")
+	m.changes.WithLabelValues(target, "down")
+	m.reversals.WithLabelValues(target)
+}
+
+// Forget removes every series of a target (after a reload dropped it).
+func (m *Metrics) Forget(target string) {
+	l := prometheus.Labels{"target": target}
+	for _, v := range []*prometheus.GaugeVec{m.desired, m.current, m.recommended, m.reason, m.lastDecision} {
+		v.DeletePartialMatch(l)
+	}
+	for _, v := range m.signals {
+		v.DeletePartialMatch(l)
+	}
+	for _, v := range []*prometheus.CounterVec{m.decisions, m.changes, m.reversals, m.queryErrors} {
+		v.DeletePartialMatch(l)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.lastReason, target)
+	delete(m.lastChange, target)
+}
+
+// Restore exports a desired value restored from the state dir before the
+// first cycle, so that consumers see no gap across a restart.
+func (m *Metrics) Restore(target string, desired int) {
+	m.desired.WithLabelValues(target).Set(float64(desired))
+}

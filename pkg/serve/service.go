@@ -1,0 +1,157 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"reflect"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/infscale/infscale/pkg/config"
+)
+
+// ShutdownTimeout bounds the HTTP server's graceful shutdown.
+const ShutdownTimeout = 5 * time.Second
+
+// Options configure Run.
+type Options struct {
+	// ConfigPath is re-read on each Reload signal.
+	ConfigPath string
+	// Listen overrides the config's listen address when not empty.
+	Listen string
+	// StateDir persists per-target state when not empty.
+	StateDir string
+	// Audit receives one JSON line per decision (nil: none).
+	Audit io.Writer
+	// Version is the build version for infscale_build_info.
+	Version string
+	// Log is the logger (nil: discard).
+	Log *slog.Logger
+	// Now is the decisions' clock (nil: time.Now).
+	Now func() time.Time
+	// Reload triggers a config reload (SIGHUP); a new config that does not
+	// load is logged and the old one kept.
+	Reload <-chan os.Signal
+	// OnDecision is called with every decision.
+	OnDecision func(Record)
+	// OnListen is called with the bound address once the HTTP server
+	// listens (tests and the demo use port 0).
+	OnListen func(addr string)
+	// Source overrides the source built from the config (tests).
+	Source Source
+}
+
+// Run serves cfg until ctx is done: the decision loop, and the HTTP server
+// on the listen address. It returns nil after a graceful shutdown (the HTTP
+// server is shut down on a fresh timeout context, not the cancelled one).
+func Run(ctx context.Context, cfg *config.File, o Options) error {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := NewMetrics(reg, o.Version)
+	src := o.Source
+	if src == nil {
+		var err error
+		if src, err = NewSource(cfg); err != nil {
+			return err
+		}
+	}
+	loop := &Loop{Source: src, Metrics: m, Interval: cfg.IntervalDuration(), Now: o.Now, Log: log, Audit: o.Audit, OnDecision: o.OnDecision}
+	if o.StateDir != "" {
+		st, err := NewStore(o.StateDir)
+		if err != nil {
+			return err
+		}
+		loop.Store = st
+	}
+	if err := loop.SetConfig(cfg); err != nil {
+		return err
+	}
+	addr := cfg.Listen
+	if o.Listen != "" {
+		addr = o.Listen
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: Handler(reg, loop), ReadHeaderTimeout: 10 * time.Second}
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- srv.Serve(ln) }()
+	log.Info("serving", "addr", ln.Addr().String(), "targets", len(cfg.Targets), "source", src.Name(), "interval", cfg.IntervalDuration())
+	if o.OnListen != nil {
+		o.OnListen(ln.Addr().String())
+	}
+
+	loopCtx, stopLoop := context.WithCancel(ctx)
+	loopDone := make(chan struct{})
+	run := func(l *Loop) {
+		go func() { defer close(loopDone); _ = l.Run(loopCtx) }()
+	}
+	run(loop)
+	current := cfg
+	for {
+		select {
+		case <-ctx.Done():
+			stopLoop()
+			<-loopDone
+			sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+			defer cancel()
+			if err := srv.Shutdown(sctx); err != nil {
+				return fmt.Errorf("http shutdown: %w", err)
+			}
+			log.Info("stopped")
+			return nil
+		case err := <-srvErr:
+			stopLoop()
+			<-loopDone
+			if errors.Is(err, http.ErrServerClosed) {
+				return nil
+			}
+			return fmt.Errorf("http server: %w", err)
+		case <-o.Reload:
+			next, err := config.Load(o.ConfigPath)
+			if err != nil {
+				log.Error("config reload failed; keeping the running config", "path", o.ConfigPath, "err", err)
+				continue
+			}
+			if err := loop.SetConfig(next); err != nil {
+				log.Error("config reload failed; keeping the running config", "err", err)
+				continue
+			}
+			if !reflect.DeepEqual(next.Prometheus, current.Prometheus) && o.Source == nil {
+				if s, err := NewSource(next); err != nil {
+					log.Error("new prometheus block not applied", "err", err)
+				} else {
+					loop.SetSource(s)
+				}
+			}
+			if next.Listen != current.Listen && o.Listen == "" {
+				log.Warn("listen address changes need a restart", "running", addr, "configured", next.Listen)
+			}
+			loop.SetInterval(next.IntervalDuration())
+			current = next
+			log.Info("config reloaded", "path", o.ConfigPath, "targets", len(next.Targets))
+		}
+	}
+}
+
+// NewSource builds the source a config asks for: Prometheus when
+// prometheus.url is set, else scraping (embedded mode).
+func NewSource(cfg *config.File) (Source, error) {
+	if cfg.Prometheus.Embedded() {
+		return NewScrapeSource(time.Duration(cfg.Prometheus.Timeout)), nil
+	}
+	return NewPrometheusSource(cfg.Prometheus)
+}

@@ -1,0 +1,55 @@
+package serve
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/recommend"
+)
+
+// Source reads the signals of every target at one instant: from Prometheus
+// (PrometheusSource, one batched query per signal) or by scraping the
+// replicas' /metrics pages (ScrapeSource, embedded mode).
+type Source interface {
+	// Name is the source's label value in infscale_query_duration_seconds:
+	// "prometheus" or "scrape".
+	Name() string
+	// Read returns one Reading per target, in order. It never fails as a
+	// whole: what could not be read is NaN in the Observation with a
+	// ReadError saying why, so one broken target does not stop the others.
+	Read(ctx context.Context, targets []*config.Target, now time.Time) []Reading
+}
+
+// Reading is what a Source saw of one target.
+type Reading struct {
+	// Obs holds the signals; every unknown float is NaN (never 0).
+	Obs recommend.Observation
+	// CurrentKnown is false when the current replica count could not be
+	// read (Obs.Current is then 0 and meaningless).
+	CurrentKnown bool
+	// Errors are the failed or empty reads, by signal.
+	Errors []ReadError
+	// Duration is the time spent reading this target (for a batched source,
+	// the whole batch's time).
+	Duration time.Duration
+}
+
+// ReadError is one signal that could not be read.
+type ReadError struct {
+	// Signal names what was read: running, waiting, kv, ttft, cpu, held,
+	// current, reporting, or a scrape URL's "page".
+	Signal string
+	// Reason is the label value of infscale_query_errors_total: timeout,
+	// unavailable, bad_data, bad_response, empty, nan, ...
+	Reason string
+	// Err is the underlying error.
+	Err error
+}
+
+// unknownObservation has every signal unknown.
+func unknownObservation() recommend.Observation {
+	nan := math.NaN()
+	return recommend.Observation{Running: nan, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
+}

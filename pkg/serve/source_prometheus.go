@@ -1,0 +1,161 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	promconfig "github.com/prometheus/common/config"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/promql"
+)
+
+// PrometheusSource reads every target with pkg/promql's batched Evaluate:
+// one query per signal for all targets (the query count does not grow with
+// pods or targets up to promql.DefaultBatchSize targets).
+type PrometheusSource struct {
+	// Evaluator runs the queries.
+	Evaluator *promql.Evaluator
+
+	mu      sync.Mutex
+	built   map[*config.Target]promql.Target
+	queries int
+}
+
+// NewPrometheusSource builds the client from the config's prometheus block
+// (URL, timeout, and Prometheus's own HTTP client config for auth and TLS).
+func NewPrometheusSource(pc config.Prometheus) (*PrometheusSource, error) {
+	rt, err := promconfig.NewRoundTripperFromConfig(pc.HTTPClientConfig, "infscale")
+	if err != nil {
+		return nil, fmt.Errorf("prometheus http client: %w", err)
+	}
+	return NewPrometheusSourceFromRoundTripper(pc.URL, rt, time.Duration(pc.Timeout))
+}
+
+// NewPrometheusSourceFromRoundTripper is NewPrometheusSource with a given
+// transport (nil: the default).
+func NewPrometheusSourceFromRoundTripper(url string, rt http.RoundTripper, timeout time.Duration) (*PrometheusSource, error) {
+	c, err := promql.NewClient(promql.ClientConfig{URL: url, RoundTripper: rt, Timeout: timeout})
+	if err != nil {
+		return nil, err
+	}
+	return &PrometheusSource{Evaluator: &promql.Evaluator{API: c}}, nil
+}
+
+// Name is "prometheus".
+func (s *PrometheusSource) Name() string { return "prometheus" }
+
+// Queries returns the number of HTTP queries the last Read sent.
+func (s *PrometheusSource) Queries() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.queries
+}
+
+// Read evaluates all targets at now. The whole batch's duration is put on
+// the first Reading only (infscale_query_duration_seconds{source="prometheus"}
+// observes one Evaluate per cycle).
+func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, now time.Time) []Reading {
+	start := time.Now()
+	pts := s.promTargets(targets)
+	results, stats := s.Evaluator.Evaluate(ctx, pts, now)
+	s.mu.Lock()
+	s.queries = stats.Queries
+	s.mu.Unlock()
+	out := make([]Reading, len(targets))
+	for i, res := range results {
+		r := Reading{Obs: res.Observation, CurrentKnown: res.Errors[promql.Current] == nil}
+		if !r.CurrentKnown {
+			r.Obs.Current = 0
+		}
+		needed := neededSignals(targets[i])
+		for _, sig := range promql.Signals() {
+			if err := res.Errors[sig]; err != nil && needed[sig] {
+				r.Errors = append(r.Errors, ReadError{Signal: sig.String(), Reason: promql.ReasonOf(err).String(), Err: err})
+			}
+		}
+		out[i] = r
+	}
+	if len(out) > 0 {
+		out[0].Duration = time.Since(start)
+	}
+	return out
+}
+
+// neededSignals are the signals whose failures count as errors for a
+// target: the ones its metrics use, plus current (and reporting, its
+// fallback) and held when it scales to zero.
+func neededSignals(t *config.Target) map[promql.Signal]bool {
+	n := map[promql.Signal]bool{promql.Current: true}
+	for _, m := range t.Metrics {
+		switch m.Type {
+		case "queue":
+			n[promql.Running], n[promql.Waiting] = true, true
+		case "waiting":
+			n[promql.Waiting] = true
+		case "running":
+			n[promql.Running] = true
+		case "kv":
+			n[promql.KV], n[promql.Reporting] = true, true
+		case "cpu":
+			n[promql.CPU], n[promql.Reporting] = true, true
+		case "ttft":
+			n[promql.TTFT] = true
+		}
+	}
+	if t.Zero != nil {
+		n[promql.Held] = true
+	}
+	return n
+}
+
+// promTargets converts (and caches by pointer) the config targets.
+func (s *PrometheusSource) promTargets(targets []*config.Target) []promql.Target {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := make(map[*config.Target]promql.Target, len(targets))
+	out := make([]promql.Target, len(targets))
+	for i, t := range targets {
+		pt, ok := s.built[t]
+		if !ok {
+			pt = toPromTarget(t)
+		}
+		next[t], out[i] = pt, pt
+	}
+	s.built = next
+	return out
+}
+
+// toPromTarget maps a config target to pkg/promql's; the config was
+// validated, so parse errors cannot happen (a failure leaves the selector
+// empty and Evaluate reports every signal as invalid_query).
+func toPromTarget(t *config.Target) promql.Target {
+	server, _ := profile.ParseServer(t.Server)
+	sel, _ := promql.ParseSelector(t.Selector)
+	pt := promql.Target{Name: t.Name, Server: server, Selector: sel, Replicas: t.Replicas}
+	if t.Zero != nil {
+		pt.Held = t.Zero.Held
+	}
+	for _, m := range t.Metrics {
+		switch m.Type {
+		case "ttft":
+			pt.TTFTQuantile, pt.TTFTWindow = m.Quantile, time.Duration(m.Window)
+		case "cpu":
+			pt.CPU = true
+		}
+		if m.Query == "" {
+			continue
+		}
+		if pt.Overrides == nil {
+			pt.Overrides = map[promql.Signal]string{}
+		}
+		if sig, err := promql.ParseSignal(m.Type); err == nil {
+			pt.Overrides[sig] = m.Query
+		}
+	}
+	return pt
+}

@@ -1,0 +1,115 @@
+package serve
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/recommend"
+)
+
+// target is one configured target at run time: its config, policy and what
+// the loop remembers between cycles.
+type target struct {
+	cfg    config.Target
+	policy recommend.Policy
+
+	state recommend.State
+	// desired is the last exported desired value (hasDesired once decided).
+	desired    int
+	hasDesired bool
+	// current is the last known current replica count (hasCurrent once read).
+	current    int
+	hasCurrent bool
+	// recent are the last decisions, newest last (for /debug/decisions).
+	recent []Record
+}
+
+// maxRecent is how many decisions per target /debug/decisions keeps.
+const maxRecent = 20
+
+// Record is one decision as /debug/decisions and the audit log show it.
+type Record struct {
+	Target string    `json:"target"`
+	At     time.Time `json:"at"`
+	// Desired is what was exported; Current what the target ran.
+	Desired int `json:"desired"`
+	Current int `json:"current"`
+	// Reason is the step that decided (recommend.Reason names).
+	Reason string `json:"reason"`
+	// Held is true when the decision held the last desired value because no
+	// signal was known (nothing is decided on no data).
+	Held bool `json:"held,omitempty"`
+	// Signals observed (null when unknown).
+	Signals Signals `json:"signals"`
+	// Raw is each metric's raw recommendation, and Steps the arithmetic.
+	Raw   recommend.RawResults `json:"raw"`
+	Steps []recommend.Step     `json:"steps"`
+	// Errors are the failed reads of this cycle ("signal: reason: error").
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Signals are the observed values of one decision; nil is unknown.
+type Signals struct {
+	Queue   *float64 `json:"queue"`
+	Running *float64 `json:"running"`
+	Waiting *float64 `json:"waiting"`
+	Held    *float64 `json:"held"`
+	KV      *float64 `json:"kv"`
+	CPU     *float64 `json:"cpu_percent"`
+	TTFT    *float64 `json:"ttft_seconds"`
+}
+
+func known(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// signalsOf returns the observed signals, queue included (running + waiting
+// + held, unknown when running or waiting is).
+func signalsOf(o recommend.Observation) Signals {
+	q := o.Running + o.Waiting
+	if h := o.Held; !math.IsNaN(h) && h > 0 {
+		q += h
+	}
+	return Signals{Queue: known(q), Running: known(o.Running), Waiting: known(o.Waiting), Held: known(o.Held),
+		KV: known(o.KV), CPU: known(o.CPU), TTFT: known(o.TTFT)}
+}
+
+// signalMap is the exporter's view of the observed signals.
+func signalMap(s Signals) map[string]float64 {
+	m := map[string]float64{}
+	put := func(k string, p *float64) {
+		if p != nil {
+			m[k] = *p
+		}
+	}
+	put("queue", s.Queue)
+	put("running", s.Running)
+	put("waiting", s.Waiting)
+	put("held", s.Held)
+	put("kv", s.KV)
+	put("cpu", s.CPU)
+	put("ttft", s.TTFT)
+	return m
+}
+
+func (t *target) remember(r Record) {
+	t.recent = append(t.recent, r)
+	if len(t.recent) > maxRecent {
+		t.recent = slices.Delete(t.recent, 0, len(t.recent)-maxRecent)
+	}
+}
+
+// cloneState copies a State deeply enough that Decide on the copy leaves
+// the original untouched.
+func cloneState(s recommend.State) recommend.State {
+	s.Recommendations = slices.Clone(s.Recommendations)
+	s.ScaleUpEvents = slices.Clone(s.ScaleUpEvents)
+	s.ScaleDownEvents = slices.Clone(s.ScaleDownEvents)
+	s.Demand = slices.Clone(s.Demand)
+	return s
+}
