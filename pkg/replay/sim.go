@@ -220,7 +220,9 @@ func (s *sim) firstToken(now float64, p pending) {
 		s.onFirst(now, p)
 	}
 	s.ttft.add(v)
-	s.sampleTTFT.add(v)
+	if s.cfg.Timeline {
+		s.sampleTTFT.add(v)
+	}
 	s.ttftWin.add(now, v)
 	if v <= s.cfg.SLOTTFT {
 		s.res.Met++

@@ -1,0 +1,41 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/infscale/infscale/pkg/trace"
+)
+
+// BenchmarkSyntheticQueue24 replays steady Poisson traffic at 30 req/s
+// (reference token lengths) under queue:24 for an hour, a day and a week
+// (18.1 M requests); the cost should grow linearly with the span. Figures
+// are in docs/PERFORMANCE.md; run the week alone with
+// go test -run '^$' -bench 'SyntheticQueue24/week' -benchtime 1x ./pkg/replay/.
+func BenchmarkSyntheticQueue24(b *testing.B) {
+	pol, err := ParsePolicy("queue:24")
+	if err != nil {
+		b.Fatal(err)
+	}
+	model := referenceModel(b)
+	for _, span := range []struct {
+		name string
+		secs float64
+	}{{"hour", 3600}, {"day", 86400}, {"week", 7 * 86400}} {
+		b.Run(span.name, func(b *testing.B) {
+			src := trace.Synthetic{Rate: 30, Duration: span.secs, Prompt: trace.ReferenceShape.Prompt, Output: trace.ReferenceShape.Output, Seed: 1}.Source()
+			var res Result
+			for b.Loop() {
+				res, err = Run(context.Background(), src, pol, Config{Model: model})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(res.Requests), "requests")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(res.Requests), "ns/request")
+			b.ReportMetric(span.secs*float64(b.N)/b.Elapsed().Seconds(), "x-realtime")
+			_ = fmt.Sprint()
+		})
+	}
+}
