@@ -156,3 +156,35 @@ func TestHPANormalizeDesiredReplicasWithBehavior(t *testing.T) {
 		})
 	}
 }
+
+// Rows of the HPA's replica_calculator_test.go for the missing-pods rule.
+func TestHPAReplicaCalcMissingMetrics(t *testing.T) {
+	cpu := &Policy{Metrics: []Metric{{Signal: SignalCPU, Target: 100}}, Min: 1, Max: 10}
+	mustValidate(t, cpu)
+	for _, tc := range []struct {
+		name string
+		cpu  float64 // the one reporting pod's CPU, % of its request
+		want int
+	}{
+		// 1000m of 1.0: 100% = target: no fill, ratio 1: keep 2.
+		{"TestReplicaCalcMissingMetricsNoChangeEq", 100, 2},
+		// 1900m: 190% > target, the missing pod counts 0%: 95% → within: 2.
+		{"TestReplicaCalcMissingMetricsNoChangeGt", 190, 2},
+		// 600m: 60% < target, the missing pod counts 100%: 80% →
+		// ceil(0.8 × 2) = 2.
+		{"TestReplicaCalcMissingMetricsNoChangeLt", 60, 2},
+	} {
+		obs := Observation{Current: 2, Reporting: 1, Running: nan, Waiting: nan, Held: nan, KV: nan, CPU: tc.cpu, TTFT: nan}
+		if d := Decide(cpu, obs, nil, at(0)); d.Desired != tc.want {
+			t.Errorf("%s: got %d, want %d\n%s", tc.name, d.Desired, tc.want, stepsText(d))
+		}
+	}
+	// TestPlainMetricReplicaCalcMissingMetricsNoChangeEq: 5 pods, 3 report
+	// qps 20, 19, 21 against 20 per pod: ratio 1: keep 5.
+	qps := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 20}}, Min: 1, Max: 10}
+	mustValidate(t, qps)
+	obs := Observation{Current: 5, Reporting: 3, Running: 60, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
+	if d := Decide(qps, obs, nil, at(0)); d.Desired != 5 {
+		t.Errorf("plain missing metrics: got %d, want 5\n%s", d.Desired, stepsText(d))
+	}
+}
