@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/infscale/infscale/pkg/profile"
@@ -31,6 +32,8 @@ const StdinSource = "stdin"
 //
 // client nil means http.DefaultClient; a fetch is bounded by ctx and, when
 // the client has no Timeout, by DefaultTimeout.
+//
+// Load is safe for concurrent use (see LoadAll).
 //
 // Errors: ErrFetch (runtime: connection refused, timeout, non-2xx status,
 // read failure); ErrSource (a missing or unreadable file, another URL
@@ -113,4 +116,32 @@ func fetch(ctx context.Context, client *http.Client, url string, server profile.
 	}
 	p.Time = now
 	return p, nil
+}
+
+// LoadAll loads every source concurrently (at most parallel at once; <= 0
+// means 16) and returns pages and errors aligned with srcs: for each i
+// exactly one of pages[i] and errs[i] is non-nil. A failed scrape is a
+// replica that does not vote (Aggregate skips nil pages); the caller decides
+// whether any error is fatal. "-" may appear at most once.
+func LoadAll(ctx context.Context, client *http.Client, srcs []string, stdin io.Reader, server profile.Server, parallel int) ([]*Page, []error) {
+	if parallel <= 0 {
+		parallel = 16
+	}
+	pages := make([]*Page, len(srcs))
+	errs := make([]error, len(srcs))
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i, src := range srcs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			pages[i], errs[i] = Load(ctx, client, src, stdin, server)
+			if errs[i] != nil {
+				pages[i] = nil
+			}
+		}()
+	}
+	wg.Wait()
+	return pages, errs
 }

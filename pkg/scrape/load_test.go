@@ -116,3 +116,30 @@ func TestLoadFileAndStdin(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadAll(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/down" {
+			http.Error(w, "down", 503)
+			return
+		}
+		_, _ = w.Write([]byte("vllm:num_requests_running 2\nvllm:num_requests_waiting 1\n"))
+	}))
+	defer srv.Close()
+	srcs := []string{srv.URL + "/a", srv.URL + "/down", srv.URL + "/b", srv.URL + "/c"}
+	pages, errs := LoadAll(context.Background(), nil, srcs, nil, profile.Unknown, 2)
+	for i := range srcs {
+		if (pages[i] == nil) == (errs[i] == nil) {
+			t.Errorf("%d: page %v err %v, want exactly one", i, pages[i], errs[i])
+		}
+	}
+	if !errors.Is(errs[1], ErrFetch) {
+		t.Errorf("down: %v", errs[1])
+	}
+	// 3 live replicas of running 2 + waiting 1: running 6, waiting 3; the
+	// failed one does not vote.
+	tot := Aggregate(pages)
+	if tot.Running != 6 || tot.Waiting != 3 || tot.Reporting != 3 || tot.Pages != 4 {
+		t.Errorf("totals %+v", tot)
+	}
+}
