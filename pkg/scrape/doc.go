@@ -4,8 +4,14 @@
 //
 // Reading guide: page.go (Page, the result), read.go (Read: bytes to Page),
 // signals.go (how a family becomes a signal), detect.go (server
-// auto-detection), load.go (files, URLs, stdin), rate.go (counters from two
-// scrapes), aggregate.go (pages of several replicas to totals), errors.go.
+// auto-detection), load.go (files, URLs, stdin; LoadAll for a fleet),
+// rate.go (counters from two scrapes), ttft.go (TTFT histogram of an
+// interval and its quantile), aggregate.go (pages of several replicas to
+// totals), errors.go (sentinels: invalid page vs fetch failure).
+//
+// A Page keeps every sample of the page (Samples, SumBy) besides the
+// reduced signals; pages are small (a busy vLLM page is ~1,000 samples) and
+// short-lived.
 //
 // Rules (issue 2, shared/testdata/LOG.md):
 //   - running and waiting are summed over every series of the family (engine,
@@ -19,5 +25,7 @@
 //     ignored next to finite ones;
 //   - info-style gauges (vllm:cache_config_info, vllm:lora_requests_info) are
 //     never load; lora_requests_info's current state is its max-value series;
-//   - counters become rates only from two scrapes (Rate), resets handled.
+//   - counters become rates only from two scrapes (Rate), resets handled;
+//   - a stuck engine (waiting > 0, running == 0, KV == 0) is flagged in
+//     Page.Suspect, its values kept as read (LOG.md case C18).
 package scrape
