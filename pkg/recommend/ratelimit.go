@@ -54,11 +54,7 @@ func scaleUpLimit(cur int, st *State, r *autoscalingv2.HPAScalingRules, now time
 			result = max(result, proposed)
 		}
 	}
-	sel := "Max"
-	if minPolicy {
-		sel = "Min"
-	}
-	return result, "scaleUp limit " + itoa(result) + " = " + sel + " of (" + text + ")"
+	return result, "scaleUp limit " + itoa(result) + " by " + selectText(minPolicy) + " of (" + text + ")"
 }
 
 // scaleDownLimit is the HPA's calculateScaleDownLimitWithBehaviors: period
@@ -95,11 +91,14 @@ func scaleDownLimit(cur int, st *State, r *autoscalingv2.HPAScalingRules, now ti
 			result = min(result, proposed)
 		}
 	}
-	sel := "Max"
+	return result, "scaleDown limit " + itoa(result) + " by " + selectText(minPolicy) + " of (" + text + ")"
+}
+
+func selectText(minPolicy bool) string {
 	if minPolicy {
-		sel = "Min"
+		return "selectPolicy Min (the smallest change)"
 	}
-	return result, "scaleDown limit " + itoa(result) + " = " + sel + " of (" + text + ")"
+	return "selectPolicy Max (the largest change)"
 }
 
 func joinPolicy(text, part string, start, cur, added, removed int) string {
