@@ -1,0 +1,152 @@
+package serve
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+var t0 = time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+
+// TestMetricsRecord exports one decision and compares the exposition with
+// values written by hand from the snapshot.
+func TestMetricsRecord(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg, "v0.0.0-test")
+	m.Init("chat")
+	m.Record(Snapshot{
+		Target: "chat", At: t0, Decided: true, Valid: true,
+		// queue 60 = running 50 + waiting 10; kv unknown (NaN: no series);
+		// cpu 46 % is exported as the ratio 0.46.
+		Signals: map[string]float64{"queue": 60, "running": 50, "waiting": 10, "kv": math.NaN(), "cpu": 46},
+		Desired: 3, Previous: 1, HadPrevious: true, Current: 1, Reason: "metric",
+		Raw: map[string]int{"queue": 3}, AllMetrics: []string{"queue", "kv"},
+	})
+	want := `
+# HELP infscale_desired_replicas Replicas infscale recommends for the target (the contract with KEDA / the HPA); holds its last value when signals are unknown; never NaN.
+# TYPE infscale_desired_replicas gauge
+infscale_desired_replicas{target="chat"} 3
+# HELP infscale_recommended_replicas Raw recommendation of one metric (before tolerance, stabilisation, rate limits and bounds); absent when the metric's signal is unknown.
+# TYPE infscale_recommended_replicas gauge
+infscale_recommended_replicas{metric="queue",target="chat"} 3
+# HELP infscale_queue_requests Requests running + waiting (+ held) summed over the target's replicas, as last observed; absent when unknown.
+# TYPE infscale_queue_requests gauge
+infscale_queue_requests{target="chat"} 60
+# HELP infscale_cpu_utilization_ratio Pod CPU as a fraction of the CPU request averaged over reporting replicas (1 = 100%); absent when unknown.
+# TYPE infscale_cpu_utilization_ratio gauge
+infscale_cpu_utilization_ratio{target="chat"} 0.46
+# HELP infscale_scale_changes_total Changes of the desired replicas, by direction (up, down).
+# TYPE infscale_scale_changes_total counter
+infscale_scale_changes_total{direction="down",target="chat"} 0
+infscale_scale_changes_total{direction="up",target="chat"} 1
+# HELP infscale_decision_reason 1 for the reason of the target's last decision (metric, tolerance, stabilized, rate-limited, min, max, ...); only the current reason has a series.
+# TYPE infscale_decision_reason gauge
+infscale_decision_reason{reason="metric",target="chat"} 1
+# HELP infscale_last_decision_timestamp_seconds Unix time of the target's last successful decision (some signal known); alert when it falls behind.
+# TYPE infscale_last_decision_timestamp_seconds gauge
+infscale_last_decision_timestamp_seconds{target="chat"} 1.7676072e+09
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"infscale_desired_replicas", "infscale_recommended_replicas", "infscale_queue_requests", "infscale_cpu_utilization_ratio",
+		"infscale_kv_cache_usage_ratio", "infscale_scale_changes_total", "infscale_decision_reason", "infscale_last_decision_timestamp_seconds"); err != nil {
+		t.Error(err)
+	}
+
+	// Next: the reason changes, desired goes down 3 -> 2 within the default
+	// 5 min reversal window of the up change: one reversal; the old
+	// reason's series is gone.
+	m.Record(Snapshot{Target: "chat", At: t0.Add(time.Minute), Decided: true, Valid: true,
+		Signals: map[string]float64{}, Desired: 2, Previous: 3, HadPrevious: true, Current: 3, Reason: "stabilized",
+		Raw: map[string]int{}, AllMetrics: []string{"queue"}})
+	if got := testutil.ToFloat64(m.reversals.WithLabelValues("chat")); got != 1 {
+		t.Errorf("reversals %v, want 1", got)
+	}
+	if n := testutil.CollectAndCount(m.reason); n != 1 {
+		t.Errorf("%d decision_reason series, want only the current one", n)
+	}
+	if n := testutil.CollectAndCount(m.signals["queue"]); n != 0 {
+		t.Errorf("queue unknown must have no series, got %d", n)
+	}
+	if n := testutil.CollectAndCount(m.recommended); n != 0 {
+		t.Errorf("raw recommendation of an unknown metric must have no series, got %d", n)
+	}
+	m.Forget("chat")
+	if n := testutil.CollectAndCount(m.desired); n != 0 {
+		t.Errorf("forgotten target still has %d desired series", n)
+	}
+}
+
+// TestMetricsLint runs client_golang's linter (promlint) over every metric.
+func TestMetricsLint(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg, "test")
+	m.Init("chat")
+	m.Record(Snapshot{Target: "chat", At: t0, Decided: true, Valid: true, Desired: 1, Current: 1, Reason: "metric",
+		Signals: map[string]float64{"queue": 1, "running": 1, "waiting": 0, "held": 0, "kv": 0.1, "cpu": 30, "ttft": 0.2},
+		Raw:     map[string]int{"queue": 1}, AllMetrics: []string{"queue"}})
+	m.QueryError("chat", "timeout")
+	m.ObserveQuery("scrape", 10*time.Millisecond)
+	m.Cycle(time.Millisecond)
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+// TestMetricsDocumented checks that the README's metric table (or, until the
+// README has one, docs/metrics.md's) lists every metric the exporter
+// registers, and nothing it does not.
+func TestMetricsDocumented(t *testing.T) {
+	root := filepath.Join("..", "..")
+	doc := ""
+	for _, p := range []string{"README.md", filepath.Join("docs", "metrics.md")} {
+		b, err := os.ReadFile(filepath.Join(root, p))
+		if err == nil && strings.Contains(string(b), "| `infscale_desired_replicas` |") {
+			doc = string(b)
+			t.Logf("checking the metric table of %s", p)
+			break
+		}
+	}
+	if doc == "" {
+		t.Fatal("neither README.md nor docs/metrics.md has the metric table")
+	}
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `(infscale_[a-z_]+)` \\|").FindAllStringSubmatch(doc, -1) {
+		documented[m[1]] = true
+	}
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg, "test")
+	m.Init("x")
+	m.Record(Snapshot{Target: "x", At: t0, Decided: true, Valid: true, Desired: 1, Current: 1, Reason: "metric",
+		Signals: map[string]float64{"queue": 1, "running": 1, "waiting": 0, "held": 0, "kv": 0.1, "cpu": 30, "ttft": 0.2},
+		Raw:     map[string]int{"queue": 1}, AllMetrics: []string{"queue"}})
+	m.QueryError("x", "timeout")
+	m.ObserveQuery("scrape", time.Millisecond)
+	m.Cycle(time.Millisecond)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]bool{}
+	for _, mf := range mfs {
+		exported[mf.GetName()] = true
+		if !documented[mf.GetName()] {
+			t.Errorf("%s is exported but not in the metric table", mf.GetName())
+		}
+	}
+	for name := range documented {
+		if !exported[name] {
+			t.Errorf("%s is documented but not exported", name)
+		}
+	}
+}
