@@ -1,0 +1,48 @@
+package history
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/infscale/infscale/internal/promtest"
+)
+
+// Serve writes the history for cfg, loads it into a TSDB with the pinned
+// promtool (`tsdb create-blocks-from openmetrics`, blocks of up to 54 h so
+// that promtool parses the file a few times rather than once per 2-hour
+// block), and starts the pinned Prometheus on it with a 10-year retention
+// (retention counts from the newest block, and the history is in the
+// past). Query it over [Truth.Start, Truth.End] explicitly. It skips the
+// test when the binaries are unavailable (fails under CI=true).
+func Serve(t testing.TB, cfg Config) (*promtest.Server, Truth) {
+	t.Helper()
+	bin := promtest.Binary(t, promtest.Promtool)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "history.om")
+	f, err := os.Create(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := bufio.NewWriter(f)
+	tr, err := Write(bw, cfg)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	cmd := exec.Command(bin, "tsdb", "create-blocks-from", "openmetrics", "--quiet", "--max-block-duration=54h", in, data)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool tsdb create-blocks-from openmetrics: %v\n%s", err, out)
+	}
+	os.Remove(in)
+	srv := promtest.Start(t, promtest.Options{DataDir: data, Flags: []string{"--storage.tsdb.retention.time=10y"}})
+	return srv, tr
+}
