@@ -1,0 +1,316 @@
+package serve
+
+import (
+	"context"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/recommend"
+)
+
+// fakeSource returns, for each target, the reading set by the test.
+type fakeSource struct {
+	mu       sync.Mutex
+	readings map[string]Reading
+	reads    int
+}
+
+func (f *fakeSource) Name() string { return "fake" }
+
+func (f *fakeSource) set(target string, r Reading) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.readings == nil {
+		f.readings = map[string]Reading{}
+	}
+	f.readings[target] = r
+}
+
+func (f *fakeSource) Read(_ context.Context, targets []*config.Target, _ time.Time) []Reading {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	out := make([]Reading, len(targets))
+	for i, t := range targets {
+		r, ok := f.readings[t.Name]
+		if !ok {
+			r = Reading{Obs: unknownObservation()}
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// load is a reading with running/waiting known and current known.
+func load(current int, running, waiting float64) Reading {
+	o := unknownObservation()
+	o.Current, o.Reporting, o.Running, o.Waiting = current, current, running, waiting
+	return Reading{Obs: o, CurrentKnown: true}
+}
+
+const loopConfig = `
+targets:
+- name: chat
+  scrape: [http://127.0.0.1:1/metrics]
+  metrics: [{type: queue, target: 24}]
+  max: 8
+- name: other
+  scrape: [http://127.0.0.1:2/metrics]
+  metrics: [{type: queue, target: 10}]
+  max: 8
+`
+
+func newTestLoop(t *testing.T, src Source, store *Store) (*Loop, *Metrics) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Store: store}
+	if err := l.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return l, m
+}
+
+func desired(t *testing.T, m *Metrics, target string) float64 {
+	t.Helper()
+	v := testutil.ToFloat64(m.desired.WithLabelValues(target))
+	if math.IsNaN(v) {
+		t.Fatalf("%s: desired is NaN", target)
+	}
+	return v
+}
+
+func lastRecord(l *Loop, target string) Record {
+	rs := l.Recent()[target]
+	if len(rs) == 0 {
+		return Record{}
+	}
+	return rs[len(rs)-1]
+}
+
+// TestLoopScaleUpHoldDown runs the loop on a synctest clock: load arrives,
+// drops, and the HPA's default 300 s scale-down window holds the value.
+func TestLoopScaleUpHoldDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := &fakeSource{}
+		l, m := newTestLoop(t, src, nil)
+		// queue 50 + 10 = 60 at 1 replica, target 24: ratio 60/24 = 2.5
+		// outside the 10 % tolerance, ceil(60/24) = 3; the default scale-up
+		// limit max(1+4, 2x1) = 5 per 15 s does not bind: desired 3.
+		src.set("chat", load(1, 50, 10))
+		// other: queue 5 at 1 replica, target 10: ratio 0.5, ceil(0.5) = 1 = min.
+		src.set("other", load(1, 5, 0))
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = l.Run(ctx) }()
+		synctest.Wait()
+		if got := desired(t, m, "chat"); got != 3 {
+			t.Fatalf("t=0: desired %v, want 3", got)
+		}
+		if got := desired(t, m, "other"); got != 1 {
+			t.Errorf("other: desired %v, want 1", got)
+		}
+		if !l.Ready() {
+			t.Error("not ready after a cycle with known signals")
+		}
+		// t=5s: the consumer followed; load falls to queue 10 at 3 replicas:
+		// ceil(10/24) = 1, but the scale-down window keeps the highest
+		// recommendation of the last 300 s (3 at t=0).
+		time.Sleep(5 * time.Second)
+		src.set("chat", load(3, 10, 0))
+		time.Sleep(280 * time.Second) // t=285: cycles at 15, 30, ..., 285
+		synctest.Wait()
+		if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 3 || r.Reason != "stabilized" {
+			t.Errorf("t=285: desired %v reason %s, want 3 held by stabilized", got, r.Reason)
+		}
+		// t=315: the t=0 recommendation left the window; the default
+		// scale-down limit (100 % per 15 s) lets 3 -> 1 happen at once.
+		time.Sleep(30 * time.Second)
+		synctest.Wait()
+		if got := desired(t, m, "chat"); got != 1 {
+			t.Errorf("t=315: desired %v, want 1", got)
+		}
+		// The first exported value (3) is not a change of the exported
+		// value; 3 -> 1 is.
+		if got := testutil.ToFloat64(m.changes.WithLabelValues("chat", "up")); got != 0 {
+			t.Errorf("up changes %v, want 0", got)
+		}
+		if got := testutil.ToFloat64(m.changes.WithLabelValues("chat", "down")); got != 1 {
+			t.Errorf("down changes %v, want 1", got)
+		}
+		if got := testutil.ToFloat64(m.reversals.WithLabelValues("chat")); got != 0 {
+			t.Errorf("reversals %v, want 0", got)
+		}
+		cancel()
+		<-done
+	})
+}
+
+// TestLoopNoDataHolds: when nothing is known the exported value holds (not
+// NaN, not current), errors are counted, and recovery decides again.
+func TestLoopNoDataHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := &fakeSource{}
+		l, m := newTestLoop(t, src, nil)
+		l.Now = time.Now
+		src.set("chat", load(1, 50, 10)) // desired 3 (see TestLoopScaleUpHoldDown)
+		src.set("other", load(1, 5, 0))
+		l.Cycle(t.Context())
+		// Prometheus down: no signal, no current; then current known (the
+		// consumer is still at 1) but every signal unknown.
+		fail := Reading{Obs: unknownObservation(), Errors: []ReadError{{Signal: "running", Reason: "unavailable"}, {Signal: "current", Reason: "unavailable"}}}
+		src.set("chat", fail)
+		time.Sleep(15 * time.Second)
+		l.Cycle(t.Context())
+		if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 3 || r.Reason != "no-data" || !r.Held {
+			t.Errorf("outage: desired %v reason %s held %v, want 3 no-data held", got, r.Reason, r.Held)
+		}
+		lag := unknownObservation()
+		lag.Current = 1
+		src.set("chat", Reading{Obs: lag, CurrentKnown: true})
+		time.Sleep(15 * time.Second)
+		l.Cycle(t.Context())
+		if got := desired(t, m, "chat"); got != 3 {
+			t.Errorf("no data with current 1: desired %v, want the held 3 (never scale down on no data)", got)
+		}
+		if got := testutil.ToFloat64(m.queryErrors.WithLabelValues("chat", "unavailable")); got != 2 {
+			t.Errorf("unavailable errors %v, want 2 (running and current in one cycle)", got)
+		}
+		if n := testutil.CollectAndCount(m.signals["queue"]); n != 1 {
+			t.Errorf("queue series: %d, want 1 (other's only; chat's unknown queue is absent)", n)
+		}
+		// The other target was decided all along.
+		if got := desired(t, m, "other"); got != 1 {
+			t.Errorf("other: %v, want 1", got)
+		}
+		// Recovery: queue 100 at 3 replicas: ceil(100/24) = 5.
+		src.set("chat", load(3, 90, 10))
+		time.Sleep(15 * time.Second)
+		l.Cycle(t.Context())
+		if got := desired(t, m, "chat"); got != 5 {
+			t.Errorf("recovery: desired %v, want ceil(100/24) = 5", got)
+		}
+	})
+}
+
+// TestLoopNoDecisionBeforeCurrent: nothing is exported for a target whose
+// current replicas were never known.
+func TestLoopNoDecisionBeforeCurrent(t *testing.T) {
+	src := &fakeSource{}
+	l, m := newTestLoop(t, src, nil)
+	l.Cycle(t.Context())
+	if n := testutil.CollectAndCount(m.desired); n != 0 {
+		t.Errorf("%d desired series before any current is known, want 0", n)
+	}
+	if l.Ready() {
+		t.Error("ready without any decision")
+	}
+}
+
+// TestRestartInDownWindow: a restart 150 s into the 300 s scale-down window
+// does not scale down early when --state-dir carries the state; without it,
+// it would (the contrast shows what the state buys).
+func TestRestartInDownWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		store, err := NewStore(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := &fakeSource{}
+		l1, m1 := newTestLoop(t, src, store)
+		src.set("chat", load(1, 50, 10)) // desired 3 at t=0
+		src.set("other", load(1, 5, 0))
+		l1.Cycle(t.Context())
+		time.Sleep(15 * time.Second)
+		src.set("chat", load(3, 10, 0)) // raw 1 from t=15, held at 3
+		l1.Cycle(t.Context())
+		if got := desired(t, m1, "chat"); got != 3 {
+			t.Fatalf("before restart: %v, want 3", got)
+		}
+		// Restart at t=150: a new loop (new process) on the same state dir.
+		time.Sleep(135 * time.Second)
+		l2, m2 := newTestLoop(t, src, store)
+		if got := desired(t, m2, "chat"); got != 3 {
+			t.Errorf("restored desired before the first cycle: %v, want 3", got)
+		}
+		l2.Cycle(t.Context())
+		if got, r := desired(t, m2, "chat"), lastRecord(l2, "chat"); got != 3 || r.Reason != "stabilized" {
+			t.Errorf("after restart at t=150: desired %v (%s), want 3 stabilized until t=300", got, r.Reason)
+		}
+		// Contrast: a fresh process without state scales down at once.
+		l3, m3 := newTestLoop(t, src, nil)
+		l3.Cycle(t.Context())
+		if got := desired(t, m3, "chat"); got != 1 {
+			t.Errorf("fresh loop: %v, want 1 (what the state prevents)", got)
+		}
+		// t=315 on the restored loop: the window has passed.
+		time.Sleep(165 * time.Second)
+		l2.Cycle(t.Context())
+		if got := desired(t, m2, "chat"); got != 1 {
+			t.Errorf("t=315 after restart: %v, want 1", got)
+		}
+	})
+}
+
+// TestStoreRoundTrip: the state file is JSON and rejects garbage.
+func TestStoreRoundTrip(t *testing.T) {
+	s, err := NewStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Now = func() time.Time { return t0.Add(time.Minute) }
+	st := recommend.State{Recommendations: []recommend.TimedReplicas{{At: t0, Replicas: 3}}, LastDesired: 3, LastAt: t0}
+	if err := s.Save("chat", Persisted{Desired: 3, Current: 2, State: st, SavedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Load("chat")
+	if err != nil || p == nil {
+		t.Fatalf("load: %v %v", p, err)
+	}
+	if p.Desired != 3 || p.Current != 2 || len(p.State.Recommendations) != 1 || !p.State.LastAt.Equal(t0) {
+		t.Errorf("round trip: %+v", p)
+	}
+	s.Now = func() time.Time { return t0.Add(2 * time.Hour) }
+	if p, err := s.Load("chat"); p != nil || err != nil {
+		t.Errorf("a 2 h old state must be ignored (MaxAge 1 h), got %v %v", p, err)
+	}
+	if p, err := s.Load("missing"); p != nil || err != nil {
+		t.Errorf("missing: %v %v", p, err)
+	}
+}
+
+// TestReloadKeepsState: a reload keeps a target's state and drops removed
+// targets' series; an invalid policy is refused with the old config kept.
+func TestReloadKeepsState(t *testing.T) {
+	src := &fakeSource{}
+	l, m := newTestLoop(t, src, nil)
+	l.Now = func() time.Time { return t0 }
+	src.set("chat", load(1, 50, 10))
+	src.set("other", load(1, 5, 0))
+	l.Cycle(t.Context())
+	cfg, err := config.Parse([]byte(strings.Replace(loopConfig, "- name: other\n  scrape: [http://127.0.0.1:2/metrics]\n  metrics: [{type: queue, target: 10}]\n  max: 8\n", "", 1)), "reload.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.CollectAndCount(m.desired); n != 1 {
+		t.Errorf("%d desired series after dropping a target, want 1", n)
+	}
+	if len(l.Recent()["chat"]) != 1 {
+		t.Error("chat's decisions were lost by the reload")
+	}
+}
