@@ -356,6 +356,9 @@ func readState(path string) (*recommend.State, error) {
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		if fi, derr := os.Stat(filepath.Dir(path)); derr != nil || !fi.IsDir() {
+			return nil, invalidf("--state %s: the directory %s does not exist (the file is created there after the decision)", path, filepath.Dir(path))
+		}
 		return st, nil
 	}
 	if err != nil {

@@ -191,12 +191,29 @@ func TestDecideCLIInvalid(t *testing.T) {
 		{[]string{"--kv", "1.5", "--metric", "kv", "--target", "0.8"}, "--kv 1.5"},
 		{[]string{"--up-select", "Fastest"}, "allowed: Max, Min, Disabled"},
 		{[]string{"testdata/no-such-page.prom"}, "no-such-page.prom"},
+		{[]string{"--state", "no-such-dir/state.json"}, "no-such-dir does not exist"},
 	} {
 		code, _, errs := runDecide(t, tc.args...)
 		if code != exitInvalid || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
 		}
 	}
+}
+
+// A page on stdin ("-").
+func TestDecideCLIStdinPage(t *testing.T) {
+	page, err := os.ReadFile("testdata/vllm-running2-waiting10.prom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"decide", "-", "--output", "json"}, bytes.NewReader(page), &out, &errb)
+	var d decideJSON
+	if code != exitOK || json.Unmarshal(out.Bytes(), &d) != nil {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
+	}
+	// queue 12 on 1 replica at the default target 4: ceil(12/4) = 3.
+	wantDecision(t, d, 3, "metric")
 }
 
 // An unreachable URL is a runtime failure (exit 1).
