@@ -57,9 +57,9 @@ func Load(ctx context.Context, client *http.Client, src string, stdin io.Reader,
 	f, err := os.Open(src)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			return nil, fmt.Errorf("%s: %w: %v", src, ErrSource, unwrapPath(err))
+			return nil, fmt.Errorf("%s: %w: %w", src, ErrSource, unwrapPath(err))
 		}
-		return nil, fmt.Errorf("%s: %w: %v", src, ErrFetch, unwrapPath(err))
+		return nil, fmt.Errorf("%s: %w: %w", src, ErrFetch, unwrapPath(err))
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.IsDir() {
@@ -96,7 +96,7 @@ func fetch(ctx context.Context, client *http.Client, url string, server profile.
 	req.Header.Set("Accept", acceptHeader)
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", url, ErrFetch, err)
+		return nil, fmt.Errorf("%s: %w: %w", url, ErrFetch, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
@@ -104,7 +104,7 @@ func fetch(ctx context.Context, client *http.Client, url string, server profile.
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxPageBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: reading body: %v", url, ErrFetch, err)
+		return nil, fmt.Errorf("%s: %w: reading body: %w", url, ErrFetch, err)
 	}
 	now := time.Now()
 	if len(b) > MaxPageBytes {

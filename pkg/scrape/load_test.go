@@ -70,12 +70,14 @@ func TestLoadURL(t *testing.T) {
 	}
 
 	short := &http.Client{Timeout: 50 * time.Millisecond}
-	if _, err := Load(ctx, short, srv.URL+"/slow", nil, profile.Unknown); !errors.Is(err, ErrFetch) || !IsRuntime(err) {
-		t.Errorf("timeout: err = %v, want ErrFetch", err)
+	_, err = Load(ctx, short, srv.URL+"/slow", nil, profile.Unknown)
+	var timeout interface{ Timeout() bool }
+	if !errors.Is(err, ErrFetch) || !IsRuntime(err) || !errors.As(err, &timeout) || !timeout.Timeout() {
+		t.Errorf("timeout: err = %v, want ErrFetch wrapping the client's timeout error", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := Load(cctx, nil, srv.URL+"/slow", nil, profile.Unknown); !errors.Is(err, ErrFetch) {
+	if _, err := Load(cctx, nil, srv.URL+"/slow", nil, profile.Unknown); !errors.Is(err, ErrFetch) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("context deadline: err = %v, want ErrFetch", err)
 	}
 

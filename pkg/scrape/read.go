@@ -44,7 +44,7 @@ const (
 func Read(r io.Reader, contentType, source string, server profile.Server) (*Page, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxPageBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", source, ErrFetch, err)
+		return nil, fmt.Errorf("%s: %w: %w", source, ErrFetch, err)
 	}
 	if len(b) > MaxPageBytes {
 		return nil, &PageError{Source: source, Err: fmt.Errorf("page larger than %d bytes", MaxPageBytes)}
