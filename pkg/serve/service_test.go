@@ -1,0 +1,110 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/config"
+)
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRunEndpointsReloadShutdown runs the service on a free port with a fake
+// source: endpoints answer, a bad config on SIGHUP is refused and the old
+// one kept, a good one is applied, and cancelling the context shuts down
+// gracefully (Run returns nil).
+func TestRunEndpointsReloadShutdown(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "serve.yaml")
+	good := "interval: 1s\n" + loopConfig
+	if err := os.WriteFile(path, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &fakeSource{}
+	src.set("chat", load(1, 50, 10)) // ceil(60/24) = 3
+	src.set("other", load(1, 5, 0))
+	reload := make(chan os.Signal, 1)
+	addr := make(chan string, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, cfg, Options{ConfigPath: path, Listen: "127.0.0.1:0", Source: src, Version: "test",
+			Reload: reload, OnListen: func(a string) { addr <- a }})
+	}()
+	base := "http://" + <-addr
+	if code, _ := get(t, base+"/healthz"); code != 200 {
+		t.Errorf("/healthz %d", code)
+	}
+	waitFor(t, "readyz", func() bool { code, _ := get(t, base+"/readyz"); return code == 200 })
+	_, body := get(t, base+"/metrics")
+	if !strings.Contains(body, `infscale_desired_replicas{target="chat"} 3`) {
+		t.Errorf("/metrics lacks desired 3 for chat:\n%s", body)
+	}
+	_, body = get(t, base+"/debug/decisions")
+	var recent map[string][]Record
+	if err := json.Unmarshal([]byte(body), &recent); err != nil {
+		t.Fatalf("/debug/decisions: %v\n%s", err, body)
+	}
+	if rs := recent["chat"]; len(rs) == 0 || rs[0].Desired != 3 || len(rs[0].Steps) == 0 {
+		t.Errorf("/debug/decisions chat: %+v", rs)
+	}
+
+	// A broken config: kept the old one (both targets still decided).
+	os.WriteFile(path, []byte("targets: [{name: chat, metrics: [{type: qeue}]}]\n"), 0o644)
+	reload <- os.Interrupt
+	time.Sleep(1500 * time.Millisecond)
+	_, body = get(t, base+"/metrics")
+	if !strings.Contains(body, `infscale_desired_replicas{target="other"}`) {
+		t.Error("a bad reload dropped the running config")
+	}
+	// A good config without "other": applied.
+	os.WriteFile(path, []byte("interval: 1s\n"+strings.SplitN(loopConfig, "- name: other", 2)[0]), 0o644)
+	reload <- os.Interrupt
+	waitFor(t, "reload", func() bool {
+		_, body := get(t, base+"/metrics")
+		return !strings.Contains(body, `infscale_desired_replicas{target="other"}`)
+	})
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run after cancel: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not stop")
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Error("server still answers after shutdown")
+	}
+}
