@@ -21,6 +21,9 @@ test: tools
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 60s ./pkg/scrape/
+
 lint:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || (gofmt -l .; exit 1)
