@@ -88,7 +88,7 @@ func (e *engine) advance(dt time.Duration, now time.Time) {
 			e.promptTokens += float64(r.prompt)
 			e.generationTokens++
 			// TTFT: the time from arrival to the end of this prefill.
-			at := now.Add(-time.Duration(max(e.budget, 0) * float64(time.Second)))
+			at := now.Add(-time.Duration(e.budget * float64(time.Second))) // budget < 0: the prefill ends after now
 			e.ttfts = append(e.ttfts, at.Sub(r.arrived).Seconds())
 			prefilled = true
 		}

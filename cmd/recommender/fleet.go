@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/infscale/infscale/pkg/fleet"
+	"github.com/infscale/infscale/pkg/replica"
+)
+
+// FleetCmd is `infscale fleet`: a simulated vLLM fleet on loopback whose
+// replicas expose vLLM-named /metrics (docs/serve.md, "Simulated fleet").
+type FleetCmd struct {
+	Replicas     int           `name:"replicas" default:"1" help:"Replicas serving at start."`
+	Max          int           `name:"max" default:"8" help:"Most replicas (one loopback port is bound per slot; a slot without a replica answers 503)."`
+	Rate         float64       `name:"rate" default:"10" help:"Arrival rate, requests per second."`
+	PromptTokens int           `name:"prompt-tokens" default:"512" help:"Prompt tokens per request."`
+	OutputTokens int           `name:"output-tokens" default:"256" help:"Output tokens per request."`
+	ColdStart    time.Duration `name:"cold-start" default:"0s" help:"Time a new replica takes to serve (0: the replica model's cold start, 91s for the reference)."`
+	Follow       string        `name:"follow" help:"Follow infscale_desired_replicas from this /metrics URL (infscale serve's), as KEDA would."`
+	Target       string        `name:"target" default:"chat" help:"The target label to follow."`
+	FollowEvery  time.Duration `name:"follow-every" default:"5s" help:"How often --follow polls."`
+	Status       time.Duration `name:"status" default:"5s" help:"How often to print the fleet's state (0: never)."`
+	ReplicaFlags `embed:"" prefix:"replica-"`
+}
+
+// Run starts the fleet, prints a serve config snippet with its URLs, and
+// runs until interrupted.
+func (c *FleetCmd) Run(e *env) error {
+	if c.Replicas < 0 || c.Max < 1 || c.Replicas > c.Max {
+		return invalidf("--replicas must be 0..--max (%d), got %d", c.Max, c.Replicas)
+	}
+	if c.Rate < 0 || c.PromptTokens < 1 || c.OutputTokens < 1 {
+		return invalidf("--rate must be >= 0 and token counts >= 1")
+	}
+	rc, err := c.ReplicaFlags.Config()
+	if err != nil {
+		return err
+	}
+	model, err := replica.New(rc)
+	if err != nil {
+		return invalid(err)
+	}
+	f, err := fleet.Start(e.ctx, fleet.Config{Replicas: max(c.Replicas, 1), Max: c.Max, Replica: model, ColdStart: c.ColdStart,
+		PromptTokens: c.PromptTokens, OutputTokens: c.OutputTokens})
+	if err != nil {
+		return err
+	}
+	defer f.Stop()
+	if c.Replicas == 0 {
+		f.SetDesired(0)
+	}
+	f.SetRate(c.Rate)
+	fmt.Fprintf(e.stdout, "# simulated vLLM fleet: %d replica(s) of %d, %.1f req/s; paste into an embedded serve config:\n", c.Replicas, c.Max, c.Rate)
+	fmt.Fprintf(e.stdout, "targets:\n- name: %s\n  server: vllm\n  scrape:\n", c.Target)
+	for _, u := range f.URLs() {
+		fmt.Fprintf(e.stdout, "  - %s\n", u)
+	}
+	fmt.Fprintf(e.stdout, "  metrics: [{type: queue, target: 24}]\n  max: %d\n", c.Max)
+	if c.Follow != "" {
+		go f.Follow(e.ctx, c.FollowEvery, fleet.DesiredFromURL(&http.Client{Timeout: 5 * time.Second}, c.Follow, c.Target),
+			func(err error) { fmt.Fprintf(e.stderr, "follow: %v\n", err) })
+	}
+	if c.Status <= 0 {
+		<-e.ctx.Done()
+		return nil
+	}
+	tick := time.NewTicker(c.Status)
+	defer tick.Stop()
+	for {
+		select {
+		case <-e.ctx.Done():
+			return nil
+		case <-tick.C:
+			ready, starting := f.Ready()
+			run, wait, pend := f.Load()
+			fmt.Fprintf(e.stdout, "%s ready %d starting %d desired %d | running %d waiting %d pending %d | served %d\n",
+				time.Now().Format(time.TimeOnly), ready, starting, f.Desired(), run, wait, pend, f.Served())
+		}
+	}
+}
