@@ -23,6 +23,7 @@ type CLI struct {
 	GPU      GPUCmd      `cmd:"" name:"gpu" help:"Print what one replica can do, derived from the GPU and the model."`
 	Simulate SimulateCmd `cmd:"" help:"Replay a request trace through simulated GPU replicas under several policies."`
 	Serve    ServeCmd    `cmd:"" help:"Run the recommender service: decide every interval for each target and export infscale_desired_replicas (--demo for the quickstart)."`
+	Backtest BacktestCmd `cmd:"" help:"Replay a target's Prometheus history (last 7 days by default) under several policies, beside the replicas that actually ran."`
 	Fleet    FleetCmd    `cmd:"" help:"Run a simulated vLLM fleet on loopback (vLLM-named /metrics per replica), optionally following infscale_desired_replicas."`
 }
 

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	promconfig "github.com/prometheus/common/config"
+
+	"github.com/infscale/infscale/pkg/backtest"
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/promql"
+	"github.com/infscale/infscale/pkg/replay"
+	"github.com/infscale/infscale/pkg/trace"
+)
+
+// DefaultBacktestPolicies run when no --policy is given: the queue policy
+// and its variants, the recommended preset and the oracle (five replays).
+var DefaultBacktestPolicies = []string{"queue:24", "queue:24,lookahead=90", "queue:24,min=0,cooldown=120", "recommended", "oracle"}
+
+// HistoryFlags select a target's Prometheus history; shared by backtest
+// and profile.
+type HistoryFlags struct {
+	Config        string         `placeholder:"FILE" help:"serve's YAML config: the Prometheus and the target (with --target) come from it."`
+	Target        string         `placeholder:"NAME" help:"Target name in --config."`
+	PrometheusURL string         `name:"prometheus-url" placeholder:"URL" help:"Prometheus base URL, e.g. http://prometheus:9090 (instead of --config)."`
+	Server        profile.Server `default:"vllm" placeholder:"S" help:"Server profile of the series: vllm, sglang, trtllm (with --prometheus-url)."`
+	Selector      string         `placeholder:"{...}" help:"Label matchers of the target's series, e.g. '{namespace=\"llm\",pod=~\"chat-.*\"}' (with --prometheus-url)."`
+	ReplicasQuery string         `name:"replicas-query" placeholder:"Q" help:"PromQL for the replicas that ran, one series (e.g. sum(kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"})); default the target's replicas: query, else the pods reporting."`
+	Start         string         `default:"-7d" placeholder:"T" help:"Start: unix seconds, RFC3339, or relative to now (-7d, -36h, now)."`
+	End           string         `default:"now" placeholder:"T" help:"End: unix seconds, RFC3339, or relative to now."`
+	Step          time.Duration  `default:"30s" placeholder:"D" help:"Step of the reconstruction and of the range queries."`
+	QueryTimeout  time.Duration  `name:"query-timeout" default:"2m" placeholder:"D" help:"Timeout of each query."`
+	MaxGap        time.Duration  `name:"max-gap" placeholder:"D" help:"Longest silence between samples still read as data (default: 3 x the scrape spacing, at least 2 steps)."`
+
+	now func() time.Time // the clock for relative times (tests set it)
+}
+
+// resolved is what HistoryFlags resolve to.
+type resolved struct {
+	api    promql.API
+	target backtest.Target
+	grid   backtest.Grid
+}
+
+// resolve checks the flags (exit 2 on bad input) and builds the client.
+func (f *HistoryFlags) resolve() (resolved, error) {
+	var r resolved
+	now := time.Now
+	if f.now != nil {
+		now = f.now
+	}
+	clock := now().UTC().Truncate(time.Second)
+	start, err := parseTime(f.Start, clock)
+	if err != nil {
+		return r, invalidf("--start: %v", err)
+	}
+	end, err := parseTime(f.End, clock)
+	if err != nil {
+		return r, invalidf("--end: %v", err)
+	}
+	if f.Step <= 0 {
+		return r, invalidf("--step %s: want a duration > 0, e.g. 30s", f.Step)
+	}
+	if !end.After(start) {
+		return r, invalidf("--start %s is not before --end %s", start.Format(time.RFC3339), end.Format(time.RFC3339))
+	}
+	if r.grid, err = backtest.NewGrid(start.Truncate(f.Step), end, f.Step); err != nil {
+		return r, invalid(err)
+	}
+	cc := promql.ClientConfig{URL: f.PrometheusURL, Timeout: f.QueryTimeout}
+	sel, server, replicas := f.Selector, f.Server, f.ReplicasQuery
+	switch {
+	case f.Config != "" && f.PrometheusURL != "":
+		return r, invalidf("give either --config with --target, or --prometheus-url with --selector, not both")
+	case f.Config != "":
+		if f.Target == "" {
+			return r, invalidf("--config needs --target NAME")
+		}
+		file, err := config.Load(f.Config)
+		if err != nil {
+			return r, invalid(err)
+		}
+		var tg *config.Target
+		var names []string
+		for i := range file.Targets {
+			names = append(names, file.Targets[i].Name)
+			if file.Targets[i].Name == f.Target {
+				tg = &file.Targets[i]
+			}
+		}
+		if tg == nil {
+			return r, invalidf("--target %q: not in %s (targets: %s)", f.Target, f.Config, strings.Join(names, ", "))
+		}
+		if file.Prometheus.Embedded() {
+			return r, invalidf("%s: backtest needs prometheus.url (history comes from range queries)", f.Config)
+		}
+		rt, err := promconfig.NewRoundTripperFromConfig(file.Prometheus.HTTPClientConfig, "infscale")
+		if err != nil {
+			return r, invalidf("%s: prometheus http client: %v", f.Config, err)
+		}
+		cc = promql.ClientConfig{URL: file.Prometheus.URL, RoundTripper: rt, Timeout: f.QueryTimeout}
+		if server, err = profile.ParseServer(tg.Server); err != nil {
+			return r, invalidf("%s: target %s: %v", f.Config, tg.Name, err)
+		}
+		sel = tg.Selector
+		if replicas == "" {
+			replicas = tg.Replicas
+		}
+	case f.PrometheusURL != "":
+		if sel == "" {
+			return r, invalidf("--prometheus-url needs --selector '{...}'")
+		}
+	default:
+		return r, invalidf("give --config FILE --target NAME, or --prometheus-url URL --selector '{...}'")
+	}
+	if server == profile.Unknown {
+		return r, invalidf("--server: give the server profile (allowed: %s)", strings.Join(profile.Names(), ", "))
+	}
+	ms, err := promql.ParseSelector(sel)
+	if err != nil {
+		return r, invalidf("--selector: %v", err)
+	}
+	if replicas != "" {
+		if _, err := promql.Validate(replicas); err != nil {
+			return r, invalidf("--replicas-query: %v", err)
+		}
+	}
+	r.target = backtest.Target{Server: server, Selector: ms, Replicas: replicas}
+	c, err := promql.NewClient(cc)
+	if err != nil {
+		return r, invalid(err)
+	}
+	r.api = c
+	return r, nil
+}
+
+// parseTime reads unix seconds, RFC3339, "now", or a signed span relative
+// to now ("-7d", "-36h", "+1h").
+func parseTime(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "now":
+		return now, nil
+	case strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+"):
+		d, err := trace.ParseSeconds(s[1:])
+		if err != nil || d < 0 {
+			return time.Time{}, fmt.Errorf("%q: want a relative time like -7d, -36h, now", s)
+		}
+		if s[0] == '-' {
+			d = -d
+		}
+		return now.Add(time.Duration(d * float64(time.Second))), nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+		return time.Unix(0, int64(f*1e9)).UTC(), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t.UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("%q: want unix seconds, RFC3339 (2026-01-05T00:00:00Z) or a relative time (-7d, now)", s)
+}
+
+// BacktestCmd is `infscale backtest`: last week's Prometheus history
+// through the simulator under several policies, beside what actually ran.
+type BacktestCmd struct {
+	HistoryFlags `embed:""`
+	ReplicaFlags `embed:""`
+
+	Policy  []string      `sep:"none" placeholder:"P" help:"Policy to replay (repeatable; commas belong to the policy): SIGNAL:TARGET[,OPTION=VALUE...], fixed:N, knative:C, oracle, hpa(POLICY), recommended (as infscale simulate). Default: queue:24, queue:24,lookahead=90, queue:24,min=0,cooldown=120, recommended, oracle."`
+	SLOTTFT time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token takes longer."`
+	Period  time.Duration `default:"15s" placeholder:"D" help:"How often the simulated policies decide."`
+	Seed    uint64        `default:"1" help:"Seed of the arrivals within a step and of the token draws."`
+	Plot    string        `placeholder:"FILE" help:"Draw arrivals, actual and simulated replicas and TTFT to FILE (.png or .svg)."`
+	Output  string        `enum:"text,json,csv" default:"text" help:"Output format: text, json or csv."`
+}
+
+// Run fetches, reconstructs, replays and reports.
+func (c *BacktestCmd) Run(e *env) error {
+	res, err := c.resolve()
+	if err != nil {
+		return err
+	}
+	specs := c.Policy
+	if len(specs) == 0 {
+		specs = DefaultBacktestPolicies
+	}
+	var pols []replay.Policy
+	for i, s := range specs {
+		p, err := replay.ParsePolicy(s)
+		if err != nil {
+			return invalidf("--policy #%d: %v", i+1, err)
+		}
+		pols = append(pols, p)
+	}
+	if c.SLOTTFT <= 0 || c.Period <= 0 {
+		return invalidf("--slo-ttft and --period: want durations > 0")
+	}
+	if c.Plot != "" && !strings.HasSuffix(c.Plot, ".png") && !strings.HasSuffix(c.Plot, ".svg") {
+		return invalidf("--plot %q: want a .png or .svg file", c.Plot)
+	}
+	model, err := c.Replica()
+	if err != nil {
+		return err
+	}
+	prog := newStatusLine(e.stderr)
+	h, st, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
+		prog.printf("backtest: queries %d/%d", done, total)
+	})
+	prog.done()
+	if err != nil {
+		return fmt.Errorf("backtest: %w", err)
+	}
+	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
+	if errors.Is(err, backtest.ErrNoTraffic) {
+		return fmt.Errorf("backtest: %w: %s over %s..%s (check --selector and --server)", err,
+			res.target.Server.Families().Requests[0], res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339))
+	}
+	if err != nil {
+		return fmt.Errorf("backtest: %w", err)
+	}
+	cfg := backtest.Config{Policies: pols, Seed: c.Seed, Replay: replay.Config{
+		Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(),
+		Progress: func(now, end float64) {
+			if end > 0 && !math.IsInf(end, 0) {
+				prog.printf("backtest: replay %3.0f%%", 100*now/end)
+			}
+		},
+	}}
+	rep, err := backtest.Run(e.ctx, w, cfg)
+	prog.done()
+	if err != nil {
+		return fmt.Errorf("backtest: %w", err)
+	}
+	rep.Fetch = st
+	if c.Plot != "" {
+		if err := plotBacktest(c.Plot, rep); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+	}
+	switch c.Output {
+	case "json":
+		return rep.WriteJSON(e.stdout)
+	case "csv":
+		return rep.WriteCSV(e.stdout)
+	}
+	return rep.WriteText(e.stdout)
+}
+
+// statusLine writes one overwritten status line to a terminal, at most every
+// 200 ms; on anything else it writes nothing.
+type statusLine struct {
+	mu   sync.Mutex
+	w    io.Writer
+	last time.Time
+	on   bool
+}
+
+func newStatusLine(w io.Writer) *statusLine {
+	f, ok := w.(*os.File)
+	on := false
+	if ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			on = true
+		}
+	}
+	return &statusLine{w: w, on: on}
+}
+
+func (p *statusLine) printf(format string, args ...any) {
+	if !p.on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if time.Since(p.last) < 200*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	fmt.Fprintf(p.w, "\r\033[K"+format, args...)
+}
+
+func (p *statusLine) done() {
+	if p.on {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

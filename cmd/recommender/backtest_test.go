@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/internal/history"
+)
+
+func TestBacktestBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"backtest"}, "give --config FILE --target NAME, or --prometheus-url"},
+		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1"}, "needs --selector"},
+		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", "{namespace="}, "--selector"},
+		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--start", "yesterday"}, "--start"},
+		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--start", "now", "--end=-1h"}, "is not before"},
+		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--policy", "queue:zero"}, "--policy #1"},
+		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--replicas-query", "sum("}, "--replicas-query"},
+		{[]string{"backtest", "--config", "x.yaml", "--prometheus-url", "http://127.0.0.1:1"}, "not both"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), c.args, nil, &out, &errb)
+		if code != exitInvalid || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args[1:], code, errb.String(), c.want)
+		}
+	}
+}
+
+func TestParseTime(t *testing.T) {
+	now := time.Date(2026, 1, 12, 0, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"now":                  now,
+		"-7d":                  now.Add(-7 * 24 * time.Hour),
+		"-36h":                 now.Add(-36 * time.Hour),
+		"1767571200":           time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC), // 2026-01-05 = 20458 days × 86400
+		"2026-01-05T00:00:00Z": time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC),
+	} {
+		got, err := parseTime(in, now)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("parseTime(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+}
+
+// TestBacktestAgainstPrometheus runs the command on one day of the
+// synthetic week (Friday, with the scrape gap) served by a real Prometheus.
+func TestBacktestAgainstPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled week")
+	}
+	srv, truth := history.Serve(t, history.Config{Scrape: 2 * time.Minute})
+	day := truth.Start.Add(4 * 24 * time.Hour)
+	args := []string{"backtest", "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`,
+		"--replicas-query", `sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat"})`,
+		"--start", fmt.Sprint(day.Unix()), "--end", day.Add(24 * time.Hour).Format(time.RFC3339), "--step", "1m",
+		"--policy", "queue:24", "--policy", "fixed:6", "--output", "json"}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rep struct {
+		Requests float64 `json:"requests"`
+		Coverage struct {
+			Fraction float64 `json:"fraction"`
+			Gaps     []struct {
+				From, To time.Time
+			} `json:"gaps"`
+		} `json:"coverage"`
+		Actual struct {
+			ReplicaMinutes float64 `json:"replica_minutes"`
+			Simulated      *struct {
+				Requests int64 `json:"requests"`
+			} `json:"simulated"`
+		} `json:"actual"`
+		Policies []struct {
+			Policy         string  `json:"policy"`
+			Requests       int64   `json:"requests"`
+			ReplicaMinutes float64 `json:"replica_minutes"`
+			SavingsPct     float64 `json:"savings_pct"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	t.Logf("%s", out.String())
+	// fixed:6 for 24 h is 6 × 1440 = 8640 replica-minutes.
+	if len(rep.Policies) != 2 || math.Abs(rep.Policies[1].ReplicaMinutes-8640) > 1 {
+		t.Errorf("policies %+v, want queue:24 and fixed:6 with 8640 replica-minutes", rep.Policies)
+	}
+	// The replay sees the reconstructed requests, rounded.
+	if math.Abs(float64(rep.Policies[0].Requests)-rep.Requests) > 1 {
+		t.Errorf("replayed %d requests, reconstructed %.0f", rep.Policies[0].Requests, rep.Requests)
+	}
+	// Savings are against the actual replica-minutes.
+	want := 100 * (rep.Actual.ReplicaMinutes - 8640) / rep.Actual.ReplicaMinutes
+	if math.Abs(rep.Policies[1].SavingsPct-want) > 1e-6 {
+		t.Errorf("fixed:6 savings %.3f%%, want %.3f%%", rep.Policies[1].SavingsPct, want)
+	}
+	// One gap of about 20 minutes in 24 h: coverage about 98.6%.
+	if len(rep.Coverage.Gaps) != 1 || rep.Coverage.Fraction < 0.98 || rep.Coverage.Fraction > 0.99 {
+		t.Errorf("coverage %+v, want one gap and about 98.6%%", rep.Coverage)
+	}
+	if rep.Actual.Simulated == nil {
+		t.Error("no simulated actual row")
+	}
+
+	// Text output has the actual rows and the gap.
+	out.Reset()
+	args[len(args)-1] = "text"
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, s := range []string{"actual (observed)", "actual (simulated)", "gap", "fidelity"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("text output lacks %q:\n%s", s, out.String())
+		}
+	}
+	t.Logf("\n%s", out.String())
+}

@@ -1,0 +1,201 @@
+package backtest
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"text/tabwriter"
+	"time"
+)
+
+// num is a float64 that encodes NaN and ±Inf as JSON null (unknown, never 0).
+type num float64
+
+func (n num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+// jsonRow is one row of the JSON output: the simulate columns plus savings.
+type jsonRow struct {
+	Policy         string `json:"policy"`
+	Requests       int64  `json:"requests"`
+	Misses         int64  `json:"misses"`
+	MissPct        num    `json:"miss_pct"`
+	TTFTP50        num    `json:"ttft_p50_s"`
+	TTFTP95        num    `json:"ttft_p95_s"`
+	ReplicaMinutes num    `json:"replica_minutes"`
+	SavingsPct     num    `json:"savings_pct"`
+	Peak           int    `json:"peak"`
+	ScaleEvents    int    `json:"scale_events"`
+	Reversals      int    `json:"reversals"`
+}
+
+type jsonActual struct {
+	ReplicaMinutes num      `json:"replica_minutes"`
+	Peak           num      `json:"peak"`
+	TTFTP95        num      `json:"ttft_p95_s"`
+	MissPct        num      `json:"miss_pct"`
+	Simulated      *jsonRow `json:"simulated,omitempty"`
+}
+
+type jsonGap struct {
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
+	Duration string    `json:"duration"`
+}
+
+type jsonCoverage struct {
+	Fraction     num       `json:"fraction"`
+	Threshold    string    `json:"threshold"`
+	Gaps         []jsonGap `json:"gaps"`
+	Interpolated int       `json:"interpolated_steps"`
+}
+
+type jsonFidelity struct {
+	Hours          int `json:"hours"`
+	MeanAbsErrorS  num `json:"mean_abs_error_s"`
+	MedianRelError num `json:"median_rel_error"`
+}
+
+type jsonReport struct {
+	Start      time.Time     `json:"start"`
+	End        time.Time     `json:"end"`
+	Step       string        `json:"step"`
+	Requests   num           `json:"requests"`
+	PromptMean num           `json:"prompt_tokens_mean"`
+	OutputMean num           `json:"output_tokens_mean"`
+	Coverage   jsonCoverage  `json:"coverage"`
+	Actual     jsonActual    `json:"actual"`
+	Policies   []jsonRow     `json:"policies"`
+	Fidelity   *jsonFidelity `json:"fidelity,omitempty"`
+	QueryTime  num           `json:"query_s"`
+	ReplayTime num           `json:"replay_s"`
+	Queries    int           `json:"queries"`
+	Warnings   []string      `json:"warnings,omitempty"`
+}
+
+func rowOf(r Row) jsonRow {
+	return jsonRow{Policy: r.Policy, Requests: r.Requests, Misses: r.Misses(), MissPct: num(r.MissPct()),
+		TTFTP50: num(r.TTFTP50), TTFTP95: num(r.TTFTP95), ReplicaMinutes: num(r.ReplicaMinutes()),
+		SavingsPct: num(r.SavingsPct), Peak: r.Peak, ScaleEvents: r.ScaleEvents, Reversals: r.Reversals}
+}
+
+// WriteJSON writes the report as one JSON object: requests, coverage,
+// actual (with replica_minutes), policies (the simulate rows with
+// savings_pct), fidelity, and query/replay times. Unknown numbers are null.
+func (rep Report) WriteJSON(w io.Writer) error {
+	out := jsonReport{Start: rep.Start, End: rep.End, Step: rep.Step.String(), Requests: num(rep.Requests),
+		PromptMean: num(rep.PromptMean), OutputMean: num(rep.OutputMean),
+		Coverage: jsonCoverage{Fraction: num(rep.Coverage.Fraction), Threshold: rep.Coverage.Threshold.String(),
+			Gaps: []jsonGap{}, Interpolated: rep.Coverage.Interpolated},
+		Actual: jsonActual{ReplicaMinutes: num(rep.Actual.ReplicaMinutes), Peak: num(rep.Actual.Peak),
+			TTFTP95: num(rep.Actual.TTFTP95), MissPct: num(rep.Actual.MissPct)},
+		Policies:   []jsonRow{},
+		QueryTime:  num(rep.Fetch.Duration.Seconds()),
+		ReplayTime: num(rep.ReplayTime.Seconds()),
+		Queries:    rep.Fetch.Queries,
+		Warnings:   rep.Fetch.Warnings,
+	}
+	for _, g := range rep.Coverage.Gaps {
+		out.Coverage.Gaps = append(out.Coverage.Gaps, jsonGap{g.From, g.To, g.Duration().String()})
+	}
+	if s := rep.Actual.Simulated; s != nil {
+		r := rowOf(Row{Result: *s, SavingsPct: math.NaN()})
+		out.Actual.Simulated = &r
+	}
+	for _, r := range rep.Policies {
+		out.Policies = append(out.Policies, rowOf(r))
+	}
+	if f := rep.Fidelity; f != nil {
+		out.Fidelity = &jsonFidelity{Hours: f.Hours, MeanAbsErrorS: num(f.MeanAbsErrorS), MedianRelError: num(f.MedianRelError)}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func fmtF(f float64, format string) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "-"
+	}
+	return fmt.Sprintf(format, f)
+}
+
+// WriteText writes the summary (range, requests, coverage, gaps), the
+// table (an actual row, then one row per policy with savings versus
+// actual) and the fidelity line.
+func (rep Report) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "history   %s .. %s, step %s\n", rep.Start.Format(time.RFC3339), rep.End.Format(time.RFC3339), rep.Step)
+	fmt.Fprintf(w, "requests  %.0f reconstructed (prompt mean %.0f, output mean %.0f tokens)\n", rep.Requests, rep.PromptMean, rep.OutputMean)
+	fmt.Fprintf(w, "coverage  %.1f%% (%d gap(s) longer than %s; %d step(s) interpolated)\n",
+		100*rep.Coverage.Fraction, len(rep.Coverage.Gaps), rep.Coverage.Threshold, rep.Coverage.Interpolated)
+	for _, g := range rep.Coverage.Gaps {
+		fmt.Fprintf(w, "  gap     %s .. %s (%s): no samples; arrivals spread from the counters' increase\n",
+			g.From.Format(time.RFC3339), g.To.Format(time.RFC3339), g.Duration())
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\trequests\tSLO miss\tmiss %\tTTFT p50\tTTFT p95\treplica-min\tvs actual\tpeak\tscale events\t")
+	a := rep.Actual
+	fmt.Fprintf(tw, "actual (observed)\t%.0f\t-\t%s\t-\t%s\t%s\t-\t%s\t-\t\n", rep.Requests, fmtF(a.MissPct, "%.1f%%"),
+		fmtF(a.TTFTP95, "%.2fs"), fmtF(a.ReplicaMinutes, "%.1f"), fmtF(a.Peak, "%.0f"))
+	row := func(label string, r Row) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f%%\t%s\t%s\t%.1f\t%s\t%d\t%d\t\n", label, r.Requests, r.Misses(), r.MissPct(),
+			fmtF(r.TTFTP50, "%.2fs"), fmtF(r.TTFTP95, "%.2fs"), r.ReplicaMinutes(), fmtF(r.SavingsPct, "%+.1f%%"), r.Peak, r.ScaleEvents)
+	}
+	if s := a.Simulated; s != nil {
+		row("actual (simulated)", Row{Result: *s, SavingsPct: math.NaN()})
+	}
+	for _, r := range rep.Policies {
+		row(r.Policy, r)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "vs actual: replica-minutes saved against the observed replicas (negative: costs more).")
+	if f := rep.Fidelity; f != nil {
+		fmt.Fprintf(w, "fidelity  simulated vs observed TTFT p95 over %d hours: mean |error| %.2fs, median relative error %s\n",
+			f.Hours, f.MeanAbsErrorS, fmtF(100*f.MedianRelError, "%.0f%%"))
+	} else {
+		fmt.Fprintln(w, "fidelity  not available (needs the replicas timeline and the TTFT histogram)")
+	}
+	fmt.Fprintf(w, "time      queries %s (%d), replay %s\n", rep.Fetch.Duration.Round(time.Millisecond), rep.Fetch.Queries, rep.ReplayTime.Round(time.Millisecond))
+	for _, wn := range rep.Fetch.Warnings {
+		fmt.Fprintf(w, "warning   %s\n", wn)
+	}
+	return nil
+}
+
+// WriteCSV writes one header and one row per policy, the actual rows first.
+func (rep Report) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	f := func(v float64) string {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	cw.Write([]string{"policy", "requests", "misses", "miss_pct", "ttft_p50_s", "ttft_p95_s", "replica_minutes", "savings_pct", "peak", "scale_events"})
+	a := rep.Actual
+	cw.Write([]string{"actual (observed)", f(rep.Requests), "", f(a.MissPct), "", f(a.TTFTP95), f(a.ReplicaMinutes), "", f(a.Peak), ""})
+	row := func(label string, r Row) {
+		cw.Write([]string{label, strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Misses(), 10), f(r.MissPct()),
+			f(r.TTFTP50), f(r.TTFTP95), f(r.ReplicaMinutes()), f(r.SavingsPct), strconv.Itoa(r.Peak), strconv.Itoa(r.ScaleEvents)})
+	}
+	if s := a.Simulated; s != nil {
+		row("actual (simulated)", Row{Result: *s, SavingsPct: math.NaN()})
+	}
+	for _, r := range rep.Policies {
+		row(r.Policy, r)
+	}
+	cw.Flush()
+	return cw.Error()
+}

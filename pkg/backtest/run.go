@@ -1,0 +1,126 @@
+package backtest
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/infscale/infscale/pkg/replay"
+)
+
+// ActualPolicy is the row label of the replay that follows the replica
+// timeline that actually ran.
+const ActualPolicy = "actual"
+
+// Config sets up Run.
+type Config struct {
+	// Replay is the simulator's setting (Model required); Epoch and
+	// Timeline are set by Run (the grid's start; timelines are recorded for
+	// fidelity and plots).
+	Replay replay.Config
+	// Policies are the parsed policies to compare.
+	Policies []replay.Policy
+	// Seed fixes the arrivals within steps and the token draws.
+	Seed uint64
+}
+
+// Actual is what actually ran.
+type Actual struct {
+	// ReplicaMinutes integrates the replicas query over the range (the
+	// last value held across gaps); NaN without a replicas timeline.
+	ReplicaMinutes float64 `json:"replica_minutes"`
+	// Peak is the most replicas at a grid point.
+	Peak float64 `json:"peak"`
+	// TTFTP95 is the observed p95 TTFT over the range, seconds, and
+	// MissPct the observed share of requests whose TTFT exceeded the SLO,
+	// percent; both from the TTFT histogram's buckets (NaN without one).
+	TTFTP95 float64 `json:"ttft_p95_s"`
+	MissPct float64 `json:"miss_pct"`
+	// Simulated is the replay of the actual replica timeline.
+	Simulated *replay.Result `json:"simulated,omitempty"`
+}
+
+// Row is one policy's replay with its savings against what actually ran.
+type Row struct {
+	replay.Result
+	// SavingsPct is (actual - policy) replica-minutes / actual, percent;
+	// NaN without the actual timeline.
+	SavingsPct float64 `json:"savings_pct"`
+}
+
+// Report is a backtest's outcome.
+type Report struct {
+	Start time.Time     `json:"start"`
+	End   time.Time     `json:"end"`
+	Step  time.Duration `json:"step_ns"`
+	// Requests is the reconstructed total.
+	Requests float64  `json:"requests"`
+	Coverage Coverage `json:"coverage"`
+	// PromptMean and OutputMean are the token means the replay draws around.
+	PromptMean float64   `json:"prompt_tokens_mean"`
+	OutputMean float64   `json:"output_tokens_mean"`
+	Actual     Actual    `json:"actual"`
+	Policies   []Row     `json:"policies"`
+	Fidelity   *Fidelity `json:"fidelity,omitempty"`
+	// Fetch describes the Prometheus queries; ReplayTime the replays' wall time.
+	Fetch      FetchStats    `json:"fetch"`
+	ReplayTime time.Duration `json:"replay_ns"`
+	// Arrivals per step (requests/s) and Replicas per grid point, for plots.
+	ArrivalRate []float64 `json:"-"`
+	Replicas    []float64 `json:"-"`
+}
+
+// Run replays w under every policy of cfg and under the actual replica
+// timeline (when w has one), in parallel, and returns the report (Fetch
+// stats left for the caller). Errors: the replay's (invalid config,
+// cancelled context).
+func Run(ctx context.Context, w Workload, cfg Config) (Report, error) {
+	g := w.Grid
+	rep := Report{Start: g.Start, End: g.End(), Step: g.Step, Requests: w.Requests, Coverage: w.Coverage,
+		PromptMean: w.Prompt.Mean, OutputMean: w.Output.Mean}
+	rep.Actual = Actual{ReplicaMinutes: w.ReplicaSeconds() / 60, Peak: w.Peak(), TTFTP95: math.NaN(), MissPct: math.NaN()}
+	rc := cfg.Replay
+	rc.Epoch = g.Start
+	rc.Timeline = true
+	rc = rc.Defaults()
+	if w.TTFT != nil {
+		rep.Actual.TTFTP95 = w.TTFT.Quantile(0.95)
+		rep.Actual.MissPct = 100 * w.TTFT.FractionAbove(rc.SLOTTFT)
+	}
+	pols := cfg.Policies
+	hasActual := len(w.Replicas) > 0 && !math.IsNaN(w.Replicas[0])
+	if hasActual {
+		p, err := replay.Follow(ActualPolicy, g.Step.Seconds(), w.Replicas)
+		if err != nil {
+			return rep, err
+		}
+		pols = append(append([]replay.Policy(nil), pols...), p)
+	}
+	src := w.Source(fmt.Sprintf("prometheus %s..%s", g.Start.Format(time.RFC3339), g.End().Format(time.RFC3339)), cfg.Seed)
+	began := time.Now()
+	res, err := replay.RunAll(ctx, src, pols, rc)
+	rep.ReplayTime = time.Since(began)
+	if err != nil {
+		return rep, err
+	}
+	if hasActual {
+		a := res[len(res)-1]
+		res = res[:len(res)-1]
+		rep.Actual.Simulated = &a
+		rep.Fidelity = fidelity(g, w.TTFTHourly, a.Timeline)
+	}
+	for _, r := range res {
+		row := Row{Result: r, SavingsPct: math.NaN()}
+		if am := rep.Actual.ReplicaMinutes; am > 0 {
+			row.SavingsPct = 100 * (am - r.ReplicaMinutes()) / am
+		}
+		rep.Policies = append(rep.Policies, row)
+	}
+	rep.ArrivalRate = make([]float64, g.N+1)
+	for j := 1; j <= g.N; j++ {
+		rep.ArrivalRate[j] = w.Arrivals[j] / g.Step.Seconds()
+	}
+	rep.Replicas = w.Replicas
+	return rep, nil
+}
