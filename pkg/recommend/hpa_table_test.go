@@ -188,3 +188,43 @@ func TestHPAReplicaCalcMissingMetrics(t *testing.T) {
 		t.Errorf("plain missing metrics: got %d, want 5\n%s", d.Desired, stepsText(d))
 	}
 }
+
+// The HPA's unready-pods rule (replica_calculator_test.go rows, CPU at
+// 1.0 core requests, target 30%).
+func TestHPAReplicaCalcUnready(t *testing.T) {
+	cpu := &Policy{Metrics: []Metric{{Signal: SignalCPU, Target: 30}}, Min: 1, Max: 10}
+	mustValidate(t, cpu)
+	for _, tc := range []struct {
+		name                        string
+		current, reporting, unready int
+		mean                        float64 // mean CPU % of the ready replicas
+		want                        int
+	}{
+		// 300m, 500m, 700m all ready: 50/30 × 3 = 5.
+		{"TestReplicaCalcScaleUp", 3, 3, 0, 50, 5},
+		// the 300m pod unready: ready mean 60%, ratio 2; the unready one
+		// counts 0 on a scale-up: 2 × 2 / 3 = 1.333 × 3 = 4.
+		{"TestReplicaCalcScaleUpUnreadyLessScale", 3, 2, 1, 60, 4},
+		// only the 400m pod ready: 40/30 = 1.333; two unready at 0:
+		// 1.333/3 = 0.444 < 1 reverses the direction: keep 3.
+		{"TestReplicaCalcScaleUpUnreadyNoScale", 3, 1, 2, 40, 3},
+		// scale-down with 2 of 5 unready: they are left out: ready mean
+		// 20% / 30 = 0.667 × 3 ready = 2.
+		{"scale-down leaves unready out", 5, 3, 2, 20, 2},
+	} {
+		obs := Observation{Current: tc.current, Reporting: tc.reporting, Unready: tc.unready, Running: nan, Waiting: nan, Held: nan, KV: nan, CPU: tc.mean, TTFT: nan}
+		if d := Decide(cpu, obs, nil, at(0)); d.Desired != tc.want {
+			t.Errorf("%s: got %d, want %d\n%s", tc.name, d.Desired, tc.want, stepsText(d))
+		}
+	}
+	// Additive: 7 replicas, 3 ready report a queue of 6, 4 starting,
+	// target 4: usage 2/4 = 0.5 < 1, the unready are left out: ceil(0.5 × 3)
+	// = 2 (as ceil(6/4)), whereas counted as missing they would hold it at
+	// (6 + 4×4)/(4×7) = 0.786 → ceil(0.786 × 7) = 6.
+	q := mustValidate(t, queuePolicy(4))
+	obs := queueObs(7, 6)
+	obs.Reporting, obs.Unready = 3, 4
+	expect(t, Decide(q, obs, nil, at(0)), 2, ReasonMetric)
+	obs.Unready = 0
+	expect(t, Decide(q, obs, nil, at(0)), 6, ReasonMetric)
+}

@@ -45,6 +45,20 @@ func total(s Signal, obs Observation, cur int) (v float64, detail string, ok boo
 	return math.NaN(), "", false
 }
 
+// podCounts splits the current replicas as the HPA's groupPods does: ready
+// (reporting), unready (starting, Observation.Unready) and missing (neither
+// reporting nor known to be unready: a failed scrape).
+type podCounts struct{ ready, unready, missing int }
+
+func countPods(obs Observation, cur int) podCounts {
+	u := min(max(obs.Unready, 0), cur)
+	n := obs.Reporting
+	if n <= 0 {
+		n = cur - u
+	}
+	return podCounts{ready: n, unready: u, missing: max(0, cur-u-n)}
+}
+
 // rawFor computes one metric's recommendation with the HPA's arithmetic,
 // then its tolerance, and says how in words. It returns the Raw, the reason
 // (metric, tolerance, or no-data when the signal is unknown) and the text.
@@ -62,20 +76,13 @@ func total(s Signal, obs Observation, cur int) (v float64, detail string, ok boo
 // ttft follows the Object Value metric: ratio = ttft/target; inside the
 // tolerance keep current, else ceil(ratio × current).
 //
-// When 0 < Reporting < Current some replicas did not report, and the HPA's
-// missing-pods rule (calcPlainMetricReplicas, GetResourceReplicas) applies
-// to the additive and utilisation signals: when the reporting replicas say
-// scale down, each missing one is assumed at the target (utilisation:
-// max(100%, target) of its request, a full KV cache for kv); when they say
-// scale up, at 0; the ratio is recomputed over all current replicas; a
-// result inside the tolerance, or one that changes direction, keeps current.
+// When some current replicas do not report, the HPA's unready and
+// missing-pods rules (calcPlainMetricReplicas, GetResourceReplicas) apply
+// to the additive and utilisation signals, see podsRule.
 func rawFor(m Metric, obs Observation, cur int, tol Tolerance) (Raw, Reason, string) {
 	r := Raw{Signal: m.Signal, Target: m.Target, Value: math.NaN(), Ratio: math.NaN(), Replicas: cur, Desired: cur}
 	name := m.Signal.String()
-	n := obs.Reporting
-	if n <= 0 || n > cur {
-		n = cur
-	}
+	pc := countPods(obs, cur)
 	switch {
 	case m.Signal.Additive():
 		v, detail, ok := total(m.Signal, obs, cur)
@@ -91,8 +98,8 @@ func rawFor(m Metric, obs Observation, cur int, tol Tolerance) (Raw, Reason, str
 			r.Desired = r.Replicas
 			return r, ReasonMetric, text + "; from zero replicas there is no tolerance"
 		}
-		if n < cur {
-			return missingPods(r, v/float64(n)/m.Target, n, cur, m.Target, tol, text)
+		if pc.ready > 0 && (pc.unready > 0 || pc.missing > 0) {
+			return podsRule(r, v/float64(pc.ready)/m.Target, pc, cur, m.Target, tol, text)
 		}
 		r.Ratio = v / (m.Target * float64(cur))
 		return applyTolerance(r, cur, tol, text+"; ratio "+num(v)+" / ("+num(m.Target)+" × "+itoa(cur)+") = "+ratio(r.Ratio))
@@ -103,19 +110,19 @@ func rawFor(m Metric, obs Observation, cur int, tol Tolerance) (Raw, Reason, str
 			v = obs.CPU
 		}
 		r.Value = v
-		if !known(v) || cur == 0 {
+		if !known(v) || cur == 0 || pc.ready == 0 {
 			return r, ReasonNoData, name + " unknown (no reporting replica): no recommendation from it"
 		}
 		r.Valid = true
 		u := v / m.Target
-		r.Replicas = ceilReplicas(u * float64(n))
-		text := name + " mean " + num(v) + " / target " + num(m.Target) + " = ratio " + ratio(u) + " × " + itoa(n) + " reporting = " + itoa(r.Replicas)
-		if n < cur {
+		r.Replicas = ceilReplicas(u * float64(pc.ready))
+		text := name + " mean " + num(v) + " / target " + num(m.Target) + " = ratio " + ratio(u) + " × " + itoa(pc.ready) + " reporting = " + itoa(r.Replicas)
+		if pc.unready > 0 || pc.missing > 0 {
 			full := 1.0 // a missing replica's KV cache counts as full on a scale-down
 			if m.Signal == SignalCPU {
 				full = 100
 			}
-			return missingPods(r, u, n, cur, math.Max(full, m.Target), tol, text)
+			return podsRule(r, u, pc, cur, math.Max(full, m.Target), tol, text)
 		}
 		r.Ratio = u
 		return applyTolerance(r, cur, tol, text)
@@ -143,33 +150,56 @@ func applyTolerance(r Raw, cur int, tol Tolerance, text string) (Raw, Reason, st
 	return r, ReasonMetric, text + " outside tolerance " + tol.band() + ": " + itoa(r.Replicas)
 }
 
-// missingPods is the HPA's missing-pods rule for n reporting of cur
-// replicas: usage is the per-replica ratio over the reporting ones; fill is
+// podsRule is the HPA's rule for replicas that did not report
+// (GetResourceReplicas, calcPlainMetricReplicas), line for line. usage is
+// the per-replica usage ratio over the ready (reporting) replicas; fill is
 // what a missing replica is assumed to carry on a scale-down, in target
-// units (target itself for additive metrics).
-func missingPods(r Raw, usage float64, n, cur int, fill float64, tol Tolerance, text string) (Raw, Reason, string) {
-	text += "; " + itoa(cur-n) + " of " + itoa(cur) + " replicas missing"
-	newUsage := usage
-	switch {
-	case usage < 1:
-		// scale-down: missing replicas count as carrying fill each
-		newUsage = (usage*float64(n) + fill/r.Target*float64(cur-n)) / float64(cur)
-		text += ", counted at " + num(fill) + " each (scale-down)"
-	case usage > 1:
-		newUsage = usage * float64(n) / float64(cur)
-		text += ", counted at 0 each (scale-up)"
+// units (the target itself for additive metrics; max(100%, target) for cpu;
+// a full cache for kv).
+//
+//   - no missing replica, and not (unready ones while scaling up): the
+//     unready are left out: tolerance on usage, else ceil(usage × ready);
+//   - missing replicas count at fill when usage < 1 (scale-down), at 0 when
+//     usage > 1; unready ones count at 0 when usage > 1;
+//   - the usage is recomputed over the replicas counted; inside the
+//     tolerance, or across 1 from the first usage, keep current; else
+//     ceil(new usage × counted), unless that moves against the direction.
+func podsRule(r Raw, usage float64, pc podCounts, cur int, fill float64, tol Tolerance, text string) (Raw, Reason, string) {
+	scaleUpWithUnready := pc.unready > 0 && usage > 1
+	if !scaleUpWithUnready && pc.missing == 0 {
+		r.Ratio = usage
+		r.Replicas = ceilReplicas(usage * float64(pc.ready))
+		return applyTolerance(r, cur, tol, text+"; "+itoa(pc.unready)+" unready replica(s) left out: ratio "+ratio(usage)+" over "+itoa(pc.ready)+" ready = "+itoa(r.Replicas))
 	}
+	sum, count := usage*float64(pc.ready), pc.ready
+	if pc.missing > 0 {
+		text += "; " + itoa(pc.missing) + " of " + itoa(cur) + " replicas missing"
+		switch {
+		case usage < 1:
+			sum += fill / r.Target * float64(pc.missing)
+			count += pc.missing
+			text += ", counted at " + num(fill) + " each (scale-down)"
+		case usage > 1:
+			count += pc.missing
+			text += ", counted at 0 each (scale-up)"
+		}
+	}
+	if scaleUpWithUnready {
+		count += pc.unready
+		text += "; " + itoa(pc.unready) + " unready counted at 0 (scale-up)"
+	}
+	newUsage := sum / float64(count)
 	r.Ratio = newUsage
-	text += ": ratio " + ratio(usage) + " becomes " + ratio(newUsage)
+	text += ": ratio " + ratio(usage) + " becomes " + ratio(newUsage) + " over " + itoa(count)
 	if tol.within(newUsage) || (usage < 1 && newUsage > 1) || (usage > 1 && newUsage < 1) {
 		r.Desired = cur
 		return r, ReasonTolerance, text + ", within tolerance " + tol.band() + " or changing direction: keep " + itoa(cur)
 	}
-	next := ceilReplicas(newUsage * float64(cur))
+	next := ceilReplicas(newUsage * float64(count))
 	if (newUsage < 1 && next > cur) || (newUsage > 1 && next < cur) {
 		r.Desired = cur
 		return r, ReasonTolerance, text + ", " + itoa(next) + " would change direction: keep " + itoa(cur)
 	}
 	r.Replicas, r.Desired = next, next
-	return r, ReasonMetric, text + " × " + itoa(cur) + " = " + itoa(next)
+	return r, ReasonMetric, text + " × " + itoa(count) + " = " + itoa(next)
 }

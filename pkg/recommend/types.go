@@ -35,10 +35,14 @@ type Observation struct {
 	// Current is the replicas the workload runs now (the scale target's spec).
 	Current int
 	// Reporting is how many replicas reported the per-replica signals; it is
-	// the denominator of utilisation averages. 0 means "use Current". When
-	// 0 < Reporting < Current the HPA's missing-pods rule applies (see
-	// raw.go).
+	// the denominator of utilisation averages. 0 means "Current − Unready".
+	// Replicas neither reporting nor unready are missing (a failed scrape)
+	// and the HPA's missing-pods rule applies (raw.go podsRule).
 	Reporting int
+	// Unready is how many of Current are not ready yet (starting, loading
+	// weights) and so report nothing: the HPA leaves them out on a
+	// scale-down and counts them at 0 on a scale-up. 0 when not known.
+	Unready int
 	// Running and Waiting are totals over replicas, in requests.
 	Running, Waiting float64
 	// Held is requests held in front of the servers (activator, gateway,
