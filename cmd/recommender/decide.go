@@ -29,6 +29,7 @@ type DecideCmd struct {
 	Server profile.Server `default:"auto" placeholder:"S" help:"Server profile of the pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
 
 	Current *int     `placeholder:"N" help:"Replicas the workload has now. Default: the number of PAGEs; without pages the previous desired in --state; else 1."`
+	Unready int      `placeholder:"N" help:"Replicas of --current that are starting and report nothing (the HPA leaves them out on a scale-down, counts them at 0 on a scale-up)."`
 	Held    float64  `placeholder:"N" help:"Requests held in front of the servers (activator, gateway), counted in queue and used to activate from zero."`
 	Running *float64 `placeholder:"N" help:"Running requests, total over replicas (overrides the pages)."`
 	Waiting *float64 `placeholder:"N" help:"Waiting requests, total over replicas (overrides the pages)."`
@@ -345,6 +346,10 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 	default:
 		obs.Current = 1
 	}
+	if c.Unready < 0 || c.Unready > obs.Current {
+		return obs, invalidf("--unready %d: want 0..--current (%d)", c.Unready, obs.Current)
+	}
+	obs.Unready = c.Unready
 	return obs, nil
 }
 

@@ -216,6 +216,26 @@ func TestDecideCLIStdinPage(t *testing.T) {
 	wantDecision(t, d, 3, "metric")
 }
 
+// Pages are the ready replicas: with --current above the pages the rest
+// are missing (held at the target on a scale-down) unless --unready says
+// they are starting.
+func TestDecideCLIUnready(t *testing.T) {
+	// one page: queue 12; current 4, 3 missing: usage 12/4 = 3 > 1, the
+	// missing count 0: 12/(4×4) = 0.75 < 1 reverses the direction: keep 4.
+	d := decideOK(t, "testdata/vllm-running2-waiting10.prom", "--current", "4")
+	wantDecision(t, d, 4, "tolerance")
+	// the 3 starting instead: scaling up, unready replicas count at 0, so
+	// the same 12/(4×4) = 0.75 reverses the direction: keep 4.
+	wantDecision(t, decideOK(t, "testdata/vllm-running2-waiting10.prom", "--current", "4", "--unready", "3"), 4, "tolerance")
+	// idle page, current 3, 2 starting: usage 0 < 1, unready left out:
+	// ceil(0 × 1) = 0 → min 1.
+	wantDecision(t, decideOK(t, "testdata/vllm-idle.prom", "--current", "3", "--unready", "2"), 1, "min")
+	code, _, errs := runDecide(t, "--current", "2", "--unready", "3")
+	if code != exitInvalid || !strings.Contains(errs, "--unready 3") {
+		t.Errorf("exit %d, %q", code, errs)
+	}
+}
+
 // An unreachable URL is a runtime failure (exit 1).
 func TestDecideCLIUnreachable(t *testing.T) {
 	code, _, errs := runDecide(t, "http://127.0.0.1:1/metrics")
