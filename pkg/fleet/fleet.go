@@ -361,3 +361,25 @@ func (f *Fleet) closeServers() {
 		cancel()
 	}
 }
+
+// Inject adds n requests at once (a burst), dispatched to the ready replicas.
+func (f *Fleet) Inject(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := time.Now()
+	for range n {
+		f.pending = append(f.pending, &request{arrived: now, prompt: f.cfg.PromptTokens, remaining: f.cfg.OutputTokens})
+	}
+	f.dispatch(now)
+}
+
+// Cancel drops every request, running, waiting and pending (the clients
+// went away).
+func (f *Fleet) Cancel() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pending = nil
+	for _, s := range f.slots {
+		s.engine.running, s.engine.waiting = nil, nil
+	}
+}

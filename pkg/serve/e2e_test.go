@@ -1,0 +1,159 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/internal/promtest"
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/fleet"
+)
+
+// e2eConfig: queue 24 per replica, 1..8, a 10 s scale-down window, reading
+// from the real Prometheus that scrapes the fleet (pods chat-0..3 in
+// namespace llm) and infscale itself.
+const e2eConfig = `
+prometheus: {url: %s, timeout: 2s}
+interval: 1s
+listen: %s
+targets:
+- name: chat
+  server: vllm
+  selector: '{namespace="llm", pod=~"chat-.*"}'
+  metrics: [{type: queue, target: 24}]
+  min: 1
+  max: 8
+  behavior:
+    scaleDown: {stabilizationWindowSeconds: 10}
+`
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func scalar(t *testing.T, vec model.Vector) float64 {
+	if len(vec) != 1 {
+		t.Fatalf("want exactly one series, got %v", vec)
+	}
+	return float64(vec[0].Value)
+}
+
+// TestEndToEndPrometheus runs the whole loop against a real Prometheus:
+// Prometheus scrapes a simulated vLLM fleet and infscale; infscale reads the
+// fleet through Prometheus; the test reads infscale_desired_replicas back
+// from Prometheus.
+//
+//  1. 100 long requests on 2 replicas (50 running each, none waiting):
+//     queue 100, target 24: ratio 100/48 = 2.08, ceil(100/24) = 5.
+//  2. The fleet's /metrics fail: Prometheus marks the series stale, the
+//     queries come back empty: desired holds 5, empty reads are counted;
+//     recovery reads 100 again.
+//  3. The load is cancelled: raw 1, but the 10 s window holds 5 for about
+//     10 s, then desired drops to 1 (100 % per 15 s allows it at once).
+//  4. Prometheus is stopped: desired holds 1 on infscale's own /metrics and
+//     unavailable reads are counted.
+func TestEndToEndPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Prometheus")
+	}
+	f, err := fleet.Start(t.Context(), fleet.Config{Replicas: 2, Max: 4, PromptTokens: 100, OutputTokens: 7000, Tick: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	serveAddr := freeAddr(t)
+	targets := []promtest.Target{{URL: "http://" + serveAddr + "/metrics", Labels: map[string]string{"job_name": "infscale"}}}
+	for i, u := range f.URLs() {
+		targets = append(targets, promtest.Target{URL: u, Labels: map[string]string{"namespace": "llm", "pod": fmt.Sprintf("chat-%d", i)}})
+	}
+	prom := promtest.Start(t, promtest.Options{Targets: targets, ScrapeInterval: time.Second})
+	cfg, err := config.Parse([]byte(fmt.Sprintf(e2eConfig, prom.URL, serveAddr)), "e2e.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, Options{Version: "e2e"}) }()
+	defer func() { cancel(); <-done }()
+
+	// 1. Load.
+	f.Inject(100)
+	desiredQ := `infscale_desired_replicas{target="chat"}`
+	prom.WaitFor(t, desiredQ, 60*time.Second, func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 5 })
+	if got := scalar(t, prom.WaitFor(t, `infscale_queue_requests{target="chat"}`, 10*time.Second, func(v model.Vector) bool { return len(v) == 1 })); got != 100 {
+		t.Errorf("queue read back %v, want 100", got)
+	}
+
+	// 2. The fleet's /metrics fail.
+	f.SetFailing(true)
+	prom.WaitFor(t, `infscale_query_errors_total{target="chat",reason="empty"}`, 30*time.Second, func(v model.Vector) bool { return len(v) == 1 && v[0].Value >= 2 })
+	if got := scalar(t, prom.WaitFor(t, desiredQ, 5*time.Second, func(v model.Vector) bool { return len(v) == 1 })); got != 5 {
+		t.Errorf("desired during the fleet outage %v, want the held 5", got)
+	}
+	f.SetFailing(false)
+	prom.WaitFor(t, `infscale_queue_requests{target="chat"}`, 30*time.Second, func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 100 })
+
+	// 3. The load goes away; the window holds.
+	f.Cancel()
+	dropped := time.Now()
+	prom.WaitFor(t, `infscale_queue_requests{target="chat"}`, 15*time.Second, func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 0 })
+	prom.WaitFor(t, desiredQ, 40*time.Second, func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 1 })
+	held := time.Since(dropped)
+	// Window 10 s from the first raw-1 recommendation, which follows the
+	// drop by up to a scrape (1 s) and a cycle (1 s); Prometheus sees the
+	// new value up to a scrape later.
+	if held < 9*time.Second || held > 25*time.Second {
+		t.Errorf("desired held %v after the load dropped, want about 10-14 s", held)
+	}
+	// Prometheus's own history of desired: 5 before the drop, then 1; no value in between.
+	a := prom.API(t)
+	res, _, _, err := a.QueryRange(t.Context(), desiredQ, v1Range(dropped.Add(-5*time.Second), time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range res.(model.Matrix) {
+		for _, p := range s.Values {
+			if p.Value != 5 && p.Value != 1 {
+				t.Errorf("desired took %v at %v, want only 5 then 1", p.Value, p.Timestamp)
+			}
+		}
+	}
+
+	// 4. Prometheus stops: infscale holds and counts.
+	prom.Stop()
+	base := "http://" + serveAddr
+	waitFor(t, "unavailable errors", func() bool {
+		_, body := get(t, base+"/metrics")
+		return strings.Contains(body, `infscale_query_errors_total{reason="unavailable",target="chat"}`)
+	})
+	_, body := get(t, base+"/metrics")
+	if !strings.Contains(body, `infscale_desired_replicas{target="chat"} 1`) {
+		t.Errorf("desired not held at 1 with Prometheus down:\n%s", grep(body, "infscale_desired"))
+	}
+}
+
+func grep(body, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func v1Range(start, end time.Time) v1.Range {
+	return v1.Range{Start: start, End: end, Step: time.Second}
+}
