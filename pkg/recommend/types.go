@@ -212,7 +212,8 @@ type Raw struct {
 
 // Decision is the outcome of Decide.
 type Decision struct {
-	// Desired is the recommended replica count, Min..Max (or 0 with scale to zero).
+	// Desired is the recommended replica count: within Min..Max (0 with scale
+	// to zero), except that no-data and partial-data keep the previous output.
 	Desired int `json:"desired"`
 	// Current is Observation.Current.
 	Current int `json:"current"`
