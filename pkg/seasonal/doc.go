@@ -1,0 +1,11 @@
+// Package seasonal finds the predictable part of a fleet's traffic: the
+// arrival rate by hour of day and day of week, how much of the hourly
+// variance that profile explains, and a schedule floor (minimum replicas
+// per hour) to raise the reactive policy's minimum before the load comes.
+//
+// Reading guide: profile.go (Build: hourly means, the separable model
+// rate ≈ day factor × hour shape and its R²), floor.go (Floor: replicas
+// per hour of week from a per-replica throughput; Windows: runs of equal
+// floors merged across days into cron windows), render.go (the config's
+// `schedule:` YAML, KEDA cron triggers, and the replay's schedule= options).
+package seasonal

@@ -1,0 +1,132 @@
+package seasonal
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/replay"
+)
+
+var monday = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+
+// week returns hourly arrivals for one week from Monday 00:00: rate 1 req/s,
+// 10 req/s at 15:00, weekend days at half.
+func week() []float64 {
+	a := make([]float64, 7*24+1)
+	for j := 1; j < len(a); j++ {
+		t := monday.Add(time.Duration(j-1) * time.Hour)
+		r := 1.0
+		if t.Hour() == 15 {
+			r = 10
+		}
+		if wd := t.Weekday(); wd == time.Saturday || wd == time.Sunday {
+			r /= 2
+		}
+		a[j] = r * 3600
+	}
+	return a
+}
+
+func TestBuildSeparableWeek(t *testing.T) {
+	p, err := Build(monday, time.Hour, week(), nil, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.PeakHour != 15 {
+		t.Errorf("peak hour %d, want 15", p.PeakHour)
+	}
+	// HourOfDay[15] = (5 × 10 + 2 × 5) / 7 = 60/7.
+	if math.Abs(p.HourOfDay[15]-60.0/7) > 1e-9 {
+		t.Errorf("hour 15 rate %v, want 60/7", p.HourOfDay[15])
+	}
+	// Weekend traffic is half of weekday traffic at every hour.
+	if math.Abs(p.WeekendRatio-0.5) > 1e-9 {
+		t.Errorf("weekend ratio %v, want 0.5", p.WeekendRatio)
+	}
+	// The data is exactly day factor × hour shape: R² = 1.
+	if math.Abs(p.VarianceExplained-1) > 1e-9 {
+		t.Errorf("variance explained %v, want 1", p.VarianceExplained)
+	}
+	if p.Days != 7 {
+		t.Errorf("days %v, want 7", p.Days)
+	}
+}
+
+func TestBuildSkipsGapsAndShortData(t *testing.T) {
+	a := week()
+	known := make([]bool, len(a))
+	for j := range known {
+		known[j] = j != 16 // Monday 15:00-16:00 unknown
+	}
+	p, err := Build(monday, time.Hour, a, known, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(p.Rate[time.Monday][15]) || p.Hours[time.Monday][15] != 0 {
+		t.Errorf("Monday 15:00 = %v over %v hours, want NaN over 0", p.Rate[time.Monday][15], p.Hours[time.Monday][15])
+	}
+	// Expected falls back to the separable model there.
+	if math.IsNaN(p.Expected(int(time.Monday), 15)) {
+		t.Error("Expected(Monday, 15) is NaN, want the separable estimate")
+	}
+	if _, err := Build(monday, time.Hour, a[:10], nil, time.UTC); err != ErrTooShort {
+		t.Errorf("10 hours: err %v, want ErrTooShort", err)
+	}
+}
+
+func TestFloorWindowsAndRendering(t *testing.T) {
+	var p Profile
+	p.Location = time.UTC
+	for d := range 7 {
+		for h := range 24 {
+			p.Rate[d][h] = 1
+			if d >= 1 && d <= 5 && h >= 8 && h < 18 {
+				p.Rate[d][h] = 10
+			}
+		}
+	}
+	// 10 req/s, 2 req/s per replica, 80%: floor(0.8 × 5) = 4; 1 req/s:
+	// floor(0.4) = 0.
+	f, err := ProposeFloor(p, 2, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Min[time.Wednesday][9] != 4 || f.Min[time.Wednesday][7] != 0 || f.Min[time.Saturday][9] != 0 {
+		t.Errorf("floors %d %d %d, want 4 0 0", f.Min[time.Wednesday][9], f.Min[time.Wednesday][7], f.Min[time.Saturday][9])
+	}
+	ws := f.Windows(1)
+	if len(ws) != 1 || ws[0].Cron() != "0 8 * * 1-5" || ws[0].Hours != 10 || ws[0].Min != 4 || ws[0].EndCron() != "0 18 * * 1-5" {
+		t.Fatalf("windows %+v, want one: 0 8 * * 1-5 for 10h at 4, ending 0 18 * * 1-5", ws)
+	}
+	var y, k strings.Builder
+	WriteScheduleYAML(&y, ws, "UTC")
+	WriteKEDACron(&k, ws, "UTC")
+	if want := "schedule:\n  - cron: \"0 8 * * 1-5\"\n    duration: 10h\n    min: 4\n    timezone: UTC\n"; y.String() != want {
+		t.Errorf("schedule YAML:\n%s\nwant:\n%s", y.String(), want)
+	}
+	if !strings.Contains(k.String(), "type: cron") || !strings.Contains(k.String(), `end: "0 18 * * 1-5"`) || !strings.Contains(k.String(), `desiredReplicas: "4"`) {
+		t.Errorf("KEDA triggers:\n%s", k.String())
+	}
+	// The windows are valid schedule options of a replay policy.
+	if _, err := replay.ParsePolicy("queue:24" + PolicyOptions(ws, "UTC")); err != nil {
+		t.Errorf("policy with schedule: %v", err)
+	}
+	// Timeline: Wednesday 09:00 reads 4, Saturday 09:00 reads 0.
+	tl := f.Timeline(monday, time.Hour, 7*24)
+	if tl[2*24+9] != 4 || tl[5*24+9] != 0 {
+		t.Errorf("timeline Wed 9h %v, Sat 9h %v; want 4, 0", tl[2*24+9], tl[5*24+9])
+	}
+	if _, err := ProposeFloor(p, 0, 0.8); err == nil {
+		t.Error("perReplica 0: want an error")
+	}
+}
+
+func TestEndCronWraps(t *testing.T) {
+	// 20:00 for 4 hours Monday-Saturday ends at 00:00 Tuesday-Sunday.
+	w := Window{From: 1, To: 6, Hour: 20, Hours: 4, Min: 2}
+	if got := w.EndCron(); got != "0 0 * * 2-6,0" {
+		t.Errorf("EndCron %q, want 0 0 * * 2-6,0", got)
+	}
+}
