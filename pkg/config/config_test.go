@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/prometheus/common/model"
 )
 
 // TestBadFiles checks that every problem in each testdata/*.bad.yaml is
@@ -229,5 +231,46 @@ func TestPolicy(t *testing.T) {
 	}
 	if len(p.Schedule) != 1 || p.Schedule[0].Min != 4 || p.Schedule[0].Duration != 12*time.Hour || p.Schedule[0].Location != "Europe/Berlin" {
 		t.Errorf("schedule %+v", p.Schedule)
+	}
+}
+
+// TestDocumentedDefaults checks that docs/config.md's default column equals
+// the code's defaults.
+func TestDocumentedDefaults(t *testing.T) {
+	b, err := os.ReadFile("../../docs/config.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 6 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			continue
+		}
+		key := strings.Trim(strings.TrimSpace(cells[1]), "`")
+		if _, seen := doc[key]; !seen { // first table wins: targets[].min before schedule[].min
+			doc[key] = strings.Trim(strings.TrimSpace(cells[3]), "`")
+		}
+	}
+	dur := func(s string) time.Duration {
+		d, err := model.ParseDuration(s)
+		if err != nil {
+			t.Errorf("%q: %v", s, err)
+		}
+		return time.Duration(d)
+	}
+	for key, want := range map[string]time.Duration{
+		"interval": DefaultInterval, "prometheus.timeout": DefaultTimeout, "window": DefaultWindow, "zero.cooldown": DefaultZeroCooldown,
+	} {
+		if got := dur(doc[key]); got != want {
+			t.Errorf("docs say %s defaults to %q, code to %v", key, doc[key], want)
+		}
+	}
+	for key, want := range map[string]string{
+		"listen": DefaultListen, "quantile": fmt.Sprint(DefaultQuantile), "min": fmt.Sprint(DefaultMin), "timezone": DefaultScheduleTZ, "server": "vllm",
+	} {
+		if doc[key] != want {
+			t.Errorf("docs say %s defaults to %q, code to %q", key, doc[key], want)
+		}
 	}
 }
