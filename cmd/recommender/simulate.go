@@ -1,9 +1,372 @@
 package main
 
-import "errors"
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
-// SimulateCmd is the `infscale simulate` subcommand (placeholder until implemented).
-type SimulateCmd struct{}
+	"github.com/infscale/infscale/pkg/replay"
+	"github.com/infscale/infscale/pkg/trace"
+)
 
-// Run executes the subcommand.
-func (c *SimulateCmd) Run(e *env) error { return errors.New("simulate: not implemented yet") }
+// SimulateCmd is `infscale simulate`: replay a trace through simulated GPU
+// replicas under several policies and compare SLO misses and GPU cost.
+type SimulateCmd struct {
+	Trace        string        `name:"trace" default:"reference" help:"Trace: reference (built in), synthetic:poisson,rate=R,duration=D,prompt=P,output=O,seed=S, or a file (Azure LLM trace CSV, Mooncake .jsonl, CSV arrival_s,prompt_tokens,output_tokens; prefix azure:, mooncake: or csv: to force)."`
+	Policy       []string      `name:"policy" short:"p" sep:"none" help:"A policy to compare, one per flag (repeatable; commas belong to the policy): queue:24,lookahead=90, cpu:60, kv:0.75, ttft:2s, fixed:N, knative:C, oracle, hpa(POLICY), recommended. Default: docs/simulate.md's set."`
+	ReplicaFlags `embed:""`
+	SLOTTFT      time.Duration `name:"slo-ttft" default:"2s" help:"TTFT SLO: a request misses when its first token comes later, when rejected, or never."`
+	Period       time.Duration `name:"period" default:"15s" help:"How often policies observe and decide."`
+	Price        float64       `name:"gpu-hour-price" default:"4" help:"Price of one GPU-hour (GPU cost = replica-hours x GPUs per replica x price)."`
+	Seed         uint64        `name:"seed" default:"1" help:"Seed of generated traces (reference, synthetic without seed=)."`
+	Sort         bool          `name:"sort" help:"Accept a trace file whose rows are out of time order (sorted in memory)."`
+	RateScale    float64       `name:"rate-scale" default:"1" help:"Compress time by this factor: 2 replays the trace at twice its rate."`
+	Window       string        `name:"window" help:"Replay only [START:END) of the trace (after --rate-scale), e.g. 1h, 600:1800, 1d:2d."`
+	Prefill      string        `name:"prefill" default:"chunked" enum:"chunked,stall" help:"Prefill scheduling: chunked (vLLM V1) or stall (vLLM V0: a prefill pauses decoding)."`
+	MaxBatched   int           `name:"max-batched-tokens" default:"8192" help:"vLLM max_num_batched_tokens: the tokens one step (chunked) or one prefill (stall) carries."`
+	Drain        time.Duration `name:"drain" default:"10m" help:"How long after the trace's end requests may still finish; those without a first token by then miss."`
+	Initial      int           `name:"initial" help:"Replicas ready at second 0 (default: each policy's minimum, at least 1)."`
+	Timeline     bool          `name:"timeline" help:"Also print each policy's timeline, one row per period (text blocks; a timeline CSV with --output csv; in each object with json)."`
+	Plot         string        `name:"plot" help:"Write a plot of load, replicas and TTFT over time to FILE.png or FILE.svg."`
+	Output       string        `name:"output" short:"o" default:"text" enum:"text,json,csv" help:"Output format: text, json or csv."`
+}
+
+// Run replays the trace under every policy (in parallel) and prints the comparison.
+func (c *SimulateCmd) Run(e *env) error {
+	specs := c.Policy
+	if len(specs) == 0 {
+		specs = replay.DefaultPolicies
+	}
+	pols := make([]replay.Policy, 0, len(specs))
+	for _, s := range specs {
+		p, err := replay.ParsePolicy(s)
+		if err != nil {
+			return invalidf("--policy: %v", err)
+		}
+		pols = append(pols, p)
+	}
+	src, err := c.source()
+	if err != nil {
+		return err
+	}
+	plotFormat := ""
+	if c.Plot != "" {
+		plotFormat = strings.TrimPrefix(strings.ToLower(filepath.Ext(c.Plot)), ".")
+		if plotFormat != "png" && plotFormat != "svg" {
+			return invalidf("--plot %q: want a file name ending in .png or .svg", c.Plot)
+		}
+	}
+	model, err := c.Replica()
+	if err != nil {
+		return err
+	}
+	mode, _ := replay.ParsePrefillMode(c.Prefill)
+	cfg := replay.Config{
+		Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(),
+		Prefill: mode, MaxBatchedTokens: c.MaxBatched, Drain: c.Drain.Seconds(),
+		Initial: c.Initial, Timeline: c.Timeline || c.Plot != "",
+	}
+	if c.Drain == 0 {
+		cfg.Drain = 1e-9 // --drain 0: stop at the trace's end
+	}
+	if err := cfg.Defaults().Validate(); err != nil {
+		return invalidf("%v", err)
+	}
+	if !(c.Price >= 0) || math.IsInf(c.Price, 0) {
+		return invalidf("--gpu-hour-price %g: want a price >= 0", c.Price)
+	}
+	prog := newProgress(e.stderr, len(pols))
+	results, err := c.runAll(e.ctx, src, pols, cfg, prog)
+	prog.done()
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		return invalid(err)
+	}
+	gpus := float64(model.Config().TP)
+	if c.Plot != "" {
+		f, err := os.Create(c.Plot)
+		if err != nil {
+			return err
+		}
+		if err := replay.Plot(f, plotFormat, results, cfg.SLOTTFT); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	rows := make([]simRow, len(results))
+	for i, r := range results {
+		rows[i] = newSimRow(r, gpus, c.Price, c.Timeline)
+	}
+	switch c.Output {
+	case "json":
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	case "csv":
+		if c.Timeline {
+			return writeTimelineCSV(e.stdout, results)
+		}
+		return writeSimCSV(e.stdout, rows)
+	}
+	return writeSimText(e.stdout, src.Name, cfg, rows, results, c.Timeline)
+}
+
+// source opens the trace with its transforms; a file is read once here to
+// report a bad row before the parallel passes start.
+func (c *SimulateCmd) source() (trace.Source, error) {
+	opts := trace.Options{Seed: c.Seed, Sort: c.Sort}
+	if !(c.RateScale > 0) || math.IsInf(c.RateScale, 0) {
+		return trace.Source{}, invalidf("--rate-scale %g: want a factor > 0", c.RateScale)
+	}
+	opts.RateScale = c.RateScale
+	if c.Window != "" {
+		a, b, err := trace.ParseWindow(c.Window)
+		if err != nil {
+			return trace.Source{}, invalidf("--window: %v", err)
+		}
+		opts.WindowStart, opts.WindowEnd = a, b
+	}
+	src, err := trace.Parse(c.Trace, opts)
+	if err != nil {
+		return trace.Source{}, invalidf("--trace: %v", err)
+	}
+	if !strings.HasPrefix(c.Trace, "reference") && !strings.HasPrefix(c.Trace, "synthetic:") {
+		if _, last, err := trace.Check(src); err != nil {
+			return trace.Source{}, invalidf("--trace: %v", err)
+		} else if src.Duration == 0 {
+			src.Duration = last
+		}
+	}
+	return src, nil
+}
+
+func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []replay.Policy, cfg replay.Config, prog *progress) ([]replay.Result, error) {
+	res := make([]replay.Result, len(pols))
+	errs := make([]error, len(pols))
+	var wg sync.WaitGroup
+	for i, p := range pols {
+		cfg := cfg
+		cfg.Progress = func(now, end float64) { prog.update(i, now, end) }
+		wg.Go(func() { res[i], errs[i] = replay.Run(ctx, src, p, cfg) })
+	}
+	wg.Wait()
+	return res, errors.Join(errs...)
+}
+
+// simRow is one policy's row: the documented JSON and CSV shape.
+type simRow struct {
+	Policy           string          `json:"policy"`
+	Trace            string          `json:"trace"`
+	Requests         int64           `json:"requests"`
+	Met              int64           `json:"met"`
+	Late             int64           `json:"late"`
+	Unserved         int64           `json:"unserved"`
+	Rejected         int64           `json:"rejected"`
+	Misses           int64           `json:"slo_misses"`
+	MissPct          float64         `json:"miss_pct"`
+	TTFTP50          *float64        `json:"ttft_p50_s"`
+	TTFTP95          *float64        `json:"ttft_p95_s"`
+	ReplicaMinutes   float64         `json:"replica_minutes"`
+	GPUHours         float64         `json:"gpu_hours"`
+	GPUCost          float64         `json:"gpu_cost"`
+	Peak             int             `json:"peak"`
+	ScaleEvents      int             `json:"scale_events"`
+	Reversals        int             `json:"reversals"`
+	OutputTokens     int64           `json:"output_tokens"`
+	TokensPerGPUHour *float64        `json:"tokens_per_gpu_hour"`
+	Duration         float64         `json:"duration_s"`
+	Timeline         []timelineEntry `json:"timeline,omitempty"`
+}
+
+// timelineEntry is a replay.Sample with unknown values as JSON null.
+type timelineEntry struct {
+	T           float64  `json:"t_s"`
+	ArrivalRate float64  `json:"arrival_rate"`
+	Desired     int      `json:"desired"`
+	Ready       int      `json:"ready"`
+	Starting    int      `json:"starting"`
+	Draining    int      `json:"draining"`
+	Running     *float64 `json:"running"`
+	Waiting     *float64 `json:"waiting"`
+	Held        *float64 `json:"held"`
+	TTFTP95     *float64 `json:"ttft_p95_s"`
+	Misses      int64    `json:"misses"`
+}
+
+func orNull(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+func newSimRow(r replay.Result, gpus, price float64, timeline bool) simRow {
+	gh := r.ReplicaSeconds / 3600 * gpus
+	row := simRow{
+		Policy: r.Policy, Trace: r.Trace, Requests: r.Requests, Met: r.Met, Late: r.Late, Unserved: r.Unserved, Rejected: r.Rejected,
+		Misses: r.Misses(), MissPct: r.MissPct(), TTFTP50: orNull(r.TTFTP50), TTFTP95: orNull(r.TTFTP95),
+		ReplicaMinutes: r.ReplicaMinutes(), GPUHours: gh, GPUCost: gh * price, Peak: r.Peak, ScaleEvents: r.ScaleEvents,
+		Reversals: r.Reversals, OutputTokens: r.OutputTokens, TokensPerGPUHour: orNull(r.TokensPerReplicaHour() / gpus), Duration: r.Duration,
+	}
+	if timeline {
+		for _, s := range r.Timeline {
+			row.Timeline = append(row.Timeline, timelineEntry{s.T, s.ArrivalRate, s.Desired, s.Ready, s.Starting, s.Draining, orNull(s.Running), orNull(s.Waiting), orNull(s.Held), orNull(s.TTFTP95), s.Misses})
+		}
+	}
+	return row
+}
+
+func fmtSecs(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*p, 'f', 2, 64) + "s"
+}
+
+// writeSimText prints the comparison table (DESIGN.md's columns and more).
+func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []simRow, results []replay.Result, timeline bool) error {
+	b := &strings.Builder{}
+	if len(rows) > 0 {
+		fmt.Fprintf(b, "trace %s: %d requests over %.0f s; SLO TTFT %gs, period %gs\n\n", traceName, rows[0].Requests, rows[0].Duration, cfg.SLOTTFT, cfg.Period)
+	}
+	width := len("policy")
+	for _, r := range rows {
+		width = max(width, len(r.Policy))
+	}
+	head := []string{"requests", "SLO miss", "miss %", "TTFT p50", "TTFT p95", "replica-min", "GPU cost", "peak", "scale events", "reversals", "tokens/GPU-h"}
+	fmt.Fprintf(b, "%-*s", width, "policy")
+	for _, h := range head {
+		fmt.Fprintf(b, "  %s", h)
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		tok := "-"
+		if r.TokensPerGPUHour != nil {
+			tok = strconv.FormatFloat(*r.TokensPerGPUHour, 'f', 0, 64)
+		}
+		cells := []string{
+			strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Misses, 10), strconv.FormatFloat(r.MissPct, 'f', 1, 64) + "%",
+			fmtSecs(r.TTFTP50), fmtSecs(r.TTFTP95), strconv.FormatFloat(r.ReplicaMinutes, 'f', 1, 64),
+			strconv.FormatFloat(r.GPUCost, 'f', 2, 64), strconv.Itoa(r.Peak), strconv.Itoa(r.ScaleEvents), strconv.Itoa(r.Reversals), tok,
+		}
+		fmt.Fprintf(b, "%-*s", width, r.Policy)
+		for i, c := range cells {
+			fmt.Fprintf(b, "  %*s", len(head[i]), c)
+		}
+		b.WriteString("\n")
+	}
+	if timeline {
+		for _, r := range results {
+			fmt.Fprintf(b, "\n%s\n%8s %8s %7s %5s %8s %8s %8s %8s %6s %9s %6s\n", r.Policy, "t", "arr/s", "desired", "ready", "starting", "draining", "running", "waiting", "held", "TTFT p95", "misses")
+			for _, s := range r.Timeline {
+				fmt.Fprintf(b, "%8.0f %8.2f %7d %5d %8d %8d %8s %8s %6s %9s %6d\n", s.T, s.ArrivalRate, s.Desired, s.Ready, s.Starting, s.Draining,
+					num0(s.Running), num0(s.Waiting), num0(s.Held), fmtSecs(orNull(s.TTFTP95)), s.Misses)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func num0(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return strconv.FormatFloat(x, 'f', 0, 64)
+}
+
+func csvNum(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*p, 'g', -1, 64)
+}
+
+func writeSimCSV(w io.Writer, rows []simRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"policy", "trace", "requests", "met", "late", "unserved", "rejected", "slo_misses", "miss_pct", "ttft_p50_s", "ttft_p95_s",
+		"replica_minutes", "gpu_hours", "gpu_cost", "peak", "scale_events", "reversals", "output_tokens", "tokens_per_gpu_hour", "duration_s"})
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	for _, r := range rows {
+		cw.Write([]string{r.Policy, r.Trace, strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Met, 10), strconv.FormatInt(r.Late, 10),
+			strconv.FormatInt(r.Unserved, 10), strconv.FormatInt(r.Rejected, 10), strconv.FormatInt(r.Misses, 10), f(r.MissPct),
+			csvNum(r.TTFTP50), csvNum(r.TTFTP95), f(r.ReplicaMinutes), f(r.GPUHours), f(r.GPUCost), strconv.Itoa(r.Peak),
+			strconv.Itoa(r.ScaleEvents), strconv.Itoa(r.Reversals), strconv.FormatInt(r.OutputTokens, 10), csvNum(r.TokensPerGPUHour), f(r.Duration)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func writeTimelineCSV(w io.Writer, results []replay.Result) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"policy", "t_s", "arrival_rate", "desired", "ready", "starting", "draining", "running", "waiting", "held", "ttft_p95_s", "misses"})
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	for _, r := range results {
+		for _, s := range r.Timeline {
+			cw.Write([]string{r.Policy, f(s.T), f(s.ArrivalRate), strconv.Itoa(s.Desired), strconv.Itoa(s.Ready), strconv.Itoa(s.Starting),
+				strconv.Itoa(s.Draining), csvNum(orNull(s.Running)), csvNum(orNull(s.Waiting)), csvNum(orNull(s.Held)), csvNum(orNull(s.TTFTP95)),
+				strconv.FormatInt(s.Misses, 10)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// progress shows the slowest policy's simulated time on a terminal's
+// stderr, at most twice a second; nothing when stderr is not a terminal.
+type progress struct {
+	mu   sync.Mutex
+	w    io.Writer
+	frac []float64
+	last time.Time
+	on   bool
+}
+
+func newProgress(w io.Writer, n int) *progress {
+	p := &progress{w: w, frac: make([]float64, n)}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.on = true
+		}
+	}
+	return p
+}
+
+func (p *progress) update(i int, now, end float64) {
+	if !p.on || math.IsInf(end, 0) || end <= 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.frac[i] = min(now/end, 1)
+	if time.Since(p.last) < 500*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	lo := 1.0
+	for _, f := range p.frac {
+		lo = min(lo, f)
+	}
+	fmt.Fprintf(p.w, "\rsimulating %d policies: %3.0f%%", len(p.frac), 100*lo)
+}
+
+func (p *progress) done() {
+	if p.on && !p.last.IsZero() {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/infscale/infscale/pkg/recommend"
 )
@@ -28,6 +29,13 @@ func (c *hpaCtl) Decide(now float64, obs recommend.Observation) int {
 		KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN(),
 	}
 	return c.outer.Decide(now, ext)
+}
+
+func (c *hpaCtl) warm(n int, epoch time.Time) {
+	if w, ok := c.inner.(warmer); ok {
+		w.warm(n, epoch)
+	}
+	c.outer.warm(n, epoch)
 }
 
 func (c *hpaCtl) Period() float64 {

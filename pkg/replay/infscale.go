@@ -28,3 +28,10 @@ func (c *infscaleCtl) Decide(now float64, obs recommend.Observation) int {
 type fixed int
 
 func (f fixed) Decide(float64, recommend.Observation) int { return int(f) }
+
+// warm makes the state look as if the policy had asked for n replicas up to
+// the trace's start: the scale-down window holds n until it expires.
+func (c *infscaleCtl) warm(n int, epoch time.Time) {
+	c.st.Recommendations = []recommend.TimedReplicas{{At: epoch, Replicas: n}}
+	c.st.LastDesired, c.st.LastAt = n, epoch
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/infscale/infscale/pkg/recommend"
 )
@@ -40,6 +41,8 @@ type knativeCtl struct {
 }
 
 func (c *knativeCtl) Period() float64 { return kpaTick }
+
+func (c *knativeCtl) warm(n int, _ time.Time) { c.last = n }
 
 func (c *knativeCtl) Decide(now float64, obs recommend.Observation) int {
 	conc := orZero(obs.Held)

@@ -10,7 +10,7 @@ import (
 // fleet would show it. Current is the Deployment's replicas (starting +
 // ready); only ready replicas report (a starting pod exports nothing yet, a
 // draining one has left the endpoints), so with none ready the per-replica
-// signals are unknown (NaN). Running counts requests being prefilled or
+// signals are unknown (NaN); Unready counts the starting ones. Running counts requests being prefilled or
 // decoded (vllm:num_requests_running), Waiting the server queues, Held the
 // activator's queue. KV is the mean KV-cache usage of the reporting
 // replicas; CPU their mean CPU % averaged since the previous observation
@@ -27,6 +27,9 @@ func (s *sim) observe(now float64) recommend.Observation {
 	var n int
 	var run, wait, kv, cpu float64
 	for _, r := range s.reps {
+		if r.state == starting {
+			obs.Unready++
+		}
 		if r.state != ready {
 			continue
 		}

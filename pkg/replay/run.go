@@ -34,7 +34,11 @@ type Config struct {
 	// Epoch is the wall time of the trace's second 0, the clock Decide
 	// sees (schedule windows read it) [2026-01-05 00:00 UTC, a Monday].
 	Epoch time.Time
-	// Initial is the replicas ready at second 0 [the policy's minimum, at least 1].
+	// Initial is the replicas ready at second 0 [warm start: what the
+	// oracle would run for the trace's first cold start + period, at least
+	// the policy's minimum and 1: a trace that starts in the middle of
+	// traffic does not charge every policy a cold start at second 0].
+	// Policies start warm too: as if they had been asking for Initial.
 	Initial int
 	// TTFTWindow and TTFTQuantile are the ttft signal's window in seconds
 	// and quantile [60, 0.95].
@@ -187,6 +191,23 @@ func (r Result) TokensPerReplicaHour() float64 {
 	return float64(r.OutputTokens) / (r.ReplicaSeconds / 3600)
 }
 
+// warmer is a Controller that can start as if it had been asking for n
+// replicas before the trace began.
+type warmer interface {
+	warm(n int, epoch time.Time)
+}
+
+// warmSize is the oracle's replica count for the trace's first cold start
+// plus one period.
+func warmSize(e env) (int, error) {
+	c, err := newOracle(e, 0, maxReplicas)
+	if err != nil {
+		return 0, err
+	}
+	defer c.(*oracleCtl).rd.Close()
+	return c.Decide(0, recommend.Observation{}), nil
+}
+
 // Controller decides the replica count of one replay from what it
 // observes; a Policy builds a fresh one per replay. Controllers may
 // optionally implement Period() float64 to observe at their own period
@@ -240,6 +261,12 @@ func newSim(src trace.Source, pol Policy, cfg Config) (*sim, error) {
 	initial := cfg.Initial
 	if initial == 0 {
 		initial = max(pol.min, 1)
+		if need, err := warmSize(env{cfg: cfg, sp: sp, src: src}); err == nil {
+			initial = max(initial, need)
+		}
+	}
+	if w, ok := ctl.(warmer); ok {
+		w.warm(initial, cfg.Epoch)
 	}
 	for range initial {
 		s.addReplica(0, true)

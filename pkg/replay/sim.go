@@ -117,7 +117,7 @@ func (s *sim) run(ctx context.Context) error {
 	if !have {
 		return trace.ErrEmpty
 	}
-	tick := 0.0
+	tick := s.ctlPeriod() // the first observation comes after one period of traffic
 	var events uint64
 	lastArrival := 0.0
 	for {
@@ -238,7 +238,9 @@ func (s *sim) complete(now float64, output int32) {
 		s.onDone(now, output)
 	}
 	s.outstanding--
-	s.res.OutputTokens += int64(output)
+	if now <= s.end {
+		s.res.OutputTokens += int64(output) // tokens of the accounted span only
+	}
 }
 
 // addReplica starts a replica at now; it serves after the cold start.

@@ -100,21 +100,21 @@ func TestArrivalCutsDecodeAtStepBoundary(t *testing.T) {
 }
 
 func TestActivatorColdStartAndAccounting(t *testing.T) {
-	// One replica at 0; the policy asks for 0 at t=0, so it drains at once
-	// (idle) and leaves. A request at 5 s is held by the activator. At the
-	// tick at 15 s the policy sees Held 1 and asks for 1: ready at 15 + 60
-	// (lin's cold start) = 75, prefill 100 tokens = 0.01 s, first token at
-	// 75.01: TTFT 70.01 s, a miss. Replica time: 0 for the first, 15..120
-	// for the second = 105 s.
+	// One replica at 0; at the first tick (15 s) the policy asks for 0, so
+	// it drains at once (idle) and leaves: 15 replica-seconds. A request at
+	// 20 s is held by the activator. At the tick at 30 s the policy sees
+	// Held 1 and asks for 1: ready at 30 + 60 (lin's cold start) = 90,
+	// prefill 100 tokens = 0.01 s, first token at 90.01: TTFT 70.01 s, a
+	// miss. Replica time: 15 s + 30..120 s = 105 s.
 	c := &script{want: func(now float64) int {
-		if now < 15 {
+		if now < 30 {
 			return 0
 		}
 		return 1
 	}}
-	res, evs := replayEvents(t, []trace.Request{{Arrival: 5, Prompt: 100, Output: 1}}, 120, scripted(c, 1), Config{})
-	if len(evs) != 2 || !near(evs[0].t, 75.01) {
-		t.Fatalf("events %+v, want the first token at 75.01", evs)
+	res, evs := replayEvents(t, []trace.Request{{Arrival: 20, Prompt: 100, Output: 1}}, 120, scripted(c, 1), Config{Initial: 1})
+	if len(evs) != 2 || !near(evs[0].t, 90.01) {
+		t.Fatalf("events %+v, want the first token at 90.01", evs)
 	}
 	if res.Late != 1 || res.Misses() != 1 || res.Met != 0 {
 		t.Errorf("met %d late %d, want the request late", res.Met, res.Late)
@@ -122,14 +122,18 @@ func TestActivatorColdStartAndAccounting(t *testing.T) {
 	if !near(res.ReplicaSeconds, 105) {
 		t.Errorf("replica seconds %v, want 105", res.ReplicaSeconds)
 	}
-	// At 15 s: no replica, the request held; unknown per-replica signals.
+	// The first observation comes after one period of traffic.
+	if c.at[0] != 15 || c.seen[0].Current != 1 || c.seen[0].Reporting != 1 {
+		t.Errorf("first observation at %v: %+v, want at 15 s with 1 ready replica", c.at[0], c.seen[0])
+	}
+	// At 30 s: no replica, the request held; unknown per-replica signals.
 	o := c.seen[1]
-	if c.at[1] != 15 || o.Current != 0 || o.Held != 1 || !math.IsNaN(o.Running) || !math.IsNaN(o.KV) {
+	if c.at[1] != 30 || o.Current != 0 || o.Held != 1 || !math.IsNaN(o.Running) || !math.IsNaN(o.KV) {
 		t.Errorf("observation at %v: %+v, want current 0, held 1, running NaN", c.at[1], o)
 	}
-	// At 30 s: the replica is starting, it does not report.
-	if o := c.seen[2]; o.Current != 1 || o.Reporting != 0 || !math.IsNaN(o.Waiting) {
-		t.Errorf("observation at 30 s: %+v, want current 1, reporting 0", o)
+	// At 45 s: the replica is starting (unready), it does not report.
+	if o := c.seen[2]; o.Current != 1 || o.Reporting != 0 || o.Unready != 1 || !math.IsNaN(o.Waiting) {
+		t.Errorf("observation at 45 s: %+v, want current 1, reporting 0, unready 1", o)
 	}
 	if res.ScaleEvents != 2 || res.Reversals != 1 || res.Peak != 1 {
 		t.Errorf("scale events %d reversals %d peak %d, want 2 (1->0->1), 1 reversal, peak 1", res.ScaleEvents, res.Reversals, res.Peak)
@@ -183,15 +187,16 @@ func TestRemovalOrderAndDraining(t *testing.T) {
 
 func TestRejectedAndUnserved(t *testing.T) {
 	// lin holds 100,000 tokens of KV: a request of 99,000 + 2,000 never
-	// fits and is rejected. fixed:0 leaves a second request held for ever:
-	// never a first token, unserved once the drain ends.
-	reqs := []trace.Request{{Arrival: 1, Prompt: 99000, Output: 2000}, {Arrival: 2, Prompt: 10, Output: 10}}
-	res, _ := replayEvents(t, reqs, 10, scripted(&script{want: func(float64) int { return 0 }}, 1), Config{Drain: 30})
+	// fits and is rejected. The policy asks for 0 at 15 s, so a second
+	// request at 20 s is held for ever: never a first token, unserved once
+	// the drain (30 s after the trace's 30 s) ends.
+	reqs := []trace.Request{{Arrival: 1, Prompt: 99000, Output: 2000}, {Arrival: 20, Prompt: 10, Output: 10}}
+	res, _ := replayEvents(t, reqs, 30, scripted(&script{want: func(float64) int { return 0 }}, 1), Config{Drain: 30, Initial: 1})
 	if res.Rejected != 1 || res.Unserved != 1 || res.Misses() != 2 || res.Requests != 2 {
 		t.Errorf("result %+v, want 1 rejected and 1 unserved", res)
 	}
-	if res.Stop < 10 || res.Stop > 40 {
-		t.Errorf("stop %v, want within the 30 s drain after 10 s", res.Stop)
+	if res.Stop < 30 || res.Stop > 60 {
+		t.Errorf("stop %v, want within the 30 s drain after 30 s", res.Stop)
 	}
 }
 
@@ -205,8 +210,8 @@ func TestObservationSignals(t *testing.T) {
 	for i := 1; i <= 4; i++ {
 		reqs = append(reqs, trace.Request{Arrival: float64(i), Prompt: 1000, Output: 10000})
 	}
-	replayEvents(t, reqs, 20, scripted(c, 1), Config{})
-	o := c.seen[1]
+	replayEvents(t, reqs, 20, scripted(c, 1), Config{Initial: 1})
+	o := c.seen[0]
 	if o.Current != 1 || o.Reporting != 1 || o.Running != 4 || o.Waiting != 0 {
 		t.Fatalf("observation %+v, want 1 replica, running 4, waiting 0", o)
 	}

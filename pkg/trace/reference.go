@@ -14,7 +14,7 @@ package trace
 //
 // The hold runs past second 690, where DESIGN.md's queue policy dropped from
 // 7 replicas to 3 "while traffic was still 30 req/s". Prompts are uniform
-// over 256..768 tokens (mean 512: an unqueued prefill takes 0.02 s at the
+// over 192..448 tokens (mean 320: an unqueued prefill takes 0.013 s at the
 // reference replica's 24,750 tokens/s) and outputs uniform over 64..448
 // tokens (mean 256: 1.8 s of decoding at batch 1). docs/REFERENCE.md says
 // why these and not longer ones. Arrivals are a non-homogeneous Poisson
@@ -28,7 +28,7 @@ var ReferenceShape = Shape{
 		{Start: 768, End: 960, From: 3, To: 3},
 		{Start: 1320, End: 1500, From: 0.2, To: 0.2},
 	},
-	Prompt: Tokens{Lo: 256, Hi: 768},
+	Prompt: Tokens{Lo: 192, Hi: 448},
 	Output: Tokens{Lo: 64, Hi: 448},
 }
 

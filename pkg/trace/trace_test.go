@@ -193,8 +193,8 @@ func TestReferenceTrace(t *testing.T) {
 		if q.Arrival >= 400 && q.Arrival < 700 {
 			hold++
 		}
-		if q.Prompt < 256 || q.Prompt > 768 || q.Output < 64 || q.Output > 448 {
-			t.Fatalf("request %d tokens %d/%d outside 256..768 / 64..448", i, q.Prompt, q.Output)
+		if q.Prompt < 192 || q.Prompt > 448 || q.Output < 64 || q.Output > 448 {
+			t.Fatalf("request %d tokens %d/%d outside 192..448 / 64..448", i, q.Prompt, q.Output)
 		}
 	}
 	if silent != 0 {

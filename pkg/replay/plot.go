@@ -1,0 +1,100 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Plot draws three aligned panels over the trace's time, from the results'
+// timelines (run with Config.Timeline): the load (arrivals per second), the
+// replicas each policy asked for, and each policy's TTFT p95 per period on a
+// log scale with the SLO as a line. format is "png" or "svg".
+func Plot(w io.Writer, format string, results []Result, slo float64) error {
+	if len(results) == 0 || len(results[0].Timeline) == 0 {
+		return errors.New("plot: no timeline (run with Config.Timeline)")
+	}
+	load, reps, ttft := plot.New(), plot.New(), plot.New()
+	load.Title.Text = "load: " + results[0].Trace
+	load.Y.Label.Text = "arrivals/s"
+	reps.Y.Label.Text = "replicas asked for"
+	ttft.Y.Label.Text = "TTFT p95 (s)"
+	ttft.X.Label.Text = "time (s)"
+	ttft.Y.Scale = plot.LogScale{}
+	ttft.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+
+	var arr plotter.XYs
+	for _, s := range results[0].Timeline {
+		arr = append(arr, plotter.XY{X: s.T, Y: s.ArrivalRate})
+	}
+	if err := plotutil.AddLines(load, arr); err != nil {
+		return err
+	}
+	var repLines, ttftLines []any
+	lo, hi := slo, slo
+	for _, r := range results {
+		var rp, tt plotter.XYs
+		for _, s := range r.Timeline {
+			rp = append(rp, plotter.XY{X: s.T, Y: float64(s.Desired)})
+			if !math.IsNaN(s.TTFTP95) && s.TTFTP95 > 0 {
+				tt = append(tt, plotter.XY{X: s.T, Y: s.TTFTP95})
+				lo, hi = math.Min(lo, s.TTFTP95), math.Max(hi, s.TTFTP95)
+			}
+		}
+		repLines = append(repLines, r.Policy, rp)
+		if len(tt) > 0 {
+			ttftLines = append(ttftLines, r.Policy, tt)
+		}
+	}
+	if err := plotutil.AddLines(reps, repLines...); err != nil {
+		return err
+	}
+	if len(ttftLines) > 0 {
+		if err := plotutil.AddLines(ttft, ttftLines...); err != nil {
+			return err
+		}
+	}
+	end := results[0].Timeline[len(results[0].Timeline)-1].T
+	sloLine, err := plotter.NewLine(plotter.XYs{{X: 0, Y: slo}, {X: end, Y: slo}})
+	if err != nil {
+		return err
+	}
+	sloLine.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	ttft.Add(sloLine)
+	ttft.Legend.Add(fmt.Sprintf("SLO %gs", slo), sloLine)
+	ttft.Y.Min, ttft.Y.Max = lo/1.5, hi*1.5
+	for _, p := range []*plot.Plot{load, reps, ttft} {
+		p.X.Min, p.X.Max = 0, end
+		p.Legend.Top = true
+		p.Add(plotter.NewGrid())
+	}
+	reps.Legend.Left = true
+
+	width, height := 28*vg.Centimeter, 30*vg.Centimeter
+	var c vg.CanvasWriterTo
+	switch format {
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
+	case "svg":
+		c = vgsvg.New(width, height)
+	default:
+		return fmt.Errorf("plot format %q: want png or svg", format)
+	}
+	plots := [][]*plot.Plot{{load}, {reps}, {ttft}}
+	tiles := draw.Tiles{Rows: 3, Cols: 1, PadX: vg.Millimeter, PadY: 4 * vg.Millimeter, PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter}
+	canvases := plot.Align(plots, tiles, draw.New(c))
+	for i := range plots {
+		plots[i][0].Draw(canvases[i][0])
+	}
+	_, err = c.WriteTo(w)
+	return err
+}
