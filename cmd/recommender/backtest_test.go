@@ -51,15 +51,23 @@ func TestParseTime(t *testing.T) {
 	}
 }
 
-// TestBacktestAgainstPrometheus runs the command on one day of the
-// synthetic week (Friday, with the scrape gap) served by a real Prometheus.
-func TestBacktestAgainstPrometheus(t *testing.T) {
+// TestHistoryCommands runs backtest and profile against the synthetic
+// week (internal/history) loaded by promtool and served by a real
+// Prometheus, read only through its HTTP API.
+func TestHistoryCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled week")
 	}
 	srv, truth := history.Serve(t, history.Config{Scrape: 2 * time.Minute})
+	t.Run("backtest", func(t *testing.T) { testBacktest(t, srv.URL, truth) })
+	t.Run("profile", func(t *testing.T) { testProfile(t, srv.URL, truth) })
+}
+
+// testBacktest runs the command on one day of the synthetic week (Friday,
+// with the scrape gap).
+func testBacktest(t *testing.T, url string, truth history.Truth) {
 	day := truth.Start.Add(4 * 24 * time.Hour)
-	args := []string{"backtest", "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`,
+	args := []string{"backtest", "--prometheus-url", url, "--selector", `{namespace="llm"}`,
 		"--replicas-query", `sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat"})`,
 		"--start", fmt.Sprint(day.Unix()), "--end", day.Add(24 * time.Hour).Format(time.RFC3339), "--step", "1m",
 		"--policy", "queue:24", "--policy", "fixed:6", "--output", "json"}

@@ -180,3 +180,15 @@ func (w Workload) Peak() float64 {
 	}
 	return p
 }
+
+// Known reports per step (index j = 1..N; 0 unused) whether its arrivals
+// come from samples: false when either end of the step lies inside a gap
+// (its arrivals are interpolated from the counters' increase).
+func (w Workload) Known() []bool {
+	gap := inGap(w.Grid, w.Coverage.Gaps)
+	out := make([]bool, w.Grid.N+1)
+	for j := 1; j <= w.Grid.N; j++ {
+		out[j] = !gap[j] && !gap[j-1]
+	}
+	return out
+}

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+	"time"
+
+	"github.com/infscale/infscale/pkg/backtest"
+	"github.com/infscale/infscale/pkg/recommend"
+	"github.com/infscale/infscale/pkg/replay"
+	"github.com/infscale/infscale/pkg/replica"
+	"github.com/infscale/infscale/pkg/seasonal"
+)
+
+// ProfileCmd is `infscale profile`: the arrival rate by hour of day and day
+// of week from Prometheus history, how much of the variance it explains, a
+// proposed schedule floor (config `schedule:` YAML and KEDA cron
+// triggers), and a replay of reactive only / schedule only / both.
+type ProfileCmd struct {
+	HistoryFlags `embed:""`
+	ReplicaFlags `embed:""`
+
+	Policy        string        `default:"queue:24" placeholder:"P" help:"The reactive policy (a simulate policy string); its queue/running target sets the requests one replica holds."`
+	FloorFraction float64       `name:"floor-fraction" default:"0.8" placeholder:"F" help:"The floor covers this fraction of the expected need (0 < F <= 1); the reactive policy scales on the rest."`
+	Timezone      string        `default:"UTC" placeholder:"TZ" help:"IANA time zone of the hours and of the schedule."`
+	Simulate      bool          `default:"true" negatable:"" help:"Replay reactive only, schedule only and both on the same history (--no-simulate to skip)."`
+	SLOTTFT       time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO of the replay."`
+	Seed          uint64        `default:"1" help:"Seed of the replay's arrivals within a step and token draws."`
+	Output        string        `enum:"text,json" default:"text" help:"Output format: text or json."`
+}
+
+// Run fetches, profiles, proposes the floor and replays.
+func (c *ProfileCmd) Run(e *env) error {
+	loc, err := time.LoadLocation(c.Timezone)
+	if err != nil {
+		return invalidf("--timezone %q: %v", c.Timezone, err)
+	}
+	reactive, err := replay.ParsePolicy(c.Policy)
+	if err != nil {
+		return invalidf("--policy: %v", err)
+	}
+	if !(c.FloorFraction > 0 && c.FloorFraction <= 1) {
+		return invalidf("--floor-fraction %g: want 0 < F <= 1", c.FloorFraction)
+	}
+	if c.SLOTTFT <= 0 {
+		return invalidf("--slo-ttft %s: want > 0", c.SLOTTFT)
+	}
+	res, err := c.resolve()
+	if err != nil {
+		return err
+	}
+	model, err := c.Replica()
+	if err != nil {
+		return err
+	}
+	prog := newStatusLine(e.stderr)
+	h, st, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
+		prog.printf("profile: queries %d/%d", done, total)
+	})
+	prog.done()
+	if err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
+	if err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	p, err := seasonal.Build(res.grid.Start, res.grid.Step, w.Arrivals, w.Known(), loc)
+	if err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	conc, lat, how := perReplica(model, reactive, w)
+	fl, err := seasonal.ProposeFloor(p, conc/lat, c.FloorFraction)
+	if err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	minReplicas := 1
+	if reactive.Recommend != nil {
+		minReplicas = max(reactive.Recommend.Min, 1)
+	}
+	wins := fl.Windows(minReplicas)
+	out := profileOut{p: p, floor: fl, windows: wins, zone: c.Timezone, conc: conc, latency: lat, how: how,
+		policy: c.Policy, fraction: c.FloorFraction, coverage: w.Coverage, start: res.grid.Start, end: res.grid.End()}
+	if c.Simulate {
+		tl := fl.Timeline(res.grid.Start, res.grid.Step, res.grid.N+1)
+		for i := range tl {
+			tl[i] = max(tl[i], float64(minReplicas)) // never below the policy's minimum
+		}
+		sched, err := replay.Follow("schedule only", res.grid.Step.Seconds(), tl)
+		if err != nil {
+			return err
+		}
+		pols := []replay.Policy{reactive, sched}
+		if len(wins) > 0 {
+			both, err := replay.ParsePolicy(c.Policy + seasonal.PolicyOptions(wins, c.Timezone))
+			if err != nil {
+				return fmt.Errorf("profile: schedule as policy options: %w", err)
+			}
+			both.Name = c.Policy + " + schedule"
+			pols = append(pols, both)
+		}
+		reactive.Name = c.Policy + " (reactive only)"
+		pols[0] = reactive
+		rep, err := backtest.Run(e.ctx, w, backtest.Config{Policies: pols, Seed: c.Seed, Replay: replay.Config{
+			Model: model, SLOTTFT: c.SLOTTFT.Seconds(),
+			Progress: func(now, end float64) {
+				if end > 0 && !math.IsInf(end, 0) {
+					prog.printf("profile: replay %3.0f%%", 100*now/end)
+				}
+			},
+		}})
+		prog.done()
+		if err != nil {
+			return fmt.Errorf("profile: %w", err)
+		}
+		rep.Fetch = st
+		out.sim = &rep
+	}
+	if c.Output == "json" {
+		return out.writeJSON(e.stdout)
+	}
+	return out.writeText(e.stdout)
+}
+
+// perReplica is the concurrency one replica holds under pol and the mean
+// request latency at that concurrency from the replica model (prefill of
+// the mean prompt + mean output × the decode step at that batch with half
+// the output generated): Little's law gives conc / latency requests/s.
+// Without a queue or running target the concurrency is
+// replay.OracleUtilization × the replica's max batch.
+func perReplica(r *replica.Replica, pol replay.Policy, w backtest.Workload) (conc, latency float64, how string) {
+	conc = replay.OracleUtilization * float64(r.MaxBatch())
+	how = fmt.Sprintf("%.0f%% of max batch %d", 100*replay.OracleUtilization, r.MaxBatch())
+	if pol.Recommend != nil {
+		for _, m := range pol.Recommend.Metrics {
+			if m.Signal == recommend.SignalQueue || m.Signal == recommend.SignalRunning {
+				conc = min(m.Target, float64(r.MaxBatch()))
+				how = fmt.Sprintf("%s target %g", m.Signal, m.Target)
+				break
+			}
+		}
+	}
+	pm, om := w.Prompt.Mean, w.Output.Mean
+	b := max(int(math.Round(conc)), 1)
+	ctx := int64(float64(b) * (pm + om/2))
+	latency = r.PrefillTime(int(math.Round(pm))) + om*r.StepTime(b, ctx)
+	return conc, latency, how
+}
+
+type profileOut struct {
+	p          seasonal.Profile
+	floor      seasonal.Floor
+	windows    []seasonal.Window
+	zone       string
+	conc       float64
+	latency    float64
+	how        string
+	policy     string
+	fraction   float64
+	coverage   backtest.Coverage
+	start, end time.Time
+	sim        *backtest.Report
+}
+
+var dayNames = [7]string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"}
+
+func rate(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func (o profileOut) writeText(w io.Writer) error {
+	p := o.p
+	fmt.Fprintf(w, "history   %s .. %s: %.1f days of data (coverage %.1f%%), hours in %s\n",
+		o.start.Format(time.RFC3339), o.end.Format(time.RFC3339), p.Days, 100*o.coverage.Fraction, o.zone)
+	if p.Days < 7 {
+		fmt.Fprintln(w, "note      less than a week: days of the week without data are estimated from the hour-of-day shape")
+	}
+	fmt.Fprintln(w, "\narrival rate (requests/s) by hour of day and day of week:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "hour\t")
+	order := []int{1, 2, 3, 4, 5, 6, 0}
+	for _, d := range order {
+		fmt.Fprintf(tw, "%s\t", dayNames[d])
+	}
+	fmt.Fprintln(tw, "all\tfloor Mon\tfloor Sat\t")
+	for h := range 24 {
+		fmt.Fprintf(tw, "%02d\t", h)
+		for _, d := range order {
+			fmt.Fprintf(tw, "%s\t", rate(p.Rate[d][h]))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t\n", rate(p.HourOfDay[h]), o.floor.Min[1][h], o.floor.Min[6][h])
+	}
+	fmt.Fprint(tw, "all\t")
+	for _, d := range order {
+		fmt.Fprintf(tw, "%s\t", rate(p.DayOfWeek[d]))
+	}
+	fmt.Fprintf(tw, "%s\t\t\t\n", rate(p.Mean))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\npeak hour %02d:00 (%.2f req/s); weekend / weekday %s; variance explained by day x hour: %s\n",
+		p.PeakHour, p.HourOfDay[p.PeakHour], fmtPct(p.WeekendRatio), fmtPct(p.VarianceExplained))
+	fmt.Fprintf(w, "one replica: %.0f requests in flight (%s) / %.2f s per request = %.2f req/s; floor = floor(%.2f x rate / %.2f)\n",
+		o.conc, o.how, o.latency, o.conc/o.latency, o.fraction, o.conc/o.latency)
+	fmt.Fprintf(w, "\nproposed schedule floor (the target's `schedule:` in serve's config):\n")
+	seasonal.WriteScheduleYAML(w, o.windows, o.zone)
+	fmt.Fprintf(w, "\nthe same floor as KEDA cron triggers (beside the prometheus trigger; KEDA takes the largest):\n")
+	seasonal.WriteKEDACron(w, o.windows, o.zone)
+	if o.sim != nil {
+		fmt.Fprintf(w, "\nreactive only, schedule only, both, replayed on the same history:\n\n")
+		return o.sim.WriteText(w)
+	}
+	return nil
+}
+
+func fmtPct(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*v)
+}
+
+func (o profileOut) writeJSON(w io.Writer) error {
+	nz := func(v float64) any {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return v
+	}
+	p := o.p
+	rates := map[string][]any{}
+	floors := map[string][]int{}
+	for d := range 7 {
+		for h := range 24 {
+			rates[dayNames[d]] = append(rates[dayNames[d]], nz(p.Rate[d][h]))
+		}
+		floors[dayNames[d]] = o.floor.Min[d][:]
+	}
+	hod := make([]any, 24)
+	for h := range hod {
+		hod[h] = nz(p.HourOfDay[h])
+	}
+	dow := map[string]any{}
+	for d := range 7 {
+		dow[dayNames[d]] = nz(p.DayOfWeek[d])
+	}
+	type win struct {
+		Cron     string `json:"cron"`
+		Duration string `json:"duration"`
+		Min      int    `json:"min"`
+		EndCron  string `json:"end_cron"`
+		Timezone string `json:"timezone"`
+	}
+	wins := []win{}
+	for _, x := range o.windows {
+		wins = append(wins, win{x.Cron(), fmt.Sprintf("%dh", x.Hours), x.Min, x.EndCron(), o.zone})
+	}
+	out := map[string]any{
+		"start": o.start, "end": o.end, "days": p.Days, "timezone": o.zone,
+		"rate_by_day_hour": rates, "hour_of_day": hod, "day_of_week": dow, "mean_rate": nz(p.Mean),
+		"peak_hour": p.PeakHour, "weekend_ratio": nz(p.WeekendRatio), "variance_explained": nz(p.VarianceExplained),
+		"per_replica_rate": nz(o.conc / o.latency), "floor": floors, "schedule": wins,
+	}
+	if o.sim != nil {
+		var buf bytes.Buffer
+		if err := o.sim.WriteJSON(&buf); err != nil {
+			return err
+		}
+		out["simulation"] = json.RawMessage(buf.Bytes())
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
