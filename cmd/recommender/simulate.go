@@ -70,6 +70,9 @@ func (c *SimulateCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if c.Period <= 0 || c.SLOTTFT <= 0 || c.Drain < 0 {
+		return invalidf("--period %v, --slo-ttft %v, --drain %v: want periods > 0 and a drain >= 0", c.Period, c.SLOTTFT, c.Drain)
+	}
 	mode, _ := replay.ParsePrefillMode(c.Prefill)
 	cfg := replay.Config{
 		Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(),

@@ -355,9 +355,6 @@ func (s *sim) finish(stop float64) {
 	s.res.Duration = s.end
 	s.res.TTFTP50 = s.ttft.quantile(0.5)
 	s.res.TTFTP95 = s.ttft.quantile(0.95)
-	if s.cfg.Timeline {
-		s.flushSample(s.nextSample)
-	}
 }
 
 // maxReplicas caps what a policy may ask for.

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runSimulate(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), append([]string{"simulate"}, args...), strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// simJSON is the documented JSON shape (docs/simulate.md).
+type simJSON struct {
+	Policy         string   `json:"policy"`
+	Requests       int64    `json:"requests"`
+	Met            int64    `json:"met"`
+	Late           int64    `json:"late"`
+	Unserved       int64    `json:"unserved"`
+	Rejected       int64    `json:"rejected"`
+	Misses         int64    `json:"slo_misses"`
+	MissPct        float64  `json:"miss_pct"`
+	TTFTP50        *float64 `json:"ttft_p50_s"`
+	TTFTP95        *float64 `json:"ttft_p95_s"`
+	ReplicaMinutes float64  `json:"replica_minutes"`
+	GPUCost        float64  `json:"gpu_cost"`
+	Peak           int      `json:"peak"`
+	ScaleEvents    int      `json:"scale_events"`
+	Timeline       []struct {
+		T       float64  `json:"t_s"`
+		Desired int      `json:"desired"`
+		Running *float64 `json:"running"`
+	} `json:"timeline"`
+}
+
+func simulateJSON(t *testing.T, args ...string) []simJSON {
+	t.Helper()
+	code, out, errs := runSimulate(t, append(args, "--output", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rows []simJSON
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return rows
+}
+
+func TestSimulateDefaultTable(t *testing.T) {
+	code, out, errs := runSimulate(t)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"policy", "requests", "SLO miss", "miss %", "TTFT p50", "TTFT p95", "replica-min", "GPU cost", "peak", "scale events", "reversals", "tokens/GPU-h",
+		"cpu:60", "queue:24,min=0,cooldown=120", "knative:24", "hpa(recommended)", "oracle"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if errs != "" {
+		t.Errorf("stderr %q, want nothing (not a terminal)", errs)
+	}
+}
+
+func TestSimulateJSONAndPolicyCommas(t *testing.T) {
+	rows := simulateJSON(t, "--policy", "cpu:60", "--policy", "queue:24,lookahead=90", "--gpu-hour-price", "3")
+	if len(rows) != 2 || rows[1].Policy != "queue:24,lookahead=90" {
+		t.Fatalf("rows %+v, want 2 policies with the comma kept inside the second", rows)
+	}
+	c := rows[0]
+	// cpu:60 never scales: one replica over the reference trace's 1,500 s =
+	// 25.0 replica-minutes = 0.4167 GPU-hours at 3 per hour = 1.25.
+	if c.Peak != 1 || c.ScaleEvents != 0 || c.ReplicaMinutes != 25 || c.GPUCost != 1.25 {
+		t.Errorf("cpu:60 %+v, want peak 1, no scale events, 25 replica-minutes, cost 1.25", c)
+	}
+	if c.Met+c.Late+c.Unserved+c.Rejected != c.Requests || c.Misses != c.Late+c.Unserved+c.Rejected {
+		t.Errorf("cpu:60 accounting %+v", c)
+	}
+	if c.TTFTP50 == nil || c.TTFTP95 == nil || c.MissPct <= 50 {
+		t.Errorf("cpu:60 %+v, want TTFT quantiles and most requests missing", c)
+	}
+}
+
+func TestSimulateTimelineAndCSV(t *testing.T) {
+	rows := simulateJSON(t, "--policy", "queue:24", "--timeline", "--trace", "synthetic:poisson,rate=5,duration=120,prompt=200,output=50")
+	// 120 s at a 15 s period: samples at 15, 30, ..., 120.
+	if len(rows) != 1 || len(rows[0].Timeline) != 8 || rows[0].Timeline[0].T != 15 {
+		t.Fatalf("timeline %+v, want 8 samples from 15 s", rows[0].Timeline)
+	}
+	code, out, _ := runSimulate(t, "--policy", "queue:24", "--output", "csv")
+	if code != 0 || !strings.HasPrefix(out, "policy,trace,requests,met,late,unserved,rejected,slo_misses,miss_pct,ttft_p50_s,ttft_p95_s,replica_minutes") {
+		t.Errorf("csv: exit %d\n%s", code, out)
+	}
+	code, out, _ = runSimulate(t, "--policy", "queue:24", "--output", "csv", "--timeline")
+	if code != 0 || !strings.HasPrefix(out, "policy,t_s,arrival_rate,desired") {
+		t.Errorf("timeline csv: exit %d\n%s", code, out[:min(len(out), 200)])
+	}
+}
+
+func TestSimulatePlot(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"p.png", "p.svg"} {
+		f := filepath.Join(dir, name)
+		code, _, errs := runSimulate(t, "--policy", "queue:24", "--policy", "oracle", "--plot", f)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, errs)
+		}
+		st, err := os.Stat(f)
+		if err != nil || st.Size() < 1000 {
+			t.Errorf("%s: %v, size %v", name, err, st)
+		}
+	}
+	if code, _, errs := runSimulate(t, "--plot", filepath.Join(dir, "p.gif")); code != 2 || !strings.Contains(errs, ".png or .svg") {
+		t.Errorf("gif: exit %d %q", code, errs)
+	}
+}
+
+func TestSimulateInvalid(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	bad := write("bad.csv", "arrival_s,prompt_tokens,output_tokens\n0,10,5\n1,ten,5\n")
+	unsorted := write("unsorted.csv", "0,10,5\n5,10,5\n3,10,5\n")
+	empty := write("empty.csv", "arrival_s,prompt_tokens,output_tokens\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--policy", "queue:24,mni=0"}, "column 10: unknown option mni"},
+		{[]string{"--policy", "bogus:3"}, "want SIGNAL:TARGET"},
+		{[]string{"--trace", bad}, "bad.csv:3: prompt_tokens \"ten\""},
+		{[]string{"--trace", unsorted}, "unsorted.csv:3: timestamp 3 s is before the previous row's 5 s"},
+		{[]string{"--trace", empty}, "trace has no requests"},
+		{[]string{"--trace", filepath.Join(dir, "missing.csv")}, "no such file"},
+		{[]string{"--trace", "synthetic:poisson,rate=-1"}, "field 2 rate"},
+		{[]string{"--rate-scale", "0"}, "--rate-scale"},
+		{[]string{"--window", "10:5"}, "--window"},
+		{[]string{"--period", "0s"}, "period"},
+		{[]string{"--gpu", "tpu"}, "--gpu"},
+	} {
+		code, _, errs := runSimulate(t, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, code, errs, c.want)
+		}
+	}
+	// --sort accepts the unsorted file.
+	if code, _, errs := runSimulate(t, "--trace", unsorted, "--sort", "--policy", "fixed:1"); code != 0 {
+		t.Errorf("--sort: exit %d %s", code, errs)
+	}
+}
+
+func TestSimulateAzureAccounting(t *testing.T) {
+	p := filepath.Join("..", "..", "..", "shared", "testdata", "traces", "azure-llm-2023-conv.csv")
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("shared test data absent (%v)", err)
+	}
+	for _, r := range simulateJSON(t, "--trace", p, "--policy", "queue:24", "--policy", "recommended") {
+		// README: 19,366 rows; every one is met, late, unserved or rejected.
+		if r.Requests != 19366 || r.Met+r.Late+r.Unserved+r.Rejected != 19366 {
+			t.Errorf("%s: %+v", r.Policy, r)
+		}
+	}
+}
