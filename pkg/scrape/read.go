@@ -53,13 +53,21 @@ func Read(r io.Reader, contentType, source string, server profile.Server) (*Page
 }
 
 func readBytes(b []byte, contentType, source string, server profile.Server) (*Page, error) {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return nil, &PageError{Source: source, Line: 1 + bytes.Count(b[:i], []byte("\n")),
+			Err: errors.New("NUL byte: binary data, not a text page (Prometheus's parser would silently stop reading here)")}
+	}
 	ct, err := mediaType(b, contentType)
 	if err != nil {
 		return nil, &PageError{Source: source, Line: 1, Err: err}
 	}
 	raw, err := parse(b, ct)
 	if err != nil {
-		return nil, &PageError{Source: source, Line: errorLine(b, ct), Err: err}
+		return nil, &PageError{Source: source, Line: errorLine(b, ct), Err: withHint(b, err)}
+	}
+	if ct == ContentTypeText && len(b) > 0 && b[len(b)-1] != '\n' {
+		return nil, &PageError{Source: source, Line: 1 + bytes.Count(b, []byte("\n")),
+			Err: errors.New("the last line does not end with a newline: the page looks truncated (the text format ends every line with \\n)")}
 	}
 	if server == profile.Unknown {
 		server = detect(raw)
@@ -67,7 +75,27 @@ func readBytes(b []byte, contentType, source string, server profile.Server) (*Pa
 			return nil, noProfile(source, raw)
 		}
 	}
-	return reduce(raw, source, server), nil
+	p := reduce(raw, source, server)
+	if j, err := checkValues(raw, p); err != nil {
+		line := 0
+		if j >= 0 {
+			line = sampleLine(b, ct, j)
+		}
+		return nil, &PageError{Source: source, Line: line, Err: err}
+	}
+	return p, nil
+}
+
+// withHint adds a likely cause to a parse error: Windows line endings or a
+// byte-order mark, which the exposition formats do not allow.
+func withHint(b []byte, err error) error {
+	switch {
+	case bytes.HasPrefix(b, []byte("\ufeff")):
+		return fmt.Errorf("%w (the page starts with a UTF-8 byte-order mark, which the format does not allow)", err)
+	case bytes.Contains(b, []byte("\r\n")):
+		return fmt.Errorf("%w (the page has CRLF line endings; the format ends lines with \\n only)", err)
+	}
+	return err
 }
 
 // mediaType picks the parser's content type: from the header when given
@@ -136,6 +164,7 @@ func parse(b []byte, ct string) (*rawPage, error) {
 	}
 	raw := &rawPage{byName: map[string][]int{}, family: map[string]string{}, declared: map[string]bool{}}
 	types := map[string]model.MetricType{}
+	seen := seriesSet{}
 	var lset labels.Labels
 	for {
 		et, err := p.Next()
@@ -160,6 +189,9 @@ func parse(b []byte, ct string) (*rawPage, error) {
 			_, _, v := p.Series()
 			p.Labels(&lset)
 			name := lset.Get(labels.MetricName)
+			if err := seen.add(lset, v, len(raw.samples), raw.samples); err != nil {
+				return nil, err
+			}
 			if _, ok := raw.family[name]; !ok {
 				raw.family[name] = familyOf(name, types)
 			}
@@ -192,6 +224,20 @@ func familyOf(name string, types map[string]model.MetricType) string {
 // text-format page is valid). OpenMetrics prefixes get a `# EOF` appended.
 // It returns the last line when no prefix fails (e.g. a missing `# EOF`).
 func errorLine(b []byte, ct string) int {
+	return lineWhere(b, ct, func(_ *rawPage, err error) bool { return err != nil })
+}
+
+// sampleLine is the 1-based line of the j-th sample (0-based, page order)
+// of a page that parses: the shortest prefix of lines with more than j
+// samples.
+func sampleLine(b []byte, ct string, j int) int {
+	return lineWhere(b, ct, func(raw *rawPage, err error) bool { return err == nil && len(raw.samples) > j })
+}
+
+// lineWhere returns the 1-based number of the shortest prefix of whole
+// lines for whose parse hit holds (hit must be monotone in the prefix
+// length); the last line when none does.
+func lineWhere(b []byte, ct string, hit func(*rawPage, error) bool) int {
 	lines := bytes.SplitAfter(b, []byte("\n"))
 	if n := len(lines); n > 0 && len(lines[n-1]) == 0 {
 		lines = lines[:n-1]
@@ -212,8 +258,8 @@ func errorLine(b []byte, ct string) int {
 			}
 			prefix = buf
 		}
-		_, err := parse(prefix, ct)
-		return err != nil
+		raw, err := parse(prefix, ct)
+		return hit(raw, err)
 	}
 	k := sort.Search(len(lines), func(i int) bool { return fails(i + 1) })
 	if k == len(lines) {

@@ -88,7 +88,7 @@ func TestReadAbsentIsNotZero(t *testing.T) {
 		running, waiting float64
 	}{
 		"only NaN":             {"vllm:num_requests_running NaN\nvllm:num_requests_waiting 1\n", A, 1},
-		"only Inf":             {"vllm:num_requests_running +Inf\nvllm:num_requests_running -Inf\nvllm:num_requests_waiting 0\n", A, 0},
+		"only Inf":             {"vllm:num_requests_running{engine=\"0\"} +Inf\nvllm:num_requests_running{engine=\"1\"} -Inf\nvllm:num_requests_waiting 0\n", A, 0},
 		"NaN next to finite":   {"vllm:num_requests_running{engine=\"0\"} NaN\nvllm:num_requests_running{engine=\"1\"} 2\nvllm:num_requests_waiting 0\n", 2, 0},
 		"declared, no samples": {"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_waiting 0\n", A, 0},
 		"zero is zero":         {"vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n", 0, 0},

@@ -1,0 +1,85 @@
+package scrape
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/prometheus/prometheus/model/labels"
+)
+
+// maxSeriesInError bounds how much of a series is quoted in an error (label
+// values can be megabytes long).
+const maxSeriesInError = 200
+
+// seriesSet finds a series that appears twice on one page. Prometheus's
+// scrape drops such a sample as a duplicate; summing it would count one
+// replica's requests twice, so the page is refused.
+type seriesSet map[uint64][]int
+
+// add records lset (value v) as sample j; an error when samples already has
+// an equal label set.
+func (s seriesSet) add(lset labels.Labels, v float64, j int, samples []Sample) error {
+	h := lset.Hash()
+	for _, k := range s[h] {
+		if labels.Equal(samples[k].Labels, lset) {
+			return fmt.Errorf("series %s appears twice on the page (one sample per series is allowed; its first sample was %g, this one %g)",
+				quoteSeries(lset), samples[k].Value, v)
+		}
+	}
+	s[h] = append(s[h], j)
+	return nil
+}
+
+func quoteSeries(lset labels.Labels) string {
+	s := lset.String()
+	if len(s) > maxSeriesInError {
+		s = s[:maxSeriesInError] + "…"
+	}
+	return s
+}
+
+// checkValues refuses values a server cannot export for the signals the
+// page is read for: a negative request count, token or request counter or
+// CPU time, a KV usage outside 0..1, or a sum that overflows float64. It
+// returns the index of the offending sample (-1 for an overflowing sum) and
+// the error; -1 and nil when the page is sane. Non-finite samples are not
+// checked here: they are ABSENT by the reading rules.
+func checkValues(raw *rawPage, p *Page) (int, error) {
+	type rule struct {
+		family string
+		what   string
+		total  float64
+		max    float64 // inclusive upper bound
+	}
+	rules := []rule{
+		{p.Chosen.Running, "a running-request count", p.Running, math.Inf(1)},
+		{p.Chosen.Waiting, "a waiting-request count", p.Waiting, math.Inf(1)},
+		{p.Chosen.KV, "a KV-cache usage fraction", p.KV, 1},
+		{p.Chosen.PromptTokens, "a token counter", p.PromptTokens, math.Inf(1)},
+		{p.Chosen.GenerationTokens, "a token counter", p.GenerationTokens, math.Inf(1)},
+		{p.Chosen.Requests, "a request counter", p.Requests, math.Inf(1)},
+		{p.Chosen.CPUSeconds, "a CPU-seconds counter", p.CPUSeconds, math.Inf(1)},
+	}
+	for _, r := range rules {
+		if r.family == "" {
+			continue
+		}
+		for _, j := range raw.byName[r.family] {
+			v := raw.samples[j].Value
+			if !finite(v) {
+				continue
+			}
+			if v < 0 || v > r.max {
+				allowed := "a number >= 0"
+				if !math.IsInf(r.max, 1) {
+					allowed = fmt.Sprintf("0 to %g", r.max)
+				}
+				return j, fmt.Errorf("%s is %g, not %s (allowed: %s)", quoteSeries(raw.samples[j].Labels), v, r.what, allowed)
+			}
+		}
+		if math.IsInf(r.total, 0) {
+			return -1, fmt.Errorf("%s: the sum over its series overflows (%g); not %s", r.family, r.total, r.what)
+		}
+	}
+	return -1, nil
+}

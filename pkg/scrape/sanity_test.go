@@ -1,0 +1,84 @@
+package scrape
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+// Pages that parse with Prometheus's text parser but must not be read:
+// each would otherwise give a number (a decision on garbage). Every one is
+// *PageError naming the line of the problem.
+func TestReadRefusesGarbageValues(t *testing.T) {
+	for name, tc := range map[string]struct {
+		page string
+		line int
+		want string // in the message
+	}{
+		// the textparse lexer treats NUL as end of input: without the check
+		// "waiting 5" on line 3 was silently dropped (waiting ABSENT).
+		"NUL stops the parser": {"vllm:num_requests_running 1\n\x00\nvllm:num_requests_waiting 5\n", 2, "NUL byte"},
+		"NUL mid-line":         {"vllm:num_requests_running 1\nvllm:num_requests_waiting 5\x00 junk\n", 2, "NUL byte"},
+		// "35" cut to "3" by a truncated paste or file: the text format ends
+		// every line with \n, so a page whose last line lacks it is cut.
+		"truncated last line": {"vllm:num_requests_running 2\nvllm:num_requests_waiting 3", 2, "truncated"},
+		// the same series twice: summing gave running 2 + 3 = 5 for one engine.
+		"duplicate series": {"vllm:num_requests_running{engine=\"0\"} 2\nvllm:num_requests_waiting 0\nvllm:num_requests_running{engine=\"0\"} 3\n", 3, "appears twice"},
+		// with timestamps it is still one series: 1 + 5 = 6 was read.
+		"duplicate with timestamps": {"vllm:num_requests_running 1 1700000000000\nvllm:num_requests_running 5 1700000001000\n", 2, "appears twice"},
+		"duplicate bucket": {"# TYPE vllm:time_to_first_token_seconds histogram\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} 1\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} 2\n", 3, "appears twice"},
+		"negative waiting": {"vllm:num_requests_running 1\nvllm:num_requests_waiting{engine=\"0\"} 0\nvllm:num_requests_waiting{engine=\"1\"} -3\n", 3, "not a waiting-request count (allowed: a number >= 0)"},
+		"negative running": {"sglang:num_running_reqs -1\n", 1, "running-request count"},
+		"KV above 1":       {"vllm:num_requests_running 1\nvllm:kv_cache_usage_perc 1.7\n", 2, "not a KV-cache usage fraction (allowed: 0 to 1)"},
+		"KV below 0":       {"vllm:kv_cache_usage_perc -0.1\n", 1, "KV-cache usage"},
+		"negative counter": {"vllm:num_requests_running 1\nvllm:prompt_tokens_total -5\n", 2, "token counter"},
+		"negative cpu":     {"vllm:num_requests_running 1\nprocess_cpu_seconds_total -1\n", 2, "CPU-seconds"},
+		// 1.7e308 + 1.7e308 overflows to +Inf, which read as ABSENT: garbage, not unknown.
+		"sum overflows": {"vllm:num_requests_running{engine=\"0\"} 1.7e308\nvllm:num_requests_running{engine=\"1\"} 1.7e308\n", 0, "overflows"},
+		// parse errors get a hint when the cause is the line ending or a BOM
+		"CRLF": {"vllm:num_requests_running 1\r\nvllm:num_requests_waiting 2\r\n", 1, "CRLF line endings"},
+		"BOM":  {"\ufeffvllm:num_requests_running 1\n", 1, "byte-order mark"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := Read(strings.NewReader(tc.page), "", "bad.prom", profile.Unknown)
+			var pe *PageError
+			if !errors.As(err, &pe) || !errors.Is(err, ErrInvalidPage) || p != nil {
+				t.Fatalf("Read = %+v, %v; want *PageError", p, err)
+			}
+			if pe.Line != tc.line || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("line %d, %q; want line %d and %q", pe.Line, err, tc.line, tc.want)
+			}
+		})
+	}
+}
+
+// The checks do not refuse what real servers export: 0 and 1 for KV, the
+// same labels under different names, the same name under different labels,
+// OpenMetrics without a newline after # EOF (its grammar makes it optional),
+// and non-finite samples (ABSENT, not garbage).
+func TestReadSaneEdges(t *testing.T) {
+	p := readString(t, `vllm:num_requests_running{engine="0"} 0
+vllm:num_requests_running{engine="1"} 2
+vllm:num_requests_waiting{engine="0"} 0
+vllm:num_requests_waiting{engine="1"} NaN
+vllm:kv_cache_usage_perc{engine="0"} 1
+vllm:kv_cache_usage_perc{engine="1"} -Inf
+`, profile.Unknown)
+	// running 0 + 2; waiting 0 (NaN ignored); KV max(1) with -Inf ignored.
+	checkFloat(t, "running", p.Running, 2)
+	checkFloat(t, "waiting", p.Waiting, 0)
+	checkFloat(t, "kv", p.KV, 1)
+
+	om, err := Read(strings.NewReader("vllm:num_requests_running 4\n# EOF"), "", "om", profile.Unknown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFloat(t, "openmetrics running", om.Running, 4)
+
+	// a garbage value in a family the page is not read from is not refused:
+	// vLLM reads kv_cache_usage_perc and ignores gpu_cache_usage_perc.
+	p = readString(t, "vllm:kv_cache_usage_perc 0.5\nvllm:gpu_cache_usage_perc 7\n", profile.Unknown)
+	checkFloat(t, "kv", p.KV, 0.5)
+}
