@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -121,9 +123,11 @@ func testBacktest(t *testing.T, url string, truth history.Truth) {
 		t.Error("no simulated actual row")
 	}
 
-	// Text output has the actual rows and the gap.
+	// Text output has the actual rows and the gap; --plot writes an SVG.
 	out.Reset()
 	args[len(args)-1] = "text"
+	svg := filepath.Join(t.TempDir(), "backtest.svg")
+	args = append(args, "--plot", svg)
 	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -131,6 +135,9 @@ func testBacktest(t *testing.T, url string, truth history.Truth) {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("text output lacks %q:\n%s", s, out.String())
 		}
+	}
+	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) {
+		t.Errorf("plot %s: %v, %d bytes", svg, err, len(b))
 	}
 	t.Logf("\n%s", out.String())
 }
