@@ -33,7 +33,7 @@ func Follow(name string, step float64, replicas []float64) (Policy, error) {
 		last = tl[i]
 	}
 	ctl := &follow{step: step, tl: tl}
-	return Policy{Name: name, min: max(tl[0], 1), build: func(env) (Controller, error) { return ctl, nil }}, nil
+	return Policy{Name: name, min: tl[0], exact: true, build: func(env) (Controller, error) { return ctl, nil }}, nil
 }
 
 // follow wants the timeline's count at now; it holds no state, so one

@@ -22,7 +22,8 @@ type Policy struct {
 	// the baselines fixed, knative and oracle).
 	Recommend *recommend.Policy
 
-	min   int // the replicas at second 0 (at least 1)
+	min   int  // the replicas at second 0 (at least 1)
+	exact bool // start with exactly min replicas (no warm-start sizing)
 	build func(env) (Controller, error)
 }
 
@@ -89,7 +90,7 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 		if len(parts) > 1 {
 			return Policy{}, policyError(full, off+parts[1].at+1, "fixed:N takes no options")
 		}
-		return Policy{Name: s0, min: max(n, 1), build: func(env) (Controller, error) { return fixed(n), nil }}, nil
+		return Policy{Name: s0, min: n, exact: true, build: func(env) (Controller, error) { return fixed(n), nil }}, nil
 	case "knative":
 		return parseKnative(full, s0, parts, off)
 	case "oracle":

@@ -259,7 +259,10 @@ func newSim(src trace.Source, pol Policy, cfg Config) (*sim, error) {
 	}
 	s.res.Policy, s.res.Trace = pol.Name, src.Name
 	initial := cfg.Initial
-	if initial == 0 {
+	switch {
+	case initial == 0 && pol.exact:
+		initial = pol.min // fixed:N and Follow start where they are
+	case initial == 0:
 		initial = max(pol.min, 1)
 		if need, err := warmSize(env{cfg: cfg, sp: sp, src: src}); err == nil {
 			initial = max(initial, need)
