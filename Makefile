@@ -2,7 +2,7 @@
 GO ?= go
 BIN ?= bin/infscale
 
-.PHONY: build test bench lint fuzz tools
+.PHONY: build test test-deploy bench lint fuzz tools
 
 build:
 	$(GO) build -o $(BIN) ./cmd/recommender
@@ -13,10 +13,16 @@ tools:
 	$(GO) build -C tools -o bin/prometheus github.com/prometheus/prometheus/cmd/prometheus
 	$(GO) build -C tools -o bin/promtool github.com/prometheus/prometheus/cmd/promtool
 
-test: tools
+test: tools test-deploy
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	INFSCALE_PROMETHEUS=$(CURDIR)/tools/bin/prometheus INFSCALE_PROMTOOL=$(CURDIR)/tools/bin/promtool $(GO) test ./...
+
+# deploy/ manifests decoded strictly into their owners' Go types (KEDA,
+# prometheus-operator, kustomize): a separate test-only module, deploy/test.
+test-deploy:
+	$(GO) -C deploy/test vet ./...
+	$(GO) -C deploy/test test ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
