@@ -34,7 +34,9 @@ type document struct {
 	meta  metav1.TypeMeta
 }
 
-func (d document) String() string { return fmt.Sprintf("%s#%d (%s %s)", d.file, d.index, d.meta.APIVersion, d.meta.Kind) }
+func (d document) String() string {
+	return fmt.Sprintf("%s#%d (%s %s)", d.file, d.index, d.meta.APIVersion, d.meta.Kind)
+}
 
 // manifestFiles lists every .yaml/.yml file under deploy/, outside this
 // test module.
