@@ -50,6 +50,7 @@ func TestReconstructFromPrometheus(t *testing.T) {
 	// Replica-minutes within 1%.
 	got := w.ReplicaSeconds() / 60
 	want := truth.ReplicaSeconds / 60
+	t.Logf("replica-minutes %.1f, truth %.1f; gaps %v", got, want, w.Coverage.Gaps)
 	if rel := math.Abs(got-want) / want; rel > 0.01 {
 		t.Errorf("replica-minutes %.1f, truth %.1f: off by %.2f%%, want <= 1%%", got, want, 100*rel)
 	}
