@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Sentinels. Invalid input (ErrInvalidPage, ErrNoProfile, ErrSource) is the
@@ -39,7 +40,24 @@ func (e *PageError) Error() string {
 	if e.Line > 0 {
 		loc = fmt.Sprintf("%s:%d", e.Source, e.Line)
 	}
-	return fmt.Sprintf("%s: %v: %v", loc, ErrInvalidPage, e.Err)
+	return fmt.Sprintf("%s: %v: %s", loc, ErrInvalidPage, clip(e.Err.Error()))
+}
+
+// maxMessage bounds the parser's message in PageError.Error: Prometheus's
+// parser quotes the whole offending line, which can be megabytes long.
+const maxMessage = 512
+
+// clip shortens msg to maxMessage bytes (on a rune boundary), saying how
+// long it was.
+func clip(msg string) string {
+	if len(msg) <= maxMessage {
+		return msg
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (message cut, %d bytes in all)", msg[:cut], len(msg))
 }
 
 // Unwrap returns ErrInvalidPage and the parser's error.

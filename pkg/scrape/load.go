@@ -122,7 +122,8 @@ func fetch(ctx context.Context, client *http.Client, url string, server profile.
 // means 16) and returns pages and errors aligned with srcs: for each i
 // exactly one of pages[i] and errs[i] is non-nil. A failed scrape is a
 // replica that does not vote (Aggregate skips nil pages); the caller decides
-// whether any error is fatal. "-" may appear at most once.
+// whether any error is fatal. "-" is read at most once: a second "-" is
+// ErrSource.
 func LoadAll(ctx context.Context, client *http.Client, srcs []string, stdin io.Reader, server profile.Server, parallel int) ([]*Page, []error) {
 	if parallel <= 0 {
 		parallel = 16
@@ -131,7 +132,15 @@ func LoadAll(ctx context.Context, client *http.Client, srcs []string, stdin io.R
 	errs := make([]error, len(srcs))
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
+	stdinSeen := false
 	for i, src := range srcs {
+		if src == "-" {
+			if stdinSeen {
+				errs[i] = fmt.Errorf("-: %w: standard input can be read only once (PAGE - appears twice)", ErrSource)
+				continue
+			}
+			stdinSeen = true
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {

@@ -1,9 +1,11 @@
 package scrape
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/infscale/infscale/pkg/profile"
 )
@@ -28,13 +30,13 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 		"duplicate series": {"vllm:num_requests_running{engine=\"0\"} 2\nvllm:num_requests_waiting 0\nvllm:num_requests_running{engine=\"0\"} 3\n", 3, "appears twice"},
 		// with timestamps it is still one series: 1 + 5 = 6 was read.
 		"duplicate with timestamps": {"vllm:num_requests_running 1 1700000000000\nvllm:num_requests_running 5 1700000001000\n", 2, "appears twice"},
-		"duplicate bucket": {"# TYPE vllm:time_to_first_token_seconds histogram\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} 1\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} 2\n", 3, "appears twice"},
-		"negative waiting": {"vllm:num_requests_running 1\nvllm:num_requests_waiting{engine=\"0\"} 0\nvllm:num_requests_waiting{engine=\"1\"} -3\n", 3, "not a waiting-request count (allowed: a number >= 0)"},
-		"negative running": {"sglang:num_running_reqs -1\n", 1, "running-request count"},
-		"KV above 1":       {"vllm:num_requests_running 1\nvllm:kv_cache_usage_perc 1.7\n", 2, "not a KV-cache usage fraction (allowed: 0 to 1)"},
-		"KV below 0":       {"vllm:kv_cache_usage_perc -0.1\n", 1, "KV-cache usage"},
-		"negative counter": {"vllm:num_requests_running 1\nvllm:prompt_tokens_total -5\n", 2, "token counter"},
-		"negative cpu":     {"vllm:num_requests_running 1\nprocess_cpu_seconds_total -1\n", 2, "CPU-seconds"},
+		"duplicate bucket":          {"# TYPE vllm:time_to_first_token_seconds histogram\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} 1\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} 2\n", 3, "appears twice"},
+		"negative waiting":          {"vllm:num_requests_running 1\nvllm:num_requests_waiting{engine=\"0\"} 0\nvllm:num_requests_waiting{engine=\"1\"} -3\n", 3, "not a waiting-request count (allowed: a number >= 0)"},
+		"negative running":          {"sglang:num_running_reqs -1\n", 1, "running-request count"},
+		"KV above 1":                {"vllm:num_requests_running 1\nvllm:kv_cache_usage_perc 1.7\n", 2, "not a KV-cache usage fraction (allowed: 0 to 1)"},
+		"KV below 0":                {"vllm:kv_cache_usage_perc -0.1\n", 1, "KV-cache usage"},
+		"negative counter":          {"vllm:num_requests_running 1\nvllm:prompt_tokens_total -5\n", 2, "token counter"},
+		"negative cpu":              {"vllm:num_requests_running 1\nprocess_cpu_seconds_total -1\n", 2, "CPU-seconds"},
 		// 1.7e308 + 1.7e308 overflows to +Inf, which read as ABSENT: garbage, not unknown.
 		"sum overflows": {"vllm:num_requests_running{engine=\"0\"} 1.7e308\nvllm:num_requests_running{engine=\"1\"} 1.7e308\n", 0, "overflows"},
 		// parse errors get a hint when the cause is the line ending or a BOM
@@ -81,4 +83,32 @@ vllm:kv_cache_usage_perc{engine="1"} -Inf
 	// vLLM reads kv_cache_usage_perc and ignores gpu_cache_usage_perc.
 	p = readString(t, "vllm:kv_cache_usage_perc 0.5\nvllm:gpu_cache_usage_perc 7\n", profile.Unknown)
 	checkFloat(t, "kv", p.KV, 0.5)
+}
+
+// Prometheus's parser quotes the whole offending line: a 1 MB label value
+// made a 1 MB error message. The message is cut, the line still named.
+func TestPageErrorMessageIsBounded(t *testing.T) {
+	page := "vllm:num_requests_running 1\nvllm:num_requests_waiting{x=\"" + strings.Repeat("é", 500000) + "\"} 2 garbage\n"
+	_, err := Read(strings.NewReader(page), "", "big.prom", profile.Unknown)
+	var pe *PageError
+	if !errors.As(err, &pe) || pe.Line != 2 {
+		t.Fatalf("err = %.200v, want *PageError at line 2", err)
+	}
+	msg := err.Error()
+	if len(msg) > 700 || !strings.HasPrefix(msg, "big.prom:2: invalid metrics page: ") || !strings.Contains(msg, "message cut") || !utf8.ValidString(msg) {
+		t.Errorf("message of %d bytes: %.300q", len(msg), msg)
+	}
+}
+
+// "-" twice: stdin is read once; the second is a source error, not an
+// empty page that fails with "no known server profile".
+func TestLoadAllStdinOnce(t *testing.T) {
+	stdin := strings.NewReader("vllm:num_requests_running 3\n")
+	pages, errs := LoadAll(context.Background(), nil, []string{"-", "-"}, stdin, profile.Unknown, 0)
+	if errs[0] != nil || pages[0] == nil || pages[0].Running != 3 {
+		t.Fatalf("first -: %v %+v", errs[0], pages[0])
+	}
+	if !errors.Is(errs[1], ErrSource) || pages[1] != nil || !strings.Contains(errs[1].Error(), "only once") {
+		t.Errorf("second -: %v %+v, want ErrSource", errs[1], pages[1])
+	}
 }
