@@ -28,7 +28,7 @@ var DefaultBacktestPolicies = []string{"queue:24", "queue:24,lookahead=90", "que
 // HistoryFlags select a target's Prometheus history; shared by backtest
 // and profile.
 type HistoryFlags struct {
-	Config        string         `placeholder:"FILE" help:"serve's YAML config: the Prometheus and the target (with --target) come from it."`
+	Config        string         `placeholder:"FILE" help:"serve's YAML config: the Prometheus, the target's server, selector and replicas query come from it (with --target), and backtest replays the target's own policy as the row config:NAME."`
 	Target        string         `placeholder:"NAME" help:"Target name in --config."`
 	PrometheusURL string         `name:"prometheus-url" placeholder:"URL" help:"Prometheus base URL, e.g. http://prometheus:9090 (instead of --config)."`
 	Server        profile.Server `default:"vllm" placeholder:"S" help:"Server profile of the series: vllm, sglang, trtllm (with --prometheus-url)."`
@@ -48,6 +48,9 @@ type resolved struct {
 	api    promql.API
 	target backtest.Target
 	grid   backtest.Grid
+	// policy is the --config target's own policy (nil without --config),
+	// named config:<target>.
+	policy *replay.Policy
 }
 
 // resolve checks the flags (exit 2 on bad input) and builds the client.
@@ -114,6 +117,15 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 		if replicas == "" {
 			replicas = tg.Replicas
 		}
+		rp, err := tg.Policy()
+		if err != nil {
+			return r, invalidf("%s: target %s: %v", f.Config, tg.Name, err)
+		}
+		pol, err := replay.FromRecommend("config:"+tg.Name, &rp)
+		if err != nil {
+			return r, invalidf("%s: target %s: %v", f.Config, tg.Name, err)
+		}
+		r.policy = &pol
 	case f.PrometheusURL != "":
 		if sel == "" {
 			return r, invalidf("--prometheus-url needs --selector '{...}'")
@@ -205,6 +217,9 @@ func (c *BacktestCmd) Run(e *env) error {
 	}
 	if c.Plot != "" && !strings.HasSuffix(c.Plot, ".png") && !strings.HasSuffix(c.Plot, ".svg") {
 		return invalidf("--plot %q: want a .png or .svg file", c.Plot)
+	}
+	if res.policy != nil {
+		pols = append([]replay.Policy{*res.policy}, pols...)
 	}
 	model, err := c.Replica()
 	if err != nil {

@@ -63,6 +63,40 @@ func TestHistoryCommands(t *testing.T) {
 	srv, truth := history.Serve(t, history.Config{Scrape: 2 * time.Minute})
 	t.Run("backtest", func(t *testing.T) { testBacktest(t, srv.URL, truth) })
 	t.Run("profile", func(t *testing.T) { testProfile(t, srv.URL, truth) })
+	t.Run("config", func(t *testing.T) { testBacktestConfig(t, srv.URL, truth) })
+}
+
+// testBacktestConfig reads the Prometheus, selector and replicas query from
+// a serve config and replays the target's own policy as config:chat.
+func testBacktestConfig(t *testing.T, url string, truth history.Truth) {
+	cfg := filepath.Join(t.TempDir(), "serve.yaml")
+	yaml := "prometheus:\n  url: " + url + "\ntargets:\n- name: chat\n  server: vllm\n  selector: '{namespace=\"llm\"}'\n" +
+		"  replicas: 'kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"}'\n" +
+		"  metrics:\n  - {type: queue, target: 24}\n  min: 1\n  max: 8\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	day := truth.Start.Add(5 * 24 * time.Hour) // Saturday
+	args := []string{"backtest", "--config", cfg, "--target", "chat",
+		"--start", fmt.Sprint(day.Unix()), "--end", fmt.Sprint(day.Add(6 * time.Hour).Unix()), "--step", "2m",
+		"--policy", "fixed:2", "--output", "csv"}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	// Rows: header, actual (observed), actual (simulated), config:chat, fixed:2.
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[3], "config:chat,") || !strings.HasPrefix(lines[4], "fixed:2,") {
+		t.Errorf("csv:\n%s\nwant the actual rows, config:chat and fixed:2", out.String())
+	}
+	// fixed:2 for 6 h: 720 replica-minutes (column 7).
+	if f := strings.Split(lines[4], ","); len(f) < 7 || f[6] != "720" {
+		t.Errorf("fixed:2 row %q, want 720 replica-minutes", lines[4])
+	}
+	args = []string{"backtest", "--config", cfg, "--target", "nope"}
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), "targets: chat") {
+		t.Errorf("unknown target: exit %d, %s", code, errb.String())
+	}
 }
 
 // testBacktest runs the command on one day of the synthetic week (Friday,
