@@ -224,6 +224,24 @@ func fieldByIndex(v reflect.Value, index []int) reflect.Value {
 }
 
 func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
+	// This package's own scalar types are decoded from the token directly:
+	// goccy's unmarshaler path formats the whole document for every value
+	// (quadratic in the file's size).
+	switch p := v.Addr().Interface().(type) {
+	case *Quantity:
+		d.scalar(n, path, v.Type(), p.UnmarshalYAML)
+		return
+	case *model.Duration:
+		d.scalar(n, path, v.Type(), func(b []byte) error {
+			dur, err := model.ParseDuration(string(b))
+			if err != nil {
+				return err
+			}
+			*p = dur
+			return nil
+		})
+		return
+	}
 	opts := []yaml.DecodeOption{yaml.Strict()}
 	pt := reflect.PointerTo(v.Type())
 	if pt.Implements(jsonUnmarshaler) && !pt.Implements(bytesUnmarshaler) && !pt.Implements(interfaceUnmarshaler) {
@@ -281,5 +299,23 @@ func describe(n ast.Node) string {
 		return "a list"
 	default:
 		return fmt.Sprintf("%q", n.String())
+	}
+}
+
+// scalar decodes a scalar node's text with set, reporting a non-scalar or a
+// failure at the node.
+func (d *strictDecoder) scalar(n ast.Node, path string, t reflect.Type, set func([]byte) error) {
+	switch n.Type() {
+	case ast.StringType, ast.IntegerType, ast.FloatType, ast.BoolType, ast.InfinityType, ast.NanType:
+	default:
+		d.errorf(position(n), path, "expected %s, got %s", expected(t), describe(n))
+		return
+	}
+	text := n.GetToken().Value
+	if sn, ok := n.(*ast.StringNode); ok {
+		text = sn.Value
+	}
+	if err := set([]byte(text)); err != nil {
+		d.errorf(position(n), path, "%v; expected %s", err, expected(t))
 	}
 }

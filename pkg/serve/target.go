@@ -27,7 +27,7 @@ type target struct {
 }
 
 // maxRecent is how many decisions per target /debug/decisions keeps.
-const maxRecent = 20
+const maxRecent = 5
 
 // Record is one decision as /debug/decisions and the audit log show it.
 type Record struct {

@@ -1,0 +1,151 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/infscale/infscale/pkg/config"
+)
+
+// benchPrometheus answers pkg/promql's batched queries: one sample per
+// label_replace branch, labelled infscale_target="<k>", with a value by
+// signal (running 50, waiting 10, reporting 2, kv 0.3). Answers are encoded
+// once per distinct query so that the fake costs little CPU in the
+// benchmark's process.
+func benchPrometheus(b *testing.B) (*httptest.Server, *int64) {
+	var mu sync.Mutex
+	cache := map[string][]byte{}
+	var queries int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.FormValue("query")
+		mu.Lock()
+		queries++
+		body, ok := cache[q]
+		if !ok {
+			val := "0.3"
+			switch {
+			case strings.HasPrefix(q, "label_replace(count("):
+				val = "2"
+			case strings.Contains(q, "num_requests_running"):
+				val = "50"
+			case strings.Contains(q, "num_requests_waiting"):
+				val = "10"
+			}
+			n := strings.Count(q, "label_replace(")
+			var sb strings.Builder
+			sb.WriteString(`{"status":"success","data":{"resultType":"vector","result":[`)
+			for k := range n {
+				if k > 0 {
+					sb.WriteByte(',')
+				}
+				fmt.Fprintf(&sb, `{"metric":{"infscale_target":"%d"},"value":[1767607200,"%s"]}`, k, val)
+			}
+			sb.WriteString(`]}}`)
+			body = []byte(sb.String())
+			cache[q] = body
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	b.Cleanup(srv.Close)
+	return srv, &queries
+}
+
+func benchConfig(b *testing.B, url string, n int) *config.File {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "prometheus: {url: %s}\ntargets:\n", url)
+	for i := range n {
+		fmt.Fprintf(&sb, "- {name: t%d, selector: '{namespace=\"llm\", deployment=\"t%d\"}', metrics: [{type: queue, target: 24}, {type: kv, target: 0.8}], max: 8}\n", i, i)
+	}
+	cfg, err := config.Parse([]byte(sb.String()), "bench.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cfg
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rssMiB reads the process's peak resident set (VmHWM) from /proc.
+func rssMiB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			f := strings.Fields(l)
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// BenchmarkCycle1000Targets is one decision cycle of serve for 1,000
+// targets (queue and kv metrics) against a fake Prometheus over HTTP:
+// batched queries, JSON decoding, 1,000 decisions and their export. It
+// reports Prometheus queries per cycle, CPU time per cycle (the whole
+// process: infscale plus the fake, which decodes the ~400 kB batched
+// queries), the process's peak RSS during the cycles (test binary and fake
+// included; the setup's peak is reset through /proc/self/clear_refs) and
+// the live heap after a GC (what serve holds between cycles).
+// Goals (issue 4): <= 10 queries, < 50 ms CPU, < 64 MiB RSS.
+func BenchmarkCycle1000Targets(b *testing.B) {
+	srv, queries := benchPrometheus(b)
+	cfg := benchConfig(b, srv.URL, 1000)
+	src, err := NewSource(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := NewMetrics(prometheus.NewRegistry(), "bench")
+	l := &Loop{Source: src, Metrics: m, Interval: time.Minute}
+	if err := l.SetConfig(cfg); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	l.Now = func() time.Time { return now }
+	l.Cycle(context.Background()) // warm: plans, series
+	if r := lastRecord(l, "t999"); r.Desired != 3 {
+		b.Fatalf("t999 desired %d, want ceil(60/24) = 3 (reason %s, errors %v)", r.Desired, r.Reason, r.Errors)
+	}
+	// Reset the peak RSS after setup (parsing the 1,000-target config is a
+	// one-off peak): what is measured is the cycles' steady state.
+	debug.FreeOSMemory()
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+	q0 := *queries
+	cpu0 := cpuTime()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		now = now.Add(15 * time.Second)
+		l.Cycle(context.Background())
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(*queries-q0)/float64(b.N), "queries/cycle")
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/cycle")
+	b.ReportMetric(rssMiB(), "peak-rss-MiB")
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "live-heap-MiB")
+	runtime.KeepAlive(l)
+}
