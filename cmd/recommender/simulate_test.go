@@ -59,7 +59,7 @@ func TestSimulateDefaultTable(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	for _, want := range []string{"policy", "requests", "SLO miss", "miss %", "TTFT p50", "TTFT p95", "replica-min", "GPU cost", "peak", "scale events", "reversals", "tokens/GPU-h",
-		"cpu:60", "queue:24,min=0,cooldown=120", "knative:24", "hpa(recommended)", "oracle"} {
+		"cpu:60", "queue:24,min=0,cooldown=120", "knative:16", "hpa(recommended)", "oracle"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

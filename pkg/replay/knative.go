@@ -12,37 +12,42 @@ import (
 // Knative Pod Autoscaler (KPA) defaults (knative.dev/serving
 // config-autoscaler: stable-window 60s, panic-window-percentage 10%,
 // panic-threshold-percentage 200, max-scale-down-rate 2, tick-interval 2s,
-// scale-to-zero-grace-period 30s).
+// scale-to-zero-grace-period 30s, max-scale-up-rate 1000).
 const (
 	kpaTick          = 2.0
 	kpaStable        = 60.0
 	kpaPanic         = 6.0
 	kpaPanicRatio    = 2.0
 	kpaMaxDownRate   = 2.0
+	kpaMaxUpRate     = 1000.0
 	kpaZeroGrace     = 30.0
 	kpaDefaultTarget = 100.0
 )
 
-// knativeCtl is the KPA on concurrency (running + waiting + held, as the
-// queue-proxies and the activator report it), sampled every 2 s tick:
-// desired = ceil(average concurrency / target) over the 60 s stable window;
-// over the 6 s panic window too, and when that asks for at least 200% of the
-// ready pods the KPA panics: for the next 60 s it never scales down. A
-// scale-down is at most halving per tick; zero comes when the stable window
-// averages 0 and the last activity is older than the 30 s grace period. C is
-// the effective per-replica target (Knative's target × target utilisation).
+// knativeCtl is the KPA's Scale (knative.dev/serving
+// pkg/autoscaler/scaling/autoscaler.go) on concurrency (running + waiting +
+// held, as the queue-proxies and the activator report it), sampled every
+// 2 s tick: dspc = ceil(stable / target) over the 60 s stable window and
+// dppc = ceil(panic / target) over the 6 s panic window, each kept within
+// [floor(ready / 2), ceil(1000 × ready)] (max-scale-down-rate 2,
+// max-scale-up-rate 1000, ready at least 1); dppc / ready >= 2 (the 200%
+// panic threshold) starts or extends panic mode, which ends 60 s after the
+// threshold was last crossed; in panic mode the count never decreases. A
+// count of 0 is applied only after the 30 s scale-to-zero grace period
+// without activity; held requests always activate one replica. C is the
+// effective per-replica target (Knative's target × target utilisation).
 type knativeCtl struct {
-	target     float64
-	min, max   int
-	samples    []float64 // concurrency at each tick, newest last (stable window)
-	panicUntil float64
-	last       int
-	lastActive float64
+	target       float64
+	min, max     int
+	samples      []float64 // concurrency at each tick, newest last (stable window)
+	panicTime    float64   // when panic mode was last (re)entered; -Inf: not panicking
+	maxPanicPods int
+	lastActive   float64
 }
 
 func (c *knativeCtl) Period() float64 { return kpaTick }
 
-func (c *knativeCtl) warm(n int, _ time.Time) { c.last = n }
+func (c *knativeCtl) warm(n int, _ time.Time) {}
 
 func (c *knativeCtl) Decide(now float64, obs recommend.Observation) int {
 	conc := orZero(obs.Held)
@@ -64,28 +69,35 @@ func (c *knativeCtl) Decide(now float64, obs recommend.Observation) int {
 		}
 		return s / float64(n)
 	}
-	stable := math.Ceil(avg(int(kpaStable/kpaTick))/c.target - 1e-9)
-	panicD := math.Ceil(avg(int(kpaPanic/kpaTick))/c.target - 1e-9)
-	readyPods := float64(max(obs.Reporting, 1))
-	if panicD/readyPods >= kpaPanicRatio {
-		c.panicUntil = now + kpaStable
+	ready := math.Max(1, float64(obs.Reporting))
+	maxUp := math.Ceil(kpaMaxUpRate * ready)
+	maxDown := 0.0
+	if obs.Reporting > 0 { // Reachable: the revision has ready pods behind it
+		maxDown = math.Floor(ready / kpaMaxDownRate)
 	}
-	want := int(stable)
-	if now < c.panicUntil {
-		want = max(int(panicD), c.last, want)
+	dspc := math.Ceil(avg(int(kpaStable/kpaTick))/c.target - 1e-9)
+	dppc := math.Ceil(avg(int(kpaPanic/kpaTick))/c.target - 1e-9)
+	stable := int(math.Min(math.Max(dspc, maxDown), maxUp))
+	panicD := int(math.Min(math.Max(dppc, maxDown), maxUp))
+	over := dppc/ready >= kpaPanicRatio
+	switch {
+	case over:
+		c.panicTime = now
+	case !math.IsInf(c.panicTime, -1) && c.panicTime+kpaStable < now:
+		c.panicTime, c.maxPanicPods = math.Inf(-1), 0
 	}
-	if cur := obs.Current; want < cur {
-		want = max(want, int(math.Ceil(float64(cur)/kpaMaxDownRate)))
+	want := stable
+	if !math.IsInf(c.panicTime, -1) {
+		want = max(want, panicD, c.maxPanicPods)
+		c.maxPanicPods = want
 	}
 	if want == 0 && now-c.lastActive < kpaZeroGrace {
-		want = 1
+		want = 1 // scale-to-zero-grace-period
 	}
 	if conc > 0 && want == 0 {
 		want = 1 // held requests activate
 	}
-	want = min(max(want, c.min), c.max)
-	c.last = want
-	return want
+	return min(max(want, c.min), c.max)
 }
 
 func orZero(x float64) float64 {
@@ -112,7 +124,7 @@ func parseKnative(full, s string, parts []part, off int) (Policy, error) {
 		return Policy{}, err
 	}
 	return Policy{Name: s, min: max(lo, 1), build: func(env) (Controller, error) {
-		return &knativeCtl{target: target, min: lo, max: hi, lastActive: math.Inf(-1)}, nil
+		return &knativeCtl{target: target, min: lo, max: hi, lastActive: math.Inf(-1), panicTime: math.Inf(-1)}, nil
 	}}, nil
 }
 

@@ -101,11 +101,22 @@ func (s *sim) sampleTimeline(now float64, obs recommend.Observation, desired int
 	s.nextSample = now + s.cfg.Period
 }
 
+// sampleStart is the start of the timeline interval being accumulated.
+func (s *sim) sampleStart() float64 {
+	if n := len(s.res.Timeline); n > 0 {
+		return s.res.Timeline[n-1].T
+	}
+	return 0
+}
+
 func (s *sim) flushSample(now float64) {
 	if now <= 0 && s.res.Timeline != nil {
 		return
 	}
-	span := s.cfg.Period
+	span := now - s.sampleStart()
+	if span <= 0 {
+		span = s.cfg.Period
+	}
 	s.sample.T = now
 	s.sample.ArrivalRate = float64(s.arrivalsInSample) / span
 	s.sample.TTFTP95 = s.sampleTTFT.quantile(0.95)
