@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -79,4 +81,44 @@ func testProfile(t *testing.T, url string, truth history.Truth) {
 		}
 	}
 	t.Logf("\n%s", out.String())
+}
+
+// TestHistoryFlagsDocumented: every flag of backtest and profile (except
+// the replica flags, docs/replica.md's) appears in docs/backtest.md.
+func TestHistoryFlagsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/backtest.md")
+	if err != nil {
+		t.Skipf("docs/backtest.md not readable: %v", err)
+	}
+	var names []string
+	var walk func(reflect.Type)
+	walk = func(typ reflect.Type) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if f.Type == reflect.TypeOf(ReplicaFlags{}) || !f.IsExported() {
+				continue
+			}
+			if _, ok := f.Tag.Lookup("embed"); ok {
+				walk(f.Type)
+				continue
+			}
+			n := f.Tag.Get("name")
+			if n == "" { // kong's default: the field name in kebab case
+				for i, r := range f.Name {
+					if i > 0 && r >= 'A' && r <= 'Z' {
+						n += "-"
+					}
+					n += strings.ToLower(string(r))
+				}
+			}
+			names = append(names, n)
+		}
+	}
+	walk(reflect.TypeOf(BacktestCmd{}))
+	walk(reflect.TypeOf(ProfileCmd{}))
+	for _, n := range names {
+		if !strings.Contains(string(doc), "`--"+n) {
+			t.Errorf("docs/backtest.md does not document --%s", n)
+		}
+	}
 }
