@@ -38,11 +38,19 @@ type jsonRow struct {
 }
 
 type jsonActual struct {
-	ReplicaMinutes num      `json:"replica_minutes"`
-	Peak           num      `json:"peak"`
-	TTFTP95        num      `json:"ttft_p95_s"`
-	MissPct        num      `json:"miss_pct"`
-	Simulated      *jsonRow `json:"simulated,omitempty"`
+	ReplicaMinutes num        `json:"replica_minutes"`
+	Peak           num        `json:"peak"`
+	TTFTP95        num        `json:"ttft_p95_s"`
+	MissPct        num        `json:"miss_pct"`
+	TTFTHourly     []jsonHour `json:"ttft_p95_hourly"`
+	Simulated      *jsonRow   `json:"simulated,omitempty"`
+}
+
+// jsonHour is a value for the hour ending at T.
+type jsonHour struct {
+	T         time.Time `json:"t"`
+	Observed  num       `json:"observed_s"`
+	Simulated *num      `json:"simulated_s,omitempty"`
 }
 
 type jsonGap struct {
@@ -59,9 +67,10 @@ type jsonCoverage struct {
 }
 
 type jsonFidelity struct {
-	Hours          int `json:"hours"`
-	MeanAbsErrorS  num `json:"mean_abs_error_s"`
-	MedianRelError num `json:"median_rel_error"`
+	Hours          int        `json:"hours"`
+	MeanAbsErrorS  num        `json:"mean_abs_error_s"`
+	MedianRelError num        `json:"median_rel_error"`
+	Pairs          []jsonHour `json:"pairs"`
 }
 
 type jsonReport struct {
@@ -106,6 +115,10 @@ func (rep Report) WriteJSON(w io.Writer) error {
 	for _, g := range rep.Coverage.Gaps {
 		out.Coverage.Gaps = append(out.Coverage.Gaps, jsonGap{g.From, g.To, g.Duration().String()})
 	}
+	out.Actual.TTFTHourly = []jsonHour{}
+	for _, h := range rep.TTFTHourly {
+		out.Actual.TTFTHourly = append(out.Actual.TTFTHourly, jsonHour{T: h.T, Observed: num(h.V)})
+	}
 	if s := rep.Actual.Simulated; s != nil {
 		r := rowOf(Row{Result: *s, SavingsPct: math.NaN()})
 		out.Actual.Simulated = &r
@@ -115,6 +128,10 @@ func (rep Report) WriteJSON(w io.Writer) error {
 	}
 	if f := rep.Fidelity; f != nil {
 		out.Fidelity = &jsonFidelity{Hours: f.Hours, MeanAbsErrorS: num(f.MeanAbsErrorS), MedianRelError: num(f.MedianRelError)}
+		for _, p := range f.Pairs {
+			sim := num(p.Simulated)
+			out.Fidelity.Pairs = append(out.Fidelity.Pairs, jsonHour{T: p.T, Observed: num(p.Observed), Simulated: &sim})
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -69,6 +69,8 @@ type Report struct {
 	// Arrivals per step (requests/s) and Replicas per grid point, for plots.
 	ArrivalRate []float64 `json:"-"`
 	Replicas    []float64 `json:"-"`
+	// TTFTHourly is the observed p95 TTFT per hour (NaN: no request).
+	TTFTHourly []HourValue `json:"-"`
 }
 
 // Run replays w under every policy of cfg and under the actual replica
@@ -122,5 +124,6 @@ func Run(ctx context.Context, w Workload, cfg Config) (Report, error) {
 		rep.ArrivalRate[j] = w.Arrivals[j] / g.Step.Seconds()
 	}
 	rep.Replicas = w.Replicas
+	rep.TTFTHourly = w.TTFTHourly
 	return rep, nil
 }
