@@ -271,3 +271,55 @@ func TestEvaluatePlanCacheFollowsTargets(t *testing.T) {
 		}
 	}
 }
+
+// SGLang under its two spellings: pod a exports colon names, pod b comes
+// through the SMG gateway with underscore names (LOG.md page 08), pod c is
+// the 2024 pre-release (num_requests_running). By hand: running 3 + 4 + 5 =
+// 12, waiting 1 + 0 + 2 = 3, kv mean(0.2, 0.6) = 0.4 (pod c has no
+// token_usage), reporting 3.
+func TestEngineSGLangSpellings(t *testing.T) {
+	api := newEngineAPI(t, `
+  sglang:num_running_reqs{pod="a",tp_rank="0"} 3x40
+  sglang_num_running_reqs{pod="b",worker_addr="grpc://127.0.0.1:8001"} 4x40
+  sglang:num_requests_running{pod="c",name="m"} 5x40
+  sglang:num_queue_reqs{pod="a",tp_rank="0"} 1x40
+  sglang_num_queue_reqs{pod="b",worker_addr="grpc://127.0.0.1:8001"} 0x40
+  sglang:num_requests_waiting{pod="c",name="m"} 2x40
+  sglang:token_usage{pod="a",tp_rank="0"} 0.2x40
+  sglang_token_usage{pod="b",worker_addr="grpc://127.0.0.1:8001"} 0.6x40
+  up{pod="a"} 1x40
+  up{pod="b"} 1x40
+  up{pod="c"} 1x40
+`)
+	tg := sel(t, `{pod=~"a|b|c"}`)
+	tg.Server = profile.SGLang
+	r := evalOne(t, api, tg, Options{})
+	o := r.Observation
+	if !near(o.Running, 12) || !near(o.Waiting, 3) || !near(o.KV, 0.4) || o.Reporting != 3 {
+		t.Fatalf("running %v waiting %v kv %v reporting %d (errors %v); want 12 3 0.4 3", o.Running, o.Waiting, o.KV, o.Reporting, r.Errors)
+	}
+}
+
+// llama.cpp: no KV family on a current build's page, so KV is unknown
+// (empty), never 0; Triton has no running family at all: unsupported.
+func TestEngineMissingFamilies(t *testing.T) {
+	api := newEngineAPI(t, `
+  llamacpp:requests_processing{pod="a"} 2x40
+  llamacpp:requests_deferred{pod="a"} 1x40
+  nv_inference_pending_request_count{pod="t",model="m",version="1"} 4x40
+  up{pod="a"} 1x40
+  up{pod="t"} 1x40
+`)
+	tg := sel(t, `{pod="a"}`)
+	tg.Server = profile.LlamaCpp
+	r := evalOne(t, api, tg, Options{})
+	if r.Observation.Running != 2 || r.Observation.Waiting != 1 || !math.IsNaN(r.Observation.KV) || ReasonOf(r.Errors[KV]) != ReasonEmpty {
+		t.Fatalf("llama.cpp: %+v %v", r.Observation, r.Errors)
+	}
+	tg = sel(t, `{pod="t"}`)
+	tg.Server = profile.Triton
+	r = evalOne(t, api, tg, Options{})
+	if r.Observation.Waiting != 4 || !math.IsNaN(r.Observation.Running) || ReasonOf(r.Errors[Running]) != ReasonUnsupported || r.Observation.Reporting != 1 {
+		t.Fatalf("triton: %+v %v", r.Observation, r.Errors)
+	}
+}
