@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +62,8 @@ func scalar(t *testing.T, vec model.Vector) float64 {
 //     queries come back empty: desired holds 5, empty reads are counted;
 //     recovery reads 100 again.
 //  3. The load is cancelled: raw 1, but the 10 s window holds 5 for about
-//     10 s, then desired drops to 1 (100 % per 15 s allows it at once).
+//     10 s, then desired drops to 1 (100 % per 15 s allows it at once); serve
+//     is restarted inside the window and rebuilds its state from Prometheus.
 //  4. Prometheus is stopped: desired holds 1 on infscale's own /metrics and
 //     unavailable reads are counted.
 func TestEndToEndPrometheus(t *testing.T) {
@@ -83,9 +85,13 @@ func TestEndToEndPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, Options{Version: "e2e"}) }()
+	start := func() (context.CancelFunc, chan error) {
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- Run(ctx, cfg, Options{Version: "e2e"}) }()
+		return cancel, done
+	}
+	cancel, done := start()
 	defer func() { cancel(); <-done }()
 
 	// 1. Load.
@@ -105,10 +111,29 @@ func TestEndToEndPrometheus(t *testing.T) {
 	f.SetFailing(false)
 	prom.WaitFor(t, `infscale_queue_requests{target="chat"}`, 30*time.Second, func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 100 })
 
-	// 3. The load goes away; the window holds.
+	// 3. The load goes away; the window holds, across a restart of serve
+	// (no --state-dir: the state is rebuilt from infscale's own series in
+	// Prometheus; a fresh start would say 1 at once).
 	f.Cancel()
 	dropped := time.Now()
 	prom.WaitFor(t, `infscale_queue_requests{target="chat"}`, 15*time.Second, func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 0 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	cancel, done = start()
+	waitFor(t, "restarted serve", func() bool {
+		resp, err := http.Get("http://" + serveAddr + "/metrics")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return true
+	})
+	_, body0 := get(t, "http://"+serveAddr+"/metrics")
+	if !strings.Contains(body0, `infscale_desired_replicas{target="chat"} 5`) {
+		t.Errorf("restarted serve does not hold 5:\n%s", grep(body0, "infscale_desired"))
+	}
 	prom.WaitFor(t, desiredQ, 40*time.Second, func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 1 })
 	held := time.Since(dropped)
 	// Window 10 s from the first raw-1 recommendation, which follows the

@@ -39,6 +39,9 @@ type Loop struct {
 	Store *Store
 	// Audit receives one JSON line per decision (nil: none).
 	Audit io.Writer
+	// Rebuild, when set, rebuilds the state of a target that Store has none
+	// for (Prometheus mode: Rebuilder.Rebuild over infscale's own series).
+	Rebuild func(ctx context.Context, t *config.Target, now time.Time) (*Persisted, error)
 	// OnDecision is called with each decision, in target order (the demo
 	// prints them). Called from the loop's goroutine.
 	OnDecision func(Record)
@@ -78,10 +81,8 @@ func (l *Loop) SetConfig(cfg *config.File) error {
 			continue
 		}
 		l.Metrics.Init(t.cfg.Name)
-		if l.Store != nil {
-			if err := l.restore(t); err != nil {
-				l.logger().Warn("state not restored; starting fresh", "target", t.cfg.Name, "err", err)
-			}
+		if err := l.restore(t); err != nil {
+			l.logger().Warn("state not restored; starting fresh", "target", t.cfg.Name, "err", err)
 		}
 	}
 	for name := range old {
@@ -93,10 +94,25 @@ func (l *Loop) SetConfig(cfg *config.File) error {
 	return nil
 }
 
+// restore loads a new target's state from Store, else from Rebuild.
 func (l *Loop) restore(t *target) error {
-	ps, err := l.Store.Load(t.cfg.Name)
-	if err != nil || ps == nil {
-		return err
+	var ps *Persisted
+	from := "state dir"
+	if l.Store != nil {
+		var err error
+		if ps, err = l.Store.Load(t.cfg.Name); err != nil {
+			return err
+		}
+	}
+	if ps == nil && l.Rebuild != nil {
+		var err error
+		from = "prometheus"
+		if ps, err = l.Rebuild(context.Background(), &t.cfg, l.now()); err != nil {
+			return err
+		}
+	}
+	if ps == nil {
+		return nil
 	}
 	t.state = ps.State
 	t.desired, t.hasDesired = ps.Desired, true
@@ -104,7 +120,7 @@ func (l *Loop) restore(t *target) error {
 		t.current, t.hasCurrent = ps.Current, true
 	}
 	l.Metrics.Restore(t.cfg.Name, ps.Desired)
-	l.logger().Info("state restored", "target", t.cfg.Name, "desired", ps.Desired, "saved_at", ps.SavedAt)
+	l.logger().Info("state restored", "target", t.cfg.Name, "from", from, "desired", ps.Desired, "saved_at", ps.SavedAt)
 	return nil
 }
 

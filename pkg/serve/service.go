@@ -47,6 +47,10 @@ type Options struct {
 	OnListen func(addr string)
 	// Source overrides the source built from the config (tests).
 	Source Source
+	// NoRebuild disables rebuilding state from Prometheus at startup (by
+	// default, in Prometheus mode, a target without --state-dir state is
+	// rebuilt from infscale's own series).
+	NoRebuild bool
 }
 
 // Run serves cfg until ctx is done: the decision loop, and the HTTP server
@@ -74,6 +78,10 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 			return err
 		}
 		loop.Store = st
+	}
+	if ps, ok := src.(*PrometheusSource); ok && !o.NoRebuild {
+		rb := &Rebuilder{API: ps.Evaluator.API, Step: cfg.IntervalDuration(), Timeout: time.Duration(cfg.Prometheus.Timeout)}
+		loop.Rebuild = rb.Rebuild
 	}
 	if err := loop.SetConfig(cfg); err != nil {
 		return err

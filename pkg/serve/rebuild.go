@@ -1,0 +1,134 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/promql"
+	"github.com/infscale/infscale/pkg/recommend"
+)
+
+// rebuildHorizon is how far back Rebuild looks when the target's behavior
+// sets no longer window or period: the HPA's default scale-down window.
+const rebuildHorizon = 5 * time.Minute
+
+// Rebuilder rebuilds a target's state from infscale's own series in
+// Prometheus (which scrapes serve's /metrics), for a restart without
+// --state-dir. It is an approximation of the saved state:
+//
+//   - the stabilisation history is max by timestamp of
+//     infscale_recommended_replicas (the per-metric raw recommendations; the
+//     tolerance band is not reconstructed);
+//   - the scale events are the changes of infscale_desired_replicas, and the
+//     last desired value is its last sample.
+//
+// --state-dir is exact and takes precedence.
+type Rebuilder struct {
+	// API answers range queries.
+	API promql.API
+	// Step is the range queries' resolution (the serve interval).
+	Step time.Duration
+	// Timeout bounds the rebuild of one target.
+	Timeout time.Duration
+}
+
+// horizon is the longest stabilisation window or rate-limit period of t.
+func horizon(t *config.Target) time.Duration {
+	h := rebuildHorizon
+	if b := t.Behavior; b != nil {
+		if r := b.ScaleUp; r != nil {
+			if r.StabilizationWindowSeconds != nil {
+				h = max(h, time.Duration(*r.StabilizationWindowSeconds)*time.Second)
+			}
+			for _, p := range r.Policies {
+				h = max(h, time.Duration(p.PeriodSeconds)*time.Second)
+			}
+		}
+		if r := b.ScaleDown; r != nil {
+			if r.StabilizationWindowSeconds != nil {
+				h = max(h, time.Duration(*r.StabilizationWindowSeconds)*time.Second)
+			}
+			for _, p := range r.Policies {
+				h = max(h, time.Duration(p.PeriodSeconds)*time.Second)
+			}
+		}
+	}
+	return h
+}
+
+// Rebuild returns the target's state as of now, or nil when Prometheus has
+// no desired value for it in the horizon.
+func (r *Rebuilder) Rebuild(ctx context.Context, t *config.Target, now time.Time) (*Persisted, error) {
+	if r.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
+		defer cancel()
+	}
+	step := r.Step
+	if step <= 0 {
+		step = 15 * time.Second
+	}
+	start := now.Add(-horizon(t))
+	sel := `{target=` + strconv.Quote(t.Name) + `}`
+	desired, _, err := r.API.Range(ctx, `max(infscale_desired_replicas`+sel+`)`, start, now, step)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild %s: %w", t.Name, err)
+	}
+	dpts := points(desired)
+	if len(dpts) == 0 {
+		return nil, nil
+	}
+	raw, _, err := r.API.Range(ctx, `max(infscale_recommended_replicas`+sel+`)`, start, now, step)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild %s: %w", t.Name, err)
+	}
+	p := &Persisted{Version: 1, Current: -1}
+	for _, pt := range points(raw) {
+		p.State.Recommendations = append(p.State.Recommendations, recommend.TimedReplicas{At: pt.at, Replicas: pt.v})
+	}
+	for i := 1; i < len(dpts); i++ {
+		switch d := dpts[i].v - dpts[i-1].v; {
+		case d > 0:
+			p.State.ScaleUpEvents = append(p.State.ScaleUpEvents, recommend.ScaleEvent{At: dpts[i].at, Change: d})
+		case d < 0:
+			p.State.ScaleDownEvents = append(p.State.ScaleDownEvents, recommend.ScaleEvent{At: dpts[i].at, Change: -d})
+		}
+	}
+	last := dpts[len(dpts)-1]
+	p.Desired, p.SavedAt = last.v, last.at
+	p.State.LastDesired, p.State.LastAt = last.v, last.at
+	p.State.FirstSeen = dpts[0].at
+	// Activity is not in the series: assume the target was active at its
+	// last decision, so a scale-to-zero cooldown starts over (never early).
+	p.State.LastActive = last.at
+	return p, nil
+}
+
+type point struct {
+	at time.Time
+	v  int
+}
+
+// points flattens a matrix (one series expected after max()) into integer
+// samples sorted by time, skipping non-finite values.
+func points(m model.Matrix) []point {
+	var out []point
+	for _, s := range m {
+		for _, sp := range s.Values {
+			f := float64(sp.Value)
+			if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+				continue
+			}
+			out = append(out, point{at: sp.Timestamp.Time().UTC(), v: int(math.Round(f))})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })
+	return out
+}

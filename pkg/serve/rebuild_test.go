@@ -1,0 +1,74 @@
+package serve
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/pkg/config"
+)
+
+// fakeRange answers the two range queries of Rebuilder from hand-written
+// series: desired 3 from t=0 to t=135, raw 3 at t=0 and 1 from t=15.
+type fakeRange struct{ queries []string }
+
+func (f *fakeRange) Instant(context.Context, string, time.Time) (model.Vector, []string, error) {
+	return nil, nil, nil
+}
+
+func (f *fakeRange) Range(_ context.Context, q string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+	f.queries = append(f.queries, q)
+	var vals []model.SamplePair
+	for at := t0; !at.After(t0.Add(135 * time.Second)); at = at.Add(15 * time.Second) {
+		v := 3.0
+		if strings.Contains(q, "recommended") && at.After(t0) {
+			v = 1
+		}
+		if at.Before(start) {
+			continue
+		}
+		vals = append(vals, model.SamplePair{Timestamp: model.TimeFromUnixNano(at.UnixNano()), Value: model.SampleValue(v)})
+	}
+	return model.Matrix{{Metric: model.Metric{}, Values: vals}}, nil, nil
+}
+
+// TestRebuildFromPrometheus: a restart at t=150 without --state-dir rebuilds
+// the window from infscale's own series and holds 3 until the t=0
+// recommendation leaves the 300 s window (as TestRestartInDownWindow does
+// with the state dir).
+func TestRebuildFromPrometheus(t *testing.T) {
+	api := &fakeRange{}
+	rb := &Rebuilder{API: api, Step: 15 * time.Second}
+	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := t0.Add(150 * time.Second)
+	src := &fakeSource{}
+	src.set("chat", load(3, 10, 0)) // raw ceil(10/24) = 1
+	src.set("other", load(1, 5, 0))
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }, Rebuild: rb.Rebuild}
+	if err := l.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(api.queries) != 4 || !strings.Contains(api.queries[0], `infscale_desired_replicas{target="chat"}`) {
+		t.Errorf("queries %q", api.queries)
+	}
+	if got := desired(t, m, "chat"); got != 3 {
+		t.Errorf("restored desired %v, want 3", got)
+	}
+	l.Cycle(context.Background())
+	if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 3 || r.Reason != "stabilized" {
+		t.Errorf("t=150: %v (%s), want 3 stabilized", got, r.Reason)
+	}
+	now = t0.Add(315 * time.Second)
+	l.Cycle(context.Background())
+	if got := desired(t, m, "chat"); got != 1 {
+		t.Errorf("t=315: %v, want 1", got)
+	}
+}
