@@ -90,15 +90,24 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 			flagErr("accounting", err)
 		}
 	}
+	// A size that does not parse keeps the base value, so Validate does not
+	// report the same flag a second time as "0 is invalid".
 	if f.Reserve != nil {
-		if c.ReserveBytes, err = parseBytes(*f.Reserve); err != nil {
+		if v, err := parseBytes(*f.Reserve); err != nil {
 			flagErr("reserve", err)
+		} else {
+			c.ReserveBytes = v
 		}
 	}
 	if f.WeightLoadRate != nil {
-		if c.WeightLoadBytesPerSecond, err = parseBytes(*f.WeightLoadRate); err != nil {
+		if v, err := parseBytes(*f.WeightLoadRate); err != nil {
 			flagErr("weight-load-rate", err)
+		} else {
+			c.WeightLoadBytesPerSecond = v
 		}
+	}
+	if f.BlockSize != nil && c.Accounting != replica.AccountingVLLM {
+		flagErr("block-size", fmt.Errorf("applies to vllm accounting only (--accounting vllm or --calibrated); %s accounting has no blocks", c.Accounting))
 	}
 	// Validate only what the lookups did not already reject.
 	if err := c.Validate(); err != nil {
@@ -206,6 +215,10 @@ func (c *GPUCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if int64(c.Context) > r.KVCapacityTokens() {
+		return invalidf("--context: %d tokens do not fit this replica's KV cache of %d tokens (allowed: 1 to %d)",
+			c.Context, r.KVCapacityTokens(), r.KVCapacityTokens())
+	}
 	s := r.Summarize(c.Context)
 	if c.Output == "json" {
 		enc := json.NewEncoder(e.stdout)
@@ -230,14 +243,25 @@ func writeSummary(w io.Writer, r *replica.Replica, s replica.Summary) error {
 		fmt.Fprintf(b, "KV cache %.1f GB free = %d tokens\n", s.KVFreeBytes/1e9, s.KVCapacityTokens)
 	}
 	fmt.Fprintf(b, "prefill %.0f tokens/s\n", s.PrefillTokensPerSecond)
-	fmt.Fprintf(b, "decode step %.1f ms at batch 1, %.1f ms at batch %d (%d-token contexts): %.0f output tokens/s at full batch\n",
-		s.StepBatch1Seconds*1e3, s.StepFullBatchSeconds*1e3, s.FullBatch, s.ContextTokens, s.OutputTokensPerSecond)
+	fmt.Fprintf(b, "decode step %s ms at batch 1, %s ms at batch %d (%d-token contexts): %.0f output tokens/s at full batch\n",
+		millis(s.StepBatch1Seconds), millis(s.StepFullBatchSeconds), s.FullBatch, s.ContextTokens, s.OutputTokensPerSecond)
 	fmt.Fprintf(b, "cold start %.0f s = image %.0f s + weights %.0f s at %s/s + warm-up %.0f s\n",
 		s.ColdStartSeconds, s.ImagePullSeconds, s.WeightLoadSeconds, formatBytes(s.WeightLoadBytesPerSecond), s.WarmUpSeconds)
 	fmt.Fprintf(b, "pod CPU idle %.0f%%, batch 1 %.0f%%, batch %d %.0f%% of %s requested cores, whatever the queue\n",
 		s.CPUIdlePercent, s.CPUBatch1Percent, s.FullBatch, s.CPUFullBatchPercent, strconv.FormatFloat(s.CPURequestCores, 'g', -1, 64))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// millis prints seconds as milliseconds with one decimal (DESIGN.md's "6.9
+// ms"), or two significant digits below 0.1 ms, which one decimal would
+// print as 0.0.
+func millis(sec float64) string {
+	ms := sec * 1e3
+	if ms < 0.05 {
+		return strconv.FormatFloat(ms, 'g', 2, 64)
+	}
+	return strconv.FormatFloat(ms, 'f', 1, 64)
 }
 
 // formatBytes prints a decimal size compactly: 1e9 -> "1 GB".

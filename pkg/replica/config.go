@@ -175,6 +175,23 @@ func Calibrated() Config {
 	return c
 }
 
+// Bounds Validate enforces beyond signs and finiteness: values past them
+// are typing mistakes, and would make New allocate per batch slot or print
+// infinite CPU percentages.
+const (
+	// MaxMaxNumSeqs bounds MaxNumSeqs (vLLM's default is 256; New keeps a
+	// table with one entry per batch size for MoE models).
+	MaxMaxNumSeqs = 1 << 20
+	// MinCPURequestCores is the smallest CPU request Kubernetes expresses:
+	// one millicore (1m).
+	MinCPURequestCores = 0.001
+	// MaxCPUCores bounds every CPU figure in cores.
+	MaxCPUCores = 10000
+	// MaxBlockSize bounds BlockSize in tokens (vLLM uses 16 on CUDA; its
+	// largest supported sizes are a few hundred).
+	MaxBlockSize = 1 << 16
+)
+
 // FieldError is one invalid Config field. Field is the CLI flag name
 // ("memory-utilization"), Value what was given, and Allowed what would be.
 type FieldError struct {
@@ -229,8 +246,8 @@ func (c Config) Validate() error {
 	nonNegative("reserve", c.ReserveBytes)
 	fraction("mfu", c.MFU)
 	fraction("bandwidth-efficiency", c.BandwidthEfficiency)
-	if c.MaxNumSeqs < 1 {
-		bad("max-num-seqs", fmt.Sprint(c.MaxNumSeqs), "an integer >= 1")
+	if c.MaxNumSeqs < 1 || c.MaxNumSeqs > MaxMaxNumSeqs {
+		bad("max-num-seqs", fmt.Sprint(c.MaxNumSeqs), fmt.Sprintf("an integer from 1 to %d", MaxMaxNumSeqs))
 	}
 	for _, d := range []struct {
 		field string
@@ -241,15 +258,20 @@ func (c Config) Validate() error {
 		}
 	}
 	positive("weight-load-rate", c.WeightLoadBytesPerSecond)
-	positive("cpu-request", c.CPURequestCores)
-	nonNegative("cpu-idle", c.CPUIdleCores)
-	nonNegative("cpu-engine", c.CPUEngineCores)
-	nonNegative("cpu-per-seq", c.CPUPerSequenceCores)
+	cores := func(field string, v, lo float64) {
+		if !(v >= lo && v <= MaxCPUCores) {
+			bad(field, fmt.Sprint(v), fmt.Sprintf("a number of cores from %g to %g", lo, float64(MaxCPUCores)))
+		}
+	}
+	cores("cpu-request", c.CPURequestCores, MinCPURequestCores)
+	cores("cpu-idle", c.CPUIdleCores, 0)
+	cores("cpu-engine", c.CPUEngineCores, 0)
+	cores("cpu-per-seq", c.CPUPerSequenceCores, 0)
 	if c.Accounting != AccountingNominal && c.Accounting != AccountingVLLM {
 		bad("accounting", c.Accounting.String(), strings.Join(accountingNames, ", "))
 	}
-	if c.Accounting == AccountingVLLM && c.BlockSize < 1 {
-		bad("block-size", fmt.Sprint(c.BlockSize), "an integer >= 1")
+	if c.Accounting == AccountingVLLM && (c.BlockSize < 1 || c.BlockSize > MaxBlockSize) {
+		bad("block-size", fmt.Sprint(c.BlockSize), fmt.Sprintf("an integer from 1 to %d", MaxBlockSize))
 	}
 	return errors.Join(errs...)
 }

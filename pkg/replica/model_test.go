@@ -244,3 +244,28 @@ func TestValidateCustom(t *testing.T) {
 		}
 	}
 }
+
+// Bounds past which a value is a typing mistake: New would build a table
+// with one entry per batch slot (MoE) or print +Inf% CPU.
+func TestValidateBounds(t *testing.T) {
+	for field, mutate := range map[string]func(*Config){
+		"max-num-seqs": func(c *Config) { c.MaxNumSeqs = MaxMaxNumSeqs + 1 },
+		"cpu-request":  func(c *Config) { c.CPURequestCores = 0.0009 }, // below 1m
+		"cpu-idle":     func(c *Config) { c.CPUIdleCores = 1e308 },
+		"cpu-engine":   func(c *Config) { c.CPUEngineCores = math.Inf(1) },
+		"cpu-per-seq":  func(c *Config) { c.CPUPerSequenceCores = math.NaN() },
+		"block-size":   func(c *Config) { c.Accounting = AccountingVLLM; c.BlockSize = MaxBlockSize + 1 },
+	} {
+		c := DefaultConfig()
+		mutate(&c)
+		var fe *FieldError
+		if err := c.Validate(); !errors.As(err, &fe) || fe.Field != field {
+			t.Errorf("%s: Validate = %v, want a *FieldError for it", field, err)
+		}
+	}
+	c := DefaultConfig()
+	c.MaxNumSeqs, c.CPURequestCores, c.CPUIdleCores = MaxMaxNumSeqs, MinCPURequestCores, MaxCPUCores
+	if err := c.Validate(); err != nil {
+		t.Errorf("the bounds themselves are allowed: %v", err)
+	}
+}

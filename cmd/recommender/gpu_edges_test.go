@@ -1,0 +1,65 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// Inputs that used to print a figure (or two errors) instead of one clear
+// error: each exits 2 with exactly one line naming the flag and what is
+// allowed.
+func TestGPUInvalidEdges(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		// was: the parse error and then "--weight-load-rate: 0 is invalid".
+		{[]string{"--weight-load-rate", "NaN"}, `--weight-load-rate: "NaN" is not a size`},
+		{[]string{"--weight-load-rate", "1e400"}, `--weight-load-rate: "1e400" is not a size`},
+		// was: a 400000-token context on a 396728-token cache printed a
+		// step time for a sequence that cannot be admitted (and 1e11
+		// tokens printed "0 output tokens/s").
+		{[]string{"--context", "400000"}, "--context: 400000 tokens do not fit this replica's KV cache of 396728 tokens (allowed: 1 to 396728)"},
+		{[]string{"--context", "99999999999"}, "--context: 99999999999 tokens do not fit"},
+		// was: silently ignored under the default nominal accounting.
+		{[]string{"--block-size", "7"}, "--block-size: applies to vllm accounting only"},
+		// was: "model does not fit ... need at least 131072 bytes per token".
+		{[]string{"--calibrated", "--block-size", "100000000"}, "--block-size: 100000000 is invalid (allowed: an integer from 1 to 65536)"},
+		// was: accepted; 2 s and 185 MB building a per-batch-size table.
+		{[]string{"--max-num-seqs", "99999999999999"}, "--max-num-seqs: 99999999999999 is invalid (allowed: an integer from 1 to 1048576)"},
+		// was: "pod CPU idle +Inf%".
+		{[]string{"--cpu-idle", "1e308"}, "--cpu-idle: 1e+308 is invalid (allowed: a number of cores from 0 to 10000)"},
+		// Kubernetes' smallest CPU quantity is 1m.
+		{[]string{"--cpu-request", "1e-300"}, "--cpu-request: 1e-300 is invalid (allowed: a number of cores from 0.001 to 10000)"},
+	} {
+		code, out, errs := runGPU(t, tc.args...)
+		if code != 2 || out != "" {
+			t.Errorf("%v: exit %d, stdout %q; want 2 and nothing", tc.args, code, out)
+		}
+		if !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: stderr %q, want one line with %q", tc.args, errs, tc.want)
+		}
+	}
+}
+
+// The largest context that fits is accepted: 396728 tokens is the
+// reference cache (floor(52e9 / 131072)), so the full batch is 1 sequence.
+// Sub-0.1 ms steps print with two significant digits instead of "0.0".
+func TestGPUEdgesAccepted(t *testing.T) {
+	code, out, errs := runGPU(t, "--context", "396728")
+	if code != 0 || !strings.Contains(out, "at batch 1 (396728-token contexts)") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = runGPU(t, "--calibrated", "--block-size", "32")
+	if code != 0 || !strings.Contains(out, "blocks of 32 tokens") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	// Mixtral int4 on 64 MI300X at batch 1: dense 1.6e9 + 2/8 of the 45.1e9
+	// expert parameters at 0.5 B = 6.4e9 B, plus KV 1000 tokens × 2 × 32
+	// layers × 64 heads (8 KV heads replicated to one per GPU) × 128 × 2 B
+	// = 1.05e9 B; over 64 × 5.3e12 × 0.7 = 2.37e14 B/s: about 0.03 ms.
+	code, out, errs = runGPU(t, "--gpu", "mi300x", "--dtype", "int4", "--tp", "64", "--model", "mixtral-8x7b")
+	if code != 0 || strings.Contains(out, "decode step 0.0 ms") || !strings.Contains(out, "decode step 0.0") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+}
