@@ -37,6 +37,16 @@ func TestBacktestBadInput(t *testing.T) {
 	}
 }
 
+// TestBacktestUnreachable: a Prometheus that cannot be reached is a runtime
+// failure (exit 1), not invalid input and not an empty history.
+func TestBacktestUnreachable(t *testing.T) {
+	var out, errb bytes.Buffer
+	args := []string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--query-timeout", "2s"}
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitRuntime || !strings.Contains(errb.String(), "backtest:") {
+		t.Errorf("exit %d, stderr %q; want exit 1", code, errb.String())
+	}
+}
+
 func TestParseTime(t *testing.T) {
 	now := time.Date(2026, 1, 12, 0, 0, 0, 0, time.UTC)
 	for in, want := range map[string]time.Time{

@@ -1,0 +1,69 @@
+package backtest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/promql"
+)
+
+// fakeAPI answers range queries from a map (query -> matrix) and instant
+// queries with nothing; an unknown range query fails.
+type fakeAPI struct {
+	ranges map[string]model.Matrix
+	fail   error
+}
+
+func (f fakeAPI) Instant(context.Context, string, time.Time) (model.Vector, []string, error) {
+	return nil, nil, f.fail
+}
+
+func (f fakeAPI) Range(_ context.Context, q string, _, _ time.Time, _ time.Duration) (model.Matrix, []string, error) {
+	if f.fail != nil {
+		return nil, nil, f.fail
+	}
+	return f.ranges[q], nil, nil
+}
+
+func TestFetchErrors(t *testing.T) {
+	ms, _ := promql.ParseSelector(`{namespace="llm"}`)
+	g := Grid{Start: t0, Step: time.Minute, N: 2}
+	tgt := Target{Server: profile.VLLM, Selector: ms, Replicas: `kube_deployment_spec_replicas`}
+	// A failing query is an error, never no data.
+	boom := &promql.QueryError{Reason: promql.ReasonUnavailable, Query: "x", Err: errors.New("connection refused")}
+	if _, _, err := Fetch(context.Background(), fakeAPI{fail: boom}, tgt, g, nil); !errors.As(err, new(*promql.QueryError)) {
+		t.Errorf("failing API: err %v, want the *promql.QueryError", err)
+	}
+	// A replicas query with two series is refused (which one ran?).
+	two := model.Matrix{
+		{Metric: model.Metric{"deployment": "a"}, Values: []model.SamplePair{{Timestamp: model.TimeFromUnix(t0.Unix()), Value: 1}}},
+		{Metric: model.Metric{"deployment": "b"}, Values: []model.SamplePair{{Timestamp: model.TimeFromUnix(t0.Unix()), Value: 2}}},
+	}
+	_, _, err := Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{"kube_deployment_spec_replicas": two}}, tgt, g, nil)
+	if err == nil || !strings.Contains(err.Error(), "returned 2 series") {
+		t.Errorf("two replica series: err %v, want 'returned 2 series'", err)
+	}
+	// An invalid replicas query is refused before any query runs.
+	tgt.Replicas = "sum("
+	if _, _, err := Fetch(context.Background(), fakeAPI{}, tgt, g, nil); !errors.Is(err, promql.ErrInvalidQuery) {
+		t.Errorf("bad replicas query: err %v, want ErrInvalidQuery", err)
+	}
+	// A server without a success counter cannot be backtested.
+	tgt = Target{Server: profile.LlamaCpp, Selector: ms}
+	if _, _, err := Fetch(context.Background(), fakeAPI{}, tgt, g, nil); err == nil || !strings.Contains(err.Error(), "success counter") {
+		t.Errorf("llamacpp: err %v, want a success-counter error", err)
+	}
+}
+
+func TestReconstructNoTraffic(t *testing.T) {
+	g := Grid{Start: t0, Step: time.Minute, N: 2}
+	if _, err := Reconstruct(History{Grid: g}, Options{}); !errors.Is(err, ErrNoTraffic) {
+		t.Errorf("err %v, want ErrNoTraffic", err)
+	}
+}
