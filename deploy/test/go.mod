@@ -3,6 +3,7 @@ module github.com/infscale/infscale/deploy/test
 go 1.26.7
 
 require (
+	github.com/grafana/grafana-foundation-sdk/go v0.0.22
 	github.com/infscale/infscale v0.0.0-00010101000000-000000000000
 	github.com/kedacore/keda/v2 v2.21.0
 	github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.95.2
