@@ -17,8 +17,11 @@ const maxSeriesInError = 200
 type seriesSet map[uint64][]int
 
 // add records lset (value v) as sample j; an error when samples already has
-// an equal label set.
+// an equal label set or lset has a label name twice.
 func (s seriesSet) add(lset labels.Labels, v float64, j int, samples []Sample) error {
+	if name, dup := lset.HasDuplicateLabelNames(); dup {
+		return fmt.Errorf("label %q appears twice in series %s (Prometheus's TSDB refuses such a series)", name, quoteSeries(lset))
+	}
 	h := lset.Hash()
 	for _, k := range s[h] {
 		if labels.Equal(samples[k].Labels, lset) {

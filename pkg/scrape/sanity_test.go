@@ -31,6 +31,7 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 		// with timestamps it is still one series: 1 + 5 = 6 was read.
 		"duplicate with timestamps": {"vllm:num_requests_running 1 1700000000000\nvllm:num_requests_running 5 1700000001000\n", 2, "appears twice"},
 		"duplicate bucket":          {"# TYPE vllm:time_to_first_token_seconds histogram\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} 1\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} 2\n", 3, "appears twice"},
+		"duplicate label name":      {"vllm:num_requests_running 1\nvllm:num_requests_waiting{a=\"1\",a=\"2\"} 1\n", 2, `label "a" appears twice`},
 		"negative waiting":          {"vllm:num_requests_running 1\nvllm:num_requests_waiting{engine=\"0\"} 0\nvllm:num_requests_waiting{engine=\"1\"} -3\n", 3, "not a waiting-request count (allowed: a number >= 0)"},
 		"negative running":          {"sglang:num_running_reqs -1\n", 1, "running-request count"},
 		"KV above 1":                {"vllm:num_requests_running 1\nvllm:kv_cache_usage_perc 1.7\n", 2, "not a KV-cache usage fraction (allowed: 0 to 1)"},
