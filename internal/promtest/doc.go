@@ -13,7 +13,9 @@
 // fails: CI must run the real-server tests.
 //
 // Facts that shape tests against it: the first scrape lands a few seconds
-// after start (Start waits for /-/ready, WaitFor for data); in Prometheus 3 a
+// after start (about 1 s here: Start passes the hidden flag
+// --scrape.discovery-reload-interval=1s; Start waits for /-/ready, WaitFor
+// for data); in Prometheus 3 a
 // range window excludes its start point, so rate() needs windows of at least
 // four scrape intervals; backfilled OpenMetrics needs `# EOF` and timestamps
 // in seconds.
