@@ -9,7 +9,7 @@
 //     and Sunday traffic × WeekendFactor);
 //   - a 30-minute spike (Wednesday 10:00-10:30, rate × 3);
 //   - a pod restarted in place (Tuesday 13:00: same pod name, every counter
-//     and histogram of that pod reset to 0);
+//     and histogram of that pod reset to 0, the requests it held aborted);
 //   - a rollout (Thursday 09:00): every pod replaced by pods with new names;
 //   - scale-ups and -downs every 5 minutes following the rate, new pods under
 //     new names (kube_deployment_spec_replicas records the spec);
@@ -21,6 +21,8 @@
 // vllm:generation_tokens_total, the histograms
 // vllm:request_prompt_tokens, vllm:request_generation_tokens and
 // vllm:time_to_first_token_seconds, and kube_deployment_spec_replicas.
+// Each pod is scraped at its own offset within the interval (7 s × its
+// sequence number, modulo the interval), as Prometheus spreads targets.
 // Timestamps are in seconds; the text ends with "# EOF".
 package history
 
@@ -120,6 +122,9 @@ type Truth struct {
 	Restart    time.Time
 	RestartPod string
 	Rollout    time.Time
+	// Aborted are the requests in flight on RestartPod when it restarted:
+	// they never complete, so no reconstruction from counters sees them.
+	Aborted int64
 	// Pods is the number of distinct pod names; Samples the samples written.
 	Pods    int
 	Samples int64
@@ -158,6 +163,7 @@ type pod struct {
 	pc, oc, tc       []float64 // running totals per bucket
 	ps, os, ts, succ float64
 	cur              float64 // requests in flight now
+	off              int64   // scrape offset within the interval, seconds
 }
 
 // Rate is the generated arrival rate in requests/s at t (before Poisson
@@ -209,7 +215,7 @@ func Write(w io.Writer, cfg Config) (Truth, error) {
 	hash, seq := "5f7d8c", 0
 	newPod := func(k int) *pod {
 		seq++
-		p := &pod{name: fmt.Sprintf("%s-%s-%d", c.Deployment, hash, seq), first: k, last: k,
+		p := &pod{name: fmt.Sprintf("%s-%s-%d", c.Deployment, hash, seq), first: k, last: k, off: int64(seq*7) % int64(dt),
 			pc: make([]float64, len(promptShare)), oc: make([]float64, len(outputShare)), tc: make([]float64, len(ttftShare))}
 		pods = append(pods, p)
 		return p
@@ -268,6 +274,14 @@ func Write(w io.Writer, cfg Config) (Truth, error) {
 			p.cur = 0
 			p.record(k)
 		}
+		if k == kRestart {
+			// The restart aborts what the pod held: those requests arrived
+			// (they are in Requests) but never complete.
+			p := active[0]
+			tr.Aborted += int64(p.cur)
+			inflight -= p.cur
+			p.cur = 0
+		}
 		done := inflight + arr - next
 		inflight = next
 		share(done, len(active), func(i int, d float64) {
@@ -307,23 +321,23 @@ func Write(w io.Writer, cfg Config) (Truth, error) {
 	}
 	e.family("vllm:request_success", "counter")
 	for _, p := range pods {
-		e.series("vllm:request_success_total", podLabels(p), p.first, p.success)
+		e.seriesAt("vllm:request_success_total", podLabels(p), p.first, p.off, p.success)
 	}
 	e.family("vllm:num_requests_running", "gauge")
 	for _, p := range pods {
-		e.series("vllm:num_requests_running", podLabels(p), p.first, mapv(p.inflight, func(v float64) float64 { return min(v, 64) }))
+		e.seriesAt("vllm:num_requests_running", podLabels(p), p.first, p.off, mapv(p.inflight, func(v float64) float64 { return min(v, 64) }))
 	}
 	e.family("vllm:num_requests_waiting", "gauge")
 	for _, p := range pods {
-		e.series("vllm:num_requests_waiting", podLabels(p), p.first, mapv(p.inflight, func(v float64) float64 { return max(v-64, 0) }))
+		e.seriesAt("vllm:num_requests_waiting", podLabels(p), p.first, p.off, mapv(p.inflight, func(v float64) float64 { return max(v-64, 0) }))
 	}
 	e.family("vllm:prompt_tokens", "counter")
 	for _, p := range pods {
-		e.series("vllm:prompt_tokens_total", podLabels(p), p.first, p.promptSum)
+		e.seriesAt("vllm:prompt_tokens_total", podLabels(p), p.first, p.off, p.promptSum)
 	}
 	e.family("vllm:generation_tokens", "counter")
 	for _, p := range pods {
-		e.series("vllm:generation_tokens_total", podLabels(p), p.first, p.outputSum)
+		e.seriesAt("vllm:generation_tokens_total", podLabels(p), p.first, p.off, p.outputSum)
 	}
 	hist := func(name string, bounds []float64, buckets func(*pod) []float64, sum func(*pod) []float64) {
 		e.family(name, "histogram")
@@ -342,7 +356,7 @@ func Write(w io.Writer, cfg Config) (Truth, error) {
 						cum[s] += b[s*nb+i]
 					}
 				}
-				e.series(name+"_bucket", podLabels(p)+`,le="`+le+`"`, p.first, cum)
+				e.seriesAt(name+"_bucket", podLabels(p)+`,le="`+le+`"`, p.first, p.off, cum)
 			}
 			cnt := make([]float64, steps)
 			for s := range steps {
@@ -350,8 +364,8 @@ func Write(w io.Writer, cfg Config) (Truth, error) {
 					cnt[s] += b[s*nb+i]
 				}
 			}
-			e.series(name+"_count", podLabels(p), p.first, cnt)
-			e.series(name+"_sum", podLabels(p), p.first, sum(p))
+			e.seriesAt(name+"_count", podLabels(p), p.first, p.off, cnt)
+			e.seriesAt(name+"_sum", podLabels(p), p.first, p.off, sum(p))
 		}
 	}
 	hist("vllm:request_prompt_tokens", PromptBounds, func(p *pod) []float64 { return p.promptB }, func(p *pod) []float64 { return p.promptSum })
@@ -463,6 +477,13 @@ func (e *emitter) family(name, typ string) {
 
 // series writes vals[i] at scrape first+i, except in the gap.
 func (e *emitter) series(name, labels string, first int, vals []float64) {
+	e.seriesAt(name, labels, first, 0, vals)
+}
+
+// seriesAt is series with every timestamp shifted by off seconds (pods are
+// scraped at their own offset within the interval, as Prometheus spreads
+// targets).
+func (e *emitter) seriesAt(name, labels string, first int, off int64, vals []float64) {
 	var buf []byte
 	for i, v := range vals {
 		k := first + i
@@ -476,7 +497,7 @@ func (e *emitter) series(name, labels string, first int, vals []float64) {
 		buf = append(buf, "} "...)
 		buf = strconv.AppendFloat(buf, v, 'f', -1, 64)
 		buf = append(buf, ' ')
-		buf = strconv.AppendInt(buf, e.start+int64(k)*e.dt, 10)
+		buf = strconv.AppendInt(buf, e.start+int64(k)*e.dt+off, 10)
 		buf = append(buf, '\n')
 		if _, err := e.w.Write(buf); err != nil && e.err == nil {
 			e.err = err

@@ -41,7 +41,7 @@ func TestReconstructFromPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("queries %d, points %d, %s; requests %.0f (truth %d); series %d", st.Queries, st.Points, st.Duration, w.Requests, truth.Requests, len(h.Success))
+	t.Logf("queries %d, points %d, %s; requests %.0f (truth %d, of which %d aborted by the restart); series %d", st.Queries, st.Points, st.Duration, w.Requests, truth.Requests, truth.Aborted, len(h.Success))
 
 	// Total requests within 2% of the generated ones.
 	if rel := math.Abs(w.Requests-float64(truth.Requests)) / float64(truth.Requests); rel > 0.02 {
