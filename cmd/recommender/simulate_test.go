@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -168,6 +169,25 @@ func TestSimulateAzureAccounting(t *testing.T) {
 		// README: 19,366 rows; every one is met, late, unserved or rejected.
 		if r.Requests != 19366 || r.Met+r.Late+r.Unserved+r.Rejected != 19366 {
 			t.Errorf("%s: %+v", r.Policy, r)
+		}
+	}
+}
+
+// TestSimulateFlagsDocumented: every flag of simulate (besides the replica
+// flags, documented in docs/replica.md) is in docs/simulate.md.
+func TestSimulateFlagsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/simulate.md")
+	if err != nil {
+		t.Skipf("docs/simulate.md not readable: %v", err)
+	}
+	typ := reflect.TypeOf(SimulateCmd{})
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if _, ok := f.Tag.Lookup("embed"); ok {
+			continue
+		}
+		if n := f.Tag.Get("name"); n != "" && !strings.Contains(string(doc), "`--"+n) {
+			t.Errorf("docs/simulate.md does not document --%s", n)
 		}
 	}
 }
