@@ -291,16 +291,21 @@ func (b shapes) kv(families []string) parser.Expr {
 
 // cpu is 100 * avg over live pods of CPU seconds per second / requested cores.
 func (b shapes) cpu(family string) parser.Expr {
-	used := aggregate(parser.SUM, false, b.pod(),
-		b.dedup(call("rate", rangeOf(selector(family, b.sel), b.o.CPUWindow))))
+	used := b.dedup(call("rate", rangeOf(selector(family, b.sel), b.o.CPUWindow)))
 	reqMs := append([]*labels.Matcher{
 		labels.MustNewMatcher(labels.MatchEqual, "resource", "cpu"),
 		labels.MustNewMatcher(labels.MatchEqual, "unit", "core"),
 	}, b.id...)
-	requested := aggregate(parser.SUM, false, b.pod(),
-		b.dedup(selector("kube_pod_container_resource_requests", reqMs)))
-	perPod := binary(parser.DIV, used, requested, nil)
+	requested := b.dedup(selector("kube_pod_container_resource_requests", reqMs))
+	perPod := perPodRatio(b.pod(), used, requested)
 	return binary(parser.MUL, number(100), aggregate(parser.AVG, false, nil, b.live(perPod)), nil)
+}
+
+// perPodRatio is `sum by (pod) (num) / sum by (pod) (den)`: both sides
+// reduced to the pod label before dividing, so series whose other labels
+// differ (case 16: cache_source on one side only) still pair up.
+func perPodRatio(pod []string, num, den parser.Expr) parser.Expr {
+	return binary(parser.DIV, aggregate(parser.SUM, false, pod, num), aggregate(parser.SUM, false, pod, den), nil)
 }
 
 // ttft is histogram_quantile(q, sum by (le) (rate(F_bucket{sel}[w]))) over
