@@ -39,29 +39,44 @@ func Plot(w io.Writer, format string, results []Result, slo float64) error {
 	if err := plotutil.AddLines(load, arr); err != nil {
 		return err
 	}
-	var repLines, ttftLines []any
+	var repLines []any
 	lo, hi := slo, slo
-	for _, r := range results {
-		var rp, tt plotter.XYs
+	for i, r := range results {
+		var rp plotter.XYs
+		// TTFT is unknown in periods without a first token: the line breaks
+		// there instead of joining across the gap.
+		var segs []plotter.XYs
+		var cur plotter.XYs
 		for _, s := range r.Timeline {
 			rp = append(rp, plotter.XY{X: s.T, Y: float64(s.Desired)})
-			if !math.IsNaN(s.TTFTP95) && s.TTFTP95 > 0 {
-				tt = append(tt, plotter.XY{X: s.T, Y: s.TTFTP95})
-				lo, hi = math.Min(lo, s.TTFTP95), math.Max(hi, s.TTFTP95)
+			if math.IsNaN(s.TTFTP95) || s.TTFTP95 <= 0 {
+				if len(cur) > 0 {
+					segs, cur = append(segs, cur), nil
+				}
+				continue
 			}
+			cur = append(cur, plotter.XY{X: s.T, Y: s.TTFTP95})
+			lo, hi = math.Min(lo, s.TTFTP95), math.Max(hi, s.TTFTP95)
+		}
+		if len(cur) > 0 {
+			segs = append(segs, cur)
 		}
 		repLines = append(repLines, r.Policy, rp)
-		if len(tt) > 0 {
-			ttftLines = append(ttftLines, r.Policy, tt)
+		for j, seg := range segs {
+			l, err := plotter.NewLine(seg)
+			if err != nil {
+				return err
+			}
+			l.Color = plotutil.Color(i)
+			l.Dashes = plotutil.Dashes(i)
+			ttft.Add(l)
+			if j == 0 {
+				ttft.Legend.Add(r.Policy, l)
+			}
 		}
 	}
 	if err := plotutil.AddLines(reps, repLines...); err != nil {
 		return err
-	}
-	if len(ttftLines) > 0 {
-		if err := plotutil.AddLines(ttft, ttftLines...); err != nil {
-			return err
-		}
 	}
 	end := results[0].Timeline[len(results[0].Timeline)-1].T
 	sloLine, err := plotter.NewLine(plotter.XYs{{X: 0, Y: slo}, {X: end, Y: slo}})
