@@ -3,6 +3,8 @@ package scrape
 import (
 	"fmt"
 	"math"
+	"sort"
+	"strconv"
 
 	"github.com/prometheus/prometheus/model/labels"
 )
@@ -43,7 +45,8 @@ func quoteSeries(lset labels.Labels) string {
 
 // checkValues refuses values a server cannot export for the signals the
 // page is read for: a negative request count, token or request counter or
-// CPU time, a KV usage outside 0..1, or a sum that overflows float64. It
+// CPU time, a KV usage outside 0..1, a sum that overflows float64, or a
+// broken TTFT histogram (checkHistogram). It
 // returns the index of the offending sample (-1 for an overflowing sum) and
 // the error; -1 and nil when the page is sane. Non-finite samples are not
 // checked here: they are ABSENT by the reading rules.
@@ -83,6 +86,52 @@ func checkValues(raw *rawPage, p *Page) (int, error) {
 		if math.IsInf(r.total, 0) {
 			return -1, fmt.Errorf("%s: the sum over its series overflows (%g); not %s", r.family, r.total, r.what)
 		}
+	}
+	if p.TTFT != nil {
+		return checkHistogram(raw, p.TTFT.Family)
+	}
+	return -1, nil
+}
+
+// checkHistogram refuses a classic histogram with a negative count or sum,
+// or whose cumulative bucket counts go down as le goes up within one series
+// (beyond PromQL's float tolerance): no client library writes one. PromQL
+// would silently repair it; infscale will not scale on it.
+func checkHistogram(raw *rawPage, family string) (int, error) {
+	for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+		for _, j := range raw.byName[family+suffix] {
+			if v := raw.samples[j].Value; v < 0 {
+				return j, fmt.Errorf("%s is %g, not a histogram count or sum (allowed: a number >= 0)", quoteSeries(raw.samples[j].Labels), v)
+			}
+		}
+	}
+	type bucket struct {
+		le float64
+		j  int
+	}
+	series := map[uint64][]bucket{}
+	for _, j := range raw.byName[family+"_bucket"] {
+		s := raw.samples[j]
+		le, err := strconv.ParseFloat(s.Labels.Get("le"), 64)
+		if err != nil || math.IsNaN(le) || !finite(s.Value) {
+			continue // ignored by the reader, as by histogram_quantile
+		}
+		k := labels.NewBuilder(s.Labels).Del("le").Labels().Hash()
+		series[k] = append(series[k], bucket{le, j})
+	}
+	bad := -1
+	for _, bs := range series {
+		sort.Slice(bs, func(a, b int) bool { return bs[a].le < bs[b].le })
+		for i := 1; i < len(bs); i++ {
+			lo, hi := raw.samples[bs[i-1].j].Value, raw.samples[bs[i].j].Value
+			if hi < lo-1e-12*math.Max(1, lo) && (bad < 0 || bs[i].j < bad) {
+				bad = bs[i].j
+			}
+		}
+	}
+	if bad >= 0 {
+		s := raw.samples[bad]
+		return bad, fmt.Errorf("%s is %g, below a smaller le's count: histogram buckets are cumulative (allowed: counts that never go down as le goes up)", quoteSeries(s.Labels), s.Value)
 	}
 	return -1, nil
 }

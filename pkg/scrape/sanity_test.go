@@ -40,6 +40,12 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 		"negative cpu":              {"vllm:num_requests_running 1\nprocess_cpu_seconds_total -1\n", 2, "CPU-seconds"},
 		// 1.7e308 + 1.7e308 overflows to +Inf, which read as ABSENT: garbage, not unknown.
 		"sum overflows": {"vllm:num_requests_running{engine=\"0\"} 1.7e308\nvllm:num_requests_running{engine=\"1\"} 1.7e308\n", 0, "overflows"},
+		// the chosen TTFT histogram: negative, or decreasing within one
+		// series (le 1 below le 0.5); another engine's series is separate.
+		"negative bucket": {"vllm:num_requests_running 1\n# TYPE vllm:time_to_first_token_seconds histogram\nvllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} -2\n", 3, "histogram count"},
+		"decreasing buckets": {"vllm:num_requests_running 1\n# TYPE vllm:time_to_first_token_seconds histogram\n" +
+			"vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.5\"} 50\nvllm:time_to_first_token_seconds_bucket{engine=\"1\",le=\"0.5\"} 1\n" +
+			"vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"1\"} 25\nvllm:time_to_first_token_seconds_bucket{engine=\"1\",le=\"1\"} 2\n", 5, "cumulative"},
 		// parse errors get a hint when the cause is the line ending or a BOM
 		"CRLF": {"vllm:num_requests_running 1\r\nvllm:num_requests_waiting 2\r\n", 1, "CRLF line endings"},
 		"BOM":  {"\ufeffvllm:num_requests_running 1\n", 1, "byte-order mark"},
@@ -79,6 +85,19 @@ vllm:kv_cache_usage_perc{engine="1"} -Inf
 		t.Fatal(err)
 	}
 	checkFloat(t, "openmetrics running", om.Running, 4)
+
+	// two engines with different bucket layouts, each cumulative: the sum by
+	// le (0.1: 5, 0.5: 1, +Inf: 5 + 1 = 6) goes down, the page is still sane.
+	p = readString(t, `vllm:num_requests_running 1
+# TYPE vllm:time_to_first_token_seconds histogram
+vllm:time_to_first_token_seconds_bucket{engine="0",le="0.1"} 5
+vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf"} 5
+vllm:time_to_first_token_seconds_bucket{engine="1",le="0.5"} 1
+vllm:time_to_first_token_seconds_bucket{engine="1",le="+Inf"} 1
+`, profile.Unknown)
+	if p.TTFT == nil || len(p.TTFT.Buckets) != 3 || p.TTFT.Buckets[2].Count != 6 {
+		t.Errorf("TTFT = %+v", p.TTFT)
+	}
 
 	// a garbage value in a family the page is not read from is not refused:
 	// vLLM reads kv_cache_usage_perc and ignores gpu_cache_usage_perc.
