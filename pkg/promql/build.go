@@ -170,6 +170,9 @@ func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 	if t.CPU {
 		out[CPU] = b.cpu(profile.CPUSecondsFamily)
 	}
+	if o.Liveness == LiveReady {
+		out[Unready] = b.unready()
+	}
 	if ttft {
 		if e := b.ttft(f.TTFT, t.TTFTQuantile, t.TTFTWindow); e != nil {
 			out[TTFT] = e
@@ -279,6 +282,15 @@ func (b shapes) reporting(f profile.Families) parser.Expr {
 		return nil
 	}
 	return aggregate(parser.COUNT, false, nil, b.live(alternatives(fams, b.perPodSum)))
+}
+
+// unready counts pods kube-state-metrics reports not Ready:
+// `count(max by (pod) (kube_pod_status_ready{condition="false",ID}) == 1)`
+// (max by pod: an HA pair's duplicates count once).
+func (b shapes) unready() parser.Expr {
+	ms := append([]*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "condition", "false")}, b.id...)
+	perPod := aggregate(parser.MAX, false, b.pod(), selector("kube_pod_status_ready", ms))
+	return aggregate(parser.COUNT, false, nil, binary(parser.EQLC, perPod, number(1), nil))
 }
 
 // kv is `avg(<live per-pod max>)` over the alternatives.

@@ -153,23 +153,29 @@ func TestEngineStaleSeriesCase13(t *testing.T) {
   kube_pod_status_ready{pod="vllm-7d9f-bbbbb",condition="true"} 1x40
   kube_pod_status_ready{pod="vllm-5c2e-ccccc",condition="true"} 1x20 stale
   kube_pod_status_ready{pod="vllm-5c2e-ddddd",condition="true"} 1x20 stale
+  kube_pod_status_ready{pod="vllm-7d9f-eeeee",condition="true"} 0x40
+  kube_pod_status_ready{pod="vllm-7d9f-eeeee",condition="false"} 1x40
 `)
 	tg := sel(t, `{model_name="m"}`)
 	at := time.Unix(360, 0) // 6m: one minute after the old pods stopped
+	// A third new pod, eeeee, is still loading weights: kube-state-metrics
+	// reports it not Ready and it exports nothing yet. Only LiveReady sees
+	// it: Unready 1, Current (no replicas query) 2 + 1 = 3.
 	for _, tc := range []struct {
-		live      Liveness
-		running   float64
-		reporting int
+		live                        Liveness
+		running                     float64
+		reporting, unready, current int
 	}{
-		{LiveUp, 22, 2},
-		{LiveReady, 22, 2},
-		{LiveStaleness, 42, 4},
+		{LiveUp, 22, 2, 0, 2},
+		{LiveReady, 22, 2, 1, 3},
+		{LiveStaleness, 42, 4, 0, 4},
 	} {
 		ev := &Evaluator{API: api, Options: Options{Liveness: tc.live}}
 		res, _ := ev.Evaluate(context.Background(), []Target{tg}, at)
 		o := res[0].Observation
-		if !near(o.Running, tc.running) || o.Reporting != tc.reporting {
-			t.Errorf("%s: running %v over %d pods, want %v over %d", tc.live, o.Running, o.Reporting, tc.running, tc.reporting)
+		if !near(o.Running, tc.running) || o.Reporting != tc.reporting || o.Unready != tc.unready || o.Current != tc.current {
+			t.Errorf("%s: running %v over %d pods, unready %d, current %d; want %v over %d, %d, %d (errors %v)",
+				tc.live, o.Running, o.Reporting, o.Unready, o.Current, tc.running, tc.reporting, tc.unready, tc.current, res[0].Errors)
 		}
 	}
 }

@@ -48,9 +48,10 @@ type Result struct {
 	// Target is the target's Name.
 	Target string
 	// Observation holds the signals; every unknown float is NaN. Reporting
-	// is 0 when unknown. Current is the replicas query's value, or Reporting
-	// without one; when it is unknown it is 0 and Errors[Current] is set, so
-	// the caller must hold its last decision.
+	// and Unready are 0 when unknown (Unready is only read with LiveReady).
+	// Current is the replicas query's value, or Reporting + Unready without
+	// one; when it is unknown it is 0 and Errors[Current] is set, so the
+	// caller must hold its last decision.
 	Observation recommend.Observation
 	// Errors holds a *QueryError per signal that was asked for and is
 	// unknown (its Reason says why). Signals not asked for (CPU without
@@ -368,13 +369,24 @@ func observe(tg Target, exprs map[Signal]parser.Expr, vals map[Signal]float64, e
 	if r := get(Reporting); !math.IsNaN(r) && r >= 0 {
 		o.Reporting = int(math.Round(r))
 	}
+	if _, asked := exprs[Unready]; asked {
+		// count() of no pod is no series: here that means 0 unready.
+		if ReasonOf(errs[Unready]) == ReasonEmpty {
+			delete(errs, Unready)
+		}
+		if u := get(Unready); !math.IsNaN(u) && u >= 0 {
+			o.Unready = int(math.Round(u))
+		}
+	}
 	switch c := get(Current); {
 	case !math.IsNaN(c) && c >= 0:
 		o.Current = int(math.Round(c))
 	case !math.IsNaN(c):
 		errs[Current] = &QueryError{Reason: ReasonBadData, Err: fmt.Errorf("negative replicas %v", c)}
-	case tg.Replicas == "" && errs[Reporting] == nil && vals[Reporting] > 0:
-		o.Current = o.Reporting
+	case tg.Replicas == "" && o.Reporting+o.Unready > 0 &&
+		(errs[Reporting] == nil || ReasonOf(errs[Reporting]) == ReasonEmpty):
+		// No replicas query: the pods seen (all of them may be loading).
+		o.Current = o.Reporting + o.Unready
 	case errs[Current] == nil:
 		err := errs[Reporting]
 		if err == nil {

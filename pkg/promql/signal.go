@@ -26,16 +26,19 @@ const (
 	Held
 	// Current is the replicas the workload runs (the target's replicas query).
 	Current
+	// Unready is the number of pods that exist but are not Ready (loading
+	// weights); only with LiveReady, from kube-state-metrics.
+	Unready
 )
 
 var signalNames = [...]string{
 	Running: "running", Waiting: "waiting", Reporting: "reporting", KV: "kv",
-	CPU: "cpu", TTFT: "ttft", Held: "held", Current: "current",
+	CPU: "cpu", TTFT: "ttft", Held: "held", Current: "current", Unready: "unready",
 }
 
 // Signals returns every Signal in evaluation order.
 func Signals() []Signal {
-	return []Signal{Running, Waiting, Reporting, KV, CPU, TTFT, Held, Current}
+	return []Signal{Running, Waiting, Reporting, KV, CPU, TTFT, Held, Current, Unready}
 }
 
 // String returns the lower-case name used in labels, logs and golden files.
@@ -53,5 +56,5 @@ func ParseSignal(name string) (Signal, error) {
 			return s, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown signal %q (allowed: running, waiting, reporting, kv, cpu, ttft, held, current)", name)
+	return 0, fmt.Errorf("unknown signal %q (allowed: running, waiting, reporting, kv, cpu, ttft, held, current, unready)", name)
 }
