@@ -7,14 +7,23 @@ import (
 )
 
 // detect returns the first server (profile.Servers order) whose running or
-// waiting families appear on the page (declared or with samples); else whose
-// other families appear; else one of whose name prefixes starts a family on
-// the page; else Unknown.
+// waiting families have a finite sample on the page; else whose running or
+// waiting families appear (declared or with samples); else whose other
+// families appear; else one of whose name prefixes starts a family on the
+// page; else Unknown. (A server whose queue is only declared does not win
+// over one whose queue has values.)
 func detect(raw *rawPage) profile.Server {
-	for _, names := range []func(profile.Families) []string{profile.Families.Queue, profile.Families.All} {
+	for _, pass := range []struct {
+		names func(profile.Families) []string
+		on    func(string) bool
+	}{
+		{profile.Families.Queue, raw.hasFinite},
+		{profile.Families.Queue, raw.has},
+		{profile.Families.All, raw.has},
+	} {
 		for _, s := range profile.Servers() {
-			for _, n := range names(s.Families()) {
-				if raw.has(n) {
+			for _, n := range pass.names(s.Families()) {
+				if pass.on(n) {
 					return s
 				}
 			}

@@ -156,6 +156,16 @@ func (r *rawPage) has(name string) bool {
 	return r.declared[name] || len(r.byName[name]) > 0
 }
 
+// hasFinite reports whether name has a finite sample.
+func (r *rawPage) hasFinite(name string) bool {
+	for _, j := range r.byName[name] {
+		if finite(r.samples[j].Value) {
+			return true
+		}
+	}
+	return false
+}
+
 // parse runs textparse over the whole page; any error fails the page.
 func parse(b []byte, ct string) (*rawPage, error) {
 	p, err := textparse.New(b, ct, labels.NewSymbolTable(), textparse.ParserOptions{OpenMetricsSkipSTSeries: true})

@@ -132,3 +132,17 @@ func TestLoadAllStdinOnce(t *testing.T) {
 		t.Errorf("second -: %v %+v, want ErrSource", errs[1], pages[1])
 	}
 }
+
+// Auto-detection prefers a server whose queue has values over one whose
+// queue is only declared: sglang running 3 was read as vLLM, all ABSENT.
+func TestDetectPrefersValues(t *testing.T) {
+	p := readString(t, "# TYPE vllm:num_requests_running gauge\nsglang:num_running_reqs 3\n", profile.Unknown)
+	if p.Server != profile.SGLang || p.Running != 3 {
+		t.Errorf("server %v running %v, want sglang 3", p.Server, p.Running)
+	}
+	// declared only (vLLM before its first request, LOG.md page 19): still vLLM.
+	p = readString(t, "# TYPE vllm:num_requests_running gauge\n# TYPE tgi_queue_size gauge\n", profile.Unknown)
+	if p.Server != profile.VLLM {
+		t.Errorf("server %v, want vllm", p.Server)
+	}
+}
