@@ -33,12 +33,14 @@ const (
 // line is OpenMetrics, any other is the text format). source names the page
 // in errors and in Page.Source. server Unknown auto-detects the profile:
 // the first server (profile.Servers order) whose running/waiting families
-// appear on the page (declared or with samples), else whose other families
-// appear, else whose name prefix appears.
+// have a finite sample, else appear on the page (declared or with samples),
+// else whose other families appear, else whose name prefix appears.
 //
 // Errors: *PageError (errors.Is ErrInvalidPage) naming source:line for a
 // page that does not parse, for JSON/HTML bodies and unsupported content
-// types — no partial page is returned; *NoProfileError (ErrNoProfile) when
+// types, and for garbage the parser accepts (NUL bytes, a text page whose
+// last line has no newline, a series twice, impossible values: see
+// checkValues) — no partial page is returned; *NoProfileError (ErrNoProfile) when
 // server is Unknown and nothing matches, listing the families looked for;
 // ErrFetch when r fails.
 func Read(r io.Reader, contentType, source string, server profile.Server) (*Page, error) {
