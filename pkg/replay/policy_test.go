@@ -74,3 +74,20 @@ func TestParsePolicyErrors(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParsePolicy: any string parses or fails with an error, never a panic;
+// a policy that parses builds a controller that decides.
+func FuzzParsePolicy(f *testing.F) {
+	for _, s := range append(DefaultPolicies, "hpa(hpa(queue:1))", "queue:24,schedule=* * * * *;1h;2", "knative:", "oracle,min=3,max=2", "queue:1e308", "ttft:-1s", "hpa(", ")", ",,,") {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePolicy(s)
+		if err != nil {
+			return
+		}
+		if p.build == nil || p.Name == "" {
+			t.Fatalf("%q parsed without a builder", s)
+		}
+	})
+}

@@ -235,3 +235,45 @@ func TestSyntheticSpec(t *testing.T) {
 		t.Errorf("7d = %v, %v", d, err)
 	}
 }
+
+// FuzzReaders: any file content reads to requests or fails with an error
+// naming the file, never a panic; requests come in arrival order with a
+// prompt of at least 1 token and an output of at least 1.
+func FuzzReaders(f *testing.F) {
+	f.Add("0,1,1\n1,2,3\n")
+	f.Add(GenericHeader + "\n0.5,10,0\n")
+	f.Add(AzureHeader + "\n2023-11-16 18:15:46.6805900,374,44\n")
+	f.Add("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\n")
+	f.Fuzz(func(t *testing.T, body string) {
+		dir := t.TempDir()
+		for _, name := range []string{"f.csv", "f.jsonl"} {
+			p := filepath.Join(dir, name)
+			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			src, err := Parse(p, Options{})
+			if err != nil {
+				continue
+			}
+			r, err := src.Open()
+			if err != nil {
+				continue
+			}
+			last := math.Inf(-1)
+			for {
+				q, err := r.Next()
+				if err != nil {
+					if err != io.EOF && !strings.Contains(err.Error(), name) {
+						t.Fatalf("error without the file name: %v", err)
+					}
+					break
+				}
+				if q.Arrival < last || q.Prompt < 1 || q.Output < 1 || math.IsNaN(q.Arrival) {
+					t.Fatalf("bad request %+v after %v", q, last)
+				}
+				last = q.Arrival
+			}
+			r.Close()
+		}
+	})
+}
