@@ -13,6 +13,8 @@
 // named there.
 //
 // It is a separate, test-only module (deploy/test/go.mod) so the main
-// module does not carry KEDA's, controller-runtime's and kustomize's
-// dependency trees. Run it with `make test-deploy` (part of `make test`).
+// module does not carry KEDA's, controller-runtime's, kustomize's and the
+// Grafana SDK's dependency trees; it imports the main module (replace
+// directive) for pkg/config, so the ConfigMaps' configs go through the
+// real loader here too. Run it with `make test-deploy` (part of `make test`).
 package deploytest
