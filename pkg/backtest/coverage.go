@@ -26,6 +26,9 @@ type Coverage struct {
 	// Interpolated is the number of steps whose arrivals come from a
 	// counter increase spread over a gap rather than from samples.
 	Interpolated int `json:"interpolated_steps"`
+	// Requested is the range asked for when the data covered less of it at
+	// either end and the range shrank to the data (nil otherwise).
+	Requested *Gap `json:"requested,omitempty"`
 }
 
 // coverage finds the gaps in the union of the series' sample timestamps.

@@ -49,6 +49,20 @@ func Reconstruct(h History, opts Options) (Workload, error) {
 	if len(series) == 0 {
 		return w, ErrNoTraffic
 	}
+	// History that starts after the range's start or ends before its end
+	// (a new target, a Prometheus with less retention than asked): the
+	// range shrinks to the data, so that nothing is invented before the
+	// first sample or after the last one.
+	if i0, i1 := trimmed(g, w.Coverage); i0 > 0 || i1 < g.N {
+		w.Coverage.Requested = &Gap{From: g.Start, To: g.End()}
+		g = Grid{Start: g.At(i0), Step: g.Step, N: i1 - i0}
+		h.InFlight = sliceOr(h.InFlight, i0, i1)
+		h.Replicas = sliceOr(h.Replicas, i0, i1)
+		w.Grid = g
+		req := w.Coverage.Requested
+		w.Coverage = coverage(g, series, opts.GapThreshold)
+		w.Coverage.Requested = req
+	}
 	inc := counterIncrease(g, series)
 	gap := inGap(g, w.Coverage.Gaps)
 	q := fill(h.InFlight, gap, 0)
@@ -191,4 +205,36 @@ func (w Workload) Known() []bool {
 		out[j] = !gap[j] && !gap[j-1]
 	}
 	return out
+}
+
+// trimmed returns the grid points [i0, i1] that hold data: a gap that
+// starts at the range's start moves i0 to the step holding its end, a gap
+// that ends at the range's end moves i1 to the step after its start.
+// At least one step remains.
+func trimmed(g Grid, cov Coverage) (i0, i1 int) {
+	i0, i1 = 0, g.N
+	if len(cov.Gaps) == 0 {
+		return i0, i1
+	}
+	if first := cov.Gaps[0]; first.From.Equal(g.Start) {
+		i0 = int(first.To.Sub(g.Start) / g.Step)
+	}
+	if last := cov.Gaps[len(cov.Gaps)-1]; last.To.Equal(g.End()) {
+		d := last.From.Sub(g.Start)
+		i1 = int(d / g.Step)
+		if d%g.Step != 0 {
+			i1++
+		}
+	}
+	i0 = min(max(i0, 0), g.N-1)
+	i1 = max(min(i1, g.N), i0+1)
+	return i0, i1
+}
+
+// sliceOr returns vs[i0 : i1+1], or vs when it is shorter (absent data).
+func sliceOr(vs []float64, i0, i1 int) []float64 {
+	if len(vs) <= i1 {
+		return vs
+	}
+	return vs[i0 : i1+1]
 }

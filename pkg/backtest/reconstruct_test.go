@@ -152,3 +152,28 @@ func TestSourceCountsAndOrder(t *testing.T) {
 		t.Errorf("arrivals %v, want 1 in (0,60), 1 in (60,120), 2 sorted in (120,180)", got)
 	}
 }
+
+func TestReconstructTrimsToData(t *testing.T) {
+	// Asked for 0..600 s at 60 s steps; samples only from 240 to 360: the
+	// leading silence (0..240) and the trailing one (360..600) exceed the
+	// threshold (3 × 60 s = 180 s), so the range shrinks to 240..360 (2
+	// steps) and the replicas are not back-filled over the silence.
+	g := Grid{Start: t0, Step: time.Minute, N: 10}
+	nan := math.NaN()
+	h := History{Grid: g,
+		Success:    []Series{{Points: pts(240, 100, 300, 110, 360, 130)}},
+		InFlight:   []float64{nan, nan, nan, nan, 0, 0, 0, nan, nan, nan, nan},
+		Replicas:   []float64{nan, nan, nan, nan, 2, 3, 3, nan, nan, nan, nan},
+		PromptMean: 1, OutputMean: 1}
+	w, err := Reconstruct(h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.Grid.Start.Equal(at(240)) || w.Grid.N != 2 || w.Coverage.Requested == nil || len(w.Coverage.Gaps) != 0 {
+		t.Fatalf("grid %v N %d, coverage %+v; want 240 s, 2 steps, no gaps, the requested range kept", w.Grid.Start, w.Grid.N, w.Coverage)
+	}
+	// The first sample (100, at the new start) is a baseline: 10 + 20 = 30.
+	near(t, "requests", w.Requests, 30, 1e-9)
+	// Replicas 2 then 3, a minute each: 5 replica-minutes.
+	near(t, "replica seconds", w.ReplicaSeconds(), 300, 1e-9)
+}

@@ -64,6 +64,7 @@ type jsonCoverage struct {
 	Threshold    string    `json:"threshold"`
 	Gaps         []jsonGap `json:"gaps"`
 	Interpolated int       `json:"interpolated_steps"`
+	Requested    *jsonGap  `json:"requested,omitempty"`
 }
 
 type jsonFidelity struct {
@@ -115,6 +116,9 @@ func (rep Report) WriteJSON(w io.Writer) error {
 	for _, g := range rep.Coverage.Gaps {
 		out.Coverage.Gaps = append(out.Coverage.Gaps, jsonGap{g.From, g.To, g.Duration().String()})
 	}
+	if r := rep.Coverage.Requested; r != nil {
+		out.Coverage.Requested = &jsonGap{r.From, r.To, r.Duration().String()}
+	}
 	out.Actual.TTFTHourly = []jsonHour{}
 	for _, h := range rep.TTFTHourly {
 		out.Actual.TTFTHourly = append(out.Actual.TTFTHourly, jsonHour{T: h.T, Observed: num(h.V)})
@@ -153,6 +157,9 @@ func (rep Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "requests  %.0f reconstructed (prompt mean %.0f, output mean %.0f tokens)\n", rep.Requests, rep.PromptMean, rep.OutputMean)
 	fmt.Fprintf(w, "coverage  %.1f%% (%d gap(s) longer than %s; %d step(s) interpolated)\n",
 		100*rep.Coverage.Fraction, len(rep.Coverage.Gaps), rep.Coverage.Threshold, rep.Coverage.Interpolated)
+	if r := rep.Coverage.Requested; r != nil {
+		fmt.Fprintf(w, "  range   asked %s .. %s; the data covers only the range above\n", r.From.Format(time.RFC3339), r.To.Format(time.RFC3339))
+	}
 	for _, g := range rep.Coverage.Gaps {
 		fmt.Fprintf(w, "  gap     %s .. %s (%s): no samples; arrivals spread from the counters' increase\n",
 			g.From.Format(time.RFC3339), g.To.Format(time.RFC3339), g.Duration())
