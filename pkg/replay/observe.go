@@ -42,8 +42,8 @@ func (s *sim) observe(now float64) recommend.Observation {
 		}
 		kv += float64(used) / float64(s.sp.kvCap)
 		r.cpuMark(s, now)
-		if span := now - s.lastTick; span > 0 && r.cpuSum > 0 {
-			cpu += r.cpuSum / min(span, now-r.added)
+		if span := now - max(s.lastTick, r.readyAt); span > 0 {
+			cpu += r.cpuSum / span // the average since the last observation, or since it became ready
 		} else {
 			cpu += s.sp.cpu[min(r.runningN(), len(s.sp.cpu)-1)]
 		}

@@ -29,6 +29,7 @@ type replica struct {
 	id      int
 	state   rstate
 	added   float64 // when it was added (replica time starts)
+	readyAt float64 // when it became ready
 	next    float64 // its next event: ready time, or the end of the phase
 	heapIdx int     // position in the simulator's event heap, -1 when absent
 

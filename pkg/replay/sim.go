@@ -257,6 +257,7 @@ func (s *sim) addReplica(now float64, warm bool) {
 
 func (s *sim) becomeReady(r *replica, now float64) {
 	r.state = ready
+	r.readyAt = now
 	r.cpuAt, r.cpuSum = now, 0
 	s.reschedule(r, math.Inf(1))
 	for s.held.n > 0 {
