@@ -29,6 +29,7 @@ type ParseCmd struct {
 // parseRow is one printed row: a page and, when an earlier scrape of the same
 // source exists, the rates since it.
 type parseRow struct {
+	src   string // the PAGE argument (Page.Source hides a URL's password)
 	page  *scrape.Page
 	rates *scrape.Rates
 	ttft  float64 // TTFT p95 over the interval, seconds; NaN when unknown
@@ -72,6 +73,7 @@ func (c *ParseCmd) Run(e *env) error {
 		if prev := last[p.Source]; prev != nil {
 			row = newParseRow(prev, p)
 		}
+		row.src = src
 		last[p.Source] = p
 		rows = append(rows, row)
 	}
@@ -84,11 +86,13 @@ func (c *ParseCmd) Run(e *env) error {
 		first := rows
 		rows = nil
 		for _, row := range first {
-			p := load(row.page.Source)
+			p := load(row.src)
 			if p == nil {
 				continue
 			}
-			rows = append(rows, newParseRow(row.page, p))
+			next := newParseRow(row.page, p)
+			next.src = row.src
+			rows = append(rows, next)
 		}
 	}
 	if len(errs) > 0 {

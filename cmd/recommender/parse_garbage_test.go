@@ -1,7 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -27,5 +32,30 @@ func TestParseGarbagePages(t *testing.T) {
 		if code != 2 || out != "" || !strings.Contains(errs, tc.want) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2, nothing, %q", tc.name, code, out, errs, tc.want)
 		}
+	}
+}
+
+// A URL with a password: the row shows it hidden, and the second scrape of
+// --interval still authenticates (it used to re-fetch Page.Source).
+func TestParseIntervalWithPassword(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, p, ok := r.BasicAuth(); !ok || p != "secret" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		// 100 prompt tokens more per scrape
+		fmt.Fprintf(w, "vllm:num_requests_running 1\nvllm:prompt_tokens_total %d\n", 100*n.Add(1))
+	}))
+	defer srv.Close()
+	url := strings.Replace(srv.URL, "http://", "http://u:secret@", 1)
+	code, out, errs := runParseCLI(t, nil, "--output", "json", "--interval", "20ms", url)
+	if code != 0 || strings.Contains(out+errs, "secret") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	rows := decodeRows(t, out)
+	if len(rows) != 1 || !strings.Contains(rows[0].Source, "u:xxxxx@") || rows[0].Rates == nil ||
+		math.Abs(*rows[0].Rates.PromptTokens*rows[0].Rates.IntervalSeconds-100) > 1e-6 {
+		t.Errorf("rows = %+v, want the password hidden and 100 tokens over the interval", rows)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"strings"
 	"sync"
@@ -49,7 +50,7 @@ func Load(ctx context.Context, client *http.Client, src string, stdin io.Reader,
 			p.Time = time.Now()
 		}
 		return p, err
-	case strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://"):
+	case hasPrefixFold(src, "http://") || hasPrefixFold(src, "https://"):
 		return fetch(ctx, client, src, server)
 	case strings.Contains(src, "://"):
 		return nil, fmt.Errorf("%s: %w: only http:// and https:// URLs, file paths and - are allowed", src, ErrSource)
@@ -80,7 +81,27 @@ func unwrapPath(err error) error {
 	return err
 }
 
-func fetch(ctx context.Context, client *http.Client, url string, server profile.Server) (*Page, error) {
+// hasPrefixFold is strings.HasPrefix ignoring case (URL schemes are
+// case-insensitive, RFC 3986 section 3.1).
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// fetch scrapes rawURL. The page (Page.Source) and every error name the URL
+// with any password replaced by "xxxxx" (url.URL.Redacted): to scrape
+// again, keep the URL given, not Page.Source.
+func fetch(ctx context.Context, client *http.Client, rawURL string, server profile.Server) (*Page, error) {
+	u, err := neturl.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", rawURL, ErrSource, err)
+	}
+	url := rawURL
+	if _, has := u.User.Password(); has {
+		url = u.Redacted()
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("%s: %w: no host (allowed: http://HOST[:PORT]/PATH or https://...)", url, ErrSource)
+	}
 	if client == nil {
 		client = http.DefaultClient
 	}
@@ -89,7 +110,7 @@ func fetch(ctx context.Context, client *http.Client, url string, server profile.
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", url, ErrSource, err)
 	}

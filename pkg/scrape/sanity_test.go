@@ -3,6 +3,8 @@ package scrape
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -144,5 +146,37 @@ func TestDetectPrefersValues(t *testing.T) {
 	p = readString(t, "# TYPE vllm:num_requests_running gauge\n# TYPE tgi_queue_size gauge\n", profile.Unknown)
 	if p.Server != profile.VLLM {
 		t.Errorf("server %v, want vllm", p.Server)
+	}
+}
+
+// URLs: a password never reaches Page.Source or an error; schemes are
+// case-insensitive; a URL without a host is invalid input, not a fetch
+// failure.
+func TestLoadURLEdges(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "user" || p != "secret" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		_, _ = w.Write([]byte("vllm:num_requests_running 2\n"))
+	}))
+	defer srv.Close()
+	withAuth := strings.Replace(srv.URL, "http://", "http://user:secret@", 1)
+	p, err := Load(context.Background(), nil, withAuth, nil, profile.Unknown)
+	if err != nil || p.Running != 2 || strings.Contains(p.Source, "secret") || !strings.Contains(p.Source, "user:xxxxx@") {
+		t.Errorf("Load = %+v, %v; want running 2 and the password hidden", p, err)
+	}
+	_, err = Load(context.Background(), nil, strings.Replace(withAuth, "secret", "wrong", 1), nil, profile.Unknown)
+	if !errors.Is(err, ErrFetch) || strings.Contains(err.Error(), "wrong") {
+		t.Errorf("bad password: %v, want ErrFetch without the password", err)
+	}
+	p, err = Load(context.Background(), nil, strings.Replace(withAuth, "http://", "HTTP://", 1), nil, profile.Unknown)
+	if err != nil || p.Running != 2 {
+		t.Errorf("HTTP:// = %+v, %v", p, err)
+	}
+	for _, bad := range []string{"http://", "https:///metrics", "http://[::1"} {
+		if _, err := Load(context.Background(), nil, bad, nil, profile.Unknown); !errors.Is(err, ErrSource) || IsRuntime(err) {
+			t.Errorf("%s: %v, want ErrSource", bad, err)
+		}
 	}
 }
