@@ -82,7 +82,8 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	}
 	if f.KVDType != nil {
 		if c.KVDType, err = replica.ParseDType(*f.KVDType); err != nil {
-			flagErr("kv-dtype", err)
+			// ParseDType lists the weight dtypes, int4 among them; KV has no int4.
+			flagErr("kv-dtype", fmt.Errorf("unknown dtype %q (allowed: auto, fp16, bf16, fp8, int8)", *f.KVDType))
 		}
 	}
 	if f.Accounting != nil {

@@ -29,6 +29,8 @@ func TestGPUInvalidEdges(t *testing.T) {
 		{[]string{"--max-num-seqs", "99999999999999"}, "--max-num-seqs: 99999999999999 is invalid (allowed: an integer from 1 to 1048576)"},
 		// was: "pod CPU idle +Inf%".
 		{[]string{"--cpu-idle", "1e308"}, "--cpu-idle: 1e+308 is invalid (allowed: a number of cores from 0 to 10000)"},
+		// the KV list, not the weight list (which has int4).
+		{[]string{"--kv-dtype", "fp4"}, `--kv-dtype: unknown dtype "fp4" (allowed: auto, fp16, bf16, fp8, int8)`},
 		// Kubernetes' smallest CPU quantity is 1m.
 		{[]string{"--cpu-request", "1e-300"}, "--cpu-request: 1e-300 is invalid (allowed: a number of cores from 0.001 to 10000)"},
 	} {
