@@ -17,7 +17,7 @@ import (
 
 // DefaultBatchSize is how many targets share one query per signal when
 // Evaluator.BatchSize is 0. With it, a cycle over up to 1,000 targets issues
-// at most one query per signal (8 at most, usually 5), whatever the number
+// one query per signal (4 to 9: see docs/promql.md), whatever the number
 // of pods.
 const DefaultBatchSize = 1000
 
