@@ -1,0 +1,143 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkServeProcess1000Targets measures the real `infscale serve`
+// binary (built into a temporary directory) deciding for 1,000 targets
+// every second against the fake Prometheus of BenchmarkCycle1000Targets
+// (served by this test process, so its cost is not counted): CPU time per
+// cycle from /proc/<pid>/stat over 10 s after the 2nd cycle (one /metrics
+// read included), and the
+// process's peak RSS (VmHWM, startup included). Run it with -benchtime 1x.
+func BenchmarkServeProcess1000Targets(b *testing.B) {
+	if testing.Short() {
+		b.Skip("builds the binary and runs it for about 15 s")
+	}
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "infscale")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/recommender").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	srv, _ := benchPrometheus(b)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "prometheus: {url: %s}\ninterval: 1s\ntargets:\n", srv.URL)
+	for i := range 1000 {
+		fmt.Fprintf(&sb, "- {name: t%d, selector: '{namespace=\"llm\", deployment=\"t%d\"}', metrics: [{type: queue, target: 24}, {type: kv, target: 0.8}], max: 8}\n", i, i)
+	}
+	cfg := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	addr := freeAddrB(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "serve", "--config", cfg, "--listen", addr, "--log-level", "error")
+	cmd.Stderr = os.Stderr
+	// BENCH_GOGC / BENCH_GOMEMLIMIT pass GOGC / GOMEMLIMIT to serve.
+	cmd.Env = os.Environ()
+	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
+		if v := os.Getenv("BENCH_" + k); v != "" {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { cancel(); _ = cmd.Wait() }()
+	pid := cmd.Process.Pid
+	cyclesRE := regexp.MustCompile(`(?m)^infscale_cycles_total (\d+)`)
+	cycles := func() int {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return -1
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		m := cyclesRE.FindSubmatch(body)
+		if m == nil {
+			return -1
+		}
+		n, _ := strconv.Atoi(string(m[1]))
+		return n
+	}
+	wait := func(n int) int {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			if c := cycles(); c >= n {
+				return c
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("serve did not reach %d cycles", n)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	b.ResetTimer()
+	// Poll only until the 2nd cycle: each /metrics read of ~14,000 series
+	// costs serve CPU too. Then one read after 10 s.
+	c0 := wait(2)
+	t0 := procCPU(b, pid)
+	time.Sleep(10 * time.Second)
+	c1 := cycles()
+	t1 := procCPU(b, pid)
+	b.StopTimer()
+	b.ReportMetric(float64(t1-t0)/float64(c1-c0)/1e6, "cpu-ms/cycle")
+	b.ReportMetric(procKB(b, pid, "VmHWM:")/1024, "peak-rss-MiB")
+	b.ReportMetric(procKB(b, pid, "VmRSS:")/1024, "rss-MiB")
+}
+
+func freeAddrB(b *testing.B) string {
+	l, err := netListen()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// procCPU is utime + stime of pid (clock ticks of 10 ms).
+func procCPU(b *testing.B, pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+func procKB(b *testing.B, pid int, key string) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, key) {
+			v, _ := strconv.ParseFloat(strings.Fields(l)[1], 64)
+			return v
+		}
+	}
+	return 0
+}
+
+func netListen() (interface {
+	Addr() net.Addr
+	Close() error
+}, error) {
+	return net.Listen("tcp", "127.0.0.1:0")
+}
