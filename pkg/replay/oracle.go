@@ -23,7 +23,8 @@ const oracleBucket = 15.0
 // longer), and asks for the most replicas any of those buckets needs. A
 // bucket's need is the fewest replicas whose mean-value model (Little's law
 // with prefill stalls, mva) keeps the mean concurrency per replica within
-// OracleUtilization × MaxBatch. It is an approximate lower bound on
+// OracleUtilization × the sequences a replica holds (MaxBatch, or fewer
+// when the KV cache binds). It is an approximate lower bound on
 // replica time at zero misses: approximate because the model is a mean and
 // buckets are coarse, a bound because no causal policy knows the future.
 type oracleCtl struct {
@@ -94,8 +95,11 @@ func (c *oracleCtl) Decide(now float64, _ recommend.Observation) int {
 // need is the fewest replicas that serve rate req/s of mean prompt p and
 // output o tokens within the utilisation bound.
 func (c *oracleCtl) need(rate, p, o float64) int {
+	// A replica holds at most MaxBatch sequences and, as admission reserves
+	// prompt + output, KV capacity / (p + o) of them.
+	slots := min(float64(c.sp.maxBatch), float64(c.sp.kvCap)/(p+o))
 	for n := 1; n < maxReplicas; n++ {
-		if l, ok := c.mva(rate/float64(n), p, o); ok && l <= OracleUtilization*float64(c.sp.maxBatch) {
+		if l, ok := c.mva(rate/float64(n), p, o); ok && l <= OracleUtilization*slots {
 			return n
 		}
 	}

@@ -43,11 +43,13 @@ const PolicySyntax = `SIGNAL:TARGET[,OPTION=VALUE...] with SIGNAL queue, waiting
 // uses by default: scale on queue (running + waiting + held) at 16
 // requests per replica, a quarter of the reference replica's 64 batch
 // slots, so that a replica absorbs the growth of a ramp while the next one
-// starts; with a 90 s lookahead, the reference replica's cold start, so the
-// next one is bought before it is needed. Chosen from docs/simulate.md's
+// starts; with a lookahead of the replica's cold start (90 s here, the
+// reference replica's 91 s; in a replay `recommended` takes the simulated
+// replica's cold start, rounded up to whole seconds), so the next one is
+// bought before it is needed. Chosen from docs/simulate.md's
 // comparison: the only infscale policy tried with zero misses on the
 // reference trace under seeds 1-6 and on the Azure conversation trace at
-// 1x, 3x and 6x its rate, without reversals on the reference trace.
+// 1x, 3x and 6x its rate, with at most one reversal on the reference trace.
 const Recommended = "queue:16,lookahead=90"
 
 // DefaultPolicies is the set `infscale simulate` runs when no --policy is
@@ -76,8 +78,21 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 	}
 	if s == "recommended" {
 		p, err := parsePolicy(Recommended, Recommended, 0)
+		if err != nil {
+			return p, err
+		}
 		p.Name = full[off : off+len(s)]
-		return p, err
+		base := p.Recommend
+		p.build = func(e env) (Controller, error) {
+			// The lookahead is the replica's cold start, whatever the replica.
+			rp := *base
+			rp.Lookahead = time.Duration(math.Ceil(e.sp.cold)) * time.Second
+			if err := rp.Validate(); err != nil {
+				return nil, err
+			}
+			return newInfscale(&rp, e.cfg.Epoch), nil
+		}
+		return p, nil
 	}
 	if strings.HasPrefix(s, "hpa(") {
 		return parseHPA(full, s, off)
