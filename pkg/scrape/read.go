@@ -176,7 +176,7 @@ func parse(b []byte, ct string) (*rawPage, error) {
 	}
 	raw := &rawPage{byName: map[string][]int{}, family: map[string]string{}, declared: map[string]bool{}}
 	types := map[string]model.MetricType{}
-	seen := seriesSet{}
+	seen := newSeriesSet()
 	var lset labels.Labels
 	for {
 		et, err := p.Next()

@@ -15,23 +15,37 @@ const maxSeriesInError = 200
 
 // seriesSet finds a series that appears twice on one page. Prometheus's
 // scrape drops such a sample as a duplicate; summing it would count one
-// replica's requests twice, so the page is refused.
-type seriesSet map[uint64][]int
+// replica's requests twice, so the page is refused. It keeps one index per
+// label-set hash (collisions, practically never, go to more).
+type seriesSet struct {
+	first map[uint64]int
+	more  map[uint64][]int
+}
+
+func newSeriesSet() *seriesSet { return &seriesSet{first: map[uint64]int{}} }
 
 // add records lset (value v) as sample j; an error when samples already has
 // an equal label set or lset has a label name twice.
-func (s seriesSet) add(lset labels.Labels, v float64, j int, samples []Sample) error {
+func (s *seriesSet) add(lset labels.Labels, v float64, j int, samples []Sample) error {
 	if name, dup := lset.HasDuplicateLabelNames(); dup {
 		return fmt.Errorf("label %q appears twice in series %s (Prometheus's TSDB refuses such a series)", name, quoteSeries(lset))
 	}
 	h := lset.Hash()
-	for _, k := range s[h] {
+	k, ok := s.first[h]
+	if !ok {
+		s.first[h] = j
+		return nil
+	}
+	for _, k := range append([]int{k}, s.more[h]...) {
 		if labels.Equal(samples[k].Labels, lset) {
 			return fmt.Errorf("series %s appears twice on the page (one sample per series is allowed; its first sample was %g, this one %g)",
 				quoteSeries(lset), samples[k].Value, v)
 		}
 	}
-	s[h] = append(s[h], j)
+	if s.more == nil {
+		s.more = map[uint64][]int{}
+	}
+	s.more[h] = append(s.more[h], j)
 	return nil
 }
 
