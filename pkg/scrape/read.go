@@ -65,7 +65,7 @@ func readBytes(b []byte, contentType, source string, server profile.Server) (*Pa
 	}
 	raw, err := parse(b, ct)
 	if err != nil {
-		return nil, &PageError{Source: source, Line: errorLine(b, ct), Err: withHint(b, err)}
+		return nil, &PageError{Source: source, Line: locate(b, ct, err), Err: withHint(b, err)}
 	}
 	if ct == ContentTypeText && len(b) > 0 && b[len(b)-1] != '\n' {
 		return nil, &PageError{Source: source, Line: 1 + bytes.Count(b, []byte("\n")),
@@ -80,7 +80,10 @@ func readBytes(b []byte, contentType, source string, server profile.Server) (*Pa
 	p := reduce(raw, source, server)
 	if j, err := checkValues(raw, p); err != nil {
 		line := 0
-		if j >= 0 {
+		switch {
+		case j >= 0 && raw.offsets[j] >= 0:
+			line = lineAt(b, raw.offsets[j])
+		case j >= 0:
 			line = sampleLine(b, ct, j)
 		}
 		return nil, &PageError{Source: source, Line: line, Err: err}
@@ -148,6 +151,7 @@ func hasEOFLine(b []byte) bool {
 // rawPage is what the parser saw, before reduction to signals.
 type rawPage struct {
 	samples  []Sample
+	offsets  []int // byte offset of each sample's line in the page, -1 unknown
 	byName   map[string][]int
 	family   map[string]string // sample name -> family name
 	declared map[string]bool
@@ -178,40 +182,115 @@ func parse(b []byte, ct string) (*rawPage, error) {
 	types := map[string]model.MetricType{}
 	seen := newSeriesSet()
 	var lset labels.Labels
+	last := -1 // offset of the last entry read
 	for {
 		et, err := p.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, &offsetError{off: last, err: err}
 		}
 		switch et {
 		case textparse.EntryType:
 			name, typ := p.Type()
+			last = max(last, offsetIn(b, name))
 			raw.declared[string(name)] = true
 			types[string(name)] = typ
 		case textparse.EntryHelp:
 			name, _ := p.Help()
+			last = max(last, offsetIn(b, name))
 			raw.declared[string(name)] = true
 		case textparse.EntryUnit:
 			name, _ := p.Unit()
+			last = max(last, offsetIn(b, name))
 			raw.declared[string(name)] = true
 		case textparse.EntrySeries:
-			_, _, v := p.Series()
+			series, _, v := p.Series()
+			off := offsetIn(b, series)
+			last = max(last, off)
 			p.Labels(&lset)
 			name := lset.Get(labels.MetricName)
 			if err := seen.add(lset, v, len(raw.samples), raw.samples); err != nil {
-				return nil, err
+				return nil, &offsetError{off: off, exact: off >= 0, err: err}
 			}
 			if _, ok := raw.family[name]; !ok {
 				raw.family[name] = familyOf(name, types)
 			}
 			raw.byName[name] = append(raw.byName[name], len(raw.samples))
 			raw.samples = append(raw.samples, Sample{Name: name, Labels: lset, Value: v})
+			raw.offsets = append(raw.offsets, off)
 		}
 	}
 	return raw, nil
+}
+
+// offsetError is a parse error with where it is known to be: exactly at
+// byte off (exact), or after the entry at off (the last one read; -1 when
+// none was).
+type offsetError struct {
+	off   int
+	exact bool
+	err   error
+}
+
+func (e *offsetError) Error() string { return e.err.Error() }
+func (e *offsetError) Unwrap() error { return e.err }
+
+// offsetIn is the byte offset of sub in b when sub is a subslice of b (the
+// parser returns names and series as slices of its input), else -1.
+func offsetIn(b, sub []byte) int {
+	if len(sub) == 0 || len(b) == 0 {
+		return -1
+	}
+	i := cap(b) - cap(sub)
+	if i < 0 || i >= len(b) || &b[i] != &sub[0] {
+		return -1
+	}
+	return i
+}
+
+// lineAt is the 1-based line of byte offset off.
+func lineAt(b []byte, off int) int { return 1 + bytes.Count(b[:off], []byte("\n")) }
+
+// maxScan bounds the lines locate tries one by one after the last good
+// entry before it falls back to errorLine's binary search.
+const maxScan = 1000
+
+// locate finds the line of parse's error. A duplicate series knows its
+// offset. Otherwise the error is after the last entry read; in the text
+// format every line parses on its own, so the first following line that
+// fails alone is the one (this keeps a 45 MB page's error line to one
+// parse instead of twenty). Else, and for OpenMetrics (whose lines depend
+// on the page around them), errorLine's binary search over prefixes.
+func locate(b []byte, ct string, err error) int {
+	var oe *offsetError
+	if !errors.As(err, &oe) {
+		return errorLine(b, ct)
+	}
+	if oe.exact {
+		return lineAt(b, oe.off)
+	}
+	if ct != ContentTypeText {
+		return errorLine(b, ct)
+	}
+	start, line := 0, 1
+	if oe.off >= 0 {
+		line = lineAt(b, oe.off)
+		start = bytes.LastIndexByte(b[:oe.off], '\n') + 1 // the start of that line
+	}
+	rest := b[start:]
+	for n := 0; n < maxScan && len(rest) > 0; n++ {
+		end := bytes.IndexByte(rest, '\n') + 1
+		if end == 0 {
+			end = len(rest)
+		}
+		if _, err := parse(rest[:end:end], ct); err != nil {
+			return line
+		}
+		rest, line = rest[end:], line+1
+	}
+	return errorLine(b, ct)
 }
 
 // familyOf maps a sample name to its family: the _bucket/_sum/_count (and

@@ -180,3 +180,28 @@ func TestLoadURLEdges(t *testing.T) {
 		}
 	}
 }
+
+// locate (one parse plus a line or two) names the same line as errorLine's
+// binary search over prefixes, for errors anywhere on a page.
+func TestLocateAgreesWithBinarySearch(t *testing.T) {
+	good := "# HELP vllm:num_requests_running r\n# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\"} 1\n\n# a comment\nvllm:num_requests_waiting 2\n"
+	for _, bad := range []string{
+		"vllm:num_requests_waiting{engine=\"0\n",
+		"vllm:num_requests_waiting 1 2 3\n",
+		"vllm:num_requests_waiting abc\n",
+		"# TYPE x\n",
+		"{}\n",
+		"vllm:num_requests_running{engine=\"0\"} 5\n", // duplicate of line 3
+	} {
+		for _, page := range []string{bad + good, good + bad, good + bad + good[:40] + "\n"} {
+			b := []byte(page)
+			_, err := parse(b, ContentTypeText)
+			if err == nil {
+				t.Fatalf("%q parses", page)
+			}
+			if got, want := locate(b, ContentTypeText, err), errorLine(b, ContentTypeText); got != want {
+				t.Errorf("%q: locate %d, binary search %d", page, got, want)
+			}
+		}
+	}
+}
