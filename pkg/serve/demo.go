@@ -115,7 +115,7 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 	fmt.Fprintf(out, "infscale demo: a simulated vLLM fleet (8B on H100, 512+256 tokens per request) under a load ramp\n")
 	fmt.Fprintf(out, "policy: queue 20 per replica, 1..6 replicas, scale-down window %ds; the fleet follows infscale_desired_replicas after a %s cold start\n\n",
 		window, time.Duration(8*scale*float64(time.Second)).Round(100*time.Millisecond))
-	fmt.Fprintf(out, "%7s  %-6s %6s %8s %8s %6s %9s %8s %8s  %s\n", "time", "target", "rate", "queue", "waiting", "kv", "ttft p95", "current", "desired", "reason")
+	fmt.Fprintf(out, "%7s  %-6s %6s %8s %8s %6s %9s %8s %8s  %s\n", "time", "target", "rate", "queue", "waiting", "kv", "ttft p95", "ready", "desired", "reason")
 
 	start := time.Now()
 	var (
@@ -157,12 +157,12 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 				have, prev = true, r.Desired
 				sum.Peak, sum.Last = max(sum.Peak, r.Desired), r.Desired
 				mark := ""
-				if sum.Decisions > 1 && r.Desired != r.Current {
+				if sum.Decisions > 1 && r.Desired != r.Observed {
 					mark = " *"
 				}
 				fmt.Fprintf(out, "%6.1fs  %-6s %6.1f %8s %8s %6s %9s %8d %8d  %s%s\n", el.Seconds(), r.Target, demoRate(el, scale),
 					fmtSig(r.Signals.Queue, "%.0f"), fmtSig(r.Signals.Waiting, "%.0f"), fmtSig(r.Signals.KV, "%.2f"), fmtSig(r.Signals.TTFT, "%.3fs"),
-					r.Current, r.Desired, r.Reason, mark)
+					r.Observed, r.Desired, r.Reason, mark)
 			},
 		})
 	}()

@@ -253,9 +253,25 @@ func currentOrUnknown(t *target) int {
 // known and nothing decided before).
 func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool) {
 	obs := rd.Obs
-	switch {
-	case rd.CurrentKnown:
+	if rd.CurrentKnown {
 		t.current, t.hasCurrent = obs.Current, true
+	}
+	observed := -1 // replicas read this cycle, for the current_replicas series
+	if rd.CurrentKnown {
+		observed = obs.Current
+	}
+	switch {
+	case t.cfg.Replicas == "" && t.hasDesired:
+		// Without a replicas query the scale target's spec is not read; the
+		// consumer (KEDA, the HPA) sets it to infscale's desired value, so
+		// that is the current count the HPA's algorithm works from. Pods
+		// still starting or not answering are then missing pods (the HPA's
+		// rule: they never allow a scale-down), not a smaller fleet.
+		obs.Current = t.desired
+		if obs.Reporting <= 0 && rd.CurrentKnown {
+			obs.Reporting = rd.Obs.Current
+		}
+	case rd.CurrentKnown:
 	case t.hasCurrent:
 		obs.Current = t.current
 	case t.hasDesired:
@@ -278,11 +294,15 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	}
 	held := false
 	if d.Reason == recommend.ReasonNoData && t.hasDesired {
-		// Hold the exported value; the trial state is dropped so that an
-		// outage leaves no recommendation in the windows.
+		// Hold the exported value, and count the outage as that value in
+		// the stabilisation windows (the trial state is dropped): the first
+		// reading after an outage longer than the scale-down window, often a
+		// partial one, cannot scale down before a full window has passed.
 		d.Desired, held = t.desired, true
 		d.Steps = append(d.Steps, recommend.Step{Reason: recommend.ReasonNoData, Value: t.desired,
 			Text: fmt.Sprintf("no metric is known: hold the last desired %d (not current %d)", t.desired, obs.Current)})
+		t.state.Recommendations = append(pruneBefore(t.state.Recommendations, now.Add(-horizon(&t.cfg))),
+			recommend.TimedReplicas{At: now, Replicas: t.desired})
 	} else {
 		t.state = trial
 	}
@@ -291,13 +311,13 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	sig := signalsOf(rd.Obs)
 	l.Metrics.Record(Snapshot{
 		Target: t.cfg.Name, At: now, Signals: signalMap(sig), Decided: true, Valid: valid,
-		Desired: d.Desired, Previous: prev, HadPrevious: hadPrev, Current: obs.Current,
+		Desired: d.Desired, Previous: prev, HadPrevious: hadPrev, Current: observed,
 		Reason: d.Reason.String(), Raw: raw, AllMetrics: names, ReversalWindow: reversalWindow(&t.cfg),
 	})
 	if hadPrev && prev != d.Desired {
 		l.logger().Info("desired replicas changed", "target", t.cfg.Name, "from", prev, "to", d.Desired, "reason", d.Reason.String())
 	}
-	rec := Record{Target: t.cfg.Name, At: now, Desired: d.Desired, Current: obs.Current, Reason: d.Reason.String(),
+	rec := Record{Target: t.cfg.Name, At: now, Desired: d.Desired, Current: obs.Current, Observed: observed, Reason: d.Reason.String(),
 		Held: held, Signals: sig, Raw: d.Raw, Steps: d.Steps}
 	for _, e := range rd.Errors {
 		rec.Errors = append(rec.Errors, fmt.Sprintf("%s: %s: %v", e.Signal, e.Reason, e.Err))
@@ -368,4 +388,14 @@ func reversalWindow(t *config.Target) time.Duration {
 		return time.Duration(*b.ScaleDown.StabilizationWindowSeconds) * time.Second
 	}
 	return 0
+}
+
+// pruneBefore drops the recommendations older than cutoff (an outage would
+// otherwise grow the list by one per cycle).
+func pruneBefore(rs []recommend.TimedReplicas, cutoff time.Time) []recommend.TimedReplicas {
+	i := 0
+	for i < len(rs) && rs[i].At.Before(cutoff) {
+		i++
+	}
+	return rs[i:]
 }

@@ -314,3 +314,49 @@ func TestReloadKeepsState(t *testing.T) {
 		t.Error("chat's decisions were lost by the reload")
 	}
 }
+
+// TestOutageLongerThanWindow: an outage of 400 s (longer than the 300 s
+// scale-down window) holds 3 and counts as 3 in the window. The first
+// reading after it is partial: 1 of the 3 pods answers (queue 10). Without
+// a replicas query the current count is the last desired, 3, so 2 pods are
+// missing and the HPA's rule assumes them at the target when the reporting
+// pod says scale down: (10 + 2 x 24) / (24 x 3) = 0.81, ceil(58 / 24) = 3.
+// Once all 3 report (queue 10: raw 1), 3 still holds for a window after
+// the last 3 (t=405), then 1.
+func TestOutageLongerThanWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := &fakeSource{}
+		l, m := newTestLoop(t, src, nil)
+		src.set("chat", load(1, 50, 10)) // desired 3
+		src.set("other", load(1, 5, 0))
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = l.Run(ctx) }()
+		synctest.Wait()
+		time.Sleep(time.Second)
+		src.set("chat", Reading{Obs: unknownObservation(), Errors: []ReadError{{Signal: "running", Reason: "unavailable"}}})
+		time.Sleep(400 * time.Second) // outage: cycles at 15 .. 390 hold 3
+		src.set("chat", load(1, 10, 0))
+		time.Sleep(15 * time.Second) // t=416: the cycle at 405 read 1 pod of 3
+		synctest.Wait()
+		if got := desired(t, m, "chat"); got != 3 {
+			t.Errorf("partial reading after the outage: desired %v, want 3 (2 pods missing)", got)
+		}
+		if n := len(l.targets[0].state.Recommendations); n > 25 {
+			t.Errorf("%d recommendations kept, want a window's worth (about 21 at 15 s)", n)
+		}
+		src.set("chat", load(3, 10, 0))
+		time.Sleep(275 * time.Second) // t=691: cycles to 690 still see the 3 of t=405
+		synctest.Wait()
+		if got := desired(t, m, "chat"); got != 3 {
+			t.Errorf("t=691: desired %v, want 3 (window)", got)
+		}
+		time.Sleep(30 * time.Second) // t=721: the cycle at 705 is past the window
+		synctest.Wait()
+		if got := desired(t, m, "chat"); got != 1 {
+			t.Errorf("t=721: desired %v, want 1", got)
+		}
+		cancel()
+		<-done
+	})
+}

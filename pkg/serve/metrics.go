@@ -133,8 +133,9 @@ type Snapshot struct {
 	// whether there was one (for changes and reversals).
 	Previous    int
 	HadPrevious bool
-	Current     int
-	Reason      string
+	// Current is the replicas read this cycle (-1: unknown, series kept).
+	Current int
+	Reason  string
 	// Raw is each metric's raw recommendation; metrics whose signal was
 	// unknown are absent.
 	Raw map[string]int
@@ -165,7 +166,9 @@ func (m *Metrics) Record(s Snapshot) {
 	if !s.Decided {
 		return
 	}
-	m.current.WithLabelValues(t).Set(float64(s.Current))
+	if s.Current >= 0 {
+		m.current.WithLabelValues(t).Set(float64(s.Current))
+	}
 	for _, name := range s.AllMetrics {
 		if r, ok := s.Raw[name]; ok {
 			m.recommended.WithLabelValues(t, name).Set(float64(r))

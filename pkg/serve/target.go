@@ -33,9 +33,13 @@ const maxRecent = 5
 type Record struct {
 	Target string    `json:"target"`
 	At     time.Time `json:"at"`
-	// Desired is what was exported; Current what the target ran.
-	Desired int `json:"desired"`
-	Current int `json:"current"`
+	// Desired is what was exported; Current the current replica count the
+	// decision worked from (the replicas query, else the last desired: the
+	// spec the consumer sets); Observed the replicas read this cycle (the
+	// replicas query, else the replicas reporting; -1 unknown).
+	Desired  int `json:"desired"`
+	Current  int `json:"current"`
+	Observed int `json:"observed"`
 	// Reason is the step that decided (recommend.Reason names).
 	Reason string `json:"reason"`
 	// Held is true when the decision held the last desired value because no
