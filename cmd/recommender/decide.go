@@ -258,18 +258,39 @@ func parseScheduleFlag(s string) (recommend.ScheduleWindow, error) {
 	return w, nil
 }
 
-// now reads --now: unix seconds (possibly fractional) or RFC3339.
+// Bounds of --now: the state file stores RFC3339 times, whose years are
+// 0000..9999, and a decision before the unix epoch is a mistake.
+var (
+	minNow = time.Unix(0, 0).UTC()                            // 1970-01-01T00:00:00Z
+	maxNow = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC) // unix 253402300799
+)
+
+// now reads --now: unix seconds (possibly fractional) or RFC3339, between
+// 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z.
 func (c *DecideCmd) now() (time.Time, error) {
 	if c.Now == "" {
 		return time.Now(), nil
 	}
-	if f, err := strconv.ParseFloat(c.Now, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+	outOfRange := func() error {
+		return invalidf("--now %s: out of range (allowed: unix seconds 0..%d, or RFC3339 from %s to %s, i.e. years 1970..9999)",
+			c.Now, maxNow.Unix(), minNow.Format(time.RFC3339), maxNow.Format(time.RFC3339))
+	}
+	if f, err := strconv.ParseFloat(c.Now, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		if math.IsNaN(f) {
+			return time.Time{}, invalidf("--now %s: want unix seconds (1700000000) or RFC3339 (2026-11-30T08:00:00Z)", c.Now)
+		}
+		if !(f >= 0 && f <= float64(maxNow.Unix())) { // also ±Inf and overflow
+			return time.Time{}, outOfRange()
+		}
 		sec, frac := math.Modf(f)
 		return time.Unix(int64(sec), int64(frac*1e9)).UTC(), nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, c.Now)
 	if err != nil {
 		return time.Time{}, invalidf("--now %q: want unix seconds (1700000000) or RFC3339 (2026-11-30T08:00:00Z)", c.Now)
+	}
+	if t.Before(minNow) || t.After(maxNow) {
+		return time.Time{}, outOfRange()
 	}
 	return t, nil
 }
@@ -358,6 +379,13 @@ func readState(path string) (*recommend.State, error) {
 	st := new(recommend.State)
 	if path == "" {
 		return st, nil
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		what := "is not a regular file"
+		if fi.IsDir() {
+			what = "is a directory"
+		}
+		return nil, invalidf("--state %s: %s (want the path of a JSON file; it is created after the decision when missing)", path, what)
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

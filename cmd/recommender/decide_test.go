@@ -252,3 +252,38 @@ func TestDecideCLISchedule(t *testing.T) {
 	// 06:59 UTC is 07:59 in Berlin: before the window; 0/4 → 0, min 1.
 	wantDecision(t, decideOK(t, append(args, "--now", "2026-11-30T06:59:00Z")...), 1, "min")
 }
+
+// Bad input found by a tester: each is exit 2 naming the flag and what is
+// allowed, never exit 1 or a decision on garbage.
+func TestDecideCLIBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		// a directory given as --state is the user's mistake, not a runtime failure.
+		{"state dir", []string{"--state", dir, "--queue", "1"}, []string{"--state " + dir, "is a directory"}},
+		// 1e12 s is the year 33658, beyond RFC3339's 9999 (the state stores RFC3339).
+		{"now 1e12", []string{"--now", "1e12", "--queue", "1", "--state", filepath.Join(dir, "s.json")}, []string{"--now 1e12", "years 1970..9999"}},
+		{"now 1e20", []string{"--now", "1e20", "--queue", "1"}, []string{"--now 1e20", "253402300799"}},
+		{"now overflow", []string{"--now", "99999999999999999999", "--queue", "1"}, []string{"--now 99999999999999999999", "out of range"}},
+		{"now negative", []string{"--now=-5", "--queue", "1"}, []string{"--now -5", "out of range"}},
+		{"now Inf", []string{"--now", "Inf", "--queue", "1"}, []string{"--now Inf", "out of range"}},
+		{"now year 1", []string{"--now", "0001-01-01T00:00:00Z", "--queue", "1"}, []string{"--now 0001-01-01T00:00:00Z", "1970"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runDecide(t, tc.args...)
+			if code != exitInvalid {
+				t.Errorf("exit %d, want 2; stdout %q stderr %q", code, out, errs)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(errs, w) {
+					t.Errorf("stderr %q lacks %q", errs, w)
+				}
+			}
+		})
+	}
+	// The last second of 9999 is allowed (unix 253402300799 = 9999-12-31T23:59:59Z).
+	decideOK(t, "--now", "253402300799", "--queue", "1", "--state", filepath.Join(dir, "edge.json"))
+}
