@@ -298,8 +298,8 @@ func (c *DecideCmd) now() (time.Time, error) {
 // observe builds the Observation from the pages and the signal flags.
 func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation, error) {
 	obs := recommend.Observation{Running: math.NaN(), Waiting: math.NaN(), Held: c.Held, KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN()}
-	if math.IsNaN(c.Held) || math.IsInf(c.Held, 0) || c.Held < 0 {
-		return obs, invalidf("--held %v: want a number of requests >= 0", c.Held)
+	if err := checkSignal("held", c.Held, "requests"); err != nil {
+		return obs, err
 	}
 	if len(c.Pages) > 0 {
 		client := &http.Client{Timeout: scrape.DefaultTimeout}
@@ -320,17 +320,26 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 			fmt.Fprintf(e.stderr, "infscale: warning: %s looks like a stuck engine (waiting with nothing running and an empty KV cache), not load\n", s)
 		}
 	}
-	set := func(dst *float64, v *float64, flag string, lo, hi float64) error {
-		if v == nil {
-			return nil
+	// Every signal flag is checked under its own name before --queue is
+	// split into running 0 and waiting N.
+	for _, f := range []struct {
+		v          *float64
+		name, unit string
+	}{
+		{c.Running, "running", "requests"},
+		{c.Waiting, "waiting", "requests"},
+		{c.Queue, "queue", "requests"},
+		{c.KV, "kv", ""},
+		{c.CPU, "cpu", "percent of the CPU request"},
+		{c.TTFT, "ttft", "seconds"},
+	} {
+		if f.v == nil {
+			continue
 		}
-		if math.IsNaN(*v) || *v < lo || *v > hi {
-			return invalidf("--%s %v: want a number in [%v, %v]", flag, *v, lo, hi)
+		if err := checkSignal(f.name, *f.v, f.unit); err != nil {
+			return obs, err
 		}
-		*dst = *v
-		return nil
 	}
-	inf := math.Inf(1)
 	if c.Queue != nil {
 		if c.Running != nil || c.Waiting != nil {
 			return obs, invalidf("--queue: give either --queue or --running/--waiting")
@@ -339,19 +348,11 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 		c.Running, c.Waiting = &zero, c.Queue
 	}
 	for _, f := range []struct {
-		dst    *float64
-		v      *float64
-		name   string
-		lo, hi float64
-	}{
-		{&obs.Running, c.Running, "running", 0, inf},
-		{&obs.Waiting, c.Waiting, "waiting", 0, inf},
-		{&obs.KV, c.KV, "kv", 0, 1},
-		{&obs.CPU, c.CPU, "cpu", 0, inf},
-		{&obs.TTFT, c.TTFT, "ttft", 0, inf},
-	} {
-		if err := set(f.dst, f.v, f.name, f.lo, f.hi); err != nil {
-			return obs, err
+		dst *float64
+		v   *float64
+	}{{&obs.Running, c.Running}, {&obs.Waiting, c.Waiting}, {&obs.KV, c.KV}, {&obs.CPU, c.CPU}, {&obs.TTFT, c.TTFT}} {
+		if f.v != nil {
+			*f.dst = *f.v
 		}
 	}
 	switch {
@@ -372,6 +373,19 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 	}
 	obs.Unready = c.Unready
 	return obs, nil
+}
+
+// checkSignal refuses a signal flag's value that is not a finite number >= 0
+// in unit ("" for kv: a fraction in [0, 1]), naming the flag and what is
+// allowed.
+func checkSignal(flag string, v float64, unit string) error {
+	switch {
+	case unit == "" && !(v >= 0 && v <= 1):
+		return invalidf("--%s %v: want a fraction in [0, 1] (0.75 is 75%% of the KV cache)", flag, v)
+	case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
+		return invalidf("--%s %v: want a finite number >= 0 (%s)", flag, v, unit)
+	}
+	return nil
 }
 
 // readState reads the --state file; a missing file is a fresh state.

@@ -271,6 +271,16 @@ func TestDecideCLIBadInput(t *testing.T) {
 		{"now negative", []string{"--now=-5", "--queue", "1"}, []string{"--now -5", "out of range"}},
 		{"now Inf", []string{"--now", "Inf", "--queue", "1"}, []string{"--now Inf", "out of range"}},
 		{"now year 1", []string{"--now", "0001-01-01T00:00:00Z", "--queue", "1"}, []string{"--now 0001-01-01T00:00:00Z", "1970"}},
+		// every signal flag: finite and >= 0 under its own name (kv a fraction).
+		{"queue Inf", []string{"--queue", "Inf"}, []string{"--queue +Inf", "finite number >= 0"}},
+		{"queue -1", []string{"--queue=-1"}, []string{"--queue -1", "finite number >= 0"}},
+		{"running NaN", []string{"--running", "NaN", "--waiting", "1"}, []string{"--running NaN", "finite"}},
+		{"waiting -Inf", []string{"--running", "1", "--waiting=-Inf"}, []string{"--waiting -Inf", "finite"}},
+		{"held Inf", []string{"--held", "Inf"}, []string{"--held +Inf", "finite"}},
+		{"kv NaN", []string{"--kv", "NaN", "--metric", "kv", "--target", "0.8"}, []string{"--kv NaN", "[0, 1]"}},
+		{"kv -0.1", []string{"--kv=-0.1", "--metric", "kv", "--target", "0.8"}, []string{"--kv -0.1", "[0, 1]"}},
+		{"cpu Inf", []string{"--cpu", "Inf", "--metric", "cpu", "--target", "60"}, []string{"--cpu +Inf", "finite"}},
+		{"ttft -1", []string{"--ttft=-1", "--metric", "ttft", "--target", "2"}, []string{"--ttft -1", "finite"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errs := runDecide(t, tc.args...)
