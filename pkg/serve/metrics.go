@@ -75,7 +75,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 	}
 	m := &Metrics{
 		desired:     g("desired_replicas", "Replicas infscale recommends for the target (the contract with KEDA / the HPA); holds its last value when signals are unknown; never NaN.", "target"),
-		current:     g("current_replicas", "Replicas the target runs, as last observed (replicas: query, else the replicas reporting).", "target"),
+		current:     g("current_replicas", "Replicas read at the last decision: the replicas: query, else the pods reporting (embedded: pages that answered).", "target"),
 		recommended: g("recommended_replicas", "Raw recommendation of one metric (before tolerance, stabilisation, rate limits and bounds); absent when the metric's signal is unknown.", "target", "metric"),
 		signals:     map[string]*prometheus.GaugeVec{},
 		reason:      g("decision_reason", "1 for the reason of the target's last decision (metric, tolerance, stabilized, rate-limited, min, max, ...); only the current reason has a series.", "target", "reason"),
