@@ -7,19 +7,22 @@ import (
 	"time"
 )
 
-// num formats a value for a step's text: integers without a point, others
-// with up to 6 significant digits, NaN as "unknown".
+// num formats a value for a step's text: integers below 1e15 without a
+// point, others with up to 6 significant digits (0.000015 in decimals; below
+// 1e-6 and from 1e15 in exponent form, 1e+300, never hundreds of digits), NaN
+// as "unknown".
 func num(x float64) string {
+	a := math.Abs(x)
 	switch {
 	case math.IsNaN(x):
 		return "unknown"
 	case math.IsInf(x, 0):
 		return strconv.FormatFloat(x, 'f', -1, 64)
-	case x == math.Trunc(x) && math.Abs(x) < 1e15:
+	case x == math.Trunc(x) && a < 1e15:
 		return strconv.FormatInt(int64(x), 10)
 	}
 	s := strconv.FormatFloat(x, 'g', 6, 64)
-	if strings.ContainsAny(s, "e") {
+	if strings.ContainsAny(s, "e") && a >= 1e-6 && a < 1e15 {
 		s = strconv.FormatFloat(x, 'f', -1, 64)
 	}
 	return s

@@ -67,7 +67,7 @@ func (p *Policy) lookahead(st *State, m Metric, demand float64, cur int, now tim
 	text := "lookahead " + secs(p.Lookahead) + ": " + m.Signal.String() + " trend " + num(slope) + "/s (least squares over " +
 		itoa(n) + " samples in " + secs(lookaheadSpan*p.Lookahead) + "), projected " + num(demand) + " + " +
 		num(math.Max(0, slope)) + " × " + num(p.Lookahead.Seconds()) + " = " + num(projected) +
-		" / target " + num(m.Target) + " = " + itoa(replicas)
+		" / target " + num(m.Target) + " = " + countText(projected/m.Target)
 	if cur > 0 {
 		r := projected / (m.Target * float64(cur))
 		if p.tol.within(r) {

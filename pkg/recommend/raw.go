@@ -92,7 +92,7 @@ func rawFor(m Metric, obs Observation, cur int, tol Tolerance) (Raw, Reason, str
 		}
 		r.Valid = true
 		r.Replicas = ceilReplicas(v / m.Target)
-		text := name + " " + num(v) + " / target " + num(m.Target) + " per replica = " + itoa(r.Replicas) + detail
+		text := name + " " + num(v) + " / target " + num(m.Target) + " per replica = " + countText(v/m.Target) + detail
 		if cur == 0 {
 			r.Ratio = v / m.Target
 			r.Desired = r.Replicas
@@ -116,7 +116,7 @@ func rawFor(m Metric, obs Observation, cur int, tol Tolerance) (Raw, Reason, str
 		r.Valid = true
 		u := v / m.Target
 		r.Replicas = ceilReplicas(u * float64(pc.ready))
-		text := name + " mean " + num(v) + " / target " + num(m.Target) + " = ratio " + ratio(u) + " × " + itoa(pc.ready) + " reporting = " + itoa(r.Replicas)
+		text := name + " mean " + num(v) + " / target " + num(m.Target) + " = ratio " + ratio(u) + " × " + itoa(pc.ready) + " reporting = " + countText(u*float64(pc.ready))
 		if pc.unready > 0 || pc.missing > 0 {
 			full := 1.0 // a missing replica's KV cache counts as full on a scale-down
 			if m.Signal == SignalCPU {
@@ -136,7 +136,7 @@ func rawFor(m Metric, obs Observation, cur int, tol Tolerance) (Raw, Reason, str
 		r.Valid = true
 		r.Ratio = v / m.Target
 		r.Replicas = ceilReplicas(r.Ratio * float64(cur))
-		return applyTolerance(r, cur, tol, name+" "+num(v)+"s / target "+num(m.Target)+"s = ratio "+ratio(r.Ratio)+" × "+itoa(cur)+" current = "+itoa(r.Replicas))
+		return applyTolerance(r, cur, tol, name+" "+num(v)+"s / target "+num(m.Target)+"s = ratio "+ratio(r.Ratio)+" × "+itoa(cur)+" current = "+countText(r.Ratio*float64(cur)))
 	}
 }
 
@@ -169,7 +169,7 @@ func podsRule(r Raw, usage float64, pc podCounts, cur int, fill float64, tol Tol
 	if !scaleUpWithUnready && pc.missing == 0 {
 		r.Ratio = usage
 		r.Replicas = ceilReplicas(usage * float64(pc.ready))
-		return applyTolerance(r, cur, tol, text+"; "+itoa(pc.unready)+" unready replica(s) left out: ratio "+ratio(usage)+" over "+itoa(pc.ready)+" ready = "+itoa(r.Replicas))
+		return applyTolerance(r, cur, tol, text+"; "+itoa(pc.unready)+" unready replica(s) left out: ratio "+ratio(usage)+" over "+itoa(pc.ready)+" ready = "+countText(usage*float64(pc.ready)))
 	}
 	sum, count := usage*float64(pc.ready), pc.ready
 	if pc.missing > 0 {
@@ -201,5 +201,5 @@ func podsRule(r Raw, usage float64, pc podCounts, cur int, fill float64, tol Tol
 		return r, ReasonTolerance, text + ", " + itoa(next) + " would change direction: keep " + itoa(cur)
 	}
 	r.Replicas, r.Desired = next, next
-	return r, ReasonMetric, text + " × " + itoa(count) + " = " + itoa(next)
+	return r, ReasonMetric, text + " × " + itoa(count) + " = " + countText(newUsage*float64(count))
 }
