@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -68,6 +71,7 @@ func scalar(t *testing.T, vec model.Vector) float64 {
 //     is restarted inside the window and rebuilds its state from Prometheus.
 //  4. Prometheus is stopped: desired holds 1 on infscale's own /metrics and
 //     unavailable reads are counted.
+//  5. Recovery: a new Prometheus, applied by SIGHUP; new load reads 5 again.
 func TestEndToEndPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Prometheus")
@@ -83,14 +87,22 @@ func TestEndToEndPrometheus(t *testing.T) {
 		targets = append(targets, promtest.Target{URL: u, Labels: map[string]string{"namespace": "llm", "pod": fmt.Sprintf("chat-%d", i)}})
 	}
 	prom := promtest.Start(t, promtest.Options{Targets: targets, ScrapeInterval: time.Second})
-	cfg, err := config.Parse([]byte(fmt.Sprintf(e2eConfig, prom.URL, serveAddr)), "e2e.yaml")
+	cfgPath := filepath.Join(t.TempDir(), "e2e.yaml")
+	writeCfg := func(promURL string) {
+		if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(e2eConfig, promURL, serveAddr)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeCfg(prom.URL)
+	cfg, err := config.Load(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
+	reload := make(chan os.Signal, 1)
 	start := func() (context.CancelFunc, chan error) {
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
-		go func() { done <- Run(ctx, cfg, Options{Version: "e2e"}) }()
+		go func() { done <- Run(ctx, cfg, Options{Version: "e2e", ConfigPath: cfgPath, Reload: reload}) }()
 		return cancel, done
 	}
 	cancel, done := start()
@@ -177,6 +189,15 @@ func TestEndToEndPrometheus(t *testing.T) {
 	if !strings.Contains(body, `infscale_desired_replicas{target="chat"} 1`) {
 		t.Errorf("desired not held at 1 with Prometheus down:\n%s", grep(body, "infscale_desired"))
 	}
+
+	// 5. Recovery on another Prometheus, applied by SIGHUP (a new
+	// prometheus: block swaps the source): 100 requests on the 1 replica
+	// left (64 running, 36 waiting): queue 100, ceil(100/24) = 5 again.
+	prom2 := promtest.Start(t, promtest.Options{Targets: targets, ScrapeInterval: time.Second})
+	writeCfg(prom2.URL)
+	reload <- syscall.SIGHUP
+	f.Inject(100)
+	prom2.WaitFor(t, desiredQ, 60*time.Second, func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 5 })
 }
 
 func grep(body, prefix string) string {
