@@ -411,35 +411,11 @@ func readState(path string) (*recommend.State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--state: %w", err)
 	}
-	if err := json.Unmarshal(data, st); err != nil {
-		return nil, invalidf("--state %s: %s (want the JSON infscale decide writes; delete the file to start fresh)", path, jsonErrorAt(data, err))
+	st, err = recommend.DecodeState(data, path)
+	if err != nil {
+		return nil, invalidf("--state: %w\n(want the JSON infscale decide writes, see docs/recommend.md; delete the file to start fresh)", err)
 	}
 	return st, nil
-}
-
-// jsonErrorAt prefixes a JSON error with its line:column when it has an offset.
-func jsonErrorAt(data []byte, err error) string {
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	}
-	if off < 0 || off > int64(len(data)) {
-		return err.Error()
-	}
-	line, col := 1, 1
-	for _, b := range data[:off] {
-		if b == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return fmt.Sprintf("line %d:%d: %v", line, col, err)
 }
 
 // writeState writes the state atomically (temporary file, then rename).

@@ -297,3 +297,27 @@ func TestDecideCLIBadInput(t *testing.T) {
 	// The last second of 9999 is allowed (unix 253402300799 = 9999-12-31T23:59:59Z).
 	decideOK(t, "--now", "253402300799", "--queue", "1", "--state", filepath.Join(dir, "edge.json"))
 }
+
+// A state file with values decide never writes is refused, naming the file,
+// line and field (strict: unknown keys too), exit 2; nothing is decided.
+func TestDecideCLIStateInvalid(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.json")
+	for _, tc := range []struct{ doc, want string }{
+		{`{"last_desired": -5}`, "line 1:18: last_desired: -5 must be in 0..2147483647"},
+		{"{\n \"scale_up_events\": [{\"at\": \"1970-01-01T00:16:40Z\", \"change\": -100}]}", "line 2:"},
+		{`{"recommendations": [{"at": "1970-01-01T00:16:40Z", "replicas": -3}]}`, "recommendations[0].replicas: -3"},
+		{`{"last_desired": 2, "extra": true}`, `unknown key "extra"`},
+		{`{"last_at": "soon"}`, `line 1:13: last_at: "soon" is not an RFC3339 time`}, // "last_at" (9) 2..10, ": " 11..12
+	} {
+		if err := os.WriteFile(state, []byte(tc.doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := runDecide(t, "--state", state, "--queue", "4", "--now", "5000")
+		if code != exitInvalid || out != "" || !strings.Contains(errs, state+": ") || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 and %q", tc.doc, code, out, errs, tc.want)
+		}
+		if data, _ := os.ReadFile(state); string(data) != tc.doc {
+			t.Errorf("%s: the state file was rewritten", tc.doc)
+		}
+	}
+}

@@ -1,0 +1,350 @@
+package recommend
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DecodeState reads a State from the JSON that encoding/json writes for it
+// (decide --state), strictly: unknown keys, wrong types, a time that is not
+// RFC3339 and values Decide could not have written (State.Validate) are
+// errors, each "FILENAME: line L:C: FIELD: what is wrong (what is allowed)",
+// FIELD a JSON path such as recommendations[2].replicas. Every problem is
+// reported (errors.Join) except after a syntax error, which stops the
+// reading. It does no I/O: data is the file's content.
+func DecodeState(data []byte, filename string) (*State, error) {
+	w := &stateWalker{data: data, dec: json.NewDecoder(bytes.NewReader(data)), pos: map[string]int64{}}
+	w.dec.UseNumber()
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%s: empty (want a JSON object as decide writes it)", filename)
+	}
+	if err := w.value("", reflect.TypeFor[State]()); err != nil {
+		return nil, w.located(filename, err)
+	}
+	if off := w.start(); off < int64(len(data)) {
+		return nil, w.located(filename, &fieldError{off: off, msg: "data after the JSON object (want one object)"})
+	}
+	if len(w.errs) > 0 {
+		return nil, w.located(filename, w.errs...)
+	}
+	st := new(State)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(st); err != nil { // the walk should have caught it
+		return nil, w.located(filename, err)
+	}
+	var errs []error
+	for _, e := range st.validate() {
+		errs = append(errs, e)
+	}
+	if len(errs) > 0 {
+		return nil, w.located(filename, errs...)
+	}
+	return st, nil
+}
+
+// Validate reports (errors.Join) what Decide never writes into a State:
+// replica counts outside 0..2147483647, scale-event changes below 1, negative
+// demand, lists whose times are unset or not oldest first. Each error names
+// the field by its JSON path, e.g. "scale_up_events[0].change: -100 must be
+// >= 1".
+func (s *State) Validate() error {
+	var errs []error
+	for _, e := range s.validate() {
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
+}
+
+// fieldError is a problem at a JSON path (or, for a syntax error, an offset).
+type fieldError struct {
+	path string
+	off  int64 // -1: look up path
+	msg  string
+}
+
+func (e *fieldError) Error() string {
+	if e.path == "" {
+		return e.msg
+	}
+	return e.path + ": " + e.msg
+}
+
+func (s *State) validate() []*fieldError {
+	var errs []*fieldError
+	add := func(path, format string, args ...any) {
+		errs = append(errs, &fieldError{path: path, off: -1, msg: fmt.Sprintf(format, args...)})
+	}
+	count := func(path string, n int) {
+		if n < 0 || n > maxReplicas {
+			add(path, "%d must be in 0..%d (replicas)", n, maxReplicas)
+		}
+	}
+	times := func(list string, i int, at, prev time.Time) {
+		path := list + "[" + itoa(i) + "].at"
+		switch {
+		case at.IsZero():
+			add(path, "missing (want an RFC3339 time, e.g. 2026-11-30T08:00:00Z)")
+		case i > 0 && at.Before(prev):
+			add(path, "%s is before the previous entry's %s (want oldest first)", at.Format(time.RFC3339Nano), prev.Format(time.RFC3339Nano))
+		}
+	}
+	for i, r := range s.Recommendations {
+		count("recommendations["+itoa(i)+"].replicas", r.Replicas)
+		if i > 0 {
+			times("recommendations", i, r.At, s.Recommendations[i-1].At)
+		} else {
+			times("recommendations", i, r.At, time.Time{})
+		}
+	}
+	events := func(list string, es []ScaleEvent) {
+		for i, e := range es {
+			if e.Change < 1 || e.Change > maxReplicas {
+				add(list+"["+itoa(i)+"].change", "%d must be in 1..%d (replicas added or removed)", e.Change, maxReplicas)
+			}
+			prev := time.Time{}
+			if i > 0 {
+				prev = es[i-1].At
+			}
+			times(list, i, e.At, prev)
+		}
+	}
+	events("scale_up_events", s.ScaleUpEvents)
+	events("scale_down_events", s.ScaleDownEvents)
+	for i, d := range s.Demand {
+		if math.IsNaN(d.Demand) || math.IsInf(d.Demand, 0) || d.Demand < 0 {
+			add("demand["+itoa(i)+"].demand", "%v must be a finite number >= 0 (requests)", d.Demand)
+		}
+		prev := time.Time{}
+		if i > 0 {
+			prev = s.Demand[i-1].At
+		}
+		times("demand", i, d.At, prev)
+	}
+	count("last_desired", s.LastDesired)
+	return errs
+}
+
+// stateWalker walks the JSON tokens alongside the Go type, recording where
+// each value starts (for line numbers) and refusing unknown keys, wrong
+// types and bad times, which encoding/json reports without a position.
+type stateWalker struct {
+	data []byte
+	dec  *json.Decoder
+	pos  map[string]int64 // JSON path → offset of its value
+	errs []error          // problems that do not stop the walk
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// start is the offset of the next token (after whitespace, ',' and ':').
+func (w *stateWalker) start() int64 {
+	off := w.dec.InputOffset()
+	for off < int64(len(w.data)) && strings.IndexByte(" \t\r\n,:", w.data[off]) >= 0 {
+		off++
+	}
+	return off
+}
+
+func (w *stateWalker) bad(off int64, path, format string, args ...any) {
+	w.errs = append(w.errs, &fieldError{path: path, off: off, msg: fmt.Sprintf(format, args...)})
+}
+
+// value reads one value of type t at path; a non-nil error (a syntax error,
+// or a value of the wrong shape whose rest cannot be walked) stops the walk.
+func (w *stateWalker) value(path string, t reflect.Type) error {
+	off := w.start()
+	w.pos[path] = off
+	tok, err := w.dec.Token()
+	if err != nil {
+		return err
+	}
+	name := path
+	if name == "" {
+		name = "the state"
+	}
+	if tok == nil { // null: encoding/json leaves the zero value
+		return nil
+	}
+	switch {
+	case t == timeType:
+		s, ok := tok.(string)
+		var tt time.Time
+		if !ok || tt.UnmarshalText([]byte(s)) != nil {
+			if d, isDelim := tok.(json.Delim); isDelim {
+				return &fieldError{path: path, off: off, msg: fmt.Sprintf("want an RFC3339 time string, got %q", d)}
+			}
+			w.bad(off, path, "%s is not an RFC3339 time (want e.g. \"2026-11-30T08:00:00Z\")", tokenText(tok))
+		}
+		return nil
+	case t.Kind() == reflect.Struct:
+		if tok != json.Delim('{') {
+			return w.shape(off, name, tok, "an object")
+		}
+		for w.dec.More() {
+			koff := w.start()
+			k, err := w.dec.Token()
+			if err != nil {
+				return err
+			}
+			key := k.(string)
+			f, ok := jsonField(t, key)
+			kpath := key
+			if path != "" {
+				kpath = path + "." + key
+			}
+			if !ok {
+				w.bad(koff, "", "unknown key %q in %s (allowed: %s)", key, name, strings.Join(jsonKeys(t), ", "))
+				var skip json.RawMessage
+				if err := w.dec.Decode(&skip); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := w.value(kpath, f.Type); err != nil {
+				return err
+			}
+		}
+		_, err := w.dec.Token() // '}'
+		return err
+	case t.Kind() == reflect.Slice:
+		if tok != json.Delim('[') {
+			return w.shape(off, name, tok, "an array")
+		}
+		for i := 0; w.dec.More(); i++ {
+			if err := w.value(path+"["+itoa(i)+"]", t.Elem()); err != nil {
+				return err
+			}
+		}
+		_, err := w.dec.Token() // ']'
+		return err
+	}
+	n, isNum := tok.(json.Number)
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		if _, err := strconv.ParseInt(string(n), 10, 64); !isNum || err != nil {
+			if _, isDelim := tok.(json.Delim); isDelim {
+				return w.shape(off, name, tok, "a whole number")
+			}
+			w.bad(off, path, "%s: want a whole number (replicas)", tokenText(tok))
+		}
+	case reflect.Float64:
+		if !isNum {
+			if _, isDelim := tok.(json.Delim); isDelim {
+				return w.shape(off, name, tok, "a number")
+			}
+			w.bad(off, path, "%s: want a number", tokenText(tok))
+		}
+	}
+	return nil
+}
+
+// shape is the error for a value of the wrong kind (an object where a
+// number belongs): it stops the walk, the rest cannot be followed.
+func (w *stateWalker) shape(off int64, name string, tok json.Token, want string) error {
+	return &fieldError{off: off, msg: fmt.Sprintf("%s: want %s, got %s", name, want, tokenText(tok))}
+}
+
+func tokenText(tok json.Token) string {
+	switch v := tok.(type) {
+	case json.Delim:
+		if v == '{' {
+			return "an object"
+		}
+		return "an array"
+	case string:
+		return strconv.Quote(v)
+	case json.Number:
+		return string(v)
+	}
+	return fmt.Sprint(tok)
+}
+
+// jsonField finds the struct field whose json name is key (exact, as
+// DisallowUnknownFields with encoding/json's case folding would be lax).
+func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if n, _, _ := strings.Cut(f.Tag.Get("json"), ","); f.IsExported() && n == key {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func jsonKeys(t reflect.Type) []string {
+	var keys []string
+	for i := range t.NumField() {
+		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); t.Field(i).IsExported() && n != "" && n != "-" {
+			keys = append(keys, n)
+		}
+	}
+	return keys
+}
+
+// located prefixes each error with filename and line:column.
+func (w *stateWalker) located(filename string, errs ...error) error {
+	out := make([]error, 0, len(errs))
+	for _, err := range errs {
+		off := int64(-1)
+		var fe *fieldError
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &fe):
+			off = fe.off
+			if off < 0 {
+				off = w.lookup(fe.path)
+			}
+		case errors.As(err, &se):
+			off = se.Offset
+		case errors.As(err, &te):
+			off = te.Offset
+		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+			off = int64(len(w.data))
+			err = errors.New("unexpected end of the JSON (truncated file?)")
+		}
+		if off < 0 || off > int64(len(w.data)) {
+			out = append(out, fmt.Errorf("%s: %w", filename, err))
+			continue
+		}
+		line, col := lineCol(w.data, off)
+		out = append(out, fmt.Errorf("%s: line %d:%d: %w", filename, line, col, err))
+	}
+	return errors.Join(out...)
+}
+
+// lookup is the offset of path's value, or of its nearest recorded parent.
+func (w *stateWalker) lookup(path string) int64 {
+	for {
+		if off, ok := w.pos[path]; ok {
+			return off
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			return -1
+		}
+		path = path[:i]
+	}
+}
+
+// lineCol converts a byte offset into 1-based line and column.
+func lineCol(data []byte, off int64) (line, col int) {
+	line, col = 1, 1
+	for _, b := range data[:off] {
+		if b == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
