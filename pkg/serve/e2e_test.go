@@ -213,3 +213,46 @@ func grep(body, prefix string) string {
 func v1Range(start, end time.Time) v1.Range {
 	return v1.Range{Start: start, End: end, Step: time.Second}
 }
+
+// TestEndToEndDuplicates: every pod is scraped twice, as an HA Prometheus
+// pair seen without deduplication (label prometheus_replica a and b), and
+// the fleet has idle slots whose scrapes fail (up 0, like deleted pods). The
+// totals must not double: 100 requests on 2 replicas read as queue 100 and
+// desired ceil(100/24) = 5, not 200 and 9.
+func TestEndToEndDuplicates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Prometheus")
+	}
+	f, err := fleet.Start(t.Context(), fleet.Config{Replicas: 2, Max: 3, PromptTokens: 100, OutputTokens: 7000, Tick: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	serveAddr := freeAddr(t)
+	targets := []promtest.Target{{URL: "http://" + serveAddr + "/metrics", Labels: map[string]string{"job_name": "infscale"}}}
+	for i, u := range f.URLs() {
+		for _, r := range []string{"a", "b"} {
+			targets = append(targets, promtest.Target{URL: u, Labels: map[string]string{"namespace": "llm", "pod": fmt.Sprintf("chat-%d", i), "prometheus_replica": r}})
+		}
+	}
+	prom := promtest.Start(t, promtest.Options{Targets: targets, ScrapeInterval: time.Second})
+	cfg, err := config.Parse([]byte(fmt.Sprintf(e2eConfig, prom.URL, serveAddr)), "dup.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, Options{Version: "e2e"}) }()
+	defer func() { cancel(); <-done }()
+	f.Inject(100)
+	prom.WaitFor(t, `infscale_queue_requests{target="chat"}`, 60*time.Second, func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 100 })
+	// Wait past a few decisions on the full reading, then compare.
+	time.Sleep(3 * time.Second)
+	vec := prom.WaitFor(t, `infscale_desired_replicas{target="chat"}`, 10*time.Second, func(v model.Vector) bool { return len(v) == 1 })
+	if got := scalar(t, vec); got != 5 {
+		t.Errorf("desired %v with duplicated series, want 5", got)
+	}
+	if got := scalar(t, prom.WaitFor(t, `max_over_time(infscale_queue_requests{target="chat"}[3s])`, 5*time.Second, func(v model.Vector) bool { return len(v) == 1 })); got != 100 {
+		t.Errorf("queue peaked at %v, want 100 (duplicates must not add)", got)
+	}
+}
