@@ -1,0 +1,39 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestBehaviorTolerance: the HPA's per-direction tolerance (a Kubernetes
+// quantity) decodes from a string or a number, and a negative one is refused.
+func TestBehaviorTolerance(t *testing.T) {
+	for _, tol := range []string{`"0.05"`, `0.05`, `50m`} {
+		cfg, err := Parse([]byte(`
+targets:
+- name: chat
+  scrape: [http://127.0.0.1:1/metrics]
+  metrics: [{type: queue, target: 24}]
+  max: 4
+  behavior: {scaleUp: {tolerance: `+tol+`}}
+`), "tol.yaml")
+		if err != nil {
+			t.Fatalf("%s: %v", tol, err)
+		}
+		if got := cfg.Targets[0].Behavior.ScaleUp.Tolerance.AsApproximateFloat64(); got != 0.05 {
+			t.Errorf("%s: tolerance %v, want 0.05", tol, got)
+		}
+	}
+	// Column 37: 2 + len("behavior: ") 10 + len("{scaleDown: ") 12 + len("{tolerance: ") 12 = 36, the value next.
+	_, err := Parse([]byte(`
+targets:
+- name: chat
+  scrape: [http://127.0.0.1:1/metrics]
+  metrics: [{type: queue, target: 24}]
+  max: 4
+  behavior: {scaleDown: {tolerance: "-1"}}
+`), "tol.yaml")
+	if err == nil || !strings.Contains(err.Error(), "tol.yaml:7:37: targets[0].behavior.scaleDown.tolerance: must be >= 0") {
+		t.Errorf("negative tolerance: %v", err)
+	}
+}
