@@ -73,3 +73,17 @@ func TestFleetBadFlags(t *testing.T) {
 		t.Errorf("exit %d, want 2", code)
 	}
 }
+
+// TestFleetRuns starts the simulated fleet until the context ends and
+// checks that it prints an embedded serve config with one URL per slot.
+func TestFleetRuns(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"fleet", "--max", "3", "--rate", "5", "--status", "0"}, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if n := strings.Count(out.String(), "  - http://127.0.0.1:"); n != 3 || !strings.Contains(out.String(), "server: vllm") {
+		t.Errorf("want an embedded config with 3 URLs:\n%s", out.String())
+	}
+}

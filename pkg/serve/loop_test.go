@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"strings"
 	"sync"
@@ -359,4 +360,28 @@ func TestOutageLongerThanWindow(t *testing.T) {
 		cancel()
 		<-done
 	})
+}
+
+// TestAuditLog: one JSON line per decision, with the record's fields.
+func TestAuditLog(t *testing.T) {
+	src := &fakeSource{}
+	l, _ := newTestLoop(t, src, nil)
+	var buf strings.Builder
+	l.Audit = &buf
+	l.Now = func() time.Time { return t0 }
+	src.set("chat", load(1, 50, 10))
+	src.set("other", load(1, 5, 0))
+	l.Cycle(t.Context())
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d audit lines, want 2 (one per target):\n%s", len(lines), buf.String())
+	}
+	var r Record
+	if err := json.Unmarshal([]byte(lines[0]), &r); err != nil {
+		t.Fatal(err)
+	}
+	// chat: queue 60 / 24 = 2.5 -> 3 (TestLoopScaleUpHoldDown).
+	if r.Target != "chat" || r.Desired != 3 || r.Reason != "metric" || *r.Signals.Queue != 60 || !r.At.Equal(t0) || len(r.Steps) == 0 {
+		t.Errorf("audit record %+v", r)
+	}
 }
