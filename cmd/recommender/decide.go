@@ -25,10 +25,11 @@ import (
 // /metrics pages (one per replica) or from signal flags, explained step by
 // step (docs/recommend.md).
 type DecideCmd struct {
-	Pages  []string       `arg:"" optional:"" name:"PAGE" help:"A replica's /metrics page: a file, an http(s) URL, or - for stdin. Running and waiting are summed over pages, KV averaged."`
-	Server profile.Server `default:"auto" placeholder:"S" help:"Server profile of the pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
+	Pages   []string       `arg:"" optional:"" name:"PAGE" help:"A replica's /metrics page: a file, an http(s) URL, or - for stdin. Running and waiting are summed over pages, KV averaged."`
+	Server  profile.Server `default:"auto" placeholder:"S" help:"Server profile of the pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
+	Timeout time.Duration  `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`
 
-	Current *int     `placeholder:"N" help:"Replicas the workload has now. Default: the number of PAGEs; without pages the previous desired in --state; else 1."`
+	Current *int     `placeholder:"N" help:"Replicas the workload has now, at least the number of PAGEs (each page is a running replica). Default: the number of PAGEs; without pages the previous desired in --state; else 1."`
 	Unready int      `placeholder:"N" help:"Replicas of --current that are starting and report nothing (the HPA leaves them out on a scale-down, counts them at 0 on a scale-up)."`
 	Held    float64  `placeholder:"N" help:"Requests held in front of the servers (activator, gateway), counted in queue and used to activate from zero."`
 	Running *float64 `placeholder:"N" help:"Running requests, total over replicas (overrides the pages)."`
@@ -301,18 +302,27 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 	if err := checkSignal("held", c.Held, "requests"); err != nil {
 		return obs, err
 	}
+	if c.Timeout <= 0 {
+		return obs, invalidf("--timeout %s: want a duration > 0, e.g. 10s", c.Timeout)
+	}
+	if c.Current != nil && len(c.Pages) > 0 && *c.Current < len(c.Pages) {
+		return obs, invalidf("--current %d: %d PAGE(s) were given and each page is a running replica, so --current must be >= %d (leave it out to use the number of pages; replicas without a page are missing or --unready)", *c.Current, len(c.Pages), len(c.Pages))
+	}
 	if len(c.Pages) > 0 {
-		client := &http.Client{Timeout: scrape.DefaultTimeout}
-		pages := make([]*scrape.Page, 0, len(c.Pages))
-		for _, src := range c.Pages {
-			pg, err := scrape.Load(e.ctx, client, src, e.stdin, c.Server)
-			if err != nil {
-				if scrape.IsRuntime(err) {
-					return obs, err
-				}
-				return obs, invalid(err)
+		// Concurrently (a fleet of URLs); "-" twice is refused, stdin is read once.
+		pages, errs := scrape.LoadAll(e.ctx, &http.Client{Timeout: c.Timeout}, c.Pages, e.stdin, c.Server, 0)
+		var bad []error
+		for _, err := range errs {
+			switch {
+			case err == nil:
+			case scrape.IsRuntime(err):
+				bad = append(bad, err)
+			default:
+				bad = append(bad, invalid(err))
 			}
-			pages = append(pages, pg)
+		}
+		if len(bad) > 0 {
+			return obs, errors.Join(bad...) // exit 2 when any is invalid input
 		}
 		t := scrape.Aggregate(pages)
 		obs.Running, obs.Waiting, obs.KV, obs.Reporting = t.Running, t.Waiting, t.KV, t.Reporting
@@ -368,7 +378,10 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 	default:
 		obs.Current = 1
 	}
-	if c.Unready < 0 || c.Unready > obs.Current {
+	if c.Unready < 0 || c.Unready > obs.Current-len(c.Pages) {
+		if len(c.Pages) > 0 {
+			return obs, invalidf("--unready %d: want 0..%d (--current %d minus the %d PAGE(s), which are reporting replicas)", c.Unready, obs.Current-len(c.Pages), obs.Current, len(c.Pages))
+		}
 		return obs, invalidf("--unready %d: want 0..--current (%d)", c.Unready, obs.Current)
 	}
 	obs.Unready = c.Unready

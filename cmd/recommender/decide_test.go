@@ -321,3 +321,31 @@ func TestDecideCLIStateInvalid(t *testing.T) {
 		}
 	}
 }
+
+// Pages are running replicas: --current below their number is refused (it
+// dropped the pages' requests and decided from zero), and so is --unready
+// beyond the replicas without a page. "- -" reads stdin once; --timeout > 0.
+func TestDecideCLIPagesInvalid(t *testing.T) {
+	page := "testdata/vllm-running2-waiting10.prom"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{page, "--current", "0"}, "--current 0: 1 PAGE(s) were given and each page is a running replica, so --current must be >= 1"},
+		{[]string{page, page, "--current", "1"}, "--current must be >= 2"},
+		{[]string{page, page, "--current", "3", "--unready", "2"}, "--unready 2: want 0..1"}, // 3 − 2 pages = 1
+		{[]string{"-", "-"}, "standard input can be read only once"},
+		{[]string{page, "--timeout", "0s"}, "--timeout 0s: want a duration > 0"},
+	} {
+		code, out, errs := runDecide(t, tc.args...)
+		if code != exitInvalid || out != "" || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out, errs, tc.want)
+		}
+	}
+	// One page missing and one unreachable URL: invalid input wins (exit 2),
+	// both are reported.
+	code, _, errs := runDecide(t, "testdata/no-such-page.prom", "http://127.0.0.1:1/metrics", "--timeout", "2s")
+	if code != exitInvalid || !strings.Contains(errs, "no-such-page.prom") || !strings.Contains(errs, "127.0.0.1:1") {
+		t.Errorf("exit %d, stderr %q; want 2 naming both sources", code, errs)
+	}
+}
