@@ -349,3 +349,11 @@ func TestDecideCLIPagesInvalid(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 2 naming both sources", code, errs)
 	}
 }
+
+// A schedule that never fires (February 30) is exit 2.
+func TestDecideCLIScheduleNeverFires(t *testing.T) {
+	code, _, errs := runDecide(t, "--queue", "1", "--schedule", "0 0 30 2 *;1h;3")
+	if code != exitInvalid || !strings.Contains(errs, "never fires") {
+		t.Errorf("exit %d, stderr %q; want 2 and never fires", code, errs)
+	}
+}

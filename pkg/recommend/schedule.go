@@ -15,6 +15,10 @@ type compiledWindow struct {
 	text     string
 }
 
+// neverFromRef is where compileSchedule looks for a cron's next firing
+// (February 29 fires in 2000).
+var neverFromRef = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // compileSchedule parses every window; problems name the window by index.
 func compileSchedule(ws []ScheduleWindow, maxReplicas int) ([]compiledWindow, []error) {
 	var out []compiledWindow
@@ -39,8 +43,16 @@ func compileSchedule(ws []ScheduleWindow, maxReplicas int) ([]compiledWindow, []
 			fail("cron %q: %v (allowed: 5 fields: minute hour day-of-month month day-of-week, e.g. \"0 8 * * 1-5\", or @daily, @hourly ...)", w.Cron, err)
 		} else if spec, ok := s.(*cron.SpecSchedule); !ok {
 			fail("cron %q: @every is relative to the start, not a time of day or week (allowed: 5 fields or @daily, @weekly ...)", w.Cron)
-		} else if spec.Location == time.Local {
-			spec.Location = loc
+		} else {
+			if spec.Location == time.Local {
+				spec.Location = loc
+			}
+			// robfig's Next gives up (zero time) after 5 years without a
+			// match: such a cron never fires (February 30, April 31).
+			// Searched from a fixed instant, so Validate stays pure.
+			if s.Next(neverFromRef).IsZero() {
+				fail("cron %q never fires (no matching time within 5 years, e.g. a day the month does not have; allowed: a cron that fires, e.g. \"0 8 * * 1-5\")", w.Cron)
+			}
 		}
 		if w.Duration <= 0 {
 			fail("duration %v must be > 0", w.Duration)

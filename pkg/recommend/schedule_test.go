@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,4 +42,19 @@ func TestScheduleFloorTimezone(t *testing.T) {
 	if got, _ := p2.floor(time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)); got != 3 {
 		t.Errorf("window across midnight: floor %d, want 3", got)
 	}
+}
+
+// A cron that never fires is refused; February 29 fires (every 4 years).
+func TestScheduleNeverFires(t *testing.T) {
+	for _, c := range []string{"0 0 30 2 *", "0 0 31 4 *", "0 0 31 11 *"} {
+		p := queuePolicy(4)
+		p.Schedule = []ScheduleWindow{{Cron: c, Duration: time.Hour, Min: 3}}
+		err := p.Validate()
+		if err == nil || !strings.Contains(err.Error(), "schedule[0]: cron \""+c+"\" never fires") {
+			t.Errorf("%s: %v, want never fires", c, err)
+		}
+	}
+	p := queuePolicy(4)
+	p.Schedule = []ScheduleWindow{{Cron: "0 0 29 2 *", Duration: time.Hour, Min: 3, Location: "Europe/Berlin"}}
+	mustValidate(t, p)
 }
