@@ -13,7 +13,7 @@ import (
 //	/metrics          the registry (infscale_* and Go/process collectors)
 //	/healthz          200 while the process runs
 //	/readyz           200 after the first cycle with a decision on known signals, else 503
-//	/debug/decisions  JSON {target: [Record...]}: the last decisions, newest last, with steps
+//	/debug/decisions  JSON {target: [Record...]}: the last decisions, newest last (with steps)
 func Handler(reg *prometheus.Registry, loop *Loop) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg, EnableOpenMetrics: true}))

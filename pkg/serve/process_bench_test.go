@@ -60,6 +60,8 @@ func BenchmarkServeProcess1000Targets(b *testing.B) {
 	defer func() { cancel(); _ = cmd.Wait() }()
 	pid := cmd.Process.Pid
 	cyclesRE := regexp.MustCompile(`(?m)^infscale_cycles_total (\d+)`)
+	nextGCRE := regexp.MustCompile(`(?m)^go_memstats_next_gc_bytes ([0-9.e+]+)`)
+	var nextGC float64
 	cycles := func() int {
 		resp, err := http.Get("http://" + addr + "/metrics")
 		if err != nil {
@@ -67,6 +69,9 @@ func BenchmarkServeProcess1000Targets(b *testing.B) {
 		}
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
+		if g := nextGCRE.FindSubmatch(body); g != nil {
+			nextGC, _ = strconv.ParseFloat(string(g[1]), 64)
+		}
 		m := cyclesRE.FindSubmatch(body)
 		if m == nil {
 			return -1
@@ -98,6 +103,7 @@ func BenchmarkServeProcess1000Targets(b *testing.B) {
 	b.ReportMetric(float64(t1-t0)/float64(c1-c0)/1e6, "cpu-ms/cycle")
 	b.ReportMetric(procKB(b, pid, "VmHWM:")/1024, "peak-rss-MiB")
 	b.ReportMetric(procKB(b, pid, "VmRSS:")/1024, "rss-MiB")
+	b.ReportMetric(nextGC/(1<<20), "next-gc-MiB")
 }
 
 func freeAddrB(b *testing.B) string {

@@ -47,9 +47,10 @@ type Record struct {
 	Held bool `json:"held,omitempty"`
 	// Signals observed (null when unknown).
 	Signals Signals `json:"signals"`
-	// Raw is each metric's raw recommendation, and Steps the arithmetic.
-	Raw   recommend.RawResults `json:"raw"`
-	Steps []recommend.Step     `json:"steps"`
+	// Raw is each metric's raw recommendation, and Steps the arithmetic
+	// (in /debug/decisions only on the newest decision of a target).
+	Raw   recommend.RawResults `json:"raw,omitempty"`
+	Steps []recommend.Step     `json:"steps,omitempty"`
 	// Errors are the failed reads of this cycle ("signal: reason: error").
 	Errors []string `json:"errors,omitempty"`
 }
@@ -101,7 +102,13 @@ func signalMap(s Signals) map[string]float64 {
 	return m
 }
 
+// remember appends r to the recent decisions; older ones keep their
+// outcome and signals but drop their steps and raw results (memory: 1,000
+// targets x 5 decisions), which the audit log keeps in full.
 func (t *target) remember(r Record) {
+	if n := len(t.recent); n > 0 {
+		t.recent[n-1].Steps, t.recent[n-1].Raw = nil, nil
+	}
 	t.recent = append(t.recent, r)
 	if len(t.recent) > maxRecent {
 		t.recent = slices.Delete(t.recent, 0, len(t.recent)-maxRecent)
