@@ -17,7 +17,7 @@ type decideJSON struct {
 	Reason  string `json:"reason"`
 	Raw     map[string]struct {
 		Value    *float64 `json:"value"`
-		Replicas int      `json:"replicas"`
+		Replicas *int     `json:"replicas"`
 		Valid    bool     `json:"valid"`
 	} `json:"raw"`
 	Steps []struct {
@@ -356,4 +356,19 @@ func TestDecideCLIScheduleNeverFires(t *testing.T) {
 	if code != exitInvalid || !strings.Contains(errs, "never fires") {
 		t.Errorf("exit %d, stderr %q; want 2 and never fires", code, errs)
 	}
+}
+
+// An unknown metric recommends nothing: its raw replicas are null in JSON,
+// not the current count.
+func TestDecideCLIUnknownMetricJSON(t *testing.T) {
+	// --kv absent and no page: kv is unknown; queue 8 / 4 = 2 decides.
+	d := decideOK(t, "--queue", "8", "--metric", "queue,kv", "--target", "4,0.8", "--current", "1")
+	kv, q := d.Raw["kv"], d.Raw["queue"]
+	if kv.Valid || kv.Replicas != nil || kv.Value != nil {
+		t.Errorf("kv raw %+v, want valid false, replicas and value null", kv)
+	}
+	if !q.Valid || q.Replicas == nil || *q.Replicas != 2 {
+		t.Errorf("queue raw %+v, want replicas 2", q)
+	}
+	wantDecision(t, d, 2, "metric")
 }

@@ -17,6 +17,8 @@ func jsonNum(b []byte, x float64) []byte {
 
 // MarshalJSON writes the raw result with unknown numbers as null:
 // {"signal":"queue","value":12,"target":4,"ratio":3,"replicas":3,"desired":3,"valid":true}.
+// An invalid (unknown) metric recommends nothing, so its replicas and
+// desired are null too, not the current count the Go value carries.
 func (r Raw) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, 128)
 	b = append(b, `{"signal":`...)
@@ -27,16 +29,23 @@ func (r Raw) MarshalJSON() ([]byte, error) {
 	b = jsonNum(b, r.Target)
 	b = append(b, `,"ratio":`...)
 	b = jsonNum(b, r.Ratio)
+	count := func(b []byte, n int) []byte {
+		if !r.Valid {
+			return append(b, "null"...)
+		}
+		return strconv.AppendInt(b, int64(n), 10)
+	}
 	b = append(b, `,"replicas":`...)
-	b = strconv.AppendInt(b, int64(r.Replicas), 10)
+	b = count(b, r.Replicas)
 	b = append(b, `,"desired":`...)
-	b = strconv.AppendInt(b, int64(r.Desired), 10)
+	b = count(b, r.Desired)
 	b = append(b, `,"valid":`...)
 	b = strconv.AppendBool(b, r.Valid)
 	return append(b, '}'), nil
 }
 
-// UnmarshalJSON reads what MarshalJSON writes (null as NaN).
+// UnmarshalJSON reads what MarshalJSON writes (null as NaN; null replicas
+// and desired as 0).
 func (r *Raw) UnmarshalJSON(b []byte) error {
 	var v struct {
 		Signal            Signal
