@@ -47,9 +47,9 @@ func BenchmarkServeProcess1000Targets(b *testing.B) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "serve", "--config", cfg, "--listen", addr, "--log-level", "error")
 	cmd.Stderr = os.Stderr
-	// BENCH_GOGC / BENCH_GOMEMLIMIT pass GOGC / GOMEMLIMIT to serve.
+	// BENCH_GOGC, BENCH_GOMEMLIMIT, BENCH_GODEBUG pass GOGC, GOMEMLIMIT, GODEBUG to serve.
 	cmd.Env = os.Environ()
-	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
+	for _, k := range []string{"GOGC", "GOMEMLIMIT", "GODEBUG"} {
 		if v := os.Getenv("BENCH_" + k); v != "" {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
