@@ -372,3 +372,23 @@ func TestDecideCLIUnknownMetricJSON(t *testing.T) {
 	}
 	wantDecision(t, d, 2, "metric")
 }
+
+// Behavior values the API server refuses are exit 2 with file:line:col.
+func TestDecideCLIBehaviorInvalid(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ yaml, want string }{
+		// "  stabilizationWindowSeconds: " is 30 characters.
+		{"scaleDown:\n  stabilizationWindowSeconds: 1.5\n", "b.yaml:2:31: behavior.scaleDown.stabilizationWindowSeconds: 1.5 must be a whole number"},
+		// "    value: " is 11 characters.
+		{"scaleDown:\n  policies:\n  - type: Pods\n    value: -1\n    periodSeconds: 15\n", "b.yaml:4:12: behavior.scaleDown.policies[0].value: -1 must be >= 1"},
+	} {
+		path := filepath.Join(dir, "b.yaml")
+		if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := runDecide(t, "--queue", "1", "--behavior", path)
+		if code != exitInvalid || !strings.Contains(errs, "--behavior: "+dir) || !strings.Contains(errs, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.yaml, code, errs, tc.want)
+		}
+	}
+}

@@ -122,8 +122,9 @@ func (p *Policy) Validate() error {
 			add("tolerance: set both in the policy and in behavior.scaleUp/scaleDown.tolerance; set it once")
 		}
 	}
-	errs = append(errs, validateRules("behavior.scaleUp", p.Behavior.ScaleUp)...)
-	errs = append(errs, validateRules("behavior.scaleDown", p.Behavior.ScaleDown)...)
+	for _, e := range validateBehavior(p.Behavior) {
+		errs = append(errs, e)
+	}
 	if p.Lookahead < 0 {
 		add("lookahead: %v must be >= 0", p.Lookahead)
 	}
@@ -144,40 +145,48 @@ func (p *Policy) Validate() error {
 	return nil
 }
 
-func validateRules(name string, r *autoscalingv2.HPAScalingRules) []error {
+// validateBehavior checks both directions' rules; each error's path is the
+// field, e.g. behavior.scaleDown.policies[0].value.
+func validateBehavior(b autoscalingv2.HorizontalPodAutoscalerBehavior) []*fieldError {
+	return append(validateRules("behavior.scaleUp", b.ScaleUp), validateRules("behavior.scaleDown", b.ScaleDown)...)
+}
+
+func validateRules(name string, r *autoscalingv2.HPAScalingRules) []*fieldError {
 	if r == nil {
 		return nil
 	}
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(name+"."+format, args...)) }
+	var errs []*fieldError
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &fieldError{path: name + "." + field, off: -1, msg: fmt.Sprintf(format, args...)})
+	}
 	if w := r.StabilizationWindowSeconds; w != nil && (*w < 0 || *w > maxStabilizationWindowSeconds) {
-		add("stabilizationWindowSeconds: %d must be in 0..%d", *w, maxStabilizationWindowSeconds)
+		add("stabilizationWindowSeconds", "%d must be in 0..%d", *w, maxStabilizationWindowSeconds)
 	}
 	if s := r.SelectPolicy; s != nil {
 		switch *s {
 		case autoscalingv2.MaxChangePolicySelect, autoscalingv2.MinChangePolicySelect, autoscalingv2.DisabledPolicySelect:
 		default:
-			add("selectPolicy: %q (allowed: Max, Min, Disabled)", *s)
+			add("selectPolicy", "%q (allowed: Max, Min, Disabled)", *s)
 		}
 	}
 	if r.Policies != nil && len(r.Policies) == 0 {
-		add("policies: must list at least one policy (or be left out for the default)")
+		add("policies", "must list at least one policy (or be left out for the default)")
 	}
 	for i, pol := range r.Policies {
 		switch pol.Type {
 		case autoscalingv2.PodsScalingPolicy, autoscalingv2.PercentScalingPolicy:
 		default:
-			add("policies[%d].type: %q (allowed: Pods, Percent)", i, pol.Type)
+			add(fmt.Sprintf("policies[%d].type", i), "%q (allowed: Pods, Percent)", pol.Type)
 		}
 		if pol.Value <= 0 {
-			add("policies[%d].value: %d must be >= 1", i, pol.Value)
+			add(fmt.Sprintf("policies[%d].value", i), "%d must be >= 1", pol.Value)
 		}
 		if pol.PeriodSeconds <= 0 || pol.PeriodSeconds > maxPeriodSeconds {
-			add("policies[%d].periodSeconds: %d must be in 1..%d", i, pol.PeriodSeconds, maxPeriodSeconds)
+			add(fmt.Sprintf("policies[%d].periodSeconds", i), "%d must be in 1..%d", pol.PeriodSeconds, maxPeriodSeconds)
 		}
 	}
 	if t := r.Tolerance; t != nil && t.Sign() < 0 {
-		add("tolerance: %s must be >= 0", t.String())
+		add("tolerance", "%s must be >= 0", t.String())
 	}
 	return errs
 }

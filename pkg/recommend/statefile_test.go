@@ -82,3 +82,23 @@ func TestDecodeStateAllProblems(t *testing.T) {
 		t.Errorf("error %v, want both problems", err)
 	}
 }
+
+// FuzzDecodeState: any bytes decode or give an error naming the file; a
+// state that decodes is valid.
+func FuzzDecodeState(f *testing.F) {
+	f.Add([]byte(`{"recommendations":[{"at":"1970-01-01T00:16:40Z","replicas":3}],"last_desired":3,"last_at":"1970-01-01T00:16:40Z"}`))
+	f.Add([]byte(`{"demand":[{"at":"x","demand":-1}],"foo":[1,{"a":2}]}`))
+	f.Add([]byte(`{"scale_up_events":{"at":1}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := DecodeState(data, "f.json")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.json") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		if err := st.Validate(); err != nil {
+			t.Fatalf("decoded an invalid state: %v", err)
+		}
+	})
+}

@@ -1,0 +1,50 @@
+package recommend
+
+import (
+	"strings"
+	"testing"
+)
+
+// Where the API server refuses a behavior, DecodeBehavior does too, with the
+// file, line:column of the value and the field.
+func TestDecodeBehaviorInvalid(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		// "  stabilizationWindowSeconds: " is 30 characters: the value at column 31.
+		{"fraction", "scaleDown:\n  stabilizationWindowSeconds: 1.5\n",
+			"b.yaml:2:31: behavior.scaleDown.stabilizationWindowSeconds: 1.5 must be a whole number"},
+		{"string", "scaleDown:\n  stabilizationWindowSeconds: \"30\"\n",
+			`b.yaml:2:31: behavior.scaleDown.stabilizationWindowSeconds: "30" must be a whole number`},
+		// "    value: " is 11 characters: column 12 of line 4.
+		{"exponent", "scaleUp:\n  policies:\n  - type: Pods\n    value: 1e3\n    periodSeconds: 15\n",
+			"b.yaml:4:12: behavior.scaleUp.policies[0].value: 1e3 must be a whole number"},
+		// wrapped: "      value: " is 13 characters: column 14 of line 5.
+		{"negative value", "behavior:\n  scaleDown:\n    policies:\n    - type: Pods\n      value: -1\n      periodSeconds: 15\n",
+			"b.yaml:5:14: behavior.scaleDown.policies[0].value: -1 must be >= 1"},
+		{"window too long", "scaleDown:\n  stabilizationWindowSeconds: 7200\n",
+			"b.yaml:2:31: behavior.scaleDown.stabilizationWindowSeconds: 7200 must be in 0..3600"},
+		// "  selectPolicy: " is 16 characters.
+		{"select", "scaleUp:\n  selectPolicy: Fastest\n", `b.yaml:2:17: behavior.scaleUp.selectPolicy: "Fastest" (allowed: Max, Min, Disabled)`},
+		// a field left out is located at its parent: the policy item at line 3, column 5.
+		{"period missing", "scaleUp:\n  policies:\n  - type: Pods\n    value: 2\n",
+			"b.yaml:3:5: behavior.scaleUp.policies[0].periodSeconds: 0 must be in 1..1800"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeBehavior([]byte(tc.yaml), "b.yaml")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzDecodeBehavior: any bytes decode or give an error; never a panic.
+func FuzzDecodeBehavior(f *testing.F) {
+	f.Add([]byte("scaleUp:\n  policies:\n  - type: Pods\n    value: 1e3\n"))
+	f.Add([]byte("behavior:\n  scaleDown:\n    stabilizationWindowSeconds: 1.5\n    tolerance: 50m\n"))
+	f.Add([]byte("scaleDown: [1, 2]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if _, err := DecodeBehavior(data, "f.yaml"); err != nil && !strings.HasPrefix(err.Error(), "f.yaml") {
+			t.Fatalf("error %q does not name the file", err)
+		}
+	})
+}
