@@ -43,7 +43,7 @@ type DecideCmd struct {
 	Target    []float64 `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), seconds (ttft). Default 4 for queue; needed for the others."`
 	Min       int       `default:"1" help:"Minimum replicas (0 enables scale to zero; queue, waiting, running or ttft only)."`
 	Max       int       `default:"10" help:"Maximum replicas."`
-	Tolerance *float64  `placeholder:"F" help:"HPA tolerance, both directions (default 0.1)."`
+	Tolerance *float64  `placeholder:"F" help:"HPA tolerance, both directions, a fraction in [0, 1) (default 0.1)."`
 
 	UpWindow     *time.Duration `placeholder:"D" help:"scaleUp.stabilizationWindowSeconds as a duration (default 0s)."`
 	DownWindow   *time.Duration `placeholder:"D" help:"scaleDown.stabilizationWindowSeconds as a duration (default 300s)."`
@@ -141,7 +141,9 @@ func (c *DecideCmd) policy() (*recommend.Policy, error) {
 		p.Behavior = b
 	}
 	errs = append(errs, c.behaviorFlags(&p.Behavior)...)
-	if c.Tolerance != nil {
+	if t := c.Tolerance; t != nil && !(*t >= 0 && *t < 1) {
+		errs = append(errs, fmt.Errorf("--tolerance %v: want a fraction in [0, 1) (0.1 is 10%%; from 1 the band [1-t, 1+t] reaches 0 and never scales down)", *t))
+	} else if c.Tolerance != nil {
 		if c.Behavior != "" && (p.Behavior.ScaleUp != nil && p.Behavior.ScaleUp.Tolerance != nil || p.Behavior.ScaleDown != nil && p.Behavior.ScaleDown.Tolerance != nil) {
 			errs = append(errs, fmt.Errorf("--tolerance: %s also sets a tolerance; set it once", c.Behavior))
 		} else {

@@ -392,3 +392,15 @@ func TestDecideCLIBehaviorInvalid(t *testing.T) {
 		}
 	}
 }
+
+// --tolerance is a fraction in [0, 1), reported once.
+func TestDecideCLIToleranceRange(t *testing.T) {
+	for _, v := range []string{"-0.1", "1", "1.5", "NaN"} {
+		code, _, errs := runDecide(t, "--queue", "1", "--tolerance="+v)
+		if code != exitInvalid || !strings.Contains(errs, "--tolerance "+v+": want a fraction in [0, 1)") || strings.Count(errs, "--tolerance") != 1 {
+			t.Errorf("--tolerance %s: exit %d, stderr %q; want 2 and one line", v, code, errs)
+		}
+	}
+	// 0 is allowed: no dead band; queue 5 on 1 at target 4 → ceil(5/4) = 2.
+	wantDecision(t, decideOK(t, "--queue", "5", "--tolerance", "0"), 2, "metric")
+}

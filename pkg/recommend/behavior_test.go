@@ -24,6 +24,8 @@ func TestDecodeBehaviorInvalid(t *testing.T) {
 			"b.yaml:2:31: behavior.scaleDown.stabilizationWindowSeconds: 7200 must be in 0..3600"},
 		// "  selectPolicy: " is 16 characters.
 		{"select", "scaleUp:\n  selectPolicy: Fastest\n", `b.yaml:2:17: behavior.scaleUp.selectPolicy: "Fastest" (allowed: Max, Min, Disabled)`},
+		// scaleDown tolerance 1: the band [0, 2] would never scale down.
+		{"down tolerance", "scaleDown:\n  tolerance: \"1\"\n", `b.yaml:2:14: behavior.scaleDown.tolerance: 1 must be < 1`},
 		// a field left out is located at its parent: the policy item at line 3, column 5.
 		{"period missing", "scaleUp:\n  policies:\n  - type: Pods\n    value: 2\n",
 			"b.yaml:3:5: behavior.scaleUp.policies[0].periodSeconds: 0 must be in 1..1800"},
@@ -47,4 +49,14 @@ func FuzzDecodeBehavior(f *testing.F) {
 			t.Fatalf("error %q does not name the file", err)
 		}
 	})
+}
+
+// A policy's down tolerance must be below 1; up may be any fraction >= 0.
+func TestToleranceRange(t *testing.T) {
+	p := queuePolicy(4)
+	p.Tolerance = &Tolerance{Up: 1.5, Down: 1}
+	err := p.Validate()
+	if err == nil || !strings.Contains(err.Error(), "tolerance.down: 1 must be < 1") || strings.Contains(err.Error(), "tolerance.up") {
+		t.Errorf("error %v, want only tolerance.down refused", err)
+	}
 }

@@ -112,8 +112,11 @@ func (p *Policy) Validate() error {
 	}
 	if p.Tolerance != nil {
 		checkTol := func(name string, v float64) {
-			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			switch {
+			case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
 				add("tolerance.%s: %v must be a finite fraction >= 0 (0.1 is 10%%)", name, v)
+			case name == "down" && v >= 1:
+				add("tolerance.down: %v must be < 1 (a band reaching ratio 0 never scales down)", v)
 			}
 		}
 		checkTol("up", p.Tolerance.Up)
@@ -185,8 +188,13 @@ func validateRules(name string, r *autoscalingv2.HPAScalingRules) []*fieldError 
 			add(fmt.Sprintf("policies[%d].periodSeconds", i), "%d must be in 1..%d", pol.PeriodSeconds, maxPeriodSeconds)
 		}
 	}
-	if t := r.Tolerance; t != nil && t.Sign() < 0 {
-		add("tolerance", "%s must be >= 0", t.String())
+	if t := r.Tolerance; t != nil {
+		switch v := t.AsApproximateFloat64(); {
+		case t.Sign() < 0:
+			add("tolerance", "%s must be >= 0", t.String())
+		case name == "behavior.scaleDown" && v >= 1:
+			add("tolerance", "%s must be < 1 (a band reaching ratio 0 never scales down)", t.String())
+		}
 	}
 	return errs
 }
