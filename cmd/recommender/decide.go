@@ -49,11 +49,11 @@ type DecideCmd struct {
 	DownWindow   *time.Duration `placeholder:"D" help:"scaleDown.stabilizationWindowSeconds as a duration (default 300s)."`
 	UpPods       *int32         `placeholder:"N" help:"scaleUp policy: add at most N pods per --up-period (replaces the default policies)."`
 	UpPercent    *int32         `placeholder:"P" help:"scaleUp policy: add at most P% per --up-period (replaces the default policies)."`
-	UpPeriod     time.Duration  `default:"15s" placeholder:"D" help:"periodSeconds of the --up-pods/--up-percent policies."`
+	UpPeriod     *time.Duration `placeholder:"D" help:"periodSeconds of the --up-pods/--up-percent policies (default 15s)."`
 	UpSelect     string         `placeholder:"S" help:"scaleUp selectPolicy: Max, Min or Disabled (default Max)."`
 	DownPods     *int32         `placeholder:"N" help:"scaleDown policy: remove at most N pods per --down-period (replaces the default)."`
 	DownPercent  *int32         `placeholder:"P" help:"scaleDown policy: remove at most P% per --down-period (replaces the default)."`
-	DownPeriod   time.Duration  `default:"15s" placeholder:"D" help:"periodSeconds of the --down-pods/--down-percent policies."`
+	DownPeriod   *time.Duration `placeholder:"D" help:"periodSeconds of the --down-pods/--down-percent policies (default 15s)."`
 	DownSelect   string         `placeholder:"S" help:"scaleDown selectPolicy: Max, Min or Disabled (default Max)."`
 	Behavior     string         `placeholder:"FILE" help:"autoscaling/v2 HorizontalPodAutoscalerBehavior YAML (an HPA's spec.behavior); a field may not be set both here and by a flag."`
 	Lookahead    time.Duration  `placeholder:"D" help:"Project demand over D (e.g. the cold start, 90s) from its recent trend; needs --state to see a trend."`
@@ -191,9 +191,24 @@ func (c *DecideCmd) behaviorFlags(b *autoscalingv2.HorizontalPodAutoscalerBehavi
 	both := func(flag, field string) {
 		errs = append(errs, fmt.Errorf("%s: %s also sets behavior.%s; set it once (flag or file)", flag, c.Behavior, field))
 	}
-	dir := func(rules **autoscalingv2.HPAScalingRules, name string, window *time.Duration, pods, pct *int32, period time.Duration, sel string, flag string) {
+	dir := func(rules **autoscalingv2.HPAScalingRules, name string, window *time.Duration, pods, pct *int32, periodFlag *time.Duration, sel string, flag string) {
+		if periodFlag != nil && pods == nil && pct == nil {
+			errs = append(errs, fmt.Errorf("--%s-period %v: needs --%s-pods or --%s-percent (it is the period of those policies)", flag, *periodFlag, flag, flag))
+		}
+		for _, v := range []struct {
+			name string
+			v    *int32
+		}{{"pods", pods}, {"percent", pct}} {
+			if v.v != nil && *v.v < 1 {
+				errs = append(errs, fmt.Errorf("--%s-%s %d: want a whole number >= 1", flag, v.name, *v.v))
+			}
+		}
 		if window == nil && pods == nil && pct == nil && sel == "" {
 			return
+		}
+		period := 15 * time.Second
+		if periodFlag != nil {
+			period = *periodFlag
 		}
 		if *rules == nil {
 			*rules = &autoscalingv2.HPAScalingRules{}
@@ -202,8 +217,8 @@ func (c *DecideCmd) behaviorFlags(b *autoscalingv2.HorizontalPodAutoscalerBehavi
 		if window != nil {
 			if r.StabilizationWindowSeconds != nil {
 				both("--"+flag+"-window", name+".stabilizationWindowSeconds")
-			} else if *window < 0 || *window%time.Second != 0 {
-				errs = append(errs, fmt.Errorf("--%s-window %v: want whole seconds >= 0, e.g. 300s", flag, *window))
+			} else if *window < 0 || *window > time.Hour || *window%time.Second != 0 {
+				errs = append(errs, fmt.Errorf("--%s-window %v: want whole seconds in 0s..1h (the HPA's 0..3600), e.g. 300s", flag, *window))
 			} else {
 				r.StabilizationWindowSeconds = ptrTo(int32(*window / time.Second))
 			}
@@ -211,8 +226,8 @@ func (c *DecideCmd) behaviorFlags(b *autoscalingv2.HorizontalPodAutoscalerBehavi
 		if pods != nil || pct != nil {
 			if r.Policies != nil {
 				both("--"+flag+"-pods/--"+flag+"-percent", name+".policies")
-			} else if period <= 0 || period%time.Second != 0 {
-				errs = append(errs, fmt.Errorf("--%s-period %v: want whole seconds > 0, e.g. 15s", flag, period))
+			} else if period <= 0 || period > 30*time.Minute || period%time.Second != 0 {
+				errs = append(errs, fmt.Errorf("--%s-period %v: want whole seconds in 1s..30m (the HPA's 1..1800), e.g. 15s", flag, period))
 			} else {
 				ps := int32(period / time.Second)
 				r.Policies = []autoscalingv2.HPAScalingPolicy{}

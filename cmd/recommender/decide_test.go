@@ -404,3 +404,27 @@ func TestDecideCLIToleranceRange(t *testing.T) {
 	// 0 is allowed: no dead band; queue 5 on 1 at target 4 → ceil(5/4) = 2.
 	wantDecision(t, decideOK(t, "--queue", "5", "--tolerance", "0"), 2, "metric")
 }
+
+// Policy flags are checked under their own names: a period without a
+// policy, values below 1, windows and periods beyond the HPA's limits.
+func TestDecideCLIPolicyFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--up-period", "30s"}, "--up-period 30s: needs --up-pods or --up-percent"},
+		{[]string{"--down-period", "60s"}, "--down-period 1m0s: needs --down-pods or --down-percent"},
+		{[]string{"--up-pods", "0"}, "--up-pods 0: want a whole number >= 1"},
+		{[]string{"--down-percent=-5"}, "--down-percent -5: want a whole number >= 1"},
+		{[]string{"--up-window", "7200s"}, "--up-window 2h0m0s: want whole seconds in 0s..1h"},
+		{[]string{"--down-pods", "1", "--down-period", "31m"}, "--down-period 31m0s: want whole seconds in 1s..30m"},
+	} {
+		code, _, errs := runDecide(t, append([]string{"--queue", "1"}, tc.args...)...)
+		if code != exitInvalid || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+	// --up-period with --up-pods applies: queue 20 / 4 = 5 from 1, Pods 1
+	// per 30 s → 1 + 1 = 2.
+	wantDecision(t, decideOK(t, "--queue", "20", "--up-pods", "1", "--up-period", "30s"), 2, "rate-limited")
+}
