@@ -79,6 +79,14 @@ func (c *DecideCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if !st.LastAt.IsZero() && now.Before(st.LastAt) {
+		given := "--now " + c.Now
+		if c.Now == "" {
+			given = "the clock"
+		}
+		return invalidf("%s (%s) is before the last decision in --state %s (%s): time went backwards (the windows and rate limits count forward); give a --now at or after it, or delete the state file to start over",
+			given, now.UTC().Format(time.RFC3339Nano), c.State, st.LastAt.UTC().Format(time.RFC3339Nano))
+	}
 	obs, err := c.observe(e, st)
 	if err != nil {
 		return err

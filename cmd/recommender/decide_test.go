@@ -428,3 +428,19 @@ func TestDecideCLIPolicyFlags(t *testing.T) {
 	// per 30 s → 1 + 1 = 2.
 	wantDecision(t, decideOK(t, "--queue", "20", "--up-pods", "1", "--up-period", "30s"), 2, "rate-limited")
 }
+
+// Time going backwards against the state is exit 2 and leaves the state;
+// the same --now again is allowed.
+func TestDecideCLITimeBackwards(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.json")
+	decideOK(t, "--state", state, "--now", "2000", "--queue", "4")
+	before, _ := os.ReadFile(state)
+	code, out, errs := runDecide(t, "--state", state, "--now", "1000", "--queue", "4")
+	if code != exitInvalid || out != "" || !strings.Contains(errs, "--now 1000") || !strings.Contains(errs, "time went backwards") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 explaining time went backwards", code, out, errs)
+	}
+	if after, _ := os.ReadFile(state); string(after) != string(before) {
+		t.Errorf("state rewritten by a refused decision")
+	}
+	decideOK(t, "--state", state, "--now", "2000", "--queue", "4")
+}

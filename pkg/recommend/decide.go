@@ -33,6 +33,11 @@ import "time"
 // decision until it caught up, and the output would fall back to the lagging
 // count; with a consumer that follows, both are the HPA's arithmetic exactly.
 //
+// now must not be before st.LastAt (the previous decision): windows, periods
+// and the trend count forward, and callers refuse a clock that went back
+// (decide exits 2). Deciding again at the same instant is allowed; the
+// lookahead keeps one demand sample per instant.
+//
 // Decision.Reason is the reason of the last step that changed the value.
 // Decide allocates the Decision's slices; DecideInto reuses them.
 func Decide(p *Policy, obs Observation, st *State, now time.Time) Decision {

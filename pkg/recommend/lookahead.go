@@ -13,8 +13,9 @@ const lookaheadSpan = 2
 // and projects it over the lookahead L:
 //
 //	slope     = least-squares slope of demand over time, in requests/s, over
-//	            the samples of the last 2·L (including this one); 0 with fewer
-//	            than 2 samples
+//	            the samples of the last 2·L (including this one, which
+//	            replaces a sample at the same instant); 0 with fewer than 2
+//	            samples
 //	projected = demand + max(0, slope) × L
 //
 // Only a rising trend counts: lookahead buys replicas before they are
@@ -22,7 +23,11 @@ const lookaheadSpan = 2
 // window). It returns the projection, the slope and the samples used.
 func (p *Policy) project(st *State, demand float64, now time.Time) (projected, slope float64, n int) {
 	st.Demand = pruneDemand(st.Demand, now.Add(-lookaheadSpan*p.Lookahead))
-	st.Demand = append(st.Demand, DemandSample{At: now, Demand: demand})
+	if n := len(st.Demand); n > 0 && st.Demand[n-1].At.Equal(now) {
+		st.Demand[n-1].Demand = demand // a repeated decision at the same instant replaces its sample
+	} else {
+		st.Demand = append(st.Demand, DemandSample{At: now, Demand: demand})
+	}
 	n = len(st.Demand)
 	if n < 2 {
 		return demand, 0, n

@@ -56,3 +56,32 @@ func TestLookaheadFallingOnlyUpward(t *testing.T) {
 		}
 	}
 }
+
+// A decision repeated at the same instant replaces that instant's demand
+// sample instead of counting it twice in the trend.
+func TestLookaheadSameInstant(t *testing.T) {
+	p := queuePolicy(4)
+	p.Max, p.Lookahead = 50, 90*time.Second
+	mustValidate(t, p)
+	var st State
+	Decide(p, queueObs(1, 12), &st, at(1000))
+	Decide(p, queueObs(3, 12), &st, at(1015))
+	Decide(p, queueObs(3, 18), &st, at(1015))
+	if len(st.Demand) != 2 || st.Demand[1].Demand != 18 {
+		t.Fatalf("demand %+v, want 2 samples, the last 18", st.Demand)
+	}
+	// slope (18 − 12) / 15 s = 0.4/s; projected 18 + 0.4 × 90 = 54 → ceil(54/4) = 14.
+	d := Decide(p, queueObs(3, 18), &st, at(1015))
+	if len(st.Demand) != 2 || d.Raw[0].Replicas != 5 {
+		t.Errorf("demand %+v raw %+v", st.Demand, d.Raw[0])
+	}
+	found := false
+	for _, s := range d.Steps {
+		if s.Reason == ReasonLookahead && s.Value == 14 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no lookahead step of 14:\n%s", stepsText(d))
+	}
+}
