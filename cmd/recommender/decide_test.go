@@ -444,3 +444,19 @@ func TestDecideCLITimeBackwards(t *testing.T) {
 	}
 	decideOK(t, "--state", state, "--now", "2000", "--queue", "4")
 }
+
+// A step that changed nothing carries no reason: queue 20 on 2 at target 4
+// → 5; the stabilisation (5 → 5) and the rate limit (limit 6, 5 allowed)
+// explain themselves unlabelled; the decision's reason stays metric.
+func TestDecideCLIUnchangedStepsUnlabelled(t *testing.T) {
+	d := decideOK(t, "--queue", "20", "--current", "2")
+	wantDecision(t, d, 5, "metric")
+	if len(d.Steps) != 3 || d.Steps[0].Reason != "metric" || d.Steps[1].Reason != "" || d.Steps[2].Reason != "" ||
+		!strings.HasPrefix(d.Steps[1].Text, "stabilisation") || !strings.HasPrefix(d.Steps[2].Text, "rate limit") {
+		t.Errorf("steps %+v", d.Steps)
+	}
+	code, out, _ := runDecide(t, "--queue", "20", "--current", "2")
+	if code != exitOK || !strings.Contains(out, "  2. -              5  stabilisation") || strings.Contains(out, "stabilized") || strings.Contains(out, "rate-limited") {
+		t.Errorf("text output (exit %d):\n%s", code, out)
+	}
+}

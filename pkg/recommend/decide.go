@@ -38,7 +38,11 @@ import "time"
 // (decide exits 2). Deciding again at the same instant is allowed; the
 // lookahead keeps one demand sample per instant.
 //
-// Decision.Reason is the reason of the last step that changed the value.
+// Decision.Reason is the reason of the last step that changed the value. A
+// step is labelled with a reason only when it changed the count (or, for
+// the per-metric and final steps, decided it); the lookahead, stabilisation
+// and rate-limit steps that left the count as it was have Reason 0 (text
+// "-", no "reason" key in JSON) and still explain their arithmetic.
 // Decide allocates the Decision's slices; DecideInto reuses them.
 func Decide(p *Policy, obs Observation, st *State, now time.Time) Decision {
 	var d Decision
@@ -93,13 +97,14 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 	// 3. lookahead on the first additive metric's demand.
 	if p.Lookahead > 0 && p.demandMetric >= 0 && d.Raw[p.demandMetric].Valid {
 		la, text := p.lookahead(st, p.Metrics[p.demandMetric], d.Raw[p.demandMetric].Value, cur, now)
+		why := Reason(0) // a step is labelled only when it changed the count
 		if la > rec {
-			rec, reason = la, ReasonLookahead
+			rec, reason, why = la, ReasonLookahead, ReasonLookahead
 			text += ": raises the recommendation to " + itoa(rec)
 		} else {
 			text += ": not above the present " + itoa(rec)
 		}
-		d.step(ReasonLookahead, rec, text)
+		d.step(why, rec, text)
 	}
 
 	// 4. missing data never scales down (HPA: "invalid metrics and we would
@@ -125,10 +130,11 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 
 	// 6. stabilisation, from the previous output (see the doc comment).
 	out, text := p.stabilize(st, rec, base, now)
+	why := Reason(0)
 	if out != rec {
-		reason = ReasonStabilized
+		reason, why = ReasonStabilized, ReasonStabilized
 	}
-	d.step(ReasonStabilized, out, text)
+	d.step(why, out, text)
 
 	// 7. rate limits, min/max, floors.
 	b := bounds{lo: floor, hi: p.Max, loReason: ReasonMin, hiReason: ReasonMax, loText: "min " + itoa(floor)}
@@ -145,10 +151,7 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 		if limited != out {
 			out, reason = limited, why
 		}
-		if why == 0 {
-			why = ReasonRateLimited // the limits did not bind: explain them anyway
-		}
-		d.step(why, out, text)
+		d.step(why, out, text) // why is 0 when the limits did not bind: explained, unlabelled
 	}
 	if out < b.lo {
 		out, reason = b.lo, b.loReason

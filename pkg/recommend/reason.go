@@ -23,10 +23,13 @@ var reasonNames = [...]string{
 
 // String is the reason's name: metric, tolerance, stabilized, rate-limited,
 // min, max, idle-to-zero, activate, schedule, no-data, lookahead,
-// partial-data, cooldown.
+// partial-data, cooldown; "-" for 0 (a step that changed nothing).
 func (r Reason) String() string {
 	if r >= ReasonMetric && r <= ReasonCooldown {
 		return reasonNames[r]
+	}
+	if r == 0 {
+		return "-"
 	}
 	return fmt.Sprintf("Reason(%d)", int(r))
 }

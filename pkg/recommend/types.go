@@ -183,7 +183,9 @@ const (
 // Step is one stage of the pipeline: the replica count after it, why, and
 // the arithmetic in words.
 type Step struct {
-	Reason Reason `json:"reason"`
+	// Reason is why this step set Value; 0 (JSON: the key left out) when
+	// the step explains a stage that did not change the count.
+	Reason Reason `json:"reason,omitempty"`
 	// Value is the replica count after this step.
 	Value int `json:"value"`
 	// Text is the arithmetic, e.g. "queue 12 / target 4 per replica = 3".
