@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -181,15 +182,23 @@ func (c *DecideCmd) policy() (*recommend.Policy, error) {
 	return p, nil
 }
 
+// Policy.Validate's metric errors, reworded as the flags that set them.
+var (
+	metricFromZero = regexp.MustCompile(`(?m)^metrics\[\d+\] \((\w+)\): (\w+) cannot scale from zero`)
+	metricTarget   = regexp.MustCompile(`(?m)^metrics\[\d+\] \((\w+)\): target `)
+	metricTwice    = regexp.MustCompile(`(?m)^metrics\[\d+\]: (\w+) is listed twice \(also metrics\[\d+\]\)`)
+)
+
 // flagNames rewords Policy.Validate's field names as the flags that set them.
 func flagNames(err error) error {
+	msg := metricFromZero.ReplaceAllString(err.Error(), "--metric $1 with --min 0: $2 cannot scale from zero")
+	msg = metricTarget.ReplaceAllString(msg, "--target (for --metric $1): ")
+	msg = metricTwice.ReplaceAllString(msg, "--metric: $1 is listed twice")
 	r := strings.NewReplacer(
-		"metrics[0] (cpu): cpu cannot scale from zero", "--metric cpu with --min 0: cpu cannot scale from zero",
-		"metrics[0] (kv): kv cannot scale from zero", "--metric kv with --min 0: kv cannot scale from zero",
 		"min: ", "--min: ", "max: ", "--max: ", "lookahead: ", "--lookahead: ",
 		"zero.cooldown: ", "--zero-cooldown: ", "tolerance.up: ", "--tolerance: ", "tolerance.down: ", "--tolerance: ",
 	)
-	return errors.New(r.Replace(err.Error()))
+	return errors.New(r.Replace(msg))
 }
 
 // behaviorFlags applies the window and policy flags over b, refusing a field
@@ -392,8 +401,8 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 	}
 	switch {
 	case c.Current != nil:
-		if *c.Current < 0 {
-			return obs, invalidf("--current %d: want replicas >= 0", *c.Current)
+		if *c.Current < 0 || *c.Current > math.MaxInt32 {
+			return obs, invalidf("--current %d: want replicas in 0..%d", *c.Current, math.MaxInt32)
 		}
 		obs.Current = *c.Current
 	case len(c.Pages) > 0:

@@ -460,3 +460,24 @@ func TestDecideCLIUnchangedStepsUnlabelled(t *testing.T) {
 		t.Errorf("text output (exit %d):\n%s", code, out)
 	}
 }
+
+// Policy errors name the flags: --target per metric, --metric twice, and
+// counts beyond max int32.
+func TestDecideCLIPolicyErrorsNameFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--target=-1"}, "--target (for --metric queue): -1 must be a finite number > 0"},
+		{[]string{"--metric", "queue,kv", "--target", "4,1.5"}, "--target (for --metric kv): 1.5 must be a fraction in (0, 1]"},
+		{[]string{"--metric", "queue,cpu", "--target", "4,60", "--min", "0"}, "--metric cpu with --min 0: cpu cannot scale from zero"},
+		{[]string{"--metric", "queue,queue", "--target", "4,4"}, "--metric: queue is listed twice"},
+		{[]string{"--max", "99999999999"}, "--max: 99999999999 must be <= 2147483647"},
+		{[]string{"--current", "99999999999"}, "--current 99999999999: want replicas in 0..2147483647"},
+	} {
+		code, _, errs := runDecide(t, append([]string{"--queue", "1"}, tc.args...)...)
+		if code != exitInvalid || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}

@@ -71,11 +71,12 @@ func fillRules(r *autoscalingv2.HPAScalingRules, d *autoscalingv2.HPAScalingRule
 // naming the field and what is allowed, and prepares the policy for Decide:
 // behavior defaults filled in, tolerance resolved, schedules compiled.
 // Refused among others: no metric; a target that is not finite and > 0 (kv
-// above 1); min < 0, max < 1, min > max; cpu or kv with min 0 (at zero
-// replicas there is no pod and so no sample to scale up from); a zero
-// cooldown without min 0; a negative lookahead; bad behavior fields (the
-// HPA's own limits: periodSeconds 1..1800, value >= 1, window 0..3600,
-// selectPolicy Max|Min|Disabled); a bad schedule.
+// above 1); min < 0, max outside 1..2147483647, min > max; cpu or kv with
+// min 0 (at zero replicas there is no pod and so no sample to scale up
+// from); a zero cooldown without min 0; a negative lookahead; bad behavior
+// fields (the HPA's own limits: periodSeconds 1..1800, value >= 1, window
+// 0..3600, selectPolicy Max|Min|Disabled; a down tolerance below 1); a bad
+// schedule (also a cron that never fires).
 func (p *Policy) Validate() error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -106,6 +107,9 @@ func (p *Policy) Validate() error {
 	}
 	if p.Max < 1 {
 		add("max: %d must be >= 1", p.Max)
+	}
+	if p.Max > maxReplicas {
+		add("max: %d must be <= %d (max int32, as the HPA)", p.Max, maxReplicas)
 	}
 	if p.Min > p.Max && p.Max >= 1 {
 		add("min: %d must be <= max %d", p.Min, p.Max)
