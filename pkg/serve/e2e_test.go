@@ -154,9 +154,12 @@ func TestEndToEndPrometheus(t *testing.T) {
 	held := time.Since(dropped)
 	// Window 10 s from the first raw-1 recommendation, which follows the
 	// drop by up to a scrape (1 s) and a cycle (1 s); Prometheus sees the
-	// new value up to a scrape later.
-	if held < 9*time.Second || held > 25*time.Second {
-		t.Errorf("desired held %v after the load dropped, want about 10-14 s", held)
+	// new value up to a scrape later. Only the lower bound is a property of
+	// infscale (the window survived the restart); how much later the drop
+	// shows depends on how busy the machine is, and the WaitFor above
+	// already bounds it.
+	if held < 9*time.Second {
+		t.Errorf("desired held only %v after the load dropped, want at least the 10 s window (less a scrape)", held)
 	}
 	// Prometheus's own history of desired from the drop on: never
 	// up, never below min. (A value between 5 and 1 is legitimate: the pods
