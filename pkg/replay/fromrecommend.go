@@ -15,6 +15,6 @@ func FromRecommend(name string, p *recommend.Policy) (Policy, error) {
 	if err := p.Validate(); err != nil {
 		return Policy{}, fmt.Errorf("policy %s: %w", name, err)
 	}
-	return Policy{Name: name, Recommend: p, min: max(p.Min, 1),
+	return Policy{Name: name, Recommend: p, min: max(p.Min, 1), max: p.Max,
 		build: func(e env) (Controller, error) { return newInfscale(p, e.cfg.Epoch), nil }}, nil
 }

@@ -101,7 +101,7 @@ func parseHPA(full, s string, off int) (Policy, error) {
 		return Policy{}, fmt.Errorf("policy %q: the HPA: %w", s, err)
 	}
 	return Policy{
-		Name: s, Recommend: inner.Recommend, min: inner.min,
+		Name: s, Recommend: inner.Recommend, min: inner.min, max: hp.Max,
 		build: func(e env) (Controller, error) {
 			in, err := inner.build(e)
 			if err != nil {

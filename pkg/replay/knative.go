@@ -123,7 +123,7 @@ func parseKnative(full, s string, parts []part, off int) (Policy, error) {
 	if err != nil {
 		return Policy{}, err
 	}
-	return Policy{Name: s, min: max(lo, 1), build: func(env) (Controller, error) {
+	return Policy{Name: s, min: max(lo, 1), max: hi, build: func(env) (Controller, error) {
 		return &knativeCtl{target: target, min: lo, max: hi, lastActive: math.Inf(-1), panicTime: math.Inf(-1)}, nil
 	}}, nil
 }

@@ -71,7 +71,9 @@ func (c *oracleCtl) Decide(now float64, _ recommend.Observation) int {
 	}
 	for c.have && int64(c.next.Arrival/oracleBucket) <= last {
 		i := int(int64(c.next.Arrival/oracleBucket) - c.base)
-		if i >= 0 {
+		// A request that can never fit a replica's KV cache is rejected on
+		// arrival (sim.arrive): no number of replicas serves it.
+		if i >= 0 && int64(c.next.Prompt)+int64(c.next.Output) <= c.sp.kvCap {
 			for len(c.count) <= i {
 				c.count, c.prompt, c.output = append(c.count, 0), append(c.prompt, 0), append(c.output, 0)
 			}
@@ -142,5 +144,5 @@ func parseOracle(full, s string, parts []part, off int) (Policy, error) {
 	if err != nil {
 		return Policy{}, err
 	}
-	return Policy{Name: s, min: max(lo, 1), build: func(e env) (Controller, error) { return newOracle(e, lo, hi) }}, nil
+	return Policy{Name: s, min: max(lo, 1), max: hi, build: func(e env) (Controller, error) { return newOracle(e, lo, hi) }}, nil
 }

@@ -23,6 +23,7 @@ type Policy struct {
 	Recommend *recommend.Policy
 
 	min   int  // the replicas at second 0 (at least 1)
+	max   int  // the most replicas the policy may ask for (0: maxReplicas); bounds the warm start
 	exact bool // start with exactly min replicas (no warm-start sizing)
 	build func(env) (Controller, error)
 }
@@ -150,7 +151,7 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 	if err := p.Validate(); err != nil {
 		return Policy{}, fmt.Errorf("policy %q: %w", s0, err)
 	}
-	pol.min = max(p.Min, 1)
+	pol.min, pol.max = max(p.Min, 1), p.Max
 	pol.build = func(e env) (Controller, error) { return newInfscale(p, e.cfg.Epoch), nil }
 	return pol, nil
 }

@@ -267,6 +267,9 @@ func newSim(src trace.Source, pol Policy, cfg Config) (*sim, error) {
 		if need, err := warmSize(env{cfg: cfg, sp: sp, src: src}); err == nil {
 			initial = max(initial, need)
 		}
+		if pol.max > 0 {
+			initial = min(initial, pol.max) // never warmer than the policy may ask for
+		}
 	}
 	if w, ok := ctl.(warmer); ok {
 		w.warm(initial, cfg.Epoch)

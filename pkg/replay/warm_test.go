@@ -24,3 +24,33 @@ func TestWarmStart(t *testing.T) {
 		t.Errorf("fixed:1: %d ready, peak %d; want exactly 1", f.Timeline[0].Ready, f.Peak)
 	}
 }
+
+// TestWarmStartWithinMax: the warm start never gives a policy more replicas
+// than its max. At 100 req/s of the reference lengths a replica holds
+// 100 × ~2.1 s ≈ 210 requests in flight against the oracle's 0.7 × 64 ≈ 45
+// per replica, so the oracle's warm fleet would be about 5; every policy
+// below caps at 2, so it starts with at most 2 and never asks for more.
+func TestWarmStartWithinMax(t *testing.T) {
+	src := trace.Synthetic{Rate: 100, Duration: 120, Prompt: trace.ReferenceShape.Prompt, Output: trace.ReferenceShape.Output, Seed: 1}.Source()
+	cfg := Config{Model: referenceModel(t), Timeline: true}
+	specs := []string{"queue:24,max=2", "knative:16,max=2", "oracle,max=2", "hpa(queue:24,max=2)", "hpa(queue:24),max=2"}
+	for _, r := range runPolicies(t, src, cfg, specs...) {
+		if r.Peak > 2 || r.Timeline[0].Ready+r.Timeline[0].Starting > 2 {
+			t.Errorf("%s: peak %d, %d replicas at the first tick; want at most max=2", r.Policy, r.Peak, r.Timeline[0].Ready+r.Timeline[0].Starting)
+		}
+	}
+}
+
+// TestWarmStartIgnoresUnservable: a request that can never fit the KV cache
+// (the reference replica holds 396,728 tokens; this one asks for 10^8) is
+// rejected on arrival, so the oracle (and the warm start it sizes) needs no
+// replica for it: one small request besides needs one replica.
+func TestWarmStartIgnoresUnservable(t *testing.T) {
+	src := trace.FromSlice("huge", 0, []trace.Request{{Arrival: 0, Prompt: 100_000_000, Output: 10}, {Arrival: 1, Prompt: 100, Output: 10}})
+	cfg := Config{Model: referenceModel(t)}
+	for _, r := range runPolicies(t, src, cfg, "queue:24", "oracle", "knative:16") {
+		if r.Peak != 1 || r.Rejected != 1 || r.Met != 1 {
+			t.Errorf("%s: peak %d, rejected %d, met %d; want peak 1, the huge request rejected, the small one met", r.Policy, r.Peak, r.Rejected, r.Met)
+		}
+	}
+}
