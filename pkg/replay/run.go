@@ -78,6 +78,16 @@ func ParsePrefillMode(s string) (PrefillMode, error) {
 	return 0, fmt.Errorf("prefill mode %q: want chunked or stall", s)
 }
 
+// MinPeriod is the shortest Config.Period in seconds: policies observe what
+// a Prometheus scrape shows, and the TTFT window keeps one slot per period.
+const MinPeriod = 1.0
+
+// MaxPeriods bounds a replay's length in policy periods (about 4 years at
+// 15 s, 194 days at Knative's 2 s tick): a trace whose arrivals (after
+// rate scaling and windowing) or drain reach further is an error rather
+// than a replay that never ends.
+const MaxPeriods = 1 << 23
+
 // DefaultEpoch is the default simulated wall time of the trace's second 0.
 var DefaultEpoch = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 
@@ -111,10 +121,12 @@ func (c Config) Validate() error {
 		}
 	}
 	pos("SLO TTFT", c.SLOTTFT)
-	pos("period", c.Period)
 	pos("TTFT window", c.TTFTWindow)
-	if !(c.Drain >= 0) {
-		errs = append(errs, fmt.Errorf("drain %g: want seconds >= 0", c.Drain))
+	if !(c.Period >= MinPeriod) || math.IsInf(c.Period, 0) {
+		errs = append(errs, fmt.Errorf("period %g s: want a finite period >= %g s (policies observe what a scrape shows)", c.Period, MinPeriod))
+	}
+	if !(c.Drain >= 0) || c.Drain > MaxPeriods*max(c.Period, MinPeriod) {
+		errs = append(errs, fmt.Errorf("drain %g s: want seconds >= 0, at most %d periods", c.Drain, MaxPeriods))
 	}
 	if !(c.TTFTQuantile > 0 && c.TTFTQuantile < 1) {
 		errs = append(errs, fmt.Errorf("TTFT quantile %g: want a fraction in (0, 1)", c.TTFTQuantile))
@@ -122,8 +134,8 @@ func (c Config) Validate() error {
 	if c.MaxBatchedTokens < 1 {
 		errs = append(errs, fmt.Errorf("max batched tokens %d: want >= 1", c.MaxBatchedTokens))
 	}
-	if c.Initial < 0 {
-		errs = append(errs, fmt.Errorf("initial replicas %d: want >= 0", c.Initial))
+	if c.Initial < 0 || c.Initial > maxReplicas {
+		errs = append(errs, fmt.Errorf("initial replicas %d: want 0..%d", c.Initial, maxReplicas))
 	}
 	if c.Model == nil {
 		errs = append(errs, errors.New("no replica model"))

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 
@@ -117,6 +118,9 @@ func (s *sim) run(ctx context.Context) error {
 	if !have {
 		return trace.ErrEmpty
 	}
+	if err := s.checkSpan(max(next.Arrival, s.cfg.duration)); err != nil {
+		return err
+	}
 	tick := s.ctlPeriod() // the first observation comes after one period of traffic
 	var events uint64
 	lastArrival := 0.0
@@ -162,6 +166,8 @@ func (s *sim) run(ctx context.Context) error {
 				s.end = max(s.cfg.duration, lastArrival)
 			} else if err != nil {
 				return err
+			} else if err := s.checkSpan(next.Arrival); err != nil {
+				return err
 			}
 		default:
 			s.tick(tick)
@@ -169,6 +175,17 @@ func (s *sim) run(ctx context.Context) error {
 		}
 	}
 	s.finish(min(s.end+s.cfg.Drain, max(s.lastTick, s.end)))
+	return nil
+}
+
+// checkSpan refuses a replay that would run more than MaxPeriods of the
+// controller's period to reach second t (an arrival, or the declared end).
+func (s *sim) checkSpan(t float64) error {
+	p := s.ctlPeriod()
+	if !(t/p <= MaxPeriods) {
+		return fmt.Errorf("%s: second %g is %.3g periods of %g s from the start; a replay covers at most %d periods (cut the trace with a window, or lengthen the period)",
+			s.res.Trace, t, t/p, p, MaxPeriods)
+	}
 	return nil
 }
 
