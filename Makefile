@@ -2,7 +2,7 @@
 GO ?= go
 BIN ?= bin/infscale
 
-.PHONY: build test test-deploy bench lint fuzz tools
+.PHONY: build test test-deploy test-keda bench lint fuzz tools
 
 build:
 	$(GO) build -o $(BIN) ./cmd/recommender
@@ -13,7 +13,7 @@ tools:
 	$(GO) build -C tools -o bin/prometheus github.com/prometheus/prometheus/cmd/prometheus
 	$(GO) build -C tools -o bin/promtool github.com/prometheus/prometheus/cmd/promtool
 
-test: tools test-deploy
+test: tools test-deploy test-keda
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	INFSCALE_PROMETHEUS=$(CURDIR)/tools/bin/prometheus INFSCALE_PROMTOOL=$(CURDIR)/tools/bin/promtool $(GO) test ./...
@@ -23,6 +23,13 @@ test: tools test-deploy
 test-deploy:
 	$(GO) -C deploy/test vet ./...
 	$(GO) -C deploy/test test ./...
+
+# KEDA's own prometheus scaler against the pinned Prometheus (deploy/kedae2e,
+# its own module: KEDA's scalers package builds 287 modules; minutes the
+# first time, seconds from the build cache).
+test-keda: tools
+	$(GO) -C deploy/kedae2e vet ./...
+	INFSCALE_PROMETHEUS=$(CURDIR)/tools/bin/prometheus $(GO) -C deploy/kedae2e test ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

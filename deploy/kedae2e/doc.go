@@ -1,0 +1,14 @@
+// Package kedae2e runs KEDA's own prometheus scaler (v2.21.0,
+// github.com/kedacore/keda/v2/pkg/scalers) with the trigger of
+// deploy/keda/scaledobject.yaml against a real Prometheus (the binary pinned
+// in tools/) that scrapes two infscale exporters, and asserts what KEDA
+// reports: the value for the shipped max() query, KEDA's error on several
+// series, and its error (ignoreNullValues "false") or 0 (KEDA's default)
+// on an empty result.
+//
+// It is its own module because pkg/scalers holds all of KEDA's scalers in
+// one package: the build list is 287 modules (cloud SDKs, database and queue
+// clients), a first build takes minutes, and it cannot share a build list
+// with the main module (see prometheus_test.go). `make test-keda` runs it
+// (part of `make test`).
+package kedae2e
