@@ -69,11 +69,20 @@ type Stats struct {
 	Queries int
 }
 
-// job is one target's query for one signal.
+// job is one target's query for one signal. While a Plan is built it
+// carries the AST (expr); the Plan keeps only the printed text (query, a
+// substring of the batch's query text), so that the ASTs of 1,000 targets
+// (about 5 MB) are not held between cycles.
 type job struct {
 	target int
 	expr   parser.Expr
+	query  string
 }
+
+// signalSet is a set of Signals (bit s set for Signal s).
+type signalSet uint16
+
+func (ss signalSet) has(s Signal) bool { return ss&(1<<s) != 0 }
 
 // answer is a query's outcome for one target.
 type answer struct {
@@ -89,8 +98,8 @@ type answer struct {
 // be shared.
 type Plan struct {
 	targets   []Target
-	exprs     []map[Signal]parser.Expr // nil for a target whose queries did not build
-	buildErrs []error
+	signals   []signalSet // the signals each target has a query for
+	buildErrs []error     // non-nil for a target whose queries did not build
 	batches   []batch
 }
 
@@ -107,11 +116,15 @@ type batch struct {
 func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 	p := &Plan{
 		targets:   targets,
-		exprs:     make([]map[Signal]parser.Expr, len(targets)),
+		signals:   make([]signalSet, len(targets)),
 		buildErrs: make([]error, len(targets)),
 	}
+	exprs := make([]map[Signal]parser.Expr, len(targets)) // dropped when printed
 	for i, tg := range targets {
-		p.exprs[i], p.buildErrs[i] = buildExprs(tg, opts)
+		exprs[i], p.buildErrs[i] = buildExprs(tg, opts)
+		for s := range exprs[i] {
+			p.signals[i] |= 1 << s
+		}
 	}
 	if batchSize <= 0 {
 		batchSize = DefaultBatchSize
@@ -119,7 +132,7 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 	for _, s := range Signals() {
 		var jobs []job
 		for i := range targets {
-			if ex, ok := p.exprs[i][s]; ok {
+			if ex, ok := exprs[i][s]; ok {
 				jobs = append(jobs, job{target: i, expr: ex})
 			}
 		}
@@ -128,8 +141,12 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 			b := batch{signal: s, jobs: jobs[:n:n]}
 			if n == 1 {
 				b.query = jobs[0].expr.String()
+				b.jobs[0].query = b.query
 			} else {
 				b.query = batchQuery(b.jobs)
+			}
+			for k := range b.jobs {
+				b.jobs[k].expr = nil
 			}
 			p.batches = append(p.batches, b)
 			jobs = jobs[n:]
@@ -229,11 +246,11 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 		}
 	}
 	for i, tg := range targets {
-		if p.exprs[i] == nil {
+		if p.buildErrs[i] != nil {
 			results[i].Observation = unknownObservation()
 			continue
 		}
-		results[i].Observation = observe(tg, p.exprs[i], values[i], results[i].Errors)
+		results[i].Observation = observe(tg, p.signals[i], values[i], results[i].Errors)
 	}
 	return results, st
 }
@@ -249,7 +266,7 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t ti
 		if qe.Reason == ReasonBadData && len(jobs) > 1 {
 			n := 1
 			for _, j := range jobs {
-				a, c := e.runBatch(ctx, []job{j}, j.expr.String(), t)
+				a, c := e.runBatch(ctx, []job{j}, j.query, t)
 				out[j.target] = a[j.target]
 				n += c
 			}
@@ -279,20 +296,49 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t ti
 
 // batchQuery is `label_replace(<q0>, "infscale_target", "0", "", "") or
 // label_replace(<q1>, "infscale_target", "1", "", "") or ...`; a scalar
-// query is wrapped in vector() first. Each branch is an AST printed by the
-// PromQL printer; the branches are joined with " or " here because
-// printing a 1,000-deep or-chain node by node copies its left side at every
-// level (quadratic). The result is the same text orChain(branches).String()
-// prints (or is left-associative and binds loosest); TestGoldenBatch checks it.
+// query is wrapped in vector() first. Each <qk> is jobs[k].expr printed by
+// the PromQL printer, and jobs[k].query is set to that text as a substring
+// of the result (no copy). The wrapping and the joining are written here
+// because printing a 1,000-deep or-chain node by node copies its left side
+// at every level (quadratic). The result is the same text
+// orChain(batchBranches(jobs)).String() prints (label_replace's arguments
+// are printed joined by ", "; or is left-associative and binds loosest);
+// TestGoldenBatch checks it.
 func batchQuery(jobs []job) string {
+	inner := make([]string, len(jobs))
+	size := 0
+	for k, j := range jobs {
+		inner[k] = j.expr.String()
+		size += len(inner[k]) + 64
+	}
 	var b strings.Builder
-	for k, br := range batchBranches(jobs) {
+	b.Grow(size)
+	type span struct{ from, to int }
+	spans := make([]span, len(jobs))
+	for k, j := range jobs {
 		if k > 0 {
 			b.WriteString(" or ")
 		}
-		b.WriteString(br.String())
+		b.WriteString("label_replace(")
+		scalar := j.expr.Type() == parser.ValueTypeScalar
+		if scalar {
+			b.WriteString("vector(")
+		}
+		spans[k].from = b.Len()
+		b.WriteString(inner[k])
+		spans[k].to = b.Len()
+		if scalar {
+			b.WriteString(")")
+		}
+		b.WriteString(`, "` + TargetLabel + `", "`)
+		b.WriteString(strconv.Itoa(k))
+		b.WriteString(`", "", "")`)
 	}
-	return b.String()
+	q := b.String()
+	for k := range jobs {
+		jobs[k].query = q[spans[k].from:spans[k].to]
+	}
+	return q
 }
 
 func batchBranches(jobs []job) []parser.Expr {
@@ -342,7 +388,7 @@ func unknownObservation() recommend.Observation {
 
 // observe folds one target's values into an Observation and records
 // ReasonUnsupported for signals the target asked for but its profile lacks.
-func observe(tg Target, exprs map[Signal]parser.Expr, vals map[Signal]float64, errs map[Signal]error) recommend.Observation {
+func observe(tg Target, has signalSet, vals map[Signal]float64, errs map[Signal]error) recommend.Observation {
 	get := func(s Signal) float64 {
 		if v, ok := vals[s]; ok {
 			return v
@@ -357,7 +403,7 @@ func observe(tg Target, exprs map[Signal]parser.Expr, vals map[Signal]float64, e
 		expected = append(expected, TTFT)
 	}
 	for _, s := range expected {
-		if _, ok := exprs[s]; !ok {
+		if !has.has(s) {
 			errs[s] = &QueryError{Reason: ReasonUnsupported,
 				Err: fmt.Errorf("server %s has no metric family for %s", tg.Server, s)}
 		}
@@ -369,7 +415,7 @@ func observe(tg Target, exprs map[Signal]parser.Expr, vals map[Signal]float64, e
 	if r := get(Reporting); !math.IsNaN(r) && r >= 0 {
 		o.Reporting = int(math.Round(r))
 	}
-	if _, asked := exprs[Unready]; asked {
+	if has.has(Unready) {
 		// count() of no pod is no series: here that means 0 unready.
 		if ReasonOf(errs[Unready]) == ReasonEmpty {
 			delete(errs, Unready)

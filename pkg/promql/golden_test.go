@@ -121,6 +121,13 @@ func TestGoldenBatch(t *testing.T) {
 	if tree := orChain(batchBranches(jobs)).String(); tree != q {
 		t.Fatalf("joined branches differ from the printed or-chain:\n%s\n%s", q, tree)
 	}
+	// Each job keeps its own text (the fallback query when the batch is
+	// rejected): the printed AST, cut out of the batch's text.
+	for _, j := range jobs {
+		if j.query != j.expr.String() {
+			t.Errorf("target %d: job text %q, want %q", j.target, j.query, j.expr.String())
+		}
+	}
 	golden(t, "batch", q+"\n")
 }
 
