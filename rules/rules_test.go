@@ -62,22 +62,11 @@ func TestEveryRuleTested(t *testing.T) {
 	for _, g := range LoadGroups(t, ruleFiles(t)...) {
 		for _, r := range g.Rules {
 			name := r.Record + r.Alert
-			if !tested[name] && !indirectlyTested[name] {
+			if !tested[name] {
 				t.Errorf("%s (group %s) has no promtool unit test", name, g.Name)
 			}
 		}
 	}
-}
-
-// indirectlyTested are rules whose only consumers are tested: the SLO error
-// ratios over 30 m, 1 h and 6 h feed the burn alerts' tests.
-var indirectlyTested = map[string]bool{
-	"namespace:vllm_ttft_slo_errors:ratio_rate30m": true,
-	"namespace:vllm_ttft_slo_errors:ratio_rate1h":  true,
-	"namespace:vllm_ttft_slo_errors:ratio_rate6h":  true,
-	"namespace_pod:vllm_num_requests_waiting:sum":  true, // via namespace:vllm_num_requests_waiting:sum
-	"namespace:vllm_gpus:avg1h":                    true, // avg_over_time of the tested namespace:vllm_gpus:sum, as target:infscale_current_replicas:avg1h
-	"target:infscale_waiting_requests:max":         true, // max by (target), as the tested target:infscale_queue_requests:max
 }
 
 func ruleFiles(t *testing.T) []string {
