@@ -86,7 +86,7 @@ func TestCase16LabelMismatchFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := single(v, shaped)
+	got, err := single(vectorValues(v), shaped)
 	if err != nil || !near(got, 0.30125) {
 		t.Fatalf("%s = %v (%v), want 0.30125", shaped, got, err)
 	}
@@ -96,7 +96,15 @@ func TestCase16LabelMismatchFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := single(v, naive); ReasonOf(err) != ReasonEmpty {
+	if _, err := single(vectorValues(v), naive); ReasonOf(err) != ReasonEmpty {
 		t.Fatalf("%s: %v, want empty (the fixture's third response is [] too)", naive, err)
 	}
+}
+
+func vectorValues(v model.Vector) []float64 {
+	out := make([]float64, len(v))
+	for i, s := range v {
+		out[i] = float64(s.Value)
+	}
+	return out
 }

@@ -31,6 +31,7 @@ const MaxPointsPerSeries = 11000
 // Client queries a Prometheus server through client_golang.
 type Client struct {
 	api     v1.API
+	http    api.Client // the same client, for batched queries (client_batch.go)
 	timeout time.Duration
 }
 
@@ -54,7 +55,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prometheus url %q: %w", cfg.URL, err)
 	}
-	return &Client{api: v1.NewAPI(c), timeout: cfg.Timeout}, nil
+	return &Client{api: v1.NewAPI(c), http: c, timeout: cfg.Timeout}, nil
 }
 
 func (c *Client) context(ctx context.Context) (context.Context, context.CancelFunc, []v1.Option) {

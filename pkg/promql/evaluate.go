@@ -260,7 +260,17 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 // Prometheus rejects a batch (bad_data), each job is retried alone.
 func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t time.Time) (map[int]answer, int) {
 	out := make(map[int]answer, len(jobs))
-	vec, warn, err := e.API.Instant(ctx, query, t)
+	var (
+		vec    model.Vector
+		tagged []taggedValue
+		warn   []string
+		err    error
+	)
+	if ba, ok := e.API.(batchAPI); ok && len(jobs) > 1 {
+		tagged, warn, err = ba.instantTagged(ctx, query, t)
+	} else {
+		vec, warn, err = e.API.Instant(ctx, query, t)
+	}
 	if err != nil {
 		qe := asQueryError(err, query)
 		if qe.Reason == ReasonBadData && len(jobs) > 1 {
@@ -277,21 +287,48 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t ti
 		}
 		return out, 1
 	}
+	if tagged == nil {
+		tagged = make([]taggedValue, len(vec))
+		for i, s := range vec {
+			tagged[i] = taggedValue{tag: string(s.Metric[TargetLabel]), value: float64(s.Value)}
+		}
+	}
 	if len(jobs) == 1 {
-		v, err := single(vec, query)
+		v, err := single(valuesOf(tagged), query)
 		out[jobs[0].target] = answer{value: v, err: err, warn: warn}
 		return out, 1
 	}
-	byIndex := make(map[string]model.Vector, len(jobs))
-	for _, s := range vec {
-		idx := string(s.Metric[TargetLabel])
-		byIndex[idx] = append(byIndex[idx], s)
+	// The values of branch k, in answer order. Samples without the label,
+	// or with a value that is not a branch index, belong to no target.
+	byIndex := make([][]float64, len(jobs))
+	for _, s := range tagged {
+		if k, ok := branchIndex(s.tag, len(jobs)); ok {
+			byIndex[k] = append(byIndex[k], s.value)
+		}
 	}
 	for k, j := range jobs {
-		v, err := single(byIndex[strconv.Itoa(k)], query)
+		v, err := single(byIndex[k], query)
 		out[j.target] = answer{value: v, err: err, warn: warn}
 	}
 	return out, 1
+}
+
+// branchIndex parses a TargetLabel value printed by batchQuery
+// (strconv.Itoa(k), 0 <= k < n).
+func branchIndex(tag string, n int) (int, bool) {
+	k, err := strconv.Atoi(tag)
+	if err != nil || k < 0 || k >= n || (len(tag) > 1 && tag[0] == '0') || tag[0] == '+' {
+		return 0, false
+	}
+	return k, true
+}
+
+func valuesOf(ts []taggedValue) []float64 {
+	out := make([]float64, len(ts))
+	for i, s := range ts {
+		out[i] = s.value
+	}
+	return out
 }
 
 // batchQuery is `label_replace(<q0>, "infscale_target", "0", "", "") or
@@ -356,16 +393,15 @@ func batchBranches(jobs []job) []parser.Expr {
 // single reduces one target's samples to one number: no sample is
 // ReasonEmpty; several samples must agree (HA duplicates of one series do),
 // else ReasonAmbiguous; NaN or ±Inf is ReasonNaN.
-func single(vec model.Vector, q string) (float64, error) {
-	if len(vec) == 0 {
+func single(vals []float64, q string) (float64, error) {
+	if len(vals) == 0 {
 		return math.NaN(), &QueryError{Reason: ReasonEmpty, Query: q, Err: fmt.Errorf("no series")}
 	}
-	v := float64(vec[0].Value)
-	for _, s := range vec[1:] {
-		w := float64(s.Value)
+	v := vals[0]
+	for _, w := range vals[1:] {
 		if w != v && !(math.IsNaN(w) && math.IsNaN(v)) {
 			return math.NaN(), &QueryError{Reason: ReasonAmbiguous, Query: q,
-				Err: fmt.Errorf("%d series with different values (%v and %v); aggregate the query to one series", len(vec), v, w)}
+				Err: fmt.Errorf("%d series with different values (%v and %v); aggregate the query to one series", len(vals), v, w)}
 		}
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {

@@ -1,0 +1,250 @@
+package promql
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// taggedValue is one sample of a batched query's answer: the value of its
+// TargetLabel ("" when absent) and its float value (NaN for a native
+// histogram sample, which has no float value).
+type taggedValue struct {
+	tag   string
+	value float64
+}
+
+// batchAPI is implemented by *Client: an instant query whose vector answer
+// is reduced to taggedValues. Evaluate uses it for batched queries when
+// its API has it and API.Instant otherwise (fakes in tests).
+type batchAPI interface {
+	instantTagged(ctx context.Context, query string, t time.Time) ([]taggedValue, []string, error)
+}
+
+// instantTagged is Instant for a batched query, on the hot path of a serve
+// cycle (1,000 targets: a query text of ~270 kB, an answer of ~1,000
+// samples). The request goes through client_golang's api.Client (its HTTP
+// client, round tripper and context handling), like Instant, but:
+//   - the form body is URL-encoded while it is sent (formBody), not built
+//     as a string first (url.Values.Encode makes two ~400 kB copies per
+//     query);
+//   - the answer is decoded into the two fields Evaluate reads (the
+//     TargetLabel value and the float value), not into client_golang's
+//     model.Vector of label maps (about 1 kB of garbage per sample).
+//
+// Errors are the *v1.Error values client_golang's v1 API returns for the
+// same status and body (v1's apiClientImpl.Do), wrapped in *QueryError by
+// the same classify, and 403, 405 and 501 are retried as GET as v1's
+// DoGetFallback does: a batch fails with the same Reason either way
+// (TestBatchClientReasons).
+func (c *Client) instantTagged(ctx context.Context, query string, t time.Time) ([]taggedValue, []string, error) {
+	ctx, cancel, _ := c.context(ctx)
+	defer cancel()
+	u := c.http.URL("/api/v1/query", nil)
+	params := u.Query() // parameters of the configured URL, as v1 sends them
+	params.Del("query")
+	if c.timeout > 0 {
+		params.Set("timeout", c.timeout.String())
+	}
+	params.Set("time", strconv.FormatFloat(float64(t.Unix())+float64(t.Nanosecond())/1e9, 'f', -1, 64))
+	tail := "&" + params.Encode()
+
+	req, err := http.NewRequest(http.MethodPost, u.String(), nil)
+	if err != nil {
+		return nil, nil, &QueryError{Reason: ReasonBadData, Query: query, Err: err}
+	}
+	req.Body, _ = newFormBody(query, tail)()
+	req.GetBody = newFormBody(query, tail)
+	req.ContentLength = int64(len("query=") + formEscapedLen(query) + len(tail))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header["Idempotency-Key"] = nil // retry on network errors, as v1 does
+	resp, body, err := c.http.Do(ctx, req)
+	if err == nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented) {
+		params.Set("query", query)
+		u.RawQuery = params.Encode()
+		if req, err = http.NewRequest(http.MethodGet, u.String(), nil); err == nil {
+			resp, body, err = c.http.Do(ctx, req)
+		}
+	}
+	if err != nil {
+		return nil, nil, &QueryError{Reason: classify(err), Query: query, Err: err}
+	}
+	vals, warn, err := decodeTagged(resp.StatusCode, body)
+	if err != nil {
+		return nil, warn, &QueryError{Reason: classify(err), Query: query, Err: err}
+	}
+	return vals, warn, nil
+}
+
+// taggedResponse is the envelope of /api/v1/query with only the fields
+// Evaluate reads.
+type taggedResponse struct {
+	Status    string       `json:"status"`
+	ErrorType v1.ErrorType `json:"errorType"`
+	Error     string       `json:"error"`
+	Warnings  []string     `json:"warnings"`
+	Data      struct {
+		ResultType string         `json:"resultType"`
+		Result     []taggedSample `json:"result"`
+	} `json:"data"`
+}
+
+type taggedSample struct {
+	// Metric keeps only TargetLabel. (encoding/json also matches a label
+	// spelled in another case, e.g. INFSCALE_TARGET; no query of infscale
+	// makes one, and a user query must not produce TargetLabel at all.)
+	Metric struct {
+		Target string `json:"infscale_target"`
+	} `json:"metric"`
+	Value *samplePair `json:"value"`
+}
+
+// samplePair decodes [<unix time>, "<value>"] to the value.
+type samplePair float64
+
+func (p *samplePair) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	comma := strings.LastIndexByte(s, ',')
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' || comma < 0 {
+		return fmt.Errorf("sample value %.40q: want [<time>, \"<value>\"]", s)
+	}
+	v := strings.TrimSpace(s[comma+1 : len(s)-1])
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return fmt.Errorf("sample value %.40q: want a quoted number", v)
+	}
+	f, err := strconv.ParseFloat(v[1:len(v)-1], 64)
+	if err != nil {
+		return fmt.Errorf("sample value %.40q: %w", v, err)
+	}
+	*p = samplePair(f)
+	return nil
+}
+
+// decodeTagged maps an /api/v1/query answer to taggedValues, or to the
+// error client_golang's v1 API returns for it (v1 apiClientImpl.Do: 400 and
+// 422 carry Prometheus's errorType; other non-2xx codes are ErrClient or
+// ErrServer with the body as Detail; an undecodable or non-vector body is
+// ErrBadResponse).
+func decodeTagged(code int, body []byte) ([]taggedValue, []string, error) {
+	var r taggedResponse
+	if code/100 != 2 {
+		apiErr := code == http.StatusBadRequest || code == http.StatusUnprocessableEntity
+		if !apiErr || json.Unmarshal(body, &r) != nil {
+			typ, msg := v1.ErrBadResponse, fmt.Sprintf("bad response code %d", code)
+			switch code / 100 {
+			case 4:
+				typ, msg = v1.ErrClient, fmt.Sprintf("client error: %d", code)
+			case 5:
+				typ, msg = v1.ErrServer, fmt.Sprintf("server error: %d", code)
+			}
+			return nil, nil, &v1.Error{Type: typ, Msg: msg, Detail: string(body)}
+		}
+		if r.Status == "success" {
+			return nil, r.Warnings, &v1.Error{Type: v1.ErrBadResponse, Msg: "inconsistent body for response code"}
+		}
+		if r.ErrorType == "" {
+			r.ErrorType = v1.ErrClient
+		}
+		if r.Error == "" {
+			r.Error = fmt.Sprintf("client error: %d", code)
+		}
+		return nil, r.Warnings, &v1.Error{Type: r.ErrorType, Msg: r.Error}
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, nil, &v1.Error{Type: v1.ErrBadResponse, Msg: err.Error()}
+	}
+	if r.Status == "error" {
+		return nil, r.Warnings, &v1.Error{Type: r.ErrorType, Msg: r.Error}
+	}
+	if r.Data.ResultType != model.ValVector.String() {
+		return nil, r.Warnings, &v1.Error{Type: v1.ErrBadResponse,
+			Msg: fmt.Sprintf("result type %q, want vector", r.Data.ResultType)}
+	}
+	out := make([]taggedValue, len(r.Data.Result))
+	for i, s := range r.Data.Result {
+		out[i] = taggedValue{tag: s.Metric.Target, value: math.NaN()}
+		if s.Value != nil {
+			out[i].value = float64(*s.Value)
+		}
+	}
+	return out, r.Warnings, nil
+}
+
+// formBody returns a function (usable as http.Request.GetBody) opening the
+// body "query=<query, form-encoded>" + tail. The query is encoded while it
+// is read, so a 270 kB batched query is never copied.
+func newFormBody(query, tail string) func() (io.ReadCloser, error) {
+	return func() (io.ReadCloser, error) {
+		return io.NopCloser(io.MultiReader(strings.NewReader("query="), &formEscaper{s: query}, strings.NewReader(tail))), nil
+	}
+}
+
+// formEscaper reads s encoded as an application/x-www-form-urlencoded
+// value: a space is '+'; '%', '+', '&', ';', '=', '#', control bytes and
+// non-ASCII bytes are %XX; other printable ASCII bytes (PromQL's quotes,
+// braces, parentheses) are sent as they are, which every form decoder
+// (Go's url.ParseQuery, used by Prometheus, among them) reads back
+// unchanged. It keeps the body about the size of the query, where
+// url.QueryEscape would make it ~1.4 times larger.
+type formEscaper struct {
+	s string
+	i int
+}
+
+func formSafe(c byte) bool {
+	return c > ' ' && c < 0x7f && !strings.ContainsRune("%+&;=#", rune(c))
+}
+
+func formEscapedLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; formSafe(c) || c == ' ' {
+			n++
+		} else {
+			n += 3
+		}
+	}
+	return n
+}
+
+func (e *formEscaper) Read(p []byte) (int, error) {
+	const hex = "0123456789ABCDEF"
+	n := 0
+	for e.i < len(e.s) {
+		c := e.s[e.i]
+		switch {
+		case formSafe(c) || c == ' ':
+			if n == len(p) {
+				return n, nil
+			}
+			if c == ' ' {
+				c = '+'
+			}
+			p[n] = c
+			n++
+		default:
+			if len(p)-n < 3 {
+				if n == 0 {
+					return 0, io.ErrShortBuffer
+				}
+				return n, nil
+			}
+			p[n], p[n+1], p[n+2] = '%', hex[c>>4], hex[c&15]
+			n += 3
+		}
+		e.i++
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}

@@ -1,0 +1,153 @@
+package promql
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// The batched hot path (instantTagged) fails with the same Reason as
+// client_golang's v1 API (Instant) for every kind of answer, so a batch
+// cannot read differently from the single queries of its targets.
+func TestBatchClientReasons(t *testing.T) {
+	hang := func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		handler func(http.ResponseWriter, *http.Request)
+		want    Reason
+	}{
+		{"500", reply(500, "internal error"), ReasonUnavailable},
+		{"502 from a proxy", reply(502, "<html>bad gateway</html>"), ReasonUnavailable},
+		{"503 query timeout", reply(503, `{"status":"error","errorType":"timeout","error":"query timed out"}`), ReasonTimeout},
+		{"422 execution", reply(422, `{"status":"error","errorType":"execution","error":"many-to-many"}`), ReasonBadData},
+		{"400 bad_data", reply(400, `{"status":"error","errorType":"bad_data","error":"parse error"}`), ReasonBadData},
+		{"400 not JSON", reply(400, `bad request`), ReasonBadData},
+		{"404", reply(404, `not found`), ReasonBadData},
+		{"200 not JSON", reply(200, `<html>login</html>`), ReasonBadResponse},
+		{"200 status error", reply(200, `{"status":"error","errorType":"bad_data","error":"x"}`), ReasonBadData},
+		{"200 matrix", reply(200, `{"status":"success","data":{"resultType":"matrix","result":[]}}`), ReasonBadResponse},
+		{"200 bad sample", reply(200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,2]}]}}`), ReasonBadResponse},
+		{"hang past the timeout", hang, ReasonTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := fakeProm(t, tc.handler)
+			_, _, err := c.instantTagged(context.Background(), "up", time.Unix(1, 0))
+			if got := ReasonOf(err); got != tc.want {
+				t.Errorf("batch path: %v (%v), want %v", got, err, tc.want)
+			}
+			_, _, err = c.Instant(context.Background(), "up", time.Unix(1, 0))
+			if got := ReasonOf(err); got != tc.want {
+				t.Errorf("v1 path: %v (%v), want %v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// The form body carries the query unchanged whatever its characters
+// (spaces, quotes, escapes, the form's own separators, UTF-8), with the
+// configured URL's own parameters, the time and the timeout (a wrong
+// Content-Length would fail the request); a 405 to the
+// POST is retried as GET (v1's DoGetFallback). Values come back by tag; a
+// native histogram sample (no float value) is NaN, never 0.
+func TestBatchClientRequest(t *testing.T) {
+	query := `sum(x{a="b c%+&;=#\\\"é\t"}) or label_replace(vector(1), "infscale_target", "1", "", "")`
+	var methods []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		methods = append(methods, r.Method)
+		if r.Method == http.MethodPost && len(methods) == 2 {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		if got := r.FormValue("query"); got != query {
+			t.Errorf("%s: query %q, want %q", r.Method, got, query)
+		}
+		if r.FormValue("tenant") != "a b" || r.FormValue("time") != "1767607200.5" || r.FormValue("timeout") != "2s" {
+			t.Errorf("%s: form %v", r.Method, r.Form)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"success","warnings":["w1"],"data":{"resultType":"vector","result":[
+			{"metric":{"infscale_target":"0","pod":"p"},"value":[1767607200.5,"7.5"]},
+			{"metric":{"infscale_target":"1"},"value":[1767607200.5,"NaN"]},
+			{"metric":{"infscale_target":"2"},"histogram":[1767607200.5,{"count":"1","sum":"1"}]},
+			{"metric":{},"value":[1767607200.5,"+Inf"]}]}}`))
+	}))
+	defer srv.Close()
+	c, err := NewClient(ClientConfig{URL: srv.URL + "?tenant=a+b", Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1767607200, 5e8)
+	for range 2 { // the 2nd POST is answered 405
+		vals, warn, err := c.instantTagged(context.Background(), query, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(vals) != 4 || vals[0] != (taggedValue{"0", 7.5}) || vals[1].tag != "1" || !math.IsNaN(vals[1].value) ||
+			vals[2].tag != "2" || !math.IsNaN(vals[2].value) || vals[3].tag != "" || !math.IsInf(vals[3].value, 1) {
+			t.Errorf("values %v", vals)
+		}
+		if len(warn) != 1 || warn[0] != "w1" {
+			t.Errorf("warnings %v", warn)
+		}
+	}
+	if strings.Join(methods, ",") != "POST,POST,GET" {
+		t.Errorf("methods %v, want POST, then POST answered 405 and GET", methods)
+	}
+	// What v1 reads from the same answer: the same values by tag.
+	vec, _, err := c.Instant(context.Background(), query, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vec) != 4 || vec[0].Metric[TargetLabel] != "0" || vec[0].Value != model.SampleValue(7.5) {
+		t.Errorf("v1 vector %v", vec)
+	}
+}
+
+// urlParseQuery is the q parameter as Go's form decoder (Prometheus's)
+// reads it.
+func urlParseQuery(body string) (string, error) {
+	v, err := url.ParseQuery(body)
+	return v.Get("q"), err
+}
+
+// formEscaper's output is what url.ParseQuery reads back as the input, for
+// every byte, whatever the reader's buffer size.
+func TestFormEscaper(t *testing.T) {
+	var all strings.Builder
+	for c := range 256 {
+		all.WriteByte(byte(c))
+	}
+	s := all.String() + `sum(x{a="b"}) or y`
+	for _, size := range []int{3, 7, 512} {
+		var out []byte
+		e := &formEscaper{s: s}
+		buf := make([]byte, size)
+		for {
+			n, err := e.Read(buf)
+			out = append(out, buf[:n]...)
+			if err != nil {
+				break
+			}
+		}
+		if len(out) != formEscapedLen(s) {
+			t.Errorf("size %d: %d bytes, formEscapedLen %d", size, len(out), formEscapedLen(s))
+		}
+		v, err := urlParseQuery("q=" + string(out))
+		if err != nil || v != s {
+			t.Errorf("size %d: round trip %q (%v)", size, v, err)
+		}
+	}
+}
