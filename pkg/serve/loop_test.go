@@ -85,10 +85,13 @@ func newTestLoop(t *testing.T, src Source, store *Store) (*Loop, *Metrics) {
 
 func desired(t *testing.T, m *Metrics, target string) float64 {
 	t.Helper()
-	v := testutil.ToFloat64(m.desired.WithLabelValues(target))
-	if math.IsNaN(v) {
-		t.Fatalf("%s: desired is NaN", target)
+	m.gauges.mu.Lock()
+	tg, ok := m.gauges.targets[target]
+	m.gauges.mu.Unlock()
+	if !ok || math.IsNaN(tg.desired) {
+		t.Fatalf("%s: no desired series", target)
 	}
+	v := tg.desired
 	return v
 }
 
@@ -188,7 +191,7 @@ func TestLoopNoDataHolds(t *testing.T) {
 		if got := testutil.ToFloat64(m.queryErrors.WithLabelValues("chat", "unavailable")); got != 2 {
 			t.Errorf("unavailable errors %v, want 2 (running and current in one cycle)", got)
 		}
-		if n := testutil.CollectAndCount(m.signals["queue"]); n != 1 {
+		if n := testutil.CollectAndCount(m.gauges, "infscale_queue_requests"); n != 1 {
 			t.Errorf("queue series: %d, want 1 (other's only; chat's unknown queue is absent)", n)
 		}
 		// The other target was decided all along.
@@ -211,7 +214,7 @@ func TestLoopNoDecisionBeforeCurrent(t *testing.T) {
 	src := &fakeSource{}
 	l, m := newTestLoop(t, src, nil)
 	l.Cycle(t.Context())
-	if n := testutil.CollectAndCount(m.desired); n != 0 {
+	if n := testutil.CollectAndCount(m.gauges, "infscale_desired_replicas"); n != 0 {
 		t.Errorf("%d desired series before any current is known, want 0", n)
 	}
 	if l.Ready() {
@@ -308,7 +311,7 @@ func TestReloadKeepsState(t *testing.T) {
 	if err := l.SetConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if n := testutil.CollectAndCount(m.desired); n != 1 {
+	if n := testutil.CollectAndCount(m.gauges, "infscale_desired_replicas"); n != 1 {
 		t.Errorf("%d desired series after dropping a target, want 1", n)
 	}
 	if len(l.Recent()["chat"]) != 1 {

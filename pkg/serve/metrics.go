@@ -33,11 +33,9 @@ var signalSeries = []struct{ key, name, help string }{
 // never NaN); infscale_desired_replicas is never NaN and, once a target has
 // had its first decision, always present and holding its last value.
 type Metrics struct {
-	desired       *prometheus.GaugeVec
-	current       *prometheus.GaugeVec
-	recommended   *prometheus.GaugeVec
-	signals       map[string]*prometheus.GaugeVec
-	reason        *prometheus.GaugeVec
+	// gauges holds desired, current, recommended, decision_reason,
+	// last_decision_timestamp_seconds and the signals (metrics_gauges.go).
+	gauges        *gaugeSet
 	decisions     *prometheus.CounterVec
 	changes       *prometheus.CounterVec
 	reversals     *prometheus.CounterVec
@@ -49,9 +47,7 @@ type Metrics struct {
 	buildInfo     *prometheus.GaugeVec
 
 	mu sync.Mutex
-	// per target: the last reason exported and the last change, for
-	// deleting the old reason series and counting reversals.
-	lastReason map[string]string
+	// per target: the last change, for counting reversals.
 	lastChange map[string]change
 }
 
@@ -74,11 +70,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		return v
 	}
 	m := &Metrics{
-		desired:     g("desired_replicas", "Replicas infscale recommends for the target (the contract with KEDA / the HPA); holds its last value when signals are unknown; never NaN.", "target"),
-		current:     g("current_replicas", "Replicas read at the last decision: the replicas: query, else the pods reporting (embedded: pages that answered).", "target"),
-		recommended: g("recommended_replicas", "Raw recommendation of one metric (before tolerance, stabilisation, rate limits and bounds); absent when the metric's signal is unknown.", "target", "metric"),
-		signals:     map[string]*prometheus.GaugeVec{},
-		reason:      g("decision_reason", "1 for the reason of the target's last decision (metric, tolerance, stabilized, rate-limited, min, max, ...); only the current reason has a series.", "target", "reason"),
+		gauges:      newGaugeSet(),
 		decisions:   c("decisions_total", "Decisions made, by the reason that decided them.", "target", "reason"),
 		changes:     c("scale_changes_total", "Changes of the desired replicas, by direction (up, down).", "target", "direction"),
 		reversals:   c("scale_reversals_total", "Changes of the desired replicas opposite to the previous change made less than the target's scale-down stabilisation window before (5m when unset or 0): thrash.", "target"),
@@ -92,7 +84,6 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 			reg.MustRegister(v)
 			return v
 		}(),
-		lastDecision: g("last_decision_timestamp_seconds", "Unix time of the target's last successful decision (some signal known); alert when it falls behind.", "target"),
 		cycles: func() prometheus.Counter {
 			v := prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "cycles_total", Help: "Decision cycles run (one per interval, all targets)."})
 			reg.MustRegister(v)
@@ -104,12 +95,9 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 			return v
 		}(),
 		buildInfo:  g("build_info", "Always 1; labels carry the build's version and Go version.", "version", "goversion"),
-		lastReason: map[string]string{},
 		lastChange: map[string]change{},
 	}
-	for _, s := range signalSeries {
-		m.signals[s.key] = g(s.name, s.help, "target")
-	}
+	reg.MustRegister(m.gauges)
 	m.buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 	return m
 }
@@ -152,42 +140,40 @@ type Snapshot struct {
 // same target (the loop serialises per target).
 func (m *Metrics) Record(s Snapshot) {
 	t := s.Target
-	for _, sig := range signalSeries {
+	g := m.gauges
+	g.mu.Lock()
+	tg := g.target(t)
+	for i, sig := range signalSeries {
 		v, ok := s.Signals[sig.key]
 		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
-			m.signals[sig.key].DeleteLabelValues(t)
+			tg.signals[i] = math.NaN() // no series
 			continue
 		}
 		if sig.key == "cpu" {
 			v /= 100
 		}
-		m.signals[sig.key].WithLabelValues(t).Set(v)
+		tg.signals[i] = v
 	}
 	if !s.Decided {
+		g.mu.Unlock()
 		return
 	}
 	if s.Current >= 0 {
-		m.current.WithLabelValues(t).Set(float64(s.Current))
+		tg.current = float64(s.Current)
 	}
 	for _, name := range s.AllMetrics {
-		if r, ok := s.Raw[name]; ok {
-			m.recommended.WithLabelValues(t, name).Set(float64(r))
-		} else {
-			m.recommended.DeleteLabelValues(t, name)
-		}
+		r, ok := s.Raw[name]
+		tg.setRecommended(name, float64(r), ok)
 	}
-	m.desired.WithLabelValues(t).Set(float64(s.Desired))
+	tg.desired = float64(s.Desired)
+	tg.reason, tg.hasReason = s.Reason, true // the old reason's series goes
+	if s.Valid {
+		tg.lastDecision = float64(s.At.UnixNano()) / 1e9
+	}
+	g.mu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if old, ok := m.lastReason[t]; ok && old != s.Reason {
-		m.reason.DeleteLabelValues(t, old)
-	}
-	m.reason.WithLabelValues(t, s.Reason).Set(1)
-	m.lastReason[t] = s.Reason
 	m.decisions.WithLabelValues(t, s.Reason).Inc()
-	if s.Valid {
-		m.lastDecision.WithLabelValues(t).Set(float64(s.At.UnixNano()) / 1e9)
-	}
 	if s.HadPrevious && s.Desired != s.Previous {
 		dir, name := 1, "up"
 		if s.Desired < s.Previous {
@@ -232,23 +218,21 @@ func (m *Metrics) Init(target string) {
 // Forget removes every series of a target (after a reload dropped it).
 func (m *Metrics) Forget(target string) {
 	l := prometheus.Labels{"target": target}
-	for _, v := range []*prometheus.GaugeVec{m.desired, m.current, m.recommended, m.reason, m.lastDecision} {
-		v.DeletePartialMatch(l)
-	}
-	for _, v := range m.signals {
-		v.DeletePartialMatch(l)
-	}
+	m.gauges.mu.Lock()
+	delete(m.gauges.targets, target)
+	m.gauges.mu.Unlock()
 	for _, v := range []*prometheus.CounterVec{m.decisions, m.changes, m.reversals, m.queryErrors} {
 		v.DeletePartialMatch(l)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.lastReason, target)
 	delete(m.lastChange, target)
 }
 
 // Restore exports a desired value restored from the state dir before the
 // first cycle, so that consumers see no gap across a restart.
 func (m *Metrics) Restore(target string, desired int) {
-	m.desired.WithLabelValues(target).Set(float64(desired))
+	m.gauges.mu.Lock()
+	defer m.gauges.mu.Unlock()
+	m.gauges.target(target).desired = float64(desired)
 }

@@ -68,17 +68,17 @@ infscale_last_decision_timestamp_seconds{target="chat"} 1.7676072e+09
 	if got := testutil.ToFloat64(m.reversals.WithLabelValues("chat")); got != 1 {
 		t.Errorf("reversals %v, want 1", got)
 	}
-	if n := testutil.CollectAndCount(m.reason); n != 1 {
+	if n := testutil.CollectAndCount(m.gauges, "infscale_decision_reason"); n != 1 {
 		t.Errorf("%d decision_reason series, want only the current one", n)
 	}
-	if n := testutil.CollectAndCount(m.signals["queue"]); n != 0 {
+	if n := testutil.CollectAndCount(m.gauges, "infscale_queue_requests"); n != 0 {
 		t.Errorf("queue unknown must have no series, got %d", n)
 	}
-	if n := testutil.CollectAndCount(m.recommended); n != 0 {
+	if n := testutil.CollectAndCount(m.gauges, "infscale_recommended_replicas"); n != 0 {
 		t.Errorf("raw recommendation of an unknown metric must have no series, got %d", n)
 	}
 	m.Forget("chat")
-	if n := testutil.CollectAndCount(m.desired); n != 0 {
+	if n := testutil.CollectAndCount(m.gauges, "infscale_desired_replicas"); n != 0 {
 		t.Errorf("forgotten target still has %d desired series", n)
 	}
 }

@@ -115,7 +115,7 @@ func TestPrometheusFaults(t *testing.T) {
 				if got := testutil.ToFloat64(m.queryErrors.WithLabelValues("chat", tc.reason)); got != 1 {
 					t.Errorf("query_errors_total{reason=%q} = %v, want 1", tc.reason, got)
 				}
-				if n := testutil.CollectAndCount(m.signals["running"]); n != 0 {
+				if n := testutil.CollectAndCount(m.gauges, "infscale_running_requests"); n != 0 {
 					t.Errorf("running must be absent when unknown, %d series", n)
 				}
 				if r := lastRecord(l, "chat"); r.Reason != "no-data" || r.Signals.Running != nil {
