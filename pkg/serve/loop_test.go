@@ -388,3 +388,24 @@ func TestAuditLog(t *testing.T) {
 		t.Errorf("audit record %+v", r)
 	}
 }
+
+// remember keeps the newest maxRecent (5) decisions, oldest first, only the
+// newest with its steps, and never grows its slice past 5.
+func TestRememberKeepsNewestFive(t *testing.T) {
+	var tg target
+	for i := range 8 {
+		tg.remember(Record{Desired: i, Steps: []recommend.Step{{}}})
+	}
+	// Records 0..7 went in: 3..7 remain.
+	if len(tg.recent) != 5 || cap(tg.recent) != 5 {
+		t.Fatalf("len %d cap %d, want 5 and 5", len(tg.recent), cap(tg.recent))
+	}
+	for i, r := range tg.recent {
+		if r.Desired != 3+i {
+			t.Errorf("recent[%d] desired %d, want %d", i, r.Desired, 3+i)
+		}
+		if keep := i == 4; (r.Steps != nil) != keep {
+			t.Errorf("recent[%d] steps %v", i, r.Steps)
+		}
+	}
+}

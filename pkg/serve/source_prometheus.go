@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,6 +24,8 @@ type PrometheusSource struct {
 
 	mu      sync.Mutex
 	built   map[*config.Target]promql.Target
+	lastIn  []*config.Target // the targets of the last Read, and their conversion
+	lastOut []promql.Target
 	queries int
 }
 
@@ -113,10 +116,15 @@ func neededSignals(t *config.Target) map[promql.Signal]bool {
 	return n
 }
 
-// promTargets converts (and caches by pointer) the config targets.
+// promTargets converts (and caches by pointer) the config targets. The
+// same targets as last time (every cycle between reloads) get the same
+// slice back, which nobody modifies.
 func (s *PrometheusSource) promTargets(targets []*config.Target) []promql.Target {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if slices.Equal(targets, s.lastIn) {
+		return s.lastOut
+	}
 	next := make(map[*config.Target]promql.Target, len(targets))
 	out := make([]promql.Target, len(targets))
 	for i, t := range targets {
@@ -127,6 +135,7 @@ func (s *PrometheusSource) promTargets(targets []*config.Target) []promql.Target
 		next[t], out[i] = pt, pt
 	}
 	s.built = next
+	s.lastIn, s.lastOut = slices.Clone(targets), out
 	return out
 }
 

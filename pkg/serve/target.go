@@ -109,10 +109,17 @@ func (t *target) remember(r Record) {
 	if n := len(t.recent); n > 0 {
 		t.recent[n-1].Steps, t.recent[n-1].Raw = nil, nil
 	}
-	t.recent = append(t.recent, r)
-	if len(t.recent) > maxRecent {
-		t.recent = slices.Delete(t.recent, 0, len(t.recent)-maxRecent)
+	if len(t.recent) < maxRecent {
+		if t.recent == nil {
+			t.recent = make([]Record, 0, maxRecent) // no growth past maxRecent
+		}
+		t.recent = append(t.recent, r)
+		return
 	}
+	// Full: shift in place (readers copy under the loop's lock).
+	copy(t.recent, t.recent[len(t.recent)-maxRecent+1:])
+	t.recent = t.recent[:maxRecent]
+	t.recent[maxRecent-1] = r
 }
 
 // cloneState copies a State deeply enough that Decide on the copy leaves
