@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"math"
 	"time"
 )
 
@@ -48,22 +49,22 @@ func (r *azureReader) Next() (Request, error) {
 		}
 		f := bytes.Split(b, []byte{','})
 		if len(f) != 3 {
-			return Request{}, r.errorf("want 3 fields %s, got %d: %q", AzureHeader, len(f), b)
+			return Request{}, r.errorf("want 3 fields %s, got %d: %s", AzureHeader, len(f), clip(b))
 		}
 		ts, err := time.Parse(azureLayout, string(bytes.TrimSpace(f[0])))
 		if err != nil {
-			return Request{}, r.errorf("TIMESTAMP %q: want YYYY-MM-DD HH:MM:SS.fffffff", f[0])
+			return Request{}, r.errorf("TIMESTAMP %s: want YYYY-MM-DD HH:MM:SS.fffffff", clip(f[0]))
 		}
 		if r.t0.IsZero() {
 			r.t0 = ts
 		}
 		p, ok := tokens(f[1])
 		if !ok || p < 1 {
-			return Request{}, r.errorf("ContextTokens %q: want an integer >= 1", f[1])
+			return Request{}, r.errorf("ContextTokens %s: want an integer 1..%d", clip(f[1]), math.MaxInt32)
 		}
 		o, ok := tokens(f[2])
 		if !ok {
-			return Request{}, r.errorf("GeneratedTokens %q: want an integer >= 0", f[2])
+			return Request{}, r.errorf("GeneratedTokens %s: want an integer 0..%d", clip(f[2]), math.MaxInt32)
 		}
 		t := ts.Sub(r.t0).Seconds()
 		if msg := r.check(t); msg != "" {

@@ -42,19 +42,19 @@ func (r *genericReader) Next() (Request, error) {
 		}
 		f := bytes.Split(b, []byte{','})
 		if len(f) != 3 {
-			return Request{}, r.errorf("want 3 fields %s, got %d: %q", GenericHeader, len(f), b)
+			return Request{}, r.errorf("want 3 fields %s, got %d: %s", GenericHeader, len(f), clip(b))
 		}
 		t, err := strconv.ParseFloat(string(bytes.TrimSpace(f[0])), 64)
 		if err != nil || t < 0 || math.IsInf(t, 0) || math.IsNaN(t) {
-			return Request{}, r.errorf("arrival_s %q: want a finite number of seconds >= 0", f[0])
+			return Request{}, r.errorf("arrival_s %s: want a finite number of seconds >= 0", clip(f[0]))
 		}
 		p, ok := tokens(f[1])
 		if !ok || p < 1 {
-			return Request{}, r.errorf("prompt_tokens %q: want an integer >= 1", f[1])
+			return Request{}, r.errorf("prompt_tokens %s: want an integer 1..%d", clip(f[1]), math.MaxInt32)
 		}
 		o, ok := tokens(f[2])
 		if !ok {
-			return Request{}, r.errorf("output_tokens %q: want an integer >= 0", f[2])
+			return Request{}, r.errorf("output_tokens %s: want an integer 0..%d", clip(f[2]), math.MaxInt32)
 		}
 		if msg := r.check(t); msg != "" {
 			return Request{}, r.errorf("%s", msg)

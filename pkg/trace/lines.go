@@ -59,6 +59,16 @@ func (l *lines) errorf(format string, args ...any) error {
 	return fmt.Errorf("%s:%d: %s", l.name, l.line, fmt.Sprintf(format, args...))
 }
 
+// clip quotes a field or line for an error message, cut to its first 60
+// bytes (a binary file has no useful line to show whole).
+func clip(b []byte) string {
+	const n = 60
+	if len(b) <= n {
+		return strconv.Quote(string(b))
+	}
+	return strconv.Quote(string(b[:n])) + fmt.Sprintf("... (%d bytes)", len(b))
+}
+
 // tokens parses a token count field: a non-negative integer below 2^31.
 func tokens(field []byte) (int32, bool) {
 	v, err := strconv.ParseInt(string(bytes.TrimSpace(field)), 10, 32)

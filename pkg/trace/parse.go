@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,7 +105,10 @@ func detect(name string) (Source, error) {
 		return fileSource(name, OpenMooncake)
 	}
 	first, err := bufio.NewReader(f).ReadString('\n')
-	if err != nil && first == "" {
+	if err != nil && err != io.EOF {
+		return Source{}, fmt.Errorf("trace: %w (want a file: %s)", err, Formats)
+	}
+	if first == "" {
 		return Source{}, fmt.Errorf("%s: %w", name, ErrEmpty)
 	}
 	head := string(bytes.TrimSpace([]byte(first)))

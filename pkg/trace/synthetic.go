@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -95,12 +96,15 @@ func ParseSynthetic(spec string, seed uint64) (Synthetic, error) {
 // duration, with "d" (24 h) allowed as a leading unit ("7d", "1d12h").
 func ParseSeconds(v string) (float64, error) {
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, fmt.Errorf("%q: want a finite number of seconds or a duration like 90s, 1h, 7d", v)
+		}
 		return f, nil
 	}
 	days := 0.0
 	if i := strings.Index(v, "d"); i > 0 {
 		n, err := strconv.ParseFloat(v[:i], 64)
-		if err != nil {
+		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
 			return 0, fmt.Errorf("%q: want seconds or a duration like 90s, 1h, 7d", v)
 		}
 		days, v = n, v[i+1:]

@@ -125,12 +125,16 @@ func TestBadRows(t *testing.T) {
 	}{
 		{"fields.csv", "0,1,1\n1,2\n", "fields.csv:2: want 3 fields"},
 		{"arrival.csv", GenericHeader + "\nx,1,1\n", "arrival.csv:2: arrival_s \"x\""},
-		{"prompt.csv", "0,0,1\n", "prompt.csv:1: prompt_tokens \"0\": want an integer >= 1"},
+		{"prompt.csv", "0,0,1\n", "prompt.csv:1: prompt_tokens \"0\": want an integer 1..2147483647"},
 		{"output.csv", "0,5,-1\n", "output.csv:1: output_tokens \"-1\""},
 		{"unsorted.csv", "0,1,1\n5,1,1\n4,1,1\n", "unsorted.csv:3: timestamp 4 s is before the previous row's 5 s"},
 		{"azure.csv", AzureHeader + "\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15,1,1\n", "azure.csv:3: TIMESTAMP"},
 		{"moon.jsonl", "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\n{\"timestamp\": 1}\n", "moon.jsonl:2: input_length"},
 		{"moonjson.jsonl", "not json\n", "moonjson.jsonl:1: want a JSON object"},
+		// 2^31 does not fit a token count; the message says what does.
+		{"big.csv", "0,2147483648,1\n", "big.csv:1: prompt_tokens \"2147483648\": want an integer 1..2147483647"},
+		// A long garbage line is quoted by its first 60 bytes and its length.
+		{"long.csv", strings.Repeat("x", 5000) + "\n", "long.csv:1: want 3 fields arrival_s,prompt_tokens,output_tokens, got 1: \"" + strings.Repeat("x", 60) + "\"... (5000 bytes)"},
 	}
 	for _, c := range cases {
 		src, err := Parse(writeFile(t, c.name, c.body), Options{})
@@ -276,4 +280,31 @@ func FuzzReaders(f *testing.F) {
 			r.Close()
 		}
 	})
+}
+
+// TestNotATraceFile: a directory is named as what it is, not as an empty
+// trace.
+func TestNotATraceFile(t *testing.T) {
+	_, err := Parse(t.TempDir(), Options{})
+	if err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("a directory: err = %v, want it to say it is a directory", err)
+	}
+}
+
+// TestNonFiniteSpans: NaN and infinite spans are refused wherever a span is
+// read (--window, synthetic duration=), instead of a replay that never ends.
+func TestNonFiniteSpans(t *testing.T) {
+	for _, v := range []string{"NaN", "Inf", "+Inf", "-Inf", "NaNd", "Infd"} {
+		if s, err := ParseSeconds(v); err == nil {
+			t.Errorf("ParseSeconds(%q) = %g, want an error", v, s)
+		}
+	}
+	for _, w := range []string{"NaN:5", "0:Inf", "Inf", "NaN"} {
+		if a, b, err := ParseWindow(w); err == nil {
+			t.Errorf("ParseWindow(%q) = %g, %g, want an error", w, a, b)
+		}
+	}
+	if _, err := ParseSynthetic("poisson,duration=NaN", 1); err == nil {
+		t.Error("synthetic duration=NaN: want an error")
+	}
 }
