@@ -62,6 +62,9 @@ func parseHPA(full, s string, off int) (Policy, error) {
 	if end < 0 {
 		return Policy{}, policyError(full, off+len(s)+1, "hpa( has no closing parenthesis: want hpa(POLICY)")
 	}
+	if strings.HasPrefix(s[len("hpa("):end], "hpa(") {
+		return Policy{}, policyError(full, off+len("hpa(")+1, "hpa(...) wraps an infscale policy, not another hpa(...)")
+	}
 	inner, err := parsePolicy(full, s[len("hpa("):end], off+len("hpa("))
 	if err != nil {
 		return Policy{}, err

@@ -100,6 +100,9 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 	}
 	parts := splitTop(s)
 	head := parts[0]
+	if head.text == "recommended" {
+		return Policy{}, policyError(full, off+parts[1].at+1, "recommended takes no options; write the preset out to change it (%s,...)", Recommended)
+	}
 	kind, arg, hasArg := strings.Cut(head.text, ":")
 	switch kind {
 	case "fixed":
@@ -223,18 +226,23 @@ func seconds(v string) (float64, error) {
 
 func duration(v string) (time.Duration, error) {
 	f, err := seconds(v)
-	if err != nil || f < 0 {
-		return 0, fmt.Errorf("want seconds >= 0 or a duration like 90s, 2m")
+	if err != nil || !(f >= 0) || f > maxDurationSeconds {
+		return 0, fmt.Errorf("want seconds 0..%g or a duration like 90s, 2m", float64(maxDurationSeconds))
 	}
 	return time.Duration(f * float64(time.Second)), nil
 }
 
+// maxDurationSeconds bounds lookahead= and cooldown= (a year): longer
+// spans mean nothing to an autoscaler, and past 292 years they overflow
+// time.Duration.
+const maxDurationSeconds = 365 * 86400
+
 // rule parses a rate-limit value "N" or "N/PERIOD" (period default 15 s).
 func rule(typ autoscalingv2.HPAScalingPolicyType, v string) (autoscalingv2.HPAScalingPolicy, error) {
 	n, per, hasPer := strings.Cut(v, "/")
-	val, err := strconv.Atoi(n)
+	val, err := strconv.ParseInt(n, 10, 32) // the HPA's value is an int32
 	if err != nil || val < 1 {
-		return autoscalingv2.HPAScalingPolicy{}, fmt.Errorf("want an integer >= 1, optionally /PERIOD (e.g. 4/60s)")
+		return autoscalingv2.HPAScalingPolicy{}, fmt.Errorf("want an integer 1..%d, optionally /PERIOD (e.g. 4/60s)", math.MaxInt32)
 	}
 	period := 15
 	if hasPer {

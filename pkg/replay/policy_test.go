@@ -65,8 +65,16 @@ func TestParsePolicyErrors(t *testing.T) {
 		"hpa(queue:24),lookahead=90": "column 15: lookahead is not an HPA option",
 		"hpa(queue:x)":               "column 11: queue target",
 		"min=1,queue:24":             "column 1: a policy starts with",
-		"queue:24,uppods=0":          "column 17: uppods=\"0\": want an integer >= 1",
-		"queue:24,schedule=0 8 * *":  "want CRON;DURATION;MIN",
+		"queue:24,uppods=0":          "column 17: uppods=\"0\": want an integer 1..2147483647",
+		// 2^31 wrapped to a negative int32 before.
+		"queue:24,uppods=2147483648": "column 17: uppods=\"2147483648\": want an integer 1..2147483647",
+		// NaN and 10^10 s overflowed time.Duration ("-2562047h47m16.854775808s must be >= 0").
+		"queue:24,lookahead=NaN":      "column 20: lookahead=\"NaN\": want seconds 0..3.1536e+07",
+		"queue:24,lookahead=1e10":     "column 20: lookahead=\"1e10\": want seconds 0..3.1536e+07",
+		"queue:24,min=0,cooldown=Inf": "column 25: cooldown=\"Inf\": want seconds 0..3.1536e+07",
+		"hpa(hpa(queue:24))":          "column 5: hpa(...) wraps an infscale policy, not another hpa(...)",
+		"recommended,max=5":           "column 13: recommended takes no options",
+		"queue:24,schedule=0 8 * *":   "want CRON;DURATION;MIN",
 	} {
 		_, err := ParsePolicy(spec)
 		if err == nil || !strings.Contains(err.Error(), want) {
