@@ -104,7 +104,9 @@ func Fetch(ctx context.Context, api promql.API, t Target, g Grid, progress func(
 	if err != nil {
 		return h, st, err
 	}
-	h.Success = joinTimestamps(vals, stamps)
+	if h.Success, err = joinTimestamps(vals, stamps); err != nil {
+		return h, st, fmt.Errorf("%s: %w", q.successTS, err)
+	}
 	running, err := rng(q.running, g.Start, g.Step)
 	if err != nil {
 		return h, st, err
@@ -150,7 +152,10 @@ func Fetch(ctx context.Context, api promql.API, t Target, g Grid, progress func(
 		if err != nil {
 			return h, st, err
 		}
-		if len(v) == 1 && float64(v[0].Value) > 0 && !math.IsInf(float64(v[0].Value), 0) {
+		if len(v) == 1 && float64(v[0].Value) > 0 {
+			if m := float64(v[0].Value); m > math.MaxInt32 {
+				return h, st, fmt.Errorf("%s: %g tokens per request: want 1..%d (a token counter that is not one?)", c.query, m, math.MaxInt32)
+			}
 			*c.into = float64(v[0].Value)
 		}
 	}
@@ -207,8 +212,11 @@ func seriesKey(m model.Metric) string {
 
 // joinTimestamps pairs each series' values with its sample timestamps
 // (timestamp() of the same selector, evaluated at the same grid points),
-// keeps distinct samples, and collapses HA duplicates (first wins).
-func joinTimestamps(vals, stamps model.Matrix) []Series {
+// keeps distinct samples, and collapses HA duplicates (first wins). A
+// timestamp that is not the time of a sample at or before its evaluation
+// time (within a day: Prometheus looks back 5 minutes by default) is an
+// error, never a time to place an increase at.
+func joinTimestamps(vals, stamps model.Matrix) ([]Series, error) {
 	ts := map[string]map[model.Time]float64{}
 	for _, s := range stamps {
 		k := seriesKey(s.Metric)
@@ -217,7 +225,11 @@ func joinTimestamps(vals, stamps model.Matrix) []Series {
 		}
 		byT := make(map[model.Time]float64, len(s.Values))
 		for _, p := range s.Values {
-			byT[p.Timestamp] = float64(p.Value)
+			sec, eval := float64(p.Value), p.Timestamp.Time().UTC()
+			if !(sec*1000 <= float64(p.Timestamp)+1 && sec*1000 >= float64(p.Timestamp)-float64(24*time.Hour/time.Millisecond)) {
+				return nil, fmt.Errorf("series %s at %s: sample time %g: want the unix time of a sample at or before %s", k, eval.Format(time.RFC3339), sec, eval.Format(time.RFC3339))
+			}
+			byT[p.Timestamp] = sec
 		}
 		ts[k] = byT
 	}
@@ -241,7 +253,7 @@ func joinTimestamps(vals, stamps model.Matrix) []Series {
 		out = append(out, Series{Labels: k, Points: distinct(pts)})
 	}
 	slices.SortFunc(out, func(a, b Series) int { return strings.Compare(a.Labels, b.Labels) })
-	return out
+	return out, nil
 }
 
 // histogramOf reads `sum by (le) (...)` into a Histogram; nil when empty.

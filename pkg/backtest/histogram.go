@@ -24,8 +24,11 @@ func NewHistogram(le []string, counts []float64) (*Histogram, error) {
 	bs := make([]b, 0, len(le))
 	for i, s := range le {
 		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
+		if err != nil || math.IsNaN(v) {
 			return nil, fmt.Errorf("bucket le=%q: not a number", s)
+		}
+		if !(counts[i] >= 0) || math.IsInf(counts[i], 1) {
+			return nil, fmt.Errorf("bucket le=%q count %g: want a finite count >= 0", s, counts[i])
 		}
 		bs = append(bs, b{v, counts[i]})
 	}
@@ -123,7 +126,7 @@ type Tokens struct {
 func (t Tokens) Draw(rng *rand.Rand) int32 {
 	h := t.Hist
 	if h == nil || !(h.Count() > 0) {
-		return int32(max(1, math.Round(t.Mean)))
+		return int32(min(max(1, math.Round(t.Mean)), math.MaxInt32))
 	}
 	u := rng.Float64() * h.Count()
 	lo, clo := 0.0, 0.0
@@ -134,7 +137,7 @@ func (t Tokens) Draw(rng *rand.Rand) int32 {
 				ub = 2 * max(lo, 1)
 			}
 			v := lo + rng.Float64()*(ub-lo)
-			return int32(max(1, math.Ceil(v)))
+			return int32(min(max(1, math.Ceil(v)), math.MaxInt32))
 		}
 		lo, clo = ub, c
 	}

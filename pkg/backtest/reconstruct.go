@@ -2,6 +2,7 @@ package backtest
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"time"
 )
@@ -33,8 +34,16 @@ type Workload struct {
 	TTFTHourly []HourValue
 }
 
-// ErrNoTraffic means the success counter had no series in the range.
+// ErrNoTraffic means the success counter had no series in the range, or
+// series that never increased (no request completed).
 var ErrNoTraffic = errors.New("no samples of the success counter in the range")
+
+// MaxArrivalRate bounds the reconstructed arrival rate of a step, in
+// requests per second. One target serving more is not plausible (a large
+// vLLM fleet serves hundreds); a step above it means the series are not
+// what the server profile says (a counter that jumped, a gauge of another
+// unit), and replaying it would draw that many requests into memory.
+const MaxArrivalRate = 100_000.0
 
 // Reconstruct rebuilds the arrival process from h (see the package doc).
 // Errors: ErrNoTraffic; token distributions that cannot be derived.
@@ -68,8 +77,13 @@ func Reconstruct(h History, opts Options) (Workload, error) {
 	q := fill(h.InFlight, gap, 0)
 	w.Arrivals = make([]float64, g.N+1)
 	carry := 0.0
+	st := g.Step.Seconds()
 	for j := 1; j <= g.N; j++ {
 		v := inc[j] + q[j] - q[j-1] + carry
+		if !(v/st <= MaxArrivalRate) { // also NaN and +Inf
+			return w, fmt.Errorf("step %s..%s: %.4g requests arrived (completions %.4g, in flight %.4g -> %.4g), %.4g req/s, above the %g req/s one target can plausibly serve: the success counter or the in-flight gauges are not request counts (check the selector and the server profile)",
+				g.At(j-1).Format(time.RFC3339), g.At(j).Format(time.RFC3339), v, inc[j], q[j-1], q[j], v/st, MaxArrivalRate)
+		}
 		carry = 0
 		if v < 0 {
 			carry, v = v, 0
@@ -79,6 +93,9 @@ func Reconstruct(h History, opts Options) (Workload, error) {
 		if gap[j] || gap[j-1] {
 			w.Coverage.Interpolated++
 		}
+	}
+	if w.Requests < 0.5 {
+		return w, fmt.Errorf("%w: %d series, but no request completed", ErrNoTraffic, len(series))
 	}
 	w.Prompt = Tokens{Hist: h.Prompt, Mean: h.PromptMean}
 	w.Output = Tokens{Hist: h.Output, Mean: h.OutputMean}

@@ -1,0 +1,112 @@
+package backtest
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// TestReconstructRefusesImplausibleSteps: a success counter that jumps by
+// 10^300 in a minute (or to +Inf), or an in-flight gauge that does, would
+// draw that many requests into memory (10^9 was enough to be killed). A
+// step above MaxArrivalRate (100,000 req/s, 6,000,000 in a minute) is an
+// error naming the step; 5 req/s is not.
+func TestReconstructRefusesImplausibleSteps(t *testing.T) {
+	g := Grid{Start: t0, Step: time.Minute, N: 3}
+	for _, c := range []struct {
+		name     string
+		counter  []Point
+		inFlight []float64
+	}{
+		{"counter jump", pts(0, 0, 60, 300, 120, 1e300, 180, 1e300+300), []float64{0, 0, 0, 0}},
+		{"counter +Inf", pts(0, 0, 60, 300, 120, math.Inf(1), 180, 10), []float64{0, 0, 0, 0}},
+		{"in-flight jump", pts(0, 0, 60, 300, 120, 600, 180, 900), []float64{0, 0, 1e12, 1e12}},
+		{"in-flight +Inf", pts(0, 0, 60, 300, 120, 600, 180, 900), []float64{0, 0, math.Inf(1), 0}},
+	} {
+		h := History{Grid: g, Success: []Series{{Points: c.counter}}, InFlight: c.inFlight, PromptMean: 100, OutputMean: 50}
+		_, err := Reconstruct(h, Options{})
+		want := "step 2026-01-05T00:01:00Z..2026-01-05T00:02:00Z"
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "above the 100000 req/s") {
+			t.Errorf("%s: err = %v; want the second step named and the bound", c.name, err)
+		}
+	}
+	// 300 per minute (5 req/s) is fine.
+	h := History{Grid: g, Success: []Series{{Points: pts(0, 0, 60, 300, 120, 600, 180, 900)}}, InFlight: []float64{0, 0, 0, 0}, PromptMean: 100, OutputMean: 50}
+	if w, err := Reconstruct(h, Options{}); err != nil || w.Requests != 900 {
+		t.Errorf("5 req/s: %v requests, err %v; want 900", w.Requests, err)
+	}
+}
+
+// TestReconstructNoCompletions: series that never increase (a flat or
+// NaN counter) reconstruct no request: ErrNoTraffic, not an empty trace
+// for the replay to complain about.
+func TestReconstructNoCompletions(t *testing.T) {
+	g := Grid{Start: t0, Step: time.Minute, N: 2}
+	nan := math.NaN()
+	for name, p := range map[string][]Point{"flat": pts(0, 7, 60, 7, 120, 7), "NaN": pts(0, nan, 60, nan, 120, nan)} {
+		h := History{Grid: g, Success: []Series{{Points: p}}, InFlight: []float64{0, 0, 0}, PromptMean: 100, OutputMean: 50}
+		if _, err := Reconstruct(h, Options{}); !errors.Is(err, ErrNoTraffic) {
+			t.Errorf("%s counter: err = %v, want ErrNoTraffic", name, err)
+		}
+	}
+}
+
+// TestHistogramRefusesGarbage: NaN or negative bucket counts and a NaN
+// bound are not a histogram (NaN slipped through the monotonicity check).
+func TestHistogramRefusesGarbage(t *testing.T) {
+	for name, c := range map[string]struct {
+		le     []string
+		counts []float64
+	}{
+		"NaN count":      {[]string{"1", "2", "+Inf"}, []float64{10, math.NaN(), 30}},
+		"negative count": {[]string{"1", "+Inf"}, []float64{-100, -100}},
+		"NaN bound":      {[]string{"NaN", "+Inf"}, []float64{1, 2}},
+	} {
+		if h, err := NewHistogram(c.le, c.counts); err == nil {
+			t.Errorf("%s: got %+v, want an error", name, h)
+		}
+	}
+}
+
+// TestTokensDrawFitsInt32: a mean or a bucket bound past 2^31 tokens draws
+// 2^31-1 (rejected by the replay as too large for any KV cache), never a
+// negative length from an overflowing conversion.
+func TestTokensDrawFitsInt32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	if v := (Tokens{Mean: 1e15}).Draw(rng); v != math.MaxInt32 {
+		t.Errorf("mean 1e15: drew %d, want %d", v, math.MaxInt32)
+	}
+	h, err := NewHistogram([]string{"1e12", "+Inf"}, []float64{0, 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if v := (Tokens{Hist: h}).Draw(rng); v != math.MaxInt32 {
+			t.Fatalf("bucket (1e12, 2e12]: drew %d, want %d", v, math.MaxInt32)
+		}
+	}
+}
+
+// TestJoinTimestampsRefusesGarbage: timestamp() must give the time of a
+// sample at or before its evaluation time; NaN or a time 10^15 s away is
+// an error (it broke the JSON report: year outside of range).
+func TestJoinTimestampsRefusesGarbage(t *testing.T) {
+	ev := model.TimeFromUnix(t0.Unix())
+	vals := model.Matrix{{Metric: model.Metric{"pod": "a"}, Values: []model.SamplePair{{Timestamp: ev, Value: 5}}}}
+	for _, sec := range []float64{math.NaN(), 1e15, float64(t0.Unix()) + 60, 0} {
+		stamps := model.Matrix{{Metric: model.Metric{"pod": "a"}, Values: []model.SamplePair{{Timestamp: ev, Value: model.SampleValue(sec)}}}}
+		if _, err := joinTimestamps(vals, stamps); err == nil || !strings.Contains(err.Error(), "want the unix time of a sample at or before 2026-01-05T00:00:00Z") {
+			t.Errorf("timestamp %g: err = %v, want one naming the evaluation time", sec, err)
+		}
+	}
+	// 15 s before the evaluation time: a sample within the lookback.
+	stamps := model.Matrix{{Metric: model.Metric{"pod": "a"}, Values: []model.SamplePair{{Timestamp: ev, Value: model.SampleValue(float64(t0.Unix()) - 15)}}}}
+	if s, err := joinTimestamps(vals, stamps); err != nil || len(s) != 1 || !s[0].Points[0].T.Equal(at(-15)) {
+		t.Errorf("a sample 15 s back: %+v, %v", s, err)
+	}
+}
