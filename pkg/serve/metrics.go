@@ -166,7 +166,9 @@ func (m *Metrics) Record(s Snapshot) {
 		tg.setRecommended(name, float64(r), ok)
 	}
 	tg.desired = float64(s.Desired)
-	tg.reason, tg.hasReason = s.Reason, true // the old reason's series goes
+	if tg.reason.GetValue() != s.Reason || tg.reason == nil {
+		tg.reason = labelPair("reason", s.Reason) // the old reason's series goes
+	}
 	if s.Valid {
 		tg.lastDecision = float64(s.At.UnixNano()) / 1e9
 	}
