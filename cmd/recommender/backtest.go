@@ -212,11 +212,19 @@ func (c *BacktestCmd) Run(e *env) error {
 		}
 		pols = append(pols, p)
 	}
-	if c.SLOTTFT <= 0 || c.Period <= 0 {
-		return invalidf("--slo-ttft and --period: want durations > 0")
+	if c.SLOTTFT <= 0 {
+		return invalidf("--slo-ttft %v: want a duration > 0", c.SLOTTFT)
 	}
-	if c.Plot != "" && !strings.HasSuffix(c.Plot, ".png") && !strings.HasSuffix(c.Plot, ".svg") {
-		return invalidf("--plot %q: want a .png or .svg file", c.Plot)
+	if c.Period < time.Duration(replay.MinPeriod*float64(time.Second)) {
+		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
+	}
+	if c.Plot != "" {
+		if !strings.HasSuffix(c.Plot, ".png") && !strings.HasSuffix(c.Plot, ".svg") {
+			return invalidf("--plot %q: want a .png or .svg file", c.Plot)
+		}
+		if err := plotDirOK(c.Plot); err != nil {
+			return err
+		}
 	}
 	if res.policy != nil {
 		pols = append([]replay.Policy{*res.policy}, pols...)

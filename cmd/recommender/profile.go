@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -42,6 +43,15 @@ func (c *ProfileCmd) Run(e *env) error {
 	reactive, err := replay.ParsePolicy(c.Policy)
 	if err != nil {
 		return invalidf("--policy: %v", err)
+	}
+	// The floor joins the reactive policy as schedule= options: only an
+	// infscale policy takes them (recommended is written out).
+	base := c.Policy
+	if base == "recommended" {
+		base = replay.Recommended
+	}
+	if reactive.Recommend == nil || strings.HasPrefix(base, "hpa(") {
+		return invalidf("--policy %q: profile adds the floor to a reactive infscale policy as schedule= options: want SIGNAL:TARGET[,OPTION=VALUE...] or recommended, not a baseline or hpa(...)", c.Policy)
 	}
 	if !(c.FloorFraction > 0 && c.FloorFraction <= 1) {
 		return invalidf("--floor-fraction %g: want 0 < F <= 1", c.FloorFraction)
@@ -96,7 +106,7 @@ func (c *ProfileCmd) Run(e *env) error {
 		}
 		pols := []replay.Policy{reactive, sched}
 		if len(wins) > 0 {
-			both, err := replay.ParsePolicy(c.Policy + seasonal.PolicyOptions(wins, c.Timezone))
+			both, err := replay.ParsePolicy(base + seasonal.PolicyOptions(wins, c.Timezone))
 			if err != nil {
 				return fmt.Errorf("profile: schedule as policy options: %w", err)
 			}

@@ -65,13 +65,25 @@ func (c *SimulateCmd) Run(e *env) error {
 		if plotFormat != "png" && plotFormat != "svg" {
 			return invalidf("--plot %q: want a file name ending in .png or .svg", c.Plot)
 		}
+		if err := plotDirOK(c.Plot); err != nil {
+			return err
+		}
 	}
 	model, err := c.Replica()
 	if err != nil {
 		return err
 	}
-	if c.Period <= 0 || c.SLOTTFT <= 0 || c.Drain < 0 {
-		return invalidf("--period %v, --slo-ttft %v, --drain %v: want periods > 0 and a drain >= 0", c.Period, c.SLOTTFT, c.Drain)
+	if c.Period < time.Duration(replay.MinPeriod*float64(time.Second)) {
+		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
+	}
+	if c.SLOTTFT <= 0 || c.Drain < 0 {
+		return invalidf("--slo-ttft %v, --drain %v: want an SLO > 0 and a drain >= 0", c.SLOTTFT, c.Drain)
+	}
+	if c.MaxBatched < 1 {
+		return invalidf("--max-batched-tokens %d: want >= 1", c.MaxBatched)
+	}
+	if c.Initial > 100000 {
+		return invalidf("--initial %d: want at most 100000 replicas", c.Initial)
 	}
 	mode, _ := replay.ParsePrefillMode(c.Prefill)
 	cfg := replay.Config{
@@ -101,14 +113,14 @@ func (c *SimulateCmd) Run(e *env) error {
 	if c.Plot != "" {
 		f, err := os.Create(c.Plot)
 		if err != nil {
-			return err
+			return fmt.Errorf("--plot: %w", err)
 		}
 		if err := replay.Plot(f, plotFormat, results, cfg.SLOTTFT); err != nil {
 			f.Close()
-			return err
+			return fmt.Errorf("--plot %s: %w", c.Plot, err)
 		}
 		if err := f.Close(); err != nil {
-			return err
+			return fmt.Errorf("--plot %s: %w", c.Plot, err)
 		}
 	}
 	rows := make([]simRow, len(results))
@@ -127,6 +139,17 @@ func (c *SimulateCmd) Run(e *env) error {
 		return writeSimCSV(e.stdout, rows)
 	}
 	return writeSimText(e.stdout, src.Name, cfg, rows, results, c.Timeline)
+}
+
+// plotDirOK checks, before a long run, that the plot's directory exists
+// (invalid input otherwise); whether it is writable shows when the file is
+// created (exit 1).
+func plotDirOK(path string) error {
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return invalidf("--plot %q: directory %s does not exist", path, dir)
+	}
+	return nil
 }
 
 // source opens the trace with its transforms; a file is read once here to

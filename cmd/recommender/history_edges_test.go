@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSimulateEdgeFlags: flag values that hung, ran out of memory or ran
+// the whole replay before failing are invalid input (exit 2) naming the
+// flag, before any replay.
+func TestSimulateEdgeFlags(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir", "x.png")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--period", "1ns"}, "--period 1ns: want at least 1s"}, // was: out of memory (60 s / 1 ns TTFT slots)
+		{[]string{"--period", "500ms"}, "--period 500ms: want at least 1s"},
+		{[]string{"--max-batched-tokens", "0"}, "--max-batched-tokens 0: want >= 1"}, // was: silently 8192
+		{[]string{"--initial", "1000000"}, "--initial 1000000: want at most 100000"}, // was: minutes adding replicas
+		{[]string{"--plot", missing}, "directory " + filepath.Dir(missing) + " does not exist"},
+		{[]string{"--window", "NaN:5"}, "--window"}, // was: a replay that never ended
+		{[]string{"--window", "0:Inf"}, "--window"},
+		{[]string{"--trace", "synthetic:poisson,duration=NaN"}, "duration=\"NaN\""},
+		{[]string{"--policy", "hpa(hpa(queue:24))"}, "not another hpa(...)"},
+		{[]string{"--policy", "queue:24,lookahead=1e10"}, "lookahead=\"1e10\": want seconds"},
+	} {
+		code, _, errs := runSimulate(t, c.args...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, code, errs, c.want)
+		}
+	}
+	// A trace whose second arrival is 10^300 s away: an error, at once.
+	far := filepath.Join(t.TempDir(), "far.csv")
+	if err := os.WriteFile(far, []byte("0,100,10\n1e300,100,10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runSimulate(t, "--trace", far, "--policy", "queue:24"); code != 2 || !strings.Contains(errs, "a replay covers at most 8388608 periods") {
+		t.Errorf("far arrival: exit %d, stderr %q; want exit 2 naming the bound", code, errs)
+	}
+}
+
+// TestProfileRefusesBaselinePolicy: profile adds the floor to the reactive
+// policy as schedule= options, which only an infscale policy takes; a
+// baseline or hpa(...) failed after all the queries (exit 1) and is now
+// refused up front. recommended is written out (see TestHistoryCommands
+// for the accepted path against a real Prometheus).
+func TestProfileRefusesBaselinePolicy(t *testing.T) {
+	for _, p := range []string{"fixed:2", "oracle", "knative:16", "hpa(queue:24)"} {
+		var out, errb bytes.Buffer
+		args := []string{"profile", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--policy", p}
+		code := run(context.Background(), args, nil, &out, &errb)
+		if code != exitInvalid || !strings.Contains(errb.String(), "not a baseline or hpa(...)") {
+			t.Errorf("--policy %s: exit %d, stderr %q; want exit 2 explaining why", p, code, errb.String())
+		}
+	}
+}
