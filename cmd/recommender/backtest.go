@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -78,6 +79,9 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 	if r.grid, err = backtest.NewGrid(start.Truncate(f.Step), end, f.Step); err != nil {
 		return r, invalid(err)
 	}
+	if f.Target != "" && f.Config == "" {
+		return r, invalidf("--target %q needs --config FILE (with --prometheus-url, give --selector)", f.Target)
+	}
 	cc := promql.ClientConfig{URL: f.PrometheusURL, Timeout: f.QueryTimeout}
 	sel, server, replicas := f.Selector, f.Server, f.ReplicasQuery
 	switch {
@@ -89,7 +93,7 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 		}
 		file, err := config.Load(f.Config)
 		if err != nil {
-			return r, invalid(err)
+			return r, invalidf("--config: %v", err)
 		}
 		var tg *config.Target
 		var names []string
@@ -127,6 +131,13 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 		}
 		r.policy = &pol
 	case f.PrometheusURL != "":
+		if u, err := url.Parse(f.PrometheusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			shown := "(unparsable)"
+			if err == nil {
+				shown = u.Redacted() // no password in the message
+			}
+			return r, invalidf("--prometheus-url %s: want http://HOST[:PORT][/PATH] or https://...", shown)
+		}
 		if sel == "" {
 			return r, invalidf("--prometheus-url needs --selector '{...}'")
 		}
@@ -135,6 +146,9 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 	}
 	if server == profile.Unknown {
 		return r, invalidf("--server: give the server profile (allowed: %s)", strings.Join(profile.Names(), ", "))
+	}
+	if err := backtest.CheckServer(server); err != nil {
+		return r, invalidf("--server: %v", err)
 	}
 	ms, err := promql.ParseSelector(sel)
 	if err != nil {
@@ -154,6 +168,13 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 	return r, nil
 }
 
+// maxRelative bounds a relative time (100 years, in seconds); maxUnix the
+// unix seconds a time.Duration of nanoseconds holds (year 2262).
+const (
+	maxRelative = 100 * 365.25 * 86400
+	maxUnix     = float64(math.MaxInt64 / 1e9)
+)
+
 // parseTime reads unix seconds, RFC3339, "now", or a signed span relative
 // to now ("-7d", "-36h", "+1h").
 func parseTime(s string, now time.Time) (time.Time, error) {
@@ -163,15 +184,18 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 		return now, nil
 	case strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+"):
 		d, err := trace.ParseSeconds(s[1:])
-		if err != nil || d < 0 {
-			return time.Time{}, fmt.Errorf("%q: want a relative time like -7d, -36h, now", s)
+		if err != nil || d < 0 || d > maxRelative {
+			return time.Time{}, fmt.Errorf("%q: want a relative time like -7d, -36h, now (at most 100 years)", s)
 		}
 		if s[0] == '-' {
 			d = -d
 		}
 		return now.Add(time.Duration(d * float64(time.Second))), nil
 	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if !(f >= 0 && f < maxUnix) {
+			return time.Time{}, fmt.Errorf("%q: want unix seconds from 0 to 9223372036 (years 1970 to 2262)", s)
+		}
 		return time.Unix(0, int64(f*1e9)).UTC(), nil
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {

@@ -59,3 +59,33 @@ func TestProfileRefusesBaselinePolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryFlagEdges: history flags that sent unbounded queries (a start
+// 10^300 s back, a 1 ms step: billions of points) or failed only at the
+// first query (exit 1) are invalid input, exit 2, before any query.
+func TestHistoryFlagEdges(t *testing.T) {
+	sel := []string{"--selector", `{namespace="llm"}`}
+	url := []string{"--prometheus-url", "http://127.0.0.1:1"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(append([]string{"--start=-1e300d"}, url...), sel...), "at most 100 years"},
+		{append(append([]string{"--start=1e300"}, url...), sel...), "want unix seconds from 0 to 9223372036"},
+		// 2 h at 1 ms = 7,200,000 steps > 2^22 = 4,194,304.
+		{append(append([]string{"--start=-2h", "--step=1ms"}, url...), sel...), "is 7200000 steps: want at most 4194304"},
+		{append([]string{"--prometheus-url", "ftp://u:secret@x"}, sel...), "--prometheus-url ftp://u:xxxxx@x: want http://"},
+		{append([]string{"--prometheus-url", "http://"}, sel...), "want http://HOST"},
+		{append(append([]string{"--target", "chat"}, url...), sel...), "--target \"chat\" needs --config"},
+		{append(append([]string{"--server", "llamacpp"}, url...), sel...), "--server: server llamacpp: backtest needs a success counter"},
+		{[]string{"--config", filepath.Join(t.TempDir(), "none.yaml"), "--target", "chat"}, "--config: "},
+	} {
+		for _, cmd := range []string{"backtest", "profile"} {
+			var out, errb bytes.Buffer
+			code := run(context.Background(), append([]string{cmd}, c.args...), nil, &out, &errb)
+			if code != exitInvalid || !strings.Contains(errb.String(), c.want) || strings.Contains(errb.String(), "secret") {
+				t.Errorf("%s %v: exit %d, stderr %q; want exit 2 mentioning %q", cmd, c.args, code, errb.String(), c.want)
+			}
+		}
+	}
+}

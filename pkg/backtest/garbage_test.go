@@ -110,3 +110,14 @@ func TestJoinTimestampsRefusesGarbage(t *testing.T) {
 		t.Errorf("a sample 15 s back: %+v, %v", s, err)
 	}
 }
+
+// TestGridBounded: 2 h at a 1 ms step is 7,200,000 steps, above MaxSteps
+// (2^22 = 4,194,304); a week at 30 s (20,160 steps) is fine.
+func TestGridBounded(t *testing.T) {
+	if _, err := NewGrid(t0, t0.Add(2*time.Hour), time.Millisecond); err == nil || !strings.Contains(err.Error(), "7200000 steps: want at most 4194304") {
+		t.Errorf("2 h at 1 ms: err = %v", err)
+	}
+	if g, err := NewGrid(t0, t0.Add(7*24*time.Hour), 30*time.Second); err != nil || g.N != 20160 {
+		t.Errorf("a week at 30 s: %+v, %v; want 20160 steps", g, err)
+	}
+}

@@ -13,8 +13,13 @@ type Grid struct {
 	N     int
 }
 
+// MaxSteps bounds a grid: 2^22 steps (48 days at a 1 s step, 4 years at
+// 30 s). Every step is a point of every range query and of the replay.
+const MaxSteps = 1 << 22
+
 // NewGrid covers [start, end] with steps of step (end is rounded down to
-// the grid). Errors: step <= 0, or end not after start by at least a step.
+// the grid). Errors: step <= 0, end not after start by at least a step, or
+// more than MaxSteps steps.
 func NewGrid(start, end time.Time, step time.Duration) (Grid, error) {
 	if step <= 0 {
 		return Grid{}, fmt.Errorf("step %s: want > 0", step)
@@ -22,6 +27,9 @@ func NewGrid(start, end time.Time, step time.Duration) (Grid, error) {
 	n := int(end.Sub(start) / step)
 	if n < 1 {
 		return Grid{}, fmt.Errorf("range %s..%s is shorter than one step (%s)", start.Format(time.RFC3339), end.Format(time.RFC3339), step)
+	}
+	if n > MaxSteps {
+		return Grid{}, fmt.Errorf("range %s..%s at a %s step is %d steps: want at most %d (a longer step or a shorter range)", start.Format(time.RFC3339), end.Format(time.RFC3339), step, n, MaxSteps)
 	}
 	return Grid{Start: start, Step: step, N: n}, nil
 }

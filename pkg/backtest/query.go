@@ -52,15 +52,25 @@ func div(a, b parser.Expr) parser.Expr {
 	return &parser.BinaryExpr{Op: parser.DIV, LHS: a, RHS: b, VectorMatching: &parser.VectorMatching{Card: parser.CardOneToOne}}
 }
 
+// CheckServer reports whether server profile s exports what a backtest
+// reads: a success counter and a running gauge (before any query is sent).
+func CheckServer(s profile.Server) error {
+	f := s.Families()
+	if len(f.Requests) == 0 || len(f.Running) == 0 {
+		return fmt.Errorf("server %s: backtest needs a success counter and a running gauge; the profile has none (allowed: servers with both, e.g. vllm, sglang, trtllm)", s)
+	}
+	return nil
+}
+
 // buildQueries returns the queries for server s, selector ms, a range of
 // span, and the replicas query (empty: the number of pods reporting the
 // running gauge). Errors: a server without a success counter or a running
 // gauge.
 func buildQueries(s profile.Server, ms []*labels.Matcher, span time.Duration, replicas string) (queries, error) {
-	f := s.Families()
-	if len(f.Requests) == 0 || len(f.Running) == 0 {
-		return queries{}, fmt.Errorf("server %s: backtest needs a success counter and a running gauge; the profile has none (allowed: servers with both, e.g. vllm, sglang, trtllm)", s)
+	if err := CheckServer(s); err != nil {
+		return queries{}, err
 	}
+	f := s.Families()
 	var q queries
 	q.success = sel(f.Requests[0], ms).String()
 	q.successTS = call("timestamp", sel(f.Requests[0], ms)).String()
