@@ -9,6 +9,10 @@ import (
 	"strconv"
 )
 
+// MaxLine is the longest line a trace file may have, in bytes (a Mooncake
+// row with a 200,000-token prompt is about 3 KB).
+const MaxLine = 1 << 20
+
 // lines reads a text file line by line, counting lines for error messages.
 type lines struct {
 	name string
@@ -33,6 +37,9 @@ func (l *lines) next() ([]byte, error) {
 	for {
 		chunk, err := l.br.ReadSlice('\n')
 		l.buf = append(l.buf, chunk...)
+		if len(l.buf) > MaxLine {
+			return nil, fmt.Errorf("%s:%d: a line longer than %d bytes: not a trace (a binary file?)", l.name, l.line+1, MaxLine)
+		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}

@@ -104,7 +104,7 @@ func detect(name string) (Source, error) {
 	if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".json") {
 		return fileSource(name, OpenMooncake)
 	}
-	first, err := bufio.NewReader(f).ReadString('\n')
+	first, err := bufio.NewReader(io.LimitReader(f, MaxLine)).ReadString('\n')
 	if err != nil && err != io.EOF {
 		return Source{}, fmt.Errorf("trace: %w (want a file: %s)", err, Formats)
 	}

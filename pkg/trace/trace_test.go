@@ -308,3 +308,26 @@ func TestNonFiniteSpans(t *testing.T) {
 		t.Error("synthetic duration=NaN: want an error")
 	}
 }
+
+// TestLineTooLong: a file without line breaks (/dev/zero, a binary) is an
+// error at its first line once it passes MaxLine, not a line read into
+// memory without end (/dev/zero ran out of memory).
+func TestLineTooLong(t *testing.T) {
+	p := writeFile(t, "zeros.csv", strings.Repeat("0", MaxLine+10))
+	src, err := Parse(p, Options{})
+	if err == nil {
+		_, _, err = Check(src)
+	}
+	if err == nil || !strings.Contains(err.Error(), "zeros.csv:1: a line longer than 1048576 bytes") {
+		t.Errorf("err = %v, want the line and the limit", err)
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		src, err := Parse("csv:/dev/zero", Options{})
+		if err == nil {
+			_, _, err = Check(src)
+		}
+		if err == nil || !strings.Contains(err.Error(), "/dev/zero:1: a line longer than") {
+			t.Errorf("/dev/zero: err = %v", err)
+		}
+	}
+}
