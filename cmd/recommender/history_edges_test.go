@@ -89,3 +89,13 @@ func TestHistoryFlagEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileShortRange: a range shorter than a day cannot make a profile;
+// it is invalid input before any query (it was exit 1 after all of them).
+func TestProfileShortRange(t *testing.T) {
+	var out, errb bytes.Buffer
+	args := []string{"profile", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--start=-2h"}
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), "spans 2h0m0s: a profile needs at least 24h") {
+		t.Errorf("exit %d, stderr %q; want exit 2 naming the span", code, errb.String())
+	}
+}
