@@ -86,11 +86,11 @@ func newTestLoop(t *testing.T, src Source, store *Store) (*Loop, *Metrics) {
 func desired(t *testing.T, m *Metrics, target string) float64 {
 	t.Helper()
 	v := math.NaN()
-	m.gauges.mu.Lock()
-	if tg, ok := m.gauges.targets[target]; ok {
+	m.table.mu.Lock()
+	if tg, ok := m.table.targets[target]; ok {
 		v = tg.desired
 	}
-	m.gauges.mu.Unlock()
+	m.table.mu.Unlock()
 	if math.IsNaN(v) {
 		t.Fatalf("%s: no desired series", target)
 	}
@@ -149,13 +149,13 @@ func TestLoopScaleUpHoldDown(t *testing.T) {
 		}
 		// The first exported value (3) is not a change of the exported
 		// value; 3 -> 1 is.
-		if got := testutil.ToFloat64(m.changes.WithLabelValues("chat", "up")); got != 0 {
+		if got := counterValue(t, m, "scale_changes_total", "chat", "up"); got != 0 {
 			t.Errorf("up changes %v, want 0", got)
 		}
-		if got := testutil.ToFloat64(m.changes.WithLabelValues("chat", "down")); got != 1 {
+		if got := counterValue(t, m, "scale_changes_total", "chat", "down"); got != 1 {
 			t.Errorf("down changes %v, want 1", got)
 		}
-		if got := testutil.ToFloat64(m.reversals.WithLabelValues("chat")); got != 0 {
+		if got := counterValue(t, m, "scale_reversals_total", "chat", ""); got != 0 {
 			t.Errorf("reversals %v, want 0", got)
 		}
 		cancel()
@@ -190,10 +190,10 @@ func TestLoopNoDataHolds(t *testing.T) {
 		if got := desired(t, m, "chat"); got != 3 {
 			t.Errorf("no data with current 1: desired %v, want the held 3 (never scale down on no data)", got)
 		}
-		if got := testutil.ToFloat64(m.queryErrors.WithLabelValues("chat", "unavailable")); got != 2 {
+		if got := counterValue(t, m, "query_errors_total", "chat", "unavailable"); got != 2 {
 			t.Errorf("unavailable errors %v, want 2 (running and current in one cycle)", got)
 		}
-		if n := testutil.CollectAndCount(m.gauges, "infscale_queue_requests"); n != 1 {
+		if n := testutil.CollectAndCount(m.table, "infscale_queue_requests"); n != 1 {
 			t.Errorf("queue series: %d, want 1 (other's only; chat's unknown queue is absent)", n)
 		}
 		// The other target was decided all along.
@@ -216,7 +216,7 @@ func TestLoopNoDecisionBeforeCurrent(t *testing.T) {
 	src := &fakeSource{}
 	l, m := newTestLoop(t, src, nil)
 	l.Cycle(t.Context())
-	if n := testutil.CollectAndCount(m.gauges, "infscale_desired_replicas"); n != 0 {
+	if n := testutil.CollectAndCount(m.table, "infscale_desired_replicas"); n != 0 {
 		t.Errorf("%d desired series before any current is known, want 0", n)
 	}
 	if l.Ready() {
@@ -313,7 +313,7 @@ func TestReloadKeepsState(t *testing.T) {
 	if err := l.SetConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if n := testutil.CollectAndCount(m.gauges, "infscale_desired_replicas"); n != 1 {
+	if n := testutil.CollectAndCount(m.table, "infscale_desired_replicas"); n != 1 {
 		t.Errorf("%d desired series after dropping a target, want 1", n)
 	}
 	if len(l.Recent()["chat"]) != 1 {

@@ -3,7 +3,6 @@ package serve
 import (
 	"math"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,22 +32,12 @@ var signalSeries = []struct{ key, name, help string }{
 // never NaN); infscale_desired_replicas is never NaN and, once a target has
 // had its first decision, always present and holding its last value.
 type Metrics struct {
-	// gauges holds desired, current, recommended, decision_reason,
-	// last_decision_timestamp_seconds and the signals (metrics_gauges.go).
-	gauges        *gaugeSet
-	decisions     *prometheus.CounterVec
-	changes       *prometheus.CounterVec
-	reversals     *prometheus.CounterVec
-	queryErrors   *prometheus.CounterVec
+	// table holds every per-target series (metrics_table.go).
+	table         *seriesTable
 	queryDuration *prometheus.HistogramVec
-	lastDecision  *prometheus.GaugeVec
 	cycles        prometheus.Counter
 	cycleDuration prometheus.Gauge
 	buildInfo     *prometheus.GaugeVec
-
-	mu sync.Mutex
-	// per target: the last change, for counting reversals.
-	lastChange map[string]change
 }
 
 type change struct {
@@ -64,17 +53,8 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		reg.MustRegister(v)
 		return v
 	}
-	c := func(name, help string, labels ...string) *prometheus.CounterVec {
-		v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, labels)
-		reg.MustRegister(v)
-		return v
-	}
 	m := &Metrics{
-		gauges:      newGaugeSet(),
-		decisions:   c("decisions_total", "Decisions made, by the reason that decided them.", "target", "reason"),
-		changes:     c("scale_changes_total", "Changes of the desired replicas, by direction (up, down).", "target", "direction"),
-		reversals:   c("scale_reversals_total", "Changes of the desired replicas opposite to the previous change made less than the target's scale-down stabilisation window before (5m when unset or 0): thrash.", "target"),
-		queryErrors: c("query_errors_total", "Failed or empty signal reads, by reason (timeout, unavailable, bad_response, empty, nan, ...).", "target", "reason"),
+		table: newSeriesTable(),
 		queryDuration: func() *prometheus.HistogramVec {
 			v := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 				Namespace: Namespace, Name: "query_duration_seconds",
@@ -94,10 +74,9 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 			reg.MustRegister(v)
 			return v
 		}(),
-		buildInfo:  g("build_info", "Always 1; labels carry the build's version and Go version.", "version", "goversion"),
-		lastChange: map[string]change{},
+		buildInfo: g("build_info", "Always 1; labels carry the build's version and Go version.", "version", "goversion"),
 	}
-	reg.MustRegister(m.gauges)
+	reg.MustRegister(m.table)
 	m.buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 	return m
 }
@@ -140,7 +119,7 @@ type Snapshot struct {
 // same target (the loop serialises per target).
 func (m *Metrics) Record(s Snapshot) {
 	t := s.Target
-	g := m.gauges
+	g := m.table
 	g.mu.Lock()
 	tg := g.target(t)
 	for i, sig := range signalSeries {
@@ -172,30 +151,30 @@ func (m *Metrics) Record(s Snapshot) {
 	if s.Valid {
 		tg.lastDecision = float64(s.At.UnixNano()) / 1e9
 	}
-	g.mu.Unlock()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.decisions.WithLabelValues(t, s.Reason).Inc()
+	defer g.mu.Unlock()
+	addLabeled(&tg.decisions, "reason", s.Reason, 1)
 	if s.HadPrevious && s.Desired != s.Previous {
-		dir, name := 1, "up"
+		dir, changes := 1, &tg.up
 		if s.Desired < s.Previous {
-			dir, name = -1, "down"
+			dir, changes = -1, &tg.down
 		}
-		m.changes.WithLabelValues(t, name).Inc()
+		changes.add(1)
 		win := s.ReversalWindow
 		if win <= 0 {
 			win = DefaultReversalWindow
 		}
-		if last, ok := m.lastChange[t]; ok && last.direction == -dir && s.At.Sub(last.at) < win {
-			m.reversals.WithLabelValues(t).Inc()
+		if last := tg.lastChange; tg.hasChange && last.direction == -dir && s.At.Sub(last.at) < win {
+			tg.reversals.add(1)
 		}
-		m.lastChange[t] = change{at: s.At, direction: dir}
+		tg.lastChange, tg.hasChange = change{at: s.At, direction: dir}, true
 	}
 }
 
 // QueryError counts one failed or empty read for target.
 func (m *Metrics) QueryError(target, reason string) {
-	m.queryErrors.WithLabelValues(target, reason).Inc()
+	m.table.mu.Lock()
+	defer m.table.mu.Unlock()
+	addLabeled(&m.table.target(target).queryErrors, "reason", reason, 1)
 }
 
 // ObserveQuery records how long reading one target took.
@@ -212,29 +191,25 @@ func (m *Metrics) Cycle(d time.Duration) {
 // Init creates the zero-valued counters of a target so that rate() and
 // increase() see them from the start (Prometheus's advice for counters).
 func (m *Metrics) Init(target string) {
-	m.changes.WithLabelValues(target, "up")
-	m.changes.WithLabelValues(target, "down")
-	m.reversals.WithLabelValues(target)
+	m.table.mu.Lock()
+	defer m.table.mu.Unlock()
+	tg := m.table.target(target)
+	tg.up.add(0)
+	tg.down.add(0)
+	tg.reversals.add(0)
 }
 
 // Forget removes every series of a target (after a reload dropped it).
 func (m *Metrics) Forget(target string) {
-	l := prometheus.Labels{"target": target}
-	m.gauges.mu.Lock()
-	delete(m.gauges.targets, target)
-	m.gauges.mu.Unlock()
-	for _, v := range []*prometheus.CounterVec{m.decisions, m.changes, m.reversals, m.queryErrors} {
-		v.DeletePartialMatch(l)
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.lastChange, target)
+	m.table.mu.Lock()
+	defer m.table.mu.Unlock()
+	delete(m.table.targets, target)
 }
 
 // Restore exports a desired value restored from the state dir before the
 // first cycle, so that consumers see no gap across a restart.
 func (m *Metrics) Restore(target string, desired int) {
-	m.gauges.mu.Lock()
-	defer m.gauges.mu.Unlock()
-	m.gauges.target(target).desired = float64(desired)
+	m.table.mu.Lock()
+	defer m.table.mu.Unlock()
+	m.table.target(target).desired = float64(desired)
 }

@@ -3,35 +3,45 @@ package serve
 import (
 	"math"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
-// gaugeSet is the per-target gauges of Metrics (desired, current,
+// seriesTable is the per-target series of Metrics, as one
+// prometheus.Collector over a compact table: the gauges desired, current,
 // recommended, decision reason, last decision time and the observed
-// signals) as one prometheus.Collector over a compact table: a scrape
-// builds their series from it, all of a target's series sharing one
-// target="<name>" label pair. For 1,000 targets this holds about 0.5 MB
-// where client_golang's GaugeVecs held about 4 MB (a stateful series with
-// its own protobuf label pairs, ~10 per target), most of serve's live heap;
-// a scrape costs about the same (BenchmarkScrape1000Targets). The
-// exposition is the same (TestMetricsRecord).
-type gaugeSet struct {
+// signals, and the counters decisions, scale changes, reversals and query
+// errors. A scrape builds the series from it, all of a target's series
+// sharing one target="<name>" label pair. For 1,000 targets this holds
+// about 1 MB where client_golang's vectors held about 6.5 MB (a stateful
+// series with its own protobuf label pairs, ~14 per target), the largest
+// part of serve's live heap; a scrape is faster too
+// (BenchmarkScrape1000Targets). The exposition is the same, counters'
+// created timestamps included (TestMetricsRecord).
+type seriesTable struct {
 	desired, current, recommended, reason, lastDecision *prometheus.Desc
 	signals                                             []*prometheus.Desc // by signalSeries index
+	decisions, changes, reversals, queryErrors          *prometheus.Desc
 
 	mu      sync.Mutex
-	targets map[string]*targetGauges
+	targets map[string]*targetSeries
 }
 
-// targetGauges are one target's values; NaN is no series.
-type targetGauges struct {
+// targetSeries are one target's values; NaN is no series.
+type targetSeries struct {
 	label                          *dto.LabelPair // target="<name>"
 	desired, current, lastDecision float64
 	signals                        [7]float64     // by signalSeries index
 	reason                         *dto.LabelPair // reason="<reason>"; nil: no series
 	recommended                    []metricValue
+
+	decisions, queryErrors []labeledCount // by reason
+	up, down, reversals    count
+	lastChange             change // for reversals
+	hasChange              bool
 }
 
 type metricValue struct {
@@ -39,39 +49,84 @@ type metricValue struct {
 	value  float64
 }
 
+// count is a counter series: created is its creation time (Unix ns) as
+// client_golang records it; 0 is no series.
+type count struct {
+	value   float64
+	created int64
+}
+
+func (c *count) add(v float64) {
+	if c.created == 0 {
+		c.created = time.Now().UnixNano()
+	}
+	c.value += v
+}
+
+type labeledCount struct {
+	label *dto.LabelPair
+	count
+}
+
+// addLabeled adds v to the series of label name=value in *cs, creating it.
+func addLabeled(cs *[]labeledCount, name, value string, v float64) {
+	for i := range *cs {
+		if (*cs)[i].label.GetValue() == value {
+			(*cs)[i].add(v)
+			return
+		}
+	}
+	*cs = append(*cs, labeledCount{label: labelPair(name, value)})
+	(*cs)[len(*cs)-1].add(v)
+}
+
+var (
+	directionUp   = labelPair("direction", "up")
+	directionDown = labelPair("direction", "down")
+)
+
 func labelPair(name, value string) *dto.LabelPair {
 	return &dto.LabelPair{Name: &name, Value: &value}
 }
 
-// gaugeMetric is one series at a scrape. labels are sorted by name and
-// shared with the table (read-only, as client_golang's own vectors share
-// theirs).
-type gaugeMetric struct {
-	desc   *prometheus.Desc
-	labels []*dto.LabelPair
-	value  float64
+// tableMetric is one series at a scrape: a gauge, or a counter when
+// created != 0. labels are sorted by name and shared with the table
+// (read-only, as client_golang's own vectors share theirs).
+type tableMetric struct {
+	desc    *prometheus.Desc
+	labels  []*dto.LabelPair
+	value   float64
+	created int64
 }
 
-func (m *gaugeMetric) Desc() *prometheus.Desc { return m.desc }
+func (m *tableMetric) Desc() *prometheus.Desc { return m.desc }
 
-func (m *gaugeMetric) Write(out *dto.Metric) error {
+func (m *tableMetric) Write(out *dto.Metric) error {
 	v := m.value
 	out.Label = m.labels
+	if m.created != 0 {
+		out.Counter = &dto.Counter{Value: &v, CreatedTimestamp: timestamppb.New(time.Unix(0, m.created))}
+		return nil
+	}
 	out.Gauge = &dto.Gauge{Value: &v}
 	return nil
 }
 
-func newGaugeSet() *gaugeSet {
+func newSeriesTable() *seriesTable {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", name), help, labels, nil)
 	}
-	g := &gaugeSet{
+	g := &seriesTable{
 		desired:      d("desired_replicas", "Replicas infscale recommends for the target (the contract with KEDA / the HPA); holds its last value when signals are unknown; never NaN.", "target"),
 		current:      d("current_replicas", "Replicas read at the last decision: the replicas: query, else the pods reporting (embedded: pages that answered).", "target"),
 		recommended:  d("recommended_replicas", "Raw recommendation of one metric (before tolerance, stabilisation, rate limits and bounds); absent when the metric's signal is unknown.", "target", "metric"),
 		reason:       d("decision_reason", "1 for the reason of the target's last decision (metric, tolerance, stabilized, rate-limited, min, max, ...); only the current reason has a series.", "target", "reason"),
 		lastDecision: d("last_decision_timestamp_seconds", "Unix time of the target's last successful decision (some signal known); alert when it falls behind.", "target"),
-		targets:      map[string]*targetGauges{},
+		decisions:    d("decisions_total", "Decisions made, by the reason that decided them.", "target", "reason"),
+		changes:      d("scale_changes_total", "Changes of the desired replicas, by direction (up, down).", "target", "direction"),
+		reversals:    d("scale_reversals_total", "Changes of the desired replicas opposite to the previous change made less than the target's scale-down stabilisation window before (5m when unset or 0): thrash.", "target"),
+		queryErrors:  d("query_errors_total", "Failed or empty signal reads, by reason (timeout, unavailable, bad_response, empty, nan, ...).", "target", "reason"),
+		targets:      map[string]*targetSeries{},
 	}
 	for _, s := range signalSeries {
 		g.signals = append(g.signals, d(s.name, s.help, "target"))
@@ -81,11 +136,11 @@ func newGaugeSet() *gaugeSet {
 
 // target returns t's values, creating them (no series) if needed. The
 // caller holds g.mu.
-func (g *gaugeSet) target(t string) *targetGauges {
+func (g *seriesTable) target(t string) *targetSeries {
 	tg, ok := g.targets[t]
 	if !ok {
 		nan := math.NaN()
-		tg = &targetGauges{label: labelPair("target", t), desired: nan, current: nan, lastDecision: nan}
+		tg = &targetSeries{label: labelPair("target", t), desired: nan, current: nan, lastDecision: nan}
 		for i := range tg.signals {
 			tg.signals[i] = nan
 		}
@@ -95,7 +150,7 @@ func (g *gaugeSet) target(t string) *targetGauges {
 }
 
 // setRecommended sets (ok) or removes (!ok) metric's raw recommendation.
-func (tg *targetGauges) setRecommended(metric string, v float64, ok bool) {
+func (tg *targetSeries) setRecommended(metric string, v float64, ok bool) {
 	for i, mv := range tg.recommended {
 		if mv.metric.GetValue() == metric {
 			if ok {
@@ -112,24 +167,25 @@ func (tg *targetGauges) setRecommended(metric string, v float64, ok bool) {
 }
 
 // Describe implements prometheus.Collector.
-func (g *gaugeSet) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range append([]*prometheus.Desc{g.desired, g.current, g.recommended, g.reason, g.lastDecision}, g.signals...) {
+func (g *seriesTable) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range append([]*prometheus.Desc{g.desired, g.current, g.recommended, g.reason, g.lastDecision,
+		g.decisions, g.changes, g.reversals, g.queryErrors}, g.signals...) {
 		ch <- d
 	}
 }
 
 // Collect implements prometheus.Collector. The series are built in one
 // slice under the lock and sent after it.
-func (g *gaugeSet) Collect(ch chan<- prometheus.Metric) {
+func (g *seriesTable) Collect(ch chan<- prometheus.Metric) {
 	g.mu.Lock()
 	n := 0
 	for _, tg := range g.targets {
-		n += 5 + len(tg.signals) + len(tg.recommended)
+		n += 8 + len(tg.signals) + len(tg.recommended) + len(tg.decisions) + len(tg.queryErrors)
 	}
-	ms := make([]gaugeMetric, 0, n)
+	ms := make([]tableMetric, 0, n)
 	put := func(d *prometheus.Desc, v float64, labels []*dto.LabelPair) {
 		if !math.IsNaN(v) {
-			ms = append(ms, gaugeMetric{desc: d, labels: labels, value: v})
+			ms = append(ms, tableMetric{desc: d, labels: labels, value: v})
 		}
 	}
 	for _, tg := range g.targets {
@@ -147,6 +203,21 @@ func (g *gaugeSet) Collect(ch chan<- prometheus.Metric) {
 		for _, mv := range tg.recommended {
 			put(g.recommended, mv.value, []*dto.LabelPair{mv.metric, tg.label})
 		}
+		// Counters; "direction" and "reason" sort before "target".
+		counter := func(d *prometheus.Desc, c count, labels []*dto.LabelPair) {
+			if c.created != 0 {
+				ms = append(ms, tableMetric{desc: d, labels: labels, value: c.value, created: c.created})
+			}
+		}
+		for _, c := range tg.decisions {
+			counter(g.decisions, c.count, []*dto.LabelPair{c.label, tg.label})
+		}
+		for _, c := range tg.queryErrors {
+			counter(g.queryErrors, c.count, []*dto.LabelPair{c.label, tg.label})
+		}
+		counter(g.changes, tg.up, []*dto.LabelPair{directionUp, tg.label})
+		counter(g.changes, tg.down, []*dto.LabelPair{directionDown, tg.label})
+		counter(g.reversals, tg.reversals, target)
 	}
 	g.mu.Unlock()
 	for i := range ms {

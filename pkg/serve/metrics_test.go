@@ -65,20 +65,20 @@ infscale_last_decision_timestamp_seconds{target="chat"} 1.7676072e+09
 	m.Record(Snapshot{Target: "chat", At: t0.Add(time.Minute), Decided: true, Valid: true,
 		Signals: map[string]float64{}, Desired: 2, Previous: 3, HadPrevious: true, Current: 3, Reason: "stabilized",
 		Raw: map[string]int{}, AllMetrics: []string{"queue"}})
-	if got := testutil.ToFloat64(m.reversals.WithLabelValues("chat")); got != 1 {
+	if got := counterValue(t, m, "scale_reversals_total", "chat", ""); got != 1 {
 		t.Errorf("reversals %v, want 1", got)
 	}
-	if n := testutil.CollectAndCount(m.gauges, "infscale_decision_reason"); n != 1 {
+	if n := testutil.CollectAndCount(m.table, "infscale_decision_reason"); n != 1 {
 		t.Errorf("%d decision_reason series, want only the current one", n)
 	}
-	if n := testutil.CollectAndCount(m.gauges, "infscale_queue_requests"); n != 0 {
+	if n := testutil.CollectAndCount(m.table, "infscale_queue_requests"); n != 0 {
 		t.Errorf("queue unknown must have no series, got %d", n)
 	}
-	if n := testutil.CollectAndCount(m.gauges, "infscale_recommended_replicas"); n != 0 {
+	if n := testutil.CollectAndCount(m.table, "infscale_recommended_replicas"); n != 0 {
 		t.Errorf("raw recommendation of an unknown metric must have no series, got %d", n)
 	}
 	m.Forget("chat")
-	if n := testutil.CollectAndCount(m.gauges, "infscale_desired_replicas"); n != 0 {
+	if n := testutil.CollectAndCount(m.table, "infscale_desired_replicas"); n != 0 {
 		t.Errorf("forgotten target still has %d desired series", n)
 	}
 }
@@ -148,5 +148,77 @@ func TestMetricsDocumented(t *testing.T) {
 		if !exported[name] {
 			t.Errorf("%s is documented but not exported", name)
 		}
+	}
+}
+
+// counterValue is the value of counter infscale_<family> for target and
+// its second label's value (direction or reason; "" for none), read from
+// the exposition; 0 when the series is absent.
+func counterValue(t *testing.T, m *Metrics, family, target, label string) float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m.table)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != Namespace+"_"+family {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			var tgt, other string
+			for _, l := range s.GetLabel() {
+				if l.GetName() == "target" {
+					tgt = l.GetValue()
+				} else {
+					other = l.GetValue()
+				}
+			}
+			if tgt == target && other == label {
+				if s.GetCounter().GetCreatedTimestamp() == nil {
+					t.Errorf("%s{target=%q} has no created timestamp", family, target)
+				}
+				return s.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// The counters of a target: Init creates the zero changes and reversals;
+// two decisions (reasons metric, then metric again) and two query errors
+// (empty, empty) count 2 and 2; Forget removes every series of the target.
+// Counters carry a created timestamp, as client_golang's own do.
+func TestMetricsCounters(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg, "v0.0.0-test")
+	m.Init("chat")
+	for range 2 {
+		m.Record(Snapshot{Target: "chat", At: t0, Decided: true, Valid: true, Desired: 1, Current: 1, Reason: "metric"})
+		m.QueryError("chat", "empty")
+	}
+	want := `
+# HELP infscale_decisions_total Decisions made, by the reason that decided them.
+# TYPE infscale_decisions_total counter
+infscale_decisions_total{reason="metric",target="chat"} 2
+# HELP infscale_query_errors_total Failed or empty signal reads, by reason (timeout, unavailable, bad_response, empty, nan, ...).
+# TYPE infscale_query_errors_total counter
+infscale_query_errors_total{reason="empty",target="chat"} 2
+# HELP infscale_scale_reversals_total Changes of the desired replicas opposite to the previous change made less than the target's scale-down stabilisation window before (5m when unset or 0): thrash.
+# TYPE infscale_scale_reversals_total counter
+infscale_scale_reversals_total{target="chat"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"infscale_decisions_total", "infscale_query_errors_total", "infscale_scale_reversals_total"); err != nil {
+		t.Error(err)
+	}
+	if got := counterValue(t, m, "scale_changes_total", "chat", "down"); got != 0 {
+		t.Errorf("changes down %v, want 0", got)
+	}
+	m.Forget("chat")
+	if n, err := testutil.GatherAndCount(reg, "infscale_decisions_total", "infscale_query_errors_total",
+		"infscale_scale_changes_total", "infscale_scale_reversals_total"); err != nil || n != 0 {
+		t.Errorf("%d series after Forget (%v), want 0", n, err)
 	}
 }

@@ -112,10 +112,10 @@ func TestPrometheusFaults(t *testing.T) {
 				t.Errorf("desired %v, want %v", got, tc.want)
 			}
 			if tc.reason != "" {
-				if got := testutil.ToFloat64(m.queryErrors.WithLabelValues("chat", tc.reason)); got != 1 {
+				if got := counterValue(t, m, "query_errors_total", "chat", tc.reason); got != 1 {
 					t.Errorf("query_errors_total{reason=%q} = %v, want 1", tc.reason, got)
 				}
-				if n := testutil.CollectAndCount(m.gauges, "infscale_running_requests"); n != 0 {
+				if n := testutil.CollectAndCount(m.table, "infscale_running_requests"); n != 0 {
 					t.Errorf("running must be absent when unknown, %d series", n)
 				}
 				if r := lastRecord(l, "chat"); r.Reason != "no-data" || r.Signals.Running != nil {
