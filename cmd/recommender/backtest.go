@@ -73,6 +73,9 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 	if f.Step <= 0 {
 		return r, invalidf("--step %s: want a duration > 0, e.g. 30s", f.Step)
 	}
+	if f.MaxGap != 0 && f.MaxGap < f.Step {
+		return r, invalidf("--max-gap %s: want at least --step (%s); a shorter silence than a step is not a gap", f.MaxGap, f.Step)
+	}
 	if !end.After(start) {
 		return r, invalidf("--start %s is not before --end %s", start.Format(time.RFC3339), end.Format(time.RFC3339))
 	}

@@ -81,9 +81,20 @@ func coverage(g Grid, series []Series, threshold time.Duration) Coverage {
 	}
 	var missing time.Duration
 	for _, gp := range cov.Gaps {
-		missing += gp.Duration()
+		// Only the part inside the range counts: a gap can begin at a
+		// sample before start (timestamp() looks back).
+		from, to := gp.From, gp.To
+		if from.Before(start) {
+			from = start
+		}
+		if to.After(end) {
+			to = end
+		}
+		if to.After(from) {
+			missing += to.Sub(from)
+		}
 	}
-	cov.Fraction = 1 - missing.Seconds()/end.Sub(start).Seconds()
+	cov.Fraction = min(max(1-missing.Seconds()/end.Sub(start).Seconds(), 0), 1)
 	return cov
 }
 
@@ -91,7 +102,10 @@ func coverage(g Grid, series []Series, threshold time.Duration) Coverage {
 func inGap(g Grid, gaps []Gap) []bool {
 	out := make([]bool, g.N+1)
 	for _, gp := range gaps {
-		for i := 0; i <= g.N; i++ {
+		// Only the points from just before the gap to just after it.
+		lo := max(0, int(gp.From.Sub(g.Start)/g.Step))
+		hi := min(g.N, int(gp.To.Sub(g.Start)/g.Step)+1)
+		for i := lo; i <= hi; i++ {
 			t := g.At(i)
 			if t.After(gp.From) && t.Before(gp.To) {
 				out[i] = true

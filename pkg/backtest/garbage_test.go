@@ -121,3 +121,20 @@ func TestGridBounded(t *testing.T) {
 		t.Errorf("a week at 30 s: %+v, %v; want 20160 steps", g, err)
 	}
 }
+
+// TestCoverageWithinRange: a gap that starts at a sample before the range
+// (timestamp() looks back) counts only inside the range, so coverage stays
+// in 0..1. Range 0..600 s at 60 s; threshold 30 s; samples at -45, 0, 60,
+// ..., 600 every 60 s: every spacing (45 s, 60 s) is a gap, the range is
+// all gaps: 0, not -0.075 (the 45 s before start counted too).
+func TestCoverageWithinRange(t *testing.T) {
+	g := Grid{Start: t0, Step: time.Minute, N: 10}
+	p := pts(-45, 1)
+	for s := 0.0; s <= 600; s += 60 {
+		p = append(p, pts(s, 1+s)...)
+	}
+	cov := coverage(g, []Series{{Points: p}}, 30*time.Second)
+	if cov.Fraction != 0 {
+		t.Errorf("fraction %v with gaps %v; want 0", cov.Fraction, cov.Gaps)
+	}
+}
