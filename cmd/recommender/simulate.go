@@ -76,8 +76,11 @@ func (c *SimulateCmd) Run(e *env) error {
 	if c.Period < time.Duration(replay.MinPeriod*float64(time.Second)) {
 		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
 	}
-	if c.SLOTTFT <= 0 || c.Drain < 0 {
-		return invalidf("--slo-ttft %v, --drain %v: want an SLO > 0 and a drain >= 0", c.SLOTTFT, c.Drain)
+	if c.SLOTTFT <= 0 {
+		return invalidf("--slo-ttft %v: want a duration > 0", c.SLOTTFT)
+	}
+	if c.Drain < 0 || c.Drain.Seconds() > replay.MaxPeriods*c.Period.Seconds() {
+		return invalidf("--drain %v: want 0 to %d periods (%v)", c.Drain, replay.MaxPeriods, time.Duration(replay.MaxPeriods)*c.Period)
 	}
 	if c.MaxBatched < 1 {
 		return invalidf("--max-batched-tokens %d: want >= 1", c.MaxBatched)
