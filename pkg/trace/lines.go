@@ -13,6 +13,9 @@ import (
 // row with a 200,000-token prompt is about 3 KB).
 const MaxLine = 1 << 20
 
+// utf8BOM is the byte order mark some editors put before a file's first line.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
 // lines reads a text file line by line, counting lines for error messages.
 type lines struct {
 	name string
@@ -56,6 +59,9 @@ func (l *lines) next() ([]byte, error) {
 	}
 	l.line++
 	b := bytes.TrimRight(l.buf, "\r\n")
+	if l.line == 1 {
+		b = bytes.TrimPrefix(b, utf8BOM) // spreadsheets write one
+	}
 	return b, nil
 }
 

@@ -111,7 +111,7 @@ func detect(name string) (Source, error) {
 	if first == "" {
 		return Source{}, fmt.Errorf("%s: %w", name, ErrEmpty)
 	}
-	head := string(bytes.TrimSpace([]byte(first)))
+	head := string(bytes.TrimSpace(bytes.TrimPrefix([]byte(first), utf8BOM)))
 	switch {
 	case head == AzureHeader:
 		return fileSource(name, OpenAzureCSV)

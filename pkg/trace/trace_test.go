@@ -331,3 +331,22 @@ func TestLineTooLong(t *testing.T) {
 		}
 	}
 }
+
+// TestByteOrderMark: a UTF-8 byte order mark before the header (spreadsheet
+// exports) is skipped: the Azure header is still recognised and the
+// generic header still skipped, with CRLF line ends. Two rows each.
+func TestByteOrderMark(t *testing.T) {
+	bom := "\xef\xbb\xbf"
+	for name, body := range map[string]string{
+		"generic.csv": bom + GenericHeader + "\r\n0,100,10\r\n1,100,10\r\n",
+		"azure.csv":   bom + AzureHeader + "\r\n2023-11-16 18:15:46.6805900,374,44\r\n2023-11-16 18:15:50.9951690,396,109\r\n",
+	} {
+		src, err := Parse(writeFile(t, name, body), Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := readAll(t, src); len(got) != 2 || got[0].Prompt < 100 {
+			t.Errorf("%s: %+v, want 2 rows", name, got)
+		}
+	}
+}
