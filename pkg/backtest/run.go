@@ -95,7 +95,7 @@ func Run(ctx context.Context, w Workload, cfg Config) (Report, error) {
 	if hasActual {
 		p, err := replay.Follow(ActualPolicy, g.Step.Seconds(), w.Replicas)
 		if err != nil {
-			return rep, err
+			return rep, fmt.Errorf("the replicas query (what actually ran, one value per step from %s): %w", g.Start.Format(time.RFC3339), err)
 		}
 		pols = append(append([]replay.Policy(nil), pols...), p)
 	}
