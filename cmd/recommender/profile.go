@@ -94,6 +94,7 @@ func (c *ProfileCmd) Run(e *env) error {
 	minReplicas := 1
 	if reactive.Recommend != nil {
 		minReplicas = max(reactive.Recommend.Min, 1)
+		fl.Cap(reactive.Recommend.Max) // a window above max is not a valid schedule
 	}
 	wins := fl.Windows(minReplicas)
 	out := profileOut{p: p, floor: fl, windows: wins, zone: c.Timezone, conc: conc, latency: lat, how: how,

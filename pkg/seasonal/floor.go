@@ -33,10 +33,20 @@ func ProposeFloor(p Profile, perReplica, fraction float64) (Floor, error) {
 			if math.IsNaN(r) {
 				continue
 			}
-			f.Min[d][h] = int(math.Floor(fraction*r/perReplica + 1e-9))
+			f.Min[d][h] = int(min(math.Floor(fraction*r/perReplica+1e-9), math.MaxInt32))
 		}
 	}
 	return f, nil
+}
+
+// Cap limits every hour's floor to n replicas (the policy's max: a
+// schedule window may not ask for more than the policy allows).
+func (f *Floor) Cap(n int) {
+	for d := range f.Min {
+		for h := range f.Min[d] {
+			f.Min[d][h] = min(f.Min[d][h], n)
+		}
+	}
 }
 
 // Window is one schedule window: from Hour on the weekdays From..To

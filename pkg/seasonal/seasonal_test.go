@@ -130,3 +130,35 @@ func TestEndCronWraps(t *testing.T) {
 		t.Errorf("EndCron %q, want 0 0 * * 2-6,0", got)
 	}
 }
+
+// TestFloorCappedAtMax: a floor above the policy's max was rendered as a
+// schedule the policy refuses ("min 2 must be in 0..max (1)", exit 1); Cap
+// bounds it. 10 req/s at 2 req/s per replica, 80%: 4, capped at 3; a
+// per-replica rate of 1e-300 does not overflow the conversion.
+func TestFloorCappedAtMax(t *testing.T) {
+	var p Profile
+	p.Location = time.UTC
+	for d := range 7 {
+		for h := range 24 {
+			p.Rate[d][h] = 10
+		}
+	}
+	f, err := ProposeFloor(p, 2, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Cap(3)
+	if f.Min[time.Monday][9] != 3 {
+		t.Errorf("floor %d, want 4 capped at 3", f.Min[time.Monday][9])
+	}
+	if ws := f.Windows(1); len(ws) == 0 || ws[0].Min != 3 {
+		t.Errorf("windows %+v, want min 3", ws)
+	}
+	huge, err := ProposeFloor(p, 1e-300, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := huge.Min[time.Monday][9]; v != math.MaxInt32 {
+		t.Errorf("floor at 1e-300 req/s per replica: %d, want %d (bounded, not overflowed)", v, math.MaxInt32)
+	}
+}
