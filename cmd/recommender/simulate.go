@@ -100,8 +100,8 @@ func (c *SimulateCmd) Run(e *env) error {
 	if err := cfg.Defaults().Validate(); err != nil {
 		return invalidf("%v", err)
 	}
-	if !(c.Price >= 0) || math.IsInf(c.Price, 0) {
-		return invalidf("--gpu-hour-price %g: want a price >= 0", c.Price)
+	if !(c.Price >= 0 && c.Price <= maxGPUHourPrice) {
+		return invalidf("--gpu-hour-price %g: want a price from 0 to %g", c.Price, float64(maxGPUHourPrice))
 	}
 	prog := newProgress(e.stderr, len(pols))
 	results, err := c.runAll(e.ctx, src, pols, cfg, prog)
@@ -143,6 +143,10 @@ func (c *SimulateCmd) Run(e *env) error {
 	}
 	return writeSimText(e.stdout, src.Name, cfg, rows, results, c.Timeline)
 }
+
+// maxGPUHourPrice bounds --gpu-hour-price: costs stay finite (1e308 made
+// the JSON fail on +Inf) and no GPU-hour costs a million.
+const maxGPUHourPrice = 1e6
 
 // plotDirOK checks, before a long run, that the plot's directory exists
 // (invalid input otherwise); whether it is writable shows when the file is
