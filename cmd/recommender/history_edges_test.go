@@ -23,7 +23,7 @@ func TestSimulateEdgeFlags(t *testing.T) {
 		{[]string{"--max-batched-tokens", "0"}, "--max-batched-tokens 0: want >= 1"}, // was: silently 8192
 		{[]string{"--drain", "100000h"}, "--drain 100000h0m0s: want 0 to 8388608 periods"},
 		{[]string{"--gpu-hour-price", "1e308"}, "--gpu-hour-price 1e+308: want a price from 0 to 1e+06"}, // was: JSON failed on +Inf
-		{[]string{"--initial", "1000000"}, "--initial 1000000: want at most 100000"}, // was: minutes adding replicas
+		{[]string{"--initial", "1000000"}, "--initial 1000000: want at most 100000"},                     // was: minutes adding replicas
 		{[]string{"--plot", missing}, "directory " + filepath.Dir(missing) + " does not exist"},
 		{[]string{"--window", "NaN:5"}, "--window"}, // was: a replay that never ended
 		{[]string{"--window", "0:Inf"}, "--window"},
