@@ -102,3 +102,17 @@ func TestProfileShortRange(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want exit 2 naming the span", code, errb.String())
 	}
 }
+
+// TestSimulateFileNamedReference: a trace file whose name starts with
+// "reference" is a file: checked before the replays (it was skipped as if
+// it were the built-in trace, and its bad row reported once per policy).
+func TestSimulateFileNamedReference(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "reference_bad.csv")
+	if err := os.WriteFile(p, []byte("0,100,10\n1,abc,10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runSimulate(t, "--trace", p)
+	if code != 2 || strings.Count(errs, "reference_bad.csv:2: prompt_tokens \"abc\"") != 1 || !strings.Contains(errs, "--trace: ") {
+		t.Errorf("exit %d, stderr %q; want exit 2 and the bad row once, from --trace", code, errs)
+	}
+}

@@ -178,7 +178,7 @@ func (c *SimulateCmd) source() (trace.Source, error) {
 	if err != nil {
 		return trace.Source{}, invalidf("--trace: %v", err)
 	}
-	if !strings.HasPrefix(c.Trace, "reference") && !strings.HasPrefix(c.Trace, "synthetic:") {
+	if c.Trace != "reference" && !strings.HasPrefix(c.Trace, "synthetic:") { // a file, even one named reference*.csv
 		if _, last, err := trace.Check(src); err != nil {
 			return trace.Source{}, invalidf("--trace: %v", err)
 		} else if src.Duration == 0 {
@@ -198,7 +198,17 @@ func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []repla
 		wg.Go(func() { res[i], errs[i] = replay.Run(ctx, src, p, cfg) })
 	}
 	wg.Wait()
-	return res, errors.Join(errs...)
+	// Every policy reads the same trace: one bad row is one error, not one
+	// per policy.
+	var uniq []error
+	seen := map[string]bool{}
+	for _, err := range errs {
+		if err != nil && !seen[err.Error()] {
+			seen[err.Error()] = true
+			uniq = append(uniq, err)
+		}
+	}
+	return res, errors.Join(uniq...)
 }
 
 // simRow is one policy's row: the documented JSON and CSV shape.
