@@ -36,7 +36,7 @@ type Workload struct {
 
 // ErrNoTraffic means the success counter had no series in the range, or
 // series that never increased (no request completed).
-var ErrNoTraffic = errors.New("no samples of the success counter in the range")
+var ErrNoTraffic = errors.New("no request completed in the range")
 
 // MaxArrivalRate bounds the reconstructed arrival rate of a step, in
 // requests per second. One target serving more is not plausible (a large
@@ -56,7 +56,7 @@ func Reconstruct(h History, opts Options) (Workload, error) {
 	w := Workload{Grid: g, TTFT: h.TTFT, TTFTHourly: h.TTFTHourly}
 	w.Coverage = coverage(g, series, opts.GapThreshold)
 	if len(series) == 0 {
-		return w, ErrNoTraffic
+		return w, fmt.Errorf("%w: the success counter has no samples", ErrNoTraffic)
 	}
 	// History that starts after the range's start or ends before its end
 	// (a new target, a Prometheus with less retention than asked): the
@@ -95,7 +95,7 @@ func Reconstruct(h History, opts Options) (Workload, error) {
 		}
 	}
 	if w.Requests < 0.5 {
-		return w, fmt.Errorf("%w: %d series, but no request completed", ErrNoTraffic, len(series))
+		return w, fmt.Errorf("%w: the success counter has %d series, none increases", ErrNoTraffic, len(series))
 	}
 	w.Prompt = Tokens{Hist: h.Prompt, Mean: h.PromptMean}
 	w.Output = Tokens{Hist: h.Output, Mean: h.OutputMean}
