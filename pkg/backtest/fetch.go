@@ -112,12 +112,18 @@ func Fetch(ctx context.Context, api promql.API, t Target, g Grid, progress func(
 		return h, st, err
 	}
 	h.InFlight = onGrid(g, running)
+	if err := nonNegative(g, q.running, h.InFlight); err != nil {
+		return h, st, err
+	}
 	if q.waiting != "" {
 		waiting, err := rng(q.waiting, g.Start, g.Step)
 		if err != nil {
 			return h, st, err
 		}
 		w := onGrid(g, waiting)
+		if err := nonNegative(g, q.waiting, w); err != nil {
+			return h, st, err
+		}
 		for i := range h.InFlight {
 			if !math.IsNaN(w[i]) && !math.IsNaN(h.InFlight[i]) {
 				h.InFlight[i] += w[i]
@@ -171,6 +177,17 @@ func Fetch(ctx context.Context, api promql.API, t Target, g Grid, progress func(
 		}
 	}
 	return h, st, nil
+}
+
+// nonNegative refuses a gauge of requests below zero (NaN is unknown, not
+// an error): no server counts negative requests, so it is not one.
+func nonNegative(g Grid, query string, vs []float64) error {
+	for i, v := range vs {
+		if v < 0 {
+			return fmt.Errorf("%s at %s is %g: want requests >= 0", query, g.At(i).Format(time.RFC3339), v)
+		}
+	}
+	return nil
 }
 
 // onGrid places a one-series matrix on the grid's points (NaN where absent).

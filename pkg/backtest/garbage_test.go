@@ -1,6 +1,7 @@
 package backtest
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -9,6 +10,9 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/promql"
 )
 
 // TestReconstructRefusesImplausibleSteps: a success counter that jumps by
@@ -136,5 +140,22 @@ func TestCoverageWithinRange(t *testing.T) {
 	cov := coverage(g, []Series{{Points: p}}, 30*time.Second)
 	if cov.Fraction != 0 {
 		t.Errorf("fraction %v with gaps %v; want 0", cov.Fraction, cov.Gaps)
+	}
+}
+
+// TestFetchRefusesNegativeInFlight: a running gauge summing to -50 is not a
+// count of requests (it was read as one: its changes became arrivals).
+func TestFetchRefusesNegativeInFlight(t *testing.T) {
+	ms, _ := promql.ParseSelector(`{namespace="llm"}`)
+	g := Grid{Start: t0, Step: time.Minute, N: 2}
+	tgt := Target{Server: profile.VLLM, Selector: ms, Replicas: `kube_deployment_spec_replicas`}
+	q, err := buildQueries(tgt.Server, ms, 2*time.Minute, tgt.Replicas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	neg := model.Matrix{{Metric: model.Metric{}, Values: []model.SamplePair{{Timestamp: model.TimeFromUnix(t0.Unix() + 60), Value: -50}}}}
+	_, _, err = Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{q.running: neg}}, tgt, g, nil)
+	if err == nil || !strings.Contains(err.Error(), q.running+" at 2026-01-05T00:01:00Z is -50: want requests >= 0") {
+		t.Errorf("err = %v, want the query, the time and the value", err)
 	}
 }
