@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -107,8 +108,9 @@ func (c *SimulateCmd) Run(e *env) error {
 	results, err := c.runAll(e.ctx, src, pols, cfg, prog)
 	prog.done()
 	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return err
+		var pe *fs.PathError
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &pe) {
+			return err // cancelled, or the file failed to read: a runtime failure
 		}
 		return invalid(err)
 	}

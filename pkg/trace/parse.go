@@ -88,10 +88,27 @@ func parseBase(spec string, seed uint64) (Source, error) {
 }
 
 func fileSource(name string, open func(string) (Reader, error)) (Source, error) {
-	if _, err := os.Stat(name); err != nil {
+	st, err := os.Stat(name)
+	if err != nil {
 		return Source{}, fmt.Errorf("trace file: %w", err)
 	}
+	if err := regular(name, st); err != nil {
+		return Source{}, err
+	}
 	return NewSource(filepath.Base(name), 0, func() (Reader, error) { return open(name) }), nil
+}
+
+// regular refuses what is not a regular file: a directory, or a pipe or
+// device (/dev/stdin, a FIFO), which can be read only once while every
+// policy reads the trace in its own pass.
+func regular(name string, st os.FileInfo) error {
+	switch {
+	case st.IsDir():
+		return fmt.Errorf("trace: read %s: is a directory (want a file: %s)", name, Formats)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("trace %s: not a regular file (a pipe or a device): every policy reads the trace in its own pass; save it to a file first", name)
+	}
+	return nil
 }
 
 // detect picks a file's format from its extension or first line.
@@ -101,6 +118,11 @@ func detect(name string) (Source, error) {
 		return Source{}, fmt.Errorf("trace: %w (want %s)", err, Formats)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil {
+		if err := regular(name, st); err != nil {
+			return Source{}, err
+		}
+	}
 	if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".json") {
 		return fileSource(name, OpenMooncake)
 	}
