@@ -217,6 +217,7 @@ func (l *Loop) Cycle(ctx context.Context) {
 			l.Metrics.QueryError(t.cfg.Name, e.Reason)
 			l.limiter.log(l.logger(), now, t.cfg.Name, e)
 		}
+		l.logStuck(now, t.cfg.Name, rd)
 		rec, decided, valid := l.decide(t, rd, now)
 		if !decided {
 			continue
@@ -277,7 +278,7 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	case t.hasDesired:
 		obs.Current = t.desired
 	default:
-		l.Metrics.Record(Snapshot{Target: t.cfg.Name, At: now, Signals: signalMap(signalsOf(rd.Obs))})
+		l.Metrics.Record(Snapshot{Target: t.cfg.Name, At: now, Signals: signalMap(signalsOf(rd.Obs)), Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
 		return Record{}, false, false
 	}
 	trial := cloneState(t.state)
@@ -313,12 +314,16 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 		Target: t.cfg.Name, At: now, Signals: signalMap(sig), Decided: true, Valid: valid,
 		Desired: d.Desired, Previous: prev, HadPrevious: hadPrev, Current: observed,
 		Reason: d.Reason.String(), Raw: raw, AllMetrics: names, ReversalWindow: reversalWindow(&t.cfg),
+		Stuck: rd.Stuck, StuckKnown: rd.StuckKnown,
 	})
 	if hadPrev && prev != d.Desired {
 		l.logger().Info("desired replicas changed", "target", t.cfg.Name, "from", prev, "to", d.Desired, "reason", d.Reason.String())
 	}
 	rec := Record{Target: t.cfg.Name, At: now, Desired: d.Desired, Current: obs.Current, Observed: observed, Reason: d.Reason.String(),
-		Held: held, Signals: sig, Raw: d.Raw, Steps: d.Steps}
+		Held: held, Signals: sig, Raw: d.Raw, Steps: d.Steps, StuckReplicas: rd.StuckReplicas}
+	if rd.StuckKnown {
+		rec.Stuck = &rd.Stuck
+	}
 	for _, e := range rd.Errors {
 		rec.Errors = append(rec.Errors, fmt.Sprintf("%s: %s: %v", e.Signal, e.Reason, e.Err))
 	}
@@ -364,8 +369,16 @@ type limited struct {
 const logEvery = time.Minute
 
 func (ll *logLimiter) log(lg *slog.Logger, now time.Time, target string, e ReadError) {
-	key := target + "\x00" + e.Signal + "\x00" + e.Reason
+	if suppressed, ok := ll.allow(now, target+"\x00"+e.Signal+"\x00"+e.Reason); ok {
+		lg.Warn("signal read failed", "target", target, "signal", e.Signal, "reason", e.Reason, "err", e.Err, "suppressed_since_last", suppressed)
+	}
+}
+
+// allow reports whether the message keyed by key may be logged at now (at
+// most once per logEvery), with how many were suppressed since the last.
+func (ll *logLimiter) allow(now time.Time, key string) (suppressed int, ok bool) {
 	ll.mu.Lock()
+	defer ll.mu.Unlock()
 	if ll.last == nil {
 		ll.last = map[string]limited{}
 	}
@@ -373,12 +386,22 @@ func (ll *logLimiter) log(lg *slog.Logger, now time.Time, target string, e ReadE
 	if seen && now.Sub(st.at) < logEvery {
 		st.suppressed++
 		ll.last[key] = st
-		ll.mu.Unlock()
-		return
+		return 0, false
 	}
 	ll.last[key] = limited{at: now}
-	ll.mu.Unlock()
-	lg.Warn("signal read failed", "target", target, "signal", e.Signal, "reason", e.Reason, "err", e.Err, "suppressed_since_last", st.suppressed)
+	return st.suppressed, true
+}
+
+// logStuck warns (rate-limited like read errors) that replicas of target
+// look stuck and do not vote.
+func (l *Loop) logStuck(now time.Time, target string, rd Reading) {
+	if !rd.StuckKnown || rd.Stuck == 0 {
+		return
+	}
+	if suppressed, ok := l.limiter.allow(now, target+"\x00stuck"); ok {
+		l.logger().Warn("replicas look stuck (requests wait, nothing runs or no token is processed): not counted as load",
+			"target", target, "stuck", rd.Stuck, "replicas", rd.StuckReplicas, "source", l.Source.Name(), "suppressed_since_last", suppressed)
+	}
 }
 
 // reversalWindow is the target's configured scale-down stabilisation window

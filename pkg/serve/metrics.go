@@ -112,7 +112,10 @@ type Snapshot struct {
 	// ReversalWindow: a change opposite to the previous change made less
 	// than this long before counts as a reversal (the target's scale-down
 	// stabilisation window; DefaultReversalWindow when 0).
-	ReversalWindow time.Duration
+	ReversalWindow time.Duration // Stuck is the replicas read as stuck engines, exported as
+	// infscale_stuck_replicas when StuckKnown (else the series is removed).
+	Stuck      int
+	StuckKnown bool
 }
 
 // Record exports one target's snapshot. Not safe for concurrent calls on the
@@ -132,6 +135,10 @@ func (m *Metrics) Record(s Snapshot) {
 			v /= 100
 		}
 		tg.signals[i] = v
+	}
+	tg.stuck = math.NaN()
+	if s.StuckKnown {
+		tg.stuck = float64(s.Stuck)
 	}
 	if !s.Decided {
 		g.mu.Unlock()

@@ -22,9 +22,9 @@ import (
 // (BenchmarkScrape1000Targets). The exposition is the same, counters'
 // created timestamps included (TestMetricsRecord).
 type seriesTable struct {
-	desired, current, recommended, reason, lastDecision *prometheus.Desc
-	signals                                             []*prometheus.Desc // by signalSeries index
-	decisions, changes, reversals, queryErrors          *prometheus.Desc
+	desired, current, recommended, reason, lastDecision, stuck *prometheus.Desc
+	signals                                                    []*prometheus.Desc // by signalSeries index
+	decisions, changes, reversals, queryErrors                 *prometheus.Desc
 
 	mu      sync.Mutex
 	targets map[string]*targetSeries
@@ -34,6 +34,7 @@ type seriesTable struct {
 type targetSeries struct {
 	label                          *dto.LabelPair // target="<name>"
 	desired, current, lastDecision float64
+	stuck                          float64        // NaN: unknown, no series
 	signals                        [7]float64     // by signalSeries index
 	reason                         *dto.LabelPair // reason="<reason>"; nil: no series
 	recommended                    []metricValue
@@ -121,6 +122,7 @@ func newSeriesTable() *seriesTable {
 		current:      d("current_replicas", "Replicas read at the last decision: the replicas: query, else the pods reporting (embedded: pages that answered).", "target"),
 		recommended:  d("recommended_replicas", "Raw recommendation of one metric (before tolerance, stabilisation, rate limits and bounds); absent when the metric's signal is unknown.", "target", "metric"),
 		reason:       d("decision_reason", "1 for the reason of the target's last decision (metric, tolerance, stabilized, rate-limited, min, max, ...); only the current reason has a series.", "target", "reason"),
+		stuck:        d("stuck_replicas", "Replicas read as stuck engines at the last cycle (requests wait but none runs, or no token is processed, for two consecutive scrapes; LOG.md C18). In embedded mode they do not vote (counted as missing pods); in Prometheus mode they are flagged only. Absent when unknown.", "target"),
 		lastDecision: d("last_decision_timestamp_seconds", "Unix time of the target's last successful decision (some signal known); alert when it falls behind.", "target"),
 		decisions:    d("decisions_total", "Decisions made, by the reason that decided them.", "target", "reason"),
 		changes:      d("scale_changes_total", "Changes of the desired replicas, by direction (up, down).", "target", "direction"),
@@ -140,7 +142,7 @@ func (g *seriesTable) target(t string) *targetSeries {
 	tg, ok := g.targets[t]
 	if !ok {
 		nan := math.NaN()
-		tg = &targetSeries{label: labelPair("target", t), desired: nan, current: nan, lastDecision: nan}
+		tg = &targetSeries{label: labelPair("target", t), desired: nan, current: nan, lastDecision: nan, stuck: nan}
 		for i := range tg.signals {
 			tg.signals[i] = nan
 		}
@@ -168,7 +170,7 @@ func (tg *targetSeries) setRecommended(metric string, v float64, ok bool) {
 
 // Describe implements prometheus.Collector.
 func (g *seriesTable) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range append([]*prometheus.Desc{g.desired, g.current, g.recommended, g.reason, g.lastDecision,
+	for _, d := range append([]*prometheus.Desc{g.desired, g.current, g.recommended, g.reason, g.lastDecision, g.stuck,
 		g.decisions, g.changes, g.reversals, g.queryErrors}, g.signals...) {
 		ch <- d
 	}
@@ -180,7 +182,7 @@ func (g *seriesTable) Collect(ch chan<- prometheus.Metric) {
 	g.mu.Lock()
 	n := 0
 	for _, tg := range g.targets {
-		n += 8 + len(tg.signals) + len(tg.recommended) + len(tg.decisions) + len(tg.queryErrors)
+		n += 9 + len(tg.signals) + len(tg.recommended) + len(tg.decisions) + len(tg.queryErrors)
 	}
 	ms := make([]tableMetric, 0, n)
 	put := func(d *prometheus.Desc, v float64, labels []*dto.LabelPair) {
@@ -194,6 +196,7 @@ func (g *seriesTable) Collect(ch chan<- prometheus.Metric) {
 		put(g.desired, tg.desired, target)
 		put(g.current, tg.current, target)
 		put(g.lastDecision, tg.lastDecision, target)
+		put(g.stuck, tg.stuck, target)
 		for i, v := range tg.signals {
 			put(g.signals[i], v, target)
 		}

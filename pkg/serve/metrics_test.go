@@ -90,7 +90,7 @@ func TestMetricsLint(t *testing.T) {
 	m.Init("chat")
 	m.Record(Snapshot{Target: "chat", At: t0, Decided: true, Valid: true, Desired: 1, Current: 1, Reason: "metric",
 		Signals: map[string]float64{"queue": 1, "running": 1, "waiting": 0, "held": 0, "kv": 0.1, "cpu": 30, "ttft": 0.2},
-		Raw:     map[string]int{"queue": 1}, AllMetrics: []string{"queue"}})
+		Raw:     map[string]int{"queue": 1}, AllMetrics: []string{"queue"}, StuckKnown: true})
 	m.QueryError("chat", "timeout")
 	m.ObserveQuery("scrape", 10*time.Millisecond)
 	m.Cycle(time.Millisecond)
@@ -129,7 +129,7 @@ func TestMetricsDocumented(t *testing.T) {
 	m.Init("x")
 	m.Record(Snapshot{Target: "x", At: t0, Decided: true, Valid: true, Desired: 1, Current: 1, Reason: "metric",
 		Signals: map[string]float64{"queue": 1, "running": 1, "waiting": 0, "held": 0, "kv": 0.1, "cpu": 30, "ttft": 0.2},
-		Raw:     map[string]int{"queue": 1}, AllMetrics: []string{"queue"}})
+		Raw:     map[string]int{"queue": 1}, AllMetrics: []string{"queue"}, StuckKnown: true})
 	m.QueryError("x", "timeout")
 	m.ObserveQuery("scrape", time.Millisecond)
 	m.Cycle(time.Millisecond)

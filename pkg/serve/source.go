@@ -34,6 +34,15 @@ type Reading struct {
 	// Duration is the time spent reading this target (for a batched source,
 	// the whole batch's time).
 	Duration time.Duration
+	// Stuck is the number of replicas read as stuck engines (requests wait
+	// and are never run: LOG.md case C18), when StuckKnown. In embedded mode
+	// they are left out of Obs's totals and Reporting but counted in
+	// Obs.Current, so the HPA's missing-pods rule applies to them; in
+	// Prometheus mode they are counted and flagged only (docs/serve.md).
+	Stuck      int
+	StuckKnown bool
+	// StuckReplicas names them where the source knows them (scrape URLs).
+	StuckReplicas []string
 }
 
 // ReadError is one signal that could not be read.

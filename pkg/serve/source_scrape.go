@@ -29,6 +29,14 @@ type ScrapeSource struct {
 	// TTFTWindow, when > 0, observes the TTFT p95 over this window for
 	// targets without a ttft metric (shown, not scaled on).
 	TTFTWindow time.Duration
+	// StuckAfter is how many consecutive scrapes a replica must look like a
+	// stuck engine (stuck.go) before it stops voting; 0 is
+	// DefaultStuckAfter. A replica that stopped voting is counted in
+	// Current but not in the totals or Reporting: the HPA's missing-pods
+	// rule (0 on a scale-up, at target on a scale-down) applies to it.
+	StuckAfter int
+
+	stuck stuckTracker
 
 	mu sync.Mutex
 	// history keeps, per URL, the TTFT histograms seen within the longest
@@ -52,11 +60,13 @@ func (s *ScrapeSource) Name() string { return "scrape" }
 // Read scrapes every URL of every target concurrently.
 func (s *ScrapeSource) Read(ctx context.Context, targets []*config.Target, now time.Time) []Reading {
 	out := make([]Reading, len(targets))
+	s.stuck.begin()
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Go(func() { out[i] = s.readTarget(ctx, t, now) })
 	}
 	wg.Wait()
+	s.stuck.end()
 	return out
 }
 
@@ -74,8 +84,13 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		wg.Go(func() { pages[i], errs[i] = scrape.Load(ctx, s.Client, u, nil, server) })
 	}
 	wg.Wait()
-	r := Reading{Obs: unknownObservation()}
+	r := Reading{Obs: unknownObservation(), StuckKnown: true}
 	answered := 0
+	after := s.StuckAfter
+	if after <= 0 {
+		after = DefaultStuckAfter
+	}
+	voting := make([]*scrape.Page, len(pages))
 	for i, err := range errs {
 		if err != nil {
 			pages[i] = nil
@@ -83,12 +98,21 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 			continue
 		}
 		answered++
+		if s.stuck.observe(urls[i], pages[i]) >= after {
+			// Answered but does not vote: a missing pod for the HPA's rule.
+			r.Stuck++
+			r.StuckReplicas = append(r.StuckReplicas, urls[i])
+			continue
+		}
+		voting[i] = pages[i]
 	}
-	tot := scrape.Aggregate(pages)
+	tot := scrape.Aggregate(voting)
 	r.Obs.Running, r.Obs.Waiting, r.Obs.KV = tot.Running, tot.Waiting, tot.KV
 	r.Obs.Reporting = tot.Reporting
 	if answered > 0 {
 		r.Obs.Current, r.CurrentKnown = answered, true
+	}
+	if answered > r.Stuck { // when every page is stuck, the stuck count says why nothing votes
 		if math.IsNaN(tot.Running) {
 			r.Errors = append(r.Errors, ReadError{Signal: "running", Reason: "empty", Err: errors.New("no page reports running requests")})
 		}

@@ -53,6 +53,12 @@ type Record struct {
 	Steps []recommend.Step     `json:"steps,omitempty"`
 	// Errors are the failed reads of this cycle ("signal: reason: error").
 	Errors []string `json:"errors,omitempty"`
+	// Stuck is the number of replicas read as stuck engines this cycle (null
+	// when the source could not tell), and StuckReplicas their scrape URLs
+	// (embedded mode). In embedded mode they did not vote: their requests
+	// are not in Signals and they count as missing pods (docs/serve.md).
+	Stuck         *int     `json:"stuck,omitempty"`
+	StuckReplicas []string `json:"stuck_replicas,omitempty"`
 }
 
 // Signals are the observed values of one decision; nil is unknown.

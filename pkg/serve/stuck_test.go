@@ -1,0 +1,197 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/scrape"
+)
+
+// switchPage serves whatever page was stored last.
+func switchPage(t *testing.T, page *atomic.Value) *httptest.Server {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, page.Load().(string))
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func stuckLoop(t *testing.T, urls []string, after int) (*Loop, *Metrics, *time.Time) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+targets:
+- name: chat
+  server: vllm
+  scrape: [%s]
+  metrics: [{type: queue, target: 4}]
+  max: 10
+`, strings.Join(urls, ", "))), "stuck.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := NewScrapeSource(2 * time.Second)
+	src.StuckAfter = after
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	now := t0
+	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }}
+	if err := l.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return l, m, &now
+}
+
+func stuckGauge(t *testing.T, m *Metrics) string {
+	t.Helper()
+	m.table.mu.Lock()
+	defer m.table.mu.Unlock()
+	return fmt.Sprint(m.table.targets["chat"].stuck)
+}
+
+// TestStuckEngineDoesNotVote is LOG.md case C18 in embedded mode: a vLLM
+// replica with waiting 6, running 0, KV 0 (vllm-metal #479) beside a
+// healthy one with running 10, waiting 0. Queue target 4 per replica, no
+// replicas query (current = pages answered, then the last desired).
+func TestStuckEngineDoesNotVote(t *testing.T) {
+	var healthy, stuck atomic.Value
+	healthy.Store(vllmPage("10", "0", "0.5"))
+	stuck.Store(vllmPage("0", "6", "0"))
+	h, s := switchPage(t, &healthy), switchPage(t, &stuck)
+	l, m, now := stuckLoop(t, []string{h.URL, s.URL}, 0)
+	ctx := context.Background()
+
+	// Cycle 1: the stuck page is suspect once, inside the grace: it votes.
+	// queue 10 + 6 = 16 over current 2: ratio 16 / (4 x 2) = 2 -> 16/4 = 4
+	// (the HPA's default scale-up policies allow +4 pods or +100% per 15 s).
+	l.Cycle(ctx)
+	r := lastRecord(l, "chat")
+	if r.Desired != 4 || *r.Signals.Queue != 16 || r.Stuck == nil || *r.Stuck != 0 {
+		t.Fatalf("cycle 1: %+v, want desired 4, queue 16, stuck 0", r)
+	}
+	if g := stuckGauge(t, m); g != "0" {
+		t.Errorf("cycle 1: infscale_stuck_replicas %s, want 0", g)
+	}
+
+	// Cycle 2: suspect twice in a row: it does not vote. queue 10 (not 16);
+	// current is the last desired 4 (the consumer's spec), reporting 1, so
+	// 3 replicas are missing: usage 10 / 1 / 4 = 2.5 > 1 (scale-up) counts
+	// them at 0: 2.5 / 4 = 0.625, across 1 from 2.5: keep 4.
+	*now = now.Add(15 * time.Second)
+	l.Cycle(ctx)
+	r = lastRecord(l, "chat")
+	if r.Desired != 4 || *r.Signals.Queue != 10 || *r.Signals.Waiting != 0 || *r.Stuck != 1 ||
+		len(r.StuckReplicas) != 1 || r.StuckReplicas[0] != s.URL {
+		t.Fatalf("cycle 2: %+v, want desired 4, queue 10, waiting 0, stuck [%s]", r, s.URL)
+	}
+	if g := stuckGauge(t, m); g != "1" {
+		t.Errorf("cycle 2: infscale_stuck_replicas %s, want 1", g)
+	}
+	if err := testutil.CollectAndCompare(m.table, strings.NewReader(`
+# HELP infscale_stuck_replicas Replicas read as stuck engines at the last cycle (requests wait but none runs, or no token is processed, for two consecutive scrapes; LOG.md C18). In embedded mode they do not vote (counted as missing pods); in Prometheus mode they are flagged only. Absent when unknown.
+# TYPE infscale_stuck_replicas gauge
+infscale_stuck_replicas{target="chat"} 1
+`), "infscale_stuck_replicas"); err != nil {
+		t.Error(err)
+	}
+
+	// Cycle 3: the engine recovers (running 3, KV 0.2): it votes again and
+	// the gauge clears. queue 13, current 4, reporting 2, 2 missing:
+	// usage 13 / 2 / 4 = 1.625 -> 3.25 / 4 = 0.8125, across 1: keep 4.
+	stuck.Store(vllmPage("3", "0", "0.2"))
+	*now = now.Add(15 * time.Second)
+	l.Cycle(ctx)
+	r = lastRecord(l, "chat")
+	if r.Desired != 4 || *r.Signals.Queue != 13 || *r.Stuck != 0 || len(r.StuckReplicas) != 0 {
+		t.Fatalf("cycle 3: %+v, want desired 4, queue 13, stuck 0", r)
+	}
+	if g := stuckGauge(t, m); g != "0" {
+		t.Errorf("cycle 3: infscale_stuck_replicas %s, want 0", g)
+	}
+}
+
+// TestStuckEngineDoesNotScaleUp: a stuck replica with a long queue
+// (waiting 30) beside running 10, target 4, max 10. Cycle 1 (inside the
+// grace) counts it: queue 40 / 4 = 10 from current 2, rate-limited to
+// max(2 + 100%, 2 + 4) = 6. Cycle 2, current 6:
+//   - stuck replicas not voting: queue 10, reporting 1, 5 missing:
+//     usage 10 / 1 / 4 = 2.5, at 0 for the missing: 2.5 / 6 = 0.42,
+//     across 1: keep 6;
+//   - counted as load (StuckAfter never reached): queue 40, reporting 2,
+//     4 missing: usage 40 / 2 / 4 = 5, 10 / 6 = 1.67 -> ceil(1.67 x 6) = 10:
+//     10 replicas for a queue that never drains.
+func TestStuckEngineDoesNotScaleUp(t *testing.T) {
+	for _, tc := range []struct {
+		after       int
+		wantQueue   float64
+		wantDesired int
+	}{{0, 10, 6}, {1000, 40, 10}} {
+		t.Run(fmt.Sprint("after=", tc.after), func(t *testing.T) {
+			var healthy, stuck atomic.Value
+			healthy.Store(vllmPage("10", "0", "0.5"))
+			stuck.Store(vllmPage("0", "30", "0"))
+			h, s := switchPage(t, &healthy), switchPage(t, &stuck)
+			l, _, now := stuckLoop(t, []string{h.URL, s.URL}, tc.after)
+			l.Cycle(context.Background())
+			if r := lastRecord(l, "chat"); r.Desired != 6 {
+				t.Fatalf("cycle 1: desired %d, want 6 (%+v)", r.Desired, r.Steps)
+			}
+			*now = now.Add(15 * time.Second)
+			l.Cycle(context.Background())
+			r := lastRecord(l, "chat")
+			if r.Desired != tc.wantDesired || *r.Signals.Queue != tc.wantQueue {
+				t.Errorf("cycle 2: desired %d queue %v, want %d and %v (%+v)", r.Desired, *r.Signals.Queue, tc.wantDesired, tc.wantQueue, r.Steps)
+			}
+		})
+	}
+}
+
+// TestStuckFlatCounters is the llm-scaler #391 shape: Running 1, Waiting 14
+// and token counters that do not move. Scrape 1 has no baseline (not
+// suspect: the page alone looks busy), scrape 2 is flat (streak 1), scrape 3
+// flat again (streak 2: stuck). Tokens moving resets the streak; so does a
+// restart (process_start_time_seconds changed).
+func TestStuckFlatCounters(t *testing.T) {
+	page := func(prompt, gen, start string) *scrape.Page {
+		text := vllmPage("1", "14", "0.1") + fmt.Sprintf(`# TYPE vllm:prompt_tokens_total counter
+vllm:prompt_tokens_total{model_name="m"} %s
+# TYPE vllm:generation_tokens_total counter
+vllm:generation_tokens_total{model_name="m"} %s
+# TYPE process_start_time_seconds gauge
+process_start_time_seconds %s
+`, prompt, gen, start)
+		p, err := scrape.Read(strings.NewReader(text), "", "u", profile.VLLM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var tr stuckTracker
+	for i, tc := range []struct {
+		prompt, gen, start string
+		want               int
+	}{
+		{"100", "500", "1", 0},
+		{"100", "500", "1", 1},
+		{"100", "500", "1", 2},
+		{"100", "501", "1", 0}, // a token generated
+		{"100", "501", "1", 1},
+		{"100", "501", "2", 0}, // restarted (and counters equal by chance)
+	} {
+		tr.begin()
+		got := tr.observe("u", page(tc.prompt, tc.gen, tc.start))
+		tr.end()
+		if got != tc.want {
+			t.Errorf("scrape %d: streak %d, want %d", i+1, got, tc.want)
+		}
+	}
+}
