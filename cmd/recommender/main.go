@@ -16,6 +16,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal cancels ctx (graceful shutdown); releasing the
+	// handler then lets a second signal terminate at once.
+	go func() { <-ctx.Done(); stop() }()
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
