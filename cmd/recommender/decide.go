@@ -64,6 +64,8 @@ type DecideCmd struct {
 	State  string `placeholder:"FILE" help:"JSON file with the window history and scale events; read if it exists, written after the decision (so a cron job remembers, like the HPA controller)."`
 	Now    string `placeholder:"T" help:"Decision time: unix seconds or RFC3339 (default: the clock)."`
 	Output string `enum:"text,json" default:"text" help:"Output format: text or json."`
+	// stuck says, per PAGE that looks like a stuck engine, that it did not vote.
+	stuck []string
 }
 
 // Run builds the policy and the observation, decides, and prints.
@@ -103,7 +105,15 @@ func (c *DecideCmd) Run(e *env) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(d)
 	}
-	return printDecision(e.stdout, d)
+	if err := printDecision(e.stdout, d); err != nil {
+		return err
+	}
+	for _, s := range c.stuck {
+		if _, err := fmt.Fprintf(e.stdout, "  not voting: %s\n", s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // policy builds and validates the recommend.Policy from the flags and the
@@ -358,10 +368,23 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 		if len(bad) > 0 {
 			return obs, errors.Join(bad...) // exit 2 when any is invalid input
 		}
-		t := scrape.Aggregate(pages)
+		// A page that looks like a stuck engine (LOG.md C18: waiting > 0,
+		// running 0, KV 0) does not vote, as in serve: it is left out of the
+		// totals and of the reporting replicas but stays in --current, so the
+		// HPA's missing-pods rule counts it at 0 on a scale-up and at target
+		// on a scale-down (docs/serve.md, "Stuck engines").
+		voting := make([]*scrape.Page, len(pages))
+		for i, p := range pages {
+			if p != nil && p.Suspect != "" {
+				c.stuck = append(c.stuck, fmt.Sprintf("%s looks like a stuck engine (waiting %g with nothing running and an empty KV cache): not counted as load, a missing replica", p.Source, p.Waiting))
+				continue
+			}
+			voting[i] = p
+		}
+		t := scrape.Aggregate(voting)
 		obs.Running, obs.Waiting, obs.KV, obs.Reporting = t.Running, t.Waiting, t.KV, t.Reporting
-		for _, s := range t.Suspect {
-			fmt.Fprintf(e.stderr, "infscale: warning: %s looks like a stuck engine (waiting with nothing running and an empty KV cache), not load\n", s)
+		for _, s := range c.stuck {
+			fmt.Fprintf(e.stderr, "infscale: warning: %s\n", s)
 		}
 	}
 	// Every signal flag is checked under its own name before --queue is

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestDecideStuckPageDoesNotVote: testdata/vllm-stuck.prom (waiting 14,
+// running 0, KV 0) beside vllm-running2-waiting10.prom, queue target 4,
+// current 2 (the pages). The stuck page does not vote: queue 2 + 10 = 12
+// over 1 reporting replica, 1 missing. usage 12 / 1 / 4 = 3 > 1 (scale-up):
+// the missing one counts at 0, 3 / 2 = 1.5, ceil(1.5 x 2) = 3. Counted as
+// load it would be queue 26, ratio 26 / (4 x 2) = 3.25, ceil(26 / 4) = 7,
+// rate-limited to 2 + 4 = 6.
+func TestDecideStuckPageDoesNotVote(t *testing.T) {
+	args := []string{"testdata/vllm-stuck.prom", "testdata/vllm-running2-waiting10.prom", "--target", "4"}
+	d := decideOK(t, args...)
+	wantDecision(t, d, 3, "metric")
+	if q := d.Raw["queue"].Value; q == nil || *q != 12 {
+		t.Errorf("queue %v, want 12 (the stuck page's 14 waiting left out)", q)
+	}
+	code, out, errs := runDecide(t, args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := "not voting: testdata/vllm-stuck.prom looks like a stuck engine (waiting 14"
+	if !strings.Contains(out, want) || !strings.Contains(errs, "stuck engine") {
+		t.Errorf("text output must say the page does not vote (%q)\nstdout:\n%s\nstderr:\n%s", want, out, errs)
+	}
+}
+
+// TestDecideStuckCaseC18: the only page is LOG.md case C18's (waiting 6,
+// running 0, KV 0). It does not vote, so no signal is known: the HPA keeps
+// the current 1 (reason no-data), where counting it would ask for
+// ceil(6 / 4) = 2 and more for as long as the queue never drains.
+func TestDecideStuckCaseC18(t *testing.T) {
+	const page = "../../../shared/testdata/cases/18-stuck-engine-not-load.prom"
+	if _, err := os.Stat(page); err != nil {
+		t.Skipf("shared test data absent (%v): see ../shared/testdata/LOG.md", err)
+	}
+	d := decideOK(t, page, "--target", "4")
+	wantDecision(t, d, 1, "no-data")
+	_, out, _ := runDecide(t, page, "--target", "4")
+	if !strings.Contains(out, "not voting: "+page+" looks like a stuck engine (waiting 6") {
+		t.Errorf("text output must say the page does not vote:\n%s", out)
+	}
+}
