@@ -70,7 +70,10 @@ type Options struct {
 	Liveness Liveness
 	// CPUWindow is the rate() window of the CPU signal (default 2m; at least
 	// four scrape intervals, because Prometheus 3 windows exclude their start).
-	CPUWindow time.Duration
+	CPUWindow time.Duration // StuckWindow is the window of the Stuck signal (default 2m): a pod is
+	// stuck when requests waited through all of it and no token was
+	// processed in it. At least four scrape intervals, as CPUWindow.
+	StuckWindow time.Duration
 }
 
 // DefaultReplicaLabels are the HA replica labels of Thanos
@@ -91,6 +94,9 @@ func (o Options) withDefaults() Options {
 	if o.CPUWindow == 0 {
 		o.CPUWindow = 2 * time.Minute
 	}
+	if o.StuckWindow == 0 {
+		o.StuckWindow = 2 * time.Minute
+	}
 	return o
 }
 
@@ -110,6 +116,9 @@ type Target struct {
 	TTFTWindow   time.Duration
 	// CPU asks for the CPU signal (needs kube-state-metrics' CPU requests).
 	CPU bool
+	// Stuck asks for the Stuck signal (stuck-engine pods; needs the profile's
+	// waiting family and a token counter family, else it is left out).
+	Stuck bool
 	// Replicas is a PromQL query for the current replica count, run verbatim
 	// (e.g. kube_deployment_spec_replicas{namespace="llm",deployment="chat"}).
 	// Empty: Current is Reporting.
@@ -172,6 +181,11 @@ func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 	}
 	if o.Liveness == LiveReady {
 		out[Unready] = b.unready()
+	}
+	if t.Stuck {
+		if e := b.stuck(f, o.StuckWindow); e != nil {
+			out[Stuck] = e
+		}
 	}
 	if ttft {
 		if e := b.ttft(f.TTFT, t.TTFTQuantile, t.TTFTWindow); e != nil {
@@ -335,4 +349,47 @@ func (b shapes) ttft(families []string, q float64, window time.Duration) parser.
 		es = append(es, call("histogram_quantile", number(q), buckets))
 	}
 	return orChain(es)
+}
+
+// stuck counts the live pods that look like stuck engines (LOG.md case C18:
+// a vLLM engine with 6 waiting, 0 running for an hour, vllm-metal #479;
+// running 1, waiting 14 with no new input, llm-scaler #391):
+//
+//	count(
+//	  sum by (pod) (max without (<replica labels>) (min_over_time(W{sel}[w]))) > 0
+//	  and on (pod) (max by (pod) (increase(P{sel}[w]))) == 0
+//	  and on (pod) (max by (pod) (increase(G{sel}[w]))) == 0
+//	)
+//
+// restricted to live pods like the totals, W the waiting family and P, G the
+// prompt and generation token counters (alternative names joined with or, as
+// elsewhere). Requests must have waited through the whole window (its
+// minimum > 0: a burst arriving at an idle pod is not stuck), and no token
+// counter may have moved (max of increases over a pod's series == 0; HA
+// duplicates cannot change a max). A pod without a token counter, or whose
+// counter has fewer than two samples in the window (a new pod), has no
+// increase and is not counted. count() of no pod is no series: Evaluate
+// reads that as 0. nil when the profile lacks the waiting family or both
+// token families.
+func (b shapes) stuck(f profile.Families, w time.Duration) parser.Expr {
+	var counters [][]string
+	for _, fams := range [][]string{f.PromptTokens, f.GenerationTokens} {
+		if len(fams) > 0 {
+			counters = append(counters, fams)
+		}
+	}
+	if len(f.Waiting) == 0 || len(counters) == 0 {
+		return nil
+	}
+	waitedAll := func(fam string) parser.Expr {
+		return aggregate(parser.SUM, false, b.pod(), b.dedup(call("min_over_time", rangeOf(selector(fam, b.sel), w))))
+	}
+	e := parser.Expr(binary(parser.GTR, b.live(alternatives(f.Waiting, waitedAll)), number(0), nil))
+	for _, fams := range counters {
+		moved := alternatives(fams, func(fam string) parser.Expr {
+			return aggregate(parser.MAX, false, b.pod(), call("increase", rangeOf(selector(fam, b.sel), w)))
+		})
+		e = binary(parser.LAND, e, binary(parser.EQLC, moved, number(0), nil), b.pod())
+	}
+	return aggregate(parser.COUNT, false, nil, e)
 }

@@ -17,7 +17,7 @@ import (
 
 // DefaultBatchSize is how many targets share one query per signal when
 // Evaluator.BatchSize is 0. With it, a cycle over up to 1,000 targets issues
-// one query per signal (4 to 9: see docs/promql.md), whatever the number
+// one query per signal (4 to 10, stuck included when asked for: see docs/promql.md), whatever the number
 // of pods.
 const DefaultBatchSize = 1000
 
@@ -60,7 +60,10 @@ type Result struct {
 	Errors map[Signal]error
 	// Warnings are Prometheus's warnings for this target's queries (a
 	// batched query's warnings go to every target in it).
-	Warnings []string
+	Warnings []string // Stuck is the number of live pods that look like stuck engines (the
+	// Stuck signal, Target.Stuck); NaN when not asked for, not supported by
+	// the profile, or unknown (Errors[Stuck] then says why).
+	Stuck float64
 }
 
 // Stats counts the work of one Evaluate call.
@@ -178,7 +181,7 @@ func planKey(targets []Target, o Options, batch int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%+v|%d\n", o, batch)
 	for _, t := range targets {
-		fmt.Fprintf(&b, "%q|%d|%g|%d|%t|%q|%q|", t.Name, t.Server, t.TTFTQuantile, t.TTFTWindow, t.CPU, t.Replicas, t.Held)
+		fmt.Fprintf(&b, "%q|%d|%g|%d|%t|%t|%q|%q|", t.Name, t.Server, t.TTFTQuantile, t.TTFTWindow, t.CPU, t.Stuck, t.Replicas, t.Held)
 		for _, m := range t.Selector {
 			b.WriteString(m.String())
 			b.WriteByte(',')
@@ -248,9 +251,20 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 	for i, tg := range targets {
 		if p.buildErrs[i] != nil {
 			results[i].Observation = unknownObservation()
+			results[i].Stuck = math.NaN()
 			continue
 		}
 		results[i].Observation = observe(tg, p.signals[i], values[i], results[i].Errors)
+		results[i].Stuck = math.NaN()
+		if p.signals[i].has(Stuck) {
+			if ReasonOf(results[i].Errors[Stuck]) == ReasonEmpty {
+				// count() of no pod is no series: no pod is stuck.
+				delete(results[i].Errors, Stuck)
+				results[i].Stuck = 0
+			} else if v, ok := values[i][Stuck]; ok {
+				results[i].Stuck = v
+			}
+		}
 	}
 	return results, st
 }

@@ -29,16 +29,21 @@ const (
 	// Unready is the number of pods that exist but are not Ready (loading
 	// weights); only with LiveReady, from kube-state-metrics.
 	Unready
+	// Stuck is the number of live pods that look like stuck engines (LOG.md
+	// case C18): requests waited through the whole window and neither token
+	// counter moved in it. Only with Target.Stuck.
+	Stuck
 )
 
 var signalNames = [...]string{
 	Running: "running", Waiting: "waiting", Reporting: "reporting", KV: "kv",
 	CPU: "cpu", TTFT: "ttft", Held: "held", Current: "current", Unready: "unready",
+	Stuck: "stuck",
 }
 
 // Signals returns every Signal in evaluation order.
 func Signals() []Signal {
-	return []Signal{Running, Waiting, Reporting, KV, CPU, TTFT, Held, Current, Unready}
+	return []Signal{Running, Waiting, Reporting, KV, CPU, TTFT, Held, Current, Unready, Stuck}
 }
 
 // String returns the lower-case name used in labels, logs and golden files.
@@ -56,5 +61,5 @@ func ParseSignal(name string) (Signal, error) {
 			return s, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown signal %q (allowed: running, waiting, reporting, kv, cpu, ttft, held, current, unready)", name)
+	return 0, fmt.Errorf("unknown signal %q (allowed: running, waiting, reporting, kv, cpu, ttft, held, current, unready, stuck)", name)
 }

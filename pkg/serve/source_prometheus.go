@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"sync"
@@ -72,6 +73,11 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 	out := make([]Reading, len(targets))
 	for i, res := range results {
 		r := Reading{Obs: res.Observation, CurrentKnown: res.Errors[promql.Current] == nil}
+		if !math.IsNaN(res.Stuck) && res.Stuck >= 0 {
+			// Flagged, not excluded: the stuck pods' requests stay in the
+			// totals (docs/serve.md, "Stuck engines").
+			r.Stuck, r.StuckKnown = int(math.Round(res.Stuck)), true
+		}
 		if !r.CurrentKnown {
 			r.Obs.Current = 0
 		}
@@ -91,9 +97,9 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 
 // neededSignals are the signals whose failures count as errors for a
 // target: the ones its metrics use, plus current (and reporting, its
-// fallback) and held when it scales to zero.
+// fallback), stuck (asked for every target), and held when it scales to zero.
 func neededSignals(t *config.Target) map[promql.Signal]bool {
-	n := map[promql.Signal]bool{promql.Current: true}
+	n := map[promql.Signal]bool{promql.Current: true, promql.Stuck: true}
 	for _, m := range t.Metrics {
 		switch m.Type {
 		case "queue":
@@ -145,7 +151,7 @@ func (s *PrometheusSource) promTargets(targets []*config.Target) []promql.Target
 func toPromTarget(t *config.Target) promql.Target {
 	server, _ := profile.ParseServer(t.Server)
 	sel, _ := promql.ParseSelector(t.Selector)
-	pt := promql.Target{Name: t.Name, Server: server, Selector: sel, Replicas: t.Replicas}
+	pt := promql.Target{Name: t.Name, Server: server, Selector: sel, Replicas: t.Replicas, Stuck: true}
 	if t.Zero != nil {
 		pt.Held = t.Zero.Held
 	}

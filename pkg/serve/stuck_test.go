@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -97,7 +98,7 @@ func TestStuckEngineDoesNotVote(t *testing.T) {
 		t.Errorf("cycle 2: infscale_stuck_replicas %s, want 1", g)
 	}
 	if err := testutil.CollectAndCompare(m.table, strings.NewReader(`
-# HELP infscale_stuck_replicas Replicas read as stuck engines at the last cycle (requests wait but none runs, or no token is processed, for two consecutive scrapes; LOG.md C18). In embedded mode they do not vote (counted as missing pods); in Prometheus mode they are flagged only. Absent when unknown.
+# HELP infscale_stuck_replicas Replicas read as stuck engines at the last cycle: requests wait but none runs or no token is processed (two consecutive scrapes in embedded mode, 2m in Prometheus mode; LOG.md C18). Embedded mode: they do not vote (missing pods); Prometheus mode: flagged only. Absent when unknown.
 # TYPE infscale_stuck_replicas gauge
 infscale_stuck_replicas{target="chat"} 1
 `), "infscale_stuck_replicas"); err != nil {
@@ -193,5 +194,61 @@ process_start_time_seconds %s
 		if got != tc.want {
 			t.Errorf("scrape %d: streak %d, want %d", i+1, got, tc.want)
 		}
+	}
+}
+
+// TestStuckPrometheusFlagged: in Prometheus mode the stuck-pods query
+// (pkg/promql's stuck signal, recognised here by its min_over_time) says 1
+// pod is stuck. It is exported, recorded and logged, but the totals keep
+// its requests (flagged only): queue 50 + 10 = 60, target 24, current 2:
+// ratio 60 / 48 = 1.25 -> ceil(60 / 24) = 3.
+func TestStuckPrometheusFlagged(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.FormValue("query")
+		one := func(v string) {
+			fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1767607200,"%s"]}]}}`, v)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case strings.Contains(q, "min_over_time"):
+			one("1")
+		case strings.HasPrefix(q, "count("):
+			one("2")
+		case strings.Contains(q, "num_requests_running"):
+			one("50")
+		case strings.Contains(q, "num_requests_waiting"):
+			one("10")
+		case strings.Contains(q, "kube_deployment_spec_replicas"):
+			one("2")
+		default:
+			fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+		}
+	}))
+	defer srv.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf(promConfig, srv.URL)), "prom.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewPrometheusSource(cfg.Prometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 },
+		Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	if err := l.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	l.Cycle(context.Background())
+	r := lastRecord(l, "chat")
+	if r.Desired != 3 || *r.Signals.Queue != 60 || r.Stuck == nil || *r.Stuck != 1 {
+		t.Fatalf("record %+v, want desired 3, queue 60 (flag only), stuck 1", r)
+	}
+	if g := stuckGauge(t, m); g != "1" {
+		t.Errorf("infscale_stuck_replicas %s, want 1", g)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "stuck=1") {
+		t.Errorf("want a warning about the stuck replica, log:\n%s", logs.String())
 	}
 }

@@ -1,0 +1,97 @@
+package promql
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+// TestBuildStuck prints the stuck-pods shape for vLLM (the documented
+// query; docs/promql.md) and leaves it out unless asked for.
+func TestBuildStuck(t *testing.T) {
+	tg := sel(t, `{namespace="llm"}`)
+	qs, err := Build(tg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := qs[Stuck]; ok {
+		t.Fatalf("stuck built without Target.Stuck: %s", qs[Stuck])
+	}
+	tg.Stuck = true
+	qs, err = Build(tg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The printer parenthesises each binary operand of and (helpers paren()).
+	want := `count((((sum by (pod) (max without (prometheus, prometheus_replica, replica) (min_over_time(vllm:num_requests_waiting{namespace="llm"}[2m]))) and on (pod) (up{namespace="llm"} == 1)) > 0) and on (pod) (max by (pod) (increase(vllm:prompt_tokens_total{namespace="llm"}[2m])) == 0)) and on (pod) (max by (pod) (increase(vllm:generation_tokens_total{namespace="llm"}[2m])) == 0))`
+	if got := qs[Stuck]; got != want {
+		t.Errorf("stuck query\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestEngineStuck evaluates the shape with Prometheus's engine at 10 min,
+// window 2 min (samples every 15 s), on five live pods:
+//   - stuck:   waiting 6, running 0, counters flat at 100 / 500 (C18, #479);
+//   - stuck14: running 1, waiting 14, counters flat (llm-scaler #391), on two
+//     engines and scraped by both members of an HA pair;
+//   - busy:    waiting 3 but the generation counter grows 40 per scrape;
+//   - burst:   idle (waiting 0) until the last scrape, where 5 arrive: it did
+//     not wait through the window;
+//   - fresh:   waiting 2, no token counter yet (C09: exported after the
+//     first request): unknown, not stuck.
+//
+// By hand: stuck and stuck14 are stuck: 2.
+func TestEngineStuck(t *testing.T) {
+	api := newEngineAPI(t, `
+  vllm:num_requests_waiting{pod="stuck"} 6x40
+  vllm:num_requests_running{pod="stuck"} 0x40
+  vllm:prompt_tokens_total{pod="stuck"} 100x40
+  vllm:generation_tokens_total{pod="stuck"} 500x40
+  vllm:num_requests_waiting{pod="stuck14",engine="0",replica="A"} 14x40
+  vllm:num_requests_waiting{pod="stuck14",engine="1",replica="A"} 0x40
+  vllm:num_requests_waiting{pod="stuck14",engine="0",replica="B"} 14x40
+  vllm:num_requests_waiting{pod="stuck14",engine="1",replica="B"} 0x40
+  vllm:num_requests_running{pod="stuck14",engine="0",replica="A"} 1x40
+  vllm:num_requests_running{pod="stuck14",engine="0",replica="B"} 1x40
+  vllm:prompt_tokens_total{pod="stuck14",engine="0",replica="A"} 7x40
+  vllm:prompt_tokens_total{pod="stuck14",engine="0",replica="B"} 7x40
+  vllm:generation_tokens_total{pod="stuck14",engine="0",replica="A"} 9x40
+  vllm:generation_tokens_total{pod="stuck14",engine="0",replica="B"} 9x40
+  vllm:num_requests_waiting{pod="busy"} 3x40
+  vllm:num_requests_running{pod="busy"} 8x40
+  vllm:prompt_tokens_total{pod="busy"} 100x40
+  vllm:generation_tokens_total{pod="busy"} 0+40x40
+  vllm:num_requests_waiting{pod="burst"} 0x39 5
+  vllm:num_requests_running{pod="burst"} 0x40
+  vllm:prompt_tokens_total{pod="burst"} 100x40
+  vllm:generation_tokens_total{pod="burst"} 500x40
+  vllm:num_requests_waiting{pod="fresh"} 2x40
+  vllm:num_requests_running{pod="fresh"} 0x40
+  up{pod="stuck"} 1x40
+  up{pod="stuck14",replica="A"} 1x40
+  up{pod="stuck14",replica="B"} 1x40
+  up{pod="busy"} 1x40
+  up{pod="burst"} 1x40
+  up{pod="fresh"} 1x40
+`)
+	tg := Target{Name: "chat", Server: profile.VLLM, Selector: sel(t, `{pod=~".+"}`).Selector, Stuck: true}
+	r := evalOne(t, api, tg, Options{})
+	if r.Stuck != 2 || r.Errors[Stuck] != nil {
+		t.Fatalf("stuck %v (error %v), want 2", r.Stuck, r.Errors[Stuck])
+	}
+	// Without Target.Stuck: not asked, NaN, no error.
+	tg.Stuck = false
+	if r := evalOne(t, api, tg, Options{}); !math.IsNaN(r.Stuck) || r.Errors[Stuck] != nil {
+		t.Fatalf("not asked: stuck %v error %v, want NaN and none", r.Stuck, r.Errors[Stuck])
+	}
+	// No pod stuck: count() of nothing is no series, read as 0.
+	tg = Target{Name: "busy", Server: profile.VLLM, Selector: sel(t, `{pod="busy"}`).Selector, Stuck: true}
+	if r := evalOne(t, api, tg, Options{}); r.Stuck != 0 || r.Errors[Stuck] != nil {
+		t.Fatalf("busy only: stuck %v error %v, want 0", r.Stuck, r.Errors[Stuck])
+	}
+	if !strings.Contains(Stuck.String(), "stuck") {
+		t.Errorf("Stuck.String() = %q", Stuck.String())
+	}
+}
