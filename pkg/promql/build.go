@@ -70,7 +70,8 @@ type Options struct {
 	Liveness Liveness
 	// CPUWindow is the rate() window of the CPU signal (default 2m; at least
 	// four scrape intervals, because Prometheus 3 windows exclude their start).
-	CPUWindow time.Duration // StuckWindow is the window of the Stuck signal (default 2m): a pod is
+	CPUWindow time.Duration
+	// StuckWindow is the window of the Stuck signal (default 2m): a pod is
 	// stuck when requests waited through all of it and no token was
 	// processed in it. At least four scrape intervals, as CPUWindow.
 	StuckWindow time.Duration

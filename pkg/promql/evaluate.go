@@ -60,7 +60,8 @@ type Result struct {
 	Errors map[Signal]error
 	// Warnings are Prometheus's warnings for this target's queries (a
 	// batched query's warnings go to every target in it).
-	Warnings []string // Stuck is the number of live pods that look like stuck engines (the
+	Warnings []string
+	// Stuck is the number of live pods that look like stuck engines (the
 	// Stuck signal, Target.Stuck); NaN when not asked for, not supported by
 	// the profile, or unknown (Errors[Stuck] then says why).
 	Stuck float64

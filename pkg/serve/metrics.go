@@ -112,7 +112,8 @@ type Snapshot struct {
 	// ReversalWindow: a change opposite to the previous change made less
 	// than this long before counts as a reversal (the target's scale-down
 	// stabilisation window; DefaultReversalWindow when 0).
-	ReversalWindow time.Duration // Stuck is the replicas read as stuck engines, exported as
+	ReversalWindow time.Duration
+	// Stuck is the replicas read as stuck engines, exported as
 	// infscale_stuck_replicas when StuckKnown (else the series is removed).
 	Stuck      int
 	StuckKnown bool
