@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,11 +17,17 @@ import (
 // countingAPI answers a batched query with one sample per target index (the
 // query's label_replace count), value 1, as a Prometheus would that has data
 // for every target. It does no PromQL: the benchmark measures infscale's side.
-type countingAPI struct{ queries, bytes int }
+// countingAPI counts queries; Evaluate runs up to Parallel of them at once.
+type countingAPI struct {
+	mu             sync.Mutex
+	queries, bytes int
+}
 
 func (c *countingAPI) Instant(_ context.Context, q string, ts time.Time) (model.Vector, []string, error) {
+	c.mu.Lock()
 	c.queries++
 	c.bytes += len(q)
+	c.mu.Unlock()
 	n := strings.Count(q, `"`+TargetLabel+`"`)
 	if n == 0 {
 		return model.Vector{{Metric: model.Metric{}, Value: 1}}, nil, nil

@@ -117,8 +117,12 @@ type Target struct {
 	TTFTWindow   time.Duration
 	// CPU asks for the CPU signal (needs kube-state-metrics' CPU requests).
 	CPU bool
-	// Stuck asks for the Stuck signal (stuck-engine pods; needs the profile's
-	// waiting family and a token counter family, else it is left out).
+	// Stuck asks for the Stuck and StuckWaiting signals (stuck-engine pods;
+	// they need the profile's waiting family and a token counter family,
+	// else they are left out). Evaluate then leaves the stuck pods' waiting
+	// out of Waiting and the pods out of Reporting (their running, KV, CPU
+	// and TTFT stay: a stuck engine runs 0 or 1 request); they stay in
+	// Current, so the HPA's missing-pods rule applies to them.
 	Stuck bool
 	// Replicas is a PromQL query for the current replica count, run verbatim
 	// (e.g. kube_deployment_spec_replicas{namespace="llm",deployment="chat"}).
@@ -184,8 +188,15 @@ func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 		out[Unready] = b.unready()
 	}
 	if t.Stuck {
-		if e := b.stuck(f, o.StuckWindow); e != nil {
-			out[Stuck] = e
+		if pods := b.stuckPods(f, o.StuckWindow); pods != nil {
+			out[Stuck] = aggregate(parser.COUNT, false, nil, pods)
+			// The parts to subtract, unless the user owns a total's shape
+			// (an override): then the stuck pods are counted, not excluded.
+			_, ownW := t.Overrides[Waiting]
+			_, ownN := t.Overrides[Reporting]
+			if !ownW && !ownN {
+				out[StuckWaiting] = b.stuckTotal(f.Waiting, pods)
+			}
 		}
 	}
 	if ttft {
@@ -352,45 +363,47 @@ func (b shapes) ttft(families []string, q float64, window time.Duration) parser.
 	return orChain(es)
 }
 
-// stuck counts the live pods that look like stuck engines (LOG.md case C18:
-// a vLLM engine with 6 waiting, 0 running for an hour, vllm-metal #479;
-// running 1, waiting 14 with no new input, llm-scaler #391):
+// stuckPods is the live pods that look like stuck engines (LOG.md case
+// C18: a vLLM engine with 6 waiting, 0 running for an hour, vllm-metal #479;
+// running 1, waiting 14 with no new input, llm-scaler #391), one series per
+// pod; the Stuck signal is count() of it:
 //
-//	count(
 //	  sum by (pod) (max without (<replica labels>) (min_over_time(W{sel}[w]))) > 0
-//	  and on (pod) (max by (pod) (increase(P{sel}[w]))) == 0
-//	  and on (pod) (max by (pod) (increase(G{sel}[w]))) == 0
-//	)
+//	and on (pod) (max by (pod) (increase(G{sel}[w]))) == 0
 //
-// restricted to live pods like the totals, W the waiting family and P, G the
-// prompt and generation token counters (alternative names joined with or, as
-// elsewhere). Requests must have waited through the whole window (its
-// minimum > 0: a burst arriving at an idle pod is not stuck), and no token
-// counter may have moved (max of increases over a pod's series == 0; HA
-// duplicates cannot change a max). A pod without a token counter, or whose
-// counter has fewer than two samples in the window (a new pod), has no
-// increase and is not counted. count() of no pod is no series: Evaluate
-// reads that as 0. nil when the profile lacks the waiting family or both
-// token families.
-func (b shapes) stuck(f profile.Families, w time.Duration) parser.Expr {
-	var counters [][]string
-	for _, fams := range [][]string{f.PromptTokens, f.GenerationTokens} {
-		if len(fams) > 0 {
-			counters = append(counters, fams)
-		}
+// restricted to live pods like the totals, W the waiting family and G the
+// generation token counter (else the prompt one; alternative names joined
+// with or, as elsewhere). Every engine step that finishes a prefill or
+// decodes emits a token, so a flat generation counter means no request made
+// progress; one counter keeps the query short (it is repeated in Stuck and
+// StuckWaiting for every target of a batch). Requests must have waited
+// through the whole window (its minimum > 0: a burst arriving at an idle pod
+// is not stuck), and the counter may not have moved (max of increases over a
+// pod's series == 0; HA duplicates cannot change a max). A pod without the
+// counter, or whose counter has fewer than two samples in the window (a new
+// pod), has no increase and is not counted. nil when the profile lacks the
+// waiting family or both token families.
+func (b shapes) stuckPods(f profile.Families, w time.Duration) parser.Expr {
+	counter := f.GenerationTokens
+	if len(counter) == 0 {
+		counter = f.PromptTokens
 	}
-	if len(f.Waiting) == 0 || len(counters) == 0 {
+	if len(f.Waiting) == 0 || len(counter) == 0 {
 		return nil
 	}
 	waitedAll := func(fam string) parser.Expr {
 		return aggregate(parser.SUM, false, b.pod(), b.dedup(call("min_over_time", rangeOf(selector(fam, b.sel), w))))
 	}
-	e := parser.Expr(binary(parser.GTR, b.live(alternatives(f.Waiting, waitedAll)), number(0), nil))
-	for _, fams := range counters {
-		moved := alternatives(fams, func(fam string) parser.Expr {
-			return aggregate(parser.MAX, false, b.pod(), call("increase", rangeOf(selector(fam, b.sel), w)))
-		})
-		e = binary(parser.LAND, e, binary(parser.EQLC, moved, number(0), nil), b.pod())
-	}
-	return aggregate(parser.COUNT, false, nil, e)
+	moved := alternatives(counter, func(fam string) parser.Expr {
+		return aggregate(parser.MAX, false, b.pod(), call("increase", rangeOf(selector(fam, b.sel), w)))
+	})
+	waited := binary(parser.GTR, b.live(alternatives(f.Waiting, waitedAll)), number(0), nil)
+	return binary(parser.LAND, waited, binary(parser.EQLC, moved, number(0), nil), b.pod())
+}
+
+// stuckTotal is total(families) restricted to the stuck pods:
+// `sum((<live per-pod sums>) and on (pod) (<stuckPods>))`, the part of the
+// total Evaluate subtracts. sum() of no pod is no series: read as 0.
+func (b shapes) stuckTotal(families []string, pods parser.Expr) parser.Expr {
+	return aggregate(parser.SUM, false, nil, binary(parser.LAND, b.live(alternatives(families, b.perPodSum)), pods, b.pod()))
 }

@@ -63,7 +63,9 @@ type Result struct {
 	Warnings []string
 	// Stuck is the number of live pods that look like stuck engines (the
 	// Stuck signal, Target.Stuck); NaN when not asked for, not supported by
-	// the profile, or unknown (Errors[Stuck] then says why).
+	// the profile, or unknown (Errors[Stuck] then says why). When known,
+	// Observation's Running, Waiting and Reporting leave those pods out
+	// (excludeStuck).
 	Stuck float64
 }
 
@@ -256,16 +258,7 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 			continue
 		}
 		results[i].Observation = observe(tg, p.signals[i], values[i], results[i].Errors)
-		results[i].Stuck = math.NaN()
-		if p.signals[i].has(Stuck) {
-			if ReasonOf(results[i].Errors[Stuck]) == ReasonEmpty {
-				// count() of no pod is no series: no pod is stuck.
-				delete(results[i].Errors, Stuck)
-				results[i].Stuck = 0
-			} else if v, ok := values[i][Stuck]; ok {
-				results[i].Stuck = v
-			}
-		}
+		results[i].Stuck = excludeStuck(&results[i].Observation, p.signals[i], values[i], results[i].Errors)
 	}
 	return results, st
 }
@@ -492,4 +485,52 @@ func observe(tg Target, has signalSet, vals map[Signal]float64, errs map[Signal]
 		errs[Current] = err
 	}
 	return o
+}
+
+// excludeStuck returns the Stuck count (NaN when not asked for or unknown)
+// and leaves the stuck pods out of o: their waiting (StuckWaiting) is
+// subtracted and Reporting drops by their number, while Current keeps them,
+// so they are the HPA's missing pods (0 on a scale-up, at target on a
+// scale-down). Their running stays (a stuck engine runs 0 or 1 request:
+// 0 in vllm-metal #479, 1 in llm-scaler #391). count() and sum() of no pod
+// are no series: read as 0. When every reporting pod is stuck, no pod
+// votes: Running, Waiting and KV become unknown (not 0, which would scale
+// down). When StuckWaiting could not be read, or an override owns the
+// waiting or reporting shape (no StuckWaiting query), the totals are left as
+// they were (the pods are flagged, not excluded); Errors says why.
+func excludeStuck(o *recommend.Observation, has signalSet, vals map[Signal]float64, errs map[Signal]error) float64 {
+	read := func(s Signal) float64 {
+		if ReasonOf(errs[s]) == ReasonEmpty {
+			delete(errs, s)
+			return 0
+		}
+		if v, ok := vals[s]; ok && v >= 0 {
+			return v
+		}
+		return math.NaN()
+	}
+	if !has.has(Stuck) {
+		return math.NaN()
+	}
+	n := read(Stuck)
+	if !has.has(StuckWaiting) {
+		return n // flagged only
+	}
+	wait := read(StuckWaiting)
+	if math.IsNaN(n) || n == 0 || math.IsNaN(wait) {
+		return n // nothing stuck, or flagged only
+	}
+	stuck := int(math.Round(n))
+	if o.Reporting > 0 && o.Reporting <= stuck {
+		o.Running, o.Waiting, o.KV = math.NaN(), math.NaN(), math.NaN()
+		o.Reporting = 0
+		return n
+	}
+	if !math.IsNaN(o.Waiting) {
+		o.Waiting = math.Max(0, o.Waiting-wait)
+	}
+	if o.Reporting > 0 {
+		o.Reporting -= stuck
+	}
+	return n
 }

@@ -33,17 +33,20 @@ const (
 	// case C18): requests waited through the whole window and neither token
 	// counter moved in it. Only with Target.Stuck.
 	Stuck
+	// StuckWaiting is the Waiting of the Stuck pods (the same per-pod sums,
+	// restricted to them), subtracted from Waiting. Only with Target.Stuck.
+	StuckWaiting
 )
 
 var signalNames = [...]string{
 	Running: "running", Waiting: "waiting", Reporting: "reporting", KV: "kv",
 	CPU: "cpu", TTFT: "ttft", Held: "held", Current: "current", Unready: "unready",
-	Stuck: "stuck",
+	Stuck: "stuck", StuckWaiting: "stuck_waiting",
 }
 
 // Signals returns every Signal in evaluation order.
 func Signals() []Signal {
-	return []Signal{Running, Waiting, Reporting, KV, CPU, TTFT, Held, Current, Unready, Stuck}
+	return []Signal{Running, Waiting, Reporting, KV, CPU, TTFT, Held, Current, Unready, Stuck, StuckWaiting}
 }
 
 // String returns the lower-case name used in labels, logs and golden files.
@@ -61,5 +64,5 @@ func ParseSignal(name string) (Signal, error) {
 			return s, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown signal %q (allowed: running, waiting, reporting, kv, cpu, ttft, held, current, unready, stuck)", name)
+	return 0, fmt.Errorf("unknown signal %q (allowed: running, waiting, reporting, kv, cpu, ttft, held, current, unready, stuck, stuck_waiting)", name)
 }

@@ -24,10 +24,21 @@ func TestBuildStuck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The printer parenthesises each binary operand of and (helpers paren()).
-	want := `count((((sum by (pod) (max without (prometheus, prometheus_replica, replica) (min_over_time(vllm:num_requests_waiting{namespace="llm"}[2m]))) and on (pod) (up{namespace="llm"} == 1)) > 0) and on (pod) (max by (pod) (increase(vllm:prompt_tokens_total{namespace="llm"}[2m])) == 0)) and on (pod) (max by (pod) (increase(vllm:generation_tokens_total{namespace="llm"}[2m])) == 0))`
+	// The printer parenthesises each binary operand of and (helper paren()).
+	want := `count(((sum by (pod) (max without (prometheus, prometheus_replica, replica) (min_over_time(vllm:num_requests_waiting{namespace="llm"}[2m]))) and on (pod) (up{namespace="llm"} == 1)) > 0) and on (pod) (max by (pod) (increase(vllm:generation_tokens_total{namespace="llm"}[2m])) == 0))`
 	if got := qs[Stuck]; got != want {
 		t.Errorf("stuck query\n got %s\nwant %s", got, want)
+	}
+	// The stuck pods' waiting is the waiting total's shape "and on (pod)" them.
+	inner := strings.TrimSuffix(strings.TrimPrefix(want, "count("), ")")
+	wantW := `sum((sum by (pod) (max without (prometheus, prometheus_replica, replica) (vllm:num_requests_waiting{namespace="llm"})) and on (pod) (up{namespace="llm"} == 1)) and on (pod) (` + inner + `))`
+	if got := qs[StuckWaiting]; got != wantW {
+		t.Errorf("stuck_waiting query\n got %s\nwant %s", got, wantW)
+	}
+	// An override owns the waiting total: stuck pods are counted, not subtracted.
+	tg.Overrides = map[Signal]string{Waiting: `sum(my_gateway_queue)`}
+	if qs, _ := Build(tg, Options{}); qs[Stuck] == "" || qs[StuckWaiting] != "" {
+		t.Errorf("with a waiting override: %v, want stuck only", qs)
 	}
 }
 
@@ -42,7 +53,12 @@ func TestBuildStuck(t *testing.T) {
 //   - fresh:   waiting 2, no token counter yet (C09: exported after the
 //     first request): unknown, not stuck.
 //
-// By hand: stuck and stuck14 are stuck: 2.
+// By hand: stuck and stuck14 are stuck: 2. Totals over the 5 live pods:
+// running 0 + 1 (HA pair deduplicated) + 8 + 0 = 9, waiting 6 + 14 + 3 + 5
+// + 2 = 30, reporting 5 (pods with a running series), current 5 (no
+// replicas query). The stuck pods' waiting: 6 + 14 = 20. Left out: waiting
+// 10, reporting 3; running stays 9 (a stuck engine's 0 or 1), current 5
+// (the 2 stuck pods are missing pods for the HPA's rule).
 func TestEngineStuck(t *testing.T) {
 	api := newEngineAPI(t, `
   vllm:num_requests_waiting{pod="stuck"} 6x40
@@ -78,13 +94,23 @@ func TestEngineStuck(t *testing.T) {
 `)
 	tg := Target{Name: "chat", Server: profile.VLLM, Selector: sel(t, `{pod=~".+"}`).Selector, Stuck: true}
 	r := evalOne(t, api, tg, Options{})
-	if r.Stuck != 2 || r.Errors[Stuck] != nil {
-		t.Fatalf("stuck %v (error %v), want 2", r.Stuck, r.Errors[Stuck])
+	if r.Stuck != 2 || r.Errors[Stuck] != nil || r.Errors[StuckWaiting] != nil {
+		t.Fatalf("stuck %v (errors %v), want 2", r.Stuck, r.Errors) // kv has no series here: empty
+	}
+	if o := r.Observation; o.Running != 9 || o.Waiting != 10 || o.Reporting != 3 || o.Current != 5 {
+		t.Fatalf("running %v waiting %v reporting %d current %d, want 9 10 3 5", o.Running, o.Waiting, o.Reporting, o.Current)
 	}
 	// Without Target.Stuck: not asked, NaN, no error.
 	tg.Stuck = false
-	if r := evalOne(t, api, tg, Options{}); !math.IsNaN(r.Stuck) || r.Errors[Stuck] != nil {
-		t.Fatalf("not asked: stuck %v error %v, want NaN and none", r.Stuck, r.Errors[Stuck])
+	if r := evalOne(t, api, tg, Options{}); !math.IsNaN(r.Stuck) || r.Errors[Stuck] != nil ||
+		r.Observation.Running != 9 || r.Observation.Waiting != 30 || r.Observation.Reporting != 5 {
+		t.Fatalf("not asked: stuck %v error %v, %+v; want NaN, none, running 9 waiting 30 reporting 5", r.Stuck, r.Errors[Stuck], r.Observation)
+	}
+	// Only stuck pods report: none votes, the totals are unknown (never 0,
+	// which would scale down); current still counts both.
+	tg = Target{Name: "stuck", Server: profile.VLLM, Selector: sel(t, `{pod=~"stuck|stuck14"}`).Selector, Stuck: true}
+	if r := evalOne(t, api, tg, Options{}); r.Stuck != 2 || !math.IsNaN(r.Observation.Running) || !math.IsNaN(r.Observation.Waiting) || r.Observation.Current != 2 {
+		t.Fatalf("all stuck: stuck %v, %+v; want 2, running and waiting unknown, current 2", r.Stuck, r.Observation)
 	}
 	// No pod stuck: count() of nothing is no series, read as 0.
 	tg = Target{Name: "busy", Server: profile.VLLM, Selector: sel(t, `{pod="busy"}`).Selector, Stuck: true}

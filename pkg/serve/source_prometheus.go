@@ -74,8 +74,8 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 	for i, res := range results {
 		r := Reading{Obs: res.Observation, CurrentKnown: res.Errors[promql.Current] == nil}
 		if !math.IsNaN(res.Stuck) && res.Stuck >= 0 {
-			// Flagged, not excluded: the stuck pods' requests stay in the
-			// totals (docs/serve.md, "Stuck engines").
+			// pkg/promql left their waiting out, and them out of reporting
+			// (docs/serve.md, "Stuck engines").
 			r.Stuck, r.StuckKnown = int(math.Round(res.Stuck)), true
 		}
 		if !r.CurrentKnown {
@@ -99,7 +99,7 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 // target: the ones its metrics use, plus current (and reporting, its
 // fallback), stuck (asked for every target), and held when it scales to zero.
 func neededSignals(t *config.Target) map[promql.Signal]bool {
-	n := map[promql.Signal]bool{promql.Current: true, promql.Stuck: true}
+	n := map[promql.Signal]bool{promql.Current: true, promql.Stuck: true, promql.StuckWaiting: true}
 	for _, m := range t.Metrics {
 		switch m.Type {
 		case "queue":

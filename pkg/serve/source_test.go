@@ -18,7 +18,7 @@ import (
 
 // fakePrometheus answers /api/v1/query like Prometheus for the queries
 // pkg/promql builds for a vLLM target (one query per signal: BatchSize 1):
-// reporting 2 pods, running 50, waiting 10, replicas 2, the rest empty. The
+// reporting 2 pods, running 50, waiting 10, replicas 2, no stuck pod, the rest empty. The
 // running query misbehaves as fault says.
 func fakePrometheus(t *testing.T, fault string) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -32,6 +32,8 @@ func fakePrometheus(t *testing.T, fault string) *httptest.Server {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		switch {
+		case strings.Contains(q, "min_over_time"):
+			vec() // pkg/promql's stuck queries: no pod is stuck
 		case strings.HasPrefix(q, "count("):
 			vec("2")
 		case strings.Contains(q, "num_requests_running"):

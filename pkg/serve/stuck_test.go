@@ -197,12 +197,14 @@ process_start_time_seconds %s
 	}
 }
 
-// TestStuckPrometheusFlagged: in Prometheus mode the stuck-pods query
-// (pkg/promql's stuck signal, recognised here by its min_over_time) says 1
-// pod is stuck. It is exported, recorded and logged, but the totals keep
-// its requests (flagged only): queue 50 + 10 = 60, target 24, current 2:
-// ratio 60 / 48 = 1.25 -> ceil(60 / 24) = 3.
-func TestStuckPrometheusFlagged(t *testing.T) {
+// TestStuckPrometheusExcluded: in Prometheus mode pkg/promql's stuck
+// queries (recognised here by their min_over_time) say 1 pod is stuck with
+// waiting 6 (the C18 shape). The totals leave its waiting out: running 50,
+// waiting 10 - 6 = 4, queue 54; reporting 2 - 1 = 1 of current 2 (the
+// replicas query), so 1 missing. usage 54 / 1 / 24 = 2.25 > 1: the missing
+// pod counts at 0, 2.25 / 2 = 1.125, outside the tolerance: ceil(2.25) = 3.
+// Exported, recorded and logged as stuck.
+func TestStuckPrometheusExcluded(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.FormValue("query")
 		one := func(v string) {
@@ -210,8 +212,10 @@ func TestStuckPrometheusFlagged(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		switch {
+		case strings.HasPrefix(q, "count(") && strings.Contains(q, "min_over_time"):
+			one("1") // stuck pods
 		case strings.Contains(q, "min_over_time"):
-			one("1")
+			one("6") // their waiting
 		case strings.HasPrefix(q, "count("):
 			one("2")
 		case strings.Contains(q, "num_requests_running"):
@@ -242,8 +246,11 @@ func TestStuckPrometheusFlagged(t *testing.T) {
 	}
 	l.Cycle(context.Background())
 	r := lastRecord(l, "chat")
-	if r.Desired != 3 || *r.Signals.Queue != 60 || r.Stuck == nil || *r.Stuck != 1 {
-		t.Fatalf("record %+v, want desired 3, queue 60 (flag only), stuck 1", r)
+	if r.Desired != 3 || *r.Signals.Queue != 54 || *r.Signals.Waiting != 4 || r.Stuck == nil || *r.Stuck != 1 {
+		t.Fatalf("record %+v, want desired 3, queue 54, waiting 4, stuck 1", r)
+	}
+	if len(r.Steps) == 0 || !strings.Contains(r.Steps[0].Text, "1 of 2 replicas missing") {
+		t.Errorf("steps %+v: want the stuck pod counted as missing", r.Steps)
 	}
 	if g := stuckGauge(t, m); g != "1" {
 		t.Errorf("infscale_stuck_replicas %s, want 1", g)
