@@ -107,6 +107,10 @@ type Plan struct {
 	signals   []signalSet // the signals each target has a query for
 	buildErrs []error     // non-nil for a target whose queries did not build
 	batches   []batch
+	// opts and batchSize rebuild the on-demand queries (StuckWaiting: only
+	// for targets whose Stuck count is > 0, in a second round of Run).
+	opts      Options
+	batchSize int
 }
 
 // batch is the query of one signal for a group of targets.
@@ -135,7 +139,11 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 	if batchSize <= 0 {
 		batchSize = DefaultBatchSize
 	}
+	p.opts, p.batchSize = opts, batchSize
 	for _, s := range Signals() {
+		if s == StuckWaiting {
+			continue // on demand: see stuckRound
+		}
 		var jobs []job
 		for i := range targets {
 			if ex, ok := exprs[i][s]; ok {
@@ -161,7 +169,8 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 	return p
 }
 
-// Queries returns the plan's query count per cycle (without fallbacks).
+// Queries returns the plan's query count per cycle (without fallbacks, and
+// without StuckWaiting, asked only for targets with stuck pods).
 func (p *Plan) Queries() int { return len(p.batches) }
 
 // Evaluate runs the Plan of targets at t: see Run. The plan is cached and
@@ -251,6 +260,7 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 			values[ti][s] = a.value
 		}
 	}
+	st.Queries += e.stuckRound(ctx, p, t, values, results)
 	for i, tg := range targets {
 		if p.buildErrs[i] != nil {
 			results[i].Observation = unknownObservation()
@@ -261,6 +271,50 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 		results[i].Stuck = excludeStuck(&results[i].Observation, p.signals[i], values[i], results[i].Errors)
 	}
 	return results, st
+}
+
+// stuckRound queries StuckWaiting for the targets whose Stuck count is > 0
+// (usually none: then no query is sent), batched like the first round, and
+// records the answers in values and results. The stuck-pods expression is
+// long (about 450 bytes per target) and stuck pods are rare, so the waiting
+// of stuck pods is not asked for every target every cycle. It returns the
+// queries sent.
+func (e *Evaluator) stuckRound(ctx context.Context, p *Plan, t time.Time, values []map[Signal]float64, results []Result) int {
+	var jobs []job
+	for i, tg := range p.targets {
+		if p.buildErrs[i] != nil || !p.signals[i].has(StuckWaiting) || !(values[i][Stuck] > 0) {
+			continue
+		}
+		exprs, err := buildExprs(tg, p.opts)
+		if err != nil || exprs[StuckWaiting] == nil {
+			continue
+		}
+		jobs = append(jobs, job{target: i, expr: exprs[StuckWaiting]})
+	}
+	sent := 0
+	for len(jobs) > 0 {
+		n := min(p.batchSize, len(jobs))
+		b := jobs[:n:n]
+		query := ""
+		if n == 1 {
+			query = b[0].expr.String()
+			b[0].query = query
+		} else {
+			query = batchQuery(b)
+		}
+		ans, q := e.runBatch(ctx, b, query, t)
+		sent += q
+		for ti, a := range ans {
+			results[ti].Warnings = append(results[ti].Warnings, a.warn...)
+			if a.err != nil {
+				results[ti].Errors[StuckWaiting] = a.err
+				continue
+			}
+			values[ti][StuckWaiting] = a.value
+		}
+		jobs = jobs[n:]
+	}
+	return sent
 }
 
 // runBatch sends query (the batch of jobs, or a single job's query) and

@@ -1,6 +1,7 @@
 package promql
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -116,6 +117,31 @@ func TestEngineStuck(t *testing.T) {
 	tg = Target{Name: "busy", Server: profile.VLLM, Selector: sel(t, `{pod="busy"}`).Selector, Stuck: true}
 	if r := evalOne(t, api, tg, Options{}); r.Stuck != 0 || r.Errors[Stuck] != nil {
 		t.Fatalf("busy only: stuck %v error %v, want 0", r.Stuck, r.Errors[Stuck])
+	}
+	// Three targets in one Evaluate: the first round is one query per
+	// signal (running, waiting, reporting, kv, stuck: 5); the stuck pods'
+	// waiting is asked in a second round only for the two targets with a
+	// stuck pod, as one batched query: 6 in all. By hand: "stuck" alone:
+	// its only reporting pod is stuck, so waiting is unknown; "stuck14" with
+	// "busy": waiting 14 + 3 - 14 = 3, reporting 2 - 1 = 1; "busy": 3, none stuck.
+	api.queries = 0
+	ts := []Target{
+		{Name: "a", Server: profile.VLLM, Selector: sel(t, `{pod="stuck"}`).Selector, Stuck: true},
+		{Name: "b", Server: profile.VLLM, Selector: sel(t, `{pod=~"stuck14|busy"}`).Selector, Stuck: true},
+		{Name: "c", Server: profile.VLLM, Selector: sel(t, `{pod="busy"}`).Selector, Stuck: true},
+	}
+	res, st := (&Evaluator{API: api}).Evaluate(context.Background(), ts, at)
+	if st.Queries != 6 || api.queries != 6 {
+		t.Errorf("queries %d (api saw %d), want 6", st.Queries, api.queries)
+	}
+	if r := res[0]; r.Stuck != 1 || !math.IsNaN(r.Observation.Waiting) {
+		t.Errorf("a: stuck %v waiting %v, want 1 and unknown", r.Stuck, r.Observation.Waiting)
+	}
+	if r := res[1]; r.Stuck != 1 || r.Observation.Waiting != 3 || r.Observation.Reporting != 1 || r.Observation.Current != 2 {
+		t.Errorf("b: stuck %v %+v, want 1, waiting 3, reporting 1, current 2", r.Stuck, r.Observation)
+	}
+	if r := res[2]; r.Stuck != 0 || r.Observation.Waiting != 3 || r.Observation.Reporting != 1 {
+		t.Errorf("c: stuck %v %+v, want 0, waiting 3, reporting 1", r.Stuck, r.Observation)
 	}
 	if !strings.Contains(Stuck.String(), "stuck") {
 		t.Errorf("Stuck.String() = %q", Stuck.String())
