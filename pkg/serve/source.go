@@ -35,10 +35,10 @@ type Reading struct {
 	// the whole batch's time).
 	Duration time.Duration
 	// Stuck is the number of replicas read as stuck engines (requests wait
-	// and are never run: LOG.md case C18), when StuckKnown. In embedded mode
-	// they are left out of Obs's totals and Reporting but counted in
-	// Obs.Current, so the HPA's missing-pods rule applies to them; in
-	// Prometheus mode they are counted and flagged only (docs/serve.md).
+	// and are never run: LOG.md case C18), when StuckKnown. They are left
+	// out of Obs's totals (Prometheus mode: their waiting) and Reporting but
+	// counted in Obs.Current, so the HPA's missing-pods rule applies to them
+	// (docs/serve.md, "Stuck engines").
 	Stuck      int
 	StuckKnown bool
 	// StuckReplicas names them where the source knows them (scrape URLs).

@@ -98,7 +98,7 @@ func TestStuckEngineDoesNotVote(t *testing.T) {
 		t.Errorf("cycle 2: infscale_stuck_replicas %s, want 1", g)
 	}
 	if err := testutil.CollectAndCompare(m.table, strings.NewReader(`
-# HELP infscale_stuck_replicas Replicas read as stuck engines at the last cycle: requests wait but none runs or no token is processed (two consecutive scrapes in embedded mode, 2m in Prometheus mode; LOG.md C18). Embedded mode: they do not vote (missing pods); Prometheus mode: flagged only. Absent when unknown.
+# HELP infscale_stuck_replicas Replicas read as stuck engines at the last cycle: requests wait but none runs or no token is processed (two consecutive scrapes in embedded mode, 2m in Prometheus mode; LOG.md C18). They do not vote (left out of the totals, counted as missing pods). Absent when unknown.
 # TYPE infscale_stuck_replicas gauge
 infscale_stuck_replicas{target="chat"} 1
 `), "infscale_stuck_replicas"); err != nil {
