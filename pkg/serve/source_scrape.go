@@ -30,11 +30,14 @@ type ScrapeSource struct {
 	// targets without a ttft metric (shown, not scaled on).
 	TTFTWindow time.Duration
 	// StuckAfter is how many consecutive scrapes a replica must look like a
-	// stuck engine (stuck.go) before it stops voting; 0 is
-	// DefaultStuckAfter. A replica that stopped voting is counted in
+	// stuck engine (stuck.go), for at least StuckFor, before it stops
+	// voting; 0 is DefaultStuckAfter. A replica that stopped voting is counted in
 	// Current but not in the totals or Reporting: the HPA's missing-pods
 	// rule (0 on a scale-up, at target on a scale-down) applies to it.
 	StuckAfter int
+	// StuckFor is how long, at least, a replica must have looked stuck
+	// before it stops voting; 0 is DefaultStuckFor.
+	StuckFor time.Duration
 
 	stuck stuckTracker
 
@@ -86,9 +89,12 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	wg.Wait()
 	r := Reading{Obs: unknownObservation(), StuckKnown: true}
 	answered := 0
-	after := s.StuckAfter
+	after, span := s.StuckAfter, s.StuckFor
 	if after <= 0 {
 		after = DefaultStuckAfter
+	}
+	if span <= 0 {
+		span = DefaultStuckFor
 	}
 	voting := make([]*scrape.Page, len(pages))
 	for i, err := range errs {
@@ -98,7 +104,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 			continue
 		}
 		answered++
-		if s.stuck.observe(urls[i], pages[i]) >= after {
+		if n, d := s.stuck.observe(urls[i], pages[i], now); n >= after && d >= span {
 			// Answered but does not vote: a missing pod for the HPA's rule.
 			r.Stuck++
 			r.StuckReplicas = append(r.StuckReplicas, urls[i])

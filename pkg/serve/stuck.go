@@ -3,6 +3,7 @@ package serve
 import (
 	"math"
 	"sync"
+	"time"
 
 	"github.com/infscale/infscale/pkg/scrape"
 )
@@ -12,6 +13,12 @@ import (
 // single odd page (a request queued at the instant a batch finished) is
 // still counted, and a replica stuck for one full interval is not.
 const DefaultStuckAfter = 2
+
+// DefaultStuckFor is how long a replica must have looked stuck before it
+// stops voting (ScrapeSource.StuckFor when 0), whatever the interval: with
+// a 1 s interval, a prefill of a long prompt that moves no counter for 2 s
+// is not a stuck engine. One default interval (15 s).
+const DefaultStuckFor = 15 * time.Second
 
 // stuckTracker remembers, per scrape URL, how many consecutive scrapes
 // looked like a stuck engine and the token counters of the last scrape
@@ -35,8 +42,13 @@ type stuckTracker struct {
 
 // stuckMark is what one scrape of a URL leaves for the next.
 type stuckMark struct {
-	// streak is the number of consecutive suspect scrapes ending here.
+	// streak is the number of consecutive suspect scrapes ending here, and
+	// since when the replica has looked stuck (the first suspect page, or
+	// the scrape before the first flat interval).
 	streak int
+	since  time.Time
+	// at is the scrape's time.
+	at time.Time
 	// tokens are the page's counters (NaN absent), with their family names.
 	prompt, generation       float64
 	promptFam, generationFam string
@@ -62,20 +74,34 @@ func (s *stuckTracker) end() {
 	s.last, s.next = s.next, nil
 }
 
-// observe records a successful scrape of url and returns the number of
-// consecutive suspect scrapes ending with it (0: this one is not suspect).
-func (s *stuckTracker) observe(url string, p *scrape.Page) int {
+// observe records a successful scrape of url at now and returns the number
+// of consecutive suspect scrapes ending with it (0: this one is not
+// suspect) and how long the replica has looked stuck.
+func (s *stuckTracker) observe(url string, p *scrape.Page, now time.Time) (streak int, stuckFor time.Duration) {
 	cur := markOf(p)
+	cur.at = now
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	prev, seen := s.last[url]
-	if p.Suspect != "" || (seen && flat(prev, cur, p.Waiting)) {
+	isFlat := seen && flat(prev, cur, p.Waiting)
+	if p.Suspect != "" || isFlat {
 		cur.streak = prev.streak + 1 // prev.streak is 0 when unseen
+		switch {
+		case prev.streak > 0:
+			cur.since = prev.since
+		case isFlat:
+			cur.since = prev.at // nothing moved since the previous scrape
+		default:
+			cur.since = now
+		}
 	}
 	if s.next != nil {
 		s.next[url] = cur
 	}
-	return cur.streak
+	if cur.streak == 0 {
+		return 0, 0
+	}
+	return cur.streak, now.Sub(cur.since)
 }
 
 // flat reports whether requests wait (waiting > 0) while no token counter

@@ -98,7 +98,7 @@ func TestStuckEngineDoesNotVote(t *testing.T) {
 		t.Errorf("cycle 2: infscale_stuck_replicas %s, want 1", g)
 	}
 	if err := testutil.CollectAndCompare(m.table, strings.NewReader(`
-# HELP infscale_stuck_replicas Replicas read as stuck engines at the last cycle: requests wait but none runs or no token is processed (two consecutive scrapes in embedded mode, 2m in Prometheus mode; LOG.md C18). They do not vote (left out of the totals, counted as missing pods). Absent when unknown.
+# HELP infscale_stuck_replicas Replicas read as stuck engines at the last cycle: requests wait but none runs or no token is processed (embedded mode: two consecutive scrapes over at least 15s; Prometheus mode: 2m; LOG.md C18). They do not vote (left out of the totals, counted as missing pods). Absent when unknown.
 # TYPE infscale_stuck_replicas gauge
 infscale_stuck_replicas{target="chat"} 1
 `), "infscale_stuck_replicas"); err != nil {
@@ -176,23 +176,26 @@ process_start_time_seconds %s
 		}
 		return p
 	}
+	// Scrapes every 5 s: how long it has looked stuck counts from the scrape
+	// before the first flat interval (5 s at the first flat scrape).
 	var tr stuckTracker
 	for i, tc := range []struct {
 		prompt, gen, start string
 		want               int
+		wantFor            time.Duration
 	}{
-		{"100", "500", "1", 0},
-		{"100", "500", "1", 1},
-		{"100", "500", "1", 2},
-		{"100", "501", "1", 0}, // a token generated
-		{"100", "501", "1", 1},
-		{"100", "501", "2", 0}, // restarted (and counters equal by chance)
+		{"100", "500", "1", 0, 0},
+		{"100", "500", "1", 1, 5 * time.Second},
+		{"100", "500", "1", 2, 10 * time.Second},
+		{"100", "501", "1", 0, 0}, // a token generated
+		{"100", "501", "1", 1, 5 * time.Second},
+		{"100", "501", "2", 0, 0}, // restarted (and counters equal by chance)
 	} {
 		tr.begin()
-		got := tr.observe("u", page(tc.prompt, tc.gen, tc.start))
+		got, gotFor := tr.observe("u", page(tc.prompt, tc.gen, tc.start), t0.Add(time.Duration(i)*5*time.Second))
 		tr.end()
-		if got != tc.want {
-			t.Errorf("scrape %d: streak %d, want %d", i+1, got, tc.want)
+		if got != tc.want || gotFor != tc.wantFor {
+			t.Errorf("scrape %d: streak %d for %v, want %d for %v", i+1, got, gotFor, tc.want, tc.wantFor)
 		}
 	}
 }
@@ -257,5 +260,29 @@ func TestStuckPrometheusExcluded(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "stuck=1") {
 		t.Errorf("want a warning about the stuck replica, log:\n%s", logs.String())
+	}
+}
+
+// TestStuckNeedsTime: with scrapes 1 s apart, two suspect pages in a row
+// are not enough (a long prefill can stall the counters for seconds); the
+// replica stops voting once it has looked stuck for DefaultStuckFor (15 s).
+// Same pages as TestStuckEngineDoesNotVote: queue 16 while it votes, 10 after.
+func TestStuckNeedsTime(t *testing.T) {
+	var healthy, stuck atomic.Value
+	healthy.Store(vllmPage("10", "0", "0.5"))
+	stuck.Store(vllmPage("0", "6", "0"))
+	h, s := switchPage(t, &healthy), switchPage(t, &stuck)
+	l, _, now := stuckLoop(t, []string{h.URL, s.URL}, 0)
+	for _, step := range []struct {
+		at        time.Duration
+		queue     float64
+		wantStuck int
+	}{{0, 16, 0}, {time.Second, 16, 0}, {14 * time.Second, 16, 0}, {15 * time.Second, 10, 1}} {
+		*now = t0.Add(step.at)
+		l.Cycle(context.Background())
+		r := lastRecord(l, "chat")
+		if *r.Signals.Queue != step.queue || *r.Stuck != step.wantStuck {
+			t.Errorf("at +%v: queue %v stuck %d, want %v and %d", step.at, *r.Signals.Queue, *r.Stuck, step.queue, step.wantStuck)
+		}
 	}
 }
