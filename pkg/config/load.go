@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"time"
@@ -18,12 +20,53 @@ import (
 // On any problem it returns a nil *File and an Errors listing every problem
 // found (unknown keys, wrong types, bad values), each with file:line:col, the
 // key and what is allowed. Read errors are returned as they are (not Errors).
+//
+// Only a regular file (or a symlink to one, as a Kubernetes ConfigMap mount
+// is) of at most MaxFileSize bytes is read: a FIFO would block the load
+// forever (and SIGTERM with it), /dev/zero would exhaust memory.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s); the configuration must be a YAML file", path, kind(fi.Mode()))
+	}
+	if fi.Size() > MaxFileSize {
+		return nil, fmt.Errorf("%s: %d bytes, larger than the %d allowed for a configuration", path, fi.Size(), MaxFileSize)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize { // grew between Stat and read
+		return nil, fmt.Errorf("%s: larger than the %d bytes allowed for a configuration", path, MaxFileSize)
+	}
 	return Parse(data, path)
+}
+
+// MaxFileSize is the largest configuration file Load reads: 16 MiB, some
+// 50,000 targets of about 300 bytes each.
+const MaxFileSize = 16 << 20
+
+// kind names a non-regular file mode for Load's error.
+func kind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeDevice != 0, m&os.ModeCharDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return m.Type().String()
 }
 
 // Parse decodes and validates a configuration from data; name is used in

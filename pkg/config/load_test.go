@@ -1,0 +1,63 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestLoadRefusesNonRegular: a FIFO blocked Load forever (open waits for a
+// writer, and SIGTERM only cancels a context), /dev/zero exhausted memory (a
+// fatal out-of-memory crash), a directory gave a bare read error. Each is
+// refused before any read, naming what the path is.
+func TestLoadRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "serve.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFO on this system: %v", err)
+	}
+	link := filepath.Join(dir, "zero.yaml")
+	cases := map[string]string{fifo: "not a regular file (a named pipe)", dir: "not a regular file (a directory)"}
+	if _, err := os.Stat("/dev/zero"); err == nil && os.Symlink("/dev/zero", link) == nil {
+		cases[link] = "not a regular file (a device)"
+	}
+	for path, want := range cases {
+		cfg, err := Load(path) // returns at once; a blocking read would hang the test
+		if cfg != nil || err == nil || !strings.Contains(err.Error(), path+": "+want) {
+			t.Errorf("Load(%s) = %v, %v; want an error containing %q", path, cfg, err, want)
+		}
+	}
+}
+
+// TestLoadSymlink: a ConfigMap mount is a symlink to a regular file; it loads.
+func TestLoadSymlink(t *testing.T) {
+	abs, err := filepath.Abs("../../examples/serve-embedded.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "serve.yaml")
+	if err := os.Symlink(abs, link); err != nil {
+		t.Skipf("no symlinks: %v", err)
+	}
+	if _, err := Load(link); err != nil {
+		t.Errorf("symlink to a valid file: %v", err)
+	}
+}
+
+// TestLoadTooLarge: a file above MaxFileSize is refused by its size, unread.
+func TestLoadTooLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(MaxFileSize + 1); err != nil { // sparse: no 16 MiB written
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "larger than the 16777216 allowed") {
+		t.Errorf("Load of %d bytes: %v", MaxFileSize+1, err)
+	}
+}
