@@ -42,7 +42,7 @@ func TestBadFiles(t *testing.T) {
 			"types.bad.yaml:6:9: listen: must be host:port",
 			"types.bad.yaml:8:7: targets[0].selector: required with prometheus.url",
 			"types.bad.yaml:8:9: targets[0].name: \"chat bot\": allowed are letters, digits",
-			"types.bad.yaml:9:8: targets[0].max: cannot unmarshal string into Go value of type int; expected an integer",
+			"types.bad.yaml:9:8: targets[0].max: expected an integer, got the string \"eight\"",
 			"types.bad.yaml:10:12: targets[0].metrics: expected a list, got a mapping",
 			"types.bad.yaml:11:7: targets[1].selector: required with prometheus.url",
 			"types.bad.yaml:12:11: targets[1].scrape: expected a list",
@@ -65,6 +65,17 @@ func TestBadFiles(t *testing.T) {
 			"zero.bad.yaml:10:9: targets[2].zero.held: required",
 			"zero.bad.yaml:12:13: targets[3].selector: not a PromQL label-matcher set such as '{namespace=\"llm\", pod=~\"chat-.*\"}': invalid PromQL: selector `{__name__=\"up\"}` names a metric",
 			"zero.bad.yaml:13:46: targets[3].metrics[0].query: queue is running + waiting",
+		},
+		// Columns counted by hand: line 6 "  metrics: [{type: ttft, target: 2s, quantile: " is 47
+		// characters; line 12 "      policies: [{type: Pods, value: " 37, then "1.5, periodSeconds: " 20.
+		"numbers.bad.yaml": {
+			"numbers.bad.yaml:6:48: targets[0].metrics[0].quantile: must be in (0, 1), e.g. 0.95, got NaN",
+			"numbers.bad.yaml:7:8: targets[0].min: expected an integer, got 1.5",
+			"numbers.bad.yaml:8:8: targets[0].max: expected an integer, got the string \"4\"",
+			"numbers.bad.yaml:11:35: targets[0].behavior.scaleUp.stabilizationWindowSeconds: expected an integer, got 30.5",
+			"numbers.bad.yaml:12:38: targets[0].behavior.scaleUp.policies[0].value: expected an integer, got 1.5",
+			"numbers.bad.yaml:12:58: targets[0].behavior.scaleUp.policies[0].periodSeconds: expected an integer, got the string \"15\"",
+			"numbers.bad.yaml:13:53: targets[0].schedule[0].min: expected an integer, got 2.0",
 		},
 		"syntax.bad.yaml": {
 			"syntax.bad.yaml:4:3: ',' or ']' must be specified",

@@ -242,6 +242,12 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 		})
 		return
 	}
+	if isInt(v.Type()) && n.Type() != ast.IntegerType {
+		// goccy converts 1.5 to 1 and "4" to 4 silently; a replica count
+		// or a number of seconds is written as an integer.
+		d.errorf(position(n), path, "expected %s, got %s", expected(v.Type()), describe(n))
+		return
+	}
 	opts := []yaml.DecodeOption{yaml.Strict()}
 	pt := reflect.PointerTo(v.Type())
 	if pt.Implements(jsonUnmarshaler) && !pt.Implements(bytesUnmarshaler) && !pt.Implements(interfaceUnmarshaler) {
@@ -282,6 +288,15 @@ func expected(t reflect.Type) string {
 	return "a value of type " + t.String()
 }
 
+func isInt(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
+}
+
 func keyList(fields map[string]field) string {
 	keys := make([]string, 0, len(fields))
 	for k := range fields {
@@ -297,9 +312,24 @@ func describe(n ast.Node) string {
 		return "a mapping"
 	case ast.SequenceType:
 		return "a list"
-	default:
-		return fmt.Sprintf("%q", n.String())
+	case ast.IntegerType, ast.FloatType, ast.BoolType, ast.NanType, ast.InfinityType:
+		return n.GetToken().Value
+	case ast.StringType:
+		if sn, ok := n.(*ast.StringNode); ok {
+			return "the string " + quoteShort(sn.Value)
+		}
 	}
+	return quoteShort(n.String())
+}
+
+// quoteShort quotes s for a message, cut to 40 characters: a binary file's
+// text is not echoed whole.
+func quoteShort(s string) string {
+	const limit = 40
+	if r := []rune(s); len(r) > limit {
+		return fmt.Sprintf("%q... (%d bytes)", string(r[:limit]), len(s))
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 // scalar decodes a scalar node's text with set, reporting a non-scalar or a

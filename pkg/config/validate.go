@@ -209,8 +209,8 @@ func (v *validator) metric(p string, m *Metric, min int) {
 		if target <= 0 {
 			v.at(p+".target", "ttft target is seconds or a duration, > 0, e.g. 2s")
 		}
-		if m.Quantile <= 0 || m.Quantile >= 1 {
-			v.at(p+".quantile", "must be in (0, 1), e.g. 0.95")
+		if !(m.Quantile > 0 && m.Quantile < 1) { // NaN too
+			v.at(p+".quantile", "must be in (0, 1), e.g. 0.95, got %v", m.Quantile)
 		}
 	default:
 		v.at(p+".type", "unknown signal %q; allowed: %s", m.Type, strings.Join(Signals, ", "))
