@@ -100,8 +100,10 @@ type answer struct {
 // Plan is the queries of one set of targets, built and printed once (query
 // text for 1,000 targets is about 1.3 MB; rebuilding it every cycle would
 // cost more CPU than the cycle's other work). Make a new Plan when the
-// targets or options change (config reload). A Plan is read-only and may
-// be shared.
+// targets or options change (config reload). A Plan's queries are
+// read-only; its only state is the cache of the Stuck answers (see Run),
+// guarded by a mutex, so a Plan may be shared, and a new Plan starts with
+// an empty cache.
 type Plan struct {
 	targets   []Target
 	signals   []signalSet // the signals each target has a query for
@@ -111,6 +113,41 @@ type Plan struct {
 	// for targets whose Stuck count is > 0, in a second round of Run).
 	opts      Options
 	batchSize int
+	// stuckEvery is how often the Stuck batches are sent (StuckWindow/4);
+	// stuck caches their answers in between.
+	stuckEvery time.Duration
+	stuck      *stuckCache
+}
+
+// stuckCache holds the Stuck answers of a Plan's last read of that signal.
+type stuckCache struct {
+	mu      sync.Mutex
+	read    bool           // false until the first read
+	at      time.Time      // the t of that read
+	answers map[int]answer // by target index; warnings dropped
+}
+
+// due reports whether the Stuck batches are to be sent at t: never read
+// yet, at least every after the last read, or t before it (a clock that
+// went back).
+func (c *stuckCache) due(t time.Time, every time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.read || t.Before(c.at) || t.Sub(c.at) >= every
+}
+
+// store records the Stuck answers read at t.
+func (c *stuckCache) store(t time.Time, answers map[int]answer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.read, c.at, c.answers = true, t, answers
+}
+
+// load returns the answers of the last read (nil before any).
+func (c *stuckCache) load() map[int]answer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.answers
 }
 
 // batch is the query of one signal for a group of targets.
@@ -140,6 +177,8 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 		batchSize = DefaultBatchSize
 	}
 	p.opts, p.batchSize = opts, batchSize
+	p.stuckEvery = opts.withDefaults().StuckWindow / 4
+	p.stuck = &stuckCache{}
 	for _, s := range Signals() {
 		if s == StuckWaiting {
 			continue // on demand: see stuckRound
@@ -170,7 +209,8 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 }
 
 // Queries returns the plan's query count per cycle (without fallbacks, and
-// without StuckWaiting, asked only for targets with stuck pods).
+// without StuckWaiting, asked only for targets with stuck pods). It counts
+// the Stuck batches, which Run sends only once per StuckWindow/4.
 func (p *Plan) Queries() int { return len(p.batches) }
 
 // Evaluate runs the Plan of targets at t: see Run. The plan is cached and
@@ -213,6 +253,16 @@ func planKey(targets []Target, o Options, batch int) string {
 // that Prometheus rejects (bad_data) is retried target by target so that one
 // broken user query does not blind the others. Results are in target order.
 // Evaluator.Options and BatchSize are not used: p carries them.
+//
+// The Stuck signal is defined over Options.StuckWindow (2 min), so its
+// batches are sent at most once per StuckWindow/4 (30 s by default) per
+// Plan: at the first Run, then at the first Run whose t is at least that
+// long after the last read (or before it: a clock that went back). In
+// between, each target's last Stuck count, or its error, is reused (not its
+// warnings, reported once). The cadence is measured on t only (never the
+// wall clock) and restarts with a new Plan. StuckWaiting (the second
+// round) is still asked every Run for the targets whose count, read or
+// reused, is > 0, so the stuck pods' waiting subtracted stays current.
 func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, Stats) {
 	targets := p.targets
 	results := make([]Result, len(targets))
@@ -231,9 +281,13 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 	if par <= 0 {
 		par = 4
 	}
+	readStuck := p.stuck.due(t, p.stuckEvery)
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
 	for bi, b := range p.batches {
+		if b.signal == Stuck && !readStuck {
+			continue // reused below
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -248,9 +302,18 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 		values[i] = make(map[Signal]float64, 8)
 	}
 	var st Stats
+	var stuckAnswers map[int]answer
+	if readStuck {
+		stuckAnswers = map[int]answer{}
+	}
 	for bi, ans := range answers {
 		st.Queries += queries[bi]
 		s := p.batches[bi].signal
+		if s == Stuck && readStuck {
+			for ti, a := range ans {
+				stuckAnswers[ti] = answer{value: a.value, err: a.err}
+			}
+		}
 		for ti, a := range ans {
 			results[ti].Warnings = append(results[ti].Warnings, a.warn...)
 			if a.err != nil {
@@ -258,6 +321,17 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 				continue
 			}
 			values[ti][s] = a.value
+		}
+	}
+	if readStuck {
+		p.stuck.store(t, stuckAnswers)
+	} else {
+		for ti, a := range p.stuck.load() {
+			if a.err != nil {
+				results[ti].Errors[Stuck] = a.err
+				continue
+			}
+			values[ti][Stuck] = a.value
 		}
 	}
 	st.Queries += e.stuckRound(ctx, p, t, values, results)

@@ -1,0 +1,162 @@
+package promql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+// signalAPI answers each query of one target (matched by its exact text,
+// as Build prints it) with a set value per signal, and counts the queries
+// sent per signal.
+type signalAPI struct {
+	bySig  map[string]Signal
+	values map[Signal]float64
+	fail   map[Signal]error
+	sent   map[Signal]int
+}
+
+func newSignalAPI(t *testing.T, tg Target, opts Options) *signalAPI {
+	t.Helper()
+	qs, err := Build(tg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &signalAPI{bySig: map[string]Signal{}, values: map[Signal]float64{}, fail: map[Signal]error{}, sent: map[Signal]int{}}
+	for s, q := range qs {
+		a.bySig[q] = s
+	}
+	return a
+}
+
+func (a *signalAPI) Instant(_ context.Context, q string, _ time.Time) (model.Vector, []string, error) {
+	s, ok := a.bySig[q]
+	if !ok {
+		return nil, nil, fmt.Errorf("unexpected query %s", q)
+	}
+	a.sent[s]++
+	if err := a.fail[s]; err != nil {
+		return nil, nil, err
+	}
+	v, ok := a.values[s]
+	if !ok {
+		return model.Vector{}, nil, nil
+	}
+	return model.Vector{{Value: model.SampleValue(v)}}, nil, nil
+}
+
+func (a *signalAPI) Range(context.Context, string, time.Time, time.Time, time.Duration) (model.Matrix, []string, error) {
+	panic("not used")
+}
+
+// TestStuckCadence runs one target through cycles 15 s apart with the
+// default StuckWindow (2 min): the stuck count is read at most once per
+// 2 min / 4 = 30 s, and reused in between, while the stuck pods' waiting
+// is read every cycle the reused count is > 0.
+//
+// By hand, with running 10, waiting 20, reporting 3, kv 0.5 throughout:
+//   - t:     read stuck = 1 (5 first-round queries) and stuck_waiting 6
+//     (1 more): waiting 20 - 6 = 14, reporting 3 - 1 = 2; 6 queries.
+//   - the pod recovers: Prometheus now says stuck 0 and stuck_waiting 4.
+//   - t+15s: 15 s < 30 s, stuck not sent (4 first-round queries); the
+//     reused count 1 > 0 sends stuck_waiting: waiting 20 - 4 = 16,
+//     reporting 2; 5 queries.
+//   - t+30s: 30 s >= 30 s, stuck read again: 0, no second round: waiting
+//     20, reporting 3; 5 queries.
+//   - t+45s: 15 s after the read: reused 0: 4 queries.
+//
+// Stuck sent at t and t+30s (2), stuck_waiting at t and t+15s (2).
+func TestStuckCadence(t *testing.T) {
+	tg := Target{Name: "chat", Server: profile.VLLM, Selector: sel(t, `{namespace="llm"}`).Selector, Stuck: true}
+	api := newSignalAPI(t, tg, Options{})
+	api.values = map[Signal]float64{Running: 10, Waiting: 20, Reporting: 3, KV: 0.5, Stuck: 1, StuckWaiting: 6}
+	ev := &Evaluator{API: api}
+	cycle := func(dt time.Duration) (Result, int) {
+		t.Helper()
+		res, st := ev.Evaluate(context.Background(), []Target{tg}, at.Add(dt))
+		return res[0], st.Queries
+	}
+	type want struct {
+		stuck, waiting float64
+		reporting      int
+		queries        int
+	}
+	check := func(name string, r Result, q int, w want) {
+		t.Helper()
+		if r.Stuck != w.stuck || r.Observation.Waiting != w.waiting || r.Observation.Reporting != w.reporting || q != w.queries {
+			t.Errorf("%s: stuck %v waiting %v reporting %d queries %d (errors %v), want %v %v %d %d",
+				name, r.Stuck, r.Observation.Waiting, r.Observation.Reporting, q, r.Errors, w.stuck, w.waiting, w.reporting, w.queries)
+		}
+	}
+	r, q := cycle(0)
+	check("t", r, q, want{1, 14, 2, 6})
+	api.values[Stuck], api.values[StuckWaiting] = 0, 4
+	r, q = cycle(15 * time.Second)
+	check("t+15s", r, q, want{1, 16, 2, 5})
+	r, q = cycle(30 * time.Second)
+	check("t+30s", r, q, want{0, 20, 3, 5})
+	r, q = cycle(45 * time.Second)
+	check("t+45s", r, q, want{0, 20, 3, 4})
+	if api.sent[Stuck] != 2 || api.sent[StuckWaiting] != 2 {
+		t.Errorf("sent stuck %d, stuck_waiting %d; want 2 (t, t+30s) and 2 (t, t+15s)", api.sent[Stuck], api.sent[StuckWaiting])
+	}
+
+	// A rebuilt plan (the targets changed) reads stuck at once, 5 s after
+	// the last read: stuck 2 now, stuck_waiting 4: waiting 20 - 4 = 16,
+	// reporting 3 - 2 = 1; 6 queries.
+	api.values[Stuck] = 2
+	tg.Name = "chat2"
+	r, q = cycle(50 * time.Second)
+	check("rebuilt at t+50s", r, q, want{2, 16, 1, 6})
+	if api.sent[Stuck] != 3 {
+		t.Errorf("sent stuck %d after the rebuild, want 3", api.sent[Stuck])
+	}
+
+	// A clock that went back (t+40s, before the read at t+50s) reads again.
+	api.values[Stuck] = 0
+	r, q = cycle(40 * time.Second)
+	check("back to t+40s", r, q, want{0, 20, 3, 5})
+}
+
+// TestStuckCadenceWindowAndError: with StuckWindow 1m the count is read
+// every 1m / 4 = 15 s, so cycles 10 s apart read it at 0, 20 s (20 >= 15),
+// 40 s (20 >= 15) but not at 10 s or 30 s: 3 reads in 5 cycles. A failed
+// read is reused with its error until the next read: at 10 s the stuck
+// count is still unknown (NaN, the error kept) and no
+// second round is sent; waiting stays the total (flagged, not excluded).
+func TestStuckCadenceWindowAndError(t *testing.T) {
+	opts := Options{StuckWindow: time.Minute}
+	tg := Target{Name: "chat", Server: profile.VLLM, Selector: sel(t, `{namespace="llm"}`).Selector, Stuck: true}
+	api := newSignalAPI(t, tg, opts)
+	api.values = map[Signal]float64{Running: 10, Waiting: 20, Reporting: 3, KV: 0.5, Stuck: 1, StuckWaiting: 6}
+	api.fail[Stuck] = errors.New("connection refused")
+	ev := &Evaluator{API: api, Options: opts}
+	for i, dt := range []time.Duration{0, 10 * time.Second, 20 * time.Second, 30 * time.Second, 40 * time.Second} {
+		res, _ := ev.Evaluate(context.Background(), []Target{tg}, at.Add(dt))
+		r := res[0]
+		switch i {
+		case 0, 1: // the failed read, then reused
+			if !math.IsNaN(r.Stuck) || r.Errors[Stuck] == nil || r.Observation.Waiting != 20 {
+				t.Errorf("%v: stuck %v error %v waiting %v; want NaN, an error, 20", dt, r.Stuck, r.Errors[Stuck], r.Observation.Waiting)
+			}
+			if i == 1 {
+				delete(api.fail, Stuck) // Prometheus is back
+			}
+		default: // read at 20 s (1), reused at 30 s, read at 40 s: 20 - 6 = 14
+			if r.Stuck != 1 || r.Errors[Stuck] != nil || r.Observation.Waiting != 14 {
+				t.Errorf("%v: stuck %v error %v waiting %v; want 1, none, 14", dt, r.Stuck, r.Errors[Stuck], r.Observation.Waiting)
+			}
+		}
+	}
+	// Reads at 0, 20 s, 40 s; stuck_waiting at 20, 30, 40 s.
+	if api.sent[Stuck] != 3 || api.sent[StuckWaiting] != 3 {
+		t.Errorf("sent stuck %d, stuck_waiting %d; want 3 and 3", api.sent[Stuck], api.sent[StuckWaiting])
+	}
+}
