@@ -75,7 +75,21 @@ func TestBadFiles(t *testing.T) {
 			"numbers.bad.yaml:11:35: targets[0].behavior.scaleUp.stabilizationWindowSeconds: expected an integer, got 30.5",
 			"numbers.bad.yaml:12:38: targets[0].behavior.scaleUp.policies[0].value: expected an integer, got 1.5",
 			"numbers.bad.yaml:12:58: targets[0].behavior.scaleUp.policies[0].periodSeconds: expected an integer, got the string \"15\"",
-			"numbers.bad.yaml:13:53: targets[0].schedule[0].min: expected an integer, got 2.0",
+			// Line 13: "    scaleDown: {stabilizationWindowSeconds: " is 44 characters.
+			"numbers.bad.yaml:13:45: targets[0].behavior.scaleDown.stabilizationWindowSeconds: 99999999999999999999 is out of range; expected an integer",
+			"numbers.bad.yaml:14:53: targets[0].schedule[0].min: expected an integer, got 2.0",
+		},
+		// Columns: line 9 "  metrics: [{type: queue, target: " is 34 characters; line 22
+		// "  behavior: {scaleDown: {tolerance: " 36; line 24 "  - {cron: " 11.
+		"followon.bad.yaml": {
+			"followon.bad.yaml:9:35: targets[0].metrics[0].target: invalid value \"0x18\"; expected a number or a duration such as 2s",
+			"followon.bad.yaml:14:8: targets[1].min: expected an integer, got the string \"x\"",
+			"followon.bad.yaml:15:8: targets[1].max: expected an integer, got the string \"eight\"",
+			"followon.bad.yaml:20:8: targets[2].max: must be at most 2147483647 (the HPA's replicas are int32), got 9999999999",
+			"followon.bad.yaml:21:14: targets[2].lookahead: not a valid duration string: \"fast\"",
+			"followon.bad.yaml:22:37: targets[2].behavior.scaleDown.tolerance: must be below 1 (a band reaching ratio 0 never scales down), got 1",
+			"followon.bad.yaml:24:12: targets[2].schedule[0].cron: \"@every 1h\": @every is relative to the start",
+			"followon.bad.yaml:25:12: targets[2].schedule[1].cron: \"0 0 30 2 *\" never fires",
 		},
 		"syntax.bad.yaml": {
 			"syntax.bad.yaml:4:3: ',' or ']' must be specified",

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -25,16 +26,23 @@ type Quantity struct {
 func (q *Quantity) UnmarshalYAML(b []byte) error {
 	s := strings.TrimSpace(string(b))
 	s = strings.Trim(s, `"'`)
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return fmt.Errorf("%q is not a finite number", s)
-		}
+	f, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err == nil && (math.IsNaN(f) || math.IsInf(f, 0)):
+		return fmt.Errorf("%q is not a finite number", s)
+	case err == nil:
 		*q = Quantity{Value: f, Set: true}
 		return nil
+	case errors.Is(err, strconv.ErrRange):
+		return fmt.Errorf("%q is out of the range of a float64", s)
+	}
+	switch strings.ToLower(s) {
+	case ".nan", ".inf", "+.inf", "-.inf": // YAML's spellings
+		return fmt.Errorf("%q is not a finite number", s)
 	}
 	d, err := model.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("%q is neither a number nor a duration such as 2s or 500ms", s)
+		return fmt.Errorf("invalid value %q", s)
 	}
 	*q = Quantity{Value: float64(d) / 1e9, Duration: true, Set: true}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -245,6 +246,11 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 	if isInt(v.Type()) && n.Type() != ast.IntegerType {
 		// goccy converts 1.5 to 1 and "4" to 4 silently; a replica count
 		// or a number of seconds is written as an integer.
+		if tk := n.GetToken(); tk != nil && tk.Type == token.StringType && bigIntRE.MatchString(tk.Value) {
+			// An unquoted integer too large for int64 is scanned as a string.
+			d.errorf(position(n), path, "%s is out of range; expected %s", tk.Value, expected(v.Type()))
+			return
+		}
 		d.errorf(position(n), path, "expected %s, got %s", expected(v.Type()), describe(n))
 		return
 	}
@@ -287,6 +293,8 @@ func expected(t reflect.Type) string {
 	}
 	return "a value of type " + t.String()
 }
+
+var bigIntRE = regexp.MustCompile(`^[-+]?[0-9]+$`)
 
 func isInt(t reflect.Type) bool {
 	switch t.Kind() {

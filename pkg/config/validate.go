@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"regexp"
@@ -22,6 +23,10 @@ import (
 var Signals = []string{"queue", "waiting", "running", "kv", "cpu", "ttft"}
 
 var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)
+
+// cronNeverRef is where a cron's next firing is searched from to find one
+// that never fires (as pkg/recommend's schedule compiler does).
+var cronNeverRef = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // cronParser is the standard 5-field cron (minute hour dom month dow).
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
@@ -76,6 +81,9 @@ func (v *validator) present(key string) bool { _, ok := v.d.pos[key]; return ok 
 
 func (v *validator) validate() {
 	c := v.cfg
+	if v.failed[""] {
+		return // the document is not a mapping: nothing below it was read
+	}
 	if c.Interval < 0 || time.Duration(c.Interval) < time.Second {
 		v.at("interval", "must be at least 1s, got %s", c.Interval)
 	}
@@ -115,7 +123,6 @@ func (v *validator) prometheus() {
 }
 
 func (v *validator) target(p string, t *Target) {
-	before := len(v.d.errs)
 	embedded := v.cfg.Prometheus.Embedded()
 	switch {
 	case t.Name == "":
@@ -159,7 +166,7 @@ func (v *validator) target(p string, t *Target) {
 			v.at(mp+".type", "%q listed twice; one entry per signal", m.Type)
 		}
 		seen[m.Type] = true
-		v.metric(mp, m, *t.Min)
+		v.metric(mp, m, *t.Min, v.bad(p+".min"))
 	}
 	v.bounds(p, t)
 	if t.Behavior != nil {
@@ -173,19 +180,38 @@ func (v *validator) target(p string, t *Target) {
 	} else if *t.Min == 0 {
 		v.at(p+".min", "min: 0 needs a zero: block naming what holds the first request (held:); otherwise use min: 1")
 	}
-	for j := range t.Schedule {
-		v.window(fmt.Sprintf("%s.schedule[%d]", p, j), &t.Schedule[j], t.Max)
+	max := t.Max
+	if v.bad(p + ".max") {
+		max = nil // not the user's value
 	}
-	// Only when every key of the target is fine: the policy's own
-	// validation then catches what the checks above do not cover.
-	if len(v.d.errs) == before && t.Max != nil {
+	for j := range t.Schedule {
+		v.window(fmt.Sprintf("%s.schedule[%d]", p, j), &t.Schedule[j], max)
+	}
+	// Only when every key of the target is fine (decoded and checked): the
+	// policy's own validation then catches what the checks above do not
+	// cover; run on a value that failed to decode it would report the zero
+	// left in its place.
+	if v.errorsUnder(p) == 0 && t.Max != nil {
 		if _, err := t.Policy(); err != nil {
 			v.at(p, "policy: %v", strings.ReplaceAll(err.Error(), "\n", "; "))
 		}
 	}
 }
 
-func (v *validator) metric(p string, m *Metric, min int) {
+// errorsUnder counts the problems reported at key p or below it.
+func (v *validator) errorsUnder(p string) int {
+	n := 0
+	for _, e := range v.d.errs {
+		if e.Key == p || strings.HasPrefix(e.Key, p+".") || strings.HasPrefix(e.Key, p+"[") {
+			n++
+		}
+	}
+	return n
+}
+
+// metric checks one metrics[] entry; minBad is true when the target's min
+// failed to decode (its value is then not the user's).
+func (v *validator) metric(p string, m *Metric, min int, minBad bool) {
 	target := m.Target.Value
 	switch m.Type {
 	case "":
@@ -234,7 +260,7 @@ func (v *validator) metric(p string, m *Metric, min int) {
 	if m.Type == "cpu" && v.cfg.Prometheus.Embedded() {
 		v.at(p+".type", "cpu needs prometheus.url (the CPU request comes from kube-state-metrics)")
 	}
-	if min == 0 && (m.Type == "cpu" || m.Type == "kv") {
+	if min == 0 && !minBad && (m.Type == "cpu" || m.Type == "kv") {
 		v.at(p+".type", "%s cannot wake a target from zero (no pod, no sample); use queue with min: 0", m.Type)
 	}
 }
@@ -252,6 +278,9 @@ func (v *validator) bounds(p string, t *Target) {
 	}
 	if *t.Max < 1 {
 		v.at(p+".max", "must be >= 1, got %d", *t.Max)
+	}
+	if *t.Max > math.MaxInt32 {
+		v.at(p+".max", "must be at most %d (the HPA's replicas are int32), got %d", math.MaxInt32, *t.Max)
 	}
 	if *t.Min > *t.Max && !v.bad(p+".max") && !v.bad(p+".min") {
 		v.at(p+".min", "min %d is above max %d", *t.Min, *t.Max)
@@ -298,8 +327,13 @@ func (v *validator) rules(p string, r *autoscalingv2.HPAScalingRules) {
 			v.at(pp+".periodSeconds", "must be 1..%d seconds, got %d", maxPeriodSeconds, pol.PeriodSeconds)
 		}
 	}
-	if r.Tolerance != nil && r.Tolerance.Sign() < 0 {
-		v.at(p+".tolerance", "must be >= 0, got %s", r.Tolerance.String())
+	if r.Tolerance != nil {
+		switch {
+		case r.Tolerance.Sign() < 0:
+			v.at(p+".tolerance", "must be >= 0, got %s", r.Tolerance.String())
+		case strings.HasSuffix(p, ".scaleDown") && r.Tolerance.AsApproximateFloat64() >= 1:
+			v.at(p+".tolerance", "must be below 1 (a band reaching ratio 0 never scales down), got %s", r.Tolerance.String())
+		}
 	}
 }
 
@@ -323,8 +357,13 @@ func (v *validator) zero(p string, t *Target) {
 func (v *validator) window(p string, w *Window, max *int) {
 	if w.Cron == "" {
 		v.at(p+".cron", "required: a 5-field cron expression, e.g. \"0 8 * * 1-5\"")
-	} else if _, err := cronParser.Parse(w.Cron); err != nil {
+	} else if s, err := cronParser.Parse(w.Cron); err != nil {
 		v.at(p+".cron", "%q: %v (5 fields: minute hour day-of-month month day-of-week)", w.Cron, err)
+	} else if _, ok := s.(*cron.SpecSchedule); !ok {
+		v.at(p+".cron", "%q: @every is relative to the start, not a time of day or week; allowed: 5 fields or @hourly, @daily, @weekly, @monthly, @yearly", w.Cron)
+	} else if s.Next(cronNeverRef).IsZero() {
+		// robfig's Next gives up after 5 years without a match.
+		v.at(p+".cron", "%q never fires (no matching time within 5 years, e.g. a day the month does not have)", w.Cron)
 	}
 	if w.Duration <= 0 {
 		v.at(p+".duration", "required: how long the floor lasts, > 0, e.g. 12h")
