@@ -91,6 +91,18 @@ func TestBadFiles(t *testing.T) {
 			"followon.bad.yaml:24:12: targets[2].schedule[0].cron: \"@every 1h\": @every is relative to the start",
 			"followon.bad.yaml:25:12: targets[2].schedule[1].cron: \"0 0 30 2 *\" never fires",
 		},
+		// A NUL byte after "  max: 4" (8 characters): refused there, not echoed back.
+		"binary.bad.yaml": {
+			"binary.bad.yaml:3:9: not a YAML text file (a NUL byte or invalid UTF-8 here)",
+		},
+		"tab.bad.yaml": {
+			"tab.bad.yaml:3:1: found character '\\t' that cannot start any token (YAML indents with spaces, not tabs)",
+		},
+		// A UTF-8 byte order mark is skipped: the first key is prometheus (it
+		// was "\ufeffprometheus: unknown key"); only the real problem is left.
+		"bom.bad.yaml": {
+			"bom.bad.yaml:2:10: targets: at least one target is required",
+		},
 		"syntax.bad.yaml": {
 			"syntax.bad.yaml:4:3: ',' or ']' must be specified",
 		},

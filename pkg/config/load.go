@@ -1,12 +1,15 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"reflect"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -75,6 +78,13 @@ func kind(m os.FileMode) string {
 // resolved against name's directory.
 func Parse(data []byte, name string) (*File, error) {
 	d := &strictDecoder{file: name, pos: map[string]*token.Position{}, failed: map[string]bool{}}
+	// A UTF-8 byte order mark (Windows editors write one) is not part of
+	// the first key.
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if line, col, ok := notText(data); ok {
+		return nil, Errors{{File: name, Line: line, Column: col,
+			Msg: "not a YAML text file (a NUL byte or invalid UTF-8 here); the configuration is UTF-8 YAML"}}
+	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		var ye yaml.Error
@@ -84,6 +94,9 @@ func Parse(data []byte, name string) (*File, error) {
 			if tk := ye.GetToken(); tk != nil && tk.Position != nil {
 				e.Line, e.Column = tk.Position.Line, tk.Position.Column
 			}
+		}
+		if strings.Contains(e.Msg, "'\t'") || strings.Contains(e.Msg, "tab character") {
+			e.Msg = strings.ReplaceAll(e.Msg, "\t", `\t`) + " (YAML indents with spaces, not tabs)"
 		}
 		return nil, Errors{e}
 	}
@@ -113,6 +126,24 @@ func Parse(data []byte, name string) (*File, error) {
 		return nil, d.errs
 	}
 	return cfg, nil
+}
+
+// notText reports the 1-based line and column (in bytes) of the first NUL
+// byte or invalid UTF-8 sequence in data: a binary file, or a text file in
+// another encoding, is refused there rather than echoed back as a string.
+func notText(data []byte) (line, col int, bad bool) {
+	line, start := 1, 0
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == 0 || (r == utf8.RuneError && size <= 1) {
+			return line, i - start + 1, true
+		}
+		if r == '\n' {
+			line, start = line+1, i+1
+		}
+		i += size
+	}
+	return 0, 0, false
 }
 
 // applyDefaults fills keys left absent with the documented defaults.
