@@ -103,6 +103,17 @@ func TestBadFiles(t *testing.T) {
 		"bom.bad.yaml": {
 			"bom.bad.yaml:2:10: targets: at least one target is required",
 		},
+		// The password is not echoed (url.URL.Redacted). Line 8: "  scrape: [http://10.0.0.5:8000/metrics, "
+		// is 41 characters.
+		"addresses.bad.yaml": {
+			"addresses.bad.yaml:3:8: prometheus.url: \"http://admin:xxxxx@prometheus:9090/api/v1?dedup=true\": no query, fragment or user:password",
+			"addresses.bad.yaml:4:9: listen: port \"99999\": allowed a port number 1..65535",
+			"addresses.bad.yaml:8:42: targets[0].scrape[1]: \"http://10.0.0.5:8000/metrics\" listed twice (also scrape[0]); one URL per replica",
+		},
+		// Line 5: "- {name: chat, scrape: [" is 24 characters.
+		"flow.bad.yaml": {
+			"flow.bad.yaml:5:25: targets[0].scrape[0]: expected a string, got a mapping; quote a value that holds ': ', '{' or '['",
+		},
 		"syntax.bad.yaml": {
 			"syntax.bad.yaml:4:3: ',' or ']' must be specified",
 		},

@@ -254,6 +254,24 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 		d.errorf(position(n), path, "expected %s, got %s", expected(v.Type()), describe(n))
 		return
 	}
+	if v.Kind() == reflect.String {
+		switch n.Type() {
+		case ast.MappingType, ast.MappingValueType, ast.SequenceType:
+			// goccy reads an unquoted URL inside {...} as a mapping;
+			// point at its start, not at the ':' it split on.
+			pos := position(n)
+			switch m := n.(type) {
+			case *ast.MappingValueNode:
+				pos = position(m.Key)
+			case *ast.MappingNode:
+				if len(m.Values) > 0 {
+					pos = position(m.Values[0].Key)
+				}
+			}
+			d.errorf(pos, path, "expected a string, got %s; quote a value that holds ': ', '{' or '[' (or a URL inside {...})", describe(n))
+			return
+		}
+	}
 	opts := []yaml.DecodeOption{yaml.Strict()}
 	pt := reflect.PointerTo(v.Type())
 	if pt.Implements(jsonUnmarshaler) && !pt.Implements(bytesUnmarshaler) && !pt.Implements(interfaceUnmarshaler) {

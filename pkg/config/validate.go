@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -87,8 +88,12 @@ func (v *validator) validate() {
 	if c.Interval < 0 || time.Duration(c.Interval) < time.Second {
 		v.at("interval", "must be at least 1s, got %s", c.Interval)
 	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+	if _, port, err := net.SplitHostPort(c.Listen); err != nil {
 		v.at("listen", "must be host:port (e.g. 0.0.0.0:9105): %v", err)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		// ":" or ":0" would listen on a random port, 99999 failed only at
+		// startup (exit 1 after --check-config said valid).
+		v.at("listen", "port %q: allowed a port number 1..65535 (e.g. 0.0.0.0:9105)", port)
 	}
 	v.prometheus()
 	if len(c.Targets) == 0 {
@@ -110,8 +115,13 @@ func (v *validator) prometheus() {
 	pc := &v.cfg.Prometheus
 	if pc.URL != "" {
 		u, err := url.Parse(pc.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 			v.at("prometheus.url", "must be an http:// or https:// URL with a host, got %q", pc.URL)
+		case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+			v.at("prometheus.url", "%q: no query, fragment or user:password (auth goes in basic_auth / authorization); the base URL, e.g. http://prometheus:9090", u.Redacted())
+		case strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v1"):
+			v.at("prometheus.url", "%q: the base URL without /api/v1 (the client adds /api/v1/query), e.g. http://prometheus:9090", pc.URL)
 		}
 	}
 	if pc.Timeout <= 0 {
@@ -149,10 +159,16 @@ func (v *validator) target(p string, t *Target) {
 	if embedded && len(t.Scrape) == 0 {
 		v.at(p+".scrape", "required in embedded mode (no prometheus.url): the /metrics URLs of the replicas")
 	}
+	urls := map[string]int{}
 	for j, s := range t.Scrape {
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "must be an http:// or https:// URL, got %q", s)
+		} else if prev, dup := urls[s]; dup {
+			// Read twice, one replica's requests would count twice.
+			v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "%q listed twice (also scrape[%d]); one URL per replica", s, prev)
+		} else {
+			urls[s] = j
 		}
 	}
 	if len(t.Metrics) == 0 {

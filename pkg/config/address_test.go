@@ -1,0 +1,36 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestAddresses: listen needs a port 1..65535 (":" and ":0" listened on a
+// random port, 99999 failed at startup only); prometheus.url is the base URL.
+func TestAddresses(t *testing.T) {
+	for _, c := range []struct{ prom, listen, want string }{
+		{"", "0.0.0.0:9105", ""},
+		{"", "[::1]:9105", ""},
+		{"", ":", `listen: port "": allowed a port number 1..65535`},
+		{"", "127.0.0.1:0", `listen: port "0"`},
+		{"", "localhost:http", `listen: port "http"`},
+		{"http://prometheus:9090/prefix", "", ""}, // behind a path prefix: fine
+		{"http://prometheus:9090/prefix/api/v1/", "", "prometheus.url: \"http://prometheus:9090/prefix/api/v1/\": the base URL without /api/v1"},
+		{"http://prometheus:9090#x", "", "no query, fragment or user:password"},
+	} {
+		y := "targets: [{name: a, scrape: ['http://127.0.0.1:1/metrics'], selector: '{a=\"b\"}', metrics: [{type: queue, target: 1}], max: 2}]\n"
+		if c.listen != "" {
+			y = "listen: '" + c.listen + "'\n" + y
+		}
+		if c.prom != "" {
+			y = "prometheus: {url: '" + c.prom + "'}\n" + y
+		}
+		_, err := Parse([]byte(y), "a.yaml")
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%q %q: %v", c.prom, c.listen, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%q %q: got %v, want %q", c.prom, c.listen, err, c.want)
+		}
+	}
+}
