@@ -114,6 +114,13 @@ func TestBadFiles(t *testing.T) {
 		"flow.bad.yaml": {
 			"flow.bad.yaml:5:25: targets[0].scrape[0]: expected a string, got a mapping; quote a value that holds ': ', '{' or '['",
 		},
+		// Line 9: "  behavior: {scaleUp: {tolerance: " is 34 characters; line 11 "  - {cron: " 11;
+		// line 12 "  - {cron: \"0 8 * * *\", duration: 1h, min: 2, timezone: " 56.
+		"schedule.bad.yaml": {
+			"schedule.bad.yaml:9:35: targets[0].behavior.scaleUp.tolerance: not a quantity: the string \"ten\"; expected a Kubernetes quantity such as 0.1 or 100m",
+			"schedule.bad.yaml:11:12: targets[0].schedule[0].cron: \"CRON_TZ=Asia/Tokyo 0 8 * * *\": give the zone in timezone:, not as a CRON_TZ=/TZ= prefix",
+			"schedule.bad.yaml:12:57: targets[0].schedule[1].timezone: \"Local\" is the machine's zone",
+		},
 		"syntax.bad.yaml": {
 			"syntax.bad.yaml:4:3: ',' or ']' must be specified",
 		},

@@ -287,6 +287,9 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 				pos = tk.Position
 			}
 		}
+		if isK8sQuantity(v.Type()) {
+			msg = "not a quantity: " + describe(n) // the library's message is its regular expression
+		}
 		d.errorf(pos, path, "%s; expected %s", strings.TrimSpace(msg), expected(v.Type()))
 	}
 }
@@ -298,6 +301,9 @@ func expected(t reflect.Type) string {
 		return "a duration such as 15s, 3m or 1h30m"
 	case reflect.TypeFor[Quantity]():
 		return "a number or a duration such as 2s"
+	}
+	if isK8sQuantity(t) {
+		return "a Kubernetes quantity such as 0.1 or 100m"
 	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int32, reflect.Int64:
@@ -313,6 +319,12 @@ func expected(t reflect.Type) string {
 }
 
 var bigIntRE = regexp.MustCompile(`^[-+]?[0-9]+$`)
+
+// isK8sQuantity reports whether t is k8s.io/apimachinery's
+// resource.Quantity (the HPA tolerance), named without importing it.
+func isK8sQuantity(t reflect.Type) bool {
+	return t.PkgPath() == "k8s.io/apimachinery/pkg/api/resource" && t.Name() == "Quantity"
+}
 
 func isInt(t reflect.Type) bool {
 	switch t.Kind() {

@@ -387,7 +387,13 @@ func (v *validator) window(p string, w *Window, max *int) {
 	if w.Min < 0 || (max != nil && w.Min > *max) {
 		v.at(p+".min", "must be 0..max, got %d", w.Min)
 	}
-	if _, err := time.LoadLocation(w.Timezone); err != nil {
+	if t := strings.TrimSpace(w.Cron); strings.HasPrefix(t, "CRON_TZ=") || strings.HasPrefix(t, "TZ=") {
+		// robfig's prefix would silently override timezone:.
+		v.at(p+".cron", "%q: give the zone in timezone:, not as a CRON_TZ=/TZ= prefix", w.Cron)
+	}
+	if w.Timezone == "Local" {
+		v.at(p+".timezone", "\"Local\" is the machine's zone (UTC in most containers); name an IANA zone, e.g. Europe/Berlin or UTC")
+	} else if _, err := time.LoadLocation(w.Timezone); err != nil {
 		v.at(p+".timezone", "%q is not an IANA time zone (e.g. Europe/Berlin, UTC): %v", w.Timezone, err)
 	}
 }
