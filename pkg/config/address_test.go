@@ -5,14 +5,15 @@ import (
 	"testing"
 )
 
-// TestAddresses: listen needs a port 1..65535 (":" and ":0" listened on a
-// random port, 99999 failed at startup only); prometheus.url is the base URL.
+// TestAddresses: listen needs a port 0..65535 (":" and 99999 passed
+// --check-config and failed at startup); prometheus.url is the base URL.
 func TestAddresses(t *testing.T) {
 	for _, c := range []struct{ prom, listen, want string }{
 		{"", "0.0.0.0:9105", ""},
 		{"", "[::1]:9105", ""},
-		{"", ":", `listen: port "": allowed a port number 1..65535`},
-		{"", "127.0.0.1:0", `listen: port "0"`},
+		{"", ":", `listen: port "": allowed a port number 0..65535`},
+		{"", "127.0.0.1:0", ""}, // any free port: the demo and tests
+		{"", "127.0.0.1:65536", `listen: port "65536"`},
 		{"", "localhost:http", `listen: port "http"`},
 		{"http://prometheus:9090/prefix", "", ""}, // behind a path prefix: fine
 		{"http://prometheus:9090/prefix/api/v1/", "", "prometheus.url: \"http://prometheus:9090/prefix/api/v1/\": the base URL without /api/v1"},

@@ -90,10 +90,10 @@ func (v *validator) validate() {
 	}
 	if _, port, err := net.SplitHostPort(c.Listen); err != nil {
 		v.at("listen", "must be host:port (e.g. 0.0.0.0:9105): %v", err)
-	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		// ":" or ":0" would listen on a random port, 99999 failed only at
-		// startup (exit 1 after --check-config said valid).
-		v.at("listen", "port %q: allowed a port number 1..65535 (e.g. 0.0.0.0:9105)", port)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		// 99999 or "" failed only at startup (exit 1 after --check-config
+		// said valid); 0 (a free port) is for tests and the demo.
+		v.at("listen", "port %q: allowed a port number 0..65535 (0: any free port), e.g. 0.0.0.0:9105", port)
 	}
 	v.prometheus()
 	if len(c.Targets) == 0 {
