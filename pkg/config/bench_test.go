@@ -22,3 +22,23 @@ func BenchmarkParse1000Targets(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParse10000BadTargets: 10,000 targets, each with a value that does
+// not decode and a missing max (20,000 problems). Counting each target's
+// problems by scanning all of them, and an insertion sort of the problems,
+// were quadratic (14 s for 20,000 targets); both are linear now.
+func BenchmarkParse10000BadTargets(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("targets:\n")
+	for i := range 10000 {
+		fmt.Fprintf(&sb, "- {name: t%d, scrape: ['http://h%d:1/metrics'], metrics: [{type: queue, target: 0x1}]}\n", i, i)
+	}
+	data := []byte(sb.String())
+	b.ReportAllocs()
+	for b.Loop() {
+		_, err := Parse(data, "bench.yaml")
+		if es, ok := err.(Errors); !ok || len(es) != 20000 {
+			b.Fatalf("want 20000 problems, got %v", len(es))
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -191,12 +192,9 @@ func (c *File) IntervalDuration() time.Duration { return time.Duration(c.Interva
 
 func (es Errors) sort() {
 	// Stable by position so messages read top to bottom; errors without a
-	// position keep their order at the end.
-	for i := 1; i < len(es); i++ {
-		for j := i; j > 0 && less(es[j], es[j-1]); j-- {
-			es[j], es[j-1] = es[j-1], es[j]
-		}
-	}
+	// position keep their order at the end. (An insertion sort was
+	// quadratic when the validators' problems follow the decoder's.)
+	sort.SliceStable(es, func(i, j int) bool { return less(es[i], es[j]) })
 }
 
 func less(a, b Error) bool {
