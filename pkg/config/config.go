@@ -98,7 +98,7 @@ type Metric struct {
 	Target Quantity `yaml:"target"`
 	// Quantile is the TTFT quantile (ttft only; default 0.95).
 	Quantile float64 `yaml:"quantile"`
-	// Window is the rate/quantile window (ttft and cpu; default 3m).
+	// Window is the TTFT quantile's window (ttft only; default 3m).
 	Window model.Duration `yaml:"window"`
 	// Query replaces the built-in PromQL of this signal (Prometheus mode);
 	// it must return one number for the target.

@@ -50,7 +50,7 @@ func TestBadFiles(t *testing.T) {
 			"types.bad.yaml:16:24: targets[1].metrics[0].target: kv target is a KV-cache fraction in (0, 1]",
 			"types.bad.yaml:17:27: targets[1].metrics[1].target: queue target is requests per replica (a number), not a duration",
 			"types.bad.yaml:18:39: targets[1].metrics[2].quantile: applies to ttft only",
-			"types.bad.yaml:18:52: targets[1].metrics[2].window: must be at least 1m",
+			"types.bad.yaml:18:52: targets[1].metrics[2].window: applies to ttft only (cpu uses a fixed 2m rate window)",
 			"types.bad.yaml:20:5: targets[1].schedule[0].duration: required",
 			"types.bad.yaml:20:12: targets[1].schedule[0].cron: \"0 25 * * *\": end of range (25) above maximum (23)",
 			"types.bad.yaml:20:31: targets[1].schedule[0].min: must be 0..max, got 9",
@@ -120,6 +120,12 @@ func TestBadFiles(t *testing.T) {
 			"schedule.bad.yaml:9:35: targets[0].behavior.scaleUp.tolerance: not a quantity: the string \"ten\"; expected a Kubernetes quantity such as 0.1 or 100m",
 			"schedule.bad.yaml:11:12: targets[0].schedule[0].cron: \"CRON_TZ=Asia/Tokyo 0 8 * * *\": give the zone in timezone:, not as a CRON_TZ=/TZ= prefix",
 			"schedule.bad.yaml:12:57: targets[0].schedule[1].timezone: \"Local\" is the machine's zone",
+		},
+		// Line 7: "  - {type: queue, target: 24, window: " is 38 characters; line 8
+		// "  - {type: ttft, target: 2s, window: " 37.
+		"window.bad.yaml": {
+			"window.bad.yaml:7:39: targets[0].metrics[0].window: applies to ttft only",
+			"window.bad.yaml:8:38: targets[0].metrics[1].window: must be at least 1m",
 		},
 		"syntax.bad.yaml": {
 			"syntax.bad.yaml:4:3: ',' or ']' must be specified",

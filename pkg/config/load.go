@@ -172,7 +172,7 @@ func applyDefaults(c *File) {
 			if m.Type == "ttft" && m.Quantile == 0 {
 				m.Quantile = DefaultQuantile
 			}
-			if (m.Type == "ttft" || m.Type == "cpu") && m.Window == 0 {
+			if m.Type == "ttft" && m.Window == 0 {
 				m.Window = model.Duration(DefaultWindow)
 			}
 		}

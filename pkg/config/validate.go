@@ -263,7 +263,10 @@ func (v *validator) metric(p string, m *Metric, min int, minBad bool) {
 	if m.Type != "ttft" && v.present(p+".quantile") {
 		v.at(p+".quantile", "applies to ttft only")
 	}
-	if m.Window < 0 || (v.present(p+".window") && time.Duration(m.Window) < time.Minute) {
+	if m.Type != "ttft" && v.present(p+".window") {
+		// It was accepted and ignored: cpu uses pkg/promql's 2m rate window.
+		v.at(p+".window", "applies to ttft only (cpu uses a fixed 2m rate window)")
+	} else if m.Window < 0 || (v.present(p+".window") && time.Duration(m.Window) < time.Minute) {
 		v.at(p+".window", "must be at least 1m (four scrape intervals of 15s), got %s", m.Window)
 	}
 	if m.Query != "" {
