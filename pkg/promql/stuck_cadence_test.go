@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,8 +16,9 @@ import (
 
 // signalAPI answers each query of one target (matched by its exact text,
 // as Build prints it) with a set value per signal, and counts the queries
-// sent per signal.
+// sent per signal. Run calls it from several goroutines: mu guards it.
 type signalAPI struct {
+	mu     sync.Mutex
 	bySig  map[string]Signal
 	values map[Signal]float64
 	fail   map[Signal]error
@@ -37,6 +39,8 @@ func newSignalAPI(t *testing.T, tg Target, opts Options) *signalAPI {
 }
 
 func (a *signalAPI) Instant(_ context.Context, q string, _ time.Time) (model.Vector, []string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	s, ok := a.bySig[q]
 	if !ok {
 		return nil, nil, fmt.Errorf("unexpected query %s", q)
