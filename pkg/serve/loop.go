@@ -82,7 +82,8 @@ func (l *Loop) SetConfig(cfg *config.File) error {
 		}
 		l.Metrics.Init(t.cfg.Name)
 		if err := l.restore(t); err != nil {
-			l.logger().Warn("state not restored; starting fresh", "target", t.cfg.Name, "err", err)
+			l.Metrics.QueryError(t.cfg.Name, "state_read")
+			l.logger().Error("state not restored; starting fresh", "target", t.cfg.Name, "err", err)
 		}
 	}
 	for name := range old {
@@ -115,12 +116,13 @@ func (l *Loop) restore(t *target) error {
 		return nil
 	}
 	t.state = ps.State
-	t.desired, t.hasDesired = ps.Desired, true
+	desired := t.clamp(ps.Desired)
+	t.desired, t.hasDesired = desired, true
 	if ps.Current >= 0 {
 		t.current, t.hasCurrent = ps.Current, true
 	}
-	l.Metrics.Restore(t.cfg.Name, ps.Desired)
-	l.logger().Info("state restored", "target", t.cfg.Name, "from", from, "desired", ps.Desired, "saved_at", ps.SavedAt)
+	l.Metrics.Restore(t.cfg.Name, desired)
+	l.logger().Info("state restored", "target", t.cfg.Name, "from", from, "desired", desired, "saved_desired", ps.Desired, "saved_at", ps.SavedAt)
 	return nil
 }
 
@@ -299,11 +301,17 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 		// the stabilisation windows (the trial state is dropped): the first
 		// reading after an outage longer than the scale-down window, often a
 		// partial one, cannot scale down before a full window has passed.
-		d.Desired, held = t.desired, true
-		d.Steps = append(d.Steps, recommend.Step{Reason: recommend.ReasonNoData, Value: t.desired,
-			Text: fmt.Sprintf("no metric is known: hold the last desired %d (not current %d)", t.desired, obs.Current)})
+		// The held value stays within the policy's bounds (a reload may
+		// have narrowed them during the outage).
+		hold := t.clamp(t.desired)
+		d.Desired, held = hold, true
+		text := fmt.Sprintf("no metric is known: hold the last desired %d (not current %d)", t.desired, obs.Current)
+		if hold != t.desired {
+			text = fmt.Sprintf("no metric is known: hold the last desired %d within min %d, max %d: %d (not current %d)", t.desired, t.policy.Min, t.policy.Max, hold, obs.Current)
+		}
+		d.Steps = append(d.Steps, recommend.Step{Reason: recommend.ReasonNoData, Value: hold, Text: text})
 		t.state.Recommendations = append(pruneBefore(t.state.Recommendations, now.Add(-horizon(&t.cfg))),
-			recommend.TimedReplicas{At: now, Replicas: t.desired})
+			recommend.TimedReplicas{At: now, Replicas: hold})
 	} else {
 		t.state = trial
 	}

@@ -1,14 +1,19 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
+	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
@@ -73,29 +78,95 @@ func (s *Store) Save(target string, p Persisted) error {
 	return os.Rename(tmp.Name(), s.path(target))
 }
 
+// MaxStateFileSize is the largest state file Load reads (config.MaxFileSize,
+// 16 MiB): a state file holds at most a few thousand window entries.
+const MaxStateFileSize = config.MaxFileSize
+
+// MaxRestoredReplicas bounds a restored desired or current count: what
+// recommend.State allows for its replica counts (int32, as the Kubernetes
+// scale subresource). A larger value is not from infscale: the file is
+// refused.
+const MaxRestoredReplicas = math.MaxInt32
+
 // Load reads target's state; nil without error when there is none or it is
-// older than MaxAge.
+// older than MaxAge. Only a regular file (or a symlink to one) of at most
+// MaxStateFileSize bytes is read (a FIFO would block, /dev/zero exhaust
+// memory); its "state" is decoded strictly by recommend.DecodeState, the
+// envelope with unknown keys refused; desired outside 0..MaxRestoredReplicas
+// and current outside -1..MaxRestoredReplicas are errors. Errors name the
+// file.
 func (s *Store) Load(target string) (*Persisted, error) {
-	b, err := os.ReadFile(s.path(target))
+	path := s.path(target)
+	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var p Persisted
-	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("%s: %w", s.path(target), err)
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (mode %s); a state file is JSON written by serve", path, fi.Mode().Type())
 	}
-	if p.Version != 1 {
-		return nil, fmt.Errorf("%s: unknown version %d", s.path(target), p.Version)
+	if fi.Size() > MaxStateFileSize {
+		return nil, fmt.Errorf("%s: %d bytes, larger than the %d allowed for a state file", path, fi.Size(), MaxStateFileSize)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxStateFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxStateFileSize { // grew between Stat and read
+		return nil, fmt.Errorf("%s: larger than the %d bytes allowed for a state file", path, MaxStateFileSize)
+	}
+	var env struct {
+		Version int             `json:"version"`
+		Desired *int64          `json:"desired"`
+		Current *int64          `json:"current"`
+		State   json.RawMessage `json:"state"`
+		SavedAt time.Time       `json:"saved_at"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&env); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if env.Version != 1 {
+		return nil, fmt.Errorf("%s: unknown version %d (want 1)", path, env.Version)
+	}
+	if env.Desired == nil || *env.Desired < 0 || *env.Desired > MaxRestoredReplicas {
+		return nil, fmt.Errorf("%s: desired %s: want 0..%d", path, int64Text(env.Desired), MaxRestoredReplicas)
+	}
+	cur := int64(-1)
+	if env.Current != nil {
+		cur = *env.Current
+	}
+	if cur < -1 || cur > MaxRestoredReplicas {
+		return nil, fmt.Errorf("%s: current %d: want -1 (unknown) or 0..%d", path, cur, MaxRestoredReplicas)
+	}
+	if len(env.State) == 0 {
+		return nil, fmt.Errorf("%s: no \"state\" object", path)
+	}
+	st, err := recommend.DecodeState(env.State, path+" (state)")
+	if err != nil {
+		return nil, err
 	}
 	now := time.Now
 	if s.Now != nil {
 		now = s.Now
 	}
-	if s.MaxAge > 0 && now().Sub(p.SavedAt) > s.MaxAge {
+	if s.MaxAge > 0 && now().Sub(env.SavedAt) > s.MaxAge {
 		return nil, nil
 	}
-	return &p, nil
+	return &Persisted{Version: 1, Desired: int(*env.Desired), Current: int(cur), State: *st, SavedAt: env.SavedAt}, nil
+}
+
+func int64Text(p *int64) string {
+	if p == nil {
+		return "missing"
+	}
+	return strconv.FormatInt(*p, 10)
 }
