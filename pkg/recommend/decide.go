@@ -35,7 +35,7 @@ import "time"
 //
 // now must not be before st.LastAt (the previous decision): windows, periods
 // and the trend count forward, and callers refuse a clock that went back
-// (decide exits 2). Deciding again at the same instant is allowed; the
+// (decide exits 2). State entries dated after now are dropped (dropFuture). Deciding again at the same instant is allowed; the
 // lookahead keeps one demand sample per instant.
 //
 // Decision.Reason is the reason of the last step that changed the value. A
@@ -57,6 +57,7 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 	if st == nil {
 		st = new(State)
 	}
+	dropFuture(st, now)
 	cur := max(obs.Current, 0)
 	d.Current, d.Desired, d.Reason = obs.Current, cur, 0
 	d.Raw, d.Steps = d.Raw[:0], d.Steps[:0]

@@ -1,0 +1,41 @@
+package recommend
+
+import "time"
+
+// dropFuture removes what the state holds for later than now: the
+// recommendations, scale events and demand samples dated after now, and it
+// brings FirstSeen and LastActive after now back to now. The HPA only ever
+// records at its own now, so its history never lies ahead of it; a state
+// file can (nodes sharing a state volume with a clock difference, a clock
+// stepped back, a hand-written file). Counted as they are, such entries sit
+// "inside" every window and period until the clock catches up (a
+// recommendation dated 2099 would pin the scaleDown window's highest for
+// ever) and pruning, which drops from the old end, never reaches them. So
+// they are ignored and dropped, in place, keeping the lists oldest first.
+// A future LastActive (or FirstSeen) is read as activity at now: idle time
+// restarts rather than counting from an unknown instant.
+func dropFuture(st *State, now time.Time) {
+	st.Recommendations = dropAfter(st.Recommendations, now, func(r TimedReplicas) time.Time { return r.At })
+	st.ScaleUpEvents = dropAfter(st.ScaleUpEvents, now, func(e ScaleEvent) time.Time { return e.At })
+	st.ScaleDownEvents = dropAfter(st.ScaleDownEvents, now, func(e ScaleEvent) time.Time { return e.At })
+	st.Demand = dropAfter(st.Demand, now, func(d DemandSample) time.Time { return d.At })
+	if st.FirstSeen.After(now) {
+		st.FirstSeen = now
+	}
+	if st.LastActive.After(now) {
+		st.LastActive = now
+	}
+}
+
+// dropAfter keeps the entries of s dated at or before now, in order,
+// reusing the backing array.
+func dropAfter[T any](s []T, now time.Time, at func(T) time.Time) []T {
+	k := 0
+	for _, e := range s {
+		if !at(e).After(now) {
+			s[k] = e
+			k++
+		}
+	}
+	return s[:k]
+}
