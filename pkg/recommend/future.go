@@ -28,8 +28,13 @@ func dropFuture(st *State, now time.Time) {
 }
 
 // dropAfter keeps the entries of s dated at or before now, in order,
-// reusing the backing array.
+// reusing the backing array. The lists are oldest first (Decide appends at
+// now; DecodeState refuses other orders), so a last entry not after now
+// means there is nothing to drop: the usual case costs one comparison.
 func dropAfter[T any](s []T, now time.Time, at func(T) time.Time) []T {
+	if len(s) == 0 || !at(s[len(s)-1]).After(now) {
+		return s
+	}
 	k := 0
 	for _, e := range s {
 		if !at(e).After(now) {
