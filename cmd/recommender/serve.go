@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -38,6 +40,11 @@ func (c *ServeCmd) Run(e *env) error {
 	} else {
 		log = slog.New(slog.NewTextHandler(e.stderr, hopts))
 	}
+	if c.Listen != "" {
+		if err := checkListen(c.Listen); err != nil {
+			return invalidf("--listen %q: %v", c.Listen, err)
+		}
+	}
 	if c.Demo {
 		if c.Config != "" {
 			return invalidf("--demo runs its own fleet and config; drop --config")
@@ -68,7 +75,7 @@ func (c *ServeCmd) Run(e *env) error {
 	if c.AuditLog != "" {
 		f, err := os.OpenFile(c.AuditLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
-			return invalidf("--audit-log: %v", err)
+			return fmt.Errorf("--audit-log: %w", err) // runtime I/O: exit 1, as --state-dir
 		}
 		defer f.Close()
 		o.Audit = f
@@ -78,6 +85,19 @@ func (c *ServeCmd) Run(e *env) error {
 	defer signal.Stop(hup)
 	o.Reload = hup
 	return serve.Run(e.ctx, cfg, o)
+}
+
+// checkListen checks a --listen address as config checks listen: host:port,
+// port 0..65535 (0: any free port).
+func checkListen(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("must be host:port (e.g. 0.0.0.0:9105): %v", err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q: allowed a port number 0..65535 (0: any free port), e.g. 0.0.0.0:9105", port)
+	}
+	return nil
 }
 
 // demoLogger keeps the demo's output to the decision table unless asked.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -157,12 +158,12 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 				have, prev = true, r.Desired
 				sum.Peak, sum.Last = max(sum.Peak, r.Desired), r.Desired
 				mark := ""
-				if sum.Decisions > 1 && r.Desired != r.Observed {
+				if sum.Decisions > 1 && (r.Observed == nil || r.Desired != *r.Observed) {
 					mark = " *"
 				}
-				fmt.Fprintf(out, "%6.1fs  %-6s %6.1f %8s %8s %6s %9s %8d %8d  %s%s\n", el.Seconds(), r.Target, demoRate(el, scale),
+				fmt.Fprintf(out, "%6.1fs  %-6s %6.1f %8s %8s %6s %9s %8s %8d  %s%s\n", el.Seconds(), r.Target, demoRate(el, scale),
 					fmtSig(r.Signals.Queue, "%.0f"), fmtSig(r.Signals.Waiting, "%.0f"), fmtSig(r.Signals.KV, "%.2f"), fmtSig(r.Signals.TTFT, "%.3fs"),
-					r.Observed, r.Desired, r.Reason, mark)
+					observedText(r.Observed), r.Desired, r.Reason, mark)
 			},
 		})
 	}()
@@ -210,4 +211,12 @@ func fmtSig(p *float64, format string) string {
 		return "-"
 	}
 	return fmt.Sprintf(format, *p)
+}
+
+// observedText is the demo's replicas column: "-" when unknown.
+func observedText(p *int) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.Itoa(*p)
 }

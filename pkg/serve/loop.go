@@ -228,10 +228,11 @@ func (l *Loop) Cycle(ctx context.Context) {
 		l.mu.Lock()
 		t.remember(rec)
 		l.mu.Unlock()
-		l.audit(rec)
+		l.audit(rec, now)
 		if l.Store != nil {
 			if err := l.Store.Save(t.cfg.Name, Persisted{Desired: t.desired, Current: currentOrUnknown(t), State: t.state, SavedAt: now}); err != nil {
-				l.limiter.log(l.logger(), now, t.cfg.Name, ReadError{Signal: "state", Reason: "write", Err: err})
+				l.Metrics.QueryError(t.cfg.Name, "state_write")
+				l.limiter.logf(l.logger(), now, t.cfg.Name, "state_write", "state write failed", err)
 			}
 		}
 		if l.OnDecision != nil {
@@ -327,10 +328,13 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	if hadPrev && prev != d.Desired {
 		l.logger().Info("desired replicas changed", "target", t.cfg.Name, "from", prev, "to", d.Desired, "reason", d.Reason.String())
 	}
-	rec := Record{Target: t.cfg.Name, At: now, Desired: d.Desired, Current: obs.Current, Observed: observed, Reason: d.Reason.String(),
+	rec := Record{Target: t.cfg.Name, At: now, Desired: d.Desired, Current: obs.Current, Reason: d.Reason.String(),
 		Held: held, Signals: sig, Raw: d.Raw, Steps: d.Steps, StuckReplicas: rd.StuckReplicas}
 	if rd.StuckKnown {
 		rec.Stuck = &rd.Stuck
+	}
+	if observed >= 0 {
+		rec.Observed = &observed
 	}
 	for _, e := range rd.Errors {
 		rec.Errors = append(rec.Errors, fmt.Sprintf("%s: %s: %v", e.Signal, e.Reason, e.Err))
@@ -338,17 +342,23 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	return rec, true, valid
 }
 
-func (l *Loop) audit(r Record) {
+// audit writes r as one JSON line; a failed write (disk full, ...) is
+// counted (infscale_query_errors_total{reason="audit_write"}) and logged
+// at most once a minute per target.
+func (l *Loop) audit(r Record, now time.Time) {
 	if l.Audit == nil {
 		return
 	}
 	b, err := json.Marshal(r)
-	if err != nil {
-		return
+	if err == nil {
+		l.auditMu.Lock()
+		_, err = l.Audit.Write(append(b, '\n'))
+		l.auditMu.Unlock()
 	}
-	l.auditMu.Lock()
-	defer l.auditMu.Unlock()
-	_, _ = l.Audit.Write(append(b, '\n'))
+	if err != nil {
+		l.Metrics.QueryError(r.Target, "audit_write")
+		l.limiter.logf(l.logger(), now, r.Target, "audit_write", "audit log write failed", err)
+	}
 }
 
 // Recent returns the last decisions of every target, newest last.
@@ -379,6 +389,14 @@ const logEvery = time.Minute
 func (ll *logLimiter) log(lg *slog.Logger, now time.Time, target string, e ReadError) {
 	if suppressed, ok := ll.allow(now, target+"\x00"+e.Signal+"\x00"+e.Reason); ok {
 		lg.Warn("signal read failed", "target", target, "signal", e.Signal, "reason", e.Reason, "err", e.Err, "suppressed_since_last", suppressed)
+	}
+}
+
+// logf logs msg with err for target at most once per logEvery per kind
+// (state_write, audit_write), counting what it suppressed in between.
+func (ll *logLimiter) logf(lg *slog.Logger, now time.Time, target, kind, msg string, err error) {
+	if suppressed, ok := ll.allow(now, target+"\x00"+kind); ok {
+		lg.Warn(msg, "target", target, "reason", kind, "err", err, "suppressed_since_last", suppressed)
 	}
 }
 

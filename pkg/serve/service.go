@@ -83,9 +83,9 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 		rb := &Rebuilder{API: ps.Evaluator.API, Step: cfg.IntervalDuration(), Timeout: time.Duration(cfg.Prometheus.Timeout)}
 		loop.Rebuild = rb.Rebuild
 	}
-	if err := loop.SetConfig(cfg); err != nil {
-		return err
-	}
+	// The HTTP server starts first: /healthz answers at once while the
+	// targets' state is restored (a rebuild from a hanging Prometheus takes
+	// up to its timeout); /readyz stays 503 until a cycle decides on data.
 	addr := cfg.Listen
 	if o.Listen != "" {
 		addr = o.Listen
@@ -100,6 +100,10 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	log.Info("serving", "addr", ln.Addr().String(), "targets", len(cfg.Targets), "source", src.Name(), "interval", cfg.IntervalDuration())
 	if o.OnListen != nil {
 		o.OnListen(ln.Addr().String())
+	}
+	if err := loop.SetConfig(cfg); err != nil {
+		srv.Close()
+		return err
 	}
 
 	loopCtx, stopLoop := context.WithCancel(ctx)

@@ -45,10 +45,21 @@ type Store struct {
 	Now func() time.Time
 }
 
-// NewStore creates dir if needed.
+// NewStore creates dir if needed and checks that it is writable (a
+// temporary file is created and removed): an unwritable state dir is an
+// error at startup, not a warning every cycle.
 func NewStore(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".infscale-write-check.*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("state dir %s is not writable: %w", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	if err := os.Remove(name); err != nil {
+		return nil, fmt.Errorf("state dir %s: removing the write check %s: %w", dir, name, err)
 	}
 	return &Store{Dir: dir, MaxAge: time.Hour}, nil
 }

@@ -40,10 +40,10 @@ type Record struct {
 	// Desired is what was exported; Current the current replica count the
 	// decision worked from (the replicas query, else the last desired: the
 	// spec the consumer sets); Observed the replicas read this cycle (the
-	// replicas query, else the replicas reporting; -1 unknown).
-	Desired  int `json:"desired"`
-	Current  int `json:"current"`
-	Observed int `json:"observed"`
+	// replicas query, else the replicas reporting; null unknown).
+	Desired  int  `json:"desired"`
+	Current  int  `json:"current"`
+	Observed *int `json:"observed"`
 	// Reason is the step that decided (recommend.Reason names).
 	Reason string `json:"reason"`
 	// Held is true when the decision held the last desired value because no

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeBadListen: an address that is not host:port, or a port above
+// 65535, is invalid input (exit 2) found before anything starts.
+func TestServeBadListen(t *testing.T) {
+	for _, tc := range []struct{ addr, want string }{
+		{"garbage", "must be host:port"},
+		{"127.0.0.1:99999", `port "99999": allowed a port number 0..65535`},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"serve", "--config", "../../examples/serve-prometheus.yaml", "--listen", tc.addr}, nil, &out, &errb)
+		if code != exitInvalid || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("--listen %s: exit %d, want 2 with %q:\n%s", tc.addr, code, tc.want, errb.String())
+		}
+	}
+}
+
+// TestServeIOFailuresExit1: an --audit-log in a missing directory and an
+// unwritable --state-dir are runtime I/O failures: exit 1 with the path
+// named, nothing served.
+func TestServeIOFailuresExit1(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	os.WriteFile(cfg, []byte("interval: 1s\ntargets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  max: 2\n"), 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--audit-log", filepath.Join(dir, "missing", "audit.jsonl")}, nil, &out, &errb)
+	if code != exitRuntime || !strings.Contains(errb.String(), "--audit-log") {
+		t.Errorf("missing audit dir: exit %d, want 1:\n%s", code, errb.String())
+	}
+	if _, err := os.Stat("/proc"); err != nil {
+		t.Skip("no /proc for an unwritable directory")
+	}
+	errb.Reset()
+	code = run(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--state-dir", "/proc"}, nil, &out, &errb)
+	if code != exitRuntime || !strings.Contains(errb.String(), "state dir /proc is not writable") || strings.Contains(errb.String(), "serving") {
+		t.Errorf("unwritable state dir: exit %d, want 1 before serving:\n%s", code, errb.String())
+	}
+}
