@@ -94,7 +94,11 @@ func (c *DecideCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	d := recommend.Decide(p, obs, st, now)
+	keep := st
+	if c.State == "" {
+		keep = nil // no history: a one-shot answer, no initial recommendation (recommend.Decide)
+	}
+	d := recommend.Decide(p, obs, keep, now)
 	if c.State != "" {
 		if err := writeState(c.State, st); err != nil {
 			return err

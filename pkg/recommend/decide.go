@@ -3,8 +3,8 @@ package recommend
 import "time"
 
 // Decide computes the desired replicas for one observation at now, updating
-// st (nil: a throw-away fresh state). It never reads the clock and does no
-// I/O. The pipeline, each stage recorded as a Step:
+// st (nil: a one-shot decision with no history, see below). It never reads
+// the clock and does no I/O. The pipeline, each stage recorded as a Step:
 //
 //  1. raw per metric (rawFor) with its tolerance (Tolerance.within);
 //  2. several metrics: the largest wins; no valid metric keeps the
@@ -35,8 +35,17 @@ import "time"
 //
 // now must not be before st.LastAt (the previous decision): windows, periods
 // and the trend count forward, and callers refuse a clock that went back
-// (decide exits 2). State entries dated after now are dropped (dropFuture). Deciding again at the same instant is allowed; the
-// lookahead keeps one demand sample per instant.
+// (decide exits 2). Deciding again at the same instant is allowed; the
+// lookahead keeps one demand sample per instant. State entries dated after
+// now are dropped (dropFuture).
+//
+// The first decision for a state (no recommendation, no previous decision)
+// records Observation.Current (when > 0) as a recommendation at now before
+// anything else, as the HPA's recordInitialRecommendation does when the
+// controller first sees an HPA: a scale-down right after a start is held by
+// the scaleDown window (recordInitial). A nil st is a one-shot question with
+// no controller behind it (decide without --state): nothing is recorded,
+// else every such answer would be held at current by the window.
 //
 // Decision.Reason is the reason of the last step that changed the value. A
 // step is labelled with a reason only when it changed the count (or, for
@@ -54,10 +63,13 @@ func Decide(p *Policy, obs Observation, st *State, now time.Time) Decision {
 // replay simulator's hot loop).
 func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Time) {
 	p.prepare()
+	initial := false
 	if st == nil {
 		st = new(State)
+	} else {
+		dropFuture(st, now)
+		initial = recordInitial(st, obs.Current, now)
 	}
-	dropFuture(st, now)
 	cur := max(obs.Current, 0)
 	d.Current, d.Desired, d.Reason = obs.Current, cur, 0
 	d.Raw, d.Steps = d.Raw[:0], d.Steps[:0]
@@ -131,6 +143,9 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 
 	// 6. stabilisation, from the previous output (see the doc comment).
 	out, text := p.stabilize(st, rec, base, now)
+	if initial {
+		text += " (the windows include the current " + itoa(obs.Current) + ", recorded at this first decision as the HPA's recordInitialRecommendation does)"
+	}
 	why := Reason(0)
 	if out != rec {
 		reason, why = ReasonStabilized, ReasonStabilized

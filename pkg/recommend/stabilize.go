@@ -58,3 +58,21 @@ func pruneEvents(s []ScaleEvent, cutoff time.Time) []ScaleEvent {
 	}
 	return s[:copy(s, s[i:])]
 }
+
+// recordInitial is the HPA's recordInitialRecommendation: when the
+// controller first sees an HPA it records the target's replicas as a
+// recommendation at now, before computing anything, so a scale-down right
+// after the controller starts is held by the scaleDown window (and a
+// scale-up by a scaleUp window > 0) as if current had been recommended all
+// along. infscale's "first sight" is a state with no recommendation and no
+// previous decision; cur is recorded when known (> 0: at zero there is no
+// spec to hold, and KEDA, not the HPA, activates). It reports whether it
+// recorded. A window excludes its start, so with a 0 s window the entry at
+// now is outside it and changes nothing.
+func recordInitial(st *State, cur int, now time.Time) bool {
+	if len(st.Recommendations) > 0 || !st.LastAt.IsZero() || cur <= 0 {
+		return false
+	}
+	st.Recommendations = append(st.Recommendations, TimedReplicas{At: now, Replicas: cur})
+	return true
+}

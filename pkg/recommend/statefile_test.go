@@ -21,7 +21,9 @@ func TestDecodeStateRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("DecodeState: %v\n%s", err, data)
 	}
-	if back.LastDesired != 3 || len(back.Recommendations) != 2 || !back.LastAt.Equal(at(1015)) {
+	// Recommendations: the current 1 recorded at the first decision (the
+	// HPA's recordInitialRecommendation), then 3 at 1000 and 1 at 1015.
+	if back.LastDesired != 3 || len(back.Recommendations) != 3 || !back.LastAt.Equal(at(1015)) {
 		t.Errorf("decoded %+v", back)
 	}
 }

@@ -226,7 +226,8 @@ func TestLoopNoDecisionBeforeCurrent(t *testing.T) {
 
 // TestRestartInDownWindow: a restart 150 s into the 300 s scale-down window
 // does not scale down early when --state-dir carries the state; without it,
-// it would (the contrast shows what the state buys).
+// the window restarts at the restart (the contrast shows what the state
+// buys).
 func TestRestartInDownWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
@@ -255,17 +256,27 @@ func TestRestartInDownWindow(t *testing.T) {
 		if got, r := desired(t, m2, "chat"), lastRecord(l2, "chat"); got != 3 || r.Reason != "stabilized" {
 			t.Errorf("after restart at t=150: desired %v (%s), want 3 stabilized until t=300", got, r.Reason)
 		}
-		// Contrast: a fresh process without state scales down at once.
+		// Contrast: a fresh process without state. Its first decision
+		// records the current 3 at t=150 (the HPA's
+		// recordInitialRecommendation), so the window (−150, 150] holds 3
+		// against the raw 1: 3, stabilized, but until t=450 (150 + 300)
+		// where the restored loop is free at t=315 (the 3 of t=0..15 left).
 		l3, m3 := newTestLoop(t, src, nil)
 		l3.Cycle(t.Context())
-		if got := desired(t, m3, "chat"); got != 1 {
-			t.Errorf("fresh loop: %v, want 1 (what the state prevents)", got)
+		if got, r := desired(t, m3, "chat"), lastRecord(l3, "chat"); got != 3 || r.Reason != "stabilized" {
+			t.Errorf("fresh loop: %v (%s), want 3 stabilized (the initial recommendation)", got, r.Reason)
 		}
 		// t=315 on the restored loop: the window has passed.
 		time.Sleep(165 * time.Second)
 		l2.Cycle(t.Context())
 		if got := desired(t, m2, "chat"); got != 1 {
 			t.Errorf("t=315 after restart: %v, want 1", got)
+		}
+		// The fresh loop at t=315: its window (15, 315] still holds the
+		// initial 3 of t=150 → 3, where the state let the restored one go.
+		l3.Cycle(t.Context())
+		if got := desired(t, m3, "chat"); got != 3 {
+			t.Errorf("fresh loop at t=315: %v, want 3 (held until t=450)", got)
 		}
 	})
 }
