@@ -76,6 +76,15 @@ func (w *compiledWindow) active(now time.Time) bool {
 	return !fire.IsZero() && !fire.After(now)
 }
 
+// Floor returns the effective minimum replicas at now: Policy.Min raised by
+// every schedule window open at now (timezone-aware). Callers that hold or
+// restore a desired value outside Decide (serve during an outage) bound it
+// with Floor and Max. The policy must have been validated.
+func (p *Policy) Floor(now time.Time) int {
+	m, _ := p.floor(now)
+	return m
+}
+
 // floor returns the effective minimum at now: Policy.Min raised by every
 // active schedule window, and the window that raised it (nil if none).
 func (p *Policy) floor(now time.Time) (int, *compiledWindow) {

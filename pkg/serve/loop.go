@@ -116,7 +116,7 @@ func (l *Loop) restore(t *target) error {
 		return nil
 	}
 	t.state = ps.State
-	desired := t.clamp(ps.Desired)
+	desired := t.clamp(ps.Desired, l.now())
 	t.desired, t.hasDesired = desired, true
 	if ps.Current >= 0 {
 		t.current, t.hasCurrent = ps.Current, true
@@ -304,11 +304,11 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 		// partial one, cannot scale down before a full window has passed.
 		// The held value stays within the policy's bounds (a reload may
 		// have narrowed them during the outage).
-		hold := t.clamp(t.desired)
+		hold := t.clamp(t.desired, now)
 		d.Desired, held = hold, true
 		text := fmt.Sprintf("no metric is known: hold the last desired %d (not current %d)", t.desired, obs.Current)
 		if hold != t.desired {
-			text = fmt.Sprintf("no metric is known: hold the last desired %d within min %d, max %d: %d (not current %d)", t.desired, t.policy.Min, t.policy.Max, hold, obs.Current)
+			text = fmt.Sprintf("no metric is known: hold the last desired %d within min %d (schedule included), max %d: %d (not current %d)", t.desired, t.policy.Floor(now), t.policy.Max, hold, obs.Current)
 		}
 		d.Steps = append(d.Steps, recommend.Step{Reason: recommend.ReasonNoData, Value: hold, Text: text})
 		t.state.Recommendations = append(pruneBefore(t.state.Recommendations, now.Add(-horizon(&t.cfg))),

@@ -197,3 +197,35 @@ func TestStoreRefusesNonRegular(t *testing.T) {
 		t.Errorf("round trip: %s, %v", b, err)
 	}
 }
+
+// TestHoldRaisedBySchedule: a value held through an outage respects the
+// schedule floor, not only min. Schedule "0 8 * * 1-5" for 12h with min 4
+// (UTC). Monday 2026-11-30 07:59:00: the window is closed; queue 40 + 8 =
+// 48 at 1 replica, target 24: ceil(48/24) = 2. At 08:00:15 the window is
+// open (fired 08:00, until 20:00) and no signal is known: the held 2 is
+// raised to the floor 4.
+func TestHoldRaisedBySchedule(t *testing.T) {
+	text := strings.ReplaceAll(loopConfig, "  max: 8\n- name: other", "  max: 8\n  schedule: [{cron: \"0 8 * * 1-5\", duration: 12h, min: 4, timezone: UTC}]\n- name: other")
+	cfg, err := config.Parse([]byte(text), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &fakeSource{}
+	now := time.Date(2026, 11, 30, 7, 59, 0, 0, time.UTC)
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }}
+	if err := l.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	src.set("chat", load(1, 40, 8))
+	l.Cycle(t.Context())
+	if got := desired(t, m, "chat"); got != 2 {
+		t.Fatalf("before the window: %v, want 2", got)
+	}
+	now = time.Date(2026, 11, 30, 8, 0, 15, 0, time.UTC)
+	src.set("chat", Reading{Obs: unknownObservation()})
+	l.Cycle(t.Context())
+	if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 4 || !r.Held {
+		t.Errorf("outage inside the window: %v (held %v), want 4 held", got, r.Held)
+	}
+}

@@ -26,9 +26,11 @@ type target struct {
 	recent []Record
 }
 
-// clamp bounds n to the policy's [Min, Max] (a restored or held desired
-// value; the schedule floor is applied by the next decision on data).
-func (t *target) clamp(n int) int { return min(max(n, t.policy.Min), t.policy.Max) }
+// clamp bounds a restored or held desired value n to [floor, Max] at now,
+// where floor is the policy's Min raised by any open schedule window.
+func (t *target) clamp(n int, now time.Time) int {
+	return min(max(n, t.policy.Floor(now)), t.policy.Max)
+}
 
 // maxRecent is how many decisions per target /debug/decisions keeps.
 const maxRecent = 5
