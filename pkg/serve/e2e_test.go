@@ -138,15 +138,18 @@ func TestEndToEndPrometheus(t *testing.T) {
 		t.Fatalf("stop: %v", err)
 	}
 	cancel, done = start()
-	waitFor(t, "restarted serve", func() bool {
+	// /healthz answers before the state is rebuilt from Prometheus (docs/serve.md);
+	// wait for the restored desired series, then check its value.
+	var body0 string
+	waitFor(t, "restarted serve exporting desired", func() bool {
 		resp, err := http.Get("http://" + serveAddr + "/metrics")
 		if err != nil {
 			return false
 		}
 		resp.Body.Close()
-		return true
+		_, body0 = get(t, "http://"+serveAddr+"/metrics")
+		return strings.Contains(body0, `infscale_desired_replicas{target="chat"}`)
 	})
-	_, body0 := get(t, "http://"+serveAddr+"/metrics")
 	if !strings.Contains(body0, `infscale_desired_replicas{target="chat"} 5`) {
 		t.Errorf("restarted serve does not hold 5:\n%s", grep(body0, "infscale_desired"))
 	}
