@@ -3,9 +3,6 @@ package config
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"io"
-	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -18,6 +15,8 @@ import (
 	"github.com/goccy/go-yaml/token"
 	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/internal/boundedfile"
 )
 
 // Load reads, decodes strictly and validates the configuration file at path.
@@ -29,27 +28,9 @@ import (
 // is) of at most MaxFileSize bytes is read: a FIFO would block the load
 // forever (and SIGTERM with it), /dev/zero would exhaust memory.
 func Load(path string) (*File, error) {
-	fi, err := os.Stat(path)
+	data, err := boundedfile.Read(path, MaxFileSize, "a configuration", "the configuration must be a YAML file")
 	if err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s); the configuration must be a YAML file", path, kind(fi.Mode()))
-	}
-	if fi.Size() > MaxFileSize {
-		return nil, fmt.Errorf("%s: %d bytes, larger than the %d allowed for a configuration", path, fi.Size(), MaxFileSize)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileSize { // grew between Stat and read
-		return nil, fmt.Errorf("%s: larger than the %d bytes allowed for a configuration", path, MaxFileSize)
 	}
 	return Parse(data, path)
 }
@@ -57,21 +38,6 @@ func Load(path string) (*File, error) {
 // MaxFileSize is the largest configuration file Load reads: 16 MiB, some
 // 50,000 targets of about 300 bytes each.
 const MaxFileSize = 16 << 20
-
-// kind names a non-regular file mode for Load's error.
-func kind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeDevice != 0, m&os.ModeCharDevice != 0:
-		return "a device"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	}
-	return m.Type().String()
-}
 
 // Parse decodes and validates a configuration from data; name is used in
 // error positions (usually the file path). Defaults are applied to keys that

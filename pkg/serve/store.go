@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/recommend"
 )
@@ -108,30 +108,12 @@ const MaxRestoredReplicas = math.MaxInt32
 // file.
 func (s *Store) Load(target string) (*Persisted, error) {
 	path := s.path(target)
-	fi, err := os.Stat(path)
+	b, err := boundedfile.Read(path, MaxStateFileSize, "a state file", "a state file is JSON written by serve")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (mode %s); a state file is JSON written by serve", path, fi.Mode().Type())
-	}
-	if fi.Size() > MaxStateFileSize {
-		return nil, fmt.Errorf("%s: %d bytes, larger than the %d allowed for a state file", path, fi.Size(), MaxStateFileSize)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxStateFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxStateFileSize { // grew between Stat and read
-		return nil, fmt.Errorf("%s: larger than the %d bytes allowed for a state file", path, MaxStateFileSize)
 	}
 	var env struct {
 		Version int             `json:"version"`
