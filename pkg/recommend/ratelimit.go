@@ -26,19 +26,17 @@ func changeInPeriod(periodSeconds int32, events []ScaleEvent, now time.Time) int
 // up so that a small target can grow at all); selectPolicy Max takes the
 // largest proposal, Min the smallest, Disabled keeps current.
 func scaleUpLimit(cur int, st *State, r *autoscalingv2.HPAScalingRules, now time.Time) (int, string) {
-	if r.SelectPolicy != nil && *r.SelectPolicy == autoscalingv2.DisabledPolicySelect {
+	disabled, minPolicy := selectPolicy(r)
+	if disabled {
 		return cur, "scaleUp selectPolicy Disabled"
 	}
-	minPolicy := r.SelectPolicy != nil && *r.SelectPolicy == autoscalingv2.MinChangePolicySelect
 	result := math.MinInt
 	if minPolicy {
 		result = math.MaxInt
 	}
 	text := ""
 	for _, pol := range r.Policies {
-		added := changeInPeriod(pol.PeriodSeconds, st.ScaleUpEvents, now)
-		removed := changeInPeriod(pol.PeriodSeconds, st.ScaleDownEvents, now)
-		start := cur - added + removed
+		start, added, removed := periodStart(cur, st, pol.PeriodSeconds, now)
 		proposed := start
 		switch pol.Type {
 		case autoscalingv2.PodsScalingPolicy:
@@ -63,19 +61,17 @@ func scaleUpLimit(cur int, st *State, r *autoscalingv2.HPAScalingRules, now time
 // less than the percentage); selectPolicy Max takes the smallest proposal
 // (the largest change), Min the largest, Disabled keeps current.
 func scaleDownLimit(cur int, st *State, r *autoscalingv2.HPAScalingRules, now time.Time) (int, string) {
-	if r.SelectPolicy != nil && *r.SelectPolicy == autoscalingv2.DisabledPolicySelect {
+	disabled, minPolicy := selectPolicy(r)
+	if disabled {
 		return cur, "scaleDown selectPolicy Disabled"
 	}
-	minPolicy := r.SelectPolicy != nil && *r.SelectPolicy == autoscalingv2.MinChangePolicySelect
 	result := math.MaxInt
 	if minPolicy {
 		result = math.MinInt
 	}
 	text := ""
 	for _, pol := range r.Policies {
-		added := changeInPeriod(pol.PeriodSeconds, st.ScaleUpEvents, now)
-		removed := changeInPeriod(pol.PeriodSeconds, st.ScaleDownEvents, now)
-		start := cur - added + removed
+		start, added, removed := periodStart(cur, st, pol.PeriodSeconds, now)
 		proposed := start
 		switch pol.Type {
 		case autoscalingv2.PodsScalingPolicy:
@@ -92,6 +88,25 @@ func scaleDownLimit(cur int, st *State, r *autoscalingv2.HPAScalingRules, now ti
 		}
 	}
 	return result, "scaleDown limit " + itoa(result) + " by " + selectText(minPolicy) + " of (" + text + ")"
+}
+
+// periodStart is the replica count at the start of a policy's period, as
+// the HPA computes it: current − added + removed by the recorded scale
+// events within periodSeconds before now; added and removed are returned
+// for the explanation.
+func periodStart(cur int, st *State, periodSeconds int32, now time.Time) (start, added, removed int) {
+	added = changeInPeriod(periodSeconds, st.ScaleUpEvents, now)
+	removed = changeInPeriod(periodSeconds, st.ScaleDownEvents, now)
+	return cur - added + removed, added, removed
+}
+
+// selectPolicy reads the HPA's selectPolicy of r: Disabled, or whether Min
+// (the smallest change) applies; unset means Max.
+func selectPolicy(r *autoscalingv2.HPAScalingRules) (disabled, minPolicy bool) {
+	if r.SelectPolicy == nil {
+		return false, false
+	}
+	return *r.SelectPolicy == autoscalingv2.DisabledPolicySelect, *r.SelectPolicy == autoscalingv2.MinChangePolicySelect
 }
 
 func selectText(minPolicy bool) string {
