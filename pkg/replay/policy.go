@@ -122,7 +122,7 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 		}
 		return parseOracle(full, s0, parts, off)
 	}
-	p := &recommend.Policy{Min: 1, Max: 100}
+	p := &recommend.Policy{Min: 1, Max: recommend.DefaultMax}
 	pol := Policy{Name: s0, Recommend: p}
 	for _, part := range parts {
 		k, v, ok := strings.Cut(part.text, "=")
