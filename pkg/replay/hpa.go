@@ -2,7 +2,6 @@ package replay
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -78,6 +77,7 @@ func parseHPA(full, s string, off int) (Policy, error) {
 		Max:     inner.Recommend.Max,
 	}
 	rest := s[end+1:]
+	cols := fieldCols{}
 	if rest != "" {
 		if !strings.HasPrefix(rest, ",") {
 			return Policy{}, policyError(full, off+end+2, "after hpa(...) want ,OPTION=VALUE")
@@ -98,10 +98,11 @@ func parseHPA(full, s string, off int) (Policy, error) {
 				}
 				return Policy{}, policyError(full, col+len(k)+1, "%s=%q: %v", k, v, err)
 			}
+			cols.option(hp, k, v, col+len(k)+1)
 		}
 	}
 	if err := hp.Validate(); err != nil {
-		return Policy{}, fmt.Errorf("policy %q: the HPA: %w", s, err)
+		return Policy{}, cols.errorAt(full, off, err)
 	}
 	return Policy{
 		Name: s, Recommend: inner.Recommend, min: inner.min, max: hp.Max,
