@@ -17,6 +17,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
+	"github.com/infscale/infscale/internal/statefile"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
@@ -100,7 +101,7 @@ func (c *DecideCmd) Run(e *env) error {
 	}
 	d := recommend.Decide(p, obs, keep, now)
 	if c.State != "" {
-		if err := writeState(c.State, st); err != nil {
+		if err := writeState(c.State, d, st, now); err != nil {
 			return err
 		}
 	}
@@ -484,7 +485,8 @@ func checkSignal(flag string, v float64, unit string) error {
 	return nil
 }
 
-// readState reads the --state file; a missing file is a fresh state.
+// readState reads the --state file (internal/statefile, the format serve's
+// --state-dir uses too); a missing file is a fresh state.
 func readState(path string) (*recommend.State, error) {
 	st := new(recommend.State)
 	if path == "" {
@@ -497,44 +499,26 @@ func readState(path string) (*recommend.State, error) {
 		}
 		return nil, invalidf("--state %s: %s (want the path of a JSON file; it is created after the decision when missing)", path, what)
 	}
-	data, err := os.ReadFile(path)
+	f, err := statefile.Read(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if fi, derr := os.Stat(filepath.Dir(path)); derr != nil || !fi.IsDir() {
 			return nil, invalidf("--state %s: the directory %s does not exist (the file is created there after the decision)", path, filepath.Dir(path))
 		}
 		return st, nil
 	}
-	if err != nil {
+	var pe *fs.PathError
+	if errors.As(err, &pe) { // unreadable (permissions, I/O): not the input's fault
 		return nil, fmt.Errorf("--state: %w", err)
 	}
-	st, err = recommend.DecodeState(data, path)
 	if err != nil {
 		return nil, invalidf("--state: %w\n(want the JSON infscale decide writes, see docs/recommend.md; delete the file to start fresh)", err)
 	}
-	return st, nil
+	return &f.State, nil
 }
 
-// writeState writes the state atomically (temporary file, then rename).
-func writeState(path string, st *recommend.State) error {
-	data, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".infscale-state-*")
-	if err != nil {
-		return fmt.Errorf("--state: %w", err)
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("--state: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("--state: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+// writeState writes the state after a decision atomically (statefile.Write).
+func writeState(path string, d recommend.Decision, st *recommend.State, now time.Time) error {
+	if err := statefile.Write(path, statefile.File{Desired: d.Desired, Current: d.Current, State: *st, SavedAt: now}); err != nil {
 		return fmt.Errorf("--state: %w", err)
 	}
 	return nil
