@@ -13,7 +13,13 @@
 // Reading guide: types.go (the contract), then decide.go (the pipeline), then
 // one file per step: raw.go (per-metric arithmetic and the missing-pods
 // rule), tolerance.go, lookahead.go, zero.go, stabilize.go, ratelimit.go,
-// schedule.go; policy.go (Validate and the HPA defaults), behavior.go (the
-// HPA's behavior YAML), observe.go (per-replica samples to an Observation).
+// schedule.go; policy.go (Validate, the one owner of the policy rules, and
+// the HPA defaults) with fielderror.go (its FieldErrors, which every syntax
+// maps to its own positions) and signal.go (the one table of signals);
+// loop.go (the rules a decision loop applies around Decide: current from
+// the previous desired, the hold on no data; serve and the replay both run
+// it), state.go (State.Validate), behavior.go (the HPA's behavior YAML),
+// observe.go (per-replica samples to an Observation). The state file format
+// is internal/statefile's.
 // docs/recommend.md gives the formulas.
 package recommend

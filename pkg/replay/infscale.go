@@ -6,11 +6,13 @@ import (
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
-// infscaleCtl runs pkg/recommend's Decide, the code serve runs, on the
-// simulated clock: second t of the trace is Config.Epoch + t.
+// infscaleCtl runs pkg/recommend's Loop, the code serve runs (Decide and
+// the rules around it: the last desired held on no data), on the simulated
+// clock: second t of the trace is Config.Epoch + t. The current count is
+// the simulated Deployment's replicas, read every decision.
 type infscaleCtl struct {
 	p     *recommend.Policy
-	st    recommend.State
+	run   recommend.Loop
 	d     recommend.Decision
 	epoch time.Time
 }
@@ -20,7 +22,7 @@ func newInfscale(p *recommend.Policy, epoch time.Time) *infscaleCtl {
 }
 
 func (c *infscaleCtl) Decide(now float64, obs recommend.Observation) int {
-	recommend.DecideInto(&c.d, c.p, obs, &c.st, c.epoch.Add(time.Duration(now*float64(time.Second))))
+	c.run.DecideInto(&c.d, c.p, recommend.Reading{Obs: obs, CurrentKnown: true}, c.epoch.Add(time.Duration(now*float64(time.Second))))
 	return c.d.Desired
 }
 
@@ -32,6 +34,7 @@ func (f fixed) Decide(float64, recommend.Observation) int { return int(f) }
 // warm makes the state look as if the policy had asked for n replicas up to
 // the trace's start: the scale-down window holds n until it expires.
 func (c *infscaleCtl) warm(n int, epoch time.Time) {
-	c.st.Recommendations = []recommend.TimedReplicas{{At: epoch, Replicas: n}}
-	c.st.LastDesired, c.st.LastAt = n, epoch
+	c.run.State.Recommendations = []recommend.TimedReplicas{{At: epoch, Replicas: n}}
+	c.run.State.LastDesired, c.run.State.LastAt = n, epoch
+	c.run.Desired, c.run.HasDesired = n, true
 }

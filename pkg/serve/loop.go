@@ -76,7 +76,7 @@ func (l *Loop) SetConfig(cfg *config.File) error {
 	}
 	for _, t := range next {
 		if o, ok := old[t.cfg.Name]; ok {
-			t.state, t.desired, t.hasDesired, t.current, t.hasCurrent, t.recent = o.state, o.desired, o.hasDesired, o.current, o.hasCurrent, o.recent
+			t.run, t.recent = o.run, o.recent
 			delete(old, t.cfg.Name)
 			continue
 		}
@@ -115,12 +115,7 @@ func (l *Loop) restore(t *target) error {
 	if ps == nil {
 		return nil
 	}
-	t.state = ps.State
-	desired := t.clamp(ps.Desired, l.now())
-	t.desired, t.hasDesired = desired, true
-	if ps.Current >= 0 {
-		t.current, t.hasCurrent = ps.Current, true
-	}
+	desired := t.run.Restore(&t.policy, ps.Desired, ps.Current, ps.State, l.now())
 	l.Metrics.Restore(t.cfg.Name, desired)
 	l.logger().Info("state restored", "target", t.cfg.Name, "from", from, "desired", desired, "saved_desired", ps.Desired, "saved_at", ps.SavedAt)
 	return nil
@@ -230,7 +225,7 @@ func (l *Loop) Cycle(ctx context.Context) {
 		l.mu.Unlock()
 		l.audit(rec, now)
 		if l.Store != nil {
-			if err := l.Store.Save(t.cfg.Name, Persisted{Desired: t.desired, Current: currentOrUnknown(t), State: t.state, SavedAt: now}); err != nil {
+			if err := l.Store.Save(t.cfg.Name, Persisted{Desired: t.run.Desired, Current: currentOrUnknown(t), State: t.run.State, SavedAt: now}); err != nil {
 				l.Metrics.QueryError(t.cfg.Name, "state_write")
 				l.limiter.logf(l.logger(), now, t.cfg.Name, "state_write", "state write failed", err)
 			}
@@ -246,8 +241,8 @@ func (l *Loop) Cycle(ctx context.Context) {
 }
 
 func currentOrUnknown(t *target) int {
-	if t.hasCurrent {
-		return t.current
+	if t.run.HasCurrent {
+		return t.run.Current
 	}
 	return -1
 }
@@ -256,36 +251,18 @@ func currentOrUnknown(t *target) int {
 // returns false when no decision can be made yet (current replicas never
 // known and nothing decided before).
 func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool) {
-	obs := rd.Obs
-	if rd.CurrentKnown {
-		t.current, t.hasCurrent = obs.Current, true
-	}
 	observed := -1 // replicas read this cycle, for the current_replicas series
 	if rd.CurrentKnown {
-		observed = obs.Current
+		observed = rd.Obs.Current
 	}
-	switch {
-	case t.cfg.Replicas == "" && t.hasDesired:
-		// Without a replicas query the scale target's spec is not read; the
-		// consumer (KEDA, the HPA) sets it to infscale's desired value, so
-		// that is the current count the HPA's algorithm works from. Pods
-		// still starting or not answering are then missing pods (the HPA's
-		// rule: they never allow a scale-down), not a smaller fleet.
-		obs.Current = t.desired
-		if obs.Reporting <= 0 && rd.CurrentKnown {
-			obs.Reporting = rd.Obs.Current
-		}
-	case rd.CurrentKnown:
-	case t.hasCurrent:
-		obs.Current = t.current
-	case t.hasDesired:
-		obs.Current = t.desired
-	default:
+	prev, hadPrev := t.run.Desired, t.run.HasDesired
+	// recommend.Loop: current from the previous desired without a replicas
+	// query, the last desired held on no data (the replay runs the same).
+	d, decided, held := t.run.Decide(&t.policy, recommend.Reading{Obs: rd.Obs, CurrentKnown: rd.CurrentKnown, SpecFollows: t.cfg.Replicas == ""}, now)
+	if !decided {
 		l.Metrics.Record(Snapshot{Target: t.cfg.Name, At: now, Signals: signalMap(signalsOf(rd.Obs)), Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
 		return Record{}, false, false
 	}
-	trial := cloneState(t.state)
-	d := recommend.Decide(&t.policy, obs, &trial, now)
 	valid := false
 	raw := map[string]int{}
 	names := make([]string, 0, len(d.Raw))
@@ -296,28 +273,6 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 			raw[r.Signal.String()] = r.Replicas
 		}
 	}
-	held := false
-	if d.Reason == recommend.ReasonNoData && t.hasDesired {
-		// Hold the exported value, and count the outage as that value in
-		// the stabilisation windows (the trial state is dropped): the first
-		// reading after an outage longer than the scale-down window, often a
-		// partial one, cannot scale down before a full window has passed.
-		// The held value stays within the policy's bounds (a reload may
-		// have narrowed them during the outage).
-		hold := t.clamp(t.desired, now)
-		d.Desired, held = hold, true
-		text := fmt.Sprintf("no metric is known: hold the last desired %d (not current %d)", t.desired, obs.Current)
-		if hold != t.desired {
-			text = fmt.Sprintf("no metric is known: hold the last desired %d within min %d (schedule included), max %d: %d (not current %d)", t.desired, t.policy.Floor(now), t.policy.Max, hold, obs.Current)
-		}
-		d.Steps = append(d.Steps, recommend.Step{Reason: recommend.ReasonNoData, Value: hold, Text: text})
-		t.state.Recommendations = append(pruneBefore(t.state.Recommendations, now.Add(-horizon(&t.cfg))),
-			recommend.TimedReplicas{At: now, Replicas: hold})
-	} else {
-		t.state = trial
-	}
-	prev, hadPrev := t.desired, t.hasDesired
-	t.desired, t.hasDesired = d.Desired, true
 	sig := signalsOf(rd.Obs)
 	l.Metrics.Record(Snapshot{
 		Target: t.cfg.Name, At: now, Signals: signalMap(sig), Decided: true, Valid: valid,
@@ -328,7 +283,7 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	if hadPrev && prev != d.Desired {
 		l.logger().Info("desired replicas changed", "target", t.cfg.Name, "from", prev, "to", d.Desired, "reason", d.Reason.String())
 	}
-	rec := Record{Target: t.cfg.Name, At: now, Desired: d.Desired, Current: obs.Current, Reason: d.Reason.String(),
+	rec := Record{Target: t.cfg.Name, At: now, Desired: d.Desired, Current: d.Current, Reason: d.Reason.String(),
 		Held: held, Signals: sig, Raw: d.Raw, Steps: d.Steps, StuckReplicas: rd.StuckReplicas}
 	if rd.StuckKnown {
 		rec.Stuck = &rd.Stuck
@@ -437,14 +392,4 @@ func reversalWindow(t *config.Target) time.Duration {
 		return time.Duration(*b.ScaleDown.StabilizationWindowSeconds) * time.Second
 	}
 	return 0
-}
-
-// pruneBefore drops the recommendations older than cutoff (an outage would
-// otherwise grow the list by one per cycle).
-func pruneBefore(rs []recommend.TimedReplicas, cutoff time.Time) []recommend.TimedReplicas {
-	i := 0
-	for i < len(rs) && rs[i].At.Before(cutoff) {
-		i++
-	}
-	return rs[i:]
 }

@@ -359,7 +359,7 @@ func TestOutageLongerThanWindow(t *testing.T) {
 		if got := desired(t, m, "chat"); got != 3 {
 			t.Errorf("partial reading after the outage: desired %v, want 3 (2 pods missing)", got)
 		}
-		if n := len(l.targets[0].state.Recommendations); n > 25 {
+		if n := len(l.targets[0].run.State.Recommendations); n > 25 {
 			t.Errorf("%d recommendations kept, want a window's worth (about 21 at 15 s)", n)
 		}
 		src.set("chat", load(3, 10, 0))

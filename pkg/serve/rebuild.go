@@ -15,10 +15,6 @@ import (
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
-// rebuildHorizon is how far back Rebuild looks when the target's behavior
-// sets no longer window or period: the HPA's default scale-down window.
-const rebuildHorizon = 5 * time.Minute
-
 // Rebuilder rebuilds a target's state from infscale's own series in
 // Prometheus (which scrapes serve's /metrics), for a restart without
 // --state-dir. It is an approximation of the saved state:
@@ -39,32 +35,9 @@ type Rebuilder struct {
 	Timeout time.Duration
 }
 
-// horizon is the longest stabilisation window or rate-limit period of t.
-func horizon(t *config.Target) time.Duration {
-	h := rebuildHorizon
-	if b := t.Behavior; b != nil {
-		if r := b.ScaleUp; r != nil {
-			if r.StabilizationWindowSeconds != nil {
-				h = max(h, time.Duration(*r.StabilizationWindowSeconds)*time.Second)
-			}
-			for _, p := range r.Policies {
-				h = max(h, time.Duration(p.PeriodSeconds)*time.Second)
-			}
-		}
-		if r := b.ScaleDown; r != nil {
-			if r.StabilizationWindowSeconds != nil {
-				h = max(h, time.Duration(*r.StabilizationWindowSeconds)*time.Second)
-			}
-			for _, p := range r.Policies {
-				h = max(h, time.Duration(p.PeriodSeconds)*time.Second)
-			}
-		}
-	}
-	return h
-}
-
 // Rebuild returns the target's state as of now, or nil when Prometheus has
-// no desired value for it in the horizon.
+// no desired value for it in the policy's horizon (recommend.Policy.Horizon:
+// the longest window or period, at least 5 minutes).
 func (r *Rebuilder) Rebuild(ctx context.Context, t *config.Target, now time.Time) (*Persisted, error) {
 	if r.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -75,7 +48,12 @@ func (r *Rebuilder) Rebuild(ctx context.Context, t *config.Target, now time.Time
 	if step <= 0 {
 		step = 15 * time.Second
 	}
-	start := now.Add(-horizon(t))
+	pol, err := t.Policy()
+	if err != nil {
+		return nil, fmt.Errorf("rebuild %s: %w", t.Name, err)
+	}
+	// As far back as the windows and periods reach (recommend.Policy.Horizon).
+	start := now.Add(-pol.Horizon())
 	sel := `{target=` + strconv.Quote(t.Name) + `}`
 	desired, _, err := r.API.Range(ctx, `max(infscale_desired_replicas`+sel+`)`, start, now, step)
 	if err != nil {

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"math"
-	"slices"
 	"time"
 
 	"github.com/infscale/infscale/pkg/config"
@@ -15,21 +14,11 @@ type target struct {
 	cfg    config.Target
 	policy recommend.Policy
 
-	state recommend.State
-	// desired is the last exported desired value (hasDesired once decided).
-	desired    int
-	hasDesired bool
-	// current is the last known current replica count (hasCurrent once read).
-	current    int
-	hasCurrent bool
+	// run is the decision loop's memory: State, the last exported desired
+	// value and the last known current count (recommend.Loop).
+	run recommend.Loop
 	// recent are the last decisions, newest last (for /debug/decisions).
 	recent []Record
-}
-
-// clamp bounds a restored or held desired value n to [floor, Max] at now,
-// where floor is the policy's Min raised by any open schedule window.
-func (t *target) clamp(n int, now time.Time) int {
-	return min(max(n, t.policy.Floor(now)), t.policy.Max)
 }
 
 // maxRecent is how many decisions per target /debug/decisions keeps.
@@ -132,14 +121,4 @@ func (t *target) remember(r Record) {
 	copy(t.recent, t.recent[len(t.recent)-maxRecent+1:])
 	t.recent = t.recent[:maxRecent]
 	t.recent[maxRecent-1] = r
-}
-
-// cloneState copies a State deeply enough that Decide on the copy leaves
-// the original untouched.
-func cloneState(s recommend.State) recommend.State {
-	s.Recommendations = slices.Clone(s.Recommendations)
-	s.ScaleUpEvents = slices.Clone(s.ScaleUpEvents)
-	s.ScaleDownEvents = slices.Clone(s.ScaleDownEvents)
-	s.Demand = slices.Clone(s.Demand)
-	return s
 }

@@ -1,0 +1,77 @@
+package recommend
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+)
+
+func unknownObs(cur int) Observation {
+	return Observation{Current: cur, Running: math.NaN(), Waiting: math.NaN(), Held: math.NaN(), KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN()}
+}
+
+// A loop holds its last desired value on no data, and the outage counts as
+// that value in the windows.
+func TestLoopHoldsOnNoData(t *testing.T) {
+	p := mustValidate(t, queuePolicy(4))
+	var l Loop
+	// Nothing ever known: no decision.
+	if _, decided, _ := l.Decide(p, Reading{Obs: unknownObs(0)}, at(990)); decided {
+		t.Fatal("decided without any current count")
+	}
+	// queue 12 on 1 at target 4 → ceil(12/4) = 3 (scale-up limit max(1+4, 2×1) = 5).
+	d, decided, held := l.Decide(p, Reading{Obs: queueObs(1, 12), CurrentKnown: true}, at(1000))
+	if !decided || held || d.Desired != 3 || !l.HasDesired || l.Desired != 3 || l.Current != 1 {
+		t.Fatalf("first: %+v decided %v held %v, loop %+v", d, decided, held, l)
+	}
+	// 30 s without data: hold 3, recorded at 1030.
+	d, _, held = l.Decide(p, Reading{Obs: unknownObs(0)}, at(1030))
+	if !held || d.Desired != 3 || d.Reason != ReasonNoData || d.Current != 1 {
+		t.Errorf("no data: %+v held %v, want 3 held from current 1", d, held)
+	}
+	if r := l.State.Recommendations; len(r) == 0 || r[len(r)-1] != (TimedReplicas{At: at(1030), Replicas: 3}) {
+		t.Errorf("recommendations %+v, want the held 3 at 1030 last", r)
+	}
+	// A reload narrowing max to 2 during the outage: the hold is bounded.
+	p2 := queuePolicy(4)
+	p2.Max = 2
+	mustValidate(t, p2)
+	if d, _, _ := l.Decide(p2, Reading{Obs: unknownObs(0)}, at(1045)); d.Desired != 2 {
+		t.Errorf("hold within max 2: %d", d.Desired)
+	}
+}
+
+// Without a replicas reading the previous desired is the current count
+// (the consumer sets it); the replicas that answered are the reporting ones.
+func TestLoopCurrentFromDesired(t *testing.T) {
+	p := mustValidate(t, queuePolicy(4))
+	var l Loop
+	l.Decide(p, Reading{Obs: queueObs(1, 12), CurrentKnown: true, SpecFollows: true}, at(1000)) // → 3
+	obs := queueObs(1, 12)                                                                      // one pod answered
+	d, _, _ := l.Decide(p, Reading{Obs: obs, CurrentKnown: true, SpecFollows: true}, at(1015))
+	if d.Current != 3 {
+		t.Errorf("current %d, want the previous desired 3", d.Current)
+	}
+}
+
+// Restore bounds the saved desired value; Horizon is the longest window or
+// period, at least 5 minutes.
+func TestLoopRestoreAndHorizon(t *testing.T) {
+	p := mustValidate(t, queuePolicy(4)) // max 10
+	var l Loop
+	if got := l.Restore(p, 50, -1, State{}, at(1000)); got != 10 || l.HasCurrent {
+		t.Errorf("restored %d (current known %v), want 10 and current unknown", got, l.HasCurrent)
+	}
+	for _, tc := range []struct {
+		down int32
+		want time.Duration
+	}{{60, 5 * time.Minute}, {300, 5 * time.Minute}, {600, 10 * time.Minute}} {
+		q := queuePolicy(4)
+		q.Behavior.ScaleDown = &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: &tc.down}
+		if got := mustValidate(t, q).Horizon(); got != tc.want {
+			t.Errorf("down window %d s: horizon %v, want %v", tc.down, got, tc.want)
+		}
+	}
+}
