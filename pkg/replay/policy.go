@@ -150,6 +150,10 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 			if errors.Is(err, errUnknownOption) {
 				return Policy{}, policyError(full, col, "%v", err)
 			}
+			var fe recommend.FieldError // a schedule's part: at its own column
+			if errors.As(err, &fe) && fe.Path != "" {
+				return Policy{}, policyError(full, col+len(k)+1+scheduleOffset(v, recommend.ScheduleField(fe.Path)), "%s %s: %s", k, fe.Path, fe.Msg)
+			}
 			return Policy{}, policyError(full, col+len(k)+1, "%s=%q: %v", k, v, err)
 		}
 		cols.option(p, k, v, col+len(k)+1)

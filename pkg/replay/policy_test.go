@@ -71,6 +71,7 @@ func TestParsePolicyErrors(t *testing.T) {
 		"queue:24,schedule=0 8 * * *;1h;2;Local":   "column 34: schedule location: \"Local\" is the machine's zone",
 		"queue:24,max=3,schedule=0 8 * * *; 1h; 5": "column 40: schedule min: 5 must be in 0..max (3)",
 		"queue:24,min=-1":                          "column 14: min: -1 must be >= 0",
+		"queue:24,schedule=0 8 * * *; soon;2":      "column 30: schedule duration: \"soon\": want a duration",
 		"QUEUE:24":                                 "column 1: \"QUEUE:24\": want SIGNAL:TARGET",
 		// 2^31 wrapped to a negative int32 before.
 		"queue:24,uppods=2147483648": "column 17: uppods=\"2147483648\": want an integer 1..2147483647",
