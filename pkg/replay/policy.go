@@ -133,7 +133,7 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 			name, target, ok := strings.Cut(part.text, ":")
 			sig, err := recommend.ParseSignal(name)
 			if !ok || err != nil {
-				return Policy{}, policyError(full, col, "%q: want SIGNAL:TARGET (queue, waiting, running, kv, cpu, ttft), OPTION=VALUE, fixed:N, knative:C, oracle, hpa(POLICY) or recommended", part.text)
+				return Policy{}, policyError(full, col, "%q: want SIGNAL:TARGET (%s), OPTION=VALUE, fixed:N, knative:C, oracle, hpa(POLICY) or recommended", part.text, recommend.SignalNames())
 			}
 			t, err := parseTarget(sig, target)
 			if err != nil {
