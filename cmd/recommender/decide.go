@@ -32,7 +32,7 @@ type DecideCmd struct {
 
 	Current *int     `placeholder:"N" help:"Replicas the workload has now, at least the number of PAGEs (each page is a running replica). Default: the number of PAGEs; without pages the previous desired in --state; else 1."`
 	Unready int      `placeholder:"N" help:"Replicas of --current that are starting and report nothing (the HPA leaves them out on a scale-down, counts them at 0 on a scale-up)."`
-	Held    float64  `placeholder:"N" help:"Requests held in front of the servers (activator, gateway), counted in queue and used to activate from zero."`
+	Held    *float64 `placeholder:"N" help:"Requests held in front of the servers (activator, gateway), counted in queue and used to activate from zero. Unset: unknown (with --min 0 nothing goes to zero on it)."`
 	Running *float64 `placeholder:"N" help:"Running requests, total over replicas (overrides the pages)."`
 	Waiting *float64 `placeholder:"N" help:"Waiting requests, total over replicas (overrides the pages)."`
 	Queue   *float64 `placeholder:"N" help:"Total queue (running + waiting) when the split is not known; sets running 0 and waiting N."`
@@ -346,9 +346,12 @@ func (c *DecideCmd) now() (time.Time, error) {
 
 // observe builds the Observation from the pages and the signal flags.
 func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation, error) {
-	obs := recommend.Observation{Running: math.NaN(), Waiting: math.NaN(), Held: c.Held, KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN()}
-	if err := checkSignal("held", c.Held, "requests"); err != nil {
-		return obs, err
+	obs := recommend.Observation{Running: math.NaN(), Waiting: math.NaN(), Held: math.NaN(), KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN()}
+	if c.Held != nil {
+		if err := checkSignal("held", *c.Held, "requests"); err != nil {
+			return obs, err
+		}
+		obs.Held = *c.Held
 	}
 	if c.Timeout <= 0 {
 		return obs, invalidf("--timeout %s: want a duration > 0, e.g. 10s", c.Timeout)

@@ -155,7 +155,7 @@ func TestDecideCLIStateTimeScript(t *testing.T) {
 // Scale to zero, cooldown 120 s, fresh state, idle page: t=2000 → 1; t=2125 → 0.
 func TestDecideCLIScaleToZero(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.json")
-	args := []string{"testdata/vllm-idle.prom", "--min", "0", "--zero-cooldown", "120s", "--state", state}
+	args := []string{"testdata/vllm-idle.prom", "--min", "0", "--held", "0", "--zero-cooldown", "120s", "--state", state}
 	wantDecision(t, decideOK(t, append(args, "--now", "2000")...), 1, "cooldown")
 	wantDecision(t, decideOK(t, append(args, "--now", "2125")...), 0, "idle-to-zero")
 }

@@ -19,10 +19,14 @@ func orZero(x float64) float64 {
 // words for it. queue is running + waiting + held. At zero replicas no
 // server exists, so running and waiting are 0 whatever the source says, and
 // every additive metric's total is the held requests (what the first
-// replica will have to serve). Unknown held counts as 0 (nothing holds
-// requests). ok is false when a needed signal is unknown.
+// replica will have to serve), unknown when held is. Unknown held counts
+// as 0 with replicas (nothing holds requests). ok is false when a needed
+// signal is unknown.
 func total(s Signal, obs Observation, cur int) (v float64, detail string, ok bool) {
 	held := orZero(obs.Held)
+	if cur == 0 && !known(obs.Held) {
+		return math.NaN(), " (at zero replicas: held unknown)", false
+	}
 	if cur == 0 {
 		return held, " (at zero replicas: held " + num(held) + ")", true
 	}

@@ -1,0 +1,157 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/infscale/infscale/pkg/config"
+)
+
+// promAnswers is a fake Prometheus for the fault tests: each query is
+// answered by the first rule whose needle it contains (in order), else with
+// an empty vector. A rule's answer is a list of sample values ("NaN"
+// allowed; none: an empty result), or an HTTP status with an error body.
+type promAnswers struct {
+	mu      sync.Mutex
+	rules   []promRule
+	queries atomic.Int64
+}
+
+type promRule struct {
+	needle string
+	values []string
+	status int // 0: 200 with values
+}
+
+func (p *promAnswers) set(rules ...promRule) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rules = rules
+}
+
+func (p *promAnswers) serve(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.queries.Add(1)
+		q := r.FormValue("query")
+		p.mu.Lock()
+		rules := p.rules
+		p.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		for _, rule := range rules {
+			if !strings.Contains(q, rule.needle) {
+				continue
+			}
+			if rule.status != 0 {
+				w.WriteHeader(rule.status)
+				fmt.Fprint(w, `{"status":"error","errorType":"bad_data","error":"refused by the fake"}`)
+				return
+			}
+			writeVector(w, rule.values)
+			return
+		}
+		writeVector(w, nil)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func writeVector(w http.ResponseWriter, vals []string) {
+	var parts []string
+	for i, v := range vals {
+		parts = append(parts, fmt.Sprintf(`{"metric":{"pod":"p%d"},"value":[1767607200,"%s"]}`, i, v))
+	}
+	fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(parts, ","))
+}
+
+// promLoop is a Loop over the fake at srv with config body (%s: the URL), a
+// manual clock starting at t0 (advance *now), one query per target and
+// signal (BatchSize 1) unless batch > 1.
+func promLoop(t *testing.T, srv *httptest.Server, body string, batch int, store *Store) (*Loop, *Metrics, *time.Time) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(fmt.Sprintf(body, srv.URL)), "faults.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewPrometheusSourceFromRoundTripper(srv.URL, nil, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Evaluator.BatchSize = batch
+	now := t0
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }, Store: store}
+	if err := l.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return l, m, &now
+}
+
+const zeroConfig = `
+prometheus: {url: %s}
+targets:
+- name: chat
+  selector: '{app="chat"}'
+  replicas: 'kube_deployment_spec_replicas{deployment="chat"}'
+  metrics: [{type: queue, target: 4}]
+  min: 0
+  max: 8
+  zero: {cooldown: 60s, held: 'sum(held_requests{host="chat"})'}
+`
+
+// Issue 13 item 1 against a fake Prometheus: 1 replica, running and
+// waiting 0, min 0 with a 60 s cooldown, and the held query empty (then
+// HTTP 500): for 10 minutes (40 cycles, far beyond the cooldown) desired
+// stays 1 (cooldown), /debug/decisions shows held null and no step says
+// "held 0". Once held reads 0, the cooldown counts from the last unknown
+// reading: 4 cycles later (60 s) desired is 0.
+func TestServeZeroUnknownHeld(t *testing.T) {
+	fake := &promAnswers{}
+	base := []promRule{
+		{needle: "min_over_time", values: nil}, // no stuck pod
+		{needle: "count(", values: []string{"1"}},
+		{needle: "num_requests_running", values: []string{"0"}},
+		{needle: "num_requests_waiting", values: []string{"0"}},
+		{needle: "kube_deployment_spec_replicas", values: []string{"1"}},
+	}
+	for _, held := range []promRule{{needle: "held_requests"}, {needle: "held_requests", status: 500}} {
+		fake.set(append([]promRule{held}, base...)...)
+		l, m, now := promLoop(t, fake.serve(t), zeroConfig, 1, nil)
+		for i := 0; i < 40; i++ {
+			l.Cycle(context.Background())
+			r := lastRecord(l, "chat")
+			if got := desired(t, m, "chat"); got != 1 {
+				t.Fatalf("held status %d, cycle %d: desired %v (%s), want 1", held.status, i, got, r.Reason)
+			}
+			if r.Signals.Held != nil {
+				t.Fatalf("held %v, want null (unknown)", *r.Signals.Held)
+			}
+			for _, s := range r.Steps {
+				if strings.Contains(s.Text, "held 0") {
+					t.Fatalf("step %q says held 0 for an unknown held", s.Text)
+				}
+			}
+			*now = now.Add(15 * time.Second)
+		}
+		fake.set(append([]promRule{{needle: "held_requests", values: []string{"0"}}}, base...)...)
+		lastUnknown := now.Add(-15 * time.Second) // the last cycle's time
+		for ; now.Sub(lastUnknown) < 60*time.Second; *now = now.Add(15 * time.Second) {
+			l.Cycle(context.Background())
+			if got := desired(t, m, "chat"); got != 1 {
+				t.Fatalf("%v after the last unknown held: %v, want 1 (cooldown)", now.Sub(lastUnknown), got)
+			}
+		}
+		l.Cycle(context.Background()) // 60 s after the last unknown reading
+		if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 0 || r.Reason != "idle-to-zero" {
+			t.Errorf("60 s of known idleness: %v (%s), want 0 idle-to-zero", got, r.Reason)
+		}
+	}
+}
