@@ -84,6 +84,9 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 		r, why, text := rawFor(m, obs, cur, p.tol)
 		d.Raw = append(d.Raw, r)
 		d.step(why, r.Desired, text)
+		if r.Abstained {
+			continue // neither a recommendation nor missing data
+		}
 		if !r.Valid {
 			invalid++
 			continue

@@ -399,3 +399,27 @@ func TestDecideZeroUnknownHeld(t *testing.T) {
 		}
 	}
 }
+
+// Issue 13 item 2: queue + ttft on 5 replicas, running 0 and waiting 0, the
+// TTFT quantile NaN because no request finished: the ttft metric abstains
+// and the queue's 0 decides (no partial-data): ceil(0/4) = 0, floor min 1,
+// default rate limit 100 % per 15 s from 5 → 1. The same NaN from a read
+// that failed (NoneFinished false), or with requests waiting, stays
+// unknown and holds 5 (partial-data).
+func TestDecideTTFTAbstainsWhenIdle(t *testing.T) {
+	p := &Policy{Metrics: []Metric{{Signal: SignalQueue, Target: 4}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
+		Behavior: autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: new(int32)}}}
+	mustValidate(t, p)
+	idle := Observation{Current: 5, Reporting: 5, Running: 0, Waiting: 0, Held: nan, KV: nan, CPU: nan, TTFT: nan, NoneFinished: true}
+	d := Decide(p, idle, nil, at(0))
+	expect(t, d, 1, ReasonMin)
+	if !d.Raw[1].Abstained || d.Raw[1].Valid {
+		t.Errorf("ttft raw %+v, want abstained", d.Raw[1])
+	}
+	failed := idle
+	failed.NoneFinished = false
+	expect(t, Decide(p, failed, nil, at(0)), 5, ReasonPartialData)
+	busy := idle
+	busy.Waiting = 1 // ceil(1/4) = 1 < 5, but a NaN quantile with a request waiting is unknown
+	expect(t, Decide(p, busy, nil, at(0)), 5, ReasonPartialData)
+}

@@ -134,6 +134,10 @@ func rawFor(m Metric, obs Observation, cur int, tol Tolerance) (Raw, Reason, str
 	default: // ttft
 		v := obs.TTFT
 		r.Value = v
+		if cur > 0 && TTFTAbstains(obs) {
+			r.Abstained = true
+			return r, 0, name + " abstains: no request finished in its window and none is running or waiting (known idleness, not missing data)"
+		}
 		if !known(v) || cur == 0 {
 			return r, ReasonNoData, name + " unknown: no recommendation from it"
 		}

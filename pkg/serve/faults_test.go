@@ -155,3 +155,49 @@ func TestServeZeroUnknownHeld(t *testing.T) {
 		}
 	}
 }
+
+const ttftConfig = `
+prometheus: {url: %s}
+targets:
+- name: chat
+  selector: '{app="chat"}'
+  replicas: 'kube_deployment_spec_replicas{deployment="chat"}'
+  metrics: [{type: queue, target: 4}, {type: ttft, target: 2s}]
+  max: 8
+  behavior: {scaleDown: {stabilizationWindowSeconds: 0}}
+`
+
+// Issue 13 item 2 against a fake Prometheus: 5 replicas, running 0,
+// waiting 0, the TTFT quantile NaN (no request finished in the window):
+// the ttft metric abstains, the queue's ceil(0/4) = 0 decides, min 1, the
+// default scale-down limit (100 % per 15 s) allows 5 → 1 at once; no
+// query error is counted for it. A TTFT read that fails (HTTP 500) is
+// unknown and holds 5 (partial-data).
+func TestServeIdleTTFTAbstains(t *testing.T) {
+	base := []promRule{
+		{needle: "min_over_time"},
+		{needle: "count(", values: []string{"5"}},
+		{needle: "num_requests_running", values: []string{"0"}},
+		{needle: "num_requests_waiting", values: []string{"0"}},
+		{needle: "kube_deployment_spec_replicas", values: []string{"5"}},
+	}
+	for _, tc := range []struct {
+		ttft   promRule
+		want   float64
+		reason string
+	}{
+		{promRule{needle: "histogram_quantile", values: []string{"NaN"}}, 1, "min"},
+		{promRule{needle: "histogram_quantile", status: 500}, 5, "partial-data"},
+	} {
+		fake := &promAnswers{}
+		fake.set(append([]promRule{tc.ttft}, base...)...)
+		l, m, _ := promLoop(t, fake.serve(t), ttftConfig, 1, nil)
+		l.Cycle(context.Background())
+		if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != tc.want || r.Reason != tc.reason {
+			t.Errorf("ttft status %d: desired %v (%s), want %v (%s); steps %v", tc.ttft.status, got, r.Reason, tc.want, tc.reason, r.Steps)
+		}
+		if got := queryErrors(m, "chat", "nan"); got != 0 {
+			t.Errorf("query_errors_total{reason=nan} = %v, want 0 (an idle quantile is not a failed read)", got)
+		}
+	}
+}

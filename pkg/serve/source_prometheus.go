@@ -14,6 +14,7 @@ import (
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/promql"
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // PrometheusSource reads every target with pkg/promql's batched Evaluate:
@@ -81,8 +82,15 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 		if !r.CurrentKnown {
 			r.Obs.Current = 0
 		}
+		// histogram_quantile is NaN when no request finished in the window:
+		// on an idle target that is known idleness, not a failed read.
+		r.Obs.NoneFinished = promql.ReasonOf(res.Errors[promql.TTFT]) == promql.ReasonNaN
+		abstains := recommend.TTFTAbstains(r.Obs)
 		needed := neededSignals(targets[i])
 		for _, sig := range promql.Signals() {
+			if sig == promql.TTFT && abstains {
+				continue
+			}
 			if err := res.Errors[sig]; err != nil && needed[sig] {
 				r.Errors = append(r.Errors, ReadError{Signal: sig.String(), Reason: promql.ReasonOf(err).String(), Err: err})
 			}
