@@ -481,3 +481,13 @@ func TestDecideCLIPolicyErrorsNameFlags(t *testing.T) {
 		}
 	}
 }
+
+// Issue 13 item 3: four pages each with running{engine="0"} 2 and
+// running{engine="1"} NaN. Each replica's running is unknown (an engine
+// reporting NaN is not an engine at 0), so the queue is unknown: no
+// metric known, keep 4 (no-data), as Prometheus mode does, where the sum
+// over a NaN sample is NaN. Read as 2 per page it was 8 / 4 = 2: 4 → 2.
+func TestDecideCLIEngineNaNIsUnknown(t *testing.T) {
+	p := "testdata/vllm-engine-nan.prom"
+	wantDecision(t, decideOK(t, p, p, p, p, "--target", "4"), 4, "no-data")
+}

@@ -118,7 +118,10 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	if answered > 0 {
 		r.Obs.Current, r.CurrentKnown = answered, true
 	}
-	if answered > r.Stuck { // when every page is stuck, the stuck count says why nothing votes
+	for _, u := range tot.Unknown {
+		r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: "nan", Err: errors.New(u + " has a NaN or infinite sample: unknown")})
+	}
+	if answered > r.Stuck && len(tot.Unknown) == 0 { // when every page is stuck, the stuck count says why nothing votes
 		if math.IsNaN(tot.Running) {
 			r.Errors = append(r.Errors, ReadError{Signal: "running", Reason: "empty", Err: errors.New("no page reports running requests")})
 		}
