@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -198,6 +199,77 @@ func TestServeIdleTTFTAbstains(t *testing.T) {
 		}
 		if got := queryErrors(m, "chat", "nan"); got != 0 {
 			t.Errorf("query_errors_total{reason=nan} = %v, want 0 (an idle quantile is not a failed read)", got)
+		}
+	}
+}
+
+const restartConfig = `
+prometheus: {url: %s}
+targets:
+- name: chat
+  selector: '{app="chat"}'
+  replicas: 'kube_deployment_spec_replicas{deployment="chat"}'
+  metrics: [{type: queue, target: 4}]
+  max: 8
+`
+
+// Issue 13 item 4 against a fake Prometheus: a state file saved at
+// desired 5 ten minutes before the restart (older than the 300 s
+// scale-down window, younger than the 1 h MaxAge); 5 replicas with running
+// and waiting 0 ask for ceil(0/4) = 0, min 1. The downtime is unknown, so
+// the first cycle holds 5 (it dropped 5 → 1 at once), and so does every
+// cycle until a full window of fresh observations: 1 at restart + 300 s.
+// A state file older than MaxAge is ignored with a log line naming it.
+func TestServeRestartHoldsAWindow(t *testing.T) {
+	fake := &promAnswers{}
+	fake.set(
+		promRule{needle: "min_over_time"},
+		promRule{needle: "count(", values: []string{"5"}},
+		promRule{needle: "num_requests_running", values: []string{"0"}},
+		promRule{needle: "num_requests_waiting", values: []string{"0"}},
+		promRule{needle: "kube_deployment_spec_replicas", values: []string{"5"}},
+	)
+	srv := fake.serve(t)
+	for _, age := range []time.Duration{10 * time.Minute, 2 * time.Hour} {
+		dir := t.TempDir()
+		store, err := NewStore(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved := t0.Add(-age).Format(time.RFC3339)
+		writeState(t, dir, "chat", `{"version":1,"desired":5,"current":5,"state":{"recommendations":[{"at":"`+saved+`","replicas":5}],"last_desired":5,"last_at":"`+saved+`"},"saved_at":"`+saved+`"}`)
+		store.Now = func() time.Time { return t0 }
+		var logs strings.Builder
+		cfg, err := config.Parse([]byte(fmt.Sprintf(restartConfig, srv.URL)), "faults.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := NewPrometheusSourceFromRoundTripper(srv.URL, nil, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := t0
+		m := NewMetrics(prometheus.NewRegistry(), "test")
+		l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }, Store: store,
+			Log: slog.New(slog.NewTextHandler(&logs, nil))}
+		if err := l.SetConfig(cfg); err != nil {
+			t.Fatal(err)
+		}
+		if age > time.Hour {
+			if !strings.Contains(logs.String(), "state file ignored") || !strings.Contains(logs.String(), "chat.json") {
+				t.Errorf("a 2 h old state file ignored without a log line naming it: %q", logs.String())
+			}
+			continue
+		}
+		for ; now.Sub(t0) < 300*time.Second; now = now.Add(15 * time.Second) {
+			l.Cycle(context.Background())
+			if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 5 {
+				t.Fatalf("%v after the restart: %v (%s), want 5 held", now.Sub(t0), got, r.Reason)
+			}
+		}
+		l.Cycle(context.Background()) // t0 + 300 s: the window (t0, t0+300] is all fresh
+		if got := desired(t, m, "chat"); got != 1 {
+			t.Errorf("a full window after the restart: %v, want 1", got)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -81,7 +82,9 @@ func (l *Loop) SetConfig(cfg *config.File) error {
 			continue
 		}
 		l.Metrics.Init(t.cfg.Name)
-		if err := l.restore(t); err != nil {
+		if err := l.restore(t); errors.Is(err, ErrStateTooOld) {
+			l.logger().Info("state file ignored; starting fresh", "target", t.cfg.Name, "err", err)
+		} else if err != nil {
 			l.Metrics.QueryError(t.cfg.Name, "state_read")
 			l.logger().Error("state not restored; starting fresh", "target", t.cfg.Name, "err", err)
 		}
@@ -117,6 +120,9 @@ func (l *Loop) restore(t *target) error {
 	}
 	t.state = ps.State
 	desired := t.clamp(ps.Desired, l.now())
+	// The downtime is unknown: no scale-down below the held value until a
+	// full window of fresh observations (recommend.Resume).
+	recommend.Resume(&t.state, desired, l.now())
 	t.desired, t.hasDesired = desired, true
 	if ps.Current >= 0 {
 		t.current, t.hasCurrent = ps.Current, true

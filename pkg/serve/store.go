@@ -89,6 +89,11 @@ func (s *Store) Save(target string, p Persisted) error {
 	return os.Rename(tmp.Name(), s.path(target))
 }
 
+// ErrStateTooOld is Load's error for a state file older than Store.MaxAge:
+// it says nothing about today's windows, and is ignored (logged, not
+// counted as a read error).
+var ErrStateTooOld = errors.New("state file too old")
+
 // MaxStateFileSize is the largest state file Load reads (config.MaxFileSize,
 // 16 MiB): a state file holds at most a few thousand window entries.
 const MaxStateFileSize = config.MaxFileSize
@@ -99,8 +104,8 @@ const MaxStateFileSize = config.MaxFileSize
 // refused.
 const MaxRestoredReplicas = math.MaxInt32
 
-// Load reads target's state; nil without error when there is none or it is
-// older than MaxAge. Only a regular file (or a symlink to one) of at most
+// Load reads target's state; nil without error when there is none, an
+// error wrapping ErrStateTooOld when it is older than MaxAge. Only a regular file (or a symlink to one) of at most
 // MaxStateFileSize bytes is read (a FIFO would block, /dev/zero exhaust
 // memory); its "state" is decoded strictly by recommend.DecodeState, the
 // envelope with unknown keys refused; desired outside 0..MaxRestoredReplicas
@@ -151,8 +156,8 @@ func (s *Store) Load(target string) (*Persisted, error) {
 	if s.Now != nil {
 		now = s.Now
 	}
-	if s.MaxAge > 0 && now().Sub(env.SavedAt) > s.MaxAge {
-		return nil, nil
+	if age := now().Sub(env.SavedAt); s.MaxAge > 0 && age > s.MaxAge {
+		return nil, fmt.Errorf("%s: %w: saved %s ago, more than %s", path, ErrStateTooOld, age.Round(time.Second), s.MaxAge)
 	}
 	return &Persisted{Version: 1, Desired: int(*env.Desired), Current: int(cur), State: *st, SavedAt: env.SavedAt}, nil
 }
