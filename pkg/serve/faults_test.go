@@ -273,3 +273,50 @@ func TestServeRestartHoldsAWindow(t *testing.T) {
 		}
 	}
 }
+
+// Issue 13 item 9 against a fake Prometheus: 100 targets, every batched
+// query answered 400 (bad_data), every single-target query answered. The
+// first cycle sends the plan's B batches and retries each target alone
+// once (B + 100·B: the fallback); the cycles after it, inside the backoff
+// (at least 30 s), send the B batches only (it was 447 queries every
+// cycle), and each target's failed reads are counted in
+// infscale_query_errors_total{reason="bad_data"}.
+func TestServeRejectedBatchBounded(t *testing.T) {
+	fake := &promAnswers{}
+	fake.set(
+		promRule{needle: "label_replace(", status: 400},
+		promRule{needle: "min_over_time"},
+		promRule{needle: "count(", values: []string{"2"}},
+		promRule{needle: "num_requests_running", values: []string{"1"}},
+		promRule{needle: "num_requests_waiting", values: []string{"1"}},
+		promRule{needle: "kube_deployment_spec_replicas", values: []string{"2"}},
+	)
+	var body strings.Builder
+	body.WriteString("prometheus: {url: %s}\ntargets:\n")
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(&body, "- {name: t%d, selector: '{app=\"t%d\"}', replicas: 'kube_deployment_spec_replicas{deployment=\"t%d\"}', metrics: [{type: queue, target: 4}], max: 8}\n", i, i, i)
+	}
+	l, m, now := promLoop(t, fake.serve(t), body.String(), 0, nil)
+	src := l.Source.(*PrometheusSource)
+	l.Cycle(context.Background())
+	first := int(fake.queries.Swap(0))
+	batches := first / 101 // B + 100·B = 101·B
+	if batches < 1 || first != 101*batches || src.Queries() != first {
+		t.Fatalf("first cycle: %d queries (source says %d), want 101 × the batches", first, src.Queries())
+	}
+	if r := lastRecord(l, "t7"); r.Signals.Running == nil || *r.Signals.Running != 1 {
+		t.Errorf("t7 after the fallback: running %v, want 1 (read alone)", r.Signals.Running)
+	}
+	*now = now.Add(15 * time.Second)
+	l.Cycle(context.Background())
+	// The batches only (the stuck batch is sent every 30 s: one fewer).
+	if got := int(fake.queries.Swap(0)); got > batches || got < batches-1 {
+		t.Errorf("second cycle: %d queries, want the %d batches at most", got, batches)
+	}
+	if got := queryErrors(m, "t7", "bad_data"); got < 1 {
+		t.Errorf("query_errors_total{target=t7,reason=bad_data} = %v, want counted", got)
+	}
+	if r := lastRecord(l, "t7"); r.Reason != "no-data" {
+		t.Errorf("t7 in the backoff: %s, want no-data (unknown, held)", r.Reason)
+	}
+}
