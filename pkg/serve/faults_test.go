@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -318,5 +320,27 @@ func TestServeRejectedBatchBounded(t *testing.T) {
 	}
 	if r := lastRecord(l, "t7"); r.Reason != "no-data" {
 		t.Errorf("t7 in the backoff: %s, want no-data (unknown, held)", r.Reason)
+	}
+}
+
+// Issue 13 item 6: a reload that fails for any reason keeps the running
+// configuration: a file nested 40,000 deep (it ran the YAML parser out of
+// memory and killed serve) is refused by position, and a loader that
+// panics is recovered; both targets are still configured afterwards.
+func TestReloadFailureKeepsConfig(t *testing.T) {
+	l, _ := newTestLoop(t, &fakeSource{}, nil)
+	path := filepath.Join(t.TempDir(), "serve.yaml")
+	deep := "targets: " + strings.Repeat("[", 40000) + strings.Repeat("]", 40000) + "\n"
+	if err := os.WriteFile(path, []byte(deep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reload(l, config.Load, path); err == nil || !strings.Contains(err.Error(), "nested more than") {
+		t.Errorf("deep file: %v, want the nesting refused", err)
+	}
+	if _, err := reload(l, func(string) (*config.File, error) { panic("boom") }, path); err == nil || !strings.Contains(err.Error(), "panic") {
+		t.Errorf("panicking loader: %v, want the panic as an error", err)
+	}
+	if n := len(l.Recent()); n != 2 {
+		t.Errorf("%d targets after the failed reloads, want the 2 running", n)
 	}
 }
