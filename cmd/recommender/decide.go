@@ -17,9 +17,11 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
+	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
+	"github.com/infscale/infscale/pkg/serve"
 )
 
 // DecideCmd is `infscale decide [PAGE...]`: one scaling decision from
@@ -153,7 +155,7 @@ func (c *DecideCmd) policy() (*recommend.Policy, error) {
 	}
 
 	if c.Behavior != "" {
-		data, err := os.ReadFile(c.Behavior)
+		data, err := boundedfile.Read(c.Behavior, recommend.MaxBehaviorBytes, "a behavior file", "--behavior is an autoscaling/v2 behavior YAML file")
 		if err != nil {
 			return nil, invalidf("--behavior: %v", err)
 		}
@@ -478,7 +480,7 @@ func readState(path string) (*recommend.State, error) {
 		}
 		return nil, invalidf("--state %s: %s (want the path of a JSON file; it is created after the decision when missing)", path, what)
 	}
-	data, err := os.ReadFile(path)
+	data, err := boundedfile.Read(path, serve.MaxStateFileSize, "a state file", "--state is the JSON file infscale decide writes")
 	if errors.Is(err, fs.ErrNotExist) {
 		if fi, derr := os.Stat(filepath.Dir(path)); derr != nil || !fi.IsDir() {
 			return nil, invalidf("--state %s: the directory %s does not exist (the file is created there after the decision)", path, filepath.Dir(path))
