@@ -67,6 +67,9 @@ type Result struct {
 	// Observation's Running, Waiting and Reporting leave those pods out
 	// (excludeStuck).
 	Stuck float64
+	// Duplicated is the number of series the deduplication folded
+	// (Target.Duplicates; NaN when not asked for or unknown).
+	Duplicated float64
 }
 
 // Stats counts the work of one Evaluate call.
@@ -238,7 +241,7 @@ func planKey(targets []Target, o Options, batch int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%+v|%d\n", o, batch)
 	for _, t := range targets {
-		fmt.Fprintf(&b, "%q|%d|%g|%d|%t|%t|%q|%q|", t.Name, t.Server, t.TTFTQuantile, t.TTFTWindow, t.CPU, t.Stuck, t.Replicas, t.Held)
+		fmt.Fprintf(&b, "%q|%d|%g|%d|%t|%t|%t|%q|%q|", t.Name, t.Server, t.TTFTQuantile, t.TTFTWindow, t.CPU, t.Stuck, t.Duplicates, t.Replicas, t.Held)
 		for _, m := range t.Selector {
 			b.WriteString(m.String())
 			b.WriteByte(',')
@@ -346,6 +349,16 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 			results[i].Observation = unknownObservation()
 			results[i].Stuck = math.NaN()
 			continue
+		}
+		results[i].Duplicated = math.NaN()
+		if p.signals[i].has(Duplicated) {
+			if ReasonOf(results[i].Errors[Duplicated]) == ReasonEmpty {
+				delete(results[i].Errors, Duplicated) // no series: nothing to fold
+				values[i][Duplicated] = 0
+			}
+			if v, ok := values[i][Duplicated]; ok {
+				results[i].Duplicated = v
+			}
 		}
 		results[i].Observation = observe(tg, p.signals[i], values[i], results[i].Errors)
 		results[i].Stuck = excludeStuck(&results[i].Observation, p.signals[i], values[i], results[i].Errors)

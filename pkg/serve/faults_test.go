@@ -344,3 +344,31 @@ func TestReloadFailureKeepsConfig(t *testing.T) {
 		t.Errorf("%d targets after the failed reloads, want the 2 running", n)
 	}
 }
+
+// Issue 13 item 5 against a fake Prometheus that answers the duplicated
+// query (count of series minus count per pod) with 2: the target's copies
+// are counted in infscale_deduplicated_series_total each cycle (2 + 2 =
+// 4) and logged once.
+func TestServeDuplicatesCountedAndLoggedOnce(t *testing.T) {
+	fake := &promAnswers{}
+	fake.set(
+		promRule{needle: "min_over_time"},
+		promRule{needle: ") - count(", values: []string{"2"}},
+		promRule{needle: "count(", values: []string{"2"}},
+		promRule{needle: "num_requests_running", values: []string{"1"}},
+		promRule{needle: "num_requests_waiting", values: []string{"1"}},
+		promRule{needle: "kube_deployment_spec_replicas", values: []string{"2"}},
+	)
+	l, m, now := promLoop(t, fake.serve(t), restartConfig, 1, nil)
+	var logs strings.Builder
+	l.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	l.Cycle(context.Background())
+	*now = now.Add(15 * time.Second)
+	l.Cycle(context.Background())
+	if got := counterValue(t, m, "deduplicated_series_total", "chat", ""); got != 4 {
+		t.Errorf("deduplicated_series_total %v, want 4", got)
+	}
+	if n := strings.Count(logs.String(), "duplicated series folded"); n != 1 {
+		t.Errorf("%d log lines, want 1:\n%s", n, logs.String())
+	}
+}

@@ -226,6 +226,7 @@ func (l *Loop) Cycle(ctx context.Context) {
 			l.limiter.log(l.logger(), now, t.cfg.Name, e)
 		}
 		l.logStuck(now, t.cfg.Name, rd)
+		l.noteDuplicates(t, rd)
 		rec, decided, valid := l.decide(t, rd, now)
 		if !decided {
 			continue
@@ -453,4 +454,20 @@ func pruneBefore(rs []recommend.TimedReplicas, cutoff time.Time) []recommend.Tim
 		i++
 	}
 	return rs[i:]
+}
+
+// noteDuplicates counts the series the source folded as copies
+// (infscale_deduplicated_series_total) and logs it once per target (again
+// only after a cycle without copies).
+func (l *Loop) noteDuplicates(t *target, rd Reading) {
+	if rd.Duplicated <= 0 {
+		t.dupLogged = false
+		return
+	}
+	l.Metrics.Deduplicated(t.cfg.Name, rd.Duplicated)
+	if !t.dupLogged {
+		t.dupLogged = true
+		l.logger().Warn("duplicated series folded: a pod's series are collected more than once (two scrape jobs, an HA pair); read once per pod",
+			"target", t.cfg.Name, "series", rd.Duplicated, "source", l.Source.Name())
+	}
 }

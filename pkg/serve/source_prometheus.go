@@ -82,6 +82,9 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 		if !r.CurrentKnown {
 			r.Obs.Current = 0
 		}
+		if d := res.Duplicated; d > 0 && !math.IsInf(d, 1) {
+			r.Duplicated = int(math.Round(d))
+		}
 		// histogram_quantile is NaN when no request finished in the window:
 		// on an idle target that is known idleness, not a failed read.
 		r.Obs.NoneFinished = promql.ReasonOf(res.Errors[promql.TTFT]) == promql.ReasonNaN
@@ -159,7 +162,7 @@ func (s *PrometheusSource) promTargets(targets []*config.Target) []promql.Target
 func toPromTarget(t *config.Target) promql.Target {
 	server, _ := profile.ParseServer(t.Server)
 	sel, _ := promql.ParseSelector(t.Selector)
-	pt := promql.Target{Name: t.Name, Server: server, Selector: sel, Replicas: t.Replicas, Stuck: true}
+	pt := promql.Target{Name: t.Name, Server: server, Selector: sel, Replicas: t.Replicas, Stuck: true, Duplicates: true}
 	if t.Zero != nil {
 		pt.Held = t.Zero.Held
 	}

@@ -24,6 +24,8 @@ type target struct {
 	hasCurrent bool
 	// recent are the last decisions, newest last (for /debug/decisions).
 	recent []Record
+	// dupLogged is set once folded duplicate series were logged.
+	dupLogged bool
 }
 
 // clamp bounds a restored or held desired value n to [floor, Max] at now,
