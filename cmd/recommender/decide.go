@@ -18,6 +18,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
 	"github.com/infscale/infscale/internal/statefile"
+	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
@@ -33,7 +34,7 @@ type DecideCmd struct {
 
 	Current *int     `placeholder:"N" help:"Replicas the workload has now, at least the number of PAGEs (each page is a running replica). Default: the number of PAGEs; without pages the previous desired in --state; else 1."`
 	Unready int      `placeholder:"N" help:"Replicas of --current that are starting and report nothing (the HPA leaves them out on a scale-down, counts them at 0 on a scale-up)."`
-	Held    float64  `placeholder:"N" help:"Requests held in front of the servers (activator, gateway), counted in queue and used to activate from zero."`
+	Held    *float64 `placeholder:"N" help:"Requests held in front of the servers (activator, gateway), counted in queue and used to activate from zero. Unset: unknown (with --min 0 nothing goes to zero on it)."`
 	Running *float64 `placeholder:"N" help:"Running requests, total over replicas (overrides the pages)."`
 	Waiting *float64 `placeholder:"N" help:"Waiting requests, total over replicas (overrides the pages)."`
 	Queue   *float64 `placeholder:"N" help:"Total queue (running + waiting) when the split is not known; sets running 0 and waiting N."`
@@ -155,7 +156,7 @@ func (c *DecideCmd) policy() (*recommend.Policy, error) {
 	}
 
 	if c.Behavior != "" {
-		data, err := os.ReadFile(c.Behavior)
+		data, err := boundedfile.Read(c.Behavior, recommend.MaxBehaviorBytes, "a behavior file", "--behavior is an autoscaling/v2 behavior YAML file")
 		if err != nil {
 			return nil, invalidf("--behavior: %v", err)
 		}
@@ -369,9 +370,12 @@ func (c *DecideCmd) now() (time.Time, error) {
 
 // observe builds the Observation from the pages and the signal flags.
 func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation, error) {
-	obs := recommend.Observation{Running: math.NaN(), Waiting: math.NaN(), Held: c.Held, KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN()}
-	if err := checkSignal("held", c.Held, "requests"); err != nil {
-		return obs, err
+	obs := recommend.Observation{Running: math.NaN(), Waiting: math.NaN(), Held: math.NaN(), KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN()}
+	if c.Held != nil {
+		if err := checkSignal("held", *c.Held, "requests"); err != nil {
+			return obs, err
+		}
+		obs.Held = *c.Held
 	}
 	if c.Timeout <= 0 {
 		return obs, invalidf("--timeout %s: want a duration > 0, e.g. 10s", c.Timeout)

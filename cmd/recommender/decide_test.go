@@ -155,7 +155,7 @@ func TestDecideCLIStateTimeScript(t *testing.T) {
 // Scale to zero, cooldown 120 s, fresh state, idle page: t=2000 → 1; t=2125 → 0.
 func TestDecideCLIScaleToZero(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.json")
-	args := []string{"testdata/vllm-idle.prom", "--min", "0", "--zero-cooldown", "120s", "--state", state}
+	args := []string{"testdata/vllm-idle.prom", "--min", "0", "--held", "0", "--zero-cooldown", "120s", "--state", state}
 	wantDecision(t, decideOK(t, append(args, "--now", "2000")...), 1, "cooldown")
 	wantDecision(t, decideOK(t, append(args, "--now", "2125")...), 0, "idle-to-zero")
 }
@@ -480,4 +480,14 @@ func TestDecideCLIPolicyErrorsNameFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
 		}
 	}
+}
+
+// Issue 13 item 3: four pages each with running{engine="0"} 2 and
+// running{engine="1"} NaN. Each replica's running is unknown (an engine
+// reporting NaN is not an engine at 0), so the queue is unknown: no
+// metric known, keep 4 (no-data), as Prometheus mode does, where the sum
+// over a NaN sample is NaN. Read as 2 per page it was 8 / 4 = 2: 4 → 2.
+func TestDecideCLIEngineNaNIsUnknown(t *testing.T) {
+	p := "testdata/vllm-engine-nan.prom"
+	wantDecision(t, decideOK(t, p, p, p, p, "--target", "4"), 4, "no-data")
 }

@@ -1,34 +1,52 @@
 // Package boundedfile reads a file that a user points infscale at (a
-// configuration, a saved state) safely: only a regular file (or a symlink to
-// one, as a Kubernetes ConfigMap mount is) of at most a given size. A FIFO
-// would block the read forever (and SIGTERM with it); /dev/zero would exhaust
-// memory.
+// configuration, a behavior, a saved state, a page, a trace) safely: only a
+// regular file (or a symlink to one, as a Kubernetes ConfigMap mount is) of
+// at most a given size. A FIFO would block the open and the read forever
+// (and SIGTERM with it); /dev/zero would exhaust memory. The file is opened
+// without blocking and checked on the open descriptor, so a file swapped
+// for a FIFO after a Stat is refused too.
 package boundedfile
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 )
 
-// Read returns the content of the file at path. what names the file's role in
-// errors ("a configuration", "a state file") and hint says what the file
-// should be. Errors: those of os.Stat/Open/Read as they are (fs.ErrNotExist
-// included); "PATH: not a regular file (a named pipe); HINT" for anything
-// but a regular file; "PATH: N bytes, larger than the MAX allowed for WHAT"
-// when the file exceeds max bytes (also when it grew after the Stat).
-func Read(path string, max int64, what, hint string) ([]byte, error) {
-	fi, err := os.Stat(path)
+// Open opens the file at path for reading, refusing anything but a regular
+// file of at most max bytes. what names the file's role in errors ("a
+// configuration", "a trace") and hint says what the file should be. Errors:
+// those of os.Open as they are (fs.ErrNotExist included); "PATH: not a
+// regular file (a named pipe); HINT" for anything but a regular file;
+// "PATH: N bytes, larger than the MAX allowed for WHAT". A reader of a
+// file that may grow while read should cap its reads (Read does).
+func Open(path string, max int64, what, hint string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock, 0)
 	if err != nil {
 		return nil, err
 	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	if !fi.Mode().IsRegular() {
+		f.Close()
 		return nil, fmt.Errorf("%s: not a regular file (%s); %s", path, Kind(fi.Mode()), hint)
 	}
 	if fi.Size() > max {
+		f.Close()
 		return nil, fmt.Errorf("%s: %d bytes, larger than the %d allowed for %s", path, fi.Size(), max, what)
 	}
-	f, err := os.Open(path)
+	return f, nil
+}
+
+// Read returns the content of the file at path, with Open's checks and
+// errors; also "PATH: larger than the MAX bytes allowed for WHAT" when the
+// file grew past max after the open.
+func Read(path string, max int64, what, hint string) ([]byte, error) {
+	f, err := Open(path, max, what, hint)
 	if err != nil {
 		return nil, err
 	}
@@ -37,10 +55,39 @@ func Read(path string, max int64, what, hint string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > max { // grew between Stat and read
+	if int64(len(data)) > max { // grew between the open and the read
 		return nil, fmt.Errorf("%s: larger than the %d bytes allowed for %s", path, max, what)
 	}
 	return data, nil
+}
+
+// ReadAll reads r (standard input, a pipe) to its end, at most max bytes
+// (ok false when there were more), and returns as soon as ctx is done with
+// ctx's error: a read that blocks (a terminal, a pipe nobody writes to)
+// does not hold up a shutdown signal. The read itself then goes on in the
+// background until r returns, so r must not be reused.
+func ReadAll(ctx context.Context, r io.Reader, max int64) (data []byte, ok bool, err error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(r, max+1))
+		done <- result{b, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	case res := <-done:
+		if res.err != nil {
+			return nil, false, res.err
+		}
+		if int64(len(res.b)) > max {
+			return nil, false, nil
+		}
+		return res.b, true, nil
+	}
 }
 
 // Kind names a non-regular file mode in words: "a directory", "a named

@@ -20,6 +20,7 @@ import (
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/recommend"
+	"github.com/infscale/infscale/internal/yamlbound"
 )
 
 // Load reads, decodes strictly and validates the configuration file at path.
@@ -54,6 +55,10 @@ func Parse(data []byte, name string) (*File, error) {
 	if line, col, ok := notText(data); ok {
 		return nil, Errors{{File: name, Line: line, Column: col,
 			Msg: "not a YAML text file (a NUL byte or invalid UTF-8 here); the configuration is UTF-8 YAML"}}
+	}
+	var be *yamlbound.Error
+	if errors.As(yamlbound.Check(data), &be) { // before the parse: its cost grows with the square of the depth
+		return nil, Errors{{File: name, Line: be.Line, Column: be.Column, Msg: be.Msg}}
 	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {

@@ -61,3 +61,15 @@ func TestLoadTooLarge(t *testing.T) {
 		t.Errorf("Load of %d bytes: %v", MaxFileSize+1, err)
 	}
 }
+
+// Issue 13 item 6: a configuration nested 40,000 deep (80 KB; it ran the
+// YAML parser out of memory) is refused before the parse with its
+// position: the key targets is level 1, the first '[' (column 10) level 2,
+// so level 65 opens at column 10 + 63 = 73 of line 1.
+func TestParseDeepNesting(t *testing.T) {
+	deep := "targets: " + strings.Repeat("[", 40000) + strings.Repeat("]", 40000) + "\n"
+	_, err := Parse([]byte(deep), "deep.yaml")
+	if err == nil || !strings.Contains(err.Error(), "deep.yaml:1:73: nested more than 64 levels") {
+		t.Errorf("err = %v, want deep.yaml:1:73 and the bound", err)
+	}
+}

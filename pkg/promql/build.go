@@ -64,7 +64,8 @@ type Options struct {
 	// ReplicaLabels are the labels by which the two members of an HA
 	// Prometheus pair (queried through Thanos, Mimir or federation without
 	// deduplication) tell their otherwise identical series apart. Default
-	// DefaultReplicaLabels.
+	// DefaultReplicaLabels. Deduplication keys on the pod (dedup), so any
+	// non-empty list turns it on; an empty non-nil list turns it off.
 	ReplicaLabels []string
 	// Liveness selects how stale pods are excluded (default LiveUp).
 	Liveness Liveness
@@ -124,6 +125,10 @@ type Target struct {
 	// and TTFT stay: a stuck engine runs 0 or 1 request); they stay in
 	// Current, so the HPA's missing-pods rule applies to them.
 	Stuck bool
+	// Duplicates asks for the Duplicated signal: how many series of the
+	// running (else waiting) family the deduplication folded (two scrape
+	// jobs on one pod, an HA pair), for serve's log line and counter.
+	Duplicates bool
 	// Replicas is a PromQL query for the current replica count, run verbatim
 	// (e.g. kube_deployment_spec_replicas{namespace="llm",deployment="chat"}).
 	// Empty: Current is Reporting.
@@ -199,6 +204,15 @@ func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 			}
 		}
 	}
+	if t.Duplicates {
+		fams := f.Running
+		if len(fams) == 0 {
+			fams = f.Waiting
+		}
+		if e := b.duplicated(fams); e != nil {
+			out[Duplicated] = e
+		}
+	}
 	if ttft {
 		if e := b.ttft(f.TTFT, t.TTFTQuantile, t.TTFTWindow); e != nil {
 			out[TTFT] = e
@@ -250,13 +264,43 @@ func (b shapes) perPodSum(family string) parser.Expr {
 	return aggregate(parser.SUM, false, b.pod(), b.dedup(selector(family, b.sel)))
 }
 
-// dedup is `max without (<replica labels>) (e)`: the series of the two
-// members of an HA pair collapse into one; e itself without replica labels.
-func (b shapes) dedup(e parser.Expr) parser.Expr {
+// podSeriesLabels tell a pod's own series of one family apart: its engines
+// and ranks (vLLM data parallel, SGLang dp/tp/pp) and the models it serves.
+// Any other difference (job, instance, endpoint, service, an HA replica
+// label) is the same series collected twice.
+var podSeriesLabels = []string{"engine", "dp_rank", "tp_rank", "pp_rank", "model_name", "name", "model"}
+
+// dedupKey is the labels dedup keeps: namespace, pod, podSeriesLabels and
+// extra (container for per-container series).
+func (b shapes) dedupKey(extra ...string) []string {
+	return slices.Concat([]string{b.o.NamespaceLabel, b.o.PodLabel}, podSeriesLabels, extra)
+}
+
+// dedup is `max by (namespace, pod, <engine and model labels>) (e)`: the
+// copies of a pod's series collapse into one whatever tells them apart (an
+// HA pair's replica label, two scrape jobs on one pod); e itself when
+// Options.ReplicaLabels is empty (deduplication off).
+func (b shapes) dedup(e parser.Expr, extra ...string) parser.Expr {
 	if len(b.o.ReplicaLabels) == 0 {
 		return e
 	}
-	return aggregate(parser.MAX, true, slices.Clone(b.o.ReplicaLabels), e)
+	return aggregate(parser.MAX, false, b.dedupKey(extra...), e)
+}
+
+// duplicated is the number of series of the first of families that has
+// any, beyond one per pod, engine and model: `count(F{sel}) -
+// count(max by (<dedup key>) (F{sel}))` (0 when nothing is duplicated).
+func (b shapes) duplicated(families []string) parser.Expr {
+	if len(families) == 0 || len(b.o.ReplicaLabels) == 0 {
+		return nil
+	}
+	es := make([]parser.Expr, 0, len(families))
+	for _, f := range families {
+		all := aggregate(parser.COUNT, false, nil, selector(f, b.sel))
+		one := aggregate(parser.COUNT, false, nil, b.dedup(selector(f, b.sel)))
+		es = append(es, binary(parser.SUB, all, one, nil))
+	}
+	return orChain(es)
 }
 
 // perPodMax is `max by (pod) (F{sel})`: a pod's busiest engine; HA
@@ -329,12 +373,12 @@ func (b shapes) kv(families []string) parser.Expr {
 
 // cpu is 100 * avg over live pods of CPU seconds per second / requested cores.
 func (b shapes) cpu(family string) parser.Expr {
-	used := b.dedup(call("rate", rangeOf(selector(family, b.sel), b.o.CPUWindow)))
+	used := b.dedup(call("rate", rangeOf(selector(family, b.sel), b.o.CPUWindow)), "container")
 	reqMs := append([]*labels.Matcher{
 		labels.MustNewMatcher(labels.MatchEqual, "resource", "cpu"),
 		labels.MustNewMatcher(labels.MatchEqual, "unit", "core"),
 	}, b.id...)
-	requested := b.dedup(selector("kube_pod_container_resource_requests", reqMs))
+	requested := b.dedup(selector("kube_pod_container_resource_requests", reqMs), "container")
 	perPod := perPodRatio(b.pod(), used, requested)
 	return binary(parser.MUL, number(100), aggregate(parser.AVG, false, nil, b.live(perPod)), nil)
 }

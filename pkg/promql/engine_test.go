@@ -329,3 +329,33 @@ func TestEngineMissingFamilies(t *testing.T) {
 		t.Fatalf("triton: %+v %v", r.Observation, r.Errors)
 	}
 }
+
+// Issue 13 item 5: two scrape jobs on one pod. Each series of chat-1 is
+// there twice, differing in job and instance (no HA replica label): the
+// dedup keyed on the pod and engine folds them, so waiting is 5 (chat-1's
+// 4 + chat-2's 1), not 9, and running 8 (3 + 5), not 11; the Duplicated
+// signal says how many series were folded: chat-1's one running series
+// had a copy, so 1.
+func TestEngineTwoScrapeJobsOnOnePod(t *testing.T) {
+	api := newEngineAPI(t, `
+  vllm:num_requests_running{namespace="llm",pod="chat-1",engine="0",job="vllm",instance="10.0.0.1:8000"} 3x40
+  vllm:num_requests_running{namespace="llm",pod="chat-1",engine="0",job="vllm-podmonitor",instance="10.0.0.1:8000"} 3x40
+  vllm:num_requests_running{namespace="llm",pod="chat-2",engine="0",job="vllm",instance="10.0.0.2:8000"} 5x40
+  vllm:num_requests_waiting{namespace="llm",pod="chat-1",engine="0",job="vllm",instance="10.0.0.1:8000"} 4x40
+  vllm:num_requests_waiting{namespace="llm",pod="chat-1",engine="0",job="vllm-podmonitor",instance="10.0.0.1:8000"} 4x40
+  vllm:num_requests_waiting{namespace="llm",pod="chat-2",engine="0",job="vllm",instance="10.0.0.2:8000"} 1x40
+  up{namespace="llm",pod="chat-1",job="vllm"} 1x40
+  up{namespace="llm",pod="chat-1",job="vllm-podmonitor"} 1x40
+  up{namespace="llm",pod="chat-2",job="vllm"} 1x40
+`)
+	tg := sel(t, `{namespace="llm", pod=~"chat-.*"}`)
+	tg.Duplicates = true
+	r := evalOne(t, api, tg, Options{})
+	o := r.Observation
+	if !near(o.Running, 8) || !near(o.Waiting, 5) || o.Reporting != 2 {
+		t.Fatalf("running %v waiting %v reporting %d, want 8 5 2 (errors %v)", o.Running, o.Waiting, o.Reporting, r.Errors)
+	}
+	if r.Duplicated != 1 {
+		t.Errorf("duplicated %v, want 1", r.Duplicated)
+	}
+}

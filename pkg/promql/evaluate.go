@@ -67,6 +67,9 @@ type Result struct {
 	// Observation's Running, Waiting and Reporting leave those pods out
 	// (excludeStuck).
 	Stuck float64
+	// Duplicated is the number of series the deduplication folded
+	// (Target.Duplicates; NaN when not asked for or unknown).
+	Duplicated float64
 }
 
 // Stats counts the work of one Evaluate call.
@@ -83,6 +86,7 @@ type job struct {
 	target int
 	expr   parser.Expr
 	query  string
+	scalar bool // the query is a scalar (wrapped in vector() in a batch)
 }
 
 // signalSet is a set of Signals (bit s set for Signal s).
@@ -117,6 +121,8 @@ type Plan struct {
 	// stuck caches their answers in between.
 	stuckEvery time.Duration
 	stuck      *stuckCache
+	// fallback bounds the per-target retries of rejected batches.
+	fallback *fallbackState
 }
 
 // stuckCache holds the Stuck answers of a Plan's last read of that signal.
@@ -179,6 +185,7 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 	p.opts, p.batchSize = opts, batchSize
 	p.stuckEvery = opts.withDefaults().StuckWindow / 4
 	p.stuck = &stuckCache{}
+	p.fallback = newFallbackState()
 	for _, s := range Signals() {
 		if s == StuckWaiting {
 			continue // on demand: see stuckRound
@@ -195,6 +202,7 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 			if n == 1 {
 				b.query = jobs[0].expr.String()
 				b.jobs[0].query = b.query
+				b.jobs[0].scalar = jobs[0].expr.Type() == parser.ValueTypeScalar
 			} else {
 				b.query = batchQuery(b.jobs)
 			}
@@ -233,7 +241,7 @@ func planKey(targets []Target, o Options, batch int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%+v|%d\n", o, batch)
 	for _, t := range targets {
-		fmt.Fprintf(&b, "%q|%d|%g|%d|%t|%t|%q|%q|", t.Name, t.Server, t.TTFTQuantile, t.TTFTWindow, t.CPU, t.Stuck, t.Replicas, t.Held)
+		fmt.Fprintf(&b, "%q|%d|%g|%d|%t|%t|%t|%q|%q|", t.Name, t.Server, t.TTFTQuantile, t.TTFTWindow, t.CPU, t.Stuck, t.Duplicates, t.Replicas, t.Held)
 		for _, m := range t.Selector {
 			b.WriteString(m.String())
 			b.WriteByte(',')
@@ -251,7 +259,8 @@ func planKey(targets []Target, o Options, batch int) string {
 // Run evaluates every signal of every target of p at t. Each signal is one
 // query per batch of targets (see docs/promql.md, "Query count"); a batch
 // that Prometheus rejects (bad_data) is retried target by target so that one
-// broken user query does not blind the others. Results are in target order.
+// broken user query does not blind the others, at most once per target per
+// backoff period (runBounded). Results are in target order.
 // Evaluator.Options and BatchSize are not used: p carries them.
 //
 // The Stuck signal is defined over Options.StuckWindow (2 min), so its
@@ -292,7 +301,7 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			answers[bi], queries[bi] = e.runBatch(ctx, b.jobs, b.query, t)
+			answers[bi], queries[bi] = e.runBounded(ctx, p.fallback, b.signal, b.jobs, b.query, t)
 		}()
 	}
 	wg.Wait()
@@ -341,6 +350,16 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 			results[i].Stuck = math.NaN()
 			continue
 		}
+		results[i].Duplicated = math.NaN()
+		if p.signals[i].has(Duplicated) {
+			if ReasonOf(results[i].Errors[Duplicated]) == ReasonEmpty {
+				delete(results[i].Errors, Duplicated) // no series: nothing to fold
+				values[i][Duplicated] = 0
+			}
+			if v, ok := values[i][Duplicated]; ok {
+				results[i].Duplicated = v
+			}
+		}
 		results[i].Observation = observe(tg, p.signals[i], values[i], results[i].Errors)
 		results[i].Stuck = excludeStuck(&results[i].Observation, p.signals[i], values[i], results[i].Errors)
 	}
@@ -373,10 +392,11 @@ func (e *Evaluator) stuckRound(ctx context.Context, p *Plan, t time.Time, values
 		if n == 1 {
 			query = b[0].expr.String()
 			b[0].query = query
+			b[0].scalar = b[0].expr.Type() == parser.ValueTypeScalar
 		} else {
 			query = batchQuery(b)
 		}
-		ans, q := e.runBatch(ctx, b, query, t)
+		ans, q := e.runBounded(ctx, p.fallback, StuckWaiting, b, query, t)
 		sent += q
 		for ti, a := range ans {
 			results[ti].Warnings = append(results[ti].Warnings, a.warn...)
@@ -391,10 +411,10 @@ func (e *Evaluator) stuckRound(ctx context.Context, p *Plan, t time.Time, values
 	return sent
 }
 
-// runBatch sends query (the batch of jobs, or a single job's query) and
-// returns each target's answer and the number of queries sent. When
-// Prometheus rejects a batch (bad_data), each job is retried alone.
-func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t time.Time) (map[int]answer, int) {
+// runBatch sends query (the batch of jobs, or a single job's query) once
+// and returns each target's answer and, when the whole query failed, its
+// error (runBounded retries a rejected batch target by target).
+func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t time.Time) (map[int]answer, *QueryError) {
 	out := make(map[int]answer, len(jobs))
 	var (
 		vec    model.Vector
@@ -409,19 +429,10 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t ti
 	}
 	if err != nil {
 		qe := asQueryError(err, query)
-		if qe.Reason == ReasonBadData && len(jobs) > 1 {
-			n := 1
-			for _, j := range jobs {
-				a, c := e.runBatch(ctx, []job{j}, j.query, t)
-				out[j.target] = a[j.target]
-				n += c
-			}
-			return out, n
-		}
 		for _, j := range jobs {
 			out[j.target] = answer{value: math.NaN(), err: qe, warn: warn}
 		}
-		return out, 1
+		return out, qe
 	}
 	if tagged == nil {
 		tagged = make([]taggedValue, len(vec))
@@ -432,7 +443,7 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t ti
 	if len(jobs) == 1 {
 		v, err := single(valuesOf(tagged), query)
 		out[jobs[0].target] = answer{value: v, err: err, warn: warn}
-		return out, 1
+		return out, nil
 	}
 	// The values of branch k, in answer order. Samples without the label,
 	// or with a value that is not a branch index, belong to no target.
@@ -446,7 +457,7 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t ti
 		v, err := single(byIndex[k], query)
 		out[j.target] = answer{value: v, err: err, warn: warn}
 	}
-	return out, 1
+	return out, nil
 }
 
 // branchIndex parses a TargetLabel value printed by batchQuery
@@ -478,10 +489,22 @@ func valuesOf(ts []taggedValue) []float64 {
 // are printed joined by ", "; or is left-associative and binds loosest);
 // TestGoldenBatch checks it.
 func batchQuery(jobs []job) string {
+	for k, j := range jobs {
+		jobs[k].query = j.expr.String()
+		jobs[k].scalar = j.expr.Type() == parser.ValueTypeScalar
+	}
+	return joinBatch(jobs)
+}
+
+// joinBatch is batchQuery's text from each job's printed query (and scalar
+// flag), with jobs[k].query set to its substring of the result: the batch
+// of a subset of a Plan's jobs (runBounded) is joined again without the
+// ASTs.
+func joinBatch(jobs []job) string {
 	inner := make([]string, len(jobs))
 	size := 0
 	for k, j := range jobs {
-		inner[k] = j.expr.String()
+		inner[k] = j.query
 		size += len(inner[k]) + 64
 	}
 	var b strings.Builder
@@ -493,7 +516,7 @@ func batchQuery(jobs []job) string {
 			b.WriteString(" or ")
 		}
 		b.WriteString("label_replace(")
-		scalar := j.expr.Type() == parser.ValueTypeScalar
+		scalar := j.scalar
 		if scalar {
 			b.WriteString("vector(")
 		}

@@ -36,17 +36,21 @@ const (
 	// StuckWaiting is the Waiting of the Stuck pods (the same per-pod sums,
 	// restricted to them), subtracted from Waiting. Only with Target.Stuck.
 	StuckWaiting
+	// Duplicated is the number of series deduplication folded (beyond one
+	// per pod, engine and model) in the running (else waiting) family.
+	// Only with Target.Duplicates.
+	Duplicated
 )
 
 var signalNames = [...]string{
 	Running: "running", Waiting: "waiting", Reporting: "reporting", KV: "kv",
 	CPU: "cpu", TTFT: "ttft", Held: "held", Current: "current", Unready: "unready",
-	Stuck: "stuck", StuckWaiting: "stuck_waiting",
+	Stuck: "stuck", StuckWaiting: "stuck_waiting", Duplicated: "duplicated",
 }
 
 // Signals returns every Signal in evaluation order.
 func Signals() []Signal {
-	return []Signal{Running, Waiting, Reporting, KV, CPU, TTFT, Held, Current, Unready, Stuck, StuckWaiting}
+	return []Signal{Running, Waiting, Reporting, KV, CPU, TTFT, Held, Current, Unready, Stuck, StuckWaiting, Duplicated}
 }
 
 // String returns the lower-case name used in labels, logs and golden files.
@@ -64,5 +68,5 @@ func ParseSignal(name string) (Signal, error) {
 			return s, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown signal %q (allowed: running, waiting, reporting, kv, cpu, ttft, held, current, unready, stuck, stuck_waiting)", name)
+	return 0, fmt.Errorf("unknown signal %q (allowed: running, waiting, reporting, kv, cpu, ttft, held, current, unready, stuck, stuck_waiting, duplicated)", name)
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+
+	"github.com/infscale/infscale/internal/yamlbound"
 )
 
 // wrappedBehavior matches a document whose top level is `behavior:`.
@@ -17,6 +19,10 @@ var wrappedBehavior = regexp.MustCompile(`(?m)^behavior:`)
 
 // behaviorKeys is what the behavior YAML allows, for messages.
 const behaviorKeys = "the autoscaling/v2 HorizontalPodAutoscalerBehavior keys scaleUp, scaleDown with stabilizationWindowSeconds, selectPolicy, policies[type, value, periodSeconds], tolerance"
+
+// MaxBehaviorBytes bounds a behavior document (1 MiB; an HPA behavior is
+// a few hundred bytes).
+const MaxBehaviorBytes = 1 << 20
 
 // DecodeBehavior decodes the HPA's own autoscaling/v2 behavior YAML (as in
 // an HPA's spec.behavior, either bare — scaleUp:/scaleDown: at the top — or
@@ -27,8 +33,17 @@ const behaviorKeys = "the autoscaling/v2 HorizontalPodAutoscalerBehavior keys sc
 // "FILENAME:LINE:COL: FIELD: what is wrong (what is allowed)", FIELD such as
 // behavior.scaleDown.policies[0].value; all are reported (errors.Join). The
 // k8s type's json tags name the keys (goccy/go-yaml falls back to them);
-// tolerance is a Kubernetes quantity ("0.05", "50m").
+// tolerance is a Kubernetes quantity ("0.05", "50m"). A document larger
+// than MaxBehaviorBytes or nested deeper than internal/yamlbound allows is
+// refused before it is parsed.
 func DecodeBehavior(data []byte, filename string) (autoscalingv2.HorizontalPodAutoscalerBehavior, error) {
+	if len(data) > MaxBehaviorBytes {
+		return autoscalingv2.HorizontalPodAutoscalerBehavior{}, fmt.Errorf("%s: %d bytes, larger than the %d allowed for a behavior", filename, len(data), MaxBehaviorBytes)
+	}
+	var be *yamlbound.Error
+	if errors.As(yamlbound.Check(data), &be) { // before the parse: its cost grows with the square of the depth
+		return autoscalingv2.HorizontalPodAutoscalerBehavior{}, fmt.Errorf("%s:%d:%d: %s", filename, be.Line, be.Column, be.Msg)
+	}
 	opts := []yaml.DecodeOption{yaml.DisallowUnknownField(), yaml.UseJSONUnmarshaler()}
 	var b autoscalingv2.HorizontalPodAutoscalerBehavior
 	var err error

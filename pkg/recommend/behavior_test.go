@@ -60,3 +60,17 @@ func TestToleranceRange(t *testing.T) {
 		t.Errorf("error %v, want only tolerance.down refused", err)
 	}
 }
+
+// Issue 13 item 6: a behavior nested 40,000 deep is refused before the
+// parse (file:line:col and the bound), and one larger than
+// MaxBehaviorBytes by its size.
+func TestDecodeBehaviorBounded(t *testing.T) {
+	deep := "scaleUp: " + strings.Repeat("[", 40000) + strings.Repeat("]", 40000) + "\n"
+	if _, err := DecodeBehavior([]byte(deep), "b.yaml"); err == nil || !strings.Contains(err.Error(), "b.yaml:1:") || !strings.Contains(err.Error(), "nested more than 64 levels") {
+		t.Errorf("deep: %v", err)
+	}
+	big := []byte("scaleUp: {}\n" + strings.Repeat("#", MaxBehaviorBytes))
+	if _, err := DecodeBehavior(big, "b.yaml"); err == nil || !strings.Contains(err.Error(), "larger than the 1048576 allowed") {
+		t.Errorf("big: %v", err)
+	}
+}

@@ -74,8 +74,8 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 	d.Current, d.Desired, d.Reason = obs.Current, cur, 0
 	d.Raw, d.Steps = d.Raw[:0], d.Steps[:0]
 
-	active, activityKnown := activity(obs, cur)
-	trackIdle(st, active, now)
+	active, activityKnown := p.activity(obs, cur)
+	trackIdle(st, active || (p.Min == 0 && !activityKnown), now)
 	floor, byWindow := p.floor(now)
 
 	// 1-2. per metric, the largest wins.
@@ -84,6 +84,9 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 		r, why, text := rawFor(m, obs, cur, p.tol)
 		d.Raw = append(d.Raw, r)
 		d.step(why, r.Desired, text)
+		if r.Abstained {
+			continue // neither a recommendation nor missing data
+		}
 		if !r.Valid {
 			invalid++
 			continue
@@ -129,12 +132,14 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 
 	// 5. at zero replicas.
 	if cur == 0 {
-		if !active {
-			if floor == 0 {
-				p.finish(d, st, 0, ReasonIdleToZero, "no requests held at zero replicas: stay at 0", now)
-				return
-			}
-		} else {
+		switch {
+		case !active && floor == 0 && !activityKnown:
+			p.finish(d, st, 0, ReasonNoData, "held unknown at zero replicas: unknown is not \"no demand\", nothing to activate on; keep the floor min 0", now)
+			return
+		case !active && floor == 0:
+			p.finish(d, st, 0, ReasonIdleToZero, "no requests held at zero replicas: stay at 0", now)
+			return
+		case active:
 			n, text := p.activation(obs)
 			rec, reason = max(rec, n), ReasonActivate
 			d.step(reason, rec, text)
@@ -179,6 +184,10 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 	}
 
 	// 8. scale to zero after the cooldown.
+	if zeroing && cur > 0 && !activityKnown && out == 1 {
+		reason = ReasonCooldown
+		d.step(reason, out, "scale to zero: activity unknown (running, waiting or held): idleness is not known, keep 1")
+	}
 	if zeroing && cur > 0 && activityKnown && !active {
 		idle, since := idleFor(st, now)
 		if idle >= p.cooldown {

@@ -165,12 +165,13 @@ func TestDecideZeroFromSeveral(t *testing.T) {
 	p.Min, p.Zero = 0, &Zero{Cooldown: 60 * 1e9}
 	mustValidate(t, p)
 	var st State
+	heldZero := func(o Observation) Observation { o.Held = 0; return o }
 	// t=0 at 3 with queue 12: ceil(12/4) = 3 (ratio 1, tolerance).
-	expect(t, Decide(p, queueObs(3, 12), &st, at(0)), 3, ReasonTolerance)
+	expect(t, Decide(p, heldZero(queueObs(3, 12)), &st, at(0)), 3, ReasonTolerance)
 	// t=30 idle: raw 0, but the 300 s window holds 3: 3 (stabilized).
-	expect(t, Decide(p, queueObs(3, 0), &st, at(30)), 3, ReasonStabilized)
+	expect(t, Decide(p, heldZero(queueObs(3, 0)), &st, at(30)), 3, ReasonStabilized)
 	// t=60: idle since the activity at t=0 for 60 s >= 60 s: 0.
-	expect(t, Decide(p, queueObs(3, 0), &st, at(60)), 0, ReasonIdleToZero)
+	expect(t, Decide(p, heldZero(queueObs(3, 0)), &st, at(60)), 0, ReasonIdleToZero)
 }
 
 // Activity resets idleness; unknown activity never goes to zero.
@@ -353,4 +354,72 @@ func TestDecideActivateWithoutAdditiveMetric(t *testing.T) {
 	expect(t, Decide(p, obs, nil, at(0)), 1, ReasonActivate)
 	obs.Held = 0
 	expect(t, Decide(p, obs, nil, at(0)), 0, ReasonIdleToZero)
+}
+
+// Issue 13 item 1: an unknown held count is unknown activity. With running
+// and waiting 0 on 1 replica, min 0 and a 60 s cooldown, held unknown (the
+// held query empty or failed) never lets the last replica go, however long
+// it lasts; the idle clock starts from the last reading with held unknown.
+// At zero replicas, held
+// unknown is not "no demand" either: no-data, the floor (min 0), and no
+// step says "held 0".
+func TestDecideZeroUnknownHeld(t *testing.T) {
+	p := queuePolicy(4)
+	p.Min, p.Zero = 0, &Zero{Cooldown: 60 * 1e9}
+	mustValidate(t, p)
+	var st State
+	idle := Observation{Current: 1, Running: 0, Waiting: 0, Held: nan, KV: nan, CPU: nan, TTFT: nan}
+	for _, sec := range []int64{0, 100, 1000} {
+		d := Decide(p, idle, &st, at(sec))
+		expect(t, d, 1, ReasonCooldown)
+		for _, s := range d.Steps {
+			if strings.Contains(s.Text, "held 0") {
+				t.Errorf("t=%d: step %q says held 0 for an unknown held", sec, s.Text)
+			}
+		}
+	}
+	// An unknown reading counts as possible activity: held unknown at t=0,
+	// known 0 after: at t=59 idle is 59 s < 60 s; at t=60 it is 60 s: 0.
+	st2 := State{}
+	idle.Held = nan
+	Decide(p, idle, &st2, at(0))
+	idle.Held = 0
+	expect(t, Decide(p, idle, &st2, at(59)), 1, ReasonCooldown)
+	expect(t, Decide(p, idle, &st2, at(60)), 0, ReasonIdleToZero)
+
+	zero := Observation{Current: 0, Running: nan, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
+	d := Decide(p, zero, nil, at(0))
+	expect(t, d, 0, ReasonNoData)
+	if d.Raw[0].Valid {
+		t.Error("queue valid at zero replicas with held unknown")
+	}
+	for _, s := range d.Steps {
+		if strings.Contains(s.Text, "held 0") {
+			t.Errorf("step %q says held 0 for an unknown held", s.Text)
+		}
+	}
+}
+
+// Issue 13 item 2: queue + ttft on 5 replicas, running 0 and waiting 0, the
+// TTFT quantile NaN because no request finished: the ttft metric abstains
+// and the queue's 0 decides (no partial-data): ceil(0/4) = 0, floor min 1,
+// default rate limit 100 % per 15 s from 5 → 1. The same NaN from a read
+// that failed (NoneFinished false), or with requests waiting, stays
+// unknown and holds 5 (partial-data).
+func TestDecideTTFTAbstainsWhenIdle(t *testing.T) {
+	p := &Policy{Metrics: []Metric{{Signal: SignalQueue, Target: 4}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
+		Behavior: autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: new(int32)}}}
+	mustValidate(t, p)
+	idle := Observation{Current: 5, Reporting: 5, Running: 0, Waiting: 0, Held: nan, KV: nan, CPU: nan, TTFT: nan, NoneFinished: true}
+	d := Decide(p, idle, nil, at(0))
+	expect(t, d, 1, ReasonMin)
+	if !d.Raw[1].Abstained || d.Raw[1].Valid {
+		t.Errorf("ttft raw %+v, want abstained", d.Raw[1])
+	}
+	failed := idle
+	failed.NoneFinished = false
+	expect(t, Decide(p, failed, nil, at(0)), 5, ReasonPartialData)
+	busy := idle
+	busy.Waiting = 1 // ceil(1/4) = 1 < 5, but a NaN quantile with a request waiting is unknown
+	expect(t, Decide(p, busy, nil, at(0)), 5, ReasonPartialData)
 }

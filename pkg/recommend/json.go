@@ -41,6 +41,9 @@ func (r Raw) MarshalJSON() ([]byte, error) {
 	b = count(b, r.Desired)
 	b = append(b, `,"valid":`...)
 	b = strconv.AppendBool(b, r.Valid)
+	if r.Abstained {
+		b = append(b, `,"abstained":true`...)
+	}
 	return append(b, '}'), nil
 }
 
@@ -52,7 +55,7 @@ func (r *Raw) UnmarshalJSON(b []byte) error {
 		Value, Target     *float64
 		Ratio             *float64
 		Replicas, Desired int
-		Valid             bool
+		Valid, Abstained  bool
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
@@ -63,7 +66,7 @@ func (r *Raw) UnmarshalJSON(b []byte) error {
 		}
 		return *p
 	}
-	*r = Raw{Signal: v.Signal, Value: f(v.Value), Target: f(v.Target), Ratio: f(v.Ratio), Replicas: v.Replicas, Desired: v.Desired, Valid: v.Valid}
+	*r = Raw{Signal: v.Signal, Value: f(v.Value), Target: f(v.Target), Ratio: f(v.Ratio), Replicas: v.Replicas, Desired: v.Desired, Valid: v.Valid, Abstained: v.Abstained}
 	return nil
 }
 

@@ -105,6 +105,9 @@ func (l *Loop) DecideInto(d *Decision, p *Policy, r Reading, now time.Time) (dec
 func (l *Loop) Restore(p *Policy, desired, current int, st State, now time.Time) int {
 	l.State = st
 	l.Desired, l.HasDesired = p.Bound(desired, now), true
+	// The downtime is unknown: no scale-down below the held value until a
+	// full window of fresh observations (Resume).
+	Resume(&l.State, l.Desired, now)
 	if current >= 0 {
 		l.Current, l.HasCurrent = current, true
 	}

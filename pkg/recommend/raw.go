@@ -19,10 +19,14 @@ func orZero(x float64) float64 {
 // words for it. queue is running + waiting + held. At zero replicas no
 // server exists, so running and waiting are 0 whatever the source says, and
 // every additive metric's total is the held requests (what the first
-// replica will have to serve). Unknown held counts as 0 (nothing holds
-// requests). ok is false when a needed signal is unknown.
+// replica will have to serve), unknown when held is. Unknown held counts
+// as 0 with replicas (nothing holds requests). ok is false when a needed
+// signal is unknown.
 func total(s Signal, obs Observation, cur int) (v float64, detail string, ok bool) {
 	held := orZero(obs.Held)
+	if cur == 0 && !known(obs.Held) {
+		return math.NaN(), " (at zero replicas: held unknown)", false
+	}
 	if cur == 0 {
 		return held, " (at zero replicas: held " + num(held) + ")", true
 	}
@@ -130,6 +134,10 @@ func rawFor(m Metric, obs Observation, cur int, tol Tolerance) (Raw, Reason, str
 	default: // ttft
 		v := obs.TTFT
 		r.Value = v
+		if cur > 0 && TTFTAbstains(obs) {
+			r.Abstained = true
+			return r, 0, name + " abstains: no request finished in its window and none is running or waiting (known idleness, not missing data)"
+		}
 		if !known(v) || cur == 0 {
 			return r, ReasonNoData, name + " unknown: no recommendation from it"
 		}

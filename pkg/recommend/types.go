@@ -56,6 +56,12 @@ type Observation struct {
 	CPU float64
 	// TTFT is the observed time-to-first-token quantile, in seconds.
 	TTFT float64
+	// NoneFinished is true when TTFT is NaN because no request finished in
+	// the quantile's window (the histogram's count did not grow: PromQL's
+	// histogram_quantile is NaN), as opposed to a read that failed. With
+	// running and waiting known 0 the ttft metric then abstains
+	// (TTFTAbstains).
+	NoneFinished bool
 }
 
 // Metric is one signal of a Policy with its target.
@@ -208,8 +214,12 @@ type Raw struct {
 	Replicas int `json:"replicas"`
 	// Desired is the recommendation after tolerance (Current when inside the band).
 	Desired int `json:"desired"`
-	// Valid is false when the signal was unknown.
+	// Valid is false when the signal was unknown or the metric abstained.
 	Valid bool `json:"valid"`
+	// Abstained is true when the metric had nothing to say on known
+	// idleness (ttft with no finished request and nothing running or
+	// waiting: TTFTAbstains); it then does not block a scale-down.
+	Abstained bool `json:"abstained,omitempty"`
 }
 
 // Decision is the outcome of Decide.

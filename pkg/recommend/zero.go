@@ -3,24 +3,31 @@ package recommend
 import "time"
 
 // activity reports whether the observation shows requests (running, waiting
-// or held > 0) and whether that is known at all. At zero replicas only held
-// requests can show activity, and their absence is known idleness.
-func activity(obs Observation, cur int) (active, isKnown bool) {
+// or held > 0) and whether that is known at all. The activity signals are
+// running and waiting (with replicas) and, when the policy scales to zero
+// (Min 0, where the held count is read), held: an unknown held count is
+// unknown activity, never "no demand". At zero replicas only held requests
+// can show activity, and only a known 0 is known idleness.
+func (p *Policy) activity(obs Observation, cur int) (active, isKnown bool) {
 	if orZero(obs.Held) > 0 {
 		return true, true
 	}
+	heldKnown := p.Min > 0 || known(obs.Held)
 	if cur == 0 {
-		return false, true
+		return false, heldKnown
 	}
 	if (known(obs.Running) && obs.Running > 0) || (known(obs.Waiting) && obs.Waiting > 0) {
 		return true, true
 	}
-	return false, known(obs.Running) && known(obs.Waiting)
+	return false, known(obs.Running) && known(obs.Waiting) && heldKnown
 }
 
 // trackIdle updates the idle bookkeeping with KEDA's semantics: idle time
 // counts from the last observed activity, or from the first observation when
-// there was none, so a fresh start never drops to zero at once.
+// there was none, so a fresh start never drops to zero at once. active is
+// true for an observation with activity and, with scale to zero, for one
+// whose activity is unknown: the last step to zero needs every activity
+// signal known and idle for the whole cooldown.
 func trackIdle(st *State, active bool, now time.Time) {
 	if st.FirstSeen.IsZero() {
 		st.FirstSeen = now
@@ -33,7 +40,7 @@ func trackIdle(st *State, active bool, now time.Time) {
 // idleFor is how long the target has been idle at now, and since what.
 func idleFor(st *State, now time.Time) (time.Duration, string) {
 	if !st.LastActive.IsZero() {
-		return now.Sub(st.LastActive), "the last activity"
+		return now.Sub(st.LastActive), "the last activity or unknown reading"
 	}
 	return now.Sub(st.FirstSeen), "the first observation"
 }

@@ -21,6 +21,11 @@ type Totals struct {
 	// Suspect lists the sources of pages flagged as stuck engines (their
 	// values are included above; the caller decides what to do).
 	Suspect []string
+	// Unknown lists "SOURCE: SIGNAL" for each page whose running, waiting
+	// or kv is unknown (Page.Unknown): that signal's total is NaN, as a
+	// PromQL sum over a NaN sample is (the HPA's partial-data rule then
+	// applies), not the sum over the other pages.
+	Unknown []string
 }
 
 // Aggregate sums running and waiting over pages and averages KV over the
@@ -51,9 +56,27 @@ func Aggregate(pages []*Page) Totals {
 		if p.Suspect != "" {
 			t.Suspect = append(t.Suspect, p.Source)
 		}
+		for _, s := range p.Unknown {
+			t.Unknown = append(t.Unknown, p.Source+": "+s)
+		}
 	}
 	if t.KVReporting > 0 {
 		t.KV = kvSum / float64(t.KVReporting)
+	}
+	for _, p := range pages {
+		if p == nil {
+			continue
+		}
+		for _, s := range p.Unknown {
+			switch s {
+			case "running":
+				t.Running = math.NaN()
+			case "waiting":
+				t.Waiting = math.NaN()
+			case "kv":
+				t.KV = math.NaN()
+			}
+		}
 	}
 	return t
 }

@@ -1,6 +1,7 @@
 package scrape
 
 import (
+	"math"
 	"testing"
 
 	"github.com/infscale/infscale/pkg/profile"
@@ -43,5 +44,24 @@ func TestMeanCPUPercent(t *testing.T) {
 	}
 	if m, n := MeanCPUPercent([]Rates{{CPUCores: A}}, 4); !same(m, A) || n != 0 {
 		t.Errorf("no data: %v %d", m, n)
+	}
+}
+
+// Issue 13 item 3: a replica whose page has a non-finite engine sample has
+// an unknown value, and the total with it (as PromQL's sum over a NaN
+// sample): four pages running{engine="0"} 2, running{engine="1"} NaN sum
+// to unknown, not 8; waiting, all finite, still sums to 0.
+func TestAggregateEngineNaNIsUnknown(t *testing.T) {
+	var pages []*Page
+	for i := 0; i < 4; i++ {
+		p := readString(t, "vllm:num_requests_running{engine=\"0\"} 2\nvllm:num_requests_running{engine=\"1\"} NaN\nvllm:num_requests_waiting{engine=\"0\"} 0\n", profile.VLLM)
+		if len(p.Unknown) != 1 || p.Unknown[0] != "running" {
+			t.Fatalf("Unknown %v, want [running]", p.Unknown)
+		}
+		pages = append(pages, p)
+	}
+	tot := Aggregate(pages)
+	if !math.IsNaN(tot.Running) || tot.Waiting != 0 || len(tot.Unknown) != 4 {
+		t.Errorf("running %v waiting %v unknown %v: want NaN, 0 and the four pages", tot.Running, tot.Waiting, tot.Unknown)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/pkg/profile"
 )
 
@@ -45,7 +46,16 @@ func Load(ctx context.Context, client *http.Client, src string, stdin io.Reader,
 		if stdin == nil {
 			return nil, fmt.Errorf("-: %w: no standard input", ErrSource)
 		}
-		p, err := Read(stdin, "", StdinSource, server)
+		// A read that blocks (a terminal, a pipe nobody writes to) ends
+		// with ctx (a shutdown signal).
+		b, ok, err := boundedfile.ReadAll(ctx, stdin, MaxPageBytes)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: %w", StdinSource, ErrFetch, err)
+		}
+		if !ok {
+			return nil, &PageError{Source: StdinSource, Err: fmt.Errorf("page larger than %d bytes", MaxPageBytes)}
+		}
+		p, err := readBytes(b, "", StdinSource, server)
 		if p != nil {
 			p.Time = time.Now()
 		}
@@ -55,17 +65,23 @@ func Load(ctx context.Context, client *http.Client, src string, stdin io.Reader,
 	case strings.Contains(src, "://"):
 		return nil, fmt.Errorf("%s: %w: only http:// and https:// URLs, file paths and - are allowed", src, ErrSource)
 	}
-	f, err := os.Open(src)
+	if st, err := os.Stat(src); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s: %w: is a directory", src, ErrSource)
+	}
+	// A regular file only (a FIFO would block, /dev/zero never end), of at
+	// most MaxPageBytes.
+	f, err := boundedfile.Open(src, MaxPageBytes, "a page", "a page is a /metrics text file (save a live page with curl first)")
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 			return nil, fmt.Errorf("%s: %w: %w", src, ErrSource, unwrapPath(err))
 		}
-		return nil, fmt.Errorf("%s: %w: %w", src, ErrFetch, unwrapPath(err))
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s: %w: %w", src, ErrFetch, unwrapPath(err))
+		}
+		return nil, fmt.Errorf("%w: %w", ErrSource, err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("%s: %w: is a directory", src, ErrSource)
-	}
 	p, err := Read(f, "", src, server)
 	if p != nil {
 		p.Time = time.Now()

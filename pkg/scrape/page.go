@@ -11,7 +11,9 @@ import (
 
 // Page is one scrape of one replica's /metrics, reduced to its load
 // signals. Every float64 signal is NaN when ABSENT (family missing, declared
-// without samples, or only NaN/±Inf), never 0.
+// without samples, or only NaN/±Inf), never 0. Running, Waiting and KV are
+// over the finite samples; Unknown says when the family had a NaN or ±Inf
+// one too (the replica's value is then unknown to a decision).
 type Page struct {
 	// Source is the file name, URL or "stdin" the page came from.
 	Source string
@@ -56,6 +58,12 @@ type Page struct {
 	// than load: waiting > 0 with running == 0 and KV == 0 (all three present).
 	// LOG.md case C18 (vllm-metal #479). The values are kept as read.
 	Suspect string
+
+	// Unknown lists the load signals (running, waiting, kv) whose family
+	// has a NaN or ±Inf sample (an engine of the replica reports no
+	// number, or every sample is non-finite): the replica's value is
+	// unknown, and Aggregate's total with it.
+	Unknown []string
 
 	// Chosen records which family each signal was read from.
 	Chosen Chosen

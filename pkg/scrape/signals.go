@@ -32,6 +32,12 @@ func reduce(raw *rawPage, source string, server profile.Server) *Page {
 	p.CPUSeconds, p.Chosen.CPUSeconds = pick(raw, []string{profile.CPUSecondsFamily}, sum)
 	p.ProcessStart, _ = pick(raw, []string{profile.StartTimeFamily}, maxOf)
 	p.MaxRunning, _ = pick(raw, f.MaxRunning, sum)
+	for _, sig := range []struct{ name, chosen string }{{"running", p.Chosen.Running}, {"waiting", p.Chosen.Waiting}, {"kv", p.Chosen.KV}} {
+		alts := map[string][]string{"running": f.Running, "waiting": f.Waiting, "kv": f.KV}[sig.name]
+		if nonFinite(raw, sig.chosen, alts) {
+			p.Unknown = append(p.Unknown, sig.name)
+		}
+	}
 	p.TTFT = histogram(raw, f.TTFT)
 	if p.TTFT != nil {
 		p.Chosen.TTFT = p.TTFT.Family
@@ -176,4 +182,25 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// nonFinite reports whether a load signal's value on the page is unknown
+// because of a NaN or ±Inf sample: the chosen family has one, or no family
+// was chosen (no finite sample) while one of alternatives has samples. An
+// engine that reports NaN is not an engine at 0.
+func nonFinite(raw *rawPage, chosen string, alternatives []string) bool {
+	if chosen == "" {
+		for _, name := range alternatives {
+			if len(raw.byName[name]) > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for _, j := range raw.byName[chosen] {
+		if !finite(raw.samples[j].Value) {
+			return true
+		}
+	}
+	return false
 }

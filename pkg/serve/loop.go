@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -81,7 +82,9 @@ func (l *Loop) SetConfig(cfg *config.File) error {
 			continue
 		}
 		l.Metrics.Init(t.cfg.Name)
-		if err := l.restore(t); err != nil {
+		if err := l.restore(t); errors.Is(err, ErrStateTooOld) {
+			l.logger().Info("state file ignored; starting fresh", "target", t.cfg.Name, "err", err)
+		} else if err != nil {
 			l.Metrics.QueryError(t.cfg.Name, "state_read")
 			l.logger().Error("state not restored; starting fresh", "target", t.cfg.Name, "err", err)
 		}
@@ -215,6 +218,7 @@ func (l *Loop) Cycle(ctx context.Context) {
 			l.limiter.log(l.logger(), now, t.cfg.Name, e)
 		}
 		l.logStuck(now, t.cfg.Name, rd)
+		l.noteDuplicates(t, rd)
 		rec, decided, valid := l.decide(t, rd, now)
 		if !decided {
 			continue
@@ -392,4 +396,21 @@ func reversalWindow(t *config.Target) time.Duration {
 		return time.Duration(*b.ScaleDown.StabilizationWindowSeconds) * time.Second
 	}
 	return 0
+}
+
+
+// noteDuplicates counts the series the source folded as copies
+// (infscale_deduplicated_series_total) and logs it once per target (again
+// only after a cycle without copies).
+func (l *Loop) noteDuplicates(t *target, rd Reading) {
+	if rd.Duplicated <= 0 {
+		t.dupLogged = false
+		return
+	}
+	l.Metrics.Deduplicated(t.cfg.Name, rd.Duplicated)
+	if !t.dupLogged {
+		t.dupLogged = true
+		l.logger().Warn("duplicated series folded: a pod's series are collected more than once (two scrape jobs, an HA pair); read once per pod",
+			"target", t.cfg.Name, "series", rd.Duplicated, "source", l.Source.Name())
+	}
 }

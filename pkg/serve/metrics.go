@@ -185,6 +185,14 @@ func (m *Metrics) QueryError(target, reason string) {
 	addLabeled(&m.table.target(target).queryErrors, "reason", reason, 1)
 }
 
+// Deduplicated counts n series folded as copies of a pod's own for target
+// (infscale_deduplicated_series_total).
+func (m *Metrics) Deduplicated(target string, n int) {
+	m.table.mu.Lock()
+	defer m.table.mu.Unlock()
+	m.table.target(target).dedup.add(float64(n))
+}
+
 // ObserveQuery records how long reading one target took.
 func (m *Metrics) ObserveQuery(source string, d time.Duration) {
 	m.queryDuration.WithLabelValues(source).Observe(d.Seconds())

@@ -24,7 +24,7 @@ import (
 type seriesTable struct {
 	desired, current, recommended, reason, lastDecision, stuck *prometheus.Desc
 	signals                                                    []*prometheus.Desc // by signalSeries index
-	decisions, changes, reversals, queryErrors                 *prometheus.Desc
+	decisions, changes, reversals, queryErrors, dedup          *prometheus.Desc
 
 	mu      sync.Mutex
 	targets map[string]*targetSeries
@@ -41,6 +41,7 @@ type targetSeries struct {
 
 	decisions, queryErrors []labeledCount // by reason
 	up, down, reversals    count
+	dedup                  count  // deduplicated series
 	lastChange             change // for reversals
 	hasChange              bool
 }
@@ -128,6 +129,7 @@ func newSeriesTable() *seriesTable {
 		changes:      d("scale_changes_total", "Changes of the desired replicas, by direction (up, down).", "target", "direction"),
 		reversals:    d("scale_reversals_total", "Changes of the desired replicas opposite to the previous change made less than the target's scale-down stabilisation window before (5m when unset or 0): thrash.", "target"),
 		queryErrors:  d("query_errors_total", "Failed or empty signal reads, by reason (timeout, unavailable, bad_response, empty, nan, ...).", "target", "reason"),
+		dedup:        d("deduplicated_series_total", "Series folded as copies of a pod's own series (two scrape jobs on one pod, an HA pair without deduplication), summed over cycles; Prometheus mode.", "target"),
 		targets:      map[string]*targetSeries{},
 	}
 	for _, s := range signalSeries {
@@ -171,7 +173,7 @@ func (tg *targetSeries) setRecommended(metric string, v float64, ok bool) {
 // Describe implements prometheus.Collector.
 func (g *seriesTable) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range append([]*prometheus.Desc{g.desired, g.current, g.recommended, g.reason, g.lastDecision, g.stuck,
-		g.decisions, g.changes, g.reversals, g.queryErrors}, g.signals...) {
+		g.decisions, g.changes, g.reversals, g.queryErrors, g.dedup}, g.signals...) {
 		ch <- d
 	}
 }
@@ -182,7 +184,7 @@ func (g *seriesTable) Collect(ch chan<- prometheus.Metric) {
 	g.mu.Lock()
 	n := 0
 	for _, tg := range g.targets {
-		n += 9 + len(tg.signals) + len(tg.recommended) + len(tg.decisions) + len(tg.queryErrors)
+		n += 10 + len(tg.signals) + len(tg.recommended) + len(tg.decisions) + len(tg.queryErrors)
 	}
 	ms := make([]tableMetric, 0, n)
 	put := func(d *prometheus.Desc, v float64, labels []*dto.LabelPair) {
@@ -221,6 +223,7 @@ func (g *seriesTable) Collect(ch chan<- prometheus.Metric) {
 		counter(g.changes, tg.up, []*dto.LabelPair{directionUp, tg.label})
 		counter(g.changes, tg.down, []*dto.LabelPair{directionDown, tg.label})
 		counter(g.reversals, tg.reversals, target)
+		counter(g.dedup, tg.dedup, target)
 	}
 	g.mu.Unlock()
 	for i := range ms {

@@ -131,6 +131,7 @@ func TestMetricsDocumented(t *testing.T) {
 		Signals: map[string]float64{"queue": 1, "running": 1, "waiting": 0, "held": 0, "kv": 0.1, "cpu": 30, "ttft": 0.2},
 		Raw:     map[string]int{"queue": 1}, AllMetrics: []string{"queue"}, StuckKnown: true})
 	m.QueryError("x", "timeout")
+	m.Deduplicated("x", 1)
 	m.ObserveQuery("scrape", time.Millisecond)
 	m.Cycle(time.Millisecond)
 	mfs, err := reg.Gather()

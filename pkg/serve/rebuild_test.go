@@ -37,8 +37,8 @@ func (f *fakeRange) Range(_ context.Context, q string, start, end time.Time, ste
 }
 
 // TestRebuildFromPrometheus: a restart at t=150 without --state-dir rebuilds
-// the window from infscale's own series and holds 3 until the t=0
-// recommendation leaves the 300 s window (as TestRestartInDownWindow does
+// the window from infscale's own series and holds 3 for a full window of
+// fresh observations after the restart (as TestRestartInDownWindow does
 // with the state dir).
 func TestRebuildFromPrometheus(t *testing.T) {
 	api := &fakeRange{}
@@ -66,9 +66,16 @@ func TestRebuildFromPrometheus(t *testing.T) {
 	if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 3 || r.Reason != "stabilized" {
 		t.Errorf("t=150: %v (%s), want 3 stabilized", got, r.Reason)
 	}
+	// The downtime is unknown: the restored 3 is recorded at the restart
+	// (t=150) and holds for a full window, until t=450 (issue 13 item 4).
 	now = t0.Add(315 * time.Second)
 	l.Cycle(context.Background())
+	if got := desired(t, m, "chat"); got != 3 {
+		t.Errorf("t=315: %v, want 3", got)
+	}
+	now = t0.Add(450 * time.Second)
+	l.Cycle(context.Background())
 	if got := desired(t, m, "chat"); got != 1 {
-		t.Errorf("t=315: %v, want 1", got)
+		t.Errorf("t=450: %v, want 1", got)
 	}
 }

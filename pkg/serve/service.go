@@ -133,13 +133,9 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 			}
 			return fmt.Errorf("http server: %w", err)
 		case <-o.Reload:
-			next, err := config.Load(o.ConfigPath)
+			next, err := reload(loop, config.Load, o.ConfigPath)
 			if err != nil {
 				log.Error("config reload failed; keeping the running config", "path", o.ConfigPath, "err", err)
-				continue
-			}
-			if err := loop.SetConfig(next); err != nil {
-				log.Error("config reload failed; keeping the running config", "err", err)
 				continue
 			}
 			if !reflect.DeepEqual(next.Prometheus, current.Prometheus) && o.Source == nil {
@@ -157,6 +153,25 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 			log.Info("config reloaded", "path", o.ConfigPath, "targets", len(next.Targets))
 		}
 	}
+}
+
+// reload loads the configuration at path with load and applies it to
+// loop. A reload that fails for any reason, a panic in the decoder or in
+// building the policies included, returns the error and leaves the running
+// configuration in place: a bad file never stops a running serve.
+func reload(loop *Loop, load func(string) (*config.File, error), path string) (next *config.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			next, err = nil, fmt.Errorf("panic while loading %s: %v", path, r)
+		}
+	}()
+	if next, err = load(path); err != nil {
+		return nil, err
+	}
+	if err := loop.SetConfig(next); err != nil {
+		return nil, err
+	}
+	return next, nil
 }
 
 // NewSource builds the source a config asks for: Prometheus when

@@ -43,6 +43,10 @@ type Reading struct {
 	StuckKnown bool
 	// StuckReplicas names them where the source knows them (scrape URLs).
 	StuckReplicas []string
+	// Duplicated is how many series the source folded as copies of a
+	// pod's own (two scrape jobs on one pod, an HA pair; Prometheus mode);
+	// 0 when none or unknown.
+	Duplicated int
 }
 
 // ReadError is one signal that could not be read.

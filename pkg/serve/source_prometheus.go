@@ -81,8 +81,18 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 		if !r.CurrentKnown {
 			r.Obs.Current = 0
 		}
+		if d := res.Duplicated; d > 0 && !math.IsInf(d, 1) {
+			r.Duplicated = int(math.Round(d))
+		}
+		// histogram_quantile is NaN when no request finished in the window:
+		// on an idle target that is known idleness, not a failed read.
+		r.Obs.NoneFinished = promql.ReasonOf(res.Errors[promql.TTFT]) == promql.ReasonNaN
+		abstains := recommend.TTFTAbstains(r.Obs)
 		needed := neededSignals(targets[i])
 		for _, sig := range promql.Signals() {
+			if sig == promql.TTFT && abstains {
+				continue
+			}
 			if err := res.Errors[sig]; err != nil && needed[sig] {
 				r.Errors = append(r.Errors, ReadError{Signal: sig.String(), Reason: promql.ReasonOf(err).String(), Err: err})
 			}
@@ -150,7 +160,7 @@ func (s *PrometheusSource) promTargets(targets []*config.Target) []promql.Target
 // empty and Evaluate reports every signal as invalid_query).
 func toPromTarget(t *config.Target) promql.Target {
 	sel, _ := promql.ParseSelector(t.Selector)
-	pt := promql.Target{Name: t.Name, Server: t.Server, Selector: sel, Replicas: t.Replicas, Stuck: true}
+	pt := promql.Target{Name: t.Name, Server: t.Server, Selector: sel, Replicas: t.Replicas, Stuck: true, Duplicates: true}
 	if t.Zero != nil {
 		pt.Held = t.Zero.Held
 	}

@@ -117,7 +117,10 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	if answered > 0 {
 		r.Obs.Current, r.CurrentKnown = answered, true
 	}
-	if answered > r.Stuck { // when every page is stuck, the stuck count says why nothing votes
+	for _, u := range tot.Unknown {
+		r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: "nan", Err: errors.New(u + " has a NaN or infinite sample: unknown")})
+	}
+	if answered > r.Stuck && len(tot.Unknown) == 0 { // when every page is stuck, the stuck count says why nothing votes
 		if math.IsNaN(tot.Running) {
 			r.Errors = append(r.Errors, ReadError{Signal: "running", Reason: "empty", Err: errors.New("no page reports running requests")})
 		}
@@ -132,15 +135,16 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		}
 	}
 	if w > 0 {
-		r.Obs.TTFT = s.ttft(urls, pages, q, w, now)
+		r.Obs.TTFT, r.Obs.NoneFinished = s.ttft(urls, pages, q, w, now)
 	}
 	r.Duration = time.Since(start)
 	return r
 }
 
 // ttft records this cycle's histograms and returns the q-quantile of their
-// increase over window, summed over the replicas that have a baseline.
-func (s *ScrapeSource) ttft(urls []string, pages []*scrape.Page, q float64, window time.Duration, now time.Time) float64 {
+// increase over window, summed over the replicas that have a baseline, and
+// whether no request finished in it (the count did not grow: NaN).
+func (s *ScrapeSource) ttft(urls []string, pages []*scrape.Page, q float64, window time.Duration, now time.Time) (float64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var prev, cur *scrape.Histogram
@@ -166,9 +170,10 @@ func (s *ScrapeSource) ttft(urls []string, pages []*scrape.Page, q float64, wind
 		s.history[u] = append(h, histAt{at: now, h: p.TTFT})
 	}
 	if cur == nil {
-		return math.NaN()
+		return math.NaN(), false
 	}
-	return histogramQuantile(q, prev, cur)
+	n := len(cur.Buckets) - 1 // the +Inf bucket counts every request
+	return histogramQuantile(q, prev, cur), n >= 0 && len(prev.Buckets) == n+1 && cur.Buckets[n].Count == prev.Buckets[n].Count
 }
 
 func sameLayout(a, b *scrape.Histogram) bool {

@@ -54,6 +54,11 @@ func (s *Store) Save(target string, p Persisted) error {
 	return statefile.Write(s.path(target), p)
 }
 
+// ErrStateTooOld is Load's error for a state file older than Store.MaxAge:
+// it says nothing about today's windows, and is ignored (logged, not
+// counted as a read error).
+var ErrStateTooOld = errors.New("state file too old")
+
 // MaxStateFileSize is the largest state file Load reads (statefile.MaxSize,
 // 16 MiB): a state file holds at most a few thousand window entries.
 const MaxStateFileSize = statefile.MaxSize
@@ -66,8 +71,8 @@ const MaxRestoredReplicas = statefile.MaxReplicas
 // Load reads target's state (statefile.Read: a regular file of at most
 // MaxStateFileSize bytes, decoded strictly, duplicate keys refused, desired
 // outside 0..MaxRestoredReplicas and current outside -1..MaxRestoredReplicas
-// errors); nil without error when there is none or it is older than
-// MaxAge. Errors name the file.
+// errors); nil without error when there is none, an error wrapping
+// ErrStateTooOld when it is older than MaxAge. Errors name the file.
 func (s *Store) Load(target string) (*Persisted, error) {
 	p, err := statefile.Read(s.path(target))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -80,8 +85,8 @@ func (s *Store) Load(target string) (*Persisted, error) {
 	if s.Now != nil {
 		now = s.Now
 	}
-	if s.MaxAge > 0 && now().Sub(p.SavedAt) > s.MaxAge {
-		return nil, nil
+	if age := now().Sub(p.SavedAt); s.MaxAge > 0 && age > s.MaxAge {
+		return nil, fmt.Errorf("%s: %w: saved %s ago, more than %s", s.path(target), ErrStateTooOld, age.Round(time.Second), s.MaxAge)
 	}
 	return p, nil
 }

@@ -19,6 +19,8 @@ type target struct {
 	run recommend.Loop
 	// recent are the last decisions, newest last (for /debug/decisions).
 	recent []Record
+	// dupLogged is set once folded duplicate series were logged.
+	dupLogged bool
 }
 
 // maxRecent is how many decisions per target /debug/decisions keeps.

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strconv"
+
+	"github.com/infscale/infscale/internal/boundedfile"
 )
 
 // MaxLine is the longest line a trace file may have, in bytes (a Mooncake
@@ -25,8 +27,19 @@ type lines struct {
 	buf  []byte
 }
 
+// MaxTraceBytes bounds a trace file (4 GiB). A trace is streamed line by
+// line (memory does not grow with it); the cap keeps a runaway file from
+// running a replay for ever.
+const MaxTraceBytes = 4 << 30
+
+// openTrace opens a trace file with internal/boundedfile: a regular file
+// of at most MaxTraceBytes, opened without blocking (a FIFO is refused).
+func openTrace(name string) (*os.File, error) {
+	return boundedfile.Open(name, MaxTraceBytes, "a trace", "every policy reads the trace in its own pass; save it to a file first")
+}
+
 func openLines(name string) (*lines, error) {
-	f, err := os.Open(name)
+	f, err := openTrace(name)
 	if err != nil {
 		return nil, err
 	}

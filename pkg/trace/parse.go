@@ -113,16 +113,16 @@ func regular(name string, st os.FileInfo) error {
 
 // detect picks a file's format from its extension or first line.
 func detect(name string) (Source, error) {
-	f, err := os.Open(name)
+	if st, err := os.Stat(name); err == nil {
+		if err := regular(name, st); err != nil {
+			return Source{}, err // before the open: a FIFO's open blocks
+		}
+	}
+	f, err := openTrace(name)
 	if err != nil {
 		return Source{}, fmt.Errorf("trace: %w (want %s)", err, Formats)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil {
-		if err := regular(name, st); err != nil {
-			return Source{}, err
-		}
-	}
 	if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".json") {
 		return fileSource(name, OpenMooncake)
 	}

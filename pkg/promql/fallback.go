@@ -1,0 +1,153 @@
+package promql
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Fallback backoff: a batch Prometheus rejects (bad_data) is retried
+// target by target, and each target whose own query is rejected is left
+// out of the batch (so the others keep one query per signal) and retried
+// alone after a backoff: FallbackBackoff after the first failure, doubling
+// on each repeated failure up to MaxFallbackBackoff, each with "equal"
+// jitter (a uniformly random half of it added to the other half) so that
+// many targets do not retry in step. A batch rejected although every
+// target's own query passes (the batch itself is refused: its size, a
+// proxy) is retried target by target under the same backoff; in between
+// its targets carry the batch's error (unknown, not 0). The periods count
+// on the evaluation time t, never the wall clock, and restart with a new
+// Plan (a config reload).
+const (
+	FallbackBackoff    = time.Minute
+	MaxFallbackBackoff = 16 * time.Minute
+)
+
+// backoff is the retry bookkeeping of one rejected query.
+type backoff struct {
+	fails int
+	next  time.Time   // no retry before
+	err   *QueryError // the last rejection
+}
+
+// fallbackKey names a target's query of one signal, or (target -1 - first
+// target) a batch.
+type fallbackKey struct {
+	signal Signal
+	target int
+}
+
+// fallbackState is a Plan's backoff bookkeeping; safe for Run's
+// concurrent batches.
+type fallbackState struct {
+	mu sync.Mutex
+	m  map[fallbackKey]*backoff
+}
+
+func newFallbackState() *fallbackState { return &fallbackState{m: map[fallbackKey]*backoff{}} }
+
+func (f *fallbackState) get(k fallbackKey) *backoff {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.m[k]
+}
+
+// fail records a rejection at t and schedules the next retry.
+func (f *fallbackState) fail(k fallbackKey, t time.Time, err *QueryError) *backoff {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b := f.m[k]
+	if b == nil {
+		b = &backoff{}
+		f.m[k] = b
+	}
+	b.fails++
+	d := min(FallbackBackoff<<min(b.fails-1, 10), MaxFallbackBackoff)
+	b.next = t.Add(d/2 + time.Duration(rand.Int64N(int64(d/2)+1)))
+	b.err = err
+	return b
+}
+
+func (f *fallbackState) clear(k fallbackKey) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.m, k)
+}
+
+// backedOff is the error a target carries while its retry waits.
+func backedOff(b *backoff) *QueryError {
+	return &QueryError{Reason: b.err.Reason, Query: b.err.Query,
+		Err: fmt.Errorf("%w (rejected %d time(s); next retry after %s)", b.err.Err, b.fails, b.next.UTC().Format(time.RFC3339))}
+}
+
+// runBounded runs one batch with the bounded fallback (see
+// FallbackBackoff) and returns each target's answer and the queries sent.
+func (e *Evaluator) runBounded(ctx context.Context, fb *fallbackState, sig Signal, jobs []job, query string, t time.Time) (map[int]answer, int) {
+	if len(jobs) == 1 {
+		out, _ := e.runBatch(ctx, jobs, query, t)
+		return out, 1
+	}
+	out := make(map[int]answer, len(jobs))
+	sent := 0
+	keep := make([]job, 0, len(jobs))
+	for _, j := range jobs {
+		k := fallbackKey{sig, j.target}
+		b := fb.get(k)
+		if b == nil {
+			keep = append(keep, j)
+			continue
+		}
+		if t.Before(b.next) {
+			out[j.target] = answer{value: math.NaN(), err: backedOff(b)}
+			continue
+		}
+		a, err := e.runBatch(ctx, []job{j}, j.query, t)
+		sent++
+		if err != nil && err.Reason == ReasonBadData {
+			fb.fail(k, t, err)
+		} else {
+			fb.clear(k)
+		}
+		out[j.target] = a[j.target]
+	}
+	if len(keep) == 0 {
+		return out, sent
+	}
+	if len(keep) < len(jobs) {
+		query = joinBatch(keep)
+	}
+	a, err := e.runBatch(ctx, keep, query, t)
+	sent++
+	if err == nil || err.Reason != ReasonBadData || len(keep) == 1 {
+		for ti, v := range a {
+			out[ti] = v
+		}
+		return out, sent
+	}
+	bk := fallbackKey{sig, -1 - jobs[0].target}
+	if b := fb.get(bk); b != nil && t.Before(b.next) {
+		for _, j := range keep {
+			out[j.target] = answer{value: math.NaN(), err: backedOff(b), warn: a[j.target].warn}
+		}
+		return out, sent
+	}
+	rejected := 0
+	for _, j := range keep {
+		one, err := e.runBatch(ctx, []job{j}, j.query, t)
+		sent++
+		if err != nil && err.Reason == ReasonBadData {
+			fb.fail(fallbackKey{sig, j.target}, t, err)
+			rejected++
+		}
+		out[j.target] = one[j.target]
+	}
+	if rejected == 0 {
+		fb.fail(bk, t, err) // the batch itself is refused
+	} else {
+		fb.clear(bk)
+	}
+	return out, sent
+}

@@ -1,0 +1,374 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/infscale/infscale/pkg/config"
+)
+
+// promAnswers is a fake Prometheus for the fault tests: each query is
+// answered by the first rule whose needle it contains (in order), else with
+// an empty vector. A rule's answer is a list of sample values ("NaN"
+// allowed; none: an empty result), or an HTTP status with an error body.
+type promAnswers struct {
+	mu      sync.Mutex
+	rules   []promRule
+	queries atomic.Int64
+}
+
+type promRule struct {
+	needle string
+	values []string
+	status int // 0: 200 with values
+}
+
+func (p *promAnswers) set(rules ...promRule) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rules = rules
+}
+
+func (p *promAnswers) serve(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.queries.Add(1)
+		q := r.FormValue("query")
+		p.mu.Lock()
+		rules := p.rules
+		p.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		for _, rule := range rules {
+			if !strings.Contains(q, rule.needle) {
+				continue
+			}
+			if rule.status != 0 {
+				w.WriteHeader(rule.status)
+				fmt.Fprint(w, `{"status":"error","errorType":"bad_data","error":"refused by the fake"}`)
+				return
+			}
+			writeVector(w, rule.values)
+			return
+		}
+		writeVector(w, nil)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func writeVector(w http.ResponseWriter, vals []string) {
+	var parts []string
+	for i, v := range vals {
+		parts = append(parts, fmt.Sprintf(`{"metric":{"pod":"p%d"},"value":[1767607200,"%s"]}`, i, v))
+	}
+	fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(parts, ","))
+}
+
+// promLoop is a Loop over the fake at srv with config body (%s: the URL), a
+// manual clock starting at t0 (advance *now), one query per target and
+// signal (BatchSize 1) unless batch > 1.
+func promLoop(t *testing.T, srv *httptest.Server, body string, batch int, store *Store) (*Loop, *Metrics, *time.Time) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(fmt.Sprintf(body, srv.URL)), "faults.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewPrometheusSourceFromRoundTripper(srv.URL, nil, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Evaluator.BatchSize = batch
+	now := t0
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }, Store: store}
+	if err := l.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return l, m, &now
+}
+
+const zeroConfig = `
+prometheus: {url: %s}
+targets:
+- name: chat
+  selector: '{app="chat"}'
+  replicas: 'kube_deployment_spec_replicas{deployment="chat"}'
+  metrics: [{type: queue, target: 4}]
+  min: 0
+  max: 8
+  zero: {cooldown: 60s, held: 'sum(held_requests{host="chat"})'}
+`
+
+// Issue 13 item 1 against a fake Prometheus: 1 replica, running and
+// waiting 0, min 0 with a 60 s cooldown, and the held query empty (then
+// HTTP 500): for 10 minutes (40 cycles, far beyond the cooldown) desired
+// stays 1 (cooldown), /debug/decisions shows held null and no step says
+// "held 0". Once held reads 0, the cooldown counts from the last unknown
+// reading: 4 cycles later (60 s) desired is 0.
+func TestServeZeroUnknownHeld(t *testing.T) {
+	fake := &promAnswers{}
+	base := []promRule{
+		{needle: "min_over_time", values: nil}, // no stuck pod
+		{needle: "count(", values: []string{"1"}},
+		{needle: "num_requests_running", values: []string{"0"}},
+		{needle: "num_requests_waiting", values: []string{"0"}},
+		{needle: "kube_deployment_spec_replicas", values: []string{"1"}},
+	}
+	for _, held := range []promRule{{needle: "held_requests"}, {needle: "held_requests", status: 500}} {
+		fake.set(append([]promRule{held}, base...)...)
+		l, m, now := promLoop(t, fake.serve(t), zeroConfig, 1, nil)
+		for i := 0; i < 40; i++ {
+			l.Cycle(context.Background())
+			r := lastRecord(l, "chat")
+			if got := desired(t, m, "chat"); got != 1 {
+				t.Fatalf("held status %d, cycle %d: desired %v (%s), want 1", held.status, i, got, r.Reason)
+			}
+			if r.Signals.Held != nil {
+				t.Fatalf("held %v, want null (unknown)", *r.Signals.Held)
+			}
+			for _, s := range r.Steps {
+				if strings.Contains(s.Text, "held 0") {
+					t.Fatalf("step %q says held 0 for an unknown held", s.Text)
+				}
+			}
+			*now = now.Add(15 * time.Second)
+		}
+		fake.set(append([]promRule{{needle: "held_requests", values: []string{"0"}}}, base...)...)
+		lastUnknown := now.Add(-15 * time.Second) // the last cycle's time
+		for ; now.Sub(lastUnknown) < 60*time.Second; *now = now.Add(15 * time.Second) {
+			l.Cycle(context.Background())
+			if got := desired(t, m, "chat"); got != 1 {
+				t.Fatalf("%v after the last unknown held: %v, want 1 (cooldown)", now.Sub(lastUnknown), got)
+			}
+		}
+		l.Cycle(context.Background()) // 60 s after the last unknown reading
+		if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 0 || r.Reason != "idle-to-zero" {
+			t.Errorf("60 s of known idleness: %v (%s), want 0 idle-to-zero", got, r.Reason)
+		}
+	}
+}
+
+const ttftConfig = `
+prometheus: {url: %s}
+targets:
+- name: chat
+  selector: '{app="chat"}'
+  replicas: 'kube_deployment_spec_replicas{deployment="chat"}'
+  metrics: [{type: queue, target: 4}, {type: ttft, target: 2s}]
+  max: 8
+  behavior: {scaleDown: {stabilizationWindowSeconds: 0}}
+`
+
+// Issue 13 item 2 against a fake Prometheus: 5 replicas, running 0,
+// waiting 0, the TTFT quantile NaN (no request finished in the window):
+// the ttft metric abstains, the queue's ceil(0/4) = 0 decides, min 1, the
+// default scale-down limit (100 % per 15 s) allows 5 → 1 at once; no
+// query error is counted for it. A TTFT read that fails (HTTP 500) is
+// unknown and holds 5 (partial-data).
+func TestServeIdleTTFTAbstains(t *testing.T) {
+	base := []promRule{
+		{needle: "min_over_time"},
+		{needle: "count(", values: []string{"5"}},
+		{needle: "num_requests_running", values: []string{"0"}},
+		{needle: "num_requests_waiting", values: []string{"0"}},
+		{needle: "kube_deployment_spec_replicas", values: []string{"5"}},
+	}
+	for _, tc := range []struct {
+		ttft   promRule
+		want   float64
+		reason string
+	}{
+		{promRule{needle: "histogram_quantile", values: []string{"NaN"}}, 1, "min"},
+		{promRule{needle: "histogram_quantile", status: 500}, 5, "partial-data"},
+	} {
+		fake := &promAnswers{}
+		fake.set(append([]promRule{tc.ttft}, base...)...)
+		l, m, _ := promLoop(t, fake.serve(t), ttftConfig, 1, nil)
+		l.Cycle(context.Background())
+		if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != tc.want || r.Reason != tc.reason {
+			t.Errorf("ttft status %d: desired %v (%s), want %v (%s); steps %v", tc.ttft.status, got, r.Reason, tc.want, tc.reason, r.Steps)
+		}
+		if got := queryErrors(m, "chat", "nan"); got != 0 {
+			t.Errorf("query_errors_total{reason=nan} = %v, want 0 (an idle quantile is not a failed read)", got)
+		}
+	}
+}
+
+const restartConfig = `
+prometheus: {url: %s}
+targets:
+- name: chat
+  selector: '{app="chat"}'
+  replicas: 'kube_deployment_spec_replicas{deployment="chat"}'
+  metrics: [{type: queue, target: 4}]
+  max: 8
+`
+
+// Issue 13 item 4 against a fake Prometheus: a state file saved at
+// desired 5 ten minutes before the restart (older than the 300 s
+// scale-down window, younger than the 1 h MaxAge); 5 replicas with running
+// and waiting 0 ask for ceil(0/4) = 0, min 1. The downtime is unknown, so
+// the first cycle holds 5 (it dropped 5 → 1 at once), and so does every
+// cycle until a full window of fresh observations: 1 at restart + 300 s.
+// A state file older than MaxAge is ignored with a log line naming it.
+func TestServeRestartHoldsAWindow(t *testing.T) {
+	fake := &promAnswers{}
+	fake.set(
+		promRule{needle: "min_over_time"},
+		promRule{needle: "count(", values: []string{"5"}},
+		promRule{needle: "num_requests_running", values: []string{"0"}},
+		promRule{needle: "num_requests_waiting", values: []string{"0"}},
+		promRule{needle: "kube_deployment_spec_replicas", values: []string{"5"}},
+	)
+	srv := fake.serve(t)
+	for _, age := range []time.Duration{10 * time.Minute, 2 * time.Hour} {
+		dir := t.TempDir()
+		store, err := NewStore(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved := t0.Add(-age).Format(time.RFC3339)
+		writeState(t, dir, "chat", `{"version":1,"desired":5,"current":5,"state":{"recommendations":[{"at":"`+saved+`","replicas":5}],"last_desired":5,"last_at":"`+saved+`"},"saved_at":"`+saved+`"}`)
+		store.Now = func() time.Time { return t0 }
+		var logs strings.Builder
+		cfg, err := config.Parse([]byte(fmt.Sprintf(restartConfig, srv.URL)), "faults.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := NewPrometheusSourceFromRoundTripper(srv.URL, nil, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := t0
+		m := NewMetrics(prometheus.NewRegistry(), "test")
+		l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }, Store: store,
+			Log: slog.New(slog.NewTextHandler(&logs, nil))}
+		if err := l.SetConfig(cfg); err != nil {
+			t.Fatal(err)
+		}
+		if age > time.Hour {
+			if !strings.Contains(logs.String(), "state file ignored") || !strings.Contains(logs.String(), "chat.json") {
+				t.Errorf("a 2 h old state file ignored without a log line naming it: %q", logs.String())
+			}
+			continue
+		}
+		for ; now.Sub(t0) < 300*time.Second; now = now.Add(15 * time.Second) {
+			l.Cycle(context.Background())
+			if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 5 {
+				t.Fatalf("%v after the restart: %v (%s), want 5 held", now.Sub(t0), got, r.Reason)
+			}
+		}
+		l.Cycle(context.Background()) // t0 + 300 s: the window (t0, t0+300] is all fresh
+		if got := desired(t, m, "chat"); got != 1 {
+			t.Errorf("a full window after the restart: %v, want 1", got)
+		}
+	}
+}
+
+// Issue 13 item 9 against a fake Prometheus: 100 targets, every batched
+// query answered 400 (bad_data), every single-target query answered. The
+// first cycle sends the plan's B batches and retries each target alone
+// once (B + 100·B: the fallback); the cycles after it, inside the backoff
+// (at least 30 s), send the B batches only (it was 447 queries every
+// cycle), and each target's failed reads are counted in
+// infscale_query_errors_total{reason="bad_data"}.
+func TestServeRejectedBatchBounded(t *testing.T) {
+	fake := &promAnswers{}
+	fake.set(
+		promRule{needle: "label_replace(", status: 400},
+		promRule{needle: "min_over_time"},
+		promRule{needle: "count(", values: []string{"2"}},
+		promRule{needle: "num_requests_running", values: []string{"1"}},
+		promRule{needle: "num_requests_waiting", values: []string{"1"}},
+		promRule{needle: "kube_deployment_spec_replicas", values: []string{"2"}},
+	)
+	var body strings.Builder
+	body.WriteString("prometheus: {url: %s}\ntargets:\n")
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(&body, "- {name: t%d, selector: '{app=\"t%d\"}', replicas: 'kube_deployment_spec_replicas{deployment=\"t%d\"}', metrics: [{type: queue, target: 4}], max: 8}\n", i, i, i)
+	}
+	l, m, now := promLoop(t, fake.serve(t), body.String(), 0, nil)
+	src := l.Source.(*PrometheusSource)
+	l.Cycle(context.Background())
+	first := int(fake.queries.Swap(0))
+	batches := first / 101 // B + 100·B = 101·B
+	if batches < 1 || first != 101*batches || src.Queries() != first {
+		t.Fatalf("first cycle: %d queries (source says %d), want 101 × the batches", first, src.Queries())
+	}
+	if r := lastRecord(l, "t7"); r.Signals.Running == nil || *r.Signals.Running != 1 {
+		t.Errorf("t7 after the fallback: running %v, want 1 (read alone)", r.Signals.Running)
+	}
+	*now = now.Add(15 * time.Second)
+	l.Cycle(context.Background())
+	// The batches only (the stuck batch is sent every 30 s: one fewer).
+	if got := int(fake.queries.Swap(0)); got > batches || got < batches-1 {
+		t.Errorf("second cycle: %d queries, want the %d batches at most", got, batches)
+	}
+	if got := queryErrors(m, "t7", "bad_data"); got < 1 {
+		t.Errorf("query_errors_total{target=t7,reason=bad_data} = %v, want counted", got)
+	}
+	if r := lastRecord(l, "t7"); r.Reason != "no-data" {
+		t.Errorf("t7 in the backoff: %s, want no-data (unknown, held)", r.Reason)
+	}
+}
+
+// Issue 13 item 6: a reload that fails for any reason keeps the running
+// configuration: a file nested 40,000 deep (it ran the YAML parser out of
+// memory and killed serve) is refused by position, and a loader that
+// panics is recovered; both targets are still configured afterwards.
+func TestReloadFailureKeepsConfig(t *testing.T) {
+	l, _ := newTestLoop(t, &fakeSource{}, nil)
+	path := filepath.Join(t.TempDir(), "serve.yaml")
+	deep := "targets: " + strings.Repeat("[", 40000) + strings.Repeat("]", 40000) + "\n"
+	if err := os.WriteFile(path, []byte(deep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reload(l, config.Load, path); err == nil || !strings.Contains(err.Error(), "nested more than") {
+		t.Errorf("deep file: %v, want the nesting refused", err)
+	}
+	if _, err := reload(l, func(string) (*config.File, error) { panic("boom") }, path); err == nil || !strings.Contains(err.Error(), "panic") {
+		t.Errorf("panicking loader: %v, want the panic as an error", err)
+	}
+	if n := len(l.Recent()); n != 2 {
+		t.Errorf("%d targets after the failed reloads, want the 2 running", n)
+	}
+}
+
+// Issue 13 item 5 against a fake Prometheus that answers the duplicated
+// query (count of series minus count per pod) with 2: the target's copies
+// are counted in infscale_deduplicated_series_total each cycle (2 + 2 =
+// 4) and logged once.
+func TestServeDuplicatesCountedAndLoggedOnce(t *testing.T) {
+	fake := &promAnswers{}
+	fake.set(
+		promRule{needle: "min_over_time"},
+		promRule{needle: ") - count(", values: []string{"2"}},
+		promRule{needle: "count(", values: []string{"2"}},
+		promRule{needle: "num_requests_running", values: []string{"1"}},
+		promRule{needle: "num_requests_waiting", values: []string{"1"}},
+		promRule{needle: "kube_deployment_spec_replicas", values: []string{"2"}},
+	)
+	l, m, now := promLoop(t, fake.serve(t), restartConfig, 1, nil)
+	var logs strings.Builder
+	l.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	l.Cycle(context.Background())
+	*now = now.Add(15 * time.Second)
+	l.Cycle(context.Background())
+	if got := counterValue(t, m, "deduplicated_series_total", "chat", ""); got != 4 {
+		t.Errorf("deduplicated_series_total %v, want 4", got)
+	}
+	if n := strings.Count(logs.String(), "duplicated series folded"); n != 1 {
+		t.Errorf("%d log lines, want 1:\n%s", n, logs.String())
+	}
+}
