@@ -20,8 +20,8 @@ import (
 // base config's value: DESIGN.md's reference (replica.DefaultConfig), or
 // replica.Calibrated with --calibrated.
 type ReplicaFlags struct {
-	GPU                 string         `name:"gpu" default:"h100-sxm" help:"GPU from the catalog (see --list): a10g, l4, l40s, a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, mi300x."`
-	Model               string         `name:"model" default:"llama-3-8b" help:"Model from the catalog (see --list), or its Hugging Face repository."`
+	GPU                 string         `name:"gpu" default:"h100-sxm" help:"GPU from the catalog (infscale gpu --list shows their figures): a10g, l4, l40s, a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, mi300x."`
+	Model               string         `name:"model" default:"llama-3-8b" help:"Model from the catalog (infscale gpu --list), or its Hugging Face repository."`
 	TP                  *int           `name:"tp" help:"Tensor-parallel degree: GPUs per replica (default 1)."`
 	DType               *string        `name:"dtype" help:"Weight dtype: auto (the model's config.json torch_dtype), fp16, bf16, fp8, int8, int4 (default fp16; auto with --calibrated)."`
 	KVDType             *string        `name:"kv-dtype" help:"KV cache dtype: auto, fp16, bf16, fp8, int8 (default auto: the 16-bit activation dtype)."`
@@ -201,7 +201,7 @@ type GPUCmd struct {
 	ReplicaFlags `embed:""`
 	Context      int    `name:"context" default:"1000" help:"Context tokens per sequence for the decode step figures."`
 	Output       string `name:"output" short:"o" default:"text" enum:"text,json" help:"Output format: text or json."`
-	List         bool   `name:"list" help:"List the GPU and model catalogs instead."`
+	List         bool   `name:"list" help:"List the GPU catalog (memory, bandwidth, FLOPS) and the model catalog (parameters, layers, KV shape) instead."`
 }
 
 // Run prints the replica block (or the catalogs with --list).
