@@ -317,6 +317,11 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 		t.state = trial
 	}
 	prev, hadPrev := t.desired, t.hasDesired
+	if !hadPrev {
+		// The first decision changes the replicas the target ran (current,
+		// known here): 1 -> 5 at start is a scale-up like any other.
+		prev, hadPrev = obs.Current, true
+	}
 	t.desired, t.hasDesired = d.Desired, true
 	sig := signalsOf(rd.Obs)
 	l.Metrics.Record(Snapshot{
