@@ -26,7 +26,7 @@ import (
 )
 
 // serverMetrics are the model-server series the rules and dashboards may
-// read (DESIGN.md's server profiles; vLLM's older KV name included).
+// read (docs/design.md's server profiles; vLLM's older KV name included).
 var serverMetrics = []string{
 	"vllm:num_requests_running", "vllm:num_requests_waiting",
 	"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc",

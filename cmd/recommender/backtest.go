@@ -29,16 +29,16 @@ var DefaultBacktestPolicies = []string{"queue:24", "queue:24,lookahead=90", "que
 // HistoryFlags select a target's Prometheus history; shared by backtest
 // and profile.
 type HistoryFlags struct {
-	Config        string         `placeholder:"FILE" help:"serve's YAML config: the Prometheus, the target's server, selector and replicas query come from it (with --target), and backtest replays the target's own policy as the row config:NAME."`
+	Config        string         `placeholder:"FILE" help:"serve's YAML config: the Prometheus, the target's server, selector and replicas query come from it (with --target)${configuse}."`
 	Target        string         `placeholder:"NAME" help:"Target name in --config."`
 	PrometheusURL string         `name:"prometheus-url" placeholder:"URL" help:"Prometheus base URL, e.g. http://prometheus:9090 (instead of --config)."`
-	Server        profile.Server `default:"vllm" placeholder:"S" help:"Server profile of the series: vllm, sglang, trtllm (with --prometheus-url)."`
+	Server        profile.Server `default:"vllm" placeholder:"S" help:"Server profile of the series: vllm, sglang, trtllm (with --prometheus-url; default ${default})."`
 	Selector      string         `placeholder:"{...}" help:"Label matchers of the target's series, e.g. '{namespace=\"llm\",pod=~\"chat-.*\"}' (with --prometheus-url)."`
 	ReplicasQuery string         `name:"replicas-query" placeholder:"Q" help:"PromQL for the replicas that ran, one series (e.g. sum(kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"})); default the target's replicas: query, else the pods reporting."`
-	Start         string         `default:"-7d" placeholder:"T" help:"Start: unix seconds, RFC3339, or relative to now (-7d, -36h, now)."`
-	End           string         `default:"now" placeholder:"T" help:"End: unix seconds, RFC3339, or relative to now."`
-	Step          time.Duration  `default:"30s" placeholder:"D" help:"Step of the reconstruction and of the range queries."`
-	QueryTimeout  time.Duration  `name:"query-timeout" default:"2m" placeholder:"D" help:"Timeout of each query."`
+	Start         string         `default:"-7d" placeholder:"T" help:"Start: unix seconds, RFC3339, or relative to now (-7d, -36h, now) (default ${default})."`
+	End           string         `default:"now" placeholder:"T" help:"End: unix seconds, RFC3339, or relative to now (default ${default})."`
+	Step          time.Duration  `default:"30s" placeholder:"D" help:"Step of the reconstruction and of the range queries (default ${default})."`
+	QueryTimeout  time.Duration  `name:"query-timeout" default:"2m" placeholder:"D" help:"Timeout of each query (default ${default})."`
 	MaxGap        time.Duration  `name:"max-gap" placeholder:"D" help:"Longest silence between samples still read as data (default: 3 x the scrape spacing, at least 2 steps)."`
 
 	now func() time.Time // the clock for relative times (tests set it)
@@ -208,12 +208,12 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 // BacktestCmd is `infscale backtest`: last week's Prometheus history
 // through the simulator under several policies, beside what actually ran.
 type BacktestCmd struct {
-	HistoryFlags `embed:""`
+	HistoryFlags `embed:"" set:"configuse=, and its own policy is replayed as the row config:NAME"`
 	ReplicaFlags `embed:""`
 
 	Policy  []string      `sep:"none" placeholder:"P" help:"Policy to replay (repeatable; commas belong to the policy): SIGNAL:TARGET[,OPTION=VALUE...], fixed:N, knative:C, oracle, hpa(POLICY), recommended (as infscale simulate). Default: queue:24, queue:24,lookahead=90, queue:24,min=0,cooldown=120, recommended, oracle."`
-	SLOTTFT time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token takes longer."`
-	Period  time.Duration `default:"15s" placeholder:"D" help:"How often the simulated policies decide."`
+	SLOTTFT time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token takes longer (default ${default})."`
+	Period  time.Duration `default:"15s" placeholder:"D" help:"How often the simulated policies decide (default ${default})."`
 	Seed    uint64        `default:"1" help:"Seed of the arrivals within a step and of the token draws."`
 	Plot    string        `placeholder:"FILE" help:"Draw arrivals, actual and simulated replicas and TTFT to FILE (.png or .svg)."`
 	Output  string        `enum:"text,json,csv" default:"text" help:"Output format: text, json or csv."`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 
 	"github.com/alecthomas/kong"
 )
@@ -18,6 +19,8 @@ const (
 
 // CLI is the kong grammar of the infscale binary: one field per subcommand.
 type CLI struct {
+	Version kong.VersionFlag `name:"version" help:"Print the version (module version, VCS revision, Go version) and exit."`
+
 	Parse    ParseCmd    `cmd:"" help:"Read model-server /metrics pages (files, URLs or -) and print each replica's signals."`
 	Decide   DecideCmd   `cmd:"" help:"Make one scaling decision and explain it step by step."`
 	GPU      GPUCmd      `cmd:"" name:"gpu" help:"Print what one replica can do, derived from the GPU and the model."`
@@ -63,7 +66,14 @@ func newParser(cli *CLI, stdout, stderr io.Writer, exit func(int)) (*kong.Kong, 
 		kong.Exit(exit),
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Vars{"version": versionLine(buildInfo())},
 	)
+}
+
+// buildInfo is the binary's build information, nil when it has none.
+func buildInfo() *debug.BuildInfo {
+	bi, _ := debug.ReadBuildInfo()
+	return bi
 }
 
 // run parses args, runs the chosen subcommand and returns the process exit code.

@@ -66,8 +66,9 @@ type DecideCmd struct {
 	State  string `placeholder:"FILE" help:"JSON file with the window history and scale events; read if it exists, written after the decision (so a cron job remembers, like the HPA controller)."`
 	Now    string `placeholder:"T" help:"Decision time: unix seconds or RFC3339 (default: the clock)."`
 	Output string `enum:"text,json" default:"text" help:"Output format: text or json."`
-	// stuck says, per PAGE that looks like a stuck engine, that it did not vote.
-	stuck []string
+	// notVoting says, per PAGE that did not vote (not read, or a stuck
+	// engine), why.
+	notVoting []string
 }
 
 // Run builds the policy and the observation, decides, and prints.
@@ -114,7 +115,7 @@ func (c *DecideCmd) Run(e *env) error {
 	if err := printDecision(e.stdout, d); err != nil {
 		return err
 	}
-	for _, s := range c.stuck {
+	for _, s := range c.notVoting {
 		if _, err := fmt.Fprintf(e.stdout, "  not voting: %s\n", s); err != nil {
 			return err
 		}
@@ -386,35 +387,40 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 	if len(c.Pages) > 0 {
 		// Concurrently (a fleet of URLs); "-" twice is refused, stdin is read once.
 		pages, errs := scrape.LoadAll(e.ctx, &http.Client{Timeout: c.Timeout}, c.Pages, e.stdin, c.Server, 0)
-		var bad []error
+		var bad, unread []error
 		for _, err := range errs {
 			switch {
 			case err == nil:
 			case scrape.IsRuntime(err):
-				bad = append(bad, err)
+				unread = append(unread, err)
 			default:
 				bad = append(bad, invalid(err))
 			}
 		}
-		if len(bad) > 0 {
-			return obs, errors.Join(bad...) // exit 2 when any is invalid input
+		if len(bad) > 0 || len(unread) == len(c.Pages) {
+			return obs, errors.Join(append(bad, unread...)...) // exit 2 when any is invalid input, else 1
 		}
-		// A page that looks like a stuck engine (LOG.md C18: waiting > 0,
-		// running 0, KV 0) does not vote, as in serve: it is left out of the
-		// totals and of the reporting replicas but stays in --current, so the
-		// HPA's missing-pods rule counts it at 0 on a scale-up and at target
-		// on a scale-down (docs/serve.md, "Stuck engines").
+		// A page that could not be read (unreachable, timeout, HTTP error)
+		// or that looks like a stuck engine (waiting > 0, running 0, KV 0;
+		// docs/design.md, case C18) does not vote, as in serve: it is left
+		// out of the totals and of the reporting replicas but stays in
+		// --current, so the HPA's missing-pods rule counts it at 0 on a
+		// scale-up and at target on a scale-down (docs/serve.md, "Stuck
+		// engines").
 		voting := make([]*scrape.Page, len(pages))
 		for i, p := range pages {
-			if p != nil && p.Suspect != "" {
-				c.stuck = append(c.stuck, fmt.Sprintf("%s looks like a stuck engine (waiting %g with nothing running and an empty KV cache): not counted as load, a missing replica", p.Source, p.Waiting))
-				continue
+			switch {
+			case errs[i] != nil:
+				c.notVoting = append(c.notVoting, fmt.Sprintf("%v: not read, a missing replica", errs[i]))
+			case p.Suspect != "":
+				c.notVoting = append(c.notVoting, fmt.Sprintf("%s looks like a stuck engine (waiting %g with nothing running and an empty KV cache): not counted as load, a missing replica", p.Source, p.Waiting))
+			default:
+				voting[i] = p
 			}
-			voting[i] = p
 		}
 		t := scrape.Aggregate(voting)
 		obs.Running, obs.Waiting, obs.KV, obs.Reporting = t.Running, t.Waiting, t.KV, t.Reporting
-		for _, s := range c.stuck {
+		for _, s := range c.notVoting {
 			fmt.Fprintf(e.stderr, "infscale: warning: %s\n", s)
 		}
 	}

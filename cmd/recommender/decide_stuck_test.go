@@ -30,7 +30,7 @@ func TestDecideStuckPageDoesNotVote(t *testing.T) {
 	}
 }
 
-// TestDecideStuckCaseC18: the only page is LOG.md case C18's (waiting 6,
+// TestDecideStuckCaseC18: the only page is the one of case C18 (docs/design.md; waiting 6,
 // running 0, KV 0). It does not vote, so no signal is known: the HPA keeps
 // the current 1 (reason no-data), where counting it would ask for
 // ceil(6 / 4) = 2 and more for as long as the queue never drains.

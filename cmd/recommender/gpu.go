@@ -17,11 +17,11 @@ import (
 // ReplicaFlags are the flags that describe one GPU replica. They embed in any
 // subcommand that needs a replica (gpu, simulate) with `embed:""`; Config
 // turns them into a validated replica.Config. Unset optional flags keep the
-// base config's value: DESIGN.md's reference (replica.DefaultConfig), or
+// base config's value: docs/design.md's reference (replica.DefaultConfig), or
 // replica.Calibrated with --calibrated.
 type ReplicaFlags struct {
-	GPU                 string         `name:"gpu" default:"h100-sxm" help:"GPU from the catalog (see --list): a10g, l4, l40s, a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, mi300x."`
-	Model               string         `name:"model" default:"llama-3-8b" help:"Model from the catalog (see --list), or its Hugging Face repository."`
+	GPU                 string         `name:"gpu" default:"h100-sxm" help:"GPU from the catalog (infscale gpu --list shows their figures): a10g, l4, l40s, a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, mi300x."`
+	Model               string         `name:"model" default:"llama-3-8b" help:"Model from the catalog (infscale gpu --list), or its Hugging Face repository."`
 	TP                  *int           `name:"tp" help:"Tensor-parallel degree: GPUs per replica (default 1)."`
 	DType               *string        `name:"dtype" help:"Weight dtype: auto (the model's config.json torch_dtype), fp16, bf16, fp8, int8, int4 (default fp16; auto with --calibrated)."`
 	KVDType             *string        `name:"kv-dtype" help:"KV cache dtype: auto, fp16, bf16, fp8, int8 (default auto: the 16-bit activation dtype)."`
@@ -39,9 +39,9 @@ type ReplicaFlags struct {
 	CPUIdle             *float64       `name:"cpu-idle" help:"Pod CPU with nothing running, in cores (default 0.2)."`
 	CPUEngine           *float64       `name:"cpu-engine" help:"Busy engine loop CPU while anything runs, in cores (default 1)."`
 	CPUPerSeq           *float64       `name:"cpu-per-seq" help:"Extra CPU per running sequence, in cores (default 0.01)."`
-	Accounting          *string        `name:"accounting" help:"Memory accounting: nominal (DESIGN.md's GB arithmetic) or vllm (device GiB, exact parameters, blocks) (default nominal; vllm with --calibrated)."`
+	Accounting          *string        `name:"accounting" help:"Memory accounting: nominal (docs/design.md's GB arithmetic) or vllm (device GiB, exact parameters, blocks) (default nominal; vllm with --calibrated)."`
 	BlockSize           *int           `name:"block-size" help:"KV block size in tokens under vllm accounting (default 16)."`
-	Calibrated          bool           `name:"calibrated" help:"Start from the vLLM-calibrated mode (docs/ACCURACY.md) instead of DESIGN.md's reference; other flags still override."`
+	Calibrated          bool           `name:"calibrated" help:"Start from the vLLM-calibrated mode (docs/ACCURACY.md) instead of docs/design.md's reference; other flags still override."`
 }
 
 // Config builds and validates the replica configuration. Every problem is
@@ -196,12 +196,12 @@ func parseBytes(s string) (float64, error) {
 }
 
 // GPUCmd is `infscale gpu`: what one replica can do, derived from the GPU and
-// the model. With no flags it prints DESIGN.md's reference block.
+// the model. With no flags it prints docs/design.md's reference block.
 type GPUCmd struct {
 	ReplicaFlags `embed:""`
 	Context      int    `name:"context" default:"1000" help:"Context tokens per sequence for the decode step figures."`
 	Output       string `name:"output" short:"o" default:"text" enum:"text,json" help:"Output format: text or json."`
-	List         bool   `name:"list" help:"List the GPU and model catalogs instead."`
+	List         bool   `name:"list" help:"List the GPU catalog (memory, bandwidth, FLOPS) and the model catalog (parameters, layers, KV shape) instead."`
 }
 
 // Run prints the replica block (or the catalogs with --list).
@@ -229,7 +229,7 @@ func (c *GPUCmd) Run(e *env) error {
 	return writeSummary(e.stdout, r, s)
 }
 
-// writeSummary prints the text block in DESIGN.md's wording and rounding.
+// writeSummary prints the text block in docs/design.md's wording and rounding.
 func writeSummary(w io.Writer, r *replica.Replica, s replica.Summary) error {
 	cfg := r.Config()
 	b := &strings.Builder{}
@@ -254,7 +254,7 @@ func writeSummary(w io.Writer, r *replica.Replica, s replica.Summary) error {
 	return err
 }
 
-// millis prints seconds as milliseconds with one decimal (DESIGN.md's "6.9
+// millis prints seconds as milliseconds with one decimal (docs/design.md's "6.9
 // ms"), or two significant digits below 0.1 ms, which one decimal would
 // print as 0.0.
 func millis(sec float64) string {

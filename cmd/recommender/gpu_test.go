@@ -17,7 +17,7 @@ func runGPU(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-// TestGPUReferenceBlock: with no flags, `infscale gpu` prints DESIGN.md's
+// TestGPUReferenceBlock: with no flags, `infscale gpu` prints docs/design.md's
 // reference block figure for figure (the arithmetic is in
 // pkg/replica/reference_test.go).
 func TestGPUReferenceBlock(t *testing.T) {
@@ -33,7 +33,7 @@ cold start 91 s = image 45 s + weights 16 s at 1 GB/s + warm-up 30 s
 pod CPU idle 5%, batch 1 30%, batch 64 46% of 4 requested cores, whatever the queue
 `
 	if !strings.HasSuffix(out, want) {
-		t.Errorf("output:\n%s\nwant it to end with DESIGN.md's block:\n%s", out, want)
+		t.Errorf("output:\n%s\nwant it to end with docs/design.md's block:\n%s", out, want)
 	}
 }
 

@@ -22,14 +22,14 @@ import (
 // proposed schedule floor (config `schedule:` YAML and KEDA cron
 // triggers), and a replay of reactive only / schedule only / both.
 type ProfileCmd struct {
-	HistoryFlags `embed:""`
+	HistoryFlags `embed:"" set:"configuse=; the reactive policy is --policy, not the target's"`
 	ReplicaFlags `embed:""`
 
-	Policy        string        `default:"queue:24" placeholder:"P" help:"The reactive policy (a simulate policy string); its queue/running target sets the requests one replica holds."`
-	FloorFraction float64       `name:"floor-fraction" default:"0.8" placeholder:"F" help:"The floor covers this fraction of the expected need (0 < F <= 1); the reactive policy scales on the rest."`
-	Timezone      string        `default:"UTC" placeholder:"TZ" help:"IANA time zone of the hours and of the schedule."`
+	Policy        string        `default:"queue:24" placeholder:"P" help:"The reactive policy (a simulate policy string); its queue/running target sets the requests one replica holds (default ${default})."`
+	FloorFraction float64       `name:"floor-fraction" default:"0.8" placeholder:"F" help:"The floor covers this fraction of the expected need (0 < F <= 1); the reactive policy scales on the rest (default ${default})."`
+	Timezone      string        `default:"UTC" placeholder:"TZ" help:"IANA time zone of the hours and of the schedule (default ${default})."`
 	Simulate      bool          `default:"true" negatable:"" help:"Replay reactive only, schedule only and both on the same history (--no-simulate to skip)."`
-	SLOTTFT       time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO of the replay."`
+	SLOTTFT       time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO of the replay (default ${default})."`
 	Seed          uint64        `default:"1" help:"Seed of the replay's arrivals within a step and token draws."`
 	Output        string        `enum:"text,json" default:"text" help:"Output format: text or json."`
 }

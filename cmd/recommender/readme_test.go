@@ -61,3 +61,27 @@ func TestReadmeHelp(t *testing.T) {
 	}
 	t.Errorf("README.md's command reference is out of date with --help; run: go test ./cmd/recommender -run TestReadmeHelp -update")
 }
+
+// TestHelpShowsDefaults: every flag of backtest and profile with a default
+// shows it in --help, either as kong's --flag="value" form (no placeholder)
+// or in its help text (a placeholder hides kong's form).
+func TestHelpShowsDefaults(t *testing.T) {
+	var cli CLI
+	parser, err := newParser(&cli, &bytes.Buffer{}, &bytes.Buffer{}, func(int) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, node := range parser.Model.Children {
+		if node.Name != "backtest" && node.Name != "profile" {
+			continue
+		}
+		for _, f := range node.Flags {
+			if f.Default == "" || f.IsBool() || f.PlaceHolder == "" {
+				continue
+			}
+			if !strings.Contains(f.Help, "default "+f.Default) {
+				t.Errorf("%s --%s: help %q does not say its default %s", node.Name, f.Name, f.Help, f.Default)
+			}
+		}
+	}
+}

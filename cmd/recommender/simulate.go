@@ -283,7 +283,7 @@ func fmtSecs(p *float64) string {
 	return strconv.FormatFloat(*p, 'f', 2, 64) + "s"
 }
 
-// writeSimText prints the comparison table (DESIGN.md's columns and more).
+// writeSimText prints the comparison table (docs/design.md's columns and more).
 func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []simRow, results []replay.Result, timeline bool) error {
 	b := &strings.Builder{}
 	if len(rows) > 0 {

@@ -22,7 +22,7 @@ type Config struct {
 	// port is bound per slot at Start.
 	Max int
 	// Replica is the replica model (default replica.DefaultConfig(): 8B
-	// FP16 on an H100, DESIGN.md's reference).
+	// FP16 on an H100, docs/design.md's reference).
 	Replica *replica.Replica
 	// ColdStart is how long a new replica takes to serve (default: the
 	// replica model's cold start, 91 s for the reference; demos and tests

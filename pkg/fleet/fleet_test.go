@@ -24,7 +24,7 @@ func reference(t *testing.T) *replica.Replica {
 }
 
 // TestEngineOneRequest serves one request (512 prompt, 256 output tokens) on
-// DESIGN.md's reference replica and checks its timing by hand:
+// docs/design.md's reference replica and checks its timing by hand:
 //
 //	prefill 512 / 24750 tokens/s                      = 20.69 ms (the TTFT)
 //	decode: 255 steps at batch 1, each weights 16 GB / (3.35 TB/s x 0.7)

@@ -14,8 +14,8 @@
 // "Production Metrics" (docs.sglang.ai/references/production_metrics.html);
 // llama.cpp tools/server README (`--metrics`); TGI router metrics (docs
 // "Metrics" in huggingface/text-generation-inference); TensorRT-LLM PR #5560
-// (trtllm-serve `pytrtllm:` names); Triton docs "Metrics"; and the pages in
-// shared/testdata/metrics described by shared/testdata/LOG.md.
+// (trtllm-serve `pytrtllm:` names); Triton docs "Metrics"; and the real pages
+// listed in docs/design.md ("Field cases").
 package profile
 
 // Families are the metric names one server exports for each signal. Every
@@ -63,11 +63,11 @@ const (
 // information is in labels. They are never load.
 const (
 	// VLLMCacheConfigInfo is vLLM's cache configuration (value 1, labels
-	// num_gpu_blocks, block_size, …; no model_name label). LOG.md page 01.
+	// num_gpu_blocks, block_size, …; no model_name label). docs/design.md page 01.
 	VLLMCacheConfigInfo = "vllm:cache_config_info"
 	// VLLMLoRARequestsInfo is vLLM's LoRA state: one series per state seen,
 	// value = unix time the state was last set (vllm PR #13303); the current
-	// state is the series with the largest value, never a sum. LOG.md page 14.
+	// state is the series with the largest value, never a sum. docs/design.md page 14.
 	VLLMLoRARequestsInfo = "vllm:lora_requests_info"
 )
 
@@ -78,9 +78,9 @@ func (s Server) Families() Families {
 	case VLLM:
 		// vLLM docs "Production Metrics"; V1 renamed gpu_cache_usage_perc to
 		// kv_cache_usage_perc (0.9/0.10 export both, 0.12 only the new one:
-		// LOG.md case C08). Underscore spellings (vllm_num_requests_running)
+		// case C08 of docs/design.md). Underscore spellings (vllm_num_requests_running)
 		// are not vLLM's names and are not accepted (kthena PR #868 review).
-		// llm-d-inference-sim exports the same names (LOG.md page 18).
+		// llm-d-inference-sim exports the same names (docs/design.md page 18).
 		return Families{
 			Running:          []string{"vllm:num_requests_running"},
 			Waiting:          []string{"vllm:num_requests_waiting"},
@@ -92,7 +92,7 @@ func (s Server) Families() Families {
 			Prefixes:         []string{"vllm:"},
 		}
 	case LlamaCpp:
-		// llama.cpp server README (`--metrics`), LOG.md page 11. Older builds
+		// llama.cpp server README (`--metrics`), docs/design.md page 11. Older builds
 		// exported llamacpp:kv_cache_usage_ratio; current builds have no KV gauge.
 		return Families{
 			Running:          []string{"llamacpp:requests_processing"},
@@ -104,7 +104,7 @@ func (s Server) Families() Families {
 		}
 	case SGLang:
 		// SGLang docs "Production Metrics" (colon names); SMG gateway
-		// re-exports them with underscores (LOG.md page 08); the Sept 2024
+		// re-exports them with underscores (docs/design.md page 08); the Sept 2024
 		// pre-release used num_requests_running/num_requests_waiting (page 16).
 		return Families{
 			Running:          []string{"sglang:num_running_reqs", "sglang_num_running_reqs", "sglang:num_requests_running"},
@@ -119,7 +119,7 @@ func (s Server) Families() Families {
 		}
 	case TGI:
 		// TGI router metrics (text-generation-inference docs "Metrics"); the
-		// vLLM TGIS adapter exports the same two gauges (LOG.md page 12).
+		// vLLM TGIS adapter exports the same two gauges (docs/design.md page 12).
 		return Families{
 			Running:  []string{"tgi_batch_current_size"},
 			Waiting:  []string{"tgi_queue_size"},
@@ -128,7 +128,7 @@ func (s Server) Families() Families {
 		}
 	case TRTLLM:
 		// trtllm-serve Prometheus text at /prometheus/metrics (TensorRT-LLM PR
-		// #5560; LOG.md page 15): vLLM-like names under `pytrtllm:`.
+		// #5560; docs/design.md page 15): vLLM-like names under `pytrtllm:`.
 		return Families{
 			Running:          []string{"pytrtllm:num_requests_running"},
 			Waiting:          []string{"pytrtllm:num_requests_waiting"},
@@ -141,7 +141,7 @@ func (s Server) Families() Families {
 		}
 	case Triton:
 		// Triton docs "Metrics": pending requests per model (absent before
-		// 23.x builds: LOG.md page 09, waiting stays ABSENT); counters carry no
+		// 23.x builds: docs/design.md page 09, waiting stays ABSENT); counters carry no
 		// _total suffix.
 		return Families{
 			Waiting:  []string{"nv_inference_pending_request_count"},

@@ -46,7 +46,7 @@ func TestFamilies(t *testing.T) {
 			}
 		}
 	}
-	// vLLM KV preference (LOG.md C08): new name first, old name second.
+	// vLLM KV preference (docs/design.md case C08): new name first, old name second.
 	if got := VLLM.Families().KV; !slices.Equal(got, []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}) {
 		t.Errorf("vLLM KV = %v", got)
 	}

@@ -407,8 +407,8 @@ func (b shapes) ttft(families []string, q float64, window time.Duration) parser.
 	return orChain(es)
 }
 
-// stuckPods is the live pods that look like stuck engines (LOG.md case
-// C18: a vLLM engine with 6 waiting, 0 running for an hour, vllm-metal #479;
+// stuckPods is the live pods that look like stuck engines (case C18 of
+// docs/design.md: a vLLM engine with 6 waiting, 0 running for an hour, vllm-metal #479;
 // running 1, waiting 14 with no new input, llm-scaler #391), one series per
 // pod; the Stuck signal is count() of it:
 //

@@ -279,7 +279,7 @@ func TestEvaluatePlanCacheFollowsTargets(t *testing.T) {
 }
 
 // SGLang under its two spellings: pod a exports colon names, pod b comes
-// through the SMG gateway with underscore names (LOG.md page 08), pod c is
+// through the SMG gateway with underscore names (docs/design.md page 08), pod c is
 // the 2024 pre-release (num_requests_running). By hand: running 3 + 4 + 5 =
 // 12, waiting 1 + 0 + 2 = 3, kv mean(0.2, 0.6) = 0.4 (pod c has no
 // token_usage), reporting 3.

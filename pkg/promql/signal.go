@@ -29,8 +29,8 @@ const (
 	// Unready is the number of pods that exist but are not Ready (loading
 	// weights); only with LiveReady, from kube-state-metrics.
 	Unready
-	// Stuck is the number of live pods that look like stuck engines (LOG.md
-	// case C18): requests waited through the whole window and neither token
+	// Stuck is the number of live pods that look like stuck engines (case
+	// C18 of docs/design.md): requests waited through the whole window and neither token
 	// counter moved in it. Only with Target.Stuck.
 	Stuck
 	// StuckWaiting is the Waiting of the Stuck pods (the same per-pod sums,

@@ -261,7 +261,7 @@ func TestDecideUtilizationAndTTFT(t *testing.T) {
 	// cpu mean 90% / 60 = 1.5 × 4 = 6.
 	o := Observation{Current: 4, Running: nan, Waiting: nan, Held: nan, KV: nan, CPU: 90, TTFT: nan}
 	expect(t, Decide(cpu, o, nil, at(1000)), 6, ReasonMetric)
-	// The DESIGN.md lesson: CPU at 46% never reaches 60%: 46/60 = 0.767 →
+	// The docs/design.md lesson: CPU at 46% never reaches 60%: 46/60 = 0.767 →
 	// ceil(0.767 × 1) = 1 on one replica, never more.
 	o = Observation{Current: 1, Running: nan, Waiting: nan, Held: nan, KV: nan, CPU: 46, TTFT: nan}
 	expect(t, Decide(cpu, o, nil, at(1000)), 1, ReasonMetric)

@@ -9,7 +9,7 @@ import (
 // Signal is a load signal a policy scales on.
 type Signal int
 
-// The signals, in the order DESIGN.md lists them.
+// The signals, in the order docs/design.md lists them.
 const (
 	// SignalQueue is requests running + waiting (+ held by an activator), summed
 	// over replicas; AverageValue target in requests per replica.

@@ -3,7 +3,7 @@
 // observes the fleet every period and decides the replica count, with the
 // same pkg/recommend code that decides in production, on a simulated clock.
 //
-// Semantics (DESIGN.md's reference lesson): an arrival goes to the ready
+// Semantics (docs/design.md's reference lesson): an arrival goes to the ready
 // replica with the fewest outstanding requests; a replica queues, admits
 // while it has batch slots and KV space, prefills (compute-bound; chunked
 // prefill optional) and decodes (memory-bound steps whose time grows with

@@ -54,7 +54,7 @@ const PolicySyntax = `SIGNAL:TARGET[,OPTION=VALUE...] with SIGNAL queue, waiting
 const Recommended = "queue:16,lookahead=90"
 
 // DefaultPolicies is the set `infscale simulate` runs when no --policy is
-// given: DESIGN.md's reference comparison, then the baselines.
+// given: docs/design.md's reference comparison, then the baselines.
 var DefaultPolicies = []string{
 	"cpu:60", "cpu:25", "queue:24", "queue:24,lookahead=90", "queue:24,min=0,cooldown=120",
 	"knative:16", "hpa(recommended)", "recommended", "oracle",

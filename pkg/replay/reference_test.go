@@ -37,9 +37,9 @@ func runPolicies(t testing.TB, src trace.Source, cfg Config, specs ...string) []
 	return res
 }
 
-// TestReferenceOrdering checks DESIGN.md's reference comparison ordering on
+// TestReferenceOrdering checks docs/design.md's reference comparison ordering on
 // the built-in reference trace (seed 1) with the reference replica, a 2 s
-// SLO and a 15 s period. The expected relations are DESIGN.md's, not this
+// SLO and a 15 s period. The expected relations are docs/design.md's, not this
 // code's output.
 func TestReferenceOrdering(t *testing.T) {
 	res := runPolicies(t, trace.Reference(1), Config{Model: referenceModel(t)},

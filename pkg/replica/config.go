@@ -12,7 +12,7 @@ import (
 type Accounting int
 
 const (
-	// AccountingNominal is DESIGN.md's back-of-envelope arithmetic: decimal
+	// AccountingNominal is docs/design.md's back-of-envelope arithmetic: decimal
 	// GB of nominal GPU memory × utilisation, minus weights at the model's
 	// nominal size ("8B" = 8e9 parameters), minus a fixed reserve; KV
 	// capacity is free bytes / KV bytes per token.
@@ -49,7 +49,7 @@ func ParseAccounting(s string) (Accounting, error) {
 }
 
 // Config is everything a Replica is derived from. Build one with
-// DefaultConfig (the DESIGN.md reference) or Calibrated (fitted to vLLM
+// DefaultConfig (the docs/design.md reference) or Calibrated (fitted to vLLM
 // measurements) and change fields; New validates it.
 type Config struct {
 	GPU   GPU   // the accelerator (see LookupGPU)
@@ -105,14 +105,14 @@ type Config struct {
 	// CPUPerSequenceCores is the extra CPU per running sequence
 	// (detokenising, streaming). Waiting requests cost nothing.
 	CPUPerSequenceCores float64
-	// Accounting selects nominal (DESIGN.md) or vLLM memory accounting.
+	// Accounting selects nominal (docs/design.md) or vLLM memory accounting.
 	Accounting Accounting
 	// BlockSize is the KV block size in tokens under AccountingVLLM (vLLM's
 	// --block-size, 16 on CUDA).
 	BlockSize int
 }
 
-// DefaultConfig is DESIGN.md's reference replica: Llama-3-8B at its nominal
+// DefaultConfig is docs/design.md's reference replica: Llama-3-8B at its nominal
 // 8e9 parameters in FP16 on one H100 SXM (80 GB, 3.35 TB/s, 990 dense
 // TFLOPS), memory utilisation 0.9, 4 GB reserve, MFU 0.4, bandwidth
 // efficiency 0.7, max-num-seqs 64, no step overhead; cold start 45 s image +
@@ -162,7 +162,7 @@ const (
 // parameters, device GiB, profiled reserve, 16-token blocks), the model's
 // own dtype (--dtype auto), with the
 // fitted CalibratedStepOverhead and vLLM's default max-num-seqs. Use it to
-// predict a real vLLM deployment; the defaults stay DESIGN.md's reference.
+// predict a real vLLM deployment; the defaults stay docs/design.md's reference.
 func Calibrated() Config {
 	c := DefaultConfig()
 	c.Accounting = AccountingVLLM

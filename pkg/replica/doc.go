@@ -6,7 +6,7 @@
 //
 // Reading guide: gpu.go and model.go are the catalogs (every figure with its
 // source); dtype.go the number formats; config.go the knobs and their
-// defaults (DefaultConfig reproduces DESIGN.md's reference block figure for
+// defaults (DefaultConfig reproduces docs/design.md's reference block figure for
 // figure; Calibrated is the vLLM-fitted mode); replica.go derives a Replica
 // once with New and answers the simulator's questions (StepTime, PrefillTime,
 // KVCapacityTokens, MaxBatch, ColdStart, CPUPercent) in a few multiplies.

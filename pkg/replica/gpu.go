@@ -15,7 +15,7 @@ type GPU struct {
 	// Description is the marketing name, e.g. "NVIDIA H100 SXM5 80GB".
 	Description string `json:"description"`
 	// MemoryBytes is the nominal memory in decimal bytes as marketed
-	// ("80GB" = 80e9). DESIGN.md's reference arithmetic uses this.
+	// ("80GB" = 80e9). docs/design.md's reference arithmetic uses this.
 	MemoryBytes float64 `json:"memory_bytes"`
 	// DeviceMemoryBytes is the total the CUDA/ROCm runtime reports
 	// (torch.cuda.mem_get_info), which vLLM multiplies by
@@ -73,7 +73,7 @@ const (
 //   - A100 40GB / 80GB (SXM): NVIDIA A100 datasheet: 40 GB HBM2 at 1,555 GB/s,
 //     80 GB HBM2e at 2,039 GB/s; BF16 312 TFLOPS dense. No FP8.
 //   - H100 SXM: NVIDIA H100 datasheet: 80 GB HBM3, 3.35 TB/s, BF16 1,979
-//     TFLOPS sparse (989.5 dense, rounded to 990 as DESIGN.md does), FP8
+//     TFLOPS sparse (989.5 dense, rounded to 990 as docs/design.md does), FP8
 //     3,958 sparse (1,979 dense). Device memory 79.22 GiB: vLLM's memory
 //     profiler log on an H100 (vllm-project/vllm PR #10511, "total_gpu_memory
 //     79.22GiB").

@@ -39,7 +39,7 @@ type Model struct {
 	// ExpertsPerToken is num_experts_per_tok (top-k routing).
 	ExpertsPerToken int `json:"experts_per_token,omitempty"`
 	// NominalParams is the size in the model's name or announcement ("8B" =
-	// 8e9; Mixtral's announced 46.7B). DESIGN.md's reference arithmetic uses it.
+	// 8e9; Mixtral's announced 46.7B). docs/design.md's reference arithmetic uses it.
 	NominalParams float64 `json:"nominal_params"`
 	// DType is torch_dtype in config.json: the released weights' format.
 	DType DType `json:"dtype"`

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// The DESIGN.md reference block, figure by figure. Each expected value is
-// worked out by hand from DESIGN.md's inputs (8e9 parameters, FP16, 80 GB,
+// The docs/design.md reference block, figure by figure. Each expected value is
+// worked out by hand from docs/design.md's inputs (8e9 parameters, FP16, 80 GB,
 // 3.35 TB/s, 990 TFLOPS, utilisation 0.9, 4 GB reserve, MFU 0.4, bandwidth
 // efficiency 0.7, 131072 KV bytes per token).
 

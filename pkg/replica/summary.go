@@ -43,7 +43,7 @@ type Summary struct {
 }
 
 // Summarize computes the Summary with every sequence holding contextTokens
-// tokens of context (DESIGN.md's block uses 1000). contextTokens < 1 counts
+// tokens of context (docs/design.md's block uses 1000). contextTokens < 1 counts
 // as 1.
 func (r *Replica) Summarize(contextTokens int) Summary {
 	if contextTokens < 1 {

@@ -29,7 +29,7 @@ type Totals struct {
 }
 
 // Aggregate sums running and waiting over pages and averages KV over the
-// pages that report it (DESIGN.md "Signals": sum, sum, mean of per-replica
+// pages that report it (docs/design.md "Signals and their semantics": sum, sum, mean of per-replica
 // max). A nil page is a replica whose scrape failed: it reports nothing.
 func Aggregate(pages []*Page) Totals {
 	t := Totals{Pages: len(pages), Running: math.NaN(), Waiting: math.NaN(), KV: math.NaN()}

@@ -13,12 +13,12 @@
 // reduced signals; pages are small (a busy vLLM page is ~1,000 samples) and
 // short-lived.
 //
-// Rules (issue 2, shared/testdata/LOG.md):
+// Rules (docs/design.md, "Signals and their semantics" and "Field cases"):
 //   - running and waiting are summed over every series of the family (engine,
 //     dp_rank, tp_rank labels); KV usage is the maximum over series;
 //   - for each signal the profile's alternatives are tried in preference order
 //     and the first one present wins; two alternatives are never added (vLLM
-//     kv_cache_usage_perc over gpu_cache_usage_perc, LOG.md C08);
+//     kv_cache_usage_perc over gpu_cache_usage_perc, docs/design.md case C08);
 //   - family names match exactly: `x_created` is not `x`;
 //   - a family that is absent, declared without samples, or whose samples are
 //     all NaN/±Inf is ABSENT (NaN in Page), never 0; non-finite samples are
@@ -27,5 +27,5 @@
 //     never load; lora_requests_info's current state is its max-value series;
 //   - counters become rates only from two scrapes (Rate), resets handled;
 //   - a stuck engine (waiting > 0, running == 0, KV == 0) is flagged in
-//     Page.Suspect, its values kept as read (LOG.md case C18).
+//     Page.Suspect, its values kept as read (case C18 of docs/design.md).
 package scrape

@@ -56,7 +56,7 @@ type Page struct {
 	LoRA *LoRA
 	// Suspect is non-empty when the page looks like a stuck engine rather
 	// than load: waiting > 0 with running == 0 and KV == 0 (all three present).
-	// LOG.md case C18 (vllm-metal #479). The values are kept as read.
+	// case C18 of docs/design.md (vllm-metal #479). The values are kept as read.
 	Suspect string
 
 	// Unknown lists the load signals (running, waiting, kv) whose family

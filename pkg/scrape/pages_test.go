@@ -161,7 +161,7 @@ func checkPage(t *testing.T, p *Page, w pageWant) {
 }
 
 // TestMetricsPages reads every page of shared/testdata/metrics with
-// auto-detection and checks the LOG.md derivations.
+// auto-detection and checks the derivations of the data's LOG.md.
 func TestMetricsPages(t *testing.T) {
 	dir := sharedDir(t, "metrics")
 	files, err := filepath.Glob(filepath.Join(dir, "*.prom"))
@@ -173,7 +173,7 @@ func TestMetricsPages(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w, ok := pageWants[name]
 			if !ok {
-				t.Fatalf("page %s has no expectation: add one from LOG.md", name)
+				t.Fatalf("page %s has no expectation: add one from the data's LOG.md", name)
 			}
 			p, err := readFile(t, path, profile.Unknown)
 			if err != nil {

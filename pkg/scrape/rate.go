@@ -24,7 +24,7 @@ type Rates struct {
 	// process_start_time_seconds).
 	Reset bool
 	// Suspect is non-empty when requests wait but no token was processed in
-	// the interval (LOG.md case C18: flat counters mark a stuck engine).
+	// the interval (case C18 of docs/design.md: flat counters mark a stuck engine).
 	Suspect string
 }
 
@@ -46,7 +46,7 @@ func (r Rates) CPUPercent(requestedCores float64) float64 {
 // marks every counter as restarted even if it already climbed past its old
 // value. A series that appears only in cur started at 0 within the interval
 // (or with the restarted process) and its whole value is the increase.
-// LOG.md cases C04 (reset: 200, 53.3, 200 tokens/s) and C05 (flat counter:
+// docs/design.md cases C04 (reset: 200, 53.3, 200 tokens/s) and C05 (flat counter:
 // 0/s, and UNKNOWN before a baseline).
 func Rate(prev, cur *Page) Rates {
 	nan := math.NaN()

@@ -142,7 +142,7 @@ func TestDetectPrefersValues(t *testing.T) {
 	if p.Server != profile.SGLang || p.Running != 3 {
 		t.Errorf("server %v running %v, want sglang 3", p.Server, p.Running)
 	}
-	// declared only (vLLM before its first request, LOG.md page 19): still vLLM.
+	// declared only (vLLM before its first request, docs/design.md page 19): still vLLM.
 	p = readString(t, "# TYPE vllm:num_requests_running gauge\n# TYPE tgi_queue_size gauge\n", profile.Unknown)
 	if p.Server != profile.VLLM {
 		t.Errorf("server %v, want vllm", p.Server)

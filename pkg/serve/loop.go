@@ -277,6 +277,11 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 			raw[r.Signal.String()] = r.Replicas
 		}
 	}
+	if !hadPrev {
+		// The first decision changes the replicas the target ran (current):
+		// 1 -> 5 at start is a scale-up like any other.
+		prev, hadPrev = d.Current, true
+	}
 	sig := signalsOf(rd.Obs)
 	l.Metrics.Record(Snapshot{
 		Target: t.cfg.Name, At: now, Signals: signalMap(sig), Decided: true, Valid: valid,

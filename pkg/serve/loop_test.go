@@ -148,10 +148,10 @@ func TestLoopScaleUpHoldDown(t *testing.T) {
 		if got := desired(t, m, "chat"); got != 1 {
 			t.Errorf("t=315: desired %v, want 1", got)
 		}
-		// The first exported value (3) is not a change of the exported
-		// value; 3 -> 1 is.
-		if got := counterValue(t, m, "scale_changes_total", "chat", "up"); got != 0 {
-			t.Errorf("up changes %v, want 0", got)
+		// The first decision changed the current 1 to 3 (up); 3 -> 1 is
+		// the one change down.
+		if got := counterValue(t, m, "scale_changes_total", "chat", "up"); got != 1 {
+			t.Errorf("up changes %v, want 1", got)
 		}
 		if got := counterValue(t, m, "scale_changes_total", "chat", "down"); got != 1 {
 			t.Errorf("down changes %v, want 1", got)

@@ -35,7 +35,7 @@ type Reading struct {
 	// the whole batch's time).
 	Duration time.Duration
 	// Stuck is the number of replicas read as stuck engines (requests wait
-	// and are never run: LOG.md case C18), when StuckKnown. They are left
+	// and are never run: case C18 of docs/design.md), when StuckKnown. They are left
 	// out of Obs's totals (Prometheus mode: their waiting) and Reporting but
 	// counted in Obs.Current, so the HPA's missing-pods rule applies to them
 	// (docs/serve.md, "Stuck engines").

@@ -22,7 +22,7 @@ const DefaultStuckFor = 15 * time.Second
 
 // stuckTracker remembers, per scrape URL, how many consecutive scrapes
 // looked like a stuck engine and the token counters of the last scrape
-// (LOG.md case C18: a vLLM engine with requests waiting that never runs
+// (case C18 of docs/design.md: a vLLM engine with requests waiting that never runs
 // them, for an hour; vllm-metal #479, llm-scaler #391).
 //
 // A scrape looks stuck (suspect) when either

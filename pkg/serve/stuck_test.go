@@ -59,7 +59,7 @@ func stuckGauge(t *testing.T, m *Metrics) string {
 	return fmt.Sprint(m.table.targets["chat"].stuck)
 }
 
-// TestStuckEngineDoesNotVote is LOG.md case C18 in embedded mode: a vLLM
+// TestStuckEngineDoesNotVote is case C18 of docs/design.md in embedded mode: a vLLM
 // replica with waiting 6, running 0, KV 0 (vllm-metal #479) beside a
 // healthy one with running 10, waiting 0. Queue target 4 per replica, no
 // replicas query (current = pages answered, then the last desired).
@@ -98,7 +98,7 @@ func TestStuckEngineDoesNotVote(t *testing.T) {
 		t.Errorf("cycle 2: infscale_stuck_replicas %s, want 1", g)
 	}
 	if err := testutil.CollectAndCompare(m.table, strings.NewReader(`
-# HELP infscale_stuck_replicas Replicas read as stuck engines at the last cycle: requests wait but none runs or no token is processed (embedded mode: two consecutive scrapes over at least 15s; Prometheus mode: 2m; LOG.md C18). They do not vote (left out of the totals, counted as missing pods). Absent when unknown.
+# HELP infscale_stuck_replicas Replicas read as stuck engines at the last cycle: requests wait but none runs or no token is processed (embedded mode: two consecutive scrapes over at least 15s; Prometheus mode: 2m; docs/design.md case C18). They do not vote (left out of the totals, counted as missing pods). Absent when unknown.
 # TYPE infscale_stuck_replicas gauge
 infscale_stuck_replicas{target="chat"} 1
 `), "infscale_stuck_replicas"); err != nil {

@@ -3,7 +3,7 @@
 // streamed so that a week of traffic never has to sit in memory at once.
 //
 // Sources (see Parse for the spec strings):
-//   - the built-in reference trace (reference.go): the shape of DESIGN.md's
+//   - the built-in reference trace (reference.go): the shape of docs/design.md's
 //     reference comparison, a non-homogeneous Poisson process with documented
 //     rate pieces and token distributions;
 //   - synthetic Poisson traffic (synthetic.go);

@@ -1,6 +1,6 @@
 package trace
 
-// ReferenceShape is the built-in reference trace, the shape of DESIGN.md's
+// ReferenceShape is the built-in reference trace, the shape of docs/design.md's
 // reference comparison (1,500 s, expected 15,552 requests, "about 15,550"):
 //
 //	   0 -  180 s   3 req/s                          540
@@ -12,7 +12,7 @@ package trace
 //	1320 - 1500 s   a trickle of 0.2 req/s            36
 //	                                      total    15552
 //
-// The hold runs past second 690, where DESIGN.md's queue policy dropped from
+// The hold runs past second 690, where docs/design.md's queue policy dropped from
 // 7 replicas to 3 "while traffic was still 30 req/s". Prompts are uniform
 // over 192..448 tokens (mean 320: an unqueued prefill takes 0.013 s at the
 // reference replica's 24,750 tokens/s) and outputs uniform over 64..448
