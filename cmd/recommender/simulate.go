@@ -305,7 +305,7 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []simRo
 			tok = strconv.FormatFloat(*r.TokensPerGPUHour, 'f', 0, 64)
 		}
 		cells := []string{
-			strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Misses, 10), strconv.FormatFloat(r.MissPct, 'f', 1, 64) + "%",
+			strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Misses, 10), replay.FormatPct(r.MissPct),
 			fmtSecs(r.TTFTP50), fmtSecs(r.TTFTP95), strconv.FormatFloat(r.ReplicaMinutes, 'f', 1, 64),
 			strconv.FormatFloat(r.GPUCost, 'f', 2, 64), strconv.Itoa(r.Peak), strconv.Itoa(r.ScaleEvents), strconv.Itoa(r.Reversals), tok,
 		}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 	"time"
+
+	"github.com/infscale/infscale/pkg/replay"
 )
 
 // num is a float64 that encodes NaN and ±Inf as JSON null (unknown, never 0).
@@ -168,10 +170,10 @@ func (rep Report) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\trequests\tSLO miss\tmiss %\tTTFT p50\tTTFT p95\treplica-min\tvs actual\tpeak\tscale events\t")
 	a := rep.Actual
-	fmt.Fprintf(tw, "actual (observed)\t%.0f\t-\t%s\t-\t%s\t%s\t-\t%s\t-\t\n", rep.Requests, fmtF(a.MissPct, "%.1f%%"),
+	fmt.Fprintf(tw, "actual (observed)\t%.0f\t-\t%s\t-\t%s\t%s\t-\t%s\t-\t\n", rep.Requests, replay.FormatPct(a.MissPct),
 		fmtF(a.TTFTP95, "%.2fs"), fmtF(a.ReplicaMinutes, "%.1f"), fmtF(a.Peak, "%.0f"))
 	row := func(label string, r Row) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f%%\t%s\t%s\t%.1f\t%s\t%d\t%d\t\n", label, r.Requests, r.Misses(), r.MissPct(),
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%.1f\t%s\t%d\t%d\t\n", label, r.Requests, r.Misses(), replay.FormatPct(r.MissPct()),
 			fmtF(r.TTFTP50, "%.2fs"), fmtF(r.TTFTP95, "%.2fs"), r.ReplicaMinutes(), fmtF(r.SavingsPct, "%+.1f%%"), r.Peak, r.ScaleEvents)
 	}
 	if s := a.Simulated; s != nil {
