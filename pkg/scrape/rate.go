@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	hist "github.com/infscale/infscale/pkg/histogram"
 )
 
 // Rates are per-second rates of a replica's counters between two scrapes of
@@ -59,7 +61,7 @@ func Rate(prev, cur *Page) Rates {
 		return r
 	}
 	r.Interval = dt
-	restarted := finite(prev.ProcessStart) && finite(cur.ProcessStart) && prev.ProcessStart != cur.ProcessStart
+	restarted := Restarted(prev.ProcessStart, cur.ProcessStart)
 	secs := dt.Seconds()
 	rate := func(prevName, curName string) float64 {
 		inc, reset := increase(prev, cur, prevName, curName, restarted)
@@ -96,15 +98,13 @@ func increase(prev, cur *Page, prevName, curName string, restarted bool) (inc fl
 		}
 		n++
 		old, seen := before[s.Labels.String()]
-		switch {
-		case !seen:
+		if !seen {
 			inc += s.Value
-		case restarted || s.Value < old:
-			inc += s.Value
-			reset = true
-		default:
-			inc += s.Value - old
+			continue
 		}
+		d, r := hist.CounterIncrease(old, s.Value, restarted)
+		inc += d
+		reset = reset || r
 	}
 	if n == 0 {
 		return math.NaN(), false

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/histogram"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/scrape"
 )
@@ -48,8 +49,9 @@ type ScrapeSource struct {
 }
 
 type histAt struct {
-	at time.Time
-	h  *scrape.Histogram
+	at    time.Time
+	h     *scrape.Histogram
+	start float64 // process_start_time_seconds (NaN: unknown)
 }
 
 // NewScrapeSource returns a ScrapeSource whose scrapes time out after timeout.
@@ -141,10 +143,13 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 
 // ttft records this cycle's histograms and returns the q-quantile of their
 // increase over window, summed over the replicas that have a baseline.
+// A replica's increase is Prometheus's increase() over its scrapes in the
+// window (windowIncrease): restarts inside it count what was observed
+// since, never a negative or dropped increase.
 func (s *ScrapeSource) ttft(urls []string, pages []*scrape.Page, q float64, window time.Duration, now time.Time) float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var prev, cur *scrape.Histogram
+	var sum []scrape.Bucket
 	for i, u := range urls {
 		p := pages[i]
 		if p == nil || p.TTFT == nil {
@@ -155,52 +160,47 @@ func (s *ScrapeSource) ttft(urls []string, pages []*scrape.Page, q float64, wind
 		for len(h) > 1 && now.Sub(h[1].at) >= window {
 			h = h[1:]
 		}
-		if len(h) > 0 {
-			base := h[0]
-			if now.Sub(base.at) > window && len(h) > 1 {
-				base = h[1]
-			}
-			if base.h.Count <= p.TTFT.Count && sameLayout(base.h, p.TTFT) {
-				prev, cur = addHist(prev, base.h), addHist(cur, p.TTFT)
-			}
+		first := 0
+		if len(h) > 1 && now.Sub(h[0].at) > window {
+			first = 1
 		}
-		s.history[u] = append(h, histAt{at: now, h: p.TTFT})
+		cur := histAt{at: now, h: p.TTFT, start: p.ProcessStart}
+		if inc := windowIncrease(h[first:], cur); inc != nil {
+			sum, _ = histogram.Add(sum, inc.Buckets)
+		}
+		s.history[u] = append(h, cur)
 	}
-	if cur == nil {
-		return math.NaN()
-	}
-	return histogramQuantile(q, prev, cur)
+	return histogram.Quantile(q, sum)
 }
 
-func sameLayout(a, b *scrape.Histogram) bool {
-	if len(a.Buckets) != len(b.Buckets) {
-		return false
+// windowIncrease is the increase of one replica's histogram from the first
+// of past (its scrapes inside the window, oldest first) to cur: the sum of
+// the increases between consecutive scrapes (scrape.IncreaseSince, so a
+// restart in between adds what was observed since it, as Prometheus's
+// increase() adds a reset counter's new value). Nil without a baseline or
+// when the bucket layout changed without a restart; after a restart that
+// changed the layout, the increase since the restart.
+func windowIncrease(past []histAt, cur histAt) *scrape.Histogram {
+	if len(past) == 0 {
+		return nil
 	}
-	for i := range a.Buckets {
-		if a.Buckets[i].UpperBound != b.Buckets[i].UpperBound {
-			return false
+	var total *scrape.Histogram
+	prev := past[0]
+	for _, next := range append(past[1:len(past):len(past)], cur) {
+		inc := scrape.IncreaseSince(prev.h, next.h, scrape.Restarted(prev.start, next.start))
+		if inc == nil {
+			return nil
 		}
+		if total == nil {
+			total = inc
+		} else if b, ok := histogram.Add(total.Buckets, inc.Buckets); ok {
+			total.Buckets, total.Count, total.Sum = b, total.Count+inc.Count, total.Sum+inc.Sum
+		} else {
+			total = inc
+		}
+		prev = next
 	}
-	return true
-}
-
-// addHist returns acc + h bucket by bucket (acc nil: a copy of h); a layout
-// mismatch keeps acc.
-func addHist(acc, h *scrape.Histogram) *scrape.Histogram {
-	if acc == nil {
-		c := *h
-		c.Buckets = append([]scrape.Bucket(nil), h.Buckets...)
-		return &c
-	}
-	if !sameLayout(acc, h) {
-		return acc
-	}
-	for i := range acc.Buckets {
-		acc.Buckets[i].Count += h.Buckets[i].Count
-	}
-	acc.Count += h.Count
-	acc.Sum += h.Sum
-	return acc
+	return total
 }
 
 // scrapeReason maps a scrape error to a query_errors_total reason.
