@@ -167,7 +167,9 @@ type Result struct {
 	// Peak is the most replicas the policy asked for.
 	Peak int `json:"peak"`
 	// ScaleEvents counts changes of the replica count; Reversals the ones
-	// opposite to the previous change within ReversalWindow (thrash).
+	// opposite to the previous change made less than
+	// recommend.ReversalWindow (300 s) before (recommend.IsReversal, as
+	// serve counts them): thrash.
 	ScaleEvents int `json:"scale_events"`
 	Reversals   int `json:"reversals"`
 	// OutputTokens are the tokens of the requests that completed.

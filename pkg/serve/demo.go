@@ -16,6 +16,7 @@ import (
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/fleet"
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // DemoOptions configure RunDemo.
@@ -120,13 +121,14 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 
 	start := time.Now()
 	var (
-		mu      sync.Mutex
-		sum     DemoSummary
-		lastDir int
-		lastAt  time.Duration
-		have    bool
-		prev    int
+		mu   sync.Mutex
+		sum  DemoSummary
+		last recommend.ScaleChange // the last change, for reversals
+		have bool
+		prev int
 	)
+	// Reversals in the demo's compressed time: its scale-down window stands
+	// for recommend.ReversalWindow (the HPA's 300 s default).
 	win := time.Duration(window) * time.Second
 	addrCh := make(chan string, 1)
 	done := make(chan error, 1)
@@ -150,10 +152,11 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 					} else {
 						sum.ScaleUps++
 					}
-					if lastDir == -dir && el-lastAt < win {
+					next := recommend.ScaleChange{At: start.Add(el), Direction: dir}
+					if recommend.IsReversal(last, next, win) {
 						sum.Reversals++
 					}
-					lastDir, lastAt = dir, el
+					last = next
 				}
 				have, prev = true, r.Desired
 				sum.Peak, sum.Last = max(sum.Peak, r.Desired), r.Desired
