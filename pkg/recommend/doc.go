@@ -14,6 +14,7 @@
 // one file per step: raw.go (per-metric arithmetic and the missing-pods
 // rule), tolerance.go, lookahead.go, zero.go, stabilize.go, ratelimit.go,
 // schedule.go; policy.go (Validate and the HPA defaults), behavior.go (the
-// HPA's behavior YAML), observe.go (per-replica samples to an Observation).
+// HPA's behavior YAML), reversal.go (what counts as a reversal, for serve's
+// counter and the replay).
 // docs/recommend.md gives the formulas.
 package recommend
