@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/infscale/infscale/internal/demo"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/serve"
 )
@@ -49,7 +50,7 @@ func (c *ServeCmd) Run(e *env) error {
 		if c.Config != "" {
 			return invalidf("--demo runs its own fleet and config; drop --config")
 		}
-		_, err := serve.RunDemo(e.ctx, e.stdout, serve.DemoOptions{Duration: c.DemoDuration, Listen: c.Listen, Log: demoLogger(e, log, c.LogLevel)})
+		_, err := demo.RunDemo(e.ctx, e.stdout, demo.DemoOptions{Duration: c.DemoDuration, Listen: c.Listen, Log: demoLogger(e, log, c.LogLevel)})
 		return err
 	}
 	if c.Config == "" {

@@ -1,4 +1,8 @@
-package serve
+// Package demo is `infscale serve --demo`: a simulated vLLM fleet
+// (pkg/fleet) under a load ramp, serve in embedded mode scraping it, and the
+// fleet following serve's infscale_desired_replicas. It lives outside
+// pkg/serve so that the production service does not import the simulator.
+package demo
 
 import (
 	"context"
@@ -17,6 +21,7 @@ import (
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/fleet"
 	"github.com/infscale/infscale/pkg/recommend"
+	"github.com/infscale/infscale/pkg/serve"
 )
 
 // DemoOptions configure RunDemo.
@@ -110,7 +115,7 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 	}
 	cfg.Interval = model.Duration(time.Duration(2 * scale * float64(time.Second)))
 
-	src := NewScrapeSource(time.Second)
+	src := serve.NewScrapeSource(time.Second)
 	src.TTFTWindow = time.Duration(10 * scale * float64(time.Second))
 	src.Discover = func(*config.Target) []string { return f.ReadyURLs() }
 
@@ -133,10 +138,10 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 	addrCh := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, cfg, Options{
+		done <- serve.Run(ctx, cfg, serve.Options{
 			Listen: o.Listen, Log: o.Log, Source: src, Version: "demo",
 			OnListen: func(a string) { addrCh <- a },
-			OnDecision: func(r Record) {
+			OnDecision: func(r serve.Record) {
 				mu.Lock()
 				defer mu.Unlock()
 				el := time.Since(start)
