@@ -372,8 +372,8 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 		if len(bad) > 0 {
 			return obs, errors.Join(bad...) // exit 2 when any is invalid input
 		}
-		// A page that looks like a stuck engine (LOG.md C18: waiting > 0,
-		// running 0, KV 0) does not vote, as in serve: it is left out of the
+		// A page that looks like a stuck engine (pkg/scrape's stuck rule on
+		// one look: waiting > 0, running 0, KV 0) does not vote, as in serve: it is left out of the
 		// totals and of the reporting replicas but stays in --current, so the
 		// HPA's missing-pods rule counts it at 0 on a scale-up and at target
 		// on a scale-down (docs/serve.md, "Stuck engines").

@@ -341,10 +341,11 @@ func (b shapes) ttft(families []string, q float64, window time.Duration) parser.
 	return orChain(es)
 }
 
-// stuckPods is the live pods that look like stuck engines (LOG.md case
-// C18: a vLLM engine with 6 waiting, 0 running for an hour, vllm-metal #479;
-// running 1, waiting 14 with no new input, llm-scaler #391), one series per
-// pod; the Stuck signal is count() of it:
+// stuckPods is the live pods that look like stuck engines (the rule of
+// pkg/scrape's stuck.go, asked of Prometheus over a window: a vLLM engine
+// with 6 waiting, 0 running for an hour, vllm-metal #479; running 1,
+// waiting 14 with no new input, llm-scaler #391), one series per pod; the
+// Stuck signal is count() of it:
 //
 //	  sum by (pod) (max without (<replica labels>) (min_over_time(W{sel}[w]))) > 0
 //	and on (pod) (max by (pod) (increase(G{sel}[w]))) == 0

@@ -26,7 +26,8 @@ type Rates struct {
 	// process_start_time_seconds).
 	Reset bool
 	// Suspect is non-empty when requests wait but no token was processed in
-	// the interval (LOG.md case C18: flat counters mark a stuck engine).
+	// the interval (flat counters mark a stuck engine: the rule of
+	// StuckTracker, stuck.go).
 	Suspect string
 }
 
@@ -72,7 +73,7 @@ func Rate(prev, cur *Page) Rates {
 	r.GenerationTokens = rate(prev.Chosen.GenerationTokens, cur.Chosen.GenerationTokens)
 	r.Requests = rate(prev.Chosen.Requests, cur.Chosen.Requests)
 	r.CPUCores = rate(prev.Chosen.CPUSeconds, cur.Chosen.CPUSeconds)
-	if cur.Waiting > 0 && r.PromptTokens == 0 && r.GenerationTokens == 0 {
+	if flat(markOf(prev), markOf(cur), cur.Waiting) { // the stuck-engine rule's counter test (stuck.go)
 		r.Suspect = fmt.Sprintf("stuck engine? waiting %g but no prompt or generation token processed in %s", cur.Waiting, dt)
 	}
 	return r

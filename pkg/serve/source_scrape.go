@@ -31,16 +31,16 @@ type ScrapeSource struct {
 	// targets without a ttft metric (shown, not scaled on).
 	TTFTWindow time.Duration
 	// StuckAfter is how many consecutive scrapes a replica must look like a
-	// stuck engine (stuck.go), for at least StuckFor, before it stops
-	// voting; 0 is DefaultStuckAfter. A replica that stopped voting is counted in
+	// stuck engine (scrape.StuckTracker), for at least StuckFor, before it
+	// stops voting; 0 is scrape.DefaultStuckAfter. A replica that stopped voting is counted in
 	// Current but not in the totals or Reporting: the HPA's missing-pods
 	// rule (0 on a scale-up, at target on a scale-down) applies to it.
 	StuckAfter int
 	// StuckFor is how long, at least, a replica must have looked stuck
-	// before it stops voting; 0 is DefaultStuckFor.
+	// before it stops voting; 0 is scrape.DefaultStuckFor.
 	StuckFor time.Duration
 
-	stuck stuckTracker
+	stuck scrape.StuckTracker
 
 	mu sync.Mutex
 	// history keeps, per URL, the TTFT histograms seen within the longest
@@ -65,13 +65,13 @@ func (s *ScrapeSource) Name() string { return "scrape" }
 // Read scrapes every URL of every target concurrently.
 func (s *ScrapeSource) Read(ctx context.Context, targets []*config.Target, now time.Time) []Reading {
 	out := make([]Reading, len(targets))
-	s.stuck.begin()
+	s.stuck.Begin()
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Go(func() { out[i] = s.readTarget(ctx, t, now) })
 	}
 	wg.Wait()
-	s.stuck.end()
+	s.stuck.End()
 	return out
 }
 
@@ -93,10 +93,10 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	answered := 0
 	after, span := s.StuckAfter, s.StuckFor
 	if after <= 0 {
-		after = DefaultStuckAfter
+		after = scrape.DefaultStuckAfter
 	}
 	if span <= 0 {
-		span = DefaultStuckFor
+		span = scrape.DefaultStuckFor
 	}
 	voting := make([]*scrape.Page, len(pages))
 	for i, err := range errs {
@@ -106,7 +106,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 			continue
 		}
 		answered++
-		if n, d := s.stuck.observe(urls[i], pages[i], now); n >= after && d >= span {
+		if n, d := s.stuck.Observe(urls[i], pages[i], now); n >= after && d >= span {
 			// Answered but does not vote: a missing pod for the HPA's rule.
 			r.Stuck++
 			r.StuckReplicas = append(r.StuckReplicas, urls[i])
