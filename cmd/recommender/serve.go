@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -42,7 +40,7 @@ func (c *ServeCmd) Run(e *env) error {
 		log = slog.New(slog.NewTextHandler(e.stderr, hopts))
 	}
 	if c.Listen != "" {
-		if err := checkListen(c.Listen); err != nil {
+		if err := config.CheckListen(c.Listen); err != nil {
 			return invalidf("--listen %q: %v", c.Listen, err)
 		}
 	}
@@ -86,19 +84,6 @@ func (c *ServeCmd) Run(e *env) error {
 	defer signal.Stop(hup)
 	o.Reload = hup
 	return serve.Run(e.ctx, cfg, o)
-}
-
-// checkListen checks a --listen address as config checks listen: host:port,
-// port 0..65535 (0: any free port).
-func checkListen(addr string) error {
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("must be host:port (e.g. 0.0.0.0:9105): %v", err)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return fmt.Errorf("port %q: allowed a port number 0..65535 (0: any free port), e.g. 0.0.0.0:9105", port)
-	}
-	return nil
 }
 
 // demoLogger keeps the demo's output to the decision table unless asked.
