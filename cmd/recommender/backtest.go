@@ -3,16 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/url"
-	"os"
 	"strings"
-	"sync"
 	"time"
 
 	promconfig "github.com/prometheus/common/config"
 
+	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/internal/timearg"
 	"github.com/infscale/infscale/pkg/backtest"
 	"github.com/infscale/infscale/pkg/config"
@@ -229,11 +227,11 @@ func (c *BacktestCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	prog := newStatusLine(e.stderr)
+	prog := status.New(e.stderr, 0)
 	h, st, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
-		prog.printf("backtest: queries %d/%d", done, total)
+		prog.Printf("backtest: queries %d/%d", done, total)
 	})
-	prog.done()
+	prog.Done()
 	if err != nil {
 		return fmt.Errorf("backtest: %w", err)
 	}
@@ -249,12 +247,12 @@ func (c *BacktestCmd) Run(e *env) error {
 		Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(),
 		Progress: func(now, end float64) {
 			if end > 0 && !math.IsInf(end, 0) {
-				prog.printf("backtest: replay %3.0f%%", 100*now/end)
+				prog.Printf("backtest: replay %3.0f%%", 100*now/end)
 			}
 		},
 	}}
 	rep, err := backtest.Run(e.ctx, w, cfg)
-	prog.done()
+	prog.Done()
 	if err != nil {
 		return fmt.Errorf("backtest: %w", err)
 	}
@@ -271,43 +269,4 @@ func (c *BacktestCmd) Run(e *env) error {
 		return rep.WriteCSV(e.stdout)
 	}
 	return rep.WriteText(e.stdout)
-}
-
-// statusLine writes one overwritten status line to a terminal, at most every
-// 200 ms; on anything else it writes nothing.
-type statusLine struct {
-	mu   sync.Mutex
-	w    io.Writer
-	last time.Time
-	on   bool
-}
-
-func newStatusLine(w io.Writer) *statusLine {
-	f, ok := w.(*os.File)
-	on := false
-	if ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			on = true
-		}
-	}
-	return &statusLine{w: w, on: on}
-}
-
-func (p *statusLine) printf(format string, args ...any) {
-	if !p.on {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if time.Since(p.last) < 200*time.Millisecond {
-		return
-	}
-	p.last = time.Now()
-	fmt.Fprintf(p.w, "\r\033[K"+format, args...)
-}
-
-func (p *statusLine) done() {
-	if p.on {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/backtest"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/replay"
@@ -70,11 +71,11 @@ func (c *ProfileCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	prog := newStatusLine(e.stderr)
+	prog := status.New(e.stderr, 0)
 	h, st, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
-		prog.printf("profile: queries %d/%d", done, total)
+		prog.Printf("profile: queries %d/%d", done, total)
 	})
-	prog.done()
+	prog.Done()
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
@@ -123,11 +124,11 @@ func (c *ProfileCmd) Run(e *env) error {
 			Model: model, SLOTTFT: c.SLOTTFT.Seconds(),
 			Progress: func(now, end float64) {
 				if end > 0 && !math.IsInf(end, 0) {
-					prog.printf("profile: replay %3.0f%%", 100*now/end)
+					prog.Printf("profile: replay %3.0f%%", 100*now/end)
 				}
 			},
 		}})
-		prog.done()
+		prog.Done()
 		if err != nil {
 			return fmt.Errorf("profile: %w", err)
 		}

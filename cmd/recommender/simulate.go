@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/trace"
 )
@@ -104,9 +105,9 @@ func (c *SimulateCmd) Run(e *env) error {
 	if !(c.Price >= 0 && c.Price <= maxGPUHourPrice) {
 		return invalidf("--gpu-hour-price %g: want a price from 0 to %g", c.Price, float64(maxGPUHourPrice))
 	}
-	prog := newProgress(e.stderr, len(pols))
+	prog := status.New(e.stderr, len(pols))
 	results, err := c.runAll(e.ctx, src, pols, cfg, prog)
-	prog.done()
+	prog.Done()
 	if err != nil {
 		var pe *fs.PathError
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &pe) {
@@ -190,13 +191,14 @@ func (c *SimulateCmd) source() (trace.Source, error) {
 	return src, nil
 }
 
-func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []replay.Policy, cfg replay.Config, prog *progress) ([]replay.Result, error) {
+func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []replay.Policy, cfg replay.Config, prog *status.Line) ([]replay.Result, error) {
 	res := make([]replay.Result, len(pols))
 	errs := make([]error, len(pols))
 	var wg sync.WaitGroup
+	label := fmt.Sprintf("simulating %d policies", len(pols))
 	for i, p := range pols {
 		cfg := cfg
-		cfg.Progress = func(now, end float64) { prog.update(i, now, end) }
+		cfg.Progress = func(now, end float64) { prog.Part(i, now, end, label) }
 		wg.Go(func() { res[i], errs[i] = replay.Run(ctx, src, p, cfg) })
 	}
 	wg.Wait()
@@ -370,48 +372,4 @@ func writeTimelineCSV(w io.Writer, results []replay.Result) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-// progress shows the slowest policy's simulated time on a terminal's
-// stderr, at most twice a second; nothing when stderr is not a terminal.
-type progress struct {
-	mu   sync.Mutex
-	w    io.Writer
-	frac []float64
-	last time.Time
-	on   bool
-}
-
-func newProgress(w io.Writer, n int) *progress {
-	p := &progress{w: w, frac: make([]float64, n)}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.on = true
-		}
-	}
-	return p
-}
-
-func (p *progress) update(i int, now, end float64) {
-	if !p.on || math.IsInf(end, 0) || end <= 0 {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.frac[i] = min(now/end, 1)
-	if time.Since(p.last) < 500*time.Millisecond {
-		return
-	}
-	p.last = time.Now()
-	lo := 1.0
-	for _, f := range p.frac {
-		lo = min(lo, f)
-	}
-	fmt.Fprintf(p.w, "\rsimulating %d policies: %3.0f%%", len(p.frac), 100*lo)
-}
-
-func (p *progress) done() {
-	if p.on && !p.last.IsZero() {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
 }
