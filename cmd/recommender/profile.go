@@ -12,9 +12,7 @@ import (
 
 	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/backtest"
-	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/replay"
-	"github.com/infscale/infscale/pkg/replica"
 	"github.com/infscale/infscale/pkg/seasonal"
 )
 
@@ -87,7 +85,7 @@ func (c *ProfileCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
-	conc, lat, how := perReplica(model, reactive, w)
+	conc, lat, how := replay.PerReplica(model, reactive, w.Prompt.Mean, w.Output.Mean)
 	fl, err := seasonal.ProposeFloor(p, conc/lat, c.FloorFraction)
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
@@ -139,31 +137,6 @@ func (c *ProfileCmd) Run(e *env) error {
 		return out.writeJSON(e.stdout)
 	}
 	return out.writeText(e.stdout)
-}
-
-// perReplica is the concurrency one replica holds under pol and the mean
-// request latency at that concurrency from the replica model (prefill of
-// the mean prompt + mean output × the decode step at that batch with half
-// the output generated): Little's law gives conc / latency requests/s.
-// Without a queue or running target the concurrency is
-// replay.OracleUtilization × the replica's max batch.
-func perReplica(r *replica.Replica, pol replay.Policy, w backtest.Workload) (conc, latency float64, how string) {
-	conc = replay.OracleUtilization * float64(r.MaxBatch())
-	how = fmt.Sprintf("%.0f%% of max batch %d", 100*replay.OracleUtilization, r.MaxBatch())
-	if pol.Recommend != nil {
-		for _, m := range pol.Recommend.Metrics {
-			if m.Signal == recommend.SignalQueue || m.Signal == recommend.SignalRunning {
-				conc = min(m.Target, float64(r.MaxBatch()))
-				how = fmt.Sprintf("%s target %g", m.Signal, m.Target)
-				break
-			}
-		}
-	}
-	pm, om := w.Prompt.Mean, w.Output.Mean
-	b := max(int(math.Round(conc)), 1)
-	ctx := int64(float64(b) * (pm + om/2))
-	latency = r.PrefillTime(int(math.Round(pm))) + om*r.StepTime(b, ctx)
-	return conc, latency, how
 }
 
 type profileOut struct {
