@@ -243,7 +243,7 @@ func (c *BacktestCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("backtest: %w", err)
 	}
-	cfg := backtest.Config{Policies: pols, Seed: c.Seed, Replay: replay.Config{
+	cfg := backtest.Config{Policies: pols, Seed: c.Seed, GPUs: float64(model.Config().TP), Replay: replay.Config{
 		Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(),
 		Progress: func(now, end float64) {
 			if end > 0 && !math.IsInf(end, 0) {

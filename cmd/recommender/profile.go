@@ -118,7 +118,7 @@ func (c *ProfileCmd) Run(e *env) error {
 		}
 		reactive.Name = c.Policy + " (reactive only)"
 		pols[0] = reactive
-		rep, err := backtest.Run(e.ctx, w, backtest.Config{Policies: pols, Seed: c.Seed, Replay: replay.Config{
+		rep, err := backtest.Run(e.ctx, w, backtest.Config{Policies: pols, Seed: c.Seed, GPUs: float64(model.Config().TP), Replay: replay.Config{
 			Model: model, SLOTTFT: c.SLOTTFT.Seconds(),
 			Progress: func(now, end float64) {
 				if end > 0 && !math.IsInf(end, 0) {

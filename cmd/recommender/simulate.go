@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -129,9 +128,9 @@ func (c *SimulateCmd) Run(e *env) error {
 			return fmt.Errorf("--plot %s: %w", c.Plot, err)
 		}
 	}
-	rows := make([]simRow, len(results))
+	rows := make([]replay.Row, len(results))
 	for i, r := range results {
-		rows[i] = newSimRow(r, gpus, c.Price, c.Timeline)
+		rows[i] = replay.NewRow(r, gpus, c.Price, c.Timeline)
 	}
 	switch c.Output {
 	case "json":
@@ -140,9 +139,9 @@ func (c *SimulateCmd) Run(e *env) error {
 		return enc.Encode(rows)
 	case "csv":
 		if c.Timeline {
-			return writeTimelineCSV(e.stdout, results)
+			return replay.WriteTimelineCSV(e.stdout, results)
 		}
-		return writeSimCSV(e.stdout, rows)
+		return replay.WriteCSV(e.stdout, rows)
 	}
 	return writeSimText(e.stdout, src.Name, cfg, rows, results, c.Timeline)
 }
@@ -215,67 +214,11 @@ func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []repla
 	return res, errors.Join(uniq...)
 }
 
-// simRow is one policy's row: the documented JSON and CSV shape.
-type simRow struct {
-	Policy           string          `json:"policy"`
-	Trace            string          `json:"trace"`
-	Requests         int64           `json:"requests"`
-	Met              int64           `json:"met"`
-	Late             int64           `json:"late"`
-	Unserved         int64           `json:"unserved"`
-	Rejected         int64           `json:"rejected"`
-	Misses           int64           `json:"slo_misses"`
-	MissPct          float64         `json:"miss_pct"`
-	TTFTP50          *float64        `json:"ttft_p50_s"`
-	TTFTP95          *float64        `json:"ttft_p95_s"`
-	ReplicaMinutes   float64         `json:"replica_minutes"`
-	GPUHours         float64         `json:"gpu_hours"`
-	GPUCost          float64         `json:"gpu_cost"`
-	Peak             int             `json:"peak"`
-	ScaleEvents      int             `json:"scale_events"`
-	Reversals        int             `json:"reversals"`
-	OutputTokens     int64           `json:"output_tokens"`
-	TokensPerGPUHour *float64        `json:"tokens_per_gpu_hour"`
-	Duration         float64         `json:"duration_s"`
-	Timeline         []timelineEntry `json:"timeline,omitempty"`
-}
-
-// timelineEntry is a replay.Sample with unknown values as JSON null.
-type timelineEntry struct {
-	T           float64  `json:"t_s"`
-	ArrivalRate float64  `json:"arrival_rate"`
-	Desired     int      `json:"desired"`
-	Ready       int      `json:"ready"`
-	Starting    int      `json:"starting"`
-	Draining    int      `json:"draining"`
-	Running     *float64 `json:"running"`
-	Waiting     *float64 `json:"waiting"`
-	Held        *float64 `json:"held"`
-	TTFTP95     *float64 `json:"ttft_p95_s"`
-	Misses      int64    `json:"misses"`
-}
-
-func orNull(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
+func fmtCost(p *float64) string {
+	if p == nil {
+		return "-"
 	}
-	return &x
-}
-
-func newSimRow(r replay.Result, gpus, price float64, timeline bool) simRow {
-	gh := r.ReplicaSeconds / 3600 * gpus
-	row := simRow{
-		Policy: r.Policy, Trace: r.Trace, Requests: r.Requests, Met: r.Met, Late: r.Late, Unserved: r.Unserved, Rejected: r.Rejected,
-		Misses: r.Misses(), MissPct: r.MissPct(), TTFTP50: orNull(r.TTFTP50), TTFTP95: orNull(r.TTFTP95),
-		ReplicaMinutes: r.ReplicaMinutes(), GPUHours: gh, GPUCost: gh * price, Peak: r.Peak, ScaleEvents: r.ScaleEvents,
-		Reversals: r.Reversals, OutputTokens: r.OutputTokens, TokensPerGPUHour: orNull(r.TokensPerReplicaHour() / gpus), Duration: r.Duration,
-	}
-	if timeline {
-		for _, s := range r.Timeline {
-			row.Timeline = append(row.Timeline, timelineEntry{s.T, s.ArrivalRate, s.Desired, s.Ready, s.Starting, s.Draining, orNull(s.Running), orNull(s.Waiting), orNull(s.Held), orNull(s.TTFTP95), s.Misses})
-		}
-	}
-	return row
+	return strconv.FormatFloat(*p, 'f', 2, 64)
 }
 
 func fmtSecs(p *float64) string {
@@ -286,7 +229,7 @@ func fmtSecs(p *float64) string {
 }
 
 // writeSimText prints the comparison table (DESIGN.md's columns and more).
-func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []simRow, results []replay.Result, timeline bool) error {
+func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []replay.Row, results []replay.Result, timeline bool) error {
 	b := &strings.Builder{}
 	if len(rows) > 0 {
 		fmt.Fprintf(b, "trace %s: %d requests over %.0f s; SLO TTFT %gs, period %gs\n\n", traceName, rows[0].Requests, rows[0].Duration, cfg.SLOTTFT, cfg.Period)
@@ -309,7 +252,7 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []simRo
 		cells := []string{
 			strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Misses, 10), replay.FormatPct(r.MissPct),
 			fmtSecs(r.TTFTP50), fmtSecs(r.TTFTP95), strconv.FormatFloat(r.ReplicaMinutes, 'f', 1, 64),
-			strconv.FormatFloat(r.GPUCost, 'f', 2, 64), strconv.Itoa(r.Peak), strconv.Itoa(r.ScaleEvents), strconv.Itoa(r.Reversals), tok,
+			fmtCost(r.GPUCost), strconv.Itoa(r.Peak), strconv.Itoa(r.ScaleEvents), strconv.Itoa(r.Reversals), tok,
 		}
 		fmt.Fprintf(b, "%-*s", width, r.Policy)
 		for i, c := range cells {
@@ -322,7 +265,7 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []simRo
 			fmt.Fprintf(b, "\n%s\n%8s %8s %7s %5s %8s %8s %8s %8s %6s %9s %6s\n", r.Policy, "t", "arr/s", "desired", "ready", "starting", "draining", "running", "waiting", "held", "TTFT p95", "misses")
 			for _, s := range r.Timeline {
 				fmt.Fprintf(b, "%8.0f %8.2f %7d %5d %8d %8d %8s %8s %6s %9s %6d\n", s.T, s.ArrivalRate, s.Desired, s.Ready, s.Starting, s.Draining,
-					num0(s.Running), num0(s.Waiting), num0(s.Held), fmtSecs(orNull(s.TTFTP95)), s.Misses)
+					num0(s.Running), num0(s.Waiting), num0(s.Held), fmtSecs(replay.FiniteOrNil(s.TTFTP95)), s.Misses)
 			}
 		}
 	}
@@ -335,41 +278,4 @@ func num0(x float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(x, 'f', 0, 64)
-}
-
-func csvNum(p *float64) string {
-	if p == nil {
-		return ""
-	}
-	return strconv.FormatFloat(*p, 'g', -1, 64)
-}
-
-func writeSimCSV(w io.Writer, rows []simRow) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"policy", "trace", "requests", "met", "late", "unserved", "rejected", "slo_misses", "miss_pct", "ttft_p50_s", "ttft_p95_s",
-		"replica_minutes", "gpu_hours", "gpu_cost", "peak", "scale_events", "reversals", "output_tokens", "tokens_per_gpu_hour", "duration_s"})
-	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	for _, r := range rows {
-		cw.Write([]string{r.Policy, r.Trace, strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Met, 10), strconv.FormatInt(r.Late, 10),
-			strconv.FormatInt(r.Unserved, 10), strconv.FormatInt(r.Rejected, 10), strconv.FormatInt(r.Misses, 10), f(r.MissPct),
-			csvNum(r.TTFTP50), csvNum(r.TTFTP95), f(r.ReplicaMinutes), f(r.GPUHours), f(r.GPUCost), strconv.Itoa(r.Peak),
-			strconv.Itoa(r.ScaleEvents), strconv.Itoa(r.Reversals), strconv.FormatInt(r.OutputTokens, 10), csvNum(r.TokensPerGPUHour), f(r.Duration)})
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-func writeTimelineCSV(w io.Writer, results []replay.Result) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"policy", "t_s", "arrival_rate", "desired", "ready", "starting", "draining", "running", "waiting", "held", "ttft_p95_s", "misses"})
-	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	for _, r := range results {
-		for _, s := range r.Timeline {
-			cw.Write([]string{r.Policy, f(s.T), f(s.ArrivalRate), strconv.Itoa(s.Desired), strconv.Itoa(s.Ready), strconv.Itoa(s.Starting),
-				strconv.Itoa(s.Draining), csvNum(orNull(s.Running)), csvNum(orNull(s.Waiting)), csvNum(orNull(s.Held)), csvNum(orNull(s.TTFTP95)),
-				strconv.FormatInt(s.Misses, 10)})
-		}
-	}
-	cw.Flush()
-	return cw.Error()
 }

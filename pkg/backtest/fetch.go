@@ -33,15 +33,15 @@ type FetchStats struct {
 	// Queries is the number of PromQL expressions evaluated (a range query
 	// longer than 11,000 points is split by the client into several HTTP
 	// requests, counted once here).
-	Queries int `json:"queries"`
+	Queries int
 	// Points is the samples returned.
-	Points int64 `json:"points"`
+	Points int64
 	// Duration is the wall time spent querying.
-	Duration time.Duration `json:"duration_ns"`
+	Duration time.Duration
 	// Warnings are Prometheus's annotations.
-	Warnings []string `json:"warnings,omitempty"`
+	Warnings []string
 	// Queried are the expressions, for the report.
-	Queried []string `json:"queried"`
+	Queried []string
 }
 
 // Fetch reads t's history over g through api. progress, when set, is

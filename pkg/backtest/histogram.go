@@ -14,8 +14,8 @@ import (
 // upper bounds (le) in increasing order, the last +Inf, and the cumulative
 // count of observations <= each bound.
 type Histogram struct {
-	Bounds     []float64 `json:"le"`
-	Cumulative []float64 `json:"cumulative"`
+	Bounds     []float64
+	Cumulative []float64
 }
 
 // NewHistogram builds a Histogram from (le label, count) pairs in any
@@ -90,8 +90,8 @@ func (h *Histogram) Quantile(q float64) float64 { return histogram.Quantile(q, h
 // uniform inside it; the +Inf bucket spans (last bound, 2 × last bound]),
 // else a fixed Mean.
 type Tokens struct {
-	Hist *Histogram `json:"histogram,omitempty"`
-	Mean float64    `json:"mean"`
+	Hist *Histogram
+	Mean float64
 }
 
 // Draw returns a length >= 1 from rng.

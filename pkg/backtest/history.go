@@ -48,8 +48,8 @@ type History struct {
 
 // HourValue is a value for the hour ending at T.
 type HourValue struct {
-	T time.Time `json:"t"`
-	V float64   `json:"v"`
+	T time.Time
+	V float64
 }
 
 // counterIncrease attributes the increase of every counter series to the
