@@ -3,23 +3,20 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/url"
-	"os"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	promconfig "github.com/prometheus/common/config"
 
+	"github.com/infscale/infscale/internal/status"
+	"github.com/infscale/infscale/internal/timearg"
 	"github.com/infscale/infscale/pkg/backtest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/replay"
-	"github.com/infscale/infscale/pkg/trace"
 )
 
 // DefaultBacktestPolicies run when no --policy is given: the queue policy
@@ -64,11 +61,11 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 	clock := now().UTC().Truncate(time.Second)
 	start, err := parseTime(f.Start, clock)
 	if err != nil {
-		return r, invalidf("--start: %v", err)
+		return r, invalidf("--start %s: %v", f.Start, err)
 	}
 	end, err := parseTime(f.End, clock)
 	if err != nil {
-		return r, invalidf("--end: %v", err)
+		return r, invalidf("--end %s: %v", f.End, err)
 	}
 	if f.Step <= 0 {
 		return r, invalidf("--step %s: want a duration > 0, e.g. 30s", f.Step)
@@ -169,40 +166,10 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 	return r, nil
 }
 
-// maxRelative bounds a relative time (100 years, in seconds); maxUnix the
-// unix seconds a time.Duration of nanoseconds holds (year 2262).
-const (
-	maxRelative = 100 * 365.25 * 86400
-	maxUnix     = float64(math.MaxInt64 / 1e9)
-)
-
-// parseTime reads unix seconds, RFC3339, "now", or a signed span relative
-// to now ("-7d", "-36h", "+1h").
+// parseTime reads --start and --end: timearg.Parse with "now" and
+// relative times, within timearg.To2262 (spans are time.Durations).
 func parseTime(s string, now time.Time) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	switch {
-	case s == "now":
-		return now, nil
-	case strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+"):
-		d, err := trace.ParseSeconds(s[1:])
-		if err != nil || d < 0 || d > maxRelative {
-			return time.Time{}, fmt.Errorf("%q: want a relative time like -7d, -36h, now (at most 100 years)", s)
-		}
-		if s[0] == '-' {
-			d = -d
-		}
-		return now.Add(time.Duration(d * float64(time.Second))), nil
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		if !(f >= 0 && f < maxUnix) {
-			return time.Time{}, fmt.Errorf("%q: want unix seconds from 0 to 9223372036 (years 1970 to 2262)", s)
-		}
-		return time.Unix(0, int64(f*1e9)).UTC(), nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t.UTC(), nil
-	}
-	return time.Time{}, fmt.Errorf("%q: want unix seconds, RFC3339 (2026-01-05T00:00:00Z) or a relative time (-7d, now)", s)
+	return timearg.Parse(s, now, true, timearg.To2262)
 }
 
 // BacktestCmd is `infscale backtest`: last week's Prometheus history
@@ -258,11 +225,11 @@ func (c *BacktestCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	prog := newStatusLine(e.stderr)
+	prog := status.New(e.stderr, 0)
 	h, st, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
-		prog.printf("backtest: queries %d/%d", done, total)
+		prog.Printf("backtest: queries %d/%d", done, total)
 	})
-	prog.done()
+	prog.Done()
 	if err != nil {
 		return fmt.Errorf("backtest: %w", err)
 	}
@@ -274,16 +241,16 @@ func (c *BacktestCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("backtest: %w", err)
 	}
-	cfg := backtest.Config{Policies: pols, Seed: c.Seed, Replay: replay.Config{
+	cfg := backtest.Config{Policies: pols, Seed: c.Seed, GPUs: float64(model.Config().TP), Replay: replay.Config{
 		Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(),
 		Progress: func(now, end float64) {
 			if end > 0 && !math.IsInf(end, 0) {
-				prog.printf("backtest: replay %3.0f%%", 100*now/end)
+				prog.Printf("backtest: replay %3.0f%%", 100*now/end)
 			}
 		},
 	}}
 	rep, err := backtest.Run(e.ctx, w, cfg)
-	prog.done()
+	prog.Done()
 	if err != nil {
 		return fmt.Errorf("backtest: %w", err)
 	}
@@ -300,43 +267,4 @@ func (c *BacktestCmd) Run(e *env) error {
 		return rep.WriteCSV(e.stdout)
 	}
 	return rep.WriteText(e.stdout)
-}
-
-// statusLine writes one overwritten status line to a terminal, at most every
-// 200 ms; on anything else it writes nothing.
-type statusLine struct {
-	mu   sync.Mutex
-	w    io.Writer
-	last time.Time
-	on   bool
-}
-
-func newStatusLine(w io.Writer) *statusLine {
-	f, ok := w.(*os.File)
-	on := false
-	if ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			on = true
-		}
-	}
-	return &statusLine{w: w, on: on}
-}
-
-func (p *statusLine) printf(format string, args ...any) {
-	if !p.on {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if time.Since(p.last) < 200*time.Millisecond {
-		return
-	}
-	p.last = time.Now()
-	fmt.Fprintf(p.w, "\r\033[K"+format, args...)
-}
-
-func (p *statusLine) done() {
-	if p.on {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
 }

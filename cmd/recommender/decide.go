@@ -17,8 +17,9 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
-	"github.com/infscale/infscale/internal/statefile"
 	"github.com/infscale/infscale/internal/boundedfile"
+	"github.com/infscale/infscale/internal/statefile"
+	"github.com/infscale/infscale/internal/timearg"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
@@ -332,39 +333,16 @@ func (c *DecideCmd) behaviorFlags(b *autoscalingv2.HorizontalPodAutoscalerBehavi
 	return errs
 }
 
-// Bounds of --now: the state file stores RFC3339 times, whose years are
-// 0000..9999, and a decision before the unix epoch is a mistake.
-var (
-	minNow = time.Unix(0, 0).UTC()                            // 1970-01-01T00:00:00Z
-	maxNow = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC) // unix 253402300799
-)
-
-// now reads --now: unix seconds (possibly fractional) or RFC3339, between
-// 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z.
+// now reads --now (timearg.Parse, bounds timearg.To9999: the state file
+// stores RFC3339 times, whose years are 0000..9999, and a decision before
+// the unix epoch is a mistake).
 func (c *DecideCmd) now() (time.Time, error) {
 	if c.Now == "" {
 		return time.Now(), nil
 	}
-	outOfRange := func() error {
-		return invalidf("--now %s: out of range (allowed: unix seconds 0..%d, or RFC3339 from %s to %s, i.e. years 1970..9999)",
-			c.Now, maxNow.Unix(), minNow.Format(time.RFC3339), maxNow.Format(time.RFC3339))
-	}
-	if f, err := strconv.ParseFloat(c.Now, 64); err == nil || errors.Is(err, strconv.ErrRange) {
-		if math.IsNaN(f) {
-			return time.Time{}, invalidf("--now %s: want unix seconds (1700000000) or RFC3339 (2026-11-30T08:00:00Z)", c.Now)
-		}
-		if !(f >= 0 && f <= float64(maxNow.Unix())) { // also ±Inf and overflow
-			return time.Time{}, outOfRange()
-		}
-		sec, frac := math.Modf(f)
-		return time.Unix(int64(sec), int64(frac*1e9)).UTC(), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, c.Now)
+	t, err := timearg.Parse(c.Now, time.Time{}, false, timearg.To9999)
 	if err != nil {
-		return time.Time{}, invalidf("--now %q: want unix seconds (1700000000) or RFC3339 (2026-11-30T08:00:00Z)", c.Now)
-	}
-	if t.Before(minNow) || t.After(maxNow) {
-		return time.Time{}, outOfRange()
+		return time.Time{}, invalidf("--now %s: %v", c.Now, err)
 	}
 	return t, nil
 }
@@ -401,10 +379,10 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 			return obs, errors.Join(append(bad, unread...)...) // exit 2 when any is invalid input, else 1
 		}
 		// A page that could not be read (unreachable, timeout, HTTP error)
-		// or that looks like a stuck engine (waiting > 0, running 0, KV 0;
-		// docs/design.md, case C18) does not vote, as in serve: it is left
-		// out of the totals and of the reporting replicas but stays in
-		// --current, so the HPA's missing-pods rule counts it at 0 on a
+		// or that looks like a stuck engine (pkg/scrape's stuck rule on one
+		// look: waiting > 0, running 0, KV 0) does not vote, as in serve: it
+		// is left out of the totals and of the reporting replicas but stays
+		// in --current, so the HPA's missing-pods rule counts it at 0 on a
 		// scale-up and at target on a scale-down (docs/serve.md, "Stuck
 		// engines").
 		voting := make([]*scrape.Page, len(pages))

@@ -10,10 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/backtest"
-	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/replay"
-	"github.com/infscale/infscale/pkg/replica"
 	"github.com/infscale/infscale/pkg/seasonal"
 )
 
@@ -70,11 +69,11 @@ func (c *ProfileCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	prog := newStatusLine(e.stderr)
+	prog := status.New(e.stderr, 0)
 	h, st, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
-		prog.printf("profile: queries %d/%d", done, total)
+		prog.Printf("profile: queries %d/%d", done, total)
 	})
-	prog.done()
+	prog.Done()
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
@@ -86,7 +85,7 @@ func (c *ProfileCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
-	conc, lat, how := perReplica(model, reactive, w)
+	conc, lat, how := replay.PerReplica(model, reactive, w.Prompt.Mean, w.Output.Mean)
 	fl, err := seasonal.ProposeFloor(p, conc/lat, c.FloorFraction)
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
@@ -119,15 +118,15 @@ func (c *ProfileCmd) Run(e *env) error {
 		}
 		reactive.Name = c.Policy + " (reactive only)"
 		pols[0] = reactive
-		rep, err := backtest.Run(e.ctx, w, backtest.Config{Policies: pols, Seed: c.Seed, Replay: replay.Config{
+		rep, err := backtest.Run(e.ctx, w, backtest.Config{Policies: pols, Seed: c.Seed, GPUs: float64(model.Config().TP), Replay: replay.Config{
 			Model: model, SLOTTFT: c.SLOTTFT.Seconds(),
 			Progress: func(now, end float64) {
 				if end > 0 && !math.IsInf(end, 0) {
-					prog.printf("profile: replay %3.0f%%", 100*now/end)
+					prog.Printf("profile: replay %3.0f%%", 100*now/end)
 				}
 			},
 		}})
-		prog.done()
+		prog.Done()
 		if err != nil {
 			return fmt.Errorf("profile: %w", err)
 		}
@@ -138,31 +137,6 @@ func (c *ProfileCmd) Run(e *env) error {
 		return out.writeJSON(e.stdout)
 	}
 	return out.writeText(e.stdout)
-}
-
-// perReplica is the concurrency one replica holds under pol and the mean
-// request latency at that concurrency from the replica model (prefill of
-// the mean prompt + mean output × the decode step at that batch with half
-// the output generated): Little's law gives conc / latency requests/s.
-// Without a queue or running target the concurrency is
-// replay.OracleUtilization × the replica's max batch.
-func perReplica(r *replica.Replica, pol replay.Policy, w backtest.Workload) (conc, latency float64, how string) {
-	conc = replay.OracleUtilization * float64(r.MaxBatch())
-	how = fmt.Sprintf("%.0f%% of max batch %d", 100*replay.OracleUtilization, r.MaxBatch())
-	if pol.Recommend != nil {
-		for _, m := range pol.Recommend.Metrics {
-			if m.Signal == recommend.SignalQueue || m.Signal == recommend.SignalRunning {
-				conc = min(m.Target, float64(r.MaxBatch()))
-				how = fmt.Sprintf("%s target %g", m.Signal, m.Target)
-				break
-			}
-		}
-	}
-	pm, om := w.Prompt.Mean, w.Output.Mean
-	b := max(int(math.Round(conc)), 1)
-	ctx := int64(float64(b) * (pm + om/2))
-	latency = r.PrefillTime(int(math.Round(pm))) + om*r.StepTime(b, ctx)
-	return conc, latency, how
 }
 
 type profileOut struct {

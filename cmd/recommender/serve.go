@@ -4,13 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
+	"github.com/infscale/infscale/internal/demo"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/serve"
 )
@@ -40,7 +39,7 @@ func (c *ServeCmd) Run(e *env) error {
 		log = slog.New(slog.NewTextHandler(e.stderr, hopts))
 	}
 	if c.Listen != "" {
-		if err := checkListen(c.Listen); err != nil {
+		if err := config.CheckListen(c.Listen); err != nil {
 			return invalidf("--listen %q: %v", c.Listen, err)
 		}
 	}
@@ -48,7 +47,7 @@ func (c *ServeCmd) Run(e *env) error {
 		if c.Config != "" {
 			return invalidf("--demo runs its own fleet and config; drop --config")
 		}
-		_, err := serve.RunDemo(e.ctx, e.stdout, serve.DemoOptions{Duration: c.DemoDuration, Listen: c.Listen, Log: demoLogger(e, log, c.LogLevel)})
+		_, err := demo.RunDemo(e.ctx, e.stdout, demo.DemoOptions{Duration: c.DemoDuration, Listen: c.Listen, Log: demoLogger(e, log, c.LogLevel)})
 		return err
 	}
 	if c.Config == "" {
@@ -84,19 +83,6 @@ func (c *ServeCmd) Run(e *env) error {
 	defer signal.Stop(hup)
 	o.Reload = hup
 	return serve.Run(e.ctx, cfg, o)
-}
-
-// checkListen checks a --listen address as config checks listen: host:port,
-// port 0..65535 (0: any free port).
-func checkListen(addr string) error {
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("must be host:port (e.g. 0.0.0.0:9105): %v", err)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return fmt.Errorf("port %q: allowed a port number 0..65535 (0: any free port), e.g. 0.0.0.0:9105", port)
-	}
-	return nil
 }
 
 // demoLogger keeps the demo's output to the decision table unless asked.

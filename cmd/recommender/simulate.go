@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/trace"
 )
@@ -104,9 +104,9 @@ func (c *SimulateCmd) Run(e *env) error {
 	if !(c.Price >= 0 && c.Price <= maxGPUHourPrice) {
 		return invalidf("--gpu-hour-price %g: want a price from 0 to %g", c.Price, float64(maxGPUHourPrice))
 	}
-	prog := newProgress(e.stderr, len(pols))
+	prog := status.New(e.stderr, len(pols))
 	results, err := c.runAll(e.ctx, src, pols, cfg, prog)
-	prog.done()
+	prog.Done()
 	if err != nil {
 		var pe *fs.PathError
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &pe) {
@@ -128,9 +128,9 @@ func (c *SimulateCmd) Run(e *env) error {
 			return fmt.Errorf("--plot %s: %w", c.Plot, err)
 		}
 	}
-	rows := make([]simRow, len(results))
+	rows := make([]replay.Row, len(results))
 	for i, r := range results {
-		rows[i] = newSimRow(r, gpus, c.Price, c.Timeline)
+		rows[i] = replay.NewRow(r, gpus, c.Price, c.Timeline)
 	}
 	switch c.Output {
 	case "json":
@@ -139,9 +139,9 @@ func (c *SimulateCmd) Run(e *env) error {
 		return enc.Encode(rows)
 	case "csv":
 		if c.Timeline {
-			return writeTimelineCSV(e.stdout, results)
+			return replay.WriteTimelineCSV(e.stdout, results)
 		}
-		return writeSimCSV(e.stdout, rows)
+		return replay.WriteCSV(e.stdout, rows)
 	}
 	return writeSimText(e.stdout, src.Name, cfg, rows, results, c.Timeline)
 }
@@ -190,13 +190,14 @@ func (c *SimulateCmd) source() (trace.Source, error) {
 	return src, nil
 }
 
-func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []replay.Policy, cfg replay.Config, prog *progress) ([]replay.Result, error) {
+func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []replay.Policy, cfg replay.Config, prog *status.Line) ([]replay.Result, error) {
 	res := make([]replay.Result, len(pols))
 	errs := make([]error, len(pols))
 	var wg sync.WaitGroup
+	label := fmt.Sprintf("simulating %d policies", len(pols))
 	for i, p := range pols {
 		cfg := cfg
-		cfg.Progress = func(now, end float64) { prog.update(i, now, end) }
+		cfg.Progress = func(now, end float64) { prog.Part(i, now, end, label) }
 		wg.Go(func() { res[i], errs[i] = replay.Run(ctx, src, p, cfg) })
 	}
 	wg.Wait()
@@ -213,67 +214,11 @@ func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []repla
 	return res, errors.Join(uniq...)
 }
 
-// simRow is one policy's row: the documented JSON and CSV shape.
-type simRow struct {
-	Policy           string          `json:"policy"`
-	Trace            string          `json:"trace"`
-	Requests         int64           `json:"requests"`
-	Met              int64           `json:"met"`
-	Late             int64           `json:"late"`
-	Unserved         int64           `json:"unserved"`
-	Rejected         int64           `json:"rejected"`
-	Misses           int64           `json:"slo_misses"`
-	MissPct          float64         `json:"miss_pct"`
-	TTFTP50          *float64        `json:"ttft_p50_s"`
-	TTFTP95          *float64        `json:"ttft_p95_s"`
-	ReplicaMinutes   float64         `json:"replica_minutes"`
-	GPUHours         float64         `json:"gpu_hours"`
-	GPUCost          float64         `json:"gpu_cost"`
-	Peak             int             `json:"peak"`
-	ScaleEvents      int             `json:"scale_events"`
-	Reversals        int             `json:"reversals"`
-	OutputTokens     int64           `json:"output_tokens"`
-	TokensPerGPUHour *float64        `json:"tokens_per_gpu_hour"`
-	Duration         float64         `json:"duration_s"`
-	Timeline         []timelineEntry `json:"timeline,omitempty"`
-}
-
-// timelineEntry is a replay.Sample with unknown values as JSON null.
-type timelineEntry struct {
-	T           float64  `json:"t_s"`
-	ArrivalRate float64  `json:"arrival_rate"`
-	Desired     int      `json:"desired"`
-	Ready       int      `json:"ready"`
-	Starting    int      `json:"starting"`
-	Draining    int      `json:"draining"`
-	Running     *float64 `json:"running"`
-	Waiting     *float64 `json:"waiting"`
-	Held        *float64 `json:"held"`
-	TTFTP95     *float64 `json:"ttft_p95_s"`
-	Misses      int64    `json:"misses"`
-}
-
-func orNull(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
+func fmtCost(p *float64) string {
+	if p == nil {
+		return "-"
 	}
-	return &x
-}
-
-func newSimRow(r replay.Result, gpus, price float64, timeline bool) simRow {
-	gh := r.ReplicaSeconds / 3600 * gpus
-	row := simRow{
-		Policy: r.Policy, Trace: r.Trace, Requests: r.Requests, Met: r.Met, Late: r.Late, Unserved: r.Unserved, Rejected: r.Rejected,
-		Misses: r.Misses(), MissPct: r.MissPct(), TTFTP50: orNull(r.TTFTP50), TTFTP95: orNull(r.TTFTP95),
-		ReplicaMinutes: r.ReplicaMinutes(), GPUHours: gh, GPUCost: gh * price, Peak: r.Peak, ScaleEvents: r.ScaleEvents,
-		Reversals: r.Reversals, OutputTokens: r.OutputTokens, TokensPerGPUHour: orNull(r.TokensPerReplicaHour() / gpus), Duration: r.Duration,
-	}
-	if timeline {
-		for _, s := range r.Timeline {
-			row.Timeline = append(row.Timeline, timelineEntry{s.T, s.ArrivalRate, s.Desired, s.Ready, s.Starting, s.Draining, orNull(s.Running), orNull(s.Waiting), orNull(s.Held), orNull(s.TTFTP95), s.Misses})
-		}
-	}
-	return row
+	return strconv.FormatFloat(*p, 'f', 2, 64)
 }
 
 func fmtSecs(p *float64) string {
@@ -284,7 +229,7 @@ func fmtSecs(p *float64) string {
 }
 
 // writeSimText prints the comparison table (docs/design.md's columns and more).
-func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []simRow, results []replay.Result, timeline bool) error {
+func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []replay.Row, results []replay.Result, timeline bool) error {
 	b := &strings.Builder{}
 	if len(rows) > 0 {
 		fmt.Fprintf(b, "trace %s: %d requests over %.0f s; SLO TTFT %gs, period %gs\n\n", traceName, rows[0].Requests, rows[0].Duration, cfg.SLOTTFT, cfg.Period)
@@ -305,9 +250,9 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []simRo
 			tok = strconv.FormatFloat(*r.TokensPerGPUHour, 'f', 0, 64)
 		}
 		cells := []string{
-			strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Misses, 10), strconv.FormatFloat(r.MissPct, 'f', 1, 64) + "%",
+			strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Misses, 10), replay.FormatPct(r.MissPct),
 			fmtSecs(r.TTFTP50), fmtSecs(r.TTFTP95), strconv.FormatFloat(r.ReplicaMinutes, 'f', 1, 64),
-			strconv.FormatFloat(r.GPUCost, 'f', 2, 64), strconv.Itoa(r.Peak), strconv.Itoa(r.ScaleEvents), strconv.Itoa(r.Reversals), tok,
+			fmtCost(r.GPUCost), strconv.Itoa(r.Peak), strconv.Itoa(r.ScaleEvents), strconv.Itoa(r.Reversals), tok,
 		}
 		fmt.Fprintf(b, "%-*s", width, r.Policy)
 		for i, c := range cells {
@@ -320,7 +265,7 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []simRo
 			fmt.Fprintf(b, "\n%s\n%8s %8s %7s %5s %8s %8s %8s %8s %6s %9s %6s\n", r.Policy, "t", "arr/s", "desired", "ready", "starting", "draining", "running", "waiting", "held", "TTFT p95", "misses")
 			for _, s := range r.Timeline {
 				fmt.Fprintf(b, "%8.0f %8.2f %7d %5d %8d %8d %8s %8s %6s %9s %6d\n", s.T, s.ArrivalRate, s.Desired, s.Ready, s.Starting, s.Draining,
-					num0(s.Running), num0(s.Waiting), num0(s.Held), fmtSecs(orNull(s.TTFTP95)), s.Misses)
+					num0(s.Running), num0(s.Waiting), num0(s.Held), fmtSecs(replay.FiniteOrNil(s.TTFTP95)), s.Misses)
 			}
 		}
 	}
@@ -333,85 +278,4 @@ func num0(x float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(x, 'f', 0, 64)
-}
-
-func csvNum(p *float64) string {
-	if p == nil {
-		return ""
-	}
-	return strconv.FormatFloat(*p, 'g', -1, 64)
-}
-
-func writeSimCSV(w io.Writer, rows []simRow) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"policy", "trace", "requests", "met", "late", "unserved", "rejected", "slo_misses", "miss_pct", "ttft_p50_s", "ttft_p95_s",
-		"replica_minutes", "gpu_hours", "gpu_cost", "peak", "scale_events", "reversals", "output_tokens", "tokens_per_gpu_hour", "duration_s"})
-	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	for _, r := range rows {
-		cw.Write([]string{r.Policy, r.Trace, strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Met, 10), strconv.FormatInt(r.Late, 10),
-			strconv.FormatInt(r.Unserved, 10), strconv.FormatInt(r.Rejected, 10), strconv.FormatInt(r.Misses, 10), f(r.MissPct),
-			csvNum(r.TTFTP50), csvNum(r.TTFTP95), f(r.ReplicaMinutes), f(r.GPUHours), f(r.GPUCost), strconv.Itoa(r.Peak),
-			strconv.Itoa(r.ScaleEvents), strconv.Itoa(r.Reversals), strconv.FormatInt(r.OutputTokens, 10), csvNum(r.TokensPerGPUHour), f(r.Duration)})
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-func writeTimelineCSV(w io.Writer, results []replay.Result) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"policy", "t_s", "arrival_rate", "desired", "ready", "starting", "draining", "running", "waiting", "held", "ttft_p95_s", "misses"})
-	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	for _, r := range results {
-		for _, s := range r.Timeline {
-			cw.Write([]string{r.Policy, f(s.T), f(s.ArrivalRate), strconv.Itoa(s.Desired), strconv.Itoa(s.Ready), strconv.Itoa(s.Starting),
-				strconv.Itoa(s.Draining), csvNum(orNull(s.Running)), csvNum(orNull(s.Waiting)), csvNum(orNull(s.Held)), csvNum(orNull(s.TTFTP95)),
-				strconv.FormatInt(s.Misses, 10)})
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-// progress shows the slowest policy's simulated time on a terminal's
-// stderr, at most twice a second; nothing when stderr is not a terminal.
-type progress struct {
-	mu   sync.Mutex
-	w    io.Writer
-	frac []float64
-	last time.Time
-	on   bool
-}
-
-func newProgress(w io.Writer, n int) *progress {
-	p := &progress{w: w, frac: make([]float64, n)}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.on = true
-		}
-	}
-	return p
-}
-
-func (p *progress) update(i int, now, end float64) {
-	if !p.on || math.IsInf(end, 0) || end <= 0 {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.frac[i] = min(now/end, 1)
-	if time.Since(p.last) < 500*time.Millisecond {
-		return
-	}
-	p.last = time.Now()
-	lo := 1.0
-	for _, f := range p.frac {
-		lo = min(lo, f)
-	}
-	fmt.Fprintf(p.w, "\rsimulating %d policies: %3.0f%%", len(p.frac), 100*lo)
-}
-
-func (p *progress) done() {
-	if p.on && !p.last.IsZero() {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
 }

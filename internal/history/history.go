@@ -16,7 +16,7 @@
 //   - a 20-minute scrape gap (Friday 16:00-16:20): no sample of any series.
 //
 // Series (labels namespace, pod; the deployment series namespace,
-// deployment): vllm:request_success_total, vllm:num_requests_running,
+// deployment): up (1 while the pod is scraped), vllm:request_success_total, vllm:num_requests_running,
 // vllm:num_requests_waiting, vllm:prompt_tokens_total,
 // vllm:generation_tokens_total, the histograms
 // vllm:request_prompt_tokens, vllm:request_generation_tokens and
@@ -195,6 +195,16 @@ func (c Config) gap() [2]time.Time {
 // Write generates the history and writes it to w as OpenMetrics.
 func Write(w io.Writer, cfg Config) (Truth, error) {
 	c := cfg.withDefaults()
+	pods, spec, tr := run(c)
+	tr.PromptMean, tr.OutputMean = tokenMeans(pods)
+	err := emit(w, c, pods, spec, &tr)
+	return tr, err
+}
+
+// run plays the week: the pods (every one that ever ran, with its
+// samples), the deployment's spec replicas per scrape, and the truth
+// (without the token means and the samples count).
+func run(c Config) ([]*pod, []float64, Truth) {
 	dt := c.Scrape.Seconds()
 	n := int(time.Duration(c.Days)*24*time.Hour/c.Scrape) + 1 // scrapes 0..n-1
 	rng := rand.New(rand.NewPCG(c.Seed, 0x68697374))
@@ -301,8 +311,12 @@ func Write(w io.Writer, cfg Config) (Truth, error) {
 		tr.ReplicaSeconds += spec[k] * dt
 	}
 	tr.Pods = len(pods)
+	return pods, spec, tr
+}
 
-	// Totals for the means.
+// tokenMeans are the prompt and output tokens per completed request over
+// every pod's buckets.
+func tokenMeans(pods []*pod) (prompt, output float64) {
 	var cnt, ptok, otok float64
 	for _, p := range pods {
 		for i := range p.pc {
@@ -311,13 +325,25 @@ func Write(w io.Writer, cfg Config) (Truth, error) {
 			otok += p.oc[i] * outputRep[i]
 		}
 	}
-	tr.PromptMean, tr.OutputMean = ptok/cnt, otok/cnt
+	return ptok / cnt, otok / cnt
+}
 
+// emit writes the pods' series (and the deployment's spec replicas) as
+// OpenMetrics text, skipping the scrape gap; tr.Samples counts them.
+func emit(w io.Writer, c Config, pods []*pod, spec []float64, tr *Truth) error {
+	dt := c.Scrape.Seconds()
+	at := func(k int) time.Time { return c.Start.Add(time.Duration(k) * c.Scrape) }
 	bw := bufio.NewWriterSize(w, 1<<20)
 	skip := func(k int) bool { t := at(k); return !t.Before(tr.Gap[0]) && t.Before(tr.Gap[1]) }
 	e := &emitter{w: bw, start: c.Start.Unix(), dt: int64(dt), skip: skip}
 	podLabels := func(p *pod) string {
 		return fmt.Sprintf(`namespace="%s",pod="%s"`, c.Namespace, p.name)
+	}
+	// up: 1 while the pod is scraped, as Prometheus records every target
+	// (queries keep the live pods with `and on (pod) (up == 1)`).
+	e.family("up", "gauge")
+	for _, p := range pods {
+		e.seriesAt("up", podLabels(p), p.first, p.off, mapv(p.inflight, func(float64) float64 { return 1 }))
 	}
 	e.family("vllm:request_success", "counter")
 	for _, p := range pods {
@@ -376,9 +402,9 @@ func Write(w io.Writer, cfg Config) (Truth, error) {
 	fmt.Fprintln(bw, "# EOF")
 	tr.Samples = e.samples
 	if e.err != nil {
-		return tr, e.err
+		return e.err
 	}
-	return tr, bw.Flush()
+	return bw.Flush()
 }
 
 // complete counts d finished requests with TTFT shares ts.

@@ -7,8 +7,8 @@ import (
 
 // Gap is a span without a sample of any series of the success counter.
 type Gap struct {
-	From time.Time `json:"from"`
-	To   time.Time `json:"to"`
+	From time.Time
+	To   time.Time
 }
 
 // Duration is To - From.
@@ -17,18 +17,18 @@ func (g Gap) Duration() time.Duration { return g.To.Sub(g.From) }
 // Coverage says how much of the range had data.
 type Coverage struct {
 	// Fraction is the share of the range outside gaps, 0..1.
-	Fraction float64 `json:"fraction"`
+	Fraction float64
 	// Gaps are the spans longer than Threshold between consecutive samples
 	// (any series), and before the first / after the last sample.
-	Gaps []Gap `json:"gaps"`
+	Gaps []Gap
 	// Threshold is the longest silence still read as data.
-	Threshold time.Duration `json:"threshold_ns"`
+	Threshold time.Duration
 	// Interpolated is the number of steps whose arrivals come from a
 	// counter increase spread over a gap rather than from samples.
-	Interpolated int `json:"interpolated_steps"`
+	Interpolated int
 	// Requested is the range asked for when the data covered less of it at
 	// either end and the range shrank to the data (nil otherwise).
-	Requested *Gap `json:"requested,omitempty"`
+	Requested *Gap
 }
 
 // coverage finds the gaps in the union of the series' sample timestamps.

@@ -33,15 +33,15 @@ type FetchStats struct {
 	// Queries is the number of PromQL expressions evaluated (a range query
 	// longer than 11,000 points is split by the client into several HTTP
 	// requests, counted once here).
-	Queries int `json:"queries"`
+	Queries int
 	// Points is the samples returned.
-	Points int64 `json:"points"`
+	Points int64
 	// Duration is the wall time spent querying.
-	Duration time.Duration `json:"duration_ns"`
+	Duration time.Duration
 	// Warnings are Prometheus's annotations.
-	Warnings []string `json:"warnings,omitempty"`
+	Warnings []string
 	// Queried are the expressions, for the report.
-	Queried []string `json:"queried"`
+	Queried []string
 }
 
 // Fetch reads t's history over g through api. progress, when set, is
@@ -62,7 +62,7 @@ func Fetch(ctx context.Context, api promql.API, t Target, g Grid, progress func(
 	began := time.Now()
 	defer func() { st.Duration = time.Since(began) }()
 	total := 6
-	for _, s := range []string{q.waiting, q.promptHist, q.outputHist, q.promptMean, q.outputMean, q.ttftHist, q.ttftHourly} {
+	for _, s := range []string{q.Waiting, q.PromptHist, q.OutputHist, q.PromptMean, q.OutputMean, q.TTFTHist, q.TTFTHourly} {
 		if s != "" {
 			total++
 		}
@@ -96,32 +96,32 @@ func Fetch(ctx context.Context, api promql.API, t Target, g Grid, progress func(
 	}
 
 	h := History{Grid: g, PromptMean: math.NaN(), OutputMean: math.NaN()}
-	vals, err := rng(q.success, g.Start, g.Step)
+	vals, err := rng(q.Success, g.Start, g.Step)
 	if err != nil {
 		return h, st, err
 	}
-	stamps, err := rng(q.successTS, g.Start, g.Step)
+	stamps, err := rng(q.SuccessTimestamps, g.Start, g.Step)
 	if err != nil {
 		return h, st, err
 	}
 	if h.Success, err = joinTimestamps(vals, stamps); err != nil {
-		return h, st, fmt.Errorf("%s: %w", q.successTS, err)
+		return h, st, fmt.Errorf("%s: %w", q.SuccessTimestamps, err)
 	}
-	running, err := rng(q.running, g.Start, g.Step)
+	running, err := rng(q.Running, g.Start, g.Step)
 	if err != nil {
 		return h, st, err
 	}
 	h.InFlight = onGrid(g, running)
-	if err := nonNegative(g, q.running, h.InFlight); err != nil {
+	if err := nonNegative(g, q.Running, h.InFlight); err != nil {
 		return h, st, err
 	}
-	if q.waiting != "" {
-		waiting, err := rng(q.waiting, g.Start, g.Step)
+	if q.Waiting != "" {
+		waiting, err := rng(q.Waiting, g.Start, g.Step)
 		if err != nil {
 			return h, st, err
 		}
 		w := onGrid(g, waiting)
-		if err := nonNegative(g, q.waiting, w); err != nil {
+		if err := nonNegative(g, q.Waiting, w); err != nil {
 			return h, st, err
 		}
 		for i := range h.InFlight {
@@ -130,18 +130,18 @@ func Fetch(ctx context.Context, api promql.API, t Target, g Grid, progress func(
 			}
 		}
 	}
-	reps, err := rng(q.replicas, g.Start, g.Step)
+	reps, err := rng(q.Replicas, g.Start, g.Step)
 	if err != nil {
 		return h, st, err
 	}
 	if len(reps) > 1 {
-		return h, st, fmt.Errorf("replicas query %q returned %d series; want one (wrap it in sum(...))", q.replicas, len(reps))
+		return h, st, fmt.Errorf("replicas query %q returned %d series; want one (wrap it in sum(...))", q.Replicas, len(reps))
 	}
 	h.Replicas = onGrid(g, reps)
 	for _, c := range []struct {
 		query string
 		into  **Histogram
-	}{{q.promptHist, &h.Prompt}, {q.outputHist, &h.Output}, {q.ttftHist, &h.TTFT}} {
+	}{{q.PromptHist, &h.Prompt}, {q.OutputHist, &h.Output}, {q.TTFTHist, &h.TTFT}} {
 		v, err := inst(c.query)
 		if err != nil {
 			return h, st, err
@@ -153,7 +153,7 @@ func Fetch(ctx context.Context, api promql.API, t Target, g Grid, progress func(
 	for _, c := range []struct {
 		query string
 		into  *float64
-	}{{q.promptMean, &h.PromptMean}, {q.outputMean, &h.OutputMean}} {
+	}{{q.PromptMean, &h.PromptMean}, {q.OutputMean, &h.OutputMean}} {
 		v, err := inst(c.query)
 		if err != nil {
 			return h, st, err
@@ -165,8 +165,8 @@ func Fetch(ctx context.Context, api promql.API, t Target, g Grid, progress func(
 			*c.into = float64(v[0].Value)
 		}
 	}
-	if q.ttftHourly != "" && g.End().Sub(g.Start) >= time.Hour {
-		m, err := rng(q.ttftHourly, g.Start.Add(time.Hour), time.Hour)
+	if q.TTFTHourly != "" && g.End().Sub(g.Start) >= time.Hour {
+		m, err := rng(q.TTFTHourly, g.Start.Add(time.Hour), time.Hour)
 		if err != nil {
 			return h, st, err
 		}

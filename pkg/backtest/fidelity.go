@@ -13,20 +13,20 @@ import (
 // far the other rows can be trusted.
 type Fidelity struct {
 	// Hours is the number of hours with both values.
-	Hours int `json:"hours"`
+	Hours int
 	// MeanAbsErrorS is the mean |simulated - observed| p95, seconds;
 	// MedianRelError the median |simulated - observed| / observed.
-	MeanAbsErrorS  float64 `json:"mean_abs_error_s"`
-	MedianRelError float64 `json:"median_rel_error"`
+	MeanAbsErrorS  float64
+	MedianRelError float64
 	// Pairs are the per-hour values (T: end of the hour).
-	Pairs []FidelityHour `json:"pairs"`
+	Pairs []FidelityHour
 }
 
 // FidelityHour is one hour's observed and simulated p95 TTFT, seconds.
 type FidelityHour struct {
-	T         time.Time `json:"t"`
-	Observed  float64   `json:"observed_s"`
-	Simulated float64   `json:"simulated_s"`
+	T         time.Time
+	Observed  float64
+	Simulated float64
 }
 
 // fidelity pairs the observed hourly p95 with the simulated one. The

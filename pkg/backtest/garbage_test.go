@@ -154,8 +154,8 @@ func TestFetchRefusesNegativeInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	neg := model.Matrix{{Metric: model.Metric{}, Values: []model.SamplePair{{Timestamp: model.TimeFromUnix(t0.Unix() + 60), Value: -50}}}}
-	_, _, err = Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{q.running: neg}}, tgt, g, nil)
-	if err == nil || !strings.Contains(err.Error(), q.running+" at 2026-01-05T00:01:00Z is -50: want requests >= 0") {
+	_, _, err = Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{q.Running: neg}}, tgt, g, nil)
+	if err == nil || !strings.Contains(err.Error(), q.Running+" at 2026-01-05T00:01:00Z is -50: want requests >= 0") {
 		t.Errorf("err = %v, want the query, the time and the value", err)
 	}
 }

@@ -6,14 +6,16 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+
+	"github.com/infscale/infscale/pkg/histogram"
 )
 
 // Histogram is a classic Prometheus histogram's buckets over some range:
 // upper bounds (le) in increasing order, the last +Inf, and the cumulative
 // count of observations <= each bound.
 type Histogram struct {
-	Bounds     []float64 `json:"le"`
-	Cumulative []float64 `json:"cumulative"`
+	Bounds     []float64
+	Cumulative []float64
 }
 
 // NewHistogram builds a Histogram from (le label, count) pairs in any
@@ -64,62 +66,32 @@ func cmpFloat(a, b float64) int {
 // Count is the number of observations.
 func (h *Histogram) Count() float64 { return h.Cumulative[len(h.Cumulative)-1] }
 
-// FractionAbove is the share of observations above x, interpolating
-// linearly inside the bucket holding x as histogram_quantile does (the
-// first bucket's lower bound is 0). NaN without observations.
-func (h *Histogram) FractionAbove(x float64) float64 {
-	n := h.Count()
-	if !(n > 0) {
-		return math.NaN()
-	}
-	lo, clo := 0.0, 0.0
+// buckets is h as histogram.Bucket values.
+func (h *Histogram) buckets() []histogram.Bucket {
+	out := make([]histogram.Bucket, len(h.Bounds))
 	for i, ub := range h.Bounds {
-		c := h.Cumulative[i]
-		if x <= ub {
-			if math.IsInf(ub, 1) {
-				return (n - clo) / n // above the last finite bound: all of +Inf's bucket
-			}
-			below := clo + (c-clo)*(x-lo)/(ub-lo)
-			return (n - below) / n
-		}
-		lo, clo = ub, c
+		out[i] = histogram.Bucket{UpperBound: ub, Count: h.Cumulative[i]}
 	}
-	return 0
+	return out
 }
 
-// Quantile is the q-quantile by linear interpolation inside buckets, as
-// histogram_quantile does (the +Inf bucket returns the last finite bound).
-// NaN without observations.
-func (h *Histogram) Quantile(q float64) float64 {
-	n := h.Count()
-	if !(n > 0) {
-		return math.NaN()
-	}
-	rank := q * n
-	lo, clo := 0.0, 0.0
-	for i, ub := range h.Bounds {
-		c := h.Cumulative[i]
-		if c >= rank {
-			if math.IsInf(ub, 1) {
-				return lo
-			}
-			if c == clo {
-				return ub
-			}
-			return lo + (ub-lo)*(rank-clo)/(c-clo)
-		}
-		lo, clo = ub, c
-	}
-	return lo
-}
+// FractionAbove is the share of observations above x, interpolating
+// linearly inside the bucket holding x (histogram.FractionAbove). NaN
+// without observations.
+func (h *Histogram) FractionAbove(x float64) float64 { return histogram.FractionAbove(x, h.buckets()) }
+
+// Quantile is the q-quantile as histogram_quantile reads the buckets
+// (histogram.Quantile; the +Inf bucket returns the last finite bound). NaN
+// without observations.
+func (h *Histogram) Quantile(q float64) float64 { return histogram.Quantile(q, h.buckets()) }
 
 // Tokens is a token-length distribution for the replay: the histogram's
 // shape when there is one (a bucket drawn by its share, then a length
 // uniform inside it; the +Inf bucket spans (last bound, 2 × last bound]),
 // else a fixed Mean.
 type Tokens struct {
-	Hist *Histogram `json:"histogram,omitempty"`
-	Mean float64    `json:"mean"`
+	Hist *Histogram
+	Mean float64
 }
 
 // Draw returns a length >= 1 from rng.

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/infscale/infscale/pkg/histogram"
 )
 
 // Point is one sample of a series as an instant query returned it at a
@@ -46,14 +48,15 @@ type History struct {
 
 // HourValue is a value for the hour ending at T.
 type HourValue struct {
-	T time.Time `json:"t"`
-	V float64   `json:"v"`
+	T time.Time
+	V float64
 }
 
 // counterIncrease attributes the increase of every counter series to the
 // grid's steps (out[j] is step j; out[0] unused) and returns it with the
 // part that fell outside the grid. Rules: consecutive samples a, b add
-// b.V - a.V, or b.V when b.V < a.V (a reset: the counter restarted from 0),
+// their histogram.CounterIncrease (b.V - a.V, or b.V when b.V < a.V: a
+// reset, the counter restarted from 0),
 // spread uniformly over (a.T, b.T]; the first sample of a series counts in
 // full (it started from 0) unless it is at or before the grid's first
 // point + one step, where it is the baseline of a series that already ran.
@@ -74,11 +77,7 @@ func counterIncrease(g Grid, series []Series) []float64 {
 			if math.IsNaN(a.V) || math.IsNaN(b.V) {
 				continue
 			}
-			inc := b.V - a.V
-			if inc < 0 {
-				inc = b.V
-			}
-			if inc > 0 {
+			if inc, _ := histogram.CounterIncrease(a.V, b.V, false); inc > 0 {
 				g.spread(out, g.sec(a.T), g.sec(b.T), inc)
 			}
 		}

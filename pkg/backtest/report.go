@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 	"time"
+
+	"github.com/infscale/infscale/pkg/replay"
 )
 
 // num is a float64 that encodes NaN and ±Inf as JSON null (unknown, never 0).
@@ -22,19 +24,11 @@ func (n num) MarshalJSON() ([]byte, error) {
 	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
 }
 
-// jsonRow is one row of the JSON output: the simulate columns plus savings.
+// jsonRow is one row of the JSON output: simulate's row (replay.Row, the
+// one result schema) plus savings_pct.
 type jsonRow struct {
-	Policy         string `json:"policy"`
-	Requests       int64  `json:"requests"`
-	Misses         int64  `json:"misses"`
-	MissPct        num    `json:"miss_pct"`
-	TTFTP50        num    `json:"ttft_p50_s"`
-	TTFTP95        num    `json:"ttft_p95_s"`
-	ReplicaMinutes num    `json:"replica_minutes"`
-	SavingsPct     num    `json:"savings_pct"`
-	Peak           int    `json:"peak"`
-	ScaleEvents    int    `json:"scale_events"`
-	Reversals      int    `json:"reversals"`
+	replay.Row
+	SavingsPct num `json:"savings_pct"`
 }
 
 type jsonActual struct {
@@ -91,10 +85,8 @@ type jsonReport struct {
 	Warnings   []string      `json:"warnings,omitempty"`
 }
 
-func rowOf(r Row) jsonRow {
-	return jsonRow{Policy: r.Policy, Requests: r.Requests, Misses: r.Misses(), MissPct: num(r.MissPct()),
-		TTFTP50: num(r.TTFTP50), TTFTP95: num(r.TTFTP95), ReplicaMinutes: num(r.ReplicaMinutes()),
-		SavingsPct: num(r.SavingsPct), Peak: r.Peak, ScaleEvents: r.ScaleEvents, Reversals: r.Reversals}
+func (rep Report) rowOf(r Row) jsonRow {
+	return jsonRow{Row: replay.NewRow(r.Result, rep.GPUs, math.NaN(), false), SavingsPct: num(r.SavingsPct)}
 }
 
 // WriteJSON writes the report as one JSON object: requests, coverage,
@@ -124,11 +116,11 @@ func (rep Report) WriteJSON(w io.Writer) error {
 		out.Actual.TTFTHourly = append(out.Actual.TTFTHourly, jsonHour{T: h.T, Observed: num(h.V)})
 	}
 	if s := rep.Actual.Simulated; s != nil {
-		r := rowOf(Row{Result: *s, SavingsPct: math.NaN()})
+		r := rep.rowOf(Row{Result: *s, SavingsPct: math.NaN()})
 		out.Actual.Simulated = &r
 	}
 	for _, r := range rep.Policies {
-		out.Policies = append(out.Policies, rowOf(r))
+		out.Policies = append(out.Policies, rep.rowOf(r))
 	}
 	if f := rep.Fidelity; f != nil {
 		out.Fidelity = &jsonFidelity{Hours: f.Hours, MeanAbsErrorS: num(f.MeanAbsErrorS), MedianRelError: num(f.MedianRelError)}
@@ -168,10 +160,10 @@ func (rep Report) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\trequests\tSLO miss\tmiss %\tTTFT p50\tTTFT p95\treplica-min\tvs actual\tpeak\tscale events\t")
 	a := rep.Actual
-	fmt.Fprintf(tw, "actual (observed)\t%.0f\t-\t%s\t-\t%s\t%s\t-\t%s\t-\t\n", rep.Requests, fmtF(a.MissPct, "%.1f%%"),
+	fmt.Fprintf(tw, "actual (observed)\t%.0f\t-\t%s\t-\t%s\t%s\t-\t%s\t-\t\n", rep.Requests, replay.FormatPct(a.MissPct),
 		fmtF(a.TTFTP95, "%.2fs"), fmtF(a.ReplicaMinutes, "%.1f"), fmtF(a.Peak, "%.0f"))
 	row := func(label string, r Row) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f%%\t%s\t%s\t%.1f\t%s\t%d\t%d\t\n", label, r.Requests, r.Misses(), r.MissPct(),
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%.1f\t%s\t%d\t%d\t\n", label, r.Requests, r.Misses(), replay.FormatPct(r.MissPct()),
 			fmtF(r.TTFTP50, "%.2fs"), fmtF(r.TTFTP95, "%.2fs"), r.ReplicaMinutes(), fmtF(r.SavingsPct, "%+.1f%%"), r.Peak, r.ScaleEvents)
 	}
 	if s := a.Simulated; s != nil {
@@ -198,7 +190,9 @@ func (rep Report) WriteText(w io.Writer) error {
 	return nil
 }
 
-// WriteCSV writes one header and one row per policy, the actual rows first.
+// WriteCSV writes one header and one row per policy, the actual rows first:
+// a selection of the row schema's columns (replay.Row's CSV names) plus
+// savings_pct, the layout docs/backtest.md gives.
 func (rep Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	f := func(v float64) string {
@@ -207,12 +201,19 @@ func (rep Report) WriteCSV(w io.Writer) error {
 		}
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
+	p := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return f(*v)
+	}
 	cw.Write([]string{"policy", "requests", "misses", "miss_pct", "ttft_p50_s", "ttft_p95_s", "replica_minutes", "savings_pct", "peak", "scale_events"})
 	a := rep.Actual
 	cw.Write([]string{"actual (observed)", f(rep.Requests), "", f(a.MissPct), "", f(a.TTFTP95), f(a.ReplicaMinutes), "", f(a.Peak), ""})
 	row := func(label string, r Row) {
-		cw.Write([]string{label, strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Misses(), 10), f(r.MissPct()),
-			f(r.TTFTP50), f(r.TTFTP95), f(r.ReplicaMinutes()), f(r.SavingsPct), strconv.Itoa(r.Peak), strconv.Itoa(r.ScaleEvents)})
+		jr := rep.rowOf(r)
+		cw.Write([]string{label, strconv.FormatInt(jr.Requests, 10), strconv.FormatInt(jr.Misses, 10), f(jr.MissPct),
+			p(jr.TTFTP50), p(jr.TTFTP95), f(jr.ReplicaMinutes), f(r.SavingsPct), strconv.Itoa(jr.Peak), strconv.Itoa(jr.ScaleEvents)})
 	}
 	if s := a.Simulated; s != nil {
 		row("actual (simulated)", Row{Result: *s, SavingsPct: math.NaN()})

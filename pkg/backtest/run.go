@@ -23,22 +23,24 @@ type Config struct {
 	Policies []replay.Policy
 	// Seed fixes the arrivals within steps and the token draws.
 	Seed uint64
+	// GPUs is the GPUs per replica (the rows' GPU-hours); 0: unknown.
+	GPUs float64
 }
 
 // Actual is what actually ran.
 type Actual struct {
 	// ReplicaMinutes integrates the replicas query over the range (the
 	// last value held across gaps); NaN without a replicas timeline.
-	ReplicaMinutes float64 `json:"replica_minutes"`
+	ReplicaMinutes float64
 	// Peak is the most replicas at a grid point.
-	Peak float64 `json:"peak"`
+	Peak float64
 	// TTFTP95 is the observed p95 TTFT over the range, seconds, and
 	// MissPct the observed share of requests whose TTFT exceeded the SLO,
 	// percent; both from the TTFT histogram's buckets (NaN without one).
-	TTFTP95 float64 `json:"ttft_p95_s"`
-	MissPct float64 `json:"miss_pct"`
+	TTFTP95 float64
+	MissPct float64
 	// Simulated is the replay of the actual replica timeline.
-	Simulated *replay.Result `json:"simulated,omitempty"`
+	Simulated *replay.Result
 }
 
 // Row is one policy's replay with its savings against what actually ran.
@@ -46,31 +48,33 @@ type Row struct {
 	replay.Result
 	// SavingsPct is (actual - policy) replica-minutes / actual, percent;
 	// NaN without the actual timeline.
-	SavingsPct float64 `json:"savings_pct"`
+	SavingsPct float64
 }
 
 // Report is a backtest's outcome.
 type Report struct {
-	Start time.Time     `json:"start"`
-	End   time.Time     `json:"end"`
-	Step  time.Duration `json:"step_ns"`
+	Start time.Time
+	End   time.Time
+	Step  time.Duration
 	// Requests is the reconstructed total.
-	Requests float64  `json:"requests"`
-	Coverage Coverage `json:"coverage"`
+	Requests float64
+	Coverage Coverage
 	// PromptMean and OutputMean are the token means the replay draws around.
-	PromptMean float64   `json:"prompt_tokens_mean"`
-	OutputMean float64   `json:"output_tokens_mean"`
-	Actual     Actual    `json:"actual"`
-	Policies   []Row     `json:"policies"`
-	Fidelity   *Fidelity `json:"fidelity,omitempty"`
+	PromptMean float64
+	OutputMean float64
+	Actual     Actual
+	Policies   []Row
+	Fidelity   *Fidelity
 	// Fetch describes the Prometheus queries; ReplayTime the replays' wall time.
-	Fetch      FetchStats    `json:"fetch"`
-	ReplayTime time.Duration `json:"replay_ns"`
+	Fetch      FetchStats
+	ReplayTime time.Duration
 	// Arrivals per step (requests/s) and Replicas per grid point, for plots.
-	ArrivalRate []float64 `json:"-"`
-	Replicas    []float64 `json:"-"`
+	ArrivalRate []float64
+	Replicas    []float64
+	// GPUs is Config.GPUs, for the rows.
+	GPUs float64
 	// TTFTHourly is the observed p95 TTFT per hour (NaN: no request).
-	TTFTHourly []HourValue `json:"-"`
+	TTFTHourly []HourValue
 }
 
 // Run replays w under every policy of cfg and under the actual replica
@@ -80,7 +84,7 @@ type Report struct {
 func Run(ctx context.Context, w Workload, cfg Config) (Report, error) {
 	g := w.Grid
 	rep := Report{Start: g.Start, End: g.End(), Step: g.Step, Requests: w.Requests, Coverage: w.Coverage,
-		PromptMean: w.Prompt.Mean, OutputMean: w.Output.Mean}
+		PromptMean: w.Prompt.Mean, OutputMean: w.Output.Mean, GPUs: cfg.GPUs}
 	rep.Actual = Actual{ReplicaMinutes: w.ReplicaSeconds() / 60, Peak: w.Peak(), TTFTP95: math.NaN(), MissPct: math.NaN()}
 	rc := cfg.Replay
 	rc.Epoch = g.Start

@@ -18,9 +18,9 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/internal/boundedfile"
+	"github.com/infscale/infscale/internal/yamlbound"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/recommend"
-	"github.com/infscale/infscale/internal/yamlbound"
 )
 
 // Load reads, decodes strictly and validates the configuration file at path.

@@ -3,10 +3,8 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -79,12 +77,8 @@ func (v *validator) validate() {
 	if c.Interval < 0 || time.Duration(c.Interval) < time.Second {
 		v.at("interval", "must be at least 1s, got %s", c.Interval)
 	}
-	if _, port, err := net.SplitHostPort(c.Listen); err != nil {
-		v.at("listen", "must be host:port (e.g. 0.0.0.0:9105): %v", err)
-	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		// 99999 or "" failed only at startup (exit 1 after --check-config
-		// said valid); 0 (a free port) is for tests and the demo.
-		v.at("listen", "port %q: allowed a port number 0..65535 (0: any free port), e.g. 0.0.0.0:9105", port)
+	if err := CheckListen(c.Listen); err != nil {
+		v.at("listen", "%v", err)
 	}
 	v.prometheus()
 	if len(c.Targets) == 0 {

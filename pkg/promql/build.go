@@ -41,16 +41,6 @@ func (l Liveness) String() string {
 	return fmt.Sprintf("Liveness(%d)", int(l))
 }
 
-// ParseLiveness maps "up", "ready" or "staleness" to a Liveness.
-func ParseLiveness(s string) (Liveness, error) {
-	for l, n := range livenessNames {
-		if n == s {
-			return l, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown liveness %q (allowed: up, ready, staleness)", s)
-}
-
 // Options shape every query. The zero value is usable: see the defaults.
 type Options struct {
 	// PodLabel is the label naming a pod on every series ("pod" by default,
@@ -141,24 +131,12 @@ type Target struct {
 	Overrides map[Signal]string
 }
 
-// Build returns the PromQL of every signal the target asks for, printed
-// canonically, keyed by signal. Signals the profile has no family for are
-// absent (Evaluate reports them as ReasonUnsupported). Errors: Unknown
-// server, an empty selector, an invalid TTFT spec, or an override, replicas
-// or held query that does not validate (wrapping ErrInvalidQuery).
-func Build(t Target, opts Options) (map[Signal]string, error) {
-	exprs, err := buildExprs(t, opts)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[Signal]string, len(exprs))
-	for s, e := range exprs {
-		out[s] = e.String()
-	}
-	return out, nil
-}
-
-// buildExprs is Build before printing.
+// buildExprs returns the query of every signal the target asks for, keyed
+// by signal, as ASTs (print them with String: canonical PromQL). Signals
+// the profile has no family for are absent (Evaluate reports them as
+// ReasonUnsupported). Errors: Unknown server, an empty selector, an invalid
+// TTFT spec, or an override, replicas or held query that does not validate
+// (wrapping ErrInvalidQuery).
 func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 	o := opts.withDefaults()
 	if t.Server == profile.Unknown {
@@ -407,10 +385,11 @@ func (b shapes) ttft(families []string, q float64, window time.Duration) parser.
 	return orChain(es)
 }
 
-// stuckPods is the live pods that look like stuck engines (case C18 of
-// docs/design.md: a vLLM engine with 6 waiting, 0 running for an hour, vllm-metal #479;
-// running 1, waiting 14 with no new input, llm-scaler #391), one series per
-// pod; the Stuck signal is count() of it:
+// stuckPods is the live pods that look like stuck engines (the rule of
+// pkg/scrape's stuck.go, asked of Prometheus over a window: a vLLM engine
+// with 6 waiting, 0 running for an hour, vllm-metal #479; running 1,
+// waiting 14 with no new input, llm-scaler #391), one series per pod; the
+// Stuck signal is count() of it:
 //
 //	  sum by (pod) (max without (<replica labels>) (min_over_time(W{sel}[w]))) > 0
 //	and on (pod) (max by (pod) (increase(G{sel}[w]))) == 0

@@ -4,17 +4,19 @@
 //
 // Reading guide:
 //
-//   - selector.go: ParseSelector, Inject (label matchers added to every vector
-//     selector by walking the parsed AST, as prom-label-proxy's enforcer does)
-//     and Validate (user queries; errors keep the parser's position).
+//   - selector.go: ParseSelector (the target's label matchers, set on every
+//     vector selector as the queries are built) and Validate (user queries;
+//     errors keep the parser's position).
 //   - shape.go / build.go: the query shapes per signal and server profile
-//     (Build). docs/promql.md explains each shape: per-pod sums over engines,
+//     (buildExprs). docs/promql.md explains each shape: per-pod sums over engines,
 //     HA duplicates collapsed, stale pods of a rollout excluded, vLLM's old
 //     and new KV names without double counting, TTFT from histogram buckets.
-//   - client.go / reason.go / range.go: the two-method API interface over
-//     client_golang, typed failure reasons, range queries chunked under
-//     Prometheus's 11,000 points per series.
+//   - client.go / client_batch.go / reason.go: the two-method API interface
+//     over client_golang (range queries chunked under Prometheus's 11,000
+//     points per series), the batched instant query, typed failure reasons.
 //   - evaluate.go: Evaluate, one batched query per signal for many targets
 //     (query count independent of pods and targets), with per-target results,
 //     and the rule that no data is unknown (NaN), never 0.
+//   - history.go / own.go: the same shapes for a backtest's range queries
+//     (HistoryQueries), and infscale's own series read back (OwnSeries).
 package promql

@@ -537,18 +537,6 @@ func joinBatch(jobs []job) string {
 	return q
 }
 
-func batchBranches(jobs []job) []parser.Expr {
-	es := make([]parser.Expr, len(jobs))
-	for k, j := range jobs {
-		ex := j.expr
-		if ex.Type() == parser.ValueTypeScalar {
-			ex = call("vector", ex)
-		}
-		es[k] = call("label_replace", ex, str(TargetLabel), str(strconv.Itoa(k)), str(""), str(""))
-	}
-	return es
-}
-
 // single reduces one target's samples to one number: no sample is
 // ReasonEmpty; several samples must agree (HA duplicates of one series do),
 // else ReasonAmbiguous; NaN or ±Inf is ReasonNaN.

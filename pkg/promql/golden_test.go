@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/infscale/infscale/pkg/profile"
 )
@@ -150,3 +153,18 @@ func TestBuildErrors(t *testing.T) {
 		}
 	}
 }
+
+// batchBranches are the branches batchQuery joins, as ASTs.
+func batchBranches(jobs []job) []parser.Expr {
+	es := make([]parser.Expr, len(jobs))
+	for k, j := range jobs {
+		ex := j.expr
+		if ex.Type() == parser.ValueTypeScalar {
+			ex = call("vector", ex)
+		}
+		es[k] = call("label_replace", ex, str(TargetLabel), str(strconv.Itoa(k)), str(""), str(""))
+	}
+	return es
+}
+
+func str(s string) *parser.StringLiteral { return &parser.StringLiteral{Val: s} }

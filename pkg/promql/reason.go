@@ -53,15 +53,6 @@ var reasonNames = [...]string{
 	ReasonInvalidQuery: "invalid_query",
 }
 
-// Reasons returns every Reason, for pre-initialising labelled counters.
-func Reasons() []Reason {
-	out := make([]Reason, 0, len(reasonNames)-1)
-	for r := ReasonTimeout; int(r) < len(reasonNames); r++ {
-		out = append(out, r)
-	}
-	return out
-}
-
 // String returns the snake_case label value ("timeout", "empty", ...).
 func (r Reason) String() string {
 	if r > 0 && int(r) < len(reasonNames) {

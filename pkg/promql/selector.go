@@ -3,7 +3,6 @@ package promql
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
@@ -58,41 +57,4 @@ func ParseSelector(sel string) ([]*labels.Matcher, error) {
 		}
 	}
 	return ms, nil
-}
-
-// Inject adds matchers to every vector selector of expr (also those inside
-// range selectors and subqueries), in place, and returns expr. Matchers are
-// appended, never substituted: a selector that already has a matcher on the
-// same label keeps it, and a series must satisfy both (an intersection, so
-// injection can only narrow a query). An identical matcher is not repeated.
-// Label values need no escaping by the caller: they are printed with
-// strconv.Quote by the PromQL printer.
-func Inject(expr parser.Expr, matchers []*labels.Matcher) parser.Expr {
-	parser.Inspect(expr, func(node parser.Node, _ []parser.Node) error {
-		vs, ok := node.(*parser.VectorSelector)
-		if !ok {
-			return nil
-		}
-		for _, m := range matchers {
-			if !slices.ContainsFunc(vs.LabelMatchers, func(have *labels.Matcher) bool { return sameMatcher(have, m) }) {
-				vs.LabelMatchers = append(vs.LabelMatchers, m)
-			}
-		}
-		return nil
-	})
-	return expr
-}
-
-// InjectString parses query, injects matchers and prints the result
-// canonically. Errors wrap ErrInvalidQuery.
-func InjectString(query string, matchers []*labels.Matcher) (string, error) {
-	expr, err := pql.ParseExpr(query)
-	if err != nil {
-		return "", fmt.Errorf("%w `%s`: %w", ErrInvalidQuery, query, err)
-	}
-	return Inject(expr, matchers).String(), nil
-}
-
-func sameMatcher(a, b *labels.Matcher) bool {
-	return a.Name == b.Name && a.Type == b.Type && a.Value == b.Value
 }

@@ -13,13 +13,10 @@ import (
 // `team "a" model\v2` must print as {model_name="team \"a\" model\\v2"}
 // (quote and backslash escaped once), and the printed query must parse back
 // to the same value.
-func TestInjectEscapesCase15(t *testing.T) {
+func TestSelectorEscapesCase15(t *testing.T) {
 	value := `team "a" model\v2`
 	sel := []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "model_name", value)}
-	got, err := InjectString(`sum(vllm:num_requests_running)`, sel)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := aggregate(parser.SUM, false, nil, selector("vllm:num_requests_running", sel)).String()
 	want := `sum(vllm:num_requests_running{model_name="team \"a\" model\\v2"})`
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
@@ -74,21 +71,6 @@ func TestParseSelectorErrors(t *testing.T) {
 	}
 }
 
-// Injection reaches selectors inside range selectors, subqueries, binary
-// operands and function arguments, and intersects with existing matchers
-// on the same label rather than replacing them.
-func TestInjectEverySelector(t *testing.T) {
-	sel := []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "namespace", "llm")}
-	got, err := InjectString(`rate(a[5m]) / on (pod) b{namespace="other"} + max_over_time(c[10m:1m]) or absent(d)`, sel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `rate(a{namespace="llm"}[5m]) / on (pod) b{namespace="llm",namespace="other"} + max_over_time(c{namespace="llm"}[10m:1m]) or absent(d{namespace="llm"})`
-	if got != want {
-		t.Fatalf("got  %s\nwant %s", got, want)
-	}
-}
-
 // Validate keeps the parser's position: a user query with a typo reports
 // line:column and the query.
 func TestValidatePosition(t *testing.T) {
@@ -118,7 +100,6 @@ func FuzzValidate(f *testing.F) {
 	for _, s := range []string{`sum(up)`, `a{b="c"} or d`, `histogram_quantile(0.9, sum by (le) (rate(x_bucket[5m])))`, `{`, `"\`} {
 		f.Add(s)
 	}
-	sel := []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "model_name", `q"\`)}
 	f.Fuzz(func(t *testing.T, q string) {
 		expr, err := Validate(q)
 		if err != nil {
@@ -127,9 +108,9 @@ func FuzzValidate(f *testing.F) {
 			}
 			return
 		}
-		// Whatever parses must still parse after injection and printing.
-		if _, err := pql.ParseExpr(Inject(expr, sel).String()); err != nil {
-			t.Fatalf("%q: injected query does not parse: %v", q, err)
+		// Whatever parses must still parse after printing.
+		if _, err := pql.ParseExpr(expr.String()); err != nil {
+			t.Fatalf("%q: printed query does not parse: %v", q, err)
 		}
 	})
 }

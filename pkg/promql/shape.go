@@ -36,8 +36,6 @@ func call(fn string, args ...parser.Expr) *parser.Call {
 
 func number(v float64) *parser.NumberLiteral { return &parser.NumberLiteral{Val: v} }
 
-func str(s string) *parser.StringLiteral { return &parser.StringLiteral{Val: s} }
-
 // paren wraps binary expressions so that they print unambiguously as an
 // operand of another binary expression.
 func paren(e parser.Expr) parser.Expr {

@@ -19,7 +19,7 @@
 // loop.go (the rules a decision loop applies around Decide: current from
 // the previous desired, the hold on no data; serve and the replay both run
 // it), state.go (State.Validate), behavior.go (the HPA's behavior YAML),
-// observe.go (per-replica samples to an Observation). The state file format
-// is internal/statefile's.
+// reversal.go (what counts as a reversal, for serve's counter and the
+// replay). The state file format is internal/statefile's.
 // docs/recommend.md gives the formulas.
 package recommend

@@ -285,14 +285,3 @@ type State struct {
 	LastDesired int       `json:"last_desired"`
 	LastAt      time.Time `json:"last_at"`
 }
-
-// ReplicaSample is one replica's signals as read from its /metrics page;
-// NaN when unknown.
-type ReplicaSample struct {
-	// Running and Waiting are the replica's requests (summed over its engines).
-	Running, Waiting float64
-	// KV is the replica's KV-cache usage, a fraction (the max over its engines).
-	KV float64
-	// CPU is the replica's CPU as a percentage of its request.
-	CPU float64
-}

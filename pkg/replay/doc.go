@@ -26,7 +26,9 @@
 // own pass over the trace, so results do not depend on parallelism.
 //
 // Reading guide: run.go (Run, RunAll, Config, Result), then sim.go (the
-// event loop), replica.go (one replica's state machine), fleet.go (routing,
-// scaling, the activator), observe.go (what a policy sees), policy.go (the
-// policy strings) and one file per policy kind.
+// event loop, with routing, scaling and the activator), replica.go (one
+// replica's state machine), queue.go (the FIFO of pending requests), observe.go
+// (what a policy sees), hist.go (TTFT quantiles), policy.go (the policy
+// strings), then one file per policy kind (infscale.go, hpa.go, knative.go,
+// oracle.go, follow.go) and pct.go, plot.go (output).
 package replay

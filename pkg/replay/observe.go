@@ -60,24 +60,24 @@ func (s *sim) observe(now float64) recommend.Observation {
 // Sample is one row of the timeline: a Config.Period interval ending at T.
 type Sample struct {
 	// T is the end of the interval, in seconds since the trace start.
-	T float64 `json:"t_s"`
+	T float64
 	// ArrivalRate is the interval's arrivals per second.
-	ArrivalRate float64 `json:"arrival_rate"`
+	ArrivalRate float64
 	// Desired is the replica count the policy asked for at T.
-	Desired int `json:"desired"`
+	Desired int
 	// Ready, Starting and Draining are the replicas in each state at T.
-	Ready    int `json:"ready"`
-	Starting int `json:"starting"`
-	Draining int `json:"draining"`
+	Ready    int
+	Starting int
+	Draining int
 	// Running, Waiting and Held are requests at T (NaN: no ready replica).
-	Running float64 `json:"running"`
-	Waiting float64 `json:"waiting"`
-	Held    float64 `json:"held"`
+	Running float64
+	Waiting float64
+	Held    float64
 	// TTFTP95 is the p95 TTFT of first tokens in the interval, seconds (NaN: none).
-	TTFTP95 float64 `json:"ttft_p95_s"`
+	TTFTP95 float64
 	// Misses are the interval's requests that missed the SLO (counted when
 	// their first token came late, or at arrival when rejected).
-	Misses int64 `json:"misses"`
+	Misses int64
 }
 
 // sampleTimeline closes the timeline interval at now (every Config.Period).

@@ -146,38 +146,40 @@ func (c Config) Validate() error {
 // Result is one policy's replay.
 type Result struct {
 	// Policy is the policy string; Trace the trace's name.
-	Policy string `json:"policy"`
-	Trace  string `json:"trace"`
+	Policy string
+	Trace  string
 	// Requests is every request of the trace: Met + Late + Unserved + Rejected.
-	Requests int64 `json:"requests"`
+	Requests int64
 	// Met got a first token within the SLO; Late after it; Unserved never
 	// (still queued when the replay stopped, Drain after the trace's end);
 	// Rejected could never fit a replica's KV cache.
-	Met      int64 `json:"met"`
-	Late     int64 `json:"late"`
-	Unserved int64 `json:"unserved"`
-	Rejected int64 `json:"rejected"`
+	Met      int64
+	Late     int64
+	Unserved int64
+	Rejected int64
 	// TTFTP50 and TTFTP95 are TTFT quantiles over the requests that got a
 	// first token, in seconds (within 0.25%); NaN when none did.
-	TTFTP50 float64 `json:"ttft_p50_s"`
-	TTFTP95 float64 `json:"ttft_p95_s"`
+	TTFTP50 float64
+	TTFTP95 float64
 	// ReplicaSeconds is replica time over [0, Duration]: starting, ready and
 	// draining replicas all count.
-	ReplicaSeconds float64 `json:"replica_seconds"`
+	ReplicaSeconds float64
 	// Peak is the most replicas the policy asked for.
-	Peak int `json:"peak"`
+	Peak int
 	// ScaleEvents counts changes of the replica count; Reversals the ones
-	// opposite to the previous change within ReversalWindow (thrash).
-	ScaleEvents int `json:"scale_events"`
-	Reversals   int `json:"reversals"`
+	// opposite to the previous change made less than
+	// recommend.ReversalWindow (300 s) before (recommend.IsReversal, as
+	// serve counts them): thrash.
+	ScaleEvents int
+	Reversals   int
 	// OutputTokens are the tokens of the requests that completed.
-	OutputTokens int64 `json:"output_tokens"`
+	OutputTokens int64
 	// Duration is the trace's span in seconds (declared, or the last
 	// arrival); Stop is when the replay stopped (>= Duration).
-	Duration float64 `json:"duration_s"`
-	Stop     float64 `json:"stop_s"`
+	Duration float64
+	Stop     float64
 	// Timeline is one Sample per Period when Config.Timeline is set.
-	Timeline []Sample `json:"timeline,omitempty"`
+	Timeline []Sample
 }
 
 // Misses counts the requests that missed the SLO: late, unserved or rejected.

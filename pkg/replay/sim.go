@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"time"
 
+	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/trace"
 )
 
@@ -28,8 +30,7 @@ type sim struct {
 	res         Result
 
 	// scale bookkeeping
-	lastDir          int
-	lastScaleAt      float64
+	lastChange       recommend.ScaleChange // for reversals (At: epoch + seconds)
 	lastTick         float64
 	sample           Sample // the timeline row being accumulated
 	nextSample       float64
@@ -320,10 +321,11 @@ func (s *sim) scale(now float64, desired int) {
 		dir = -1
 	}
 	s.res.ScaleEvents++
-	if s.lastDir != 0 && dir != s.lastDir && now-s.lastScaleAt <= ReversalWindow {
+	change := recommend.ScaleChange{At: time.Time{}.Add(time.Duration(now * float64(time.Second))), Direction: dir}
+	if recommend.IsReversal(s.lastChange, change, recommend.ReversalWindow) {
 		s.res.Reversals++
 	}
-	s.lastDir, s.lastScaleAt = dir, now
+	s.lastChange = change
 	for i := cur; i < desired; i++ {
 		s.addReplica(now, false)
 	}
@@ -377,8 +379,3 @@ func (s *sim) finish(stop float64) {
 
 // maxReplicas caps what a policy may ask for.
 const maxReplicas = 100000
-
-// ReversalWindow is how soon a scale event in the opposite direction of the
-// previous one counts as a reversal (thrash): the HPA's default scale-down
-// stabilisation window, 300 s.
-const ReversalWindow = 300.0

@@ -55,9 +55,6 @@ func (d DType) Bytes() float64 {
 // MarshalText implements encoding.TextMarshaler (JSON output).
 func (d DType) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// DTypeNames lists the accepted canonical names, for error messages and help.
-func DTypeNames() []string { return append([]string(nil), dtypeNames...) }
-
 // ParseDType parses a dtype name, accepting vLLM/Hugging Face spellings
 // (float16, half, bfloat16, fp8_e4m3, ...). The error lists the allowed names.
 func ParseDType(s string) (DType, error) {

@@ -81,22 +81,6 @@ func Aggregate(pages []*Page) Totals {
 	return t
 }
 
-// MeanCPUPercent averages Rates.CPUPercent(requestedCores) over the rates
-// that have one; NaN and 0 when none has (e.g. first scrape: no baseline).
-func MeanCPUPercent(rates []Rates, requestedCores float64) (mean float64, reporting int) {
-	total := 0.0
-	for _, r := range rates {
-		if c := r.CPUPercent(requestedCores); finite(c) {
-			total += c
-			reporting++
-		}
-	}
-	if reporting == 0 {
-		return math.NaN(), 0
-	}
-	return total / float64(reporting), reporting
-}
-
 // addNaN adds v to acc, treating a NaN acc as "nothing yet".
 func addNaN(acc, v float64) float64 {
 	if math.IsNaN(acc) {

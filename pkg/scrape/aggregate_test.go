@@ -34,19 +34,6 @@ func TestAggregate(t *testing.T) {
 	checkFloat(t, "kv of none", none.KV, A)
 }
 
-func TestMeanCPUPercent(t *testing.T) {
-	// 0.6 and 1.0 cores of 4 requested: 15 % and 25 %, mean 20 %; the
-	// no-baseline rate does not vote.
-	m, n := MeanCPUPercent([]Rates{{CPUCores: 0.6}, {CPUCores: 1.0}, {CPUCores: A}}, 4)
-	checkFloat(t, "mean cpu %", m, 20)
-	if n != 2 {
-		t.Errorf("reporting = %d, want 2", n)
-	}
-	if m, n := MeanCPUPercent([]Rates{{CPUCores: A}}, 4); !same(m, A) || n != 0 {
-		t.Errorf("no data: %v %d", m, n)
-	}
-}
-
 // Issue 13 item 3: a replica whose page has a non-finite engine sample has
 // an unknown value, and the total with it (as PromQL's sum over a NaN
 // sample): four pages running{engine="0"} 2, running{engine="1"} NaN sum

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 
+	hist "github.com/infscale/infscale/pkg/histogram"
 	"github.com/infscale/infscale/pkg/profile"
 )
 
@@ -110,10 +111,7 @@ type Histogram struct {
 }
 
 // Bucket is one cumulative histogram bucket: observations <= UpperBound.
-type Bucket struct {
-	UpperBound float64
-	Count      float64
-}
+type Bucket = hist.Bucket
 
 // LoRA is the current state of vllm:lora_requests_info: the series with the
 // largest value (the unix time the state was set; vllm PR #13303).

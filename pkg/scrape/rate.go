@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	hist "github.com/infscale/infscale/pkg/histogram"
 )
 
 // Rates are per-second rates of a replica's counters between two scrapes of
@@ -24,7 +26,8 @@ type Rates struct {
 	// process_start_time_seconds).
 	Reset bool
 	// Suspect is non-empty when requests wait but no token was processed in
-	// the interval (case C18 of docs/design.md: flat counters mark a stuck engine).
+	// the interval (flat counters mark a stuck engine: the rule of
+	// StuckTracker, stuck.go).
 	Suspect string
 }
 
@@ -59,7 +62,7 @@ func Rate(prev, cur *Page) Rates {
 		return r
 	}
 	r.Interval = dt
-	restarted := finite(prev.ProcessStart) && finite(cur.ProcessStart) && prev.ProcessStart != cur.ProcessStart
+	restarted := Restarted(prev.ProcessStart, cur.ProcessStart)
 	secs := dt.Seconds()
 	rate := func(prevName, curName string) float64 {
 		inc, reset := increase(prev, cur, prevName, curName, restarted)
@@ -70,7 +73,7 @@ func Rate(prev, cur *Page) Rates {
 	r.GenerationTokens = rate(prev.Chosen.GenerationTokens, cur.Chosen.GenerationTokens)
 	r.Requests = rate(prev.Chosen.Requests, cur.Chosen.Requests)
 	r.CPUCores = rate(prev.Chosen.CPUSeconds, cur.Chosen.CPUSeconds)
-	if cur.Waiting > 0 && r.PromptTokens == 0 && r.GenerationTokens == 0 {
+	if flat(markOf(prev), markOf(cur), cur.Waiting) { // the stuck-engine rule's counter test (stuck.go)
 		r.Suspect = fmt.Sprintf("stuck engine? waiting %g but no prompt or generation token processed in %s", cur.Waiting, dt)
 	}
 	return r
@@ -96,15 +99,13 @@ func increase(prev, cur *Page, prevName, curName string, restarted bool) (inc fl
 		}
 		n++
 		old, seen := before[s.Labels.String()]
-		switch {
-		case !seen:
+		if !seen {
 			inc += s.Value
-		case restarted || s.Value < old:
-			inc += s.Value
-			reset = true
-		default:
-			inc += s.Value - old
+			continue
 		}
+		d, r := hist.CounterIncrease(old, s.Value, restarted)
+		inc += d
+		reset = reset || r
 	}
 	if n == 0 {
 		return math.NaN(), false

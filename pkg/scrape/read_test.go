@@ -48,7 +48,7 @@ func TestReadOpenMetrics(t *testing.T) {
 		if h == nil || h.Family != "vllm:time_to_first_token_seconds" || len(h.Buckets) != 3 || h.Count != 10 || h.Sum != 3.5 {
 			t.Fatalf("TTFT = %+v", h)
 		}
-		if h.Buckets[0] != (Bucket{0.1, 4}) || h.Buckets[1] != (Bucket{1, 9}) || !math.IsInf(h.Buckets[2].UpperBound, 1) || h.Buckets[2].Count != 10 {
+		if h.Buckets[0] != (Bucket{UpperBound: 0.1, Count: 4}) || h.Buckets[1] != (Bucket{UpperBound: 1, Count: 9}) || !math.IsInf(h.Buckets[2].UpperBound, 1) || h.Buckets[2].Count != 10 {
 			t.Errorf("buckets = %v, want 0.1:4 1:9 +Inf:10", h.Buckets)
 		}
 	}

@@ -50,14 +50,6 @@ func TestTTFTQuantile(t *testing.T) {
 	if HistogramIncrease(nil, cur) != nil || HistogramIncrease(cur, cur) != nil {
 		t.Error("increase without a baseline")
 	}
-	// Two replicas merged: inc (0, 10, 20) + restart (0, 1, 2) = (0, 11, 22):
-	// p50 rank 11 -> le 2: 0.5 + 1.5*11/11 = 2; p25 rank 5.5 -> 0.5 + 1.5*5.5/11 = 1.25.
-	m := MergeHistograms(inc, nil, restart)
-	checkFloat(t, "merged p25", m.Quantile(0.25), 1.25)
-	checkFloat(t, "merged count", m.Count, 22)
-	if MergeHistograms(nil) != nil {
-		t.Error("merge of nothing")
-	}
 	for _, q := range []float64{-0.1, 1.1, math.NaN()} {
 		checkFloat(t, "bad q", inc.Quantile(q), A)
 	}

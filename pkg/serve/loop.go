@@ -286,7 +286,7 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	l.Metrics.Record(Snapshot{
 		Target: t.cfg.Name, At: now, Signals: signalMap(sig), Decided: true, Valid: valid,
 		Desired: d.Desired, Previous: prev, HadPrevious: hadPrev, Current: observed,
-		Reason: d.Reason.String(), Raw: raw, AllMetrics: names, ReversalWindow: reversalWindow(&t.cfg),
+		Reason: d.Reason.String(), Raw: raw, AllMetrics: names,
 		Stuck: rd.Stuck, StuckKnown: rd.StuckKnown,
 	})
 	if hadPrev && prev != d.Desired {
@@ -393,16 +393,6 @@ func (l *Loop) logStuck(now time.Time, target string, rd Reading) {
 			"target", target, "stuck", rd.Stuck, "replicas", rd.StuckReplicas, "source", l.Source.Name(), "suppressed_since_last", suppressed)
 	}
 }
-
-// reversalWindow is the target's configured scale-down stabilisation window
-// (0 when unset: the exporter's default applies).
-func reversalWindow(t *config.Target) time.Duration {
-	if b := t.Behavior; b != nil && b.ScaleDown != nil && b.ScaleDown.StabilizationWindowSeconds != nil {
-		return time.Duration(*b.ScaleDown.StabilizationWindowSeconds) * time.Second
-	}
-	return 0
-}
-
 
 // noteDuplicates counts the series the source folded as copies
 // (infscale_deduplicated_series_total) and logs it once per target (again

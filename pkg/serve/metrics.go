@@ -6,14 +6,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // Namespace prefixes every exported metric.
 const Namespace = "infscale"
-
-// DefaultReversalWindow is the reversal window of a target whose
-// scale-down stabilisation window is unset or 0 (the HPA's default window).
-const DefaultReversalWindow = 5 * time.Minute
 
 // SignalNames are the observed signals exported as infscale_<name>, in
 // docs/metrics.md order, with their series names.
@@ -38,11 +36,6 @@ type Metrics struct {
 	cycles        prometheus.Counter
 	cycleDuration prometheus.Gauge
 	buildInfo     *prometheus.GaugeVec
-}
-
-type change struct {
-	at        time.Time
-	direction int // +1 up, -1 down
 }
 
 // NewMetrics creates the exporter's metrics and registers them on reg.
@@ -109,10 +102,6 @@ type Snapshot struct {
 	// AllMetrics lists every metric of the target, for deleting the raw
 	// series of metrics that became unknown.
 	AllMetrics []string
-	// ReversalWindow: a change opposite to the previous change made less
-	// than this long before counts as a reversal (the target's scale-down
-	// stabilisation window; DefaultReversalWindow when 0).
-	ReversalWindow time.Duration
 	// Stuck is the replicas read as stuck engines, exported as
 	// infscale_stuck_replicas when StuckKnown (else the series is removed).
 	Stuck      int
@@ -167,14 +156,11 @@ func (m *Metrics) Record(s Snapshot) {
 			dir, changes = -1, &tg.down
 		}
 		changes.add(1)
-		win := s.ReversalWindow
-		if win <= 0 {
-			win = DefaultReversalWindow
-		}
-		if last := tg.lastChange; tg.hasChange && last.direction == -dir && s.At.Sub(last.at) < win {
+		next := recommend.ScaleChange{At: s.At, Direction: dir}
+		if tg.hasChange && recommend.IsReversal(tg.lastChange, next, recommend.ReversalWindow) {
 			tg.reversals.add(1)
 		}
-		tg.lastChange, tg.hasChange = change{at: s.At, direction: dir}, true
+		tg.lastChange, tg.hasChange = next, true
 	}
 }
 

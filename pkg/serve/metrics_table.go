@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // seriesTable is the per-target series of Metrics, as one
@@ -41,8 +43,8 @@ type targetSeries struct {
 
 	decisions, queryErrors []labeledCount // by reason
 	up, down, reversals    count
-	dedup                  count  // deduplicated series
-	lastChange             change // for reversals
+	dedup                  count                 // deduplicated series
+	lastChange             recommend.ScaleChange // for reversals
 	hasChange              bool
 }
 
@@ -127,7 +129,7 @@ func newSeriesTable() *seriesTable {
 		lastDecision: d("last_decision_timestamp_seconds", "Unix time of the target's last successful decision (some signal known); alert when it falls behind.", "target"),
 		decisions:    d("decisions_total", "Decisions made, by the reason that decided them.", "target", "reason"),
 		changes:      d("scale_changes_total", "Changes of the desired replicas, by direction (up, down).", "target", "direction"),
-		reversals:    d("scale_reversals_total", "Changes of the desired replicas opposite to the previous change made less than the target's scale-down stabilisation window before (5m when unset or 0): thrash.", "target"),
+		reversals:    d("scale_reversals_total", "Changes of the desired replicas opposite to the previous change made less than 5m before (the HPA's default scale-down window, whatever the target's): thrash.", "target"),
 		queryErrors:  d("query_errors_total", "Failed or empty signal reads, by reason (timeout, unavailable, bad_response, empty, nan, ...).", "target", "reason"),
 		dedup:        d("deduplicated_series_total", "Series folded as copies of a pod's own series (two scrape jobs on one pod, an HA pair without deduplication), summed over cycles; Prometheus mode.", "target"),
 		targets:      map[string]*targetSeries{},

@@ -206,7 +206,7 @@ infscale_decisions_total{reason="metric",target="chat"} 2
 # HELP infscale_query_errors_total Failed or empty signal reads, by reason (timeout, unavailable, bad_response, empty, nan, ...).
 # TYPE infscale_query_errors_total counter
 infscale_query_errors_total{reason="empty",target="chat"} 2
-# HELP infscale_scale_reversals_total Changes of the desired replicas opposite to the previous change made less than the target's scale-down stabilisation window before (5m when unset or 0): thrash.
+# HELP infscale_scale_reversals_total Changes of the desired replicas opposite to the previous change made less than 5m before (the HPA's default scale-down window, whatever the target's): thrash.
 # TYPE infscale_scale_reversals_total counter
 infscale_scale_reversals_total{target="chat"} 0
 `

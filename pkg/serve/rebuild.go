@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -54,8 +53,7 @@ func (r *Rebuilder) Rebuild(ctx context.Context, t *config.Target, now time.Time
 	}
 	// As far back as the windows and periods reach (recommend.Policy.Horizon).
 	start := now.Add(-pol.Horizon())
-	sel := `{target=` + strconv.Quote(t.Name) + `}`
-	desired, _, err := r.API.Range(ctx, `max(infscale_desired_replicas`+sel+`)`, start, now, step)
+	desired, _, err := r.API.Range(ctx, promql.OwnSeries(Namespace+"_desired_replicas", t.Name), start, now, step)
 	if err != nil {
 		return nil, fmt.Errorf("rebuild %s: %w", t.Name, err)
 	}
@@ -63,7 +61,7 @@ func (r *Rebuilder) Rebuild(ctx context.Context, t *config.Target, now time.Time
 	if len(dpts) == 0 {
 		return nil, nil
 	}
-	raw, _, err := r.API.Range(ctx, `max(infscale_recommended_replicas`+sel+`)`, start, now, step)
+	raw, _, err := r.API.Range(ctx, promql.OwnSeries(Namespace+"_recommended_replicas", t.Name), start, now, step)
 	if err != nil {
 		return nil, fmt.Errorf("rebuild %s: %w", t.Name, err)
 	}

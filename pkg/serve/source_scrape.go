@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/histogram"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
 )
@@ -30,16 +31,16 @@ type ScrapeSource struct {
 	// targets without a ttft metric (shown, not scaled on).
 	TTFTWindow time.Duration
 	// StuckAfter is how many consecutive scrapes a replica must look like a
-	// stuck engine (stuck.go), for at least StuckFor, before it stops
-	// voting; 0 is DefaultStuckAfter. A replica that stopped voting is counted in
+	// stuck engine (scrape.StuckTracker), for at least StuckFor, before it
+	// stops voting; 0 is scrape.DefaultStuckAfter. A replica that stopped voting is counted in
 	// Current but not in the totals or Reporting: the HPA's missing-pods
 	// rule (0 on a scale-up, at target on a scale-down) applies to it.
 	StuckAfter int
 	// StuckFor is how long, at least, a replica must have looked stuck
-	// before it stops voting; 0 is DefaultStuckFor.
+	// before it stops voting; 0 is scrape.DefaultStuckFor.
 	StuckFor time.Duration
 
-	stuck stuckTracker
+	stuck scrape.StuckTracker
 
 	mu sync.Mutex
 	// history keeps, per URL, the TTFT histograms seen within the longest
@@ -48,8 +49,9 @@ type ScrapeSource struct {
 }
 
 type histAt struct {
-	at time.Time
-	h  *scrape.Histogram
+	at    time.Time
+	h     *scrape.Histogram
+	start float64 // process_start_time_seconds (NaN: unknown)
 }
 
 // NewScrapeSource returns a ScrapeSource whose scrapes time out after timeout.
@@ -63,13 +65,13 @@ func (s *ScrapeSource) Name() string { return "scrape" }
 // Read scrapes every URL of every target concurrently.
 func (s *ScrapeSource) Read(ctx context.Context, targets []*config.Target, now time.Time) []Reading {
 	out := make([]Reading, len(targets))
-	s.stuck.begin()
+	s.stuck.Begin()
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Go(func() { out[i] = s.readTarget(ctx, t, now) })
 	}
 	wg.Wait()
-	s.stuck.end()
+	s.stuck.End()
 	return out
 }
 
@@ -90,10 +92,10 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	answered := 0
 	after, span := s.StuckAfter, s.StuckFor
 	if after <= 0 {
-		after = DefaultStuckAfter
+		after = scrape.DefaultStuckAfter
 	}
 	if span <= 0 {
-		span = DefaultStuckFor
+		span = scrape.DefaultStuckFor
 	}
 	voting := make([]*scrape.Page, len(pages))
 	for i, err := range errs {
@@ -103,7 +105,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 			continue
 		}
 		answered++
-		if n, d := s.stuck.observe(urls[i], pages[i], now); n >= after && d >= span {
+		if n, d := s.stuck.Observe(urls[i], pages[i], now); n >= after && d >= span {
 			// Answered but does not vote: a missing pod for the HPA's rule.
 			r.Stuck++
 			r.StuckReplicas = append(r.StuckReplicas, urls[i])
@@ -143,11 +145,15 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 
 // ttft records this cycle's histograms and returns the q-quantile of their
 // increase over window, summed over the replicas that have a baseline, and
-// whether no request finished in it (the count did not grow: NaN).
+// whether no request finished in it (the window's +Inf bucket did not grow:
+// the quantile is NaN and the metric abstains). A replica's increase is
+// Prometheus's increase() over its scrapes in the window (windowIncrease):
+// restarts inside it count what was observed since, never a negative or
+// dropped increase.
 func (s *ScrapeSource) ttft(urls []string, pages []*scrape.Page, q float64, window time.Duration, now time.Time) (float64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var prev, cur *scrape.Histogram
+	var sum []scrape.Bucket
 	for i, u := range urls {
 		p := pages[i]
 		if p == nil || p.TTFT == nil {
@@ -158,53 +164,50 @@ func (s *ScrapeSource) ttft(urls []string, pages []*scrape.Page, q float64, wind
 		for len(h) > 1 && now.Sub(h[1].at) >= window {
 			h = h[1:]
 		}
-		if len(h) > 0 {
-			base := h[0]
-			if now.Sub(base.at) > window && len(h) > 1 {
-				base = h[1]
-			}
-			if base.h.Count <= p.TTFT.Count && sameLayout(base.h, p.TTFT) {
-				prev, cur = addHist(prev, base.h), addHist(cur, p.TTFT)
-			}
+		first := 0
+		if len(h) > 1 && now.Sub(h[0].at) > window {
+			first = 1
 		}
-		s.history[u] = append(h, histAt{at: now, h: p.TTFT})
+		cur := histAt{at: now, h: p.TTFT, start: p.ProcessStart}
+		if inc := windowIncrease(h[first:], cur); inc != nil {
+			sum, _ = histogram.Add(sum, inc.Buckets)
+		}
+		s.history[u] = append(h, cur)
 	}
-	if cur == nil {
+	if len(sum) == 0 {
 		return math.NaN(), false
 	}
-	n := len(cur.Buckets) - 1 // the +Inf bucket counts every request
-	return histogramQuantile(q, prev, cur), n >= 0 && len(prev.Buckets) == n+1 && cur.Buckets[n].Count == prev.Buckets[n].Count
+	return histogram.Quantile(q, sum), sum[len(sum)-1].Count == 0
 }
 
-func sameLayout(a, b *scrape.Histogram) bool {
-	if len(a.Buckets) != len(b.Buckets) {
-		return false
+// windowIncrease is the increase of one replica's histogram from the first
+// of past (its scrapes inside the window, oldest first) to cur: the sum of
+// the increases between consecutive scrapes (scrape.IncreaseSince, so a
+// restart in between adds what was observed since it, as Prometheus's
+// increase() adds a reset counter's new value). Nil without a baseline or
+// when the bucket layout changed without a restart; after a restart that
+// changed the layout, the increase since the restart.
+func windowIncrease(past []histAt, cur histAt) *scrape.Histogram {
+	if len(past) == 0 {
+		return nil
 	}
-	for i := range a.Buckets {
-		if a.Buckets[i].UpperBound != b.Buckets[i].UpperBound {
-			return false
+	var total *scrape.Histogram
+	prev := past[0]
+	for _, next := range append(past[1:len(past):len(past)], cur) {
+		inc := scrape.IncreaseSince(prev.h, next.h, scrape.Restarted(prev.start, next.start))
+		if inc == nil {
+			return nil
 		}
+		if total == nil {
+			total = inc
+		} else if b, ok := histogram.Add(total.Buckets, inc.Buckets); ok {
+			total.Buckets, total.Count, total.Sum = b, total.Count+inc.Count, total.Sum+inc.Sum
+		} else {
+			total = inc
+		}
+		prev = next
 	}
-	return true
-}
-
-// addHist returns acc + h bucket by bucket (acc nil: a copy of h); a layout
-// mismatch keeps acc.
-func addHist(acc, h *scrape.Histogram) *scrape.Histogram {
-	if acc == nil {
-		c := *h
-		c.Buckets = append([]scrape.Bucket(nil), h.Buckets...)
-		return &c
-	}
-	if !sameLayout(acc, h) {
-		return acc
-	}
-	for i := range acc.Buckets {
-		acc.Buckets[i].Count += h.Buckets[i].Count
-	}
-	acc.Count += h.Count
-	acc.Sum += h.Sum
-	return acc
+	return total
 }
 
 // scrapeReason maps a scrape error to a query_errors_total reason.

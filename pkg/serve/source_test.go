@@ -15,6 +15,7 @@ import (
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/scrape"
 )
 
 // fakePrometheus answers /api/v1/query like Prometheus for the queries
@@ -195,23 +196,36 @@ func TestScrapeFaults(t *testing.T) {
 	})
 }
 
-// TestHistogramQuantile checks the quantile of a histogram increase against
-// hand interpolation: 100 observations, 40 in (0, 0.1], 50 in (0.1, 0.5],
-// 10 in (0.5, +Inf): p95 has rank 95, in the +Inf bucket: the highest
-// finite bound 0.5; p50 has rank 50 in (0.1, 0.5]: 0.1 + 0.4 x (50-40)/50 = 0.18.
-func TestHistogramQuantile(t *testing.T) {
-	h := func(a, b, c float64) *histogramT { return mkHist(a, b, c) }
-	prev, cur := h(10, 10, 10), h(50, 100, 110) // increases 40, 90, 100 cumulative
-	if got := histogramQuantile(0.95, prev, cur); got != 0.5 {
-		t.Errorf("p95 %v, want 0.5", got)
+// TestTTFTWindowIncrease: the TTFT quantile of embedded mode over the
+// scrapes of a 60 s window, buckets at le 0.1, 0.5, +Inf (cumulative).
+//   - t=0 (10, 10, 10), t=15 (50, 100, 110): increases 40, 90, 100: p95
+//     rank 95 in +Inf reads the highest finite bound 0.5; p50 rank 50 in
+//     (0.1, 0.5]: 0.1 + 0.4 × (50-40)/50 = 0.18.
+//   - t=30 the replica restarted (process start 1 -> 2) and counted
+//     (0, 20, 20) since: Prometheus's increase() adds the reset counter's
+//     new value, so the window holds 40+0, 90+20, 100+20 = (40, 110, 120):
+//     p50 rank 60 in (0.1, 0.5]: 0.1 + 0.4 × 20/70 = 0.2142857...
+//     (before, a restart dropped the replica: no quantile at all).
+//   - t=45 nothing new since t=30: still (40, 110, 120).
+//   - without a second scrape there is no baseline: NaN.
+func TestTTFTWindowIncrease(t *testing.T) {
+	src := NewScrapeSource(time.Second)
+	at := func(sec int, start float64, a, b, c float64) float64 {
+		h := mkHist(a, b, c)
+		p := &scrape.Page{TTFT: h, ProcessStart: start}
+		q, _ := src.ttft([]string{"u"}, []*scrape.Page{p}, 0.5, time.Minute, t0.Add(time.Duration(sec)*time.Second))
+		return q
 	}
-	if got := histogramQuantile(0.5, prev, cur); math.Abs(got-0.18) > 1e-12 {
-		t.Errorf("p50 %v, want 0.18", got)
+	if got := at(0, 1, 10, 10, 10); !math.IsNaN(got) {
+		t.Errorf("first scrape: %v, want NaN (no baseline)", got)
 	}
-	if got := histogramQuantile(0.5, cur, cur); !math.IsNaN(got) {
-		t.Errorf("no observation in the window: %v, want NaN", got)
+	if got := at(15, 1, 50, 100, 110); math.Abs(got-0.18) > 1e-12 {
+		t.Errorf("t=15 p50 %v, want 0.18", got)
 	}
-	if got := histogramQuantile(0.5, cur, prev); !math.IsNaN(got) {
-		t.Errorf("counter reset: %v, want NaN", got)
+	if got := at(30, 2, 0, 20, 20); math.Abs(got-(0.1+0.4*20/70)) > 1e-12 {
+		t.Errorf("t=30 after a restart: p50 %v, want %v", got, 0.1+0.4*20/70)
+	}
+	if got := at(45, 2, 0, 20, 20); math.Abs(got-(0.1+0.4*20/70)) > 1e-12 {
+		t.Errorf("t=45: p50 %v, want %v", got, 0.1+0.4*20/70)
 	}
 }

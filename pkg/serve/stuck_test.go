@@ -15,8 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/infscale/infscale/pkg/config"
-	"github.com/infscale/infscale/pkg/profile"
-	"github.com/infscale/infscale/pkg/scrape"
 )
 
 // switchPage serves whatever page was stored last.
@@ -153,50 +151,6 @@ func TestStuckEngineDoesNotScaleUp(t *testing.T) {
 				t.Errorf("cycle 2: desired %d queue %v, want %d and %v (%+v)", r.Desired, *r.Signals.Queue, tc.wantDesired, tc.wantQueue, r.Steps)
 			}
 		})
-	}
-}
-
-// TestStuckFlatCounters is the llm-scaler #391 shape: Running 1, Waiting 14
-// and token counters that do not move. Scrape 1 has no baseline (not
-// suspect: the page alone looks busy), scrape 2 is flat (streak 1), scrape 3
-// flat again (streak 2: stuck). Tokens moving resets the streak; so does a
-// restart (process_start_time_seconds changed).
-func TestStuckFlatCounters(t *testing.T) {
-	page := func(prompt, gen, start string) *scrape.Page {
-		text := vllmPage("1", "14", "0.1") + fmt.Sprintf(`# TYPE vllm:prompt_tokens_total counter
-vllm:prompt_tokens_total{model_name="m"} %s
-# TYPE vllm:generation_tokens_total counter
-vllm:generation_tokens_total{model_name="m"} %s
-# TYPE process_start_time_seconds gauge
-process_start_time_seconds %s
-`, prompt, gen, start)
-		p, err := scrape.Read(strings.NewReader(text), "", "u", profile.VLLM)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	// Scrapes every 5 s: how long it has looked stuck counts from the scrape
-	// before the first flat interval (5 s at the first flat scrape).
-	var tr stuckTracker
-	for i, tc := range []struct {
-		prompt, gen, start string
-		want               int
-		wantFor            time.Duration
-	}{
-		{"100", "500", "1", 0, 0},
-		{"100", "500", "1", 1, 5 * time.Second},
-		{"100", "500", "1", 2, 10 * time.Second},
-		{"100", "501", "1", 0, 0}, // a token generated
-		{"100", "501", "1", 1, 5 * time.Second},
-		{"100", "501", "2", 0, 0}, // restarted (and counters equal by chance)
-	} {
-		tr.begin()
-		got, gotFor := tr.observe("u", page(tc.prompt, tc.gen, tc.start), t0.Add(time.Duration(i)*5*time.Second))
-		tr.end()
-		if got != tc.want || gotFor != tc.wantFor {
-			t.Errorf("scrape %d: streak %d for %v, want %d for %v", i+1, got, gotFor, tc.want, tc.wantFor)
-		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package serve
+package demo
 
 import (
 	"bytes"

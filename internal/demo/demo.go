@@ -1,4 +1,8 @@
-package serve
+// Package demo is `infscale serve --demo`: a simulated vLLM fleet
+// (pkg/fleet) under a load ramp, serve in embedded mode scraping it, and the
+// fleet following serve's infscale_desired_replicas. It lives outside
+// pkg/serve so that the production service does not import the simulator.
+package demo
 
 import (
 	"context"
@@ -16,6 +20,8 @@ import (
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/fleet"
+	"github.com/infscale/infscale/pkg/recommend"
+	"github.com/infscale/infscale/pkg/serve"
 )
 
 // DemoOptions configure RunDemo.
@@ -109,7 +115,7 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 	}
 	cfg.Interval = model.Duration(time.Duration(2 * scale * float64(time.Second)))
 
-	src := NewScrapeSource(time.Second)
+	src := serve.NewScrapeSource(time.Second)
 	src.TTFTWindow = time.Duration(10 * scale * float64(time.Second))
 	src.Discover = func(*config.Target) []string { return f.ReadyURLs() }
 
@@ -120,21 +126,22 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 
 	start := time.Now()
 	var (
-		mu      sync.Mutex
-		sum     DemoSummary
-		lastDir int
-		lastAt  time.Duration
-		have    bool
-		prev    int
+		mu   sync.Mutex
+		sum  DemoSummary
+		last recommend.ScaleChange // the last change, for reversals
+		have bool
+		prev int
 	)
+	// Reversals in the demo's compressed time: its scale-down window stands
+	// for recommend.ReversalWindow (the HPA's 300 s default).
 	win := time.Duration(window) * time.Second
 	addrCh := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, cfg, Options{
+		done <- serve.Run(ctx, cfg, serve.Options{
 			Listen: o.Listen, Log: o.Log, Source: src, Version: "demo",
 			OnListen: func(a string) { addrCh <- a },
-			OnDecision: func(r Record) {
+			OnDecision: func(r serve.Record) {
 				mu.Lock()
 				defer mu.Unlock()
 				el := time.Since(start)
@@ -150,10 +157,11 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 					} else {
 						sum.ScaleUps++
 					}
-					if lastDir == -dir && el-lastAt < win {
+					next := recommend.ScaleChange{At: start.Add(el), Direction: dir}
+					if recommend.IsReversal(last, next, win) {
 						sum.Reversals++
 					}
-					lastDir, lastAt = dir, el
+					last = next
 				}
 				have, prev = true, r.Desired
 				sum.Peak, sum.Last = max(sum.Peak, r.Desired), r.Desired

@@ -1,40 +1,50 @@
-package serve
+package scrape
 
 import (
-	"math"
 	"sync"
 	"time"
-
-	"github.com/infscale/infscale/pkg/scrape"
 )
 
+// The stuck-engine rule (docs/serve.md, "Stuck engines") lives here, for
+// every mode: a replica is a stuck engine, not load, when requests wait and
+// none makes progress. Its evidence is a look of the replica that is
+// suspect: the page alone (Page.Suspect: waiting > 0 with running 0 and KV
+// 0), or waiting > 0 while no token counter moved since the previous look
+// (Flat). A replica suspect on DefaultStuckAfter consecutive looks spanning
+// DefaultStuckFor stops voting (StuckTracker: embedded serve). decide reads
+// each page once, so there the page rule is the evidence; Prometheus mode
+// asks the same condition of Prometheus over a window (pkg/promql's Stuck
+// signal: waiting through the whole window, no generation token in it).
+
 // DefaultStuckAfter is how many consecutive scrapes a replica must look
-// stuck before it stops voting (ScrapeSource.StuckAfter when 0): two, so a
+// stuck before it stops voting (serve's ScrapeSource.StuckAfter when 0): two, so a
 // single odd page (a request queued at the instant a batch finished) is
 // still counted, and a replica stuck for one full interval is not.
 const DefaultStuckAfter = 2
 
 // DefaultStuckFor is how long a replica must have looked stuck before it
-// stops voting (ScrapeSource.StuckFor when 0), whatever the interval: with
+// stops voting (serve's ScrapeSource.StuckFor when 0), whatever the interval: with
 // a 1 s interval, a prefill of a long prompt that moves no counter for 2 s
 // is not a stuck engine. One default interval (15 s).
 const DefaultStuckFor = 15 * time.Second
 
-// stuckTracker remembers, per scrape URL, how many consecutive scrapes
+// StuckTracker remembers, per scrape URL, how many consecutive scrapes
 // looked like a stuck engine and the token counters of the last scrape
 // (case C18 of docs/design.md: a vLLM engine with requests waiting that never runs
 // them, for an hour; vllm-metal #479, llm-scaler #391).
 //
 // A scrape looks stuck (suspect) when either
-//   - the page itself does (scrape.Page.Suspect: waiting > 0 with running 0
-//     and KV 0), or
+//   - the page itself does (Page.Suspect: waiting > 0 with running 0 and KV
+//     0), or
 //   - requests wait (waiting > 0) and neither the prompt nor the generation
-//     token counter moved since the previous scrape of the URL (the
-//     condition of scrape.Rates.Suspect, kept here as two numbers per URL
+//     token counter moved since the previous scrape of the URL (flat, the
+//     condition of Rates.Suspect too, kept here as two numbers per URL
 //     instead of the whole previous page): the Running 1 / Waiting 14 case.
 //
-// Only the last Read's URLs are kept, so replicas that went away are forgotten.
-type stuckTracker struct {
+// Only the URLs of the last Begin..End round are kept, so replicas that
+// went away are forgotten. The zero value is ready; it is safe for
+// concurrent Observe calls.
+type StuckTracker struct {
 	mu   sync.Mutex
 	last map[string]stuckMark // by URL, as of the previous Read
 	next map[string]stuckMark // being filled by the current Read
@@ -55,29 +65,30 @@ type stuckMark struct {
 	processStart             float64
 }
 
-func markOf(p *scrape.Page) stuckMark {
+func markOf(p *Page) stuckMark {
 	return stuckMark{prompt: p.PromptTokens, generation: p.GenerationTokens,
 		promptFam: p.Chosen.PromptTokens, generationFam: p.Chosen.GenerationTokens, processStart: p.ProcessStart}
 }
 
-// begin starts a Read: marks not refreshed by it are dropped at end.
-func (s *stuckTracker) begin() {
+// Begin starts a round of scrapes: marks not refreshed by it are dropped
+// at End.
+func (s *StuckTracker) Begin() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.next = map[string]stuckMark{}
 }
 
-// end finishes a Read.
-func (s *stuckTracker) end() {
+// End finishes a round.
+func (s *StuckTracker) End() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.last, s.next = s.next, nil
 }
 
-// observe records a successful scrape of url at now and returns the number
+// Observe records a successful scrape of url at now and returns the number
 // of consecutive suspect scrapes ending with it (0: this one is not
 // suspect) and how long the replica has looked stuck.
-func (s *stuckTracker) observe(url string, p *scrape.Page, now time.Time) (streak int, stuckFor time.Duration) {
+func (s *StuckTracker) Observe(url string, p *Page, now time.Time) (streak int, stuckFor time.Duration) {
 	cur := markOf(p)
 	cur.at = now
 	s.mu.Lock()
@@ -112,7 +123,7 @@ func flat(prev, cur stuckMark, waiting float64) bool {
 	if !(waiting > 0) {
 		return false
 	}
-	if finiteF(prev.processStart) && finiteF(cur.processStart) && prev.processStart != cur.processStart {
+	if Restarted(prev.processStart, cur.processStart) {
 		return false
 	}
 	compared := 0
@@ -120,7 +131,7 @@ func flat(prev, cur stuckMark, waiting float64) bool {
 		a, b       float64
 		famA, famB string
 	}{{prev.prompt, cur.prompt, prev.promptFam, cur.promptFam}, {prev.generation, cur.generation, prev.generationFam, cur.generationFam}} {
-		if c.famA == "" || c.famA != c.famB || !finiteF(c.a) || !finiteF(c.b) {
+		if c.famA == "" || c.famA != c.famB || !finite(c.a) || !finite(c.b) {
 			continue
 		}
 		if c.a != c.b {
@@ -130,5 +141,3 @@ func flat(prev, cur stuckMark, waiting float64) bool {
 	}
 	return compared > 0
 }
-
-func finiteF(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -1,0 +1,88 @@
+// Package status is the one progress line of the long-running commands
+// (simulate, backtest, profile): a single line on a terminal's stderr,
+// overwritten in place at most every Every, and nothing at all when the
+// writer is not a terminal (a pipe, a file, a test's buffer), so that output
+// stays clean.
+package status
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Every is the least time between two redraws.
+const Every = 200 * time.Millisecond
+
+// Line is a progress line on w. Safe for concurrent use.
+type Line struct {
+	mu   sync.Mutex
+	w    io.Writer
+	last time.Time
+	on   bool
+	frac []float64 // per part, for Part
+}
+
+// New returns a Line on w, active only when w is a terminal (an *os.File
+// that is a character device). parts is the number of parts Part tracks
+// (0 when only Printf is used).
+func New(w io.Writer, parts int) *Line {
+	on := false
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			on = true
+		}
+	}
+	return &Line{w: w, on: on, frac: make([]float64, parts)}
+}
+
+// Printf redraws the line with the formatted text, unless the last redraw
+// was less than Every ago.
+func (l *Line) Printf(format string, args ...any) {
+	if !l.on {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.printf(format, args...)
+}
+
+func (l *Line) printf(format string, args ...any) {
+	if time.Since(l.last) < Every {
+		return
+	}
+	l.last = time.Now()
+	fmt.Fprintf(l.w, "\r\033[K"+format, args...)
+}
+
+// Part records that part i has done done of total (a fraction, capped at 1;
+// ignored when total is not > 0 or infinite) and redraws the line as label
+// and the least advanced part's percentage: "simulating 9 policies:  42%".
+func (l *Line) Part(i int, done, total float64, label string) {
+	if !l.on || !(total > 0) || total > 1e300 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.frac[i] = min(done/total, 1)
+	lo := 1.0
+	for _, f := range l.frac {
+		lo = min(lo, f)
+	}
+	l.printf("%s: %3.0f%%", label, 100*lo)
+}
+
+// Done clears the line, if anything was drawn.
+func (l *Line) Done() {
+	if !l.on {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.last.IsZero() {
+		fmt.Fprint(l.w, "\r\033[K")
+		l.last = time.Time{}
+	}
+}

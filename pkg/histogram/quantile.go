@@ -1,0 +1,83 @@
+package histogram
+
+import (
+	"math"
+	"sort"
+)
+
+// Quantile is the q-quantile (0 <= q <= 1) of the cumulative buckets bs
+// (upper bounds increasing, +Inf last), read as PromQL's
+// histogram_quantile reads classic buckets (promql.BucketQuantile): the
+// counts are made monotonic, the rank q × total is found by linear
+// interpolation inside its bucket, the lowest bucket starts at 0 when its
+// upper bound is positive, and a rank in the +Inf bucket returns the
+// highest finite upper bound. NaN when q is outside [0, 1], bs has fewer
+// than two buckets or no +Inf bucket, or holds no observation (a latency
+// signal abstains when no request finished).
+func Quantile(q float64, bs []Bucket) float64 {
+	if !(q >= 0 && q <= 1) || len(bs) < 2 || !math.IsInf(bs[len(bs)-1].UpperBound, 1) {
+		return math.NaN()
+	}
+	b := monotonic(bs)
+	total := b[len(b)-1].Count
+	if !(total > 0) {
+		return math.NaN()
+	}
+	rank := q * total
+	i := sort.Search(len(b)-1, func(i int) bool { return b[i].Count >= rank })
+	if i == len(b)-1 {
+		return b[len(b)-2].UpperBound
+	}
+	if i == 0 && b[0].UpperBound <= 0 {
+		return b[0].UpperBound
+	}
+	start, end, count := 0.0, b[i].UpperBound, b[i].Count
+	if i > 0 {
+		start = b[i-1].UpperBound
+		count -= b[i-1].Count
+		rank -= b[i-1].Count
+	}
+	if count == 0 {
+		return end
+	}
+	return start + (end-start)*(rank/count)
+}
+
+// FractionAbove is the share (0..1) of the observations in bs above x,
+// interpolating linearly inside the bucket holding x as Quantile does (the
+// lowest bucket starts at 0; above the highest finite bound, all of the
+// +Inf bucket). NaN without observations or without a +Inf bucket.
+func FractionAbove(x float64, bs []Bucket) float64 {
+	if len(bs) == 0 || !math.IsInf(bs[len(bs)-1].UpperBound, 1) {
+		return math.NaN()
+	}
+	b := monotonic(bs)
+	n := b[len(b)-1].Count
+	if !(n > 0) {
+		return math.NaN()
+	}
+	lo, clo := 0.0, 0.0
+	for _, c := range b {
+		if x <= c.UpperBound {
+			if math.IsInf(c.UpperBound, 1) {
+				return (n - clo) / n
+			}
+			below := clo + (c.Count-clo)*(x-lo)/(c.UpperBound-lo)
+			return (n - below) / n
+		}
+		lo, clo = c.UpperBound, c.Count
+	}
+	return 0
+}
+
+// monotonic returns a copy of bs whose counts never decrease with the
+// upper bound (increase() extrapolation and float noise can dip a bucket
+// below the previous one; PromQL raises it).
+func monotonic(bs []Bucket) []Bucket {
+	b := make([]Bucket, len(bs))
+	copy(b, bs)
+	for i := 1; i < len(b); i++ {
+		b[i].Count = math.Max(b[i].Count, b[i-1].Count)
+	}
+	return b
+}

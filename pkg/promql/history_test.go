@@ -1,0 +1,64 @@
+package promql
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+// TestHistoryQueries: a backtest reads the shapes serve reads live (the
+// same Running, Waiting and Reporting text), and its own counters and
+// histograms with HA duplicates collapsed and family alternatives joined
+// with or.
+func TestHistoryQueries(t *testing.T) {
+	sel, err := ParseSelector(`{namespace="llm"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := buildExprs(Target{Name: "chat", Server: profile.VLLM, Selector: sel}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := HistoryQueries(Target{Server: profile.VLLM, Selector: sel}, Options{}, time.Hour, "vllm:request_prompt_tokens", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Running != live[Running].String() || h.Waiting != live[Waiting].String() || h.Replicas != live[Reporting].String() {
+		t.Errorf("history totals differ from the live signals:\n%s\n%s\n%s", h.Running, h.Waiting, h.Replicas)
+	}
+	// Copies of a pod's series (HA pairs, two scrape jobs) fold on the pod's identity.
+	dedup := "max by (namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model) "
+	bucketDedup := "max by (namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model, le) "
+	for name, c := range map[string]struct{ got, want string }{
+		"success":    {h.Success, `vllm:request_success_total{namespace="llm"}`},
+		"timestamps": {h.SuccessTimestamps, `timestamp(vllm:request_success_total{namespace="llm"})`},
+		"prompt":     {h.PromptHist, `sum by (le) (` + bucketDedup + `(increase(vllm:request_prompt_tokens_bucket{namespace="llm"}[1h])))`},
+		"output":     {h.OutputHist, ``},
+		"ttft hourly": {h.TTFTHourly, `histogram_quantile(0.95, sum by (le) (` + bucketDedup +
+			`(increase(vllm:time_to_first_token_seconds_bucket{namespace="llm"}[1h]))))`},
+		"prompt mean": {h.PromptMean, `sum(` + dedup + `(increase(vllm:prompt_tokens_total{namespace="llm"}[1h]))) / sum(` +
+			dedup + `(increase(vllm:request_success_total{namespace="llm"}[1h])))`},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", name, c.got, c.want)
+		}
+	}
+	// SGLang has two names for its success counter: both, first wins.
+	h, err = HistoryQueries(Target{Server: profile.SGLang, Selector: sel}, Options{}, time.Hour, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `sglang:num_requests_total{namespace="llm"} or sglang_num_requests_total{namespace="llm"}`; h.Success != want {
+		t.Errorf("sglang success %s, want %s", h.Success, want)
+	}
+	// A replicas query is run as given.
+	h, err = HistoryQueries(Target{Server: profile.VLLM, Selector: sel, Replicas: `sum(kube_deployment_spec_replicas{deployment="chat"})`}, Options{}, time.Hour, "", "")
+	if err != nil || h.Replicas != `sum(kube_deployment_spec_replicas{deployment="chat"})` {
+		t.Errorf("replicas %q, %v", h.Replicas, err)
+	}
+	if _, err := HistoryQueries(Target{Server: profile.Triton, Selector: sel}, Options{}, time.Hour, "", ""); err == nil || !strings.Contains(err.Error(), "success counter and a running gauge") {
+		t.Errorf("a profile without a running gauge: %v", err)
+	}
+}

@@ -1,0 +1,16 @@
+package promql
+
+import (
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
+)
+
+// OwnSeries is `max(<metric>{target="<target>"})` printed canonically: one
+// target's series among infscale's own exported metrics, as Prometheus
+// scraped them back from serve (serve rebuilds its state from them after a
+// restart), copies from an HA Prometheus pair collapsed by max. The target
+// name is a label value, quoted and escaped by the printer.
+func OwnSeries(metric, target string) string {
+	ms := []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "target", target)}
+	return aggregate(parser.MAX, false, nil, selector(metric, ms)).String()
+}

@@ -1,0 +1,130 @@
+package replay
+
+import (
+	"encoding/csv"
+	"io"
+	"math"
+	"strconv"
+)
+
+// Row is one policy's result as simulate and backtest report it: the JSON
+// and CSV schema of docs/simulate.md ("JSON and CSV"; backtest adds
+// savings_pct). Unknown numbers are nil (JSON null, an empty CSV cell).
+type Row struct {
+	Policy           string          `json:"policy"`
+	Trace            string          `json:"trace"`
+	Requests         int64           `json:"requests"`
+	Met              int64           `json:"met"`
+	Late             int64           `json:"late"`
+	Unserved         int64           `json:"unserved"`
+	Rejected         int64           `json:"rejected"`
+	Misses           int64           `json:"slo_misses"`
+	MissPct          float64         `json:"miss_pct"`
+	TTFTP50          *float64        `json:"ttft_p50_s"`
+	TTFTP95          *float64        `json:"ttft_p95_s"`
+	ReplicaMinutes   float64         `json:"replica_minutes"`
+	GPUHours         *float64        `json:"gpu_hours"`
+	GPUCost          *float64        `json:"gpu_cost"`
+	Peak             int             `json:"peak"`
+	ScaleEvents      int             `json:"scale_events"`
+	Reversals        int             `json:"reversals"`
+	OutputTokens     int64           `json:"output_tokens"`
+	TokensPerGPUHour *float64        `json:"tokens_per_gpu_hour"`
+	Duration         float64         `json:"duration_s"`
+	Timeline         []TimelineEntry `json:"timeline,omitempty"`
+}
+
+// TimelineEntry is a Sample with unknown values as JSON null.
+type TimelineEntry struct {
+	T           float64  `json:"t_s"`
+	ArrivalRate float64  `json:"arrival_rate"`
+	Desired     int      `json:"desired"`
+	Ready       int      `json:"ready"`
+	Starting    int      `json:"starting"`
+	Draining    int      `json:"draining"`
+	Running     *float64 `json:"running"`
+	Waiting     *float64 `json:"waiting"`
+	Held        *float64 `json:"held"`
+	TTFTP95     *float64 `json:"ttft_p95_s"`
+	Misses      int64    `json:"misses"`
+}
+
+// FiniteOrNil is &x, nil when x is NaN or ±Inf (unknown: JSON null).
+func FiniteOrNil(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// NewRow is r's Row: GPU-hours are replica-hours × gpus (GPUs per
+// replica; nil, with the cost and tokens per GPU-hour, when gpus is not
+// > 0), the GPU cost GPU-hours × price per GPU-hour (nil when price is NaN:
+// not known); the timeline only when asked for.
+func NewRow(r Result, gpus, price float64, timeline bool) Row {
+	gh := r.ReplicaSeconds / 3600 * gpus
+	if !(gpus > 0) {
+		gh = math.NaN()
+	}
+	row := Row{
+		Policy: r.Policy, Trace: r.Trace, Requests: r.Requests, Met: r.Met, Late: r.Late, Unserved: r.Unserved, Rejected: r.Rejected,
+		Misses: r.Misses(), MissPct: r.MissPct(), TTFTP50: FiniteOrNil(r.TTFTP50), TTFTP95: FiniteOrNil(r.TTFTP95),
+		ReplicaMinutes: r.ReplicaMinutes(), GPUHours: FiniteOrNil(gh), GPUCost: FiniteOrNil(gh * price), Peak: r.Peak, ScaleEvents: r.ScaleEvents,
+		Reversals: r.Reversals, OutputTokens: r.OutputTokens, TokensPerGPUHour: FiniteOrNil(r.TokensPerReplicaHour() / gpus), Duration: r.Duration,
+	}
+	if timeline {
+		for _, s := range r.Timeline {
+			row.Timeline = append(row.Timeline, TimelineEntry{s.T, s.ArrivalRate, s.Desired, s.Ready, s.Starting, s.Draining, FiniteOrNil(s.Running), FiniteOrNil(s.Waiting), FiniteOrNil(s.Held), FiniteOrNil(s.TTFTP95), s.Misses})
+		}
+	}
+	return row
+}
+
+func csvNum(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*p, 'g', -1, 64)
+}
+
+// CSVHeader is the CSV header of Rows (WriteCSV's first line).
+var CSVHeader = []string{"policy", "trace", "requests", "met", "late", "unserved", "rejected", "slo_misses", "miss_pct", "ttft_p50_s", "ttft_p95_s",
+	"replica_minutes", "gpu_hours", "gpu_cost", "peak", "scale_events", "reversals", "output_tokens", "tokens_per_gpu_hour", "duration_s"}
+
+// CSV is the row's cells under CSVHeader (numbers in Go's shortest form,
+// unknown ones empty).
+func (r Row) CSV() []string {
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	return []string{r.Policy, r.Trace, strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Met, 10), strconv.FormatInt(r.Late, 10),
+		strconv.FormatInt(r.Unserved, 10), strconv.FormatInt(r.Rejected, 10), strconv.FormatInt(r.Misses, 10), f(r.MissPct),
+		csvNum(r.TTFTP50), csvNum(r.TTFTP95), f(r.ReplicaMinutes), csvNum(r.GPUHours), csvNum(r.GPUCost), strconv.Itoa(r.Peak),
+		strconv.Itoa(r.ScaleEvents), strconv.Itoa(r.Reversals), strconv.FormatInt(r.OutputTokens, 10), csvNum(r.TokensPerGPUHour), f(r.Duration)}
+}
+
+// WriteCSV writes CSVHeader and one line per row.
+func WriteCSV(w io.Writer, rows []Row) error {
+	cw := csv.NewWriter(w)
+	cw.Write(CSVHeader)
+	for _, r := range rows {
+		cw.Write(r.CSV())
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteTimelineCSV writes the timelines of results as CSV, one line per
+// policy and period (docs/simulate.md, "JSON and CSV").
+func WriteTimelineCSV(w io.Writer, results []Result) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"policy", "t_s", "arrival_rate", "desired", "ready", "starting", "draining", "running", "waiting", "held", "ttft_p95_s", "misses"})
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	for _, r := range results {
+		for _, s := range r.Timeline {
+			cw.Write([]string{r.Policy, f(s.T), f(s.ArrivalRate), strconv.Itoa(s.Desired), strconv.Itoa(s.Ready), strconv.Itoa(s.Starting),
+				strconv.Itoa(s.Draining), csvNum(FiniteOrNil(s.Running)), csvNum(FiniteOrNil(s.Waiting)), csvNum(FiniteOrNil(s.Held)), csvNum(FiniteOrNil(s.TTFTP95)),
+				strconv.FormatInt(s.Misses, 10)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
