@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // Exit codes of the infscale binary.
@@ -63,6 +66,8 @@ func newParser(cli *CLI, stdout, stderr io.Writer, exit func(int)) (*kong.Kong, 
 		kong.Exit(exit),
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		// From pkg/recommend, so that help and defaults follow the core.
+		kong.Vars{"signals": recommend.SignalNames(), "default_max": strconv.Itoa(recommend.DefaultMax)},
 	)
 }
 

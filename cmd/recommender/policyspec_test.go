@@ -73,3 +73,15 @@ func TestOnePolicySpecification(t *testing.T) {
 		t.Errorf("decide --metric QUEUE: exit %d, %q", code, errs)
 	}
 }
+
+// decide's default max is recommend.DefaultMax, 100 (KEDA's
+// maxReplicaCount), as a policy string's: queue 1000 on 100 at target 4
+// wants ceil(1000/4) = 250, the scale-up limit allows max(100+4, 2×100) =
+// 200, and max 100 caps it.
+func TestDecideDefaultMax(t *testing.T) {
+	wantDecision(t, decideOK(t, "--queue", "1000", "--current", "100"), 100, "max")
+	p, err := replay.ParsePolicy("queue:4")
+	if err != nil || p.Recommend.Max != 100 {
+		t.Errorf("policy string max %v (%v), want 100", p.Recommend, err)
+	}
+}
