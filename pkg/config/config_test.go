@@ -337,3 +337,14 @@ func TestDocumentedDefaults(t *testing.T) {
 		}
 	}
 }
+
+// server defaults to vllm when absent, null or empty (as the string did);
+// auto is auto.
+func TestServerDefault(t *testing.T) {
+	for line, want := range map[string]profile.Server{"": profile.VLLM, "  server:\n": profile.VLLM, "  server: \"\"\n": profile.VLLM, "  server: auto\n": profile.Unknown, "  server: sglang\n": profile.SGLang} {
+		cfg, err := Parse([]byte("targets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 4}]\n  max: 3\n"+line), "c.yaml")
+		if err != nil || cfg.Targets[0].Server != want {
+			t.Errorf("%q: %v %v, want %v", line, cfg, err, want)
+		}
+	}
+}

@@ -35,6 +35,9 @@ type strictDecoder struct {
 	// failed holds the key paths whose value could not be decoded; the
 	// validators stay quiet about them (one message per mistake).
 	failed map[string]bool
+	// named holds the key paths given a non-empty name (a signal, a
+	// server): an absent, null or empty one takes the default.
+	named map[string]bool
 }
 
 var (
@@ -411,5 +414,7 @@ func (d *strictDecoder) name(n ast.Node, path string, set func([]byte) error) {
 	}
 	if err := set([]byte(text)); err != nil {
 		d.errorf(position(n), path, "%v", err)
+	} else if text != "" {
+		d.named[path] = true
 	}
 }
