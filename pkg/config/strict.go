@@ -412,9 +412,12 @@ func (d *strictDecoder) name(n ast.Node, path string, set func([]byte) error) {
 	if sn, ok := n.(*ast.StringNode); ok {
 		text = sn.Value
 	}
+	if text == "" {
+		return // as absent: the default, or the rule that it is required
+	}
 	if err := set([]byte(text)); err != nil {
 		d.errorf(position(n), path, "%v", err)
-	} else if text != "" {
+	} else {
 		d.named[path] = true
 	}
 }
