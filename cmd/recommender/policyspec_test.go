@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,5 +85,23 @@ func TestDecideDefaultMax(t *testing.T) {
 	p, err := replay.ParsePolicy("queue:4")
 	if err != nil || p.Recommend.Max != 100 {
 		t.Errorf("policy string max %v (%v), want 100", p.Recommend, err)
+	}
+}
+
+// decide names the flag of each field Validate refuses: each policy of
+// --up-pods/--up-percent by its type, a tolerance set by --tolerance and
+// by the --behavior file once.
+func TestDecideFlagOfField(t *testing.T) {
+	code, _, errs := runDecide(t, "--queue", "1", "--up-pods", "0", "--up-percent", "0")
+	if code != exitInvalid || !strings.Contains(errs, "--up-pods: 0 must be >= 1") || !strings.Contains(errs, "--up-percent: 0 must be >= 1") {
+		t.Errorf("exit %d, %q", code, errs)
+	}
+	path := filepath.Join(t.TempDir(), "b.yaml")
+	if err := os.WriteFile(path, []byte("scaleDown:\n  tolerance: 0.2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runDecide(t, "--queue", "1", "--tolerance", "0.1", "--behavior", path)
+	if code != exitInvalid || !strings.Contains(errs, "--tolerance: set both in the policy and in behavior") {
+		t.Errorf("exit %d, %q", code, errs)
 	}
 }
