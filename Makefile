@@ -36,6 +36,7 @@ bench:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 60s ./pkg/scrape/
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 60s ./internal/statefile/
 
 lint:
 	$(GO) vet ./...

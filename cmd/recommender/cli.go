@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // Exit codes of the infscale binary.
@@ -66,7 +69,8 @@ func newParser(cli *CLI, stdout, stderr io.Writer, exit func(int)) (*kong.Kong, 
 		kong.Exit(exit),
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Vars{"version": versionLine(buildInfo())},
+		// From pkg/recommend, so that help and defaults follow the core.
+		kong.Vars{"version": versionLine(buildInfo()), "signals": recommend.SignalNames(), "default_max": strconv.Itoa(recommend.DefaultMax)},
 	)
 }
 

@@ -43,10 +43,10 @@ type DecideCmd struct {
 	CPU     *float64 `name:"cpu" placeholder:"PCT" help:"Mean CPU as a percent of the pod's request (pages need two scrapes for it, so give it here)."`
 	TTFT    *float64 `name:"ttft" placeholder:"S" help:"Observed time-to-first-token quantile, seconds."`
 
-	Metric    []string  `default:"queue" placeholder:"M" help:"Signal(s) to scale on: queue, waiting, running, kv, cpu, ttft (repeat or comma-separate; the largest recommendation wins)."`
+	Metric    []string  `default:"queue" placeholder:"M" help:"Signal(s) to scale on: ${signals} (repeat or comma-separate; the largest recommendation wins)."`
 	Target    []float64 `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), seconds (ttft). Default 4 for queue; needed for the others."`
 	Min       int       `default:"1" help:"Minimum replicas (0 enables scale to zero; queue, waiting, running or ttft only)."`
-	Max       int       `default:"100" help:"Maximum replicas (default 100, KEDA's maxReplicaCount)."`
+	Max       int       `default:"${default_max}" help:"Maximum replicas (default ${default_max}, KEDA's maxReplicaCount)."`
 	Tolerance *float64  `placeholder:"F" help:"HPA tolerance, both directions, a fraction in [0, 1) (default 0.1)."`
 
 	UpWindow     *time.Duration `placeholder:"D" help:"scaleUp.stabilizationWindowSeconds as a duration (default 0s)."`

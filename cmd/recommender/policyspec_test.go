@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -71,5 +73,35 @@ func TestOnePolicySpecification(t *testing.T) {
 	}
 	if code, _, errs := runDecide(t, "--queue", "1", "--metric", "QUEUE"); code != exitInvalid || !strings.Contains(errs, "lower case (queue)") {
 		t.Errorf("decide --metric QUEUE: exit %d, %q", code, errs)
+	}
+}
+
+// decide's default max is recommend.DefaultMax, 100 (KEDA's
+// maxReplicaCount), as a policy string's: queue 1000 on 100 at target 4
+// wants ceil(1000/4) = 250, the scale-up limit allows max(100+4, 2×100) =
+// 200, and max 100 caps it.
+func TestDecideDefaultMax(t *testing.T) {
+	wantDecision(t, decideOK(t, "--queue", "1000", "--current", "100"), 100, "max")
+	p, err := replay.ParsePolicy("queue:4")
+	if err != nil || p.Recommend.Max != 100 {
+		t.Errorf("policy string max %v (%v), want 100", p.Recommend, err)
+	}
+}
+
+// decide names the flag of each field Validate refuses: each policy of
+// --up-pods/--up-percent by its type, a tolerance set by --tolerance and
+// by the --behavior file once.
+func TestDecideFlagOfField(t *testing.T) {
+	code, _, errs := runDecide(t, "--queue", "1", "--up-pods", "0", "--up-percent", "0")
+	if code != exitInvalid || !strings.Contains(errs, "--up-pods: 0 must be >= 1") || !strings.Contains(errs, "--up-percent: 0 must be >= 1") {
+		t.Errorf("exit %d, %q", code, errs)
+	}
+	path := filepath.Join(t.TempDir(), "b.yaml")
+	if err := os.WriteFile(path, []byte("scaleDown:\n  tolerance: 0.2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runDecide(t, "--queue", "1", "--tolerance", "0.1", "--behavior", path)
+	if code != exitInvalid || !strings.Contains(errs, "--tolerance: set both in the policy and in behavior") {
+		t.Errorf("exit %d, %q", code, errs)
 	}
 }

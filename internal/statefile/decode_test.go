@@ -149,21 +149,26 @@ func TestDecodeStateAllProblems(t *testing.T) {
 	}
 }
 
-// FuzzDecodeState: any bytes decode or give an error naming the file; a
-// state that decodes is valid.
+// FuzzDecode: any bytes decode or give an error naming the file; a file
+// that decodes is within its bounds and its state is valid.
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"recommendations":[{"at":"1970-01-01T00:16:40Z","replicas":3}],"last_desired":3,"last_at":"1970-01-01T00:16:40Z"}`))
 	f.Add([]byte(`{"demand":[{"at":"x","demand":-1}],"foo":[1,{"a":2}]}`))
 	f.Add([]byte(`{"scale_up_events":{"at":1}}`))
+	f.Add([]byte(`{"version":1,"desired":5,"desired":1,"current":-1,"state":{},"saved_at":"1970-01-01T00:16:40Z"}`))
+	f.Add([]byte(`{"version":1,"desired":2,"current":1,"state":{"last_desired":2,"last_at":"1970-01-01T00:16:40Z"},"saved_at":"1970-01-01T00:16:40Z"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		st, err := decodeState(data, "f.json")
+		file, err := Decode(data, "f.json")
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "f.json") {
 				t.Fatalf("error %q does not name the file", err)
 			}
 			return
 		}
-		if err := st.Validate(); err != nil {
+		if file.Desired < 0 || file.Desired > MaxReplicas || file.Current < -1 || file.Current > MaxReplicas {
+			t.Fatalf("decoded out of bounds: %+v", file)
+		}
+		if err := file.State.Validate(); err != nil {
 			t.Fatalf("decoded an invalid state: %v", err)
 		}
 	})

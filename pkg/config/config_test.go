@@ -50,7 +50,7 @@ func TestBadFiles(t *testing.T) {
 			"types.bad.yaml:12:11: targets[1].scrape: expected a list",
 			"types.bad.yaml:13:8: targets[1].min: -1 must be >= 0",
 			"types.bad.yaml:16:24: targets[1].metrics[0].target: 80 must be in (0, 1] (fraction of the KV cache)",
-			"types.bad.yaml:17:27: targets[1].metrics[1].target: queue target is requests per replica (a number), not a duration",
+			"types.bad.yaml:17:27: targets[1].metrics[1].target: queue target is a number (requests per replica), not a duration",
 			"types.bad.yaml:18:39: targets[1].metrics[2].quantile: applies to ttft only",
 			"types.bad.yaml:18:52: targets[1].metrics[2].window: applies to ttft only (cpu uses a fixed 2m rate window)",
 			"types.bad.yaml:20:5: targets[1].schedule[0].duration: 0s must be > 0",
@@ -334,6 +334,17 @@ func TestDocumentedDefaults(t *testing.T) {
 	} {
 		if doc[key] != want {
 			t.Errorf("docs say %s defaults to %q, code to %q", key, doc[key], want)
+		}
+	}
+}
+
+// server defaults to vllm when absent, null or empty (as the string did);
+// auto is auto.
+func TestServerDefault(t *testing.T) {
+	for line, want := range map[string]profile.Server{"": profile.VLLM, "  server:\n": profile.VLLM, "  server: \"\"\n": profile.VLLM, "  server: auto\n": profile.Unknown, "  server: sglang\n": profile.SGLang} {
+		cfg, err := Parse([]byte("targets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 4}]\n  max: 3\n"+line), "c.yaml")
+		if err != nil || cfg.Targets[0].Server != want {
+			t.Errorf("%q: %v %v, want %v", line, cfg, err, want)
 		}
 	}
 }

@@ -48,7 +48,7 @@ const MaxFileSize = 16 << 20
 // are absent; relative file paths in the prometheus HTTP client config are
 // resolved against name's directory.
 func Parse(data []byte, name string) (*File, error) {
-	d := &strictDecoder{file: name, pos: map[string]*token.Position{}, failed: map[string]bool{}}
+	d := &strictDecoder{file: name, pos: map[string]*token.Position{}, failed: map[string]bool{}, named: map[string]bool{}}
 	// A UTF-8 byte order mark (Windows editors write one) is not part of
 	// the first key.
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
@@ -94,7 +94,7 @@ func Parse(data []byte, name string) (*File, error) {
 	d.decode(body, reflect.ValueOf(cfg).Elem(), "")
 	applyDefaults(cfg)
 	for i := range cfg.Targets {
-		if _, given := d.pos[fmt.Sprintf("targets[%d].server", i)]; !given {
+		if !d.named[fmt.Sprintf("targets[%d].server", i)] { // absent, null or ""
 			cfg.Targets[i].Server = profile.VLLM
 		}
 	}

@@ -35,6 +35,9 @@ type strictDecoder struct {
 	// failed holds the key paths whose value could not be decoded; the
 	// validators stay quiet about them (one message per mistake).
 	failed map[string]bool
+	// named holds the key paths given a non-empty name (a signal, a
+	// server): an absent, null or empty one takes the default.
+	named map[string]bool
 }
 
 var (
@@ -409,7 +412,12 @@ func (d *strictDecoder) name(n ast.Node, path string, set func([]byte) error) {
 	if sn, ok := n.(*ast.StringNode); ok {
 		text = sn.Value
 	}
+	if text == "" {
+		return // as absent: the default, or the rule that it is required
+	}
 	if err := set([]byte(text)); err != nil {
 		d.errorf(position(n), path, "%v", err)
+	} else {
+		d.named[path] = true
 	}
 }

@@ -197,7 +197,7 @@ func (v *validator) metric(p string, m *Metric) {
 		return // recommend's rule: required
 	}
 	if m.Target.Duration && !m.Type.Seconds() {
-		v.at(p+".target", "%s target is %s (a number), not a duration", m.Type, m.Type.Unit())
+		v.at(p+".target", "%s target is a number (%s), not a duration", m.Type, m.Type.Unit())
 		v.said[p+".target"] = true
 	}
 	if m.Type == recommend.SignalTTFT && !(m.Quantile > 0 && m.Quantile < 1) { // NaN too
