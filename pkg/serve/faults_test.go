@@ -372,3 +372,26 @@ func TestServeDuplicatesCountedAndLoggedOnce(t *testing.T) {
 		t.Errorf("%d log lines, want 1:\n%s", n, logs.String())
 	}
 }
+
+// FuzzStoreLoad: any bytes as a state file load or fail with an error
+// naming the file; a loaded one has a desired value in range.
+func FuzzStoreLoad(f *testing.F) {
+	f.Add([]byte(`{"version":1,"desired":3,"current":2,"state":{"recommendations":[{"at":"2026-01-05T10:00:00Z","replicas":3}]},"saved_at":"2026-01-05T10:00:00Z"}`))
+	f.Add([]byte(`{"version":1,"desired":5,"desired":1,"state":{},"saved_at":"2026-01-05T10:00:00Z"}`))
+	f.Add([]byte(`{"version":1,"desired":99999999999,"state":{}}`))
+	f.Add([]byte(strings.Repeat("[", 20000)))
+	dir := f.TempDir()
+	store := &Store{Dir: dir, Now: func() time.Time { return t0 }}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, "chat.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := store.Load("chat")
+		if err != nil && !strings.Contains(err.Error(), "chat.json") {
+			t.Fatalf("error %q does not name the file", err)
+		}
+		if p != nil && (p.Desired < 0 || p.Desired > MaxRestoredReplicas) {
+			t.Fatalf("desired %d out of range", p.Desired)
+		}
+	})
+}
