@@ -395,3 +395,40 @@ func FuzzStoreLoad(f *testing.F) {
 		}
 	})
 }
+
+// Issue 13 item 3 in embedded mode: four pages, each running{engine="0"} 2
+// and running{engine="1"} NaN, scale-down window 0. Each replica's running
+// is unknown, so the queue is: no-data, keep the 4 pages (it went 4 → 2,
+// reading 2 per page: ceil(8/4) = 2), and the NaN is counted (reason nan).
+func TestScrapeNaNEngineHolds(t *testing.T) {
+	var page atomic.Value
+	page.Store("vllm:num_requests_running{engine=\"0\"} 2\nvllm:num_requests_running{engine=\"1\"} NaN\nvllm:num_requests_waiting{engine=\"0\"} 0\nvllm:num_requests_waiting{engine=\"1\"} 0\n")
+	var urls []string
+	for i := 0; i < 4; i++ {
+		urls = append(urls, switchPage(t, &page).URL+"/metrics")
+	}
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+targets:
+- name: chat
+  server: vllm
+  scrape: [%s]
+  metrics: [{type: queue, target: 4}]
+  max: 10
+  behavior: {scaleDown: {stabilizationWindowSeconds: 0}}
+`, strings.Join(urls, ", "))), "nan.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := &Loop{Source: NewScrapeSource(2 * time.Second), Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 }}
+	if err := l.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	l.Cycle(context.Background())
+	if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 4 || r.Reason != "no-data" {
+		t.Errorf("desired %v (%s), want 4 no-data", got, r.Reason)
+	}
+	if got := queryErrors(m, "chat", "nan"); got != 4 {
+		t.Errorf("query_errors_total{reason=nan} = %v, want 4 (one per page)", got)
+	}
+}
