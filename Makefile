@@ -34,9 +34,20 @@ test-keda: tools
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# Every decoder of a file a user gives (page, configuration, behavior,
+# state, trace) and the query validator, FUZZTIME each (go test runs only
+# their seed corpora). `go test -fuzz` takes one target per run.
+FUZZTIME ?= 30s
+FUZZ_TARGETS = ./pkg/scrape:FuzzRead ./pkg/config:FuzzParse ./pkg/recommend:FuzzDecodeBehavior \
+	./internal/statefile:FuzzDecode ./pkg/serve:FuzzStoreLoad ./pkg/trace:FuzzReaders \
+	./pkg/promql:FuzzValidate ./pkg/replay:FuzzParsePolicy ./pkg/recommend:FuzzDecide
+
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 60s ./pkg/scrape/
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 60s ./internal/statefile/
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t#*:}; \
+		echo "fuzz $$fn ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 lint:
 	$(GO) vet ./...

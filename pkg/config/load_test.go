@@ -73,3 +73,20 @@ func TestParseDeepNesting(t *testing.T) {
 		t.Errorf("err = %v, want deep.yaml:1:73 and the bound", err)
 	}
 }
+
+// FuzzParse: any bytes as a configuration either load or fail with Errors
+// (never a panic, never a half-built *File); deep nesting is refused fast.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("targets:\n- name: chat\n  scrape: [http://127.0.0.1:8000/metrics]\n  metrics: [{type: queue, target: 24}]\n  max: 8\n"))
+	f.Add([]byte("prometheus: {url: http://p:9090}\ntargets:\n- {name: a, selector: '{app=\"a\"}', metrics: [{type: ttft, target: 2s}], max: 3, behavior: {scaleDown: {policies: [{type: Pods, value: 1, periodSeconds: 60}]}}}\n"))
+	f.Add([]byte("targets: " + strings.Repeat("[", 200) + strings.Repeat("]", 200) + "\n"))
+	f.Add([]byte(strings.Repeat("- ", 100) + "x\n"))
+	f.Add([]byte("a: &a [1, 2]\nb: [*a, *a, *a]\n"))
+	f.Add([]byte("\xef\xbb\xbftargets: []\n\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := Parse(data, "fuzz.yaml")
+		if (cfg == nil) == (err == nil) {
+			t.Fatalf("Parse: cfg %v err %v: exactly one must be set", cfg != nil, err)
+		}
+	})
+}

@@ -44,6 +44,8 @@ func FuzzDecodeBehavior(f *testing.F) {
 	f.Add([]byte("scaleUp:\n  policies:\n  - type: Pods\n    value: 1e3\n"))
 	f.Add([]byte("behavior:\n  scaleDown:\n    stabilizationWindowSeconds: 1.5\n    tolerance: 50m\n"))
 	f.Add([]byte("scaleDown: [1, 2]\n"))
+	f.Add([]byte("scaleUp: " + strings.Repeat("[", 100) + strings.Repeat("]", 100) + "\n"))
+	f.Add([]byte(strings.Repeat("- ", 80) + "x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if _, err := DecodeBehavior(data, "f.yaml"); err != nil && !strings.HasPrefix(err.Error(), "f.yaml") {
 			t.Fatalf("error %q does not name the file", err)

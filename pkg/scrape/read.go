@@ -19,7 +19,7 @@ import (
 // MaxPageBytes bounds a page (4 MiB); a larger one is invalid and no more
 // of it is read than the cap (memory stays bounded whatever the server
 // sends). Real pages are far smaller: the largest of the reference pages
-// the tests read (Triton with two models) is 8.9 KB, and a vLLM server
+// the tests read (a Triton page) is 8.9 KB, and a vLLM server
 // with every histogram, many models and LoRA adapters stays in the
 // hundreds of KB; 4 MiB is some 450 times the largest seen. A 45 MB page of
 // a million series took serve to 688 MB RSS under the old 64 MiB cap.

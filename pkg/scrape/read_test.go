@@ -189,3 +189,32 @@ func TestDetectOrder(t *testing.T) {
 		}
 	}
 }
+
+// endless is a page that never ends (a server streaming series for ever),
+// counting what was read of it.
+type endless struct{ n int64 }
+
+func (e *endless) Read(p []byte) (int, error) {
+	const line = "vllm:num_requests_running{x=\"0123456789\"} 1\n"
+	for i := range p {
+		p[i] = line[(e.n+int64(i))%int64(len(line))]
+	}
+	e.n += int64(len(p))
+	return len(p), nil
+}
+
+// Issue 13 item 10: the cap is 4 MiB, what real servers need (the largest
+// reference page is 8.9 KB), and no more than the cap (plus one read
+// buffer) is read of a larger page: memory does not grow with the page.
+func TestReadCapBoundsTheRead(t *testing.T) {
+	if MaxPageBytes != 4<<20 {
+		t.Errorf("MaxPageBytes %d, want 4 MiB", MaxPageBytes)
+	}
+	e := &endless{}
+	if _, err := Read(e, "", "endless", profile.VLLM); !errors.Is(err, ErrInvalidPage) || !strings.Contains(err.Error(), "larger than 4194304 bytes") {
+		t.Errorf("err = %v, want the cap named", err)
+	}
+	if e.n > MaxPageBytes+1<<20 {
+		t.Errorf("read %d bytes of an endless page, want at most the cap and a buffer", e.n)
+	}
+}

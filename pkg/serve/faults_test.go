@@ -67,6 +67,19 @@ func (p *promAnswers) serve(t *testing.T) *httptest.Server {
 	return srv
 }
 
+// vllmRules answers a one-target vLLM plan: no stuck pod, pods reporting,
+// running and waiting totals, and the replicas query; rules put before
+// them take precedence.
+func vllmRules(pods, running, waiting string, before ...promRule) []promRule {
+	return append(before,
+		promRule{needle: "min_over_time"}, // pkg/promql's stuck queries: no pod is stuck
+		promRule{needle: "count(", values: []string{pods}},
+		promRule{needle: "num_requests_running", values: []string{running}},
+		promRule{needle: "num_requests_waiting", values: []string{waiting}},
+		promRule{needle: "kube_deployment_spec_replicas", values: []string{pods}},
+	)
+}
+
 func writeVector(w http.ResponseWriter, vals []string) {
 	var parts []string
 	for i, v := range vals {
@@ -78,7 +91,7 @@ func writeVector(w http.ResponseWriter, vals []string) {
 // promLoop is a Loop over the fake at srv with config body (%s: the URL), a
 // manual clock starting at t0 (advance *now), one query per target and
 // signal (BatchSize 1) unless batch > 1.
-func promLoop(t *testing.T, srv *httptest.Server, body string, batch int, store *Store) (*Loop, *Metrics, *time.Time) {
+func promLoop(t *testing.T, srv *httptest.Server, body string, batch int, store *Store, lg ...*slog.Logger) (*Loop, *Metrics, *time.Time) {
 	t.Helper()
 	cfg, err := config.Parse([]byte(fmt.Sprintf(body, srv.URL)), "faults.yaml")
 	if err != nil {
@@ -92,21 +105,28 @@ func promLoop(t *testing.T, srv *httptest.Server, body string, batch int, store 
 	now := t0
 	m := NewMetrics(prometheus.NewRegistry(), "test")
 	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }, Store: store}
+	if len(lg) > 0 {
+		l.Log = lg[0]
+	}
 	if err := l.SetConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
 	return l, m, &now
 }
 
-const zeroConfig = `
+// chatConfig is one Prometheus-mode target with a replicas query (%s: the
+// fake's URL); zeroConfig adds scale to zero with a 60 s cooldown.
+const chatConfig = `
 prometheus: {url: %s}
 targets:
 - name: chat
   selector: '{app="chat"}'
   replicas: 'kube_deployment_spec_replicas{deployment="chat"}'
   metrics: [{type: queue, target: 4}]
-  min: 0
   max: 8
+`
+
+const zeroConfig = chatConfig + `  min: 0
   zero: {cooldown: 60s, held: 'sum(held_requests{host="chat"})'}
 `
 
@@ -118,15 +138,8 @@ targets:
 // reading: 4 cycles later (60 s) desired is 0.
 func TestServeZeroUnknownHeld(t *testing.T) {
 	fake := &promAnswers{}
-	base := []promRule{
-		{needle: "min_over_time", values: nil}, // no stuck pod
-		{needle: "count(", values: []string{"1"}},
-		{needle: "num_requests_running", values: []string{"0"}},
-		{needle: "num_requests_waiting", values: []string{"0"}},
-		{needle: "kube_deployment_spec_replicas", values: []string{"1"}},
-	}
 	for _, held := range []promRule{{needle: "held_requests"}, {needle: "held_requests", status: 500}} {
-		fake.set(append([]promRule{held}, base...)...)
+		fake.set(vllmRules("1", "0", "0", held)...)
 		l, m, now := promLoop(t, fake.serve(t), zeroConfig, 1, nil)
 		for i := 0; i < 40; i++ {
 			l.Cycle(context.Background())
@@ -144,7 +157,7 @@ func TestServeZeroUnknownHeld(t *testing.T) {
 			}
 			*now = now.Add(15 * time.Second)
 		}
-		fake.set(append([]promRule{{needle: "held_requests", values: []string{"0"}}}, base...)...)
+		fake.set(vllmRules("1", "0", "0", promRule{needle: "held_requests", values: []string{"0"}})...)
 		lastUnknown := now.Add(-15 * time.Second) // the last cycle's time
 		for ; now.Sub(lastUnknown) < 60*time.Second; *now = now.Add(15 * time.Second) {
 			l.Cycle(context.Background())
@@ -177,13 +190,6 @@ targets:
 // query error is counted for it. A TTFT read that fails (HTTP 500) is
 // unknown and holds 5 (partial-data).
 func TestServeIdleTTFTAbstains(t *testing.T) {
-	base := []promRule{
-		{needle: "min_over_time"},
-		{needle: "count(", values: []string{"5"}},
-		{needle: "num_requests_running", values: []string{"0"}},
-		{needle: "num_requests_waiting", values: []string{"0"}},
-		{needle: "kube_deployment_spec_replicas", values: []string{"5"}},
-	}
 	for _, tc := range []struct {
 		ttft   promRule
 		want   float64
@@ -193,7 +199,7 @@ func TestServeIdleTTFTAbstains(t *testing.T) {
 		{promRule{needle: "histogram_quantile", status: 500}, 5, "partial-data"},
 	} {
 		fake := &promAnswers{}
-		fake.set(append([]promRule{tc.ttft}, base...)...)
+		fake.set(vllmRules("5", "0", "0", tc.ttft)...)
 		l, m, _ := promLoop(t, fake.serve(t), ttftConfig, 1, nil)
 		l.Cycle(context.Background())
 		if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != tc.want || r.Reason != tc.reason {
@@ -205,16 +211,6 @@ func TestServeIdleTTFTAbstains(t *testing.T) {
 	}
 }
 
-const restartConfig = `
-prometheus: {url: %s}
-targets:
-- name: chat
-  selector: '{app="chat"}'
-  replicas: 'kube_deployment_spec_replicas{deployment="chat"}'
-  metrics: [{type: queue, target: 4}]
-  max: 8
-`
-
 // Issue 13 item 4 against a fake Prometheus: a state file saved at
 // desired 5 ten minutes before the restart (older than the 300 s
 // scale-down window, younger than the 1 h MaxAge); 5 replicas with running
@@ -224,13 +220,7 @@ targets:
 // A state file older than MaxAge is ignored with a log line naming it.
 func TestServeRestartHoldsAWindow(t *testing.T) {
 	fake := &promAnswers{}
-	fake.set(
-		promRule{needle: "min_over_time"},
-		promRule{needle: "count(", values: []string{"5"}},
-		promRule{needle: "num_requests_running", values: []string{"0"}},
-		promRule{needle: "num_requests_waiting", values: []string{"0"}},
-		promRule{needle: "kube_deployment_spec_replicas", values: []string{"5"}},
-	)
+	fake.set(vllmRules("5", "0", "0")...)
 	srv := fake.serve(t)
 	for _, age := range []time.Duration{10 * time.Minute, 2 * time.Hour} {
 		dir := t.TempDir()
@@ -242,28 +232,14 @@ func TestServeRestartHoldsAWindow(t *testing.T) {
 		writeState(t, dir, "chat", `{"version":1,"desired":5,"current":5,"state":{"recommendations":[{"at":"`+saved+`","replicas":5}],"last_desired":5,"last_at":"`+saved+`"},"saved_at":"`+saved+`"}`)
 		store.Now = func() time.Time { return t0 }
 		var logs strings.Builder
-		cfg, err := config.Parse([]byte(fmt.Sprintf(restartConfig, srv.URL)), "faults.yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		src, err := NewPrometheusSourceFromRoundTripper(srv.URL, nil, time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		now := t0
-		m := NewMetrics(prometheus.NewRegistry(), "test")
-		l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }, Store: store,
-			Log: slog.New(slog.NewTextHandler(&logs, nil))}
-		if err := l.SetConfig(cfg); err != nil {
-			t.Fatal(err)
-		}
+		l, m, now := promLoop(t, srv, chatConfig, 1, store, slog.New(slog.NewTextHandler(&logs, nil)))
 		if age > time.Hour {
 			if !strings.Contains(logs.String(), "state file ignored") || !strings.Contains(logs.String(), "chat.json") {
 				t.Errorf("a 2 h old state file ignored without a log line naming it: %q", logs.String())
 			}
 			continue
 		}
-		for ; now.Sub(t0) < 300*time.Second; now = now.Add(15 * time.Second) {
+		for ; now.Sub(t0) < 300*time.Second; *now = now.Add(15 * time.Second) {
 			l.Cycle(context.Background())
 			if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 5 {
 				t.Fatalf("%v after the restart: %v (%s), want 5 held", now.Sub(t0), got, r.Reason)
@@ -285,14 +261,7 @@ func TestServeRestartHoldsAWindow(t *testing.T) {
 // infscale_query_errors_total{reason="bad_data"}.
 func TestServeRejectedBatchBounded(t *testing.T) {
 	fake := &promAnswers{}
-	fake.set(
-		promRule{needle: "label_replace(", status: 400},
-		promRule{needle: "min_over_time"},
-		promRule{needle: "count(", values: []string{"2"}},
-		promRule{needle: "num_requests_running", values: []string{"1"}},
-		promRule{needle: "num_requests_waiting", values: []string{"1"}},
-		promRule{needle: "kube_deployment_spec_replicas", values: []string{"2"}},
-	)
+	fake.set(vllmRules("2", "1", "1", promRule{needle: "label_replace(", status: 400})...)
 	var body strings.Builder
 	body.WriteString("prometheus: {url: %s}\ntargets:\n")
 	for i := 0; i < 100; i++ {
@@ -351,15 +320,8 @@ func TestReloadFailureKeepsConfig(t *testing.T) {
 // 4) and logged once.
 func TestServeDuplicatesCountedAndLoggedOnce(t *testing.T) {
 	fake := &promAnswers{}
-	fake.set(
-		promRule{needle: "min_over_time"},
-		promRule{needle: ") - count(", values: []string{"2"}},
-		promRule{needle: "count(", values: []string{"2"}},
-		promRule{needle: "num_requests_running", values: []string{"1"}},
-		promRule{needle: "num_requests_waiting", values: []string{"1"}},
-		promRule{needle: "kube_deployment_spec_replicas", values: []string{"2"}},
-	)
-	l, m, now := promLoop(t, fake.serve(t), restartConfig, 1, nil)
+	fake.set(vllmRules("2", "1", "1", promRule{needle: ") - count(", values: []string{"2"}})...)
+	l, m, now := promLoop(t, fake.serve(t), chatConfig, 1, nil)
 	var logs strings.Builder
 	l.Log = slog.New(slog.NewTextHandler(&logs, nil))
 	l.Cycle(context.Background())
@@ -370,5 +332,65 @@ func TestServeDuplicatesCountedAndLoggedOnce(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "duplicated series folded"); n != 1 {
 		t.Errorf("%d log lines, want 1:\n%s", n, logs.String())
+	}
+}
+
+// FuzzStoreLoad: any bytes as a state file load or fail with an error
+// naming the file; a loaded one has a desired value in range.
+func FuzzStoreLoad(f *testing.F) {
+	f.Add([]byte(`{"version":1,"desired":3,"current":2,"state":{"recommendations":[{"at":"2026-01-05T10:00:00Z","replicas":3}]},"saved_at":"2026-01-05T10:00:00Z"}`))
+	f.Add([]byte(`{"version":1,"desired":5,"desired":1,"state":{},"saved_at":"2026-01-05T10:00:00Z"}`))
+	f.Add([]byte(`{"version":1,"desired":99999999999,"state":{}}`))
+	f.Add([]byte(strings.Repeat("[", 20000)))
+	dir := f.TempDir()
+	store := &Store{Dir: dir, Now: func() time.Time { return t0 }}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, "chat.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := store.Load("chat")
+		if err != nil && !strings.Contains(err.Error(), "chat.json") {
+			t.Fatalf("error %q does not name the file", err)
+		}
+		if p != nil && (p.Desired < 0 || p.Desired > MaxRestoredReplicas) {
+			t.Fatalf("desired %d out of range", p.Desired)
+		}
+	})
+}
+
+// Issue 13 item 3 in embedded mode: four pages, each running{engine="0"} 2
+// and running{engine="1"} NaN, scale-down window 0. Each replica's running
+// is unknown, so the queue is: no-data, keep the 4 pages (it went 4 → 2,
+// reading 2 per page: ceil(8/4) = 2), and the NaN is counted (reason nan).
+func TestScrapeNaNEngineHolds(t *testing.T) {
+	var page atomic.Value
+	page.Store("vllm:num_requests_running{engine=\"0\"} 2\nvllm:num_requests_running{engine=\"1\"} NaN\nvllm:num_requests_waiting{engine=\"0\"} 0\nvllm:num_requests_waiting{engine=\"1\"} 0\n")
+	var urls []string
+	for i := 0; i < 4; i++ {
+		urls = append(urls, switchPage(t, &page).URL+"/metrics")
+	}
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+targets:
+- name: chat
+  server: vllm
+  scrape: [%s]
+  metrics: [{type: queue, target: 4}]
+  max: 10
+  behavior: {scaleDown: {stabilizationWindowSeconds: 0}}
+`, strings.Join(urls, ", "))), "nan.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := &Loop{Source: NewScrapeSource(2 * time.Second), Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 }}
+	if err := l.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	l.Cycle(context.Background())
+	if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 4 || r.Reason != "no-data" {
+		t.Errorf("desired %v (%s), want 4 no-data", got, r.Reason)
+	}
+	if got := queryErrors(m, "chat", "nan"); got != 4 {
+		t.Errorf("query_errors_total{reason=nan} = %v, want 4 (one per page)", got)
 	}
 }
