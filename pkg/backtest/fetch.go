@@ -184,23 +184,12 @@ func (f *fetcher) read(h *History, q promql.History) error {
 // inFlight is running + waiting per grid point (waiting unknown: running
 // alone; NaN where running is unknown). A sum below zero is an error.
 func (f *fetcher) inFlight(q promql.History) ([]float64, error) {
-	running, err := f.rng(q.Running, f.g.Start, f.g.Step)
+	in, err := f.requests(q.Running)
+	if err != nil || q.Waiting == "" {
+		return in, err
+	}
+	w, err := f.requests(q.Waiting)
 	if err != nil {
-		return nil, err
-	}
-	in := onGrid(f.g, running)
-	if err := nonNegative(f.g, q.Running, in); err != nil {
-		return nil, err
-	}
-	if q.Waiting == "" {
-		return in, nil
-	}
-	waiting, err := f.rng(q.Waiting, f.g.Start, f.g.Step)
-	if err != nil {
-		return nil, err
-	}
-	w := onGrid(f.g, waiting)
-	if err := nonNegative(f.g, q.Waiting, w); err != nil {
 		return nil, err
 	}
 	for i := range in {
@@ -209,6 +198,19 @@ func (f *fetcher) inFlight(q promql.History) ([]float64, error) {
 		}
 	}
 	return in, nil
+}
+
+// requests is a gauge of requests on the grid, refused below zero.
+func (f *fetcher) requests(query string) ([]float64, error) {
+	m, err := f.rng(query, f.g.Start, f.g.Step)
+	if err != nil {
+		return nil, err
+	}
+	vs := onGrid(f.g, m)
+	if err := nonNegative(f.g, query, vs); err != nil {
+		return nil, err
+	}
+	return vs, nil
 }
 
 // nonNegative refuses a gauge of requests below zero (NaN is unknown, not
