@@ -124,55 +124,17 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 		window, time.Duration(8*scale*float64(time.Second)).Round(100*time.Millisecond))
 	fmt.Fprintf(out, "%7s  %-6s %6s %8s %8s %6s %9s %8s %8s  %s\n", "time", "target", "rate", "queue", "waiting", "kv", "ttft p95", "ready", "desired", "reason")
 
-	start := time.Now()
-	var (
-		mu   sync.Mutex
-		sum  DemoSummary
-		last recommend.ScaleChange // the last change, for reversals
-		have bool
-		prev int
-	)
-	// Reversals in the demo's compressed time: its scale-down window stands
-	// for recommend.ReversalWindow (the HPA's 300 s default).
-	win := time.Duration(window) * time.Second
+	tab := &table{out: out, scale: scale, start: time.Now(),
+		// Reversals in the demo's compressed time: its scale-down window
+		// stands for recommend.ReversalWindow (the HPA's 300 s default).
+		window: time.Duration(window) * time.Second}
 	addrCh := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
 		done <- serve.Run(ctx, cfg, serve.Options{
 			Listen: o.Listen, Log: o.Log, Source: src, Version: "demo",
-			OnListen: func(a string) { addrCh <- a },
-			OnDecision: func(r serve.Record) {
-				mu.Lock()
-				defer mu.Unlock()
-				el := time.Since(start)
-				sum.Decisions++
-				sum.Errors += len(r.Errors)
-				if !have {
-					sum.First, sum.Peak = r.Desired, r.Desired
-				} else if r.Desired != prev {
-					dir := 1
-					if r.Desired < prev {
-						dir = -1
-						sum.ScaleDowns++
-					} else {
-						sum.ScaleUps++
-					}
-					next := recommend.ScaleChange{At: start.Add(el), Direction: dir}
-					if recommend.IsReversal(last, next, win) {
-						sum.Reversals++
-					}
-					last = next
-				}
-				have, prev = true, r.Desired
-				sum.Peak, sum.Last = max(sum.Peak, r.Desired), r.Desired
-				mark := ""
-				if sum.Decisions > 1 && (r.Observed == nil || r.Desired != *r.Observed) {
-					mark = " *"
-				}
-				fmt.Fprintf(out, "%6.1fs  %-6s %6.1f %8s %8s %6s %9s %8s %8d  %s%s\n", el.Seconds(), r.Target, demoRate(el, scale),
-					fmtSig(r.Signals.Queue, "%.0f"), fmtSig(r.Signals.Waiting, "%.0f"), fmtSig(r.Signals.KV, "%.2f"), fmtSig(r.Signals.TTFT, "%.3fs"),
-					observedText(r.Observed), r.Desired, r.Reason, mark)
-			},
+			OnListen:   func(a string) { addrCh <- a },
+			OnDecision: tab.record,
 		})
 	}()
 	var addr string
@@ -194,17 +156,18 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 				return
 			case <-tick.C:
 				r, s := f.Ready()
-				mu.Lock()
-				sum.ReplicaSeconds += float64(r+s) * 0.1
-				mu.Unlock()
+				tab.mu.Lock()
+				tab.sum.ReplicaSeconds += float64(r+s) * 0.1
+				tab.mu.Unlock()
 			}
 		}
 	}()
 	if err := <-done; err != nil {
 		return DemoSummary{}, err
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	sum := tab.sum
 	sum.Served = f.Served()
 	fmt.Fprintf(out, "\nsummary: %d decisions in %s; desired %d -> peak %d -> %d; %d scale-ups, %d scale-downs, %d reversals\n",
 		sum.Decisions, o.Duration, sum.First, sum.Peak, sum.Last, sum.ScaleUps, sum.ScaleDowns, sum.Reversals)
@@ -212,6 +175,55 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 	fmt.Fprintf(out, "* = desired differs from the replicas running (a scale-up still in its cold start, or a scale-down about to happen)\n")
 	fmt.Fprintf(out, "next: point serve at Prometheus: `infscale serve --config examples/serve-prometheus.yaml` (docs/serve.md)\n")
 	return sum, nil
+}
+
+// table prints the demo's decisions as they happen and sums them up.
+type table struct {
+	out    io.Writer
+	scale  float64
+	start  time.Time
+	window time.Duration // the reversal window, in demo time
+
+	mu   sync.Mutex
+	sum  DemoSummary
+	last recommend.ScaleChange // the last change, for reversals
+	have bool
+	prev int
+}
+
+// record counts and prints one decision of serve (its OnDecision hook).
+func (t *table) record(r serve.Record) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	el := time.Since(t.start)
+	sum := &t.sum
+	sum.Decisions++
+	sum.Errors += len(r.Errors)
+	if !t.have {
+		sum.First, sum.Peak = r.Desired, r.Desired
+	} else if r.Desired != t.prev {
+		dir := 1
+		if r.Desired < t.prev {
+			dir = -1
+			sum.ScaleDowns++
+		} else {
+			sum.ScaleUps++
+		}
+		next := recommend.ScaleChange{At: t.start.Add(el), Direction: dir}
+		if recommend.IsReversal(t.last, next, t.window) {
+			sum.Reversals++
+		}
+		t.last = next
+	}
+	t.have, t.prev = true, r.Desired
+	sum.Peak, sum.Last = max(sum.Peak, r.Desired), r.Desired
+	mark := ""
+	if sum.Decisions > 1 && (r.Observed == nil || r.Desired != *r.Observed) {
+		mark = " *"
+	}
+	fmt.Fprintf(t.out, "%6.1fs  %-6s %6.1f %8s %8s %6s %9s %8s %8d  %s%s\n", el.Seconds(), r.Target, demoRate(el, t.scale),
+		fmtSig(r.Signals.Queue, "%.0f"), fmtSig(r.Signals.Waiting, "%.0f"), fmtSig(r.Signals.KV, "%.2f"), fmtSig(r.Signals.TTFT, "%.3fs"),
+		observedText(r.Observed), r.Desired, r.Reason, mark)
 }
 
 func fmtSig(p *float64, format string) string {

@@ -48,127 +48,129 @@ type FetchStats struct {
 // called after each query with the queries done and the total. Errors:
 // *promql.QueryError from the client (a failed query is never read as no
 // data); a replicas query that does not validate (promql.ErrInvalidQuery).
-func Fetch(ctx context.Context, api promql.API, t Target, g Grid, progress func(done, total int)) (_ History, st FetchStats, _ error) {
+func Fetch(ctx context.Context, api promql.API, t Target, g Grid, progress func(done, total int)) (History, FetchStats, error) {
 	if t.Replicas != "" {
 		if _, err := promql.Validate(t.Replicas); err != nil {
-			return History{}, st, fmt.Errorf("replicas query: %w", err)
+			return History{}, FetchStats{}, fmt.Errorf("replicas query: %w", err)
 		}
 	}
-	span := g.End().Sub(g.Start)
-	q, err := buildQueries(t.Server, t.Selector, span, t.Replicas)
+	q, err := buildQueries(t.Server, t.Selector, g.End().Sub(g.Start), t.Replicas)
 	if err != nil {
-		return History{}, st, err
+		return History{}, FetchStats{}, err
 	}
-	began := time.Now()
-	defer func() { st.Duration = time.Since(began) }()
 	total := 6
 	for _, s := range []string{q.Waiting, q.PromptHist, q.OutputHist, q.PromptMean, q.OutputMean, q.TTFTHist, q.TTFTHourly} {
 		if s != "" {
 			total++
 		}
 	}
-	step := func() {
-		st.Queries++
-		if progress != nil {
-			progress(st.Queries, total)
-		}
-	}
-	rng := func(query string, start time.Time, stp time.Duration) (model.Matrix, error) {
-		m, warn, err := api.Range(ctx, query, start, g.End(), stp)
-		st.Warnings = append(st.Warnings, warn...)
-		st.Queried = append(st.Queried, query)
-		step()
-		for _, s := range m {
-			st.Points += int64(len(s.Values))
-		}
-		return m, err
-	}
-	inst := func(query string) (model.Vector, error) {
-		if query == "" {
-			return nil, nil
-		}
-		v, warn, err := api.Instant(ctx, query, g.End())
-		st.Warnings = append(st.Warnings, warn...)
-		st.Queried = append(st.Queried, query)
-		step()
-		st.Points += int64(len(v))
-		return v, err
-	}
-
+	f := &fetcher{ctx: ctx, api: api, g: g, total: total, progress: progress}
+	began := time.Now()
 	h := History{Grid: g, PromptMean: math.NaN(), OutputMean: math.NaN()}
-	vals, err := rng(q.Success, g.Start, g.Step)
-	if err != nil {
-		return h, st, err
+	err = f.read(&h, q)
+	f.st.Duration = time.Since(began)
+	return h, f.st, err
+}
+
+// fetcher runs one Fetch's queries and keeps their statistics.
+type fetcher struct {
+	ctx      context.Context
+	api      promql.API
+	g        Grid
+	total    int
+	progress func(done, total int)
+	st       FetchStats
+}
+
+func (f *fetcher) step() {
+	f.st.Queries++
+	if f.progress != nil {
+		f.progress(f.st.Queries, f.total)
 	}
-	stamps, err := rng(q.SuccessTimestamps, g.Start, g.Step)
+}
+
+// rng runs a range query from start to the grid's end.
+func (f *fetcher) rng(query string, start time.Time, stp time.Duration) (model.Matrix, error) {
+	m, warn, err := f.api.Range(f.ctx, query, start, f.g.End(), stp)
+	f.st.Warnings = append(f.st.Warnings, warn...)
+	f.st.Queried = append(f.st.Queried, query)
+	f.step()
+	for _, s := range m {
+		f.st.Points += int64(len(s.Values))
+	}
+	return m, err
+}
+
+// inst runs an instant query at the grid's end; nothing for an empty query.
+func (f *fetcher) inst(query string) (model.Vector, error) {
+	if query == "" {
+		return nil, nil
+	}
+	v, warn, err := f.api.Instant(f.ctx, query, f.g.End())
+	f.st.Warnings = append(f.st.Warnings, warn...)
+	f.st.Queried = append(f.st.Queried, query)
+	f.step()
+	f.st.Points += int64(len(v))
+	return v, err
+}
+
+// read fills h from the queries q, in order: completions, in-flight
+// requests, replicas, token and TTFT histograms, token means, hourly TTFT.
+func (f *fetcher) read(h *History, q promql.History) error {
+	g := f.g
+	vals, err := f.rng(q.Success, g.Start, g.Step)
 	if err != nil {
-		return h, st, err
+		return err
+	}
+	stamps, err := f.rng(q.SuccessTimestamps, g.Start, g.Step)
+	if err != nil {
+		return err
 	}
 	if h.Success, err = joinTimestamps(vals, stamps); err != nil {
-		return h, st, fmt.Errorf("%s: %w", q.SuccessTimestamps, err)
+		return fmt.Errorf("%s: %w", q.SuccessTimestamps, err)
 	}
-	running, err := rng(q.Running, g.Start, g.Step)
+	if h.InFlight, err = f.inFlight(q); err != nil {
+		return err
+	}
+	reps, err := f.rng(q.Replicas, g.Start, g.Step)
 	if err != nil {
-		return h, st, err
-	}
-	h.InFlight = onGrid(g, running)
-	if err := nonNegative(g, q.Running, h.InFlight); err != nil {
-		return h, st, err
-	}
-	if q.Waiting != "" {
-		waiting, err := rng(q.Waiting, g.Start, g.Step)
-		if err != nil {
-			return h, st, err
-		}
-		w := onGrid(g, waiting)
-		if err := nonNegative(g, q.Waiting, w); err != nil {
-			return h, st, err
-		}
-		for i := range h.InFlight {
-			if !math.IsNaN(w[i]) && !math.IsNaN(h.InFlight[i]) {
-				h.InFlight[i] += w[i]
-			}
-		}
-	}
-	reps, err := rng(q.Replicas, g.Start, g.Step)
-	if err != nil {
-		return h, st, err
+		return err
 	}
 	if len(reps) > 1 {
-		return h, st, fmt.Errorf("replicas query %q returned %d series; want one (wrap it in sum(...))", q.Replicas, len(reps))
+		return fmt.Errorf("replicas query %q returned %d series; want one (wrap it in sum(...))", q.Replicas, len(reps))
 	}
 	h.Replicas = onGrid(g, reps)
 	for _, c := range []struct {
 		query string
 		into  **Histogram
 	}{{q.PromptHist, &h.Prompt}, {q.OutputHist, &h.Output}, {q.TTFTHist, &h.TTFT}} {
-		v, err := inst(c.query)
+		v, err := f.inst(c.query)
 		if err != nil {
-			return h, st, err
+			return err
 		}
 		if *c.into, err = histogramOf(v); err != nil {
-			return h, st, fmt.Errorf("%s: %w", c.query, err)
+			return fmt.Errorf("%s: %w", c.query, err)
 		}
 	}
 	for _, c := range []struct {
 		query string
 		into  *float64
 	}{{q.PromptMean, &h.PromptMean}, {q.OutputMean, &h.OutputMean}} {
-		v, err := inst(c.query)
+		v, err := f.inst(c.query)
 		if err != nil {
-			return h, st, err
+			return err
 		}
 		if len(v) == 1 && float64(v[0].Value) > 0 {
 			if m := float64(v[0].Value); m > math.MaxInt32 {
-				return h, st, fmt.Errorf("%s: %g tokens per request: want 1..%d (a token counter that is not one?)", c.query, m, math.MaxInt32)
+				return fmt.Errorf("%s: %g tokens per request: want 1..%d (a token counter that is not one?)", c.query, m, math.MaxInt32)
 			}
 			*c.into = float64(v[0].Value)
 		}
 	}
 	if q.TTFTHourly != "" && g.End().Sub(g.Start) >= time.Hour {
-		m, err := rng(q.TTFTHourly, g.Start.Add(time.Hour), time.Hour)
+		m, err := f.rng(q.TTFTHourly, g.Start.Add(time.Hour), time.Hour)
 		if err != nil {
-			return h, st, err
+			return err
 		}
 		if len(m) == 1 {
 			for _, p := range m[0].Values {
@@ -176,7 +178,39 @@ func Fetch(ctx context.Context, api promql.API, t Target, g Grid, progress func(
 			}
 		}
 	}
-	return h, st, nil
+	return nil
+}
+
+// inFlight is running + waiting per grid point (waiting unknown: running
+// alone; NaN where running is unknown). A sum below zero is an error.
+func (f *fetcher) inFlight(q promql.History) ([]float64, error) {
+	in, err := f.requests(q.Running)
+	if err != nil || q.Waiting == "" {
+		return in, err
+	}
+	w, err := f.requests(q.Waiting)
+	if err != nil {
+		return nil, err
+	}
+	for i := range in {
+		if !math.IsNaN(w[i]) && !math.IsNaN(in[i]) {
+			in[i] += w[i]
+		}
+	}
+	return in, nil
+}
+
+// requests is a gauge of requests on the grid, refused below zero.
+func (f *fetcher) requests(query string) ([]float64, error) {
+	m, err := f.rng(query, f.g.Start, f.g.Step)
+	if err != nil {
+		return nil, err
+	}
+	vs := onGrid(f.g, m)
+	if err := nonNegative(f.g, query, vs); err != nil {
+		return nil, err
+	}
+	return vs, nil
 }
 
 // nonNegative refuses a gauge of requests below zero (NaN is unknown, not
