@@ -81,17 +81,22 @@ func (p *Policy) Validate() error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if len(p.Metrics) == 0 {
-		add("metrics: at least one metric is needed (queue, waiting, running, kv, cpu, ttft)")
+		add("metrics: at least one metric is needed (queue, waiting, running, kv, cpu, ttft, queuewait, demand)")
 	}
 	for i, m := range p.Metrics {
-		if m.Signal < SignalQueue || m.Signal > SignalTTFT {
-			add("metrics[%d]: unknown signal %d (allowed: queue, waiting, running, kv, cpu, ttft)", i, int(m.Signal))
+		if m.Signal < SignalQueue || m.Signal > SignalDemand {
+			add("metrics[%d]: unknown signal %d (allowed: queue, waiting, running, kv, cpu, ttft, queuewait, demand)", i, int(m.Signal))
 			continue
 		}
 		if math.IsNaN(m.Target) || math.IsInf(m.Target, 0) || m.Target <= 0 {
 			add("metrics[%d] (%s): target %v must be a finite number > 0 (%s)", i, m.Signal, m.Target, m.Signal.Unit())
-		} else if m.Signal == SignalKV && m.Target > 1 {
-			add("metrics[%d] (kv): target %v must be a fraction in (0, 1], e.g. 0.75", i, m.Target)
+		} else if (m.Signal == SignalKV || m.Signal == SignalDemand) && m.Target > 1 {
+			add("metrics[%d] (%s): target %v must be a fraction in (0, 1], e.g. 0.75", i, m.Signal, m.Target)
+		}
+		if m.Signal == SignalDemand && p.Capacity != nil {
+			if err := p.Capacity.check(); err != nil {
+				add("metrics[%d] (demand): %v", i, err)
+			}
 		}
 		if m.Signal.Utilization() && p.Min == 0 {
 			add("metrics[%d] (%s): %s cannot scale from zero (with 0 replicas there is no pod and so no %s sample); use min >= 1 or an additive metric (queue, waiting, running)", i, m.Signal, m.Signal, m.Signal)
@@ -134,6 +139,12 @@ func (p *Policy) Validate() error {
 	}
 	if p.Lookahead < 0 {
 		add("lookahead: %v must be >= 0", p.Lookahead)
+	}
+	if p.Guard != nil && p.Guard.Settle < 0 {
+		add("guard.settle: %v must be >= 0", p.Guard.Settle)
+	}
+	if p.Guard != nil && p.Guard.Drain < 0 {
+		add("guard.drain: %v must be >= 0", p.Guard.Drain)
 	}
 	if p.Zero != nil {
 		if p.Min != 0 {

@@ -5,21 +5,22 @@ import (
 	"strings"
 )
 
-var signalNames = [...]string{SignalQueue: "queue", SignalWaiting: "waiting", SignalRunning: "running", SignalKV: "kv", SignalCPU: "cpu", SignalTTFT: "ttft"}
+var signalNames = [...]string{SignalQueue: "queue", SignalWaiting: "waiting", SignalRunning: "running", SignalKV: "kv", SignalCPU: "cpu", SignalTTFT: "ttft", SignalQueueWait: "queuewait", SignalDemand: "demand"}
 
 // String is the signal's name as used in flags and config: queue, waiting,
-// running, kv, cpu, ttft.
+// running, kv, cpu, ttft, queuewait, demand.
 func (s Signal) String() string {
-	if s >= SignalQueue && s <= SignalTTFT {
+	if s >= SignalQueue && s <= SignalDemand {
 		return signalNames[s]
 	}
 	return fmt.Sprintf("Signal(%d)", int(s))
 }
 
-// ParseSignal maps a name (queue, waiting, running, kv, cpu, ttft; case
+// ParseSignal maps a name (queue, waiting, running, kv, cpu, ttft,
+// queuewait, demand; case
 // insensitive) to its Signal; the error lists the allowed names.
 func ParseSignal(name string) (Signal, error) {
-	for s := SignalQueue; s <= SignalTTFT; s++ {
+	for s := SignalQueue; s <= SignalDemand; s++ {
 		if strings.EqualFold(name, signalNames[s]) {
 			return s, nil
 		}
@@ -59,8 +60,10 @@ func (s Signal) Unit() string {
 		return "fraction of the KV cache"
 	case s == SignalCPU:
 		return "percent of the CPU request"
-	case s == SignalTTFT:
+	case s == SignalTTFT || s == SignalQueueWait:
 		return "seconds"
+	case s == SignalDemand:
+		return "utilisation fraction of one replica's capacity"
 	}
 	return ""
 }

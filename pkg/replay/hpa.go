@@ -76,6 +76,7 @@ func parseHPA(full, s string, off int) (Policy, error) {
 		Metrics: []recommend.Metric{{Signal: recommend.SignalRunning, Target: 1}},
 		Min:     max(inner.Recommend.Min, 1), // the HPA's minReplicas is >= 1
 		Max:     inner.Recommend.Max,
+		Guard:   &recommend.Guard{Off: true}, // the HPA has no runaway guard
 	}
 	rest := s[end+1:]
 	if rest != "" {
@@ -89,7 +90,7 @@ func parseHPA(full, s string, off int) (Policy, error) {
 				return Policy{}, policyError(full, col, "%q: want OPTION=VALUE (tolerance, upwindow, downwindow, uppods, uppercent, downpods, downpercent, min, max)", pt.text)
 			}
 			switch k {
-			case "lookahead", "cooldown", "schedule":
+			case "lookahead", "cooldown", "schedule", "guard", "settle", "drain":
 				return Policy{}, policyError(full, col, "%s is not an HPA option (put it inside hpa(...))", k)
 			}
 			if err := setOption(hp, k, v); err != nil {

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // Model is what the replay asks of a replica; *replica.Replica implements
@@ -130,4 +133,33 @@ func (c curve) stepsBy(elapsed float64) int64 {
 		i++
 	}
 	return i
+}
+
+// capacity is the replica's sustainable throughput for the demand signal:
+// its prefill rate, and a decode step at full batch as the memory-bound
+// line alpha + beta × context (the compute floor left out: at full batch
+// the weights and KV reads dominate on the catalog's GPUs).
+func (s *speed) capacity() *recommend.Capacity {
+	const probeTokens = 1 << 20
+	return &recommend.Capacity{
+		PrefillTokensPerSecond: probeTokens / s.m.PrefillTime(probeTokens),
+		MaxBatch:               s.maxBatch,
+		KVTokens:               float64(s.kvCap),
+		StepSeconds:            max(s.alpha[s.maxBatch], s.floor[s.maxBatch]),
+		StepSecondsPerToken:    s.beta,
+	}
+}
+
+// forReplica is p with the replica's capacity when a metric needs it (the
+// demand signal) and p has none; p itself otherwise.
+func forReplica(p *recommend.Policy, s *speed) (*recommend.Policy, error) {
+	if p.Capacity != nil || !slices.ContainsFunc(p.Metrics, func(m recommend.Metric) bool { return m.Signal == recommend.SignalDemand }) {
+		return p, nil
+	}
+	c := *p
+	c.Capacity = s.capacity()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }

@@ -36,8 +36,8 @@ type env struct {
 }
 
 // PolicySyntax summarises the policy strings, for help and error texts.
-const PolicySyntax = `SIGNAL:TARGET[,OPTION=VALUE...] with SIGNAL queue, waiting, running (requests per replica), kv (fraction), cpu (percent), ttft (seconds, e.g. 2s) ` +
-	`and options min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, tolerance, schedule (or another SIGNAL:TARGET); ` +
+const PolicySyntax = `SIGNAL:TARGET[,OPTION=VALUE...] with SIGNAL queue, waiting, running (requests per replica), kv (fraction), cpu (percent), ttft, queuewait (seconds, e.g. 2s), demand (utilisation of one replica, e.g. 0.7) ` +
+	`and options min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, tolerance, schedule, guard (on|off), settle, drain (or another SIGNAL:TARGET); ` +
 	`or fixed:N, knative:C[,min=,max=], oracle[,min=,max=], hpa(POLICY)[,tolerance=,downwindow=], recommended`
 
 // Recommended is the preset `recommended` expands to, the policy serve
@@ -91,7 +91,11 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 			if err := rp.Validate(); err != nil {
 				return nil, err
 			}
-			return newInfscale(&rp, e.cfg.Epoch), nil
+			cp, err := forReplica(&rp, e.sp)
+			if err != nil {
+				return nil, err
+			}
+			return newInfscale(cp, e.cfg.Epoch), nil
 		}
 		return p, nil
 	}
@@ -132,7 +136,7 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 			name, target, ok := strings.Cut(part.text, ":")
 			sig, err := recommend.ParseSignal(name)
 			if !ok || err != nil {
-				return Policy{}, policyError(full, col, "%q: want SIGNAL:TARGET (queue, waiting, running, kv, cpu, ttft), OPTION=VALUE, fixed:N, knative:C, oracle, hpa(POLICY) or recommended", part.text)
+				return Policy{}, policyError(full, col, "%q: want SIGNAL:TARGET (queue, waiting, running, kv, cpu, ttft, queuewait, demand), OPTION=VALUE, fixed:N, knative:C, oracle, hpa(POLICY) or recommended", part.text)
 			}
 			t, err := parseTarget(sig, target)
 			if err != nil {
@@ -155,7 +159,13 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 		return Policy{}, fmt.Errorf("policy %q: %w", s0, err)
 	}
 	pol.min, pol.max = max(p.Min, 1), p.Max
-	pol.build = func(e env) (Controller, error) { return newInfscale(p, e.cfg.Epoch), nil }
+	pol.build = func(e env) (Controller, error) {
+		rp, err := forReplica(p, e.sp)
+		if err != nil {
+			return nil, err
+		}
+		return newInfscale(rp, e.cfg.Epoch), nil
+	}
 	return pol, nil
 }
 
@@ -189,11 +199,11 @@ func parseTarget(sig recommend.Signal, v string) (float64, error) {
 	var t float64
 	var err error
 	switch sig {
-	case recommend.SignalTTFT:
+	case recommend.SignalTTFT, recommend.SignalQueueWait:
 		t, err = seconds(v)
 	case recommend.SignalCPU:
 		t, err = strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
-	case recommend.SignalKV:
+	case recommend.SignalKV, recommend.SignalDemand:
 		if strings.HasSuffix(v, "%") {
 			t, err = strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
 			t /= 100
@@ -201,6 +211,9 @@ func parseTarget(sig recommend.Signal, v string) (float64, error) {
 			t, err = strconv.ParseFloat(v, 64)
 		}
 		if err == nil && t > 1 {
+			if sig == recommend.SignalDemand {
+				return 0, fmt.Errorf("want a utilisation of one replica's capacity in (0, 1], e.g. 0.7 or 70%%")
+			}
 			return 0, fmt.Errorf("want a fraction of the KV cache in (0, 1], e.g. 0.75 or 75%%")
 		}
 	default:
@@ -329,6 +342,28 @@ func setOption(p *recommend.Policy, k, v string) error {
 			return fmt.Errorf("want a fraction in [0, 1) or a percentage, e.g. 0.1 or 10%%")
 		}
 		p.Tolerance = &recommend.Tolerance{Up: f, Down: f}
+	case "guard":
+		switch v {
+		case "on":
+			p.Guard = nil
+		case "off":
+			p.Guard = &recommend.Guard{Off: true}
+		default:
+			return fmt.Errorf("want on or off")
+		}
+	case "settle", "drain":
+		d, err := duration(v)
+		if err != nil {
+			return err
+		}
+		if p.Guard == nil {
+			p.Guard = &recommend.Guard{}
+		}
+		if k == "settle" {
+			p.Guard.Settle = d
+		} else {
+			p.Guard.Drain = d
+		}
 	case "schedule":
 		w, err := parseSchedule(v)
 		if err != nil {
@@ -336,7 +371,7 @@ func setOption(p *recommend.Policy, k, v string) error {
 		}
 		p.Schedule = append(p.Schedule, w)
 	default:
-		return fmt.Errorf("%w %s; allowed: min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, tolerance, schedule", errUnknownOption, k)
+		return fmt.Errorf("%w %s; allowed: min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, tolerance, schedule, guard, settle, drain", errUnknownOption, k)
 	}
 	return nil
 }

@@ -24,8 +24,13 @@ type sim struct {
 	end         float64 // accounting end: the trace's end (+Inf until known)
 	outstanding int64   // requests in the system (held, waiting, running)
 	ttftWin     *window
+	queueWin    *window       // queue time (arrival to first scheduling) per period
+	demand      *demandWindow // arrivals, tokens, finished requests per period
 	ttft        hist
-	res         Result
+
+	finishedEver            int64   // requests finished so far
+	lastMeanIn, lastMeanOut float64 // the means of the last window with a finished request
+	res                     Result
 
 	// scale bookkeeping
 	lastDir          int
@@ -202,6 +207,7 @@ func (s *sim) ctlPeriod() float64 {
 func (s *sim) arrive(now float64, q trace.Request) {
 	s.res.Requests++
 	s.arrivalsInSample++
+	s.demand.at(now).arrivals++
 	if int64(q.Prompt)+int64(q.Output) > s.sp.kvCap {
 		s.res.Rejected++
 		s.sample.Misses++
@@ -241,6 +247,7 @@ func (s *sim) firstToken(now float64, p pending) {
 		s.sampleTTFT.add(v)
 	}
 	s.ttftWin.add(now, v)
+	s.demand.at(now).prefilled += float64(p.prompt)
 	if v <= s.cfg.SLOTTFT {
 		s.res.Met++
 	} else {
@@ -250,10 +257,16 @@ func (s *sim) firstToken(now float64, p pending) {
 }
 
 // complete records a finished request.
-func (s *sim) complete(now float64, output int32) {
+func (s *sim) complete(now float64, prompt, output int32) {
 	if s.onDone != nil {
 		s.onDone(now, output)
 	}
+	c := s.demand.at(now)
+	c.generated += float64(output)
+	c.finished++
+	c.finishedIn += float64(prompt)
+	c.finishedOut += float64(output)
+	s.finishedEver++
 	s.outstanding--
 	if now <= s.end {
 		s.res.OutputTokens += int64(output) // tokens of the accounted span only
