@@ -38,7 +38,7 @@ type env struct {
 // PolicySyntax summarises the policy strings, for help and error texts.
 const PolicySyntax = `SIGNAL:TARGET[,OPTION=VALUE...] with SIGNAL queue, waiting, running (requests per replica), kv (fraction), cpu (percent), ttft, queuewait (seconds, e.g. 2s), demand (utilisation of one replica, e.g. 0.7) ` +
 	`and options min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, tolerance, schedule, guard (on|off), settle, drain (or another SIGNAL:TARGET); ` +
-	`or fixed:N, knative:C[,min=,max=], oracle[,min=,max=], hpa(POLICY)[,tolerance=,downwindow=], recommended`
+	`or fixed:N, knative:C[,min=,max=], oracle[,min=,max=], optimal, hpa(POLICY)[,tolerance=,downwindow=], recommended`
 
 // Recommended is the preset `recommended` expands to, the policy serve
 // uses by default: scale on queue (running + waiting + held) at 16
@@ -57,7 +57,7 @@ const Recommended = "queue:16,lookahead=90"
 // given: DESIGN.md's reference comparison, then the baselines.
 var DefaultPolicies = []string{
 	"cpu:60", "cpu:25", "queue:24", "queue:24,lookahead=90", "queue:24,min=0,cooldown=120",
-	"knative:16", "hpa(recommended)", "recommended", "oracle",
+	"knative:16", "hpa(recommended)", "recommended", "oracle", "optimal",
 }
 
 // policyError is a policy string problem at a byte offset (1-based column).
@@ -125,6 +125,11 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 			return Policy{}, policyError(full, off+len("oracle")+1, "oracle takes no target, only options min= and max=")
 		}
 		return parseOracle(full, s0, parts, off)
+	case "optimal":
+		if hasArg {
+			return Policy{}, policyError(full, off+len("optimal")+1, "optimal takes no target or options")
+		}
+		return parseOptimal(full, s0, parts, off)
 	}
 	p := &recommend.Policy{Min: 1, Max: 100}
 	pol := Policy{Name: s0, Recommend: p}

@@ -289,6 +289,9 @@ func newSim(src trace.Source, pol Policy, cfg Config) (*sim, error) {
 			initial = min(initial, pol.max) // never warmer than the policy may ask for
 		}
 	}
+	if o, ok := ctl.(interface{ initialReplicas() int }); ok && cfg.Initial == 0 {
+		initial = o.initialReplicas() // the hindsight optimum sizes its own warm start
+	}
 	if w, ok := ctl.(warmer); ok {
 		w.warm(initial, cfg.Epoch)
 	}

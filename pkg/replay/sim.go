@@ -41,6 +41,8 @@ type sim struct {
 	sampleTTFT       hist
 	arrivalsInSample int64
 
+	quiet bool // a planning replay (optimal.go): no TTFT statistics
+
 	// hooks for tests: each first token and each completion
 	onFirst func(now float64, p pending)
 	onDone  func(now float64, output int32)
@@ -241,6 +243,14 @@ func (s *sim) firstToken(now float64, p pending) {
 	v := now - p.arrival
 	if s.onFirst != nil {
 		s.onFirst(now, p)
+	}
+	if s.quiet {
+		if v <= s.cfg.SLOTTFT {
+			s.res.Met++
+		} else {
+			s.res.Late++
+		}
+		return
 	}
 	s.ttft.add(v)
 	if s.cfg.Timeline {
