@@ -41,6 +41,15 @@ func (w *demandWindow) at(t float64) *counts {
 	return &w.slots[s]
 }
 
+// counts is the demand slot of time now; without a demand window (a
+// replay nobody observes) a scratch slot.
+func (s *sim) counts(now float64) *counts {
+	if s.demand == nil {
+		return &s.noCounts
+	}
+	return s.demand.at(now)
+}
+
 // sum adds the slots of the periods ending at t within the window and
 // returns them with the span they cover in seconds (from the oldest slot
 // counted, or the trace start, to t).
@@ -67,8 +76,11 @@ func (w *demandWindow) sum(t float64) (c counts, span float64) {
 // the first finished request, as a fresh vLLM exports no histogram sample),
 // the queue-time quantile from the queue-time window.
 func (s *sim) demandSignals(now float64) (arrival, prompt, gen, meanIn, meanOut, queue float64) {
-	c, span := s.demand.sum(now)
 	meanIn, meanOut = math.NaN(), math.NaN()
+	if s.demand == nil || s.queueWin == nil { // a replay built without them (the optimal planner's)
+		return math.NaN(), math.NaN(), math.NaN(), meanIn, meanOut, math.NaN()
+	}
+	c, span := s.demand.sum(now)
 	if span <= 0 {
 		return math.NaN(), math.NaN(), math.NaN(), meanIn, meanOut, math.NaN()
 	}

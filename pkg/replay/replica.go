@@ -156,7 +156,9 @@ func (r *replica) startNext(s *sim, now float64) {
 				break
 			}
 			r.waiting.pop()
-			s.queueWin.add(now, now-p.arrival) // vllm:request_queue_time_seconds
+			if s.queueWin != nil {
+				s.queueWin.add(now, now-p.arrival) // vllm:request_queue_time_seconds
+			}
 			tokens += int(p.prompt)
 			r.kvRes += int64(p.prompt) + int64(p.output)
 			r.pre = append(r.pre, *p)

@@ -28,6 +28,7 @@ type sim struct {
 	demand      *demandWindow // arrivals, tokens, finished requests per period
 	ttft        hist
 
+	noCounts                counts  // what counts writes to without a demand window (the optimal planner's replays)
 	finishedEver            int64   // requests finished so far
 	lastMeanIn, lastMeanOut float64 // the means of the last window with a finished request
 	res                     Result
@@ -209,7 +210,7 @@ func (s *sim) ctlPeriod() float64 {
 func (s *sim) arrive(now float64, q trace.Request) {
 	s.res.Requests++
 	s.arrivalsInSample++
-	s.demand.at(now).arrivals++
+	s.counts(now).arrivals++
 	if int64(q.Prompt)+int64(q.Output) > s.sp.kvCap {
 		s.res.Rejected++
 		s.sample.Misses++
@@ -257,7 +258,7 @@ func (s *sim) firstToken(now float64, p pending) {
 		s.sampleTTFT.add(v)
 	}
 	s.ttftWin.add(now, v)
-	s.demand.at(now).prefilled += float64(p.prompt)
+	s.counts(now).prefilled += float64(p.prompt)
 	if v <= s.cfg.SLOTTFT {
 		s.res.Met++
 	} else {
@@ -271,7 +272,7 @@ func (s *sim) complete(now float64, prompt, output int32) {
 	if s.onDone != nil {
 		s.onDone(now, output)
 	}
-	c := s.demand.at(now)
+	c := s.counts(now)
 	c.generated += float64(output)
 	c.finished++
 	c.finishedIn += float64(prompt)
