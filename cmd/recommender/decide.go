@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,8 +41,17 @@ type DecideCmd struct {
 	CPU     *float64 `name:"cpu" placeholder:"PCT" help:"Mean CPU as a percent of the pod's request (pages need two scrapes for it, so give it here)."`
 	TTFT    *float64 `name:"ttft" placeholder:"S" help:"Observed time-to-first-token quantile, seconds."`
 
-	Metric    []string  `default:"queue" placeholder:"M" help:"Signal(s) to scale on: queue, waiting, running, kv, cpu, ttft (repeat or comma-separate; the largest recommendation wins)."`
-	Target    []float64 `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), seconds (ttft). Default 4 for queue; needed for the others."`
+	QueueTime            *float64 `name:"queue-time" placeholder:"S" help:"Observed queue-time quantile (vllm:request_queue_time_seconds), seconds: the queuewait signal."`
+	ITL                  *float64 `name:"itl" placeholder:"S" help:"Observed inter-token-latency quantile, seconds (shown, no metric scales on it)."`
+	ArrivalRate          *float64 `name:"arrival-rate" placeholder:"R" help:"Requests arriving per second over the target: the demand signal."`
+	PromptTokensRate     *float64 `name:"prompt-tokens-rate" placeholder:"R" help:"Prompt tokens prefilled per second over the target (shown)."`
+	GenerationTokensRate *float64 `name:"generation-tokens-rate" placeholder:"R" help:"Tokens generated per second over the target (shown)."`
+	MeanPrompt           *float64 `name:"mean-prompt" placeholder:"N" help:"Mean prompt length of recent requests, tokens: the demand signal."`
+	MeanOutput           *float64 `name:"mean-output" placeholder:"N" help:"Mean output length of recent requests, tokens: the demand signal."`
+	ReplicaFlags         `embed:"" prefix:"replica-" group:"Replica (the demand metric's capacity)"`
+
+	Metric    []string  `default:"queue" placeholder:"M" help:"Signal(s) to scale on: queue, waiting, running, kv, cpu, ttft, queuewait, demand (repeat or comma-separate; the largest recommendation wins)."`
+	Target    []float64 `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), seconds (ttft, queuewait), utilisation of one replica (demand, e.g. 0.8). Default 4 for queue; needed for the others."`
 	Min       int       `default:"1" help:"Minimum replicas (0 enables scale to zero; queue, waiting, running or ttft only)."`
 	Max       int       `default:"10" help:"Maximum replicas."`
 	Tolerance *float64  `placeholder:"F" help:"HPA tolerance, both directions, a fraction in [0, 1) (default 0.1)."`
@@ -152,6 +162,14 @@ func (c *DecideCmd) policy() (*recommend.Policy, error) {
 		}
 	}
 
+	if slices.Contains(signals, recommend.SignalDemand) {
+		// demand weighs the arrivals against the replica the --replica-* flags describe.
+		r, err := c.ReplicaFlags.Replica()
+		if err != nil {
+			return nil, err
+		}
+		p.Capacity = recommend.CapacityFrom(r)
+	}
 	if c.Behavior != "" {
 		data, err := os.ReadFile(c.Behavior)
 		if err != nil {
@@ -346,7 +364,9 @@ func (c *DecideCmd) now() (time.Time, error) {
 
 // observe builds the Observation from the pages and the signal flags.
 func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation, error) {
-	obs := recommend.Observation{Running: math.NaN(), Waiting: math.NaN(), Held: c.Held, KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN()}
+	nan := math.NaN()
+	obs := recommend.Observation{Running: nan, Waiting: nan, Held: c.Held, KV: nan, CPU: nan, TTFT: nan,
+		QueueTime: nan, ITL: nan, ArrivalRate: nan, PromptTokensRate: nan, GenerationTokensRate: nan, MeanPrompt: nan, MeanOutput: nan}
 	if err := checkSignal("held", c.Held, "requests"); err != nil {
 		return obs, err
 	}
@@ -403,6 +423,13 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 		{c.KV, "kv", ""},
 		{c.CPU, "cpu", "percent of the CPU request"},
 		{c.TTFT, "ttft", "seconds"},
+		{c.QueueTime, "queue-time", "seconds"},
+		{c.ITL, "itl", "seconds"},
+		{c.ArrivalRate, "arrival-rate", "requests per second"},
+		{c.PromptTokensRate, "prompt-tokens-rate", "tokens per second"},
+		{c.GenerationTokensRate, "generation-tokens-rate", "tokens per second"},
+		{c.MeanPrompt, "mean-prompt", "tokens"},
+		{c.MeanOutput, "mean-output", "tokens"},
 	} {
 		if f.v == nil {
 			continue
@@ -421,7 +448,9 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 	for _, f := range []struct {
 		dst *float64
 		v   *float64
-	}{{&obs.Running, c.Running}, {&obs.Waiting, c.Waiting}, {&obs.KV, c.KV}, {&obs.CPU, c.CPU}, {&obs.TTFT, c.TTFT}} {
+	}{{&obs.Running, c.Running}, {&obs.Waiting, c.Waiting}, {&obs.KV, c.KV}, {&obs.CPU, c.CPU}, {&obs.TTFT, c.TTFT},
+		{&obs.QueueTime, c.QueueTime}, {&obs.ITL, c.ITL}, {&obs.ArrivalRate, c.ArrivalRate}, {&obs.PromptTokensRate, c.PromptTokensRate},
+		{&obs.GenerationTokensRate, c.GenerationTokensRate}, {&obs.MeanPrompt, c.MeanPrompt}, {&obs.MeanOutput, c.MeanOutput}} {
 		if f.v != nil {
 			*f.dst = *f.v
 		}

@@ -22,6 +22,36 @@ type Capacity struct {
 	StepSeconds, StepSecondsPerToken float64
 }
 
+// ReplicaModel is what CapacityFrom reads of a replica model
+// (*replica.Replica implements it): seconds of one decode step of batch
+// sequences holding contextTokens of KV, seconds to prefill tokens, the
+// KV cache in tokens and the batch limit.
+type ReplicaModel interface {
+	StepTime(batch int, contextTokens int64) float64
+	PrefillTime(tokens int) float64
+	KVCapacityTokens() int64
+	MaxBatch() int
+}
+
+// CapacityFrom is a replica model's Capacity: the prefill rate over a
+// 2^20-token prompt, and the full-batch decode step as the line through
+// two large contexts (the memory-bound regime, where each context token
+// costs the same), its intercept at least the compute floor
+// StepTime(MaxBatch, 0).
+func CapacityFrom(m ReplicaModel) *Capacity {
+	const probe = 1 << 20
+	b := m.MaxBatch()
+	s1, s2 := m.StepTime(b, probe), m.StepTime(b, 2*probe)
+	perToken := (s2 - s1) / probe
+	return &Capacity{
+		PrefillTokensPerSecond: probe / m.PrefillTime(probe),
+		MaxBatch:               b,
+		KVTokens:               float64(m.KVCapacityTokens()),
+		StepSeconds:            max(s1-perToken*probe, m.StepTime(b, 0)),
+		StepSecondsPerToken:    perToken,
+	}
+}
+
 func (c *Capacity) check() error {
 	switch {
 	case !(c.PrefillTokensPerSecond > 0) || math.IsInf(c.PrefillTokensPerSecond, 0):
@@ -55,15 +85,19 @@ func (c *Capacity) RequestSeconds(prompt, output float64) float64 {
 	return prompt/c.PrefillTokensPerSecond + output*step/batch
 }
 
+// demandTrendSpan is the span the demand signal's trend is fitted over:
+// three 15 s decisions. The arrival rate turns before the queue does, so a
+// short span sees a ramp early; over the queue lookahead's 2 × 90 s the
+// reference ramp's slope reads half and the second replica comes late
+// (measured: docs/simulate.md's recommended table).
+const demandTrendSpan = 45 * time.Second
+
 // demandRaw is the demand signal's recommendation:
 //
 //	work     = arrival rate × RequestSeconds(mean prompt, mean output)
 //	           replicas of capacity busy, now
 //	projected = work + max(0, trend) × lookahead   (trend: least squares over
-//	           the samples of the last lookahead; a span of one lookahead,
-//	           not the queue lookahead's two, because the arrival rate
-//	           turns before the queue does: over 2 × 90 s the reference
-//	           ramp's slope reads half and the second replica comes late)
+//	           the samples of the last 45 s, demandTrendSpan)
 //	replicas = ceil(projected / target)   target: the utilisation one
 //	           replica should run at
 //
@@ -89,7 +123,7 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 	text := "demand " + num(rate) + " req/s × " + num(per) + " replica-s per request (prompt " + num(pr) + ", output " + num(out) + " tokens) = " + num(work) + " replicas busy"
 	projected := work
 	if p.Lookahead > 0 {
-		pj, slope, n := projectSamples(&st.Work, work, now, p.Lookahead, p.Lookahead)
+		pj, slope, n := projectSamples(&st.Work, work, now, demandTrendSpan, p.Lookahead)
 		projected = pj
 		text += "; trend " + num(slope) + "/s over " + itoa(n) + " samples, projected " + num(work) + " + " + num(math.Max(0, slope)) + " × " + num(p.Lookahead.Seconds()) + " = " + num(projected)
 	}

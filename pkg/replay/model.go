@@ -135,21 +135,6 @@ func (c curve) stepsBy(elapsed float64) int64 {
 	return i
 }
 
-// capacity is the replica's sustainable throughput for the demand signal:
-// its prefill rate, and a decode step at full batch as the memory-bound
-// line alpha + beta × context (the compute floor left out: at full batch
-// the weights and KV reads dominate on the catalog's GPUs).
-func (s *speed) capacity() *recommend.Capacity {
-	const probeTokens = 1 << 20
-	return &recommend.Capacity{
-		PrefillTokensPerSecond: probeTokens / s.m.PrefillTime(probeTokens),
-		MaxBatch:               s.maxBatch,
-		KVTokens:               float64(s.kvCap),
-		StepSeconds:            max(s.alpha[s.maxBatch], s.floor[s.maxBatch]),
-		StepSecondsPerToken:    s.beta,
-	}
-}
-
 // forReplica is p with the replica's capacity when a metric needs it (the
 // demand signal) and p has none; p itself otherwise.
 func forReplica(p *recommend.Policy, s *speed) (*recommend.Policy, error) {
@@ -157,7 +142,7 @@ func forReplica(p *recommend.Policy, s *speed) (*recommend.Policy, error) {
 		return p, nil
 	}
 	c := *p
-	c.Capacity = s.capacity()
+	c.Capacity = recommend.CapacityFrom(s.m)
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
