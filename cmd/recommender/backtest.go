@@ -118,9 +118,7 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 			return r, invalidf("%s: prometheus http client: %v", f.Config, err)
 		}
 		cc = promql.ClientConfig{URL: file.Prometheus.URL, RoundTripper: rt, Timeout: f.QueryTimeout}
-		if server, err = profile.ParseServer(tg.Server); err != nil {
-			return r, invalidf("%s: target %s: %v", f.Config, tg.Name, err)
-		}
+		server = tg.Server
 		sel = tg.Selector
 		if replicas == "" {
 			replicas = tg.Replicas

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
+	"github.com/infscale/infscale/internal/statefile"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
@@ -53,7 +53,7 @@ type DecideCmd struct {
 	Metric    []string  `default:"queue" placeholder:"M" help:"Signal(s) to scale on: queue, waiting, running, kv, cpu, ttft, queuewait, demand (repeat or comma-separate; the largest recommendation wins)."`
 	Target    []float64 `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), seconds (ttft, queuewait), utilisation of one replica (demand, e.g. 0.8). Default 4 for queue; needed for the others."`
 	Min       int       `default:"1" help:"Minimum replicas (0 enables scale to zero; queue, waiting, running or ttft only)."`
-	Max       int       `default:"10" help:"Maximum replicas."`
+	Max       int       `default:"100" help:"Maximum replicas (default 100, KEDA's maxReplicaCount)."`
 	Tolerance *float64  `placeholder:"F" help:"HPA tolerance, both directions, a fraction in [0, 1) (default 0.1)."`
 
 	UpWindow     *time.Duration `placeholder:"D" help:"scaleUp.stabilizationWindowSeconds as a duration (default 0s)."`
@@ -110,7 +110,7 @@ func (c *DecideCmd) Run(e *env) error {
 	}
 	d := recommend.Decide(p, obs, keep, now)
 	if c.State != "" {
-		if err := writeState(c.State, st); err != nil {
+		if err := writeState(c.State, d, st, now); err != nil {
 			return err
 		}
 	}
@@ -130,8 +130,9 @@ func (c *DecideCmd) Run(e *env) error {
 	return nil
 }
 
-// policy builds and validates the recommend.Policy from the flags and the
-// --behavior file; every problem is reported at once (exit 2).
+// policy builds the recommend.Policy from the flags and the --behavior file
+// and validates it (recommend.Policy.Validate, which owns every rule); each
+// problem is reported at once under the flag that set the field (exit 2).
 func (c *DecideCmd) policy() (*recommend.Policy, error) {
 	var errs []error
 	p := &recommend.Policy{Min: c.Min, Max: c.Max, Lookahead: c.Lookahead}
@@ -182,23 +183,14 @@ func (c *DecideCmd) policy() (*recommend.Policy, error) {
 		p.Behavior = b
 	}
 	errs = append(errs, c.behaviorFlags(&p.Behavior)...)
-	if t := c.Tolerance; t != nil && !(*t >= 0 && *t < 1) {
-		errs = append(errs, fmt.Errorf("--tolerance %v: want a fraction in [0, 1) (0.1 is 10%%; from 1 the band [1-t, 1+t] reaches 0 and never scales down)", *t))
-	} else if c.Tolerance != nil {
-		if c.Behavior != "" && (p.Behavior.ScaleUp != nil && p.Behavior.ScaleUp.Tolerance != nil || p.Behavior.ScaleDown != nil && p.Behavior.ScaleDown.Tolerance != nil) {
-			errs = append(errs, fmt.Errorf("--tolerance: %s also sets a tolerance; set it once", c.Behavior))
-		} else {
-			p.Tolerance = &recommend.Tolerance{Up: *c.Tolerance, Down: *c.Tolerance}
-		}
+	if c.Tolerance != nil {
+		p.Tolerance = &recommend.Tolerance{Up: *c.Tolerance, Down: *c.Tolerance}
 	}
 	if c.ZeroCooldown != nil {
 		p.Zero = &recommend.Zero{Cooldown: *c.ZeroCooldown}
-		if c.Min != 0 {
-			errs = append(errs, fmt.Errorf("--zero-cooldown: needs --min 0 (scale to zero), got --min %d", c.Min))
-		}
 	}
 	for i, s := range c.Schedule {
-		w, err := parseScheduleFlag(s)
+		w, err := recommend.ParseScheduleWindow(s)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("--schedule #%d %q: %w", i+1, s, err))
 			continue
@@ -209,48 +201,106 @@ func (c *DecideCmd) policy() (*recommend.Policy, error) {
 		return nil, invalid(errors.Join(errs...))
 	}
 	if err := p.Validate(); err != nil {
-		return nil, invalid(flagNames(err))
+		return nil, invalid(c.flagErrors(p, err))
 	}
 	return p, nil
 }
 
-// Policy.Validate's metric errors, reworded as the flags that set them.
-var (
-	metricFromZero = regexp.MustCompile(`(?m)^metrics\[\d+\] \((\w+)\): (\w+) cannot scale from zero`)
-	metricTarget   = regexp.MustCompile(`(?m)^metrics\[\d+\] \((\w+)\): target `)
-	metricTwice    = regexp.MustCompile(`(?m)^metrics\[\d+\]: (\w+) is listed twice \(also metrics\[\d+\]\)`)
-)
+// flagErrors rewords Policy.Validate's FieldErrors as the flags that set
+// the fields ("--target (for --metric kv): 1.5 must be in (0, 1] ..."); a
+// problem repeated under one flag (--tolerance sets both directions) is
+// said once.
+func (c *DecideCmd) flagErrors(p *recommend.Policy, err error) error {
+	var fes recommend.FieldErrors
+	if !errors.As(err, &fes) {
+		return err
+	}
+	var lines []string
+	for _, fe := range fes {
+		line := c.flagOf(p, fe.Path) + ": " + fe.Msg
+		if !slices.Contains(lines, line) {
+			lines = append(lines, line)
+		}
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
 
-// flagNames rewords Policy.Validate's field names as the flags that set them.
-func flagNames(err error) error {
-	msg := metricFromZero.ReplaceAllString(err.Error(), "--metric $1 with --min 0: $2 cannot scale from zero")
-	msg = metricTarget.ReplaceAllString(msg, "--target (for --metric $1): ")
-	msg = metricTwice.ReplaceAllString(msg, "--metric: $1 is listed twice")
-	r := strings.NewReplacer(
-		"min: ", "--min: ", "max: ", "--max: ", "lookahead: ", "--lookahead: ",
-		"zero.cooldown: ", "--zero-cooldown: ", "tolerance.up: ", "--tolerance: ", "tolerance.down: ", "--tolerance: ",
-	)
-	return errors.New(r.Replace(msg))
+// flagOf names the flag (or the --behavior file's field) that set the
+// policy field at path.
+func (c *DecideCmd) flagOf(p *recommend.Policy, path string) string {
+	head, rest, _ := strings.Cut(path, ".")
+	name, idx := head, -1
+	if i := strings.IndexByte(head, '['); i > 0 {
+		name = head[:i]
+		idx, _ = strconv.Atoi(strings.TrimSuffix(head[i+1:], "]"))
+	}
+	switch name {
+	case "metrics":
+		if rest == "target" && idx >= 0 && idx < len(p.Metrics) {
+			return "--target (for --metric " + p.Metrics[idx].Signal.String() + ")"
+		}
+		return "--metric"
+	case "min", "max", "lookahead", "tolerance":
+		return "--" + name
+	case "zero":
+		return "--zero-cooldown"
+	case "schedule":
+		if idx >= 0 && idx < len(c.Schedule) {
+			return fmt.Sprintf("--schedule #%d %q: %s", idx+1, c.Schedule[idx], rest)
+		}
+	case "behavior":
+		return c.behaviorFlagOf(p, rest)
+	}
+	return path
+}
+
+// behaviorFlagOf names the flag that set behavior.<rest> (scaleUp.policies[1].value:
+// --up-pods or --up-percent by the policy's type), else the --behavior file.
+func (c *DecideCmd) behaviorFlagOf(p *recommend.Policy, rest string) string {
+	dir, field, _ := strings.Cut(rest, ".")
+	flag, set := "up", [3]bool{c.UpWindow != nil, c.UpPods != nil || c.UpPercent != nil, c.UpSelect != ""}
+	rules := p.Behavior.ScaleUp
+	if dir == "scaleDown" {
+		flag, set = "down", [3]bool{c.DownWindow != nil, c.DownPods != nil || c.DownPercent != nil, c.DownSelect != ""}
+		rules = p.Behavior.ScaleDown
+	}
+	fromFile := "--behavior " + c.Behavior + " (behavior." + rest + ")"
+	switch {
+	case field == "stabilizationWindowSeconds" && set[0]:
+		return "--" + flag + "-window (stabilizationWindowSeconds)"
+	case field == "selectPolicy" && set[2]:
+		return "--" + flag + "-select"
+	case strings.HasPrefix(field, "policies") && set[1]:
+		if strings.HasSuffix(field, ".periodSeconds") {
+			return "--" + flag + "-period (periodSeconds)"
+		}
+		var i int
+		if _, err := fmt.Sscanf(field, "policies[%d]", &i); err == nil && rules != nil && i < len(rules.Policies) && rules.Policies[i].Type == autoscalingv2.PercentScalingPolicy {
+			return "--" + flag + "-percent"
+		}
+		return "--" + flag + "-pods"
+	}
+	return fromFile
 }
 
 // behaviorFlags applies the window and policy flags over b, refusing a field
-// that the --behavior file already set.
+// that the --behavior file already set. Only the flags' form is checked
+// here (whole seconds); the ranges are Policy.Validate's.
 func (c *DecideCmd) behaviorFlags(b *autoscalingv2.HorizontalPodAutoscalerBehavior) []error {
 	var errs []error
 	both := func(flag, field string) {
 		errs = append(errs, fmt.Errorf("%s: %s also sets behavior.%s; set it once (flag or file)", flag, c.Behavior, field))
 	}
+	seconds := func(flag string, d time.Duration) (int32, bool) {
+		if d%time.Second != 0 || d < math.MinInt32*time.Second || d > math.MaxInt32*time.Second {
+			errs = append(errs, fmt.Errorf("--%s %v: want whole seconds, e.g. 300s", flag, d))
+			return 0, false
+		}
+		return int32(d / time.Second), true
+	}
 	dir := func(rules **autoscalingv2.HPAScalingRules, name string, window *time.Duration, pods, pct *int32, periodFlag *time.Duration, sel string, flag string) {
 		if periodFlag != nil && pods == nil && pct == nil {
 			errs = append(errs, fmt.Errorf("--%s-period %v: needs --%s-pods or --%s-percent (it is the period of those policies)", flag, *periodFlag, flag, flag))
-		}
-		for _, v := range []struct {
-			name string
-			v    *int32
-		}{{"pods", pods}, {"percent", pct}} {
-			if v.v != nil && *v.v < 1 {
-				errs = append(errs, fmt.Errorf("--%s-%s %d: want a whole number >= 1", flag, v.name, *v.v))
-			}
 		}
 		if window == nil && pods == nil && pct == nil && sel == "" {
 			return
@@ -266,19 +316,14 @@ func (c *DecideCmd) behaviorFlags(b *autoscalingv2.HorizontalPodAutoscalerBehavi
 		if window != nil {
 			if r.StabilizationWindowSeconds != nil {
 				both("--"+flag+"-window", name+".stabilizationWindowSeconds")
-			} else if *window < 0 || *window > time.Hour || *window%time.Second != 0 {
-				errs = append(errs, fmt.Errorf("--%s-window %v: want whole seconds in 0s..1h (the HPA's 0..3600), e.g. 300s", flag, *window))
-			} else {
-				r.StabilizationWindowSeconds = ptrTo(int32(*window / time.Second))
+			} else if w, ok := seconds(flag+"-window", *window); ok {
+				r.StabilizationWindowSeconds = &w
 			}
 		}
 		if pods != nil || pct != nil {
 			if r.Policies != nil {
 				both("--"+flag+"-pods/--"+flag+"-percent", name+".policies")
-			} else if period <= 0 || period > 30*time.Minute || period%time.Second != 0 {
-				errs = append(errs, fmt.Errorf("--%s-period %v: want whole seconds in 1s..30m (the HPA's 1..1800), e.g. 15s", flag, period))
-			} else {
-				ps := int32(period / time.Second)
+			} else if ps, ok := seconds(flag+"-period", period); ok {
 				r.Policies = []autoscalingv2.HPAScalingPolicy{}
 				if pods != nil {
 					r.Policies = append(r.Policies, autoscalingv2.HPAScalingPolicy{Type: autoscalingv2.PodsScalingPolicy, Value: *pods, PeriodSeconds: ps})
@@ -300,29 +345,6 @@ func (c *DecideCmd) behaviorFlags(b *autoscalingv2.HorizontalPodAutoscalerBehavi
 	dir(&b.ScaleUp, "scaleUp", c.UpWindow, c.UpPods, c.UpPercent, c.UpPeriod, c.UpSelect, "up")
 	dir(&b.ScaleDown, "scaleDown", c.DownWindow, c.DownPods, c.DownPercent, c.DownPeriod, c.DownSelect, "down")
 	return errs
-}
-
-func ptrTo[T any](v T) *T { return &v }
-
-// parseScheduleFlag reads "CRON;DURATION;MIN[;LOCATION]".
-func parseScheduleFlag(s string) (recommend.ScheduleWindow, error) {
-	parts := strings.Split(s, ";")
-	if len(parts) < 3 || len(parts) > 4 {
-		return recommend.ScheduleWindow{}, errors.New(`want "CRON;DURATION;MIN[;TIMEZONE]", e.g. "0 8 * * 1-5;12h;4;Europe/Berlin"`)
-	}
-	d, err := time.ParseDuration(strings.TrimSpace(parts[1]))
-	if err != nil {
-		return recommend.ScheduleWindow{}, fmt.Errorf("duration %q: want a Go duration, e.g. 12h", parts[1])
-	}
-	m, err := strconv.Atoi(strings.TrimSpace(parts[2]))
-	if err != nil {
-		return recommend.ScheduleWindow{}, fmt.Errorf("min %q: want a whole number of replicas", parts[2])
-	}
-	w := recommend.ScheduleWindow{Cron: strings.TrimSpace(parts[0]), Duration: d, Min: m}
-	if len(parts) == 4 {
-		w.Location = strings.TrimSpace(parts[3])
-	}
-	return w, nil
 }
 
 // Bounds of --now: the state file stores RFC3339 times, whose years are
@@ -364,9 +386,8 @@ func (c *DecideCmd) now() (time.Time, error) {
 
 // observe builds the Observation from the pages and the signal flags.
 func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation, error) {
-	nan := math.NaN()
-	obs := recommend.Observation{Running: nan, Waiting: nan, Held: c.Held, KV: nan, CPU: nan, TTFT: nan,
-		QueueTime: nan, ITL: nan, ArrivalRate: nan, PromptTokensRate: nan, GenerationTokensRate: nan, MeanPrompt: nan, MeanOutput: nan}
+	obs := recommend.Unknown()
+	obs.Held = c.Held
 	if err := checkSignal("held", c.Held, "requests"); err != nil {
 		return obs, err
 	}
@@ -491,7 +512,8 @@ func checkSignal(flag string, v float64, unit string) error {
 	return nil
 }
 
-// readState reads the --state file; a missing file is a fresh state.
+// readState reads the --state file (internal/statefile, the format serve's
+// --state-dir uses too); a missing file is a fresh state.
 func readState(path string) (*recommend.State, error) {
 	st := new(recommend.State)
 	if path == "" {
@@ -504,44 +526,26 @@ func readState(path string) (*recommend.State, error) {
 		}
 		return nil, invalidf("--state %s: %s (want the path of a JSON file; it is created after the decision when missing)", path, what)
 	}
-	data, err := os.ReadFile(path)
+	f, err := statefile.Read(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if fi, derr := os.Stat(filepath.Dir(path)); derr != nil || !fi.IsDir() {
 			return nil, invalidf("--state %s: the directory %s does not exist (the file is created there after the decision)", path, filepath.Dir(path))
 		}
 		return st, nil
 	}
-	if err != nil {
+	var pe *fs.PathError
+	if errors.As(err, &pe) { // unreadable (permissions, I/O): not the input's fault
 		return nil, fmt.Errorf("--state: %w", err)
 	}
-	st, err = recommend.DecodeState(data, path)
 	if err != nil {
 		return nil, invalidf("--state: %w\n(want the JSON infscale decide writes, see docs/recommend.md; delete the file to start fresh)", err)
 	}
-	return st, nil
+	return &f.State, nil
 }
 
-// writeState writes the state atomically (temporary file, then rename).
-func writeState(path string, st *recommend.State) error {
-	data, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".infscale-state-*")
-	if err != nil {
-		return fmt.Errorf("--state: %w", err)
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("--state: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("--state: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+// writeState writes the state after a decision atomically (statefile.Write).
+func writeState(path string, d recommend.Decision, st *recommend.State, now time.Time) error {
+	if err := statefile.Write(path, statefile.File{Desired: d.Desired, Current: d.Current, State: *st, SavedAt: now}); err != nil {
 		return fmt.Errorf("--state: %w", err)
 	}
 	return nil

@@ -183,9 +183,9 @@ func TestDecideCLIInvalid(t *testing.T) {
 		{[]string{"--metric", "gpu"}, "allowed: queue, waiting, running, kv, cpu, ttft"},
 		{[]string{"--metric", "kv"}, "--target: needed for --metric kv"},
 		{[]string{"--min", "5", "--max", "2"}, "--min: 5 must be <= max 2"},
-		{[]string{"--zero-cooldown", "60s"}, "--zero-cooldown: needs --min 0"},
+		{[]string{"--zero-cooldown", "60s"}, "--zero-cooldown: scale to zero needs min 0"},
 		{[]string{"--schedule", "0 8 * * 1-5;12h"}, "CRON;DURATION;MIN"},
-		{[]string{"--schedule", "0 25 * * *;1h;2"}, "schedule[0]: cron"},
+		{[]string{"--schedule", "0 25 * * *;1h;2"}, "--schedule #1 \"0 25 * * *;1h;2\": cron: \"0 25 * * *\": end of range"},
 		{[]string{"--schedule", "0 8 * * *;1h;2;Mars/Olympus"}, "IANA time zone"},
 		{[]string{"--now", "yesterday"}, "--now"},
 		{[]string{"--kv", "1.5", "--metric", "kv", "--target", "0.8"}, "--kv 1.5"},
@@ -397,7 +397,7 @@ func TestDecideCLIBehaviorInvalid(t *testing.T) {
 func TestDecideCLIToleranceRange(t *testing.T) {
 	for _, v := range []string{"-0.1", "1", "1.5", "NaN"} {
 		code, _, errs := runDecide(t, "--queue", "1", "--tolerance="+v)
-		if code != exitInvalid || !strings.Contains(errs, "--tolerance "+v+": want a fraction in [0, 1)") || strings.Count(errs, "--tolerance") != 1 {
+		if code != exitInvalid || !strings.Contains(errs, "--tolerance: "+v+" must be") || strings.Count(errs, "--tolerance") != 1 {
 			t.Errorf("--tolerance %s: exit %d, stderr %q; want 2 and one line", v, code, errs)
 		}
 	}
@@ -414,10 +414,10 @@ func TestDecideCLIPolicyFlags(t *testing.T) {
 	}{
 		{[]string{"--up-period", "30s"}, "--up-period 30s: needs --up-pods or --up-percent"},
 		{[]string{"--down-period", "60s"}, "--down-period 1m0s: needs --down-pods or --down-percent"},
-		{[]string{"--up-pods", "0"}, "--up-pods 0: want a whole number >= 1"},
-		{[]string{"--down-percent=-5"}, "--down-percent -5: want a whole number >= 1"},
-		{[]string{"--up-window", "7200s"}, "--up-window 2h0m0s: want whole seconds in 0s..1h"},
-		{[]string{"--down-pods", "1", "--down-period", "31m"}, "--down-period 31m0s: want whole seconds in 1s..30m"},
+		{[]string{"--up-pods", "0"}, "--up-pods: 0 must be >= 1"},
+		{[]string{"--down-percent=-5"}, "--down-percent: -5 must be >= 1"},
+		{[]string{"--up-window", "7200s"}, "--up-window (stabilizationWindowSeconds): 7200 must be in 0..3600"},
+		{[]string{"--down-pods", "1", "--down-period", "31m"}, "--down-period (periodSeconds): 1860 must be in 1..1800"},
 	} {
 		code, _, errs := runDecide(t, append([]string{"--queue", "1"}, tc.args...)...)
 		if code != exitInvalid || !strings.Contains(errs, tc.want) {
@@ -469,8 +469,8 @@ func TestDecideCLIPolicyErrorsNameFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--target=-1"}, "--target (for --metric queue): -1 must be a finite number > 0"},
-		{[]string{"--metric", "queue,kv", "--target", "4,1.5"}, "--target (for --metric kv): 1.5 must be a fraction in (0, 1]"},
-		{[]string{"--metric", "queue,cpu", "--target", "4,60", "--min", "0"}, "--metric cpu with --min 0: cpu cannot scale from zero"},
+		{[]string{"--metric", "queue,kv", "--target", "4,1.5"}, "--target (for --metric kv): 1.5 must be in (0, 1] (fraction of the KV cache)"},
+		{[]string{"--metric", "queue,cpu", "--target", "4,60", "--min", "0"}, "--metric: cpu cannot scale from zero with min 0"},
 		{[]string{"--metric", "queue,queue", "--target", "4,4"}, "--metric: queue is listed twice"},
 		{[]string{"--max", "99999999999"}, "--max: 99999999999 must be <= 2147483647"},
 		{[]string{"--current", "99999999999"}, "--current 99999999999: want replicas in 0..2147483647"},

@@ -33,7 +33,7 @@ targets:
   max: 4
   behavior: {scaleDown: {tolerance: "-1"}}
 `), "tol.yaml")
-	if err == nil || !strings.Contains(err.Error(), "tol.yaml:7:37: targets[0].behavior.scaleDown.tolerance: must be >= 0") {
+	if err == nil || !strings.Contains(err.Error(), "tol.yaml:7:37: targets[0].behavior.scaleDown.tolerance: -1 must be >= 0") {
 		t.Errorf("negative tolerance: %v", err)
 	}
 }

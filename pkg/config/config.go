@@ -6,22 +6,23 @@ import (
 	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+
+	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // Defaults of the keys that have one (docs/config.md lists the same values;
 // a test checks that the documented defaults equal these).
 const (
-	DefaultInterval        = 15 * time.Second
-	DefaultTimeout         = 10 * time.Second
-	DefaultListen          = "0.0.0.0:9105"
-	DefaultQuantile        = 0.95
-	DefaultWindow          = 3 * time.Minute
-	DefaultMin             = 1
-	DefaultZeroCooldown    = 300 * time.Second
-	DefaultScheduleTZ      = "UTC"
-	maxTargetNameLength    = 128
-	maxStabilizationWindow = 3600 // seconds, as the HPA's validation
-	maxPeriodSeconds       = 1800 // seconds, as the HPA's validation
+	DefaultInterval     = 15 * time.Second
+	DefaultTimeout      = 10 * time.Second
+	DefaultListen       = "0.0.0.0:9105"
+	DefaultQuantile     = 0.95
+	DefaultWindow       = 3 * time.Minute
+	DefaultMin          = 1
+	DefaultZeroCooldown = 300 * time.Second
+	DefaultScheduleTZ   = "UTC"
+	maxTargetNameLength = 128
 )
 
 // File is one `infscale serve` configuration file, decoded and validated.
@@ -62,8 +63,10 @@ func (p Prometheus) Embedded() bool { return p.URL == "" }
 type Target struct {
 	// Name becomes the label target="<name>"; unique; [a-zA-Z0-9_.-]+.
 	Name string `yaml:"name"`
-	// Server is the model-server profile: vllm | llamacpp | sglang.
-	Server string `yaml:"server"`
+	// Server is the model-server profile (profile.ParseServer: vllm,
+	// sglang, llamacpp, ...; auto detects it, embedded mode only); default
+	// vllm.
+	Server profile.Server `yaml:"server"`
 	// Selector is a PromQL label-matcher set, e.g. '{namespace="llm",
 	// pod=~"chat-.*"}', injected into every query of this target.
 	Selector string `yaml:"selector"`
@@ -90,8 +93,9 @@ type Target struct {
 
 // Metric is one signal the target scales on, with its target value.
 type Metric struct {
-	// Type is queue | waiting | running | kv | cpu | ttft.
-	Type string `yaml:"type"`
+	// Type is the signal (recommend.ParseSignal: queue, waiting, running,
+	// kv, cpu, ttft).
+	Type recommend.Signal `yaml:"type"`
 	// Target is the per-replica target: requests (queue, waiting, running),
 	// a fraction 0..1 (kv), percent of the CPU request (cpu), or seconds /
 	// a duration such as 2s (ttft).

@@ -12,6 +12,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/pkg/profile"
 )
 
 // TestBadFiles checks that every problem in each testdata/*.bad.yaml is
@@ -24,14 +26,14 @@ func TestBadFiles(t *testing.T) {
 			"mixed.bad.yaml:4:11: interval: not a valid duration string: \"fast\"; expected a duration",
 			"mixed.bad.yaml:7:11: targets[0].server: unknown server \"vlm\" (allowed: auto, vllm,",
 			"mixed.bad.yaml:8:13: targets[0].selector: not a PromQL label-matcher set",
-			"mixed.bad.yaml:10:12: targets[0].metrics[0].type: unknown signal \"qeue\"; allowed: queue, waiting, running, kv, cpu, ttft",
+			"mixed.bad.yaml:10:12: targets[0].metrics[0].type: unknown signal \"qeue\" (allowed: queue, waiting, running, kv, cpu, ttft",
 			"mixed.bad.yaml:11:28: targets[0].metrics[1].quantile: must be in (0, 1)",
 			"mixed.bad.yaml:11:52: targets[0].metrics[1].query: invalid PromQL: at 1:58 of the query: unclosed left parenthesis",
-			"mixed.bad.yaml:12:8: targets[0].min: min 3 is above max 2",
-			"mixed.bad.yaml:16:35: targets[0].behavior.scaleDown.stabilizationWindowSeconds: must be 0..3600 seconds, got 7200",
-			"mixed.bad.yaml:18:16: targets[0].behavior.scaleDown.policies[0].type: \"Pod\": allowed Pods, Percent",
-			"mixed.bad.yaml:18:28: targets[0].behavior.scaleDown.policies[0].value: must be > 0, got 0",
-			"mixed.bad.yaml:19:21: targets[0].behavior.scaleDown.selectPolicy: \"Maximum\": allowed Max, Min, Disabled",
+			"mixed.bad.yaml:12:8: targets[0].min: 3 must be <= max 2",
+			"mixed.bad.yaml:16:35: targets[0].behavior.scaleDown.stabilizationWindowSeconds: 7200 must be in 0..3600",
+			"mixed.bad.yaml:18:16: targets[0].behavior.scaleDown.policies[0].type: \"Pod\" (allowed: Pods, Percent)",
+			"mixed.bad.yaml:18:28: targets[0].behavior.scaleDown.policies[0].value: 0 must be >= 1",
+			"mixed.bad.yaml:19:21: targets[0].behavior.scaleDown.selectPolicy: \"Maximum\" (allowed: Max, Min, Disabled)",
 			"mixed.bad.yaml:20:3: targets[0].lookahed: unknown key; allowed here: behavior, lookahead, max,",
 		},
 		"types.bad.yaml": {
@@ -46,23 +48,23 @@ func TestBadFiles(t *testing.T) {
 			"types.bad.yaml:10:12: targets[0].metrics: expected a list, got a mapping",
 			"types.bad.yaml:11:7: targets[1].selector: required with prometheus.url",
 			"types.bad.yaml:12:11: targets[1].scrape: expected a list",
-			"types.bad.yaml:13:8: targets[1].min: must be >= 0, got -1",
-			"types.bad.yaml:16:24: targets[1].metrics[0].target: kv target is a KV-cache fraction in (0, 1]",
+			"types.bad.yaml:13:8: targets[1].min: -1 must be >= 0",
+			"types.bad.yaml:16:24: targets[1].metrics[0].target: 80 must be in (0, 1] (fraction of the KV cache)",
 			"types.bad.yaml:17:27: targets[1].metrics[1].target: queue target is requests per replica (a number), not a duration",
 			"types.bad.yaml:18:39: targets[1].metrics[2].quantile: applies to ttft only",
 			"types.bad.yaml:18:52: targets[1].metrics[2].window: applies to ttft only (cpu uses a fixed 2m rate window)",
-			"types.bad.yaml:20:5: targets[1].schedule[0].duration: required",
+			"types.bad.yaml:20:5: targets[1].schedule[0].duration: 0s must be > 0",
 			"types.bad.yaml:20:12: targets[1].schedule[0].cron: \"0 25 * * *\": end of range (25) above maximum (23)",
-			"types.bad.yaml:20:31: targets[1].schedule[0].min: must be 0..max, got 9",
+			"types.bad.yaml:20:31: targets[1].schedule[0].min: 9 must be in 0..max (4)",
 			"types.bad.yaml:20:44: targets[1].schedule[0].timezone: \"Mars/Olympus\" is not an IANA time zone",
 		},
 		"zero.bad.yaml": {
-			"zero.bad.yaml:3:59: targets[0].metrics[0].type: kv cannot wake a target from zero",
+			"zero.bad.yaml:3:59: targets[0].metrics[0].type: kv cannot scale from zero with min 0",
 			"zero.bad.yaml:3:83: targets[0].min: min: 0 needs a zero: block",
 			"zero.bad.yaml:4:10: targets[1].name: duplicate target name \"chat\" (also targets[0])",
 			"zero.bad.yaml:4:85: targets[1].min: min: 0 needs a zero: block",
-			"zero.bad.yaml:10:9: targets[2].zero: scale to zero needs min: 0 (min is 2)",
 			"zero.bad.yaml:10:9: targets[2].zero.held: required",
+			"zero.bad.yaml:10:9: targets[2].zero: scale to zero needs min 0 (min is 2)",
 			"zero.bad.yaml:12:13: targets[3].selector: not a PromQL label-matcher set such as '{namespace=\"llm\", pod=~\"chat-.*\"}': invalid PromQL: selector `{__name__=\"up\"}` names a metric",
 			"zero.bad.yaml:13:46: targets[3].metrics[0].query: queue is running + waiting",
 		},
@@ -85,9 +87,9 @@ func TestBadFiles(t *testing.T) {
 			"followon.bad.yaml:9:35: targets[0].metrics[0].target: invalid value \"0x18\"; expected a number or a duration such as 2s",
 			"followon.bad.yaml:14:8: targets[1].min: expected an integer, got the string \"x\"",
 			"followon.bad.yaml:15:8: targets[1].max: expected an integer, got the string \"eight\"",
-			"followon.bad.yaml:20:8: targets[2].max: must be at most 2147483647 (the HPA's replicas are int32), got 9999999999",
+			"followon.bad.yaml:20:8: targets[2].max: 9999999999 must be <= 2147483647 (max int32, as the HPA)",
 			"followon.bad.yaml:21:14: targets[2].lookahead: not a valid duration string: \"fast\"",
-			"followon.bad.yaml:22:37: targets[2].behavior.scaleDown.tolerance: must be below 1 (a band reaching ratio 0 never scales down), got 1",
+			"followon.bad.yaml:22:37: targets[2].behavior.scaleDown.tolerance: 1 must be < 1 (a band reaching ratio 0 never scales down)",
 			"followon.bad.yaml:24:12: targets[2].schedule[0].cron: \"@every 1h\": @every is relative to the start",
 			"followon.bad.yaml:25:12: targets[2].schedule[1].cron: \"0 0 30 2 *\" never fires",
 		},
@@ -118,7 +120,7 @@ func TestBadFiles(t *testing.T) {
 		// line 12 "  - {cron: \"0 8 * * *\", duration: 1h, min: 2, timezone: " 56.
 		"schedule.bad.yaml": {
 			"schedule.bad.yaml:9:35: targets[0].behavior.scaleUp.tolerance: not a quantity: the string \"ten\"; expected a Kubernetes quantity such as 0.1 or 100m",
-			"schedule.bad.yaml:11:12: targets[0].schedule[0].cron: \"CRON_TZ=Asia/Tokyo 0 8 * * *\": give the zone in timezone:, not as a CRON_TZ=/TZ= prefix",
+			"schedule.bad.yaml:11:12: targets[0].schedule[0].cron: \"CRON_TZ=Asia/Tokyo 0 8 * * *\": give the zone as the window's time zone, not as a CRON_TZ=/TZ= prefix",
 			"schedule.bad.yaml:12:57: targets[0].schedule[1].timezone: \"Local\" is the machine's zone",
 		},
 		// Line 7: "  - {type: queue, target: 24, window: " is 38 characters; line 8
@@ -182,7 +184,7 @@ targets:
 		t.Errorf("listen %q", cfg.Listen)
 	}
 	tg := cfg.Targets[0]
-	if tg.Server != "vllm" || *tg.Min != 1 {
+	if tg.Server != profile.VLLM || *tg.Min != 1 {
 		t.Errorf("server %q min %d, want vllm 1", tg.Server, *tg.Min)
 	}
 	ttft := tg.Metrics[1]

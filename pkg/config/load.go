@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -17,6 +18,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/internal/boundedfile"
+	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // Load reads, decodes strictly and validates the configuration file at path.
@@ -85,6 +88,11 @@ func Parse(data []byte, name string) (*File, error) {
 	cfg.Prometheus.HTTPClientConfig = promconfig.DefaultHTTPClientConfig
 	d.decode(body, reflect.ValueOf(cfg).Elem(), "")
 	applyDefaults(cfg)
+	for i := range cfg.Targets {
+		if _, given := d.pos[fmt.Sprintf("targets[%d].server", i)]; !given {
+			cfg.Targets[i].Server = profile.VLLM
+		}
+	}
 	v := &validator{d: d, cfg: cfg, failed: d.failed}
 	d.failed = nil // from here on, errors are the validators' own
 	v.validate()
@@ -126,19 +134,16 @@ func applyDefaults(c *File) {
 	}
 	for i := range c.Targets {
 		t := &c.Targets[i]
-		if t.Server == "" {
-			t.Server = "vllm"
-		}
 		if t.Min == nil {
 			m := DefaultMin
 			t.Min = &m
 		}
 		for j := range t.Metrics {
 			m := &t.Metrics[j]
-			if m.Type == "ttft" && m.Quantile == 0 {
+			if m.Type == recommend.SignalTTFT && m.Quantile == 0 {
 				m.Quantile = DefaultQuantile
 			}
-			if m.Type == "ttft" && m.Window == 0 {
+			if m.Type == recommend.SignalTTFT && m.Window == 0 {
 				m.Window = model.Duration(DefaultWindow)
 			}
 		}

@@ -1,19 +1,28 @@
 package config
 
 import (
+	"math"
 	"time"
 
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // Policy converts the target into the recommend.Policy it decides with and
-// validates it (recommend.Policy.Validate: behavior defaults filled in,
-// schedules compiled). Load already ran it for every target, so on a loaded
-// File it does not fail.
+// validates it (recommend.Policy.Validate, which owns every policy rule:
+// behavior defaults filled in, schedules compiled). Load already ran it for
+// every target, so on a loaded File it does not fail.
 func (t *Target) Policy() (recommend.Policy, error) {
-	p := recommend.Policy{
-		Lookahead: time.Duration(t.Lookahead),
+	p := t.policy()
+	if err := p.Validate(); err != nil {
+		return recommend.Policy{}, err
 	}
+	return p, nil
+}
+
+// policy is the target's recommend.Policy, not validated; an absent max is
+// 0.
+func (t *Target) policy() recommend.Policy {
+	p := recommend.Policy{Lookahead: time.Duration(t.Lookahead)}
 	if t.Min != nil {
 		p.Min = *t.Min
 	}
@@ -21,11 +30,7 @@ func (t *Target) Policy() (recommend.Policy, error) {
 		p.Max = *t.Max
 	}
 	for _, m := range t.Metrics {
-		s, err := recommend.ParseSignal(m.Type)
-		if err != nil {
-			return recommend.Policy{}, err
-		}
-		p.Metrics = append(p.Metrics, recommend.Metric{Signal: s, Target: m.Target.Value})
+		p.Metrics = append(p.Metrics, recommend.Metric{Signal: m.Type, Target: m.Target.Value})
 	}
 	if t.Behavior != nil {
 		p.Behavior = *t.Behavior.DeepCopy()
@@ -38,8 +43,55 @@ func (t *Target) Policy() (recommend.Policy, error) {
 			Cron: w.Cron, Duration: time.Duration(w.Duration), Min: w.Min, Location: w.Timezone,
 		})
 	}
-	if err := p.Validate(); err != nil {
-		return recommend.Policy{}, err
+	return p
+}
+
+// policyKeys maps recommend's field names (FieldError paths) to this
+// file's keys where they differ.
+var policyKeys = map[string]string{"signal": "type", "location": "timezone"}
+
+// configKey is the key of a recommend.FieldError path inside target p:
+// metrics[0].signal → targets[2].metrics[0].type.
+func configKey(p, path string) string {
+	out := p
+	for part := range splitPath(path) {
+		if k, ok := policyKeys[part]; ok {
+			part = k
+		}
+		out += "." + part
 	}
-	return p, nil
+	return out
+}
+
+// splitPath yields the dot-separated parts of a path (an index stays with
+// its name: metrics[0]).
+func splitPath(path string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		start := 0
+		for i := 0; i <= len(path); i++ {
+			if i == len(path) || path[i] == '.' {
+				if i > start && !yield(path[start:i]) {
+					return
+				}
+				start = i + 1
+			}
+		}
+	}
+}
+
+// standIn replaces bounds the user did not give or that failed to decode
+// (their value is then not the user's) with values no rule reads as a
+// problem, so a rule that reads them stays quiet instead of reporting a
+// value the user did not write: max the largest allowed, min 0 with a
+// zero: block and 1 without.
+func standIn(p *recommend.Policy, t *Target, minBad, maxBad bool) {
+	if minBad {
+		p.Min = 1
+		if t.Zero != nil {
+			p.Min = 0
+		}
+	}
+	if maxBad || t.Max == nil {
+		p.Max = math.MaxInt32
+	}
 }

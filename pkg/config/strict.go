@@ -16,6 +16,9 @@ import (
 	"github.com/goccy/go-yaml/token"
 	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // strictDecoder walks a YAML AST alongside a Go value and decodes every key it
@@ -242,6 +245,12 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 			return nil
 		})
 		return
+	case *recommend.Signal:
+		d.name(n, path, p.UnmarshalText)
+		return
+	case *profile.Server:
+		d.name(n, path, p.UnmarshalText)
+		return
 	}
 	if isInt(v.Type()) && n.Type() != ast.IntegerType {
 		// goccy converts 1.5 to 1 and "4" to 4 silently; a replica count
@@ -385,5 +394,22 @@ func (d *strictDecoder) scalar(n ast.Node, path string, t reflect.Type, set func
 	}
 	if err := set([]byte(text)); err != nil {
 		d.errorf(position(n), path, "%v; expected %s", err, expected(t))
+	}
+}
+
+// name decodes a name from its vocabulary (a signal, a server) with set,
+// whose error lists the allowed names.
+func (d *strictDecoder) name(n ast.Node, path string, set func([]byte) error) {
+	tk := n.GetToken()
+	if n.Type() != ast.StringType || tk == nil {
+		d.errorf(position(n), path, "expected a name, got %s", describe(n))
+		return
+	}
+	text := tk.Value
+	if sn, ok := n.(*ast.StringNode); ok {
+		text = sn.Value
+	}
+	if err := set([]byte(text)); err != nil {
+		d.errorf(position(n), path, "%v", err)
 	}
 }

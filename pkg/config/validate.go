@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/url"
 	"regexp"
@@ -13,24 +12,13 @@ import (
 
 	"github.com/goccy/go-yaml/token"
 	"github.com/prometheus/prometheus/promql/parser"
-	"github.com/robfig/cron/v3"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/promql"
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
-// Signals are the metric types a target can scale on.
-var Signals = []string{"queue", "waiting", "running", "kv", "cpu", "ttft"}
-
 var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)
-
-// cronNeverRef is where a cron's next firing is searched from to find one
-// that never fires (as pkg/recommend's schedule compiler does).
-var cronNeverRef = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// cronParser is the standard 5-field cron (minute hour dom month dow).
-var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
 // validator checks values after decoding; every check runs (no early return)
 // and reports at the position the decoder recorded for the key.
@@ -39,8 +27,9 @@ type validator struct {
 	cfg *File
 	// failed are the keys the decoder already reported.
 	failed map[string]bool
-	// decodeErrs counts the decoder's problems per target ("targets[3]").
-	decodeErrs map[string]int
+	// said are the keys this package reported on already, which the
+	// policy's rules do not report again.
+	said map[string]bool
 }
 
 // bad reports whether key or one of its parents failed to decode.
@@ -101,16 +90,7 @@ func (v *validator) validate() {
 	if len(c.Targets) == 0 {
 		v.at("targets", "at least one target is required")
 	}
-	// The decoder's problems per target, counted once (a per-target scan of
-	// every problem was quadratic: 14 s for 20,000 bad targets).
-	v.decodeErrs = map[string]int{}
-	for _, e := range v.d.errs {
-		if strings.HasPrefix(e.Key, "targets[") {
-			if i := strings.IndexByte(e.Key, ']'); i > 0 {
-				v.decodeErrs[e.Key[:i+1]]++
-			}
-		}
-	}
+	v.said = map[string]bool{}
 	names := map[string]int{}
 	for i := range c.Targets {
 		p := fmt.Sprintf("targets[%d]", i)
@@ -145,7 +125,6 @@ func (v *validator) prometheus() {
 }
 
 func (v *validator) target(p string, t *Target) {
-	before := len(v.d.errs)
 	embedded := v.cfg.Prometheus.Embedded()
 	switch {
 	case t.Name == "":
@@ -153,9 +132,7 @@ func (v *validator) target(p string, t *Target) {
 	case len(t.Name) > maxTargetNameLength || !nameRE.MatchString(t.Name):
 		v.at(p+".name", "%q: allowed are letters, digits, '_', '.', '-' (at most %d)", t.Name, maxTargetNameLength)
 	}
-	if s, err := profile.ParseServer(t.Server); err != nil {
-		v.at(p+".server", "%v", err)
-	} else if s == profile.Unknown && !embedded {
+	if t.Server == profile.Unknown && !embedded {
 		v.at(p+".server", "auto-detection works in embedded mode only; name the server (%s)", strings.Join(profile.Names(), ", "))
 	}
 	switch {
@@ -184,86 +161,58 @@ func (v *validator) target(p string, t *Target) {
 			urls[s] = j
 		}
 	}
-	if len(t.Metrics) == 0 {
-		v.at(p+".metrics", "at least one metric is required, e.g. {type: queue, target: 24}")
-	}
-	seen := map[string]bool{}
 	for j := range t.Metrics {
-		mp := fmt.Sprintf("%s.metrics[%d]", p, j)
-		m := &t.Metrics[j]
-		if seen[m.Type] && m.Type != "" {
-			v.at(mp+".type", "%q listed twice; one entry per signal", m.Type)
-		}
-		seen[m.Type] = true
-		v.metric(mp, m, *t.Min, v.bad(p+".min"))
+		v.metric(fmt.Sprintf("%s.metrics[%d]", p, j), &t.Metrics[j])
 	}
-	v.bounds(p, t)
-	if t.Behavior != nil {
-		v.behavior(p+".behavior", t.Behavior)
-	}
-	if t.Lookahead < 0 {
-		v.at(p+".lookahead", "must not be negative")
+	if t.Max == nil && !v.bad(p+".max") {
+		v.at(p+".max", "required: the most replicas the target may run (>= 1)")
 	}
 	if t.Zero != nil {
 		v.zero(p, t)
-	} else if *t.Min == 0 {
+	} else if *t.Min == 0 && !v.bad(p+".min") {
 		v.at(p+".min", "min: 0 needs a zero: block naming what holds the first request (held:); otherwise use min: 1")
 	}
-	max := t.Max
-	if v.bad(p + ".max") {
-		max = nil // not the user's value
+	v.policy(p, t)
+}
+
+// policy checks the target's policy with recommend.Policy.Validate, the one
+// owner of the policy rules (metrics and targets, bounds, behavior,
+// lookahead, zero, schedule), and reports each problem at its key. A key
+// that failed to decode is not reported again, and a bound that failed
+// (or is absent) is stood in for (standIn) so that no rule reads a value
+// the user did not write.
+func (v *validator) policy(p string, t *Target) {
+	pol := t.policy()
+	standIn(&pol, t, v.bad(p+".min"), v.bad(p+".max"))
+	var fes recommend.FieldErrors
+	if err := pol.Validate(); !errors.As(err, &fes) {
+		return
 	}
-	for j := range t.Schedule {
-		v.window(fmt.Sprintf("%s.schedule[%d]", p, j), &t.Schedule[j], max)
-	}
-	// Only when every key of the target is fine (decoded and checked): the
-	// policy's own validation then catches what the checks above do not
-	// cover; run on a value that failed to decode it would report the zero
-	// left in its place.
-	if v.decodeErrs[p] == 0 && len(v.d.errs) == before && t.Max != nil {
-		if _, err := t.Policy(); err != nil {
-			v.at(p, "policy: %v", strings.ReplaceAll(err.Error(), "\n", "; "))
+	for _, fe := range fes {
+		if key := configKey(p, fe.Path); !v.said[key] {
+			v.at(key, "%s", fe.Msg)
 		}
 	}
 }
 
-// metric checks one metrics[] entry; minBad is true when the target's min
-// failed to decode (its value is then not the user's).
-func (v *validator) metric(p string, m *Metric, min int, minBad bool) {
-	target := m.Target.Value
-	switch m.Type {
-	case "":
-		v.at(p+".type", "required: one of %s", strings.Join(Signals, ", "))
-		return
-	case "queue", "waiting", "running":
-		if m.Target.Duration {
-			v.at(p+".target", "%s target is requests per replica (a number), not a duration", m.Type)
-		} else if target <= 0 {
-			v.at(p+".target", "required: requests per replica, > 0")
-		}
-	case "kv":
-		if m.Target.Duration || target <= 0 || target > 1 {
-			v.at(p+".target", "kv target is a KV-cache fraction in (0, 1], e.g. 0.8")
-		}
-	case "cpu":
-		if m.Target.Duration || target <= 0 {
-			v.at(p+".target", "cpu target is percent of the pod's CPU request, > 0, e.g. 60")
-		}
-	case "ttft":
-		if target <= 0 {
-			v.at(p+".target", "ttft target is seconds or a duration, > 0, e.g. 2s")
-		}
-		if !(m.Quantile > 0 && m.Quantile < 1) { // NaN too
-			v.at(p+".quantile", "must be in (0, 1), e.g. 0.95, got %v", m.Quantile)
-		}
-	default:
-		v.at(p+".type", "unknown signal %q; allowed: %s", m.Type, strings.Join(Signals, ", "))
-		return
+// metric checks what the policy does not hold of one metrics[] entry: how
+// its target was written, its quantile and window (how the signal is
+// measured) and its query.
+func (v *validator) metric(p string, m *Metric) {
+	if m.Type == 0 {
+		return // recommend's rule: required
 	}
-	if m.Type != "ttft" && v.present(p+".quantile") {
+	if m.Target.Duration && !m.Type.Seconds() {
+		v.at(p+".target", "%s target is %s (a number), not a duration", m.Type, m.Type.Unit())
+		v.said[p+".target"] = true
+	}
+	if m.Type == recommend.SignalTTFT && !(m.Quantile > 0 && m.Quantile < 1) { // NaN too
+		v.at(p+".quantile", "must be in (0, 1), e.g. 0.95, got %v", m.Quantile)
+	}
+	if m.Type != recommend.SignalTTFT && v.present(p+".quantile") {
 		v.at(p+".quantile", "applies to ttft only")
 	}
-	if m.Type != "ttft" && v.present(p+".window") {
+	if m.Type != recommend.SignalTTFT && v.present(p+".window") {
 		// It was accepted and ignored: cpu uses pkg/promql's 2m rate window.
 		v.at(p+".window", "applies to ttft only (cpu uses a fixed 2m rate window)")
 	} else if m.Window < 0 || (v.present(p+".window") && time.Duration(m.Window) < time.Minute) {
@@ -271,97 +220,23 @@ func (v *validator) metric(p string, m *Metric, min int, minBad bool) {
 	}
 	if m.Query != "" {
 		v.query(p+".query", m.Query)
-		if m.Type == "queue" {
+		if m.Type == recommend.SignalQueue {
 			v.at(p+".query", "queue is running + waiting: override those (a running or waiting metric's query), not queue")
 		}
 		if v.cfg.Prometheus.Embedded() {
 			v.at(p+".query", "query overrides need prometheus.url (embedded mode reads pages, not PromQL)")
 		}
 	}
-	if m.Type == "cpu" && v.cfg.Prometheus.Embedded() {
+	if m.Type == recommend.SignalCPU && v.cfg.Prometheus.Embedded() {
 		v.at(p+".type", "cpu needs prometheus.url (the CPU request comes from kube-state-metrics)")
 	}
-	if min == 0 && !minBad && (m.Type == "cpu" || m.Type == "kv") {
-		v.at(p+".type", "%s cannot wake a target from zero (no pod, no sample); use queue with min: 0", m.Type)
-	}
-}
-
-func (v *validator) bounds(p string, t *Target) {
-	if *t.Min < 0 {
-		v.at(p+".min", "must be >= 0, got %d", *t.Min)
-	}
-	if t.Max == nil {
-		if v.bad(p + ".max") {
-			return
-		}
-		v.at(p+".max", "required: the most replicas the target may run (>= 1)")
-		return
-	}
-	if *t.Max < 1 {
-		v.at(p+".max", "must be >= 1, got %d", *t.Max)
-	}
-	if *t.Max > math.MaxInt32 {
-		v.at(p+".max", "must be at most %d (the HPA's replicas are int32), got %d", math.MaxInt32, *t.Max)
-	}
-	if *t.Min > *t.Max && !v.bad(p+".max") && !v.bad(p+".min") {
-		v.at(p+".min", "min %d is above max %d", *t.Min, *t.Max)
-	}
-}
-
-func (v *validator) behavior(p string, b *autoscalingv2.HorizontalPodAutoscalerBehavior) {
-	v.rules(p+".scaleUp", b.ScaleUp)
-	v.rules(p+".scaleDown", b.ScaleDown)
-}
-
-// rules applies the HPA's own validation of HPAScalingRules (Kubernetes
-// pkg/apis/autoscaling/validation): window 0..3600 s, at least one policy,
-// type Pods|Percent, value > 0, periodSeconds 1..1800, selectPolicy
-// Max|Min|Disabled, tolerance >= 0.
-func (v *validator) rules(p string, r *autoscalingv2.HPAScalingRules) {
-	if r == nil {
-		return
-	}
-	if w := r.StabilizationWindowSeconds; w != nil && (*w < 0 || *w > maxStabilizationWindow) {
-		v.at(p+".stabilizationWindowSeconds", "must be 0..%d seconds, got %d", maxStabilizationWindow, *w)
-	}
-	if s := r.SelectPolicy; s != nil {
-		switch *s {
-		case autoscalingv2.MaxChangePolicySelect, autoscalingv2.MinChangePolicySelect, autoscalingv2.DisabledPolicySelect:
-		default:
-			v.at(p+".selectPolicy", "%q: allowed Max, Min, Disabled", *s)
-		}
-	}
-	if v.present(p+".policies") && len(r.Policies) == 0 {
-		v.at(p+".policies", "at least one policy is required when policies is given")
-	}
-	for i, pol := range r.Policies {
-		pp := fmt.Sprintf("%s.policies[%d]", p, i)
-		switch pol.Type {
-		case autoscalingv2.PodsScalingPolicy, autoscalingv2.PercentScalingPolicy:
-		default:
-			v.at(pp+".type", "%q: allowed Pods, Percent", pol.Type)
-		}
-		if pol.Value <= 0 {
-			v.at(pp+".value", "must be > 0, got %d", pol.Value)
-		}
-		if pol.PeriodSeconds <= 0 || pol.PeriodSeconds > maxPeriodSeconds {
-			v.at(pp+".periodSeconds", "must be 1..%d seconds, got %d", maxPeriodSeconds, pol.PeriodSeconds)
-		}
-	}
-	if r.Tolerance != nil {
-		switch {
-		case r.Tolerance.Sign() < 0:
-			v.at(p+".tolerance", "must be >= 0, got %s", r.Tolerance.String())
-		case strings.HasSuffix(p, ".scaleDown") && r.Tolerance.AsApproximateFloat64() >= 1:
-			v.at(p+".tolerance", "must be below 1 (a band reaching ratio 0 never scales down), got %s", r.Tolerance.String())
-		}
+	if m.Type == recommend.SignalQueueWait || m.Type == recommend.SignalDemand {
+		// serve does not read the queue-time quantile, the arrival rate or the lengths yet.
+		v.at(p+".type", "%s is not read by serve yet (infscale decide and simulate have it); allowed here: queue, waiting, running, kv, cpu, ttft", m.Type)
 	}
 }
 
 func (v *validator) zero(p string, t *Target) {
-	if *t.Min != 0 {
-		v.at(p+".zero", "scale to zero needs min: 0 (min is %d)", *t.Min)
-	}
 	if t.Zero.Held == "" {
 		v.at(p+".zero.held", "required: a PromQL expression for the requests held in front of the servers (e.g. sum(keda_http_pending_requests{host=\"chat\"}))")
 	} else {
@@ -369,37 +244,6 @@ func (v *validator) zero(p string, t *Target) {
 		if v.cfg.Prometheus.Embedded() {
 			v.at(p+".zero", "scale to zero needs prometheus.url (held is a PromQL query)")
 		}
-	}
-	if t.Zero.Cooldown < 0 {
-		v.at(p+".zero.cooldown", "must not be negative")
-	}
-}
-
-func (v *validator) window(p string, w *Window, max *int) {
-	if w.Cron == "" {
-		v.at(p+".cron", "required: a 5-field cron expression, e.g. \"0 8 * * 1-5\"")
-	} else if s, err := cronParser.Parse(w.Cron); err != nil {
-		v.at(p+".cron", "%q: %v (5 fields: minute hour day-of-month month day-of-week)", w.Cron, err)
-	} else if _, ok := s.(*cron.SpecSchedule); !ok {
-		v.at(p+".cron", "%q: @every is relative to the start, not a time of day or week; allowed: 5 fields or @hourly, @daily, @weekly, @monthly, @yearly", w.Cron)
-	} else if s.Next(cronNeverRef).IsZero() {
-		// robfig's Next gives up after 5 years without a match.
-		v.at(p+".cron", "%q never fires (no matching time within 5 years, e.g. a day the month does not have)", w.Cron)
-	}
-	if w.Duration <= 0 {
-		v.at(p+".duration", "required: how long the floor lasts, > 0, e.g. 12h")
-	}
-	if w.Min < 0 || (max != nil && w.Min > *max) {
-		v.at(p+".min", "must be 0..max, got %d", w.Min)
-	}
-	if t := strings.TrimSpace(w.Cron); strings.HasPrefix(t, "CRON_TZ=") || strings.HasPrefix(t, "TZ=") {
-		// robfig's prefix would silently override timezone:.
-		v.at(p+".cron", "%q: give the zone in timezone:, not as a CRON_TZ=/TZ= prefix", w.Cron)
-	}
-	if w.Timezone == "Local" {
-		v.at(p+".timezone", "\"Local\" is the machine's zone (UTC in most containers); name an IANA zone, e.g. Europe/Berlin or UTC")
-	} else if _, err := time.LoadLocation(w.Timezone); err != nil {
-		v.at(p+".timezone", "%q is not an IANA time zone (e.g. Europe/Berlin, UTC): %v", w.Timezone, err)
 	}
 }
 

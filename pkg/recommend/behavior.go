@@ -76,7 +76,7 @@ func DecodeBehavior(data []byte, filename string) (autoscalingv2.HorizontalPodAu
 		}
 	}
 	for _, e := range validateBehavior(b) {
-		n := yamlNode(file, root+strings.TrimPrefix(e.path, "behavior"))
+		n := yamlNode(file, root+strings.TrimPrefix(e.Path, "behavior"))
 		errs = append(errs, yamlAt(filename, n, e.Error()))
 	}
 	if len(errs) > 0 {

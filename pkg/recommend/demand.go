@@ -55,13 +55,13 @@ func CapacityFrom(m ReplicaModel) *Capacity {
 func (c *Capacity) check() error {
 	switch {
 	case !(c.PrefillTokensPerSecond > 0) || math.IsInf(c.PrefillTokensPerSecond, 0):
-		return errors.New("capacity: prefill tokens per second must be finite and > 0")
+		return errors.New("prefill tokens per second must be finite and > 0")
 	case c.MaxBatch < 1:
-		return errors.New("capacity: max batch must be >= 1")
+		return errors.New("max batch must be >= 1")
 	case !(c.KVTokens > 0) || math.IsInf(c.KVTokens, 0):
-		return errors.New("capacity: KV tokens must be finite and > 0")
+		return errors.New("KV tokens must be finite and > 0")
 	case !(c.StepSeconds > 0) || math.IsInf(c.StepSeconds, 0) || !(c.StepSecondsPerToken >= 0) || math.IsInf(c.StepSecondsPerToken, 0):
-		return errors.New("capacity: step seconds must be finite and > 0, per token >= 0")
+		return errors.New("step seconds must be finite and > 0, per token >= 0")
 	}
 	return nil
 }

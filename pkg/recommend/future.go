@@ -33,7 +33,7 @@ func dropFuture(st *State, now time.Time) {
 
 // dropAfter keeps the entries of s dated at or before now, in order,
 // reusing the backing array. The lists are oldest first (Decide appends at
-// now; DecodeState refuses other orders), so a last entry not after now
+// now; State.Validate refuses other orders), so a last entry not after now
 // means there is nothing to drop: the usual case costs one comparison.
 func dropAfter[T any](s []T, now time.Time, at func(T) time.Time) []T {
 	if len(s) == 0 || !at(s[len(s)-1]).After(now) {

@@ -93,7 +93,7 @@ func (rs *RawResults) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	out := make(RawResults, 0, len(m))
-	for s := SignalQueue; s <= SignalDemand; s++ {
+	for _, s := range Signals() {
 		if r, ok := m[s.String()]; ok {
 			out = append(out, r)
 			delete(m, s.String())

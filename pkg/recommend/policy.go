@@ -1,7 +1,6 @@
 package recommend
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -67,96 +66,113 @@ func fillRules(r *autoscalingv2.HPAScalingRules, d *autoscalingv2.HPAScalingRule
 	return c
 }
 
-// Validate reports every problem of the policy at once (errors.Join), each
-// naming the field and what is allowed, and prepares the policy for Decide:
-// behavior defaults filled in, tolerance resolved, schedules compiled.
-// Refused among others: no metric; a target that is not finite and > 0 (kv
-// above 1); min < 0, max outside 1..2147483647, min > max; cpu or kv with
+// DefaultMax is the max a front end uses when the user names none (decide
+// --max, a policy string without max=): KEDA's default maxReplicaCount,
+// 100. The HPA has no default (maxReplicas is required, as it is in the
+// serve config); a default this high never silently caps a realistic
+// decision, and the max step says so when it does.
+const DefaultMax = 100
+
+// Validate reports every problem of the policy at once (FieldErrors, each a
+// FieldError naming the field by its path and what is allowed) and prepares
+// the policy for Decide: behavior defaults filled in, tolerance resolved,
+// schedules compiled. It is the one place the policy's rules live; every
+// syntax (config, policy strings, decide flags) only maps the paths to its
+// own positions. Refused: no metric; an unknown signal or one listed twice;
+// a target that is not finite and > 0 or above the signal's bound (kv
+// above 1); min < 0, max outside 1..2147483647, min > max; kv or cpu with
 // min 0 (at zero replicas there is no pod and so no sample to scale up
-// from); a zero cooldown without min 0; a negative lookahead; bad behavior
+// from); Zero without min 0; a negative lookahead or cooldown; a tolerance
+// below 0 (down: from 1) or set both here and in behavior; bad behavior
 // fields (the HPA's own limits: periodSeconds 1..1800, value >= 1, window
-// 0..3600, selectPolicy Max|Min|Disabled; a down tolerance below 1); a bad
-// schedule (also a cron that never fires).
+// 0..3600, selectPolicy Max|Min|Disabled, a down tolerance below 1); a bad
+// schedule window (see ScheduleWindow: an empty or unparsable cron,
+// @every, a CRON_TZ=/TZ= prefix, a cron that never fires, a Location that
+// is not an IANA zone or is "Local", duration <= 0, min outside 0..max).
 func (p *Policy) Validate() error {
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	var errs FieldErrors
 	if len(p.Metrics) == 0 {
-		add("metrics: at least one metric is needed (queue, waiting, running, kv, cpu, ttft, queuewait, demand)")
+		errs.add("metrics", "at least one metric is needed (allowed: %s)", SignalNames())
 	}
 	for i, m := range p.Metrics {
-		if m.Signal < SignalQueue || m.Signal > SignalDemand {
-			add("metrics[%d]: unknown signal %d (allowed: queue, waiting, running, kv, cpu, ttft, queuewait, demand)", i, int(m.Signal))
-			continue
-		}
-		if math.IsNaN(m.Target) || math.IsInf(m.Target, 0) || m.Target <= 0 {
-			add("metrics[%d] (%s): target %v must be a finite number > 0 (%s)", i, m.Signal, m.Target, m.Signal.Unit())
-		} else if (m.Signal == SignalKV || m.Signal == SignalDemand) && m.Target > 1 {
-			add("metrics[%d] (%s): target %v must be a fraction in (0, 1], e.g. 0.75", i, m.Signal, m.Target)
-		}
-		if m.Signal == SignalDemand && p.Capacity != nil {
-			if err := p.Capacity.check(); err != nil {
-				add("metrics[%d] (demand): %v", i, err)
+		at := "metrics[" + itoa(i) + "]"
+		if !m.Signal.known() {
+			if m.Signal == 0 {
+				errs.add(at+".signal", "required: one of %s", SignalNames())
+			} else {
+				errs.add(at+".signal", "unknown signal %d (allowed: %s)", int(m.Signal), SignalNames())
 			}
-		}
-		if m.Signal.Utilization() && p.Min == 0 {
-			add("metrics[%d] (%s): %s cannot scale from zero (with 0 replicas there is no pod and so no %s sample); use min >= 1 or an additive metric (queue, waiting, running)", i, m.Signal, m.Signal, m.Signal)
+			continue
 		}
 		for j := range i {
 			if p.Metrics[j].Signal == m.Signal {
-				add("metrics[%d]: %s is listed twice (also metrics[%d])", i, m.Signal, j)
+				errs.add(at+".signal", "%s is listed twice (also metrics[%d]); one entry per signal", m.Signal, j)
 			}
+		}
+		info := m.Signal.info()
+		switch {
+		case math.IsNaN(m.Target) || math.IsInf(m.Target, 0) || m.Target <= 0:
+			errs.add(at+".target", "%v must be a finite number > 0 (%s), e.g. %s", m.Target, info.unit, info.example)
+		case info.maxTarget > 0 && m.Target > info.maxTarget:
+			errs.add(at+".target", "%v must be in (0, %v] (%s), e.g. %s", m.Target, info.maxTarget, info.unit, info.example)
+		}
+		if m.Signal == SignalDemand && p.Capacity != nil {
+			if err := p.Capacity.check(); err != nil {
+				errs.add("capacity", "%v", err)
+			}
+		}
+		if m.Signal.Utilization() && p.Min == 0 {
+			errs.add(at+".signal", "%s cannot scale from zero with min 0 (at 0 replicas there is no pod and so no %s sample); use min >= 1 or an additive metric (queue, waiting, running)", m.Signal, m.Signal)
 		}
 	}
 	if p.Min < 0 {
-		add("min: %d must be >= 0", p.Min)
+		errs.add("min", "%d must be >= 0", p.Min)
 	}
 	if p.Max < 1 {
-		add("max: %d must be >= 1", p.Max)
+		errs.add("max", "%d must be >= 1", p.Max)
 	}
 	if p.Max > maxReplicas {
-		add("max: %d must be <= %d (max int32, as the HPA)", p.Max, maxReplicas)
+		errs.add("max", "%d must be <= %d (max int32, as the HPA)", p.Max, maxReplicas)
 	}
 	if p.Min > p.Max && p.Max >= 1 {
-		add("min: %d must be <= max %d", p.Min, p.Max)
+		errs.add("min", "%d must be <= max %d", p.Min, p.Max)
 	}
 	if p.Tolerance != nil {
 		checkTol := func(name string, v float64) {
 			switch {
 			case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
-				add("tolerance.%s: %v must be a finite fraction >= 0 (0.1 is 10%%)", name, v)
+				errs.add("tolerance."+name, "%v must be a finite fraction >= 0 (0.1 is 10%%)", v)
 			case name == "down" && v >= 1:
-				add("tolerance.down: %v must be < 1 (a band reaching ratio 0 never scales down)", v)
+				errs.add("tolerance.down", "%v must be < 1 (a band reaching ratio 0 never scales down)", v)
 			}
 		}
 		checkTol("up", p.Tolerance.Up)
 		checkTol("down", p.Tolerance.Down)
 		if p.Behavior.ScaleUp != nil && p.Behavior.ScaleUp.Tolerance != nil || p.Behavior.ScaleDown != nil && p.Behavior.ScaleDown.Tolerance != nil {
-			add("tolerance: set both in the policy and in behavior.scaleUp/scaleDown.tolerance; set it once")
+			errs.add("tolerance", "set both in the policy and in behavior.scaleUp/scaleDown.tolerance; set it once")
 		}
 	}
-	for _, e := range validateBehavior(p.Behavior) {
-		errs = append(errs, e)
-	}
+	errs = append(errs, validateBehavior(p.Behavior)...)
 	if p.Lookahead < 0 {
-		add("lookahead: %v must be >= 0", p.Lookahead)
+		errs.add("lookahead", "%v must be >= 0", p.Lookahead)
 	}
 	if p.Guard != nil && p.Guard.Settle < 0 {
-		add("guard.settle: %v must be >= 0", p.Guard.Settle)
+		errs.add("guard.settle", "%v must be >= 0", p.Guard.Settle)
 	}
 	if p.Guard != nil && p.Guard.Drain < 0 {
-		add("guard.drain: %v must be >= 0", p.Guard.Drain)
+		errs.add("guard.drain", "%v must be >= 0", p.Guard.Drain)
 	}
 	if p.Zero != nil {
 		if p.Min != 0 {
-			add("zero: scale to zero needs min 0 (min is %d)", p.Min)
+			errs.add("zero", "scale to zero needs min 0 (min is %d)", p.Min)
 		}
 		if p.Zero.Cooldown < 0 {
-			add("zero.cooldown: %v must be >= 0", p.Zero.Cooldown)
+			errs.add("zero.cooldown", "%v must be >= 0", p.Zero.Cooldown)
 		}
 	}
 	windows, werrs := compileSchedule(p.Schedule, p.Max)
 	errs = append(errs, werrs...)
-	if err := errors.Join(errs...); err != nil {
+	if err := errs.err(); err != nil {
 		return err
 	}
 	p.prepareWith(windows)
@@ -165,18 +181,16 @@ func (p *Policy) Validate() error {
 
 // validateBehavior checks both directions' rules; each error's path is the
 // field, e.g. behavior.scaleDown.policies[0].value.
-func validateBehavior(b autoscalingv2.HorizontalPodAutoscalerBehavior) []*fieldError {
+func validateBehavior(b autoscalingv2.HorizontalPodAutoscalerBehavior) FieldErrors {
 	return append(validateRules("behavior.scaleUp", b.ScaleUp), validateRules("behavior.scaleDown", b.ScaleDown)...)
 }
 
-func validateRules(name string, r *autoscalingv2.HPAScalingRules) []*fieldError {
+func validateRules(name string, r *autoscalingv2.HPAScalingRules) FieldErrors {
 	if r == nil {
 		return nil
 	}
-	var errs []*fieldError
-	add := func(field, format string, args ...any) {
-		errs = append(errs, &fieldError{path: name + "." + field, off: -1, msg: fmt.Sprintf(format, args...)})
-	}
+	var errs FieldErrors
+	add := func(field, format string, args ...any) { errs.add(name+"."+field, format, args...) }
 	if w := r.StabilizationWindowSeconds; w != nil && (*w < 0 || *w > maxStabilizationWindowSeconds) {
 		add("stabilizationWindowSeconds", "%d must be in 0..%d", *w, maxStabilizationWindowSeconds)
 	}

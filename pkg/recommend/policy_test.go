@@ -1,6 +1,8 @@
 package recommend
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,11 +28,11 @@ func TestValidateCollectsAll(t *testing.T) {
 		t.Fatal("no error")
 	}
 	for _, want := range []string{
-		"metrics[0] (cpu): cpu cannot scale from zero",
-		"metrics[1] (queue): target 0 must be a finite number > 0",
-		"metrics[2]: queue is listed twice",
-		"metrics[3] (kv): target 80 must be a fraction",
-		"metrics[3] (kv): kv cannot scale from zero",
+		"metrics[0].signal: cpu cannot scale from zero with min 0",
+		"metrics[1].target: 0 must be a finite number > 0 (requests per replica)",
+		"metrics[2].signal: queue is listed twice (also metrics[1])",
+		"metrics[3].target: 80 must be in (0, 1] (fraction of the KV cache)",
+		"metrics[3].signal: kv cannot scale from zero",
 		"max: 0 must be >= 1",
 		"lookahead: -1s must be >= 0",
 		"zero.cooldown: -1s must be >= 0",
@@ -38,11 +40,11 @@ func TestValidateCollectsAll(t *testing.T) {
 		`behavior.scaleUp.selectPolicy: "Fastest" (allowed: Max, Min, Disabled)`,
 		"behavior.scaleUp.policies[0].value: 0 must be >= 1",
 		"behavior.scaleUp.policies[0].periodSeconds: 0 must be in 1..1800",
-		"schedule[0]: location \"Nowhere/City\"",
-		"schedule[0]: cron \"61 * * * *\"",
-		"schedule[0]: duration 0s must be > 0",
-		"schedule[0]: min -1 must be in 0..max",
-		"schedule[1]: cron \"@every 1h\": @every is relative",
+		"schedule[0].location: \"Nowhere/City\"",
+		"schedule[0].cron: \"61 * * * *\"",
+		"schedule[0].duration: 0s must be > 0",
+		"schedule[0].min: -1 must be in 0..max",
+		"schedule[1].cron: \"@every 1h\": @every is relative",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in:\n%v", want, err)
@@ -111,6 +113,69 @@ scaleDown:
 		_, err := DecodeBehavior([]byte(tc.yaml), "b.yaml")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+// Validate's errors are FieldErrors with the field's path, so each syntax
+// can point at its own position; the rules the serve config had alone are
+// here too (a CRON_TZ= prefix, Location Local, an empty cron).
+func TestValidateFieldErrors(t *testing.T) {
+	p := queuePolicy(4)
+	p.Min, p.Max = 3, 2
+	p.Schedule = []ScheduleWindow{
+		{Cron: "CRON_TZ=Asia/Tokyo 0 8 * * *", Duration: time.Hour, Min: 1},
+		{Cron: "0 8 * * *", Duration: time.Hour, Min: 1, Location: "Local"},
+		{Cron: " ", Duration: time.Hour, Min: 1},
+	}
+	err := p.Validate()
+	var fes FieldErrors
+	if !errors.As(err, &fes) {
+		t.Fatalf("error %T %v, want FieldErrors", err, err)
+	}
+	var paths []string
+	for _, e := range fes {
+		paths = append(paths, e.Path)
+	}
+	want := []string{"min", "schedule[0].cron", "schedule[1].location", "schedule[2].cron"}
+	if !slices.Equal(paths, want) {
+		t.Errorf("paths %v, want %v (%v)", paths, want, err)
+	}
+	for i, sub := range []string{"3 must be <= max 2", "CRON_TZ=/TZ= prefix", `"Local" is the machine's zone`, "required"} {
+		if i < len(fes) && !strings.Contains(fes[i].Msg, sub) {
+			t.Errorf("%s: %q, want %q", fes[i].Path, fes[i].Msg, sub)
+		}
+	}
+}
+
+// Signal names are exact (lower case, as every front end writes them).
+func TestParseSignalExact(t *testing.T) {
+	if s, err := ParseSignal("kv"); err != nil || s != SignalKV {
+		t.Errorf("kv: %v %v", s, err)
+	}
+	if _, err := ParseSignal("QUEUE"); err == nil || !strings.Contains(err.Error(), "lower case (queue)") {
+		t.Errorf("QUEUE: %v, want refused naming queue", err)
+	}
+	if _, err := ParseSignal("gpu"); err == nil || !strings.Contains(err.Error(), "allowed: queue, waiting, running, kv, cpu, ttft") {
+		t.Errorf("gpu: %v", err)
+	}
+}
+
+// One schedule string form, spaces trimmed; DURATION in seconds or as a Go
+// duration.
+func TestParseScheduleWindow(t *testing.T) {
+	w, err := ParseScheduleWindow(" 0 8 * * 1-5 ; 10h ; 4 ; Europe/Berlin ")
+	if err != nil || w != (ScheduleWindow{Cron: "0 8 * * 1-5", Duration: 10 * time.Hour, Min: 4, Location: "Europe/Berlin"}) {
+		t.Errorf("%+v %v", w, err)
+	}
+	if w, err := ParseScheduleWindow("@daily;90;2"); err != nil || w.Duration != 90*time.Second || w.Location != "" {
+		t.Errorf("%+v %v", w, err)
+	}
+	for s, path := range map[string]string{"0 8 * * *;1h": "", "0 8 * * *;soon;2": "duration", "0 8 * * *;1h;two": "min"} {
+		_, err := ParseScheduleWindow(s)
+		var fe FieldError
+		if !errors.As(err, &fe) || fe.Path != path {
+			t.Errorf("%q: %v, want a FieldError at %q", s, err, path)
 		}
 	}
 }

@@ -2,6 +2,9 @@ package recommend
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -19,46 +22,53 @@ type compiledWindow struct {
 // (February 29 fires in 2000).
 var neverFromRef = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// compileSchedule parses every window; problems name the window by index.
-func compileSchedule(ws []ScheduleWindow, maxReplicas int) ([]compiledWindow, []error) {
+// compileSchedule parses every window; problems name the field, e.g.
+// schedule[1].cron.
+func compileSchedule(ws []ScheduleWindow, maxReplicas int) ([]compiledWindow, FieldErrors) {
 	var out []compiledWindow
-	var errs []error
+	var errs FieldErrors
 	for i, w := range ws {
+		at := "schedule[" + itoa(i) + "]"
 		bad := false
-		fail := func(format string, args ...any) {
-			errs = append(errs, fmt.Errorf("schedule[%d]: "+format, append([]any{i}, args...)...))
+		fail := func(field, format string, args ...any) {
+			errs.add(at+"."+field, format, args...)
 			bad = true
 		}
 		loc := time.UTC
-		if w.Location != "" {
-			l, err := time.LoadLocation(w.Location)
-			if err != nil {
-				fail("location %q is not an IANA time zone (e.g. Europe/Berlin, UTC): %v", w.Location, err)
-			} else {
-				loc = l
-			}
+		switch l, err := time.LoadLocation(w.Location); {
+		case w.Location == "Local":
+			fail("location", "\"Local\" is the machine's zone (UTC in most containers); name an IANA zone, e.g. Europe/Berlin or UTC")
+		case err != nil:
+			fail("location", "%q is not an IANA time zone (e.g. Europe/Berlin, UTC): %v", w.Location, err)
+		default:
+			loc = l
 		}
-		s, err := cron.ParseStandard(w.Cron)
-		if err != nil {
-			fail("cron %q: %v (allowed: 5 fields: minute hour day-of-month month day-of-week, e.g. \"0 8 * * 1-5\", or @daily, @hourly ...)", w.Cron, err)
-		} else if spec, ok := s.(*cron.SpecSchedule); !ok {
-			fail("cron %q: @every is relative to the start, not a time of day or week (allowed: 5 fields or @daily, @weekly ...)", w.Cron)
-		} else {
-			if spec.Location == time.Local {
-				spec.Location = loc
-			}
+		text := strings.TrimSpace(w.Cron)
+		s, err := cron.ParseStandard(text)
+		switch spec, isSpec := s.(*cron.SpecSchedule); {
+		case text == "":
+			fail("cron", "required: a 5-field cron expression (minute hour day-of-month month day-of-week), e.g. \"0 8 * * 1-5\"")
+		case strings.HasPrefix(text, "CRON_TZ=") || strings.HasPrefix(text, "TZ="):
+			// robfig's prefix would silently override the window's zone.
+			fail("cron", "%q: give the zone as the window's time zone, not as a CRON_TZ=/TZ= prefix", w.Cron)
+		case err != nil:
+			fail("cron", "%q: %v (allowed: 5 fields: minute hour day-of-month month day-of-week, e.g. \"0 8 * * 1-5\", or @hourly, @daily, @weekly, @monthly, @yearly)", w.Cron, err)
+		case !isSpec:
+			fail("cron", "%q: @every is relative to the start, not a time of day or week (allowed: 5 fields or @hourly, @daily, @weekly, @monthly, @yearly)", w.Cron)
+		default:
+			spec.Location = loc
 			// robfig's Next gives up (zero time) after 5 years without a
 			// match: such a cron never fires (February 30, April 31).
 			// Searched from a fixed instant, so Validate stays pure.
 			if s.Next(neverFromRef).IsZero() {
-				fail("cron %q never fires (no matching time within 5 years, e.g. a day the month does not have; allowed: a cron that fires, e.g. \"0 8 * * 1-5\")", w.Cron)
+				fail("cron", "%q never fires (no matching time within 5 years, e.g. a day the month does not have; allowed: a cron that fires, e.g. \"0 8 * * 1-5\")", w.Cron)
 			}
 		}
 		if w.Duration <= 0 {
-			fail("duration %v must be > 0", w.Duration)
+			fail("duration", "%v must be > 0 (how long the floor lasts after each firing, e.g. 12h)", w.Duration)
 		}
 		if w.Min < 0 || w.Min > maxReplicas {
-			fail("min %d must be in 0..max (%d)", w.Min, maxReplicas)
+			fail("min", "%d must be in 0..max (%d)", w.Min, maxReplicas)
 		}
 		if !bad {
 			out = append(out, compiledWindow{sched: s, duration: w.Duration, min: w.Min,
@@ -66,6 +76,56 @@ func compileSchedule(ws []ScheduleWindow, maxReplicas int) ([]compiledWindow, []
 		}
 	}
 	return out, errs
+}
+
+// ScheduleSyntax is the one-string form of a ScheduleWindow that
+// ParseScheduleWindow reads (decide --schedule, a policy string's
+// schedule=).
+const ScheduleSyntax = "CRON;DURATION;MIN[;TIMEZONE]"
+
+// ParseScheduleWindow reads "CRON;DURATION;MIN[;TIMEZONE]", e.g.
+// "0 8 * * 1-5;10h;4;Europe/Berlin" (from 08:00 on weekdays, for 10 h, at
+// least 4 replicas, Berlin time); spaces around each field are ignored.
+// DURATION is a Go duration (90s, 10h, 1h30m) or seconds (90); TIMEZONE
+// defaults to UTC. Only the form is checked here (the parts, the numbers);
+// what a window may hold is Validate's. A FieldError's Path is the field
+// (cron, duration, min, location: the index among the ';'-separated parts
+// is ScheduleField) or "" for the form as a whole.
+func ParseScheduleWindow(s string) (ScheduleWindow, error) {
+	f := strings.Split(s, ";")
+	if len(f) != 3 && len(f) != 4 {
+		return ScheduleWindow{}, FieldError{Msg: fmt.Sprintf("want %s, e.g. \"0 8 * * 1-5;10h;4;Europe/Berlin\", got %d part(s)", ScheduleSyntax, len(f))}
+	}
+	for i := range f {
+		f[i] = strings.TrimSpace(f[i])
+	}
+	w := ScheduleWindow{Cron: f[0]}
+	if secs, err := strconv.ParseFloat(f[1], 64); err == nil && secs >= 0 && secs <= maxScheduleSeconds {
+		w.Duration = time.Duration(secs * float64(time.Second))
+	} else if d, err := time.ParseDuration(f[1]); err == nil {
+		w.Duration = d
+	} else {
+		return ScheduleWindow{}, FieldError{Path: "duration", Msg: fmt.Sprintf("%q: want a duration such as 12h or 90s", f[1])}
+	}
+	m, err := strconv.Atoi(f[2])
+	if err != nil {
+		return ScheduleWindow{}, FieldError{Path: "min", Msg: fmt.Sprintf("%q: want a whole number of replicas", f[2])}
+	}
+	w.Min = m
+	if len(f) == 4 {
+		w.Location = f[3]
+	}
+	return w, nil
+}
+
+// maxScheduleSeconds bounds a DURATION given in seconds (a year).
+const maxScheduleSeconds = 365 * 86400
+
+// ScheduleField is the index of a ScheduleWindow field among the parts of
+// ParseScheduleWindow's string (cron 0, duration 1, min 2, location 3), for
+// a front end that points at a column; -1 for an unknown field.
+func ScheduleField(field string) int {
+	return slices.Index([]string{"cron", "duration", "min", "location"}, field)
 }
 
 // active reports whether the window is open at now: the first firing after

@@ -50,7 +50,7 @@ func TestScheduleNeverFires(t *testing.T) {
 		p := queuePolicy(4)
 		p.Schedule = []ScheduleWindow{{Cron: c, Duration: time.Hour, Min: 3}}
 		err := p.Validate()
-		if err == nil || !strings.Contains(err.Error(), "schedule[0]: cron \""+c+"\" never fires") {
+		if err == nil || !strings.Contains(err.Error(), "schedule[0].cron: \""+c+"\" never fires") {
 			t.Errorf("%s: %v, want never fires", c, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"math"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -76,6 +77,14 @@ type Observation struct {
 	// MeanPrompt and MeanOutput are the mean prompt and output length of
 	// recently finished requests, in tokens per request.
 	MeanPrompt, MeanOutput float64
+}
+
+// Unknown is an Observation with every signal unknown (NaN) and no
+// replicas: what a source starts from, filling what it read.
+func Unknown() Observation {
+	nan := math.NaN()
+	return Observation{Running: nan, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan,
+		QueueTime: nan, ITL: nan, ArrivalRate: nan, PromptTokensRate: nan, GenerationTokensRate: nan, MeanPrompt: nan, MeanOutput: nan}
 }
 
 // Metric is one signal of a Policy with its target.

@@ -2,8 +2,6 @@ package replay
 
 import (
 	"errors"
-	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -23,11 +21,9 @@ type hpaCtl struct {
 
 func (c *hpaCtl) Decide(now float64, obs recommend.Observation) int {
 	want := c.inner.Decide(now, obs)
-	ext := recommend.Observation{
-		Current: obs.Current, Reporting: obs.Current, // an External metric: no per-pod samples, no missing pods
-		Running: float64(want), Waiting: 0, Held: math.NaN(),
-		KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN(),
-	}
+	ext := recommend.Unknown()
+	ext.Current, ext.Reporting = obs.Current, obs.Current // an External metric: no per-pod samples, no missing pods
+	ext.Running, ext.Waiting = float64(want), 0
 	return c.outer.Decide(now, ext)
 }
 
@@ -79,6 +75,7 @@ func parseHPA(full, s string, off int) (Policy, error) {
 		Guard:   &recommend.Guard{Off: true}, // the HPA has no runaway guard
 	}
 	rest := s[end+1:]
+	cols := fieldCols{}
 	if rest != "" {
 		if !strings.HasPrefix(rest, ",") {
 			return Policy{}, policyError(full, off+end+2, "after hpa(...) want ,OPTION=VALUE")
@@ -99,10 +96,11 @@ func parseHPA(full, s string, off int) (Policy, error) {
 				}
 				return Policy{}, policyError(full, col+len(k)+1, "%s=%q: %v", k, v, err)
 			}
+			cols.option(hp, k, v, col+len(k)+1)
 		}
 	}
 	if err := hp.Validate(); err != nil {
-		return Policy{}, fmt.Errorf("policy %q: the HPA: %w", s, err)
+		return Policy{}, cols.errorAt(full, off, err)
 	}
 	return Policy{
 		Name: s, Recommend: inner.Recommend, min: inner.min, max: hp.Max,

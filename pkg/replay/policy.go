@@ -135,8 +135,9 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 		}
 		return parseOptimal(full, s0, parts, off)
 	}
-	p := &recommend.Policy{Min: 1, Max: 100}
+	p := &recommend.Policy{Min: 1, Max: recommend.DefaultMax}
 	pol := Policy{Name: s0, Recommend: p}
+	cols := fieldCols{}
 	for _, part := range parts {
 		k, v, ok := strings.Cut(part.text, "=")
 		col := off + part.at + 1
@@ -151,6 +152,7 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 			if err != nil {
 				return Policy{}, policyError(full, col+len(name)+1, "%s target %q: %v", name, target, err)
 			}
+			cols.metric(len(p.Metrics), col+len(name)+1, sig, target)
 			p.Metrics = append(p.Metrics, recommend.Metric{Signal: sig, Target: t})
 			continue
 		}
@@ -163,9 +165,10 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 			}
 			return Policy{}, policyError(full, col+len(k)+1, "%s=%q: %v", k, v, err)
 		}
+		cols.option(p, k, v, col+len(k)+1)
 	}
 	if err := p.Validate(); err != nil {
-		return Policy{}, fmt.Errorf("policy %q: %w", s0, err)
+		return Policy{}, cols.errorAt(full, off, err)
 	}
 	pol.min, pol.max = max(p.Min, 1), p.Max
 	pol.build = func(e env) (Controller, error) {
@@ -204,34 +207,21 @@ func splitTop(s string) []part {
 	return append(out, part{s[start:], start})
 }
 
+// parseTarget reads a SIGNAL:TARGET's number: seconds or a duration (2s)
+// for a seconds signal (ttft, queuewait), a percentage (75%) for kv and
+// demand (fractions) and cpu (percent). What the number may be is recommend.Policy.Validate's.
 func parseTarget(sig recommend.Signal, v string) (float64, error) {
-	var t float64
-	var err error
-	switch sig {
-	case recommend.SignalTTFT, recommend.SignalQueueWait:
-		t, err = seconds(v)
-	case recommend.SignalCPU:
-		t, err = strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
-	case recommend.SignalKV, recommend.SignalDemand:
-		if strings.HasSuffix(v, "%") {
-			t, err = strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
-			t /= 100
-		} else {
-			t, err = strconv.ParseFloat(v, 64)
-		}
-		if err == nil && t > 1 {
-			if sig == recommend.SignalDemand {
-				return 0, fmt.Errorf("want a utilisation of one replica's capacity in (0, 1], e.g. 0.7 or 70%%")
-			}
-			return 0, fmt.Errorf("want a fraction of the KV cache in (0, 1], e.g. 0.75 or 75%%")
-		}
-	default:
-		t, err = strconv.ParseFloat(v, 64)
+	if sig.Seconds() {
+		return seconds(v)
 	}
-	if err != nil || !(t > 0) || math.IsInf(t, 0) {
-		return 0, fmt.Errorf("want %s > 0", sig.Unit())
+	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+	if err != nil {
+		return 0, fmt.Errorf("want a number (%s), e.g. %s", sig.Unit(), map[bool]string{true: "75%", false: "4"}[sig == recommend.SignalKV])
 	}
-	return t, nil
+	if (sig == recommend.SignalKV || sig == recommend.SignalDemand) && strings.HasSuffix(v, "%") {
+		f /= 100 // a fraction
+	}
+	return f, nil
 }
 
 // seconds reads "90", "90s", "1m30s", "1h".
@@ -263,14 +253,14 @@ const maxDurationSeconds = 365 * 86400
 func rule(typ autoscalingv2.HPAScalingPolicyType, v string) (autoscalingv2.HPAScalingPolicy, error) {
 	n, per, hasPer := strings.Cut(v, "/")
 	val, err := strconv.ParseInt(n, 10, 32) // the HPA's value is an int32
-	if err != nil || val < 1 {
+	if err != nil {
 		return autoscalingv2.HPAScalingPolicy{}, fmt.Errorf("want an integer 1..%d, optionally /PERIOD (e.g. 4/60s)", math.MaxInt32)
 	}
 	period := 15
 	if hasPer {
 		d, err := seconds(per)
-		if err != nil || d < 1 || d > 1800 || d != math.Trunc(d) {
-			return autoscalingv2.HPAScalingPolicy{}, fmt.Errorf("period %q: want whole seconds 1..1800", per)
+		if err != nil || !(d >= math.MinInt32 && d <= math.MaxInt32) || d != math.Trunc(d) {
+			return autoscalingv2.HPAScalingPolicy{}, fmt.Errorf("period %q: want whole seconds, e.g. 60s", per)
 		}
 		period = int(d)
 	}
@@ -297,8 +287,8 @@ func setOption(p *recommend.Policy, k, v string) error {
 	switch k {
 	case "min", "max":
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > maxReplicas {
-			return fmt.Errorf("want a replica count 0..%d", maxReplicas)
+		if err != nil {
+			return fmt.Errorf("want a whole number of replicas")
 		}
 		if k == "min" {
 			p.Min = n
@@ -333,8 +323,8 @@ func setOption(p *recommend.Policy, k, v string) error {
 		rules.Policies = append(rules.Policies, r)
 	case "upwindow", "downwindow":
 		d, err := seconds(v)
-		if err != nil || d < 0 || d > 3600 || d != math.Trunc(d) {
-			return fmt.Errorf("want whole seconds 0..3600 (e.g. 300 or 5m)")
+		if err != nil || !(d >= math.MinInt32 && d <= math.MaxInt32) || d != math.Trunc(d) {
+			return fmt.Errorf("want whole seconds (e.g. 300 or 5m)")
 		}
 		w := int32(d)
 		if k == "upwindow" {
@@ -347,8 +337,8 @@ func setOption(p *recommend.Policy, k, v string) error {
 		if strings.HasSuffix(v, "%") {
 			f /= 100
 		}
-		if err != nil || !(f >= 0) || f >= 1 {
-			return fmt.Errorf("want a fraction in [0, 1) or a percentage, e.g. 0.1 or 10%%")
+		if err != nil {
+			return fmt.Errorf("want a fraction or a percentage, e.g. 0.1 or 10%%")
 		}
 		p.Tolerance = &recommend.Tolerance{Up: f, Down: f}
 	case "guard":
@@ -374,7 +364,7 @@ func setOption(p *recommend.Policy, k, v string) error {
 			p.Guard.Drain = d
 		}
 	case "schedule":
-		w, err := parseSchedule(v)
+		w, err := recommend.ParseScheduleWindow(v)
 		if err != nil {
 			return err
 		}
@@ -383,27 +373,4 @@ func setOption(p *recommend.Policy, k, v string) error {
 		return fmt.Errorf("%w %s; allowed: min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, tolerance, schedule, guard, settle, drain", errUnknownOption, k)
 	}
 	return nil
-}
-
-// parseSchedule reads "CRON;DURATION;MIN", e.g. "0 8 * * 1-5;10h;4" (from
-// 08:00 on weekdays, for 10 h, at least 4 replicas), with an optional
-// fourth field, the IANA time zone.
-func parseSchedule(v string) (recommend.ScheduleWindow, error) {
-	f := strings.Split(v, ";")
-	if len(f) != 3 && len(f) != 4 {
-		return recommend.ScheduleWindow{}, fmt.Errorf("want CRON;DURATION;MIN[;ZONE], e.g. \"0 8 * * 1-5;10h;4\"")
-	}
-	d, err := duration(f[1])
-	if err != nil || d <= 0 {
-		return recommend.ScheduleWindow{}, fmt.Errorf("duration %q: want a span > 0 like 10h", f[1])
-	}
-	m, err := strconv.Atoi(f[2])
-	if err != nil || m < 0 {
-		return recommend.ScheduleWindow{}, fmt.Errorf("min %q: want a replica count >= 0", f[2])
-	}
-	w := recommend.ScheduleWindow{Cron: f[0], Duration: d, Min: m}
-	if len(f) == 4 {
-		w.Location = f[3]
-	}
-	return w, nil
 }

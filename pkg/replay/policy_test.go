@@ -52,8 +52,8 @@ func TestParsePolicyErrors(t *testing.T) {
 		"queue:x":                    "column 7: queue target \"x\"",
 		"queue:24,mni=0":             "column 10: unknown option mni; allowed: min, max",
 		"queue:24,lookahead=soon":    "column 20: lookahead=\"soon\"",
-		"kv:1.5":                     "column 4: kv target \"1.5\": want a fraction",
-		"cpu:60,min=0":               "cpu cannot scale from zero", // pkg/recommend refuses cpu with min 0
+		"kv:1.5":                     "column 4: kv target: 1.5 must be in (0, 1]",
+		"cpu:60,min=0":               "column 5: cpu target: cpu cannot scale from zero", // pkg/recommend refuses cpu with min 0
 		"queue:24,cooldown=60":       "policy \"queue:24,cooldown=60\"",
 		"fixed:-1":                   "column 7: fixed:N wants",
 		"fixed:2,min=1":              "column 9: fixed:N takes no options",
@@ -65,7 +65,13 @@ func TestParsePolicyErrors(t *testing.T) {
 		"hpa(queue:24),lookahead=90": "column 15: lookahead is not an HPA option",
 		"hpa(queue:x)":               "column 11: queue target",
 		"min=1,queue:24":             "column 1: a policy starts with",
-		"queue:24,uppods=0":          "column 17: uppods=\"0\": want an integer 1..2147483647",
+		"queue:24,uppods=0":          "column 17: uppods: 0 must be >= 1",
+		// The rules are recommend.Policy.Validate's; the column is the field's:
+		// "queue:24,schedule=" is 18 characters, "0 8 * * *;1h;2;" 15 more.
+		"queue:24,schedule=0 8 * * *;1h;2;Local":   "column 34: schedule location: \"Local\" is the machine's zone",
+		"queue:24,max=3,schedule=0 8 * * *; 1h; 5": "column 40: schedule min: 5 must be in 0..max (3)",
+		"queue:24,min=-1":                          "column 14: min: -1 must be >= 0",
+		"QUEUE:24":                                 "column 1: \"QUEUE:24\": want SIGNAL:TARGET",
 		// 2^31 wrapped to a negative int32 before.
 		"queue:24,uppods=2147483648": "column 17: uppods=\"2147483648\": want an integer 1..2147483647",
 		// NaN and 10^10 s overflowed time.Duration ("-2562047h47m16.854775808s must be >= 0").

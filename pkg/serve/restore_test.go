@@ -76,7 +76,7 @@ func TestRestoreAbsurdDesired(t *testing.T) {
 	}
 	now := time.Now().UTC().Format(time.RFC3339)
 	writeState(t, dir, "chat", `{"version":1,"desired":99999999999,"current":-1,"state":{},"saved_at":"`+now+`"}`)
-	if _, err := store.Load("chat"); err == nil || !strings.Contains(err.Error(), "desired 99999999999: want 0..2147483647") {
+	if _, err := store.Load("chat"); err == nil || !strings.Contains(err.Error(), "desired: 99999999999: want 0..2147483647") {
 		t.Errorf("Load: %v, want the desired bound named", err)
 	}
 	src := &fakeSource{} // every URL down: nothing known
@@ -151,7 +151,7 @@ func TestHoldClampedAfterReload(t *testing.T) {
 // TestStoreRefusesNonRegular: a state file symlinked to /dev/zero is
 // refused by its mode, unread (reading it would exhaust memory); a sparse
 // file of MaxStateFileSize+1 bytes is refused by its size; a state that
-// recommend.DecodeState refuses (replicas -5) is refused.
+// recommend.State.Validate refuses (replicas -5) is refused.
 func TestStoreRefusesNonRegular(t *testing.T) {
 	dir := t.TempDir()
 	store, err := NewStore(dir)
@@ -185,6 +185,12 @@ func TestStoreRefusesNonRegular(t *testing.T) {
 	writeState(t, dir, "extra", `{"version":1,"desired":1,"current":1,"state":{},"saved_at":"`+now+`","bogus":1}`)
 	if _, err := store.Load("extra"); err == nil || !strings.Contains(err.Error(), "bogus") {
 		t.Errorf("unknown key: %v", err)
+	}
+	// A key given twice was read as its last value (desired 5 then 1
+	// exported 1): refused.
+	writeState(t, dir, "twice", `{"version":1,"desired":5,"desired":1,"current":1,"state":{},"saved_at":"`+now+`"}`)
+	if _, err := store.Load("twice"); err == nil || !strings.Contains(err.Error(), "desired: key given twice") {
+		t.Errorf("duplicate key: %v", err)
 	}
 	// A state Save wrote loads back equal.
 	st := recommend.State{Recommendations: []recommend.TimedReplicas{{At: time.Now().UTC().Truncate(time.Second), Replicas: 3}}}

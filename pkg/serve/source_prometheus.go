@@ -12,8 +12,8 @@ import (
 	promconfig "github.com/prometheus/common/config"
 
 	"github.com/infscale/infscale/pkg/config"
-	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/promql"
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // PrometheusSource reads every target with pkg/promql's batched Evaluate:
@@ -102,17 +102,17 @@ func neededSignals(t *config.Target) map[promql.Signal]bool {
 	n := map[promql.Signal]bool{promql.Current: true, promql.Stuck: true, promql.StuckWaiting: true}
 	for _, m := range t.Metrics {
 		switch m.Type {
-		case "queue":
+		case recommend.SignalQueue:
 			n[promql.Running], n[promql.Waiting] = true, true
-		case "waiting":
+		case recommend.SignalWaiting:
 			n[promql.Waiting] = true
-		case "running":
+		case recommend.SignalRunning:
 			n[promql.Running] = true
-		case "kv":
+		case recommend.SignalKV:
 			n[promql.KV], n[promql.Reporting] = true, true
-		case "cpu":
+		case recommend.SignalCPU:
 			n[promql.CPU], n[promql.Reporting] = true, true
-		case "ttft":
+		case recommend.SignalTTFT:
 			n[promql.TTFT] = true
 		}
 	}
@@ -149,17 +149,16 @@ func (s *PrometheusSource) promTargets(targets []*config.Target) []promql.Target
 // validated, so parse errors cannot happen (a failure leaves the selector
 // empty and Evaluate reports every signal as invalid_query).
 func toPromTarget(t *config.Target) promql.Target {
-	server, _ := profile.ParseServer(t.Server)
 	sel, _ := promql.ParseSelector(t.Selector)
-	pt := promql.Target{Name: t.Name, Server: server, Selector: sel, Replicas: t.Replicas, Stuck: true}
+	pt := promql.Target{Name: t.Name, Server: t.Server, Selector: sel, Replicas: t.Replicas, Stuck: true}
 	if t.Zero != nil {
 		pt.Held = t.Zero.Held
 	}
 	for _, m := range t.Metrics {
 		switch m.Type {
-		case "ttft":
+		case recommend.SignalTTFT:
 			pt.TTFTQuantile, pt.TTFTWindow = m.Quantile, time.Duration(m.Window)
-		case "cpu":
+		case recommend.SignalCPU:
 			pt.CPU = true
 		}
 		if m.Query == "" {
@@ -168,7 +167,7 @@ func toPromTarget(t *config.Target) promql.Target {
 		if pt.Overrides == nil {
 			pt.Overrides = map[promql.Signal]string{}
 		}
-		if sig, err := promql.ParseSignal(m.Type); err == nil {
+		if sig, err := promql.ParseSignal(m.Type.String()); err == nil {
 			pt.Overrides[sig] = m.Query
 		}
 	}

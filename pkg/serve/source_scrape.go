@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/config"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
 )
 
@@ -75,7 +75,6 @@ func (s *ScrapeSource) Read(ctx context.Context, targets []*config.Target, now t
 
 func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now time.Time) Reading {
 	start := time.Now()
-	server, _ := profile.ParseServer(t.Server)
 	urls := t.Scrape
 	if s.Discover != nil {
 		urls = s.Discover(t)
@@ -84,7 +83,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	errs := make([]error, len(urls))
 	var wg sync.WaitGroup
 	for i, u := range urls {
-		wg.Go(func() { pages[i], errs[i] = scrape.Load(ctx, s.Client, u, nil, server) })
+		wg.Go(func() { pages[i], errs[i] = scrape.Load(ctx, s.Client, u, nil, t.Server) })
 	}
 	wg.Wait()
 	r := Reading{Obs: unknownObservation(), StuckKnown: true}
@@ -128,7 +127,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	}
 	q, w := 0.95, s.TTFTWindow
 	for _, m := range t.Metrics {
-		if m.Type == "ttft" {
+		if m.Type == recommend.SignalTTFT {
 			q, w = m.Quantile, time.Duration(m.Window)
 		}
 	}

@@ -1,41 +1,24 @@
 package serve
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
-	"github.com/infscale/infscale/internal/boundedfile"
-	"github.com/infscale/infscale/pkg/config"
-	"github.com/infscale/infscale/pkg/recommend"
+	"github.com/infscale/infscale/internal/statefile"
 )
 
-// Persisted is one target's state file under --state-dir: what a restart
-// needs so that stabilisation windows and rate limits carry on (a restart in
-// the middle of a down window does not scale down early).
-type Persisted struct {
-	// Version is the file format (1).
-	Version int `json:"version"`
-	// Desired is the last exported desired replicas; exported again at
-	// startup before the first cycle.
-	Desired int `json:"desired"`
-	// Current is the last known current replicas (-1 unknown).
-	Current int `json:"current"`
-	// State is recommend's window history and scale events.
-	State recommend.State `json:"state"`
-	// SavedAt is the decision time it was saved at.
-	SavedAt time.Time `json:"saved_at"`
-}
+// Persisted is one target's state file under --state-dir (internal/statefile,
+// the format decide --state writes too): what a restart needs so that
+// stabilisation windows and rate limits carry on (a restart in the middle
+// of a down window does not scale down early). Desired is exported again at
+// startup before the first cycle.
+type Persisted = statefile.File
 
-// Store keeps one JSON file per target in Dir, written atomically (a
-// temporary file renamed over the old one), named <target>.json.
+// Store keeps one state file per target in Dir, named <target>.json.
 type Store struct {
 	Dir string
 	// MaxAge discards files older than this at load (0: keep any): a state
@@ -66,84 +49,30 @@ func NewStore(dir string) (*Store, error) {
 
 func (s *Store) path(target string) string { return filepath.Join(s.Dir, target+".json") }
 
-// Save writes target's state atomically.
+// Save writes target's state atomically (statefile.Write).
 func (s *Store) Save(target string, p Persisted) error {
-	p.Version = 1
-	b, err := json.Marshal(p)
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(s.Dir, "."+target+".*.tmp")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), s.path(target))
+	return statefile.Write(s.path(target), p)
 }
 
-// MaxStateFileSize is the largest state file Load reads (config.MaxFileSize,
+// MaxStateFileSize is the largest state file Load reads (statefile.MaxSize,
 // 16 MiB): a state file holds at most a few thousand window entries.
-const MaxStateFileSize = config.MaxFileSize
+const MaxStateFileSize = statefile.MaxSize
 
-// MaxRestoredReplicas bounds a restored desired or current count: what
-// recommend.State allows for its replica counts (int32, as the Kubernetes
-// scale subresource). A larger value is not from infscale: the file is
-// refused.
-const MaxRestoredReplicas = math.MaxInt32
+// MaxRestoredReplicas bounds a restored desired or current count
+// (statefile.MaxReplicas: int32, as the Kubernetes scale subresource). A
+// larger value is not from infscale: the file is refused.
+const MaxRestoredReplicas = statefile.MaxReplicas
 
-// Load reads target's state; nil without error when there is none or it is
-// older than MaxAge. Only a regular file (or a symlink to one) of at most
-// MaxStateFileSize bytes is read (a FIFO would block, /dev/zero exhaust
-// memory); its "state" is decoded strictly by recommend.DecodeState, the
-// envelope with unknown keys refused; desired outside 0..MaxRestoredReplicas
-// and current outside -1..MaxRestoredReplicas are errors. Errors name the
-// file.
+// Load reads target's state (statefile.Read: a regular file of at most
+// MaxStateFileSize bytes, decoded strictly, duplicate keys refused, desired
+// outside 0..MaxRestoredReplicas and current outside -1..MaxRestoredReplicas
+// errors); nil without error when there is none or it is older than
+// MaxAge. Errors name the file.
 func (s *Store) Load(target string) (*Persisted, error) {
-	path := s.path(target)
-	b, err := boundedfile.Read(path, MaxStateFileSize, "a state file", "a state file is JSON written by serve")
+	p, err := statefile.Read(s.path(target))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	var env struct {
-		Version int             `json:"version"`
-		Desired *int64          `json:"desired"`
-		Current *int64          `json:"current"`
-		State   json.RawMessage `json:"state"`
-		SavedAt time.Time       `json:"saved_at"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&env); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if env.Version != 1 {
-		return nil, fmt.Errorf("%s: unknown version %d (want 1)", path, env.Version)
-	}
-	if env.Desired == nil || *env.Desired < 0 || *env.Desired > MaxRestoredReplicas {
-		return nil, fmt.Errorf("%s: desired %s: want 0..%d", path, int64Text(env.Desired), MaxRestoredReplicas)
-	}
-	cur := int64(-1)
-	if env.Current != nil {
-		cur = *env.Current
-	}
-	if cur < -1 || cur > MaxRestoredReplicas {
-		return nil, fmt.Errorf("%s: current %d: want -1 (unknown) or 0..%d", path, cur, MaxRestoredReplicas)
-	}
-	if len(env.State) == 0 {
-		return nil, fmt.Errorf("%s: no \"state\" object", path)
-	}
-	st, err := recommend.DecodeState(env.State, path+" (state)")
 	if err != nil {
 		return nil, err
 	}
@@ -151,15 +80,8 @@ func (s *Store) Load(target string) (*Persisted, error) {
 	if s.Now != nil {
 		now = s.Now
 	}
-	if s.MaxAge > 0 && now().Sub(env.SavedAt) > s.MaxAge {
+	if s.MaxAge > 0 && now().Sub(p.SavedAt) > s.MaxAge {
 		return nil, nil
 	}
-	return &Persisted{Version: 1, Desired: int(*env.Desired), Current: int(cur), State: *st, SavedAt: env.SavedAt}, nil
-}
-
-func int64Text(p *int64) string {
-	if p == nil {
-		return "missing"
-	}
-	return strconv.FormatInt(*p, 10)
+	return p, nil
 }

@@ -1,30 +1,94 @@
-package recommend
+package statefile
 
 import (
 	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
-// What Decide writes reads back through DecodeState.
-func TestDecodeStateRoundTrip(t *testing.T) {
-	p := mustValidate(t, queuePolicy(4))
-	p.Lookahead = 90e9
-	var st State
-	Decide(p, queueObs(1, 12), &st, at(1000))
-	Decide(p, queueObs(3, 4), &st, at(1015))
-	data, err := json.MarshalIndent(&st, "", "  ")
+// decodeState decodes a bare recommend.State document (the form decide
+// --state wrote before the envelope).
+func decodeState(data []byte, name string) (*recommend.State, error) {
+	f, err := Decode(data, name)
 	if err != nil {
+		return nil, err
+	}
+	return &f.State, nil
+}
+
+func at(sec int64) time.Time { return time.Unix(sec, 0).UTC() }
+
+// What Decide writes reads back: written with Write, read with Read.
+func TestWriteReadRoundTrip(t *testing.T) {
+	p := &recommend.Policy{Metrics: []recommend.Metric{{Signal: recommend.SignalQueue, Target: 4}}, Min: 1, Max: 10, Lookahead: 90 * time.Second}
+	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	back, err := DecodeState(data, "st.json")
+	obs := func(cur int, queue float64) recommend.Observation {
+		return recommend.Observation{Current: cur, Running: 0, Waiting: queue, Held: math.NaN(), KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN()}
+	}
+	var st recommend.State
+	recommend.Decide(p, obs(1, 12), &st, at(1000))
+	d := recommend.Decide(p, obs(3, 4), &st, at(1015))
+	path := filepath.Join(t.TempDir(), "chat.json")
+	if err := Write(path, File{Desired: d.Desired, Current: 3, State: st, SavedAt: at(1015)}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(path)
 	if err != nil {
-		t.Fatalf("DecodeState: %v\n%s", err, data)
+		data, _ := os.ReadFile(path)
+		t.Fatalf("Read: %v\n%s", err, data)
 	}
 	// Recommendations: the current 1 recorded at the first decision (the
 	// HPA's recordInitialRecommendation), then 3 at 1000 and 1 at 1015.
-	if back.LastDesired != 3 || len(back.Recommendations) != 3 || !back.LastAt.Equal(at(1015)) {
+	if back.Version != Version || back.Desired != 3 || back.Current != 3 || back.State.LastDesired != 3 ||
+		len(back.State.Recommendations) != 3 || !back.State.LastAt.Equal(at(1015)) || !back.SavedAt.Equal(at(1015)) {
 		t.Errorf("decoded %+v", back)
+	}
+	// The bare State (decide's form before the envelope) still reads.
+	data, _ := json.Marshal(&st)
+	if f, err := Decode(data, "old.json"); err != nil || f.Version != 0 || f.Desired != 3 || f.Current != -1 {
+		t.Errorf("bare state: %+v %v", f, err)
+	}
+}
+
+// A key given twice is refused (encoding/json keeps the last one: a state
+// file with "desired":5,"desired":1 exported 1), in the envelope and in
+// the state, at the second key.
+func TestDecodeDuplicateKeys(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		// `{"version":1,"desired":5,` is 25 characters: the second key at 26.
+		{`{"version":1,"desired":5,"desired":1,"current":-1,"state":{},"saved_at":"1970-01-01T00:16:40Z"}`, "f.json: line 1:26: desired: key given twice"},
+		// `{"version":1,"desired":1,"state":{"last_desired":2,` is 51 characters.
+		{`{"version":1,"desired":1,"state":{"last_desired":2,"last_desired":1}}`, "line 1:52: state.last_desired: key given twice"},
+		{`{"last_desired":2,"last_desired":1}`, "line 1:19: last_desired: key given twice"},
+	} {
+		if _, err := Decode([]byte(tc.doc), "f.json"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.doc, err, tc.want)
+		}
+	}
+}
+
+// The envelope's own bounds and keys.
+func TestDecodeEnvelope(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{"version":2,"desired":1,"state":{}}`:                  "line 1:12: version: unknown version 2 (want 1)",
+		`{"version":1,"desired":99999999999,"state":{}}`:        "desired: 99999999999: want 0..2147483647",
+		`{"version":1,"desired":1,"current":-2,"state":{}}`:     "current: -2: want -1 (unknown) or 0..2147483647",
+		`{"version":1,"state":{}}`:                              `no "desired"`,
+		`{"version":1,"desired":1}`:                             `no "state" object`,
+		`{"version":1,"desired":1,"state":{},"bogus":1}`:        `unknown key "bogus"`,
+		`{"version":1,"desired":1,"state":{"last_desired":-1}}`: "state.last_desired: -1 must be in 0..2147483647",
+	} {
+		if _, err := Decode([]byte(doc), "f.json"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", doc, err, want)
+		}
 	}
 }
 
@@ -64,7 +128,7 @@ func TestDecodeStateInvalid(t *testing.T) {
 		{"empty", "\n", []string{"st.json: empty"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := DecodeState([]byte(tc.doc), "st.json")
+			st, err := decodeState([]byte(tc.doc), "st.json")
 			if err == nil {
 				t.Fatalf("accepted: %+v", st)
 			}
@@ -79,7 +143,7 @@ func TestDecodeStateInvalid(t *testing.T) {
 
 // Several problems are reported at once.
 func TestDecodeStateAllProblems(t *testing.T) {
-	_, err := DecodeState([]byte(`{"last_desired": -1, "scale_down_events": [{"at": "1970-01-01T00:16:40Z", "change": 0}]}`), "st.json")
+	_, err := decodeState([]byte(`{"last_desired": -1, "scale_down_events": [{"at": "1970-01-01T00:16:40Z", "change": 0}]}`), "st.json")
 	if err == nil || !strings.Contains(err.Error(), "last_desired: -1") || !strings.Contains(err.Error(), "scale_down_events[0].change: 0") {
 		t.Errorf("error %v, want both problems", err)
 	}
@@ -87,12 +151,12 @@ func TestDecodeStateAllProblems(t *testing.T) {
 
 // FuzzDecodeState: any bytes decode or give an error naming the file; a
 // state that decodes is valid.
-func FuzzDecodeState(f *testing.F) {
+func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"recommendations":[{"at":"1970-01-01T00:16:40Z","replicas":3}],"last_desired":3,"last_at":"1970-01-01T00:16:40Z"}`))
 	f.Add([]byte(`{"demand":[{"at":"x","demand":-1}],"foo":[1,{"a":2}]}`))
 	f.Add([]byte(`{"scale_up_events":{"at":1}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		st, err := DecodeState(data, "f.json")
+		st, err := decodeState(data, "f.json")
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "f.json") {
 				t.Fatalf("error %q does not name the file", err)

@@ -1,4 +1,4 @@
-package recommend
+package statefile
 
 import (
 	"bytes"
@@ -6,62 +6,120 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
-// DecodeState reads a State from the JSON that encoding/json writes for it
-// (decide --state), strictly: unknown keys, wrong types, a time that is not
-// RFC3339 and values Decide could not have written (State.Validate) are
-// errors, each "FILENAME: line L:C: FIELD: what is wrong (what is allowed)",
-// FIELD a JSON path such as recommendations[2].replicas. Every problem is
-// reported (errors.Join) except after a syntax error, which stops the
-// reading. It does no I/O: data is the file's content.
-func DecodeState(data []byte, filename string) (*State, error) {
+// Decode reads a state file from data (its content; name is used in
+// errors) strictly: unknown keys, a key given twice (encoding/json would
+// keep the last one silently), wrong types, a time that is not RFC3339 and
+// values infscale never writes (File's bounds, recommend.State.Validate) are
+// errors, each "NAME: line L:C: FIELD: what is wrong (what is allowed)",
+// FIELD a JSON path such as state.recommendations[2].replicas. Every
+// problem is reported (errors.Join) except after a syntax error, which
+// stops the reading. A document without "version" is the bare
+// recommend.State that decide --state wrote before the envelope (Version 0:
+// Desired is its last_desired, Current -1, SavedAt its last_at).
+func Decode(data []byte, name string) (*File, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%s: empty (want a JSON object as infscale writes it)", name)
+	}
+	bare := !topLevelKey(data, "version")
+	typ, prefix := reflect.TypeFor[File](), "state."
+	if bare {
+		typ, prefix = reflect.TypeFor[recommend.State](), ""
+	}
 	w := &stateWalker{data: data, dec: json.NewDecoder(bytes.NewReader(data)), pos: map[string]int64{}}
 	w.dec.UseNumber()
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("%s: empty (want a JSON object as decide writes it)", filename)
-	}
-	if err := w.value("", reflect.TypeFor[State]()); err != nil {
-		return nil, w.located(filename, err)
+	if err := w.value("", typ); err != nil {
+		return nil, w.located(name, err)
 	}
 	if off := w.start(); off < int64(len(data)) {
-		return nil, w.located(filename, &fieldError{off: off, msg: "data after the JSON object (want one object)"})
+		return nil, w.located(name, &fieldError{off: off, msg: "data after the JSON object (want one object)"})
 	}
 	if len(w.errs) > 0 {
-		return nil, w.located(filename, w.errs...)
+		return nil, w.located(name, w.errs...)
 	}
-	st := new(State)
+	f := &File{}
+	target := any(f)
+	if bare {
+		target = &f.State
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(st); err != nil { // the walk should have caught it
-		return nil, w.located(filename, err)
+	if err := dec.Decode(target); err != nil { // the walk should have caught it
+		return nil, w.located(name, err)
+	}
+	if bare {
+		f.Desired, f.Current, f.SavedAt = f.State.LastDesired, -1, f.State.LastAt
 	}
 	var errs []error
-	for _, e := range st.validate() {
-		errs = append(errs, e)
+	if !bare {
+		errs = f.validate(w.pos)
+	}
+	var fes recommend.FieldErrors
+	if errors.As(f.State.Validate(), &fes) {
+		for _, fe := range fes {
+			errs = append(errs, &fieldError{path: prefix + fe.Path, off: -1, msg: fe.Msg})
+		}
 	}
 	if len(errs) > 0 {
-		return nil, w.located(filename, errs...)
+		return nil, w.located(name, errs...)
 	}
-	return st, nil
+	return f, nil
 }
 
-// Validate reports (errors.Join) what Decide never writes into a State:
-// replica counts outside 0..2147483647, scale-event changes below 1, negative
-// demand, lists whose times are unset or not oldest first. Each error names
-// the field by its JSON path, e.g. "scale_up_events[0].change: -100 must be
-// >= 1".
-func (s *State) Validate() error {
+// validate checks the envelope: version, desired and current bounds, and
+// that state is there (present: the walker's positions).
+func (f *File) validate(present map[string]int64) []error {
 	var errs []error
-	for _, e := range s.validate() {
-		errs = append(errs, e)
+	bad := func(path, format string, args ...any) {
+		errs = append(errs, &fieldError{path: path, off: -1, msg: fmt.Sprintf(format, args...)})
 	}
-	return errors.Join(errs...)
+	if f.Version != Version {
+		bad("version", "unknown version %d (want %d)", f.Version, Version)
+	}
+	if _, ok := present["desired"]; !ok {
+		bad("", "no \"desired\" (want the last desired replicas, 0..%d)", MaxReplicas)
+	} else if f.Desired < 0 || f.Desired > MaxReplicas {
+		bad("desired", "%d: want 0..%d", f.Desired, MaxReplicas)
+	}
+	if _, ok := present["current"]; !ok {
+		f.Current = -1
+	} else if f.Current < -1 || f.Current > MaxReplicas {
+		bad("current", "%d: want -1 (unknown) or 0..%d", f.Current, MaxReplicas)
+	}
+	if _, ok := present["state"]; !ok {
+		bad("", "no \"state\" object")
+	}
+	return errs
+}
+
+// topLevelKey reports whether data is a JSON object with key at its top
+// level (false for anything else: the strict walk then says what is wrong).
+func topLevelKey(data []byte, key string) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if k == key {
+			return true
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
+	return false
 }
 
 // fieldError is a problem at a JSON path (or, for a syntax error, an offset).
@@ -76,66 +134,6 @@ func (e *fieldError) Error() string {
 		return e.msg
 	}
 	return e.path + ": " + e.msg
-}
-
-func (s *State) validate() []*fieldError {
-	var errs []*fieldError
-	add := func(path, format string, args ...any) {
-		errs = append(errs, &fieldError{path: path, off: -1, msg: fmt.Sprintf(format, args...)})
-	}
-	count := func(path string, n int) {
-		if n < 0 || n > maxReplicas {
-			add(path, "%d must be in 0..%d (replicas)", n, maxReplicas)
-		}
-	}
-	times := func(list string, i int, at, prev time.Time) {
-		path := list + "[" + itoa(i) + "].at"
-		switch {
-		case at.IsZero():
-			add(path, "missing (want an RFC3339 time, e.g. 2026-11-30T08:00:00Z)")
-		case i > 0 && at.Before(prev):
-			add(path, "%s is before the previous entry's %s (want oldest first)", at.Format(time.RFC3339Nano), prev.Format(time.RFC3339Nano))
-		}
-	}
-	for i, r := range s.Recommendations {
-		count("recommendations["+itoa(i)+"].replicas", r.Replicas)
-		if i > 0 {
-			times("recommendations", i, r.At, s.Recommendations[i-1].At)
-		} else {
-			times("recommendations", i, r.At, time.Time{})
-		}
-	}
-	events := func(list string, es []ScaleEvent) {
-		for i, e := range es {
-			if e.Change < 1 || e.Change > maxReplicas {
-				add(list+"["+itoa(i)+"].change", "%d must be in 1..%d (replicas added or removed)", e.Change, maxReplicas)
-			}
-			prev := time.Time{}
-			if i > 0 {
-				prev = es[i-1].At
-			}
-			times(list, i, e.At, prev)
-		}
-	}
-	events("scale_up_events", s.ScaleUpEvents)
-	events("scale_down_events", s.ScaleDownEvents)
-	samples := func(list, unit string, ds []DemandSample) {
-		for i, d := range ds {
-			if math.IsNaN(d.Demand) || math.IsInf(d.Demand, 0) || d.Demand < 0 {
-				add(list+"["+itoa(i)+"].demand", "%v must be a finite number >= 0 (%s)", d.Demand, unit)
-			}
-			prev := time.Time{}
-			if i > 0 {
-				prev = ds[i-1].At
-			}
-			times(list, i, d.At, prev)
-		}
-	}
-	samples("demand", "requests", s.Demand)
-	samples("work", "replicas busy", s.Work)
-	count("coming", s.Coming)
-	count("last_desired", s.LastDesired)
-	return errs
 }
 
 // stateWalker walks the JSON tokens alongside the Go type, recording where
@@ -194,6 +192,7 @@ func (w *stateWalker) value(path string, t reflect.Type) error {
 		if tok != json.Delim('{') {
 			return w.shape(off, name, tok, "an object")
 		}
+		seen := map[string]bool{}
 		for w.dec.More() {
 			koff := w.start()
 			k, err := w.dec.Token()
@@ -206,6 +205,16 @@ func (w *stateWalker) value(path string, t reflect.Type) error {
 			if path != "" {
 				kpath = path + "." + key
 			}
+			if ok && seen[key] {
+				// encoding/json keeps the last one silently ("desired":5,"desired":1 is 1).
+				w.bad(koff, kpath, "key given twice; give it once")
+				var skip json.RawMessage
+				if err := w.dec.Decode(&skip); err != nil {
+					return err
+				}
+				continue
+			}
+			seen[key] = true
 			if !ok {
 				w.bad(koff, "", "unknown key %q in %s (allowed: %s)", key, name, strings.Join(jsonKeys(t), ", "))
 				var skip json.RawMessage
@@ -225,7 +234,7 @@ func (w *stateWalker) value(path string, t reflect.Type) error {
 			return w.shape(off, name, tok, "an array")
 		}
 		for i := 0; w.dec.More(); i++ {
-			if err := w.value(path+"["+itoa(i)+"]", t.Elem()); err != nil {
+			if err := w.value(path+"["+strconv.Itoa(i)+"]", t.Elem()); err != nil {
 				return err
 			}
 		}

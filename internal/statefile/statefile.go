@@ -1,0 +1,86 @@
+// Package statefile is the one on-disk form of a target's decision state,
+// for `decide --state` and serve's --state-dir: a versioned JSON envelope
+// around recommend.State, read through internal/boundedfile (a regular file
+// of at most MaxSize bytes) and decoded strictly (Decode), written in one
+// atomic step (a temporary file renamed over the old one). The format lives
+// here, not in pkg/recommend, which stays free of files and formats.
+package statefile
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/infscale/infscale/internal/boundedfile"
+	"github.com/infscale/infscale/pkg/recommend"
+)
+
+// Version is the format Write writes and Decode reads (a document without a
+// version is read as the bare recommend.State decide wrote before).
+const Version = 1
+
+// MaxSize is the largest state file Read reads: 16 MiB (a state file holds
+// at most a few thousand window entries, some 100 bytes each).
+const MaxSize = 16 << 20
+
+// MaxReplicas bounds Desired and Current: what recommend.State allows for
+// its replica counts (int32, as the Kubernetes scale subresource).
+const MaxReplicas = math.MaxInt32
+
+// File is one target's state file:
+//
+//	{"version":1,"desired":3,"current":2,"state":{...recommend.State...},"saved_at":"2026-11-30T08:00:00Z"}
+type File struct {
+	// Version is the format (Version).
+	Version int `json:"version"`
+	// Desired is the last desired replicas infscale output (0..MaxReplicas).
+	Desired int `json:"desired"`
+	// Current is the last known current replicas (-1 unknown).
+	Current int `json:"current"`
+	// State is recommend's window history and scale events.
+	State recommend.State `json:"state"`
+	// SavedAt is the decision time it was saved at.
+	SavedAt time.Time `json:"saved_at"`
+}
+
+// Read reads and decodes the state file at path (Decode). Errors: those of
+// boundedfile.Read (fs.ErrNotExist as it is, a non-regular or too large
+// file named), and Decode's.
+func Read(path string) (*File, error) {
+	data, err := boundedfile.Read(path, MaxSize, "a state file", "a state file is the JSON infscale writes (decide --state, serve --state-dir)")
+	if err != nil {
+		return nil, err
+	}
+	return Decode(data, path)
+}
+
+// Write writes f (Version set) to path atomically: a temporary file in the
+// same directory, renamed over path, so a reader never sees half a file.
+func Write(path string, f File) error {
+	f.Version = Version
+	b, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
