@@ -1,0 +1,139 @@
+package tune
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// WriteJSON writes the report as indented JSON.
+func (r Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+func pct(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) + "%" }
+
+// WriteText writes the winner, the finalists with their in-sample and
+// out-of-sample figures side by side, the frontier and the serve block.
+func (r Report) WriteText(w io.Writer, traceName string) error {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "tune %s: in-sample [0, %gs), held out [%gs, %gs); budget %s misses; screened on %s; %d replays\n\n",
+		traceName, r.Split, r.Split, r.Duration, pct(r.MaxMissPct), r.Screened, r.Replays)
+	verdict := "holds in sample, out of sample and on every stressed copy"
+	if !r.Holds {
+		verdict = "NO candidate held everywhere; this one has the lowest worst miss %"
+	}
+	fmt.Fprintf(b, "winner: %s (%s)\n\n", r.Policy, verdict)
+	width := len("policy")
+	for _, f := range r.Finalists {
+		width = max(width, len(f.Policy))
+	}
+	fmt.Fprintf(b, "%-*s  %12s %12s  %12s %12s", width, "finalists", "in miss %", "in rep-min", "out miss %", "out rep-min")
+	for _, n := range r.StressNames {
+		fmt.Fprintf(b, "  %12s", n+" miss %")
+	}
+	b.WriteString("  holds\n")
+	for _, f := range r.Finalists {
+		fmt.Fprintf(b, "%-*s  %12s %12.1f  %12s %12.1f", width, f.Policy, pct(f.InSample.MissPct), f.InSample.ReplicaMinutes,
+			pct(f.OutOfSample.MissPct), f.OutOfSample.ReplicaMinutes)
+		for _, s := range f.Stress {
+			fmt.Fprintf(b, "  %12s", pct(s.MissPct))
+		}
+		fmt.Fprintf(b, "  %v\n", f.Holds)
+	}
+	fmt.Fprintf(b, "\nfrontier (screening sample: no row misses less at no more replica time)\n")
+	width = len("policy")
+	for _, f := range r.Frontier {
+		width = max(width, len(f.Policy))
+	}
+	fmt.Fprintf(b, "%-*s  %10s %12s\n", width, "policy", "miss %", "replica-min")
+	for _, f := range r.Frontier {
+		fmt.Fprintf(b, "%-*s  %10s %12.1f\n", width, f.Policy, pct(f.Screen.MissPct), f.Screen.ReplicaMinutes)
+	}
+	fmt.Fprintf(b, "\nserve config target block (set selector and max for the Deployment):\n\n%s", r.Target)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Plot draws every screened row as miss % against replica-minutes, the
+// frontier as a line and the winner marked; format is "png" or "svg".
+func (r Report) Plot(w io.Writer, format string) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("tune: screened policies (budget %s misses)", pct(r.MaxMissPct))
+	p.X.Label.Text = "replica-minutes (screening sample)"
+	p.Y.Label.Text = "SLO misses (%)"
+	var all, front, win plotter.XYs
+	for _, row := range r.Rows {
+		xy := plotter.XY{X: row.Screen.ReplicaMinutes, Y: row.Screen.MissPct}
+		all = append(all, xy)
+		if row.Frontier {
+			front = append(front, xy)
+		}
+		if row.Policy == r.Policy {
+			win = append(win, xy)
+		}
+	}
+	slices.SortFunc(front, func(a, b plotter.XY) int { return cmpFloat(a.X, b.X) })
+	sc, err := plotter.NewScatter(all)
+	if err != nil {
+		return err
+	}
+	sc.GlyphStyle.Radius = vg.Points(2)
+	p.Add(sc)
+	p.Legend.Add("screened", sc)
+	if len(front) > 0 {
+		l, err := plotter.NewLine(front)
+		if err != nil {
+			return err
+		}
+		l.Color = plotutil.Color(1)
+		p.Add(l)
+		p.Legend.Add("frontier", l)
+	}
+	if len(win) > 0 {
+		ws, err := plotter.NewScatter(win)
+		if err != nil {
+			return err
+		}
+		ws.GlyphStyle.Shape = draw.CrossGlyph{}
+		ws.GlyphStyle.Radius = vg.Points(6)
+		ws.GlyphStyle.Color = plotutil.Color(2)
+		p.Add(ws)
+		p.Legend.Add("winner "+r.Policy, ws)
+	}
+	budget := plotter.NewFunction(func(float64) float64 { return r.MaxMissPct })
+	budget.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(budget)
+	p.Legend.Add("budget", budget)
+	p.Legend.Top = true
+	p.Y.Min = 0
+	p.Y.Max = math.Max(p.Y.Max, 2*r.MaxMissPct)
+	wd, ht := 8*vg.Inch, 5*vg.Inch
+	switch format {
+	case "svg":
+		c := vgsvg.New(wd, ht)
+		p.Draw(draw.New(c))
+		_, err = c.WriteTo(w)
+	case "png":
+		c := vgimg.PngCanvas{Canvas: vgimg.New(wd, ht)}
+		p.Draw(draw.New(c))
+		_, err = c.WriteTo(w)
+	default:
+		err = fmt.Errorf("plot format %q: want png or svg", format)
+	}
+	return err
+}
