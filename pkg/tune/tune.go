@@ -41,6 +41,9 @@ type MetricSpace struct {
 	Targets []float64
 	// Integer rounds refined targets to whole numbers (request counts).
 	Integer bool
+	// PerBatch: Targets are fractions of the replica's batch slots
+	// (MaxBatch), so the grid follows the replica.
+	PerBatch bool
 }
 
 // Space is the search space. A new signal (e.g. a capacity-aware one with
@@ -55,18 +58,42 @@ type Space struct {
 	DownWindows, FineDownWindows []int
 }
 
-// DefaultSpace is tune's default search space: queue and running targets
-// from an eighth to all of the reference replica's 64 batch slots, no
-// lookahead to one and a half cold starts, and scale-down windows of 2 and
-// 5 min (1 min in the fine stage).
+// DefaultSpace is tune's default search space: queue targets from an
+// eighth to all of the replica's batch slots (8 to 64 on the reference
+// replica), running targets from a quarter to three quarters, no lookahead
+// to one and a half cold starts, and scale-down windows of 2 and 5 min
+// (1 min in the fine stage).
 var DefaultSpace = Space{
 	Metrics: []MetricSpace{
-		{Name: "queue", Targets: []float64{8, 16, 32, 64}, Integer: true},
-		{Name: "running", Targets: []float64{16, 32, 48}, Integer: true},
+		{Name: "queue", Targets: []float64{0.125, 0.25, 0.5, 1}, Integer: true, PerBatch: true},
+		{Name: "running", Targets: []float64{0.25, 0.5, 0.75}, Integer: true, PerBatch: true},
 	},
 	Lookaheads:      []float64{0, 0.5, 1, 1.5},
 	DownWindows:     []int{120, 300},
 	FineDownWindows: []int{60},
+}
+
+// forReplica turns PerBatch targets into the replica's units.
+func (sp Space) forReplica(maxBatch int) Space {
+	out := sp
+	out.Metrics = nil
+	for _, m := range sp.Metrics {
+		if m.PerBatch {
+			var ts []float64
+			for _, t := range m.Targets {
+				v := t * float64(maxBatch)
+				if m.Integer {
+					v = max(math.Round(v), 1)
+				}
+				if !slices.Contains(ts, v) {
+					ts = append(ts, v)
+				}
+			}
+			m.Targets, m.PerBatch = ts, false
+		}
+		out.Metrics = append(out.Metrics, m)
+	}
+	return out
 }
 
 // Candidate is one point of the space.
@@ -334,6 +361,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	in, out := trace.Window(src, 0, split), trace.Window(src, split, dur)
 	out.Duration = dur - split
 	cold := cfg.Replay.Model.ColdStart()
+	cfg.Space = cfg.Space.forReplica(cfg.Replay.Model.MaxBatch())
 	e := &evaluator{ctx: ctx, cfg: cfg, workers: cfg.Workers}
 
 	// Screening sample.
