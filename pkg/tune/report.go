@@ -55,31 +55,33 @@ func (r Report) WriteText(w io.Writer, traceName string) error {
 		}
 		fmt.Fprintf(b, "  %v\n", f.Holds)
 	}
-	fmt.Fprintf(b, "\nfrontier (screening sample: no row misses less at no more replica time)\n")
+	fmt.Fprintf(b, "\nfrontier (screening sample: no row misses less at no more replica time; stressed: the worst of its stressed copies)\n")
 	width = len("policy")
 	for _, f := range r.Frontier {
 		width = max(width, len(f.Policy))
 	}
-	fmt.Fprintf(b, "%-*s  %10s %12s\n", width, "policy", "miss %", "replica-min")
+	fmt.Fprintf(b, "%-*s  %10s %12s %18s\n", width, "policy", "miss %", "replica-min", "stressed miss %")
 	for _, f := range r.Frontier {
-		fmt.Fprintf(b, "%-*s  %10s %12.1f\n", width, f.Policy, pct(f.Screen.MissPct), f.Screen.ReplicaMinutes)
+		fmt.Fprintf(b, "%-*s  %10s %12.1f %18s\n", width, f.Policy, pct(f.Screen.MissPct), f.Screen.ReplicaMinutes, pct(f.screenWorst()))
 	}
 	fmt.Fprintf(b, "\nserve config target block (set selector and max for the Deployment):\n\n%s", r.Target)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// Plot draws every screened row as miss % against replica-minutes, the
-// frontier as a line and the winner marked; format is "png" or "svg".
+// Plot draws every screened row as miss % against replica-minutes (and
+// the worst miss % of its stressed copies), the frontier as a line, the
+// budget dashed and the winner marked; format is "png" or "svg".
 func (r Report) Plot(w io.Writer, format string) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("tune: screened policies (budget %s misses)", pct(r.MaxMissPct))
 	p.X.Label.Text = "replica-minutes (screening sample)"
 	p.Y.Label.Text = "SLO misses (%)"
-	var all, front, win plotter.XYs
+	var all, stressed, front, win plotter.XYs
 	for _, row := range r.Rows {
 		xy := plotter.XY{X: row.Screen.ReplicaMinutes, Y: row.Screen.MissPct}
 		all = append(all, xy)
+		stressed = append(stressed, plotter.XY{X: row.Screen.ReplicaMinutes, Y: row.screenWorst()})
 		if row.Frontier {
 			front = append(front, xy)
 		}
@@ -95,6 +97,15 @@ func (r Report) Plot(w io.Writer, format string) error {
 	sc.GlyphStyle.Radius = vg.Points(2)
 	p.Add(sc)
 	p.Legend.Add("screened", sc)
+	ss, err := plotter.NewScatter(stressed)
+	if err != nil {
+		return err
+	}
+	ss.GlyphStyle.Shape = draw.TriangleGlyph{}
+	ss.GlyphStyle.Radius = vg.Points(2)
+	ss.GlyphStyle.Color = plotutil.Color(3)
+	p.Add(ss)
+	p.Legend.Add("worst stressed copy", ss)
 	if len(front) > 0 {
 		l, err := plotter.NewLine(front)
 		if err != nil {

@@ -8,8 +8,9 @@
 // busiest and steepest windows when it is long); refine around the
 // cheapest feasible ones (targets between grid points, neighbouring
 // lookaheads and windows); replay the cheapest feasible finalists on the
-// whole in-sample, the held-out part, and the held-out part at 1.5x and 2x
-// rate and with its bursts doubled; the winner is the cheapest finalist (by
+// whole in-sample, the held-out part, and stressed copies (the screening
+// sample and the held-out part at 1.5x and 2x rate and with their bursts
+// doubled); the winner is the cheapest finalist (by
 // in-sample replica time) within the budget everywhere (Choose). Every
 // replay runs on a pool of workers, one per core; results do not depend on
 // the parallelism.
@@ -150,7 +151,8 @@ func figures(rs ...replay.Result) Figures {
 	return f
 }
 
-// Stress is one stressed copy of the held-out part.
+// Stress is one stressed copy of the history (the screening sample and
+// the held-out part).
 type Stress struct {
 	// Name labels the column ("x1.5", "bursts x2").
 	Name string `json:"name"`
@@ -161,8 +163,8 @@ type Stress struct {
 	Bursts float64 `json:"bursts"`
 }
 
-// DefaultStress is the held-out part at 1.5x and 2x its rate and with its
-// bursts doubled.
+// DefaultStress is the history at 1.5x and 2x its rate and with its bursts
+// doubled.
 var DefaultStress = []Stress{{Name: "x1.5", Rate: 1.5}, {Name: "x2", Rate: 2}, {Name: "bursts x2", Rate: 1, Bursts: 2}}
 
 // Config is a tuning run's setting.
@@ -235,8 +237,12 @@ type Row struct {
 	InSample    *Figures  `json:"in_sample,omitempty"`
 	OutOfSample *Figures  `json:"out_of_sample,omitempty"`
 	Stress      []Figures `json:"stress,omitempty"`
+	// ScreenStress are the screening sample's stressed copies.
+	ScreenStress []Figures `json:"screen_stress,omitempty"`
 	// Holds: within the budget in sample, out of sample and under stress.
 	Holds bool `json:"holds"`
+
+	screenStress [][]replay.Result // per stress, per screening source
 	// Frontier: no screened row misses less at no more replica time.
 	Frontier bool `json:"frontier"`
 }
@@ -248,6 +254,16 @@ func (r Row) worst() float64 {
 		if f != nil {
 			w = max(w, f.MissPct)
 		}
+	}
+	return w
+}
+
+// screenWorst is the highest miss percentage on the screen and its
+// stressed copies.
+func (r Row) screenWorst() float64 {
+	w := r.Screen.MissPct
+	for _, f := range r.ScreenStress {
+		w = max(w, f.MissPct)
 	}
 	return w
 }
@@ -364,10 +380,30 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	cfg.Space = cfg.Space.forReplica(cfg.Replay.Model.MaxBatch())
 	e := &evaluator{ctx: ctx, cfg: cfg, workers: cfg.Workers}
 
-	// Screening sample.
+	// Screening sample, and the stressed copies of it and of the held-out
+	// part (together the whole history when it is short).
 	screen, name, err := screening(in, cfg)
 	if err != nil {
 		return Report{}, err
+	}
+	stress := func(vs []trace.Source, s Stress) []trace.Source {
+		var out []trace.Source
+		for _, v := range vs {
+			if s.Bursts > 1 {
+				v = trace.AmplifyBursts(v, s.Bursts, 60, cfg.Seed)
+			}
+			if s.Rate > 0 && s.Rate != 1 {
+				v = trace.RateScale(v, s.Rate)
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	sets := [][]trace.Source{screen}
+	variants := [][]trace.Source{{out}}
+	for _, s := range cfg.Stress {
+		sets = append(sets, stress(screen, s))
+		variants = append(variants, stress([]trace.Source{out}, s))
 	}
 	// Coarse grid.
 	var coarse []Candidate
@@ -380,7 +416,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 			}
 		}
 	}
-	rows, err := e.screen(coarse, screen)
+	rows, err := e.screen(coarse, sets)
 	if err != nil {
 		return Report{}, err
 	}
@@ -398,7 +434,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 			}
 		}
 	}
-	more, err := e.screen(fine, screen)
+	more, err := e.screen(fine, sets)
 	if err != nil {
 		return Report{}, err
 	}
@@ -406,17 +442,6 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	markFrontier(rows)
 
 	// Finalists: in sample, out of sample, stressed.
-	variants := []trace.Source{out}
-	for _, s := range cfg.Stress {
-		v := out
-		if s.Bursts > 1 {
-			v = trace.AmplifyBursts(v, s.Bursts, 60, cfg.Seed)
-		}
-		if s.Rate > 0 && s.Rate != 1 {
-			v = trace.RateScale(v, s.Rate)
-		}
-		variants = append(variants, v)
-	}
 	sameIn := len(screen) == 1 && screen[0].Duration == in.Duration
 	var finals []Row
 	tried := map[Candidate]bool{}
@@ -461,12 +486,14 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	return rep, nil
 }
 
-// cheapest returns up to n rows within budget on the screen, cheapest
-// first; when fewer are, the rows with the fewest misses fill up.
+// cheapest returns up to n rows within budget on the screen and its
+// stressed copies, cheapest on the screen first; when fewer are, the rows
+// with the lowest worst miss percentage fill up.
 func cheapest(rows []Row, budget float64, n int) []Row {
 	s := slices.Clone(rows)
 	slices.SortStableFunc(s, func(a, b Row) int {
-		fa, fb := a.Screen.MissPct <= budget, b.Screen.MissPct <= budget
+		wa, wb := a.screenWorst(), b.screenWorst()
+		fa, fb := wa <= budget, wb <= budget
 		switch {
 		case fa && !fb:
 			return -1
@@ -475,7 +502,7 @@ func cheapest(rows []Row, budget float64, n int) []Row {
 		case fa:
 			return cmpFloat(a.Screen.ReplicaMinutes, b.Screen.ReplicaMinutes)
 		}
-		if c := cmpFloat(a.Screen.MissPct, b.Screen.MissPct); c != 0 {
+		if c := cmpFloat(wa, wb); c != 0 {
 			return c
 		}
 		return cmpFloat(a.Screen.ReplicaMinutes, b.Screen.ReplicaMinutes)
@@ -674,18 +701,22 @@ func (e *evaluator) run(jobs []job) error {
 	return errors.Join(errs...)
 }
 
-// screen replays the candidates on the screening sample.
-func (e *evaluator) screen(cs []Candidate, sample []trace.Source) ([]Row, error) {
-	res := make([][]replay.Result, len(cs))
+// screen replays the candidates on the screening sample (sets[0]) and
+// its stressed copies (sets[1:]).
+func (e *evaluator) screen(cs []Candidate, sets [][]trace.Source) ([]Row, error) {
+	res := make([][][]replay.Result, len(cs))
 	var jobs []job
 	for i, c := range cs {
 		p, err := replay.ParsePolicy(c.Policy())
 		if err != nil {
 			return nil, fmt.Errorf("tune: search space: %w", err)
 		}
-		res[i] = make([]replay.Result, len(sample))
-		for k, s := range sample {
-			jobs = append(jobs, job{pol: p, src: s, out: &res[i][k]})
+		res[i] = make([][]replay.Result, len(sets))
+		for k, set := range sets {
+			res[i][k] = make([]replay.Result, len(set))
+			for l, s := range set {
+				jobs = append(jobs, job{pol: p, src: s, out: &res[i][k][l]})
+			}
 		}
 	}
 	if err := e.run(jobs); err != nil {
@@ -693,17 +724,21 @@ func (e *evaluator) screen(cs []Candidate, sample []trace.Source) ([]Row, error)
 	}
 	rows := make([]Row, len(cs))
 	for i, c := range cs {
-		rows[i] = Row{Policy: c.Policy(), Candidate: c, Screen: figures(res[i]...)}
+		rows[i] = Row{Policy: c.Policy(), Candidate: c, Screen: figures(res[i][0]...)}
+		for _, r := range res[i][1:] {
+			rows[i].screenStress = append(rows[i].screenStress, r)
+			rows[i].ScreenStress = append(rows[i].ScreenStress, figures(r...))
+		}
 	}
 	return rows, nil
 }
 
 // finalists replays rows on the whole in-sample part (unless the screen
 // was it) and on every variant of the held-out part.
-func (e *evaluator) finalists(rows []Row, in trace.Source, sameIn bool, variants []trace.Source) error {
+func (e *evaluator) finalists(rows []Row, in trace.Source, sameIn bool, variants [][]trace.Source) error {
 	type out struct {
 		in   replay.Result
-		vars []replay.Result
+		vars [][]replay.Result
 	}
 	res := make([]out, len(rows))
 	var jobs []job
@@ -712,12 +747,15 @@ func (e *evaluator) finalists(rows []Row, in trace.Source, sameIn bool, variants
 		if err != nil {
 			return err
 		}
-		res[i].vars = make([]replay.Result, len(variants))
+		res[i].vars = make([][]replay.Result, len(variants))
 		if !sameIn {
 			jobs = append(jobs, job{pol: p, src: in, out: &res[i].in})
 		}
-		for k, v := range variants {
-			jobs = append(jobs, job{pol: p, src: v, out: &res[i].vars[k]})
+		for k, vs := range variants {
+			res[i].vars[k] = make([]replay.Result, len(vs))
+			for l, v := range vs {
+				jobs = append(jobs, job{pol: p, src: v, out: &res[i].vars[k][l]})
+			}
 		}
 	}
 	if err := e.run(jobs); err != nil {
@@ -728,10 +766,10 @@ func (e *evaluator) finalists(rows []Row, in trace.Source, sameIn bool, variants
 		if !sameIn {
 			f = figures(res[i].in)
 		}
-		o := figures(res[i].vars[0])
+		o := figures(res[i].vars[0]...)
 		rows[i].InSample, rows[i].OutOfSample = &f, &o
-		for _, v := range res[i].vars[1:] {
-			rows[i].Stress = append(rows[i].Stress, figures(v))
+		for k, v := range res[i].vars[1:] {
+			rows[i].Stress = append(rows[i].Stress, figures(append(slices.Clone(rows[i].screenStress[k]), v...)...))
 		}
 	}
 	return nil
