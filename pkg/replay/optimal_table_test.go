@@ -65,7 +65,7 @@ func TestOptimalTable(t *testing.T) {
 	model := referenceModel(t)
 	var b strings.Builder
 	b.WriteString(optimalBegin + "\n\n")
-	b.WriteString("| trace | oracle misses | oracle replica-min | optimal misses | optimal replica-min | optimal / oracle | optimal search (s) | recommended misses | recommended replica-min | recommended / optimal |\n")
+	b.WriteString("| trace | oracle misses | oracle replica-min | optimal misses | optimal replica-min | optimal / oracle | optimal run (s) | recommended misses | recommended replica-min | recommended / optimal |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, v := range vs {
 		src, err := v.src()
