@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -53,15 +52,9 @@ func (c *TuneCmd) Run(e *env) error {
 	if c.Period < time.Duration(replay.MinPeriod*float64(time.Second)) {
 		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
 	}
-	format := ""
-	if c.Plot != "" {
-		format = strings.TrimPrefix(strings.ToLower(filepath.Ext(c.Plot)), ".")
-		if format != "png" && format != "svg" {
-			return invalidf("--plot %q: want a file name ending in .png or .svg", c.Plot)
-		}
-		if err := plotDirOK(c.Plot); err != nil {
-			return err
-		}
+	format, err := plotFileFormat(c.Plot)
+	if err != nil {
+		return err
 	}
 	model, err := c.Replica()
 	if err != nil {

@@ -141,22 +141,25 @@ func capSchedule(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult
 	}
 	var best schedule
 	var bestRes scheduleResult
+	var err error
 	found := false
-	lo, hi := 0, peak // misses(hi) <= res.misses; lo fails or is 0
-	for i := 0; lo+1 < hi; i++ {
-		mid := (lo + hi) / 2
-		c := capped(mid)
-		r, err := replayCtl(ctx, e, c, c.init, prog)
+	// The cap at the peak is the schedule itself; 0 asks for nothing.
+	bisect(0, peak, func(c int) bool {
 		if err != nil {
-			return schedule{}, scheduleResult{}, false, err
+			return true
+		}
+		n := capped(c)
+		var r scheduleResult
+		if r, err = replayCtl(ctx, e, n, n.init, prog); err != nil {
+			return true
 		}
 		if r.misses <= res.misses {
-			hi, best, bestRes, found = mid, schedule{ctl: c}, r, true
-		} else {
-			lo = mid
+			best, bestRes, found = schedule{ctl: n}, r, true
+			return true
 		}
-	}
-	return best, bestRes, found, nil
+		return false
+	})
+	return best, bestRes, found && err == nil, err
 }
 
 // progressPhases maps a phase's [0, 1] onto [lo, hi] of the progress bar.
@@ -419,15 +422,7 @@ func (p *planner) search(t0 float64, x0, lo, hi int) int {
 			// More replicas do not help: the misses are already decided.
 			return p.down(m, x0, lo, m0)
 		}
-		for bad+1 < good {
-			mid := (bad + good) / 2
-			if m(mid) <= target {
-				good = mid
-			} else {
-				bad = mid
-			}
-		}
-		return good
+		return bisect(bad, good, func(x int) bool { return m(x) <= target })
 	}
 	return p.down(m, x0, lo, 0)
 }
@@ -446,9 +441,15 @@ func (p *planner) down(m func(int) int64, x0, lo int, target int64) int {
 		good = try
 		step *= 2
 	}
+	return bisect(bad, good, func(x int) bool { return m(x) <= target })
+}
+
+// bisect returns the least x in (bad, good] with ok(x), given ok(good) and
+// ok taken as monotone (false up to some x, true from there).
+func bisect(bad, good int, ok func(int) bool) int {
 	for bad+1 < good {
 		mid := (bad + good) / 2
-		if m(mid) <= target {
+		if ok(mid) {
 			good = mid
 		} else {
 			bad = mid

@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -89,7 +90,7 @@ func (r Report) Plot(w io.Writer, format string) error {
 			win = append(win, xy)
 		}
 	}
-	slices.SortFunc(front, func(a, b plotter.XY) int { return cmpFloat(a.X, b.X) })
+	slices.SortFunc(front, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
 	sc, err := plotter.NewScatter(all)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@
 package tune
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -500,24 +501,14 @@ func cheapest(rows []Row, budget float64, n int) []Row {
 		case fb && !fa:
 			return 1
 		case fa:
-			return cmpFloat(a.Screen.ReplicaMinutes, b.Screen.ReplicaMinutes)
+			return cmp.Compare(a.Screen.ReplicaMinutes, b.Screen.ReplicaMinutes)
 		}
-		if c := cmpFloat(wa, wb); c != 0 {
+		if c := cmp.Compare(wa, wb); c != 0 {
 			return c
 		}
-		return cmpFloat(a.Screen.ReplicaMinutes, b.Screen.ReplicaMinutes)
+		return cmp.Compare(a.Screen.ReplicaMinutes, b.Screen.ReplicaMinutes)
 	})
 	return s[:min(n, len(s))]
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // neighbours are the fine stage's candidates around c: the targets halfway
