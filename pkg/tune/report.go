@@ -15,8 +15,6 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // WriteJSON writes the report as indented JSON.
@@ -134,18 +132,13 @@ func (r Report) Plot(w io.Writer, format string) error {
 	p.Legend.Top = true
 	p.Y.Min = 0
 	p.Y.Max = math.Max(p.Y.Max, 2*r.MaxMissPct)
-	wd, ht := 8*vg.Inch, 5*vg.Inch
-	switch format {
-	case "svg":
-		c := vgsvg.New(wd, ht)
-		p.Draw(draw.New(c))
-		_, err = c.WriteTo(w)
-	case "png":
-		c := vgimg.PngCanvas{Canvas: vgimg.New(wd, ht)}
-		p.Draw(draw.New(c))
-		_, err = c.WriteTo(w)
-	default:
-		err = fmt.Errorf("plot format %q: want png or svg", format)
+	if format != "png" && format != "svg" {
+		return fmt.Errorf("plot format %q: want png or svg", format)
 	}
+	wt, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, format)
+	if err != nil {
+		return err
+	}
+	_, err = wt.WriteTo(w)
 	return err
 }
