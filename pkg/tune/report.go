@@ -30,7 +30,7 @@ func pct(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) + "%" }
 // out-of-sample figures side by side, the frontier and the serve block.
 func (r Report) WriteText(w io.Writer, traceName string) error {
 	b := &strings.Builder{}
-	fmt.Fprintf(b, "tune %s: in-sample [0, %gs), held out [%gs, %gs); budget %s misses; screened on %s; %d replays\n\n",
+	fmt.Fprintf(b, "tune %s: in-sample [0, %.0fs), held out [%.0fs, %.0fs); budget %s misses; screened on %s; %d replays\n\n",
 		traceName, r.Split, r.Split, r.Duration, pct(r.MaxMissPct), r.Screened, r.Replays)
 	verdict := "holds in sample, out of sample and on every stressed copy"
 	if !r.Holds {

@@ -565,15 +565,17 @@ func neighbours(c Candidate, sp Space, cold float64) []Candidate {
 }
 
 // markFrontier sets Frontier on the rows no other row beats (misses no
-// more and costs no more, one of them strictly).
+// more and costs no more, one of them strictly); of rows with the same
+// figures, the first.
 func markFrontier(rows []Row) {
 	for i := range rows {
 		a := rows[i].Screen
 		rows[i].Frontier = true
-		for _, o := range rows {
+		for j, o := range rows {
 			b := o.Screen
-			if b.Misses <= a.Misses && b.ReplicaMinutes <= a.ReplicaMinutes && (b.Misses < a.Misses || b.ReplicaMinutes < a.ReplicaMinutes) {
-				rows[i].Frontier = false
+			same := b.Misses == a.Misses && b.ReplicaMinutes == a.ReplicaMinutes
+			if (same && j < i) || (b.Misses <= a.Misses && b.ReplicaMinutes <= a.ReplicaMinutes && !same) {
+				rows[i].Frontier = false // beaten, or a tie listed already
 				break
 			}
 		}
