@@ -60,15 +60,9 @@ func (c *SimulateCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	plotFormat := ""
-	if c.Plot != "" {
-		plotFormat = strings.TrimPrefix(strings.ToLower(filepath.Ext(c.Plot)), ".")
-		if plotFormat != "png" && plotFormat != "svg" {
-			return invalidf("--plot %q: want a file name ending in .png or .svg", c.Plot)
-		}
-		if err := plotDirOK(c.Plot); err != nil {
-			return err
-		}
+	plotFormat, err := plotFileFormat(c.Plot)
+	if err != nil {
+		return err
 	}
 	model, err := c.Replica()
 	if err != nil {
@@ -149,6 +143,19 @@ func (c *SimulateCmd) Run(e *env) error {
 // maxGPUHourPrice bounds --gpu-hour-price: costs stay finite (1e308 made
 // the JSON fail on +Inf) and no GPU-hour costs a million.
 const maxGPUHourPrice = 1e6
+
+// plotFileFormat is --plot's format, png or svg, from its extension ("" when
+// path is ""), once the directory is checked (plotDirOK).
+func plotFileFormat(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	f := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	if f != "png" && f != "svg" {
+		return "", invalidf("--plot %q: want a file name ending in .png or .svg", path)
+	}
+	return f, plotDirOK(path)
+}
 
 // plotDirOK checks, before a long run, that the plot's directory exists
 // (invalid input otherwise); whether it is writable shows when the file is

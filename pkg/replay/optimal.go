@@ -37,7 +37,11 @@ import (
 //     that still misses, R of its arrival period is raised by one, and the
 //     schedule is replayed again, up to optimalRepairs times while the
 //     misses fall.
-//  4. The oracle's own schedule is replayed too and kept instead when it
+//  4. Cap. The lowest ceiling C on the asks (min(d_k, C)) that misses no
+//     more is bisected (misses taken as non-increasing in C) and kept
+//     when it costs less: where misses cannot be avoided, peaks that buy
+//     one request each are cut.
+//  5. The oracle's own schedule is replayed too and kept instead when it
 //     misses less, or as much at less replica time: `optimal` is never
 //     worse than `oracle`.
 //
@@ -103,11 +107,59 @@ func newOptimal(e env) (Controller, error) {
 		}
 		best, bestRes = cand, res
 	}
+	// A cap: the lowest ceiling on the schedule that misses no more.
+	if c, cres, ok, err := capSchedule(ctx, e, best.ctl, bestRes, prog(0.9, 0.95)); err != nil {
+		return nil, err
+	} else if ok && cres.better(bestRes) {
+		best, bestRes = c, cres
+	}
 	// The oracle's schedule, as a floor under the search.
-	if o, ores, err := oracleSchedule(ctx, e, prog(0.9, 1)); err == nil && ores.better(bestRes) {
+	if o, ores, err := oracleSchedule(ctx, e, prog(0.95, 1)); err == nil && ores.better(bestRes) {
 		best = o
 	}
 	return best.ctl, nil
+}
+
+// capSchedule bisects the lowest cap C on ctl's asks (d_k -> min(d_k, C),
+// the warm start too) with no more misses than res, taking misses as
+// non-increasing in C: where some misses cannot be avoided, the search's
+// peaks may buy little.
+func capSchedule(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult, prog func(float64)) (schedule, scheduleResult, bool, error) {
+	peak := ctl.init
+	for _, v := range ctl.d {
+		peak = max(peak, v)
+	}
+	capped := func(c int) *optimalCtl {
+		n := &optimalCtl{period: ctl.period, init: min(ctl.init, c), d: make([]int, len(ctl.d))}
+		if e.cfg.Initial > 0 {
+			n.init = ctl.init
+		}
+		for k, v := range ctl.d {
+			n.d[k] = min(v, c)
+		}
+		return n
+	}
+	var best schedule
+	var bestRes scheduleResult
+	var err error
+	found := false
+	// The cap at the peak is the schedule itself; 0 asks for nothing.
+	bisect(0, peak, func(c int) bool {
+		if err != nil {
+			return true
+		}
+		n := capped(c)
+		var r scheduleResult
+		if r, err = replayCtl(ctx, e, n, n.init, prog); err != nil {
+			return true
+		}
+		if r.misses <= res.misses {
+			best, bestRes, found = schedule{ctl: n}, r, true
+			return true
+		}
+		return false
+	})
+	return best, bestRes, found && err == nil, err
 }
 
 // progressPhases maps a phase's [0, 1] onto [lo, hi] of the progress bar.
@@ -370,15 +422,7 @@ func (p *planner) search(t0 float64, x0, lo, hi int) int {
 			// More replicas do not help: the misses are already decided.
 			return p.down(m, x0, lo, m0)
 		}
-		for bad+1 < good {
-			mid := (bad + good) / 2
-			if m(mid) <= target {
-				good = mid
-			} else {
-				bad = mid
-			}
-		}
-		return good
+		return bisect(bad, good, func(x int) bool { return m(x) <= target })
 	}
 	return p.down(m, x0, lo, 0)
 }
@@ -397,9 +441,15 @@ func (p *planner) down(m func(int) int64, x0, lo int, target int64) int {
 		good = try
 		step *= 2
 	}
+	return bisect(bad, good, func(x int) bool { return m(x) <= target })
+}
+
+// bisect returns the least x in (bad, good] with ok(x), given ok(good) and
+// ok taken as monotone (false up to some x, true from there).
+func bisect(bad, good int, ok func(int) bool) int {
 	for bad+1 < good {
 		mid := (bad + good) / 2
-		if m(mid) <= target {
+		if ok(mid) {
 			good = mid
 		} else {
 			bad = mid

@@ -407,3 +407,42 @@ func TestStepAndDiurnal(t *testing.T) {
 		}
 	}
 }
+
+// TestAmplifyBursts: a steady 60 s of 1 req/s then 60 s of 5 req/s, in
+// 60 s windows: the first window sets the baseline (60), the second has
+// 300 - 60 = 240 excess, so at k = 2 it gets 240 copies (300 requests with
+// p = 0.8 each: 240 on average); the steady window gets none.
+func TestAmplifyBursts(t *testing.T) {
+	var reqs []Request
+	for i := range 60 {
+		reqs = append(reqs, Request{Arrival: float64(i), Prompt: 1, Output: 1})
+	}
+	for i := range 300 {
+		reqs = append(reqs, Request{Arrival: 60 + float64(i)/5, Prompt: 1, Output: 1})
+	}
+	rd, err := AmplifyBursts(FromSlice("t", 120, reqs), 2, 60, 1).Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, second int
+	last := 0.0
+	for {
+		q, err := rd.Next()
+		if err != nil {
+			break
+		}
+		if q.Arrival < last {
+			t.Fatalf("out of order at %g", q.Arrival)
+		}
+		last = q.Arrival
+		if q.Arrival < 60 {
+			first++
+		} else {
+			second++
+		}
+	}
+	// 240 copies ~ Binomial(300, 0.8): sd ~6.9.
+	if first != 60 || math.Abs(float64(second)-540) > 30 {
+		t.Errorf("windows %d and %d requests; want 60 and about 540", first, second)
+	}
+}
