@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"github.com/infscale/infscale/pkg/trace"
 )
 
-var updateTable = flag.Bool("update", false, "regenerate docs/recommended.md (TestRecommendedTable)")
 
 // TestRecommendedHoldsAt30 is DESIGN's drop: the queue policy fell from 7
 // to 3 replicas at second 690 "while traffic was still 30 req/s". At 30
@@ -78,12 +76,13 @@ func tableTraces(t *testing.T) []struct {
 	return out
 }
 
-// TestRecommendedTable regenerates docs/recommended.md with -update: every
+// TestRecommendedTable regenerates docs/recommended.md with -update (the
+// flag TestOptimalTable defines): every
 // policy of the default set on every trace of the choice, against
 // optimal, and the rule's verdict. Without -update it is skipped (a few
 // minutes of CPU).
 func TestRecommendedTable(t *testing.T) {
-	if !*updateTable {
+	if !*updateOptimal {
 		t.Skip("regenerates docs/recommended.md only with -update")
 	}
 	if _, err := os.Stat(filepath.Join("..", "..", "..", "shared", "testdata", "traces", "mooncake-synthetic.jsonl")); err != nil {
