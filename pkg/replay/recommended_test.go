@@ -13,7 +13,6 @@ import (
 	"github.com/infscale/infscale/pkg/trace"
 )
 
-
 // TestRecommendedHoldsAt30 is DESIGN's drop: the queue policy fell from 7
 // to 3 replicas at second 690 "while traffic was still 30 req/s". At 30
 // req/s the reference replica's work is 30 × (320/24750 + 256 × 8.4 ms /
