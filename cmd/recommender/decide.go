@@ -68,6 +68,7 @@ type DecideCmd struct {
 	DownSelect   string         `placeholder:"S" help:"scaleDown selectPolicy: Max, Min or Disabled (default Max)."`
 	Behavior     string         `placeholder:"FILE" help:"autoscaling/v2 HorizontalPodAutoscalerBehavior YAML (an HPA's spec.behavior); a field may not be set both here and by a flag."`
 	Lookahead    time.Duration  `placeholder:"D" help:"Project demand over D (e.g. the cold start, 90s) from its recent trend; needs --state to see a trend."`
+	NoGuard      bool           `name:"no-guard" help:"Turn off the runaway guard (docs/recommend.md): the HPA's arithmetic alone. Only --state decisions are guarded (a one-shot decision asked for nothing before)."`
 	ZeroCooldown *time.Duration `placeholder:"D" help:"With --min 0: idle time before the last replica goes (KEDA cooldownPeriod, default 300s)."`
 	Schedule     []string       `sep:"none" placeholder:"CRON;D;MIN[;TZ]" help:"Raise min to MIN for D after each time the 5-field CRON fires, in time zone TZ (default UTC), e.g. \"0 8 * * 1-5;12h;4;Europe/Berlin\". Repeatable."`
 
@@ -136,6 +137,9 @@ func (c *DecideCmd) Run(e *env) error {
 func (c *DecideCmd) policy() (*recommend.Policy, error) {
 	var errs []error
 	p := &recommend.Policy{Min: c.Min, Max: c.Max, Lookahead: c.Lookahead}
+	if c.NoGuard {
+		p.Guard = &recommend.Guard{Off: true}
+	}
 	var signals []recommend.Signal
 	for _, name := range c.Metric {
 		s, err := recommend.ParseSignal(strings.TrimSpace(name))

@@ -73,7 +73,7 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 	}
 	decide(d, p, obs, st, now, true)
 	// What this output leaves coming, for the guard's next decision.
-	st.Coming = max(0, d.Desired-countPods(obs, max(obs.Current, 0)).ready)
+	st.Coming = max(0, d.Desired-present(obs))
 }
 
 func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, stateful bool) {

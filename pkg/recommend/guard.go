@@ -14,8 +14,9 @@ import "time"
 // capacity:
 //
 //	asked  = the previous output (infscale's spec.replicas, see Decide)
-//	ready  = replicas reporting (Observation.Reporting, else Current − Unready)
-//	coming = asked − ready
+//	ready  = Current − Unready: the replicas that exist and are not starting
+//	         (a missing or stuck replica is not capacity on its way)
+//	coming = asked − ready: not created yet, or still starting
 //
 // While coming > 0 a guarded metric's recommendation above asked is held at
 // asked: the capacity it would buy is on its way and the signal has not
@@ -80,7 +81,7 @@ func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time) gua
 	if p.Guard != nil && p.Guard.Off || st.LastAt.IsZero() {
 		return g
 	}
-	ready := countPods(obs, max(obs.Current, 0)).ready
+	ready := present(obs)
 	if coming := asked - ready; coming > 0 {
 		g.other, g.trailing = true, true
 		g.text = "guard: " + itoa(ready) + " of the " + itoa(asked) + " replicas asked for ready, " + itoa(coming) + " coming (" + itoa(ready) + " + " + itoa(coming) + " = " + itoa(asked) + "): the signal has not seen their capacity"
@@ -99,6 +100,13 @@ func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time) gua
 		g.text = "guard: the " + itoa(asked) + " replicas asked for serve since " + secs(since) + " at most (drain " + secs(drain) + ", settle " + secs(settle) + " for a trailing quantile): the signal has not seen their capacity yet"
 	}
 	return g
+}
+
+// present is the replicas that exist and are not starting: Current −
+// Unready (reporting or missing).
+func present(obs Observation) int {
+	cur := max(obs.Current, 0)
+	return cur - countPods(obs, cur).unready
 }
 
 func (p *Policy) guardSpans() (settle, drain time.Duration) {

@@ -175,3 +175,28 @@ bursts, so queue:24 (and cpu:60, which never scales) are a few replica-minutes c
 		t.Fatal(err)
 	}
 }
+
+// TestGuardNoRunaway is the runaway on the reference trace: without
+// the guard ttft:1 and waiting:1 multiply every period while the 91 s cold
+// start runs and reach max (100). With it neither goes past 2.5x optimal's
+// peak; ttft:1 stays within 2x. (waiting:1's first decision, 5 waiting at
+// target 1 while the lone replica saturates, asks for 5 at once: a single
+// multiplication, which the guard does not hold.)
+func TestGuardNoRunaway(t *testing.T) {
+	res := runPolicies(t, trace.Reference(1), Config{Model: referenceModel(t)},
+		"optimal", "ttft:1", "waiting:1", "ttft:1,guard=off", "waiting:1,guard=off")
+	opt := res[0].Peak
+	for _, r := range res[1:3] {
+		if 2*r.Peak > 5*opt {
+			t.Errorf("%s: peak %d, want <= 2.5 x optimal's %d", r.Policy, r.Peak, opt)
+		}
+	}
+	if res[1].Peak > 2*opt {
+		t.Errorf("ttft:1: peak %d, want <= 2 x optimal's %d", res[1].Peak, opt)
+	}
+	for _, r := range res[3:] {
+		if r.Peak != 100 {
+			t.Errorf("%s: peak %d, want the runaway to max 100", r.Policy, r.Peak)
+		}
+	}
+}
