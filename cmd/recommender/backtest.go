@@ -20,8 +20,9 @@ import (
 )
 
 // DefaultBacktestPolicies run when no --policy is given: the queue policy
-// and its variants, the recommended preset and the oracle (five replays).
-var DefaultBacktestPolicies = []string{"queue:24", "queue:24,lookahead=90", "queue:24,min=0,cooldown=120", "recommended", "oracle"}
+// and its variants, the recommended preset, the oracle and the hindsight
+// optimum (six replays, the optimum's search a few more).
+var DefaultBacktestPolicies = []string{"queue:24", "queue:24,lookahead=90", "queue:24,min=0,cooldown=120", "recommended", "oracle", "optimal"}
 
 // HistoryFlags select a target's Prometheus history; shared by backtest
 // and profile.
@@ -178,7 +179,7 @@ type BacktestCmd struct {
 	HistoryFlags `embed:"" set:"configuse=, and its own policy is replayed as the row config:NAME"`
 	ReplicaFlags `embed:""`
 
-	Policy  []string      `sep:"none" placeholder:"P" help:"Policy to replay (repeatable; commas belong to the policy): SIGNAL:TARGET[,OPTION=VALUE...], fixed:N, knative:C, oracle, hpa(POLICY), recommended (as infscale simulate). Default: queue:24, queue:24,lookahead=90, queue:24,min=0,cooldown=120, recommended, oracle."`
+	Policy  []string      `sep:"none" placeholder:"P" help:"Policy to replay (repeatable; commas belong to the policy): SIGNAL:TARGET[,OPTION=VALUE...], fixed:N, knative:C, oracle, optimal, hpa(POLICY), recommended (as infscale simulate). Default: queue:24, queue:24,lookahead=90, queue:24,min=0,cooldown=120, recommended, oracle, optimal."`
 	SLOTTFT time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token takes longer (default ${default})."`
 	Period  time.Duration `default:"15s" placeholder:"D" help:"How often the simulated policies decide (default ${default})."`
 	Seed    uint64        `default:"1" help:"Seed of the arrivals within a step and of the token draws."`

@@ -31,6 +31,7 @@ type CLI struct {
 	Serve    ServeCmd    `cmd:"" help:"Run the recommender service: decide every interval for each target and export infscale_desired_replicas (--demo for the quickstart)."`
 	Backtest BacktestCmd `cmd:"" help:"Replay a target's Prometheus history (last 7 days by default) under several policies, beside the replicas that actually ran."`
 	Profile  ProfileCmd  `cmd:"" help:"Arrival rate by hour of day and day of week from Prometheus history, a proposed schedule floor (config schedule: and KEDA cron), and reactive vs schedule vs both replayed."`
+	Tune     TuneCmd     `cmd:"" help:"Search policies on a trace or Prometheus history for the cheapest within a miss budget that holds out of sample and under stress; print the winner as a serve target."`
 	Fleet    FleetCmd    `cmd:"" help:"Run a simulated vLLM fleet on loopback (vLLM-named /metrics per replica), optionally following infscale_desired_replicas."`
 }
 

@@ -43,8 +43,17 @@ type DecideCmd struct {
 	CPU     *float64 `name:"cpu" placeholder:"PCT" help:"Mean CPU as a percent of the pod's request (pages need two scrapes for it, so give it here)."`
 	TTFT    *float64 `name:"ttft" placeholder:"S" help:"Observed time-to-first-token quantile, seconds."`
 
+	QueueTime            *float64 `name:"queue-time" placeholder:"S" help:"Observed queue-time quantile (vllm:request_queue_time_seconds), seconds: the queuewait signal."`
+	ITL                  *float64 `name:"itl" placeholder:"S" help:"Observed inter-token-latency quantile, seconds (shown, no metric scales on it)."`
+	ArrivalRate          *float64 `name:"arrival-rate" placeholder:"R" help:"Requests arriving per second over the target: the demand signal."`
+	PromptTokensRate     *float64 `name:"prompt-tokens-rate" placeholder:"R" help:"Prompt tokens prefilled per second over the target (shown)."`
+	GenerationTokensRate *float64 `name:"generation-tokens-rate" placeholder:"R" help:"Tokens generated per second over the target (shown)."`
+	MeanPrompt           *float64 `name:"mean-prompt" placeholder:"N" help:"Mean prompt length of recent requests, tokens: the demand signal."`
+	MeanOutput           *float64 `name:"mean-output" placeholder:"N" help:"Mean output length of recent requests, tokens: the demand signal."`
+	ReplicaFlags         `embed:"" prefix:"replica-" group:"Replica (the demand metric's capacity)"`
+
 	Metric    []string  `default:"queue" placeholder:"M" help:"Signal(s) to scale on: ${signals} (repeat or comma-separate; the largest recommendation wins)."`
-	Target    []float64 `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), seconds (ttft). Default 4 for queue; needed for the others."`
+	Target    []float64 `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), seconds (ttft, queuewait), utilisation of one replica (demand, e.g. 0.8). Default 4 for queue; needed for the others."`
 	Min       int       `default:"1" help:"Minimum replicas (0 enables scale to zero; queue, waiting, running or ttft only)."`
 	Max       int       `default:"${default_max}" help:"Maximum replicas (default ${default_max}, KEDA's maxReplicaCount)."`
 	Tolerance *float64  `placeholder:"F" help:"HPA tolerance, both directions, a fraction in [0, 1) (default 0.1)."`
@@ -61,6 +70,7 @@ type DecideCmd struct {
 	DownSelect   string         `placeholder:"S" help:"scaleDown selectPolicy: Max, Min or Disabled (default Max)."`
 	Behavior     string         `placeholder:"FILE" help:"autoscaling/v2 HorizontalPodAutoscalerBehavior YAML (an HPA's spec.behavior); a field may not be set both here and by a flag."`
 	Lookahead    time.Duration  `placeholder:"D" help:"Project demand over D (e.g. the cold start, 90s) from its recent trend; needs --state to see a trend."`
+	NoGuard      bool           `name:"no-guard" help:"Turn off the runaway guard (docs/recommend.md): the HPA's arithmetic alone. Only --state decisions are guarded (a one-shot decision asked for nothing before)."`
 	ZeroCooldown *time.Duration `placeholder:"D" help:"With --min 0: idle time before the last replica goes (KEDA cooldownPeriod, default 300s)."`
 	Schedule     []string       `sep:"none" placeholder:"CRON;D;MIN[;TZ]" help:"Raise min to MIN for D after each time the 5-field CRON fires, in time zone TZ (default UTC), e.g. \"0 8 * * 1-5;12h;4;Europe/Berlin\". Repeatable."`
 
@@ -130,6 +140,9 @@ func (c *DecideCmd) Run(e *env) error {
 func (c *DecideCmd) policy() (*recommend.Policy, error) {
 	var errs []error
 	p := &recommend.Policy{Min: c.Min, Max: c.Max, Lookahead: c.Lookahead}
+	if c.NoGuard {
+		p.Guard = &recommend.Guard{Off: true}
+	}
 	var signals []recommend.Signal
 	for _, name := range c.Metric {
 		s, err := recommend.ParseSignal(strings.TrimSpace(name))
@@ -157,6 +170,14 @@ func (c *DecideCmd) policy() (*recommend.Policy, error) {
 		}
 	}
 
+	if slices.Contains(signals, recommend.SignalDemand) {
+		// demand weighs the arrivals against the replica the --replica-* flags describe.
+		r, err := c.ReplicaFlags.Replica()
+		if err != nil {
+			return nil, err
+		}
+		p.Capacity = recommend.CapacityFrom(r)
+	}
 	if c.Behavior != "" {
 		data, err := boundedfile.Read(c.Behavior, recommend.MaxBehaviorBytes, "a behavior file", "--behavior is an autoscaling/v2 behavior YAML file")
 		if err != nil {
@@ -349,7 +370,7 @@ func (c *DecideCmd) now() (time.Time, error) {
 
 // observe builds the Observation from the pages and the signal flags.
 func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation, error) {
-	obs := recommend.Observation{Running: math.NaN(), Waiting: math.NaN(), Held: math.NaN(), KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN()}
+	obs := recommend.Unknown()
 	if c.Held != nil {
 		if err := checkSignal("held", *c.Held, "requests"); err != nil {
 			return obs, err
@@ -414,6 +435,13 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 		{c.KV, "kv", ""},
 		{c.CPU, "cpu", "percent of the CPU request"},
 		{c.TTFT, "ttft", "seconds"},
+		{c.QueueTime, "queue-time", "seconds"},
+		{c.ITL, "itl", "seconds"},
+		{c.ArrivalRate, "arrival-rate", "requests per second"},
+		{c.PromptTokensRate, "prompt-tokens-rate", "tokens per second"},
+		{c.GenerationTokensRate, "generation-tokens-rate", "tokens per second"},
+		{c.MeanPrompt, "mean-prompt", "tokens"},
+		{c.MeanOutput, "mean-output", "tokens"},
 	} {
 		if f.v == nil {
 			continue
@@ -432,7 +460,9 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 	for _, f := range []struct {
 		dst *float64
 		v   *float64
-	}{{&obs.Running, c.Running}, {&obs.Waiting, c.Waiting}, {&obs.KV, c.KV}, {&obs.CPU, c.CPU}, {&obs.TTFT, c.TTFT}} {
+	}{{&obs.Running, c.Running}, {&obs.Waiting, c.Waiting}, {&obs.KV, c.KV}, {&obs.CPU, c.CPU}, {&obs.TTFT, c.TTFT},
+		{&obs.QueueTime, c.QueueTime}, {&obs.ITL, c.ITL}, {&obs.ArrivalRate, c.ArrivalRate}, {&obs.PromptTokensRate, c.PromptTokensRate},
+		{&obs.GenerationTokensRate, c.GenerationTokensRate}, {&obs.MeanPrompt, c.MeanPrompt}, {&obs.MeanOutput, c.MeanOutput}} {
 		if f.v != nil {
 			*f.dst = *f.v
 		}

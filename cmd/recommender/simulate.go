@@ -24,7 +24,7 @@ import (
 // replicas under several policies and compare SLO misses and GPU cost.
 type SimulateCmd struct {
 	Trace        string   `name:"trace" default:"reference" help:"Trace: reference (built in), synthetic:poisson,rate=R,duration=D,prompt=P,output=O,seed=S, or a file (Azure LLM trace CSV, Mooncake .jsonl, CSV arrival_s,prompt_tokens,output_tokens; prefix azure:, mooncake: or csv: to force)."`
-	Policy       []string `name:"policy" short:"p" sep:"none" help:"A policy to compare, one per flag (repeatable; commas belong to the policy): queue:24,lookahead=90, cpu:60, kv:0.75, ttft:2s, fixed:N, knative:C, oracle, hpa(POLICY), recommended. Default: docs/simulate.md's set."`
+	Policy       []string `name:"policy" short:"p" sep:"none" help:"A policy to compare, one per flag (repeatable; commas belong to the policy): queue:24,lookahead=90, cpu:60, kv:0.75, ttft:2s, fixed:N, knative:C, oracle, optimal (the hindsight optimum), hpa(POLICY), recommended. Default: docs/simulate.md's set."`
 	ReplicaFlags `embed:""`
 	SLOTTFT      time.Duration `name:"slo-ttft" default:"2s" help:"TTFT SLO: a request misses when its first token comes later, when rejected, or never."`
 	Period       time.Duration `name:"period" default:"15s" help:"How often policies observe and decide."`
@@ -60,15 +60,9 @@ func (c *SimulateCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	plotFormat := ""
-	if c.Plot != "" {
-		plotFormat = strings.TrimPrefix(strings.ToLower(filepath.Ext(c.Plot)), ".")
-		if plotFormat != "png" && plotFormat != "svg" {
-			return invalidf("--plot %q: want a file name ending in .png or .svg", c.Plot)
-		}
-		if err := plotDirOK(c.Plot); err != nil {
-			return err
-		}
+	plotFormat, err := plotFileFormat(c.Plot)
+	if err != nil {
+		return err
 	}
 	model, err := c.Replica()
 	if err != nil {
@@ -149,6 +143,19 @@ func (c *SimulateCmd) Run(e *env) error {
 // maxGPUHourPrice bounds --gpu-hour-price: costs stay finite (1e308 made
 // the JSON fail on +Inf) and no GPU-hour costs a million.
 const maxGPUHourPrice = 1e6
+
+// plotFileFormat is --plot's format, png or svg, from its extension ("" when
+// path is ""), once the directory is checked (plotDirOK).
+func plotFileFormat(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	f := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	if f != "png" && f != "svg" {
+		return "", invalidf("--plot %q: want a file name ending in .png or .svg", path)
+	}
+	return f, plotDirOK(path)
+}
 
 // plotDirOK checks, before a long run, that the plot's directory exists
 // (invalid input otherwise); whether it is writable shows when the file is

@@ -89,6 +89,19 @@ type Target struct {
 	Zero *Zero `yaml:"zero"`
 	// Schedule raises the floor on a timetable.
 	Schedule []Window `yaml:"schedule"`
+	// Guard tunes or turns off the runaway guard (recommend.Guard); absent:
+	// on, with settle the ttft window + 30 s (90 s without ttft), drain 30 s.
+	Guard *Guard `yaml:"guard"`
+}
+
+// Guard is the target's runaway guard (recommend.Guard).
+type Guard struct {
+	// Off turns the guard off: the HPA's arithmetic alone.
+	Off bool `yaml:"off"`
+	// Settle and Drain are the holds after the replicas asked for serve
+	// (0: the defaults).
+	Settle model.Duration `yaml:"settle"`
+	Drain  model.Duration `yaml:"drain"`
 }
 
 // Metric is one signal the target scales on, with its target value.

@@ -13,6 +13,8 @@ import (
 	"github.com/goccy/go-yaml/parser"
 	"github.com/prometheus/common/model"
 
+	"github.com/infscale/infscale/pkg/recommend"
+
 	"github.com/infscale/infscale/pkg/profile"
 )
 
@@ -34,7 +36,7 @@ func TestBadFiles(t *testing.T) {
 			"mixed.bad.yaml:18:16: targets[0].behavior.scaleDown.policies[0].type: \"Pod\" (allowed: Pods, Percent)",
 			"mixed.bad.yaml:18:28: targets[0].behavior.scaleDown.policies[0].value: 0 must be >= 1",
 			"mixed.bad.yaml:19:21: targets[0].behavior.scaleDown.selectPolicy: \"Maximum\" (allowed: Max, Min, Disabled)",
-			"mixed.bad.yaml:20:3: targets[0].lookahed: unknown key; allowed here: behavior, lookahead, max,",
+			"mixed.bad.yaml:20:3: targets[0].lookahed: unknown key; allowed here: behavior, guard, lookahead, max,",
 		},
 		"types.bad.yaml": {
 			"types.bad.yaml:2:6: prometheus: at most one of basic_auth password, password_file",
@@ -345,6 +347,34 @@ func TestServerDefault(t *testing.T) {
 		cfg, err := Parse([]byte("targets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 4}]\n  max: 3\n"+line), "c.yaml")
 		if err != nil || cfg.Targets[0].Server != want {
 			t.Errorf("%q: %v %v, want %v", line, cfg, err, want)
+		}
+	}
+}
+
+// The runaway guard from the config: on by default with settle = the ttft
+// window (3m by default) + 30 s = 210 s and drain 30 s; guard: {off: true}
+// turns it off; settle/drain override.
+func TestGuardKey(t *testing.T) {
+	base := "prometheus: {url: http://127.0.0.1:9090}\ntargets:\n- name: chat\n  selector: '{namespace=\"llm\"}'\n  max: 8\n"
+	for _, c := range []struct {
+		extra string
+		want  recommend.Guard
+	}{
+		{"  metrics: [{type: queue, target: 24}]\n", recommend.Guard{Settle: 90 * time.Second, Drain: 30 * time.Second}},
+		{"  metrics: [{type: ttft, target: 2s}]\n", recommend.Guard{Settle: 210 * time.Second, Drain: 30 * time.Second}},
+		{"  metrics: [{type: ttft, target: 2s, window: 1m}]\n  guard: {drain: 45s}\n", recommend.Guard{Settle: 90 * time.Second, Drain: 45 * time.Second}},
+		{"  metrics: [{type: queue, target: 24}]\n  guard: {off: true}\n", recommend.Guard{Off: true, Settle: 90 * time.Second, Drain: 30 * time.Second}},
+	} {
+		cfg, err := Parse([]byte(base+c.extra), "g.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", c.extra, err)
+		}
+		p, err := cfg.Targets[0].Policy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Guard == nil || *p.Guard != c.want {
+			t.Errorf("%q: guard %+v, want %+v", c.extra, p.Guard, c.want)
 		}
 	}
 }

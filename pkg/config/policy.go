@@ -38,6 +38,22 @@ func (t *Target) policy() recommend.Policy {
 	if t.Zero != nil {
 		p.Zero = &recommend.Zero{Cooldown: time.Duration(t.Zero.Cooldown)}
 	}
+	g := recommend.Guard{Drain: recommend.DefaultDrain, Settle: recommend.DefaultSettle}
+	for _, m := range t.Metrics {
+		if m.Type == recommend.SignalTTFT && m.Window > 0 {
+			g.Settle = time.Duration(m.Window) + recommend.DefaultDrain // the quantile's window remembers the backlog era
+		}
+	}
+	if t.Guard != nil {
+		g.Off = t.Guard.Off
+		if t.Guard.Settle != 0 {
+			g.Settle = time.Duration(t.Guard.Settle)
+		}
+		if t.Guard.Drain != 0 {
+			g.Drain = time.Duration(t.Guard.Drain)
+		}
+	}
+	p.Guard = &g
 	for _, w := range t.Schedule {
 		p.Schedule = append(p.Schedule, recommend.ScheduleWindow{
 			Cron: w.Cron, Duration: time.Duration(w.Duration), Min: w.Min, Location: w.Timezone,

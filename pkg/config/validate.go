@@ -224,6 +224,10 @@ func (v *validator) metric(p string, m *Metric) {
 	if m.Type == recommend.SignalCPU && v.cfg.Prometheus.Embedded() {
 		v.at(p+".type", "cpu needs prometheus.url (the CPU request comes from kube-state-metrics)")
 	}
+	if m.Type == recommend.SignalQueueWait || m.Type == recommend.SignalDemand {
+		// serve does not read the queue-time quantile, the arrival rate or the lengths yet.
+		v.at(p+".type", "%s is not read by serve yet (infscale decide and simulate have it); allowed here: queue, waiting, running, kv, cpu, ttft", m.Type)
+	}
 }
 
 func (v *validator) zero(p string, t *Target) {

@@ -564,10 +564,7 @@ func asQueryError(err error, q string) *QueryError {
 	return &QueryError{Reason: classify(err), Query: q, Err: err}
 }
 
-func unknownObservation() recommend.Observation {
-	nan := math.NaN()
-	return recommend.Observation{Running: nan, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
-}
+func unknownObservation() recommend.Observation { return recommend.Unknown() }
 
 // observe folds one target's values into an Observation and records
 // ReasonUnsupported for signals the target asked for but its profile lacks.
@@ -591,10 +588,8 @@ func observe(tg Target, has signalSet, vals map[Signal]float64, errs map[Signal]
 				Err: fmt.Errorf("server %s has no metric family for %s", tg.Server, s)}
 		}
 	}
-	o := recommend.Observation{
-		Running: get(Running), Waiting: get(Waiting), KV: get(KV),
-		CPU: get(CPU), TTFT: get(TTFT), Held: get(Held),
-	}
+	o := recommend.Unknown()
+	o.Running, o.Waiting, o.KV, o.CPU, o.TTFT, o.Held = get(Running), get(Waiting), get(KV), get(CPU), get(TTFT), get(Held)
 	if r := get(Reporting); !math.IsNaN(r) && r >= 0 {
 		o.Reporting = int(math.Round(r))
 	}

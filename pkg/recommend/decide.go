@@ -6,7 +6,10 @@ import "time"
 // st (nil: a one-shot decision with no history, see below). It never reads
 // the clock and does no I/O. The pipeline, each stage recorded as a Step:
 //
-//  1. raw per metric (rawFor) with its tolerance (Tolerance.within);
+//  1. raw per metric (rawFor, demandRaw) with its tolerance
+//     (Tolerance.within), and the runaway guard (guard.go): while replicas
+//     an earlier decision asked for are still coming, a ratio or backlog
+//     metric does not raise above them;
 //  2. several metrics: the largest wins; no valid metric keeps the
 //     previous output (no-data);
 //  3. lookahead raises the recommendation to the projected demand's (project);
@@ -63,10 +66,19 @@ func Decide(p *Policy, obs Observation, st *State, now time.Time) Decision {
 // replay simulator's hot loop).
 func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Time) {
 	p.prepare()
-	initial := false
 	if st == nil {
 		st = new(State)
-	} else {
+		decide(d, p, obs, st, now, false)
+		return
+	}
+	decide(d, p, obs, st, now, true)
+	// What this output leaves coming, for the guard's next decision.
+	st.Coming = max(0, d.Desired-present(obs))
+}
+
+func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, stateful bool) {
+	initial := false
+	if stateful {
 		dropFuture(st, now)
 		initial = recordInitial(st, obs.Current, now)
 	}
@@ -78,10 +90,24 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 	trackIdle(st, active || (p.Min == 0 && !activityKnown), now)
 	floor, byWindow := p.floor(now)
 
-	// 1-2. per metric, the largest wins.
+	// 1-2. per metric, the largest wins; the guard holds a ratio or backlog
+	// metric while the capacity asked for earlier is coming (guard.go).
+	base := p.base(st, cur, now)
+	g := p.guard(st, obs, base, now)
 	rec, reason, valid, invalid := cur, Reason(0), 0, 0
 	for _, m := range p.Metrics {
-		r, why, text := rawFor(m, obs, cur, p.tol)
+		var r Raw
+		var why Reason
+		var text string
+		if m.Signal == SignalDemand {
+			r, why, text = p.demandRaw(m, obs, cur, st, now)
+		} else {
+			r, why, text = rawFor(m, obs, cur, p.tol)
+		}
+		if g.holds(m.Signal) && r.Valid && r.Desired > base {
+			r.Desired, why = base, ReasonGuard
+			text += "; " + g.text + ": hold " + itoa(base)
+		}
 		d.Raw = append(d.Raw, r)
 		d.step(why, r.Desired, text)
 		if r.Abstained {
@@ -96,7 +122,6 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 		}
 		valid++
 	}
-	base := p.base(st, cur, now)
 	if valid == 0 && cur > 0 {
 		p.finish(d, st, base, ReasonNoData, "no metric is known: keep "+itoa(base), now)
 		return

@@ -312,6 +312,7 @@ func TestDecideHPADocExamples(t *testing.T) {
 func TestDecideScaleUpEventsFromOwnOutput(t *testing.T) {
 	p := queuePolicy(1)
 	p.Max = 100
+	p.Guard = &Guard{Off: true} // the HPA's bookkeeping alone (the guard would hold 6 while 4 are coming)
 	mustValidate(t, p)
 	var st State
 	// t=0 from 2, raw 50: limit max(2+4, ceil(2×2)) = 6; event +4 (2 → 6).

@@ -19,6 +19,10 @@ func dropFuture(st *State, now time.Time) {
 	st.ScaleUpEvents = dropAfter(st.ScaleUpEvents, now, func(e ScaleEvent) time.Time { return e.At })
 	st.ScaleDownEvents = dropAfter(st.ScaleDownEvents, now, func(e ScaleEvent) time.Time { return e.At })
 	st.Demand = dropAfter(st.Demand, now, func(d DemandSample) time.Time { return d.At })
+	st.Work = dropAfter(st.Work, now, func(d DemandSample) time.Time { return d.At })
+	if st.ReadyAt.After(now) {
+		st.ReadyAt = now
+	}
 	if st.FirstSeen.After(now) {
 		st.FirstSeen = now
 	}

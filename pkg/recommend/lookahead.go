@@ -22,35 +22,43 @@ const lookaheadSpan = 2
 // needed and never removes any (a falling trend is left to the scale-down
 // window). It returns the projection, the slope and the samples used.
 func (p *Policy) project(st *State, demand float64, now time.Time) (projected, slope float64, n int) {
-	st.Demand = pruneDemand(st.Demand, now.Add(-lookaheadSpan*p.Lookahead))
-	if n := len(st.Demand); n > 0 && st.Demand[n-1].At.Equal(now) {
-		st.Demand[n-1].Demand = demand // a repeated decision at the same instant replaces its sample
+	return projectSamples(&st.Demand, demand, now, lookaheadSpan*p.Lookahead, p.Lookahead)
+}
+
+// projectSamples is project over any sample list: it records v at now in
+// *samples (pruned to span), fits the least-squares slope and returns
+// v + max(0, slope) × horizon.
+func projectSamples(samples *[]DemandSample, v float64, now time.Time, span, horizon time.Duration) (projected, slope float64, n int) {
+	s := pruneDemand(*samples, now.Add(-span))
+	if n := len(s); n > 0 && s[n-1].At.Equal(now) {
+		s[n-1].Demand = v // a repeated decision at the same instant replaces its sample
 	} else {
-		st.Demand = append(st.Demand, DemandSample{At: now, Demand: demand})
+		s = append(s, DemandSample{At: now, Demand: v})
 	}
-	n = len(st.Demand)
+	*samples = s
+	n = len(s)
 	if n < 2 {
-		return demand, 0, n
+		return v, 0, n
 	}
 	// Fit over t in seconds relative to now (small numbers, no precision loss).
 	var st_, sy, stt, sty float64
-	for _, s := range st.Demand {
-		t := s.At.Sub(now).Seconds()
+	for _, x := range s {
+		t := x.At.Sub(now).Seconds()
 		st_ += t
-		sy += s.Demand
+		sy += x.Demand
 		stt += t * t
-		sty += t * s.Demand
+		sty += t * x.Demand
 	}
 	fn := float64(n)
 	den := fn*stt - st_*st_
 	if den <= 0 {
-		return demand, 0, n
+		return v, 0, n
 	}
 	slope = (fn*sty - st_*sy) / den
 	if math.IsNaN(slope) || math.IsInf(slope, 0) {
-		return demand, 0, n
+		return v, 0, n
 	}
-	return demand + math.Max(0, slope)*p.Lookahead.Seconds(), slope, n
+	return v + math.Max(0, slope)*horizon.Seconds(), slope, n
 }
 
 func pruneDemand(s []DemandSample, cutoff time.Time) []DemandSample {

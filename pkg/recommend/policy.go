@@ -116,6 +116,11 @@ func (p *Policy) Validate() error {
 		case info.maxTarget > 0 && m.Target > info.maxTarget:
 			errs.add(at+".target", "%v must be in (0, %v] (%s), e.g. %s", m.Target, info.maxTarget, info.unit, info.example)
 		}
+		if m.Signal == SignalDemand && p.Capacity != nil {
+			if err := p.Capacity.check(); err != nil {
+				errs.add("capacity", "%v", err)
+			}
+		}
 		if m.Signal.Utilization() && p.Min == 0 {
 			errs.add(at+".signal", "%s cannot scale from zero with min 0 (at 0 replicas there is no pod and so no %s sample); use min >= 1 or an additive metric (queue, waiting, running)", m.Signal, m.Signal)
 		}
@@ -150,6 +155,12 @@ func (p *Policy) Validate() error {
 	errs = append(errs, validateBehavior(p.Behavior)...)
 	if p.Lookahead < 0 {
 		errs.add("lookahead", "%v must be >= 0", p.Lookahead)
+	}
+	if p.Guard != nil && p.Guard.Settle < 0 {
+		errs.add("guard.settle", "%v must be >= 0", p.Guard.Settle)
+	}
+	if p.Guard != nil && p.Guard.Drain < 0 {
+		errs.add("guard.drain", "%v must be >= 0", p.Guard.Drain)
 	}
 	if p.Zero != nil {
 		if p.Min != 0 {

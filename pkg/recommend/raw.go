@@ -77,8 +77,8 @@ func countPods(obs Observation, cur int) podCounts {
 // mean/target over the n reporting replicas; inside the tolerance keep
 // current, else ceil(ratio × n). They are unknown at zero replicas.
 //
-// ttft follows the Object Value metric: ratio = ttft/target; inside the
-// tolerance keep current, else ceil(ratio × current).
+// ttft and queuewait follow the Object Value metric: ratio = quantile/target;
+// inside the tolerance keep current, else ceil(ratio × current).
 //
 // When some current replicas do not report, the HPA's unready and
 // missing-pods rules (calcPlainMetricReplicas, GetResourceReplicas) apply
@@ -131,8 +131,11 @@ func rawFor(m Metric, obs Observation, cur int, tol Tolerance) (Raw, Reason, str
 		r.Ratio = u
 		return applyTolerance(r, cur, tol, text)
 
-	default: // ttft
+	default: // ttft, queuewait
 		v := obs.TTFT
+		if m.Signal == SignalQueueWait {
+			v = obs.QueueTime
+		}
 		r.Value = v
 		if cur > 0 && TTFTAbstains(obs) {
 			r.Abstained = true

@@ -19,13 +19,14 @@ var reasonNames = [...]string{
 	ReasonLookahead:   "lookahead",
 	ReasonPartialData: "partial-data",
 	ReasonCooldown:    "cooldown",
+	ReasonGuard:       "guard",
 }
 
 // String is the reason's name: metric, tolerance, stabilized, rate-limited,
 // min, max, idle-to-zero, activate, schedule, no-data, lookahead,
-// partial-data, cooldown; "-" for 0 (a step that changed nothing).
+// partial-data, cooldown, guard; "-" for 0 (a step that changed nothing).
 func (r Reason) String() string {
-	if r >= ReasonMetric && r <= ReasonCooldown {
+	if r >= ReasonMetric && r <= ReasonGuard {
 		return reasonNames[r]
 	}
 	if r == 0 {
@@ -37,7 +38,7 @@ func (r Reason) String() string {
 // Reasons lists every reason, in declaration order (for metrics labels and docs).
 func Reasons() []Reason {
 	out := make([]Reason, 0, len(reasonNames)-1)
-	for r := ReasonMetric; r <= ReasonCooldown; r++ {
+	for r := ReasonMetric; r <= ReasonGuard; r++ {
 		out = append(out, r)
 	}
 	return out
@@ -48,7 +49,7 @@ func (r Reason) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
 // UnmarshalText reads a reason's name.
 func (r *Reason) UnmarshalText(b []byte) error {
-	for v := ReasonMetric; v <= ReasonCooldown; v++ {
+	for v := ReasonMetric; v <= ReasonGuard; v++ {
 		if reasonNames[v] == string(b) {
 			*r = v
 			return nil

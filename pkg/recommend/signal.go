@@ -17,6 +17,9 @@ const (
 	utilization
 	// latency: a quantile in seconds compared with its target.
 	latency
+	// capacity: work arriving per second against one replica's capacity,
+	// the target a utilisation (demand.go).
+	capacity
 )
 
 // signalInfo is one row of the signal table: everything a front end or a
@@ -35,12 +38,14 @@ type signalInfo struct {
 // signal is a constant in types.go, a row here and (when it needs one)
 // its case in raw.go; every front end reads names, units and rules here.
 var signalTable = [...]signalInfo{
-	SignalQueue:   {name: "queue", unit: "requests per replica", kind: additive, example: "24"},
-	SignalWaiting: {name: "waiting", unit: "requests per replica", kind: additive, example: "2"},
-	SignalRunning: {name: "running", unit: "requests per replica", kind: additive, example: "32"},
-	SignalKV:      {name: "kv", unit: "fraction of the KV cache", kind: utilization, maxTarget: 1, example: "0.75"},
-	SignalCPU:     {name: "cpu", unit: "percent of the CPU request", kind: utilization, example: "60"},
-	SignalTTFT:    {name: "ttft", unit: "seconds", kind: latency, example: "2s"},
+	SignalQueue:     {name: "queue", unit: "requests per replica", kind: additive, example: "24"},
+	SignalWaiting:   {name: "waiting", unit: "requests per replica", kind: additive, example: "2"},
+	SignalRunning:   {name: "running", unit: "requests per replica", kind: additive, example: "32"},
+	SignalKV:        {name: "kv", unit: "fraction of the KV cache", kind: utilization, maxTarget: 1, example: "0.75"},
+	SignalCPU:       {name: "cpu", unit: "percent of the CPU request", kind: utilization, example: "60"},
+	SignalTTFT:      {name: "ttft", unit: "seconds", kind: latency, example: "2s"},
+	SignalQueueWait: {name: "queuewait", unit: "seconds", kind: latency, example: "0.5s"},
+	SignalDemand:    {name: "demand", unit: "utilisation of one replica's capacity", kind: capacity, maxTarget: 1, example: "0.8"},
 }
 
 func (s Signal) known() bool { return s > 0 && int(s) < len(signalTable) }
@@ -53,7 +58,7 @@ func (s Signal) info() signalInfo {
 }
 
 // Signals returns every signal in table order (queue, waiting, running,
-// kv, cpu, ttft).
+// kv, cpu, ttft, queuewait, demand).
 func Signals() []Signal {
 	out := make([]Signal, 0, len(signalTable)-1)
 	for s := Signal(1); s.known(); s++ {
@@ -63,7 +68,7 @@ func Signals() []Signal {
 }
 
 // SignalNames is the allowed signal names, comma-separated, for help and
-// error texts: "queue, waiting, running, kv, cpu, ttft".
+// error texts: "queue, waiting, running, kv, cpu, ttft, queuewait, demand".
 func SignalNames() string {
 	names := make([]string, 0, len(signalTable)-1)
 	for _, s := range Signals() {
@@ -73,7 +78,7 @@ func SignalNames() string {
 }
 
 // String is the signal's name as used in flags and config: queue, waiting,
-// running, kv, cpu, ttft.
+// running, kv, cpu, ttft, queuewait, demand.
 func (s Signal) String() string {
 	if s.known() {
 		return signalTable[s].name
@@ -81,7 +86,8 @@ func (s Signal) String() string {
 	return fmt.Sprintf("Signal(%d)", int(s))
 }
 
-// ParseSignal maps a name (queue, waiting, running, kv, cpu, ttft; exactly,
+// ParseSignal maps a name (queue, waiting, running, kv, cpu, ttft,
+// queuewait, demand; exactly,
 // in lower case, as every front end writes them) to its Signal; the error
 // lists the allowed names.
 func ParseSignal(name string) (Signal, error) {

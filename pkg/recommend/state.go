@@ -48,16 +48,21 @@ func (s *State) Validate() error {
 	}
 	events("scale_up_events", s.ScaleUpEvents)
 	events("scale_down_events", s.ScaleDownEvents)
-	for i, d := range s.Demand {
-		if math.IsNaN(d.Demand) || math.IsInf(d.Demand, 0) || d.Demand < 0 {
-			errs.add("demand["+itoa(i)+"].demand", "%v must be a finite number >= 0 (requests)", d.Demand)
+	samples := func(list, unit string, ds []DemandSample) {
+		for i, d := range ds {
+			if math.IsNaN(d.Demand) || math.IsInf(d.Demand, 0) || d.Demand < 0 {
+				errs.add(list+"["+itoa(i)+"].demand", "%v must be a finite number >= 0 (%s)", d.Demand, unit)
+			}
+			prev := time.Time{}
+			if i > 0 {
+				prev = ds[i-1].At
+			}
+			times(list, i, d.At, prev)
 		}
-		prev := time.Time{}
-		if i > 0 {
-			prev = s.Demand[i-1].At
-		}
-		times("demand", i, d.At, prev)
 	}
+	samples("demand", "requests", s.Demand)
+	samples("work", "replicas busy", s.Work)
+	count("coming", s.Coming)
 	count("last_desired", s.LastDesired)
 	return errs.err()
 }

@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"math"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -26,6 +27,13 @@ const (
 	SignalCPU
 	// SignalTTFT is a time-to-first-token quantile in seconds; target in seconds.
 	SignalTTFT
+	// SignalQueueWait is a queue-time quantile (vllm:request_queue_time_seconds)
+	// in seconds; target in seconds; the arithmetic of ttft.
+	SignalQueueWait
+	// SignalDemand is the work arriving per second against one replica's
+	// capacity (Policy.Capacity, see demand.go); target is the utilisation
+	// one replica should run at, a fraction in (0, 1].
+	SignalDemand
 )
 
 // Observation is what a source saw of one target at one instant. Every
@@ -56,12 +64,33 @@ type Observation struct {
 	CPU float64
 	// TTFT is the observed time-to-first-token quantile, in seconds.
 	TTFT float64
+	// QueueTime is the observed queue-time quantile (time a request waited
+	// before its first scheduling), in seconds.
+	QueueTime float64
+	// ITL is the observed inter-token-latency quantile, in seconds.
+	ITL float64
+	// ArrivalRate is requests arriving per second over the target.
+	ArrivalRate float64
+	// PromptTokensRate and GenerationTokensRate are prompt (prefilled) and
+	// generated tokens per second over the target.
+	PromptTokensRate, GenerationTokensRate float64
+	// MeanPrompt and MeanOutput are the mean prompt and output length of
+	// recently finished requests, in tokens per request.
+	MeanPrompt, MeanOutput float64
 	// NoneFinished is true when TTFT is NaN because no request finished in
 	// the quantile's window (the histogram's count did not grow: PromQL's
 	// histogram_quantile is NaN), as opposed to a read that failed. With
 	// running and waiting known 0 the ttft metric then abstains
 	// (TTFTAbstains).
 	NoneFinished bool
+}
+
+// Unknown is an Observation with every signal unknown (NaN) and no
+// replicas: what a source starts from, filling what it read.
+func Unknown() Observation {
+	nan := math.NaN()
+	return Observation{Running: nan, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan,
+		QueueTime: nan, ITL: nan, ArrivalRate: nan, PromptTokensRate: nan, GenerationTokensRate: nan, MeanPrompt: nan, MeanOutput: nan}
 }
 
 // Metric is one signal of a Policy with its target.
@@ -140,6 +169,11 @@ type Policy struct {
 	Zero *Zero
 	// Schedule raises Min while a window is active.
 	Schedule []ScheduleWindow
+	// Guard is the runaway guard (guard.go); nil means on with DefaultSettle.
+	Guard *Guard
+	// Capacity is one replica's sustainable throughput, needed by the
+	// demand signal (demand.go); nil otherwise.
+	Capacity *Capacity
 
 	// prepared by Validate (or lazily by Decide):
 	prepared             bool
@@ -184,6 +218,9 @@ const (
 	// ReasonCooldown: idle with Min 0, but the cooldown has not elapsed yet, so
 	// the last replica stays.
 	ReasonCooldown
+	// ReasonGuard: the runaway guard held a ratio or backlog metric at the
+	// replicas already asked for while they are coming (guard.go).
+	ReasonGuard
 )
 
 // Step is one stage of the pipeline: the replica count after it, why, and
@@ -284,4 +321,12 @@ type State struct {
 	// LastDesired is the previous Decision.Desired, valid when LastAt is not zero.
 	LastDesired int       `json:"last_desired"`
 	LastAt      time.Time `json:"last_at"`
+	// Coming is how many replicas asked for were not ready at the last
+	// decision; ReadyAt when they last all became ready (the guard's settle,
+	// guard.go). Zero when none.
+	Coming  int       `json:"coming,omitempty"`
+	ReadyAt time.Time `json:"ready_at,omitzero"`
+	// Work is the recent work per second of the demand signal, in replicas
+	// of capacity, oldest first, kept for the demand signal's spans.
+	Work []DemandSample `json:"work,omitempty"`
 }

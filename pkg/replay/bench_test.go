@@ -39,3 +39,32 @@ func BenchmarkSyntheticQueue24(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOptimal runs the hindsight optimum's search and replay on the
+// reference trace and on a day and a week of 30 req/s (docs/PERFORMANCE.md).
+func BenchmarkOptimal(b *testing.B) {
+	pol, err := ParsePolicy("optimal")
+	if err != nil {
+		b.Fatal(err)
+	}
+	model := referenceModel(b)
+	for _, c := range []struct {
+		name string
+		src  trace.Source
+	}{
+		{"reference", trace.Reference(1)},
+		{"day", trace.Synthetic{Rate: 30, Duration: 86400, Prompt: trace.ReferenceShape.Prompt, Output: trace.ReferenceShape.Output, Seed: 1}.Source()},
+		{"week", trace.Synthetic{Rate: 30, Duration: 7 * 86400, Prompt: trace.ReferenceShape.Prompt, Output: trace.ReferenceShape.Output, Seed: 1}.Source()},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var res Result
+			for b.Loop() {
+				if res, err = Run(context.Background(), c.src, pol, Config{Model: model}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(res.Requests), "requests")
+			b.ReportMetric(res.ReplicaMinutes(), "replica-min")
+		})
+	}
+}

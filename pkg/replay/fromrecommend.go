@@ -16,5 +16,11 @@ func FromRecommend(name string, p *recommend.Policy) (Policy, error) {
 		return Policy{}, fmt.Errorf("policy %s: %w", name, err)
 	}
 	return Policy{Name: name, Recommend: p, min: max(p.Min, 1), max: p.Max,
-		build: func(e env) (Controller, error) { return newInfscale(p, e.cfg.Epoch), nil }}, nil
+		build: func(e env) (Controller, error) {
+			rp, err := forReplica(p, e.sp)
+			if err != nil {
+				return nil, err
+			}
+			return newInfscale(rp, e.cfg.Epoch), nil
+		}}, nil
 }

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"errors"
-	"math"
 	"strings"
 	"time"
 
@@ -22,11 +21,9 @@ type hpaCtl struct {
 
 func (c *hpaCtl) Decide(now float64, obs recommend.Observation) int {
 	want := c.inner.Decide(now, obs)
-	ext := recommend.Observation{
-		Current: obs.Current, Reporting: obs.Current, // an External metric: no per-pod samples, no missing pods
-		Running: float64(want), Waiting: 0, Held: math.NaN(),
-		KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN(),
-	}
+	ext := recommend.Unknown()
+	ext.Current, ext.Reporting = obs.Current, obs.Current // an External metric: no per-pod samples, no missing pods
+	ext.Running, ext.Waiting = float64(want), 0
 	return c.outer.Decide(now, ext)
 }
 
@@ -75,6 +72,7 @@ func parseHPA(full, s string, off int) (Policy, error) {
 		Metrics: []recommend.Metric{{Signal: recommend.SignalRunning, Target: 1}},
 		Min:     max(inner.Recommend.Min, 1), // the HPA's minReplicas is >= 1
 		Max:     inner.Recommend.Max,
+		Guard:   &recommend.Guard{Off: true}, // the HPA has no runaway guard
 	}
 	rest := s[end+1:]
 	cols := fieldCols{}
@@ -89,7 +87,7 @@ func parseHPA(full, s string, off int) (Policy, error) {
 				return Policy{}, policyError(full, col, "%q: want OPTION=VALUE (tolerance, upwindow, downwindow, uppods, uppercent, downpods, downpercent, min, max)", pt.text)
 			}
 			switch k {
-			case "lookahead", "cooldown", "schedule":
+			case "lookahead", "cooldown", "schedule", "guard", "settle", "drain":
 				return Policy{}, policyError(full, col, "%s is not an HPA option (put it inside hpa(...))", k)
 			}
 			if err := setOption(hp, k, v); err != nil {

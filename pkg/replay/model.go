@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // Model is what the replay asks of a replica; *replica.Replica implements
@@ -130,4 +133,18 @@ func (c curve) stepsBy(elapsed float64) int64 {
 		i++
 	}
 	return i
+}
+
+// forReplica is p with the replica's capacity when a metric needs it (the
+// demand signal) and p has none; p itself otherwise.
+func forReplica(p *recommend.Policy, s *speed) (*recommend.Policy, error) {
+	if p.Capacity != nil || !slices.ContainsFunc(p.Metrics, func(m recommend.Metric) bool { return m.Signal == recommend.SignalDemand }) {
+		return p, nil
+	}
+	c := *p
+	c.Capacity = recommend.CapacityFrom(s.m)
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }

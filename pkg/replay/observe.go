@@ -16,14 +16,19 @@ import (
 // replicas; CPU their mean CPU % averaged since the previous observation
 // (rate(process_cpu_seconds_total)); TTFT the Config.TTFTQuantile over the
 // last Config.TTFTWindow from vLLM's TTFT histogram buckets, NaN when no
-// request got a first token in it.
+// request got a first token in it. The demand signals (demand.go): arrival
+// rate, prompt and generated tokens per second over Config.RateWindow,
+// mean prompt and output length of the requests finished in it, the
+// queue-time quantile over Config.TTFTWindow.
 func (s *sim) observe(now float64) recommend.Observation {
 	obs := recommend.Observation{
 		Current: s.spec(),
 		Held:    float64(s.held.n),
 		Running: math.NaN(), Waiting: math.NaN(), KV: math.NaN(), CPU: math.NaN(),
 		TTFT: s.ttftWin.quantile(now, s.cfg.TTFTQuantile),
+		ITL:  math.NaN(),
 	}
+	obs.ArrivalRate, obs.PromptTokensRate, obs.GenerationTokensRate, obs.MeanPrompt, obs.MeanOutput, obs.QueueTime = s.demandSignals(now)
 	var n int
 	var run, wait, kv, cpu float64
 	for _, r := range s.reps {

@@ -114,7 +114,7 @@ func (r *replica) phaseEnd(s *sim, now float64) {
 			s.firstToken(now, p)
 			if p.output <= 1 {
 				r.kvRes -= int64(p.prompt) + int64(p.output)
-				s.complete(now, p.output)
+				s.complete(now, p.prompt, p.output)
 				continue
 			}
 			a := int64(p.prompt) + 1 - r.steps
@@ -138,7 +138,7 @@ func (r *replica) advance(s *sim, now float64, n int64) {
 		q := r.run.pop()
 		r.sumA -= q.a
 		r.kvRes -= int64(q.prompt) + int64(q.output)
-		s.complete(now, q.output)
+		s.complete(now, q.prompt, q.output)
 	}
 }
 
@@ -156,6 +156,9 @@ func (r *replica) startNext(s *sim, now float64) {
 				break
 			}
 			r.waiting.pop()
+			if s.queueWin != nil {
+				s.queueWin.add(now, now-p.arrival) // vllm:request_queue_time_seconds
+			}
 			tokens += int(p.prompt)
 			r.kvRes += int64(p.prompt) + int64(p.output)
 			r.pre = append(r.pre, *p)

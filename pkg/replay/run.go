@@ -41,8 +41,11 @@ type Config struct {
 	// Policies start warm too: as if they had been asking for Initial.
 	Initial int
 	// TTFTWindow and TTFTQuantile are the ttft signal's window in seconds
-	// and quantile [60, 0.95].
+	// and quantile [60, 0.95]; the queuewait signal uses them too.
 	TTFTWindow, TTFTQuantile float64
+	// RateWindow is the span of the demand signals' rates and means, in
+	// seconds [30]: rate(...[30s]) of the arrival and token counters.
+	RateWindow float64
 	// Timeline records a Sample every Period.
 	Timeline bool
 	// Progress, when set, is called now and then with the simulated time and
@@ -102,6 +105,7 @@ func (c Config) Defaults() Config {
 	def(&c.Period, 15)
 	def(&c.Drain, 600)
 	def(&c.TTFTWindow, 60)
+	def(&c.RateWindow, 30)
 	def(&c.TTFTQuantile, 0.95)
 	if c.MaxBatchedTokens == 0 {
 		c.MaxBatchedTokens = 8192
@@ -122,6 +126,7 @@ func (c Config) Validate() error {
 	}
 	pos("SLO TTFT", c.SLOTTFT)
 	pos("TTFT window", c.TTFTWindow)
+	pos("rate window", c.RateWindow)
 	if !(c.Period >= MinPeriod) || math.IsInf(c.Period, 0) {
 		errs = append(errs, fmt.Errorf("period %g s: want a finite period >= %g s (policies observe what a scrape shows)", c.Period, MinPeriod))
 	}
@@ -267,7 +272,8 @@ func newSim(src trace.Source, pol Policy, cfg Config) (*sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sim{cfg: cfg, sp: sp, ctl: ctl, rd: rd, end: math.Inf(1), ttftWin: newWindow(cfg.TTFTWindow, cfg.Period)}
+	s := &sim{cfg: cfg, sp: sp, ctl: ctl, rd: rd, end: math.Inf(1), ttftWin: newWindow(cfg.TTFTWindow, cfg.Period),
+		queueWin: newWindow(cfg.TTFTWindow, cfg.Period), demand: newDemandWindow(cfg.RateWindow, cfg.Period)}
 	if src.Duration > 0 {
 		s.end = src.Duration
 	}
@@ -284,6 +290,9 @@ func newSim(src trace.Source, pol Policy, cfg Config) (*sim, error) {
 		if pol.max > 0 {
 			initial = min(initial, pol.max) // never warmer than the policy may ask for
 		}
+	}
+	if o, ok := ctl.(interface{ initialReplicas() int }); ok && cfg.Initial == 0 {
+		initial = o.initialReplicas() // the hindsight optimum sizes its own warm start
 	}
 	if w, ok := ctl.(warmer); ok {
 		w.warm(initial, cfg.Epoch)

@@ -26,8 +26,14 @@ type sim struct {
 	end         float64 // accounting end: the trace's end (+Inf until known)
 	outstanding int64   // requests in the system (held, waiting, running)
 	ttftWin     *window
+	queueWin    *window       // queue time (arrival to first scheduling) per period
+	demand      *demandWindow // arrivals, tokens, finished requests per period
 	ttft        hist
-	res         Result
+
+	noCounts                counts  // what counts writes to without a demand window (the optimal planner's replays)
+	finishedEver            int64   // requests finished so far
+	lastMeanIn, lastMeanOut float64 // the means of the last window with a finished request
+	res                     Result
 
 	// scale bookkeeping
 	lastChange       recommend.ScaleChange // for reversals (At: epoch + seconds)
@@ -36,6 +42,8 @@ type sim struct {
 	nextSample       float64
 	sampleTTFT       hist
 	arrivalsInSample int64
+
+	quiet bool // a planning replay (optimal.go): no TTFT statistics
 
 	// hooks for tests: each first token and each completion
 	onFirst func(now float64, p pending)
@@ -203,6 +211,7 @@ func (s *sim) ctlPeriod() float64 {
 func (s *sim) arrive(now float64, q trace.Request) {
 	s.res.Requests++
 	s.arrivalsInSample++
+	s.counts(now).arrivals++
 	if int64(q.Prompt)+int64(q.Output) > s.sp.kvCap {
 		s.res.Rejected++
 		s.sample.Misses++
@@ -237,11 +246,20 @@ func (s *sim) firstToken(now float64, p pending) {
 	if s.onFirst != nil {
 		s.onFirst(now, p)
 	}
+	if s.quiet {
+		if v <= s.cfg.SLOTTFT {
+			s.res.Met++
+		} else {
+			s.res.Late++
+		}
+		return
+	}
 	s.ttft.add(v)
 	if s.cfg.Timeline {
 		s.sampleTTFT.add(v)
 	}
 	s.ttftWin.add(now, v)
+	s.counts(now).prefilled += float64(p.prompt)
 	if v <= s.cfg.SLOTTFT {
 		s.res.Met++
 	} else {
@@ -251,10 +269,16 @@ func (s *sim) firstToken(now float64, p pending) {
 }
 
 // complete records a finished request.
-func (s *sim) complete(now float64, output int32) {
+func (s *sim) complete(now float64, prompt, output int32) {
 	if s.onDone != nil {
 		s.onDone(now, output)
 	}
+	c := s.counts(now)
+	c.generated += float64(output)
+	c.finished++
+	c.finishedIn += float64(prompt)
+	c.finishedOut += float64(output)
+	s.finishedEver++
 	s.outstanding--
 	if now <= s.end {
 		s.res.OutputTokens += int64(output) // tokens of the accounted span only

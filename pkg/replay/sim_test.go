@@ -236,3 +236,55 @@ func TestObservationSignals(t *testing.T) {
 		t.Errorf("TTFT %v, want 0.2425 (Prometheus interpolation in vLLM's buckets)", o.TTFT)
 	}
 }
+
+// The demand signals as rate() and sum/count over the 30 s rate window, by
+// hand. Six requests of 1000 + 10 tokens at 1..6 s and one of 3000 + 20 at
+// 20 s, one replica of the lin model (prefill 0.1 s per 1000 tokens, steps
+// of about 7 ms): each finishes well within its period, none queues.
+//
+//	t=15  window [0, 15): 6 arrivals / 15 s = 0.4 req/s, 6000 prompt
+//	      tokens → 400/s, 60 generated → 4/s, means 1000 and 10
+//	t=30  [0, 30): 7/30 req/s, 9000/30 = 300 prompt tokens/s, 80/30
+//	      generated/s, means 9000/7 and 80/7
+//	t=45  [15, 45): 1/30 req/s, 100/s, means 3000 and 20
+//	t=60  [30, 60): nothing: rates 0, the means of the last window with a
+//	      finished request (3000, 20)
+//
+// Queue time is 0 for all (admitted on arrival): the six at t=15 all in
+// vLLM's first bucket [0, 0.001]: rank 0.95 × 6 = 5.7, 0.001 × 5.7/6 =
+// 0.00095. Before the first finished request the means are unknown.
+func TestObservationDemandSignals(t *testing.T) {
+	c := &script{want: func(float64) int { return 1 }}
+	var reqs []trace.Request
+	for i := 1; i <= 6; i++ {
+		reqs = append(reqs, trace.Request{Arrival: float64(i), Prompt: 1000, Output: 10})
+	}
+	reqs = append(reqs, trace.Request{Arrival: 20, Prompt: 3000, Output: 20})
+	replayEvents(t, reqs, 61, scripted(c, 1), Config{Initial: 1}) // 61: the tick at 60 comes before the end
+	want := []struct{ at, rate, prompt, gen, meanIn, meanOut float64 }{
+		{15, 0.4, 400, 4, 1000, 10},
+		{30, 7.0 / 30, 300, 80.0 / 30, 9000.0 / 7, 80.0 / 7},
+		{45, 1.0 / 30, 100, 20.0 / 30, 3000, 20},
+		{60, 0, 0, 0, 3000, 20},
+	}
+	if len(c.seen) < len(want) {
+		t.Fatalf("%d observations, want %d", len(c.seen), len(want))
+	}
+	for i, w := range want {
+		o := c.seen[i]
+		if c.at[i] != w.at || !near(o.ArrivalRate, w.rate) || !near(o.PromptTokensRate, w.prompt) || !near(o.GenerationTokensRate, w.gen) ||
+			!near(o.MeanPrompt, w.meanIn) || !near(o.MeanOutput, w.meanOut) {
+			t.Errorf("t=%v: arrival %v prompt %v/s gen %v/s means %v, %v; want %+v", c.at[i], o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate, o.MeanPrompt, o.MeanOutput, w)
+		}
+	}
+	if !near(c.seen[0].QueueTime, 0.00095) {
+		t.Errorf("queue time p95 %v, want 0.00095", c.seen[0].QueueTime)
+	}
+
+	// Before any request finishes: lengths unknown, the arrival rate known.
+	c = &script{want: func(float64) int { return 1 }}
+	replayEvents(t, []trace.Request{{Arrival: 1, Prompt: 1000, Output: 100000}}, 20, scripted(c, 1), Config{Initial: 1})
+	if o := c.seen[0]; !near(o.ArrivalRate, 1.0/15) || !math.IsNaN(o.MeanPrompt) || !math.IsNaN(o.MeanOutput) {
+		t.Errorf("before the first finish: arrival %v, means %v, %v; want 1/15 and unknown", o.ArrivalRate, o.MeanPrompt, o.MeanOutput)
+	}
+}

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"math"
 	"time"
 
 	"github.com/infscale/infscale/pkg/config"
@@ -62,7 +61,4 @@ type ReadError struct {
 }
 
 // unknownObservation has every signal unknown.
-func unknownObservation() recommend.Observation {
-	nan := math.NaN()
-	return recommend.Observation{Running: nan, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
-}
+func unknownObservation() recommend.Observation { return recommend.Unknown() }

@@ -355,3 +355,94 @@ func TestByteOrderMark(t *testing.T) {
 		}
 	}
 }
+
+// TestStepAndDiurnal: the synthetic step and daily cycle have the expected
+// counts (the integral of the rate, by hand) and reject bad fields.
+func TestStepAndDiurnal(t *testing.T) {
+	count := func(spec string) (n int, last float64) {
+		t.Helper()
+		src, err := Parse(spec, Options{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, _ := src.Open()
+		for {
+			q, err := rd.Next()
+			if err != nil {
+				break
+			}
+			n, last = n+1, q.Arrival
+		}
+		return n, last
+	}
+	// 600 s x 3 + 600 s x 25 + 600 s x 3 = 18,600 expected; Poisson's sd ~136.
+	if n, last := count("synthetic:step"); math.Abs(float64(n)-18600) > 4*136 || last >= 1800 {
+		t.Errorf("step: %d requests, last at %g; want about 18,600 within 1800 s", n, last)
+	}
+	// The cosine's mean over a day is (3 + 30) / 2 = 16.5 req/s: 1,425,600
+	// a day; the quarter-hour chords change it by < 0.1%. One hour around
+	// the peak (14:00) is close to 30 x 3600 = 108,000 minus the curvature.
+	d := DefaultDiurnal
+	if n := d.Shape().Expected(); math.Abs(n-1425600) > 0.001*1425600 {
+		t.Errorf("diurnal expected %g, want about 1,425,600", n)
+	}
+	if r := d.Rate(14 * 3600); r != 30 {
+		t.Errorf("diurnal rate at the peak %g, want 30", r)
+	}
+	if r := d.Rate(2 * 3600); math.Abs(r-3) > 1e-9 {
+		t.Errorf("diurnal rate at the trough %g, want 3", r)
+	}
+	if n, _ := count("synthetic:diurnal,duration=1h,peakhour=0,trough=10,peak=10"); math.Abs(float64(n)-36000) > 4*190 {
+		t.Errorf("flat diurnal: %d requests in an hour at 10 req/s, want about 36,000", n)
+	}
+	for spec, want := range map[string]string{
+		"synthetic:step,at=2h":          "not before duration",
+		"synthetic:step,high=-1":        "field 2 high",
+		"synthetic:diurnal,peakhour=30": "peakhour=30",
+		"synthetic:diurnal,rate=3":      "unknown key",
+		"synthetic:square":              "poisson, step or diurnal",
+	} {
+		if _, err := Parse(spec, Options{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", spec, err, want)
+		}
+	}
+}
+
+// TestAmplifyBursts: a steady 60 s of 1 req/s then 60 s of 5 req/s, in
+// 60 s windows: the first window sets the baseline (60), the second has
+// 300 - 60 = 240 excess, so at k = 2 it gets 240 copies (300 requests with
+// p = 0.8 each: 240 on average); the steady window gets none.
+func TestAmplifyBursts(t *testing.T) {
+	var reqs []Request
+	for i := range 60 {
+		reqs = append(reqs, Request{Arrival: float64(i), Prompt: 1, Output: 1})
+	}
+	for i := range 300 {
+		reqs = append(reqs, Request{Arrival: 60 + float64(i)/5, Prompt: 1, Output: 1})
+	}
+	rd, err := AmplifyBursts(FromSlice("t", 120, reqs), 2, 60, 1).Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, second int
+	last := 0.0
+	for {
+		q, err := rd.Next()
+		if err != nil {
+			break
+		}
+		if q.Arrival < last {
+			t.Fatalf("out of order at %g", q.Arrival)
+		}
+		last = q.Arrival
+		if q.Arrival < 60 {
+			first++
+		} else {
+			second++
+		}
+	}
+	// 240 copies ~ Binomial(300, 0.8): sd ~6.9.
+	if first != 60 || math.Abs(float64(second)-540) > 30 {
+		t.Errorf("windows %d and %d requests; want 60 and about 540", first, second)
+	}
+}

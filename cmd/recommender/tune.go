@@ -1,0 +1,141 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/infscale/infscale/internal/status"
+	"github.com/infscale/infscale/pkg/backtest"
+	"github.com/infscale/infscale/pkg/replay"
+	"github.com/infscale/infscale/pkg/trace"
+	"github.com/infscale/infscale/pkg/tune"
+)
+
+// TuneCmd is `infscale tune`: search policies on a trace or a target's
+// Prometheus history for the cheapest one within a miss budget that also
+// holds out of sample and under stress (pkg/tune).
+type TuneCmd struct {
+	Trace        string `name:"trace" placeholder:"SPEC" help:"Tune on a trace (as infscale simulate --trace: reference, synthetic:..., or a file) instead of Prometheus history."`
+	HistoryFlags `embed:"" set:"configuse=; the search replays its history, not its policy"`
+	ReplicaFlags `embed:""`
+
+	MaxMiss   float64       `name:"max-miss" default:"0.1" placeholder:"P" help:"Miss budget in percent of requests: the winner must stay within it in sample, out of sample and on every stressed copy."`
+	Holdout   float64       `name:"holdout" default:"0.25" placeholder:"F" help:"Fraction of the history's span held out at its end (the out-of-sample part)."`
+	Finalists int           `name:"finalists" default:"3" placeholder:"N" help:"Candidates replayed out of sample and under stress (cheapest within budget on the screen)."`
+	Workers   int           `name:"workers" placeholder:"N" help:"Replays at once (default: the number of cores)."`
+	SLOTTFT   time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token comes later."`
+	Period    time.Duration `name:"period" default:"15s" placeholder:"D" help:"How often the simulated policies decide."`
+	Seed      uint64        `name:"seed" default:"1" help:"Seed of generated traces, of the arrivals within a history step and of the burst copies."`
+	RateScale float64       `name:"rate-scale" default:"1" help:"With --trace: compress time by this factor (as simulate)."`
+	Window    string        `name:"window" placeholder:"A:B" help:"With --trace: tune on [START:END) of the trace only (as simulate), e.g. 0:5d."`
+	Plot      string        `name:"plot" placeholder:"FILE" help:"Draw the screened policies (misses against replica-minutes), the frontier and the winner to FILE (.png or .svg)."`
+	Output    string        `name:"output" short:"o" default:"text" enum:"text,json" help:"Output format: text or json."`
+}
+
+// Run checks the flags, reads the source and tunes.
+func (c *TuneCmd) Run(e *env) error {
+	if !(c.MaxMiss >= 0 && c.MaxMiss < 100) {
+		return invalidf("--max-miss %g: want a percentage from 0 to 100 (0.1 is one request in a thousand)", c.MaxMiss)
+	}
+	if !(c.Holdout > 0 && c.Holdout < 1) {
+		return invalidf("--holdout %g: want a fraction between 0 and 1, e.g. 0.25", c.Holdout)
+	}
+	if c.Finalists < 1 || c.Workers < 0 {
+		return invalidf("--finalists %d, --workers %d: want at least 1 finalist and workers >= 0", c.Finalists, c.Workers)
+	}
+	if c.SLOTTFT <= 0 {
+		return invalidf("--slo-ttft %v: want a duration > 0", c.SLOTTFT)
+	}
+	if c.Period < time.Duration(replay.MinPeriod*float64(time.Second)) {
+		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
+	}
+	format, err := plotFileFormat(c.Plot)
+	if err != nil {
+		return err
+	}
+	model, err := c.Replica()
+	if err != nil {
+		return err
+	}
+	src, err := c.source(e)
+	if err != nil {
+		return err
+	}
+	prog := status.New(e.stderr, 0)
+	start := time.Now()
+	rep, err := tune.Run(e.ctx, src, tune.Config{
+		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds()},
+		MaxMissPct: c.MaxMiss, Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed,
+		Progress: func(done, total int) {
+			prog.Printf("tune: %s %d/%d replays, %s", bar(float64(done)/float64(total)), done, total, time.Since(start).Round(time.Second))
+		},
+	})
+	prog.Done()
+	if err != nil {
+		if errors.Is(err, trace.ErrEmpty) {
+			return invalid(err)
+		}
+		return fmt.Errorf("tune: %w", err)
+	}
+	if c.Plot != "" {
+		f, err := os.Create(c.Plot)
+		if err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+		if err := rep.Plot(f, format); err != nil {
+			f.Close()
+			return fmt.Errorf("--plot %s: %w", c.Plot, err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--plot %s: %w", c.Plot, err)
+		}
+	}
+	if c.Output == "json" {
+		return rep.WriteJSON(e.stdout)
+	}
+	return rep.WriteText(e.stdout, src.Name)
+}
+
+// bar is a 20-cell progress bar for a fraction.
+func bar(f float64) string {
+	n := int(math.Round(20 * min(max(f, 0), 1)))
+	return "[" + strings.Repeat("#", n) + strings.Repeat(".", 20-n) + "]"
+}
+
+// source is --trace (as simulate reads it) or the Prometheus history (as
+// backtest reads it).
+func (c *TuneCmd) source(e *env) (trace.Source, error) {
+	hist := c.PrometheusURL != "" || c.HistoryFlags.Config != ""
+	switch {
+	case c.Trace != "" && hist:
+		return trace.Source{}, invalidf("--trace and --prometheus-url/--config: tune on one source, a trace or a target's history")
+	case c.Trace != "":
+		sim := SimulateCmd{Trace: c.Trace, Seed: c.Seed, RateScale: c.RateScale, Window: c.Window}
+		return sim.source()
+	case !hist:
+		return trace.Source{}, invalidf("no source: give --trace SPEC, or --prometheus-url URL --selector ... (or --config FILE --target NAME) for a target's history")
+	case c.RateScale != 1 || c.Window != "":
+		return trace.Source{}, invalidf("--rate-scale and --window apply to --trace; for history choose --start and --end")
+	}
+	res, err := c.resolve()
+	if err != nil {
+		return trace.Source{}, err
+	}
+	prog := status.New(e.stderr, 0)
+	h, _, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
+		prog.Printf("tune: queries %d/%d", done, total)
+	})
+	prog.Done()
+	if err != nil {
+		return trace.Source{}, fmt.Errorf("tune: %w", err)
+	}
+	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
+	if err != nil {
+		return trace.Source{}, fmt.Errorf("tune: %w", err)
+	}
+	return w.Source("history "+res.grid.Start.Format(time.RFC3339)+" .. "+res.grid.End().Format(time.RFC3339), c.Seed), nil
+}

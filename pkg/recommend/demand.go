@@ -1,0 +1,139 @@
+package recommend
+
+import (
+	"errors"
+	"math"
+	"time"
+)
+
+// Capacity is one replica's sustainable throughput, from the replica model
+// (pkg/replica: GPU, model, tensor parallelism, or a calibration), for the
+// demand signal.
+type Capacity struct {
+	// PrefillTokensPerSecond is the replica's prefill rate, tokens/s (> 0).
+	PrefillTokensPerSecond float64
+	// MaxBatch is the most sequences decoded at once (>= 1).
+	MaxBatch int
+	// KVTokens is the KV cache size in tokens (> 0).
+	KVTokens float64
+	// StepSeconds and StepSecondsPerToken are one decode step at full
+	// batch: StepSeconds + StepSecondsPerToken × the context tokens the
+	// batch holds, in seconds (> 0 and >= 0).
+	StepSeconds, StepSecondsPerToken float64
+}
+
+// ReplicaModel is what CapacityFrom reads of a replica model
+// (*replica.Replica implements it): seconds of one decode step of batch
+// sequences holding contextTokens of KV, seconds to prefill tokens, the
+// KV cache in tokens and the batch limit.
+type ReplicaModel interface {
+	StepTime(batch int, contextTokens int64) float64
+	PrefillTime(tokens int) float64
+	KVCapacityTokens() int64
+	MaxBatch() int
+}
+
+// CapacityFrom is a replica model's Capacity: the prefill rate over a
+// 2^20-token prompt, and the full-batch decode step as the line through
+// two large contexts (the memory-bound regime, where each context token
+// costs the same), its intercept at least the compute floor
+// StepTime(MaxBatch, 0).
+func CapacityFrom(m ReplicaModel) *Capacity {
+	const probe = 1 << 20
+	b := m.MaxBatch()
+	s1, s2 := m.StepTime(b, probe), m.StepTime(b, 2*probe)
+	perToken := (s2 - s1) / probe
+	return &Capacity{
+		PrefillTokensPerSecond: probe / m.PrefillTime(probe),
+		MaxBatch:               b,
+		KVTokens:               float64(m.KVCapacityTokens()),
+		StepSeconds:            max(s1-perToken*probe, m.StepTime(b, 0)),
+		StepSecondsPerToken:    perToken,
+	}
+}
+
+func (c *Capacity) check() error {
+	switch {
+	case !(c.PrefillTokensPerSecond > 0) || math.IsInf(c.PrefillTokensPerSecond, 0):
+		return errors.New("prefill tokens per second must be finite and > 0")
+	case c.MaxBatch < 1:
+		return errors.New("max batch must be >= 1")
+	case !(c.KVTokens > 0) || math.IsInf(c.KVTokens, 0):
+		return errors.New("KV tokens must be finite and > 0")
+	case !(c.StepSeconds > 0) || math.IsInf(c.StepSeconds, 0) || !(c.StepSecondsPerToken >= 0) || math.IsInf(c.StepSecondsPerToken, 0):
+		return errors.New("step seconds must be finite and > 0, per token >= 0")
+	}
+	return nil
+}
+
+// RequestSeconds is the replica time one request of prompt and output
+// tokens costs at sustained load, in seconds:
+//
+//	batch   = min(MaxBatch, KVTokens / (prompt + output)), at least 1
+//	context = batch × (prompt + output/2)        tokens the batch holds
+//	step    = StepSeconds + StepSecondsPerToken × context
+//	seconds = prompt / PrefillTokensPerSecond + output × step / batch
+//
+// (prefill is compute-bound; a decode step gives every sequence of the
+// batch one token).
+func (c *Capacity) RequestSeconds(prompt, output float64) float64 {
+	batch := float64(c.MaxBatch)
+	if n := prompt + output; n > 0 {
+		batch = max(1, min(batch, math.Floor(c.KVTokens/n)))
+	}
+	step := c.StepSeconds + c.StepSecondsPerToken*batch*(prompt+output/2)
+	return prompt/c.PrefillTokensPerSecond + output*step/batch
+}
+
+// demandTrendSpan is the span the demand signal's trend is fitted over:
+// three 15 s decisions. The arrival rate turns before the queue does, so a
+// short span sees a ramp early; over the queue lookahead's 2 × 90 s the
+// reference ramp's slope reads half and the second replica comes late
+// (measured: docs/simulate.md's recommended table).
+const demandTrendSpan = 45 * time.Second
+
+// demandRaw is the demand signal's recommendation:
+//
+//	work     = arrival rate × RequestSeconds(mean prompt, mean output)
+//	           replicas of capacity busy, now
+//	projected = work + max(0, trend) × lookahead   (trend: least squares over
+//	           the samples of the last 45 s, demandTrendSpan)
+//	replicas = ceil(projected / target)   target: the utilisation one
+//	           replica should run at
+//
+// Without Policy.Capacity it is unknown (the front end supplies it: the
+// replay from its replica, serve from the target's gpu and model).
+// It reads the arrivals, not the replicas' batches, so it does not read low
+// when many replicas serve small batches. Tolerance as an AverageValue
+// metric: ratio = projected / (target × current). Unknown when the arrival
+// rate or the mean lengths are; with no arrivals the work is 0 whatever
+// the lengths.
+func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now time.Time) (Raw, Reason, string) {
+	r := Raw{Signal: m.Signal, Target: m.Target, Value: math.NaN(), Ratio: math.NaN(), Replicas: cur, Desired: cur}
+	rate, pr, out := obs.ArrivalRate, obs.MeanPrompt, obs.MeanOutput
+	if !known(rate) || (rate > 0 && (!known(pr) || !known(out))) || p.Capacity == nil {
+		return r, ReasonNoData, "demand unknown (arrival rate " + num(rate) + "/s, mean prompt " + num(pr) + ", mean output " + num(out) + "): no recommendation from it"
+	}
+	var per float64
+	if rate > 0 {
+		per = p.Capacity.RequestSeconds(pr, out)
+	}
+	work := rate * per
+	r.Value, r.Valid = work, true
+	text := "demand " + num(rate) + " req/s × " + num(per) + " replica-s per request (prompt " + num(pr) + ", output " + num(out) + " tokens) = " + num(work) + " replicas busy"
+	projected := work
+	if p.Lookahead > 0 {
+		pj, slope, n := projectSamples(&st.Work, work, now, demandTrendSpan, p.Lookahead)
+		projected = pj
+		text += "; trend " + num(slope) + "/s over " + itoa(n) + " samples, projected " + num(work) + " + " + num(math.Max(0, slope)) + " × " + num(p.Lookahead.Seconds()) + " = " + num(projected)
+	}
+	exact := projected / m.Target
+	r.Replicas = ceilReplicas(exact)
+	text += " / utilisation " + num(m.Target) + " = " + countText(exact)
+	if cur == 0 {
+		r.Ratio, r.Desired = exact, r.Replicas
+		return r, ReasonMetric, text + "; from zero replicas there is no tolerance"
+	}
+	r.Ratio = exact / float64(cur)
+	return applyTolerance(r, cur, p.tol, text+"; ratio "+num(exact)+" / "+itoa(cur)+" = "+ratio(r.Ratio))
+}

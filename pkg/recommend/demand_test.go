@@ -1,0 +1,68 @@
+package recommend
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// testCapacity: prefill 1000 tokens/s, 10 slots, 10,000 KV tokens, a step
+// of 10 ms + 1 µs per context token.
+var testCapacity = &Capacity{PrefillTokensPerSecond: 1000, MaxBatch: 10, KVTokens: 10000, StepSeconds: 0.01, StepSecondsPerToken: 1e-6}
+
+// By hand: prompt 100, output 50: batch min(10, 10000/150 = 66) = 10,
+// context 10 × (100 + 25) = 1250, step 0.01 + 0.00125 = 0.01125 s,
+// 100/1000 + 50 × 0.01125/10 = 0.1 + 0.05625 = 0.15625 s. KV-bound: prompt
+// 3000, output 2000: batch 10000/5000 = 2, context 2 × 4000 = 8000, step
+// 0.018 s, 3 + 2000 × 0.018/2 = 21 s.
+func TestCapacityRequestSeconds(t *testing.T) {
+	for _, c := range []struct{ p, o, want float64 }{{100, 50, 0.15625}, {3000, 2000, 21}} {
+		if got := testCapacity.RequestSeconds(c.p, c.o); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("RequestSeconds(%g, %g) = %g, want %g", c.p, c.o, got, c.want)
+		}
+	}
+}
+
+func demandObs(cur int, rate float64) Observation {
+	o := ttftObs(cur, cur, nan)
+	o.ArrivalRate, o.MeanPrompt, o.MeanOutput = rate, 100, 50
+	return o
+}
+
+// demand:0.5 on testCapacity, by hand: 8 req/s × 0.15625 = 1.25 replicas
+// busy, / 0.5 = 2.5 → 3 (ratio 2.5/2 = 1.25 outside the tolerance). With a
+// 30 s lookahead: 4 req/s at t=0 (0.625 busy), 8 at t=15 (1.25): slope
+// 0.625/15 = 0.041667/s, projected 1.25 + 0.041667 × 30 = 2.5, / 0.5 = 5.
+// Many replicas with small batches do not lower it: the arrivals decide.
+// Unknown lengths with arrivals are unknown; no arrivals are 0 work.
+func TestDemandSignal(t *testing.T) {
+	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}}, Min: 1, Max: 20, Capacity: testCapacity})
+	expect(t, Decide(p, demandObs(2, 8), nil, at(0)), 3, ReasonMetric)
+	expect(t, Decide(p, demandObs(7, 8), nil, at(0)), 3, ReasonMetric) // one-shot: no scale-down window
+
+	la := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}}, Min: 1, Max: 20, Capacity: testCapacity, Lookahead: 30 * time.Second})
+	var st State
+	expect(t, Decide(la, demandObs(1, 4), &st, at(0)), 2, ReasonMetric) // 0.625/0.5 = 1.25 → 2
+	expect(t, Decide(la, demandObs(2, 8), &st, at(15)), 5, ReasonMetric)
+
+	o := demandObs(2, 8)
+	o.MeanPrompt = nan
+	expect(t, Decide(p, o, nil, at(0)), 2, ReasonNoData)
+	o = demandObs(2, 0)
+	o.MeanPrompt, o.MeanOutput = nan, nan
+	if d := Decide(p, o, nil, at(0)); !d.Raw[0].Valid || d.Raw[0].Value != 0 {
+		t.Errorf("no arrivals: raw %+v, want valid 0", d.Raw[0])
+	}
+	// Without a capacity the signal is unknown.
+	nc := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}}, Min: 1, Max: 20})
+	expect(t, Decide(nc, demandObs(2, 8), nil, at(0)), 2, ReasonNoData)
+}
+
+// queuewait is ttft's arithmetic on the queue-time quantile: 1.5 s /
+// target 0.5 s = ratio 3 × 2 current = 6.
+func TestQueueWaitSignal(t *testing.T) {
+	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalQueueWait, Target: 0.5}}, Min: 1, Max: 20})
+	o := ttftObs(2, 2, nan)
+	o.QueueTime = 1.5
+	expect(t, Decide(p, o, nil, at(0)), 6, ReasonMetric)
+}

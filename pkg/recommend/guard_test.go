@@ -1,0 +1,89 @@
+package recommend
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// ttftObs is cur replicas of which ready report, with a TTFT quantile.
+func ttftObs(cur, ready int, ttft float64) Observation {
+	return Observation{Current: cur, Reporting: ready, Unready: cur - ready, Running: nan, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: ttft}
+}
+
+// The ttft runaway of a 91 s cold start, worked by hand. TTFT target 1 s,
+// max 100, HPA default scale-up (max(+4, ×2) per 15 s):
+//
+//	t=0   1 ready, TTFT 3.9 s: ceil(3.9 × 1) = 4 (limit max(1+4, 2) = 5): 4
+//	t=15  4 asked, 1 ready, TTFT 7.3 s: unguarded ceil(7.3 × 4) = 30, limited
+//	      to max(4+4, 8) = 8; guarded: 3 coming, hold 4
+//	t=75  still 3 coming, TTFT 16 s: hold 4
+//	t=90  all 4 ready: they serve since t=75 at the earliest, TTFT 21.6 s:
+//	      15 s < settle 90 s: hold 4
+//	t=150 75 s < 90 s: hold 4
+//	t=165 settle over, TTFT 0.5 s: ratio 0.5 × 4 = 2: the scale-down
+//	      window keeps 4, no hold
+func TestGuardTTFT(t *testing.T) {
+	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 1}}, Min: 1, Max: 100})
+	var st State
+	expect(t, Decide(p, ttftObs(1, 1, 3.9), &st, at(0)), 4, ReasonMetric)
+	d := Decide(p, ttftObs(4, 1, 7.3), &st, at(15))
+	expect(t, d, 4, ReasonGuard)
+	if d.Raw[0].Replicas != 30 || !strings.Contains(d.Steps[0].Text, "1 + 3 = 4") {
+		t.Errorf("raw %+v, step %q: want the plain 30 and the coming arithmetic 1 + 3 = 4", d.Raw[0], d.Steps[0].Text)
+	}
+	expect(t, Decide(p, ttftObs(4, 1, 16), &st, at(75)), 4, ReasonGuard)
+	expect(t, Decide(p, ttftObs(4, 4, 21.6), &st, at(90)), 4, ReasonGuard)
+	expect(t, Decide(p, ttftObs(4, 4, 20), &st, at(150)), 4, ReasonGuard)
+	expect(t, Decide(p, ttftObs(4, 4, 0.5), &st, at(165)), 4, ReasonStabilized)
+
+	// Off: the HPA's arithmetic, 30 limited to 8 at t=15.
+	p = mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 1}}, Min: 1, Max: 100, Guard: &Guard{Off: true}})
+	st = State{}
+	expect(t, Decide(p, ttftObs(1, 1, 3.9), &st, at(0)), 4, ReasonMetric)
+	expect(t, Decide(p, ttftObs(4, 1, 7.3), &st, at(15)), 8, ReasonRateLimited)
+}
+
+// After the settle a guarded metric multiplies again. Settle 30 s: asked 4
+// at t=0, still coming at t=15, all ready at t=30 (serving since t=15 at
+// the earliest): 15 s < 30 s, hold; at t=45, 30 s: ceil(3 × 4) = 12,
+// limited to max(4+4, 8) = 8. waiting (drain, default 30 s) is held by
+// the same clock.
+func TestGuardSettle(t *testing.T) {
+	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 1}}, Min: 1, Max: 100, Guard: &Guard{Settle: 30 * time.Second}})
+	var st State
+	expect(t, Decide(p, ttftObs(1, 1, 3.9), &st, at(0)), 4, ReasonMetric)
+	expect(t, Decide(p, ttftObs(4, 1, 3.9), &st, at(15)), 4, ReasonGuard)
+	expect(t, Decide(p, ttftObs(4, 4, 3), &st, at(30)), 4, ReasonGuard)
+	expect(t, Decide(p, ttftObs(4, 4, 3), &st, at(45)), 8, ReasonRateLimited)
+
+	w := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalWaiting, Target: 1}}, Min: 1, Max: 100})
+	wait := func(cur, ready int, waiting float64) Observation {
+		o := ttftObs(cur, ready, nan)
+		o.Running, o.Waiting = 0, waiting
+		return o
+	}
+	st = State{}
+	expect(t, Decide(w, wait(1, 1, 5), &st, at(0)), 5, ReasonMetric)   // ceil(5/1) = 5, inside the limit max(1+4, 2) = 5
+	expect(t, Decide(w, wait(5, 1, 130), &st, at(15)), 5, ReasonGuard) // 4 coming
+	expect(t, Decide(w, wait(5, 5, 70), &st, at(30)), 5, ReasonGuard)  // serving since t=15: 15 s < drain 30 s
+	expect(t, Decide(w, wait(5, 5, 20), &st, at(45)), 10, ReasonRateLimited)
+}
+
+// What the guard leaves alone: a one-shot decision (nothing asked before),
+// the running signal (it cannot outgrow the batches), a lagging consumer's
+// waiting backlog counted once per asked replica when none is coming.
+func TestGuardLeavesAlone(t *testing.T) {
+	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 1}}, Min: 1, Max: 100})
+	expect(t, Decide(p, ttftObs(4, 1, 7.3), nil, at(0)), 8, ReasonRateLimited) // ceil(7.3 × 4) = 30, limited to 8
+
+	p = mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 8}}, Min: 1, Max: 100})
+	var st State
+	run := func(cur, ready int, running float64) Observation {
+		o := ttftObs(cur, ready, nan)
+		o.Running, o.Waiting = running, 0
+		return o
+	}
+	expect(t, Decide(p, run(1, 1, 24), &st, at(0)), 3, ReasonMetric)
+	expect(t, Decide(p, run(3, 1, 48), &st, at(15)), 6, ReasonMetric) // ceil(48/8) = 6 while 2 are coming: not held
+}

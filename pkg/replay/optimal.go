@@ -1,0 +1,574 @@
+package replay
+
+import (
+	"context"
+	"io"
+	"math"
+
+	"github.com/infscale/infscale/pkg/recommend"
+	"github.com/infscale/infscale/pkg/trace"
+)
+
+// The hindsight optimum (`optimal`): the cheapest replica schedule with
+// the fewest SLO misses that the search below finds, piecewise constant per
+// decision period, with the replay itself as the evaluator.
+//
+// The search plans the ready replicas R_j of every period j = [jP, (j+1)P)
+// forward in time on a planning replay (the same event loop and replicas,
+// its state cloned for each trial):
+//
+//  1. Greedy. At second jP, each candidate x is tried on a clone: the fleet
+//     set to x ready replicas (added ready, or the least loaded drained, as
+//     a scale-down does), then replayed to (j+1)P + SLO with the trace's
+//     arrivals. Its misses are the late first tokens plus the requests
+//     still waiting past their deadline. R_j is the fewest replicas with
+//     the fewest misses (a galloping search from R_{j-1}, taking misses as
+//     non-increasing in x); the planning replay then moves on one period
+//     with R_j.
+//  2. Cold start. A replica that serves from jP must be asked for L =
+//     ceil(cold start / P) periods earlier, and kept while any period up to
+//     L ahead needs it: the schedule asks for d_k = max(R_k, ..., R_{k+L})
+//     at second kP (and starts with max(R_0, ..., R_L), ready, like every
+//     policy's warm start). Dropping a replica and asking for it again costs
+//     its cold start, which is what keeping it through a gap of up to L
+//     periods costs, so the max is also the cheaper of the two. The real
+//     schedule never has fewer ready replicas than the plan.
+//  3. Repair. The schedule is replayed for real (Run); for each request
+//     that still misses, R of its arrival period is raised by one, and the
+//     schedule is replayed again, up to optimalRepairs times while the
+//     misses fall.
+//  4. Cap. The lowest ceiling C on the asks (min(d_k, C)) that misses no
+//     more is bisected (misses taken as non-increasing in C) and kept
+//     when it costs less: where misses cannot be avoided, peaks that buy
+//     one request each are cut.
+//  5. The oracle's own schedule is replayed too and kept instead when it
+//     misses less, or as much at less replica time: `optimal` is never
+//     worse than `oracle`.
+//
+// It is not a proven optimum: the greedy is myopic (a period's minimum
+// ignores that one more replica now might save two later) and misses are
+// only near monotone in x.
+type optimalCtl struct {
+	period float64
+	init   int
+	d      []int // d[k]: replicas asked for at second kP
+}
+
+func (c *optimalCtl) Decide(now float64, _ recommend.Observation) int {
+	k := int(math.Round(now / c.period))
+	if k < len(c.d) {
+		return c.d[k]
+	}
+	return 0
+}
+
+// initialReplicas is the schedule's own warm start (run.go's newSim).
+func (c *optimalCtl) initialReplicas() int { return c.init }
+
+// optimalRepairs bounds the repair replays of the hindsight optimum.
+const optimalRepairs = 6
+
+// parseOptimal reads `optimal` (no options).
+func parseOptimal(full, s string, parts []part, off int) (Policy, error) {
+	if len(parts) > 1 {
+		return Policy{}, policyError(full, off+parts[1].at+1, "optimal takes no options")
+	}
+	return Policy{Name: s, min: 1, build: func(e env) (Controller, error) { return newOptimal(e) }}, nil
+}
+
+// newOptimal runs the search and returns the schedule.
+func newOptimal(e env) (Controller, error) {
+	ctx := context.Background()
+	prog := progressPhases(e.cfg.Progress)
+	plan, err := planGreedy(e, prog(0, 0.6))
+	if err != nil {
+		return nil, err
+	}
+	lead := int(math.Ceil(e.sp.cold/e.cfg.Period - 1e-9))
+	best, bestRes, err := replaySchedule(ctx, e, plan, lead, prog(0.6, 0.8))
+	if err != nil {
+		return nil, err
+	}
+	for round := 0; round < optimalRepairs && bestRes.misses > 0; round++ {
+		next := append([]int(nil), best.r...)
+		for _, a := range bestRes.missAt {
+			j := int(a / e.cfg.Period)
+			for len(next) <= j {
+				next = append(next, 0)
+			}
+			next[j]++
+		}
+		cand, res, err := replaySchedule(ctx, e, next, lead, prog(0.8, 0.9))
+		if err != nil {
+			return nil, err
+		}
+		if !res.better(bestRes) {
+			break
+		}
+		best, bestRes = cand, res
+	}
+	// A cap: the lowest ceiling on the schedule that misses no more.
+	if c, cres, ok, err := capSchedule(ctx, e, best.ctl, bestRes, prog(0.9, 0.95)); err != nil {
+		return nil, err
+	} else if ok && cres.better(bestRes) {
+		best, bestRes = c, cres
+	}
+	// The oracle's schedule, as a floor under the search.
+	if o, ores, err := oracleSchedule(ctx, e, prog(0.95, 1)); err == nil && ores.better(bestRes) {
+		best = o
+	}
+	return best.ctl, nil
+}
+
+// capSchedule bisects the lowest cap C on ctl's asks (d_k -> min(d_k, C),
+// the warm start too) with no more misses than res, taking misses as
+// non-increasing in C: where some misses cannot be avoided, the search's
+// peaks may buy little.
+func capSchedule(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult, prog func(float64)) (schedule, scheduleResult, bool, error) {
+	peak := ctl.init
+	for _, v := range ctl.d {
+		peak = max(peak, v)
+	}
+	capped := func(c int) *optimalCtl {
+		n := &optimalCtl{period: ctl.period, init: min(ctl.init, c), d: make([]int, len(ctl.d))}
+		if e.cfg.Initial > 0 {
+			n.init = ctl.init
+		}
+		for k, v := range ctl.d {
+			n.d[k] = min(v, c)
+		}
+		return n
+	}
+	var best schedule
+	var bestRes scheduleResult
+	var err error
+	found := false
+	// The cap at the peak is the schedule itself; 0 asks for nothing.
+	bisect(0, peak, func(c int) bool {
+		if err != nil {
+			return true
+		}
+		n := capped(c)
+		var r scheduleResult
+		if r, err = replayCtl(ctx, e, n, n.init, prog); err != nil {
+			return true
+		}
+		if r.misses <= res.misses {
+			best, bestRes, found = schedule{ctl: n}, r, true
+			return true
+		}
+		return false
+	})
+	return best, bestRes, found && err == nil, err
+}
+
+// progressPhases maps a phase's [0, 1] onto [lo, hi] of the progress bar.
+func progressPhases(p func(now, end float64)) func(lo, hi float64) func(frac float64) {
+	return func(lo, hi float64) func(float64) {
+		return func(f float64) {
+			if p != nil {
+				p(lo+(hi-lo)*min(max(f, 0), 1), 1)
+			}
+		}
+	}
+}
+
+// schedule is a candidate: the planned ready replicas and the controller.
+type schedule struct {
+	r   []int
+	ctl *optimalCtl
+}
+
+// scheduleResult is a candidate's real replay.
+type scheduleResult struct {
+	misses  int64
+	seconds float64
+	missAt  []float64 // arrival times of the late and unserved requests
+}
+
+// better orders candidates: fewer misses, then less replica time.
+func (a scheduleResult) better(b scheduleResult) bool {
+	return a.misses < b.misses || (a.misses == b.misses && a.seconds < b.seconds)
+}
+
+// toSchedule turns planned ready counts into the asks: d_k = max(R_k..R_{k+lead}).
+func toSchedule(e env, r []int, lead int) *optimalCtl {
+	c := &optimalCtl{period: e.cfg.Period, d: make([]int, len(r))}
+	// A sliding maximum over [k, k+lead] (a monotone deque).
+	var dq []int
+	for k := len(r) - 1; k >= 0; k-- {
+		for len(dq) > 0 && r[dq[len(dq)-1]] <= r[k] {
+			dq = dq[:len(dq)-1]
+		}
+		dq = append(dq, k)
+		for dq[0] > k+lead {
+			dq = dq[1:]
+		}
+		c.d[k] = r[dq[0]]
+	}
+	if e.cfg.Initial > 0 {
+		c.init = e.cfg.Initial
+	} else if len(c.d) > 0 {
+		c.init = max(c.d[0], 1)
+	} else {
+		c.init = 1
+	}
+	return c
+}
+
+// replaySchedule replays the schedule of plan r for real.
+func replaySchedule(ctx context.Context, e env, r []int, lead int, prog func(float64)) (schedule, scheduleResult, error) {
+	ctl := toSchedule(e, r, lead)
+	res, err := replayCtl(ctx, e, ctl, ctl.init, prog)
+	return schedule{r: r, ctl: ctl}, res, err
+}
+
+// replayCtl replays ctl from initial ready replicas and records the misses.
+func replayCtl(ctx context.Context, e env, ctl Controller, initial int, prog func(float64)) (scheduleResult, error) {
+	cfg := e.cfg
+	cfg.Timeline = false
+	cfg.Progress = func(now, end float64) {
+		if !math.IsInf(end, 0) && end > 0 {
+			prog(now / end)
+		}
+	}
+	rd, err := e.src.Open()
+	if err != nil {
+		return scheduleResult{}, err
+	}
+	defer rd.Close()
+	s := &sim{cfg: cfg, sp: e.sp, ctl: ctl, rd: rd, end: math.Inf(1), ttftWin: newWindow(cfg.TTFTWindow, cfg.Period)}
+	if e.src.Duration > 0 {
+		s.end = e.src.Duration
+	}
+	var out scheduleResult
+	s.onFirst = func(now float64, p pending) {
+		if now-p.arrival > cfg.SLOTTFT {
+			out.missAt = append(out.missAt, p.arrival)
+		}
+	}
+	for range initial {
+		s.addReplica(0, true)
+	}
+	if err := s.run(ctx); err != nil {
+		return scheduleResult{}, err
+	}
+	out.misses, out.seconds = s.res.Misses(), s.res.ReplicaSeconds
+	// Unserved requests: still queued at the stop.
+	for _, p := range s.pendingAll() {
+		out.missAt = append(out.missAt, p.arrival)
+	}
+	return out, nil
+}
+
+// recorder records the decisions of a controller.
+type recorder struct {
+	Controller
+	period float64
+	d      []int
+}
+
+func (r *recorder) Decide(now float64, obs recommend.Observation) int {
+	v := r.Controller.Decide(now, obs)
+	k := int(math.Round(now / r.period))
+	for len(r.d) <= k {
+		r.d = append(r.d, 0)
+	}
+	r.d[k] = v
+	return v
+}
+
+// oracleSchedule replays the oracle and returns its decisions as a schedule.
+func oracleSchedule(ctx context.Context, e env, prog func(float64)) (schedule, scheduleResult, error) {
+	o, err := newOracle(e, 0, maxReplicas)
+	if err != nil {
+		return schedule{}, scheduleResult{}, err
+	}
+	initial := e.cfg.Initial
+	if initial == 0 {
+		initial = 1
+		if n, err := warmSize(e); err == nil {
+			initial = max(initial, n)
+		}
+	}
+	rec := &recorder{Controller: o, period: e.cfg.Period}
+	res, err := replayCtl(ctx, e, rec, initial, prog)
+	if err != nil {
+		return schedule{}, scheduleResult{}, err
+	}
+	return schedule{ctl: &optimalCtl{period: e.cfg.Period, init: initial, d: rec.d}}, res, nil
+}
+
+// planner is the greedy's planning replay and its look-ahead buffer.
+type planner struct {
+	e    env
+	base *sim
+	rd   trace.Reader
+	buf  []trace.Request // arrivals not yet fed to base, in order
+	eof  bool
+	last float64 // the last arrival seen
+}
+
+// fill reads arrivals up to second t into buf.
+func (p *planner) fill(t float64) error {
+	for !p.eof && (len(p.buf) == 0 || p.buf[len(p.buf)-1].Arrival <= t) {
+		q, err := p.rd.Next()
+		if err == io.EOF {
+			p.eof = true
+			break
+		}
+		if err != nil {
+			return err
+		}
+		p.buf = append(p.buf, q)
+		p.last = q.Arrival
+	}
+	return nil
+}
+
+// planGreedy is step 1: the fewest ready replicas per period.
+func planGreedy(e env, prog func(float64)) ([]int, error) {
+	rd, err := e.src.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	cfg := e.cfg
+	cfg.Timeline = false
+	base := &sim{cfg: cfg, sp: e.sp, end: math.Inf(1), quiet: true}
+	p := &planner{e: e, base: base, rd: rd}
+	P, slo := cfg.Period, cfg.SLOTTFT
+	lead := int(math.Ceil(e.sp.cold/P - 1e-9))
+	end := e.src.Duration
+	var plan []int
+	prev := 1
+	if e.cfg.Initial > 0 {
+		prev = e.cfg.Initial
+	}
+	for j := 0; ; j++ {
+		t0 := float64(j) * P
+		if err := p.fill(t0 + P + slo); err != nil {
+			return nil, err
+		}
+		if p.eof && len(p.buf) == 0 && base.outstanding == 0 && base.held.n == 0 && (t0 >= end || end == 0) {
+			break
+		}
+		if t0 > max(end, p.last)+cfg.Drain {
+			break
+		}
+		if j&63 == 0 && end > 0 {
+			prog(t0 / end)
+		}
+		hi := base.spec() + base.held.n + 1
+		for _, q := range p.buf {
+			if q.Arrival > t0+P+slo {
+				break
+			}
+			hi++
+		}
+		lo := 0
+		switch {
+		case j == 0 && e.cfg.Initial > 0:
+			lo, hi = e.cfg.Initial, e.cfg.Initial
+		case j == 0:
+			lo = 1
+		case e.cfg.Initial > 0 && j <= lead:
+			hi = min(hi, base.spec()) // nothing asked for after second 0 serves yet
+		}
+		x := p.search(t0, min(max(prev, lo), hi), lo, hi)
+		plan = append(plan, x)
+		prev = x
+		p.setReady(base, t0, x)
+		p.advance(base, t0+P, true)
+	}
+	prog(1)
+	return plan, nil
+}
+
+// search finds the fewest replicas in [lo, hi] with the fewest misses,
+// starting at x0 and galloping.
+func (p *planner) search(t0 float64, x0, lo, hi int) int {
+	memo := map[int]int64{}
+	m := func(x int) int64 {
+		if v, ok := memo[x]; ok {
+			return v
+		}
+		v := p.trial(t0, x)
+		memo[x] = v
+		return v
+	}
+	if lo == hi {
+		return lo
+	}
+	m0 := m(x0)
+	// At most double in one period (a few replicas more, from few): a
+	// period that misses anyway is not bought down one request at a time
+	// with a replica per arrival; the next period may double again.
+	hi = min(hi, max(2*x0, x0+4))
+	if m0 > 0 && x0 < hi {
+		// Up until no miss, or hi.
+		good, step := x0, 1
+		bad := x0
+		for {
+			good = min(x0+step, hi)
+			if m(good) == 0 || good == hi {
+				break
+			}
+			bad = good
+			step *= 2
+		}
+		target := m(good)
+		if target >= m0 {
+			// More replicas do not help: the misses are already decided.
+			return p.down(m, x0, lo, m0)
+		}
+		return bisect(bad, good, func(x int) bool { return m(x) <= target })
+	}
+	return p.down(m, x0, lo, 0)
+}
+
+// down finds the fewest replicas below x0 (and >= lo) with at most target
+// misses, galloping down then bisecting.
+func (p *planner) down(m func(int) int64, x0, lo int, target int64) int {
+	good, step := x0, 1
+	bad := lo - 1
+	for good > lo {
+		try := max(good-step, lo)
+		if m(try) > target {
+			bad = try
+			break
+		}
+		good = try
+		step *= 2
+	}
+	return bisect(bad, good, func(x int) bool { return m(x) <= target })
+}
+
+// bisect returns the least x in (bad, good] with ok(x), given ok(good) and
+// ok taken as monotone (false up to some x, true from there).
+func bisect(bad, good int, ok func(int) bool) int {
+	for bad+1 < good {
+		mid := (bad + good) / 2
+		if ok(mid) {
+			good = mid
+		} else {
+			bad = mid
+		}
+	}
+	return good
+}
+
+// trial replays a clone of the plan from t0 with x ready replicas to
+// t0 + period + SLO and counts its misses.
+func (p *planner) trial(t0 float64, x int) int64 {
+	c := p.base.clone()
+	p.setReady(c, t0, x)
+	late := c.res.Late
+	stop := t0 + p.e.cfg.Period + p.e.cfg.SLOTTFT
+	p.advance(c, stop, false)
+	n := c.res.Late - late
+	for _, q := range c.pendingAll() {
+		if q.arrival+p.e.cfg.SLOTTFT < stop {
+			n++
+		}
+	}
+	return n
+}
+
+// setReady sets s's fleet to x ready replicas at now: new ones ready at
+// once (asked for a cold start earlier), or the least loaded drained.
+func (p *planner) setReady(s *sim, now float64, x int) {
+	cur := s.spec()
+	if x < cur {
+		s.scale(now, x)
+		return
+	}
+	for range x - cur {
+		s.addReplica(now, true)
+	}
+}
+
+// advance runs s's events up to second until (inclusive) with the
+// buffered arrivals; consume drops the arrivals fed from the buffer.
+func (p *planner) advance(s *sim, until float64, consume bool) {
+	i := 0
+	for {
+		tr := math.Inf(1)
+		if len(s.heap) > 0 {
+			tr = s.heap[0].next
+		}
+		ta := math.Inf(1)
+		if i < len(p.buf) {
+			ta = p.buf[i].Arrival
+		}
+		if min(tr, ta) > until {
+			break
+		}
+		if tr <= ta {
+			r := s.heap[0]
+			if r.state == starting {
+				s.becomeReady(r, tr)
+			} else {
+				r.phaseEnd(s, tr)
+			}
+			continue
+		}
+		s.arrive(ta, p.buf[i])
+		i++
+	}
+	if consume {
+		p.buf = p.buf[i:]
+		if cap(p.buf) > 4096 && len(p.buf) < cap(p.buf)/4 {
+			p.buf = append([]trace.Request(nil), p.buf...)
+		}
+	}
+}
+
+// pendingAll lists the requests without a first token: held, queued in a
+// replica, or in a prefill.
+func (s *sim) pendingAll() []pending {
+	var out []pending
+	each := func(q *fifo) {
+		for i := 0; i < q.n; i++ {
+			out = append(out, q.buf[(q.head+i)%len(q.buf)])
+		}
+	}
+	each(&s.held)
+	for _, r := range s.reps {
+		each(&r.waiting)
+		out = append(out, r.pre...)
+	}
+	return out
+}
+
+// clone copies a quiet planning replay (no reader, controller or statistics).
+func (s *sim) clone() *sim {
+	c := *s
+	c.held = s.held.clone()
+	c.reps = make([]*replica, len(s.reps))
+	m := make(map[*replica]*replica, len(s.reps))
+	for i, r := range s.reps {
+		nr := *r
+		nr.waiting = r.waiting.clone()
+		nr.pre = append([]pending(nil), r.pre...)
+		nr.run = append(runHeap(nil), r.run...)
+		c.reps[i] = &nr
+		m[r] = &nr
+	}
+	c.heap = make([]*replica, len(s.heap))
+	for i, r := range s.heap {
+		c.heap[i] = m[r]
+	}
+	return &c
+}
+
+func (q fifo) clone() fifo {
+	c := fifo{n: q.n}
+	if q.n > 0 {
+		c.buf = make([]pending, q.n)
+		for i := range q.n {
+			c.buf[i] = q.buf[(q.head+i)%len(q.buf)]
+		}
+	}
+	return c
+}

@@ -1,0 +1,769 @@
+// Package tune searches a space of infscale policies for the cheapest one
+// that keeps SLO misses within a budget, and chooses by robustness: the
+// winner must hold on the held-out last part of the history and on
+// stressed copies of it, not only on the part it was chosen on.
+//
+// Pipeline (Run): split the history in time (in-sample first, held out
+// last); screen a coarse grid of policies on the in-sample (or on its
+// busiest and steepest windows when it is long); refine around the
+// cheapest feasible ones (targets between grid points, neighbouring
+// lookaheads and windows); replay the cheapest feasible finalists on the
+// whole in-sample, the held-out part, and stressed copies (the screening
+// sample and the held-out part at 1.5x and 2x rate and with their bursts
+// doubled); the winner is the cheapest finalist (by
+// in-sample replica time) within the budget everywhere (Choose). Every
+// replay runs on a pool of workers, one per core; results do not depend on
+// the parallelism.
+package tune
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/infscale/infscale/pkg/replay"
+	"github.com/infscale/infscale/pkg/trace"
+)
+
+// MetricSpace is one signal of the search space and its coarse targets in
+// the signal's unit (requests per replica for queue and running). The fine
+// stage tries the geometric midpoints between neighbouring targets.
+type MetricSpace struct {
+	// Name is the signal as a policy string spells it (queue, running, ...).
+	Name string
+	// Targets are the coarse grid, ascending, > 0.
+	Targets []float64
+	// Integer rounds refined targets to whole numbers (request counts).
+	Integer bool
+	// PerBatch: Targets are fractions of the replica's batch slots
+	// (MaxBatch), so the grid follows the replica.
+	PerBatch bool
+}
+
+// Space is the search space. A new signal (e.g. a capacity-aware one with
+// a utilisation target) joins by adding a MetricSpace.
+type Space struct {
+	Metrics []MetricSpace
+	// Lookaheads are multiples of the replica's cold start (0: off).
+	Lookaheads []float64
+	// DownWindows are scale-down stabilization windows in seconds (the
+	// HPA's stabilizationWindowSeconds); the fine stage also tries
+	// FineDownWindows.
+	DownWindows, FineDownWindows []int
+}
+
+// DefaultSpace is tune's default search space: queue targets from an
+// eighth to all of the replica's batch slots (8 to 64 on the reference
+// replica), running targets from a quarter to three quarters, no lookahead
+// to one and a half cold starts, and scale-down windows of 2 and 5 min
+// (1 min in the fine stage).
+var DefaultSpace = Space{
+	Metrics: []MetricSpace{
+		{Name: "queue", Targets: []float64{0.125, 0.25, 0.5, 1}, Integer: true, PerBatch: true},
+		{Name: "running", Targets: []float64{0.25, 0.5, 0.75}, Integer: true, PerBatch: true},
+	},
+	Lookaheads:      []float64{0, 0.5, 1, 1.5},
+	DownWindows:     []int{120, 300},
+	FineDownWindows: []int{60},
+}
+
+// forReplica turns PerBatch targets into the replica's units.
+func (sp Space) forReplica(maxBatch int) Space {
+	out := sp
+	out.Metrics = nil
+	for _, m := range sp.Metrics {
+		if m.PerBatch {
+			var ts []float64
+			for _, t := range m.Targets {
+				v := t * float64(maxBatch)
+				if m.Integer {
+					v = max(math.Round(v), 1)
+				}
+				if !slices.Contains(ts, v) {
+					ts = append(ts, v)
+				}
+			}
+			m.Targets, m.PerBatch = ts, false
+		}
+		out.Metrics = append(out.Metrics, m)
+	}
+	return out
+}
+
+// Candidate is one point of the space.
+type Candidate struct {
+	Metric     string
+	Target     float64
+	Lookahead  int // seconds
+	DownWindow int // seconds
+}
+
+// Policy is the candidate as a `simulate --policy` string.
+func (c Candidate) Policy() string {
+	s := c.Metric + ":" + strconv.FormatFloat(c.Target, 'g', -1, 64)
+	if c.Lookahead > 0 {
+		s += ",lookahead=" + strconv.Itoa(c.Lookahead)
+	}
+	return s + ",downwindow=" + strconv.Itoa(c.DownWindow)
+}
+
+// Block is the candidate as a target of serve's YAML configuration
+// (pkg/config), named name, with placeholders for the selector and max.
+func (c Candidate) Block(name string, max int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "targets:\n- name: %s\n  server: vllm\n  selector: '{namespace=\"llm\",pod=~\"%s-.*\"}'\n", name, name)
+	fmt.Fprintf(&b, "  metrics:\n  - type: %s\n    target: %s\n", c.Metric, strconv.FormatFloat(c.Target, 'g', -1, 64))
+	fmt.Fprintf(&b, "  min: 1\n  max: %d\n", max)
+	if c.Lookahead > 0 {
+		fmt.Fprintf(&b, "  lookahead: %ds\n", c.Lookahead)
+	}
+	fmt.Fprintf(&b, "  behavior:\n    scaleDown:\n      stabilizationWindowSeconds: %d\n", c.DownWindow)
+	return b.String()
+}
+
+// Figures are one replay's outcome.
+type Figures struct {
+	Requests       int64   `json:"requests"`
+	Misses         int64   `json:"slo_misses"`
+	MissPct        float64 `json:"miss_pct"`
+	ReplicaMinutes float64 `json:"replica_minutes"`
+	Peak           int     `json:"peak"`
+}
+
+func figures(rs ...replay.Result) Figures {
+	var f Figures
+	for _, r := range rs {
+		f.Requests += r.Requests
+		f.Misses += r.Misses()
+		f.ReplicaMinutes += r.ReplicaMinutes()
+		f.Peak = max(f.Peak, r.Peak)
+	}
+	if f.Requests > 0 {
+		f.MissPct = 100 * float64(f.Misses) / float64(f.Requests)
+	}
+	return f
+}
+
+// Stress is one stressed copy of the history (the screening sample and
+// the held-out part).
+type Stress struct {
+	// Name labels the column ("x1.5", "bursts x2").
+	Name string `json:"name"`
+	// Rate compresses time (trace.RateScale); 1 leaves it.
+	Rate float64 `json:"rate"`
+	// Bursts amplifies bursts (trace.AmplifyBursts, 60 s windows); <= 1
+	// leaves them.
+	Bursts float64 `json:"bursts"`
+}
+
+// DefaultStress is the history at 1.5x and 2x its rate and with its bursts
+// doubled.
+var DefaultStress = []Stress{{Name: "x1.5", Rate: 1.5}, {Name: "x2", Rate: 2}, {Name: "bursts x2", Rate: 1, Bursts: 2}}
+
+// Config is a tuning run's setting.
+type Config struct {
+	// Replay is the replay's setting (replica model, SLO, period).
+	Replay replay.Config
+	// MaxMissPct is the miss budget in percent of requests [0.1].
+	MaxMissPct float64
+	// Holdout is the fraction of the history's span held out at its end
+	// [0.25].
+	Holdout float64
+	// Space is the search space [DefaultSpace]; Stress the stressed copies
+	// [DefaultStress].
+	Space  Space
+	Stress []Stress
+	// Finalists is how many candidates are replayed out of sample [3].
+	Finalists int
+	// ScreenWindows and ScreenWindow are the in-sample excerpts the grid is
+	// screened on when the in-sample is longer than twice their total: the
+	// busiest and the steepest windows of ScreenWindow seconds, then
+	// evenly spread ones [4, 3600].
+	ScreenWindows int
+	ScreenWindow  float64
+	// Workers is the replays run at once [GOMAXPROCS].
+	Workers int
+	// Seed draws the burst copies [1].
+	Seed uint64
+	// Progress, when set, is called after each replay with the replays done
+	// and planned so far (the plan grows by stage).
+	Progress func(done, total int)
+}
+
+func (c Config) defaults() Config {
+	if c.MaxMissPct == 0 {
+		c.MaxMissPct = 0.1
+	}
+	if c.Holdout == 0 {
+		c.Holdout = 0.25
+	}
+	if len(c.Space.Metrics) == 0 {
+		c.Space = DefaultSpace
+	}
+	if c.Stress == nil {
+		c.Stress = DefaultStress
+	}
+	if c.Finalists == 0 {
+		c.Finalists = 3
+	}
+	if c.ScreenWindows == 0 {
+		c.ScreenWindows = 4
+	}
+	if c.ScreenWindow == 0 {
+		c.ScreenWindow = 3600
+	}
+	if c.Workers == 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	return c
+}
+
+// Row is one candidate's figures. Screen is on the screening sample;
+// InSample, OutOfSample and Stress are set for the finalists.
+type Row struct {
+	Policy      string    `json:"policy"`
+	Candidate   Candidate `json:"-"`
+	Screen      Figures   `json:"screen"`
+	InSample    *Figures  `json:"in_sample,omitempty"`
+	OutOfSample *Figures  `json:"out_of_sample,omitempty"`
+	Stress      []Figures `json:"stress,omitempty"`
+	// ScreenStress are the screening sample's stressed copies.
+	ScreenStress []Figures `json:"screen_stress,omitempty"`
+	// Holds: within the budget in sample, out of sample and under stress.
+	Holds bool `json:"holds"`
+
+	screenStress [][]replay.Result // per stress, per screening source
+	// Frontier: no screened row misses less at no more replica time.
+	Frontier bool `json:"frontier"`
+}
+
+// worst is a finalist's highest miss percentage over every replay.
+func (r Row) worst() float64 {
+	w := r.Screen.MissPct
+	for _, f := range append([]*Figures{r.InSample, r.OutOfSample}, ptrs(r.Stress)...) {
+		if f != nil {
+			w = max(w, f.MissPct)
+		}
+	}
+	return w
+}
+
+// screenWorst is the highest miss percentage on the screen and its
+// stressed copies.
+func (r Row) screenWorst() float64 {
+	w := r.Screen.MissPct
+	for _, f := range r.ScreenStress {
+		w = max(w, f.MissPct)
+	}
+	return w
+}
+
+func ptrs(fs []Figures) []*Figures {
+	out := make([]*Figures, len(fs))
+	for i := range fs {
+		out[i] = &fs[i]
+	}
+	return out
+}
+
+// Choose is tune's robustness rule over evaluated finalists: the row with
+// the least in-sample replica time among those within budget (percent)
+// in sample, out of sample and on every stressed copy; when none is, the
+// row with the lowest worst miss percentage (ties: less replica time).
+// ok reports whether the chosen row holds. It sets each row's Holds.
+func Choose(rows []Row, budget float64) (best int, ok bool) {
+	best = -1
+	for i := range rows {
+		r := &rows[i]
+		r.Holds = r.InSample != nil && r.OutOfSample != nil && r.worst() <= budget
+	}
+	cost := func(r Row) float64 {
+		if r.InSample != nil {
+			return r.InSample.ReplicaMinutes
+		}
+		return r.Screen.ReplicaMinutes
+	}
+	for i, r := range rows {
+		if r.Holds && (best < 0 || cost(r) < cost(rows[best])) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		return best, true
+	}
+	for i, r := range rows {
+		if r.InSample == nil {
+			continue
+		}
+		if best < 0 || r.worst() < rows[best].worst() || (r.worst() == rows[best].worst() && cost(r) < cost(rows[best])) {
+			best = i
+		}
+	}
+	return best, false
+}
+
+// Report is a tuning run's outcome.
+type Report struct {
+	// Policy is the winner as a `simulate --policy` string.
+	Policy string `json:"policy"`
+	// Holds reports whether the winner kept within the budget everywhere.
+	Holds bool `json:"holds"`
+	// MaxMissPct is the budget.
+	MaxMissPct float64 `json:"max_miss_pct"`
+	// InSample and OutOfSample are the winner's figures on the two parts.
+	InSample    Figures `json:"in_sample"`
+	OutOfSample Figures `json:"out_of_sample"`
+	// Stress are the winner's figures on the stressed copies (StressNames).
+	Stress      []Figures `json:"stress"`
+	StressNames []string  `json:"stress_names"`
+	// Split is the second the held-out part starts at; Duration the span.
+	Split    float64 `json:"split_s"`
+	Duration float64 `json:"duration_s"`
+	// Screened names the screening sample.
+	Screened string `json:"screened_on"`
+	// Finalists are the rows replayed out of sample; Frontier the screened
+	// rows no other beats on both misses and replica time; Rows every
+	// screened row.
+	Finalists []Row `json:"finalists"`
+	Frontier  []Row `json:"frontier"`
+	Rows      []Row `json:"-"`
+	// Target is the winner as a serve configuration target block (YAML).
+	Target string `json:"serve_target"`
+	// Replays counts the replays run.
+	Replays int `json:"replays"`
+
+	winner Candidate
+}
+
+// Winner is the chosen candidate.
+func (r Report) Winner() Candidate { return r.winner }
+
+// Run tunes on src. Errors: an empty or unreadable trace, an invalid
+// setting, or ctx's error.
+func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
+	cfg = cfg.defaults()
+	if !(cfg.Holdout > 0 && cfg.Holdout < 1) {
+		return Report{}, fmt.Errorf("holdout %g: want a fraction in (0, 1)", cfg.Holdout)
+	}
+	if !(cfg.MaxMissPct >= 0 && cfg.MaxMissPct < 100) {
+		return Report{}, fmt.Errorf("miss budget %g%%: want a percentage in [0, 100)", cfg.MaxMissPct)
+	}
+	rc := cfg.Replay.Defaults()
+	if err := rc.Validate(); err != nil {
+		return Report{}, err
+	}
+	dur := src.Duration
+	if dur <= 0 {
+		_, last, err := trace.Check(src)
+		if err != nil {
+			return Report{}, err
+		}
+		dur = last
+	}
+	if !(dur > 0) {
+		return Report{}, fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
+	}
+	split := math.Round(dur * (1 - cfg.Holdout))
+	in, out := trace.Window(src, 0, split), trace.Window(src, split, dur)
+	out.Duration = dur - split
+	cold := cfg.Replay.Model.ColdStart()
+	cfg.Space = cfg.Space.forReplica(cfg.Replay.Model.MaxBatch())
+	e := &evaluator{ctx: ctx, cfg: cfg, workers: cfg.Workers}
+
+	// Screening sample, and the stressed copies of it and of the held-out
+	// part (together the whole history when it is short).
+	screen, name, err := screening(in, cfg)
+	if err != nil {
+		return Report{}, err
+	}
+	stress := func(vs []trace.Source, s Stress) []trace.Source {
+		var out []trace.Source
+		for _, v := range vs {
+			if s.Bursts > 1 {
+				v = trace.AmplifyBursts(v, s.Bursts, 60, cfg.Seed)
+			}
+			if s.Rate > 0 && s.Rate != 1 {
+				v = trace.RateScale(v, s.Rate)
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	sets := [][]trace.Source{screen}
+	variants := [][]trace.Source{{out}}
+	for _, s := range cfg.Stress {
+		sets = append(sets, stress(screen, s))
+		variants = append(variants, stress([]trace.Source{out}, s))
+	}
+	// Coarse grid.
+	var coarse []Candidate
+	for _, m := range cfg.Space.Metrics {
+		for _, t := range m.Targets {
+			for _, l := range cfg.Space.Lookaheads {
+				for _, w := range cfg.Space.DownWindows {
+					coarse = append(coarse, Candidate{Metric: m.Name, Target: t, Lookahead: int(math.Ceil(l * cold)), DownWindow: w})
+				}
+			}
+		}
+	}
+	rows, err := e.screen(coarse, sets)
+	if err != nil {
+		return Report{}, err
+	}
+	// Fine: around the cheapest feasible coarse rows.
+	seen := map[Candidate]bool{}
+	for _, r := range rows {
+		seen[r.Candidate] = true
+	}
+	var fine []Candidate
+	for _, r := range cheapest(rows, cfg.MaxMissPct, cfg.Finalists) {
+		for _, c := range neighbours(r.Candidate, cfg.Space, cold) {
+			if !seen[c] {
+				seen[c] = true
+				fine = append(fine, c)
+			}
+		}
+	}
+	more, err := e.screen(fine, sets)
+	if err != nil {
+		return Report{}, err
+	}
+	rows = append(rows, more...)
+	markFrontier(rows)
+
+	// Finalists: in sample, out of sample, stressed.
+	sameIn := len(screen) == 1 && screen[0].Duration == in.Duration
+	var finals []Row
+	tried := map[Candidate]bool{}
+	for round := 0; round < 2; round++ {
+		var pick []Row
+		for _, r := range cheapest(rows, cfg.MaxMissPct, len(rows)) {
+			if !tried[r.Candidate] && len(pick) < cfg.Finalists {
+				tried[r.Candidate] = true
+				pick = append(pick, r)
+			}
+		}
+		if len(pick) == 0 {
+			break
+		}
+		if err := e.finalists(pick, in, sameIn, variants); err != nil {
+			return Report{}, err
+		}
+		finals = append(finals, pick...)
+		if _, ok := Choose(finals, cfg.MaxMissPct); ok {
+			break
+		}
+	}
+	if len(finals) == 0 {
+		return Report{}, errors.New("tune: no candidate to choose from (empty search space)")
+	}
+	best, ok := Choose(finals, cfg.MaxMissPct)
+	w := finals[best]
+	rep := Report{
+		Policy: w.Policy, Holds: ok, MaxMissPct: cfg.MaxMissPct, InSample: *w.InSample, OutOfSample: *w.OutOfSample,
+		Stress: w.Stress, Split: split, Duration: dur, Screened: name, Finalists: finals, Rows: rows,
+		Replays: e.done, winner: w.Candidate,
+	}
+	for _, s := range cfg.Stress {
+		rep.StressNames = append(rep.StressNames, s.Name)
+	}
+	for _, r := range rows {
+		if r.Frontier {
+			rep.Frontier = append(rep.Frontier, r)
+		}
+	}
+	rep.Target = w.Candidate.Block("chat", max(2*w.InSample.Peak, 8))
+	return rep, nil
+}
+
+// cheapest returns up to n rows within budget on the screen and its
+// stressed copies, cheapest on the screen first; when fewer are, the rows
+// with the lowest worst miss percentage fill up.
+func cheapest(rows []Row, budget float64, n int) []Row {
+	s := slices.Clone(rows)
+	slices.SortStableFunc(s, func(a, b Row) int {
+		wa, wb := a.screenWorst(), b.screenWorst()
+		fa, fb := wa <= budget, wb <= budget
+		switch {
+		case fa && !fb:
+			return -1
+		case fb && !fa:
+			return 1
+		case fa:
+			return cmp.Compare(a.Screen.ReplicaMinutes, b.Screen.ReplicaMinutes)
+		}
+		if c := cmp.Compare(wa, wb); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Screen.ReplicaMinutes, b.Screen.ReplicaMinutes)
+	})
+	return s[:min(n, len(s))]
+}
+
+// neighbours are the fine stage's candidates around c: the targets halfway
+// (geometrically) to the neighbouring grid targets, the lookaheads a
+// quarter cold start either side, and the other scale-down windows.
+func neighbours(c Candidate, sp Space, cold float64) []Candidate {
+	var out []Candidate
+	for _, m := range sp.Metrics {
+		if m.Name != c.Metric {
+			continue
+		}
+		i := slices.Index(m.Targets, c.Target)
+		mid := func(a, b float64) float64 {
+			v := math.Sqrt(a * b)
+			if m.Integer {
+				v = math.Round(v)
+			}
+			return v
+		}
+		var ts []float64
+		switch {
+		case i > 0:
+			ts = append(ts, mid(m.Targets[i-1], c.Target))
+		case i == 0:
+			ts = append(ts, mid(c.Target/2, c.Target))
+		}
+		if i >= 0 && i+1 < len(m.Targets) {
+			ts = append(ts, mid(c.Target, m.Targets[i+1]))
+		}
+		for _, t := range ts {
+			if t > 0 && t != c.Target {
+				d := c
+				d.Target = t
+				out = append(out, d)
+			}
+		}
+	}
+	q := int(math.Ceil(cold / 4))
+	for _, l := range []int{c.Lookahead - q, c.Lookahead + q} {
+		if l >= 0 {
+			d := c
+			d.Lookahead = l
+			out = append(out, d)
+		}
+	}
+	for _, w := range append(slices.Clone(sp.DownWindows), sp.FineDownWindows...) {
+		if w != c.DownWindow {
+			d := c
+			d.DownWindow = w
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// markFrontier sets Frontier on the rows no other row beats (misses no
+// more and costs no more, one of them strictly); of rows with the same
+// figures, the first.
+func markFrontier(rows []Row) {
+	for i := range rows {
+		a := rows[i].Screen
+		rows[i].Frontier = true
+		for j, o := range rows {
+			b := o.Screen
+			same := b.Misses == a.Misses && b.ReplicaMinutes == a.ReplicaMinutes
+			if (same && j < i) || (b.Misses <= a.Misses && b.ReplicaMinutes <= a.ReplicaMinutes && !same) {
+				rows[i].Frontier = false // beaten, or a tie listed already
+				break
+			}
+		}
+	}
+}
+
+// screening picks the sample the grid is screened on: the whole in-sample,
+// or its busiest, steepest and evenly spread windows.
+func screening(in trace.Source, cfg Config) ([]trace.Source, string, error) {
+	n, w := cfg.ScreenWindows, cfg.ScreenWindow
+	if in.Duration <= 2*float64(n)*w {
+		return []trace.Source{in}, "the whole in-sample part", nil
+	}
+	counts := make([]int, int(math.Ceil(in.Duration/w)))
+	rd, err := in.Open()
+	if err != nil {
+		return nil, "", err
+	}
+	defer rd.Close()
+	for {
+		q, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if i := int(q.Arrival / w); i >= 0 && i < len(counts) {
+			counts[i]++
+		}
+	}
+	pick := map[int]bool{}
+	busiest, steepest := 0, 1
+	for i := range counts {
+		if counts[i] > counts[busiest] {
+			busiest = i
+		}
+		if i > 0 && steepest < len(counts) && counts[i]-counts[i-1] > counts[steepest]-counts[steepest-1] {
+			steepest = i
+		}
+	}
+	pick[busiest] = true
+	if steepest < len(counts) {
+		pick[steepest] = true
+	}
+	for k := 0; len(pick) < n && k < len(counts); k++ {
+		pick[(k*len(counts)/n+len(counts)/(2*n))%len(counts)] = true
+	}
+	var idx []int
+	for i := range pick {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	var out []trace.Source
+	var names []string
+	for _, i := range idx {
+		a := float64(i) * w
+		out = append(out, trace.Window(in, a, a+w))
+		names = append(names, fmt.Sprintf("%gh", a/3600))
+	}
+	return out, fmt.Sprintf("%d windows of %gs of the in-sample part (starting at %s)", len(out), w, strings.Join(names, ", ")), nil
+}
+
+// evaluator runs replays on a pool of workers.
+type evaluator struct {
+	ctx     context.Context
+	cfg     Config
+	workers int
+	mu      sync.Mutex
+	done    int
+	total   int
+}
+
+type job struct {
+	pol replay.Policy
+	src trace.Source
+	out *replay.Result
+}
+
+func (e *evaluator) run(jobs []job) error {
+	e.mu.Lock()
+	e.total += len(jobs)
+	e.mu.Unlock()
+	ch := make(chan job)
+	errs := make([]error, e.workers)
+	var wg sync.WaitGroup
+	for w := range e.workers {
+		wg.Go(func() {
+			for j := range ch {
+				if errs[w] != nil {
+					continue
+				}
+				rc := e.cfg.Replay
+				rc.Timeline, rc.Progress = false, nil
+				r, err := replay.Run(e.ctx, j.src, j.pol, rc)
+				if err != nil {
+					errs[w] = err
+					continue
+				}
+				*j.out = r
+				e.mu.Lock()
+				e.done++
+				d, t := e.done, e.total
+				e.mu.Unlock()
+				if e.cfg.Progress != nil {
+					e.cfg.Progress(d, t)
+				}
+			}
+		})
+	}
+	for _, j := range jobs {
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// screen replays the candidates on the screening sample (sets[0]) and
+// its stressed copies (sets[1:]).
+func (e *evaluator) screen(cs []Candidate, sets [][]trace.Source) ([]Row, error) {
+	res := make([][][]replay.Result, len(cs))
+	var jobs []job
+	for i, c := range cs {
+		p, err := replay.ParsePolicy(c.Policy())
+		if err != nil {
+			return nil, fmt.Errorf("tune: search space: %w", err)
+		}
+		res[i] = make([][]replay.Result, len(sets))
+		for k, set := range sets {
+			res[i][k] = make([]replay.Result, len(set))
+			for l, s := range set {
+				jobs = append(jobs, job{pol: p, src: s, out: &res[i][k][l]})
+			}
+		}
+	}
+	if err := e.run(jobs); err != nil {
+		return nil, err
+	}
+	rows := make([]Row, len(cs))
+	for i, c := range cs {
+		rows[i] = Row{Policy: c.Policy(), Candidate: c, Screen: figures(res[i][0]...)}
+		for _, r := range res[i][1:] {
+			rows[i].screenStress = append(rows[i].screenStress, r)
+			rows[i].ScreenStress = append(rows[i].ScreenStress, figures(r...))
+		}
+	}
+	return rows, nil
+}
+
+// finalists replays rows on the whole in-sample part (unless the screen
+// was it) and on every variant of the held-out part.
+func (e *evaluator) finalists(rows []Row, in trace.Source, sameIn bool, variants [][]trace.Source) error {
+	type out struct {
+		in   replay.Result
+		vars [][]replay.Result
+	}
+	res := make([]out, len(rows))
+	var jobs []job
+	for i, r := range rows {
+		p, err := replay.ParsePolicy(r.Policy)
+		if err != nil {
+			return err
+		}
+		res[i].vars = make([][]replay.Result, len(variants))
+		if !sameIn {
+			jobs = append(jobs, job{pol: p, src: in, out: &res[i].in})
+		}
+		for k, vs := range variants {
+			res[i].vars[k] = make([]replay.Result, len(vs))
+			for l, v := range vs {
+				jobs = append(jobs, job{pol: p, src: v, out: &res[i].vars[k][l]})
+			}
+		}
+	}
+	if err := e.run(jobs); err != nil {
+		return err
+	}
+	for i := range rows {
+		f := rows[i].Screen
+		if !sameIn {
+			f = figures(res[i].in)
+		}
+		o := figures(res[i].vars[0]...)
+		rows[i].InSample, rows[i].OutOfSample = &f, &o
+		for k, v := range res[i].vars[1:] {
+			rows[i].Stress = append(rows[i].Stress, figures(append(slices.Clone(rows[i].screenStress[k]), v...)...))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package tune
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/replay"
+	"github.com/infscale/infscale/pkg/replica"
+	"github.com/infscale/infscale/pkg/trace"
+)
+
+// TestChoose: the rule takes the cheapest row that holds everywhere, not
+// the cheapest in sample.
+func TestChoose(t *testing.T) {
+	f := func(miss, rm float64) *Figures { return &Figures{MissPct: miss, ReplicaMinutes: rm} }
+	rows := []Row{
+		{Policy: "cheap", InSample: f(0, 10), OutOfSample: f(0.5, 3)},                                   // fails out of sample
+		{Policy: "stressed", InSample: f(0, 12), OutOfSample: f(0, 4), Stress: []Figures{{MissPct: 2}}}, // fails x2
+		{Policy: "robust", InSample: f(0.05, 15), OutOfSample: f(0.1, 5), Stress: []Figures{{MissPct: 0.1}}},
+		{Policy: "dear", InSample: f(0, 30), OutOfSample: f(0, 9), Stress: []Figures{{MissPct: 0}}},
+	}
+	if i, ok := Choose(rows, 0.1); !ok || rows[i].Policy != "robust" {
+		t.Errorf("chose %d (ok %v), want robust", i, ok)
+	}
+	// At a zero budget none of the first three holds (robust misses 0.05%
+	// in sample): the lowest worst miss wins, robust's 0.1% over cheap's
+	// 0.5% and stressed's 2%.
+	if i, ok := Choose(rows[:3], 0); ok || rows[i].Policy != "robust" {
+		t.Errorf("no row holds: chose %d (ok %v), want robust (worst 0.1%%)", i, ok)
+	}
+}
+
+// TestBlockLoads: the winner's serve block is a target pkg/config loads,
+// and it decides with the policy the replay ran.
+func TestBlockLoads(t *testing.T) {
+	c := Candidate{Metric: "queue", Target: 23, Lookahead: 91, DownWindow: 120}
+	f, err := config.Parse([]byte("prometheus:\n  url: http://prometheus:9090\n"+c.Block("chat", 8)), "tune.yaml")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, c.Block("chat", 8))
+	}
+	got, err := f.Targets[0].Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := replay.ParsePolicy(c.Policy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := p.Recommend
+	if len(got.Metrics) != 1 || got.Metrics[0] != want.Metrics[0] || got.Lookahead != 91*time.Second ||
+		*got.Behavior.ScaleDown.StabilizationWindowSeconds != 120 || *want.Behavior.ScaleDown.StabilizationWindowSeconds != 120 {
+		t.Errorf("loaded %+v, want the metric %+v, lookahead 91s, scale-down window 120 s", got, want.Metrics)
+	}
+}
+
+// TestWeekHoldsOutOfSample: tuned on the first 5 days of a synthetic week
+// (a daily cycle of 1 to 8 req/s on a replica of 8 batch slots, so the
+// fleet moves between 1 and 3 or more replicas), the winner's misses on the
+// last 2 days stay within the 0.1% budget, and the report shows in-sample
+// and out-of-sample figures.
+func TestWeekHoldsOutOfSample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("tunes on 5 days of traffic")
+	}
+	rc := replica.DefaultConfig()
+	rc.MaxNumSeqs = 8
+	m, err := replica.New(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	week, err := trace.Parse("synthetic:diurnal,trough=1,peak=8,duration=7d", trace.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := replay.Config{Model: m}
+	rep, err := Run(context.Background(), trace.Window(week, 0, 5*86400), Config{Replay: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Holds || rep.InSample.MissPct > 0.1 || rep.OutOfSample.MissPct > 0.1 || rep.InSample.Requests == 0 || rep.OutOfSample.Requests == 0 {
+		t.Errorf("winner %s: holds %v, in %+v, out %+v; want both within 0.1%%", rep.Policy, rep.Holds, rep.InSample, rep.OutOfSample)
+	}
+	pol, err := replay.ParsePolicy(rep.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := replay.Run(context.Background(), trace.Window(week, 5*86400, 7*86400), pol, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last.MissPct() > 0.1 || last.Peak < 2 {
+		t.Errorf("%s on the last 2 days: %.3f%% misses, peak %d; want within 0.1%% with more than one replica at the peak", rep.Policy, last.MissPct(), last.Peak)
+	}
+	var b bytes.Buffer
+	if err := rep.WriteText(&b, "week"); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(b.String())
+	for _, s := range []string{"in miss %", "out miss %", "winner: " + rep.Policy, "frontier", "stabilizationWindowSeconds"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("report lacks %q:\n%s", s, b.String())
+		}
+	}
+}
