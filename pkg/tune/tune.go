@@ -184,7 +184,7 @@ type Config struct {
 	// Finalists is how many candidates are replayed out of sample [3].
 	Finalists int
 	// ScreenWindows and ScreenWindow are the in-sample excerpts the grid is
-	// screened on when the in-sample is longer than twice their total: the
+	// screened on when the in-sample is longer than their total: the
 	// busiest and the steepest windows of ScreenWindow seconds, then
 	// evenly spread ones [4, 3600].
 	ScreenWindows int
@@ -586,7 +586,7 @@ func markFrontier(rows []Row) {
 // or its busiest, steepest and evenly spread windows.
 func screening(in trace.Source, cfg Config) ([]trace.Source, string, error) {
 	n, w := cfg.ScreenWindows, cfg.ScreenWindow
-	if in.Duration <= 2*float64(n)*w {
+	if in.Duration <= float64(n)*w {
 		return []trace.Source{in}, "the whole in-sample part", nil
 	}
 	counts := make([]int, int(math.Ceil(in.Duration/w)))
