@@ -629,11 +629,32 @@ func screening(in trace.Source, cfg Config) ([]trace.Source, string, error) {
 		idx = append(idx, i)
 	}
 	slices.Sort(idx)
+	// The windows are read into memory once (n x w seconds of requests):
+	// a window of a stream would skip everything before it on every pass.
+	reqs := make(map[int][]trace.Request, len(idx))
+	rd2, err := in.Open()
+	if err != nil {
+		return nil, "", err
+	}
+	defer rd2.Close()
+	for {
+		q, err := rd2.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if i := int(q.Arrival / w); pick[i] {
+			q.Arrival -= float64(i) * w
+			reqs[i] = append(reqs[i], q)
+		}
+	}
 	var out []trace.Source
 	var names []string
 	for _, i := range idx {
 		a := float64(i) * w
-		out = append(out, trace.Window(in, a, a+w))
+		out = append(out, trace.FromSlice(fmt.Sprintf("%s [%gs,%gs)", in.Name, a, a+w), w, reqs[i]))
 		names = append(names, fmt.Sprintf("%gh", a/3600))
 	}
 	return out, fmt.Sprintf("%d windows of %gs of the in-sample part (starting at %s)", len(out), w, strings.Join(names, ", ")), nil
