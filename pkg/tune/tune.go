@@ -244,7 +244,8 @@ type Row struct {
 	Holds bool `json:"holds"`
 
 	screenStress [][]replay.Result // per stress, per screening source
-	// Frontier: no screened row misses less at no more replica time.
+	// Frontier: no screened row has a lower worst miss % (the sample and
+	// its stressed copies) at no more replica time.
 	Frontier bool `json:"frontier"`
 }
 
@@ -483,6 +484,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 			rep.Frontier = append(rep.Frontier, r)
 		}
 	}
+	slices.SortStableFunc(rep.Frontier, func(a, b Row) int { return cmp.Compare(a.Screen.ReplicaMinutes, b.Screen.ReplicaMinutes) })
 	rep.Target = w.Candidate.Block("chat", max(2*w.InSample.Peak, 8))
 	return rep, nil
 }
@@ -564,17 +566,18 @@ func neighbours(c Candidate, sp Space, cold float64) []Candidate {
 	return out
 }
 
-// markFrontier sets Frontier on the rows no other row beats (misses no
-// more and costs no more, one of them strictly); of rows with the same
+// markFrontier sets Frontier on the rows no other row beats on the screen
+// (a worst miss % over the sample and its stressed copies no higher, and
+// no more replica time, one of them strictly); of rows with the same
 // figures, the first.
 func markFrontier(rows []Row) {
 	for i := range rows {
-		a := rows[i].Screen
+		am, ar := rows[i].screenWorst(), rows[i].Screen.ReplicaMinutes
 		rows[i].Frontier = true
 		for j, o := range rows {
-			b := o.Screen
-			same := b.Misses == a.Misses && b.ReplicaMinutes == a.ReplicaMinutes
-			if (same && j < i) || (b.Misses <= a.Misses && b.ReplicaMinutes <= a.ReplicaMinutes && !same) {
+			bm, br := o.screenWorst(), o.Screen.ReplicaMinutes
+			same := bm == am && br == ar
+			if (same && j < i) || (bm <= am && br <= ar && !same) {
 				rows[i].Frontier = false // beaten, or a tie listed already
 				break
 			}
