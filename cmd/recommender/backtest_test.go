@@ -74,6 +74,7 @@ func TestHistoryCommands(t *testing.T) {
 	t.Run("backtest", func(t *testing.T) { testBacktest(t, srv.URL, truth) })
 	t.Run("profile", func(t *testing.T) { testProfile(t, srv.URL, truth) })
 	t.Run("config", func(t *testing.T) { testBacktestConfig(t, srv.URL, truth) })
+	t.Run("tune", func(t *testing.T) { testTuneHistory(t, srv.URL, truth) })
 }
 
 // testBacktestConfig reads the Prometheus, selector and replicas query from

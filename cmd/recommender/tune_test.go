@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/infscale/infscale/internal/history"
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/replay"
@@ -66,5 +70,37 @@ func TestTuneBadInput(t *testing.T) {
 		if code := run(context.Background(), c.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, %q; want exit %d naming %s", c.args, code, errb.String(), exitInvalid, c.want)
 		}
+	}
+}
+
+// testTuneHistory tunes on 2 hours of the synthetic week's Prometheus
+// history (backtest's source flags): the rebuilt arrivals are split in
+// time and the winner is a policy simulate accepts.
+func testTuneHistory(t *testing.T, url string, truth history.Truth) {
+	day := truth.Start.Add(2 * 24 * time.Hour)
+	args := []string{"tune", "--prometheus-url", url, "--selector", `{namespace="llm"}`,
+		"--start", fmt.Sprint(day.Add(10 * time.Hour).Unix()), "--end", fmt.Sprint(day.Add(12 * time.Hour).Unix()), "--step", "2m",
+		"--finalists", "1", "--output", "json"}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rep struct {
+		Policy   string  `json:"policy"`
+		Split    float64 `json:"split_s"`
+		InSample struct {
+			Requests int64 `json:"requests"`
+		} `json:"in_sample"`
+		OutOfSample struct {
+			Requests int64 `json:"requests"`
+		} `json:"out_of_sample"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	// 2 h, the last quarter held out: the split at 1.5 h.
+	if _, err := replay.ParsePolicy(rep.Policy); err != nil || rep.Split != 1.5*3600 || rep.InSample.Requests == 0 || rep.OutOfSample.Requests == 0 {
+		t.Errorf("policy %q (%v), split %g s, requests in %d out %d; want a policy, the split at 5400 s and both parts non-empty",
+			rep.Policy, err, rep.Split, rep.InSample.Requests, rep.OutOfSample.Requests)
 	}
 }

@@ -78,9 +78,12 @@ func parseOptimal(full, s string, parts []part, off int) (Policy, error) {
 
 // newOptimal runs the search and returns the schedule.
 func newOptimal(e env) (Controller, error) {
-	ctx := context.Background()
+	ctx := e.cfg.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	prog := progressPhases(e.cfg.Progress)
-	plan, err := planGreedy(e, prog(0, 0.6))
+	plan, err := planGreedy(ctx, e, prog(0, 0.6))
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +330,7 @@ func (p *planner) fill(t float64) error {
 }
 
 // planGreedy is step 1: the fewest ready replicas per period.
-func planGreedy(e env, prog func(float64)) ([]int, error) {
+func planGreedy(ctx context.Context, e env, prog func(float64)) ([]int, error) {
 	rd, err := e.src.Open()
 	if err != nil {
 		return nil, err
@@ -356,8 +359,13 @@ func planGreedy(e env, prog func(float64)) ([]int, error) {
 		if t0 > max(end, p.last)+cfg.Drain {
 			break
 		}
-		if j&63 == 0 && end > 0 {
-			prog(t0 / end)
+		if j&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if end > 0 {
+				prog(t0 / end)
+			}
 		}
 		hi := base.spec() + base.held.n + 1
 		for _, q := range p.buf {

@@ -52,7 +52,8 @@ type Config struct {
 	// the trace's end (+Inf while unknown), from the policy's goroutine.
 	Progress func(now, end float64)
 
-	duration float64 // the trace's declared duration
+	duration float64         // the trace's declared duration
+	ctx      context.Context // Run's, for controllers that search before the replay (optimal)
 }
 
 // PrefillMode is how a replica schedules prompts beside running sequences.
@@ -242,6 +243,7 @@ type Controller interface {
 // Config, the policy failing to build, a trace error (naming file:line), or
 // ctx's error when cancelled.
 func Run(ctx context.Context, src trace.Source, pol Policy, cfg Config) (Result, error) {
+	cfg.ctx = ctx
 	s, err := newSim(src, pol, cfg)
 	if err != nil {
 		return Result{}, err

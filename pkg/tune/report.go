@@ -54,12 +54,12 @@ func (r Report) WriteText(w io.Writer, traceName string) error {
 		}
 		fmt.Fprintf(b, "  %v\n", f.Holds)
 	}
-	fmt.Fprintf(b, "\nfrontier (screening sample: no row misses less at no more replica time; stressed: the worst of its stressed copies)\n")
+	fmt.Fprintf(b, "\nfrontier (screening sample: no row has a lower worst miss %% over the sample and its stressed copies at no more replica time)\n")
 	width = len("policy")
 	for _, f := range r.Frontier {
 		width = max(width, len(f.Policy))
 	}
-	fmt.Fprintf(b, "%-*s  %10s %12s %18s\n", width, "policy", "miss %", "replica-min", "stressed miss %")
+	fmt.Fprintf(b, "%-*s  %10s %12s %18s\n", width, "policy", "miss %", "replica-min", "worst stressed %")
 	for _, f := range r.Frontier {
 		fmt.Fprintf(b, "%-*s  %10s %12.1f %18s\n", width, f.Policy, pct(f.Screen.MissPct), f.Screen.ReplicaMinutes, pct(f.screenWorst()))
 	}
@@ -68,9 +68,10 @@ func (r Report) WriteText(w io.Writer, traceName string) error {
 	return err
 }
 
-// Plot draws every screened row as miss % against replica-minutes (and
-// the worst miss % of its stressed copies), the frontier as a line, the
-// budget dashed and the winner marked; format is "png" or "svg".
+// Plot draws every screened row as miss % against replica-minutes (on the
+// sample, and the worst of the sample and its stressed copies), the
+// frontier of the worst as a line, the budget dashed and the winner
+// marked; format is "png" or "svg".
 func (r Report) Plot(w io.Writer, format string) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("tune: screened policies (budget %s misses)", pct(r.MaxMissPct))
@@ -78,9 +79,9 @@ func (r Report) Plot(w io.Writer, format string) error {
 	p.Y.Label.Text = "SLO misses (%)"
 	var all, stressed, front, win plotter.XYs
 	for _, row := range r.Rows {
-		xy := plotter.XY{X: row.Screen.ReplicaMinutes, Y: row.Screen.MissPct}
-		all = append(all, xy)
-		stressed = append(stressed, plotter.XY{X: row.Screen.ReplicaMinutes, Y: row.screenWorst()})
+		all = append(all, plotter.XY{X: row.Screen.ReplicaMinutes, Y: row.Screen.MissPct})
+		xy := plotter.XY{X: row.Screen.ReplicaMinutes, Y: row.screenWorst()}
+		stressed = append(stressed, xy)
 		if row.Frontier {
 			front = append(front, xy)
 		}
@@ -95,7 +96,7 @@ func (r Report) Plot(w io.Writer, format string) error {
 	}
 	sc.GlyphStyle.Radius = vg.Points(2)
 	p.Add(sc)
-	p.Legend.Add("screened", sc)
+	p.Legend.Add("screened: the sample", sc)
 	ss, err := plotter.NewScatter(stressed)
 	if err != nil {
 		return err
@@ -104,7 +105,7 @@ func (r Report) Plot(w io.Writer, format string) error {
 	ss.GlyphStyle.Radius = vg.Points(2)
 	ss.GlyphStyle.Color = plotutil.Color(3)
 	p.Add(ss)
-	p.Legend.Add("worst stressed copy", ss)
+	p.Legend.Add("screened: worst of the sample and its stressed copies", ss)
 	if len(front) > 0 {
 		l, err := plotter.NewLine(front)
 		if err != nil {
@@ -112,7 +113,7 @@ func (r Report) Plot(w io.Writer, format string) error {
 		}
 		l.Color = plotutil.Color(1)
 		p.Add(l)
-		p.Legend.Add("frontier", l)
+		p.Legend.Add("frontier (worst)", l)
 	}
 	if len(win) > 0 {
 		ws, err := plotter.NewScatter(win)

@@ -184,7 +184,7 @@ type Config struct {
 	// Finalists is how many candidates are replayed out of sample [3].
 	Finalists int
 	// ScreenWindows and ScreenWindow are the in-sample excerpts the grid is
-	// screened on when the in-sample is longer than twice their total: the
+	// screened on when the in-sample is longer than their total: the
 	// busiest and the steepest windows of ScreenWindow seconds, then
 	// evenly spread ones [4, 3600].
 	ScreenWindows int
@@ -244,7 +244,8 @@ type Row struct {
 	Holds bool `json:"holds"`
 
 	screenStress [][]replay.Result // per stress, per screening source
-	// Frontier: no screened row misses less at no more replica time.
+	// Frontier: no screened row has a lower worst miss % (the sample and
+	// its stressed copies) at no more replica time.
 	Frontier bool `json:"frontier"`
 }
 
@@ -483,6 +484,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 			rep.Frontier = append(rep.Frontier, r)
 		}
 	}
+	slices.SortStableFunc(rep.Frontier, func(a, b Row) int { return cmp.Compare(a.Screen.ReplicaMinutes, b.Screen.ReplicaMinutes) })
 	rep.Target = w.Candidate.Block("chat", max(2*w.InSample.Peak, 8))
 	return rep, nil
 }
@@ -564,17 +566,18 @@ func neighbours(c Candidate, sp Space, cold float64) []Candidate {
 	return out
 }
 
-// markFrontier sets Frontier on the rows no other row beats (misses no
-// more and costs no more, one of them strictly); of rows with the same
+// markFrontier sets Frontier on the rows no other row beats on the screen
+// (a worst miss % over the sample and its stressed copies no higher, and
+// no more replica time, one of them strictly); of rows with the same
 // figures, the first.
 func markFrontier(rows []Row) {
 	for i := range rows {
-		a := rows[i].Screen
+		am, ar := rows[i].screenWorst(), rows[i].Screen.ReplicaMinutes
 		rows[i].Frontier = true
 		for j, o := range rows {
-			b := o.Screen
-			same := b.Misses == a.Misses && b.ReplicaMinutes == a.ReplicaMinutes
-			if (same && j < i) || (b.Misses <= a.Misses && b.ReplicaMinutes <= a.ReplicaMinutes && !same) {
+			bm, br := o.screenWorst(), o.Screen.ReplicaMinutes
+			same := bm == am && br == ar
+			if (same && j < i) || (bm <= am && br <= ar && !same) {
 				rows[i].Frontier = false // beaten, or a tie listed already
 				break
 			}
@@ -586,7 +589,7 @@ func markFrontier(rows []Row) {
 // or its busiest, steepest and evenly spread windows.
 func screening(in trace.Source, cfg Config) ([]trace.Source, string, error) {
 	n, w := cfg.ScreenWindows, cfg.ScreenWindow
-	if in.Duration <= 2*float64(n)*w {
+	if in.Duration <= float64(n)*w {
 		return []trace.Source{in}, "the whole in-sample part", nil
 	}
 	counts := make([]int, int(math.Ceil(in.Duration/w)))
@@ -629,11 +632,32 @@ func screening(in trace.Source, cfg Config) ([]trace.Source, string, error) {
 		idx = append(idx, i)
 	}
 	slices.Sort(idx)
+	// The windows are read into memory once (n x w seconds of requests):
+	// a window of a stream would skip everything before it on every pass.
+	reqs := make(map[int][]trace.Request, len(idx))
+	rd2, err := in.Open()
+	if err != nil {
+		return nil, "", err
+	}
+	defer rd2.Close()
+	for {
+		q, err := rd2.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if i := int(q.Arrival / w); pick[i] {
+			q.Arrival -= float64(i) * w
+			reqs[i] = append(reqs[i], q)
+		}
+	}
 	var out []trace.Source
 	var names []string
 	for _, i := range idx {
 		a := float64(i) * w
-		out = append(out, trace.Window(in, a, a+w))
+		out = append(out, trace.FromSlice(fmt.Sprintf("%s [%gs,%gs)", in.Name, a, a+w), w, reqs[i]))
 		names = append(names, fmt.Sprintf("%gh", a/3600))
 	}
 	return out, fmt.Sprintf("%d windows of %gs of the in-sample part (starting at %s)", len(out), w, strings.Join(names, ", ")), nil
