@@ -175,14 +175,23 @@ func twoWeeks(p *Profile) {
 	}
 }
 
-// hourly builds Build's input from a rate function over n hours from
-// Monday 00:00 (one step per hour).
-func hourly(n int, rate func(t time.Time) float64) []float64 {
+// hourlyFloor profiles n hours from Monday 00:00 at the given rate (one
+// step per hour) and proposes the floor at 2 req/s per replica, fraction 1.
+func hourlyFloor(t *testing.T, n int, rate func(t time.Time) float64) Floor {
+	t.Helper()
 	a := make([]float64, n+1)
 	for j := 1; j <= n; j++ {
 		a[j] = rate(monday.Add(time.Duration(j-1)*time.Hour)) * 3600
 	}
-	return a
+	p, err := Build(monday, time.Hour, a, nil, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ProposeFloor(p, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // TestFloorNeedsRecurrence: one week at 1 req/s, a daily peak of 8 req/s
@@ -193,7 +202,7 @@ func hourly(n int, rate func(t time.Time) float64) []float64 {
 // spike would be floor(20/2) = 10 but 15:00 reaches 2 req/s (one replica's
 // worth) on 1 day only: no window.
 func TestFloorNeedsRecurrence(t *testing.T) {
-	a := hourly(7*24, func(t time.Time) float64 {
+	f := hourlyFloor(t, 7*24, func(t time.Time) float64 {
 		switch {
 		case t.Hour() == 10:
 			return 8
@@ -202,14 +211,6 @@ func TestFloorNeedsRecurrence(t *testing.T) {
 		}
 		return 1
 	})
-	p, err := Build(monday, time.Hour, a, nil, time.UTC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := ProposeFloor(p, 2, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if f.Min[time.Wednesday][15] != 0 || f.Support[time.Wednesday][15] != 0 {
 		t.Errorf("Wednesday 15:00 floor %d (support %d), want 0: one spike is not a schedule",
 			f.Min[time.Wednesday][15], f.Support[time.Wednesday][15])
@@ -237,20 +238,12 @@ func TestFloorRecursWeekly(t *testing.T) {
 		{2, []Window{{From: time.Wednesday, To: time.Wednesday, Hour: 15, Hours: 1, Min: 10, Support: 2}}},
 		{1, nil},
 	} {
-		a := hourly(14*24, func(t time.Time) float64 {
+		f := hourlyFloor(t, 14*24, func(t time.Time) float64 {
 			if t.Weekday() == time.Wednesday && t.Hour() == 15 && t.Before(monday.AddDate(0, 0, 7*tc.weeks)) {
 				return 20
 			}
 			return 1
 		})
-		p, err := Build(monday, time.Hour, a, nil, time.UTC)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := ProposeFloor(p, 2, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
 		if ws := f.Windows(1); !slices.Equal(ws, tc.want) {
 			t.Errorf("spike in %d of 2 weeks: windows %+v, want %+v", tc.weeks, ws, tc.want)
 		}

@@ -30,7 +30,18 @@ func TestDemoTranscript(t *testing.T) {
 	if _, err := RunDemo(t.Context(), &out, DemoOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	doc, err := os.ReadFile(demoDoc)
+	s, i, j := demoDocBlock(t)
+	block := demoBegin + "\n```\n$ infscale serve --demo\n" + out.String() + "```\n"
+	if err := os.WriteFile(demoDoc, []byte(s[:i]+block+s[j:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// demoDocBlock reads docs/serve.md and finds its transcript markers: the
+// text, the index of demoBegin and of demoEnd.
+func demoDocBlock(t *testing.T) (string, int, int) {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.FromSlash(demoDoc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,10 +50,7 @@ func TestDemoTranscript(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("%s lacks the markers %q ... %q", demoDoc, demoBegin, demoEnd)
 	}
-	block := demoBegin + "\n```\n$ infscale serve --demo\n" + out.String() + "```\n"
-	if err := os.WriteFile(demoDoc, []byte(s[:i]+block+s[j:]), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return s, i, j
 }
 
 // demoNumber is a number or a duration such as 1m0s, 1.6s or 0.021s.
@@ -65,15 +73,7 @@ func demoShape(line string) (string, bool) {
 // doc has the real rows' shape.
 func checkDemoTranscript(t *testing.T, real string) {
 	t.Helper()
-	doc, err := os.ReadFile(filepath.FromSlash(demoDoc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(doc)
-	i, j := strings.Index(s, demoBegin), strings.Index(s, demoEnd)
-	if i < 0 || j < i {
-		t.Fatalf("%s lacks the markers %q ... %q", demoDoc, demoBegin, demoEnd)
-	}
+	s, i, j := demoDocBlock(t)
 	block := strings.TrimSuffix(strings.TrimPrefix(s[i+len(demoBegin):j], "\n```\n$ infscale serve --demo\n"), "```\n")
 	frame := func(text string, check bool) []string {
 		var out []string
