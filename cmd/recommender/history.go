@@ -20,12 +20,11 @@ import (
 type HistoryCmd struct {
 	Data        string        `required:"" placeholder:"DIR" help:"TSDB directory to create (must not exist, or be empty); start Prometheus with --storage.tsdb.path=DIR."`
 	Promtool    string        `default:"promtool" placeholder:"PATH" help:"promtool binary (default ${default} from PATH; make tools builds tools/bin/promtool)."`
-	Days        int           `default:"7" help:"Days of history, ending at the current hour."`
+	Days        int           `default:"7" help:"Days of history, ending at the hour of --end."`
+	End         string        `default:"now" placeholder:"T" help:"End of the history, truncated to the hour: unix seconds, RFC3339, or relative to now (default ${default})."`
 	Scrape      time.Duration `default:"60s" placeholder:"D" help:"Scrape interval of the synthetic series (default ${default})."`
 	Seed        uint64        `default:"1" help:"Seed of the arrivals."`
 	OpenMetrics string        `name:"openmetrics" placeholder:"FILE" help:"Also keep the OpenMetrics text that was backfilled in FILE."`
-
-	now func() time.Time // the clock (tests set it)
 }
 
 // Run writes the OpenMetrics text, backfills it and says what to run next.
@@ -45,11 +44,11 @@ func (c *HistoryCmd) Run(e *env) error {
 	if err != nil {
 		return invalidf("--promtool %s: %v (make tools builds tools/bin/promtool; pass --promtool tools/bin/promtool)", c.Promtool, err)
 	}
-	now := time.Now
-	if c.now != nil {
-		now = c.now
+	end, err := parseTime(c.End, time.Now())
+	if err != nil {
+		return invalidf("--end %v", err)
 	}
-	end := now().UTC().Truncate(time.Hour)
+	end = end.UTC().Truncate(time.Hour)
 	cfg := history.Config{Start: end.AddDate(0, 0, -c.Days), Days: c.Days, Scrape: c.Scrape, Seed: c.Seed}
 
 	om := c.OpenMetrics
