@@ -257,7 +257,7 @@ func (c *BacktestCmd) Run(e *env) error {
 	}
 	rep.Fetch = st
 	if c.Plot != "" {
-		if err := plotBacktest(c.Plot, rep, c.SLOTTFT.Seconds()); err != nil {
+		if err := plotBacktest(e.stderr, c.Plot, rep, c.SLOTTFT.Seconds()); err != nil {
 			return fmt.Errorf("--plot: %w", err)
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,10 +11,11 @@ import (
 	"github.com/infscale/infscale/pkg/replay"
 )
 
-// plotBacktest draws the report with replay.Plot: arrivals (the
-// reconstructed load), the replicas of the actual timeline (the "actual"
-// line) and of each policy, and TTFT p95 per period against the SLO.
-func plotBacktest(path string, rep backtest.Report, slo float64) error {
+// plotBacktest draws the report with replay.PlotAt, dated from the
+// history's start: arrivals (the reconstructed load), the replicas of the
+// actual timeline (the "actual" line) and of each policy, and TTFT p95 per
+// period against the SLO; the path written is reported on w.
+func plotBacktest(w io.Writer, path string, rep backtest.Report, slo float64) error {
 	var results []replay.Result
 	if a := rep.Actual.Simulated; a != nil {
 		results = append(results, *a)
@@ -26,9 +28,13 @@ func plotBacktest(path string, rep backtest.Report, slo float64) error {
 		return err
 	}
 	format := strings.TrimPrefix(filepath.Ext(path), ".")
-	if err := replay.Plot(f, format, results, slo); err != nil {
+	if err := replay.PlotAt(f, format, results, slo, rep.Start); err != nil {
 		f.Close()
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "plot: wrote %s\n", path)
+	return err
 }

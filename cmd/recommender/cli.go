@@ -33,6 +33,7 @@ type CLI struct {
 	Profile  ProfileCmd  `cmd:"" help:"Arrival rate by hour of day and day of week from Prometheus history, a proposed schedule floor (config schedule: and KEDA cron), and reactive vs schedule vs both replayed."`
 	Tune     TuneCmd     `cmd:"" help:"Search policies on a trace or Prometheus history for the cheapest within a miss budget that holds out of sample and under stress; print the winner as a serve target."`
 	Fleet    FleetCmd    `cmd:"" help:"Run a simulated vLLM fleet on loopback (vLLM-named /metrics per replica), optionally following infscale_desired_replicas."`
+	History  HistoryCmd  `cmd:"" help:"Write a synthetic week of a vLLM Deployment's metrics into a Prometheus TSDB directory (promtool backfill), to try backtest and profile in minutes."`
 }
 
 // env is what every subcommand's Run receives: the streams and the context.

@@ -197,6 +197,14 @@ func (o profileOut) writeText(w io.Writer) error {
 		p.PeakHour, p.HourOfDay[p.PeakHour], fmtPct(p.WeekendRatio), fmtPct(p.VarianceExplained))
 	fmt.Fprintf(w, "one replica: %.0f requests in flight (%s) / %.2f s per request = %.2f req/s; floor = floor(%.2f x rate / %.2f)\n",
 		o.conc, o.how, o.latency, o.conc/o.latency, o.fraction, o.conc/o.latency)
+	fmt.Fprintf(w, "\nwindows that recur (the same hour on >= %d days, or the same weekday and hour in >= %d weeks):\n",
+		seasonal.MinDays, seasonal.MinWeeks)
+	if len(o.windows) == 0 {
+		fmt.Fprintln(w, "  none: no hour needs more than the policy's min on enough days")
+	}
+	for _, x := range o.windows {
+		fmt.Fprintf(w, "  %-16s for %2dh at %d replicas: %d occurrences support it\n", x.Cron(), x.Hours, x.Min, x.Support)
+	}
 	fmt.Fprintf(w, "\nproposed schedule floor (the target's `schedule:` in serve's config):\n")
 	seasonal.WriteScheduleYAML(w, o.windows, o.zone)
 	fmt.Fprintf(w, "\nthe same floor as KEDA cron triggers (beside the prometheus trigger; KEDA takes the largest):\n")
@@ -245,10 +253,11 @@ func (o profileOut) writeJSON(w io.Writer) error {
 		Min      int    `json:"min"`
 		EndCron  string `json:"end_cron"`
 		Timezone string `json:"timezone"`
+		Support  int    `json:"support"`
 	}
 	wins := []win{}
 	for _, x := range o.windows {
-		wins = append(wins, win{x.Cron(), fmt.Sprintf("%dh", x.Hours), x.Min, x.EndCron(), o.zone})
+		wins = append(wins, win{x.Cron(), fmt.Sprintf("%dh", x.Hours), x.Min, x.EndCron(), o.zone, x.Support})
 	}
 	out := map[string]any{
 		"start": o.start, "end": o.end, "days": p.Days, "timezone": o.zone,

@@ -61,21 +61,27 @@ func testProfile(t *testing.T, url string, truth history.Truth) {
 	if p.Floor["Mon"][15] <= p.Floor["Sat"][15] || p.Floor["Mon"][15] <= p.Floor["Mon"][3] {
 		t.Errorf("floors Mon 15h %d, Sat 15h %d, Mon 3h %d: want the weekday peak highest", p.Floor["Mon"][15], p.Floor["Sat"][15], p.Floor["Mon"][3])
 	}
-	if len(p.Schedule) == 0 {
-		t.Error("no schedule windows")
+	// The Wednesday spike happens once: no window may come from it (a window
+	// must recur, seasonal.MinDays / MinWeeks).
+	spike := truth.Spike[0].UTC()
+	for _, w := range p.Schedule {
+		if w.Cron == fmt.Sprintf("0 %d * * %d", spike.Hour(), spike.Weekday()) {
+			t.Errorf("window %s at %d: proposed from the one spike", w.Cron, w.Min)
+		}
 	}
 
-	// One day with the replays: reactive only, schedule only, both. With
+	// Three days with the replays: reactive only, schedule only, both
+	// (three, as a window must recur on seasonal.MinDays days). With
 	// queue:8 a replica holds 8 requests, about 4 req/s, so the afternoon
 	// (about 20 req/s) gets a floor of floor(0.8 × 20 / 4) = 3-4 replicas.
 	day := truth.Start.Add(24 * time.Hour)
 	args = []string{"profile", "--prometheus-url", url, "--selector", `{namespace="llm"}`,
-		"--start", fmt.Sprint(day.Unix()), "--end", fmt.Sprint(day.Add(24 * time.Hour).Unix()), "--step", "2m", "--policy", "queue:8"}
+		"--start", fmt.Sprint(day.Unix()), "--end", fmt.Sprint(day.Add(3 * 24 * time.Hour).Unix()), "--step", "2m", "--policy", "queue:8"}
 	out.Reset()
 	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	for _, s := range []string{"schedule:", "type: cron", "queue:8 (reactive only)", "schedule only", "queue:8 + schedule", "peak hour"} {
+	for _, s := range []string{"occurrences support it", "schedule:", "type: cron", "queue:8 (reactive only)", "schedule only", "queue:8 + schedule", "peak hour"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("text output lacks %q", s)
 		}

@@ -121,6 +121,7 @@ func (c *SimulateCmd) Run(e *env) error {
 		if err := f.Close(); err != nil {
 			return fmt.Errorf("--plot %s: %w", c.Plot, err)
 		}
+		fmt.Fprintf(e.stderr, "plot: wrote %s\n", c.Plot)
 	}
 	rows := make([]replay.Row, len(results))
 	for i, r := range results {

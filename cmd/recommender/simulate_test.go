@@ -113,6 +113,9 @@ func TestSimulatePlot(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", name, code, errs)
 		}
+		if !strings.Contains(errs, "plot: wrote "+f) {
+			t.Errorf("stderr %q does not name the file written", errs)
+		}
 		st, err := os.Stat(f)
 		if err != nil || st.Size() < 1000 {
 			t.Errorf("%s: %v, size %v", name, err, st)

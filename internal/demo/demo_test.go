@@ -33,4 +33,6 @@ func TestDemo(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
+	// docs/serve.md shows a 60 s run: the same lines, numbers aside.
+	checkDemoTranscript(t, out.String())
 }

@@ -2,8 +2,12 @@ package replay
 
 import (
 	"bytes"
+	"fmt"
+	"image/color"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPlotLegendOnceAndUnits: the policies' legend is drawn once (in the
@@ -29,6 +33,53 @@ func TestPlotLegendOnceAndUnits(t *testing.T) {
 	for _, want := range []string{"time (h)", "TTFT p95 (s); dashed: SLO 2s"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("SVG lacks %q", want)
+		}
+	}
+}
+
+// TestPlotDatesCutLegendColours: a backtest's plot (PlotAt with the
+// history's start, 2026-01-05 00:00 UTC, a Monday) over 2 days has dates on
+// the time axis; 12 policies asking for 3 replicas, one of them 100 for a
+// single period, put the replicas axis at ceil(1.15 x 3) = 4 (the 99th
+// percentile of 12 x 11,520 values is 3) and say the peak was cut; each
+// policy is in the legend once, in a colour of its own.
+func TestPlotDatesCutLegendColours(t *testing.T) {
+	start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	var res []Result
+	for i := range 12 {
+		var tl []Sample
+		for s := 15.0; s <= 2*86400; s += 15 {
+			d := 3
+			if i == 0 && s == 3600 {
+				d = 100
+			}
+			tl = append(tl, Sample{T: s, ArrivalRate: 5, Desired: d, TTFTP95: 0.05 + 0.01*float64(i)})
+		}
+		res = append(res, Result{Policy: fmt.Sprintf("policy-%02d", i), Trace: "t", Timeline: tl})
+	}
+	var b bytes.Buffer
+	if err := PlotAt(&b, "svg", res, 2, start); err != nil {
+		t.Fatal(err)
+	}
+	svg := b.String()
+	for _, want := range []string{"Jan 06", "cut at 4; peak 100", "time (UTC)"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+	for _, r := range res {
+		if n := strings.Count(svg, r.Policy); n != 1 {
+			t.Errorf("%s appears %d times, want once (the legend)", r.Policy, n)
+		}
+	}
+	seen := map[color.NRGBA]int{}
+	for i := range 12 {
+		if j, ok := seen[plotColor(i)]; ok {
+			t.Errorf("policies %d and %d share a colour", j, i)
+		}
+		seen[plotColor(i)] = i
+		if i > 0 && slices.Equal(plotDashes(i), plotDashes(i-1)) {
+			t.Errorf("policies %d and %d share dashes", i-1, i)
 		}
 	}
 }

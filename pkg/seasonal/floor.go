@@ -3,6 +3,7 @@ package seasonal
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -11,14 +12,30 @@ type Floor struct {
 	Location *time.Location
 	// Min[d][h] is the floor on weekday d (Sunday 0) at hour h.
 	Min [7][24]int
+	// Support[d][h] is the number of occurrences that carry Min[d][h]: the
+	// days whose hour h had at least the floor's traffic, or the weeks
+	// whose weekday d at hour h had it, whichever is larger (0 when Min is 0).
+	Support [7][24]int
 }
+
+// A floor must recur to be proposed: the same hour on at least MinDays
+// days of the history, or the same weekday and hour in at least MinWeeks
+// weeks. One spike is not a schedule.
+const (
+	MinDays  = 3
+	MinWeeks = 2
+)
 
 // ProposeFloor turns the profile into a floor: at each weekday and hour,
 // floor(fraction × rate / perReplica) replicas, where perReplica is the
 // arrival rate one replica sustains at the policy's target (requests/s,
 // e.g. target concurrency / request latency by Little's law) and fraction
 // (0 < f <= 1) keeps the floor below the expected need so the reactive
-// policy still scales on the rest. Errors: perReplica or fraction out of range.
+// policy still scales on the rest. The floor is then lowered to the
+// largest value that recurs: m replicas at (d, h) need m × perReplica /
+// fraction requests/s on MinDays days at hour h, or on MinWeeks
+// occurrences of weekday d at hour h (Profile.Occurrences); Support
+// counts them. Errors: perReplica or fraction out of range.
 func ProposeFloor(p Profile, perReplica, fraction float64) (Floor, error) {
 	if !(perReplica > 0) || math.IsInf(perReplica, 0) {
 		return Floor{}, fmt.Errorf("requests per second per replica %g: want > 0", perReplica)
@@ -33,10 +50,49 @@ func ProposeFloor(p Profile, perReplica, fraction float64) (Floor, error) {
 			if math.IsNaN(r) {
 				continue
 			}
-			f.Min[d][h] = int(min(math.Floor(fraction*r/perReplica+1e-9), math.MaxInt32))
+			m := int(min(math.Floor(fraction*r/perReplica+1e-9), math.MaxInt32))
+			f.Min[d][h], f.Support[d][h] = recurring(p, d, h, m, perReplica/fraction)
 		}
 	}
 	return f, nil
+}
+
+// recurring lowers m to the largest floor whose traffic (m × perFloor
+// requests/s) recurs at weekday d, hour h, and returns it with its support.
+// The traffic that recurs is the MinWeeks-th largest rate of weekday d at
+// hour h, or the MinDays-th largest of hour h over all days.
+func recurring(p Profile, d, h, m int, perFloor float64) (int, int) {
+	var day []float64
+	for d2 := range 7 {
+		day = append(day, p.Occurrences[d2][h]...)
+	}
+	week := p.Occurrences[d][h]
+	r := max(kthLargest(week, MinWeeks), kthLargest(day, MinDays))
+	m = min(m, int(min(math.Floor(r/perFloor+1e-9), math.MaxInt32)))
+	if m <= 0 {
+		return 0, 0
+	}
+	need := float64(m)*perFloor - 1e-9
+	return m, max(countAtLeast(week, need), countAtLeast(day, need))
+}
+
+// kthLargest is the k-th largest of rates (k >= 1), 0 when there are fewer.
+func kthLargest(rates []float64, k int) float64 {
+	if len(rates) < k {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(rates))
+	return s[len(s)-k]
+}
+
+func countAtLeast(rates []float64, v float64) int {
+	n := 0
+	for _, r := range rates {
+		if r >= v {
+			n++
+		}
+	}
+	return n
 }
 
 // Cap limits every hour's floor to n replicas (the policy's max: a
@@ -56,6 +112,9 @@ type Window struct {
 	Hour     int
 	Hours    int
 	Min      int
+	// Support is the fewest occurrences carrying any hour of the window
+	// (Floor.Support).
+	Support int
 }
 
 // Cron is the window's 5-field cron expression ("0 8 * * 1-5").
@@ -97,15 +156,18 @@ func (w Window) EndCron() string {
 func (f Floor) Windows(above int) []Window {
 	type key struct{ hour, hours, min int }
 	perDay := [7][]key{}
+	support := [7][]int{}
 	for d := range 7 {
 		for h := 0; h < 24; {
-			m := f.Min[d][h]
+			m, sup := f.Min[d][h], f.Support[d][h]
 			e := h + 1
 			for e < 24 && f.Min[d][e] == m {
+				sup = min(sup, f.Support[d][e])
 				e++
 			}
 			if m > above {
 				perDay[d] = append(perDay[d], key{h, e - h, m})
+				support[d] = append(support[d], sup)
 			}
 			h = e
 		}
@@ -121,7 +183,7 @@ func (f Floor) Windows(above int) []Window {
 				continue
 			}
 			used[[2]int{d, k}] = true
-			to := d
+			to, sup := d, support[d][k]
 			for _, d2 := range order[i+1:] {
 				if d2 == 0 {
 					break
@@ -136,9 +198,9 @@ func (f Floor) Windows(above int) []Window {
 					break
 				}
 				used[[2]int{d2, found}] = true
-				to = d2
+				to, sup = d2, min(sup, support[d2][found])
 			}
-			out = append(out, Window{From: time.Weekday(d), To: time.Weekday(to), Hour: w.hour, Hours: w.hours, Min: w.min})
+			out = append(out, Window{From: time.Weekday(d), To: time.Weekday(to), Hour: w.hour, Hours: w.hours, Min: w.min, Support: sup})
 		}
 	}
 	return out

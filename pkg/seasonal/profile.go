@@ -15,6 +15,10 @@ type Profile struct {
 	// the hours of data averaged.
 	Rate  [7][24]float64
 	Hours [7][24]float64
+	// Occurrences[d][h] is the rate of each clock hour of data that fell on
+	// weekday d at hour h, oldest first (one per week of history): what a
+	// floor's recurrence is counted on (ProposeFloor).
+	Occurrences [7][24][]float64
 	// HourOfDay is the mean rate per hour over all days; DayOfWeek the mean
 	// rate per weekday. NaN without data.
 	HourOfDay [24]float64
@@ -86,6 +90,7 @@ func Build(start time.Time, step time.Duration, arrivals []float64, known []bool
 	total := 0.0
 	for _, o := range data {
 		sumDH[o.d][o.h] += o.r
+		p.Occurrences[o.d][o.h] = append(p.Occurrences[o.d][o.h], o.r)
 		p.Hours[o.d][o.h]++
 		sumH[o.h] += o.r
 		nH[o.h]++

@@ -2,6 +2,7 @@ package seasonal
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,8 +88,9 @@ func TestFloorWindowsAndRendering(t *testing.T) {
 			}
 		}
 	}
+	twoWeeks(&p)
 	// 10 req/s, 2 req/s per replica, 80%: floor(0.8 × 5) = 4; 1 req/s:
-	// floor(0.4) = 0.
+	// floor(0.4) = 0. Each hour recurs in both weeks.
 	f, err := ProposeFloor(p, 2, 0.8)
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +145,7 @@ func TestFloorCappedAtMax(t *testing.T) {
 			p.Rate[d][h] = 10
 		}
 	}
+	twoWeeks(&p)
 	f, err := ProposeFloor(p, 2, 0.8)
 	if err != nil {
 		t.Fatal(err)
@@ -160,5 +163,89 @@ func TestFloorCappedAtMax(t *testing.T) {
 	}
 	if v := huge.Min[time.Monday][9]; v != math.MaxInt32 {
 		t.Errorf("floor at 1e-300 req/s per replica: %d, want %d (bounded, not overflowed)", v, math.MaxInt32)
+	}
+}
+
+// twoWeeks gives a hand-set profile two identical weeks of occurrences.
+func twoWeeks(p *Profile) {
+	for d := range 7 {
+		for h := range 24 {
+			p.Occurrences[d][h] = []float64{p.Rate[d][h], p.Rate[d][h]}
+		}
+	}
+}
+
+// hourlyFloor profiles n hours from Monday 00:00 at the given rate (one
+// step per hour) and proposes the floor at 2 req/s per replica, fraction 1.
+func hourlyFloor(t *testing.T, n int, rate func(t time.Time) float64) Floor {
+	t.Helper()
+	a := make([]float64, n+1)
+	for j := 1; j <= n; j++ {
+		a[j] = rate(monday.Add(time.Duration(j-1)*time.Hour)) * 3600
+	}
+	p, err := Build(monday, time.Hour, a, nil, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ProposeFloor(p, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestFloorNeedsRecurrence: one week at 1 req/s, a daily peak of 8 req/s
+// at 10:00 on all 7 days, and one Wednesday spike of 20 req/s at 15:00.
+// At 2 req/s per replica and fraction 1: the baseline needs floor(1/2) = 0;
+// the daily peak floor(8/2) = 4 recurs on 7 days (>= MinDays), so it is
+// proposed at 10:00 (Monday..Saturday, Sunday alone) with support 7; the
+// spike would be floor(20/2) = 10 but 15:00 reaches 2 req/s (one replica's
+// worth) on 1 day only: no window.
+func TestFloorNeedsRecurrence(t *testing.T) {
+	f := hourlyFloor(t, 7*24, func(t time.Time) float64 {
+		switch {
+		case t.Hour() == 10:
+			return 8
+		case t.Weekday() == time.Wednesday && t.Hour() == 15:
+			return 20
+		}
+		return 1
+	})
+	if f.Min[time.Wednesday][15] != 0 || f.Support[time.Wednesday][15] != 0 {
+		t.Errorf("Wednesday 15:00 floor %d (support %d), want 0: one spike is not a schedule",
+			f.Min[time.Wednesday][15], f.Support[time.Wednesday][15])
+	}
+	ws := f.Windows(1)
+	if len(ws) != 2 {
+		t.Fatalf("windows %+v, want the daily 10:00 peak only (1-6 and 0)", ws)
+	}
+	for i, want := range []string{"0 10 * * 1-6", "0 10 * * 0"} {
+		if w := ws[i]; w.Cron() != want || w.Hours != 1 || w.Min != 4 || w.Support != 7 {
+			t.Errorf("window %d = %+v (%s), want %s for 1h at 4, support 7", i, w, w.Cron(), want)
+		}
+	}
+}
+
+// TestFloorRecursWeekly: two weeks at 1 req/s with a 20 req/s Wednesday
+// 15:00 in both: 15:00 reaches the spike on 2 days only (< MinDays), but
+// Wednesday 15:00 recurs in 2 weeks (MinWeeks): floor(20/2) = 10, support
+// 2. With the spike in the first week only there is no window.
+func TestFloorRecursWeekly(t *testing.T) {
+	for _, tc := range []struct {
+		weeks int
+		want  []Window
+	}{
+		{2, []Window{{From: time.Wednesday, To: time.Wednesday, Hour: 15, Hours: 1, Min: 10, Support: 2}}},
+		{1, nil},
+	} {
+		f := hourlyFloor(t, 14*24, func(t time.Time) float64 {
+			if t.Weekday() == time.Wednesday && t.Hour() == 15 && t.Before(monday.AddDate(0, 0, 7*tc.weeks)) {
+				return 20
+			}
+			return 1
+		})
+		if ws := f.Windows(1); !slices.Equal(ws, tc.want) {
+			t.Errorf("spike in %d of 2 weeks: windows %+v, want %+v", tc.weeks, ws, tc.want)
+		}
 	}
 }

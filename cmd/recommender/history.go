@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/infscale/infscale/internal/history"
+)
+
+// HistoryCmd is `infscale history`: a synthetic week of a vLLM Deployment's
+// metrics (internal/history: a daily cycle, a weekend dip, one spike, a pod
+// restart, a rollout, a scrape gap) written into a Prometheus TSDB
+// directory with promtool, so that backtest and profile can be tried
+// without a production Prometheus.
+type HistoryCmd struct {
+	Data        string        `required:"" placeholder:"DIR" help:"TSDB directory to create (must not exist, or be empty); start Prometheus with --storage.tsdb.path=DIR."`
+	Promtool    string        `default:"promtool" placeholder:"PATH" help:"promtool binary (default ${default} from PATH; make tools builds tools/bin/promtool)."`
+	Days        int           `default:"7" help:"Days of history, ending at the hour of --end."`
+	End         string        `default:"now" placeholder:"T" help:"End of the history, truncated to the hour: unix seconds, RFC3339, or relative to now (default ${default})."`
+	Scrape      time.Duration `default:"60s" placeholder:"D" help:"Scrape interval of the synthetic series (default ${default})."`
+	Seed        uint64        `default:"1" help:"Seed of the arrivals."`
+	OpenMetrics string        `name:"openmetrics" placeholder:"FILE" help:"Also keep the OpenMetrics text that was backfilled in FILE."`
+}
+
+// Run writes the OpenMetrics text, backfills it and says what to run next.
+func (c *HistoryCmd) Run(e *env) error {
+	if c.Days < 1 || c.Days > 90 {
+		return invalidf("--days %d: want 1..90", c.Days)
+	}
+	if c.Scrape < 15*time.Second || c.Scrape > 10*time.Minute || c.Scrape%time.Second != 0 {
+		return invalidf("--scrape %s: want whole seconds in 15s..10m", c.Scrape)
+	}
+	if ents, err := os.ReadDir(c.Data); err == nil && len(ents) > 0 {
+		return invalidf("--data %s: not empty (want a new directory; promtool adds blocks to what is there)", c.Data)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return invalidf("--data %s: %v", c.Data, err)
+	}
+	promtool, err := exec.LookPath(c.Promtool)
+	if err != nil {
+		return invalidf("--promtool %s: %v (make tools builds tools/bin/promtool; pass --promtool tools/bin/promtool)", c.Promtool, err)
+	}
+	end, err := parseTime(c.End, time.Now())
+	if err != nil {
+		return invalidf("--end %v", err)
+	}
+	end = end.UTC().Truncate(time.Hour)
+	cfg := history.Config{Start: end.AddDate(0, 0, -c.Days), Days: c.Days, Scrape: c.Scrape, Seed: c.Seed}
+
+	om := c.OpenMetrics
+	if om == "" {
+		tmp, err := os.MkdirTemp("", "infscale-history-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		om = filepath.Join(tmp, "history.om")
+	}
+	truth, err := writeOpenMetrics(om, cfg)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	// 54h blocks: a week in a few blocks rather than 84 two-hour ones.
+	out, err := exec.CommandContext(e.ctx, promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", "--max-block-duration=54h", om, c.Data).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("history: %s tsdb create-blocks-from openmetrics: %v\n%s", promtool, err, out)
+	}
+	fmt.Fprintf(e.stdout, `history: %d days (%s .. %s, scrape %s) of a synthetic vLLM Deployment (namespace %q, deployment %q) in %s:
+  %d requests, peak %02d:00 UTC, weekends x %g, a spike %s .. %s, a scrape gap %s .. %s
+
+Serve it and try the history commands on it:
+  prometheus --storage.tsdb.path=%s --storage.tsdb.retention.time=10y --config.file=/dev/null --web.listen-address=127.0.0.1:9090
+  infscale backtest --prometheus-url http://127.0.0.1:9090 --selector '{namespace="llm"}' --replicas-query 'kube_deployment_spec_replicas{namespace="llm",deployment="chat"}'
+  infscale profile --prometheus-url http://127.0.0.1:9090 --selector '{namespace="llm"}'
+`, c.Days, truth.Start.Format(time.RFC3339), truth.End.Format(time.RFC3339), truth.Scrape, "llm", "chat", c.Data,
+		truth.Requests, truth.PeakHour, truth.WeekendFactor,
+		truth.Spike[0].Format(time.RFC3339), truth.Spike[1].Format(time.RFC3339), truth.Gap[0].Format(time.RFC3339), truth.Gap[1].Format(time.RFC3339),
+		c.Data)
+	return nil
+}
+
+// writeOpenMetrics writes the synthetic history to path.
+func writeOpenMetrics(path string, cfg history.Config) (history.Truth, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return history.Truth{}, err
+	}
+	bw := bufio.NewWriter(f)
+	truth, err := history.Write(bw, cfg)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return truth, err
+}

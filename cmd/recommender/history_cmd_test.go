@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/internal/promtest"
+)
+
+// TestHistoryCommandBackfills: `infscale history` writes 2 days ending at
+// the hour of --end (2026-12-01T10:17Z: 2026-11-29T10:00Z .. 2026-12-01T10:00Z) into a TSDB a real Prometheus serves; the deployment's
+// spec series is there at both ends, and a second run into the same
+// directory is refused (exit 2) rather than adding blocks to it.
+func TestHistoryCommandBackfills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs promtool and Prometheus")
+	}
+	promtool := promtest.Binary(t, promtest.Promtool)
+	data := filepath.Join(t.TempDir(), "data")
+	var out, errb bytes.Buffer
+	args := []string{"history", "--data", data, "--promtool", promtool, "--days", "2", "--scrape", "2m", "--end", "2026-12-01T10:17:00Z"}
+	if code := run(context.Background(), args, strings.NewReader(""), &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"2026-11-29T10:00:00Z .. 2026-12-01T10:00:00Z", "--storage.tsdb.path=" + data, "infscale backtest --prometheus-url", "infscale profile"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	srv := promtest.Start(t, promtest.Options{DataDir: data, Flags: []string{"--storage.tsdb.retention.time=10y"}})
+	api := srv.API(t)
+	for _, at := range []time.Time{time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)} {
+		v, _, _, err := api.Query(context.Background(), `kube_deployment_spec_replicas{namespace="llm",deployment="chat"}`, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if vec, ok := v.(model.Vector); !ok || len(vec) != 1 || vec[0].Value < 1 {
+			t.Errorf("spec replicas at %s: %v, want one series >= 1", at.Format(time.RFC3339), v)
+		}
+	}
+
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), args, strings.NewReader(""), &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), "not empty") {
+		t.Errorf("second run into %s: exit %d, %q; want 2 and not empty", data, code, errb.String())
+	}
+	if _, err := os.Stat(data); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,100 @@
+package serve
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var updateDemo = flag.Bool("update", false, "rewrite docs/serve.md's demo transcript from a full-length (60 s) run of RunDemo")
+
+const (
+	demoDoc   = "../../docs/serve.md"
+	demoBegin = "<!-- BEGIN DEMO OUTPUT: go test ./pkg/serve -run TestDemoTranscript -update (a 60 s run of serve --demo) -->"
+	demoEnd   = "<!-- END DEMO OUTPUT -->"
+)
+
+// TestDemoTranscript rewrites docs/serve.md's demo transcript from a real
+// 60 s run with -update (what `infscale serve --demo` prints, start to
+// end). Without -update it does nothing: TestDemo checks the transcript's
+// shape against its own (shorter) run, since the values depend on timing.
+func TestDemoTranscript(t *testing.T) {
+	if !*updateDemo {
+		t.Skip("rewrites docs/serve.md with -update")
+	}
+	var out bytes.Buffer
+	if _, err := RunDemo(t.Context(), &out, DemoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s, i, j := demoDocBlock(t)
+	block := demoBegin + "\n```\n$ infscale serve --demo\n" + out.String() + "```\n"
+	if err := os.WriteFile(demoDoc, []byte(s[:i]+block+s[j:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// demoDocBlock reads docs/serve.md and finds its transcript markers: the
+// text, the index of demoBegin and of demoEnd.
+func demoDocBlock(t *testing.T) (string, int, int) {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.FromSlash(demoDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(doc)
+	i, j := strings.Index(s, demoBegin), strings.Index(s, demoEnd)
+	if i < 0 || j < i {
+		t.Fatalf("%s lacks the markers %q ... %q", demoDoc, demoBegin, demoEnd)
+	}
+	return s, i, j
+}
+
+// demoNumber is a number or a duration such as 1m0s, 1.6s or 0.021s.
+var demoNumber = regexp.MustCompile(`\d+(?:\.\d+)?(?:m\d+(?:\.\d+)?)?`)
+
+// demoRow is a decision line's shape once its numbers are #.
+var demoRow = regexp.MustCompile(`^#s chat # (?:#|-) (?:#|-) (?:#|-) (?:#s|-) (?:#|-) # [a-z-]+(?: \*)?$`)
+
+// demoShape is a transcript line with every number as # and runs of blanks
+// as one; rows reads true for a decision line.
+func demoShape(line string) (string, bool) {
+	s := strings.Join(strings.Fields(demoNumber.ReplaceAllString(line, "#")), " ")
+	return s, strings.HasPrefix(s, "#s chat ")
+}
+
+// checkDemoTranscript compares docs/serve.md's transcript with a real run's
+// output: every line other than the decisions (the preamble, the header,
+// the summary and what follows) has the same words in the same order (the
+// numbers scale with the run's length), and every decision line of the
+// doc has the real rows' shape.
+func checkDemoTranscript(t *testing.T, real string) {
+	t.Helper()
+	s, i, j := demoDocBlock(t)
+	block := strings.TrimSuffix(strings.TrimPrefix(s[i+len(demoBegin):j], "\n```\n$ infscale serve --demo\n"), "```\n")
+	frame := func(text string, check bool) []string {
+		var out []string
+		for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+			shape, row := demoShape(line)
+			if !row {
+				out = append(out, shape)
+			} else if check && !demoRow.MatchString(shape) {
+				t.Errorf("%s: decision line %q does not have the shape of the real rows", demoDoc, line)
+			}
+		}
+		return out
+	}
+	for _, line := range strings.Split(real, "\n") {
+		if shape, row := demoShape(line); row && !demoRow.MatchString(shape) {
+			t.Errorf("real decision line %q does not have the expected shape %s", line, demoRow)
+		}
+	}
+	got, want := frame(block, true), frame(real, false)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s's demo transcript differs from the real output's lines (numbers aside); regenerate: go test ./pkg/serve -run TestDemoTranscript -update\ndoc:\n%s\nreal:\n%s",
+			demoDoc, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
