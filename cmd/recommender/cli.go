@@ -26,6 +26,7 @@ type CLI struct {
 	Backtest BacktestCmd `cmd:"" help:"Replay a target's Prometheus history (last 7 days by default) under several policies, beside the replicas that actually ran."`
 	Profile  ProfileCmd  `cmd:"" help:"Arrival rate by hour of day and day of week from Prometheus history, a proposed schedule floor (config schedule: and KEDA cron), and reactive vs schedule vs both replayed."`
 	Fleet    FleetCmd    `cmd:"" help:"Run a simulated vLLM fleet on loopback (vLLM-named /metrics per replica), optionally following infscale_desired_replicas."`
+	Load     LoadCmd     `cmd:"" help:"Load an OpenAI-compatible endpoint (closed or open loop, or a sweep), measure TTFT/ITL/e2e and find the knee."`
 }
 
 // env is what every subcommand's Run receives: the streams and the context.

@@ -34,6 +34,8 @@ type Replica struct {
 	expertTouched          []float64
 	kvSecondsPerToken      float64 // context KV read per step, per token
 	overheadSeconds        float64
+	perSeqSeconds          float64 // SequenceStepCost
+	requestOverhead        float64 // RequestOverhead
 
 	coldStartSeconds float64
 	weightLoadSecs   float64
@@ -122,6 +124,8 @@ func New(cfg Config) (*Replica, error) {
 	}
 	r.kvSecondsPerToken = r.kvBytesPerToken / bw
 	r.overheadSeconds = cfg.StepOverhead.Seconds()
+	r.perSeqSeconds = cfg.SequenceStepCost.Seconds()
+	r.requestOverhead = cfg.RequestOverhead.Seconds()
 	if cfg.TP > 1 {
 		r.overheadSeconds += 2 * float64(m.Layers) * cfg.AllReduceLatency.Seconds()
 	}
@@ -198,7 +202,8 @@ func (r *Replica) PrefillTime(tokens int) float64 {
 // memory-bound time (weights + context KV over TP × bandwidth × efficiency;
 // a mixture of experts reads only the experts the batch routes to) and the
 // compute-bound time (batch × 2 × active parameters over TP × FLOPS × MFU),
-// plus StepOverhead and, with TP > 1, 2 × layers × AllReduceLatency. Each step produces one token per sequence. 0 for an
+// plus StepOverhead, batch × SequenceStepCost and, with TP > 1, 2 × layers
+// × AllReduceLatency. Each step produces one token per sequence. 0 for an
 // empty batch.
 func (r *Replica) StepTime(batch int, contextTokens int64) float64 {
 	if batch <= 0 {
@@ -215,8 +220,12 @@ func (r *Replica) StepTime(batch int, contextTokens int64) float64 {
 	if c := float64(batch) * r.prefillSecondsPerToken; c > mem {
 		mem = c
 	}
-	return mem + r.overheadSeconds
+	return mem + r.overheadSeconds + float64(batch)*r.perSeqSeconds
 }
+
+// RequestOverhead is the seconds each request spends before the scheduler
+// sees it (Config.RequestOverhead): added to every TTFT and e2e latency.
+func (r *Replica) RequestOverhead() float64 { return r.requestOverhead }
 
 // ColdStart is the seconds from scheduling a pod to its first served
 // request: image pull + weights / load rate + warm-up.
