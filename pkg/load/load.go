@@ -63,6 +63,11 @@ type Config struct {
 	Duration time.Duration
 	// Requests bounds the requests sent (0: Duration only).
 	Requests int
+	// Warmup is how many of the first requests are sent but left out of
+	// the records (genai-perf's --warmup-request-count); with RampUp, the
+	// concurrency's worth of first requests land at arbitrary points of the
+	// server's steps, later ones at the steady state's.
+	Warmup int
 	// RampUp spreads the closed loop's clients' first requests evenly over
 	// it (0: all at once).
 	RampUp time.Duration
@@ -185,15 +190,8 @@ type job struct {
 	seed           uint64
 }
 
-func (r *runner) total() int {
-	switch {
-	case r.cfg.Requests > 0:
-		return r.cfg.Requests
-	case r.cfg.Trace != nil:
-		return 0
-	}
-	return 0
-}
+// total is the requests expected (0: unknown, bounded by time).
+func (r *runner) total() int { return r.cfg.Requests }
 
 // take reserves the next request slot; false once the run's bounds are
 // reached.
@@ -292,11 +290,20 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 		}
 	}
 	wg.Wait()
-	dur := r.last.Sub(r.begin)
-	if dur <= 0 {
-		dur = time.Since(r.begin)
+	recs := r.recs
+	from := r.begin
+	if w := min(r.cfg.Warmup, len(recs)); w > 0 {
+		from = r.begin.Add(recs[w-1].Start)
+		if w < len(recs) {
+			from = r.begin.Add(recs[w].Start)
+		}
+		recs = recs[w:]
 	}
-	return r.recs, dur, ctx.Err()
+	dur := r.last.Sub(from)
+	if dur <= 0 {
+		dur = time.Since(from)
+	}
+	return recs, dur, ctx.Err()
 }
 
 // sleep waits d or until ctx is done; false when ctx is done.
