@@ -138,4 +138,3 @@ func TestLoadFindsKnee(t *testing.T) {
 		t.Errorf("top-level summary is c=%d, want the knee's (8)", rep.Concurrency)
 	}
 }
-
