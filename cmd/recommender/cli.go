@@ -18,15 +18,16 @@ const (
 
 // CLI is the kong grammar of the infscale binary: one field per subcommand.
 type CLI struct {
-	Parse    ParseCmd    `cmd:"" help:"Read model-server /metrics pages (files, URLs or -) and print each replica's signals."`
-	Decide   DecideCmd   `cmd:"" help:"Make one scaling decision and explain it step by step."`
-	GPU      GPUCmd      `cmd:"" name:"gpu" help:"Print what one replica can do, derived from the GPU and the model."`
-	Simulate SimulateCmd `cmd:"" help:"Replay a request trace through simulated GPU replicas under several policies."`
-	Serve    ServeCmd    `cmd:"" help:"Run the recommender service: decide every interval for each target and export infscale_desired_replicas (--demo for the quickstart)."`
-	Backtest BacktestCmd `cmd:"" help:"Replay a target's Prometheus history (last 7 days by default) under several policies, beside the replicas that actually ran."`
-	Profile  ProfileCmd  `cmd:"" help:"Arrival rate by hour of day and day of week from Prometheus history, a proposed schedule floor (config schedule: and KEDA cron), and reactive vs schedule vs both replayed."`
-	Fleet    FleetCmd    `cmd:"" help:"Run a simulated vLLM fleet on loopback (vLLM-named /metrics per replica), optionally following infscale_desired_replicas."`
-	Load     LoadCmd     `cmd:"" help:"Load an OpenAI-compatible endpoint (closed or open loop, or a sweep), measure TTFT/ITL/e2e and find the knee."`
+	Parse     ParseCmd     `cmd:"" help:"Read model-server /metrics pages (files, URLs or -) and print each replica's signals."`
+	Decide    DecideCmd    `cmd:"" help:"Make one scaling decision and explain it step by step."`
+	GPU       GPUCmd       `cmd:"" name:"gpu" help:"Print what one replica can do, derived from the GPU and the model."`
+	Simulate  SimulateCmd  `cmd:"" help:"Replay a request trace through simulated GPU replicas under several policies."`
+	Serve     ServeCmd     `cmd:"" help:"Run the recommender service: decide every interval for each target and export infscale_desired_replicas (--demo for the quickstart)."`
+	Backtest  BacktestCmd  `cmd:"" help:"Replay a target's Prometheus history (last 7 days by default) under several policies, beside the replicas that actually ran."`
+	Profile   ProfileCmd   `cmd:"" help:"Arrival rate by hour of day and day of week from Prometheus history, a proposed schedule floor (config schedule: and KEDA cron), and reactive vs schedule vs both replayed."`
+	Fleet     FleetCmd     `cmd:"" help:"Run a simulated vLLM fleet on loopback (vLLM-named /metrics per replica), optionally following infscale_desired_replicas."`
+	Load      LoadCmd      `cmd:"" help:"Load an OpenAI-compatible endpoint (closed or open loop, or a sweep), measure TTFT/ITL/e2e and find the knee."`
+	Activator ActivatorCmd `cmd:"" help:"Reverse proxy that holds requests while the upstream has no ready endpoint (scale to zero), exports the held count, releases them in order."`
 }
 
 // env is what every subcommand's Run receives: the streams and the context.
