@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -214,5 +216,30 @@ func TestStreamsUnbuffered(t *testing.T) {
 	}
 	if testutil.ToFloat64(a.direct) != 1 || testutil.ToFloat64(a.held) != 0 {
 		t.Errorf("proxied %v held %v, want 1 and 0", testutil.ToFloat64(a.direct), testutil.ToFloat64(a.held))
+	}
+}
+
+// TestMetricsDocumented: every metric of the activator's registry is in
+// docs/activator.md's table.
+func TestMetricsDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "activator.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(Config{Upstream: &url.URL{Scheme: "http", Host: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := a.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mfs) < 7 {
+		t.Fatalf("%d metrics gathered", len(mfs))
+	}
+	for _, mf := range mfs {
+		if !strings.Contains(string(doc), "| `"+mf.GetName()+"` |") {
+			t.Errorf("%s is not in docs/activator.md's metric table", mf.GetName())
+		}
 	}
 }
