@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/load"
+	"github.com/infscale/infscale/pkg/replica"
 	"github.com/infscale/infscale/pkg/trace"
 )
 
@@ -37,6 +38,9 @@ type LoadCmd struct {
 	Output       string        `name:"output" default:"text" enum:"text,json" help:"text (table, knee) or json."`
 	AllowRemote  bool          `name:"allow-remote" help:"Allow a URL that is not loopback (load only servers you own)."`
 	Progress     string        `name:"progress" default:"auto" enum:"auto,always,never" help:"Progress bar on stderr: auto (when stderr is a terminal), always, never."`
+	Calibrate    string        `name:"calibrate" type:"path" help:"Fit the replica model (the --replica-* flags: GPU, model, TP) to the concurrency sweep and write the calibration file here (gpu, simulate, backtest, profile, fleet take it with --calibration)."`
+	CalibrateFit int           `name:"calibrate-fit-max" default:"16" help:"Fit on the sweep's points up to this concurrency; the higher ones are held out and their prediction error is reported."`
+	ReplicaFlags `embed:"" prefix:"replica-"`
 }
 
 // Run validates the flags, runs the point or the sweep and prints it.
@@ -61,6 +65,22 @@ func (c *LoadCmd) Run(e *env) error {
 		return invalidf("--max-tokens %d: want 1 to 1048576", c.MaxTokens)
 	case c.RampUp < 0 || c.Timeout <= 0 || c.SLOTTFT < 0 || c.SLOITL < 0:
 		return invalidf("--ramp-up, --slo-ttft and --slo-itl must be >= 0 and --timeout > 0")
+	}
+	var base replica.Config
+	if c.Calibrate != "" {
+		if c.Concurrency == "" || !strings.Contains(c.Concurrency, ",") {
+			return invalidf("--calibrate needs a concurrency sweep (--concurrency 1,2,4,8,16,32,64)")
+		}
+		if c.CalibrateFit < 2 {
+			return invalidf("--calibrate-fit-max %d: want >= 2", c.CalibrateFit)
+		}
+		var err error
+		if base, err = c.ReplicaFlags.Config(); err != nil {
+			return err
+		}
+		if _, err := replica.New(base); err != nil {
+			return invalid(err)
+		}
 	}
 	if !c.AllowRemote {
 		if err := load.CheckLoopback(e.ctx, c.URL); err != nil {
@@ -99,12 +119,27 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 		rep.Summary = load.Summarize(recs, dur)
 	} else {
-		rep, err = load.Sweep(e.ctx, cfg, concurrency, loads, slo, func(load.Summary) { bar.reset() })
+		rep, err = load.Sweep(e.ctx, cfg, concurrency, loads, slo, c.Calibrate != "", func(load.Summary) { bar.reset() })
 		if err != nil {
 			return err
 		}
 	}
 	bar.reset()
+	if c.Calibrate != "" {
+		cal, err := load.Calibrate(e.ctx, base, cfg, rep.Points, c.CalibrateFit)
+		if err != nil {
+			return err
+		}
+		cal.Source = fmt.Sprintf("infscale load %s --concurrency %s --prompt-tokens %d --max-tokens %d", c.URL, c.Concurrency, c.PromptTokens, c.MaxTokens)
+		b, _ := json.MarshalIndent(cal, "", "  ")
+		if err := os.WriteFile(c.Calibrate, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		rep.Calibration = &cal
+		if c.Output != "json" {
+			defer writeCalibration(e.stdout, c.Calibrate, cal)
+		}
+	}
 	if c.Output == "json" {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -249,4 +284,23 @@ func (p *loadProgress) reset() {
 	defer p.mu.Unlock()
 	fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", 60))
 	p.last = time.Time{}
+}
+
+// writeCalibration prints the fitted parameters and each point's
+// prediction error, fitted and held out.
+func writeCalibration(w io.Writer, path string, cal replica.Calibration) {
+	fmt.Fprintf(w, "\ncalibration written to %s (%s on %d x %s):\n", path, cal.Model, cal.TP, cal.GPU)
+	fmt.Fprintf(w, "  bandwidth efficiency %.3f, step overhead %.3f ms, sequence step cost %.1f us, MFU %.3f, request overhead %.1f ms\n",
+		cal.BandwidthEfficiency, cal.StepOverheadS*1000, cal.SequenceStepCostS*1e6, cal.MFU, cal.RequestOverheadS*1000)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "  \tconcurrency\tITL p50 ms\tmodel ms\terror\t")
+	for _, set := range []struct {
+		name   string
+		points []replica.StepPoint
+	}{{"fit", cal.Fit}, {"held out", cal.HeldOut}} {
+		for _, p := range set.points {
+			fmt.Fprintf(tw, "  %s\t%d\t%.2f\t%.2f\t%+.1f%%\t\n", set.name, p.Batch, p.StepS*1000, p.PredictedS*1000, 100*p.Error())
+		}
+	}
+	tw.Flush()
 }

@@ -73,3 +73,28 @@ func TestLoadJSON(t *testing.T) {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
 }
+
+// TestLoadCalibrate: --calibrate writes a file that gpu --calibration
+// reads; without a sweep it is refused.
+func TestLoadCalibrate(t *testing.T) {
+	if code, _, errs := runLoad(t, "http://127.0.0.1:1", "--concurrency", "4", "--calibrate", "x.json"); code != 2 || !strings.Contains(errs, "--calibrate needs a concurrency sweep") {
+		t.Errorf("no sweep: exit %d %s", code, errs)
+	}
+	f, err := fleet.Start(context.Background(), fleet.Config{Replicas: 1, Max: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	path := t.TempDir() + "/cal.json"
+	code, out, errs := runLoad(t, f.URL(), "--concurrency", "1,2,4", "--requests", "6", "--max-tokens", "8", "--prompt-tokens", "64", "--calibrate", path, "--calibrate-fit-max", "2")
+	if code != 0 || !strings.Contains(out, "calibration written to "+path) || !strings.Contains(out, "held out") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	var gout, gerr bytes.Buffer
+	if code := run(t.Context(), []string{"gpu", "--calibration", path}, strings.NewReader(""), &gout, &gerr); code != 0 || !strings.Contains(gout.String(), "decode step") {
+		t.Errorf("gpu --calibration: exit %d %s %s", code, gout.String(), gerr.String())
+	}
+	if code := run(t.Context(), []string{"gpu", "--calibration", path, "--gpu", "a100-80gb"}, strings.NewReader(""), &gout, &gerr); code != 2 || !strings.Contains(gerr.String(), "--calibration: calibration fitted for llama-3-8b on 1 x h100-sxm") {
+		t.Errorf("another GPU: exit %d %s", code, gerr.String())
+	}
+}

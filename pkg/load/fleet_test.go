@@ -124,7 +124,7 @@ func TestLoadFindsKnee(t *testing.T) {
 	defer f.Stop()
 	var seen []int
 	rep, err := Sweep(t.Context(), Config{URL: f.URL(), PromptTokens: 100, MaxTokens: 16, Requests: 24, Warmup: 8, RampUp: 1200 * time.Millisecond, Duration: time.Minute},
-		true, []float64{2, 4, 8, 16}, SLO{TTFTP95: 0.5, ITLP95: 0.1}, func(s Summary) { seen = append(seen, s.Concurrency) })
+		true, []float64{2, 4, 8, 16}, SLO{TTFTP95: 0.5, ITLP95: 0.1}, false, func(s Summary) { seen = append(seen, s.Concurrency) })
 	if err != nil {
 		t.Fatal(err)
 	}

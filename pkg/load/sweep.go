@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/infscale/infscale/pkg/replica"
 )
 
 // Report is a run's result: one point, or a sweep's points and knee.
@@ -15,14 +17,17 @@ type Report struct {
 	Points []Summary `json:"points,omitempty"`
 	// Knee is a sweep's knee (absent for one point).
 	Knee *Knee `json:"knee,omitempty"`
+	// Calibration is the fit written with --calibrate.
+	Calibration *replica.Calibration `json:"calibration,omitempty"`
 }
 
 // Sweep runs base at each load of loads in increasing order: concurrency
 // when concurrency is true, else rates. It stops after the first point that
-// misses slo (the knee is below it; higher loads would only take longer).
+// misses slo (the knee is below it; higher loads would only take longer),
+// unless all is set (a calibration needs every point).
 // point, if set, is called after each point. With one load the report is
 // that point's summary alone.
-func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, slo SLO, point func(Summary)) (Report, error) {
+func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, slo SLO, all bool, point func(Summary)) (Report, error) {
 	if len(loads) == 0 {
 		return Report{}, errors.New("load: no load given")
 	}
@@ -47,7 +52,7 @@ func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, 
 		if ctx.Err() != nil {
 			return Report{}, ctx.Err()
 		}
-		if len(loads) > 1 && !slo.Meets(s) {
+		if len(loads) > 1 && !all && !slo.Meets(s) {
 			break
 		}
 	}
