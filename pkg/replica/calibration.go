@@ -68,8 +68,10 @@ type PrefillPoint struct {
 func (p StepPoint) Error() float64 { return (p.PredictedS - p.StepS) / p.StepS }
 
 // Fit fits base's free parameters to decode points (at least two distinct
-// batches) and prefill points (at least two distinct prompt lengths), and
-// predicts heldOut with the result.
+// batches) and prefill points, and predicts heldOut with the result. With
+// two or more prompt lengths the prefill line gives the rate and the
+// request overhead; with one TTFT, the overhead alone (the base's rate
+// kept); with none, both stay the base's.
 //
 // The step is modelled as pkg/replica's StepTime: weights and context KV
 // read at the bandwidth efficiency, plus StepOverhead, plus batch ×
@@ -107,9 +109,19 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 		}
 		px[i], py[i] = float64(p.PromptTokens), p.TTFTS
 	}
-	reqOver, perToken, ok := line(px, py)
-	if !ok || !(perToken > 0) {
-		return Calibration{}, errors.New("calibration: the prefill fit needs TTFTs at two or more prompt lengths, longer prompts slower")
+	// With no prefill point the base's rate and overhead stay; with one,
+	// the rate stays and the overhead takes the rest of the TTFT.
+	reqOver, perToken := base.RequestOverhead.Seconds(), r.prefillSecondsPerToken
+	switch len(prefill) {
+	case 0:
+	case 1:
+		reqOver = py[0] - px[0]*perToken
+	default:
+		var ok bool
+		reqOver, perToken, ok = line(px, py)
+		if !ok || !(perToken > 0) {
+			return Calibration{}, errors.New("calibration: the prefill fit needs TTFTs at two or more prompt lengths, longer prompts slower")
+		}
 	}
 
 	c := base

@@ -95,8 +95,13 @@ func TestFitRefuses(t *testing.T) {
 		t.Errorf("one batch size: %v", err)
 	}
 	ok := []StepPoint{{Batch: 1, StepS: 0.007}, {Batch: 2, StepS: 0.0071}}
-	if _, err := Fit(DefaultConfig(), ok, []PrefillPoint{{100, 0.01}}, nil); err == nil || !strings.Contains(err.Error(), "two or more prompt lengths") {
-		t.Errorf("one prompt length: %v", err)
+	if _, err := Fit(DefaultConfig(), ok, []PrefillPoint{{100, 0.01}, {100, 0.02}}, nil); err == nil || !strings.Contains(err.Error(), "two or more prompt lengths") {
+		t.Errorf("one prompt length twice: %v", err)
+	}
+	// One TTFT: the overhead is the TTFT less the base's prefill (100 /
+	// 24750 s = 4.04 ms): 5.96 ms.
+	if c, err := Fit(DefaultConfig(), ok, []PrefillPoint{{100, 0.01}}, nil); err != nil || math.Abs(c.RequestOverheadS-0.005960) > 1e-5 || math.Abs(c.MFU-0.4) > 1e-9 {
+		t.Errorf("one TTFT: %+v %v", c, err)
 	}
 	dir := t.TempDir()
 	for name, body := range map[string]string{

@@ -223,6 +223,25 @@ func (r *Replica) StepTime(batch int, contextTokens int64) float64 {
 	return mem + r.overheadSeconds + float64(batch)*r.perSeqSeconds
 }
 
+// ClosedLoopTPOT is the TPOT, in seconds, of each request of a closed
+// loop of c clients sending prompt-token prompts for output tokens, in the
+// steady state where the clients' requests are spread out (no two
+// admitted in one step) and c <= MaxBatch: every interval is a decode step
+// of the batch (c sequences, each halfway through its output), except the
+// c - 1 steps that also carry another client's prefill (chunked), which
+// last max(prefill of prompt + c - 1 tokens, the step). TPOT =
+// step + (c - 1) / (output - 1) × (mixed - step).
+func (r *Replica) ClosedLoopTPOT(c, prompt, output int) float64 {
+	c = max(c, 1)
+	step := r.StepTime(c, int64(c)*int64(prompt+output/2))
+	if c == 1 || output <= 1 {
+		return step
+	}
+	mixed := math.Max(r.PrefillTime(prompt+c-1), step)
+	share := math.Min(float64(c-1)/float64(output-1), 1)
+	return step + share*(mixed-step)
+}
+
 // RequestOverhead is the seconds each request spends before the scheduler
 // sees it (Config.RequestOverhead): added to every TTFT and e2e latency.
 func (r *Replica) RequestOverhead() float64 { return r.requestOverhead }
