@@ -171,3 +171,93 @@ func TestEndToEndZero(t *testing.T) {
 	}
 	burst(2)
 }
+
+// embeddedZeroConfig: the same target in embedded mode: serve scrapes the
+// fleet's slots itself and the held count from the activator's /metrics.
+const embeddedZeroConfig = `
+interval: 1s
+listen: %s
+targets:
+- name: chat
+  server: vllm
+  scrape: [%s]
+  metrics: [{type: queue, target: 8}]
+  min: 0
+  max: 3
+  behavior:
+    scaleDown: {stabilizationWindowSeconds: 0}
+  zero:
+    cooldown: 8s
+    held_scrape: %s
+`
+
+// TestEndToEndZeroEmbedded: as TestEndToEndZero without Prometheus: serve
+// scrapes the replicas and the activator (zero.held_scrape); with no
+// replica answering and the activator's upstream not ready it knows the
+// fleet is at zero. One burst: none lost, the first requests wait the cold
+// start plus the activation path.
+func TestEndToEndZeroEmbedded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("about 10 s of wall time")
+	}
+	const coldStart = 2 * time.Second
+	f, err := fleet.Start(t.Context(), fleet.Config{Replicas: 1, Max: 3, ColdStart: coldStart})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	f.SetDesired(0)
+	up, _ := url.Parse(f.URL())
+	act, err := activator.New(activator.Config{Upstream: up, ProbeInterval: 200 * time.Millisecond, HoldTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go act.Run(ctx)
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(act.Registry(), promhttp.HandlerOpts{}))
+	mux.Handle("/", act)
+	actLn := listen(t)
+	actSrv := &http.Server{Handler: mux}
+	go actSrv.Serve(actLn)
+	defer actSrv.Close()
+	actURL := "http://" + actLn.Addr().String()
+	serveLn := listen(t)
+	serveAddr := serveLn.Addr().String()
+	serveLn.Close()
+	urls := ""
+	for i, u := range f.URLs() {
+		if i > 0 {
+			urls += ", "
+		}
+		urls += u
+	}
+	cfgPath := filepath.Join(t.TempDir(), "zero.yaml")
+	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(embeddedZeroConfig, serveAddr, urls, actURL+"/metrics")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- serve.Run(ctx, cfg, serve.Options{Version: "e2e", ConfigPath: cfgPath}) }()
+	defer func() { cancel(); <-done }()
+	go f.Follow(ctx, 500*time.Millisecond, fleet.DesiredFromURL(nil, "http://"+serveAddr+"/metrics", "chat"), nil)
+	recs, _, err := load.Run(t.Context(), load.Config{URL: actURL, Model: "meta-llama/Meta-Llama-3-8B", Concurrency: 4, Requests: 12, PromptTokens: 64, MaxTokens: 16, Duration: time.Minute, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := load.Summarize(recs, time.Second); s.Requests != 12 || s.Errors != 0 {
+		t.Fatalf("%d answered, %d errors (%s)", s.Requests, s.Errors, s.FirstError)
+	}
+	ttfts := make([]float64, len(recs))
+	for i, r := range recs {
+		ttfts[i] = r.TTFT
+	}
+	t.Logf("cold start %v: TTFT of the 12 requests in send order (s): %.2f", coldStart, ttfts)
+	if first := slices.Max(ttfts[:4]); first < coldStart.Seconds() || first > coldStart.Seconds()+8 {
+		t.Errorf("the first requests' TTFT %.2f s, want the cold start (%v) plus the activation path", first, coldStart)
+	}
+}

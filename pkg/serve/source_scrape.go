@@ -138,11 +138,16 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		r.Obs.TTFT = s.ttft(urls, pages, q, w, now)
 	}
 	if t.Zero != nil && t.Zero.HeldScrape != "" {
-		held, err := activator.ReadHeld(ctx, s.Client, t.Zero.HeldScrape)
+		page, err := activator.ReadHeld(ctx, s.Client, t.Zero.HeldScrape)
 		if err != nil {
 			r.Errors = append(r.Errors, ReadError{Signal: "held", Reason: scrapeReason(err), Err: err})
 		}
-		r.Obs.Held = held
+		r.Obs.Held = page.Held
+		// No replica answered and the activator's probe finds no ready
+		// endpoint: zero replicas is known, not a failed read.
+		if answered == 0 && page.Ready == 0 {
+			r.Obs.Current, r.CurrentKnown = 0, true
+		}
 	}
 	r.Duration = time.Since(start)
 	return r
