@@ -24,16 +24,18 @@ const (
 type CLI struct {
 	Version kong.VersionFlag `name:"version" help:"Print the version (module version, VCS revision, Go version) and exit."`
 
-	Parse    ParseCmd    `cmd:"" help:"Read model-server /metrics pages (files, URLs or -) and print each replica's signals."`
-	Decide   DecideCmd   `cmd:"" help:"Make one scaling decision and explain it step by step."`
-	GPU      GPUCmd      `cmd:"" name:"gpu" help:"Print what one replica can do, derived from the GPU and the model."`
-	Simulate SimulateCmd `cmd:"" help:"Replay a request trace through simulated GPU replicas under several policies."`
-	Serve    ServeCmd    `cmd:"" help:"Run the recommender service: decide every interval for each target and export infscale_desired_replicas (--demo for the quickstart)."`
-	Backtest BacktestCmd `cmd:"" help:"Replay a target's Prometheus history (last 7 days by default) under several policies, beside the replicas that actually ran."`
-	Profile  ProfileCmd  `cmd:"" help:"Arrival rate by hour of day and day of week from Prometheus history, a proposed schedule floor (config schedule: and KEDA cron), and reactive vs schedule vs both replayed."`
-	Tune     TuneCmd     `cmd:"" help:"Search policies on a trace or Prometheus history for the cheapest within a miss budget that holds out of sample and under stress; print the winner as a serve target."`
-	Fleet    FleetCmd    `cmd:"" help:"Run a simulated vLLM fleet on loopback (vLLM-named /metrics per replica), optionally following infscale_desired_replicas."`
-	History  HistoryCmd  `cmd:"" help:"Write a synthetic week of a vLLM Deployment's metrics into a Prometheus TSDB directory (promtool backfill), to try backtest and profile in minutes."`
+	Parse     ParseCmd     `cmd:"" help:"Read model-server /metrics pages (files, URLs or -) and print each replica's signals."`
+	Decide    DecideCmd    `cmd:"" help:"Make one scaling decision and explain it step by step."`
+	GPU       GPUCmd       `cmd:"" name:"gpu" help:"Print what one replica can do, derived from the GPU and the model."`
+	Simulate  SimulateCmd  `cmd:"" help:"Replay a request trace through simulated GPU replicas under several policies."`
+	Serve     ServeCmd     `cmd:"" help:"Run the recommender service: decide every interval for each target and export infscale_desired_replicas (--demo for the quickstart)."`
+	Backtest  BacktestCmd  `cmd:"" help:"Replay a target's Prometheus history (last 7 days by default) under several policies, beside the replicas that actually ran."`
+	Profile   ProfileCmd   `cmd:"" help:"Arrival rate by hour of day and day of week from Prometheus history, a proposed schedule floor (config schedule: and KEDA cron), and reactive vs schedule vs both replayed."`
+	Tune      TuneCmd      `cmd:"" help:"Search policies on a trace or Prometheus history for the cheapest within a miss budget that holds out of sample and under stress; print the winner as a serve target."`
+	Fleet     FleetCmd     `cmd:"" help:"Run a simulated vLLM fleet on loopback (vLLM-named /metrics per replica), optionally following infscale_desired_replicas."`
+	History   HistoryCmd   `cmd:"" help:"Write a synthetic week of a vLLM Deployment's metrics into a Prometheus TSDB directory (promtool backfill), to try backtest and profile in minutes."`
+	Load      LoadCmd      `cmd:"" help:"Load an OpenAI-compatible endpoint (closed or open loop, or a sweep), measure TTFT/ITL/e2e and find the knee."`
+	Activator ActivatorCmd `cmd:"" help:"Reverse proxy that holds requests while the upstream has no ready endpoint (scale to zero), exports the held count, releases them in order."`
 }
 
 // env is what every subcommand's Run receives: the streams and the context.

@@ -22,6 +22,7 @@ type FleetCmd struct {
 	Target       string        `name:"target" default:"chat" help:"The target label to follow."`
 	FollowEvery  time.Duration `name:"follow-every" default:"5s" help:"How often --follow polls."`
 	Status       time.Duration `name:"status" default:"5s" help:"How often to print the fleet's state (0: never)."`
+	Listen       string        `name:"listen" default:"127.0.0.1:0" help:"Address of the fleet's OpenAI API (/v1/completions, /v1/chat/completions, /v1/models, /health) balanced over the ready replicas."`
 	ReplicaFlags `embed:"" prefix:"replica-"`
 }
 
@@ -43,7 +44,7 @@ func (c *FleetCmd) Run(e *env) error {
 		return invalid(err)
 	}
 	f, err := fleet.Start(e.ctx, fleet.Config{Replicas: max(c.Replicas, 1), Max: c.Max, Replica: model, ColdStart: c.ColdStart,
-		PromptTokens: c.PromptTokens, OutputTokens: c.OutputTokens})
+		PromptTokens: c.PromptTokens, OutputTokens: c.OutputTokens, Listen: c.Listen})
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,8 @@ func (c *FleetCmd) Run(e *env) error {
 		f.SetDesired(0)
 	}
 	f.SetRate(c.Rate)
-	fmt.Fprintf(e.stdout, "# simulated vLLM fleet: %d replica(s) of %d, %.1f req/s; paste into an embedded serve config:\n", c.Replicas, c.Max, c.Rate)
+	fmt.Fprintf(e.stdout, "# simulated vLLM fleet: %d replica(s) of %d, %.1f req/s of simulated traffic; OpenAI API at %s\n", c.Replicas, c.Max, c.Rate, f.URL())
+	fmt.Fprintf(e.stdout, "# paste into an embedded serve config:\n")
 	fmt.Fprintf(e.stdout, "targets:\n- name: %s\n  server: vllm\n  scrape:\n", c.Target)
 	for _, u := range f.URLs() {
 		fmt.Fprintf(e.stdout, "  - %s\n", u)

@@ -42,6 +42,9 @@ type ReplicaFlags struct {
 	Accounting          *string        `name:"accounting" help:"Memory accounting: nominal (docs/design.md's GB arithmetic) or vllm (device GiB, exact parameters, blocks) (default nominal; vllm with --calibrated)."`
 	BlockSize           *int           `name:"block-size" help:"KV block size in tokens under vllm accounting (default 16)."`
 	Calibrated          bool           `name:"calibrated" help:"Start from the vLLM-calibrated mode (docs/ACCURACY.md) instead of docs/design.md's reference; other flags still override."`
+	SequenceStepCost    *time.Duration `name:"sequence-step-cost" help:"Time added to a decode step per running sequence (default 0s)."`
+	RequestOverhead     *time.Duration `name:"request-overhead" help:"Time each request spends before the scheduler sees it: the TTFT floor beyond the prefill (default 0s)."`
+	Calibration         string         `name:"calibration" type:"path" help:"A calibration file (infscale load --calibrate) for this GPU and model: its fitted bandwidth efficiency, MFU, step overhead, sequence step cost and request overhead replace the base's; other flags still override."`
 }
 
 // Config builds and validates the replica configuration. Every problem is
@@ -71,7 +74,20 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	setFloat(&c.CPUIdleCores, f.CPUIdle)
 	setFloat(&c.CPUEngineCores, f.CPUEngine)
 	setFloat(&c.CPUPerSequenceCores, f.CPUPerSeq)
+	if f.Calibration != "" {
+		cal, err := replica.LoadCalibration(f.Calibration)
+		if err == nil {
+			c, err = cal.Apply(c)
+		}
+		if err != nil {
+			flagErr("calibration", err)
+		}
+		setFloat(&c.MFU, f.MFU)
+		setFloat(&c.BandwidthEfficiency, f.BandwidthEfficiency)
+	}
 	setDuration(&c.StepOverhead, f.StepOverhead)
+	setDuration(&c.SequenceStepCost, f.SequenceStepCost)
+	setDuration(&c.RequestOverhead, f.RequestOverhead)
 	setDuration(&c.AllReduceLatency, f.AllReduceLatency)
 	setDuration(&c.ImagePull, f.ImagePull)
 	setDuration(&c.WarmUp, f.WarmUp)
@@ -244,6 +260,9 @@ func writeSummary(w io.Writer, r *replica.Replica, s replica.Summary) error {
 		fmt.Fprintf(b, "KV cache %.1f GB free = %d tokens\n", s.KVFreeBytes/1e9, s.KVCapacityTokens)
 	}
 	fmt.Fprintf(b, "prefill %.0f tokens/s\n", s.PrefillTokensPerSecond)
+	if s.RequestOverheadSeconds > 0 {
+		fmt.Fprintf(b, "request overhead %.1f ms before the scheduler: TTFT at low load = %.1f ms + the prefill\n", s.RequestOverheadSeconds*1000, s.RequestOverheadSeconds*1000)
+	}
 	fmt.Fprintf(b, "decode step %s ms at batch 1, %s ms at batch %d (%d-token contexts): %.0f output tokens/s at full batch\n",
 		millis(s.StepBatch1Seconds), millis(s.StepFullBatchSeconds), s.FullBatch, s.ContextTokens, s.OutputTokensPerSecond)
 	fmt.Fprintf(b, "cold start %.0f s = image %.0f s + weights %.0f s at %s/s + warm-up %.0f s\n",

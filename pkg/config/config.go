@@ -130,6 +130,10 @@ type Zero struct {
 	// Held is a PromQL expression for the requests held in front of the
 	// servers (KEDA HTTP add-on, activator, gateway); required.
 	Held string `yaml:"held"`
+	// HeldScrape is, in embedded mode (no prometheus.url), the /metrics URL
+	// of an `infscale activator` whose infscale_activator_held_requests is
+	// the held count (instead of Held).
+	HeldScrape string `yaml:"held_scrape"`
 }
 
 // Window is one schedule entry: from each cron firing, for Duration, the

@@ -231,8 +231,18 @@ func (v *validator) metric(p string, m *Metric) {
 }
 
 func (v *validator) zero(p string, t *Target) {
-	if t.Zero.Held == "" {
-		v.at(p+".zero.held", "required: a PromQL expression for the requests held in front of the servers (e.g. sum(keda_http_pending_requests{host=\"chat\"}))")
+	if t.Zero.HeldScrape != "" {
+		u, err := url.Parse(t.Zero.HeldScrape)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			v.at(p+".zero.held_scrape", "must be an http:// or https:// URL (the activator's /metrics), got %q", t.Zero.HeldScrape)
+		case t.Zero.Held != "":
+			v.at(p+".zero", "held (PromQL, with prometheus.url) and held_scrape (embedded mode) are exclusive")
+		case !v.cfg.Prometheus.Embedded():
+			v.at(p+".zero.held_scrape", "is for embedded mode; with prometheus.url use held: 'sum(infscale_activator_held_requests{...})'")
+		}
+	} else if t.Zero.Held == "" {
+		v.at(p+".zero.held", "required: a PromQL expression for the requests held in front of the servers (e.g. sum(keda_http_pending_requests{host=\"chat\"})), or in embedded mode held_scrape: the activator's /metrics URL")
 	} else {
 		v.query(p+".zero.held", t.Zero.Held)
 		if v.cfg.Prometheus.Embedded() {

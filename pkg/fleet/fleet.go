@@ -36,8 +36,13 @@ type Config struct {
 	Rate func(elapsed time.Duration) float64
 	// Tick is the simulation step (default 50 ms of wall time).
 	Tick time.Duration
-	// Model is the model_name label (default "meta-llama/Meta-Llama-3-8B").
+	// Model is the model_name label and the OpenAI API's model id
+	// (default "meta-llama/Meta-Llama-3-8B").
 	Model string
+	// Listen is the address of the fleet's Service: the OpenAI API
+	// balanced over the ready replicas (default "127.0.0.1:0", a free
+	// loopback port; see URL).
+	Listen string
 }
 
 // Fleet is a running simulated fleet. Its methods are safe for concurrent use.
@@ -56,6 +61,7 @@ type Fleet struct {
 	done     chan struct{}
 	servers  []*http.Server
 	served   float64
+	url      string
 }
 
 // slot is one replica position: a port that serves the replica's /metrics
@@ -67,6 +73,15 @@ type slot struct {
 	on       bool      // started (cold-starting or ready)
 	readyAt  time.Time // serves from then on
 	draining bool      // removed: finishes its requests, takes no new ones
+	wake     chan struct{}
+}
+
+// kick wakes the slot's engine loop (a request arrived).
+func (s *slot) kick() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 // serving reports whether the slot takes new requests at now.
@@ -106,8 +121,17 @@ func Start(ctx context.Context, cfg Config) (*Fleet, error) {
 	if cfg.Model == "" {
 		cfg.Model = "meta-llama/Meta-Llama-3-8B"
 	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	f := &Fleet{cfg: cfg, start: time.Now(), desired: cfg.Replicas, stop: cancel, done: make(chan struct{})}
+	front, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("fleet: listen %s: %w", cfg.Listen, err)
+	}
+	f.url = "http://" + front.Addr().String()
 	for i := range cfg.Max {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -115,9 +139,9 @@ func Start(ctx context.Context, cfg Config) (*Fleet, error) {
 			f.closeServers()
 			return nil, fmt.Errorf("fleet: listen: %w", err)
 		}
-		s := &slot{url: "http://" + ln.Addr().String() + "/metrics"}
+		s := &slot{url: "http://" + ln.Addr().String() + "/metrics", wake: make(chan struct{}, 1)}
 		s.engine = newEngine(cfg.Replica)
-		s.expo = newExposition(cfg.Model, "0")
+		s.expo = newExposition(cfg.Model, "0", float64(cfg.Replica.KVCapacityTokens()))
 		s.on = i < cfg.Replicas
 		s.readyAt = f.start
 		f.slots = append(f.slots, s)
@@ -125,8 +149,84 @@ func Start(ctx context.Context, cfg Config) (*Fleet, error) {
 		f.servers = append(f.servers, srv)
 		go srv.Serve(ln)
 	}
-	go f.run(ctx)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.api(w, r, f.leastLoaded) }), ReadHeaderTimeout: 5 * time.Second}
+	f.servers = append(f.servers, srv)
+	go srv.Serve(front)
+	var wg sync.WaitGroup
+	for _, s := range f.slots {
+		wg.Add(1)
+		go func() { defer wg.Done(); f.drive(ctx, s) }()
+	}
+	go func() { f.run(ctx); wg.Wait(); close(f.done) }()
 	return f, nil
+}
+
+// URL is the base URL of the fleet's Service (the OpenAI API over the
+// ready replicas, e.g. http://127.0.0.1:8000; POST URL+"/v1/completions").
+// With no replica ready it answers 503.
+func (f *Fleet) URL() string { return f.url }
+
+// leastLoaded is the ready replica with the fewest requests (a load
+// balancer's least-requests policy), nil when none is ready. Under f.mu.
+func (f *Fleet) leastLoaded(now time.Time) *slot {
+	var best *slot
+	for _, s := range f.slots {
+		if s.serving(now) && (best == nil || s.engine.load() < best.engine.load()) {
+			best = s
+		}
+	}
+	return best
+}
+
+// drive runs one replica's engine in wall time: a phase starts when the
+// previous one ends (back to back while there is work) or when a request
+// arrives at an idle engine, and its tokens are released when it ends.
+func (f *Fleet) drive(ctx context.Context, s *slot) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		f.mu.Lock()
+		now := time.Now()
+		e := s.engine
+		running := s.on && !now.Before(s.readyAt)
+		if e.busy && !now.Before(e.end) {
+			end := e.end
+			e.finish()
+			if running {
+				e.begin(end)
+			}
+		}
+		var next time.Time
+		if !e.busy && running {
+			// An idle engine starts when the head of the queue reached the
+			// scheduler (not when this loop woke): wake-up latency stays
+			// out of the simulated timeline.
+			at := now
+			if t, waiting := e.eligibleAt(); waiting && t.Before(now) && t.After(e.end) {
+				at = t
+			}
+			if _, ok := e.begin(at); !ok {
+				if at, waiting := e.eligibleAt(); waiting && at.After(now) {
+					next = at
+				}
+			}
+		}
+		if e.busy {
+			next = e.end
+		}
+		f.mu.Unlock()
+		wait := time.Hour
+		if !next.IsZero() {
+			wait = max(time.Until(next), 0)
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		case <-timer.C:
+		}
+	}
 }
 
 func (f *Fleet) handler(s *slot) http.Handler {
@@ -138,7 +238,12 @@ func (f *Fleet) handler(s *slot) http.Handler {
 		f.mu.Unlock()
 		switch {
 		case r.URL.Path != "/metrics":
-			http.NotFound(w, r)
+			f.api(w, r, func(now time.Time) *slot {
+				if s.serving(now) {
+					return s
+				}
+				return nil
+			})
 		case failing:
 			http.Error(w, "injected failure", http.StatusInternalServerError)
 		case !serving:
@@ -151,7 +256,6 @@ func (f *Fleet) handler(s *slot) http.Handler {
 
 // run advances the simulation every Tick until ctx is done.
 func (f *Fleet) run(ctx context.Context) {
-	defer close(f.done)
 	tick := time.NewTicker(f.cfg.Tick)
 	defer tick.Stop()
 	last := time.Now()
@@ -179,13 +283,10 @@ func (f *Fleet) step(dt time.Duration, now time.Time) {
 	// Arrivals are stamped at the tick's start: the engines then serve the
 	// tick's interval [now-dt, now] from that instant.
 	for ; f.arrivals >= 1; f.arrivals-- {
-		f.pending = append(f.pending, &request{arrived: now.Add(-dt), prompt: f.cfg.PromptTokens, remaining: f.cfg.OutputTokens})
+		f.pending = append(f.pending, &request{arrived: now.Add(-dt), prompt: f.cfg.PromptTokens, output: f.cfg.OutputTokens, remaining: f.cfg.OutputTokens})
 	}
 	f.dispatch(now)
 	for _, s := range f.slots {
-		if s.on && !now.Before(s.readyAt) {
-			s.engine.advance(dt, now)
-		}
 		if s.draining && len(s.engine.running)+len(s.engine.waiting) == 0 {
 			s.on, s.draining = false, false
 		}
@@ -206,20 +307,13 @@ func (f *Fleet) Served() int {
 // stay pending (held in front of the servers).
 func (f *Fleet) dispatch(now time.Time) {
 	for len(f.pending) > 0 {
-		var best *slot
-		for _, s := range f.slots {
-			if !s.serving(now) {
-				continue
-			}
-			if best == nil || len(s.engine.running)+len(s.engine.waiting) < len(best.engine.running)+len(best.engine.waiting) {
-				best = s
-			}
-		}
+		best := f.leastLoaded(now)
 		if best == nil {
 			return
 		}
 		best.engine.waiting = append(best.engine.waiting, f.pending[0])
 		f.pending = f.pending[1:]
+		best.kick()
 	}
 }
 
@@ -368,7 +462,7 @@ func (f *Fleet) Inject(n int) {
 	defer f.mu.Unlock()
 	now := time.Now()
 	for range n {
-		f.pending = append(f.pending, &request{arrived: now, prompt: f.cfg.PromptTokens, remaining: f.cfg.OutputTokens})
+		f.pending = append(f.pending, &request{arrived: now, prompt: f.cfg.PromptTokens, output: f.cfg.OutputTokens, remaining: f.cfg.OutputTokens})
 	}
 	f.dispatch(now)
 }
@@ -378,8 +472,11 @@ func (f *Fleet) Inject(n int) {
 func (f *Fleet) Cancel() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	for _, r := range f.pending {
+		r.client.finish()
+	}
 	f.pending = nil
 	for _, s := range f.slots {
-		s.engine.running, s.engine.waiting = nil, nil
+		s.engine.reset()
 	}
 }

@@ -35,7 +35,7 @@ func reference(t *testing.T) *replica.Replica {
 func TestEngineOneRequest(t *testing.T) {
 	e := newEngine(reference(t))
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	e.waiting = append(e.waiting, &request{arrived: start, prompt: 512, remaining: 256})
+	e.waiting = append(e.waiting, &request{arrived: start, prompt: 512, output: 256, remaining: 256})
 	tick := 10 * time.Millisecond
 	var done time.Duration
 	for i := 1; i <= 300; i++ {
@@ -57,20 +57,27 @@ func TestEngineOneRequest(t *testing.T) {
 }
 
 // TestEngineBatchLimit: 70 requests at once on a replica with max-num-seqs
-// 64 run 64 and queue 6 (vLLM's scheduler admits up to the batch limit).
+// 64. vLLM V1's scheduler takes prompts up to max_num_batched_tokens (8192)
+// a step: the first phase prefills 8192 / 512 = 16 of them, and once all
+// are admitted 64 run and 6 queue (the batch limit).
 func TestEngineBatchLimit(t *testing.T) {
 	e := newEngine(reference(t))
 	now := time.Now()
 	for range 70 {
-		e.waiting = append(e.waiting, &request{arrived: now, prompt: 512, remaining: 256})
+		e.waiting = append(e.waiting, &request{arrived: now, prompt: 512, output: 256, remaining: 256})
 	}
 	e.advance(10*time.Millisecond, now.Add(10*time.Millisecond))
+	if len(e.running) != 16 || len(e.waiting) != 54 {
+		t.Errorf("after the first phase: running %d waiting %d, want 16 and 54", len(e.running), len(e.waiting))
+	}
+	// KV usage: 16 sequences of 512 prompt tokens + 1 output token over
+	// 396,728 tokens of KV.
+	if got, want := e.kvUsage(), 16*513.0/float64(e.kvTokens); math.Abs(got-want) > 1e-9 || e.kvTokens != 396728 {
+		t.Errorf("kv usage %v (capacity %d), want %v of 396728", got, e.kvTokens, want)
+	}
+	e.advance(2*time.Second, now.Add(2*time.Second))
 	if len(e.running) != 64 || len(e.waiting) != 6 {
 		t.Errorf("running %d waiting %d, want 64 and 6", len(e.running), len(e.waiting))
-	}
-	// KV usage: 64 sequences of 513 tokens over 396,728 tokens of KV.
-	if got, want := e.kvUsage(), 64*513.0/float64(e.kvTokens); math.Abs(got-want) > 1e-9 || e.kvTokens != 396728 {
-		t.Errorf("kv usage %v (capacity %d), want %v of 396728", got, e.kvTokens, want)
 	}
 }
 

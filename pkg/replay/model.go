@@ -41,7 +41,12 @@ type speed struct {
 	kvCap    int64
 	cold     float64
 	cpu      []float64 // CPUPercent by running count
+	overhead float64   // RequestOverhead, added to every TTFT
 }
+
+// requestOverhead is implemented by a Model whose requests spend a fixed
+// time before the scheduler sees them (*replica.Replica: RequestOverhead).
+type requestOverhead interface{ RequestOverhead() float64 }
 
 // probe is a context large enough that a step is memory-bound at any batch.
 const probe = 1e9
@@ -67,6 +72,9 @@ func newSpeed(m Model) (*speed, error) {
 	}
 	for b := range s.cpu {
 		s.cpu[b] = m.CPUPercent(b)
+	}
+	if o, ok := m.(requestOverhead); ok {
+		s.overhead = max(o.RequestOverhead(), 0)
 	}
 	return s, nil
 }

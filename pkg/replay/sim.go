@@ -242,7 +242,7 @@ func (s *sim) leastLoaded() *replica {
 
 // firstToken records a request's first token at now.
 func (s *sim) firstToken(now float64, p pending) {
-	v := now - p.arrival
+	v := now - p.arrival + s.sp.overhead // the constant overhead shifts every request alike
 	if s.onFirst != nil {
 		s.onFirst(now, p)
 	}

@@ -80,6 +80,16 @@ type Config struct {
 	// StepOverhead is a fixed time added to every decode step (scheduling,
 	// sampling, kernel launches); >= 0.
 	StepOverhead time.Duration
+	// SequenceStepCost is time added to a decode step per running sequence
+	// (sampling, detokenising and scheduling work that grows with the
+	// batch), so the step rises with concurrency beyond the KV reads; >= 0,
+	// default 0 (calibration fits it).
+	SequenceStepCost time.Duration
+	// RequestOverhead is a fixed time every request spends before the
+	// scheduler sees it (HTTP, tokenising, queueing into the engine): the
+	// TTFT floor at low load beyond the prefill; >= 0, default 0
+	// (calibration fits it).
+	RequestOverhead time.Duration
 	// AllReduceLatency is the time of one tensor-parallel all-reduce of a
 	// decode step's activations; with TP > 1 each layer does two (after
 	// attention and after the MLP), so every step gains 2 × layers × this.
@@ -252,7 +262,7 @@ func (c Config) Validate() error {
 	for _, d := range []struct {
 		field string
 		v     time.Duration
-	}{{"step-overhead", c.StepOverhead}, {"allreduce-latency", c.AllReduceLatency}, {"image-pull", c.ImagePull}, {"warm-up", c.WarmUp}} {
+	}{{"step-overhead", c.StepOverhead}, {"sequence-step-cost", c.SequenceStepCost}, {"request-overhead", c.RequestOverhead}, {"allreduce-latency", c.AllReduceLatency}, {"image-pull", c.ImagePull}, {"warm-up", c.WarmUp}} {
 		if d.v < 0 {
 			bad(d.field, d.v.String(), "a duration >= 0")
 		}

@@ -34,6 +34,8 @@ type Replica struct {
 	expertTouched          []float64
 	kvSecondsPerToken      float64 // context KV read per step, per token
 	overheadSeconds        float64
+	perSeqSeconds          float64 // SequenceStepCost
+	requestOverhead        float64 // RequestOverhead
 
 	coldStartSeconds float64
 	weightLoadSecs   float64
@@ -122,6 +124,8 @@ func New(cfg Config) (*Replica, error) {
 	}
 	r.kvSecondsPerToken = r.kvBytesPerToken / bw
 	r.overheadSeconds = cfg.StepOverhead.Seconds()
+	r.perSeqSeconds = cfg.SequenceStepCost.Seconds()
+	r.requestOverhead = cfg.RequestOverhead.Seconds()
 	if cfg.TP > 1 {
 		r.overheadSeconds += 2 * float64(m.Layers) * cfg.AllReduceLatency.Seconds()
 	}
@@ -198,7 +202,8 @@ func (r *Replica) PrefillTime(tokens int) float64 {
 // memory-bound time (weights + context KV over TP × bandwidth × efficiency;
 // a mixture of experts reads only the experts the batch routes to) and the
 // compute-bound time (batch × 2 × active parameters over TP × FLOPS × MFU),
-// plus StepOverhead and, with TP > 1, 2 × layers × AllReduceLatency. Each step produces one token per sequence. 0 for an
+// plus StepOverhead, batch × SequenceStepCost and, with TP > 1, 2 × layers
+// × AllReduceLatency. Each step produces one token per sequence. 0 for an
 // empty batch.
 func (r *Replica) StepTime(batch int, contextTokens int64) float64 {
 	if batch <= 0 {
@@ -215,8 +220,31 @@ func (r *Replica) StepTime(batch int, contextTokens int64) float64 {
 	if c := float64(batch) * r.prefillSecondsPerToken; c > mem {
 		mem = c
 	}
-	return mem + r.overheadSeconds
+	return mem + r.overheadSeconds + float64(batch)*r.perSeqSeconds
 }
+
+// ClosedLoopTPOT is the TPOT, in seconds, of each request of a closed
+// loop of c clients sending prompt-token prompts for output tokens, in the
+// steady state where the clients' requests are spread out (no two
+// admitted in one step) and c <= MaxBatch: every interval is a decode step
+// of the batch (c sequences, each halfway through its output), except the
+// c - 1 steps that also carry another client's prefill (chunked), which
+// last max(prefill of prompt + c - 1 tokens, the step). TPOT =
+// step + (c - 1) / (output - 1) × (mixed - step).
+func (r *Replica) ClosedLoopTPOT(c, prompt, output int) float64 {
+	c = max(c, 1)
+	step := r.StepTime(c, int64(c)*int64(prompt+output/2))
+	if c == 1 || output <= 1 {
+		return step
+	}
+	mixed := math.Max(r.PrefillTime(prompt+c-1), step)
+	share := math.Min(float64(c-1)/float64(output-1), 1)
+	return step + share*(mixed-step)
+}
+
+// RequestOverhead is the seconds each request spends before the scheduler
+// sees it (Config.RequestOverhead): added to every TTFT and e2e latency.
+func (r *Replica) RequestOverhead() float64 { return r.requestOverhead }
 
 // ColdStart is the seconds from scheduling a pod to its first served
 // request: image pull + weights / load rate + warm-up.

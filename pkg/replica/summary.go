@@ -21,6 +21,9 @@ type Summary struct {
 	MaxBatch         int        `json:"max_batch"`
 
 	PrefillTokensPerSecond float64 `json:"prefill_tokens_per_second"`
+	// RequestOverheadSeconds is Config.RequestOverhead (0 unless
+	// calibrated): the TTFT floor beyond the prefill.
+	RequestOverheadSeconds float64 `json:"request_overhead_seconds,omitempty"`
 	// ContextTokens is the per-sequence context the step times assume.
 	ContextTokens int `json:"context_tokens"`
 	// FullBatch is MaxBatch, or fewer when that many contexts of
@@ -62,6 +65,7 @@ func (r *Replica) Summarize(contextTokens int) Summary {
 		KVFreeBytes: r.kvFreeBytes, KVBlocks: r.kvBlocks,
 		KVCapacityTokens: r.kvCapacityTokens, MaxBatch: r.maxBatch,
 		PrefillTokensPerSecond:   r.PrefillTokensPerSecond(),
+		RequestOverheadSeconds:   r.requestOverhead,
 		ContextTokens:            contextTokens,
 		FullBatch:                full,
 		StepBatch1Seconds:        r.StepTime(1, int64(contextTokens)),

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/infscale/infscale/pkg/activator"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/histogram"
 	"github.com/infscale/infscale/pkg/recommend"
@@ -19,8 +20,9 @@ import (
 // waiting are summed, KV averaged over the pages reporting it (pkg/scrape's
 // Aggregate); TTFT is the quantile of the summed histogram increase over the
 // metric's window, from the pages this source has seen (unknown until two
-// scrapes of a replica span some requests). CPU and held are not available
-// in embedded mode (config refuses them).
+// scrapes of a replica span some requests). Held is read from an
+// activator's /metrics (zero.held_scrape); CPU is not available in
+// embedded mode (config refuses it).
 type ScrapeSource struct {
 	// Client fetches the pages; its Timeout bounds each scrape.
 	Client *http.Client
@@ -138,6 +140,18 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	}
 	if w > 0 {
 		r.Obs.TTFT, r.Obs.NoneFinished = s.ttft(urls, pages, q, w, now)
+	}
+	if t.Zero != nil && t.Zero.HeldScrape != "" {
+		page, err := activator.ReadHeld(ctx, s.Client, t.Zero.HeldScrape)
+		if err != nil {
+			r.Errors = append(r.Errors, ReadError{Signal: "held", Reason: scrapeReason(err), Err: err})
+		}
+		r.Obs.Held = page.Held
+		// No replica answered and the activator's probe finds no ready
+		// endpoint: zero replicas is known, not a failed read.
+		if answered == 0 && page.Ready == 0 {
+			r.Obs.Current, r.CurrentKnown = 0, true
+		}
 	}
 	r.Duration = time.Since(start)
 	return r

@@ -1,4 +1,4 @@
-package serve
+package demo
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ var updateDemo = flag.Bool("update", false, "rewrite docs/serve.md's demo transc
 
 const (
 	demoDoc   = "../../docs/serve.md"
-	demoBegin = "<!-- BEGIN DEMO OUTPUT: go test ./pkg/serve -run TestDemoTranscript -update (a 60 s run of serve --demo) -->"
+	demoBegin = "<!-- BEGIN DEMO OUTPUT: go test ./internal/demo -run TestDemoTranscript -update (a 60 s run of serve --demo) -->"
 	demoEnd   = "<!-- END DEMO OUTPUT -->"
 )
 
@@ -94,7 +94,7 @@ func checkDemoTranscript(t *testing.T, real string) {
 	}
 	got, want := frame(block, true), frame(real, false)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("%s's demo transcript differs from the real output's lines (numbers aside); regenerate: go test ./pkg/serve -run TestDemoTranscript -update\ndoc:\n%s\nreal:\n%s",
+		t.Errorf("%s's demo transcript differs from the real output's lines (numbers aside); regenerate: go test ./internal/demo -run TestDemoTranscript -update\ndoc:\n%s\nreal:\n%s",
 			demoDoc, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/infscale/infscale/pkg/activator"
+	"github.com/infscale/infscale/pkg/config"
+)
+
+// ActivatorCmd is `infscale activator`: hold requests while the upstream
+// has no ready endpoint, release them in order once it has (docs/keda.md,
+// "Scale to zero with infscale activator").
+type ActivatorCmd struct {
+	Listen        string        `name:"listen" default:"127.0.0.1:8080" help:"Address to serve on (host:port; in a pod, 0.0.0.0:8080). /metrics and /healthz are the activator's own; every other path is proxied."`
+	Upstream      string        `name:"upstream" required:"" help:"Base URL of the model's Service, e.g. http://chat:8000."`
+	HoldTimeout   time.Duration `name:"hold-timeout" default:"5m" help:"Longest a request is held waiting for a ready upstream; then 503 with Retry-After. Make it longer than a cold start."`
+	MaxHeld       int           `name:"max-held" default:"1000" help:"Most requests held at once; beyond it, 429 with Retry-After."`
+	ProbePath     string        `name:"probe-path" default:"/health" help:"Upstream readiness endpoint (200: ready), vLLM's /health by default."`
+	ProbeInterval time.Duration `name:"probe-interval" default:"500ms" help:"How often the upstream's readiness is probed (at once when a request comes to be held)."`
+	RetryAfter    time.Duration `name:"retry-after" default:"5s" help:"Retry-After of a 503 (hold timeout) or 429 (queue full), rounded up to seconds."`
+}
+
+// Run serves the activator until the context ends (SIGTERM), then drains:
+// it stops accepting connections and lets the held and in-flight requests
+// finish (held ones are still released or time out), for at most
+// --hold-timeout.
+func (c *ActivatorCmd) Run(e *env) error {
+	if err := config.CheckListen(c.Listen); err != nil {
+		return invalidf("--listen %q: %v", c.Listen, err)
+	}
+	u, err := url.Parse(c.Upstream)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil {
+		return invalidf("--upstream %q: want a base URL such as http://chat:8000", c.Upstream)
+	}
+	switch {
+	case c.HoldTimeout <= 0 || c.ProbeInterval <= 0 || c.RetryAfter <= 0:
+		return invalidf("--hold-timeout, --probe-interval and --retry-after must be > 0")
+	case c.MaxHeld < 1:
+		return invalidf("--max-held %d: want >= 1", c.MaxHeld)
+	case len(c.ProbePath) == 0 || c.ProbePath[0] != '/':
+		return invalidf("--probe-path %q: want a path starting with /", c.ProbePath)
+	}
+	a, err := activator.New(activator.Config{Upstream: u, HoldTimeout: c.HoldTimeout, MaxHeld: c.MaxHeld, ProbePath: c.ProbePath,
+		ProbeInterval: c.ProbeInterval, RetryAfter: c.RetryAfter})
+	if err != nil {
+		return invalid(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.Registry(), promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.Handle("/", a)
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", c.Listen, err)
+	}
+	probeCtx, stopProbe := context.WithCancel(context.WithoutCancel(e.ctx))
+	defer stopProbe()
+	go a.Run(probeCtx)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(e.stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held)\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-e.ctx.Done():
+	}
+	fmt.Fprintf(e.stderr, "infscale activator: draining %d held requests\n", a.Held())
+	ctx, cancel := context.WithTimeout(context.Background(), c.HoldTimeout+5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("drain: %w", err)
+	}
+	return nil
+}

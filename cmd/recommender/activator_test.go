@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestActivatorInvalid(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--upstream", "chat:8000"}, `--upstream "chat:8000": want a base URL`},
+		{[]string{"--upstream", "http://chat:8000", "--max-held", "0"}, "--max-held 0: want >= 1"},
+		{[]string{"--upstream", "http://chat:8000", "--hold-timeout", "0s"}, "--hold-timeout, --probe-interval and --retry-after must be > 0"},
+		{[]string{"--upstream", "http://chat:8000", "--listen", "nope"}, `--listen "nope": must be host:port`},
+		{[]string{"--upstream", "http://chat:8000", "--probe-path", "health"}, `--probe-path "health": want a path starting with /`},
+	} {
+		var out, errb bytes.Buffer
+		code := run(t.Context(), append([]string{"activator"}, tc.args...), strings.NewReader(""), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestActivatorDrain: a request is held, SIGTERM comes (the context ends),
+// the activator stops accepting connections but keeps the held request;
+// the upstream comes up and the request is answered; then it exits 0.
+func TestActivatorDrain(t *testing.T) {
+	listen, upstream := freePort(t), freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := make(chan int, 1)
+	var errb bytes.Buffer
+	go func() {
+		code <- run(ctx, []string{"activator", "--listen", listen, "--upstream", "http://" + upstream, "--probe-interval", "50ms", "--hold-timeout", "10s"},
+			strings.NewReader(""), io.Discard, &errb)
+	}()
+	var resp *http.Response
+	got := make(chan string, 1)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.Dial("tcp", listen)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("activator did not listen")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	go func() {
+		r, err := http.Get("http://" + listen + "/v1/models")
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		resp = r
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		got <- string(b)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if _, body := fetchText(t, "http://"+listen+"/metrics"); !strings.Contains(body, "infscale_activator_held_requests 1") {
+		t.Fatalf("metrics while holding one:\n%s", body)
+	}
+	cancel() // SIGTERM
+	time.Sleep(200 * time.Millisecond)
+	if c, err := net.Dial("tcp", listen); err == nil {
+		c.Close()
+		t.Error("still accepting connections while draining")
+	}
+	ln, err := net.Listen("tcp", upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "models") })}
+	go up.Serve(ln)
+	defer up.Close()
+	select {
+	case body := <-got:
+		if body != "models" || resp == nil || resp.StatusCode != 200 {
+			t.Errorf("held request answered %q, want the upstream's", body)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("held request not answered after the upstream came up")
+	}
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Errorf("exit %d: %s", c, errb.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("activator did not exit after draining")
+	}
+}
+
+func fetchText(t *testing.T, url string) (int, string) {
+	t.Helper()
+	r, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	b, _ := io.ReadAll(r.Body)
+	return r.StatusCode, string(b)
+}

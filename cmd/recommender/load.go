@@ -1,0 +1,306 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/infscale/infscale/pkg/load"
+	"github.com/infscale/infscale/pkg/replica"
+	"github.com/infscale/infscale/pkg/trace"
+)
+
+// LoadCmd is `infscale load URL`: load an OpenAI-compatible endpoint and
+// measure TTFT, ITL, TPOT and e2e as vllm bench serve defines them
+// (docs/load.md).
+type LoadCmd struct {
+	URL          string        `arg:"" name:"url" help:"Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000 (loopback only unless --allow-remote)."`
+	Concurrency  string        `name:"concurrency" help:"Closed loop: N clients each sending its next request when the last ends; a list (1,2,4,...) sweeps and finds the knee."`
+	Rate         string        `name:"rate" help:"Open loop: Poisson arrivals at R requests/s; a list sweeps and finds the knee."`
+	Trace        string        `name:"trace" help:"Open loop: replay a trace file (as simulate reads it) at its timestamps with its token counts."`
+	Duration     time.Duration `name:"duration" default:"60s" help:"Most time requests start in, per point (running requests finish)."`
+	Requests     int           `name:"requests" default:"1000" help:"Most requests per point (0: --duration only)."`
+	PromptTokens int           `name:"prompt-tokens" default:"512" help:"Synthesised prompt length: that many common words, about one token each (the server's usage is the truth)."`
+	MaxTokens    int           `name:"max-tokens" default:"128" help:"max_tokens of each request (ignore_eos set: all are generated)."`
+	Model        string        `name:"model" help:"Model name (default: the first of GET /v1/models)."`
+	Endpoint     string        `name:"endpoint" default:"completions" enum:"completions,chat" help:"completions (/v1/completions) or chat (/v1/chat/completions)."`
+	RampUp       time.Duration `name:"ramp-up" default:"0s" help:"Closed loop: spread the clients' first requests evenly over this time."`
+	Timeout      time.Duration `name:"timeout" default:"5m" help:"Most time one request may take (then it counts as an error)."`
+	SLOTTFT      time.Duration `name:"slo-ttft" default:"2s" help:"Knee SLO: the highest load whose TTFT p95 is at most this..."`
+	SLOITL       time.Duration `name:"slo-itl" default:"100ms" help:"...and whose ITL p95 is at most this."`
+	Seed         uint64        `name:"seed" default:"1" help:"Seed of the prompts and Poisson arrivals."`
+	Output       string        `name:"output" default:"text" enum:"text,json" help:"text (table, knee) or json."`
+	AllowRemote  bool          `name:"allow-remote" help:"Allow a URL that is not loopback (load only servers you own)."`
+	Progress     string        `name:"progress" default:"auto" enum:"auto,always,never" help:"Progress bar on stderr: auto (when stderr is a terminal), always, never."`
+	Calibrate    string        `name:"calibrate" type:"path" help:"Fit the replica model (the --replica-* flags: GPU, model, TP) to the concurrency sweep and write the calibration file here (gpu, simulate, backtest, profile, fleet take it with --calibration)."`
+	CalibrateFit int           `name:"calibrate-fit-max" default:"16" help:"Fit on the sweep's points up to this concurrency; the higher ones are held out and their prediction error is reported."`
+	ReplicaFlags `embed:"" prefix:"replica-"`
+}
+
+// Run validates the flags, runs the point or the sweep and prints it.
+func (c *LoadCmd) Run(e *env) error {
+	modes := 0
+	for _, s := range []string{c.Concurrency, c.Rate, c.Trace} {
+		if s != "" {
+			modes++
+		}
+	}
+	if modes != 1 {
+		return invalidf("give exactly one of --concurrency, --rate or --trace")
+	}
+	switch {
+	case c.Duration <= 0:
+		return invalidf("--duration %v: want > 0", c.Duration)
+	case c.Requests < 0:
+		return invalidf("--requests %d: want >= 0", c.Requests)
+	case c.PromptTokens < 1 || c.PromptTokens > 1<<20:
+		return invalidf("--prompt-tokens %d: want 1 to 1048576", c.PromptTokens)
+	case c.MaxTokens < 1 || c.MaxTokens > 1<<20:
+		return invalidf("--max-tokens %d: want 1 to 1048576", c.MaxTokens)
+	case c.RampUp < 0 || c.Timeout <= 0 || c.SLOTTFT < 0 || c.SLOITL < 0:
+		return invalidf("--ramp-up, --slo-ttft and --slo-itl must be >= 0 and --timeout > 0")
+	}
+	var base replica.Config
+	if c.Calibrate != "" {
+		if c.Concurrency == "" || !strings.Contains(c.Concurrency, ",") {
+			return invalidf("--calibrate needs a concurrency sweep (--concurrency 1,2,4,8,16,32,64)")
+		}
+		if c.CalibrateFit < 2 {
+			return invalidf("--calibrate-fit-max %d: want >= 2", c.CalibrateFit)
+		}
+		var err error
+		if base, err = c.ReplicaFlags.Config(); err != nil {
+			return err
+		}
+		if _, err := replica.New(base); err != nil {
+			return invalid(err)
+		}
+	}
+	if !c.AllowRemote {
+		if err := load.CheckLoopback(e.ctx, c.URL); err != nil {
+			return invalid(err)
+		}
+	}
+	cfg := load.Config{URL: c.URL, Chat: c.Endpoint == "chat", Model: c.Model, PromptTokens: c.PromptTokens, MaxTokens: c.MaxTokens,
+		Duration: c.Duration, Requests: c.Requests, RampUp: c.RampUp, Timeout: c.Timeout, Seed: c.Seed}
+	slo := load.SLO{TTFTP95: c.SLOTTFT.Seconds(), ITLP95: c.SLOITL.Seconds()}
+	var loads []float64
+	concurrency := c.Concurrency != ""
+	var err error
+	switch {
+	case concurrency:
+		if loads, err = load.ParseLoads(c.Concurrency, true); err != nil {
+			return invalidf("--concurrency: %v", err)
+		}
+	case c.Rate != "":
+		if loads, err = load.ParseLoads(c.Rate, false); err != nil {
+			return invalidf("--rate: %v", err)
+		}
+	default:
+		src, err := trace.Parse(c.Trace, trace.Options{})
+		if err != nil {
+			return invalidf("--trace: %v", err)
+		}
+		cfg.Trace = &src
+	}
+	bar := newLoadProgress(e.stderr, c.Progress)
+	cfg.Progress = bar.update
+	var rep load.Report
+	if cfg.Trace != nil {
+		recs, dur, err := load.Run(e.ctx, cfg)
+		if err != nil {
+			return err
+		}
+		rep.Summary = load.Summarize(recs, dur)
+	} else {
+		rep, err = load.Sweep(e.ctx, cfg, concurrency, loads, slo, c.Calibrate != "", func(load.Summary) { bar.reset() })
+		if err != nil {
+			return err
+		}
+	}
+	bar.reset()
+	if c.Calibrate != "" {
+		cal, err := load.Calibrate(e.ctx, base, cfg, rep.Points, c.CalibrateFit)
+		if err != nil {
+			return err
+		}
+		cal.Source = fmt.Sprintf("infscale load %s --concurrency %s --prompt-tokens %d --max-tokens %d", c.URL, c.Concurrency, c.PromptTokens, c.MaxTokens)
+		b, _ := json.MarshalIndent(cal, "", "  ")
+		if err := os.WriteFile(c.Calibrate, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		rep.Calibration = &cal
+		if c.Output != "json" {
+			defer writeCalibration(e.stdout, c.Calibrate, cal)
+		}
+	}
+	if c.Output == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	writeLoadTable(e.stdout, rep)
+	return nil
+}
+
+// writeLoadTable prints one row per point, a bar chart of TTFT p95 and
+// ITL p95 against load, and the knee.
+func writeLoadTable(w io.Writer, rep load.Report) {
+	points := rep.Points
+	if len(points) == 0 {
+		points = []load.Summary{rep.Summary}
+	}
+	ms := func(v load.Float) string {
+		if math.IsNaN(float64(v)) {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f", float64(v)*1000)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "load\trequests\terrors\tTTFT p50 ms\tTTFT p95 ms\tITL p50 ms\tITL p95 ms\tTPOT p50 ms\te2e p50 s\toutput tok/s\t")
+	for _, p := range points {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t\n", loadLabel(p), p.Requests, p.Errors, ms(p.TTFTP50), ms(p.TTFTP95),
+			ms(p.ITLP50), ms(p.ITLP95), ms(p.TPOTP50), float64(p.E2EP50), p.OutputTokensPerS)
+	}
+	tw.Flush()
+	if len(rep.Points) > 1 {
+		fmt.Fprintln(w)
+		plotLoad(w, rep)
+	}
+	for _, p := range points {
+		if p.FirstError != "" {
+			fmt.Fprintf(w, "%s: first error: %s\n", loadLabel(p), p.FirstError)
+		}
+	}
+	if k := rep.Knee; k != nil {
+		slo := fmt.Sprintf("TTFT p95 <= %gs and ITL p95 <= %gs", k.SLO.TTFTP95, k.SLO.ITLP95)
+		if !k.Found {
+			fmt.Fprintf(w, "\nno knee: the lowest load already misses %s\n", slo)
+			return
+		}
+		at := fmt.Sprintf("concurrency %d", k.Concurrency)
+		if k.Concurrency == 0 {
+			at = fmt.Sprintf("rate %g req/s", k.Rate)
+		}
+		fmt.Fprintf(w, "\nknee: %s (the highest load within %s)\nsuggested target per replica: metrics: [{type: %s, target: %g}]\n", at, slo, k.Metric, k.Target)
+	}
+}
+
+func loadLabel(p load.Summary) string {
+	switch {
+	case p.Concurrency > 0:
+		return fmt.Sprintf("c=%d", p.Concurrency)
+	case p.Rate > 0:
+		return fmt.Sprintf("%g req/s", p.Rate)
+	}
+	return "trace"
+}
+
+// plotLoad draws TTFT p95 and ITL p95 per point as bars scaled to the
+// sweep's largest value, with the SLO's position marked.
+func plotLoad(w io.Writer, rep load.Report) {
+	const width = 40
+	for _, m := range []struct {
+		name  string
+		get   func(load.Summary) float64
+		limit float64
+	}{{"TTFT p95", func(s load.Summary) float64 { return float64(s.TTFTP95) }, rep.Knee.SLO.TTFTP95},
+		{"ITL p95", func(s load.Summary) float64 { return float64(s.ITLP95) }, rep.Knee.SLO.ITLP95}} {
+		top := m.limit
+		for _, p := range rep.Points {
+			if v := m.get(p); v > top {
+				top = v
+			}
+		}
+		if !(top > 0) {
+			continue
+		}
+		fmt.Fprintf(w, "%s (| marks the SLO %gs)\n", m.name, m.limit)
+		mark := int(math.Round(m.limit / top * width))
+		for _, p := range rep.Points {
+			v := m.get(p)
+			n := 0
+			if v > 0 {
+				n = int(math.Round(v / top * width))
+			}
+			row := []byte(strings.Repeat("#", n) + strings.Repeat(" ", width-n))
+			if m.limit > 0 && mark >= 0 && mark < len(row) {
+				row[mark] = '|'
+			}
+			fmt.Fprintf(w, "  %10s %s %.3fs\n", loadLabel(p), row, v)
+		}
+	}
+}
+
+// loadProgress is a one-line progress bar on a terminal.
+type loadProgress struct {
+	mu   sync.Mutex
+	w    io.Writer
+	on   bool
+	last time.Time
+}
+
+func newLoadProgress(w io.Writer, mode string) *loadProgress {
+	on := mode == "always"
+	if mode == "auto" {
+		if f, ok := w.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+				on = true
+			}
+		}
+	}
+	return &loadProgress{w: w, on: on}
+}
+
+func (p *loadProgress) update(done, total int) {
+	if !p.on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	if total > 0 {
+		n := min(done*30/total, 30)
+		fmt.Fprintf(p.w, "\r[%s%s] %d/%d requests", strings.Repeat("=", n), strings.Repeat(" ", 30-n), done, total)
+		return
+	}
+	fmt.Fprintf(p.w, "\r%d requests", done)
+}
+
+func (p *loadProgress) reset() {
+	if !p.on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", 60))
+	p.last = time.Time{}
+}
+
+// writeCalibration prints the fitted parameters and each point's
+// prediction error, fitted and held out.
+func writeCalibration(w io.Writer, path string, cal replica.Calibration) {
+	fmt.Fprintf(w, "\ncalibration written to %s (%s on %d x %s):\n", path, cal.Model, cal.TP, cal.GPU)
+	fmt.Fprintf(w, "  bandwidth efficiency %.3f, step overhead %.3f ms, sequence step cost %.1f us, MFU %.3f, request overhead %.1f ms\n",
+		cal.BandwidthEfficiency, cal.StepOverheadS*1000, cal.SequenceStepCostS*1e6, cal.MFU, cal.RequestOverheadS*1000)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "  \tconcurrency\tITL p50 ms\tmodel ms\terror\t")
+	for _, set := range []struct {
+		name   string
+		points []replica.StepPoint
+	}{{"fit", cal.Fit}, {"held out", cal.HeldOut}} {
+		for _, p := range set.points {
+			fmt.Fprintf(tw, "  %s\t%d\t%.2f\t%.2f\t%+.1f%%\t\n", set.name, p.Batch, p.StepS*1000, p.PredictedS*1000, 100*p.Error())
+		}
+	}
+	tw.Flush()
+}

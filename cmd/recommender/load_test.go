@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/infscale/infscale/pkg/fleet"
+)
+
+func runLoad(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(t.Context(), append([]string{"load"}, args...), strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestLoadInvalid(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"http://10.1.2.3:8000", "--concurrency", "1"}, "10.1.2.3 is not a loopback address (pass --allow-remote"},
+		{[]string{"http://127.0.0.1:1"}, "give exactly one of --concurrency, --rate or --trace"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--rate", "2"}, "give exactly one of"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "4,2"}, "--concurrency: item 2 2: loads must increase"},
+		{[]string{"http://127.0.0.1:1", "--rate=-1"}, "--rate: item 1 \"-1\": want a number > 0"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--max-tokens", "0"}, "--max-tokens 0: want 1 to 1048576"},
+		{[]string{"http://127.0.0.1:1", "--trace", "/nonexistent.csv"}, "--trace:"},
+	} {
+		code, out, errs := runLoad(t, tc.args...)
+		if code != 2 || out != "" || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out, errs, tc.want)
+		}
+	}
+}
+
+// TestLoadJSON: a two-point sweep against the fleet prints the interface's
+// keys at the top level, in each point, and a knee.
+func TestLoadJSON(t *testing.T) {
+	f, err := fleet.Start(context.Background(), fleet.Config{Replicas: 1, Max: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	code, out, errs := runLoad(t, f.URL(), "--concurrency", "1,2", "--requests", "4", "--max-tokens", "4", "--prompt-tokens", "16", "--output", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"ttft_p50_s", "ttft_p95_s", "itl_p50_s", "itl_p95_s", "e2e_p50_s", "requests", "errors", "output_tokens_per_s"}
+	points, _ := rep["points"].([]any)
+	if len(points) != 2 || rep["knee"] == nil {
+		t.Fatalf("points %v knee %v", rep["points"], rep["knee"])
+	}
+	for _, m := range append([]any{rep}, points...) {
+		for _, k := range keys {
+			if _, ok := m.(map[string]any)[k]; !ok {
+				t.Errorf("JSON lacks %s: %v", k, m)
+			}
+		}
+	}
+	if rep["requests"].(float64) != 4 || rep["errors"].(float64) != 0 {
+		t.Errorf("requests %v errors %v, want 4 and 0", rep["requests"], rep["errors"])
+	}
+	code, out, _ = runLoad(t, f.URL(), "--concurrency", "1,2", "--requests", "2", "--max-tokens", "2", "--prompt-tokens", "8")
+	if code != 0 || !strings.Contains(out, "TTFT p95 ms") || !strings.Contains(out, "knee: concurrency 2") || !strings.Contains(out, "{type: queue, target: 2}") {
+		t.Errorf("table: exit %d\n%s", code, out)
+	}
+}
+
+// TestLoadCalibrate: --calibrate writes a file that gpu --calibration
+// reads; without a sweep it is refused.
+func TestLoadCalibrate(t *testing.T) {
+	if code, _, errs := runLoad(t, "http://127.0.0.1:1", "--concurrency", "4", "--calibrate", "x.json"); code != 2 || !strings.Contains(errs, "--calibrate needs a concurrency sweep") {
+		t.Errorf("no sweep: exit %d %s", code, errs)
+	}
+	f, err := fleet.Start(context.Background(), fleet.Config{Replicas: 1, Max: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	path := t.TempDir() + "/cal.json"
+	code, out, errs := runLoad(t, f.URL(), "--concurrency", "1,2,4", "--requests", "6", "--max-tokens", "8", "--prompt-tokens", "64", "--calibrate", path, "--calibrate-fit-max", "2")
+	if code != 0 || !strings.Contains(out, "calibration written to "+path) || !strings.Contains(out, "held out") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	var gout, gerr bytes.Buffer
+	if code := run(t.Context(), []string{"gpu", "--calibration", path}, strings.NewReader(""), &gout, &gerr); code != 0 || !strings.Contains(gout.String(), "decode step") {
+		t.Errorf("gpu --calibration: exit %d %s %s", code, gout.String(), gerr.String())
+	}
+	if code := run(t.Context(), []string{"gpu", "--calibration", path, "--gpu", "a100-80gb"}, strings.NewReader(""), &gout, &gerr); code != 2 || !strings.Contains(gerr.String(), "--calibration: calibration fitted for llama-3-8b on 1 x h100-sxm") {
+		t.Errorf("another GPU: exit %d %s", code, gerr.String())
+	}
+}

@@ -1,0 +1,245 @@
+package activator
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// freeAddr returns a loopback address nothing listens on yet.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func start(t *testing.T, cfg Config) (*Activator, string) {
+	t.Helper()
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go a.Run(ctx)
+	srv := httptest.NewServer(a)
+	t.Cleanup(srv.Close)
+	return a, srv.URL
+}
+
+// fifoUpstream serves one request at a time (a single-slot engine) and
+// answers each with its position in arrival order; /health is 200.
+func fifoUpstream() http.Handler {
+	var mu sync.Mutex
+	n := 0
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		time.Sleep(20 * time.Millisecond)
+		fmt.Fprintf(w, "%d %s", n, body)
+	})
+}
+
+// TestReleaseInOrder: five requests while the upstream is down, the
+// upstream up 3 s later: all five are held (the gauge reads 5), then
+// answered, in the order they came.
+func TestReleaseInOrder(t *testing.T) {
+	addr := freeAddr(t)
+	a, url0 := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: addr}, ProbeInterval: 100 * time.Millisecond})
+	type answer struct {
+		i    int
+		body string
+		at   time.Time
+	}
+	answers := make(chan answer, 5)
+	for i := range 5 {
+		go func() {
+			resp, err := http.Post(url0+"/v1/completions", "application/json", strings.NewReader(fmt.Sprintf("req%d", i)))
+			if err != nil {
+				answers <- answer{i, err.Error(), time.Now()}
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			answers <- answer{i, string(b), time.Now()}
+		}()
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if got := testutil.ToFloat64(a.held); got != 5 || a.Held() != 5 {
+		t.Fatalf("held gauge %v (Held %d) while the upstream is down, want 5", got, a.Held())
+	}
+	time.Sleep(3*time.Second - 450*time.Millisecond)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := &http.Server{Handler: fifoUpstream()}
+	go up.Serve(ln)
+	defer up.Close()
+	var got []answer
+	for range 5 {
+		select {
+		case ans := <-answers:
+			got = append(got, ans)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d answers: %v", len(got), got)
+		}
+	}
+	for k, ans := range got {
+		if want := fmt.Sprintf("%d req%d", k+1, k); ans.body != want || ans.i != k {
+			t.Errorf("answer %d: request %d got %q, want request %d answered %q", k+1, ans.i, ans.body, k, want)
+		}
+	}
+	if h := testutil.ToFloat64(a.held); h != 0 || testutil.ToFloat64(a.released) != 5 {
+		t.Errorf("after release: held %v, released %v; want 0 and 5", h, testutil.ToFloat64(a.released))
+	}
+}
+
+// TestHoldTimeout: --hold-timeout 2s and an upstream that never comes up:
+// five 503s with Retry-After, all within 2.5 s.
+func TestHoldTimeout(t *testing.T) {
+	a, url0 := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, HoldTimeout: 2 * time.Second, ProbeInterval: 100 * time.Millisecond})
+	begin := time.Now()
+	var wg sync.WaitGroup
+	codes := make([]int, 5)
+	retry := make([]string, 5)
+	for i := range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := http.Get(url0 + "/v1/models")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			codes[i], retry[i] = resp.StatusCode, resp.Header.Get("Retry-After")
+		}()
+	}
+	wg.Wait()
+	took := time.Since(begin)
+	for i := range 5 {
+		if codes[i] != 503 || retry[i] != "5" {
+			t.Errorf("request %d: %d Retry-After %q, want 503 and 5", i, codes[i], retry[i])
+		}
+	}
+	if took > 2500*time.Millisecond || took < 2*time.Second {
+		t.Errorf("five 503s after %v, want 2 s to 2.5 s", took)
+	}
+	if testutil.ToFloat64(a.timeouts) != 5 || a.Held() != 0 {
+		t.Errorf("timeouts %v held %d, want 5 and 0", testutil.ToFloat64(a.timeouts), a.Held())
+	}
+}
+
+// TestQueueFull: with --max-held 2, a third request is refused at once
+// with 429; the two held ones are not disturbed.
+func TestQueueFull(t *testing.T) {
+	a, url0 := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, MaxHeld: 2, HoldTimeout: time.Second})
+	for range 2 {
+		go func() {
+			if resp, err := http.Get(url0); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for a.Held() < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	begin := time.Now()
+	resp, err := http.Get(url0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || time.Since(begin) > 500*time.Millisecond {
+		t.Errorf("third request: %d (Retry-After %q) after %v, want 429 at once", resp.StatusCode, resp.Header.Get("Retry-After"), time.Since(begin))
+	}
+	if a.Held() != 2 || testutil.ToFloat64(a.rejected) != 1 {
+		t.Errorf("held %d rejected %v, want 2 and 1", a.Held(), testutil.ToFloat64(a.rejected))
+	}
+}
+
+// TestStreamsUnbuffered: an event stream passes through as written: the
+// first event arrives while the upstream still sleeps before the second.
+// Requests proxied at once are not counted as held.
+func TestStreamsUnbuffered(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: 1\n\n")
+		w.(http.Flusher).Flush()
+		time.Sleep(500 * time.Millisecond)
+		fmt.Fprint(w, "data: 2\n\n")
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	a, url0 := start(t, Config{Upstream: u, ProbeInterval: 50 * time.Millisecond})
+	for !a.Ready() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	begin := time.Now()
+	resp, err := http.Get(url0 + "/v1/completions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || line != "data: 1\n" || time.Since(begin) > 300*time.Millisecond {
+		t.Errorf("first event %q (%v) after %v, want it before the upstream's 500 ms pause ends", line, err, time.Since(begin))
+	}
+	if testutil.ToFloat64(a.direct) != 1 || testutil.ToFloat64(a.held) != 0 {
+		t.Errorf("proxied %v held %v, want 1 and 0", testutil.ToFloat64(a.direct), testutil.ToFloat64(a.held))
+	}
+}
+
+// TestMetricsDocumented: every metric of the activator's registry is in
+// docs/activator.md's table.
+func TestMetricsDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "activator.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(Config{Upstream: &url.URL{Scheme: "http", Host: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := a.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mfs) < 7 {
+		t.Fatalf("%d metrics gathered", len(mfs))
+	}
+	for _, mf := range mfs {
+		if !strings.Contains(string(doc), "| `"+mf.GetName()+"` |") {
+			t.Errorf("%s is not in docs/activator.md's metric table", mf.GetName())
+		}
+	}
+}

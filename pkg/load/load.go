@@ -1,0 +1,498 @@
+// Package load drives an OpenAI-compatible endpoint (vLLM, the simulated
+// fleet, anything serving /v1/completions or /v1/chat/completions) and
+// measures what each request saw, with the definitions of vLLM's `vllm
+// bench serve` (vllm/benchmarks/serve.py): TTFT is the time from sending
+// the request to the first streamed chunk carrying text; ITL the times
+// between successive text chunks, pooled over all requests; TPOT a
+// request's (e2e - TTFT) / (output tokens - 1); e2e the time to the last
+// chunk; output tokens per second the output tokens of all successful
+// requests over the run's duration. Output token counts are the server's
+// `usage` (stream_options.include_usage), the count of text chunks when a
+// server sends none.
+//
+// Load is closed loop (Concurrency clients, each sending its next request
+// when the last one ends, as `vllm bench serve --max-concurrency`), open
+// loop at a Poisson Rate, or a trace replayed at its timestamps with its
+// token counts. A run is bounded by Duration (no request starts after it)
+// and Requests.
+package load
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/infscale/infscale/pkg/trace"
+)
+
+// Config is one load run. Exactly one of Concurrency, Rate or Trace is set.
+type Config struct {
+	// URL is the server's base URL (http://127.0.0.1:8000); the endpoint
+	// path is appended.
+	URL string
+	// Chat selects /v1/chat/completions (messages) instead of
+	// /v1/completions (prompt).
+	Chat bool
+	// Model is the model field ("" leaves it out; Run asks /v1/models).
+	Model string
+	// PromptTokens is the synthesised prompt's length: that many common
+	// English words, each about one token (default 512).
+	PromptTokens int
+	// MaxTokens is max_tokens of each request (default 128); ignore_eos is
+	// set so a vLLM generates all of them.
+	MaxTokens int
+	// Concurrency is the closed loop's client count.
+	Concurrency int
+	// Rate is the open loop's Poisson arrival rate, requests per second.
+	Rate float64
+	// Trace is replayed open loop at its timestamps with its token counts.
+	Trace *trace.Source
+	// Duration bounds the time requests start in (default 60 s).
+	Duration time.Duration
+	// Requests bounds the requests sent (0: Duration only).
+	Requests int
+	// Warmup is how many of the first requests are sent but left out of
+	// the records (genai-perf's --warmup-request-count); with RampUp, the
+	// concurrency's worth of first requests land at arbitrary points of the
+	// server's steps, later ones at the steady state's.
+	Warmup int
+	// RampUp spreads the closed loop's clients' first requests evenly over
+	// it (0: all at once).
+	RampUp time.Duration
+	// Timeout bounds one request (default 5 min).
+	Timeout time.Duration
+	// Seed seeds the prompts and the Poisson arrivals.
+	Seed uint64
+	// Client is the HTTP client (default: one with a connection per
+	// client).
+	Client *http.Client
+	// Progress, if set, is called after every finished request with the
+	// count finished and the count expected (0 when unknown).
+	Progress func(done, total int)
+}
+
+// Record is one request's measurements, in seconds.
+type Record struct {
+	Start        time.Duration // since the run started
+	TTFT         float64
+	ITL          []float64
+	E2E          float64
+	PromptTokens int
+	OutputTokens int
+	Err          error
+}
+
+// Run performs one load run and returns every request's record (in start
+// order) and the run's duration (first send to last completion).
+func Run(ctx context.Context, cfg Config) ([]Record, time.Duration, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, 0, err
+	}
+	if cfg.Model == "" {
+		m, err := DiscoverModel(ctx, cfg.Client, cfg.URL)
+		if err != nil {
+			return nil, 0, err
+		}
+		cfg.Model = m
+	}
+	r := &runner{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))}
+	return r.run(ctx)
+}
+
+func (c *Config) defaults() error {
+	modes := 0
+	if c.Concurrency > 0 {
+		modes++
+	}
+	if c.Rate > 0 {
+		modes++
+	}
+	if c.Trace != nil {
+		modes++
+	}
+	if modes != 1 {
+		return errors.New("load: want exactly one of concurrency, rate or trace")
+	}
+	if c.PromptTokens <= 0 {
+		c.PromptTokens = 512
+	}
+	if c.MaxTokens <= 0 {
+		c.MaxTokens = 128
+	}
+	if c.Duration <= 0 {
+		c.Duration = time.Minute
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 5 * time.Minute
+	}
+	if c.Client == nil {
+		n := max(c.Concurrency, 64)
+		c.Client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxIdleConns: n, DisableCompression: true,
+			DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext}}
+	}
+	c.URL = strings.TrimRight(c.URL, "/")
+	return nil
+}
+
+// DiscoverModel returns the first model id of GET URL/v1/models.
+func DiscoverModel(ctx context.Context, client *http.Client, base string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/models", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("load: finding the model: %w (give --model)", err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("load: GET %s/v1/models: %s (give --model)", base, resp.Status)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list); err != nil || len(list.Data) == 0 {
+		return "", fmt.Errorf("load: GET %s/v1/models lists no model (give --model)", base)
+	}
+	return list.Data[0].ID, nil
+}
+
+type runner struct {
+	cfg   Config
+	rng   *rand.Rand
+	mu    sync.Mutex
+	recs  []Record
+	begin time.Time
+	last  time.Time
+	sent  int
+	done  int
+}
+
+// job is one request to send.
+type job struct {
+	prompt, output int
+	seed           uint64
+}
+
+// total is the requests expected (0: unknown, bounded by time).
+func (r *runner) total() int { return r.cfg.Requests }
+
+// take reserves the next request slot; false once the run's bounds are
+// reached.
+func (r *runner) take(now time.Time) (int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if now.Sub(r.begin) >= r.cfg.Duration || (r.cfg.Requests > 0 && r.sent >= r.cfg.Requests) {
+		return 0, false
+	}
+	r.sent++
+	r.recs = append(r.recs, Record{})
+	return r.sent - 1, true
+}
+
+func (r *runner) record(i int, rec Record) {
+	r.mu.Lock()
+	r.recs[i] = rec
+	if end := r.begin.Add(rec.Start + time.Duration(rec.E2E*float64(time.Second))); rec.Err == nil && end.After(r.last) {
+		r.last = end
+	}
+	r.done++
+	done := r.done
+	r.mu.Unlock()
+	if r.cfg.Progress != nil {
+		r.cfg.Progress(done, r.total())
+	}
+}
+
+func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
+	r.begin = time.Now()
+	var wg sync.WaitGroup
+	send := func(i int, j job) {
+		defer wg.Done()
+		r.record(i, r.one(ctx, j))
+	}
+	switch {
+	case r.cfg.Concurrency > 0:
+		for c := range r.cfg.Concurrency {
+			wg.Add(1)
+			delay := r.cfg.RampUp * time.Duration(c) / time.Duration(r.cfg.Concurrency)
+			seed := r.rng.Uint64()
+			go func() {
+				defer wg.Done()
+				if !sleep(ctx, delay) {
+					return
+				}
+				rng := rand.New(rand.NewPCG(seed, 1))
+				for ctx.Err() == nil {
+					i, ok := r.take(time.Now())
+					if !ok {
+						return
+					}
+					wg.Add(1)
+					send(i, job{prompt: r.cfg.PromptTokens, output: r.cfg.MaxTokens, seed: rng.Uint64()})
+				}
+			}()
+		}
+	case r.cfg.Rate > 0:
+		at := time.Duration(0)
+		for ctx.Err() == nil {
+			at += time.Duration(r.rng.ExpFloat64() / r.cfg.Rate * float64(time.Second))
+			if !sleep(ctx, time.Until(r.begin.Add(at))) {
+				break
+			}
+			i, ok := r.take(time.Now())
+			if !ok {
+				break
+			}
+			wg.Add(1)
+			go send(i, job{prompt: r.cfg.PromptTokens, output: r.cfg.MaxTokens, seed: r.rng.Uint64()})
+		}
+	default:
+		rd, err := r.cfg.Trace.Open()
+		if err != nil {
+			return nil, 0, err
+		}
+		defer rd.Close()
+		for ctx.Err() == nil {
+			q, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				wg.Wait()
+				return nil, 0, err
+			}
+			if !sleep(ctx, time.Until(r.begin.Add(time.Duration(q.Arrival*float64(time.Second))))) {
+				break
+			}
+			i, ok := r.take(time.Now())
+			if !ok {
+				break
+			}
+			wg.Add(1)
+			go send(i, job{prompt: int(q.Prompt), output: int(q.Output), seed: r.rng.Uint64()})
+		}
+	}
+	wg.Wait()
+	recs := r.recs
+	from := r.begin
+	if w := min(r.cfg.Warmup, len(recs)); w > 0 {
+		from = r.begin.Add(recs[w-1].Start)
+		if w < len(recs) {
+			from = r.begin.Add(recs[w].Start)
+		}
+		recs = recs[w:]
+	}
+	dur := r.last.Sub(from)
+	if dur <= 0 {
+		dur = time.Since(from)
+	}
+	return recs, dur, ctx.Err()
+}
+
+// sleep waits d or until ctx is done; false when ctx is done.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// vocabulary is common English words, each one token in the Llama-3, GPT
+// and Qwen tokenizers when preceded by a space.
+var vocabulary = strings.Fields(`the of and to in is was for on that with as by at from his it an were are which this
+be or has had first one their its new after who they have her she two been other when there all during into school
+time may years more most only over city some world would where later up such used many can state about national out
+known university united then made between through three years team number each part people well also back under
+high game name group family series while season music both water work line house film book world great day long`)
+
+// Prompt is n words drawn from a fixed vocabulary with seed: about n
+// tokens for a real tokenizer, exactly n for the simulated fleet. Distinct
+// seeds give distinct prompts, so a server's prefix cache does not help.
+func Prompt(n int, seed uint64) string {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	var b strings.Builder
+	b.Grow(n * 6)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(vocabulary[rng.IntN(len(vocabulary))])
+	}
+	return b.String()
+}
+
+// chunk is the part of a streamed completion chunk the client reads.
+type chunk struct {
+	Choices []struct {
+		Text  string `json:"text"`
+		Delta struct {
+			Content          string `json:"content"`
+			ReasoningContent string `json:"reasoning_content"`
+		} `json:"delta"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// one sends one streaming request and measures it.
+func (r *runner) one(ctx context.Context, j job) Record {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	body := map[string]any{"max_tokens": j.output, "stream": true, "ignore_eos": true, "temperature": 0,
+		"stream_options": map[string]any{"include_usage": true}}
+	if r.cfg.Model != "" {
+		body["model"] = r.cfg.Model
+	}
+	path := "/v1/completions"
+	prompt := Prompt(j.prompt, j.seed)
+	if r.cfg.Chat {
+		path = "/v1/chat/completions"
+		body["messages"] = []map[string]string{{"role": "user", "content": prompt}}
+	} else {
+		body["prompt"] = prompt
+	}
+	b, _ := json.Marshal(body)
+	start := time.Now()
+	rec := Record{Start: start.Sub(r.begin), PromptTokens: j.prompt}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.cfg.URL+path, bytes.NewReader(b))
+	if err != nil {
+		rec.Err = err
+		return rec
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := r.cfg.Client.Do(req)
+	if err != nil {
+		rec.Err = err
+		return rec
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		rec.Err = fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(msg)))
+		return rec
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	var last time.Time
+	chunks := 0
+	usageTokens := -1
+	for sc.Scan() {
+		line := sc.Bytes()
+		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			continue
+		}
+		data = bytes.TrimSpace(data)
+		if string(data) == "[DONE]" {
+			break
+		}
+		now := time.Now()
+		var c chunk
+		if err := json.Unmarshal(data, &c); err != nil {
+			rec.Err = fmt.Errorf("bad stream chunk: %v", err)
+			return rec
+		}
+		if c.Usage != nil {
+			usageTokens = c.Usage.CompletionTokens
+			if c.Usage.PromptTokens > 0 {
+				rec.PromptTokens = c.Usage.PromptTokens
+			}
+		}
+		text := false
+		for _, ch := range c.Choices {
+			if ch.Text != "" || ch.Delta.Content != "" || ch.Delta.ReasoningContent != "" {
+				text = true
+			}
+		}
+		if !text {
+			continue
+		}
+		if chunks == 0 {
+			rec.TTFT = now.Sub(start).Seconds()
+		} else {
+			rec.ITL = append(rec.ITL, now.Sub(last).Seconds())
+		}
+		last = now
+		chunks++
+	}
+	if err := sc.Err(); err != nil {
+		rec.Err = err
+		return rec
+	}
+	if chunks == 0 {
+		rec.Err = errors.New("no output")
+		return rec
+	}
+	rec.E2E = last.Sub(start).Seconds()
+	rec.OutputTokens = chunks
+	if usageTokens >= 0 {
+		rec.OutputTokens = usageTokens
+	}
+	return rec
+}
+
+// CheckLoopback refuses a URL whose host is not a loopback address (or a
+// name resolving only to loopback addresses), so that a load test cannot be
+// pointed at a shared server by accident.
+func CheckLoopback(ctx context.Context, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return fmt.Errorf("%q: want an http(s) base URL such as http://127.0.0.1:8000", raw)
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); ip != nil {
+		if !ip.IsLoopback() {
+			return fmt.Errorf("%s is not a loopback address (pass --allow-remote to load a server you own)", host)
+		}
+		return nil
+	}
+	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil {
+		return fmt.Errorf("%s: %w", host, err)
+	}
+	for _, ip := range ips {
+		if !ip.IP.IsLoopback() {
+			return fmt.Errorf("%s resolves to %s, not a loopback address (pass --allow-remote to load a server you own)", host, ip.IP)
+		}
+	}
+	return nil
+}
+
+// percentile is numpy's default (linear) percentile of sorted values, p in
+// [0, 100]; NaN for none.
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	rank := p / 100 * float64(len(sorted)-1)
+	lo := int(math.Floor(rank))
+	hi := min(lo+1, len(sorted)-1)
+	return sorted[lo] + (sorted[hi]-sorted[lo])*(rank-float64(lo))
+}

@@ -1,0 +1,104 @@
+package load
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPercentile: numpy's linear percentile: of 1..5, p50 = 3, p95 = 4 +
+// 0.8 x (5 - 4) = 4.8 (rank 0.95 x 4 = 3.8).
+func TestPercentile(t *testing.T) {
+	l := []float64{1, 2, 3, 4, 5}
+	if got := percentile(l, 50); got != 3 {
+		t.Errorf("p50 %v, want 3", got)
+	}
+	if got := percentile(l, 95); math.Abs(got-4.8) > 1e-12 {
+		t.Errorf("p95 %v, want 4.8", got)
+	}
+	if !math.IsNaN(percentile(nil, 50)) {
+		t.Error("p50 of nothing is not NaN")
+	}
+}
+
+// TestSummarize: TPOT = (e2e - TTFT) / (output - 1) per request; ITL pooled;
+// output tokens/s = usage tokens / duration; errors counted apart.
+func TestSummarize(t *testing.T) {
+	recs := []Record{
+		{TTFT: 0.1, ITL: []float64{0.02, 0.02, 0.02}, E2E: 0.16, PromptTokens: 10, OutputTokens: 4},
+		{TTFT: 0.3, ITL: []float64{0.04}, E2E: 0.34, PromptTokens: 10, OutputTokens: 2},
+		{Err: context.DeadlineExceeded},
+	}
+	s := Summarize(recs, 2*time.Second)
+	if s.Requests != 2 || s.Errors != 1 || s.OutputTokens != 6 || s.OutputTokensPerS != 3 {
+		t.Errorf("%+v", s)
+	}
+	// TPOTs 0.06/3 = 0.02 and 0.04/1 = 0.04: p50 0.03. ITLs 0.02 x 3, 0.04: p50 0.02.
+	if math.Abs(float64(s.TPOTP50)-0.03) > 1e-12 || float64(s.ITLP50) != 0.02 || math.Abs(float64(s.TTFTP50)-0.2) > 1e-12 {
+		t.Errorf("TPOT p50 %v ITL p50 %v TTFT p50 %v, want 0.03, 0.02, 0.2", s.TPOTP50, s.ITLP50, s.TTFTP50)
+	}
+	b, _ := json.Marshal(Summarize(nil, 0))
+	for _, key := range []string{`"ttft_p50_s":null`, `"ttft_p95_s":null`, `"itl_p50_s":null`, `"itl_p95_s":null`, `"e2e_p50_s":null`, `"requests":0`, `"errors":0`, `"output_tokens_per_s":0`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("JSON lacks %s: %s", key, b)
+		}
+	}
+}
+
+// TestKnee: the highest load such that it and all lower loads meet the SLO;
+// a rate knee's target is Little's law (rate x mean e2e).
+func TestKnee(t *testing.T) {
+	pt := func(c int, ttft, itl float64) Summary {
+		return Summary{Concurrency: c, Requests: 10, TTFTP95: Float(ttft), ITLP95: Float(itl)}
+	}
+	slo := SLO{TTFTP95: 1, ITLP95: 0.05}
+	k := FindKnee([]Summary{pt(1, 0.1, 0.01), pt(2, 0.2, 0.02), pt(4, 0.5, 0.06), pt(8, 0.3, 0.01)}, slo)
+	if !k.Found || k.Concurrency != 2 || k.Target != 2 {
+		t.Errorf("%+v, want the knee at 2 (4 misses ITL; 8 above a miss does not count)", k)
+	}
+	if k := FindKnee([]Summary{pt(1, 3, 0.01)}, slo); k.Found {
+		t.Errorf("%+v, want none", k)
+	}
+	r := Summary{Rate: 5, Requests: 10, RequestsPerS: 5, TTFTP95: 0.5, ITLP95: 0.01, E2EMean: 2.4}
+	if k := FindKnee([]Summary{r}, slo); k.Target != 12 {
+		t.Errorf("rate knee target %v, want 5 x 2.4 = 12", k.Target)
+	}
+}
+
+func TestParseLoads(t *testing.T) {
+	if l, err := ParseLoads("1, 2,4", true); err != nil || len(l) != 3 || l[2] != 4 {
+		t.Errorf("%v %v", l, err)
+	}
+	for _, bad := range []string{"1,1", "2,1", "0", "1.5", "x", ""} {
+		if _, err := ParseLoads(bad, true); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if l, err := ParseLoads("0.5,1.5", false); err != nil || l[0] != 0.5 {
+		t.Errorf("rates: %v %v", l, err)
+	}
+}
+
+func TestCheckLoopback(t *testing.T) {
+	for _, ok := range []string{"http://127.0.0.1:8000", "http://[::1]:80", "http://localhost:1"} {
+		if err := CheckLoopback(t.Context(), ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"http://10.0.0.1:8000", "http://8.8.8.8", "ftp://127.0.0.1", "127.0.0.1:8000"} {
+		if err := CheckLoopback(t.Context(), bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+// TestPrompt: n words, distinct per seed, the same for a seed.
+func TestPrompt(t *testing.T) {
+	a, b := Prompt(100, 1), Prompt(100, 2)
+	if len(strings.Fields(a)) != 100 || a == b || a != Prompt(100, 1) {
+		t.Errorf("prompts %q / %q", a[:40], b[:40])
+	}
+}

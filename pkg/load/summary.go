@@ -1,0 +1,184 @@
+package load
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Summary is one load point's results (JSON as `infscale load --output
+// json` prints it). Times are seconds; quantiles are numpy's linear
+// percentiles over successful requests (ITL over all their inter-token
+// intervals pooled, as vllm bench serve computes them). NaN quantiles (no
+// data) are written as null.
+type Summary struct {
+	// Concurrency or Rate is the load offered (one of them is set; both 0
+	// for a trace).
+	Concurrency int     `json:"concurrency,omitempty"`
+	Rate        float64 `json:"rate,omitempty"`
+	// Requests is the count of successful requests; Errors the failed.
+	Requests int `json:"requests"`
+	Errors   int `json:"errors"`
+	// DurationS is the run's duration: first send to last completion.
+	DurationS float64 `json:"duration_s"`
+
+	TTFTP50  Float `json:"ttft_p50_s"`
+	TTFTP95  Float `json:"ttft_p95_s"`
+	TTFTP99  Float `json:"ttft_p99_s"`
+	TTFTMean Float `json:"ttft_mean_s"`
+	ITLP50   Float `json:"itl_p50_s"`
+	ITLP95   Float `json:"itl_p95_s"`
+	ITLP99   Float `json:"itl_p99_s"`
+	ITLMean  Float `json:"itl_mean_s"`
+	TPOTP50  Float `json:"tpot_p50_s"`
+	TPOTP95  Float `json:"tpot_p95_s"`
+	E2EP50   Float `json:"e2e_p50_s"`
+	E2EP95   Float `json:"e2e_p95_s"`
+	E2EMean  Float `json:"e2e_mean_s"`
+
+	// PromptTokens and OutputTokens are the totals over successful
+	// requests (the server's usage).
+	PromptTokens int `json:"prompt_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	// OutputTokensPerS is OutputTokens / DurationS; RequestsPerS likewise.
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	RequestsPerS     float64 `json:"requests_per_s"`
+	// FirstError is one error text, when there were errors.
+	FirstError string `json:"first_error,omitempty"`
+}
+
+// Float is a float64 that marshals NaN and infinities as null.
+type Float float64
+
+// MarshalJSON writes null for a non-finite value.
+func (f Float) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+}
+
+// UnmarshalJSON reads a number or null (NaN).
+func (f *Float) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = Float(math.NaN())
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*f = Float(v)
+	return nil
+}
+
+// Summarize computes a point's summary from its records.
+func Summarize(recs []Record, dur time.Duration) Summary {
+	var s Summary
+	var ttft, itl, tpot, e2e []float64
+	for _, r := range recs {
+		if r.Err != nil {
+			s.Errors++
+			if s.FirstError == "" {
+				s.FirstError = r.Err.Error()
+			}
+			continue
+		}
+		s.Requests++
+		s.PromptTokens += r.PromptTokens
+		s.OutputTokens += r.OutputTokens
+		ttft = append(ttft, r.TTFT)
+		e2e = append(e2e, r.E2E)
+		itl = append(itl, r.ITL...)
+		if r.OutputTokens > 1 {
+			tpot = append(tpot, (r.E2E-r.TTFT)/float64(r.OutputTokens-1))
+		}
+	}
+	for _, l := range [][]float64{ttft, itl, tpot, e2e} {
+		slices.Sort(l)
+	}
+	p := func(l []float64, q float64) Float { return Float(percentile(l, q)) }
+	s.TTFTP50, s.TTFTP95, s.TTFTP99, s.TTFTMean = p(ttft, 50), p(ttft, 95), p(ttft, 99), Float(mean(ttft))
+	s.ITLP50, s.ITLP95, s.ITLP99, s.ITLMean = p(itl, 50), p(itl, 95), p(itl, 99), Float(mean(itl))
+	s.TPOTP50, s.TPOTP95 = p(tpot, 50), p(tpot, 95)
+	s.E2EP50, s.E2EP95, s.E2EMean = p(e2e, 50), p(e2e, 95), Float(mean(e2e))
+	s.DurationS = dur.Seconds()
+	if s.DurationS > 0 {
+		s.OutputTokensPerS = float64(s.OutputTokens) / s.DurationS
+		s.RequestsPerS = float64(s.Requests) / s.DurationS
+	}
+	return s
+}
+
+func mean(l []float64) float64 {
+	if len(l) == 0 {
+		return math.NaN()
+	}
+	t := 0.0
+	for _, v := range l {
+		t += v
+	}
+	return t / float64(len(l))
+}
+
+// SLO is what a point must meet to count as within the knee: TTFT p95 and
+// ITL p95 at most these (seconds; 0: not checked).
+type SLO struct {
+	TTFTP95 float64 `json:"ttft_p95_s"`
+	ITLP95  float64 `json:"itl_p95_s"`
+}
+
+// Meets reports whether s is within the SLO (a point with errors, or
+// without data, is not).
+func (slo SLO) Meets(s Summary) bool {
+	if s.Errors > 0 || s.Requests == 0 {
+		return false
+	}
+	ok := func(v Float, limit float64) bool { return limit <= 0 || float64(v) <= limit }
+	return ok(s.TTFTP95, slo.TTFTP95) && ok(s.ITLP95, slo.ITLP95)
+}
+
+// Knee is a sweep's highest load within the SLO, turned into a target.
+type Knee struct {
+	// Found is false when even the lowest load missed the SLO.
+	Found bool `json:"found"`
+	// Concurrency or Rate is the knee's load.
+	Concurrency int     `json:"concurrency,omitempty"`
+	Rate        float64 `json:"rate,omitempty"`
+	// Metric and Target are the suggested per-replica target of infscale's
+	// config (metrics: [{type: Metric, target: Target}]): for a
+	// concurrency sweep, queue (running + waiting per replica) at the
+	// knee's concurrency; for a rate sweep, queue at the knee rate × its
+	// mean e2e latency (Little's law: the requests in the system).
+	Metric string  `json:"metric,omitempty"`
+	Target float64 `json:"target,omitempty"`
+	// TTFTP95 and ITLP95 are the knee point's values.
+	TTFTP95 Float `json:"ttft_p95_s"`
+	ITLP95  Float `json:"itl_p95_s"`
+	// SLO is what the points were held to.
+	SLO SLO `json:"slo"`
+}
+
+// FindKnee returns the highest load of points (in increasing load) such
+// that it and every lower load meet slo.
+func FindKnee(points []Summary, slo SLO) Knee {
+	k := Knee{SLO: slo, TTFTP95: Float(math.NaN()), ITLP95: Float(math.NaN())}
+	for _, p := range points {
+		if !slo.Meets(p) {
+			break
+		}
+		k.Found = true
+		k.Concurrency, k.Rate = p.Concurrency, p.Rate
+		k.TTFTP95, k.ITLP95 = p.TTFTP95, p.ITLP95
+		k.Metric = "queue"
+		if p.Concurrency > 0 {
+			k.Target = float64(p.Concurrency)
+		} else {
+			k.Target = math.Round(p.Rate*float64(p.E2EMean)*10) / 10
+		}
+	}
+	return k
+}

@@ -1,0 +1,99 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/infscale/infscale/pkg/replica"
+)
+
+// Report is a run's result: one point, or a sweep's points and knee.
+type Report struct {
+	Summary
+	// Points are a sweep's points in increasing load (absent for one point).
+	Points []Summary `json:"points,omitempty"`
+	// Knee is a sweep's knee (absent for one point).
+	Knee *Knee `json:"knee,omitempty"`
+	// Calibration is the fit written with --calibrate.
+	Calibration *replica.Calibration `json:"calibration,omitempty"`
+}
+
+// Sweep runs base at each load of loads in increasing order: concurrency
+// when concurrency is true, else rates. It stops after the first point that
+// misses slo (the knee is below it; higher loads would only take longer),
+// unless all is set (a calibration needs every point).
+// point, if set, is called after each point. With one load the report is
+// that point's summary alone.
+func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, slo SLO, all bool, point func(Summary)) (Report, error) {
+	if len(loads) == 0 {
+		return Report{}, errors.New("load: no load given")
+	}
+	var points []Summary
+	for _, l := range loads {
+		cfg := base
+		if concurrency {
+			cfg.Concurrency, cfg.Rate = int(l), 0
+		} else {
+			cfg.Rate, cfg.Concurrency = l, 0
+		}
+		recs, dur, err := Run(ctx, cfg)
+		if err != nil && ctx.Err() == nil {
+			return Report{}, err
+		}
+		s := Summarize(recs, dur)
+		s.Concurrency, s.Rate = cfg.Concurrency, cfg.Rate
+		points = append(points, s)
+		if point != nil {
+			point(s)
+		}
+		if ctx.Err() != nil {
+			return Report{}, ctx.Err()
+		}
+		if len(loads) > 1 && !all && !slo.Meets(s) {
+			break
+		}
+	}
+	if len(loads) == 1 {
+		return Report{Summary: points[0]}, nil
+	}
+	k := FindKnee(points, slo)
+	top := points[len(points)-1]
+	if k.Found {
+		for _, p := range points {
+			if p.Concurrency == k.Concurrency && p.Rate == k.Rate {
+				top = p
+			}
+		}
+	}
+	return Report{Summary: top, Points: points, Knee: &k}, nil
+}
+
+// ParseLoads reads a comma-separated list of loads ("1,2,4,8"), each > 0,
+// increasing; integers when integer is set. The error names the item.
+func ParseLoads(s string, integer bool) ([]float64, error) {
+	var out []float64
+	for i, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		v, err := strconv.ParseFloat(item, 64)
+		if integer {
+			var n int
+			n, err = strconv.Atoi(item)
+			v = float64(n)
+		}
+		switch {
+		case err != nil || !(v > 0) || v > 1e6:
+			kind := "a number > 0"
+			if integer {
+				kind = "an integer from 1 to 1000000"
+			}
+			return nil, fmt.Errorf("item %d %q: want %s", i+1, item, kind)
+		case len(out) > 0 && v <= out[len(out)-1]:
+			return nil, fmt.Errorf("item %d %s: loads must increase", i+1, item)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

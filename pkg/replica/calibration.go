@@ -1,0 +1,237 @@
+package replica
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/infscale/infscale/internal/boundedfile"
+)
+
+// CalibrationKind marks a calibration file.
+const CalibrationKind = "infscale-calibration"
+
+// Calibration is the replica model's free parameters fitted to
+// measurements of one server (`infscale load --calibrate`): the decode
+// step's fixed part and its growth with the batch, the prefill rate and
+// the per-request overhead. Apply sets them on a Config of the same GPU,
+// model and TP. JSON is the calibration file's format.
+type Calibration struct {
+	Kind    string `json:"kind"`
+	Version int    `json:"version"`
+	// GPU, Model and TP name the configuration the fit is relative to.
+	GPU   string `json:"gpu"`
+	Model string `json:"model"`
+	TP    int    `json:"tp"`
+	// Source says where the measurements came from (free text).
+	Source string `json:"source,omitempty"`
+
+	// BandwidthEfficiency, MFU, StepOverheadS, SequenceStepCostS and
+	// RequestOverheadS are the fitted Config fields (times in seconds).
+	BandwidthEfficiency float64 `json:"bandwidth_efficiency"`
+	MFU                 float64 `json:"mfu"`
+	StepOverheadS       float64 `json:"step_overhead_s"`
+	SequenceStepCostS   float64 `json:"sequence_step_cost_s"`
+	RequestOverheadS    float64 `json:"request_overhead_s"`
+
+	// Fit and HeldOut are the decode points the fit used and those it
+	// predicts without having seen them, each with the fitted model's
+	// prediction.
+	Fit     []StepPoint `json:"fit"`
+	HeldOut []StepPoint `json:"held_out,omitempty"`
+	// Prefill are the concurrency-1 TTFTs the prefill rate and the
+	// per-request overhead come from.
+	Prefill []PrefillPoint `json:"prefill"`
+}
+
+// StepPoint is one measured decode step: Batch sequences holding
+// ContextTokens tokens of KV in total took StepS seconds (a load point's
+// ITL p50 at concurrency Batch); PredictedS is the calibrated model's.
+type StepPoint struct {
+	Batch         int     `json:"batch"`
+	ContextTokens int64   `json:"context_tokens"`
+	StepS         float64 `json:"step_s"`
+	PredictedS    float64 `json:"predicted_s,omitempty"`
+}
+
+// PrefillPoint is a TTFT measured with nothing else running.
+type PrefillPoint struct {
+	PromptTokens int     `json:"prompt_tokens"`
+	TTFTS        float64 `json:"ttft_s"`
+}
+
+// Error is the relative error of the prediction, (predicted - measured) /
+// measured.
+func (p StepPoint) Error() float64 { return (p.PredictedS - p.StepS) / p.StepS }
+
+// Fit fits base's free parameters to decode points (at least two distinct
+// batches) and prefill points, and predicts heldOut with the result. With
+// two or more prompt lengths the prefill line gives the rate and the
+// request overhead; with one TTFT, the overhead alone (the base's rate
+// kept); with none, both stay the base's.
+//
+// The step is modelled as pkg/replica's StepTime: weights and context KV
+// read at the bandwidth efficiency, plus StepOverhead, plus batch ×
+// SequenceStepCost. A least-squares line step = a + s·batch through the
+// points gives a and s; a is the weights' read time plus the overhead (the
+// efficiency is raised when a is below the weights' read time at base's
+// efficiency, so that the overhead is not negative); s is each sequence's
+// KV read (its context per sequence at that efficiency) plus
+// SequenceStepCost. The prefill line TTFT = RequestOverhead + prompt / rate
+// through the prefill points gives the rate (as MFU) and the overhead.
+// Negative fitted costs are clamped to 0.
+func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepPoint) (Calibration, error) {
+	r, err := New(base)
+	if err != nil {
+		return Calibration{}, err
+	}
+	xs, ys := make([]float64, len(steps)), make([]float64, len(steps))
+	var perSeqCtx float64
+	for i, p := range steps {
+		if p.Batch < 1 || !(p.StepS > 0) || p.ContextTokens < 0 {
+			return Calibration{}, fmt.Errorf("calibration: step point %d: batch %d, step %g s: want batch >= 1 and a step > 0", i, p.Batch, p.StepS)
+		}
+		xs[i], ys[i] = float64(p.Batch), p.StepS
+		perSeqCtx += float64(p.ContextTokens) / float64(p.Batch)
+	}
+	a, s, ok := line(xs, ys)
+	if !ok {
+		return Calibration{}, errors.New("calibration: the decode fit needs points at two or more batch sizes")
+	}
+	perSeqCtx /= float64(len(steps))
+	px, py := make([]float64, len(prefill)), make([]float64, len(prefill))
+	for i, p := range prefill {
+		if p.PromptTokens < 1 || !(p.TTFTS > 0) {
+			return Calibration{}, fmt.Errorf("calibration: prefill point %d: %d tokens, TTFT %g s: want >= 1 and > 0", i, p.PromptTokens, p.TTFTS)
+		}
+		px[i], py[i] = float64(p.PromptTokens), p.TTFTS
+	}
+	// With no prefill point the base's rate and overhead stay; with one,
+	// the rate stays and the overhead takes the rest of the TTFT.
+	reqOver, perToken := base.RequestOverhead.Seconds(), r.prefillSecondsPerToken
+	switch len(prefill) {
+	case 0:
+	case 1:
+		reqOver = py[0] - px[0]*perToken
+	default:
+		var ok bool
+		reqOver, perToken, ok = line(px, py)
+		if !ok || !(perToken > 0) {
+			return Calibration{}, errors.New("calibration: the prefill fit needs TTFTs at two or more prompt lengths, longer prompts slower")
+		}
+	}
+
+	c := base
+	weights := r.weightSeconds + r.expertSeconds*expertMean(r)
+	fixed := r.overheadSeconds - base.StepOverhead.Seconds() // TP all-reduces, kept
+	eff := base.BandwidthEfficiency
+	if need := a - fixed; need < weights {
+		eff = math.Min(1, eff*weights/math.Max(need, 1e-9))
+	}
+	scale := base.BandwidthEfficiency / eff // read times at the new efficiency
+	c.BandwidthEfficiency = eff
+	c.StepOverhead = seconds(math.Max(0, a-fixed-weights*scale))
+	c.SequenceStepCost = seconds(math.Max(0, s-perSeqCtx*r.kvSecondsPerToken*scale))
+	c.MFU = math.Min(1, base.MFU*r.prefillSecondsPerToken/perToken)
+	c.RequestOverhead = seconds(math.Max(0, reqOver))
+	fitted, err := New(c)
+	if err != nil {
+		return Calibration{}, fmt.Errorf("calibration: the fitted model is invalid: %w", err)
+	}
+	cal := Calibration{Kind: CalibrationKind, Version: 1, GPU: base.GPU.Name, Model: base.Model.Name, TP: base.TP,
+		BandwidthEfficiency: c.BandwidthEfficiency, MFU: c.MFU, StepOverheadS: c.StepOverhead.Seconds(),
+		SequenceStepCostS: c.SequenceStepCost.Seconds(), RequestOverheadS: c.RequestOverhead.Seconds(), Prefill: prefill}
+	predict := func(ps []StepPoint) []StepPoint {
+		out := make([]StepPoint, len(ps))
+		for i, p := range ps {
+			p.PredictedS = fitted.StepTime(p.Batch, p.ContextTokens)
+			out[i] = p
+		}
+		return out
+	}
+	cal.Fit, cal.HeldOut = predict(steps), predict(heldOut)
+	return cal, nil
+}
+
+// expertMean is the expected fraction of expert weights a step reads, at
+// half the batch limit (0 for dense models).
+func expertMean(r *Replica) float64 {
+	if r.expertTouched == nil {
+		return 0
+	}
+	return r.expertTouched[len(r.expertTouched)/2]
+}
+
+func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
+
+// line is the least-squares fit y = a + b·x; ok is false with fewer than
+// two distinct x.
+func line(xs, ys []float64) (a, b float64, ok bool) {
+	n := float64(len(xs))
+	if len(xs) < 2 {
+		return 0, 0, false
+	}
+	var sx, sy, sxx, sxy float64
+	for i := range xs {
+		sx += xs[i]
+		sy += ys[i]
+		sxx += xs[i] * xs[i]
+		sxy += xs[i] * ys[i]
+	}
+	d := n*sxx - sx*sx
+	if d <= 1e-12*n*sxx {
+		return 0, 0, false
+	}
+	b = (n*sxy - sx*sy) / d
+	return (sy - b*sx) / n, b, true
+}
+
+// Apply returns cfg with the calibration's fitted fields. Errors when cfg
+// is not the GPU, model and TP the calibration was fitted on.
+func (c Calibration) Apply(cfg Config) (Config, error) {
+	if c.GPU != cfg.GPU.Name || c.Model != cfg.Model.Name || c.TP != cfg.TP {
+		return cfg, fmt.Errorf("calibration fitted for %s on %d x %s, not %s on %d x %s (pass --model %s --gpu %s --tp %d)",
+			c.Model, c.TP, c.GPU, cfg.Model.Name, cfg.TP, cfg.GPU.Name, c.Model, c.GPU, c.TP)
+	}
+	cfg.BandwidthEfficiency, cfg.MFU = c.BandwidthEfficiency, c.MFU
+	cfg.StepOverhead, cfg.SequenceStepCost, cfg.RequestOverhead = seconds(c.StepOverheadS), seconds(c.SequenceStepCostS), seconds(c.RequestOverheadS)
+	return cfg, nil
+}
+
+// maxCalibrationBytes bounds a calibration file.
+const maxCalibrationBytes = 1 << 20
+
+// LoadCalibration reads and validates a calibration file (JSON as Fit
+// returns it, unknown fields refused). Errors name the file and the field.
+func LoadCalibration(path string) (Calibration, error) {
+	data, err := boundedfile.Read(path, maxCalibrationBytes, "a calibration file", "want the JSON file infscale load --calibrate writes")
+	if err != nil {
+		return Calibration{}, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var c Calibration
+	if err := dec.Decode(&c); err != nil {
+		return Calibration{}, fmt.Errorf("%s: %w", path, err)
+	}
+	switch {
+	case c.Kind != CalibrationKind || c.Version != 1:
+		return Calibration{}, fmt.Errorf("%s: kind %q version %d: want %q version 1 (a file infscale load --calibrate writes)", path, c.Kind, c.Version, CalibrationKind)
+	case !(c.BandwidthEfficiency > 0 && c.BandwidthEfficiency <= 1):
+		return Calibration{}, fmt.Errorf("%s: bandwidth_efficiency %v: want (0, 1]", path, c.BandwidthEfficiency)
+	case !(c.MFU > 0 && c.MFU <= 1):
+		return Calibration{}, fmt.Errorf("%s: mfu %v: want (0, 1]", path, c.MFU)
+	case !(c.StepOverheadS >= 0 && c.StepOverheadS < 10) || !(c.SequenceStepCostS >= 0 && c.SequenceStepCostS < 10) || !(c.RequestOverheadS >= 0 && c.RequestOverheadS < 600):
+		return Calibration{}, fmt.Errorf("%s: step_overhead_s %v, sequence_step_cost_s %v, request_overhead_s %v: want >= 0 (and below 10, 10, 600 s)", path, c.StepOverheadS, c.SequenceStepCostS, c.RequestOverheadS)
+	}
+	if _, err := LookupGPU(c.GPU); err != nil {
+		return Calibration{}, fmt.Errorf("%s: gpu: %w", path, err)
+	}
+	if _, err := LookupModel(c.Model); err != nil {
+		return Calibration{}, fmt.Errorf("%s: model: %w", path, err)
+	}
+	return c, nil
+}

@@ -1,0 +1,118 @@
+package replica
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFitByHand: decode points on the reference replica (weights 16 GB at
+// 3.35 TB/s x 0.7: 6.823 ms a step) measured as step = 6.470 ms + 59.34 us
+// x batch (600 tokens of context per sequence), prefill points TTFT =
+// 40 ms + prompt / 20,000 tokens/s.
+//
+//	a = 6.470 ms < 6.823 ms: the efficiency rises to 0.7 x 6.823 / 6.470
+//	  = 0.7382 and the fixed overhead is 0;
+//	s = 59.34 us: the KV read per sequence at 0.7382 is 600 x 131072 B /
+//	  (3.35e12 x 0.7382) = 31.80 us, so SequenceStepCost = 27.54 us;
+//	prefill 1 / 20,000 s a token against the reference 1 / 24,750: MFU
+//	  0.4 x 20000 / 24750 = 0.3232 (slower than the model); RequestOverhead 40 ms.
+//
+// Held out at batch 64 (context 38,400): predicted 6.470 + 64 x 0.05934 =
+// 10.268 ms.
+func TestFitByHand(t *testing.T) {
+	step := func(b int) StepPoint {
+		return StepPoint{Batch: b, ContextTokens: int64(600 * b), StepS: 0.006470 + 59.34e-6*float64(b)}
+	}
+	steps := []StepPoint{step(1), step(2), step(4), step(8), step(16)}
+	prefill := []PrefillPoint{{512, 0.040 + 512/20000.0}, {1024, 0.040 + 1024/20000.0}}
+	cal, err := Fit(DefaultConfig(), steps, prefill, []StepPoint{step(64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(what string, got, want, tol float64) {
+		if math.Abs(got-want) > tol*math.Abs(want) {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+	near("bandwidth efficiency", cal.BandwidthEfficiency, 0.7382, 0.001)
+	near("sequence step cost", cal.SequenceStepCostS, 27.54e-6, 0.01)
+	near("MFU", cal.MFU, 0.3232, 0.001)
+	near("request overhead", cal.RequestOverheadS, 0.040, 0.001)
+	if cal.StepOverheadS != 0 {
+		t.Errorf("step overhead %v, want 0", cal.StepOverheadS)
+	}
+	near("held-out step at 64", cal.HeldOut[0].PredictedS, 0.010268, 0.001)
+	for _, p := range cal.Fit {
+		if math.Abs(p.Error()) > 0.001 {
+			t.Errorf("fit point %+v: error %.4f", p, p.Error())
+		}
+	}
+	// A slower server than the model: the efficiency stays, the overhead
+	// takes the difference (8 ms - 6.823 ms = 1.177 ms at batch 0).
+	slow := []StepPoint{{Batch: 1, ContextTokens: 600, StepS: 0.008 + 59.34e-6}, {Batch: 8, ContextTokens: 4800, StepS: 0.008 + 8*59.34e-6}}
+	cal2, err := Fit(DefaultConfig(), slow, prefill, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near("efficiency of a slower server", cal2.BandwidthEfficiency, 0.7, 1e-9)
+	near("step overhead of a slower server", cal2.StepOverheadS, 0.008-0.0068231, 0.002)
+
+	// Round trip through a file and Apply.
+	path := filepath.Join(t.TempDir(), "cal.json")
+	b, _ := json.Marshal(cal)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadCalibration(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := got.Apply(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near("applied step at 64", r.StepTime(64, 38400), 0.010268, 0.001)
+	near("applied TTFT floor", r.RequestOverhead()+r.PrefillTime(512), 0.040+512/20000.0, 0.001)
+	other := DefaultConfig()
+	other.GPU, _ = LookupGPU("a100-80gb")
+	if _, err := got.Apply(other); err == nil || !strings.Contains(err.Error(), "--gpu h100-sxm") {
+		t.Errorf("applying to another GPU: %v", err)
+	}
+}
+
+func TestFitRefuses(t *testing.T) {
+	one := []StepPoint{{Batch: 4, ContextTokens: 100, StepS: 0.01}, {Batch: 4, ContextTokens: 100, StepS: 0.011}}
+	pre := []PrefillPoint{{100, 0.01}, {200, 0.02}}
+	if _, err := Fit(DefaultConfig(), one, pre, nil); err == nil || !strings.Contains(err.Error(), "two or more batch sizes") {
+		t.Errorf("one batch size: %v", err)
+	}
+	ok := []StepPoint{{Batch: 1, StepS: 0.007}, {Batch: 2, StepS: 0.0071}}
+	if _, err := Fit(DefaultConfig(), ok, []PrefillPoint{{100, 0.01}, {100, 0.02}}, nil); err == nil || !strings.Contains(err.Error(), "two or more prompt lengths") {
+		t.Errorf("one prompt length twice: %v", err)
+	}
+	// One TTFT: the overhead is the TTFT less the base's prefill (100 /
+	// 24750 s = 4.04 ms): 5.96 ms.
+	if c, err := Fit(DefaultConfig(), ok, []PrefillPoint{{100, 0.01}}, nil); err != nil || math.Abs(c.RequestOverheadS-0.005960) > 1e-5 || math.Abs(c.MFU-0.4) > 1e-9 {
+		t.Errorf("one TTFT: %+v %v", c, err)
+	}
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"kind.json":  `{"kind":"x","version":1}`,
+		"field.json": `{"kind":"infscale-calibration","version":1,"bandwith_efficiency":0.7}`,
+		"eff.json":   `{"kind":"infscale-calibration","version":1,"gpu":"h100-sxm","model":"llama-3-8b","tp":1,"bandwidth_efficiency":2,"mfu":0.4}`,
+	} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		if _, err := LoadCalibration(p); err == nil || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: %v, want an error naming the file", name, err)
+		}
+	}
+}

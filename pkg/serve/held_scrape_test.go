@@ -1,0 +1,51 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+// TestScrapeHeld: in embedded mode the held count is the activator's
+// infscale_activator_held_requests (zero.held_scrape); the replica pages
+// give running and waiting as before. An activator that does not answer
+// leaves held unknown and counts an error of signal held. With no replica
+// answering and the activator's upstream not ready, zero replicas is known.
+func TestScrapeHeld(t *testing.T) {
+	rep := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, vllmPage("2", "1", "0.1")) }))
+	defer rep.Close()
+	act := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "# TYPE infscale_activator_held_requests gauge\ninfscale_activator_held_requests 3\n")
+	}))
+	defer act.Close()
+	src := NewScrapeSource(time.Second)
+	tg := &config.Target{Name: "chat", Server: profile.VLLM, Scrape: []string{rep.URL}, Zero: &config.Zero{HeldScrape: act.URL}}
+	rd := src.Read(context.Background(), []*config.Target{tg}, t0)[0]
+	if rd.Obs.Held != 3 || rd.Obs.Running != 2 || rd.Obs.Waiting != 1 || len(rd.Errors) != 0 {
+		t.Errorf("observation %+v errors %v, want held 3, running 2, waiting 1", rd.Obs, rd.Errors)
+	}
+	// No replica (the slot answers 503) and the activator's upstream not
+	// ready: zero replicas, known.
+	zero := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no pod", 503) }))
+	defer zero.Close()
+	act0 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "infscale_activator_held_requests 2\ninfscale_activator_upstream_ready 0\n")
+	}))
+	defer act0.Close()
+	rd = src.Read(context.Background(), []*config.Target{{Name: "chat", Server: profile.VLLM, Scrape: []string{zero.URL}, Zero: &config.Zero{HeldScrape: act0.URL}}}, t0)[0]
+	if !rd.CurrentKnown || rd.Obs.Current != 0 || rd.Obs.Held != 2 {
+		t.Errorf("at zero: current %d known %v held %v, want 0, known, 2", rd.Obs.Current, rd.CurrentKnown, rd.Obs.Held)
+	}
+	act.Close()
+	rd = src.Read(context.Background(), []*config.Target{tg}, t0)[0]
+	if !math.IsNaN(rd.Obs.Held) || len(rd.Errors) != 1 || rd.Errors[0].Signal != "held" {
+		t.Errorf("activator down: held %v errors %+v, want unknown and one held error", rd.Obs.Held, rd.Errors)
+	}
+}
