@@ -231,6 +231,11 @@ func (a *Activator) releaseAll(ctx context.Context) {
 // held before it; otherwise holds it (or refuses it when the queue is
 // full) until the upstream is ready or HoldTimeout passes.
 func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	// The upstream may answer (an event stream's headers) before the
+	// transport's last read of the request body; net/http's HTTP/1 server
+	// closes the body once the response starts unless full duplex is on,
+	// and the transport then drops the upstream connection mid-stream.
+	_ = http.NewResponseController(rw).EnableFullDuplex()
 	a.mu.Lock()
 	if a.up && len(a.queue) == 0 {
 		a.mu.Unlock()
