@@ -54,10 +54,10 @@ func fifoUpstream() http.Handler {
 		if r.URL.Path == "/health" {
 			return
 		}
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
+		mu.Lock() // arrival order: the order the handler starts
 		defer mu.Unlock()
 		n++
+		body, _ := io.ReadAll(r.Body)
 		time.Sleep(20 * time.Millisecond)
 		fmt.Fprintf(w, "%d %s", n, body)
 	})
