@@ -294,3 +294,40 @@ func TestStreamedPOSTs(t *testing.T) {
 		t.Errorf("%d of 200 streamed POSTs cut", failed)
 	}
 }
+
+// TestStaleProbeHeldAgain: /health says ready but the first two requests
+// find no endpoint (503): the request is held again, not failed, and
+// answered once the upstream serves (about two probe intervals later).
+func TestStaleProbeHeldAgain(t *testing.T) {
+	var mu sync.Mutex
+	refusals := 2
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if refusals > 0 {
+			refusals--
+			http.Error(w, "no replica ready", http.StatusServiceUnavailable)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "ok %s", b)
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	a, url0 := start(t, Config{Upstream: u, ProbeInterval: 50 * time.Millisecond})
+	for !a.Ready() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	resp, err := http.Post(url0+"/v1/completions", "application/json", strings.NewReader("body"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "ok body" || testutil.ToFloat64(a.notReady) != 2 {
+		t.Errorf("%d %q after %v refusals counted, want 200 \"ok body\" after 2", resp.StatusCode, b, testutil.ToFloat64(a.notReady))
+	}
+}
