@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -238,52 +237,35 @@ func plotLoad(w io.Writer, rep load.Report) {
 	}
 }
 
-// loadProgress is a one-line progress bar on a terminal.
-type loadProgress struct {
-	mu   sync.Mutex
-	w    io.Writer
-	on   bool
-	last time.Time
-}
+// loadProgress draws the progress bar on backtest's statusLine (a
+// terminal only, unless --progress always).
+type loadProgress struct{ line *statusLine }
 
 func newLoadProgress(w io.Writer, mode string) *loadProgress {
-	on := mode == "always"
-	if mode == "auto" {
-		if f, ok := w.(*os.File); ok {
-			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-				on = true
-			}
-		}
+	line := newStatusLine(w)
+	switch mode {
+	case "always":
+		line.on = true
+	case "never":
+		line.on = false
 	}
-	return &loadProgress{w: w, on: on}
+	return &loadProgress{line: line}
 }
 
 func (p *loadProgress) update(done, total int) {
-	if !p.on {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if time.Since(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last = time.Now()
 	if total > 0 {
 		n := min(done*30/total, 30)
-		fmt.Fprintf(p.w, "\r[%s%s] %d/%d requests", strings.Repeat("=", n), strings.Repeat(" ", 30-n), done, total)
+		p.line.printf("[%s%s] %d/%d requests", strings.Repeat("=", n), strings.Repeat(" ", 30-n), done, total)
 		return
 	}
-	fmt.Fprintf(p.w, "\r%d requests", done)
+	p.line.printf("%d requests", done)
 }
 
 func (p *loadProgress) reset() {
-	if !p.on {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", 60))
-	p.last = time.Time{}
+	p.line.done()
+	p.line.mu.Lock()
+	p.line.last = time.Time{}
+	p.line.mu.Unlock()
 }
 
 // writeCalibration prints the fitted parameters and each point's

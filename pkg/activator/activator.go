@@ -11,9 +11,11 @@
 package activator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptrace"
@@ -21,6 +23,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,9 +66,11 @@ type Activator struct {
 	rejected  prometheus.Counter
 	direct    prometheus.Counter
 	probeFail prometheus.Counter
+	notReady  prometheus.Counter
 
 	mu      sync.Mutex
 	up      bool
+	downAt  time.Time // when a request last found no ready endpoint
 	queue   []*waiter // held, oldest first (gone ones skipped)
 	count   int       // held: queued and not gone
 	probeCh chan struct{}
@@ -112,9 +117,13 @@ func New(cfg Config) (*Activator, error) {
 			r.SetURL(cfg.Upstream)
 			r.SetXForwarded()
 		},
-		Transport:     cfg.Transport,
+		Transport:     notReadyTransport{cfg.Transport},
 		FlushInterval: -1, // flush every write: token streams pass unbuffered
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if at, _ := r.Context().Value(attemptKey{}).(*attempt); at != nil && errors.Is(err, errNotReady) {
+				at.notReady = true // ServeHTTP holds it again; nothing written
+				return
+			}
 			if errors.Is(err, context.Canceled) {
 				return
 			}
@@ -130,7 +139,8 @@ func New(cfg Config) (*Activator, error) {
 	a.rejected = c(prometheus.CounterOpts{Name: "infscale_activator_rejected_total", Help: "Requests answered 429 because the hold queue was full."})
 	a.direct = c(prometheus.CounterOpts{Name: "infscale_activator_proxied_total", Help: "Requests proxied at once (the upstream was ready)."})
 	a.probeFail = c(prometheus.CounterOpts{Name: "infscale_activator_probe_failures_total", Help: "Readiness probes that failed."})
-	a.reg.MustRegister(a.held, a.ready, a.released, a.timeouts, a.rejected, a.direct, a.probeFail)
+	a.notReady = c(prometheus.CounterOpts{Name: "infscale_activator_upstream_not_ready_total", Help: "Requests sent upstream that found no ready endpoint (refused, or 503) and were held again."})
+	a.reg.MustRegister(a.held, a.ready, a.released, a.timeouts, a.rejected, a.direct, a.probeFail, a.notReady)
 	return a, nil
 }
 
@@ -160,6 +170,12 @@ func (a *Activator) Run(ctx context.Context) {
 	for {
 		up := a.probe(ctx)
 		a.mu.Lock()
+		// A request found no endpoint less than an interval ago: the probe
+		// answers for a Service, not an endpoint; wait a whole interval
+		// before believing it, so held requests do not spin.
+		if up && time.Since(a.downAt) < a.cfg.ProbeInterval {
+			up = false
+		}
 		a.up = up
 		a.mu.Unlock()
 		if up {
@@ -229,20 +245,100 @@ func (a *Activator) releaseAll(ctx context.Context) {
 
 // ServeHTTP proxies r at once when the upstream is ready and nothing is
 // held before it; otherwise holds it (or refuses it when the queue is
-// full) until the upstream is ready or HoldTimeout passes.
+// full) until the upstream is ready or HoldTimeout passes. A request whose
+// body is at most maxReplay bytes is held again, not failed, when the
+// upstream turns out to have no ready endpoint after all (connection
+// refused, or 503 before anything was sent on: the probe was stale).
 func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	a.mu.Lock()
-	if a.up && len(a.queue) == 0 {
-		a.mu.Unlock()
-		a.direct.Inc()
-		a.proxy.ServeHTTP(rw, r)
-		return
+	// The upstream may answer (an event stream's headers) before the
+	// transport's last read of the request body; net/http's HTTP/1 server
+	// closes the body once the response starts unless full duplex is on,
+	// and the transport then drops the upstream connection mid-stream.
+	_ = http.NewResponseController(rw).EnableFullDuplex()
+	var body []byte
+	replayable := r.Body == nil || r.Body == http.NoBody
+	if !replayable && r.ContentLength >= 0 && r.ContentLength <= maxReplay {
+		b, err := io.ReadAll(io.LimitReader(r.Body, maxReplay+1))
+		if err != nil {
+			http.Error(rw, "activator: reading the request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		body, replayable = b, len(b) <= maxReplay
 	}
+	deadline := time.Now().Add(a.cfg.HoldTimeout)
+	for {
+		if body != nil {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		at := &attempt{retryable: replayable}
+		ctx := context.WithValue(r.Context(), attemptKey{}, at)
+		a.mu.Lock()
+		if a.up && len(a.queue) == 0 {
+			a.mu.Unlock()
+			a.direct.Inc()
+			a.proxy.ServeHTTP(rw, r.WithContext(ctx))
+		} else {
+			w, ok := a.hold(rw, r, deadline) // unlocks a.mu
+			if !ok {
+				return
+			}
+			var once sync.Once
+			done := func() { once.Do(func() { close(w.sent) }) }
+			trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { done() }}
+			a.proxy.ServeHTTP(rw, r.WithContext(httptrace.WithClientTrace(ctx, trace)))
+			done()
+		}
+		if !at.notReady {
+			return
+		}
+		a.notReady.Inc()
+		a.mu.Lock()
+		a.up, a.downAt = false, time.Now()
+		a.mu.Unlock()
+		a.ready.Set(0)
+	}
+}
+
+// maxReplay is the largest request body kept to resend when the upstream
+// was not ready after all.
+const maxReplay = 1 << 20
+
+// attempt is one proxying of a request: retryable when its body can be
+// sent again; notReady when the upstream had no ready endpoint.
+type attempt struct{ retryable, notReady bool }
+
+type attemptKey struct{}
+
+// errNotReady marks an upstream answer that means no endpoint is ready.
+var errNotReady = errors.New("upstream has no ready endpoint")
+
+// notReadyTransport turns a refused connection, or a 503, into errNotReady
+// for requests that can be held and sent again.
+type notReadyTransport struct{ base http.RoundTripper }
+
+func (t notReadyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	at, _ := req.Context().Value(attemptKey{}).(*attempt)
+	resp, err := t.base.RoundTrip(req)
+	retry := at != nil && at.retryable
+	switch {
+	case err != nil && retry && errors.Is(err, syscall.ECONNREFUSED):
+		return nil, fmt.Errorf("%w: %v", errNotReady, err)
+	case err == nil && retry && resp.StatusCode == http.StatusServiceUnavailable:
+		resp.Body.Close()
+		return nil, errNotReady
+	}
+	return resp, err
+}
+
+// hold queues r (a.mu held on entry, released) and waits until it is
+// released (true) or answered: 429 when the queue is full, 503 at the
+// deadline, nothing when the client left.
+func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, deadline time.Time) (*waiter, bool) {
 	if a.count >= a.cfg.MaxHeld {
 		a.mu.Unlock()
 		a.rejected.Inc()
 		a.refuse(rw, http.StatusTooManyRequests, fmt.Sprintf("activator: %d requests already held", a.cfg.MaxHeld))
-		return
+		return nil, false
 	}
 	w := &waiter{release: make(chan struct{}), sent: make(chan struct{})}
 	if len(a.queue) >= 2*a.cfg.MaxHeld { // many left mid-queue: compact
@@ -263,8 +359,7 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	case a.probeCh <- struct{}{}:
 	default:
 	}
-
-	timer := time.NewTimer(a.cfg.HoldTimeout)
+	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	select {
 	case <-w.release:
@@ -272,18 +367,14 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		if a.abandon(w) {
 			a.timeouts.Inc()
 			a.refuse(rw, http.StatusServiceUnavailable, fmt.Sprintf("activator: no upstream endpoint ready within %v", a.cfg.HoldTimeout))
-			return
+			return nil, false
 		}
 	case <-r.Context().Done():
 		if a.abandon(w) {
-			return
+			return nil, false
 		}
 	}
-	var once sync.Once
-	done := func() { once.Do(func() { close(w.sent) }) }
-	defer done()
-	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { done() }}
-	a.proxy.ServeHTTP(rw, r.WithContext(httptrace.WithClientTrace(r.Context(), trace)))
+	return w, true
 }
 
 // abandon marks w gone if it was not released yet; false when the releaser

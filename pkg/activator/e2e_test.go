@@ -54,6 +54,86 @@ func listen(t *testing.T) net.Listener {
 	return ln
 }
 
+// zeroStack is the fleet at zero replicas behind a running activator.
+type zeroStack struct {
+	fleet  *fleet.Fleet
+	act    *activator.Activator
+	url    string // the activator's base URL (/metrics is its own)
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func startZeroStack(t *testing.T, coldStart time.Duration) *zeroStack {
+	t.Helper()
+	f, err := fleet.Start(t.Context(), fleet.Config{Replicas: 1, Max: 3, ColdStart: coldStart})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Stop)
+	f.SetDesired(0)
+	up, _ := url.Parse(f.URL())
+	act, err := activator.New(activator.Config{Upstream: up, ProbeInterval: 200 * time.Millisecond, HoldTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	go act.Run(ctx)
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(act.Registry(), promhttp.HandlerOpts{}))
+	mux.Handle("/", act)
+	ln := listen(t)
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return &zeroStack{fleet: f, act: act, url: "http://" + ln.Addr().String(), ctx: ctx, cancel: cancel}
+}
+
+// runServe runs serve on the config text until the test ends, and the
+// fleet following its desired replicas as KEDA would.
+func (z *zeroStack) runServe(t *testing.T, cfgText, serveAddr string) {
+	t.Helper()
+	cfgPath := filepath.Join(t.TempDir(), "zero.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- serve.Run(z.ctx, cfg, serve.Options{Version: "e2e", ConfigPath: cfgPath}) }()
+	t.Cleanup(func() { z.cancel(); <-done })
+	go z.fleet.Follow(z.ctx, 500*time.Millisecond, fleet.DesiredFromURL(nil, "http://"+serveAddr+"/metrics", "chat"), nil)
+}
+
+// burst sends 12 requests from 4 clients through the activator and
+// checks that none is lost; it returns each request's TTFT in send order.
+func (z *zeroStack) burst(t *testing.T) []float64 {
+	t.Helper()
+	recs, _, err := load.Run(t.Context(), load.Config{URL: z.url, Model: "meta-llama/Meta-Llama-3-8B", Concurrency: 4, Requests: 12, PromptTokens: 64, MaxTokens: 16, Duration: time.Minute, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := load.Summarize(recs, time.Second); s.Requests != 12 || s.Errors != 0 {
+		for i, r := range recs {
+			t.Logf("request %d: start %v ttft %.3f e2e %.3f tokens %d err %v", i, r.Start, r.TTFT, r.E2E, r.OutputTokens, r.Err)
+		}
+		t.Fatalf("%d answered, %d errors (%s): requests were lost", s.Requests, s.Errors, s.FirstError)
+	}
+	ttfts := make([]float64, len(recs))
+	for i, r := range recs {
+		ttfts[i] = r.TTFT
+	}
+	return ttfts
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln := listen(t)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
 // TestEndToEndZero: load -> activator -> the fleet at zero replicas ->
 // Prometheus (scraping the fleet, the activator and infscale) -> infscale
 // serve -> the fleet follows infscale_desired_replicas as KEDA would, with
@@ -68,30 +148,8 @@ func TestEndToEndZero(t *testing.T) {
 		t.Skip("starts a real Prometheus")
 	}
 	const coldStart = 3 * time.Second
-	f, err := fleet.Start(t.Context(), fleet.Config{Replicas: 1, Max: 3, ColdStart: coldStart})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Stop()
-	f.SetDesired(0)
-
-	up, _ := url.Parse(f.URL())
-	act, err := activator.New(activator.Config{Upstream: up, ProbeInterval: 200 * time.Millisecond, HoldTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go act.Run(ctx)
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(act.Registry(), promhttp.HandlerOpts{}))
-	mux.Handle("/", act)
-	actLn := listen(t)
-	actSrv := &http.Server{Handler: mux}
-	go actSrv.Serve(actLn)
-	defer actSrv.Close()
-	actURL := "http://" + actLn.Addr().String()
-
+	z := startZeroStack(t, coldStart)
+	f, actURL := z.fleet, z.url
 	// kube-state-metrics' view of the Deployment: its spec replicas, what
 	// the fleet was last asked for.
 	ksm := prometheus.NewRegistry()
@@ -102,9 +160,7 @@ func TestEndToEndZero(t *testing.T) {
 	go ksmSrv.Serve(ksmLn)
 	defer ksmSrv.Close()
 
-	serveLn := listen(t)
-	serveAddr := serveLn.Addr().String()
-	serveLn.Close()
+	serveAddr := freeAddr(t)
 	targets := []promtest.Target{
 		{URL: "http://" + serveAddr + "/metrics", Labels: map[string]string{"job_name": "infscale"}},
 		{URL: actURL + "/metrics", Labels: map[string]string{"namespace": "llm", "service": "activator-chat"}},
@@ -114,35 +170,13 @@ func TestEndToEndZero(t *testing.T) {
 		targets = append(targets, promtest.Target{URL: u, Labels: map[string]string{"namespace": "llm", "pod": fmt.Sprintf("chat-%d", i)}})
 	}
 	prom := promtest.Start(t, promtest.Options{Targets: targets, ScrapeInterval: time.Second})
-	cfgPath := filepath.Join(t.TempDir(), "zero.yaml")
-	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(zeroConfig, prom.URL, serveAddr)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- serve.Run(ctx, cfg, serve.Options{Version: "e2e", ConfigPath: cfgPath}) }()
-	defer func() { cancel(); <-done }()
-	go f.Follow(ctx, 500*time.Millisecond, fleet.DesiredFromURL(nil, "http://"+serveAddr+"/metrics", "chat"), nil)
+	z.runServe(t, fmt.Sprintf(zeroConfig, prom.URL, serveAddr), serveAddr)
 	desiredQ := `infscale_desired_replicas{target="chat"}`
 	prom.WaitFor(t, desiredQ, 30*time.Second, func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 0 })
 
-	burst := func(n int) []load.Record {
+	burst := func(n int) {
 		t.Helper()
-		recs, _, err := load.Run(t.Context(), load.Config{URL: actURL, Model: "meta-llama/Meta-Llama-3-8B", Concurrency: 4, Requests: 12, PromptTokens: 64, MaxTokens: 16, Duration: time.Minute, Timeout: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := load.Summarize(recs, time.Second)
-		if s.Requests != 12 || s.Errors != 0 {
-			t.Fatalf("burst %d: %d answered, %d errors (%s): requests were lost", n, s.Requests, s.Errors, s.FirstError)
-		}
-		ttfts := make([]float64, len(recs))
-		for i, r := range recs {
-			ttfts[i] = r.TTFT
-		}
+		ttfts := z.burst(t)
 		t.Logf("burst %d, cold start %v: TTFT of the 12 requests in send order (s): %.2f", n, coldStart, ttfts)
 		first := slices.Max(ttfts[:4])
 		if first < coldStart.Seconds() || first > coldStart.Seconds()+10 {
@@ -151,10 +185,9 @@ func TestEndToEndZero(t *testing.T) {
 		if late := slices.Max(ttfts[4:]); late > 0.5 {
 			t.Errorf("burst %d: a request after the activation waited %.2f s, want the replica's speed (< 0.5 s)", n, late)
 		}
-		return recs
 	}
 	burst(1)
-	if got := act.Held(); got != 0 {
+	if got := z.act.Held(); got != 0 {
 		t.Errorf("after the burst %d still held", got)
 	}
 	// Silence: idle for the 8 s cooldown, the fleet goes back to zero.
@@ -201,61 +234,17 @@ func TestEndToEndZeroEmbedded(t *testing.T) {
 		t.Skip("about 10 s of wall time")
 	}
 	const coldStart = 2 * time.Second
-	f, err := fleet.Start(t.Context(), fleet.Config{Replicas: 1, Max: 3, ColdStart: coldStart})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Stop()
-	f.SetDesired(0)
-	up, _ := url.Parse(f.URL())
-	act, err := activator.New(activator.Config{Upstream: up, ProbeInterval: 200 * time.Millisecond, HoldTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go act.Run(ctx)
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(act.Registry(), promhttp.HandlerOpts{}))
-	mux.Handle("/", act)
-	actLn := listen(t)
-	actSrv := &http.Server{Handler: mux}
-	go actSrv.Serve(actLn)
-	defer actSrv.Close()
-	actURL := "http://" + actLn.Addr().String()
-	serveLn := listen(t)
-	serveAddr := serveLn.Addr().String()
-	serveLn.Close()
+	z := startZeroStack(t, coldStart)
+	serveAddr := freeAddr(t)
 	urls := ""
-	for i, u := range f.URLs() {
+	for i, u := range z.fleet.URLs() {
 		if i > 0 {
 			urls += ", "
 		}
 		urls += u
 	}
-	cfgPath := filepath.Join(t.TempDir(), "zero.yaml")
-	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(embeddedZeroConfig, serveAddr, urls, actURL+"/metrics")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- serve.Run(ctx, cfg, serve.Options{Version: "e2e", ConfigPath: cfgPath}) }()
-	defer func() { cancel(); <-done }()
-	go f.Follow(ctx, 500*time.Millisecond, fleet.DesiredFromURL(nil, "http://"+serveAddr+"/metrics", "chat"), nil)
-	recs, _, err := load.Run(t.Context(), load.Config{URL: actURL, Model: "meta-llama/Meta-Llama-3-8B", Concurrency: 4, Requests: 12, PromptTokens: 64, MaxTokens: 16, Duration: time.Minute, Timeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := load.Summarize(recs, time.Second); s.Requests != 12 || s.Errors != 0 {
-		t.Fatalf("%d answered, %d errors (%s)", s.Requests, s.Errors, s.FirstError)
-	}
-	ttfts := make([]float64, len(recs))
-	for i, r := range recs {
-		ttfts[i] = r.TTFT
-	}
+	z.runServe(t, fmt.Sprintf(embeddedZeroConfig, serveAddr, urls, z.url+"/metrics"), serveAddr)
+	ttfts := z.burst(t)
 	t.Logf("cold start %v: TTFT of the 12 requests in send order (s): %.2f", coldStart, ttfts)
 	if first := slices.Max(ttfts[:4]); first < coldStart.Seconds() || first > coldStart.Seconds()+8 {
 		t.Errorf("the first requests' TTFT %.2f s, want the cold start (%v) plus the activation path", first, coldStart)

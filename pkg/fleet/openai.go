@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -122,8 +123,11 @@ func (f *Fleet) api(w http.ResponseWriter, r *http.Request, pick func(now time.T
 func (f *Fleet) complete(w http.ResponseWriter, r *http.Request, chat bool, pick func(now time.Time) *slot) {
 	arrived := time.Now()
 	var req completionRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	if err := dec.Decode(&req); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil {
 		apiError(w, http.StatusBadRequest, "request body: %v", err)
 		return
 	}
@@ -195,16 +199,24 @@ func (f *Fleet) complete(w http.ResponseWriter, r *http.Request, chat bool, pick
 	created := q.arrived.Unix()
 	u := usage{PromptTokens: prompt, CompletionTokens: output, TotalTokens: prompt + output}
 	ctx := r.Context()
+	// wait blocks until the engine produces more or the client leaves
+	// (false: abandoned).
+	wait := func() bool {
+		select {
+		case <-ctx.Done():
+			st.abandon()
+			return false
+		case <-st.wake:
+			return true
+		}
+	}
 	if !req.Stream {
 		for {
 			if _, done := st.since(0); done {
 				break
 			}
-			select {
-			case <-ctx.Done():
-				st.abandon()
+			if !wait() {
 				return
-			case <-st.wake:
 			}
 		}
 		text := strings.Repeat(tokenText, output)
@@ -267,11 +279,8 @@ func (f *Fleet) complete(w http.ResponseWriter, r *http.Request, chat bool, pick
 		if sent >= output {
 			break
 		}
-		select {
-		case <-ctx.Done():
-			st.abandon()
+		if !wait() {
 			return
-		case <-st.wake:
 		}
 	}
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {

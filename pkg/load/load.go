@@ -411,6 +411,7 @@ func (r *runner) one(ctx context.Context, j job) Record {
 		}
 		data = bytes.TrimSpace(data)
 		if string(data) == "[DONE]" {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // to the end: the connection is reused
 			break
 		}
 		now := time.Now()
