@@ -78,9 +78,16 @@ func TestActivatorDrain(t *testing.T) {
 		r.Body.Close()
 		got <- string(b)
 	}()
-	time.Sleep(300 * time.Millisecond)
-	if _, body := fetchText(t, "http://"+listen+"/metrics"); !strings.Contains(body, "infscale_activator_held_requests 1") {
-		t.Fatalf("metrics while holding one:\n%s", body)
+	// The request is held once the activator reports it (poll: on a loaded
+	// machine the client's request may take a while to arrive).
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, body := fetchText(t, "http://"+listen+"/metrics")
+		if strings.Contains(body, "infscale_activator_held_requests 1") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics while holding one:\n%s", body)
+		}
 	}
 	cancel() // SIGTERM
 	time.Sleep(200 * time.Millisecond)

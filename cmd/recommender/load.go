@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/load"
 	"github.com/infscale/infscale/pkg/replica"
 	"github.com/infscale/infscale/pkg/trace"
@@ -237,36 +238,30 @@ func plotLoad(w io.Writer, rep load.Report) {
 	}
 }
 
-// loadProgress draws the progress bar on backtest's statusLine (a
+// loadProgress draws the progress bar on the commands' status line (a
 // terminal only, unless --progress always).
-type loadProgress struct{ line *statusLine }
+type loadProgress struct{ line *status.Line }
 
 func newLoadProgress(w io.Writer, mode string) *loadProgress {
-	line := newStatusLine(w)
+	line := status.New(w, 0)
 	switch mode {
 	case "always":
-		line.on = true
+		line.SetActive(true)
 	case "never":
-		line.on = false
+		line.SetActive(false)
 	}
 	return &loadProgress{line: line}
 }
 
 func (p *loadProgress) update(done, total int) {
 	if total > 0 {
-		n := min(done*30/total, 30)
-		p.line.printf("[%s%s] %d/%d requests", strings.Repeat("=", n), strings.Repeat(" ", 30-n), done, total)
+		p.line.Printf("%s %d/%d requests", status.Bar(float64(done)/float64(total), 30), done, total)
 		return
 	}
-	p.line.printf("%d requests", done)
+	p.line.Printf("%d requests", done)
 }
 
-func (p *loadProgress) reset() {
-	p.line.done()
-	p.line.mu.Lock()
-	p.line.last = time.Time{}
-	p.line.mu.Unlock()
-}
+func (p *loadProgress) reset() { p.line.Done() }
 
 // writeCalibration prints the fitted parameters and each point's
 // prediction error, fitted and held out.

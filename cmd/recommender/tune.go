@@ -3,9 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/infscale/infscale/internal/status"
@@ -71,7 +69,7 @@ func (c *TuneCmd) Run(e *env) error {
 		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds()},
 		MaxMissPct: c.MaxMiss, Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed,
 		Progress: func(done, total int) {
-			prog.Printf("tune: %s %d/%d replays, %s", bar(float64(done)/float64(total)), done, total, time.Since(start).Round(time.Second))
+			prog.Printf("tune: %s %d/%d replays, %s", status.Bar(float64(done)/float64(total), 20), done, total, time.Since(start).Round(time.Second))
 		},
 	})
 	prog.Done()
@@ -98,12 +96,6 @@ func (c *TuneCmd) Run(e *env) error {
 		return rep.WriteJSON(e.stdout)
 	}
 	return rep.WriteText(e.stdout, src.Name)
-}
-
-// bar is a 20-cell progress bar for a fraction.
-func bar(f float64) string {
-	n := int(math.Round(20 * min(max(f, 0), 1)))
-	return "[" + strings.Repeat("#", n) + strings.Repeat(".", 20-n) + "]"
 }
 
 // source is --trace (as simulate reads it) or the Prometheus history (as

@@ -8,7 +8,9 @@ package status
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strings"
 	"sync"
 	"time"
 )
@@ -85,4 +87,19 @@ func (l *Line) Done() {
 		fmt.Fprint(l.w, "\r\033[K")
 		l.last = time.Time{}
 	}
+}
+
+// SetActive forces the line on (draw even when w is not a terminal, e.g.
+// `load --progress always`) or off.
+func (l *Line) SetActive(on bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.on = on
+}
+
+// Bar is a progress bar of width cells for a fraction f (clamped to 0..1):
+// "[######..............]".
+func Bar(f float64, width int) string {
+	n := int(math.Round(float64(width) * min(max(f, 0), 1)))
+	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
 }
