@@ -94,12 +94,11 @@ func newOptimal(e env) (Controller, error) {
 	}
 	for round := 0; round < optimalRepairs && bestRes.misses > 0; round++ {
 		next := append([]int(nil), best.r...)
-		for _, a := range bestRes.missAt {
-			j := int(a / e.cfg.Period)
+		for j, n := range bestRes.missPer {
 			for len(next) <= j {
 				next = append(next, 0)
 			}
-			next[j]++
+			next[j] += int(n)
 		}
 		cand, res, err := replaySchedule(ctx, e, next, lead, prog(0.8, 0.9))
 		if err != nil {
@@ -186,7 +185,7 @@ type schedule struct {
 type scheduleResult struct {
 	misses  int64
 	seconds float64
-	missAt  []float64 // arrival times of the late and unserved requests
+	missPer []int32 // late and unserved requests by arrival period
 }
 
 // better orders candidates: fewer misses, then less replica time.
@@ -245,9 +244,16 @@ func replayCtl(ctx context.Context, e env, ctl Controller, initial int, prog fun
 		s.end = e.src.Duration
 	}
 	var out scheduleResult
+	miss := func(arrival float64) {
+		j := int(arrival / cfg.Period)
+		for len(out.missPer) <= j {
+			out.missPer = append(out.missPer, 0)
+		}
+		out.missPer[j]++
+	}
 	s.onFirst = func(now float64, p pending) {
 		if now-p.arrival > cfg.SLOTTFT {
-			out.missAt = append(out.missAt, p.arrival)
+			miss(p.arrival)
 		}
 	}
 	for range initial {
@@ -258,9 +264,7 @@ func replayCtl(ctx context.Context, e env, ctl Controller, initial int, prog fun
 	}
 	out.misses, out.seconds = s.res.Misses(), s.res.ReplicaSeconds
 	// Unserved requests: still queued at the stop.
-	for _, p := range s.pendingAll() {
-		out.missAt = append(out.missAt, p.arrival)
-	}
+	s.eachPending(func(p pending) { miss(p.arrival) })
 	return out, nil
 }
 
@@ -475,11 +479,11 @@ func (p *planner) trial(t0 float64, x int) int64 {
 	stop := t0 + p.e.cfg.Period + p.e.cfg.SLOTTFT
 	p.advance(c, stop, false)
 	n := c.res.Late - late
-	for _, q := range c.pendingAll() {
+	c.eachPending(func(q pending) {
 		if q.arrival+p.e.cfg.SLOTTFT < stop {
 			n++
 		}
-	}
+	})
 	return n
 }
 
@@ -532,21 +536,21 @@ func (p *planner) advance(s *sim, until float64, consume bool) {
 	}
 }
 
-// pendingAll lists the requests without a first token: held, queued in a
-// replica, or in a prefill.
-func (s *sim) pendingAll() []pending {
-	var out []pending
+// eachPending calls f on every request without a first token: held,
+// queued in a replica, or in a prefill.
+func (s *sim) eachPending(f func(pending)) {
 	each := func(q *fifo) {
 		for i := 0; i < q.n; i++ {
-			out = append(out, q.buf[(q.head+i)%len(q.buf)])
+			f(q.buf[(q.head+i)%len(q.buf)])
 		}
 	}
 	each(&s.held)
 	for _, r := range s.reps {
 		each(&r.waiting)
-		out = append(out, r.pre...)
+		for _, p := range r.pre {
+			f(p)
+		}
 	}
-	return out
 }
 
 // clone copies a quiet planning replay (no reader, controller or statistics).

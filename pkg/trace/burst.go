@@ -37,6 +37,7 @@ type bursty struct {
 	have     bool
 	eof      bool
 	out      []Request
+	cur      []Request // the window being read (reused)
 	i        int
 	win      int64 // the last window read
 	baseline bool  // base is set
@@ -60,7 +61,8 @@ func (b *bursty) Next() (Request, error) {
 // fill reads one window and amplifies it.
 func (b *bursty) fill() error {
 	b.out, b.i = b.out[:0], 0
-	var win []Request
+	win := b.cur[:0]
+	defer func() { b.cur = win[:0] }()
 	if !b.have {
 		q, err := b.in.Next()
 		if err == io.EOF {

@@ -593,22 +593,12 @@ func screening(in trace.Source, cfg Config) ([]trace.Source, string, error) {
 		return []trace.Source{in}, "the whole in-sample part", nil
 	}
 	counts := make([]int, int(math.Ceil(in.Duration/w)))
-	rd, err := in.Open()
-	if err != nil {
-		return nil, "", err
-	}
-	defer rd.Close()
-	for {
-		q, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, "", err
-		}
+	if err := each(in, func(q trace.Request) {
 		if i := int(q.Arrival / w); i >= 0 && i < len(counts) {
 			counts[i]++
 		}
+	}); err != nil {
+		return nil, "", err
 	}
 	pick := map[int]bool{}
 	busiest, steepest := 0, 1
@@ -635,23 +625,13 @@ func screening(in trace.Source, cfg Config) ([]trace.Source, string, error) {
 	// The windows are read into memory once (n x w seconds of requests):
 	// a window of a stream would skip everything before it on every pass.
 	reqs := make(map[int][]trace.Request, len(idx))
-	rd2, err := in.Open()
-	if err != nil {
-		return nil, "", err
-	}
-	defer rd2.Close()
-	for {
-		q, err := rd2.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, "", err
-		}
+	if err := each(in, func(q trace.Request) {
 		if i := int(q.Arrival / w); pick[i] {
 			q.Arrival -= float64(i) * w
 			reqs[i] = append(reqs[i], q)
 		}
+	}); err != nil {
+		return nil, "", err
 	}
 	var out []trace.Source
 	var names []string
@@ -661,6 +641,25 @@ func screening(in trace.Source, cfg Config) ([]trace.Source, string, error) {
 		names = append(names, fmt.Sprintf("%gh", a/3600))
 	}
 	return out, fmt.Sprintf("%d windows of %gs of the in-sample part (starting at %s)", len(out), w, strings.Join(names, ", ")), nil
+}
+
+// each calls f on every request of one pass over src.
+func each(src trace.Source, f func(trace.Request)) error {
+	rd, err := src.Open()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	for {
+		q, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		f(q)
+	}
 }
 
 // evaluator runs replays on a pool of workers.
