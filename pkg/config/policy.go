@@ -54,6 +54,9 @@ func (t *Target) policy() recommend.Policy {
 		}
 	}
 	p.Guard = &g
+	if t.Replica != nil {
+		p.Capacity = t.Replica.capacity
+	}
 	for _, w := range t.Schedule {
 		p.Schedule = append(p.Schedule, recommend.ScheduleWindow{
 			Cron: w.Cron, Duration: time.Duration(w.Duration), Min: w.Min, Location: w.Timezone,
