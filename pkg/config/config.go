@@ -90,7 +90,7 @@ type Target struct {
 	// Schedule raises the floor on a timetable.
 	Schedule []Window `yaml:"schedule"`
 	// Guard tunes or turns off the runaway guard (recommend.Guard); absent:
-	// on, with settle the ttft window + 30 s (90 s without ttft), drain 30 s.
+	// on, with settle the ttft or queuewait window + 30 s (90 s without), drain 30 s.
 	Guard *Guard `yaml:"guard"`
 	// Replica is the replica model (GPU, model, tensor parallelism, an
 	// optional calibration) whose capacity the demand metric divides by;

@@ -408,6 +408,8 @@ func TestGuardKey(t *testing.T) {
 		{"  metrics: [{type: ttft, target: 2s}]\n", recommend.Guard{Settle: 210 * time.Second, Drain: 30 * time.Second}},
 		{"  metrics: [{type: ttft, target: 2s, window: 1m}]\n  guard: {drain: 45s}\n", recommend.Guard{Settle: 90 * time.Second, Drain: 45 * time.Second}},
 		{"  metrics: [{type: queue, target: 24}]\n  guard: {off: true}\n", recommend.Guard{Off: true, Settle: 90 * time.Second, Drain: 30 * time.Second}},
+		// queuewait is a trailing quantile as ttft: its default 3m window + 30 s.
+		{"  metrics: [{type: queuewait, target: 1s}]\n", recommend.Guard{Settle: 210 * time.Second, Drain: 30 * time.Second}},
 	} {
 		cfg, err := Parse([]byte(base+c.extra), "g.yaml")
 		if err != nil {

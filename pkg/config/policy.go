@@ -40,8 +40,8 @@ func (t *Target) policy() recommend.Policy {
 	}
 	g := recommend.Guard{Drain: recommend.DefaultDrain, Settle: recommend.DefaultSettle}
 	for _, m := range t.Metrics {
-		if m.Type == recommend.SignalTTFT && m.Window > 0 {
-			g.Settle = time.Duration(m.Window) + recommend.DefaultDrain // the quantile's window remembers the backlog era
+		if m.Type.Seconds() && m.Window > 0 { // ttft, queuewait
+			g.Settle = max(g.Settle, time.Duration(m.Window)+recommend.DefaultDrain) // the quantile's window remembers the backlog era
 		}
 	}
 	if t.Guard != nil {
