@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,27 +23,10 @@ import (
 func demandPage(t0 time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		s := time.Since(t0).Seconds()
-		c := func(base, perSec float64) string { return fmt.Sprintf("%g", base+perSec*s) }
-		var b strings.Builder
-		fmt.Fprintf(&b, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 3\n")
-		fmt.Fprintf(&b, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting 0\n")
-		fmt.Fprintf(&b, "# TYPE vllm:request_success_total counter\n")
-		fmt.Fprintf(&b, "vllm:request_success_total{finished_reason=\"stop\"} %s\n", c(15000, 1.5))
-		fmt.Fprintf(&b, "vllm:request_success_total{finished_reason=\"length\"} %s\n", c(5000, 0.5))
-		fmt.Fprintf(&b, "# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total %s\n", c(4e6, 400))
-		fmt.Fprintf(&b, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total %s\n", c(2e6, 200))
-		fmt.Fprintf(&b, "# TYPE vllm:request_queue_time_seconds histogram\n")
-		fmt.Fprintf(&b, "vllm:request_queue_time_seconds_bucket{le=\"0.1\"} %s\n", c(10000, 1))
-		fmt.Fprintf(&b, "vllm:request_queue_time_seconds_bucket{le=\"0.5\"} %s\n", c(20000, 2))
-		fmt.Fprintf(&b, "vllm:request_queue_time_seconds_bucket{le=\"+Inf\"} %s\n", c(20000, 2))
-		fmt.Fprintf(&b, "vllm:request_queue_time_seconds_sum %s\nvllm:request_queue_time_seconds_count %s\n", c(3000, 0.3), c(20000, 2))
-		fmt.Fprintf(&b, "# TYPE vllm:inter_token_latency_seconds histogram\n")
-		fmt.Fprintf(&b, "vllm:inter_token_latency_seconds_bucket{le=\"0.01\"} %s\n", c(5e5, 50))
-		fmt.Fprintf(&b, "vllm:inter_token_latency_seconds_bucket{le=\"0.05\"} %s\n", c(15e5, 150))
-		fmt.Fprintf(&b, "vllm:inter_token_latency_seconds_bucket{le=\"+Inf\"} %s\n", c(2e6, 200))
-		fmt.Fprintf(&b, "vllm:inter_token_latency_seconds_sum %s\nvllm:inter_token_latency_seconds_count %s\n", c(6e4, 6), c(2e6, 200))
+		c := func(base, perSec float64) float64 { return base + perSec*s }
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		fmt.Fprint(w, b.String())
+		fmt.Fprint(w, demandText(1, c(15000, 1.5), c(5000, 0.5), c(4e6, 400), c(2e6, 200),
+			[3]float64{c(10000, 1), c(20000, 2), c(20000, 2)}, [3]float64{c(5e5, 50), c(15e5, 150), c(2e6, 200)}))
 	}
 }
 
