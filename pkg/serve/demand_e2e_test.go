@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,8 +59,11 @@ vllm:num_requests_waiting 0
 //     (0.05-0.01) x (100-50)/(150-50) = 0.03 s;
 //   - the fresh server: every demand signal absent (NaN), never 0.
 //
-// The pages follow wall time, Prometheus stamps a scrape when it starts: a
-// few milliseconds of skew over a 10 s window, hence 1% tolerance.
+// Then serve's loop runs on the same source and its /metrics must carry
+// those values as the seven demand gauges for busy, none for fresh, and a
+// demand recommendation for busy only. The pages follow wall time,
+// Prometheus stamps a scrape when it starts: a few milliseconds of skew
+// over a 10 s window, hence 1% tolerance.
 func TestDemandSignalsPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real Prometheus")
@@ -75,6 +80,8 @@ func TestDemandSignalsPrometheus(t *testing.T) {
 		{URL: fresh.URL + "/metrics", Labels: map[string]string{"namespace": "llm", "pod": "fresh-0"}},
 	}})
 	cfg, err := config.Parse([]byte(fmt.Sprintf(`prometheus: {url: %s}
+interval: 1s
+listen: 127.0.0.1:0
 targets:
 - name: busy
   server: vllm
@@ -132,4 +139,42 @@ targets:
 		}
 	}
 	t.Logf("busy: %+v", o)
+
+	// The same through serve's loop and its /metrics: the gauges in base
+	// units, the fresh target's absent.
+	addr := make(chan string, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, cfg, Options{Source: src, NoRebuild: true, OnListen: func(a string) { addr <- a }})
+	}()
+	defer func() { cancel(); <-done }()
+	base := "http://" + <-addr + "/metrics"
+	var body string
+	waitFor(t, "demand gauges exported", func() bool {
+		_, body = get(t, base)
+		return strings.Contains(body, `infscale_inter_token_latency_seconds{target="busy"}`)
+	})
+	for name, want := range map[string]float64{
+		"infscale_arrival_rate_requests_per_second": 2, "infscale_prompt_tokens_per_second": 400,
+		"infscale_generation_tokens_per_second": 200, "infscale_mean_prompt_tokens": 200,
+		"infscale_mean_output_tokens": 100, "infscale_queue_time_seconds": 0.42, "infscale_inter_token_latency_seconds": 0.03,
+	} {
+		var got float64
+		line := grep(body, name+`{target="busy"}`)
+		if _, err := fmt.Sscanf(strings.TrimPrefix(line, name+`{target="busy"} `), "%g", &got); err != nil || !(math.Abs(got-want) <= 0.01*want) {
+			t.Errorf("%s: %q, want %v (1%%)", name, line, want)
+		}
+		if l := grep(body, name+`{target="fresh"}`); l != "" {
+			t.Errorf("fresh target exports %q, want no series", l)
+		}
+	}
+	// demand decided on the busy target (its capacity from the replica
+	// block) and abstained on the fresh one (unknown, not a low reading).
+	if l := grep(body, `infscale_recommended_replicas{metric="demand",target="busy"}`); l == "" {
+		t.Errorf("no demand recommendation for busy:\n%s", grep(body, "infscale_recommended_replicas"))
+	}
+	if l := grep(body, `infscale_recommended_replicas{metric="demand",target="fresh"}`); l != "" {
+		t.Errorf("fresh target has a demand recommendation %q, want none", l)
+	}
 }
