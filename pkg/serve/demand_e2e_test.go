@@ -14,6 +14,9 @@ import (
 
 	"github.com/infscale/infscale/internal/promtest"
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/fleet"
+	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/scrape"
 )
 
 // demandPage is a vLLM page whose counters grow linearly with wall time
@@ -176,5 +179,33 @@ targets:
 	}
 	if l := grep(body, `infscale_recommended_replicas{metric="demand",target="fresh"}`); l != "" {
 		t.Errorf("fresh target has a demand recommendation %q, want none", l)
+	}
+}
+
+// TestFleetDemandFamilies: the simulated vLLM fleet's page, read as serve's
+// embedded mode reads it, carries the demand families under the profile's
+// names. 4 requests of 100 prompt and 20 output tokens on one replica: once
+// all finished, 4 successes, 400 prompt and 80 generation tokens, and
+// queue-time histogram of 4 requests.
+func TestFleetDemandFamilies(t *testing.T) {
+	f, err := fleet.Start(t.Context(), fleet.Config{Replicas: 1, Max: 1, PromptTokens: 100, OutputTokens: 20, Tick: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	f.Inject(4)
+	var p *scrape.Page
+	waitFor(t, "4 finished requests", func() bool {
+		p, err = scrape.Load(t.Context(), http.DefaultClient, f.URLs()[0], nil, profile.VLLM)
+		return err == nil && p.Requests == 4
+	})
+	if p.PromptTokens != 400 || p.GenerationTokens != 80 {
+		t.Errorf("prompt %v generation %v tokens, want 400 80", p.PromptTokens, p.GenerationTokens)
+	}
+	if p.QueueTime == nil || p.QueueTime.Count != 4 {
+		t.Errorf("queue-time histogram %+v, want 4 observations", p.QueueTime)
+	}
+	if p.ITL == nil || p.ITL.Family != "vllm:inter_token_latency_seconds" || p.ITL.Count == 0 {
+		t.Errorf("ITL histogram %+v, want vllm:inter_token_latency_seconds with observations", p.ITL)
 	}
 }
