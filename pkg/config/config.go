@@ -90,8 +90,29 @@ type Target struct {
 	// Schedule raises the floor on a timetable.
 	Schedule []Window `yaml:"schedule"`
 	// Guard tunes or turns off the runaway guard (recommend.Guard); absent:
-	// on, with settle the ttft window + 30 s (90 s without ttft), drain 30 s.
+	// on, with settle the ttft or queuewait window + 30 s (90 s without), drain 30 s.
 	Guard *Guard `yaml:"guard"`
+	// Replica is the replica model (GPU, model, tensor parallelism, an
+	// optional calibration) whose capacity the demand metric divides by;
+	// required with a demand metric.
+	Replica *Replica `yaml:"replica"`
+}
+
+// Replica names a target's replica model (pkg/replica, as simulate's
+// --gpu, --model, --tp and --calibration flags).
+type Replica struct {
+	// GPU and Model are names of pkg/replica's tables (infscale gpus lists
+	// them), e.g. h100-sxm and llama-3-8b.
+	GPU   string `yaml:"gpu"`
+	Model string `yaml:"model"`
+	// TP is the tensor-parallel degree (default 1).
+	TP int `yaml:"tp"`
+	// Calibration is a calibration file written by infscale load
+	// --calibrate for this GPU and model, relative to the working
+	// directory; empty: the reference model.
+	Calibration string `yaml:"calibration"`
+
+	capacity *recommend.Capacity // set by Load from the fields above
 }
 
 // Guard is the target's runaway guard (recommend.Guard).
@@ -113,9 +134,10 @@ type Metric struct {
 	// a fraction 0..1 (kv), percent of the CPU request (cpu), or seconds /
 	// a duration such as 2s (ttft).
 	Target Quantity `yaml:"target"`
-	// Quantile is the TTFT quantile (ttft only; default 0.95).
+	// Quantile is the TTFT or queue-time quantile (ttft and queuewait
+	// only; default 0.95).
 	Quantile float64 `yaml:"quantile"`
-	// Window is the TTFT quantile's window (ttft only; default 3m).
+	// Window is that quantile's window (ttft and queuewait only; default 3m).
 	Window model.Duration `yaml:"window"`
 	// Query replaces the built-in PromQL of this signal (Prometheus mode);
 	// it must return one number for the target.

@@ -16,6 +16,7 @@ import (
 	"github.com/infscale/infscale/pkg/recommend"
 
 	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/replica"
 )
 
 // TestBadFiles checks that every problem in each testdata/*.bad.yaml is
@@ -53,8 +54,8 @@ func TestBadFiles(t *testing.T) {
 			"types.bad.yaml:13:8: targets[1].min: -1 must be >= 0",
 			"types.bad.yaml:16:24: targets[1].metrics[0].target: 80 must be in (0, 1] (fraction of the KV cache)",
 			"types.bad.yaml:17:27: targets[1].metrics[1].target: queue target is a number (requests per replica), not a duration",
-			"types.bad.yaml:18:39: targets[1].metrics[2].quantile: applies to ttft only",
-			"types.bad.yaml:18:52: targets[1].metrics[2].window: applies to ttft only (cpu uses a fixed 2m rate window)",
+			"types.bad.yaml:18:39: targets[1].metrics[2].quantile: applies to ttft and queuewait only",
+			"types.bad.yaml:18:52: targets[1].metrics[2].window: applies to ttft and queuewait only (cpu uses a fixed 2m rate window, demand 1m)",
 			"types.bad.yaml:20:5: targets[1].schedule[0].duration: 0s must be > 0",
 			"types.bad.yaml:20:12: targets[1].schedule[0].cron: \"0 25 * * *\": end of range (25) above maximum (23)",
 			"types.bad.yaml:20:31: targets[1].schedule[0].min: 9 must be in 0..max (4)",
@@ -128,8 +129,18 @@ func TestBadFiles(t *testing.T) {
 		// Line 7: "  - {type: queue, target: 24, window: " is 38 characters; line 8
 		// "  - {type: ttft, target: 2s, window: " 37.
 		"window.bad.yaml": {
-			"window.bad.yaml:7:39: targets[0].metrics[0].window: applies to ttft only",
+			"window.bad.yaml:7:39: targets[0].metrics[0].window: applies to ttft and queuewait only",
 			"window.bad.yaml:8:38: targets[0].metrics[1].window: must be at least 1m",
+		},
+		// Line 5 "  metrics: [{type: " is 19 characters; line 9 "  metrics:
+		// [{type: demand, target: 0.8, query: " 47; line 10 "  replica:
+		// {gpu: " 17 and "  replica: {gpu: h101, model: llama-3-8b, tp: " 46.
+		"demand.bad.yaml": {
+			"demand.bad.yaml:5:20: targets[0].metrics[0].type: demand needs the target's replica model: add replica: {gpu: h100-sxm, model: llama-3-8b}",
+			"demand.bad.yaml:9:48: targets[1].metrics[0].query: query overrides need prometheus.url",
+			"demand.bad.yaml:9:48: targets[1].metrics[0].query: demand reads three rates",
+			"demand.bad.yaml:10:18: targets[1].replica.gpu: unknown GPU \"h101\"",
+			"demand.bad.yaml:10:47: targets[1].replica.tp: must be >= 1",
 		},
 		"syntax.bad.yaml": {
 			"syntax.bad.yaml:4:3: ',' or ']' must be specified",
@@ -354,6 +365,39 @@ func TestServerDefault(t *testing.T) {
 // The runaway guard from the config: on by default with settle = the ttft
 // window (3m by default) + 30 s = 210 s and drain 30 s; guard: {off: true}
 // turns it off; settle/drain override.
+// TestReplicaCapacity checks that a demand target's replica block sets the
+// policy's capacity: the one pkg/replica's model of that GPU, model and TP
+// gives (recommend.CapacityFrom), and that tp defaults to 1.
+func TestReplicaCapacity(t *testing.T) {
+	cfg, err := Parse([]byte(`targets:
+- name: chat
+  scrape: [http://10.0.0.5:8000/metrics]
+  metrics: [{type: demand, target: 0.8}, {type: queuewait, target: 500ms}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  max: 8
+`), "r.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := cfg.Targets[0].Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := replica.DefaultConfig()
+	c.GPU, _ = replica.LookupGPU("h100-sxm")
+	c.Model, _ = replica.LookupModel("llama-3-8b")
+	m, err := replica.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := recommend.CapacityFrom(m); p.Capacity == nil || *p.Capacity != *want {
+		t.Errorf("capacity %+v, want %+v", p.Capacity, want)
+	}
+	if q := cfg.Targets[0].Metrics[1]; q.Quantile != DefaultQuantile || time.Duration(q.Window) != DefaultWindow {
+		t.Errorf("queuewait quantile %v window %v, want the defaults %v %v", q.Quantile, q.Window, DefaultQuantile, DefaultWindow)
+	}
+}
+
 func TestGuardKey(t *testing.T) {
 	base := "prometheus: {url: http://127.0.0.1:9090}\ntargets:\n- name: chat\n  selector: '{namespace=\"llm\"}'\n  max: 8\n"
 	for _, c := range []struct {
@@ -364,6 +408,8 @@ func TestGuardKey(t *testing.T) {
 		{"  metrics: [{type: ttft, target: 2s}]\n", recommend.Guard{Settle: 210 * time.Second, Drain: 30 * time.Second}},
 		{"  metrics: [{type: ttft, target: 2s, window: 1m}]\n  guard: {drain: 45s}\n", recommend.Guard{Settle: 90 * time.Second, Drain: 45 * time.Second}},
 		{"  metrics: [{type: queue, target: 24}]\n  guard: {off: true}\n", recommend.Guard{Off: true, Settle: 90 * time.Second, Drain: 30 * time.Second}},
+		// queuewait is a trailing quantile as ttft: its default 3m window + 30 s.
+		{"  metrics: [{type: queuewait, target: 1s}]\n", recommend.Guard{Settle: 210 * time.Second, Drain: 30 * time.Second}},
 	} {
 		cfg, err := Parse([]byte(base+c.extra), "g.yaml")
 		if err != nil {

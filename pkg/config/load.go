@@ -20,7 +20,6 @@ import (
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/internal/yamlbound"
 	"github.com/infscale/infscale/pkg/profile"
-	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // Load reads, decodes strictly and validates the configuration file at path.
@@ -145,10 +144,10 @@ func applyDefaults(c *File) {
 		}
 		for j := range t.Metrics {
 			m := &t.Metrics[j]
-			if m.Type == recommend.SignalTTFT && m.Quantile == 0 {
+			if m.Type.Seconds() && m.Quantile == 0 {
 				m.Quantile = DefaultQuantile
 			}
-			if m.Type == recommend.SignalTTFT && m.Window == 0 {
+			if m.Type.Seconds() && m.Window == 0 {
 				m.Window = model.Duration(DefaultWindow)
 			}
 		}

@@ -40,8 +40,8 @@ func (t *Target) policy() recommend.Policy {
 	}
 	g := recommend.Guard{Drain: recommend.DefaultDrain, Settle: recommend.DefaultSettle}
 	for _, m := range t.Metrics {
-		if m.Type == recommend.SignalTTFT && m.Window > 0 {
-			g.Settle = time.Duration(m.Window) + recommend.DefaultDrain // the quantile's window remembers the backlog era
+		if m.Type.Seconds() && m.Window > 0 { // ttft, queuewait
+			g.Settle = max(g.Settle, time.Duration(m.Window)+recommend.DefaultDrain) // the quantile's window remembers the backlog era
 		}
 	}
 	if t.Guard != nil {
@@ -54,6 +54,9 @@ func (t *Target) policy() recommend.Policy {
 		}
 	}
 	p.Guard = &g
+	if t.Replica != nil {
+		p.Capacity = t.Replica.capacity
+	}
 	for _, w := range t.Schedule {
 		p.Schedule = append(p.Schedule, recommend.ScheduleWindow{
 			Cron: w.Cron, Duration: time.Duration(w.Duration), Min: w.Min, Location: w.Timezone,

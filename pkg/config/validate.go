@@ -14,6 +14,7 @@ import (
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
+	"github.com/infscale/infscale/pkg/replica"
 )
 
 var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)
@@ -158,6 +159,7 @@ func (v *validator) target(p string, t *Target) {
 	for j := range t.Metrics {
 		v.metric(fmt.Sprintf("%s.metrics[%d]", p, j), &t.Metrics[j])
 	}
+	v.replica(p, t)
 	if t.Max == nil && !v.bad(p+".max") {
 		v.at(p+".max", "required: the most replicas the target may run (>= 1)")
 	}
@@ -200,15 +202,15 @@ func (v *validator) metric(p string, m *Metric) {
 		v.at(p+".target", "%s target is a number (%s), not a duration", m.Type, m.Type.Unit())
 		v.said[p+".target"] = true
 	}
-	if m.Type == recommend.SignalTTFT && !(m.Quantile > 0 && m.Quantile < 1) { // NaN too
+	if m.Type.Seconds() && !(m.Quantile > 0 && m.Quantile < 1) { // NaN too
 		v.at(p+".quantile", "must be in (0, 1), e.g. 0.95, got %v", m.Quantile)
 	}
-	if m.Type != recommend.SignalTTFT && v.present(p+".quantile") {
-		v.at(p+".quantile", "applies to ttft only")
+	if !m.Type.Seconds() && v.present(p+".quantile") {
+		v.at(p+".quantile", "applies to ttft and queuewait only")
 	}
-	if m.Type != recommend.SignalTTFT && v.present(p+".window") {
+	if !m.Type.Seconds() && v.present(p+".window") {
 		// It was accepted and ignored: cpu uses pkg/promql's 2m rate window.
-		v.at(p+".window", "applies to ttft only (cpu uses a fixed 2m rate window)")
+		v.at(p+".window", "applies to ttft and queuewait only (cpu uses a fixed 2m rate window, demand 1m)")
 	} else if m.Window < 0 || (v.present(p+".window") && time.Duration(m.Window) < time.Minute) {
 		v.at(p+".window", "must be at least 1m (four scrape intervals of 15s), got %s", m.Window)
 	}
@@ -224,10 +226,60 @@ func (v *validator) metric(p string, m *Metric) {
 	if m.Type == recommend.SignalCPU && v.cfg.Prometheus.Embedded() {
 		v.at(p+".type", "cpu needs prometheus.url (the CPU request comes from kube-state-metrics)")
 	}
-	if m.Type == recommend.SignalQueueWait || m.Type == recommend.SignalDemand {
-		// serve does not read the queue-time quantile, the arrival rate or the lengths yet.
-		v.at(p+".type", "%s is not read by serve yet (infscale decide and simulate have it); allowed here: queue, waiting, running, kv, cpu, ttft", m.Type)
+	if m.Type == recommend.SignalDemand && m.Query != "" {
+		v.at(p+".query", "demand reads three rates (requests, prompt and generation tokens): it has no single query to override")
 	}
+}
+
+// replica checks the replica block and sets its capacity; a demand metric
+// requires it (its capacity is the demand's denominator).
+func (v *validator) replica(p string, t *Target) {
+	r := t.Replica
+	if r == nil {
+		for j, m := range t.Metrics {
+			if m.Type == recommend.SignalDemand {
+				v.at(fmt.Sprintf("%s.metrics[%d].type", p, j), "demand needs the target's replica model: add replica: {gpu: h100-sxm, model: llama-3-8b} (infscale gpus lists the names)")
+			}
+		}
+		return
+	}
+	p += ".replica"
+	c := replica.DefaultConfig()
+	var err error
+	ok := true
+	if c.GPU, err = replica.LookupGPU(r.GPU); err != nil {
+		v.at(p+".gpu", "%v", err)
+		ok = false
+	}
+	if c.Model, err = replica.LookupModel(r.Model); err != nil {
+		v.at(p+".model", "%v", err)
+		ok = false
+	}
+	if r.TP < 0 || (v.present(p+".tp") && r.TP < 1) {
+		v.at(p+".tp", "must be >= 1 (the tensor-parallel degree), got %d", r.TP)
+		ok = false
+	} else if r.TP > 0 {
+		c.TP = r.TP
+	}
+	if !ok {
+		return
+	}
+	if r.Calibration != "" {
+		cal, err := replica.LoadCalibration(r.Calibration)
+		if err == nil {
+			c, err = cal.Apply(c)
+		}
+		if err != nil {
+			v.at(p+".calibration", "%v", err)
+			return
+		}
+	}
+	m, err := replica.New(c)
+	if err != nil {
+		v.at(p, "%v", err)
+		return
+	}
+	r.capacity = recommend.CapacityFrom(m)
 }
 
 func (v *validator) zero(p string, t *Target) {

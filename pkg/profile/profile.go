@@ -40,6 +40,13 @@ type Families struct {
 	// TTFT is a classic histogram of time to first token in seconds, named by
 	// its family (samples are <name>_bucket{le}, <name>_sum, <name>_count).
 	TTFT []string
+	// QueueTime is a classic histogram of the time a request waited in the
+	// server's queue before it was first scheduled, in seconds (named by
+	// family, as TTFT).
+	QueueTime []string
+	// ITL is a classic histogram of inter-token latency in seconds (named
+	// by family, as TTFT).
+	ITL []string
 	// MaxRunning is a static capacity gauge: the most requests the server
 	// batches at once (summed over engines). Capacity, never load.
 	MaxRunning []string
@@ -89,7 +96,12 @@ func (s Server) Families() Families {
 			GenerationTokens: []string{"vllm:generation_tokens_total"},
 			Requests:         []string{"vllm:request_success_total"},
 			TTFT:             []string{"vllm:time_to_first_token_seconds"},
-			Prefixes:         []string{"vllm:"},
+			// V1 names (vLLM docs "Production Metrics"); before the ITL
+			// histogram vLLM exported the same quantity as
+			// time_per_output_token_seconds.
+			QueueTime: []string{"vllm:request_queue_time_seconds"},
+			ITL:       []string{"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"},
+			Prefixes:  []string{"vllm:"},
 		}
 	case LlamaCpp:
 		// llama.cpp server README (`--metrics`), docs/design.md page 11. Older builds
@@ -160,7 +172,7 @@ func (f Families) Queue() []string {
 
 // All returns every family name of f (not the prefixes), in field order.
 func (f Families) All() []string {
-	return concat(f.Running, f.Waiting, f.KV, f.PromptTokens, f.GenerationTokens, f.Requests, f.TTFT, f.MaxRunning)
+	return concat(f.Running, f.Waiting, f.KV, f.PromptTokens, f.GenerationTokens, f.Requests, f.TTFT, f.QueueTime, f.ITL, f.MaxRunning)
 }
 
 func concat(lists ...[]string) []string {

@@ -66,6 +66,10 @@ type Options struct {
 	// stuck when requests waited through all of it and no token was
 	// processed in it. At least four scrape intervals, as CPUWindow.
 	StuckWindow time.Duration
+	// DemandWindow is the rate() window of the demand signals (Arrivals,
+	// PromptTokens, GenerationTokens; default 1m: four scrape intervals of
+	// 15 s, as CPUWindow).
+	DemandWindow time.Duration
 }
 
 // DefaultReplicaLabels are the HA replica labels of Thanos
@@ -89,6 +93,9 @@ func (o Options) withDefaults() Options {
 	if o.StuckWindow == 0 {
 		o.StuckWindow = 2 * time.Minute
 	}
+	if o.DemandWindow == 0 {
+		o.DemandWindow = time.Minute
+	}
 	return o
 }
 
@@ -106,6 +113,15 @@ type Target struct {
 	// zero values leave it out.
 	TTFTQuantile float64
 	TTFTWindow   time.Duration
+	// QueueTimeQuantile and QueueTimeWindow ask for the QueueTime signal,
+	// ITLQuantile and ITLWindow for ITL, as TTFT's (zero: left out).
+	QueueTimeQuantile float64
+	QueueTimeWindow   time.Duration
+	ITLQuantile       float64
+	ITLWindow         time.Duration
+	// Demand asks for the Arrivals, PromptTokens and GenerationTokens rates
+	// (the demand metric's inputs).
+	Demand bool
 	// CPU asks for the CPU signal (needs kube-state-metrics' CPU requests).
 	CPU bool
 	// Stuck asks for the Stuck and StuckWaiting signals (stuck-engine pods;
@@ -148,6 +164,15 @@ func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 	ttft := t.TTFTQuantile != 0 || t.TTFTWindow != 0
 	if ttft && (!(t.TTFTQuantile > 0 && t.TTFTQuantile < 1) || t.TTFTWindow <= 0) {
 		return nil, fmt.Errorf("target %q: TTFT needs 0 < quantile < 1 (got %v) and a window > 0 (got %v)", t.Name, t.TTFTQuantile, t.TTFTWindow)
+	}
+	for _, h := range []struct {
+		name string
+		q    float64
+		w    time.Duration
+	}{{"queue time", t.QueueTimeQuantile, t.QueueTimeWindow}, {"ITL", t.ITLQuantile, t.ITLWindow}} {
+		if (h.q != 0 || h.w != 0) && (!(h.q > 0 && h.q < 1) || h.w <= 0) {
+			return nil, fmt.Errorf("target %q: %s needs 0 < quantile < 1 (got %v) and a window > 0 (got %v)", t.Name, h.name, h.q, h.w)
+		}
 	}
 	b := shapes{o: o, sel: t.Selector, id: identity(t.Selector, o)}
 	f := t.Server.Families()
@@ -194,6 +219,23 @@ func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 	if ttft {
 		if e := b.ttft(f.TTFT, t.TTFTQuantile, t.TTFTWindow); e != nil {
 			out[TTFT] = e
+		}
+	}
+	if t.QueueTimeQuantile != 0 {
+		if e := b.ttft(f.QueueTime, t.QueueTimeQuantile, t.QueueTimeWindow); e != nil {
+			out[QueueTime] = e
+		}
+	}
+	if t.ITLQuantile != 0 {
+		if e := b.ttft(f.ITL, t.ITLQuantile, t.ITLWindow); e != nil {
+			out[ITL] = e
+		}
+	}
+	if t.Demand {
+		for s, fams := range map[Signal][]string{Arrivals: f.Requests, PromptTokens: f.PromptTokens, GenerationTokens: f.GenerationTokens} {
+			if e := b.rateTotal(fams, o.DemandWindow); e != nil {
+				out[s] = e
+			}
 		}
 	}
 	for s, q := range map[Signal]string{Current: t.Replicas, Held: t.Held} {
@@ -369,7 +411,7 @@ func perPodRatio(pod []string, num, den parser.Expr) parser.Expr {
 }
 
 // ttft is histogram_quantile(q, sum by (le) (rate(F_bucket{sel}[w]))) over
-// the alternatives. Not restricted to live pods: requests a terminated pod
+// the alternatives (also the queue-time and ITL quantiles). Not restricted to live pods: requests a terminated pod
 // served inside the window were real. HA duplicates double every bucket
 // alike, which leaves a quantile unchanged.
 func (b shapes) ttft(families []string, q float64, window time.Duration) parser.Expr {
@@ -383,6 +425,24 @@ func (b shapes) ttft(families []string, q float64, window time.Duration) parser.
 		es = append(es, call("histogram_quantile", number(q), buckets))
 	}
 	return orChain(es)
+}
+
+// rateTotal is `sum(sum by (pod) (max by (<dedup key>, finished_reason)
+// (rate(F{sel}[w]))))` over the alternatives (per pod, the first name that
+// has a series wins), in units per second. Not restricted to live pods, as
+// ttft: a terminated pod's requests inside the window were real. vLLM
+// splits its requests counter by finished_reason, which dedup keeps. A
+// counter with fewer than two samples in the window has no rate, so a
+// fresh server that exports the family only after its first request reads
+// absent, not 0. nil without a family.
+func (b shapes) rateTotal(families []string, window time.Duration) parser.Expr {
+	if len(families) == 0 {
+		return nil
+	}
+	perPod := func(f string) parser.Expr {
+		return aggregate(parser.SUM, false, b.pod(), b.dedup(call("rate", rangeOf(selector(f, b.sel), window)), "finished_reason"))
+	}
+	return aggregate(parser.SUM, false, nil, alternatives(families, perPod))
 }
 
 // stuckPods is the live pods that look like stuck engines (the rule of

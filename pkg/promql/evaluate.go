@@ -90,7 +90,7 @@ type job struct {
 }
 
 // signalSet is a set of Signals (bit s set for Signal s).
-type signalSet uint16
+type signalSet uint32
 
 func (ss signalSet) has(s Signal) bool { return ss&(1<<s) != 0 }
 
@@ -242,6 +242,7 @@ func planKey(targets []Target, o Options, batch int) string {
 	fmt.Fprintf(&b, "%+v|%d\n", o, batch)
 	for _, t := range targets {
 		fmt.Fprintf(&b, "%q|%d|%g|%d|%t|%t|%t|%q|%q|", t.Name, t.Server, t.TTFTQuantile, t.TTFTWindow, t.CPU, t.Stuck, t.Duplicates, t.Replicas, t.Held)
+		fmt.Fprintf(&b, "%g|%d|%g|%d|%t|", t.QueueTimeQuantile, t.QueueTimeWindow, t.ITLQuantile, t.ITLWindow, t.Demand)
 		for _, m := range t.Selector {
 			b.WriteString(m.String())
 			b.WriteByte(',')
@@ -582,6 +583,15 @@ func observe(tg Target, has signalSet, vals map[Signal]float64, errs map[Signal]
 	if tg.TTFTQuantile != 0 {
 		expected = append(expected, TTFT)
 	}
+	if tg.QueueTimeQuantile != 0 {
+		expected = append(expected, QueueTime)
+	}
+	if tg.ITLQuantile != 0 {
+		expected = append(expected, ITL)
+	}
+	if tg.Demand {
+		expected = append(expected, Arrivals, PromptTokens, GenerationTokens)
+	}
 	for _, s := range expected {
 		if !has.has(s) {
 			errs[s] = &QueryError{Reason: ReasonUnsupported,
@@ -590,6 +600,9 @@ func observe(tg Target, has signalSet, vals map[Signal]float64, errs map[Signal]
 	}
 	o := recommend.Unknown()
 	o.Running, o.Waiting, o.KV, o.CPU, o.TTFT, o.Held = get(Running), get(Waiting), get(KV), get(CPU), get(TTFT), get(Held)
+	o.QueueTime, o.ITL = get(QueueTime), get(ITL)
+	o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate = get(Arrivals), get(PromptTokens), get(GenerationTokens)
+	o.MeanPrompt, o.MeanOutput = recommend.MeanLengths(o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate)
 	if r := get(Reporting); !math.IsNaN(r) && r >= 0 {
 		o.Reporting = int(math.Round(r))
 	}

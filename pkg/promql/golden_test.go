@@ -75,6 +75,7 @@ func TestGoldenQueries(t *testing.T) {
 		return Target{
 			Name: "chat", Server: s, Selector: sel,
 			TTFTQuantile: 0.95, TTFTWindow: 3 * time.Minute, CPU: true,
+			QueueTimeQuantile: 0.9, QueueTimeWindow: 2 * time.Minute, ITLQuantile: 0.5, ITLWindow: time.Minute, Demand: true,
 			Replicas: `kube_deployment_spec_replicas{namespace="llm",deployment="chat"}`,
 			Held:     `sum(keda_http_pending_requests{host="chat"})`,
 		}

@@ -40,17 +40,34 @@ const (
 	// per pod, engine and model) in the running (else waiting) family.
 	// Only with Target.Duplicates.
 	Duplicated
+	// QueueTime is a queue-time quantile in seconds over a window (vLLM
+	// request_queue_time_seconds). Only with Target.QueueTimeQuantile.
+	QueueTime
+	// ITL is an inter-token-latency quantile in seconds over a window. Only
+	// with Target.ITLQuantile.
+	ITL
+	// Arrivals is requests finished successfully per second, summed over
+	// pods (rate() of the requests counter over Options.DemandWindow), the
+	// arrival rate at steady state. Only with Target.Demand.
+	Arrivals
+	// PromptTokens and GenerationTokens are tokens per second, summed over
+	// pods (rate() of the token counters). Only with Target.Demand.
+	PromptTokens
+	GenerationTokens
 )
 
 var signalNames = [...]string{
 	Running: "running", Waiting: "waiting", Reporting: "reporting", KV: "kv",
 	CPU: "cpu", TTFT: "ttft", Held: "held", Current: "current", Unready: "unready",
 	Stuck: "stuck", StuckWaiting: "stuck_waiting", Duplicated: "duplicated",
+	QueueTime: "queue_time", ITL: "itl", Arrivals: "arrivals",
+	PromptTokens: "prompt_tokens", GenerationTokens: "generation_tokens",
 }
 
 // Signals returns every Signal in evaluation order.
 func Signals() []Signal {
-	return []Signal{Running, Waiting, Reporting, KV, CPU, TTFT, Held, Current, Unready, Stuck, StuckWaiting, Duplicated}
+	return []Signal{Running, Waiting, Reporting, KV, CPU, TTFT, Held, Current, Unready, Stuck, StuckWaiting, Duplicated,
+		QueueTime, ITL, Arrivals, PromptTokens, GenerationTokens}
 }
 
 // String returns the lower-case name used in labels, logs and golden files.
@@ -68,5 +85,5 @@ func ParseSignal(name string) (Signal, error) {
 			return s, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown signal %q (allowed: running, waiting, reporting, kv, cpu, ttft, held, current, unready, stuck, stuck_waiting, duplicated)", name)
+	return 0, fmt.Errorf("unknown signal %q (allowed: running, waiting, reporting, kv, cpu, ttft, held, current, unready, stuck, stuck_waiting, duplicated, queue_time, itl, arrivals, prompt_tokens, generation_tokens)", name)
 }

@@ -66,3 +66,20 @@ func TestQueueWaitSignal(t *testing.T) {
 	o.QueueTime = 1.5
 	expect(t, Decide(p, o, nil, at(0)), 6, ReasonMetric)
 }
+
+// TestMeanLengths: 2 req/s with 400 prompt and 200 generation tokens/s are
+// 200- and 100-token means; no finished request (0 or unknown arrivals)
+// has no mean, and an unknown token rate stays unknown.
+func TestMeanLengths(t *testing.T) {
+	if p, o := MeanLengths(2, 400, 200); p != 200 || o != 100 {
+		t.Errorf("means %v %v, want 200 100", p, o)
+	}
+	for _, a := range []float64{0, math.NaN(), math.Inf(1)} {
+		if p, o := MeanLengths(a, 400, 200); !math.IsNaN(p) || !math.IsNaN(o) {
+			t.Errorf("arrivals %v: means %v %v, want NaN NaN", a, p, o)
+		}
+	}
+	if p, o := MeanLengths(2, math.NaN(), 200); !math.IsNaN(p) || o != 100 {
+		t.Errorf("unknown prompt rate: means %v %v, want NaN 100", p, o)
+	}
+}

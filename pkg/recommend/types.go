@@ -330,3 +330,16 @@ type State struct {
 	// of capacity, oldest first, kept for the demand signal's spans.
 	Work []DemandSample `json:"work,omitempty"`
 }
+
+// MeanLengths is the mean prompt and output length, in tokens per request,
+// of a target whose requests finish at arrivals per second while it
+// prefills promptRate and generates generationRate tokens per second:
+// the rate ratios promptRate/arrivals and generationRate/arrivals. Both
+// NaN when arrivals is unknown or not > 0 (no finished request: no mean),
+// each NaN when its rate is unknown.
+func MeanLengths(arrivals, promptRate, generationRate float64) (prompt, output float64) {
+	if !(arrivals > 0) || math.IsInf(arrivals, 0) {
+		return math.NaN(), math.NaN()
+	}
+	return promptRate / arrivals, generationRate / arrivals
+}

@@ -45,6 +45,9 @@ type Page struct {
 	// TTFT is the time-to-first-token histogram summed over series, nil when
 	// the page has none (e.g. before the first request finishes).
 	TTFT *Histogram
+	// QueueTime and ITL are the queue-time and inter-token-latency
+	// histograms, as TTFT (nil when absent).
+	QueueTime, ITL *Histogram
 
 	// Engines is the number of distinct engines (label sets of engine,
 	// dp_rank, tp_rank, pp_rank) among the running/waiting/KV series; 0 when

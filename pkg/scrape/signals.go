@@ -42,6 +42,7 @@ func reduce(raw *rawPage, source string, server profile.Server) *Page {
 	if p.TTFT != nil {
 		p.Chosen.TTFT = p.TTFT.Family
 	}
+	p.QueueTime, p.ITL = histogram(raw, f.QueueTime), histogram(raw, f.ITL)
 	p.LoRA = lora(raw)
 
 	engines, models := map[string]bool{}, map[string]bool{}

@@ -23,6 +23,13 @@ var signalSeries = []struct{ key, name, help string }{
 	{"kv", "kv_cache_usage_ratio", "KV-cache usage averaged over reporting replicas (each replica's max over engines), 0..1; absent when unknown."},
 	{"ttft", "ttft_seconds", "Observed time-to-first-token quantile of the target's ttft metric, in seconds; absent when unknown (no request finished in the window)."},
 	{"cpu", "cpu_utilization_ratio", "Pod CPU as a fraction of the CPU request averaged over reporting replicas (1 = 100%); absent when unknown."},
+	{"queue_time", "queue_time_seconds", "Observed queue-time quantile (time a request waited before it was first scheduled) of the target's queuewait metric, in seconds; absent when unknown."},
+	{"itl", "inter_token_latency_seconds", "Observed inter-token-latency median of a target with a demand metric, in seconds; absent when unknown."},
+	{"arrival_rate", "arrival_rate_requests_per_second", "Requests finished successfully per second over the target's replicas (the demand metric's arrival rate); absent when unknown (no baseline or before the first finished request)."},
+	{"prompt_tokens_rate", "prompt_tokens_per_second", "Prompt tokens prefilled per second over the target's replicas; absent when unknown."},
+	{"generation_tokens_rate", "generation_tokens_per_second", "Tokens generated per second over the target's replicas; absent when unknown."},
+	{"mean_prompt", "mean_prompt_tokens", "Mean prompt length of recently finished requests (prompt tokens rate / arrival rate), in tokens; absent when unknown or no request finished."},
+	{"mean_output", "mean_output_tokens", "Mean output length of recently finished requests (generation tokens rate / arrival rate), in tokens; absent when unknown or no request finished."},
 }
 
 // Metrics is serve's exporter: every series is on the registry passed to

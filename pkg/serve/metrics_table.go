@@ -37,7 +37,7 @@ type targetSeries struct {
 	label                          *dto.LabelPair // target="<name>"
 	desired, current, lastDecision float64
 	stuck                          float64        // NaN: unknown, no series
-	signals                        [7]float64     // by signalSeries index
+	signals                        [14]float64    // by signalSeries index
 	reason                         *dto.LabelPair // reason="<reason>"; nil: no series
 	recommended                    []metricValue
 

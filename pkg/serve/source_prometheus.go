@@ -124,6 +124,10 @@ func neededSignals(t *config.Target) map[promql.Signal]bool {
 			n[promql.CPU], n[promql.Reporting] = true, true
 		case recommend.SignalTTFT:
 			n[promql.TTFT] = true
+		case recommend.SignalQueueWait:
+			n[promql.QueueTime] = true
+		case recommend.SignalDemand:
+			n[promql.Arrivals], n[promql.PromptTokens], n[promql.GenerationTokens] = true, true, true
 		}
 	}
 	if t.Zero != nil {
@@ -155,6 +159,13 @@ func (s *PrometheusSource) promTargets(targets []*config.Target) []promql.Target
 	return out
 }
 
+// demandITLQuantile and demandWindow are the ITL quantile read beside the
+// demand metric's rates and its window (the rates' promql DemandWindow).
+const (
+	demandITLQuantile = 0.5
+	demandWindow      = time.Minute
+)
+
 // toPromTarget maps a config target to pkg/promql's; the config was
 // validated, so parse errors cannot happen (a failure leaves the selector
 // empty and Evaluate reports every signal as invalid_query).
@@ -170,6 +181,13 @@ func toPromTarget(t *config.Target) promql.Target {
 			pt.TTFTQuantile, pt.TTFTWindow = m.Quantile, time.Duration(m.Window)
 		case recommend.SignalCPU:
 			pt.CPU = true
+		case recommend.SignalQueueWait:
+			pt.QueueTimeQuantile, pt.QueueTimeWindow = m.Quantile, time.Duration(m.Window)
+		case recommend.SignalDemand:
+			// The three rates, and the ITL median beside them (shown, not
+			// scaled on): docs/promql.md, "Query count per cycle".
+			pt.Demand = true
+			pt.ITLQuantile, pt.ITLWindow = demandITLQuantile, demandWindow
 		}
 		if m.Query == "" {
 			continue
@@ -177,7 +195,9 @@ func toPromTarget(t *config.Target) promql.Target {
 		if pt.Overrides == nil {
 			pt.Overrides = map[promql.Signal]string{}
 		}
-		if sig, err := promql.ParseSignal(m.Type.String()); err == nil {
+		if m.Type == recommend.SignalQueueWait {
+			pt.Overrides[promql.QueueTime] = m.Query
+		} else if sig, err := promql.ParseSignal(m.Type.String()); err == nil {
 			pt.Overrides[sig] = m.Query
 		}
 	}

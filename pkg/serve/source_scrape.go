@@ -20,7 +20,12 @@ import (
 // waiting are summed, KV averaged over the pages reporting it (pkg/scrape's
 // Aggregate); TTFT is the quantile of the summed histogram increase over the
 // metric's window, from the pages this source has seen (unknown until two
-// scrapes of a replica span some requests). Held is read from an
+// scrapes of a replica span some requests), and so are the queue-time
+// quantile (the queuewait metric's quantile and window, else p95 over
+// TTFTWindow) and the ITL median (over 1 m). The demand rates (requests,
+// prompt and generation tokens per second) are each replica's counter
+// increase since its previous scrape over the time between, summed over
+// replicas (rates); the means are their ratios. Held is read from an
 // activator's /metrics (zero.held_scrape); CPU is not available in
 // embedded mode (config refuses it).
 type ScrapeSource struct {
@@ -45,9 +50,36 @@ type ScrapeSource struct {
 	stuck scrape.StuckTracker
 
 	mu sync.Mutex
-	// history keeps, per URL, the TTFT histograms seen within the longest
-	// window, oldest first.
-	history map[string][]histAt
+	// history keeps, per histogram kind and URL (histKey), the histograms
+	// seen within the longest window, oldest first.
+	history map[histKey][]histAt
+	// last is each URL's previous page, the baseline of its counter rates.
+	last map[string]*scrape.Page
+}
+
+// histKey names one replica's histogram of one kind.
+type histKey struct {
+	kind histKind
+	url  string
+}
+
+// histKind is which histogram of a page a quantile reads.
+type histKind int
+
+const (
+	histTTFT histKind = iota
+	histQueueTime
+	histITL
+)
+
+func (k histKind) of(p *scrape.Page) *scrape.Histogram {
+	switch k {
+	case histQueueTime:
+		return p.QueueTime
+	case histITL:
+		return p.ITL
+	}
+	return p.TTFT
 }
 
 type histAt struct {
@@ -58,7 +90,7 @@ type histAt struct {
 
 // NewScrapeSource returns a ScrapeSource whose scrapes time out after timeout.
 func NewScrapeSource(timeout time.Duration) *ScrapeSource {
-	return &ScrapeSource{Client: &http.Client{Timeout: timeout}, history: map[string][]histAt{}}
+	return &ScrapeSource{Client: &http.Client{Timeout: timeout}, history: map[histKey][]histAt{}, last: map[string]*scrape.Page{}}
 }
 
 // Name is "scrape".
@@ -139,8 +171,20 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		}
 	}
 	if w > 0 {
-		r.Obs.TTFT, r.Obs.NoneFinished = s.ttft(urls, pages, q, w, now)
+		r.Obs.TTFT, r.Obs.NoneFinished = s.quantile(histTTFT, urls, pages, q, w, now)
 	}
+	q, w = 0.95, s.TTFTWindow
+	for _, m := range t.Metrics {
+		if m.Type == recommend.SignalQueueWait {
+			q, w = m.Quantile, time.Duration(m.Window)
+		}
+	}
+	if w > 0 {
+		r.Obs.QueueTime, _ = s.quantile(histQueueTime, urls, pages, q, w, now)
+	}
+	r.Obs.ITL, _ = s.quantile(histITL, urls, pages, demandITLQuantile, demandWindow, now)
+	r.Obs.ArrivalRate, r.Obs.PromptTokensRate, r.Obs.GenerationTokensRate = s.rates(urls, pages)
+	r.Obs.MeanPrompt, r.Obs.MeanOutput = recommend.MeanLengths(r.Obs.ArrivalRate, r.Obs.PromptTokensRate, r.Obs.GenerationTokensRate)
 	if t.Zero != nil && t.Zero.HeldScrape != "" {
 		page, err := activator.ReadHeld(ctx, s.Client, t.Zero.HeldScrape)
 		if err != nil {
@@ -157,23 +201,57 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	return r
 }
 
-// ttft records this cycle's histograms and returns the q-quantile of their
-// increase over window, summed over the replicas that have a baseline, and
+// rates are the requests, prompt-token and generation-token counters' rates
+// since each replica's previous scrape (scrape.Rate: resets counted the
+// Prometheus way), summed over the replicas that have a baseline; each NaN
+// when no replica has one for it (the first scrape, a fresh server whose
+// families have no samples yet: absent, not 0). A replica seen for the
+// first time adds nothing until its second scrape.
+func (s *ScrapeSource) rates(urls []string, pages []*scrape.Page) (requests, prompt, generation float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	requests, prompt, generation = math.NaN(), math.NaN(), math.NaN()
+	add := func(acc *float64, v float64) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		if math.IsNaN(*acc) {
+			*acc = 0
+		}
+		*acc += v
+	}
+	for i, u := range urls {
+		p := pages[i]
+		if p == nil {
+			continue
+		}
+		rt := scrape.Rate(s.last[u], p)
+		add(&requests, rt.Requests)
+		add(&prompt, rt.PromptTokens)
+		add(&generation, rt.GenerationTokens)
+		s.last[u] = p
+	}
+	return requests, prompt, generation
+}
+
+// quantile records this cycle's histograms of kind and returns the
+// q-quantile of their increase over window, summed over the replicas that have a baseline, and
 // whether no request finished in it (the window's +Inf bucket did not grow:
 // the quantile is NaN and the metric abstains). A replica's increase is
 // Prometheus's increase() over its scrapes in the window (windowIncrease):
 // restarts inside it count what was observed since, never a negative or
 // dropped increase.
-func (s *ScrapeSource) ttft(urls []string, pages []*scrape.Page, q float64, window time.Duration, now time.Time) (float64, bool) {
+func (s *ScrapeSource) quantile(kind histKind, urls []string, pages []*scrape.Page, q float64, window time.Duration, now time.Time) (float64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var sum []scrape.Bucket
 	for i, u := range urls {
 		p := pages[i]
-		if p == nil || p.TTFT == nil {
+		if p == nil || kind.of(p) == nil {
 			continue
 		}
-		h := s.history[u]
+		key := histKey{kind, u}
+		h := s.history[key]
 		// Drop entries older than the window, keeping at least one baseline.
 		for len(h) > 1 && now.Sub(h[1].at) >= window {
 			h = h[1:]
@@ -182,11 +260,11 @@ func (s *ScrapeSource) ttft(urls []string, pages []*scrape.Page, q float64, wind
 		if len(h) > 1 && now.Sub(h[0].at) > window {
 			first = 1
 		}
-		cur := histAt{at: now, h: p.TTFT, start: p.ProcessStart}
+		cur := histAt{at: now, h: kind.of(p), start: p.ProcessStart}
 		if inc := windowIncrease(h[first:], cur); inc != nil {
 			sum, _ = histogram.Add(sum, inc.Buckets)
 		}
-		s.history[u] = append(h, cur)
+		s.history[key] = append(h, cur)
 	}
 	if len(sum) == 0 {
 		return math.NaN(), false

@@ -12,9 +12,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
 )
 
@@ -213,7 +215,7 @@ func TestTTFTWindowIncrease(t *testing.T) {
 	at := func(sec int, start float64, a, b, c float64) float64 {
 		h := mkHist(a, b, c)
 		p := &scrape.Page{TTFT: h, ProcessStart: start}
-		q, _ := src.ttft([]string{"u"}, []*scrape.Page{p}, 0.5, time.Minute, t0.Add(time.Duration(sec)*time.Second))
+		q, _ := src.quantile(histTTFT, []string{"u"}, []*scrape.Page{p}, 0.5, time.Minute, t0.Add(time.Duration(sec)*time.Second))
 		return q
 	}
 	if got := at(0, 1, 10, 10, 10); !math.IsNaN(got) {
@@ -228,4 +230,96 @@ func TestTTFTWindowIncrease(t *testing.T) {
 	if got := at(45, 2, 0, 20, 20); math.Abs(got-(0.1+0.4*20/70)) > 1e-12 {
 		t.Errorf("t=45: p50 %v, want %v", got, 0.1+0.4*20/70)
 	}
+}
+
+// demandText is a vLLM page with the demand families: request counters by
+// finished_reason, token counters, and queue-time and ITL buckets at
+// (le 0.1, 0.5, +Inf) and (le 0.01, 0.05, +Inf).
+func demandText(start, stop, length, prompt, gen float64, q, itl [3]float64) string {
+	return fmt.Sprintf(`# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running 1
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting 0
+# TYPE process_start_time_seconds gauge
+process_start_time_seconds %g
+# TYPE vllm:request_success_total counter
+vllm:request_success_total{finished_reason="stop"} %g
+vllm:request_success_total{finished_reason="length"} %g
+# TYPE vllm:prompt_tokens_total counter
+vllm:prompt_tokens_total %g
+# TYPE vllm:generation_tokens_total counter
+vllm:generation_tokens_total %g
+# TYPE vllm:request_queue_time_seconds histogram
+vllm:request_queue_time_seconds_bucket{le="0.1"} %g
+vllm:request_queue_time_seconds_bucket{le="0.5"} %g
+vllm:request_queue_time_seconds_bucket{le="+Inf"} %g
+vllm:request_queue_time_seconds_sum 1
+vllm:request_queue_time_seconds_count %g
+# TYPE vllm:inter_token_latency_seconds histogram
+vllm:inter_token_latency_seconds_bucket{le="0.01"} %g
+vllm:inter_token_latency_seconds_bucket{le="0.05"} %g
+vllm:inter_token_latency_seconds_bucket{le="+Inf"} %g
+vllm:inter_token_latency_seconds_sum 1
+vllm:inter_token_latency_seconds_count %g
+`, start, stop, length, prompt, gen, q[0], q[1], q[2], q[2], itl[0], itl[1], itl[2], itl[2])
+}
+
+// TestScrapeDemandSignals: embedded mode's demand signals from pages read
+// at t0, t0+15 s and t0+30 s (one replica; the quantiles over the
+// queuewait metric's 1 m window and the ITL's 1 m), worked by hand:
+//
+//   - t0: no baseline: every rate and quantile absent (NaN), never 0.
+//   - t0+15 s: requests 10+5 -> 40+5+30 (stop 10 -> 40, length 5 -> 35):
+//     60 / 15 = 4 req/s; prompt 1000 -> 7000: 400 tokens/s; generation
+//     0 -> 3000: 200 tokens/s; means 400/4 = 100 and 200/4 = 50 tokens.
+//     Queue buckets (10, 20, 20) -> (40, 70, 80): increase (30, 50, 60),
+//     p90 rank 54 in (0.5, +Inf]: the highest finite bound, 0.5; ITL
+//     (0, 0, 0) -> (50, 150, 200): p50 rank 100 in (0.01, 0.05]: 0.01 +
+//     0.04 × 50/100 = 0.03.
+//   - t0+30 s the replica restarted (process start 1 -> 2) and counted
+//     stop 6, length 0, prompt 900, generation 300 since: the increase is
+//     the new value (Prometheus's reset rule): 6/15 = 0.4 req/s, 60 and 20
+//     tokens/s, means 150 and 50. Its histograms since the restart, queue
+//     (40, 70, 80) and ITL (100, 100, 100), are their increases too: over
+//     the window queue (70, 120, 140), p90 rank 126 in +Inf: 0.5; ITL
+//     (150, 250, 300), p50 rank 150 in [0, 0.01]: 0.01 × 150/150 = 0.01.
+func TestScrapeDemandSignals(t *testing.T) {
+	tg := &config.Target{Name: "chat", Server: profile.VLLM,
+		Metrics: []config.Metric{{Type: recommend.SignalQueueWait, Quantile: 0.9, Window: model.Duration(time.Minute)}}}
+	src := NewScrapeSource(time.Second)
+	read := func(sec int, text string) recommend.Observation {
+		p, err := scrape.Read(strings.NewReader(text), "text/plain", "u", profile.VLLM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := t0.Add(time.Duration(sec) * time.Second)
+		p.Time = at
+		o := recommend.Unknown()
+		o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate = src.rates([]string{"u"}, []*scrape.Page{p})
+		o.MeanPrompt, o.MeanOutput = recommend.MeanLengths(o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate)
+		o.QueueTime, _ = src.quantile(histQueueTime, []string{"u"}, []*scrape.Page{p}, tg.Metrics[0].Quantile, time.Minute, at)
+		o.ITL, _ = src.quantile(histITL, []string{"u"}, []*scrape.Page{p}, demandITLQuantile, demandWindow, at)
+		return o
+	}
+	o := read(0, demandText(1, 10, 5, 1000, 0, [3]float64{10, 20, 20}, [3]float64{0, 0, 0}))
+	for name, v := range map[string]float64{"arrivals": o.ArrivalRate, "prompt": o.PromptTokensRate, "generation": o.GenerationTokensRate,
+		"mean prompt": o.MeanPrompt, "mean output": o.MeanOutput, "queue time": o.QueueTime, "itl": o.ITL} {
+		if !math.IsNaN(v) {
+			t.Errorf("first scrape %s = %v, want absent (NaN)", name, v)
+		}
+	}
+	check := func(when string, o recommend.Observation, want [7]float64) {
+		t.Helper()
+		got := [7]float64{o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate, o.MeanPrompt, o.MeanOutput, o.QueueTime, o.ITL}
+		for i := range got {
+			if math.Abs(got[i]-want[i]) > 1e-9 {
+				t.Errorf("%s: (arrivals, prompt/s, generation/s, mean prompt, mean output, queue p90, itl p50) = %v, want %v", when, got, want)
+				return
+			}
+		}
+	}
+	o = read(15, demandText(1, 40, 35, 7000, 3000, [3]float64{40, 70, 80}, [3]float64{50, 150, 200}))
+	check("t0+15s", o, [7]float64{4, 400, 200, 100, 50, 0.5, 0.03})
+	o = read(30, demandText(2, 6, 0, 900, 300, [3]float64{40, 70, 80}, [3]float64{100, 100, 100}))
+	check("t0+30s after a restart", o, [7]float64{0.4, 60, 20, 150, 50, 0.5, 0.01})
 }

@@ -67,6 +67,14 @@ type Signals struct {
 	KV      *float64 `json:"kv"`
 	CPU     *float64 `json:"cpu_percent"`
 	TTFT    *float64 `json:"ttft_seconds"`
+	// The demand signals (absent when unknown, or not read for the target).
+	QueueTime            *float64 `json:"queue_time_seconds,omitempty"`
+	ITL                  *float64 `json:"inter_token_latency_seconds,omitempty"`
+	ArrivalRate          *float64 `json:"arrival_rate_requests_per_second,omitempty"`
+	PromptTokensRate     *float64 `json:"prompt_tokens_per_second,omitempty"`
+	GenerationTokensRate *float64 `json:"generation_tokens_per_second,omitempty"`
+	MeanPrompt           *float64 `json:"mean_prompt_tokens,omitempty"`
+	MeanOutput           *float64 `json:"mean_output_tokens,omitempty"`
 }
 
 func known(v float64) *float64 {
@@ -84,7 +92,10 @@ func signalsOf(o recommend.Observation) Signals {
 		q += h
 	}
 	return Signals{Queue: known(q), Running: known(o.Running), Waiting: known(o.Waiting), Held: known(o.Held),
-		KV: known(o.KV), CPU: known(o.CPU), TTFT: known(o.TTFT)}
+		KV: known(o.KV), CPU: known(o.CPU), TTFT: known(o.TTFT),
+		QueueTime: known(o.QueueTime), ITL: known(o.ITL), ArrivalRate: known(o.ArrivalRate),
+		PromptTokensRate: known(o.PromptTokensRate), GenerationTokensRate: known(o.GenerationTokensRate),
+		MeanPrompt: known(o.MeanPrompt), MeanOutput: known(o.MeanOutput)}
 }
 
 // signalMap is the exporter's view of the observed signals.
@@ -102,6 +113,13 @@ func signalMap(s Signals) map[string]float64 {
 	put("kv", s.KV)
 	put("cpu", s.CPU)
 	put("ttft", s.TTFT)
+	put("queue_time", s.QueueTime)
+	put("itl", s.ITL)
+	put("arrival_rate", s.ArrivalRate)
+	put("prompt_tokens_rate", s.PromptTokensRate)
+	put("generation_tokens_rate", s.GenerationTokensRate)
+	put("mean_prompt", s.MeanPrompt)
+	put("mean_output", s.MeanOutput)
 	return m
 }
 
