@@ -130,8 +130,8 @@ func newObject(m metav1.TypeMeta) any {
 		return &autoscalingv2.HorizontalPodAutoscaler{}
 	case "keda.sh/v1alpha1 ScaledObject":
 		return &kedav1alpha1.ScaledObject{}
-	case "http.keda.sh/v1alpha1 HTTPScaledObject":
-		return &HTTPScaledObject{}
+	case "http.keda.sh/v1beta1 InterceptorRoute":
+		return &InterceptorRoute{}
 	case "monitoring.coreos.com/v1 ServiceMonitor":
 		return &monitoringv1.ServiceMonitor{}
 	case "monitoring.coreos.com/v1 PodMonitor":

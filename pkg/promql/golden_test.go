@@ -76,7 +76,7 @@ func TestGoldenQueries(t *testing.T) {
 			Name: "chat", Server: s, Selector: sel,
 			TTFTQuantile: 0.95, TTFTWindow: 3 * time.Minute, CPU: true,
 			Replicas: `kube_deployment_spec_replicas{namespace="llm",deployment="chat"}`,
-			Held:     `sum(keda_http_pending_requests{host="chat"})`,
+			Held:     `sum(infscale_activator_held_requests{service="activator-chat"})`,
 		}
 	}
 	for _, tc := range []struct {
@@ -112,7 +112,7 @@ func TestGoldenBatch(t *testing.T) {
 		}
 		jobs = append(jobs, job{target: i, expr: ex[Running]})
 	}
-	scalar, err := Validate(`scalar(sum(keda_http_pending_requests{host="chat"}))`)
+	scalar, err := Validate(`scalar(sum(infscale_activator_held_requests{service="activator-chat"}))`)
 	if err != nil {
 		t.Fatal(err)
 	}
