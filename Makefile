@@ -2,10 +2,23 @@
 GO ?= go
 BIN ?= bin/infscale
 
-.PHONY: build test test-deploy test-keda bench lint fuzz tools
+.PHONY: build image test test-deploy test-keda bench lint fuzz tools
 
 build:
 	$(GO) build -o $(BIN) ./cmd/recommender
+
+# The container image (Dockerfile): needs docker with BuildKit and pulls of
+# golang:$(GO_IMAGE_VERSION) and gcr.io/distroless/static-debian12:nonroot,
+# and the Go module proxy during the build.
+IMAGE ?= infscale/infscale:latest
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+GO_IMAGE_VERSION ?= 1.26
+
+image:
+	docker build --build-arg GO_VERSION=$(GO_IMAGE_VERSION) --build-arg VERSION=$(VERSION) \
+		--build-arg REVISION=$(REVISION) --build-arg CREATED=$$(date -u +%Y-%m-%dT%H:%M:%SZ) \
+		-t $(IMAGE) .
 
 # The real Prometheus server and promtool the tests start (internal/promtest),
 # pinned in the separate tools module at the version the main module imports.
