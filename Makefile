@@ -2,7 +2,7 @@
 GO ?= go
 BIN ?= bin/infscale
 
-.PHONY: build image test test-deploy test-keda bench lint fuzz tools
+.PHONY: build image test test-deploy test-chart test-keda bench lint fuzz tools
 
 build:
 	$(GO) build -o $(BIN) ./cmd/recommender
@@ -26,7 +26,7 @@ tools:
 	$(GO) build -C tools -o bin/prometheus github.com/prometheus/prometheus/cmd/prometheus
 	$(GO) build -C tools -o bin/promtool github.com/prometheus/prometheus/cmd/promtool
 
-test: tools test-deploy test-keda
+test: tools test-deploy test-chart test-keda
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	INFSCALE_PROMETHEUS=$(CURDIR)/tools/bin/prometheus INFSCALE_PROMTOOL=$(CURDIR)/tools/bin/promtool $(GO) test ./...
@@ -36,6 +36,13 @@ test: tools test-deploy test-keda
 test-deploy:
 	$(GO) -C deploy/test vet ./...
 	$(GO) -C deploy/test test ./...
+
+# The Helm chart (deploy/chart/infscale) rendered with Helm's Go library,
+# every object decoded strictly, checked against deploy/base and deploy/keda
+# (deploy/charttest, its own module: Helm stays out of the main module).
+test-chart:
+	$(GO) -C deploy/charttest vet ./...
+	$(GO) -C deploy/charttest test ./...
 
 # KEDA's own prometheus scaler against the pinned Prometheus (deploy/kedae2e,
 # its own module: KEDA's scalers package builds 287 modules; minutes the
