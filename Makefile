@@ -32,10 +32,11 @@ test: tools test-deploy test-chart test-keda
 	INFSCALE_PROMETHEUS=$(CURDIR)/tools/bin/prometheus INFSCALE_PROMTOOL=$(CURDIR)/tools/bin/promtool $(GO) test ./...
 
 # deploy/ manifests decoded strictly into their owners' Go types (KEDA,
-# prometheus-operator, kustomize): a separate test-only module, deploy/test.
-test-deploy:
+# prometheus-operator, kustomize), and deploy/zero's held query evaluated in
+# the pinned promtool: a separate test-only module, deploy/test.
+test-deploy: tools
 	$(GO) -C deploy/test vet ./...
-	$(GO) -C deploy/test test ./...
+	INFSCALE_PROMTOOL=$(CURDIR)/tools/bin/promtool $(GO) -C deploy/test test ./...
 
 # The Helm chart (deploy/chart/infscale) rendered with Helm's Go library,
 # every object decoded strictly, checked against deploy/base and deploy/keda
