@@ -2,10 +2,23 @@
 GO ?= go
 BIN ?= bin/infscale
 
-.PHONY: build test test-deploy test-keda bench lint fuzz tools
+.PHONY: build image test test-deploy test-chart test-keda bench lint fuzz tools
 
 build:
 	$(GO) build -o $(BIN) ./cmd/recommender
+
+# The container image (Dockerfile): needs docker with BuildKit and pulls of
+# golang:$(GO_IMAGE_VERSION) and gcr.io/distroless/static-debian12:nonroot,
+# and the Go module proxy during the build.
+IMAGE ?= infscale/infscale:latest
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+GO_IMAGE_VERSION ?= 1.26
+
+image:
+	docker build --build-arg GO_VERSION=$(GO_IMAGE_VERSION) --build-arg VERSION=$(VERSION) \
+		--build-arg REVISION=$(REVISION) --build-arg CREATED=$$(date -u +%Y-%m-%dT%H:%M:%SZ) \
+		-t $(IMAGE) .
 
 # The real Prometheus server and promtool the tests start (internal/promtest),
 # pinned in the separate tools module at the version the main module imports.
@@ -13,16 +26,24 @@ tools:
 	$(GO) build -C tools -o bin/prometheus github.com/prometheus/prometheus/cmd/prometheus
 	$(GO) build -C tools -o bin/promtool github.com/prometheus/prometheus/cmd/promtool
 
-test: tools test-deploy test-keda
+test: tools test-deploy test-chart test-keda
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	INFSCALE_PROMETHEUS=$(CURDIR)/tools/bin/prometheus INFSCALE_PROMTOOL=$(CURDIR)/tools/bin/promtool $(GO) test ./...
 
 # deploy/ manifests decoded strictly into their owners' Go types (KEDA,
-# prometheus-operator, kustomize): a separate test-only module, deploy/test.
-test-deploy:
+# prometheus-operator, kustomize), and deploy/zero's held query evaluated in
+# the pinned promtool: a separate test-only module, deploy/test.
+test-deploy: tools
 	$(GO) -C deploy/test vet ./...
-	$(GO) -C deploy/test test ./...
+	INFSCALE_PROMTOOL=$(CURDIR)/tools/bin/promtool $(GO) -C deploy/test test ./...
+
+# The Helm chart (deploy/chart/infscale) rendered with Helm's Go library,
+# every object decoded strictly, checked against deploy/base and deploy/keda
+# (deploy/charttest, its own module: Helm stays out of the main module).
+test-chart:
+	$(GO) -C deploy/charttest vet ./...
+	$(GO) -C deploy/charttest test ./...
 
 # KEDA's own prometheus scaler against the pinned Prometheus (deploy/kedae2e,
 # its own module: KEDA's scalers package builds 287 modules; minutes the

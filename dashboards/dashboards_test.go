@@ -44,7 +44,7 @@ var otherMetrics = []string{
 	"up",
 	"kube_deployment_spec_replicas",
 	"kube_pod_container_resource_requests",
-	"interceptor_pending_request_count",
+	"interceptor_request_concurrency", "kube_deployment_status_replicas_available",
 }
 
 // infscaleMetrics returns the names pkg/serve registers, read from the

@@ -11,8 +11,17 @@ import (
 // none, as under go run or go test): the version label of infscale_build_info.
 func version() string { return moduleVersion(buildInfo()) }
 
+// buildVersion and buildRevision are set at link time by builds without
+// VCS information (the image: -ldflags "-X main.buildVersion=v0.3.0
+// -X main.buildRevision=<commit>", see the Dockerfile); empty otherwise, when
+// the build's own module version and vcs.revision are used.
+var buildVersion, buildRevision string
+
 func moduleVersion(bi *debug.BuildInfo) string {
 	if bi == nil || bi.Main.Version == "" || bi.Main.Version == "(devel)" {
+		if buildVersion != "" {
+			return buildVersion
+		}
 		return "devel"
 	}
 	return bi.Main.Version
@@ -36,6 +45,9 @@ func versionLine(bi *debug.BuildInfo) string {
 				modified = s.Value == "true"
 			}
 		}
+	}
+	if rev == "" {
+		rev = buildRevision
 	}
 	var vcs []string
 	if rev != "" {

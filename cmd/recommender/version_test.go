@@ -30,6 +30,17 @@ func TestVersionLine(t *testing.T) {
 	}
 }
 
+// TestVersionLinked: a build without VCS settings (the image's, -buildvcs=false)
+// takes the version and revision given to the linker.
+func TestVersionLinked(t *testing.T) {
+	defer func(v, r string) { buildVersion, buildRevision = v, r }(buildVersion, buildRevision)
+	buildVersion, buildRevision = "v0.3.0", "6631eae1c2d4e5f60718293a4b5c6d7e8f901234"
+	want := "infscale v0.3.0 (revision 6631eae1c2d4) " + runtime.Version()
+	if got := versionLine(&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}); got != want {
+		t.Errorf("versionLine = %q, want %q", got, want)
+	}
+}
+
 // TestVersionFlag: --version prints one line and exits 0.
 func TestVersionFlag(t *testing.T) {
 	var out, errb bytes.Buffer

@@ -7,7 +7,7 @@
 // docs/hpa.md are asserted.
 //
 // Two owners' types could not be imported, their modules being unavailable
-// from the module proxy here: the KEDA HTTP add-on's HTTPScaledObject and
+// from the module proxy here: the KEDA HTTP add-on's InterceptorRoute and
 // prometheus-adapter's config. httpaddon.go and adapter.go copy them field
 // for field (JSON names, pointer-ness, omitempty) from the upstream sources
 // named there.

@@ -2,78 +2,70 @@ package deploytest
 
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-// HTTPScaledObject is the KEDA HTTP add-on's resource (http.keda.sh/v1alpha1),
-// copied field for field from kedacore/http-add-on
-// operator/apis/http/v1alpha1/httpscaledobject_types.go (spec fields only;
+// InterceptorRoute is the KEDA HTTP add-on's routing resource
+// (http.keda.sh/v1beta1, add-on >= v0.14, the successor of the deprecated
+// HTTPScaledObject), mirrored field for field from kedacore/http-add-on
+// operator/apis/http/v1beta1/interceptorroute_types.go (spec fields only;
 // the module github.com/kedacore/http-add-on is not served by the module
 // proxy here). Status is omitted: shipped manifests have none, and strict
 // decoding rejects one.
-type HTTPScaledObject struct {
+type InterceptorRoute struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec HTTPScaledObjectSpec `json:"spec,omitempty"`
+	Spec InterceptorRouteSpec `json:"spec,omitempty"`
 }
 
-// HTTPScaledObjectSpec mirrors the add-on's HTTPScaledObjectSpec.
-type HTTPScaledObjectSpec struct {
-	Hosts                       []string                      `json:"hosts,omitempty"`
-	PathPrefixes                []string                      `json:"pathPrefixes,omitempty"`
-	Headers                     []HTTPHeader                  `json:"headers,omitempty"`
-	ScaleTargetRef              HTTPScaleTargetRef            `json:"scaleTargetRef"`
-	ColdStartTimeoutFailoverRef *ColdStartTimeoutFailoverRef  `json:"coldStartTimeoutFailoverRef,omitempty"`
-	Replicas                    *HTTPReplicas                 `json:"replicas,omitempty"`
-	TargetPendingRequests       *int32                        `json:"targetPendingRequests,omitempty"`
-	CooldownPeriod              *int32                        `json:"scaledownPeriod,omitempty"`
-	InitialCooldownPeriod       *int32                        `json:"initialCooldownPeriod,omitempty"`
-	ScalingMetric               *HTTPScalingMetric            `json:"scalingMetric,omitempty"`
-	Timeouts                    *HTTPScaledObjectTimeoutsSpec `json:"timeouts,omitempty"`
+// InterceptorRouteSpec mirrors the add-on's InterceptorRouteSpec.
+type InterceptorRouteSpec struct {
+	Target        RouteTarget              `json:"target"`
+	ProxyMode     string                   `json:"proxyMode,omitempty"`
+	ColdStart     *RouteColdStart          `json:"coldStart,omitempty"`
+	Timeouts      InterceptorRouteTimeouts `json:"timeouts,omitempty"`
+	Rules         []RoutingRule            `json:"rules,omitempty"`
+	ScalingMetric RouteScalingMetric       `json:"scalingMetric"`
 }
 
-// HTTPHeader mirrors the add-on's Header.
-type HTTPHeader struct {
-	Name  string  `json:"name"`
-	Value *string `json:"value,omitempty"`
+// RouteTarget mirrors the add-on's TargetRef: a Service and one of port or
+// portName.
+type RouteTarget struct {
+	Service  string `json:"service"`
+	Port     int32  `json:"port,omitempty"`
+	PortName string `json:"portName,omitempty"`
 }
 
-// HTTPScaleTargetRef mirrors the add-on's ScaleTargetRef.
-type HTTPScaleTargetRef struct {
-	Name       string `json:"name"`
-	APIVersion string `json:"apiVersion,omitempty"`
-	Kind       string `json:"kind,omitempty"`
-	Service    string `json:"service"`
-	Port       int32  `json:"port,omitempty"`
-	PortName   string `json:"portName,omitempty"`
+// RouteColdStart mirrors the add-on's ColdStartSpec.
+type RouteColdStart struct {
+	Fallback *RouteTarget `json:"fallback,omitempty"`
 }
 
-// ColdStartTimeoutFailoverRef mirrors the add-on's type of the same name.
-type ColdStartTimeoutFailoverRef struct {
-	Service        string `json:"service"`
-	Port           int32  `json:"port,omitempty"`
-	PortName       string `json:"portName,omitempty"`
-	TimeoutSeconds int32  `json:"timeoutSeconds,omitempty"`
+// InterceptorRouteTimeouts mirrors the add-on's type of the same name.
+type InterceptorRouteTimeouts struct {
+	Readiness      *metav1.Duration `json:"readiness,omitempty"`
+	Request        *metav1.Duration `json:"request,omitempty"`
+	ResponseHeader *metav1.Duration `json:"responseHeader,omitempty"`
 }
 
-// HTTPReplicas mirrors the add-on's ReplicaStruct.
-type HTTPReplicas struct {
-	Min *int32 `json:"min,omitempty"`
-	Max *int32 `json:"max,omitempty"`
+// RoutingRule mirrors the add-on's RoutingRule.
+type RoutingRule struct {
+	Hosts []string `json:"hosts,omitempty"`
+	Paths []struct {
+		Value string `json:"value"`
+	} `json:"paths,omitempty"`
+	Headers []struct {
+		Name  string  `json:"name"`
+		Value *string `json:"value,omitempty"`
+	} `json:"headers,omitempty"`
 }
 
-// HTTPScalingMetric mirrors the add-on's ScalingMetricSpec.
-type HTTPScalingMetric struct {
+// RouteScalingMetric mirrors the add-on's ScalingMetricSpec.
+type RouteScalingMetric struct {
 	Concurrency *struct {
-		TargetValue int `json:"targetValue"`
+		TargetValue int32 `json:"targetValue,omitempty"`
 	} `json:"concurrency,omitempty"`
-	Rate *struct {
-		TargetValue int             `json:"targetValue"`
-		Window      metav1.Duration `json:"window"`
-		Granularity metav1.Duration `json:"granularity"`
+	RequestRate *struct {
+		Granularity metav1.Duration `json:"granularity,omitempty"`
+		TargetValue int32           `json:"targetValue,omitempty"`
+		Window      metav1.Duration `json:"window,omitempty"`
 	} `json:"requestRate,omitempty"`
-}
-
-// HTTPScaledObjectTimeoutsSpec mirrors the add-on's type of the same name.
-type HTTPScaledObjectTimeoutsSpec struct {
-	ConditionWait  metav1.Duration `json:"conditionWait"`
-	ResponseHeader metav1.Duration `json:"responseHeader"`
 }

@@ -39,7 +39,8 @@ func (d document) String() string {
 }
 
 // manifestFiles lists every .yaml/.yml file under deploy/, outside this
-// test module.
+// test module and the Helm chart (templates, not manifests: deploy/charttest
+// renders and checks them).
 func manifestFiles(t *testing.T) []string {
 	t.Helper()
 	var files []string
@@ -47,7 +48,7 @@ func manifestFiles(t *testing.T) []string {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && p == filepath.Join(deployDir, "test") {
+		if d.IsDir() && (p == filepath.Join(deployDir, "test") || p == filepath.Join(deployDir, "chart")) {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
@@ -130,8 +131,8 @@ func newObject(m metav1.TypeMeta) any {
 		return &autoscalingv2.HorizontalPodAutoscaler{}
 	case "keda.sh/v1alpha1 ScaledObject":
 		return &kedav1alpha1.ScaledObject{}
-	case "http.keda.sh/v1alpha1 HTTPScaledObject":
-		return &HTTPScaledObject{}
+	case "http.keda.sh/v1beta1 InterceptorRoute":
+		return &InterceptorRoute{}
 	case "monitoring.coreos.com/v1 ServiceMonitor":
 		return &monitoringv1.ServiceMonitor{}
 	case "monitoring.coreos.com/v1 PodMonitor":

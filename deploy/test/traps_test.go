@@ -188,6 +188,9 @@ func TestKEDAScaledObjects(t *testing.T) {
 					if tg.Zero == nil || tg.Zero.Held == "" {
 						t.Errorf("minReplicaCount 0 but target %s has no zero.held query", target)
 					}
+					if tg.Zero != nil {
+						checkHeld(t, tg.Zero.Held)
+					}
 				}
 				// Traps 1 and 5.
 				if so.Spec.Advanced == nil || so.Spec.Advanced.HorizontalPodAutoscalerConfig == nil {
@@ -277,6 +280,23 @@ func TestHPAs(t *testing.T) {
 // most the labels allowed (so it returns one series per target), over
 // infscale_desired_replicas with an equality matcher on target, and returns
 // that target.
+// checkHeld rejects the interceptor metrics that add-on v0.14 removed or that
+// never existed, and the double count: interceptor_request_concurrency
+// includes requests in flight upstream (already in running + waiting), so a
+// held query on it must be gated on the Deployment having no available
+// replica.
+func checkHeld(t *testing.T, held string) {
+	t.Helper()
+	for _, gone := range []string{"interceptor_pending_request_count", "interceptor_pending_requests", "keda_http_pending_requests"} {
+		if strings.Contains(held, gone) {
+			t.Errorf("zero.held reads %s, which the HTTP add-on does not export (>= v0.14: interceptor_request_concurrency)", gone)
+		}
+	}
+	if strings.Contains(held, "interceptor_request_concurrency") && !strings.Contains(held, "kube_deployment_status_replicas_available") {
+		t.Errorf("zero.held %q adds the interceptor's in-flight count to running + waiting: gate it on no available replica", held)
+	}
+}
+
 func singleSeriesQuery(t *testing.T, q string, allowedGrouping []string) string {
 	t.Helper()
 	expr, err := parser.NewParser(parser.Options{}).ParseExpr(q)

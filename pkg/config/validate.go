@@ -294,7 +294,7 @@ func (v *validator) zero(p string, t *Target) {
 			v.at(p+".zero.held_scrape", "is for embedded mode; with prometheus.url use held: 'sum(infscale_activator_held_requests{...})'")
 		}
 	} else if t.Zero.Held == "" {
-		v.at(p+".zero.held", "required: a PromQL expression for the requests held in front of the servers (e.g. sum(keda_http_pending_requests{host=\"chat\"})), or in embedded mode held_scrape: the activator's /metrics URL")
+		v.at(p+".zero.held", "required: a PromQL expression for the requests held in front of the servers (e.g. sum(infscale_activator_held_requests{service=\"activator-chat\"})), or in embedded mode held_scrape: the activator's /metrics URL")
 	} else {
 		v.query(p+".zero.held", t.Zero.Held)
 		if v.cfg.Prometheus.Embedded() {

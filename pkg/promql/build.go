@@ -140,7 +140,7 @@ type Target struct {
 	// Empty: Current is Reporting.
 	Replicas string
 	// Held is a PromQL query for requests held in front of the servers, run
-	// verbatim (e.g. sum(keda_http_pending_requests{host="chat"})). Empty: no Held.
+	// verbatim (e.g. sum(infscale_activator_held_requests{service="activator-chat"})). Empty: no Held.
 	Held string
 	// Overrides replace the built query of a signal with a user query, run
 	// verbatim (no selector injection): the user owns its shape.

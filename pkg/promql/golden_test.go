@@ -77,7 +77,7 @@ func TestGoldenQueries(t *testing.T) {
 			TTFTQuantile: 0.95, TTFTWindow: 3 * time.Minute, CPU: true,
 			QueueTimeQuantile: 0.9, QueueTimeWindow: 2 * time.Minute, ITLQuantile: 0.5, ITLWindow: time.Minute, Demand: true,
 			Replicas: `kube_deployment_spec_replicas{namespace="llm",deployment="chat"}`,
-			Held:     `sum(keda_http_pending_requests{host="chat"})`,
+			Held:     `sum(infscale_activator_held_requests{service="activator-chat"})`,
 		}
 	}
 	for _, tc := range []struct {
@@ -113,7 +113,7 @@ func TestGoldenBatch(t *testing.T) {
 		}
 		jobs = append(jobs, job{target: i, expr: ex[Running]})
 	}
-	scalar, err := Validate(`scalar(sum(keda_http_pending_requests{host="chat"}))`)
+	scalar, err := Validate(`scalar(sum(infscale_activator_held_requests{service="activator-chat"}))`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,420 @@
+package charttest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/infscale/infscale/pkg/config"
+)
+
+const chartDir = "../chart/infscale"
+
+// object is one rendered document, decoded strictly into its owner's type.
+type object struct {
+	source string // template file and document index
+	meta   metav1.TypeMeta
+	obj    any
+}
+
+// render renders the chart as `helm template infscale -n infscale -f
+// values` does, with values (YAML, "" for the defaults) over values.yaml,
+// and decodes every document strictly.
+func render(t *testing.T, values string) []object {
+	t.Helper()
+	objs, err := tryRender(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func tryRender(values string) ([]object, error) {
+	ch, err := loader.Load(chartDir)
+	if err != nil {
+		return nil, err
+	}
+	over, err := chartutil.ReadValues([]byte(values))
+	if err != nil {
+		return nil, err
+	}
+	rv, err := chartutil.ToRenderValues(ch, over, chartutil.ReleaseOptions{
+		Name: "infscale", Namespace: "infscale", Revision: 1, IsInstall: true,
+	}, chartutil.DefaultCapabilities)
+	if err != nil {
+		return nil, err
+	}
+	files, err := engine.Render(ch, rv)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var objs []object
+	for _, n := range names {
+		if !strings.HasSuffix(n, ".yaml") {
+			continue
+		}
+		for i, doc := range strings.Split("\n"+files[n], "\n---") {
+			if strings.TrimSpace(stripComments(doc)) == "" {
+				continue
+			}
+			o := object{source: fmt.Sprintf("%s#%d", n, i)}
+			if err := yaml.Unmarshal([]byte(doc), &o.meta); err != nil {
+				return nil, fmt.Errorf("%s: %v\n%s", o.source, err, doc)
+			}
+			o.obj = newObject(o.meta)
+			if o.obj == nil {
+				return nil, fmt.Errorf("%s: no Go type known for apiVersion %q kind %q", o.source, o.meta.APIVersion, o.meta.Kind)
+			}
+			if err := yaml.UnmarshalStrict([]byte(doc), o.obj); err != nil {
+				return nil, fmt.Errorf("%s: %v\n%s", o.source, err, doc)
+			}
+			objs = append(objs, o)
+		}
+	}
+	return objs, nil
+}
+
+func stripComments(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+// newObject is an empty value of the type that owns apiVersion/kind, nil
+// when none is known (a failure: every rendered kind must be checked).
+func newObject(m metav1.TypeMeta) any {
+	switch m.APIVersion + " " + m.Kind {
+	case "v1 ConfigMap":
+		return &corev1.ConfigMap{}
+	case "v1 Service":
+		return &corev1.Service{}
+	case "v1 ServiceAccount":
+		return &corev1.ServiceAccount{}
+	case "apps/v1 Deployment":
+		return &appsv1.Deployment{}
+	case "rbac.authorization.k8s.io/v1 Role":
+		return &rbacv1.Role{}
+	case "rbac.authorization.k8s.io/v1 RoleBinding":
+		return &rbacv1.RoleBinding{}
+	case "keda.sh/v1alpha1 ScaledObject":
+		return &kedav1alpha1.ScaledObject{}
+	case "monitoring.coreos.com/v1 ServiceMonitor":
+		return &monitoringv1.ServiceMonitor{}
+	}
+	return nil
+}
+
+// only returns the single rendered object of type T.
+func only[T any](t *testing.T, objs []object) T {
+	t.Helper()
+	all := every[T](objs)
+	if len(all) != 1 {
+		t.Fatalf("%d objects of type %T rendered, want 1", len(all), *new(T))
+	}
+	return all[0]
+}
+
+func every[T any](objs []object) []T {
+	var out []T
+	for _, o := range objs {
+		if v, ok := o.obj.(T); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func kinds(objs []object) []string {
+	var k []string
+	for _, o := range objs {
+		k = append(k, o.meta.Kind)
+	}
+	sort.Strings(k)
+	return k
+}
+
+// serveConfig loads the rendered ConfigMap's infscale.yaml through the real
+// loader.
+func serveConfig(t *testing.T, objs []object) *config.File {
+	t.Helper()
+	cm := only[*corev1.ConfigMap](t, objs)
+	f, err := config.Parse([]byte(cm.Data["infscale.yaml"]), "chart ConfigMap infscale.yaml")
+	if err != nil {
+		t.Fatalf("rendered config does not load: %v\n%s", err, cm.Data["infscale.yaml"])
+	}
+	return f
+}
+
+// readBase decodes a kustomize manifest of deploy/ strictly into T.
+func readBase[T any](t *testing.T, path string) T {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v T
+	if err := yaml.UnmarshalStrict(b, &v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return v
+}
+
+// TestDefaults: values.yaml alone renders the Prometheus-mode install of
+// deploy/base + deploy/keda: config, Deployment, Service, ServiceMonitor and
+// one ScaledObject, no API access.
+func TestDefaults(t *testing.T) {
+	objs := render(t, "")
+	if got, want := kinds(objs), []string{"ConfigMap", "Deployment", "ScaledObject", "Service", "ServiceMonitor"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("kinds %v, want %v", got, want)
+	}
+	f := serveConfig(t, objs)
+	if len(f.Targets) != 1 || f.Targets[0].Name != "chat" {
+		t.Fatalf("targets %+v, want one named chat", f.Targets)
+	}
+	d := only[*appsv1.Deployment](t, objs)
+	if a := d.Spec.Template.Spec.AutomountServiceAccountToken; a == nil || *a {
+		t.Errorf("automountServiceAccountToken %v, want false with no rbac.modes", a)
+	}
+	if img := d.Spec.Template.Spec.Containers[0].Image; img != "infscale/infscale:latest" {
+		t.Errorf("image %q, want infscale/infscale:latest (make image's default)", img)
+	}
+}
+
+// TestDefaultsMatchKustomize: the chart and deploy/ describe the same install.
+// The chart's defaults give deploy/base's pod spec and config and
+// deploy/keda's ScaledObject spec; names, namespaces and labels differ only
+// by what Helm adds (instance, chart, managed-by).
+func TestDefaultsMatchKustomize(t *testing.T) {
+	objs := render(t, "")
+
+	base := readBase[appsv1.Deployment](t, "base/deployment.yaml")
+	got := only[*appsv1.Deployment](t, objs).Spec.Template.Spec
+	want := base.Spec.Template.Spec
+	if !reflect.DeepEqual(got.SecurityContext, want.SecurityContext) || !reflect.DeepEqual(got.Volumes, want.Volumes) ||
+		!reflect.DeepEqual(got.AutomountServiceAccountToken, want.AutomountServiceAccountToken) {
+		t.Errorf("pod spec differs from deploy/base:\nchart %+v\nbase  %+v", got, want)
+	}
+	gc, wc := got.Containers[0], want.Containers[0]
+	gc.Image, wc.Image = "", ""
+	gc.ImagePullPolicy = ""
+	if !reflect.DeepEqual(gc, wc) {
+		t.Errorf("container differs from deploy/base:\nchart %+v\nbase  %+v", gc, wc)
+	}
+
+	cm := readBase[corev1.ConfigMap](t, "base/configmap.yaml")
+	wantCfg, err := config.Parse([]byte(cm.Data["infscale.yaml"]), "deploy/base/configmap.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotCfg := serveConfig(t, objs)
+	gotCfg.Path = wantCfg.Path // where each was read from
+	if !reflect.DeepEqual(gotCfg, wantCfg) {
+		t.Errorf("config differs from deploy/base's:\nchart %+v\nbase  %+v", gotCfg, wantCfg)
+	}
+
+	so := readBase[kedav1alpha1.ScaledObject](t, "keda/scaledobject.yaml")
+	gotSO := only[*kedav1alpha1.ScaledObject](t, objs).Spec
+	wantSO := so.Spec
+	// The chart names the workload's kind as the HPA's scaleTargetRef does;
+	// deploy/keda relies on KEDA's default (apps/v1 Deployment).
+	if r := gotSO.ScaleTargetRef; r.APIVersion != "apps/v1" || r.Kind != "Deployment" {
+		t.Errorf("scaleTargetRef %+v, want apps/v1 Deployment", r)
+	}
+	gotSO.ScaleTargetRef = &kedav1alpha1.ScaleTarget{Name: gotSO.ScaleTargetRef.Name}
+	if !reflect.DeepEqual(gotSO, wantSO) {
+		a, _ := yaml.Marshal(gotSO)
+		b, _ := yaml.Marshal(wantSO)
+		t.Errorf("ScaledObject spec differs from deploy/keda's:\nchart:\n%s\ndeploy/keda:\n%s", a, b)
+	}
+
+	svc := readBase[corev1.Service](t, "base/service.yaml")
+	if gs := only[*corev1.Service](t, objs).Spec; !reflect.DeepEqual(gs.Ports, svc.Spec.Ports) || gs.PublishNotReadyAddresses != svc.Spec.PublishNotReadyAddresses {
+		t.Errorf("Service spec %+v, want deploy/base's %+v", gs, svc.Spec)
+	}
+	sm := readBase[monitoringv1.ServiceMonitor](t, "base/servicemonitor.yaml")
+	if ge := only[*monitoringv1.ServiceMonitor](t, objs).Spec.Endpoints; !reflect.DeepEqual(ge, sm.Spec.Endpoints) {
+		t.Errorf("ServiceMonitor endpoints %+v, want deploy/base's %+v", ge, sm.Spec.Endpoints)
+	}
+}
+
+// userValues is a user's one file: two targets in two namespaces, one
+// scaling to zero, a monitor label, and the given RBAC modes.
+func userValues(modes string) string {
+	return `
+prometheus: {url: http://prom.example:9090, timeout: 5s}
+keda: {serverAddress: http://prom.example:9090}
+serviceMonitor: {labels: {release: kps}}
+rbac: {modes: ` + modes + `}
+targets:
+- name: chat
+  workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}
+  scaledObject: {enabled: true}
+  config:
+    server: vllm
+    selector: '{namespace="llm", pod=~"chat-.*"}'
+    replicas: 'kube_deployment_spec_replicas{namespace="llm",deployment="chat"}'
+    metrics: [{type: queue, target: 24}]
+    min: 2
+    max: 12
+- name: code
+  workload: {namespace: batch, apiVersion: apps/v1, kind: StatefulSet, name: code}
+  scaledObject: {enabled: true}
+  config:
+    server: vllm
+    selector: '{namespace="batch", pod=~"code-.*"}'
+    replicas: 'kube_statefulset_replicas{namespace="batch",statefulset="code"}'
+    metrics: [{type: queue, target: 16}]
+    min: 0
+    max: 4
+    zero: {cooldown: 300s, held: 'sum(infscale_activator_held_requests{service="activator-code"})'}
+`
+}
+
+// TestOneValuesFile: every cluster-specific value comes from the user's file.
+func TestOneValuesFile(t *testing.T) {
+	objs := render(t, userValues("[]"))
+	f := serveConfig(t, objs)
+	if f.Prometheus.URL != "http://prom.example:9090" || len(f.Targets) != 2 || f.Targets[1].Name != "code" {
+		t.Errorf("config: prometheus %+v, targets %d", f.Prometheus, len(f.Targets))
+	}
+	if sm := only[*monitoringv1.ServiceMonitor](t, objs); sm.Labels["release"] != "kps" {
+		t.Errorf("ServiceMonitor labels %v, want release: kps", sm.Labels)
+	}
+	sos := every[*kedav1alpha1.ScaledObject](objs)
+	if len(sos) != 2 {
+		t.Fatalf("%d ScaledObjects, want 2", len(sos))
+	}
+	// Hand-derived from userValues: name, namespace, kind, min, max, query.
+	want := []struct {
+		ns, kind, query, activation string
+		min, max                    int32
+	}{
+		{"llm", "Deployment", `max(infscale_desired_replicas{target="chat"})`, "", 2, 12},
+		{"batch", "StatefulSet", `max(infscale_desired_replicas{target="code"})`, "0", 0, 4},
+	}
+	for i, so := range sos {
+		w := want[i]
+		tr := so.Spec.Triggers[0]
+		if so.Namespace != w.ns || so.Spec.ScaleTargetRef.Kind != w.kind || *so.Spec.MinReplicaCount != w.min ||
+			*so.Spec.MaxReplicaCount != w.max || tr.Metadata["query"] != w.query || tr.Metadata["activationThreshold"] != w.activation ||
+			tr.Metadata["serverAddress"] != "http://prom.example:9090" || tr.MetricType != "AverageValue" || tr.Metadata["ignoreNullValues"] != "false" {
+			t.Errorf("ScaledObject %d: %s/%s %+v min %d max %d trigger %+v, want %+v", i, so.Namespace, so.Name,
+				so.Spec.ScaleTargetRef, *so.Spec.MinReplicaCount, *so.Spec.MaxReplicaCount, tr, w)
+		}
+	}
+}
+
+// rule is one RBAC rule in a comparable form.
+type rule struct{ ns, group, resource, verbs string }
+
+func rules(objs []object) []rule {
+	var out []rule
+	for _, r := range every[*rbacv1.Role](objs) {
+		for _, p := range r.Rules {
+			for _, g := range p.APIGroups {
+				for _, res := range p.Resources {
+					out = append(out, rule{r.Namespace, g, res, strings.Join(p.Verbs, ",")})
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return fmt.Sprint(out[i]) < fmt.Sprint(out[j]) })
+	return out
+}
+
+// TestRBACModes: each mode grants exactly the verbs issue 11 item 5 lists
+// for it, in the workload namespaces (the Lease in the release's), bound to
+// the chart's ServiceAccount; no mode renders no account and no token.
+func TestRBACModes(t *testing.T) {
+	readOnly := func(ns, scale string, scaleVerbs, podVerbs string) []rule {
+		return []rule{
+			{ns, "", "pods", podVerbs},
+			{ns, "apps", scale, scaleVerbs},
+			{ns, "discovery.k8s.io", "endpointslices", "list,watch"},
+		}
+	}
+	refuse := func(ns string) []rule {
+		return []rule{{ns, "autoscaling", "horizontalpodautoscalers", "list,watch"}, {ns, "keda.sh", "scaledobjects", "list,watch"}}
+	}
+	lease := []rule{{"infscale", "coordination.k8s.io", "leases", "get,create,update"}}
+	cat := func(rs ...[]rule) []rule {
+		var out []rule
+		for _, r := range rs {
+			out = append(out, r...)
+		}
+		sort.Slice(out, func(i, j int) bool { return fmt.Sprint(out[i]) < fmt.Sprint(out[j]) })
+		return out
+	}
+	cases := []struct {
+		modes string
+		want  []rule
+	}{
+		{"[]", nil},
+		{"[read-only]", cat(readOnly("batch", "statefulsets/scale", "get", "list,watch"), readOnly("llm", "deployments/scale", "get", "list,watch"))},
+		{"[apply]", cat(readOnly("batch", "statefulsets/scale", "get,update", "list,watch"), readOnly("llm", "deployments/scale", "get,update", "list,watch"), refuse("batch"), refuse("llm"))},
+		{"[deletion-cost]", cat(readOnly("batch", "statefulsets/scale", "get", "list,watch,patch"), readOnly("llm", "deployments/scale", "get", "list,watch,patch"))},
+		{"[apply, deletion-cost, leases]", cat(readOnly("batch", "statefulsets/scale", "get,update", "list,watch,patch"), readOnly("llm", "deployments/scale", "get,update", "list,watch,patch"), refuse("batch"), refuse("llm"), lease)},
+	}
+	for _, c := range cases {
+		t.Run(c.modes, func(t *testing.T) {
+			objs := render(t, userValues(c.modes))
+			if got := rules(objs); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("rules:\n got %v\nwant %v", got, c.want)
+			}
+			spec := only[*appsv1.Deployment](t, objs).Spec.Template.Spec
+			sas := every[*corev1.ServiceAccount](objs)
+			if c.want == nil {
+				if len(sas) != 0 || spec.ServiceAccountName != "" || *spec.AutomountServiceAccountToken {
+					t.Errorf("no modes: %d ServiceAccounts, serviceAccountName %q, automount %v; want none", len(sas), spec.ServiceAccountName, *spec.AutomountServiceAccountToken)
+				}
+				return
+			}
+			if len(sas) != 1 || spec.ServiceAccountName != sas[0].Name || !*spec.AutomountServiceAccountToken {
+				t.Errorf("%d ServiceAccounts, pod serviceAccountName %q automount %v", len(sas), spec.ServiceAccountName, *spec.AutomountServiceAccountToken)
+			}
+			for _, rb := range every[*rbacv1.RoleBinding](objs) {
+				if len(rb.Subjects) != 1 || rb.Subjects[0].Name != sas[0].Name || rb.Subjects[0].Namespace != "infscale" || rb.RoleRef.Kind != "Role" {
+					t.Errorf("RoleBinding %s/%s: %+v -> %+v", rb.Namespace, rb.Name, rb.Subjects, rb.RoleRef)
+				}
+			}
+		})
+	}
+}
+
+// TestBadValues: a wrong value fails the render with a message naming it.
+func TestBadValues(t *testing.T) {
+	for _, c := range []struct{ values, want string }{
+		{`rbac: {modes: [write]}`, `rbac.modes: "write" is not a mode`},
+		{"targets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, min: 1}}", "targets[chat].config.max is required"},
+	} {
+		_, err := tryRender(c.values)
+		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
+			t.Errorf("values %q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+}
