@@ -40,3 +40,27 @@ func TestReplayBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestOptimalBounds: optimal plans period by period up to the last arrival,
+// so it meets the same bound as every replay (an arrival at 10^15 s is
+// 6.7×10^13 periods of 15 s away), as an error, not a hang.
+func TestOptimalBounds(t *testing.T) {
+	pol, err := ParsePolicy("optimal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	far := trace.FromSlice("far", 0, []trace.Request{{Arrival: 0, Prompt: 100, Output: 10}, {Arrival: 1e15, Prompt: 100, Output: 10}})
+	long := trace.FromSlice("long", 1e12, []trace.Request{{Arrival: 0, Prompt: 100, Output: 10}})
+	for _, c := range []struct {
+		src  trace.Source
+		want string
+	}{
+		{far, "far: second 1e+15 is 6.67e+13 periods of 15 s"},
+		{long, "long: second 1e+12 is 6.67e+10 periods"},
+	} {
+		_, err := Run(context.Background(), c.src, pol, Config{Model: referenceModel(t)})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v; want one containing %q", c.src.Name, err, c.want)
+		}
+	}
+}

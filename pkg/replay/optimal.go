@@ -343,6 +343,7 @@ func planGreedy(ctx context.Context, e env, prog func(float64)) ([]int, error) {
 	cfg := e.cfg
 	cfg.Timeline = false
 	base := &sim{cfg: cfg, sp: e.sp, end: math.Inf(1), quiet: true}
+	base.res.Trace = e.src.Name
 	p := &planner{e: e, base: base, rd: rd}
 	P, slo := cfg.Period, cfg.SLOTTFT
 	lead := int(math.Ceil(e.sp.cold/P - 1e-9))
@@ -355,6 +356,11 @@ func planGreedy(ctx context.Context, e env, prog func(float64)) ([]int, error) {
 	for j := 0; ; j++ {
 		t0 := float64(j) * P
 		if err := p.fill(t0 + P + slo); err != nil {
+			return nil, err
+		}
+		// The bound every replay has (sim.checkSpan): a far arrival would
+		// have the planner step through every period up to it.
+		if err := base.checkSpan(max(p.last, end)); err != nil {
 			return nil, err
 		}
 		if p.eof && len(p.buf) == 0 && base.outstanding == 0 && base.held.n == 0 && (t0 >= end || end == 0) {
