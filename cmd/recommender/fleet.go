@@ -9,12 +9,16 @@ import (
 	"github.com/infscale/infscale/pkg/replica"
 )
 
+// maxFleetRate bounds fleet --rate: a loopback stand-in, not a load
+// generator (1e12 req/s took 24 GB and starved the signal handler).
+const maxFleetRate = 10000
+
 // FleetCmd is `infscale fleet`: a simulated vLLM fleet on loopback whose
 // replicas expose vLLM-named /metrics (docs/serve.md, "Simulated fleet").
 type FleetCmd struct {
 	Replicas     int           `name:"replicas" default:"1" help:"Replicas serving at start."`
 	Max          int           `name:"max" default:"8" help:"Most replicas (one loopback port is bound per slot; a slot without a replica answers 503)."`
-	Rate         float64       `name:"rate" default:"10" help:"Arrival rate, requests per second."`
+	Rate         float64       `name:"rate" default:"10" help:"Arrival rate, requests per second (0..${max_fleet_rate}: every request is simulated in wall time on this machine)."`
 	PromptTokens int           `name:"prompt-tokens" default:"512" help:"Prompt tokens per request."`
 	OutputTokens int           `name:"output-tokens" default:"256" help:"Output tokens per request."`
 	ColdStart    time.Duration `name:"cold-start" default:"0s" help:"Time a new replica takes to serve (0: the replica model's cold start, 91s for the reference)."`
@@ -32,8 +36,11 @@ func (c *FleetCmd) Run(e *env) error {
 	if c.Replicas < 0 || c.Max < 1 || c.Replicas > c.Max {
 		return invalidf("--replicas must be 0..--max (%d), got %d", c.Max, c.Replicas)
 	}
-	if c.Rate < 0 || c.PromptTokens < 1 || c.OutputTokens < 1 {
-		return invalidf("--rate must be >= 0 and token counts >= 1")
+	if !(c.Rate >= 0 && c.Rate <= maxFleetRate) { // NaN too
+		return invalidf("--rate %v: want requests per second in 0..%d (the fleet simulates every request in wall time on this machine)", c.Rate, maxFleetRate)
+	}
+	if c.PromptTokens < 1 || c.OutputTokens < 1 {
+		return invalidf("--prompt-tokens and --output-tokens must be >= 1")
 	}
 	rc, err := c.ReplicaFlags.Config()
 	if err != nil {

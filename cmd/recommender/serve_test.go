@@ -72,6 +72,14 @@ func TestFleetBadFlags(t *testing.T) {
 	if code := run(context.Background(), []string{"fleet", "--replicas", "9", "--max", "2"}, nil, &out, &errb); code != exitInvalid {
 		t.Errorf("exit %d, want 2", code)
 	}
+	// An absurd or non-numeric rate is refused before anything starts (1e12
+	// req/s grew to 24 GB and never answered SIGTERM).
+	for _, r := range []string{"1e12", "NaN", "+Inf", "10001", "-1"} {
+		errb.Reset()
+		if code := run(context.Background(), []string{"fleet", "--rate=" + r}, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), "--rate") {
+			t.Errorf("--rate=%s: exit %d, %q; want 2 naming --rate", r, code, errb.String())
+		}
+	}
 }
 
 // TestFleetRuns starts the simulated fleet until the context ends and
