@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/fleet"
+	"github.com/infscale/infscale/pkg/trace"
 	"github.com/infscale/infscale/pkg/replica"
 )
 
@@ -136,5 +137,23 @@ func TestLoadFindsKnee(t *testing.T) {
 	}
 	if rep.Concurrency != 8 {
 		t.Errorf("top-level summary is c=%d, want the knee's (8)", rep.Concurrency)
+	}
+}
+
+// TestTraceBeyondDuration: a trace arrival past --duration starts nothing,
+// however far (1e15 s overflows a time.Duration: it was sent at once).
+func TestTraceBeyondDuration(t *testing.T) {
+	f, err := fleet.Start(context.Background(), fleet.Config{Replicas: 1, Max: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	src := trace.FromSlice("far", 0, []trace.Request{{Arrival: 0, Prompt: 10, Output: 2}, {Arrival: 1e15, Prompt: 10, Output: 2}})
+	recs, _, err := Run(t.Context(), Config{URL: f.URL(), Trace: &src, Duration: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 {
+		t.Errorf("%d requests sent, want 1 (the arrival at 1e15 s is past the 2 s duration)", len(recs))
 	}
 }

@@ -278,6 +278,11 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 				wg.Wait()
 				return nil, 0, err
 			}
+			// Compared in seconds: an arrival past Duration starts nothing
+			// (time.Duration of 1e15 s overflows and would send it at once).
+			if !(q.Arrival < r.cfg.Duration.Seconds()) {
+				break
+			}
 			if !sleep(ctx, time.Until(r.begin.Add(time.Duration(q.Arrival*float64(time.Second))))) {
 				break
 			}
