@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/fleet"
-	"github.com/infscale/infscale/pkg/trace"
 	"github.com/infscale/infscale/pkg/replica"
+	"github.com/infscale/infscale/pkg/trace"
 )
 
 // slowReplica is DESIGN.md's reference replica made ten times slower
