@@ -138,6 +138,7 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 	p := &recommend.Policy{Min: 1, Max: recommend.DefaultMax}
 	pol := Policy{Name: s0, Recommend: p}
 	cols := fieldCols{}
+	once := map[string]int{} // option -> its column
 	for _, part := range parts {
 		k, v, ok := strings.Cut(part.text, "=")
 		col := off + part.at + 1
@@ -158,6 +159,13 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 		}
 		if part.at == 0 {
 			return Policy{}, policyError(full, col, "a policy starts with SIGNAL:TARGET, fixed:N, knative:C, oracle or hpa(...), not an option")
+		}
+		if prev, dup := once[k]; dup {
+			// As a YAML key given twice: the last one would win silently.
+			return Policy{}, policyError(full, col, "option %s given twice (also at column %d); give it once", k, prev)
+		}
+		if !repeatable[k] {
+			once[k] = col
 		}
 		if err := setOption(p, k, v); err != nil {
 			if errors.Is(err, errUnknownOption) {
@@ -270,6 +278,10 @@ func rule(typ autoscalingv2.HPAScalingPolicyType, v string) (autoscalingv2.HPASc
 	}
 	return autoscalingv2.HPAScalingPolicy{Type: typ, Value: int32(val), PeriodSeconds: int32(period)}, nil
 }
+
+// repeatable are the options a policy string may give more than once: each
+// adds a schedule window or a rate-limit policy.
+var repeatable = map[string]bool{"schedule": true, "uppods": true, "uppercent": true, "downpods": true, "downpercent": true}
 
 // errUnknownOption marks an option key that does not exist.
 var errUnknownOption = errors.New("unknown option")

@@ -66,6 +66,8 @@ func TestParsePolicyErrors(t *testing.T) {
 		"hpa(queue:x)":               "column 11: queue target",
 		"min=1,queue:24":             "column 1: a policy starts with",
 		"queue:24,uppods=0":          "column 17: uppods: 0 must be >= 1",
+		// "queue:8," is 8 characters: min=2 at column 9, the second min at 15.
+		"queue:8,min=2,min=1": "column 15: option min given twice (also at column 9)",
 		// The rules are recommend.Policy.Validate's; the column is the field's:
 		// "queue:24,schedule=" is 18 characters, "0 8 * * *;1h;2;" 15 more.
 		"queue:24,schedule=0 8 * * *;1h;2;Local":   "column 34: schedule location: \"Local\" is the machine's zone",
