@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -73,6 +74,14 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 		if c.CalibrateFit < 2 {
 			return invalidf("--calibrate-fit-max %d: want >= 2", c.CalibrateFit)
+		}
+		// Before the sweep, not after minutes of load: the file's directory
+		// must exist (the file is written when the fit is done).
+		if fi, err := os.Stat(filepath.Dir(c.Calibrate)); err != nil || !fi.IsDir() {
+			return invalidf("--calibrate %s: the directory %s does not exist (the file is written there after the sweep)", c.Calibrate, filepath.Dir(c.Calibrate))
+		}
+		if fi, err := os.Stat(c.Calibrate); err == nil && fi.IsDir() {
+			return invalidf("--calibrate %s: is a directory (want the path of a JSON file to write)", c.Calibrate)
 		}
 		var err error
 		if base, err = c.ReplicaFlags.Config(); err != nil {

@@ -29,6 +29,8 @@ func TestLoadInvalid(t *testing.T) {
 		{[]string{"http://127.0.0.1:1", "--rate=-1"}, "--rate: item 1 \"-1\": want a number > 0"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--max-tokens", "0"}, "--max-tokens 0: want 1 to 1048576"},
 		{[]string{"http://127.0.0.1:1", "--trace", "/nonexistent.csv"}, "--trace:"},
+		// Checked before the sweep, not after it.
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1,2", "--calibrate", "/nonexistent/x.json"}, "--calibrate /nonexistent/x.json: the directory /nonexistent does not exist"},
 	} {
 		code, out, errs := runLoad(t, tc.args...)
 		if code != 2 || out != "" || !strings.Contains(errs, tc.want) {
