@@ -86,13 +86,18 @@ func TestReleaseInOrder(t *testing.T) {
 			resp.Body.Close()
 			answers <- answer{i, string(b), time.Now()}
 		}()
-		time.Sleep(50 * time.Millisecond)
+		// The next request is sent once this one is held, so that the
+		// arrival order is the send order even on a loaded machine.
+		for deadline := time.Now().Add(5 * time.Second); a.Held() < i+1; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("request %d not held after 5 s (held %d)", i, a.Held())
+			}
+		}
 	}
-	time.Sleep(200 * time.Millisecond)
 	if got := testutil.ToFloat64(a.held); got != 5 || a.Held() != 5 {
 		t.Fatalf("held gauge %v (Held %d) while the upstream is down, want 5", got, a.Held())
 	}
-	time.Sleep(3*time.Second - 450*time.Millisecond)
+	time.Sleep(3 * time.Second)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
