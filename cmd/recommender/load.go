@@ -116,6 +116,11 @@ func (c *LoadCmd) Run(e *env) error {
 		if err != nil {
 			return invalidf("--trace: %v", err)
 		}
+		// Read through once before any load: a bad line is invalid input
+		// (exit 2, as simulate says), not a failure halfway through a run.
+		if err := checkTrace(src); err != nil {
+			return invalidf("--trace: %v", err)
+		}
 		cfg.Trace = &src
 	}
 	bar := newLoadProgress(e.stderr, c.Progress)
@@ -289,4 +294,20 @@ func writeCalibration(w io.Writer, path string, cal replica.Calibration) {
 		}
 	}
 	tw.Flush()
+}
+
+// checkTrace reads every request of src, returning the first bad line's error.
+func checkTrace(src trace.Source) error {
+	rd, err := src.Open()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	for {
+		if _, err := rd.Next(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
 }

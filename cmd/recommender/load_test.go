@@ -29,6 +29,8 @@ func TestLoadInvalid(t *testing.T) {
 		{[]string{"http://127.0.0.1:1", "--rate=-1"}, "--rate: item 1 \"-1\": want a number > 0"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--max-tokens", "0"}, "--max-tokens 0: want 1 to 1048576"},
 		{[]string{"http://127.0.0.1:1", "--trace", "/nonexistent.csv"}, "--trace:"},
+		// Checked before any load, as simulate reads it (exit 2, not 1).
+		{[]string{"http://127.0.0.1:1", "--trace", "testdata/garbage-trace.csv"}, "--trace: testdata/garbage-trace.csv:2: want 3 fields"},
 		// Checked before the sweep, not after it.
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1,2", "--calibrate", "/nonexistent/x.json"}, "--calibrate /nonexistent/x.json: the directory /nonexistent does not exist"},
 	} {
