@@ -30,7 +30,8 @@ func moduleVersion(bi *debug.BuildInfo) string {
 // versionLine is what --version prints: the module version, the VCS
 // revision, its commit time and whether the work tree was modified (from the
 // build's vcs.* settings, present when built from a checkout), and the Go
-// version, e.g. "infscale v0.3.0 (revision 6631eae1c2d4, 2026-11-30T18:02:11Z, modified) go1.26.0".
+// version, e.g. "infscale v0.3.0 (revision 6631eae1c2d4, 2026-11-30T18:02:11Z, modified) go1.26.0";
+// without a revision it says so.
 func versionLine(bi *debug.BuildInfo) string {
 	var rev, at string
 	modified := false
@@ -49,9 +50,9 @@ func versionLine(bi *debug.BuildInfo) string {
 	if rev == "" {
 		rev = buildRevision
 	}
-	var vcs []string
+	vcs := []string{"revision unknown"} // built with -buildvcs=false or not from a checkout
 	if rev != "" {
-		vcs = append(vcs, "revision "+rev[:min(12, len(rev))])
+		vcs = []string{"revision " + rev[:min(12, len(rev))]}
 	}
 	if at != "" {
 		vcs = append(vcs, at)
@@ -59,9 +60,6 @@ func versionLine(bi *debug.BuildInfo) string {
 	if modified {
 		vcs = append(vcs, "modified")
 	}
-	line := "infscale " + moduleVersion(bi)
-	if len(vcs) > 0 {
-		line += " (" + strings.Join(vcs, ", ") + ")"
-	}
+	line := "infscale " + moduleVersion(bi) + " (" + strings.Join(vcs, ", ") + ")"
 	return fmt.Sprintf("%s %s", line, runtime.Version())
 }

@@ -11,7 +11,8 @@ import (
 
 // TestVersionLine: the module version, the first 12 hex digits of the VCS
 // revision, its time and "modified" come from the build's settings; a build
-// without them (go run, go test) reads devel.
+// without them (go run, go test, -buildvcs=false) reads devel and says the
+// revision is unknown.
 func TestVersionLine(t *testing.T) {
 	bi := &debug.BuildInfo{Main: debug.Module{Version: "v0.3.0"}, Settings: []debug.BuildSetting{
 		{Key: "vcs", Value: "git"},
@@ -24,7 +25,7 @@ func TestVersionLine(t *testing.T) {
 		t.Errorf("versionLine = %q, want %q", got, want)
 	}
 	for _, bi := range []*debug.BuildInfo{nil, {Main: debug.Module{Version: "(devel)"}}} {
-		if got, want := versionLine(bi), "infscale devel "+runtime.Version(); got != want {
+		if got, want := versionLine(bi), "infscale devel (revision unknown) "+runtime.Version(); got != want {
 			t.Errorf("versionLine(%v) = %q, want %q", bi, got, want)
 		}
 	}
