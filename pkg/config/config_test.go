@@ -73,6 +73,11 @@ func TestBadFiles(t *testing.T) {
 		},
 		// Columns counted by hand: line 6 "  metrics: [{type: ttft, target: 2s, quantile: " is 47
 		// characters; line 12 "      policies: [{type: Pods, value: " 37, then "1.5, periodSeconds: " 20.
+		// Line 4: "prometheus: {url: http://127.0.0.1:9090, timeout: " is 50 characters.
+		"zeros.bad.yaml": {
+			"zeros.bad.yaml:3:11: interval: 0s: must be positive (leave the key out for the default)",
+			"zeros.bad.yaml:4:51: prometheus.timeout: 0s: must be positive (leave the key out for the default)",
+		},
 		"numbers.bad.yaml": {
 			"numbers.bad.yaml:6:48: targets[0].metrics[0].quantile: must be in (0, 1), e.g. 0.95, got NaN",
 			"numbers.bad.yaml:7:8: targets[0].min: expected an integer, got 1.5",
