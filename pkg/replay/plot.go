@@ -53,12 +53,8 @@ func PlotAt(w io.Writer, format string, results []Result, slo float64, start tim
 	case !start.IsZero():
 		base := float64(start.Unix())
 		x = func(t float64) float64 { return base + t }
-		format := "Jan 02 15:04"
-		if span > 3*86400 {
-			format = "Mon Jan 02"
-		}
 		for _, p := range []*plot.Plot{load, reps, ttft} {
-			p.X.Tick.Marker = plot.TimeTicks{Format: format, Time: func(v float64) time.Time { return time.Unix(int64(v), 0).In(start.Location()) }}
+			p.X.Tick.Marker = dateTicks{loc: start.Location()}
 		}
 		unit = start.Location().String()
 	case span > 3*86400:
@@ -280,4 +276,43 @@ func splitRuns(xys plotter.XYs) []plotter.XYs {
 		out = append(out, cur)
 	}
 	return out
+}
+
+// dateTicks marks a unix-seconds axis on calendar boundaries in loc: up to
+// 12 h a labelled tick each hour ("Jan 02 15:04", minor every 15 min); up
+// to 2 days every 6 h (minor hourly); up to 3 weeks each midnight ("Mon Jan
+// 02", minor every 6 h); beyond, each Monday.
+type dateTicks struct{ loc *time.Location }
+
+// Ticks implements plot.Ticker.
+func (d dateTicks) Ticks(lo, hi float64) []plot.Tick {
+	span := time.Duration((hi - lo) * float64(time.Second))
+	major, minor, format := 24*time.Hour, 6*time.Hour, "Mon Jan 02"
+	switch {
+	case span <= 12*time.Hour:
+		major, minor, format = time.Hour, 15*time.Minute, "Jan 02 15:04"
+	case span <= 2*24*time.Hour:
+		major, minor, format = 6*time.Hour, time.Hour, "Jan 02 15:04"
+	case span > 21*24*time.Hour:
+		major = 7 * 24 * time.Hour
+	}
+	t0 := time.Unix(int64(lo), 0).In(d.loc)
+	t := time.Date(t0.Year(), t0.Month(), t0.Day(), 0, 0, 0, 0, d.loc) // local midnight: calendar steps from there
+	var ticks []plot.Tick
+	for ; float64(t.Unix()) <= hi; t = t.Add(minor) {
+		v := float64(t.Unix())
+		if v < lo {
+			continue
+		}
+		label := ""
+		sinceMidnight := t.Sub(time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, d.loc))
+		switch {
+		case major < 24*time.Hour && sinceMidnight%major == 0,
+			major == 24*time.Hour && sinceMidnight == 0,
+			major > 24*time.Hour && sinceMidnight == 0 && t.Weekday() == time.Monday:
+			label = t.Format(format)
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: label})
+	}
+	return ticks
 }

@@ -83,3 +83,24 @@ func TestPlotDatesCutLegendColours(t *testing.T) {
 		}
 	}
 }
+
+// TestDateTicks: a week from Monday 2026-01-05 10:00 UTC is labelled at
+// each of its 7 midnights (Tuesday 06 to Monday 12), minor ticks every 6 h.
+func TestDateTicks(t *testing.T) {
+	lo := float64(time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC).Unix())
+	var labels []string
+	ticks := dateTicks{loc: time.UTC}.Ticks(lo, lo+7*86400)
+	for _, tk := range ticks {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	want := []string{"Tue Jan 06", "Wed Jan 07", "Thu Jan 08", "Fri Jan 09", "Sat Jan 10", "Sun Jan 11", "Mon Jan 12"}
+	if !slices.Equal(labels, want) {
+		t.Errorf("labels %q, want %q", labels, want)
+	}
+	// 12:00, 18:00 on the 5th, then 4 a day for 6 days, then 00:00 and 06:00 on the 12th.
+	if len(ticks) != 2+4*6+2 {
+		t.Errorf("%d ticks, want 28", len(ticks))
+	}
+}
