@@ -1,0 +1,52 @@
+// Package kube is infscale's Kubernetes edge: the client, a target's workload
+// named as the HPA names it (scaleTargetRef), its Ready pods, and the writes
+// (spec.replicas through the scale subresource, pod-deletion-cost, the Lease).
+// Prometheus mode needs none of it; nothing here is imported by pkg/recommend.
+package kube
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// RESTConfig returns the client configuration: from kubeconfig when it is
+// set (a path, "~" expanded), else in-cluster (the pod's service account),
+// else $KUBECONFIG or ~/.kube/config as kubectl would read them. The error
+// says which sources were tried.
+func RESTConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		if len(kubeconfig) > 1 && kubeconfig[:2] == "~/" {
+			if home, err := os.UserHomeDir(); err == nil {
+				kubeconfig = filepath.Join(home, kubeconfig[2:])
+			}
+		}
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	if cfg, err := rest.InClusterConfig(); err == nil {
+		return cfg, nil
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("no Kubernetes client configuration: not in a cluster (no service account), and %w; pass --kubeconfig", err)
+	}
+	return cfg, nil
+}
+
+// NewClientset returns a typed clientset for cfg with infscale's user agent.
+func NewClientset(cfg *rest.Config) (kubernetes.Interface, error) {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = "infscale"
+	}
+	return kubernetes.NewForConfig(cfg)
+}
