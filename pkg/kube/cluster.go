@@ -324,18 +324,8 @@ func (c *Cluster) Pods(ctx context.Context, ns string, sel labels.Selector) ([]*
 			out = append(out, p)
 		}
 	}
-	slices.SortFunc(out, func(a, b *corev1.Pod) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Ready reports whether p serves: Ready condition True, not being
@@ -468,7 +458,7 @@ func FindScaler(hpas []*autoscalingv2.HorizontalPodAutoscaler, ref Ref) (Scaler,
 	if len(match) == 0 {
 		return Scaler{}, false
 	}
-	slices.SortFunc(match, func(a, b *autoscalingv2.HorizontalPodAutoscaler) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(match, func(a, b *autoscalingv2.HorizontalPodAutoscaler) int { return strings.Compare(a.Name, b.Name) })
 	h := match[0]
 	s := Scaler{HPA: h.Name, ScaledObject: h.Labels["scaledobject.keda.sh/name"]}
 	for _, o := range h.OwnerReferences {
