@@ -127,6 +127,15 @@ func TestKubeEmbeddedDiscoversAndApplies(t *testing.T) {
 	if rec.Signals.Queue == nil || *rec.Signals.Queue != 24 || len(rec.Errors) != 0 || rec.Current != 6 {
 		t.Errorf("after chat-b went: queue %v errors %v current %d; want 24 (chat-a's 20 + 4), none, 6 (spec.replicas)", rec.Signals.Queue, rec.Errors, rec.Current)
 	}
+	// chat-b's baseline is forgotten (memory bounded under pod churn).
+	ss := l.Source.(*KubeSource).Inner.(*ScrapeSource)
+	ss.mu.Lock()
+	_, kept := ss.last[b.URL+"/metrics"]
+	n := len(ss.last)
+	ss.mu.Unlock()
+	if kept || n != 1 {
+		t.Errorf("%d baselines (chat-b's kept: %v), want chat-a's alone", n, kept)
+	}
 }
 
 // TestKubeApplyRefusedUnderHPA: a KEDA ScaledObject's HPA scales the
