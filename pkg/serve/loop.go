@@ -50,7 +50,8 @@ type Loop struct {
 	OnDecision func(Record)
 	// Writer applies the decisions of apply: true targets (nil: none is
 	// written). A write happens only when the decision differs from the
-	// replicas read this cycle (or they are unknown).
+	// replicas read this cycle (or they are unknown), and never for a
+	// decision held on no data (Record.Held).
 	Writer Writer
 
 	cycleMu  sync.Mutex // serialises cycles and reloads
@@ -231,8 +232,8 @@ func (l *Loop) Cycle(ctx context.Context) {
 		if !decided {
 			continue
 		}
-		if t.cfg.Apply && l.Writer != nil {
-			l.write(ctx, t, &rec, now)
+		if t.cfg.Apply && l.Writer != nil && !rec.Held {
+			l.write(ctx, t, &rec, now) // nothing is written on no data, as the HPA does not scale without metrics
 		}
 		anyValid = anyValid || valid
 		l.mu.Lock()
