@@ -43,8 +43,8 @@ type Ref struct {
 // String is "Kind namespace/name", as kubectl names an object.
 func (r Ref) String() string { return r.Kind + " " + r.Namespace + "/" + r.Name }
 
-// group is the API group of the reference's apiVersion ("" for core and
-// for apps/v1's "apps" it is "apps").
+// group is the API group of the reference's apiVersion: "apps" for
+// apps/v1, "" for the core group's v1.
 func (r Ref) group() string {
 	gv, _ := schema.ParseGroupVersion(r.APIVersion)
 	return gv.Group
@@ -433,8 +433,8 @@ func (s Scaler) String() string {
 	return "HorizontalPodAutoscaler " + s.HPA
 }
 
-// ScaledError is returned by ScaledBy's callers' writes when a workload is
-// another controller's.
+// ScaledError is Applier.Apply's refusal: By, an HPA (a KEDA
+// ScaledObject's included), already scales Ref.
 type ScaledError struct {
 	Ref Ref
 	By  Scaler
