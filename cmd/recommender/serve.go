@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/klog/v2"
-
 	"github.com/infscale/infscale/internal/demo"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
@@ -77,10 +75,7 @@ func (c *ServeCmd) Run(e *env) error {
 		return nil
 	}
 	o := serve.Options{ConfigPath: c.Config, Listen: c.Listen, StateDir: c.StateDir, Version: version(), Log: log,
-		Cluster: func() (*kube.Cluster, error) {
-			klog.SetSlogLogger(log) // client-go's informer retries in serve's log format, not klog's
-			return kube.Connect(c.Kubeconfig)
-		}}
+		Cluster: func() (*kube.Cluster, error) { return kube.Connect(c.Kubeconfig) }}
 	if c.AuditLog != "" {
 		f, err := os.OpenFile(c.AuditLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
