@@ -130,13 +130,17 @@ func NewCluster(cfg *rest.Config, namespace string) (*Cluster, error) {
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 50, 100
 	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = "infscale"
+	}
 	client, err := NewClientset(cfg)
 	if err != nil {
 		return nil, err
 	}
 	disco := memory.NewMemCacheClient(client.Discovery())
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(disco)
-	scales, err := scale.NewForConfig(cfg, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(disco))
+	// NewForConfig sets the serializer of the config it is given: a copy.
+	scales, err := scale.NewForConfig(rest.CopyConfig(cfg), mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(disco))
 	if err != nil {
 		return nil, err
 	}
