@@ -116,3 +116,63 @@ func TestFitRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadCalibrationRefusesNegative: no fitted value or measured point of
+// a calibration is negative; each is refused naming the file and its key
+// (a point's with the list and index), and every bad key is reported.
+func TestLoadCalibrationRefusesNegative(t *testing.T) {
+	good := map[string]any{"kind": "infscale-calibration", "version": 1, "gpu": "h100-sxm", "model": "llama-3-8b", "tp": 1,
+		"bandwidth_efficiency": 0.7, "mfu": 0.4, "step_overhead_s": 0.001, "sequence_step_cost_s": 0.0001, "request_overhead_s": 0.04,
+		"fit":      []map[string]any{{"batch": 1, "context_tokens": 600, "step_s": 0.007}, {"batch": 16, "context_tokens": 9600, "step_s": 0.009}},
+		"held_out": []map[string]any{{"batch": 32, "context_tokens": 19200, "step_s": 0.011, "predicted_s": 0.0105}},
+		"prefill":  []map[string]any{{"prompt_tokens": 512, "ttft_s": 0.06}},
+	}
+	dir := t.TempDir()
+	write := func(name string, edit func(map[string]any)) string {
+		b, _ := json.Marshal(good)
+		var c map[string]any
+		json.Unmarshal(b, &c)
+		edit(c)
+		b, _ = json.Marshal(c)
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if _, err := LoadCalibration(write("good.json", func(map[string]any) {})); err != nil {
+		t.Fatalf("good file: %v", err)
+	}
+	point := func(list string, i int, key string, v any) func(map[string]any) {
+		return func(c map[string]any) { c[list].([]any)[i].(map[string]any)[key] = v }
+	}
+	top := func(key string, v any) func(map[string]any) { return func(c map[string]any) { c[key] = v } }
+	for _, tc := range []struct {
+		key  string
+		edit func(map[string]any)
+	}{
+		{"bandwidth_efficiency -0.7", top("bandwidth_efficiency", -0.7)},
+		{"mfu -0.4", top("mfu", -0.4)},
+		{"step_overhead_s -0.001", top("step_overhead_s", -0.001)},
+		{"sequence_step_cost_s -0.0001", top("sequence_step_cost_s", -0.0001)},
+		{"request_overhead_s -0.04", top("request_overhead_s", -0.04)},
+		{"tp -1", top("tp", -1)},
+		{"fit[1].step_s -0.009", point("fit", 1, "step_s", -0.009)},
+		{"fit[0].batch -1", point("fit", 0, "batch", -1)},
+		{"fit[0].context_tokens -600", point("fit", 0, "context_tokens", -600)},
+		{"held_out[0].predicted_s -0.0105", point("held_out", 0, "predicted_s", -0.0105)},
+		{"prefill[0].ttft_s -0.06", point("prefill", 0, "ttft_s", -0.06)},
+		{"prefill[0].prompt_tokens -512", point("prefill", 0, "prompt_tokens", -512)},
+	} {
+		p := write("bad.json", tc.edit)
+		_, err := LoadCalibration(p)
+		if err == nil || !strings.Contains(err.Error(), p+": "+tc.key+":") {
+			t.Errorf("%s: %v, want an error naming %s and the key", tc.key, err, p)
+		}
+	}
+	// Two bad keys: both named.
+	p := write("two.json", func(c map[string]any) { c["mfu"] = -1.0; c["request_overhead_s"] = -1.0 })
+	if _, err := LoadCalibration(p); err == nil || !strings.Contains(err.Error(), "mfu -1") || !strings.Contains(err.Error(), "request_overhead_s -1") {
+		t.Errorf("two bad keys: %v", err)
+	}
+}
