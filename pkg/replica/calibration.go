@@ -44,8 +44,10 @@ type Calibration struct {
 	Fit     []StepPoint `json:"fit"`
 	HeldOut []StepPoint `json:"held_out,omitempty"`
 	// Prefill are the concurrency-1 TTFTs the prefill rate and the
-	// per-request overhead come from.
-	Prefill []PrefillPoint `json:"prefill"`
+	// per-request overhead come from; PrefillHeldOut those predicted
+	// without having been fitted (PredictPrefill fills both predictions).
+	Prefill        []PrefillPoint `json:"prefill"`
+	PrefillHeldOut []PrefillPoint `json:"prefill_held_out,omitempty"`
 }
 
 // StepPoint is one measured decode step: Batch sequences holding
@@ -58,10 +60,41 @@ type StepPoint struct {
 	PredictedS    float64 `json:"predicted_s,omitempty"`
 }
 
-// PrefillPoint is a TTFT measured with nothing else running.
+// PrefillPoint is a TTFT measured with nothing else running (nothing
+// queued, for a fit from history); PredictedS is the calibrated model's
+// (request overhead + prefill), when predicted.
 type PrefillPoint struct {
 	PromptTokens int     `json:"prompt_tokens"`
 	TTFTS        float64 `json:"ttft_s"`
+	PredictedS   float64 `json:"predicted_s,omitempty"`
+}
+
+// Error is the relative error of the prediction, (predicted - measured) /
+// measured.
+func (p PrefillPoint) Error() float64 { return (p.PredictedS - p.TTFTS) / p.TTFTS }
+
+// PredictPrefill sets each prefill point's prediction by the calibration
+// applied to base (its RequestOverhead + PrefillTime), and PrefillHeldOut
+// to heldOut with theirs. Errors: Apply's, New's.
+func (c *Calibration) PredictPrefill(base Config, heldOut []PrefillPoint) error {
+	cfg, err := c.Apply(base)
+	if err != nil {
+		return err
+	}
+	r, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	predict := func(ps []PrefillPoint) []PrefillPoint {
+		out := make([]PrefillPoint, len(ps))
+		for i, p := range ps {
+			p.PredictedS = r.RequestOverhead() + r.PrefillTime(p.PromptTokens)
+			out[i] = p
+		}
+		return out
+	}
+	c.Prefill, c.PrefillHeldOut = predict(c.Prefill), predict(heldOut)
+	return nil
 }
 
 // Error is the relative error of the prediction, (predicted - measured) /
@@ -289,12 +322,20 @@ func (c Calibration) validate() []error {
 			}
 		}
 	}
-	for i, p := range c.Prefill {
-		k := fmt.Sprintf("prefill[%d].", i)
-		if p.PromptTokens < 1 {
-			errs = append(errs, fmt.Errorf("%sprompt_tokens %d: want >= 1", k, p.PromptTokens))
+	for _, set := range []struct {
+		key string
+		ps  []PrefillPoint
+	}{{"prefill", c.Prefill}, {"prefill_held_out", c.PrefillHeldOut}} {
+		for i, p := range set.ps {
+			k := fmt.Sprintf("%s[%d].", set.key, i)
+			if p.PromptTokens < 1 {
+				errs = append(errs, fmt.Errorf("%sprompt_tokens %d: want >= 1", k, p.PromptTokens))
+			}
+			errs = append(errs, positive(k+"ttft_s", p.TTFTS))
+			if p.PredictedS != 0 {
+				errs = append(errs, positive(k+"predicted_s", p.PredictedS))
+			}
 		}
-		errs = append(errs, positive(k+"ttft_s", p.TTFTS))
 	}
 	return slices.DeleteFunc(errs, func(e error) bool { return e == nil })
 }

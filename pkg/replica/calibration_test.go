@@ -28,7 +28,7 @@ func TestFitByHand(t *testing.T) {
 		return StepPoint{Batch: b, ContextTokens: int64(600 * b), StepS: 0.006470 + 59.34e-6*float64(b)}
 	}
 	steps := []StepPoint{step(1), step(2), step(4), step(8), step(16)}
-	prefill := []PrefillPoint{{512, 0.040 + 512/20000.0}, {1024, 0.040 + 1024/20000.0}}
+	prefill := []PrefillPoint{{PromptTokens: 512, TTFTS: 0.040 + 512/20000.0}, {PromptTokens: 1024, TTFTS: 0.040 + 1024/20000.0}}
 	cal, err := Fit(DefaultConfig(), steps, prefill, []StepPoint{step(64)})
 	if err != nil {
 		t.Fatal(err)
@@ -90,17 +90,17 @@ func TestFitByHand(t *testing.T) {
 
 func TestFitRefuses(t *testing.T) {
 	one := []StepPoint{{Batch: 4, ContextTokens: 100, StepS: 0.01}, {Batch: 4, ContextTokens: 100, StepS: 0.011}}
-	pre := []PrefillPoint{{100, 0.01}, {200, 0.02}}
+	pre := []PrefillPoint{{PromptTokens: 100, TTFTS: 0.01}, {PromptTokens: 200, TTFTS: 0.02}}
 	if _, err := Fit(DefaultConfig(), one, pre, nil); err == nil || !strings.Contains(err.Error(), "two or more batch sizes") {
 		t.Errorf("one batch size: %v", err)
 	}
 	ok := []StepPoint{{Batch: 1, StepS: 0.007}, {Batch: 2, StepS: 0.0071}}
-	if _, err := Fit(DefaultConfig(), ok, []PrefillPoint{{100, 0.01}, {100, 0.02}}, nil); err == nil || !strings.Contains(err.Error(), "two or more prompt lengths") {
+	if _, err := Fit(DefaultConfig(), ok, []PrefillPoint{{PromptTokens: 100, TTFTS: 0.01}, {PromptTokens: 100, TTFTS: 0.02}}, nil); err == nil || !strings.Contains(err.Error(), "two or more prompt lengths") {
 		t.Errorf("one prompt length twice: %v", err)
 	}
 	// One TTFT: the overhead is the TTFT less the base's prefill (100 /
 	// 24750 s = 4.04 ms): 5.96 ms.
-	if c, err := Fit(DefaultConfig(), ok, []PrefillPoint{{100, 0.01}}, nil); err != nil || math.Abs(c.RequestOverheadS-0.005960) > 1e-5 || math.Abs(c.MFU-0.4) > 1e-9 {
+	if c, err := Fit(DefaultConfig(), ok, []PrefillPoint{{PromptTokens: 100, TTFTS: 0.01}}, nil); err != nil || math.Abs(c.RequestOverheadS-0.005960) > 1e-5 || math.Abs(c.MFU-0.4) > 1e-9 {
 		t.Errorf("one TTFT: %+v %v", c, err)
 	}
 	dir := t.TempDir()
