@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"strconv"
 	"time"
 )
@@ -11,7 +13,7 @@ import (
 // Replica shapes a history whose latencies come from known replica
 // parameters, for calibration tests: Pods pods scraped every Scrape, each
 // window of Window holding a constant batch and prompt length, so every
-// window's means are exact. Zero fields take the defaults in brackets.
+// window's means are exact (up to Noise). Zero fields take the defaults in brackets.
 //
 // In window i (the scrapes in (Start + i·Window, Start + (i+1)·Window])
 // pod k runs Batches[(i+k) mod len] sequences (the running gauge), and
@@ -52,6 +54,10 @@ type Replica struct {
 	QueueDelay  float64
 	// NoITL leaves the ITL histogram out.
 	NoITL bool
+	// Noise multiplies each pod's window's step and TTFT by exp(Noise ×
+	// a standard normal draw), independently, seeded by Seed [0: exact].
+	Noise float64
+	Seed  uint64
 }
 
 // ReplicaTruth is what a Replica history holds, for tests.
@@ -154,7 +160,16 @@ func WriteReplica(w io.Writer, cfg Replica) (ReplicaTruth, error) {
 		add(family, "histogram", family+"_count", labels, cnt)
 		add(family, "histogram", family+"_sum", labels, sum)
 	}
+	rng := rand.New(rand.NewPCG(c.Seed, 0x63616c6962))
+	noise := func() []float64 {
+		out := make([]float64, c.Windows)
+		for i := range out {
+			out[i] = math.Exp(c.Noise * rng.NormFloat64())
+		}
+		return out
+	}
 	for p := range c.Pods {
+		stepNoise, ttftNoise := noise(), noise()
 		labels := fmt.Sprintf(`namespace="llm",pod="chat-%d"`, p)
 		window := func(k int) int { return max(k-1, 0) / per }
 		batch := func(k int) int { return c.Batches[(window(k)+p)%len(c.Batches)] }
@@ -188,12 +203,12 @@ func WriteReplica(w io.Writer, cfg Replica) (ReplicaTruth, error) {
 		add("vllm:generation_tokens", "counter", "vllm:generation_tokens_total", labels, counter(func(int) float64 { return reqs * float64(c.Output) }))
 		if !c.NoITL {
 			hist("vllm:inter_token_latency_seconds", labels, itlBounds, func(k int) (float64, float64) {
-				s := c.Step(batch(k))
+				s := c.Step(batch(k)) * stepNoise[window(k)]
 				return float64(batch(k)) * dt / s, s
 			})
 		}
 		hist("vllm:time_to_first_token_seconds", labels, ttftBounds, func(k int) (float64, float64) {
-			v := c.TTFT(prompt(k))
+			v := c.TTFT(prompt(k)) * ttftNoise[window(k)]
 			if queued(k) {
 				v += c.QueueDelay
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"slices"
@@ -239,3 +240,41 @@ func Calibrate(base replica.Config, ws []Window, promptMean, outputMean float64,
 
 // pool sums windows: x and y their values, n their count.
 type pool struct{ x, y, n float64 }
+
+// HeldOutError is the mean absolute relative error of the held-out
+// predictions: decode steps (ITL) and TTFTs, NaN without held-out points.
+func (f CalibrationFit) HeldOutError() (itl, ttft float64) {
+	itl, ttft = math.NaN(), math.NaN()
+	if n := len(f.Calibration.HeldOut); n > 0 {
+		itl = 0
+		for _, p := range f.Calibration.HeldOut {
+			itl += math.Abs(p.Error()) / float64(n)
+		}
+	}
+	if n := len(f.Calibration.PrefillHeldOut); n > 0 {
+		ttft = 0
+		for _, p := range f.Calibration.PrefillHeldOut {
+			ttft += math.Abs(p.Error()) / float64(n)
+		}
+	}
+	return itl, ttft
+}
+
+// WriteText prints where the calibration was written, the windows it
+// used, the fitted parameters and points (replica.Calibration.WriteText),
+// the held-out errors and the notes.
+func (f CalibrationFit) WriteText(w io.Writer, path string) error {
+	c := f.Calibration
+	fmt.Fprintf(w, "\ncalibration written to %s (%s on %d x %s): %d decode and %d prefill windows before %s fitted, %d and %d from then held out\n",
+		path, c.Model, c.TP, c.GPU, f.DecodeWindows, f.PrefillWindows, f.Split.Format(time.RFC3339), f.DecodeHeldOut, f.PrefillHeldOut)
+	if err := c.WriteText(w, "running", "ITL mean ms"); err != nil {
+		return err
+	}
+	itl, ttft := f.HeldOutError()
+	fmt.Fprintf(w, "  held out: ITL mean |error| %s over %d batch sizes, TTFT mean |error| %s over %d prompt lengths\n",
+		fmtF(100*itl, "%.1f%%"), len(c.HeldOut), fmtF(100*ttft, "%.1f%%"), len(c.PrefillHeldOut))
+	for _, n := range f.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	return nil
+}

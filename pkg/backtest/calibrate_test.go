@@ -139,3 +139,44 @@ func TestCalibrateRefuses(t *testing.T) {
 		t.Errorf("no ITL histogram: %v", err)
 	}
 }
+
+// TestCalibrateNoisy: with every pod's window's step and TTFT off by a
+// lognormal factor of sigma 0.1 (10%), about 60 windows pool into each of
+// the 6 batch sizes and 4 prompt lengths of each half, so each pooled mean
+// is off by about 0.1 / sqrt(60) = 1.3% (and biased by the factor's mean,
+// exp(0.005) = +0.5%). The step's fixed part 8.823 ms then reads within
+// about 2 x 1.3% = 0.23 ms (the overhead is the fixed part less the 6.823
+// ms weights read: 2 +- 0.25 ms), the per-sequence 210.8 us within about
+// 3% (150 +- 10 us); the TTFT line's overhead 50 +- 3 ms and its rate
+// (MFU 0.2) within 5%. The held-out points, pooled from other windows,
+// are predicted within about 2 x 1.3% on average (< 3%).
+func TestCalibrateNoisy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled history")
+	}
+	res, err := calibrateFrom(t, history.Replica{QueuedEvery: 5, Noise: 0.1, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := res.Calibration
+	for _, c := range []struct {
+		what           string
+		got, want, tol float64
+	}{
+		{"step overhead s", cal.StepOverheadS, 0.002, 0.00025},
+		{"sequence step cost s", cal.SequenceStepCostS, 150e-6, 10e-6},
+		{"request overhead s", cal.RequestOverheadS, truthRequest, 0.003},
+		{"MFU", cal.MFU, 0.2, 0.01},
+	} {
+		if math.Abs(c.got-c.want) > c.tol {
+			t.Errorf("%s = %.6g, want %.6g within %.2g", c.what, c.got, c.want, c.tol)
+		} else {
+			t.Logf("%s = %.6g (truth %.6g)", c.what, c.got, c.want)
+		}
+	}
+	itl, ttft := res.HeldOutError()
+	t.Logf("held out: ITL mean |error| %.2f%%, TTFT %.2f%%", 100*itl, 100*ttft)
+	if !(itl < 0.03) || !(ttft < 0.03) {
+		t.Errorf("held-out mean |error|: ITL %.2f%%, TTFT %.2f%%; want < 3%%", 100*itl, 100*ttft)
+	}
+}
