@@ -24,7 +24,7 @@ type ServeCmd struct {
 	LogFormat    string        `name:"log-format" default:"text" enum:"text,json" help:"Log format: text or json."`
 	Demo         bool          `name:"demo" help:"Run the quickstart: a simulated vLLM fleet under a load ramp, served in embedded mode, decisions printed as they happen."`
 	DemoZero     bool          `name:"demo-zero" help:"Run the scale-to-zero demo: load through the activator to the simulated fleet at zero replicas, serve in embedded mode, the fleet following desired; prints each request's wait beside the cold start, and how many were lost."`
-	DemoDuration time.Duration `name:"demo-duration" default:"60s" help:"Length of --demo (the bound of --demo-zero; its cold start and cooldown scale with it)."`
+	DemoDuration time.Duration `name:"demo-duration" default:"60s" help:"Length of --demo; --demo-zero's cold start and cooldown scale with it (it runs about 0.8 x that)."`
 	CheckConfig  bool          `name:"check-config" help:"Load and validate --config, print a summary and exit (0 valid, 2 invalid)."`
 }
 

@@ -25,8 +25,9 @@ import (
 
 // ZeroSummary is what the scale-to-zero demo saw.
 type ZeroSummary struct {
-	// ColdStart is the fleet's cold start.
-	ColdStart time.Duration
+	// ColdStart is the fleet's cold start; Cooldown serve's zero.cooldown;
+	// Interval serve's decision interval.
+	ColdStart, Cooldown, Interval time.Duration
 	// Bursts are the bursts sent after silence, in order.
 	Bursts []Burst
 }
@@ -42,6 +43,9 @@ type Burst struct {
 	// FirstWait is the longest TTFT of the first Clients requests (the ones
 	// that arrived at zero replicas and were held).
 	FirstWait float64
+	// ToZero is how long after the burst's last answer the fleet was back
+	// at zero replicas (0 for the last burst: the demo ends).
+	ToZero time.Duration
 }
 
 // zeroDemoConfig is the zero demo's serve config at scale 1 (60 s):
@@ -80,10 +84,11 @@ const (
 // mode reads the replicas and the activator's held count; the fleet
 // follows infscale_desired_replicas after its cold start (8 s at the
 // default 60 s length; the cold start, interval and cooldown scale with
-// Duration, which also bounds the demo). Two bursts after silence: each
+// Duration: the run takes about 0.8 x Duration and is stopped at twice
+// that). Two bursts after silence: each
 // request's TTFT is printed beside the cold start, and how many were lost
 // (none, unless something is broken). Errors: a component that fails to
-// start, a demo that does not finish within Duration.
+// start, a demo that does not finish within 2 x Duration.
 func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary, error) {
 	if o.Duration <= 0 {
 		o.Duration = time.Minute
@@ -93,21 +98,21 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 	}
 	scale := o.Duration.Seconds() / 60
 	scaled := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
-	ctx, cancel := context.WithTimeout(ctx, o.Duration)
+	// The run takes about 0.8 x Duration; twice that bounds it.
+	ctx, cancel := context.WithTimeout(ctx, 2*o.Duration)
 	defer cancel()
-	sum := ZeroSummary{ColdStart: scaled(8 * time.Second).Round(100 * time.Millisecond)}
+	sum := ZeroSummary{ColdStart: scaled(8 * time.Second).Round(100 * time.Millisecond), Interval: max(scaled(time.Second), 100*time.Millisecond)}
 
 	f, err := fleet.Start(context.WithoutCancel(ctx), fleet.Config{Replicas: 1, Max: 3, ColdStart: sum.ColdStart})
 	if err != nil {
 		return sum, err
 	}
 	defer f.Stop()
-	f.SetDesired(0)
 	up, err := url.Parse(f.URL())
 	if err != nil {
 		return sum, err
 	}
-	act, err := activator.New(activator.Config{Upstream: up, ProbeInterval: max(scaled(200*time.Millisecond), 50*time.Millisecond), HoldTimeout: o.Duration})
+	act, err := activator.New(activator.Config{Upstream: up, ProbeInterval: max(scaled(200*time.Millisecond), 50*time.Millisecond), HoldTimeout: 2 * o.Duration})
 	if err != nil {
 		return sum, err
 	}
@@ -125,16 +130,17 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 	actURL := "http://" + ln.Addr().String()
 
 	cooldown := scaled(10 * time.Second)
+	sum.Cooldown = cooldown
 	cfg, err := config.Parse([]byte(fmt.Sprintf(zeroDemoConfig, strings.Join(f.URLs(), ", "), cooldown.Milliseconds(), actURL+"/metrics")), "demo-zero.yaml")
 	if err != nil {
 		return sum, fmt.Errorf("demo config: %w", err)
 	}
-	cfg.Interval = model.Duration(max(scaled(time.Second), 100*time.Millisecond))
+	cfg.Interval = model.Duration(sum.Interval)
 
 	fmt.Fprintf(out, "infscale demo: scale to zero behind the activator, a simulated vLLM fleet (8B on H100), serve in embedded mode\n")
 	fmt.Fprintf(out, "path: infscale load -> infscale activator -> the fleet at zero replicas; serve reads the replicas and the held count; the fleet follows infscale_desired_replicas after a %s cold start\n",
 		sum.ColdStart)
-	fmt.Fprintf(out, "policy: queue 8 per replica, 0..3 replicas, back to zero after %s without requests\n\n", cooldown.Round(100*time.Millisecond))
+	fmt.Fprintf(out, "policy: queue 8 per replica, 0..3 replicas, back to zero after %s without requests; the fleet starts with one idle replica\n\n", cooldown.Round(100*time.Millisecond))
 
 	start := time.Now()
 	el := func() float64 { return time.Since(start).Seconds() }
@@ -184,20 +190,26 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 			}
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("demo: the fleet did not reach zero replicas within %s", o.Duration)
+				return fmt.Errorf("demo: the fleet did not reach zero replicas within %s", 2*o.Duration)
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
 	}
+	var ended time.Time // the last burst's end
 	for n := 1; n <= zeroBursts; n++ {
 		if err := atZero(); err != nil {
 			return sum, err
+		}
+		if n > 1 {
+			sum.Bursts[n-2].ToZero = time.Since(ended)
+			fmt.Fprintf(out, "%6.1fs  back at zero replicas %.1f s after burst %d (the cooldown %s)\n", el(), sum.Bursts[n-2].ToZero.Seconds(), n-1, cooldown.Round(100*time.Millisecond))
 		}
 		fmt.Fprintf(out, "%6.1fs  fleet at zero replicas; burst %d: %d requests from %d clients through the activator\n", el(), n, zeroRequests, zeroClients)
 		b, err := zeroBurst(ctx, actURL)
 		if err != nil {
 			return sum, err
 		}
+		ended = time.Now()
 		sum.Bursts = append(sum.Bursts, b)
 		fmt.Fprintf(out, "%6.1fs  burst %d: %d of %d answered, %d lost; TTFT in send order (s): %s\n", el(), n, b.Answered, b.Sent, b.Sent-b.Answered, fmtList(b.TTFT))
 		fmt.Fprintf(out, "         the first %d waited up to %.1f s for their first token: the %s cold start + %.1f s of activation (a scrape, a decision, the follow, the activator's probe)\n",

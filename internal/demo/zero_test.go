@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// TestZeroDemo runs the scale-to-zero demo at a third of its length (20 s
-// bound: cold start 2.7 s, interval 0.33 s, cooldown 3.3 s) and checks what
+// TestZeroDemo runs the scale-to-zero demo at a third of its length
+// (--demo-duration 20s: cold start 2.7 s, interval 0.33 s, cooldown 3.3 s) and checks what
 // the README promises: two bursts after silence, none lost, the first
 // requests of each waiting one cold start plus the activation path (a
 // scrape, a decision, a follow poll and a probe: under 3 s at this scale),
@@ -37,6 +37,12 @@ func TestZeroDemo(t *testing.T) {
 		}
 		if b.FirstWait < cs || b.FirstWait > cs+3 {
 			t.Errorf("burst %d: first wait %.2f s, want the cold start %.1f s plus under 3 s of activation", i+1, b.FirstWait, cs)
+		}
+		// Back to zero a cooldown after the last activity serve read (the
+		// held requests, at most an interval before the burst's end), plus
+		// up to an interval and a follow poll: not sooner.
+		if i < len(sum.Bursts)-1 && (b.ToZero < sum.Cooldown-sum.Interval || b.ToZero > sum.Cooldown+2*time.Second) {
+			t.Errorf("burst %d: back at zero %v after it, want the cooldown %v (less up to an interval, %v) plus under 2 s", i+1, b.ToZero, sum.Cooldown, sum.Interval)
 		}
 		for j, v := range b.TTFT[zeroClients:] {
 			if v > 0.5 {
