@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -178,5 +179,58 @@ func TestCalibrateNoisy(t *testing.T) {
 	t.Logf("held out: ITL mean |error| %.2f%%, TTFT %.2f%%", 100*itl, 100*ttft)
 	if !(itl < 0.03) || !(ttft < 0.03) {
 		t.Errorf("held-out mean |error|: ITL %.2f%%, TTFT %.2f%%; want < 3%%", 100*itl, 100*ttft)
+	}
+}
+
+// TestCalibratePooling: windows from the truth replica (no Prometheus),
+// with those Calibrate must leave out: a batch rounding to 0 (running
+// 0.3), an ITL of NaN (no token), a queue (waiting 2, its TTFT 1 s too
+// long). One prompt length only: the rate stays the base's (MFU 0.4) and
+// the overhead takes the rest of the TTFT: 50 ms + 512 / 12375 s - 512 /
+// 24750 s = 70.69 ms. No window without a queue, or no token means: refused.
+func TestCalibratePooling(t *testing.T) {
+	t0 := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	nan := math.NaN()
+	step := func(b float64) float64 { return truthFixed + truthPerSeq*b }
+	ttft := func(p float64) float64 { return truthRequest + p/truthRate }
+	var ws []Window
+	for i := range 40 {
+		b := float64([]int{1, 4, 16, 32}[i%4])
+		ws = append(ws, Window{Pod: "a", T: t0.Add(time.Duration(i) * time.Minute), Running: b, Waiting: 0, ITL: step(b), TTFT: ttft(512), Prompt: 512})
+	}
+	ws = append(ws,
+		Window{Pod: "b", T: t0, Running: 0.3, Waiting: 0, ITL: 1, TTFT: nan, Prompt: nan},
+		Window{Pod: "b", T: t0, Running: 8, Waiting: 0, ITL: nan, TTFT: nan, Prompt: nan},
+		Window{Pod: "b", T: t0, Running: 8, Waiting: 2, ITL: step(8), TTFT: ttft(512) + 1, Prompt: 512})
+	split := t0.Add(30 * time.Minute)
+	// Context per sequence: 1024 + 128 / 2 = 1088 tokens, as above.
+	res, err := Calibrate(replica.DefaultConfig(), ws, 1024, 128, split)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Calibration
+	// Fitted windows 0..29 and b's three at t0: 30 + 1 decode (running 8,
+	// waiting 2: the ITL counts, the TTFT does not); held out 30..39.
+	if res.DecodeWindows != 31 || res.DecodeHeldOut != 10 || res.PrefillWindows != 30 || res.PrefillHeldOut != 10 {
+		t.Errorf("windows: decode %d + %d held out, prefill %d + %d; want 31 + 10, 30 + 10", res.DecodeWindows, res.DecodeHeldOut, res.PrefillWindows, res.PrefillHeldOut)
+	}
+	if len(c.Fit) != 5 || len(c.HeldOut) != 4 || len(c.Prefill) != 1 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "512 tokens only") {
+		t.Errorf("points: %d fit, %d held out, %d prefill, notes %q", len(c.Fit), len(c.HeldOut), len(c.Prefill), res.Notes)
+	}
+	if math.Abs(c.StepOverheadS-0.002) > 1e-6 || math.Abs(c.SequenceStepCostS-150e-6) > 1e-7 {
+		t.Errorf("step overhead %g, per sequence %g; want 0.002, 150e-6", c.StepOverheadS, c.SequenceStepCostS)
+	}
+	if math.Abs(c.MFU-0.4) > 1e-9 || math.Abs(c.RequestOverheadS-0.07069) > 1e-5 {
+		t.Errorf("MFU %g, request overhead %g; want 0.4 and 70.69 ms", c.MFU, c.RequestOverheadS)
+	}
+	queued := slices.Clone(ws)
+	for i := range queued {
+		queued[i].Waiting = 1
+	}
+	if _, err := Calibrate(replica.DefaultConfig(), queued, 1024, 128, split); err == nil || !strings.Contains(err.Error(), "nothing waited") {
+		t.Errorf("always queued: %v", err)
+	}
+	if _, err := Calibrate(replica.DefaultConfig(), ws, nan, nan, split); !errors.Is(err, ErrNoCalibrationData) {
+		t.Errorf("no token means: %v", err)
 	}
 }
