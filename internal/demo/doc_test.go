@@ -23,15 +23,25 @@ const (
 // end). Without -update it does nothing: TestDemo checks the transcript's
 // shape against its own (shorter) run, since the values depend on timing.
 func TestDemoTranscript(t *testing.T) {
+	rewriteTranscript(t, demoBegin, demoEnd, "$ infscale serve --demo\n", func(out *bytes.Buffer) error {
+		_, err := RunDemo(t.Context(), out, DemoOptions{})
+		return err
+	})
+}
+
+// rewriteTranscript, with -update, runs a demo and writes what it printed
+// between the markers begin and end of docs/serve.md, after cmd.
+func rewriteTranscript(t *testing.T, begin, end, cmd string, run func(*bytes.Buffer) error) {
+	t.Helper()
 	if !*updateDemo {
 		t.Skip("rewrites docs/serve.md with -update")
 	}
 	var out bytes.Buffer
-	if _, err := RunDemo(t.Context(), &out, DemoOptions{}); err != nil {
+	if err := run(&out); err != nil {
 		t.Fatal(err)
 	}
-	s, i, j := demoDocBlock(t)
-	block := demoBegin + "\n```\n$ infscale serve --demo\n" + out.String() + "```\n"
+	s, i, j := docBlock(t, begin, end)
+	block := begin + "\n```\n" + cmd + out.String() + "```\n"
 	if err := os.WriteFile(demoDoc, []byte(s[:i]+block+s[j:]), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -70,18 +80,10 @@ const (
 // from a real 60 s run of RunZeroDemo with -update; without it, nothing
 // (TestZeroDemo checks the transcript's lines against its own run).
 func TestZeroDemoTranscript(t *testing.T) {
-	if !*updateDemo {
-		t.Skip("rewrites docs/serve.md with -update")
-	}
-	var out bytes.Buffer
-	if _, err := RunZeroDemo(t.Context(), &out, DemoOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	s, i, j := docBlock(t, zeroBegin, zeroEnd)
-	block := zeroBegin + "\n```\n" + zeroCmd + out.String() + "```\n"
-	if err := os.WriteFile(demoDoc, []byte(s[:i]+block+s[j:]), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	rewriteTranscript(t, zeroBegin, zeroEnd, zeroCmd, func(out *bytes.Buffer) error {
+		_, err := RunZeroDemo(t.Context(), out, DemoOptions{})
+		return err
+	})
 }
 
 // checkZeroTranscript compares docs/serve.md's zero-demo transcript with

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/pkg/activator"
@@ -117,14 +116,11 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 		return sum, err
 	}
 	go act.Run(ctx)
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(act.Registry(), promhttp.HandlerOpts{}))
-	mux.Handle("/", act)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return sum, err
 	}
-	actSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	actSrv := &http.Server{Handler: act.Mux(), ReadHeaderTimeout: 10 * time.Second}
 	go actSrv.Serve(ln)
 	defer actSrv.Close()
 	actURL := "http://" + ln.Addr().String()

@@ -218,26 +218,19 @@ func WriteReplica(w io.Writer, cfg Replica) (ReplicaTruth, error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var tr ReplicaTruth
 	tr.Start, tr.End = c.Start, c.Start.Add(time.Duration(n-1)*c.Scrape)
-	var buf []byte
+	e := &emitter{w: bw, start: c.Start.Unix(), dt: int64(dt), skip: func(int) bool { return false }}
 	for _, key := range order {
 		var family, typ string
 		fmt.Sscan(key, &family, &typ)
-		fmt.Fprintf(bw, "# TYPE %s %s\n", family, typ)
+		e.family(family, typ)
 		for _, s := range fams[key] {
-			for k, v := range s.vals {
-				buf = append(buf[:0], s.name...)
-				buf = append(buf, '{')
-				buf = append(buf, s.labels...)
-				buf = append(buf, "} "...)
-				buf = strconv.AppendFloat(buf, v, 'f', -1, 64)
-				buf = append(buf, ' ')
-				buf = strconv.AppendInt(buf, c.Start.Unix()+int64(k)*int64(dt), 10)
-				buf = append(buf, '\n')
-				bw.Write(buf)
-				tr.Samples++
-			}
+			e.series(s.name, s.labels, 0, s.vals)
 		}
 	}
+	tr.Samples = e.samples
 	fmt.Fprintln(bw, "# EOF")
+	if e.err != nil {
+		return tr, e.err
+	}
 	return tr, bw.Flush()
 }

@@ -162,14 +162,7 @@ func Calibrate(base replica.Config, ws []Window, promptMean, outputMean float64,
 		if w.ITL > 0 && !math.IsInf(w.ITL, 0) && w.Running >= 0.5 {
 			b := int(math.Round(w.Running))
 			if b <= r.MaxBatch() {
-				a := decode[set][b]
-				if a == nil {
-					a = &pool{}
-					decode[set][b] = a
-				}
-				a.x += w.Running
-				a.y += w.ITL
-				a.n++
+				add(decode[set], b, w.Running, w.ITL)
 				if set == 0 {
 					res.DecodeWindows++
 					maxRunning = max(maxRunning, w.Running)
@@ -180,14 +173,7 @@ func Calibrate(base replica.Config, ws []Window, promptMean, outputMean float64,
 		}
 		if w.Waiting == 0 && w.TTFT > 0 && !math.IsInf(w.TTFT, 0) && w.Prompt >= 1 && !math.IsInf(w.Prompt, 0) {
 			bin := int(math.Round(math.Log(w.Prompt) / math.Log(1.1)))
-			a := prefill[set][bin]
-			if a == nil {
-				a = &pool{}
-				prefill[set][bin] = a
-			}
-			a.x += w.Prompt
-			a.y += w.TTFT
-			a.n++
+			add(prefill[set], bin, w.Prompt, w.TTFT)
 			if set == 0 {
 				res.PrefillWindows++
 			} else {
@@ -240,6 +226,16 @@ func Calibrate(base replica.Config, ws []Window, promptMean, outputMean float64,
 
 // pool sums windows: x and y their values, n their count.
 type pool struct{ x, y, n float64 }
+
+// add pools the window (x, y) into m[k].
+func add(m map[int]*pool, k int, x, y float64) {
+	a := m[k]
+	if a == nil {
+		a = &pool{}
+		m[k] = a
+	}
+	a.x, a.y, a.n = a.x+x, a.y+y, a.n+1
+}
 
 // HeldOutError is the mean absolute relative error of the held-out
 // predictions: decode steps (ITL) and TTFTs, NaN without held-out points.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/infscale/infscale/internal/history"
 	"github.com/infscale/infscale/pkg/profile"
-	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/replica"
 )
 
@@ -45,18 +44,7 @@ func truthReplica(c history.Replica) history.Replica {
 func calibrateFrom(t *testing.T, c history.Replica) (CalibrationFit, error) {
 	t.Helper()
 	srv, truth := history.ServeReplica(t, truthReplica(c))
-	api, err := promql.NewClient(promql.ClientConfig{URL: srv.URL, Timeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := promql.ParseSelector(`{namespace="llm"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewGrid(truth.Start, truth.End, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	api, ms, g := llmHistory(t, srv.URL, truth.Start, truth.End)
 	tgt := Target{Server: profile.VLLM, Selector: ms}
 	h, _, err := Fetch(context.Background(), api, tgt, g, nil)
 	if err != nil {
