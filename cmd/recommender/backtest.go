@@ -322,7 +322,11 @@ func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtes
 	if err != nil {
 		return nil, nil, fmt.Errorf("backtest --calibrate: %w", err)
 	}
-	of := fmt.Sprintf("%s at %s", c.Selector, c.PrometheusURL)
+	at := c.PrometheusURL
+	if u, err := url.Parse(at); err == nil {
+		at = u.Redacted() // no password in the file
+	}
+	of := fmt.Sprintf("%s at %s", c.Selector, at)
 	if c.HistoryFlags.Config != "" {
 		of = fmt.Sprintf("target %s of %s", c.Target, c.HistoryFlags.Config)
 	}
