@@ -255,9 +255,12 @@ func (c *BacktestCmd) Run(e *env) error {
 	}
 	var fit *backtest.CalibrationFit
 	if c.Calibrate != "" {
-		if model, fit, err = c.calibrate(e, res, calGrid, h, prog); err != nil {
+		var cst backtest.FetchStats
+		if model, fit, cst, err = c.calibrate(e, res, calGrid, h, prog); err != nil {
 			return err
 		}
+		st.Queries, st.Points, st.Duration = st.Queries+cst.Queries, st.Points+cst.Points, st.Duration+cst.Duration
+		st.Warnings, st.Queried = append(st.Warnings, cst.Warnings...), append(st.Queried, cst.Queried...)
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
 	if errors.Is(err, backtest.ErrNoTraffic) {
@@ -304,23 +307,23 @@ func (c *BacktestCmd) Run(e *env) error {
 // calibrate fits the replica flags' model to the target's history over g
 // (windows of --calibrate-window), holding out the last quarter of the
 // range, writes the calibration file and returns the calibrated replica
-// with the fit.
-func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtest.History, prog *status.Line) (*replica.Replica, *backtest.CalibrationFit, error) {
+// with the fit and the statistics of its queries.
+func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtest.History, prog *status.Line) (*replica.Replica, *backtest.CalibrationFit, backtest.FetchStats, error) {
 	base, err := c.ReplicaFlags.Config()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, backtest.FetchStats{}, err
 	}
-	ws, _, err := backtest.FetchWindows(e.ctx, res.api, res.target, g, func(done, total int) {
+	ws, st, err := backtest.FetchWindows(e.ctx, res.api, res.target, g, func(done, total int) {
 		prog.Printf("backtest: calibration queries %d/%d", done, total)
 	})
 	prog.Done()
 	if err != nil {
-		return nil, nil, fmt.Errorf("backtest --calibrate: %w", err)
+		return nil, nil, st, fmt.Errorf("backtest --calibrate: %w", err)
 	}
 	split := g.Start.Add(time.Duration(float64(g.End().Sub(g.Start)) * (1 - backtest.HoldOutFraction))).Truncate(time.Second)
 	fit, err := backtest.Calibrate(base, ws, h.PromptMean, h.OutputMean, split)
 	if err != nil {
-		return nil, nil, fmt.Errorf("backtest --calibrate: %w", err)
+		return nil, nil, st, fmt.Errorf("backtest --calibrate: %w", err)
 	}
 	at := c.PrometheusURL
 	if u, err := url.Parse(at); err == nil {
@@ -333,15 +336,15 @@ func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtes
 	fit.Calibration.Source = fmt.Sprintf("infscale backtest --calibrate: Prometheus history of %s (%s) over %s..%s, windows of %s",
 		of, res.target.Server, g.Start.Format(time.RFC3339), g.End().Format(time.RFC3339), g.Step)
 	if err := writeCalibrationFile(c.Calibrate, fit.Calibration); err != nil {
-		return nil, nil, err
+		return nil, nil, st, err
 	}
 	cfg, err := fit.Calibration.Apply(base)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, st, err
 	}
 	r, err := replica.New(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("backtest --calibrate: the calibrated replica: %w", err)
+		return nil, nil, st, fmt.Errorf("backtest --calibrate: the calibrated replica: %w", err)
 	}
-	return r, &fit, nil
+	return r, &fit, st, nil
 }
