@@ -2,6 +2,7 @@ package history
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,29 @@ import (
 // test when the binaries are unavailable (fails under CI=true).
 func Serve(t testing.TB, cfg Config) (*promtest.Server, Truth) {
 	t.Helper()
+	var tr Truth
+	srv := serve(t, func(w io.Writer) (err error) {
+		tr, err = Write(w, cfg)
+		return err
+	})
+	return srv, tr
+}
+
+// ServeReplica is Serve for a Replica history.
+func ServeReplica(t testing.TB, cfg Replica) (*promtest.Server, ReplicaTruth) {
+	t.Helper()
+	var tr ReplicaTruth
+	srv := serve(t, func(w io.Writer) (err error) {
+		tr, err = WriteReplica(w, cfg)
+		return err
+	})
+	return srv, tr
+}
+
+// serve writes a history with write, loads it into a TSDB and starts
+// Prometheus on it (Serve's steps).
+func serve(t testing.TB, write func(io.Writer) error) *promtest.Server {
+	t.Helper()
 	bin := promtest.Binary(t, promtest.Promtool)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "history.om")
@@ -27,7 +51,7 @@ func Serve(t testing.TB, cfg Config) (*promtest.Server, Truth) {
 		t.Fatal(err)
 	}
 	bw := bufio.NewWriter(f)
-	tr, err := Write(bw, cfg)
+	err = write(bw)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -43,6 +67,5 @@ func Serve(t testing.TB, cfg Config) (*promtest.Server, Truth) {
 		t.Fatalf("promtool tsdb create-blocks-from openmetrics: %v\n%s", err, out)
 	}
 	os.Remove(in)
-	srv := promtest.Start(t, promtest.Options{DataDir: data, Flags: []string{"--storage.tsdb.retention.time=10y"}})
-	return srv, tr
+	return promtest.Start(t, promtest.Options{DataDir: data, Flags: []string{"--storage.tsdb.retention.time=10y"}})
 }
