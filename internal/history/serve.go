@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -43,7 +42,6 @@ func ServeReplica(t testing.TB, cfg Replica) (*promtest.Server, ReplicaTruth) {
 // Prometheus on it (Serve's steps).
 func serve(t testing.TB, write func(io.Writer) error) *promtest.Server {
 	t.Helper()
-	bin := promtest.Binary(t, promtest.Promtool)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "history.om")
 	f, err := os.Create(in)
@@ -61,11 +59,7 @@ func serve(t testing.TB, write func(io.Writer) error) *promtest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := filepath.Join(dir, "data")
-	cmd := exec.Command(bin, "tsdb", "create-blocks-from", "openmetrics", "--quiet", "--max-block-duration=54h", in, data)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("promtool tsdb create-blocks-from openmetrics: %v\n%s", err, out)
-	}
+	data := promtest.CreateBlocks(t, in, "--quiet", "--max-block-duration=54h")
 	os.Remove(in)
 	return promtest.Start(t, promtest.Options{DataDir: data, Flags: []string{"--storage.tsdb.retention.time=10y"}})
 }
