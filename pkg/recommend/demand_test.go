@@ -57,6 +57,14 @@ func TestDemandSignal(t *testing.T) {
 	long.MeanPrompt = 200
 	expect(t, Decide(la, long, &st, at(15)), 5, ReasonMetric)
 
+	// An older state's work samples (replicas busy, not a rate) are not
+	// fitted: the trend restarts from the arrivals and the list is dropped.
+	old := State{Work: []DemandSample{{At: at(0), Demand: 0.1}}}
+	expect(t, Decide(la, demandObs(2, 8), &old, at(15)), 3, ReasonMetric)
+	if old.Work != nil || len(old.Arrivals) != 1 {
+		t.Errorf("work %v, arrivals %v: want the work dropped and one arrival sample", old.Work, old.Arrivals)
+	}
+
 	o := demandObs(2, 8)
 	o.MeanPrompt = nan
 	expect(t, Decide(p, o, nil, at(0)), 2, ReasonNoData)
