@@ -343,8 +343,11 @@ func setOption(p *recommend.Policy, k, v string) error {
 		rules.Policies = append(rules.Policies, r)
 	case "upwindow", "downwindow":
 		d, err := seconds(v)
-		if err != nil || !(d >= math.MinInt32 && d <= math.MaxInt32) || d != math.Trunc(d) {
+		if err != nil || d != math.Trunc(d) || math.IsInf(d, 0) {
 			return fmt.Errorf("want whole seconds (e.g. 300 or 5m)")
+		}
+		if !(d >= math.MinInt32 && d <= math.MaxInt32) {
+			return fmt.Errorf("%.0f must be in 0..%d (stabilizationWindowSeconds)", d, recommend.MaxStabilizationWindowSeconds)
 		}
 		w := int32(d)
 		if k == "upwindow" {
