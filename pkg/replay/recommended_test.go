@@ -216,7 +216,8 @@ What a causal policy cannot reach:
 - mooncake: long prompts miss even at 100 replicas; recommended misses %.2f%% against optimal's
   %.2f%%.
 
-`+"`hpa(recommended)`"+` is the same policy through the HPA's arithmetic alone (no guard).
+`+"`hpa(recommended)`"+` is the Kubernetes HPA consuming recommended's output (an External metric at
+AverageValue 1, the HPA's 300 s scale-down window): what the consumer adds on top.
 
 `, fig(r2[1], optOf("reference 2x")), optOf("reference 2x").ReplicaMinutes(), fig(r2[0], optOf("reference 2x")),
 		fig(st[1], optOf("step 3-25-3")), fig(st[0], optOf("step 3-25-3")),
