@@ -74,7 +74,8 @@ type Target struct {
 	// kube_deployment_spec_replicas{...}); optional: without it the current
 	// count is the number of replicas reporting.
 	Replicas string `yaml:"replicas"`
-	// Scrape lists /metrics URLs of the replicas, read in embedded mode only.
+	// Scrape lists /metrics URLs of the replicas, read in embedded mode only
+	// (beside prometheus.url it is refused: nobody would read it).
 	Scrape []string `yaml:"scrape"`
 	// Metrics are the signals to scale on (the largest recommendation wins).
 	Metrics []Metric `yaml:"metrics"`

@@ -144,6 +144,11 @@ func (v *validator) target(p string, t *Target) {
 	if embedded && len(t.Scrape) == 0 {
 		v.at(p+".scrape", "required in embedded mode (no prometheus.url): the /metrics URLs of the replicas")
 	}
+	if !embedded && len(t.Scrape) > 0 {
+		// Both set, prometheus.url would win and these URLs would be read
+		// by nobody: say so rather than ignore them (as zero.held_scrape).
+		v.at(p+".scrape", "is for embedded mode; with prometheus.url the target is read from Prometheus through its selector and these URLs are never scraped: remove scrape: or prometheus.url")
+	}
 	urls := map[string]int{}
 	for j, s := range t.Scrape {
 		u, err := url.Parse(s)
