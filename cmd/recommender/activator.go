@@ -9,8 +9,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/infscale/infscale/pkg/activator"
 	"github.com/infscale/infscale/pkg/config"
 )
@@ -53,10 +51,6 @@ func (c *ActivatorCmd) Run(e *env) error {
 	if err != nil {
 		return invalid(err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.Registry(), promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.Handle("/", a)
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return fmt.Errorf("--listen %s: %w", c.Listen, err)
@@ -64,7 +58,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 	probeCtx, stopProbe := context.WithCancel(context.WithoutCancel(e.ctx))
 	defer stopProbe()
 	go a.Run(probeCtx)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(e.stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held)\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -17,6 +17,7 @@ import (
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/replay"
+	"github.com/infscale/infscale/pkg/replica"
 )
 
 // DefaultBacktestPolicies run when no --policy is given: the queue policy
@@ -185,6 +186,9 @@ type BacktestCmd struct {
 	Seed    uint64        `default:"1" help:"Seed of the arrivals within a step and of the token draws."`
 	Plot    string        `placeholder:"FILE" help:"Draw arrivals, actual and simulated replicas and TTFT to FILE (.png or .svg)."`
 	Output  string        `enum:"text,json,csv" default:"text" help:"Output format: text, json or csv."`
+
+	Calibrate       string        `name:"calibrate" type:"path" placeholder:"FILE" help:"Fit the replica model (the replica flags' GPU, model and TP) to the target's own history, write the calibration file here and replay with it: each pod's mean ITL against its mean running per window, its TTFT against prompt tokens in windows where nothing waited; the last quarter of the range is held out and its prediction error reported."`
+	CalibrateWindow time.Duration `name:"calibrate-window" default:"2m" placeholder:"D" help:"Window of the calibration's per-pod means, at least two scrape intervals (default ${default})."`
 }
 
 // Run fetches, reconstructs, replays and reports.
@@ -222,6 +226,21 @@ func (c *BacktestCmd) Run(e *env) error {
 	if res.policy != nil {
 		pols = append([]replay.Policy{*res.policy}, pols...)
 	}
+	var calGrid backtest.Grid
+	if c.Calibrate != "" {
+		if c.Calibration != "" {
+			return invalidf("--calibrate fits a calibration from the history; --calibration %s would be replaced by it (give one of them)", c.Calibration)
+		}
+		if c.CalibrateWindow < time.Second {
+			return invalidf("--calibrate-window %s: want at least 1s (two scrape intervals or more)", c.CalibrateWindow)
+		}
+		if calGrid, err = backtest.NewGrid(res.grid.Start, res.grid.End(), c.CalibrateWindow); err != nil {
+			return invalidf("--calibrate-window %s: %v", c.CalibrateWindow, err)
+		}
+		if err := calibrationPathOK(c.Calibrate, "the fit"); err != nil {
+			return err
+		}
+	}
 	model, err := c.Replica()
 	if err != nil {
 		return err
@@ -233,6 +252,15 @@ func (c *BacktestCmd) Run(e *env) error {
 	prog.Done()
 	if err != nil {
 		return fmt.Errorf("backtest: %w", err)
+	}
+	var fit *backtest.CalibrationFit
+	if c.Calibrate != "" {
+		var cst backtest.FetchStats
+		if model, fit, cst, err = c.calibrate(e, res, calGrid, h, prog); err != nil {
+			return err
+		}
+		st.Queries, st.Points, st.Duration = st.Queries+cst.Queries, st.Points+cst.Points, st.Duration+cst.Duration
+		st.Warnings, st.Queried = append(st.Warnings, cst.Warnings...), append(st.Queried, cst.Queried...)
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
 	if errors.Is(err, backtest.ErrNoTraffic) {
@@ -256,6 +284,12 @@ func (c *BacktestCmd) Run(e *env) error {
 		return fmt.Errorf("backtest: %w", err)
 	}
 	rep.Fetch = st
+	rep.Calibration, rep.CalibrationFile = fit, c.Calibrate
+	if fit != nil && c.Output == "csv" {
+		if err := fit.WriteText(e.stderr, c.Calibrate); err != nil {
+			return err
+		}
+	}
 	if c.Plot != "" {
 		if err := plotBacktest(e.stderr, c.Plot, rep, c.SLOTTFT.Seconds()); err != nil {
 			return fmt.Errorf("--plot: %w", err)
@@ -268,4 +302,49 @@ func (c *BacktestCmd) Run(e *env) error {
 		return rep.WriteCSV(e.stdout)
 	}
 	return rep.WriteText(e.stdout)
+}
+
+// calibrate fits the replica flags' model to the target's history over g
+// (windows of --calibrate-window), holding out the last quarter of the
+// range, writes the calibration file and returns the calibrated replica
+// with the fit and the statistics of its queries.
+func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtest.History, prog *status.Line) (*replica.Replica, *backtest.CalibrationFit, backtest.FetchStats, error) {
+	base, err := c.ReplicaFlags.Config()
+	if err != nil {
+		return nil, nil, backtest.FetchStats{}, err
+	}
+	ws, st, err := backtest.FetchWindows(e.ctx, res.api, res.target, g, func(done, total int) {
+		prog.Printf("backtest: calibration queries %d/%d", done, total)
+	})
+	prog.Done()
+	if err != nil {
+		return nil, nil, st, fmt.Errorf("backtest --calibrate: %w", err)
+	}
+	split := g.Start.Add(time.Duration(float64(g.End().Sub(g.Start)) * (1 - backtest.HoldOutFraction))).Truncate(time.Second)
+	fit, err := backtest.Calibrate(base, ws, h.PromptMean, h.OutputMean, split)
+	if err != nil {
+		return nil, nil, st, fmt.Errorf("backtest --calibrate: %w", err)
+	}
+	at := c.PrometheusURL
+	if u, err := url.Parse(at); err == nil {
+		at = u.Redacted() // no password in the file
+	}
+	of := fmt.Sprintf("%s at %s", c.Selector, at)
+	if c.HistoryFlags.Config != "" {
+		of = fmt.Sprintf("target %s of %s", c.Target, c.HistoryFlags.Config)
+	}
+	fit.Calibration.Source = fmt.Sprintf("infscale backtest --calibrate: Prometheus history of %s (%s) over %s..%s, windows of %s",
+		of, res.target.Server, g.Start.Format(time.RFC3339), g.End().Format(time.RFC3339), g.Step)
+	if err := writeCalibrationFile(c.Calibrate, fit.Calibration); err != nil {
+		return nil, nil, st, err
+	}
+	cfg, err := fit.Calibration.Apply(base)
+	if err != nil {
+		return nil, nil, st, err
+	}
+	r, err := replica.New(cfg)
+	if err != nil {
+		return nil, nil, st, fmt.Errorf("backtest --calibrate: the calibrated replica: %w", err)
+	}
+	return r, &fit, st, nil
 }

@@ -314,9 +314,15 @@ func (c *PolicyFlags) behaviorFlags(b *autoscalingv2.HorizontalPodAutoscalerBeha
 	both := func(flag, field string) {
 		errs = append(errs, fmt.Errorf("%s: %s also sets behavior.%s; set it once (flag or file)", flag, c.Behavior, field))
 	}
-	seconds := func(flag string, d time.Duration) (int32, bool) {
-		if d%time.Second != 0 || d < math.MinInt32*time.Second || d > math.MaxInt32*time.Second {
+	// seconds is d in whole seconds; a whole number of seconds too large
+	// for the field is out of its range [lo, hi] (Validate's text for it).
+	seconds := func(flag, field string, lo, hi int64, d time.Duration) (int32, bool) {
+		if d%time.Second != 0 {
 			errs = append(errs, fmt.Errorf("--%s %v: want whole seconds, e.g. 300s", flag, d))
+			return 0, false
+		}
+		if d < math.MinInt32*time.Second || d > math.MaxInt32*time.Second {
+			errs = append(errs, fmt.Errorf("--%s (%s): %d must be in %d..%d", flag, field, int64(d/time.Second), lo, hi))
 			return 0, false
 		}
 		return int32(d / time.Second), true
@@ -339,14 +345,14 @@ func (c *PolicyFlags) behaviorFlags(b *autoscalingv2.HorizontalPodAutoscalerBeha
 		if window != nil {
 			if r.StabilizationWindowSeconds != nil {
 				both("--"+flag+"-window", name+".stabilizationWindowSeconds")
-			} else if w, ok := seconds(flag+"-window", *window); ok {
+			} else if w, ok := seconds(flag+"-window", "stabilizationWindowSeconds", 0, recommend.MaxStabilizationWindowSeconds, *window); ok {
 				r.StabilizationWindowSeconds = &w
 			}
 		}
 		if pods != nil || pct != nil {
 			if r.Policies != nil {
 				both("--"+flag+"-pods/--"+flag+"-percent", name+".policies")
-			} else if ps, ok := seconds(flag+"-period", period); ok {
+			} else if ps, ok := seconds(flag+"-period", "periodSeconds", 1, recommend.MaxPeriodSeconds, period); ok {
 				r.Policies = []autoscalingv2.HPAScalingPolicy{}
 				if pods != nil {
 					r.Policies = append(r.Policies, autoscalingv2.HPAScalingPolicy{Type: autoscalingv2.PodsScalingPolicy, Value: *pods, PeriodSeconds: ps})

@@ -22,7 +22,7 @@ import (
 type ReplicaFlags struct {
 	GPU                 string         `name:"gpu" default:"h100-sxm" help:"GPU from the catalog (infscale gpu --list shows their figures): a10g, l4, l40s, a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, mi300x."`
 	Model               string         `name:"model" default:"llama-3-8b" help:"Model from the catalog (infscale gpu --list), or its Hugging Face repository."`
-	TP                  *int           `name:"tp" help:"Tensor-parallel degree: GPUs per replica (default 1)."`
+	TP                  *int           `name:"tp" help:"Tensor-parallel degree: GPUs per replica; it divides the model's attention heads, as vLLM requires (default 1)."`
 	DType               *string        `name:"dtype" help:"Weight dtype: auto (the model's config.json torch_dtype), fp16, bf16, fp8, int8, int4 (default fp16; auto with --calibrated)."`
 	KVDType             *string        `name:"kv-dtype" help:"KV cache dtype: auto, fp16, bf16, fp8, int8 (default auto: the 16-bit activation dtype)."`
 	MemoryUtilization   *float64       `name:"memory-utilization" help:"vLLM --gpu-memory-utilization, in (0, 1] (default 0.9)."`

@@ -121,6 +121,9 @@ func TestGPUInvalid(t *testing.T) {
 		{[]string{"--accounting", "exact"}, []string{"--accounting", "nominal, vllm"}},
 		{[]string{"--context", "0"}, []string{"--context"}},
 		{[]string{"--model", "llama-3.1-70b"}, []string{"does not fit", "--tp"}},
+		// vLLM: "Total number of attention heads (32) must be divisible by
+		// tensor parallel size (3)".
+		{[]string{"--tp", "3"}, []string{"--tp: 3 is invalid", "32 attention heads", "1, 2, 4, 8, 16, 32"}},
 		{[]string{"--output", "yaml"}, []string{"--output", "text", "json"}},
 	} {
 		code, _, errs := runGPU(t, tc.args...)

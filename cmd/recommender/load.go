@@ -77,11 +77,8 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 		// Before the sweep, not after minutes of load: the file's directory
 		// must exist (the file is written when the fit is done).
-		if fi, err := os.Stat(filepath.Dir(c.Calibrate)); err != nil || !fi.IsDir() {
-			return invalidf("--calibrate %s: the directory %s does not exist (the file is written there after the sweep)", c.Calibrate, filepath.Dir(c.Calibrate))
-		}
-		if fi, err := os.Stat(c.Calibrate); err == nil && fi.IsDir() {
-			return invalidf("--calibrate %s: is a directory (want the path of a JSON file to write)", c.Calibrate)
+		if err := calibrationPathOK(c.Calibrate, "the sweep"); err != nil {
+			return err
 		}
 		var err error
 		if base, err = c.ReplicaFlags.Config(); err != nil {
@@ -145,8 +142,7 @@ func (c *LoadCmd) Run(e *env) error {
 			return err
 		}
 		cal.Source = fmt.Sprintf("infscale load %s --concurrency %s --prompt-tokens %d --max-tokens %d", c.URL, c.Concurrency, c.PromptTokens, c.MaxTokens)
-		b, _ := json.MarshalIndent(cal, "", "  ")
-		if err := os.WriteFile(c.Calibrate, append(b, '\n'), 0o644); err != nil {
+		if err := writeCalibrationFile(c.Calibrate, cal); err != nil {
 			return err
 		}
 		rep.Calibration = &cal
@@ -277,23 +273,33 @@ func (p *loadProgress) update(done, total int) {
 
 func (p *loadProgress) reset() { p.line.Done() }
 
+// calibrationPathOK checks, before the work that precedes the writing
+// (after), that --calibrate names a file that can be written: its directory
+// exists and it is not a directory itself.
+func calibrationPathOK(path, after string) error {
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
+		return invalidf("--calibrate %s: the directory %s does not exist (the file is written there after %s)", path, filepath.Dir(path), after)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return invalidf("--calibrate %s: is a directory (want the path of a JSON file to write)", path)
+	}
+	return nil
+}
+
+// writeCalibrationFile writes cal as the calibration file's JSON.
+func writeCalibrationFile(path string, cal replica.Calibration) error {
+	b, err := json.MarshalIndent(cal, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
 // writeCalibration prints the fitted parameters and each point's
 // prediction error, fitted and held out.
 func writeCalibration(w io.Writer, path string, cal replica.Calibration) {
 	fmt.Fprintf(w, "\ncalibration written to %s (%s on %d x %s):\n", path, cal.Model, cal.TP, cal.GPU)
-	fmt.Fprintf(w, "  bandwidth efficiency %.3f, step overhead %.3f ms, sequence step cost %.1f us, MFU %.3f, request overhead %.1f ms\n",
-		cal.BandwidthEfficiency, cal.StepOverheadS*1000, cal.SequenceStepCostS*1e6, cal.MFU, cal.RequestOverheadS*1000)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  \tconcurrency\tITL p50 ms\tmodel ms\terror\t")
-	for _, set := range []struct {
-		name   string
-		points []replica.StepPoint
-	}{{"fit", cal.Fit}, {"held out", cal.HeldOut}} {
-		for _, p := range set.points {
-			fmt.Fprintf(tw, "  %s\t%d\t%.2f\t%.2f\t%+.1f%%\t\n", set.name, p.Batch, p.StepS*1000, p.PredictedS*1000, 100*p.Error())
-		}
-	}
-	tw.Flush()
+	cal.WriteText(w, "concurrency", "ITL p50 ms")
 }
 
 // checkTrace reads every request of src, returning the first bad line's error.

@@ -17,14 +17,15 @@ import (
 
 // ServeCmd is `infscale serve`: the recommender service (docs/serve.md).
 type ServeCmd struct {
-	Config       string        `name:"config" short:"c" type:"path" help:"Configuration file (YAML, docs/config.md). Required unless --demo."`
+	Config       string        `name:"config" short:"c" type:"path" help:"Configuration file (YAML, docs/config.md). Required unless --demo or --demo-zero."`
 	Listen       string        `name:"listen" help:"HTTP address for /metrics, /healthz, /readyz, /debug/decisions; overrides the config's listen."`
 	StateDir     string        `name:"state-dir" type:"path" help:"Directory for per-target state (stabilisation history, scale events) so that a restart carries on the windows."`
 	AuditLog     string        `name:"audit-log" type:"path" help:"Append one JSON line per decision to this file."`
 	LogLevel     string        `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn, error."`
 	LogFormat    string        `name:"log-format" default:"text" enum:"text,json" help:"Log format: text or json."`
 	Demo         bool          `name:"demo" help:"Run the quickstart: a simulated vLLM fleet under a load ramp, served in embedded mode, decisions printed as they happen."`
-	DemoDuration time.Duration `name:"demo-duration" default:"60s" help:"Length of --demo."`
+	DemoZero     bool          `name:"demo-zero" help:"Run the scale-to-zero demo: load through the activator to the simulated fleet at zero replicas, serve in embedded mode, the fleet following desired; prints each request's wait beside the cold start, and how many were lost."`
+	DemoDuration time.Duration `name:"demo-duration" default:"60s" help:"Length of --demo; --demo-zero's cold start and cooldown scale with it (it runs about 0.8 x that)."`
 	CheckConfig  bool          `name:"check-config" help:"Load and validate --config, print a summary and exit (0 valid, 2 invalid)."`
 	Kubeconfig   string        `type:"path" placeholder:"FILE" help:"kubeconfig for targets with a scaleTargetRef (default: in a pod its service account, else $KUBECONFIG or ~/.kube/config); no client is made without such a target."`
 }
@@ -45,11 +46,21 @@ func (c *ServeCmd) Run(e *env) error {
 			return invalidf("--listen %q: %v", c.Listen, err)
 		}
 	}
-	if c.Demo {
-		if c.Config != "" {
+	if c.Demo || c.DemoZero {
+		switch {
+		case c.Demo && c.DemoZero:
+			return invalidf("--demo and --demo-zero are two demos; give one")
+		case c.Config != "":
 			return invalidf("--demo runs its own fleet and config; drop --config")
+		case c.DemoDuration < 0:
+			return invalidf("--demo-duration %s: want a duration > 0, e.g. 60s", c.DemoDuration)
 		}
-		_, err := demo.RunDemo(e.ctx, e.stdout, demo.DemoOptions{Duration: c.DemoDuration, Listen: c.Listen, Log: demoLogger(e, log, c.LogLevel)})
+		o := demo.DemoOptions{Duration: c.DemoDuration, Listen: c.Listen, Log: demoLogger(e, log, c.LogLevel)}
+		if c.DemoZero {
+			_, err := demo.RunZeroDemo(e.ctx, e.stdout, o)
+			return err
+		}
+		_, err := demo.RunDemo(e.ctx, e.stdout, o)
 		return err
 	}
 	if c.Config == "" {

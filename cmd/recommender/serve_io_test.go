@@ -48,3 +48,21 @@ func TestServeIOFailuresExit1(t *testing.T) {
 		t.Errorf("unwritable state dir: exit %d, want 1 before serving:\n%s", code, errb.String())
 	}
 }
+
+// TestServeDemoFlags: the two demos are one or the other, and neither
+// takes a config.
+func TestServeDemoFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--demo", "--demo-zero"}, "give one"},
+		{[]string{"serve", "--demo-zero", "--config", "x.yaml"}, "drop --config"},
+		{[]string{"serve", "--demo-zero", "--demo-duration=-1s"}, "--demo-duration"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), tc.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}

@@ -23,15 +23,25 @@ const (
 // end). Without -update it does nothing: TestDemo checks the transcript's
 // shape against its own (shorter) run, since the values depend on timing.
 func TestDemoTranscript(t *testing.T) {
+	rewriteTranscript(t, demoBegin, demoEnd, "$ infscale serve --demo\n", func(out *bytes.Buffer) error {
+		_, err := RunDemo(t.Context(), out, DemoOptions{})
+		return err
+	})
+}
+
+// rewriteTranscript, with -update, runs a demo and writes what it printed
+// between the markers begin and end of docs/serve.md, after cmd.
+func rewriteTranscript(t *testing.T, begin, end, cmd string, run func(*bytes.Buffer) error) {
+	t.Helper()
 	if !*updateDemo {
 		t.Skip("rewrites docs/serve.md with -update")
 	}
 	var out bytes.Buffer
-	if _, err := RunDemo(t.Context(), &out, DemoOptions{}); err != nil {
+	if err := run(&out); err != nil {
 		t.Fatal(err)
 	}
-	s, i, j := demoDocBlock(t)
-	block := demoBegin + "\n```\n$ infscale serve --demo\n" + out.String() + "```\n"
+	s, i, j := docBlock(t, begin, end)
+	block := begin + "\n```\n" + cmd + out.String() + "```\n"
 	if err := os.WriteFile(demoDoc, []byte(s[:i]+block+s[j:]), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +50,13 @@ func TestDemoTranscript(t *testing.T) {
 // demoDocBlock reads docs/serve.md and finds its transcript markers: the
 // text, the index of demoBegin and of demoEnd.
 func demoDocBlock(t *testing.T) (string, int, int) {
+	t.Helper()
+	return docBlock(t, demoBegin, demoEnd)
+}
+
+// docBlock reads docs/serve.md and finds the markers begin and end: the
+// text, the index of begin and of end.
+func docBlock(t *testing.T, demoBegin, demoEnd string) (string, int, int) {
 	t.Helper()
 	doc, err := os.ReadFile(filepath.FromSlash(demoDoc))
 	if err != nil {
@@ -51,6 +68,43 @@ func demoDocBlock(t *testing.T) (string, int, int) {
 		t.Fatalf("%s lacks the markers %q ... %q", demoDoc, demoBegin, demoEnd)
 	}
 	return s, i, j
+}
+
+const (
+	zeroBegin = "<!-- BEGIN ZERO DEMO OUTPUT: go test ./internal/demo -run TestZeroDemoTranscript -update (a 60 s run of serve --demo-zero) -->"
+	zeroEnd   = "<!-- END ZERO DEMO OUTPUT -->"
+	zeroCmd   = "$ infscale serve --demo-zero\n"
+)
+
+// TestZeroDemoTranscript rewrites docs/serve.md's scale-to-zero transcript
+// from a real 60 s run of RunZeroDemo with -update; without it, nothing
+// (TestZeroDemo checks the transcript's lines against its own run).
+func TestZeroDemoTranscript(t *testing.T) {
+	rewriteTranscript(t, zeroBegin, zeroEnd, zeroCmd, func(out *bytes.Buffer) error {
+		_, err := RunZeroDemo(t.Context(), out, DemoOptions{})
+		return err
+	})
+}
+
+// checkZeroTranscript compares docs/serve.md's zero-demo transcript with
+// a real run's output, numbers aside: the same lines in the same order,
+// except serve's decision lines (how many there are depends on timing).
+func checkZeroTranscript(t *testing.T, real string) {
+	t.Helper()
+	s, i, j := docBlock(t, zeroBegin, zeroEnd)
+	block := strings.TrimSuffix(strings.TrimPrefix(s[i+len(zeroBegin):j], "\n```\n"+zeroCmd), "```\n")
+	frame := func(text string) string {
+		var out []string
+		for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+			if shape, _ := demoShape(line); !strings.HasPrefix(shape, "#s serve:") {
+				out = append(out, shape)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	if got, want := frame(block), frame(real); got != want {
+		t.Errorf("%s's zero demo transcript differs from the real output's lines (numbers aside); regenerate: go test ./internal/demo -run TestZeroDemoTranscript -update\ndoc:\n%s\nreal:\n%s", demoDoc, got, want)
+	}
 }
 
 // demoNumber is a number or a duration such as 1m0s, 1.6s or 0.021s.

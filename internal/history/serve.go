@@ -2,8 +2,8 @@ package history
 
 import (
 	"bufio"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -19,7 +19,29 @@ import (
 // test when the binaries are unavailable (fails under CI=true).
 func Serve(t testing.TB, cfg Config) (*promtest.Server, Truth) {
 	t.Helper()
-	bin := promtest.Binary(t, promtest.Promtool)
+	var tr Truth
+	srv := serve(t, func(w io.Writer) (err error) {
+		tr, err = Write(w, cfg)
+		return err
+	})
+	return srv, tr
+}
+
+// ServeReplica is Serve for a Replica history.
+func ServeReplica(t testing.TB, cfg Replica) (*promtest.Server, ReplicaTruth) {
+	t.Helper()
+	var tr ReplicaTruth
+	srv := serve(t, func(w io.Writer) (err error) {
+		tr, err = WriteReplica(w, cfg)
+		return err
+	})
+	return srv, tr
+}
+
+// serve writes a history with write, loads it into a TSDB and starts
+// Prometheus on it (Serve's steps).
+func serve(t testing.TB, write func(io.Writer) error) *promtest.Server {
+	t.Helper()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "history.om")
 	f, err := os.Create(in)
@@ -27,7 +49,7 @@ func Serve(t testing.TB, cfg Config) (*promtest.Server, Truth) {
 		t.Fatal(err)
 	}
 	bw := bufio.NewWriter(f)
-	tr, err := Write(bw, cfg)
+	err = write(bw)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -37,12 +59,7 @@ func Serve(t testing.TB, cfg Config) (*promtest.Server, Truth) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := filepath.Join(dir, "data")
-	cmd := exec.Command(bin, "tsdb", "create-blocks-from", "openmetrics", "--quiet", "--max-block-duration=54h", in, data)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("promtool tsdb create-blocks-from openmetrics: %v\n%s", err, out)
-	}
+	data := promtest.CreateBlocks(t, in, "--quiet", "--max-block-duration=54h")
 	os.Remove(in)
-	srv := promtest.Start(t, promtest.Options{DataDir: data, Flags: []string{"--storage.tsdb.retention.time=10y"}})
-	return srv, tr
+	return promtest.Start(t, promtest.Options{DataDir: data, Flags: []string{"--storage.tsdb.retention.time=10y"}})
 }

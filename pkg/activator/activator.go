@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Config configures an Activator. Zero fields take the defaults noted.
@@ -146,6 +147,16 @@ func New(cfg Config) (*Activator, error) {
 
 // Registry is the activator's own registry (serve it on /metrics).
 func (a *Activator) Registry() *prometheus.Registry { return a.reg }
+
+// Mux is what `infscale activator` listens with: GET /metrics (the
+// registry), GET /healthz ("ok") and every other request proxied by a.
+func (a *Activator) Mux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.Handle("/", a)
+	return mux
+}
 
 // Held is the number of requests held now.
 func (a *Activator) Held() int {

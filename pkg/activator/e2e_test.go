@@ -78,11 +78,8 @@ func startZeroStack(t *testing.T, coldStart time.Duration) *zeroStack {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	go act.Run(ctx)
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(act.Registry(), promhttp.HandlerOpts{}))
-	mux.Handle("/", act)
 	ln := listen(t)
-	srv := &http.Server{Handler: mux}
+	srv := &http.Server{Handler: act.Mux()}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return &zeroStack{fleet: f, act: act, url: "http://" + ln.Addr().String(), ctx: ctx, cancel: cancel}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/prometheus/model/labels"
+
 	"github.com/infscale/infscale/internal/history"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/promql"
@@ -19,18 +21,7 @@ func TestReconstructFromPrometheus(t *testing.T) {
 		t.Skip("starts Prometheus on a backfilled week")
 	}
 	srv, truth := history.Serve(t, history.Config{Scrape: 2 * time.Minute})
-	api, err := promql.NewClient(promql.ClientConfig{URL: srv.URL, Timeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := promql.ParseSelector(`{namespace="llm"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewGrid(truth.Start, truth.End, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	api, ms, g := llmHistory(t, srv.URL, truth.Start, truth.End)
 	tgt := Target{Server: profile.VLLM, Selector: ms,
 		Replicas: `sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat"})`}
 	h, st, err := Fetch(context.Background(), api, tgt, g, nil)
@@ -94,4 +85,24 @@ func TestReconstructFromPrometheus(t *testing.T) {
 	if len(w.TTFTHourly) < 160 {
 		t.Errorf("%d hourly TTFT values, want about 168", len(w.TTFTHourly))
 	}
+}
+
+// llmHistory is a client of the Prometheus at url, the selector
+// {namespace="llm"} of the synthetic histories and their grid of 1-minute
+// steps over [start, end].
+func llmHistory(t *testing.T, url string, start, end time.Time) (promql.API, []*labels.Matcher, Grid) {
+	t.Helper()
+	api, err := promql.NewClient(promql.ClientConfig{URL: url, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := promql.ParseSelector(`{namespace="llm"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGrid(start, end, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api, ms, g
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/replay"
+	"github.com/infscale/infscale/pkg/replica"
 )
 
 // num is a float64 that encodes NaN and ±Inf as JSON null (unknown, never 0).
@@ -83,6 +84,21 @@ type jsonReport struct {
 	ReplayTime num           `json:"replay_s"`
 	Queries    int           `json:"queries"`
 	Warnings   []string      `json:"warnings,omitempty"`
+	// Calibration is the fit from history with its held-out errors.
+	Calibration *jsonCalibration `json:"calibration,omitempty"`
+}
+
+type jsonCalibration struct {
+	File string `json:"file"`
+	replica.Calibration
+	Split          time.Time `json:"split"`
+	DecodeWindows  int       `json:"decode_windows"`
+	DecodeHeldOut  int       `json:"decode_windows_held_out"`
+	PrefillWindows int       `json:"prefill_windows"`
+	PrefillHeldOut int       `json:"prefill_windows_held_out"`
+	HeldOutITL     num       `json:"held_out_itl_mean_abs_error"`
+	HeldOutTTFT    num       `json:"held_out_ttft_mean_abs_error"`
+	Notes          []string  `json:"notes,omitempty"`
 }
 
 func (rep Report) rowOf(r Row) jsonRow {
@@ -129,6 +145,12 @@ func (rep Report) WriteJSON(w io.Writer) error {
 			out.Fidelity.Pairs = append(out.Fidelity.Pairs, jsonHour{T: p.T, Observed: num(p.Observed), Simulated: &sim})
 		}
 	}
+	if c := rep.Calibration; c != nil {
+		itl, ttft := c.HeldOutError()
+		out.Calibration = &jsonCalibration{File: rep.CalibrationFile, Calibration: c.Calibration, Split: c.Split,
+			DecodeWindows: c.DecodeWindows, DecodeHeldOut: c.DecodeHeldOut, PrefillWindows: c.PrefillWindows, PrefillHeldOut: c.PrefillHeldOut,
+			HeldOutITL: num(itl), HeldOutTTFT: num(ttft), Notes: c.Notes}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
@@ -155,6 +177,11 @@ func (rep Report) WriteText(w io.Writer) error {
 	for _, g := range rep.Coverage.Gaps {
 		fmt.Fprintf(w, "  gap     %s .. %s (%s): no samples; arrivals spread from the counters' increase\n",
 			g.From.Format(time.RFC3339), g.To.Format(time.RFC3339), g.Duration())
+	}
+	if c := rep.Calibration; c != nil {
+		if err := c.WriteText(w, rep.CalibrationFile); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -75,6 +75,11 @@ type Report struct {
 	GPUs float64
 	// TTFTHourly is the observed p95 TTFT per hour (NaN: no request).
 	TTFTHourly []HourValue
+	// Calibration is the fit from this history the replays used (nil:
+	// the replica flags' model; set by the caller).
+	Calibration *CalibrationFit
+	// CalibrationFile is where the calibration was written.
+	CalibrationFile string
 }
 
 // Run replays w under every policy of cfg and under the actual replica

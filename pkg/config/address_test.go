@@ -23,8 +23,8 @@ func TestAddresses(t *testing.T) {
 		if c.listen != "" {
 			y = "listen: '" + c.listen + "'\n" + y
 		}
-		if c.prom != "" {
-			y = "prometheus: {url: '" + c.prom + "'}\n" + y
+		if c.prom != "" { // Prometheus mode: the selector, no scrape: list
+			y = "prometheus: {url: '" + c.prom + "'}\n" + strings.Replace(y, "scrape: ['http://127.0.0.1:1/metrics'], ", "", 1)
 		}
 		_, err := Parse([]byte(y), "a.yaml")
 		switch {

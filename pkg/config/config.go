@@ -98,7 +98,8 @@ type Target struct {
 	Apply bool `yaml:"apply"`
 	// Scrape is what embedded mode reads: a list of the replicas' /metrics
 	// URLs, or (with ScaleTargetRef) the port and path to scrape on every
-	// Ready pod of the workload.
+	// Ready pod of the workload. Beside prometheus.url it is refused
+	// (nobody would read it).
 	Scrape Scrape `yaml:"scrape"`
 	// Metrics are the signals to scale on (the largest recommendation wins).
 	Metrics []Metric `yaml:"metrics"`

@@ -118,6 +118,8 @@ func TestBadFiles(t *testing.T) {
 		"addresses.bad.yaml": {
 			"addresses.bad.yaml:3:8: prometheus.url: \"http://admin:xxxxx@prometheus:9090/api/v1?dedup=true\": no query, fragment or user:password",
 			"addresses.bad.yaml:4:9: listen: port \"99999\": allowed a port number 0..65535",
+			// Line 8 "  scrape: [" is 10 characters: scrape: beside prometheus.url is read by nobody.
+			"addresses.bad.yaml:8:11: targets[0].scrape: is for embedded mode; with prometheus.url the target is read from Prometheus",
 			"addresses.bad.yaml:8:42: targets[0].scrape[1]: \"http://10.0.0.5:8000/metrics\" listed twice (also scrape[0]); one URL per replica",
 		},
 		// Line 5: "- {name: chat, scrape: [" is 24 characters.

@@ -155,6 +155,11 @@ func (v *validator) target(p string, t *Target) {
 	if embedded && len(t.Scrape.URLs) == 0 && t.Scrape.Pods == nil && !v.bad(p+".scrape") {
 		v.at(p+".scrape", "required in embedded mode (no prometheus.url): the /metrics URLs of the replicas, or with scaleTargetRef the pods' port and path, e.g. {port: 8000, path: /metrics}")
 	}
+	if !embedded && (len(t.Scrape.URLs) > 0 || t.Scrape.Pods != nil) {
+		// Both set, prometheus.url would win and these pages would be read
+		// by nobody: say so rather than ignore them (as zero.held_scrape).
+		v.at(p+".scrape", "is for embedded mode; with prometheus.url the target is read from Prometheus through its selector and nothing under scrape: is read: remove scrape: or prometheus.url")
+	}
 	urls := map[string]int{}
 	for j, s := range t.Scrape.URLs {
 		u, err := url.Parse(s)
@@ -380,9 +385,6 @@ func (v *validator) workload(p string, t *Target) {
 		}
 		if !strings.HasPrefix(s.Path, "/") {
 			v.at(p+".scrape.path", "%q: a path starts with /, e.g. /metrics", s.Path)
-		}
-		if !v.cfg.Prometheus.Embedded() {
-			v.at(p+".scrape", "is read in embedded mode only (with prometheus.url the signals are PromQL)")
 		}
 	}
 	if t.Apply && ref.Kind != "" && ref.Name != "" {

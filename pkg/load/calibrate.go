@@ -15,7 +15,7 @@ import (
 // their output on average) taking the point's ITL p50; the points above
 // fitMax are held out and predicted. The prefill line comes from two
 // concurrency-1 runs with no decoding to speak of (max_tokens 2): prompts
-// of cfg.PromptTokens and 3 × that.
+// of cfg.PromptTokens and 3 × that (their predictions filled in).
 func Calibrate(ctx context.Context, base replica.Config, cfg Config, points []Summary, fitMax int) (replica.Calibration, error) {
 	r, err := replica.New(base)
 	if err != nil {
@@ -61,5 +61,11 @@ func Calibrate(ctx context.Context, base replica.Config, cfg Config, points []Su
 	if pre[0].PromptTokens == pre[1].PromptTokens {
 		return replica.Calibration{}, errors.New("calibrate: the server counts both prompt lengths alike (usage prompt_tokens); cannot fit the prefill rate")
 	}
-	return replica.Fit(base, fit, pre, held)
+	cal, err := replica.Fit(base, fit, pre, held)
+	if err != nil {
+		return cal, err
+	}
+	// The prefill points' predictions, for the table (no held-out TTFT:
+	// both runs are fitted).
+	return cal, cal.PredictPrefill(base, nil)
 }

@@ -96,9 +96,17 @@ func (s Server) Families() Families {
 			GenerationTokens: []string{"vllm:generation_tokens_total"},
 			Requests:         []string{"vllm:request_success_total"},
 			TTFT:             []string{"vllm:time_to_first_token_seconds"},
-			// V1 names (vLLM docs "Production Metrics"); before the ITL
-			// histogram vLLM exported the same quantity as
-			// time_per_output_token_seconds.
+			// Verified in vllm-project/vllm vllm/v1/metrics/loggers.py
+			// (PrometheusStatLogger): request_queue_time_seconds ("time spent
+			// in WAITING phase", observed once per finished request) and
+			// inter_token_latency_seconds (one observation per generated
+			// token after the first), both histograms with labels
+			// model_name and engine; time_per_output_token_seconds is the
+			// same histogram under its old name ("Deprecated in 0.11 -
+			// Renamed as vllm:inter_token_latency_seconds"; 0.11 exports
+			// both, older V1 builds only it). The per-request mean TPOT
+			// histogram of newer builds (request_time_per_output_token_seconds)
+			// is another quantity and not read.
 			QueueTime: []string{"vllm:request_queue_time_seconds"},
 			ITL:       []string{"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"},
 			Prefixes:  []string{"vllm:"},
@@ -106,6 +114,9 @@ func (s Server) Families() Families {
 	case LlamaCpp:
 		// llama.cpp server README (`--metrics`), docs/design.md page 11. Older builds
 		// exported llamacpp:kv_cache_usage_ratio; current builds have no KV gauge.
+		// It has no histogram: no queue-time or ITL quantile (its
+		// tokens_predicted_seconds_total / tokens_predicted_total is a mean
+		// decode time per token, not a quantile, and is not read).
 		return Families{
 			Running:          []string{"llamacpp:requests_processing"},
 			Waiting:          []string{"llamacpp:requests_deferred"},
@@ -126,8 +137,14 @@ func (s Server) Families() Families {
 			GenerationTokens: []string{"sglang:generation_tokens_total", "sglang_generation_tokens_total"},
 			Requests:         []string{"sglang:num_requests_total", "sglang_num_requests_total"},
 			TTFT:             []string{"sglang:time_to_first_token_seconds", "sglang_time_to_first_token_seconds"},
-			MaxRunning:       []string{"sglang:max_running_requests", "sglang_max_running_requests"},
-			Prefixes:         []string{"sglang:", "sglang_"},
+			// Histograms of sgl-project/sglang
+			// python/sglang/srt/metrics/collector.py: queue_time_seconds
+			// ("queueing time", waiting queue to the forward batch) and
+			// inter_token_latency_seconds, labelled as the other families.
+			QueueTime:  []string{"sglang:queue_time_seconds", "sglang_queue_time_seconds"},
+			ITL:        []string{"sglang:inter_token_latency_seconds", "sglang_inter_token_latency_seconds"},
+			MaxRunning: []string{"sglang:max_running_requests", "sglang_max_running_requests"},
+			Prefixes:   []string{"sglang:", "sglang_"},
 		}
 	case TGI:
 		// TGI router metrics (text-generation-inference docs "Metrics"); the

@@ -89,18 +89,26 @@ func (c *Capacity) RequestSeconds(prompt, output float64) float64 {
 // three 15 s decisions. The arrival rate turns before the queue does, so a
 // short span sees a ramp early; over the queue lookahead's 2 × 90 s the
 // reference ramp's slope reads half and the second replica comes late
-// (measured: docs/simulate.md's recommended table).
+// (measured: docs/recommended.md).
 const demandTrendSpan = 45 * time.Second
 
 // demandRaw is the demand signal's recommendation:
 //
-//	work     = arrival rate × RequestSeconds(mean prompt, mean output)
-//	           replicas of capacity busy, now
-//	projected = work + max(0, trend) × lookahead   (trend: least squares over
-//	           the samples of the last 45 s, demandTrendSpan)
-//	replicas = ceil(projected / target)   target: the utilisation one
-//	           replica should run at
+//	per       = RequestSeconds(mean prompt, mean output)   replica-seconds
+//	work      = arrival rate × per                          replicas busy, now
+//	projected = (arrival rate + max(0, trend) × lookahead) × per
+//	            trend: least squares of the arrival rate over the samples
+//	            of the last 45 s (demandTrendSpan), requests/s per second
+//	replicas  = ceil(projected / target)   target: the utilisation one
+//	            replica should run at
 //
+// The trend is the arrival rate's, not the work's: the mean lengths come
+// from the few requests that finished in the window and swing from one
+// decision to the next (on azure-llm-2023-conv at about 5 req/s the cost
+// per request went from 0.080 to 0.112 replica-s within 3 minutes, up to
+// 12% between decisions), and such a swing multiplied by the lookahead
+// read as a ramp and bought replicas
+// that were cancelled before they served (docs/recommended.md).
 // Without Policy.Capacity it is unknown (the front end supplies it: the
 // replay from its replica, serve from the target's gpu and model).
 // It reads the arrivals, not the replicas' batches, so it does not read low
@@ -123,9 +131,11 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 	text := "demand " + num(rate) + " req/s × " + num(per) + " replica-s per request (prompt " + num(pr) + ", output " + num(out) + " tokens) = " + num(work) + " replicas busy"
 	projected := work
 	if p.Lookahead > 0 {
-		pj, slope, n := projectSamples(&st.Work, work, now, demandTrendSpan, p.Lookahead)
-		projected = pj
-		text += "; trend " + num(slope) + "/s over " + itoa(n) + " samples, projected " + num(work) + " + " + num(math.Max(0, slope)) + " × " + num(p.Lookahead.Seconds()) + " = " + num(projected)
+		st.Work = nil // samples of the work (an older state file): not a rate
+		pj, slope, n := projectSamples(&st.Arrivals, rate, now, demandTrendSpan, p.Lookahead)
+		projected = pj * per
+		text += "; arrival trend " + num(slope) + " req/s per s over " + itoa(n) + " samples, projected (" + num(rate) + " + " +
+			num(math.Max(0, slope)) + " × " + num(p.Lookahead.Seconds()) + ") × " + num(per) + " = " + num(projected)
 	}
 	exact := projected / m.Target
 	r.Replicas = ceilReplicas(exact)

@@ -45,6 +45,26 @@ func TestDemandSignal(t *testing.T) {
 	expect(t, Decide(la, demandObs(1, 4), &st, at(0)), 2, ReasonMetric) // 0.625/0.5 = 1.25 → 2
 	expect(t, Decide(la, demandObs(2, 8), &st, at(15)), 5, ReasonMetric)
 
+	// The trend is the arrival rate's: at a steady 8 req/s the mean prompt
+	// rising from 100 to 200 (prompt 200, output 50: batch min(10, 10000/250)
+	// = 10, context 10 × 225 = 2250, step 0.01225 s, 0.2 + 50 × 0.01225/10 =
+	// 0.26125 s; 8 × 0.26125 = 2.09 busy) is no ramp: 2.09/0.5 = 4.18 → 5,
+	// where a trend of the work, (2.09 − 1.25)/15 s × 30 s more, would say
+	// (2.09 + 1.68)/0.5 = 7.54 → 8.
+	st = State{}
+	expect(t, Decide(la, demandObs(2, 8), &st, at(0)), 3, ReasonMetric)
+	long := demandObs(3, 8)
+	long.MeanPrompt = 200
+	expect(t, Decide(la, long, &st, at(15)), 5, ReasonMetric)
+
+	// An older state's work samples (replicas busy, not a rate) are not
+	// fitted: the trend restarts from the arrivals and the list is dropped.
+	old := State{Work: []DemandSample{{At: at(0), Demand: 0.1}}}
+	expect(t, Decide(la, demandObs(2, 8), &old, at(15)), 3, ReasonMetric)
+	if old.Work != nil || len(old.Arrivals) != 1 {
+		t.Errorf("work %v, arrivals %v: want the work dropped and one arrival sample", old.Work, old.Arrivals)
+	}
+
 	o := demandObs(2, 8)
 	o.MeanPrompt = nan
 	expect(t, Decide(p, o, nil, at(0)), 2, ReasonNoData)

@@ -20,6 +20,7 @@ func dropFuture(st *State, now time.Time) {
 	st.ScaleDownEvents = dropAfter(st.ScaleDownEvents, now, func(e ScaleEvent) time.Time { return e.At })
 	st.Demand = dropAfter(st.Demand, now, func(d DemandSample) time.Time { return d.At })
 	st.Work = dropAfter(st.Work, now, func(d DemandSample) time.Time { return d.At })
+	st.Arrivals = dropAfter(st.Arrivals, now, func(d DemandSample) time.Time { return d.At })
 	if st.ReadyAt.After(now) {
 		st.ReadyAt = now
 	}

@@ -90,9 +90,12 @@ func (l *Loop) DecideInto(d *Decision, p *Policy, r Reading, now time.Time) (dec
 		}
 		d.Desired, held = hold, true
 		d.step(ReasonNoData, hold, text)
-		// The trial is dropped: the outage counts as the held value.
+		// The trial is dropped: the outage counts as the held value. Its
+		// idle bookkeeping stays: requests held (or activity unknown) while
+		// no metric is known are activity, and the cooldown runs from them.
 		l.State.Recommendations = append(pruneBefore(l.State.Recommendations, now.Add(-p.Horizon())),
 			TimedReplicas{At: now, Replicas: hold})
+		l.State.FirstSeen, l.State.LastActive = l.trial.FirstSeen, l.trial.LastActive
 	} else {
 		l.State, l.trial = l.trial, l.State
 	}

@@ -75,3 +75,41 @@ func TestLoopRestoreAndHorizon(t *testing.T) {
 		}
 	}
 }
+
+// Requests held while no metric is known (the only replica still in its
+// cold start: no page answers) are activity: the cooldown to zero runs
+// from the last of them, not from the activation (KEDA's cooldownPeriod
+// counts from the last time the trigger was active).
+func TestLoopNoDataHeldIsActivity(t *testing.T) {
+	p := queuePolicy(4)
+	p.Min, p.Zero = 0, &Zero{Cooldown: 120 * time.Second}
+	mustValidate(t, p)
+	var l Loop
+	held := func(cur int, running, held float64) Reading {
+		return Reading{Obs: Observation{Current: cur, Running: running, Waiting: running, Held: held, KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN()}, CurrentKnown: true}
+	}
+	// t=2000 at zero, 4 held: activate 1.
+	if d, _, _ := l.Decide(p, held(0, math.NaN(), 4), at(2000)); d.Desired != 1 || d.Reason != ReasonActivate {
+		t.Fatalf("activation: %+v", d)
+	}
+	// t=2015..2090: the replica starting, no page answers, still 4 held:
+	// no metric known, 1 held on.
+	for s := int64(2015); s <= 2090; s += 15 {
+		if d, _, h := l.Decide(p, held(1, math.NaN(), 4), at(s)); d.Desired != 1 || !h {
+			t.Fatalf("t=%d: %+v held %v, want 1 held on", s, d, h)
+		}
+	}
+	// t=2100 ready and idle (the held requests served): idle since 2090.
+	// t=2205: 115 s < 120 s, the last replica stays (idle since the
+	// activation at 2000 it would read 205 s and go to zero).
+	// t=2215: 125 s >= 120 s: zero.
+	for _, c := range []struct {
+		s    int64
+		want int
+		why  Reason
+	}{{2100, 1, ReasonCooldown}, {2205, 1, ReasonCooldown}, {2215, 0, ReasonIdleToZero}} {
+		if d, _, _ := l.Decide(p, held(1, 0, 0), at(c.s)); d.Desired != c.want || d.Reason != c.why {
+			t.Errorf("t=%d: desired %d (%s), want %d (%s)", c.s, d.Desired, d.Reason, c.want, c.why)
+		}
+	}
+}

@@ -8,10 +8,18 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 )
 
-// HPA limits on behavior fields (k8s pkg/apis/autoscaling/validation).
+// MaxPeriodSeconds and MaxStabilizationWindowSeconds are the HPA's limits
+// on a scaling policy's periodSeconds (1..1800) and a stabilizationWindowSeconds
+// (0..3600), from k8s pkg/apis/autoscaling/validation; front ends name
+// them when a flag's value cannot even be held as seconds.
 const (
-	maxPeriodSeconds              = 1800
-	maxStabilizationWindowSeconds = 3600
+	MaxPeriodSeconds              = 1800
+	MaxStabilizationWindowSeconds = 3600
+)
+
+const (
+	maxPeriodSeconds              = MaxPeriodSeconds
+	maxStabilizationWindowSeconds = MaxStabilizationWindowSeconds
 	// defaultDownWindowSeconds is the controller's
 	// --horizontal-pod-autoscaler-downscale-stabilization (5 minutes).
 	defaultDownWindowSeconds = 300

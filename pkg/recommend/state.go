@@ -62,6 +62,7 @@ func (s *State) Validate() error {
 	}
 	samples("demand", "requests", s.Demand)
 	samples("work", "replicas busy", s.Work)
+	samples("arrivals", "requests/s", s.Arrivals)
 	count("coming", s.Coming)
 	count("last_desired", s.LastDesired)
 	return errs.err()

@@ -326,8 +326,11 @@ type State struct {
 	// guard.go). Zero when none.
 	Coming  int       `json:"coming,omitempty"`
 	ReadyAt time.Time `json:"ready_at,omitzero"`
-	// Work is the recent work per second of the demand signal, in replicas
-	// of capacity, oldest first, kept for the demand signal's spans.
+	// Arrivals are the recent arrival rates of the demand signal, in
+	// requests/s, oldest first, kept for its trend span (45 s).
+	Arrivals []DemandSample `json:"arrivals,omitempty"`
+	// Work are work samples (replicas busy) an older version kept for the
+	// trend: read and validated so its state files load, then dropped.
 	Work []DemandSample `json:"work,omitempty"`
 }
 

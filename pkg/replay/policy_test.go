@@ -66,6 +66,10 @@ func TestParsePolicyErrors(t *testing.T) {
 		"hpa(queue:x)":               "column 11: queue target",
 		"min=1,queue:24":             "column 1: a policy starts with",
 		"queue:24,uppods=0":          "column 17: uppods: 0 must be >= 1",
+		// 1000000 h = 3.6e9 s does not fit the HPA's int32 seconds: still
+		// the range, not "whole seconds".
+		"queue:24,downwindow=1000000h": "column 21: downwindow=\"1000000h\": 3600000000 must be in 0..3600",
+		"queue:24,downwindow=1.5":      "column 21: downwindow=\"1.5\": want whole seconds",
 		// "queue:8," is 8 characters: min=2 at column 9, the second min at 15.
 		"queue:8,min=2,min=1": "column 15: option min given twice (also at column 9)",
 		// The rules are recommend.Policy.Validate's; the column is the field's:

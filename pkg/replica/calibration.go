@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/infscale/infscale/internal/boundedfile"
@@ -43,8 +44,10 @@ type Calibration struct {
 	Fit     []StepPoint `json:"fit"`
 	HeldOut []StepPoint `json:"held_out,omitempty"`
 	// Prefill are the concurrency-1 TTFTs the prefill rate and the
-	// per-request overhead come from.
-	Prefill []PrefillPoint `json:"prefill"`
+	// per-request overhead come from; PrefillHeldOut those predicted
+	// without having been fitted (PredictPrefill fills both predictions).
+	Prefill        []PrefillPoint `json:"prefill"`
+	PrefillHeldOut []PrefillPoint `json:"prefill_held_out,omitempty"`
 }
 
 // StepPoint is one measured decode step: Batch sequences holding
@@ -57,10 +60,41 @@ type StepPoint struct {
 	PredictedS    float64 `json:"predicted_s,omitempty"`
 }
 
-// PrefillPoint is a TTFT measured with nothing else running.
+// PrefillPoint is a TTFT measured with nothing else running (nothing
+// queued, for a fit from history); PredictedS is the calibrated model's
+// (request overhead + prefill), when predicted.
 type PrefillPoint struct {
 	PromptTokens int     `json:"prompt_tokens"`
 	TTFTS        float64 `json:"ttft_s"`
+	PredictedS   float64 `json:"predicted_s,omitempty"`
+}
+
+// Error is the relative error of the prediction, (predicted - measured) /
+// measured.
+func (p PrefillPoint) Error() float64 { return (p.PredictedS - p.TTFTS) / p.TTFTS }
+
+// PredictPrefill sets each prefill point's prediction by the calibration
+// applied to base (its RequestOverhead + PrefillTime), and PrefillHeldOut
+// to heldOut with theirs. Errors: Apply's, New's.
+func (c *Calibration) PredictPrefill(base Config, heldOut []PrefillPoint) error {
+	cfg, err := c.Apply(base)
+	if err != nil {
+		return err
+	}
+	r, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	predict := func(ps []PrefillPoint) []PrefillPoint {
+		out := make([]PrefillPoint, len(ps))
+		for i, p := range ps {
+			p.PredictedS = r.RequestOverhead() + r.PrefillTime(p.PromptTokens)
+			out[i] = p
+		}
+		return out
+	}
+	c.Prefill, c.PrefillHeldOut = predict(c.Prefill), predict(heldOut)
+	return nil
 }
 
 // Error is the relative error of the prediction, (predicted - measured) /
@@ -217,15 +251,14 @@ func LoadCalibration(path string) (Calibration, error) {
 	if err := dec.Decode(&c); err != nil {
 		return Calibration{}, fmt.Errorf("%s: %w", path, err)
 	}
-	switch {
-	case c.Kind != CalibrationKind || c.Version != 1:
+	if c.Kind != CalibrationKind || c.Version != 1 {
 		return Calibration{}, fmt.Errorf("%s: kind %q version %d: want %q version 1 (a file infscale load --calibrate writes)", path, c.Kind, c.Version, CalibrationKind)
-	case !(c.BandwidthEfficiency > 0 && c.BandwidthEfficiency <= 1):
-		return Calibration{}, fmt.Errorf("%s: bandwidth_efficiency %v: want (0, 1]", path, c.BandwidthEfficiency)
-	case !(c.MFU > 0 && c.MFU <= 1):
-		return Calibration{}, fmt.Errorf("%s: mfu %v: want (0, 1]", path, c.MFU)
-	case !(c.StepOverheadS >= 0 && c.StepOverheadS < 10) || !(c.SequenceStepCostS >= 0 && c.SequenceStepCostS < 10) || !(c.RequestOverheadS >= 0 && c.RequestOverheadS < 600):
-		return Calibration{}, fmt.Errorf("%s: step_overhead_s %v, sequence_step_cost_s %v, request_overhead_s %v: want >= 0 (and below 10, 10, 600 s)", path, c.StepOverheadS, c.SequenceStepCostS, c.RequestOverheadS)
+	}
+	if errs := c.validate(); len(errs) > 0 {
+		for i, e := range errs {
+			errs[i] = fmt.Errorf("%s: %w", path, e)
+		}
+		return Calibration{}, errors.Join(errs...)
 	}
 	if _, err := LookupGPU(c.GPU); err != nil {
 		return Calibration{}, fmt.Errorf("%s: gpu: %w", path, err)
@@ -234,4 +267,75 @@ func LoadCalibration(path string) (Calibration, error) {
 		return Calibration{}, fmt.Errorf("%s: model: %w", path, err)
 	}
 	return c, nil
+}
+
+// validate checks every value of a loaded calibration and returns one error
+// per bad key, naming it (a point's key with its list and index, e.g.
+// fit[2].step_s):
+// fractions in (0, 1], times >= 0 and below their bounds, TP 1 to 64,
+// points with batch and prompt tokens >= 1 and times > 0. A negative or
+// non-finite value is never a measurement.
+func (c Calibration) validate() []error {
+	fraction := func(key string, v float64) error {
+		if !(v > 0 && v <= 1) {
+			return fmt.Errorf("%s %v: want a fraction in (0, 1]", key, v)
+		}
+		return nil
+	}
+	time := func(key string, v, below float64) error {
+		if !(v >= 0 && v < below) {
+			return fmt.Errorf("%s %v: want seconds >= 0 and below %g", key, v, below)
+		}
+		return nil
+	}
+	positive := func(key string, v float64) error {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s %v: want seconds > 0", key, v)
+		}
+		return nil
+	}
+	errs := []error{
+		fraction("bandwidth_efficiency", c.BandwidthEfficiency),
+		fraction("mfu", c.MFU),
+		time("step_overhead_s", c.StepOverheadS, 10),
+		time("sequence_step_cost_s", c.SequenceStepCostS, 10),
+		time("request_overhead_s", c.RequestOverheadS, 600),
+	}
+	if c.TP < 1 || c.TP > 64 {
+		errs = append(errs, fmt.Errorf("tp %d: want an integer from 1 to 64", c.TP))
+	}
+	for _, set := range []struct {
+		key string
+		ps  []StepPoint
+	}{{"fit", c.Fit}, {"held_out", c.HeldOut}} {
+		for i, p := range set.ps {
+			k := fmt.Sprintf("%s[%d].", set.key, i)
+			if p.Batch < 1 {
+				errs = append(errs, fmt.Errorf("%sbatch %d: want >= 1", k, p.Batch))
+			}
+			if p.ContextTokens < 0 {
+				errs = append(errs, fmt.Errorf("%scontext_tokens %d: want >= 0", k, p.ContextTokens))
+			}
+			errs = append(errs, positive(k+"step_s", p.StepS))
+			if p.PredictedS != 0 {
+				errs = append(errs, positive(k+"predicted_s", p.PredictedS))
+			}
+		}
+	}
+	for _, set := range []struct {
+		key string
+		ps  []PrefillPoint
+	}{{"prefill", c.Prefill}, {"prefill_held_out", c.PrefillHeldOut}} {
+		for i, p := range set.ps {
+			k := fmt.Sprintf("%s[%d].", set.key, i)
+			if p.PromptTokens < 1 {
+				errs = append(errs, fmt.Errorf("%sprompt_tokens %d: want >= 1", k, p.PromptTokens))
+			}
+			errs = append(errs, positive(k+"ttft_s", p.TTFTS))
+			if p.PredictedS != 0 {
+				errs = append(errs, positive(k+"predicted_s", p.PredictedS))
+			}
+		}
+	}
+	return slices.DeleteFunc(errs, func(e error) bool { return e == nil })
 }

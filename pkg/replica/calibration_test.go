@@ -28,7 +28,7 @@ func TestFitByHand(t *testing.T) {
 		return StepPoint{Batch: b, ContextTokens: int64(600 * b), StepS: 0.006470 + 59.34e-6*float64(b)}
 	}
 	steps := []StepPoint{step(1), step(2), step(4), step(8), step(16)}
-	prefill := []PrefillPoint{{512, 0.040 + 512/20000.0}, {1024, 0.040 + 1024/20000.0}}
+	prefill := []PrefillPoint{{PromptTokens: 512, TTFTS: 0.040 + 512/20000.0}, {PromptTokens: 1024, TTFTS: 0.040 + 1024/20000.0}}
 	cal, err := Fit(DefaultConfig(), steps, prefill, []StepPoint{step(64)})
 	if err != nil {
 		t.Fatal(err)
@@ -90,17 +90,17 @@ func TestFitByHand(t *testing.T) {
 
 func TestFitRefuses(t *testing.T) {
 	one := []StepPoint{{Batch: 4, ContextTokens: 100, StepS: 0.01}, {Batch: 4, ContextTokens: 100, StepS: 0.011}}
-	pre := []PrefillPoint{{100, 0.01}, {200, 0.02}}
+	pre := []PrefillPoint{{PromptTokens: 100, TTFTS: 0.01}, {PromptTokens: 200, TTFTS: 0.02}}
 	if _, err := Fit(DefaultConfig(), one, pre, nil); err == nil || !strings.Contains(err.Error(), "two or more batch sizes") {
 		t.Errorf("one batch size: %v", err)
 	}
 	ok := []StepPoint{{Batch: 1, StepS: 0.007}, {Batch: 2, StepS: 0.0071}}
-	if _, err := Fit(DefaultConfig(), ok, []PrefillPoint{{100, 0.01}, {100, 0.02}}, nil); err == nil || !strings.Contains(err.Error(), "two or more prompt lengths") {
+	if _, err := Fit(DefaultConfig(), ok, []PrefillPoint{{PromptTokens: 100, TTFTS: 0.01}, {PromptTokens: 100, TTFTS: 0.02}}, nil); err == nil || !strings.Contains(err.Error(), "two or more prompt lengths") {
 		t.Errorf("one prompt length twice: %v", err)
 	}
 	// One TTFT: the overhead is the TTFT less the base's prefill (100 /
 	// 24750 s = 4.04 ms): 5.96 ms.
-	if c, err := Fit(DefaultConfig(), ok, []PrefillPoint{{100, 0.01}}, nil); err != nil || math.Abs(c.RequestOverheadS-0.005960) > 1e-5 || math.Abs(c.MFU-0.4) > 1e-9 {
+	if c, err := Fit(DefaultConfig(), ok, []PrefillPoint{{PromptTokens: 100, TTFTS: 0.01}}, nil); err != nil || math.Abs(c.RequestOverheadS-0.005960) > 1e-5 || math.Abs(c.MFU-0.4) > 1e-9 {
 		t.Errorf("one TTFT: %+v %v", c, err)
 	}
 	dir := t.TempDir()
@@ -114,5 +114,65 @@ func TestFitRefuses(t *testing.T) {
 		if _, err := LoadCalibration(p); err == nil || !strings.Contains(err.Error(), p) {
 			t.Errorf("%s: %v, want an error naming the file", name, err)
 		}
+	}
+}
+
+// TestLoadCalibrationRefusesNegative: no fitted value or measured point of
+// a calibration is negative; each is refused naming the file and its key
+// (a point's with the list and index), and every bad key is reported.
+func TestLoadCalibrationRefusesNegative(t *testing.T) {
+	good := map[string]any{"kind": "infscale-calibration", "version": 1, "gpu": "h100-sxm", "model": "llama-3-8b", "tp": 1,
+		"bandwidth_efficiency": 0.7, "mfu": 0.4, "step_overhead_s": 0.001, "sequence_step_cost_s": 0.0001, "request_overhead_s": 0.04,
+		"fit":      []map[string]any{{"batch": 1, "context_tokens": 600, "step_s": 0.007}, {"batch": 16, "context_tokens": 9600, "step_s": 0.009}},
+		"held_out": []map[string]any{{"batch": 32, "context_tokens": 19200, "step_s": 0.011, "predicted_s": 0.0105}},
+		"prefill":  []map[string]any{{"prompt_tokens": 512, "ttft_s": 0.06}},
+	}
+	dir := t.TempDir()
+	write := func(name string, edit func(map[string]any)) string {
+		b, _ := json.Marshal(good)
+		var c map[string]any
+		json.Unmarshal(b, &c)
+		edit(c)
+		b, _ = json.Marshal(c)
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if _, err := LoadCalibration(write("good.json", func(map[string]any) {})); err != nil {
+		t.Fatalf("good file: %v", err)
+	}
+	point := func(list string, i int, key string, v any) func(map[string]any) {
+		return func(c map[string]any) { c[list].([]any)[i].(map[string]any)[key] = v }
+	}
+	top := func(key string, v any) func(map[string]any) { return func(c map[string]any) { c[key] = v } }
+	for _, tc := range []struct {
+		key  string
+		edit func(map[string]any)
+	}{
+		{"bandwidth_efficiency -0.7", top("bandwidth_efficiency", -0.7)},
+		{"mfu -0.4", top("mfu", -0.4)},
+		{"step_overhead_s -0.001", top("step_overhead_s", -0.001)},
+		{"sequence_step_cost_s -0.0001", top("sequence_step_cost_s", -0.0001)},
+		{"request_overhead_s -0.04", top("request_overhead_s", -0.04)},
+		{"tp -1", top("tp", -1)},
+		{"fit[1].step_s -0.009", point("fit", 1, "step_s", -0.009)},
+		{"fit[0].batch -1", point("fit", 0, "batch", -1)},
+		{"fit[0].context_tokens -600", point("fit", 0, "context_tokens", -600)},
+		{"held_out[0].predicted_s -0.0105", point("held_out", 0, "predicted_s", -0.0105)},
+		{"prefill[0].ttft_s -0.06", point("prefill", 0, "ttft_s", -0.06)},
+		{"prefill[0].prompt_tokens -512", point("prefill", 0, "prompt_tokens", -512)},
+	} {
+		p := write("bad.json", tc.edit)
+		_, err := LoadCalibration(p)
+		if err == nil || !strings.Contains(err.Error(), p+": "+tc.key+":") {
+			t.Errorf("%s: %v, want an error naming %s and the key", tc.key, err, p)
+		}
+	}
+	// Two bad keys: both named.
+	p := write("two.json", func(c map[string]any) { c["mfu"] = -1.0; c["request_overhead_s"] = -1.0 })
+	if _, err := LoadCalibration(p); err == nil || !strings.Contains(err.Error(), "mfu -1") || !strings.Contains(err.Error(), "request_overhead_s -1") {
+		t.Errorf("two bad keys: %v", err)
 	}
 }

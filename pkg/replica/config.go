@@ -245,6 +245,9 @@ func (c Config) Validate() error {
 	}
 	if c.TP < 1 || c.TP > 64 {
 		bad("tp", fmt.Sprint(c.TP), "an integer from 1 to 64")
+	} else if m.Heads > 0 && m.KVHeads > 0 && !tpDivides(c.TP, m) {
+		bad("tp", fmt.Sprint(c.TP), fmt.Sprintf("a degree that divides %s's %d attention heads and divides or is a multiple of its %d KV heads, as vLLM requires: %s",
+			m.Name, m.Heads, m.KVHeads, joinInts(tpDegrees(m))))
 	}
 	if c.WeightDType != DTypeAuto && c.WeightDType.Bytes() == 0 {
 		bad("dtype", c.WeightDType.String(), "auto, fp16, bf16, fp8, int8, int4")
@@ -284,4 +287,31 @@ func (c Config) Validate() error {
 		bad("block-size", fmt.Sprint(c.BlockSize), fmt.Sprintf("an integer from 1 to %d", MaxBlockSize))
 	}
 	return errors.Join(errs...)
+}
+
+// tpDivides reports whether vLLM can shard m over tp GPUs: the attention
+// heads split evenly (vLLM's "Total number of attention heads must be
+// divisible by tensor parallel size"), and the KV heads either split evenly
+// or are replicated a whole number of times (QKVParallelLinear).
+func tpDivides(tp int, m Model) bool {
+	return m.Heads%tp == 0 && (m.KVHeads%tp == 0 || tp%m.KVHeads == 0)
+}
+
+// tpDegrees lists the degrees from 1 to 64 that tpDivides accepts for m.
+func tpDegrees(m Model) []int {
+	var out []int
+	for tp := 1; tp <= 64; tp++ {
+		if tpDivides(tp, m) {
+			out = append(out, tp)
+		}
+	}
+	return out
+}
+
+func joinInts(vs []int) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = fmt.Sprint(v)
+	}
+	return strings.Join(s, ", ")
 }

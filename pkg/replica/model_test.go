@@ -105,6 +105,43 @@ func TestLookup(t *testing.T) {
 	}
 }
 
+// TestTensorParallelDivides: vLLM shards the attention heads evenly and
+// the KV heads evenly or by whole replication. Llama-3-8B (32 heads, 8 KV
+// heads) takes 1, 2, 4, 8, 16, 32; Qwen2.5-7B (28 heads, 4 KV heads) takes
+// 1, 2, 4 (7 and 14 divide 28 but split 4 KV heads unevenly; 28 = 7 × 4
+// replicates them 7 times, as vLLM allows).
+func TestTensorParallelDivides(t *testing.T) {
+	for _, tc := range []struct {
+		model string
+		ok    []int
+		bad   []int
+	}{
+		{"llama-3-8b", []int{1, 2, 4, 8, 16, 32}, []int{3, 5, 6, 12, 64}},
+		{"qwen2.5-7b", []int{1, 2, 4, 28}, []int{3, 7, 8, 14}},
+	} {
+		m, err := LookupModel(tc.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tp := range tc.ok {
+			c := DefaultConfig()
+			c.Model, c.TP = m, tp
+			if err := c.Validate(); err != nil {
+				t.Errorf("%s tp %d: %v, want accepted", tc.model, tp, err)
+			}
+		}
+		for _, tp := range tc.bad {
+			c := DefaultConfig()
+			c.Model, c.TP = m, tp
+			err := c.Validate()
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != "tp" {
+				t.Errorf("%s tp %d: %v, want a tp FieldError", tc.model, tp, err)
+			}
+		}
+	}
+}
+
 // TestValidateCollectsAll: every bad field is reported, not just the first.
 func TestValidateCollectsAll(t *testing.T) {
 	c := DefaultConfig()

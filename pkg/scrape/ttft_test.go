@@ -54,3 +54,51 @@ func TestTTFTQuantile(t *testing.T) {
 		checkFloat(t, "bad q", inc.Quantile(q), A)
 	}
 }
+
+// TestSGLangQueueTimeAndITL: SGLang's collector exports the queue-time and
+// ITL histograms as sglang:queue_time_seconds and
+// sglang:inter_token_latency_seconds (sgl-project/sglang
+// python/sglang/srt/metrics/collector.py); the page's buckets are read as
+// written, labels (model_name) summed.
+func TestSGLangQueueTimeAndITL(t *testing.T) {
+	page := `# TYPE sglang:num_running_reqs gauge
+sglang:num_running_reqs{model_name="m"} 3
+# TYPE sglang:queue_time_seconds histogram
+sglang:queue_time_seconds_bucket{model_name="m",le="0.1"} 4
+sglang:queue_time_seconds_bucket{model_name="m",le="1"} 9
+sglang:queue_time_seconds_bucket{model_name="m",le="+Inf"} 10
+sglang:queue_time_seconds_sum{model_name="m"} 2.5
+sglang:queue_time_seconds_count{model_name="m"} 10
+# TYPE sglang:inter_token_latency_seconds histogram
+sglang:inter_token_latency_seconds_bucket{model_name="m",le="0.01"} 50
+sglang:inter_token_latency_seconds_bucket{model_name="m",le="+Inf"} 60
+sglang:inter_token_latency_seconds_sum{model_name="m"} 0.9
+sglang:inter_token_latency_seconds_count{model_name="m"} 60
+`
+	p := readString(t, page, profile.SGLang)
+	for _, c := range []struct {
+		name   string
+		h      *Histogram
+		family string
+		count  float64
+		le     []float64
+		cum    []float64
+	}{
+		{"queue time", p.QueueTime, "sglang:queue_time_seconds", 10, []float64{0.1, 1, math.Inf(1)}, []float64{4, 9, 10}},
+		{"itl", p.ITL, "sglang:inter_token_latency_seconds", 60, []float64{0.01, math.Inf(1)}, []float64{50, 60}},
+	} {
+		if c.h == nil {
+			t.Errorf("%s: not read", c.name)
+			continue
+		}
+		if c.h.Family != c.family || c.h.Count != c.count || len(c.h.Buckets) != len(c.le) {
+			t.Errorf("%s: %+v, want family %s, count %g, %d buckets", c.name, c.h, c.family, c.count, len(c.le))
+			continue
+		}
+		for i, b := range c.h.Buckets {
+			if b.UpperBound != c.le[i] || b.Count != c.cum[i] {
+				t.Errorf("%s bucket %d: %+v, want le %g count %g", c.name, i, b, c.le[i], c.cum[i])
+			}
+		}
+	}
+}

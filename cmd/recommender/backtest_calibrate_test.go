@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/internal/history"
+	"github.com/infscale/infscale/pkg/replica"
+)
+
+// TestBacktestCalibrate: `backtest --calibrate FILE` on a history written
+// from known parameters (the reference replica plus a 2 ms step overhead,
+// 150 us per sequence, 50 ms of request overhead and half its MFU; the
+// arithmetic is pkg/backtest's calibrate_test.go's) writes a calibration
+// file `gpu` takes and that holds those parameters, reports the held-out
+// error, and replays with it.
+func TestBacktestCalibrate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled history")
+	}
+	srv, truth := history.ServeReplica(t, history.Replica{
+		Windows: 120, Window: 2 * time.Minute, QueuedEvery: 5,
+		Step: func(b int) float64 { return 0.0088230 + 210.81e-6*float64(b) },
+		TTFT: func(p int) float64 { return 0.050 + float64(p)/12375 },
+	})
+	path := filepath.Join(t.TempDir(), "chat.json")
+	args := []string{"backtest", "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`,
+		"--start", truth.Start.Format(time.RFC3339), "--end", truth.End.Format(time.RFC3339), "--step", "1m",
+		"--policy", "fixed:2", "--calibrate", path}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	t.Log(out.String())
+	for _, want := range []string{"calibration written to " + path, "held out: ITL mean |error| 0.0% over 6 batch sizes, TTFT mean |error| 0.0% over 4 prompt lengths", "fixed:2"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	cal, err := replica.LoadCalibration(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		what      string
+		got, want float64
+	}{{"step_overhead_s", cal.StepOverheadS, 0.002}, {"sequence_step_cost_s", cal.SequenceStepCostS, 150e-6}, {"request_overhead_s", cal.RequestOverheadS, 0.050}, {"mfu", cal.MFU, 0.2}} {
+		if math.Abs(c.got-c.want) > 0.01*c.want {
+			t.Errorf("%s = %g, want %g within 1%%", c.what, c.got, c.want)
+		}
+	}
+	// gpu takes the file: the TTFT floor is the fitted overhead.
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), []string{"gpu", "--calibration", path}, nil, &out, &errb); code != exitOK || !strings.Contains(out.String(), "request overhead 50.0 ms") {
+		t.Errorf("gpu --calibration: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	// JSON carries the fit and its held-out error.
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), append(args, "--output", "json"), nil, &out, &errb); code != exitOK {
+		t.Fatalf("json: exit %d\n%s", code, errb.String())
+	}
+	var rep struct {
+		Calibration *struct {
+			File       string  `json:"file"`
+			HeldOutITL float64 `json:"held_out_itl_mean_abs_error"`
+			Decode     int     `json:"decode_windows"`
+		} `json:"calibration"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.Calibration == nil || rep.Calibration.File != path || rep.Calibration.HeldOutITL > 0.01 {
+		t.Errorf("json calibration %+v, %v", rep.Calibration, err)
+	}
+	// --calibrate with --calibration is refused before any query.
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), append(args, "--calibration", path), nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), "give one of them") {
+		t.Errorf("--calibrate --calibration: exit %d, %s", code, errb.String())
+	}
+}
