@@ -11,6 +11,7 @@ import (
 
 	"github.com/infscale/infscale/internal/demo"
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/serve"
 )
 
@@ -26,6 +27,7 @@ type ServeCmd struct {
 	DemoZero     bool          `name:"demo-zero" help:"Run the scale-to-zero demo: load through the activator to the simulated fleet at zero replicas, serve in embedded mode, the fleet following desired; prints each request's wait beside the cold start, and how many were lost."`
 	DemoDuration time.Duration `name:"demo-duration" default:"60s" help:"Length of --demo; --demo-zero's cold start and cooldown scale with it (it runs about 0.8 x that)."`
 	CheckConfig  bool          `name:"check-config" help:"Load and validate --config, print a summary and exit (0 valid, 2 invalid)."`
+	Kubeconfig   string        `type:"path" placeholder:"FILE" help:"kubeconfig for targets with a scaleTargetRef (default: in a pod its service account, else $KUBECONFIG or ~/.kube/config); no client is made without such a target."`
 }
 
 // Run loads the config (exit 2 on any problem, nothing served) and serves
@@ -77,10 +79,14 @@ func (c *ServeCmd) Run(e *env) error {
 		if !cfg.Prometheus.Embedded() {
 			mode = "prometheus " + cfg.Prometheus.URL
 		}
+		if cfg.Kube() {
+			mode += ", Kubernetes API for the scaleTargetRef targets"
+		}
 		fmt.Fprintf(e.stdout, "%s: valid: %d target(s), %s, every %s\n", c.Config, len(cfg.Targets), mode, cfg.IntervalDuration())
 		return nil
 	}
-	o := serve.Options{ConfigPath: c.Config, Listen: c.Listen, StateDir: c.StateDir, Version: version(), Log: log}
+	o := serve.Options{ConfigPath: c.Config, Listen: c.Listen, StateDir: c.StateDir, Version: version(), Log: log,
+		Cluster: func() (*kube.Cluster, error) { return kube.Connect(c.Kubeconfig) }}
 	if c.AuditLog != "" {
 		f, err := os.OpenFile(c.AuditLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {

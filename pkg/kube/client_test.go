@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/rest"
 )
 
 func TestRESTConfigFromKubeconfig(t *testing.T) {
@@ -42,5 +44,21 @@ func TestRESTConfigMissingFile(t *testing.T) {
 	_, err := RESTConfig(filepath.Join(t.TempDir(), "nope"))
 	if err == nil || !strings.Contains(err.Error(), "kubeconfig") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestNewClusterContactsNothing: building the clients makes no request (an
+// unreachable server is fine until first use) and sets the rate limit and
+// user agent.
+func TestNewClusterContactsNothing(t *testing.T) {
+	c, err := NewCluster(&rest.Config{Host: "http://127.0.0.1:1"}, "llm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Namespace != "llm" || c.Config.QPS != 50 || c.Config.Burst != 100 || c.Config.UserAgent != "infscale" {
+		t.Errorf("namespace %q qps %v burst %d agent %q; want llm, 50, 100, infscale", c.Namespace, c.Config.QPS, c.Config.Burst, c.Config.UserAgent)
+	}
+	if c.Config.NegotiatedSerializer != nil {
+		t.Error("the scale client wrote its serializer into the Cluster's configuration")
 	}
 }
