@@ -6,6 +6,7 @@ import (
 	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/recommend"
@@ -22,6 +23,7 @@ const (
 	DefaultMin          = 1
 	DefaultZeroCooldown = 300 * time.Second
 	DefaultScheduleTZ   = "UTC"
+	DefaultScrapePath   = "/metrics"
 	maxTargetNameLength = 128
 )
 
@@ -34,6 +36,11 @@ type File struct {
 	// Listen is the HTTP address of /metrics, /healthz, /readyz and
 	// /debug/decisions (default 0.0.0.0:9105); --listen overrides it.
 	Listen string `yaml:"listen"`
+	// Namespace is the default namespace of the targets that name a
+	// scaleTargetRef without their own namespace; empty: the client's
+	// namespace (the pod's own in a cluster, else the kubeconfig context's,
+	// else "default"), as kubectl picks it.
+	Namespace string `yaml:"namespace"`
 	// Targets are the workloads to decide for, at least one.
 	Targets []Target `yaml:"targets"`
 
@@ -74,8 +81,25 @@ type Target struct {
 	// kube_deployment_spec_replicas{...}); optional: without it the current
 	// count is the number of replicas reporting.
 	Replicas string `yaml:"replicas"`
-	// Scrape lists /metrics URLs of the replicas, read in embedded mode only.
-	Scrape []string `yaml:"scrape"`
+	// ScaleTargetRef names the target's workload as an HPA's does
+	// (apiVersion, kind, name; any resource with a scale subresource:
+	// Deployment, StatefulSet, an Argo Rollout, a LeaderWorkerSet). With
+	// it the current replicas are the scale subresource's spec.replicas,
+	// its status.selector finds the pods, and Apply may write the scale.
+	// Nil: no Kubernetes access for this target.
+	ScaleTargetRef *autoscalingv2.CrossVersionObjectReference `yaml:"scaleTargetRef"`
+	// Namespace is the workload's namespace; Load sets the file's
+	// namespace when it is left out (still "": the client's default). Only
+	// with ScaleTargetRef.
+	Namespace string `yaml:"namespace"`
+	// Apply writes the decided replicas to the workload's scale
+	// subresource (spec.replicas) when they differ from it; requires
+	// ScaleTargetRef, refused at run time while an HPA scales the workload.
+	Apply bool `yaml:"apply"`
+	// Scrape is what embedded mode reads: a list of the replicas' /metrics
+	// URLs, or (with ScaleTargetRef) the port and path to scrape on every
+	// Ready pod of the workload.
+	Scrape Scrape `yaml:"scrape"`
 	// Metrics are the signals to scale on (the largest recommendation wins).
 	Metrics []Metric `yaml:"metrics"`
 	// Min and Max bound the desired replicas (min default 1, max required).
@@ -96,6 +120,36 @@ type Target struct {
 	// optional calibration) whose capacity the demand metric divides by;
 	// required with a demand metric.
 	Replica *Replica `yaml:"replica"`
+}
+
+// Scrape is a target's `scrape:` key, in one of two forms: a YAML list of
+// URLs (URLs) or a mapping {port, path} (Pods).
+type Scrape struct {
+	// URLs are /metrics URLs of the replicas, each once.
+	URLs []string
+	// Pods, with scaleTargetRef, scrapes every Ready pod of the workload
+	// at http://<pod IP>:<port><path>.
+	Pods *PodScrape
+}
+
+// PodScrape is where a pod serves its metrics.
+type PodScrape struct {
+	// Port is a container port number (1..65535) or name (e.g. http);
+	// empty: the pod's one declared container port.
+	Port intstr.IntOrString `yaml:"port"`
+	// Path is the metrics path (default /metrics).
+	Path string `yaml:"path"`
+}
+
+// Kube reports whether any target names a scaleTargetRef (and so needs a
+// Kubernetes client).
+func (c *File) Kube() bool {
+	for i := range c.Targets {
+		if c.Targets[i].ScaleTargetRef != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Replica names a target's replica model (pkg/replica, as simulate's

@@ -37,7 +37,7 @@ func TestBadFiles(t *testing.T) {
 			"mixed.bad.yaml:18:16: targets[0].behavior.scaleDown.policies[0].type: \"Pod\" (allowed: Pods, Percent)",
 			"mixed.bad.yaml:18:28: targets[0].behavior.scaleDown.policies[0].value: 0 must be >= 1",
 			"mixed.bad.yaml:19:21: targets[0].behavior.scaleDown.selectPolicy: \"Maximum\" (allowed: Max, Min, Disabled)",
-			"mixed.bad.yaml:20:3: targets[0].lookahed: unknown key; allowed here: behavior, guard, lookahead, max,",
+			"mixed.bad.yaml:20:3: targets[0].lookahed: unknown key; allowed here: apply, behavior, guard, lookahead, max,",
 		},
 		"types.bad.yaml": {
 			"types.bad.yaml:2:6: prometheus: at most one of basic_auth password, password_file",
@@ -152,6 +152,24 @@ func TestBadFiles(t *testing.T) {
 		},
 		"empty.bad.yaml": {
 			"empty.bad.yaml: empty configuration",
+		},
+		// scaleTargetRef, namespace, apply and the pod form of scrape.
+		"kube.bad.yaml": {
+			`kube.bad.yaml:1:12: namespace: "LLM": a namespace name is lowercase letters, digits and '-'`,
+			`kube.bad.yaml:4:19: targets[0].scaleTargetRef.name: required`,
+			`kube.bad.yaml:5:14: targets[0].namespace: "llm_prod": a namespace name is lowercase`,
+			`kube.bad.yaml:6:13: targets[0].replicas: scaleTargetRef gives the current replicas`,
+			`kube.bad.yaml:7:18: targets[0].scrape.port: 70000: a port is 1..65535`,
+			`kube.bad.yaml:7:31: targets[0].scrape.path: "metrics": a path starts with /`,
+			`kube.bad.yaml:12:14: targets[1].namespace: applies to a target with scaleTargetRef`,
+			`kube.bad.yaml:13:10: targets[1].apply: applies to a target with scaleTargetRef`,
+			`kube.bad.yaml:14:11: targets[1].scrape: the {port, path} form scrapes the Ready pods of scaleTargetRef`,
+			`kube.bad.yaml:18:32: targets[2].scaleTargetRef.apiVersion: "argoproj.io/": want group/version`,
+			`kube.bad.yaml:18:73: targets[2].scaleTargetRef.replicas: unknown key; allowed here: apiVersion, kind, name`,
+			`kube.bad.yaml:19:18: targets[2].scrape.port: "http metrics": not a container port name`,
+			`kube.bad.yaml:23:19: targets[3].scaleTargetRef.apiVersion: required`,
+			`kube.bad.yaml:25:11: targets[3].scrape: expected a list of /metrics URLs, or with scaleTargetRef a mapping`,
+			`kube.bad.yaml:40:10: targets[5].apply: targets[4] applies to the same workload (Deployment chat); one writer per workload`,
 		},
 	}
 	files, _ := filepath.Glob("testdata/*.bad.yaml")

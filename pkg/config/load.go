@@ -145,6 +145,12 @@ func applyDefaults(c *File) {
 	}
 	for i := range c.Targets {
 		t := &c.Targets[i]
+		if t.ScaleTargetRef != nil && t.Namespace == "" {
+			t.Namespace = c.Namespace
+		}
+		if t.Scrape.Pods != nil && t.Scrape.Pods.Path == "" {
+			t.Scrape.Pods.Path = DefaultScrapePath
+		}
 		if t.Min == nil {
 			m := DefaultMin
 			t.Min = &m

@@ -165,6 +165,8 @@ func (d *strictDecoder) decode(n ast.Node, v reflect.Value, path string) {
 	}
 	t := v.Type()
 	switch {
+	case t == reflect.TypeFor[Scrape]():
+		d.scrape(n, v.Addr().Interface().(*Scrape), path)
 	case isLeaf(t):
 		d.leaf(n, v, path)
 	case t.Kind() == reflect.Pointer:
@@ -189,6 +191,18 @@ func (d *strictDecoder) decode(n ast.Node, v reflect.Value, path string) {
 		d.mapping(n, v, path)
 	default:
 		d.leaf(n, v, path)
+	}
+}
+
+// scrape decodes `scrape:`, a list of URLs or a mapping {port, path}.
+func (d *strictDecoder) scrape(n ast.Node, s *Scrape, path string) {
+	switch n.(type) {
+	case *ast.SequenceNode:
+		d.decode(n, reflect.ValueOf(&s.URLs).Elem(), path)
+	case ast.MapNode:
+		d.decode(n, reflect.ValueOf(&s.Pods).Elem(), path)
+	default:
+		d.errorf(position(n), path, "expected a list of /metrics URLs, or with scaleTargetRef a mapping {port: 8000, path: /metrics}; got %s", describe(n))
 	}
 }
 

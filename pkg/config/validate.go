@@ -10,6 +10,9 @@ import (
 
 	"github.com/goccy/go-yaml/token"
 	"github.com/prometheus/prometheus/promql/parser"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/promql"
@@ -29,6 +32,9 @@ type validator struct {
 	// said are the keys this package reported on already, which the
 	// policy's rules do not report again.
 	said map[string]bool
+	// writers maps each workload applied to (namespace/group/kind/name)
+	// to the first target that applies to it.
+	writers map[string]int
 }
 
 // bad reports whether key or one of its parents failed to decode.
@@ -85,7 +91,11 @@ func (v *validator) validate() {
 	if len(c.Targets) == 0 {
 		v.at("targets", "at least one target is required")
 	}
+	if c.Namespace != "" {
+		v.namespace("namespace", c.Namespace)
+	}
 	v.said = map[string]bool{}
+	v.writers = map[string]int{}
 	names := map[string]int{}
 	for i := range c.Targets {
 		p := fmt.Sprintf("targets[%d]", i)
@@ -141,11 +151,12 @@ func (v *validator) target(p string, t *Target) {
 	if t.Replicas != "" {
 		v.query(p+".replicas", t.Replicas)
 	}
-	if embedded && len(t.Scrape) == 0 {
-		v.at(p+".scrape", "required in embedded mode (no prometheus.url): the /metrics URLs of the replicas")
+	v.workload(p, t)
+	if embedded && len(t.Scrape.URLs) == 0 && t.Scrape.Pods == nil && !v.bad(p+".scrape") {
+		v.at(p+".scrape", "required in embedded mode (no prometheus.url): the /metrics URLs of the replicas, or with scaleTargetRef the pods' port and path, e.g. {port: 8000, path: /metrics}")
 	}
 	urls := map[string]int{}
-	for j, s := range t.Scrape {
+	for j, s := range t.Scrape.URLs {
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "must be an http:// or https:// URL, got %q", s)
@@ -319,4 +330,82 @@ func promqlError(err error) string {
 		return fmt.Sprintf("at %s of the query: %v", e.PositionRange.StartPosInput(e.Query, 0), e.Err)
 	}
 	return err.Error()
+}
+
+// workload checks scaleTargetRef, namespace, apply and the pod form of
+// scrape: what needs the Kubernetes API.
+func (v *validator) workload(p string, t *Target) {
+	ref := t.ScaleTargetRef
+	if ref == nil {
+		for _, k := range []string{"namespace", "apply"} {
+			if v.present(p + "." + k) {
+				v.at(p+"."+k, "applies to a target with scaleTargetRef (the workload: {apiVersion: apps/v1, kind: Deployment, name: chat})")
+			}
+		}
+		if t.Scrape.Pods != nil {
+			v.at(p+".scrape", "the {port, path} form scrapes the Ready pods of scaleTargetRef: add scaleTargetRef, or list the /metrics URLs")
+		}
+		return
+	}
+	r := p + ".scaleTargetRef"
+	if ref.APIVersion == "" {
+		v.at(r+".apiVersion", "required: the workload's group/version, e.g. apps/v1 (argoproj.io/v1alpha1 for a Rollout)")
+	} else if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Version == "" {
+		v.at(r+".apiVersion", "%q: want group/version (apps/v1) or v1 for the core group", ref.APIVersion)
+	}
+	if ref.Kind == "" {
+		v.at(r+".kind", "required: the workload's kind, e.g. Deployment, StatefulSet, Rollout, LeaderWorkerSet")
+	} else if msgs := validation.IsDNS1035Label(strings.ToLower(ref.Kind)); len(msgs) > 0 {
+		v.at(r+".kind", "%q: a kind is a CamelCase name such as Deployment", ref.Kind)
+	}
+	if ref.Name == "" {
+		v.at(r+".name", "required: the workload's name")
+	} else if msgs := validation.IsDNS1123Subdomain(ref.Name); len(msgs) > 0 {
+		v.at(r+".name", "%q: not a Kubernetes object name: %s", ref.Name, strings.Join(msgs, "; "))
+	}
+	if t.Namespace != "" && v.present(p+".namespace") {
+		v.namespace(p+".namespace", t.Namespace)
+	}
+	if t.Replicas != "" {
+		v.at(p+".replicas", "scaleTargetRef gives the current replicas (the scale subresource's spec.replicas); drop replicas")
+	}
+	if s := t.Scrape.Pods; s != nil {
+		switch {
+		case s.Port.Type == intstr.Int && (s.Port.IntVal < 1 || s.Port.IntVal > 65535):
+			v.at(p+".scrape.port", "%d: a port is 1..65535 (or a container port's name)", s.Port.IntVal)
+		case s.Port.Type == intstr.String && s.Port.StrVal != "":
+			if msgs := validation.IsValidPortName(s.Port.StrVal); len(msgs) > 0 {
+				v.at(p+".scrape.port", "%q: not a container port name: %s", s.Port.StrVal, strings.Join(msgs, "; "))
+			}
+		}
+		if !strings.HasPrefix(s.Path, "/") {
+			v.at(p+".scrape.path", "%q: a path starts with /, e.g. /metrics", s.Path)
+		}
+		if !v.cfg.Prometheus.Embedded() {
+			v.at(p+".scrape", "is read in embedded mode only (with prometheus.url the signals are PromQL)")
+		}
+	}
+	if t.Apply && ref.Kind != "" && ref.Name != "" {
+		gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+		key := t.Namespace + "/" + gv.Group + "/" + ref.Kind + "/" + ref.Name
+		if prev, dup := v.writers[key]; dup {
+			v.at(p+".apply", "targets[%d] applies to the same workload (%s %s); one writer per workload", prev, ref.Kind, ref.Name)
+		} else {
+			v.writers[key] = v.index(p)
+		}
+	}
+}
+
+// index is the i of a "targets[i]" key.
+func (v *validator) index(p string) int {
+	var i int
+	fmt.Sscanf(p, "targets[%d]", &i)
+	return i
+}
+
+// namespace checks a namespace name (a DNS-1123 label).
+func (v *validator) namespace(key, ns string) {
+	if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+		v.at(key, "%q: a namespace name is lowercase letters, digits and '-' (a DNS-1123 label, at most 63 characters)", ns)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -31,14 +30,11 @@ const (
 	DefaultLeaseName = "infscale"
 )
 
-// serviceAccountNamespace is where a pod's service account token mounts
-// the pod's namespace.
-const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-
 // LeaseConfig names the coordination.k8s.io/v1 Lease and the timings of
 // the election (the same as client-go's LeaderElectionConfig).
 type LeaseConfig struct {
-	// Name and Namespace of the Lease (created if absent).
+	// Name and Namespace of the Lease (created if absent); serve's
+	// namespace default is DefaultNamespace's, "" here is "default".
 	Name, Namespace string
 	// Identity is this instance's holderIdentity, unique among the
 	// candidates (DefaultIdentity).
@@ -67,27 +63,13 @@ func DefaultIdentity() string {
 	return h + "_" + hex.EncodeToString(b)
 }
 
-// DefaultNamespace is $POD_NAMESPACE (downward API), else the namespace of
-// the pod's service account, else "default".
-func DefaultNamespace() string {
-	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
-		return ns
-	}
-	if b, err := os.ReadFile(serviceAccountNamespace); err == nil {
-		if ns := strings.TrimSpace(string(b)); ns != "" {
-			return ns
-		}
-	}
-	return "default"
-}
-
 // withDefaults fills zero fields.
 func (c LeaseConfig) withDefaults() LeaseConfig {
 	if c.Name == "" {
 		c.Name = DefaultLeaseName
 	}
 	if c.Namespace == "" {
-		c.Namespace = DefaultNamespace()
+		c.Namespace = "default"
 	}
 	if c.Identity == "" {
 		c.Identity = DefaultIdentity()

@@ -111,7 +111,7 @@ func (s *ScrapeSource) Read(ctx context.Context, targets []*config.Target, now t
 
 func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now time.Time) Reading {
 	start := time.Now()
-	urls := t.Scrape
+	urls := t.Scrape.URLs
 	if s.Discover != nil {
 		urls = s.Discover(t)
 	}

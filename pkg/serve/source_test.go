@@ -176,7 +176,7 @@ func TestScrapeFaults(t *testing.T) {
 			bad := httptest.NewServer(tc.handler)
 			defer bad.Close()
 			src := NewScrapeSource(300 * time.Millisecond)
-			tg := &config.Target{Name: "chat", Server: profile.VLLM, Scrape: []string{a.URL, b.URL, bad.URL}}
+			tg := &config.Target{Name: "chat", Server: profile.VLLM, Scrape: config.Scrape{URLs: []string{a.URL, b.URL, bad.URL}}}
 			rd := src.Read(context.Background(), []*config.Target{tg}, t0)[0]
 			o := rd.Obs
 			// running 20 + 30 = 50, waiting 4 + 6 = 10, kv (0.2 + 0.4) / 2 = 0.3.
@@ -191,7 +191,7 @@ func TestScrapeFaults(t *testing.T) {
 	t.Run("nan", func(t *testing.T) {
 		n := healthy("NaN", "NaN", "NaN")
 		src := NewScrapeSource(time.Second)
-		rd := src.Read(context.Background(), []*config.Target{{Name: "chat", Server: profile.VLLM, Scrape: []string{n.URL}}}, t0)[0]
+		rd := src.Read(context.Background(), []*config.Target{{Name: "chat", Server: profile.VLLM, Scrape: config.Scrape{URLs: []string{n.URL}}}}, t0)[0]
 		if !math.IsNaN(rd.Obs.Running) || !math.IsNaN(rd.Obs.Waiting) || !math.IsNaN(rd.Obs.KV) {
 			t.Errorf("NaN samples must read as unknown, got %+v", rd.Obs)
 		}

@@ -1,0 +1,59 @@
+package config
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// TestKubeTargets checks the two forms of scrape, the namespace a target
+// inherits from the file, the default path, and Kube.
+func TestKubeTargets(t *testing.T) {
+	cfg, err := Parse([]byte(`namespace: llm
+targets:
+- name: chat
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}
+  scrape: {port: 8000}
+  apply: true
+  metrics: [{type: queue, target: 4}]
+  max: 8
+- name: rollout
+  scaleTargetRef: {apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: big}
+  namespace: batch
+  scrape:
+    port: http
+    path: /stats
+  metrics: [{type: queue, target: 4}]
+  max: 8
+- name: static
+  scrape: [http://10.0.0.5:8000/metrics]
+  metrics: [{type: queue, target: 4}]
+  max: 8
+`), "k.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat, rollout, static := cfg.Targets[0], cfg.Targets[1], cfg.Targets[2]
+	if chat.Namespace != "llm" || rollout.Namespace != "batch" || static.Namespace != "" {
+		t.Errorf("namespaces %q %q %q, want llm (the file's), batch (its own), none", chat.Namespace, rollout.Namespace, static.Namespace)
+	}
+	if p := chat.Scrape.Pods; p == nil || p.Port != intstr.FromInt32(8000) || p.Path != "/metrics" {
+		t.Errorf("chat scrape %+v, want port 8000, path /metrics (the default)", p)
+	}
+	if p := rollout.Scrape.Pods; p == nil || p.Port != intstr.FromString("http") || p.Path != "/stats" {
+		t.Errorf("rollout scrape %+v, want port http, path /stats", p)
+	}
+	if !chat.Apply || rollout.Apply || chat.ScaleTargetRef.Kind != "Deployment" || rollout.ScaleTargetRef.APIVersion != "argoproj.io/v1alpha1" {
+		t.Errorf("refs %+v %+v apply %v %v", chat.ScaleTargetRef, rollout.ScaleTargetRef, chat.Apply, rollout.Apply)
+	}
+	if len(static.Scrape.URLs) != 1 || static.Scrape.Pods != nil {
+		t.Errorf("static scrape %+v, want one URL", static.Scrape)
+	}
+	if !cfg.Kube() {
+		t.Error("Kube() false with two scaleTargetRefs")
+	}
+	cfg.Targets = cfg.Targets[2:]
+	if cfg.Kube() {
+		t.Error("Kube() true without a scaleTargetRef")
+	}
+}
