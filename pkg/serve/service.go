@@ -51,6 +51,12 @@ type Options struct {
 	// default, in Prometheus mode, a target without --state-dir state is
 	// rebuilt from infscale's own series).
 	NoRebuild bool
+	// Elector, when set, elects the writer among serve's replicas: Run
+	// campaigns from the start and is stopped (the Lease released) only
+	// after the loop, so no write follows the release; infscale_leader
+	// follows its IsLeader, which every writer checks before each write.
+	// Nil: this instance is the only one (infscale_leader 1).
+	Elector Elector
 }
 
 // Run serves cfg until ctx is done: the decision loop, and the HTTP server
@@ -112,12 +118,15 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 		go func() { defer close(loopDone); _ = l.Run(loopCtx) }()
 	}
 	run(loop)
+	stopElector := startElector(o.Elector, m, log)
+	defer stopElector()
 	current := cfg
 	for {
 		select {
 		case <-ctx.Done():
 			stopLoop()
 			<-loopDone
+			stopElector()
 			sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 			defer cancel()
 			if err := srv.Shutdown(sctx); err != nil {
