@@ -42,6 +42,13 @@ func (f *LeaderElectFlags) elector(kubeconfig string, log *slog.Logger) (*kube.E
 	if err != nil {
 		return nil, err
 	}
+	// A hung request must not outlive the renew deadline (client-go's
+	// resourcelock.NewFromKubeconfig does the same).
+	rd := cfg.RenewDeadline
+	if rd == 0 {
+		rd = kube.DefaultRenewDeadline
+	}
+	rc.Timeout = max(rd/2, time.Second)
 	client, err := kube.NewClientset(rc)
 	if err != nil {
 		return nil, err
