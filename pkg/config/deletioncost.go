@@ -8,7 +8,8 @@ var orderedKinds = map[string]string{
 }
 
 // podDeletionCost checks pod_deletion_cost: it needs the workload
-// (scaleTargetRef) and one whose pods a ReplicaSet removes.
+// (scaleTargetRef), one whose pods a ReplicaSet removes, and each pod's
+// own page (embedded mode, scrape: {port, path}).
 func (v *validator) podDeletionCost(p string, t *Target) {
 	if !t.PodDeletionCost {
 		return
@@ -19,5 +20,7 @@ func (v *validator) podDeletionCost(p string, t *Target) {
 		v.at(key, "needs scaleTargetRef: the pods annotated are the workload's (e.g. {apiVersion: apps/v1, kind: Deployment, name: chat})")
 	case orderedKinds[ref.Kind] != "":
 		v.at(key, "%s and ignores controller.kubernetes.io/pod-deletion-cost; only ReplicaSet-managed workloads (Deployment, ReplicaSet, Argo Rollout) read it: drop pod_deletion_cost", orderedKinds[ref.Kind])
+	case t.Scrape.Pods == nil || !v.cfg.Prometheus.Embedded():
+		v.at(key, "reads each pod's running + waiting from its own page: embedded mode (no prometheus.url) with scrape: {port, path}")
 	}
 }

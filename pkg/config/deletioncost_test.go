@@ -58,4 +58,16 @@ func TestPodDeletionCost(t *testing.T) {
 	if len(es) != 3 {
 		t.Errorf("%d errors, want 3:\n%s", len(es), got)
 	}
+	_, err = Parse([]byte(`prometheus: {url: http://prometheus:9090}
+targets:
+- name: chat
+  selector: '{namespace="llm", pod=~"chat-.*"}'
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}
+  pod_deletion_cost: true
+  metrics: [{type: queue, target: 4}]
+  max: 8
+`), "prom.yaml")
+	if err == nil || !strings.Contains(err.Error(), "prom.yaml:6:22: targets[0].pod_deletion_cost: reads each pod's running + waiting from its own page") {
+		t.Errorf("Prometheus mode: %v", err)
+	}
 }

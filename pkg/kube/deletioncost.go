@@ -50,7 +50,8 @@ type CostPatch struct {
 // controller.kubernetes.io/pod-deletion-cost equal DeletionCost of its
 // outstanding requests (pod name → running + waiting), at most max (0:
 // DefaultMaxCostPatches), and how many more were due. Pods whose value is
-// already right are not patched; pods being deleted and pods absent from
+// already right (or that have none and are due 0, the default) are not
+// patched; pods being deleted and pods absent from
 // outstanding (not read this cycle) are left as they are. The order is the
 // largest correction first (an absent or unparsable annotation counts as
 // 0, as the ReplicaSet controller reads it), ties by pod name, so a bound
@@ -66,8 +67,8 @@ func PlanDeletionCosts(pods []*corev1.Pod, outstanding map[string]float64, max i
 		}
 		to := DeletionCost(n)
 		from, has := p.Annotations[corev1.PodDeletionCost]
-		if has && from == strconv.FormatInt(int64(to), 10) {
-			continue
+		if (has && from == strconv.FormatInt(int64(to), 10)) || (!has && to == 0) {
+			continue // already so (no annotation is cost 0)
 		}
 		patches = append(patches, CostPatch{Pod: p.Name, From: from, To: to})
 	}

@@ -72,8 +72,9 @@ func TestPlanDeletionCosts(t *testing.T) {
 	now := metav1.Now()
 	gone := pod("chat-f", nil)
 	gone.DeletionTimestamp = &now
-	got, _ = PlanDeletionCosts([]*corev1.Pod{pod("z", nil), pod("y", map[string]string{corev1.PodDeletionCost: "008"}), gone},
-		map[string]float64{"z": 3, "y": 3, "chat-f": 9}, 0)
+	// An idle pod without the annotation is at 0 already: not patched.
+	got, _ = PlanDeletionCosts([]*corev1.Pod{pod("z", nil), pod("y", map[string]string{corev1.PodDeletionCost: "008"}), gone, pod("idle", nil)},
+		map[string]float64{"z": 3, "y": 3, "chat-f": 9, "idle": 0}, 0)
 	want = []CostPatch{{"y", "008", 3}, {"z", "", 3}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ties: %+v, want %+v", got, want)
