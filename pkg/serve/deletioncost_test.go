@@ -50,23 +50,33 @@ func costLoop(t *testing.T, isLeader func() bool) (*Loop, *kube.Cluster, *kubefa
 	} {
 		objs = append(objs, replicaPod(t, p.name, pageServer(t, p.running, p.waiting)))
 	}
-	cfg, err := config.Parse([]byte(costConfig), "cost.yaml")
+	l, _, c, sc := fakeClusterLoop(t, costConfig, 4, isLeader, objs...)
+	return l, c, sc
+}
+
+// fakeClusterLoop is a loop over the config text on a fake cluster holding
+// objects, Deployment chat at replicas (selector app=chat); isLeader gates
+// the writes (nil: always).
+func fakeClusterLoop(t *testing.T, text string, replicas int32, isLeader func() bool, objects ...runtime.Object) (*Loop, *Metrics, *kube.Cluster, *kubefake.Scales) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(text), "kube.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _, sc := kubefake.New("default", objs...)
+	c, _, sc := kubefake.New("default", objects...)
 	t.Cleanup(c.Close)
-	sc.Set("llm", kubefake.Deployments, "chat", 4, "app=chat")
+	sc.Set("llm", kubefake.Deployments, "chat", replicas, "app=chat")
 	ss := &sources{o: &Options{Cluster: func() (*kube.Cluster, error) { return c, nil }, IsLeader: isLeader}}
 	src, err := ss.build(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &Loop{Source: src, Writer: writerOf(src), Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 15 * time.Second}
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := &Loop{Source: src, Writer: writerOf(src), Metrics: m, Interval: 15 * time.Second}
 	if err := l.SetConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	return l, c, sc
+	return l, m, c, sc
 }
 
 func costs(t *testing.T, c *kube.Cluster) map[string]string {
