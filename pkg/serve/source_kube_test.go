@@ -108,6 +108,15 @@ func TestKubeEmbeddedDiscoversAndApplies(t *testing.T) {
 	if rec.Signals.Queue == nil || *rec.Signals.Queue != 24 || len(rec.Errors) != 0 || rec.Current != 6 {
 		t.Errorf("after chat-b went: queue %v errors %v current %d; want 24 (chat-a's 20 + 4), none, 6 (spec.replicas)", rec.Signals.Queue, rec.Errors, rec.Current)
 	}
+	// chat-b's baseline is forgotten (memory bounded under pod churn).
+	ss := l.Source.(*KubeSource).Inner.(*ScrapeSource)
+	ss.mu.Lock()
+	_, kept := ss.last[b.URL+"/metrics"]
+	n := len(ss.last)
+	ss.mu.Unlock()
+	if kept || n != 1 {
+		t.Errorf("%d baselines (chat-b's kept: %v), want chat-a's alone", n, kept)
+	}
 }
 
 // TestKubeApplyRefusedUnderHPA: a KEDA ScaledObject's HPA scales the
@@ -168,5 +177,25 @@ func TestPrometheusModeNoCluster(t *testing.T) {
 	prom.Targets[0].ScaleTargetRef = nil
 	if src, _ = ss.wrap(prom, src); src.Name() != "prometheus" || writerOf(src) != nil {
 		t.Errorf("after the reload dropped scaleTargetRef: %T", src)
+	}
+}
+
+// TestKubeApplyNotOnNoData: after a write of 6, the pods' pages go dark and
+// someone scales the Deployment to 2 by hand; the decision holds 6 on no
+// data and is not written (the HPA does not scale without metrics).
+func TestKubeApplyNotOnNoData(t *testing.T) {
+	a := pageServer(t, "50", "10")
+	l, _, _, sc := kubeLoop(t, replicaPod(t, "chat-a", a))
+	l.Cycle(context.Background())
+	if r := sc.Replicas("llm", kubefake.Deployments, "chat"); r != 6 {
+		t.Fatalf("spec.replicas %d after the first cycle, want 6", r)
+	}
+	a.Close()
+	sc.Set("llm", kubefake.Deployments, "chat", 2, "")
+	l.Cycle(context.Background())
+	rec := lastRecord(l, "chat")
+	if !rec.Held || rec.Desired != 6 || rec.Applied != nil || rec.ApplyError != "" || sc.Replicas("llm", kubefake.Deployments, "chat") != 2 || len(sc.Written) != 1 {
+		t.Errorf("record held %v desired %d applied %v error %q, spec.replicas %d, writes %v; want held 6, nothing written (2 stays)",
+			rec.Held, rec.Desired, rec.Applied, rec.ApplyError, sc.Replicas("llm", kubefake.Deployments, "chat"), sc.Written)
 	}
 }
