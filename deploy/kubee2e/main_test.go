@@ -1,0 +1,24 @@
+package kubee2e
+
+import (
+	"flag"
+	"io"
+	"os"
+	"testing"
+
+	"k8s.io/klog/v2"
+)
+
+// TestMain silences the API server's klog output (thousands of lines per
+// server start) unless -test.v is given.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if !testing.Verbose() {
+		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(fs)
+		_ = fs.Set("logtostderr", "false")
+		_ = fs.Set("stderrthreshold", "FATAL")
+		klog.SetOutput(io.Discard)
+	}
+	os.Exit(m.Run())
+}
