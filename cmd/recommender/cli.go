@@ -29,6 +29,7 @@ type CLI struct {
 	GPU       GPUCmd       `cmd:"" name:"gpu" help:"Print what one replica can do, derived from the GPU and the model."`
 	Simulate  SimulateCmd  `cmd:"" help:"Replay a request trace through simulated GPU replicas under several policies."`
 	Serve     ServeCmd     `cmd:"" help:"Run the recommender service: decide every interval for each target and export infscale_desired_replicas (--demo for the quickstart)."`
+	Kube      KubeCmd      `cmd:"" help:"Make one decision on a live workload: replicas from its scale subresource, signals scraped from its Ready pods; --apply writes it."`
 	Backtest  BacktestCmd  `cmd:"" help:"Replay a target's Prometheus history (last 7 days by default) under several policies, beside the replicas that actually ran."`
 	Profile   ProfileCmd   `cmd:"" help:"Arrival rate by hour of day and day of week from Prometheus history, a proposed schedule floor (config schedule: and KEDA cron), and reactive vs schedule vs both replayed."`
 	Tune      TuneCmd      `cmd:"" help:"Search policies on a trace or Prometheus history for the cheapest within a miss budget that holds out of sample and under stress; print the winner as a serve target."`

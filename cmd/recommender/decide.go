@@ -50,7 +50,23 @@ type DecideCmd struct {
 	GenerationTokensRate *float64 `name:"generation-tokens-rate" placeholder:"R" help:"Tokens generated per second over the target (shown)."`
 	MeanPrompt           *float64 `name:"mean-prompt" placeholder:"N" help:"Mean prompt length of recent requests, tokens: the demand signal."`
 	MeanOutput           *float64 `name:"mean-output" placeholder:"N" help:"Mean output length of recent requests, tokens: the demand signal."`
-	ReplicaFlags         `embed:"" prefix:"replica-" group:"Replica (the demand metric's capacity)"`
+	PolicyFlags          `embed:""`
+
+	State  string `placeholder:"FILE" help:"JSON file with the window history and scale events; read if it exists, written after the decision (so a cron job remembers, like the HPA controller)."`
+	Now    string `placeholder:"T" help:"Decision time: unix seconds or RFC3339 (default: the clock)."`
+	Output string `enum:"text,json" default:"text" help:"Output format: text or json."`
+	// notVoting says, per PAGE that did not vote (not read, or a stuck
+	// engine), why.
+	notVoting []string
+	// client fetches the URL pages (nil: a plain client with --timeout;
+	// kube's API-server proxy passes the cluster's).
+	client *http.Client
+}
+
+// PolicyFlags are the policy flags of decide and kube (the same names and
+// rules as serve's config keys, recommend.Policy.Validate owning them).
+type PolicyFlags struct {
+	ReplicaFlags `embed:"" prefix:"replica-" group:"Replica (the demand metric's capacity)"`
 
 	Metric    []string  `default:"queue" placeholder:"M" help:"Signal(s) to scale on: ${signals} (repeat or comma-separate; the largest recommendation wins)."`
 	Target    []float64 `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), seconds (ttft, queuewait), utilisation of one replica (demand, e.g. 0.8). Default 4 for queue; needed for the others."`
@@ -73,40 +89,40 @@ type DecideCmd struct {
 	NoGuard      bool           `name:"no-guard" help:"Turn off the runaway guard (docs/recommend.md): the HPA's arithmetic alone. Only --state decisions are guarded (a one-shot decision asked for nothing before)."`
 	ZeroCooldown *time.Duration `placeholder:"D" help:"With --min 0: idle time before the last replica goes (KEDA cooldownPeriod, default 300s)."`
 	Schedule     []string       `sep:"none" placeholder:"CRON;D;MIN[;TZ]" help:"Raise min to MIN for D after each time the 5-field CRON fires, in time zone TZ (default UTC), e.g. \"0 8 * * 1-5;12h;4;Europe/Berlin\". Repeatable."`
-
-	State  string `placeholder:"FILE" help:"JSON file with the window history and scale events; read if it exists, written after the decision (so a cron job remembers, like the HPA controller)."`
-	Now    string `placeholder:"T" help:"Decision time: unix seconds or RFC3339 (default: the clock)."`
-	Output string `enum:"text,json" default:"text" help:"Output format: text or json."`
-	// notVoting says, per PAGE that did not vote (not read, or a stuck
-	// engine), why.
-	notVoting []string
 }
 
 // Run builds the policy and the observation, decides, and prints.
 func (c *DecideCmd) Run(e *env) error {
+	_, err := c.decide(e)
+	return err
+}
+
+// decide is Run, returning the decision printed.
+func (c *DecideCmd) decide(e *env) (recommend.Decision, error) {
+	var none recommend.Decision
 	p, err := c.policy()
 	if err != nil {
-		return err
+		return none, err
 	}
 	now, err := c.now()
 	if err != nil {
-		return err
+		return none, err
 	}
 	st, err := readState(c.State)
 	if err != nil {
-		return err
+		return none, err
 	}
 	if !st.LastAt.IsZero() && now.Before(st.LastAt) {
 		given := "--now " + c.Now
 		if c.Now == "" {
 			given = "the clock"
 		}
-		return invalidf("%s (%s) is before the last decision in --state %s (%s): time went backwards (the windows and rate limits count forward); give a --now at or after it, or delete the state file to start over",
+		return none, invalidf("%s (%s) is before the last decision in --state %s (%s): time went backwards (the windows and rate limits count forward); give a --now at or after it, or delete the state file to start over",
 			given, now.UTC().Format(time.RFC3339Nano), c.State, st.LastAt.UTC().Format(time.RFC3339Nano))
 	}
 	obs, err := c.observe(e, st)
 	if err != nil {
-		return err
+		return none, err
 	}
 	keep := st
 	if c.State == "" {
@@ -115,29 +131,29 @@ func (c *DecideCmd) Run(e *env) error {
 	d := recommend.Decide(p, obs, keep, now)
 	if c.State != "" {
 		if err := writeState(c.State, d, st, now); err != nil {
-			return err
+			return d, err
 		}
 	}
 	if c.Output == "json" {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(d)
+		return d, enc.Encode(d)
 	}
 	if err := printDecision(e.stdout, d); err != nil {
-		return err
+		return d, err
 	}
 	for _, s := range c.notVoting {
 		if _, err := fmt.Fprintf(e.stdout, "  not voting: %s\n", s); err != nil {
-			return err
+			return d, err
 		}
 	}
-	return nil
+	return d, nil
 }
 
 // policy builds the recommend.Policy from the flags and the --behavior file
 // and validates it (recommend.Policy.Validate, which owns every rule); each
 // problem is reported at once under the flag that set the field (exit 2).
-func (c *DecideCmd) policy() (*recommend.Policy, error) {
+func (c *PolicyFlags) policy() (*recommend.Policy, error) {
 	var errs []error
 	p := &recommend.Policy{Min: c.Min, Max: c.Max, Lookahead: c.Lookahead}
 	if c.NoGuard {
@@ -217,7 +233,7 @@ func (c *DecideCmd) policy() (*recommend.Policy, error) {
 // the fields ("--target (for --metric kv): 1.5 must be in (0, 1] ..."); a
 // problem repeated under one flag (--tolerance sets both directions) is
 // said once.
-func (c *DecideCmd) flagErrors(p *recommend.Policy, err error) error {
+func (c *PolicyFlags) flagErrors(p *recommend.Policy, err error) error {
 	var fes recommend.FieldErrors
 	if !errors.As(err, &fes) {
 		return err
@@ -234,7 +250,7 @@ func (c *DecideCmd) flagErrors(p *recommend.Policy, err error) error {
 
 // flagOf names the flag (or the --behavior file's field) that set the
 // policy field at path.
-func (c *DecideCmd) flagOf(p *recommend.Policy, path string) string {
+func (c *PolicyFlags) flagOf(p *recommend.Policy, path string) string {
 	head, rest, _ := strings.Cut(path, ".")
 	name, idx := head, -1
 	if i := strings.IndexByte(head, '['); i > 0 {
@@ -263,7 +279,7 @@ func (c *DecideCmd) flagOf(p *recommend.Policy, path string) string {
 
 // behaviorFlagOf names the flag that set behavior.<rest> (scaleUp.policies[1].value:
 // --up-pods or --up-percent by the policy's type), else the --behavior file.
-func (c *DecideCmd) behaviorFlagOf(p *recommend.Policy, rest string) string {
+func (c *PolicyFlags) behaviorFlagOf(p *recommend.Policy, rest string) string {
 	dir, field, _ := strings.Cut(rest, ".")
 	flag, set := "up", [3]bool{c.UpWindow != nil, c.UpPods != nil || c.UpPercent != nil, c.UpSelect != ""}
 	rules := p.Behavior.ScaleUp
@@ -293,7 +309,7 @@ func (c *DecideCmd) behaviorFlagOf(p *recommend.Policy, rest string) string {
 // behaviorFlags applies the window and policy flags over b, refusing a field
 // that the --behavior file already set. Only the flags' form is checked
 // here (whole seconds); the ranges are Policy.Validate's.
-func (c *DecideCmd) behaviorFlags(b *autoscalingv2.HorizontalPodAutoscalerBehavior) []error {
+func (c *PolicyFlags) behaviorFlags(b *autoscalingv2.HorizontalPodAutoscalerBehavior) []error {
 	var errs []error
 	both := func(flag, field string) {
 		errs = append(errs, fmt.Errorf("%s: %s also sets behavior.%s; set it once (flag or file)", flag, c.Behavior, field))
@@ -385,7 +401,11 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 	}
 	if len(c.Pages) > 0 {
 		// Concurrently (a fleet of URLs); "-" twice is refused, stdin is read once.
-		pages, errs := scrape.LoadAll(e.ctx, &http.Client{Timeout: c.Timeout}, c.Pages, e.stdin, c.Server, 0)
+		client := c.client
+		if client == nil {
+			client = &http.Client{Timeout: c.Timeout}
+		}
+		pages, errs := scrape.LoadAll(e.ctx, client, c.Pages, e.stdin, c.Server, 0)
 		var bad, unread []error
 		for _, err := range errs {
 			switch {

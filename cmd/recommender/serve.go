@@ -11,6 +11,7 @@ import (
 
 	"github.com/infscale/infscale/internal/demo"
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/serve"
 )
 
@@ -25,6 +26,7 @@ type ServeCmd struct {
 	Demo         bool          `name:"demo" help:"Run the quickstart: a simulated vLLM fleet under a load ramp, served in embedded mode, decisions printed as they happen."`
 	DemoDuration time.Duration `name:"demo-duration" default:"60s" help:"Length of --demo."`
 	CheckConfig  bool          `name:"check-config" help:"Load and validate --config, print a summary and exit (0 valid, 2 invalid)."`
+	Kubeconfig   string        `type:"path" placeholder:"FILE" help:"kubeconfig for targets with a scaleTargetRef (default: in a pod its service account, else $KUBECONFIG or ~/.kube/config); no client is made without such a target."`
 }
 
 // Run loads the config (exit 2 on any problem, nothing served) and serves
@@ -66,10 +68,14 @@ func (c *ServeCmd) Run(e *env) error {
 		if !cfg.Prometheus.Embedded() {
 			mode = "prometheus " + cfg.Prometheus.URL
 		}
+		if cfg.Kube() {
+			mode += ", Kubernetes API for the scaleTargetRef targets"
+		}
 		fmt.Fprintf(e.stdout, "%s: valid: %d target(s), %s, every %s\n", c.Config, len(cfg.Targets), mode, cfg.IntervalDuration())
 		return nil
 	}
-	o := serve.Options{ConfigPath: c.Config, Listen: c.Listen, StateDir: c.StateDir, Version: version(), Log: log}
+	o := serve.Options{ConfigPath: c.Config, Listen: c.Listen, StateDir: c.StateDir, Version: version(), Log: log,
+		Cluster: func() (*kube.Cluster, error) { return kube.Connect(c.Kubeconfig) }}
 	if c.AuditLog != "" {
 		f, err := os.OpenFile(c.AuditLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {

@@ -347,19 +347,20 @@ func rules(objs []object) []rule {
 	return out
 }
 
-// TestRBACModes: each mode grants exactly the verbs issue 11 item 5 lists
-// for it, in the workload namespaces (the Lease in the release's), bound to
-// the chart's ServiceAccount; no mode renders no account and no token.
+// TestRBACModes: each mode grants exactly what pkg/kube calls for it
+// (scale get/update, pods list/watch, HPAs list/watch for the refusal;
+// pods patch for deletion cost), in the workload namespaces (the Lease in
+// the release's), bound to the chart's ServiceAccount; no mode renders no
+// account and no token.
 func TestRBACModes(t *testing.T) {
 	readOnly := func(ns, scale string, scaleVerbs, podVerbs string) []rule {
 		return []rule{
 			{ns, "", "pods", podVerbs},
 			{ns, "apps", scale, scaleVerbs},
-			{ns, "discovery.k8s.io", "endpointslices", "list,watch"},
 		}
 	}
 	refuse := func(ns string) []rule {
-		return []rule{{ns, "autoscaling", "horizontalpodautoscalers", "list,watch"}, {ns, "keda.sh", "scaledobjects", "list,watch"}}
+		return []rule{{ns, "autoscaling", "horizontalpodautoscalers", "list,watch"}}
 	}
 	lease := []rule{{"infscale", "coordination.k8s.io", "leases", "get,create,update"}}
 	cat := func(rs ...[]rule) []rule {
@@ -406,10 +407,47 @@ func TestRBACModes(t *testing.T) {
 	}
 }
 
+// TestKubeConfig: with API access the rendered config names each
+// target's workload (namespace, scaleTargetRef) and drops its replicas
+// query (the scale subresource replaces it); apply: true reaches the
+// config of an applying target whose ScaledObject is off. pkg/config loads
+// the result.
+func TestKubeConfig(t *testing.T) {
+	values := strings.Replace(userValues("[apply]"), "kind: StatefulSet, name: code}\n  scaledObject: {enabled: true}",
+		"kind: StatefulSet, name: code}\n  apply: true\n  scaledObject: {enabled: false}", 1)
+	objs := render(t, values)
+	f := serveConfig(t, objs)
+	chat, code := f.Targets[0], f.Targets[1]
+	if r := chat.ScaleTargetRef; r == nil || r.APIVersion != "apps/v1" || r.Kind != "Deployment" || r.Name != "chat" || chat.Namespace != "llm" || chat.Replicas != "" || chat.Apply {
+		t.Errorf("chat: ref %+v namespace %q replicas %q apply %v; want apps/v1 Deployment chat in llm, no replicas query, no apply", r, chat.Namespace, chat.Replicas, chat.Apply)
+	}
+	if r := code.ScaleTargetRef; r == nil || r.Kind != "StatefulSet" || code.Namespace != "batch" || !code.Apply {
+		t.Errorf("code: ref %+v namespace %q apply %v; want StatefulSet code in batch, applying", r, code.Namespace, code.Apply)
+	}
+	if n := len(every[*kedav1alpha1.ScaledObject](objs)); n != 1 {
+		t.Errorf("%d ScaledObjects, want chat's alone", n)
+	}
+	// Without API access the config is the user's, replicas query included.
+	if f := serveConfig(t, render(t, userValues("[]"))); f.Targets[0].ScaleTargetRef != nil || f.Targets[0].Replicas == "" {
+		t.Errorf("no modes: ref %+v replicas %q; want none and the query", f.Targets[0].ScaleTargetRef, f.Targets[0].Replicas)
+	}
+	// A workload whose plural is not <kind>s names its resource.
+	objs = render(t, strings.Replace(userValues("[read-only]"), "kind: StatefulSet, name: code}", "kind: StatefulSet, name: code, resource: statefulsets}", 1))
+	found := false
+	for _, r := range rules(objs) {
+		found = found || (r.ns == "batch" && r.resource == "statefulsets/scale")
+	}
+	if !found {
+		t.Errorf("rules %v: no statefulsets/scale in batch", rules(objs))
+	}
+}
+
 // TestBadValues: a wrong value fails the render with a message naming it.
 func TestBadValues(t *testing.T) {
 	for _, c := range []struct{ values, want string }{
 		{`rbac: {modes: [write]}`, `rbac.modes: "write" is not a mode`},
+		{"targets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: false}, config: {server: vllm, max: 4}}", "targets[chat].apply: needs rbac.modes to include apply"},
+		{"rbac: {modes: [apply]}\ntargets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, max: 4}}", "targets[chat].apply: its ScaledObject's HPA would be a second writer"},
 		{"targets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, min: 1}}", "targets[chat].config.max is required"},
 	} {
 		_, err := tryRender(c.values)

@@ -367,6 +367,7 @@ func TestDocumentedDefaults(t *testing.T) {
 	}
 	for key, want := range map[string]string{
 		"listen": DefaultListen, "quantile": fmt.Sprint(DefaultQuantile), "min": fmt.Sprint(DefaultMin), "timezone": DefaultScheduleTZ, "server": "vllm",
+		"scrape.path": DefaultScrapePath,
 	} {
 		if doc[key] != want {
 			t.Errorf("docs say %s defaults to %q, code to %q", key, doc[key], want)

@@ -50,3 +50,13 @@ func NewClientset(cfg *rest.Config) (kubernetes.Interface, error) {
 	}
 	return kubernetes.NewForConfig(cfg)
 }
+
+// Connect is the Cluster of kubeconfig (RESTConfig's sources) with
+// kubectl's default namespace (DefaultNamespace).
+func Connect(kubeconfig string) (*Cluster, error) {
+	cfg, err := RESTConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return NewCluster(cfg, DefaultNamespace(kubeconfig))
+}

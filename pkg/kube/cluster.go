@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,6 +80,9 @@ type Cluster struct {
 	Mapper meta.RESTMapper
 	// Namespace is the default namespace of a Ref without one.
 	Namespace string
+	// Config is the client configuration NewCluster was given (nil in
+	// tests): the API server's URL and credentials for ProxyURL.
+	Config *rest.Config
 	// SyncTimeout bounds the wait for a namespace's informers to list
 	// (default 30s): an informer that cannot list (RBAC, the API server
 	// unreachable) fails the read instead of hanging it.
@@ -133,7 +137,7 @@ func NewCluster(cfg *rest.Config, namespace string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cluster{Client: client, Scales: scales, Mapper: mapper, Namespace: namespace}, nil
+	return &Cluster{Client: client, Scales: scales, Mapper: mapper, Namespace: namespace, Config: cfg}, nil
 }
 
 // Close stops the informers.
@@ -320,18 +324,8 @@ func (c *Cluster) Pods(ctx context.Context, ns string, sel labels.Selector) ([]*
 			out = append(out, p)
 		}
 	}
-	slices.SortFunc(out, func(a, b *corev1.Pod) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Ready reports whether p serves: Ready condition True, not being
@@ -363,6 +357,31 @@ func Pending(p *corev1.Pod) bool {
 // IntOrString): the one port p's containers declare. The error says which
 // ports p has.
 func PodURL(p *corev1.Pod, port intstr.IntOrString, path string) (string, error) {
+	n, err := podPort(p, port)
+	if err != nil {
+		return "", err
+	}
+	return "http://" + net.JoinHostPort(p.Status.PodIP, strconv.Itoa(int(n))) + path, nil
+}
+
+// ProxyURL is PodURL through the API server's pod proxy
+// (<host>/api/v1/namespaces/<ns>/pods/<name>:<port>/proxy<path>), for a
+// client outside the cluster network; host is the API server's URL
+// (rest.Config.Host), and the request needs the client's credentials and
+// get on pods/proxy.
+func ProxyURL(host string, p *corev1.Pod, port intstr.IntOrString, path string) (string, error) {
+	n, err := podPort(p, port)
+	if err != nil {
+		return "", err
+	}
+	if !strings.Contains(host, "://") {
+		host = "https://" + host
+	}
+	return fmt.Sprintf("%s/api/v1/namespaces/%s/pods/%s:%d/proxy%s", strings.TrimSuffix(host, "/"), p.Namespace, p.Name, n, path), nil
+}
+
+// podPort resolves port on p (PodURL).
+func podPort(p *corev1.Pod, port intstr.IntOrString) (int32, error) {
 	var declared []corev1.ContainerPort
 	for _, c := range p.Spec.Containers {
 		declared = append(declared, c.Ports...)
@@ -389,9 +408,9 @@ func PodURL(p *corev1.Pod, port intstr.IntOrString, path string) (string, error)
 		if port.Type == intstr.String {
 			want = fmt.Sprintf("no container port named %q (it declares %v)", port.StrVal, names)
 		}
-		return "", fmt.Errorf("pod %s/%s: %s", p.Namespace, p.Name, want)
+		return 0, fmt.Errorf("pod %s/%s: %s", p.Namespace, p.Name, want)
 	}
-	return "http://" + net.JoinHostPort(p.Status.PodIP, strconv.Itoa(int(n))) + path, nil
+	return n, nil
 }
 
 // Scaler is the controller that already scales a workload: an HPA, and
@@ -439,7 +458,7 @@ func FindScaler(hpas []*autoscalingv2.HorizontalPodAutoscaler, ref Ref) (Scaler,
 	if len(match) == 0 {
 		return Scaler{}, false
 	}
-	slices.SortFunc(match, func(a, b *autoscalingv2.HorizontalPodAutoscaler) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(match, func(a, b *autoscalingv2.HorizontalPodAutoscaler) int { return strings.Compare(a.Name, b.Name) })
 	h := match[0]
 	s := Scaler{HPA: h.Name, ScaledObject: h.Labels["scaledobject.keda.sh/name"]}
 	for _, o := range h.OwnerReferences {

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
@@ -46,6 +48,11 @@ type Loop struct {
 	// OnDecision is called with each decision, in target order (the demo
 	// prints them). Called from the loop's goroutine.
 	OnDecision func(Record)
+	// Writer applies the decisions of apply: true targets (nil: none is
+	// written). A write happens only when the decision differs from the
+	// replicas read this cycle (or they are unknown), and never for a
+	// decision held on no data (Record.Held).
+	Writer Writer
 
 	cycleMu  sync.Mutex // serialises cycles and reloads
 	mu       sync.Mutex // guards targets and records for readers
@@ -138,11 +145,13 @@ func (l *Loop) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// SetSource swaps the source between cycles (config reload).
+// SetSource swaps the source between cycles (config reload); a source
+// that is a Writer becomes the Writer too.
 func (l *Loop) SetSource(s Source) {
 	l.cycleMu.Lock()
 	defer l.cycleMu.Unlock()
 	l.Source = s
+	l.Writer = writerOf(s)
 }
 
 // SetInterval changes the period; Run picks it up at its next tick.
@@ -223,6 +232,9 @@ func (l *Loop) Cycle(ctx context.Context) {
 		if !decided {
 			continue
 		}
+		if t.cfg.Apply && l.Writer != nil && !rec.Held {
+			l.write(ctx, t, &rec, now) // nothing is written on no data, as the HPA does not scale without metrics
+		}
 		anyValid = anyValid || valid
 		l.mu.Lock()
 		t.remember(rec)
@@ -262,7 +274,7 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	prev, hadPrev := t.run.Desired, t.run.HasDesired
 	// recommend.Loop: current from the previous desired without a replicas
 	// query, the last desired held on no data (the replay runs the same).
-	d, decided, held := t.run.Decide(&t.policy, recommend.Reading{Obs: rd.Obs, CurrentKnown: rd.CurrentKnown, SpecFollows: t.cfg.Replicas == ""}, now)
+	d, decided, held := t.run.Decide(&t.policy, recommend.Reading{Obs: rd.Obs, CurrentKnown: rd.CurrentKnown, SpecFollows: t.cfg.Replicas == "" && t.cfg.ScaleTargetRef == nil}, now)
 	if !decided {
 		l.Metrics.Record(Snapshot{Target: t.cfg.Name, At: now, Signals: signalMap(signalsOf(rd.Obs)), Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
 		return Record{}, false, false
@@ -304,6 +316,39 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 		rec.Errors = append(rec.Errors, fmt.Sprintf("%s: %s: %v", e.Signal, e.Reason, e.Err))
 	}
 	return rec, true, valid
+}
+
+// write applies rec's desired replicas to t's workload when they differ
+// from the replicas read this cycle. A refusal (an HPA or ScaledObject
+// scales the workload) or a failure is counted
+// (infscale_apply_errors_total by kube.Reason), logged at error level at
+// most once a minute per target and reason, and said in rec.ApplyError;
+// the decision is exported all the same. Off the Lease nothing is written
+// or counted.
+func (l *Loop) write(ctx context.Context, t *target, rec *Record, now time.Time) {
+	if rec.Observed != nil && *rec.Observed == rec.Desired {
+		return
+	}
+	wrote, err := l.Writer.Write(ctx, &t.cfg, rec.Desired)
+	switch {
+	case errors.Is(err, kube.ErrNotLeader):
+	case err != nil:
+		reason := kube.Reason(err)
+		l.Metrics.ApplyError(t.cfg.Name, reason)
+		rec.ApplyError = err.Error()
+		if suppressed, ok := l.limiter.allow(now, t.cfg.Name+"\x00apply\x00"+reason); ok {
+			l.logger().Error("replicas not applied", "target", t.cfg.Name, "desired", rec.Desired, "reason", reason, "err", err, "suppressed_since_last", suppressed)
+		}
+	case wrote:
+		l.Metrics.Applied(t.cfg.Name)
+		d := rec.Desired
+		rec.Applied = &d
+		from := "unknown"
+		if rec.Observed != nil {
+			from = strconv.Itoa(*rec.Observed)
+		}
+		l.logger().Info("replicas applied", "target", t.cfg.Name, "from", from, "to", d, "workload", RefOf(&t.cfg).String())
+	}
 }
 
 // audit writes r as one JSON line; a failed write (disk full, ...) is

@@ -178,6 +178,22 @@ func (m *Metrics) QueryError(target, reason string) {
 	addLabeled(&m.table.target(target).queryErrors, "reason", reason, 1)
 }
 
+// ApplyError counts one decision of target not written to its workload
+// (infscale_apply_errors_total; reason as kube.Reason).
+func (m *Metrics) ApplyError(target, reason string) {
+	m.table.mu.Lock()
+	defer m.table.mu.Unlock()
+	addLabeled(&m.table.target(target).applyErrors, "reason", reason, 1)
+}
+
+// Applied counts one write of target's spec.replicas
+// (infscale_replica_writes_total).
+func (m *Metrics) Applied(target string) {
+	m.table.mu.Lock()
+	defer m.table.mu.Unlock()
+	m.table.target(target).applies.add(1)
+}
+
 // Deduplicated counts n series folded as copies of a pod's own for target
 // (infscale_deduplicated_series_total).
 func (m *Metrics) Deduplicated(target string, n int) {

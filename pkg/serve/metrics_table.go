@@ -27,6 +27,7 @@ type seriesTable struct {
 	desired, current, recommended, reason, lastDecision, stuck *prometheus.Desc
 	signals                                                    []*prometheus.Desc // by signalSeries index
 	decisions, changes, reversals, queryErrors, dedup          *prometheus.Desc
+	applies, applyErrors                                       *prometheus.Desc
 
 	mu      sync.Mutex
 	targets map[string]*targetSeries
@@ -42,7 +43,9 @@ type targetSeries struct {
 	recommended                    []metricValue
 
 	decisions, queryErrors []labeledCount // by reason
+	applyErrors            []labeledCount // by reason
 	up, down, reversals    count
+	applies                count                 // spec.replicas writes
 	dedup                  count                 // deduplicated series
 	lastChange             recommend.ScaleChange // for reversals
 	hasChange              bool
@@ -132,6 +135,8 @@ func newSeriesTable() *seriesTable {
 		reversals:    d("scale_reversals_total", "Changes of the desired replicas opposite to the previous change made less than 5m before (the HPA's default scale-down window, whatever the target's): thrash.", "target"),
 		queryErrors:  d("query_errors_total", "Failed or empty signal reads, by reason (timeout, unavailable, bad_response, empty, nan, ...).", "target", "reason"),
 		dedup:        d("deduplicated_series_total", "Series folded as copies of a pod's own series (two scrape jobs on one pod, an HA pair without deduplication), summed over cycles; Prometheus mode.", "target"),
+		applies:      d("replica_writes_total", "Writes of the workload's spec.replicas through its scale subresource (apply: true), one per changed decision.", "target"),
+		applyErrors:  d("apply_errors_total", "Decisions of an apply: true target not written, by reason: scaled_by_hpa, scaled_by_scaledobject (refused: another controller scales the workload), forbidden, not_found, conflict, timeout, unavailable.", "target", "reason"),
 		targets:      map[string]*targetSeries{},
 	}
 	for _, s := range signalSeries {
@@ -175,7 +180,7 @@ func (tg *targetSeries) setRecommended(metric string, v float64, ok bool) {
 // Describe implements prometheus.Collector.
 func (g *seriesTable) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range append([]*prometheus.Desc{g.desired, g.current, g.recommended, g.reason, g.lastDecision, g.stuck,
-		g.decisions, g.changes, g.reversals, g.queryErrors, g.dedup}, g.signals...) {
+		g.decisions, g.changes, g.reversals, g.queryErrors, g.dedup, g.applies, g.applyErrors}, g.signals...) {
 		ch <- d
 	}
 }
@@ -186,7 +191,7 @@ func (g *seriesTable) Collect(ch chan<- prometheus.Metric) {
 	g.mu.Lock()
 	n := 0
 	for _, tg := range g.targets {
-		n += 10 + len(tg.signals) + len(tg.recommended) + len(tg.decisions) + len(tg.queryErrors)
+		n += 11 + len(tg.signals) + len(tg.recommended) + len(tg.decisions) + len(tg.queryErrors) + len(tg.applyErrors)
 	}
 	ms := make([]tableMetric, 0, n)
 	put := func(d *prometheus.Desc, v float64, labels []*dto.LabelPair) {
@@ -222,6 +227,10 @@ func (g *seriesTable) Collect(ch chan<- prometheus.Metric) {
 		for _, c := range tg.queryErrors {
 			counter(g.queryErrors, c.count, []*dto.LabelPair{c.label, tg.label})
 		}
+		for _, c := range tg.applyErrors {
+			counter(g.applyErrors, c.count, []*dto.LabelPair{c.label, tg.label})
+		}
+		counter(g.applies, tg.applies, target)
 		counter(g.changes, tg.up, []*dto.LabelPair{directionUp, tg.label})
 		counter(g.changes, tg.down, []*dto.LabelPair{directionDown, tg.label})
 		counter(g.reversals, tg.reversals, target)

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/kube"
 )
 
 // ShutdownTimeout bounds the HTTP server's graceful shutdown.
@@ -51,6 +52,78 @@ type Options struct {
 	// default, in Prometheus mode, a target without --state-dir state is
 	// rebuilt from infscale's own series).
 	NoRebuild bool
+	// Cluster returns the Kubernetes API client; it is called once, and
+	// only when a target names a scaleTargetRef (Prometheus and embedded
+	// mode without one never contact a cluster). Nil: kube.Connect("")
+	// (in-cluster, else $KUBECONFIG or ~/.kube/config).
+	Cluster func() (*kube.Cluster, error)
+	// IsLeader gates every write of apply: true targets: spec.replicas is
+	// written only while it returns true (the Lease holder of several
+	// serve replicas). Nil: this instance always writes.
+	IsLeader func() bool
+}
+
+// sources builds a config's source: NewSource, wrapped in a KubeSource
+// when a target names a scaleTargetRef; the Kubernetes client is made on
+// first need and kept across reloads.
+type sources struct {
+	o       *Options
+	cluster *kube.Cluster
+}
+
+func (ss *sources) build(cfg *config.File) (Source, error) {
+	src, err := NewSource(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return ss.wrap(cfg, src)
+}
+
+// wrap adds or removes the KubeSource layer as cfg needs it.
+func (ss *sources) wrap(cfg *config.File, src Source) (Source, error) {
+	ks, isKube := src.(*KubeSource)
+	switch {
+	case cfg.Kube() && !isKube:
+		if ss.cluster == nil {
+			connect := ss.o.Cluster
+			if connect == nil {
+				connect = func() (*kube.Cluster, error) { return kube.Connect("") }
+			}
+			c, err := connect()
+			if err != nil {
+				return nil, fmt.Errorf("a target names a scaleTargetRef: %w", err)
+			}
+			ss.cluster = c
+		}
+		return NewKubeSource(src, ss.cluster, ss.o.IsLeader), nil
+	case !cfg.Kube() && isKube:
+		return ks.Inner, nil
+	}
+	return src, nil
+}
+
+// close stops the informers.
+func (ss *sources) close() {
+	if ss.cluster != nil {
+		ss.cluster.Close()
+	}
+}
+
+// writerOf is src as a Writer when it writes.
+func writerOf(src Source) Writer {
+	if w, ok := src.(Writer); ok {
+		return w
+	}
+	return nil
+}
+
+// prometheusOf is the PrometheusSource inside src, if any.
+func prometheusOf(src Source) (*PrometheusSource, bool) {
+	if ks, ok := src.(*KubeSource); ok {
+		src = ks.Inner
+	}
+	ps, ok := src.(*PrometheusSource)
+	return ps, ok
 }
 
 // Run serves cfg until ctx is done: the decision loop, and the HTTP server
@@ -64,14 +137,19 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := NewMetrics(reg, o.Version)
+	ss := &sources{o: &o}
+	defer ss.close()
 	src := o.Source
+	var err error
 	if src == nil {
-		var err error
-		if src, err = NewSource(cfg); err != nil {
-			return err
-		}
+		src, err = ss.build(cfg)
+	} else {
+		src, err = ss.wrap(cfg, src)
 	}
-	loop := &Loop{Source: src, Metrics: m, Interval: cfg.IntervalDuration(), Now: o.Now, Log: log, Audit: o.Audit, OnDecision: o.OnDecision}
+	if err != nil {
+		return err
+	}
+	loop := &Loop{Source: src, Writer: writerOf(src), Metrics: m, Interval: cfg.IntervalDuration(), Now: o.Now, Log: log, Audit: o.Audit, OnDecision: o.OnDecision}
 	if o.StateDir != "" {
 		st, err := NewStore(o.StateDir)
 		if err != nil {
@@ -79,7 +157,7 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 		}
 		loop.Store = st
 	}
-	if ps, ok := src.(*PrometheusSource); ok && !o.NoRebuild {
+	if ps, ok := prometheusOf(src); ok && !o.NoRebuild {
 		rb := &Rebuilder{API: ps.Evaluator.API, Step: cfg.IntervalDuration(), Timeout: time.Duration(cfg.Prometheus.Timeout)}
 		loop.Rebuild = rb.Rebuild
 	}
@@ -139,8 +217,14 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 				continue
 			}
 			if !reflect.DeepEqual(next.Prometheus, current.Prometheus) && o.Source == nil {
-				if s, err := NewSource(next); err != nil {
+				if s, err := ss.build(next); err != nil {
 					log.Error("new prometheus block not applied", "err", err)
+				} else {
+					loop.SetSource(s)
+				}
+			} else if next.Kube() != current.Kube() {
+				if s, err := ss.wrap(next, loop.Source); err != nil {
+					log.Error("scaleTargetRef not applied: no Kubernetes client", "err", err)
 				} else {
 					loop.SetSource(s)
 				}

@@ -55,6 +55,9 @@ type ScrapeSource struct {
 	history map[histKey][]histAt
 	// last is each URL's previous page, the baseline of its counter rates.
 	last map[string]*scrape.Page
+	// seen are the URLs of the current Read; after it, the history and
+	// baselines of the others are dropped (a discovered pod that went).
+	seen map[string]bool
 }
 
 // histKey names one replica's histogram of one kind.
@@ -100,13 +103,35 @@ func (s *ScrapeSource) Name() string { return "scrape" }
 func (s *ScrapeSource) Read(ctx context.Context, targets []*config.Target, now time.Time) []Reading {
 	out := make([]Reading, len(targets))
 	s.stuck.Begin()
+	s.mu.Lock()
+	s.seen = map[string]bool{}
+	s.mu.Unlock()
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Go(func() { out[i] = s.readTarget(ctx, t, now) })
 	}
 	wg.Wait()
 	s.stuck.End()
+	s.forget()
 	return out
+}
+
+// forget drops the baselines and histograms of the URLs the last Read did
+// not list: memory stays bounded by the replicas that exist while pods
+// come and go.
+func (s *ScrapeSource) forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for u := range s.last {
+		if !s.seen[u] {
+			delete(s.last, u)
+		}
+	}
+	for k := range s.history {
+		if !s.seen[k.url] {
+			delete(s.history, k)
+		}
+	}
 }
 
 func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now time.Time) Reading {
@@ -221,6 +246,9 @@ func (s *ScrapeSource) rates(urls []string, pages []*scrape.Page) (requests, pro
 		*acc += v
 	}
 	for i, u := range urls {
+		if s.seen != nil { // nil outside Read (tests call rates alone)
+			s.seen[u] = true
+		}
 		p := pages[i]
 		if p == nil {
 			continue

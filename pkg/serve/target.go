@@ -56,6 +56,12 @@ type Record struct {
 	// are not in Signals and they count as missing pods (docs/serve.md).
 	Stuck         *int     `json:"stuck,omitempty"`
 	StuckReplicas []string `json:"stuck_replicas,omitempty"`
+	// Applied is the spec.replicas written to the workload this cycle
+	// (apply: true; absent when nothing was written), and ApplyError why
+	// a write was refused (an HPA or a KEDA ScaledObject scales it) or
+	// failed.
+	Applied    *int   `json:"applied,omitempty"`
+	ApplyError string `json:"apply_error,omitempty"`
 }
 
 // Signals are the observed values of one decision; nil is unknown.

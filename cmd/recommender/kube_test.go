@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/infscale/infscale/pkg/kube"
+	"github.com/infscale/infscale/pkg/kube/kubefake"
+)
+
+// servedPod is a Ready pod of Deployment chat (app=chat) whose container
+// port "http" serves a vLLM page with running and waiting requests.
+func servedPod(t *testing.T, name string, running, waiting int) *corev1.Pod {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} %d\n# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{model_name=\"m\"} %d\n", running, waiting)
+	}))
+	t.Cleanup(srv.Close)
+	host, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	n, _ := strconv.Atoi(port)
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "llm", Name: name, Labels: map[string]string{"app": "chat"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "vllm", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: int32(n)}}}}},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning, PodIP: host, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+	}
+}
+
+// fakeKube makes connectCluster return a fake cluster holding objects and
+// Deployment llm/chat at 2 replicas; connected counts the connections.
+func fakeKube(t *testing.T, objects ...runtime.Object) (*kubefake.Scales, *int) {
+	c, _, sc := kubefake.New("llm", objects...)
+	sc.Set("llm", kubefake.Deployments, "chat", 2, "app=chat")
+	connected := 0
+	prev := connectCluster
+	// A Cluster per run (each run closes its informers) over the same fakes.
+	connectCluster = func(string) (*kube.Cluster, error) {
+		connected++
+		return &kube.Cluster{Client: c.Client, Scales: c.Scales, Mapper: c.Mapper, Namespace: c.Namespace}, nil
+	}
+	t.Cleanup(func() { connectCluster = prev })
+	return sc, &connected
+}
+
+func runKube(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"kube"}, args...), strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestKubeDecideAndApply: spec.replicas 2, two Ready pods with queues
+// 20 + 4 and 30 + 6 = 60 over target 10: ratio 60 / (10 × 2) = 3, desired
+// ceil(60 / 10) = 6 (the default scale-up policy allows max(2 + 4, 2 × 2) = 6).
+func TestKubeDecideAndApply(t *testing.T) {
+	sc, _ := fakeKube(t, servedPod(t, "chat-a", 20, 4), servedPod(t, "chat-b", 30, 6))
+	code, out, errs := runKube("-n", "llm", "--deployment", "chat", "--port", "http", "--metric", "queue", "--target", "10")
+	if code != exitOK || !strings.Contains(out, "Deployment llm/chat: spec.replicas 2, 2 Ready pod(s) scraped, 0 starting") || !strings.Contains(out, "desired 6 (reason metric), current 2") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	if sc.Updates != 0 {
+		t.Errorf("%d updates without --apply", sc.Updates)
+	}
+	code, out, errs = runKube("-n", "llm", "--deployment", "chat", "--port", "http", "--metric", "queue", "--target", "10", "--apply")
+	if code != exitOK || !strings.Contains(out, "applied: spec.replicas 2 -> 6") || sc.Replicas("llm", kubefake.Deployments, "chat") != 6 {
+		t.Errorf("--apply: exit %d, spec.replicas %d\n%s%s", code, sc.Replicas("llm", kubefake.Deployments, "chat"), out, errs)
+	}
+	// JSON: stdout is decide's decision alone.
+	code, out, _ = runKube("-n", "llm", "--deployment", "chat", "--port", "http", "--metric", "queue", "--target", "10", "--output", "json")
+	if code != exitOK || !strings.HasPrefix(out, "{") || !strings.Contains(out, `"desired": 6`) {
+		t.Errorf("--output json: exit %d\n%s", code, out)
+	}
+}
+
+func TestKubeApplyRefused(t *testing.T) {
+	h := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "llm", Name: "keda-hpa-chat",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "keda.sh/v1alpha1", Kind: "ScaledObject", Name: "chat", UID: "u"}}},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "chat"}, MaxReplicas: 8},
+	}
+	sc, _ := fakeKube(t, servedPod(t, "chat-a", 50, 10), h)
+	code, out, errs := runKube("-n", "llm", "--deployment", "chat", "--metric", "queue", "--target", "10", "--apply")
+	if code != exitRuntime || !strings.Contains(out, "desired 6") || !strings.Contains(errs, "not applied: Deployment llm/chat is scaled by ScaledObject chat") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+	if sc.Updates != 0 {
+		t.Errorf("%d updates under a ScaledObject", sc.Updates)
+	}
+}
+
+// TestKubeFlags: bad flags are exit 2 before any cluster is contacted.
+func TestKubeFlags(t *testing.T) {
+	_, connected := fakeKube(t)
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{}, "name the workload: --deployment NAME"},
+		{[]string{"--deployment", "chat", "--name", "chat"}, "give one of them"},
+		{[]string{"--name", "big", "--kind", "Rollout"}, "--kind Rollout: needs --api-version"},
+		{[]string{"--name", "big"}, "needs --kind"},
+		{[]string{"--deployment", "Chat_1"}, `workload name "Chat_1"`},
+		{[]string{"--deployment", "chat", "-n", "LLM"}, `--namespace "LLM"`},
+		{[]string{"--deployment", "chat", "--port", "70000"}, "--port 70000: a port is 1..65535"},
+		{[]string{"--deployment", "chat", "--path", "metrics"}, `--path "metrics"`},
+		{[]string{"--deployment", "chat", "--min", "5", "--max", "2"}, "--min: 5 must be <= max 2"},
+	} {
+		code, _, errs := runKube(c.args...)
+		if code != exitInvalid || !strings.Contains(errs, c.says) {
+			t.Errorf("%v: exit %d, want 2 saying %q:\n%s", c.args, code, c.says, errs)
+		}
+	}
+	if *connected != 0 {
+		t.Errorf("%d connections for invalid flags, want none", *connected)
+	}
+}
