@@ -17,16 +17,17 @@ import (
 
 // ServeCmd is `infscale serve`: the recommender service (docs/serve.md).
 type ServeCmd struct {
-	Config       string        `name:"config" short:"c" type:"path" help:"Configuration file (YAML, docs/config.md). Required unless --demo."`
-	Listen       string        `name:"listen" help:"HTTP address for /metrics, /healthz, /readyz, /debug/decisions; overrides the config's listen."`
-	StateDir     string        `name:"state-dir" type:"path" help:"Directory for per-target state (stabilisation history, scale events) so that a restart carries on the windows."`
-	AuditLog     string        `name:"audit-log" type:"path" help:"Append one JSON line per decision to this file."`
-	LogLevel     string        `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn, error."`
-	LogFormat    string        `name:"log-format" default:"text" enum:"text,json" help:"Log format: text or json."`
-	Demo         bool          `name:"demo" help:"Run the quickstart: a simulated vLLM fleet under a load ramp, served in embedded mode, decisions printed as they happen."`
-	DemoDuration time.Duration `name:"demo-duration" default:"60s" help:"Length of --demo."`
-	CheckConfig  bool          `name:"check-config" help:"Load and validate --config, print a summary and exit (0 valid, 2 invalid)."`
-	Kubeconfig   string        `type:"path" placeholder:"FILE" help:"kubeconfig for targets with a scaleTargetRef (default: in a pod its service account, else $KUBECONFIG or ~/.kube/config); no client is made without such a target."`
+	Config           string        `name:"config" short:"c" type:"path" help:"Configuration file (YAML, docs/config.md). Required unless --demo."`
+	Listen           string        `name:"listen" help:"HTTP address for /metrics, /healthz, /readyz, /debug/decisions; overrides the config's listen."`
+	StateDir         string        `name:"state-dir" type:"path" help:"Directory for per-target state (stabilisation history, scale events) so that a restart carries on the windows."`
+	AuditLog         string        `name:"audit-log" type:"path" help:"Append one JSON line per decision to this file."`
+	LogLevel         string        `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn, error."`
+	LogFormat        string        `name:"log-format" default:"text" enum:"text,json" help:"Log format: text or json."`
+	Demo             bool          `name:"demo" help:"Run the quickstart: a simulated vLLM fleet under a load ramp, served in embedded mode, decisions printed as they happen."`
+	DemoDuration     time.Duration `name:"demo-duration" default:"60s" help:"Length of --demo."`
+	CheckConfig      bool          `name:"check-config" help:"Load and validate --config, print a summary and exit (0 valid, 2 invalid)."`
+	Kubeconfig       string        `type:"path" placeholder:"FILE" help:"kubeconfig for targets with a scaleTargetRef (default: in a pod its service account, else $KUBECONFIG or ~/.kube/config); no client is made without such a target."`
+	LeaderElectFlags `embed:""`
 }
 
 // Run loads the config (exit 2 on any problem, nothing served) and serves
@@ -76,6 +77,11 @@ func (c *ServeCmd) Run(e *env) error {
 	}
 	o := serve.Options{ConfigPath: c.Config, Listen: c.Listen, StateDir: c.StateDir, Version: version(), Log: log,
 		Cluster: func() (*kube.Cluster, error) { return kube.Connect(c.Kubeconfig) }}
+	if el, err := c.elector(c.Kubeconfig, log); err != nil {
+		return err
+	} else if el != nil {
+		o.Elector, o.IsLeader = el, el.IsLeader
+	}
 	if c.AuditLog != "" {
 		f, err := os.OpenFile(c.AuditLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {

@@ -96,6 +96,12 @@ type Target struct {
 	// subresource (spec.replicas) when they differ from it; requires
 	// ScaleTargetRef, refused at run time while an HPA scales the workload.
 	Apply bool `yaml:"apply"`
+	// PodDeletionCost sets controller.kubernetes.io/pod-deletion-cost on
+	// the workload's pods from their outstanding requests (running +
+	// waiting) before a scale-down, so that its ReplicaSet removes the
+	// idlest first (docs/ha.md, "Pod deletion cost"); requires
+	// ScaleTargetRef of a ReplicaSet-managed kind (not a StatefulSet).
+	PodDeletionCost bool `yaml:"pod_deletion_cost"`
 	// Scrape is what embedded mode reads: a list of the replicas' /metrics
 	// URLs, or (with ScaleTargetRef) the port and path to scrape on every
 	// Ready pod of the workload.

@@ -152,6 +152,7 @@ func (v *validator) target(p string, t *Target) {
 		v.query(p+".replicas", t.Replicas)
 	}
 	v.workload(p, t)
+	v.podDeletionCost(p, t)
 	if embedded && len(t.Scrape.URLs) == 0 && t.Scrape.Pods == nil && !v.bad(p+".scrape") {
 		v.at(p+".scrape", "required in embedded mode (no prometheus.url): the /metrics URLs of the replicas, or with scaleTargetRef the pods' port and path, e.g. {port: 8000, path: /metrics}")
 	}

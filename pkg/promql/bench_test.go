@@ -96,16 +96,61 @@ func BenchmarkEvaluate1000Targets(b *testing.B) {
 
 // The query count of a cycle depends on the signals and on
 // ceil(targets / BatchSize), never on pods. By hand for 6 signals:
-// 1 target -> 6; 1,000 -> 6; 2,500 at the default 1,000 per batch -> 6 * 3 = 18;
-// BatchSize 1 -> 6 per target.
+// 1 target -> 6; 1,000 -> 6; 2,500 at the default 10,000 per batch -> 6;
+// 2,500 at 1,000 per batch -> 6 * 3 = 18; BatchSize 1 -> 6 per target.
 func TestQueryCountGrowth(t *testing.T) {
 	for _, tc := range []struct{ targets, batch, want int }{
-		{1, 0, 6}, {1000, 0, 6}, {2500, 0, 18}, {10, 1, 60},
+		{1, 0, 6}, {1000, 0, 6}, {2500, 0, 6}, {2500, 1000, 18}, {10, 1, 60},
 	} {
 		api := &countingAPI{}
 		_, st := (&Evaluator{API: api, BatchSize: tc.batch}).Evaluate(context.Background(), manyTargets(tc.targets), time.Unix(1e9, 0))
 		if st.Queries != tc.want || api.queries != tc.want {
 			t.Errorf("%d targets, batch %d: %d queries (api saw %d), want %d", tc.targets, tc.batch, st.Queries, api.queries, tc.want)
 		}
+	}
+}
+
+// TestBatchCut: a batch takes targets up to BatchSize and while the text,
+// each query plus 64 bytes of wrapping, fits in MaxBatchBytes (4 MiB =
+// 4,194,304 bytes). Queries of 1,000,000 bytes: 4 take 4,000,256 and fit,
+// 5 take 5,000,320 and do not, so 10 go as 4, 4, 2; a query alone larger
+// than the cap still goes (alone).
+func TestBatchCut(t *testing.T) {
+	jobsOf := func(n, size int) []job {
+		js := make([]job, n)
+		for i := range js {
+			js[i].query = strings.Repeat("x", size)
+		}
+		return js
+	}
+	var cuts []int
+	for js := jobsOf(10, 1_000_000); len(js) > 0; {
+		n := batchCut(js, DefaultBatchSize)
+		cuts = append(cuts, n)
+		js = js[n:]
+	}
+	if fmt.Sprint(cuts) != "[4 4 2]" {
+		t.Errorf("cuts %v, want [4 4 2]", cuts)
+	}
+	if n := batchCut(jobsOf(3, 5_000_000), DefaultBatchSize); n != 1 {
+		t.Errorf("oversized query: batch of %d, want 1", n)
+	}
+	if n := batchCut(jobsOf(10, 100), 3); n != 3 {
+		t.Errorf("BatchSize 3: batch of %d, want 3", n)
+	}
+	// Through NewPlan: no batch of long-selector targets passes the cap.
+	targets := manyTargets(10)
+	for i := range targets {
+		ms, _ := ParseSelector(fmt.Sprintf(`{namespace="llm", pod=~"t%d-%s"}`, i, strings.Repeat("a", 500_000)))
+		targets[i].Selector = ms
+	}
+	p := NewPlan(targets, Options{}, 0)
+	for _, b := range p.batches {
+		if len(b.query) > MaxBatchBytes {
+			t.Errorf("%s batch of %d targets: %d bytes > %d", b.signal, len(b.jobs), len(b.query), MaxBatchBytes)
+		}
+	}
+	if p.Queries() <= 6 {
+		t.Errorf("%d queries: 10 targets of 500 kB selectors (5 MB a signal) fit in one batch per signal", p.Queries())
 	}
 }

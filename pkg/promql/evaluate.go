@@ -16,10 +16,17 @@ import (
 )
 
 // DefaultBatchSize is how many targets share one query per signal when
-// Evaluator.BatchSize is 0. With it, a cycle over up to 1,000 targets issues
-// one query per signal (4 to 10, stuck included when asked for: see docs/promql.md), whatever the number
-// of pods.
-const DefaultBatchSize = 1000
+// Evaluator.BatchSize is 0. With it, a cycle over up to 10,000 targets
+// issues one query per signal (4 to 10, stuck included when asked for: see
+// docs/promql.md), whatever the number of pods, unless MaxBatchBytes cuts
+// a batch first.
+const DefaultBatchSize = 10000
+
+// MaxBatchBytes caps the text of one batched query (a batch takes targets
+// until the next would pass it; one target alone may): 4 MiB, so that the
+// form body stays well under the 10 MB a Go HTTP server (Prometheus's
+// API) parses. About 10,000 targets with short selectors fit in one.
+const MaxBatchBytes = 4 << 20
 
 // TargetLabel is the label Evaluate adds (with label_replace) to tell the
 // targets of a batched query apart; its value is the target's index in the
@@ -197,7 +204,7 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 			}
 		}
 		for len(jobs) > 0 {
-			n := min(batchSize, len(jobs))
+			n := batchCut(jobs, batchSize)
 			b := batch{signal: s, jobs: jobs[:n:n]}
 			if n == 1 {
 				b.query = jobs[0].expr.String()
@@ -387,7 +394,7 @@ func (e *Evaluator) stuckRound(ctx context.Context, p *Plan, t time.Time, values
 	}
 	sent := 0
 	for len(jobs) > 0 {
-		n := min(p.batchSize, len(jobs))
+		n := batchCut(jobs, p.batchSize)
 		b := jobs[:n:n]
 		query := ""
 		if n == 1 {
@@ -491,10 +498,38 @@ func valuesOf(ts []taggedValue) []float64 {
 // TestGoldenBatch checks it.
 func batchQuery(jobs []job) string {
 	for k, j := range jobs {
-		jobs[k].query = j.expr.String()
+		if jobs[k].query == "" { // batchCut printed it already
+			jobs[k].query = j.expr.String()
+		}
 		jobs[k].scalar = j.expr.Type() == parser.ValueTypeScalar
 	}
 	return joinBatch(jobs)
+}
+
+// batchWrap is the bytes joinBatch adds around one target's query at most:
+// " or label_replace(vector(", `), "infscale_target", "`, the index and
+// `", "", "")`.
+const batchWrap = 64
+
+// batchCut is how many of jobs go into the next batch: at most batchSize,
+// and no more than fit in MaxBatchBytes with their wrapping (at least one).
+// It prints each job's query it looks at into job.query.
+func batchCut(jobs []job, batchSize int) int {
+	n := min(batchSize, len(jobs))
+	if n == 1 {
+		return 1
+	}
+	size := 0
+	for k := range n {
+		if jobs[k].query == "" {
+			jobs[k].query = jobs[k].expr.String()
+		}
+		size += len(jobs[k].query) + batchWrap
+		if size > MaxBatchBytes && k > 0 {
+			return k
+		}
+	}
+	return n
 }
 
 // joinBatch is batchQuery's text from each job's printed query (and scalar

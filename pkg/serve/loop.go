@@ -232,6 +232,9 @@ func (l *Loop) Cycle(ctx context.Context) {
 		if !decided {
 			continue
 		}
+		if t.cfg.PodDeletionCost && rec.Observed != nil && rec.Desired < *rec.Observed {
+			l.setCosts(ctx, t, rd, now) // before the write lowers spec.replicas
+		}
 		if t.cfg.Apply && l.Writer != nil && !rec.Held {
 			l.write(ctx, t, &rec, now) // nothing is written on no data, as the HPA does not scale without metrics
 		}

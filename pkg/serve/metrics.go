@@ -3,6 +3,7 @@ package serve
 import (
 	"math"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,6 +44,8 @@ type Metrics struct {
 	cycles        prometheus.Counter
 	cycleDuration prometheus.Gauge
 	buildInfo     *prometheus.GaugeVec
+	// isLeader backs infscale_leader (leader.go); nil: always 1.
+	isLeader atomic.Pointer[func() bool]
 }
 
 // NewMetrics creates the exporter's metrics and registers them on reg.
@@ -77,6 +80,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		buildInfo: g("build_info", "Always 1; labels carry the build's version and Go version.", "version", "goversion"),
 	}
 	reg.MustRegister(m.table)
+	reg.MustRegister(m.leaderGauge())
 	m.buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 	return m
 }

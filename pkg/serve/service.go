@@ -61,6 +61,12 @@ type Options struct {
 	// written only while it returns true (the Lease holder of several
 	// serve replicas). Nil: this instance always writes.
 	IsLeader func() bool
+	// Elector, when set, elects the writer among serve's replicas: Run
+	// campaigns from the start and is stopped (the Lease released) only
+	// after the loop, so no write follows the release; infscale_leader
+	// follows its IsLeader, which every writer checks before each write.
+	// Nil: this instance is the only one (infscale_leader 1).
+	Elector Elector
 }
 
 // sources builds a config's source: NewSource, wrapped in a KubeSource
@@ -137,6 +143,9 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := NewMetrics(reg, o.Version)
+	if o.Elector != nil && o.IsLeader == nil {
+		o.IsLeader = o.Elector.IsLeader
+	}
 	ss := &sources{o: &o}
 	defer ss.close()
 	src := o.Source
@@ -190,12 +199,15 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 		go func() { defer close(loopDone); _ = l.Run(loopCtx) }()
 	}
 	run(loop)
+	stopElector := startElector(o.Elector, m, log)
+	defer stopElector()
 	current := cfg
 	for {
 		select {
 		case <-ctx.Done():
 			stopLoop()
 			<-loopDone
+			stopElector()
 			sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 			defer cancel()
 			if err := srv.Shutdown(sctx); err != nil {

@@ -46,6 +46,11 @@ type Reading struct {
 	// pod's own (two scrape jobs on one pod, an HA pair; Prometheus mode);
 	// 0 when none or unknown.
 	Duplicated int
+	// Outstanding is each replica's running + waiting as read this cycle
+	// (a stuck engine's is 0: deleting it loses nothing that would run),
+	// for targets with pod_deletion_cost in embedded mode: by scrape URL
+	// from ScrapeSource, by pod name from KubeSource. Nil otherwise.
+	Outstanding map[string]float64
 }
 
 // ReadError is one signal that could not be read.

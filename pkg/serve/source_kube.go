@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
 )
@@ -29,13 +31,18 @@ type KubeSource struct {
 
 	mu   sync.Mutex
 	urls map[string][]string // this cycle's pod URLs by target name
+	// pods and podOf (URL → pod name) are this cycle's Ready pods of the
+	// targets with pod_deletion_cost (deletioncost.go).
+	pods  map[string][]*corev1.Pod
+	podOf map[string]map[string]string
 }
 
 // NewKubeSource wraps inner; isLeader gates writes (nil: always write).
 // With a ScrapeSource inner, its Discover lists the Ready pods of a target
 // whose scrape: is {port, path} (any Discover it had serves the others).
 func NewKubeSource(inner Source, c *kube.Cluster, isLeader func() bool) *KubeSource {
-	s := &KubeSource{Inner: inner, Cluster: c, Applier: &kube.Applier{Cluster: c, IsLeader: isLeader}, urls: map[string][]string{}}
+	s := &KubeSource{Inner: inner, Cluster: c, Applier: &kube.Applier{Cluster: c, IsLeader: isLeader}, urls: map[string][]string{},
+		pods: map[string][]*corev1.Pod{}, podOf: map[string]map[string]string{}}
 	if ss, ok := inner.(*ScrapeSource); ok {
 		prev := ss.Discover
 		ss.Discover = func(t *config.Target) []string {
@@ -108,6 +115,11 @@ func (s *KubeSource) Read(ctx context.Context, targets []*config.Target, now tim
 			continue
 		}
 		r.Obs.Current, r.CurrentKnown = int(kr.w.Replicas), true
+		if targets[i].PodDeletionCost {
+			s.mu.Lock()
+			r.Outstanding = byPod(r.Outstanding, s.podOf[targets[i].Name])
+			s.mu.Unlock()
+		}
 		if targets[i].Scrape.Pods != nil {
 			r.Obs.Unready = min(kr.unready, max(0, r.Obs.Current-r.Obs.Reporting))
 		}
@@ -121,9 +133,14 @@ func (s *KubeSource) readTarget(ctx context.Context, t *config.Target, kr *kubeR
 		return
 	}
 	var urls []string
+	var ready []*corev1.Pod
+	podOf := map[string]string{}
 	defer func() {
 		s.mu.Lock()
 		s.urls[t.Name] = urls
+		if t.PodDeletionCost {
+			s.pods[t.Name], s.podOf[t.Name] = ready, podOf
+		}
 		s.mu.Unlock()
 	}()
 	if kr.err != nil {
@@ -148,6 +165,8 @@ func (s *KubeSource) readTarget(ctx context.Context, t *config.Target, kr *kubeR
 			continue
 		}
 		urls = append(urls, u)
+		ready = append(ready, p)
+		podOf[u] = p.Name
 	}
 	if portErr != nil { // one per target and cycle: the pods share a template
 		kr.errs = append(kr.errs, ReadError{Signal: "pods", Reason: "port", Err: portErr})

@@ -17,8 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/kube/kubefake"
@@ -63,24 +61,7 @@ func pageServer(t *testing.T, running, waiting string) *httptest.Server {
 // Deployment chat at 3 replicas (selector app=chat).
 func kubeLoop(t *testing.T, objects ...runtime.Object) (*Loop, *Metrics, *kube.Cluster, *kubefake.Scales) {
 	t.Helper()
-	cfg, err := config.Parse([]byte(kubeConfig), "kube.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _, sc := kubefake.New("default", objects...)
-	t.Cleanup(c.Close)
-	sc.Set("llm", kubefake.Deployments, "chat", 3, "app=chat")
-	ss := &sources{o: &Options{Cluster: func() (*kube.Cluster, error) { return c, nil }}}
-	src, err := ss.build(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := &Loop{Source: src, Writer: writerOf(src), Metrics: m, Interval: 15 * time.Second}
-	if err := l.SetConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	return l, m, c, sc
+	return fakeClusterLoop(t, kubeConfig, 3, nil, objects...)
 }
 
 // TestKubeEmbeddedDiscoversAndApplies: the Ready pods of the workload are

@@ -172,6 +172,9 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		}
 		voting[i] = pages[i]
 	}
+	if t.PodDeletionCost {
+		r.Outstanding = outstanding(urls, pages, voting)
+	}
 	tot := scrape.Aggregate(voting)
 	r.Obs.Running, r.Obs.Waiting, r.Obs.KV = tot.Running, tot.Waiting, tot.KV
 	r.Obs.Reporting = tot.Reporting

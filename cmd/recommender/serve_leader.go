@@ -1,0 +1,57 @@
+package main
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/infscale/infscale/pkg/kube"
+)
+
+// LeaderElectFlags are serve's leader-election flags, named as
+// kube-controller-manager's (component-base's LeaderElectionConfiguration)
+// with client-go's usual timings (docs/ha.md).
+type LeaderElectFlags struct {
+	LeaderElect   bool          `name:"leader-elect" help:"Run as one of several replicas: the writes (apply, pod_deletion_cost) come only from the holder of a coordination.k8s.io Lease; every replica decides and exports the same metrics (docs/ha.md)."`
+	LeaseName     string        `name:"leader-elect-resource-name" default:"infscale" placeholder:"NAME" help:"Name of the Lease (default ${default})."`
+	LeaseNS       string        `name:"leader-elect-resource-namespace" placeholder:"NS" help:"Namespace of the Lease (default: the pod's own in a cluster, else the kubeconfig context's, else default)."`
+	Identity      string        `name:"leader-elect-identity" placeholder:"ID" help:"This replica's holder identity (default: $POD_NAME from the downward API, else the hostname with a random suffix)."`
+	LeaseDuration time.Duration `name:"leader-elect-lease-duration" default:"15s" help:"How long the other replicas wait after the last renewal before taking the Lease."`
+	RenewDeadline time.Duration `name:"leader-elect-renew-deadline" default:"10s" help:"How long the holder retries renewing before it stops writing; less than the lease duration."`
+	RetryPeriod   time.Duration `name:"leader-elect-retry-period" default:"2s" help:"Wait between tries to acquire or renew."`
+}
+
+// elector builds the Lease elector for serve with kubeconfig's client (nil
+// without --leader-elect). Bad timings are usage errors (exit 2); a
+// missing client configuration is exit 1, as any runtime I/O.
+func (f *LeaderElectFlags) elector(kubeconfig string, log *slog.Logger) (*kube.Elector, error) {
+	if !f.LeaderElect {
+		return nil, nil
+	}
+	cfg := kube.LeaseConfig{Name: f.LeaseName, Namespace: f.LeaseNS, Identity: f.Identity,
+		LeaseDuration: f.LeaseDuration, RenewDeadline: f.RenewDeadline, RetryPeriod: f.RetryPeriod}
+	if err := cfg.Check(); err != nil {
+		return nil, invalid(err)
+	}
+	if cfg.Name == "" {
+		return nil, invalidf("--leader-elect-resource-name: give the Lease's name")
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = kube.DefaultNamespace(kubeconfig)
+	}
+	rc, err := kube.RESTConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	// A hung request must not outlive the renew deadline (client-go's
+	// resourcelock.NewFromKubeconfig does the same).
+	rd := cfg.RenewDeadline
+	if rd == 0 {
+		rd = kube.DefaultRenewDeadline
+	}
+	rc.Timeout = max(rd/2, time.Second)
+	client, err := kube.NewClientset(rc)
+	if err != nil {
+		return nil, err
+	}
+	return kube.NewElector(client, cfg, log.With("component", "leader-election"))
+}

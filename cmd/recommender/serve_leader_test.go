@@ -1,0 +1,38 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestServeLeaderElectFlags: timings client-go would refuse are exit 2
+// naming the flags; a kubeconfig that cannot be read is exit 1 (runtime
+// I/O), and nothing is served in either case.
+func TestServeLeaderElectFlags(t *testing.T) {
+	cfg := "../../examples/serve-prometheus.yaml"
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--leader-elect-renew-deadline", "20s"}, exitInvalid,
+			"--leader-elect-lease-duration 15s must be greater than --leader-elect-renew-deadline 20s"},
+		// 1.2 × 2s = 2.4s: a renew deadline of 2s leaves no retry.
+		{[]string{"--leader-elect-lease-duration", "3s", "--leader-elect-renew-deadline", "2s"}, exitInvalid,
+			"--leader-elect-renew-deadline 2s must be greater than 1.2 × --leader-elect-retry-period 2s"},
+		{[]string{"--kubeconfig", filepath.Join(t.TempDir(), "absent")}, 1, "kubeconfig"},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--leader-elect"}, tc.args...)
+		code := run(context.Background(), args, nil, &out, &errb)
+		if code != tc.code || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, code, errb.String(), tc.code, tc.want)
+		}
+		if strings.Contains(errb.String(), "serving") {
+			t.Errorf("%v: served: %s", tc.args, errb.String())
+		}
+	}
+}

@@ -1,0 +1,250 @@
+package kube
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
+)
+
+// Client-go's usual leader-election timings (kube-controller-manager's
+// --leader-elect-lease-duration, --leader-elect-renew-deadline and
+// --leader-elect-retry-period defaults).
+const (
+	DefaultLeaseDuration = 15 * time.Second
+	DefaultRenewDeadline = 10 * time.Second
+	DefaultRetryPeriod   = 2 * time.Second
+	// DefaultLeaseName is the Lease serve elects its writer with.
+	DefaultLeaseName = "infscale"
+)
+
+// LeaseConfig names the coordination.k8s.io/v1 Lease and the timings of
+// the election (the same as client-go's LeaderElectionConfig).
+type LeaseConfig struct {
+	// Name and Namespace of the Lease (created if absent); serve's
+	// namespace default is DefaultNamespace's, "" here is "default".
+	Name, Namespace string
+	// Identity is this instance's holderIdentity, unique among the
+	// candidates (DefaultIdentity).
+	Identity string
+	// LeaseDuration is how long a candidate waits after the last observed
+	// renewal before it takes the Lease; RenewDeadline is how long the
+	// holder retries renewing before it gives up; RetryPeriod is the wait
+	// between tries. Zero values take the defaults above. client-go requires
+	// LeaseDuration > RenewDeadline > 1.2 × RetryPeriod.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+}
+
+// DefaultIdentity is the pod's name from the downward API ($POD_NAME),
+// unique within a namespace; outside a pod, where two processes may share a
+// host, the hostname with a random suffix.
+func DefaultIdentity() string {
+	if p := os.Getenv("POD_NAME"); p != "" {
+		return p
+	}
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		h = "infscale"
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return h + "_" + hex.EncodeToString(b)
+}
+
+// withDefaults fills zero fields.
+func (c LeaseConfig) withDefaults() LeaseConfig {
+	if c.Name == "" {
+		c.Name = DefaultLeaseName
+	}
+	if c.Namespace == "" {
+		c.Namespace = "default"
+	}
+	if c.Identity == "" {
+		c.Identity = DefaultIdentity()
+	}
+	if c.LeaseDuration == 0 {
+		c.LeaseDuration = DefaultLeaseDuration
+	}
+	if c.RenewDeadline == 0 {
+		c.RenewDeadline = DefaultRenewDeadline
+	}
+	if c.RetryPeriod == 0 {
+		c.RetryPeriod = DefaultRetryPeriod
+	}
+	return c
+}
+
+// Check reports timings client-go would refuse, in the flags' terms
+// (--leader-elect-lease-duration, --leader-elect-renew-deadline,
+// --leader-elect-retry-period), after defaults.
+func (c LeaseConfig) Check() error {
+	c = c.withDefaults()
+	var errs []error
+	if c.LeaseDuration < time.Second {
+		errs = append(errs, fmt.Errorf("--leader-elect-lease-duration %s: must be at least 1s (the Lease holds whole seconds)", c.LeaseDuration))
+	}
+	if c.RetryPeriod <= 0 || c.RenewDeadline <= 0 {
+		errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline %s and --leader-elect-retry-period %s must be positive", c.RenewDeadline, c.RetryPeriod))
+	}
+	if c.LeaseDuration <= c.RenewDeadline {
+		errs = append(errs, fmt.Errorf("--leader-elect-lease-duration %s must be greater than --leader-elect-renew-deadline %s", c.LeaseDuration, c.RenewDeadline))
+	}
+	if float64(c.RenewDeadline) <= leaderelection.JitterFactor*float64(c.RetryPeriod) {
+		errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline %s must be greater than %g × --leader-elect-retry-period %s", c.RenewDeadline, leaderelection.JitterFactor, c.RetryPeriod))
+	}
+	return errors.Join(errs...)
+}
+
+// Elector elects one writer among serve's replicas with a Lease (client-go
+// tools/leaderelection, resourcelock.LeaseLock). Every replica keeps
+// deciding and exporting; only the one for which IsLeader is true writes
+// (spec.replicas, pod-deletion-cost).
+//
+// IsLeader is true from the Lease's acquisition until the election stops,
+// and only while the last successful write of the Lease (acquire or renew)
+// is less than RenewDeadline old: a holder cut off from the API server
+// stops writing within RenewDeadline of its last renewal, before
+// LeaseDuration lets another candidate take over (clock-rate skew aside,
+// as client-go's own guarantee).
+type Elector struct {
+	cfg    LeaseConfig
+	client kubernetes.Interface
+	log    *slog.Logger
+	now    func() time.Time
+
+	mu       sync.Mutex
+	leading  bool
+	renewed  time.Time // last successful Create or Update of the Lease
+	onChange func(bool)
+}
+
+// NewElector returns an elector on client for cfg (zero fields take the
+// defaults); log receives client-go's election messages (nil: discarded).
+// The error is Check's.
+func NewElector(client kubernetes.Interface, cfg LeaseConfig, log *slog.Logger) (*Elector, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Elector{cfg: cfg.withDefaults(), client: client, log: log, now: time.Now}, nil
+}
+
+// Config is the elector's configuration with defaults filled.
+func (e *Elector) Config() LeaseConfig { return e.cfg }
+
+// OnChange sets a function called with the new value whenever leadership
+// is gained or lost (the infscale_leader gauge); call it before Run.
+func (e *Elector) OnChange(f func(leader bool)) { e.onChange = f }
+
+// IsLeader reports whether this instance may write now.
+func (e *Elector) IsLeader() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.leading && e.now().Sub(e.renewed) < e.cfg.RenewDeadline
+}
+
+// setLeading records leadership; a start whose election context has ended
+// already (client-go calls OnStartedLeading in its own goroutine, which may
+// run after OnStoppedLeading) is ignored.
+func (e *Elector) setLeading(ctx context.Context, v bool) {
+	e.mu.Lock()
+	if v && ctx.Err() != nil {
+		e.mu.Unlock()
+		return
+	}
+	changed := e.leading != v
+	e.leading = v
+	f := e.onChange
+	e.mu.Unlock()
+	if changed {
+		e.log.Info("leader election", "lease", e.cfg.Namespace+"/"+e.cfg.Name, "identity", e.cfg.Identity, "leader", v)
+		if f != nil {
+			f(v)
+		}
+	}
+}
+
+// Run campaigns for the Lease until ctx is done: it acquires, renews, and
+// after a lost Lease (renewals failing for RenewDeadline, API errors
+// included) campaigns again. When ctx ends the Lease is released
+// (ReleaseOnCancel) so that another replica takes over at its next retry
+// instead of after LeaseDuration: cancel ctx only after this instance's
+// writes have stopped. Run returns nil when ctx ends; an error only if the
+// election cannot be set up.
+func (e *Elector) Run(ctx context.Context) error {
+	ctx = klog.NewContext(ctx, logr.FromSlogHandler(e.log.Handler()))
+	for ctx.Err() == nil {
+		lock := &recordingLock{Interface: &resourcelock.LeaseLock{
+			LeaseMeta:  metav1.ObjectMeta{Name: e.cfg.Name, Namespace: e.cfg.Namespace},
+			Client:     e.client.CoordinationV1(),
+			LockConfig: resourcelock.ResourceLockConfig{Identity: e.cfg.Identity},
+		}, e: e}
+		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+			Lock:            lock,
+			LeaseDuration:   e.cfg.LeaseDuration,
+			RenewDeadline:   e.cfg.RenewDeadline,
+			RetryPeriod:     e.cfg.RetryPeriod,
+			ReleaseOnCancel: true,
+			Name:            e.cfg.Name,
+			Callbacks: leaderelection.LeaderCallbacks{
+				OnStartedLeading: func(lctx context.Context) { e.setLeading(lctx, true) },
+				OnStoppedLeading: func() { e.setLeading(ctx, false) },
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("leader election: %w", err)
+		}
+		le.Run(ctx)
+		select {
+		case <-ctx.Done():
+		case <-time.After(e.cfg.RetryPeriod):
+		}
+	}
+	return nil
+}
+
+// recordingLock records the time of every successful write of the Lease,
+// which IsLeader bounds by RenewDeadline.
+type recordingLock struct {
+	resourcelock.Interface
+	e *Elector
+}
+
+func (l *recordingLock) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	t := l.e.now()
+	err := l.Interface.Create(ctx, r)
+	l.wrote(t, r, err)
+	return err
+}
+
+func (l *recordingLock) Update(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	t := l.e.now()
+	err := l.Interface.Update(ctx, r)
+	l.wrote(t, r, err)
+	return err
+}
+
+// wrote keeps the start time of a successful write that names this
+// instance as the holder (the release, which names nobody, does not count).
+func (l *recordingLock) wrote(t time.Time, r resourcelock.LeaderElectionRecord, err error) {
+	if err != nil || r.HolderIdentity != l.e.cfg.Identity {
+		return
+	}
+	l.e.mu.Lock()
+	l.e.renewed = t
+	l.e.mu.Unlock()
+}

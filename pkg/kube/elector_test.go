@@ -1,0 +1,192 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// fastLease keeps the election's timings short for a test: client-go
+// requires LeaseDuration > RenewDeadline > 1.2 × RetryPeriod, and the Lease
+// holds whole seconds, so 1 s / 600 ms / 100 ms.
+func fastLease(id string) LeaseConfig {
+	return LeaseConfig{Name: "infscale", Namespace: "llm", Identity: id,
+		LeaseDuration: time.Second, RenewDeadline: 600 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}
+}
+
+// leaseAPI is a fake clientset whose Leases keep the API server's
+// optimistic concurrency, which the fake's tracker does not: an update
+// carrying a resourceVersion other than the stored one is a Conflict, and
+// every write stores a new resourceVersion.
+func leaseAPI() *fake.Clientset {
+	client := fake.NewClientset()
+	var mu sync.Mutex
+	rv := map[string]int{}
+	client.PrependReactor("*", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		var obj runtime.Object
+		switch a := action.(type) {
+		case k8stesting.CreateAction:
+			obj = a.GetObject()
+		case k8stesting.UpdateAction:
+			obj = a.GetObject()
+		default:
+			return false, nil, nil
+		}
+		l := obj.(*coordinationv1.Lease)
+		mu.Lock()
+		defer mu.Unlock()
+		if action.GetVerb() == "update" && l.ResourceVersion != strconv.Itoa(rv[l.Name]) {
+			return true, nil, apierrors.NewConflict(coordinationv1.Resource("leases"), l.Name, errors.New("the object has been modified"))
+		}
+		rv[l.Name]++
+		l.ResourceVersion = strconv.Itoa(rv[l.Name])
+		return false, nil, nil // the tracker stores it
+	})
+	return client
+}
+
+func startElector(t *testing.T, e *Elector) (cancel func(), done <-chan struct{}) {
+	ctx, c := context.WithCancel(context.Background())
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		if err := e.Run(ctx); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	t.Cleanup(func() { c(); <-ch })
+	return c, ch
+}
+
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > limit {
+			t.Fatalf("%s: not within %s", what, limit)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// TestElectorOneLeaderThenTakeover: two electors on one API (one fake
+// clientset, one Lease): exactly one leads while both run; after the
+// leader's context ends it releases the Lease, and the other takes over at
+// its next retry (RetryPeriod × up to 1.2 jitter = 120 ms), well before the
+// LeaseDuration (1 s) an unreleased Lease would need.
+func TestElectorOneLeaderThenTakeover(t *testing.T) {
+	client := leaseAPI()
+	a, err := NewElector(client, fastLease("a"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewElector(client, fastLease("b"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changesA []bool
+	a.OnChange(func(v bool) { changesA = append(changesA, v) })
+	cancelA, doneA := startElector(t, a)
+	waitFor(t, "a leads", 2*time.Second, a.IsLeader)
+	startElector(t, b)
+	// For three lease durations both run: a renews, b never leads.
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if a.IsLeader() == b.IsLeader() {
+			t.Fatalf("a leader %v, b leader %v: want exactly one", a.IsLeader(), b.IsLeader())
+		}
+		if b.IsLeader() {
+			t.Fatal("b took the Lease while a renewed it")
+		}
+	}
+	lease, err := client.CoordinationV1().Leases("llm").Get(context.Background(), "infscale", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := *lease.Spec.HolderIdentity; got != "a" {
+		t.Fatalf("Lease holder %q, want a", got)
+	}
+	cancelA()
+	<-doneA
+	if a.IsLeader() {
+		t.Fatal("a still leads after its Run returned")
+	}
+	took := waitFor(t, "b takes over", time.Second, b.IsLeader)
+	if took >= 900*time.Millisecond {
+		t.Errorf("b took over after %s: the release did not shorten the wait", took)
+	}
+	if len(changesA) != 2 || !changesA[0] || changesA[1] {
+		t.Errorf("a's changes %v, want [true false]", changesA)
+	}
+}
+
+// TestElectorStopsWithinRenewDeadline: when every write of the Lease
+// fails (the API server unreachable for the holder), IsLeader turns false
+// no later than RenewDeadline (600 ms) after the last successful renewal,
+// which is before the failures began; the elector neither crashes nor
+// returns, and leads again once the API answers.
+func TestElectorStopsWithinRenewDeadline(t *testing.T) {
+	client := leaseAPI()
+	var failing atomic.Bool
+	client.PrependReactor("*", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if failing.Load() {
+			return true, nil, errors.New("connection refused")
+		}
+		return false, nil, nil
+	})
+	a, err := NewElector(client, fastLease("a"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startElector(t, a)
+	waitFor(t, "a leads", 2*time.Second, a.IsLeader)
+	failing.Store(true)
+	// The last successful renewal was at or before failedAt, so IsLeader
+	// must be false within 600 ms of the failures beginning (+ the 5 ms poll and scheduling).
+	if took := waitFor(t, "a stops leading", 2*time.Second, func() bool { return !a.IsLeader() }); took > 650*time.Millisecond {
+		t.Errorf("a kept leading %s after the API failed, want <= RenewDeadline 600ms", took)
+	}
+	failing.Store(false)
+	waitFor(t, "a leads again", 3*time.Second, a.IsLeader)
+}
+
+func TestLeaseConfigCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  LeaseConfig
+		ok   bool
+	}{
+		{"defaults 15s/10s/2s", LeaseConfig{}, true},
+		{"renew deadline not below lease duration", LeaseConfig{LeaseDuration: 10 * time.Second}, false},
+		// 2.4s = 1.2 × 2s is not greater than it.
+		{"renew deadline at 1.2 × retry period", LeaseConfig{RenewDeadline: 2400 * time.Millisecond}, false},
+		{"lease under a second", LeaseConfig{LeaseDuration: 500 * time.Millisecond, RenewDeadline: 300 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}, false},
+	} {
+		err := tc.cfg.Check()
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: Check() = %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
+}
+
+func TestDefaultIdentity(t *testing.T) {
+	t.Setenv("POD_NAME", "infscale-7d9f-abcde")
+	if got := DefaultIdentity(); got != "infscale-7d9f-abcde" {
+		t.Errorf("with POD_NAME: %q", got)
+	}
+	t.Setenv("POD_NAME", "")
+	if a, b := DefaultIdentity(), DefaultIdentity(); a == b {
+		t.Errorf("without POD_NAME two identities are equal (%q): two processes on one host would both lead", a)
+	}
+}

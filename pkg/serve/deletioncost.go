@@ -1,0 +1,96 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/kube"
+	"github.com/infscale/infscale/pkg/scrape"
+)
+
+// outstanding is running + waiting of each page that answered, by URL
+// (scrape.Aggregate of the page alone: the same sums as the target's);
+// a stuck page (answered, not voting) counts 0.
+func outstanding(urls []string, pages, voting []*scrape.Page) map[string]float64 {
+	out := make(map[string]float64, len(urls))
+	for i, p := range pages {
+		if p == nil {
+			continue
+		}
+		if voting[i] == nil {
+			out[urls[i]] = 0
+			continue
+		}
+		tot := scrape.Aggregate(voting[i : i+1])
+		if n := tot.Running + tot.Waiting; !math.IsNaN(n) {
+			out[urls[i]] = n
+		}
+	}
+	return out
+}
+
+// CostWriter sets pod-deletion-cost on a target's pods (KubeSource).
+type CostWriter interface {
+	// SetDeletionCosts sets controller.kubernetes.io/pod-deletion-cost of
+	// t's pods from outstanding (pod name → running + waiting):
+	// kube.PlanDeletionCosts, then kube.SetDeletionCosts. kube.ErrNotLeader:
+	// this instance does not write.
+	SetDeletionCosts(ctx context.Context, t *config.Target, outstanding map[string]float64) (patched, deferred int, err error)
+}
+
+// SetDeletionCosts implements CostWriter on the pods listed this cycle,
+// gated by the Applier's IsLeader.
+func (s *KubeSource) SetDeletionCosts(ctx context.Context, t *config.Target, outstanding map[string]float64) (int, int, error) {
+	if s.Applier.IsLeader != nil && !s.Applier.IsLeader() {
+		return 0, 0, kube.ErrNotLeader
+	}
+	s.mu.Lock()
+	pods := s.pods[t.Name]
+	s.mu.Unlock()
+	if len(pods) == 0 {
+		return 0, 0, nil
+	}
+	plan, deferred := kube.PlanDeletionCosts(pods, outstanding, 0)
+	n, err := kube.SetDeletionCosts(ctx, s.Cluster.Client, pods[0].Namespace, plan)
+	return n, deferred, err
+}
+
+// byPod re-keys a reading's Outstanding from scrape URLs to pod names.
+func byPod(out map[string]float64, podOf map[string]string) map[string]float64 {
+	if out == nil {
+		return nil
+	}
+	m := make(map[string]float64, len(out))
+	for u, n := range out {
+		if p, ok := podOf[u]; ok {
+			m[p] = n
+		}
+	}
+	return m
+}
+
+// setCosts runs before a scale-down's write: the pods' deletion costs
+// rank them by outstanding requests, so the ReplicaSet removes the idlest
+// (docs/ha.md). Off the Lease nothing is written; a failure is logged at
+// most once a minute per target and does not hold the decision.
+func (l *Loop) setCosts(ctx context.Context, t *target, rd Reading, now time.Time) {
+	cw, ok := l.Source.(CostWriter)
+	if !ok || rd.Outstanding == nil {
+		return
+	}
+	n, deferred, err := cw.SetDeletionCosts(ctx, &t.cfg, rd.Outstanding)
+	switch {
+	case errors.Is(err, kube.ErrNotLeader):
+		return
+	case err != nil:
+		if suppressed, ok := l.limiter.allow(now, t.cfg.Name+"\x00cost"); ok {
+			l.logger().Error("pod deletion costs not all set", "target", t.cfg.Name, "set", n, "err", err, "suppressed_since_last", suppressed)
+		}
+	}
+	if n > 0 || deferred > 0 {
+		l.logger().Info("pod deletion costs set", "target", t.cfg.Name, "pods", n, "deferred", deferred)
+	}
+}

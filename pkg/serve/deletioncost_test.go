@@ -1,0 +1,145 @@
+package serve
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/kube"
+	"github.com/infscale/infscale/pkg/kube/kubefake"
+)
+
+const costConfig = `namespace: llm
+targets:
+- name: chat
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}
+  scrape: {port: http}
+  apply: true
+  pod_deletion_cost: true
+  metrics: [{type: queue, target: 20}]
+  behavior: {scaleDown: {stabilizationWindowSeconds: 0}}
+  guard: {off: true}
+  max: 8
+`
+
+// costLoop is a loop over costConfig on a fake cluster where Deployment
+// chat runs 4 replicas, its pods' pages answering running and waiting:
+//
+//	pod     running+waiting  cost
+//	chat-a  0 + 0 = 0        0 (no annotation needed)
+//	chat-b  8 + 4 = 12       12
+//	chat-c  3 + 1 = 4        4
+//	chat-d  25 + 5 = 30      30
+//
+// queue 46 / target 20 = 2.3: 3 replicas, a scale-down from 4 (ratio
+// 46 / (20 × 4) = 0.575, outside the tolerance).
+func costLoop(t *testing.T, isLeader func() bool) (*Loop, *kube.Cluster, *kubefake.Scales) {
+	t.Helper()
+	var objs []runtime.Object
+	for _, p := range []struct{ name, running, waiting string }{
+		{"chat-a", "0", "0"}, {"chat-b", "8", "4"}, {"chat-c", "3", "1"}, {"chat-d", "25", "5"},
+	} {
+		objs = append(objs, replicaPod(t, p.name, pageServer(t, p.running, p.waiting)))
+	}
+	l, _, c, sc := fakeClusterLoop(t, costConfig, 4, isLeader, objs...)
+	return l, c, sc
+}
+
+// fakeClusterLoop is a loop over the config text on a fake cluster holding
+// objects, Deployment chat at replicas (selector app=chat); isLeader gates
+// the writes (nil: always).
+func fakeClusterLoop(t *testing.T, text string, replicas int32, isLeader func() bool, objects ...runtime.Object) (*Loop, *Metrics, *kube.Cluster, *kubefake.Scales) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(text), "kube.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, sc := kubefake.New("default", objects...)
+	t.Cleanup(c.Close)
+	sc.Set("llm", kubefake.Deployments, "chat", replicas, "app=chat")
+	ss := &sources{o: &Options{Cluster: func() (*kube.Cluster, error) { return c, nil }, IsLeader: isLeader}}
+	src, err := ss.build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := &Loop{Source: src, Writer: writerOf(src), Metrics: m, Interval: 15 * time.Second}
+	if err := l.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return l, m, c, sc
+}
+
+func costs(t *testing.T, c *kube.Cluster) map[string]string {
+	t.Helper()
+	pods, err := c.Client.CoreV1().Pods("llm").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		if v, ok := p.Annotations[corev1.PodDeletionCost]; ok {
+			out[p.Name] = v
+		}
+	}
+	return out
+}
+
+// TestScaleDownSetsDeletionCosts: the decision 4 -> 3 sets the pods'
+// costs to their outstanding requests (chat-a, idle, keeps none: 0), so
+// the ReplicaSet removing one pod removes chat-a; spec.replicas is then
+// written. Off the Lease the decision is the same and nothing is written.
+func TestScaleDownSetsDeletionCosts(t *testing.T) {
+	l, c, sc := costLoop(t, nil)
+	l.Cycle(context.Background())
+	rec := lastRecord(l, "chat")
+	if rec.Desired != 3 || rec.Current != 4 {
+		t.Fatalf("desired %d from %d (%s, errors %v), want 3 from 4", rec.Desired, rec.Current, rec.Reason, rec.Errors)
+	}
+	want := map[string]string{"chat-b": "12", "chat-c": "4", "chat-d": "30"}
+	if got := costs(t, c); !reflect.DeepEqual(got, want) {
+		t.Errorf("costs %v, want %v", got, want)
+	}
+	if sc.Replicas("llm", kubefake.Deployments, "chat") != 3 {
+		t.Errorf("spec.replicas %d, want 3", sc.Replicas("llm", kubefake.Deployments, "chat"))
+	}
+
+	l, c, sc = costLoop(t, func() bool { return false })
+	l.Cycle(context.Background())
+	if rec := lastRecord(l, "chat"); rec.Desired != 3 {
+		t.Errorf("off the Lease: desired %d, want the same 3", rec.Desired)
+	}
+	if got := costs(t, c); len(got) != 0 || sc.Replicas("llm", kubefake.Deployments, "chat") != 4 {
+		t.Errorf("off the Lease: costs %v, spec.replicas %d; want none written, 4", got, sc.Replicas("llm", kubefake.Deployments, "chat"))
+	}
+}
+
+// TestNoCostsWithoutScaleDown: a scale-up (queue 46 / 10 = 5 > 4) writes
+// no annotation: costs are set only before a scale-down (updating them
+// with the load every cycle is the annotation's documented anti-pattern).
+func TestNoCostsWithoutScaleDown(t *testing.T) {
+	l, c, _ := costLoop(t, nil)
+	cfg, err := config.Parse([]byte(strings.Replace(costConfig, "target: 20", "target: 10", 1)), "cost.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	l.Cycle(context.Background())
+	if rec := lastRecord(l, "chat"); rec.Desired != 5 {
+		t.Fatalf("desired %d, want ceil(46 / 10) = 5", rec.Desired)
+	}
+	if got := costs(t, c); len(got) != 0 {
+		t.Errorf("costs %v on a scale-up, want none", got)
+	}
+}
