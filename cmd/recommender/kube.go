@@ -137,6 +137,9 @@ func (c *KubeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if w.Selector == nil {
+		return fmt.Errorf("%s: its scale subresource has no status.selector: its pods cannot be found", w.Ref)
+	}
 	pods, err := cl.Pods(e.ctx, ref.Namespace, w.Selector)
 	if err != nil {
 		return err

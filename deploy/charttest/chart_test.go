@@ -456,3 +456,30 @@ func TestBadValues(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeEmbedded: the chart's embedded mode with pod discovery, no
+// Prometheus and no KEDA: prometheus.url removed (null), the target's
+// scrape: {port}, apply: true, rbac.modes [apply].
+func TestKubeEmbedded(t *testing.T) {
+	objs := render(t, `
+prometheus: {url: null}
+rbac: {modes: [apply]}
+targets:
+- name: chat
+  workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}
+  apply: true
+  scaledObject: {enabled: false}
+  config:
+    scrape: {port: 8000}
+    metrics: [{type: queue, target: 24}]
+    max: 8
+`)
+	f := serveConfig(t, objs)
+	tg := f.Targets[0]
+	if !f.Prometheus.Embedded() || tg.Scrape.Pods == nil || tg.Scrape.Pods.Port.IntValue() != 8000 || !tg.Apply || tg.ScaleTargetRef == nil || tg.Namespace != "llm" {
+		t.Errorf("config: embedded %v, scrape %+v, apply %v, ref %+v, namespace %q", f.Prometheus.Embedded(), tg.Scrape, tg.Apply, tg.ScaleTargetRef, tg.Namespace)
+	}
+	if n := len(every[*kedav1alpha1.ScaledObject](objs)); n != 0 {
+		t.Errorf("%d ScaledObjects, want none", n)
+	}
+}

@@ -43,8 +43,8 @@ type Ref struct {
 // String is "Kind namespace/name", as kubectl names an object.
 func (r Ref) String() string { return r.Kind + " " + r.Namespace + "/" + r.Name }
 
-// group is the API group of the reference's apiVersion ("" for core and
-// for apps/v1's "apps" it is "apps").
+// group is the API group of the reference's apiVersion: "apps" for
+// apps/v1, "" for the core group's v1.
 func (r Ref) group() string {
 	gv, _ := schema.ParseGroupVersion(r.APIVersion)
 	return gv.Group
@@ -83,9 +83,11 @@ type Cluster struct {
 	// Config is the client configuration NewCluster was given (nil in
 	// tests): the API server's URL and credentials for ProxyURL.
 	Config *rest.Config
-	// SyncTimeout bounds the wait for a namespace's informers to list
-	// (default 30s): an informer that cannot list (RBAC, the API server
-	// unreachable) fails the read instead of hanging it.
+	// SyncTimeout bounds the first wait for a namespace's informer to list
+	// (default 10s, and the caller's context): an informer that cannot
+	// list (RBAC, the API server unreachable) fails the read with the
+	// API's error instead of hanging it, and after one such failure it
+	// fails at once until it has listed (it retries in the background).
 	SyncTimeout time.Duration
 
 	mu    sync.Mutex
@@ -100,7 +102,8 @@ type watched struct {
 	pods    cache.SharedIndexInformer
 	hpas    cache.SharedIndexInformer
 	mu      sync.Mutex
-	lastErr error // the last list/watch error of an informer
+	lastErr error           // the last list/watch error of an informer
+	failed  map[string]bool // informers that did not list in time once
 }
 
 // DefaultNamespace is the namespace kubectl would use: the kubeconfig
@@ -247,7 +250,7 @@ func (c *Cluster) namespace(ns string) *watched {
 	}
 	w := c.nss[ns]
 	if w == nil {
-		w = &watched{factory: informers.NewSharedInformerFactoryWithOptions(c.Client, 0, informers.WithNamespace(ns))}
+		w = &watched{factory: informers.NewSharedInformerFactoryWithOptions(c.Client, 0, informers.WithNamespace(ns)), failed: map[string]bool{}}
 		c.nss[ns] = w
 	}
 	return w
@@ -271,19 +274,26 @@ func (c *Cluster) informer(ctx context.Context, ns, what string, slot func(*watc
 		w.factory.Start(c.stop)
 	}
 	inf := *p
+	failed := w.failed[what]
 	w.mu.Unlock()
 	if inf.HasSynced() {
 		return inf, nil
 	}
 	timeout := c.SyncTimeout
 	if timeout <= 0 {
-		timeout = 30 * time.Second
+		timeout = 10 * time.Second
+	}
+	if failed {
+		// It failed to list before: say so at once (it keeps retrying in
+		// the background) rather than hold every cycle for the timeout.
+		timeout = time.Millisecond
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if !cache.WaitForCacheSync(wctx.Done(), inf.HasSynced) {
 		w.mu.Lock()
 		err := w.lastErr
+		w.failed[what] = true
 		w.mu.Unlock()
 		if err == nil {
 			err = wctx.Err()
@@ -433,8 +443,8 @@ func (s Scaler) String() string {
 	return "HorizontalPodAutoscaler " + s.HPA
 }
 
-// ScaledError is returned by ScaledBy's callers' writes when a workload is
-// another controller's.
+// ScaledError is Applier.Apply's refusal: By, an HPA (a KEDA
+// ScaledObject's included), already scales Ref.
 type ScaledError struct {
 	Ref Ref
 	By  Scaler

@@ -10,10 +10,13 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/kube/kubefake"
@@ -259,5 +262,24 @@ func TestApplyRefusedUnderAnHPA(t *testing.T) {
 	v1 := hpa("chat-v1", "chat", func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.ScaleTargetRef.APIVersion = "apps/v1beta2" })
 	if s, found := kube.FindScaler([]*autoscalingv2.HorizontalPodAutoscaler{v1}, chatRef()); !found || s.HPA != "chat-v1" {
 		t.Error("an HPA naming apps/v1beta2 Deployment chat missed (the version may differ)")
+	}
+}
+
+// TestPodsForbidden: a namespace whose pods cannot be listed (RBAC) fails
+// the read with the API's reason, first after SyncTimeout, then at once.
+func TestPodsForbidden(t *testing.T) {
+	c, client, _ := kubefake.New("llm")
+	defer c.Close()
+	c.SyncTimeout = 2 * time.Second
+	client.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New(`User "system:serviceaccount:infscale:infscale" cannot list resource "pods"`))
+	})
+	sel := labels.SelectorFromSet(labels.Set{"app": "chat"})
+	if _, err := c.Pods(context.Background(), "llm", sel); kube.Reason(err) != "forbidden" || !strings.Contains(err.Error(), "cannot list resource") {
+		t.Fatalf("first read: %v (reason %s), want forbidden with the API's message", err, kube.Reason(err))
+	}
+	start := time.Now()
+	if _, err := c.Pods(context.Background(), "llm", sel); kube.Reason(err) != "forbidden" || time.Since(start) > time.Second {
+		t.Errorf("second read: %v after %v, want forbidden without waiting out SyncTimeout (2s)", err, time.Since(start))
 	}
 }

@@ -235,8 +235,8 @@ func (l *Loop) Cycle(ctx context.Context) {
 		if t.cfg.PodDeletionCost && rec.Observed != nil && rec.Desired < *rec.Observed {
 			l.setCosts(ctx, t, rd, now) // before the write lowers spec.replicas
 		}
-		if t.cfg.Apply && l.Writer != nil && !rec.Held {
-			l.write(ctx, t, &rec, now) // nothing is written on no data, as the HPA does not scale without metrics
+		if t.cfg.Apply && l.Writer != nil {
+			l.write(ctx, t, &rec, now)
 		}
 		anyValid = anyValid || valid
 		l.mu.Lock()
@@ -322,15 +322,15 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 }
 
 // write applies rec's desired replicas to t's workload when they differ
-// from the replicas read this cycle. A refusal (an HPA or ScaledObject
+// from the replicas read this cycle and were decided on data (not held). A refusal (an HPA or ScaledObject
 // scales the workload) or a failure is counted
 // (infscale_apply_errors_total by kube.Reason), logged at error level at
 // most once a minute per target and reason, and said in rec.ApplyError;
 // the decision is exported all the same. Off the Lease nothing is written
 // or counted.
 func (l *Loop) write(ctx context.Context, t *target, rec *Record, now time.Time) {
-	if rec.Observed != nil && *rec.Observed == rec.Desired {
-		return
+	if rec.Held || (rec.Observed != nil && *rec.Observed == rec.Desired) {
+		return // nothing is written on no data, as the HPA does not scale without metrics
 	}
 	wrote, err := l.Writer.Write(ctx, &t.cfg, rec.Desired)
 	switch {

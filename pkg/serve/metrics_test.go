@@ -133,6 +133,8 @@ func TestMetricsDocumented(t *testing.T) {
 		Raw: map[string]int{"queue": 1}, AllMetrics: []string{"queue"}, StuckKnown: true})
 	m.QueryError("x", "timeout")
 	m.Deduplicated("x", 1)
+	m.Applied("x")
+	m.ApplyError("x", "scaled_by_hpa")
 	m.ObserveQuery("scrape", time.Millisecond)
 	m.Cycle(time.Millisecond)
 	mfs, err := reg.Gather()

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -144,6 +145,10 @@ func (s *KubeSource) readTarget(ctx context.Context, t *config.Target, kr *kubeR
 		s.mu.Unlock()
 	}()
 	if kr.err != nil {
+		return
+	}
+	if kr.w.Selector == nil {
+		kr.errs = append(kr.errs, ReadError{Signal: "pods", Reason: "no_selector", Err: fmt.Errorf("%s: its scale subresource has no status.selector: its pods cannot be found", kr.w.Ref)})
 		return
 	}
 	pods, err := s.Cluster.Pods(ctx, kr.w.Ref.Namespace, kr.w.Selector)
