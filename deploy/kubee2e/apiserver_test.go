@@ -48,18 +48,22 @@ func startEtcd(t *testing.T) string {
 type cluster struct {
 	config *rest.Config
 	client kubernetes.Interface
+	// token, when set, is the bearer token of the kubeconfig serve gets
+	// (a user of --token-auth-file) instead of the loopback credentials.
+	token string
 }
 
-// startCluster starts etcd and kube-apiserver and returns a client with
-// cluster-admin rights (the server's loopback credentials). Both stop when
-// the test ends.
-func startCluster(t *testing.T) *cluster {
+// startCluster starts etcd and kube-apiserver (with extra kube-apiserver
+// flags) and returns a client with cluster-admin rights (the server's
+// loopback credentials, group system:masters). Both stop when the test
+// ends.
+func startCluster(t *testing.T, flags ...string) *cluster {
 	t.Helper()
 	storage := storagebackend.NewDefaultConfig(path.Join("/", t.Name(), "registry"), nil)
 	storage.Transport.ServerList = []string{startEtcd(t)}
 	opts := kubeapiservertesting.NewDefaultTestServerOptions()
 	opts.DisableInvariantChecks = true
-	srv, err := kubeapiservertesting.StartTestServer(t, opts, []string{"--disable-admission-plugins=ServiceAccount"}, storage)
+	srv, err := kubeapiservertesting.StartTestServer(t, opts, append([]string{"--disable-admission-plugins=ServiceAccount"}, flags...), storage)
 	if err != nil {
 		t.Fatalf("kube-apiserver: %v", err)
 	}

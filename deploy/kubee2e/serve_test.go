@@ -48,12 +48,17 @@ func infscale(t *testing.T) string {
 }
 
 // kubeconfig writes a kubeconfig file for the test API server's loopback
-// credentials (a bearer token, the server's own CA).
+// credentials (a bearer token, the server's own CA), or for token when
+// c.token is set.
 func (c *cluster) kubeconfig(t *testing.T) string {
 	t.Helper()
+	token := c.config.BearerToken
+	if c.token != "" {
+		token = c.token
+	}
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: c.config.Host, CertificateAuthorityData: c.config.CAData, TLSServerName: c.config.ServerName}
-	cfg.AuthInfos["e2e"] = &clientcmdapi.AuthInfo{Token: c.config.BearerToken}
+	cfg.AuthInfos["e2e"] = &clientcmdapi.AuthInfo{Token: token}
 	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "e2e", Namespace: "default"}
 	cfg.CurrentContext = "e2e"
 	path := filepath.Join(t.TempDir(), "kubeconfig")
