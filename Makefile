@@ -54,7 +54,7 @@ test-keda: tools
 
 # infscale against a real kube-apiserver (k8s.io/kubernetes' test server on
 # an embedded etcd, loopback only; deploy/kubee2e, its own module: the API
-# server's build list is 147 modules, ~2,200 packages; docs/PERFORMANCE.md
+# server's build list is 148 modules, ~2,200 packages; docs/PERFORMANCE.md
 # gives its cold build and run times).
 test-kube:
 	$(GO) -C deploy/kubee2e vet ./...
