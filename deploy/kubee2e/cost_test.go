@@ -21,13 +21,7 @@ import (
 // below 3. Costs a=5, b=1, c=3; deletion order b, c, a.
 func TestServeDeletionCost(t *testing.T) {
 	c := startCluster(t)
-	c.createDeployment(t, "chat", 3)
-	f := newFleet(t)
-	pages := map[string][2]int{"chat-a": {4, 1}, "chat-b": {1, 0}, "chat-c": {2, 1}}
-	for _, name := range []string{"chat-a", "chat-b", "chat-c"} {
-		r := f.Start(t, pages[name][0], pages[name][1])
-		c.createPod(t, "chat", name, f.Port, r.IP, true)
-	}
+	f := c.idleTrio(t)
 	s := c.startServe(t, chatConfig(f.Port, "  apply: true\n  pod_deletion_cost: true\n"))
 	c.waitReplicas(t, s, 1)
 

@@ -112,11 +112,7 @@ func TestHPAControllerFollowsInfscale(t *testing.T) {
 	}
 
 	c := startCluster(t)
-	c.createDeployment(t, "chat", 2)
-	f := newFleet(t)
-	reps := []*replica{f.Start(t, 16, 4), f.Start(t, 16, 4)}
-	c.createPod(t, "chat", "chat-a", f.Port, reps[0].IP, true)
-	c.createPod(t, "chat", "chat-b", f.Port, reps[1].IP, true)
+	f, reps := c.busyPair(t)
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

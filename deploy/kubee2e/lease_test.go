@@ -56,11 +56,7 @@ func applied(t *testing.T, s *server) int {
 // Lease) the other takes it and writes.
 func TestServeLeaseOneWriter(t *testing.T) {
 	c := startCluster(t)
-	c.createDeployment(t, "chat", 2)
-	f := newFleet(t)
-	a, b := f.Start(t, 16, 4), f.Start(t, 16, 4)
-	c.createPod(t, "chat", "chat-a", f.Port, a.IP, true)
-	c.createPod(t, "chat", "chat-b", f.Port, b.IP, true)
+	f, _ := c.busyPair(t)
 	cfg := chatConfig(f.Port, "  apply: true\n")
 	le := func(id string) []string {
 		return []string{"--leader-elect", "--leader-elect-identity", id, "--leader-elect-lease-duration", "4s",

@@ -156,3 +156,31 @@ func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	}
 	t.Fatalf("%s: not after 30 s (last: %s)", what, last)
 }
+
+// busyPair creates Deployment chat (spec.replicas 2) and its two Ready
+// pods chat-a and chat-b, each page at running 16 + waiting 4 = 20: with
+// chatConfig's queue target 10, desired ceil(40/10) = 4.
+func (c *cluster) busyPair(t *testing.T) (*fleet, []*replica) {
+	t.Helper()
+	c.createDeployment(t, "chat", 2)
+	f := newFleet(t)
+	reps := []*replica{f.Start(t, 16, 4), f.Start(t, 16, 4)}
+	c.createPod(t, "chat", "chat-a", f.Port, reps[0].IP, true)
+	c.createPod(t, "chat", "chat-b", f.Port, reps[1].IP, true)
+	return f, reps
+}
+
+// idleTrio creates Deployment chat (spec.replicas 3) and its three Ready
+// pods: chat-a at 4 + 1 = 5, chat-b at 1 + 0 = 1, chat-c at 2 + 1 = 3; sum
+// 9, so at queue target 10 desired ceil(9/10) = 1, a scale-down.
+func (c *cluster) idleTrio(t *testing.T) *fleet {
+	t.Helper()
+	c.createDeployment(t, "chat", 3)
+	f := newFleet(t)
+	pages := map[string][2]int{"chat-a": {4, 1}, "chat-b": {1, 0}, "chat-c": {2, 1}}
+	for _, name := range []string{"chat-a", "chat-b", "chat-c"} {
+		r := f.Start(t, pages[name][0], pages[name][1])
+		c.createPod(t, "chat", name, f.Port, r.IP, true)
+	}
+	return f
+}

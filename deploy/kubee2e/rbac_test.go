@@ -68,13 +68,7 @@ var (
 func TestServeLeastPrivilegeRBAC(t *testing.T) {
 	c := startRBACCluster(t)
 	c.grant(t, writerRules)
-	c.createDeployment(t, "chat", 3)
-	f := newFleet(t)
-	pages := map[string][2]int{"chat-a": {4, 1}, "chat-b": {1, 0}, "chat-c": {2, 1}}
-	for _, name := range []string{"chat-a", "chat-b", "chat-c"} {
-		r := f.Start(t, pages[name][0], pages[name][1])
-		c.createPod(t, "chat", name, f.Port, r.IP, true)
-	}
+	f := c.idleTrio(t)
 	s := c.startServe(t, chatConfig(f.Port, "  apply: true\n  pod_deletion_cost: true\n"),
 		"--leader-elect", "--leader-elect-identity", "serve-a", "--leader-elect-retry-period", "500ms")
 	c.waitReplicas(t, s, 1)
@@ -102,11 +96,7 @@ func TestServeLeastPrivilegeRBAC(t *testing.T) {
 func TestServeReadOnlyRBAC(t *testing.T) {
 	c := startRBACCluster(t)
 	c.grant(t, readOnlyRules)
-	c.createDeployment(t, "chat", 2)
-	f := newFleet(t)
-	a, b := f.Start(t, 16, 4), f.Start(t, 16, 4)
-	c.createPod(t, "chat", "chat-a", f.Port, a.IP, true)
-	c.createPod(t, "chat", "chat-b", f.Port, b.IP, true)
+	f, _ := c.busyPair(t)
 
 	s := c.startServe(t, chatConfig(f.Port, ""))
 	eventually(t, "a decision on the pods' pages", func() (bool, string) {

@@ -240,11 +240,8 @@ func (c *cluster) waitReplicas(t *testing.T, s *server, want int32) {
 //     servers still answer 5 and must not be read.
 func TestServeDiscoversPodsAndApplies(t *testing.T) {
 	c := startCluster(t)
-	c.createDeployment(t, "chat", 2)
-	f := newFleet(t)
-	a, b := f.Start(t, 16, 4), f.Start(t, 16, 4)
-	c.createPod(t, "chat", "chat-a", f.Port, a.IP, true)
-	c.createPod(t, "chat", "chat-b", f.Port, b.IP, true)
+	f, reps := c.busyPair(t)
+	a, b := reps[0], reps[1]
 	s := c.startServe(t, chatConfig(f.Port, "  apply: true\n"))
 
 	c.waitReplicas(t, s, 4)
@@ -283,12 +280,8 @@ func TestServeDiscoversPodsAndApplies(t *testing.T) {
 // once the HPA is deleted it applies.
 func TestServeRefusesUnderHPA(t *testing.T) {
 	c := startCluster(t)
-	c.createDeployment(t, "chat", 2)
+	f, _ := c.busyPair(t)
 	c.createHPA(t, "chat-hpa", nil)
-	f := newFleet(t)
-	a, b := f.Start(t, 16, 4), f.Start(t, 16, 4)
-	c.createPod(t, "chat", "chat-a", f.Port, a.IP, true)
-	c.createPod(t, "chat", "chat-b", f.Port, b.IP, true)
 	s := c.startServe(t, chatConfig(f.Port, "  apply: true\n"))
 
 	eventually(t, "three refused decisions", func() (bool, string) {
@@ -314,12 +307,8 @@ func TestServeRefusesUnderHPA(t *testing.T) {
 // (its label scaledobject.keda.sh/name) is named by its ScaledObject.
 func TestServeRefusesUnderScaledObject(t *testing.T) {
 	c := startCluster(t)
-	c.createDeployment(t, "chat", 2)
+	f, _ := c.busyPair(t)
 	c.createHPA(t, "keda-hpa-chat", map[string]string{"scaledobject.keda.sh/name": "chat"})
-	f := newFleet(t)
-	a, b := f.Start(t, 16, 4), f.Start(t, 16, 4)
-	c.createPod(t, "chat", "chat-a", f.Port, a.IP, true)
-	c.createPod(t, "chat", "chat-b", f.Port, b.IP, true)
 	s := c.startServe(t, chatConfig(f.Port, "  apply: true\n"))
 	eventually(t, "a refused decision naming the ScaledObject", func() (bool, string) {
 		r := s.last(t)
