@@ -38,9 +38,11 @@ func TestCalibrationQueries(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	// SGLang exports no ITL histogram: no query for it.
+	// SGLang exports both histograms (sglang:inter_token_latency_seconds
+	// and sglang:time_to_first_token_seconds, its metrics collector), with
+	// the underscore spelling of older releases as the alternative.
 	c, err = CalibrationQueries(Target{Server: profile.SGLang, Selector: sel}, Options{}, time.Minute)
-	if err != nil || c.ITL != "" || c.TTFT == "" {
+	if err != nil || !strings.Contains(c.ITL, "sglang:inter_token_latency_seconds_sum") || !strings.Contains(c.TTFT, "sglang:time_to_first_token_seconds_count") {
 		t.Errorf("sglang: ITL %q, TTFT %q, %v", c.ITL, c.TTFT, err)
 	}
 	if _, err := CalibrationQueries(Target{Server: profile.Triton, Selector: sel}, Options{}, time.Minute); err == nil || !strings.Contains(err.Error(), "running gauge") {
