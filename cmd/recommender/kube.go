@@ -9,11 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
+	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/profile"
 )
@@ -71,11 +73,19 @@ func (c *KubeCmd) ref() (kube.Ref, error) {
 	default:
 		return r, invalidf("name the workload: --deployment NAME, or --name NAME --kind KIND [--api-version G/V]")
 	}
-	if gv, err := schema.ParseGroupVersion(r.APIVersion); err != nil || gv.Version == "" {
-		return r, invalidf("--api-version %q: want group/version, e.g. apps/v1", r.APIVersion)
+	if field, err := config.CheckScaleTargetRef(r.APIVersion, r.Kind); err != nil {
+		flag := "--api-version"
+		if field == "kind" {
+			flag = "--kind"
+		}
+		return r, invalidf("%s %v", flag, err)
 	}
 	if msgs := validation.IsDNS1123Subdomain(r.Name); len(msgs) > 0 {
-		return r, invalidf("workload name %q: %s", r.Name, strings.Join(msgs, "; "))
+		flag := "--name"
+		if c.Deployment != "" {
+			flag = "--deployment"
+		}
+		return r, invalidf("%s %q: not a Kubernetes object name (lowercase letters, digits, '-' and '.', at most 253)", flag, r.Name)
 	}
 	if r.Namespace != "" {
 		if msgs := validation.IsDNS1123Label(r.Namespace); len(msgs) > 0 {
@@ -121,6 +131,9 @@ func (c *KubeCmd) Run(e *env) error {
 	if _, err := c.policy(); err != nil {
 		return err
 	}
+	// client-go's own retries and discovery failures would print klog
+	// lines to stderr; the error this command returns says what failed.
+	klog.SetLogger(logr.Discard())
 	cl, err := connectCluster(c.Kubeconfig)
 	if err != nil {
 		return err

@@ -358,11 +358,19 @@ func (v *validator) workload(p string, t *Target) {
 		v.at(r+".apiVersion", "required: the workload's group/version, e.g. apps/v1 (argoproj.io/v1alpha1 for a Rollout)")
 	} else if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Version == "" {
 		v.at(r+".apiVersion", "%q: want group/version (apps/v1) or v1 for the core group", ref.APIVersion)
+	} else if ref.Kind == "" {
+		if field, err := CheckScaleTargetRef(ref.APIVersion, "Deployment"); err != nil && field == "apiVersion" {
+			v.at(r+".apiVersion", "%v", err)
+		}
 	}
 	if ref.Kind == "" {
 		v.at(r+".kind", "required: the workload's kind, e.g. Deployment, StatefulSet, Rollout, LeaderWorkerSet")
 	} else if msgs := validation.IsDNS1035Label(strings.ToLower(ref.Kind)); len(msgs) > 0 {
 		v.at(r+".kind", "%q: a kind is a CamelCase name such as Deployment", ref.Kind)
+	} else if gv, err := schema.ParseGroupVersion(ref.APIVersion); err == nil && gv.Version != "" {
+		if field, err := CheckScaleTargetRef(ref.APIVersion, ref.Kind); err != nil {
+			v.at(r+"."+field, "%v", err)
+		}
 	}
 	if ref.Name == "" {
 		v.at(r+".name", "required: the workload's name")

@@ -175,8 +175,11 @@ func (c *Cluster) resource(ref Ref) (schema.GroupResource, error) {
 		return schema.GroupResource{}, fmt.Errorf("%s: apiVersion %q: %w", ref, ref.APIVersion, err)
 	}
 	m, err := c.Mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: ref.Kind}, gv.Version)
+	if meta.IsNoMatchError(err) {
+		return schema.GroupResource{}, fmt.Errorf("%s: no resource of kind %s in %s (a typo in kind or apiVersion, or its CRD is not installed): %w", ref, ref.Kind, ref.APIVersion, err)
+	}
 	if err != nil {
-		return schema.GroupResource{}, fmt.Errorf("%s: no resource of kind %s in %s (is its CRD installed?): %w", ref, ref.Kind, ref.APIVersion, err)
+		return schema.GroupResource{}, fmt.Errorf("%s: the API server's discovery (to map kind %s in %s to its resource) failed: %w", ref, ref.Kind, ref.APIVersion, err)
 	}
 	return m.Resource.GroupResource(), nil
 }
