@@ -322,7 +322,7 @@ func (c *PolicyFlags) behaviorFlags(b *autoscalingv2.HorizontalPodAutoscalerBeha
 			return 0, false
 		}
 		if d < math.MinInt32*time.Second || d > math.MaxInt32*time.Second {
-			errs = append(errs, fmt.Errorf("--%s (%s): %d must be in %d..%d", flag, field, int64(d/time.Second), lo, hi))
+			errs = append(errs, fmt.Errorf("--%s %v (%s): must be %v to %v", flag, d, field, time.Duration(lo)*time.Second, time.Duration(hi)*time.Second))
 			return 0, false
 		}
 		return int32(d / time.Second), true

@@ -273,8 +273,8 @@ func TestDecideCLIBadInput(t *testing.T) {
 		{"now year 1", []string{"--now", "0001-01-01T00:00:00Z", "--queue", "1"}, []string{"--now 0001-01-01T00:00:00Z", "1970"}},
 		// every signal flag: finite and >= 0 under its own name (kv a fraction).
 		// 1000000 h is whole seconds, far past the HPA's limits (the message says which).
-		{"down-window 1000000h", []string{"--down-window", "1000000h", "--queue", "1"}, []string{"--down-window (stabilizationWindowSeconds): 3600000000 must be in 0..3600"}},
-		{"up-period 1000000h", []string{"--up-pods", "2", "--up-period", "1000000h", "--queue", "1"}, []string{"--up-period (periodSeconds): 3600000000 must be in 1..1800"}},
+		{"down-window 1000000h", []string{"--down-window", "1000000h", "--queue", "1"}, []string{"--down-window 1000000h0m0s (stabilizationWindowSeconds): must be 0s to 1h0m0s"}},
+		{"up-period 1000000h", []string{"--up-pods", "2", "--up-period", "1000000h", "--queue", "1"}, []string{"--up-period 1000000h0m0s (periodSeconds): must be 1s to 30m0s"}},
 		{"down-window 1.5s", []string{"--down-window", "1.5s", "--queue", "1"}, []string{"--down-window 1.5s: want whole seconds"}},
 		{"queue Inf", []string{"--queue", "Inf"}, []string{"--queue +Inf", "finite number >= 0"}},
 		{"queue -1", []string{"--queue=-1"}, []string{"--queue -1", "finite number >= 0"}},

@@ -15,6 +15,21 @@ import (
 	"github.com/infscale/infscale/pkg/serve"
 )
 
+// The demos' length bounds: below 10 s the zero demo's cold start and
+// cooldown round to nothing; past an hour nobody is watching.
+const (
+	minDemoDuration = 10 * time.Second
+	maxDemoDuration = time.Hour
+)
+
+// demoFlag names the demo being run, for messages.
+func demoFlag(zero bool) string {
+	if zero {
+		return "--demo-zero"
+	}
+	return "--demo"
+}
+
 // ServeCmd is `infscale serve`: the recommender service (docs/serve.md).
 type ServeCmd struct {
 	Config           string        `name:"config" short:"c" type:"path" help:"Configuration file (YAML, docs/config.md). Required unless --demo or --demo-zero."`
@@ -25,7 +40,7 @@ type ServeCmd struct {
 	LogFormat        string        `name:"log-format" default:"text" enum:"text,json" help:"Log format: text or json."`
 	Demo             bool          `name:"demo" help:"Run the quickstart: a simulated vLLM fleet under a load ramp, served in embedded mode, decisions printed as they happen."`
 	DemoZero         bool          `name:"demo-zero" help:"Run the scale-to-zero demo: load through the activator to the simulated fleet at zero replicas, serve in embedded mode, the fleet following desired; prints each request's wait beside the cold start, and how many were lost."`
-	DemoDuration     time.Duration `name:"demo-duration" default:"60s" help:"Length of --demo; --demo-zero's cold start and cooldown scale with it (it runs about 0.8 x that)."`
+	DemoDuration     time.Duration `name:"demo-duration" default:"60s" help:"Length of --demo (10s to 1h); --demo-zero's cold start and cooldown scale with it (it runs about 0.8 x that)."`
 	CheckConfig      bool          `name:"check-config" help:"Load and validate --config, print a summary and exit (0 valid, 2 invalid)."`
 	Kubeconfig       string        `type:"path" placeholder:"FILE" help:"kubeconfig for targets with a scaleTargetRef (default: in a pod its service account, else $KUBECONFIG or ~/.kube/config); no client is made without such a target."`
 	LeaderElectFlags `embed:""`
@@ -47,14 +62,19 @@ func (c *ServeCmd) Run(e *env) error {
 			return invalidf("--listen %q: %v", c.Listen, err)
 		}
 	}
+	if c.LeaderElect {
+		if _, err := c.check(); err != nil {
+			return err
+		}
+	}
 	if c.Demo || c.DemoZero {
 		switch {
 		case c.Demo && c.DemoZero:
 			return invalidf("--demo and --demo-zero are two demos; give one")
 		case c.Config != "":
-			return invalidf("--demo runs its own fleet and config; drop --config")
-		case c.DemoDuration < 0:
-			return invalidf("--demo-duration %s: want a duration > 0, e.g. 60s", c.DemoDuration)
+			return invalidf("%s runs its own fleet and config; drop --config", demoFlag(c.DemoZero))
+		case c.DemoDuration < minDemoDuration || c.DemoDuration > maxDemoDuration:
+			return invalidf("--demo-duration %s: want %s to %s, e.g. 60s (shorter leaves no room for a cold start and a scale-down)", c.DemoDuration, minDemoDuration, maxDemoDuration)
 		}
 		o := demo.DemoOptions{Duration: c.DemoDuration, Listen: c.Listen, Log: demoLogger(e, log, c.LogLevel)}
 		if c.DemoZero {

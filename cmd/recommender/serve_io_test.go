@@ -59,6 +59,11 @@ func TestServeDemoFlags(t *testing.T) {
 		{[]string{"serve", "--demo", "--demo-zero"}, "give one"},
 		{[]string{"serve", "--demo-zero", "--config", "x.yaml"}, "drop --config"},
 		{[]string{"serve", "--demo-zero", "--demo-duration=-1s"}, "--demo-duration"},
+		{[]string{"serve", "--demo-zero", "--demo-duration=1ms"}, "--demo-duration 1ms: want 10s to 1h0m0s"},
+		{[]string{"serve", "--demo", "--demo-duration=1000h"}, "--demo-duration 1000h0m0s: want 10s to 1h0m0s"},
+		{[]string{"serve", "--demo-zero", "--config", "x.yaml"}, "--demo-zero runs its own fleet"},
+		{[]string{"serve", "--config", "x.yaml", "--leader-elect", "--leader-elect-renew-deadline", "20s", "--check-config"}, "must be greater than --leader-elect-renew-deadline 20s"},
+		{[]string{"serve", "--config", "x.yaml", "--leader-elect", "--leader-elect-resource-name", "Bad_Name"}, `--leader-elect-resource-name "Bad_Name": not a Lease name`},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), tc.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), tc.want) {

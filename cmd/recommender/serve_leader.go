@@ -23,17 +23,27 @@ type LeaderElectFlags struct {
 // elector builds the Lease elector for serve with kubeconfig's client (nil
 // without --leader-elect). Bad timings are usage errors (exit 2); a
 // missing client configuration is exit 1, as any runtime I/O.
+// check validates the flags without contacting the cluster (serve and
+// serve --check-config): exit 2 naming the flags.
+func (f *LeaderElectFlags) check() (kube.LeaseConfig, error) {
+	cfg := kube.LeaseConfig{Name: f.LeaseName, Namespace: f.LeaseNS, Identity: f.Identity,
+		LeaseDuration: f.LeaseDuration, RenewDeadline: f.RenewDeadline, RetryPeriod: f.RetryPeriod}
+	if err := cfg.Check(); err != nil {
+		return cfg, invalid(err)
+	}
+	if cfg.Name == "" {
+		return cfg, invalidf("--leader-elect-resource-name: give the Lease's name")
+	}
+	return cfg, nil
+}
+
 func (f *LeaderElectFlags) elector(kubeconfig string, log *slog.Logger) (*kube.Elector, error) {
 	if !f.LeaderElect {
 		return nil, nil
 	}
-	cfg := kube.LeaseConfig{Name: f.LeaseName, Namespace: f.LeaseNS, Identity: f.Identity,
-		LeaseDuration: f.LeaseDuration, RenewDeadline: f.RenewDeadline, RetryPeriod: f.RetryPeriod}
-	if err := cfg.Check(); err != nil {
-		return nil, invalid(err)
-	}
-	if cfg.Name == "" {
-		return nil, invalidf("--leader-elect-resource-name: give the Lease's name")
+	cfg, err := f.check()
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Namespace == "" {
 		cfg.Namespace = kube.DefaultNamespace(kubeconfig)

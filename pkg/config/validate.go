@@ -93,6 +93,9 @@ func (v *validator) validate() {
 	}
 	if c.Namespace != "" {
 		v.namespace("namespace", c.Namespace)
+		if !c.Kube() && len(c.Targets) > 0 {
+			v.at("namespace", "is the default namespace of targets with a scaleTargetRef, and no target has one: add scaleTargetRef to a target, or drop namespace (a Prometheus target's namespace goes in its selector)")
+		}
 	}
 	v.said = map[string]bool{}
 	v.writers = map[string]int{}

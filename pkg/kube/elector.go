@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"log/slog"
 	"os"
 	"sync"
@@ -103,6 +104,16 @@ func (c LeaseConfig) Check() error {
 	}
 	if float64(c.RenewDeadline) <= leaderelection.JitterFactor*float64(c.RetryPeriod) {
 		errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline %s must be greater than %g × --leader-elect-retry-period %s", c.RenewDeadline, leaderelection.JitterFactor, c.RetryPeriod))
+	}
+	if c.Name != "" {
+		if msgs := validation.IsDNS1123Subdomain(c.Name); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--leader-elect-resource-name %q: not a Lease name (lowercase letters, digits, '-' and '.', at most 253)", c.Name))
+		}
+	}
+	if c.Namespace != "" {
+		if msgs := validation.IsDNS1123Label(c.Namespace); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--leader-elect-resource-namespace %q: not a namespace name (lowercase letters, digits and '-', at most 63)", c.Namespace))
+		}
 	}
 	return errors.Join(errs...)
 }
