@@ -395,6 +395,14 @@ func TestRBACModes(t *testing.T) {
 				}
 				return
 			}
+			// leases: serve elects one writer, its identity the pod's name.
+			args := strings.Join(spec.Containers[0].Args, " ")
+			elects := strings.Contains(args, "--leader-elect ") || strings.HasSuffix(args, "--leader-elect")
+			if want := strings.Contains(c.modes, "leases"); elects != want ||
+				(want && (!strings.Contains(args, "--leader-elect-resource-name=infscale") || !strings.Contains(args, "--leader-elect-resource-namespace=infscale") ||
+					len(spec.Containers[0].Env) != 1 || spec.Containers[0].Env[0].Name != "POD_NAME" || spec.Containers[0].Env[0].ValueFrom.FieldRef.FieldPath != "metadata.name")) {
+				t.Errorf("modes %s: args %q env %+v; want leader election exactly with leases (Lease infscale/infscale, POD_NAME from metadata.name)", c.modes, args, spec.Containers[0].Env)
+			}
 			if len(sas) != 1 || spec.ServiceAccountName != sas[0].Name || !*spec.AutomountServiceAccountToken {
 				t.Errorf("%d ServiceAccounts, pod serviceAccountName %q automount %v", len(sas), spec.ServiceAccountName, *spec.AutomountServiceAccountToken)
 			}
@@ -446,6 +454,7 @@ func TestKubeConfig(t *testing.T) {
 func TestBadValues(t *testing.T) {
 	for _, c := range []struct{ values, want string }{
 		{`rbac: {modes: [write]}`, `rbac.modes: "write" is not a mode`},
+		{"replicas: 2\nrbac: {modes: [apply]}", "several replicas would all write; add leases"},
 		{"targets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: false}, config: {server: vllm, max: 4}}", "targets[chat].apply: needs rbac.modes to include apply"},
 		{"rbac: {modes: [apply]}\ntargets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, max: 4}}", "targets[chat].apply: its ScaledObject's HPA would be a second writer"},
 		{"targets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, min: 1}}", "targets[chat].config.max is required"},
