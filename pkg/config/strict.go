@@ -16,6 +16,7 @@ import (
 	"github.com/goccy/go-yaml/token"
 	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/recommend"
@@ -315,6 +316,8 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 		}
 		if isK8sQuantity(v.Type()) {
 			msg = "not a quantity: " + describe(n) // the library's message is its regular expression
+		} else if strings.Contains(msg, "cannot unmarshal") {
+			msg = "got " + describe(n) // the library's message names Go types
 		}
 		d.errorf(pos, path, "%s; expected %s", strings.TrimSpace(msg), expected(v.Type()))
 	}
@@ -327,6 +330,8 @@ func expected(t reflect.Type) string {
 		return "a duration such as 15s, 3m or 1h30m"
 	case reflect.TypeFor[Quantity]():
 		return "a number or a duration such as 2s"
+	case reflect.TypeFor[intstr.IntOrString]():
+		return "a port number 1..65535 or a container port's name"
 	}
 	if isK8sQuantity(t) {
 		return "a Kubernetes quantity such as 0.1 or 100m"
