@@ -37,7 +37,16 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("no Kubernetes client configuration: not in a cluster (no service account), and %w; pass --kubeconfig", err)
+		read := "~/.kube/config"
+		if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+			read = "$KUBECONFIG (" + env + ")"
+			for _, p := range filepath.SplitList(env) {
+				if _, serr := os.Stat(p); serr != nil {
+					read += "; " + p + " does not exist"
+				}
+			}
+		}
+		return nil, fmt.Errorf("no Kubernetes client configuration: not in a cluster (no service account), and from %s: %w; pass --kubeconfig", read, err)
 	}
 	return cfg, nil
 }
