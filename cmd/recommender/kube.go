@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
@@ -150,30 +151,19 @@ func (c *KubeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if w.Selector == nil {
-		return fmt.Errorf("%s: its scale subresource has no status.selector: its pods cannot be found", w.Ref)
-	}
-	pods, err := cl.Pods(e.ctx, ref.Namespace, w.Selector)
+	pods, err := cl.WorkloadPods(e.ctx, w, func(p *corev1.Pod) (string, error) {
+		if c.Proxy {
+			return kube.ProxyURL(cl.Config.Host, p, port, c.Path)
+		}
+		return kube.PodURL(p, port, c.Path)
+	})
 	if err != nil {
 		return err
 	}
-	var urls []string
-	starting := 0
-	for _, p := range pods {
-		switch {
-		case kube.Ready(p):
-			u, err := kube.PodURL(p, port, c.Path)
-			if c.Proxy {
-				u, err = kube.ProxyURL(cl.Config.Host, p, port, c.Path)
-			}
-			if err != nil {
-				return invalidf("--port: %v", err)
-			}
-			urls = append(urls, u)
-		case kube.Pending(p):
-			starting++
-		}
+	if pods.URLErr != nil {
+		return invalidf("--port: %v", pods.URLErr)
 	}
+	urls, starting := pods.URLs, pods.Starting
 	cur := max(int(w.Replicas), len(urls)) // a rollout's surge pods are Ready beyond spec
 	var client *http.Client
 	if c.Proxy {

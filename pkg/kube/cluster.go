@@ -318,6 +318,54 @@ func stripManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
+// ErrNoSelector is WorkloadPods' error for a scale subresource without
+// status.selector (a custom resource that does not publish one).
+var ErrNoSelector = errors.New("its scale subresource has no status.selector: its pods cannot be found")
+
+// WorkloadPods are a workload's pods as the HPA counts them.
+type WorkloadPods struct {
+	// Ready are the Ready pods whose metrics URL could be made, by name;
+	// URLs[i] is Ready[i]'s.
+	Ready []*corev1.Pod
+	URLs  []string
+	// Starting counts the Pending pods (the HPA's unready).
+	Starting int
+	// URLErr is the first error of url, if any: the pods share a
+	// template, so one stands for all.
+	URLErr error
+}
+
+// WorkloadPods lists w's pods through its selector (Pods, from the
+// informer) and splits them: Ready pods with their metrics URL (url, e.g.
+// PodURL or ProxyURL), and the starting ones. The error wraps
+// ErrNoSelector, or is Pods'.
+func (c *Cluster) WorkloadPods(ctx context.Context, w Workload, url func(*corev1.Pod) (string, error)) (WorkloadPods, error) {
+	var out WorkloadPods
+	if w.Selector == nil {
+		return out, fmt.Errorf("%s: %w", w.Ref, ErrNoSelector)
+	}
+	pods, err := c.Pods(ctx, w.Ref.Namespace, w.Selector)
+	if err != nil {
+		return out, err
+	}
+	for _, p := range pods {
+		switch {
+		case Ready(p):
+			u, err := url(p)
+			if err != nil {
+				if out.URLErr == nil {
+					out.URLErr = err
+				}
+				continue
+			}
+			out.Ready, out.URLs = append(out.Ready, p), append(out.URLs, u)
+		case Pending(p):
+			out.Starting++
+		}
+	}
+	return out, nil
+}
+
 // Pods returns the pods of ns matching sel from the namespace's pod
 // informer (a list and a watch on first use, a cache read after), sorted
 // by name. A nil selector matches nothing.

@@ -2,7 +2,7 @@ package serve
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"sync"
 	"time"
 
@@ -147,34 +147,24 @@ func (s *KubeSource) readTarget(ctx context.Context, t *config.Target, kr *kubeR
 	if kr.err != nil {
 		return
 	}
-	if kr.w.Selector == nil {
-		kr.errs = append(kr.errs, ReadError{Signal: "pods", Reason: "no_selector", Err: fmt.Errorf("%s: its scale subresource has no status.selector: its pods cannot be found", kr.w.Ref)})
-		return
-	}
-	pods, err := s.Cluster.Pods(ctx, kr.w.Ref.Namespace, kr.w.Selector)
+	pods, err := s.Cluster.WorkloadPods(ctx, kr.w, func(p *corev1.Pod) (string, error) {
+		return kube.PodURL(p, t.Scrape.Pods.Port, t.Scrape.Pods.Path)
+	})
 	if err != nil {
-		kr.errs = append(kr.errs, ReadError{Signal: "pods", Reason: kube.Reason(err), Err: err})
+		reason := kube.Reason(err)
+		if errors.Is(err, kube.ErrNoSelector) {
+			reason = "no_selector"
+		}
+		kr.errs = append(kr.errs, ReadError{Signal: "pods", Reason: reason, Err: err})
 		return
 	}
-	var portErr error
-	for _, p := range pods {
-		if kube.Pending(p) {
-			kr.unready++
-		}
-		if !kube.Ready(p) {
-			continue
-		}
-		u, err := kube.PodURL(p, t.Scrape.Pods.Port, t.Scrape.Pods.Path)
-		if err != nil {
-			portErr = err
-			continue
-		}
-		urls = append(urls, u)
-		ready = append(ready, p)
-		podOf[u] = p.Name
+	kr.unready = pods.Starting
+	urls, ready = pods.URLs, pods.Ready
+	for i, u := range urls {
+		podOf[u] = ready[i].Name
 	}
-	if portErr != nil { // one per target and cycle: the pods share a template
-		kr.errs = append(kr.errs, ReadError{Signal: "pods", Reason: "port", Err: portErr})
+	if pods.URLErr != nil { // one per target and cycle: the pods share a template
+		kr.errs = append(kr.errs, ReadError{Signal: "pods", Reason: "port", Err: pods.URLErr})
 	}
 }
 
