@@ -10,6 +10,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
@@ -108,7 +109,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintf(stderr, "infscale: %v\n", err)
 	var inv invalidInputError
-	if errors.As(err, &inv) {
+	var kc *kube.ConfigError // a missing or malformed kubeconfig is the user's input too
+	if errors.As(err, &inv) || errors.As(err, &kc) {
 		return exitInvalid
 	}
 	return exitRuntime

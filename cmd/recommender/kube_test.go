@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -123,5 +124,45 @@ func TestKubeFlags(t *testing.T) {
 	}
 	if *connected != 0 {
 		t.Errorf("%d connections for invalid flags, want none", *connected)
+	}
+}
+
+// A kubeconfig that is missing or not YAML is the user's input (exit 2,
+// named); an API server that does not answer is a runtime failure (exit 1).
+func TestKubeconfigErrorsAreInvalidInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := dir + "/bad"
+	if err := os.WriteFile(bad, []byte("garbage: ["), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	down := dir + "/down"
+	if err := os.WriteFile(down, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: x}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := dir + "/serve.yaml"
+	if err := os.WriteFile(cfg, []byte("targets:\n  - name: chat\n    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}\n    metrics: [{type: queue, target: 8}]\n    max: 4\n    scrape: {port: 8000}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"kube", "-n", "llm", "--deployment", "chat", "--kubeconfig", dir + "/missing"}, 2, "kubeconfig " + dir + "/missing"},
+		{[]string{"kube", "-n", "llm", "--deployment", "chat", "--kubeconfig", bad}, 2, "kubeconfig " + bad},
+		{[]string{"serve", "--config", cfg, "--kubeconfig", bad, "--listen", "127.0.0.1:0"}, 2, "kubeconfig " + bad},
+		{[]string{"kube", "-n", "llm", "--deployment", "chat", "--kubeconfig", down}, 1, "connection refused"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), c.args, strings.NewReader(""), &out, &errb)
+		if code != c.code || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", c.args, code, errb.String(), c.code, c.want)
+		}
 	}
 }

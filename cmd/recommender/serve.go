@@ -13,6 +13,7 @@ import (
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/serve"
+	"k8s.io/klog/v2"
 )
 
 // The demos' length bounds: below 10 s the zero demo's cold start and
@@ -106,6 +107,9 @@ func (c *ServeCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "%s: valid: %d target(s), %s, every %s\n", c.Config, len(cfg.Targets), mode, cfg.IntervalDuration())
 		return nil
 	}
+	// client-go's retries (informers, discovery, the Lease) in serve's log,
+	// not klog's stderr, at most once a minute per message.
+	klog.SetSlogLogger(slog.New(kube.ClientLogHandler(log.Handler(), time.Minute)))
 	o := serve.Options{ConfigPath: c.Config, Listen: c.Listen, StateDir: c.StateDir, Version: version(), Log: log,
 		Cluster: func() (*kube.Cluster, error) { return kube.Connect(c.Kubeconfig) }}
 	if el, err := c.elector(c.Kubeconfig, log); err != nil {

@@ -9,8 +9,8 @@ import (
 )
 
 // TestServeLeaderElectFlags: timings client-go would refuse are exit 2
-// naming the flags; a kubeconfig that cannot be read is exit 1 (runtime
-// I/O), and nothing is served in either case.
+// naming the flags; so is a kubeconfig that does not exist (a missing
+// input file, as --config's), and nothing is served in either case.
 func TestServeLeaderElectFlags(t *testing.T) {
 	cfg := "../../examples/serve-prometheus.yaml"
 	for _, tc := range []struct {
@@ -23,7 +23,7 @@ func TestServeLeaderElectFlags(t *testing.T) {
 		// 1.2 × 2s = 2.4s: a renew deadline of 2s leaves no retry.
 		{[]string{"--leader-elect-lease-duration", "3s", "--leader-elect-renew-deadline", "2s"}, exitInvalid,
 			"--leader-elect-renew-deadline 2s must be greater than 1.2 × --leader-elect-retry-period 2s"},
-		{[]string{"--kubeconfig", filepath.Join(t.TempDir(), "absent")}, 1, "kubeconfig"},
+		{[]string{"--kubeconfig", filepath.Join(t.TempDir(), "absent")}, exitInvalid, "kubeconfig"},
 	} {
 		var out, errb bytes.Buffer
 		args := append([]string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--leader-elect"}, tc.args...)

@@ -17,7 +17,7 @@ import (
 // RESTConfig returns the client configuration: from kubeconfig when it is
 // set (a path, "~" expanded), else in-cluster (the pod's service account),
 // else $KUBECONFIG or ~/.kube/config as kubectl would read them. The error
-// says which sources were tried.
+// is a *ConfigError saying which sources were tried.
 func RESTConfig(kubeconfig string) (*rest.Config, error) {
 	if kubeconfig != "" {
 		if len(kubeconfig) > 1 && kubeconfig[:2] == "~/" {
@@ -27,7 +27,7 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 		}
 		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 		if err != nil {
-			return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+			return nil, &ConfigError{fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)}
 		}
 		return cfg, nil
 	}
@@ -46,10 +46,18 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 				}
 			}
 		}
-		return nil, fmt.Errorf("no Kubernetes client configuration: not in a cluster (no service account), and from %s: %w; pass --kubeconfig", read, err)
+		return nil, &ConfigError{fmt.Errorf("no Kubernetes client configuration: not in a cluster (no service account), and from %s: %w; pass --kubeconfig", read, err)}
 	}
 	return cfg, nil
 }
+
+// ConfigError is RESTConfig's failure to find or read a client
+// configuration (a missing or malformed kubeconfig, no context): the user's
+// input, not the cluster, is wrong. Err names the file and clientcmd's reason.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // NewClientset returns a typed clientset for cfg with infscale's user agent.
 func NewClientset(cfg *rest.Config) (kubernetes.Interface, error) {

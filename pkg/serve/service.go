@@ -14,7 +14,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"k8s.io/klog/v2"
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
@@ -95,9 +94,6 @@ func (ss *sources) wrap(cfg *config.File, src Source) (Source, error) {
 			connect := ss.o.Cluster
 			if connect == nil {
 				connect = func() (*kube.Cluster, error) { return kube.Connect("") }
-			}
-			if ss.o.Log != nil {
-				klog.SetSlogLogger(ss.o.Log) // client-go's informer retries in serve's log, not klog's stderr
 			}
 			c, err := connect()
 			if err != nil {
