@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -166,13 +167,62 @@ func TestLoadCalibrationRefusesNegative(t *testing.T) {
 	} {
 		p := write("bad.json", tc.edit)
 		_, err := LoadCalibration(p)
-		if err == nil || !strings.Contains(err.Error(), p+": "+tc.key+":") {
-			t.Errorf("%s: %v, want an error naming %s and the key", tc.key, err, p)
+		// The file is one line (json.Marshal); the column is the value's.
+		if err == nil || !regexp.MustCompile(`^`+regexp.QuoteMeta(p)+`:1:[0-9]+: `+regexp.QuoteMeta(tc.key)+`:`).MatchString(err.Error()) {
+			t.Errorf("%s: %v, want an error naming %s, line:col and the key", tc.key, err, p)
 		}
 	}
 	// Two bad keys: both named.
 	p := write("two.json", func(c map[string]any) { c["mfu"] = -1.0; c["request_overhead_s"] = -1.0 })
 	if _, err := LoadCalibration(p); err == nil || !strings.Contains(err.Error(), "mfu -1") || !strings.Contains(err.Error(), "request_overhead_s -1") {
 		t.Errorf("two bad keys: %v", err)
+	}
+}
+
+// TestLoadCalibrationPositions: every kind of bad calibration file is
+// refused naming the file, the line:column of the key or value at fault (by
+// hand from the file text: lines and columns 1-based) and what is allowed.
+func TestLoadCalibrationPositions(t *testing.T) {
+	head := "{\n  \"kind\": \"infscale-calibration\",\n  \"version\": 1,\n  \"gpu\": \"h100-sxm\",\n  \"model\": \"llama-3-8b\",\n  \"tp\": 1,\n"
+	// Line 7 onwards is each case's; "  \"mfu\": " is 9 bytes, so a value on
+	// its line starts at column 10.
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, tail, want string
+	}{
+		{"type", "  \"bandwidth_efficiency\": \"fast\",\n  \"mfu\": 0.4\n}\n",
+			`:7:27: bandwidth_efficiency: "fast": want a number`},
+		{"type in a point", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4,\n  \"fit\": [{\"batch\": 1, \"step_s\": 0.007}, {\"batch\": \"two\", \"step_s\": 0.009}]\n}\n",
+			`:9:52: fit[1].batch: "two": want a whole number`},
+		{"unknown key", "  \"bandwith_efficiency\": 0.7,\n  \"mfu\": 0.4\n}\n",
+			`:7:3: unknown key "bandwith_efficiency" (allowed: kind, version, gpu, model, tp, source, bandwidth_efficiency,`},
+		{"unknown key in a point", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4,\n  \"fit\": [{\"batch\": 1, \"stepS\": 0.007}]\n}\n",
+			`:9:24: unknown key "stepS" in fit[0] (allowed: batch, context_tokens, step_s, predicted_s)`},
+		{"case differs", "  \"bandwidth_efficiency\": 0.7,\n  \"MFU\": 0.4\n}\n",
+			`:8:3: unknown key "MFU"`},
+		{"syntax", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4,\n}\n",
+			`:9:1: invalid character '}' looking for beginning of object key string`},
+		{"truncated", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4",
+			`:8:13: unexpected end of the JSON`},
+		{"trailing", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4\n}\n{}\n",
+			`:10:1: data after the JSON value`},
+		{"value", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 2\n}\n",
+			`:8:10: mfu 2: want a fraction in (0, 1]`},
+		{"model", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4\n}\n",
+			""},
+	} {
+		body := head + tc.tail
+		if tc.name == "model" {
+			body = strings.Replace(body, `"llama-3-8b"`, `"llama-9"`, 1)
+			tc.want = `:5:12: model: unknown model "llama-9"`
+		}
+		p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadCalibration(p)
+		if err == nil || !strings.HasPrefix(err.Error(), p+tc.want) {
+			t.Errorf("%s: %v\nwant %s%s...", tc.name, err, p, tc.want)
+		}
 	}
 }
