@@ -36,10 +36,15 @@ type Calibration struct {
 	// BandwidthEfficiency, MFU, StepOverheadS, SequenceStepCostS and
 	// RequestOverheadS are the fitted Config fields (times in seconds).
 	BandwidthEfficiency float64 `json:"bandwidth_efficiency"`
-	MFU                 float64 `json:"mfu"`
-	StepOverheadS       float64 `json:"step_overhead_s"`
-	SequenceStepCostS   float64 `json:"sequence_step_cost_s"`
-	RequestOverheadS    float64 `json:"request_overhead_s"`
+	// KVBandwidthEfficiency is Config.KVBandwidthEfficiency: the KV cache's
+	// read efficiency when it differs from the weights' (0 or absent: the
+	// same). Fit keeps the base's: a sweep at one prompt length cannot tell
+	// a slower KV read from SequenceStepCost.
+	KVBandwidthEfficiency float64 `json:"kv_bandwidth_efficiency,omitempty"`
+	MFU                   float64 `json:"mfu"`
+	StepOverheadS         float64 `json:"step_overhead_s"`
+	SequenceStepCostS     float64 `json:"sequence_step_cost_s"`
+	RequestOverheadS      float64 `json:"request_overhead_s"`
 
 	// Fit and HeldOut are the decode points the fit used and those it
 	// predicts without having seen them, each with the fitted model's
@@ -111,7 +116,8 @@ func (p StepPoint) Error() float64 { return (p.PredictedS - p.StepS) / p.StepS }
 // kept); with none, both stay the base's.
 //
 // The step is modelled as pkg/replica's StepTime: weights and context KV
-// read at the bandwidth efficiency, plus StepOverhead, plus batch ×
+// read at the bandwidth efficiency (the KV at base's KVBandwidthEfficiency
+// when set, which is kept), plus StepOverhead, plus batch ×
 // SequenceStepCost. A least-squares line step = a + s·batch through the
 // points gives a and s; a is the weights' read time plus the overhead (the
 // efficiency is raised when a is below the weights' read time at base's
@@ -163,15 +169,19 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 
 	c := base
 	weights := r.weightSeconds + r.expertSeconds*expertMean(r)
+	kvSeconds := r.kvSecondsPerToken                         // per token, at the KV's own efficiency when set
 	fixed := r.overheadSeconds - base.StepOverhead.Seconds() // TP all-reduces, kept
 	eff := base.BandwidthEfficiency
 	if need := a - fixed; need < weights {
 		eff = math.Min(1, eff*weights/math.Max(need, 1e-9))
 	}
 	scale := base.BandwidthEfficiency / eff // read times at the new efficiency
+	if base.KVBandwidthEfficiency == 0 {
+		kvSeconds *= scale // the KV is read at the weights' efficiency
+	}
 	c.BandwidthEfficiency = eff
 	c.StepOverhead = seconds(math.Max(0, a-fixed-weights*scale))
-	c.SequenceStepCost = seconds(math.Max(0, s-perSeqCtx*r.kvSecondsPerToken*scale))
+	c.SequenceStepCost = seconds(math.Max(0, s-perSeqCtx*kvSeconds))
 	c.MFU = math.Min(1, base.MFU*r.prefillSecondsPerToken/perToken)
 	c.RequestOverhead = seconds(math.Max(0, reqOver))
 	fitted, err := New(c)
@@ -179,7 +189,7 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 		return Calibration{}, fmt.Errorf("calibration: the fitted model is invalid: %w", err)
 	}
 	cal := Calibration{Kind: CalibrationKind, Version: 1, GPU: base.GPU.Name, Model: base.Model.Name, TP: base.TP,
-		BandwidthEfficiency: c.BandwidthEfficiency, MFU: c.MFU, StepOverheadS: c.StepOverhead.Seconds(),
+		BandwidthEfficiency: c.BandwidthEfficiency, KVBandwidthEfficiency: c.KVBandwidthEfficiency, MFU: c.MFU, StepOverheadS: c.StepOverhead.Seconds(),
 		SequenceStepCostS: c.SequenceStepCost.Seconds(), RequestOverheadS: c.RequestOverhead.Seconds(), Prefill: prefill}
 	predict := func(ps []StepPoint) []StepPoint {
 		out := make([]StepPoint, len(ps))
@@ -233,7 +243,7 @@ func (c Calibration) Apply(cfg Config) (Config, error) {
 		return cfg, fmt.Errorf("calibration fitted for %s on %d x %s, not %s on %d x %s (pass --model %s --gpu %s --tp %d)",
 			c.Model, c.TP, c.GPU, cfg.Model.Name, cfg.TP, cfg.GPU.Name, c.Model, c.GPU, c.TP)
 	}
-	cfg.BandwidthEfficiency, cfg.MFU = c.BandwidthEfficiency, c.MFU
+	cfg.BandwidthEfficiency, cfg.KVBandwidthEfficiency, cfg.MFU = c.BandwidthEfficiency, c.KVBandwidthEfficiency, c.MFU
 	cfg.StepOverhead, cfg.SequenceStepCost, cfg.RequestOverhead = seconds(c.StepOverheadS), seconds(c.SequenceStepCostS), seconds(c.RequestOverheadS)
 	return cfg, nil
 }
@@ -362,6 +372,9 @@ func (c Calibration) validate() []keyError {
 		}
 	}
 	fraction("bandwidth_efficiency", c.BandwidthEfficiency)
+	if c.KVBandwidthEfficiency != 0 {
+		fraction("kv_bandwidth_efficiency", c.KVBandwidthEfficiency)
+	}
 	fraction("mfu", c.MFU)
 	time("step_overhead_s", c.StepOverheadS, 10)
 	time("sequence_step_cost_s", c.SequenceStepCostS, 10)

@@ -226,3 +226,57 @@ func TestLoadCalibrationPositions(t *testing.T) {
 		}
 	}
 }
+
+// TestKVBandwidthEfficiency: the KV cache read at its own efficiency, by
+// hand on the reference replica (16e9 B of weights at 3.35e12 x 0.7 B/s =
+// 6.823 ms): KV at 0.35 makes each token of context 131072 B / (3.35e12 x
+// 0.35 B/s) = 0.11179 us, twice the weights' rate's 0.05589 us; 0 keeps the
+// weights' efficiency. A fit from such a server keeps the KV efficiency and
+// recovers the rest (1 ms overhead, 100 us per sequence: steps 6.823 + 1 +
+// b x (600 x 0.11179 + 100) us = 7.9901 ms at b = 1 and 10.4962 ms at 16),
+// and the calibration file carries it.
+func TestKVBandwidthEfficiency(t *testing.T) {
+	base := DefaultConfig()
+	same, err := New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.KVBandwidthEfficiency = 0.35
+	slow, err := New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := same.StepTime(8, 10000) * 1e3; math.Abs(got-(6.82303+10000*0.0000558944)) > 1e-4 {
+		t.Errorf("default: step %.5f ms, want 7.38197 (KV at the weights' 0.7)", got)
+	}
+	if got := slow.StepTime(8, 10000) * 1e3; math.Abs(got-(6.82303+10000*0.000111789)) > 1e-4 {
+		t.Errorf("KV at 0.35: step %.5f ms, want 7.94092", got)
+	}
+	bad := base
+	bad.KVBandwidthEfficiency = 1.5
+	if _, err := New(bad); err == nil || !strings.Contains(err.Error(), "kv-bandwidth-efficiency") {
+		t.Errorf("KV efficiency 1.5: %v, want a kv-bandwidth-efficiency error", err)
+	}
+	steps := []StepPoint{{Batch: 1, ContextTokens: 600, StepS: 0.0079901}, {Batch: 16, ContextTokens: 9600, StepS: 0.0104962}}
+	cal, err := Fit(base, steps, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cal.KVBandwidthEfficiency != 0.35 || math.Abs(cal.BandwidthEfficiency-0.7) > 1e-9 ||
+		math.Abs(cal.StepOverheadS-0.001) > 2e-6 || math.Abs(cal.SequenceStepCostS-100e-6) > 1e-6 {
+		t.Errorf("fit %+v: want KV 0.35 kept, efficiency 0.7, overhead 1 ms, 100 us per sequence", cal)
+	}
+	p := filepath.Join(t.TempDir(), "kv.json")
+	b, _ := json.Marshal(cal)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadCalibration(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := got.Apply(DefaultConfig())
+	if err != nil || c.KVBandwidthEfficiency != 0.35 {
+		t.Errorf("applied: %v %v, want the KV efficiency 0.35", c.KVBandwidthEfficiency, err)
+	}
+}
