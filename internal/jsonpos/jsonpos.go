@@ -103,13 +103,22 @@ func (ix *Index) Paths() []string { return ix.order }
 // Lookup is where path starts; for a path not in the document, that of its
 // nearest ancestor that is (the root's when none).
 func (ix *Index) Lookup(path string) Pos {
+	if p, ok := Nearest(path, func(p string) bool { _, ok := ix.pos[p]; return ok }); ok {
+		return ix.pos[p]
+	}
+	return ix.pos[""]
+}
+
+// Nearest is path, or its nearest ancestor (fit[2].step_s, fit[2], fit),
+// for which has is true; false when none is.
+func Nearest(path string, has func(string) bool) (string, bool) {
 	for {
-		if p, ok := ix.pos[path]; ok {
-			return p
+		if has(path) {
+			return path, true
 		}
 		i := strings.LastIndexAny(path, ".[")
 		if i < 0 {
-			return ix.pos[""]
+			return "", false
 		}
 		path = path[:i]
 	}

@@ -317,14 +317,8 @@ func (w *stateWalker) located(filename string, errs ...error) error {
 
 // lookup is the offset of path's value, or of its nearest recorded parent.
 func (w *stateWalker) lookup(path string) int64 {
-	for {
-		if off, ok := w.pos[path]; ok {
-			return off
-		}
-		i := strings.LastIndexAny(path, ".[")
-		if i < 0 {
-			return -1
-		}
-		path = path[:i]
+	if p, ok := jsonpos.Nearest(path, func(p string) bool { _, ok := w.pos[p]; return ok }); ok {
+		return w.pos[p]
 	}
+	return -1
 }

@@ -63,15 +63,7 @@ func TestFitByHand(t *testing.T) {
 	near("step overhead of a slower server", cal2.StepOverheadS, 0.008-0.0068231, 0.002)
 
 	// Round trip through a file and Apply.
-	path := filepath.Join(t.TempDir(), "cal.json")
-	b, _ := json.Marshal(cal)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := LoadCalibration(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := roundTrip(t, cal)
 	cfg, err := got.Apply(DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -266,17 +258,23 @@ func TestKVBandwidthEfficiency(t *testing.T) {
 		math.Abs(cal.StepOverheadS-0.001) > 2e-6 || math.Abs(cal.SequenceStepCostS-100e-6) > 1e-6 {
 		t.Errorf("fit %+v: want KV 0.35 kept, efficiency 0.7, overhead 1 ms, 100 us per sequence", cal)
 	}
-	p := filepath.Join(t.TempDir(), "kv.json")
-	b, _ := json.Marshal(cal)
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := LoadCalibration(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := got.Apply(DefaultConfig())
+	c, err := roundTrip(t, cal).Apply(DefaultConfig())
 	if err != nil || c.KVBandwidthEfficiency != 0.35 {
 		t.Errorf("applied: %v %v, want the KV efficiency 0.35", c.KVBandwidthEfficiency, err)
 	}
+}
+
+// roundTrip writes cal as a calibration file and loads it back.
+func roundTrip(t *testing.T, cal Calibration) Calibration {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "cal.json")
+	b, _ := json.Marshal(cal)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadCalibration(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
