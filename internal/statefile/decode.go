@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/infscale/infscale/internal/jsonpos"
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
@@ -200,7 +201,7 @@ func (w *stateWalker) value(path string, t reflect.Type) error {
 				return err
 			}
 			key := k.(string)
-			f, ok := jsonField(t, key)
+			f, ok := jsonpos.Field(t, key)
 			kpath := key
 			if path != "" {
 				kpath = path + "." + key
@@ -216,7 +217,7 @@ func (w *stateWalker) value(path string, t reflect.Type) error {
 			}
 			seen[key] = true
 			if !ok {
-				w.bad(koff, "", "unknown key %q in %s (allowed: %s)", key, name, strings.Join(jsonKeys(t), ", "))
+				w.bad(koff, "", "unknown key %q in %s (allowed: %s)", key, name, strings.Join(jsonpos.Keys(t), ", "))
 				var skip json.RawMessage
 				if err := w.dec.Decode(&skip); err != nil {
 					return err
@@ -282,28 +283,6 @@ func tokenText(tok json.Token) string {
 	return fmt.Sprint(tok)
 }
 
-// jsonField finds the struct field whose json name is key (exact, as
-// DisallowUnknownFields with encoding/json's case folding would be lax).
-func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if n, _, _ := strings.Cut(f.Tag.Get("json"), ","); f.IsExported() && n == key {
-			return f, true
-		}
-	}
-	return reflect.StructField{}, false
-}
-
-func jsonKeys(t reflect.Type) []string {
-	var keys []string
-	for i := range t.NumField() {
-		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); t.Field(i).IsExported() && n != "" && n != "-" {
-			keys = append(keys, n)
-		}
-	}
-	return keys
-}
-
 // located prefixes each error with filename and line:column.
 func (w *stateWalker) located(filename string, errs ...error) error {
 	out := make([]error, 0, len(errs))
@@ -330,7 +309,7 @@ func (w *stateWalker) located(filename string, errs ...error) error {
 			out = append(out, fmt.Errorf("%s: %w", filename, err))
 			continue
 		}
-		line, col := lineCol(w.data, off)
+		line, col := jsonpos.LineCol(w.data, off)
 		out = append(out, fmt.Errorf("%s: line %d:%d: %w", filename, line, col, err))
 	}
 	return errors.Join(out...)
@@ -338,27 +317,8 @@ func (w *stateWalker) located(filename string, errs ...error) error {
 
 // lookup is the offset of path's value, or of its nearest recorded parent.
 func (w *stateWalker) lookup(path string) int64 {
-	for {
-		if off, ok := w.pos[path]; ok {
-			return off
-		}
-		i := strings.LastIndexAny(path, ".[")
-		if i < 0 {
-			return -1
-		}
-		path = path[:i]
+	if p, ok := jsonpos.Nearest(path, func(p string) bool { _, ok := w.pos[p]; return ok }); ok {
+		return w.pos[p]
 	}
-}
-
-// lineCol converts a byte offset into 1-based line and column.
-func lineCol(data []byte, off int64) (line, col int) {
-	line, col = 1, 1
-	for _, b := range data[:off] {
-		if b == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return line, col
+	return -1
 }

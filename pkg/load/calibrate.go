@@ -4,18 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/infscale/infscale/pkg/replica"
 )
+
+// prefillProbes is how many requests of each prompt length the prefill
+// fit measures (the TTFT p50 of each).
+const prefillProbes = 16
 
 // Calibrate fits base's free parameters (replica.Fit) to a concurrency
 // sweep's points: each point of concurrency c up to fitMax (and up to the
 // base's batch limit) is a decode step of batch c with c × (prompt +
 // max_tokens / 2) tokens of context (the sequences are halfway through
 // their output on average) taking the point's ITL p50; the points above
-// fitMax are held out and predicted. The prefill line comes from two
-// concurrency-1 runs with no decoding to speak of (max_tokens 2): prompts
-// of cfg.PromptTokens and 3 × that (their predictions filled in).
+// fitMax are held out and predicted. The prefill line comes from TTFTs at
+// concurrency 1 with no decoding to speak of (max_tokens 2): the p50 of
+// prefillProbes requests each of cfg.PromptTokens and 3 × that, sent
+// alternately (their predictions filled in).
 func Calibrate(ctx context.Context, base replica.Config, cfg Config, points []Summary, fitMax int) (replica.Calibration, error) {
 	r, err := replica.New(base)
 	if err != nil {
@@ -43,16 +49,30 @@ func Calibrate(ctx context.Context, base replica.Config, cfg Config, points []Su
 	if len(fit) < 2 {
 		return replica.Calibration{}, fmt.Errorf("calibrate: %d sweep points at concurrency <= %d with data; want two or more (e.g. --concurrency 1,2,4,8,16,32,64)", len(fit), fitMax)
 	}
-	var pre []replica.PrefillPoint
-	for _, n := range []int{cfg.PromptTokens, 3 * cfg.PromptTokens} {
-		c := cfg
-		c.Concurrency, c.Rate, c.Trace = 1, 0, nil
-		c.PromptTokens, c.MaxTokens, c.Requests, c.Warmup, c.RampUp = n, 2, 8, 1, 0
-		recs, dur, err := Run(ctx, c)
-		if err != nil {
-			return replica.Calibration{}, fmt.Errorf("calibrate: prefill run of %d-token prompts: %w", n, err)
+	// The two prompt lengths alternate, one request at a time, so that a
+	// slow spell of the client machine or the server delays both alike and
+	// the slope (the prefill rate) stays; each request has a fresh seed, a
+	// prompt no prefix cache has seen.
+	lengths := []int{cfg.PromptTokens, 3 * cfg.PromptTokens}
+	recs := make([][]Record, len(lengths))
+	for i := range prefillProbes + 1 { // the first pair warms up
+		for j, n := range lengths {
+			c := cfg
+			c.Concurrency, c.Rate, c.Trace = 1, 0, nil
+			c.PromptTokens, c.MaxTokens, c.Requests, c.Warmup, c.RampUp = n, 2, 1, 0, 0
+			c.Seed = cfg.Seed + uint64(1+i*len(lengths)+j)
+			rs, _, err := Run(ctx, c)
+			if err != nil {
+				return replica.Calibration{}, fmt.Errorf("calibrate: prefill run of %d-token prompts: %w", n, err)
+			}
+			if i > 0 {
+				recs[j] = append(recs[j], rs...)
+			}
 		}
-		s := Summarize(recs, dur)
+	}
+	var pre []replica.PrefillPoint
+	for j, n := range lengths {
+		s := Summarize(recs[j], time.Second)
 		if s.Requests == 0 {
 			return replica.Calibration{}, fmt.Errorf("calibrate: prefill run of %d-token prompts: no request succeeded (%s)", n, s.FirstError)
 		}

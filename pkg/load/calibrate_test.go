@@ -11,28 +11,38 @@ import (
 )
 
 // TestCalibrateHoldsOut: the fleet runs a replica the default model does
-// not describe (the reference three times slower, plus 150 us per running
-// sequence per step and 30 ms before the scheduler sees a request); a
-// sweep 1, 4, 16, 32, 64 (100-token prompts, 64 output tokens) is fitted
+// not describe (the reference ten times slower, plus 500 us per running
+// sequence per step and 100 ms before the scheduler sees a request); a
+// sweep 1, 4, 16, 32, 64 (50-token prompts, 32 output tokens) is fitted
 // on 1-16 from the same replica without those two terms, and predicts the
-// ITL at 32 and 64 within 15%. By hand, the truth's step with 132 tokens
+// ITL at 32 and 64 within 15%. By hand, the truth's step with 66 tokens
 // of context per sequence:
 //
-//	weights 16e9 B / (3.35e12 x 0.7/3 B/s) = 20.469 ms; per sequence
-//	132 x 0.16768 us (KV) + 150 us = 172.1 us
-//	step(32) = 20.469 + 32 x 0.1721 = 25.98 ms; step(64) = 31.49 ms
+//	weights 16e9 B / (3.35e12 x 0.07 B/s) = 68.230 ms; per sequence
+//	66 x 0.55894 us (KV) + 500 us = 536.89 us
+//	step(32) = 68.230 + 32 x 0.53689 = 85.411 ms; step(64) = 102.591 ms
 //
-// and the fit recovers the request overhead (30 ms, plus about a
-// millisecond of loopback HTTP) from TTFTs of 100- and 300-token prompts.
+// and the fit recovers the request overhead (100 ms, plus about a
+// millisecond of loopback HTTP) from TTFTs of 50- and 150-token prompts
+// (prefill at MFU 0.04: 20.2 and 60.6 ms).
+//
+// The timescale is slow on purpose: the ITLs are wall-clock times between
+// streamed chunks, and on a loaded machine a goroutine woken tens of
+// milliseconds late delivers two steps' tokens at once (an ITL near 0, then
+// one near two steps). At 20-31 ms steps such bursts pulled the median ITL
+// 20% low once in five runs beside a parallel build; at 68-103 ms steps a
+// late wake-up rarely spans a step. Prompt and output lengths keep the
+// ratio of prefill to decode work of the 100/64 sweep at the faster scale.
+// The test does not run in parallel with the package's other load tests
+// for the same reason.
 func TestCalibrateHoldsOut(t *testing.T) {
 	if testing.Short() {
-		t.Skip("about 30 s of load")
+		t.Skip("about a minute of load")
 	}
-	t.Parallel()
 	base := replica.DefaultConfig()
-	base.BandwidthEfficiency, base.MFU = 0.7/3, 0.4/3
+	base.BandwidthEfficiency, base.MFU = 0.07, 0.04
 	truth := base
-	truth.SequenceStepCost, truth.RequestOverhead = 150*time.Microsecond, 30*time.Millisecond
+	truth.SequenceStepCost, truth.RequestOverhead = 500*time.Microsecond, 100*time.Millisecond
 	tr, err := replica.New(truth)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +52,7 @@ func TestCalibrateHoldsOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Stop()
-	cfg := Config{URL: f.URL(), PromptTokens: 100, MaxTokens: 64, RampUp: 2 * time.Second, Duration: time.Minute}
+	cfg := Config{URL: f.URL(), PromptTokens: 50, MaxTokens: 32, RampUp: 2 * time.Second, Duration: time.Minute}
 	var points []Summary
 	for _, c := range []int{1, 4, 16, 32, 64} {
 		cfg.Concurrency, cfg.Requests, cfg.Warmup = c, 3*c, c
@@ -65,7 +75,7 @@ func TestCalibrateHoldsOut(t *testing.T) {
 	}
 	t.Logf("fitted: efficiency %.4f, overhead %.3f ms, per sequence %.1f us, MFU %.4f, request overhead %.1f ms",
 		cal.BandwidthEfficiency, cal.StepOverheadS*1000, cal.SequenceStepCostS*1e6, cal.MFU, cal.RequestOverheadS*1000)
-	want := map[int]float64{32: 0.02598, 64: 0.03149}
+	want := map[int]float64{32: 0.085411, 64: 0.102591}
 	if len(cal.HeldOut) != 2 {
 		t.Fatalf("held out %+v, want 32 and 64", cal.HeldOut)
 	}
@@ -75,8 +85,8 @@ func TestCalibrateHoldsOut(t *testing.T) {
 			t.Errorf("c=%d: predicted %.2f ms against measured %.2f and the truth's %.2f: beyond 15%%", p.Batch, p.PredictedS*1000, p.StepS*1000, want[p.Batch]*1000)
 		}
 	}
-	if math.Abs(cal.RequestOverheadS-0.030) > 0.15*0.030 {
-		t.Errorf("request overhead %.1f ms, want 30 ms within 15%%", cal.RequestOverheadS*1000)
+	if math.Abs(cal.RequestOverheadS-0.100) > 0.15*0.100 {
+		t.Errorf("request overhead %.1f ms, want 100 ms within 15%%", cal.RequestOverheadS*1000)
 	}
 	if math.Abs(cal.MFU-base.MFU) > 0.15*base.MFU {
 		t.Errorf("MFU %.4f, want the truth's %.4f within 15%%", cal.MFU, base.MFU)

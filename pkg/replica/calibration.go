@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
-	"slices"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/infscale/infscale/internal/boundedfile"
+	"github.com/infscale/infscale/internal/jsonpos"
 )
 
 // CalibrationKind marks a calibration file.
@@ -33,10 +36,15 @@ type Calibration struct {
 	// BandwidthEfficiency, MFU, StepOverheadS, SequenceStepCostS and
 	// RequestOverheadS are the fitted Config fields (times in seconds).
 	BandwidthEfficiency float64 `json:"bandwidth_efficiency"`
-	MFU                 float64 `json:"mfu"`
-	StepOverheadS       float64 `json:"step_overhead_s"`
-	SequenceStepCostS   float64 `json:"sequence_step_cost_s"`
-	RequestOverheadS    float64 `json:"request_overhead_s"`
+	// KVBandwidthEfficiency is Config.KVBandwidthEfficiency: the KV cache's
+	// read efficiency when it differs from the weights' (0 or absent: the
+	// same). Fit keeps the base's: a sweep at one prompt length cannot tell
+	// a slower KV read from SequenceStepCost.
+	KVBandwidthEfficiency float64 `json:"kv_bandwidth_efficiency,omitempty"`
+	MFU                   float64 `json:"mfu"`
+	StepOverheadS         float64 `json:"step_overhead_s"`
+	SequenceStepCostS     float64 `json:"sequence_step_cost_s"`
+	RequestOverheadS      float64 `json:"request_overhead_s"`
 
 	// Fit and HeldOut are the decode points the fit used and those it
 	// predicts without having seen them, each with the fitted model's
@@ -108,7 +116,8 @@ func (p StepPoint) Error() float64 { return (p.PredictedS - p.StepS) / p.StepS }
 // kept); with none, both stay the base's.
 //
 // The step is modelled as pkg/replica's StepTime: weights and context KV
-// read at the bandwidth efficiency, plus StepOverhead, plus batch ×
+// read at the bandwidth efficiency (the KV at base's KVBandwidthEfficiency
+// when set, which is kept), plus StepOverhead, plus batch ×
 // SequenceStepCost. A least-squares line step = a + s·batch through the
 // points gives a and s; a is the weights' read time plus the overhead (the
 // efficiency is raised when a is below the weights' read time at base's
@@ -160,15 +169,19 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 
 	c := base
 	weights := r.weightSeconds + r.expertSeconds*expertMean(r)
+	kvSeconds := r.kvSecondsPerToken                         // per token, at the KV's own efficiency when set
 	fixed := r.overheadSeconds - base.StepOverhead.Seconds() // TP all-reduces, kept
 	eff := base.BandwidthEfficiency
 	if need := a - fixed; need < weights {
 		eff = math.Min(1, eff*weights/math.Max(need, 1e-9))
 	}
 	scale := base.BandwidthEfficiency / eff // read times at the new efficiency
+	if base.KVBandwidthEfficiency == 0 {
+		kvSeconds *= scale // the KV is read at the weights' efficiency
+	}
 	c.BandwidthEfficiency = eff
 	c.StepOverhead = seconds(math.Max(0, a-fixed-weights*scale))
-	c.SequenceStepCost = seconds(math.Max(0, s-perSeqCtx*r.kvSecondsPerToken*scale))
+	c.SequenceStepCost = seconds(math.Max(0, s-perSeqCtx*kvSeconds))
 	c.MFU = math.Min(1, base.MFU*r.prefillSecondsPerToken/perToken)
 	c.RequestOverhead = seconds(math.Max(0, reqOver))
 	fitted, err := New(c)
@@ -176,7 +189,7 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 		return Calibration{}, fmt.Errorf("calibration: the fitted model is invalid: %w", err)
 	}
 	cal := Calibration{Kind: CalibrationKind, Version: 1, GPU: base.GPU.Name, Model: base.Model.Name, TP: base.TP,
-		BandwidthEfficiency: c.BandwidthEfficiency, MFU: c.MFU, StepOverheadS: c.StepOverhead.Seconds(),
+		BandwidthEfficiency: c.BandwidthEfficiency, KVBandwidthEfficiency: c.KVBandwidthEfficiency, MFU: c.MFU, StepOverheadS: c.StepOverhead.Seconds(),
 		SequenceStepCostS: c.SequenceStepCost.Seconds(), RequestOverheadS: c.RequestOverhead.Seconds(), Prefill: prefill}
 	predict := func(ps []StepPoint) []StepPoint {
 		out := make([]StepPoint, len(ps))
@@ -230,7 +243,7 @@ func (c Calibration) Apply(cfg Config) (Config, error) {
 		return cfg, fmt.Errorf("calibration fitted for %s on %d x %s, not %s on %d x %s (pass --model %s --gpu %s --tp %d)",
 			c.Model, c.TP, c.GPU, cfg.Model.Name, cfg.TP, cfg.GPU.Name, c.Model, c.GPU, c.TP)
 	}
-	cfg.BandwidthEfficiency, cfg.MFU = c.BandwidthEfficiency, c.MFU
+	cfg.BandwidthEfficiency, cfg.KVBandwidthEfficiency, cfg.MFU = c.BandwidthEfficiency, c.KVBandwidthEfficiency, c.MFU
 	cfg.StepOverhead, cfg.SequenceStepCost, cfg.RequestOverhead = seconds(c.StepOverheadS), seconds(c.SequenceStepCostS), seconds(c.RequestOverheadS)
 	return cfg, nil
 }
@@ -239,35 +252,98 @@ func (c Calibration) Apply(cfg Config) (Config, error) {
 const maxCalibrationBytes = 1 << 20
 
 // LoadCalibration reads and validates a calibration file (JSON as Fit
-// returns it, unknown fields refused). Errors name the file and the field.
+// returns it). Every error names the file and the line:column of the key or
+// value at fault ("FILE:3:27: mfu 2: want a fraction in (0, 1]"): malformed
+// JSON, a truncated file, data after the object, a key the format does not
+// have (exact names, with the allowed ones), a value of the wrong type (as
+// written, with what the key takes), and every value validate refuses.
 func LoadCalibration(path string) (Calibration, error) {
 	data, err := boundedfile.Read(path, maxCalibrationBytes, "a calibration file", "want the JSON file infscale load --calibrate writes")
 	if err != nil {
 		return Calibration{}, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var c Calibration
-	if err := dec.Decode(&c); err != nil {
+	ix, err := jsonpos.New(data)
+	at := func(off int64, format string, args ...any) error {
+		line, col := jsonpos.LineCol(data, off)
+		return fmt.Errorf("%s:%d:%d: %s", path, line, col, fmt.Sprintf(format, args...))
+	}
+	if err != nil {
+		var se *json.SyntaxError
+		var te *jsonpos.TrailingError
+		switch {
+		case errors.As(err, &se):
+			return Calibration{}, at(se.Offset, "%v (want the JSON object infscale load --calibrate writes)", se)
+		case errors.As(err, &te):
+			return Calibration{}, at(te.Offset, "%v", te)
+		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+			return Calibration{}, at(int64(len(data)), "unexpected end of the JSON (truncated or empty file?)")
+		}
 		return Calibration{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if c.Kind != CalibrationKind || c.Version != 1 {
-		return Calibration{}, fmt.Errorf("%s: kind %q version %d: want %q version 1 (a file infscale load --calibrate writes)", path, c.Kind, c.Version, CalibrationKind)
-	}
-	if errs := c.validate(); len(errs) > 0 {
-		for i, e := range errs {
-			errs[i] = fmt.Errorf("%s: %w", path, e)
+	var errs []error
+	for _, u := range ix.UnknownKeys(reflect.TypeFor[Calibration]()) {
+		where := ""
+		if parent := strings.TrimSuffix(u.Path, u.Key); parent != "" {
+			where = " in " + strings.TrimSuffix(parent, ".")
 		}
+		errs = append(errs, at(ix.Lookup(u.Path).Key, "unknown key %q%s (allowed: %s)", u.Key, where, strings.Join(u.Allowed, ", ")))
+	}
+	if len(errs) > 0 {
+		return Calibration{}, errors.Join(errs...)
+	}
+	var c Calibration
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			p, pos := ix.At(te.Offset)
+			return Calibration{}, at(pos.Value, "%s: %s: want %s", p, ix.Text(p, te.Offset), jsonKind(te.Type))
+		}
+		return Calibration{}, fmt.Errorf("%s: %w", path, err) // the index would have caught it
+	}
+	if c.Kind != CalibrationKind || c.Version != 1 {
+		return Calibration{}, at(ix.Lookup("kind").Value, "kind %q version %d: want %q version 1 (a file infscale load --calibrate writes)", c.Kind, c.Version, CalibrationKind)
+	}
+	for _, e := range c.validate() {
+		errs = append(errs, at(ix.Lookup(e.key).Value, "%v", e))
+	}
+	if len(errs) > 0 {
 		return Calibration{}, errors.Join(errs...)
 	}
 	if _, err := LookupGPU(c.GPU); err != nil {
-		return Calibration{}, fmt.Errorf("%s: gpu: %w", path, err)
+		return Calibration{}, at(ix.Lookup("gpu").Value, "gpu: %v", err)
 	}
 	if _, err := LookupModel(c.Model); err != nil {
-		return Calibration{}, fmt.Errorf("%s: model: %w", path, err)
+		return Calibration{}, at(ix.Lookup("model").Value, "model: %v", err)
 	}
 	return c, nil
 }
+
+// jsonKind names what a Go type takes in JSON, for a type error.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return t.String()
+}
+
+// keyError is one refused value of a calibration: key is its JSON path
+// (fit[2].step_s), msg what is wrong and what is allowed.
+type keyError struct{ key, msg string }
+
+func (e keyError) Error() string { return e.key + " " + e.msg }
 
 // validate checks every value of a loaded calibration and returns one error
 // per bad key, naming it (a point's key with its list and index, e.g.
@@ -275,34 +351,36 @@ func LoadCalibration(path string) (Calibration, error) {
 // fractions in (0, 1], times >= 0 and below their bounds, TP 1 to 64,
 // points with batch and prompt tokens >= 1 and times > 0. A negative or
 // non-finite value is never a measurement.
-func (c Calibration) validate() []error {
-	fraction := func(key string, v float64) error {
+func (c Calibration) validate() []keyError {
+	var errs []keyError
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, keyError{key: key, msg: fmt.Sprintf(format, args...)})
+	}
+	fraction := func(key string, v float64) {
 		if !(v > 0 && v <= 1) {
-			return fmt.Errorf("%s %v: want a fraction in (0, 1]", key, v)
+			bad(key, "%v: want a fraction in (0, 1]", v)
 		}
-		return nil
 	}
-	time := func(key string, v, below float64) error {
+	time := func(key string, v, below float64) {
 		if !(v >= 0 && v < below) {
-			return fmt.Errorf("%s %v: want seconds >= 0 and below %g", key, v, below)
+			bad(key, "%v: want seconds >= 0 and below %g", v, below)
 		}
-		return nil
 	}
-	positive := func(key string, v float64) error {
+	positive := func(key string, v float64) {
 		if !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("%s %v: want seconds > 0", key, v)
+			bad(key, "%v: want seconds > 0", v)
 		}
-		return nil
 	}
-	errs := []error{
-		fraction("bandwidth_efficiency", c.BandwidthEfficiency),
-		fraction("mfu", c.MFU),
-		time("step_overhead_s", c.StepOverheadS, 10),
-		time("sequence_step_cost_s", c.SequenceStepCostS, 10),
-		time("request_overhead_s", c.RequestOverheadS, 600),
+	fraction("bandwidth_efficiency", c.BandwidthEfficiency)
+	if c.KVBandwidthEfficiency != 0 {
+		fraction("kv_bandwidth_efficiency", c.KVBandwidthEfficiency)
 	}
+	fraction("mfu", c.MFU)
+	time("step_overhead_s", c.StepOverheadS, 10)
+	time("sequence_step_cost_s", c.SequenceStepCostS, 10)
+	time("request_overhead_s", c.RequestOverheadS, 600)
 	if c.TP < 1 || c.TP > 64 {
-		errs = append(errs, fmt.Errorf("tp %d: want an integer from 1 to 64", c.TP))
+		bad("tp", "%d: want an integer from 1 to 64", c.TP)
 	}
 	for _, set := range []struct {
 		key string
@@ -311,14 +389,14 @@ func (c Calibration) validate() []error {
 		for i, p := range set.ps {
 			k := fmt.Sprintf("%s[%d].", set.key, i)
 			if p.Batch < 1 {
-				errs = append(errs, fmt.Errorf("%sbatch %d: want >= 1", k, p.Batch))
+				bad(k+"batch", "%d: want >= 1", p.Batch)
 			}
 			if p.ContextTokens < 0 {
-				errs = append(errs, fmt.Errorf("%scontext_tokens %d: want >= 0", k, p.ContextTokens))
+				bad(k+"context_tokens", "%d: want >= 0", p.ContextTokens)
 			}
-			errs = append(errs, positive(k+"step_s", p.StepS))
+			positive(k+"step_s", p.StepS)
 			if p.PredictedS != 0 {
-				errs = append(errs, positive(k+"predicted_s", p.PredictedS))
+				positive(k+"predicted_s", p.PredictedS)
 			}
 		}
 	}
@@ -329,13 +407,13 @@ func (c Calibration) validate() []error {
 		for i, p := range set.ps {
 			k := fmt.Sprintf("%s[%d].", set.key, i)
 			if p.PromptTokens < 1 {
-				errs = append(errs, fmt.Errorf("%sprompt_tokens %d: want >= 1", k, p.PromptTokens))
+				bad(k+"prompt_tokens", "%d: want >= 1", p.PromptTokens)
 			}
-			errs = append(errs, positive(k+"ttft_s", p.TTFTS))
+			positive(k+"ttft_s", p.TTFTS)
 			if p.PredictedS != 0 {
-				errs = append(errs, positive(k+"predicted_s", p.PredictedS))
+				positive(k+"predicted_s", p.PredictedS)
 			}
 		}
 	}
-	return slices.DeleteFunc(errs, func(e error) bool { return e == nil })
+	return errs
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -62,15 +63,7 @@ func TestFitByHand(t *testing.T) {
 	near("step overhead of a slower server", cal2.StepOverheadS, 0.008-0.0068231, 0.002)
 
 	// Round trip through a file and Apply.
-	path := filepath.Join(t.TempDir(), "cal.json")
-	b, _ := json.Marshal(cal)
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := LoadCalibration(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := roundTrip(t, cal)
 	cfg, err := got.Apply(DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -166,8 +159,9 @@ func TestLoadCalibrationRefusesNegative(t *testing.T) {
 	} {
 		p := write("bad.json", tc.edit)
 		_, err := LoadCalibration(p)
-		if err == nil || !strings.Contains(err.Error(), p+": "+tc.key+":") {
-			t.Errorf("%s: %v, want an error naming %s and the key", tc.key, err, p)
+		// The file is one line (json.Marshal); the column is the value's.
+		if err == nil || !regexp.MustCompile(`^`+regexp.QuoteMeta(p)+`:1:[0-9]+: `+regexp.QuoteMeta(tc.key)+`:`).MatchString(err.Error()) {
+			t.Errorf("%s: %v, want an error naming %s, line:col and the key", tc.key, err, p)
 		}
 	}
 	// Two bad keys: both named.
@@ -175,4 +169,112 @@ func TestLoadCalibrationRefusesNegative(t *testing.T) {
 	if _, err := LoadCalibration(p); err == nil || !strings.Contains(err.Error(), "mfu -1") || !strings.Contains(err.Error(), "request_overhead_s -1") {
 		t.Errorf("two bad keys: %v", err)
 	}
+}
+
+// TestLoadCalibrationPositions: every kind of bad calibration file is
+// refused naming the file, the line:column of the key or value at fault (by
+// hand from the file text: lines and columns 1-based) and what is allowed.
+func TestLoadCalibrationPositions(t *testing.T) {
+	head := "{\n  \"kind\": \"infscale-calibration\",\n  \"version\": 1,\n  \"gpu\": \"h100-sxm\",\n  \"model\": \"llama-3-8b\",\n  \"tp\": 1,\n"
+	// Line 7 onwards is each case's; "  \"mfu\": " is 9 bytes, so a value on
+	// its line starts at column 10.
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, tail, want string
+	}{
+		{"type", "  \"bandwidth_efficiency\": \"fast\",\n  \"mfu\": 0.4\n}\n",
+			`:7:27: bandwidth_efficiency: "fast": want a number`},
+		{"type in a point", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4,\n  \"fit\": [{\"batch\": 1, \"step_s\": 0.007}, {\"batch\": \"two\", \"step_s\": 0.009}]\n}\n",
+			`:9:52: fit[1].batch: "two": want a whole number`},
+		{"unknown key", "  \"bandwith_efficiency\": 0.7,\n  \"mfu\": 0.4\n}\n",
+			`:7:3: unknown key "bandwith_efficiency" (allowed: kind, version, gpu, model, tp, source, bandwidth_efficiency,`},
+		{"unknown key in a point", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4,\n  \"fit\": [{\"batch\": 1, \"stepS\": 0.007}]\n}\n",
+			`:9:24: unknown key "stepS" in fit[0] (allowed: batch, context_tokens, step_s, predicted_s)`},
+		{"case differs", "  \"bandwidth_efficiency\": 0.7,\n  \"MFU\": 0.4\n}\n",
+			`:8:3: unknown key "MFU"`},
+		{"syntax", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4,\n}\n",
+			`:9:1: invalid character '}' looking for beginning of object key string`},
+		{"truncated", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4",
+			`:8:13: unexpected end of the JSON`},
+		{"trailing", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4\n}\n{}\n",
+			`:10:1: data after the JSON value`},
+		{"value", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 2\n}\n",
+			`:8:10: mfu 2: want a fraction in (0, 1]`},
+		{"model", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4\n}\n",
+			""},
+	} {
+		body := head + tc.tail
+		if tc.name == "model" {
+			body = strings.Replace(body, `"llama-3-8b"`, `"llama-9"`, 1)
+			tc.want = `:5:12: model: unknown model "llama-9"`
+		}
+		p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadCalibration(p)
+		if err == nil || !strings.HasPrefix(err.Error(), p+tc.want) {
+			t.Errorf("%s: %v\nwant %s%s...", tc.name, err, p, tc.want)
+		}
+	}
+}
+
+// TestKVBandwidthEfficiency: the KV cache read at its own efficiency, by
+// hand on the reference replica (16e9 B of weights at 3.35e12 x 0.7 B/s =
+// 6.823 ms): KV at 0.35 makes each token of context 131072 B / (3.35e12 x
+// 0.35 B/s) = 0.11179 us, twice the weights' rate's 0.05589 us; 0 keeps the
+// weights' efficiency. A fit from such a server keeps the KV efficiency and
+// recovers the rest (1 ms overhead, 100 us per sequence: steps 6.823 + 1 +
+// b x (600 x 0.11179 + 100) us = 7.9901 ms at b = 1 and 10.4962 ms at 16),
+// and the calibration file carries it.
+func TestKVBandwidthEfficiency(t *testing.T) {
+	base := DefaultConfig()
+	same, err := New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.KVBandwidthEfficiency = 0.35
+	slow, err := New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := same.StepTime(8, 10000) * 1e3; math.Abs(got-(6.82303+10000*0.0000558944)) > 1e-4 {
+		t.Errorf("default: step %.5f ms, want 7.38197 (KV at the weights' 0.7)", got)
+	}
+	if got := slow.StepTime(8, 10000) * 1e3; math.Abs(got-(6.82303+10000*0.000111789)) > 1e-4 {
+		t.Errorf("KV at 0.35: step %.5f ms, want 7.94092", got)
+	}
+	bad := base
+	bad.KVBandwidthEfficiency = 1.5
+	if _, err := New(bad); err == nil || !strings.Contains(err.Error(), "kv-bandwidth-efficiency") {
+		t.Errorf("KV efficiency 1.5: %v, want a kv-bandwidth-efficiency error", err)
+	}
+	steps := []StepPoint{{Batch: 1, ContextTokens: 600, StepS: 0.0079901}, {Batch: 16, ContextTokens: 9600, StepS: 0.0104962}}
+	cal, err := Fit(base, steps, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cal.KVBandwidthEfficiency != 0.35 || math.Abs(cal.BandwidthEfficiency-0.7) > 1e-9 ||
+		math.Abs(cal.StepOverheadS-0.001) > 2e-6 || math.Abs(cal.SequenceStepCostS-100e-6) > 1e-6 {
+		t.Errorf("fit %+v: want KV 0.35 kept, efficiency 0.7, overhead 1 ms, 100 us per sequence", cal)
+	}
+	c, err := roundTrip(t, cal).Apply(DefaultConfig())
+	if err != nil || c.KVBandwidthEfficiency != 0.35 {
+		t.Errorf("applied: %v %v, want the KV efficiency 0.35", c.KVBandwidthEfficiency, err)
+	}
+}
+
+// roundTrip writes cal as a calibration file and loads it back.
+func roundTrip(t *testing.T, cal Calibration) Calibration {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "cal.json")
+	b, _ := json.Marshal(cal)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadCalibration(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

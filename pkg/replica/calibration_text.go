@@ -12,8 +12,12 @@ import (
 // then held out, and the prefill points that have a prediction
 // (PredictPrefill). Each line is indented by two spaces.
 func (c Calibration) WriteText(w io.Writer, batchLabel, stepLabel string) error {
-	fmt.Fprintf(w, "  bandwidth efficiency %.3f, step overhead %.3f ms, sequence step cost %.1f us, MFU %.3f, request overhead %.1f ms\n",
-		c.BandwidthEfficiency, c.StepOverheadS*1000, c.SequenceStepCostS*1e6, c.MFU, c.RequestOverheadS*1000)
+	kv := ""
+	if c.KVBandwidthEfficiency > 0 {
+		kv = fmt.Sprintf(" (KV %.3f)", c.KVBandwidthEfficiency)
+	}
+	fmt.Fprintf(w, "  bandwidth efficiency %.3f%s, step overhead %.3f ms, sequence step cost %.1f us, MFU %.3f, request overhead %.1f ms\n",
+		c.BandwidthEfficiency, kv, c.StepOverheadS*1000, c.SequenceStepCostS*1e6, c.MFU, c.RequestOverheadS*1000)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  \t%s\t%s\tmodel ms\terror\t\n", batchLabel, stepLabel)
 	for _, set := range []struct {

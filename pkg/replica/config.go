@@ -75,6 +75,13 @@ type Config struct {
 	// BandwidthEfficiency is the fraction of peak memory bandwidth a decode
 	// step achieves, in (0, 1].
 	BandwidthEfficiency float64
+	// KVBandwidthEfficiency is the fraction of peak memory bandwidth a
+	// decode step's attention reads the context's KV cache at, in (0, 1];
+	// 0 (the default) means BandwidthEfficiency: KV read as fast as the
+	// weights. The attention kernel sets it, so it differs by engine and
+	// release (docs/ACCURACY.md measures 0.62-0.78 on published points); a
+	// calibration file sets it (kv_bandwidth_efficiency).
+	KVBandwidthEfficiency float64
 	// MaxNumSeqs is vLLM's --max-num-seqs: the most sequences in a batch.
 	MaxNumSeqs int
 	// StepOverhead is a fixed time added to every decode step (scheduling,
@@ -259,6 +266,9 @@ func (c Config) Validate() error {
 	nonNegative("reserve", c.ReserveBytes)
 	fraction("mfu", c.MFU)
 	fraction("bandwidth-efficiency", c.BandwidthEfficiency)
+	if c.KVBandwidthEfficiency != 0 {
+		fraction("kv-bandwidth-efficiency", c.KVBandwidthEfficiency)
+	}
 	if c.MaxNumSeqs < 1 || c.MaxNumSeqs > MaxMaxNumSeqs {
 		bad("max-num-seqs", fmt.Sprint(c.MaxNumSeqs), fmt.Sprintf("an integer from 1 to %d", MaxMaxNumSeqs))
 	}

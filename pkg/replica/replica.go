@@ -123,6 +123,9 @@ func New(cfg Config) (*Replica, error) {
 		}
 	}
 	r.kvSecondsPerToken = r.kvBytesPerToken / bw
+	if cfg.KVBandwidthEfficiency > 0 {
+		r.kvSecondsPerToken = r.kvBytesPerToken / (tp * g.BandwidthBytesPerSecond * cfg.KVBandwidthEfficiency)
+	}
 	r.overheadSeconds = cfg.StepOverhead.Seconds()
 	r.perSeqSeconds = cfg.SequenceStepCost.Seconds()
 	r.requestOverhead = cfg.RequestOverhead.Seconds()
@@ -199,7 +202,9 @@ func (r *Replica) PrefillTime(tokens int) float64 {
 
 // StepTime is the seconds one decode step takes for batch running sequences
 // holding contextTokens tokens of KV in total: the larger of the
-// memory-bound time (weights + context KV over TP × bandwidth × efficiency;
+// memory-bound time (weights over TP × bandwidth × BandwidthEfficiency plus
+// context KV over TP × bandwidth × KVBandwidthEfficiency, which defaults to
+// the weights';
 // a mixture of experts reads only the experts the batch routes to) and the
 // compute-bound time (batch × 2 × active parameters over TP × FLOPS × MFU),
 // plus StepOverhead, batch × SequenceStepCost and, with TP > 1, 2 × layers

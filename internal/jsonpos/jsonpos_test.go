@@ -1,0 +1,84 @@
+package jsonpos
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
+	"testing"
+)
+
+type point struct {
+	Batch int     `json:"batch"`
+	StepS float64 `json:"step_s"`
+}
+
+type doc struct {
+	Name   string  `json:"name"`
+	Points []point `json:"points"`
+	Inner  *struct {
+		X int `json:"x"`
+	} `json:"inner"`
+}
+
+// TestIndex: offsets, line:column and unknown keys of a document whose
+// positions are counted by hand (bytes from 0; lines and columns from 1).
+func TestIndex(t *testing.T) {
+	data := []byte("{\n  \"name\": \"a\",\n  \"points\": [{\"batch\": 1}, {\"Batch\": 2, \"stepS\": 3}],\n  \"inner\": {\"x\": 1, \"y\": 2},\n  \"extra\": {\"deep\": 1}\n}\n")
+	ix, err := New(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "name" is at byte 4 (line 2, column 3), its value at byte 12.
+	if p := ix.Lookup("name"); p.Key != 4 || p.Value != 12 {
+		t.Errorf("name at %+v, want key 4, value 12", p)
+	}
+	if l, c := ix.LineCol(4); l != 2 || c != 3 {
+		t.Errorf("offset 4 at %d:%d, want 2:3", l, c)
+	}
+	// Line 3 starts at byte 17: `  "points": [{"batch": 1}, ...`; the
+	// second element's "Batch" is at column 29.
+	p := ix.Lookup("points[1].Batch")
+	if l, c := ix.LineCol(p.Key); l != 3 || c != 29 {
+		t.Errorf("points[1].Batch at %d:%d, want 3:29", l, c)
+	}
+	// A missing path is its nearest ancestor's.
+	if ix.Lookup("points[0].step_s") != ix.Lookup("points[0]") {
+		t.Errorf("points[0].step_s: want points[0]'s position")
+	}
+	var got []string
+	for _, u := range ix.UnknownKeys(reflect.TypeFor[doc]()) {
+		got = append(got, u.Path)
+	}
+	want := []string{"points[1].Batch", "points[1].stepS", "inner.y", "extra"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("unknown keys %q, want %q (exact names; nothing below an unknown key)", got, want)
+	}
+	// A type error's Offset falls after its value: At names the member.
+	var d doc
+	err = json.Unmarshal([]byte(`{"points": [{"batch": "x"}]}`), &d)
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		t.Fatalf("want a type error, got %v", err)
+	}
+	ix2, _ := New([]byte(`{"points": [{"batch": "x"}]}`))
+	if path, _ := ix2.At(te.Offset); path != "points[0].batch" {
+		t.Errorf("type error at %q, want points[0].batch", path)
+	}
+	if s := ix2.Text("points[0].batch", te.Offset); s != `"x"` {
+		t.Errorf("text %q, want \"x\"", s)
+	}
+	for _, tc := range []struct {
+		in   string
+		want func(error) bool
+	}{
+		// The offending "}" is byte 8.
+		{`{"a": 1,}`, func(err error) bool { var se *json.SyntaxError; return errors.As(err, &se) && se.Offset == 8 }},
+		{`{"a": 1`, func(err error) bool { return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) }},
+		{"{} {}", func(err error) bool { var te *TrailingError; return errors.As(err, &te) && te.Offset == 3 }},
+	} {
+		if _, err := New([]byte(tc.in)); !tc.want(err) {
+			t.Errorf("%q: %v", tc.in, err)
+		}
+	}
+}
