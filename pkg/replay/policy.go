@@ -26,6 +26,7 @@ type Policy struct {
 	max   int  // the most replicas the policy may ask for (0: maxReplicas); bounds the warm start
 	exact bool // start with exactly min replicas (no warm-start sizing)
 	build func(env) (Controller, error)
+	hpa   *recommend.Policy // hpa(...): the HPA's own decision on the inner policy's output
 }
 
 // env is what a Policy builds its Controller from.
