@@ -159,7 +159,7 @@ var hpaSequences = []hpaSequence{{
 	//	 3: 9 on 6: +2 in the period: start 4: keep 6
 	//	 4: 9: start 6: 8
 	//	 5: 7 on 8: ratio 0.875 within 20%: keep 8
-	//	 6: 2 on 8: 1 pod/7 s from start 8 - 2 added = 5; 50%/3 s: 4: 4
+	//	 6: 2 on 8: 1 pod/7 s from start 8 - 2 added = 6: 5; 50%/3 s of 8: 4: 4
 	//	 7: 2 on 4: start 4 - 2 + 4 = 6: 5; 50% of start 8: 4: keep 4
 	//	 8: 2: 1 pod from start 8: 7; 50% of 4: 2
 	//	 9: 14 on 2: the scaleUp window's lowest 2: keep 2
@@ -197,6 +197,25 @@ var hpaSequences = []hpaSequence{{
 	desired: []int{4, 6, 6, 6, 1, 1, 1, 1, 1, 4, 4, 5, 1, 1, 1, 1, 1},
 	want:    []int{4, 6, 6, 6, 3, 3, 3, 3, 2, 4, 4, 5, 3, 3, 3, 3, 2},
 }, {
+	// selectPolicy Min for scaleUp over 4 pods and 50% per 3 s; scaleDown
+	// Disabled.
+	//
+	//	0: 2 on 2: keep 2
+	//	1: 20: min(2+4, ceil(2×1.5)) = 3
+	//	2: 20 on 3: start 2: keep 3
+	//	3: 20: min(3+4, ceil(4.5)) = 5; 4: keep 5
+	//	5: 20: min(9, ceil(7.5)) = 8; 6: keep 8
+	//	7: 20: min(12, 12) = 12
+	//	8, 9: 1 on 12: scale-down disabled: keep 12
+	name: "select-policy", policy: "hpa(running:1),min=1,max=20,uppods=4/3s,uppercent=50/3s,upselect=Min,downwindow=0,downselect=Disabled",
+	min: 1, max: 20, initial: 2,
+	behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{
+		ScaleUp:   &autoscalingv2.HPAScalingRules{SelectPolicy: ptr.To(autoscalingv2.MinChangePolicySelect), Policies: []autoscalingv2.HPAScalingPolicy{pods(4, 3), percent(50, 3)}},
+		ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](0), SelectPolicy: ptr.To(autoscalingv2.DisabledPolicySelect)},
+	},
+	desired: []int{2, 20, 20, 20, 20, 20, 20, 20, 1, 1},
+	want:    []int{2, 3, 3, 5, 5, 8, 8, 12, 12, 12},
+}, {
 	// Started above maxReplicas (the controller sets max without reading
 	// the metric, after recording the 14 as its first recommendation),
 	// with both windows.
@@ -223,8 +242,8 @@ var hpaSequences = []hpaSequence{{
 // consumer (replay.HPAReplicas) on the same sequences of infscale
 // outputs give the same replicas at every step, the hand-worked ones:
 // rate limits with their period starts, tolerance, both stabilisation
-// windows, minReplicas/maxReplicas, custom policies, a tolerance in
-// behavior. Each HPA scales its own Deployment through the scale
+// windows, minReplicas/maxReplicas, custom policies, selectPolicy Min and
+// Disabled, a tolerance in behavior, a start above maxReplicas. Each HPA scales its own Deployment through the scale
 // subresource, on an External metric with AverageValue 1 as KEDA feeds
 // it; the test plays the Deployment controller (status.replicas follows
 // spec.replicas). The sequences run side by side, one controller worker

@@ -43,7 +43,7 @@ func (c *hpaCtl) Period() float64 {
 	return 0
 }
 
-// parseHPA reads hpa(POLICY)[,tolerance=,upwindow=,downwindow=,uppods=...,max=].
+// parseHPA reads hpa(POLICY)[,tolerance=,upwindow=,downwindow=,uppods=...,upselect=,max=].
 func parseHPA(full, s string, off int) (Policy, error) {
 	depth, end := 0, -1
 	for i, c := range s {
@@ -86,7 +86,7 @@ func parseHPA(full, s string, off int) (Policy, error) {
 			k, v, ok := strings.Cut(pt.text, "=")
 			col := off + end + 2 + pt.at + 1
 			if !ok {
-				return Policy{}, policyError(full, col, "%q: want OPTION=VALUE (tolerance, upwindow, downwindow, uppods, uppercent, downpods, downpercent, min, max)", pt.text)
+				return Policy{}, policyError(full, col, "%q: want OPTION=VALUE (tolerance, upwindow, downwindow, uppods, uppercent, downpods, downpercent, upselect, downselect, min, max)", pt.text)
 			}
 			switch k {
 			case "lookahead", "cooldown", "schedule", "guard", "settle", "drain":

@@ -37,6 +37,26 @@ func TestHPAReplicasDefaultBehavior(t *testing.T) {
 	}
 }
 
+// TestHPAReplicasSelectPolicy: scaleUp selectPolicy Min over 4 pods and
+// 50% per 15 s, scaleDown Disabled (window 0), a reconcile every 15 s. By
+// hand: 2 on 2 keeps 2; 20 on 2: min(2+4, ceil(2×1.5)) = 3; 20 on 3 (the
+// +1 at 15 s is not after 30-15): min(7, ceil(4.5)) = 5; 20 on 5: min(9,
+// ceil(7.5)) = 8; then 1 on 8: scale-down disabled, 8, also at 400 s.
+func TestHPAReplicasSelectPolicy(t *testing.T) {
+	pol, err := ParsePolicy("hpa(running:1),max=20,uppods=4,uppercent=50,upselect=Min,downwindow=0,downselect=Disabled")
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []HPAStep{{0, 2, 2}, {15, 20, 2}, {30, 20, 3}, {45, 20, 5}, {60, 1, 8}, {400, 1, 8}}
+	got, err := HPAReplicas(pol, time.Unix(0, 0), steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{2, 3, 5, 8, 8, 8}; !slices.Equal(got, want) {
+		t.Fatalf("replicas %v, want %v", got, want)
+	}
+}
+
 func TestHPAReplicasRefuses(t *testing.T) {
 	q, err := ParsePolicy("queue:24")
 	if err != nil {
