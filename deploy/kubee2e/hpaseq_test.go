@@ -101,7 +101,7 @@ func (s gatedScale) Get(ctx context.Context, gr schema.GroupResource, name strin
 // every stepEvery; want is its replica count after each, by hand.
 type hpaSequence struct {
 	name     string
-	policy   string // the same HPA as a replay policy
+	policy   string // the same HPA as a replay policy; "": none models it
 	min, max int32
 	behavior *autoscalingv2.HorizontalPodAutoscalerBehavior
 	initial  int32
@@ -235,6 +235,19 @@ var hpaSequences = []hpaSequence{{
 	},
 	desired: []int{6, 12, 3, 3, 3, 8, 8},
 	want:    []int{10, 10, 10, 10, 3, 3, 7},
+}, {
+	// No behavior: the controller's older path (normalizeDesiredReplicas),
+	// a scale-up limit of max(2 × current, 4) at each reconcile, no period.
+	// hpa(...) does not model it (no policy): its defaults are those of an
+	// HPA with a behavior, max(current + 4, 2 × current) per period.
+	//
+	//	0: 1 on 1: keep 1
+	//	1: 10: max(2, 4) = 4 (with a behavior: 1 + 4 = 5)
+	//	2: 10 on 4: max(8, 4) = 8
+	//	3: 10 on 8: 10
+	name: "no-behavior", min: 1, max: 20, initial: 1,
+	desired: []int{1, 10, 10, 10},
+	want:    []int{1, 4, 8, 10},
 }}
 
 // TestHPAControllerMatchesReplay: the Kubernetes HPA controller
@@ -243,7 +256,8 @@ var hpaSequences = []hpaSequence{{
 // outputs give the same replicas at every step, the hand-worked ones:
 // rate limits with their period starts, tolerance, both stabilisation
 // windows, minReplicas/maxReplicas, custom policies, selectPolicy Min and
-// Disabled, a tolerance in behavior, a start above maxReplicas. Each HPA scales its own Deployment through the scale
+// Disabled, a tolerance in behavior, a start above maxReplicas; and, by
+// hand only, an HPA without behavior, which hpa(...) does not model. Each HPA scales its own Deployment through the scale
 // subresource, on an External metric with AverageValue 1 as KEDA feeds
 // it; the test plays the Deployment controller (status.replicas follows
 // spec.replicas). The sequences run side by side, one controller worker
@@ -280,6 +294,12 @@ func TestHPAControllerMatchesReplay(t *testing.T) {
 	for i, s := range hpaSequences {
 		if results[i].err != nil {
 			t.Errorf("%s: %v", s.name, results[i].err)
+			continue
+		}
+		if s.policy == "" {
+			if !slices.Equal(results[i].real, s.want) {
+				t.Errorf("%s on desired %v:\n  controller %v\n  by hand    %v", s.name, s.desired, results[i].real, s.want)
+			}
 			continue
 		}
 		pol, err := replay.ParsePolicy(s.policy)
