@@ -236,6 +236,22 @@ var hpaSequences = []hpaSequence{{
 	desired: []int{6, 12, 3, 3, 3, 8, 8},
 	want:    []int{10, 10, 10, 10, 3, 3, 7},
 }, {
+	// Started below minReplicas: the controller sets min without reading
+	// the metric, recording the 1 and the +2.
+	//
+	//	0: 1 < min 3: 3
+	//	1: 8 on 3: start 3 - 2 = 1: limit max(1+4, 2) = 5
+	//	2: 8 on 5: start 5 - 2 = 3: limit max(7, 6) = 7
+	//	3: 2 on 7: the scaleDown window's highest 8: keep 7
+	name: "below-min", policy: "hpa(running:1),min=3,max=20,uppods=4/3s,uppercent=100/3s,downwindow=5,downpercent=100/3s",
+	min: 3, max: 20, initial: 1,
+	behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{
+		ScaleUp:   &autoscalingv2.HPAScalingRules{Policies: []autoscalingv2.HPAScalingPolicy{pods(4, 3), percent(100, 3)}},
+		ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](5), Policies: []autoscalingv2.HPAScalingPolicy{percent(100, 3)}},
+	},
+	desired: []int{8, 8, 8, 2},
+	want:    []int{3, 5, 7, 7},
+}, {
 	// No behavior: the controller's older path (normalizeDesiredReplicas),
 	// a scale-up limit of max(2 × current, 4) at each reconcile, no period.
 	// hpa(...) does not model it (no policy): its defaults are those of an
@@ -256,8 +272,9 @@ var hpaSequences = []hpaSequence{{
 // outputs give the same replicas at every step, the hand-worked ones:
 // rate limits with their period starts, tolerance, both stabilisation
 // windows, minReplicas/maxReplicas, custom policies, selectPolicy Min and
-// Disabled, a tolerance in behavior, a start above maxReplicas; and, by
-// hand only, an HPA without behavior, which hpa(...) does not model. Each HPA scales its own Deployment through the scale
+// Disabled, a tolerance in behavior, starts above maxReplicas and below
+// minReplicas; and, by hand only, an HPA without behavior, which hpa(...)
+// does not model. Each HPA scales its own Deployment through the scale
 // subresource, on an External metric with AverageValue 1 as KEDA feeds
 // it; the test plays the Deployment controller (status.replicas follows
 // spec.replicas). The sequences run side by side, one controller worker

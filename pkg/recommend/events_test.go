@@ -48,3 +48,30 @@ func TestStateEventsSlotOrder(t *testing.T) {
 		t.Fatalf("events in slot order: %v", err)
 	}
 }
+
+// OutsideBounds: the HPA sets a count outside [min, max] to the bound
+// before reading a metric, recording current as its first recommendation
+// and the change as a scale event. By hand, min 3, max 10: 1 → 3 (+2 at
+// 0 s); at 10 s queue 8 on 3: the +2 is in the 15 s period, start 1:
+// limit max(1+4, 2) = 5. 12 → 10; 5 is within: no change.
+func TestOutsideBounds(t *testing.T) {
+	p := queuePolicy(1)
+	p.Min = 3
+	mustValidate(t, p)
+	var st State
+	if n, ok := p.OutsideBounds(&st, 1, at(0)); !ok || n != 3 {
+		t.Fatalf("OutsideBounds(1) = %d, %v; want 3, true", n, ok)
+	}
+	if len(st.Recommendations) != 1 || st.Recommendations[0].Replicas != 1 || len(st.ScaleUpEvents) != 1 || st.ScaleUpEvents[0].Change != 2 {
+		t.Fatalf("state %+v: want the initial 1 recorded and a +2 event", st)
+	}
+	if d := Decide(p, queueObs(3, 8), &st, at(10)); d.Desired != 5 {
+		t.Fatalf("queue 8 on 3 after 1 → 3: %d (%s), want 5", d.Desired, d.Reason)
+	}
+	if n, ok := p.OutsideBounds(&st, 5, at(20)); ok || n != 5 {
+		t.Fatalf("OutsideBounds(5) = %d, %v; want 5, false", n, ok)
+	}
+	if n, ok := p.OutsideBounds(&State{}, 12, at(0)); !ok || n != 10 {
+		t.Fatalf("OutsideBounds(12) = %d, %v; want 10, true", n, ok)
+	}
+}

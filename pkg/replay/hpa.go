@@ -23,6 +23,9 @@ type hpaCtl struct {
 
 func (c *hpaCtl) Decide(now float64, obs recommend.Observation) int {
 	want := c.inner.Decide(now, obs)
+	if n, ok := c.outer.outsideBounds(now, obs.Current); ok {
+		return n // the HPA sets a bound before it reads the metric
+	}
 	ext := recommend.Unknown()
 	ext.Current, ext.Reporting = obs.Current, obs.Current // an External metric: no per-pod samples, no missing pods
 	ext.Running, ext.Waiting = float64(want), 0

@@ -57,6 +57,23 @@ func TestHPAReplicasSelectPolicy(t *testing.T) {
 	}
 }
 
+// TestHPAReplicasBelowMin: started below minReplicas 3, the HPA sets 3
+// without reading the metric (8); 10 s later, with the +2 in the 15 s
+// period (start 1), the scale-up limit is max(1+4, 2) = 5.
+func TestHPAReplicasBelowMin(t *testing.T) {
+	pol, err := ParsePolicy("hpa(running:1),min=3,max=20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := HPAReplicas(pol, time.Unix(0, 0), []HPAStep{{0, 8, 1}, {10, 8, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{3, 5}; !slices.Equal(got, want) {
+		t.Fatalf("replicas %v, want %v", got, want)
+	}
+}
+
 func TestHPAReplicasRefuses(t *testing.T) {
 	q, err := ParsePolicy("queue:24")
 	if err != nil {
