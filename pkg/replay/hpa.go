@@ -15,7 +15,9 @@ import (
 // AverageValue 1: ratio = desired / current, the HPA's tolerance (10% by
 // default) and its default behavior (300 s scale-down window). It is a
 // second pkg/recommend Decide, on the running signal with target 1, fed the
-// inner policy's output: the same arithmetic the HPA applies.
+// inner policy's output, after the HPA's check of a count outside [min,
+// max] (recommend.Policy.OutsideBounds): the same arithmetic the HPA
+// applies, checked against the controller in deploy/kubee2e.
 type hpaCtl struct {
 	inner Controller
 	outer *infscaleCtl
