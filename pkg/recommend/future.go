@@ -1,6 +1,9 @@
 package recommend
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // dropFuture removes what the state holds for later than now: the
 // recommendations, scale events and demand samples dated after now, and it
@@ -11,13 +14,14 @@ import "time"
 // "inside" every window and period until the clock catches up (a
 // recommendation dated 2099 would pin the scaleDown window's highest for
 // ever) and pruning, which drops from the old end, never reaches them. So
-// they are ignored and dropped, in place, keeping the lists oldest first.
+// they are ignored and dropped, in place, keeping the lists' order.
 // A future LastActive (or FirstSeen) is read as activity at now: idle time
 // restarts rather than counting from an unknown instant.
 func dropFuture(st *State, now time.Time) {
 	st.Recommendations = dropAfter(st.Recommendations, now, func(r TimedReplicas) time.Time { return r.At })
-	st.ScaleUpEvents = dropAfter(st.ScaleUpEvents, now, func(e ScaleEvent) time.Time { return e.At })
-	st.ScaleDownEvents = dropAfter(st.ScaleDownEvents, now, func(e ScaleEvent) time.Time { return e.At })
+	// The scale events are in slot order (recordEvent): each is checked.
+	st.ScaleUpEvents = slices.DeleteFunc(st.ScaleUpEvents, func(e ScaleEvent) bool { return e.At.After(now) })
+	st.ScaleDownEvents = slices.DeleteFunc(st.ScaleDownEvents, func(e ScaleEvent) bool { return e.At.After(now) })
 	st.Demand = dropAfter(st.Demand, now, func(d DemandSample) time.Time { return d.At })
 	st.Work = dropAfter(st.Work, now, func(d DemandSample) time.Time { return d.At })
 	st.Arrivals = dropAfter(st.Arrivals, now, func(d DemandSample) time.Time { return d.At })

@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -179,15 +180,45 @@ func (p *Policy) rateLimit(st *State, desired, cur int, b bounds, now time.Time)
 	return desired, 0, ""
 }
 
-// recordEvent stores a change of infscale's own output, prev → next, and
-// prunes events older than the longest policy period of their direction.
+// recordEvent stores a change of infscale's own output, prev → next, as
+// the HPA's storeScaleEvent does: the event takes the slot of the last
+// event of its direction older than that direction's longest policy period
+// (markScaleEventsOutdated), else it is appended. So an event older than
+// its own direction's periods still counts in the other direction's longer
+// ones until a later event of its direction takes its slot: a scale-down
+// with a 60 s period after a scale-up with 15 s ones starts from the count
+// before that scale-up. Events no period can count any more (at or before
+// now − the longest period of both directions) are dropped from the list
+// of the direction whose period is that longest: every outdated event of it
+// is such, so which one a slot goes to changes nothing. The other list
+// keeps the HPA's slot order (not time order); its length stays within
+// the decisions of one period + 1.
 func (p *Policy) recordEvent(st *State, prev, next int, now time.Time) {
-	st.ScaleUpEvents = pruneEvents(st.ScaleUpEvents, now.Add(-p.upPeriod))
-	st.ScaleDownEvents = pruneEvents(st.ScaleDownEvents, now.Add(-p.downPeriod))
+	longest := max(p.upPeriod, p.downPeriod)
+	dead := func(e ScaleEvent) bool { return !e.At.After(now.Add(-longest)) }
+	if p.upPeriod == longest {
+		st.ScaleUpEvents = slices.DeleteFunc(st.ScaleUpEvents, dead)
+	}
+	if p.downPeriod == longest {
+		st.ScaleDownEvents = slices.DeleteFunc(st.ScaleDownEvents, dead)
+	}
 	switch {
 	case next > prev:
-		st.ScaleUpEvents = append(st.ScaleUpEvents, ScaleEvent{At: now, Change: next - prev})
+		st.ScaleUpEvents = storeEvent(st.ScaleUpEvents, ScaleEvent{At: now, Change: next - prev}, p.upPeriod)
 	case next < prev:
-		st.ScaleDownEvents = append(st.ScaleDownEvents, ScaleEvent{At: now, Change: prev - next})
+		st.ScaleDownEvents = storeEvent(st.ScaleDownEvents, ScaleEvent{At: now, Change: prev - next}, p.downPeriod)
 	}
+}
+
+// storeEvent puts e in the last slot of events dated before e.At − longest,
+// or appends it.
+func storeEvent(events []ScaleEvent, e ScaleEvent, longest time.Duration) []ScaleEvent {
+	cutoff := e.At.Add(-longest)
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].At.Before(cutoff) {
+			events[i] = e
+			return events
+		}
+	}
+	return append(events, e)
 }

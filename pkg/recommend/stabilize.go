@@ -47,18 +47,6 @@ func pruneRecs(s []TimedReplicas, cutoff time.Time) []TimedReplicas {
 	return s[:copy(s, s[i:])]
 }
 
-// pruneEvents drops the events at or before cutoff.
-func pruneEvents(s []ScaleEvent, cutoff time.Time) []ScaleEvent {
-	i := 0
-	for i < len(s) && !s[i].At.After(cutoff) {
-		i++
-	}
-	if i == 0 {
-		return s
-	}
-	return s[:copy(s, s[i:])]
-}
-
 // recordInitial is the HPA's recordInitialRecommendation: when the
 // controller first sees an HPA it records the target's replicas as a
 // recommendation at now, before computing anything, so a scale-down right

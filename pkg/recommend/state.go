@@ -7,8 +7,9 @@ import (
 
 // Validate reports (FieldErrors) what Decide never writes into a State:
 // replica counts outside 0..2147483647, scale-event changes below 1,
-// negative or non-finite demand, lists whose times are unset or not oldest
-// first. Each error names the field by its JSON path, e.g.
+// negative or non-finite demand, times unset, and recommendations or
+// samples not oldest first (scale events are in the HPA's slot order, see
+// recordEvent). Each error names the field by its JSON path, e.g.
 // "scale_up_events[0].change: -100 must be in 1..2147483647".
 func (s *State) Validate() error {
 	var errs FieldErrors
@@ -39,11 +40,7 @@ func (s *State) Validate() error {
 			if e.Change < 1 || e.Change > maxReplicas {
 				errs.add(list+"["+itoa(i)+"].change", "%d must be in 1..%d (replicas added or removed)", e.Change, maxReplicas)
 			}
-			prev := time.Time{}
-			if i > 0 {
-				prev = es[i-1].At
-			}
-			times(list, i, e.At, prev)
+			times(list, i, e.At, time.Time{}) // slot order, not time order (recordEvent)
 		}
 	}
 	events("scale_up_events", s.ScaleUpEvents)

@@ -309,7 +309,9 @@ type State struct {
 	// stabilisation window.
 	Recommendations []TimedReplicas `json:"recommendations"`
 	// ScaleUpEvents and ScaleDownEvents are changes of infscale's own desired
-	// output (see Decide), kept for the longest policy period.
+	// output (see Decide), in the HPA's slots: an event older than its
+	// direction's longest policy period gives its slot to the next one
+	// (recordEvent).
 	ScaleUpEvents   []ScaleEvent `json:"scale_up_events"`
 	ScaleDownEvents []ScaleEvent `json:"scale_down_events"`
 	// Demand is the recent demand, kept for twice the lookahead.

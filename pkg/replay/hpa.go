@@ -2,6 +2,8 @@ package replay
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -13,7 +15,9 @@ import (
 // AverageValue 1: ratio = desired / current, the HPA's tolerance (10% by
 // default) and its default behavior (300 s scale-down window). It is a
 // second pkg/recommend Decide, on the running signal with target 1, fed the
-// inner policy's output: the same arithmetic the HPA applies.
+// inner policy's output, after the HPA's check of a count outside [min,
+// max] (recommend.Policy.OutsideBounds): the same arithmetic the HPA
+// applies, checked against the controller in deploy/kubee2e.
 type hpaCtl struct {
 	inner Controller
 	outer *infscaleCtl
@@ -21,6 +25,9 @@ type hpaCtl struct {
 
 func (c *hpaCtl) Decide(now float64, obs recommend.Observation) int {
 	want := c.inner.Decide(now, obs)
+	if n, ok := c.outer.outsideBounds(now, obs.Current); ok {
+		return n // the HPA sets a bound before it reads the metric
+	}
 	ext := recommend.Unknown()
 	ext.Current, ext.Reporting = obs.Current, obs.Current // an External metric: no per-pod samples, no missing pods
 	ext.Running, ext.Waiting = float64(want), 0
@@ -41,7 +48,7 @@ func (c *hpaCtl) Period() float64 {
 	return 0
 }
 
-// parseHPA reads hpa(POLICY)[,tolerance=,upwindow=,downwindow=,uppods=...,max=].
+// parseHPA reads hpa(POLICY)[,tolerance=,upwindow=,downwindow=,uppods=...,upselect=,max=].
 func parseHPA(full, s string, off int) (Policy, error) {
 	depth, end := 0, -1
 	for i, c := range s {
@@ -84,7 +91,7 @@ func parseHPA(full, s string, off int) (Policy, error) {
 			k, v, ok := strings.Cut(pt.text, "=")
 			col := off + end + 2 + pt.at + 1
 			if !ok {
-				return Policy{}, policyError(full, col, "%q: want OPTION=VALUE (tolerance, upwindow, downwindow, uppods, uppercent, downpods, downpercent, min, max)", pt.text)
+				return Policy{}, policyError(full, col, "%q: want OPTION=VALUE (tolerance, upwindow, downwindow, uppods, uppercent, downpods, downpercent, upselect, downselect, min, max)", pt.text)
 			}
 			switch k {
 			case "lookahead", "cooldown", "schedule", "guard", "settle", "drain":
@@ -103,7 +110,7 @@ func parseHPA(full, s string, off int) (Policy, error) {
 		return Policy{}, cols.errorAt(full, off, err)
 	}
 	return Policy{
-		Name: s, Recommend: inner.Recommend, min: inner.min, max: hp.Max,
+		Name: s, Recommend: inner.Recommend, min: inner.min, max: hp.Max, hpa: hp,
 		build: func(e env) (Controller, error) {
 			in, err := inner.build(e)
 			if err != nil {
@@ -112,4 +119,42 @@ func parseHPA(full, s string, off int) (Policy, error) {
 			return &hpaCtl{inner: in, outer: newInfscale(hp, e.cfg.Epoch)}, nil
 		},
 	}, nil
+}
+
+// HPAStep is one reconcile of the HPA in an hpa(POLICY) policy: At seconds
+// after the epoch, Desired is the inner policy's output (the External
+// metric's value, infscale_desired_replicas) and Current the workload's
+// replicas (the scale subresource's status.replicas, the AverageValue
+// divisor).
+type HPAStep struct {
+	At      float64
+	Desired int
+	Current int
+}
+
+// HPAReplicas runs the HPA of the hpa(...) policy pol alone on steps, with
+// no simulator, and returns the replicas it sets (spec.replicas) at each
+// step: the consumer the replay runs, started as the controller starts on
+// first seeing an HPA (no warm start; the first step's Current is its
+// initial recommendation). It is pure: epoch + At is its only clock.
+// Errors: pol is not an hpa(...) policy; At not finite or going back.
+func HPAReplicas(pol Policy, epoch time.Time, steps []HPAStep) ([]int, error) {
+	if pol.hpa == nil {
+		return nil, fmt.Errorf("policy %q is not hpa(POLICY)", pol.Name)
+	}
+	c := &hpaCtl{outer: newInfscale(pol.hpa, epoch)}
+	out := make([]int, len(steps))
+	for i, s := range steps {
+		if math.IsNaN(s.At) || math.IsInf(s.At, 0) {
+			return nil, fmt.Errorf("step %d: at %v s: want a finite time", i, s.At)
+		}
+		if i > 0 && s.At < steps[i-1].At {
+			return nil, fmt.Errorf("step %d: at %v s, before step %d's %v s: want steps in time order", i, s.At, i-1, steps[i-1].At)
+		}
+		c.inner = fixed(s.Desired)
+		obs := recommend.Unknown()
+		obs.Current = s.Current
+		out[i] = c.Decide(s.At, obs)
+	}
+	return out, nil
 }

@@ -26,6 +26,18 @@ func (c *infscaleCtl) Decide(now float64, obs recommend.Observation) int {
 	return c.d.Desired
 }
 
+// outsideBounds is the HPA's check of a current count outside [min, max]
+// (recommend.Policy.OutsideBounds) on the loop's state: when it sets a
+// bound, that is the loop's output.
+func (c *infscaleCtl) outsideBounds(now float64, cur int) (int, bool) {
+	n, ok := c.p.OutsideBounds(&c.run.State, cur, c.epoch.Add(time.Duration(now*float64(time.Second))))
+	if ok {
+		c.run.Desired, c.run.HasDesired = n, true
+		c.run.Current, c.run.HasCurrent = cur, true
+	}
+	return n, ok
+}
+
 // fixed always wants n replicas.
 type fixed int
 

@@ -26,6 +26,7 @@ type Policy struct {
 	max   int  // the most replicas the policy may ask for (0: maxReplicas); bounds the warm start
 	exact bool // start with exactly min replicas (no warm-start sizing)
 	build func(env) (Controller, error)
+	hpa   *recommend.Policy // hpa(...): the HPA's own decision on the inner policy's output
 }
 
 // env is what a Policy builds its Controller from.
@@ -37,7 +38,7 @@ type env struct {
 
 // PolicySyntax summarises the policy strings, for help and error texts.
 const PolicySyntax = `SIGNAL:TARGET[,OPTION=VALUE...] with SIGNAL queue, waiting, running (requests per replica), kv (fraction), cpu (percent), ttft, queuewait (seconds, e.g. 2s), demand (utilisation of one replica, e.g. 0.7) ` +
-	`and options min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, tolerance, schedule, guard (on|off), settle, drain (or another SIGNAL:TARGET); ` +
+	`and options min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, upselect, downselect, tolerance, schedule, guard (on|off), settle, drain (or another SIGNAL:TARGET); ` +
 	`or fixed:N, knative:C[,min=,max=], oracle[,min=,max=], optimal, hpa(POLICY)[,tolerance=,downwindow=], recommended`
 
 // Recommended is the preset `recommended` expands to: the capacity-aware
@@ -355,6 +356,18 @@ func setOption(p *recommend.Policy, k, v string) error {
 		} else {
 			down().StabilizationWindowSeconds = &w
 		}
+	case "upselect", "downselect":
+		sel := autoscalingv2.ScalingPolicySelect(v)
+		switch sel {
+		case autoscalingv2.MaxChangePolicySelect, autoscalingv2.MinChangePolicySelect, autoscalingv2.DisabledPolicySelect:
+		default:
+			return fmt.Errorf("want Max, Min or Disabled (the HPA's selectPolicy)")
+		}
+		if k == "upselect" {
+			up().SelectPolicy = &sel
+		} else {
+			down().SelectPolicy = &sel
+		}
 	case "tolerance":
 		f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
 		if strings.HasSuffix(v, "%") {
@@ -393,7 +406,7 @@ func setOption(p *recommend.Policy, k, v string) error {
 		}
 		p.Schedule = append(p.Schedule, w)
 	default:
-		return fmt.Errorf("%w %s; allowed: min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, tolerance, schedule, guard, settle, drain", errUnknownOption, k)
+		return fmt.Errorf("%w %s; allowed: min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, upselect, downselect, tolerance, schedule, guard, settle, drain", errUnknownOption, k)
 	}
 	return nil
 }

@@ -52,6 +52,7 @@ func TestParsePolicyErrors(t *testing.T) {
 		"queue:x":                    "column 7: queue target \"x\"",
 		"queue:24,mni=0":             "column 10: unknown option mni; allowed: min, max",
 		"queue:24,lookahead=soon":    "column 20: lookahead=\"soon\"",
+		"hpa(queue:24),upselect=max": "column 24: upselect=\"max\": want Max, Min or Disabled",
 		"kv:1.5":                     "column 4: kv target: 1.5 must be in (0, 1]",
 		"cpu:60,min=0":               "column 5: cpu target: cpu cannot scale from zero", // pkg/recommend refuses cpu with min 0
 		"queue:24,cooldown=60":       "policy \"queue:24,cooldown=60\"",

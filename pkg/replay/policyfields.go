@@ -41,6 +41,10 @@ func (fc fieldCols) option(p *recommend.Policy, k, v string, col int) {
 		path = "behavior.scaleUp.stabilizationWindowSeconds"
 	case "downwindow":
 		path = "behavior.scaleDown.stabilizationWindowSeconds"
+	case "upselect":
+		path = "behavior.scaleUp.selectPolicy"
+	case "downselect":
+		path = "behavior.scaleDown.selectPolicy"
 	case "schedule":
 		path = "schedule[" + strconv.Itoa(len(p.Schedule)-1) + "]"
 	}
