@@ -123,36 +123,18 @@ const (
 // baseline of demandBaseline and a slope above trendSignificance standard
 // errors).
 func arrivalTrend(st *State, rate float64, now time.Time) (slope, se float64, n int, counts bool, why string) {
-	s := pruneDemand(st.Arrivals, now.Add(-demandHistory))
-	if k := len(s); k > 0 && s[k-1].At.Equal(now) {
-		s[k-1].Demand = rate // a repeated decision at the same instant replaces its sample
-	} else {
-		s = append(s, DemandSample{At: now, Demand: rate})
-	}
-	st.Arrivals = s
+	s := recordSample(&st.Arrivals, rate, now, demandHistory)
 	fit := s
 	for len(fit) > 0 && !fit[0].At.After(now.Add(-demandTrendSpan)) {
 		fit = fit[1:]
 	}
 	n = len(fit)
-	var sx, sy, sxx, sxy float64
-	for _, x := range fit {
-		t := x.At.Sub(now).Seconds() // relative to now: small numbers
-		sx += t
-		sy += x.Demand
-		sxx += t * t
-		sxy += t * x.Demand
-	}
-	fn := float64(n)
-	den := fn*sxx - sx*sx // n × Σ (t − mean t)²
-	if n < 2 || !(den > 0) {
+	slope, mean, sxx, ok := leastSquares(fit, now)
+	if !ok {
 		return 0, math.NaN(), n, false, "fewer than 2 samples"
 	}
-	slope = (fn*sxy - sx*sy) / den
-	se = math.Sqrt(math.Max(0, sy/fn)/arrivalNoiseWindow.Seconds()) / math.Sqrt(den/fn)
+	se = math.Sqrt(math.Max(0, mean)/arrivalNoiseWindow.Seconds()) / math.Sqrt(sxx)
 	switch {
-	case math.IsNaN(slope) || math.IsInf(slope, 0):
-		return 0, se, n, false, "no finite slope"
 	case now.Sub(s[0].At) < demandBaseline:
 		return slope, se, n, false, "samples reach back " + secs(now.Sub(s[0].At)) + " < " + secs(demandBaseline) + ": no baseline yet, not counted"
 	case !(slope > trendSignificance*se):

@@ -63,6 +63,15 @@ func TestDemandSignal(t *testing.T) {
 	var st State
 	expect(t, Decide(la, demandObs(1, 4), &st, at(0)), 2, ReasonMetric)
 	expect(t, Decide(la, demandObs(2, 8), &st, at(15)), 3, ReasonMetric)
+	// The arrival samples are kept for 135 s (the 45 s span and the 90 s
+	// baseline): after decisions every 15 s up to t = 150, those in (15, 150].
+	hist := steady()
+	for s := int64(90); s <= 150; s += 15 {
+		Decide(la, demandObs(2, 4), hist, at(s))
+	}
+	if n := len(hist.Arrivals); n != 9 || !hist.Arrivals[0].At.Equal(at(30)) {
+		t.Errorf("arrivals %v: want the 9 samples of t = 30..150", hist.Arrivals)
+	}
 
 	// The trend is the arrival rate's: at a steady 8 req/s the mean prompt
 	// rising from 100 to 200 (prompt 200, output 50: batch min(10, 10000/250)
