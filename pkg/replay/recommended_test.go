@@ -207,8 +207,8 @@ The trend counts only above 4 Poisson standard errors of its slope, once the sam
 replica-minutes on azure-conv 1x and 55.3 at 3x (cpu:60 dominated both: 58.4 and 44.0 with zero
 misses): at 5 req/s the slope of three 30 s rates has a standard error of 0.02 req/s per s, 2.8
 req/s over the 136 s lookahead, and slopes of one or two standard errors bought a second replica
-59 periods of the hour. The reference ramp reads 4 to 9 standard errors from its second
-decision; 5 standard errors already delays reference seed 8's second replica (18.00%% missed), 3
+59 periods of the hour. The reference ramp reads 4 to 9 standard errors at its first two
+decisions; 5 standard errors already delays reference seed 8's second replica (18.00%% missed), 3
 lets azure-conv 3x's bursts through (44.5, dominated), so 4 sits between. The 90 s baseline
 keeps azure-conv's own first minute (1.6 to 5.2 req/s over 45 s, 5.3 standard errors: the start
 of the recording, not a ramp) from buying a replica; reference 2x's climb at 105 s comes after it.
