@@ -92,13 +92,67 @@ func (c *Capacity) RequestSeconds(prompt, output float64) float64 {
 // (measured: docs/recommended.md).
 const demandTrendSpan = 45 * time.Second
 
+// demandBaseline is how far back the arrival samples must reach before the
+// trend counts: two trend spans, so that the fit's span has a span of
+// known rate before it. A fresh start reads a first ramp that may be the
+// start itself (the first windows of a replay, a new target's first
+// minute); the samples are kept for one span more (demandHistory).
+const (
+	demandBaseline = 2 * demandTrendSpan
+	demandHistory  = 3 * demandTrendSpan
+)
+
+// Arrival-rate noise: an arrival rate read over a window W of Poisson
+// arrivals at λ requests/s has a standard deviation of sqrt(λ/W), so the
+// least-squares slope over samples at times t has a standard error of
+// sqrt(λ/W) / sqrt(Σ (t − mean t)²). A slope counts only when it is more
+// than trendSignificance standard errors (one-sided, ~3e-5 for Poisson
+// noise); a smaller one is noise and the trend is 0. arrivalNoiseWindow
+// is W: the shortest window the front ends read the rate over (the
+// replay's 30 s; serve's Prometheus rate() over 1 m has half the
+// variance, so there the gate is stricter than needed).
+const (
+	trendSignificance  = 4
+	arrivalNoiseWindow = 30 * time.Second
+)
+
+// arrivalTrend records rate at now in st.Arrivals (kept for
+// demandHistory) and returns the trend the projection uses: the
+// least-squares slope over the samples of the last demandTrendSpan, its
+// Poisson standard error, the samples fitted, and whether it counts (a
+// baseline of demandBaseline and a slope above trendSignificance standard
+// errors).
+func arrivalTrend(st *State, rate float64, now time.Time) (slope, se float64, n int, counts bool, why string) {
+	s := recordSample(&st.Arrivals, rate, now, demandHistory)
+	fit := s
+	for len(fit) > 0 && !fit[0].At.After(now.Add(-demandTrendSpan)) {
+		fit = fit[1:]
+	}
+	n = len(fit)
+	slope, mean, sxx, ok := leastSquares(fit, now)
+	if !ok {
+		return 0, math.NaN(), n, false, "fewer than 2 samples"
+	}
+	se = math.Sqrt(math.Max(0, mean)/arrivalNoiseWindow.Seconds()) / math.Sqrt(sxx)
+	switch {
+	case now.Sub(s[0].At) < demandBaseline:
+		return slope, se, n, false, "samples reach back " + secs(now.Sub(s[0].At)) + " < " + secs(demandBaseline) + ": no baseline yet, not counted"
+	case !(slope > trendSignificance*se):
+		return slope, se, n, false, "within " + itoa(trendSignificance) + " × the Poisson standard error " + num(se) + ": noise, not counted"
+	}
+	return slope, se, n, true, "above " + itoa(trendSignificance) + " × the Poisson standard error " + num(se) + ": counted"
+}
+
 // demandRaw is the demand signal's recommendation:
 //
 //	per       = RequestSeconds(mean prompt, mean output)   replica-seconds
 //	work      = arrival rate × per                          replicas busy, now
-//	projected = (arrival rate + max(0, trend) × lookahead) × per
+//	projected = (arrival rate + trend × lookahead) × per
 //	            trend: least squares of the arrival rate over the samples
-//	            of the last 45 s (demandTrendSpan), requests/s per second
+//	            of the last 45 s (demandTrendSpan), requests/s per second,
+//	            counted when positive, above 4 Poisson standard errors
+//	            (trendSignificance) and with samples reaching back 90 s
+//	            (demandBaseline); else 0
 //	replicas  = ceil(projected / target)   target: the utilisation one
 //	            replica should run at
 //
@@ -108,7 +162,11 @@ const demandTrendSpan = 45 * time.Second
 // per request went from 0.080 to 0.112 replica-s within 3 minutes, up to
 // 12% between decisions), and such a swing multiplied by the lookahead
 // read as a ramp and bought replicas
-// that were cancelled before they served (docs/recommended.md).
+// that were cancelled before they served (docs/recommended.md). The
+// arrival rate's own Poisson noise did the same: at 5 req/s over 30 s its
+// slope over three samples has a standard error of 0.02 req/s per s, 2.8
+// req/s over a 136 s lookahead, and a slope of two standard errors bought
+// a replica every few minutes there.
 // Without Policy.Capacity it is unknown (the front end supplies it: the
 // replay from its replica, serve from the target's gpu and model).
 // It reads the arrivals, not the replicas' batches, so it does not read low
@@ -132,10 +190,14 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 	projected := work
 	if p.Lookahead > 0 {
 		st.Work = nil // samples of the work (an older state file): not a rate
-		pj, slope, n := projectSamples(&st.Arrivals, rate, now, demandTrendSpan, p.Lookahead)
-		projected = pj * per
-		text += "; arrival trend " + num(slope) + " req/s per s over " + itoa(n) + " samples, projected (" + num(rate) + " + " +
-			num(math.Max(0, slope)) + " × " + num(p.Lookahead.Seconds()) + ") × " + num(per) + " = " + num(projected)
+		slope, _, n, counts, why := arrivalTrend(st, rate, now)
+		trend := 0.0
+		if counts {
+			trend = slope
+		}
+		projected = (rate + trend*p.Lookahead.Seconds()) * per
+		text += "; arrival trend " + num(slope) + " req/s per s over " + itoa(n) + " samples (" + why + "), projected (" + num(rate) + " + " +
+			num(trend) + " × " + num(p.Lookahead.Seconds()) + ") × " + num(per) + " = " + num(projected)
 	}
 	exact := projected / m.Target
 	r.Replicas = ceilReplicas(exact)

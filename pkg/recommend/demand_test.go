@@ -30,20 +30,48 @@ func demandObs(cur int, rate float64) Observation {
 }
 
 // demand:0.5 on testCapacity, by hand: 8 req/s × 0.15625 = 1.25 replicas
-// busy, / 0.5 = 2.5 → 3 (ratio 2.5/2 = 1.25 outside the tolerance). With a
-// 30 s lookahead: 4 req/s at t=0 (0.625 busy), 8 at t=15 (1.25): slope
-// 0.625/15 = 0.041667/s, projected 1.25 + 0.041667 × 30 = 2.5, / 0.5 = 5.
+// busy, / 0.5 = 2.5 → 3 (ratio 2.5/2 = 1.25 outside the tolerance).
 // Many replicas with small batches do not lower it: the arrivals decide.
 // Unknown lengths with arrivals are unknown; no arrivals are 0 work.
+//
+// With a 30 s lookahead, 4 req/s at t = 0, 15, ..., 75 and then 8 at t =
+// 90: the fit's samples are t = 60, 75, 90 (-30, -15, 0 s from now) at 4,
+// 4, 8: mean 16/3, Σ (t − mean t)² = 450, slope (−15 × (4 − 16/3) + 15 ×
+// (8 − 16/3))/450 = 60/450 = 0.13333 req/s per s; Poisson standard error
+// sqrt((16/3)/30)/sqrt(450) = 0.019876, 4 × that = 0.0795 < 0.13333: it
+// counts, projected (8 + 0.13333 × 30) × 0.15625 = 1.875, / 0.5 = 3.75 →
+// 4. With 6 at t = 90 instead: slope (10 + 20)/450 = 0.06667 against 4 ×
+// sqrt((14/3)/30)/sqrt(450) = 0.07437: noise, so 6 × 0.15625 / 0.5 =
+// 1.875, ratio 1.875/2 = 0.9375 inside the tolerance: 2 (counted it would
+// be (6 + 2) × 0.15625 / 0.5 = 2.5 → 3). 4 at t = 0 then 8 at t = 15 is the
+// same ramp without a baseline (the samples reach back 15 s < 90 s): 3.
 func TestDemandSignal(t *testing.T) {
 	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}}, Min: 1, Max: 20, Capacity: testCapacity})
 	expect(t, Decide(p, demandObs(2, 8), nil, at(0)), 3, ReasonMetric)
 	expect(t, Decide(p, demandObs(7, 8), nil, at(0)), 3, ReasonMetric) // one-shot: no scale-down window
 
 	la := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}}, Min: 1, Max: 20, Capacity: testCapacity, Lookahead: 30 * time.Second})
+	steady := func() *State {
+		var st State
+		for s := int64(0); s <= 75; s += 15 {
+			expect(t, Decide(la, demandObs(2, 4), &st, at(s)), 2, ReasonMetric) // 0.625/0.5 = 1.25 → 2
+		}
+		return &st
+	}
+	expect(t, Decide(la, demandObs(2, 8), steady(), at(90)), 4, ReasonMetric)
+	expect(t, Decide(la, demandObs(2, 6), steady(), at(90)), 2, ReasonTolerance)
 	var st State
-	expect(t, Decide(la, demandObs(1, 4), &st, at(0)), 2, ReasonMetric) // 0.625/0.5 = 1.25 → 2
-	expect(t, Decide(la, demandObs(2, 8), &st, at(15)), 5, ReasonMetric)
+	expect(t, Decide(la, demandObs(1, 4), &st, at(0)), 2, ReasonMetric)
+	expect(t, Decide(la, demandObs(2, 8), &st, at(15)), 3, ReasonMetric)
+	// The arrival samples are kept for 135 s (the 45 s span and the 90 s
+	// baseline): after decisions every 15 s up to t = 150, those in (15, 150].
+	hist := steady()
+	for s := int64(90); s <= 150; s += 15 {
+		Decide(la, demandObs(2, 4), hist, at(s))
+	}
+	if n := len(hist.Arrivals); n != 9 || !hist.Arrivals[0].At.Equal(at(30)) {
+		t.Errorf("arrivals %v: want the 9 samples of t = 30..150", hist.Arrivals)
+	}
 
 	// The trend is the arrival rate's: at a steady 8 req/s the mean prompt
 	// rising from 100 to 200 (prompt 200, output 50: batch min(10, 10000/250)

@@ -29,16 +29,36 @@ func (p *Policy) project(st *State, demand float64, now time.Time) (projected, s
 // *samples (pruned to span), fits the least-squares slope and returns
 // v + max(0, slope) × horizon.
 func projectSamples(samples *[]DemandSample, v float64, now time.Time, span, horizon time.Duration) (projected, slope float64, n int) {
+	s := recordSample(samples, v, now, span)
+	n = len(s)
+	slope, _, _, ok := leastSquares(s, now)
+	if !ok {
+		return v, 0, n
+	}
+	return v + math.Max(0, slope)*horizon.Seconds(), slope, n
+}
+
+// recordSample records v at now in *samples, pruned to the last span (a
+// repeated decision at the same instant replaces its sample), and returns
+// the list.
+func recordSample(samples *[]DemandSample, v float64, now time.Time, span time.Duration) []DemandSample {
 	s := pruneDemand(*samples, now.Add(-span))
 	if n := len(s); n > 0 && s[n-1].At.Equal(now) {
-		s[n-1].Demand = v // a repeated decision at the same instant replaces its sample
+		s[n-1].Demand = v
 	} else {
 		s = append(s, DemandSample{At: now, Demand: v})
 	}
 	*samples = s
-	n = len(s)
+	return s
+}
+
+// leastSquares fits a line to the samples over time: the slope (per
+// second), the samples' mean and Σ (t − mean t)² in s²; ok is false with
+// fewer than 2 distinct times or a slope that is not finite.
+func leastSquares(s []DemandSample, now time.Time) (slope, mean, sxx float64, ok bool) {
+	n := len(s)
 	if n < 2 {
-		return v, 0, n
+		return 0, 0, 0, false
 	}
 	// Fit over t in seconds relative to now (small numbers, no precision loss).
 	var st_, sy, stt, sty float64
@@ -52,13 +72,13 @@ func projectSamples(samples *[]DemandSample, v float64, now time.Time, span, hor
 	fn := float64(n)
 	den := fn*stt - st_*st_
 	if den <= 0 {
-		return v, 0, n
+		return 0, 0, 0, false
 	}
 	slope = (fn*sty - st_*sy) / den
 	if math.IsNaN(slope) || math.IsInf(slope, 0) {
-		return v, 0, n
+		return 0, 0, 0, false
 	}
-	return v + math.Max(0, slope)*horizon.Seconds(), slope, n
+	return slope, sy / fn, den / fn, true
 }
 
 func pruneDemand(s []DemandSample, cutoff time.Time) []DemandSample {

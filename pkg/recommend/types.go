@@ -329,7 +329,8 @@ type State struct {
 	Coming  int       `json:"coming,omitempty"`
 	ReadyAt time.Time `json:"ready_at,omitzero"`
 	// Arrivals are the recent arrival rates of the demand signal, in
-	// requests/s, oldest first, kept for its trend span (45 s).
+	// requests/s, oldest first, kept for 135 s (the trend span of 45 s and
+	// the 90 s baseline the trend needs).
 	Arrivals []DemandSample `json:"arrivals,omitempty"`
 	// Work are work samples (replicas busy) an older version kept for the
 	// trend: read and validated so its state files load, then dropped.

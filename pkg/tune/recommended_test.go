@@ -56,13 +56,17 @@ func TestRecommendedChoice(t *testing.T) {
 
 	// The grid: utilisation up to 0.9 (the replica model's 10% accuracy),
 	// the lookahead's lead over the cold start, the scale-down window from
-	// the trend span + a period (60 s) up.
+	// the trend span + a period (60 s) up. Every candidate carries the
+	// latency guards (ttft at the 2 s SLO, queuewait at a fifth of it): they
+	// are there for long-prompt traffic (mooncake) that none of these
+	// traces has, so they are part of the policy, not a dimension these
+	// traces could choose.
 	cold := int(rep.ColdStart() + 0.999999)
 	var specs []string
 	for _, u := range []string{"0.8", "0.85", "0.9"} {
 		for _, lead := range []int{30, 45, 60} {
 			for _, w := range []int{60, 90, 120} {
-				specs = append(specs, fmt.Sprintf("demand:%s,lookahead=%d,downwindow=%d", u, cold+lead, w))
+				specs = append(specs, fmt.Sprintf("demand:%s,lookahead=%d,downwindow=%d,ttft:2,queuewait:0.4", u, cold+lead, w))
 			}
 		}
 	}
