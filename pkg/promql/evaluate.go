@@ -445,45 +445,31 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t ti
 	if tagged == nil {
 		tagged = make([]taggedValue, len(vec))
 		for i, s := range vec {
-			tagged[i] = taggedValue{tag: string(s.Metric[TargetLabel]), value: float64(s.Value)}
+			tagged[i] = taggedValue{target: tagIndex(string(s.Metric[TargetLabel])), value: float64(s.Value)}
 		}
 	}
 	if len(jobs) == 1 {
-		v, err := single(valuesOf(tagged), query)
+		var b branchValues
+		for _, s := range tagged {
+			b.add(s.value)
+		}
+		v, err := b.single(query)
 		out[jobs[0].target] = answer{value: v, err: err, warn: warn}
 		return out, nil
 	}
-	// The values of branch k, in answer order. Samples without the label,
-	// or with a value that is not a branch index, belong to no target.
-	byIndex := make([][]float64, len(jobs))
+	// The values of branch k. Samples without the label, or with a value
+	// that is not a branch index, belong to no target.
+	byIndex := make([]branchValues, len(jobs))
 	for _, s := range tagged {
-		if k, ok := branchIndex(s.tag, len(jobs)); ok {
-			byIndex[k] = append(byIndex[k], s.value)
+		if s.target >= 0 && s.target < len(jobs) {
+			byIndex[s.target].add(s.value)
 		}
 	}
 	for k, j := range jobs {
-		v, err := single(byIndex[k], query)
+		v, err := byIndex[k].single(query)
 		out[j.target] = answer{value: v, err: err, warn: warn}
 	}
 	return out, nil
-}
-
-// branchIndex parses a TargetLabel value printed by batchQuery
-// (strconv.Itoa(k), 0 <= k < n).
-func branchIndex(tag string, n int) (int, bool) {
-	k, err := strconv.Atoi(tag)
-	if err != nil || k < 0 || k >= n || (len(tag) > 1 && tag[0] == '0') || tag[0] == '+' {
-		return 0, false
-	}
-	return k, true
-}
-
-func valuesOf(ts []taggedValue) []float64 {
-	out := make([]float64, len(ts))
-	for i, s := range ts {
-		out[i] = s.value
-	}
-	return out
 }
 
 // batchQuery is `label_replace(<q0>, "infscale_target", "0", "", "") or
@@ -577,15 +563,41 @@ func joinBatch(jobs []job) string {
 // ReasonEmpty; several samples must agree (HA duplicates of one series do),
 // else ReasonAmbiguous; NaN or ±Inf is ReasonNaN.
 func single(vals []float64, q string) (float64, error) {
-	if len(vals) == 0 {
+	var b branchValues
+	for _, v := range vals {
+		b.add(v)
+	}
+	return b.single(q)
+}
+
+// branchValues folds the values of one target's series in answer order:
+// how many, the first, and the first that differs from it.
+type branchValues struct {
+	n      int
+	first  float64
+	other  float64
+	differ bool
+}
+
+func (b *branchValues) add(w float64) {
+	switch {
+	case b.n == 0:
+		b.first = w
+	case !b.differ && w != b.first && !(math.IsNaN(w) && math.IsNaN(b.first)):
+		b.other, b.differ = w, true
+	}
+	b.n++
+}
+
+// single is the one value of the series (see the function single).
+func (b *branchValues) single(q string) (float64, error) {
+	if b.n == 0 {
 		return math.NaN(), &QueryError{Reason: ReasonEmpty, Query: q, Err: fmt.Errorf("no series")}
 	}
-	v := vals[0]
-	for _, w := range vals[1:] {
-		if w != v && !(math.IsNaN(w) && math.IsNaN(v)) {
-			return math.NaN(), &QueryError{Reason: ReasonAmbiguous, Query: q,
-				Err: fmt.Errorf("%d series with different values (%v and %v); aggregate the query to one series", len(vals), v, w)}
-		}
+	v := b.first
+	if b.differ {
+		return math.NaN(), &QueryError{Reason: ReasonAmbiguous, Query: q,
+			Err: fmt.Errorf("%d series with different values (%v and %v); aggregate the query to one series", b.n, v, b.other)}
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return math.NaN(), &QueryError{Reason: ReasonNaN, Query: q, Err: fmt.Errorf("value %v", v)}
