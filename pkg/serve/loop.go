@@ -275,6 +275,10 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 		observed = rd.Obs.Current
 	}
 	prev, hadPrev := t.run.Desired, t.run.HasDesired
+	// The steps' words are most of a decision's cost: written each cycle
+	// only for the audit log and OnDecision, else when /debug/decisions
+	// asks for them (Recent).
+	t.run.Quiet = l.Audit == nil && l.OnDecision == nil
 	// recommend.Loop: current from the previous desired without a replicas
 	// query, the last desired held on no data (the replay runs the same).
 	d, decided, held := t.run.Decide(&t.policy, recommend.Reading{Obs: rd.Obs, CurrentKnown: rd.CurrentKnown, SpecFollows: t.cfg.Replicas == "" && t.cfg.ScaleTargetRef == nil}, now)
@@ -310,7 +314,8 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	rec := Record{Target: t.cfg.Name, At: now, Desired: d.Desired, Current: d.Current, Reason: d.Reason.String(),
 		Held: held, Signals: sig, Raw: d.Raw, Steps: d.Steps, StuckReplicas: rd.StuckReplicas}
 	if rd.StuckKnown {
-		rec.Stuck = &rd.Stuck
+		stuck := rd.Stuck // not &rd.Stuck: rd (1 kB) would live on the heap as long as rec
+		rec.Stuck = &stuck
 	}
 	if observed >= 0 {
 		rec.Observed = &observed
@@ -373,13 +378,21 @@ func (l *Loop) audit(r Record, now time.Time) {
 	}
 }
 
-// Recent returns the last decisions of every target, newest last.
+// Recent returns the last decisions of every target, newest last; the
+// newest has its steps (written now when the cycle left them out:
+// recommend.Loop.Quiet). It waits for a running cycle to finish.
 func (l *Loop) Recent() map[string][]Record {
+	l.cycleMu.Lock()
+	defer l.cycleMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make(map[string][]Record, len(l.targets))
 	for _, t := range l.targets {
-		out[t.cfg.Name] = append([]Record(nil), t.recent...)
+		recs := append([]Record(nil), t.recent...)
+		if n := len(recs); n > 0 && recs[n-1].Steps == nil {
+			recs[n-1].Steps = t.run.Explain()
+		}
+		out[t.cfg.Name] = recs
 	}
 	return out
 }

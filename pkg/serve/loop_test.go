@@ -1,9 +1,11 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -425,5 +427,52 @@ func TestRememberKeepsNewestFive(t *testing.T) {
 		if keep := i == 4; (r.Steps != nil) != keep {
 			t.Errorf("recent[%d] steps %v", i, r.Steps)
 		}
+	}
+}
+
+// Without an audit log the cycle leaves the steps' words out
+// (recommend.Loop.Quiet) and /debug/decisions writes the newest decision's
+// steps when asked: what it shows is byte for byte what a loop that wrote
+// them every cycle (one with an audit log) shows, through load changes,
+// a scale to zero, failed reads and a reload.
+func TestLoopQuietStepsSame(t *testing.T) {
+	fake := &promAnswers{}
+	srv := fake.serve(t)
+	loud, _, nowLoud := promLoop(t, srv, zeroConfig, 1, nil)
+	var audit bytes.Buffer
+	loud.Audit = &audit
+	quiet, _, nowQuiet := promLoop(t, srv, zeroConfig, 1, nil)
+	phases := [][]promRule{
+		vllmRules("1", "30", "10"),
+		vllmRules("3", "2", "0"),
+		vllmRules("2", "0", "0", promRule{needle: "held_requests", values: []string{"0"}}),
+		vllmRules("2", "5", "1", promRule{needle: "num_requests_waiting", status: 500}),
+		vllmRules("0", "0", "0", promRule{needle: "held_requests", values: []string{"4"}}),
+	}
+	for i := range 40 {
+		fake.set(phases[i/8]...)
+		if i == 20 { // a reload keeps the state and the recent decisions
+			cfg, err := config.Parse([]byte(fmt.Sprintf(zeroConfig, srv.URL)), "faults.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range []*Loop{loud, quiet} {
+				if err := l.SetConfig(cfg); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		loud.Cycle(context.Background())
+		quiet.Cycle(context.Background())
+		a, _ := json.Marshal(loud.Recent())
+		b, _ := json.Marshal(quiet.Recent())
+		if !bytes.Equal(a, b) {
+			t.Fatalf("cycle %d: /debug/decisions\n%s\nwith the steps written every cycle\n%s", i, b, a)
+		}
+		if !bytes.Contains(b, []byte(`"steps":[{`)) {
+			t.Fatalf("cycle %d: no steps in %s", i, b)
+		}
+		*nowLoud = nowLoud.Add(15 * time.Second)
+		*nowQuiet = *nowLoud
 	}
 }
