@@ -198,11 +198,17 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 		signals:   make([]signalSet, len(targets)),
 		buildErrs: make([]error, len(targets)),
 	}
-	exprs := make([]map[Signal]parser.Expr, len(targets)) // dropped when printed
+	// Each target's queries are printed as they are built, so that the
+	// ASTs of all targets (about 5 MB per 1,000) are never held at once.
+	jobsOf := make(map[Signal][]job)
 	for i, tg := range targets {
-		exprs[i], p.buildErrs[i] = buildExprs(tg, opts)
-		for s := range exprs[i] {
+		var exprs map[Signal]parser.Expr
+		exprs, p.buildErrs[i] = buildExprs(tg, opts)
+		for s, ex := range exprs {
 			p.signals[i] |= 1 << s
+			if s != StuckWaiting {
+				jobsOf[s] = append(jobsOf[s], job{target: i, query: ex.String(), scalar: ex.Type() == parser.ValueTypeScalar})
+			}
 		}
 	}
 	if batchSize <= 0 {
@@ -216,24 +222,15 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 		if s == StuckWaiting {
 			continue // on demand: see stuckRound
 		}
-		var jobs []job
-		for i := range targets {
-			if ex, ok := exprs[i][s]; ok {
-				jobs = append(jobs, job{target: i, expr: ex})
-			}
-		}
+		jobs := jobsOf[s]
+		delete(jobsOf, s)
 		for len(jobs) > 0 {
 			n := batchCut(jobs, batchSize)
 			b := batch{signal: s, jobs: jobs[:n:n]}
 			if n == 1 {
-				b.query = jobs[0].expr.String()
-				b.jobs[0].query = b.query
-				b.jobs[0].scalar = jobs[0].expr.Type() == parser.ValueTypeScalar
+				b.query = jobs[0].query
 			} else {
 				b.query = batchQuery(b.jobs)
-			}
-			for k := range b.jobs {
-				b.jobs[k].expr = nil
 			}
 			p.batches = append(p.batches, b)
 			jobs = jobs[n:]
@@ -497,6 +494,9 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t ti
 // TestGoldenBatch checks it.
 func batchQuery(jobs []job) string {
 	for k, j := range jobs {
+		if j.expr == nil { // printed already (NewPlan)
+			continue
+		}
 		if jobs[k].query == "" { // batchCut printed it already
 			jobs[k].query = j.expr.String()
 		}

@@ -61,6 +61,13 @@ type Loop struct {
 	interval atomic.Int64 // set by SetInterval, overrides Interval
 	limiter  logLimiter
 	auditMu  sync.Mutex
+	// scratch holds a Snapshot's maps between targets of a cycle
+	// (Metrics.Record keeps none of them).
+	scratch struct {
+		signals map[string]float64
+		raw     map[string]int
+		names   []string
+	}
 }
 
 // SetConfig (re)builds the targets from cfg, keeping the state, last
@@ -283,12 +290,15 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	// query, the last desired held on no data (the replay runs the same).
 	d, decided, held := t.run.Decide(&t.policy, recommend.Reading{Obs: rd.Obs, CurrentKnown: rd.CurrentKnown, SpecFollows: t.cfg.Replicas == "" && t.cfg.ScaleTargetRef == nil}, now)
 	if !decided {
-		l.Metrics.Record(Snapshot{Target: t.cfg.Name, At: now, Signals: signalMap(signalsOf(rd.Obs)), Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
+		l.Metrics.Record(Snapshot{Target: t.cfg.Name, At: now, Signals: l.signalMap(signalsOf(rd.Obs)), Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
 		return Record{}, false, false
 	}
 	valid := false
-	raw := map[string]int{}
-	names := make([]string, 0, len(d.Raw))
+	if l.scratch.raw == nil {
+		l.scratch.raw = map[string]int{}
+	}
+	raw, names := l.scratch.raw, l.scratch.names[:0]
+	clear(raw)
 	for _, r := range d.Raw {
 		names = append(names, r.Signal.String())
 		if r.Valid {
@@ -303,11 +313,12 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	}
 	sig := signalsOf(rd.Obs)
 	l.Metrics.Record(Snapshot{
-		Target: t.cfg.Name, At: now, Signals: signalMap(sig), Decided: true, Valid: valid,
+		Target: t.cfg.Name, At: now, Signals: l.signalMap(sig), Decided: true, Valid: valid,
 		Desired: d.Desired, Previous: prev, HadPrevious: hadPrev, Current: observed,
 		Reason: d.Reason.String(), Raw: raw, AllMetrics: names,
 		Stuck: rd.Stuck, StuckKnown: rd.StuckKnown,
 	})
+	l.scratch.names = names
 	if hadPrev && prev != d.Desired {
 		l.logger().Info("desired replicas changed", "target", t.cfg.Name, "from", prev, "to", d.Desired, "reason", d.Reason.String())
 	}
@@ -324,6 +335,16 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 		rec.Errors = append(rec.Errors, fmt.Sprintf("%s: %s: %v", e.Signal, e.Reason, e.Err))
 	}
 	return rec, true, valid
+}
+
+// signalMap is signalMap(s) in the loop's scratch map.
+func (l *Loop) signalMap(s Signals) map[string]float64 {
+	if l.scratch.signals == nil {
+		l.scratch.signals = map[string]float64{}
+	}
+	clear(l.scratch.signals)
+	signalMapInto(l.scratch.signals, s)
+	return l.scratch.signals
 }
 
 // write applies rec's desired replicas to t's workload when they differ

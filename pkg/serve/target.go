@@ -107,6 +107,12 @@ func signalsOf(o recommend.Observation) Signals {
 // signalMap is the exporter's view of the observed signals.
 func signalMap(s Signals) map[string]float64 {
 	m := map[string]float64{}
+	signalMapInto(m, s)
+	return m
+}
+
+// signalMapInto adds the observed signals to m.
+func signalMapInto(m map[string]float64, s Signals) {
 	put := func(k string, p *float64) {
 		if p != nil {
 			m[k] = *p
@@ -126,7 +132,6 @@ func signalMap(s Signals) map[string]float64 {
 	put("generation_tokens_rate", s.GenerationTokensRate)
 	put("mean_prompt", s.MeanPrompt)
 	put("mean_output", s.MeanOutput)
-	return m
 }
 
 // remember appends r to the recent decisions; older ones keep their
