@@ -91,7 +91,7 @@ func (l *Loop) SetConfig(cfg *config.File) error {
 	}
 	for _, t := range next {
 		if o, ok := old[t.cfg.Name]; ok {
-			t.run, t.recent = o.run, o.recent
+			t.run, t.recent, t.newest = o.run, o.recent, o.newest
 			delete(old, t.cfg.Name)
 			continue
 		}
@@ -409,7 +409,7 @@ func (l *Loop) Recent() map[string][]Record {
 	defer l.mu.Unlock()
 	out := make(map[string][]Record, len(l.targets))
 	for _, t := range l.targets {
-		recs := append([]Record(nil), t.recent...)
+		recs := t.records()
 		if n := len(recs); n > 0 && recs[n-1].Steps == nil {
 			recs[n-1].Steps = t.run.Explain()
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -420,7 +421,7 @@ func TestRememberKeepsNewestFive(t *testing.T) {
 	if len(tg.recent) != 5 || cap(tg.recent) != 5 {
 		t.Fatalf("len %d cap %d, want 5 and 5", len(tg.recent), cap(tg.recent))
 	}
-	for i, r := range tg.recent {
+	for i, r := range tg.records() {
 		if r.Desired != 3+i {
 			t.Errorf("recent[%d] desired %d, want %d", i, r.Desired, 3+i)
 		}
@@ -476,3 +477,54 @@ func TestLoopQuietStepsSame(t *testing.T) {
 		*nowQuiet = *nowLoud
 	}
 }
+
+// A target keeps its older decisions compact: read back, every field of
+// every Record (all of them set here, each signal a different value) is
+// what went in, the newest with its raw results and steps; a field added to
+// Record or Signals must be kept too.
+func TestRememberKeepsEveryField(t *testing.T) {
+	if n := reflect.TypeFor[Record]().NumField(); n != 15 {
+		t.Fatalf("Record has %d fields: keep the new ones in pastRecord", n)
+	}
+	if n := reflect.TypeFor[Signals]().NumField(); n != signalFields {
+		t.Fatalf("Signals has %d fields, signalFields %d", n, signalFields)
+	}
+	full := func(i int) Record {
+		r := Record{Target: "chat", At: t0.Add(time.Duration(i) * time.Second), Desired: 3 + i, Current: 2 + i,
+			Observed: ptr(1 + i), Reason: "metric", Held: i%2 == 0, Errors: []string{"kv: timeout: x"},
+			Stuck: ptr(i), StuckReplicas: []string{"http://p1"}, Applied: ptr(4 + i), ApplyError: "refused",
+			Raw:   recommend.RawResults{{Signal: recommend.SignalQueue, Value: 60, Target: 24, Replicas: 3, Desired: 3, Valid: true}},
+			Steps: []recommend.Step{{Reason: recommend.ReasonMetric, Value: 3, Text: "queue 60 / target 24"}}}
+		v := reflect.ValueOf(&r.Signals).Elem()
+		for k := range v.NumField() {
+			x := float64(k) + 0.5 + float64(i)
+			v.Field(k).Set(reflect.ValueOf(&x))
+		}
+		return r
+	}
+	var tg target
+	tg.cfg.Name = "chat"
+	for i := range 7 {
+		tg.remember(full(i))
+	}
+	got := tg.records()
+	for k, r := range got {
+		want := full(2 + k)
+		if k < len(got)-1 {
+			want.Raw, want.Steps = nil, nil
+		}
+		a, _ := json.Marshal(r)
+		b, _ := json.Marshal(want)
+		if !bytes.Equal(a, b) {
+			t.Errorf("record %d:\n%s\nwant\n%s", k, a, b)
+		}
+	}
+	// Unknown pointers stay unknown.
+	var empty target
+	empty.remember(Record{Target: "x", Reason: "no-data"})
+	if r := empty.records()[0]; r.Observed != nil || r.Stuck != nil || r.Applied != nil || r.Signals != (Signals{}) {
+		t.Errorf("empty record read back as %+v", r)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
