@@ -32,8 +32,7 @@ func decodeVector(body []byte) (vals []taggedValue, warnings []string, ok bool) 
 		switch {
 		case string(key) == "status" && !seenStatus:
 			seenStatus = true
-			s, ok := d.str()
-			return ok && string(s) == "success"
+			return d.strIs("success")
 		case string(key) == "data" && !seenData:
 			seenData = true
 			var seenType, seenResult bool
@@ -41,8 +40,7 @@ func decodeVector(body []byte) (vals []taggedValue, warnings []string, ok bool) 
 				switch {
 				case string(key) == "resultType" && !seenType:
 					seenType = true
-					s, ok := d.str()
-					return ok && string(s) == "vector"
+					return d.strIs("vector")
 				case string(key) == "result" && !seenResult:
 					seenResult = true
 					vals = make([]taggedValue, 0, d.samplesHint())
@@ -124,6 +122,12 @@ func (d *vecDecoder) str() ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// strIs reads a string and reports whether it is want.
+func (d *vecDecoder) strIs(want string) bool {
+	s, ok := d.str()
+	return ok && string(s) == want
 }
 
 // object reads {"key": <value>, ...}, calling member after each key's
