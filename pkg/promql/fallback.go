@@ -49,6 +49,13 @@ type fallbackState struct {
 
 func newFallbackState() *fallbackState { return &fallbackState{m: map[fallbackKey]*backoff{}} }
 
+// empty reports whether no key has a backoff.
+func (f *fallbackState) empty() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.m) == 0
+}
+
 func (f *fallbackState) get(k fallbackKey) *backoff {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -93,27 +100,35 @@ func (e *Evaluator) runBounded(ctx context.Context, fb *fallbackState, sig Signa
 	}
 	out := make([]answer, len(jobs))
 	sent := 0
-	keep := make([]job, 0, len(jobs))
-	at := make([]int, 0, len(jobs)) // keep[i] is jobs[at[i]]
-	for k, j := range jobs {
-		fk := fallbackKey{sig, j.target}
-		b := fb.get(fk)
-		if b == nil {
-			keep, at = append(keep, j), append(at, k)
-			continue
+	keep, at := jobs, []int(nil) // keep[i] is jobs[at[i]] (jobs[i] while at is nil)
+	if !fb.empty() {             // else no target backs off: the whole batch (usual case)
+		keep, at = make([]job, 0, len(jobs)), make([]int, 0, len(jobs))
+		for k, j := range jobs {
+			fk := fallbackKey{sig, j.target}
+			b := fb.get(fk)
+			if b == nil {
+				keep, at = append(keep, j), append(at, k)
+				continue
+			}
+			if t.Before(b.next) {
+				out[k] = answer{value: math.NaN(), err: backedOff(b)}
+				continue
+			}
+			a, err := e.runBatch(ctx, []job{j}, j.query, t)
+			sent++
+			if err != nil && err.Reason == ReasonBadData {
+				fb.fail(fk, t, err)
+			} else {
+				fb.clear(fk)
+			}
+			out[k] = a[0]
 		}
-		if t.Before(b.next) {
-			out[k] = answer{value: math.NaN(), err: backedOff(b)}
-			continue
+	}
+	pos := func(i int) int {
+		if at == nil {
+			return i
 		}
-		a, err := e.runBatch(ctx, []job{j}, j.query, t)
-		sent++
-		if err != nil && err.Reason == ReasonBadData {
-			fb.fail(fk, t, err)
-		} else {
-			fb.clear(fk)
-		}
-		out[k] = a[0]
+		return at[i]
 	}
 	if len(keep) == 0 {
 		return out, sent
@@ -125,14 +140,14 @@ func (e *Evaluator) runBounded(ctx context.Context, fb *fallbackState, sig Signa
 	sent++
 	if err == nil || err.Reason != ReasonBadData || len(keep) == 1 {
 		for i, v := range a {
-			out[at[i]] = v
+			out[pos(i)] = v
 		}
 		return out, sent
 	}
 	bk := fallbackKey{sig, -1 - jobs[0].target}
 	if b := fb.get(bk); b != nil && t.Before(b.next) {
 		for i := range keep {
-			out[at[i]] = answer{value: math.NaN(), err: backedOff(b), warn: a[i].warn}
+			out[pos(i)] = answer{value: math.NaN(), err: backedOff(b), warn: a[i].warn}
 		}
 		return out, sent
 	}
@@ -144,7 +159,7 @@ func (e *Evaluator) runBounded(ctx context.Context, fb *fallbackState, sig Signa
 			fb.fail(fallbackKey{sig, j.target}, t, err)
 			rejected++
 		}
-		out[at[i]] = one[0]
+		out[pos(i)] = one[0]
 	}
 	if rejected == 0 {
 		fb.fail(bk, t, err) // the batch itself is refused
