@@ -55,6 +55,7 @@ type Loop struct {
 	Writer Writer
 
 	cycleMu  sync.Mutex // serialises cycles and reloads
+	decideMu sync.Mutex // held while a cycle decides (after its reads): Recent explains
 	mu       sync.Mutex // guards targets and records for readers
 	targets  []*target
 	ready    atomic.Bool
@@ -225,6 +226,8 @@ func (l *Loop) Cycle(ctx context.Context) {
 		cfgs[i] = &t.cfg
 	}
 	readings := l.Source.Read(ctx, cfgs, now)
+	l.decideMu.Lock()
+	defer l.decideMu.Unlock()
 	anyValid := false
 	for i, t := range targets {
 		rd := readings[i]
@@ -401,10 +404,11 @@ func (l *Loop) audit(r Record, now time.Time) {
 
 // Recent returns the last decisions of every target, newest last; the
 // newest has its steps (written now when the cycle left them out:
-// recommend.Loop.Quiet). It waits for a running cycle to finish.
+// recommend.Loop.Quiet). It waits while a cycle decides, not while it
+// reads.
 func (l *Loop) Recent() map[string][]Record {
-	l.cycleMu.Lock()
-	defer l.cycleMu.Unlock()
+	l.decideMu.Lock()
+	defer l.decideMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make(map[string][]Record, len(l.targets))
