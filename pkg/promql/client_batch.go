@@ -15,12 +15,13 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// taggedValue is one sample of a batched query's answer: the value of its
-// TargetLabel ("" when absent) and its float value (NaN for a native
-// histogram sample, which has no float value).
+// taggedValue is one sample of a batched query's answer: the branch index
+// its TargetLabel names (tagIndex; -1 when absent or not an index) and its
+// float value (NaN for a native histogram sample, which has no float
+// value).
 type taggedValue struct {
-	tag   string
-	value float64
+	target int
+	value  float64
 }
 
 // batchAPI is implemented by *Client: an instant query whose vector answer
@@ -129,7 +130,8 @@ func (p *samplePair) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// decodeTagged maps an /api/v1/query answer to taggedValues, or to the
+// decodeTagged maps an /api/v1/query answer to taggedValues (through
+// decodeVector when it takes the body, else encoding/json), or to the
 // error client_golang's v1 API returns for it (v1 apiClientImpl.Do: 400 and
 // 422 carry Prometheus's errorType; other non-2xx codes are ErrClient or
 // ErrServer with the body as Detail; an undecodable or non-vector body is
@@ -159,6 +161,15 @@ func decodeTagged(code int, body []byte) ([]taggedValue, []string, error) {
 		}
 		return nil, r.Warnings, &v1.Error{Type: r.ErrorType, Msg: r.Error}
 	}
+	if vals, warn, ok := decodeVector(body); ok {
+		return vals, warn, nil
+	}
+	return decodeTaggedJSON(body)
+}
+
+// decodeTaggedJSON is decodeTagged for a 2xx answer through encoding/json.
+func decodeTaggedJSON(body []byte) ([]taggedValue, []string, error) {
+	var r taggedResponse
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, nil, &v1.Error{Type: v1.ErrBadResponse, Msg: err.Error()}
 	}
@@ -171,7 +182,7 @@ func decodeTagged(code int, body []byte) ([]taggedValue, []string, error) {
 	}
 	out := make([]taggedValue, len(r.Data.Result))
 	for i, s := range r.Data.Result {
-		out[i] = taggedValue{tag: s.Metric.Target, value: math.NaN()}
+		out[i] = taggedValue{target: tagIndex(s.Metric.Target), value: math.NaN()}
 		if s.Value != nil {
 			out[i].value = float64(*s.Value)
 		}
@@ -200,22 +211,23 @@ type formEscaper struct {
 	i int
 }
 
-// formSafeByte marks the bytes written as they are: printable ASCII but
-// space and %+&;=# (a table: the batched bodies are megabytes, each byte
-// is looked up twice per query).
-var formSafeByte = func() (t [256]bool) {
+// formByte is what a byte is written as when it is written as one byte
+// (itself; '+' for a space), 0 when it is written %XX: a table, as the
+// batched bodies are megabytes.
+var formByte = func() (t [256]byte) {
 	for c := '!'; c < 0x7f; c++ {
-		t[c] = !strings.ContainsRune("%+&;=#", c)
+		if !strings.ContainsRune("%+&;=#", c) {
+			t[c] = byte(c)
+		}
 	}
+	t[' '] = '+'
 	return t
 }()
-
-func formSafe(c byte) bool { return formSafeByte[c] }
 
 func formEscapedLen(s string) int {
 	n := 0
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; formSafe(c) || c == ' ' {
+		if formByte[s[i]] != 0 {
 			n++
 		} else {
 			n += 3
@@ -226,32 +238,28 @@ func formEscapedLen(s string) int {
 
 func (e *formEscaper) Read(p []byte) (int, error) {
 	const hex = "0123456789ABCDEF"
-	n := 0
-	for e.i < len(e.s) {
-		c := e.s[e.i]
-		switch {
-		case formSafe(c) || c == ' ':
-			if n == len(p) {
-				return n, nil
-			}
-			if c == ' ' {
-				c = '+'
-			}
-			p[n] = c
+	s, i, n := e.s, e.i, 0
+	for i < len(s) && n < len(p) {
+		c := s[i]
+		if o := formByte[c]; o != 0 {
+			p[n] = o
 			n++
-		default:
-			if len(p)-n < 3 {
-				if n == 0 {
-					return 0, io.ErrShortBuffer
-				}
-				return n, nil
-			}
-			p[n], p[n+1], p[n+2] = '%', hex[c>>4], hex[c&15]
-			n += 3
+			i++
+			continue
 		}
-		e.i++
+		if len(p)-n < 3 {
+			if n == 0 {
+				e.i = i
+				return 0, io.ErrShortBuffer
+			}
+			break
+		}
+		p[n], p[n+1], p[n+2] = '%', hex[c>>4], hex[c&15]
+		n += 3
+		i++
 	}
-	if n == 0 {
+	e.i = i
+	if n == 0 && i == len(s) {
 		return 0, io.EOF
 	}
 	return n, nil

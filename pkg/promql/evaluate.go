@@ -108,6 +108,25 @@ type answer struct {
 	warn  []string
 }
 
+// targetAnswer is an answer for the target of index target.
+type targetAnswer struct {
+	target int
+	answer
+}
+
+// numSignals bounds the Signal values (they start at 1).
+const numSignals = int(GenerationTokens) + 1
+
+// sigValues are one target's values read this cycle, by signal.
+type sigValues struct {
+	v   [numSignals]float64
+	set signalSet
+}
+
+func (sv *sigValues) get(s Signal) (float64, bool) { return sv.v[s], sv.set.has(s) }
+
+func (sv *sigValues) put(s Signal, v float64) { sv.v[s], sv.set = v, sv.set|1<<s }
+
 // Plan is the queries of one set of targets, built and printed once (query
 // text for 1,000 targets is about 1.3 MB; rebuilding it every cycle would
 // cost more CPU than the cycle's other work). Make a new Plan when the
@@ -137,7 +156,7 @@ type stuckCache struct {
 	mu      sync.Mutex
 	read    bool           // false until the first read
 	at      time.Time      // the t of that read
-	answers map[int]answer // by target index; warnings dropped
+	answers []targetAnswer // warnings dropped
 }
 
 // due reports whether the Stuck batches are to be sent at t: never read
@@ -150,14 +169,14 @@ func (c *stuckCache) due(t time.Time, every time.Duration) bool {
 }
 
 // store records the Stuck answers read at t.
-func (c *stuckCache) store(t time.Time, answers map[int]answer) {
+func (c *stuckCache) store(t time.Time, answers []targetAnswer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.read, c.at, c.answers = true, t, answers
 }
 
 // load returns the answers of the last read (nil before any).
-func (c *stuckCache) load() map[int]answer {
+func (c *stuckCache) load() []targetAnswer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.answers
@@ -179,11 +198,17 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 		signals:   make([]signalSet, len(targets)),
 		buildErrs: make([]error, len(targets)),
 	}
-	exprs := make([]map[Signal]parser.Expr, len(targets)) // dropped when printed
+	// Each target's queries are printed as they are built, so that the
+	// ASTs of all targets (about 5 MB per 1,000) are never held at once.
+	jobsOf := make(map[Signal][]job)
 	for i, tg := range targets {
-		exprs[i], p.buildErrs[i] = buildExprs(tg, opts)
-		for s := range exprs[i] {
+		var exprs map[Signal]parser.Expr
+		exprs, p.buildErrs[i] = buildExprs(tg, opts)
+		for s, ex := range exprs {
 			p.signals[i] |= 1 << s
+			if s != StuckWaiting {
+				jobsOf[s] = append(jobsOf[s], job{target: i, query: ex.String(), scalar: ex.Type() == parser.ValueTypeScalar})
+			}
 		}
 	}
 	if batchSize <= 0 {
@@ -197,24 +222,15 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 		if s == StuckWaiting {
 			continue // on demand: see stuckRound
 		}
-		var jobs []job
-		for i := range targets {
-			if ex, ok := exprs[i][s]; ok {
-				jobs = append(jobs, job{target: i, expr: ex})
-			}
-		}
+		jobs := jobsOf[s]
+		delete(jobsOf, s)
 		for len(jobs) > 0 {
 			n := batchCut(jobs, batchSize)
 			b := batch{signal: s, jobs: jobs[:n:n]}
 			if n == 1 {
-				b.query = jobs[0].expr.String()
-				b.jobs[0].query = b.query
-				b.jobs[0].scalar = jobs[0].expr.Type() == parser.ValueTypeScalar
+				b.query = jobs[0].query
 			} else {
 				b.query = batchQuery(b.jobs)
-			}
-			for k := range b.jobs {
-				b.jobs[k].expr = nil
 			}
 			p.batches = append(p.batches, b)
 			jobs = jobs[n:]
@@ -292,7 +308,7 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 		}
 	}
 
-	answers := make([]map[int]answer, len(p.batches))
+	answers := make([][]answer, len(p.batches))
 	queries := make([]int, len(p.batches))
 	par := e.Parallel
 	if par <= 0 {
@@ -314,41 +330,34 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 	}
 	wg.Wait()
 
-	values := make([]map[Signal]float64, len(targets))
-	for i := range values {
-		values[i] = make(map[Signal]float64, 8)
-	}
+	values := make([]sigValues, len(targets))
 	var st Stats
-	var stuckAnswers map[int]answer
-	if readStuck {
-		stuckAnswers = map[int]answer{}
-	}
+	var stuckAnswers []targetAnswer
 	for bi, ans := range answers {
 		st.Queries += queries[bi]
-		s := p.batches[bi].signal
-		if s == Stuck && readStuck {
-			for ti, a := range ans {
-				stuckAnswers[ti] = answer{value: a.value, err: a.err}
+		s, jobs := p.batches[bi].signal, p.batches[bi].jobs
+		for k, a := range ans {
+			ti := jobs[k].target
+			if s == Stuck && readStuck {
+				stuckAnswers = append(stuckAnswers, targetAnswer{ti, answer{value: a.value, err: a.err}})
 			}
-		}
-		for ti, a := range ans {
 			results[ti].Warnings = append(results[ti].Warnings, a.warn...)
 			if a.err != nil {
 				results[ti].Errors[s] = a.err
 				continue
 			}
-			values[ti][s] = a.value
+			values[ti].put(s, a.value)
 		}
 	}
 	if readStuck {
 		p.stuck.store(t, stuckAnswers)
 	} else {
-		for ti, a := range p.stuck.load() {
+		for _, a := range p.stuck.load() {
 			if a.err != nil {
-				results[ti].Errors[Stuck] = a.err
+				results[a.target].Errors[Stuck] = a.err
 				continue
 			}
-			values[ti][Stuck] = a.value
+			values[a.target].put(Stuck, a.value)
 		}
 	}
 	st.Queries += e.stuckRound(ctx, p, t, values, results)
@@ -362,14 +371,14 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 		if p.signals[i].has(Duplicated) {
 			if ReasonOf(results[i].Errors[Duplicated]) == ReasonEmpty {
 				delete(results[i].Errors, Duplicated) // no series: nothing to fold
-				values[i][Duplicated] = 0
+				values[i].put(Duplicated, 0)
 			}
-			if v, ok := values[i][Duplicated]; ok {
+			if v, ok := values[i].get(Duplicated); ok {
 				results[i].Duplicated = v
 			}
 		}
-		results[i].Observation = observe(tg, p.signals[i], values[i], results[i].Errors)
-		results[i].Stuck = excludeStuck(&results[i].Observation, p.signals[i], values[i], results[i].Errors)
+		results[i].Observation = observe(tg, p.signals[i], &values[i], results[i].Errors)
+		results[i].Stuck = excludeStuck(&results[i].Observation, p.signals[i], &values[i], results[i].Errors)
 	}
 	return results, st
 }
@@ -380,10 +389,10 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 // long (about 450 bytes per target) and stuck pods are rare, so the waiting
 // of stuck pods is not asked for every target every cycle. It returns the
 // queries sent.
-func (e *Evaluator) stuckRound(ctx context.Context, p *Plan, t time.Time, values []map[Signal]float64, results []Result) int {
+func (e *Evaluator) stuckRound(ctx context.Context, p *Plan, t time.Time, values []sigValues, results []Result) int {
 	var jobs []job
 	for i, tg := range p.targets {
-		if p.buildErrs[i] != nil || !p.signals[i].has(StuckWaiting) || !(values[i][Stuck] > 0) {
+		if p.buildErrs[i] != nil || !p.signals[i].has(StuckWaiting) || !(values[i].v[Stuck] > 0) {
 			continue
 		}
 		exprs, err := buildExprs(tg, p.opts)
@@ -406,13 +415,14 @@ func (e *Evaluator) stuckRound(ctx context.Context, p *Plan, t time.Time, values
 		}
 		ans, q := e.runBounded(ctx, p.fallback, StuckWaiting, b, query, t)
 		sent += q
-		for ti, a := range ans {
+		for k, a := range ans {
+			ti := b[k].target
 			results[ti].Warnings = append(results[ti].Warnings, a.warn...)
 			if a.err != nil {
 				results[ti].Errors[StuckWaiting] = a.err
 				continue
 			}
-			values[ti][StuckWaiting] = a.value
+			values[ti].put(StuckWaiting, a.value)
 		}
 		jobs = jobs[n:]
 	}
@@ -420,10 +430,10 @@ func (e *Evaluator) stuckRound(ctx context.Context, p *Plan, t time.Time, values
 }
 
 // runBatch sends query (the batch of jobs, or a single job's query) once
-// and returns each target's answer and, when the whole query failed, its
+// and returns each job's answer (out[k] for jobs[k]) and, when the whole query failed, its
 // error (runBounded retries a rejected batch target by target).
-func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t time.Time) (map[int]answer, *QueryError) {
-	out := make(map[int]answer, len(jobs))
+func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t time.Time) ([]answer, *QueryError) {
+	out := make([]answer, len(jobs))
 	var (
 		vec    model.Vector
 		tagged []taggedValue
@@ -437,53 +447,39 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t ti
 	}
 	if err != nil {
 		qe := asQueryError(err, query)
-		for _, j := range jobs {
-			out[j.target] = answer{value: math.NaN(), err: qe, warn: warn}
+		for k := range jobs {
+			out[k] = answer{value: math.NaN(), err: qe, warn: warn}
 		}
 		return out, qe
 	}
 	if tagged == nil {
 		tagged = make([]taggedValue, len(vec))
 		for i, s := range vec {
-			tagged[i] = taggedValue{tag: string(s.Metric[TargetLabel]), value: float64(s.Value)}
+			tagged[i] = taggedValue{target: tagIndex(string(s.Metric[TargetLabel])), value: float64(s.Value)}
 		}
 	}
 	if len(jobs) == 1 {
-		v, err := single(valuesOf(tagged), query)
-		out[jobs[0].target] = answer{value: v, err: err, warn: warn}
+		var b branchValues
+		for _, s := range tagged {
+			b.add(s.value)
+		}
+		v, err := b.single(query)
+		out[0] = answer{value: v, err: err, warn: warn}
 		return out, nil
 	}
-	// The values of branch k, in answer order. Samples without the label,
-	// or with a value that is not a branch index, belong to no target.
-	byIndex := make([][]float64, len(jobs))
+	// The values of branch k. Samples without the label, or with a value
+	// that is not a branch index, belong to no target.
+	byIndex := make([]branchValues, len(jobs))
 	for _, s := range tagged {
-		if k, ok := branchIndex(s.tag, len(jobs)); ok {
-			byIndex[k] = append(byIndex[k], s.value)
+		if s.target >= 0 && s.target < len(jobs) {
+			byIndex[s.target].add(s.value)
 		}
 	}
-	for k, j := range jobs {
-		v, err := single(byIndex[k], query)
-		out[j.target] = answer{value: v, err: err, warn: warn}
+	for k := range jobs {
+		v, err := byIndex[k].single(query)
+		out[k] = answer{value: v, err: err, warn: warn}
 	}
 	return out, nil
-}
-
-// branchIndex parses a TargetLabel value printed by batchQuery
-// (strconv.Itoa(k), 0 <= k < n).
-func branchIndex(tag string, n int) (int, bool) {
-	k, err := strconv.Atoi(tag)
-	if err != nil || k < 0 || k >= n || (len(tag) > 1 && tag[0] == '0') || tag[0] == '+' {
-		return 0, false
-	}
-	return k, true
-}
-
-func valuesOf(ts []taggedValue) []float64 {
-	out := make([]float64, len(ts))
-	for i, s := range ts {
-		out[i] = s.value
-	}
-	return out
 }
 
 // batchQuery is `label_replace(<q0>, "infscale_target", "0", "", "") or
@@ -498,6 +494,9 @@ func valuesOf(ts []taggedValue) []float64 {
 // TestGoldenBatch checks it.
 func batchQuery(jobs []job) string {
 	for k, j := range jobs {
+		if j.expr == nil { // printed already (NewPlan)
+			continue
+		}
 		if jobs[k].query == "" { // batchCut printed it already
 			jobs[k].query = j.expr.String()
 		}
@@ -577,15 +576,41 @@ func joinBatch(jobs []job) string {
 // ReasonEmpty; several samples must agree (HA duplicates of one series do),
 // else ReasonAmbiguous; NaN or ±Inf is ReasonNaN.
 func single(vals []float64, q string) (float64, error) {
-	if len(vals) == 0 {
+	var b branchValues
+	for _, v := range vals {
+		b.add(v)
+	}
+	return b.single(q)
+}
+
+// branchValues folds the values of one target's series in answer order:
+// how many, the first, and the first that differs from it.
+type branchValues struct {
+	n      int
+	first  float64
+	other  float64
+	differ bool
+}
+
+func (b *branchValues) add(w float64) {
+	switch {
+	case b.n == 0:
+		b.first = w
+	case !b.differ && w != b.first && !(math.IsNaN(w) && math.IsNaN(b.first)):
+		b.other, b.differ = w, true
+	}
+	b.n++
+}
+
+// single is the one value of the series (see the function single).
+func (b *branchValues) single(q string) (float64, error) {
+	if b.n == 0 {
 		return math.NaN(), &QueryError{Reason: ReasonEmpty, Query: q, Err: fmt.Errorf("no series")}
 	}
-	v := vals[0]
-	for _, w := range vals[1:] {
-		if w != v && !(math.IsNaN(w) && math.IsNaN(v)) {
-			return math.NaN(), &QueryError{Reason: ReasonAmbiguous, Query: q,
-				Err: fmt.Errorf("%d series with different values (%v and %v); aggregate the query to one series", len(vals), v, w)}
-		}
+	v := b.first
+	if b.differ {
+		return math.NaN(), &QueryError{Reason: ReasonAmbiguous, Query: q,
+			Err: fmt.Errorf("%d series with different values (%v and %v); aggregate the query to one series", b.n, v, b.other)}
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return math.NaN(), &QueryError{Reason: ReasonNaN, Query: q, Err: fmt.Errorf("value %v", v)}
@@ -604,9 +629,9 @@ func unknownObservation() recommend.Observation { return recommend.Unknown() }
 
 // observe folds one target's values into an Observation and records
 // ReasonUnsupported for signals the target asked for but its profile lacks.
-func observe(tg Target, has signalSet, vals map[Signal]float64, errs map[Signal]error) recommend.Observation {
+func observe(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) recommend.Observation {
 	get := func(s Signal) float64 {
-		if v, ok := vals[s]; ok {
+		if v, ok := vals.get(s); ok {
 			return v
 		}
 		return math.NaN()
@@ -680,13 +705,13 @@ func observe(tg Target, has signalSet, vals map[Signal]float64, errs map[Signal]
 // down). When StuckWaiting could not be read, or an override owns the
 // waiting or reporting shape (no StuckWaiting query), the totals are left as
 // they were (the pods are flagged, not excluded); Errors says why.
-func excludeStuck(o *recommend.Observation, has signalSet, vals map[Signal]float64, errs map[Signal]error) float64 {
+func excludeStuck(o *recommend.Observation, has signalSet, vals *sigValues, errs map[Signal]error) float64 {
 	read := func(s Signal) float64 {
 		if ReasonOf(errs[s]) == ReasonEmpty {
 			delete(errs, s)
 			return 0
 		}
-		if v, ok := vals[s]; ok && v >= 0 {
+		if v, ok := vals.get(s); ok && v >= 0 {
 			return v
 		}
 		return math.NaN()

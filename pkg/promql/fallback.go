@@ -49,6 +49,13 @@ type fallbackState struct {
 
 func newFallbackState() *fallbackState { return &fallbackState{m: map[fallbackKey]*backoff{}} }
 
+// empty reports whether no key has a backoff.
+func (f *fallbackState) empty() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.m) == 0
+}
+
 func (f *fallbackState) get(k fallbackKey) *backoff {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -84,34 +91,44 @@ func backedOff(b *backoff) *QueryError {
 }
 
 // runBounded runs one batch with the bounded fallback (see
-// FallbackBackoff) and returns each target's answer and the queries sent.
-func (e *Evaluator) runBounded(ctx context.Context, fb *fallbackState, sig Signal, jobs []job, query string, t time.Time) (map[int]answer, int) {
+// FallbackBackoff) and returns each job's answer (out[k] for jobs[k]) and
+// the queries sent.
+func (e *Evaluator) runBounded(ctx context.Context, fb *fallbackState, sig Signal, jobs []job, query string, t time.Time) ([]answer, int) {
 	if len(jobs) == 1 {
 		out, _ := e.runBatch(ctx, jobs, query, t)
 		return out, 1
 	}
-	out := make(map[int]answer, len(jobs))
+	out := make([]answer, len(jobs))
 	sent := 0
-	keep := make([]job, 0, len(jobs))
-	for _, j := range jobs {
-		k := fallbackKey{sig, j.target}
-		b := fb.get(k)
-		if b == nil {
-			keep = append(keep, j)
-			continue
+	keep, at := jobs, []int(nil) // keep[i] is jobs[at[i]] (jobs[i] while at is nil)
+	if !fb.empty() {             // else no target backs off: the whole batch (usual case)
+		keep, at = make([]job, 0, len(jobs)), make([]int, 0, len(jobs))
+		for k, j := range jobs {
+			fk := fallbackKey{sig, j.target}
+			b := fb.get(fk)
+			if b == nil {
+				keep, at = append(keep, j), append(at, k)
+				continue
+			}
+			if t.Before(b.next) {
+				out[k] = answer{value: math.NaN(), err: backedOff(b)}
+				continue
+			}
+			a, err := e.runBatch(ctx, []job{j}, j.query, t)
+			sent++
+			if err != nil && err.Reason == ReasonBadData {
+				fb.fail(fk, t, err)
+			} else {
+				fb.clear(fk)
+			}
+			out[k] = a[0]
 		}
-		if t.Before(b.next) {
-			out[j.target] = answer{value: math.NaN(), err: backedOff(b)}
-			continue
+	}
+	pos := func(i int) int {
+		if at == nil {
+			return i
 		}
-		a, err := e.runBatch(ctx, []job{j}, j.query, t)
-		sent++
-		if err != nil && err.Reason == ReasonBadData {
-			fb.fail(k, t, err)
-		} else {
-			fb.clear(k)
-		}
-		out[j.target] = a[j.target]
+		return at[i]
 	}
 	if len(keep) == 0 {
 		return out, sent
@@ -122,27 +139,27 @@ func (e *Evaluator) runBounded(ctx context.Context, fb *fallbackState, sig Signa
 	a, err := e.runBatch(ctx, keep, query, t)
 	sent++
 	if err == nil || err.Reason != ReasonBadData || len(keep) == 1 {
-		for ti, v := range a {
-			out[ti] = v
+		for i, v := range a {
+			out[pos(i)] = v
 		}
 		return out, sent
 	}
 	bk := fallbackKey{sig, -1 - jobs[0].target}
 	if b := fb.get(bk); b != nil && t.Before(b.next) {
-		for _, j := range keep {
-			out[j.target] = answer{value: math.NaN(), err: backedOff(b), warn: a[j.target].warn}
+		for i := range keep {
+			out[pos(i)] = answer{value: math.NaN(), err: backedOff(b), warn: a[i].warn}
 		}
 		return out, sent
 	}
 	rejected := 0
-	for _, j := range keep {
+	for i, j := range keep {
 		one, err := e.runBatch(ctx, []job{j}, j.query, t)
 		sent++
 		if err != nil && err.Reason == ReasonBadData {
 			fb.fail(fallbackKey{sig, j.target}, t, err)
 			rejected++
 		}
-		out[j.target] = one[j.target]
+		out[pos(i)] = one[0]
 	}
 	if rejected == 0 {
 		fb.fail(bk, t, err) // the batch itself is refused

@@ -65,6 +65,13 @@ func Decide(p *Policy, obs Observation, st *State, now time.Time) Decision {
 // DecideInto is Decide writing into d, reusing d.Raw and d.Steps (for the
 // replay simulator's hot loop).
 func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Time) {
+	decideInto(d, p, obs, st, now, false)
+}
+
+// decideInto is DecideInto; quiet leaves d.Steps empty and does not
+// write out the arithmetic (Loop.Quiet).
+func decideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Time, quiet bool) {
+	d.quiet = quiet
 	p.prepare()
 	if st == nil {
 		st = new(State)
@@ -102,11 +109,13 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 		if m.Signal == SignalDemand {
 			r, why, text = p.demandRaw(m, obs, cur, st, now)
 		} else {
-			r, why, text = rawFor(m, obs, cur, p.tol)
+			r, why, text = rawFor(m, obs, cur, p.tol, !d.quiet)
 		}
 		if g.holds(m.Signal) && r.Valid && r.Desired > base {
 			r.Desired, why = base, ReasonGuard
-			text += "; " + g.text + ": hold " + itoa(base)
+			if !d.quiet {
+				text += "; " + g.text + ": hold " + itoa(base)
+			}
 		}
 		d.Raw = append(d.Raw, r)
 		d.step(why, r.Desired, text)
@@ -131,7 +140,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	if valid == 0 {
 		rec = 0
 	}
-	if valid > 1 {
+	if valid > 1 && !d.quiet {
 		d.step(reason, rec, "largest of the metrics' recommendations = "+itoa(rec))
 	}
 
@@ -173,7 +182,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 
 	// 6. stabilisation, from the previous output (see the doc comment).
 	out, text := p.stabilize(st, rec, base, now)
-	if initial {
+	if initial && !d.quiet {
 		text += " (the windows include the current " + itoa(obs.Current) + ", recorded at this first decision as the HPA's recordInitialRecommendation does)"
 	}
 	why := Reason(0)
@@ -183,9 +192,15 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	d.step(why, out, text)
 
 	// 7. rate limits, min/max, floors.
-	b := bounds{lo: floor, hi: p.Max, loReason: ReasonMin, hiReason: ReasonMax, loText: "min " + itoa(floor)}
+	b := bounds{lo: floor, hi: p.Max, loReason: ReasonMin, hiReason: ReasonMax}
+	if !d.quiet {
+		b.loText = "min " + itoa(floor)
+	}
 	if byWindow != nil {
-		b.loReason, b.loText = ReasonSchedule, "schedule "+byWindow.text+" raises min to "+itoa(floor)
+		b.loReason = ReasonSchedule
+		if !d.quiet {
+			b.loText = "schedule " + byWindow.text + " raises min to " + itoa(floor)
+		}
 	}
 	zeroing := floor == 0
 	if zeroing {
@@ -239,6 +254,9 @@ func (p *Policy) base(st *State, cur int, now time.Time) int {
 
 // step appends a pipeline stage.
 func (d *Decision) step(r Reason, v int, text string) {
+	if d.quiet {
+		return
+	}
 	d.Steps = append(d.Steps, Step{Reason: r, Value: v, Text: text})
 }
 

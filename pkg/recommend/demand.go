@@ -207,5 +207,5 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 		return r, ReasonMetric, text + "; from zero replicas there is no tolerance"
 	}
 	r.Ratio = exact / float64(cur)
-	return applyTolerance(r, cur, p.tol, text+"; ratio "+num(exact)+" / "+itoa(cur)+" = "+ratio(r.Ratio))
+	return applyTolerance(r, cur, p.tol, text+"; ratio "+num(exact)+" / "+itoa(cur)+" = "+ratio(r.Ratio), true)
 }

@@ -34,8 +34,28 @@ type Loop struct {
 	// Current is the last current replica count read, valid when HasCurrent.
 	Current    int
 	HasCurrent bool
+	// Quiet leaves the steps of Decide's decisions out (Decision.Steps
+	// empty): their text is most of a decision's cost, and a loop that
+	// shows only some of them (serve: its newest decision, when asked)
+	// writes them with Explain.
+	Quiet bool
 
-	trial State // Decide's scratch copy of State (its slices reused)
+	// trial is Decide's scratch copy of State (its slices reused); after a
+	// decision it holds the State the decision started from.
+	trial State
+	// last is what the last decision started from, for Explain.
+	last lastDecision
+}
+
+// lastDecision is the input of a Loop's last decision besides the State
+// it started from (Loop.trial).
+type lastDecision struct {
+	ok                     bool
+	p                      *Policy
+	r                      Reading
+	now                    time.Time
+	desired, current       int
+	hasDesired, hasCurrent bool
 }
 
 // Reading is one cycle's observation for Loop.Decide.
@@ -62,6 +82,29 @@ func (l *Loop) Decide(p *Policy, r Reading, now time.Time) (d Decision, decided,
 // DecideInto is Decide writing into d, reusing its slices (the replay's hot
 // loop).
 func (l *Loop) DecideInto(d *Decision, p *Policy, r Reading, now time.Time) (decided, held bool) {
+	last := lastDecision{ok: true, p: p, r: r, now: now, desired: l.Desired, current: l.Current, hasDesired: l.HasDesired, hasCurrent: l.HasCurrent}
+	if decided, held = l.decide(d, p, r, now, l.Quiet); decided {
+		l.last = last
+	}
+	return decided, held
+}
+
+// Explain returns the steps of the last decision (what Decide returns
+// without Quiet): it decides again from what that decision started from,
+// on a copy. Nil when nothing was decided since the loop was made or
+// restored.
+func (l *Loop) Explain() []Step {
+	if !l.last.ok {
+		return nil
+	}
+	a := l.last
+	re := Loop{State: copyState(State{}, &l.trial), Desired: a.desired, Current: a.current, HasDesired: a.hasDesired, HasCurrent: a.hasCurrent}
+	var d Decision
+	re.decide(&d, a.p, a.r, a.now, false)
+	return d.Steps
+}
+
+func (l *Loop) decide(d *Decision, p *Policy, r Reading, now time.Time, quiet bool) (decided, held bool) {
 	obs := r.Obs
 	if r.CurrentKnown {
 		l.Current, l.HasCurrent = obs.Current, true
@@ -81,24 +124,29 @@ func (l *Loop) DecideInto(d *Decision, p *Policy, r Reading, now time.Time) (dec
 		return false, false
 	}
 	l.trial = copyState(l.trial, &l.State)
-	DecideInto(d, p, obs, &l.trial, now)
+	decideInto(d, p, obs, &l.trial, now, quiet)
 	if d.Reason == ReasonNoData && l.HasDesired {
 		hold := p.Bound(l.Desired, now)
-		text := fmt.Sprintf("no metric is known: hold the last desired %d (not current %d)", l.Desired, obs.Current)
-		if hold != l.Desired {
-			text = fmt.Sprintf("no metric is known: hold the last desired %d within min %d (schedule included), max %d: %d (not current %d)", l.Desired, p.Floor(now), p.Max, hold, obs.Current)
+		if !quiet {
+			text := fmt.Sprintf("no metric is known: hold the last desired %d (not current %d)", l.Desired, obs.Current)
+			if hold != l.Desired {
+				text = fmt.Sprintf("no metric is known: hold the last desired %d within min %d (schedule included), max %d: %d (not current %d)", l.Desired, p.Floor(now), p.Max, hold, obs.Current)
+			}
+			d.step(ReasonNoData, hold, text)
 		}
 		d.Desired, held = hold, true
-		d.step(ReasonNoData, hold, text)
 		// The trial is dropped: the outage counts as the held value. Its
 		// idle bookkeeping stays: requests held (or activity unknown) while
 		// no metric is known are activity, and the cooldown runs from them.
-		l.State.Recommendations = append(pruneBefore(l.State.Recommendations, now.Add(-p.Horizon())),
+		// (Made on a copy of State, so that trial keeps the State the
+		// decision started from, as after any decision.)
+		firstSeen, lastActive := l.trial.FirstSeen, l.trial.LastActive
+		l.trial = copyState(l.trial, &l.State)
+		l.trial.Recommendations = append(pruneBefore(l.trial.Recommendations, now.Add(-p.Horizon())),
 			TimedReplicas{At: now, Replicas: hold})
-		l.State.FirstSeen, l.State.LastActive = l.trial.FirstSeen, l.trial.LastActive
-	} else {
-		l.State, l.trial = l.trial, l.State
+		l.trial.FirstSeen, l.trial.LastActive = firstSeen, lastActive
 	}
+	l.State, l.trial = l.trial, l.State
 	l.Desired, l.HasDesired = d.Desired, true
 	return true, held
 }
@@ -106,7 +154,7 @@ func (l *Loop) DecideInto(d *Decision, p *Policy, r Reading, now time.Time) (dec
 // Restore sets the loop's memory from a saved state (a restart): desired is
 // bounded by p.Bound at now and returned; current < 0 is unknown.
 func (l *Loop) Restore(p *Policy, desired, current int, st State, now time.Time) int {
-	l.State = st
+	l.State, l.last = st, lastDecision{}
 	l.Desired, l.HasDesired = p.Bound(desired, now), true
 	// The downtime is unknown: no scale-down below the held value until a
 	// full window of fresh observations (Resume).

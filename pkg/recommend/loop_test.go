@@ -1,7 +1,9 @@
 package recommend
 
 import (
+	"fmt"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -110,6 +112,58 @@ func TestLoopNoDataHeldIsActivity(t *testing.T) {
 	}{{2100, 1, ReasonCooldown}, {2205, 1, ReasonCooldown}, {2215, 0, ReasonIdleToZero}} {
 		if d, _, _ := l.Decide(p, held(1, 0, 0), at(c.s)); d.Desired != c.want || d.Reason != c.why {
 			t.Errorf("t=%d: desired %d (%s), want %d (%s)", c.s, d.Desired, d.Reason, c.want, c.why)
+		}
+	}
+}
+
+// A Quiet loop decides as a loop that writes its steps, with no steps; its
+// Explain gives the steps the other wrote for the same decision (outages
+// held, scale-ups and -downs, missing pods, scale to zero included).
+func TestLoopQuietExplain(t *testing.T) {
+	kv := func(cur, reporting int, queue, kv float64) Observation {
+		o := queueObs(cur, queue)
+		o.KV, o.Reporting = kv, reporting
+		return o
+	}
+	for _, p := range []*Policy{
+		{Metrics: []Metric{{Signal: SignalQueue, Target: 24}, {Signal: SignalKV, Target: 0.8}}, Min: 1, Max: 8},
+		{Metrics: []Metric{{Signal: SignalQueue, Target: 4}}, Min: 0, Max: 10},
+	} {
+		mustValidate(t, p)
+		var loud, quiet Loop
+		quiet.Quiet = true
+		if quiet.Explain() != nil {
+			t.Fatal("Explain before any decision")
+		}
+		readings := []Reading{
+			{Obs: kv(2, 2, 60, 0.3), CurrentKnown: true, SpecFollows: true},
+			{Obs: kv(2, 2, 60, 0.3), CurrentKnown: true, SpecFollows: true},
+			{Obs: kv(3, 2, 90, 0.9), CurrentKnown: true, SpecFollows: true},
+			{Obs: unknownObs(0)},
+			{Obs: unknownObs(0)},
+			{Obs: kv(4, 4, 10, 0.2), CurrentKnown: true},
+			{Obs: kv(4, 1, 0, 0.1), CurrentKnown: true},
+			{Obs: kv(1, 1, 0, 0), CurrentKnown: true},
+			{Obs: kv(1, 1, 0, 0), CurrentKnown: true},
+			{Obs: kv(0, 0, 0, math.NaN()), CurrentKnown: true},
+		}
+		for i := range 60 {
+			r := readings[i%len(readings)]
+			now := at(1000 + 15*int64(i))
+			dl, okl, hl := loud.Decide(p, r, now)
+			dq, okq, hq := quiet.Decide(p, r, now)
+			if okl != okq || hl != hq || dl.Desired != dq.Desired || dl.Reason != dq.Reason || fmt.Sprint(dl.Raw) != fmt.Sprint(dq.Raw) { // NaN values: compared as printed
+				t.Fatalf("%d: quiet %+v %v %v, loud %+v %v %v", i, dq, okq, hq, dl, okl, hl)
+			}
+			if len(dq.Steps) != 0 || len(dl.Steps) == 0 {
+				t.Fatalf("%d: quiet steps %v, loud steps %v", i, dq.Steps, dl.Steps)
+			}
+			if got := quiet.Explain(); !reflect.DeepEqual(got, dl.Steps) {
+				t.Fatalf("%d: Explain %+v, want %+v", i, got, dl.Steps)
+			}
+			if fmt.Sprintf("%+v", loud.State) != fmt.Sprintf("%+v", quiet.State) || loud.Desired != quiet.Desired || loud.Current != quiet.Current {
+				t.Fatalf("%d: states differ: %+v, %+v", i, quiet.State, loud.State)
+			}
 		}
 	}
 }

@@ -21,21 +21,30 @@ func orZero(x float64) float64 {
 // every additive metric's total is the held requests (what the first
 // replica will have to serve), unknown when held is. Unknown held counts
 // as 0 with replicas (nothing holds requests). ok is false when a needed
-// signal is unknown.
-func total(s Signal, obs Observation, cur int) (v float64, detail string, ok bool) {
+// signal is unknown. The words are "" unless ex (explain) is set.
+func total(s Signal, obs Observation, cur int, ex bool) (v float64, detail string, ok bool) {
 	held := orZero(obs.Held)
 	if cur == 0 && !known(obs.Held) {
 		return math.NaN(), " (at zero replicas: held unknown)", false
 	}
 	if cur == 0 {
+		if !ex {
+			return held, "", true
+		}
 		return held, " (at zero replicas: held " + num(held) + ")", true
 	}
 	switch s {
 	case SignalQueue:
 		if !known(obs.Running) || !known(obs.Waiting) {
+			if !ex {
+				return math.NaN(), "", false
+			}
 			return math.NaN(), " (running " + num(obs.Running) + ", waiting " + num(obs.Waiting) + ")", false
 		}
 		v = obs.Running + obs.Waiting + held
+		if !ex {
+			return v, "", true
+		}
 		detail = " (running " + num(obs.Running) + " + waiting " + num(obs.Waiting)
 		if held > 0 {
 			detail += " + held " + num(held)
@@ -82,31 +91,38 @@ func countPods(obs Observation, cur int) podCounts {
 //
 // When some current replicas do not report, the HPA's unready and
 // missing-pods rules (calcPlainMetricReplicas, GetResourceReplicas) apply
-// to the additive and utilisation signals, see podsRule.
-func rawFor(m Metric, obs Observation, cur int, tol Tolerance) (Raw, Reason, string) {
+// to the additive and utilisation signals, see podsRule. Unless ex
+// (explain) is set, the text is left out ("" or part of it).
+func rawFor(m Metric, obs Observation, cur int, tol Tolerance, ex bool) (Raw, Reason, string) {
 	r := Raw{Signal: m.Signal, Target: m.Target, Value: math.NaN(), Ratio: math.NaN(), Replicas: cur, Desired: cur}
 	name := m.Signal.String()
 	pc := countPods(obs, cur)
 	switch {
 	case m.Signal.Additive():
-		v, detail, ok := total(m.Signal, obs, cur)
+		v, detail, ok := total(m.Signal, obs, cur, ex)
 		r.Value = v
 		if !ok {
 			return r, ReasonNoData, name + " unknown" + detail + ": no recommendation from it"
 		}
 		r.Valid = true
 		r.Replicas = ceilReplicas(v / m.Target)
-		text := name + " " + num(v) + " / target " + num(m.Target) + " per replica = " + countText(v/m.Target) + detail
+		text := ""
+		if ex {
+			text = name + " " + num(v) + " / target " + num(m.Target) + " per replica = " + countText(v/m.Target) + detail
+		}
 		if cur == 0 {
 			r.Ratio = v / m.Target
 			r.Desired = r.Replicas
 			return r, ReasonMetric, text + "; from zero replicas there is no tolerance"
 		}
 		if pc.ready > 0 && (pc.unready > 0 || pc.missing > 0) {
-			return podsRule(r, v/float64(pc.ready)/m.Target, pc, cur, m.Target, tol, text)
+			return podsRule(r, v/float64(pc.ready)/m.Target, pc, cur, m.Target, tol, text, ex)
 		}
 		r.Ratio = v / (m.Target * float64(cur))
-		return applyTolerance(r, cur, tol, text+"; ratio "+num(v)+" / ("+num(m.Target)+" × "+itoa(cur)+") = "+ratio(r.Ratio))
+		if ex {
+			text += "; ratio " + num(v) + " / (" + num(m.Target) + " × " + itoa(cur) + ") = " + ratio(r.Ratio)
+		}
+		return applyTolerance(r, cur, tol, text, ex)
 
 	case m.Signal.Utilization():
 		v := obs.KV
@@ -120,16 +136,19 @@ func rawFor(m Metric, obs Observation, cur int, tol Tolerance) (Raw, Reason, str
 		r.Valid = true
 		u := v / m.Target
 		r.Replicas = ceilReplicas(u * float64(pc.ready))
-		text := name + " mean " + num(v) + " / target " + num(m.Target) + " = ratio " + ratio(u) + " × " + itoa(pc.ready) + " reporting = " + countText(u*float64(pc.ready))
+		text := ""
+		if ex {
+			text = name + " mean " + num(v) + " / target " + num(m.Target) + " = ratio " + ratio(u) + " × " + itoa(pc.ready) + " reporting = " + countText(u*float64(pc.ready))
+		}
 		if pc.unready > 0 || pc.missing > 0 {
 			full := 1.0 // a missing replica's KV cache counts as full on a scale-down
 			if m.Signal == SignalCPU {
 				full = 100
 			}
-			return podsRule(r, u, pc, cur, math.Max(full, m.Target), tol, text)
+			return podsRule(r, u, pc, cur, math.Max(full, m.Target), tol, text, ex)
 		}
 		r.Ratio = u
-		return applyTolerance(r, cur, tol, text)
+		return applyTolerance(r, cur, tol, text, ex)
 
 	default: // ttft, queuewait
 		v := obs.TTFT
@@ -147,17 +166,28 @@ func rawFor(m Metric, obs Observation, cur int, tol Tolerance) (Raw, Reason, str
 		r.Valid = true
 		r.Ratio = v / m.Target
 		r.Replicas = ceilReplicas(r.Ratio * float64(cur))
-		return applyTolerance(r, cur, tol, name+" "+num(v)+"s / target "+num(m.Target)+"s = ratio "+ratio(r.Ratio)+" × "+itoa(cur)+" current = "+countText(r.Ratio*float64(cur)))
+		text := ""
+		if ex {
+			text = name + " " + num(v) + "s / target " + num(m.Target) + "s = ratio " + ratio(r.Ratio) + " × " + itoa(cur) + " current = " + countText(r.Ratio*float64(cur))
+		}
+		return applyTolerance(r, cur, tol, text, ex)
 	}
 }
 
-// applyTolerance keeps current when r.Ratio is inside the band.
-func applyTolerance(r Raw, cur int, tol Tolerance, text string) (Raw, Reason, string) {
+// applyTolerance keeps current when r.Ratio is inside the band; the text
+// says so when ex (explain) is set.
+func applyTolerance(r Raw, cur int, tol Tolerance, text string, ex bool) (Raw, Reason, string) {
 	if tol.within(r.Ratio) {
 		r.Desired = cur
+		if !ex {
+			return r, ReasonTolerance, text
+		}
 		return r, ReasonTolerance, text + " within tolerance " + tol.band() + ": keep " + itoa(cur)
 	}
 	r.Desired = r.Replicas
+	if !ex {
+		return r, ReasonMetric, text
+	}
 	return r, ReasonMetric, text + " outside tolerance " + tol.band() + ": " + itoa(r.Replicas)
 }
 
@@ -175,42 +205,64 @@ func applyTolerance(r Raw, cur int, tol Tolerance, text string) (Raw, Reason, st
 //   - the usage is recomputed over the replicas counted; inside the
 //     tolerance, or across 1 from the first usage, keep current; else
 //     ceil(new usage × counted), unless that moves against the direction.
-func podsRule(r Raw, usage float64, pc podCounts, cur int, fill float64, tol Tolerance, text string) (Raw, Reason, string) {
+func podsRule(r Raw, usage float64, pc podCounts, cur int, fill float64, tol Tolerance, text string, ex bool) (Raw, Reason, string) {
 	scaleUpWithUnready := pc.unready > 0 && usage > 1
 	if !scaleUpWithUnready && pc.missing == 0 {
 		r.Ratio = usage
 		r.Replicas = ceilReplicas(usage * float64(pc.ready))
-		return applyTolerance(r, cur, tol, text+"; "+itoa(pc.unready)+" unready replica(s) left out: ratio "+ratio(usage)+" over "+itoa(pc.ready)+" ready = "+countText(usage*float64(pc.ready)))
+		if ex {
+			text += "; " + itoa(pc.unready) + " unready replica(s) left out: ratio " + ratio(usage) + " over " + itoa(pc.ready) + " ready = " + countText(usage*float64(pc.ready))
+		}
+		return applyTolerance(r, cur, tol, text, ex)
 	}
 	sum, count := usage*float64(pc.ready), pc.ready
 	if pc.missing > 0 {
-		text += "; " + itoa(pc.missing) + " of " + itoa(cur) + " replicas missing"
+		if ex {
+			text += "; " + itoa(pc.missing) + " of " + itoa(cur) + " replicas missing"
+		}
 		switch {
 		case usage < 1:
 			sum += fill / r.Target * float64(pc.missing)
 			count += pc.missing
-			text += ", counted at " + num(fill) + " each (scale-down)"
+			if ex {
+				text += ", counted at " + num(fill) + " each (scale-down)"
+			}
 		case usage > 1:
 			count += pc.missing
-			text += ", counted at 0 each (scale-up)"
+			if ex {
+				text += ", counted at 0 each (scale-up)"
+			}
 		}
 	}
 	if scaleUpWithUnready {
 		count += pc.unready
-		text += "; " + itoa(pc.unready) + " unready counted at 0 (scale-up)"
+		if ex {
+			text += "; " + itoa(pc.unready) + " unready counted at 0 (scale-up)"
+		}
 	}
 	newUsage := sum / float64(count)
 	r.Ratio = newUsage
-	text += ": ratio " + ratio(usage) + " becomes " + ratio(newUsage) + " over " + itoa(count)
+	if ex {
+		text += ": ratio " + ratio(usage) + " becomes " + ratio(newUsage) + " over " + itoa(count)
+	}
 	if tol.within(newUsage) || (usage < 1 && newUsage > 1) || (usage > 1 && newUsage < 1) {
 		r.Desired = cur
+		if !ex {
+			return r, ReasonTolerance, text
+		}
 		return r, ReasonTolerance, text + ", within tolerance " + tol.band() + " or changing direction: keep " + itoa(cur)
 	}
 	next := ceilReplicas(newUsage * float64(count))
 	if (newUsage < 1 && next > cur) || (newUsage > 1 && next < cur) {
 		r.Desired = cur
+		if !ex {
+			return r, ReasonTolerance, text
+		}
 		return r, ReasonTolerance, text + ", " + itoa(next) + " would change direction: keep " + itoa(cur)
 	}
 	r.Replicas, r.Desired = next, next
+	if !ex {
+		return r, ReasonMetric, text
+	}
 	return r, ReasonMetric, text + " × " + itoa(count) + " = " + countText(newUsage*float64(count))
 }

@@ -271,8 +271,11 @@ type Decision struct {
 	// Raw is the per-metric part, in Policy.Metrics order (JSON: an object
 	// keyed by signal name).
 	Raw RawResults `json:"raw"`
-	// Steps are the pipeline stages in order.
+	// Steps are the pipeline stages in order (none when decided by a
+	// Loop with Quiet set: Loop.Explain).
 	Steps []Step `json:"steps"`
+
+	quiet bool // steps not written (Loop.Quiet)
 }
 
 // RawResults is Decision.Raw; it marshals to a JSON object keyed by signal.

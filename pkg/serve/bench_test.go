@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -155,12 +156,14 @@ func benchCycle(b *testing.B, n int) {
 	q0, qb0 := *queries, *qbytes
 	cpu0 := cpuTime()
 	b.ReportAllocs()
+	stop := cycleProfile(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		now = now.Add(15 * time.Second)
 		l.Cycle(context.Background())
 	}
 	b.StopTimer()
+	stop()
 	b.ReportMetric(float64(*queries-q0)/float64(b.N), "queries/cycle")
 	b.ReportMetric(float64(*qbytes-qb0)/float64(*queries-q0)/(1<<20), "MiB/query")
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/cycle")
@@ -169,7 +172,36 @@ func benchCycle(b *testing.B, n int) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "live-heap-MiB")
+	if path := os.Getenv("BENCH_CYCLE_HEAPPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
 	runtime.KeepAlive(l)
+}
+
+// cycleProfile starts a CPU profile of the steady cycles only (setup and
+// the warm cycle left out) when $BENCH_CYCLE_CPUPROFILE names a file, and
+// returns the function that stops it. ($BENCH_CYCLE_HEAPPROFILE names the
+// file of a heap profile written after the cycles, the loop still live.)
+func cycleProfile(b *testing.B) func() {
+	path := os.Getenv("BENCH_CYCLE_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // BenchmarkScrape1000Targets is one read of /metrics (OpenMetrics text)

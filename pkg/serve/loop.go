@@ -55,12 +55,20 @@ type Loop struct {
 	Writer Writer
 
 	cycleMu  sync.Mutex // serialises cycles and reloads
+	decideMu sync.Mutex // held while a cycle decides (after its reads): Recent explains
 	mu       sync.Mutex // guards targets and records for readers
 	targets  []*target
 	ready    atomic.Bool
 	interval atomic.Int64 // set by SetInterval, overrides Interval
 	limiter  logLimiter
 	auditMu  sync.Mutex
+	// scratch holds a Snapshot's maps between targets of a cycle
+	// (Metrics.Record keeps none of them).
+	scratch struct {
+		signals map[string]float64
+		raw     map[string]int
+		names   []string
+	}
 }
 
 // SetConfig (re)builds the targets from cfg, keeping the state, last
@@ -84,7 +92,7 @@ func (l *Loop) SetConfig(cfg *config.File) error {
 	}
 	for _, t := range next {
 		if o, ok := old[t.cfg.Name]; ok {
-			t.run, t.recent = o.run, o.recent
+			t.run, t.recent, t.newest = o.run, o.recent, o.newest
 			delete(old, t.cfg.Name)
 			continue
 		}
@@ -218,6 +226,8 @@ func (l *Loop) Cycle(ctx context.Context) {
 		cfgs[i] = &t.cfg
 	}
 	readings := l.Source.Read(ctx, cfgs, now)
+	l.decideMu.Lock()
+	defer l.decideMu.Unlock()
 	anyValid := false
 	for i, t := range targets {
 		rd := readings[i]
@@ -275,16 +285,23 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 		observed = rd.Obs.Current
 	}
 	prev, hadPrev := t.run.Desired, t.run.HasDesired
+	// The steps' words are most of a decision's cost: written each cycle
+	// only for the audit log and OnDecision, else when /debug/decisions
+	// asks for them (Recent).
+	t.run.Quiet = l.Audit == nil && l.OnDecision == nil
 	// recommend.Loop: current from the previous desired without a replicas
 	// query, the last desired held on no data (the replay runs the same).
 	d, decided, held := t.run.Decide(&t.policy, recommend.Reading{Obs: rd.Obs, CurrentKnown: rd.CurrentKnown, SpecFollows: t.cfg.Replicas == "" && t.cfg.ScaleTargetRef == nil}, now)
 	if !decided {
-		l.Metrics.Record(Snapshot{Target: t.cfg.Name, At: now, Signals: signalMap(signalsOf(rd.Obs)), Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
+		l.Metrics.Record(Snapshot{Target: t.cfg.Name, At: now, Signals: l.signalMap(signalsOf(rd.Obs)), Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
 		return Record{}, false, false
 	}
 	valid := false
-	raw := map[string]int{}
-	names := make([]string, 0, len(d.Raw))
+	if l.scratch.raw == nil {
+		l.scratch.raw = map[string]int{}
+	}
+	raw, names := l.scratch.raw, l.scratch.names[:0]
+	clear(raw)
 	for _, r := range d.Raw {
 		names = append(names, r.Signal.String())
 		if r.Valid {
@@ -299,18 +316,20 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	}
 	sig := signalsOf(rd.Obs)
 	l.Metrics.Record(Snapshot{
-		Target: t.cfg.Name, At: now, Signals: signalMap(sig), Decided: true, Valid: valid,
+		Target: t.cfg.Name, At: now, Signals: l.signalMap(sig), Decided: true, Valid: valid,
 		Desired: d.Desired, Previous: prev, HadPrevious: hadPrev, Current: observed,
 		Reason: d.Reason.String(), Raw: raw, AllMetrics: names,
 		Stuck: rd.Stuck, StuckKnown: rd.StuckKnown,
 	})
+	l.scratch.names = names
 	if hadPrev && prev != d.Desired {
 		l.logger().Info("desired replicas changed", "target", t.cfg.Name, "from", prev, "to", d.Desired, "reason", d.Reason.String())
 	}
 	rec := Record{Target: t.cfg.Name, At: now, Desired: d.Desired, Current: d.Current, Reason: d.Reason.String(),
 		Held: held, Signals: sig, Raw: d.Raw, Steps: d.Steps, StuckReplicas: rd.StuckReplicas}
 	if rd.StuckKnown {
-		rec.Stuck = &rd.Stuck
+		stuck := rd.Stuck // not &rd.Stuck: rd (1 kB) would live on the heap as long as rec
+		rec.Stuck = &stuck
 	}
 	if observed >= 0 {
 		rec.Observed = &observed
@@ -319,6 +338,16 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 		rec.Errors = append(rec.Errors, fmt.Sprintf("%s: %s: %v", e.Signal, e.Reason, e.Err))
 	}
 	return rec, true, valid
+}
+
+// signalMap is signalMap(s) in the loop's scratch map.
+func (l *Loop) signalMap(s Signals) map[string]float64 {
+	if l.scratch.signals == nil {
+		l.scratch.signals = map[string]float64{}
+	}
+	clear(l.scratch.signals)
+	signalMapInto(l.scratch.signals, s)
+	return l.scratch.signals
 }
 
 // write applies rec's desired replicas to t's workload when they differ
@@ -373,13 +402,22 @@ func (l *Loop) audit(r Record, now time.Time) {
 	}
 }
 
-// Recent returns the last decisions of every target, newest last.
+// Recent returns the last decisions of every target, newest last; the
+// newest has its steps (written now when the cycle left them out:
+// recommend.Loop.Quiet). It waits while a cycle decides, not while it
+// reads.
 func (l *Loop) Recent() map[string][]Record {
+	l.decideMu.Lock()
+	defer l.decideMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make(map[string][]Record, len(l.targets))
 	for _, t := range l.targets {
-		out[t.cfg.Name] = append([]Record(nil), t.recent...)
+		recs := t.records()
+		if n := len(recs); n > 0 && recs[n-1].Steps == nil {
+			recs[n-1].Steps = t.run.Explain()
+		}
+		out[t.cfg.Name] = recs
 	}
 	return out
 }

@@ -1,10 +1,13 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -418,7 +421,7 @@ func TestRememberKeepsNewestFive(t *testing.T) {
 	if len(tg.recent) != 5 || cap(tg.recent) != 5 {
 		t.Fatalf("len %d cap %d, want 5 and 5", len(tg.recent), cap(tg.recent))
 	}
-	for i, r := range tg.recent {
+	for i, r := range tg.records() {
 		if r.Desired != 3+i {
 			t.Errorf("recent[%d] desired %d, want %d", i, r.Desired, 3+i)
 		}
@@ -427,3 +430,101 @@ func TestRememberKeepsNewestFive(t *testing.T) {
 		}
 	}
 }
+
+// Without an audit log the cycle leaves the steps' words out
+// (recommend.Loop.Quiet) and /debug/decisions writes the newest decision's
+// steps when asked: what it shows is byte for byte what a loop that wrote
+// them every cycle (one with an audit log) shows, through load changes,
+// a scale to zero, failed reads and a reload.
+func TestLoopQuietStepsSame(t *testing.T) {
+	fake := &promAnswers{}
+	srv := fake.serve(t)
+	loud, _, nowLoud := promLoop(t, srv, zeroConfig, 1, nil)
+	var audit bytes.Buffer
+	loud.Audit = &audit
+	quiet, _, nowQuiet := promLoop(t, srv, zeroConfig, 1, nil)
+	phases := [][]promRule{
+		vllmRules("1", "30", "10"),
+		vllmRules("3", "2", "0"),
+		vllmRules("2", "0", "0", promRule{needle: "held_requests", values: []string{"0"}}),
+		vllmRules("2", "5", "1", promRule{needle: "num_requests_waiting", status: 500}),
+		vllmRules("0", "0", "0", promRule{needle: "held_requests", values: []string{"4"}}),
+	}
+	for i := range 40 {
+		fake.set(phases[i/8]...)
+		if i == 20 { // a reload keeps the state and the recent decisions
+			cfg, err := config.Parse([]byte(fmt.Sprintf(zeroConfig, srv.URL)), "faults.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range []*Loop{loud, quiet} {
+				if err := l.SetConfig(cfg); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		loud.Cycle(context.Background())
+		quiet.Cycle(context.Background())
+		a, _ := json.Marshal(loud.Recent())
+		b, _ := json.Marshal(quiet.Recent())
+		if !bytes.Equal(a, b) {
+			t.Fatalf("cycle %d: /debug/decisions\n%s\nwith the steps written every cycle\n%s", i, b, a)
+		}
+		if !bytes.Contains(b, []byte(`"steps":[{`)) {
+			t.Fatalf("cycle %d: no steps in %s", i, b)
+		}
+		*nowLoud = nowLoud.Add(15 * time.Second)
+		*nowQuiet = *nowLoud
+	}
+}
+
+// A target keeps its older decisions compact: read back, every field of
+// every Record (all of them set here, each signal a different value) is
+// what went in, the newest with its raw results and steps; a field added to
+// Record or Signals must be kept too.
+func TestRememberKeepsEveryField(t *testing.T) {
+	if n := reflect.TypeFor[Record]().NumField(); n != 15 {
+		t.Fatalf("Record has %d fields: keep the new ones in pastRecord", n)
+	}
+	if n := reflect.TypeFor[Signals]().NumField(); n != signalFields {
+		t.Fatalf("Signals has %d fields, signalFields %d", n, signalFields)
+	}
+	full := func(i int) Record {
+		r := Record{Target: "chat", At: t0.Add(time.Duration(i) * time.Second), Desired: 3 + i, Current: 2 + i,
+			Observed: ptr(1 + i), Reason: "metric", Held: i%2 == 0, Errors: []string{"kv: timeout: x"},
+			Stuck: ptr(i), StuckReplicas: []string{"http://p1"}, Applied: ptr(4 + i), ApplyError: "refused",
+			Raw:   recommend.RawResults{{Signal: recommend.SignalQueue, Value: 60, Target: 24, Replicas: 3, Desired: 3, Valid: true}},
+			Steps: []recommend.Step{{Reason: recommend.ReasonMetric, Value: 3, Text: "queue 60 / target 24"}}}
+		v := reflect.ValueOf(&r.Signals).Elem()
+		for k := range v.NumField() {
+			x := float64(k) + 0.5 + float64(i)
+			v.Field(k).Set(reflect.ValueOf(&x))
+		}
+		return r
+	}
+	var tg target
+	tg.cfg.Name = "chat"
+	for i := range 7 {
+		tg.remember(full(i))
+	}
+	got := tg.records()
+	for k, r := range got {
+		want := full(2 + k)
+		if k < len(got)-1 {
+			want.Raw, want.Steps = nil, nil
+		}
+		a, _ := json.Marshal(r)
+		b, _ := json.Marshal(want)
+		if !bytes.Equal(a, b) {
+			t.Errorf("record %d:\n%s\nwant\n%s", k, a, b)
+		}
+	}
+	// Unknown pointers stay unknown.
+	var empty target
+	empty.remember(Record{Target: "x", Reason: "no-data"})
+	if r := empty.records()[0]; r.Observed != nil || r.Stuck != nil || r.Applied != nil || r.Signals != (Signals{}) {
+		t.Errorf("empty record read back as %+v", r)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

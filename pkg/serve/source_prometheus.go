@@ -80,6 +80,7 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 	s.queries = stats.Queries
 	s.mu.Unlock()
 	out := make([]Reading, len(targets))
+	signals := promql.Signals()
 	for i, res := range results {
 		r := Reading{Obs: res.Observation, CurrentKnown: res.Errors[promql.Current] == nil}
 		if !math.IsNaN(res.Stuck) && res.Stuck >= 0 {
@@ -98,11 +99,11 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 		r.Obs.NoneFinished = promql.ReasonOf(res.Errors[promql.TTFT]) == promql.ReasonNaN
 		abstains := recommend.TTFTAbstains(r.Obs)
 		needed := neededSignals(targets[i])
-		for _, sig := range promql.Signals() {
+		for _, sig := range signals {
 			if sig == promql.TTFT && abstains {
 				continue
 			}
-			if err := res.Errors[sig]; err != nil && needed[sig] {
+			if err := res.Errors[sig]; err != nil && needed&(1<<sig) != 0 {
 				r.Errors = append(r.Errors, ReadError{Signal: sig.String(), Reason: promql.ReasonOf(err).String(), Err: err})
 			}
 		}
@@ -116,31 +117,38 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 
 // neededSignals are the signals whose failures count as errors for a
 // target: the ones its metrics use, plus current (and reporting, its
-// fallback), stuck (asked for every target), and held when it scales to zero.
-func neededSignals(t *config.Target) map[promql.Signal]bool {
-	n := map[promql.Signal]bool{promql.Current: true, promql.Stuck: true, promql.StuckWaiting: true}
+// fallback), stuck (asked for every target), and held when it scales to
+// zero; bit s set for promql.Signal s.
+func neededSignals(t *config.Target) uint64 {
+	n := uint64(0)
+	set := func(ss ...promql.Signal) {
+		for _, s := range ss {
+			n |= 1 << s
+		}
+	}
+	set(promql.Current, promql.Stuck, promql.StuckWaiting)
 	for _, m := range t.Metrics {
 		switch m.Type {
 		case recommend.SignalQueue:
-			n[promql.Running], n[promql.Waiting] = true, true
+			set(promql.Running, promql.Waiting)
 		case recommend.SignalWaiting:
-			n[promql.Waiting] = true
+			set(promql.Waiting)
 		case recommend.SignalRunning:
-			n[promql.Running] = true
+			set(promql.Running)
 		case recommend.SignalKV:
-			n[promql.KV], n[promql.Reporting] = true, true
+			set(promql.KV, promql.Reporting)
 		case recommend.SignalCPU:
-			n[promql.CPU], n[promql.Reporting] = true, true
+			set(promql.CPU, promql.Reporting)
 		case recommend.SignalTTFT:
-			n[promql.TTFT] = true
+			set(promql.TTFT)
 		case recommend.SignalQueueWait:
-			n[promql.QueueTime] = true
+			set(promql.QueueTime)
 		case recommend.SignalDemand:
-			n[promql.Arrivals], n[promql.PromptTokens], n[promql.GenerationTokens] = true, true, true
+			set(promql.Arrivals, promql.PromptTokens, promql.GenerationTokens)
 		}
 	}
 	if t.Zero != nil {
-		n[promql.Held] = true
+		set(promql.Held)
 	}
 	return n
 }

@@ -17,8 +17,13 @@ type target struct {
 	// run is the decision loop's memory: State, the last exported desired
 	// value and the last known current count (recommend.Loop).
 	run recommend.Loop
-	// recent are the last decisions, newest last (for /debug/decisions).
-	recent []Record
+	// recent are the last decisions, newest last (for /debug/decisions),
+	// compact; newest holds the newest's raw results and steps.
+	recent []pastRecord
+	newest struct {
+		raw   recommend.RawResults
+		steps []recommend.Step
+	}
 	// dupLogged is set once folded duplicate series were logged.
 	dupLogged bool
 }
@@ -107,6 +112,12 @@ func signalsOf(o recommend.Observation) Signals {
 // signalMap is the exporter's view of the observed signals.
 func signalMap(s Signals) map[string]float64 {
 	m := map[string]float64{}
+	signalMapInto(m, s)
+	return m
+}
+
+// signalMapInto adds the observed signals to m.
+func signalMapInto(m map[string]float64, s Signals) {
 	put := func(k string, p *float64) {
 		if p != nil {
 			m[k] = *p
@@ -126,25 +137,108 @@ func signalMap(s Signals) map[string]float64 {
 	put("generation_tokens_rate", s.GenerationTokensRate)
 	put("mean_prompt", s.MeanPrompt)
 	put("mean_output", s.MeanOutput)
-	return m
 }
 
 // remember appends r to the recent decisions; older ones keep their
-// outcome and signals but drop their steps and raw results (memory: 1,000
+// outcome and signals but drop their steps and raw results (memory: 10,000
 // targets x 5 decisions), which the audit log keeps in full.
 func (t *target) remember(r Record) {
-	if n := len(t.recent); n > 0 {
-		t.recent[n-1].Steps, t.recent[n-1].Raw = nil, nil
-	}
+	t.newest.raw, t.newest.steps = r.Raw, r.Steps
+	p := compact(r)
 	if len(t.recent) < maxRecent {
 		if t.recent == nil {
-			t.recent = make([]Record, 0, maxRecent) // no growth past maxRecent
+			t.recent = make([]pastRecord, 0, maxRecent) // no growth past maxRecent
 		}
-		t.recent = append(t.recent, r)
+		t.recent = append(t.recent, p)
 		return
 	}
 	// Full: shift in place (readers copy under the loop's lock).
 	copy(t.recent, t.recent[len(t.recent)-maxRecent+1:])
 	t.recent = t.recent[:maxRecent]
-	t.recent[maxRecent-1] = r
+	t.recent[maxRecent-1] = p
+}
+
+// records are the recent decisions as Records, newest last (only the
+// newest with its raw results and steps).
+func (t *target) records() []Record {
+	if len(t.recent) == 0 {
+		return nil
+	}
+	out := make([]Record, len(t.recent))
+	for i := range t.recent {
+		out[i] = t.recent[i].record(t.cfg.Name)
+	}
+	if n := len(out); n > 0 {
+		out[n-1].Raw, out[n-1].Steps = t.newest.raw, t.newest.steps
+	}
+	return out
+}
+
+// pastRecord is a Record as a target keeps it: the target's name, raw
+// results and steps left out, and values in place of pointers (fewer
+// objects for the garbage collector: 10,000 targets keep 50,000).
+type pastRecord struct {
+	at                       time.Time
+	desired, current         int
+	observed, stuck, applied int // valid when has* is set
+	hasObserved, hasStuck    bool
+	hasApplied, held         bool
+	reason                   string
+	signals                  [signalFields]float64 // NaN: unknown (null)
+	errors, stuckReplicas    []string
+	applyError               string
+}
+
+// signalFields is the number of Signals fields.
+const signalFields = 14
+
+// fields are the addresses of s's fields, in a fixed order.
+func (s *Signals) fields() [signalFields]**float64 {
+	return [signalFields]**float64{&s.Queue, &s.Running, &s.Waiting, &s.Held, &s.KV, &s.CPU, &s.TTFT,
+		&s.QueueTime, &s.ITL, &s.ArrivalRate, &s.PromptTokensRate, &s.GenerationTokensRate, &s.MeanPrompt, &s.MeanOutput}
+}
+
+func compact(r Record) pastRecord {
+	p := pastRecord{at: r.At, desired: r.Desired, current: r.Current, held: r.Held, reason: r.Reason,
+		errors: r.Errors, stuckReplicas: r.StuckReplicas, applyError: r.ApplyError}
+	if r.Observed != nil {
+		p.observed, p.hasObserved = *r.Observed, true
+	}
+	if r.Stuck != nil {
+		p.stuck, p.hasStuck = *r.Stuck, true
+	}
+	if r.Applied != nil {
+		p.applied, p.hasApplied = *r.Applied, true
+	}
+	for i, f := range r.Signals.fields() {
+		p.signals[i] = math.NaN()
+		if *f != nil {
+			p.signals[i] = **f // known(): never NaN
+		}
+	}
+	return p
+}
+
+func (p *pastRecord) record(target string) Record {
+	r := Record{Target: target, At: p.at, Desired: p.desired, Current: p.current, Reason: p.reason, Held: p.held,
+		Errors: p.errors, StuckReplicas: p.stuckReplicas, ApplyError: p.applyError}
+	if p.hasObserved {
+		v := p.observed
+		r.Observed = &v
+	}
+	if p.hasStuck {
+		v := p.stuck
+		r.Stuck = &v
+	}
+	if p.hasApplied {
+		v := p.applied
+		r.Applied = &v
+	}
+	vals := p.signals // one copy for all the pointers
+	for i, f := range r.Signals.fields() {
+		if !math.IsNaN(vals[i]) {
+			*f = &vals[i]
+		}
+	}
+	return r
 }
