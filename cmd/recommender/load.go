@@ -136,7 +136,8 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 	}
 	bar.reset()
-	if c.Calibrate != "" {
+	failed := allFailed(rep)
+	if c.Calibrate != "" && failed == nil {
 		cal, err := load.Calibrate(e.ctx, base, cfg, rep.Points, c.CalibrateFit)
 		if err != nil {
 			return err
@@ -153,9 +154,28 @@ func (c *LoadCmd) Run(e *env) error {
 	if c.Output == "json" {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+		return failed
 	}
 	writeLoadTable(e.stdout, rep)
+	return failed
+}
+
+// allFailed returns an error (exit 1) naming the first point of rep whose
+// every request failed, with that point's first error; nil when each point
+// had a success (a result, if a poor one).
+func allFailed(rep load.Report) error {
+	points := rep.Points
+	if len(points) == 0 {
+		points = []load.Summary{rep.Summary}
+	}
+	for _, p := range points {
+		if p.Requests == 0 && p.Errors > 0 {
+			return fmt.Errorf("%s: all %d requests failed; the first: %s", loadLabel(p), p.Errors, p.FirstError)
+		}
+	}
 	return nil
 }
 
@@ -166,17 +186,18 @@ func writeLoadTable(w io.Writer, rep load.Report) {
 	if len(points) == 0 {
 		points = []load.Summary{rep.Summary}
 	}
-	ms := func(v load.Float) string {
-		if math.IsNaN(float64(v)) {
+	num := func(v load.Float, scale float64, format string) string {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 			return "-"
 		}
-		return fmt.Sprintf("%.1f", float64(v)*1000)
+		return fmt.Sprintf(format, float64(v)*scale)
 	}
+	ms := func(v load.Float) string { return num(v, 1000, "%.1f") }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "load\trequests\terrors\tTTFT p50 ms\tTTFT p95 ms\tITL p50 ms\tITL p95 ms\tTPOT p50 ms\te2e p50 s\toutput tok/s\t")
 	for _, p := range points {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t\n", loadLabel(p), p.Requests, p.Errors, ms(p.TTFTP50), ms(p.TTFTP95),
-			ms(p.ITLP50), ms(p.ITLP95), ms(p.TPOTP50), float64(p.E2EP50), p.OutputTokensPerS)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t\n", loadLabel(p), p.Requests, p.Errors, ms(p.TTFTP50), ms(p.TTFTP95),
+			ms(p.ITLP50), ms(p.ITLP95), ms(p.TPOTP50), num(p.E2EP50, 1, "%.2f"), p.OutputTokensPerS)
 	}
 	tw.Flush()
 	if len(rep.Points) > 1 {

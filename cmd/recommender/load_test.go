@@ -102,3 +102,32 @@ func TestLoadCalibrate(t *testing.T) {
 		t.Errorf("another GPU: exit %d %s", code, gerr.String())
 	}
 }
+
+// TestLoadAllFailed: every request of the point answered 404 (no such
+// model): exit 1 naming the status and the server's message, the table's
+// quantiles "-" (not NaN), and the JSON valid with null quantiles.
+func TestLoadAllFailed(t *testing.T) {
+	f, err := fleet.Start(context.Background(), fleet.Config{Replicas: 1, Max: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	code, out, errs := runLoad(t, f.URL(), "--concurrency", "1", "--requests", "3", "--model", "nosuch")
+	if code != 1 || !strings.Contains(errs, "c=1: all 3 requests failed; the first: 404 Not Found:") || !strings.Contains(errs, "nosuch") {
+		t.Errorf("exit %d, stderr %q; want 1, all 3 failed with the 404 and the model", code, errs)
+	}
+	if strings.Contains(out, "NaN") || !strings.Contains(out, "c=1         0       3            -") {
+		t.Errorf("table:\n%s", out)
+	}
+	code, out, _ = runLoad(t, f.URL(), "--concurrency", "1,2", "--requests", "2", "--model", "nosuch", "--output", "json")
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, out)
+	}
+	if code != 1 || rep["e2e_p50_s"] != nil || rep["errors"] != 2.0 || rep["requests"] != 0.0 {
+		t.Errorf("exit %d, e2e_p50_s %v errors %v requests %v; want 1, null, 2, 0", code, rep["e2e_p50_s"], rep["errors"], rep["requests"])
+	}
+	if points, _ := rep["points"].([]any); len(points) != 1 {
+		t.Errorf("points %v: want the sweep stopped after c=1", rep["points"])
+	}
+}
