@@ -219,6 +219,10 @@ func writeLoadTable(w io.Writer, rep load.Report) {
 		if k.Concurrency == 0 {
 			at = fmt.Sprintf("rate %g req/s", k.Rate)
 		}
+		if k.LowerBound {
+			fmt.Fprintf(w, "\nno knee up to %s: every point within %s; extend the sweep\nsuggested target per replica, a lower bound: metrics: [{type: %s, target: %g}] or more\n", at, slo, k.Metric, k.Target)
+			return
+		}
 		fmt.Fprintf(w, "\nknee: %s (the highest load within %s)\nsuggested target per replica: metrics: [{type: %s, target: %g}]\n", at, slo, k.Metric, k.Target)
 	}
 }
@@ -253,6 +257,8 @@ func plotLoad(w io.Writer, rep load.Report) {
 			continue
 		}
 		fmt.Fprintf(w, "%s (| marks the SLO %gs)\n", m.name, m.limit)
+		// The row has one column past the longest bar, so that the mark of
+		// an SLO above every value (mark == width) is drawn too.
 		mark := int(math.Round(m.limit / top * width))
 		for _, p := range rep.Points {
 			v := m.get(p)
@@ -260,7 +266,7 @@ func plotLoad(w io.Writer, rep load.Report) {
 			if v > 0 {
 				n = int(math.Round(v / top * width))
 			}
-			row := []byte(strings.Repeat("#", n) + strings.Repeat(" ", width-n))
+			row := []byte(strings.Repeat("#", n) + strings.Repeat(" ", width+1-n))
 			if m.limit > 0 && mark >= 0 && mark < len(row) {
 				row[mark] = '|'
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/infscale/infscale/pkg/fleet"
+	"github.com/infscale/infscale/pkg/load"
 )
 
 func runLoad(t *testing.T, args ...string) (int, string, string) {
@@ -73,7 +74,7 @@ func TestLoadJSON(t *testing.T) {
 		t.Errorf("requests %v errors %v, want 4 and 0", rep["requests"], rep["errors"])
 	}
 	code, out, _ = runLoad(t, f.URL(), "--concurrency", "1,2", "--requests", "2", "--max-tokens", "2", "--prompt-tokens", "8")
-	if code != 0 || !strings.Contains(out, "TTFT p95 ms") || !strings.Contains(out, "knee: concurrency 2") || !strings.Contains(out, "{type: queue, target: 2}") {
+	if code != 0 || !strings.Contains(out, "TTFT p95 ms") || !strings.Contains(out, "no knee up to concurrency 2: every point within") || !strings.Contains(out, "a lower bound: metrics: [{type: queue, target: 2}] or more") {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
 }
@@ -129,5 +130,30 @@ func TestLoadAllFailed(t *testing.T) {
 	}
 	if points, _ := rep["points"].([]any); len(points) != 1 {
 		t.Errorf("points %v: want the sweep stopped after c=1", rep["points"])
+	}
+}
+
+// TestPlotLoadMarksSLO: the SLO mark is drawn in every row, also when the
+// SLO is above every value (then it sits one column past the 40-column bar
+// scale's end). TTFT: SLO 2 s is the scale's top, so 0.5 s is 10 #, 1 s 20
+// #, the mark at column 40. ITL: 0.2 s is the top, 0.01 s is 2 #, the SLO
+// 0.1 s at column 20, inside the 40 # of 0.2 s.
+func TestPlotLoadMarksSLO(t *testing.T) {
+	pt := func(c int, ttft, itl float64) load.Summary {
+		return load.Summary{Concurrency: c, Requests: 1, TTFTP95: load.Float(ttft), ITLP95: load.Float(itl)}
+	}
+	rep := load.Report{Points: []load.Summary{pt(1, 0.5, 0.01), pt(2, 1, 0.2)}, Knee: &load.Knee{SLO: load.SLO{TTFTP95: 2, ITLP95: 0.1}}}
+	var b bytes.Buffer
+	plotLoad(&b, rep)
+	want := []string{
+		"TTFT p95 (| marks the SLO 2s)",
+		"         c=1 " + strings.Repeat("#", 10) + strings.Repeat(" ", 30) + "| 0.500s",
+		"         c=2 " + strings.Repeat("#", 20) + strings.Repeat(" ", 20) + "| 1.000s",
+		"ITL p95 (| marks the SLO 0.1s)",
+		"         c=1 ##" + strings.Repeat(" ", 18) + "|" + strings.Repeat(" ", 20) + " 0.010s",
+		"         c=2 " + strings.Repeat("#", 20) + "|" + strings.Repeat("#", 19) + "  0.200s",
+	}
+	if got := strings.Split(strings.TrimRight(b.String(), "\n"), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
