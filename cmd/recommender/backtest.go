@@ -18,6 +18,7 @@ import (
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
+	"github.com/infscale/infscale/pkg/tune"
 )
 
 // DefaultBacktestPolicies run when no --policy is given: the queue policy
@@ -51,6 +52,9 @@ type resolved struct {
 	// policy is the --config target's own policy (nil without --config),
 	// named config:<target>.
 	policy *replay.Policy
+	// serve is where a serve config reads the target's series (tune's
+	// printed block).
+	serve tune.Serve
 }
 
 // resolve checks the flags (exit 2 on bad input) and builds the client.
@@ -130,6 +134,7 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 			return r, invalidf("%s: target %s: %v", f.Config, tg.Name, err)
 		}
 		r.policy = &pol
+		r.serve = tune.Serve{Name: tg.Name, PrometheusURL: file.Prometheus.URL, Server: server.String(), Selector: sel, Replicas: replicas}
 	case f.PrometheusURL != "":
 		if u, err := url.Parse(f.PrometheusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			shown := "(unparsable)"
@@ -141,6 +146,11 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 		if sel == "" {
 			return r, invalidf("--prometheus-url needs --selector '{...}'")
 		}
+		shown := f.PrometheusURL
+		if u, _ := url.Parse(shown); u.User != nil {
+			shown = u.Redacted() // a config file shown on stdout holds no password
+		}
+		r.serve = tune.Serve{PrometheusURL: shown, Server: server.String(), Selector: sel, Replicas: replicas}
 	default:
 		return r, invalidf("give --config FILE --target NAME, or --prometheus-url URL --selector '{...}'")
 	}
