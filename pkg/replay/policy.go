@@ -23,7 +23,7 @@ type Policy struct {
 	Recommend *recommend.Policy
 
 	min   int  // the replicas at second 0 (at least 1)
-	max   int  // the most replicas the policy may ask for (0: maxReplicas); bounds the warm start
+	max   int  // the most replicas the policy may ask for (0: MaxReplicas); bounds the warm start
 	exact bool // start with exactly min replicas (no warm-start sizing)
 	build func(env) (Controller, error)
 	hpa   *recommend.Policy // hpa(...): the HPA's own decision on the inner policy's output
@@ -120,8 +120,8 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 	switch kind {
 	case "fixed":
 		n, err := strconv.Atoi(arg)
-		if !hasArg || err != nil || n < 0 || n > maxReplicas {
-			return Policy{}, policyError(full, off+len("fixed:")+1, "fixed:N wants a replica count N >= 0, got %q", arg)
+		if !hasArg || err != nil || n < 0 || n > MaxReplicas {
+			return Policy{}, policyError(full, off+len("fixed:")+1, "fixed:N wants a replica count N from 0 to %d (replay.MaxReplicas), got %q", MaxReplicas, arg)
 		}
 		if len(parts) > 1 {
 			return Policy{}, policyError(full, off+parts[1].at+1, "fixed:N takes no options")
@@ -310,6 +310,9 @@ func setOption(p *recommend.Policy, k, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil {
 			return fmt.Errorf("want a whole number of replicas")
+		}
+		if n > MaxReplicas { // below 0: recommend.Policy.Validate's
+			return fmt.Errorf("want at most %d replicas (replay.MaxReplicas)", MaxReplicas)
 		}
 		if k == "min" {
 			p.Min = n
