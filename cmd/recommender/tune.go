@@ -42,8 +42,11 @@ func (c *TuneCmd) Run(e *env) error {
 	if !(c.Holdout > 0 && c.Holdout < 1) {
 		return invalidf("--holdout %g: want a fraction between 0 and 1, e.g. 0.25", c.Holdout)
 	}
-	if c.Finalists < 1 || c.Workers < 0 {
-		return invalidf("--finalists %d, --workers %d: want at least 1 finalist and workers >= 0", c.Finalists, c.Workers)
+	if c.Finalists < 1 {
+		return invalidf("--finalists %d: want at least 1", c.Finalists)
+	}
+	if c.Workers < 0 {
+		return invalidf("--workers %d: want >= 0 (0: the number of cores)", c.Workers)
 	}
 	if c.SLOTTFT <= 0 {
 		return invalidf("--slo-ttft %v: want a duration > 0", c.SLOTTFT)

@@ -86,9 +86,13 @@ func TestTuneBadInput(t *testing.T) {
 		{[]string{"tune", "--trace", "reference", "--plot", "x.pdf"}, "--plot"},
 		{[]string{"tune", "--trace", "reference", "--prometheus-url", "http://127.0.0.1:1"}, "one source"},
 		{[]string{"tune", "--trace", "nope.csv"}, "--trace"},
+		{[]string{"tune", "--trace", "reference", "--finalists", "0"}, "--finalists 0: want at least 1"},
+		{[]string{"tune", "--trace", "reference", "--workers=-1"}, "--workers -1: want >= 0"},
+		{[]string{"fleet", "--max", "0"}, "--max 0: want at least 1"},
+		{[]string{"fleet", "--max", "2", "--replicas", "3"}, "--replicas must be 0..--max (2), got 3"},
 	} {
 		var out, errb bytes.Buffer
-		if code := run(context.Background(), c.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), c.want) {
+		if code := run(context.Background(), c.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), c.want) || strings.Contains(c.want, "--finalists") && strings.Contains(errb.String(), "--workers") {
 			t.Errorf("%v: exit %d, %q; want exit %d naming %s", c.args, code, errb.String(), exitInvalid, c.want)
 		}
 	}
