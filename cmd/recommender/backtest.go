@@ -137,9 +137,13 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 		r.serve = tune.Serve{Name: tg.Name, PrometheusURL: file.Prometheus.URL, Server: server.String(), Selector: sel, Replicas: replicas}
 	case f.PrometheusURL != "":
 		if u, err := url.Parse(f.PrometheusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			shown := "(unparsable)"
-			if err == nil {
-				shown = u.Redacted() // no password in the message
+			// As typed (not re-escaped), but no password in the message.
+			shown := f.PrometheusURL
+			switch {
+			case err == nil && u.User != nil:
+				shown = u.Redacted()
+			case err != nil && strings.Contains(shown, "@"):
+				shown = "(unparsable)"
 			}
 			return r, invalidf("--prometheus-url %s: want http://HOST[:PORT][/PATH] or https://...", shown)
 		}
@@ -190,7 +194,7 @@ type BacktestCmd struct {
 	HistoryFlags `embed:"" set:"configuse=, and its own policy is replayed as the row config:NAME"`
 	ReplicaFlags `embed:""`
 
-	Policy  []string      `sep:"none" placeholder:"P" help:"Policy to replay (repeatable; commas belong to the policy): SIGNAL:TARGET[,OPTION=VALUE...], fixed:N, knative:C, oracle, optimal, hpa(POLICY), recommended (as infscale simulate). Default: queue:24, queue:24,lookahead=90, queue:24,min=0,cooldown=120, recommended, oracle, optimal."`
+	Policy  []string      `short:"p" sep:"none" placeholder:"P" help:"Policy to replay (repeatable; commas belong to the policy): SIGNAL:TARGET[,OPTION=VALUE...], fixed:N, knative:C, oracle, optimal, hpa(POLICY), recommended (as infscale simulate). Default: queue:24, queue:24,lookahead=90, queue:24,min=0,cooldown=120, recommended, oracle, optimal."`
 	SLOTTFT time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token takes longer (default ${default})."`
 	Period  time.Duration `default:"15s" placeholder:"D" help:"How often the simulated policies decide (default ${default})."`
 	Seed    uint64        `default:"1" help:"Seed of the arrivals within a step and of the token draws."`
