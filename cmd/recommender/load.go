@@ -142,7 +142,7 @@ func (c *LoadCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
-		cal.Source = fmt.Sprintf("infscale load %s --concurrency %s --prompt-tokens %d --max-tokens %d", c.URL, c.Concurrency, c.PromptTokens, c.MaxTokens)
+		cal.Source = commandLine(e.args) // the command as typed
 		if err := writeCalibrationFile(c.Calibrate, cal); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -95,6 +96,20 @@ func TestLoadCalibrate(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "calibration written to "+path) || !strings.Contains(out, "held out") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
+	// The file records the command as typed: nothing added, nothing left out.
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Source string `json:"source"`
+	}
+	if err := json.Unmarshal(b, &file); err != nil {
+		t.Fatal(err)
+	}
+	if want := "infscale load " + f.URL() + " --concurrency 1,2,4 --requests 6 --max-tokens 8 --prompt-tokens 64 --calibrate " + path + " --calibrate-fit-max 2"; file.Source != want {
+		t.Errorf("source %q, want %q", file.Source, want)
+	}
 	var gout, gerr bytes.Buffer
 	if code := run(t.Context(), []string{"gpu", "--calibration", path}, strings.NewReader(""), &gout, &gerr); code != 0 || !strings.Contains(gout.String(), "decode step") {
 		t.Errorf("gpu --calibration: exit %d %s %s", code, gout.String(), gerr.String())
@@ -155,5 +170,15 @@ func TestPlotLoadMarksSLO(t *testing.T) {
 	}
 	if got := strings.Split(strings.TrimRight(b.String(), "\n"), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestCommandLine: arguments a shell would split or expand are quoted so
+// that the line reads back as the same arguments.
+func TestCommandLine(t *testing.T) {
+	got := commandLine([]string{"load", "http://127.0.0.1:8000", "--duration", "5s", "--selector", `{namespace="llm"}`, "it's", "", "a b"})
+	want := `infscale load http://127.0.0.1:8000 --duration 5s --selector '{namespace="llm"}' 'it'\''s' '' 'a b'`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
