@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prometheus/common/model"
 )
@@ -32,9 +33,10 @@ func (q *Quantity) UnmarshalYAML(b []byte) error {
 	return nil
 }
 
-// ParseQuantity reads a metric target as the config file writes it: a
-// finite number, or a Prometheus duration such as 2s or 500ms (Value in
-// seconds, Duration set). Whether a duration suits the metric is the
+// ParseQuantity reads a metric target, the one parser of the config file's
+// target: key, decide's --target and simulate's policy strings: a finite
+// number, or a duration in Prometheus's form (2s, 500ms, 1m30s, 1d) or Go's
+// (0.5s, 1.5m) (Value in seconds, Duration set). Whether a duration suits the metric is the
 // caller's check (only ttft and queuewait take one). Errors quote s.
 func ParseQuantity(s string) (Quantity, error) {
 	f, err := strconv.ParseFloat(s, 64)
@@ -50,11 +52,16 @@ func ParseQuantity(s string) (Quantity, error) {
 	case ".nan", ".inf", "+.inf", "-.inf": // YAML's spellings
 		return Quantity{}, fmt.Errorf("%q is not a finite number", s)
 	}
-	d, err := model.ParseDuration(s)
+	if d, err := model.ParseDuration(s); err == nil {
+		return Quantity{Value: float64(d) / 1e9, Duration: true, Set: true}, nil
+	}
+	// Go's form too: a fraction (0.5s) or microseconds, as simulate's
+	// policy strings have always read them.
+	d, err := time.ParseDuration(s)
 	if err != nil {
 		return Quantity{}, fmt.Errorf("invalid value %q", s)
 	}
-	return Quantity{Value: float64(d) / 1e9, Duration: true, Set: true}, nil
+	return Quantity{Value: d.Seconds(), Duration: true, Set: true}, nil
 }
 
 // MarshalYAML prints the number (seconds for durations).

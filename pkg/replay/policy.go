@@ -10,6 +10,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
+	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/trace"
 )
@@ -229,7 +230,11 @@ func splitTop(s string) []part {
 // demand (fractions) and cpu (percent). What the number may be is recommend.Policy.Validate's.
 func parseTarget(sig recommend.Signal, v string) (float64, error) {
 	if sig.Seconds() {
-		return seconds(v)
+		q, err := config.ParseQuantity(v) // as the config's target: key reads it
+		if err != nil {
+			return 0, fmt.Errorf("want seconds or a duration like 90s, 2m")
+		}
+		return q.Value, nil
 	}
 	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
 	if err != nil {
