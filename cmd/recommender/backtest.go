@@ -134,7 +134,7 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 			return r, invalidf("%s: target %s: %v", f.Config, tg.Name, err)
 		}
 		r.policy = &pol
-		r.serve = tune.Serve{Name: tg.Name, PrometheusURL: file.Prometheus.URL, Server: server.String(), Selector: sel, Replicas: replicas}
+		r.serve = tune.Serve{Name: tg.Name, PrometheusURL: file.Prometheus.URL, Server: server.String(), Selector: sel, Replicas: replicas, From: f.Config}
 	case f.PrometheusURL != "":
 		if u, err := url.Parse(f.PrometheusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			// As typed (not re-escaped), but no password in the message.

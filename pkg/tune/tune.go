@@ -122,6 +122,10 @@ func (c Candidate) Policy() string {
 // on a trace) are printed as placeholders marked "# fill in: ...".
 type Serve struct {
 	Name, PrometheusURL, Server, Selector, Replicas string
+	// From is the serve config file the history's target came from; the
+	// block then says to copy that file's other prometheus: keys (auth,
+	// TLS, timeout), which it does not print.
+	From string
 }
 
 // Block is the candidate as a whole serve configuration file (pkg/config):
@@ -137,6 +141,9 @@ func (c Candidate) Block(s Serve, max int) string {
 		return v
 	}
 	fmt.Fprintf(&b, "prometheus:\n  url: %s\n", val(yamlString(s.PrometheusURL), "http://prometheus:9090", "your Prometheus base URL"))
+	if s.From != "" {
+		fmt.Fprintf(&b, "  # auth, TLS and timeout: copy them from the prometheus: section of %s\n", s.From)
+	}
 	fmt.Fprintf(&b, "targets:\n- name: %s\n  server: %s\n", val(yamlString(s.Name), "chat", "a name for the Deployment"),
 		val(yamlString(s.Server), "vllm", "the model server: vllm, sglang or trtllm"))
 	fmt.Fprintf(&b, "  selector: %s\n", val(yamlString(s.Selector), `'{namespace="llm",pod=~"chat-.*"}'`, "the label matchers of the Deployment's series"))

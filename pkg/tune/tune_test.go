@@ -57,6 +57,12 @@ func TestBlockLoads(t *testing.T) {
 	if g.Prometheus.URL != s.PrometheusURL || g.Targets[0].Selector != s.Selector || g.Targets[0].Server.String() != "sglang" || g.Targets[0].Replicas != s.Replicas || strings.Contains(block, "fill in") {
 		t.Errorf("loaded %+v %+v\n%s", g.Prometheus, g.Targets[0], block)
 	}
+	// From a serve config: its other prometheus: keys are named, not copied.
+	s.From = "prod.yaml"
+	block = c.Block(s, 8)
+	if _, err := config.Parse([]byte(block), "tune.yaml"); err != nil || !strings.Contains(block, "  # auth, TLS and timeout: copy them from the prometheus: section of prod.yaml\n") {
+		t.Errorf("%v\n%s", err, block)
+	}
 	got, err := f.Targets[0].Policy()
 	if err != nil {
 		t.Fatal(err)
