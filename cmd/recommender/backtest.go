@@ -18,6 +18,7 @@ import (
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
+	"github.com/infscale/infscale/pkg/tune"
 )
 
 // DefaultBacktestPolicies run when no --policy is given: the queue policy
@@ -51,6 +52,9 @@ type resolved struct {
 	// policy is the --config target's own policy (nil without --config),
 	// named config:<target>.
 	policy *replay.Policy
+	// serve is where a serve config reads the target's series (tune's
+	// printed block).
+	serve tune.Serve
 }
 
 // resolve checks the flags (exit 2 on bad input) and builds the client.
@@ -130,17 +134,27 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 			return r, invalidf("%s: target %s: %v", f.Config, tg.Name, err)
 		}
 		r.policy = &pol
+		r.serve = tune.Serve{Name: tg.Name, PrometheusURL: file.Prometheus.URL, Server: server.String(), Selector: sel, Replicas: replicas, From: f.Config}
 	case f.PrometheusURL != "":
 		if u, err := url.Parse(f.PrometheusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			shown := "(unparsable)"
-			if err == nil {
-				shown = u.Redacted() // no password in the message
+			// As typed (not re-escaped), but no password in the message.
+			shown := f.PrometheusURL
+			switch {
+			case err == nil && u.User != nil:
+				shown = u.Redacted()
+			case err != nil && strings.Contains(shown, "@"):
+				shown = "(unparsable)"
 			}
 			return r, invalidf("--prometheus-url %s: want http://HOST[:PORT][/PATH] or https://...", shown)
 		}
 		if sel == "" {
 			return r, invalidf("--prometheus-url needs --selector '{...}'")
 		}
+		shown := f.PrometheusURL
+		if u, _ := url.Parse(shown); u.User != nil {
+			shown = u.Redacted() // a config file shown on stdout holds no password
+		}
+		r.serve = tune.Serve{PrometheusURL: shown, Server: server.String(), Selector: sel, Replicas: replicas}
 	default:
 		return r, invalidf("give --config FILE --target NAME, or --prometheus-url URL --selector '{...}'")
 	}
@@ -180,7 +194,7 @@ type BacktestCmd struct {
 	HistoryFlags `embed:"" set:"configuse=, and its own policy is replayed as the row config:NAME"`
 	ReplicaFlags `embed:""`
 
-	Policy  []string      `sep:"none" placeholder:"P" help:"Policy to replay (repeatable; commas belong to the policy): SIGNAL:TARGET[,OPTION=VALUE...], fixed:N, knative:C, oracle, optimal, hpa(POLICY), recommended (as infscale simulate). Default: queue:24, queue:24,lookahead=90, queue:24,min=0,cooldown=120, recommended, oracle, optimal."`
+	Policy  []string      `short:"p" sep:"none" placeholder:"P" help:"Policy to replay (repeatable; commas belong to the policy): SIGNAL:TARGET[,OPTION=VALUE...], fixed:N, knative:C, oracle, optimal, hpa(POLICY), recommended (as infscale simulate). Default: queue:24, queue:24,lookahead=90, queue:24,min=0,cooldown=120, recommended, oracle, optimal."`
 	SLOTTFT time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token takes longer (default ${default})."`
 	Period  time.Duration `default:"15s" placeholder:"D" help:"How often the simulated policies decide (default ${default})."`
 	Seed    uint64        `default:"1" help:"Seed of the arrivals within a step and of the token draws."`

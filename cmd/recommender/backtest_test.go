@@ -28,6 +28,12 @@ func TestBacktestBadInput(t *testing.T) {
 		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--policy", "queue:zero"}, "--policy #1"},
 		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--replicas-query", "sum("}, "--replicas-query"},
 		{[]string{"backtest", "--config", "x.yaml", "--prometheus-url", "http://127.0.0.1:1"}, "not both"},
+		// -p as simulate's.
+		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "-p", "queue:zero"}, "--policy #1"},
+		{[]string{"profile", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "-p", "queue:zero"}, "queue:zero"},
+		// Echoed as typed, not URL-escaped; a password is not echoed.
+		{[]string{"backtest", "--prometheus-url", "not a url", "--selector", `{namespace="llm"}`}, "--prometheus-url not a url: want http://"},
+		{[]string{"backtest", "--prometheus-url", "ftp://me:secret@host", "--selector", `{namespace="llm"}`}, "--prometheus-url ftp://me:xxxxx@host: want"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), c.args, nil, &out, &errb)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime/debug"
 	"strconv"
+	"strings"
 
 	"github.com/alecthomas/kong"
 
@@ -46,6 +47,28 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// args is the command line after the program's name, as given.
+	args []string
+}
+
+// commandLine is "infscale" and args as a POSIX shell reads them back: an
+// argument with a character outside [A-Za-z0-9@%+=:,./_-] (or empty) is
+// single-quoted, a quote in it written '\” (as Python's shlex.quote).
+func commandLine(args []string) string {
+	var b strings.Builder
+	b.WriteString("infscale")
+	for _, a := range args {
+		b.WriteByte(' ')
+		safe := a != "" && !strings.ContainsFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r))
+		})
+		if safe {
+			b.WriteString(a)
+			continue
+		}
+		b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
+	}
+	return b.String()
 }
 
 // invalidInputError marks an error as the user's input being wrong (exit 2).
@@ -103,7 +126,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "infscale: %v\n", err)
 		return exitInvalid
 	}
-	err = kctx.Run(&env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr})
+	err = kctx.Run(&env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, args: args})
 	if err == nil {
 		return exitOK
 	}

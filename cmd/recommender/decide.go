@@ -20,6 +20,7 @@ import (
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/internal/statefile"
 	"github.com/infscale/infscale/internal/timearg"
+	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
@@ -68,11 +69,11 @@ type DecideCmd struct {
 type PolicyFlags struct {
 	ReplicaFlags `embed:"" prefix:"replica-" group:"Replica (the demand metric's capacity)"`
 
-	Metric    []string  `default:"queue" placeholder:"M" help:"Signal(s) to scale on: ${signals} (repeat or comma-separate; the largest recommendation wins)."`
-	Target    []float64 `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), seconds (ttft, queuewait), utilisation of one replica (demand, e.g. 0.8). Default 4 for queue; needed for the others."`
-	Min       int       `default:"1" help:"Minimum replicas (0 enables scale to zero; queue, waiting, running or ttft only)."`
-	Max       int       `default:"${default_max}" help:"Maximum replicas (default ${default_max}, KEDA's maxReplicaCount)."`
-	Tolerance *float64  `placeholder:"F" help:"HPA tolerance, both directions, a fraction in [0, 1) (default 0.1)."`
+	Metric    []string `default:"queue" placeholder:"M" help:"Signal(s) to scale on: ${signals} (repeat or comma-separate; the largest recommendation wins)."`
+	Target    []string `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), seconds or a duration such as 2s or 500ms (ttft, queuewait), utilisation of one replica (demand, e.g. 0.8). Default 4 for queue; needed for the others."`
+	Min       int      `default:"1" help:"Minimum replicas (0 enables scale to zero; queue, waiting, running or ttft only)."`
+	Max       int      `default:"${default_max}" help:"Maximum replicas (default ${default_max}, KEDA's maxReplicaCount)."`
+	Tolerance *float64 `placeholder:"F" help:"HPA tolerance, both directions, a fraction in [0, 1) (default 0.1)."`
 
 	UpWindow     *time.Duration `placeholder:"D" help:"scaleUp.stabilizationWindowSeconds as a duration (default 0s)."`
 	DownWindow   *time.Duration `placeholder:"D" help:"scaleDown.stabilizationWindowSeconds as a duration (default 300s)."`
@@ -134,7 +135,11 @@ func (c *DecideCmd) decide(e *env) (recommend.Decision, error) {
 			return d, err
 		}
 	}
+	notes := c.rateNotes(p)
 	if c.Output == "json" {
+		for _, n := range notes {
+			fmt.Fprintf(e.stderr, "infscale: note: %s\n", n)
+		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		return d, enc.Encode(d)
@@ -142,12 +147,45 @@ func (c *DecideCmd) decide(e *env) (recommend.Decision, error) {
 	if err := printDecision(e.stdout, d); err != nil {
 		return d, err
 	}
+	for _, n := range notes {
+		if _, err := fmt.Fprintf(e.stdout, "  note: %s\n", n); err != nil {
+			return d, err
+		}
+	}
 	for _, s := range c.notVoting {
 		if _, err := fmt.Fprintf(e.stdout, "  not voting: %s\n", s); err != nil {
 			return d, err
 		}
 	}
 	return d, nil
+}
+
+// rateNotes says, for each metric of p that PAGEs cannot give and no flag
+// gave, why it is unknown and what to pass: one scrape holds counters and
+// histogram buckets since the server started, and a quantile, a CPU share or
+// an arrival rate is a rate over two scrapes (serve takes them).
+func (c *DecideCmd) rateNotes(p *recommend.Policy) []string {
+	if len(c.Pages) == 0 {
+		return nil
+	}
+	var notes []string
+	for _, m := range p.Metrics {
+		var what, pass string
+		switch {
+		case m.Signal == recommend.SignalTTFT && c.TTFT == nil:
+			what, pass = "TTFT quantile", "--ttft SECONDS"
+		case m.Signal == recommend.SignalQueueWait && c.QueueTime == nil:
+			what, pass = "queue-time quantile", "--queue-time SECONDS"
+		case m.Signal == recommend.SignalCPU && c.CPU == nil:
+			what, pass = "CPU share", "--cpu PERCENT"
+		case m.Signal == recommend.SignalDemand && (c.ArrivalRate == nil || c.MeanPrompt == nil || c.MeanOutput == nil):
+			what, pass = "arrival rate or mean lengths", "--arrival-rate R --mean-prompt N --mean-output N"
+		default:
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("%s: one scrape of a page has no %s (that is a rate over two scrapes): pass %s, or use serve, which takes rates over its scrapes", m.Signal, what, pass))
+	}
+	return notes
 }
 
 // policy builds the recommend.Policy from the flags and the --behavior file
@@ -180,8 +218,18 @@ func (c *PolicyFlags) policy() (*recommend.Policy, error) {
 		errs = append(errs, fmt.Errorf("--target: %d target(s) for %d metric(s); give one per --metric, in order", len(c.Target), len(signals)))
 	default:
 		for i, s := range signals {
-			if i < len(c.Target) {
-				p.Metrics = append(p.Metrics, recommend.Metric{Signal: s, Target: c.Target[i]})
+			if i >= len(c.Target) {
+				continue
+			}
+			// As the config file's target: key reads it (one parser).
+			q, err := config.ParseQuantity(strings.TrimSpace(c.Target[i]))
+			switch {
+			case err != nil:
+				errs = append(errs, fmt.Errorf("--target (for --metric %s): %v; want a number (%s)%s", s, err, s.Unit(), map[bool]string{true: " or a duration such as 2s"}[s.Seconds()]))
+			case q.Duration && !s.Seconds():
+				errs = append(errs, fmt.Errorf("--target (for --metric %s) %s: a number (%s), not a duration", s, c.Target[i], s.Unit()))
+			default:
+				p.Metrics = append(p.Metrics, recommend.Metric{Signal: s, Target: q.Value})
 			}
 		}
 	}

@@ -192,6 +192,10 @@ func TestDecideCLIInvalid(t *testing.T) {
 		{[]string{"--up-select", "Fastest"}, "allowed: Max, Min, Disabled"},
 		{[]string{"testdata/no-such-page.prom"}, "no-such-page.prom"},
 		{[]string{"--state", "no-such-dir/state.json"}, "no-such-dir does not exist"},
+		// Targets are read as the config file's target: key reads them.
+		{[]string{"--metric", "queue,kv", "--target", "24,2s"}, "--target (for --metric kv) 2s: a number (fraction of the KV cache), not a duration"},
+		{[]string{"--metric", "ttft", "--target", "2x"}, `--target (for --metric ttft): invalid value "2x"; want a number (seconds) or a duration such as 2s`},
+		{[]string{"--metric", "queue", "--target", "four"}, `--target (for --metric queue): invalid value "four"; want a number (requests per replica)`},
 	} {
 		code, _, errs := runDecide(t, tc.args...)
 		if code != exitInvalid || !strings.Contains(errs, tc.want) {
@@ -494,4 +498,27 @@ func TestDecideCLIPolicyErrorsNameFlags(t *testing.T) {
 func TestDecideCLIEngineNaNIsUnknown(t *testing.T) {
 	p := "testdata/vllm-engine-nan.prom"
 	wantDecision(t, decideOK(t, p, p, p, p, "--target", "4"), 4, "no-data")
+}
+
+// --target takes a duration for ttft as the config file does: 3 s observed
+// against 500ms is ratio 6, 6 replicas from 1 (the HPA's default scale-up
+// limit, max(4 pods, 100%) per 15 s, allows 1 + 4 = 5).
+func TestDecideCLITargetDuration(t *testing.T) {
+	d := decideOK(t, "--ttft", "3", "--metric", "ttft", "--target", "500ms")
+	if d.Steps[0].Value != 6 || !strings.Contains(d.Steps[0].Text, "ttft 3s / target 0.5s = ratio 6") {
+		t.Errorf("steps %+v, want ttft 3s / target 0.5s = ratio 6", d.Steps)
+	}
+	wantDecision(t, d, 5, "rate-limited")
+}
+
+// A page alone has no TTFT quantile: the output says why and what to pass.
+func TestDecideCLIPageNoTTFT(t *testing.T) {
+	code, out, _ := runDecide(t, "testdata/vllm-running2-waiting10.prom", "--metric", "queue,kv,ttft", "--target", "24,0.7,2s")
+	if code != exitOK || !strings.Contains(out, "ttft unknown") ||
+		!strings.Contains(out, "note: ttft: one scrape of a page has no TTFT quantile (that is a rate over two scrapes): pass --ttft SECONDS, or use serve") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+	if code, out, _ := runDecide(t, "testdata/vllm-running2-waiting10.prom", "--metric", "ttft", "--target", "2", "--ttft", "1"); code != exitOK || strings.Contains(out, "note:") {
+		t.Errorf("--ttft given: exit %d, a note\n%s", code, out)
+	}
 }

@@ -33,7 +33,10 @@ type FleetCmd struct {
 // Run starts the fleet, prints a serve config snippet with its URLs, and
 // runs until interrupted.
 func (c *FleetCmd) Run(e *env) error {
-	if c.Replicas < 0 || c.Max < 1 || c.Replicas > c.Max {
+	if c.Max < 1 {
+		return invalidf("--max %d: want at least 1 (the most replicas; one loopback port is bound per slot)", c.Max)
+	}
+	if c.Replicas < 0 || c.Replicas > c.Max {
 		return invalidf("--replicas must be 0..--max (%d), got %d", c.Max, c.Replicas)
 	}
 	if !(c.Rate >= 0 && c.Rate <= maxFleetRate) { // NaN too

@@ -23,13 +23,15 @@ func TestSimulateEdgeFlags(t *testing.T) {
 		{[]string{"--max-batched-tokens", "0"}, "--max-batched-tokens 0: want >= 1"}, // was: silently 8192
 		{[]string{"--drain", "100000h"}, "--drain 100000h0m0s: want 0 to 8388608 periods"},
 		{[]string{"--gpu-hour-price", "1e308"}, "--gpu-hour-price 1e+308: want a price from 0 to 1e+06"}, // was: JSON failed on +Inf
-		{[]string{"--initial", "1000000"}, "--initial 1000000: want at most 100000"},                     // was: minutes adding replicas
+		{[]string{"--initial", "1000000"}, "--initial 1000000: want at most 10000"},                      // was: minutes adding replicas
 		{[]string{"--plot", missing}, "directory " + filepath.Dir(missing) + " does not exist"},
 		{[]string{"--window", "NaN:5"}, "--window"}, // was: a replay that never ended
 		{[]string{"--window", "0:Inf"}, "--window"},
 		{[]string{"--trace", "synthetic:poisson,duration=NaN"}, "duration=\"NaN\""},
 		{[]string{"--policy", "hpa(hpa(queue:24))"}, "not another hpa(...)"},
 		{[]string{"--policy", "queue:24,lookahead=1e10"}, "lookahead=\"1e10\": want seconds"},
+		{[]string{"-p", "fixed:100000"}, "fixed:N wants a replica count N from 0 to 10000"}, // was: a minute replaying 100000 replicas
+		{[]string{"--trace", "synthetic:poisson,rate=1e9"}, "want requests per second, more than 0 and less than 1e9"},
 	} {
 		code, _, errs := runSimulate(t, c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) {

@@ -136,12 +136,13 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 	}
 	bar.reset()
-	if c.Calibrate != "" {
+	failed := allFailed(rep)
+	if c.Calibrate != "" && failed == nil {
 		cal, err := load.Calibrate(e.ctx, base, cfg, rep.Points, c.CalibrateFit)
 		if err != nil {
 			return err
 		}
-		cal.Source = fmt.Sprintf("infscale load %s --concurrency %s --prompt-tokens %d --max-tokens %d", c.URL, c.Concurrency, c.PromptTokens, c.MaxTokens)
+		cal.Source = commandLine(e.args) // the command as typed
 		if err := writeCalibrationFile(c.Calibrate, cal); err != nil {
 			return err
 		}
@@ -153,9 +154,28 @@ func (c *LoadCmd) Run(e *env) error {
 	if c.Output == "json" {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+		return failed
 	}
 	writeLoadTable(e.stdout, rep)
+	return failed
+}
+
+// allFailed returns an error (exit 1) naming the first point of rep whose
+// every request failed, with that point's first error; nil when each point
+// had a success (a result, if a poor one).
+func allFailed(rep load.Report) error {
+	points := rep.Points
+	if len(points) == 0 {
+		points = []load.Summary{rep.Summary}
+	}
+	for _, p := range points {
+		if p.Requests == 0 && p.Errors > 0 {
+			return fmt.Errorf("%s: all %d requests failed; the first: %s", loadLabel(p), p.Errors, p.FirstError)
+		}
+	}
 	return nil
 }
 
@@ -166,17 +186,18 @@ func writeLoadTable(w io.Writer, rep load.Report) {
 	if len(points) == 0 {
 		points = []load.Summary{rep.Summary}
 	}
-	ms := func(v load.Float) string {
-		if math.IsNaN(float64(v)) {
+	num := func(v load.Float, scale float64, format string) string {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 			return "-"
 		}
-		return fmt.Sprintf("%.1f", float64(v)*1000)
+		return fmt.Sprintf(format, float64(v)*scale)
 	}
+	ms := func(v load.Float) string { return num(v, 1000, "%.1f") }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "load\trequests\terrors\tTTFT p50 ms\tTTFT p95 ms\tITL p50 ms\tITL p95 ms\tTPOT p50 ms\te2e p50 s\toutput tok/s\t")
 	for _, p := range points {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t\n", loadLabel(p), p.Requests, p.Errors, ms(p.TTFTP50), ms(p.TTFTP95),
-			ms(p.ITLP50), ms(p.ITLP95), ms(p.TPOTP50), float64(p.E2EP50), p.OutputTokensPerS)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t\n", loadLabel(p), p.Requests, p.Errors, ms(p.TTFTP50), ms(p.TTFTP95),
+			ms(p.ITLP50), ms(p.ITLP95), ms(p.TPOTP50), num(p.E2EP50, 1, "%.2f"), p.OutputTokensPerS)
 	}
 	tw.Flush()
 	if len(rep.Points) > 1 {
@@ -197,6 +218,10 @@ func writeLoadTable(w io.Writer, rep load.Report) {
 		at := fmt.Sprintf("concurrency %d", k.Concurrency)
 		if k.Concurrency == 0 {
 			at = fmt.Sprintf("rate %g req/s", k.Rate)
+		}
+		if k.LowerBound {
+			fmt.Fprintf(w, "\nno knee up to %s: every point within %s; extend the sweep\nsuggested target per replica, a lower bound: metrics: [{type: %s, target: %g}] or more\n", at, slo, k.Metric, k.Target)
+			return
 		}
 		fmt.Fprintf(w, "\nknee: %s (the highest load within %s)\nsuggested target per replica: metrics: [{type: %s, target: %g}]\n", at, slo, k.Metric, k.Target)
 	}
@@ -232,6 +257,8 @@ func plotLoad(w io.Writer, rep load.Report) {
 			continue
 		}
 		fmt.Fprintf(w, "%s (| marks the SLO %gs)\n", m.name, m.limit)
+		// The row has one column past the longest bar, so that the mark of
+		// an SLO above every value (mark == width) is drawn too.
 		mark := int(math.Round(m.limit / top * width))
 		for _, p := range rep.Points {
 			v := m.get(p)
@@ -239,7 +266,7 @@ func plotLoad(w io.Writer, rep load.Report) {
 			if v > 0 {
 				n = int(math.Round(v / top * width))
 			}
-			row := []byte(strings.Repeat("#", n) + strings.Repeat(" ", width-n))
+			row := []byte(strings.Repeat("#", n) + strings.Repeat(" ", width+1-n))
 			if m.limit > 0 && mark >= 0 && mark < len(row) {
 				row[mark] = '|'
 			}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/infscale/infscale/pkg/fleet"
+	"github.com/infscale/infscale/pkg/load"
 )
 
 func runLoad(t *testing.T, args ...string) (int, string, string) {
@@ -73,7 +75,7 @@ func TestLoadJSON(t *testing.T) {
 		t.Errorf("requests %v errors %v, want 4 and 0", rep["requests"], rep["errors"])
 	}
 	code, out, _ = runLoad(t, f.URL(), "--concurrency", "1,2", "--requests", "2", "--max-tokens", "2", "--prompt-tokens", "8")
-	if code != 0 || !strings.Contains(out, "TTFT p95 ms") || !strings.Contains(out, "knee: concurrency 2") || !strings.Contains(out, "{type: queue, target: 2}") {
+	if code != 0 || !strings.Contains(out, "TTFT p95 ms") || !strings.Contains(out, "no knee up to concurrency 2: every point within") || !strings.Contains(out, "a lower bound: metrics: [{type: queue, target: 2}] or more") {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
 }
@@ -94,11 +96,89 @@ func TestLoadCalibrate(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "calibration written to "+path) || !strings.Contains(out, "held out") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
+	// The file records the command as typed: nothing added, nothing left out.
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Source string `json:"source"`
+	}
+	if err := json.Unmarshal(b, &file); err != nil {
+		t.Fatal(err)
+	}
+	if want := "infscale load " + f.URL() + " --concurrency 1,2,4 --requests 6 --max-tokens 8 --prompt-tokens 64 --calibrate " + path + " --calibrate-fit-max 2"; file.Source != want {
+		t.Errorf("source %q, want %q", file.Source, want)
+	}
 	var gout, gerr bytes.Buffer
 	if code := run(t.Context(), []string{"gpu", "--calibration", path}, strings.NewReader(""), &gout, &gerr); code != 0 || !strings.Contains(gout.String(), "decode step") {
 		t.Errorf("gpu --calibration: exit %d %s %s", code, gout.String(), gerr.String())
 	}
 	if code := run(t.Context(), []string{"gpu", "--calibration", path, "--gpu", "a100-80gb"}, strings.NewReader(""), &gout, &gerr); code != 2 || !strings.Contains(gerr.String(), "--calibration: calibration fitted for llama-3-8b on 1 x h100-sxm") {
 		t.Errorf("another GPU: exit %d %s", code, gerr.String())
+	}
+}
+
+// TestLoadAllFailed: every request of the point answered 404 (no such
+// model): exit 1 naming the status and the server's message, the table's
+// quantiles "-" (not NaN), and the JSON valid with null quantiles.
+func TestLoadAllFailed(t *testing.T) {
+	f, err := fleet.Start(context.Background(), fleet.Config{Replicas: 1, Max: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	code, out, errs := runLoad(t, f.URL(), "--concurrency", "1", "--requests", "3", "--model", "nosuch")
+	if code != 1 || !strings.Contains(errs, "c=1: all 3 requests failed; the first: 404 Not Found:") || !strings.Contains(errs, "nosuch") {
+		t.Errorf("exit %d, stderr %q; want 1, all 3 failed with the 404 and the model", code, errs)
+	}
+	if strings.Contains(out, "NaN") || !strings.Contains(out, "c=1         0       3            -") {
+		t.Errorf("table:\n%s", out)
+	}
+	code, out, _ = runLoad(t, f.URL(), "--concurrency", "1,2", "--requests", "2", "--model", "nosuch", "--output", "json")
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, out)
+	}
+	if code != 1 || rep["e2e_p50_s"] != nil || rep["errors"] != 2.0 || rep["requests"] != 0.0 {
+		t.Errorf("exit %d, e2e_p50_s %v errors %v requests %v; want 1, null, 2, 0", code, rep["e2e_p50_s"], rep["errors"], rep["requests"])
+	}
+	if points, _ := rep["points"].([]any); len(points) != 1 {
+		t.Errorf("points %v: want the sweep stopped after c=1", rep["points"])
+	}
+}
+
+// TestPlotLoadMarksSLO: the SLO mark is drawn in every row, also when the
+// SLO is above every value (then it sits one column past the 40-column bar
+// scale's end). TTFT: SLO 2 s is the scale's top, so 0.5 s is 10 #, 1 s 20
+// #, the mark at column 40. ITL: 0.2 s is the top, 0.01 s is 2 #, the SLO
+// 0.1 s at column 20, inside the 40 # of 0.2 s.
+func TestPlotLoadMarksSLO(t *testing.T) {
+	pt := func(c int, ttft, itl float64) load.Summary {
+		return load.Summary{Concurrency: c, Requests: 1, TTFTP95: load.Float(ttft), ITLP95: load.Float(itl)}
+	}
+	rep := load.Report{Points: []load.Summary{pt(1, 0.5, 0.01), pt(2, 1, 0.2)}, Knee: &load.Knee{SLO: load.SLO{TTFTP95: 2, ITLP95: 0.1}}}
+	var b bytes.Buffer
+	plotLoad(&b, rep)
+	want := []string{
+		"TTFT p95 (| marks the SLO 2s)",
+		"         c=1 " + strings.Repeat("#", 10) + strings.Repeat(" ", 30) + "| 0.500s",
+		"         c=2 " + strings.Repeat("#", 20) + strings.Repeat(" ", 20) + "| 1.000s",
+		"ITL p95 (| marks the SLO 0.1s)",
+		"         c=1 ##" + strings.Repeat(" ", 18) + "|" + strings.Repeat(" ", 20) + " 0.010s",
+		"         c=2 " + strings.Repeat("#", 20) + "|" + strings.Repeat("#", 19) + "  0.200s",
+	}
+	if got := strings.Split(strings.TrimRight(b.String(), "\n"), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestCommandLine: arguments a shell would split or expand are quoted so
+// that the line reads back as the same arguments.
+func TestCommandLine(t *testing.T) {
+	got := commandLine([]string{"load", "http://127.0.0.1:8000", "--duration", "5s", "--selector", `{namespace="llm"}`, "it's", "", "a b"})
+	want := `infscale load http://127.0.0.1:8000 --duration 5s --selector '{namespace="llm"}' 'it'\''s' '' 'a b'`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

@@ -24,7 +24,7 @@ type ProfileCmd struct {
 	HistoryFlags `embed:"" set:"configuse=; the reactive policy is --policy, not the target's"`
 	ReplicaFlags `embed:""`
 
-	Policy        string        `default:"queue:24" placeholder:"P" help:"The reactive policy (a simulate policy string); its queue/running target sets the requests one replica holds (default ${default})."`
+	Policy        string        `short:"p" default:"queue:24" placeholder:"P" help:"The reactive policy (a simulate policy string); its queue/running target sets the requests one replica holds (default ${default})."`
 	FloorFraction float64       `name:"floor-fraction" default:"0.8" placeholder:"F" help:"The floor covers this fraction of the expected need (0 < F <= 1); the reactive policy scales on the rest (default ${default})."`
 	Timezone      string        `default:"UTC" placeholder:"TZ" help:"IANA time zone of the hours and of the schedule (default ${default})."`
 	Simulate      bool          `default:"true" negatable:"" help:"Replay reactive only, schedule only and both on the same history (--no-simulate to skip)."`

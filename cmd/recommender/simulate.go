@@ -80,8 +80,8 @@ func (c *SimulateCmd) Run(e *env) error {
 	if c.MaxBatched < 1 {
 		return invalidf("--max-batched-tokens %d: want >= 1", c.MaxBatched)
 	}
-	if c.Initial > 100000 {
-		return invalidf("--initial %d: want at most 100000 replicas", c.Initial)
+	if c.Initial > replay.MaxReplicas {
+		return invalidf("--initial %d: want at most %d replicas (replay.MaxReplicas)", c.Initial, replay.MaxReplicas)
 	}
 	mode, _ := replay.ParsePrefillMode(c.Prefill)
 	cfg := replay.Config{

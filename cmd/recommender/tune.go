@@ -42,8 +42,11 @@ func (c *TuneCmd) Run(e *env) error {
 	if !(c.Holdout > 0 && c.Holdout < 1) {
 		return invalidf("--holdout %g: want a fraction between 0 and 1, e.g. 0.25", c.Holdout)
 	}
-	if c.Finalists < 1 || c.Workers < 0 {
-		return invalidf("--finalists %d, --workers %d: want at least 1 finalist and workers >= 0", c.Finalists, c.Workers)
+	if c.Finalists < 1 {
+		return invalidf("--finalists %d: want at least 1", c.Finalists)
+	}
+	if c.Workers < 0 {
+		return invalidf("--workers %d: want >= 0 (0: the number of cores)", c.Workers)
 	}
 	if c.SLOTTFT <= 0 {
 		return invalidf("--slo-ttft %v: want a duration > 0", c.SLOTTFT)
@@ -59,7 +62,7 @@ func (c *TuneCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	src, err := c.source(e)
+	src, serve, err := c.source(e)
 	if err != nil {
 		return err
 	}
@@ -67,7 +70,7 @@ func (c *TuneCmd) Run(e *env) error {
 	start := time.Now()
 	rep, err := tune.Run(e.ctx, src, tune.Config{
 		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds()},
-		MaxMissPct: c.MaxMiss, Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed,
+		MaxMissPct: c.MaxMiss, Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed, Serve: serve,
 		Progress: func(done, total int) {
 			prog.Printf("tune: %s %d/%d replays, %s", status.Bar(float64(done)/float64(total), 20), done, total, time.Since(start).Round(time.Second))
 		},
@@ -99,23 +102,25 @@ func (c *TuneCmd) Run(e *env) error {
 }
 
 // source is --trace (as simulate reads it) or the Prometheus history (as
-// backtest reads it).
-func (c *TuneCmd) source(e *env) (trace.Source, error) {
+// backtest reads it), and where the printed serve config reads the
+// target's series (the history's; empty for a trace).
+func (c *TuneCmd) source(e *env) (trace.Source, tune.Serve, error) {
 	hist := c.PrometheusURL != "" || c.HistoryFlags.Config != ""
 	switch {
 	case c.Trace != "" && hist:
-		return trace.Source{}, invalidf("--trace and --prometheus-url/--config: tune on one source, a trace or a target's history")
+		return trace.Source{}, tune.Serve{}, invalidf("--trace and --prometheus-url/--config: tune on one source, a trace or a target's history")
 	case c.Trace != "":
 		sim := SimulateCmd{Trace: c.Trace, Seed: c.Seed, RateScale: c.RateScale, Window: c.Window}
-		return sim.source()
+		src, err := sim.source()
+		return src, tune.Serve{}, err
 	case !hist:
-		return trace.Source{}, invalidf("no source: give --trace SPEC, or --prometheus-url URL --selector ... (or --config FILE --target NAME) for a target's history")
+		return trace.Source{}, tune.Serve{}, invalidf("no source: give --trace SPEC, or --prometheus-url URL --selector ... (or --config FILE --target NAME) for a target's history")
 	case c.RateScale != 1 || c.Window != "":
-		return trace.Source{}, invalidf("--rate-scale and --window apply to --trace; for history choose --start and --end")
+		return trace.Source{}, tune.Serve{}, invalidf("--rate-scale and --window apply to --trace; for history choose --start and --end")
 	}
 	res, err := c.resolve()
 	if err != nil {
-		return trace.Source{}, err
+		return trace.Source{}, tune.Serve{}, err
 	}
 	prog := status.New(e.stderr, 0)
 	h, _, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
@@ -123,11 +128,11 @@ func (c *TuneCmd) source(e *env) (trace.Source, error) {
 	})
 	prog.Done()
 	if err != nil {
-		return trace.Source{}, fmt.Errorf("tune: %w", err)
+		return trace.Source{}, tune.Serve{}, fmt.Errorf("tune: %w", err)
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
 	if err != nil {
-		return trace.Source{}, fmt.Errorf("tune: %w", err)
+		return trace.Source{}, tune.Serve{}, fmt.Errorf("tune: %w", err)
 	}
-	return w.Source("history "+res.grid.Start.Format(time.RFC3339)+" .. "+res.grid.End().Format(time.RFC3339), c.Seed), nil
+	return w.Source("history "+res.grid.Start.Format(time.RFC3339)+" .. "+res.grid.End().Format(time.RFC3339), c.Seed), res.serve, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,8 +50,28 @@ func TestTuneReference(t *testing.T) {
 		rep.OutOfSample == nil || rep.OutOfSample.MissPct == nil || rep.OutOfSample.ReplicaMinutes == nil || len(rep.Frontier) == 0 {
 		t.Errorf("JSON lacks in_sample, out_of_sample or frontier:\n%s", out.String())
 	}
-	if _, err := config.Parse([]byte("prometheus:\n  url: http://prometheus:9090\n"+rep.ServeTarget), "tune.yaml"); err != nil {
-		t.Errorf("serve block does not load: %v\n%s", err, rep.ServeTarget)
+	// A trace names no Prometheus or selector: placeholders, marked.
+	checkServeBlock(t, rep.ServeTarget, "http://prometheus:9090", `{namespace="llm",pod=~"chat-.*"}`)
+	if !strings.Contains(rep.ServeTarget, "# fill in: the label matchers") {
+		t.Errorf("placeholders unmarked:\n%s", rep.ServeTarget)
+	}
+}
+
+// checkServeBlock feeds tune's printed serve config, as printed, to serve
+// --check-config and checks its Prometheus URL and selector.
+func checkServeBlock(t *testing.T, block, url, selector string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "serve.yaml")
+	if err := os.WriteFile(path, []byte(block), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "--config", path, "--check-config"}, nil, &out, &errb); code != exitOK || !strings.Contains(out.String(), "valid: 1 target(s), prometheus "+url) {
+		t.Errorf("serve --check-config: exit %d %s%s\n%s", code, out.String(), errb.String(), block)
+	}
+	f, err := config.Parse([]byte(block), "serve.yaml")
+	if err != nil || f.Targets[0].Selector != selector {
+		t.Errorf("selector %v (%v), want %s", f, err, selector)
 	}
 }
 
@@ -65,9 +86,13 @@ func TestTuneBadInput(t *testing.T) {
 		{[]string{"tune", "--trace", "reference", "--plot", "x.pdf"}, "--plot"},
 		{[]string{"tune", "--trace", "reference", "--prometheus-url", "http://127.0.0.1:1"}, "one source"},
 		{[]string{"tune", "--trace", "nope.csv"}, "--trace"},
+		{[]string{"tune", "--trace", "reference", "--finalists", "0"}, "--finalists 0: want at least 1"},
+		{[]string{"tune", "--trace", "reference", "--workers=-1"}, "--workers -1: want >= 0"},
+		{[]string{"fleet", "--max", "0"}, "--max 0: want at least 1"},
+		{[]string{"fleet", "--max", "2", "--replicas", "3"}, "--replicas must be 0..--max (2), got 3"},
 	} {
 		var out, errb bytes.Buffer
-		if code := run(context.Background(), c.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), c.want) {
+		if code := run(context.Background(), c.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), c.want) || strings.Contains(c.want, "--finalists") && strings.Contains(errb.String(), "--workers") {
 			t.Errorf("%v: exit %d, %q; want exit %d naming %s", c.args, code, errb.String(), exitInvalid, c.want)
 		}
 	}
@@ -86,9 +111,10 @@ func testTuneHistory(t *testing.T, url string, truth history.Truth) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	var rep struct {
-		Policy   string  `json:"policy"`
-		Split    float64 `json:"split_s"`
-		InSample struct {
+		Policy      string  `json:"policy"`
+		Split       float64 `json:"split_s"`
+		ServeTarget string  `json:"serve_target"`
+		InSample    struct {
 			Requests int64 `json:"requests"`
 		} `json:"in_sample"`
 		OutOfSample struct {
@@ -103,4 +129,6 @@ func testTuneHistory(t *testing.T, url string, truth history.Truth) {
 		t.Errorf("policy %q (%v), split %g s, requests in %d out %d; want a policy, the split at 5400 s and both parts non-empty",
 			rep.Policy, err, rep.Split, rep.InSample.Requests, rep.OutOfSample.Requests)
 	}
+	// The serve config reads the tuned history's own Prometheus and selector.
+	checkServeBlock(t, rep.ServeTarget, url, `{namespace="llm"}`)
 }

@@ -450,3 +450,24 @@ func TestGuardKey(t *testing.T) {
 		}
 	}
 }
+
+// TestParseQuantity: the one target parser (config, decide --target,
+// simulate's policy strings): numbers as written, durations in seconds in
+// Prometheus's form and Go's.
+func TestParseQuantity(t *testing.T) {
+	for s, want := range map[string]Quantity{
+		"24": {Value: 24, Set: true}, "0.7": {Value: 0.7, Set: true},
+		"2s": {Value: 2, Duration: true, Set: true}, "500ms": {Value: 0.5, Duration: true, Set: true},
+		"0.5s": {Value: 0.5, Duration: true, Set: true}, "1m30s": {Value: 90, Duration: true, Set: true},
+		"1d": {Value: 86400, Duration: true, Set: true}, "1.5m": {Value: 90, Duration: true, Set: true},
+	} {
+		if got, err := ParseQuantity(s); err != nil || got != want {
+			t.Errorf("%s: %+v %v, want %+v", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"2x", "NaN", "Inf", "", "s"} {
+		if _, err := ParseQuantity(s); err == nil {
+			t.Errorf("%q accepted", s)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prometheus/common/model"
 )
@@ -22,30 +23,45 @@ type Quantity struct {
 	Set bool
 }
 
-// UnmarshalYAML decodes a number or a duration string.
+// UnmarshalYAML decodes a number or a duration string (ParseQuantity).
 func (q *Quantity) UnmarshalYAML(b []byte) error {
-	s := strings.TrimSpace(string(b))
-	s = strings.Trim(s, `"'`)
+	v, err := ParseQuantity(strings.Trim(strings.TrimSpace(string(b)), `"'`))
+	if err != nil {
+		return err
+	}
+	*q = v
+	return nil
+}
+
+// ParseQuantity reads a metric target, the one parser of the config file's
+// target: key, decide's --target and simulate's policy strings: a finite
+// number, or a duration in Prometheus's form (2s, 500ms, 1m30s, 1d) or Go's
+// (0.5s, 1.5m) (Value in seconds, Duration set). Whether a duration suits the metric is the
+// caller's check (only ttft and queuewait take one). Errors quote s.
+func ParseQuantity(s string) (Quantity, error) {
 	f, err := strconv.ParseFloat(s, 64)
 	switch {
 	case err == nil && (math.IsNaN(f) || math.IsInf(f, 0)):
-		return fmt.Errorf("%q is not a finite number", s)
+		return Quantity{}, fmt.Errorf("%q is not a finite number", s)
 	case err == nil:
-		*q = Quantity{Value: f, Set: true}
-		return nil
+		return Quantity{Value: f, Set: true}, nil
 	case errors.Is(err, strconv.ErrRange):
-		return fmt.Errorf("%q is out of the range of a float64", s)
+		return Quantity{}, fmt.Errorf("%q is out of the range of a float64", s)
 	}
 	switch strings.ToLower(s) {
 	case ".nan", ".inf", "+.inf", "-.inf": // YAML's spellings
-		return fmt.Errorf("%q is not a finite number", s)
+		return Quantity{}, fmt.Errorf("%q is not a finite number", s)
 	}
-	d, err := model.ParseDuration(s)
+	if d, err := model.ParseDuration(s); err == nil {
+		return Quantity{Value: float64(d) / 1e9, Duration: true, Set: true}, nil
+	}
+	// Go's form too: a fraction (0.5s) or microseconds, as simulate's
+	// policy strings have always read them.
+	d, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("invalid value %q", s)
+		return Quantity{}, fmt.Errorf("invalid value %q", s)
 	}
-	*q = Quantity{Value: float64(d) / 1e9, Duration: true, Set: true}
-	return nil
+	return Quantity{Value: d.Seconds(), Duration: true, Set: true}, nil
 }
 
 // MarshalYAML prints the number (seconds for durations).

@@ -56,8 +56,12 @@ func TestKnee(t *testing.T) {
 	}
 	slo := SLO{TTFTP95: 1, ITLP95: 0.05}
 	k := FindKnee([]Summary{pt(1, 0.1, 0.01), pt(2, 0.2, 0.02), pt(4, 0.5, 0.06), pt(8, 0.3, 0.01)}, slo)
-	if !k.Found || k.Concurrency != 2 || k.Target != 2 {
-		t.Errorf("%+v, want the knee at 2 (4 misses ITL; 8 above a miss does not count)", k)
+	if !k.Found || k.Concurrency != 2 || k.Target != 2 || k.LowerBound {
+		t.Errorf("%+v, want the knee at 2 (4 misses ITL; 8 above a miss does not count), not a lower bound", k)
+	}
+	// Every point within the SLO: the last is the sweep's end, not a knee.
+	if k := FindKnee([]Summary{pt(1, 0.1, 0.01), pt(2, 0.2, 0.02)}, slo); !k.Found || k.Concurrency != 2 || !k.LowerBound {
+		t.Errorf("%+v, want 2 as a lower bound", k)
 	}
 	if k := FindKnee([]Summary{pt(1, 3, 0.01)}, slo); k.Found {
 		t.Errorf("%+v, want none", k)

@@ -155,6 +155,10 @@ type Knee struct {
 	// mean e2e latency (Little's law: the requests in the system).
 	Metric string  `json:"metric,omitempty"`
 	Target float64 `json:"target,omitempty"`
+	// LowerBound is true when the knee is the sweep's last point: every
+	// point met the SLO, so the true knee is at this load or above it (the
+	// sweep ended before the SLO was missed) and Target is a lower bound.
+	LowerBound bool `json:"lower_bound"`
 	// TTFTP95 and ITLP95 are the knee point's values.
 	TTFTP95 Float `json:"ttft_p95_s"`
 	ITLP95  Float `json:"itl_p95_s"`
@@ -164,13 +168,14 @@ type Knee struct {
 
 // FindKnee returns the highest load of points (in increasing load) such
 // that it and every lower load meet slo.
+// LowerBound is set when that is the last point.
 func FindKnee(points []Summary, slo SLO) Knee {
 	k := Knee{SLO: slo, TTFTP95: Float(math.NaN()), ITLP95: Float(math.NaN())}
-	for _, p := range points {
+	for i, p := range points {
 		if !slo.Meets(p) {
 			break
 		}
-		k.Found = true
+		k.Found, k.LowerBound = true, i == len(points)-1
 		k.Concurrency, k.Rate = p.Concurrency, p.Rate
 		k.TTFTP95, k.ITLP95 = p.TTFTP95, p.ITLP95
 		k.Metric = "queue"

@@ -48,9 +48,24 @@ func TestBatchClientReasons(t *testing.T) {
 			if got := ReasonOf(err); got != tc.want {
 				t.Errorf("batch path: %v (%v), want %v", got, err, tc.want)
 			}
+			batch := err
 			_, _, err = c.Instant(context.Background(), "up", time.Unix(1, 0))
 			if got := ReasonOf(err); got != tc.want {
 				t.Errorf("v1 path: %v (%v), want %v", got, err, tc.want)
+			}
+			// The reason is said once; an HTML answer says what it means.
+			for _, e := range []error{batch, err} {
+				if strings.Count(e.Error(), tc.want.String()) > 1 {
+					t.Errorf("reason repeated: %v", e)
+				}
+			}
+			if tc.name == "200 not JSON" {
+				want := "promql: bad_response: invalid character '<' looking for beginning of value (the URL answered a body that is not JSON, such as an HTML page: it is probably not a Prometheus API root"
+				for _, e := range []error{batch, err} {
+					if !strings.HasPrefix(e.Error(), want) {
+						t.Errorf("got %v, want it to start %q", e, want)
+					}
+				}
 			}
 		})
 	}

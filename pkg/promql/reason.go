@@ -80,12 +80,25 @@ func (e *QueryError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "promql: %s", e.Reason)
 	if e.Err != nil {
-		fmt.Fprintf(&b, ": %v", e.Err)
+		detail := e.Err.Error()
+		if ae, ok := errors.AsType[*v1.Error](e.Err); ok && string(ae.Type) == e.Reason.String() {
+			detail = ae.Msg // "bad_response: bad_response: ..." said once
+			if ae.Type == v1.ErrBadResponse && notJSON(ae.Msg) {
+				detail += " (the URL answered a body that is not JSON, such as an HTML page: it is probably not a Prometheus API root; give the base URL, e.g. http://prometheus:9090)"
+			}
+		}
+		fmt.Fprintf(&b, ": %s", detail)
 	}
 	if q != "" {
 		fmt.Fprintf(&b, " (query: %s)", q)
 	}
 	return b.String()
+}
+
+// notJSON reports whether msg, a JSON decoder's error, says the body was
+// not JSON at all (its first character, or nothing).
+func notJSON(msg string) bool {
+	return strings.HasSuffix(msg, "looking for beginning of value") || msg == "unexpected end of JSON input"
 }
 
 // Unwrap returns Err.

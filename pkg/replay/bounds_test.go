@@ -32,7 +32,7 @@ func TestReplayBounds(t *testing.T) {
 		{"far arrival", far, Config{Model: model}, "far: second 1e+300 is 6.67e+298 periods of 15 s"},
 		{"declared span", long, Config{Model: model}, "long: second 1e+12 is 6.67e+10 periods"},
 		{"huge drain", small, Config{Model: model, Drain: 1e9}, "drain 1e+09 s: want seconds >= 0, at most 8388608 periods"},
-		{"initial", small, Config{Model: model, Initial: maxReplicas + 1}, "initial replicas 100001: want 0..100000"},
+		{"initial", small, Config{Model: model, Initial: MaxReplicas + 1}, "initial replicas 10001: want 0..10000"},
 	} {
 		_, err := Run(context.Background(), c.src, pol, c.cfg)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -26,8 +26,8 @@ func Follow(name string, step float64, replicas []float64) (Policy, error) {
 			tl[i] = last
 			continue
 		}
-		if r < 0 || r > maxReplicas {
-			return Policy{}, fmt.Errorf("follow %s: replica count %g at entry %d: want 0..%d", name, r, i, maxReplicas)
+		if r < 0 || r > MaxReplicas {
+			return Policy{}, fmt.Errorf("follow %s: replica count %g at entry %d: want 0..%d", name, r, i, MaxReplicas)
 		}
 		tl[i] = int(math.Round(r))
 		last = tl[i]

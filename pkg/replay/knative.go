@@ -138,8 +138,8 @@ func bounds(full string, parts []part, off, defMin int) (lo, hi int, err error) 
 		switch {
 		case k != "min" && k != "max":
 			return 0, 0, policyError(full, col, "%q: this baseline takes only min= and max=", p.text)
-		case cerr != nil || n < 0 || n > maxReplicas:
-			return 0, 0, policyError(full, col+len(k)+1, "%s=%q: want a replica count 0..%d", k, v, maxReplicas)
+		case cerr != nil || n < 0 || n > MaxReplicas:
+			return 0, 0, policyError(full, col+len(k)+1, "%s=%q: want a replica count 0..%d", k, v, MaxReplicas)
 		case k == "min":
 			lo = n
 		default:

@@ -287,7 +287,7 @@ func (r *recorder) Decide(now float64, obs recommend.Observation) int {
 
 // oracleSchedule replays the oracle and returns its decisions as a schedule.
 func oracleSchedule(ctx context.Context, e env, prog func(float64)) (schedule, scheduleResult, error) {
-	o, err := newOracle(e, 0, maxReplicas)
+	o, err := newOracle(e, 0, MaxReplicas)
 	if err != nil {
 		return schedule{}, scheduleResult{}, err
 	}

@@ -100,12 +100,12 @@ func (c *oracleCtl) need(rate, p, o float64) int {
 	// A replica holds at most MaxBatch sequences and, as admission reserves
 	// prompt + output, KV capacity / (p + o) of them.
 	slots := min(float64(c.sp.maxBatch), float64(c.sp.kvCap)/(p+o))
-	for n := 1; n < maxReplicas; n++ {
+	for n := 1; n < MaxReplicas; n++ {
 		if l, ok := c.mva(rate/float64(n), p, o); ok && l <= OracleUtilization*slots {
 			return n
 		}
 	}
-	return maxReplicas
+	return MaxReplicas
 }
 
 // mva is the mean concurrency of one replica at lambda req/s: the share of

@@ -11,6 +11,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
+	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/trace"
 )
@@ -24,7 +25,7 @@ type Policy struct {
 	Recommend *recommend.Policy
 
 	min   int  // the replicas at second 0 (at least 1)
-	max   int  // the most replicas the policy may ask for (0: maxReplicas); bounds the warm start
+	max   int  // the most replicas the policy may ask for (0: MaxReplicas); bounds the warm start
 	exact bool // start with exactly min replicas (no warm-start sizing)
 	build func(env) (Controller, error)
 	hpa   *recommend.Policy // hpa(...): the HPA's own decision on the inner policy's output
@@ -142,8 +143,8 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 	switch kind {
 	case "fixed":
 		n, err := strconv.Atoi(arg)
-		if !hasArg || err != nil || n < 0 || n > maxReplicas {
-			return Policy{}, policyError(full, off+len("fixed:")+1, "fixed:N wants a replica count N >= 0, got %q", arg)
+		if !hasArg || err != nil || n < 0 || n > MaxReplicas {
+			return Policy{}, policyError(full, off+len("fixed:")+1, "fixed:N wants a replica count N from 0 to %d (replay.MaxReplicas), got %q", MaxReplicas, arg)
 		}
 		if len(parts) > 1 {
 			return Policy{}, policyError(full, off+parts[1].at+1, "fixed:N takes no options")
@@ -251,7 +252,11 @@ func splitTop(s string) []part {
 // demand (fractions) and cpu (percent). What the number may be is recommend.Policy.Validate's.
 func parseTarget(sig recommend.Signal, v string) (float64, error) {
 	if sig.Seconds() {
-		return seconds(v)
+		q, err := config.ParseQuantity(v) // as the config's target: key reads it
+		if err != nil {
+			return 0, fmt.Errorf("want seconds or a duration like 90s, 2m")
+		}
+		return q.Value, nil
 	}
 	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
 	if err != nil {
@@ -332,6 +337,9 @@ func setOption(p *recommend.Policy, k, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil {
 			return fmt.Errorf("want a whole number of replicas")
+		}
+		if n > MaxReplicas { // below 0: recommend.Policy.Validate's
+			return fmt.Errorf("want at most %d replicas (replay.MaxReplicas)", MaxReplicas)
 		}
 		if k == "min" {
 			p.Min = n

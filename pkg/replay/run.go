@@ -140,8 +140,8 @@ func (c Config) Validate() error {
 	if c.MaxBatchedTokens < 1 {
 		errs = append(errs, fmt.Errorf("max batched tokens %d: want >= 1", c.MaxBatchedTokens))
 	}
-	if c.Initial < 0 || c.Initial > maxReplicas {
-		errs = append(errs, fmt.Errorf("initial replicas %d: want 0..%d", c.Initial, maxReplicas))
+	if c.Initial < 0 || c.Initial > MaxReplicas {
+		errs = append(errs, fmt.Errorf("initial replicas %d: want 0..%d", c.Initial, MaxReplicas))
 	}
 	if c.Model == nil {
 		errs = append(errs, errors.New("no replica model"))
@@ -220,7 +220,7 @@ type warmer interface {
 // warmSize is the oracle's replica count for the trace's first cold start
 // plus one period.
 func warmSize(e env) (int, error) {
-	c, err := newOracle(e, 0, maxReplicas)
+	c, err := newOracle(e, 0, MaxReplicas)
 	if err != nil {
 		return 0, err
 	}

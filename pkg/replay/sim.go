@@ -383,7 +383,7 @@ func (s *sim) scale(now float64, desired int) {
 func (s *sim) tick(now float64) {
 	obs := s.observe(now)
 	d := s.ctl.Decide(now, obs)
-	d = min(max(d, 0), maxReplicas)
+	d = min(max(d, 0), MaxReplicas)
 	s.sampleTimeline(now, obs, d)
 	s.scale(now, d)
 	s.lastTick = now
@@ -401,5 +401,10 @@ func (s *sim) finish(stop float64) {
 	s.res.TTFTP95 = s.ttft.quantile(0.95)
 }
 
-// maxReplicas caps what a policy may ask for.
-const maxReplicas = 100000
+// MaxReplicas is the most replicas a replay runs: a policy's decision is
+// capped at it, and fixed:N, the min= and max= options, a follow file's
+// counts and Config.Initial must be at most it (invalid input beyond). A
+// replay steps every replica each period, so its time grows with the
+// count: fixed:10000 replays the 25-minute reference trace in about a
+// second (docs/simulate.md).
+const MaxReplicas = 10000

@@ -62,7 +62,7 @@ func ParseSynthetic(spec string, seed uint64) (Synthetic, error) {
 				err = fmt.Errorf("out of range")
 			}
 			if err != nil {
-				return s, fmt.Errorf("synthetic field %d rate=%q: want requests per second > 0", pos, v)
+				return s, fmt.Errorf("synthetic field %d rate=%q: want requests per second, more than 0 and less than 1e9", pos, v)
 			}
 		case "duration":
 			d, err := ParseSeconds(v)

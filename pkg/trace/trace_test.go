@@ -446,3 +446,16 @@ func TestAmplifyBursts(t *testing.T) {
 		t.Errorf("windows %d and %d requests; want 60 and about 540", first, second)
 	}
 }
+
+// TestSyntheticRateRange: the error states both ends of rate=.
+func TestSyntheticRateRange(t *testing.T) {
+	for _, v := range []string{"0", "1e9", "-1", "x"} {
+		_, err := ParseSynthetic("poisson,rate="+v, 1)
+		if err == nil || !strings.Contains(err.Error(), `rate="`+v+`": want requests per second, more than 0 and less than 1e9`) {
+			t.Errorf("rate=%s: %v", v, err)
+		}
+	}
+	if _, err := ParseSynthetic("poisson,rate=5e6,duration=1", 1); err != nil {
+		t.Errorf("rate=5e6: %v", err)
+	}
+}

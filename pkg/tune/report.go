@@ -63,7 +63,7 @@ func (r Report) WriteText(w io.Writer, traceName string) error {
 	for _, f := range r.Frontier {
 		fmt.Fprintf(b, "%-*s  %10s %12.1f %18s\n", width, f.Policy, pct(f.Screen.MissPct), f.Screen.ReplicaMinutes, pct(f.screenWorst()))
 	}
-	fmt.Fprintf(b, "\nserve config target block (set selector and max for the Deployment):\n\n%s", r.Target)
+	fmt.Fprintf(b, "\nserve config (a whole file for serve --config; check max against the Deployment's quota):\n\n%s", r.Target)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -19,6 +19,7 @@ package tune
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -115,11 +116,40 @@ func (c Candidate) Policy() string {
 	return s + ",downwindow=" + strconv.Itoa(c.DownWindow)
 }
 
-// Block is the candidate as a target of serve's YAML configuration
-// (pkg/config), named name, with placeholders for the selector and max.
-func (c Candidate) Block(name string, max int) string {
+// Serve is where the serve block's target reads its series: the tuned
+// history's Prometheus base URL, server profile (vllm, sglang, trtllm),
+// selector and replicas query, and the target's name. Empty fields (tuning
+// on a trace) are printed as placeholders marked "# fill in: ...".
+type Serve struct {
+	Name, PrometheusURL, Server, Selector, Replicas string
+	// From is the serve config file the history's target came from; the
+	// block then says to copy that file's other prometheus: keys (auth,
+	// TLS, timeout), which it does not print.
+	From string
+}
+
+// Block is the candidate as a whole serve configuration file (pkg/config):
+// the prometheus section and one target reading s's series, with max
+// replicas max. It loads as printed; the placeholders of s's empty fields
+// are valid values, each commented with what to fill in.
+func (c Candidate) Block(s Serve, max int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "targets:\n- name: %s\n  server: vllm\n  selector: '{namespace=\"llm\",pod=~\"%s-.*\"}'\n", name, name)
+	val := func(v, placeholder, what string) string {
+		if v == "" {
+			return placeholder + "  # fill in: " + what
+		}
+		return v
+	}
+	fmt.Fprintf(&b, "prometheus:\n  url: %s\n", val(yamlString(s.PrometheusURL), "http://prometheus:9090", "your Prometheus base URL"))
+	if s.From != "" {
+		fmt.Fprintf(&b, "  # auth, TLS and timeout: copy them from the prometheus: section of %s\n", s.From)
+	}
+	fmt.Fprintf(&b, "targets:\n- name: %s\n  server: %s\n", val(yamlString(s.Name), "chat", "a name for the Deployment"),
+		val(yamlString(s.Server), "vllm", "the model server: vllm, sglang or trtllm"))
+	fmt.Fprintf(&b, "  selector: %s\n", val(yamlString(s.Selector), `'{namespace="llm",pod=~"chat-.*"}'`, "the label matchers of the Deployment's series"))
+	if s.Replicas != "" {
+		fmt.Fprintf(&b, "  replicas: %s\n", yamlString(s.Replicas))
+	}
 	fmt.Fprintf(&b, "  metrics:\n  - type: %s\n    target: %s\n", c.Metric, strconv.FormatFloat(c.Target, 'g', -1, 64))
 	fmt.Fprintf(&b, "  min: 1\n  max: %d\n", max)
 	if c.Lookahead > 0 {
@@ -127,6 +157,20 @@ func (c Candidate) Block(name string, max int) string {
 	}
 	fmt.Fprintf(&b, "  behavior:\n    scaleDown:\n      stabilizationWindowSeconds: %d\n", c.DownWindow)
 	return b.String()
+}
+
+// yamlString is s as a YAML scalar: single-quoted (a quote doubled), or
+// JSON-quoted (a YAML double-quoted scalar) when it holds a control
+// character; empty for "".
+func yamlString(s string) string {
+	if s == "" {
+		return ""
+	}
+	if strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		q, _ := json.Marshal(s)
+		return string(q)
+	}
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
 // Figures are one replay's outcome.
@@ -193,6 +237,9 @@ type Config struct {
 	Workers int
 	// Seed draws the burst copies [1].
 	Seed uint64
+	// Serve is where the printed serve block reads its series (empty
+	// fields: placeholders).
+	Serve Serve
 	// Progress, when set, is called after each replay with the replays done
 	// and planned so far (the plan grows by stage).
 	Progress func(done, total int)
@@ -339,7 +386,8 @@ type Report struct {
 	Finalists []Row `json:"finalists"`
 	Frontier  []Row `json:"frontier"`
 	Rows      []Row `json:"-"`
-	// Target is the winner as a serve configuration target block (YAML).
+	// Target is the winner as a whole serve configuration file (YAML,
+	// Candidate.Block).
 	Target string `json:"serve_target"`
 	// Replays counts the replays run.
 	Replays int `json:"replays"`
@@ -485,7 +533,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 		}
 	}
 	slices.SortStableFunc(rep.Frontier, func(a, b Row) int { return cmp.Compare(a.Screen.ReplicaMinutes, b.Screen.ReplicaMinutes) })
-	rep.Target = w.Candidate.Block("chat", max(2*w.InSample.Peak, 8))
+	rep.Target = w.Candidate.Block(cfg.Serve, max(2*w.InSample.Peak, 8))
 	return rep, nil
 }
 

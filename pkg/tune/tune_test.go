@@ -38,9 +38,30 @@ func TestChoose(t *testing.T) {
 // and it decides with the policy the replay ran.
 func TestBlockLoads(t *testing.T) {
 	c := Candidate{Metric: "queue", Target: 23, Lookahead: 91, DownWindow: 120}
-	f, err := config.Parse([]byte("prometheus:\n  url: http://prometheus:9090\n"+c.Block("chat", 8)), "tune.yaml")
+	block := c.Block(Serve{}, 8)
+	f, err := config.Parse([]byte(block), "tune.yaml")
 	if err != nil {
-		t.Fatalf("%v\n%s", err, c.Block("chat", 8))
+		t.Fatalf("%v\n%s", err, block)
+	}
+	if f.Prometheus.URL != "http://prometheus:9090" || f.Targets[0].Name != "chat" || *f.Targets[0].Max != 8 || !strings.Contains(block, "# fill in: your Prometheus base URL") {
+		t.Errorf("placeholders: %+v\n%s", f.Targets[0], block)
+	}
+	// A history's own Prometheus, server, selector (a quote inside) and
+	// replicas query, as given.
+	s := Serve{Name: "chat", PrometheusURL: "http://127.0.0.1:9090", Server: "sglang", Selector: `{namespace="llm",team="o'brien"}`, Replicas: `sum(kube_deployment_spec_replicas{deployment="chat"})`}
+	block = c.Block(s, 8)
+	g, err := config.Parse([]byte(block), "tune.yaml")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, block)
+	}
+	if g.Prometheus.URL != s.PrometheusURL || g.Targets[0].Selector != s.Selector || g.Targets[0].Server.String() != "sglang" || g.Targets[0].Replicas != s.Replicas || strings.Contains(block, "fill in") {
+		t.Errorf("loaded %+v %+v\n%s", g.Prometheus, g.Targets[0], block)
+	}
+	// From a serve config: its other prometheus: keys are named, not copied.
+	s.From = "prod.yaml"
+	block = c.Block(s, 8)
+	if _, err := config.Parse([]byte(block), "tune.yaml"); err != nil || !strings.Contains(block, "  # auth, TLS and timeout: copy them from the prometheus: section of prod.yaml\n") {
+		t.Errorf("%v\n%s", err, block)
 	}
 	got, err := f.Targets[0].Policy()
 	if err != nil {
