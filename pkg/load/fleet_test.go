@@ -64,7 +64,7 @@ func within(t *testing.T, what string, got, want, tol float64) {
 // request is warm-up (it lands anywhere in a step).
 func TestLoadReproducesModel(t *testing.T) {
 	if testing.Short() {
-		t.Skip("about 20 s of load")
+		t.Skip("about 30 s of load")
 	}
 	cases := []struct {
 		c, prompt, output int
@@ -76,8 +76,10 @@ func TestLoadReproducesModel(t *testing.T) {
 		{64, 100, 64, 4700 * time.Millisecond, 0.1458, 0.07291},
 	}
 	for _, tc := range cases {
+		// One at a time: three fleets at once on a 2-core machine put
+		// goroutine wake-up delays into the 10% bands (a TTFT check failed so
+		// in a full go test ./... beside other packages).
 		t.Run("c="+strconv.Itoa(tc.c), func(t *testing.T) {
-			t.Parallel()
 			f, err := fleet.Start(context.Background(), fleet.Config{Replicas: 1, Max: 1, Replica: slowReplica(t, 64)})
 			if err != nil {
 				t.Fatal(err)
