@@ -37,3 +37,19 @@ targets:
 		t.Errorf("negative tolerance: %v", err)
 	}
 }
+
+// A denormal metric target is refused at its value with the allowed range.
+// Column 35: 2 + len("metrics: ") 9 + len("[{") 2 + len("type: queue, ") 13
+// + len("target: ") 8 = 34, the value next.
+func TestDenormalTargetRefused(t *testing.T) {
+	_, err := Parse([]byte(`
+targets:
+- name: chat
+  metrics: [{type: queue, target: 1e-320}]
+  scrape: [http://127.0.0.1:1/metrics]
+  max: 4
+`), "t.yaml")
+	if err == nil || !strings.Contains(err.Error(), "t.yaml:4:35: targets[0].metrics[0].target: 1e-320 is below the smallest normal float64: a target must be in [2.2250738585072014e-308, 1.7976931348623157e+308]") {
+		t.Errorf("denormal target: %v", err)
+	}
+}

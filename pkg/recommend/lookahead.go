@@ -82,7 +82,7 @@ func (p *Policy) lookahead(st *State, m Metric, demand float64, cur int, now tim
 		num(math.Max(0, slope)) + " × " + num(p.Lookahead.Seconds()) + " = " + num(projected) +
 		" / target " + num(m.Target) + " = " + countText(projected/m.Target)
 	if cur > 0 {
-		r := projected / (m.Target * float64(cur))
+		r := perReplica(projected, m.Target, cur)
 		if p.tol.within(r) {
 			return cur, text + "; ratio " + ratio(r) + " within tolerance: " + itoa(cur)
 		}

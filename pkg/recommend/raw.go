@@ -105,7 +105,7 @@ func rawFor(m Metric, obs Observation, cur int, tol Tolerance) (Raw, Reason, str
 		if pc.ready > 0 && (pc.unready > 0 || pc.missing > 0) {
 			return podsRule(r, v/float64(pc.ready)/m.Target, pc, cur, m.Target, tol, text)
 		}
-		r.Ratio = v / (m.Target * float64(cur))
+		r.Ratio = perReplica(v, m.Target, cur)
 		return applyTolerance(r, cur, tol, text+"; ratio "+num(v)+" / ("+num(m.Target)+" × "+itoa(cur)+") = "+ratio(r.Ratio))
 
 	case m.Signal.Utilization():
