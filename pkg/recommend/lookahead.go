@@ -27,9 +27,15 @@ func (p *Policy) project(st *State, demand float64, now time.Time) (projected, s
 
 // projectSamples is project over any sample list: it records v at now in
 // *samples (pruned to span), fits the least-squares slope and returns
-// v + max(0, slope) × horizon.
+// v + max(0, slope) × horizon. A v that overflowed float64 (+Inf) is
+// already capped downstream and is no trend sample: it is not recorded (a
+// state file holds finite numbers only) and its projection is itself.
 func projectSamples(samples *[]DemandSample, v float64, now time.Time, span, horizon time.Duration) (projected, slope float64, n int) {
 	s := pruneDemand(*samples, now.Add(-span))
+	*samples = s
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return v, 0, len(s)
+	}
 	if n := len(s); n > 0 && s[n-1].At.Equal(now) {
 		s[n-1].Demand = v // a repeated decision at the same instant replaces its sample
 	} else {

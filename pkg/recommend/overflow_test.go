@@ -1,9 +1,11 @@
 package recommend
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A ceil of an overflowed count is the cap, never a negative or undefined
@@ -93,5 +95,25 @@ func TestDenormalTargetRefused(t *testing.T) {
 	}
 	if err := queuePolicy(0x1p-1022).Validate(); err != nil {
 		t.Errorf("the smallest normal target is allowed: %v", err)
+	}
+}
+
+// An overflowed total is no lookahead sample: the state keeps finite
+// numbers only (JSON has no +Inf) and the projection is the capped total.
+func TestOverflowNotALookaheadSample(t *testing.T) {
+	p := queuePolicy(4)
+	p.Lookahead = 60 * time.Second
+	mustValidate(t, p)
+	var st State
+	expect(t, Decide(p, queueObs(10, 40), &st, at(1000)), 10, ReasonTolerance) // 40 / (4 × 10) = 1
+	obs := queueObs(10, 1.7e308)
+	obs.Running = 1.7e308
+	// From 10: 10 + 4 = 14, 10 × 2 = 20 allowed, max 10 binds.
+	expect(t, Decide(p, obs, &st, at(1015)), 10, ReasonMax)
+	if len(st.Demand) != 1 || st.Demand[0].Demand != 40 {
+		t.Errorf("demand samples %+v, want the one finite sample 40", st.Demand)
+	}
+	if _, err := json.Marshal(&st); err != nil {
+		t.Errorf("state after an overflow does not encode: %v", err)
 	}
 }
