@@ -171,22 +171,8 @@ current-context: c
 // bounds the whole command (exit 1, naming the flag), and a cancelled
 // context (a signal) ends it at once.
 func TestKubeSilentAPIServer(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-		}
-	}()
 	kc := t.TempDir() + "/kubeconfig"
-	cfg := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"http://" + l.Addr().String() + "\"}}]\n" +
+	cfg := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"" + kubefake.SilentServer(t) + "\"}}]\n" +
 		"users: [{name: u, user: {token: x}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"
 	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
+	"github.com/infscale/infscale/pkg/kube/kubefake"
 )
 
 // serve with a scaleTargetRef against an API server that accepts
@@ -18,21 +18,7 @@ import (
 // the cycle (interval 1s) as reason timeout, counted, and the stop is
 // prompt (Run returns nil well within ShutdownTimeout).
 func TestServeSilentAPIServer(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-		}
-	}()
-	cl, err := kube.NewCluster(&rest.Config{Host: "http://" + l.Addr().String()}, "llm")
+	cl, err := kube.NewCluster(&rest.Config{Host: kubefake.SilentServer(t)}, "llm")
 	if err != nil {
 		t.Fatal(err)
 	}
