@@ -4,8 +4,14 @@ import "math"
 
 // ceilEpsilon is the relative slack ceilReplicas allows for floating point:
 // 2.1/0.7 computes to 3.0000000000000004, which must give 3 replicas, as the
-// HPA's milli-unit integer arithmetic (2100m/700m) does.
-const ceilEpsilon = 1e-9
+// HPA's milli-unit integer arithmetic (2100m/700m) does. The slack is at
+// most ceilSlackMax, a milli-replica (the HPA's resolution): relative
+// alone it would exceed half a replica from 5e8 on and undercount
+// (1e9 + 0.5 must give 1000000001).
+const (
+	ceilEpsilon  = 1e-9
+	ceilSlackMax = 1e-3
+)
 
 // maxReplicas caps a recommendation as the HPA caps at math.MaxInt32: a
 // larger ceil (a queue of 1e300 requests) is recommended as 2147483647 and
@@ -25,7 +31,7 @@ func ceilReplicas(x float64) int {
 	if !(x < maxReplicas) {
 		return maxReplicas
 	}
-	c := math.Ceil(x - ceilEpsilon*math.Max(1, x))
+	c := math.Ceil(x - min(ceilEpsilon*math.Max(1, x), ceilSlackMax))
 	if c >= maxReplicas {
 		return maxReplicas
 	}

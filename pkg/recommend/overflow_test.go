@@ -19,6 +19,9 @@ func TestCeilReplicasNonFinite(t *testing.T) {
 		{math.NaN(), 2147483647},
 		{1e300, 2147483647},
 		{2147483647, 2147483647},
+		{2147483646.5, 2147483647},
+		{1e9 + 0.5, 1000000001}, // the slack is at most a milli-replica
+		{1e9 + 0.0001, 1000000000},
 		{math.Inf(-1), 0},
 		{0, 0},
 		{2.1 / 0.7, 3},
