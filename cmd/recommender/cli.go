@@ -20,6 +20,10 @@ const (
 	exitOK      = 0 // a result was produced
 	exitRuntime = 1 // a runtime failure: unreachable URL, I/O error
 	exitInvalid = 2 // invalid input: bad flag, file, page or config
+	// exitInterrupted is 128 + SIGINT, the shell's convention for a command
+	// a signal ended: any command whose context a SIGINT or SIGTERM
+	// cancelled before it finished (serve's graceful stop is a success, 0).
+	exitInterrupted = 130
 )
 
 // CLI is the kong grammar of the infscale binary: one field per subcommand.
@@ -129,6 +133,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	err = kctx.Run(&env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, args: args})
 	if err == nil {
 		return exitOK
+	}
+	if ctx.Err() != nil {
+		// The signal, not the command, ended it: whatever failed after
+		// (context canceled, a cut read) is its consequence.
+		fmt.Fprintln(stderr, "infscale: interrupted")
+		return exitInterrupted
 	}
 	fmt.Fprintf(stderr, "infscale: %v\n", err)
 	var inv invalidInputError

@@ -480,6 +480,7 @@ func TestDecideCLIPolicyErrorsNameFlags(t *testing.T) {
 		{[]string{"--metric", "queue,kv", "--target", "4,1.5"}, "--target (for --metric kv): 1.5 must be in (0, 1] (fraction of the KV cache)"},
 		{[]string{"--metric", "queue,cpu", "--target", "4,60", "--min", "0"}, "--metric: cpu cannot scale from zero with min 0"},
 		{[]string{"--metric", "queue,queue", "--target", "4,4"}, "--metric: queue is listed twice"},
+		{[]string{"--target", "1e-320"}, "--target (for --metric queue): 1e-320 is below the smallest normal float64: a target must be in [2.2250738585072014e-308, 1.7976931348623157e+308]"},
 		{[]string{"--max", "99999999999"}, "--max: 99999999999 must be <= 2147483647"},
 		{[]string{"--current", "99999999999"}, "--current 99999999999: want replicas in 0..2147483647"},
 	} {
@@ -520,5 +521,28 @@ func TestDecideCLIPageNoTTFT(t *testing.T) {
 	}
 	if code, out, _ := runDecide(t, "testdata/vllm-running2-waiting10.prom", "--metric", "ttft", "--target", "2", "--ttft", "1"); code != exitOK || strings.Contains(out, "note:") {
 		t.Errorf("--ttft given: exit %d, a note\n%s", code, out)
+	}
+}
+
+// A page whose running + waiting overflows float64 (1.7e308 + 1.7e308 =
+// +Inf) is the huge case: raw capped at 2147483647, then from 1 the scaleUp
+// limit max(1 + 4, ceil(1 × 2)) = 5; never min or negative.
+func TestDecideCLIOverflowPage(t *testing.T) {
+	d := decideOK(t, "testdata/vllm-overflow.prom", "--target", "4", "--current", "1")
+	wantDecision(t, d, 5, "rate-limited")
+	if !strings.Contains(d.Steps[0].Text, "queue +Inf / target 4 per replica = +Inf (float64 overflow), capped at 2147483647") {
+		t.Errorf("step %q does not explain the overflow", d.Steps[0].Text)
+	}
+}
+
+// Two sane pages running 1e308 each: the sum over replicas overflows
+// float64 and is the huge case (not unknown): capped, then from 2 the
+// scaleUp limit max(2 + 4, ceil(2 × 2)) = 6.
+func TestDecideCLIOverflowAcrossPages(t *testing.T) {
+	p := "testdata/vllm-running1e308.prom"
+	d := decideOK(t, p, p, "--target", "4", "--current", "2")
+	wantDecision(t, d, 6, "rate-limited")
+	if !strings.Contains(d.Steps[0].Text, "capped at 2147483647") {
+		t.Errorf("step %q does not explain the cap", d.Steps[0].Text)
 	}
 }

@@ -33,7 +33,7 @@ type KubeCmd struct {
 	Port       string         `placeholder:"PORT" help:"Container port (number or name) of the pods' metrics (default: the one port the pod declares)."`
 	Path       string         `default:"/metrics" placeholder:"PATH" help:"Metrics path on the pods."`
 	Server     profile.Server `default:"auto" placeholder:"S" help:"Server profile of the pods' pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
-	Timeout    time.Duration  `default:"10s" placeholder:"D" help:"Timeout of one pod's scrape, and of the API reads."`
+	Timeout    time.Duration  `default:"10s" placeholder:"D" help:"Timeout of the whole command: its API reads and writes, the pods' scrapes."`
 	Kubeconfig string         `type:"path" placeholder:"FILE" help:"kubeconfig file (default: in a pod its service account, else $KUBECONFIG or ~/.kube/config)."`
 	Proxy      bool           `help:"Scrape the pods through the API server's pod proxy (from outside the cluster network; needs get on pods/proxy) instead of at their IPs."`
 	Apply      bool           `help:"Write the decision to the workload's spec.replicas through its scale subresource when it differs (conflict-safe); refused when an HPA or a KEDA ScaledObject scales the workload."`
@@ -113,8 +113,18 @@ func (c *KubeCmd) port() (intstr.IntOrString, error) {
 
 // Run checks the flags and the policy before contacting the cluster, reads
 // the scale and the Ready pods, decides as decide does with the pods' pages
-// and --current = spec.replicas, and with --apply writes the decision.
+// and --current = spec.replicas, and with --apply writes the decision. The
+// whole command ends within --timeout (an API server that never answers
+// fails it), and at once when the context ends (a signal).
 func (c *KubeCmd) Run(e *env) error {
+	err := c.run(e)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && e.ctx.Err() == nil {
+		return fmt.Errorf("not done within --timeout %s: %w", c.Timeout, err)
+	}
+	return err
+}
+
+func (c *KubeCmd) run(e *env) error {
 	ref, err := c.ref()
 	if err != nil {
 		return err
@@ -135,6 +145,9 @@ func (c *KubeCmd) Run(e *env) error {
 	// client-go's own retries and discovery failures would print klog
 	// lines to stderr; the error this command returns says what failed.
 	klog.SetLogger(logr.Discard())
+	ctx, cancel := context.WithTimeout(e.ctx, c.Timeout)
+	defer cancel()
+	e = &env{ctx: ctx, stdin: e.stdin, stdout: e.stdout, stderr: e.stderr}
 	cl, err := connectCluster(c.Kubeconfig)
 	if err != nil {
 		return err
@@ -143,7 +156,7 @@ func (c *KubeCmd) Run(e *env) error {
 		return errors.New("--proxy: the client has no API server configuration")
 	}
 	defer cl.Close()
-	cl.SyncTimeout = c.Timeout
+	cl.SyncTimeout, cl.RequestTimeout = c.Timeout, c.Timeout
 	if ref.Namespace == "" {
 		ref.Namespace = cl.Namespace
 	}

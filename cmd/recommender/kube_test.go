@@ -166,3 +166,29 @@ current-context: c
 		}
 	}
 }
+
+// An API server that accepts connections and never answers: --timeout
+// bounds the whole command (exit 1, naming the flag), and a cancelled
+// context (a signal) ends it at once.
+func TestKubeSilentAPIServer(t *testing.T) {
+	kc := t.TempDir() + "/kubeconfig"
+	cfg := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"" + kubefake.SilentServer(t) + "\"}}]\n" +
+		"users: [{name: u, user: {token: x}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"
+	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"kube", "--kubeconfig", kc, "-n", "llm", "--deployment", "chat", "--port", "8000"}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append(args, "--timeout", "300ms"), strings.NewReader(""), &out, &errb)
+	if code != exitRuntime || !strings.Contains(errb.String(), "infscale: not done within --timeout 300ms: Deployment llm/chat:") {
+		t.Errorf("exit %d, stderr %q; want 1 naming --timeout", code, errb.String())
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	errb.Reset()
+	code = run(ctx, append(args, "--timeout", "1h"), strings.NewReader(""), &out, &errb)
+	if code != exitInterrupted || errb.String() != "infscale: interrupted\n" {
+		t.Errorf("cancelled: exit %d, stderr %q; want 130 and one line", code, errb.String())
+	}
+}

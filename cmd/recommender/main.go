@@ -4,7 +4,8 @@
 //
 // Reading guide: main only exits with what run returns; run builds the kong
 // parser over CLI (cli.go); each subcommand is one struct in its own file with
-// a Run method. Exit codes: 0 success, 1 runtime failure, 2 invalid input.
+// a Run method. Exit codes: 0 success, 1 runtime failure, 2 invalid input, 130 interrupted by
+// a signal.
 package main
 
 import (

@@ -31,6 +31,26 @@ func demoFlag(zero bool) string {
 	return "--demo"
 }
 
+// demoIgnored is the first flag given that the demos would ignore (they
+// take only --listen, --log-level, --log-format and --demo-duration), or "".
+func (c *ServeCmd) demoIgnored() string {
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{
+		{c.CheckConfig, "--check-config"},
+		{c.StateDir != "", "--state-dir"},
+		{c.AuditLog != "", "--audit-log"},
+		{c.Kubeconfig != "", "--kubeconfig"},
+		{c.LeaderElect, "--leader-elect"},
+	} {
+		if f.set {
+			return f.name
+		}
+	}
+	return ""
+}
+
 // ServeCmd is `infscale serve`: the recommender service (docs/serve.md).
 type ServeCmd struct {
 	Config           string        `name:"config" short:"c" type:"path" help:"Configuration file (YAML, docs/config.md). Required unless --demo or --demo-zero."`
@@ -74,6 +94,8 @@ func (c *ServeCmd) Run(e *env) error {
 			return invalidf("--demo and --demo-zero are two demos; give one")
 		case c.Config != "":
 			return invalidf("%s runs its own fleet and config; drop --config", demoFlag(c.DemoZero))
+		case c.demoIgnored() != "":
+			return invalidf("%s runs its own fleet and config, in memory, alone: %s does not apply to it; drop it", demoFlag(c.DemoZero), c.demoIgnored())
 		case c.DemoDuration < minDemoDuration || c.DemoDuration > maxDemoDuration:
 			return invalidf("--demo-duration %s: want %s to %s, e.g. 60s (shorter leaves no room for a cold start and a scale-down)", c.DemoDuration, minDemoDuration, maxDemoDuration)
 		}

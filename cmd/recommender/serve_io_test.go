@@ -50,7 +50,7 @@ func TestServeIOFailuresExit1(t *testing.T) {
 }
 
 // TestServeDemoFlags: the two demos are one or the other, and neither
-// takes a config.
+// takes a config nor a flag it would ignore.
 func TestServeDemoFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -62,6 +62,12 @@ func TestServeDemoFlags(t *testing.T) {
 		{[]string{"serve", "--demo-zero", "--demo-duration=1ms"}, "--demo-duration 1ms: want 10s to 1h0m0s"},
 		{[]string{"serve", "--demo", "--demo-duration=1000h"}, "--demo-duration 1000h0m0s: want 10s to 1h0m0s"},
 		{[]string{"serve", "--demo-zero", "--config", "x.yaml"}, "--demo-zero runs its own fleet"},
+		{[]string{"serve", "--demo", "--check-config"}, "--demo runs its own fleet and config, in memory, alone: --check-config does not apply to it; drop it"},
+		{[]string{"serve", "--demo-zero", "--check-config"}, "--demo-zero runs its own fleet and config, in memory, alone: --check-config does not apply to it"},
+		{[]string{"serve", "--demo", "--state-dir", "st"}, "--state-dir does not apply to it"},
+		{[]string{"serve", "--demo", "--audit-log", "a.jsonl"}, "--audit-log does not apply to it"},
+		{[]string{"serve", "--demo", "--kubeconfig", "kc"}, "--kubeconfig does not apply to it"},
+		{[]string{"serve", "--demo", "--leader-elect"}, "--leader-elect does not apply to it"},
 		{[]string{"serve", "--config", "x.yaml", "--leader-elect", "--leader-elect-renew-deadline", "20s", "--check-config"}, "must be greater than --leader-elect-renew-deadline 20s"},
 		{[]string{"serve", "--config", "x.yaml", "--leader-elect", "--leader-elect-resource-name", "Bad_Name"}, `--leader-elect-resource-name "Bad_Name": not a Lease name`},
 	} {

@@ -27,6 +27,16 @@ const (
 	maxTargetNameLength = 128
 )
 
+// MinInterval and MaxInterval bound interval, the decision period (the
+// HPA syncs every 15 s): below 1 s a cycle cannot read its targets; beyond
+// 1 h the stabilization windows (5 min by default) and rate-limit periods
+// (at most 30 min) hold one sample at most, and a typo such as 100000h
+// would leave the targets undecided for years.
+const (
+	MinInterval = time.Second
+	MaxInterval = time.Hour
+)
+
 // File is one `infscale serve` configuration file, decoded and validated.
 type File struct {
 	// Prometheus is where signals are read from; nil URL means embedded mode.

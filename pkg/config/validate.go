@@ -81,8 +81,8 @@ func (v *validator) validate() {
 	if v.failed[""] {
 		return // the document is not a mapping: nothing below it was read
 	}
-	if c.Interval < 0 || time.Duration(c.Interval) < time.Second {
-		v.at("interval", "must be at least 1s, got %s", c.Interval)
+	if c.Interval < 0 || time.Duration(c.Interval) < MinInterval || time.Duration(c.Interval) > MaxInterval {
+		v.at("interval", "must be 1s to 1h (the decision period; the HPA syncs every 15s), got %s", time.Duration(c.Interval))
 	}
 	if err := CheckListen(c.Listen); err != nil {
 		v.at("listen", "%v", err)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
@@ -89,6 +90,15 @@ type Cluster struct {
 	// API's error instead of hanging it, and after one such failure it
 	// fails at once until it has listed (it retries in the background).
 	SyncTimeout time.Duration
+	// RequestTimeout bounds each API read or write that is not a watch:
+	// the discovery behind a kind's resource, the scale GET and Update
+	// (default DefaultRequestTimeout, and the caller's context). An API
+	// server that accepts connections and never answers fails the call
+	// with a timeout (Reason "timeout") instead of hanging it.
+	RequestTimeout time.Duration
+
+	mapMu   sync.Mutex
+	mapping map[schema.GroupVersionKind]*mapCall // discoveries in flight
 
 	mu    sync.Mutex
 	nss   map[string]*watched
@@ -105,6 +115,12 @@ type watched struct {
 	lastErr error           // the last list/watch error of an informer
 	failed  map[string]bool // informers that did not list in time once
 }
+
+// DefaultRequestTimeout is Cluster.RequestTimeout's default, and the HTTP
+// timeout of the discovery and scale clients NewCluster builds (their calls
+// take no context, or may be given one without a deadline). The informers'
+// watches have no such timeout: it would cut every watch.
+const DefaultRequestTimeout = 10 * time.Second
 
 // DefaultNamespace is the namespace kubectl would use: the kubeconfig
 // context's (kubeconfig, else $KUBECONFIG or ~/.kube/config), else in a
@@ -137,10 +153,21 @@ func NewCluster(cfg *rest.Config, namespace string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	disco := memory.NewMemCacheClient(client.Discovery())
+	// Discovery and the scale subresource are plain requests: a copy of
+	// the config with an HTTP timeout (client-go's RESTMapper calls take
+	// no context). The clientset's informers watch, so it has none.
+	bounded := rest.CopyConfig(cfg)
+	if bounded.Timeout == 0 {
+		bounded.Timeout = DefaultRequestTimeout
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(bounded)
+	if err != nil {
+		return nil, err
+	}
+	disco := memory.NewMemCacheClient(dc)
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(disco)
 	// NewForConfig sets the serializer of the config it is given: a copy.
-	scales, err := scale.NewForConfig(rest.CopyConfig(cfg), mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(disco))
+	scales, err := scale.NewForConfig(rest.CopyConfig(bounded), mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(disco))
 	if err != nil {
 		return nil, err
 	}
@@ -167,14 +194,35 @@ func (c *Cluster) resolve(ref Ref) Ref {
 	return ref
 }
 
+// bound is ctx limited to one RequestTimeout.
+func (c *Cluster) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := c.RequestTimeout
+	if d <= 0 {
+		d = DefaultRequestTimeout
+	}
+	return context.WithTimeout(ctx, d)
+}
+
 // resource maps ref's group and kind to the resource whose scale
-// subresource names it (Deployment apps/v1: deployments.apps).
-func (c *Cluster) resource(ref Ref) (schema.GroupResource, error) {
+// subresource names it (Deployment apps/v1: deployments.apps). The mapper's
+// discovery takes no context: it runs aside, and the call returns when ctx
+// ends or RequestTimeout passes (the discovery itself ends at its HTTP
+// timeout).
+func (c *Cluster) resource(ctx context.Context, ref Ref) (schema.GroupResource, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return schema.GroupResource{}, fmt.Errorf("%s: apiVersion %q: %w", ref, ref.APIVersion, err)
 	}
-	m, err := c.Mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: ref.Kind}, gv.Version)
+	call := c.restMapping(schema.GroupKind{Group: gv.Group, Kind: ref.Kind}, gv.Version)
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
+	var m *meta.RESTMapping
+	select {
+	case <-call.done:
+		m, err = call.m, call.err
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
 	if meta.IsNoMatchError(err) {
 		return schema.GroupResource{}, fmt.Errorf("%s: no resource of kind %s in %s (a typo in kind or apiVersion, or its CRD is not installed): %w", ref, ref.Kind, ref.APIVersion, err)
 	}
@@ -184,16 +232,50 @@ func (c *Cluster) resource(ref Ref) (schema.GroupResource, error) {
 	return m.Resource.GroupResource(), nil
 }
 
+// mapCall is one RESTMapping in flight; done closes when m and err are set.
+type mapCall struct {
+	done chan struct{}
+	m    *meta.RESTMapping
+	err  error
+}
+
+// restMapping starts the mapper's lookup of gk in version aside, or joins
+// the one in flight: callers that gave up (their context ended) leave at
+// most one discovery per kind running, never one per cycle.
+func (c *Cluster) restMapping(gk schema.GroupKind, version string) *mapCall {
+	key := gk.WithVersion(version)
+	c.mapMu.Lock()
+	defer c.mapMu.Unlock()
+	if call := c.mapping[key]; call != nil {
+		return call
+	}
+	if c.mapping == nil {
+		c.mapping = map[schema.GroupVersionKind]*mapCall{}
+	}
+	call := &mapCall{done: make(chan struct{})}
+	c.mapping[key] = call
+	go func() {
+		call.m, call.err = c.Mapper.RESTMapping(gk, version)
+		c.mapMu.Lock()
+		delete(c.mapping, key)
+		c.mapMu.Unlock()
+		close(call.done)
+	}()
+	return call
+}
+
 // Scale reads ref's scale subresource (one GET). The error names the
 // workload; apierrors.IsNotFound and IsForbidden tell a missing workload
 // and missing RBAC (Reason).
 func (c *Cluster) Scale(ctx context.Context, ref Ref) (Workload, error) {
 	ref = c.resolve(ref)
-	gr, err := c.resource(ref)
+	gr, err := c.resource(ctx, ref)
 	if err != nil {
 		return Workload{}, err
 	}
-	s, err := c.Scales.Scales(ref.Namespace).Get(ctx, gr, ref.Name, metav1.GetOptions{})
+	rctx, cancel := c.bound(ctx)
+	defer cancel()
+	s, err := c.Scales.Scales(ref.Namespace).Get(rctx, gr, ref.Name, metav1.GetOptions{})
 	if err != nil {
 		return Workload{}, fmt.Errorf("%s: scale: %w", ref, err)
 	}
@@ -220,13 +302,15 @@ func workloadOf(ref Ref, gr schema.GroupResource, s *autoscalingv1.Scale) (Workl
 // spec.replicas as last read before the write and whether it wrote.
 func (c *Cluster) SetReplicas(ctx context.Context, ref Ref, replicas int32) (from int32, wrote bool, err error) {
 	ref = c.resolve(ref)
-	gr, err := c.resource(ref)
+	gr, err := c.resource(ctx, ref)
 	if err != nil {
 		return 0, false, err
 	}
 	sc := c.Scales.Scales(ref.Namespace)
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		s, err := sc.Get(ctx, gr, ref.Name, metav1.GetOptions{})
+		rctx, cancel := c.bound(ctx)
+		defer cancel()
+		s, err := sc.Get(rctx, gr, ref.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -235,7 +319,9 @@ func (c *Cluster) SetReplicas(ctx context.Context, ref Ref, replicas int32) (fro
 			return nil
 		}
 		s.Spec.Replicas = replicas
-		if _, err := sc.Update(ctx, gr, s, metav1.UpdateOptions{FieldManager: "infscale"}); err != nil {
+		wctx, wcancel := c.bound(ctx)
+		defer wcancel()
+		if _, err := sc.Update(wctx, gr, s, metav1.UpdateOptions{FieldManager: "infscale"}); err != nil {
 			return err
 		}
 		wrote = true
@@ -576,7 +662,7 @@ func Reason(err error) string {
 		return "unauthorized"
 	case apierrors.IsConflict(err):
 		return "conflict"
-	case errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err):
+	case errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || isNetTimeout(err):
 		return "timeout"
 	}
 	return "unavailable"
@@ -585,3 +671,10 @@ func Reason(err error) string {
 // ErrNotLeader is Applier.Apply's answer on an instance that does not hold
 // the lease: nothing was written, and that is not a failure.
 var ErrNotLeader = errors.New("not the leader: another instance writes")
+
+// isNetTimeout reports an HTTP client timeout (rest.Config.Timeout) or a
+// dial timeout: a *url.Error or net.Error whose Timeout() is true.
+func isNetTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

@@ -44,7 +44,8 @@ type LeaseConfig struct {
 	// renewal before it takes the Lease; RenewDeadline is how long the
 	// holder retries renewing before it gives up; RetryPeriod is the wait
 	// between tries. Zero values take the defaults above. client-go requires
-	// LeaseDuration > RenewDeadline > 1.2 × RetryPeriod.
+	// LeaseDuration > RenewDeadline > 1.2 × RetryPeriod; Check also requires
+	// LeaseDuration > 1 s + 1.2 × RetryPeriod (renewals are seen per second).
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 }
 
@@ -93,8 +94,12 @@ func (c LeaseConfig) withDefaults() LeaseConfig {
 func (c LeaseConfig) Check() error {
 	c = c.withDefaults()
 	var errs []error
-	if c.LeaseDuration < time.Second {
-		errs = append(errs, fmt.Errorf("--leader-elect-lease-duration %s: must be at least 1s (the Lease holds whole seconds)", c.LeaseDuration))
+	// client-go's candidates compare the Lease as a record whose renewTime
+	// has whole seconds: a renewal is seen only when the second changes,
+	// so a lease of 1 s or less (plus a retry) expires while the holder
+	// still renews, and two instances lead at once.
+	if minLease := time.Second + time.Duration(leaderelection.JitterFactor*float64(c.RetryPeriod)); c.LeaseDuration <= minLease {
+		errs = append(errs, fmt.Errorf("--leader-elect-lease-duration %s: must be more than 1s + %g × --leader-elect-retry-period (%s): other replicas see a renewal only when its whole second changes", c.LeaseDuration, leaderelection.JitterFactor, minLease))
 	}
 	if c.RetryPeriod <= 0 || c.RenewDeadline <= 0 {
 		errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline %s and --leader-elect-retry-period %s must be positive", c.RenewDeadline, c.RetryPeriod))

@@ -18,11 +18,12 @@ import (
 )
 
 // fastLease keeps the election's timings short for a test: client-go
-// requires LeaseDuration > RenewDeadline > 1.2 × RetryPeriod, and the Lease
-// holds whole seconds, so 1 s / 600 ms / 100 ms.
+// requires LeaseDuration > RenewDeadline > 1.2 × RetryPeriod, and renewals
+// are seen once per whole second (Check: more than 1 s + 1.2 × RetryPeriod),
+// so 2 s / 600 ms / 100 ms.
 func fastLease(id string) LeaseConfig {
 	return LeaseConfig{Name: "infscale", Namespace: "llm", Identity: id,
-		LeaseDuration: time.Second, RenewDeadline: 600 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}
+		LeaseDuration: 2 * time.Second, RenewDeadline: 600 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}
 }
 
 // leaseAPI is a fake clientset whose Leases keep the API server's
@@ -85,7 +86,7 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) t
 // clientset, one Lease): exactly one leads while both run; after the
 // leader's context ends it releases the Lease, and the other takes over at
 // its next retry (RetryPeriod × up to 1.2 jitter = 120 ms), well before the
-// LeaseDuration (1 s) an unreleased Lease would need.
+// LeaseDuration (2 s) an unreleased Lease would need.
 func TestElectorOneLeaderThenTakeover(t *testing.T) {
 	client := leaseAPI()
 	a, err := NewElector(client, fastLease("a"), nil)
@@ -180,6 +181,10 @@ func TestLeaseConfigCheck(t *testing.T) {
 		// 2.4s = 1.2 × 2s is not greater than it.
 		{"renew deadline at 1.2 × retry period", LeaseConfig{RenewDeadline: 2400 * time.Millisecond}, false},
 		{"lease under a second", LeaseConfig{LeaseDuration: 500 * time.Millisecond, RenewDeadline: 300 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}, false},
+		// Renewals are seen per whole second: 1 s + 1.2 × 100 ms = 1.12 s
+		// is the least that fails; just above it passes.
+		{"lease at 1s + 1.2 × retry period", LeaseConfig{LeaseDuration: 1120 * time.Millisecond, RenewDeadline: 600 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}, false},
+		{"lease just above 1s + 1.2 × retry period", LeaseConfig{LeaseDuration: 1130 * time.Millisecond, RenewDeadline: 600 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}, true},
 	} {
 		err := tc.cfg.Check()
 		if (err == nil) != tc.ok {

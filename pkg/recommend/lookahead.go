@@ -27,10 +27,15 @@ func (p *Policy) project(st *State, demand float64, now time.Time) (projected, s
 
 // projectSamples is project over any sample list: it records v at now in
 // *samples (pruned to span), fits the least-squares slope and returns
-// v + max(0, slope) × horizon.
+// v + max(0, slope) × horizon. A v that overflowed float64 (+Inf) is
+// already capped downstream and is no trend sample: it is not recorded (a
+// state file holds finite numbers only) and its projection is itself.
 func projectSamples(samples *[]DemandSample, v float64, now time.Time, span, horizon time.Duration) (projected, slope float64, n int) {
 	s := recordSample(samples, v, now, span)
 	n = len(s)
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return v, 0, n
+	}
 	slope, _, _, ok := leastSquares(s, now)
 	if !ok {
 		return v, 0, n
@@ -40,9 +45,13 @@ func projectSamples(samples *[]DemandSample, v float64, now time.Time, span, hor
 
 // recordSample records v at now in *samples, pruned to the last span (a
 // repeated decision at the same instant replaces its sample), and returns
-// the list.
+// the list. A v that is not finite is not recorded.
 func recordSample(samples *[]DemandSample, v float64, now time.Time, span time.Duration) []DemandSample {
 	s := pruneDemand(*samples, now.Add(-span))
+	*samples = s
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return s
+	}
 	if n := len(s); n > 0 && s[n-1].At.Equal(now) {
 		s[n-1].Demand = v
 	} else {
@@ -102,7 +111,7 @@ func (p *Policy) lookahead(st *State, m Metric, demand float64, cur int, now tim
 		num(math.Max(0, slope)) + " × " + num(p.Lookahead.Seconds()) + " = " + num(projected) +
 		" / target " + num(m.Target) + " = " + countText(projected/m.Target)
 	if cur > 0 {
-		r := projected / (m.Target * float64(cur))
+		r := perReplica(projected, m.Target, cur)
 		if p.tol.within(r) {
 			return cur, text + "; ratio " + ratio(r) + " within tolerance: " + itoa(cur)
 		}

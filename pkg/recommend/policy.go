@@ -3,6 +3,7 @@ package recommend
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -81,6 +82,20 @@ func fillRules(r *autoscalingv2.HPAScalingRules, d *autoscalingv2.HPAScalingRule
 // decision, and the max step says so when it does.
 const DefaultMax = 100
 
+// minTarget is the smallest target a metric accepts: the smallest normal
+// float64, 2^-1022 ≈ 2.2250738585072014e-308. A denormal target (1e-320)
+// has lost its precision and overflows every ratio to +Inf; it is a typo
+// or garbage, not a setting.
+const minTarget = 0x1p-1022
+
+// maxTargetText is a signal's largest target for an error's range.
+func maxTargetText(maxTarget float64) string {
+	if maxTarget > 0 {
+		return num(maxTarget)
+	}
+	return strconv.FormatFloat(math.MaxFloat64, 'g', -1, 64)
+}
+
 // Validate reports every problem of the policy at once (FieldErrors, each a
 // FieldError naming the field by its path and what is allowed) and prepares
 // the policy for Decide: behavior defaults filled in, tolerance resolved,
@@ -121,6 +136,8 @@ func (p *Policy) Validate() error {
 		switch {
 		case math.IsNaN(m.Target) || math.IsInf(m.Target, 0) || m.Target <= 0:
 			errs.add(at+".target", "%v must be a finite number > 0 (%s), e.g. %s", m.Target, info.unit, info.example)
+		case m.Target < minTarget:
+			errs.add(at+".target", "%v is below the smallest normal float64: a target must be in [%v, %s] (%s), e.g. %s", m.Target, minTarget, maxTargetText(info.maxTarget), info.unit, info.example)
 		case info.maxTarget > 0 && m.Target > info.maxTarget:
 			errs.add(at+".target", "%v must be in (0, %v] (%s), e.g. %s", m.Target, info.maxTarget, info.unit, info.example)
 		}

@@ -118,7 +118,7 @@ func rawFor(m Metric, obs Observation, cur int, tol Tolerance, ex bool) (Raw, Re
 		if pc.ready > 0 && (pc.unready > 0 || pc.missing > 0) {
 			return podsRule(r, v/float64(pc.ready)/m.Target, pc, cur, m.Target, tol, text, ex)
 		}
-		r.Ratio = v / (m.Target * float64(cur))
+		r.Ratio = perReplica(v, m.Target, cur)
 		if ex {
 			text += "; ratio " + num(v) + " / (" + num(m.Target) + " × " + itoa(cur) + ") = " + ratio(r.Ratio)
 		}

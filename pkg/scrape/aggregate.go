@@ -11,7 +11,8 @@ type Totals struct {
 	// Reporting is the pages that carry running, waiting or KV.
 	Reporting int
 	// Running and Waiting are sums over the pages that report them, with
-	// how many pages reported each.
+	// how many pages reported each; a sum that overflows float64 is
+	// math.MaxFloat64 (a huge load, not an unknown one).
 	Running, Waiting                   float64
 	RunningReporting, WaitingReporting int
 	// KV is the mean over reporting pages of each page's KV (the max over its
@@ -81,10 +82,16 @@ func Aggregate(pages []*Page) Totals {
 	return t
 }
 
-// addNaN adds v to acc, treating a NaN acc as "nothing yet".
+// addNaN adds v to acc, treating a NaN acc as "nothing yet". Both are
+// finite; a sum that overflows float64 saturates at math.MaxFloat64: finite
+// pages whose total is too large for a float64 are a huge load (capped
+// downstream), never the +Inf a garbage page would send, which is unknown.
 func addNaN(acc, v float64) float64 {
 	if math.IsNaN(acc) {
 		return v
 	}
-	return acc + v
+	if t := acc + v; !math.IsInf(t, 1) {
+		return t
+	}
+	return math.MaxFloat64
 }

@@ -52,3 +52,14 @@ func TestAggregateEngineNaNIsUnknown(t *testing.T) {
 		t.Errorf("running %v waiting %v unknown %v: want NaN, 0 and the four pages", tot.Running, tot.Waiting, tot.Unknown)
 	}
 }
+
+// Two sane pages whose running sum exceeds float64 (1e308 + 1e308 > 1.798e308)
+// are a huge load, saturated at the largest float64, not an unknown +Inf.
+func TestAggregateOverflowSaturates(t *testing.T) {
+	p := readString(t, "vllm:num_requests_running 1e308\nvllm:num_requests_waiting 1\n", profile.Unknown)
+	tot := Aggregate([]*Page{p, p})
+	if tot.Running != math.MaxFloat64 {
+		t.Errorf("running %g, want MaxFloat64", tot.Running)
+	}
+	checkFloat(t, "waiting", tot.Waiting, 2)
+}

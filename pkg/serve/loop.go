@@ -204,7 +204,9 @@ func (l *Loop) Run(ctx context.Context) error {
 }
 
 // Cycle reads every target once, decides and exports. A cycle is bounded by
-// Interval (its reads are cancelled after it).
+// Interval (its reads are cancelled after it). When ctx ends during the
+// reads (serve stopping) the cycle is dropped: reads the stop cut short are
+// not read errors, and nothing is decided, exported or written from them.
 func (l *Loop) Cycle(ctx context.Context) {
 	l.cycleMu.Lock()
 	defer l.cycleMu.Unlock()
@@ -216,6 +218,7 @@ func (l *Loop) Cycle(ctx context.Context) {
 	if len(targets) == 0 {
 		return
 	}
+	stopping := ctx
 	if d := l.period(); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
@@ -226,6 +229,9 @@ func (l *Loop) Cycle(ctx context.Context) {
 		cfgs[i] = &t.cfg
 	}
 	readings := l.Source.Read(ctx, cfgs, now)
+	if stopping.Err() != nil {
+		return
+	}
 	l.decideMu.Lock()
 	defer l.decideMu.Unlock()
 	anyValid := false

@@ -528,3 +528,36 @@ func TestRememberKeepsEveryField(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+// blockingSource blocks each read until its context ends, then reports
+// the read as failed with the context's error (a hung API server).
+type blockingSource struct{ reads chan struct{} }
+
+func (b *blockingSource) Name() string { return "fake" }
+
+func (b *blockingSource) Read(ctx context.Context, targets []*config.Target, _ time.Time) []Reading {
+	b.reads <- struct{}{}
+	<-ctx.Done()
+	out := make([]Reading, len(targets))
+	for i := range out {
+		out[i] = Reading{Obs: unknownObservation(), Errors: []ReadError{{Signal: "current", Reason: "unavailable", Err: ctx.Err()}}}
+	}
+	return out
+}
+
+// A stop (ctx cancelled) during a cycle's reads ends the cycle without
+// counting the cut reads as errors; a read the interval bounds is one.
+func TestCycleStopIsNotAReadError(t *testing.T) {
+	src := &blockingSource{reads: make(chan struct{}, 2)}
+	l, m := newTestLoop(t, src, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-src.reads; cancel() }()
+	l.Cycle(ctx)
+	if got := queryErrors(m, "chat", "unavailable"); got != 0 {
+		t.Errorf("stop counted %v read errors, want 0", got)
+	}
+	l.Interval = 20 * time.Millisecond
+	l.Cycle(context.Background())
+	if got := queryErrors(m, "chat", "unavailable"); got != 1 {
+		t.Errorf("interval-bounded read counted %v errors, want 1", got)
+	}
+}

@@ -102,7 +102,7 @@ func points(m model.Matrix) []point {
 			if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
 				continue
 			}
-			out = append(out, point{at: sp.Timestamp.Time().UTC(), v: int(math.Round(f))})
+			out = append(out, point{at: sp.Timestamp.Time().UTC(), v: int(math.Round(min(f, math.MaxInt32)))}) // a replica count: int32 as the HPA's
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })

@@ -19,7 +19,8 @@ import (
 	"github.com/infscale/infscale/pkg/kube"
 )
 
-// ShutdownTimeout bounds the HTTP server's graceful shutdown.
+// ShutdownTimeout bounds each step of a stop: the running cycle's end and
+// the HTTP server's graceful shutdown.
 const ShutdownTimeout = 5 * time.Second
 
 // Options configure Run.
@@ -206,7 +207,13 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 		select {
 		case <-ctx.Done():
 			stopLoop()
-			<-loopDone
+			// Every read takes the cycle's context; should one not return,
+			// the stop still ends within ShutdownTimeout.
+			select {
+			case <-loopDone:
+			case <-time.After(ShutdownTimeout):
+				log.Warn("the running cycle did not end within the shutdown timeout; stopping without it", "timeout", ShutdownTimeout)
+			}
 			stopElector()
 			sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 			defer cancel()

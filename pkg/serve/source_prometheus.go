@@ -83,16 +83,16 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 	signals := promql.Signals()
 	for i, res := range results {
 		r := Reading{Obs: res.Observation, CurrentKnown: res.Errors[promql.Current] == nil}
-		if !math.IsNaN(res.Stuck) && res.Stuck >= 0 {
+		if !math.IsNaN(res.Stuck) && !math.IsInf(res.Stuck, 0) && res.Stuck >= 0 { // a count; +Inf is garbage
 			// pkg/promql left their waiting out, and them out of reporting
 			// (docs/serve.md, "Stuck engines").
-			r.Stuck, r.StuckKnown = int(math.Round(res.Stuck)), true
+			r.Stuck, r.StuckKnown = int(math.Round(min(res.Stuck, math.MaxInt32))), true
 		}
 		if !r.CurrentKnown {
 			r.Obs.Current = 0
 		}
 		if d := res.Duplicated; d > 0 && !math.IsInf(d, 1) {
-			r.Duplicated = int(math.Round(d))
+			r.Duplicated = int(math.Round(min(d, math.MaxInt32)))
 		}
 		// histogram_quantile is NaN when no request finished in the window:
 		// on an idle target that is known idleness, not a failed read.
