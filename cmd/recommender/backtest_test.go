@@ -97,20 +97,7 @@ func testCalibrateHistory(t *testing.T, url string, truth history.Truth) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := history.WeekReplica()
-	for _, c := range []struct {
-		what           string
-		got, want, tol float64
-	}{
-		{"step_overhead_s", cal.StepOverheadS, w.StepOverhead.Seconds(), 0.00025},
-		{"sequence_step_cost_s", cal.SequenceStepCostS, w.SequenceStepCost.Seconds(), 10e-6},
-		{"request_overhead_s", cal.RequestOverheadS, w.RequestOverhead.Seconds(), 0.003},
-		{"mfu", cal.MFU, w.MFU, 0.01},
-	} {
-		if math.Abs(c.got-c.want) > c.tol {
-			t.Errorf("%s = %g, want %g within %g", c.what, c.got, c.want, c.tol)
-		}
-	}
+	history.CheckWeekCalibration(t, cal)
 }
 
 // testBacktestConfig reads the Prometheus, selector and replicas query from

@@ -257,23 +257,7 @@ func TestCalibrateFromWeek(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := history.WeekReplica()
-	cal := res.Calibration
-	for _, c := range []struct {
-		what           string
-		got, want, tol float64
-	}{
-		{"step overhead s", cal.StepOverheadS, want.StepOverhead.Seconds(), 0.00025},
-		{"sequence step cost s", cal.SequenceStepCostS, want.SequenceStepCost.Seconds(), 10e-6},
-		{"request overhead s", cal.RequestOverheadS, want.RequestOverhead.Seconds(), 0.003},
-		{"MFU", cal.MFU, want.MFU, 0.01},
-	} {
-		if math.Abs(c.got-c.want) > c.tol {
-			t.Errorf("%s = %.6g, want %.6g within %.2g", c.what, c.got, c.want, c.tol)
-		} else {
-			t.Logf("%s = %.6g (truth %.6g)", c.what, c.got, c.want)
-		}
-	}
+	history.CheckWeekCalibration(t, res.Calibration)
 	itl, ttft := res.HeldOutError()
 	t.Logf("%d decode and %d prefill windows fitted; held out: ITL mean |error| %.2f%%, TTFT %.2f%%", res.DecodeWindows, res.PrefillWindows, 100*itl, 100*ttft)
 }
