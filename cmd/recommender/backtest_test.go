@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/internal/history"
+	"github.com/infscale/infscale/pkg/replica"
 )
 
 func TestBacktestBadInput(t *testing.T) {
@@ -81,6 +82,28 @@ func TestHistoryCommands(t *testing.T) {
 	t.Run("profile", func(t *testing.T) { testProfile(t, srv.URL, truth) })
 	t.Run("config", func(t *testing.T) { testBacktestConfig(t, srv.URL, truth) })
 	t.Run("tune", func(t *testing.T) { testTuneHistory(t, srv.URL, truth) })
+	t.Run("calibrate", func(t *testing.T) { testCalibrateHistory(t, srv.URL, truth) })
+}
+
+// testCalibrateHistory: the week's latency histograms follow
+// history.WeekReplica, so backtest --calibrate on it (windows of two 2 m
+// scrapes) fits that replica back: docs/ACCURACY.md's tolerances for the
+// Prometheus-history fit with noise (0.25 ms, 10 us, 3 ms, MFU 0.01).
+func testCalibrateHistory(t *testing.T, url string, truth history.Truth) {
+	path := filepath.Join(t.TempDir(), "chat.json")
+	day := truth.Start.Add(24 * time.Hour)
+	args := []string{"backtest", "--prometheus-url", url, "--selector", `{namespace="llm"}`,
+		"--start", fmt.Sprint(day.Unix()), "--end", fmt.Sprint(day.Add(48 * time.Hour).Unix()), "--step", "2m",
+		"--calibrate-window", "4m", "--policy", "fixed:2", "--calibrate", path}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	cal, err := replica.LoadCalibration(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	history.CheckWeekCalibration(t, cal)
 }
 
 // testBacktestConfig reads the Prometheus, selector and replicas query from

@@ -30,7 +30,7 @@ import (
 // /metrics pages (one per replica) or from signal flags, explained step by
 // step (docs/recommend.md).
 type DecideCmd struct {
-	Pages   []string       `arg:"" optional:"" name:"PAGE" help:"A replica's /metrics page: a file, an http(s) URL, or - for stdin. Running and waiting are summed over pages, KV averaged."`
+	Pages   []string       `arg:"" optional:"" name:"PAGE" help:"A replica's /metrics page: a file, an http(s) URL, or - for stdin; each replica once (the same URL or file named twice is an error). Running and waiting are summed over pages, KV averaged."`
 	Server  profile.Server `default:"auto" placeholder:"S" help:"Server profile of the pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
 	Timeout time.Duration  `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`
 
@@ -453,8 +453,11 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 	if c.Current != nil && len(c.Pages) > 0 && *c.Current < len(c.Pages) {
 		return obs, invalidf("--current %d: %d PAGE(s) were given and each page is a running replica, so --current must be >= %d (leave it out to use the number of pages; replicas without a page are missing or --unready)", *c.Current, len(c.Pages), len(c.Pages))
 	}
+	if err := scrape.CheckDistinct(c.Pages); err != nil {
+		return obs, invalid(err) // one replica's page twice would vote twice: nothing is read
+	}
 	if len(c.Pages) > 0 {
-		// Concurrently (a fleet of URLs); "-" twice is refused, stdin is read once.
+		// Concurrently (a fleet of URLs); stdin is read once.
 		client := c.client
 		if client == nil {
 			client = &http.Client{Timeout: c.Timeout}

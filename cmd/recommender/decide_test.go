@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -340,8 +341,8 @@ func TestDecideCLIPagesInvalid(t *testing.T) {
 		want string
 	}{
 		{[]string{page, "--current", "0"}, "--current 0: 1 PAGE(s) were given and each page is a running replica, so --current must be >= 1"},
-		{[]string{page, page, "--current", "1"}, "--current must be >= 2"},
-		{[]string{page, page, "--current", "3", "--unready", "2"}, "--unready 2: want 0..1"}, // 3 − 2 pages = 1
+		{append(pageCopies(t, page, 2), "--current", "1"), "--current must be >= 2"},
+		{append(pageCopies(t, page, 2), "--current", "3", "--unready", "2"), "--unready 2: want 0..1"}, // 3 − 2 pages = 1
 		{[]string{"-", "-"}, "standard input can be read only once"},
 		{[]string{page, "--timeout", "0s"}, "--timeout 0s: want a duration > 0"},
 	} {
@@ -497,8 +498,47 @@ func TestDecideCLIPolicyErrorsNameFlags(t *testing.T) {
 // metric known, keep 4 (no-data), as Prometheus mode does, where the sum
 // over a NaN sample is NaN. Read as 2 per page it was 8 / 4 = 2: 4 → 2.
 func TestDecideCLIEngineNaNIsUnknown(t *testing.T) {
-	p := "testdata/vllm-engine-nan.prom"
-	wantDecision(t, decideOK(t, p, p, p, p, "--target", "4"), 4, "no-data")
+	p := pageCopies(t, "testdata/vllm-engine-nan.prom", 4)
+	wantDecision(t, decideOK(t, append(p, "--target", "4")...), 4, "no-data")
+}
+
+// pageCopies writes n copies of the page file src into a temporary
+// directory, replicas with the same page (one file named n times is one
+// replica named n times, refused).
+func pageCopies(t *testing.T, src string, n int) []string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var out []string
+	for i := range n {
+		f := filepath.Join(dir, fmt.Sprintf("replica-%d.prom", i))
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// The same replica's page named twice would vote twice (running and
+// waiting summed twice, two replicas for one): exit 2 naming the repeat,
+// for a file by another path and a URL by another spelling, before any
+// page is read (the unreachable URL is not fetched).
+func TestDecideSamePageTwice(t *testing.T) {
+	page := filepath.Join("..", "..", "examples", "pages", "vllm-0.prom")
+	for _, pages := range [][]string{
+		{page, page},
+		{page, filepath.Join("..", "..", "examples", "pages", ".", "vllm-0.prom")},
+		{"http://127.0.0.1:1/metrics", "HTTP://127.0.0.1:1/metrics#x"},
+	} {
+		code, stdout, stderr := runDecide(t, append([]string{"--target", "8"}, pages...)...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, pages[1]+": invalid page source: the same page as page 1") || strings.Contains(stderr, "connection refused") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 naming the second", pages, code, stdout, stderr)
+		}
+	}
 }
 
 // --target takes a duration for ttft as the config file does: 3 s observed

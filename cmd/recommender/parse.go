@@ -18,7 +18,7 @@ import (
 // ParseCmd is `infscale parse PAGE...`: read model-server /metrics pages
 // and print each replica's signals (docs/parse.md).
 type ParseCmd struct {
-	Pages      []string       `arg:"" name:"PAGE" help:"A /metrics page: a file, an http(s) URL, or - for stdin. A page named twice is scraped twice and the second row shows rates."`
+	Pages      []string       `arg:"" name:"PAGE" help:"A /metrics page: a file, an http(s) URL, or - for stdin. Each page once (the same URL or file named twice is an error); --interval gives rates."`
 	Server     profile.Server `default:"auto" placeholder:"S" help:"Server profile: auto (detect; the default), vllm, sglang, llamacpp, tgi, trtllm, triton."`
 	Output     string         `enum:"text,json" default:"text" help:"Output format: text or json."`
 	CPURequest float64        `name:"cpu-request" placeholder:"CORES" help:"The pod's CPU request in cores, to print CPU % of the request (needs two scrapes)."`
@@ -47,6 +47,9 @@ func newParseRow(prev, cur *scrape.Page) parseRow {
 func (c *ParseCmd) Run(e *env) error {
 	if err := c.validate(); err != nil {
 		return err
+	}
+	if err := scrape.CheckDistinct(c.Pages); err != nil {
+		return invalid(err)
 	}
 	client := &http.Client{Timeout: c.Timeout}
 	var errs []error

@@ -45,6 +45,13 @@ type Burst struct {
 	// ToZero is how long after the burst's last answer the fleet was back
 	// at zero replicas (0 for the last burst: the demo ends).
 	ToZero time.Duration
+	// SinceActive is how long after serve's last decision that read
+	// activity (a request running, waiting or held, or a count it could not
+	// read while replicas ran) the fleet was back at zero:
+	// the moment the cooldown counts from, so at least the cooldown. That
+	// read comes up to an interval before the last answer, so ToZero can
+	// be shorter than the cooldown (0 for the last burst).
+	SinceActive time.Duration
 }
 
 // zeroDemoConfig is the zero demo's serve config at scale 1 (60 s):
@@ -142,9 +149,21 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 	el := func() float64 { return time.Since(start).Seconds() }
 	var mu sync.Mutex
 	prevDesired, prevHeld := -1, -1.0
+	var lastActive time.Time // serve's last decision that read activity
 	record := func(r serve.Record) {
 		mu.Lock()
 		defer mu.Unlock()
+		// Activity as the cooldown reads it (docs/recommend.md, scale to
+		// zero): a request running, waiting or held, or a count not known
+		// while replicas run (a replica still starting answers 503).
+		active := r.Signals.Held == nil || r.Observed == nil ||
+			*r.Observed > 0 && (r.Signals.Running == nil || r.Signals.Waiting == nil)
+		for _, v := range []*float64{r.Signals.Running, r.Signals.Waiting, r.Signals.Held} {
+			active = active || v != nil && *v > 0
+		}
+		if active {
+			lastActive = r.At
+		}
 		held := math.NaN()
 		if r.Signals.Held != nil {
 			held = *r.Signals.Held
@@ -197,8 +216,13 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 			return sum, err
 		}
 		if n > 1 {
-			sum.Bursts[n-2].ToZero = time.Since(ended)
-			fmt.Fprintf(out, "%6.1fs  back at zero replicas %.1f s after burst %d (the cooldown %s)\n", el(), sum.Bursts[n-2].ToZero.Seconds(), n-1, cooldown.Round(100*time.Millisecond))
+			mu.Lock()
+			active := lastActive
+			mu.Unlock()
+			b := &sum.Bursts[n-2]
+			b.ToZero, b.SinceActive = time.Since(ended), time.Since(active)
+			fmt.Fprintf(out, "%6.1fs  back at zero replicas %.1f s after serve last read activity (held, running or waiting requests, or an unknown count, at %.1fs: the %s cooldown counts from there), %.1f s after burst %d's last answer\n",
+				el(), b.SinceActive.Seconds(), active.Sub(start).Seconds(), cooldown.Round(100*time.Millisecond), b.ToZero.Seconds(), n-1)
 		}
 		fmt.Fprintf(out, "%6.1fs  fleet at zero replicas; burst %d: %d requests from %d clients through the activator\n", el(), n, zeroRequests, zeroClients)
 		b, err := zeroBurst(ctx, actURL)

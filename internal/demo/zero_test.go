@@ -44,6 +44,12 @@ func TestZeroDemo(t *testing.T) {
 		if i < len(sum.Bursts)-1 && (b.ToZero < sum.Cooldown-sum.Interval || b.ToZero > sum.Cooldown+2*time.Second) {
 			t.Errorf("burst %d: back at zero %v after it, want the cooldown %v (less up to an interval, %v) plus under 2 s", i+1, b.ToZero, sum.Cooldown, sum.Interval)
 		}
+		// From serve's last read of activity, the cooldown itself is the
+		// least it can be: idle-to-zero waits the whole cooldown after it,
+		// then an interval for the decision and a follow poll at most.
+		if i < len(sum.Bursts)-1 && (b.SinceActive < sum.Cooldown || b.SinceActive > sum.Cooldown+sum.Interval+2*time.Second) {
+			t.Errorf("burst %d: back at zero %v after serve last read activity, want the cooldown %v plus under an interval (%v) and 2 s", i+1, b.SinceActive, sum.Cooldown, sum.Interval)
+		}
 		for j, v := range b.TTFT[zeroClients:] {
 			if v > 0.5 {
 				t.Errorf("burst %d: request %d after the activation waited %.2f s, want < 0.5 s", i+1, zeroClients+j, v)

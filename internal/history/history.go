@@ -19,8 +19,13 @@
 // deployment): up (1 while the pod is scraped), vllm:request_success_total, vllm:num_requests_running,
 // vllm:num_requests_waiting, vllm:prompt_tokens_total,
 // vllm:generation_tokens_total, the histograms
-// vllm:request_prompt_tokens, vllm:request_generation_tokens and
-// vllm:time_to_first_token_seconds, and kube_deployment_spec_replicas.
+// vllm:request_prompt_tokens, vllm:request_generation_tokens,
+// vllm:time_to_first_token_seconds and vllm:inter_token_latency_seconds,
+// and kube_deployment_spec_replicas. The latency histograms follow one
+// replica model (WeekReplica): a request's first token takes its request
+// overhead plus its prompt's prefill, and each decode step of a pod's
+// running batch takes the model's step time, so `backtest --calibrate`
+// can fit the model back from the week.
 // Each pod is scraped at its own offset within the interval (7 s × its
 // sequence number, modulo the interval), as Prometheus spreads targets.
 // Timestamps are in seconds; the text ends with "# EOF".
@@ -32,8 +37,11 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
+
+	"github.com/infscale/infscale/pkg/replica"
 )
 
 // Config shapes the week. Zero fields take the defaults in brackets.
@@ -144,10 +152,62 @@ var (
 	promptRep   = []float64{100, 400, 800, 1500, 3000}
 	outputShare = []float64{0.25, 0.45, 0.2, 0.08, 0.02}
 	outputRep   = []float64{50, 180, 400, 800, 1500}
-	ttftShare   = []float64{0.55, 0.3, 0.1, 0.04, 0.009, 0.001}
-	ttftSpike   = []float64{0.1, 0.15, 0.2, 0.2, 0.2, 0.15}
-	ttftRep     = []float64{0.06, 0.18, 0.4, 0.8, 1.8, 4}
 )
+
+// ITLBounds are the bucket bounds (le, seconds) of the week's ITL
+// histogram, a subset of vLLM's.
+var ITLBounds = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.25}
+
+// WeekReplica is the replica model the week's latency histograms follow:
+// pkg/replica's base (Llama-3-8B FP16 on one H100 SXM, bandwidth
+// efficiency 0.7, MFU 0.4) with a 2 ms step overhead, 150 us per running
+// sequence per step and 50 ms of request overhead.
+func WeekReplica() replica.Config {
+	c := replica.DefaultConfig()
+	c.StepOverhead = 2 * time.Millisecond
+	c.SequenceStepCost = 150 * time.Microsecond
+	c.RequestOverhead = 50 * time.Millisecond
+	return c
+}
+
+// weekModel is WeekReplica built, with the per-request TTFT of each prompt
+// bucket (promptRep) and the KV tokens a running sequence holds on average
+// (the mean prompt plus half the mean output).
+type weekModel struct {
+	r          *replica.Replica
+	ttft       []float64
+	seqContext float64
+}
+
+func newWeekModel() weekModel {
+	r, err := replica.New(WeekReplica())
+	if err != nil {
+		panic(fmt.Sprintf("history: the week's replica: %v", err)) // a constant configuration
+	}
+	m := weekModel{r: r}
+	var prompt, output float64
+	for i, p := range promptRep {
+		m.ttft = append(m.ttft, r.RequestOverhead()+r.PrefillTime(int(p)))
+		prompt += promptShare[i] * p
+	}
+	for i, o := range outputRep {
+		output += outputShare[i] * o
+	}
+	m.seqContext = prompt + output/2
+	return m
+}
+
+// step is the decode step in seconds at a mean running batch, between
+// the whole batches' steps (the step is linear in the batch below the
+// compute bound).
+func (m weekModel) step(batch float64) float64 {
+	lo := int(math.Floor(batch))
+	at := func(b int) float64 { return m.r.StepTime(b, int64(math.Round(float64(b)*m.seqContext))) }
+	if lo == 0 {
+		return at(1)
+	}
+	return at(lo) + (batch-float64(lo))*(at(lo+1)-at(lo))
+}
 
 // pod is one pod's cumulative counters and current gauges.
 type pod struct {
@@ -226,7 +286,7 @@ func run(c Config) ([]*pod, []float64, Truth) {
 	newPod := func(k int) *pod {
 		seq++
 		p := &pod{name: fmt.Sprintf("%s-%s-%d", c.Deployment, hash, seq), first: k, last: k, off: int64(seq*7) % int64(dt),
-			pc: make([]float64, len(promptShare)), oc: make([]float64, len(outputShare)), tc: make([]float64, len(ttftShare))}
+			pc: make([]float64, len(promptShare)), oc: make([]float64, len(outputShare)), tc: make([]float64, len(TTFTBounds)+1)}
 		pods = append(pods, p)
 		return p
 	}
@@ -240,6 +300,7 @@ func run(c Config) ([]*pod, []float64, Truth) {
 		active = append(active, p)
 	}
 	lat := min(c.Latency/dt, 1)
+	model := newWeekModel()
 	inflight := 0.0
 	for k := 0; k < n; k++ {
 		t := at(k)
@@ -274,13 +335,9 @@ func run(c Config) ([]*pod, []float64, Truth) {
 		arr := poisson(rng, c.Rate(t.Add(-c.Scrape/2))*dt)
 		tr.Requests += int64(arr)
 		next := math.Round(arr * lat)
-		ts := ttftShare
-		if !t.Before(tr.Spike[0]) && t.Before(tr.Spike[1].Add(c.Scrape)) {
-			ts = ttftSpike
-		}
 		for _, p := range leaving {
 			inflight -= p.cur
-			p.complete(p.cur, ts)
+			p.complete(p.cur, model)
 			p.cur = 0
 			p.record(k)
 		}
@@ -303,7 +360,7 @@ func run(c Config) ([]*pod, []float64, Truth) {
 				clear(p.oc)
 				clear(p.tc)
 			}
-			p.complete(d, ts)
+			p.complete(d, model)
 		})
 		share(inflight, len(active), func(i int, v float64) { active[i].cur = v; active[i].record(k) })
 	}
@@ -397,6 +454,49 @@ func emit(w io.Writer, c Config, pods []*pod, spec []float64, tr *Truth) error {
 	hist("vllm:request_prompt_tokens", PromptBounds, func(p *pod) []float64 { return p.promptB }, func(p *pod) []float64 { return p.promptSum })
 	hist("vllm:request_generation_tokens", OutputBounds, func(p *pod) []float64 { return p.outputB }, func(p *pod) []float64 { return p.outputSum })
 	hist("vllm:time_to_first_token_seconds", TTFTBounds, func(p *pod) []float64 { return p.ttftB }, func(p *pod) []float64 { return p.ttftSum })
+	// ITL: over the interval ending at a scrape, the pod runs the mean b of
+	// its running gauge at the interval's two ends (the batch moves between
+	// scrapes), stepping b × interval / step(b) tokens, each after step(b);
+	// the restarted pod's histogram starts again from 0.
+	model := newWeekModel()
+	kRestart := int(tr.Restart.Sub(c.Start) / c.Scrape)
+	itl := func(p *pod) (buckets, sums []float64) {
+		nb := len(ITLBounds) + 1
+		cum := make([]float64, nb)
+		var sum float64
+		for i, v := range p.inflight {
+			if p.name == tr.RestartPod && p.first+i == kRestart {
+				clear(cum)
+				sum = 0
+			}
+			if i == 0 {
+				buckets = append(buckets, cum...)
+				sums = append(sums, sum)
+				continue
+			}
+			if b := (min(v, 64) + min(p.inflight[i-1], 64)) / 2; b > 0 {
+				st := model.step(b)
+				n := b * dt / st
+				j := len(ITLBounds)
+				for k, le := range ITLBounds {
+					if st <= le {
+						j = k
+						break
+					}
+				}
+				cum[j] += n
+				sum += n * st
+			}
+			buckets = append(buckets, cum...)
+			sums = append(sums, sum)
+		}
+		return buckets, sums
+	}
+	itlB, itlS := map[*pod][]float64{}, map[*pod][]float64{}
+	for _, p := range pods {
+		itlB[p], itlS[p] = itl(p)
+	}
+	hist("vllm:inter_token_latency_seconds", ITLBounds, func(p *pod) []float64 { return itlB[p] }, func(p *pod) []float64 { return itlS[p] })
 	e.family("kube_deployment_spec_replicas", "gauge")
 	e.series("kube_deployment_spec_replicas", fmt.Sprintf(`namespace="%s",deployment="%s"`, c.Namespace, c.Deployment), 0, spec)
 	fmt.Fprintln(bw, "# EOF")
@@ -407,12 +507,29 @@ func emit(w io.Writer, c Config, pods []*pod, spec []float64, tr *Truth) error {
 	return bw.Flush()
 }
 
-// complete counts d finished requests with TTFT shares ts.
-func (p *pod) complete(d float64, ts []float64) {
+// complete counts d finished requests: their prompt and output buckets by
+// the shares, and each one's TTFT from its prompt (m).
+func (p *pod) complete(d float64, m weekModel) {
 	p.succ += d
+	before := slices.Clone(p.pc)
 	p.ps += spread(d, promptShare, promptRep, p.pc)
 	p.os += spread(d, outputShare, outputRep, p.oc)
-	p.ts += spread(d, ts, ttftRep, p.tc)
+	for i := range p.pc {
+		n := p.pc[i] - before[i]
+		if n == 0 {
+			continue
+		}
+		v := m.ttft[i]
+		j := len(TTFTBounds)
+		for b, le := range TTFTBounds {
+			if v <= le {
+				j = b
+				break
+			}
+		}
+		p.tc[j] += n
+		p.ts += n * v
+	}
 }
 
 // record appends the pod's state at scrape k (pods are recorded at every

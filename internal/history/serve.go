@@ -3,11 +3,13 @@ package history
 import (
 	"bufio"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/infscale/infscale/internal/promtest"
+	"github.com/infscale/infscale/pkg/replica"
 )
 
 // Serve writes the history for cfg, loads it into a TSDB with the pinned
@@ -62,4 +64,28 @@ func serve(t testing.TB, write func(io.Writer) error) *promtest.Server {
 	data := promtest.CreateBlocks(t, in, "--quiet", "--max-block-duration=54h")
 	os.Remove(in)
 	return promtest.Start(t, promtest.Options{DataDir: data, Flags: []string{"--storage.tsdb.retention.time=10y"}})
+}
+
+// CheckWeekCalibration fails t unless cal, fitted from a week Write wrote,
+// gives WeekReplica back within the tolerances docs/ACCURACY.md holds the
+// noisy Prometheus-history fit to: step overhead 0.25 ms, per-sequence
+// cost 10 us, request overhead 3 ms, MFU 0.01.
+func CheckWeekCalibration(t testing.TB, cal replica.Calibration) {
+	t.Helper()
+	w := WeekReplica()
+	for _, c := range []struct {
+		what           string
+		got, want, tol float64
+	}{
+		{"step_overhead_s", cal.StepOverheadS, w.StepOverhead.Seconds(), 0.00025},
+		{"sequence_step_cost_s", cal.SequenceStepCostS, w.SequenceStepCost.Seconds(), 10e-6},
+		{"request_overhead_s", cal.RequestOverheadS, w.RequestOverhead.Seconds(), 0.003},
+		{"mfu", cal.MFU, w.MFU, 0.01},
+	} {
+		if math.Abs(c.got-c.want) > c.tol {
+			t.Errorf("%s = %.6g, want %.6g within %.2g", c.what, c.got, c.want, c.tol)
+		} else {
+			t.Logf("%s = %.6g (truth %.6g)", c.what, c.got, c.want)
+		}
+	}
 }

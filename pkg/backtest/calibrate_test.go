@@ -222,3 +222,42 @@ func TestCalibratePooling(t *testing.T) {
 		t.Errorf("no token means: %v", err)
 	}
 }
+
+// TestCalibrateFromWeek: `infscale history`'s week (internal/history's
+// Write, the default Config) writes its ITL and TTFT histograms from
+// history.WeekReplica: the base replica with a 2 ms step overhead, 150 us
+// per sequence and 50 ms of request overhead, MFU the base's 0.4. Its
+// prompts have one mix all week (mean 805 tokens), so the TTFT line has
+// one prompt length: the rate stays the base's (the truth here) and the
+// overhead is the rest, 50 ms. The pods' batches (running 64 at most,
+// about 10-20 as the Deployment follows the daily cycle) give the decode
+// line. Held to docs/ACCURACY.md's tolerances for the Prometheus-history
+// fit with noise: 2 +- 0.25 ms, 150 +- 10 us, 50 +- 3 ms, MFU +- 0.01.
+func TestCalibrateFromWeek(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled week")
+	}
+	srv, truth := history.Serve(t, history.Config{}) // 60 s scrapes, as infscale history writes by default
+	api, ms, g := llmHistory(t, srv.URL, truth.Start, truth.End)
+	tgt := Target{Server: profile.VLLM, Selector: ms}
+	h, _, err := Fetch(context.Background(), api, tgt, g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cg, err := NewGrid(truth.Start, truth.End, 2*time.Minute) // backtest's default --calibrate-window
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _, err := FetchWindows(context.Background(), api, tgt, cg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	split := cg.Start.Add(time.Duration(float64(cg.End().Sub(cg.Start)) * (1 - HoldOutFraction)))
+	res, err := Calibrate(replica.DefaultConfig(), ws, h.PromptMean, h.OutputMean, split)
+	if err != nil {
+		t.Fatal(err)
+	}
+	history.CheckWeekCalibration(t, res.Calibration)
+	itl, ttft := res.HeldOutError()
+	t.Logf("%d decode and %d prefill windows fitted; held out: ITL mean |error| %.2f%%, TTFT %.2f%%", res.DecodeWindows, res.PrefillWindows, 100*itl, 100*ttft)
+}

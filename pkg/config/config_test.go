@@ -122,6 +122,13 @@ func TestBadFiles(t *testing.T) {
 			"addresses.bad.yaml:8:11: targets[0].scrape: is for embedded mode; with prometheus.url the target is read from Prometheus",
 			"addresses.bad.yaml:8:42: targets[0].scrape[1]: \"http://10.0.0.5:8000/metrics\" listed twice (also scrape[0]); one URL per replica",
 		},
+		// Line 4: "  scrape: [http://vllm-0:8000/metrics, " is 39 characters, then
+		// "HTTP://VLLM-0:8000/metrics, " 28 and "\"http://vllm-1/metrics\", " 25:
+		// scheme and host case and the default port do not make another page.
+		"sameurl.bad.yaml": {
+			"sameurl.bad.yaml:4:40: targets[0].scrape[1]: \"HTTP://VLLM-0:8000/metrics\" is the same page as scrape[0] \"http://vllm-0:8000/metrics\"",
+			"sameurl.bad.yaml:4:93: targets[0].scrape[3]: \"http://vllm-1:80/metrics#x\" is the same page as scrape[2] \"http://vllm-1/metrics\"",
+		},
 		// Line 5: "- {name: chat, scrape: [" is 24 characters.
 		"flow.bad.yaml": {
 			"flow.bad.yaml:5:25: targets[0].scrape[0]: expected a string, got a mapping; quote a value that holds ': ', '{' or '['",

@@ -159,8 +159,9 @@ func fetch(ctx context.Context, client *http.Client, rawURL string, server profi
 // means 16) and returns pages and errors aligned with srcs: for each i
 // exactly one of pages[i] and errs[i] is non-nil. A failed scrape is a
 // replica that does not vote (Aggregate skips nil pages); the caller decides
-// whether any error is fatal. "-" is read at most once: a second "-" is
-// ErrSource.
+// whether any error is fatal. A source naming the same page as an earlier
+// one (Duplicates: the same URL or file after normalisation, "-" twice) is
+// not read: its error is DuplicateError's (ErrSource).
 func LoadAll(ctx context.Context, client *http.Client, srcs []string, stdin io.Reader, server profile.Server, parallel int) ([]*Page, []error) {
 	if parallel <= 0 {
 		parallel = 16
@@ -169,14 +170,11 @@ func LoadAll(ctx context.Context, client *http.Client, srcs []string, stdin io.R
 	errs := make([]error, len(srcs))
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
-	stdinSeen := false
+	dup := Duplicates(srcs)
 	for i, src := range srcs {
-		if src == "-" {
-			if stdinSeen {
-				errs[i] = fmt.Errorf("-: %w: standard input can be read only once (PAGE - appears twice)", ErrSource)
-				continue
-			}
-			stdinSeen = true
+		if dup[i] >= 0 {
+			errs[i] = DuplicateError(srcs, i, dup[i])
+			continue
 		}
 		wg.Add(1)
 		sem <- struct{}{}

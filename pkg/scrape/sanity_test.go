@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -203,5 +205,60 @@ func TestLocateAgreesWithBinarySearch(t *testing.T) {
 				t.Errorf("%q: locate %d, binary search %d", page, got, want)
 			}
 		}
+	}
+}
+
+// The same page under other spellings is the same source: scheme and host
+// case (RFC 3986 6.2.2.1), the scheme's default port, an empty path, a
+// fragment, user information; a file by any relative path.
+func TestDuplicates(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	srcs := []string{
+		"http://vllm-0:8000/metrics",     // 0
+		"HTTP://VLLM-0:8000/metrics",     // 1 = 0
+		"http://vllm-0:8001/metrics",     // 2
+		"https://vllm-1",                 // 3
+		"https://vllm-1:443/#top",        // 4 = 3
+		"http://u:p@vllm-0:8000/metrics", // 5 = 0
+		"http://vllm-0:8000/metrics?x=1", // 6: another query, another page
+		"page.prom",                      // 7
+		"./sub/../page.prom",             // 8 = 7
+		dir + "/page.prom",               // 9 = 7
+		"other.prom",                     // 10
+		"-",                              // 11
+		"-",                              // 12 = 11
+		"http://[::1]:80/metrics",        // 13
+		"http://[::1]/metrics",           // 14 = 13
+	}
+	want := []int{-1, 0, -1, -1, 3, 0, -1, -1, 7, 7, -1, -1, 11, -1, 13}
+	got := Duplicates(srcs)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%s: duplicate of %d, want %d (key %s)", srcs[i], got[i], want[i], SourceKey(srcs[i]))
+		}
+	}
+	err := CheckDistinct([]string{"a.prom", "http://u:secret@h/m", "./a.prom", "http://h/m"})
+	if !errors.Is(err, ErrSource) || !strings.Contains(err.Error(), "./a.prom: invalid page source: the same page as page 1 a.prom") ||
+		!strings.Contains(err.Error(), "the same page as page 2 http://u:xxxxx@h/m") || strings.Contains(err.Error(), "secret") {
+		t.Errorf("CheckDistinct: %v", err)
+	}
+	if err := CheckDistinct([]string{"a.prom", "b.prom"}); err != nil {
+		t.Errorf("distinct pages: %v", err)
+	}
+}
+
+// LoadAll reads a page named twice once: the second is ErrSource.
+func TestLoadAllSamePage(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "p.prom")
+	if err := os.WriteFile(f, []byte("vllm:num_requests_running 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pages, errs := LoadAll(context.Background(), nil, []string{f, filepath.Join(filepath.Dir(f), ".", "p.prom")}, nil, profile.Unknown, 0)
+	if errs[0] != nil || pages[0] == nil {
+		t.Fatalf("first: %v", errs[0])
+	}
+	if !errors.Is(errs[1], ErrSource) || pages[1] != nil || !strings.Contains(errs[1].Error(), "same page as page 1") {
+		t.Errorf("second: %v %+v, want ErrSource", errs[1], pages[1])
 	}
 }

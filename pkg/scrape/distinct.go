@@ -1,0 +1,107 @@
+package scrape
+
+import (
+	"errors"
+	"fmt"
+	neturl "net/url"
+	"path/filepath"
+	"strings"
+)
+
+// SourceKey is the page a source names, for finding the same page named
+// twice: for an http(s) URL the URL with its scheme and host lower-cased
+// (RFC 3986 section 6.2.2.1), the scheme's default port (80, 443) and any
+// user information and fragment dropped, and an empty path as "/"; for a
+// file path the absolute, cleaned path with symbolic links resolved when
+// the file exists; "-" is itself. A source that does not parse is itself
+// (Load reports it).
+func SourceKey(src string) string {
+	switch {
+	case src == "-":
+		return src
+	case hasPrefixFold(src, "http://") || hasPrefixFold(src, "https://"):
+		u, err := neturl.Parse(src)
+		if err != nil {
+			return src
+		}
+		u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+		if port := u.Port(); (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+			u.Host = u.Hostname()
+			if strings.Contains(u.Host, ":") {
+				u.Host = "[" + u.Host + "]" // an IPv6 literal keeps its brackets
+			}
+		}
+		u.User, u.Fragment, u.RawFragment = nil, "", ""
+		if u.Path == "" {
+			u.Path, u.RawPath = "/", ""
+		}
+		return u.String()
+	case strings.Contains(src, "://"):
+		return src
+	}
+	p, err := filepath.Abs(src)
+	if err != nil {
+		return filepath.Clean(src)
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// Duplicates finds the sources that name a page an earlier one already
+// names (SourceKey): for each i, the index of the first source naming the
+// same page, or -1. Read twice, one replica would vote twice (its requests
+// counted twice, one replica counted as two).
+func Duplicates(srcs []string) []int {
+	first := make(map[string]int, len(srcs))
+	out := make([]int, len(srcs))
+	for i, s := range srcs {
+		k := SourceKey(s)
+		if j, seen := first[k]; seen {
+			out[i] = j
+			continue
+		}
+		first[k], out[i] = i, -1
+	}
+	return out
+}
+
+// DuplicateError is the error for srcs[i], which names the same page as
+// srcs[j] (j < i): ErrSource, both named with any password hidden, 1-based
+// positions as a reader counts arguments.
+func DuplicateError(srcs []string, i, j int) error {
+	if srcs[i] == "-" {
+		return fmt.Errorf("-: %w: standard input can be read only once (PAGE - appears twice)", ErrSource)
+	}
+	same := ""
+	if srcs[i] != srcs[j] {
+		same = fmt.Sprintf(" %s", redactSource(srcs[j]))
+	}
+	return fmt.Errorf("%s: %w: the same page as page %d%s; name each replica's page once (read twice, one replica would count as two)", redactSource(srcs[i]), ErrSource, j+1, same)
+}
+
+// CheckDistinct is nil when no two srcs name the same page (Duplicates),
+// else the DuplicateError of each repeat, joined.
+func CheckDistinct(srcs []string) error {
+	var errs []error
+	for i, j := range Duplicates(srcs) {
+		if j >= 0 {
+			errs = append(errs, DuplicateError(srcs, i, j))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errors.Join(errs...)
+}
+
+// redactSource is src with a URL's password as "xxxxx".
+func redactSource(src string) string {
+	if u, err := neturl.Parse(src); err == nil {
+		if _, has := u.User.Password(); has {
+			return u.Redacted()
+		}
+	}
+	return src
+}
