@@ -579,8 +579,8 @@ func TestDecideCLIOverflowPage(t *testing.T) {
 // float64 and is the huge case (not unknown): capped, then from 2 the
 // scaleUp limit max(2 + 4, ceil(2 × 2)) = 6.
 func TestDecideCLIOverflowAcrossPages(t *testing.T) {
-	p := "testdata/vllm-running1e308.prom"
-	d := decideOK(t, p, p, "--target", "4", "--current", "2")
+	p := pageCopies(t, "testdata/vllm-running1e308.prom", 2)
+	d := decideOK(t, p[0], p[1], "--target", "4", "--current", "2")
 	wantDecision(t, d, 6, "rate-limited")
 	if !strings.Contains(d.Steps[0].Text, "capped at 2147483647") {
 		t.Errorf("step %q does not explain the cap", d.Steps[0].Text)
