@@ -14,11 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/replica"
-	"github.com/infscale/infscale/pkg/scrape"
 )
 
 var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)
@@ -170,7 +170,7 @@ func (v *validator) target(p string, t *Target) {
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "must be an http:// or https:// URL, got %q", s)
-		} else if prev, dup := urls[scrape.SourceKey(s)]; dup {
+		} else if prev, dup := urls[sourcekey.Of(s)]; dup {
 			// Read twice, one replica's requests would count twice.
 			if again := t.Scrape.URLs[prev]; again == s {
 				v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "%q listed twice (also scrape[%d]); one URL per replica", s, prev)
@@ -178,7 +178,7 @@ func (v *validator) target(p string, t *Target) {
 				v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "%q is the same page as scrape[%d] %q (URLs compare with scheme and host case, default port and fragment aside); one URL per replica", s, prev, again)
 			}
 		} else {
-			urls[scrape.SourceKey(s)] = j
+			urls[sourcekey.Of(s)] = j
 		}
 	}
 	for j := range t.Metrics {

@@ -11,7 +11,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
-	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/internal/quantity"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/trace"
 )
@@ -252,11 +252,11 @@ func splitTop(s string) []part {
 // demand (fractions) and cpu (percent). What the number may be is recommend.Policy.Validate's.
 func parseTarget(sig recommend.Signal, v string) (float64, error) {
 	if sig.Seconds() {
-		q, err := config.ParseQuantity(v) // as the config's target: key reads it
+		q, _, err := quantity.Parse(v) // as the config's target: key reads it
 		if err != nil {
 			return 0, fmt.Errorf("want seconds or a duration like 90s, 2m")
 		}
-		return q.Value, nil
+		return q, nil
 	}
 	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
 	if err != nil {

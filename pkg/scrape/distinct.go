@@ -4,60 +4,19 @@ import (
 	"errors"
 	"fmt"
 	neturl "net/url"
-	"path/filepath"
-	"strings"
+
+	"github.com/infscale/infscale/internal/sourcekey"
 )
 
-// SourceKey is the page a source names, for finding the same page named
-// twice: for an http(s) URL the URL with its scheme and host lower-cased
-// (RFC 3986 section 6.2.2.1), the scheme's default port (80, 443) and any
-// user information and fragment dropped, and an empty path as "/"; for a
-// file path the absolute, cleaned path with symbolic links resolved when
-// the file exists; "-" is itself. A source that does not parse is itself
-// (Load reports it).
-func SourceKey(src string) string {
-	switch {
-	case src == "-":
-		return src
-	case hasPrefixFold(src, "http://") || hasPrefixFold(src, "https://"):
-		u, err := neturl.Parse(src)
-		if err != nil {
-			return src
-		}
-		u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-		if port := u.Port(); (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
-			u.Host = u.Hostname()
-			if strings.Contains(u.Host, ":") {
-				u.Host = "[" + u.Host + "]" // an IPv6 literal keeps its brackets
-			}
-		}
-		u.User, u.Fragment, u.RawFragment = nil, "", ""
-		if u.Path == "" {
-			u.Path, u.RawPath = "/", ""
-		}
-		return u.String()
-	case strings.Contains(src, "://"):
-		return src
-	}
-	p, err := filepath.Abs(src)
-	if err != nil {
-		return filepath.Clean(src)
-	}
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return p
-}
-
 // Duplicates finds the sources that name a page an earlier one already
-// names (SourceKey): for each i, the index of the first source naming the
+// names (sourcekey.Of): for each i, the index of the first source naming the
 // same page, or -1. Read twice, one replica would vote twice (its requests
 // counted twice, one replica counted as two).
 func Duplicates(srcs []string) []int {
 	first := make(map[string]int, len(srcs))
 	out := make([]int, len(srcs))
 	for i, s := range srcs {
-		k := SourceKey(s)
+		k := sourcekey.Of(s)
 		if j, seen := first[k]; seen {
 			out[i] = j
 			continue

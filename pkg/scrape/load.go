@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/internal/boundedfile"
+	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/profile"
 )
 
@@ -60,7 +61,7 @@ func Load(ctx context.Context, client *http.Client, src string, stdin io.Reader,
 			p.Time = time.Now()
 		}
 		return p, err
-	case hasPrefixFold(src, "http://") || hasPrefixFold(src, "https://"):
+	case sourcekey.IsHTTP(src):
 		return fetch(ctx, client, src, server)
 	case strings.Contains(src, "://"):
 		return nil, fmt.Errorf("%s: %w: only http:// and https:// URLs, file paths and - are allowed", src, ErrSource)
@@ -95,12 +96,6 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// hasPrefixFold is strings.HasPrefix ignoring case (URL schemes are
-// case-insensitive, RFC 3986 section 3.1).
-func hasPrefixFold(s, prefix string) bool {
-	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // fetch scrapes rawURL. The page (Page.Source) and every error name the URL

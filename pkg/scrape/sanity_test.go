@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/profile"
 )
 
@@ -235,7 +236,7 @@ func TestDuplicates(t *testing.T) {
 	got := Duplicates(srcs)
 	for i := range want {
 		if got[i] != want[i] {
-			t.Errorf("%s: duplicate of %d, want %d (key %s)", srcs[i], got[i], want[i], SourceKey(srcs[i]))
+			t.Errorf("%s: duplicate of %d, want %d (key %s)", srcs[i], got[i], want[i], sourcekey.Of(srcs[i]))
 		}
 	}
 	err := CheckDistinct([]string{"a.prom", "http://u:secret@h/m", "./a.prom", "http://h/m"})

@@ -1,0 +1,62 @@
+// Package sourcekey names the page a /metrics source (an http(s) URL or a
+// file path) refers to, so that the same page named twice is found. It has
+// no dependencies beyond the standard library: pkg/config and pkg/scrape
+// both use it.
+package sourcekey
+
+import (
+	neturl "net/url"
+	"path/filepath"
+	"strings"
+)
+
+// Of is the page a source names, for finding the same page named
+// twice: for an http(s) URL the URL with its scheme and host lower-cased
+// (RFC 3986 section 6.2.2.1), the scheme's default port (80, 443) and any
+// user information and fragment dropped, and an empty path as "/"; for a
+// file path the absolute, cleaned path with symbolic links resolved when
+// the file exists; "-" is itself. A source that does not parse is itself
+// (its reader reports it).
+func Of(src string) string {
+	switch {
+	case src == "-":
+		return src
+	case IsHTTP(src):
+		u, err := neturl.Parse(src)
+		if err != nil {
+			return src
+		}
+		u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+		if port := u.Port(); (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+			u.Host = u.Hostname()
+			if strings.Contains(u.Host, ":") {
+				u.Host = "[" + u.Host + "]" // an IPv6 literal keeps its brackets
+			}
+		}
+		u.User, u.Fragment, u.RawFragment = nil, "", ""
+		if u.Path == "" {
+			u.Path, u.RawPath = "/", ""
+		}
+		return u.String()
+	case strings.Contains(src, "://"):
+		return src
+	}
+	p, err := filepath.Abs(src)
+	if err != nil {
+		return filepath.Clean(src)
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// IsHTTP reports whether src is an http:// or https:// URL, the scheme in
+// any case (URL schemes are case-insensitive, RFC 3986 section 3.1).
+func IsHTTP(src string) bool {
+	return hasPrefixFold(src, "http://") || hasPrefixFold(src, "https://")
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
