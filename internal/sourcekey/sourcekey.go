@@ -60,3 +60,14 @@ func IsHTTP(src string) bool {
 func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
+
+// Redact is src with a URL's password shown as "xxxxx" (url.URL.Redacted),
+// for errors and logs; anything else is src itself.
+func Redact(src string) string {
+	if u, err := neturl.Parse(src); err == nil {
+		if _, has := u.User.Password(); has {
+			return u.Redacted()
+		}
+	}
+	return src
+}

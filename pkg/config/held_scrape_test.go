@@ -29,3 +29,17 @@ func TestHeldScrape(t *testing.T) {
 		}
 	}
 }
+
+// A URL's password is never echoed in a configuration error.
+func TestScrapeErrorsRedactPassword(t *testing.T) {
+	_, err := Parse([]byte(`targets:
+  - name: chat
+    metrics: [{type: queue, target: 8}]
+    max: 4
+    scrape: ["http://u:s3cret@127.0.0.1:8000/metrics", "http://u:s3cret@127.0.0.1:8000/metrics", "ftp://u:s3cret@x/"]
+    zero: {held_scrape: "ftp://u:s3cret@y/"}
+`), "pw.yaml")
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "u:xxxxx@127.0.0.1:8000") || !strings.Contains(err.Error(), "ftp://u:xxxxx@x/") {
+		t.Errorf("err = %v; want the three problems with the password as xxxxx", err)
+	}
+}

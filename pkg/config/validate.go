@@ -118,7 +118,7 @@ func (v *validator) prometheus() {
 		u, err := url.Parse(pc.URL)
 		switch {
 		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			v.at("prometheus.url", "must be an http:// or https:// URL with a host, got %q", pc.URL)
+			v.at("prometheus.url", "must be an http:// or https:// URL with a host, got %q", sourcekey.Redact(pc.URL))
 		case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
 			v.at("prometheus.url", "%q: no query, fragment or user:password (auth goes in basic_auth / authorization); the base URL, e.g. http://prometheus:9090", u.Redacted())
 		case strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v1"):
@@ -169,13 +169,13 @@ func (v *validator) target(p string, t *Target) {
 	for j, s := range t.Scrape.URLs {
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "must be an http:// or https:// URL, got %q", s)
+			v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "must be an http:// or https:// URL, got %q", sourcekey.Redact(s))
 		} else if prev, dup := urls[sourcekey.Of(s)]; dup {
 			// Read twice, one replica's requests would count twice.
 			if again := t.Scrape.URLs[prev]; again == s {
-				v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "%q listed twice (also scrape[%d]); one URL per replica", s, prev)
+				v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "%q listed twice (also scrape[%d]); one URL per replica", sourcekey.Redact(s), prev)
 			} else {
-				v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "%q is the same page as scrape[%d] %q (URLs compare with scheme and host case, default port and fragment aside); one URL per replica", s, prev, again)
+				v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "%q is the same page as scrape[%d] %q (URLs compare with scheme and host case, default port and fragment aside); one URL per replica", sourcekey.Redact(s), prev, sourcekey.Redact(again))
 			}
 		} else {
 			urls[sourcekey.Of(s)] = j
@@ -312,7 +312,7 @@ func (v *validator) zero(p string, t *Target) {
 		u, err := url.Parse(t.Zero.HeldScrape)
 		switch {
 		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			v.at(p+".zero.held_scrape", "must be an http:// or https:// URL (the activator's /metrics), got %q", t.Zero.HeldScrape)
+			v.at(p+".zero.held_scrape", "must be an http:// or https:// URL (the activator's /metrics), got %q", sourcekey.Redact(t.Zero.HeldScrape))
 		case t.Zero.Held != "":
 			v.at(p+".zero", "held (PromQL, with prometheus.url) and held_scrape (embedded mode) are exclusive")
 		case !v.cfg.Prometheus.Embedded():

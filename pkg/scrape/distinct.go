@@ -3,7 +3,6 @@ package scrape
 import (
 	"errors"
 	"fmt"
-	neturl "net/url"
 
 	"github.com/infscale/infscale/internal/sourcekey"
 )
@@ -35,9 +34,9 @@ func DuplicateError(srcs []string, i, j int) error {
 	}
 	same := ""
 	if srcs[i] != srcs[j] {
-		same = fmt.Sprintf(" %s", redactSource(srcs[j]))
+		same = fmt.Sprintf(" %s", sourcekey.Redact(srcs[j]))
 	}
-	return fmt.Errorf("%s: %w: the same page as page %d%s; name each replica's page once (read twice, one replica would count as two)", redactSource(srcs[i]), ErrSource, j+1, same)
+	return fmt.Errorf("%s: %w: the same page as page %d%s; name each replica's page once (read twice, one replica would count as two)", sourcekey.Redact(srcs[i]), ErrSource, j+1, same)
 }
 
 // CheckDistinct is nil when no two srcs name the same page (Duplicates),
@@ -53,14 +52,4 @@ func CheckDistinct(srcs []string) error {
 		return nil
 	}
 	return errors.Join(errs...)
-}
-
-// redactSource is src with a URL's password as "xxxxx".
-func redactSource(src string) string {
-	if u, err := neturl.Parse(src); err == nil {
-		if _, has := u.User.Password(); has {
-			return u.Redacted()
-		}
-	}
-	return src
 }
