@@ -13,11 +13,16 @@ import (
 // generator (1e12 req/s took 24 GB and starved the signal handler).
 const maxFleetRate = 10000
 
+// maxFleetSlots bounds fleet --max: each slot binds a loopback port and
+// serves its own /metrics, so a local stand-in for a fleet stays far from
+// the machine's ephemeral port range.
+const maxFleetSlots = 1000
+
 // FleetCmd is `infscale fleet`: a simulated vLLM fleet on loopback whose
 // replicas expose vLLM-named /metrics (docs/serve.md, "Simulated fleet").
 type FleetCmd struct {
 	Replicas     int           `name:"replicas" default:"1" help:"Replicas serving at start."`
-	Max          int           `name:"max" default:"8" help:"Most replicas (one loopback port is bound per slot; a slot without a replica answers 503)."`
+	Max          int           `name:"max" default:"8" help:"Most replicas, 1..1000 (one loopback port is bound per slot; a slot without a replica answers 503)."`
 	Rate         float64       `name:"rate" default:"10" help:"Arrival rate, requests per second (0..${max_fleet_rate}: every request is simulated in wall time on this machine)."`
 	PromptTokens int           `name:"prompt-tokens" default:"512" help:"Prompt tokens per request."`
 	OutputTokens int           `name:"output-tokens" default:"256" help:"Output tokens per request."`
@@ -33,8 +38,8 @@ type FleetCmd struct {
 // Run starts the fleet, prints a serve config snippet with its URLs, and
 // runs until interrupted.
 func (c *FleetCmd) Run(e *env) error {
-	if c.Max < 1 {
-		return invalidf("--max %d: want at least 1 (the most replicas; one loopback port is bound per slot)", c.Max)
+	if c.Max < 1 || c.Max > maxFleetSlots {
+		return invalidf("--max %d: want 1..%d (the most replicas; one loopback port is bound per slot)", c.Max, maxFleetSlots)
 	}
 	if c.Replicas < 0 || c.Replicas > c.Max {
 		return invalidf("--replicas must be 0..--max (%d), got %d", c.Max, c.Replicas)

@@ -88,7 +88,8 @@ func TestTuneBadInput(t *testing.T) {
 		{[]string{"tune", "--trace", "nope.csv"}, "--trace"},
 		{[]string{"tune", "--trace", "reference", "--finalists", "0"}, "--finalists 0: want at least 1"},
 		{[]string{"tune", "--trace", "reference", "--workers=-1"}, "--workers -1: want >= 0"},
-		{[]string{"fleet", "--max", "0"}, "--max 0: want at least 1"},
+		{[]string{"fleet", "--max", "0"}, "--max 0: want 1..1000"},
+		{[]string{"fleet", "--max", "1001"}, "--max 1001: want 1..1000"},
 		{[]string{"fleet", "--max", "2", "--replicas", "3"}, "--replicas must be 0..--max (2), got 3"},
 	} {
 		var out, errb bytes.Buffer
