@@ -528,6 +528,7 @@ func TestRememberKeepsEveryField(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
 // blockingSource blocks each read until its context ends, then reports
 // the read as failed with the context's error (a hung API server).
 type blockingSource struct{ reads chan struct{} }
