@@ -31,7 +31,7 @@ type taggedValue struct {
 // is reduced to taggedValues. Evaluate uses it for batched queries when
 // its API has it and API.Instant otherwise (fakes in tests).
 type batchAPI interface {
-	instantTagged(ctx context.Context, query string, t time.Time) ([]taggedValue, []string, error)
+	instantTagged(ctx context.Context, query string, formLen int, t time.Time) ([]taggedValue, []string, error)
 }
 
 // instantTagged is Instant for a batched query, on the hot path of a serve
@@ -46,12 +46,15 @@ type batchAPI interface {
 //     model.Vector of label maps (about 1 kB of garbage per sample).
 //   - the answer is read into a reused buffer (do), not a new doubling one.
 //
+// formLen is query's form-encoded length (formEscapedLen) when the caller
+// has it, else 0.
+//
 // Errors are the *v1.Error values client_golang's v1 API returns for the
 // same status and body (v1's apiClientImpl.Do), wrapped in *QueryError by
 // the same classify, and 403, 405 and 501 are retried as GET as v1's
 // DoGetFallback does: a batch fails with the same Reason either way
 // (TestBatchClientReasons).
-func (c *Client) instantTagged(ctx context.Context, query string, t time.Time) ([]taggedValue, []string, error) {
+func (c *Client) instantTagged(ctx context.Context, query string, formLen int, t time.Time) ([]taggedValue, []string, error) {
 	ctx, cancel, _ := c.context(ctx)
 	defer cancel()
 	u := c.http.URL("/api/v1/query", nil)
@@ -69,7 +72,10 @@ func (c *Client) instantTagged(ctx context.Context, query string, t time.Time) (
 	}
 	req.Body, _ = newFormBody(query, tail)()
 	req.GetBody = newFormBody(query, tail)
-	req.ContentLength = int64(len("query=") + formEscapedLen(query) + len(tail))
+	if formLen <= 0 {
+		formLen = formEscapedLen(query)
+	}
+	req.ContentLength = int64(len("query=") + formLen + len(tail))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header["Idempotency-Key"] = nil // retry on network errors, as v1 does
 	resp, body, err := c.do(ctx, req)
