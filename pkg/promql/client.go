@@ -31,8 +31,10 @@ const MaxPointsPerSeries = 11000
 // Client queries a Prometheus server through client_golang.
 type Client struct {
 	api     v1.API
-	http    api.Client // the same client, for batched queries (client_batch.go)
+	http    api.Client   // the same client, for batched queries (client_batch.go)
+	hc      *http.Client // api.Client's HTTP client: batched answers are read into answerBufs
 	timeout time.Duration
+	answers answerBufs
 }
 
 // ClientConfig configures NewClient.
@@ -51,11 +53,16 @@ type ClientConfig struct {
 
 // NewClient returns a Client for cfg. Errors: an unparsable URL.
 func NewClient(cfg ClientConfig) (*Client, error) {
-	c, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: cfg.RoundTripper})
+	rt := cfg.RoundTripper
+	if rt == nil {
+		rt = api.DefaultRoundTripper
+	}
+	hc := &http.Client{Transport: rt}
+	c, err := api.NewClient(api.Config{Address: cfg.URL, Client: hc})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus url %q: %w", cfg.URL, err)
 	}
-	return &Client{api: v1.NewAPI(c), http: c, timeout: cfg.Timeout}, nil
+	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout}, nil
 }
 
 func (c *Client) context(ctx context.Context) (context.Context, context.CancelFunc, []v1.Option) {

@@ -1,6 +1,7 @@
 package promql
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -28,26 +31,30 @@ type taggedValue struct {
 // is reduced to taggedValues. Evaluate uses it for batched queries when
 // its API has it and API.Instant otherwise (fakes in tests).
 type batchAPI interface {
-	instantTagged(ctx context.Context, query string, t time.Time) ([]taggedValue, []string, error)
+	instantTagged(ctx context.Context, query string, formLen int, t time.Time) ([]taggedValue, []string, error)
 }
 
 // instantTagged is Instant for a batched query, on the hot path of a serve
 // cycle (1,000 targets: a query text of ~270 kB, an answer of ~1,000
-// samples). The request goes through client_golang's api.Client (its HTTP
-// client, round tripper and context handling), like Instant, but:
+// samples). The request goes through the HTTP client and round tripper of
+// client_golang's api.Client, like Instant, but:
 //   - the form body is URL-encoded while it is sent (formBody), not built
 //     as a string first (url.Values.Encode makes two ~400 kB copies per
 //     query);
 //   - the answer is decoded into the two fields Evaluate reads (the
 //     TargetLabel value and the float value), not into client_golang's
 //     model.Vector of label maps (about 1 kB of garbage per sample).
+//   - the answer is read into a reused buffer (do), not a new doubling one.
+//
+// formLen is query's form-encoded length (formEscapedLen) when the caller
+// has it, else 0.
 //
 // Errors are the *v1.Error values client_golang's v1 API returns for the
 // same status and body (v1's apiClientImpl.Do), wrapped in *QueryError by
 // the same classify, and 403, 405 and 501 are retried as GET as v1's
 // DoGetFallback does: a batch fails with the same Reason either way
 // (TestBatchClientReasons).
-func (c *Client) instantTagged(ctx context.Context, query string, t time.Time) ([]taggedValue, []string, error) {
+func (c *Client) instantTagged(ctx context.Context, query string, formLen int, t time.Time) ([]taggedValue, []string, error) {
 	ctx, cancel, _ := c.context(ctx)
 	defer cancel()
 	u := c.http.URL("/api/v1/query", nil)
@@ -65,25 +72,90 @@ func (c *Client) instantTagged(ctx context.Context, query string, t time.Time) (
 	}
 	req.Body, _ = newFormBody(query, tail)()
 	req.GetBody = newFormBody(query, tail)
-	req.ContentLength = int64(len("query=") + formEscapedLen(query) + len(tail))
+	if formLen <= 0 {
+		formLen = formEscapedLen(query)
+	}
+	req.ContentLength = int64(len("query=") + formLen + len(tail))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header["Idempotency-Key"] = nil // retry on network errors, as v1 does
-	resp, body, err := c.http.Do(ctx, req)
+	resp, body, err := c.do(ctx, req)
 	if err == nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented) {
+		c.answers.put(body)
+		body = nil
 		params.Set("query", query)
 		u.RawQuery = params.Encode()
 		if req, err = http.NewRequest(http.MethodGet, u.String(), nil); err == nil {
-			resp, body, err = c.http.Do(ctx, req)
+			resp, body, err = c.do(ctx, req)
 		}
 	}
 	if err != nil {
 		return nil, nil, &QueryError{Reason: classify(err), Query: query, Err: err}
 	}
-	vals, warn, err := decodeTagged(resp.StatusCode, body)
+	vals, warn, err := decodeTagged(resp.StatusCode, body.Bytes())
+	c.answers.put(body) // decodeTagged keeps no reference to it
 	if err != nil {
 		return nil, warn, &QueryError{Reason: classify(err), Query: query, Err: err}
 	}
 	return vals, warn, nil
+}
+
+// do is api.Client.Do (client_golang's httpClient: the response, its
+// body read whole, and ctx.Err() if ctx ends first) with the body read
+// into a buffer from c.answers instead of a new bytes.Buffer that doubles
+// from 512 bytes: at 10,000 targets a batched answer is about 1 MB, and
+// the doublings were about 10 MB of garbage a cycle. The caller gives the
+// buffer back with c.answers.put once the body is decoded; it is nil when
+// err is not.
+func (c *Client) do(ctx context.Context, req *http.Request) (*http.Response, *bytes.Buffer, error) {
+	resp, err := c.hc.Do(req.WithContext(ctx))
+	if err != nil {
+		return nil, nil, err
+	}
+	buf := c.answers.get()
+	read := make(chan error, 1)
+	go func() {
+		_, err := buf.ReadFrom(resp.Body)
+		read <- err
+	}()
+	select {
+	case <-ctx.Done():
+		resp.Body.Close()
+		return resp, nil, ctx.Err() // buf may still be written: not reused
+	case err := <-read:
+		resp.Body.Close()
+		if err != nil {
+			return resp, nil, err
+		}
+		return resp, buf, nil
+	}
+}
+
+// answerBufs are the buffers batched answers are read into, reused
+// across queries and cycles; a new or reused buffer is grown to the last
+// answer's size first, so an answer of about the same size is read
+// without growing.
+type answerBufs struct {
+	pool sync.Pool
+	last atomic.Int64 // bytes of the last answer given back
+}
+
+func (a *answerBufs) get() *bytes.Buffer {
+	b, _ := a.pool.Get().(*bytes.Buffer)
+	if b == nil {
+		b = new(bytes.Buffer)
+	}
+	b.Grow(int(a.last.Load()) + bytes.MinRead)
+	return b
+}
+
+// put gives b back (nil: nothing).
+func (a *answerBufs) put(b *bytes.Buffer) {
+	if b == nil {
+		return
+	}
+	a.last.Store(int64(b.Len()))
+	b.Reset()
+	a.pool.Put(b)
 }
 
 // taggedResponse is the envelope of /api/v1/query with only the fields

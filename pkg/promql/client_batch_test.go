@@ -2,6 +2,7 @@ package promql
 
 import (
 	"context"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -44,7 +45,7 @@ func TestBatchClientReasons(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := fakeProm(t, tc.handler)
-			_, _, err := c.instantTagged(context.Background(), "up", time.Unix(1, 0))
+			_, _, err := c.instantTagged(context.Background(), "up", 0, time.Unix(1, 0))
 			if got := ReasonOf(err); got != tc.want {
 				t.Errorf("batch path: %v (%v), want %v", got, err, tc.want)
 			}
@@ -106,7 +107,7 @@ func TestBatchClientRequest(t *testing.T) {
 	}
 	at := time.Unix(1767607200, 5e8)
 	for range 2 { // the 2nd POST is answered 405
-		vals, warn, err := c.instantTagged(context.Background(), query, at)
+		vals, warn, err := c.instantTagged(context.Background(), query, 0, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,5 +165,28 @@ func TestFormEscaper(t *testing.T) {
 		if err != nil || v != s {
 			t.Errorf("size %d: round trip %q (%v)", size, v, err)
 		}
+	}
+}
+
+// A Plan's batches carry the length of the body formEscaper writes for
+// their query (the POST's Content-Length, counted once per Plan).
+func TestPlanFormLen(t *testing.T) {
+	p := NewPlan(manyTargets(3), Options{}, 0)
+	batched := 0
+	for _, b := range p.batches {
+		if len(b.jobs) == 1 {
+			continue
+		}
+		batched++
+		body, err := io.ReadAll(&formEscaper{s: b.query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.formLen != len(body) {
+			t.Errorf("%v: formLen %d, body %d bytes", b.signal, b.formLen, len(body))
+		}
+	}
+	if batched == 0 {
+		t.Fatal("no batched query")
 	}
 }

@@ -187,6 +187,10 @@ type batch struct {
 	signal Signal
 	jobs   []job
 	query  string
+	// formLen is the length of query form-encoded (formEscapedLen), for
+	// the batched POST's Content-Length: counted once, not every cycle
+	// (about 17 ms a cycle at 10,000 targets).
+	formLen int
 }
 
 // NewPlan builds and prints the queries of targets: one query per signal for
@@ -231,6 +235,7 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 				b.query = jobs[0].query
 			} else {
 				b.query = batchQuery(b.jobs)
+				b.formLen = formEscapedLen(b.query)
 			}
 			p.batches = append(p.batches, b)
 			jobs = jobs[n:]
@@ -325,7 +330,7 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			answers[bi], queries[bi] = e.runBounded(ctx, p.fallback, b.signal, b.jobs, b.query, t)
+			answers[bi], queries[bi] = e.runBounded(ctx, p.fallback, b.signal, b.jobs, b.query, b.formLen, t)
 		}()
 	}
 	wg.Wait()
@@ -413,7 +418,7 @@ func (e *Evaluator) stuckRound(ctx context.Context, p *Plan, t time.Time, values
 		} else {
 			query = batchQuery(b)
 		}
-		ans, q := e.runBounded(ctx, p.fallback, StuckWaiting, b, query, t)
+		ans, q := e.runBounded(ctx, p.fallback, StuckWaiting, b, query, 0, t)
 		sent += q
 		for k, a := range ans {
 			ti := b[k].target
@@ -430,9 +435,9 @@ func (e *Evaluator) stuckRound(ctx context.Context, p *Plan, t time.Time, values
 }
 
 // runBatch sends query (the batch of jobs, or a single job's query) once
-// and returns each job's answer (out[k] for jobs[k]) and, when the whole query failed, its
+// (formLen: its form-encoded length when known, else 0) and returns each job's answer (out[k] for jobs[k]) and, when the whole query failed, its
 // error (runBounded retries a rejected batch target by target).
-func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t time.Time) ([]answer, *QueryError) {
+func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, formLen int, t time.Time) ([]answer, *QueryError) {
 	out := make([]answer, len(jobs))
 	var (
 		vec    model.Vector
@@ -441,7 +446,7 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, t ti
 		err    error
 	)
 	if ba, ok := e.API.(batchAPI); ok && len(jobs) > 1 {
-		tagged, warn, err = ba.instantTagged(ctx, query, t)
+		tagged, warn, err = ba.instantTagged(ctx, query, formLen, t)
 	} else {
 		vec, warn, err = e.API.Instant(ctx, query, t)
 	}

@@ -150,17 +150,17 @@ func (m *Metrics) Record(s Snapshot) {
 	}
 	for _, name := range s.AllMetrics {
 		r, ok := s.Raw[name]
-		tg.setRecommended(name, float64(r), ok)
+		g.setRecommended(tg, name, float64(r), ok)
 	}
 	tg.desired = float64(s.Desired)
 	if tg.reason.GetValue() != s.Reason || tg.reason == nil {
-		tg.reason = labelPair("reason", s.Reason) // the old reason's series goes
+		tg.reason = g.pair("reason", s.Reason) // the old reason's series goes
 	}
 	if s.Valid {
 		tg.lastDecision = float64(s.At.UnixNano()) / 1e9
 	}
 	defer g.mu.Unlock()
-	addLabeled(&tg.decisions, "reason", s.Reason, 1)
+	g.addLabeled(&tg.decisions, "reason", s.Reason, 1)
 	if s.HadPrevious && s.Desired != s.Previous {
 		dir, changes := 1, &tg.up
 		if s.Desired < s.Previous {
@@ -179,7 +179,7 @@ func (m *Metrics) Record(s Snapshot) {
 func (m *Metrics) QueryError(target, reason string) {
 	m.table.mu.Lock()
 	defer m.table.mu.Unlock()
-	addLabeled(&m.table.target(target).queryErrors, "reason", reason, 1)
+	m.table.addLabeled(&m.table.target(target).queryErrors, "reason", reason, 1)
 }
 
 // ApplyError counts one decision of target not written to its workload
@@ -187,7 +187,7 @@ func (m *Metrics) QueryError(target, reason string) {
 func (m *Metrics) ApplyError(target, reason string) {
 	m.table.mu.Lock()
 	defer m.table.mu.Unlock()
-	addLabeled(&m.table.target(target).applyErrors, "reason", reason, 1)
+	m.table.addLabeled(&m.table.target(target).applyErrors, "reason", reason, 1)
 }
 
 // Applied counts one write of target's spec.replicas

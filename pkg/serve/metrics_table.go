@@ -31,6 +31,21 @@ type seriesTable struct {
 
 	mu      sync.Mutex
 	targets map[string]*targetSeries
+	// pairs are the metric=, reason= and direction= label pairs, one
+	// each, shared by every target's series (read-only; a scrape shares
+	// them as it shares a target's own pair).
+	pairs map[[2]string]*dto.LabelPair
+}
+
+// pair returns the shared label pair name="value". The caller holds g.mu.
+func (g *seriesTable) pair(name, value string) *dto.LabelPair {
+	k := [2]string{name, value}
+	lp, ok := g.pairs[k]
+	if !ok {
+		lp = labelPair(name, value)
+		g.pairs[k] = lp
+	}
+	return lp
 }
 
 // targetSeries are one target's values; NaN is no series.
@@ -76,14 +91,15 @@ type labeledCount struct {
 }
 
 // addLabeled adds v to the series of label name=value in *cs, creating it.
-func addLabeled(cs *[]labeledCount, name, value string, v float64) {
+// The caller holds g.mu.
+func (g *seriesTable) addLabeled(cs *[]labeledCount, name, value string, v float64) {
 	for i := range *cs {
 		if (*cs)[i].label.GetValue() == value {
 			(*cs)[i].add(v)
 			return
 		}
 	}
-	*cs = append(*cs, labeledCount{label: labelPair(name, value)})
+	*cs = append(*cs, labeledCount{label: g.pair(name, value)})
 	(*cs)[len(*cs)-1].add(v)
 }
 
@@ -138,6 +154,7 @@ func newSeriesTable() *seriesTable {
 		applies:      d("replica_writes_total", "Writes of the workload's spec.replicas through its scale subresource (apply: true), one per changed decision.", "target"),
 		applyErrors:  d("apply_errors_total", "Decisions of an apply: true target not written, by reason: scaled_by_hpa, scaled_by_scaledobject (refused: another controller scales the workload), forbidden, not_found, conflict, timeout, unavailable.", "target", "reason"),
 		targets:      map[string]*targetSeries{},
+		pairs:        map[[2]string]*dto.LabelPair{},
 	}
 	for _, s := range signalSeries {
 		g.signals = append(g.signals, d(s.name, s.help, "target"))
@@ -161,7 +178,8 @@ func (g *seriesTable) target(t string) *targetSeries {
 }
 
 // setRecommended sets (ok) or removes (!ok) metric's raw recommendation.
-func (tg *targetSeries) setRecommended(metric string, v float64, ok bool) {
+// The caller holds g.mu.
+func (g *seriesTable) setRecommended(tg *targetSeries, metric string, v float64, ok bool) {
 	for i, mv := range tg.recommended {
 		if mv.metric.GetValue() == metric {
 			if ok {
@@ -173,7 +191,7 @@ func (tg *targetSeries) setRecommended(metric string, v float64, ok bool) {
 		}
 	}
 	if ok {
-		tg.recommended = append(tg.recommended, metricValue{labelPair("metric", metric), v})
+		tg.recommended = append(tg.recommended, metricValue{g.pair("metric", metric), v})
 	}
 }
 
