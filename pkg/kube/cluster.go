@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -97,8 +98,7 @@ type Cluster struct {
 	// with a timeout (Reason "timeout") instead of hanging it.
 	RequestTimeout time.Duration
 
-	mapMu   sync.Mutex
-	mapping map[schema.GroupVersionKind]*mapCall // discoveries in flight
+	mapping singleflight.Group // discoveries in flight, by kind
 
 	mu    sync.Mutex
 	nss   map[string]*watched
@@ -213,13 +213,20 @@ func (c *Cluster) resource(ctx context.Context, ref Ref) (schema.GroupResource, 
 	if err != nil {
 		return schema.GroupResource{}, fmt.Errorf("%s: apiVersion %q: %w", ref, ref.APIVersion, err)
 	}
-	call := c.restMapping(schema.GroupKind{Group: gv.Group, Kind: ref.Kind}, gv.Version)
+	// One discovery per kind in flight, shared by the targets that wait.
+	gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
+	call := c.mapping.DoChan(gk.WithVersion(gv.Version).String(), func() (any, error) {
+		return c.Mapper.RESTMapping(gk, gv.Version)
+	})
 	ctx, cancel := c.bound(ctx)
 	defer cancel()
 	var m *meta.RESTMapping
 	select {
-	case <-call.done:
-		m, err = call.m, call.err
+	case r := <-call:
+		err = r.Err
+		if err == nil {
+			m = r.Val.(*meta.RESTMapping)
+		}
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
@@ -230,38 +237,6 @@ func (c *Cluster) resource(ctx context.Context, ref Ref) (schema.GroupResource, 
 		return schema.GroupResource{}, fmt.Errorf("%s: the API server's discovery (to map kind %s in %s to its resource) failed: %w", ref, ref.Kind, ref.APIVersion, err)
 	}
 	return m.Resource.GroupResource(), nil
-}
-
-// mapCall is one RESTMapping in flight; done closes when m and err are set.
-type mapCall struct {
-	done chan struct{}
-	m    *meta.RESTMapping
-	err  error
-}
-
-// restMapping starts the mapper's lookup of gk in version aside, or joins
-// the one in flight: callers that gave up (their context ended) leave at
-// most one discovery per kind running, never one per cycle.
-func (c *Cluster) restMapping(gk schema.GroupKind, version string) *mapCall {
-	key := gk.WithVersion(version)
-	c.mapMu.Lock()
-	defer c.mapMu.Unlock()
-	if call := c.mapping[key]; call != nil {
-		return call
-	}
-	if c.mapping == nil {
-		c.mapping = map[schema.GroupVersionKind]*mapCall{}
-	}
-	call := &mapCall{done: make(chan struct{})}
-	c.mapping[key] = call
-	go func() {
-		call.m, call.err = c.Mapper.RESTMapping(gk, version)
-		c.mapMu.Lock()
-		delete(c.mapping, key)
-		c.mapMu.Unlock()
-		close(call.done)
-	}()
-	return call
 }
 
 // Scale reads ref's scale subresource (one GET). The error names the
