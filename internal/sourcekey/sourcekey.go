@@ -61,6 +61,24 @@ func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
+// Duplicates finds the sources that name a page an earlier one already
+// names (Of): for each i, the index of the first source naming the
+// same page, or -1. Read twice, one replica would vote twice (its requests
+// counted twice, one replica counted as two).
+func Duplicates(srcs []string) []int {
+	first := make(map[string]int, len(srcs))
+	out := make([]int, len(srcs))
+	for i, s := range srcs {
+		k := Of(s)
+		if j, seen := first[k]; seen {
+			out[i] = j
+			continue
+		}
+		first[k], out[i] = i, -1
+	}
+	return out
+}
+
 // Redact is src with a URL's password shown as "xxxxx" (url.URL.Redacted),
 // for errors and logs; anything else is src itself.
 func Redact(src string) string {

@@ -165,20 +165,18 @@ func (v *validator) target(p string, t *Target) {
 		// by nobody: say so rather than ignore them (as zero.held_scrape).
 		v.at(p+".scrape", "is for embedded mode; with prometheus.url the target is read from Prometheus through its selector and nothing under scrape: is read: remove scrape: or prometheus.url")
 	}
-	urls := map[string]int{}
+	dups := sourcekey.Duplicates(t.Scrape.URLs)
 	for j, s := range t.Scrape.URLs {
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "must be an http:// or https:// URL, got %q", sourcekey.Redact(s))
-		} else if prev, dup := urls[sourcekey.Of(s)]; dup {
+		} else if prev := dups[j]; prev >= 0 {
 			// Read twice, one replica's requests would count twice.
 			if again := t.Scrape.URLs[prev]; again == s {
 				v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "%q listed twice (also scrape[%d]); one URL per replica", sourcekey.Redact(s), prev)
 			} else {
 				v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "%q is the same page as scrape[%d] %q (URLs compare with scheme and host case, default port and fragment aside); one URL per replica", sourcekey.Redact(s), prev, sourcekey.Redact(again))
 			}
-		} else {
-			urls[sourcekey.Of(s)] = j
 		}
 	}
 	for j := range t.Metrics {

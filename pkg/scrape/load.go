@@ -165,7 +165,7 @@ func LoadAll(ctx context.Context, client *http.Client, srcs []string, stdin io.R
 	errs := make([]error, len(srcs))
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
-	dup := Duplicates(srcs)
+	dup := sourcekey.Duplicates(srcs)
 	for i, src := range srcs {
 		if dup[i] >= 0 {
 			errs[i] = DuplicateError(srcs, i, dup[i])

@@ -233,7 +233,7 @@ func TestDuplicates(t *testing.T) {
 		"http://[::1]/metrics",           // 14 = 13
 	}
 	want := []int{-1, 0, -1, -1, 3, 0, -1, -1, 7, 7, -1, -1, 11, -1, 13}
-	got := Duplicates(srcs)
+	got := sourcekey.Duplicates(srcs)
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("%s: duplicate of %d, want %d (key %s)", srcs[i], got[i], want[i], sourcekey.Of(srcs[i]))
