@@ -4,11 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/backtest"
+	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/replay"
+	"github.com/infscale/infscale/pkg/replica"
 	"github.com/infscale/infscale/pkg/trace"
 	"github.com/infscale/infscale/pkg/tune"
 )
@@ -66,6 +70,7 @@ func (c *TuneCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	serve.Replica, serve.ReplicaNote = c.serveReplica(model)
 	prog := status.New(e.stderr, 0)
 	start := time.Now()
 	rep, err := tune.Run(e.ctx, src, tune.Config{
@@ -135,4 +140,48 @@ func (c *TuneCmd) source(e *env) (trace.Source, tune.Serve, error) {
 		return trace.Source{}, tune.Serve{}, fmt.Errorf("tune: %w", err)
 	}
 	return w.Source("history "+res.grid.Start.Format(time.RFC3339)+" .. "+res.grid.End().Format(time.RFC3339), c.Seed), res.serve, nil
+}
+
+// serveReplica is the serve config's replica: value for the tuned
+// replica (the demand signal divides by its capacity): gpu, model, tp and
+// calibration as given. When the replay's replica also had flags serve's
+// replica: has no key for and its capacity differs from what those four
+// give, the note says so.
+func (c *TuneCmd) serveReplica(model *replica.Replica) (value, note string) {
+	value = "{gpu: " + yamlScalar(c.GPU) + ", model: " + yamlScalar(c.Model)
+	sc := replica.DefaultConfig()
+	sc.GPU, sc.Model = model.Config().GPU, model.Config().Model
+	if c.TP != nil {
+		value += ", tp: " + strconv.Itoa(*c.TP)
+		sc.TP = *c.TP
+	}
+	var err error
+	if c.Calibration != "" {
+		value += ", calibration: " + yamlScalar(c.Calibration)
+		var cal replica.Calibration
+		if cal, err = replica.LoadCalibration(c.Calibration); err == nil {
+			sc, err = cal.Apply(sc)
+		}
+	}
+	value += "}"
+	var sm *replica.Replica
+	if err == nil {
+		sm, err = replica.New(sc)
+	}
+	if err != nil || *recommend.CapacityFrom(sm) != *recommend.CapacityFrom(model) {
+		note = "the tuned replica's other flags have no replica: key and change its capacity: put them in a calibration file (infscale load --calibrate)"
+	}
+	return value, note
+}
+
+// yamlScalar is s as a YAML flow scalar: as is when it is made of
+// letters, digits and ._/- only (catalog names, Hugging Face repositories,
+// plain paths), else single-quoted (a quote doubled).
+func yamlScalar(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/-", r))
+	}) && !strings.HasPrefix(s, "-") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }

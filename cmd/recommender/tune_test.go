@@ -133,3 +133,89 @@ func testTuneHistory(t *testing.T, url string, truth history.Truth) {
 	// The serve config reads the tuned history's own Prometheus and selector.
 	checkServeBlock(t, rep.ServeTarget, url, `{namespace="llm"}`)
 }
+
+// TestTuneServeReplica: the printed replica: is the flags' GPU, model, tp
+// and calibration; a flag serve's replica: has no key for, which changes
+// the capacity (--max-num-seqs), is said in the note; one that does not
+// (--image-pull: the cold start only) is not.
+func TestTuneServeReplica(t *testing.T) {
+	tp := 4
+	seqs := 32
+	pull := time.Minute
+	for _, c := range []struct {
+		flags ReplicaFlags
+		value string
+		note  bool
+	}{
+		{ReplicaFlags{GPU: "h100-sxm", Model: "llama-3-8b"}, "{gpu: h100-sxm, model: llama-3-8b}", false},
+		{ReplicaFlags{GPU: "a100-80gb", Model: "llama-3.1-70b", TP: &tp}, "{gpu: a100-80gb, model: llama-3.1-70b, tp: 4}", false},
+		{ReplicaFlags{GPU: "h100-sxm", Model: "llama-3-8b", MaxNumSeqs: &seqs}, "{gpu: h100-sxm, model: llama-3-8b}", true},
+		{ReplicaFlags{GPU: "h100-sxm", Model: "llama-3-8b", ImagePull: &pull}, "{gpu: h100-sxm, model: llama-3-8b}", false},
+	} {
+		cmd := TuneCmd{ReplicaFlags: c.flags}
+		m, err := cmd.Replica()
+		if err != nil {
+			t.Fatal(err)
+		}
+		value, note := cmd.serveReplica(m)
+		if value != c.value || (note != "") != c.note {
+			t.Errorf("%+v: %q, note %q; want %q, a note %v", c.flags, value, note, c.value, c.note)
+		}
+	}
+}
+
+// TestTuneDemandWinner: on azure-llm-2023-conv (its stressed copies within
+// a causal policy's reach) the winner is a demand policy with the latency
+// guards; its serve block, with the flags' replica, passes serve
+// --check-config as printed and holds the policy the replay ran.
+func TestTuneDemandWinner(t *testing.T) {
+	if testing.Short() {
+		t.Skip("tunes on an hour of traffic")
+	}
+	p := filepath.Join("..", "..", "..", "shared", "testdata", "traces", "azure-llm-2023-conv.csv")
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("shared test data absent (%v)", err)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"tune", "--trace", p, "--output", "json"}, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rep struct {
+		Policy      string `json:"policy"`
+		Holds       bool   `json:"holds"`
+		ServeTarget string `json:"serve_target"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Holds || !strings.HasPrefix(rep.Policy, "demand:") || !strings.HasSuffix(rep.Policy, ",ttft:2,queuewait:0.4") {
+		t.Fatalf("winner %q (holds %v), want a demand policy with the guards", rep.Policy, rep.Holds)
+	}
+	checkServeBlock(t, rep.ServeTarget, "http://prometheus:9090", `{namespace="llm",pod=~"chat-.*"}`)
+	if !strings.Contains(rep.ServeTarget, "  replica: {gpu: h100-sxm, model: llama-3-8b}\n") {
+		t.Errorf("replica line:\n%s", rep.ServeTarget)
+	}
+	f, err := config.Parse([]byte(rep.ServeTarget), "serve.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.Targets[0].Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := replay.ParsePolicy(rep.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Metrics) != 3 || got.Capacity == nil {
+		t.Fatalf("loaded %+v", got)
+	}
+	for i, m := range want.Recommend.Metrics {
+		if got.Metrics[i].Signal != m.Signal || got.Metrics[i].Target != m.Target {
+			t.Errorf("metric %d: %+v, want %+v", i, got.Metrics[i], m)
+		}
+	}
+	if got.Lookahead != want.Recommend.Lookahead {
+		t.Errorf("lookahead %v, want %v", got.Lookahead, want.Recommend.Lookahead)
+	}
+}

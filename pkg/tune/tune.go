@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/trace"
@@ -47,6 +48,12 @@ type MetricSpace struct {
 	// PerBatch: Targets are fractions of the replica's batch slots
 	// (MaxBatch), so the grid follows the replica.
 	PerBatch bool
+	// Round rounds refined targets to a multiple of it (0: not rounded).
+	Round float64
+	// Guards: each candidate carries the latency guards recommended does,
+	// ttft at the replay's TTFT SLO and queuewait at a fifth of it (the
+	// highest recommendation wins).
+	Guards bool
 }
 
 // Space is the search space. A new signal (e.g. a capacity-aware one with
@@ -61,13 +68,16 @@ type Space struct {
 	DownWindows, FineDownWindows []int
 }
 
-// DefaultSpace is tune's default search space: queue targets from an
-// eighth to all of the replica's batch slots (8 to 64 on the reference
+// DefaultSpace is tune's default search space: the demand signal at 70%,
+// 80% and 90% of one replica's modelled capacity with the latency guards
+// (the shape of recommended; refined in steps of 0.05), queue targets from
+// an eighth to all of the replica's batch slots (8 to 64 on the reference
 // replica), running targets from a quarter to three quarters, no lookahead
 // to one and a half cold starts, and scale-down windows of 2 and 5 min
 // (1 min in the fine stage).
 var DefaultSpace = Space{
 	Metrics: []MetricSpace{
+		{Name: "demand", Targets: []float64{0.7, 0.8, 0.9}, Round: 0.05, Guards: true},
 		{Name: "queue", Targets: []float64{0.125, 0.25, 0.5, 1}, Integer: true, PerBatch: true},
 		{Name: "running", Targets: []float64{0.25, 0.5, 0.75}, Integer: true, PerBatch: true},
 	},
@@ -105,15 +115,23 @@ type Candidate struct {
 	Target     float64
 	Lookahead  int // seconds
 	DownWindow int // seconds
+	// Guard is the latency guards' TTFT target in seconds: ttft at it and
+	// queuewait at a fifth of it beside Metric; 0: none.
+	Guard float64
 }
 
-// Policy is the candidate as a `simulate --policy` string.
+// Policy is the candidate as a `simulate --policy` string, e.g.
+// demand:0.9,lookahead=137,downwindow=60,ttft:2,queuewait:0.4.
 func (c Candidate) Policy() string {
 	s := c.Metric + ":" + strconv.FormatFloat(c.Target, 'g', -1, 64)
 	if c.Lookahead > 0 {
 		s += ",lookahead=" + strconv.Itoa(c.Lookahead)
 	}
-	return s + ",downwindow=" + strconv.Itoa(c.DownWindow)
+	s += ",downwindow=" + strconv.Itoa(c.DownWindow)
+	if c.Guard > 0 {
+		s += ",ttft:" + strconv.FormatFloat(c.Guard, 'g', -1, 64) + ",queuewait:" + strconv.FormatFloat(c.Guard/5, 'g', -1, 64)
+	}
+	return s
 }
 
 // Serve is where the serve block's target reads its series: the tuned
@@ -126,6 +144,12 @@ type Serve struct {
 	// block then says to copy that file's other prometheus: keys (auth,
 	// TLS, timeout), which it does not print.
 	From string
+	// Replica is the target's replica: value, a YAML flow mapping such as
+	// {gpu: h100-sxm, model: llama-3-8b}, printed when the winner is the
+	// demand signal (which divides by its capacity); empty: a placeholder.
+	// ReplicaNote, when set, is a comment beside it (e.g. that the
+	// replay's replica had settings serve's replica: cannot carry).
+	Replica, ReplicaNote string
 }
 
 // Block is the candidate as a whole serve configuration file (pkg/config):
@@ -151,6 +175,23 @@ func (c Candidate) Block(s Serve, max int) string {
 		fmt.Fprintf(&b, "  replicas: %s\n", yamlString(s.Replicas))
 	}
 	fmt.Fprintf(&b, "  metrics:\n  - type: %s\n    target: %s\n", c.Metric, strconv.FormatFloat(c.Target, 'g', -1, 64))
+	if c.Guard > 0 {
+		// The replay's quantiles trail 60 s (replay.Config.TTFTWindow);
+		// serve's default window is 3m.
+		for _, g := range []struct {
+			signal string
+			target float64
+		}{{"ttft", c.Guard}, {"queuewait", c.Guard / 5}} {
+			fmt.Fprintf(&b, "  - type: %s\n    target: %s\n    window: 1m  # the replay's quantile window\n", g.signal, time.Duration(math.Round(g.target*1e9)))
+		}
+	}
+	if c.Metric == "demand" {
+		note := ""
+		if s.ReplicaNote != "" {
+			note = "  # " + s.ReplicaNote
+		}
+		fmt.Fprintf(&b, "  replica: %s%s\n", val(s.Replica, "{gpu: h100-sxm, model: llama-3-8b}", "your GPU and model (infscale gpu --list)"), note)
+	}
 	fmt.Fprintf(&b, "  min: 1\n  max: %d\n", max)
 	if c.Lookahead > 0 {
 		fmt.Fprintf(&b, "  lookahead: %ds\n", c.Lookahead)
@@ -461,7 +502,11 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 		for _, t := range m.Targets {
 			for _, l := range cfg.Space.Lookaheads {
 				for _, w := range cfg.Space.DownWindows {
-					coarse = append(coarse, Candidate{Metric: m.Name, Target: t, Lookahead: int(math.Ceil(l * cold)), DownWindow: w})
+					c := Candidate{Metric: m.Name, Target: t, Lookahead: int(math.Ceil(l * cold)), DownWindow: w}
+					if m.Guards {
+						c.Guard = rc.SLOTTFT
+					}
+					coarse = append(coarse, c)
 				}
 			}
 		}
@@ -573,8 +618,12 @@ func neighbours(c Candidate, sp Space, cold float64) []Candidate {
 		i := slices.Index(m.Targets, c.Target)
 		mid := func(a, b float64) float64 {
 			v := math.Sqrt(a * b)
-			if m.Integer {
+			switch {
+			case m.Integer:
 				v = math.Round(v)
+			case m.Round > 0:
+				// a whole number of steps, printed without binary noise
+				v, _ = strconv.ParseFloat(strconv.FormatFloat(math.Round(v/m.Round)*m.Round, 'f', 6, 64), 64)
 			}
 			return v
 		}

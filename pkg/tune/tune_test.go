@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
 	"github.com/infscale/infscale/pkg/trace"
@@ -124,6 +125,72 @@ func TestWeekHoldsOutOfSample(t *testing.T) {
 	for _, s := range []string{"in miss %", "out miss %", "winner: " + rep.Policy, "frontier", "stabilizationWindowSeconds"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("report lacks %q:\n%s", s, b.String())
+		}
+	}
+}
+
+// TestDemandBlockLoads: a demand winner's serve block carries the latency
+// guards and the replica, loads as printed, and decides with the policy
+// the replay ran: demand at 0.85 of the capacity pkg/config derives from
+// that replica (the reference replica's own), ttft at 2 s and queuewait at
+// 0.4 s over the replay's 60 s quantile window.
+func TestDemandBlockLoads(t *testing.T) {
+	c := Candidate{Metric: "demand", Target: 0.85, Lookahead: 137, DownWindow: 60, Guard: 2}
+	if got, want := c.Policy(), "demand:0.85,lookahead=137,downwindow=60,ttft:2,queuewait:0.4"; got != want {
+		t.Errorf("policy %q, want %q", got, want)
+	}
+	for _, s := range []Serve{{}, {Replica: "{gpu: h100-sxm, model: llama-3-8b, tp: 1}", ReplicaNote: "a note"}} {
+		block := c.Block(s, 8)
+		f, err := config.Parse([]byte(block), "tune.yaml")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, block)
+		}
+		got, err := f.Targets[0].Policy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := replica.New(replica.DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []recommend.Metric{{Signal: recommend.SignalDemand, Target: 0.85}, {Signal: recommend.SignalTTFT, Target: 2}, {Signal: recommend.SignalQueueWait, Target: 0.4}}
+		if len(got.Metrics) != 3 || got.Capacity == nil || *got.Capacity != *recommend.CapacityFrom(m) || got.Lookahead != 137*time.Second {
+			t.Fatalf("loaded %+v\n%s", got, block)
+		}
+		for i, w := range want {
+			if g := got.Metrics[i]; g.Signal != w.Signal || g.Target != w.Target {
+				t.Errorf("metric %d: %+v, want %+v", i, g, w)
+			}
+		}
+		if time.Duration(f.Targets[0].Metrics[1].Window) != time.Minute || time.Duration(f.Targets[0].Metrics[2].Window) != time.Minute {
+			t.Errorf("quantile windows %v %v, want the replay's 1m\n%s", f.Targets[0].Metrics[1].Window, f.Targets[0].Metrics[2].Window, block)
+		}
+		if (s.Replica == "") != strings.Contains(block, "# fill in: your GPU and model") || !strings.Contains(block, s.ReplicaNote) {
+			t.Errorf("replica line:\n%s", block)
+		}
+	}
+}
+
+// TestNeighboursRound: refined demand targets are geometric means rounded
+// to 0.05: between 0.8 and 0.9 sqrt(0.72) = 0.8485 -> 0.85, below 0.7
+// sqrt(0.35 x 0.7) = 0.495 -> 0.5; the guard rides along.
+func TestNeighboursRound(t *testing.T) {
+	sp := Space{Metrics: []MetricSpace{{Name: "demand", Targets: []float64{0.7, 0.8, 0.9}, Round: 0.05, Guards: true}}}
+	var ts []float64
+	for _, c := range neighbours(Candidate{Metric: "demand", Target: 0.8, Lookahead: 91, DownWindow: 120, Guard: 2}, sp, 91) {
+		if c.Guard != 2 {
+			t.Errorf("%+v lost the guard", c)
+		}
+		if c.Target != 0.8 {
+			ts = append(ts, c.Target)
+		}
+	}
+	if len(ts) != 2 || ts[0] != 0.75 || ts[1] != 0.85 {
+		t.Errorf("targets around 0.8: %v, want [0.75 0.85]", ts)
+	}
+	for _, c := range neighbours(Candidate{Metric: "demand", Target: 0.7, DownWindow: 120, Guard: 2}, sp, 91) {
+		if c.Target != 0.7 && c.Target != 0.5 && c.Target != 0.75 {
+			t.Errorf("around 0.7: %v, want 0.5 or 0.75", c.Target)
 		}
 	}
 }
