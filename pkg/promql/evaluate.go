@@ -383,6 +383,7 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 			}
 		}
 		results[i].Observation = observe(tg, p.signals[i], &values[i], results[i].Errors)
+		results[i].Observation.ArrivalWindow = p.opts.DemandWindow // the rate() window, for the demand trend's noise gate
 		results[i].Stuck = excludeStuck(&results[i].Observation, p.signals[i], &values[i], results[i].Errors)
 	}
 	return results, st

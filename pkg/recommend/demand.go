@@ -107,14 +107,14 @@ const (
 // least-squares slope over samples at times t has a standard error of
 // sqrt(λ/W) / sqrt(Σ (t − mean t)²). A slope counts only when it is more
 // than trendSignificance standard errors (one-sided, ~3e-5 for Poisson
-// noise); a smaller one is noise and the trend is 0. arrivalNoiseWindow
-// is W: the shortest window the front ends read the rate over (the
-// replay's 30 s; serve's Prometheus rate() over 1 m has half the
-// variance, so there the gate is stricter than needed).
-const (
-	trendSignificance  = 4
-	arrivalNoiseWindow = 30 * time.Second
-)
+// noise); a smaller one is noise and the trend is 0. W is the
+// observation's ArrivalWindow: the replay's 30 s, serve's rate() over 1 m,
+// embedded serve's time between two scrapes.
+const trendSignificance = 4
+
+// DefaultArrivalWindow is the ArrivalWindow of an observation that does
+// not say (0): 30 s, the replay's rate window.
+const DefaultArrivalWindow = 30 * time.Second
 
 // arrivalTrend records rate at now in st.Arrivals (kept for
 // demandHistory) and returns the trend the projection uses: the
@@ -122,7 +122,10 @@ const (
 // Poisson standard error, the samples fitted, and whether it counts (a
 // baseline of demandBaseline and a slope above trendSignificance standard
 // errors).
-func arrivalTrend(st *State, rate float64, now time.Time) (slope, se float64, n int, counts bool, why string) {
+func arrivalTrend(st *State, rate float64, window time.Duration, now time.Time) (slope, se float64, n int, counts bool, why string) {
+	if window <= 0 {
+		window = DefaultArrivalWindow
+	}
 	s := recordSample(&st.Arrivals, rate, now, demandHistory)
 	fit := s
 	for len(fit) > 0 && !fit[0].At.After(now.Add(-demandTrendSpan)) {
@@ -133,7 +136,7 @@ func arrivalTrend(st *State, rate float64, now time.Time) (slope, se float64, n 
 	if !ok {
 		return 0, math.NaN(), n, false, "fewer than 2 samples"
 	}
-	se = math.Sqrt(math.Max(0, mean)/arrivalNoiseWindow.Seconds()) / math.Sqrt(sxx)
+	se = math.Sqrt(math.Max(0, mean)/window.Seconds()) / math.Sqrt(sxx)
 	switch {
 	case now.Sub(s[0].At) < demandBaseline:
 		return slope, se, n, false, "samples reach back " + secs(now.Sub(s[0].At)) + " < " + secs(demandBaseline) + ": no baseline yet, not counted"
@@ -190,7 +193,7 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 	projected := work
 	if p.Lookahead > 0 {
 		st.Work = nil // samples of the work (an older state file): not a rate
-		slope, _, n, counts, why := arrivalTrend(st, rate, now)
+		slope, _, n, counts, why := arrivalTrend(st, rate, obs.ArrivalWindow, now)
 		trend := 0.0
 		if counts {
 			trend = slope

@@ -60,6 +60,21 @@ func TestDemandSignal(t *testing.T) {
 	}
 	expect(t, Decide(la, demandObs(2, 8), steady(), at(90)), 4, ReasonMetric)
 	expect(t, Decide(la, demandObs(2, 6), steady(), at(90)), 2, ReasonTolerance)
+	// The gate's W is the observation's ArrivalWindow. Over 60 s (serve's
+	// rate()) the same 6 req/s is a trend: 4 × sqrt((14/3)/60)/sqrt(450) =
+	// 0.05259 < 0.06667, (6 + 2) × 0.15625 / 0.5 = 2.5 → 3. 7 req/s at t =
+	// 90 (slope (15 + 30)/450 = 0.1, mean 5) counts over 30 s (4 ×
+	// sqrt(5/30)/sqrt(450) = 0.07698): (7 + 3) × 0.15625 / 0.5 = 3.125 → 4;
+	// over 15 s (embedded, scrapes 15 s apart) 4 × sqrt(5/15)/sqrt(450) =
+	// 0.10887 > 0.1 is noise: 7 × 0.15625 / 0.5 = 2.1875, ratio 1.094 on 2
+	// inside the tolerance: 2.
+	o60 := demandObs(2, 6)
+	o60.ArrivalWindow = time.Minute
+	expect(t, Decide(la, o60, steady(), at(90)), 3, ReasonMetric)
+	expect(t, Decide(la, demandObs(2, 7), steady(), at(90)), 4, ReasonMetric)
+	o15 := demandObs(2, 7)
+	o15.ArrivalWindow = 15 * time.Second
+	expect(t, Decide(la, o15, steady(), at(90)), 2, ReasonTolerance)
 	var st State
 	expect(t, Decide(la, demandObs(1, 4), &st, at(0)), 2, ReasonMetric)
 	expect(t, Decide(la, demandObs(2, 8), &st, at(15)), 3, ReasonMetric)

@@ -71,6 +71,10 @@ type Observation struct {
 	ITL float64
 	// ArrivalRate is requests arriving per second over the target.
 	ArrivalRate float64
+	// ArrivalWindow is the span ArrivalRate was counted over (Prometheus's
+	// rate() window; embedded, the time between two scrapes), for the
+	// demand trend's noise gate (demand.go); 0 means DefaultArrivalWindow.
+	ArrivalWindow time.Duration
 	// PromptTokensRate and GenerationTokensRate are prompt (prefilled) and
 	// generated tokens per second over the target.
 	PromptTokensRate, GenerationTokensRate float64

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"math"
+	"time"
 
 	"github.com/infscale/infscale/pkg/recommend"
 )
@@ -29,6 +30,7 @@ func (s *sim) observe(now float64) recommend.Observation {
 		ITL:  math.NaN(),
 	}
 	obs.ArrivalRate, obs.PromptTokensRate, obs.GenerationTokensRate, obs.MeanPrompt, obs.MeanOutput, obs.QueueTime = s.demandSignals(now)
+	obs.ArrivalWindow = time.Duration(s.cfg.RateWindow * float64(time.Second))
 	var n int
 	var run, wait, kv, cpu float64
 	for _, r := range s.reps {

@@ -124,6 +124,9 @@ targets:
 			t.Errorf("busy %s = %v, want %v (1%%)", c.name, c.got, c.want)
 		}
 	}
+	if o.ArrivalWindow != 10*time.Second {
+		t.Errorf("arrival window %v, want the 10 s rate() window (the demand trend's noise gate reads it)", o.ArrivalWindow)
+	}
 	sig := signalMap(signalsOf(o))
 	if v := sig["arrival_rate"]; !(math.Abs(v-2) <= 0.02) {
 		t.Errorf("exported arrival rate %v, want 2", v)

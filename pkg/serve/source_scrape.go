@@ -211,7 +211,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		r.Obs.QueueTime, _ = s.quantile(histQueueTime, urls, pages, q, w, now)
 	}
 	r.Obs.ITL, _ = s.quantile(histITL, urls, pages, demandITLQuantile, demandWindow, now)
-	r.Obs.ArrivalRate, r.Obs.PromptTokensRate, r.Obs.GenerationTokensRate = s.rates(urls, pages)
+	r.Obs.ArrivalRate, r.Obs.PromptTokensRate, r.Obs.GenerationTokensRate, r.Obs.ArrivalWindow = s.rates(urls, pages)
 	r.Obs.MeanPrompt, r.Obs.MeanOutput = recommend.MeanLengths(r.Obs.ArrivalRate, r.Obs.PromptTokensRate, r.Obs.GenerationTokensRate)
 	if t.Zero != nil && t.Zero.HeldScrape != "" {
 		page, err := activator.ReadHeld(ctx, s.Client, t.Zero.HeldScrape)
@@ -234,8 +234,10 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 // Prometheus way), summed over the replicas that have a baseline; each NaN
 // when no replica has one for it (the first scrape, a fresh server whose
 // families have no samples yet: absent, not 0). A replica seen for the
-// first time adds nothing until its second scrape.
-func (s *ScrapeSource) rates(urls []string, pages []*scrape.Page) (requests, prompt, generation float64) {
+// first time adds nothing until its second scrape. window is the shortest
+// span between a replica's two scrapes that gave a request rate (the
+// demand trend's noise gate reads it), 0 when none did.
+func (s *ScrapeSource) rates(urls []string, pages []*scrape.Page) (requests, prompt, generation float64, window time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	requests, prompt, generation = math.NaN(), math.NaN(), math.NaN()
@@ -257,12 +259,15 @@ func (s *ScrapeSource) rates(urls []string, pages []*scrape.Page) (requests, pro
 			continue
 		}
 		rt := scrape.Rate(s.last[u], p)
+		if !math.IsNaN(rt.Requests) && (window == 0 || rt.Interval < window) {
+			window = rt.Interval // the shortest span: the noisiest rate
+		}
 		add(&requests, rt.Requests)
 		add(&prompt, rt.PromptTokens)
 		add(&generation, rt.GenerationTokens)
 		s.last[u] = p
 	}
-	return requests, prompt, generation
+	return requests, prompt, generation, window
 }
 
 // quantile records this cycle's histograms of kind and returns the

@@ -295,7 +295,7 @@ func TestScrapeDemandSignals(t *testing.T) {
 		at := t0.Add(time.Duration(sec) * time.Second)
 		p.Time = at
 		o := recommend.Unknown()
-		o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate = src.rates([]string{"u"}, []*scrape.Page{p})
+		o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate, o.ArrivalWindow = src.rates([]string{"u"}, []*scrape.Page{p})
 		o.MeanPrompt, o.MeanOutput = recommend.MeanLengths(o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate)
 		o.QueueTime, _ = src.quantile(histQueueTime, []string{"u"}, []*scrape.Page{p}, tg.Metrics[0].Quantile, time.Minute, at)
 		o.ITL, _ = src.quantile(histITL, []string{"u"}, []*scrape.Page{p}, demandITLQuantile, demandWindow, at)
@@ -320,6 +320,9 @@ func TestScrapeDemandSignals(t *testing.T) {
 	}
 	o = read(15, demandText(1, 40, 35, 7000, 3000, [3]float64{40, 70, 80}, [3]float64{50, 150, 200}))
 	check("t0+15s", o, [7]float64{4, 400, 200, 100, 50, 0.5, 0.03})
+	if o.ArrivalWindow != 15*time.Second { // the rate's span, for the demand trend's noise gate
+		t.Errorf("arrival window %v, want the 15 s between the scrapes", o.ArrivalWindow)
+	}
 	o = read(30, demandText(2, 6, 0, 900, 300, [3]float64{40, 70, 80}, [3]float64{100, 100, 100}))
 	check("t0+30s after a restart", o, [7]float64{0.4, 60, 20, 150, 50, 0.5, 0.01})
 }
