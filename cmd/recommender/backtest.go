@@ -29,7 +29,7 @@ var DefaultBacktestPolicies = []string{"queue:24", "queue:24,lookahead=90", "que
 // HistoryFlags select a target's Prometheus history; shared by backtest
 // and profile.
 type HistoryFlags struct {
-	Config        string         `placeholder:"FILE" help:"serve's YAML config: the Prometheus, the target's server, selector and replicas query come from it (with --target)${configuse}."`
+	Config        string         `placeholder:"FILE" help:"serve's YAML config: the Prometheus, the target's server, selector and replicas query come from it (with --target), and its replica: is the replay's replica where --gpu, --model, --tp and --calibration are not given${configuse}."`
 	Target        string         `placeholder:"NAME" help:"Target name in --config."`
 	PrometheusURL string         `name:"prometheus-url" placeholder:"URL" help:"Prometheus base URL, e.g. http://prometheus:9090 (instead of --config)."`
 	Server        profile.Server `default:"vllm" placeholder:"S" help:"Server profile of the series: vllm, sglang, trtllm (with --prometheus-url; default ${default})."`
@@ -55,6 +55,9 @@ type resolved struct {
 	// serve is where a serve config reads the target's series (tune's
 	// printed block).
 	serve tune.Serve
+	// replica is the --config target's replica: (nil: none or no
+	// --config), the replay's replica where the flags do not say.
+	replica *config.Replica
 }
 
 // resolve checks the flags (exit 2 on bad input) and builds the client.
@@ -134,6 +137,7 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 			return r, invalidf("%s: target %s: %v", f.Config, tg.Name, err)
 		}
 		r.policy = &pol
+		r.replica = tg.Replica
 		r.serve = tune.Serve{Name: tg.Name, PrometheusURL: file.Prometheus.URL, Server: server.String(), Selector: sel, Replicas: replicas, From: f.Config}
 	case f.PrometheusURL != "":
 		if u, err := url.Parse(f.PrometheusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -255,6 +259,7 @@ func (c *BacktestCmd) Run(e *env) error {
 			return err
 		}
 	}
+	c.fromTarget(res.replica, c.Calibrate == "") // --calibrate fits its own
 	model, err := c.Replica()
 	if err != nil {
 		return err

@@ -137,6 +137,48 @@ func testBacktestConfig(t *testing.T, url string, truth history.Truth) {
 	if code := run(context.Background(), args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), "targets: chat") {
 		t.Errorf("unknown target: exit %d, %s", code, errb.String())
 	}
+
+	// The target's replica: is the replay's replica where the flags do not
+	// say: fixed:2 for 6 h on 4-GPU replicas is 2 x 6 x 4 = 48 GPU-hours;
+	// --tp 8 wins over the file's tp: 96.
+	yaml += "  replica: {gpu: h100-sxm, model: llama-3.1-70b, tp: 4}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		flags []string
+		want  float64
+	}{{nil, 48}, {[]string{"--tp", "8"}, 96}} {
+		args := append([]string{"backtest", "--config", cfg, "--target", "chat",
+			"--start", fmt.Sprint(day.Unix()), "--end", fmt.Sprint(day.Add(6 * time.Hour).Unix()), "--step", "2m",
+			"--policy", "fixed:2", "--output", "json"}, c.flags...)
+		out.Reset()
+		errb.Reset()
+		if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", c.flags, code, errb.String())
+		}
+		var rep struct {
+			Policies []struct {
+				Policy   string   `json:"policy"`
+				GPUHours *float64 `json:"gpu_hours"`
+			} `json:"policies"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, p := range rep.Policies {
+			if p.Policy == "fixed:2" {
+				found = true
+				if p.GPUHours == nil || math.Abs(*p.GPUHours-c.want) > 1e-9 {
+					t.Errorf("%v: fixed:2 GPU-hours %v, want %v", c.flags, p.GPUHours, c.want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%v: no fixed:2 row:\n%s", c.flags, out.String())
+		}
+	}
 }
 
 // testBacktest runs the command on one day of the synthetic week (Friday,

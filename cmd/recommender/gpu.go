@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/replica"
 )
 
@@ -20,8 +21,8 @@ import (
 // base config's value: docs/design.md's reference (replica.DefaultConfig), or
 // replica.Calibrated with --calibrated.
 type ReplicaFlags struct {
-	GPU                 string         `name:"gpu" default:"h100-sxm" help:"GPU from the catalog (infscale gpu --list shows their figures): a10g, l4, l40s, a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, mi300x."`
-	Model               string         `name:"model" default:"llama-3-8b" help:"Model from the catalog (infscale gpu --list), or its Hugging Face repository."`
+	GPU                 string         `name:"gpu" placeholder:"NAME" help:"GPU from the catalog (infscale gpu --list shows their figures): a10g, l4, l40s, a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, mi300x (default h100-sxm)."`
+	Model               string         `name:"model" placeholder:"NAME" help:"Model from the catalog (infscale gpu --list), or its Hugging Face repository (default llama-3-8b)."`
 	TP                  *int           `name:"tp" help:"Tensor-parallel degree: GPUs per replica; it divides the model's attention heads, as vLLM requires (default 1)."`
 	DType               *string        `name:"dtype" help:"Weight dtype: auto (the model's config.json torch_dtype), fp16, bf16, fp8, int8, int4 (default fp16; auto with --calibrated)."`
 	KVDType             *string        `name:"kv-dtype" help:"KV cache dtype: auto, fp16, bf16, fp8, int8 (default auto: the 16-bit activation dtype)."`
@@ -58,10 +59,10 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	var errs []error
 	flagErr := func(flag string, err error) { errs = append(errs, fmt.Errorf("--%s: %w", flag, err)) }
 	var err error
-	if c.GPU, err = replica.LookupGPU(f.GPU); err != nil {
+	if c.GPU, err = replica.LookupGPU(f.gpu()); err != nil {
 		flagErr("gpu", err)
 	}
-	if c.Model, err = replica.LookupModel(f.Model); err != nil {
+	if c.Model, err = replica.LookupModel(f.model()); err != nil {
 		flagErr("model", err)
 	}
 	setInt(&c.TP, f.TP)
@@ -144,6 +145,48 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 		return c, invalid(errors.Join(errs...))
 	}
 	return c, nil
+}
+
+// Default GPU and model of the replica flags.
+const (
+	defaultGPU   = "h100-sxm"
+	defaultModel = "llama-3-8b"
+)
+
+func (f *ReplicaFlags) gpu() string {
+	if f.GPU == "" {
+		return defaultGPU
+	}
+	return f.GPU
+}
+
+func (f *ReplicaFlags) model() string {
+	if f.Model == "" {
+		return defaultModel
+	}
+	return f.Model
+}
+
+// fromTarget takes a serve config target's replica: (nil: none) for the
+// replica flags not given: gpu, model, tp and, when calibration is true,
+// calibration. The flags given win key by key.
+func (f *ReplicaFlags) fromTarget(r *config.Replica, calibration bool) {
+	if r == nil {
+		return
+	}
+	if f.GPU == "" {
+		f.GPU = r.GPU
+	}
+	if f.Model == "" {
+		f.Model = r.Model
+	}
+	if f.TP == nil && r.TP > 0 {
+		tp := r.TP
+		f.TP = &tp
+	}
+	if calibration && f.Calibration == "" {
+		f.Calibration = r.Calibration
+	}
 }
 
 // Replica builds the validated replica; a configuration that does not fit

@@ -65,6 +65,7 @@ func (c *ProfileCmd) Run(e *env) error {
 	if span := res.grid.End().Sub(res.grid.Start); span < 24*time.Hour {
 		return invalidf("--start..--end spans %s: a profile needs at least 24h (a week to see weekdays; --start=-7d)", span)
 	}
+	c.fromTarget(res.replica, true)
 	model, err := c.Replica()
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/backtest"
+	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
@@ -62,11 +63,12 @@ func (c *TuneCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	model, err := c.Replica()
-	if err != nil {
+	var model *replica.Replica
+	src, serve, err := c.source(e, func(r *config.Replica) (err error) {
+		c.fromTarget(r, true)
+		model, err = c.Replica()
 		return err
-	}
-	src, serve, err := c.source(e)
+	})
 	if err != nil {
 		return err
 	}
@@ -108,13 +110,18 @@ func (c *TuneCmd) Run(e *env) error {
 
 // source is --trace (as simulate reads it) or the Prometheus history (as
 // backtest reads it), and where the printed serve config reads the
-// target's series (the history's; empty for a trace).
-func (c *TuneCmd) source(e *env) (trace.Source, tune.Serve, error) {
+// target's series (the history's; empty for a trace). replica is called
+// once the flags are checked and before the history is fetched, with the
+// --config target's replica: (nil: none).
+func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Source, tune.Serve, error) {
 	hist := c.PrometheusURL != "" || c.HistoryFlags.Config != ""
 	switch {
 	case c.Trace != "" && hist:
 		return trace.Source{}, tune.Serve{}, invalidf("--trace and --prometheus-url/--config: tune on one source, a trace or a target's history")
 	case c.Trace != "":
+		if err := replica(nil); err != nil {
+			return trace.Source{}, tune.Serve{}, err
+		}
 		sim := SimulateCmd{Trace: c.Trace, Seed: c.Seed, RateScale: c.RateScale, Window: c.Window}
 		src, err := sim.source()
 		return src, tune.Serve{}, err
@@ -125,6 +132,9 @@ func (c *TuneCmd) source(e *env) (trace.Source, tune.Serve, error) {
 	}
 	res, err := c.resolve()
 	if err != nil {
+		return trace.Source{}, tune.Serve{}, err
+	}
+	if err := replica(res.replica); err != nil {
 		return trace.Source{}, tune.Serve{}, err
 	}
 	prog := status.New(e.stderr, 0)
@@ -148,7 +158,7 @@ func (c *TuneCmd) source(e *env) (trace.Source, tune.Serve, error) {
 // replica: has no key for and its capacity differs from what those four
 // give, the note says so.
 func (c *TuneCmd) serveReplica(model *replica.Replica) (value, note string) {
-	value = "{gpu: " + yamlScalar(c.GPU) + ", model: " + yamlScalar(c.Model)
+	value = "{gpu: " + yamlScalar(c.gpu()) + ", model: " + yamlScalar(c.model())
 	sc := replica.DefaultConfig()
 	sc.GPU, sc.Model = model.Config().GPU, model.Config().Model
 	if c.TP != nil {

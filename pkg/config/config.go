@@ -172,8 +172,8 @@ func (c *File) Kube() bool {
 // Replica names a target's replica model (pkg/replica, as simulate's
 // --gpu, --model, --tp and --calibration flags).
 type Replica struct {
-	// GPU and Model are names of pkg/replica's tables (infscale gpus lists
-	// them), e.g. h100-sxm and llama-3-8b.
+	// GPU and Model are names of pkg/replica's tables (infscale gpu --list
+	// shows them), e.g. h100-sxm and llama-3-8b.
 	GPU   string `yaml:"gpu"`
 	Model string `yaml:"model"`
 	// TP is the tensor-parallel degree (default 1).

@@ -261,7 +261,7 @@ func (v *validator) replica(p string, t *Target) {
 	if r == nil {
 		for j, m := range t.Metrics {
 			if m.Type == recommend.SignalDemand {
-				v.at(fmt.Sprintf("%s.metrics[%d].type", p, j), "demand needs the target's replica model: add replica: {gpu: h100-sxm, model: llama-3-8b} (infscale gpus lists the names)")
+				v.at(fmt.Sprintf("%s.metrics[%d].type", p, j), "demand needs the target's replica model: add replica: {gpu: h100-sxm, model: llama-3-8b} (infscale gpu --list shows the names)")
 			}
 		}
 		return
