@@ -178,6 +178,11 @@ func (p *Policy) Validate() error {
 		}
 	}
 	errs = append(errs, validateBehavior(p.Behavior)...)
+	if p.NoBehavior {
+		if b := p.Behavior; b.ScaleUp != nil || b.ScaleDown != nil && (b.ScaleDown.SelectPolicy != nil || b.ScaleDown.Policies != nil || b.ScaleDown.Tolerance != nil) {
+			errs.add("behavior", "an HPA without behavior (NoBehavior) has no scaling rules: only behavior.scaleDown.stabilizationWindowSeconds, standing for the controller's downscale stabilisation window, may be set")
+		}
+	}
 	if p.Lookahead < 0 {
 		errs.add("lookahead", "%v must be >= 0", p.Lookahead)
 	}

@@ -179,3 +179,23 @@ func TestParseScheduleWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateNoBehavior: an HPA without behavior takes only the scaleDown
+// window (the controller's downscale stabilisation); any rule is refused.
+func TestValidateNoBehavior(t *testing.T) {
+	w := int32(120)
+	ok := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 1}}, Min: 1, Max: 10, NoBehavior: true,
+		Behavior: autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: &w}}}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("window only: %v", err)
+	}
+	for _, b := range []autoscalingv2.HorizontalPodAutoscalerBehavior{
+		{ScaleUp: &autoscalingv2.HPAScalingRules{}},
+		{ScaleDown: &autoscalingv2.HPAScalingRules{Policies: []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 1, PeriodSeconds: 15}}}},
+	} {
+		p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 1}}, Min: 1, Max: 10, NoBehavior: true, Behavior: b}
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "behavior: an HPA without behavior") {
+			t.Errorf("%+v: %v, want the behavior refused", b, err)
+		}
+	}
+}

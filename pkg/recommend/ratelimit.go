@@ -143,6 +143,9 @@ type bounds struct {
 // never above current). It returns the result, the reason when it changed
 // desired, and the words.
 func (p *Policy) rateLimit(st *State, desired, cur int, b bounds, now time.Time) (int, Reason, string) {
+	if p.NoBehavior {
+		return noBehaviorLimit(desired, cur, b)
+	}
 	switch {
 	case desired > cur:
 		limit, text := scaleUpLimit(cur, st, p.Behavior.ScaleUp, now)
@@ -180,6 +183,30 @@ func (p *Policy) rateLimit(st *State, desired, cur int, b bounds, now time.Time)
 	return desired, 0, ""
 }
 
+// noBehaviorLimit is the HPA's convertDesiredReplicasWithRules (an HPA
+// without behavior): desired within [min, min(max, max(2 × current, 4))],
+// the scale-up limit counted from current at every decision, no limit
+// scaling down.
+func noBehaviorLimit(desired, cur int, b bounds) (int, Reason, string) {
+	limit := max(2*cur, 4)
+	text := "scale-up limit (an HPA without behavior) max(2 × " + itoa(cur) + ", 4) = " + itoa(limit)
+	allowed, reason := b.hi, b.hiReason
+	if allowed > limit {
+		allowed, reason = limit, ReasonRateLimited
+	}
+	switch {
+	case desired < b.lo:
+		return b.lo, b.loReason, b.loText + ": " + itoa(desired) + " raised to " + itoa(b.lo)
+	case desired > allowed && reason == ReasonRateLimited:
+		return allowed, reason, "rate limit: " + text + ": " + itoa(desired) + " limited to " + itoa(allowed)
+	case desired > allowed:
+		return allowed, reason, "max " + itoa(allowed) + ": " + itoa(desired) + " lowered to " + itoa(allowed)
+	case desired != cur:
+		return desired, 0, "rate limit: " + text + ": " + itoa(desired) + " allowed"
+	}
+	return desired, 0, ""
+}
+
 // recordEvent stores a change of infscale's own output, prev → next, as
 // the HPA's storeScaleEvent does: the event takes the slot of the last
 // event of its direction older than that direction's longest policy period
@@ -194,6 +221,9 @@ func (p *Policy) rateLimit(st *State, desired, cur int, b bounds, now time.Time)
 // keeps the HPA's slot order (not time order); its length stays within
 // the decisions of one period + 1.
 func (p *Policy) recordEvent(st *State, prev, next int, now time.Time) {
+	if p.NoBehavior {
+		return // no rate periods to count them in
+	}
 	longest := max(p.upPeriod, p.downPeriod)
 	dead := func(e ScaleEvent) bool { return !e.At.After(now.Add(-longest)) }
 	if p.upPeriod == longest {

@@ -9,6 +9,9 @@ import "time"
 // upRec), downRec). rec is then
 // recorded; entries older than the longer window are pruned.
 func (p *Policy) stabilize(st *State, rec, base int, now time.Time) (int, string) {
+	if p.NoBehavior {
+		return p.stabilizeNoBehavior(st, rec, now)
+	}
 	upCutoff, downCutoff := now.Add(-p.upWindow), now.Add(-p.downWindow)
 	upRec, downRec := rec, rec
 	for _, r := range st.Recommendations {
@@ -63,4 +66,23 @@ func recordInitial(st *State, cur int, now time.Time) bool {
 	}
 	st.Recommendations = append(st.Recommendations, TimedReplicas{At: now, Replicas: cur})
 	return true
+}
+
+// stabilizeNoBehavior is the HPA's stabilizeRecommendation (an HPA without
+// behavior): the highest recommendation within the downscale window, its
+// start included, and rec itself, whatever the previous output; rec is
+// then recorded, entries before the window's start pruned.
+func (p *Policy) stabilizeNoBehavior(st *State, rec int, now time.Time) (int, string) {
+	cutoff := now.Add(-p.downWindow)
+	out := rec
+	i := 0
+	for i < len(st.Recommendations) && st.Recommendations[i].At.Before(cutoff) {
+		i++
+	}
+	st.Recommendations = st.Recommendations[:copy(st.Recommendations, st.Recommendations[i:])]
+	for _, r := range st.Recommendations {
+		out = max(out, r.Replicas)
+	}
+	st.Recommendations = append(st.Recommendations, TimedReplicas{At: now, Replicas: rec})
+	return out, "stabilisation (an HPA without behavior): highest recommendation in the downscale window " + secs(p.downWindow) + " and " + itoa(rec) + " = " + itoa(out)
 }

@@ -165,6 +165,16 @@ type Policy struct {
 	// Pods 4 and Percent 100 per 15 s, selectPolicy Max; scaleDown window
 	// 300 s, Percent 100 per 15 s, selectPolicy Max.
 	Behavior autoscalingv2.HorizontalPodAutoscalerBehavior
+	// NoBehavior is the HPA controller's path for an HPA without
+	// spec.behavior (normalizeDesiredReplicas), as KEDA creates one from a
+	// ScaledObject without advanced.horizontalPodAutoscalerConfig.behavior:
+	// the highest recommendation within the controller's downscale
+	// stabilisation window (Behavior.ScaleDown.StabilizationWindowSeconds
+	// stands for --horizontal-pod-autoscaler-downscale-stabilization,
+	// default 300 s; its start included) and, scaling up, at most max(2 ×
+	// current, 4) per decision, with no periods and no scale-down limit.
+	// Behavior's other fields must be unset.
+	NoBehavior bool
 	// Lookahead is the horizon demand is projected over (typically the cold
 	// start); 0 disables it. See lookahead.go for the formula.
 	Lookahead time.Duration

@@ -48,7 +48,7 @@ func (c *hpaCtl) Period() float64 {
 	return 0
 }
 
-// parseHPA reads hpa(POLICY)[,tolerance=,upwindow=,downwindow=,uppods=...,upselect=,max=].
+// parseHPA reads hpa(POLICY)[,tolerance=,upwindow=,downwindow=,uppods=...,upselect=,behavior=none,max=].
 func parseHPA(full, s string, off int) (Policy, error) {
 	depth, end := 0, -1
 	for i, c := range s {
@@ -87,15 +87,30 @@ func parseHPA(full, s string, off int) (Policy, error) {
 		if !strings.HasPrefix(rest, ",") {
 			return Policy{}, policyError(full, off+end+2, "after hpa(...) want ,OPTION=VALUE")
 		}
-		for _, pt := range splitTop(rest[1:]) {
+		parts := splitTop(rest[1:])
+		for _, pt := range parts {
+			if pt.text == "behavior=none" {
+				hp.NoBehavior = true
+			}
+		}
+		for _, pt := range parts {
 			k, v, ok := strings.Cut(pt.text, "=")
 			col := off + end + 2 + pt.at + 1
 			if !ok {
-				return Policy{}, policyError(full, col, "%q: want OPTION=VALUE (tolerance, upwindow, downwindow, uppods, uppercent, downpods, downpercent, upselect, downselect, min, max)", pt.text)
+				return Policy{}, policyError(full, col, "%q: want OPTION=VALUE (tolerance, upwindow, downwindow, uppods, uppercent, downpods, downpercent, upselect, downselect, behavior, min, max)", pt.text)
 			}
 			switch k {
 			case "lookahead", "cooldown", "schedule", "guard", "settle", "drain":
 				return Policy{}, policyError(full, col, "%s is not an HPA option (put it inside hpa(...))", k)
+			case "behavior":
+				if v != "none" {
+					return Policy{}, policyError(full, col+len(k)+1, "behavior=%q: want behavior=none (an HPA without spec.behavior: the controller's older path); leave it out for an HPA with a behavior", v)
+				}
+				continue
+			case "upwindow", "uppods", "uppercent", "downpods", "downpercent", "upselect", "downselect":
+				if hp.NoBehavior {
+					return Policy{}, policyError(full, col, "%s: an HPA without behavior (behavior=none) has no scaling rules; it takes downwindow= (the controller's --horizontal-pod-autoscaler-downscale-stabilization), tolerance=, min= and max=", k)
+				}
 			}
 			if err := setOption(hp, k, v); err != nil {
 				if errors.Is(err, errUnknownOption) {

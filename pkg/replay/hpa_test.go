@@ -74,6 +74,42 @@ func TestHPAReplicasBelowMin(t *testing.T) {
 	}
 }
 
+// TestHPAReplicasNoBehavior: an HPA without behavior (behavior=none, the
+// controller's normalizeDesiredReplicas), a reconcile every 15 s. By hand:
+// 1 on 1 keeps 1; 10: scale-up limit max(2 × 1, 4) = 4; 6 on 4: the
+// highest of the 300 s window and the new one, max(1, 10, 6) = 10, limit
+// max(8, 4) = 8; 2 on 8: max(10, 2) = 10 (a behavior's stabilisation would
+// keep 8: min(max(8, 2), 10)), limit 16: 10; at 400 s the window (100 s,
+// 400 s] holds none of them: 2, no scale-down limit. The same sequence 2 s
+// apart is deploy/kubee2e's no-behavior-window on the real controller.
+func TestHPAReplicasNoBehavior(t *testing.T) {
+	pol, err := ParsePolicy("hpa(running:1),behavior=none,max=20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := HPAReplicas(pol, time.Unix(0, 0), []HPAStep{{0, 1, 1}, {15, 10, 1}, {30, 6, 4}, {45, 2, 8}, {400, 2, 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{1, 4, 8, 10, 2}; !slices.Equal(got, want) {
+		t.Fatalf("replicas %v, want %v", got, want)
+	}
+	// The window's start counts (the controller drops only what is before
+	// it): 10 recorded at 15 s still holds at 315 s, not at 316 s.
+	got, err = HPAReplicas(pol, time.Unix(0, 0), []HPAStep{{0, 1, 1}, {15, 10, 1}, {315, 2, 4}, {316, 2, 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{1, 4, 8, 2}; !slices.Equal(got, want) {
+		t.Fatalf("window edge: replicas %v, want %v", got, want)
+	}
+	for _, bad := range []string{"hpa(running:1),behavior=none,uppods=4", "hpa(running:1),downselect=Min,behavior=none", "hpa(running:1),behavior=some"} {
+		if _, err := ParsePolicy(bad); err == nil || !strings.Contains(err.Error(), "behavior") {
+			t.Errorf("%s: %v, want an error naming behavior", bad, err)
+		}
+	}
+}
+
 func TestHPAReplicasRefuses(t *testing.T) {
 	q, err := ParsePolicy("queue:24")
 	if err != nil {
