@@ -29,6 +29,7 @@ type TuneCmd struct {
 	MaxMiss   float64       `name:"max-miss" default:"0.1" placeholder:"P" help:"Miss budget in percent of requests: the winner must stay within it in sample, out of sample and on every stressed copy."`
 	Holdout   float64       `name:"holdout" default:"0.25" placeholder:"F" help:"Fraction of the history's span held out at its end (the out-of-sample part)."`
 	Finalists int           `name:"finalists" default:"3" placeholder:"N" help:"Candidates replayed out of sample and under stress (cheapest within budget on the screen)."`
+	Stress    []string      `name:"stress" placeholder:"S" help:"Stressed copies the winner must hold on too, comma-separated or repeated: rate:K (the history at K times its rate), bursts:K (its bursts K times as high), or none (default rate:1.5,rate:2,bursts:2)."`
 	Workers   int           `name:"workers" placeholder:"N" help:"Replays at once (default: the number of cores)."`
 	SLOTTFT   time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token comes later."`
 	Period    time.Duration `name:"period" default:"15s" placeholder:"D" help:"How often the simulated policies decide."`
@@ -59,6 +60,10 @@ func (c *TuneCmd) Run(e *env) error {
 	if c.Period < time.Duration(replay.MinPeriod*float64(time.Second)) {
 		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
 	}
+	stress, err := parseStress(c.Stress)
+	if err != nil {
+		return err
+	}
 	format, err := plotFileFormat(c.Plot)
 	if err != nil {
 		return err
@@ -77,7 +82,7 @@ func (c *TuneCmd) Run(e *env) error {
 	start := time.Now()
 	rep, err := tune.Run(e.ctx, src, tune.Config{
 		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds()},
-		MaxMissPct: c.MaxMiss, Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed, Serve: serve,
+		MaxMissPct: c.MaxMiss, Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed, Serve: serve, Stress: stress,
 		Progress: func(done, total int) {
 			prog.Printf("tune: %s %d/%d replays, %s", status.Bar(float64(done)/float64(total), 20), done, total, time.Since(start).Round(time.Second))
 		},
@@ -194,4 +199,36 @@ func yamlScalar(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// parseStress reads --stress: rate:K and bursts:K (K > 1, at most 100),
+// or none alone; nothing given is tune.DefaultStress (nil).
+func parseStress(specs []string) ([]tune.Stress, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	out := []tune.Stress{}
+	for i, spec := range specs {
+		if spec == "none" {
+			if len(specs) > 1 {
+				return nil, invalidf("--stress none: give it alone (no stressed copies), not with %q", specs[1-min(i, 1)])
+			}
+			return out, nil
+		}
+		kind, v, ok := strings.Cut(spec, ":")
+		k, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil || (kind != "rate" && kind != "bursts") {
+			return nil, invalidf("--stress %q: want rate:K, bursts:K or none (e.g. rate:2: the history at twice its rate)", spec)
+		}
+		if !(k > 1 && k <= 100) {
+			return nil, invalidf("--stress %q: K must be > 1 and at most 100 (1 is the history itself)", spec)
+		}
+		name := strconv.FormatFloat(k, 'g', -1, 64)
+		if kind == "rate" {
+			out = append(out, tune.Stress{Name: "x" + name, Rate: k})
+		} else {
+			out = append(out, tune.Stress{Name: "bursts x" + name, Rate: 1, Bursts: k})
+		}
+	}
+	return out, nil
 }

@@ -219,3 +219,36 @@ func TestTuneDemandWinner(t *testing.T) {
 		t.Errorf("lookahead %v, want %v", got.Lookahead, want.Recommend.Lookahead)
 	}
 }
+
+// TestTuneStressFlag: --stress sets the stressed copies (names as the
+// report shows them), none drops them; bad specs exit 2 naming the flag.
+func TestTuneStressFlag(t *testing.T) {
+	got, err := parseStress([]string{"rate:1.5", "bursts:3"})
+	if err != nil || len(got) != 2 || got[0].Name != "x1.5" || got[0].Rate != 1.5 || got[1].Name != "bursts x3" || got[1].Bursts != 3 || got[1].Rate != 1 {
+		t.Errorf("rate:1.5,bursts:3: %+v, %v", got, err)
+	}
+	if got, err := parseStress(nil); got != nil || err != nil {
+		t.Errorf("default: %+v, %v; want nil (tune.DefaultStress)", got, err)
+	}
+	if got, err := parseStress([]string{"none"}); got == nil || len(got) != 0 || err != nil {
+		t.Errorf("none: %+v, %v; want an empty list", got, err)
+	}
+	for _, bad := range []string{"rate:1", "rate:0.5", "bursts:1e9", "rate:x", "x2", "none,rate:2"} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"tune", "--trace", "reference", "--stress", bad}, nil, &out, &errb)
+		if code != exitInvalid || !strings.Contains(errb.String(), "--stress") {
+			t.Errorf("--stress %s: exit %d %s", bad, code, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"tune", "--trace", "reference", "--stress", "none", "--output", "json"}, nil, &out, &errb); code != exitOK {
+		t.Fatalf("--stress none: exit %d %s", code, errb.String())
+	}
+	var rep struct {
+		Holds       bool     `json:"holds"`
+		StressNames []string `json:"stress_names"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || !rep.Holds || len(rep.StressNames) != 0 {
+		t.Errorf("--stress none: %+v %v\n%s", rep, err, out.String())
+	}
+}
