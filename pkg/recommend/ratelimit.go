@@ -201,8 +201,10 @@ func noBehaviorLimit(desired, cur int, b bounds) (int, Reason, string) {
 		return allowed, reason, "rate limit: " + text + ": " + itoa(desired) + " limited to " + itoa(allowed)
 	case desired > allowed:
 		return allowed, reason, "max " + itoa(allowed) + ": " + itoa(desired) + " lowered to " + itoa(allowed)
-	case desired != cur:
+	case desired > cur:
 		return desired, 0, "rate limit: " + text + ": " + itoa(desired) + " allowed"
+	case desired < cur:
+		return desired, 0, "rate limit: none scaling down (an HPA without behavior): " + itoa(desired) + " allowed"
 	}
 	return desired, 0, ""
 }
