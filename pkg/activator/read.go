@@ -28,7 +28,7 @@ type Page struct {
 // ReadHeld fetches an activator's /metrics page at url and returns its
 // held requests (summed when several series are present) and its
 // upstream's readiness. An error when the page cannot be fetched or
-// parsed, or lacks the held gauge.
+// parsed, lacks the held gauge, or holds NaN, ±Inf or a negative count.
 func ReadHeld(ctx context.Context, client *http.Client, url string) (Page, error) {
 	bad := Page{Held: math.NaN(), Ready: math.NaN()}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -65,8 +65,11 @@ func ReadHeld(ctx context.Context, client *http.Client, url string) (Page, error
 		return total
 	}
 	p := Page{Held: sum(HeldMetric), Ready: sum(ReadyMetric)}
-	if math.IsNaN(p.Held) {
+	if _, ok := fams[HeldMetric]; !ok {
 		return bad, fmt.Errorf("%s: no %s", url, HeldMetric)
+	}
+	if math.IsNaN(p.Held) || math.IsInf(p.Held, 0) || p.Held < 0 {
+		return bad, fmt.Errorf("%s: %s is %v: not a count of requests", url, HeldMetric, p.Held)
 	}
 	return p, nil
 }

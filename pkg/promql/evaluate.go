@@ -127,6 +127,9 @@ func (sv *sigValues) get(s Signal) (float64, bool) { return sv.v[s], sv.set.has(
 
 func (sv *sigValues) put(s Signal, v float64) { sv.v[s], sv.set = v, sv.set|1<<s }
 
+// drop forgets s's value (garbage: an error says why).
+func (sv *sigValues) drop(s Signal) { sv.set &^= 1 << s }
+
 // Plan is the queries of one set of targets, built and printed once (query
 // text for 1,000 targets is about 1.3 MB; rebuilding it every cycle would
 // cost more CPU than the cycle's other work). Make a new Plan when the
@@ -621,6 +624,9 @@ func (b *branchValues) single(q string) (float64, error) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return math.NaN(), &QueryError{Reason: ReasonNaN, Query: q, Err: fmt.Errorf("value %v", v)}
 	}
+	if v < 0 { // every signal is a count, a rate, a fraction or a duration
+		return math.NaN(), &QueryError{Reason: ReasonNaN, Query: q, Err: fmt.Errorf("negative value %v", v)}
+	}
 	return v, nil
 }
 
@@ -664,6 +670,18 @@ func observe(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) r
 				Err: fmt.Errorf("server %s has no metric family for %s", tg.Server, s)}
 		}
 	}
+	// A KV cache usage is a fraction; a pod count or a replica count a
+	// Kubernetes int32 (1e19 would overflow an int).
+	if v := get(KV); v > 1 {
+		vals.drop(KV)
+		errs[KV] = &QueryError{Reason: ReasonNaN, Err: fmt.Errorf("kv cache usage %v above 1 (a fraction of the cache)", v)}
+	}
+	for _, s := range []Signal{Current, Reporting, Unready} {
+		if v := get(s); v > math.MaxInt32 {
+			vals.drop(s)
+			errs[s] = &QueryError{Reason: ReasonBadData, Err: fmt.Errorf("%s %v above max int32 (%d): not a replica or pod count", s, v, math.MaxInt32)}
+		}
+	}
 	o := recommend.Unknown()
 	o.Running, o.Waiting, o.KV, o.CPU, o.TTFT, o.Held = get(Running), get(Waiting), get(KV), get(CPU), get(TTFT), get(Held)
 	o.QueueTime, o.ITL = get(QueueTime), get(ITL)
@@ -682,10 +700,8 @@ func observe(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) r
 		}
 	}
 	switch c := get(Current); {
-	case !math.IsNaN(c) && c >= 0:
+	case !math.IsNaN(c): // single refused negatives, the bound above huge ones
 		o.Current = int(math.Round(c))
-	case !math.IsNaN(c):
-		errs[Current] = &QueryError{Reason: ReasonBadData, Err: fmt.Errorf("negative replicas %v", c)}
 	case tg.Replicas == "" && o.Reporting+o.Unready > 0 &&
 		(errs[Reporting] == nil || ReasonOf(errs[Reporting]) == ReasonEmpty):
 		// No replicas query: the pods seen (all of them may be loading).

@@ -107,6 +107,7 @@ func TestClientReasons(t *testing.T) {
 		{"case 02 NaN", reply(200, nanInf[0]), ReasonNaN},
 		{"case 02 +Inf", reply(200, nanInf[1]), ReasonNaN},
 		{"case 02 -Inf", reply(200, nanInf[2]), ReasonNaN},
+		{"a negative value", reply(200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1737152900,"-3"]}]}}`), ReasonNaN},
 		{"500", reply(500, "internal error"), ReasonUnavailable},
 		{"502 from a proxy", reply(502, "<html>bad gateway</html>"), ReasonUnavailable},
 		{"503 query timeout", reply(503, `{"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"}`), ReasonTimeout},
@@ -282,3 +283,35 @@ type (
 	modelVector = model.Vector
 	modelMatrix = model.Matrix
 )
+
+// TestOutOfRangeValues: every query of a target answered with one value v
+// (a broken recording rule, a user override). A KV usage above 1 is not a
+// fraction (nan); a replica or pod count above max int32 is not a
+// Kubernetes count (bad_data: 1e19 would overflow an int, 1e10 decide on
+// ten billion replicas); the request counts stay as large as they are (the
+// huge case, capped later, never unknown).
+func TestOutOfRangeValues(t *testing.T) {
+	for _, tc := range []struct {
+		v       string
+		kv      Reason
+		current Reason
+	}{{"3", ReasonNaN, 0}, {"1e10", ReasonNaN, ReasonBadData}, {"1e19", ReasonNaN, ReasonBadData}, {"0.5", 0, 0}} {
+		c, _ := fakeProm(t, reply(200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1737152900,"`+tc.v+`"]}]}}`))
+		tg := Target{Name: "chat", Server: profile.VLLM, Replicas: `kube_deployment_spec_replicas{deployment="chat"}`}
+		tg.Selector, _ = ParseSelector(`{namespace="llm"}`)
+		res, _ := (&Evaluator{API: c}).Evaluate(context.Background(), []Target{tg}, time.Unix(1737152900, 0))
+		r := res[0]
+		if got := ReasonOf(r.Errors[KV]); got != tc.kv || (tc.kv != 0) != math.IsNaN(r.Observation.KV) {
+			t.Errorf("%s: kv %v reason %v (%v), want %v", tc.v, r.Observation.KV, got, r.Errors[KV], tc.kv)
+		}
+		if got := ReasonOf(r.Errors[Current]); got != tc.current {
+			t.Errorf("%s: current %d reason %v (%v), want %v", tc.v, r.Observation.Current, got, r.Errors[Current], tc.current)
+		}
+		if tc.current != 0 && (r.Observation.Current != 0 || ReasonOf(r.Errors[Reporting]) != ReasonBadData) {
+			t.Errorf("%s: current %d, reporting %v: want no count from garbage", tc.v, r.Observation.Current, r.Errors[Reporting])
+		}
+		if tc.v == "1e19" && r.Observation.Waiting != 1e19 {
+			t.Errorf("1e19: waiting %v, want the huge count as is", r.Observation.Waiting)
+		}
+	}
+}

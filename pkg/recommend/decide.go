@@ -132,7 +132,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 		valid++
 	}
 	if valid == 0 && cur > 0 {
-		p.finish(d, st, base, ReasonNoData, "no metric is known: keep "+itoa(base), now)
+		p.hold(d, st, base, floor, byWindow, ReasonNoData, "no metric is known: keep "+itoa(base), now)
 		return
 	}
 	// At zero replicas a metric that needs a pod (ttft) is unknown by
@@ -160,7 +160,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	// 4. missing data never scales down (HPA: "invalid metrics and we would
 	// scale down": no change).
 	if invalid > 0 && rec < base {
-		p.finish(d, st, base, ReasonPartialData, "partial data: "+itoa(invalid)+" metric(s) unknown, no scale-down from "+itoa(base)+" to "+itoa(rec), now)
+		p.hold(d, st, base, floor, byWindow, ReasonPartialData, "partial data: "+itoa(invalid)+" metric(s) unknown, no scale-down from "+itoa(base)+" to "+itoa(rec), now)
 		return
 	}
 
@@ -258,6 +258,28 @@ func (d *Decision) step(r Reason, v int, text string) {
 		return
 	}
 	d.Steps = append(d.Steps, Step{Reason: r, Value: v, Text: text})
+}
+
+// hold finishes a decision that keeps base for want of data (no data,
+// partial data) within [floor, max]: a max lowered or a floor raised since
+// base was decided (a reload, a restored state, a schedule window) still
+// applies, as at the end of the pipeline. The decision's reason stays the
+// hold's; the bound is a step of its own.
+func (p *Policy) hold(d *Decision, st *State, base, floor int, byWindow *compiledWindow, reason Reason, text string, now time.Time) {
+	d.step(reason, base, text)
+	out := base
+	switch {
+	case out > p.Max:
+		out = p.Max
+		d.step(ReasonMax, out, "max "+itoa(p.Max)+": lowered to "+itoa(out))
+	case out < floor && byWindow != nil:
+		out = floor
+		d.step(ReasonSchedule, out, "schedule "+byWindow.text+" raises min to "+itoa(floor)+": raised to "+itoa(out))
+	case out < floor:
+		out = floor
+		d.step(ReasonMin, out, "min "+itoa(floor)+": raised to "+itoa(out))
+	}
+	p.finish(d, st, out, reason, "", now)
 }
 
 // finish sets the outcome, records the output change as a scale event and

@@ -424,3 +424,23 @@ func TestDecideTTFTAbstainsWhenIdle(t *testing.T) {
 	busy.Waiting = 1 // ceil(1/4) = 1 < 5, but a NaN quantile with a request waiting is unknown
 	expect(t, Decide(p, busy, nil, at(0)), 5, ReasonPartialData)
 }
+
+// TestHoldWithinBounds: a hold for want of data keeps the previous output
+// within the policy's present bounds (the reason stays the hold's).
+// Previous output 50 (decided under a larger max), now max 3: queue 10 / 8
+// = ceil(1.25) = 2 with ttft unknown is partial data, which holds 50, and
+// max lowers it to 3; with both unknown (no data) the same. A floor raised
+// since (min 4 against a previous 2) raises a hold to 4.
+func TestHoldWithinBounds(t *testing.T) {
+	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalQueue, Target: 8}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 3})
+	partial := queueObs(3, 10) // TTFT unknown
+	st := State{LastDesired: 50, LastAt: at(0)}
+	expect(t, Decide(p, partial, &st, at(15)), 3, ReasonPartialData)
+	none := queueObs(3, nan)
+	st = State{LastDesired: 50, LastAt: at(0)}
+	expect(t, Decide(p, none, &st, at(15)), 3, ReasonNoData)
+
+	q := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalQueue, Target: 8}, {Signal: SignalTTFT, Target: 2}}, Min: 4, Max: 10})
+	st = State{LastDesired: 2, LastAt: at(0)}
+	expect(t, Decide(q, queueObs(2, nan), &st, at(15)), 4, ReasonNoData)
+}

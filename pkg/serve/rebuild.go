@@ -93,16 +93,18 @@ type point struct {
 }
 
 // points flattens a matrix (one series expected after max()) into integer
-// samples sorted by time, skipping non-finite values.
+// samples sorted by time, skipping what infscale never exported: a
+// non-finite or negative value, or one above max int32 (a replica count
+// is an int32, as the HPA's).
 func points(m model.Matrix) []point {
 	var out []point
 	for _, s := range m {
 		for _, sp := range s.Values {
 			f := float64(sp.Value)
-			if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+			if math.IsNaN(f) || f < 0 || f > math.MaxInt32 {
 				continue
 			}
-			out = append(out, point{at: sp.Timestamp.Time().UTC(), v: int(math.Round(min(f, math.MaxInt32)))}) // a replica count: int32 as the HPA's
+			out = append(out, point{at: sp.Timestamp.Time().UTC(), v: int(math.Round(f))})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })

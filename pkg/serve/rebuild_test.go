@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -77,5 +78,20 @@ func TestRebuildFromPrometheus(t *testing.T) {
 	l.Cycle(context.Background())
 	if got := desired(t, m, "chat"); got != 1 {
 		t.Errorf("t=450: %v, want 1", got)
+	}
+}
+
+// TestRebuildPointsGarbage: what infscale never exported is skipped when
+// its series are read back: NaN, ±Inf, a negative count and one above max
+// int32 (no replica count); 2.6 rounds to 3.
+func TestRebuildPointsGarbage(t *testing.T) {
+	vals := []float64{math.NaN(), math.Inf(1), -1, 1e19, math.MaxInt32 + 1, 2.6, 4}
+	var s model.SampleStream
+	for i, v := range vals {
+		s.Values = append(s.Values, model.SamplePair{Timestamp: model.Time(int64(i) * 1000), Value: model.SampleValue(v)})
+	}
+	got := points(model.Matrix{&s})
+	if len(got) != 2 || got[0].v != 3 || got[1].v != 4 {
+		t.Errorf("points %+v, want 3 and 4 only", got)
 	}
 }

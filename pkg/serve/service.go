@@ -169,7 +169,11 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	}
 	if ps, ok := prometheusOf(src); ok && !o.NoRebuild {
 		rb := &Rebuilder{API: ps.Evaluator.API, Step: cfg.IntervalDuration(), Timeout: time.Duration(cfg.Prometheus.Timeout)}
-		loop.Rebuild = rb.Rebuild
+		// Under serve's own context: a stop during the startup rebuild
+		// ends its queries at once, not after prometheus.timeout.
+		loop.Rebuild = func(_ context.Context, t *config.Target, now time.Time) (*Persisted, error) {
+			return rb.Rebuild(ctx, t, now)
+		}
 	}
 	// The HTTP server starts first: /healthz answers at once while the
 	// targets' state is restored (a rebuild from a hanging Prometheus takes
@@ -192,6 +196,11 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	if err := loop.SetConfig(cfg); err != nil {
 		srv.Close()
 		return err
+	}
+	if ctx.Err() != nil { // stopped while the state was restored
+		srv.Close()
+		log.Info("stopped", "during", "state restore")
+		return nil
 	}
 
 	loopCtx, stopLoop := context.WithCancel(ctx)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +107,37 @@ func TestRunEndpointsReloadShutdown(t *testing.T) {
 	}
 	if _, err := http.Get(base + "/healthz"); err == nil {
 		t.Error("server still answers after shutdown")
+	}
+}
+
+// TestStopDuringRebuild: Prometheus mode, no state dir, so the startup
+// rebuilds each target's state from Prometheus, which hangs; a stop 300 ms
+// in ends serve at once (within 2 s), not after the 30 s prometheus.timeout.
+func TestStopDuringRebuild(t *testing.T) {
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm() // read the body so the server notices the client leaving
+		select {
+		case <-r.Context().Done():
+		case <-time.After(40 * time.Second):
+		}
+	}))
+	defer hang.Close()
+	cfg, err := config.Parse([]byte("prometheus: {url: "+hang.URL+", timeout: 30s}\ntargets:\n- name: chat\n  selector: '{namespace=\"llm\"}'\n  metrics: [{type: queue, target: 24}]\n  max: 8\n"), "serve.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, Options{Listen: "127.0.0.1:0", Version: "test"}) }()
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil || time.Since(start) > 2*time.Second {
+			t.Errorf("Run returned %v after %s, want nil within 2 s", err, time.Since(start))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve still running 10 s after the stop (the rebuild waits for prometheus.timeout)")
 	}
 }
