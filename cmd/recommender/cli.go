@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -162,4 +164,32 @@ func parseArgs(parser *kong.Kong, args []string) (kctx *kong.Context, err error)
 		}
 	}()
 	return parser.Parse(args)
+}
+
+// durationIn checks that flag's value d lies in lo..hi: an invalid-input
+// error (exit 2) naming the flag, the range and why (a clause such as "a
+// poll more often than 100ms busy-loops") otherwise.
+func durationIn(flag string, d, lo, hi time.Duration, why string) error {
+	if d >= lo && d <= hi {
+		return nil
+	}
+	return invalidf("--%s %s: want %s to %s (%s)", flag, d, lo, hi, why)
+}
+
+// httpURL checks that flag's value s is an absolute http or https URL with
+// a host: an invalid-input error (exit 2) naming the flag otherwise (the
+// URL as given, or redacted when it holds a password).
+func httpURL(flag, s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return u, nil
+	}
+	shown := strconv.Quote(s)
+	switch {
+	case err == nil && u.User != nil:
+		shown = u.Redacted()
+	case err != nil && strings.Contains(s, "@"):
+		shown = "(unparsable)"
+	}
+	return nil, invalidf("--%s %s: want http://HOST[:PORT][/PATH] or https://...", flag, shown)
 }
