@@ -22,8 +22,8 @@ import (
 // (docs/load.md).
 type LoadCmd struct {
 	URL          string        `arg:"" name:"url" help:"Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000 (loopback only unless --allow-remote)."`
-	Concurrency  string        `name:"concurrency" help:"Closed loop: N clients each sending its next request when the last ends; a list (1,2,4,...) sweeps and finds the knee."`
-	Rate         string        `name:"rate" help:"Open loop: Poisson arrivals at R requests/s; a list sweeps and finds the knee."`
+	Concurrency  string        `name:"concurrency" help:"Closed loop: N clients (1 to 1000000) each sending its next request when the last ends; a list (1,2,4,...) sweeps and finds the knee."`
+	Rate         string        `name:"rate" help:"Open loop: Poisson arrivals at R requests/s (0 < R <= 1000000); a list sweeps and finds the knee."`
 	Trace        string        `name:"trace" help:"Open loop: replay a trace file (as simulate reads it) at its timestamps with its token counts."`
 	Duration     time.Duration `name:"duration" default:"60s" help:"Most time requests start in, per point (running requests finish)."`
 	Requests     int           `name:"requests" default:"1000" help:"Most requests per point (0: --duration only)."`

@@ -29,6 +29,9 @@ func TestLoadInvalid(t *testing.T) {
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--rate", "2"}, "give exactly one of"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "4,2"}, "--concurrency: item 2 2: loads must increase"},
 		{[]string{"http://127.0.0.1:1", "--rate=-1"}, "--rate: item 1 \"-1\": want a number > 0"},
+		// The upper bound is named, not only "> 0".
+		{[]string{"http://127.0.0.1:1", "--rate", "1000001"}, "--rate: item 1 \"1000001\": want a number > 0 and <= 1000000"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1000001"}, "--concurrency: item 1 \"1000001\": want an integer from 1 to 1000000"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--max-tokens", "0"}, "--max-tokens 0: want 1 to 1048576"},
 		{[]string{"http://127.0.0.1:1", "--trace", "/nonexistent.csv"}, "--trace:"},
 		// Checked before any load, as simulate reads it (exit 2, not 1).
