@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,5 +122,22 @@ func TestFleetRuns(t *testing.T) {
 	}
 	if n := strings.Count(out.String(), "  - http://127.0.0.1:"); n != 3 || !strings.Contains(out.String(), "server: vllm") {
 		t.Errorf("want an embedded config with 3 URLs:\n%s", out.String())
+	}
+}
+
+// TestServeDemoPortInUse: serve --demo on a port in use exits 1 with the
+// bind error and prints nothing on stdout (no banner, no table header).
+func TestServeDemoPortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, demo := range []string{"--demo", "--demo-zero"} {
+		var out, errb bytes.Buffer
+		code := run(t.Context(), []string{"serve", demo, "--listen", ln.Addr().String()}, nil, &out, &errb)
+		if code != exitRuntime || out.Len() != 0 || !strings.Contains(errb.String(), "address already in use") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 1, nothing printed, the bind error", demo, code, out.String(), errb.String())
+		}
 	}
 }
