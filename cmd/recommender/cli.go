@@ -55,6 +55,20 @@ type env struct {
 	stderr io.Writer
 	// args is the command line after the program's name, as given.
 	args []string
+	// given holds the names (without --) of the flags the command line
+	// set, to tell a flag given at its default from one not given.
+	given map[string]bool
+}
+
+// givenFlags returns the names of the flags kctx's command line set.
+func givenFlags(kctx *kong.Context) map[string]bool {
+	given := map[string]bool{}
+	for _, p := range kctx.Path {
+		if p.Flag != nil {
+			given[p.Flag.Name] = true
+		}
+	}
+	return given
 }
 
 // commandLine is "infscale" and args as a POSIX shell reads them back: an
@@ -132,7 +146,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "infscale: %v\n", err)
 		return exitInvalid
 	}
-	err = kctx.Run(&env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, args: args})
+	err = kctx.Run(&env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, args: args, given: givenFlags(kctx)})
 	if err == nil {
 		return exitOK
 	}
