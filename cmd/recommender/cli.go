@@ -190,10 +190,11 @@ func durationIn(flag string, d, lo, hi time.Duration, why string) error {
 	return invalidf("--%s %s: want %s to %s (%s)", flag, d, lo, hi, why)
 }
 
-// httpURL checks that flag's value s is an absolute http or https URL with
-// a host: an invalid-input error (exit 2) naming the flag otherwise (the
-// URL as given, or redacted when it holds a password).
-func httpURL(flag, s string) (*url.URL, error) {
+// httpURL checks that s, the value of name (a flag, "--follow", or an
+// argument, "URL"), is an absolute http or https URL with a host: an
+// invalid-input error (exit 2) naming it otherwise (the URL as given, or
+// redacted when it holds a password).
+func httpURL(name, s string) (*url.URL, error) {
 	u, err := url.Parse(s)
 	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
 		return u, nil
@@ -205,5 +206,5 @@ func httpURL(flag, s string) (*url.URL, error) {
 	case err != nil && strings.Contains(s, "@"):
 		shown = "(unparsable)"
 	}
-	return nil, invalidf("--%s %s: want http://HOST[:PORT][/PATH] or https://...", flag, shown)
+	return nil, invalidf("%s %s: want http://HOST[:PORT][/PATH] or https://...", name, shown)
 }

@@ -70,7 +70,7 @@ func (c *FleetCmd) Run(e *env) error {
 		}
 	}
 	if c.Follow != "" {
-		if _, err := httpURL("follow", c.Follow); err != nil {
+		if _, err := httpURL("--follow", c.Follow); err != nil {
 			return err
 		}
 	}

@@ -46,6 +46,13 @@ type LoadCmd struct {
 
 // Run validates the flags, runs the point or the sweep and prints it.
 func (c *LoadCmd) Run(e *env) error {
+	// A base URL: the API paths are appended to it (a query or fragment
+	// would end up before them).
+	if u, err := httpURL("URL", c.URL); err != nil {
+		return err
+	} else if u.RawQuery != "" || u.ForceQuery || strings.Contains(c.URL, "#") {
+		return invalidf("URL %q: want a base URL without a query or fragment, e.g. http://127.0.0.1:8000 (/v1/... is appended)", c.URL)
+	}
 	modes := 0
 	for _, s := range []string{c.Concurrency, c.Rate, c.Trace} {
 		if s != "" {
