@@ -208,3 +208,13 @@ func httpURL(name, s string) (*url.URL, error) {
 	}
 	return nil, invalidf("%s %s: want http://HOST[:PORT][/PATH] or https://...", name, shown)
 }
+
+// needsFlag refuses flag (its name without --) given on the command line
+// while enabled is false: it would be ignored. The error (exit 2) names
+// the flag and what it needs (need, e.g. "--follow").
+func needsFlag(given map[string]bool, flag string, enabled bool, need string) error {
+	if enabled || !given[flag] {
+		return nil
+	}
+	return invalidf("--%s needs %s (without it the flag would be ignored)", flag, need)
+}

@@ -37,7 +37,7 @@ type FleetCmd struct {
 	ColdStart    time.Duration `name:"cold-start" default:"0s" help:"Time a new replica takes to serve, >= 0 (0: the replica model's cold start, 91s for the reference)."`
 	Follow       string        `name:"follow" help:"Follow infscale_desired_replicas from this /metrics URL (infscale serve's), as KEDA would."`
 	Target       string        `name:"target" default:"chat" help:"The target label to follow."`
-	FollowEvery  time.Duration `name:"follow-every" default:"5s" help:"How often --follow polls, 100ms to 1h."`
+	FollowEvery  time.Duration `name:"follow-every" default:"5s" help:"How often --follow polls, 100ms to 1h (needs --follow)."`
 	Status       time.Duration `name:"status" default:"5s" help:"How often to print the fleet's state, 100ms to 1h (0: never)."`
 	Listen       string        `name:"listen" default:"127.0.0.1:0" help:"Address of the fleet's OpenAI API (/v1/completions, /v1/chat/completions, /v1/models, /health) balanced over the ready replicas."`
 	ReplicaFlags `embed:"" prefix:"replica-"`
@@ -68,6 +68,9 @@ func (c *FleetCmd) Run(e *env) error {
 		if err := durationIn("status", c.Status, minFleetEvery, maxFleetEvery, "or 0 for never; printing more often busy-loops"); err != nil {
 			return err
 		}
+	}
+	if err := needsFlag(e.given, "follow-every", c.Follow != "", "--follow"); err != nil {
+		return err
 	}
 	if c.Follow != "" {
 		if _, err := httpURL("--follow", c.Follow); err != nil {

@@ -74,6 +74,12 @@ func (c *LoadCmd) Run(e *env) error {
 	case c.RampUp < 0 || c.Timeout <= 0 || c.SLOTTFT < 0 || c.SLOITL < 0:
 		return invalidf("--ramp-up, --slo-ttft and --slo-itl must be >= 0 and --timeout > 0")
 	}
+	if err := needsFlag(e.given, "ramp-up", c.Concurrency != "", "--concurrency (it spreads the closed loop's clients)"); err != nil {
+		return err
+	}
+	if err := needsFlag(e.given, "calibrate-fit-max", c.Calibrate != "", "--calibrate"); err != nil {
+		return err
+	}
 	var base replica.Config
 	if c.Calibrate != "" {
 		if c.Concurrency == "" || !strings.Contains(c.Concurrency, ",") {

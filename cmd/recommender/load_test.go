@@ -26,6 +26,9 @@ func TestLoadInvalid(t *testing.T) {
 	}{
 		{[]string{"http://10.1.2.3:8000", "--concurrency", "1"}, "10.1.2.3 is not a loopback address (pass --allow-remote"},
 		{[]string{"http://127.0.0.1:1"}, "give exactly one of --concurrency, --rate or --trace"},
+		// Flags of another mode are refused, not ignored.
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--ramp-up", "10s"}, "--ramp-up needs --concurrency"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1,2", "--calibrate-fit-max", "8"}, "--calibrate-fit-max needs --calibrate"},
 		// Checked up front (it failed every request, exit 1, "unsupported protocol scheme").
 		{[]string{"ftp://x", "--allow-remote", "--concurrency", "1"}, `URL "ftp://x": want http://HOST[:PORT][/PATH] or https://...`},
 		{[]string{"not a url", "--allow-remote", "--concurrency", "1"}, `URL "not a url": want http://HOST[:PORT][/PATH]`},

@@ -30,7 +30,7 @@ type ParseCmd struct {
 	Pages      []string       `arg:"" name:"PAGE" help:"A /metrics page: a file, an http(s) URL, or - for stdin. Each page once (the same URL or file named twice is an error); --interval gives rates."`
 	Server     profile.Server `default:"auto" placeholder:"S" help:"Server profile: auto (detect; the default), vllm, sglang, llamacpp, tgi, trtllm, triton."`
 	Output     string         `enum:"text,json" default:"text" help:"Output format: text or json."`
-	CPURequest float64        `name:"cpu-request" placeholder:"CORES" help:"The pod's CPU request in cores, to print CPU % of the request (needs two scrapes)."`
+	CPURequest float64        `name:"cpu-request" placeholder:"CORES" help:"The pod's CPU request in cores, to print CPU % of the request (needs two scrapes: --interval)."`
 	Interval   *time.Duration `placeholder:"D" help:"Scrape every page twice, D apart (100ms to 1h, e.g. 15s), and print counter rates; URLs only."`
 	Timeout    time.Duration  `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`
 }
@@ -54,7 +54,7 @@ func newParseRow(prev, cur *scrape.Page) parseRow {
 
 // Run reads every page and prints one row each.
 func (c *ParseCmd) Run(e *env) error {
-	if err := c.validate(); err != nil {
+	if err := c.validate(e.given); err != nil {
 		return err
 	}
 	if err := scrape.CheckDistinct(c.Pages); err != nil {
@@ -116,7 +116,7 @@ func (c *ParseCmd) Run(e *env) error {
 	return c.writeText(e.stdout, rows)
 }
 
-func (c *ParseCmd) validate() error {
+func (c *ParseCmd) validate(given map[string]bool) error {
 	if math.IsNaN(c.CPURequest) || math.IsInf(c.CPURequest, 0) || c.CPURequest < 0 {
 		return invalidf("--cpu-request %v: want a number of cores >= 0 (0 = unknown)", c.CPURequest)
 	}
@@ -131,6 +131,9 @@ func (c *ParseCmd) validate() error {
 	}
 	if stdin > 1 || (stdin == 1 && c.Interval != nil) {
 		return invalidf("PAGE -: standard input can be read only once (no second scrape, no --interval)")
+	}
+	if err := needsFlag(given, "cpu-request", c.Interval != nil, "--interval (CPU % of the request is a rate: two scrapes)"); err != nil {
+		return err
 	}
 	if c.Interval == nil {
 		return nil

@@ -27,10 +27,11 @@ func (f *LeaderElectFlags) needsLeaderElect(given map[string]bool) error {
 	if f.LeaderElect {
 		return nil
 	}
+	// Without --leader-elect there is no Lease.
 	for _, name := range []string{"leader-elect-resource-name", "leader-elect-resource-namespace", "leader-elect-identity",
 		"leader-elect-lease-duration", "leader-elect-renew-deadline", "leader-elect-retry-period"} {
-		if given[name] {
-			return invalidf("--%s needs --leader-elect (without it there is no Lease, and the flag would be ignored)", name)
+		if err := needsFlag(given, name, false, "--leader-elect"); err != nil {
+			return err
 		}
 	}
 	return nil

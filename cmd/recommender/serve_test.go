@@ -96,6 +96,7 @@ func TestFleetBadTimingAndFollow(t *testing.T) {
 		{[]string{"--follow", "http://127.0.0.1:1/metrics", "--follow-every", "1ns"}, "--follow-every 1ns: want 100ms to 1h0m0s"},
 		{[]string{"--follow-every=-1s"}, "--follow-every -1s: want 100ms to 1h0m0s"},
 		{[]string{"--follow-every", "2h"}, "--follow-every 2h0m0s: want 100ms to 1h0m0s"},
+		{[]string{"--follow-every", "10s"}, "--follow-every needs --follow"},
 		{[]string{"--status", "1ns"}, "--status 1ns: want 100ms to 1h0m0s (or 0 for never"},
 		{[]string{"--status=-5s"}, "--status -5s: want 100ms to 1h0m0s"},
 		{[]string{"--cold-start=-1s"}, "--cold-start -1s: want a duration >= 0"},
