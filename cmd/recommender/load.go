@@ -33,8 +33,8 @@ type LoadCmd struct {
 	Endpoint     string        `name:"endpoint" default:"completions" enum:"completions,chat" help:"completions (/v1/completions) or chat (/v1/chat/completions)."`
 	RampUp       time.Duration `name:"ramp-up" default:"0s" help:"Closed loop: spread the clients' first requests evenly over this time."`
 	Timeout      time.Duration `name:"timeout" default:"5m" help:"Most time one request may take (then it counts as an error)."`
-	SLOTTFT      time.Duration `name:"slo-ttft" default:"2s" help:"Knee SLO: the highest load whose TTFT p95 is at most this..."`
-	SLOITL       time.Duration `name:"slo-itl" default:"100ms" help:"...and whose ITL p95 is at most this."`
+	SLOTTFT      time.Duration `name:"slo-ttft" default:"2s" help:"Knee SLO: the highest load whose TTFT p95 is at most this (0: not checked)..."`
+	SLOITL       time.Duration `name:"slo-itl" default:"100ms" help:"...and whose ITL p95 is at most this (0: not checked)."`
 	Seed         uint64        `name:"seed" default:"1" help:"Seed of the prompts and Poisson arrivals."`
 	Output       string        `name:"output" default:"text" enum:"text,json" help:"text (table, knee) or json."`
 	AllowRemote  bool          `name:"allow-remote" help:"Allow a URL that is not loopback (load only servers you own)."`
