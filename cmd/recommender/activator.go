@@ -53,7 +53,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 	case c.HoldTimeout <= 0 || c.ProbeInterval <= 0 || c.RetryAfter <= 0:
 		return invalidf("--hold-timeout, --probe-interval and --retry-after must be > 0")
 	case c.ProbeInterval < minProbeInterval || c.ProbeInterval > time.Hour:
-		return durationIn("probe-interval", c.ProbeInterval, minProbeInterval, time.Hour, "a probe more often busy-loops against the upstream")
+		return durationIn("probe-interval", c.ProbeInterval, minProbeInterval, time.Hour, "probing more often busy-loops against the upstream; rarer delays every activation")
 	case c.MaxHeld < 1:
 		return invalidf("--max-held %d: want >= 1", c.MaxHeld)
 	case len(c.ProbePath) == 0 || c.ProbePath[0] != '/':

@@ -61,11 +61,11 @@ func (c *FleetCmd) Run(e *env) error {
 	if c.ColdStart < 0 {
 		return invalidf("--cold-start %s: want a duration >= 0 (0: the replica model's cold start)", c.ColdStart)
 	}
-	if err := durationIn("follow-every", c.FollowEvery, minFleetEvery, maxFleetEvery, "a poll more often busy-loops"); err != nil {
+	if err := durationIn("follow-every", c.FollowEvery, minFleetEvery, maxFleetEvery, "polling more often busy-loops; rarer follows nothing a run shows"); err != nil {
 		return err
 	}
 	if c.Status != 0 {
-		if err := durationIn("status", c.Status, minFleetEvery, maxFleetEvery, "or 0 for never; printing more often busy-loops"); err != nil {
+		if err := durationIn("status", c.Status, minFleetEvery, maxFleetEvery, "or 0 for never; printing more often floods the terminal"); err != nil {
 			return err
 		}
 	}
