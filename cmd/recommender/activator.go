@@ -7,22 +7,27 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/infscale/infscale/pkg/activator"
 	"github.com/infscale/infscale/pkg/config"
 )
 
+// minProbeInterval bounds --probe-interval from below: a readiness probe
+// more often than every 10ms is a busy loop against the upstream.
+const minProbeInterval = 10 * time.Millisecond
+
 // ActivatorCmd is `infscale activator`: hold requests while the upstream
 // has no ready endpoint, release them in order once it has (docs/keda.md,
 // "Scale to zero with infscale activator").
 type ActivatorCmd struct {
 	Listen        string        `name:"listen" default:"127.0.0.1:8080" help:"Address to serve on (host:port; in a pod, 0.0.0.0:8080). /metrics and /healthz are the activator's own; every other path is proxied."`
-	Upstream      string        `name:"upstream" required:"" help:"Base URL of the model's Service, e.g. http://chat:8000."`
+	Upstream      string        `name:"upstream" required:"" help:"Base URL of the model's Service, e.g. http://chat:8000: no query or fragment; a path prefixes every proxied path (not --probe-path)."`
 	HoldTimeout   time.Duration `name:"hold-timeout" default:"5m" help:"Longest a request is held waiting for a ready upstream; then 503 with Retry-After. Make it longer than a cold start."`
 	MaxHeld       int           `name:"max-held" default:"1000" help:"Most requests held at once; beyond it, 429 with Retry-After."`
 	ProbePath     string        `name:"probe-path" default:"/health" help:"Upstream readiness endpoint (200: ready), vLLM's /health by default."`
-	ProbeInterval time.Duration `name:"probe-interval" default:"500ms" help:"How often the upstream's readiness is probed (at once when a request comes to be held)."`
+	ProbeInterval time.Duration `name:"probe-interval" default:"500ms" help:"How often the upstream's readiness is probed, 10ms to 1h (at once when a request comes to be held)."`
 	RetryAfter    time.Duration `name:"retry-after" default:"5s" help:"Retry-After of a 503 (hold timeout) or 429 (queue full), rounded up to seconds."`
 }
 
@@ -38,9 +43,17 @@ func (c *ActivatorCmd) Run(e *env) error {
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil {
 		return invalidf("--upstream %q: want a base URL such as http://chat:8000", c.Upstream)
 	}
+	// A path prefixes every proxied path (the proxy joins them); a query
+	// would be merged into every request's and the probe's, and a
+	// fragment is never sent: neither belongs to a base URL.
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(c.Upstream, "#") {
+		return invalidf("--upstream %q: want a base URL without a query or fragment, such as http://chat:8000 (a path, if any, prefixes every proxied path)", c.Upstream)
+	}
 	switch {
 	case c.HoldTimeout <= 0 || c.ProbeInterval <= 0 || c.RetryAfter <= 0:
 		return invalidf("--hold-timeout, --probe-interval and --retry-after must be > 0")
+	case c.ProbeInterval < minProbeInterval || c.ProbeInterval > time.Hour:
+		return durationIn("probe-interval", c.ProbeInterval, minProbeInterval, time.Hour, "probing more often busy-loops against the upstream; rarer delays every activation")
 	case c.MaxHeld < 1:
 		return invalidf("--max-held %d: want >= 1", c.MaxHeld)
 	case len(c.ProbePath) == 0 || c.ProbePath[0] != '/':

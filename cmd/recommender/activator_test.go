@@ -21,6 +21,14 @@ func TestActivatorInvalid(t *testing.T) {
 		{[]string{"--upstream", "http://chat:8000", "--hold-timeout", "0s"}, "--hold-timeout, --probe-interval and --retry-after must be > 0"},
 		{[]string{"--upstream", "http://chat:8000", "--listen", "nope"}, `--listen "nope": must be host:port`},
 		{[]string{"--upstream", "http://chat:8000", "--probe-path", "health"}, `--probe-path "health": want a path starting with /`},
+		// A base URL has no query (it would be merged into every request's
+		// and the probe's) and no fragment (never sent).
+		{[]string{"--upstream", "http://h:1/v1?x=1"}, `--upstream "http://h:1/v1?x=1": want a base URL without a query or fragment`},
+		{[]string{"--upstream", "http://h:1?"}, `--upstream "http://h:1?": want a base URL without a query or fragment`},
+		{[]string{"--upstream", "http://h:1/#top"}, `--upstream "http://h:1/#top": want a base URL without a query or fragment`},
+		{[]string{"--upstream", "http://h:1#"}, `--upstream "http://h:1#": want a base URL without a query or fragment`},
+		{[]string{"--upstream", "http://chat:8000", "--probe-interval", "1ns"}, "--probe-interval 1ns: want 10ms to 1h0m0s"},
+		{[]string{"--upstream", "http://chat:8000", "--probe-interval", "2h"}, "--probe-interval 2h0m0s: want 10ms to 1h0m0s"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(t.Context(), append([]string{"activator"}, tc.args...), strings.NewReader(""), &out, &errb)

@@ -26,6 +26,13 @@ import (
 // optimum (six replays, the optimum's search a few more).
 var DefaultBacktestPolicies = []string{"queue:24", "queue:24,lookahead=90", "queue:24,min=0,cooldown=120", "recommended", "oracle", "optimal"}
 
+// minQueryTimeout and maxQueryTimeout bound --query-timeout: a timeout is
+// what keeps a hung Prometheus from hanging the command.
+const (
+	minQueryTimeout = time.Second
+	maxQueryTimeout = time.Hour
+)
+
 // HistoryFlags select a target's Prometheus history; shared by backtest
 // and profile.
 type HistoryFlags struct {
@@ -38,7 +45,7 @@ type HistoryFlags struct {
 	Start         string         `default:"-7d" placeholder:"T" help:"Start: unix seconds, RFC3339, or relative to now (-7d, -36h, now) (default ${default})."`
 	End           string         `default:"now" placeholder:"T" help:"End: unix seconds, RFC3339, or relative to now (default ${default})."`
 	Step          time.Duration  `default:"30s" placeholder:"D" help:"Step of the reconstruction and of the range queries (default ${default})."`
-	QueryTimeout  time.Duration  `name:"query-timeout" default:"2m" placeholder:"D" help:"Timeout of each query (default ${default})."`
+	QueryTimeout  time.Duration  `name:"query-timeout" default:"2m" placeholder:"D" help:"Timeout of each query, 1s to 1h (default ${default})."`
 	MaxGap        time.Duration  `name:"max-gap" placeholder:"D" help:"Longest silence between samples still read as data (default: 3 x the scrape spacing, at least 2 steps)."`
 
 	now func() time.Time // the clock for relative times (tests set it)
@@ -78,6 +85,9 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 	}
 	if f.Step <= 0 {
 		return r, invalidf("--step %s: want a duration > 0, e.g. 30s", f.Step)
+	}
+	if err := durationIn("query-timeout", f.QueryTimeout, minQueryTimeout, maxQueryTimeout, "each Prometheus query's; 0 would disable it and a hung Prometheus would hang the command"); err != nil {
+		return r, err
 	}
 	if f.MaxGap != 0 && f.MaxGap < f.Step {
 		return r, invalidf("--max-gap %s: want at least --step (%s); a shorter silence than a step is not a gap", f.MaxGap, f.Step)

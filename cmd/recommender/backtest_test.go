@@ -257,3 +257,23 @@ func testBacktest(t *testing.T, url string, truth history.Truth) {
 	}
 	t.Logf("\n%s", out.String())
 }
+
+// TestQueryTimeoutBounded: --query-timeout outside 1s..1h is refused (exit
+// 2) by every command reading Prometheus history; 0s disabled the timeout,
+// so a hung Prometheus hung the command.
+func TestQueryTimeoutBounded(t *testing.T) {
+	for _, cmd := range []string{"backtest", "profile", "tune"} {
+		for _, tc := range []struct{ value, want string }{
+			{"0s", "--query-timeout 0s: want 1s to 1h0m0s"},
+			{"-1s", "--query-timeout -1s: want 1s to 1h0m0s"},
+			{"1ns", "--query-timeout 1ns: want 1s to 1h0m0s"},
+			{"2h", "--query-timeout 2h0m0s: want 1s to 1h0m0s"},
+		} {
+			var out, errb bytes.Buffer
+			args := []string{cmd, "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--query-timeout=" + tc.value}
+			if code := run(t.Context(), args, nil, &out, &errb); code != exitInvalid || out.Len() != 0 || !strings.Contains(errb.String(), tc.want) {
+				t.Errorf("%s --query-timeout %s: exit %d, stdout %q, stderr %q; want 2 and %q", cmd, tc.value, code, out.String(), errb.String(), tc.want)
+			}
+		}
+	}
+}

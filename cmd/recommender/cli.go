@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -53,6 +55,20 @@ type env struct {
 	stderr io.Writer
 	// args is the command line after the program's name, as given.
 	args []string
+	// given holds the names (without --) of the flags the command line
+	// set, to tell a flag given at its default from one not given.
+	given map[string]bool
+}
+
+// givenFlags returns the names of the flags kctx's command line set.
+func givenFlags(kctx *kong.Context) map[string]bool {
+	given := map[string]bool{}
+	for _, p := range kctx.Path {
+		if p.Flag != nil {
+			given[p.Flag.Name] = true
+		}
+	}
+	return given
 }
 
 // commandLine is "infscale" and args as a POSIX shell reads them back: an
@@ -130,7 +146,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "infscale: %v\n", err)
 		return exitInvalid
 	}
-	err = kctx.Run(&env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, args: args})
+	err = kctx.Run(&env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, args: args, given: givenFlags(kctx)})
 	if err == nil {
 		return exitOK
 	}
@@ -162,4 +178,43 @@ func parseArgs(parser *kong.Kong, args []string) (kctx *kong.Context, err error)
 		}
 	}()
 	return parser.Parse(args)
+}
+
+// durationIn checks that flag's value d lies in lo..hi: an invalid-input
+// error (exit 2) naming the flag, the range and why (a clause such as "a
+// poll more often than 100ms busy-loops") otherwise.
+func durationIn(flag string, d, lo, hi time.Duration, why string) error {
+	if d >= lo && d <= hi {
+		return nil
+	}
+	return invalidf("--%s %s: want %s to %s (%s)", flag, d, lo, hi, why)
+}
+
+// httpURL checks that s, the value of name (a flag, "--follow", or an
+// argument, "URL"), is an absolute http or https URL with a host: an
+// invalid-input error (exit 2) naming it otherwise (the URL as given, or
+// redacted when it holds a password).
+func httpURL(name, s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return u, nil
+	}
+	shown := strconv.Quote(s)
+	switch {
+	case err == nil && u.User != nil:
+		shown = u.Redacted()
+	case err != nil && strings.Contains(s, "@"):
+		shown = "(unparsable)"
+	}
+	return nil, invalidf("%s %s: want http://HOST[:PORT][/PATH] or https://...", name, shown)
+}
+
+// needsFlag refuses flag (its name without --) given on the command line
+// while enabled is false: it would be ignored. The error (exit 2) names
+// the flag and what it needs (need, e.g. "--follow").
+func needsFlag(given map[string]bool, flag string, enabled bool, need string) error {
+	if enabled || !given[flag] {
+		return nil
+	}
+	return invalidf("--%s needs %s (without it the flag would be ignored)", flag, need)
 }

@@ -18,6 +18,14 @@ const maxFleetRate = 10000
 // the machine's ephemeral port range.
 const maxFleetSlots = 1000
 
+// minFleetEvery and maxFleetEvery bound --follow-every and --status: a
+// poll or print more often than every 100ms busy-loops a loopback stand-in,
+// one rarer than hourly follows nothing a demo could show.
+const (
+	minFleetEvery = 100 * time.Millisecond
+	maxFleetEvery = time.Hour
+)
+
 // FleetCmd is `infscale fleet`: a simulated vLLM fleet on loopback whose
 // replicas expose vLLM-named /metrics (docs/serve.md, "Simulated fleet").
 type FleetCmd struct {
@@ -26,11 +34,11 @@ type FleetCmd struct {
 	Rate         float64       `name:"rate" default:"10" help:"Arrival rate, requests per second (0..${max_fleet_rate}: every request is simulated in wall time on this machine)."`
 	PromptTokens int           `name:"prompt-tokens" default:"512" help:"Prompt tokens per request."`
 	OutputTokens int           `name:"output-tokens" default:"256" help:"Output tokens per request."`
-	ColdStart    time.Duration `name:"cold-start" default:"0s" help:"Time a new replica takes to serve (0: the replica model's cold start, 91s for the reference)."`
+	ColdStart    time.Duration `name:"cold-start" default:"0s" help:"Time a new replica takes to serve, >= 0 (0: the replica model's cold start, 91s for the reference)."`
 	Follow       string        `name:"follow" help:"Follow infscale_desired_replicas from this /metrics URL (infscale serve's), as KEDA would."`
 	Target       string        `name:"target" default:"chat" help:"The target label to follow."`
-	FollowEvery  time.Duration `name:"follow-every" default:"5s" help:"How often --follow polls."`
-	Status       time.Duration `name:"status" default:"5s" help:"How often to print the fleet's state (0: never)."`
+	FollowEvery  time.Duration `name:"follow-every" default:"5s" help:"How often --follow polls, 100ms to 1h (needs --follow)."`
+	Status       time.Duration `name:"status" default:"5s" help:"How often to print the fleet's state, 100ms to 1h (0: never)."`
 	Listen       string        `name:"listen" default:"127.0.0.1:0" help:"Address of the fleet's OpenAI API (/v1/completions, /v1/chat/completions, /v1/models, /health) balanced over the ready replicas."`
 	ReplicaFlags `embed:"" prefix:"replica-"`
 }
@@ -49,6 +57,25 @@ func (c *FleetCmd) Run(e *env) error {
 	}
 	if c.PromptTokens < 1 || c.OutputTokens < 1 {
 		return invalidf("--prompt-tokens and --output-tokens must be >= 1")
+	}
+	if c.ColdStart < 0 {
+		return invalidf("--cold-start %s: want a duration >= 0 (0: the replica model's cold start)", c.ColdStart)
+	}
+	if err := durationIn("follow-every", c.FollowEvery, minFleetEvery, maxFleetEvery, "polling more often busy-loops; rarer follows nothing a run shows"); err != nil {
+		return err
+	}
+	if c.Status != 0 {
+		if err := durationIn("status", c.Status, minFleetEvery, maxFleetEvery, "or 0 for never; printing more often floods the terminal"); err != nil {
+			return err
+		}
+	}
+	if err := needsFlag(e.given, "follow-every", c.Follow != "", "--follow"); err != nil {
+		return err
+	}
+	if c.Follow != "" {
+		if _, err := httpURL("--follow", c.Follow); err != nil {
+			return err
+		}
 	}
 	rc, err := c.ReplicaFlags.Config()
 	if err != nil {
@@ -79,7 +106,7 @@ func (c *FleetCmd) Run(e *env) error {
 		go f.Follow(e.ctx, c.FollowEvery, fleet.DesiredFromURL(&http.Client{Timeout: 5 * time.Second}, c.Follow, c.Target),
 			func(err error) { fmt.Fprintf(e.stderr, "follow: %v\n", err) })
 	}
-	if c.Status <= 0 {
+	if c.Status == 0 {
 		<-e.ctx.Done()
 		return nil
 	}

@@ -192,3 +192,15 @@ func TestKubeSilentAPIServer(t *testing.T) {
 		t.Errorf("cancelled: exit %d, stderr %q; want 130 and one line", code, errb.String())
 	}
 }
+
+// TestKubeNegativeReplicas: an API server answering spec.replicas -3 gets no
+// decision: exit 1 naming the count, nothing decided or printed as a
+// decision (it printed "spec.replicas -3" and decided).
+func TestKubeNegativeReplicas(t *testing.T) {
+	sc, _ := fakeKube(t, servedPod(t, "chat-a", 20, 4))
+	sc.Set("llm", kubefake.Deployments, "chat", -3, "app=chat")
+	code, out, errs := runKube("-n", "llm", "--deployment", "chat", "--port", "http", "--metric", "queue", "--target", "10", "--apply")
+	if code != exitRuntime || out != "" || !strings.Contains(errs, "spec.replicas -3, status.replicas -3: a replica count cannot be negative") || sc.Updates != 0 {
+		t.Errorf("exit %d, %d updates, stdout %q, stderr %q; want 1, no write, nothing on stdout, the count named", code, sc.Updates, out, errs)
+	}
+}

@@ -22,8 +22,8 @@ import (
 // (docs/load.md).
 type LoadCmd struct {
 	URL          string        `arg:"" name:"url" help:"Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000 (loopback only unless --allow-remote)."`
-	Concurrency  string        `name:"concurrency" help:"Closed loop: N clients each sending its next request when the last ends; a list (1,2,4,...) sweeps and finds the knee."`
-	Rate         string        `name:"rate" help:"Open loop: Poisson arrivals at R requests/s; a list sweeps and finds the knee."`
+	Concurrency  string        `name:"concurrency" help:"Closed loop: N clients (1 to 1000000) each sending its next request when the last ends; a list (1,2,4,...) sweeps and finds the knee."`
+	Rate         string        `name:"rate" help:"Open loop: Poisson arrivals at R requests/s (0 < R <= 1000000); a list sweeps and finds the knee."`
 	Trace        string        `name:"trace" help:"Open loop: replay a trace file (as simulate reads it) at its timestamps with its token counts."`
 	Duration     time.Duration `name:"duration" default:"60s" help:"Most time requests start in, per point (running requests finish)."`
 	Requests     int           `name:"requests" default:"1000" help:"Most requests per point (0: --duration only)."`
@@ -33,8 +33,8 @@ type LoadCmd struct {
 	Endpoint     string        `name:"endpoint" default:"completions" enum:"completions,chat" help:"completions (/v1/completions) or chat (/v1/chat/completions)."`
 	RampUp       time.Duration `name:"ramp-up" default:"0s" help:"Closed loop: spread the clients' first requests evenly over this time."`
 	Timeout      time.Duration `name:"timeout" default:"5m" help:"Most time one request may take (then it counts as an error)."`
-	SLOTTFT      time.Duration `name:"slo-ttft" default:"2s" help:"Knee SLO: the highest load whose TTFT p95 is at most this..."`
-	SLOITL       time.Duration `name:"slo-itl" default:"100ms" help:"...and whose ITL p95 is at most this."`
+	SLOTTFT      time.Duration `name:"slo-ttft" default:"2s" help:"Knee SLO: the highest load whose TTFT p95 is at most this (0: not checked)..."`
+	SLOITL       time.Duration `name:"slo-itl" default:"100ms" help:"...and whose ITL p95 is at most this (0: not checked)."`
 	Seed         uint64        `name:"seed" default:"1" help:"Seed of the prompts and Poisson arrivals."`
 	Output       string        `name:"output" default:"text" enum:"text,json" help:"text (table, knee) or json."`
 	AllowRemote  bool          `name:"allow-remote" help:"Allow a URL that is not loopback (load only servers you own)."`
@@ -46,6 +46,13 @@ type LoadCmd struct {
 
 // Run validates the flags, runs the point or the sweep and prints it.
 func (c *LoadCmd) Run(e *env) error {
+	// A base URL: the API paths are appended to it (a query or fragment
+	// would end up before them).
+	if u, err := httpURL("URL", c.URL); err != nil {
+		return err
+	} else if u.RawQuery != "" || u.ForceQuery || strings.Contains(c.URL, "#") {
+		return invalidf("URL %q: want a base URL without a query or fragment, e.g. http://127.0.0.1:8000 (/v1/... is appended)", c.URL)
+	}
 	modes := 0
 	for _, s := range []string{c.Concurrency, c.Rate, c.Trace} {
 		if s != "" {
@@ -66,6 +73,12 @@ func (c *LoadCmd) Run(e *env) error {
 		return invalidf("--max-tokens %d: want 1 to 1048576", c.MaxTokens)
 	case c.RampUp < 0 || c.Timeout <= 0 || c.SLOTTFT < 0 || c.SLOITL < 0:
 		return invalidf("--ramp-up, --slo-ttft and --slo-itl must be >= 0 and --timeout > 0")
+	}
+	if err := needsFlag(e.given, "ramp-up", c.Concurrency != "", "--concurrency (it spreads the closed loop's clients)"); err != nil {
+		return err
+	}
+	if err := needsFlag(e.given, "calibrate-fit-max", c.Calibrate != "", "--calibrate"); err != nil {
+		return err
 	}
 	var base replica.Config
 	if c.Calibrate != "" {

@@ -26,9 +26,20 @@ func TestLoadInvalid(t *testing.T) {
 	}{
 		{[]string{"http://10.1.2.3:8000", "--concurrency", "1"}, "10.1.2.3 is not a loopback address (pass --allow-remote"},
 		{[]string{"http://127.0.0.1:1"}, "give exactly one of --concurrency, --rate or --trace"},
+		// Flags of another mode are refused, not ignored.
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--ramp-up", "10s"}, "--ramp-up needs --concurrency"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1,2", "--calibrate-fit-max", "8"}, "--calibrate-fit-max needs --calibrate"},
+		// Checked up front (it failed every request, exit 1, "unsupported protocol scheme").
+		{[]string{"ftp://x", "--allow-remote", "--concurrency", "1"}, `URL "ftp://x": want http://HOST[:PORT][/PATH] or https://...`},
+		{[]string{"not a url", "--allow-remote", "--concurrency", "1"}, `URL "not a url": want http://HOST[:PORT][/PATH]`},
+		{[]string{"http://127.0.0.1:1?x=1", "--concurrency", "1"}, `URL "http://127.0.0.1:1?x=1": want a base URL without a query or fragment`},
+		{[]string{"http://127.0.0.1:1#f", "--concurrency", "1"}, `URL "http://127.0.0.1:1#f": want a base URL without a query or fragment`},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--rate", "2"}, "give exactly one of"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "4,2"}, "--concurrency: item 2 2: loads must increase"},
 		{[]string{"http://127.0.0.1:1", "--rate=-1"}, "--rate: item 1 \"-1\": want a number > 0"},
+		// The upper bound is named, not only "> 0".
+		{[]string{"http://127.0.0.1:1", "--rate", "1000001"}, "--rate: item 1 \"1000001\": want a number > 0 and <= 1000000"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1000001"}, "--concurrency: item 1 \"1000001\": want an integer from 1 to 1000000"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--max-tokens", "0"}, "--max-tokens 0: want 1 to 1048576"},
 		{[]string{"http://127.0.0.1:1", "--trace", "/nonexistent.csv"}, "--trace:"},
 		// Checked before any load, as simulate reads it (exit 2, not 1).

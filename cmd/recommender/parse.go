@@ -11,8 +11,17 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/scrape"
+)
+
+// minParseInterval and maxParseInterval bound parse --interval: shorter
+// than 100ms, a counter's increase is a few engine steps (or none) and its
+// rate noise; longer than an hour is a mistyped unit, not a wait to sit out.
+const (
+	minParseInterval = 100 * time.Millisecond
+	maxParseInterval = time.Hour
 )
 
 // ParseCmd is `infscale parse PAGE...`: read model-server /metrics pages
@@ -21,8 +30,8 @@ type ParseCmd struct {
 	Pages      []string       `arg:"" name:"PAGE" help:"A /metrics page: a file, an http(s) URL, or - for stdin. Each page once (the same URL or file named twice is an error); --interval gives rates."`
 	Server     profile.Server `default:"auto" placeholder:"S" help:"Server profile: auto (detect; the default), vllm, sglang, llamacpp, tgi, trtllm, triton."`
 	Output     string         `enum:"text,json" default:"text" help:"Output format: text or json."`
-	CPURequest float64        `name:"cpu-request" placeholder:"CORES" help:"The pod's CPU request in cores, to print CPU % of the request (needs two scrapes)."`
-	Interval   time.Duration  `placeholder:"D" help:"Scrape every page twice, D apart (e.g. 15s), and print counter rates."`
+	CPURequest float64        `name:"cpu-request" placeholder:"CORES" help:"The pod's CPU request in cores, to print CPU % of the request (needs two scrapes: --interval)."`
+	Interval   *time.Duration `placeholder:"D" help:"Scrape every page twice, D apart (100ms to 1h, e.g. 15s), and print counter rates; URLs only."`
 	Timeout    time.Duration  `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`
 }
 
@@ -45,7 +54,7 @@ func newParseRow(prev, cur *scrape.Page) parseRow {
 
 // Run reads every page and prints one row each.
 func (c *ParseCmd) Run(e *env) error {
-	if err := c.validate(); err != nil {
+	if err := c.validate(e.given); err != nil {
 		return err
 	}
 	if err := scrape.CheckDistinct(c.Pages); err != nil {
@@ -80,11 +89,11 @@ func (c *ParseCmd) Run(e *env) error {
 		last[p.Source] = p
 		rows = append(rows, row)
 	}
-	if c.Interval > 0 && len(errs) == 0 {
+	if c.Interval != nil && len(errs) == 0 {
 		select {
 		case <-e.ctx.Done():
-			return fmt.Errorf("parse: interrupted while waiting %s for the second scrape: %w", c.Interval, e.ctx.Err())
-		case <-time.After(c.Interval):
+			return fmt.Errorf("parse: interrupted while waiting %s for the second scrape: %w", *c.Interval, e.ctx.Err())
+		case <-time.After(*c.Interval):
 		}
 		first := rows
 		rows = nil
@@ -107,12 +116,9 @@ func (c *ParseCmd) Run(e *env) error {
 	return c.writeText(e.stdout, rows)
 }
 
-func (c *ParseCmd) validate() error {
+func (c *ParseCmd) validate(given map[string]bool) error {
 	if math.IsNaN(c.CPURequest) || math.IsInf(c.CPURequest, 0) || c.CPURequest < 0 {
 		return invalidf("--cpu-request %v: want a number of cores >= 0 (0 = unknown)", c.CPURequest)
-	}
-	if c.Interval < 0 {
-		return invalidf("--interval %s: want a duration >= 0, e.g. 15s", c.Interval)
 	}
 	if c.Timeout <= 0 {
 		return invalidf("--timeout %s: want a duration > 0, e.g. 10s", c.Timeout)
@@ -123,8 +129,22 @@ func (c *ParseCmd) validate() error {
 			stdin++
 		}
 	}
-	if stdin > 1 || (stdin == 1 && c.Interval > 0) {
+	if stdin > 1 || (stdin == 1 && c.Interval != nil) {
 		return invalidf("PAGE -: standard input can be read only once (no second scrape, no --interval)")
+	}
+	if err := needsFlag(given, "cpu-request", c.Interval != nil, "--interval (CPU % of the request is a rate: two scrapes)"); err != nil {
+		return err
+	}
+	if c.Interval == nil {
+		return nil
+	}
+	if err := durationIn("interval", *c.Interval, minParseInterval, maxParseInterval, "the time between a page's two scrapes; e.g. 15s, a scrape interval"); err != nil {
+		return err
+	}
+	for _, p := range c.Pages {
+		if !sourcekey.IsHTTP(p) {
+			return invalidf("--interval with PAGE %s: a file is the same page when read again (its rates would be 0); --interval scrapes http(s) URLs", p)
+		}
 	}
 	return nil
 }

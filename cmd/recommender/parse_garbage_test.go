@@ -49,7 +49,7 @@ func TestParseIntervalWithPassword(t *testing.T) {
 	}))
 	defer srv.Close()
 	url := strings.Replace(srv.URL, "http://", "http://u:secret@", 1)
-	code, out, errs := runParseCLI(t, nil, "--output", "json", "--interval", "20ms", url)
+	code, out, errs := runParseCLI(t, nil, "--output", "json", "--interval", "100ms", url)
 	if code != 0 || strings.Contains(out+errs, "secret") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}

@@ -185,7 +185,15 @@ func TestParseInvalid(t *testing.T) {
 		"bad output":                      {[]string{"--output", "xml", good}, "", 2, []string{"--output"}},
 		"negative cpu request":            {[]string{"--cpu-request", "-1", good}, "", 2, []string{"--cpu-request"}},
 		"negative interval":               {[]string{"--interval", "-1s", good}, "", 2, []string{"--interval"}},
-		"no page":                         {nil, "", 2, []string{"PAGE"}},
+		// Bounded (1ns gave rates over no time, 100000h slept), 0s refused
+		// rather than ignored, and files refused: a file read twice is the
+		// same page, its rates 0 and its INTERVAL 0s.
+		"cpu request without interval": {[]string{"--cpu-request", "2", "http://127.0.0.1:1/metrics"}, "", 2, []string{"--cpu-request needs --interval"}},
+		"zero interval":                {[]string{"--interval", "0s", "http://127.0.0.1:1/metrics"}, "", 2, []string{"--interval 0s: want 100ms to 1h0m0s"}},
+		"nanosecond interval":          {[]string{"--interval", "1ns", "http://127.0.0.1:1/metrics"}, "", 2, []string{"--interval 1ns: want 100ms to 1h0m0s"}},
+		"huge interval":                {[]string{"--interval", "100000h", "http://127.0.0.1:1/metrics"}, "", 2, []string{"--interval 100000h0m0s: want 100ms to 1h0m0s"}},
+		"interval with file":           {[]string{"--interval", "15s", "http://127.0.0.1:1/metrics", good}, "", 2, []string{"--interval with PAGE " + good + ": a file is the same page when read again"}},
+		"no page":                      {nil, "", 2, []string{"PAGE"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, stdout, stderr := runParseCLI(t, strings.NewReader(tc.stdin), tc.args...)
@@ -292,19 +300,19 @@ func TestParseRates(t *testing.T) {
 	})
 	t.Run("interval", func(t *testing.T) {
 		srv := counterServer(t)
-		code, stdout, stderr := runParseCLI(t, nil, "--output", "json", "--cpu-request", "2", "--interval", "50ms", srv.URL)
+		code, stdout, stderr := runParseCLI(t, nil, "--output", "json", "--cpu-request", "2", "--interval", "100ms", srv.URL)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		rows := decodeRows(t, stdout)
-		if len(rows) != 1 || rows[0].Rates.IntervalSeconds < 0.05 {
-			t.Fatalf("rows = %+v, want 1 with rates over >= 50ms", rows)
+		if len(rows) != 1 || rows[0].Rates.IntervalSeconds < 0.1 {
+			t.Fatalf("rows = %+v, want 1 with rates over >= 100ms", rows)
 		}
 		check(t, rows, 0)
 	})
 	t.Run("text", func(t *testing.T) {
 		srv := counterServer(t)
-		code, stdout, stderr := runParseCLI(t, nil, "--interval", "10ms", srv.URL)
+		code, stdout, stderr := runParseCLI(t, nil, "--interval", "100ms", srv.URL)
 		if code != 0 || !strings.Contains(stdout, "PROMPT_TOK/S") || !strings.Contains(stdout, "CPU_%") {
 			t.Errorf("exit %d stdout %s stderr %s", code, stdout, stderr)
 		}

@@ -27,7 +27,7 @@ type ProfileCmd struct {
 	Policy        string        `short:"p" default:"queue:24" placeholder:"P" help:"The reactive policy (a simulate policy string); its queue/running target sets the requests one replica holds (default ${default})."`
 	FloorFraction float64       `name:"floor-fraction" default:"0.8" placeholder:"F" help:"The floor covers this fraction of the expected need (0 < F <= 1); the reactive policy scales on the rest (default ${default})."`
 	Timezone      string        `default:"UTC" placeholder:"TZ" help:"IANA time zone of the hours and of the schedule (default ${default})."`
-	Simulate      bool          `default:"true" negatable:"" help:"Replay reactive only, schedule only and both on the same history (--no-simulate to skip)."`
+	Simulate      bool          `default:"true" negatable:"" help:"Replay reactive only, schedule only and both (when there is a schedule) on the same history (--no-simulate to skip)."`
 	SLOTTFT       time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO of the replay (default ${default})."`
 	Seed          uint64        `default:"1" help:"Seed of the replay's arrivals within a step and token draws."`
 	Output        string        `enum:"text,json" default:"text" help:"Output format: text or json."`
@@ -211,7 +211,12 @@ func (o profileOut) writeText(w io.Writer) error {
 	fmt.Fprintf(w, "\nthe same floor as KEDA cron triggers (beside the prometheus trigger; KEDA takes the largest):\n")
 	seasonal.WriteKEDACron(w, o.windows, o.zone)
 	if o.sim != nil {
-		fmt.Fprintf(w, "\nreactive only, schedule only, both, replayed on the same history:\n\n")
+		if len(o.windows) == 0 {
+			// No window: "both" would be the reactive policy itself.
+			fmt.Fprintf(w, "\nreactive only and schedule only (the policy's min throughout), replayed on the same history; no schedule to add to the reactive policy, so no \"both\" row:\n\n")
+		} else {
+			fmt.Fprintf(w, "\nreactive only, schedule only, both, replayed on the same history:\n\n")
+		}
 		return o.sim.WriteText(w)
 	}
 	return nil

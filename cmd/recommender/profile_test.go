@@ -87,6 +87,24 @@ func testProfile(t *testing.T, url string, truth history.Truth) {
 		}
 	}
 	t.Logf("\n%s", out.String())
+
+	// One day: no hour can recur on seasonal.MinDays = 3 days, so there is
+	// no window and no schedule to add; the replay says so and has no
+	// "both" row (it announced one).
+	args = []string{"profile", "--prometheus-url", url, "--selector", `{namespace="llm"}`,
+		"--start", fmt.Sprint(day.Unix()), "--end", fmt.Sprint(day.Add(24 * time.Hour).Unix()), "--step", "2m", "--policy", "queue:8"}
+	out.Reset()
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("one day: exit %d: %s", code, errb.String())
+	}
+	for _, s := range []string{"  none: no hour needs more", "no schedule to add to the reactive policy, so no \"both\" row", "queue:8 (reactive only)", "schedule only"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("one day: text output lacks %q:\n%s", s, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "queue:8 + schedule") || strings.Contains(out.String(), "schedule only, both") {
+		t.Errorf("one day: a \"both\" row or its announcement without a schedule:\n%s", out.String())
+	}
 }
 
 // TestHistoryFlagsDocumented: every flag of backtest and profile (except

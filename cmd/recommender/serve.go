@@ -83,6 +83,9 @@ func (c *ServeCmd) Run(e *env) error {
 			return invalidf("--listen %q: %v", c.Listen, err)
 		}
 	}
+	if err := c.needsLeaderElect(e.given); err != nil {
+		return err
+	}
 	if c.LeaderElect {
 		if _, err := c.check(); err != nil {
 			return err

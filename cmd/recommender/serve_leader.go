@@ -11,13 +11,30 @@ import (
 // kube-controller-manager's (component-base's LeaderElectionConfiguration)
 // with client-go's usual timings (docs/ha.md).
 type LeaderElectFlags struct {
-	LeaderElect   bool          `name:"leader-elect" help:"Run as one of several replicas: the writes (apply, pod_deletion_cost) come only from the holder of a coordination.k8s.io Lease; every replica decides and exports the same metrics (docs/ha.md)."`
+	LeaderElect   bool          `name:"leader-elect" help:"Run as one of several replicas: the writes (apply, pod_deletion_cost) come only from the holder of a coordination.k8s.io Lease; every replica decides and exports the same metrics (docs/ha.md). The --leader-elect-* flags need it."`
 	LeaseName     string        `name:"leader-elect-resource-name" default:"infscale" placeholder:"NAME" help:"Name of the Lease (default ${default})."`
 	LeaseNS       string        `name:"leader-elect-resource-namespace" placeholder:"NS" help:"Namespace of the Lease (default: the pod's own in a cluster, else the kubeconfig context's, else default)."`
 	Identity      string        `name:"leader-elect-identity" placeholder:"ID" help:"This replica's holder identity (default: $POD_NAME from the downward API, else the hostname with a random suffix)."`
 	LeaseDuration time.Duration `name:"leader-elect-lease-duration" default:"15s" help:"How long the other replicas wait after the last renewal before taking the Lease."`
 	RenewDeadline time.Duration `name:"leader-elect-renew-deadline" default:"10s" help:"How long the holder retries renewing before it stops writing; less than the lease duration."`
 	RetryPeriod   time.Duration `name:"leader-elect-retry-period" default:"2s" help:"Wait between tries to acquire or renew."`
+}
+
+// needsLeaderElect refuses a --leader-elect-* flag given without
+// --leader-elect (exit 2): it would be ignored, and a replica the user
+// meant to run under a Lease would write alone.
+func (f *LeaderElectFlags) needsLeaderElect(given map[string]bool) error {
+	if f.LeaderElect {
+		return nil
+	}
+	// Without --leader-elect there is no Lease.
+	for _, name := range []string{"leader-elect-resource-name", "leader-elect-resource-namespace", "leader-elect-identity",
+		"leader-elect-lease-duration", "leader-elect-renew-deadline", "leader-elect-retry-period"} {
+		if err := needsFlag(given, name, false, "--leader-elect"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // elector builds the Lease elector for serve with kubeconfig's client (nil

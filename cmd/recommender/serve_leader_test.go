@@ -36,3 +36,30 @@ func TestServeLeaderElectFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestServeLeaderElectFlagsNeedLeaderElect: a --leader-elect-* flag without
+// --leader-elect (even at its default value) is refused, exit 2 naming it,
+// instead of being ignored; nothing is served. --check-config checks it too.
+func TestServeLeaderElectFlagsNeedLeaderElect(t *testing.T) {
+	cfg := "../../examples/serve-prometheus.yaml"
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--leader-elect-lease-duration", "15s"}, "leader-elect-lease-duration"},
+		{[]string{"--leader-elect-renew-deadline=20s"}, "leader-elect-renew-deadline"},
+		{[]string{"--leader-elect-retry-period", "1s"}, "leader-elect-retry-period"},
+		{[]string{"--leader-elect-resource-name", "infscale"}, "leader-elect-resource-name"},
+		{[]string{"--leader-elect-resource-namespace", "llm"}, "leader-elect-resource-namespace"},
+		{[]string{"--leader-elect-identity", "a"}, "leader-elect-identity"},
+		{[]string{"--check-config", "--leader-elect-lease-duration", "20s"}, "leader-elect-lease-duration"},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{"serve", "--config", cfg, "--listen", "127.0.0.1:0"}, tc.args...)
+		code := run(context.Background(), args, nil, &out, &errb)
+		want := "--" + tc.flag + " needs --leader-elect"
+		if code != exitInvalid || out.Len() != 0 || !strings.Contains(errb.String(), want) || strings.Contains(errb.String(), "serving") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out.String(), errb.String(), want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,6 +83,35 @@ func TestFleetBadFlags(t *testing.T) {
 	}
 }
 
+// TestFleetBadTimingAndFollow: a poll or print interval outside 100ms..1h
+// (0s panicked in time.NewTicker, 1ns busy-looped), a negative cold start,
+// and a --follow URL that is not http(s) with a host are refused before
+// anything starts, with exit 2 and a message naming the flag and range.
+func TestFleetBadTimingAndFollow(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--follow", "http://127.0.0.1:1/metrics", "--follow-every", "0s"}, "--follow-every 0s: want 100ms to 1h0m0s"},
+		{[]string{"--follow", "http://127.0.0.1:1/metrics", "--follow-every", "1ns"}, "--follow-every 1ns: want 100ms to 1h0m0s"},
+		{[]string{"--follow-every=-1s"}, "--follow-every -1s: want 100ms to 1h0m0s"},
+		{[]string{"--follow-every", "2h"}, "--follow-every 2h0m0s: want 100ms to 1h0m0s"},
+		{[]string{"--follow-every", "10s"}, "--follow-every needs --follow"},
+		{[]string{"--status", "1ns"}, "--status 1ns: want 100ms to 1h0m0s (or 0 for never"},
+		{[]string{"--status=-5s"}, "--status -5s: want 100ms to 1h0m0s"},
+		{[]string{"--cold-start=-1s"}, "--cold-start -1s: want a duration >= 0"},
+		{[]string{"--follow", "ftp://x"}, `--follow "ftp://x": want http://HOST[:PORT][/PATH] or https://...`},
+		{[]string{"--follow", "not a url"}, `--follow "not a url": want http://HOST[:PORT][/PATH]`},
+		{[]string{"--follow", "http:///metrics"}, `--follow "http:///metrics": want http://HOST`},
+	} {
+		var out, errb bytes.Buffer
+		code := run(t.Context(), append([]string{"fleet"}, tc.args...), nil, &out, &errb)
+		if code != exitInvalid || out.Len() != 0 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing on stdout, %q", tc.args, code, out.String(), errb.String(), tc.want)
+		}
+	}
+}
+
 // TestFleetRuns starts the simulated fleet until the context ends and
 // checks that it prints an embedded serve config with one URL per slot.
 func TestFleetRuns(t *testing.T) {
@@ -93,5 +123,22 @@ func TestFleetRuns(t *testing.T) {
 	}
 	if n := strings.Count(out.String(), "  - http://127.0.0.1:"); n != 3 || !strings.Contains(out.String(), "server: vllm") {
 		t.Errorf("want an embedded config with 3 URLs:\n%s", out.String())
+	}
+}
+
+// TestServeDemoPortInUse: serve --demo on a port in use exits 1 with the
+// bind error and prints nothing on stdout (no banner, no table header).
+func TestServeDemoPortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, demo := range []string{"--demo", "--demo-zero"} {
+		var out, errb bytes.Buffer
+		code := run(t.Context(), []string{"serve", demo, "--listen", ln.Addr().String()}, nil, &out, &errb)
+		if code != exitRuntime || out.Len() != 0 || !strings.Contains(errb.String(), "address already in use") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 1, nothing printed, the bind error", demo, code, out.String(), errb.String())
+		}
 	}
 }

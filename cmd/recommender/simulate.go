@@ -31,7 +31,7 @@ type SimulateCmd struct {
 	Price        float64       `name:"gpu-hour-price" default:"4" help:"Price of one GPU-hour (GPU cost = replica-hours x GPUs per replica x price)."`
 	Seed         uint64        `name:"seed" default:"1" help:"Seed of generated traces (reference, synthetic without seed=)."`
 	Sort         bool          `name:"sort" help:"Accept a trace file whose rows are out of time order (sorted in memory)."`
-	RateScale    float64       `name:"rate-scale" default:"1" help:"Compress time by this factor: 2 replays the trace at twice its rate."`
+	RateScale    float64       `name:"rate-scale" default:"1" help:"Compress time by this factor: 2 replays the trace at twice its rate; at most the trace's span / --period (the replay spans one period or more)."`
 	Window       string        `name:"window" help:"Replay only [START:END) of the trace (after --rate-scale), e.g. 1h, 600:1800, 1d:2d."`
 	Prefill      string        `name:"prefill" default:"chunked" enum:"chunked,stall" help:"Prefill scheduling: chunked (vLLM V1) or stall (vLLM V0: a prefill pauses decoding)."`
 	MaxBatched   int           `name:"max-batched-tokens" default:"8192" help:"vLLM max_num_batched_tokens: the tokens one step (chunked) or one prefill (stall) carries."`
@@ -194,6 +194,16 @@ func (c *SimulateCmd) source() (trace.Source, error) {
 		} else if src.Duration == 0 {
 			src.Duration = last
 		}
+	}
+	// A trace compressed into less than one decision period is replayed
+	// before any policy decides: its rows would be one cohort at t = 0 and
+	// its timeline empty.
+	if period := c.Period.Seconds(); c.RateScale != 1 && period > 0 && !(src.Duration >= period) {
+		if c.Window != "" {
+			return trace.Source{}, invalidf("--rate-scale %g with --window %s: the replay spans %.3g s, less than one --period (%s), so no policy would decide; want a span of at least one period", c.RateScale, c.Window, src.Duration, c.Period)
+		}
+		return trace.Source{}, invalidf("--rate-scale %g: the trace's %.4g s compress to %.3g s, less than one --period (%s), so no policy would decide; want a factor > 0 and at most %.4g (the trace's span / the period)",
+			c.RateScale, src.Duration*c.RateScale, src.Duration, c.Period, src.Duration*c.RateScale/period)
 	}
 	return src, nil
 }

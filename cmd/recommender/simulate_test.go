@@ -148,6 +148,15 @@ func TestSimulateInvalid(t *testing.T) {
 		{[]string{"--trace", filepath.Join(dir, "missing.csv")}, "no such file"},
 		{[]string{"--trace", "synthetic:poisson,rate=-1"}, "field 2 rate"},
 		{[]string{"--rate-scale", "0"}, "--rate-scale"},
+		// The reference trace spans 1500 s: with the 15 s period, a factor
+		// above 1500 / 15 = 100 compresses it into less than one period
+		// (1e308 gave "over 0 s", 1000 an empty timeline).
+		{[]string{"--rate-scale", "1e308"}, "--rate-scale 1e+308: the trace's 1500 s compress to 1.5e-305 s, less than one --period (15s), so no policy would decide; want a factor > 0 and at most 100"},
+		{[]string{"--rate-scale", "1000", "--timeline"}, "--rate-scale 1000: the trace's 1500 s compress to 1.5 s, less than one --period (15s)"},
+		{[]string{"--rate-scale", "101"}, "compress to 14.9 s, less than one --period (15s)"},
+		// With a 30 s period the limit is 1500 / 30 = 50.
+		{[]string{"--rate-scale", "51", "--period", "30s"}, "want a factor > 0 and at most 50"},
+		{[]string{"--rate-scale", "10", "--window", "10"}, "--rate-scale 10 with --window 10: the replay spans 10 s, less than one --period (15s)"},
 		{[]string{"--window", "10:5"}, "--window"},
 		{[]string{"--period", "0s"}, "period"},
 		{[]string{"--gpu", "tpu"}, "--gpu"},
@@ -156,6 +165,16 @@ func TestSimulateInvalid(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, code, errs, c.want)
 		}
+	}
+	// At the limit, 100, the trace spans exactly one period: the timeline
+	// has its row at t = 15.
+	if code, out, errs := runSimulate(t, "--rate-scale", "100", "--policy", "fixed:1", "--timeline"); code != 0 || !strings.Contains(out, "over 15 s") || !strings.Contains(out, "\n      15 ") {
+		t.Errorf("--rate-scale 100: exit %d, stderr %s, stdout %s; want a replay over 15 s with a timeline row at 15", code, errs, out)
+	}
+	// tune --trace takes the same rule.
+	var out, errb bytes.Buffer
+	if code := run(t.Context(), []string{"tune", "--trace", "reference", "--rate-scale", "1000"}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--rate-scale 1000: the trace's 1500 s compress to 1.5 s") {
+		t.Errorf("tune --rate-scale 1000: exit %d, stderr %q; want 2 naming the rule", code, errb.String())
 	}
 	// --sort accepts the unsorted file.
 	if code, _, errs := runSimulate(t, "--trace", unsorted, "--sort", "--policy", "fixed:1"); code != 0 {

@@ -34,7 +34,7 @@ type TuneCmd struct {
 	SLOTTFT   time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token comes later."`
 	Period    time.Duration `name:"period" default:"15s" placeholder:"D" help:"How often the simulated policies decide."`
 	Seed      uint64        `name:"seed" default:"1" help:"Seed of generated traces, of the arrivals within a history step and of the burst copies."`
-	RateScale float64       `name:"rate-scale" default:"1" help:"With --trace: compress time by this factor (as simulate)."`
+	RateScale float64       `name:"rate-scale" default:"1" help:"With --trace: compress time by this factor, at most the trace's span / --period (as simulate)."`
 	Window    string        `name:"window" placeholder:"A:B" help:"With --trace: tune on [START:END) of the trace only (as simulate), e.g. 0:5d."`
 	Plot      string        `name:"plot" placeholder:"FILE" help:"Draw the screened policies (misses against replica-minutes), the frontier and the winner to FILE (.png or .svg)."`
 	Output    string        `name:"output" short:"o" default:"text" enum:"text,json" help:"Output format: text or json."`
@@ -127,7 +127,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		if err := replica(nil); err != nil {
 			return trace.Source{}, tune.Serve{}, err
 		}
-		sim := SimulateCmd{Trace: c.Trace, Seed: c.Seed, RateScale: c.RateScale, Window: c.Window}
+		sim := SimulateCmd{Trace: c.Trace, Seed: c.Seed, RateScale: c.RateScale, Window: c.Window, Period: c.Period}
 		src, err := sim.source()
 		return src, tune.Serve{}, err
 	case !hist:

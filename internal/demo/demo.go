@@ -44,6 +44,9 @@ type DemoSummary struct {
 	Served               int
 	ReplicaSeconds       float64
 	Errors               int
+	// Span is the wall time the demo ran, to the second: its Duration, or
+	// less when the context ended first (SIGINT).
+	Span time.Duration
 }
 
 // demoConfig is the serve config of the demo, at scale 1 (60 s): queue 20
@@ -99,6 +102,7 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 		o.Listen = "127.0.0.1:0"
 	}
 	scale := o.Duration.Seconds() / 60
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, o.Duration)
 	defer cancel()
 
@@ -123,17 +127,15 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 	src.TTFTWindow = time.Duration(10 * scale * float64(time.Second))
 	src.Discover = func(*config.Target) []string { return f.ReadyURLs() }
 
-	fmt.Fprintf(out, "infscale demo: a simulated vLLM fleet (8B on H100, 512+256 tokens per request) under a load ramp\n")
-	fmt.Fprintf(out, "policy: queue 20 per replica, 1..6 replicas, scale-down window %ds; the fleet follows infscale_desired_replicas after a %s cold start\n\n",
-		window, time.Duration(8*scale*float64(time.Second)).Round(100*time.Millisecond))
-	fmt.Fprintf(out, "%7s  %-6s %6s %8s %8s %6s %9s %8s %8s  %s\n", "time", "target", "rate", "queue", "waiting", "kv", "ttft p95", "ready", "desired", "reason")
-
 	tab := &table{out: out, scale: scale, start: time.Now(),
 		// Reversals in the demo's compressed time: its scale-down window
 		// stands for recommend.ReversalWindow (the HPA's 300 s default).
 		window: time.Duration(window) * time.Second}
 	addrCh := make(chan string, 1)
 	done := make(chan error, 1)
+	// Nothing is printed until serve has bound its address (a port in use
+	// fails before the banner); decisions wait for the banner.
+	tab.mu.Lock()
 	go func() {
 		done <- serve.Run(ctx, cfg, serve.Options{
 			Listen: o.Listen, Log: o.Log, Source: src, Version: "demo",
@@ -145,8 +147,14 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 	select {
 	case addr = <-addrCh:
 	case err := <-done:
+		tab.mu.Unlock()
 		return DemoSummary{}, err
 	}
+	fmt.Fprintf(out, "infscale demo: a simulated vLLM fleet (8B on H100, 512+256 tokens per request) under a load ramp\n")
+	fmt.Fprintf(out, "policy: queue 20 per replica, 1..6 replicas, scale-down window %ds; the fleet follows infscale_desired_replicas after a %s cold start\n\n",
+		window, time.Duration(8*scale*float64(time.Second)).Round(100*time.Millisecond))
+	fmt.Fprintf(out, "%7s  %-6s %6s %8s %8s %6s %9s %8s %8s  %s\n", "time", "target", "rate", "queue", "waiting", "kv", "ttft p95", "ready", "desired", "reason")
+	tab.mu.Unlock()
 	// The fleet follows serve's exported desired replicas, as KEDA would.
 	go f.Follow(ctx, time.Duration(math.Max(0.5*scale, 0.1)*float64(time.Second)),
 		fleet.DesiredFromURL(&http.Client{Timeout: time.Second}, "http://"+addr+"/metrics", "chat"), nil)
@@ -173,8 +181,15 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, er
 	defer tab.mu.Unlock()
 	sum := tab.sum
 	sum.Served = f.Served()
+	// The demo runs in wall time: its span is the time it ran, o.Duration
+	// unless a signal stopped it first.
+	sum.Span = time.Since(tab.start).Round(time.Second)
+	span := sum.Span.String()
+	if parent.Err() != nil {
+		span += fmt.Sprintf(" (interrupted; the demo runs %s)", o.Duration)
+	}
 	fmt.Fprintf(out, "\nsummary: %d decisions in %s; desired %d -> peak %d -> %d; %d scale-ups, %d scale-downs, %d reversals\n",
-		sum.Decisions, o.Duration, sum.First, sum.Peak, sum.Last, sum.ScaleUps, sum.ScaleDowns, sum.Reversals)
+		sum.Decisions, span, sum.First, sum.Peak, sum.Last, sum.ScaleUps, sum.ScaleDowns, sum.Reversals)
 	fmt.Fprintf(out, "fleet: %d requests served, %.0f replica-seconds (cold starts included); %d read errors\n", sum.Served, sum.ReplicaSeconds, sum.Errors)
 	fmt.Fprintf(out, "* = desired differs from the replicas running (a scale-up still in its cold start, or a scale-down about to happen)\n")
 	fmt.Fprintf(out, "next: point serve at Prometheus: `infscale serve --config examples/serve-prometheus.yaml` (docs/serve.md)\n")

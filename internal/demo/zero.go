@@ -140,11 +140,6 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 	}
 	cfg.Interval = model.Duration(sum.Interval)
 
-	fmt.Fprintf(out, "infscale demo: scale to zero behind the activator, a simulated vLLM fleet (8B on H100), serve in embedded mode\n")
-	fmt.Fprintf(out, "path: infscale load -> infscale activator -> the fleet at zero replicas; serve reads the replicas and the held count; the fleet follows infscale_desired_replicas after a %s cold start\n",
-		sum.ColdStart)
-	fmt.Fprintf(out, "policy: queue 8 per replica, 0..3 replicas, back to zero after %s without requests; the fleet starts with one idle replica\n\n", cooldown.Round(100*time.Millisecond))
-
 	start := time.Now()
 	el := func() float64 { return time.Since(start).Seconds() }
 	var mu sync.Mutex
@@ -178,6 +173,9 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 	done := make(chan error, 1)
 	serveCtx, stopServe := context.WithCancel(ctx)
 	defer stopServe()
+	// Nothing is printed until serve has bound its address (a port in use
+	// fails before the banner); decisions wait for the banner.
+	mu.Lock()
 	go func() {
 		done <- serve.Run(serveCtx, cfg, serve.Options{
 			Listen: o.Listen, Log: o.Log, Version: "demo",
@@ -188,8 +186,14 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 	select {
 	case addr = <-addrCh:
 	case err := <-done:
+		mu.Unlock()
 		return sum, err
 	}
+	fmt.Fprintf(out, "infscale demo: scale to zero behind the activator, a simulated vLLM fleet (8B on H100), serve in embedded mode\n")
+	fmt.Fprintf(out, "path: infscale load -> infscale activator -> the fleet at zero replicas; serve reads the replicas and the held count; the fleet follows infscale_desired_replicas after a %s cold start\n",
+		sum.ColdStart)
+	fmt.Fprintf(out, "policy: queue 8 per replica, 0..3 replicas, back to zero after %s without requests; the fleet starts with one idle replica\n\n", cooldown.Round(100*time.Millisecond))
+	mu.Unlock()
 	go f.Follow(ctx, max(scaled(500*time.Millisecond), 50*time.Millisecond),
 		fleet.DesiredFromURL(&http.Client{Timeout: time.Second}, "http://"+addr+"/metrics", "chat"), nil)
 

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -366,5 +367,32 @@ func TestStaleProbeHeldAgain(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || string(b) != "ok body" || testutil.ToFloat64(a.notReady) != 2 {
 		t.Errorf("%d %q after %v refusals counted, want 200 \"ok body\" after 2", resp.StatusCode, b, testutil.ToFloat64(a.notReady))
+	}
+}
+
+// TestUpstreamPathPrefix: an upstream base URL's path prefixes every
+// proxied path (http://h/chat + /v1/models = /chat/v1/models), while the
+// readiness probe GETs --probe-path on the host as given (/health, not
+// /chat/health), as docs/activator.md says.
+func TestUpstreamPathPrefix(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path)
+		mu.Unlock()
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL + "/chat")
+	_, base := start(t, Config{Upstream: u, ProbeInterval: 20 * time.Millisecond})
+	resp, err := http.Get(base + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(paths, "/chat/v1/models") || !slices.Contains(paths, "/health") || slices.Contains(paths, "/chat/health") {
+		t.Errorf("upstream saw %v; want /chat/v1/models proxied and /health probed", paths)
 	}
 }

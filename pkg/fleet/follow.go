@@ -18,6 +18,7 @@ type DesiredFunc func(ctx context.Context) (n int, ok bool, err error)
 // Follow polls desired every `every` and scales the fleet to it, as KEDA's
 // prometheus trigger would, until ctx is done. Errors keep the current
 // count (KEDA's fallback would too) and are passed to onError (may be nil).
+// every must be > 0 (time.NewTicker panics otherwise).
 func (f *Fleet) Follow(ctx context.Context, every time.Duration, desired DesiredFunc, onError func(error)) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()

@@ -241,7 +241,7 @@ func (c *Cluster) resource(ctx context.Context, ref Ref) (schema.GroupResource, 
 
 // Scale reads ref's scale subresource (one GET). The error names the
 // workload; apierrors.IsNotFound and IsForbidden tell a missing workload
-// and missing RBAC (Reason).
+// and missing RBAC (Reason); a negative replica count is an error too.
 func (c *Cluster) Scale(ctx context.Context, ref Ref) (Workload, error) {
 	ref = c.resolve(ref)
 	gr, err := c.resource(ctx, ref)
@@ -257,8 +257,15 @@ func (c *Cluster) Scale(ctx context.Context, ref Ref) (Workload, error) {
 	return workloadOf(ref, gr, s)
 }
 
+// workloadOf reads a scale subresource; a negative spec.replicas or
+// status.replicas (no API server validation lets one through: a broken
+// aggregated API or a proxy in between) is an error, not a count to decide
+// from.
 func workloadOf(ref Ref, gr schema.GroupResource, s *autoscalingv1.Scale) (Workload, error) {
 	w := Workload{Ref: ref, Resource: gr, Replicas: s.Spec.Replicas, StatusReplicas: s.Status.Replicas}
+	if s.Spec.Replicas < 0 || s.Status.Replicas < 0 {
+		return Workload{}, fmt.Errorf("%s: scale spec.replicas %d, status.replicas %d: a replica count cannot be negative; the API server's answer is not trusted, no decision", ref, s.Spec.Replicas, s.Status.Replicas)
+	}
 	if s.Status.Selector != "" {
 		sel, err := labels.Parse(s.Status.Selector)
 		if err != nil {

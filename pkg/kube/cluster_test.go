@@ -72,6 +72,18 @@ func TestScaleReadsSpecReplicasAndSelector(t *testing.T) {
 	}
 }
 
+// TestScaleRefusesNegativeReplicas: a scale subresource saying spec.replicas
+// -3 is garbage (the API server's validation forbids it): Scale returns an
+// error naming the workload and the count, and no Workload to decide from.
+func TestScaleRefusesNegativeReplicas(t *testing.T) {
+	c, _, sc := kubefake.New("llm")
+	sc.Set("llm", kubefake.Deployments, "chat", -3, "app=chat")
+	w, err := c.Scale(context.Background(), chatRef())
+	if err == nil || !strings.Contains(err.Error(), "Deployment llm/chat: scale spec.replicas -3, status.replicas -3: a replica count cannot be negative") || w.Replicas != 0 {
+		t.Errorf("Scale = %+v, %v; want the negative count refused", w, err)
+	}
+}
+
 // readyNames polls the informer's view until it equals want (the fake's
 // watch delivers asynchronously).
 func readyNames(t *testing.T, c *kube.Cluster, want []string) {

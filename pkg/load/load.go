@@ -235,6 +235,9 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 			seed := r.rng.Uint64()
 			go func() {
 				defer wg.Done()
+				if delay >= r.cfg.Duration {
+					return // a client ramped up past Duration starts nothing
+				}
 				if !sleep(ctx, delay) {
 					return
 				}
@@ -250,10 +253,17 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 			}()
 		}
 	case r.cfg.Rate > 0:
-		at := time.Duration(0)
+		// Arrivals in seconds: an arrival at or past Duration starts
+		// nothing and ends the run at once (not after sleeping out a gap of
+		// 20 s at 0.05 req/s; a gap of 1e300 s as a time.Duration
+		// overflows and would send every request at once).
+		at := 0.0
 		for ctx.Err() == nil {
-			at += time.Duration(r.rng.ExpFloat64() / r.cfg.Rate * float64(time.Second))
-			if !sleep(ctx, time.Until(r.begin.Add(at))) {
+			at += r.rng.ExpFloat64() / r.cfg.Rate
+			if !(at < r.cfg.Duration.Seconds()) {
+				break
+			}
+			if !sleep(ctx, time.Until(r.begin.Add(time.Duration(at*float64(time.Second))))) {
 				break
 			}
 			i, ok := r.take(time.Now())

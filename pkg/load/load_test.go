@@ -106,3 +106,68 @@ func TestPrompt(t *testing.T) {
 		t.Errorf("prompts %q / %q", a[:40], b[:40])
 	}
 }
+
+// TestOpenLoopBoundedByDuration: with --rate, no request starts at or after
+// Duration and the run ends by then, however long the Poisson gaps are.
+// The URL refuses connections, so each request ends (as an error) at once.
+//
+// At 0.05 req/s the gaps average 20 s; with 1 s the chance that a run sends
+// anything is 1 - e^(-0.05) = 4.9%, and any request it sends started
+// before 1 s. At 1e-300 req/s a gap is 1e300 s or so (it overflowed
+// time.Duration and sent every request at once): no request starts. At
+// 1e6 req/s with --requests 5 exactly 5 start.
+func TestOpenLoopBoundedByDuration(t *testing.T) {
+	for _, tc := range []struct {
+		rate     float64
+		requests int
+		most     int // most records; -1: exactly requests
+	}{
+		{0.05, 2, 2},
+		{1e-300, 1000, 0},
+		{1e6, 5, -1},
+	} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			cfg := Config{URL: "http://127.0.0.1:1", Model: "m", Rate: tc.rate, Duration: time.Second, Requests: tc.requests,
+				Timeout: time.Second, Seed: seed}
+			t0 := time.Now()
+			recs, _, err := Run(context.Background(), cfg)
+			took := time.Since(t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// 1 s of duration plus the refused connections' failure: far
+			// less than the 20 s the first gap used to sleep.
+			if took > 3*time.Second {
+				t.Errorf("rate %g seed %d: run took %s, want it to end by the 1s duration", tc.rate, seed, took)
+			}
+			if tc.most >= 0 && len(recs) > tc.most || tc.most < 0 && len(recs) != tc.requests {
+				t.Errorf("rate %g seed %d: %d requests, want %s %d", tc.rate, seed, len(recs), map[bool]string{true: "at most", false: "exactly"}[tc.most >= 0], max(tc.most, tc.requests))
+			}
+			for i, r := range recs {
+				if r.Start >= time.Second {
+					t.Errorf("rate %g seed %d: request %d started at %s, after the 1s duration", tc.rate, seed, i, r.Start)
+				}
+			}
+		}
+	}
+}
+
+// TestClosedLoopRampUpPastDuration: clients whose ramp-up delay is at or past
+// Duration start nothing (they used to sleep out the delay). 4 clients over
+// a 4 s ramp-up start at 0, 1, 2, 3 s; with a 1.5 s duration clients 3 and 4
+// never start and the run ends by 1.5 s, not 3 s.
+func TestClosedLoopRampUpPastDuration(t *testing.T) {
+	cfg := Config{URL: "http://127.0.0.1:1", Model: "m", Concurrency: 4, RampUp: 4 * time.Second, Duration: 1500 * time.Millisecond,
+		Requests: 2, Timeout: time.Second}
+	t0 := time.Now()
+	recs, _, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(t0); took > 2500*time.Millisecond {
+		t.Errorf("run took %s, want about 1.5s (the clients starting at 2 s and 3 s start nothing)", took)
+	}
+	if len(recs) != 2 {
+		t.Errorf("%d requests, want --requests 2", len(recs))
+	}
+}

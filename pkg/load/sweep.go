@@ -71,8 +71,8 @@ func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, 
 	return Report{Summary: top, Points: points, Knee: &k}, nil
 }
 
-// ParseLoads reads a comma-separated list of loads ("1,2,4,8"), each > 0,
-// increasing; integers when integer is set. The error names the item.
+// ParseLoads reads a comma-separated list of loads ("1,2,4,8"), each > 0
+// and at most 1e6, increasing; integers when integer is set. The error names the item.
 func ParseLoads(s string, integer bool) ([]float64, error) {
 	var out []float64
 	for i, item := range strings.Split(s, ",") {
@@ -85,7 +85,7 @@ func ParseLoads(s string, integer bool) ([]float64, error) {
 		}
 		switch {
 		case err != nil || !(v > 0) || v > 1e6:
-			kind := "a number > 0"
+			kind := "a number > 0 and <= 1000000"
 			if integer {
 				kind = "an integer from 1 to 1000000"
 			}
