@@ -92,7 +92,7 @@ func (l *Loop) SetConfig(cfg *config.File) error {
 	}
 	for _, t := range next {
 		if o, ok := old[t.cfg.Name]; ok {
-			t.run, t.recent, t.newest = o.run, o.recent, o.newest
+			t.run, t.recent, t.nRecent, t.oldest, t.newest = o.run, o.recent, o.nRecent, o.oldest, o.newest
 			delete(old, t.cfg.Name)
 			continue
 		}
