@@ -25,8 +25,13 @@ const (
 // matchers go (none when the text is verbatim: a jobText without a
 // selector), as printed (raw) and form-encoded but for the marks (esc).
 type queryShape struct {
-	raw, esc  string
-	nSel, nID int // the marks of each kind in raw (and in esc)
+	raw, esc string
+	// segs are raw (segs[0]) and esc (segs[1]) cut at the marks, so that a
+	// text is written without looking for them: segs[e][i] comes before
+	// marks[i], the last after the last mark. Nil for a verbatim text.
+	segs      [2][]string
+	marks     []byte
+	nSel, nID int // the marks of each kind
 }
 
 // selectorText is a target's selector as the printer writes its matchers
@@ -107,13 +112,19 @@ func newShape(raw string, st *selectorText) *queryShape {
 		return sh
 	}
 	var esc []byte
+	var cuts []int // in esc, where each segment ends
 	for s := raw; ; {
 		i := strings.IndexAny(s, "\x00\x01")
 		if i < 0 {
 			esc = appendFormBytes(esc, s)
+			sh.segs[0] = append(sh.segs[0], s)
 			break
 		}
-		esc = append(appendFormBytes(esc, s[:i]), s[i])
+		sh.segs[0] = append(sh.segs[0], s[:i])
+		esc = appendFormBytes(esc, s[:i])
+		cuts = append(cuts, len(esc))
+		esc = append(esc, s[i])
+		sh.marks = append(sh.marks, s[i])
 		if s[i] == selMark {
 			sh.nSel++
 		} else {
@@ -122,6 +133,12 @@ func newShape(raw string, st *selectorText) *queryShape {
 		s = s[i+1:]
 	}
 	sh.esc = string(esc)
+	from := 0
+	for _, c := range cuts {
+		sh.segs[1] = append(sh.segs[1], sh.esc[from:c])
+		from = c + 1 // past the mark
+	}
+	sh.segs[1] = append(sh.segs[1], sh.esc[from:])
 	return sh
 }
 
@@ -146,32 +163,26 @@ func (t jobText) String() string {
 
 // appendTo appends the text, form-encoded when esc.
 func (t jobText) appendTo(dst []byte, esc bool) []byte {
-	s, sel, id := t.shape.raw, "", ""
-	if t.sel != nil {
-		sel, id = t.sel.sel, t.sel.id
-	}
-	if esc {
-		s = t.shape.esc
-		if t.sel != nil {
-			sel, id = t.sel.selEsc, t.sel.idEsc
-		}
-	}
 	if t.sel == nil {
-		return append(dst, s...)
-	}
-	for {
-		i := strings.IndexAny(s, "\x00\x01")
-		if i < 0 {
-			return append(dst, s...)
+		if esc {
+			return append(dst, t.shape.esc...)
 		}
-		dst = append(dst, s[:i]...)
-		if s[i] == selMark {
+		return append(dst, t.shape.raw...)
+	}
+	e, sel, id := 0, t.sel.sel, t.sel.id
+	if esc {
+		e, sel, id = 1, t.sel.selEsc, t.sel.idEsc
+	}
+	segs := t.shape.segs[e]
+	for i, m := range t.shape.marks {
+		dst = append(dst, segs[i]...)
+		if m == selMark {
 			dst = append(dst, sel...)
 		} else {
 			dst = append(dst, id...)
 		}
-		s = s[i+1:]
 	}
+	return append(dst, segs[len(segs)-1]...)
 }
 
 // queryText is a query's text, written part by part (a batch of 10,000
