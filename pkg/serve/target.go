@@ -22,13 +22,13 @@ type target struct {
 	// object per target, none of a size class of its own); newest holds
 	// the newest's raw results and steps.
 	recent          [maxRecent]pastRecord
-	nRecent, oldest int
-	newest          struct {
+	nRecent, oldest uint8
+	// dupLogged is set once folded duplicate series were logged.
+	dupLogged bool
+	newest    struct {
 		raw   recommend.RawResults
 		steps []recommend.Step
 	}
-	// dupLogged is set once folded duplicate series were logged.
-	dupLogged bool
 }
 
 // maxRecent is how many decisions per target /debug/decisions keeps.
@@ -149,7 +149,7 @@ func (t *target) remember(r Record) {
 	t.newest.raw, t.newest.steps = r.Raw, r.Steps
 	p := compact(r)
 	if t.nRecent < maxRecent {
-		t.recent[(t.oldest+t.nRecent)%maxRecent] = p
+		t.recent[(int(t.oldest)+int(t.nRecent))%maxRecent] = p
 		t.nRecent++
 		return
 	}
@@ -167,7 +167,7 @@ func (t *target) records() []Record {
 	}
 	out := make([]Record, t.nRecent)
 	for i := range out {
-		out[i] = t.recent[(t.oldest+i)%maxRecent].record(t.cfg.Name)
+		out[i] = t.recent[(int(t.oldest)+i)%maxRecent].record(t.cfg.Name)
 	}
 	if n := len(out); n > 0 {
 		out[n-1].Raw, out[n-1].Steps = t.newest.raw, t.newest.steps
