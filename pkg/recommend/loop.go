@@ -109,7 +109,8 @@ func (l *Loop) DecideInto(d *Decision, p *Policy, r Reading, now time.Time) (dec
 // Explain returns the steps of the last decision (what Decide returns
 // without Quiet): it decides again from what that decision started from,
 // on a copy. Nil when nothing was decided since the loop was made or
-// restored.
+// restored, or when State no longer holds what that decision left
+// (changed outside Decide).
 func (l *Loop) Explain() []Step {
 	if !l.last.ok {
 		return nil
