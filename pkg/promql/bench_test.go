@@ -119,7 +119,7 @@ func TestBatchCut(t *testing.T) {
 	jobsOf := func(n, size int) []job {
 		js := make([]job, n)
 		for i := range js {
-			js[i].query = strings.Repeat("x", size)
+			js[i].text = verbatim(strings.Repeat("x", size))
 		}
 		return js
 	}
@@ -146,8 +146,8 @@ func TestBatchCut(t *testing.T) {
 	}
 	p := NewPlan(targets, Options{}, 0)
 	for _, b := range p.batches {
-		if len(b.query) > MaxBatchBytes {
-			t.Errorf("%s batch of %d targets: %d bytes > %d", b.signal, len(b.jobs), len(b.query), MaxBatchBytes)
+		if n := len(textString(b.text)); n > MaxBatchBytes {
+			t.Errorf("%s batch of %d targets: %d bytes > %d", b.signal, len(b.jobs), n, MaxBatchBytes)
 		}
 	}
 	if p.Queries() <= 6 {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -31,30 +30,31 @@ type taggedValue struct {
 // is reduced to taggedValues. Evaluate uses it for batched queries when
 // its API has it and API.Instant otherwise (fakes in tests).
 type batchAPI interface {
-	instantTagged(ctx context.Context, query string, formLen int, t time.Time) ([]taggedValue, []string, error)
+	instantTagged(ctx context.Context, q queryText, formLen int, t time.Time) ([]taggedValue, []string, error)
 }
 
 // instantTagged is Instant for a batched query, on the hot path of a serve
 // cycle (1,000 targets: a query text of ~270 kB, an answer of ~1,000
 // samples). The request goes through the HTTP client and round tripper of
 // client_golang's api.Client, like Instant, but:
-//   - the form body is URL-encoded while it is sent (formBody), not built
-//     as a string first (url.Values.Encode makes two ~400 kB copies per
-//     query);
+//   - the form body is written part by part while it is sent (formReader:
+//     a batch's text is never held whole), not built as a string first
+//     (url.Values.Encode makes two ~400 kB copies per query);
 //   - the answer is decoded into the two fields Evaluate reads (the
 //     TargetLabel value and the float value), not into client_golang's
 //     model.Vector of label maps (about 1 kB of garbage per sample).
 //   - the answer is read into a reused buffer (do), not a new doubling one.
 //
-// formLen is query's form-encoded length (formEscapedLen) when the caller
-// has it, else 0.
+// formLen is q's form-encoded length (formLenOf) when the caller has it,
+// else 0. Errors name the query by q.short().
 //
 // Errors are the *v1.Error values client_golang's v1 API returns for the
 // same status and body (v1's apiClientImpl.Do), wrapped in *QueryError by
 // the same classify, and 403, 405 and 501 are retried as GET as v1's
 // DoGetFallback does: a batch fails with the same Reason either way
 // (TestBatchClientReasons).
-func (c *Client) instantTagged(ctx context.Context, query string, formLen int, t time.Time) ([]taggedValue, []string, error) {
+func (c *Client) instantTagged(ctx context.Context, q queryText, formLen int, t time.Time) ([]taggedValue, []string, error) {
+	query := q.short()
 	ctx, cancel, _ := c.context(ctx)
 	defer cancel()
 	u := c.http.URL("/api/v1/query", nil)
@@ -70,10 +70,10 @@ func (c *Client) instantTagged(ctx context.Context, query string, formLen int, t
 	if err != nil {
 		return nil, nil, &QueryError{Reason: ReasonBadData, Query: query, Err: err}
 	}
-	req.Body, _ = newFormBody(query, tail)()
-	req.GetBody = newFormBody(query, tail)
+	req.Body, _ = newFormBody(q, tail)()
+	req.GetBody = newFormBody(q, tail)
 	if formLen <= 0 {
-		formLen = formEscapedLen(query)
+		formLen = formLenOf(q)
 	}
 	req.ContentLength = int64(len("query=") + formLen + len(tail))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -82,7 +82,7 @@ func (c *Client) instantTagged(ctx context.Context, query string, formLen int, t
 	if err == nil && (resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented) {
 		c.answers.put(body)
 		body = nil
-		params.Set("query", query)
+		params.Set("query", textString(q))
 		u.RawQuery = params.Encode()
 		if req, err = http.NewRequest(http.MethodGet, u.String(), nil); err == nil {
 			resp, body, err = c.do(ctx, req)
@@ -260,79 +260,4 @@ func decodeTaggedJSON(body []byte) ([]taggedValue, []string, error) {
 		}
 	}
 	return out, r.Warnings, nil
-}
-
-// formBody returns a function (usable as http.Request.GetBody) opening the
-// body "query=<query, form-encoded>" + tail. The query is encoded while it
-// is read, so a 270 kB batched query is never copied.
-func newFormBody(query, tail string) func() (io.ReadCloser, error) {
-	return func() (io.ReadCloser, error) {
-		return io.NopCloser(io.MultiReader(strings.NewReader("query="), &formEscaper{s: query}, strings.NewReader(tail))), nil
-	}
-}
-
-// formEscaper reads s encoded as an application/x-www-form-urlencoded
-// value: a space is '+'; '%', '+', '&', ';', '=', '#', control bytes and
-// non-ASCII bytes are %XX; other printable ASCII bytes (PromQL's quotes,
-// braces, parentheses) are sent as they are, which every form decoder
-// (Go's url.ParseQuery, used by Prometheus, among them) reads back
-// unchanged. It keeps the body about the size of the query, where
-// url.QueryEscape would make it ~1.4 times larger.
-type formEscaper struct {
-	s string
-	i int
-}
-
-// formByte is what a byte is written as when it is written as one byte
-// (itself; '+' for a space), 0 when it is written %XX: a table, as the
-// batched bodies are megabytes.
-var formByte = func() (t [256]byte) {
-	for c := '!'; c < 0x7f; c++ {
-		if !strings.ContainsRune("%+&;=#", c) {
-			t[c] = byte(c)
-		}
-	}
-	t[' '] = '+'
-	return t
-}()
-
-func formEscapedLen(s string) int {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if formByte[s[i]] != 0 {
-			n++
-		} else {
-			n += 3
-		}
-	}
-	return n
-}
-
-func (e *formEscaper) Read(p []byte) (int, error) {
-	const hex = "0123456789ABCDEF"
-	s, i, n := e.s, e.i, 0
-	for i < len(s) && n < len(p) {
-		c := s[i]
-		if o := formByte[c]; o != 0 {
-			p[n] = o
-			n++
-			i++
-			continue
-		}
-		if len(p)-n < 3 {
-			if n == 0 {
-				e.i = i
-				return 0, io.ErrShortBuffer
-			}
-			break
-		}
-		p[n], p[n+1], p[n+2] = '%', hex[c>>4], hex[c&15]
-		n += 3
-		i++
-	}
-	e.i = i
-	if n == 0 && i == len(s) {
-		return 0, io.EOF
-	}
-	return n, nil
 }

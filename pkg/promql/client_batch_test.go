@@ -45,7 +45,7 @@ func TestBatchClientReasons(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := fakeProm(t, tc.handler)
-			_, _, err := c.instantTagged(context.Background(), "up", 0, time.Unix(1, 0))
+			_, _, err := c.instantTagged(context.Background(), plainText("up"), 0, time.Unix(1, 0))
 			if got := ReasonOf(err); got != tc.want {
 				t.Errorf("batch path: %v (%v), want %v", got, err, tc.want)
 			}
@@ -107,7 +107,7 @@ func TestBatchClientRequest(t *testing.T) {
 	}
 	at := time.Unix(1767607200, 5e8)
 	for range 2 { // the 2nd POST is answered 405
-		vals, warn, err := c.instantTagged(context.Background(), query, 0, at)
+		vals, warn, err := c.instantTagged(context.Background(), plainText(query), 0, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,44 +132,46 @@ func TestBatchClientRequest(t *testing.T) {
 	}
 }
 
-// urlParseQuery is the q parameter as Go's form decoder (Prometheus's)
-// reads it.
-func urlParseQuery(body string) (string, error) {
-	v, err := url.ParseQuery(body)
-	return v.Get("q"), err
-}
-
-// formEscaper's output is what url.ParseQuery reads back as the input, for
-// every byte, whatever the reader's buffer size.
-func TestFormEscaper(t *testing.T) {
+// The form body (formReader) is "query=" + the text form-encoded + the
+// other parameters, which url.ParseQuery reads back as the input for every
+// byte, whatever the reader's buffer size (one or two bytes included: a
+// %XX is never split into an error), and as long as the Content-Length
+// counts.
+func TestFormReader(t *testing.T) {
 	var all strings.Builder
 	for c := range 256 {
 		all.WriteByte(byte(c))
 	}
 	s := all.String() + `sum(x{a="b"}) or y`
-	for _, size := range []int{3, 7, 512} {
+	tail := "&time=1.5"
+	for _, size := range []int{1, 2, 3, 7, 512} {
 		var out []byte
-		e := &formEscaper{s: s}
+		body, _ := newFormBody(plainText(s), tail)()
 		buf := make([]byte, size)
 		for {
-			n, err := e.Read(buf)
+			n, err := body.Read(buf)
 			out = append(out, buf[:n]...)
-			if err != nil {
+			if err == io.EOF {
 				break
 			}
+			if err != nil {
+				t.Fatalf("size %d: %v", size, err)
+			}
 		}
-		if len(out) != formEscapedLen(s) {
-			t.Errorf("size %d: %d bytes, formEscapedLen %d", size, len(out), formEscapedLen(s))
+		if want := len("query=") + formEscapedLen(s) + len(tail); len(out) != want {
+			t.Errorf("size %d: %d bytes, want %d", size, len(out), want)
 		}
-		v, err := urlParseQuery("q=" + string(out))
-		if err != nil || v != s {
-			t.Errorf("size %d: round trip %q (%v)", size, v, err)
+		v, err := url.ParseQuery(string(out))
+		if err != nil || v.Get("query") != s || v.Get("time") != "1.5" {
+			t.Errorf("size %d: round trip %q, time %q (%v)", size, v.Get("query"), v.Get("time"), err)
 		}
 	}
 }
 
-// A Plan's batches carry the length of the body formEscaper writes for
-// their query (the POST's Content-Length, counted once per Plan).
+// A Plan's batches carry the length of their text form-encoded (the
+// POST's Content-Length less "query=" and the other parameters, counted
+// once per Plan): what the body holds and what formEscapedLen counts of
+// the text the body decodes to.
 func TestPlanFormLen(t *testing.T) {
 	p := NewPlan(manyTargets(3), Options{}, 0)
 	batched := 0
@@ -178,12 +180,17 @@ func TestPlanFormLen(t *testing.T) {
 			continue
 		}
 		batched++
-		body, err := io.ReadAll(&formEscaper{s: b.query})
+		r, _ := newFormBody(b.text, "")()
+		body, err := io.ReadAll(r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b.formLen != len(body) {
+		if len("query=")+b.formLen != len(body) {
 			t.Errorf("%v: formLen %d, body %d bytes", b.signal, b.formLen, len(body))
+		}
+		v, err := url.ParseQuery(string(body))
+		if err != nil || formEscapedLen(v.Get("query")) != b.formLen {
+			t.Errorf("%v: formLen %d, the decoded text's %d (%v)", b.signal, b.formLen, formEscapedLen(v.Get("query")), err)
 		}
 	}
 	if batched == 0 {

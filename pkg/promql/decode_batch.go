@@ -275,8 +275,8 @@ func parseSampleValue(s []byte) (float64, bool) {
 	return f, err == nil
 }
 
-// tagIndex is the branch index a TargetLabel value names, as batchQuery
-// prints them (strconv.Itoa(k)), or -1: it accepts what branchIndex did
+// tagIndex is the branch index a TargetLabel value names, as batchText
+// writes them (strconv.Itoa(k)), or -1: it accepts what branchIndex did
 // (strconv.Atoi, no '+', no leading zero), without allocating.
 func tagIndex[T string | []byte](s T) int {
 	if len(s) == 0 || s[0] == '+' || (len(s) > 1 && s[0] == '0') {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -85,14 +84,12 @@ type Stats struct {
 	Queries int
 }
 
-// job is one target's query for one signal. While a Plan is built it
-// carries the AST (expr); the Plan keeps only the printed text (query, a
-// substring of the batch's query text), so that the ASTs of 1,000 targets
-// (about 5 MB) are not held between cycles.
+// job is one target's query for one signal: its text held compactly
+// (jobText: the shape shared with the other targets, and the target's
+// matchers), never as part of its batch's text.
 type job struct {
 	target int
-	expr   parser.Expr
-	query  string
+	text   jobText
 	scalar bool // the query is a scalar (wrapped in vector() in a batch)
 }
 
@@ -189,11 +186,20 @@ func (c *stuckCache) load() []targetAnswer {
 type batch struct {
 	signal Signal
 	jobs   []job
-	query  string
-	// formLen is the length of query form-encoded (formEscapedLen), for
-	// the batched POST's Content-Length: counted once, not every cycle
-	// (about 17 ms a cycle at 10,000 targets).
+	text   queryText // plainText of a single job, else a batchText written as it is sent
+	// formLen is the length of the text form-encoded, for the batched
+	// POST's Content-Length: counted once, not every cycle (about 17 ms a
+	// cycle at 10,000 targets).
 	formLen int
+}
+
+// textOf is the text of the query of jobs: a single job's own, or the
+// batch's.
+func textOf(jobs []job) queryText {
+	if len(jobs) == 1 {
+		return plainText(jobs[0].text.String())
+	}
+	return newBatchText(jobs)
 }
 
 // NewPlan builds and prints the queries of targets: one query per signal for
@@ -206,15 +212,21 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 		buildErrs: make([]error, len(targets)),
 	}
 	// Each target's queries are printed as they are built, so that the
-	// ASTs of all targets (about 5 MB per 1,000) are never held at once.
+	// ASTs of all targets (about 5 MB per 1,000) are never held at once,
+	// and held compactly (jobText).
 	jobsOf := make(map[Signal][]job)
+	shapes := shapeSet{}
 	for i, tg := range targets {
 		var exprs map[Signal]parser.Expr
 		exprs, p.buildErrs[i] = buildExprs(tg, opts)
+		var st *selectorText
+		if p.buildErrs[i] == nil {
+			st = newSelectorText(tg.Selector, opts)
+		}
 		for s, ex := range exprs {
 			p.signals[i] |= 1 << s
 			if s != StuckWaiting {
-				jobsOf[s] = append(jobsOf[s], job{target: i, query: ex.String(), scalar: ex.Type() == parser.ValueTypeScalar})
+				jobsOf[s] = append(jobsOf[s], job{target: i, text: shapes.compact(ex.String(), st), scalar: ex.Type() == parser.ValueTypeScalar})
 			}
 		}
 	}
@@ -234,11 +246,9 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 		for len(jobs) > 0 {
 			n := batchCut(jobs, batchSize)
 			b := batch{signal: s, jobs: jobs[:n:n]}
-			if n == 1 {
-				b.query = jobs[0].query
-			} else {
-				b.query = batchQuery(b.jobs)
-				b.formLen = formEscapedLen(b.query)
+			b.text = textOf(b.jobs)
+			if n > 1 {
+				b.formLen = formLenOf(b.text)
 			}
 			p.batches = append(p.batches, b)
 			jobs = jobs[n:]
@@ -333,7 +343,7 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			answers[bi], queries[bi] = e.runBounded(ctx, p.fallback, b.signal, b.jobs, b.query, b.formLen, t)
+			answers[bi], queries[bi] = e.runBounded(ctx, p.fallback, b.signal, b.jobs, b.text, b.formLen, t)
 		}()
 	}
 	wg.Wait()
@@ -405,24 +415,17 @@ func (e *Evaluator) stuckRound(ctx context.Context, p *Plan, t time.Time, values
 			continue
 		}
 		exprs, err := buildExprs(tg, p.opts)
-		if err != nil || exprs[StuckWaiting] == nil {
+		ex := exprs[StuckWaiting]
+		if err != nil || ex == nil {
 			continue
 		}
-		jobs = append(jobs, job{target: i, expr: exprs[StuckWaiting]})
+		jobs = append(jobs, job{target: i, text: verbatim(ex.String()), scalar: ex.Type() == parser.ValueTypeScalar})
 	}
 	sent := 0
 	for len(jobs) > 0 {
 		n := batchCut(jobs, p.batchSize)
 		b := jobs[:n:n]
-		query := ""
-		if n == 1 {
-			query = b[0].expr.String()
-			b[0].query = query
-			b[0].scalar = b[0].expr.Type() == parser.ValueTypeScalar
-		} else {
-			query = batchQuery(b)
-		}
-		ans, q := e.runBounded(ctx, p.fallback, StuckWaiting, b, query, 0, t)
+		ans, q := e.runBounded(ctx, p.fallback, StuckWaiting, b, textOf(b), 0, t)
 		sent += q
 		for k, a := range ans {
 			ti := b[k].target
@@ -438,10 +441,12 @@ func (e *Evaluator) stuckRound(ctx context.Context, p *Plan, t time.Time, values
 	return sent
 }
 
-// runBatch sends query (the batch of jobs, or a single job's query) once
-// (formLen: its form-encoded length when known, else 0) and returns each job's answer (out[k] for jobs[k]) and, when the whole query failed, its
-// error (runBounded retries a rejected batch target by target).
-func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, formLen int, t time.Time) ([]answer, *QueryError) {
+// runBatch sends q (the text of jobs: textOf) once (formLen: its
+// form-encoded length when known, else 0) and returns each job's answer
+// (out[k] for jobs[k]) and, when the whole query failed, its error
+// (runBounded retries a rejected batch target by target). Errors name the
+// query by q.short().
+func (e *Evaluator) runBatch(ctx context.Context, jobs []job, q queryText, formLen int, t time.Time) ([]answer, *QueryError) {
 	out := make([]answer, len(jobs))
 	var (
 		vec    model.Vector
@@ -450,10 +455,11 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, form
 		err    error
 	)
 	if ba, ok := e.API.(batchAPI); ok && len(jobs) > 1 {
-		tagged, warn, err = ba.instantTagged(ctx, query, formLen, t)
+		tagged, warn, err = ba.instantTagged(ctx, q, formLen, t)
 	} else {
-		vec, warn, err = e.API.Instant(ctx, query, t)
+		vec, warn, err = e.API.Instant(ctx, textString(q), t)
 	}
+	query := q.short()
 	if err != nil {
 		qe := asQueryError(err, query)
 		for k := range jobs {
@@ -491,37 +497,8 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, query string, form
 	return out, nil
 }
 
-// batchQuery is `label_replace(<q0>, "infscale_target", "0", "", "") or
-// label_replace(<q1>, "infscale_target", "1", "", "") or ...`; a scalar
-// query is wrapped in vector() first. Each <qk> is jobs[k].expr printed by
-// the PromQL printer, and jobs[k].query is set to that text as a substring
-// of the result (no copy). The wrapping and the joining are written here
-// because printing a 1,000-deep or-chain node by node copies its left side
-// at every level (quadratic). The result is the same text
-// orChain(batchBranches(jobs)).String() prints (label_replace's arguments
-// are printed joined by ", "; or is left-associative and binds loosest);
-// TestGoldenBatch checks it.
-func batchQuery(jobs []job) string {
-	for k, j := range jobs {
-		if j.expr == nil { // printed already (NewPlan)
-			continue
-		}
-		if jobs[k].query == "" { // batchCut printed it already
-			jobs[k].query = j.expr.String()
-		}
-		jobs[k].scalar = j.expr.Type() == parser.ValueTypeScalar
-	}
-	return joinBatch(jobs)
-}
-
-// batchWrap is the bytes joinBatch adds around one target's query at most:
-// " or label_replace(vector(", `), "infscale_target", "`, the index and
-// `", "", "")`.
-const batchWrap = 64
-
 // batchCut is how many of jobs go into the next batch: at most batchSize,
 // and no more than fit in MaxBatchBytes with their wrapping (at least one).
-// It prints each job's query it looks at into job.query.
 func batchCut(jobs []job, batchSize int) int {
 	n := min(batchSize, len(jobs))
 	if n == 1 {
@@ -529,56 +506,12 @@ func batchCut(jobs []job, batchSize int) int {
 	}
 	size := 0
 	for k := range n {
-		if jobs[k].query == "" {
-			jobs[k].query = jobs[k].expr.String()
-		}
-		size += len(jobs[k].query) + batchWrap
+		size += jobs[k].text.rawLen() + batchWrap
 		if size > MaxBatchBytes && k > 0 {
 			return k
 		}
 	}
 	return n
-}
-
-// joinBatch is batchQuery's text from each job's printed query (and scalar
-// flag), with jobs[k].query set to its substring of the result: the batch
-// of a subset of a Plan's jobs (runBounded) is joined again without the
-// ASTs.
-func joinBatch(jobs []job) string {
-	inner := make([]string, len(jobs))
-	size := 0
-	for k, j := range jobs {
-		inner[k] = j.query
-		size += len(inner[k]) + 64
-	}
-	var b strings.Builder
-	b.Grow(size)
-	type span struct{ from, to int }
-	spans := make([]span, len(jobs))
-	for k, j := range jobs {
-		if k > 0 {
-			b.WriteString(" or ")
-		}
-		b.WriteString("label_replace(")
-		scalar := j.scalar
-		if scalar {
-			b.WriteString("vector(")
-		}
-		spans[k].from = b.Len()
-		b.WriteString(inner[k])
-		spans[k].to = b.Len()
-		if scalar {
-			b.WriteString(")")
-		}
-		b.WriteString(`, "` + TargetLabel + `", "`)
-		b.WriteString(strconv.Itoa(k))
-		b.WriteString(`", "", "")`)
-	}
-	q := b.String()
-	for k := range jobs {
-		jobs[k].query = q[spans[k].from:spans[k].to]
-	}
-	return q
 }
 
 // single reduces one target's samples to one number: no sample is

@@ -92,10 +92,11 @@ func backedOff(b *backoff) *QueryError {
 
 // runBounded runs one batch with the bounded fallback (see
 // FallbackBackoff) and returns each job's answer (out[k] for jobs[k]) and
-// the queries sent. formLen is query's form-encoded length when known, else 0.
-func (e *Evaluator) runBounded(ctx context.Context, fb *fallbackState, sig Signal, jobs []job, query string, formLen int, t time.Time) ([]answer, int) {
+// the queries sent. q is the text of jobs (textOf), formLen its
+// form-encoded length when known, else 0.
+func (e *Evaluator) runBounded(ctx context.Context, fb *fallbackState, sig Signal, jobs []job, q queryText, formLen int, t time.Time) ([]answer, int) {
 	if len(jobs) == 1 {
-		out, _ := e.runBatch(ctx, jobs, query, formLen, t)
+		out, _ := e.runBatch(ctx, jobs, q, formLen, t)
 		return out, 1
 	}
 	out := make([]answer, len(jobs))
@@ -114,7 +115,7 @@ func (e *Evaluator) runBounded(ctx context.Context, fb *fallbackState, sig Signa
 				out[k] = answer{value: math.NaN(), err: backedOff(b)}
 				continue
 			}
-			a, err := e.runBatch(ctx, []job{j}, j.query, 0, t)
+			a, err := e.runBatch(ctx, []job{j}, plainText(j.text.String()), 0, t)
 			sent++
 			if err != nil && err.Reason == ReasonBadData {
 				fb.fail(fk, t, err)
@@ -134,9 +135,9 @@ func (e *Evaluator) runBounded(ctx context.Context, fb *fallbackState, sig Signa
 		return out, sent
 	}
 	if len(keep) < len(jobs) {
-		query, formLen = joinBatch(keep), 0
+		q, formLen = textOf(keep), 0
 	}
-	a, err := e.runBatch(ctx, keep, query, formLen, t)
+	a, err := e.runBatch(ctx, keep, q, formLen, t)
 	sent++
 	if err == nil || err.Reason != ReasonBadData || len(keep) == 1 {
 		for i, v := range a {
@@ -153,7 +154,7 @@ func (e *Evaluator) runBounded(ctx context.Context, fb *fallbackState, sig Signa
 	}
 	rejected := 0
 	for i, j := range keep {
-		one, err := e.runBatch(ctx, []job{j}, j.query, 0, t)
+		one, err := e.runBatch(ctx, []job{j}, plainText(j.text.String()), 0, t)
 		sent++
 		if err != nil && err.Reason == ReasonBadData {
 			fb.fail(fallbackKey{sig, j.target}, t, err)

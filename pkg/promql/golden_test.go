@@ -105,31 +105,37 @@ func TestGoldenQueries(t *testing.T) {
 func TestGoldenBatch(t *testing.T) {
 	a, _ := ParseSelector(`{namespace="llm", pod=~"chat-.*"}`)
 	b, _ := ParseSelector(`{namespace="llm", pod=~"code-.*"}`)
-	var jobs []job
+	var (
+		jobs   []job
+		exprs  []parser.Expr
+		shapes = shapeSet{}
+	)
 	for i, tg := range []Target{{Name: "chat", Server: profile.VLLM, Selector: a}, {Name: "code", Server: profile.SGLang, Selector: b}} {
 		ex, err := buildExprs(tg, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		jobs = append(jobs, job{target: i, expr: ex[Running]})
+		jobs = append(jobs, job{target: i, text: shapes.compact(ex[Running].String(), newSelectorText(tg.Selector, Options{}))})
+		exprs = append(exprs, ex[Running])
 	}
 	scalar, err := Validate(`scalar(sum(infscale_activator_held_requests{service="activator-chat"}))`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs = append(jobs, job{target: 2, expr: scalar})
-	q := batchQuery(jobs)
+	jobs = append(jobs, job{target: 2, text: verbatim(scalar.String()), scalar: true})
+	exprs = append(exprs, scalar)
+	q := textString(newBatchText(jobs))
 	if e, err := Validate(q); err != nil || e.String() != q {
 		t.Fatalf("batch query not canonical or invalid: %v", err)
 	}
-	if tree := orChain(batchBranches(jobs)).String(); tree != q {
+	if tree := orChain(batchBranches(exprs)).String(); tree != q {
 		t.Fatalf("joined branches differ from the printed or-chain:\n%s\n%s", q, tree)
 	}
 	// Each job keeps its own text (the fallback query when the batch is
-	// rejected): the printed AST, cut out of the batch's text.
-	for _, j := range jobs {
-		if j.query != j.expr.String() {
-			t.Errorf("target %d: job text %q, want %q", j.target, j.query, j.expr.String())
+	// rejected): the printed AST, from its shape and its matchers.
+	for k, j := range jobs {
+		if got := j.text.String(); got != exprs[k].String() || j.text.rawLen() != len(got) {
+			t.Errorf("target %d: job text %q (length %d), want %q", j.target, got, j.text.rawLen(), exprs[k].String())
 		}
 	}
 	golden(t, "batch", q+"\n")
@@ -155,11 +161,11 @@ func TestBuildErrors(t *testing.T) {
 	}
 }
 
-// batchBranches are the branches batchQuery joins, as ASTs.
-func batchBranches(jobs []job) []parser.Expr {
-	es := make([]parser.Expr, len(jobs))
-	for k, j := range jobs {
-		ex := j.expr
+// batchBranches are the branches batchText joins, as ASTs, for the jobs
+// of exprs.
+func batchBranches(exprs []parser.Expr) []parser.Expr {
+	es := make([]parser.Expr, len(exprs))
+	for k, ex := range exprs {
 		if ex.Type() == parser.ValueTypeScalar {
 			ex = call("vector", ex)
 		}

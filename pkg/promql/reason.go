@@ -65,7 +65,9 @@ func (r Reason) String() string {
 type QueryError struct {
 	// Reason classifies the failure.
 	Reason Reason
-	// Query is the PromQL sent (shortened in Error for batched queries).
+	// Query is the PromQL sent; of a batched query (the queries of many
+	// targets in one, megabytes) its first 201 bytes. Error shows at most
+	// 200 bytes of it.
 	Query string
 	// Err is the underlying error, if any (*v1.Error, a net error, ...).
 	Err error

@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -39,16 +40,32 @@ type Loop struct {
 	// shows only some of them (serve: its newest decision, when asked)
 	// writes them with Explain.
 	Quiet bool
+	// trialSet has bit i set when the loop's own scratch list i
+	// (Recommendations, ScaleUpEvents, ScaleDownEvents, Demand) would be
+	// non-nil: what Decide's copy of an empty list is (nil or empty), as
+	// when each loop had its own scratch, so that a State (and its JSON)
+	// is the same whichever scratch is used.
+	trialSet uint8
+	// Scratch, when set, is the State Decide works on (its slices reused,
+	// left in any shape after each decision): loops that decide one at a
+	// time may share one (serve's targets), so that each does not keep a
+	// second State of its own between decisions. Nil: Decide makes one
+	// (a copy of the Loop then shares it). Decisions are the same either
+	// way.
+	Scratch *State
 
-	// trial is Decide's scratch copy of State (its slices reused); after a
-	// decision it holds the State the decision started from.
-	trial State
-	// last is what the last decision started from, for Explain.
+	// start is what the last decision started from, for Explain, kept as
+	// a difference from State: its lists hold only their first elements,
+	// and keep[i] more of list i are State's first keep[i] (a decision
+	// usually drops a few entries of a list and appends some).
+	start State
+	keep  [4]uint16
+	// last is the input of the last decision besides start, for Explain.
 	last lastDecision
 }
 
 // lastDecision is the input of a Loop's last decision besides the State
-// it started from (Loop.trial).
+// it started from (Loop.start).
 type lastDecision struct {
 	ok                     bool
 	p                      *Policy
@@ -92,13 +109,18 @@ func (l *Loop) DecideInto(d *Decision, p *Policy, r Reading, now time.Time) (dec
 // Explain returns the steps of the last decision (what Decide returns
 // without Quiet): it decides again from what that decision started from,
 // on a copy. Nil when nothing was decided since the loop was made or
-// restored.
+// restored, or when State no longer holds what that decision left
+// (changed outside Decide).
 func (l *Loop) Explain() []Step {
 	if !l.last.ok {
 		return nil
 	}
 	a := l.last
-	re := Loop{State: copyState(State{}, &l.trial), Desired: a.desired, Current: a.current, HasDesired: a.hasDesired, HasCurrent: a.hasCurrent}
+	start, ok := l.startState()
+	if !ok {
+		return nil
+	}
+	re := Loop{State: start, Desired: a.desired, Current: a.current, HasDesired: a.hasDesired, HasCurrent: a.hasCurrent}
 	var d Decision
 	re.decide(&d, a.p, a.r, a.now, false)
 	return d.Steps
@@ -123,8 +145,9 @@ func (l *Loop) decide(d *Decision, p *Policy, r Reading, now time.Time, quiet bo
 	default:
 		return false, false
 	}
-	l.trial = copyState(l.trial, &l.State)
-	decideInto(d, p, obs, &l.trial, now, quiet)
+	trial := l.scratch()
+	*trial = l.copyTrial(*trial)
+	decideInto(d, p, obs, trial, now, quiet)
 	if d.Reason == ReasonNoData && l.HasDesired {
 		hold := p.Bound(l.Desired, now)
 		if !quiet {
@@ -138,17 +161,126 @@ func (l *Loop) decide(d *Decision, p *Policy, r Reading, now time.Time, quiet bo
 		// The trial is dropped: the outage counts as the held value. Its
 		// idle bookkeeping stays: requests held (or activity unknown) while
 		// no metric is known are activity, and the cooldown runs from them.
-		// (Made on a copy of State, so that trial keeps the State the
-		// decision started from, as after any decision.)
-		firstSeen, lastActive := l.trial.FirstSeen, l.trial.LastActive
-		l.trial = copyState(l.trial, &l.State)
-		l.trial.Recommendations = append(pruneBefore(l.trial.Recommendations, now.Add(-p.Horizon())),
+		// (Made on a copy of State, which stays what the decision started
+		// from.)
+		firstSeen, lastActive := trial.FirstSeen, trial.LastActive
+		*trial = copyState(*trial, &l.State)
+		trial.Recommendations = append(pruneBefore(trial.Recommendations, now.Add(-p.Horizon())),
 			TimedReplicas{At: now, Replicas: hold})
-		l.trial.FirstSeen, l.trial.LastActive = firstSeen, lastActive
+		trial.FirstSeen, trial.LastActive = firstSeen, lastActive
 	}
-	l.State, l.trial = l.trial, l.State
+	l.remember(trial)
+	l.State, *trial = *trial, l.State
 	l.Desired, l.HasDesired = d.Desired, true
 	return true, held
+}
+
+// scratch is the State Decide works on (Scratch, made when nil).
+func (l *Loop) scratch() *State {
+	if l.Scratch == nil {
+		l.Scratch = new(State)
+	}
+	return l.Scratch
+}
+
+// copyTrial is copyState(dst, &l.State) with each empty list nil or not
+// as the loop's own scratch list would leave it (trialSet), whatever dst's
+// lists are.
+func (l *Loop) copyTrial(dst State) State {
+	dst = copyState(dst, &l.State)
+	fix := func(bit uint8, n int, set func(empty bool)) {
+		if n == 0 {
+			set(l.trialSet&bit != 0)
+		}
+	}
+	fix(1, len(dst.Recommendations), func(e bool) { dst.Recommendations = emptyOrNil[TimedReplicas](e) })
+	fix(2, len(dst.ScaleUpEvents), func(e bool) { dst.ScaleUpEvents = emptyOrNil[ScaleEvent](e) })
+	fix(4, len(dst.ScaleDownEvents), func(e bool) { dst.ScaleDownEvents = emptyOrNil[ScaleEvent](e) })
+	fix(8, len(dst.Demand), func(e bool) { dst.Demand = emptyOrNil[DemandSample](e) })
+	return dst
+}
+
+// emptyOrNil is an empty non-nil list when empty is true, else nil.
+func emptyOrNil[T any](empty bool) []T {
+	if empty {
+		return []T{}
+	}
+	return nil
+}
+
+// remember records what the decision that made next started from (State)
+// as start and keep, and which of its lists are non-nil (trialSet: the
+// start becomes the loop's own scratch, as Decide swaps them).
+func (l *Loop) remember(next *State) {
+	s0 := &l.State
+	st := l.start
+	r, u, dn, dm := st.Recommendations[:0], st.ScaleUpEvents[:0], st.ScaleDownEvents[:0], st.Demand[:0]
+	st = *s0
+	var k int
+	k, st.Recommendations = startDiff(r, s0.Recommendations, next.Recommendations, func(a, b TimedReplicas) bool { return a == b })
+	l.keep[0] = uint16(k)
+	k, st.ScaleUpEvents = startDiff(u, s0.ScaleUpEvents, next.ScaleUpEvents, func(a, b ScaleEvent) bool { return a == b })
+	l.keep[1] = uint16(k)
+	k, st.ScaleDownEvents = startDiff(dn, s0.ScaleDownEvents, next.ScaleDownEvents, func(a, b ScaleEvent) bool { return a == b })
+	l.keep[2] = uint16(k)
+	k, st.Demand = startDiff(dm, s0.Demand, next.Demand, func(a, b DemandSample) bool {
+		return a.At == b.At && math.Float64bits(a.Demand) == math.Float64bits(b.Demand)
+	})
+	l.keep[3] = uint16(k)
+	l.start = st
+	l.trialSet = 0
+	for i, set := range []bool{s0.Recommendations != nil, s0.ScaleUpEvents != nil, s0.ScaleDownEvents != nil, s0.Demand != nil} {
+		if set {
+			l.trialSet |= 1 << i
+		}
+	}
+}
+
+// startDiff splits s0 into a head, appended to dst, and its last k
+// elements (at most maxKeep), which are next's first k (identical values:
+// times compared with ==, wall clock, monotonic reading and location),
+// with the head as short as that allows.
+func startDiff[T any](dst, s0, next []T, eq func(a, b T) bool) (k int, head []T) {
+	for p := 0; p < len(s0); p++ {
+		n := len(s0) - p
+		if n > len(next) || n > maxKeep {
+			continue
+		}
+		same := true
+		for i := range n {
+			if !eq(s0[p+i], next[i]) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return n, append(dst, s0[:p]...)
+		}
+	}
+	return 0, append(dst, s0...)
+}
+
+// startState is the State the last decision started from (start and
+// State's first keep elements), in lists of its own; false when State no
+// longer has them (changed outside Decide).
+func (l *Loop) startState() (State, bool) {
+	st := l.start
+	var ok [4]bool
+	st.Recommendations, ok[0] = joinStart(l.start.Recommendations, l.State.Recommendations, l.keep[0])
+	st.ScaleUpEvents, ok[1] = joinStart(l.start.ScaleUpEvents, l.State.ScaleUpEvents, l.keep[1])
+	st.ScaleDownEvents, ok[2] = joinStart(l.start.ScaleDownEvents, l.State.ScaleDownEvents, l.keep[2])
+	st.Demand, ok[3] = joinStart(l.start.Demand, l.State.Demand, l.keep[3])
+	return st, ok[0] && ok[1] && ok[2] && ok[3]
+}
+
+// maxKeep bounds Loop.keep.
+const maxKeep = math.MaxUint16
+
+func joinStart[T any](head, next []T, keep uint16) ([]T, bool) {
+	if int(keep) > len(next) {
+		return nil, false
+	}
+	return append(append([]T(nil), head...), next[:keep]...), true
 }
 
 // Restore sets the loop's memory from a saved state (a restart): desired is

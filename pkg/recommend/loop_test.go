@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
@@ -163,6 +164,88 @@ func TestLoopQuietExplain(t *testing.T) {
 			}
 			if fmt.Sprintf("%+v", loud.State) != fmt.Sprintf("%+v", quiet.State) || loud.Desired != quiet.Desired || loud.Current != quiet.Current {
 				t.Fatalf("%d: states differ: %+v, %+v", i, quiet.State, loud.State)
+			}
+		}
+	}
+}
+
+// Loops that share one Scratch (serve's targets) decide as loops that each
+// keep their own: the same decisions and the same States, nil and empty
+// lists alike (so the same JSON), and Explain writes each newest
+// decision's steps, over scale-ups and -downs, outages held, a lookahead
+// (Demand samples), a clock that goes back (every list rewritten) and a
+// restore.
+func TestLoopSharedScratch(t *testing.T) {
+	la := lookaheadPolicy(t)
+	dem := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}}, Min: 1, Max: 20, Capacity: testCapacity})
+	policies := []*Policy{
+		mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalQueue, Target: 24}, {Signal: SignalKV, Target: 0.8}}, Min: 1, Max: 8}),
+		mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalQueue, Target: 4}}, Min: 0, Max: 10}),
+		la, dem,
+	}
+	obs := func(i, k int) Reading {
+		switch (i + 3*k) % 9 {
+		case 0, 1:
+			o := queueObs(2, float64(10+20*k+i%7))
+			o.KV, o.Reporting = 0.3, 2
+			return Reading{Obs: o, CurrentKnown: true, SpecFollows: k%2 == 0}
+		case 2:
+			return Reading{Obs: unknownObs(0)}
+		case 3:
+			return Reading{Obs: demandObs(3, float64(i%11)), CurrentKnown: true}
+		case 4, 5:
+			return Reading{Obs: queueObs(4, float64(60*(i%5))), CurrentKnown: true}
+		case 6:
+			return Reading{Obs: queueObs(1, 0), CurrentKnown: true}
+		default:
+			return Reading{Obs: queueObs(3, float64(100-i%100)), CurrentKnown: i%3 != 0}
+		}
+	}
+	var scratch State
+	own := make([]Loop, len(policies))
+	loud := make([]Loop, len(policies))
+	shared := make([]Loop, len(policies))
+	for k := range shared {
+		shared[k].Scratch, shared[k].Quiet = &scratch, true
+		own[k].Quiet = true
+	}
+	sec := int64(1000)
+	for i := range 120 {
+		sec += 15
+		if i == 70 {
+			sec -= 600 // the clock goes back: every list drops its future entries
+		}
+		now := at(sec)
+		for k, p := range policies {
+			if i == 90 && k == 1 {
+				st := own[k].State
+				for _, l := range []*Loop{&own[k], &loud[k], &shared[k]} {
+					l.Restore(p, 5, 3, copyState(State{}, &st), now)
+				}
+			}
+			r := obs(i, k)
+			do, oko, ho := own[k].Decide(p, r, now)
+			dl, _, _ := loud[k].Decide(p, r, now)
+			ds, oks, hs := shared[k].Decide(p, r, now)
+			if oko != oks || ho != hs || do.Desired != ds.Desired || do.Reason != ds.Reason || fmt.Sprint(do.Raw) != fmt.Sprint(ds.Raw) {
+				t.Fatalf("%d/%d: shared %+v %v %v, own %+v %v %v", i, k, ds, oks, hs, do, oko, ho)
+			}
+			if !reflect.DeepEqual(own[k].State, shared[k].State) {
+				t.Fatalf("%d/%d: states differ:\n%#v\n%#v", i, k, shared[k].State, own[k].State)
+			}
+			jo, _ := json.Marshal(own[k].State)
+			js, _ := json.Marshal(shared[k].State)
+			if string(jo) != string(js) {
+				t.Fatalf("%d/%d: JSON %s, want %s", i, k, js, jo)
+			}
+			if !oks {
+				continue
+			}
+			if got := shared[k].Explain(); !reflect.DeepEqual(got, dl.Steps) || len(got) == 0 {
+				t.Fatalf("%d/%d: Explain %+v, want %+v", i, k, got, dl.Steps)
+			}
+			if got := own[k].Explain(); !reflect.DeepEqual(got, dl.Steps) {
+				t.Fatalf("%d/%d: own Explain %+v, want %+v", i, k, got, dl.Steps)
 			}
 		}
 	}

@@ -62,6 +62,9 @@ type Loop struct {
 	interval atomic.Int64 // set by SetInterval, overrides Interval
 	limiter  logLimiter
 	auditMu  sync.Mutex
+	// state is the State every target's decision works on
+	// (recommend.Loop.Scratch): they decide one at a time, under decideMu.
+	state recommend.State
 	// scratch holds a Snapshot's maps between targets of a cycle
 	// (Metrics.Record keeps none of them).
 	scratch struct {
@@ -82,7 +85,9 @@ func (l *Loop) SetConfig(cfg *config.File) error {
 		if err != nil {
 			return fmt.Errorf("target %q: %w", cfg.Targets[i].Name, err)
 		}
-		next = append(next, &target{cfg: cfg.Targets[i], policy: p})
+		t := &target{cfg: cfg.Targets[i], policy: p}
+		t.run.Scratch = &l.state
+		next = append(next, t)
 	}
 	l.cycleMu.Lock()
 	defer l.cycleMu.Unlock()
@@ -92,7 +97,7 @@ func (l *Loop) SetConfig(cfg *config.File) error {
 	}
 	for _, t := range next {
 		if o, ok := old[t.cfg.Name]; ok {
-			t.run, t.recent, t.newest = o.run, o.recent, o.newest
+			t.run, t.recent, t.nRecent, t.oldest, t.newest = o.run, o.recent, o.nRecent, o.oldest, o.newest
 			delete(old, t.cfg.Name)
 			continue
 		}

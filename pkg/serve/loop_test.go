@@ -411,17 +411,23 @@ func TestAuditLog(t *testing.T) {
 }
 
 // remember keeps the newest maxRecent (5) decisions, oldest first, only the
-// newest with its steps, and never grows its slice past 5.
+// newest with its steps.
 func TestRememberKeepsNewestFive(t *testing.T) {
 	var tg target
 	for i := range 8 {
 		tg.remember(Record{Desired: i, Steps: []recommend.Step{{}}})
+		// After records 0..i: the last min(i+1, 5) of them, oldest first.
+		recs := tg.records()
+		if want := min(i+1, 5); len(recs) != want || recs[0].Desired != i+1-want || recs[want-1].Desired != i {
+			t.Fatalf("after %d records: %d kept, from %d to %d", i+1, len(recs), recs[0].Desired, recs[len(recs)-1].Desired)
+		}
 	}
 	// Records 0..7 went in: 3..7 remain.
-	if len(tg.recent) != 5 || cap(tg.recent) != 5 {
-		t.Fatalf("len %d cap %d, want 5 and 5", len(tg.recent), cap(tg.recent))
+	recs := tg.records()
+	if len(recs) != 5 {
+		t.Fatalf("%d records, want 5", len(recs))
 	}
-	for i, r := range tg.records() {
+	for i, r := range recs {
 		if r.Desired != 3+i {
 			t.Errorf("recent[%d] desired %d, want %d", i, r.Desired, 3+i)
 		}

@@ -17,15 +17,18 @@ type target struct {
 	// run is the decision loop's memory: State, the last exported desired
 	// value and the last known current count (recommend.Loop).
 	run recommend.Loop
-	// recent are the last decisions, newest last (for /debug/decisions),
-	// compact; newest holds the newest's raw results and steps.
-	recent []pastRecord
-	newest struct {
+	// recent are the last nRecent decisions (for /debug/decisions), a ring
+	// whose oldest is recent[oldest], compact and inside the target (one
+	// object per target, none of a size class of its own); newest holds
+	// the newest's raw results and steps.
+	recent          [maxRecent]pastRecord
+	nRecent, oldest uint8
+	// dupLogged is set once folded duplicate series were logged.
+	dupLogged bool
+	newest    struct {
 		raw   recommend.RawResults
 		steps []recommend.Step
 	}
-	// dupLogged is set once folded duplicate series were logged.
-	dupLogged bool
 }
 
 // maxRecent is how many decisions per target /debug/decisions keeps.
@@ -145,28 +148,26 @@ func signalMapInto(m map[string]float64, s Signals) {
 func (t *target) remember(r Record) {
 	t.newest.raw, t.newest.steps = r.Raw, r.Steps
 	p := compact(r)
-	if len(t.recent) < maxRecent {
-		if t.recent == nil {
-			t.recent = make([]pastRecord, 0, maxRecent) // no growth past maxRecent
-		}
-		t.recent = append(t.recent, p)
+	if t.nRecent < maxRecent {
+		t.recent[(int(t.oldest)+int(t.nRecent))%maxRecent] = p
+		t.nRecent++
 		return
 	}
-	// Full: shift in place (readers copy under the loop's lock).
-	copy(t.recent, t.recent[len(t.recent)-maxRecent+1:])
-	t.recent = t.recent[:maxRecent]
-	t.recent[maxRecent-1] = p
+	// Full: the newest takes the oldest's place (readers copy under the
+	// loop's lock).
+	t.recent[t.oldest] = p
+	t.oldest = (t.oldest + 1) % maxRecent
 }
 
 // records are the recent decisions as Records, newest last (only the
 // newest with its raw results and steps).
 func (t *target) records() []Record {
-	if len(t.recent) == 0 {
+	if t.nRecent == 0 {
 		return nil
 	}
-	out := make([]Record, len(t.recent))
-	for i := range t.recent {
-		out[i] = t.recent[i].record(t.cfg.Name)
+	out := make([]Record, t.nRecent)
+	for i := range out {
+		out[i] = t.recent[(int(t.oldest)+i)%maxRecent].record(t.cfg.Name)
 	}
 	if n := len(out); n > 0 {
 		out[n-1].Raw, out[n-1].Steps = t.newest.raw, t.newest.steps
