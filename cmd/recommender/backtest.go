@@ -68,7 +68,20 @@ type resolved struct {
 }
 
 // resolve checks the flags (exit 2 on bad input) and builds the client.
-func (f *HistoryFlags) resolve() (resolved, error) {
+// historyOnly are the flags that choose a history (the config's series
+// or --prometheus-url's); historyGiven returns the first of them given.
+var historyOnly = []string{"config", "target", "prometheus-url", "server", "selector", "replicas-query", "start", "end", "step", "query-timeout", "max-gap"}
+
+func historyGiven(given map[string]bool) string {
+	for _, name := range historyOnly {
+		if given[name] {
+			return name
+		}
+	}
+	return ""
+}
+
+func (f *HistoryFlags) resolve(given map[string]bool) (resolved, error) {
 	var r resolved
 	now := time.Now
 	if f.now != nil {
@@ -109,6 +122,11 @@ func (f *HistoryFlags) resolve() (resolved, error) {
 	case f.Config != "":
 		if f.Target == "" {
 			return r, invalidf("--config needs --target NAME")
+		}
+		for _, name := range []string{"server", "selector"} {
+			if given[name] {
+				return r, invalidf("--%s goes with --prometheus-url; with --config the target's %s is read (edit it there, or give --prometheus-url instead)", name, name)
+			}
 		}
 		file, err := config.Load(f.Config)
 		if err != nil {
@@ -221,7 +239,7 @@ type BacktestCmd struct {
 
 // Run fetches, reconstructs, replays and reports.
 func (c *BacktestCmd) Run(e *env) error {
-	res, err := c.resolve()
+	res, err := c.resolve(e.given)
 	if err != nil {
 		return err
 	}

@@ -169,11 +169,16 @@ func (f *ReplicaFlags) model() string {
 
 // fromTarget takes a serve config target's replica: (nil: none) for the
 // replica flags not given: gpu, model, tp and, when calibration is true,
-// calibration. The flags given win key by key.
+// calibration. The flags given win key by key; the target's calibration
+// is fitted to its own GPU, model and TP, so it is taken only when the
+// flags keep all three.
 func (f *ReplicaFlags) fromTarget(r *config.Replica, calibration bool) {
 	if r == nil {
 		return
 	}
+	tp := max(r.TP, 1)
+	same := (f.GPU == "" || f.GPU == r.GPU) && (f.Model == "" || f.Model == r.Model) && (f.TP == nil || *f.TP == tp)
+	calibration = calibration && same
 	if f.GPU == "" {
 		f.GPU = r.GPU
 	}

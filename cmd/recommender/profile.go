@@ -58,7 +58,7 @@ func (c *ProfileCmd) Run(e *env) error {
 	if c.SLOTTFT <= 0 {
 		return invalidf("--slo-ttft %s: want > 0", c.SLOTTFT)
 	}
-	res, err := c.resolve()
+	res, err := c.resolve(e.given)
 	if err != nil {
 		return err
 	}

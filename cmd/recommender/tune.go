@@ -60,7 +60,7 @@ func (c *TuneCmd) Run(e *env) error {
 	if c.Period < time.Duration(replay.MinPeriod*float64(time.Second)) {
 		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
 	}
-	stress, err := parseStress(c.Stress)
+	stress, err := parseStress(c.Stress, e.given["stress"])
 	if err != nil {
 		return err
 	}
@@ -89,6 +89,9 @@ func (c *TuneCmd) Run(e *env) error {
 	})
 	prog.Done()
 	if err != nil {
+		if se := (*tune.StressError)(nil); errors.As(err, &se) {
+			return invalidf("--stress: %v", err)
+		}
 		if errors.Is(err, trace.ErrEmpty) {
 			return invalid(err)
 		}
@@ -124,6 +127,9 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	case c.Trace != "" && hist:
 		return trace.Source{}, tune.Serve{}, invalidf("--trace and --prometheus-url/--config: tune on one source, a trace or a target's history")
 	case c.Trace != "":
+		if name := historyGiven(e.given); name != "" {
+			return trace.Source{}, tune.Serve{}, invalidf("--%s chooses a Prometheus history; with --trace it would be ignored (give one source)", name)
+		}
 		if err := replica(nil); err != nil {
 			return trace.Source{}, tune.Serve{}, err
 		}
@@ -135,7 +141,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	case c.RateScale != 1 || c.Window != "":
 		return trace.Source{}, tune.Serve{}, invalidf("--rate-scale and --window apply to --trace; for history choose --start and --end")
 	}
-	res, err := c.resolve()
+	res, err := c.resolve(e.given)
 	if err != nil {
 		return trace.Source{}, tune.Serve{}, err
 	}
@@ -159,9 +165,10 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 
 // serveReplica is the serve config's replica: value for the tuned
 // replica (the demand signal divides by its capacity): gpu, model, tp and
-// calibration as given. When the replay's replica also had flags serve's
-// replica: has no key for and its capacity differs from what those four
-// give, the note says so.
+// calibration as given (or from --config's target). When the replay's
+// replica also had flags serve's replica: has no key for and its capacity
+// differs from what those four give, the note says so; when neither
+// --gpu nor --model chose it, the note marks it to fill in.
 func (c *TuneCmd) serveReplica(model *replica.Replica) (value, note string) {
 	value = "{gpu: " + yamlScalar(c.gpu()) + ", model: " + yamlScalar(c.model())
 	sc := replica.DefaultConfig()
@@ -183,8 +190,11 @@ func (c *TuneCmd) serveReplica(model *replica.Replica) (value, note string) {
 	if err == nil {
 		sm, err = replica.New(sc)
 	}
-	if err != nil || *recommend.CapacityFrom(sm) != *recommend.CapacityFrom(model) {
-		note = "the tuned replica's other flags have no replica: key and change its capacity: put them in a calibration file (infscale load --calibrate)"
+	switch {
+	case err != nil || *recommend.CapacityFrom(sm) != *recommend.CapacityFrom(model):
+		note = "not the tuned replica: its other flags (--max-num-seqs, --mfu, ...) change the capacity and serve's replica: has no key for them, so serve sizes demand on this catalog replica"
+	case c.GPU == "" && c.Model == "":
+		note = "fill in: your GPU and model (tuned on the defaults; infscale gpu --list)"
 	}
 	return value, note
 }
@@ -203,12 +213,20 @@ func yamlScalar(s string) string {
 
 // parseStress reads --stress: rate:K and bursts:K (K > 1, at most 100),
 // or none alone; nothing given is tune.DefaultStress (nil).
-func parseStress(specs []string) ([]tune.Stress, error) {
+func parseStress(specs []string, given bool) ([]tune.Stress, error) {
 	if len(specs) == 0 {
+		if given {
+			return nil, invalidf("--stress \"\": want rate:K, bursts:K or none (leave the flag out for the default rate:1.5,rate:2,bursts:2)")
+		}
 		return nil, nil
 	}
 	out := []tune.Stress{}
+	seen := map[string]bool{}
 	for i, spec := range specs {
+		if seen[spec] {
+			return nil, invalidf("--stress %s is given twice (each copy is replayed once)", spec)
+		}
+		seen[spec] = true
 		if spec == "none" {
 			if len(specs) > 1 {
 				return nil, invalidf("--stress none: give it alone (no stressed copies), not with %q", specs[1-min(i, 1)])

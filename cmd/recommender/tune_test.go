@@ -137,7 +137,8 @@ func testTuneHistory(t *testing.T, url string, truth history.Truth) {
 // TestTuneServeReplica: the printed replica: is the flags' GPU, model, tp
 // and calibration; a flag serve's replica: has no key for, which changes
 // the capacity (--max-num-seqs), is said in the note; one that does not
-// (--image-pull: the cold start only) is not.
+// (--image-pull: the cold start only) is not; neither --gpu nor --model
+// given is marked to fill in.
 func TestTuneServeReplica(t *testing.T) {
 	tp := 4
 	seqs := 32
@@ -151,6 +152,7 @@ func TestTuneServeReplica(t *testing.T) {
 		{ReplicaFlags{GPU: "a100-80gb", Model: "llama-3.1-70b", TP: &tp}, "{gpu: a100-80gb, model: llama-3.1-70b, tp: 4}", false},
 		{ReplicaFlags{GPU: "h100-sxm", Model: "llama-3-8b", MaxNumSeqs: &seqs}, "{gpu: h100-sxm, model: llama-3-8b}", true},
 		{ReplicaFlags{GPU: "h100-sxm", Model: "llama-3-8b", ImagePull: &pull}, "{gpu: h100-sxm, model: llama-3-8b}", false},
+		{ReplicaFlags{}, "{gpu: h100-sxm, model: llama-3-8b}", true},
 	} {
 		cmd := TuneCmd{ReplicaFlags: c.flags}
 		m, err := cmd.Replica()
@@ -192,7 +194,8 @@ func TestTuneDemandWinner(t *testing.T) {
 		t.Fatalf("winner %q (holds %v), want a demand policy with the guards", rep.Policy, rep.Holds)
 	}
 	checkServeBlock(t, rep.ServeTarget, "http://prometheus:9090", `{namespace="llm",pod=~"chat-.*"}`)
-	if !strings.Contains(rep.ServeTarget, "  replica: {gpu: h100-sxm, model: llama-3-8b}\n") {
+	// Tuned on the default replica (no --gpu, --model): marked to fill in.
+	if !strings.Contains(rep.ServeTarget, "  replica: {gpu: h100-sxm, model: llama-3-8b}  # fill in: your GPU and model (tuned on the defaults; infscale gpu --list)\n") {
 		t.Errorf("replica line:\n%s", rep.ServeTarget)
 	}
 	f, err := config.Parse([]byte(rep.ServeTarget), "serve.yaml")
@@ -223,17 +226,19 @@ func TestTuneDemandWinner(t *testing.T) {
 // TestTuneStressFlag: --stress sets the stressed copies (names as the
 // report shows them), none drops them; bad specs exit 2 naming the flag.
 func TestTuneStressFlag(t *testing.T) {
-	got, err := parseStress([]string{"rate:1.5", "bursts:3"})
+	got, err := parseStress([]string{"rate:1.5", "bursts:3"}, true)
 	if err != nil || len(got) != 2 || got[0].Name != "x1.5" || got[0].Rate != 1.5 || got[1].Name != "bursts x3" || got[1].Bursts != 3 || got[1].Rate != 1 {
 		t.Errorf("rate:1.5,bursts:3: %+v, %v", got, err)
 	}
-	if got, err := parseStress(nil); got != nil || err != nil {
+	if got, err := parseStress(nil, false); got != nil || err != nil {
 		t.Errorf("default: %+v, %v; want nil (tune.DefaultStress)", got, err)
 	}
-	if got, err := parseStress([]string{"none"}); got == nil || len(got) != 0 || err != nil {
+	if got, err := parseStress([]string{"none"}, true); got == nil || len(got) != 0 || err != nil {
 		t.Errorf("none: %+v, %v; want an empty list", got, err)
 	}
-	for _, bad := range []string{"rate:1", "rate:0.5", "bursts:1e9", "rate:x", "x2", "none,rate:2"} {
+	// The reference trace's held-out part is 375 s: at rate:26 it spans
+	// 14.4 s, less than a 15 s period (rate:25 is the most).
+	for _, bad := range []string{"rate:1", "rate:0.5", "bursts:1e9", "rate:x", "x2", "none,rate:2", "", "rate:2,rate:2", "rate:26"} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), []string{"tune", "--trace", "reference", "--stress", bad}, nil, &out, &errb)
 		if code != exitInvalid || !strings.Contains(errb.String(), "--stress") {
@@ -250,5 +255,54 @@ func TestTuneStressFlag(t *testing.T) {
 	}
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || !rep.Holds || len(rep.StressNames) != 0 {
 		t.Errorf("--stress none: %+v %v\n%s", rep, err, out.String())
+	}
+}
+
+// TestHistoryFlagsGiven: a flag that chooses a history is refused with
+// --trace (it would be ignored), --selector and --server with --config
+// (the target's are read); exit 2 naming the flag, before any query.
+func TestHistoryFlagsGiven(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "serve.yaml")
+	if err := os.WriteFile(cfg, []byte("prometheus: {url: http://127.0.0.1:1}\ntargets:\n- name: chat\n  selector: '{namespace=\"llm\"}'\n  metrics: [{type: queue, target: 24}]\n  max: 8\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tune", "--trace", "reference", "--query-timeout", "5h"}, "--query-timeout chooses a Prometheus history"},
+		{[]string{"tune", "--trace", "reference", "--step", "1m"}, "--step chooses a Prometheus history"},
+		{[]string{"tune", "--trace", "reference", "--server", "sglang"}, "--server chooses a Prometheus history"},
+		{[]string{"tune", "--config", cfg, "--target", "chat", "--selector", `{x="y"}`}, "--selector goes with --prometheus-url"},
+		{[]string{"backtest", "--config", cfg, "--target", "chat", "--server", "sglang"}, "--server goes with --prometheus-url"},
+		{[]string{"profile", "--config", cfg, "--target", "chat", "--selector", `{x="y"}`}, "--selector goes with --prometheus-url"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), c.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d %s; want 2 and %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+// TestFromTargetCalibration: the target's calibration is fitted to its
+// GPU, model and TP, so it is taken only when the flags keep all three.
+func TestFromTargetCalibration(t *testing.T) {
+	r := &config.Replica{GPU: "h100-sxm", Model: "llama-3.1-8b", Calibration: "fit.json"}
+	one, two := 1, 2
+	for _, c := range []struct {
+		flags ReplicaFlags
+		cal   string
+	}{
+		{ReplicaFlags{}, "fit.json"},
+		{ReplicaFlags{GPU: "h100-sxm", TP: &one}, "fit.json"},
+		{ReplicaFlags{GPU: "l40s"}, ""},
+		{ReplicaFlags{Model: "qwen3-8b"}, ""},
+		{ReplicaFlags{TP: &two}, ""},
+	} {
+		f := c.flags
+		f.fromTarget(r, true)
+		if f.Calibration != c.cal || f.GPU == "" || f.Model == "" {
+			t.Errorf("%+v: gpu %q model %q calibration %q, want calibration %q", c.flags, f.GPU, f.Model, f.Calibration, c.cal)
+		}
 	}
 }

@@ -104,6 +104,8 @@ func (l *Loop) SetConfig(cfg *config.File) error {
 		l.Metrics.Init(t.cfg.Name)
 		if err := l.restore(t); errors.Is(err, ErrStateTooOld) {
 			l.logger().Info("state file ignored; starting fresh", "target", t.cfg.Name, "err", err)
+		} else if errors.Is(err, context.Canceled) {
+			l.logger().Info("state not restored: stopping", "target", t.cfg.Name) // serve's stop ended the rebuild
 		} else if err != nil {
 			l.Metrics.QueryError(t.cfg.Name, "state_read")
 			l.logger().Error("state not restored; starting fresh", "target", t.cfg.Name, "err", err)

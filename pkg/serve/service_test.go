@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,7 +130,10 @@ func TestStopDuringRebuild(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, Options{Listen: "127.0.0.1:0", Version: "test"}) }()
+	var logs strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return logs.Write(b) }), nil))
+	go func() { done <- Run(ctx, cfg, Options{Listen: "127.0.0.1:0", Version: "test", Log: log}) }()
 	time.Sleep(300 * time.Millisecond)
 	start := time.Now()
 	cancel()
@@ -140,4 +145,13 @@ func TestStopDuringRebuild(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve still running 10 s after the stop (the rebuild waits for prometheus.timeout)")
 	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "state not restored: stopping") {
+		t.Errorf("a stop is no error:\n%s", logs.String())
+	}
 }
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

@@ -249,6 +249,18 @@ type Stress struct {
 	Bursts float64 `json:"bursts"`
 }
 
+// StressError is a stressed copy too compressed to replay: the held-out
+// part (Span seconds) at Stress.Rate times its rate spans less than one
+// decision Period (seconds).
+type StressError struct {
+	Stress       Stress
+	Span, Period float64
+}
+
+func (e *StressError) Error() string {
+	return fmt.Sprintf("%s: the held-out part (%gs) at %g times its rate spans less than one period (%gs): at most %g times", e.Stress.Name, e.Span, e.Stress.Rate, e.Period, math.Floor(e.Span/e.Period))
+}
+
 // DefaultStress is the history at 1.5x and 2x its rate and with its bursts
 // doubled.
 var DefaultStress = []Stress{{Name: "x1.5", Rate: 1.5}, {Name: "x2", Rate: 2}, {Name: "bursts x2", Rate: 1, Bursts: 2}}
@@ -467,6 +479,11 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	split := math.Round(dur * (1 - cfg.Holdout))
 	in, out := trace.Window(src, 0, split), trace.Window(src, split, dur)
 	out.Duration = dur - split
+	for _, s := range cfg.Stress {
+		if s.Rate > 1 && (dur-split)/s.Rate < rc.Period {
+			return Report{}, &StressError{Stress: s, Span: dur - split, Period: rc.Period}
+		}
+	}
 	cold := cfg.Replay.Model.ColdStart()
 	cfg.Space = cfg.Space.forReplica(cfg.Replay.Model.MaxBatch())
 	e := &evaluator{ctx: ctx, cfg: cfg, workers: cfg.Workers}
