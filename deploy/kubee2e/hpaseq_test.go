@@ -2,6 +2,7 @@ package kubee2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -299,7 +300,7 @@ func TestHPAControllerMatchesReplay(t *testing.T) {
 	kc := c.newKubeCluster(t)
 	gs := &gatedScales{ScalesGetter: kc.Scales, gates: map[string]*gate{}}
 	metrics := &scriptedDesired{value: map[string]int{}}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
 	factory := informers.NewSharedInformerFactory(c.client, 0)
@@ -314,14 +315,35 @@ func TestHPAControllerMatchesReplay(t *testing.T) {
 		err  error
 	}
 	results := make([]result, len(hpaSequences))
-	var wg sync.WaitGroup
-	for i, s := range hpaSequences {
-		c.createDeployment(t, s.name, s.initial)
-		wg.Go(func() {
-			results[i].real, results[i].err = c.playSequence(ctx, gs, metrics, s)
-		})
+	// A sequence whose reconcile was released late (a loaded machine: the
+	// wall clock may have crossed a window's edge) is inconclusive, not
+	// wrong: it is played again on a fresh HPA, up to twice.
+	todo := make([]int, len(hpaSequences))
+	for i := range todo {
+		todo[i] = i
 	}
-	wg.Wait()
+	for attempt := 0; attempt < 3 && len(todo) > 0; attempt++ {
+		var wg sync.WaitGroup
+		for _, i := range todo {
+			s := hpaSequences[i]
+			if attempt > 0 {
+				s.name += fmt.Sprintf("-again%d", attempt)
+			}
+			c.createDeployment(t, s.name, s.initial)
+			wg.Go(func() {
+				results[i].real, results[i].err = c.playSequence(ctx, gs, metrics, s)
+			})
+		}
+		wg.Wait()
+		var late []int
+		for _, i := range todo {
+			if errors.Is(results[i].err, errLate) {
+				t.Logf("%s, attempt %d: %v", hpaSequences[i].name, attempt+1, results[i].err)
+				late = append(late, i)
+			}
+		}
+		todo = late
+	}
 
 	for i, s := range hpaSequences {
 		if results[i].err != nil {
@@ -347,6 +369,9 @@ func TestHPAControllerMatchesReplay(t *testing.T) {
 		}
 	}
 }
+
+// errLate is a reconcile released more than 400 ms after its time.
+var errLate = errors.New("too late to stay clear of the windows' edges (a loaded machine)")
 
 // playSequence creates s's HPA and feeds the controller s.desired, one
 // value per reconcile, each reconcile released stepEvery after the
@@ -410,7 +435,11 @@ func (c *cluster) playSequence(ctx context.Context, gs *gatedScales, metrics *sc
 		metrics.set(s.name, d)
 		at := t0.Add(time.Duration(i) * stepEvery)
 		if late := time.Since(at); late > 400*time.Millisecond {
-			return got, fmt.Errorf("step %d: ready %v after its time: too late to stay clear of the windows' edges (a loaded machine)", i, late.Round(time.Millisecond))
+			// Abandoned: the HPA goes and its reconciles pass ungated, so
+			// no controller worker stays held for a replay.
+			_ = c.client.AutoscalingV2().HorizontalPodAutoscalers(metav1.NamespaceDefault).Delete(ctx, s.name, metav1.DeleteOptions{})
+			close(gt.release)
+			return got, fmt.Errorf("step %d: ready %v after its time: %w", i, late.Round(time.Millisecond), errLate)
 		}
 		time.Sleep(time.Until(at))
 		gt.release <- struct{}{}
