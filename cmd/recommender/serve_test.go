@@ -103,6 +103,7 @@ func TestFleetBadTimingAndFollow(t *testing.T) {
 		{[]string{"--follow", "ftp://x"}, `--follow "ftp://x": want http://HOST[:PORT][/PATH] or https://...`},
 		{[]string{"--follow", "not a url"}, `--follow "not a url": want http://HOST[:PORT][/PATH]`},
 		{[]string{"--follow", "http:///metrics"}, `--follow "http:///metrics": want http://HOST`},
+		{[]string{"--follow", "http://127.0.0.1:99999/metrics"}, `--follow "http://127.0.0.1:99999/metrics": port 99999: want 1 to 65535`},
 	} {
 		var out, errb bytes.Buffer
 		code := run(t.Context(), append([]string{"fleet"}, tc.args...), nil, &out, &errb)
