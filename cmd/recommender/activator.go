@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
+	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/pkg/activator"
 	"github.com/infscale/infscale/pkg/config"
 )
@@ -39,8 +39,11 @@ func (c *ActivatorCmd) Run(e *env) error {
 	if err := config.CheckListen(c.Listen); err != nil {
 		return invalidf("--listen %q: %v", c.Listen, err)
 	}
-	u, err := url.Parse(c.Upstream)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil {
+	u, err := httpurl.Parse(c.Upstream)
+	if errors.Is(err, httpurl.ErrPort) {
+		return invalidf("--upstream %q: %v", c.Upstream, err)
+	}
+	if err != nil || u.User != nil {
 		return invalidf("--upstream %q: want a base URL such as http://chat:8000", c.Upstream)
 	}
 	// A path prefixes every proxied path (the proxy joins them); a query

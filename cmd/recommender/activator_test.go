@@ -17,6 +17,9 @@ func TestActivatorInvalid(t *testing.T) {
 		want string
 	}{
 		{[]string{"--upstream", "chat:8000"}, `--upstream "chat:8000": want a base URL`},
+		// net/url takes any digits as a port; TCP's are 1..65535.
+		{[]string{"--upstream", "http://127.0.0.1:99999"}, `--upstream "http://127.0.0.1:99999": port 99999: want 1 to 65535`},
+		{[]string{"--upstream", "http://127.0.0.1:0"}, `--upstream "http://127.0.0.1:0": port 0: want 1 to 65535`},
 		{[]string{"--upstream", "http://chat:8000", "--max-held", "0"}, "--max-held 0: want >= 1"},
 		{[]string{"--upstream", "http://chat:8000", "--hold-timeout", "0s"}, "--hold-timeout, --probe-interval and --retry-after must be > 0"},
 		{[]string{"--upstream", "http://chat:8000", "--listen", "nope"}, `--listen "nope": must be host:port`},

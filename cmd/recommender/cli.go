@@ -13,6 +13,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/recommend"
 )
@@ -196,15 +197,20 @@ func durationIn(flag string, d, lo, hi time.Duration, why string) error {
 // redacted when it holds a password).
 func httpURL(name, s string) (*url.URL, error) {
 	u, err := url.Parse(s)
-	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-		return u, nil
+	if err == nil {
+		if err = httpurl.Check(u); err == nil {
+			return u, nil
+		}
 	}
 	shown := strconv.Quote(s)
 	switch {
-	case err == nil && u.User != nil:
+	case u != nil && u.User != nil:
 		shown = u.Redacted()
-	case err != nil && strings.Contains(s, "@"):
+	case u == nil && strings.Contains(s, "@"):
 		shown = "(unparsable)"
+	}
+	if errors.Is(err, httpurl.ErrPort) {
+		return nil, invalidf("%s %s: %v", name, shown, err)
 	}
 	return nil, invalidf("%s %s: want http://HOST[:PORT][/PATH] or https://...", name, shown)
 }

@@ -70,16 +70,14 @@ func (c *HistoryCmd) Run(e *env) error {
 		return fmt.Errorf("history: %s tsdb create-blocks-from openmetrics: %v\n%s", promtool, err, out)
 	}
 	fmt.Fprintf(e.stdout, `history: %d days (%s .. %s, scrape %s) of a synthetic vLLM Deployment (namespace %q, deployment %q) in %s:
-  %d requests, peak %02d:00 UTC, weekends x %g, a spike %s .. %s, a scrape gap %s .. %s
+  %d requests, peak %02d:00 UTC, weekends x %g, %s
 
 Serve it and try the history commands on it:
   prometheus --storage.tsdb.path=%s --storage.tsdb.retention.time=10y --config.file=/dev/null --web.listen-address=127.0.0.1:9090
   infscale backtest --prometheus-url http://127.0.0.1:9090 --selector '{namespace="llm"}' --replicas-query 'kube_deployment_spec_replicas{namespace="llm",deployment="chat"}'
   infscale profile --prometheus-url http://127.0.0.1:9090 --selector '{namespace="llm"}'
 `, c.Days, truth.Start.Format(time.RFC3339), truth.End.Format(time.RFC3339), truth.Scrape, "llm", "chat", c.Data,
-		truth.Requests, truth.PeakHour, truth.WeekendFactor,
-		truth.Spike[0].Format(time.RFC3339), truth.Spike[1].Format(time.RFC3339), truth.Gap[0].Format(time.RFC3339), truth.Gap[1].Format(time.RFC3339),
-		c.Data)
+		truth.Requests, truth.PeakHour, truth.WeekendFactor, historyEvents(truth), c.Data)
 	return nil
 }
 
@@ -98,4 +96,20 @@ func writeOpenMetrics(path string, cfg history.Config) (history.Truth, error) {
 		err = cerr
 	}
 	return truth, err
+}
+
+// historyEvents names the spike and the scrape gap that fall inside the
+// written history, [truth.Start, truth.End], with their times ("a spike
+// 2026-12-03T04:00:00Z .. 2026-12-03T04:30:00Z"); one outside it (they are
+// at fixed days of the week) is said to be, with the --days that would
+// hold it ("no spike (it needs --days 3)").
+func historyEvents(truth history.Truth) string {
+	event := func(name string, ev [2]time.Time) string {
+		if !ev[0].Before(truth.Start) && !ev[1].After(truth.End) {
+			return fmt.Sprintf("a %s %s .. %s", name, ev[0].Format(time.RFC3339), ev[1].Format(time.RFC3339))
+		}
+		day := 24 * time.Hour
+		return fmt.Sprintf("no %s (it needs --days %d)", name, (ev[1].Sub(truth.Start)+day-1)/day)
+	}
+	return event("spike", truth.Spike) + ", " + event("scrape gap", truth.Gap)
 }

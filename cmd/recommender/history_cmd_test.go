@@ -29,7 +29,8 @@ func TestHistoryCommandBackfills(t *testing.T) {
 	if code := run(context.Background(), args, strings.NewReader(""), &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"2026-11-29T10:00:00Z .. 2026-12-01T10:00:00Z", "--storage.tsdb.path=" + data, "infscale backtest --prometheus-url", "infscale profile"} {
+	// The spike (day 3) and the gap (day 5) lie outside 2 days: not named.
+	for _, want := range []string{"2026-11-29T10:00:00Z .. 2026-12-01T10:00:00Z", "no spike (it needs --days 3), no scrape gap (it needs --days 5)", "--storage.tsdb.path=" + data, "infscale backtest --prometheus-url", "infscale profile"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

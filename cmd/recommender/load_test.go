@@ -32,6 +32,7 @@ func TestLoadInvalid(t *testing.T) {
 		// Checked up front (it failed every request, exit 1, "unsupported protocol scheme").
 		{[]string{"ftp://x", "--allow-remote", "--concurrency", "1"}, `URL "ftp://x": want http://HOST[:PORT][/PATH] or https://...`},
 		{[]string{"not a url", "--allow-remote", "--concurrency", "1"}, `URL "not a url": want http://HOST[:PORT][/PATH]`},
+		{[]string{"http://127.0.0.1:65536", "--allow-remote", "--concurrency", "1"}, `URL "http://127.0.0.1:65536": port 65536: want 1 to 65535`},
 		{[]string{"http://127.0.0.1:1?x=1", "--concurrency", "1"}, `URL "http://127.0.0.1:1?x=1": want a base URL without a query or fragment`},
 		{[]string{"http://127.0.0.1:1#f", "--concurrency", "1"}, `URL "http://127.0.0.1:1#f": want a base URL without a query or fragment`},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--rate", "2"}, "give exactly one of"},

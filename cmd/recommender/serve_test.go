@@ -41,6 +41,16 @@ func TestServeCheckConfig(t *testing.T) {
 	if code != exitInvalid {
 		t.Errorf("serve without --config: exit %d, want 2", code)
 	}
+	// A port net/url takes but TCP has not: refused at the value, line 1
+	// column 19 ("prometheus: {url: " is 18 characters).
+	bad := filepath.Join(t.TempDir(), "port.yaml")
+	os.WriteFile(bad, []byte("prometheus: {url: 'http://127.0.0.1:99999'}\ntargets:\n- name: chat\n  selector: '{pod=\"x\"}'\n  metrics: [{type: queue, target: 8}]\n  max: 4\n"), 0o644)
+	out.Reset()
+	errb.Reset()
+	code = run(context.Background(), []string{"serve", "--check-config", "--config", bad}, nil, &out, &errb)
+	if want := bad + `:1:19: prometheus.url: "http://127.0.0.1:99999": port 99999: want 1 to 65535`; code != exitInvalid || !strings.Contains(errb.String(), want) {
+		t.Errorf("port 99999: exit %d, stderr %q; want 2 and %q", code, errb.String(), want)
+	}
 }
 
 // TestServeRunsAndStops serves an embedded config until the context ends
@@ -103,6 +113,7 @@ func TestFleetBadTimingAndFollow(t *testing.T) {
 		{[]string{"--follow", "ftp://x"}, `--follow "ftp://x": want http://HOST[:PORT][/PATH] or https://...`},
 		{[]string{"--follow", "not a url"}, `--follow "not a url": want http://HOST[:PORT][/PATH]`},
 		{[]string{"--follow", "http:///metrics"}, `--follow "http:///metrics": want http://HOST`},
+		{[]string{"--follow", "http://127.0.0.1:99999/metrics"}, `--follow "http://127.0.0.1:99999/metrics": port 99999: want 1 to 65535`},
 	} {
 		var out, errb bytes.Buffer
 		code := run(t.Context(), append([]string{"fleet"}, tc.args...), nil, &out, &errb)

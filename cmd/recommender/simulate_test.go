@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -165,6 +166,17 @@ func TestSimulateInvalid(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, code, errs, c.want)
 		}
+	}
+	// One problem, one line: tolerance= sets both directions (it was said
+	// twice); an hpa(...) option given twice is refused (the last won).
+	// Column 25: "hpa(queue:24)," 14 + "tolerance=" 10, then the value.
+	for _, pol := range []string{"hpa(queue:24),tolerance=-0.1", "hpa(queue:24),tolerance=nan,behavior=none"} {
+		if code, _, errs := runSimulate(t, "--policy", pol); code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "infscale: --policy: policy "+strconv.Quote(pol)+": at column 25: tolerance: ") {
+			t.Errorf("--policy %s: exit %d, stderr %q; want exit 2 and one line at column 25", pol, code, errs)
+		}
+	}
+	if code, _, errs := runSimulate(t, "--policy", "hpa(queue:24),behavior=none,downwindow=60,downwindow=300"); code != 2 || !strings.Contains(errs, "at column 43: option downwindow given twice (also at column 29)") {
+		t.Errorf("downwindow twice: exit %d, stderr %q", code, errs)
 	}
 	// At the limit, 100, the trace spans exactly one period: the timeline
 	// has its row at t = 15.

@@ -28,6 +28,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/infscale/infscale/internal/httpurl"
 )
 
 // Config configures an Activator. Zero fields take the defaults noted.
@@ -88,7 +90,9 @@ type waiter struct {
 
 // New validates cfg and builds the Activator with its own registry.
 func New(cfg Config) (*Activator, error) {
-	if cfg.Upstream == nil || cfg.Upstream.Host == "" || (cfg.Upstream.Scheme != "http" && cfg.Upstream.Scheme != "https") {
+	if err := httpurl.Check(cfg.Upstream); errors.Is(err, httpurl.ErrPort) {
+		return nil, fmt.Errorf("activator: upstream %s", err)
+	} else if err != nil {
 		return nil, errors.New("activator: upstream must be an http(s) URL such as http://chat:8000")
 	}
 	if cfg.HoldTimeout <= 0 {

@@ -396,3 +396,12 @@ func TestUpstreamPathPrefix(t *testing.T) {
 		t.Errorf("upstream saw %v; want /chat/v1/models proxied and /health probed", paths)
 	}
 }
+
+// TestNewRefusesBadPort: an upstream whose port is not 1..65535 is refused
+// (net/url accepts it; every proxied request would fail, 503 forever).
+func TestNewRefusesBadPort(t *testing.T) {
+	_, err := New(Config{Upstream: &url.URL{Scheme: "http", Host: "127.0.0.1:99999"}})
+	if err == nil || !strings.Contains(err.Error(), "port 99999: want 1 to 65535") {
+		t.Errorf("err = %v, want the port refused", err)
+	}
+}

@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/promql"
@@ -115,9 +115,11 @@ func (v *validator) validate() {
 func (v *validator) prometheus() {
 	pc := &v.cfg.Prometheus
 	if pc.URL != "" {
-		u, err := url.Parse(pc.URL)
+		u, err := httpurl.Parse(pc.URL)
 		switch {
-		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		case errors.Is(err, httpurl.ErrPort):
+			v.at("prometheus.url", "%q: %v", sourcekey.Redact(pc.URL), err)
+		case err != nil:
 			v.at("prometheus.url", "must be an http:// or https:// URL with a host, got %q", sourcekey.Redact(pc.URL))
 		case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
 			v.at("prometheus.url", "%q: no query, fragment or user:password (auth goes in basic_auth / authorization); the base URL, e.g. http://prometheus:9090", u.Redacted())
@@ -167,8 +169,9 @@ func (v *validator) target(p string, t *Target) {
 	}
 	dups := sourcekey.Duplicates(t.Scrape.URLs)
 	for j, s := range t.Scrape.URLs {
-		u, err := url.Parse(s)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if _, err := httpurl.Parse(s); errors.Is(err, httpurl.ErrPort) {
+			v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "%q: %v", sourcekey.Redact(s), err)
+		} else if err != nil {
 			v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "must be an http:// or https:// URL, got %q", sourcekey.Redact(s))
 		} else if prev := dups[j]; prev >= 0 {
 			// Read twice, one replica's requests would count twice.
@@ -307,9 +310,11 @@ func (v *validator) replica(p string, t *Target) {
 
 func (v *validator) zero(p string, t *Target) {
 	if t.Zero.HeldScrape != "" {
-		u, err := url.Parse(t.Zero.HeldScrape)
+		_, err := httpurl.Parse(t.Zero.HeldScrape)
 		switch {
-		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		case errors.Is(err, httpurl.ErrPort):
+			v.at(p+".zero.held_scrape", "%q: %v", sourcekey.Redact(t.Zero.HeldScrape), err)
+		case err != nil:
 			v.at(p+".zero.held_scrape", "must be an http:// or https:// URL (the activator's /metrics), got %q", sourcekey.Redact(t.Zero.HeldScrape))
 		case t.Zero.Held != "":
 			v.at(p+".zero", "held (PromQL, with prometheus.url) and held_scrape (embedded mode) are exclusive")

@@ -29,11 +29,11 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/pkg/trace"
 )
 
@@ -478,8 +478,11 @@ func (r *runner) one(ctx context.Context, j job) Record {
 // name resolving only to loopback addresses), so that a load test cannot be
 // pointed at a shared server by accident.
 func CheckLoopback(ctx context.Context, raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	u, err := httpurl.Parse(raw)
+	if errors.Is(err, httpurl.ErrPort) {
+		return fmt.Errorf("%q: %v", raw, err)
+	}
+	if err != nil {
 		return fmt.Errorf("%q: want an http(s) base URL such as http://127.0.0.1:8000", raw)
 	}
 	host := u.Hostname()

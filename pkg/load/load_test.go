@@ -92,7 +92,7 @@ func TestCheckLoopback(t *testing.T) {
 			t.Errorf("%s: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"http://10.0.0.1:8000", "http://8.8.8.8", "ftp://127.0.0.1", "127.0.0.1:8000"} {
+	for _, bad := range []string{"http://10.0.0.1:8000", "http://8.8.8.8", "ftp://127.0.0.1", "127.0.0.1:8000", "http://127.0.0.1:99999", "http://127.0.0.1:0"} {
 		if err := CheckLoopback(t.Context(), bad); err == nil {
 			t.Errorf("%s accepted", bad)
 		}

@@ -93,11 +93,19 @@ func parseHPA(full, s string, off int) (Policy, error) {
 				hp.NoBehavior = true
 			}
 		}
+		once := map[string]int{} // option -> its column
 		for _, pt := range parts {
 			k, v, ok := strings.Cut(pt.text, "=")
 			col := off + end + 2 + pt.at + 1
 			if !ok {
 				return Policy{}, policyError(full, col, "%q: want OPTION=VALUE (tolerance, upwindow, downwindow, uppods, uppercent, downpods, downpercent, upselect, downselect, behavior, min, max)", pt.text)
+			}
+			if prev, dup := once[k]; dup {
+				// As in the inner policy: the last one would win silently.
+				return Policy{}, policyError(full, col, "option %s given twice (also at column %d); give it once", k, prev)
+			}
+			if !repeatable[k] {
+				once[k] = col
 			}
 			switch k {
 			case "lookahead", "cooldown", "schedule", "guard", "settle", "drain":

@@ -53,15 +53,16 @@ func (fc fieldCols) option(p *recommend.Policy, k, v string, col int) {
 
 // errorAt reports err, recommend.Policy.Validate's FieldErrors, one line per
 // problem at the column of the part that set the field ("policy "queue:24,
-// uppods=0": at column 17: uppods: 0 must be >= 1"); a field no part set
-// (e.g. no metric) is at column off+1.
+// uppods=0": at column 17: uppods: 0 must be >= 1"), each distinct line
+// once; a field no part set (e.g. no metric) is at column off+1.
 func (fc fieldCols) errorAt(full string, off int, err error) error {
 	var fes recommend.FieldErrors
 	if !errors.As(err, &fes) {
 		return fmt.Errorf("policy %q: %w", full, err)
 	}
-	lines := make([]error, len(fes))
-	for i, fe := range fes {
+	lines := make([]error, 0, len(fes))
+	seen := map[string]bool{}
+	for _, fe := range fes {
 		col, label := off+1, fe.Path
 		for path := fe.Path; path != ""; path = parentPath(path) {
 			f, ok := fc[path]
@@ -75,7 +76,13 @@ func (fc fieldCols) errorAt(full string, off int, err error) error {
 			}
 			break
 		}
-		lines[i] = policyError(full, col, "%s: %s", label, fe.Msg)
+		// One option can set two fields (tolerance= sets tolerance.up and
+		// .down): the same problem at the same column is said once.
+		line := policyError(full, col, "%s: %s", label, fe.Msg)
+		if !seen[line.Error()] {
+			seen[line.Error()] = true
+			lines = append(lines, line)
+		}
 	}
 	return errors.Join(lines...)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/internal/boundedfile"
+	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/profile"
 )
@@ -112,6 +113,9 @@ func fetch(ctx context.Context, client *http.Client, rawURL string, server profi
 	}
 	if u.Host == "" {
 		return nil, fmt.Errorf("%s: %w: no host (allowed: http://HOST[:PORT]/PATH or https://...)", url, ErrSource)
+	}
+	if err := httpurl.Check(u); errors.Is(err, httpurl.ErrPort) {
+		return nil, fmt.Errorf("%s: %w: %v", url, ErrSource, err)
 	}
 	if client == nil {
 		client = http.DefaultClient

@@ -112,6 +112,10 @@ func TestLoadFileAndStdin(t *testing.T) {
 		filepath.Join(dir, "missing.prom"): ErrSource,
 		dir:                                ErrSource,
 		"ftp://host/metrics":               ErrSource,
+		// net/url takes any digits as a port; TCP's are 1..65535 (it
+		// failed at the dial, a runtime error).
+		"http://127.0.0.1:99999/metrics": ErrSource,
+		"http://127.0.0.1:0/metrics":     ErrSource,
 	} {
 		if _, err := Load(ctx, nil, src, nil, profile.Unknown); !errors.Is(err, want) || !strings.Contains(err.Error(), src) || IsRuntime(err) {
 			t.Errorf("%s: err = %v, want %v naming the source", src, err, want)
