@@ -10,6 +10,7 @@ import (
 
 	promconfig "github.com/prometheus/common/config"
 
+	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/internal/timearg"
 	"github.com/infscale/infscale/pkg/backtest"
@@ -168,14 +169,18 @@ func (f *HistoryFlags) resolve(given map[string]bool) (resolved, error) {
 		r.replica = tg.Replica
 		r.serve = tune.Serve{Name: tg.Name, PrometheusURL: file.Prometheus.URL, Server: server.String(), Selector: sel, Replicas: replicas, From: f.Config}
 	case f.PrometheusURL != "":
-		if u, err := url.Parse(f.PrometheusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if _, err := httpurl.Parse(f.PrometheusURL); err != nil {
 			// As typed (not re-escaped), but no password in the message.
 			shown := f.PrometheusURL
+			u, perr := url.Parse(f.PrometheusURL)
 			switch {
-			case err == nil && u.User != nil:
+			case perr == nil && u.User != nil:
 				shown = u.Redacted()
-			case err != nil && strings.Contains(shown, "@"):
+			case perr != nil && strings.Contains(shown, "@"):
 				shown = "(unparsable)"
+			}
+			if errors.Is(err, httpurl.ErrPort) {
+				return r, invalidf("--prometheus-url %s: %v", shown, err)
 			}
 			return r, invalidf("--prometheus-url %s: want http://HOST[:PORT][/PATH] or https://...", shown)
 		}

@@ -32,6 +32,8 @@ func TestBacktestBadInput(t *testing.T) {
 		// -p as simulate's.
 		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "-p", "queue:zero"}, "--policy #1"},
 		{[]string{"profile", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "-p", "queue:zero"}, "queue:zero"},
+		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:99999", "--selector", `{namespace="llm"}`}, "--prometheus-url http://127.0.0.1:99999: port 99999: want 1 to 65535"},
+		{[]string{"tune", "--prometheus-url", "http://127.0.0.1:0", "--selector", `{namespace="llm"}`}, "port 0: want 1 to 65535"},
 		// Echoed as typed, not URL-escaped; a password is not echoed.
 		{[]string{"backtest", "--prometheus-url", "not a url", "--selector", `{namespace="llm"}`}, "--prometheus-url not a url: want http://"},
 		{[]string{"backtest", "--prometheus-url", "ftp://me:secret@host", "--selector", `{namespace="llm"}`}, "--prometheus-url ftp://me:xxxxx@host: want"},
