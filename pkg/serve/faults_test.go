@@ -303,10 +303,10 @@ func TestReloadFailureKeepsConfig(t *testing.T) {
 	if err := os.WriteFile(path, []byte(deep), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reload(l, config.Load, path); err == nil || !strings.Contains(err.Error(), "nested more than") {
+	if _, err := reload(t.Context(), l, config.Load, path); err == nil || !strings.Contains(err.Error(), "nested more than") {
 		t.Errorf("deep file: %v, want the nesting refused", err)
 	}
-	if _, err := reload(l, func(string) (*config.File, error) { panic("boom") }, path); err == nil || !strings.Contains(err.Error(), "panic") {
+	if _, err := reload(t.Context(), l, func(string) (*config.File, error) { panic("boom") }, path); err == nil || !strings.Contains(err.Error(), "panic") {
 		t.Errorf("panicking loader: %v, want the panic as an error", err)
 	}
 	if n := len(l.Recent()); n != 2 {

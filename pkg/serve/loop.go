@@ -79,6 +79,12 @@ type Loop struct {
 // targets no longer configured lose their series. New targets restore their
 // state from Store when it has one. It waits for a running cycle to finish.
 func (l *Loop) SetConfig(cfg *config.File) error {
+	return l.SetConfigContext(context.Background(), cfg)
+}
+
+// SetConfigContext is SetConfig whose state restores (Rebuild's queries)
+// end with ctx: a stop during serve's startup rebuild ends it at once.
+func (l *Loop) SetConfigContext(ctx context.Context, cfg *config.File) error {
 	next := make([]*target, 0, len(cfg.Targets))
 	for i := range cfg.Targets {
 		p, err := cfg.Targets[i].Policy()
@@ -102,7 +108,7 @@ func (l *Loop) SetConfig(cfg *config.File) error {
 			continue
 		}
 		l.Metrics.Init(t.cfg.Name)
-		if err := l.restore(t); errors.Is(err, ErrStateTooOld) {
+		if err := l.restore(ctx, t); errors.Is(err, ErrStateTooOld) {
 			l.logger().Info("state file ignored; starting fresh", "target", t.cfg.Name, "err", err)
 		} else if errors.Is(err, context.Canceled) {
 			l.logger().Info("state not restored: stopping", "target", t.cfg.Name) // serve's stop ended the rebuild
@@ -121,7 +127,7 @@ func (l *Loop) SetConfig(cfg *config.File) error {
 }
 
 // restore loads a new target's state from Store, else from Rebuild.
-func (l *Loop) restore(t *target) error {
+func (l *Loop) restore(ctx context.Context, t *target) error {
 	var ps *Persisted
 	from := "state dir"
 	if l.Store != nil {
@@ -133,7 +139,7 @@ func (l *Loop) restore(t *target) error {
 	if ps == nil && l.Rebuild != nil {
 		var err error
 		from = "prometheus"
-		if ps, err = l.Rebuild(context.Background(), &t.cfg, l.now()); err != nil {
+		if ps, err = l.Rebuild(ctx, &t.cfg, l.now()); err != nil {
 			return err
 		}
 	}

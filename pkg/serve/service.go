@@ -169,11 +169,7 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	}
 	if ps, ok := prometheusOf(src); ok && !o.NoRebuild {
 		rb := &Rebuilder{API: ps.Evaluator.API, Step: cfg.IntervalDuration(), Timeout: time.Duration(cfg.Prometheus.Timeout)}
-		// Under serve's own context: a stop during the startup rebuild
-		// ends its queries at once, not after prometheus.timeout.
-		loop.Rebuild = func(_ context.Context, t *config.Target, now time.Time) (*Persisted, error) {
-			return rb.Rebuild(ctx, t, now)
-		}
+		loop.Rebuild = rb.Rebuild
 	}
 	// The HTTP server starts first: /healthz answers at once while the
 	// targets' state is restored (a rebuild from a hanging Prometheus takes
@@ -193,7 +189,9 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	if o.OnListen != nil {
 		o.OnListen(ln.Addr().String())
 	}
-	if err := loop.SetConfig(cfg); err != nil {
+	// Under serve's own context: a stop during the startup rebuild ends its
+	// queries at once, not after prometheus.timeout.
+	if err := loop.SetConfigContext(ctx, cfg); err != nil {
 		srv.Close()
 		return err
 	}
@@ -239,7 +237,7 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 			}
 			return fmt.Errorf("http server: %w", err)
 		case <-o.Reload:
-			next, err := reload(loop, config.Load, o.ConfigPath)
+			next, err := reload(ctx, loop, config.Load, o.ConfigPath)
 			if err != nil {
 				log.Error("config reload failed; keeping the running config", "path", o.ConfigPath, "err", err)
 				continue
@@ -271,7 +269,7 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 // loop. A reload that fails for any reason, a panic in the decoder or in
 // building the policies included, returns the error and leaves the running
 // configuration in place: a bad file never stops a running serve.
-func reload(loop *Loop, load func(string) (*config.File, error), path string) (next *config.File, err error) {
+func reload(ctx context.Context, loop *Loop, load func(string) (*config.File, error), path string) (next *config.File, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			next, err = nil, fmt.Errorf("panic while loading %s: %v", path, r)
@@ -280,7 +278,7 @@ func reload(loop *Loop, load func(string) (*config.File, error), path string) (n
 	if next, err = load(path); err != nil {
 		return nil, err
 	}
-	if err := loop.SetConfig(next); err != nil {
+	if err := loop.SetConfigContext(ctx, next); err != nil {
 		return nil, err
 	}
 	return next, nil
