@@ -42,3 +42,20 @@ func BenchmarkParse10000BadTargets(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParse10000Targets is BenchmarkParse1000Targets at 10,000
+// targets (serve's 10,000-target benchmark loads this file at startup).
+func BenchmarkParse10000Targets(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("prometheus: {url: http://prometheus:9090}\ntargets:\n")
+	for i := range 10000 {
+		fmt.Fprintf(&sb, "- {name: t%d, selector: '{namespace=\"llm\", deployment=\"t%d\"}', metrics: [{type: queue, target: 24}, {type: kv, target: 0.8}], max: 8}\n", i, i)
+	}
+	data := []byte(sb.String())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(data, "bench.yaml"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -121,27 +121,35 @@ func rssMiB() float64 {
 // included; the setup's peak is reset through /proc/self/clear_refs) and
 // the live heap after a GC (what serve holds between cycles).
 // Goals (issue 4): <= 10 queries, < 50 ms CPU, < 64 MiB RSS.
-func BenchmarkCycle1000Targets(b *testing.B) { benchCycle(b, 1000) }
+func BenchmarkCycle1000Targets(b *testing.B) { benchCycle(b, 1000, false) }
 
 // BenchmarkCycle5000Targets and BenchmarkCycle10000Targets are the same
 // cycle at 5 and 10 times the targets, to show the cost is linear in
 // targets. Goal at 10,000 targets and a 15 s interval (docs/ha.md): <= 10
 // queries, <= 300 ms CPU, <= 256 MiB per cycle.
-func BenchmarkCycle5000Targets(b *testing.B)  { benchCycle(b, 5000) }
-func BenchmarkCycle10000Targets(b *testing.B) { benchCycle(b, 10000) }
+func BenchmarkCycle5000Targets(b *testing.B)  { benchCycle(b, 5000, false) }
+func BenchmarkCycle10000Targets(b *testing.B) { benchCycle(b, 10000, false) }
 
-func benchCycle(b *testing.B, n int) {
+// BenchmarkCycleScrape10000Targets is BenchmarkCycle10000Targets with a
+// Prometheus's read of /metrics (gzip, OpenMetrics) after every cycle: a
+// 15 s ServiceMonitor against a 15 s interval, what a cycle costs in a
+// cluster.
+func BenchmarkCycleScrape10000Targets(b *testing.B) { benchCycle(b, 10000, true) }
+
+func benchCycle(b *testing.B, n int, scrape bool) {
 	srv, queries, qbytes := benchPrometheusBytes(b)
 	cfg := benchConfig(b, srv.URL, n)
 	src, err := NewSource(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := NewMetrics(prometheus.NewRegistry(), "bench")
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg, "bench")
 	l := &Loop{Source: src, Metrics: m, Interval: time.Minute}
 	if err := l.SetConfig(cfg); err != nil {
 		b.Fatal(err)
 	}
+	h := Handler(reg, l)
 	now := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
 	l.Now = func() time.Time { return now }
 	l.Cycle(context.Background()) // warm: plans, series
@@ -161,6 +169,12 @@ func benchCycle(b *testing.B, n int) {
 	for i := 0; i < b.N; i++ {
 		now = now.Add(15 * time.Second)
 		l.Cycle(context.Background())
+		if scrape {
+			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+			req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
+			req.Header.Set("Accept-Encoding", "gzip")
+			h.ServeHTTP(&countingWriter{}, req)
+		}
 	}
 	b.StopTimer()
 	stop()
@@ -207,9 +221,17 @@ func cycleProfile(b *testing.B) func() {
 // BenchmarkScrape1000Targets is one read of /metrics (OpenMetrics text)
 // after a cycle of BenchmarkCycle1000Targets's 1,000 targets: ~14 series per
 // target. It is paid once per scrape of serve, not per cycle.
-func BenchmarkScrape1000Targets(b *testing.B) {
+func BenchmarkScrape1000Targets(b *testing.B) { benchScrape(b, 1000, false) }
+
+// BenchmarkScrape10000Targets is the same read at 10,000 targets (140,000
+// series, about 12 MB of text), and BenchmarkScrape10000TargetsGzip the
+// read a Prometheus makes (Accept-Encoding: gzip).
+func BenchmarkScrape10000Targets(b *testing.B)     { benchScrape(b, 10000, false) }
+func BenchmarkScrape10000TargetsGzip(b *testing.B) { benchScrape(b, 10000, true) }
+
+func benchScrape(b *testing.B, n int, gz bool) {
 	srv, _ := benchPrometheus(b)
-	cfg := benchConfig(b, srv.URL, 1000)
+	cfg := benchConfig(b, srv.URL, n)
 	src, err := NewSource(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -221,15 +243,39 @@ func BenchmarkScrape1000Targets(b *testing.B) {
 	}
 	l.Cycle(context.Background())
 	h := Handler(reg, l)
+	var out countingWriter
 	b.ReportAllocs()
 	for b.Loop() {
-		rec := httptest.NewRecorder()
+		out.n = 0
 		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 		req.Header.Set("Accept", "application/openmetrics-text; version=1.0.0")
-		h.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			b.Fatalf("status %d", rec.Code)
+		if gz {
+			req.Header.Set("Accept-Encoding", "gzip")
 		}
-		b.SetBytes(int64(rec.Body.Len()))
+		h.ServeHTTP(&out, req)
+		if out.code != 0 && out.code != http.StatusOK {
+			b.Fatalf("status %d", out.code)
+		}
+		b.SetBytes(out.n)
 	}
+}
+
+// countingWriter is a ResponseWriter that counts the body and keeps
+// nothing (a recorder's buffer would be measured with the read).
+type countingWriter struct {
+	h    http.Header
+	code int
+	n    int64
+}
+
+func (w *countingWriter) Header() http.Header {
+	if w.h == nil {
+		w.h = http.Header{}
+	}
+	return w.h
+}
+func (w *countingWriter) WriteHeader(code int) { w.code = code }
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return len(p), nil
 }

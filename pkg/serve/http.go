@@ -5,18 +5,17 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Handler serves serve's HTTP endpoints:
 //
-//	/metrics          the registry (infscale_* and Go/process collectors)
+//	/metrics          the registry (Go/process collectors, infscale's) and loop's Metrics table
 //	/healthz          200 while the process runs
 //	/readyz           200 after the first cycle with a decision on known signals, else 503
 //	/debug/decisions  JSON {target: [Record...]}: the last decisions, newest last (with steps)
 func Handler(reg *prometheus.Registry, loop *Loop) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg, EnableOpenMetrics: true}))
+	mux.Handle("GET /metrics", metricsHandler(reg, reg, loop.Metrics.table))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte("ok\n"))
 	})

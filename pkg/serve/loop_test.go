@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/recommend"
@@ -197,7 +196,7 @@ func TestLoopNoDataHolds(t *testing.T) {
 		if got := counterValue(t, m, "query_errors_total", "chat", "unavailable"); got != 2 {
 			t.Errorf("unavailable errors %v, want 2 (running and current in one cycle)", got)
 		}
-		if n := testutil.CollectAndCount(m.table, "infscale_queue_requests"); n != 1 {
+		if n := tableCount(t, m, "infscale_queue_requests"); n != 1 {
 			t.Errorf("queue series: %d, want 1 (other's only; chat's unknown queue is absent)", n)
 		}
 		// The other target was decided all along.
@@ -220,7 +219,7 @@ func TestLoopNoDecisionBeforeCurrent(t *testing.T) {
 	src := &fakeSource{}
 	l, m := newTestLoop(t, src, nil)
 	l.Cycle(t.Context())
-	if n := testutil.CollectAndCount(m.table, "infscale_desired_replicas"); n != 0 {
+	if n := tableCount(t, m, "infscale_desired_replicas"); n != 0 {
 		t.Errorf("%d desired series before any current is known, want 0", n)
 	}
 	if l.Ready() {
@@ -332,7 +331,7 @@ func TestReloadKeepsState(t *testing.T) {
 	if err := l.SetConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if n := testutil.CollectAndCount(m.table, "infscale_desired_replicas"); n != 1 {
+	if n := tableCount(t, m, "infscale_desired_replicas"); n != 1 {
 		t.Errorf("%d desired series after dropping a target, want 1", n)
 	}
 	if len(l.Recent()["chat"]) != 1 {

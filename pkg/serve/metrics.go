@@ -33,10 +33,13 @@ var signalSeries = []struct{ key, name, help string }{
 	{"mean_output", "mean_output_tokens", "Mean output length of recently finished requests (generation tokens rate / arrival rate), in tokens; absent when unknown or no request finished."},
 }
 
-// Metrics is serve's exporter: every series is on the registry passed to
-// NewMetrics (no globals). Signals that are unknown have no series (absent,
-// never NaN); infscale_desired_replicas is never NaN and, once a target has
-// had its first decision, always present and holding its last value.
+// Metrics is serve's exporter (no globals): the per-target series are its
+// table, which Handler's /metrics writes after the registry passed to
+// NewMetrics (the cycle, query and build metrics, and the table's names
+// claimed, so that no other metric takes them); Gatherer gives both.
+// Signals that are unknown have no series (absent, never NaN);
+// infscale_desired_replicas is never NaN and, once a target has had its
+// first decision, always present and holding its last value.
 type Metrics struct {
 	// table holds every per-target series (metrics_table.go).
 	table         *seriesTable
@@ -48,8 +51,8 @@ type Metrics struct {
 	isLeader atomic.Pointer[func() bool]
 }
 
-// NewMetrics creates the exporter's metrics and registers them on reg.
-// version is the build's version string for infscale_build_info.
+// NewMetrics creates the exporter's metrics and registers them on reg
+// (the table's families by name only: see Metrics). version is the build's version string for infscale_build_info.
 func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 	g := func(name, help string, labels ...string) *prometheus.GaugeVec {
 		v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help}, labels)
@@ -79,10 +82,17 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		}(),
 		buildInfo: g("build_info", "Always 1; labels carry the build's version and Go version.", "version", "goversion"),
 	}
-	reg.MustRegister(m.table)
+	reg.MustRegister(m.table.descs())
 	reg.MustRegister(m.leaderGauge())
 	m.buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 	return m
+}
+
+// Gatherer returns everything /metrics serves: reg's families (the
+// Registerer given to NewMetrics, with whatever else is registered there)
+// and the table's.
+func (m *Metrics) Gatherer(reg prometheus.Gatherer) prometheus.Gatherer {
+	return prometheus.Gatherers{reg, m.table}
 }
 
 // Snapshot is what one cycle exports for one target.
@@ -232,7 +242,7 @@ func (m *Metrics) Init(target string) {
 func (m *Metrics) Forget(target string) {
 	m.table.mu.Lock()
 	defer m.table.mu.Unlock()
-	delete(m.table.targets, target)
+	m.table.forget(target)
 }
 
 // Restore exports a desired value restored from the state dir before the

@@ -53,7 +53,7 @@ infscale_decision_reason{reason="metric",target="chat"} 1
 # TYPE infscale_last_decision_timestamp_seconds gauge
 infscale_last_decision_timestamp_seconds{target="chat"} 1.7676072e+09
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+	if err := testutil.GatherAndCompare(m.Gatherer(reg), strings.NewReader(want),
 		"infscale_desired_replicas", "infscale_recommended_replicas", "infscale_queue_requests", "infscale_cpu_utilization_ratio",
 		"infscale_kv_cache_usage_ratio", "infscale_scale_changes_total", "infscale_decision_reason", "infscale_last_decision_timestamp_seconds"); err != nil {
 		t.Error(err)
@@ -68,17 +68,17 @@ infscale_last_decision_timestamp_seconds{target="chat"} 1.7676072e+09
 	if got := counterValue(t, m, "scale_reversals_total", "chat", ""); got != 1 {
 		t.Errorf("reversals %v, want 1", got)
 	}
-	if n := testutil.CollectAndCount(m.table, "infscale_decision_reason"); n != 1 {
+	if n := tableCount(t, m, "infscale_decision_reason"); n != 1 {
 		t.Errorf("%d decision_reason series, want only the current one", n)
 	}
-	if n := testutil.CollectAndCount(m.table, "infscale_queue_requests"); n != 0 {
+	if n := tableCount(t, m, "infscale_queue_requests"); n != 0 {
 		t.Errorf("queue unknown must have no series, got %d", n)
 	}
-	if n := testutil.CollectAndCount(m.table, "infscale_recommended_replicas"); n != 0 {
+	if n := tableCount(t, m, "infscale_recommended_replicas"); n != 0 {
 		t.Errorf("raw recommendation of an unknown metric must have no series, got %d", n)
 	}
 	m.Forget("chat")
-	if n := testutil.CollectAndCount(m.table, "infscale_desired_replicas"); n != 0 {
+	if n := tableCount(t, m, "infscale_desired_replicas"); n != 0 {
 		t.Errorf("forgotten target still has %d desired series", n)
 	}
 }
@@ -94,7 +94,7 @@ func TestMetricsLint(t *testing.T) {
 	m.QueryError("chat", "timeout")
 	m.ObserveQuery("scrape", 10*time.Millisecond)
 	m.Cycle(time.Millisecond)
-	problems, err := testutil.GatherAndLint(reg)
+	problems, err := testutil.GatherAndLint(m.Gatherer(reg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestMetricsDocumented(t *testing.T) {
 	m.ApplyError("x", "scaled_by_hpa")
 	m.ObserveQuery("scrape", time.Millisecond)
 	m.Cycle(time.Millisecond)
-	mfs, err := reg.Gather()
+	mfs, err := m.Gatherer(reg).Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,14 +155,22 @@ func TestMetricsDocumented(t *testing.T) {
 	}
 }
 
+// tableCount is the number of series of family name in m's table.
+func tableCount(t *testing.T, m *Metrics, name string) int {
+	t.Helper()
+	n, err := testutil.GatherAndCount(m.table, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // counterValue is the value of counter infscale_<family> for target and
 // its second label's value (direction or reason; "" for none), read from
 // the exposition; 0 when the series is absent.
 func counterValue(t *testing.T, m *Metrics, family, target, label string) float64 {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(m.table)
-	mfs, err := reg.Gather()
+	mfs, err := m.table.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +221,7 @@ infscale_query_errors_total{reason="empty",target="chat"} 2
 # TYPE infscale_scale_reversals_total counter
 infscale_scale_reversals_total{target="chat"} 0
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+	if err := testutil.GatherAndCompare(m.Gatherer(reg), strings.NewReader(want),
 		"infscale_decisions_total", "infscale_query_errors_total", "infscale_scale_reversals_total"); err != nil {
 		t.Error(err)
 	}
@@ -221,7 +229,7 @@ infscale_scale_reversals_total{target="chat"} 0
 		t.Errorf("changes down %v, want 0", got)
 	}
 	m.Forget("chat")
-	if n, err := testutil.GatherAndCount(reg, "infscale_decisions_total", "infscale_query_errors_total",
+	if n, err := testutil.GatherAndCount(m.Gatherer(reg), "infscale_decisions_total", "infscale_query_errors_total",
 		"infscale_scale_changes_total", "infscale_scale_reversals_total"); err != nil || n != 0 {
 		t.Errorf("%d series after Forget (%v), want 0", n, err)
 	}

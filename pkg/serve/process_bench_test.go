@@ -22,9 +22,12 @@ import (
 // binary (built into a temporary directory) deciding for 1,000 targets
 // every second against the fake Prometheus of BenchmarkCycle1000Targets
 // (served by this test process, so its cost is not counted): CPU time per
-// cycle from /proc/<pid>/stat over 10 s after the 2nd cycle (one /metrics
-// read included), and the
-// process's peak RSS (VmHWM, startup included). Run it with -benchtime 1x.
+// cycle from /proc/<pid>/stat over 10 s after the 2nd cycle, with a
+// Prometheus's gzip read of /metrics every interval (one per cycle, as a
+// 15 s ServiceMonitor against a 15 s interval); the process's peak RSS
+// (VmHWM, startup included), its RSS at the end (VmRSS) and the anonymous
+// part of it (RssAnon: the heap, stacks and runtime, without the binary's
+// file pages), and the GC goal. Run it with -benchtime 1x.
 func BenchmarkServeProcess1000Targets(b *testing.B) {
 	benchServeProcess(b, 1000, time.Second, 10*time.Second)
 }
@@ -109,17 +112,47 @@ func benchServeProcess(b *testing.B, n int, interval, span time.Duration) {
 		}
 	}
 	b.ResetTimer()
-	// Poll only until the 2nd cycle: each /metrics read of ~14 series per
-	// target costs serve CPU too. Then one read after span.
+	// Poll only until the 2nd cycle. From then on, a Prometheus's scrape
+	// (gzip, OpenMetrics) every interval, as the ServiceMonitor's 15 s
+	// against serve's 15 s: each cycle's CPU includes one /metrics read
+	// of ~14 series per target.
 	c0 := wait(2)
 	t0 := procCPU(b, pid)
+	scrapes, stop := make(chan int, 1), make(chan struct{})
+	go func() {
+		reads := 0
+		defer func() { scrapes <- reads }()
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/metrics", nil)
+			req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.2")
+			req.Header.Set("Accept-Encoding", "gzip")
+			resp, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+			if err != nil {
+				continue
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			reads++
+		}
+	}()
 	time.Sleep(span)
-	c1 := cycles()
+	close(stop)
+	reads := <-scrapes
 	t1 := procCPU(b, pid)
+	c1 := cycles()
 	b.StopTimer()
 	b.ReportMetric(float64(t1-t0)/float64(c1-c0)/1e6, "cpu-ms/cycle")
+	b.ReportMetric(float64(reads)/float64(c1-c0), "scrapes/cycle")
 	b.ReportMetric(procKB(b, pid, "VmHWM:")/1024, "peak-rss-MiB")
 	b.ReportMetric(procKB(b, pid, "VmRSS:")/1024, "rss-MiB")
+	b.ReportMetric(procKB(b, pid, "RssAnon:")/1024, "rss-anon-MiB")
 	b.ReportMetric(nextGC/(1<<20), "next-gc-MiB")
 }
 

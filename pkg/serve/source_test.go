@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/pkg/config"
@@ -121,7 +120,7 @@ func TestPrometheusFaults(t *testing.T) {
 				if got := counterValue(t, m, "query_errors_total", "chat", tc.reason); got != 1 {
 					t.Errorf("query_errors_total{reason=%q} = %v, want 1", tc.reason, got)
 				}
-				if n := testutil.CollectAndCount(m.table, "infscale_running_requests"); n != 0 {
+				if n := tableCount(t, m, "infscale_running_requests"); n != 0 {
 					t.Errorf("running must be absent when unknown, %d series", n)
 				}
 				if r := lastRecord(l, "chat"); r.Reason != "no-data" || r.Signals.Running != nil {

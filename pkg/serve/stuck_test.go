@@ -99,7 +99,7 @@ func TestStuckEngineDoesNotVote(t *testing.T) {
 	if g := stuckGauge(t, m); g != "1" {
 		t.Errorf("cycle 2: infscale_stuck_replicas %s, want 1", g)
 	}
-	if err := testutil.CollectAndCompare(m.table, strings.NewReader(`
+	if err := testutil.GatherAndCompare(m.table, strings.NewReader(`
 # HELP infscale_stuck_replicas Replicas read as stuck engines at the last cycle: requests wait but none runs or no token is processed (embedded mode: two consecutive scrapes over at least 15s; Prometheus mode: 2m; docs/design.md case C18). They do not vote (left out of the totals, counted as missing pods). Absent when unknown.
 # TYPE infscale_stuck_replicas gauge
 infscale_stuck_replicas{target="chat"} 1
