@@ -56,10 +56,11 @@ func Parse(data []byte, name string) (*File, error) {
 			Msg: "not a YAML text file (a NUL byte or invalid UTF-8 here); the configuration is UTF-8 YAML"}}
 	}
 	var be *yamlbound.Error
-	if errors.As(yamlbound.Check(data), &be) { // before the parse: its cost grows with the square of the depth
+	toks, err := yamlbound.Tokens(data)
+	if errors.As(err, &be) { // before the parse: its cost grows with the square of the depth
 		return nil, Errors{{File: name, Line: be.Line, Column: be.Column, Msg: be.Msg}}
 	}
-	f, err := parser.ParseBytes(data, 0)
+	f, err := parser.Parse(toks, 0)
 	if err != nil {
 		var ye yaml.Error
 		e := Error{File: name, Msg: err.Error()}
