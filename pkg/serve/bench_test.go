@@ -164,6 +164,9 @@ func benchCycle(b *testing.B, n int, scrape bool) {
 	q0, qb0 := *queries, *qbytes
 	cpu0 := cpuTime()
 	b.ReportAllocs()
+	if path := os.Getenv("BENCH_CYCLE_ALLOCBASE"); path != "" {
+		writeHeapProfile(b, path) // the -base of a diff against BENCH_CYCLE_HEAPPROFILE
+	}
 	stop := cycleProfile(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -187,22 +190,28 @@ func benchCycle(b *testing.B, n int, scrape bool) {
 	runtime.ReadMemStats(&ms)
 	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "live-heap-MiB")
 	if path := os.Getenv("BENCH_CYCLE_HEAPPROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := pprof.WriteHeapProfile(f); err != nil {
-			b.Fatal(err)
-		}
-		f.Close()
+		writeHeapProfile(b, path)
 	}
 	runtime.KeepAlive(l)
+}
+
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // cycleProfile starts a CPU profile of the steady cycles only (setup and
 // the warm cycle left out) when $BENCH_CYCLE_CPUPROFILE names a file, and
 // returns the function that stops it. ($BENCH_CYCLE_HEAPPROFILE names the
-// file of a heap profile written after the cycles, the loop still live.)
+// file of a heap profile written after the cycles, the loop still live;
+// $BENCH_CYCLE_ALLOCBASE one written before them, the -base that leaves
+// the cycles' own allocations.)
 func cycleProfile(b *testing.B) func() {
 	path := os.Getenv("BENCH_CYCLE_CPUPROFILE")
 	if path == "" {

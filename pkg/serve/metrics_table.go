@@ -251,6 +251,13 @@ func (g *seriesTable) Gather() ([]*dto.MetricFamily, error) {
 func (g *seriesTable) writeFamilies(emit func(*dto.MetricFamily) error, reuse bool) error {
 	rows, off := g.snapshot()
 	var b familyBuf
+	if reuse {
+		most := 0
+		for i := 1; i < len(off); i++ {
+			most = max(most, off[i]-off[i-1])
+		}
+		b.size(most, true) // the largest family, once: not grown family by family
+	}
 	for _, f := range g.families {
 		rs := rows[off[f.idx]:off[f.idx+1]]
 		if len(rs) == 0 {
@@ -349,6 +356,15 @@ type familyBuf struct {
 	created  []timestamppb.Timestamp
 }
 
+// size makes b hold n series, gauges or (counter) counters.
+func (b *familyBuf) size(n int, counter bool) {
+	b.metrics, b.ptrs, b.labels = grow(b.metrics, n), grow(b.ptrs, n), grow(b.labels, 2*n)
+	if counter {
+		b.counters, b.created = grow(b.counters, n), grow(b.created, n)
+	}
+	b.gauges = grow(b.gauges, n)
+}
+
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
 		return make([]T, n)
@@ -360,13 +376,8 @@ func grow[T any](s []T, n int) []T {
 // values and share the table's label pairs (read-only).
 func (b *familyBuf) family(f *tableFamily, rs []row) *dto.MetricFamily {
 	n := len(rs)
-	b.metrics, b.ptrs, b.labels = grow(b.metrics, n), grow(b.ptrs, n), grow(b.labels, 2*n)
 	counter := f.typ == dto.MetricType_COUNTER
-	if counter {
-		b.counters, b.created = grow(b.counters, n), grow(b.created, n)
-	} else {
-		b.gauges = grow(b.gauges, n)
-	}
+	b.size(n, counter)
 	for i := range rs {
 		r, m := &rs[i], &b.metrics[i]
 		l := b.labels[2*i : 2*i : 2*i+2]
