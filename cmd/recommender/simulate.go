@@ -205,6 +205,16 @@ func (c *SimulateCmd) source() (trace.Source, error) {
 		return trace.Source{}, invalidf("--rate-scale %g: the trace's %.4g s compress to %.3g s, less than one --period (%s), so no policy would decide; want a factor > 0 and at most %.4g (the trace's span / the period)",
 			c.RateScale, src.Duration*c.RateScale, src.Duration, c.Period, src.Duration*c.RateScale/period)
 	}
+	// Stretched (a factor below 1) past what a replay covers: one error
+	// here, not one per policy.
+	if period := c.Period.Seconds(); period >= replay.MinPeriod && !(src.Duration/period <= replay.MaxPeriods) { // a shorter --period is refused later
+		what := fmt.Sprintf("--rate-scale %g", c.RateScale)
+		if c.RateScale == 1 {
+			what = "--trace"
+		}
+		return trace.Source{}, invalidf("%s: the replay spans %.3g s, %.3g periods of %s; a replay covers at most %d periods (about %.0f days at this period): raise the factor, cut the trace with --window, or lengthen --period",
+			what, src.Duration, src.Duration/period, c.Period, replay.MaxPeriods, float64(replay.MaxPeriods)*period/86400)
+	}
 	return src, nil
 }
 

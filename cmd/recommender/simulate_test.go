@@ -158,12 +158,18 @@ func TestSimulateInvalid(t *testing.T) {
 		// With a 30 s period the limit is 1500 / 30 = 50.
 		{[]string{"--rate-scale", "51", "--period", "30s"}, "want a factor > 0 and at most 50"},
 		{[]string{"--rate-scale", "10", "--window", "10"}, "--rate-scale 10 with --window 10: the replay spans 10 s, less than one --period (15s)"},
+		// Stretched: 1500 s / 1e-300 is 1.5e303 s, far past the 2^23
+		// periods of 15 s (about 1456 days) a replay covers; one line,
+		// where each policy said it again.
+		{[]string{"--rate-scale", "1e-300"}, "--rate-scale 1e-300: the replay spans 1.5e+303 s, 1e+302 periods of 15s; a replay covers at most 8388608 periods (about 1456 days at this period)"},
+		// 1500 s / 1e-5 = 1.5e8 s = 1e7 periods: just past 8388608.
+		{[]string{"--rate-scale", "1e-5"}, "a replay covers at most 8388608 periods"},
 		{[]string{"--window", "10:5"}, "--window"},
 		{[]string{"--period", "0s"}, "period"},
 		{[]string{"--gpu", "tpu"}, "--gpu"},
 	} {
 		code, _, errs := runSimulate(t, c.args...)
-		if code != 2 || !strings.Contains(errs, c.want) {
+		if code != 2 || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, code, errs, c.want)
 		}
 	}
