@@ -48,4 +48,3 @@ func BenchmarkParse10000BadTargets(b *testing.B) {
 		}
 	}
 }
-
