@@ -504,9 +504,9 @@ func batchCut(jobs []job, batchSize int) int {
 	if n == 1 {
 		return 1
 	}
-	size := 0
+	size, wrap := 0, batchWrap(n)
 	for k := range n {
-		size += jobs[k].text.rawLen() + batchWrap
+		size += jobs[k].text.rawLen() + wrap
 		if size > MaxBatchBytes && k > 0 {
 			return k
 		}

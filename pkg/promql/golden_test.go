@@ -128,8 +128,8 @@ func TestGoldenBatch(t *testing.T) {
 	if e, err := Validate(q); err != nil || e.String() != q {
 		t.Fatalf("batch query not canonical or invalid: %v", err)
 	}
-	if tree := orChain(batchBranches(exprs)).String(); tree != q {
-		t.Fatalf("joined branches differ from the printed or-chain:\n%s\n%s", q, tree)
+	if tree := orTree(batchBranches(exprs)).String(); tree != q {
+		t.Fatalf("joined branches differ from the printed or-tree:\n%s\n%s", q, tree)
 	}
 	// Each job keeps its own text (the fallback query when the batch is
 	// rejected): the printed AST, from its shape and its matchers.
@@ -163,6 +163,24 @@ func TestBuildErrors(t *testing.T) {
 
 // batchBranches are the branches batchText joins, as ASTs, for the jobs
 // of exprs.
+// orTree is es joined by or as a balanced tree, printed by Prometheus's
+// parser: es[lo:hi] splits at (lo+hi)/2, each side of more than one
+// operand in parentheses.
+func orTree(es []parser.Expr) parser.Expr {
+	if len(es) == 1 {
+		return es[0]
+	}
+	side := func(es []parser.Expr) parser.Expr {
+		if len(es) == 1 {
+			return es[0]
+		}
+		return &parser.ParenExpr{Expr: orTree(es)}
+	}
+	m := len(es) / 2
+	return &parser.BinaryExpr{Op: parser.LOR, LHS: side(es[:m]), RHS: side(es[m:]),
+		VectorMatching: &parser.VectorMatching{Card: parser.CardManyToMany}}
+}
+
 func batchBranches(exprs []parser.Expr) []parser.Expr {
 	es := make([]parser.Expr, len(exprs))
 	for k, ex := range exprs {

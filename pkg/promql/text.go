@@ -2,6 +2,7 @@ package promql
 
 import (
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -216,12 +217,18 @@ const errQueryLen = 201
 // batchText is the text of a batch of several jobs: `label_replace(<q0>,
 // "infscale_target", "0", "", "") or label_replace(<q1>, "infscale_target",
 // "1", "", "") or ...`, a scalar query wrapped in vector() first, each <qk>
-// jobs[k]'s text (the PromQL printer's). The wrapping and the joining are
-// written here because printing a 10,000-deep or-chain node by node copies
-// its left side at every level (quadratic); the text is the one
-// orChain(batchBranches(jobs)).String() prints (label_replace's arguments
-// are printed joined by ", "; or is left-associative and binds loosest):
-// TestGoldenBatch. Part k is branch k with the " or " before it.
+// jobs[k]'s text (the PromQL printer's), the or's nested as a balanced tree:
+// `(b0 or b1) or (b2 or b3)` (batchParens). or is associative (the leftmost
+// operand with a label set wins either way, and every branch has its own
+// infscale_target), so the tree has the chain's series; but Prometheus's
+// engine walks a query with the path of nodes above each node, so a
+// 10,000-deep chain took it about 20 s and gigabytes to evaluate with no
+// series at all, the tree (14 deep) under 1 s (docs/promql.md). The
+// wrapping and the joining are written here because printing the batch
+// node by node copies a side at every level; the text is the one
+// orTree(batchBranches(jobs)).String() prints (label_replace's arguments
+// are printed joined by ", "): TestGoldenBatch. Part k is branch k with the
+// " or " and the parentheses before it, and the parentheses after it.
 type batchText struct {
 	jobs []job
 	head string // the text's first errQueryLen bytes; "" until set (newBatchText)
@@ -249,10 +256,10 @@ var (
 	batchTagClose = [2]string{`", "", "")`, appendForm(nil, `", "", "")`)}
 )
 
-// batchWrap is the bytes batchText adds around one target's query at most:
-// " or label_replace(vector(", `), "infscale_target", "`, the index and
-// `", "", "")`.
-const batchWrap = 64
+// batchWrap is the bytes batchText adds around one target's query at most
+// in a batch of n: " or label_replace(vector(", `), "infscale_target", "`,
+// the index and `", "", "")`, and the tree's parentheses (batchParens).
+func batchWrap(n int) int { return 64 + 2*bits.Len(uint(n)) }
 
 func (b batchText) appendPart(dst []byte, k int, esc bool) []byte {
 	e := 0
@@ -262,6 +269,10 @@ func (b batchText) appendPart(dst []byte, k int, esc bool) []byte {
 	j := &b.jobs[k]
 	if k > 0 {
 		dst = append(dst, batchOr[e]...)
+	}
+	opens, closes := batchParens(k, len(b.jobs))
+	for range opens {
+		dst = append(dst, '(')
 	}
 	dst = append(dst, batchOpen[e]...)
 	if j.scalar {
@@ -273,7 +284,35 @@ func (b batchText) appendPart(dst []byte, k int, esc bool) []byte {
 	}
 	dst = append(dst, batchTagOpen[e]...)
 	dst = strconv.AppendInt(dst, int64(k), 10)
-	return append(dst, batchTagClose[e]...)
+	dst = append(dst, batchTagClose[e]...)
+	for range closes {
+		dst = append(dst, ')')
+	}
+	return dst
+}
+
+// batchParens is how many parentheses open before branch k of n, and close
+// after it, in the balanced or-tree: [lo, hi) splits at (lo+hi)/2, and
+// each side of more than one branch is parenthesised (the whole is not).
+// Each is at most the tree's depth, bits.Len(n).
+func batchParens(k, n int) (opens, closes int) {
+	lo, hi := 0, n
+	for root := true; hi-lo > 1; root = false {
+		if !root {
+			if lo == k {
+				opens++
+			}
+			if hi-1 == k {
+				closes++
+			}
+		}
+		if m := (lo + hi) / 2; k < m {
+			hi = m
+		} else {
+			lo = m
+		}
+	}
+	return opens, closes
 }
 
 // textString returns q's whole text (the GET retry, an API without the

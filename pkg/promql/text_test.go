@@ -2,6 +2,8 @@ package promql
 
 import (
 	"fmt"
+	"math/bits"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,7 +62,7 @@ func TestPlanTextsArePrinted(t *testing.T) {
 				}
 				want := exprs[0].String()
 				if len(exprs) > 1 {
-					want = orChain(batchBranches(exprs)).String()
+					want = orTree(batchBranches(exprs)).String()
 				}
 				if got := textString(b.text); got != want {
 					t.Errorf("%+v, batch %d: %s batch\n%s\nwant\n%s", o, size, b.signal, got, want)
@@ -85,5 +87,38 @@ func TestPlanTextsArePrinted(t *testing.T) {
 	}
 	if len(shapes) != len(p.batches)-1 {
 		t.Errorf("%d shapes for %d signals", len(shapes), len(p.batches)-1)
+	}
+}
+
+// TestBatchParens: the balanced or-tree's parentheses, worked out by hand
+// for n = 1 to 7 (n = 3 is "b0 or (b1 or b2)"; n = 7 is
+// "(b0 or (b1 or b2)) or ((b3 or b4) or (b5 or b6))"), and its depth bound.
+func TestBatchParens(t *testing.T) {
+	for n, want := range map[int]string{
+		1: "b0",
+		2: "b0 or b1",
+		3: "b0 or (b1 or b2)",
+		4: "(b0 or b1) or (b2 or b3)",
+		5: "(b0 or b1) or (b2 or (b3 or b4))",
+		7: "(b0 or (b1 or b2)) or ((b3 or b4) or (b5 or b6))",
+	} {
+		var got strings.Builder
+		for k := range n {
+			if k > 0 {
+				got.WriteString(" or ")
+			}
+			opens, closes := batchParens(k, n)
+			fmt.Fprintf(&got, "%sb%d%s", strings.Repeat("(", opens), k, strings.Repeat(")", closes))
+		}
+		if got.String() != want {
+			t.Errorf("n=%d: %s, want %s", n, got.String(), want)
+		}
+	}
+	for _, n := range []int{2, 3, 1000, 10000, 1 << 20} {
+		for _, k := range []int{0, 1, n / 2, n - 1} {
+			if o, c := batchParens(k, n); o+c > 2*bits.Len(uint(n)) {
+				t.Errorf("n=%d k=%d: %d+%d parentheses, more than batchWrap counts", n, k, o, c)
+			}
+		}
 	}
 }
