@@ -50,10 +50,11 @@ type ScrapeSource struct {
 	stuck scrape.StuckTracker
 
 	mu sync.Mutex
-	// history keeps, per histogram kind and URL (histKey), the histograms
-	// seen within the longest window, oldest first.
+	// history keeps, per histogram kind and target's URL (histKey), the
+	// histograms seen within the longest window, oldest first.
 	history map[histKey][]histAt
-	// last is each URL's previous page, the baseline of its counter rates.
+	// last is each target's URL's previous page (keyed "<target>\x00<url>"),
+	// the baseline of its counter rates.
 	last map[string]*scrape.Page
 	// seen are the URLs of the current Read; after it, the history and
 	// baselines of the others are dropped (a discovered pod that went).
@@ -147,6 +148,14 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		wg.Go(func() { pages[i], errs[i] = scrape.Load(ctx, s.Client, u, nil, t.Server) })
 	}
 	wg.Wait()
+	// The baselines (counter rates, histogram windows, stuck counts) are
+	// the target's own: two targets that list one URL each keep theirs (a
+	// shared one gave the second target a rate over the milliseconds since
+	// the first's scrape, often 0).
+	keys := make([]string, len(urls))
+	for i, u := range urls {
+		keys[i] = t.Name + "\x00" + u
+	}
 	r := Reading{Obs: unknownObservation(), StuckKnown: true}
 	answered := 0
 	after, span := s.StuckAfter, s.StuckFor
@@ -164,7 +173,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 			continue
 		}
 		answered++
-		if n, d := s.stuck.Observe(urls[i], pages[i], now); n >= after && d >= span {
+		if n, d := s.stuck.Observe(keys[i], pages[i], now); n >= after && d >= span {
 			// Answered but does not vote: a missing pod for the HPA's rule.
 			r.Stuck++
 			r.StuckReplicas = append(r.StuckReplicas, urls[i])
@@ -199,7 +208,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		}
 	}
 	if w > 0 {
-		r.Obs.TTFT, r.Obs.NoneFinished = s.quantile(histTTFT, urls, pages, q, w, now)
+		r.Obs.TTFT, r.Obs.NoneFinished = s.quantile(histTTFT, keys, pages, q, w, now)
 	}
 	q, w = 0.95, s.TTFTWindow
 	for _, m := range t.Metrics {
@@ -208,10 +217,10 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		}
 	}
 	if w > 0 {
-		r.Obs.QueueTime, _ = s.quantile(histQueueTime, urls, pages, q, w, now)
+		r.Obs.QueueTime, _ = s.quantile(histQueueTime, keys, pages, q, w, now)
 	}
-	r.Obs.ITL, _ = s.quantile(histITL, urls, pages, demandITLQuantile, demandWindow, now)
-	r.Obs.ArrivalRate, r.Obs.PromptTokensRate, r.Obs.GenerationTokensRate, r.Obs.ArrivalWindow = s.rates(urls, pages)
+	r.Obs.ITL, _ = s.quantile(histITL, keys, pages, demandITLQuantile, demandWindow, now)
+	r.Obs.ArrivalRate, r.Obs.PromptTokensRate, r.Obs.GenerationTokensRate, r.Obs.ArrivalWindow = s.rates(keys, pages)
 	r.Obs.MeanPrompt, r.Obs.MeanOutput = recommend.MeanLengths(r.Obs.ArrivalRate, r.Obs.PromptTokensRate, r.Obs.GenerationTokensRate)
 	if t.Zero != nil && t.Zero.HeldScrape != "" {
 		page, err := activator.ReadHeld(ctx, s.Client, t.Zero.HeldScrape)
@@ -237,7 +246,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 // first time adds nothing until its second scrape. window is the shortest
 // span between a replica's two scrapes that gave a request rate (the
 // demand trend's noise gate reads it), 0 when none did.
-func (s *ScrapeSource) rates(urls []string, pages []*scrape.Page) (requests, prompt, generation float64, window time.Duration) {
+func (s *ScrapeSource) rates(keys []string, pages []*scrape.Page) (requests, prompt, generation float64, window time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	requests, prompt, generation = math.NaN(), math.NaN(), math.NaN()
@@ -250,7 +259,7 @@ func (s *ScrapeSource) rates(urls []string, pages []*scrape.Page) (requests, pro
 		}
 		*acc += v
 	}
-	for i, u := range urls {
+	for i, u := range keys {
 		if s.seen != nil { // nil outside Read (tests call rates alone)
 			s.seen[u] = true
 		}
@@ -277,11 +286,11 @@ func (s *ScrapeSource) rates(urls []string, pages []*scrape.Page) (requests, pro
 // Prometheus's increase() over its scrapes in the window (windowIncrease):
 // restarts inside it count what was observed since, never a negative or
 // dropped increase.
-func (s *ScrapeSource) quantile(kind histKind, urls []string, pages []*scrape.Page, q float64, window time.Duration, now time.Time) (float64, bool) {
+func (s *ScrapeSource) quantile(kind histKind, keys []string, pages []*scrape.Page, q float64, window time.Duration, now time.Time) (float64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var sum []scrape.Bucket
-	for i, u := range urls {
+	for i, u := range keys {
 		p := pages[i]
 		if p == nil || kind.of(p) == nil {
 			continue

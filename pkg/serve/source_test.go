@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -324,4 +325,41 @@ func TestScrapeDemandSignals(t *testing.T) {
 	}
 	o = read(30, demandText(2, 6, 0, 900, 300, [3]float64{40, 70, 80}, [3]float64{100, 100, 100}))
 	check("t0+30s after a restart", o, [7]float64{0.4, 60, 20, 150, 50, 0.5, 0.01})
+}
+
+// TestScrapeSharedURLRates: two targets that list the same URL keep their
+// own baselines. With one baseline per URL, the second target's rate was
+// taken against the page the first had just scraped, milliseconds earlier
+// and unchanged: 0 requests per second beside the first's 60 per span.
+// Here the page's counters step once between two Reads (requests 15 ->
+// 75): both targets read the same positive rate, 60 over their own span.
+func TestScrapeSharedURLRates(t *testing.T) {
+	var stage atomic.Int32
+	pages := [2]string{
+		demandText(1, 10, 5, 1000, 0, [3]float64{10, 20, 20}, [3]float64{0, 0, 0}),
+		demandText(1, 40, 35, 7000, 3000, [3]float64{40, 70, 80}, [3]float64{50, 150, 200}),
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprint(w, pages[stage.Load()])
+	}))
+	defer srv.Close()
+	var targets []*config.Target
+	for _, name := range []string{"p", "q"} {
+		targets = append(targets, &config.Target{Name: name, Server: profile.VLLM, Scrape: config.Scrape{URLs: []string{srv.URL + "/metrics"}}})
+	}
+	src := NewScrapeSource(5 * time.Second)
+	start := time.Now()
+	src.Read(t.Context(), targets, start)
+	time.Sleep(200 * time.Millisecond)
+	stage.Store(1)
+	rs := src.Read(t.Context(), targets, start.Add(15*time.Second))
+	span := time.Since(start).Seconds()
+	for i, r := range rs {
+		// 60 requests over the ~0.2 s between a target's two scrapes of
+		// the page (the pages' own times): at least 60 / span.
+		if got := r.Obs.ArrivalRate; !(got >= 60/span) || !(r.Obs.ArrivalWindow > 0) {
+			t.Errorf("%s: arrival rate %v over %v, want at least %.0f (60 requests in %.2f s)", targets[i].Name, got, r.Obs.ArrivalWindow, 60/span, span)
+		}
+	}
 }
