@@ -2,6 +2,7 @@ package serve
 
 import (
 	"math"
+	"slices"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -121,7 +122,7 @@ type Snapshot struct {
 	// unknown are absent.
 	Raw map[string]int
 	// AllMetrics lists every metric of the target, for deleting the raw
-	// series of metrics that became unknown.
+	// series of metrics that became unknown, and of those it no longer has.
 	AllMetrics []string
 	// Stuck is the replicas read as stuck engines, exported as
 	// infscale_stuck_replicas when StuckKnown (else the series is removed).
@@ -162,6 +163,11 @@ func (m *Metrics) Record(s Snapshot) {
 		r, ok := s.Raw[name]
 		g.setRecommended(tg, name, float64(r), ok)
 	}
+	// A metric the target no longer has (a reload removed it) has no
+	// series either.
+	tg.recommended = slices.DeleteFunc(tg.recommended, func(mv metricValue) bool {
+		return !slices.Contains(s.AllMetrics, mv.metric.GetValue())
+	})
 	tg.desired = float64(s.Desired)
 	if tg.reason.GetValue() != s.Reason || tg.reason == nil {
 		tg.reason = g.pair("reason", s.Reason) // the old reason's series goes

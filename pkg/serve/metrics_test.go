@@ -77,6 +77,21 @@ infscale_last_decision_timestamp_seconds{target="chat"} 1.7676072e+09
 	if n := tableCount(t, m, "infscale_recommended_replicas"); n != 0 {
 		t.Errorf("raw recommendation of an unknown metric must have no series, got %d", n)
 	}
+	// A reload removed the ttft metric: its raw series goes with it, the
+	// queue metric's stays.
+	m.Record(Snapshot{Target: "chat", At: t0.Add(2 * time.Minute), Decided: true, Valid: true,
+		Signals: map[string]float64{}, Desired: 2, Previous: 2, HadPrevious: true, Current: 2, Reason: "metric",
+		Raw: map[string]int{"queue": 2, "ttft": 3}, AllMetrics: []string{"queue", "ttft"}})
+	m.Record(Snapshot{Target: "chat", At: t0.Add(3 * time.Minute), Decided: true, Valid: true,
+		Signals: map[string]float64{}, Desired: 2, Previous: 2, HadPrevious: true, Current: 2, Reason: "metric",
+		Raw: map[string]int{"queue": 2}, AllMetrics: []string{"queue"}})
+	if err := testutil.GatherAndCompare(m.table, strings.NewReader(`
+# HELP infscale_recommended_replicas Raw recommendation of one metric (before tolerance, stabilisation, rate limits and bounds); absent when the metric's signal is unknown.
+# TYPE infscale_recommended_replicas gauge
+infscale_recommended_replicas{metric="queue",target="chat"} 2
+`), "infscale_recommended_replicas"); err != nil {
+		t.Errorf("after the ttft metric was removed: %v", err)
+	}
 	m.Forget("chat")
 	if n := tableCount(t, m, "infscale_desired_replicas"); n != 0 {
 		t.Errorf("forgotten target still has %d desired series", n)
