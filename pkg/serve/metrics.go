@@ -26,7 +26,7 @@ var signalSeries = []struct{ key, name, help string }{
 	{"ttft", "ttft_seconds", "Observed time-to-first-token quantile of the target's ttft metric, in seconds; absent when unknown (no request finished in the window)."},
 	{"cpu", "cpu_utilization_ratio", "Pod CPU as a fraction of the CPU request averaged over reporting replicas (1 = 100%); absent when unknown."},
 	{"queue_time", "queue_time_seconds", "Observed queue-time quantile (time a request waited before it was first scheduled) of the target's queuewait metric, in seconds; absent when unknown."},
-	{"itl", "inter_token_latency_seconds", "Observed inter-token-latency median of a target with a demand metric, in seconds; absent when unknown."},
+	{"itl", "inter_token_latency_seconds", "Observed inter-token-latency median, in seconds: of a target with a demand metric in Prometheus mode, of every target in embedded mode; absent when unknown."},
 	{"arrival_rate", "arrival_rate_requests_per_second", "Requests finished successfully per second over the target's replicas (the demand metric's arrival rate); absent when unknown (no baseline or before the first finished request)."},
 	{"prompt_tokens_rate", "prompt_tokens_per_second", "Prompt tokens prefilled per second over the target's replicas; absent when unknown."},
 	{"generation_tokens_rate", "generation_tokens_per_second", "Tokens generated per second over the target's replicas; absent when unknown."},
