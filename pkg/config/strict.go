@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -156,7 +156,8 @@ func (d *strictDecoder) unwrap(n ast.Node, path string) (ast.Node, bool) {
 		case *ast.AnchorNode:
 			n = v.Value
 		case *ast.TagNode:
-			n = v.Value
+			d.errorf(position(n), path, "YAML tags (%s) are not read: write the value plainly (quote a string: \"5\")", v.Start.Value)
+			return nil, false
 		case *ast.AliasNode:
 			d.errorf(position(n), path, "aliases (*name) are not supported; repeat the value")
 			return nil, false
@@ -232,11 +233,11 @@ func (d *strictDecoder) mapping(n ast.Node, v reflect.Value, path string) {
 	it := mn.MapRange()
 	for it.Next() {
 		kn := it.Key()
-		key := strings.TrimSpace(kn.String())
-		if strings.HasPrefix(key, `"`) || strings.HasPrefix(key, "'") || strings.HasPrefix(key, "`") {
-			if s, err := strconv.Unquote(key); err == nil {
-				key = s
-			}
+		var key string
+		if sn, ok := kn.(*ast.StringNode); ok {
+			key = sn.Value // unquoted by goccy: 'max' and "max" are max
+		} else {
+			key = strings.TrimSpace(kn.String())
 		}
 		kp := childPath(path, key)
 		f, known := fields[key]
@@ -297,6 +298,20 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 		d.errorf(position(n), path, "expected %s, got %s", expected(v.Type()), describe(n))
 		return
 	}
+	if isInt(v.Type()) {
+		tk := n.GetToken()
+		if tk == nil || !decimalRE.MatchString(tk.Value) {
+			// goccy reads 017 as octal 15 (YAML 1.1; 1.2 reads 17), and
+			// 0x10, 0o17, 0b11 and 1_000 as numbers: a count is written in
+			// decimal, so none is guessed.
+			d.errorf(position(n), path, "%s: write %s in decimal digits (0x, 0o, 0b, _ and a leading 0 are not read)", describe(n), expected(v.Type()))
+			return
+		}
+		if in, ok := n.(*ast.IntegerNode); ok && !fitsInt(in.Value, v) {
+			d.errorf(position(n), path, "%s is out of range for %s", tk.Value, intRange(v.Type()))
+			return
+		}
+	}
 	if v.Kind() == reflect.String {
 		switch n.Type() {
 		case ast.MappingType, ast.MappingValueType, ast.SequenceType:
@@ -352,9 +367,20 @@ func plainScalar(n ast.Node, v reflect.Value) bool {
 	}
 	switch v.Kind() {
 	case reflect.String:
-		if sn, ok := n.(*ast.StringNode); ok {
-			v.SetString(sn.Value)
-			return true
+		switch n.Type() {
+		case ast.StringType:
+			if sn, ok := n.(*ast.StringNode); ok {
+				v.SetString(sn.Value)
+				return true
+			}
+		case ast.IntegerType, ast.FloatType, ast.BoolType, ast.InfinityType, ast.NanType:
+			// An unquoted name such as 007, 0x1F, 1_0 or False: the text
+			// as written (goccy would print its number or bool: 7, 31,
+			// 10, false; a KEDA query for target="007" found nothing).
+			if tk := n.GetToken(); tk != nil {
+				v.SetString(tk.Value)
+				return true
+			}
 		}
 	case reflect.Bool:
 		if bn, ok := n.(*ast.BoolNode); ok {
@@ -362,11 +388,16 @@ func plainScalar(n ast.Node, v reflect.Value) bool {
 			return true
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if in, ok := n.(*ast.IntegerNode); ok {
-			if i, ok := in.Value.(int64); ok && !v.OverflowInt(i) {
-				v.SetInt(i)
-				return true
+		if in, ok := n.(*ast.IntegerNode); ok && fitsInt(in.Value, v) {
+			switch x := in.Value.(type) {
+			case int64:
+				v.SetInt(x)
+			case uint64:
+				v.SetInt(int64(x))
+			case int:
+				v.SetInt(int64(x))
 			}
+			return true
 		}
 	}
 	return false
@@ -399,6 +430,40 @@ func expected(t reflect.Type) string {
 }
 
 var bigIntRE = regexp.MustCompile(`^[-+]?[0-9]+$`)
+
+// decimalRE is an integer as infscale reads one: decimal digits, no
+// leading 0 (but 0 itself), an optional sign.
+var decimalRE = regexp.MustCompile(`^[-+]?(0|[1-9][0-9]*)$`)
+
+// fitsInt reports whether goccy's integer value x (int64 or uint64) fits
+// integer v's type.
+func fitsInt(x any, v reflect.Value) bool {
+	signed := v.Kind() >= reflect.Int && v.Kind() <= reflect.Int64
+	switch x := x.(type) {
+	case int64:
+		if signed {
+			return !v.OverflowInt(x)
+		}
+		return x >= 0 && !v.OverflowUint(uint64(x))
+	case uint64:
+		if signed {
+			return x <= math.MaxInt64 && !v.OverflowInt(int64(x))
+		}
+		return !v.OverflowUint(x)
+	case int:
+		return fitsInt(int64(x), v)
+	}
+	return false
+}
+
+// intRange names integer type t's range, for an out-of-range value.
+func intRange(t reflect.Type) string {
+	bits := t.Bits()
+	if t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uintptr {
+		return fmt.Sprintf("an integer 0..%d", uint64(1)<<bits-1)
+	}
+	return fmt.Sprintf("an integer %d..%d", -(int64(1) << (bits - 1)), int64(1)<<(bits-1)-1)
+}
 
 // isK8sQuantity reports whether t is k8s.io/apimachinery's
 // resource.Quantity (the HPA tolerance), named without importing it.
