@@ -2,8 +2,8 @@ package serve
 
 import (
 	"math"
-	"slices"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 
