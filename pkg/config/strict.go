@@ -389,14 +389,8 @@ func plainScalar(n ast.Node, v reflect.Value) bool {
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if in, ok := n.(*ast.IntegerNode); ok && fitsInt(in.Value, v) {
-			switch x := in.Value.(type) {
-			case int64:
-				v.SetInt(x)
-			case uint64:
-				v.SetInt(int64(x))
-			case int:
-				v.SetInt(int64(x))
-			}
+			i, _ := asInt64(in.Value)
+			v.SetInt(i)
 			return true
 		}
 	}
@@ -438,22 +432,32 @@ var decimalRE = regexp.MustCompile(`^[-+]?(0|[1-9][0-9]*)$`)
 // fitsInt reports whether goccy's integer value x (int64 or uint64) fits
 // integer v's type.
 func fitsInt(x any, v reflect.Value) bool {
-	signed := v.Kind() >= reflect.Int && v.Kind() <= reflect.Int64
+	if v.Kind() >= reflect.Int && v.Kind() <= reflect.Int64 {
+		i, ok := asInt64(x)
+		return ok && !v.OverflowInt(i)
+	}
 	switch x := x.(type) {
-	case int64:
-		if signed {
-			return !v.OverflowInt(x)
-		}
-		return x >= 0 && !v.OverflowUint(uint64(x))
 	case uint64:
-		if signed {
-			return x <= math.MaxInt64 && !v.OverflowInt(int64(x))
-		}
 		return !v.OverflowUint(x)
-	case int:
-		return fitsInt(int64(x), v)
+	case int64, int:
+		i, _ := asInt64(x)
+		return i >= 0 && !v.OverflowUint(uint64(i))
 	}
 	return false
+}
+
+// asInt64 is goccy's integer value x (int, int64 or uint64) as an int64,
+// false when it is not one or is above math.MaxInt64.
+func asInt64(x any) (int64, bool) {
+	switch x := x.(type) {
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case uint64:
+		return int64(x), x <= math.MaxInt64
+	}
+	return 0, false
 }
 
 // intRange names integer type t's range, for an out-of-range value.

@@ -23,14 +23,14 @@ import (
 // family's protobuf objects, not every series', and nothing is hashed or
 // sorted per series. gzip is written at gzip.BestSpeed (promhttp's
 // default level took about three times the CPU for 10% less).
-func metricsHandler(reg prometheus.Gatherer, regs prometheus.Registerer, table *seriesTable) http.Handler {
+func metricsHandler(reg *prometheus.Registry, table *seriesTable) http.Handler {
 	errs := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "promhttp_metric_handler_errors_total",
 		Help: "Total number of internal errors encountered by the promhttp metric handler.",
 	}, []string{"cause"})
 	errs.WithLabelValues("gathering")
 	errs.WithLabelValues("encoding")
-	if err := regs.Register(errs); err != nil {
+	if err := reg.Register(errs); err != nil {
 		if are, ok := err.(prometheus.AlreadyRegisteredError); ok {
 			errs = are.ExistingCollector.(*prometheus.CounterVec)
 		} else {

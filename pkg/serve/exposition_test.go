@@ -62,7 +62,7 @@ func exposedMetrics(t *testing.T) (*prometheus.Registry, *Metrics) {
 // over the same families (Metrics.Gatherer), its headers included.
 func TestMetricsExpositionSame(t *testing.T) {
 	reg, m := exposedMetrics(t)
-	ours := metricsHandler(reg, reg, m.table)
+	ours := metricsHandler(reg, m.table)
 	// promhttp finds the error counter ours registered and shares it.
 	theirs := promhttp.HandlerFor(m.Gatherer(reg), promhttp.HandlerOpts{Registry: reg, EnableOpenMetrics: true})
 	for _, accept := range []string{
@@ -164,7 +164,7 @@ func TestMetricsExpositionSorted(t *testing.T) {
 	reg, m := exposedMetrics(t)
 	req := httptest.NewRequest(http.MethodGet, "/metrics?name[]=infscale_decisions_total&name[]=infscale_desired_replicas", nil)
 	rec := httptest.NewRecorder()
-	metricsHandler(reg, reg, m.table).ServeHTTP(rec, req)
+	metricsHandler(reg, m.table).ServeHTTP(rec, req)
 	var got []string
 	for _, l := range strings.Split(rec.Body.String(), "\n") {
 		if l != "" && !strings.HasPrefix(l, "#") {
@@ -215,7 +215,7 @@ func TestMetricsSlowReaderDoesNotBlockDecisions(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		metricsHandler(reg, reg, m.table).ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		metricsHandler(reg, m.table).ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	}()
 	<-w.started
 	recorded := make(chan struct{})

@@ -120,6 +120,8 @@ func benchServeProcess(b *testing.B, n int, interval, span time.Duration) {
 	c0 := wait(2)
 	t0 := procCPU(b, pid)
 	scrapes, stop := make(chan int, 1), make(chan struct{})
+	prom := &http.Transport{DisableCompression: true} // gzip asked for and read as sent
+	defer prom.CloseIdleConnections()
 	go func() {
 		reads := 0
 		defer func() { scrapes <- reads }()
@@ -138,7 +140,7 @@ func benchServeProcess(b *testing.B, n int, interval, span time.Duration) {
 			req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/metrics", nil)
 			req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.2")
 			req.Header.Set("Accept-Encoding", "gzip")
-			resp, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+			resp, err := prom.RoundTrip(req)
 			if err != nil {
 				continue
 			}
