@@ -1,13 +1,19 @@
 // Package activator is a reverse proxy for a model scaled to zero: while
-// no upstream endpoint is ready (its readiness probe fails) it holds
-// requests in a bounded FIFO queue and exports how many it holds
-// (infscale_activator_held_requests, which infscale reads as `held` and
-// scales from zero on); once the upstream is ready it releases them in
-// arrival order. A held request that waits past HoldTimeout gets 503 with
-// Retry-After; one arriving at a full queue gets 429. Responses stream
-// through unbuffered (server-sent events flush per write). Requests in
-// flight upstream are not counted: the servers' own running and waiting
-// count them, so `queue` does not count a request twice.
+// the upstream's readiness probe fails it holds requests in a bounded FIFO
+// queue, reading their bodies into memory within a byte budget, and
+// exports how many it holds (infscale_activator_held_requests, which
+// infscale reads as `held` and scales from zero on); once the probe passes
+// it releases them all at once, oldest first. Each request is forwarded
+// once and the upstream's answer, whatever it is (a 503 included), goes
+// back to the client, as KEDA's HTTP add-on interceptor and Knative's
+// activator do: readiness comes from the probe alone, and a request is
+// tried again only when its connection was refused before any byte of it
+// was sent. A held request that waits past HoldTimeout gets 503 with
+// Retry-After; one arriving at a full queue or byte budget gets 429 with
+// Retry-After. Responses stream through unbuffered (server-sent events
+// flush per write). Requests in flight upstream are not counted: the
+// servers' own running and waiting count them, so `queue` does not count a
+// request twice.
 package activator
 
 import (
@@ -21,8 +27,11 @@ import (
 	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,6 +40,11 @@ import (
 
 	"github.com/infscale/infscale/internal/httpurl"
 )
+
+// DefaultMaxHeldBytes is the default byte budget for held bodies: 128 MiB,
+// half of deploy/activator's 256 MiB memory limit (the rest: about 22 KB
+// per held request, the runtime, and the garbage collector's headroom).
+const DefaultMaxHeldBytes = 128 << 20
 
 // Config configures an Activator. Zero fields take the defaults noted.
 type Config struct {
@@ -41,6 +55,15 @@ type Config struct {
 	HoldTimeout time.Duration
 	// MaxHeld bounds the queue (default 1000); beyond it, 429.
 	MaxHeld int
+	// MaxHeldBytes bounds the bytes of the bodies held in memory (default
+	// DefaultMaxHeldBytes); a request that would go beyond it gets 429,
+	// one whose body alone is larger 413.
+	MaxHeldBytes int64
+	// BodyTimeout is the longest a held request's body may take to arrive
+	// from the client (then 408), and the longest a released request may
+	// take to be written upstream (then 504); a proxied body's client
+	// reads have the same deadline (default 60 s).
+	BodyTimeout time.Duration
 	// ProbePath is the upstream's readiness endpoint (default /health,
 	// vLLM's; 200 means ready).
 	ProbePath string
@@ -62,29 +85,29 @@ type Activator struct {
 	proxy *httputil.ReverseProxy
 	reg   *prometheus.Registry
 
-	held      prometheus.Gauge
-	ready     prometheus.Gauge
-	released  prometheus.Counter
-	timeouts  prometheus.Counter
-	rejected  prometheus.Counter
-	direct    prometheus.Counter
-	probeFail prometheus.Counter
-	notReady  prometheus.Counter
+	held         prometheus.Gauge
+	heldBytes    prometheus.Gauge
+	ready        prometheus.Gauge
+	released     prometheus.Counter
+	timeouts     prometheus.Counter
+	rejected     prometheus.Counter
+	direct       prometheus.Counter
+	probeFail    prometheus.Counter
+	refused      prometheus.Counter
+	bodyTimeouts prometheus.Counter
+	badPath      prometheus.Counter
 
 	mu      sync.Mutex
-	up      bool
-	downAt  time.Time // when a request last found no ready endpoint
+	up      bool      // the last probe passed; the queue is then empty
 	queue   []*waiter // held, oldest first (gone ones skipped)
 	count   int       // held: queued and not gone
+	bytes   int64     // reserved by bodies in memory
 	probeCh chan struct{}
 }
 
-// waiter is one held request: release is closed when it may go upstream;
-// sent is signalled once its request is written upstream (or failed), so
-// the next is released only then (arrival order at the upstream).
+// waiter is one held request: release is closed when it may go upstream.
 type waiter struct {
 	release chan struct{}
-	sent    chan struct{}
 	gone    bool // timed out or the client left; skipped by the releaser
 }
 
@@ -100,6 +123,12 @@ func New(cfg Config) (*Activator, error) {
 	}
 	if cfg.MaxHeld <= 0 {
 		cfg.MaxHeld = 1000
+	}
+	if cfg.MaxHeldBytes <= 0 {
+		cfg.MaxHeldBytes = DefaultMaxHeldBytes
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = time.Minute
 	}
 	if cfg.ProbePath == "" {
 		cfg.ProbePath = "/health"
@@ -122,30 +151,35 @@ func New(cfg Config) (*Activator, error) {
 			r.SetURL(cfg.Upstream)
 			r.SetXForwarded()
 		},
-		Transport:     notReadyTransport{cfg.Transport},
+		Transport:     refusedTransport{cfg.Transport},
 		FlushInterval: -1, // flush every write: token streams pass unbuffered
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			if at, _ := r.Context().Value(attemptKey{}).(*attempt); at != nil && errors.Is(err, errNotReady) {
-				at.notReady = true // ServeHTTP holds it again; nothing written
-				return
+			switch {
+			case errors.Is(err, errRefused):
+				// ServeHTTP holds it again; nothing was sent or written.
+			case errors.Is(context.Cause(r.Context()), errWriteTimeout):
+				http.Error(w, fmt.Sprintf("activator: upstream did not take the request within %v", cfg.BodyTimeout), http.StatusGatewayTimeout)
+			case errors.Is(err, context.Canceled):
+				// The client left.
+			default:
+				http.Error(w, "activator: upstream: "+err.Error(), http.StatusBadGateway)
 			}
-			if errors.Is(err, context.Canceled) {
-				return
-			}
-			http.Error(w, "activator: upstream: "+err.Error(), http.StatusBadGateway)
 		},
 	}
 	f := prometheus.NewGauge
 	c := prometheus.NewCounter
 	a.held = f(prometheus.GaugeOpts{Name: "infscale_activator_held_requests", Help: "Requests held while no upstream endpoint is ready (not those in flight upstream)."})
+	a.heldBytes = f(prometheus.GaugeOpts{Name: "infscale_activator_held_bytes", Help: "Bytes of request bodies held in memory (bounded by --max-held-bytes)."})
 	a.ready = f(prometheus.GaugeOpts{Name: "infscale_activator_upstream_ready", Help: "1 when the upstream's last readiness probe succeeded, else 0."})
 	a.released = c(prometheus.CounterOpts{Name: "infscale_activator_released_total", Help: "Held requests released upstream once it was ready."})
 	a.timeouts = c(prometheus.CounterOpts{Name: "infscale_activator_hold_timeouts_total", Help: "Held requests answered 503 after the hold timeout."})
-	a.rejected = c(prometheus.CounterOpts{Name: "infscale_activator_rejected_total", Help: "Requests answered 429 because the hold queue was full."})
+	a.rejected = c(prometheus.CounterOpts{Name: "infscale_activator_rejected_total", Help: "Requests refused on arrival: 429 (queue or byte budget full) or 413 (body larger than the byte budget)."})
 	a.direct = c(prometheus.CounterOpts{Name: "infscale_activator_proxied_total", Help: "Requests proxied at once (the upstream was ready)."})
 	a.probeFail = c(prometheus.CounterOpts{Name: "infscale_activator_probe_failures_total", Help: "Readiness probes that failed."})
-	a.notReady = c(prometheus.CounterOpts{Name: "infscale_activator_upstream_not_ready_total", Help: "Requests sent upstream that found no ready endpoint (refused, or 503) and were held again."})
-	a.reg.MustRegister(a.held, a.ready, a.released, a.timeouts, a.rejected, a.direct, a.probeFail, a.notReady)
+	a.refused = c(prometheus.CounterOpts{Name: "infscale_activator_upstream_refused_total", Help: "Attempts whose upstream connection was refused before any byte was sent; the request was held again."})
+	a.bodyTimeouts = c(prometheus.CounterOpts{Name: "infscale_activator_body_timeouts_total", Help: "Requests whose body did not arrive within the body timeout (408)."})
+	a.badPath = c(prometheus.CounterOpts{Name: "infscale_activator_bad_path_total", Help: "Requests refused with 400: a dot segment in the decoded path."})
+	a.reg.MustRegister(a.held, a.heldBytes, a.ready, a.released, a.timeouts, a.rejected, a.direct, a.probeFail, a.refused, a.bodyTimeouts, a.badPath)
 	return a, nil
 }
 
@@ -169,6 +203,13 @@ func (a *Activator) Held() int {
 	return a.count
 }
 
+// HeldBytes is the number of body bytes held in memory now.
+func (a *Activator) HeldBytes() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.bytes
+}
+
 // Ready reports the last probe's verdict.
 func (a *Activator) Ready() bool {
 	a.mu.Lock()
@@ -176,26 +217,26 @@ func (a *Activator) Ready() bool {
 	return a.up
 }
 
-// Run probes the upstream every ProbeInterval (at once when a request is
-// held) and releases held requests in order while it is ready, until ctx
-// is done.
+// Run is the one readiness loop: it probes the upstream every
+// ProbeInterval (and early, at most once a quarter interval, when a
+// request comes to be held with none held before it, or a connection was
+// refused) and releases every held request the moment a probe passes,
+// until ctx is done.
 func (a *Activator) Run(ctx context.Context) {
 	tick := time.NewTicker(a.cfg.ProbeInterval)
 	defer tick.Stop()
+	minGap := a.cfg.ProbeInterval / 4
 	for {
+		last := time.Now()
 		up := a.probe(ctx)
 		a.mu.Lock()
-		// A request found no endpoint less than an interval ago: the probe
-		// answers for a Service, not an endpoint; wait a whole interval
-		// before believing it, so held requests do not spin.
-		if up && time.Since(a.downAt) < a.cfg.ProbeInterval {
-			up = false
-		}
 		a.up = up
+		if up {
+			a.releaseAll()
+		}
 		a.mu.Unlock()
 		if up {
 			a.ready.Set(1)
-			a.releaseAll(ctx)
 		} else {
 			a.ready.Set(0)
 		}
@@ -204,13 +245,32 @@ func (a *Activator) Run(ctx context.Context) {
 			return
 		case <-tick.C:
 		case <-a.probeCh:
+			if d := minGap - time.Since(last); d > 0 {
+				t := time.NewTimer(d)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				case <-tick.C:
+					t.Stop()
+				}
+			}
 		}
+	}
+}
+
+// kick asks the loop for an early probe (coalesced).
+func (a *Activator) kick() {
+	select {
+	case a.probeCh <- struct{}{}:
+	default:
 	}
 }
 
 func (a *Activator) probe(ctx context.Context) bool {
 	u := *a.cfg.Upstream
-	u.Path = a.cfg.ProbePath
+	u.Path, u.RawPath = a.cfg.ProbePath, ""
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return false
@@ -228,134 +288,143 @@ func (a *Activator) probe(ctx context.Context) bool {
 	return true
 }
 
-// releaseAll lets the held requests go one at a time, oldest first, each
-// once the previous one's request was written upstream.
-func (a *Activator) releaseAll(ctx context.Context) {
-	for {
-		a.mu.Lock()
-		if !a.up || len(a.queue) == 0 {
-			a.mu.Unlock()
-			return
-		}
-		w := a.queue[0]
-		a.queue[0] = nil
-		a.queue = a.queue[1:]
+// releaseAll lets every held request go at once, oldest first (a.mu
+// held): none waits for another's write, so a slow one blocks nobody.
+func (a *Activator) releaseAll() {
+	for _, w := range a.queue {
 		if w.gone {
-			a.mu.Unlock()
 			continue
 		}
 		close(w.release)
 		a.count--
 		a.held.Dec()
 		a.released.Inc()
-		a.mu.Unlock()
-		select {
-		case <-w.sent:
-		case <-time.After(time.Second): // a slow client body: do not stall the others
-		case <-ctx.Done():
-			return
-		}
 	}
+	clear(a.queue)
+	a.queue = a.queue[:0]
 }
 
-// ServeHTTP proxies r at once when the upstream is ready and nothing is
-// held before it; otherwise holds it (or refuses it when the queue is
-// full) until the upstream is ready or HoldTimeout passes. A request whose
-// body is at most maxReplay bytes is held again, not failed, when the
-// upstream turns out to have no ready endpoint after all (connection
-// refused, or 503 before anything was sent on: the probe was stale).
+// ServeHTTP refuses a path with a dot segment (400); proxies r at once
+// when the upstream is ready; otherwise holds it (reading its body into
+// memory, so that a client that leaves frees its slot at once) until the
+// upstream is ready or HoldTimeout passes, and then forwards it once. A
+// request whose connection upstream is refused before any byte of it was
+// sent is held again for a probe interval and tried again; any other
+// answer or failure is the client's.
 func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	if err := checkPath(r.URL.Path); err != nil {
+		a.badPath.Inc()
+		http.Error(rw, "activator: "+err.Error(), http.StatusBadRequest)
+		return
+	}
 	// The upstream may answer (an event stream's headers) before the
 	// transport's last read of the request body; net/http's HTTP/1 server
 	// closes the body once the response starts unless full duplex is on,
 	// and the transport then drops the upstream connection mid-stream.
-	_ = http.NewResponseController(rw).EnableFullDuplex()
-	var body []byte
-	replayable := r.Body == nil || r.Body == http.NoBody
-	if !replayable && r.ContentLength >= 0 && r.ContentLength <= maxReplay {
-		b, err := io.ReadAll(io.LimitReader(r.Body, maxReplay+1))
-		if err != nil {
-			http.Error(rw, "activator: reading the request: "+err.Error(), http.StatusBadRequest)
-			return
+	rc := http.NewResponseController(rw)
+	_ = rc.EnableFullDuplex()
+	hasBody := r.Body != nil && r.Body != http.NoBody
+	var held *heldBody // the body once read into memory
+	defer func() {
+		if held != nil {
+			held.free()
 		}
-		body, replayable = b, len(b) <= maxReplay
-	}
+	}()
 	deadline := time.Now().Add(a.cfg.HoldTimeout)
+	var notBefore time.Time // after a refusal: not tried again before
 	for {
-		if body != nil {
-			r.Body = io.NopCloser(bytes.NewReader(body))
-		}
-		at := &attempt{retryable: replayable}
-		ctx := context.WithValue(r.Context(), attemptKey{}, at)
 		a.mu.Lock()
-		if a.up && len(a.queue) == 0 {
+		if a.up && time.Now().After(notBefore) {
 			a.mu.Unlock()
 			a.direct.Inc()
-			a.proxy.ServeHTTP(rw, r.WithContext(ctx))
 		} else {
-			w, ok := a.hold(rw, r, deadline) // unlocks a.mu
-			if !ok {
-				return
+			var ok bool
+			if held, ok = a.hold(rw, r, rc, deadline, notBefore, held); !ok {
+				return // a.hold unlocked a.mu and answered
 			}
-			var once sync.Once
-			done := func() { once.Do(func() { close(w.sent) }) }
-			trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { done() }}
-			a.proxy.ServeHTTP(rw, r.WithContext(httptrace.WithClientTrace(ctx, trace)))
-			done()
+			if held == nil && hasBody { // the body is read; an empty one
+				r.Body = http.NoBody
+			}
 		}
-		if !at.notReady {
+		if a.forward(rw, r, rc, held, hasBody) {
 			return
 		}
-		a.notReady.Inc()
-		a.mu.Lock()
-		a.up, a.downAt = false, time.Now()
-		a.mu.Unlock()
-		a.ready.Set(0)
+		// Refused before anything was sent: hold it again, a probe
+		// interval at least, and ask the loop to look.
+		a.refused.Inc()
+		a.kick()
+		notBefore = time.Now().Add(a.cfg.ProbeInterval)
+		if !notBefore.Before(deadline) {
+			a.timeouts.Inc()
+			a.refuse(rw, http.StatusServiceUnavailable, fmt.Sprintf("activator: upstream refused connections for %v", a.cfg.HoldTimeout))
+			return
+		}
 	}
 }
 
-// maxReplay is the largest request body kept to resend when the upstream
-// was not ready after all.
-const maxReplay = 1 << 20
-
-// attempt is one proxying of a request: retryable when its body can be
-// sent again; notReady when the upstream had no ready endpoint.
-type attempt struct{ retryable, notReady bool }
-
-type attemptKey struct{}
-
-// errNotReady marks an upstream answer that means no endpoint is ready.
-var errNotReady = errors.New("upstream has no ready endpoint")
-
-// notReadyTransport turns a refused connection, or a 503, into errNotReady
-// for requests that can be held and sent again.
-type notReadyTransport struct{ base http.RoundTripper }
-
-func (t notReadyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	at, _ := req.Context().Value(attemptKey{}).(*attempt)
-	resp, err := t.base.RoundTrip(req)
-	retry := at != nil && at.retryable
+// forward proxies r once, its body from held when read into memory, and
+// reports whether it is done: false when the connection was refused before
+// any byte was sent (nothing written to rw either).
+func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, held *heldBody, hasBody bool) bool {
+	at := &attempt{}
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	ctx = context.WithValue(ctx, attemptKey{}, at)
+	out := r.Clone(ctx)
 	switch {
-	case err != nil && retry && errors.Is(err, syscall.ECONNREFUSED):
-		return nil, fmt.Errorf("%w: %v", errNotReady, err)
-	case err == nil && retry && resp.StatusCode == http.StatusServiceUnavailable:
-		resp.Body.Close()
-		return nil, errNotReady
+	case held != nil:
+		// Its memory is given back once the transport has read it all
+		// (it is not sent again after that).
+		out.Body = &trackedBody{r: held.reader(), at: at, eof: held.free}
+		out.ContentLength, out.TransferEncoding = held.n, nil
+		out.Header.Del("Expect") // the body is here already
+	case hasBody && r.Body != http.NoBody:
+		// Streamed from the client: its reads have the body deadline,
+		// lifted at the end of the body.
+		_ = rc.SetReadDeadline(time.Now().Add(a.cfg.BodyTimeout))
+		out.Body = &trackedBody{r: r.Body, at: at, eof: func() { _ = rc.SetReadDeadline(time.Time{}) }}
 	}
-	return resp, err
+	if out.Body != nil && out.Body != http.NoBody {
+		// The write upstream has its own deadline: an upstream that does
+		// not take the body holds nobody else up, and not forever.
+		timer := time.AfterFunc(a.cfg.BodyTimeout, func() { cancel(errWriteTimeout) })
+		defer timer.Stop()
+		out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { timer.Stop() }}))
+	}
+	a.proxy.ServeHTTP(rw, out)
+	return !at.refused.Load()
 }
 
 // hold queues r (a.mu held on entry, released) and waits until it is
-// released (true) or answered: 429 when the queue is full, 503 at the
-// deadline, nothing when the client left.
-func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, deadline time.Time) (*waiter, bool) {
+// released (true) or answered: 429 when the queue or the byte budget is
+// full, 413 when its body alone is larger than the budget, 408 when its
+// body does not arrive within BodyTimeout, 503 at the deadline, nothing
+// when the client left. The body is read into memory while r waits, once
+// (held, if not nil, is the body read before); the result is it.
+func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, deadline, notBefore time.Time, held *heldBody) (*heldBody, bool) {
 	if a.count >= a.cfg.MaxHeld {
 		a.mu.Unlock()
 		a.rejected.Inc()
 		a.refuse(rw, http.StatusTooManyRequests, fmt.Sprintf("activator: %d requests already held", a.cfg.MaxHeld))
-		return nil, false
+		return held, false
 	}
-	w := &waiter{release: make(chan struct{}), sent: make(chan struct{})}
+	read := held == nil && r.Body != nil && r.Body != http.NoBody
+	if read && r.ContentLength > 0 {
+		if r.ContentLength > a.cfg.MaxHeldBytes {
+			a.mu.Unlock()
+			a.rejected.Inc()
+			http.Error(rw, fmt.Sprintf("activator: a body of %d bytes is larger than --max-held-bytes (%d)", r.ContentLength, a.cfg.MaxHeldBytes), http.StatusRequestEntityTooLarge)
+			return nil, false
+		}
+		if a.bytes+r.ContentLength > a.cfg.MaxHeldBytes {
+			a.mu.Unlock()
+			a.rejected.Inc()
+			a.refuse(rw, http.StatusTooManyRequests, fmt.Sprintf("activator: %d bytes of bodies already held (--max-held-bytes %d)", a.bytes, a.cfg.MaxHeldBytes))
+			return nil, false
+		}
+		a.reserveLocked(r.ContentLength)
+	}
+	w := &waiter{release: make(chan struct{})}
 	if len(a.queue) >= 2*a.cfg.MaxHeld { // many left mid-queue: compact
 		live := a.queue[:0]
 		for _, q := range a.queue {
@@ -368,11 +437,31 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, deadline time.
 	}
 	a.queue = append(a.queue, w)
 	a.count++
+	first := a.count == 1
 	a.held.Inc()
 	a.mu.Unlock()
-	select {
-	case a.probeCh <- struct{}{}:
-	default:
+	if first {
+		a.kick() // the first held request: probe now, not a whole interval later
+	}
+	if read {
+		b, err := a.readBody(r, rc, deadline)
+		if err != nil {
+			a.abandon(w)
+			switch {
+			case errors.Is(err, errOverBudget):
+				a.rejected.Inc()
+				a.refuse(rw, http.StatusTooManyRequests, "activator: "+err.Error())
+			case time.Now().After(deadline):
+				a.timeouts.Inc()
+				a.refuse(rw, http.StatusServiceUnavailable, fmt.Sprintf("activator: no upstream endpoint ready within %v", a.cfg.HoldTimeout))
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				a.bodyTimeouts.Inc()
+				http.Error(rw, fmt.Sprintf("activator: the request body did not arrive within %v", a.cfg.BodyTimeout), http.StatusRequestTimeout)
+			}
+			// Otherwise the client left: nobody to answer.
+			return nil, false
+		}
+		held = b
 	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
@@ -382,14 +471,24 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, deadline time.
 		if a.abandon(w) {
 			a.timeouts.Inc()
 			a.refuse(rw, http.StatusServiceUnavailable, fmt.Sprintf("activator: no upstream endpoint ready within %v", a.cfg.HoldTimeout))
-			return nil, false
+			return held, false
 		}
 	case <-r.Context().Done():
 		if a.abandon(w) {
-			return nil, false
+			return held, false
 		}
 	}
-	return w, true
+	// Held again after a refusal: wait out the rest of the interval.
+	if d := time.Until(notBefore); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return held, false
+		}
+	}
+	return held, true
 }
 
 // abandon marks w gone if it was not released yet; false when the releaser
@@ -416,4 +515,192 @@ func (a *Activator) abandon(w *waiter) bool {
 func (a *Activator) refuse(rw http.ResponseWriter, code int, msg string) {
 	rw.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(a.cfg.RetryAfter.Seconds()))))
 	http.Error(rw, msg, code)
+}
+
+// reserveLocked counts n more bytes of held bodies (a.mu held).
+func (a *Activator) reserveLocked(n int64) {
+	a.bytes += n
+	a.heldBytes.Add(float64(n))
+}
+
+// reserve counts n more bytes unless that goes beyond the budget.
+func (a *Activator) reserve(n int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.bytes+n > a.cfg.MaxHeldBytes {
+		return false
+	}
+	a.reserveLocked(n)
+	return true
+}
+
+func (a *Activator) unreserve(n int64) {
+	if n == 0 {
+		return
+	}
+	a.mu.Lock()
+	a.bytes -= n
+	a.mu.Unlock()
+	a.heldBytes.Sub(float64(n))
+}
+
+// chunkSize is the unit held bodies are read in (and reserved in, when
+// their length is not known in advance).
+const chunkSize = 64 << 10
+
+var errOverBudget = errors.New("held bodies reached --max-held-bytes")
+
+// readBody reads r's body into memory while r is held, within the byte
+// budget (a Content-Length was reserved on arrival; a chunked body is
+// reserved a chunk at a time) and with a read deadline of BodyTimeout (or
+// the hold deadline, if sooner), lifted once the body is in. An error
+// when the client left (a read error), the deadline passed or the budget
+// was reached; the bytes are then given back.
+func (a *Activator) readBody(r *http.Request, rc *http.ResponseController, holdDeadline time.Time) (*heldBody, error) {
+	dl := time.Now().Add(a.cfg.BodyTimeout)
+	if holdDeadline.Before(dl) {
+		dl = holdDeadline
+	}
+	_ = rc.SetReadDeadline(dl)
+	defer rc.SetReadDeadline(time.Time{})
+	b := &heldBody{a: a}
+	known := r.ContentLength > 0
+	if known {
+		b.reserved = r.ContentLength
+	}
+	for {
+		size := int64(chunkSize)
+		if known {
+			size = min(size, r.ContentLength-b.n)
+			if size == 0 {
+				break
+			}
+		} else {
+			if !a.reserve(size) {
+				b.free()
+				return nil, errOverBudget
+			}
+			b.reserved += size
+		}
+		chunk := make([]byte, size)
+		n, err := io.ReadFull(r.Body, chunk)
+		if n > 0 {
+			b.chunks = append(b.chunks, chunk[:n])
+			b.n += int64(n)
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF && !known {
+			break
+		}
+		if err != nil {
+			b.free()
+			return nil, err
+		}
+	}
+	if !known { // give back the last chunk's unused room
+		a.unreserve(b.reserved - b.n)
+		b.reserved = b.n
+	}
+	if b.n == 0 {
+		b.free()
+		return nil, nil
+	}
+	return b, nil
+}
+
+// heldBody is a request body in memory, in chunks, with the bytes it has
+// reserved from the budget (given back by free, once).
+type heldBody struct {
+	a        *Activator
+	chunks   [][]byte
+	n        int64
+	reserved int64
+	once     sync.Once
+}
+
+func (b *heldBody) free() {
+	b.once.Do(func() {
+		b.chunks = nil
+		b.a.unreserve(b.reserved)
+	})
+}
+
+// reader reads the body from its start.
+func (b *heldBody) reader() io.Reader {
+	rs := make([]io.Reader, len(b.chunks))
+	for i, c := range b.chunks {
+		rs[i] = bytes.NewReader(c)
+	}
+	return io.MultiReader(rs...)
+}
+
+// trackedBody counts what the transport read of a body (so that a refused
+// attempt is known to have sent nothing) and does not close what it reads
+// from (it may be sent again); eof, if set, runs at its end.
+type trackedBody struct {
+	r   io.Reader
+	at  *attempt
+	eof func()
+}
+
+func (t *trackedBody) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n > 0 {
+		t.at.sent.Store(true)
+	}
+	if err != nil && t.eof != nil {
+		t.eof()
+		t.eof = nil
+	}
+	return n, err
+}
+
+func (t *trackedBody) Close() error { return nil }
+
+// attempt is one proxying of a request: sent once the transport read a
+// byte of its body; refused when its connection was refused before that.
+type attempt struct{ sent, refused atomic.Bool }
+
+type attemptKey struct{}
+
+// errRefused marks an attempt refused before anything was sent;
+// errWriteTimeout one whose request was not written within BodyTimeout.
+var (
+	errRefused      = errors.New("upstream refused the connection")
+	errWriteTimeout = errors.New("request not written upstream within the body timeout")
+)
+
+// refusedTransport turns a refused connection, when no byte of the body
+// was read, into errRefused; every answer (a 503 included) passes as is.
+type refusedTransport struct{ base http.RoundTripper }
+
+func (t refusedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if at, _ := req.Context().Value(attemptKey{}).(*attempt); err != nil && at != nil && !at.sent.Load() && errors.Is(err, syscall.ECONNREFUSED) {
+		at.refused.Store(true)
+		return nil, fmt.Errorf("%w: %v", errRefused, err)
+	}
+	return resp, err
+}
+
+// checkPath refuses a path (decoded, as net/http gives it) with a "." or
+// ".." segment, also when a segment decodes to one again (double
+// encoding), or when a backslash separates it: the upstream base URL's
+// path is joined in front, and a dot segment would resolve out of it.
+func checkPath(p string) error {
+	if dotSegment(p) {
+		return fmt.Errorf("path %q has a dot segment (. or ..) once decoded; refused", p)
+	}
+	return nil
+}
+
+func dotSegment(p string) bool {
+	for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if seg == "." || seg == ".." {
+			return true
+		}
+		if d, err := url.PathUnescape(seg); err == nil && d != seg && dotSegment(d) {
+			return true
+		}
+	}
+	return false
 }

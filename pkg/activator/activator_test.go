@@ -65,13 +65,11 @@ func fifoUpstream() http.Handler {
 	})
 }
 
-// TestReleaseInOrder: five requests while the upstream is down, the
-// upstream up 3 s later: all five are held (the gauge reads 5), then sent
-// upstream in the order they came, each once the one before was written,
-// and each client gets its own answer. The order is taken where the
-// activator hands a request to its transport: the upstream's handlers
-// run on one goroutine per connection, whose start order no proxy can fix.
-func TestReleaseInOrder(t *testing.T) {
+// TestReleaseAll: five requests while the upstream is down, the upstream
+// up 3 s later: all five are held (the gauge reads 5), then all released
+// at once (none waits for another's write: TestSlowUploadsDoNotBlockRelease),
+// each sent upstream once, and each client gets its own answer.
+func TestReleaseAll(t *testing.T) {
 	addr := freeAddr(t)
 	sent := &orderTransport{rt: http.DefaultTransport}
 	a, url0 := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: addr}, ProbeInterval: 100 * time.Millisecond, Transport: sent})
@@ -126,8 +124,10 @@ func TestReleaseInOrder(t *testing.T) {
 			t.Errorf("request %d answered %q, want its own body echoed", i, b)
 		}
 	}
-	if order := sent.sent(); fmt.Sprint(order) != "[0 1 2 3 4]" {
-		t.Errorf("sent upstream in the order %v, want [0 1 2 3 4] (arrival)", order)
+	order := sent.sent()
+	slices.Sort(order)
+	if fmt.Sprint(order) != "[0 1 2 3 4]" {
+		t.Errorf("sent upstream %v, want each of the five once", order)
 	}
 	if h := testutil.ToFloat64(a.held); h != 0 || testutil.ToFloat64(a.released) != 5 {
 		t.Errorf("after release: held %v, released %v; want 0 and 5", h, testutil.ToFloat64(a.released))
@@ -330,43 +330,6 @@ func TestStreamedPOSTs(t *testing.T) {
 	wg.Wait()
 	if failed != 0 {
 		t.Errorf("%d of 200 streamed POSTs cut", failed)
-	}
-}
-
-// TestStaleProbeHeldAgain: /health says ready but the first two requests
-// find no endpoint (503): the request is held again, not failed, and
-// answered once the upstream serves (about two probe intervals later).
-func TestStaleProbeHeldAgain(t *testing.T) {
-	var mu sync.Mutex
-	refusals := 2
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if refusals > 0 {
-			refusals--
-			http.Error(w, "no replica ready", http.StatusServiceUnavailable)
-			return
-		}
-		b, _ := io.ReadAll(r.Body)
-		fmt.Fprintf(w, "ok %s", b)
-	}))
-	defer up.Close()
-	u, _ := url.Parse(up.URL)
-	a, url0 := start(t, Config{Upstream: u, ProbeInterval: 50 * time.Millisecond})
-	for !a.Ready() {
-		time.Sleep(10 * time.Millisecond)
-	}
-	resp, err := http.Post(url0+"/v1/completions", "application/json", strings.NewReader("body"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || string(b) != "ok body" || testutil.ToFloat64(a.notReady) != 2 {
-		t.Errorf("%d %q after %v refusals counted, want 200 \"ok body\" after 2", resp.StatusCode, b, testutil.ToFloat64(a.notReady))
 	}
 }
 

@@ -1,0 +1,123 @@
+package activator
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// TestByteBudget: --max-held-bytes 3 MiB while the upstream is down.
+// Three 1 MiB bodies are held (3 MiB in memory, the gauge says so); a
+// fourth gets 429 with Retry-After at once, and so does a chunked body
+// (no room for its first 64 KiB); a 4 MiB body gets 413 (it never fits).
+// One held client leaves: its MiB is given back, and a chunked body of
+// 100 KiB is then held, counted at its length (3 MiB - 1 MiB + 100 KiB).
+// Before: bodies up to 1 MiB were kept whatever their sum (300 held 1 MB
+// bodies peaked at 440 MB).
+func TestByteBudget(t *testing.T) {
+	const mib = 1 << 20
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, MaxHeldBytes: 3 * mib, HoldTimeout: time.Minute, RetryAfter: 2 * time.Second})
+	ctxs := make([]context.CancelFunc, 3)
+	for i := range 3 {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ctxs[i] = cancel
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/completions", bytes.NewReader(make([]byte, mib)))
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	waitFor(t, "three 1 MiB bodies held", 10*time.Second, func() bool { return a.Held() == 3 && a.HeldBytes() == 3*mib })
+	if g := testutil.ToFloat64(a.heldBytes); g != 3*mib {
+		t.Errorf("held bytes gauge %v, want %d", g, 3*mib)
+	}
+	send := func(body io.Reader) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/completions", body)
+		req.Header.Set("Expect", "100-continue")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Retry-After")
+	}
+	if code, ra := send(bytes.NewReader(make([]byte, mib))); code != 429 || ra != "2" {
+		t.Errorf("a fourth 1 MiB body: %d Retry-After %q, want 429 and 2", code, ra)
+	}
+	if code, ra := send(struct{ io.Reader }{strings.NewReader("chunked")}); code != 429 || ra != "2" {
+		t.Errorf("a chunked body at a full budget: %d Retry-After %q, want 429 and 2", code, ra)
+	}
+	if code, _ := send(bytes.NewReader(make([]byte, 4*mib))); code != 413 {
+		t.Errorf("a 4 MiB body with a 3 MiB budget: %d, want 413", code)
+	}
+	if a.Held() != 3 || a.HeldBytes() != 3*mib || testutil.ToFloat64(a.rejected) != 3 {
+		t.Errorf("after the refusals: held %d, %d bytes, rejected %v; want 3, %d, 3", a.Held(), a.HeldBytes(), testutil.ToFloat64(a.rejected), 3*mib)
+	}
+	ctxs[0]()
+	waitFor(t, "the departed client's MiB given back", 5*time.Second, func() bool { return a.Held() == 2 && a.HeldBytes() == 2*mib })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/completions", struct{ io.Reader }{bytes.NewReader(make([]byte, 100<<10))})
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitFor(t, "a 100 KiB chunked body held", 5*time.Second, func() bool { return a.Held() == 3 && a.HeldBytes() == 2*mib+100<<10 })
+}
+
+// TestBodyTimeout: a held request whose body stalls is answered 408 after
+// --body-timeout and frees its slot (the hold timeout is a minute).
+func TestBodyTimeout(t *testing.T) {
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, BodyTimeout: 300 * time.Millisecond, HoldTimeout: time.Minute})
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 408 || a.Held() != 0 || a.HeldBytes() != 0 || testutil.ToFloat64(a.bodyTimeouts) != 1 {
+		t.Errorf("stalled body: %d, held %d (%d bytes), body timeouts %v; want 408, 0, 0, 1", resp.StatusCode, a.Held(), a.HeldBytes(), testutil.ToFloat64(a.bodyTimeouts))
+	}
+}
+
+// stallTransport takes a request and never reads its body or answers,
+// until the request's context ends: an upstream that does not take it.
+type stallTransport struct{}
+
+func (stallTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	<-r.Context().Done()
+	return nil, r.Context().Err()
+}
+
+// TestWriteDeadline: a request that the upstream does not take is
+// answered 504 after --body-timeout.
+func TestWriteDeadline(t *testing.T) {
+	probe := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer probe.Close()
+	u, _ := url.Parse(probe.URL)
+	a, base := start(t, Config{Upstream: u, Transport: stallTransport{}, BodyTimeout: 300 * time.Millisecond, ProbeInterval: 20 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	code, body := post(t, base+"/v1/completions", "w", "prompt")
+	if code != 504 || !strings.Contains(body, "did not take the request within 300ms") {
+		t.Errorf("%d %q; want 504", code, body)
+	}
+}

@@ -1,0 +1,391 @@
+package activator
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// countingUpstream answers /health with health() and every other path
+// with answer(w, r); it counts the requests on other paths by their
+// X-Req header and the probes.
+type countingUpstream struct {
+	health func() int
+	answer func(w http.ResponseWriter, r *http.Request)
+	probes atomic.Int64
+	mu     sync.Mutex
+	seen   map[string]int
+	uris   []string
+}
+
+func (c *countingUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/health" {
+		c.probes.Add(1)
+		w.WriteHeader(c.health())
+		return
+	}
+	c.mu.Lock()
+	if c.seen == nil {
+		c.seen = map[string]int{}
+	}
+	c.seen[r.Header.Get("X-Req")]++
+	c.uris = append(c.uris, r.RequestURI)
+	c.mu.Unlock()
+	c.answer(w, r)
+}
+
+func (c *countingUpstream) count(id string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen[id]
+}
+
+func (c *countingUpstream) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, v := range c.seen {
+		n += v
+	}
+	return n
+}
+
+// waitFor polls cond every 10 ms until it holds, failing after limit (a
+// bound for a hung test, never the property tested).
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %v", what, limit)
+		}
+	}
+}
+
+func post(t *testing.T, u, id, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
+	req.Header.Set("X-Req", id)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestUpstream503PassedThrough: the upstream's probe answers 200 but its
+// request path 503 (an overloaded queue-proxy, llama.cpp while loading).
+// The activator forwards each request once and returns the upstream's own
+// 503, as KEDA's interceptor and Knative's activator do; the 503 does not
+// mark the upstream down, so the next request is proxied at once too.
+// Before: the request was resent every probe interval until the hold
+// timeout, and the client got the activator's "no upstream endpoint
+// ready" instead of the upstream's answer.
+func TestUpstream503PassedThrough(t *testing.T) {
+	up := &countingUpstream{health: func() int { return 200 }, answer: func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Retry-After", "7")
+		http.Error(w, "engine queue full", http.StatusServiceUnavailable)
+	}}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	a, base := start(t, Config{Upstream: u, ProbeInterval: 50 * time.Millisecond, HoldTimeout: 2 * time.Second})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	for i, id := range []string{"a", "b"} {
+		code, body := post(t, base+"/v1/completions", id, "prompt")
+		if code != 503 || body != "engine queue full\n" {
+			t.Errorf("request %s: %d %q, want the upstream's 503 \"engine queue full\"", id, code, body)
+		}
+		if n := up.count(id); n != 1 {
+			t.Errorf("request %s reached the upstream %d times, want once", id, n)
+		}
+		if got := testutil.ToFloat64(a.direct); got != float64(i+1) {
+			t.Errorf("after request %s: %v proxied at once, want %d (a 503 does not mark the upstream down)", id, got, i+1)
+		}
+	}
+	if !a.Ready() {
+		t.Error("a request's 503 marked the upstream not ready; readiness is the probe's")
+	}
+}
+
+// TestHeld503PassedThrough: a request held while the probe fails is
+// released once the probe passes and forwarded once; the upstream's 503
+// goes back to the client.
+func TestHeld503PassedThrough(t *testing.T) {
+	var ready atomic.Bool
+	up := &countingUpstream{health: func() int {
+		if ready.Load() {
+			return 200
+		}
+		return 503
+	}, answer: func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "loading model", http.StatusServiceUnavailable)
+	}}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	a, base := start(t, Config{Upstream: u, ProbeInterval: 50 * time.Millisecond, HoldTimeout: 2 * time.Second})
+	type res struct {
+		code int
+		body string
+	}
+	done := make(chan res, 1)
+	go func() {
+		code, body := post(t, base+"/v1/completions", "h", "prompt")
+		done <- res{code, body}
+	}()
+	waitFor(t, "held", 5*time.Second, func() bool { return a.Held() == 1 })
+	ready.Store(true)
+	r := <-done
+	if r.code != 503 || r.body != "loading model\n" || up.count("h") != 1 {
+		t.Errorf("held request: %d %q, sent %d times; want the upstream's 503 \"loading model\", sent once", r.code, r.body, up.count("h"))
+	}
+}
+
+// refusingTransport fails the first refuse round trips with a refused
+// connection; with readFirst it reads one byte of the body first (the
+// request was partly sent).
+type refusingTransport struct {
+	base      http.RoundTripper
+	refuse    atomic.Int64
+	readFirst bool
+	calls     atomic.Int64
+}
+
+func (rt *refusingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path == "/health" {
+		return rt.base.RoundTrip(r)
+	}
+	rt.calls.Add(1)
+	if rt.refuse.Add(-1) >= 0 {
+		if rt.readFirst && r.Body != nil {
+			r.Body.Read(make([]byte, 1))
+		}
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	}
+	return rt.base.RoundTrip(r)
+}
+
+// TestRefusedRetriedOnlyWhenNothingSent: a refused connection before any
+// byte of the request was written is tried again (the request is held a
+// probe interval): the upstream gets it once. A failure after part of the
+// body was read is not tried again: the client gets 502, one attempt.
+func TestRefusedRetriedOnlyWhenNothingSent(t *testing.T) {
+	up := &countingUpstream{health: func() int { return 200 }, answer: func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "ok %s", b)
+	}}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	for _, tc := range []struct {
+		name      string
+		readFirst bool
+		code      int
+		body      string
+		calls     int64
+	}{
+		{"nothing sent", false, 200, "ok prompt", 3},
+		{"partly sent", true, 502, "", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := &refusingTransport{base: http.DefaultTransport, readFirst: tc.readFirst}
+			rt.refuse.Store(2)
+			a, base := start(t, Config{Upstream: u, ProbeInterval: 20 * time.Millisecond, HoldTimeout: 5 * time.Second, Transport: rt})
+			waitFor(t, "ready", 5*time.Second, a.Ready)
+			code, body := post(t, base+"/v1/completions", tc.name, "prompt")
+			if code != tc.code || (tc.body != "" && body != tc.body) || rt.calls.Load() != tc.calls {
+				t.Errorf("%d %q after %d attempts, want %d %q after %d", code, body, rt.calls.Load(), tc.code, tc.body, tc.calls)
+			}
+			if n := up.count(tc.name); n > 1 {
+				t.Errorf("the upstream got the request %d times", n)
+			}
+		})
+	}
+}
+
+// TestDepartedClientFreesSlot: a client that leaves while its request is
+// held (its body part sent: chunked, or a Content-Length over 1 MiB)
+// frees its slot at once: the held count drops to 0 long before the
+// one-minute hold timeout. Before: such bodies were not read while held,
+// the activator never saw the client go, and the request stayed counted.
+func TestDepartedClientFreesSlot(t *testing.T) {
+	for _, tc := range []struct{ name, head, part string }{
+		{"chunked", "Transfer-Encoding: chunked\r\n", "5\r\nhello\r\n"},
+		{"2 MiB", fmt.Sprintf("Content-Length: %d\r\n", 2<<20), strings.Repeat("x", 64<<10)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, HoldTimeout: time.Minute, ProbeInterval: 50 * time.Millisecond})
+			c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\n%s\r\n%s", tc.head, tc.part)
+			waitFor(t, "held", 5*time.Second, func() bool { return a.Held() == 1 })
+			c.Close()
+			waitFor(t, "the departed client's slot freed", 5*time.Second, func() bool { return a.Held() == 0 })
+		})
+	}
+}
+
+// TestSlowUploadsDoNotBlockRelease: ten chunked uploads that stall halfway
+// are held first, ten quick requests after them; once the upstream is
+// ready the quick ones are answered while the slow ones still stall (the
+// test lets those finish only then). Before: release waited up to 1 s for
+// each slow request's write, 10 s in all, and the quick ones met the 5 s
+// hold timeout (503) first.
+func TestSlowUploadsDoNotBlockRelease(t *testing.T) {
+	var ready atomic.Bool
+	up := &countingUpstream{health: func() int {
+		if ready.Load() {
+			return 200
+		}
+		return 503
+	}, answer: func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "ok %d", len(b))
+	}}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	a, base := start(t, Config{Upstream: u, ProbeInterval: 50 * time.Millisecond, HoldTimeout: 5 * time.Second})
+	gate := make(chan struct{})
+	slow := make(chan string, 10)
+	for i := range 10 {
+		c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nX-Req: slow%d\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", i)
+		go func() {
+			<-gate
+			fmt.Fprint(c, "5\r\nworld\r\n0\r\n\r\n")
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				slow <- err.Error()
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			slow <- fmt.Sprintf("%d %s", resp.StatusCode, b)
+		}()
+	}
+	waitFor(t, "ten slow uploads held", 5*time.Second, func() bool { return a.Held() == 10 })
+	quick := make(chan string, 10)
+	for i := range 10 {
+		go func() {
+			req, _ := http.NewRequest(http.MethodPost, base+"/v1/completions", strings.NewReader("quick"))
+			req.Header.Set("X-Req", fmt.Sprintf("quick%d", i))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				quick <- err.Error()
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			quick <- fmt.Sprintf("%d %s", resp.StatusCode, b)
+		}()
+	}
+	waitFor(t, "twenty held", 5*time.Second, func() bool { return a.Held() == 20 })
+	ready.Store(true)
+	for range 10 {
+		if got := <-quick; got != "200 ok 5" {
+			t.Errorf("a quick request behind the slow uploads: %q, want \"200 ok 5\"", got)
+		}
+	}
+	close(gate)
+	for range 10 {
+		if got := <-slow; got != "200 ok 10" {
+			t.Errorf("a slow upload: %q, want \"200 ok 10\"", got)
+		}
+	}
+}
+
+// TestOneProbeLoop: 200 requests held while the upstream is down, with a
+// probe interval of an hour: the upstream is probed by the one loop (at
+// start, and at most once early for the first held request), not once per
+// arriving request. Before: one probe per held request.
+func TestOneProbeLoop(t *testing.T) {
+	up := &countingUpstream{health: func() int { return 503 }, answer: func(w http.ResponseWriter, r *http.Request) {}}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	a, base := start(t, Config{Upstream: u, ProbeInterval: time.Hour, HoldTimeout: time.Minute, MaxHeld: 200})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: 200}}
+	for range 200 {
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/models", nil)
+			if resp, err := client.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	waitFor(t, "200 held", 10*time.Second, func() bool { return a.Held() == 200 })
+	if n := up.probes.Load(); n > 2 {
+		t.Errorf("%d probes for 200 held requests, want at most 2 (one loop)", n)
+	}
+}
+
+// TestDotSegmentsRefused: with --upstream http://h/chat, a path whose
+// decoded form has a dot segment ("/%2e%2e/admin" is "/../admin") is
+// refused with 400 before the prefix is joined, so nothing outside /chat
+// is reached; an encoded slash inside a segment is no dot segment and
+// passes as sent. Before: "/%2e%2e/admin" reached the upstream as
+// "/chat/%2e%2e/admin", which it resolves to "/admin".
+func TestDotSegmentsRefused(t *testing.T) {
+	up := &countingUpstream{health: func() int { return 200 }, answer: func(w http.ResponseWriter, r *http.Request) {}}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL + "/chat")
+	a, base := start(t, Config{Upstream: u, ProbeInterval: 20 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	host := strings.TrimPrefix(base, "http://")
+	for _, p := range []string{"/%2e%2e/admin", "/%2E%2E/admin", "/v1/%2e%2e/%2e%2e/admin", "/.%2e/admin", "/..%2fadmin", "/%2e%2e%5cadmin", "/%252e%252e/admin", "/v1/./../../admin"} {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", p)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		c.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if resp.StatusCode != 400 {
+			t.Errorf("%s: %d, want 400 (a dot segment once decoded)", p, resp.StatusCode)
+		}
+	}
+	for _, uri := range up.uris {
+		if strings.Contains(strings.ToLower(uri), "admin") {
+			t.Errorf("the upstream was asked for %s", uri)
+		}
+	}
+	resp, err := http.Get(base + "/v1/a%2Fb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || len(up.uris) == 0 || up.uris[len(up.uris)-1] != "/chat/v1/a%2Fb" {
+		t.Errorf("/v1/a%%2Fb: %d, the upstream saw %v; want /chat/v1/a%%2Fb", resp.StatusCode, up.uris)
+	}
+}
+
+
