@@ -387,5 +387,3 @@ func TestDotSegmentsRefused(t *testing.T) {
 		t.Errorf("/v1/a%%2Fb: %d, the upstream saw %v; want /chat/v1/a%%2Fb", resp.StatusCode, up.uris)
 	}
 }
-
-
