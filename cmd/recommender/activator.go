@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +27,8 @@ type ActivatorCmd struct {
 	Upstream      string        `name:"upstream" required:"" help:"Base URL of the model's Service, e.g. http://chat:8000: no query or fragment; a path prefixes every proxied path (not --probe-path)."`
 	HoldTimeout   time.Duration `name:"hold-timeout" default:"5m" help:"Longest a request is held waiting for a ready upstream; then 503 with Retry-After. Make it longer than a cold start."`
 	MaxHeld       int           `name:"max-held" default:"1000" help:"Most requests held at once; beyond it, 429 with Retry-After."`
+	MaxHeldBytes  string        `name:"max-held-bytes" default:"128MiB" help:"Most bytes of request bodies held in memory at once (128MiB, 100MB, or a bare number of bytes); beyond it, 429 with Retry-After; a body larger on its own, 413. Keep it well under the container's memory limit."`
+	BodyTimeout   time.Duration `name:"body-timeout" default:"60s" help:"Longest a held request's body may take to arrive from the client (then 408), and any request with a body to be written upstream (then 504), 1s to 1h."`
 	ProbePath     string        `name:"probe-path" default:"/health" help:"Upstream readiness endpoint (200: ready), vLLM's /health by default."`
 	ProbeInterval time.Duration `name:"probe-interval" default:"500ms" help:"How often the upstream's readiness is probed, 10ms to 1h (at once when a request comes to be held)."`
 	RetryAfter    time.Duration `name:"retry-after" default:"5s" help:"Retry-After of a 503 (hold timeout) or 429 (queue full), rounded up to seconds."`
@@ -61,9 +64,15 @@ func (c *ActivatorCmd) Run(e *env) error {
 		return invalidf("--max-held %d: want >= 1", c.MaxHeld)
 	case len(c.ProbePath) == 0 || c.ProbePath[0] != '/':
 		return invalidf("--probe-path %q: want a path starting with /", c.ProbePath)
+	case c.BodyTimeout < time.Second || c.BodyTimeout > time.Hour:
+		return durationIn("body-timeout", c.BodyTimeout, time.Second, time.Hour, "a body read or write upstream needs a deadline, and one longer than an hour holds memory for nothing")
 	}
-	a, err := activator.New(activator.Config{Upstream: u, HoldTimeout: c.HoldTimeout, MaxHeld: c.MaxHeld, ProbePath: c.ProbePath,
-		ProbeInterval: c.ProbeInterval, RetryAfter: c.RetryAfter})
+	maxBytes, err := heldBytes(c.MaxHeldBytes)
+	if err != nil {
+		return invalidf("--max-held-bytes %q: %v", c.MaxHeldBytes, err)
+	}
+	a, err := activator.New(activator.Config{Upstream: u, HoldTimeout: c.HoldTimeout, MaxHeld: c.MaxHeld, MaxHeldBytes: maxBytes, BodyTimeout: c.BodyTimeout,
+		ProbePath: c.ProbePath, ProbeInterval: c.ProbeInterval, RetryAfter: c.RetryAfter})
 	if err != nil {
 		return invalid(err)
 	}
@@ -75,7 +84,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 	defer stopProbe()
 	go a.Run(probeCtx)
 	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held)\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld)
+	fmt.Fprintf(e.stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held, %d bytes of bodies)\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld, maxBytes)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -90,4 +99,26 @@ func (c *ActivatorCmd) Run(e *env) error {
 		return fmt.Errorf("drain: %w", err)
 	}
 	return nil
+}
+
+// heldBytes reads --max-held-bytes: a size with a unit (parseBytes's) or a
+// bare number of bytes; at least 1 MiB (less holds hardly a prompt) and at
+// most 1 TiB.
+func heldBytes(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+		return bytesIn(float64(n))
+	}
+	v, err := parseBytes(t)
+	if err != nil || !strings.HasSuffix(t, "b") { // parseBytes reads a bare number as GB
+		return 0, errors.New("want a size such as 128MiB, 100MB or a number of bytes")
+	}
+	return bytesIn(v)
+}
+
+func bytesIn(v float64) (int64, error) {
+	if v < 1<<20 || v > 1<<40 {
+		return 0, fmt.Errorf("%.0f bytes: want 1MiB to 1TiB", v)
+	}
+	return int64(v), nil
 }

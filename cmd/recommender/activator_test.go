@@ -32,11 +32,28 @@ func TestActivatorInvalid(t *testing.T) {
 		{[]string{"--upstream", "http://h:1#"}, `--upstream "http://h:1#": want a base URL without a query or fragment`},
 		{[]string{"--upstream", "http://chat:8000", "--probe-interval", "1ns"}, "--probe-interval 1ns: want 10ms to 1h0m0s"},
 		{[]string{"--upstream", "http://chat:8000", "--probe-interval", "2h"}, "--probe-interval 2h0m0s: want 10ms to 1h0m0s"},
+		// A budget holds at least a prompt; a bare number is bytes, and a
+		// bare fraction is no size (parseBytes would read it as GB).
+		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "4096"}, `--max-held-bytes "4096": 4096 bytes: want 1MiB to 1TiB`},
+		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "2TiB"}, `--max-held-bytes "2TiB": 2199023255552 bytes: want 1MiB to 1TiB`},
+		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "1.5"}, `--max-held-bytes "1.5": want a size such as 128MiB`},
+		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "lots"}, `--max-held-bytes "lots": want a size such as 128MiB`},
+		{[]string{"--upstream", "http://chat:8000", "--body-timeout", "10ms"}, "--body-timeout 10ms: want 1s to 1h0m0s"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(t.Context(), append([]string{"activator"}, tc.args...), strings.NewReader(""), &out, &errb)
 		if code != 2 || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+// TestHeldBytes: --max-held-bytes in its units (1 MiB = 1,048,576 bytes,
+// 1 MB = 1,000,000) or a bare number of bytes.
+func TestHeldBytes(t *testing.T) {
+	for in, want := range map[string]int64{"128MiB": 134217728, "100MB": 100000000, "1048576": 1048576, " 1GiB ": 1073741824, "1.5MiB": 1572864} {
+		if got, err := heldBytes(in); err != nil || got != want {
+			t.Errorf("heldBytes(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
 }
