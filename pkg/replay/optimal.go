@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/trace"
@@ -51,8 +52,13 @@ import (
 type optimalCtl struct {
 	period float64
 	init   int
-	d      []int // d[k]: replicas asked for at second kP
+	d      []int  // d[k]: replicas asked for at second kP
+	bound  *Bound // the certified lower bound beside the schedule
 }
+
+// lowerBound is the Bound computed beside the schedule (run.go puts it in
+// the Result).
+func (c *optimalCtl) lowerBound() *Bound { return c.bound }
 
 func (c *optimalCtl) Decide(now float64, _ recommend.Observation) int {
 	k := int(math.Round(now / c.period))
@@ -73,7 +79,7 @@ func parseOptimal(full, s string, parts []part, off int) (Policy, error) {
 	if len(parts) > 1 {
 		return Policy{}, policyError(full, off+parts[1].at+1, "optimal takes no options")
 	}
-	return Policy{Name: s, min: 1, build: func(e env) (Controller, error) { return newOptimal(e) }}, nil
+	return Policy{Name: s, min: 1, search: true, build: func(e env) (Controller, error) { return newOptimal(e) }}, nil
 }
 
 // newOptimal runs the search and returns the schedule.
@@ -83,12 +89,17 @@ func newOptimal(e env) (Controller, error) {
 		ctx = context.Background()
 	}
 	prog := progressPhases(e.cfg.Progress)
-	plan, err := planGreedy(ctx, e, prog(0, 0.6))
+	plan, err := planGreedy(ctx, e, prog(0, 0.3))
+	if err != nil {
+		return nil, err
+	}
+	// After the greedy, which refuses a trace longer than a replay covers.
+	bound, err := lowerBound(ctx, e)
 	if err != nil {
 		return nil, err
 	}
 	lead := int(math.Ceil(e.sp.cold/e.cfg.Period - 1e-9))
-	best, bestRes, err := replaySchedule(ctx, e, plan, lead, prog(0.6, 0.8))
+	best, bestRes, err := replaySchedule(ctx, e, plan, lead, prog(0.3, 0.35))
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +111,7 @@ func newOptimal(e env) (Controller, error) {
 			}
 			next[j] += int(n)
 		}
-		cand, res, err := replaySchedule(ctx, e, next, lead, prog(0.8, 0.9))
+		cand, res, err := replaySchedule(ctx, e, next, lead, prog(0.35, 0.4))
 		if err != nil {
 			return nil, err
 		}
@@ -109,17 +120,136 @@ func newOptimal(e env) (Controller, error) {
 		}
 		best, bestRes = cand, res
 	}
+	// The oracle's and the causal policies' own schedules: the search
+	// starts from the best of all, so no seeded policy beats it.
+	if o, ores, err := oracleSchedule(ctx, e, prog(0.4, 0.45)); err == nil && ores.better(bestRes) {
+		best, bestRes = o, ores
+	}
+	if s, sres, ok, err := seedSchedules(ctx, e, prog(0.45, 0.7)); err != nil {
+		return nil, err
+	} else if ok && sres.better(bestRes) {
+		best, bestRes = s, sres
+	}
+	// Descent: lower each plateau of the asks while the misses do not grow.
+	if d, dres, err := descend(ctx, e, best.ctl, bestRes, prog(0.7, 0.95)); err != nil {
+		return nil, err
+	} else if dres.better(bestRes) {
+		best, bestRes = schedule{ctl: d}, dres
+	}
 	// A cap: the lowest ceiling on the schedule that misses no more.
-	if c, cres, ok, err := capSchedule(ctx, e, best.ctl, bestRes, prog(0.9, 0.95)); err != nil {
+	if c, cres, ok, err := capSchedule(ctx, e, best.ctl, bestRes, prog(0.95, 1)); err != nil {
 		return nil, err
 	} else if ok && cres.better(bestRes) {
 		best, bestRes = c, cres
 	}
-	// The oracle's schedule, as a floor under the search.
-	if o, ores, err := oracleSchedule(ctx, e, prog(0.95, 1)); err == nil && ores.better(bestRes) {
-		best = o
-	}
+	best.ctl.bound = &bound
 	return best.ctl, nil
+}
+
+// OptimalSeeds are the causal policies whose schedules seed the search:
+// the default set's policies that decide every period, recommended and
+// fixed:1 to fixed:6 (docs/recommended.md's columns), so that none of them
+// beats `optimal` on a trace.
+var OptimalSeeds = []string{
+	"cpu:60", "cpu:25", "queue:24", "queue:24,lookahead=90", "queue:24,min=0,cooldown=120",
+	"hpa(recommended)", "recommended", "fixed:1", "fixed:2", "fixed:3", "fixed:4", "fixed:5", "fixed:6",
+}
+
+// seedSchedules replays each of OptimalSeeds, records its asks as a
+// schedule and returns the best (fewest misses, then least replica time).
+// A policy that decides every period replays its recorded schedule
+// exactly, so the schedule's result is the policy's.
+func seedSchedules(ctx context.Context, e env, prog func(float64)) (schedule, scheduleResult, bool, error) {
+	var best schedule
+	var bestRes scheduleResult
+	found := false
+	for i, spec := range OptimalSeeds {
+		pol, err := ParsePolicy(spec)
+		if err != nil {
+			return schedule{}, scheduleResult{}, false, err
+		}
+		cfg := e.cfg
+		cfg.Timeline, cfg.Progress = false, nil
+		s, err := newSim(e.src, pol, cfg)
+		if err != nil {
+			return schedule{}, scheduleResult{}, false, err
+		}
+		rec := &recorder{Controller: s.ctl, period: e.cfg.Period}
+		s.ctl = rec
+		init := s.spec()
+		res, err := s.replay(ctx)
+		s.rd.Close()
+		if err != nil {
+			return schedule{}, scheduleResult{}, false, err
+		}
+		r := scheduleResult{misses: res.Misses(), seconds: res.ReplicaSeconds}
+		if !found || r.better(bestRes) {
+			best = schedule{ctl: &optimalCtl{period: e.cfg.Period, init: init, d: rec.d}}
+			bestRes, found = r, true
+		}
+		prog(float64(i+1) / float64(len(OptimalSeeds)))
+	}
+	return best, bestRes, found, nil
+}
+
+// optimalDescents bounds the descent's replays: a few dozen replays of the
+// trace whatever its length.
+const optimalDescents = 48
+
+// descend lowers the schedule's plateaus (maximal runs of equal asks above
+// both neighbours' level) one replica at a time, the highest first, and
+// keeps each change that misses no more and costs less; it stops after
+// optimalDescents replays or when a pass keeps nothing.
+func descend(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult, prog func(float64)) (*optimalCtl, scheduleResult, error) {
+	cur, curRes := ctl, res
+	tries := 0
+	for tries < optimalDescents {
+		kept := false
+		for _, pl := range plateaus(cur.d) {
+			if tries >= optimalDescents {
+				break
+			}
+			n := &optimalCtl{period: cur.period, init: cur.init, d: append([]int(nil), cur.d...)}
+			for k := pl[0]; k < pl[1]; k++ {
+				n.d[k]--
+			}
+			if pl[0] == 0 && e.cfg.Initial == 0 && n.init > 0 && n.init == cur.d[0] {
+				n.init-- // the warm start follows the first ask
+			}
+			tries++
+			r, err := replayCtl(ctx, e, n, n.init, func(float64) {})
+			if err != nil {
+				return nil, scheduleResult{}, err
+			}
+			prog(float64(tries) / optimalDescents)
+			if r.misses <= curRes.misses && r.seconds < curRes.seconds {
+				cur, curRes, kept = n, r, true
+			}
+		}
+		if !kept {
+			break
+		}
+	}
+	prog(1)
+	return cur, curRes, nil
+}
+
+// plateaus are the maximal runs [i, j) of equal positive asks higher than
+// the asks just before and after them, highest first (ties: earliest).
+func plateaus(d []int) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(d); {
+		j := i
+		for j < len(d) && d[j] == d[i] {
+			j++
+		}
+		if d[i] > 0 && (i == 0 || d[i-1] < d[i]) && (j == len(d) || d[j] < d[i]) {
+			out = append(out, [2]int{i, j})
+		}
+		i = j
+	}
+	slices.SortStableFunc(out, func(a, b [2]int) int { return d[b[0]] - d[a[0]] })
+	return out
 }
 
 // capSchedule bisects the lowest cap C on ctl's asks (d_k -> min(d_k, C),
@@ -278,6 +408,7 @@ type recorder struct {
 func (r *recorder) Decide(now float64, obs recommend.Observation) int {
 	v := r.Controller.Decide(now, obs)
 	k := int(math.Round(now / r.period))
+	v = min(max(v, 0), MaxReplicas) // as sim.tick applies it
 	for len(r.d) <= k {
 		r.d = append(r.d, 0)
 	}

@@ -86,6 +86,10 @@ func ParsePrefillMode(s string) (PrefillMode, error) {
 // a Prometheus scrape shows, and the TTFT window keeps one slot per period.
 const MinPeriod = 1.0
 
+// searchShare is the part of a searching policy's progress that its
+// search takes (the rest is its replay).
+const searchShare = 0.9
+
 // MaxPeriods bounds a replay's length in policy periods (about 4 years at
 // 15 s, 194 days at Knative's 2 s tick): a trace whose arrivals (after
 // rate scaling and windowing) or drain reach further is an error rather
@@ -186,6 +190,9 @@ type Result struct {
 	Stop     float64
 	// Timeline is one Sample per Period when Config.Timeline is set.
 	Timeline []Sample
+	// LowerBound is the certified lower bound computed beside `optimal`'s
+	// schedule (nil for every other policy).
+	LowerBound *Bound
 }
 
 // Misses counts the requests that missed the SLO: late, unserved or rejected.
@@ -266,7 +273,18 @@ func newSim(src trace.Source, pol Policy, cfg Config) (*sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctl, err := pol.build(env{cfg: cfg, sp: sp, src: src})
+	bcfg := cfg
+	if p := cfg.Progress; p != nil && pol.search {
+		// A policy that searches before its replay (optimal) reports one
+		// monotonic progress: the search first, then the replay.
+		bcfg.Progress = func(now, end float64) { p(searchShare*now/end, 1) }
+		cfg.Progress = func(now, end float64) {
+			if end > 0 && !math.IsInf(end, 0) {
+				p(searchShare+(1-searchShare)*min(now/end, 1), 1)
+			}
+		}
+	}
+	ctl, err := pol.build(env{cfg: bcfg, sp: sp, src: src})
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", pol.Name, err)
 	}
@@ -280,6 +298,9 @@ func newSim(src trace.Source, pol Policy, cfg Config) (*sim, error) {
 		s.end = src.Duration
 	}
 	s.res.Policy, s.res.Trace = pol.Name, src.Name
+	if b, ok := ctl.(interface{ lowerBound() *Bound }); ok {
+		s.res.LowerBound = b.lowerBound()
+	}
 	initial := cfg.Initial
 	switch {
 	case initial == 0 && pol.exact:
