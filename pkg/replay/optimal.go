@@ -708,6 +708,10 @@ func (s *sim) clone() *sim {
 	for i, r := range s.heap {
 		c.heap[i] = m[r]
 	}
+	c.route = make([]*replica, len(s.route))
+	for i, r := range s.route {
+		c.route[i] = m[r]
+	}
 	return &c
 }
 
