@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -339,14 +340,35 @@ func (s *sim) replay(ctx context.Context) (Result, error) {
 }
 
 // RunAll replays src under every policy, each in its own goroutine, and
-// returns the results in policy order. Each replay is independent, so the
+// returns the results in policy order. Config.Progress, when set, is
+// called with the least advanced policy's share done (now/end, 1). Each replay is independent, so the
 // results are the same whatever the parallelism. The first error wins.
 func RunAll(ctx context.Context, src trace.Source, pols []Policy, cfg Config) ([]Result, error) {
 	res := make([]Result, len(pols))
 	errs := make([]error, len(pols))
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := make([]float64, len(pols))
 	for i, p := range pols {
-		wg.Go(func() { res[i], errs[i] = Run(ctx, src, p, cfg) })
+		cfg := cfg
+		if prog := cfg.Progress; prog != nil {
+			// One progress for all: the least advanced policy's share.
+			cfg.Progress = func(now, end float64) {
+				if !(end > 0) || math.IsInf(end, 0) {
+					return
+				}
+				mu.Lock()
+				done[i] = max(done[i], min(now/end, 1))
+				lo := slices.Min(done)
+				mu.Unlock()
+				prog(lo, 1)
+			}
+		}
+		wg.Go(func() {
+			if res[i], errs[i] = Run(ctx, src, p, cfg); errs[i] == nil && cfg.Progress != nil {
+				cfg.Progress(1, 1) // done
+			}
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {
