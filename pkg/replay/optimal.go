@@ -197,21 +197,22 @@ func seedSchedules(ctx context.Context, e env, prog func(float64)) (schedule, sc
 const optimalDescents = 48
 
 // descend lowers the schedule's plateaus (maximal runs of equal asks above
-// both neighbours' level) one replica at a time, the highest first, and
-// keeps each change that misses no more and costs less; it stops after
-// optimalDescents replays or when a pass keeps nothing.
+// both neighbours' level) one replica at a time, the highest first, then
+// their edges (descentMoves), and keeps each change that misses no more
+// and costs less; it stops after optimalDescents replays or when a pass
+// keeps nothing.
 func descend(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult, prog func(float64)) (*optimalCtl, scheduleResult, error) {
 	cur, curRes := ctl, res
 	tries := 0
 	for tries < optimalDescents {
 		kept := false
-		for _, pl := range plateaus(cur.d) {
+		for _, pl := range descentMoves(cur.d) {
 			if tries >= optimalDescents {
 				break
 			}
 			n := &optimalCtl{period: cur.period, init: cur.init, d: append([]int(nil), cur.d...)}
 			for k := pl[0]; k < pl[1]; k++ {
-				n.d[k]--
+				n.d[k] = max(n.d[k]-1, 0)
 			}
 			if pl[0] == 0 && e.cfg.Initial == 0 && n.init > 0 && n.init == cur.d[0] {
 				n.init-- // the warm start follows the first ask
@@ -232,6 +233,20 @@ func descend(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult, pr
 	}
 	prog(1)
 	return cur, curRes, nil
+}
+
+// descentMoves are the runs [i, j) of asks the descent lowers by one: each
+// plateau whole, then the first and the last period of each longer one
+// (a rise one period later, a fall one period earlier).
+func descentMoves(d []int) [][2]int {
+	pl := plateaus(d)
+	out := append([][2]int(nil), pl...)
+	for _, p := range pl {
+		if p[1]-p[0] > 1 {
+			out = append(out, [2]int{p[0], p[0] + 1}, [2]int{p[1] - 1, p[1]})
+		}
+	}
+	return out
 }
 
 // plateaus are the maximal runs [i, j) of equal positive asks higher than
