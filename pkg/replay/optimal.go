@@ -131,7 +131,8 @@ func newOptimal(e env) (Controller, error) {
 		best, bestRes = s, sres
 	}
 	// Descent: lower each plateau of the asks while the misses do not grow.
-	if d, dres, err := descend(ctx, e, best.ctl, bestRes, prog(0.7, 0.95)); err != nil {
+	budget := min(max(int(optimalDescentWork/max(float64(bound.requests), 1)), 4), optimalDescents)
+	if d, dres, err := descend(ctx, e, best.ctl, bestRes, budget, prog(0.7, 0.95)); err != nil {
 		return nil, err
 	} else if dres.better(bestRes) {
 		best, bestRes = schedule{ctl: d}, dres
@@ -192,22 +193,26 @@ func seedSchedules(ctx context.Context, e env, prog func(float64)) (schedule, sc
 	return best, bestRes, found, nil
 }
 
-// optimalDescents bounds the descent's replays: a few dozen replays of the
-// trace whatever its length.
-const optimalDescents = 48
+// optimalDescents bounds the descent's replays; optimalDescentWork is the
+// requests replayed in all that it aims at: 48 replays up to about 42,000
+// requests, fewer beyond, at least 4 (a week of 30 req/s: 4).
+const (
+	optimalDescents    = 48
+	optimalDescentWork = 2e6
+)
 
 // descend lowers the schedule's plateaus (maximal runs of equal asks above
 // both neighbours' level) one replica at a time, the highest first, then
 // their edges (descentMoves), and keeps each change that misses no more
 // and costs less; it stops after optimalDescents replays or when a pass
 // keeps nothing.
-func descend(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult, prog func(float64)) (*optimalCtl, scheduleResult, error) {
+func descend(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult, budget int, prog func(float64)) (*optimalCtl, scheduleResult, error) {
 	cur, curRes := ctl, res
 	tries := 0
-	for tries < optimalDescents {
+	for tries < budget {
 		kept := false
 		for _, pl := range descentMoves(cur.d) {
-			if tries >= optimalDescents {
+			if tries >= budget {
 				break
 			}
 			n := &optimalCtl{period: cur.period, init: cur.init, d: append([]int(nil), cur.d...)}
@@ -222,7 +227,7 @@ func descend(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult, pr
 			if err != nil {
 				return nil, scheduleResult{}, err
 			}
-			prog(float64(tries) / optimalDescents)
+			prog(float64(tries) / float64(budget))
 			if r.misses <= curRes.misses && r.seconds < curRes.seconds {
 				cur, curRes, kept = n, r, true
 			}

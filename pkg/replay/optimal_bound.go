@@ -19,6 +19,8 @@ type Bound struct {
 	// output over the KV cache) or whose prompt alone prefills in more
 	// than the SLO (or after the drain's stop).
 	Unmeetable int64
+
+	requests int64 // every request of the trace (sizes the descent)
 }
 
 // boundCellsMax caps the bound's grid (cells of the time axis); a longer
@@ -153,6 +155,7 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 			}
 		}
 		last = q.Arrival
+		b.requests++
 		pt := c * float64(q.Prompt)
 		if int64(q.Prompt)+int64(q.Output) > sp.kvCap || pt > slo || (end > 0 && q.Arrival+pt > end+cfg.Drain) {
 			b.Unmeetable++
