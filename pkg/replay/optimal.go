@@ -125,7 +125,7 @@ func newOptimal(e env) (Controller, error) {
 	if o, ores, err := oracleSchedule(ctx, e, prog(0.4, 0.45)); err == nil && ores.better(bestRes) {
 		best, bestRes = o, ores
 	}
-	if s, sres, ok, err := seedSchedules(ctx, e, prog(0.45, 0.7)); err != nil {
+	if s, sres, ok, err := seedSchedules(ctx, e, bestRes, prog(0.45, 0.7)); err != nil {
 		return nil, err
 	} else if ok && sres.better(bestRes) {
 		best, bestRes = s, sres
@@ -157,17 +157,25 @@ var OptimalSeeds = []string{
 }
 
 // seedSchedules replays each of OptimalSeeds, records its asks as a
-// schedule and returns the best (fewest misses, then least replica time).
-// A policy that decides every period replays its recorded schedule
-// exactly, so the schedule's result is the policy's.
-func seedSchedules(ctx context.Context, e env, prog func(float64)) (schedule, scheduleResult, bool, error) {
+// schedule and returns the best (fewest misses, then least replica time)
+// when it is better than bar. A policy that decides every period replays
+// its recorded schedule exactly, so the schedule's result is the policy's.
+// A seed that can no longer beat the best so far (its misses and replica
+// time only grow) is stopped at the tick that shows it; fixed:N, whose
+// cost N × the span is known before its replay, is not replayed when that
+// alone loses.
+func seedSchedules(ctx context.Context, e env, bar scheduleResult, prog func(float64)) (schedule, scheduleResult, bool, error) {
 	var best schedule
-	var bestRes scheduleResult
-	found := false
+	bestRes, found := bar, false
+	end := e.src.Duration
 	for i, spec := range OptimalSeeds {
+		prog(float64(i) / float64(len(OptimalSeeds)))
 		pol, err := ParsePolicy(spec)
 		if err != nil {
 			return schedule{}, scheduleResult{}, false, err
+		}
+		if pol.exact && end > 0 && float64(pol.min)*end >= bestRes.seconds && bestRes.misses == 0 {
+			continue
 		}
 		cfg := e.cfg
 		cfg.Timeline, cfg.Progress = false, nil
@@ -175,21 +183,35 @@ func seedSchedules(ctx context.Context, e env, prog func(float64)) (schedule, sc
 		if err != nil {
 			return schedule{}, scheduleResult{}, false, err
 		}
+		sctx, cancel := context.WithCancel(ctx)
 		rec := &recorder{Controller: s.ctl, period: e.cfg.Period}
+		rec.stop = func(now float64) {
+			cost := s.res.ReplicaSeconds
+			for _, r := range s.reps {
+				cost += max(0, min(now, s.end)-r.added)
+			}
+			if m := s.res.Late + s.res.Rejected; m > bestRes.misses || (m == bestRes.misses && cost >= bestRes.seconds) {
+				cancel() // it cannot beat the best any more
+			}
+		}
 		s.ctl = rec
 		init := s.spec()
-		res, err := s.replay(ctx)
+		res, err := s.replay(sctx)
 		s.rd.Close()
+		pruned := sctx.Err() != nil && ctx.Err() == nil
+		cancel()
+		if pruned {
+			continue
+		}
 		if err != nil {
 			return schedule{}, scheduleResult{}, false, err
 		}
-		r := scheduleResult{misses: res.Misses(), seconds: res.ReplicaSeconds}
-		if !found || r.better(bestRes) {
+		if r := (scheduleResult{misses: res.Misses(), seconds: res.ReplicaSeconds}); r.better(bestRes) {
 			best = schedule{ctl: &optimalCtl{period: e.cfg.Period, init: init, d: rec.d}}
 			bestRes, found = r, true
 		}
-		prog(float64(i+1) / float64(len(OptimalSeeds)))
 	}
+	prog(1)
 	return best, bestRes, found, nil
 }
 
@@ -418,14 +440,19 @@ func replayCtl(ctx context.Context, e env, ctl Controller, initial int, prog fun
 	return out, nil
 }
 
-// recorder records the decisions of a controller.
+// recorder records the decisions of a controller; stop, when set, is
+// called at each decision first.
 type recorder struct {
 	Controller
 	period float64
 	d      []int
+	stop   func(now float64)
 }
 
 func (r *recorder) Decide(now float64, obs recommend.Observation) int {
+	if r.stop != nil {
+		r.stop(now)
+	}
 	v := r.Controller.Decide(now, obs)
 	k := int(math.Round(now / r.period))
 	v = min(max(v, 0), MaxReplicas) // as sim.tick applies it
