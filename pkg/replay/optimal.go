@@ -38,17 +38,22 @@ import (
 //     that still misses, R of its arrival period is raised by one, and the
 //     schedule is replayed again, up to optimalRepairs times while the
 //     misses fall.
-//  4. Cap. The lowest ceiling C on the asks (min(d_k, C)) that misses no
+//  4. Seeds. The oracle's schedule and the asks of every causal policy of
+//     OptimalSeeds, recorded during their own replays, are candidates too;
+//     the best (fewest misses, then least replica time) goes on, so none
+//     of them beats `optimal`.
+//  5. Descent. Each plateau of the asks, then its first and last period,
+//     is lowered by one and kept when the replay misses no more and costs
+//     less, within a budget of replays that shrinks with the trace.
+//  6. Cap. The lowest ceiling C on the asks (min(d_k, C)) that misses no
 //     more is bisected (misses taken as non-increasing in C) and kept
 //     when it costs less: where misses cannot be avoided, peaks that buy
 //     one request each are cut.
-//  5. The oracle's own schedule is replayed too and kept instead when it
-//     misses less, or as much at less replica time: `optimal` is never
-//     worse than `oracle`.
 //
 // It is not a proven optimum: the greedy is myopic (a period's minimum
-// ignores that one more replica now might save two later) and misses are
-// only near monotone in x.
+// ignores that one more replica now might save two later), misses are
+// only near monotone in x and the descent is local. lowerBound
+// (optimal_bound.go) states how far from the optimum it can be at most.
 type optimalCtl struct {
 	period float64
 	init   int
