@@ -237,6 +237,7 @@ type BacktestCmd struct {
 	Seed    uint64        `default:"1" help:"Seed of the arrivals within a step and of the token draws."`
 	Plot    string        `placeholder:"FILE" help:"Draw arrivals, actual and simulated replicas and TTFT to FILE (.png or .svg)."`
 	Output  string        `enum:"text,json,csv" default:"text" help:"Output format: text, json or csv."`
+	Quiet   bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
 
 	Calibrate       string        `name:"calibrate" type:"path" placeholder:"FILE" help:"Fit the replica model (the replica flags' GPU, model and TP) to the target's own history, write the calibration file here and replay with it: each pod's mean ITL against its mean running per window, its TTFT against prompt tokens in windows where nothing waited; the last quarter of the range is held out and its prediction error reported."`
 	CalibrateWindow time.Duration `name:"calibrate-window" default:"2m" placeholder:"D" help:"Window of the calibration's per-pod means, at least two scrape intervals (default ${default})."`
@@ -297,11 +298,13 @@ func (c *BacktestCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	prog := status.New(e.stderr, 0)
+	// One percentage over the whole command: the queries (and the
+	// calibration's) the first fifth, the replays the rest.
+	prog := status.NewProgress(e.stderr, "backtest", 1, c.Quiet)
+	defer prog.Done()
 	h, st, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
-		prog.Printf("backtest: queries %d/%d", done, total)
+		prog.Set(0.1 * float64(done) / float64(total))
 	})
-	prog.Done()
 	if err != nil {
 		return fmt.Errorf("backtest: %w", err)
 	}
@@ -326,7 +329,7 @@ func (c *BacktestCmd) Run(e *env) error {
 		Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(),
 		Progress: func(now, end float64) {
 			if end > 0 && !math.IsInf(end, 0) {
-				prog.Printf("backtest: replay %3.0f%%", 100*now/end)
+				prog.Set(0.2 + 0.8*now/end) // the least advanced policy (replay.RunAll)
 			}
 		},
 	}}
@@ -360,15 +363,14 @@ func (c *BacktestCmd) Run(e *env) error {
 // (windows of --calibrate-window), holding out the last quarter of the
 // range, writes the calibration file and returns the calibrated replica
 // with the fit and the statistics of its queries.
-func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtest.History, prog *status.Line) (*replica.Replica, *backtest.CalibrationFit, backtest.FetchStats, error) {
+func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtest.History, prog *status.Progress) (*replica.Replica, *backtest.CalibrationFit, backtest.FetchStats, error) {
 	base, err := c.ReplicaFlags.Config()
 	if err != nil {
 		return nil, nil, backtest.FetchStats{}, err
 	}
 	ws, st, err := backtest.FetchWindows(e.ctx, res.api, res.target, g, func(done, total int) {
-		prog.Printf("backtest: calibration queries %d/%d", done, total)
+		prog.Set(0.1 + 0.1*float64(done)/float64(total))
 	})
-	prog.Done()
 	if err != nil {
 		return nil, nil, st, fmt.Errorf("backtest --calibrate: %w", err)
 	}

@@ -40,6 +40,7 @@ type SimulateCmd struct {
 	Timeline     bool          `name:"timeline" help:"Also print each policy's timeline, one row per period (text blocks; a timeline CSV with --output csv; in each object with json)."`
 	Plot         string        `name:"plot" help:"Write a plot of load, replicas and TTFT over time to FILE.png or FILE.svg."`
 	Output       string        `name:"output" short:"o" default:"text" enum:"text,json,csv" help:"Output format: text, json or csv."`
+	Quiet        bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
 }
 
 // Run replays the trace under every policy (in parallel) and prints the comparison.
@@ -98,7 +99,7 @@ func (c *SimulateCmd) Run(e *env) error {
 	if !(c.Price >= 0 && c.Price <= maxGPUHourPrice) {
 		return invalidf("--gpu-hour-price %g: want a price from 0 to %g", c.Price, float64(maxGPUHourPrice))
 	}
-	prog := status.New(e.stderr, len(pols))
+	prog := status.NewProgress(e.stderr, fmt.Sprintf("simulating %d policies", len(pols)), len(pols), c.Quiet)
 	results, err := c.runAll(e.ctx, src, pols, cfg, prog)
 	prog.Done()
 	if err != nil {
@@ -218,15 +219,22 @@ func (c *SimulateCmd) source() (trace.Source, error) {
 	return src, nil
 }
 
-func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []replay.Policy, cfg replay.Config, prog *status.Line) ([]replay.Result, error) {
+func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []replay.Policy, cfg replay.Config, prog *status.Progress) ([]replay.Result, error) {
 	res := make([]replay.Result, len(pols))
 	errs := make([]error, len(pols))
 	var wg sync.WaitGroup
-	label := fmt.Sprintf("simulating %d policies", len(pols))
 	for i, p := range pols {
 		cfg := cfg
-		cfg.Progress = func(now, end float64) { prog.Part(i, now, end, label) }
-		wg.Go(func() { res[i], errs[i] = replay.Run(ctx, src, p, cfg) })
+		cfg.Progress = func(now, end float64) {
+			if end > 0 && !math.IsInf(end, 0) {
+				prog.Part(i, now/end)
+			}
+		}
+		wg.Go(func() {
+			if res[i], errs[i] = replay.Run(ctx, src, p, cfg); errs[i] == nil {
+				prog.Part(i, 1)
+			}
+		})
 	}
 	wg.Wait()
 	// Every policy reads the same trace: one bad row is one error, not one

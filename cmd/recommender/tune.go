@@ -38,6 +38,7 @@ type TuneCmd struct {
 	Window    string        `name:"window" placeholder:"A:B" help:"With --trace: tune on [START:END) of the trace only (as simulate), e.g. 0:5d."`
 	Plot      string        `name:"plot" placeholder:"FILE" help:"Draw the screened policies (misses against replica-minutes), the frontier and the winner to FILE (.png or .svg)."`
 	Output    string        `name:"output" short:"o" default:"text" enum:"text,json" help:"Output format: text or json."`
+	Quiet     bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
 }
 
 // Run checks the flags, reads the source and tunes.
@@ -78,14 +79,13 @@ func (c *TuneCmd) Run(e *env) error {
 		return err
 	}
 	serve.Replica, serve.ReplicaNote = c.serveReplica(model)
-	prog := status.New(e.stderr, 0)
-	start := time.Now()
+	prog := status.NewProgress(e.stderr, "tune: replays", 1, c.Quiet)
 	rep, err := tune.Run(e.ctx, src, tune.Config{
 		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds()},
 		MaxMissPct: c.MaxMiss, Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed, Serve: serve, Stress: stress,
-		Progress: func(done, total int) {
-			prog.Printf("tune: %s %d/%d replays, %s", status.Bar(float64(done)/float64(total), 20), done, total, time.Since(start).Round(time.Second))
-		},
+		// The plan grows by stage (screen, finalists, stress): the share
+		// done may fall when a stage is added; Progress never shows less.
+		Progress: func(done, total int) { prog.Set(float64(done) / float64(total)) },
 	})
 	prog.Done()
 	if err != nil {

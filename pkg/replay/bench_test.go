@@ -68,3 +68,39 @@ func BenchmarkOptimal(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOptimalBurst runs the hindsight optimum on n requests all
+// arriving at second 0 (reference token lengths): issue #23's trace of
+// 40,000 took over 70 s. The cost should grow about linearly with n.
+func BenchmarkOptimalBurst(b *testing.B) {
+	pol, err := ParsePolicy("optimal")
+	if err != nil {
+		b.Fatal(err)
+	}
+	model := referenceModel(b)
+	for _, n := range []int{2500, 5000, 10000, 40000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			src := burstAtZero(n)
+			var res Result
+			for b.Loop() {
+				if res, err = Run(context.Background(), src, pol, Config{Model: model}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(res.ReplicaMinutes(), "replica-min")
+			b.ReportMetric(float64(res.Misses()), "misses")
+		})
+	}
+}
+
+// burstAtZero is n requests at second 0 with the reference trace's token
+// ranges (drawn from a fixed sequence: prompt 192-448, output 64-448).
+func burstAtZero(n int) trace.Source {
+	reqs := make([]trace.Request, n)
+	x := uint64(1)
+	for i := range reqs {
+		x = x*6364136223846793005 + 1442695040888963407
+		reqs[i] = trace.Request{Prompt: int32(192 + (x>>33)%257), Output: int32(64 + (x>>13)%385)}
+	}
+	return trace.FromSlice("burst", 0, reqs)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/trace"
@@ -37,22 +38,32 @@ import (
 //     that still misses, R of its arrival period is raised by one, and the
 //     schedule is replayed again, up to optimalRepairs times while the
 //     misses fall.
-//  4. Cap. The lowest ceiling C on the asks (min(d_k, C)) that misses no
+//  4. Seeds. The oracle's schedule and the asks of every causal policy of
+//     OptimalSeeds, recorded during their own replays, are candidates too;
+//     the best (fewest misses, then least replica time) goes on, so none
+//     of them beats `optimal`.
+//  5. Descent. Each plateau of the asks, then its first and last period,
+//     is lowered by one and kept when the replay misses no more and costs
+//     less, within a budget of replays that shrinks with the trace.
+//  6. Cap. The lowest ceiling C on the asks (min(d_k, C)) that misses no
 //     more is bisected (misses taken as non-increasing in C) and kept
 //     when it costs less: where misses cannot be avoided, peaks that buy
 //     one request each are cut.
-//  5. The oracle's own schedule is replayed too and kept instead when it
-//     misses less, or as much at less replica time: `optimal` is never
-//     worse than `oracle`.
 //
 // It is not a proven optimum: the greedy is myopic (a period's minimum
-// ignores that one more replica now might save two later) and misses are
-// only near monotone in x.
+// ignores that one more replica now might save two later), misses are
+// only near monotone in x and the descent is local. lowerBound
+// (optimal_bound.go) states how far from the optimum it can be at most.
 type optimalCtl struct {
 	period float64
 	init   int
-	d      []int // d[k]: replicas asked for at second kP
+	d      []int  // d[k]: replicas asked for at second kP
+	bound  *Bound // the certified lower bound beside the schedule
 }
+
+// lowerBound is the Bound computed beside the schedule (run.go puts it in
+// the Result).
+func (c *optimalCtl) lowerBound() *Bound { return c.bound }
 
 func (c *optimalCtl) Decide(now float64, _ recommend.Observation) int {
 	k := int(math.Round(now / c.period))
@@ -73,7 +84,7 @@ func parseOptimal(full, s string, parts []part, off int) (Policy, error) {
 	if len(parts) > 1 {
 		return Policy{}, policyError(full, off+parts[1].at+1, "optimal takes no options")
 	}
-	return Policy{Name: s, min: 1, build: func(e env) (Controller, error) { return newOptimal(e) }}, nil
+	return Policy{Name: s, min: 1, search: true, build: func(e env) (Controller, error) { return newOptimal(e) }}, nil
 }
 
 // newOptimal runs the search and returns the schedule.
@@ -83,12 +94,17 @@ func newOptimal(e env) (Controller, error) {
 		ctx = context.Background()
 	}
 	prog := progressPhases(e.cfg.Progress)
-	plan, err := planGreedy(ctx, e, prog(0, 0.6))
+	plan, err := planGreedy(ctx, e, prog(0, 0.3))
+	if err != nil {
+		return nil, err
+	}
+	// After the greedy, which refuses a trace longer than a replay covers.
+	bound, err := lowerBound(ctx, e)
 	if err != nil {
 		return nil, err
 	}
 	lead := int(math.Ceil(e.sp.cold/e.cfg.Period - 1e-9))
-	best, bestRes, err := replaySchedule(ctx, e, plan, lead, prog(0.6, 0.8))
+	best, bestRes, err := replaySchedule(ctx, e, plan, lead, prog(0.3, 0.35))
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +116,7 @@ func newOptimal(e env) (Controller, error) {
 			}
 			next[j] += int(n)
 		}
-		cand, res, err := replaySchedule(ctx, e, next, lead, prog(0.8, 0.9))
+		cand, res, err := replaySchedule(ctx, e, next, lead, prog(0.35, 0.4))
 		if err != nil {
 			return nil, err
 		}
@@ -109,17 +125,178 @@ func newOptimal(e env) (Controller, error) {
 		}
 		best, bestRes = cand, res
 	}
+	// The oracle's and the causal policies' own schedules: the search
+	// starts from the best of all, so no seeded policy beats it.
+	if o, ores, err := oracleSchedule(ctx, e, prog(0.4, 0.45)); err == nil && ores.better(bestRes) {
+		best, bestRes = o, ores
+	}
+	if s, sres, ok, err := seedSchedules(ctx, e, bestRes, prog(0.45, 0.7)); err != nil {
+		return nil, err
+	} else if ok && sres.better(bestRes) {
+		best, bestRes = s, sres
+	}
+	// Descent: lower each plateau of the asks while the misses do not grow.
+	budget := min(max(int(optimalDescentWork/max(float64(bound.requests), 1)), 4), optimalDescents)
+	if d, dres, err := descend(ctx, e, best.ctl, bestRes, budget, prog(0.7, 0.95)); err != nil {
+		return nil, err
+	} else if dres.better(bestRes) {
+		best, bestRes = schedule{ctl: d}, dres
+	}
 	// A cap: the lowest ceiling on the schedule that misses no more.
-	if c, cres, ok, err := capSchedule(ctx, e, best.ctl, bestRes, prog(0.9, 0.95)); err != nil {
+	if c, cres, ok, err := capSchedule(ctx, e, best.ctl, bestRes, prog(0.95, 1)); err != nil {
 		return nil, err
 	} else if ok && cres.better(bestRes) {
 		best, bestRes = c, cres
 	}
-	// The oracle's schedule, as a floor under the search.
-	if o, ores, err := oracleSchedule(ctx, e, prog(0.95, 1)); err == nil && ores.better(bestRes) {
-		best = o
-	}
+	best.ctl.bound = &bound
 	return best.ctl, nil
+}
+
+// OptimalSeeds are the causal policies whose schedules seed the search:
+// the default set's policies that decide every period, recommended and
+// fixed:1 to fixed:6 (docs/recommended.md's columns), so that none of them
+// beats `optimal` on a trace.
+var OptimalSeeds = []string{
+	"cpu:60", "cpu:25", "queue:24", "queue:24,lookahead=90", "queue:24,min=0,cooldown=120",
+	"hpa(recommended)", "recommended", "fixed:1", "fixed:2", "fixed:3", "fixed:4", "fixed:5", "fixed:6",
+}
+
+// seedSchedules replays each of OptimalSeeds, records its asks as a
+// schedule and returns the best (fewest misses, then least replica time)
+// when it is better than bar. A policy that decides every period replays
+// its recorded schedule exactly, so the schedule's result is the policy's.
+// A seed that can no longer beat the best so far (its misses and replica
+// time only grow) is stopped at the tick that shows it; fixed:N, whose
+// cost N × the span is known before its replay, is not replayed when that
+// alone loses.
+func seedSchedules(ctx context.Context, e env, bar scheduleResult, prog func(float64)) (schedule, scheduleResult, bool, error) {
+	var best schedule
+	bestRes, found := bar, false
+	end := e.src.Duration
+	for i, spec := range OptimalSeeds {
+		prog(float64(i) / float64(len(OptimalSeeds)))
+		pol, err := ParsePolicy(spec)
+		if err != nil {
+			return schedule{}, scheduleResult{}, false, err
+		}
+		if pol.exact && end > 0 && float64(pol.min)*end >= bestRes.seconds && bestRes.misses == 0 {
+			continue
+		}
+		cfg := e.cfg
+		cfg.Timeline, cfg.Progress = false, nil
+		s, err := newSim(e.src, pol, cfg)
+		if err != nil {
+			return schedule{}, scheduleResult{}, false, err
+		}
+		sctx, cancel := context.WithCancel(ctx)
+		rec := &recorder{Controller: s.ctl, period: e.cfg.Period}
+		rec.stop = func(now float64) {
+			cost := s.res.ReplicaSeconds
+			for _, r := range s.reps {
+				cost += max(0, min(now, s.end)-r.added)
+			}
+			if m := s.res.Late + s.res.Rejected; m > bestRes.misses || (m == bestRes.misses && cost >= bestRes.seconds) {
+				cancel() // it cannot beat the best any more
+			}
+		}
+		s.ctl = rec
+		init := s.spec()
+		res, err := s.replay(sctx)
+		s.rd.Close()
+		pruned := sctx.Err() != nil && ctx.Err() == nil
+		cancel()
+		if pruned {
+			continue
+		}
+		if err != nil {
+			return schedule{}, scheduleResult{}, false, err
+		}
+		if r := (scheduleResult{misses: res.Misses(), seconds: res.ReplicaSeconds}); r.better(bestRes) {
+			best = schedule{ctl: &optimalCtl{period: e.cfg.Period, init: init, d: rec.d}}
+			bestRes, found = r, true
+		}
+	}
+	prog(1)
+	return best, bestRes, found, nil
+}
+
+// optimalDescents bounds the descent's replays; optimalDescentWork is the
+// requests replayed in all that it aims at: 48 replays up to about 42,000
+// requests, fewer beyond, at least 4 (a week of 30 req/s: 4).
+const (
+	optimalDescents    = 48
+	optimalDescentWork = 2e6
+)
+
+// descend lowers the schedule's plateaus (maximal runs of equal asks above
+// both neighbours' level) one replica at a time, the highest first, then
+// their edges (descentMoves), and keeps each change that misses no more
+// and costs less; it stops after optimalDescents replays or when a pass
+// keeps nothing.
+func descend(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult, budget int, prog func(float64)) (*optimalCtl, scheduleResult, error) {
+	cur, curRes := ctl, res
+	tries := 0
+	for tries < budget {
+		kept := false
+		for _, pl := range descentMoves(cur.d) {
+			if tries >= budget {
+				break
+			}
+			n := &optimalCtl{period: cur.period, init: cur.init, d: append([]int(nil), cur.d...)}
+			for k := pl[0]; k < pl[1]; k++ {
+				n.d[k] = max(n.d[k]-1, 0)
+			}
+			if pl[0] == 0 && e.cfg.Initial == 0 && n.init > 0 && n.init == cur.d[0] {
+				n.init-- // the warm start follows the first ask
+			}
+			tries++
+			r, err := replayCtl(ctx, e, n, n.init, func(float64) {})
+			if err != nil {
+				return nil, scheduleResult{}, err
+			}
+			prog(float64(tries) / float64(budget))
+			if r.misses <= curRes.misses && r.seconds < curRes.seconds {
+				cur, curRes, kept = n, r, true
+			}
+		}
+		if !kept {
+			break
+		}
+	}
+	prog(1)
+	return cur, curRes, nil
+}
+
+// descentMoves are the runs [i, j) of asks the descent lowers by one: each
+// plateau whole, then the first and the last period of each longer one
+// (a rise one period later, a fall one period earlier).
+func descentMoves(d []int) [][2]int {
+	pl := plateaus(d)
+	out := append([][2]int(nil), pl...)
+	for _, p := range pl {
+		if p[1]-p[0] > 1 {
+			out = append(out, [2]int{p[0], p[0] + 1}, [2]int{p[1] - 1, p[1]})
+		}
+	}
+	return out
+}
+
+// plateaus are the maximal runs [i, j) of equal positive asks higher than
+// the asks just before and after them, highest first (ties: earliest).
+func plateaus(d []int) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(d); {
+		j := i
+		for j < len(d) && d[j] == d[i] {
+			j++
+		}
+		if d[i] > 0 && (i == 0 || d[i-1] < d[i]) && (j == len(d) || d[j] < d[i]) {
+			out = append(out, [2]int{i, j})
+		}
+		i = j
+	}
+	slices.SortStableFunc(out, func(a, b [2]int) int { return d[b[0]] - d[a[0]] })
+	return out
 }
 
 // capSchedule bisects the lowest cap C on ctl's asks (d_k -> min(d_k, C),
@@ -268,16 +445,22 @@ func replayCtl(ctx context.Context, e env, ctl Controller, initial int, prog fun
 	return out, nil
 }
 
-// recorder records the decisions of a controller.
+// recorder records the decisions of a controller; stop, when set, is
+// called at each decision first.
 type recorder struct {
 	Controller
 	period float64
 	d      []int
+	stop   func(now float64)
 }
 
 func (r *recorder) Decide(now float64, obs recommend.Observation) int {
+	if r.stop != nil {
+		r.stop(now)
+	}
 	v := r.Controller.Decide(now, obs)
 	k := int(math.Round(now / r.period))
+	v = min(max(v, 0), MaxReplicas) // as sim.tick applies it
 	for len(r.d) <= k {
 		r.d = append(r.d, 0)
 	}
@@ -576,6 +759,10 @@ func (s *sim) clone() *sim {
 	c.heap = make([]*replica, len(s.heap))
 	for i, r := range s.heap {
 		c.heap[i] = m[r]
+	}
+	c.route = make([]*replica, len(s.route))
+	for i, r := range s.route {
+		c.route[i] = m[r]
 	}
 	return &c
 }

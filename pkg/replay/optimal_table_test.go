@@ -65,8 +65,8 @@ func TestOptimalTable(t *testing.T) {
 	model := referenceModel(t)
 	var b strings.Builder
 	b.WriteString(optimalBegin + "\n\n")
-	b.WriteString("| trace | oracle misses | oracle replica-min | optimal misses | optimal replica-min | optimal / oracle | optimal run (s) | recommended misses | recommended replica-min | recommended / optimal |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| trace | oracle misses | oracle replica-min | optimal misses | optimal replica-min | lower bound misses | lower bound replica-min | optimal / bound | optimal / oracle | optimal run (s) | recommended misses | recommended replica-min | recommended / optimal |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, v := range vs {
 		src, err := v.src()
 		if err != nil {
@@ -100,9 +100,16 @@ func TestOptimalTable(t *testing.T) {
 			}
 			return fmt.Sprintf("%.2f", a/b)
 		}
-		fmt.Fprintf(&b, "| %s | %d (%.2f%%) | %.1f | %d (%.2f%%) | %.1f | %s | %.1f | %d (%.2f%%) | %.1f | %s |\n", v.name,
-			o.Misses(), o.MissPct(), o.ReplicaMinutes(), p.Misses(), p.MissPct(), p.ReplicaMinutes(), ratio(p.ReplicaSeconds, o.ReplicaSeconds), took,
-			r.Misses(), r.MissPct(), r.ReplicaMinutes(), ratio(r.ReplicaSeconds, p.ReplicaSeconds))
+		lb := p.LowerBound
+		if lb == nil {
+			t.Fatalf("%s: optimal without a lower bound", v.name)
+		}
+		if p.Misses() == lb.Unmeetable && p.ReplicaSeconds < lb.ReplicaSeconds-1e-6 {
+			t.Errorf("%s: optimal %.1f replica-min below its certified bound %.1f", v.name, p.ReplicaMinutes(), lb.ReplicaSeconds/60)
+		}
+		fmt.Fprintf(&b, "| %s | %d (%.2f%%) | %.1f | %d (%.2f%%) | %.1f | %d | %.1f | %s | %s | %.1f | %d (%.2f%%) | %.1f | %s |\n", v.name,
+			o.Misses(), o.MissPct(), o.ReplicaMinutes(), p.Misses(), p.MissPct(), p.ReplicaMinutes(), lb.Unmeetable, lb.ReplicaSeconds/60, ratio(p.ReplicaSeconds, lb.ReplicaSeconds),
+			ratio(p.ReplicaSeconds, o.ReplicaSeconds), took, r.Misses(), r.MissPct(), r.ReplicaMinutes(), ratio(r.ReplicaSeconds, p.ReplicaSeconds))
 	}
 	b.WriteString("\n" + optimalEnd)
 	path := filepath.Join("..", "..", "docs", "simulate.md")

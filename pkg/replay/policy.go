@@ -24,11 +24,12 @@ type Policy struct {
 	// the baselines fixed, knative and oracle).
 	Recommend *recommend.Policy
 
-	min   int  // the replicas at second 0 (at least 1)
-	max   int  // the most replicas the policy may ask for (0: MaxReplicas); bounds the warm start
-	exact bool // start with exactly min replicas (no warm-start sizing)
-	build func(env) (Controller, error)
-	hpa   *recommend.Policy // hpa(...): the HPA's own decision on the inner policy's output
+	min    int  // the replicas at second 0 (at least 1)
+	max    int  // the most replicas the policy may ask for (0: MaxReplicas); bounds the warm start
+	exact  bool // start with exactly min replicas (no warm-start sizing)
+	search bool // searches before its replay (optimal): progress covers both
+	build  func(env) (Controller, error)
+	hpa    *recommend.Policy // hpa(...): the HPA's own decision on the inner policy's output
 }
 
 // env is what a Policy builds its Controller from.

@@ -32,6 +32,7 @@ type replica struct {
 	readyAt float64 // when it became ready
 	next    float64 // its next event: ready time, or the end of the phase
 	heapIdx int     // position in the simulator's event heap, -1 when absent
+	rtIdx   int     // position in the router's index (route.go), -1 when not ready
 
 	waiting fifo      // queued in the server, FIFO
 	pre     []pending // being prefilled
@@ -85,6 +86,7 @@ func (r *replica) admissible(s *sim) bool {
 // enqueue receives a routed request at now.
 func (r *replica) enqueue(s *sim, now float64, p pending) {
 	r.waiting.push(p)
+	s.routeFix(r)
 	switch r.ph {
 	case idle:
 		r.startNext(s, now)
@@ -124,6 +126,7 @@ func (r *replica) phaseEnd(s *sim, now float64) {
 		r.pre = r.pre[:0]
 	}
 	r.startNext(s, now)
+	s.routeFix(r) // completions lowered its outstanding count
 }
 
 // advance moves the decoding batch n steps and completes the sequences

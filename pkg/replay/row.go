@@ -11,27 +11,32 @@ import (
 // and CSV schema of docs/simulate.md ("JSON and CSV"; backtest adds
 // savings_pct). Unknown numbers are nil (JSON null, an empty CSV cell).
 type Row struct {
-	Policy           string          `json:"policy"`
-	Trace            string          `json:"trace"`
-	Requests         int64           `json:"requests"`
-	Met              int64           `json:"met"`
-	Late             int64           `json:"late"`
-	Unserved         int64           `json:"unserved"`
-	Rejected         int64           `json:"rejected"`
-	Misses           int64           `json:"slo_misses"`
-	MissPct          float64         `json:"miss_pct"`
-	TTFTP50          *float64        `json:"ttft_p50_s"`
-	TTFTP95          *float64        `json:"ttft_p95_s"`
-	ReplicaMinutes   float64         `json:"replica_minutes"`
-	GPUHours         *float64        `json:"gpu_hours"`
-	GPUCost          *float64        `json:"gpu_cost"`
-	Peak             int             `json:"peak"`
-	ScaleEvents      int             `json:"scale_events"`
-	Reversals        int             `json:"reversals"`
-	OutputTokens     int64           `json:"output_tokens"`
-	TokensPerGPUHour *float64        `json:"tokens_per_gpu_hour"`
-	Duration         float64         `json:"duration_s"`
-	Timeline         []TimelineEntry `json:"timeline,omitempty"`
+	Policy           string   `json:"policy"`
+	Trace            string   `json:"trace"`
+	Requests         int64    `json:"requests"`
+	Met              int64    `json:"met"`
+	Late             int64    `json:"late"`
+	Unserved         int64    `json:"unserved"`
+	Rejected         int64    `json:"rejected"`
+	Misses           int64    `json:"slo_misses"`
+	MissPct          float64  `json:"miss_pct"`
+	TTFTP50          *float64 `json:"ttft_p50_s"`
+	TTFTP95          *float64 `json:"ttft_p95_s"`
+	ReplicaMinutes   float64  `json:"replica_minutes"`
+	GPUHours         *float64 `json:"gpu_hours"`
+	GPUCost          *float64 `json:"gpu_cost"`
+	Peak             int      `json:"peak"`
+	ScaleEvents      int      `json:"scale_events"`
+	Reversals        int      `json:"reversals"`
+	OutputTokens     int64    `json:"output_tokens"`
+	TokensPerGPUHour *float64 `json:"tokens_per_gpu_hour"`
+	Duration         float64  `json:"duration_s"`
+	// LowerBoundReplicaMinutes and LowerBoundMisses are `optimal`'s
+	// certified bounds (Bound): no schedule meeting every meetable request
+	// costs less, none misses fewer; absent for other policies.
+	LowerBoundReplicaMinutes *float64        `json:"lower_bound_replica_minutes,omitempty"`
+	LowerBoundMisses         *int64          `json:"lower_bound_misses,omitempty"`
+	Timeline                 []TimelineEntry `json:"timeline,omitempty"`
 }
 
 // TimelineEntry is a Sample with unknown values as JSON null.
@@ -71,6 +76,10 @@ func NewRow(r Result, gpus, price float64, timeline bool) Row {
 		Misses: r.Misses(), MissPct: r.MissPct(), TTFTP50: FiniteOrNil(r.TTFTP50), TTFTP95: FiniteOrNil(r.TTFTP95),
 		ReplicaMinutes: r.ReplicaMinutes(), GPUHours: FiniteOrNil(gh), GPUCost: FiniteOrNil(gh * price), Peak: r.Peak, ScaleEvents: r.ScaleEvents,
 		Reversals: r.Reversals, OutputTokens: r.OutputTokens, TokensPerGPUHour: FiniteOrNil(r.TokensPerReplicaHour() / gpus), Duration: r.Duration,
+	}
+	if b := r.LowerBound; b != nil {
+		m, n := b.ReplicaSeconds/60, b.Unmeetable
+		row.LowerBoundReplicaMinutes, row.LowerBoundMisses = &m, &n
 	}
 	if timeline {
 		for _, s := range r.Timeline {

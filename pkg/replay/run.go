@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -85,6 +86,10 @@ func ParsePrefillMode(s string) (PrefillMode, error) {
 // MinPeriod is the shortest Config.Period in seconds: policies observe what
 // a Prometheus scrape shows, and the TTFT window keeps one slot per period.
 const MinPeriod = 1.0
+
+// searchShare is the part of a searching policy's progress that its
+// search takes (the rest is its replay).
+const searchShare = 0.9
 
 // MaxPeriods bounds a replay's length in policy periods (about 4 years at
 // 15 s, 194 days at Knative's 2 s tick): a trace whose arrivals (after
@@ -186,6 +191,9 @@ type Result struct {
 	Stop     float64
 	// Timeline is one Sample per Period when Config.Timeline is set.
 	Timeline []Sample
+	// LowerBound is the certified lower bound computed beside `optimal`'s
+	// schedule (nil for every other policy).
+	LowerBound *Bound
 }
 
 // Misses counts the requests that missed the SLO: late, unserved or rejected.
@@ -266,7 +274,18 @@ func newSim(src trace.Source, pol Policy, cfg Config) (*sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctl, err := pol.build(env{cfg: cfg, sp: sp, src: src})
+	bcfg := cfg
+	if p := cfg.Progress; p != nil && pol.search {
+		// A policy that searches before its replay (optimal) reports one
+		// monotonic progress: the search first, then the replay.
+		bcfg.Progress = func(now, end float64) { p(searchShare*now/end, 1) }
+		cfg.Progress = func(now, end float64) {
+			if end > 0 && !math.IsInf(end, 0) {
+				p(searchShare+(1-searchShare)*min(now/end, 1), 1)
+			}
+		}
+	}
+	ctl, err := pol.build(env{cfg: bcfg, sp: sp, src: src})
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", pol.Name, err)
 	}
@@ -280,6 +299,9 @@ func newSim(src trace.Source, pol Policy, cfg Config) (*sim, error) {
 		s.end = src.Duration
 	}
 	s.res.Policy, s.res.Trace = pol.Name, src.Name
+	if b, ok := ctl.(interface{ lowerBound() *Bound }); ok {
+		s.res.LowerBound = b.lowerBound()
+	}
 	initial := cfg.Initial
 	switch {
 	case initial == 0 && pol.exact:
@@ -318,14 +340,35 @@ func (s *sim) replay(ctx context.Context) (Result, error) {
 }
 
 // RunAll replays src under every policy, each in its own goroutine, and
-// returns the results in policy order. Each replay is independent, so the
+// returns the results in policy order. Config.Progress, when set, is
+// called with the least advanced policy's share done (now/end, 1). Each replay is independent, so the
 // results are the same whatever the parallelism. The first error wins.
 func RunAll(ctx context.Context, src trace.Source, pols []Policy, cfg Config) ([]Result, error) {
 	res := make([]Result, len(pols))
 	errs := make([]error, len(pols))
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := make([]float64, len(pols))
 	for i, p := range pols {
-		wg.Go(func() { res[i], errs[i] = Run(ctx, src, p, cfg) })
+		cfg := cfg
+		if prog := cfg.Progress; prog != nil {
+			// One progress for all: the least advanced policy's share.
+			cfg.Progress = func(now, end float64) {
+				if !(end > 0) || math.IsInf(end, 0) {
+					return
+				}
+				mu.Lock()
+				done[i] = max(done[i], min(now/end, 1))
+				lo := slices.Min(done)
+				mu.Unlock()
+				prog(lo, 1)
+			}
+		}
+		wg.Go(func() {
+			if res[i], errs[i] = Run(ctx, src, p, cfg); errs[i] == nil && cfg.Progress != nil {
+				cfg.Progress(1, 1) // done
+			}
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {

@@ -20,6 +20,7 @@ type sim struct {
 	heap []*replica // replicas with a pending event, by (next, id)
 
 	reps   []*replica // alive replicas in id order
+	route  []*replica // ready replicas by (outstanding, id): route.go
 	nextID int
 	held   fifo // the activator's queue
 
@@ -226,20 +227,6 @@ func (s *sim) arrive(now float64, q trace.Request) {
 	s.held.push(p)
 }
 
-func (s *sim) leastLoaded() *replica {
-	var best *replica
-	bo := 0
-	for _, r := range s.reps {
-		if r.state != ready {
-			continue
-		}
-		if o := r.outstanding(); best == nil || o < bo {
-			best, bo = r, o
-		}
-	}
-	return best
-}
-
 // firstToken records a request's first token at now.
 func (s *sim) firstToken(now float64, p pending) {
 	v := now - p.arrival + s.sp.overhead // the constant overhead shifts every request alike
@@ -287,7 +274,7 @@ func (s *sim) complete(now float64, prompt, output int32) {
 
 // addReplica starts a replica at now; it serves after the cold start.
 func (s *sim) addReplica(now float64, warm bool) {
-	r := &replica{id: s.nextID, added: now, heapIdx: -1, cpuAt: now}
+	r := &replica{id: s.nextID, added: now, heapIdx: -1, rtIdx: -1, cpuAt: now}
 	s.nextID++
 	s.reps = append(s.reps, r)
 	if warm {
@@ -299,6 +286,7 @@ func (s *sim) addReplica(now float64, warm bool) {
 
 func (s *sim) becomeReady(r *replica, now float64) {
 	r.state = ready
+	s.routeAdd(r)
 	r.readyAt = now
 	r.cpuAt, r.cpuSum = now, 0
 	s.reschedule(r, math.Inf(1))
@@ -312,6 +300,7 @@ func (s *sim) becomeReady(r *replica, now float64) {
 // starting) and adds its replica time.
 func (s *sim) retire(r *replica, now float64) {
 	s.reschedule(r, math.Inf(1))
+	s.routeRemove(r)
 	s.res.ReplicaSeconds += max(0, min(now, s.end)-r.added)
 	for i, x := range s.reps {
 		if x == r {
@@ -372,6 +361,7 @@ func (s *sim) scale(now float64, desired int) {
 			}
 		}
 		victim.state = draining
+		s.routeRemove(victim)
 		if victim.outstanding() == 0 {
 			s.retire(victim, now)
 		}

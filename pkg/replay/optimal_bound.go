@@ -1,0 +1,287 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+)
+
+// Bound is a certified lower bound beside the hindsight optimum's schedule
+// (docs/simulate.md, "The lower bound"): no replica schedule, causal or
+// not, that meets every request that can be met costs less than
+// ReplicaSeconds, and none misses fewer than Unmeetable requests.
+type Bound struct {
+	// ReplicaSeconds is the least replica time over [0, the trace's end]
+	// of any schedule that meets every meetable request.
+	ReplicaSeconds float64
+	// Unmeetable counts the requests no schedule meets: rejected (prompt +
+	// output over the KV cache) or whose prompt alone prefills in more
+	// than the SLO (or after the drain's stop).
+	Unmeetable int64
+
+	requests int64 // every request of the trace (sizes the descent)
+}
+
+// boundCellsMax caps the bound's grid (cells of the time axis); a longer
+// trace gets coarser cells (the bound only loosens).
+const boundCellsMax = 1 << 22
+
+// lowerBound computes the Bound of e's trace in one streaming pass. The
+// relaxation (worked by hand in docs/simulate.md):
+//
+//   - A request's prefill is one engine phase on one replica, between its
+//     arrival a and its deadline D = min(a + SLO - overhead, end + drain);
+//     a phase with n tokens (prompt or decode) lasts at least c·n, c =
+//     inf PrefillTime(n)/n, and a replica runs one phase at a time. So
+//     over any window J, the serving replicas' time is at least c times
+//     the prompt tokens of the requests whose [a, D] lies in J, and some
+//     instant of J has at least ceil(that / |J|) serving replicas.
+//   - A replica that serves at t was asked for at least a cold start
+//     before (or was warm at 0), so it is alive over [max(0, t - cold),
+//     t]: n_alive(s) >= n_serve(t) for every t in [s, s + cold]. One
+//     request alone: a replica is alive over [D - c·p - cold, a + c·p].
+//   - Cost = ∫ n_alive over [0, end] >= the sum over the periods J_k of
+//     max(∫_{J_k} M, W_k), M(s) the most replicas the two rules above
+//     force alive at s, W_k the prefill work that must happen inside J_k.
+//
+// Queueing, decode work, batch slots, KV, integrality between windows and
+// the decision period are relaxed away: the bound is loose where those bind.
+func lowerBound(ctx context.Context, e env) (Bound, error) {
+	cfg, sp := e.cfg, e.sp
+	slo := cfg.SLOTTFT - sp.overhead
+	cold := sp.cold
+	c := prefillPerToken(sp.m)
+	rd, err := e.src.Open()
+	if err != nil {
+		return Bound{}, err
+	}
+	defer rd.Close()
+	// The accounting end: the declared span, else the last arrival (known
+	// only after the pass, so the arrays grow).
+	end := e.src.Duration
+	P := cfg.Period
+	var delta float64
+	if !(end/P <= MaxPeriods) {
+		return Bound{}, fmt.Errorf("%s: second %g is %.3g periods of %g s from the start; a replay covers at most %d periods", e.src.Name, end, end/P, P, MaxPeriods)
+	}
+	setDelta := func() {
+		delta = max(min(slo, P)/4, 1e-3)
+		delta = P / math.Ceil(P/delta) // cells tile the periods
+		if n := (end + cold) / delta; n > boundCellsMax {
+			delta = P / max(math.Floor(P*boundCellsMax/(end+cold)), 1)
+		}
+	}
+	if !(slo > 0) {
+		// No first token can come in time: every request misses.
+		var b Bound
+		for {
+			if _, err := rd.Next(); err == io.EOF {
+				return b, nil
+			} else if err != nil {
+				return Bound{}, err
+			}
+			b.Unmeetable++
+		}
+	}
+	type cell struct {
+		work       float64 // c × prompt tokens of the meetable requests arriving in it
+		amin, amax float64
+		n          int32
+	}
+	var (
+		cells  []cell
+		cover  []int32 // difference array: single-request intervals
+		perW   []float64
+		b      Bound
+		last   float64
+		pts    []struct{ a, pt float64 } // meetable arrivals (for the end-dependent pass)
+		stream = end > 0
+	)
+	if stream {
+		setDelta()
+	}
+	grow := func(a []int32, n int) []int32 {
+		for len(a) < n {
+			a = append(a, 0)
+		}
+		return a
+	}
+	add := func(a, pt float64) {
+		d := a + slo
+		if end > 0 {
+			d = min(d, end+cfg.Drain)
+		}
+		// One request: alive over [D - pt - cold, a + pt]; the cells
+		// wholly inside.
+		lo := int(math.Ceil(max(d-pt-cold, 0) / delta))
+		hi := int(math.Floor((a+pt)/delta)) - 1
+		if hi >= lo {
+			cover = grow(cover, hi+2)
+			cover[lo]++
+			cover[hi+1]--
+		}
+		u := int(a / delta)
+		for len(cells) <= u {
+			cells = append(cells, cell{})
+		}
+		cl := &cells[u]
+		if cl.n == 0 {
+			cl.amin, cl.amax = a, a
+		}
+		cl.work += pt
+		cl.amin, cl.amax = min(cl.amin, a), max(cl.amax, a)
+		cl.n++
+		// Prefill work that must happen inside its period.
+		k := int(a / P)
+		if d <= float64(k+1)*P && (end == 0 || d <= end) {
+			for len(perW) <= k {
+				perW = append(perW, 0)
+			}
+			perW[k] += pt
+		}
+	}
+	for n := 0; ; n++ {
+		q, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return Bound{}, err
+		}
+		if n&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return Bound{}, err
+			}
+		}
+		last = q.Arrival
+		b.requests++
+		pt := c * float64(q.Prompt)
+		if int64(q.Prompt)+int64(q.Output) > sp.kvCap || pt > slo || (end > 0 && q.Arrival+pt > end+cfg.Drain) {
+			b.Unmeetable++
+			continue
+		}
+		if stream {
+			add(q.Arrival, pt)
+		} else {
+			pts = append(pts, struct{ a, pt float64 }{q.Arrival, pt})
+		}
+	}
+	if !stream {
+		// No declared span: the end is the last arrival; a request past
+		// the drain's stop is unmeetable.
+		end = last
+		if !(end/P <= MaxPeriods) {
+			return Bound{}, fmt.Errorf("%s: second %g is %.3g periods of %g s from the start; a replay covers at most %d periods", e.src.Name, end, end/P, P, MaxPeriods)
+		}
+		setDelta()
+		for _, r := range pts {
+			if r.a+r.pt > end+cfg.Drain {
+				b.Unmeetable++
+				continue
+			}
+			add(r.a, r.pt)
+		}
+	}
+	ncells := int(math.Floor(end / delta)) // s-cells wholly inside [0, end]
+	if ncells <= 0 {
+		return b, nil
+	}
+	m := make([]int32, ncells)
+	run := int32(0)
+	for j := range ncells {
+		if j < len(cover) {
+			run += cover[j]
+		}
+		if run > 0 {
+			m[j] = 1
+		}
+	}
+	// Groups: the arrivals of cells [U, U+w) (the first and last non-empty)
+	// lie in [amin, amax]; their prefills in [amin, amax + slo]; some
+	// instant there has ceil(work / (amax + slo - amin)) serving replicas,
+	// alive over [amax + slo - cold, amin]. Both ends grow with U, so a
+	// monotone deque gives the most forced at each s-cell.
+	prevNonEmpty := make([]int32, len(cells))
+	pre := make([]float64, len(cells)+1)
+	lastNE := int32(-1)
+	for i, cl := range cells {
+		if cl.n > 0 {
+			lastNE = int32(i)
+		}
+		prevNonEmpty[i] = lastNE
+		pre[i+1] = pre[i] + cl.work
+	}
+	type iv struct {
+		lo, hi float64
+		v      int32
+	}
+	for w := 1; float64(w)*delta < cold; w *= 2 {
+		var dq []iv
+		U := 0
+		for j := range ncells {
+			s0, s1 := float64(j)*delta, float64(j+1)*delta
+			// Enqueue the groups whose interval starts by s0.
+			for U < len(cells) {
+				if cells[U].n == 0 {
+					U++
+					continue
+				}
+				lastCell := int(prevNonEmpty[min(U+w-1, len(cells)-1)])
+				amin, amax := cells[U].amin, cells[lastCell].amax
+				lo := amax + slo - cold
+				if lo > s0 {
+					break
+				}
+				work := pre[lastCell+1] - pre[U]
+				v := int32(math.Ceil(work / (amax + slo - amin) * (1 - 1e-12)))
+				for len(dq) > 0 && dq[len(dq)-1].v <= v {
+					dq = dq[:len(dq)-1]
+				}
+				dq = append(dq, iv{lo, amin, v})
+				U++
+			}
+			for len(dq) > 0 && dq[0].hi < s1 {
+				dq = dq[1:]
+			}
+			if len(dq) > 0 && dq[0].v > m[j] {
+				m[j] = dq[0].v
+			}
+		}
+	}
+	// Periods: the larger of the forced-alive integral and the work.
+	per := int(math.Round(P / delta))
+	for k := 0; k*per < ncells; k++ {
+		in := 0.0
+		for j := k * per; j < min((k+1)*per, ncells); j++ {
+			in += float64(m[j])
+		}
+		in *= delta
+		w := 0.0
+		if k < len(perW) {
+			w = perW[k]
+		}
+		b.ReplicaSeconds += max(in, w)
+	}
+	// Work of the last, partial period (past the last whole cell).
+	for k := ncells / per; k < len(perW); k++ {
+		if k*per >= ncells {
+			b.ReplicaSeconds += perW[k]
+		}
+	}
+	return b, nil
+}
+
+// prefillPerToken is inf over n of PrefillTime(n)/n, the least seconds a
+// token (prompt, or decode within a chunked prefill) takes in a prefill
+// phase: sampled at powers of two up to 2^40, exact for a prefill time
+// linear in the tokens (pkg/replica's), and shaded by one part in a
+// million so that an affine time's intercept does not lift it.
+func prefillPerToken(m Model) float64 {
+	c := math.Inf(1)
+	for k := 0; k <= 40; k++ {
+		n := 1 << k
+		c = min(c, m.PrefillTime(n)/float64(n))
+	}
+	return c * (1 - 1e-6)
+}

@@ -1,0 +1,88 @@
+package replay
+
+// The router's index: the ready replicas in a min-heap by (outstanding
+// requests, id), so that routing an arrival to the least loaded ready
+// replica (ties: the lowest id) costs O(log replicas), not a scan of the
+// fleet per arrival (which made a burst of n arrivals onto a fleet sized
+// for it quadratic in n).
+
+func (s *sim) routeLess(a, b *replica) bool {
+	oa, ob := a.outstanding(), b.outstanding()
+	return oa < ob || (oa == ob && a.id < b.id)
+}
+
+func (s *sim) routeSwap(i, j int) {
+	h := s.route
+	h[i], h[j] = h[j], h[i]
+	h[i].rtIdx, h[j].rtIdx = i, j
+}
+
+func (s *sim) routeUp(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !s.routeLess(s.route[i], s.route[p]) {
+			return
+		}
+		s.routeSwap(i, p)
+		i = p
+	}
+}
+
+func (s *sim) routeDown(i int) {
+	n := len(s.route)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && s.routeLess(s.route[r], s.route[l]) {
+			m = r
+		}
+		if !s.routeLess(s.route[m], s.route[i]) {
+			return
+		}
+		s.routeSwap(i, m)
+		i = m
+	}
+}
+
+// routeAdd indexes a replica that became ready.
+func (s *sim) routeAdd(r *replica) {
+	r.rtIdx = len(s.route)
+	s.route = append(s.route, r)
+	s.routeUp(r.rtIdx)
+}
+
+// routeRemove drops a replica that stops receiving arrivals (draining).
+func (s *sim) routeRemove(r *replica) {
+	i := r.rtIdx
+	if i < 0 {
+		return
+	}
+	last := len(s.route) - 1
+	s.routeSwap(i, last)
+	s.route = s.route[:last]
+	r.rtIdx = -1
+	if i < last {
+		s.routeDown(i)
+		s.routeUp(i)
+	}
+}
+
+// routeFix restores the order after r's outstanding count changed.
+func (s *sim) routeFix(r *replica) {
+	if r.rtIdx >= 0 {
+		s.routeDown(r.rtIdx)
+		s.routeUp(r.rtIdx)
+	}
+}
+
+// leastLoaded is the ready replica with the fewest outstanding requests
+// (ties: the lowest id), nil when none is ready.
+func (s *sim) leastLoaded() *replica {
+	if len(s.route) == 0 {
+		return nil
+	}
+	return s.route[0]
+}
