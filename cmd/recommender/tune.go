@@ -38,10 +38,18 @@ type TuneCmd struct {
 	Window    string        `name:"window" placeholder:"A:B" help:"With --trace: tune on [START:END) of the trace only (as simulate), e.g. 0:5d."`
 	Plot      string        `name:"plot" placeholder:"FILE" help:"Draw the screened policies (misses against replica-minutes), the frontier and the winner to FILE (.png or .svg)."`
 	Output    string        `name:"output" short:"o" default:"text" enum:"text,json" help:"Output format: text or json."`
+	Shard     string        `name:"shard" placeholder:"I/N" help:"With --config: tune shard I of N of the config's targets with a tune: block (/N: I from JOB_COMPLETION_INDEX), each on its own tune.history, and write each result to --out or its tune.dir as NAME.json."`
+	Out       string        `name:"out" placeholder:"DIR" help:"With --shard: the directory the results are written to (default: each target's tune.dir)."`
 }
 
 // Run checks the flags, reads the source and tunes.
 func (c *TuneCmd) Run(e *env) error {
+	if c.Shard != "" || e.given["out"] {
+		if c.Shard == "" {
+			return invalidf("--out goes with --shard I/N")
+		}
+		return c.runShard(e)
+	}
 	if !(c.MaxMiss >= 0 && c.MaxMiss < 100) {
 		return invalidf("--max-miss %g: want a percentage from 0 to 100 (0.1 is one request in a thousand)", c.MaxMiss)
 	}

@@ -90,7 +90,7 @@ type Space struct {
 // stage), no lookahead or one cold start (half a cold start either side
 // in the fine stage), and a scale-down hold (the HPA's scale-down
 // stabilizationWindowSeconds) of 1 or 4 cold starts (half and 2 in the
-// fine stage): 160 coarse candidates.
+// fine stage): 80 coarse candidates.
 var DefaultSpace = Space{
 	Metrics: []MetricSpace{
 		{Name: "demand", Targets: []float64{0.5, 0.7, 0.9}, Round: 0.05, Guards: true},
