@@ -109,16 +109,16 @@ func TestCandidateBuiltDirectly(t *testing.T) {
 	}
 }
 
-// onOff is code-completion-like traffic (issue 20): bursts at 6 req/s
-// lasting an exponential 20 s on average, separated by gaps that are
+// onOff is code-completion-like traffic (issue 20): bursts at 25 req/s
+// lasting an exponential 8 s on average, separated by gaps that are
 // short (exponential, 4 s mean) half the time and otherwise silent for
 // 30-300 s (a Pareto tail from 30 s, shape 1.2, cut at 300 s).
 func onOff(seed uint64, span float64) trace.Source {
 	rng := rand.New(rand.NewPCG(seed, 20))
 	var reqs []trace.Request
 	for t := 0.0; t < span; {
-		end := t + rng.ExpFloat64()*20
-		for t += rng.ExpFloat64() / 6; t < end && t < span; t += rng.ExpFloat64() / 6 {
+		end := t + rng.ExpFloat64()*8
+		for t += rng.ExpFloat64() / 25; t < end && t < span; t += rng.ExpFloat64() / 25 {
 			reqs = append(reqs, trace.Request{Arrival: t, Prompt: int32(500 + rng.IntN(1500)), Output: int32(20 + rng.IntN(100))})
 		}
 		if rng.IntN(2) == 0 {
@@ -130,10 +130,10 @@ func onOff(seed uint64, span float64) trace.Source {
 	return trace.FromSlice("on-off", span, reqs)
 }
 
-// TestOnOffHolds: on bursty traffic with silent gaps (two hours), the
-// search finds a candidate that holds in sample, out of sample and on
-// every stressed copy (the gaps doubled among them), where the space
-// without a floor or a long scale-down hold had none (issue 20).
+// TestOnOffHolds: on bursty traffic with silent gaps (two hours, issue
+// 20's code-completion shape), the search finds a candidate that holds in
+// sample, out of sample and on every stressed copy, the gaps doubled
+// among them.
 func TestOnOffHolds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("tunes on two hours of traffic")

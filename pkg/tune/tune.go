@@ -107,7 +107,7 @@ func (c Candidate) Block(s Serve, max int) string {
 		case o.Value != o.Default:
 			v := o.text()
 			if o.Duration {
-				v = (time.Duration(o.Value * float64(time.Second))).String()
+				v += "s"
 			}
 			keys = append(keys, keyValue{strings.Split(o.Key, "."), v})
 		}
