@@ -29,7 +29,7 @@ type TuneCmd struct {
 	MaxMiss   float64       `name:"max-miss" default:"0.1" placeholder:"P" help:"Miss budget in percent of requests: the winner must stay within it in sample, out of sample and on every stressed copy."`
 	Holdout   float64       `name:"holdout" default:"0.25" placeholder:"F" help:"Fraction of the history's span held out at its end (the out-of-sample part)."`
 	Finalists int           `name:"finalists" default:"3" placeholder:"N" help:"Candidates replayed out of sample and under stress (cheapest within budget on the screen)."`
-	Stress    []string      `name:"stress" placeholder:"S" help:"Stressed copies the winner must hold on too, comma-separated or repeated: rate:K (the history at K times its rate), bursts:K (its bursts K times as high), or none (default rate:1.5,rate:2,bursts:2)."`
+	Stress    []string      `name:"stress" placeholder:"S" help:"Stressed copies the winner must hold on too, comma-separated or repeated: rate:K (the history at K times its rate), bursts:K (its bursts K times as high), gaps:K (its silent gaps of two periods or more K times as long), or none (default rate:1.5,rate:2,bursts:2,gaps:2)."`
 	Workers   int           `name:"workers" placeholder:"N" help:"Replays at once (default: the number of cores)."`
 	SLOTTFT   time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token comes later."`
 	Period    time.Duration `name:"period" default:"15s" placeholder:"D" help:"How often the simulated policies decide."`
@@ -39,10 +39,18 @@ type TuneCmd struct {
 	Plot      string        `name:"plot" placeholder:"FILE" help:"Draw the screened policies (misses against replica-minutes), the frontier and the winner to FILE (.png or .svg)."`
 	Output    string        `name:"output" short:"o" default:"text" enum:"text,json" help:"Output format: text or json."`
 	Quiet     bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
+	Shard     string        `name:"shard" placeholder:"I/N" help:"With --config: tune shard I of N of the config's targets with a tune: block (/N: I from JOB_COMPLETION_INDEX), each on its own tune.history, and write each result to --out or its tune.dir as NAME.json."`
+	Out       string        `name:"out" placeholder:"DIR" help:"With --shard: the directory the results are written to (default: each target's tune.dir)."`
 }
 
 // Run checks the flags, reads the source and tunes.
 func (c *TuneCmd) Run(e *env) error {
+	if c.Shard != "" || e.given["out"] {
+		if c.Shard == "" {
+			return invalidf("--out goes with --shard I/N")
+		}
+		return c.runShard(e)
+	}
 	if !(c.MaxMiss >= 0 && c.MaxMiss < 100) {
 		return invalidf("--max-miss %g: want a percentage from 0 to 100 (0.1 is one request in a thousand)", c.MaxMiss)
 	}
@@ -211,12 +219,12 @@ func yamlScalar(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
-// parseStress reads --stress: rate:K and bursts:K (K > 1, at most 100),
+// parseStress reads --stress: rate:K, bursts:K and gaps:K (K > 1, at most 100),
 // or none alone; nothing given is tune.DefaultStress (nil).
 func parseStress(specs []string, given bool) ([]tune.Stress, error) {
 	if len(specs) == 0 {
 		if given {
-			return nil, invalidf("--stress \"\": want rate:K, bursts:K or none (leave the flag out for the default rate:1.5,rate:2,bursts:2)")
+			return nil, invalidf("--stress \"\": want rate:K, bursts:K, gaps:K or none (leave the flag out for the default rate:1.5,rate:2,bursts:2,gaps:2)")
 		}
 		return nil, nil
 	}
@@ -235,17 +243,20 @@ func parseStress(specs []string, given bool) ([]tune.Stress, error) {
 		}
 		kind, v, ok := strings.Cut(spec, ":")
 		k, err := strconv.ParseFloat(v, 64)
-		if !ok || err != nil || (kind != "rate" && kind != "bursts") {
-			return nil, invalidf("--stress %q: want rate:K, bursts:K or none (e.g. rate:2: the history at twice its rate)", spec)
+		if !ok || err != nil || (kind != "rate" && kind != "bursts" && kind != "gaps") {
+			return nil, invalidf("--stress %q: want rate:K, bursts:K, gaps:K or none (e.g. rate:2: the history at twice its rate)", spec)
 		}
 		if !(k > 1 && k <= 100) {
 			return nil, invalidf("--stress %q: K must be > 1 and at most 100 (1 is the history itself)", spec)
 		}
 		name := strconv.FormatFloat(k, 'g', -1, 64)
-		if kind == "rate" {
+		switch kind {
+		case "rate":
 			out = append(out, tune.Stress{Name: "x" + name, Rate: k})
-		} else {
+		case "bursts":
 			out = append(out, tune.Stress{Name: "bursts x" + name, Rate: 1, Bursts: k})
+		default:
+			out = append(out, tune.Stress{Name: "gaps x" + name, Rate: 1, Gaps: k})
 		}
 	}
 	return out, nil

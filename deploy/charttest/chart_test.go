@@ -16,6 +16,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -125,6 +126,8 @@ func newObject(m metav1.TypeMeta) any {
 		return &kedav1alpha1.ScaledObject{}
 	case "monitoring.coreos.com/v1 ServiceMonitor":
 		return &monitoringv1.ServiceMonitor{}
+	case "batch/v1 CronJob":
+		return &batchv1.CronJob{}
 	}
 	return nil
 }

@@ -137,6 +137,9 @@ type Target struct {
 	// optional calibration) whose capacity the demand metric divides by;
 	// required with a demand metric.
 	Replica *Replica `yaml:"replica"`
+	// Tune, when set, re-tunes the target's policy on its own history
+	// in the background (tune.go).
+	Tune *Tune `yaml:"tune"`
 }
 
 // Scrape is a target's `scrape:` key, in one of two forms: a YAML list of

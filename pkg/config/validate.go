@@ -186,6 +186,7 @@ func (v *validator) target(p string, t *Target) {
 		v.metric(fmt.Sprintf("%s.metrics[%d]", p, j), &t.Metrics[j])
 	}
 	v.replica(p, t)
+	v.tune(p, t)
 	if t.Max == nil && !v.bad(p+".max") {
 		v.at(p+".max", "required: the most replicas the target may run (>= 1)")
 	}

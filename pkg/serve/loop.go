@@ -54,6 +54,7 @@ type Loop struct {
 	// decision held on no data (Record.Held).
 	Writer Writer
 
+	tuning   *Tuning    // SetTuning's (tuning.go); nil: none
 	cycleMu  sync.Mutex // serialises cycles and reloads
 	decideMu sync.Mutex // held while a cycle decides (after its reads): Recent explains
 	mu       sync.Mutex // guards targets and records for readers
@@ -123,6 +124,7 @@ func (l *Loop) SetConfigContext(ctx context.Context, cfg *config.File) error {
 	l.mu.Lock()
 	l.targets = next
 	l.mu.Unlock()
+	l.tuning.setTargets(next)
 	return nil
 }
 
@@ -310,7 +312,11 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	t.run.Quiet = l.Audit == nil && l.OnDecision == nil
 	// recommend.Loop: current from the previous desired without a replicas
 	// query, the last desired held on no data (the replay runs the same).
-	d, decided, held := t.run.Decide(&t.policy, recommend.Reading{Obs: rd.Obs, CurrentKnown: rd.CurrentKnown, SpecFollows: t.cfg.Replicas == "" && t.cfg.ScaleTargetRef == nil}, now)
+	reading := recommend.Reading{Obs: rd.Obs, CurrentKnown: rd.CurrentKnown, SpecFollows: t.cfg.Replicas == "" && t.cfg.ScaleTargetRef == nil}
+	d, decided, held := t.run.Decide(l.tuning.policyFor(t.cfg.Name, &t.policy), reading, now)
+	if decided {
+		l.tuning.shadow(t.cfg.Name, reading, d.Current, now) // the candidate on the same observation
+	}
 	if !decided {
 		l.Metrics.Record(Snapshot{Target: t.cfg.Name, At: now, Signals: l.signalMap(signalsOf(rd.Obs)), Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
 		return Record{}, false, false

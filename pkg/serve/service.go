@@ -171,6 +171,8 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 		rb := &Rebuilder{API: ps.Evaluator.API, Step: cfg.IntervalDuration(), Timeout: time.Duration(cfg.Prometheus.Timeout)}
 		loop.Rebuild = rb.Rebuild
 	}
+	tn := newTuning(reg, src, cfg, o, log)
+	loop.SetTuning(tn)
 	// The HTTP server starts first: /healthz answers at once while the
 	// targets' state is restored (a rebuild from a hanging Prometheus takes
 	// up to its timeout); /readyz stays 503 until a cycle decides on data.
@@ -207,6 +209,7 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 		go func() { defer close(loopDone); _ = l.Run(loopCtx) }()
 	}
 	run(loop)
+	go tn.Run(loopCtx) // tuning in the background, never in a cycle
 	stopElector := startElector(o.Elector, m, log)
 	defer stopElector()
 	current := cfg

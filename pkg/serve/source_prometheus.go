@@ -234,5 +234,25 @@ func toPromTarget(t *config.Target) promql.Target {
 			pt.Overrides[sig] = m.Query
 		}
 	}
+	if t.Tune != nil {
+		tunedSignals(&pt)
+	}
 	return pt
+}
+
+// tunedSignals adds to a target with a tune: block the signals a tuned
+// candidate may decide on (tune.DefaultSpace: demand and the latency
+// guards over the replay's 1-minute window), so that its shadow decision
+// reads what it was tuned with.
+func tunedSignals(pt *promql.Target) {
+	if !pt.Demand {
+		pt.Demand = true
+		pt.ITLQuantile, pt.ITLWindow = demandITLQuantile, demandWindow
+	}
+	if pt.TTFTQuantile == 0 {
+		pt.TTFTQuantile, pt.TTFTWindow = config.DefaultQuantile, time.Minute
+	}
+	if pt.QueueTimeQuantile == 0 {
+		pt.QueueTimeQuantile, pt.QueueTimeWindow = config.DefaultQuantile, time.Minute
+	}
 }

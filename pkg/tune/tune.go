@@ -35,105 +35,6 @@ import (
 	"github.com/infscale/infscale/pkg/trace"
 )
 
-// MetricSpace is one signal of the search space and its coarse targets in
-// the signal's unit (requests per replica for queue and running). The fine
-// stage tries the geometric midpoints between neighbouring targets.
-type MetricSpace struct {
-	// Name is the signal as a policy string spells it (queue, running, ...).
-	Name string
-	// Targets are the coarse grid, ascending, > 0.
-	Targets []float64
-	// Integer rounds refined targets to whole numbers (request counts).
-	Integer bool
-	// PerBatch: Targets are fractions of the replica's batch slots
-	// (MaxBatch), so the grid follows the replica.
-	PerBatch bool
-	// Round rounds refined targets to a multiple of it (0: not rounded).
-	Round float64
-	// Guards: each candidate carries the latency guards recommended does,
-	// ttft at the replay's TTFT SLO and queuewait at a fifth of it (the
-	// highest recommendation wins).
-	Guards bool
-}
-
-// Space is the search space. A new signal (e.g. a capacity-aware one with
-// a utilisation target) joins by adding a MetricSpace.
-type Space struct {
-	Metrics []MetricSpace
-	// Lookaheads are multiples of the replica's cold start (0: off).
-	Lookaheads []float64
-	// DownWindows are scale-down stabilization windows in seconds (the
-	// HPA's stabilizationWindowSeconds); the fine stage also tries
-	// FineDownWindows.
-	DownWindows, FineDownWindows []int
-}
-
-// DefaultSpace is tune's default search space: the demand signal at 70%,
-// 80% and 90% of one replica's modelled capacity with the latency guards
-// (the shape of recommended; refined in steps of 0.05), queue targets from
-// an eighth to all of the replica's batch slots (8 to 64 on the reference
-// replica), running targets from a quarter to three quarters, no lookahead
-// to one and a half cold starts, and scale-down windows of 2 and 5 min
-// (1 min in the fine stage).
-var DefaultSpace = Space{
-	Metrics: []MetricSpace{
-		{Name: "demand", Targets: []float64{0.7, 0.8, 0.9}, Round: 0.05, Guards: true},
-		{Name: "queue", Targets: []float64{0.125, 0.25, 0.5, 1}, Integer: true, PerBatch: true},
-		{Name: "running", Targets: []float64{0.25, 0.5, 0.75}, Integer: true, PerBatch: true},
-	},
-	Lookaheads:      []float64{0, 0.5, 1, 1.5},
-	DownWindows:     []int{120, 300},
-	FineDownWindows: []int{60},
-}
-
-// forReplica turns PerBatch targets into the replica's units.
-func (sp Space) forReplica(maxBatch int) Space {
-	out := sp
-	out.Metrics = nil
-	for _, m := range sp.Metrics {
-		if m.PerBatch {
-			var ts []float64
-			for _, t := range m.Targets {
-				v := t * float64(maxBatch)
-				if m.Integer {
-					v = max(math.Round(v), 1)
-				}
-				if !slices.Contains(ts, v) {
-					ts = append(ts, v)
-				}
-			}
-			m.Targets, m.PerBatch = ts, false
-		}
-		out.Metrics = append(out.Metrics, m)
-	}
-	return out
-}
-
-// Candidate is one point of the space.
-type Candidate struct {
-	Metric     string
-	Target     float64
-	Lookahead  int // seconds
-	DownWindow int // seconds
-	// Guard is the latency guards' TTFT target in seconds: ttft at it and
-	// queuewait at a fifth of it beside Metric; 0: none.
-	Guard float64
-}
-
-// Policy is the candidate as a `simulate --policy` string, e.g.
-// demand:0.9,lookahead=137,downwindow=60,ttft:2,queuewait:0.4.
-func (c Candidate) Policy() string {
-	s := c.Metric + ":" + strconv.FormatFloat(c.Target, 'g', -1, 64)
-	if c.Lookahead > 0 {
-		s += ",lookahead=" + strconv.Itoa(c.Lookahead)
-	}
-	s += ",downwindow=" + strconv.Itoa(c.DownWindow)
-	if c.Guard > 0 {
-		s += ",ttft:" + strconv.FormatFloat(c.Guard, 'g', -1, 64) + ",queuewait:" + strconv.FormatFloat(c.Guard/5, 'g', -1, 64)
-	}
-	return s
-}
-
 // Serve is where the serve block's target reads its series: the tuned
 // history's Prometheus base URL, server profile (vllm, sglang, trtllm),
 // selector and replicas query, and the target's name. Empty fields (tuning
@@ -192,12 +93,58 @@ func (c Candidate) Block(s Serve, max int) string {
 		}
 		fmt.Fprintf(&b, "  replica: %s%s\n", val(s.Replica, "{gpu: h100-sxm, model: llama-3-8b}", "your GPU and model (infscale gpu --list)"), note)
 	}
-	fmt.Fprintf(&b, "  min: 1\n  max: %d\n", max)
-	if c.Lookahead > 0 {
-		fmt.Fprintf(&b, "  lookahead: %ds\n", c.Lookahead)
+	floor := 1.0
+	if v, ok := c.Option("min"); ok {
+		floor = v
 	}
-	fmt.Fprintf(&b, "  behavior:\n    scaleDown:\n      stabilizationWindowSeconds: %d\n", c.DownWindow)
+	fmt.Fprintf(&b, "  min: %s\n  max: %d\n", strconv.FormatFloat(floor, 'g', -1, 64), max)
+	var keys []keyValue
+	for _, o := range c.Options {
+		switch {
+		case o.Key == "min":
+		case o.Key == "":
+			fmt.Fprintf(&b, "  # %s=%s: serve has no key for this option yet; the replay ran with it\n", o.Name, o.text())
+		case o.Value != o.Default:
+			v := o.text()
+			if o.Duration {
+				v += "s"
+			}
+			keys = append(keys, keyValue{strings.Split(o.Key, "."), v})
+		}
+	}
+	writeKeys(&b, "  ", keys)
 	return b.String()
+}
+
+// keyValue is one YAML key path and its scalar.
+type keyValue struct {
+	path  []string
+	value string
+}
+
+// writeKeys prints kvs as nested block mappings at indent, a shared
+// parent once, in the order of first appearance.
+func writeKeys(b *strings.Builder, indent string, kvs []keyValue) {
+	done := map[string]bool{}
+	for _, kv := range kvs {
+		k := kv.path[0]
+		if done[k] {
+			continue
+		}
+		done[k] = true
+		if len(kv.path) == 1 {
+			fmt.Fprintf(b, "%s%s: %s\n", indent, k, kv.value)
+			continue
+		}
+		var sub []keyValue
+		for _, o := range kvs {
+			if o.path[0] == k && len(o.path) > 1 {
+				sub = append(sub, keyValue{o.path[1:], o.value})
+			}
+		}
+		fmt.Fprintf(b, "%s%s:\n", indent, k)
+		writeKeys(b, indent+"  ", sub)
+	}
 }
 
 // yamlString is s as a YAML scalar: single-quoted (a quote doubled), or
@@ -247,6 +194,10 @@ type Stress struct {
 	// Bursts amplifies bursts (trace.AmplifyBursts, 60 s windows); <= 1
 	// leaves them.
 	Bursts float64 `json:"bursts"`
+	// Gaps stretches every silent gap (no arrival for at least two
+	// decision periods) Gaps times as long (StretchGaps); <= 1 leaves
+	// them. A copy with no such gap is the history itself.
+	Gaps float64 `json:"gaps,omitempty"`
 }
 
 // StressError is a stressed copy too compressed to replay: the held-out
@@ -261,9 +212,9 @@ func (e *StressError) Error() string {
 	return fmt.Sprintf("%s: the held-out part (%gs) at %g times its rate spans less than one period (%gs): at most %g times", e.Stress.Name, e.Span, e.Stress.Rate, e.Period, math.Floor(e.Span/e.Period))
 }
 
-// DefaultStress is the history at 1.5x and 2x its rate and with its bursts
-// doubled.
-var DefaultStress = []Stress{{Name: "x1.5", Rate: 1.5}, {Name: "x2", Rate: 2}, {Name: "bursts x2", Rate: 1, Bursts: 2}}
+// DefaultStress is the history at 1.5x and 2x its rate, with its bursts
+// doubled, and with its silent gaps twice as long.
+var DefaultStress = []Stress{{Name: "x1.5", Rate: 1.5}, {Name: "x2", Rate: 2}, {Name: "bursts x2", Rate: 1, Bursts: 2}, {Name: "gaps x2", Rate: 1, Gaps: 2}}
 
 // Config is a tuning run's setting.
 type Config struct {
@@ -494,37 +445,53 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	stress := func(vs []trace.Source, s Stress) []trace.Source {
+	// A stressed copy with nothing to stress (no silent gap to stretch)
+	// is its source: alias marks it, and its replays are not run again.
+	stress := func(vs []trace.Source, s Stress) ([]trace.Source, bool, error) {
 		var out []trace.Source
+		same := true
 		for _, v := range vs {
+			if s.Gaps > 1 {
+				g, n, err := StretchGaps(v, s.Gaps, 2*rc.Period)
+				if err != nil {
+					return nil, false, err
+				}
+				v, same = g, same && n == 0
+			}
 			if s.Bursts > 1 {
-				v = trace.AmplifyBursts(v, s.Bursts, 60, cfg.Seed)
+				v, same = trace.AmplifyBursts(v, s.Bursts, 60, cfg.Seed), false
 			}
 			if s.Rate > 0 && s.Rate != 1 {
-				v = trace.RateScale(v, s.Rate)
+				v, same = trace.RateScale(v, s.Rate), false
 			}
 			out = append(out, v)
 		}
-		return out
+		return out, same, nil
 	}
-	sets := [][]trace.Source{screen}
-	variants := [][]trace.Source{{out}}
+	sets := []stressSet{{srcs: screen}}
+	variants := []stressSet{{srcs: []trace.Source{out}}}
 	for _, s := range cfg.Stress {
-		sets = append(sets, stress(screen, s))
-		variants = append(variants, stress([]trace.Source{out}, s))
+		vs, same, err := stress(screen, s)
+		if err != nil {
+			return Report{}, err
+		}
+		sets = append(sets, stressSet{srcs: vs, same: same})
+		vo, same, err := stress([]trace.Source{out}, s)
+		if err != nil {
+			return Report{}, err
+		}
+		variants = append(variants, stressSet{srcs: vo, same: same})
 	}
 	// Coarse grid.
 	var coarse []Candidate
 	for _, m := range cfg.Space.Metrics {
 		for _, t := range m.Targets {
-			for _, l := range cfg.Space.Lookaheads {
-				for _, w := range cfg.Space.DownWindows {
-					c := Candidate{Metric: m.Name, Target: t, Lookahead: int(math.Ceil(l * cold)), DownWindow: w}
-					if m.Guards {
-						c.Guard = rc.SLOTTFT
-					}
-					coarse = append(coarse, c)
+			for _, opts := range grid(cfg.Space.Dims, cold) {
+				c := Candidate{Metric: m.Name, Target: t, Options: opts}
+				if m.Guards {
+					c.Guard = rc.SLOTTFT
 				}
+				coarse = append(coarse, c)
 			}
 		}
 	}
@@ -533,15 +500,15 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 		return Report{}, err
 	}
 	// Fine: around the cheapest feasible coarse rows.
-	seen := map[Candidate]bool{}
+	seen := map[string]bool{}
 	for _, r := range rows {
-		seen[r.Candidate] = true
+		seen[r.Policy] = true
 	}
 	var fine []Candidate
 	for _, r := range cheapest(rows, cfg.MaxMissPct, cfg.Finalists) {
 		for _, c := range neighbours(r.Candidate, cfg.Space, cold) {
-			if !seen[c] {
-				seen[c] = true
+			if p := c.Policy(); !seen[p] {
+				seen[p] = true
 				fine = append(fine, c)
 			}
 		}
@@ -556,12 +523,12 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	// Finalists: in sample, out of sample, stressed.
 	sameIn := len(screen) == 1 && screen[0].Duration == in.Duration
 	var finals []Row
-	tried := map[Candidate]bool{}
+	tried := map[string]bool{}
 	for round := 0; round < 2; round++ {
 		var pick []Row
 		for _, r := range cheapest(rows, cfg.MaxMissPct, len(rows)) {
-			if !tried[r.Candidate] && len(pick) < cfg.Finalists {
-				tried[r.Candidate] = true
+			if !tried[r.Policy] && len(pick) < cfg.Finalists {
+				tried[r.Policy] = true
 				pick = append(pick, r)
 			}
 		}
@@ -624,8 +591,9 @@ func cheapest(rows []Row, budget float64, n int) []Row {
 }
 
 // neighbours are the fine stage's candidates around c: the targets halfway
-// (geometrically) to the neighbouring grid targets, the lookaheads a
-// quarter cold start either side, and the other scale-down windows.
+// (geometrically) to the neighbouring grid targets, and for each option
+// dimension its value a Step either side and the dimension's other coarse
+// and Fine values, one dimension at a time.
 func neighbours(c Candidate, sp Space, cold float64) []Candidate {
 	var out []Candidate
 	for _, m := range sp.Metrics {
@@ -662,19 +630,25 @@ func neighbours(c Candidate, sp Space, cold float64) []Candidate {
 			}
 		}
 	}
-	q := int(math.Ceil(cold / 4))
-	for _, l := range []int{c.Lookahead - q, c.Lookahead + q} {
-		if l >= 0 {
-			d := c
-			d.Lookahead = l
-			out = append(out, d)
+	for _, d := range sp.Dims {
+		v, ok := c.Option(d.Name)
+		if !ok {
+			continue
 		}
-	}
-	for _, w := range append(slices.Clone(sp.DownWindows), sp.FineDownWindows...) {
-		if w != c.DownWindow {
-			d := c
-			d.DownWindow = w
-			out = append(out, d)
+		var vs []float64
+		if d.Step > 0 {
+			step := d.value(d.Step, cold)
+			vs = append(vs, v-step, v+step)
+		}
+		for _, x := range append(slices.Clone(d.Values), d.Fine...) {
+			vs = append(vs, d.value(x, cold))
+		}
+		var tried []float64
+		for _, x := range vs {
+			if x >= 0 && x != v && !slices.Contains(tried, x) {
+				tried = append(tried, x)
+				out = append(out, c.with(d.Name, x))
+			}
 		}
 	}
 	return out
@@ -831,20 +805,31 @@ func (e *evaluator) run(jobs []job) error {
 	return errors.Join(errs...)
 }
 
+// stressSet is the sources of one copy (the screening sample, the
+// held-out part, or a stressed copy of either); same: the copy is the
+// unstressed one (nothing to stress), whose results it reuses.
+type stressSet struct {
+	srcs []trace.Source
+	same bool
+}
+
 // screen replays the candidates on the screening sample (sets[0]) and
 // its stressed copies (sets[1:]).
-func (e *evaluator) screen(cs []Candidate, sets [][]trace.Source) ([]Row, error) {
+func (e *evaluator) screen(cs []Candidate, sets []stressSet) ([]Row, error) {
 	res := make([][][]replay.Result, len(cs))
 	var jobs []job
 	for i, c := range cs {
-		p, err := replay.ParsePolicy(c.Policy())
+		p, err := c.replayPolicy()
 		if err != nil {
-			return nil, fmt.Errorf("tune: search space: %w", err)
+			return nil, err
 		}
 		res[i] = make([][]replay.Result, len(sets))
 		for k, set := range sets {
-			res[i][k] = make([]replay.Result, len(set))
-			for l, s := range set {
+			if k > 0 && set.same {
+				continue
+			}
+			res[i][k] = make([]replay.Result, len(set.srcs))
+			for l, s := range set.srcs {
 				jobs = append(jobs, job{pol: p, src: s, out: &res[i][k][l]})
 			}
 		}
@@ -855,7 +840,10 @@ func (e *evaluator) screen(cs []Candidate, sets [][]trace.Source) ([]Row, error)
 	rows := make([]Row, len(cs))
 	for i, c := range cs {
 		rows[i] = Row{Policy: c.Policy(), Candidate: c, Screen: figures(res[i][0]...)}
-		for _, r := range res[i][1:] {
+		for k, r := range res[i][1:] {
+			if sets[k+1].same {
+				r = res[i][0]
+			}
 			rows[i].screenStress = append(rows[i].screenStress, r)
 			rows[i].ScreenStress = append(rows[i].ScreenStress, figures(r...))
 		}
@@ -865,7 +853,7 @@ func (e *evaluator) screen(cs []Candidate, sets [][]trace.Source) ([]Row, error)
 
 // finalists replays rows on the whole in-sample part (unless the screen
 // was it) and on every variant of the held-out part.
-func (e *evaluator) finalists(rows []Row, in trace.Source, sameIn bool, variants [][]trace.Source) error {
+func (e *evaluator) finalists(rows []Row, in trace.Source, sameIn bool, variants []stressSet) error {
 	type out struct {
 		in   replay.Result
 		vars [][]replay.Result
@@ -873,7 +861,7 @@ func (e *evaluator) finalists(rows []Row, in trace.Source, sameIn bool, variants
 	res := make([]out, len(rows))
 	var jobs []job
 	for i, r := range rows {
-		p, err := replay.ParsePolicy(r.Policy)
+		p, err := r.Candidate.replayPolicy()
 		if err != nil {
 			return err
 		}
@@ -882,8 +870,11 @@ func (e *evaluator) finalists(rows []Row, in trace.Source, sameIn bool, variants
 			jobs = append(jobs, job{pol: p, src: in, out: &res[i].in})
 		}
 		for k, vs := range variants {
-			res[i].vars[k] = make([]replay.Result, len(vs))
-			for l, v := range vs {
+			if k > 0 && vs.same {
+				continue
+			}
+			res[i].vars[k] = make([]replay.Result, len(vs.srcs))
+			for l, v := range vs.srcs {
 				jobs = append(jobs, job{pol: p, src: v, out: &res[i].vars[k][l]})
 			}
 		}
@@ -899,6 +890,9 @@ func (e *evaluator) finalists(rows []Row, in trace.Source, sameIn bool, variants
 		o := figures(res[i].vars[0]...)
 		rows[i].InSample, rows[i].OutOfSample = &f, &o
 		for k, v := range res[i].vars[1:] {
+			if variants[k+1].same {
+				v = res[i].vars[0]
+			}
 			rows[i].Stress = append(rows[i].Stress, figures(append(slices.Clone(rows[i].screenStress[k]), v...)...))
 		}
 	}

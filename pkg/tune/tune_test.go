@@ -38,7 +38,7 @@ func TestChoose(t *testing.T) {
 // TestBlockLoads: the winner's serve block is a target pkg/config loads,
 // and it decides with the policy the replay ran.
 func TestBlockLoads(t *testing.T) {
-	c := Candidate{Metric: "queue", Target: 23, Lookahead: 91, DownWindow: 120}
+	c := cand("queue", 23, 0, 1, 91, 120)
 	block := c.Block(Serve{}, 8)
 	f, err := config.Parse([]byte(block), "tune.yaml")
 	if err != nil {
@@ -135,7 +135,7 @@ func TestWeekHoldsOutOfSample(t *testing.T) {
 // that replica (the reference replica's own), ttft at 2 s and queuewait at
 // 0.4 s over the replay's 60 s quantile window.
 func TestDemandBlockLoads(t *testing.T) {
-	c := Candidate{Metric: "demand", Target: 0.85, Lookahead: 137, DownWindow: 60, Guard: 2}
+	c := cand("demand", 0.85, 2, 1, 137, 60)
 	if got, want := c.Policy(), "demand:0.85,lookahead=137,downwindow=60,ttft:2,queuewait:0.4"; got != want {
 		t.Errorf("policy %q, want %q", got, want)
 	}
@@ -177,7 +177,7 @@ func TestDemandBlockLoads(t *testing.T) {
 func TestNeighboursRound(t *testing.T) {
 	sp := Space{Metrics: []MetricSpace{{Name: "demand", Targets: []float64{0.7, 0.8, 0.9}, Round: 0.05, Guards: true}}}
 	var ts []float64
-	for _, c := range neighbours(Candidate{Metric: "demand", Target: 0.8, Lookahead: 91, DownWindow: 120, Guard: 2}, sp, 91) {
+	for _, c := range neighbours(cand("demand", 0.8, 2, 1, 91, 120), sp, 91) {
 		if c.Guard != 2 {
 			t.Errorf("%+v lost the guard", c)
 		}
@@ -188,9 +188,19 @@ func TestNeighboursRound(t *testing.T) {
 	if len(ts) != 2 || ts[0] != 0.75 || ts[1] != 0.85 {
 		t.Errorf("targets around 0.8: %v, want [0.75 0.85]", ts)
 	}
-	for _, c := range neighbours(Candidate{Metric: "demand", Target: 0.7, DownWindow: 120, Guard: 2}, sp, 91) {
+	for _, c := range neighbours(cand("demand", 0.7, 2, 1, 0, 120), sp, 91) {
 		if c.Target != 0.7 && c.Target != 0.5 && c.Target != 0.75 {
 			t.Errorf("around 0.7: %v, want 0.5 or 0.75", c.Target)
 		}
 	}
+}
+
+// cand is a candidate of DefaultSpace's dims: min, lookahead and
+// downwindow (seconds).
+func cand(metric string, target, guard float64, min, lookahead, downwindow float64) Candidate {
+	c := Candidate{Metric: metric, Target: target, Guard: guard}
+	for i, v := range []float64{min, lookahead, downwindow} {
+		c.Options = append(c.Options, DefaultSpace.Dims[i].option(v))
+	}
+	return c
 }

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	promconfig "github.com/prometheus/common/config"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/promql"
+	"github.com/infscale/infscale/pkg/tune"
+)
+
+// parseShard reads --shard I/N (0 <= I < N); an empty I is the Kubernetes
+// indexed Job's JOB_COMPLETION_INDEX.
+func parseShard(v string) (i, n int, err error) {
+	a, b, ok := strings.Cut(v, "/")
+	if a == "" && ok {
+		a = os.Getenv("JOB_COMPLETION_INDEX")
+	}
+	i, erri := strconv.Atoi(a)
+	n, errn := strconv.Atoi(b)
+	if !ok || erri != nil || errn != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, invalidf("--shard %q: want I/N with 0 <= I < N, e.g. 0/4 (or /4 to take I from JOB_COMPLETION_INDEX, as an indexed Job sets it)", v)
+	}
+	return i, n, nil
+}
+
+// shardResult is one target's line of `tune --shard`'s JSON output.
+type shardResult struct {
+	Target string `json:"target"`
+	// Path is the result file written; Error why none was.
+	Path   string             `json:"path,omitempty"`
+	Result *tune.TargetResult `json:"result,omitempty"`
+	Error  string             `json:"error,omitempty"`
+}
+
+// runShard is `tune --config FILE --shard I/N`: the config's targets with
+// a tune: block whose index among them is I modulo N are tuned on their
+// own history, one after the other, each result written to --out (or the
+// target's tune.dir) as NAME.json, where serve's tune: block reads it.
+// A target that fails is reported and the others still run; the exit code
+// is 1 when any failed.
+func (c *TuneCmd) runShard(e *env) error {
+	if c.HistoryFlags.Config == "" {
+		return invalidf("--shard needs --config FILE (the targets to tune are its targets with a tune: block)")
+	}
+	for _, name := range []string{"target", "trace", "prometheus-url", "selector", "plot", "window", "rate-scale", "start", "end"} {
+		if e.given[name] {
+			return invalidf("--%s does not go with --shard: each target is tuned on its tune.history, ending now", name)
+		}
+	}
+	i, n, err := parseShard(c.Shard)
+	if err != nil {
+		return err
+	}
+	file, err := config.Load(c.HistoryFlags.Config)
+	if err != nil {
+		return invalidf("--config: %v", err)
+	}
+	if file.Prometheus.Embedded() {
+		return invalidf("%s: tune --shard needs prometheus.url (history comes from range queries)", c.HistoryFlags.Config)
+	}
+	var mine []*config.Target
+	k := 0
+	for j := range file.Targets {
+		t := &file.Targets[j]
+		if t.Tune == nil {
+			continue
+		}
+		if k%n == i {
+			mine = append(mine, t)
+		}
+		k++
+	}
+	if k == 0 {
+		return invalidf("%s: no target has a tune: block", c.HistoryFlags.Config)
+	}
+	for _, t := range mine {
+		if c.Out == "" && t.Tune.Dir == "" {
+			return invalidf("target %s: give --out DIR or the target's tune.dir (where serve reads the result)", t.Name)
+		}
+	}
+	rt, err := promconfig.NewRoundTripperFromConfig(file.Prometheus.HTTPClientConfig, "infscale")
+	if err != nil {
+		return invalidf("%s: prometheus http client: %v", c.HistoryFlags.Config, err)
+	}
+	api, err := promql.NewClient(promql.ClientConfig{URL: file.Prometheus.URL, RoundTripper: rt, Timeout: c.QueryTimeout})
+	if err != nil {
+		return invalidf("%s: %v", c.HistoryFlags.Config, err)
+	}
+	now := time.Now()
+	if c.HistoryFlags.now != nil {
+		now = c.HistoryFlags.now()
+	}
+	var out []shardResult
+	failed := 0
+	for _, t := range mine {
+		dir := c.Out
+		if dir == "" {
+			dir = t.Tune.Dir
+		}
+		r := shardResult{Target: t.Name}
+		res, err := tune.TuneTarget(e.ctx, api, t, now, tune.TargetOptions{Period: file.IntervalDuration(), Workers: c.Workers, Seed: c.Seed})
+		if err == nil {
+			err = tune.WriteResult(dir, res)
+		}
+		if e.ctx.Err() != nil {
+			return e.ctx.Err()
+		}
+		if err != nil {
+			failed++
+			r.Error = err.Error()
+		} else {
+			r.Path, r.Result = tune.ResultPath(dir, t.Name), &res
+		}
+		out = append(out, r)
+		if c.Output != "json" {
+			if err != nil {
+				fmt.Fprintf(e.stdout, "%s: failed: %v\n", t.Name, err)
+			} else {
+				fmt.Fprintf(e.stdout, "%s: %s (holds %v; in %.2f%% misses %.1f replica-min, out %.2f%% %.1f; %d replays, %.0f CPU-s) -> %s\n", t.Name, res.Policy, res.Holds,
+					res.InSample.MissPct, res.InSample.ReplicaMinutes, res.OutOfSample.MissPct, res.OutOfSample.ReplicaMinutes, res.Replays, res.CPUSeconds, r.Path)
+			}
+		}
+	}
+	if c.Output == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Shard   string        `json:"shard"`
+			Targets []shardResult `json:"targets"`
+		}{fmt.Sprintf("%d/%d", i, n), out}); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("tune: %d of %d targets of shard %d/%d failed", failed, len(mine), i, n)
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestParseShard: I/N with 0 <= I < N; "/N" takes I from
+// JOB_COMPLETION_INDEX (an indexed Job's).
+func TestParseShard(t *testing.T) {
+	if i, n, err := parseShard("2/4"); err != nil || i != 2 || n != 4 {
+		t.Errorf("2/4: %d/%d %v", i, n, err)
+	}
+	t.Setenv("JOB_COMPLETION_INDEX", "3")
+	if i, n, err := parseShard("/5"); err != nil || i != 3 || n != 5 {
+		t.Errorf("/5 with index 3: %d/%d %v", i, n, err)
+	}
+	for _, bad := range []string{"4/4", "-1/4", "1/0", "1", "a/b", "/2"} {
+		if _, _, err := parseShard(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestTuneShardBadInput: --shard needs --config, a config target with a
+// tune: block and somewhere to write; each refusal is exit 2 naming it.
+func TestTuneShardBadInput(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	noTune := `prometheus: {url: "http://127.0.0.1:1"}
+targets:
+- {name: chat, server: vllm, selector: '{namespace="llm"}', metrics: [{type: queue, target: 24}], max: 8}
+`
+	if err := os.WriteFile(cfg, []byte(noTune), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withTune := filepath.Join(dir, "t.yaml")
+	if err := os.WriteFile(withTune, []byte(strings.Replace(noTune, "max: 8}", "max: 8, replica: {gpu: h100-sxm, model: llama-3-8b}, tune: {mode: shadow}}", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tune", "--shard", "0/2"}, "--shard needs --config"},
+		{[]string{"tune", "--config", cfg, "--shard", "2/2"}, "want I/N"},
+		{[]string{"tune", "--config", cfg, "--shard", "0/2"}, "no target has a tune: block"},
+		{[]string{"tune", "--config", withTune, "--shard", "0/1"}, "give --out DIR or the target's tune.dir"},
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--trace", "reference"}, "--trace does not go with --shard"},
+		{[]string{"tune", "--config", cfg, "--out", dir}, "--out goes with --shard"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), c.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d %q, want %d naming %q", c.args, code, errb.String(), exitInvalid, c.want)
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package charttest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+)
+
+// TestTuneCronJob: off by default; enabled, an indexed CronJob of 3
+// shards runs `tune --shard $(JOB_COMPLETION_INDEX)/3` on the release's
+// config and writes to the results claim, which serve mounts at the same
+// path; enabled without a claim is refused.
+func TestTuneCronJob(t *testing.T) {
+	if n := len(every[*batchv1.CronJob](render(t, ""))); n != 0 {
+		t.Fatalf("%d CronJobs by default, want none", n)
+	}
+	objs := render(t, "tune: {enabled: true, shards: 3, results: {claimName: tune-results}}\n")
+	cj := only[*batchv1.CronJob](t, objs)
+	js := cj.Spec.JobTemplate.Spec
+	c := js.Template.Spec.Containers[0]
+	want := []string{"tune", "--config=/etc/infscale/infscale.yaml", "--shard=$(JOB_COMPLETION_INDEX)/3", "--out=/var/lib/infscale/tune", "--workers=1"}
+	if js.CompletionMode == nil || *js.CompletionMode != batchv1.IndexedCompletion || *js.Completions != 3 || *js.Parallelism != 3 || !slices.Equal(c.Args, want) {
+		t.Errorf("job %+v args %v, want indexed 3/3 and %v", js, c.Args, want)
+	}
+	if v := js.Template.Spec.Volumes[1]; v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "tune-results" {
+		t.Errorf("results volume %+v", v)
+	}
+	d := only[*appsv1.Deployment](t, objs)
+	mounted := false
+	for _, m := range d.Spec.Template.Spec.Containers[0].VolumeMounts {
+		mounted = mounted || (m.Name == "tune-results" && m.MountPath == "/var/lib/infscale/tune" && m.ReadOnly)
+	}
+	if !mounted {
+		t.Errorf("serve does not mount the results: %+v", d.Spec.Template.Spec.Containers[0].VolumeMounts)
+	}
+	if _, err := tryRender("tune: {enabled: true}\n"); err == nil || !strings.Contains(err.Error(), "claimName") {
+		t.Errorf("enabled without a claim: %v", err)
+	}
+}

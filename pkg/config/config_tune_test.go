@@ -1,0 +1,42 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTuneBlock: a tune: block takes its defaults (every 24h, history 7d,
+// max_miss 0.001, shadow, slo_ttft 2s) and its mistakes are named at
+// their keys.
+func TestTuneBlock(t *testing.T) {
+	base := `prometheus: {url: http://prometheus:9090}
+targets:
+- name: chat
+  server: vllm
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  max: 8
+`
+	f, err := Parse([]byte(base+"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {}\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tu := f.Targets[0].Tune
+	if time.Duration(tu.Every) != 24*time.Hour || time.Duration(tu.History) != 7*24*time.Hour || tu.Budget() != 0.001 || tu.Mode != TuneShadow || time.Duration(tu.SLOTTFT) != 2*time.Second {
+		t.Errorf("defaults %+v", tu)
+	}
+	for _, c := range []struct{ block, want string }{
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {every: 10m}\n", "targets[0].tune.every"},
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {history: 100d}\n", "targets[0].tune.history"},
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {max_miss: 1.5}\n", "targets[0].tune.max_miss"},
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {mode: auto}\n", "targets[0].tune.mode"},
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {often: 1h}\n", "often"},
+		{"  tune: {mode: adopt}\n", "replica:"},
+	} {
+		_, err := Parse([]byte(base+c.block), "t.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want an error naming %s", c.block, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package config
+
+import (
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// Self-tuning defaults (a target's tune: block).
+const (
+	DefaultTuneEvery   = 24 * time.Hour
+	DefaultTuneHistory = 7 * 24 * time.Hour
+	DefaultTuneMaxMiss = 0.001
+	// MinTuneEvery bounds every: a re-tune replays its history dozens of
+	// times, so more often than hourly would spend the cores on tuning.
+	MinTuneEvery = time.Hour
+	// MinTuneHistory bounds history: a shorter one holds too few cold
+	// starts to choose a scale-down hold on.
+	MinTuneHistory = time.Hour
+	// MaxTuneHistory bounds history to what Prometheus usually keeps.
+	MaxTuneHistory = 90 * 24 * time.Hour
+)
+
+// TuneMode says what serve does with a tuned candidate.
+type TuneMode string
+
+const (
+	// TuneShadow exports the candidate's decision beside the live one
+	// and changes nothing.
+	TuneShadow TuneMode = "shadow"
+	// TuneAdopt switches the target to a candidate that holds (in and
+	// out of sample and under stress), at most once per every, and
+	// reverts when live SLO misses exceed max_miss.
+	TuneAdopt TuneMode = "adopt"
+)
+
+// Tune is a target's tune: block: serve re-tunes the target on its own
+// Prometheus history (pkg/tune) in the background.
+type Tune struct {
+	// Every is how often the target is re-tuned [24h], at least 1h; in
+	// adopt mode also the least time between two switches.
+	Every model.Duration `yaml:"every"`
+	// History is the span of history each run tunes on, ending now [7d],
+	// 1h to 90d.
+	History model.Duration `yaml:"history"`
+	// MaxMiss is the miss budget, a fraction of requests (late, unserved
+	// or rejected) in [0, 1) [0.001]: the candidate must keep within it
+	// in sample, out of sample and under stress, and live TTFT misses
+	// above it revert an adopted one.
+	MaxMiss *float64 `yaml:"max_miss"`
+	// Mode is shadow (export the candidate only) or adopt [shadow].
+	Mode TuneMode `yaml:"mode"`
+	// SLOTTFT is the TTFT a request must get its first token within [2s].
+	SLOTTFT model.Duration `yaml:"slo_ttft"`
+	// Dir, when set, is a directory of per-target results (<name>.json,
+	// written by `infscale tune --config FILE --shard I/N`) that serve
+	// reads instead of tuning in process.
+	Dir string `yaml:"dir"`
+}
+
+// Budget is MaxMiss or its default.
+func (t *Tune) Budget() float64 {
+	if t.MaxMiss == nil {
+		return DefaultTuneMaxMiss
+	}
+	return *t.MaxMiss
+}
+
+// defaults fills the unset keys.
+func (t *Tune) defaults() {
+	if t.Every == 0 {
+		t.Every = model.Duration(DefaultTuneEvery)
+	}
+	if t.History == 0 {
+		t.History = model.Duration(DefaultTuneHistory)
+	}
+	if t.Mode == "" {
+		t.Mode = TuneShadow
+	}
+	if t.SLOTTFT == 0 {
+		t.SLOTTFT = model.Duration(2 * time.Second)
+	}
+}
+
+// tune checks target p's tune: block and fills its defaults.
+func (v *validator) tune(p string, t *Target) {
+	tu := t.Tune
+	if tu == nil {
+		return
+	}
+	p += ".tune"
+	tu.defaults()
+	if d := time.Duration(tu.Every); d < MinTuneEvery {
+		v.at(p+".every", "must be at least %s (each run replays the history dozens of times), got %s", MinTuneEvery, d)
+	}
+	if d := time.Duration(tu.History); d < MinTuneHistory || d > MaxTuneHistory {
+		v.at(p+".history", "must be %s to %s of history, got %s", MinTuneHistory, model.Duration(MaxTuneHistory), tu.History)
+	}
+	if m := tu.Budget(); !(m >= 0 && m < 1) {
+		v.at(p+".max_miss", "must be a fraction of requests in [0, 1), e.g. 0.001 (one in a thousand), got %g", m)
+	}
+	if tu.Mode != TuneShadow && tu.Mode != TuneAdopt {
+		v.at(p+".mode", "must be shadow or adopt, got %q", tu.Mode)
+	}
+	if tu.SLOTTFT < 0 {
+		v.at(p+".slo_ttft", "must be > 0, got %s", tu.SLOTTFT)
+	}
+	if v.cfg.Prometheus.Embedded() && tu.Dir == "" {
+		v.at(p, "tunes on the target's Prometheus history: needs prometheus.url (or dir: with results written by infscale tune --shard)")
+	}
+	if t.Replica == nil && !v.bad(p) {
+		v.at(p, "needs the target's replica: ({gpu, model[, tp][, calibration]}): the replay runs on it")
+	}
+}

@@ -1,0 +1,476 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/promql"
+	"github.com/infscale/infscale/pkg/recommend"
+	"github.com/infscale/infscale/pkg/tune"
+)
+
+// Tuned policy states (infscale_tuned_policy_info's state label).
+const (
+	// TuneStateShadow: the candidate is decided beside the live policy
+	// and exported, nothing more (shadow mode, or adopt mode while the
+	// last switch is less than every ago).
+	TuneStateShadow = "shadow"
+	// TuneStateAdopted: the candidate decides the target.
+	TuneStateAdopted = "adopted"
+	// TuneStateReverted: the adopted candidate's live SLO misses exceeded
+	// max_miss; the configured policy decides again.
+	TuneStateReverted = "reverted"
+	// TuneStateRejected: the candidate did not hold in and out of sample
+	// and under stress (adopt mode), so it was not adopted.
+	TuneStateRejected = "rejected"
+)
+
+// tuneRetry is how soon a failed tuning run (Prometheus unreachable, no
+// traffic in the history) is tried again.
+const tuneRetry = 15 * time.Minute
+
+// Tuning is serve's self-tuning of the targets with a tune: block. Its
+// Run goroutine re-tunes each such target every tune.every on its own
+// Prometheus history (tune.TuneTarget, on Workers cores) or reads the
+// target's result file from tune.dir; the decision cycle only takes the
+// result under a mutex held for a map lookup, so tuning never delays a
+// cycle. Every cycle the candidate decides on the same observation as the
+// live policy (infscale_candidate_desired_replicas); in adopt mode a
+// candidate that holds becomes the target's policy (at most once per
+// every, an audit line), and is reverted when its live TTFT misses since
+// the switch exceed max_miss.
+type Tuning struct {
+	// API reads the history and the live TTFT histogram (nil: only
+	// tune.dir results are read, and nothing is reverted).
+	API promql.API
+	// Period is serve's decision interval (the replayed period).
+	Period time.Duration
+	// Options are the tuning runs' (Period and Workers default to
+	// Period and 1).
+	Options tune.TargetOptions
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Log receives the tuning runs' outcomes and errors.
+	Log *slog.Logger
+	// Tick is how often Run looks for a due target [1 min]; CheckEvery
+	// how often an adopted candidate's live misses are read [5 min].
+	Tick, CheckEvery time.Duration
+	// Audit, when set, receives the adopt and revert events (Loop's
+	// audit log).
+	Audit func(target string, at time.Time, event any)
+
+	mu        sync.Mutex
+	targets   map[string]*tuned
+	candidate *prometheus.GaugeVec
+	info      *prometheus.GaugeVec
+}
+
+// tuned is one target's self-tuning state.
+type tuned struct {
+	cfg  config.Target
+	live recommend.Policy
+	// res is the last result; cand its candidate on the live policy.
+	res  *tune.TargetResult
+	cand *recommend.Policy
+	run  recommend.Loop
+	// adopted is the policy deciding the target (nil: the configured one).
+	adopted           *recommend.Policy
+	adoptedPolicy     string
+	adoptedAt         time.Time
+	switched          time.Time
+	state             string
+	lastRun, checked  time.Time
+	running           bool
+	infoPolicy        string
+	infoState         string
+	hasCandidateGauge bool
+}
+
+// NewTuning registers infscale_candidate_desired_replicas and
+// infscale_tuned_policy_info on reg.
+func NewTuning(reg prometheus.Registerer) *Tuning {
+	t := &Tuning{
+		targets: map[string]*tuned{},
+		candidate: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "candidate_desired_replicas",
+			Help: "The tuned candidate policy's desired replicas, decided each cycle on the same observation as infscale_desired_replicas (targets with a tune: block, once a candidate exists)."}, []string{"target"}),
+		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "tuned_policy_info",
+			Help: "1 for a target's last tuned candidate: policy is its simulate --policy string, state shadow, adopted, reverted or rejected."}, []string{"target", "policy", "state"}),
+	}
+	reg.MustRegister(t.candidate, t.info)
+	return t
+}
+
+func (tn *Tuning) now() time.Time {
+	if tn.Now != nil {
+		return tn.Now()
+	}
+	return time.Now()
+}
+
+func (tn *Tuning) logger() *slog.Logger {
+	if tn.Log != nil {
+		return tn.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// setTargets follows a (re)loaded config: targets with a tune: block keep
+// their state when their name stays; the others' series are removed.
+func (tn *Tuning) setTargets(ts []*target) {
+	if tn == nil {
+		return
+	}
+	tn.mu.Lock()
+	defer tn.mu.Unlock()
+	keep := map[string]bool{}
+	for _, t := range ts {
+		if t.cfg.Tune == nil {
+			continue
+		}
+		keep[t.cfg.Name] = true
+		s, ok := tn.targets[t.cfg.Name]
+		if !ok {
+			s = &tuned{}
+			tn.targets[t.cfg.Name] = s
+		}
+		modeChanged := ok && s.cfg.Tune.Mode != t.cfg.Tune.Mode
+		s.cfg, s.live = t.cfg, t.policy
+		switch {
+		case s.res != nil && modeChanged:
+			// shadow -> adopt adopts the candidate at hand if it holds;
+			// adopt -> shadow hands the target back to its policy.
+			s.adopted, s.adoptedPolicy = nil, ""
+			tn.apply(s, s.res, tn.now())
+		case s.res != nil:
+			tn.adapt(s)
+		}
+	}
+	for name, s := range tn.targets {
+		if !keep[name] {
+			tn.candidate.DeleteLabelValues(name)
+			if s.infoPolicy != "" {
+				tn.info.DeleteLabelValues(name, s.infoPolicy, s.infoState)
+			}
+			delete(tn.targets, name)
+		}
+	}
+}
+
+// adapt rebuilds s's candidate on its live policy (after a new result or
+// a config reload); a candidate the live policy cannot take is dropped.
+func (tn *Tuning) adapt(s *tuned) {
+	p, err := s.res.Candidate.Adapt(s.live)
+	if err != nil {
+		tn.logger().Error("tuned candidate not usable on the target's policy", "target", s.cfg.Name, "policy", s.res.Policy, "err", err)
+		s.cand = nil
+		return
+	}
+	s.cand = &p
+	if s.adopted != nil && s.adoptedPolicy == s.res.Policy {
+		s.adopted = &p
+	}
+}
+
+// policyFor is the policy deciding target name this cycle: the adopted
+// candidate, or live.
+func (tn *Tuning) policyFor(name string, live *recommend.Policy) *recommend.Policy {
+	if tn == nil {
+		return live
+	}
+	tn.mu.Lock()
+	defer tn.mu.Unlock()
+	if s := tn.targets[name]; s != nil && s.adopted != nil {
+		return s.adopted
+	}
+	return live
+}
+
+// shadow decides the candidate on the cycle's reading, with the current
+// replicas the live decision worked from, and exports it.
+func (tn *Tuning) shadow(name string, r recommend.Reading, current int, now time.Time) {
+	if tn == nil {
+		return
+	}
+	tn.mu.Lock()
+	defer tn.mu.Unlock()
+	s := tn.targets[name]
+	if s == nil || s.cand == nil {
+		return
+	}
+	r.Obs.Current, r.CurrentKnown, r.SpecFollows = current, true, false
+	s.run.Quiet = true
+	if d, decided, _ := s.run.Decide(s.cand, r, now); decided {
+		tn.candidate.WithLabelValues(name).Set(float64(d.Desired))
+		s.hasCandidateGauge = true
+	}
+}
+
+// Run re-tunes the due targets every Tick until ctx ends.
+func (tn *Tuning) Run(ctx context.Context) {
+	tick := tn.Tick
+	if tick <= 0 {
+		tick = time.Minute
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		tn.Step(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Step tunes (or reads the result of) every target whose last run is
+// tune.every old or that has none, one after the other, then checks the
+// adopted candidates' live misses. Tests call it directly.
+func (tn *Tuning) Step(ctx context.Context) {
+	now := tn.now()
+	type job struct {
+		name string
+		cfg  config.Target
+	}
+	var due, check []job
+	tn.mu.Lock()
+	for name, s := range tn.targets {
+		// A dir: result is a file read, looked for every Step.
+		if !s.running && (s.cfg.Tune.Dir != "" || s.lastRun.IsZero() || now.Sub(s.lastRun) >= time.Duration(s.cfg.Tune.Every)) {
+			s.running = true
+			due = append(due, job{name, s.cfg})
+		}
+		every := tn.CheckEvery
+		if every <= 0 {
+			every = 5 * time.Minute
+		}
+		if s.adopted != nil && now.Sub(s.checked) >= every && now.Sub(s.adoptedAt) >= every {
+			check = append(check, job{name, s.cfg})
+		}
+	}
+	tn.mu.Unlock()
+	for _, j := range due {
+		res, err := tn.result(ctx, &j.cfg, now)
+		tn.mu.Lock()
+		if s := tn.targets[j.name]; s != nil {
+			s.running = false
+			switch every := time.Duration(s.cfg.Tune.Every); {
+			case err == nil:
+				s.lastRun = now
+			case ctx.Err() == nil:
+				s.lastRun = now.Add(min(every, tuneRetry) - every) // again in tuneRetry
+			}
+			if err == nil && res != nil {
+				tn.apply(s, res, now)
+			}
+		}
+		tn.mu.Unlock()
+		if err != nil && ctx.Err() == nil {
+			tn.logger().Error("tuning failed; the target keeps its policy", "target", j.name, "err", err)
+		}
+	}
+	for _, j := range check {
+		tn.check(ctx, j.name, &j.cfg, now)
+	}
+}
+
+// result tunes cfg in process, or reads its file from tune.dir (nil: none
+// there, or not newer than the last one).
+func (tn *Tuning) result(ctx context.Context, cfg *config.Target, now time.Time) (*tune.TargetResult, error) {
+	if dir := cfg.Tune.Dir; dir != "" {
+		r, ok, err := tune.ReadResult(dir, cfg.Name)
+		if err != nil || !ok {
+			return nil, err
+		}
+		tn.mu.Lock()
+		s := tn.targets[cfg.Name]
+		stale := s != nil && s.res != nil && !r.At.After(s.res.At)
+		tn.mu.Unlock()
+		if stale {
+			return nil, nil
+		}
+		return &r, nil
+	}
+	if tn.API == nil {
+		return nil, nil
+	}
+	o := tn.Options
+	if o.Period <= 0 {
+		o.Period = tn.Period
+	}
+	start := time.Now()
+	r, err := tune.TuneTarget(ctx, tn.API, cfg, now, o)
+	if err != nil {
+		return nil, err
+	}
+	tn.logger().Info("target tuned", "target", cfg.Name, "policy", r.Policy, "holds", r.Holds, "in_sample_miss_pct", r.InSample.MissPct,
+		"out_of_sample_miss_pct", r.OutOfSample.MissPct, "replays", r.Replays, "took", time.Since(start).Round(time.Millisecond), "cpu_s", r.CPUSeconds)
+	return &r, nil
+}
+
+// apply takes a new result for s (under mu): the candidate is shadowed,
+// and in adopt mode adopted when it holds and the last switch is every
+// old (or there was none).
+func (tn *Tuning) apply(s *tuned, r *tune.TargetResult, now time.Time) {
+	if s.res == nil || s.res.Policy != r.Policy {
+		s.run = recommend.Loop{} // a new candidate starts its own memory
+	}
+	s.res = r
+	tn.adapt(s)
+	if s.cand == nil {
+		tn.setInfo(s, r.Policy, TuneStateRejected)
+		return
+	}
+	tu := s.cfg.Tune
+	switch {
+	case tu.Mode != config.TuneAdopt:
+		tn.setInfo(s, r.Policy, TuneStateShadow)
+	case !r.Holds:
+		tn.setInfo(s, r.Policy, TuneStateRejected)
+	case s.adopted != nil && s.adoptedPolicy == r.Policy:
+		tn.setInfo(s, r.Policy, TuneStateAdopted)
+	case !s.switched.IsZero() && now.Sub(s.switched) < time.Duration(tu.Every):
+		tn.setInfo(s, r.Policy, TuneStateShadow) // at most one switch per every
+	default:
+		from := "configured"
+		if s.adopted != nil {
+			from = s.adoptedPolicy
+		}
+		s.adopted, s.adoptedPolicy, s.adoptedAt, s.switched = s.cand, r.Policy, now, now
+		tn.setInfo(s, r.Policy, TuneStateAdopted)
+		tn.logger().Info("tuned policy adopted", "target", s.cfg.Name, "policy", r.Policy, "from", from)
+		tn.event(s.cfg.Name, now, tuneEvent{Event: TuneStateAdopted, Policy: r.Policy, From: from, Holds: r.Holds, MaxMissPct: r.MaxMissPct,
+			InSample: &r.InSample, OutOfSample: &r.OutOfSample, Stress: r.Stress, StressNames: r.StressNames, TunedAt: r.At})
+	}
+}
+
+// check reads the adopted candidate's live TTFT misses since the switch
+// and reverts it when they exceed the budget.
+func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, now time.Time) {
+	if tn.API == nil {
+		return
+	}
+	tn.mu.Lock()
+	s := tn.targets[name]
+	if s == nil || s.adopted == nil {
+		tn.mu.Unlock()
+		return
+	}
+	since := s.adoptedAt
+	tn.mu.Unlock()
+	frac, n, ok, err := tune.LiveMisses(ctx, tn.API, cfg, since, now, tn.Period)
+	if err != nil {
+		if ctx.Err() == nil {
+			tn.logger().Warn("live misses not read; the adopted policy stays", "target", name, "err", err)
+		}
+		return
+	}
+	tn.mu.Lock()
+	defer tn.mu.Unlock()
+	s.checked = now
+	if !ok || s.adopted == nil || !s.adoptedAt.Equal(since) || frac <= cfg.Tune.Budget() {
+		return
+	}
+	policy := s.adoptedPolicy
+	s.adopted, s.adoptedPolicy, s.switched = nil, "", now
+	tn.setInfo(s, policy, TuneStateReverted)
+	tn.logger().Warn("tuned policy reverted: live SLO misses over budget", "target", name, "policy", policy, "miss_ratio", frac, "max_miss", cfg.Tune.Budget(), "requests", n)
+	live := frac
+	tn.event(name, now, tuneEvent{Event: TuneStateReverted, Policy: policy, From: policy, MaxMissPct: 100 * cfg.Tune.Budget(), LiveMissRatio: &live, LiveRequests: n, Since: since})
+}
+
+// setInfo sets the target's one infscale_tuned_policy_info series.
+func (tn *Tuning) setInfo(s *tuned, policy, state string) {
+	if s.infoPolicy != "" {
+		tn.info.DeleteLabelValues(s.cfg.Name, s.infoPolicy, s.infoState)
+	}
+	s.infoPolicy, s.infoState, s.state = policy, state, state
+	tn.info.WithLabelValues(s.cfg.Name, policy, state).Set(1)
+}
+
+// tuneEvent is an adopt or revert line of the audit log (under "tune").
+type tuneEvent struct {
+	Event         string         `json:"event"`
+	Policy        string         `json:"policy"`
+	From          string         `json:"from"`
+	Holds         bool           `json:"holds,omitempty"`
+	MaxMissPct    float64        `json:"max_miss_pct"`
+	InSample      *tune.Figures  `json:"in_sample,omitempty"`
+	OutOfSample   *tune.Figures  `json:"out_of_sample,omitempty"`
+	Stress        []tune.Figures `json:"stress,omitempty"`
+	StressNames   []string       `json:"stress_names,omitempty"`
+	TunedAt       time.Time      `json:"tuned_at,omitzero"`
+	LiveMissRatio *float64       `json:"live_miss_ratio,omitempty"`
+	LiveRequests  float64        `json:"live_requests,omitempty"`
+	Since         time.Time      `json:"since,omitzero"`
+}
+
+func (tn *Tuning) event(target string, at time.Time, e tuneEvent) {
+	if tn.Audit != nil {
+		tn.Audit(target, at, e)
+	}
+}
+
+// State is target name's tuning state (TuneState*, "" none yet) and its
+// candidate policy string.
+func (tn *Tuning) State(name string) (state, policy string) {
+	tn.mu.Lock()
+	defer tn.mu.Unlock()
+	if s := tn.targets[name]; s != nil {
+		return s.state, s.infoPolicy
+	}
+	return "", ""
+}
+
+// auditEvent writes one tuning event to the audit log: a JSON line
+// {"target", "at", "tune": event}, beside the decisions' lines.
+func (l *Loop) auditEvent(target string, at time.Time, event any) {
+	if l.Audit == nil {
+		return
+	}
+	b, err := json.Marshal(struct {
+		Target string    `json:"target"`
+		At     time.Time `json:"at"`
+		Tune   any       `json:"tune"`
+	}{target, at, event})
+	if err == nil {
+		l.auditMu.Lock()
+		_, err = l.Audit.Write(append(b, '\n'))
+		l.auditMu.Unlock()
+	}
+	if err != nil {
+		l.Metrics.QueryError(target, "audit_write")
+		l.limiter.logf(l.logger(), at, target, "audit_write", "audit log write failed", err)
+	}
+}
+
+// SetTuning attaches tn to the loop: its targets follow SetConfig, its
+// adopted policies decide, its candidates are decided every cycle, and its
+// events go to the audit log.
+func (l *Loop) SetTuning(tn *Tuning) {
+	l.cycleMu.Lock()
+	defer l.cycleMu.Unlock()
+	l.tuning = tn
+	tn.Audit = l.auditEvent
+	l.mu.Lock()
+	tn.setTargets(l.targets)
+	l.mu.Unlock()
+}
+
+// newTuning is serve's Tuning: it reads the history from the Prometheus
+// source's client (none in embedded mode: tune.dir results only) and
+// replays at serve's interval.
+func newTuning(reg prometheus.Registerer, src Source, cfg *config.File, o Options, log *slog.Logger) *Tuning {
+	tn := NewTuning(reg)
+	tn.Period, tn.Now, tn.Log = cfg.IntervalDuration(), o.Now, log
+	if ps, ok := prometheusOf(src); ok {
+		tn.API = ps.Evaluator.API
+	}
+	return tn
+}

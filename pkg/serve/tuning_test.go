@@ -1,0 +1,105 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/tune"
+)
+
+// TestTuningDirResults: a target whose tune: block points at a directory
+// of results (what `infscale tune --shard` writes) takes its candidate
+// from there. With 2 replicas running 40 requests, the configured queue
+// target 24 keeps 2 (the HPA's ceil(2 x 20/24) = 2) while the candidate
+// queue:8,min=2 asks for ceil(2 x 20/8) = 5 (within the HPA's default
+// scale-up limit of 4 pods or 100% per 15 s): shadow exports 5 beside 2.
+// Adopted (it holds), the target decides 5 itself, with one audit line;
+// a newer result that does not hold is rejected and the adopted one
+// stays.
+func TestTuningDirResults(t *testing.T) {
+	dir := t.TempDir()
+	yaml := func(mode string) *config.File {
+		f, err := config.Parse([]byte(fmt.Sprintf(`
+targets:
+- name: chat
+  scrape: [http://127.0.0.1:1/metrics]
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  max: 8
+  tune: {every: 1h, dir: %q, mode: %s}
+`, dir, mode)), "tune.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	src := &fakeSource{}
+	src.set("chat", load(2, 40, 0))
+	reg := prometheus.NewRegistry()
+	var audit bytes.Buffer
+	l := &Loop{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit}
+	tn := NewTuning(reg)
+	tn.Now = clock
+	l.SetTuning(tn)
+	if err := l.SetConfig(yaml("shadow")); err != nil {
+		t.Fatal(err)
+	}
+	write := func(holds bool, at time.Time) tune.TargetResult {
+		c := tune.Candidate{Metric: "queue", Target: 8, Options: []tune.Option{{Name: "min", Value: 2, Default: 1, Key: "min"}}}
+		r := tune.TargetResult{Target: "chat", At: at, Policy: c.Policy(), Candidate: c, Holds: holds, MaxMissPct: 0.1}
+		if err := tune.WriteResult(dir, r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	ctx := context.Background()
+	tn.Step(ctx) // no file yet
+	if s, _ := tn.State("chat"); s != "" {
+		t.Fatalf("state %q without a result", s)
+	}
+	write(true, now)
+	tn.Step(ctx)
+	l.Cycle(ctx)
+	g := l.Metrics.Gatherer(reg)
+	if v, ok := gauge(t, g, "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); !ok || v != 5 {
+		t.Errorf("candidate %v (%v), want 5", v, ok)
+	}
+	if d := desired(t, l.Metrics, "chat"); d != 2 {
+		t.Errorf("live %v in shadow mode, want 2", d)
+	}
+	if v, ok := gauge(t, g, "infscale_tuned_policy_info", map[string]string{"policy": "queue:8,min=2", "state": "shadow"}); !ok || v != 1 {
+		t.Errorf("info %v %v", v, ok)
+	}
+
+	if err := l.SetConfig(yaml("adopt")); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(15 * time.Second)
+	l.Cycle(ctx)
+	if d := desired(t, l.Metrics, "chat"); d != 5 {
+		t.Errorf("live %v after adopting queue:8,min=2, want 5", d)
+	}
+	now = now.Add(time.Minute)
+	write(false, now)
+	tn.Step(ctx)
+	if s, p := tn.State("chat"); s != TuneStateRejected || p != "queue:8,min=2" {
+		t.Errorf("a result that does not hold: %q %q, want rejected", s, p)
+	}
+	now = now.Add(15 * time.Second)
+	l.Cycle(ctx)
+	if d := desired(t, l.Metrics, "chat"); d != 5 {
+		t.Errorf("live %v, want the adopted policy's 5 still", d)
+	}
+	if n := strings.Count(audit.String(), `"tune":{"event":"adopted","policy":"queue:8,min=2","from":"configured"`); n != 1 {
+		t.Errorf("%d adopt lines, want 1:\n%s", n, audit.String())
+	}
+}

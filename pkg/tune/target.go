@@ -1,0 +1,251 @@
+package tune
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/infscale/infscale/pkg/backtest"
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/promql"
+	"github.com/infscale/infscale/pkg/recommend"
+	"github.com/infscale/infscale/pkg/replay"
+	"github.com/infscale/infscale/pkg/replica"
+)
+
+// TargetResult is one serve target's self-tuning outcome: what serve
+// keeps for a target with a tune: block, and what `infscale tune --config
+// FILE --shard I/N` writes, one JSON file per target (ResultPath).
+type TargetResult struct {
+	// Target is the target's name; At the end of the history it was
+	// tuned on; History its span in seconds.
+	Target  string    `json:"target"`
+	At      time.Time `json:"at"`
+	History float64   `json:"history_s"`
+	// Policy is the winner as a `simulate --policy` string, Candidate the
+	// same as values; Holds whether it kept within MaxMissPct in sample,
+	// out of sample and on every stressed copy.
+	Policy     string    `json:"policy"`
+	Candidate  Candidate `json:"candidate"`
+	Holds      bool      `json:"holds"`
+	MaxMissPct float64   `json:"max_miss_pct"`
+	// InSample, OutOfSample and Stress (StressNames) are the winner's
+	// figures.
+	InSample    Figures   `json:"in_sample"`
+	OutOfSample Figures   `json:"out_of_sample"`
+	Stress      []Figures `json:"stress"`
+	StressNames []string  `json:"stress_names"`
+	// Replays counts the replays; CPUSeconds the process CPU time the run
+	// took (user + system, of the whole process while it ran).
+	Replays    int     `json:"replays"`
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
+}
+
+// TargetOptions set how TuneTarget reads and replays a target's history.
+type TargetOptions struct {
+	// Period is the decision period replayed (serve's interval) [15 s].
+	Period time.Duration
+	// Step is the history's reconstruction step [30 s, longer when the
+	// history would exceed backtest.MaxSteps].
+	Step time.Duration
+	// Workers is the replays run at once [1: one core, beside serve's
+	// decisions].
+	Workers int
+	// Seed draws the arrivals within a step and the burst copies [1].
+	Seed uint64
+	// Space is the search space [DefaultSpace].
+	Space Space
+}
+
+// ReplicaOf is the replica model of a serve target's replica: block (GPU,
+// model, tensor-parallel degree and calibration file), as pkg/config
+// sizes the demand metric on. Errors: an unknown GPU or model, an
+// unreadable calibration, a replica that does not fit.
+func ReplicaOf(r *config.Replica) (*replica.Replica, error) {
+	c := replica.DefaultConfig()
+	if r == nil {
+		return replica.New(c)
+	}
+	var err error
+	if c.GPU, err = replica.LookupGPU(r.GPU); err != nil {
+		return nil, err
+	}
+	if c.Model, err = replica.LookupModel(r.Model); err != nil {
+		return nil, err
+	}
+	if r.TP > 0 {
+		c.TP = r.TP
+	}
+	if r.Calibration != "" {
+		cal, err := replica.LoadCalibration(r.Calibration)
+		if err != nil {
+			return nil, err
+		}
+		if c, err = cal.Apply(c); err != nil {
+			return nil, err
+		}
+	}
+	return replica.New(c)
+}
+
+// TuneTarget tunes serve target t (which has a tune: block with its
+// defaults, as config.Load leaves it) on its own Prometheus history:
+// the span tune.history ending at now, read and rebuilt as `backtest`
+// does, replayed on the target's replica, with the budget tune.max_miss.
+// Errors: the history's (*promql.QueryError, backtest.ErrNoTraffic), the
+// replica's, and ctx's.
+func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.Time, o TargetOptions) (TargetResult, error) {
+	if t.Tune == nil {
+		return TargetResult{}, fmt.Errorf("target %s: no tune: block", t.Name)
+	}
+	if o.Period <= 0 {
+		o.Period = 15 * time.Second
+	}
+	if o.Workers <= 0 {
+		o.Workers = 1
+	}
+	hist := time.Duration(t.Tune.History)
+	if o.Step <= 0 {
+		o.Step = max(30*time.Second, (hist/backtest.MaxSteps+1)*time.Second)
+	}
+	model, err := ReplicaOf(t.Replica)
+	if err != nil {
+		return TargetResult{}, fmt.Errorf("target %s: replica: %w", t.Name, err)
+	}
+	sel, err := promql.ParseSelector(t.Selector)
+	if err != nil {
+		return TargetResult{}, fmt.Errorf("target %s: selector: %w", t.Name, err)
+	}
+	g, err := backtest.NewGrid(now.Add(-hist).Truncate(o.Step), now, o.Step)
+	if err != nil {
+		return TargetResult{}, fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	h, _, err := backtest.Fetch(ctx, api, backtest.Target{Server: t.Server, Selector: sel, Replicas: t.Replicas}, g, nil)
+	if err != nil {
+		return TargetResult{}, fmt.Errorf("target %s: history: %w", t.Name, err)
+	}
+	w, err := backtest.Reconstruct(h, backtest.Options{})
+	if err != nil {
+		return TargetResult{}, fmt.Errorf("target %s: history: %w", t.Name, err)
+	}
+	cpu0 := cpuSeconds()
+	rep, err := Run(ctx, w.Source("target "+t.Name, max(o.Seed, 1)), Config{
+		Replay:     replay.Config{Model: model, SLOTTFT: time.Duration(t.Tune.SLOTTFT).Seconds(), Period: o.Period.Seconds()},
+		MaxMissPct: 100 * t.Tune.Budget(), Workers: o.Workers, Seed: o.Seed, Space: o.Space,
+	})
+	if err != nil {
+		return TargetResult{}, fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	return TargetResult{
+		Target: t.Name, At: g.End(), History: g.End().Sub(g.Start).Seconds(), Policy: rep.Policy, Candidate: rep.Winner(),
+		Holds: rep.Holds, MaxMissPct: rep.MaxMissPct, InSample: rep.InSample, OutOfSample: rep.OutOfSample,
+		Stress: rep.Stress, StressNames: rep.StressNames, Replays: rep.Replays, CPUSeconds: cpuSeconds() - cpu0,
+	}, nil
+}
+
+// LiveMisses is the fraction of t's requests whose first token came later
+// than its tune: block's slo_ttft over [from, now], read from the
+// server's own TTFT histogram in Prometheus (interpolated within its
+// buckets), and how many requests that histogram counted. Errors: the
+// queries'; a server without a TTFT histogram (ok false).
+func LiveMisses(ctx context.Context, api promql.API, t *config.Target, from, now time.Time, step time.Duration) (frac, requests float64, ok bool, err error) {
+	sel, err := promql.ParseSelector(t.Selector)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	if step <= 0 {
+		step = 15 * time.Second
+	}
+	g, err := backtest.NewGrid(from.Truncate(step), now, step)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	h, _, err := backtest.Fetch(ctx, api, backtest.Target{Server: t.Server, Selector: sel, Replicas: t.Replicas}, g, nil)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	if h.TTFT == nil || h.TTFT.Count() == 0 {
+		return 0, 0, false, nil
+	}
+	return h.TTFT.FractionAbove(time.Duration(t.Tune.SLOTTFT).Seconds()), h.TTFT.Count(), true, nil
+}
+
+// Adapt is the live policy with c's tuned parts in place: c's metrics
+// (with its guards) and each of its options (min, lookahead, the
+// scale-down hold, ...); everything else (max, the replica's capacity,
+// scale-up behaviour, schedule, zero, guard) stays the live policy's.
+// Errors: an option live cannot take, or the result's validation.
+func (c Candidate) Adapt(live recommend.Policy) (recommend.Policy, error) {
+	p := live
+	p.Behavior = *live.Behavior.DeepCopy()
+	p.Schedule = slices.Clone(live.Schedule)
+	own, err := c.Recommend()
+	if err != nil {
+		return recommend.Policy{}, err
+	}
+	p.Metrics = own.Metrics
+	for _, o := range c.Options {
+		if err := replay.SetOption(&p, o.Name, o.text()); err != nil {
+			return recommend.Policy{}, fmt.Errorf("option %s=%s: %w", o.Name, o.text(), err)
+		}
+	}
+	if p.Min > p.Max {
+		p.Min = p.Max
+	}
+	if err := p.Validate(); err != nil {
+		return recommend.Policy{}, fmt.Errorf("%s: %w", c.Policy(), err)
+	}
+	return p, nil
+}
+
+// ResultPath is where target name's result lives in dir: dir/NAME.json.
+func ResultPath(dir, name string) string { return filepath.Join(dir, name+".json") }
+
+// WriteResult writes r to ResultPath(dir, r.Target), atomically (a
+// temporary file renamed over it), so a reader never sees half a file.
+func WriteResult(dir string, r TargetResult) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+r.Target+".*.tmp")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), ResultPath(dir, r.Target))
+}
+
+// ReadResult reads target name's result from dir; ok is false when there
+// is none yet. Errors: an unreadable file, or one that is not a result
+// (naming the file).
+func ReadResult(dir, name string) (r TargetResult, ok bool, err error) {
+	path := ResultPath(dir, name)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return TargetResult{}, false, nil
+	}
+	if err != nil {
+		return TargetResult{}, false, err
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return TargetResult{}, false, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Target != name || r.Candidate.Metric == "" {
+		return TargetResult{}, false, fmt.Errorf("%s: not a tune result for target %s", path, name)
+	}
+	return r, true, nil
+}
