@@ -251,7 +251,11 @@ func TestMatrix(t *testing.T) {
 	wall := time.Since(start)
 	var b strings.Builder
 	writeMatrix(&b, reps, trs, pols, func(i, j int) []Result { return cells[i][j].res })
-	fmt.Fprintf(&b, "\nThe full matrix took %s of wall time here (`make matrix`, %d cells at once on a shared 2-core machine).\n", wall.Round(time.Second), *matrixWorkers)
+	load := ""
+	if l, err := os.ReadFile("/proc/loadavg"); err == nil {
+		load = ", load average " + strings.Join(strings.Fields(string(l))[:3], " ") + " at the end"
+	}
+	fmt.Fprintf(&b, "\nThe full matrix took %s of wall time here (`make matrix`, %d cells at once on a shared 2-core machine%s).\n", wall.Round(time.Second), *matrixWorkers, load)
 	if err := os.WriteFile(filepath.Join("..", "..", "docs", "recommended.md"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +365,8 @@ func writeMatrix(b *strings.Builder, reps []matrixReplica, trs []matrixTrace, po
 	b.WriteString("`go test ./pkg/replay -run TestMatrix` replays three cells of it and checks this page holds their figures.\n")
 	b.WriteString("2 s TTFT SLO, 15 s period. Each cell is SLO miss % / replica-minutes (x optimal's replica-minutes).\n")
 	fmt.Fprintf(b, "`recommended` is `%s` with the lookahead set to the replica's cold start + %g s, the ttft target to the SLO\n", Recommended, RecommendedLead.Seconds())
-	b.WriteString("and the queuewait target to a fifth of it. Its defaults may be chosen on the H100 + Llama-3-8B replica only;\n")
+	fmt.Fprintf(b, "and the queuewait target to a fifth of it, each latency guard bounded by the replica's capacity, and the cost-aware hold with a\n")
+	fmt.Fprintf(b, "break-even of %d cold starts (docs/recommend.md). Its defaults may be chosen on the H100 + Llama-3-8B replica only;\n", RecommendedBreakEven)
 	b.WriteString("**every other replica is out of sample** (they were not looked at when choosing).\n\n")
 	b.WriteString("Traces: the built-in reference trace (seeds 1-10; seed 1 at 1.5x and 2x the rate), azure-llm-2023-conv\n")
 	b.WriteString("(1x, 3x, 6x), mooncake-synthetic, `synthetic:step` (3 -> 25 -> 3 req/s), `synthetic:diurnal` (a day),\n")
