@@ -307,14 +307,18 @@ func writeMatrix(b *strings.Builder, reps []matrixReplica, trs []matrixTrace, po
 		for j, tr := range trs {
 			rs := res(i, j)
 			rec, opt := rs[ri], rs[oi]
+			dominated := false
 			for k, r := range rs {
 				if k != ri && causal(pols[k]) && dominates(r, rec) {
-					s.dominated++
+					dominated = true
 					notMet = append(notMet, fmt.Sprintf("%s, %s: %s (%s) dominates recommended (%s)", rp.name, tr.name, pols[k], cellText(r), cellText(rec)))
 				}
 				if causal(pols[k]) && r.MissPct() <= opt.MissPct() && r.ReplicaMinutes() < 0.99*opt.ReplicaMinutes() {
 					beatOpt = append(beatOpt, fmt.Sprintf("%s, %s: %s %s against optimal's %s", rp.name, tr.name, pols[k], cellText(r), cellText(opt)))
 				}
+			}
+			if dominated {
+				s.dominated++
 			}
 			// A cell the goal applies to: optimal misses nothing and some
 			// fixed:N misses nothing at <= 2x optimal's replica-minutes.
