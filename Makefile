@@ -2,7 +2,7 @@
 GO ?= go
 BIN ?= bin/infscale
 
-.PHONY: build image test test-deploy test-chart test-keda test-kube bench lint fuzz tools
+.PHONY: build image test test-deploy test-chart test-keda test-kube bench matrix lint fuzz tools
 
 build:
 	$(GO) build -o $(BIN) ./cmd/recommender
@@ -62,6 +62,15 @@ test-kube:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The generalization matrix every decision change is judged on: the default
+# policy set and fixed:1..6 on 21 traces and 6 replicas, rewriting
+# docs/recommended.md (tens of minutes of CPU; MATRIX_WORKERS cells at
+# once). A plain `go test ./pkg/replay` replays three of its cells and
+# checks the page holds their figures.
+MATRIX_WORKERS ?= 2
+matrix:
+	$(GO) test ./pkg/replay -run '^TestMatrix$$' -count=1 -timeout 0 -v -update -matrix-workers $(MATRIX_WORKERS)
 
 # Every decoder of a file a user gives (page, configuration, behavior,
 # state, trace) and the query validator, FUZZTIME each (go test runs only

@@ -16,7 +16,8 @@ import "time"
 //  4. any metric unknown and the result below current: keep current
 //     (partial-data) — the HPA's rule, it never scales down on partial data;
 //  5. at zero replicas: held requests activate (activate), none stay at zero;
-//  6. stabilisation windows (stabilize);
+//  6. stabilisation windows (stabilize), then the cost-aware hold through
+//     dips the history shows are short (Hold, hold.go);
 //  7. rate limits and min/max (rateLimit), then the floor: Min raised by an
 //     active schedule window, and 1 while the scale-to-zero cooldown runs;
 //  8. scale to zero after the cooldown (idle-to-zero), from whatever count and
@@ -110,6 +111,12 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 			r, why, text = p.demandRaw(m, obs, cur, st, now)
 		} else {
 			r, why, text = rawFor(m, obs, cur, p.tol, !d.quiet)
+			if n, capText, ok := p.latencyCap(m, r, obs, cur); ok {
+				r.Desired, why = n, ReasonGuard
+				if !d.quiet {
+					text += "; " + capText
+				}
+			}
 		}
 		if g.holds(m.Signal) && r.Valid && r.Desired > base {
 			r.Desired, why = base, ReasonGuard
@@ -190,6 +197,17 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 		reason, why = ReasonStabilized, ReasonStabilized
 	}
 	d.step(why, out, text)
+
+	// 6b. the cost-aware scale-down (hold.go).
+	if p.Hold != nil {
+		held, text := p.Hold.apply(st, rec, base, out, now, d.quiet)
+		if held != out {
+			out, reason = held, ReasonStabilized
+			d.step(ReasonStabilized, out, text)
+		} else if text != "" {
+			d.step(0, out, text)
+		}
+	}
 
 	// 7. rate limits, min/max, floors.
 	b := bounds{lo: floor, hi: p.Max, loReason: ReasonMin, hiReason: ReasonMax}

@@ -198,9 +198,20 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 		if counts {
 			trend = slope
 		}
+		capText := ""
+		if p.Hold != nil {
+			// A rise back to a rate seen within the hold's memory is traffic
+			// returning, not a new ramp: it projects no further than that peak.
+			if peak, ok := p.Hold.recentPeak(st, rate, now); ok && trend > 0 && rate < peak && rate+trend*p.Lookahead.Seconds() > peak {
+				trend = (peak - rate) / p.Lookahead.Seconds()
+				capText = ", capped at the recent peak " + num(peak) + " req/s (a return to it, not a new ramp)"
+			}
+		}
 		projected = (rate + trend*p.Lookahead.Seconds()) * per
-		text += "; arrival trend " + num(slope) + " req/s per s over " + itoa(n) + " samples (" + why + "), projected (" + num(rate) + " + " +
+		text += "; arrival trend " + num(slope) + " req/s per s over " + itoa(n) + " samples (" + why + capText + "), projected (" + num(rate) + " + " +
 			num(trend) + " × " + num(p.Lookahead.Seconds()) + ") × " + num(per) + " = " + num(projected)
+	} else if p.Hold != nil {
+		p.Hold.recentPeak(st, rate, now)
 	}
 	exact := projected / m.Target
 	r.Replicas = ceilReplicas(exact)

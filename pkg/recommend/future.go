@@ -25,6 +25,11 @@ func dropFuture(st *State, now time.Time) {
 	st.Demand = dropAfter(st.Demand, now, func(d DemandSample) time.Time { return d.At })
 	st.Work = dropAfter(st.Work, now, func(d DemandSample) time.Time { return d.At })
 	st.Arrivals = dropAfter(st.Arrivals, now, func(d DemandSample) time.Time { return d.At })
+	st.RatePeaks = dropAfter(st.RatePeaks, now, func(d DemandSample) time.Time { return d.At })
+	st.Dips = dropAfter(st.Dips, now, func(d Dip) time.Time { return d.At })
+	if st.OpenDip != nil && st.OpenDip.At.After(now) {
+		st.OpenDip = nil
+	}
 	if st.ReadyAt.After(now) {
 		st.ReadyAt = now
 	}

@@ -119,3 +119,47 @@ func (p *Policy) guardSpans() (settle, drain time.Duration) {
 	}
 	return settle, drain
 }
+
+// latencyCap is the capacity-aware bound on a latency guard (ttft,
+// queuewait) of a policy with the demand signal, a Capacity and a
+// lookahead: replicas asked for now serve within the lookahead, so they
+// help only with what the present fleet cannot absorb by then.
+//
+//	per     = Capacity.RequestSeconds(mean prompt, mean output)
+//	work    = arrival rate × per                      replicas busy
+//	backlog = waiting × per                           replica-seconds queued
+//	cap     = max(current, ceil((work + backlog / lookahead) / U))
+//
+// U is the demand signal's target. A latency quantile above its target
+// while the fleet has the capacity for the arrivals and the queue (a
+// burst that queues for seconds, then drains) asks for nothing more; a
+// sustained excess or a queue larger than the spare capacity clears
+// within the lookahead still does. ok is false (no bound) when the metric
+// is not a latency guard, its recommendation is at or below the cap, or
+// any input is unknown.
+func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int) (int, string, bool) {
+	if !m.Signal.Trailing() || !r.Valid || p.Capacity == nil || p.Lookahead <= 0 || r.Desired <= cur {
+		return 0, "", false
+	}
+	u := 0.0
+	for _, x := range p.Metrics {
+		if x.Signal == SignalDemand {
+			u = x.Target
+			break
+		}
+	}
+	rate, pr, out, w := obs.ArrivalRate, obs.MeanPrompt, obs.MeanOutput, obs.Waiting
+	if u <= 0 || !known(rate) || !known(pr) || !known(out) || !known(w) || rate < 0 || w < 0 {
+		return 0, "", false
+	}
+	per := p.Capacity.RequestSeconds(pr, out)
+	work := rate * per
+	backlog := w * per
+	need := (work + backlog/m.Target) / u
+	n := max(cur, ceilReplicas(need))
+	if r.Desired <= n {
+		return 0, "", false
+	}
+	return n, "capacity: (" + num(work) + " busy + " + num(w) + " waiting × " + num(per) + " s / target " + num(m.Target) +
+		" s) / utilisation " + num(u) + " = " + countText(need) + ", current " + itoa(cur) + ": at most " + itoa(n), true
+}

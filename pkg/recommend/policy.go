@@ -186,6 +186,9 @@ func (p *Policy) Validate() error {
 	if p.Lookahead < 0 {
 		errs.add("lookahead", "%v must be >= 0", p.Lookahead)
 	}
+	if p.Hold != nil && !(p.Hold.BreakEven > 0) {
+		errs.add("hold.break_even", "%v must be > 0", p.Hold.BreakEven)
+	}
 	if p.Guard != nil && p.Guard.Settle < 0 {
 		errs.add("guard.settle", "%v must be >= 0", p.Guard.Settle)
 	}

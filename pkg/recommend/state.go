@@ -60,6 +60,24 @@ func (s *State) Validate() error {
 	samples("demand", "requests", s.Demand)
 	samples("work", "replicas busy", s.Work)
 	samples("arrivals", "requests/s", s.Arrivals)
+	samples("rate_peaks", "requests/s", s.RatePeaks)
+	for i, d := range s.Dips {
+		if math.IsNaN(d.Seconds) || math.IsInf(d.Seconds, 0) || d.Seconds < 0 {
+			errs.add("dips["+itoa(i)+"].seconds", "%v must be a finite number >= 0 (seconds)", d.Seconds)
+		}
+		prev := time.Time{}
+		if i > 0 {
+			prev = s.Dips[i-1].At
+		}
+		times("dips", i, d.At, prev)
+	}
+	if d := s.OpenDip; d != nil {
+		count("open_dip.from", d.From)
+		count("open_dip.floor", d.Floor)
+		if d.At.IsZero() {
+			errs.add("open_dip.at", "missing (want an RFC3339 time, e.g. 2026-11-30T08:00:00Z)")
+		}
+	}
 	count("coming", s.Coming)
 	count("last_desired", s.LastDesired)
 	return errs.err()

@@ -188,6 +188,8 @@ type Policy struct {
 	// Capacity is one replica's sustainable throughput, needed by the
 	// demand signal (demand.go); nil otherwise.
 	Capacity *Capacity
+	// Hold is the cost-aware scale-down (hold.go); nil means off.
+	Hold *Hold
 
 	// prepared by Validate (or lazily by Decide):
 	prepared             bool
@@ -352,6 +354,13 @@ type State struct {
 	// Work are work samples (replicas busy) an older version kept for the
 	// trend: read and validated so its state files load, then dropped.
 	Work []DemandSample `json:"work,omitempty"`
+	// Dips are the last MaxDips dips of Hold, oldest first; OpenDip the one
+	// in progress (hold.go).
+	Dips    []Dip    `json:"dips,omitempty"`
+	OpenDip *OpenDip `json:"open_dip,omitempty"`
+	// RatePeaks are the highest arrival rates (requests/s) per twelfth of
+	// the hold's memory, oldest first (hold.go).
+	RatePeaks []DemandSample `json:"rate_peaks,omitempty"`
 }
 
 // MeanLengths is the mean prompt and output length, in tokens per request,

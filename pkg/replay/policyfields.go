@@ -45,6 +45,8 @@ func (fc fieldCols) option(p *recommend.Policy, k, v string, col int) {
 		path = "behavior.scaleUp.selectPolicy"
 	case "downselect":
 		path = "behavior.scaleDown.selectPolicy"
+	case "hold":
+		path = "hold.break_even"
 	case "schedule":
 		path = "schedule[" + strconv.Itoa(len(p.Schedule)-1) + "]"
 	}

@@ -6,7 +6,8 @@
 //   - the built-in reference trace (reference.go): the shape of docs/design.md's
 //     reference comparison, a non-homogeneous Poisson process with documented
 //     rate pieces and token distributions;
-//   - synthetic Poisson traffic (synthetic.go);
+//   - synthetic Poisson traffic (synthetic.go), a step and a daily cycle
+//     (shapes.go), on-off bursts with heavy-tailed gaps (onoff.go);
 //   - the Azure LLM inference trace 2023 CSV (azure.go);
 //   - Mooncake JSON lines (mooncake.go);
 //   - a generic CSV arrival_s,prompt_tokens,output_tokens (csv.go).

@@ -26,6 +26,7 @@ type Options struct {
 // Formats lists the trace specs Parse accepts, for help and error texts.
 const Formats = "reference, synthetic:poisson,rate=R,duration=D,prompt=P,output=O,seed=S, " +
 	"synthetic:step,low=R,high=R,at=T,for=D,duration=D, synthetic:diurnal,trough=R,peak=R,peakhour=H,duration=D, " +
+	"synthetic:onoff,rate=R,on=D,gap=D,alpha=A,burst=N-M,spread=D,duration=D, " +
 	"or a file: Azure LLM trace CSV (" + AzureHeader + "), Mooncake JSONL (.jsonl), generic CSV (" + GenericHeader + "); " +
 	"force a file format with azure:, mooncake: or csv: before the path"
 
@@ -34,6 +35,7 @@ const Formats = "reference, synthetic:poisson,rate=R,duration=D,prompt=P,output=
 //	reference                      the built-in reference trace (ReferenceShape)
 //	synthetic:poisson,rate=...     steady Poisson traffic (ParseSynthetic)
 //	synthetic:step,... / diurnal,... a burst or a daily cycle (StepShape, DiurnalShape)
+//	synthetic:onoff,...            bursts and heavy-tailed silent gaps (OnOff)
 //	azure:FILE, mooncake:FILE, csv:FILE
 //	FILE                           format from the extension (.jsonl: Mooncake)
 //	                               or the CSV header (Azure or generic)
@@ -74,6 +76,13 @@ func parseBase(spec string, seed uint64) (Source, error) {
 		}
 		return Reference(seed), nil
 	case "synthetic":
+		if name, _, _ := strings.Cut(rest, ","); name == "onoff" {
+			o, err := parseOnOff(rest, seed)
+			if err != nil {
+				return Source{}, err
+			}
+			return o.Source(), nil
+		}
 		if src, ok, err := parseShaped(rest, seed); ok {
 			return src, err
 		}

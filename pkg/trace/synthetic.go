@@ -46,7 +46,7 @@ func ParseSynthetic(spec string, seed uint64) (Synthetic, error) {
 	s.Seed = seed
 	fields := strings.Split(spec, ",")
 	if fields[0] != "poisson" {
-		return s, fmt.Errorf("synthetic field 1 %q: want the process name poisson, step or diurnal", fields[0])
+		return s, fmt.Errorf("synthetic field 1 %q: want the process name poisson, step, diurnal or onoff", fields[0])
 	}
 	for i, f := range fields[1:] {
 		k, v, ok := strings.Cut(f, "=")

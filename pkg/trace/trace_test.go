@@ -400,7 +400,7 @@ func TestStepAndDiurnal(t *testing.T) {
 		"synthetic:step,high=-1":        "field 2 high",
 		"synthetic:diurnal,peakhour=30": "peakhour=30",
 		"synthetic:diurnal,rate=3":      "unknown key",
-		"synthetic:square":              "poisson, step or diurnal",
+		"synthetic:square":              "poisson, step, diurnal or onoff",
 	} {
 		if _, err := Parse(spec, Options{}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", spec, err, want)

@@ -1,0 +1,126 @@
+package recommend
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHoldThreshold works docs/recommend.md's example by hand: break-even
+// 180 s, dips that returned after 40, 50 and 60 s and one that did not
+// (recorded at the 1,800 s horizon).
+//
+//	T = 0:  180 + 180 + 180 + 0        = 540
+//	T = 40: 40 + 220 + 220 + 40        = 520
+//	T = 50: 40 + 50 + 230 + 50         = 370
+//	T = 60: 40 + 50 + 60 + 60          = 210   <- T* = 60
+func TestHoldThreshold(t *testing.T) {
+	h := &Hold{BreakEven: 180 * time.Second}
+	dips := []Dip{{At: at(0), Seconds: 40, Returned: true}, {At: at(100), Seconds: 50, Returned: true},
+		{At: at(200), Seconds: 60, Returned: true}, {At: at(300), Seconds: 1800}}
+	T, cT, c0, n := h.threshold(dips)
+	if T != 60 || cT != 210 || c0 != 540 || n != 3 {
+		t.Errorf("threshold %g (cost %g, at once %g, %d returned), want 60 (210, 540, 3)", T, cT, c0, n)
+	}
+	// Dips that come back only after 400 s: releasing at once (cost 180
+	// each) beats holding through one (400 + 180 for the other).
+	T, _, _, _ = h.threshold([]Dip{{At: at(0), Seconds: 400, Returned: true}, {At: at(900), Seconds: 450, Returned: true}})
+	if T != 0 {
+		t.Errorf("threshold over 400 and 450 s dips: %g, want 0 (release: 360 < 400 + 180)", T)
+	}
+	if T, _, _, _ := h.threshold(nil); T != 0 {
+		t.Errorf("no history: %g, want 0 (the HPA's behavior)", T)
+	}
+}
+
+// TestHoldDecide runs the rule through Decide: running:10 with no
+// scale-down window and a 90 s break-even. Each 15 s decision:
+//
+//	t=0    30 running on 1 -> 3
+//	t=15   5 running  -> 1: a dip from 3 opens; no history: T* = 0, release
+//	t=30   30         -> 3: the dip returned after 15 s (recorded)
+//	t=45   5          -> dip from 3; history {15 s returned}: cost(0) = 90,
+//	                     cost(15) = 15: T* = 15; open 0 s < 15: hold 3
+//	t=60   5          -> open 15 s >= 15: release to 1
+func TestHoldDecide(t *testing.T) {
+	zero := int32(0)
+	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}}, Min: 1, Max: 10, Hold: &Hold{BreakEven: 90 * time.Second}}
+	p.Behavior.ScaleDown = rules(zero, "Max", percent(100, 15))
+	mustValidate(t, p)
+	obs := func(cur int, running float64) Observation {
+		return Observation{Current: cur, Running: running, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
+	}
+	var st State
+	expect(t, Decide(p, obs(1, 30), &st, at(0)), 3, ReasonMetric)
+	expect(t, Decide(p, obs(3, 5), &st, at(15)), 1, ReasonMetric)
+	expect(t, Decide(p, obs(1, 30), &st, at(30)), 3, ReasonMetric)
+	if len(st.Dips) != 1 || st.Dips[0].Seconds != 15 || !st.Dips[0].Returned {
+		t.Fatalf("dips %+v, want one returned after 15 s", st.Dips)
+	}
+	d := Decide(p, obs(3, 5), &st, at(45))
+	expect(t, d, 3, ReasonStabilized)
+	if txt := stepsText(d); !strings.Contains(txt, "threshold T* = 15 s") || !strings.Contains(txt, "hold 3") {
+		t.Errorf("steps do not show the arithmetic:\n%s", txt)
+	}
+	expect(t, Decide(p, obs(3, 5), &st, at(60)), 1, ReasonMetric)
+	if err := st.Validate(); err != nil {
+		t.Errorf("state: %v", err)
+	}
+}
+
+// TestHoldTrendCap: demand:0.5 on testCapacity (0.15625 replica-s per
+// request), lookahead 30 s, break-even 60 s (memory 600 s). 8 req/s for
+// 90 s, silence, then a busy period returns: 2, 4, 6 req/s at 210, 225,
+// 240 s. At 240 s the slope over (-30, 2), (-15, 4), (0, 6) is 2/15 =
+// 0.1333 req/s per s, its standard error sqrt(4/30)/sqrt(450) = 0.0172
+// (4 × 0.0172 = 0.069 < 0.1333: counted). Uncapped: (6 + 0.1333 × 30) ×
+// 0.15625 / 0.5 = 3.125 -> 4. The rate 6 is below the recent peak 8 and
+// the projection 10 above it, so the trend is capped at (8 - 6)/30:
+// 8 × 0.15625 / 0.5 = 2.5 -> 3.
+func TestHoldTrendCap(t *testing.T) {
+	run := func(hold *Hold) Decision {
+		p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}}, Min: 1, Max: 10,
+			Lookahead: 30 * time.Second, Capacity: testCapacity, Hold: hold})
+		var st State
+		var d Decision
+		for s := int64(0); s <= 240; s += 15 {
+			rate := 0.0
+			switch {
+			case s <= 90:
+				rate = 8
+			case s >= 210:
+				rate = float64(s-195) / 15 * 2
+			}
+			d = Decide(p, demandObs(2, rate), &st, at(s))
+		}
+		return d
+	}
+	if d := run(nil); d.Raw[0].Replicas != 4 {
+		t.Errorf("without the hold: %d replicas, want 4\n%s", d.Raw[0].Replicas, stepsText(d))
+	}
+	d := run(&Hold{BreakEven: 60 * time.Second})
+	if d.Raw[0].Replicas != 3 || !strings.Contains(stepsText(d), "capped at the recent peak 8 req/s") {
+		t.Errorf("with the hold: %d replicas, want 3, capped at the peak 8\n%s", d.Raw[0].Replicas, stepsText(d))
+	}
+}
+
+// TestLatencyCap: demand:0.5 and ttft:2 on testCapacity, lookahead 30 s,
+// 2 replicas, 4 req/s of 100/50 tokens, 8 waiting, TTFT p95 6 s. ttft
+// alone asks ceil(6/2 × 2) = 6. The capacity: 4 × 0.15625 = 0.625 busy,
+// the queue 8 × 0.15625 = 1.25 replica-s cleared within the 2 s target
+// is 0.625 more: (0.625 + 0.625) / 0.5 = 2.5 -> at most 3. Demand asks
+// ceil(1.25) = 2; the largest is 3.
+func TestLatencyCap(t *testing.T) {
+	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
+		Lookahead: 30 * time.Second, Capacity: testCapacity})
+	o := demandObs(2, 4)
+	o.Waiting, o.TTFT = 8, 6
+	d := Decide(p, o, nil, at(0))
+	expect(t, d, 3, ReasonGuard)
+	if !strings.Contains(stepsText(d), "at most 3") {
+		t.Errorf("steps do not show the cap:\n%s", stepsText(d))
+	}
+	// Without the demand signal (no utilisation to size by) ttft is not capped.
+	p2 := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10, Lookahead: 30 * time.Second, Capacity: testCapacity})
+	expect(t, Decide(p2, o, nil, at(0)), 6, ReasonMetric)
+}
