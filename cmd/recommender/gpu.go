@@ -23,6 +23,7 @@ import (
 type ReplicaFlags struct {
 	GPU                 string         `name:"gpu" placeholder:"NAME" help:"GPU from the catalog (infscale gpu --list shows their figures): a10g, l4, l40s, a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, mi300x (default h100-sxm)."`
 	Model               string         `name:"model" placeholder:"NAME" help:"Model from the catalog (infscale gpu --list), or its Hugging Face repository (default llama-3-8b)."`
+	ModelConfig         string         `name:"model-config" type:"path" placeholder:"FILE" help:"The model's Hugging Face config.json, for a model outside the catalog (dense or MoE, GQA, FP8/BF16, sliding windows); replaces --model."`
 	TP                  *int           `name:"tp" help:"Tensor-parallel degree: GPUs per replica; it divides the model's attention heads, as vLLM requires (default 1)."`
 	DType               *string        `name:"dtype" help:"Weight dtype: auto (the model's config.json torch_dtype), fp16, bf16, fp8, int8, int4 (default fp16; auto with --calibrated)."`
 	KVDType             *string        `name:"kv-dtype" help:"KV cache dtype: auto, fp16, bf16, fp8, int8 (default auto: the 16-bit activation dtype)."`
@@ -62,8 +63,17 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	if c.GPU, err = replica.LookupGPU(f.gpu()); err != nil {
 		flagErr("gpu", err)
 	}
-	if c.Model, err = replica.LookupModel(f.model()); err != nil {
-		flagErr("model", err)
+	switch {
+	case f.ModelConfig != "" && f.Model != "":
+		flagErr("model-config", errors.New("give --model or --model-config, not both"))
+	case f.ModelConfig != "":
+		if c.Model, err = replica.LoadHFConfig(f.ModelConfig); err != nil {
+			flagErr("model-config", err)
+		}
+	default:
+		if c.Model, err = replica.LookupModel(f.model()); err != nil {
+			flagErr("model", err)
+		}
 	}
 	setInt(&c.TP, f.TP)
 	setInt(&c.MaxNumSeqs, f.MaxNumSeqs)
@@ -182,8 +192,9 @@ func (f *ReplicaFlags) fromTarget(r *config.Replica, calibration bool) {
 	if f.GPU == "" {
 		f.GPU = r.GPU
 	}
-	if f.Model == "" {
+	if f.Model == "" && f.ModelConfig == "" {
 		f.Model = r.Model
+		f.ModelConfig = r.ModelConfig
 	}
 	if f.TP == nil && r.TP > 0 {
 		tp := r.TP
