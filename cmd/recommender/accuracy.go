@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/infscale/infscale/pkg/accuracy"
@@ -16,9 +17,9 @@ type AccuracyCmd struct {
 	Peers       string   `name:"peers" type:"existingfile" placeholder:"FILE" help:"Other simulators' predictions of the same rows, CSV (experiment, stage_index, metric_name, simulator, predicted_ms): their MAPE is printed beside infscale's on the same rows."`
 	Output      string   `name:"output" short:"o" default:"table" enum:"table,json" help:"Output format: table or json."`
 	ModelConfig []string `name:"model-config" type:"existingfile" placeholder:"FILE" help:"A Hugging Face config.json for a model outside the catalog (repeatable); a row's model matches the config's _name_or_path or its directory name."`
-	Replica     string   `name:"replica" default:"fitted" enum:"fitted,calibrated,reference" help:"The replica model the rows start from: fitted (the step model fitted on the shared H100 set, docs/ACCURACY.md), calibrated (replica.Calibrated) or reference (docs/design.md's)."`
-	HeldOut     []string `name:"held-out" placeholder:"MODEL" help:"Models (as the rows name them) to report apart as held out of the fit (default: the fitted model's held-out models; none with another --replica)."`
-	Fit         bool     `name:"fit" help:"Fit the step model's terms on the rows of the models not held out, print them, and report with them."`
+	Replica     string   `name:"replica" default:"fitted" enum:"fitted,fitted-held-out,calibrated,reference" help:"The replica model the rows start from: fitted (the step model fitted on every row of the shared H100 set, docs/ACCURACY.md), fitted-held-out (the same fitted without the held-out models' rows), calibrated (replica.Calibrated) or reference (docs/design.md's)."`
+	HeldOut     []string `name:"held-out" placeholder:"MODEL" help:"Models (as the rows name them) held out: their rows are reported apart and --fit leaves them out (default: replica.FittedHeldOut's two with --replica fitted-held-out, none otherwise; --held-out= for none)."`
+	Fit         bool     `name:"fit" help:"Fit the step model's terms on the rows of the models not held out (Nelder-Mead from the calibrated mode's terms, a few minutes), print them, and report with them."`
 	Seed        uint64   `name:"seed" default:"1" help:"Seed of the Poisson arrivals."`
 }
 
@@ -64,12 +65,15 @@ func (c *AccuracyCmd) Run(e *env) error {
 		base = replica.Calibrated()
 	case "reference":
 		base = replica.DefaultConfig()
-	default:
-		base = replica.Fitted()
+	case "fitted-held-out":
+		base = replica.FittedH100HeldOut.Apply(replica.Calibrated())
 		if heldOut == nil {
 			heldOut = replica.FittedHeldOut()
 		}
+	default:
+		base = replica.Fitted()
 	}
+	heldOut = slices.DeleteFunc(heldOut, func(s string) bool { return s == "" })
 	opt := accuracy.Options{Base: &base, Models: models, Seed: c.Seed}
 	if c.Fit {
 		fit, err := accuracy.Fit(e.ctx, stages, opt, heldOut)

@@ -32,7 +32,8 @@ type FitResult struct {
 func (f FitResult) Terms() string {
 	c := f.Config
 	var b strings.Builder
-	fmt.Fprintf(&b, "bandwidth_efficiency %.4f\nkv_bandwidth_efficiency %.4f\nmfu %.4f\nexpert_mfu %.4f\n", c.BandwidthEfficiency, c.KVBandwidthEfficiency, c.MFU, c.ExpertMFU)
+	fmt.Fprintf(&b, "bandwidth_efficiency %.6f\nkv_bandwidth_efficiency %.6f\nmfu %.6f\nexpert_mfu %.6f\n", c.BandwidthEfficiency, c.KVBandwidthEfficiency, c.MFU, c.ExpertMFU)
+	fmt.Fprintf(&b, "output_lag_steps %.6f\n", c.OutputLagSteps)
 	fmt.Fprintf(&b, "step_overhead %v\nsequence_step_cost %v\nallreduce_latency %v\nrequest_overhead %v\n", c.StepOverhead, c.SequenceStepCost, c.AllReduceLatency, c.RequestOverhead)
 	ms := make([]string, 0, len(f.MAPE))
 	for _, m := range Metrics {
@@ -57,12 +58,14 @@ func logit(p float64) float64 {
 	return math.Log(p / (1 - p))
 }
 
-// durParam maps x to a duration exp(x) µs (>= 0, scale-free).
-func durParam(name string, get func(*replica.Config) *time.Duration) param {
+// durParam maps x to a duration exp(x) µs (> 0, scale-free); a start
+// below typical (a term the base leaves at 0) starts at typical, so that
+// the search begins at the term's order of magnitude.
+func durParam(name string, typical time.Duration, get func(*replica.Config) *time.Duration) param {
 	return param{name: name,
 		set: func(c *replica.Config, x float64) { *get(c) = time.Duration(math.Exp(x) * float64(time.Microsecond)) },
 		x0: func(c replica.Config) float64 {
-			return math.Log(max(float64(*get(&c))/float64(time.Microsecond), 1))
+			return math.Log(float64(max(*get(&c), typical)) / float64(time.Microsecond))
 		}}
 }
 
@@ -77,10 +80,13 @@ var params = []param{
 	fracParam("kv_bandwidth_efficiency", func(c *replica.Config) *float64 { return &c.KVBandwidthEfficiency }),
 	fracParam("mfu", func(c *replica.Config) *float64 { return &c.MFU }),
 	fracParam("expert_mfu", func(c *replica.Config) *float64 { return &c.ExpertMFU }),
-	durParam("step_overhead", func(c *replica.Config) *time.Duration { return &c.StepOverhead }),
-	durParam("sequence_step_cost", func(c *replica.Config) *time.Duration { return &c.SequenceStepCost }),
-	durParam("allreduce_latency", func(c *replica.Config) *time.Duration { return &c.AllReduceLatency }),
-	durParam("request_overhead", func(c *replica.Config) *time.Duration { return &c.RequestOverhead }),
+	{name: "output_lag_steps",
+		set: func(c *replica.Config, x float64) { c.OutputLagSteps = 2 * logistic(x) },
+		x0:  func(c replica.Config) float64 { return logit(max(c.OutputLagSteps, 0.5) / 2) }},
+	durParam("step_overhead", time.Millisecond, func(c *replica.Config) *time.Duration { return &c.StepOverhead }),
+	durParam("sequence_step_cost", 10*time.Microsecond, func(c *replica.Config) *time.Duration { return &c.SequenceStepCost }),
+	durParam("allreduce_latency", 10*time.Microsecond, func(c *replica.Config) *time.Duration { return &c.AllReduceLatency }),
+	durParam("request_overhead", 10*time.Millisecond, func(c *replica.Config) *time.Duration { return &c.RequestOverhead }),
 }
 
 // Fit fits the step model's terms (bandwidth efficiencies of weights and
@@ -104,12 +110,6 @@ func Fit(ctx context.Context, stages []Stage, opt Options, heldOut []string) (Fi
 		base = *opt.Base
 	}
 	base.PrefillFloor, base.Interconnect = true, true
-	if base.KVBandwidthEfficiency == 0 {
-		base.KVBandwidthEfficiency = base.BandwidthEfficiency
-	}
-	if base.ExpertMFU == 0 {
-		base.ExpertMFU = base.MFU
-	}
 	config := func(x []float64) replica.Config {
 		c := base
 		for i, p := range params {
@@ -140,9 +140,18 @@ func Fit(ctx context.Context, stages []Stage, opt Options, heldOut []string) (Fi
 		}
 		return s, r.MAPE
 	}
+	// The search starts from the calibrated mode's terms (terms it has at
+	// 0 start at their typical size), whatever the base: the same data
+	// give the same fit.
+	start := base
+	cal := replica.Calibrated()
+	start.BandwidthEfficiency, start.KVBandwidthEfficiency = cal.BandwidthEfficiency, cal.BandwidthEfficiency
+	start.MFU, start.ExpertMFU = cal.MFU, cal.MFU
+	start.StepOverhead, start.AllReduceLatency = cal.StepOverhead, cal.AllReduceLatency
+	start.SequenceStepCost, start.RequestOverhead, start.OutputLagSteps = 0, 0, 0
 	x0 := make([]float64, len(params))
 	for i, p := range params {
-		x0[i] = p.x0(base)
+		x0[i] = p.x0(start)
 	}
 	best := nelderMead(func(x []float64) float64 {
 		if ctx.Err() != nil {
@@ -150,7 +159,7 @@ func Fit(ctx context.Context, stages []Stage, opt Options, heldOut []string) (Fi
 		}
 		s, _ := score(x)
 		return s
-	}, x0, 0.5, 400)
+	}, x0, 1, 500)
 	if err := ctx.Err(); err != nil {
 		return FitResult{}, err
 	}

@@ -39,12 +39,31 @@ func Latencies(ctx context.Context, src trace.Source, n int, cfg Config) ([]Late
 		return nil, err
 	}
 	defer s.rd.Close()
+	// A model whose tokens reach the client some steps after their own
+	// (*replica.Replica: OutputLagSteps) delays every first and last token
+	// by that many steps at the batch's step time.
+	lagSteps := 0.0
+	if l, ok := cfg.Model.(interface{ OutputLagSteps() float64 }); ok {
+		lagSteps = max(l.OutputLagSteps(), 0)
+	}
+	lag := func() float64 {
+		if lagSteps == 0 || len(s.reps) == 0 {
+			return 0
+		}
+		r := s.reps[0]
+		b := len(r.run) + len(r.pre)
+		ctx := r.context()
+		for _, p := range r.pre {
+			ctx += int64(p.prompt)
+		}
+		return lagSteps * s.sp.m.StepTime(max(b, 1), ctx)
+	}
 	var out []Latency
 	// open holds, per output length, the indices into out of the requests
 	// with a first token and no completion yet, oldest first.
 	open := map[int32][]int{}
 	s.onFirst = func(now float64, p pending) {
-		out = append(out, Latency{Arrival: p.arrival, TTFT: now - p.arrival + s.sp.overhead, E2E: -1, Output: p.output})
+		out = append(out, Latency{Arrival: p.arrival, TTFT: now - p.arrival + s.sp.overhead + lag(), E2E: -1, Output: p.output})
 		if p.output <= 1 {
 			return // completes in the same instant: onDone follows at once
 		}
@@ -62,7 +81,7 @@ func Latencies(ctx context.Context, src trace.Source, n int, cfg Config) ([]Late
 		}
 		l := &out[q[0]]
 		open[output] = q[1:]
-		l.E2E = now - l.Arrival + s.sp.overhead
+		l.E2E = now - l.Arrival + s.sp.overhead + lag()
 	}
 	if _, err := s.replay(ctx); err != nil {
 		return nil, err

@@ -116,6 +116,12 @@ type Config struct {
 	// LinkBandwidthBytesPerSecond, beside AllReduceLatency: NVLink or PCIe
 	// from the catalog. Off (the reference), an all-reduce is its latency.
 	Interconnect bool
+	// OutputLagSteps is how many decode steps a token waits, after the
+	// step that produced it, before the client sees it (vLLM V1 processes
+	// a step's outputs while the next step runs): added, at the batch's
+	// step time, to the first and the last token of every request in
+	// `infscale accuracy`'s replay. 0 to 4; 0 (the reference) is none.
+	OutputLagSteps float64
 	// ImagePull is the container image pull time of a cold start.
 	ImagePull time.Duration
 	// WeightLoadBytesPerSecond is the rate weights load at a cold start
@@ -279,6 +285,9 @@ func (c Config) Validate() error {
 	fraction("memory-utilization", c.MemoryUtilization)
 	nonNegative("reserve", c.ReserveBytes)
 	fraction("mfu", c.MFU)
+	if !(c.OutputLagSteps >= 0 && c.OutputLagSteps <= 4) {
+		bad("output-lag-steps", fmt.Sprint(c.OutputLagSteps), "a number of steps from 0 to 4")
+	}
 	if c.ExpertMFU != 0 {
 		fraction("expert-mfu", c.ExpertMFU)
 	}

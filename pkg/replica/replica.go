@@ -274,6 +274,10 @@ func (r *Replica) ClosedLoopTPOT(c, prompt, output int) float64 {
 // sees it (Config.RequestOverhead): added to every TTFT and e2e latency.
 func (r *Replica) RequestOverhead() float64 { return r.requestOverhead }
 
+// OutputLagSteps is Config.OutputLagSteps: the decode steps a token
+// waits after its own before the client sees it.
+func (r *Replica) OutputLagSteps() float64 { return r.cfg.OutputLagSteps }
+
 // ColdStart is the seconds from scheduling a pod to its first served
 // request: image pull + weights / load rate + warm-up.
 func (r *Replica) ColdStart() float64 { return r.coldStartSeconds }
