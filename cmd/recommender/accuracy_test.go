@@ -99,3 +99,22 @@ func TestAccuracyModelConfig(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, stdout %q", code, errs, out)
 	}
 }
+
+// TestGPUModelConfig: a config.json describes the same replica as the
+// catalog entry it mirrors (vllm accounting counts exact parameters, so
+// every figure but the name line agrees); --model and --model-config
+// together are refused.
+func TestGPUModelConfig(t *testing.T) {
+	code, fromCfg, errs := runGPU(t, "--calibrated", "--tp", "2", "--model-config", "../../pkg/replica/testdata/hf/yi-34b.json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	_, fromCat, _ := runGPU(t, "--calibrated", "--tp", "2", "--model", "yi-34b")
+	body := func(s string) string { return s[strings.IndexByte(s, '\n'):] }
+	if body(fromCfg) != body(fromCat) {
+		t.Errorf("--model-config:\n%s\n--model:\n%s", fromCfg, fromCat)
+	}
+	if code, _, errs := runGPU(t, "--model", "yi-34b", "--model-config", "../../pkg/replica/testdata/hf/yi-34b.json"); code != 2 || !strings.Contains(errs, "--model-config: give --model or --model-config, not both") {
+		t.Errorf("both: exit %d, %s", code, errs)
+	}
+}
