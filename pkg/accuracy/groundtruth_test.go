@@ -1,6 +1,7 @@
 package accuracy
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -39,5 +40,18 @@ func TestOutputLengthImplied(t *testing.T) {
 	}
 	if st[0].OutputLen != 201 {
 		t.Errorf("output %d, want 201", st[0].OutputLen)
+	}
+}
+
+// TestPredictTooManyRequests: a stage drawing more than MaxRequests is
+// refused at its line instead of filling memory.
+func TestPredictTooManyRequests(t *testing.T) {
+	st, err := ParseGroundTruth("gt.csv", strings.NewReader(header+"e,llama-3-8b,H100,1,0,100000,1000000,100,10,5\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Predict(context.Background(), st, Options{})
+	if err == nil || !strings.Contains(err.Error(), "gt.csv:2: the stages of e draw about 1e+11 requests") {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -19,6 +19,10 @@ import (
 // more than 70 GiB).
 const DefaultMaxNumBatchedTokens = 8192
 
+// MaxRequests bounds the requests one experiment's stages may draw (rate
+// × duration summed): a week at 30 req/s is 18 million.
+const MaxRequests = 20_000_000
+
 // Options configures Predict.
 type Options struct {
 	// Base is the replica configuration every experiment starts from; the
@@ -145,6 +149,13 @@ func predictExperiment(ctx context.Context, rows []Stage, opt Options) (map[Key]
 		return nil, fmt.Errorf("%s:%d: %w", first.File, first.Line, err)
 	}
 
+	expected := 0.0
+	for _, s := range run {
+		expected += s.Rate / float64(max(s.DP, 1)) * s.Duration
+	}
+	if expected > MaxRequests {
+		return nil, fmt.Errorf("%s:%d: the stages of %s draw about %.3g requests: at most %d are replayed (lower the rate or the duration)", first.File, first.Line, first.Experiment, expected, MaxRequests)
+	}
 	// Arrivals: Poisson at each stage's rate (per data-parallel replica:
 	// the router spreads them), stages back to back.
 	h := fnv.New64a()
