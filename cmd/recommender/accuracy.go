@@ -21,6 +21,7 @@ type AccuracyCmd struct {
 	HeldOut     []string `name:"held-out" placeholder:"MODEL" help:"Models (as the rows name them) held out: their rows are reported apart and --fit leaves them out (default: replica.FittedHeldOut's two with --replica fitted-held-out, none otherwise; --held-out= for none)."`
 	Fit         bool     `name:"fit" help:"Fit the step model's terms on the rows of the models not held out (Nelder-Mead from the calibrated mode's terms, a few minutes), print them, and report with them."`
 	Seed        uint64   `name:"seed" default:"1" help:"Seed of the Poisson arrivals."`
+	Calibration string   `name:"calibration" type:"existingfile" placeholder:"FILE" help:"A calibration file (infscale load --calibrate): applied to the experiments of its GPU, model and TP; the MAPE before it is printed beside the MAPE after."`
 }
 
 // Run reads the files, replays and prints the report.
@@ -83,11 +84,32 @@ func (c *AccuracyCmd) Run(e *env) error {
 		fmt.Fprintln(e.stdout, fit.Terms())
 		opt.Base = &fit.Config
 	}
+	var before map[accuracy.Metric]float64
+	if c.Calibration != "" {
+		cal, err := replica.LoadCalibration(c.Calibration)
+		if err != nil {
+			return invalid(fmt.Errorf("--calibration: %w", err))
+		}
+		pred, err := accuracy.Predict(e.ctx, stages, opt)
+		if err != nil {
+			return invalid(err)
+		}
+		before = accuracy.Compare(stages, pred, nil, nil).MAPE
+		opt.Adjust = func(cfg replica.Config) (replica.Config, error) {
+			if cal.GPU != cfg.GPU.Name || cal.Model != cfg.Model.Name || cal.TP != cfg.TP {
+				return cfg, nil // another deployment: the calibration does not apply
+			}
+			return cal.Apply(cfg)
+		}
+	}
 	pred, err := accuracy.Predict(e.ctx, stages, opt)
 	if err != nil {
 		return invalid(err)
 	}
 	rep := accuracy.Compare(stages, pred, peers, heldOut)
+	if before != nil {
+		rep.Before, rep.BeforeName = before, "without "+c.Calibration
+	}
 	if c.Output == "json" {
 		return rep.WriteJSON(e.stdout)
 	}

@@ -34,6 +34,10 @@ type Options struct {
 	Models func(name string) (replica.Model, error)
 	// Seed draws the Poisson arrivals (one stream per experiment).
 	Seed uint64
+	// Adjust, when set, changes each experiment's replica configuration
+	// once its row has set it (a calibration file for that GPU, model and
+	// TP); an error names the row.
+	Adjust func(replica.Config) (replica.Config, error)
 }
 
 // Prediction of one stage: every metric in milliseconds.
@@ -143,6 +147,11 @@ func predictExperiment(ctx context.Context, rows []Stage, opt Options) (map[Key]
 	cfg, err := ReplicaConfig(first, base, opt.Models)
 	if err != nil {
 		return nil, err
+	}
+	if opt.Adjust != nil {
+		if cfg, err = opt.Adjust(cfg); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", first.File, first.Line, err)
+		}
 	}
 	rep, err := replica.New(cfg)
 	if err != nil {

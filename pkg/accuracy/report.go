@@ -45,6 +45,10 @@ type Report struct {
 	HeldOutMAPE   map[Metric]float64 `json:"held_out_mape,omitempty"`
 	HeldOutModels []string           `json:"held_out_models,omitempty"`
 	Peers         []PeerMAPE         `json:"peers,omitempty"`
+	// Before is MAPE per metric over the same rows before a change (a
+	// calibration), when one was compared; BeforeName names it.
+	Before     map[Metric]float64 `json:"mape_before,omitempty"`
+	BeforeName string             `json:"before,omitempty"`
 }
 
 // Compare builds the report: a row per stage and measured metric with a
@@ -189,6 +193,9 @@ func (r Report) WriteTable(w io.Writer) error {
 			}
 		}
 		return c
+	}
+	if r.Before != nil {
+		line("before: "+r.BeforeName, count(func(Row) bool { return true }), r.Before)
 	}
 	line("infscale (all rows)", count(func(Row) bool { return true }), r.MAPE)
 	if len(r.HeldOutModels) > 0 {
