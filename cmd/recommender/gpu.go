@@ -23,6 +23,7 @@ import (
 type ReplicaFlags struct {
 	GPU                 string         `name:"gpu" placeholder:"NAME" help:"GPU from the catalog (infscale gpu --list shows their figures): a10g, l4, l40s, a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, mi300x (default h100-sxm)."`
 	Model               string         `name:"model" placeholder:"NAME" help:"Model from the catalog (infscale gpu --list), or its Hugging Face repository (default llama-3-8b)."`
+	ModelConfig         string         `name:"model-config" type:"path" placeholder:"FILE" help:"The model's Hugging Face config.json, for a model outside the catalog (dense or MoE, GQA, FP8/BF16, sliding windows); replaces --model."`
 	TP                  *int           `name:"tp" help:"Tensor-parallel degree: GPUs per replica; it divides the model's attention heads, as vLLM requires (default 1)."`
 	DType               *string        `name:"dtype" help:"Weight dtype: auto (the model's config.json torch_dtype), fp16, bf16, fp8, int8, int4 (default fp16; auto with --calibrated)."`
 	KVDType             *string        `name:"kv-dtype" help:"KV cache dtype: auto, fp16, bf16, fp8, int8 (default auto: the 16-bit activation dtype)."`
@@ -43,6 +44,7 @@ type ReplicaFlags struct {
 	Accounting          *string        `name:"accounting" help:"Memory accounting: nominal (docs/design.md's GB arithmetic) or vllm (device GiB, exact parameters, blocks) (default nominal; vllm with --calibrated)."`
 	BlockSize           *int           `name:"block-size" help:"KV block size in tokens under vllm accounting (default 16)."`
 	Calibrated          bool           `name:"calibrated" help:"Start from the vLLM-calibrated mode (docs/ACCURACY.md) instead of docs/design.md's reference; other flags still override."`
+	Fitted              bool           `name:"fitted" help:"Start from the step model fitted on the shared H100 sim-to-real set (infscale accuracy, docs/ACCURACY.md): calibrated plus KV read efficiency, per-sequence and per-request costs, expert MFU, prefill floor and interconnect; other flags still override."`
 	SequenceStepCost    *time.Duration `name:"sequence-step-cost" help:"Time added to a decode step per running sequence (default 0s)."`
 	RequestOverhead     *time.Duration `name:"request-overhead" help:"Time each request spends before the scheduler sees it: the TTFT floor beyond the prefill (default 0s)."`
 	Calibration         string         `name:"calibration" type:"path" help:"A calibration file (infscale load --calibrate) for this GPU and model: its fitted bandwidth efficiency, MFU, step overhead, sequence step cost and request overhead replace the base's; other flags still override."`
@@ -53,8 +55,13 @@ type ReplicaFlags struct {
 // an invalid-input error (exit 2).
 func (f *ReplicaFlags) Config() (replica.Config, error) {
 	c := replica.DefaultConfig()
-	if f.Calibrated {
+	switch {
+	case f.Calibrated && f.Fitted:
+		return c, invalidf("--fitted: give --calibrated or --fitted, not both")
+	case f.Calibrated:
 		c = replica.Calibrated()
+	case f.Fitted:
+		c = replica.Fitted()
 	}
 	var errs []error
 	flagErr := func(flag string, err error) { errs = append(errs, fmt.Errorf("--%s: %w", flag, err)) }
@@ -62,8 +69,17 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	if c.GPU, err = replica.LookupGPU(f.gpu()); err != nil {
 		flagErr("gpu", err)
 	}
-	if c.Model, err = replica.LookupModel(f.model()); err != nil {
-		flagErr("model", err)
+	switch {
+	case f.ModelConfig != "" && f.Model != "":
+		flagErr("model-config", errors.New("give --model or --model-config, not both"))
+	case f.ModelConfig != "":
+		if c.Model, err = replica.LoadHFConfig(f.ModelConfig); err != nil {
+			flagErr("model-config", err)
+		}
+	default:
+		if c.Model, err = replica.LookupModel(f.model()); err != nil {
+			flagErr("model", err)
+		}
 	}
 	setInt(&c.TP, f.TP)
 	setInt(&c.MaxNumSeqs, f.MaxNumSeqs)
@@ -182,8 +198,9 @@ func (f *ReplicaFlags) fromTarget(r *config.Replica, calibration bool) {
 	if f.GPU == "" {
 		f.GPU = r.GPU
 	}
-	if f.Model == "" {
+	if f.Model == "" && f.ModelConfig == "" {
 		f.Model = r.Model
+		f.ModelConfig = r.ModelConfig
 	}
 	if f.TP == nil && r.TP > 0 {
 		tp := r.TP

@@ -144,7 +144,8 @@ func TestGPUList(t *testing.T) {
 		t.Fatalf("exit %d, stderr %s", code, errs)
 	}
 	for _, name := range []string{"a10g", "l4", "l40s", "a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200", "b200", "mi300x",
-		"llama-3-8b", "llama-3.1-8b", "llama-3.1-70b", "llama-2-7b", "qwen2.5-7b", "qwen2.5-72b", "qwen3-8b", "mistral-7b", "mixtral-8x7b"} {
+		"llama-3-8b", "llama-3.1-8b", "llama-3.1-70b", "llama-2-7b", "qwen2.5-7b", "qwen2.5-72b", "qwen3-8b", "mistral-7b", "mixtral-8x7b",
+		"mistral-nemo-12b", "yi-34b", "llama-4-scout-17b-16e", "llama-4-scout-17b-16e-fp8"} {
 		if !strings.Contains(out, name) {
 			t.Errorf("--list lacks %s", name)
 		}
@@ -154,7 +155,7 @@ func TestGPUList(t *testing.T) {
 		GPUs   []map[string]any `json:"gpus"`
 		Models []map[string]any `json:"models"`
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &c) != nil || len(c.GPUs) != 10 || len(c.Models) != 9 {
+	if code != 0 || json.Unmarshal([]byte(out), &c) != nil || len(c.GPUs) != 10 || len(c.Models) != 13 {
 		t.Errorf("--list --output json: exit %d, %d GPUs, %d models", code, len(c.GPUs), len(c.Models))
 	}
 }

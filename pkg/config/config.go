@@ -181,6 +181,10 @@ type Replica struct {
 	Model string `yaml:"model"`
 	// TP is the tensor-parallel degree (default 1).
 	TP int `yaml:"tp"`
+	// ModelConfig is a Hugging Face config.json describing the model
+	// (relative to the working directory), for a model outside the
+	// catalog; it replaces model.
+	ModelConfig string `yaml:"model_config"`
 	// Calibration is a calibration file written by infscale load
 	// --calibrate for this GPU and model, relative to the working
 	// directory; empty: the reference model.

@@ -278,9 +278,20 @@ func (v *validator) replica(p string, t *Target) {
 		v.at(p+".gpu", "%v", err)
 		ok = false
 	}
-	if c.Model, err = replica.LookupModel(r.Model); err != nil {
-		v.at(p+".model", "%v", err)
+	switch {
+	case r.ModelConfig != "" && r.Model != "":
+		v.at(p+".model_config", "give model or model_config, not both")
 		ok = false
+	case r.ModelConfig != "":
+		if c.Model, err = replica.LoadHFConfig(r.ModelConfig); err != nil {
+			v.at(p+".model_config", "%v", err)
+			ok = false
+		}
+	default:
+		if c.Model, err = replica.LookupModel(r.Model); err != nil {
+			v.at(p+".model", "%v", err)
+			ok = false
+		}
 	}
 	if r.TP < 0 || (v.present(p+".tp") && r.TP < 1) {
 		v.at(p+".tp", "must be >= 1 (the tensor-parallel degree), got %d", r.TP)

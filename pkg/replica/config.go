@@ -102,6 +102,26 @@ type Config struct {
 	// attention and after the MLP), so every step gains 2 × layers × this.
 	// >= 0; ignored at TP 1.
 	AllReduceLatency time.Duration
+	// ExpertMFU is the fraction of dense tensor FLOPS a MoE model's routed
+	// experts reach in a prefill (grouped GEMMs over few tokens per expert
+	// run below the dense layers' MFU); 0 means MFU.
+	ExpertMFU float64
+	// PrefillFloor makes a prefill pass cost at least a step: the larger
+	// of its compute and the weights it reads (a MoE pass reads the
+	// experts its tokens route to), plus StepOverhead and the all-reduces.
+	// Off (the reference), a prefill is its compute alone.
+	PrefillFloor bool
+	// Interconnect prices each all-reduce's bytes (tokens × hidden × 2
+	// bytes, 2 (TP - 1) / TP of them over each link) at the GPU's
+	// LinkBandwidthBytesPerSecond, beside AllReduceLatency: NVLink or PCIe
+	// from the catalog. Off (the reference), an all-reduce is its latency.
+	Interconnect bool
+	// OutputLagSteps is how many decode steps a token waits, after the
+	// step that produced it, before the client sees it (vLLM V1 processes
+	// a step's outputs while the next step runs): added, at the batch's
+	// step time, to the first and the last token of every request in
+	// `infscale accuracy`'s replay. 0 to 4; 0 (the reference) is none.
+	OutputLagSteps float64
 	// ImagePull is the container image pull time of a cold start.
 	ImagePull time.Duration
 	// WeightLoadBytesPerSecond is the rate weights load at a cold start
@@ -265,6 +285,12 @@ func (c Config) Validate() error {
 	fraction("memory-utilization", c.MemoryUtilization)
 	nonNegative("reserve", c.ReserveBytes)
 	fraction("mfu", c.MFU)
+	if !(c.OutputLagSteps >= 0 && c.OutputLagSteps <= 4) {
+		bad("output-lag-steps", fmt.Sprint(c.OutputLagSteps), "a number of steps from 0 to 4")
+	}
+	if c.ExpertMFU != 0 {
+		fraction("expert-mfu", c.ExpertMFU)
+	}
 	fraction("bandwidth-efficiency", c.BandwidthEfficiency)
 	if c.KVBandwidthEfficiency != 0 {
 		fraction("kv-bandwidth-efficiency", c.KVBandwidthEfficiency)

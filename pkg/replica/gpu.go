@@ -29,6 +29,11 @@ type GPU struct {
 	// FP8FLOPS is dense FP8 tensor-core throughput in FLOP/s; 0 when the GPU
 	// has no FP8 tensor cores (Ampere): FP8 weights then run at BF16 rate.
 	FP8FLOPS float64 `json:"fp8_flops,omitempty"`
+	// Link names the GPU-to-GPU interconnect a tensor-parallel all-reduce
+	// runs over ("nvlink", "pcie", "infinity-fabric") and
+	// LinkBandwidthBytesPerSecond its bandwidth per direction per GPU.
+	Link                        string  `json:"link,omitempty"`
+	LinkBandwidthBytesPerSecond float64 `json:"link_bandwidth_bytes_per_second,omitempty"`
 }
 
 // DeviceMemory returns the runtime-reported total memory in bytes: the
@@ -85,17 +90,22 @@ const (
 //     4.5 PFLOPS sparse (2.25 dense), FP8 9 PFLOPS sparse (4.5 dense).
 //   - MI300X: AMD Instinct MI300X datasheet: 192 GB HBM3, 5.3 TB/s, BF16
 //     1,307.4 TFLOPS dense, FP8 2,614.9 TFLOPS dense.
+//
+// Links (per direction per GPU): NVLink 4 (H100/H200 SXM) 900 GB/s
+// bidirectional = 450; NVLink 3 (A100 SXM) 600 = 300; NVLink 5 (B200) 1.8
+// TB/s = 900; PCIe Gen5 x16 64 GB/s (H100 PCIe without its bridge), Gen4
+// x16 32 (A10G, L4, L40S); MI300X Infinity Fabric 7 links × 64 GB/s = 448.
 var gpus = []GPU{
-	{Name: "a10g", Description: "NVIDIA A10G 24GB (AWS G5)", MemoryBytes: 24 * gb, BandwidthBytesPerSecond: 600 * gb, BF16FLOPS: 70 * tf},
-	{Name: "l4", Description: "NVIDIA L4 24GB", MemoryBytes: 24 * gb, BandwidthBytesPerSecond: 300 * gb, BF16FLOPS: 121 * tf, FP8FLOPS: 242.5 * tf},
-	{Name: "l40s", Description: "NVIDIA L40S 48GB", MemoryBytes: 48 * gb, BandwidthBytesPerSecond: 864 * gb, BF16FLOPS: 362.05 * tf, FP8FLOPS: 733 * tf},
-	{Name: "a100-40gb", Description: "NVIDIA A100 SXM4 40GB", MemoryBytes: 40 * gb, BandwidthBytesPerSecond: 1555 * gb, BF16FLOPS: 312 * tf},
-	{Name: "a100-80gb", Description: "NVIDIA A100 SXM4 80GB", MemoryBytes: 80 * gb, BandwidthBytesPerSecond: 2039 * gb, BF16FLOPS: 312 * tf},
-	{Name: "h100-sxm", Description: "NVIDIA H100 SXM5 80GB", MemoryBytes: 80 * gb, DeviceMemoryBytes: 79.22 * gib, BandwidthBytesPerSecond: 3.35 * tb, BF16FLOPS: 990 * tf, FP8FLOPS: 1979 * tf},
-	{Name: "h100-pcie", Description: "NVIDIA H100 PCIe 80GB", MemoryBytes: 80 * gb, BandwidthBytesPerSecond: 2.0 * tb, BF16FLOPS: 756.5 * tf, FP8FLOPS: 1513 * tf},
-	{Name: "h200", Description: "NVIDIA H200 SXM 141GB", MemoryBytes: 141 * gb, BandwidthBytesPerSecond: 4.8 * tb, BF16FLOPS: 990 * tf, FP8FLOPS: 1979 * tf},
-	{Name: "b200", Description: "NVIDIA B200 180GB (HGX)", MemoryBytes: 180 * gb, BandwidthBytesPerSecond: 7.7 * tb, BF16FLOPS: 2250 * tf, FP8FLOPS: 4500 * tf},
-	{Name: "mi300x", Description: "AMD Instinct MI300X 192GB", MemoryBytes: 192 * gb, BandwidthBytesPerSecond: 5.3 * tb, BF16FLOPS: 1307.4 * tf, FP8FLOPS: 2614.9 * tf},
+	{Name: "a10g", Description: "NVIDIA A10G 24GB (AWS G5)", MemoryBytes: 24 * gb, BandwidthBytesPerSecond: 600 * gb, BF16FLOPS: 70 * tf, Link: "pcie", LinkBandwidthBytesPerSecond: 32 * gb},
+	{Name: "l4", Description: "NVIDIA L4 24GB", MemoryBytes: 24 * gb, BandwidthBytesPerSecond: 300 * gb, BF16FLOPS: 121 * tf, FP8FLOPS: 242.5 * tf, Link: "pcie", LinkBandwidthBytesPerSecond: 32 * gb},
+	{Name: "l40s", Description: "NVIDIA L40S 48GB", MemoryBytes: 48 * gb, BandwidthBytesPerSecond: 864 * gb, BF16FLOPS: 362.05 * tf, FP8FLOPS: 733 * tf, Link: "pcie", LinkBandwidthBytesPerSecond: 32 * gb},
+	{Name: "a100-40gb", Description: "NVIDIA A100 SXM4 40GB", MemoryBytes: 40 * gb, BandwidthBytesPerSecond: 1555 * gb, BF16FLOPS: 312 * tf, Link: "nvlink", LinkBandwidthBytesPerSecond: 300 * gb},
+	{Name: "a100-80gb", Description: "NVIDIA A100 SXM4 80GB", MemoryBytes: 80 * gb, BandwidthBytesPerSecond: 2039 * gb, BF16FLOPS: 312 * tf, Link: "nvlink", LinkBandwidthBytesPerSecond: 300 * gb},
+	{Name: "h100-sxm", Description: "NVIDIA H100 SXM5 80GB", MemoryBytes: 80 * gb, DeviceMemoryBytes: 79.22 * gib, BandwidthBytesPerSecond: 3.35 * tb, BF16FLOPS: 990 * tf, FP8FLOPS: 1979 * tf, Link: "nvlink", LinkBandwidthBytesPerSecond: 450 * gb},
+	{Name: "h100-pcie", Description: "NVIDIA H100 PCIe 80GB", MemoryBytes: 80 * gb, BandwidthBytesPerSecond: 2.0 * tb, BF16FLOPS: 756.5 * tf, FP8FLOPS: 1513 * tf, Link: "pcie", LinkBandwidthBytesPerSecond: 64 * gb},
+	{Name: "h200", Description: "NVIDIA H200 SXM 141GB", MemoryBytes: 141 * gb, BandwidthBytesPerSecond: 4.8 * tb, BF16FLOPS: 990 * tf, FP8FLOPS: 1979 * tf, Link: "nvlink", LinkBandwidthBytesPerSecond: 450 * gb},
+	{Name: "b200", Description: "NVIDIA B200 180GB (HGX)", MemoryBytes: 180 * gb, BandwidthBytesPerSecond: 7.7 * tb, BF16FLOPS: 2250 * tf, FP8FLOPS: 4500 * tf, Link: "nvlink", LinkBandwidthBytesPerSecond: 900 * gb},
+	{Name: "mi300x", Description: "AMD Instinct MI300X 192GB", MemoryBytes: 192 * gb, BandwidthBytesPerSecond: 5.3 * tb, BF16FLOPS: 1307.4 * tf, FP8FLOPS: 2614.9 * tf, Link: "infinity-fabric", LinkBandwidthBytesPerSecond: 448 * gb},
 }
 
 // gpuAliases maps common spellings to catalog names.

@@ -38,6 +38,25 @@ type Model struct {
 	Experts int `json:"experts,omitempty"`
 	// ExpertsPerToken is num_experts_per_tok (top-k routing).
 	ExpertsPerToken int `json:"experts_per_token,omitempty"`
+	// SharedExpertIntermediate is the intermediate size of the experts
+	// every token passes through in a MoE layer, summed (Llama 4: one of
+	// intermediate_size; Qwen2-MoE: shared_expert_intermediate_size;
+	// DeepSeek: n_shared_experts × moe_intermediate_size); 0 for none.
+	SharedExpertIntermediate int `json:"shared_expert_intermediate_size,omitempty"`
+	// MoELayerStep makes every MoELayerStep-th layer a MoE layer and the
+	// others dense (Llama 4's interleave_moe_layer_step); 0 or 1: every
+	// layer is MoE.
+	MoELayerStep int `json:"moe_layer_step,omitempty"`
+	// DenseIntermediate is the MLP size of a MoE model's dense layers
+	// (Llama 4's intermediate_size_mlp); 0 means Intermediate.
+	DenseIntermediate int `json:"dense_intermediate_size,omitempty"`
+	// SlidingWindow is the attention window in tokens of the layers that
+	// use one (sliding_window, Llama 4's attention_chunk_size), and
+	// SlidingLayers how many layers do; 0 for full attention everywhere.
+	// A layer with a window keeps and reads at most SlidingWindow tokens
+	// of KV per sequence.
+	SlidingWindow int `json:"sliding_window,omitempty"`
+	SlidingLayers int `json:"sliding_layers,omitempty"`
 	// NominalParams is the size in the model's name or announcement ("8B" =
 	// 8e9; Mixtral's announced 46.7B). docs/design.md's reference arithmetic uses it.
 	NominalParams float64 `json:"nominal_params"`
@@ -58,8 +77,27 @@ func (m Model) attentionParams() float64 {
 	return p + 2*h // input and post-attention RMSNorm
 }
 
-// mlpParams is one SwiGLU MLP (gate, up, down).
+// mlpParams is one SwiGLU MLP (gate, up, down) of the expert size
+// (Intermediate).
 func (m Model) mlpParams() float64 { return 3 * float64(m.Hidden) * float64(m.Intermediate) }
+
+// moeLayers is the number of MoE layers: every MoELayerStep-th (layer
+// index i with (i+1) % step == 0, as Llama 4 counts), all of them by default.
+func (m Model) moeLayers() int {
+	if m.Experts <= 1 {
+		return 0
+	}
+	return m.Layers / max(m.MoELayerStep, 1)
+}
+
+// denseMLPParams is one dense layer's MLP.
+func (m Model) denseMLPParams() float64 {
+	i := m.Intermediate
+	if m.Experts > 1 && m.DenseIntermediate > 0 {
+		i = m.DenseIntermediate
+	}
+	return 3 * float64(m.Hidden) * float64(i)
+}
 
 // embeddingParams counts the token embedding, the lm_head unless tied, and
 // the final norm.
@@ -74,21 +112,17 @@ func (m Model) embeddingParams() float64 {
 // ExpertParams is the parameter count in expert MLPs (0 for dense models):
 // the part of the weights a decode step reads only for experts it routes to.
 func (m Model) ExpertParams() float64 {
-	if m.Experts <= 1 {
-		return 0
-	}
-	return float64(m.Layers) * float64(m.Experts) * m.mlpParams()
+	return float64(m.moeLayers()) * float64(m.Experts) * m.mlpParams()
 }
 
 // Params is the total parameter count derived from the shape.
 func (m Model) Params() float64 {
-	perLayer := m.attentionParams()
-	if m.Experts > 1 {
-		perLayer += float64(m.Hidden) * float64(m.Experts) // router
-	} else {
-		perLayer += m.mlpParams()
-	}
-	return float64(m.Layers)*perLayer + m.ExpertParams() + m.embeddingParams()
+	moe := m.moeLayers()
+	p := float64(m.Layers)*m.attentionParams() + float64(m.Layers-moe)*m.denseMLPParams()
+	// MoE layers: the router and the shared experts; the routed experts
+	// are ExpertParams.
+	p += float64(moe) * (float64(m.Hidden)*float64(m.Experts) + 3*float64(m.Hidden)*float64(m.SharedExpertIntermediate))
+	return p + m.ExpertParams() + m.embeddingParams()
 }
 
 // ActiveParams is the parameter count one token passes through: all of a
@@ -98,7 +132,7 @@ func (m Model) ActiveParams() float64 {
 	if m.Experts <= 1 {
 		return m.Params()
 	}
-	return m.Params() - m.ExpertParams() + float64(m.Layers)*float64(m.ExpertsPerToken)*m.mlpParams()
+	return m.Params() - m.ExpertParams() + float64(m.moeLayers())*float64(m.ExpertsPerToken)*m.mlpParams()
 }
 
 // KVBytesPerToken is the KV cache one token occupies across the whole
@@ -122,6 +156,10 @@ var models = []Model{
 	{Name: "qwen2.5-72b", HFRepo: "Qwen/Qwen2.5-72B-Instruct", Layers: 80, Hidden: 8192, Intermediate: 29568, Heads: 64, KVHeads: 8, HeadDim: 128, Vocab: 152064, QKVBias: true, NominalParams: 72e9, DType: DTypeBF16},
 	{Name: "qwen3-8b", HFRepo: "Qwen/Qwen3-8B", Layers: 36, Hidden: 4096, Intermediate: 12288, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 151936, QKNorm: true, NominalParams: 8e9, DType: DTypeBF16},
 	{Name: "mistral-7b", HFRepo: "mistralai/Mistral-7B-v0.1", Layers: 32, Hidden: 4096, Intermediate: 14336, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 32000, NominalParams: 7e9, DType: DTypeBF16},
+	{Name: "mistral-nemo-12b", HFRepo: "mistralai/Mistral-Nemo-Instruct-2407", Layers: 40, Hidden: 5120, Intermediate: 14336, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 131072, NominalParams: 12e9, DType: DTypeBF16},
+	{Name: "yi-34b", HFRepo: "01-ai/Yi-34B", Layers: 60, Hidden: 7168, Intermediate: 20480, Heads: 56, KVHeads: 8, HeadDim: 128, Vocab: 64000, NominalParams: 34e9, DType: DTypeBF16},
+	{Name: "llama-4-scout-17b-16e", HFRepo: "meta-llama/Llama-4-Scout-17B-16E-Instruct", Layers: 48, Hidden: 5120, Intermediate: 8192, DenseIntermediate: 16384, Heads: 40, KVHeads: 8, HeadDim: 128, Vocab: 202048, Experts: 16, ExpertsPerToken: 1, SharedExpertIntermediate: 8192, MoELayerStep: 1, SlidingWindow: 8192, SlidingLayers: 36, NominalParams: 109e9, DType: DTypeBF16},
+	{Name: "llama-4-scout-17b-16e-fp8", HFRepo: "RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic", Layers: 48, Hidden: 5120, Intermediate: 8192, DenseIntermediate: 16384, Heads: 40, KVHeads: 8, HeadDim: 128, Vocab: 202048, Experts: 16, ExpertsPerToken: 1, SharedExpertIntermediate: 8192, MoELayerStep: 1, SlidingWindow: 8192, SlidingLayers: 36, NominalParams: 109e9, DType: DTypeFP8},
 	{Name: "mixtral-8x7b", HFRepo: "mistralai/Mixtral-8x7B-v0.1", Layers: 32, Hidden: 4096, Intermediate: 14336, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 32000, Experts: 8, ExpertsPerToken: 2, NominalParams: 46.7e9, DType: DTypeBF16},
 }
 
@@ -133,6 +171,9 @@ var modelAliases = map[string]string{
 	"llama-2-7b-hf": "llama-2-7b", "qwen2.5-7b-instruct": "qwen2.5-7b",
 	"qwen2.5-72b-instruct": "qwen2.5-72b", "mistral-7b-v0.1": "mistral-7b",
 	"mistral-7b-instruct": "mistral-7b", "mixtral-8x7b-v0.1": "mixtral-8x7b",
+	"mistral-nemo-instruct-2407": "mistral-nemo-12b", "mistral-nemo-base-2407": "mistral-nemo-12b",
+	"llama-4-scout-17b-16e-instruct":             "llama-4-scout-17b-16e",
+	"llama-4-scout-17b-16e-instruct-fp8-dynamic": "llama-4-scout-17b-16e-fp8",
 }
 
 // Models returns a copy of the model catalog in catalog order.

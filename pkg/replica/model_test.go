@@ -38,6 +38,16 @@ func TestModelParams(t *testing.T) {
 		{"qwen3-8b", 8.2e9, 0.05e9, "model card"},
 		// Mixtral: "46.7B total parameters" (mistral.ai/news/mixtral-of-experts).
 		{"mixtral-8x7b", 46.7e9, 0.05e9, "Mistral announcement"},
+		// Mistral-Nemo-Instruct-2407: "12.2B params" on the Hugging Face page.
+		{"mistral-nemo-12b", 12.2e9, 0.05e9, "HF page"},
+		// Yi-34B: "34.4B params" on the Hugging Face page.
+		{"yi-34b", 34.4e9, 0.05e9, "HF page"},
+		// Llama 4 Scout: "109B total parameters" (Meta's model card), which
+		// counts the vision encoder and projector the text model lacks; by
+		// hand the text model is 48 × (attention 62,924,800 + norms 10,240 +
+		// router 81,920 + shared expert 125,829,120 + 16 experts ×
+		// 125,829,120) + 2 × 202,048 × 5,120 + 5,120 = 107.8B.
+		{"llama-4-scout-17b-16e", 107.8e9, 0.05e9, "by hand from config.json (card: 109B with vision)"},
 	} {
 		m, err := LookupModel(tc.model)
 		if err != nil {
@@ -53,6 +63,13 @@ func TestModelParams(t *testing.T) {
 	m, _ := LookupModel("mixtral-8x7b")
 	if got := m.ActiveParams(); math.Abs(got-12.9e9) > 0.05e9 {
 		t.Errorf("mixtral ActiveParams = %.0f, want 12.9e9", got)
+	}
+	// Llama 4 Scout: "17B active parameters" (model card): 48 × (attention
+	// 62,924,800 + norms 10,240 + router 81,920 + shared and one routed
+	// expert 2 × 125,829,120) + embeddings 2,068,976,640 = 17.17B.
+	s, _ := LookupModel("llama-4-scout-17b-16e")
+	if got := s.ActiveParams(); math.Abs(got-17.17e9) > 0.01e9 {
+		t.Errorf("scout ActiveParams = %.0f, want 17.17e9", got)
 	}
 	d, _ := LookupModel("llama-3-8b")
 	if d.ActiveParams() != d.Params() {

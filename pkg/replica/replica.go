@@ -34,7 +34,8 @@ type Replica struct {
 	expertTouched          []float64
 	kvSecondsPerToken      float64 // context KV read per step, per token
 	overheadSeconds        float64
-	perSeqSeconds          float64 // SequenceStepCost
+	perSeqSeconds          float64 // SequenceStepCost, plus the all-reduces' bytes per sequence (Interconnect)
+	arTokenSeconds         float64 // all-reduce bytes of one token over every layer (Interconnect)
 	requestOverhead        float64 // RequestOverhead
 
 	coldStartSeconds float64
@@ -109,6 +110,11 @@ func New(cfg Config) (*Replica, error) {
 
 	flops := tp * g.FLOPS(r.weightDType) * cfg.MFU
 	r.prefillSecondsPerToken = 2 * r.activeParams / flops
+	if cfg.ExpertMFU > 0 && m.Experts > 1 {
+		// Routed experts at their own efficiency, the rest at MFU.
+		routed := float64(m.moeLayers()) * float64(m.ExpertsPerToken) * m.mlpParams() * scale
+		r.prefillSecondsPerToken = 2*(r.activeParams-routed)/flops + 2*routed/(tp*g.FLOPS(r.weightDType)*cfg.ExpertMFU)
+	}
 
 	bw := tp * g.BandwidthBytesPerSecond * cfg.BandwidthEfficiency
 	r.weightSeconds = (r.params - expertParams) * wb / bw
@@ -131,6 +137,12 @@ func New(cfg Config) (*Replica, error) {
 	r.requestOverhead = cfg.RequestOverhead.Seconds()
 	if cfg.TP > 1 {
 		r.overheadSeconds += 2 * float64(m.Layers) * cfg.AllReduceLatency.Seconds()
+		if cfg.Interconnect && g.LinkBandwidthBytesPerSecond > 0 {
+			// Ring all-reduce: each GPU sends 2 (TP - 1) / TP of the
+			// activations (hidden × 2 bytes a token), twice a layer.
+			r.arTokenSeconds = 2 * float64(m.Layers) * 2 * (tp - 1) / tp * float64(m.Hidden) * 2 / g.LinkBandwidthBytesPerSecond
+			r.perSeqSeconds += r.arTokenSeconds
+		}
 	}
 
 	r.weightLoadSecs = r.weightsBytes / cfg.WeightLoadBytesPerSecond
@@ -192,12 +204,23 @@ func (r *Replica) MaxBatch() int { return r.maxBatch }
 func (r *Replica) PrefillTokensPerSecond() float64 { return 1 / r.prefillSecondsPerToken }
 
 // PrefillTime is the seconds to prefill tokens prompt tokens (compute-bound,
-// linear; the attention's quadratic term is ignored). 0 for tokens <= 0.
+// linear; the attention's quadratic term is ignored). With
+// Config.PrefillFloor the pass costs at least its weight reads (the
+// experts its tokens touch), plus the step overhead and the all-reduces
+// (their bytes with Config.Interconnect). 0 for tokens <= 0.
 func (r *Replica) PrefillTime(tokens int) float64 {
 	if tokens <= 0 {
 		return 0
 	}
-	return float64(tokens) * r.prefillSecondsPerToken
+	t := float64(tokens) * r.prefillSecondsPerToken
+	if !r.cfg.PrefillFloor {
+		return t
+	}
+	mem := r.weightSeconds
+	if r.expertTouched != nil {
+		mem += r.expertSeconds * expertFraction(r.cfg.Model, tokens)
+	}
+	return math.Max(t, mem) + r.overheadSeconds + float64(tokens)*r.arTokenSeconds
 }
 
 // StepTime is the seconds one decode step takes for batch running sequences
@@ -250,6 +273,10 @@ func (r *Replica) ClosedLoopTPOT(c, prompt, output int) float64 {
 // RequestOverhead is the seconds each request spends before the scheduler
 // sees it (Config.RequestOverhead): added to every TTFT and e2e latency.
 func (r *Replica) RequestOverhead() float64 { return r.requestOverhead }
+
+// OutputLagSteps is Config.OutputLagSteps: the decode steps a token
+// waits after its own before the client sees it.
+func (r *Replica) OutputLagSteps() float64 { return r.cfg.OutputLagSteps }
 
 // ColdStart is the seconds from scheduling a pod to its first served
 // request: image pull + weights / load rate + warm-up.

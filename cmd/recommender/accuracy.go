@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/infscale/infscale/pkg/accuracy"
+	"github.com/infscale/infscale/pkg/replica"
+)
+
+// AccuracyCmd replays measured load stages through the replica model and
+// the replay and reports the error per stage and metric, beside peer
+// simulators' predictions of the same rows.
+type AccuracyCmd struct {
+	GroundTruth string   `name:"ground-truth" required:"" type:"existingfile" placeholder:"FILE" help:"Measured stages, CSV (the schema of shared/testdata/groundtruth/vllm-trainval.csv: experiment, model, hardware, tp, stage rate and duration, prompt and output lengths, actual_*_ms)."`
+	Peers       string   `name:"peers" type:"existingfile" placeholder:"FILE" help:"Other simulators' predictions of the same rows, CSV (experiment, stage_index, metric_name, simulator, predicted_ms): their MAPE is printed beside infscale's on the same rows."`
+	Output      string   `name:"output" short:"o" default:"table" enum:"table,json" help:"Output format: table or json."`
+	ModelConfig []string `name:"model-config" type:"existingfile" placeholder:"FILE" help:"A Hugging Face config.json for a model outside the catalog (repeatable); a row's model matches the config's _name_or_path or its directory name."`
+	Replica     string   `name:"replica" default:"fitted" enum:"fitted,fitted-held-out,calibrated,reference" help:"The replica model the rows start from: fitted (the step model fitted on every row of the shared H100 set, docs/ACCURACY.md), fitted-held-out (the same fitted without the held-out models' rows), calibrated (replica.Calibrated) or reference (docs/design.md's)."`
+	HeldOut     []string `name:"held-out" placeholder:"MODEL" help:"Models (as the rows name them) held out: their rows are reported apart and --fit leaves them out (default: replica.FittedHeldOut's two with --replica fitted-held-out, none otherwise; --held-out= for none)."`
+	Fit         bool     `name:"fit" help:"Fit the step model's terms on the rows of the models not held out (Nelder-Mead from the calibrated mode's terms, a few minutes), print them, and report with them."`
+	Seed        uint64   `name:"seed" default:"1" help:"Seed of the Poisson arrivals."`
+	Calibration string   `name:"calibration" type:"existingfile" placeholder:"FILE" help:"A calibration file (infscale load --calibrate): applied to the experiments of its GPU, model and TP; the MAPE before it is printed beside the MAPE after."`
+}
+
+// Run reads the files, replays and prints the report.
+func (c *AccuracyCmd) Run(e *env) error {
+	stages, err := accuracy.ReadGroundTruth(c.GroundTruth)
+	if err != nil {
+		return invalid(err)
+	}
+	var peers []accuracy.Prediction
+	if c.Peers != "" {
+		if peers, err = accuracy.ReadPeers(c.Peers); err != nil {
+			return invalid(err)
+		}
+	}
+	custom := map[string]replica.Model{}
+	for _, f := range c.ModelConfig {
+		m, err := replica.LoadHFConfig(f)
+		if err != nil {
+			return invalid(fmt.Errorf("--model-config: %w", err))
+		}
+		custom[strings.ToLower(m.HFRepo)] = m
+		if i := strings.LastIndexByte(m.HFRepo, '/'); i >= 0 {
+			custom[strings.ToLower(m.HFRepo[i+1:])] = m
+		}
+	}
+	models := func(name string) (replica.Model, error) {
+		k := strings.ToLower(name)
+		if m, ok := custom[k]; ok {
+			return m, nil
+		}
+		if i := strings.LastIndexByte(k, '/'); i >= 0 {
+			if m, ok := custom[k[i+1:]]; ok {
+				return m, nil
+			}
+		}
+		return replica.LookupModel(name)
+	}
+	var base replica.Config
+	heldOut := c.HeldOut
+	switch c.Replica {
+	case "calibrated":
+		base = replica.Calibrated()
+	case "reference":
+		base = replica.DefaultConfig()
+	case "fitted-held-out":
+		base = replica.FittedH100HeldOut.Apply(replica.Calibrated())
+		if heldOut == nil {
+			heldOut = replica.FittedHeldOut()
+		}
+	default:
+		base = replica.Fitted()
+	}
+	heldOut = slices.DeleteFunc(heldOut, func(s string) bool { return s == "" })
+	opt := accuracy.Options{Base: &base, Models: models, Seed: c.Seed}
+	if c.Fit {
+		fit, err := accuracy.Fit(e.ctx, stages, opt, heldOut)
+		if err != nil {
+			return invalid(err)
+		}
+		fmt.Fprintln(e.stdout, fit.Terms())
+		opt.Base = &fit.Config
+	}
+	var before map[accuracy.Metric]float64
+	if c.Calibration != "" {
+		cal, err := replica.LoadCalibration(c.Calibration)
+		if err != nil {
+			return invalid(fmt.Errorf("--calibration: %w", err))
+		}
+		pred, err := accuracy.Predict(e.ctx, stages, opt)
+		if err != nil {
+			return invalid(err)
+		}
+		before = accuracy.Compare(stages, pred, nil, nil).MAPE
+		opt.Adjust = func(cfg replica.Config) (replica.Config, error) {
+			if cal.GPU != cfg.GPU.Name || cal.Model != cfg.Model.Name || cal.TP != cfg.TP {
+				return cfg, nil // another deployment: the calibration does not apply
+			}
+			return cal.Apply(cfg)
+		}
+	}
+	pred, err := accuracy.Predict(e.ctx, stages, opt)
+	if err != nil {
+		return invalid(err)
+	}
+	rep := accuracy.Compare(stages, pred, peers, heldOut)
+	if before != nil {
+		rep.Before, rep.BeforeName = before, "without "+c.Calibration
+	}
+	if c.Output == "json" {
+		return rep.WriteJSON(e.stdout)
+	}
+	return rep.WriteTable(e.stdout)
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runAccuracy(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), append([]string{"accuracy"}, args...), strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestAccuracyJSON: two stages, three measured metrics each: six rows, in
+// the documented shape, each error the relative difference of its own
+// predicted and actual values, and MAPE the mean of their absolute values.
+func TestAccuracyJSON(t *testing.T) {
+	code, out, errs := runAccuracy(t, "--ground-truth", "testdata/accuracy-two-stages.csv", "--output", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Rows []struct {
+			Experiment  string  `json:"experiment"`
+			Stage       int     `json:"stage"`
+			Metric      string  `json:"metric"`
+			PredictedMS float64 `json:"predicted_ms"`
+			ActualMS    float64 `json:"actual_ms"`
+			ErrorPct    float64 `json:"error_pct"`
+		} `json:"rows"`
+		MAPE map[string]float64 `json:"mape"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 6 {
+		t.Fatalf("%d rows, want 6", len(rep.Rows))
+	}
+	sum := map[string]float64{}
+	for _, r := range rep.Rows {
+		if r.Experiment != "a" || r.PredictedMS <= 0 {
+			t.Errorf("row %+v", r)
+		}
+		want := (r.PredictedMS - r.ActualMS) / r.ActualMS * 100
+		if d := r.ErrorPct - want; d > 1e-9 || d < -1e-9 {
+			t.Errorf("row %+v: error %v, want %v", r, r.ErrorPct, want)
+		}
+		if r.ErrorPct < 0 {
+			sum[r.Metric] -= r.ErrorPct / 2
+		} else {
+			sum[r.Metric] += r.ErrorPct / 2
+		}
+	}
+	for _, m := range []string{"ttft_mean", "itl_mean", "e2e_mean"} {
+		if d := rep.MAPE[m] - sum[m]; d > 1e-9 || d < -1e-9 {
+			t.Errorf("mape %s = %v, want %v", m, rep.MAPE[m], sum[m])
+		}
+	}
+}
+
+// TestAccuracyInvalid: a bad cell is invalid input (exit 2) naming
+// file:line:column and the column; an unknown model points at
+// --model-config.
+func TestAccuracyInvalid(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.csv")
+	data, _ := os.ReadFile("testdata/accuracy-two-stages.csv")
+	os.WriteFile(bad, bytes.Replace(data, []byte(",2,60,"), []byte(",x,60,"), 1), 0o644)
+	code, _, errs := runAccuracy(t, "--ground-truth", bad)
+	if code != 2 || !strings.Contains(errs, "bad.csv:3:") || !strings.Contains(errs, "column stage_rate_rps") {
+		t.Errorf("exit %d, stderr %q: want 2 naming bad.csv:3 and stage_rate_rps", code, errs)
+	}
+	unknown := filepath.Join(dir, "unknown.csv")
+	os.WriteFile(unknown, bytes.ReplaceAll(data, []byte("Qwen/Qwen2.5-7B-Instruct"), []byte("acme/frontier-1T")), 0o644)
+	code, _, errs = runAccuracy(t, "--ground-truth", unknown)
+	if code != 2 || !strings.Contains(errs, "unknown.csv:2: model") || !strings.Contains(errs, "--model-config") {
+		t.Errorf("exit %d, stderr %q: want 2 naming unknown.csv:2 and --model-config", code, errs)
+	}
+}
+
+// TestAccuracyModelConfig: a model outside the catalog is expressed by its
+// config.json (the Yi-34B shape under another name) and replays.
+func TestAccuracyModelConfig(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := os.ReadFile("testdata/accuracy-two-stages.csv")
+	gt := filepath.Join(dir, "gt.csv")
+	os.WriteFile(gt, bytes.ReplaceAll(bytes.ReplaceAll(data, []byte("Qwen/Qwen2.5-7B-Instruct"), []byte("acme/yi-like")), []byte("H100,1,"), []byte("H100,2,")), 0o644)
+	cfg, _ := os.ReadFile("../../pkg/replica/testdata/hf/yi-34b.json")
+	mc := filepath.Join(dir, "config.json")
+	os.WriteFile(mc, bytes.Replace(cfg, []byte(`"01-ai/Yi-34B"`), []byte(`"acme/yi-like"`), 1), 0o644)
+	code, out, errs := runAccuracy(t, "--ground-truth", gt, "--model-config", mc)
+	if code != 0 || !strings.Contains(out, "ttft_mean") {
+		t.Errorf("exit %d, stderr %q, stdout %q", code, errs, out)
+	}
+}
+
+// TestGPUModelConfig: a config.json describes the same replica as the
+// catalog entry it mirrors (vllm accounting counts exact parameters, so
+// every figure but the name line agrees); --model and --model-config
+// together are refused.
+func TestGPUModelConfig(t *testing.T) {
+	code, fromCfg, errs := runGPU(t, "--calibrated", "--tp", "2", "--model-config", "../../pkg/replica/testdata/hf/yi-34b.json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	_, fromCat, _ := runGPU(t, "--calibrated", "--tp", "2", "--model", "yi-34b")
+	body := func(s string) string { return s[strings.IndexByte(s, '\n'):] }
+	if body(fromCfg) != body(fromCat) {
+		t.Errorf("--model-config:\n%s\n--model:\n%s", fromCfg, fromCat)
+	}
+	if code, _, errs := runGPU(t, "--model", "yi-34b", "--model-config", "../../pkg/replica/testdata/hf/yi-34b.json"); code != 2 || !strings.Contains(errs, "--model-config: give --model or --model-config, not both") {
+		t.Errorf("both: exit %d, %s", code, errs)
+	}
+}
+
+// TestAccuracyCalibration: a calibration file of the rows' GPU, model and
+// TP changes the prediction, and the MAPE before it is reported beside the
+// MAPE after (a request overhead of 49 ms moves every TTFT by that much).
+func TestAccuracyCalibration(t *testing.T) {
+	data, err := os.ReadFile("../../examples/vllm-0.21-h100-llama-3.1-8b.calibration.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := filepath.Join(t.TempDir(), "qwen.json")
+	os.WriteFile(cal, bytes.Replace(data, []byte(`"model": "llama-3.1-8b"`), []byte(`"model": "qwen2.5-7b"`), 1), 0o644)
+	code, out, errs := runAccuracy(t, "--ground-truth", "testdata/accuracy-two-stages.csv", "--calibration", cal, "--output", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rep struct {
+		MAPE   map[string]float64 `json:"mape"`
+		Before map[string]float64 `json:"mape_before"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Before) == 0 || rep.Before["ttft_mean"] == rep.MAPE["ttft_mean"] {
+		t.Errorf("before %v, after %v: want both, different", rep.Before, rep.MAPE)
+	}
+}

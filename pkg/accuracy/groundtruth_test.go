@@ -1,0 +1,57 @@
+package accuracy
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+const header = "experiment,model,hardware,tp,stage_index,stage_rate_rps,stage_duration_s,question_len,output_len_spec,actual_ttft_mean_ms\n"
+
+// TestParseGroundTruthErrors: every bad cell is named by file:line:column
+// and its column, all at once.
+func TestParseGroundTruthErrors(t *testing.T) {
+	for _, tc := range []struct{ name, body, want string }{
+		{"rate", "e,m,H100,1,0,abc,600,100,10,5\n", "gt.csv:2:14: column stage_rate_rps: \"abc\" is not a finite number"},
+		{"tp", "e,m,H100,1.5,0,1,600,100,10,5\n", "gt.csv:2:10: column tp: \"1.5\": want a whole number from 1 to 64"},
+		{"stage rate missing", "e,m,H100,1,0,,600,100,10,5\n", "column stage_rate_rps: empty: a stage needs its arrival rate"},
+		{"measured", "e,m,H100,1,0,1,600,100,10,-5\n", "column actual_ttft_mean_ms: -5: want milliseconds > 0"},
+		{"fields", "e,m,H100\n", "gt.csv:2:1: wrong number of fields"},
+	} {
+		_, err := ParseGroundTruth("gt.csv", strings.NewReader(header+tc.body))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	_, err := ParseGroundTruth("gt.csv", strings.NewReader("experiment,model\n"))
+	if err == nil || !strings.Contains(err.Error(), "gt.csv:1: header lacks column(s) hardware, tp") {
+		t.Errorf("header: err = %v", err)
+	}
+}
+
+// TestOutputLengthImplied: without a measured output length, the means
+// give it: ITL = (e2e - TTFT) / (output - 1), so e2e 1025, TTFT 25, ITL 5
+// is 201 tokens, whatever the spec says.
+func TestOutputLengthImplied(t *testing.T) {
+	h := "experiment,model,hardware,tp,stage_index,stage_rate_rps,stage_duration_s,question_len,output_len_spec,actual_ttft_mean_ms,actual_itl_mean_ms,actual_e2e_mean_ms\n"
+	st, err := ParseGroundTruth("gt.csv", strings.NewReader(h+"e,m,H100,1,0,1,600,100,250,25,5,1025\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st[0].OutputLen != 201 {
+		t.Errorf("output %d, want 201", st[0].OutputLen)
+	}
+}
+
+// TestPredictTooManyRequests: a stage drawing more than MaxRequests is
+// refused at its line instead of filling memory.
+func TestPredictTooManyRequests(t *testing.T) {
+	st, err := ParseGroundTruth("gt.csv", strings.NewReader(header+"e,llama-3-8b,H100,1,0,100000,1000000,100,10,5\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Predict(context.Background(), st, Options{})
+	if err == nil || !strings.Contains(err.Error(), "gt.csv:2: the stages of e draw about 1e+11 requests") {
+		t.Errorf("err = %v", err)
+	}
+}

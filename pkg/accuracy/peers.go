@@ -1,0 +1,86 @@
+package accuracy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Prediction is one peer simulator's prediction of one stage's metric (a
+// row of shared/testdata/groundtruth/peers-trainval.csv).
+type Prediction struct {
+	Key       Key
+	Metric    Metric
+	Simulator string
+	// PredictedMS is the simulator's value, ActualMS the measurement it
+	// was compared with, in milliseconds.
+	PredictedMS, ActualMS float64
+}
+
+// ReadPeers reads a peers CSV: columns experiment, stage_index,
+// metric_name, simulator, predicted_ms (actual_ms optional). Rows of
+// metrics accuracy does not compare are skipped. Errors name
+// file:line:column and the column.
+func ReadPeers(name string) ([]Prediction, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ParsePeers(name, f)
+}
+
+// ParsePeers is ReadPeers on an open reader; name is used in errors.
+func ParsePeers(name string, rd io.Reader) ([]Prediction, error) {
+	t, err := openTable(name, rd, "experiment", "stage_index", "metric_name", "simulator", "predicted_ms")
+	if err != nil {
+		return nil, err
+	}
+	known := map[Metric]bool{}
+	for _, m := range Metrics {
+		known[m] = true
+	}
+	var out []Prediction
+	var errs []error
+	for {
+		if err := t.next(); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, err
+		}
+		m := Metric(t.str("metric_name"))
+		if !known[m] {
+			continue
+		}
+		st, err := t.count("stage_index", -1, 1<<20)
+		if err == nil && t.str("stage_index") == "" {
+			err = t.errorf("stage_index", "empty")
+		}
+		p, ok, err2 := t.num("predicted_ms")
+		if err2 == nil && (!ok || !(p >= 0)) {
+			err2 = t.errorf("predicted_ms", "%q: want milliseconds >= 0", t.str("predicted_ms"))
+		}
+		a, _, err3 := t.num("actual_ms")
+		sim := t.str("simulator")
+		var err4 error
+		if sim == "" {
+			err4 = t.errorf("simulator", "empty")
+		}
+		if e := errors.Join(err, err2, err3, err4); e != nil {
+			errs = append(errs, e)
+			if len(errs) >= 20 {
+				break
+			}
+			continue
+		}
+		out = append(out, Prediction{Key: Key{t.str("experiment"), st}, Metric: m, Simulator: sim, PredictedMS: p, ActualMS: a})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no predictions of %v", name, Metrics)
+	}
+	return out, nil
+}

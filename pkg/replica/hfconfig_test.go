@@ -1,0 +1,78 @@
+package replica
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHFConfigCatalog reads the config.json of each data-set model
+// (testdata/hf, the shape keys as the repositories publish them) and checks
+// it describes the same model as the catalog entry: the same shape, hence
+// the same parameter counts and KV bytes per token.
+func TestHFConfigCatalog(t *testing.T) {
+	for _, tc := range []struct{ file, catalog string }{
+		{"llama-2-7b-hf.json", "llama-2-7b"},
+		{"qwen2.5-7b-instruct.json", "qwen2.5-7b"},
+		{"mistral-nemo-instruct-2407.json", "mistral-nemo-12b"},
+		{"yi-34b.json", "yi-34b"},
+		{"llama-3.1-70b-instruct.json", "llama-3.1-70b"},
+		{"llama-4-scout-17b-16e-instruct-fp8-dynamic.json", "llama-4-scout-17b-16e-fp8"},
+	} {
+		got, err := LoadHFConfig(filepath.Join("testdata", "hf", tc.file))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		want, err := LookupModel(tc.catalog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.EqualFold(got.HFRepo, want.HFRepo) {
+			t.Errorf("%s: name %q, want %q", tc.file, got.HFRepo, want.HFRepo)
+		}
+		got.Name, got.HFRepo, got.NominalParams = want.Name, want.HFRepo, want.NominalParams
+		if got != want {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.file, got, want)
+		}
+	}
+}
+
+// TestHFConfigScout spells out what the Llama 4 Scout FP8 config gives:
+// 16 experts, top-1, a shared expert of the expert size in all 48 layers,
+// FP8 weights from compressed-tensors (8-bit float weights), chunked
+// attention (8192) on the 36 layers no_rope_layers marks 1 (every fourth
+// layer is global).
+func TestHFConfigScout(t *testing.T) {
+	m, err := LoadHFConfig(filepath.Join("testdata", "hf", "llama-4-scout-17b-16e-instruct-fp8-dynamic.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Experts != 16 || m.ExpertsPerToken != 1 || m.SharedExpertIntermediate != 8192 || m.DType != DTypeFP8 || m.SlidingWindow != 8192 || m.SlidingLayers != 36 || m.HeadDim != 128 || m.KVHeads != 8 {
+		t.Errorf("scout: %+v", m)
+	}
+}
+
+// TestHFConfigErrors: an unknown key (an architecture infscale may not
+// model, such as MLA's kv_lora_rank) and a missing required key are
+// errors naming the key, with the line and column of the unknown one.
+func TestHFConfigErrors(t *testing.T) {
+	data := []byte(`{
+  "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+  "intermediate_size": 11008, "vocab_size": 32000,
+  "kv_lora_rank": 512
+}`)
+	_, err := ParseHFConfig("x/config.json", "x", data)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "kv_lora_rank" || ce.Line != 4 || ce.Col != 3 {
+		t.Fatalf("err = %v, want a ConfigError for kv_lora_rank at 4:3", err)
+	}
+	_, err = ParseHFConfig("y.json", "y", []byte(`{"hidden_size": 4096, "num_attention_heads": 32, "intermediate_size": 1, "vocab_size": 2}`))
+	if err == nil || !strings.Contains(err.Error(), "num_hidden_layers: missing") {
+		t.Fatalf("err = %v, want num_hidden_layers missing", err)
+	}
+	_, err = ParseHFConfig("z.json", "z", []byte(`{"hidden_size": 4096, "num_hidden_layers": 2, "num_attention_heads": 32, "intermediate_size": 1, "vocab_size": 2, "quantization_config": {"quant_method": "hqq"}}`))
+	if !errors.As(err, &ce) || ce.Key != "quantization_config" {
+		t.Fatalf("err = %v, want a quantization_config error", err)
+	}
+}
