@@ -21,10 +21,14 @@ image:
 		-t $(IMAGE) .
 
 # The real Prometheus server and promtool the tests start (internal/promtest),
-# pinned in the separate tools module at the version the main module imports.
+# pinned in the separate tools module at the version the main module imports,
+# built without service discovery (Prometheus's remove_all_sd build tag keeps
+# static, file and http SD: what the tests use) to skip compiling the cloud
+# SDKs (internal/promtest builds with the same tags).
+PROMETHEUS_TAGS ?= remove_all_sd
 tools:
-	$(GO) build -C tools -o bin/prometheus github.com/prometheus/prometheus/cmd/prometheus
-	$(GO) build -C tools -o bin/promtool github.com/prometheus/prometheus/cmd/promtool
+	$(GO) build -C tools -tags $(PROMETHEUS_TAGS) -o bin/prometheus github.com/prometheus/prometheus/cmd/prometheus
+	$(GO) build -C tools -tags $(PROMETHEUS_TAGS) -o bin/promtool github.com/prometheus/prometheus/cmd/promtool
 
 test: tools test-deploy test-chart test-keda test-kube
 	$(GO) vet ./...
