@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/infscale/infscale/pkg/trace"
+
+	"github.com/infscale/infscale/internal/sharedtest"
 )
 
 // TestRecommendedHoldsAt30 is DESIGN's drop: the queue policy fell from 7
@@ -84,9 +86,7 @@ func TestRecommendedTable(t *testing.T) {
 	if !*updateOptimal {
 		t.Skip("regenerates docs/recommended.md only with -update")
 	}
-	if _, err := os.Stat(filepath.Join("..", "..", "..", "shared", "testdata", "traces", "mooncake-synthetic.jsonl")); err != nil {
-		t.Skipf("shared traces absent: %v", err)
-	}
+	sharedtest.Path(t, "traces", "mooncake-synthetic.jsonl")
 	traces := tableTraces(t)
 	res := make([][]Result, len(traces))
 	var wg sync.WaitGroup
