@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
-# infscale's image: `make image` (docker with BuildKit, and access to the
-# golang and gcr.io/distroless base images and the Go module proxy).
+# infscale's image: `make image` (docker with BuildKit, podman or buildah,
+# and access to the golang and gcr.io/distroless base images and the Go
+# module proxy).
 # Stage 1 builds a static binary (no cgo, -trimpath, stripped, version and
 # revision linked in since the build context has no .git); stage 2 is
 # distroless static, non-root (uid 65532, as deploy/ and the chart run it).

@@ -7,24 +7,33 @@ BIN ?= bin/infscale
 build:
 	$(GO) build -o $(BIN) ./cmd/recommender
 
-# The container image (Dockerfile): needs docker with BuildKit and pulls of
-# golang:$(GO_IMAGE_VERSION) and gcr.io/distroless/static-debian12:nonroot,
-# and the Go module proxy during the build.
+# The container image (Dockerfile) built by the first of docker (with
+# BuildKit), podman or buildah on PATH, or CONTAINER_TOOL; all three take the
+# same `build --build-arg -t` and the Dockerfile's RUN --mount caches and
+# BUILDPLATFORM/TARGETOS/TARGETARCH. Needs pulls of golang:$(GO_IMAGE_VERSION)
+# and gcr.io/distroless/static-debian12:nonroot, and the Go module proxy
+# during the build.
+CONTAINER_TOOL ?= $(firstword $(foreach t,docker podman buildah,$(if $(shell command -v $(t) 2>/dev/null),$(t))))
 IMAGE ?= infscale/infscale:latest
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 GO_IMAGE_VERSION ?= 1.26
 
 image:
-	docker build --build-arg GO_VERSION=$(GO_IMAGE_VERSION) --build-arg VERSION=$(VERSION) \
+	@test -n "$(CONTAINER_TOOL)" || { echo >&2 "make image: none of docker, podman or buildah is on PATH (or set CONTAINER_TOOL)"; exit 1; }
+	DOCKER_BUILDKIT=1 $(CONTAINER_TOOL) build --build-arg GO_VERSION=$(GO_IMAGE_VERSION) --build-arg VERSION=$(VERSION) \
 		--build-arg REVISION=$(REVISION) --build-arg CREATED=$$(date -u +%Y-%m-%dT%H:%M:%SZ) \
 		-t $(IMAGE) .
 
 # The real Prometheus server and promtool the tests start (internal/promtest),
-# pinned in the separate tools module at the version the main module imports.
+# pinned in the separate tools module at the version the main module imports,
+# built without service discovery (Prometheus's remove_all_sd build tag keeps
+# static, file and http SD: what the tests use) to skip compiling the cloud
+# SDKs (internal/promtest builds with the same tags).
+PROMETHEUS_TAGS ?= remove_all_sd
 tools:
-	$(GO) build -C tools -o bin/prometheus github.com/prometheus/prometheus/cmd/prometheus
-	$(GO) build -C tools -o bin/promtool github.com/prometheus/prometheus/cmd/promtool
+	$(GO) build -C tools -tags $(PROMETHEUS_TAGS) -o bin/prometheus github.com/prometheus/prometheus/cmd/prometheus
+	$(GO) build -C tools -tags $(PROMETHEUS_TAGS) -o bin/promtool github.com/prometheus/prometheus/cmd/promtool
 
 test: tools test-deploy test-chart test-keda test-kube
 	$(GO) vet ./...

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/internal/history"
+	"github.com/infscale/infscale/internal/history/historytest"
 	"github.com/infscale/infscale/pkg/replica"
 )
 
@@ -79,7 +80,7 @@ func TestHistoryCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled week")
 	}
-	srv, truth := history.Serve(t, history.Config{Scrape: 2 * time.Minute})
+	srv, truth := historytest.Serve(t, history.Config{Scrape: 2 * time.Minute})
 	t.Run("backtest", func(t *testing.T) { testBacktest(t, srv.URL, truth) })
 	t.Run("profile", func(t *testing.T) { testProfile(t, srv.URL, truth) })
 	t.Run("config", func(t *testing.T) { testBacktestConfig(t, srv.URL, truth) })
@@ -105,7 +106,7 @@ func testCalibrateHistory(t *testing.T, url string, truth history.Truth) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	history.CheckWeekCalibration(t, cal)
+	historytest.CheckWeekCalibration(t, cal)
 }
 
 // testBacktestConfig reads the Prometheus, selector and replicas query from

@@ -1,9 +1,10 @@
 package main
 
 import (
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/infscale/infscale/internal/sharedtest"
 )
 
 // TestDecideStuckPageDoesNotVote: testdata/vllm-stuck.prom (waiting 14,
@@ -35,10 +36,7 @@ func TestDecideStuckPageDoesNotVote(t *testing.T) {
 // the current 1 (reason no-data), where counting it would ask for
 // ceil(6 / 4) = 2 and more for as long as the queue never drains.
 func TestDecideStuckCaseC18(t *testing.T) {
-	const page = "../../../shared/testdata/cases/18-stuck-engine-not-load.prom"
-	if _, err := os.Stat(page); err != nil {
-		t.Skipf("shared test data absent (%v): see ../shared/testdata/LOG.md", err)
-	}
+	page := sharedtest.Path(t, "cases", "18-stuck-engine-not-load.prom")
 	d := decideOK(t, page, "--target", "4")
 	wantDecision(t, d, 1, "no-data")
 	_, out, _ := runDecide(t, page, "--target", "4")

@@ -38,8 +38,8 @@ type LoadCmd struct {
 	Seed         uint64        `name:"seed" default:"1" help:"Seed of the prompts and Poisson arrivals."`
 	Output       string        `name:"output" default:"text" enum:"text,json" help:"text (table, knee) or json."`
 	AllowRemote  bool          `name:"allow-remote" help:"Allow a URL that is not loopback (load only servers you own)."`
-	Progress     string        `name:"progress" default:"auto" enum:"auto,always,never" help:"Progress bar on stderr: auto (when stderr is a terminal), always, never."`
-	Calibrate    string        `name:"calibrate" type:"path" help:"Fit the replica model (the --replica-* flags: GPU, model, TP) to the concurrency sweep and write the calibration file here (gpu, simulate, backtest, profile, fleet take it with --calibration)."`
+	Progress     string        `name:"progress" default:"auto" enum:"auto,always,never" help:"Progress on stderr: auto (a bar on a terminal; otherwise, for a sweep, a line as each point starts and ends), always (the bar), never."`
+	Calibrate    string        `name:"calibrate" type:"path" help:"Fit the replica model (the --replica-* flags: GPU, model, TP) to the concurrency sweep and write the calibration file here (gpu, simulate, backtest and profile take it with --calibration, fleet with --replica-calibration). Every point of the sweep runs (each up to --duration 60s or --requests 1000 by default): 7 points take up to about 7 minutes."`
 	CalibrateFit int           `name:"calibrate-fit-max" default:"16" help:"Fit on the sweep's points up to this concurrency; the higher ones are held out and their prediction error is reported."`
 	ReplicaFlags `embed:"" prefix:"replica-"`
 }
@@ -133,7 +133,7 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 		cfg.Trace = &src
 	}
-	bar := newLoadProgress(e.stderr, c.Progress)
+	bar := newLoadProgress(e.stderr, c.Progress, concurrency, loads)
 	cfg.Progress = bar.update
 	var rep load.Report
 	if cfg.Trace != nil {
@@ -143,7 +143,8 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 		rep.Summary = load.Summarize(recs, dur)
 	} else {
-		rep, err = load.Sweep(e.ctx, cfg, concurrency, loads, slo, c.Calibrate != "", func(load.Summary) { bar.reset() })
+		bar.start(cfg)
+		rep, err = load.Sweep(e.ctx, cfg, concurrency, loads, slo, c.Calibrate != "", bar.point)
 		if err != nil {
 			return err
 		}
@@ -289,26 +290,82 @@ func plotLoad(w io.Writer, rep load.Report) {
 }
 
 // loadProgress draws the progress bar on the commands' status line (a
-// terminal only, unless --progress always).
-type loadProgress struct{ line *status.Line }
+// terminal only, unless --progress always), naming the sweep's point. Off a
+// terminal under --progress auto, a sweep of several points instead writes
+// a line as it starts and as each point ends (a log, a CI job), so that a
+// calibration's minutes are not silent.
+type loadProgress struct {
+	line   *status.Line
+	lines  io.Writer // off a terminal: a line per point; nil otherwise
+	labels []string  // the sweep's points, "c=4" or "2 req/s"
+	done   int       // points finished
+	began  time.Time // the current point's start
+}
 
-func newLoadProgress(w io.Writer, mode string) *loadProgress {
+// newLoadProgress returns the progress of a run of loads (the sweep's
+// points; concurrency or rates) on w under mode (auto, always, never).
+func newLoadProgress(w io.Writer, mode string, concurrency bool, loads []float64) *loadProgress {
 	line := status.New(w, 0)
+	p := &loadProgress{line: line}
 	switch mode {
 	case "always":
 		line.SetActive(true)
 	case "never":
 		line.SetActive(false)
+	default:
+		if !line.Active() && len(loads) > 1 {
+			p.lines = w
+		}
 	}
-	return &loadProgress{line: line}
+	for _, l := range loads {
+		s := load.Summary{Rate: l}
+		if concurrency {
+			s = load.Summary{Concurrency: int(l)}
+		}
+		p.labels = append(p.labels, loadLabel(s))
+	}
+	return p
+}
+
+// start says what the sweep will run (off a terminal).
+func (p *loadProgress) start(cfg load.Config) {
+	p.began = time.Now()
+	if p.lines == nil {
+		return
+	}
+	limit := fmt.Sprintf("%s or %d requests, whichever comes first", cfg.Duration, cfg.Requests)
+	if cfg.Requests == 0 {
+		limit = cfg.Duration.String()
+	}
+	fmt.Fprintf(p.lines, "load: %d points (%s), each up to %s\n", len(p.labels), strings.Join(p.labels, ", "), limit)
+	fmt.Fprintf(p.lines, "load: %s (1 of %d) started\n", p.labels[0], len(p.labels))
+}
+
+// point is Sweep's callback after each point: clear the bar, and off a
+// terminal say what the point did and which comes next.
+func (p *loadProgress) point(s load.Summary) {
+	p.line.Done()
+	p.done++
+	if p.lines != nil {
+		fmt.Fprintf(p.lines, "load: %s (%d of %d) done in %.0fs: %d requests, %d errors\n",
+			loadLabel(s), p.done, len(p.labels), time.Since(p.began).Seconds(), s.Requests, s.Errors)
+		if p.done < len(p.labels) {
+			fmt.Fprintf(p.lines, "load: %s (%d of %d) started\n", p.labels[p.done], p.done+1, len(p.labels))
+		}
+	}
+	p.began = time.Now()
 }
 
 func (p *loadProgress) update(done, total int) {
+	point := ""
+	if len(p.labels) > 1 && p.done < len(p.labels) {
+		point = fmt.Sprintf("%s (%d of %d) ", p.labels[p.done], p.done+1, len(p.labels))
+	}
 	if total > 0 {
-		p.line.Printf("%s %d/%d requests", status.Bar(float64(done)/float64(total), 30), done, total)
+		p.line.Printf("%s%s %d/%d requests", point, status.Bar(float64(done)/float64(total), 30), done, total)
 		return
 	}
-	p.line.Printf("%d requests", done)
+	p.line.Printf("%s%d requests", point, done)
 }
 
 func (p *loadProgress) reset() { p.line.Done() }

@@ -194,3 +194,59 @@ func TestCommandLine(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// TestLoadSweepProgressOffTerminal: a sweep whose stderr is not a terminal
+// (here a buffer) says what it will run and a line per point, so that
+// load --calibrate's minutes are not silent in a log; --progress never
+// says nothing. By hand: points c=1 and c=2 of 2 requests each, all served.
+func TestLoadSweepProgressOffTerminal(t *testing.T) {
+	f, err := fleet.Start(context.Background(), fleet.Config{Replicas: 1, Max: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	args := []string{f.URL(), "--concurrency", "1,2", "--requests", "2", "--max-tokens", "4", "--prompt-tokens", "8", "--slo-ttft", "0", "--slo-itl", "0"}
+	code, out, errs := runLoad(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"load: 2 points (c=1, c=2), each up to 1m0s or 2 requests, whichever comes first\n",
+		"load: c=1 (1 of 2) started\n",
+		"load: c=1 (1 of 2) done in ",
+		"s: 2 requests, 0 errors\nload: c=2 (2 of 2) started\n",
+		"load: c=2 (2 of 2) done in ",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if strings.Contains(errs, "\r") {
+		t.Errorf("stderr has a terminal's redraws off a terminal: %q", errs)
+	}
+	if code, _, errs := runLoad(t, append(args, "--progress", "never")...); code != 0 || errs != "" {
+		t.Errorf("--progress never: exit %d, stderr %q; want 0 and nothing", code, errs)
+	}
+}
+
+// TestLoadHelpNamesFleetFlag: load --help points fleet users at the flag
+// fleet has (--replica-calibration), and says what a calibration costs.
+func TestLoadHelpNamesFleetFlag(t *testing.T) {
+	help := func(cmd string) string {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), []string{cmd, "--help"}, strings.NewReader(""), &out, &errb); code != 0 {
+			t.Fatalf("%s --help: exit %d %s", cmd, code, errb.String())
+		}
+		return strings.Join(strings.Fields(out.String()), " ")
+	}
+	load, fl := help("load"), help("fleet")
+	if !strings.Contains(load, "fleet with --replica-calibration") || strings.Contains(load, "fleet take it with --calibration") {
+		t.Errorf("load --help does not name fleet's --replica-calibration:\n%s", load)
+	}
+	if !strings.Contains(fl, "--replica-calibration=") && !strings.Contains(fl, "--replica-calibration ") {
+		t.Errorf("fleet --help has no --replica-calibration:\n%s", fl)
+	}
+	if !strings.Contains(load, "--duration 60s or --requests 1000") {
+		t.Errorf("load --help does not say what a point of the sweep costs:\n%s", load)
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/infscale/infscale/internal/sharedtest"
 )
 
 // runParseCLI runs `infscale parse args...` with stdin and returns the exit
@@ -78,10 +80,7 @@ func writePage(t *testing.T, dir, name, body string) string {
 }
 
 func TestParseSharedPagesJSON(t *testing.T) {
-	const dir = "../../../shared/testdata"
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared test data absent (%v): see ../shared/testdata/LOG.md", err)
-	}
+	dir := sharedtest.Path(t)
 	pages := []string{
 		dir + "/cases/06-vllm-dp-engine-series.prom",
 		dir + "/metrics/19-vllm-v0-0.5.4-families-without-samples.prom",

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/infscale/infscale/internal/sharedtest"
 )
 
 func runSimulate(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -201,10 +203,7 @@ func TestSimulateInvalid(t *testing.T) {
 }
 
 func TestSimulateAzureAccounting(t *testing.T) {
-	p := filepath.Join("..", "..", "..", "shared", "testdata", "traces", "azure-llm-2023-conv.csv")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared test data absent (%v)", err)
-	}
+	p := sharedtest.Path(t, "traces", "azure-llm-2023-conv.csv")
 	for _, r := range simulateJSON(t, "--trace", p, "--policy", "queue:24", "--policy", "recommended") {
 		// README: 19,366 rows; every one is met, late, unserved or rejected.
 		if r.Requests != 19366 || r.Met+r.Late+r.Unserved+r.Rejected != 19366 {

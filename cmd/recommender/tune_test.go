@@ -15,6 +15,8 @@ import (
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/replay"
+
+	"github.com/infscale/infscale/internal/sharedtest"
 )
 
 // TestTuneReference: tune on the reference trace prints JSON with the
@@ -174,10 +176,7 @@ func TestTuneDemandWinner(t *testing.T) {
 	if testing.Short() {
 		t.Skip("tunes on an hour of traffic")
 	}
-	p := filepath.Join("..", "..", "..", "shared", "testdata", "traces", "azure-llm-2023-conv.csv")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared test data absent (%v)", err)
-	}
+	p := sharedtest.Path(t, "traces", "azure-llm-2023-conv.csv")
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"tune", "--trace", p, "--output", "json"}, nil, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())

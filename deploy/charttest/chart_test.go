@@ -18,6 +18,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -47,6 +48,11 @@ func render(t *testing.T, values string) []object {
 }
 
 func tryRender(values string) ([]object, error) {
+	return tryRenderRelease("infscale", values)
+}
+
+// tryRenderRelease is tryRender for the release name given.
+func tryRenderRelease(release, values string) ([]object, error) {
 	ch, err := loader.Load(chartDir)
 	if err != nil {
 		return nil, err
@@ -56,7 +62,7 @@ func tryRender(values string) ([]object, error) {
 		return nil, err
 	}
 	rv, err := chartutil.ToRenderValues(ch, over, chartutil.ReleaseOptions{
-		Name: "infscale", Namespace: "infscale", Revision: 1, IsInstall: true,
+		Name: release, Namespace: "infscale", Revision: 1, IsInstall: true,
 	}, chartutil.DefaultCapabilities)
 	if err != nil {
 		return nil, err
@@ -128,6 +134,10 @@ func newObject(m metav1.TypeMeta) any {
 		return &monitoringv1.ServiceMonitor{}
 	case "batch/v1 CronJob":
 		return &batchv1.CronJob{}
+	case "monitoring.coreos.com/v1 PodMonitor":
+		return &monitoringv1.PodMonitor{}
+	case "policy/v1 PodDisruptionBudget":
+		return &policyv1.PodDisruptionBudget{}
 	}
 	return nil
 }

@@ -74,8 +74,14 @@ func findOrBuild(tool Tool) (string, error) {
 	return p, nil
 }
 
+// BuildTags are the build tags the pinned Prometheus and promtool are built
+// with, here and by the Makefile's tools target: remove_all_sd leaves out
+// every service-discovery plugin but static, file and http (Prometheus
+// >= 3.10), and with them the cloud SDKs that were most of the build.
+const BuildTags = "remove_all_sd"
+
 // build compiles tool from the tools module into the user cache directory,
-// keyed by the hash of tools/go.sum (a version bump builds anew), writing
+// keyed by the hash of tools/go.sum and BuildTags (a version bump builds anew), writing
 // to a temporary name and renaming so concurrent test binaries never see a
 // half-written file.
 func build(root string, tool Tool) (string, error) {
@@ -83,7 +89,7 @@ func build(root string, tool Tool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("tools module: %w", err)
 	}
-	h := sha256.Sum256(sum)
+	h := sha256.Sum256(append(sum, BuildTags...))
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
@@ -102,7 +108,7 @@ func build(root string, tool Tool) (string, error) {
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	cmd := exec.Command("go", "build", "-C", filepath.Join(root, "tools"), "-o", tmp.Name(),
+	cmd := exec.Command("go", "build", "-C", filepath.Join(root, "tools"), "-tags", BuildTags, "-o", tmp.Name(),
 		"github.com/prometheus/prometheus/cmd/"+string(tool))
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %w\n%s", tool, err, b)

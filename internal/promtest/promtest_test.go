@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +38,56 @@ func TestToolsPinMatchesMainModule(t *testing.T) {
 	main, tools := version(filepath.Join(root, "go.mod")), version(filepath.Join(root, "tools", "go.mod"))
 	if main != tools {
 		t.Fatalf("go.mod has prometheus %s, tools/go.mod %s: bump both together", main, tools)
+	}
+}
+
+// The Makefile's tools target builds with BuildTags, and under them the
+// pinned Prometheus server links no service discovery but static, file and
+// http: no discovery/kubernetes or discovery/aws, nor the Kubernetes API
+// types (Prometheus's plugins/*.go are `//go:build !remove_all_sd ||
+// enable_<name>_sd`, since 3.10). promtool imports discovery/kubernetes
+// itself, so the tag trims it less.
+func TestToolsBuildWithoutServiceDiscovery(t *testing.T) {
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^PROMETHEUS_TAGS \?= ` + regexp.QuoteMeta(BuildTags) + `$`).Match(mk) {
+		t.Errorf("Makefile: want PROMETHEUS_TAGS ?= %s (the tags internal/promtest builds with)", BuildTags)
+	}
+	if n := strings.Count(string(mk), "build -C tools -tags $(PROMETHEUS_TAGS) "); n != 2 {
+		t.Errorf("Makefile: %d go build -C tools lines with -tags $(PROMETHEUS_TAGS), want 2 (prometheus, promtool)", n)
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("go command not found: %v", err)
+	}
+	cmd := exec.Command(goBin, "list", "-C", filepath.Join(root, "tools"), "-tags", BuildTags, "-deps",
+		"github.com/prometheus/prometheus/cmd/prometheus")
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("%s: %v\n%s", cmd, err, stderr)
+	}
+	deps := strings.Fields(string(out))
+	for _, want := range []string{"github.com/prometheus/prometheus/discovery/file", "github.com/prometheus/prometheus/discovery/http"} {
+		if !slices.Contains(deps, want) {
+			t.Errorf("-tags %s: %s missing", BuildTags, want)
+		}
+	}
+	for _, p := range deps {
+		if strings.HasPrefix(p, "github.com/prometheus/prometheus/discovery/kubernetes") ||
+			strings.HasPrefix(p, "github.com/prometheus/prometheus/discovery/aws") ||
+			strings.HasPrefix(p, "k8s.io/api/") {
+			t.Errorf("-tags %s still links %s", BuildTags, p)
+		}
 	}
 }
 

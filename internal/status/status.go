@@ -97,6 +97,14 @@ func (l *Line) SetActive(on bool) {
 	l.on = on
 }
 
+// Active reports whether the line draws: w is a terminal, or SetActive
+// turned it on.
+func (l *Line) Active() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.on
+}
+
 // Bar is a progress bar of width cells for a fraction f (clamped to 0..1):
 // "[######..............]".
 func Bar(f float64, width int) string {

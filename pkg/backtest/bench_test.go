@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/internal/history"
+	"github.com/infscale/infscale/internal/history/historytest"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/replay"
@@ -23,7 +24,7 @@ import (
 // /proc/self/clear_refs). Run it alone: go test -run '^$' -bench Week
 // -benchtime 1x ./pkg/backtest/ (setup writes ~180 MB and backfills it).
 func BenchmarkWeek(b *testing.B) {
-	srv, truth := history.Serve(b, history.Config{Scrape: 30 * time.Second})
+	srv, truth := historytest.Serve(b, history.Config{Scrape: 30 * time.Second})
 	api, err := promql.NewClient(promql.ClientConfig{URL: srv.URL, Timeout: 5 * time.Minute})
 	if err != nil {
 		b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/internal/history"
+	"github.com/infscale/infscale/internal/history/historytest"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/replica"
 )
@@ -43,7 +44,7 @@ func truthReplica(c history.Replica) history.Replica {
 // calibrateFrom serves the history, fetches it as backtest does and fits.
 func calibrateFrom(t *testing.T, c history.Replica) (CalibrationFit, error) {
 	t.Helper()
-	srv, truth := history.ServeReplica(t, truthReplica(c))
+	srv, truth := historytest.ServeReplica(t, truthReplica(c))
 	api, ms, g := llmHistory(t, srv.URL, truth.Start, truth.End)
 	tgt := Target{Server: profile.VLLM, Selector: ms}
 	h, _, err := Fetch(context.Background(), api, tgt, g, nil)
@@ -237,7 +238,7 @@ func TestCalibrateFromWeek(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled week")
 	}
-	srv, truth := history.Serve(t, history.Config{}) // 60 s scrapes, as infscale history writes by default
+	srv, truth := historytest.Serve(t, history.Config{}) // 60 s scrapes, as infscale history writes by default
 	api, ms, g := llmHistory(t, srv.URL, truth.Start, truth.End)
 	tgt := Target{Server: profile.VLLM, Selector: ms}
 	h, _, err := Fetch(context.Background(), api, tgt, g, nil)
@@ -257,7 +258,7 @@ func TestCalibrateFromWeek(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	history.CheckWeekCalibration(t, res.Calibration)
+	historytest.CheckWeekCalibration(t, res.Calibration)
 	itl, ttft := res.HeldOutError()
 	t.Logf("%d decode and %d prefill windows fitted; held out: ITL mean |error| %.2f%%, TTFT %.2f%%", res.DecodeWindows, res.PrefillWindows, 100*itl, 100*ttft)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/infscale/infscale/internal/history"
+	"github.com/infscale/infscale/internal/history/historytest"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/promql"
 )
@@ -20,7 +21,7 @@ func TestReconstructFromPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled week")
 	}
-	srv, truth := history.Serve(t, history.Config{Scrape: 2 * time.Minute})
+	srv, truth := historytest.Serve(t, history.Config{Scrape: 2 * time.Minute})
 	api, ms, g := llmHistory(t, srv.URL, truth.Start, truth.End)
 	tgt := Target{Server: profile.VLLM, Selector: ms,
 		Replicas: `sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat"})`}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/infscale/infscale/pkg/replica"
 )
 
 // The OpenAI-compatible API a vLLM server offers, as far as load tests use
@@ -17,6 +19,33 @@ import (
 // request generates exactly its max_tokens (vLLM's ignore_eos, as load
 // tests set it); prompt tokens are counted one per whitespace-separated
 // word (the fleet has no tokenizer), and `usage` reports both counts.
+
+// contextTokens is each catalog model's (replica.LookupModel's names)
+// context length: max_position_embeddings in its Hugging Face config.json,
+// which vLLM takes as --max-model-len when none is given.
+var contextTokens = map[string]int64{
+	"llama-3-8b":    8192,
+	"llama-3.1-8b":  131072,
+	"llama-3.1-70b": 131072,
+	"llama-2-7b":    4096,
+	"qwen2.5-7b":    32768,
+	"qwen2.5-72b":   32768,
+	"qwen3-8b":      40960,
+	"mistral-7b":    32768,
+	"mixtral-8x7b":  32768,
+}
+
+// maxModelLen is the max_model_len vLLM's /v1/models reports for r, in
+// tokens: the model's context length, capped at the KV cache's capacity
+// (vLLM does not start with a max_model_len its KV cache cannot hold one
+// sequence of); the KV capacity for a model outside the catalog.
+func maxModelLen(r *replica.Replica) int64 {
+	kv := r.KVCapacityTokens()
+	if n, ok := contextTokens[r.Config().Model.Name]; ok && n < kv {
+		return n
+	}
+	return kv
+}
 
 // maxBody bounds a request body.
 const maxBody = 4 << 20
@@ -108,7 +137,7 @@ func (f *Fleet) api(w http.ResponseWriter, r *http.Request, pick func(now time.T
 	case "/v1/models":
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": []map[string]any{{
-			"id": f.cfg.Model, "object": "model", "owned_by": "infscale-fleet", "max_model_len": f.cfg.Replica.KVCapacityTokens()}}})
+			"id": f.cfg.Model, "object": "model", "owned_by": "infscale-fleet", "max_model_len": maxModelLen(f.cfg.Replica)}}})
 	case "/v1/completions", "/v1/chat/completions":
 		if r.Method != http.MethodPost {
 			apiError(w, http.StatusMethodNotAllowed, "use POST")

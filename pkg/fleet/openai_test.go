@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/infscale/infscale/pkg/replica"
 )
 
 func post(t *testing.T, url, body string) *http.Response {
@@ -117,5 +119,69 @@ func TestOpenAIErrors(t *testing.T) {
 	}
 	if r := post(t, f.URL()+"/v1/completions", `{"prompt":"x"}`); r.StatusCode != 503 {
 		t.Errorf("no replica: %d, want 503", r.StatusCode)
+	}
+}
+
+// TestModelsMaxModelLen: /v1/models reports the model's context length as
+// vLLM does (max_position_embeddings of its config.json), not the KV
+// cache's capacity. By hand: Meta-Llama-3-8B's config.json says 8192
+// (the KV cache of the default H100 replica holds far more: (0.9 x 80 GB -
+// 16 GB weights - 4 GB reserve) / 128 KiB per token = 396,728 tokens);
+// Llama-3.1-8B's says 131072. On an L4 (24 GB) the 3.1 model's KV cache
+// holds (21.6 - 16 - 4) GB / 131072 B = 12,207 tokens, below its context:
+// a vLLM there runs with max_model_len <= 12,207, so that is reported.
+func TestModelsMaxModelLen(t *testing.T) {
+	gpu := func(name string) replica.GPU {
+		g, err := replica.LookupGPU(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	model := func(name string) replica.Model {
+		m, err := replica.LookupModel(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for _, c := range []struct {
+		gpu, model string
+		want       int64
+	}{
+		{"h100-sxm", "llama-3-8b", 8192},
+		{"h100-sxm", "llama-3.1-8b", 131072},
+		{"l4", "llama-3.1-8b", 12207},
+	} {
+		cfg := replica.DefaultConfig()
+		cfg.GPU, cfg.Model = gpu(c.gpu), model(c.model)
+		r, err := replica.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := Start(context.Background(), Config{Replicas: 1, Max: 1, Replica: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Get(f.URL() + "/v1/models")
+		if err != nil {
+			f.Stop()
+			t.Fatal(err)
+		}
+		var list struct {
+			Data []struct {
+				ID          string `json:"id"`
+				MaxModelLen int64  `json:"max_model_len"`
+			} `json:"data"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&list)
+		resp.Body.Close()
+		f.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Data) != 1 || list.Data[0].MaxModelLen != c.want {
+			t.Errorf("%s on %s: /v1/models %+v, want max_model_len %d", c.model, c.gpu, list.Data, c.want)
+		}
 	}
 }

@@ -18,16 +18,15 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/pkg/profile"
+
+	"github.com/infscale/infscale/internal/sharedtest"
 )
 
-// casesDir is shared/testdata/cases, next to the repository.
+// casesDir is shared/testdata/cases, next to the repository (skips when
+// absent, fails under CI=true).
 func casesDir(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "testdata", "cases")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared test data not found at %s: %v", dir, err)
-	}
-	return dir
+	return sharedtest.Path(t, "cases")
 }
 
 // caseLines returns the JSON Lines of a case file (one API response each).

@@ -7,16 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/infscale/infscale/internal/sharedtest"
 )
 
 // sharedCases is ../shared/testdata/cases from the repository root.
 func sharedCases(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "testdata", "cases")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared test data absent (%v): the cases live in ../shared/testdata next to the repository", err)
-	}
-	return dir
+	return sharedtest.Path(t, "cases")
 }
 
 // readTSV reads a case's rows of numbers, skipping # comments.

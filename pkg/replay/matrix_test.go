@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infscale/infscale/internal/sharedtest"
 	gpu "github.com/infscale/infscale/pkg/replica"
 	"github.com/infscale/infscale/pkg/trace"
 )
@@ -165,9 +166,7 @@ func cellText(r Result) string {
 // rewrites docs/recommended.md with the goals' verdicts; without, it
 // replays matrixSubset and checks the document holds the same figures.
 func TestMatrix(t *testing.T) {
-	if _, err := os.Stat(filepath.Join("..", "..", "..", "shared", "testdata", "traces", "mooncake-synthetic.jsonl")); err != nil {
-		t.Skipf("shared traces absent: %v", err)
-	}
+	sharedtest.Path(t, "traces", "mooncake-synthetic.jsonl")
 	reps, trs, pols := matrixReplicas(), matrixTraces(), matrixPolicies()
 	if *matrixOnly != "" {
 		re := regexp.MustCompile(*matrixOnly)

@@ -2,13 +2,13 @@ package replay
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	gpu "github.com/infscale/infscale/pkg/replica"
 	"github.com/infscale/infscale/pkg/trace"
+
+	"github.com/infscale/infscale/internal/sharedtest"
 )
 
 func referenceModel(t testing.TB) *gpu.Replica {
@@ -98,10 +98,7 @@ func TestReferenceOrdering(t *testing.T) {
 // TestAzureAccounting: on the Azure conversation trace every request is
 // accounted for: met + late + unserved + rejected = 19,366 (its README).
 func TestAzureAccounting(t *testing.T) {
-	p := filepath.Join("..", "..", "..", "shared", "testdata", "traces", "azure-llm-2023-conv.csv")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared test data absent (%v)", err)
-	}
+	p := sharedtest.Path(t, "traces", "azure-llm-2023-conv.csv")
 	src, err := trace.Parse(p, trace.Options{})
 	if err != nil {
 		t.Fatal(err)

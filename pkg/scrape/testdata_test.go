@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/profile"
+
+	"github.com/infscale/infscale/internal/sharedtest"
 )
 
 // sharedTestdata is ../shared/testdata seen from the repository root
@@ -17,11 +19,7 @@ const sharedTestdata = "../../../shared/testdata"
 
 func sharedDir(t testing.TB, sub string) string {
 	t.Helper()
-	dir := filepath.Join(sharedTestdata, sub)
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared test data absent (%v): the real pages live in ../shared/testdata next to the repository, see its LOG.md", err)
-	}
-	return dir
+	return sharedtest.Path(t, sub)
 }
 
 func readFile(t testing.TB, path string, server profile.Server) (*Page, error) {

@@ -8,17 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/infscale/infscale/internal/sharedtest"
 )
 
 // testdata returns ../shared/testdata/traces/name beside the repository, or
-// skips when the shared folder is absent.
+// skips when the shared folder is absent (fails under CI=true).
 func testdata(t testing.TB, name string) string {
 	t.Helper()
-	p := filepath.Join("..", "..", "..", "shared", "testdata", "traces", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared test data absent (%v): the real traces live beside the repository, not in it", err)
-	}
-	return p
+	return sharedtest.Path(t, "traces", name)
 }
 
 func readAll(t *testing.T, s Source) []Request {

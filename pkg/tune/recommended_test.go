@@ -4,14 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
 	"github.com/infscale/infscale/pkg/trace"
+
+	"github.com/infscale/infscale/internal/sharedtest"
 )
 
 var chooseRecommended = flag.Bool("choose", false, "replay the grid recommended is chosen from (a minute of CPU) and check the preset is Choose's winner")
@@ -28,11 +28,7 @@ func TestRecommendedChoice(t *testing.T) {
 	if !*chooseRecommended {
 		t.Skip("replays the recommended grid only with -choose")
 	}
-	dir := filepath.Join("..", "..", "..", "shared", "testdata", "traces")
-	az := filepath.Join(dir, "azure-llm-2023-conv.csv")
-	if _, err := os.Stat(az); err != nil {
-		t.Skipf("shared traces absent: %v", err)
-	}
+	az := sharedtest.Path(t, "traces", "azure-llm-2023-conv.csv")
 	rep, err := replica.New(replica.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,8 @@
-package history
+// Package historytest serves a synthetic history (package history) from the
+// pinned real Prometheus for tests. It is apart from package history so that
+// the infscale binary, which writes histories, links neither the testing
+// package nor internal/promtest.
+package historytest
 
 import (
 	"bufio"
@@ -8,6 +12,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/infscale/infscale/internal/history"
 	"github.com/infscale/infscale/internal/promtest"
 	"github.com/infscale/infscale/pkg/replica"
 )
@@ -19,22 +24,22 @@ import (
 // (retention counts from the newest block, and the history is in the
 // past). Query it over [Truth.Start, Truth.End] explicitly. It skips the
 // test when the binaries are unavailable (fails under CI=true).
-func Serve(t testing.TB, cfg Config) (*promtest.Server, Truth) {
+func Serve(t testing.TB, cfg history.Config) (*promtest.Server, history.Truth) {
 	t.Helper()
-	var tr Truth
+	var tr history.Truth
 	srv := serve(t, func(w io.Writer) (err error) {
-		tr, err = Write(w, cfg)
+		tr, err = history.Write(w, cfg)
 		return err
 	})
 	return srv, tr
 }
 
-// ServeReplica is Serve for a Replica history.
-func ServeReplica(t testing.TB, cfg Replica) (*promtest.Server, ReplicaTruth) {
+// ServeReplica is Serve for a history.Replica.
+func ServeReplica(t testing.TB, cfg history.Replica) (*promtest.Server, history.ReplicaTruth) {
 	t.Helper()
-	var tr ReplicaTruth
+	var tr history.ReplicaTruth
 	srv := serve(t, func(w io.Writer) (err error) {
-		tr, err = WriteReplica(w, cfg)
+		tr, err = history.WriteReplica(w, cfg)
 		return err
 	})
 	return srv, tr
@@ -66,13 +71,13 @@ func serve(t testing.TB, write func(io.Writer) error) *promtest.Server {
 	return promtest.Start(t, promtest.Options{DataDir: data, Flags: []string{"--storage.tsdb.retention.time=10y"}})
 }
 
-// CheckWeekCalibration fails t unless cal, fitted from a week Write wrote,
+// CheckWeekCalibration fails t unless cal, fitted from a week history.Write wrote,
 // gives WeekReplica back within the tolerances docs/ACCURACY.md holds the
 // noisy Prometheus-history fit to: step overhead 0.25 ms, per-sequence
 // cost 10 us, request overhead 3 ms, MFU 0.01.
 func CheckWeekCalibration(t testing.TB, cal replica.Calibration) {
 	t.Helper()
-	w := WeekReplica()
+	w := history.WeekReplica()
 	for _, c := range []struct {
 		what           string
 		got, want, tol float64

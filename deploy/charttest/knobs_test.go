@@ -1,0 +1,278 @@
+package charttest
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+)
+
+// The standard knobs of KEDA's and kube-state-metrics' charts, each set
+// and found where the Kubernetes API reads it.
+
+func podSpec(t *testing.T, objs []object) corev1.PodSpec {
+	t.Helper()
+	return only[*appsv1.Deployment](t, objs).Spec.Template.Spec
+}
+
+// TestImageTagDefaultsToAppVersion: image.tag empty is Chart.yaml's
+// appVersion; a tag given is used as is.
+func TestImageTagDefaultsToAppVersion(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(chartDir, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart struct {
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(b, &chart); err != nil || chart.AppVersion == "" {
+		t.Fatalf("Chart.yaml appVersion %q: %v", chart.AppVersion, err)
+	}
+	if got := podSpec(t, render(t, "")).Containers[0].Image; got != "infscale/infscale:"+chart.AppVersion {
+		t.Errorf("default image %q, want infscale/infscale:%s", got, chart.AppVersion)
+	}
+	if got := podSpec(t, render(t, `image: {repository: registry.example.com/infscale, tag: "0.2.0"}`)).Containers[0].Image; got != "registry.example.com/infscale:0.2.0" {
+		t.Errorf("image %q, want registry.example.com/infscale:0.2.0", got)
+	}
+}
+
+// names returns kind/name of every rendered object.
+func names(objs []object) map[string]string {
+	out := map[string]string{}
+	for _, o := range objs {
+		out[o.meta.Kind+" "+o.obj.(metav1.Object).GetName()] = o.source
+	}
+	return out
+}
+
+// TestNames: objects are named after a release containing "infscale",
+// else <release>-infscale; fullnameOverride names them all, nameOverride
+// replaces "infscale" in both the names and the app.kubernetes.io/name
+// label; every reference follows (config volume, Role bindings, Lease).
+func TestNames(t *testing.T) {
+	for _, c := range []struct {
+		release, values, name, label string
+	}{
+		{"infscale", "", "infscale", "infscale"},
+		{"prod", "", "prod-infscale", "infscale"},
+		{"prod", "fullnameOverride: scaler", "scaler", "infscale"},
+		{"prod", "nameOverride: rec", "prod-rec", "rec"},
+	} {
+		objs, err := tryRenderRelease(c.release, c.values+"\nrbac: {modes: [apply, leases]}\nreplicas: 2")
+		if err != nil {
+			t.Fatalf("release %s, %q: %v", c.release, c.values, err)
+		}
+		got := names(objs)
+		for _, want := range []string{"ConfigMap", "Deployment", "Service", "ServiceMonitor", "ServiceAccount", "RoleBinding"} {
+			if _, ok := got[want+" "+c.name]; !ok {
+				t.Errorf("release %s, %q: no %s %s in %v", c.release, c.values, want, c.name, got)
+			}
+		}
+		if _, ok := got["Role "+c.name+"-leases"]; !ok {
+			t.Errorf("release %s, %q: no Role %s-leases in %v", c.release, c.values, c.name, got)
+		}
+		d := only[*appsv1.Deployment](t, objs)
+		spec := d.Spec.Template.Spec
+		if spec.Volumes[0].ConfigMap.Name != c.name || spec.ServiceAccountName != c.name ||
+			!strings.Contains(strings.Join(spec.Containers[0].Args, " "), "--leader-elect-resource-name="+c.name+" ") {
+			t.Errorf("release %s, %q: config volume %q, serviceAccountName %q, args %q; want %s", c.release, c.values,
+				spec.Volumes[0].ConfigMap.Name, spec.ServiceAccountName, spec.Containers[0].Args, c.name)
+		}
+		wantSel := map[string]string{"app.kubernetes.io/name": c.label, "app.kubernetes.io/instance": c.release}
+		if !reflect.DeepEqual(d.Spec.Selector.MatchLabels, wantSel) || !reflect.DeepEqual(only[*corev1.Service](t, objs).Spec.Selector, wantSel) ||
+			d.Spec.Template.Labels["app.kubernetes.io/name"] != c.label {
+			t.Errorf("release %s, %q: selectors %v / %v, pod labels %v; want %v", c.release, c.values, d.Spec.Selector.MatchLabels,
+				only[*corev1.Service](t, objs).Spec.Selector, d.Spec.Template.Labels, wantSel)
+		}
+		for _, rb := range every[*rbacv1.RoleBinding](objs) {
+			if rb.Subjects[0].Name != c.name {
+				t.Errorf("release %s: RoleBinding %s binds %q, want %s", c.release, rb.Name, rb.Subjects[0].Name, c.name)
+			}
+		}
+	}
+}
+
+// TestPodKnobs: pull secrets, scheduling, pod metadata, and extra args,
+// env and volumes reach the pod; a Secret mounted with extraVolumes holds
+// the password_file and ca_file the Prometheus config names
+// (examples/serve-prometheus.yaml).
+func TestPodKnobs(t *testing.T) {
+	objs := render(t, `
+prometheus:
+  url: https://prom.example:9090
+  basic_auth: {username: infscale, password_file: /etc/infscale-auth/password}
+  tls_config: {ca_file: /etc/infscale-auth/ca.crt}
+imagePullSecrets: [{name: regcred}]
+priorityClassName: system-cluster-critical
+nodeSelector: {kubernetes.io/os: linux}
+tolerations: [{key: dedicated, operator: Equal, value: control, effect: NoSchedule}]
+affinity:
+  nodeAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      nodeSelectorTerms: [{matchExpressions: [{key: pool, operator: In, values: [system]}]}]
+podAnnotations: {example.com/team: ml}
+podLabels: {team: ml}
+extraArgs: [--log-level=debug]
+extraEnv: [{name: GOMEMLIMIT, value: 100MiB}]
+extraVolumes: [{name: prometheus-auth, secret: {secretName: prometheus-auth}}]
+extraVolumeMounts: [{name: prometheus-auth, mountPath: /etc/infscale-auth, readOnly: true}]
+`)
+	d := only[*appsv1.Deployment](t, objs)
+	spec := d.Spec.Template.Spec
+	c := spec.Containers[0]
+	if len(spec.ImagePullSecrets) != 1 || spec.ImagePullSecrets[0].Name != "regcred" {
+		t.Errorf("imagePullSecrets %+v", spec.ImagePullSecrets)
+	}
+	if spec.PriorityClassName != "system-cluster-critical" || spec.NodeSelector["kubernetes.io/os"] != "linux" {
+		t.Errorf("priorityClassName %q nodeSelector %v", spec.PriorityClassName, spec.NodeSelector)
+	}
+	if len(spec.Tolerations) != 1 || spec.Tolerations[0].Key != "dedicated" || spec.Tolerations[0].Effect != corev1.TaintEffectNoSchedule {
+		t.Errorf("tolerations %+v", spec.Tolerations)
+	}
+	if a := spec.Affinity; a == nil || a.NodeAffinity == nil ||
+		a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Values[0] != "system" {
+		t.Errorf("affinity %+v", a)
+	}
+	meta := d.Spec.Template.ObjectMeta
+	if meta.Annotations["example.com/team"] != "ml" || meta.Annotations["checksum/config"] == "" || meta.Labels["team"] != "ml" {
+		t.Errorf("pod annotations %v labels %v; want team and the config checksum", meta.Annotations, meta.Labels)
+	}
+	if want := map[string]string{"app.kubernetes.io/name": "infscale", "app.kubernetes.io/instance": "infscale"}; !reflect.DeepEqual(d.Spec.Selector.MatchLabels, want) {
+		t.Errorf("selector %v: pod labels must not reach it", d.Spec.Selector.MatchLabels)
+	}
+	if want := []string{"serve", "--config=/etc/infscale/infscale.yaml", "--log-level=debug"}; !reflect.DeepEqual(c.Args, want) {
+		t.Errorf("args %q, want %q", c.Args, want)
+	}
+	if len(c.Env) != 1 || c.Env[0].Name != "GOMEMLIMIT" || c.Env[0].Value != "100MiB" {
+		t.Errorf("env %+v", c.Env)
+	}
+	if n := len(spec.Volumes); n != 3 || spec.Volumes[2].Secret == nil || spec.Volumes[2].Secret.SecretName != "prometheus-auth" {
+		t.Errorf("volumes %+v, want config, tmp and the Secret", spec.Volumes)
+	}
+	var mount string
+	for _, m := range c.VolumeMounts {
+		if m.Name == "prometheus-auth" {
+			mount = m.MountPath
+		}
+	}
+	f := serveConfig(t, objs)
+	if f.Prometheus.BasicAuth == nil {
+		t.Fatalf("config: no basic_auth in %+v", f.Prometheus)
+	}
+	if mount == "" || !strings.HasPrefix(f.Prometheus.BasicAuth.PasswordFile, mount+"/") || !strings.HasPrefix(f.Prometheus.TLSConfig.CAFile, mount+"/") {
+		t.Errorf("mount %q; config password_file %q ca_file %q: want both in the mount", mount, f.Prometheus.BasicAuth.PasswordFile, f.Prometheus.TLSConfig.CAFile)
+	}
+}
+
+// TestServiceAccount: annotations alone give the pods an account (workload
+// identity) without a token; create: false uses an existing account,
+// which the RoleBindings bind; it needs a name.
+func TestServiceAccount(t *testing.T) {
+	objs := render(t, `serviceAccount: {annotations: {iam.gke.io/gcp-service-account: infscale@p.iam.gserviceaccount.com}}`)
+	sa := only[*corev1.ServiceAccount](t, objs)
+	spec := podSpec(t, objs)
+	if sa.Name != "infscale" || sa.Annotations["iam.gke.io/gcp-service-account"] != "infscale@p.iam.gserviceaccount.com" ||
+		spec.ServiceAccountName != "infscale" || *spec.AutomountServiceAccountToken || len(every[*rbacv1.Role](objs)) != 0 {
+		t.Errorf("SA %s %v, pod account %q automount %v, %d Roles; want the annotated account, no token, no Role",
+			sa.Name, sa.Annotations, spec.ServiceAccountName, *spec.AutomountServiceAccountToken, len(every[*rbacv1.Role](objs)))
+	}
+
+	objs = render(t, userValues("[read-only]")+"serviceAccount: {create: false, name: existing}\n")
+	spec = podSpec(t, objs)
+	if n := len(every[*corev1.ServiceAccount](objs)); n != 0 || spec.ServiceAccountName != "existing" || !*spec.AutomountServiceAccountToken {
+		t.Errorf("%d ServiceAccounts, pod account %q automount %v; want none created, existing, a token", n, spec.ServiceAccountName, *spec.AutomountServiceAccountToken)
+	}
+	for _, rb := range every[*rbacv1.RoleBinding](objs) {
+		if rb.Subjects[0].Name != "existing" || rb.Subjects[0].Namespace != "infscale" {
+			t.Errorf("RoleBinding %s/%s binds %+v, want infscale/existing", rb.Namespace, rb.Name, rb.Subjects[0])
+		}
+	}
+
+	objs = render(t, userValues("[read-only]")+"serviceAccount: {name: custom}\n")
+	if sa := only[*corev1.ServiceAccount](t, objs); sa.Name != "custom" || podSpec(t, objs).ServiceAccountName != "custom" {
+		t.Errorf("SA %q, pod account %q; want custom", sa.Name, podSpec(t, objs).ServiceAccountName)
+	}
+
+	if _, err := tryRender(userValues("[read-only]") + "serviceAccount: {create: false}\n"); err == nil || !strings.Contains(err.Error(), "serviceAccount.name: required with serviceAccount.create: false") {
+		t.Errorf("create: false without a name: error %v", err)
+	}
+}
+
+// TestPodDisruptionBudget: none by default; podDisruptionBudget's spec over
+// the Deployment's pods; both keys, or a minAvailable that blocks every
+// eviction, fail the render.
+func TestPodDisruptionBudget(t *testing.T) {
+	if n := len(every[*policyv1.PodDisruptionBudget](render(t, ""))); n != 0 {
+		t.Errorf("%d PodDisruptionBudgets by default, want 0", n)
+	}
+	objs := render(t, "replicas: 2\nrbac: {modes: [apply, leases]}\npodDisruptionBudget: {minAvailable: 1}")
+	pdb := only[*policyv1.PodDisruptionBudget](t, objs)
+	if pdb.Name != "infscale" || pdb.Namespace != "infscale" || pdb.Spec.MinAvailable == nil || *pdb.Spec.MinAvailable != intstr.FromInt32(1) || pdb.Spec.MaxUnavailable != nil ||
+		!reflect.DeepEqual(pdb.Spec.Selector.MatchLabels, only[*appsv1.Deployment](t, objs).Spec.Selector.MatchLabels) {
+		t.Errorf("PodDisruptionBudget %s/%s %+v; want minAvailable 1 over the Deployment's pods", pdb.Namespace, pdb.Name, pdb.Spec)
+	}
+	if pdb := only[*policyv1.PodDisruptionBudget](t, render(t, `podDisruptionBudget: {maxUnavailable: "50%"}`)); pdb.Spec.MaxUnavailable == nil || *pdb.Spec.MaxUnavailable != intstr.FromString("50%") {
+		t.Errorf("maxUnavailable %v, want 50%%", pdb.Spec.MaxUnavailable)
+	}
+	for _, c := range []struct{ values, want string }{
+		{"podDisruptionBudget: {minAvailable: 1, maxUnavailable: 1}", "set minAvailable or maxUnavailable, not both"},
+		{"podDisruptionBudget: {minAvailable: 1}", "podDisruptionBudget.minAvailable: 1 with replicas: 1 would block every voluntary eviction"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.values, err, c.want)
+		}
+	}
+}
+
+// TestPrometheusURLOnce: prometheus.url is also KEDA's server unless
+// keda.serverAddress names another; with neither, a ScaledObject cannot be
+// rendered.
+func TestPrometheusURLOnce(t *testing.T) {
+	server := func(objs []object) string {
+		return only[*kedav1alpha1.ScaledObject](t, objs).Spec.Triggers[0].Metadata["serverAddress"]
+	}
+	if got := server(render(t, "prometheus: {url: http://prom.example:9090}")); got != "http://prom.example:9090" {
+		t.Errorf("serverAddress %q, want prometheus.url http://prom.example:9090", got)
+	}
+	objs := render(t, "prometheus: {url: http://prom.example:9090}\nkeda: {serverAddress: http://thanos.example:9090}")
+	if got, url := server(objs), serveConfig(t, objs).Prometheus.URL; got != "http://thanos.example:9090" || url != "http://prom.example:9090" {
+		t.Errorf("serverAddress %q, config url %q; want thanos for KEDA, prom for serve", got, url)
+	}
+	if _, err := tryRender("prometheus: {url: null}"); err == nil || !strings.Contains(err.Error(), "keda.serverAddress: the Prometheus KEDA reads") {
+		t.Errorf("no URL anywhere: error %v", err)
+	}
+}
+
+// TestPodMonitor: off by default; enabled, the target's PodMonitor is
+// deploy/vllm's (same selector, port, path, interval) in the workload's
+// namespace with podMonitor.labels; enabled without a selector fails.
+func TestPodMonitor(t *testing.T) {
+	if n := len(every[*monitoringv1.PodMonitor](render(t, ""))); n != 0 {
+		t.Errorf("%d PodMonitors by default, want 0", n)
+	}
+	objs := render(t, strings.Replace(userValues("[]"), "name: chat}\n  scaledObject: {enabled: true}",
+		"name: chat}\n  scaledObject: {enabled: true}\n  podMonitor: {enabled: true, selector: {matchLabels: {app.kubernetes.io/name: vllm}}, port: http}", 1)+
+		"podMonitor: {path: /metrics, interval: 15s, labels: {release: kps}}\n")
+	pm := only[*monitoringv1.PodMonitor](t, objs)
+	want := readBase[monitoringv1.PodMonitor](t, "vllm/podmonitor.yaml")
+	if pm.Namespace != "llm" || pm.Name != "infscale-chat" || pm.Labels["release"] != "kps" || !reflect.DeepEqual(pm.Spec, want.Spec) {
+		a, _ := yaml.Marshal(pm.Spec)
+		b, _ := yaml.Marshal(want.Spec)
+		t.Errorf("PodMonitor %s/%s labels %v; spec:\n%s\ndeploy/vllm's:\n%s", pm.Namespace, pm.Name, pm.Labels, a, b)
+	}
+	if _, err := tryRender("targets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, podMonitor: {enabled: true}, scaledObject: {enabled: false}, config: {server: vllm, max: 4}}"); err == nil ||
+		!strings.Contains(err.Error(), "targets[chat].podMonitor.selector") {
+		t.Errorf("podMonitor without a selector: error %v", err)
+	}
+}
