@@ -146,6 +146,29 @@ func arrivalTrend(st *State, rate float64, window time.Duration, now time.Time) 
 	return slope, se, n, true, "above " + itoa(trendSignificance) + " × the Poisson standard error " + num(se) + ": counted"
 }
 
+// RampBoundFor is Policy.RampBound for a replica whose cold start is
+// coldStart under a scale-down window of downWindow: the standard normal
+// quantile z of q = coldStart / (coldStart + downWindow), or 0 when q <=
+// 0.5 or either is not positive. A counted trend is a ramp (4 standard
+// errors); its slope is what is uncertain. Projected short by a replica,
+// the replica comes a decision later and the traffic runs short of it for
+// its cold start (coldStart replica-seconds); projected long, the replica
+// idles until the traffic reaches it or, if the ramp stops, until the
+// scale-down window releases it (at most downWindow; its cold start is
+// paid in both cases once the ramp reaches it). Each second valued as one
+// replica's (as Hold does), the projection that minimises the expected
+// cost is the slope's q quantile (the newsvendor's critical ratio):
+// slope + z × its standard error. The reference replica's 91 s cold
+// start and a 60 s window give q = 0.6026, z = 0.2602; 215 s gives
+// 0.7818, 0.7783.
+func RampBoundFor(coldStart, downWindow time.Duration) float64 {
+	if coldStart <= 0 || downWindow <= 0 {
+		return 0
+	}
+	q := coldStart.Seconds() / (coldStart.Seconds() + downWindow.Seconds())
+	return max(0, math.Sqrt2*math.Erfinv(2*q-1))
+}
+
 // demandRaw is the demand signal's recommendation:
 //
 //	per       = RequestSeconds(mean prompt, mean output)   replica-seconds
@@ -155,7 +178,8 @@ func arrivalTrend(st *State, rate float64, window time.Duration, now time.Time) 
 //	            of the last 45 s (demandTrendSpan), requests/s per second,
 //	            counted when positive, above 4 Poisson standard errors
 //	            (trendSignificance) and with samples reaching back 90 s
-//	            (demandBaseline); else 0
+//	            (demandBaseline); else 0; a counted trend plus
+//	            Policy.RampBound of its standard errors
 //	replicas  = ceil(projected / target)   target: the utilisation one
 //	            replica should run at
 //
@@ -193,10 +217,14 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 	projected := work
 	if p.Lookahead > 0 {
 		st.Work = nil // samples of the work (an older state file): not a rate
-		slope, _, n, counts, why := arrivalTrend(st, rate, obs.ArrivalWindow, now)
+		slope, se, n, counts, why := arrivalTrend(st, rate, obs.ArrivalWindow, now)
 		trend := 0.0
 		if counts {
 			trend = slope
+			if p.RampBound > 0 {
+				trend = slope + p.RampBound*se
+				why += ", bounded at " + num(slope) + " + " + num(p.RampBound) + " × " + num(se) + " = " + num(trend)
+			}
 		}
 		capText := ""
 		if p.Hold != nil {

@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -144,5 +145,54 @@ func TestMeanLengths(t *testing.T) {
 	}
 	if p, o := MeanLengths(2, math.NaN(), 200); !math.IsNaN(p) || o != 100 {
 		t.Errorf("unknown prompt rate: means %v %v, want NaN 100", p, o)
+	}
+}
+
+// RampBoundFor by hand: q = 91/(91 + 60) = 0.602649, and Φ(0.26) =
+// 0.602568, Φ'(0.26) = φ(0.26) = 0.385683, so z = 0.26 + (0.602649 −
+// 0.602568)/0.385683 = 0.26021; 215 s: q = 0.781818, Φ(0.78) = 0.782305,
+// φ(0.78) = 0.294305, z = 0.78 − 0.000487/0.294305 = 0.77835. A cold
+// start no longer than the window (q <= 0.5) and unknown inputs give 0.
+//
+// The bound on the gate's example (TestDemandSignal: samples 4, 4, 8 at
+// −30, −15, 0 s, slope 0.13333, standard error 0.019876), with a 60 s
+// lookahead: the slope projects (8 + 0.13333 × 60) × 0.15625 = 2.5, / 0.5
+// = 5; bounded at 1 standard error, (8 + 0.153209 × 60) × 0.15625 =
+// 2.68634, / 0.5 = 5.3727 → 6. Noise (6 req/s at t = 90, not counted) is
+// not bounded: 6 × 0.15625 / 0.5 = 1.875 on 2, inside the tolerance: 2.
+func TestRampBound(t *testing.T) {
+	for _, c := range []struct {
+		cold, window time.Duration
+		want         float64
+	}{
+		{91 * time.Second, time.Minute, 0.26021},
+		{215 * time.Second, time.Minute, 0.77835},
+		{time.Minute, time.Minute, 0},
+		{30 * time.Second, time.Minute, 0},
+		{0, time.Minute, 0},
+		{91 * time.Second, 0, 0},
+	} {
+		if got := RampBoundFor(c.cold, c.window); math.Abs(got-c.want) > 5e-5 {
+			t.Errorf("RampBoundFor(%v, %v) = %.5f, want %.5f", c.cold, c.window, got, c.want)
+		}
+	}
+
+	steady := func(p *Policy) *State {
+		var st State
+		for s := int64(0); s <= 75; s += 15 {
+			Decide(p, demandObs(2, 4), &st, at(s))
+		}
+		return &st
+	}
+	slope := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}}, Min: 1, Max: 20, Capacity: testCapacity, Lookahead: time.Minute})
+	bound := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}}, Min: 1, Max: 20, Capacity: testCapacity, Lookahead: time.Minute, RampBound: 1})
+	expect(t, Decide(slope, demandObs(2, 8), steady(slope), at(90)), 5, ReasonMetric)
+	expect(t, Decide(bound, demandObs(2, 8), steady(bound), at(90)), 6, ReasonMetric)
+	expect(t, Decide(bound, demandObs(2, 6), steady(bound), at(90)), 2, ReasonTolerance)
+
+	for _, b := range []float64{-0.1, math.NaN(), math.Inf(1)} {
+		if err := (&Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}}, Min: 1, Max: 20, Capacity: testCapacity, RampBound: b}).Validate(); err == nil || !strings.Contains(err.Error(), "ramp_bound") {
+			t.Errorf("RampBound %v: error %v, want one naming ramp_bound", b, err)
+		}
 	}
 }

@@ -186,6 +186,9 @@ func (p *Policy) Validate() error {
 	if p.Lookahead < 0 {
 		errs.add("lookahead", "%v must be >= 0", p.Lookahead)
 	}
+	if !(p.RampBound >= 0) || math.IsInf(p.RampBound, 0) {
+		errs.add("ramp_bound", "%v must be finite and >= 0", p.RampBound)
+	}
 	if p.Hold != nil && !(p.Hold.BreakEven > 0) {
 		errs.add("hold.break_even", "%v must be > 0", p.Hold.BreakEven)
 	}

@@ -190,6 +190,11 @@ type Policy struct {
 	Capacity *Capacity
 	// Hold is the cost-aware scale-down (hold.go); nil means off.
 	Hold *Hold
+	// RampBound is how many of its Poisson standard errors the demand
+	// signal adds to an arrival trend that counts before projecting it
+	// (demand.go; RampBoundFor derives it from the cost of a late and of
+	// an early replica). 0 projects the fitted slope; >= 0, finite.
+	RampBound float64
 
 	// prepared by Validate (or lazily by Decide):
 	prepared             bool

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/infscale/infscale/pkg/trace"
 )
@@ -57,5 +58,21 @@ func TestGuardNoRunaway(t *testing.T) {
 		if r.Peak != 100 {
 			t.Errorf("%s: peak %d, want the runaway to max 100", r.Policy, r.Peak)
 		}
+	}
+}
+
+// recommended prices an early replica at its own scale-down window: the
+// preset's downwindow is RecommendedDownWindow (60 s), so on the
+// reference replica's 91 s cold start its ramp bound is the normal
+// quantile of 91/151 = 0.6026, 0.2602 standard errors (by hand in
+// pkg/recommend's TestRampBound).
+func TestRecommendedDownWindow(t *testing.T) {
+	p, err := ParsePolicy(Recommended)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := p.Recommend.Behavior.ScaleDown
+	if sd == nil || sd.StabilizationWindowSeconds == nil || time.Duration(*sd.StabilizationWindowSeconds)*time.Second != RecommendedDownWindow {
+		t.Fatalf("the preset's scale-down window %+v: want RecommendedDownWindow %v", sd, RecommendedDownWindow)
 	}
 }
