@@ -130,6 +130,11 @@ func newOptimal(e env) (Controller, error) {
 	if o, ores, err := oracleSchedule(ctx, e, prog(0.4, 0.45)); err == nil && ores.better(bestRes) {
 		best, bestRes = o, ores
 	}
+	if bestRes.misses == bound.Unmeetable && bestRes.seconds <= bound.ReplicaSeconds*(1+1e-9) {
+		// At the certified bound: provably the least; nothing to search.
+		best.ctl.bound = &bound
+		return best.ctl, nil
+	}
 	if s, sres, ok, err := seedSchedules(ctx, e, bestRes, prog(0.45, 0.7)); err != nil {
 		return nil, err
 	} else if ok && sres.better(bestRes) {
