@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/trace"
@@ -130,6 +132,11 @@ func newOptimal(e env) (Controller, error) {
 	if o, ores, err := oracleSchedule(ctx, e, prog(0.4, 0.45)); err == nil && ores.better(bestRes) {
 		best, bestRes = o, ores
 	}
+	if bestRes.misses == bound.Unmeetable && bestRes.seconds <= bound.ReplicaSeconds*(1+1e-9) {
+		// At the certified bound: provably the least; nothing to search.
+		best.ctl.bound = &bound
+		return best.ctl, nil
+	}
 	if s, sres, ok, err := seedSchedules(ctx, e, bestRes, prog(0.45, 0.7)); err != nil {
 		return nil, err
 	} else if ok && sres.better(bestRes) {
@@ -161,63 +168,94 @@ var OptimalSeeds = []string{
 	"hpa(recommended)", "recommended", "fixed:1", "fixed:2", "fixed:3", "fixed:4", "fixed:5", "fixed:6",
 }
 
-// seedSchedules replays each of OptimalSeeds, records its asks as a
-// schedule and returns the best (fewest misses, then least replica time)
-// when it is better than bar. A policy that decides every period replays
-// its recorded schedule exactly, so the schedule's result is the policy's.
-// A seed that can no longer beat the best so far (its misses and replica
-// time only grow) is stopped at the tick that shows it; fixed:N, whose
-// cost N × the span is known before its replay, is not replayed when that
-// alone loses.
+// seedSchedules replays each of OptimalSeeds (as many at once as there
+// are cores), records its asks as a schedule and returns the best (fewest
+// misses, then least replica time, then the first in OptimalSeeds) when it
+// is better than bar. A policy that decides every period replays its
+// recorded schedule exactly, so the schedule's result is the policy's. A
+// seed that can no longer beat bar (its misses and replica time only
+// grow) is stopped at the tick that shows it; fixed:N, whose cost N × the
+// span is known before its replay, is not replayed when that alone loses.
+// Each seed is judged against bar alone, so the result does not depend on
+// which replay finishes first.
 func seedSchedules(ctx context.Context, e env, bar scheduleResult, prog func(float64)) (schedule, scheduleResult, bool, error) {
-	var best schedule
-	bestRes, found := bar, false
+	type seed struct {
+		s   schedule
+		r   scheduleResult
+		ok  bool
+		err error
+	}
+	out := make([]seed, len(OptimalSeeds))
 	end := e.src.Duration
+	var mu sync.Mutex
+	finished := 0
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
 	for i, spec := range OptimalSeeds {
-		prog(float64(i) / float64(len(OptimalSeeds)))
 		pol, err := ParsePolicy(spec)
 		if err != nil {
 			return schedule{}, scheduleResult{}, false, err
 		}
-		if pol.exact && end > 0 && float64(pol.min)*end >= bestRes.seconds && bestRes.misses == 0 {
+		if pol.exact && end > 0 && float64(pol.min)*end >= bar.seconds && bar.misses == 0 {
 			continue
 		}
-		cfg := e.cfg
-		cfg.Timeline, cfg.Progress = false, nil
-		s, err := newSim(e.src, pol, cfg)
-		if err != nil {
-			return schedule{}, scheduleResult{}, false, err
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i].s, out[i].r, out[i].ok, out[i].err = seedOne(ctx, e, pol, bar)
+			mu.Lock()
+			finished++
+			prog(float64(finished) / float64(len(OptimalSeeds)))
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	best, bestRes, found := schedule{}, bar, false
+	for _, o := range out {
+		if o.err != nil {
+			return schedule{}, scheduleResult{}, false, o.err
 		}
-		sctx, cancel := context.WithCancel(ctx)
-		rec := &recorder{Controller: s.ctl, period: e.cfg.Period}
-		rec.stop = func(now float64) {
-			cost := s.res.ReplicaSeconds
-			for _, r := range s.reps {
-				cost += max(0, min(now, s.end)-r.added)
-			}
-			if m := s.res.Late + s.res.Rejected; m > bestRes.misses || (m == bestRes.misses && cost >= bestRes.seconds) {
-				cancel() // it cannot beat the best any more
-			}
-		}
-		s.ctl = rec
-		init := s.spec()
-		res, err := s.replay(sctx)
-		s.rd.Close()
-		pruned := sctx.Err() != nil && ctx.Err() == nil
-		cancel()
-		if pruned {
-			continue
-		}
-		if err != nil {
-			return schedule{}, scheduleResult{}, false, err
-		}
-		if r := (scheduleResult{misses: res.Misses(), seconds: res.ReplicaSeconds}); r.better(bestRes) {
-			best = schedule{ctl: &optimalCtl{period: e.cfg.Period, init: init, d: rec.d}}
-			bestRes, found = r, true
+		if o.ok && o.r.better(bestRes) {
+			best, bestRes, found = o.s, o.r, true
 		}
 	}
 	prog(1)
 	return best, bestRes, found, nil
+}
+
+// seedOne replays pol with its asks recorded; ok is false when the replay
+// was stopped because it could no longer beat bar.
+func seedOne(ctx context.Context, e env, pol Policy, bar scheduleResult) (schedule, scheduleResult, bool, error) {
+	cfg := e.cfg
+	cfg.Timeline, cfg.Progress = false, nil
+	s, err := newSim(e.src, pol, cfg)
+	if err != nil {
+		return schedule{}, scheduleResult{}, false, err
+	}
+	defer s.rd.Close()
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rec := &recorder{Controller: s.ctl, period: e.cfg.Period}
+	rec.stop = func(now float64) {
+		cost := s.res.ReplicaSeconds
+		for _, r := range s.reps {
+			cost += max(0, min(now, s.end)-r.added)
+		}
+		if m := s.res.Late + s.res.Rejected; m > bar.misses || (m == bar.misses && cost >= bar.seconds) {
+			cancel() // it cannot beat bar any more
+		}
+	}
+	s.ctl = rec
+	init := s.spec()
+	res, err := s.replay(sctx)
+	if sctx.Err() != nil && ctx.Err() == nil {
+		return schedule{}, scheduleResult{}, false, nil
+	}
+	if err != nil {
+		return schedule{}, scheduleResult{}, false, err
+	}
+	r := scheduleResult{misses: res.Misses(), seconds: res.ReplicaSeconds}
+	return schedule{ctl: &optimalCtl{period: e.cfg.Period, init: init, d: rec.d}}, r, true, nil
 }
 
 // optimalDescents bounds the descent's replays; optimalDescentWork is the
