@@ -191,6 +191,9 @@ func (c *ParseCmd) writeText(w io.Writer, rows []parseRow) error {
 		if p.Suspect != "" {
 			notes = append(notes, p.Source+": "+p.Suspect)
 		}
+		for _, w := range p.WrongType {
+			notes = append(notes, p.Source+": "+w)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err

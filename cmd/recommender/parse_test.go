@@ -317,3 +317,13 @@ func TestParseRates(t *testing.T) {
 		}
 	})
 }
+
+// Issue 23 item 8's kind on `parse`: a running gauge declared a counter
+// is shown absent (unknown), not its value, with a note saying why.
+func TestParseWrongType(t *testing.T) {
+	page := "# TYPE vllm:num_requests_running counter\nvllm:num_requests_running 3\n# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting 1\n"
+	code, out, errs := runParseCLI(t, strings.NewReader(page), "-")
+	if code != 0 || !strings.Contains(out, "note: stdin: vllm:num_requests_running is declared a counter, infscale reads it as a gauge: its value is unknown") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errs)
+	}
+}

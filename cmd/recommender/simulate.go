@@ -109,6 +109,7 @@ func (c *SimulateCmd) Run(e *env) error {
 		}
 		return invalid(err)
 	}
+	warnUnservable(e.stderr, results)
 	gpus := float64(model.Config().TP)
 	if c.Plot != "" {
 		f, err := os.Create(c.Plot)
@@ -296,6 +297,9 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []repla
 		}
 		b.WriteString("\n")
 	}
+	if w := firstRejectedWarning(results); w != "" {
+		fmt.Fprintf(b, "\nnote: %s\n", w)
+	}
 	if timeline {
 		for _, r := range results {
 			fmt.Fprintf(b, "\n%s\n%8s %8s %7s %5s %8s %8s %8s %8s %6s %9s %6s\n", r.Policy, "t", "arr/s", "desired", "ready", "starting", "draining", "running", "waiting", "held", "TTFT p95", "misses")
@@ -314,4 +318,23 @@ func num0(x float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(x, 'f', 0, 64)
+}
+
+// firstRejectedWarning is the replay's warning about requests longer than
+// a replica's KV cache (replay.Result.RejectedWarning), "" when there is
+// none; every policy replays the same trace, so the first one says it.
+func firstRejectedWarning(results []replay.Result) string {
+	for _, r := range results {
+		if w := r.RejectedWarning(); w != "" {
+			return w
+		}
+	}
+	return ""
+}
+
+// warnUnservable writes firstRejectedWarning to w as a warning line.
+func warnUnservable(w io.Writer, results []replay.Result) {
+	if msg := firstRejectedWarning(results); msg != "" {
+		fmt.Fprintf(w, "warning: %s\n", msg)
+	}
 }

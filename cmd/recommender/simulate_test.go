@@ -230,3 +230,25 @@ func TestSimulateFlagsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// Issue 23 item 10: a request longer than a replica's KV cache can be
+// served by no replica. It was one SLO miss, costing nothing, with no
+// word; it is now a warning on stderr and a note under the table, and it
+// stays counted (rejected in JSON and CSV) in every policy's misses.
+func TestSimulateWarnsUnservable(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "long.csv")
+	rows := "arrival_s,prompt_tokens,output_tokens\n0,100,50\n10,100,50\n20,50000000,10\n30,100,50\n"
+	if err := os.WriteFile(p, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runSimulate(t, "--trace", p, "--policy", "queue:24")
+	want := "1 of 4 requests (25.0%) are longer than a replica's KV cache (the longest 50000010 prompt+output tokens"
+	if code != 0 || !strings.Contains(errs, "warning: long.csv: "+want) || !strings.Contains(out, "note: long.csv: "+want) {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s\nwant a warning and a note with %q", code, out, errs, want)
+	}
+	for _, r := range simulateJSON(t, "--trace", p, "--policy", "queue:24") {
+		if r.Rejected != 1 || r.Misses < 1 {
+			t.Errorf("%s: rejected %d misses %d, want 1 rejected, counted as a miss", r.Policy, r.Rejected, r.Misses)
+		}
+	}
+}

@@ -100,7 +100,7 @@ func (c *TuneCmd) Run(e *env) error {
 		if se := (*tune.StressError)(nil); errors.As(err, &se) {
 			return invalidf("--stress: %v", err)
 		}
-		if errors.Is(err, trace.ErrEmpty) {
+		if errors.Is(err, trace.ErrEmpty) || errors.Is(err, tune.ErrShortTrace) {
 			return invalid(err)
 		}
 		return fmt.Errorf("tune: %w", err)

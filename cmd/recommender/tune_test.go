@@ -305,3 +305,27 @@ func TestFromTargetCalibration(t *testing.T) {
 		}
 	}
 }
+
+// Issue 23 item 10: a one-row trace was "trace has no requests". It has
+// one; what is wrong is that tune cannot split it into a tuning part and
+// a held-out part. Requests all at one instant, or none before the split
+// (holdout 0.25 of a 100 s span: the split at 75 s), are said as such.
+func TestTuneShortTrace(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ body, want string }{
+		{"0,100,50\n", "it has one request (arriving at 0 s)"},
+		{"7,100,50\n", "it has one request (arriving at 7 s)"},
+		{"3,100,50\n3,100,50\n3,100,50\n", "its 3 requests all arrive at 3 s, a span of 0 s"},
+		{"80,100,50\n90,100,50\n100,100,50\n", "the tuning part (0 to 75 s) has no request (the 3 requests arrive from 80 s to 100 s)"},
+	} {
+		p := filepath.Join(dir, "short.csv")
+		if err := os.WriteFile(p, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"tune", "--trace", p}, nil, &out, &errb)
+		if code != exitInvalid || !strings.Contains(errb.String(), c.want) || strings.Contains(errb.String(), "no requests") {
+			t.Errorf("%q: exit %d, %q; want exit %d saying %q", c.body, code, errb.String(), exitInvalid, c.want)
+		}
+	}
+}

@@ -11,33 +11,19 @@ import (
 )
 
 // Of is the page a source names, for finding the same page named
-// twice: for an http(s) URL the URL with its scheme and host lower-cased
-// (RFC 3986 section 6.2.2.1), the scheme's default port (80, 443) and any
-// user information and fragment dropped, and an empty path as "/"; for a
-// file path the absolute, cleaned path with symbolic links resolved when
-// the file exists; "-" is itself. A source that does not parse is itself
-// (its reader reports it).
+// twice: for an http(s) URL its CanonicalURL; for a file path the
+// absolute, cleaned path with symbolic links resolved when the file
+// exists; "-" is itself. A source that does not parse is itself (its
+// reader reports it).
 func Of(src string) string {
 	switch {
 	case src == "-":
 		return src
 	case IsHTTP(src):
-		u, err := neturl.Parse(src)
-		if err != nil {
-			return src
+		if c, err := CanonicalURL(src); err == nil {
+			return c
 		}
-		u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-		if port := u.Port(); (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
-			u.Host = u.Hostname()
-			if strings.Contains(u.Host, ":") {
-				u.Host = "[" + u.Host + "]" // an IPv6 literal keeps its brackets
-			}
-		}
-		u.User, u.Fragment, u.RawFragment = nil, "", ""
-		if u.Path == "" {
-			u.Path, u.RawPath = "/", ""
-		}
-		return u.String()
+		return src
 	case strings.Contains(src, "://"):
 		return src
 	}

@@ -48,3 +48,20 @@ targets:
 		t.Errorf("a real configuration: %v", err)
 	}
 }
+
+// Issue 23 item 6: a 10 MB flow list of one-character items took 2.0 GB
+// to refuse, because goccy's lexer built every token first. The bound
+// from the bytes refuses it before anything is built: at the byte where
+// the count passes MaxTokens ("x: [" counts 5: x 1, ":" and "[" 2 each; then
+// each "a," 2, so the count passes 2^20 at the ',' of item 524,286,
+// column 4 + 2·524,286), allocating nothing.
+func TestTokensBoundedBeforeLexing(t *testing.T) {
+	data := []byte("x: [" + strings.Repeat("a,", 5<<20/2) + "a]\n")
+	var e *Error
+	if _, err := Tokens(data); !errors.As(err, &e) || e.Line != 1 || e.Column != 4+2*524286 {
+		t.Errorf("5 MB of items: %v, want line 1 column %d", err, 4+2*524286)
+	}
+	if n := testing.AllocsPerRun(1, func() { Tokens(data) }); n > 10 {
+		t.Errorf("refusing it allocated %v times, want a few (the error): nothing lexed", n)
+	}
+}

@@ -2,8 +2,11 @@ package config
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/infscale/infscale/internal/yamlbound"
 )
 
 // BenchmarkParse1000Targets loads a configuration of 1,000 targets (linear
@@ -22,11 +25,16 @@ func benchParse(b *testing.B, n int) {
 	}
 	data := []byte(sb.String())
 	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	for b.Loop() {
 		if _, err := Parse(data, "bench.yaml"); err != nil {
 			b.Fatal(err)
 		}
 	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(n), "B/target")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/target")
 }
 
 // BenchmarkParse10000BadTargets: 10,000 targets, each with a value that does
@@ -43,8 +51,37 @@ func BenchmarkParse10000BadTargets(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_, err := Parse(data, "bench.yaml")
-		if es, ok := err.(Errors); !ok || len(es) != 20000 {
-			b.Fatalf("want 20000 problems, got %v", len(es))
+		if es, ok := err.(Errors); !ok || len(es) != MaxErrors+1 || !strings.Contains(es[MaxErrors].Msg, "19000 more problems") {
+			b.Fatalf("want %d problems and 19000 more counted, got %v", MaxErrors, len(es))
+		}
+	}
+}
+
+// BenchmarkParseTokenLimit is a configuration refused by its size in
+// tokens: a MaxFileSize document of one-character list items ("[a,a,a,...",
+// two bytes a token) is refused by yamlbound's count from its bytes before
+// anything is built (goccy tokenized it whole first: 2.0 GB for 10 MB).
+func BenchmarkParseTokenLimit(b *testing.B) {
+	data := []byte("targets: [" + strings.Repeat("a,", MaxFileSize/2-8) + "a]\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(data, "bench.yaml"); err == nil || !strings.Contains(err.Error(), "YAML tokens") {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseAtTokenLimit is the costliest document the token count
+// admits: one-character list items up to the count (2^20 tokens, each
+// counted once; one target's worth of problems reported), the most
+// tokens a parse builds. Its peak live heap is the bound on what a
+// configuration costs to parse (docs/PERFORMANCE.md).
+func BenchmarkParseAtTokenLimit(b *testing.B) {
+	data := []byte("targets: [" + strings.Repeat("a,", yamlbound.MaxTokens/2-8) + "a]\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(data, "bench.yaml"); err == nil || strings.Contains(err.Error(), "YAML tokens") {
+			b.Fatal(err)
 		}
 	}
 }

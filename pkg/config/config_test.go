@@ -128,6 +128,13 @@ func TestBadFiles(t *testing.T) {
 		"sameurl.bad.yaml": {
 			"sameurl.bad.yaml:4:40: targets[0].scrape[1]: \"HTTP://VLLM-0:8000/metrics\" is the same page as scrape[0] \"http://vllm-0:8000/metrics\"",
 			"sameurl.bad.yaml:4:93: targets[0].scrape[3]: \"http://vllm-1:80/metrics#x\" is the same page as scrape[2] \"http://vllm-1/metrics\"",
+			// Issue 23 item 7: line 8 `  scrape: ["http://r:8000/r1", ` is 31
+			// characters; `"http://r:8000/./r1", ` 22 and
+			// `"http://[::ffff:10.0.0.1]/m", ` 30 more: a dot segment and
+			// an IPv4-mapped IPv6 host (with a trailing dot beside it) do
+			// not make another page either.
+			"sameurl.bad.yaml:8:32: targets[1].scrape[1]: \"http://r:8000/./r1\" is the same page as scrape[0] \"http://r:8000/r1\" (both http://r:8000/r1 once normalised",
+			"sameurl.bad.yaml:8:84: targets[1].scrape[3]: \"http://10.0.0.1./m\" is the same page as scrape[2] \"http://[::ffff:10.0.0.1]/m\" (both http://10.0.0.1/m once normalised",
 		},
 		// Line 5: "- {name: chat, scrape: [" is 24 characters.
 		"flow.bad.yaml": {

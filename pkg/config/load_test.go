@@ -53,11 +53,11 @@ func TestLoadTooLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Truncate(MaxFileSize + 1); err != nil { // sparse: no 16 MiB written
+	if err := f.Truncate(MaxFileSize + 1); err != nil { // sparse: no 4 MiB written
 		t.Fatal(err)
 	}
 	f.Close()
-	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "larger than the 16777216 allowed") {
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "larger than the 4194304 allowed") {
 		t.Errorf("Load of %d bytes: %v", MaxFileSize+1, err)
 	}
 }

@@ -40,6 +40,8 @@ type strictDecoder struct {
 	// named holds the key paths given a non-empty name (a signal, a
 	// server): an absent, null or empty one takes the default.
 	named map[string]bool
+	// dropped counts the problems past MaxErrors.
+	dropped int
 }
 
 var (
@@ -55,15 +57,25 @@ var (
 	}
 )
 
+// MaxErrors is the most problems Parse lists: a file with more (a list of
+// 500,000 items where targets go) lists the first MaxErrors found and
+// says how many more there were, so refusing it costs no more than
+// reading it.
+const MaxErrors = 1000
+
 func (d *strictDecoder) errorf(pos *token.Position, key, format string, args ...any) {
+	if d.failed != nil {
+		d.failed[key] = true
+	}
+	if len(d.errs) >= MaxErrors {
+		d.dropped++
+		return
+	}
 	e := Error{File: d.file, Key: key, Msg: fmt.Sprintf(format, args...)}
 	if pos != nil {
 		e.Line, e.Column = pos.Line, pos.Column
 	}
 	d.errs = append(d.errs, e)
-	if d.failed != nil {
-		d.failed[key] = true
-	}
 }
 
 func position(n ast.Node) *token.Position {

@@ -178,7 +178,7 @@ func (v *validator) target(p string, t *Target) {
 			if again := t.Scrape.URLs[prev]; again == s {
 				v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "%q listed twice (also scrape[%d]); one URL per replica", sourcekey.Redact(s), prev)
 			} else {
-				v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "%q is the same page as scrape[%d] %q (URLs compare with scheme and host case, default port and fragment aside); one URL per replica", sourcekey.Redact(s), prev, sourcekey.Redact(again))
+				v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "%q is the same page as scrape[%d] %q (both %s once normalised as RFC 3986 section 6 does); one URL per replica", sourcekey.Redact(s), prev, sourcekey.Redact(again), sourcekey.Redact(sourcekey.Of(s)))
 			}
 		}
 	}

@@ -150,3 +150,25 @@ func TestDesiredFromURL(t *testing.T) {
 		t.Errorf("absent target: ok %v err %v, want not ok and no error", ok, err)
 	}
 }
+
+// Issue 23 item 8's kind: a desired count declared a counter read as 0
+// (the gauge accessor of a counter is empty), and a page without # TYPE
+// too: the fleet would have followed it to nothing. Untyped is read as
+// written; another type is an error (keep the current count), never 0.
+func TestDesiredFromURLWrongType(t *testing.T) {
+	for _, c := range []struct {
+		page string
+		n    int
+		err  bool
+	}{
+		{"infscale_desired_replicas{target=\"chat\"} 4\n", 4, false},
+		{"# TYPE infscale_desired_replicas counter\ninfscale_desired_replicas{target=\"chat\"} 4\n", 0, true},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, c.page) }))
+		n, ok, err := DesiredFromURL(nil, srv.URL, "chat")(context.Background())
+		srv.Close()
+		if (err != nil) != c.err || (!c.err && (!ok || n != c.n)) || (c.err && ok) {
+			t.Errorf("%q: %d %v %v; want %d, error %v", c.page, n, ok, err, c.n, c.err)
+		}
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -69,10 +71,18 @@ func DesiredFromURL(client *http.Client, url, target string) DesiredFunc {
 		if !ok {
 			return 0, false, nil
 		}
+		// A gauge, or a page without # TYPE; any other type is not read
+		// (its gauge value would read 0: a fleet scaled to nothing).
+		if ty := fam.GetType(); ty != dto.MetricType_GAUGE && ty != dto.MetricType_UNTYPED {
+			return 0, false, fmt.Errorf("%s: infscale_desired_replicas is declared a %s, not a gauge: not read", url, strings.ToLower(ty.String()))
+		}
 		for _, m := range fam.GetMetric() {
 			for _, l := range m.GetLabel() {
 				if l.GetName() == "target" && l.GetValue() == target {
 					v := m.GetGauge().GetValue()
+					if m.GetGauge() == nil {
+						v = m.GetUntyped().GetValue()
+					}
 					if math.IsNaN(v) || v < 0 {
 						return 0, false, fmt.Errorf("%s: desired %v", url, v)
 					}

@@ -462,8 +462,11 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, q queryText, formL
 	query := q.short()
 	if err != nil {
 		qe := asQueryError(err, query)
-		for k := range jobs {
+		for k, j := range jobs {
 			out[k] = answer{value: math.NaN(), err: qe, warn: warn}
+			if len(jobs) > 1 {
+				out[k].err = ownQuery(qe, j, len(jobs))
+			}
 		}
 		return out, qe
 	}
@@ -490,12 +493,45 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, q queryText, formL
 			byIndex[s.target].add(s.value)
 		}
 	}
-	for k := range jobs {
-		v, err := byIndex[k].single(query)
+	for k, j := range jobs {
+		v, err := byIndex[k].single(j.short())
 		out[k] = answer{value: v, err: err, warn: warn}
 	}
 	return out, nil
 }
+
+// short is what an error about j's own query quotes: its text's first
+// errQueryLen bytes (QueryError.Error prints at most 200).
+func (j job) short() string {
+	if j.text.rawLen() <= errQueryLen {
+		return j.text.String()
+	}
+	return j.text.String()[:errQueryLen]
+}
+
+// ownQuery is a batch's error qe as target j's: the same reason and cause,
+// quoting j's own query (the batch's text begins with another target's,
+// which an operator would read as that target's fault), the batch named in
+// the cause. n is the batch's number of targets.
+func ownQuery(qe *QueryError, j job, n int) *QueryError {
+	return &QueryError{Reason: qe.Reason, Query: j.short(), Err: batchError{n: n, err: qe.Err}}
+}
+
+// batchError is the cause of a failed batch of n targets' queries, as one
+// of them carries it.
+type batchError struct {
+	n   int
+	err error
+}
+
+func (e batchError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("the batched query of %d targets failed", e.n)
+	}
+	return fmt.Sprintf("%v (the batched query of %d targets, this target's query shown)", e.err, e.n)
+}
+
+func (e batchError) Unwrap() error { return e.err }
 
 // batchCut is how many of jobs go into the next batch: at most batchSize,
 // and no more than fit in MaxBatchBytes with their wrapping (at least one).

@@ -84,10 +84,16 @@ func (f *fallbackState) clear(k fallbackKey) {
 	delete(f.m, k)
 }
 
-// backedOff is the error a target carries while its retry waits.
-func backedOff(b *backoff) *QueryError {
-	return &QueryError{Reason: b.err.Reason, Query: b.err.Query,
-		Err: fmt.Errorf("%w (rejected %d time(s); next retry after %s)", b.err.Err, b.fails, b.next.UTC().Format(time.RFC3339))}
+// backedOff is the error target j carries while its retry waits: b's
+// rejection, quoting j's own query; n > 1 when b is a batch's of n
+// targets.
+func backedOff(b *backoff, j job, n int) *QueryError {
+	var cause error = b.err.Err
+	if n > 1 {
+		cause = batchError{n: n, err: cause}
+	}
+	return &QueryError{Reason: b.err.Reason, Query: j.short(),
+		Err: fmt.Errorf("%w (rejected %d time(s); next retry after %s)", cause, b.fails, b.next.UTC().Format(time.RFC3339))}
 }
 
 // runBounded runs one batch with the bounded fallback (see
@@ -112,7 +118,7 @@ func (e *Evaluator) runBounded(ctx context.Context, fb *fallbackState, sig Signa
 				continue
 			}
 			if t.Before(b.next) {
-				out[k] = answer{value: math.NaN(), err: backedOff(b)}
+				out[k] = answer{value: math.NaN(), err: backedOff(b, j, 1)}
 				continue
 			}
 			a, err := e.runBatch(ctx, []job{j}, plainText(j.text.String()), 0, t)
@@ -147,8 +153,8 @@ func (e *Evaluator) runBounded(ctx context.Context, fb *fallbackState, sig Signa
 	}
 	bk := fallbackKey{sig, -1 - jobs[0].target}
 	if b := fb.get(bk); b != nil && t.Before(b.next) {
-		for i := range keep {
-			out[pos(i)] = answer{value: math.NaN(), err: backedOff(b), warn: a[i].warn}
+		for i, j := range keep {
+			out[pos(i)] = answer{value: math.NaN(), err: backedOff(b, j, len(keep)), warn: a[i].warn}
 		}
 		return out, sent
 	}

@@ -168,6 +168,11 @@ type Result struct {
 	Late     int64
 	Unserved int64
 	Rejected int64
+	// LongestRejected is the tokens (prompt + output) of the longest
+	// rejected request, KVCapacity a replica's KV cache in tokens: a
+	// request longer than the cache is unservable by any replica
+	// (RejectedWarning).
+	LongestRejected, KVCapacity int64
 	// TTFTP50 and TTFTP95 are TTFT quantiles over the requests that got a
 	// first token, in seconds (within 0.25%); NaN when none did.
 	TTFTP50 float64
@@ -194,6 +199,19 @@ type Result struct {
 	// LowerBound is the certified lower bound computed beside `optimal`'s
 	// schedule (nil for every other policy).
 	LowerBound *Bound
+}
+
+// RejectedWarning says, when the trace has requests longer than a
+// replica's KV cache, how many and how long: no replica can serve them, so
+// every policy misses them at no replica cost (a policy cannot do better
+// on them; a larger model context, a bigger GPU or more tensor parallelism
+// can). "" when there is none.
+func (r Result) RejectedWarning() string {
+	if r.Rejected == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d of %d requests (%s) are longer than a replica's KV cache (the longest %d prompt+output tokens, the cache %d tokens): no replica can serve them; counted as unservable (rejected), an SLO miss of every policy that costs no replica time",
+		r.Trace, r.Rejected, r.Requests, FormatPct(100*float64(r.Rejected)/float64(r.Requests)), r.LongestRejected, r.KVCapacity)
 }
 
 // Misses counts the requests that missed the SLO: late, unserved or rejected.

@@ -213,8 +213,9 @@ func (s *sim) arrive(now float64, q trace.Request) {
 	s.res.Requests++
 	s.arrivalsInSample++
 	s.counts(now).arrivals++
-	if int64(q.Prompt)+int64(q.Output) > s.sp.kvCap {
+	if n := int64(q.Prompt) + int64(q.Output); n > s.sp.kvCap {
 		s.res.Rejected++
+		s.res.LongestRejected, s.res.KVCapacity = max(s.res.LongestRejected, n), s.sp.kvCap
 		s.sample.Misses++
 		return
 	}

@@ -69,6 +69,13 @@ type Page struct {
 	// unknown, and Aggregate's total with it.
 	Unknown []string
 
+	// WrongType lists the families of the server's profile that the page
+	// declares with a # TYPE they are not read as (a running gauge
+	// declared a counter, a TTFT histogram a summary), one message each:
+	// such a family is not read (its signal is unknown, in Unknown for
+	// running, waiting and kv), never read as 0.
+	WrongType []string
+
 	// Chosen records which family each signal was read from.
 	Chosen Chosen
 	// Families is the families that have at least one sample on the page,

@@ -161,6 +161,19 @@ type rawPage struct {
 	byName   map[string][]int
 	family   map[string]string // sample name -> family name
 	declared map[string]bool
+	types    map[string]model.MetricType // family name -> # TYPE
+}
+
+// typeOf is the # TYPE the page declares for name, a sample or family
+// name ("" when undeclared): the type of its family (familyOf), else its
+// own.
+func (r *rawPage) typeOf(name string) model.MetricType {
+	if f, ok := r.family[name]; ok {
+		if t, ok := r.types[f]; ok {
+			return t
+		}
+	}
+	return r.types[name]
 }
 
 // has reports whether name is declared or has samples.
@@ -184,8 +197,8 @@ func parse(b []byte, ct string) (*rawPage, error) {
 	if p == nil {
 		return nil, err
 	}
-	raw := &rawPage{byName: map[string][]int{}, family: map[string]string{}, declared: map[string]bool{}}
-	types := map[string]model.MetricType{}
+	raw := &rawPage{byName: map[string][]int{}, family: map[string]string{}, declared: map[string]bool{}, types: map[string]model.MetricType{}}
+	types := raw.types
 	seen := newSeriesSet()
 	var lset labels.Labels
 	last := -1 // offset of the last entry read

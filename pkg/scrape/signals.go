@@ -23,20 +23,30 @@ func reduce(raw *rawPage, source string, server profile.Server) *Page {
 	f := server.Families()
 	p := &Page{Source: source, Server: server, samples: raw.samples, byName: raw.byName}
 
-	p.Running, p.Chosen.Running = pick(raw, f.Running, sum)
-	p.Waiting, p.Chosen.Waiting = pick(raw, f.Waiting, sum)
-	p.KV, p.Chosen.KV = pick(raw, f.KV, maxOf)
-	p.PromptTokens, p.Chosen.PromptTokens = pick(raw, f.PromptTokens, sum)
-	p.GenerationTokens, p.Chosen.GenerationTokens = pick(raw, f.GenerationTokens, sum)
-	p.Requests, p.Chosen.Requests = pick(raw, f.Requests, sum)
-	p.CPUSeconds, p.Chosen.CPUSeconds = pick(raw, []string{profile.CPUSecondsFamily}, sum)
-	p.ProcessStart, _ = pick(raw, []string{profile.StartTimeFamily}, maxOf)
-	p.MaxRunning, _ = pick(raw, f.MaxRunning, sum)
+	p.Running, p.Chosen.Running = pick(raw, f.Running, sum, gaugeKind)
+	p.Waiting, p.Chosen.Waiting = pick(raw, f.Waiting, sum, gaugeKind)
+	p.KV, p.Chosen.KV = pick(raw, f.KV, maxOf, gaugeKind)
+	p.PromptTokens, p.Chosen.PromptTokens = pick(raw, f.PromptTokens, sum, counterKind)
+	p.GenerationTokens, p.Chosen.GenerationTokens = pick(raw, f.GenerationTokens, sum, counterKind)
+	p.Requests, p.Chosen.Requests = pick(raw, f.Requests, sum, counterKind)
+	p.CPUSeconds, p.Chosen.CPUSeconds = pick(raw, []string{profile.CPUSecondsFamily}, sum, counterKind)
+	p.ProcessStart, _ = pick(raw, []string{profile.StartTimeFamily}, maxOf, gaugeKind)
+	p.MaxRunning, _ = pick(raw, f.MaxRunning, sum, gaugeKind)
 	for _, sig := range []struct{ name, chosen string }{{"running", p.Chosen.Running}, {"waiting", p.Chosen.Waiting}, {"kv", p.Chosen.KV}} {
 		alts := map[string][]string{"running": f.Running, "waiting": f.Waiting, "kv": f.KV}[sig.name]
-		if nonFinite(raw, sig.chosen, alts) {
+		if nonFinite(raw, sig.chosen, alts) || (sig.chosen == "" && len(wrongTypes(raw, alts, gaugeKind)) > 0) {
 			p.Unknown = append(p.Unknown, sig.name)
 		}
+	}
+	for _, group := range []struct {
+		alts []string
+		want kind
+	}{
+		{concat(f.Running, f.Waiting, f.KV, f.MaxRunning, []string{profile.StartTimeFamily}), gaugeKind},
+		{concat(f.PromptTokens, f.GenerationTokens, f.Requests, []string{profile.CPUSecondsFamily}), counterKind},
+		{concat(f.TTFT, f.QueueTime, f.ITL), histogramKind},
+	} {
+		p.WrongType = append(p.WrongType, wrongTypes(raw, group.alts, group.want)...)
 	}
 	p.TTFT = histogram(raw, f.TTFT)
 	if p.TTFT != nil {
@@ -101,9 +111,14 @@ func maxOf(vals []float64) float64 {
 }
 
 // pick returns agg over the finite samples of the first alternative that has
-// any, and that alternative's name; NaN and "" when none has.
-func pick(raw *rawPage, alternatives []string, agg func([]float64) float64) (float64, string) {
+// any and whose declared type can be read as want, and that alternative's
+// name; NaN and "" when none has (a family declared with another type is
+// unknown, never read as if typed right).
+func pick(raw *rawPage, alternatives []string, agg func([]float64) float64, want kind) (float64, string) {
 	for _, name := range alternatives {
+		if raw.checkType(name, want) != nil {
+			continue
+		}
 		var vals []float64
 		for _, j := range raw.byName[name] {
 			if v := raw.samples[j].Value; finite(v) {
@@ -121,6 +136,9 @@ func pick(raw *rawPage, alternatives []string, agg func([]float64) float64) (flo
 // has finite _bucket samples; nil when none has.
 func histogram(raw *rawPage, alternatives []string) *Histogram {
 	for _, fam := range alternatives {
+		if raw.checkType(fam, histogramKind) != nil || raw.checkType(fam+"_bucket", histogramKind) != nil {
+			continue
+		}
 		byLE := map[float64]float64{}
 		for _, j := range raw.byName[fam+"_bucket"] {
 			s := raw.samples[j]
@@ -138,8 +156,8 @@ func histogram(raw *rawPage, alternatives []string) *Histogram {
 			h.Buckets = append(h.Buckets, Bucket{UpperBound: le, Count: c})
 		}
 		sort.Slice(h.Buckets, func(a, b int) bool { return h.Buckets[a].UpperBound < h.Buckets[b].UpperBound })
-		h.Count, _ = pick(raw, []string{fam + "_count"}, sum)
-		h.Sum, _ = pick(raw, []string{fam + "_sum"}, sum)
+		h.Count, _ = pick(raw, []string{fam + "_count"}, sum, histogramKind)
+		h.Sum, _ = pick(raw, []string{fam + "_sum"}, sum, histogramKind)
 		return h
 	}
 	return nil
@@ -204,4 +222,24 @@ func nonFinite(raw *rawPage, chosen string, alternatives []string) bool {
 		}
 	}
 	return false
+}
+
+// wrongTypes lists the alternatives the page declares with a type that
+// cannot be read as want (checkType's errors, as text), in order.
+func wrongTypes(raw *rawPage, alternatives []string, want kind) []string {
+	var out []string
+	for _, name := range alternatives {
+		if err := raw.checkType(name, want); err != nil {
+			out = append(out, err.Error())
+		}
+	}
+	return out
+}
+
+func concat(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
 }

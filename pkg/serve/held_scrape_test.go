@@ -49,3 +49,23 @@ func TestScrapeHeld(t *testing.T) {
 		t.Errorf("activator down: held %v errors %+v, want unknown and one held error", rd.Obs.Held, rd.Errors)
 	}
 }
+
+// Issue 23 item 8: a third party's holder page that declares the held
+// family a counter (value 5) was read as held 0 (the decoder's gauge
+// accessor of a counter is empty), and the target scaled to zero. A family
+// of the wrong type is unknown: held NaN, never 0, and an error of signal
+// held.
+func TestScrapeHeldWrongType(t *testing.T) {
+	rep := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, vllmPage("0", "0", "0")) }))
+	defer rep.Close()
+	act := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "# TYPE infscale_activator_held_requests counter\ninfscale_activator_held_requests 5\n")
+	}))
+	defer act.Close()
+	src := NewScrapeSource(time.Second)
+	tg := &config.Target{Name: "chat", Server: profile.VLLM, Scrape: config.Scrape{URLs: []string{rep.URL}}, Zero: &config.Zero{HeldScrape: act.URL}}
+	rd := src.Read(context.Background(), []*config.Target{tg}, t0)[0]
+	if !math.IsNaN(rd.Obs.Held) || len(rd.Errors) != 1 || rd.Errors[0].Signal != "held" {
+		t.Errorf("held declared a counter: held %v errors %+v, want unknown (NaN) and one held error", rd.Obs.Held, rd.Errors)
+	}
+}

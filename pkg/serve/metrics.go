@@ -47,6 +47,7 @@ type Metrics struct {
 	queryDuration *prometheus.HistogramVec
 	cycles        prometheus.Counter
 	cycleDuration prometheus.Gauge
+	configReloads *prometheus.CounterVec
 	buildInfo     *prometheus.GaugeVec
 	// isLeader backs infscale_leader (leader.go); nil: always 1.
 	isLeader atomic.Pointer[func() bool]
@@ -78,6 +79,14 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		}(),
 		cycleDuration: func() prometheus.Gauge {
 			v := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "cycle_duration_seconds", Help: "Wall time of the last decision cycle over all targets, in seconds."})
+			reg.MustRegister(v)
+			return v
+		}(),
+		configReloads: func() *prometheus.CounterVec {
+			v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "config_reloads_total",
+				Help: "Configuration reloads (SIGHUP) by result: success, or failure (the file refused, too large to parse within its limits included; the running configuration kept)."}, []string{"result"})
+			v.WithLabelValues("success")
+			v.WithLabelValues("failure")
 			reg.MustRegister(v)
 			return v
 		}(),
@@ -257,4 +266,14 @@ func (m *Metrics) Restore(target string, desired int) {
 	m.table.mu.Lock()
 	defer m.table.mu.Unlock()
 	m.table.target(target).desired = float64(desired)
+}
+
+// Reloaded counts a configuration reload: ok true for one applied, false
+// for one refused (the running configuration kept).
+func (m *Metrics) Reloaded(ok bool) {
+	result := "success"
+	if !ok {
+		result = "failure"
+	}
+	m.configReloads.WithLabelValues(result).Inc()
 }

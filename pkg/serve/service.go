@@ -241,6 +241,7 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 			return fmt.Errorf("http server: %w", err)
 		case <-o.Reload:
 			next, err := reload(ctx, loop, config.Load, o.ConfigPath)
+			m.Reloaded(err == nil)
 			if err != nil {
 				log.Error("config reload failed; keeping the running config", "path", o.ConfigPath, "err", err)
 				continue

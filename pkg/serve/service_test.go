@@ -91,12 +91,25 @@ func TestRunEndpointsReloadShutdown(t *testing.T) {
 	if !strings.Contains(body, `infscale_desired_replicas{target="other"}`) {
 		t.Error("a bad reload dropped the running config")
 	}
+	// Issue 23 item 6: a file past the token count (3 MB of one-character
+	// list items, within the 4 MiB size limit) is refused before it is
+	// parsed (it drove serve to a 2.96 GB peak); the old config stays and
+	// the failed reloads are counted.
+	os.WriteFile(path, []byte("targets: ["+strings.Repeat("a,", 3<<20/2)+"a]\n"), 0o644)
+	reload <- os.Interrupt
+	waitFor(t, "failed reloads counted", func() bool {
+		_, body := get(t, base+"/metrics")
+		return strings.Contains(body, `infscale_config_reloads_total{result="failure"} 2`)
+	})
+	if _, body = get(t, base+"/metrics"); !strings.Contains(body, `infscale_desired_replicas{target="other"}`) {
+		t.Error("a reload past the token count dropped the running config")
+	}
 	// A good config without "other": applied.
 	os.WriteFile(path, []byte("interval: 1s\n"+strings.SplitN(loopConfig, "- name: other", 2)[0]), 0o644)
 	reload <- os.Interrupt
 	waitFor(t, "reload", func() bool {
 		_, body := get(t, base+"/metrics")
-		return !strings.Contains(body, `infscale_desired_replicas{target="other"}`)
+		return !strings.Contains(body, `infscale_desired_replicas{target="other"}`) && strings.Contains(body, `infscale_config_reloads_total{result="success"} 1`)
 	})
 	cancel()
 	select {

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/infscale/infscale/pkg/activator"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/histogram"
 	"github.com/infscale/infscale/pkg/recommend"
@@ -223,7 +222,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	r.Obs.ArrivalRate, r.Obs.PromptTokensRate, r.Obs.GenerationTokensRate, r.Obs.ArrivalWindow = s.rates(keys, pages)
 	r.Obs.MeanPrompt, r.Obs.MeanOutput = recommend.MeanLengths(r.Obs.ArrivalRate, r.Obs.PromptTokensRate, r.Obs.GenerationTokensRate)
 	if t.Zero != nil && t.Zero.HeldScrape != "" {
-		page, err := activator.ReadHeld(ctx, s.Client, t.Zero.HeldScrape)
+		page, err := scrape.ReadHeld(ctx, s.Client, t.Zero.HeldScrape)
 		if err != nil {
 			r.Errors = append(r.Errors, ReadError{Signal: "held", Reason: scrapeReason(err), Err: err})
 		}

@@ -1,0 +1,97 @@
+package scrape
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	neturl "net/url"
+)
+
+// The families of an `infscale activator`'s /metrics (pkg/activator
+// exports them) that serve reads in embedded mode: the requests held while
+// no upstream endpoint is ready, and whether one was ready at the last
+// probe (1 or 0). Both are gauges.
+const (
+	HeldFamily  = "infscale_activator_held_requests"
+	ReadyFamily = "infscale_activator_upstream_ready"
+)
+
+// Held is what a holder's /metrics page says: the requests it holds and
+// whether its upstream had a ready endpoint (1 or 0; NaN when absent or
+// unreadable).
+type Held struct {
+	Held, Ready float64
+}
+
+// ReadHeld fetches a holder's /metrics page at rawURL (an infscale
+// activator's, or a third party's exporting the same families) and reads
+// its held requests (summed over series) and readiness. Held is NaN with
+// an error when the page cannot be fetched (ErrFetch) or parsed
+// (ErrInvalidPage), lacks the held family, declares it other than a gauge
+// (ErrWrongType: a counter's value is not read as a gauge's, nor as 0), or
+// holds NaN, ±Inf or a negative count. A held count that is unknown keeps
+// the target from scaling to zero; it never reads as 0.
+func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, error) {
+	bad := Held{Held: math.NaN(), Ready: math.NaN()}
+	url := rawURL
+	if u, err := neturl.Parse(rawURL); err == nil {
+		url = u.Redacted()
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return bad, fmt.Errorf("%s: %w: %v", url, ErrSource, err)
+	}
+	req.Header.Set("Accept", acceptHeader)
+	resp, err := client.Do(req)
+	if err != nil {
+		return bad, fmt.Errorf("%s: %w: %w", url, ErrFetch, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return bad, fmt.Errorf("%s: %w: HTTP status %s", url, ErrFetch, resp.Status)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxPageBytes+1))
+	if err != nil {
+		return bad, fmt.Errorf("%s: %w: reading body: %w", url, ErrFetch, err)
+	}
+	if len(b) > MaxPageBytes {
+		return bad, &PageError{Source: url, Err: fmt.Errorf("page larger than %d bytes", MaxPageBytes)}
+	}
+	ct, err := mediaType(b, resp.Header.Get("Content-Type"))
+	if err != nil {
+		return bad, &PageError{Source: url, Line: 1, Err: err}
+	}
+	raw, err := parse(b, ct)
+	if err != nil {
+		return bad, &PageError{Source: url, Line: locate(b, ct, err), Err: withHint(b, err)}
+	}
+	h := Held{Held: gaugeSum(raw, HeldFamily), Ready: gaugeSum(raw, ReadyFamily)}
+	if err := raw.checkType(HeldFamily, gaugeKind); err != nil {
+		return bad, fmt.Errorf("%s: %w", url, err)
+	}
+	if !raw.has(HeldFamily) {
+		return bad, fmt.Errorf("%s: no %s", url, HeldFamily)
+	}
+	if math.IsNaN(h.Held) || math.IsInf(h.Held, 0) || h.Held < 0 {
+		return bad, fmt.Errorf("%s: %s is %v: not a count of requests", url, HeldFamily, h.Held)
+	}
+	return h, nil
+}
+
+// gaugeSum is the sum of name's samples, NaN when it has none or is
+// declared other than a gauge (the sum is NaN or ±Inf when a sample is).
+func gaugeSum(raw *rawPage, name string) float64 {
+	if raw.checkType(name, gaugeKind) != nil || len(raw.byName[name]) == 0 {
+		return math.NaN()
+	}
+	t := 0.0
+	for _, j := range raw.byName[name] {
+		t += raw.samples[j].Value
+	}
+	return t
+}

@@ -1,0 +1,95 @@
+package scrape
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/infscale/infscale/pkg/profile"
+)
+
+// TestReadHeld: the held gauge summed over its series; a page without it,
+// with NaN, ±Inf or a negative count, or declaring it another type than a
+// gauge, is an error and held is NaN (unknown, never a number to decide
+// on). An undeclared family (a page without # TYPE) is read.
+func TestReadHeld(t *testing.T) {
+	for _, tc := range []struct {
+		page, err   string
+		held, ready float64
+	}{
+		{"infscale_activator_held_requests{route=\"a\"} 3\ninfscale_activator_held_requests{route=\"b\"} 2\ninfscale_activator_upstream_ready 1\n", "", 5, 1},
+		{"# TYPE infscale_activator_held_requests gauge\ninfscale_activator_held_requests 4\n", "", 4, math.NaN()},
+		{"other 1\n", "no infscale_activator_held_requests", 0, 0},
+		{"infscale_activator_held_requests NaN\n", "is NaN: not a count", 0, 0},
+		{"infscale_activator_held_requests +Inf\n", "is +Inf: not a count", 0, 0},
+		{"infscale_activator_held_requests -4\n", "is -4: not a count", 0, 0},
+		{"# TYPE infscale_activator_held_requests counter\ninfscale_activator_held_requests 5\n", "declared a counter, infscale reads it as a gauge", 0, 0},
+		{"# TYPE infscale_activator_held_requests summary\ninfscale_activator_held_requests_sum 5\ninfscale_activator_held_requests_count 1\n", "declared a summary", 0, 0},
+		// Readiness declared a counter is unknown; held is still read.
+		{"infscale_activator_held_requests 1\n# TYPE infscale_activator_upstream_ready counter\ninfscale_activator_upstream_ready 1\n", "", 1, math.NaN()},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, tc.page) }))
+		h, err := ReadHeld(context.Background(), srv.Client(), srv.URL)
+		srv.Close()
+		switch {
+		case tc.err == "" && (err != nil || h.Held != tc.held || !(h.Ready == tc.ready || math.IsNaN(h.Ready) && math.IsNaN(tc.ready))):
+			t.Errorf("%q: %+v, %v; want held %v ready %v", tc.page, h, err, tc.held, tc.ready)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || !math.IsNaN(h.Held)):
+			t.Errorf("%q: %+v, %v; want held NaN and an error with %q", tc.page, h, err, tc.err)
+		}
+		if strings.Contains(tc.err, "declared") && !errors.Is(err, ErrWrongType) {
+			t.Errorf("%q: %v is not ErrWrongType", tc.page, err)
+		}
+	}
+}
+
+// The kind, not the one family: every family a profile reads is unknown
+// when the page declares it another type. vLLM's running gauge declared a
+// counter is unknown (not its value 3, the page's claim being wrong about
+// what 3 is), its TTFT histogram declared a summary is absent, its
+// prompt-token counter declared a gauge is absent; each is listed.
+func TestWrongTypeUnknown(t *testing.T) {
+	page := `# TYPE vllm:num_requests_running counter
+vllm:num_requests_running 3
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting 1
+# TYPE vllm:prompt_tokens_total gauge
+vllm:prompt_tokens_total 100
+# TYPE vllm:time_to_first_token_seconds summary
+vllm:time_to_first_token_seconds{quantile="0.5"} 0.1
+vllm:time_to_first_token_seconds_sum 1
+vllm:time_to_first_token_seconds_count 10
+`
+	p, err := Read(strings.NewReader(page), "", "p.prom", profile.VLLM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(p.Running) || !contains(p.Unknown, "running") || p.Waiting != 1 {
+		t.Errorf("running %v waiting %v unknown %v: want running NaN and unknown, waiting 1", p.Running, p.Waiting, p.Unknown)
+	}
+	if !math.IsNaN(p.PromptTokens) || p.TTFT != nil {
+		t.Errorf("prompt tokens %v TTFT %+v: want NaN and nil", p.PromptTokens, p.TTFT)
+	}
+	want := []string{
+		"vllm:num_requests_running is declared a counter, infscale reads it as a gauge: its value is unknown",
+		"vllm:prompt_tokens_total is declared a gauge, infscale reads it as a counter: its value is unknown",
+		"vllm:time_to_first_token_seconds is declared a summary, infscale reads it as a histogram: its value is unknown",
+	}
+	if strings.Join(p.WrongType, "\n") != strings.Join(want, "\n") {
+		t.Errorf("WrongType:\n%s\nwant:\n%s", strings.Join(p.WrongType, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
