@@ -324,6 +324,23 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(rw)
 	_ = rc.EnableFullDuplex()
 	hasBody := r.Body != nil && r.Body != http.NoBody
+	var bodyDone atomic.Bool // the client's body was read to its end
+	if hasBody {
+		// Closed here, not after the handler returns: net/http's own close
+		// of an unread body, after it stopped its background read, can
+		// reach the end of the body and start that read again, which then
+		// races the next request's read (a recovered panic, "invalid
+		// concurrent Body.Read call"). An unfinished body is not waited
+		// for (its connection is not reused); a body the transport still
+		// reads is safe to close (reads after it fail).
+		orig := r.Body
+		defer func() {
+			if !bodyDone.Load() {
+				_ = rc.SetReadDeadline(time.Now())
+			}
+			orig.Close()
+		}()
+	}
 	var held *heldBody // the body once read into memory
 	defer func() {
 		if held != nil {
@@ -339,14 +356,18 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			a.direct.Inc()
 		} else {
 			var ok bool
+			wasRead := held != nil
 			if held, ok = a.hold(rw, r, rc, deadline, notBefore, held); !ok {
 				return // a.hold unlocked a.mu and answered
+			}
+			if hasBody && !wasRead {
+				bodyDone.Store(true) // read into memory to its end
 			}
 			if held == nil && hasBody { // the body is read; an empty one
 				r.Body = http.NoBody
 			}
 		}
-		if a.forward(rw, r, rc, held, hasBody) {
+		if a.forward(rw, r, rc, held, hasBody, &bodyDone) {
 			return
 		}
 		// Refused before anything was sent: hold it again, a probe
@@ -365,7 +386,7 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 // forward proxies r once, its body from held when read into memory, and
 // reports whether it is done: false when the connection was refused before
 // any byte was sent (nothing written to rw either).
-func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, held *heldBody, hasBody bool) bool {
+func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, held *heldBody, hasBody bool, bodyDone *atomic.Bool) bool {
 	at := &attempt{}
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
@@ -375,14 +396,17 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 	case held != nil:
 		// Its memory is given back once the transport has read it all
 		// (it is not sent again after that).
-		out.Body = &trackedBody{r: held.reader(), at: at, eof: held.free}
+		out.Body = &trackedBody{r: held.reader(), at: at, eof: func(error) { held.free() }}
 		out.ContentLength, out.TransferEncoding = held.n, nil
 		out.Header.Del("Expect") // the body is here already
 	case hasBody && r.Body != http.NoBody:
 		// Streamed from the client: its reads have the body deadline,
 		// lifted at the end of the body.
 		_ = rc.SetReadDeadline(time.Now().Add(a.cfg.BodyTimeout))
-		out.Body = &trackedBody{r: r.Body, at: at, eof: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+		out.Body = &trackedBody{r: r.Body, at: at, eof: func(err error) {
+			bodyDone.Store(err == io.EOF)
+			_ = rc.SetReadDeadline(time.Time{})
+		}}
 	}
 	if out.Body != nil && out.Body != http.NoBody {
 		// The write upstream has its own deadline: an upstream that does
@@ -635,11 +659,12 @@ func (b *heldBody) reader() io.Reader {
 
 // trackedBody counts what the transport read of a body (so that a refused
 // attempt is known to have sent nothing) and does not close what it reads
-// from (it may be sent again); eof, if set, runs at its end.
+// from (it may be sent again); eof, if set, runs at its end (io.EOF) or
+// first error.
 type trackedBody struct {
 	r   io.Reader
 	at  *attempt
-	eof func()
+	eof func(error)
 }
 
 func (t *trackedBody) Read(p []byte) (int, error) {
@@ -648,7 +673,7 @@ func (t *trackedBody) Read(p []byte) (int, error) {
 		t.at.sent.Store(true)
 	}
 	if err != nil && t.eof != nil {
-		t.eof()
+		t.eof(err)
 		t.eof = nil
 	}
 	return n, err

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -386,4 +387,28 @@ func TestDotSegmentsRefused(t *testing.T) {
 	if resp.StatusCode != 200 || len(up.uris) == 0 || up.uris[len(up.uris)-1] != "/chat/v1/a%2Fb" {
 		t.Errorf("/v1/a%%2Fb: %d, the upstream saw %v; want /chat/v1/a%%2Fb", resp.StatusCode, up.uris)
 	}
+}
+
+// FuzzCheckPath: a path checkPath lets through stays under the upstream's
+// prefix however the upstream resolves it: joined to /chat and cleaned
+// (RFC 3986 dot-segment removal), also with backslashes read as slashes
+// and after a second percent-decoding.
+func FuzzCheckPath(f *testing.F) {
+	for _, s := range []string{"/v1/models", "/../admin", "/%2e%2e/admin", "/a/./b", "/..\\admin", "/%2e%2e%2fadmin", "/v1/a%2Fb", "/...", "/.a/..b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if checkPath(p) != nil {
+			return
+		}
+		forms := []string{p, strings.ReplaceAll(p, "\\", "/")}
+		if d, err := url.PathUnescape(p); err == nil {
+			forms = append(forms, d, strings.ReplaceAll(d, "\\", "/"))
+		}
+		for _, q := range forms {
+			if c := path.Clean("/chat/" + q); c != "/chat" && !strings.HasPrefix(c, "/chat/") {
+				t.Errorf("checkPath let %q through; joined to /chat it resolves to %q", p, c)
+			}
+		}
+	})
 }
