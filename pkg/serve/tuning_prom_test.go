@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/infscale/infscale/internal/history"
+	"github.com/infscale/infscale/internal/history/historytest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/tune"
 )
@@ -95,7 +96,7 @@ func TestTuningOnPrometheusWeek(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled week and tunes on it")
 	}
-	srv, tr := history.Serve(t, history.Config{})
+	srv, tr := historytest.Serve(t, history.Config{})
 	now := tr.End.Add(-2 * time.Hour)
 	clock := func() time.Time { return now }
 	ctx := context.Background()
