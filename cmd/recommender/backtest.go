@@ -170,15 +170,7 @@ func (f *HistoryFlags) resolve(given map[string]bool) (resolved, error) {
 		r.serve = tune.Serve{Name: tg.Name, PrometheusURL: file.Prometheus.URL, Server: server.String(), Selector: sel, Replicas: replicas, From: f.Config}
 	case f.PrometheusURL != "":
 		if _, err := httpurl.Parse(f.PrometheusURL); err != nil {
-			// As typed (not re-escaped), but no password in the message.
-			shown := f.PrometheusURL
-			u, perr := url.Parse(f.PrometheusURL)
-			switch {
-			case perr == nil && u.User != nil:
-				shown = u.Redacted()
-			case perr != nil && strings.Contains(shown, "@"):
-				shown = "(unparsable)"
-			}
+			shown := redactURL(f.PrometheusURL) // as typed (not re-escaped), but no password
 			if errors.Is(err, httpurl.ErrPort) {
 				return r, invalidf("--prometheus-url %s: %v", shown, err)
 			}
@@ -187,11 +179,8 @@ func (f *HistoryFlags) resolve(given map[string]bool) (resolved, error) {
 		if sel == "" {
 			return r, invalidf("--prometheus-url needs --selector '{...}'")
 		}
-		shown := f.PrometheusURL
-		if u, _ := url.Parse(shown); u.User != nil {
-			shown = u.Redacted() // a config file shown on stdout holds no password
-		}
-		r.serve = tune.Serve{PrometheusURL: shown, Server: server.String(), Selector: sel, Replicas: replicas}
+		// A config file shown on stdout holds no password.
+		r.serve = tune.Serve{PrometheusURL: redactURL(f.PrometheusURL), Server: server.String(), Selector: sel, Replicas: replicas}
 	default:
 		return r, invalidf("give --config FILE --target NAME, or --prometheus-url URL --selector '{...}'")
 	}

@@ -204,16 +204,27 @@ func httpURL(name, s string) (*url.URL, error) {
 		}
 	}
 	shown := strconv.Quote(s)
-	switch {
-	case u != nil && u.User != nil:
-		shown = u.Redacted()
-	case u == nil && strings.Contains(s, "@"):
-		shown = "(unparsable)"
+	if r := redactURL(s); r != s {
+		shown = r
 	}
 	if errors.Is(err, httpurl.ErrPort) {
 		return nil, invalidf("%s %s: %v", name, shown, err)
 	}
 	return nil, invalidf("%s %s: want http://HOST[:PORT][/PATH] or https://...", name, shown)
+}
+
+// redactURL is s, a URL as typed, for a message or an output that must
+// hold no password: url.URL.Redacted when s holds user information, and
+// "(unparsable)" when s does not parse and has an "@".
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	switch {
+	case err == nil && u.User != nil:
+		return u.Redacted()
+	case err != nil && strings.Contains(s, "@"):
+		return "(unparsable)"
+	}
+	return s
 }
 
 // needsFlag refuses flag (its name without --) given on the command line

@@ -483,18 +483,15 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 		// in --current, so the HPA's missing-pods rule counts it at 0 on a
 		// scale-up and at target on a scale-down (docs/serve.md, "Stuck
 		// engines").
-		voting := make([]*scrape.Page, len(pages))
-		for i, p := range pages {
-			switch {
-			case errs[i] != nil:
+		ballots, _, t := scrape.Vote(pages, errs, func(_ int, p *scrape.Page) bool { return p.Suspect != "" })
+		for i, b := range ballots {
+			switch b {
+			case scrape.Unread:
 				c.notVoting = append(c.notVoting, fmt.Sprintf("%v: not read, a missing replica", errs[i]))
-			case p.Suspect != "":
-				c.notVoting = append(c.notVoting, fmt.Sprintf("%s looks like a stuck engine (waiting %g with nothing running and an empty KV cache): not counted as load, a missing replica", p.Source, p.Waiting))
-			default:
-				voting[i] = p
+			case scrape.Stuck:
+				c.notVoting = append(c.notVoting, fmt.Sprintf("%s looks like a stuck engine (waiting %g with nothing running and an empty KV cache): not counted as load, a missing replica", pages[i].Source, pages[i].Waiting))
 			}
 		}
-		t := scrape.Aggregate(voting)
 		obs.Running, obs.Waiting, obs.KV, obs.Reporting = t.Running, t.Waiting, t.KV, t.Reporting
 		for _, s := range c.notVoting {
 			fmt.Fprintf(e.stderr, "infscale: warning: %s\n", s)

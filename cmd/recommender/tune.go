@@ -178,7 +178,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 // differs from what those four give, the note says so; when neither
 // --gpu nor --model chose it, the note marks it to fill in.
 func (c *TuneCmd) serveReplica(model *replica.Replica) (value, note string) {
-	value = "{gpu: " + yamlScalar(c.gpu()) + ", model: " + yamlScalar(c.model())
+	value = "{gpu: " + tune.YAMLScalar(c.gpu()) + ", model: " + tune.YAMLScalar(c.model())
 	sc := replica.DefaultConfig()
 	sc.GPU, sc.Model = model.Config().GPU, model.Config().Model
 	if c.TP != nil {
@@ -187,7 +187,7 @@ func (c *TuneCmd) serveReplica(model *replica.Replica) (value, note string) {
 	}
 	var err error
 	if c.Calibration != "" {
-		value += ", calibration: " + yamlScalar(c.Calibration)
+		value += ", calibration: " + tune.YAMLScalar(c.Calibration)
 		var cal replica.Calibration
 		if cal, err = replica.LoadCalibration(c.Calibration); err == nil {
 			sc, err = cal.Apply(sc)
@@ -205,18 +205,6 @@ func (c *TuneCmd) serveReplica(model *replica.Replica) (value, note string) {
 		note = "fill in: your GPU and model (tuned on the defaults; infscale gpu --list)"
 	}
 	return value, note
-}
-
-// yamlScalar is s as a YAML flow scalar: as is when it is made of
-// letters, digits and ._/- only (catalog names, Hugging Face repositories,
-// plain paths), else single-quoted (a quote doubled).
-func yamlScalar(s string) string {
-	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/-", r))
-	}) && !strings.HasPrefix(s, "-") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
 // parseStress reads --stress: rate:K, bursts:K and gaps:K (K > 1, at most 100),

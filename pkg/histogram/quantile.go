@@ -2,45 +2,27 @@ package histogram
 
 import (
 	"math"
-	"sort"
+
+	"github.com/prometheus/prometheus/promql"
 )
 
 // Quantile is the q-quantile (0 <= q <= 1) of the cumulative buckets bs
-// (upper bounds increasing, +Inf last), read as PromQL's
-// histogram_quantile reads classic buckets (promql.BucketQuantile): the
-// counts are made monotonic, the rank q × total is found by linear
-// interpolation inside its bucket, the lowest bucket starts at 0 when its
-// upper bound is positive, and a rank in the +Inf bucket returns the
-// highest finite upper bound. NaN when q is outside [0, 1], bs has fewer
-// than two buckets or no +Inf bucket, or holds no observation (a latency
-// signal abstains when no request finished).
+// (upper bounds increasing, +Inf last) as PromQL's histogram_quantile reads
+// classic buckets: promql.BucketQuantile, on a copy (it sorts and merges
+// its argument). NaN when q is outside [0, 1] (where BucketQuantile gives
+// an infinite latency), bs has fewer than two buckets or no +Inf bucket,
+// or holds no observation (a latency signal abstains when no request
+// finished).
 func Quantile(q float64, bs []Bucket) float64 {
-	if !(q >= 0 && q <= 1) || len(bs) < 2 || !math.IsInf(bs[len(bs)-1].UpperBound, 1) {
+	if !(q >= 0 && q <= 1) {
 		return math.NaN()
 	}
-	b := monotonic(bs)
-	total := b[len(b)-1].Count
-	if !(total > 0) {
-		return math.NaN()
+	pb := make(promql.Buckets, len(bs))
+	for i, b := range bs {
+		pb[i] = promql.Bucket{UpperBound: b.UpperBound, Count: b.Count}
 	}
-	rank := q * total
-	i := sort.Search(len(b)-1, func(i int) bool { return b[i].Count >= rank })
-	if i == len(b)-1 {
-		return b[len(b)-2].UpperBound
-	}
-	if i == 0 && b[0].UpperBound <= 0 {
-		return b[0].UpperBound
-	}
-	start, end, count := 0.0, b[i].UpperBound, b[i].Count
-	if i > 0 {
-		start = b[i-1].UpperBound
-		count -= b[i-1].Count
-		rank -= b[i-1].Count
-	}
-	if count == 0 {
-		return end
-	}
-	return start + (end-start)*(rank/count)
+	v, _, _, _, _, _ := promql.BucketQuantile(q, pb)
+	return v
 }
 
 // FractionAbove is the share (0..1) of the observations in bs above x,

@@ -174,7 +174,7 @@ const peakBuckets = 12
 // per bucket of the memory / peakBuckets).
 func (h *Hold) recentPeak(st *State, rate float64, now time.Time) (peak float64, ok bool) {
 	span := time.Duration(DipHorizon) * h.BreakEven
-	st.RatePeaks = pruneDemand(st.RatePeaks, now.Add(-span))
+	st.RatePeaks = pruneOld(st.RatePeaks, now.Add(-span), sampleAt, false)
 	for _, s := range st.RatePeaks {
 		if s.At.Before(now) {
 			peak, ok = max(peak, s.Demand), true

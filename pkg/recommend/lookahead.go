@@ -47,7 +47,7 @@ func projectSamples(samples *[]DemandSample, v float64, now time.Time, span, hor
 // repeated decision at the same instant replaces its sample), and returns
 // the list. A v that is not finite is not recorded.
 func recordSample(samples *[]DemandSample, v float64, now time.Time, span time.Duration) []DemandSample {
-	s := pruneDemand(*samples, now.Add(-span))
+	s := pruneOld(*samples, now.Add(-span), sampleAt, false)
 	*samples = s
 	if math.IsInf(v, 0) || math.IsNaN(v) {
 		return s
@@ -88,17 +88,6 @@ func leastSquares(s []DemandSample, now time.Time) (slope, mean, sxx float64, ok
 		return 0, 0, 0, false
 	}
 	return slope, sy / fn, den / fn, true
-}
-
-func pruneDemand(s []DemandSample, cutoff time.Time) []DemandSample {
-	i := 0
-	for i < len(s) && !s[i].At.After(cutoff) {
-		i++
-	}
-	if i == 0 {
-		return s
-	}
-	return s[:copy(s, s[i:])]
 }
 
 // lookahead turns the projection into a recommendation for metric m with

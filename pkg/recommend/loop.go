@@ -165,7 +165,9 @@ func (l *Loop) decide(d *Decision, p *Policy, r Reading, now time.Time, quiet bo
 		// from.)
 		firstSeen, lastActive := trial.FirstSeen, trial.LastActive
 		*trial = copyState(*trial, &l.State)
-		trial.Recommendations = append(pruneBefore(trial.Recommendations, now.Add(-p.Horizon())),
+		// Pruned as stabilization prunes (an outage would otherwise grow
+		// the list by one per cycle); without behavior the window counts its start.
+		trial.Recommendations = append(pruneOld(trial.Recommendations, now.Add(-p.Horizon()), recAt, p.NoBehavior),
 			TimedReplicas{At: now, Replicas: hold})
 		trial.FirstSeen, trial.LastActive = firstSeen, lastActive
 	}
@@ -321,14 +323,4 @@ func copyState(dst State, src *State) State {
 	dst.ScaleDownEvents = append(dn, src.ScaleDownEvents...)
 	dst.Demand = append(dm, src.Demand...)
 	return dst
-}
-
-// pruneBefore drops the recommendations older than cutoff (an outage would
-// otherwise grow the list by one per cycle).
-func pruneBefore(rs []TimedReplicas, cutoff time.Time) []TimedReplicas {
-	i := 0
-	for i < len(rs) && rs[i].At.Before(cutoff) {
-		i++
-	}
-	return rs[i:]
 }

@@ -29,25 +29,12 @@ func (p *Policy) stabilize(st *State, rec, base int, now time.Time) (int, string
 	if out > downRec {
 		out = downRec
 	}
-	st.Recommendations = pruneRecs(st.Recommendations, now.Add(-max(p.upWindow, p.downWindow)))
+	st.Recommendations = pruneOld(st.Recommendations, now.Add(-max(p.upWindow, p.downWindow)), recAt, false)
 	st.Recommendations = append(st.Recommendations, TimedReplicas{At: now, Replicas: rec})
 	text := "stabilisation: lowest recommendation in the scaleUp window " + secs(p.upWindow) + " = " + itoa(upRec) +
 		", highest in the scaleDown window " + secs(p.downWindow) + " = " + itoa(downRec) +
 		"; min(max(" + itoa(base) + ", " + itoa(upRec) + "), " + itoa(downRec) + ") = " + itoa(out)
 	return out, text
-}
-
-// pruneRecs drops the entries at or before cutoff (they are time-ordered),
-// reusing the backing array.
-func pruneRecs(s []TimedReplicas, cutoff time.Time) []TimedReplicas {
-	i := 0
-	for i < len(s) && !s[i].At.After(cutoff) {
-		i++
-	}
-	if i == 0 {
-		return s
-	}
-	return s[:copy(s, s[i:])]
 }
 
 // recordInitial is the HPA's recordInitialRecommendation: when the
@@ -75,11 +62,9 @@ func recordInitial(st *State, cur int, now time.Time) bool {
 func (p *Policy) stabilizeNoBehavior(st *State, rec int, now time.Time) (int, string) {
 	cutoff := now.Add(-p.downWindow)
 	out := rec
-	i := 0
-	for i < len(st.Recommendations) && st.Recommendations[i].At.Before(cutoff) {
-		i++
-	}
-	st.Recommendations = st.Recommendations[:copy(st.Recommendations, st.Recommendations[i:])]
+	// This window counts its start: the HPA without behavior skips only
+	// recommendations before its cut-off.
+	st.Recommendations = pruneOld(st.Recommendations, cutoff, recAt, true)
 	for _, r := range st.Recommendations {
 		out = max(out, r.Replicas)
 	}

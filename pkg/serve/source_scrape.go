@@ -164,26 +164,25 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	if span <= 0 {
 		span = scrape.DefaultStuckFor
 	}
-	voting := make([]*scrape.Page, len(pages))
-	for i, err := range errs {
-		if err != nil {
+	ballots, voting, tot := scrape.Vote(pages, errs, func(i int, p *scrape.Page) bool {
+		n, d := s.stuck.Observe(keys[i], p, now)
+		return n >= after && d >= span
+	})
+	for i, b := range ballots {
+		switch b {
+		case scrape.Unread:
 			pages[i] = nil
-			r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: scrapeReason(err), Err: err})
+			r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: scrapeReason(errs[i]), Err: errs[i]})
 			continue
-		}
-		answered++
-		if n, d := s.stuck.Observe(keys[i], pages[i], now); n >= after && d >= span {
-			// Answered but does not vote: a missing pod for the HPA's rule.
+		case scrape.Stuck: // answered but does not vote: a missing pod for the HPA's rule
 			r.Stuck++
 			r.StuckReplicas = append(r.StuckReplicas, urls[i])
-			continue
 		}
-		voting[i] = pages[i]
+		answered++
 	}
 	if t.PodDeletionCost {
 		r.Outstanding = outstanding(urls, pages, voting)
 	}
-	tot := scrape.Aggregate(voting)
 	r.Obs.Running, r.Obs.Waiting, r.Obs.KV = tot.Running, tot.Waiting, tot.KV
 	r.Obs.Reporting = tot.Reporting
 	if answered > 0 {

@@ -19,7 +19,6 @@ package tune
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -65,15 +64,21 @@ func (c Candidate) Block(s Serve, max int) string {
 		}
 		return v
 	}
-	fmt.Fprintf(&b, "prometheus:\n  url: %s\n", val(yamlString(s.PrometheusURL), "http://prometheus:9090", "your Prometheus base URL"))
+	str := func(v, placeholder, what string) string { // a string, quoted as YAML needs
+		if v == "" {
+			return val(v, placeholder, what)
+		}
+		return YAMLScalar(v)
+	}
+	fmt.Fprintf(&b, "prometheus:\n  url: %s\n", str(s.PrometheusURL, "http://prometheus:9090", "your Prometheus base URL"))
 	if s.From != "" {
 		fmt.Fprintf(&b, "  # auth, TLS and timeout: copy them from the prometheus: section of %s\n", s.From)
 	}
-	fmt.Fprintf(&b, "targets:\n- name: %s\n  server: %s\n", val(yamlString(s.Name), "chat", "a name for the Deployment"),
-		val(yamlString(s.Server), "vllm", "the model server: vllm, sglang or trtllm"))
-	fmt.Fprintf(&b, "  selector: %s\n", val(yamlString(s.Selector), `'{namespace="llm",pod=~"chat-.*"}'`, "the label matchers of the Deployment's series"))
+	fmt.Fprintf(&b, "targets:\n- name: %s\n  server: %s\n", str(s.Name, "chat", "a name for the Deployment"),
+		str(s.Server, "vllm", "the model server: vllm, sglang or trtllm"))
+	fmt.Fprintf(&b, "  selector: %s\n", str(s.Selector, `'{namespace="llm",pod=~"chat-.*"}'`, "the label matchers of the Deployment's series"))
 	if s.Replicas != "" {
-		fmt.Fprintf(&b, "  replicas: %s\n", yamlString(s.Replicas))
+		fmt.Fprintf(&b, "  replicas: %s\n", YAMLScalar(s.Replicas))
 	}
 	fmt.Fprintf(&b, "  metrics:\n  - type: %s\n    target: %s\n", c.Metric, strconv.FormatFloat(c.Target, 'g', -1, 64))
 	if c.Guard > 0 {
@@ -145,20 +150,6 @@ func writeKeys(b *strings.Builder, indent string, kvs []keyValue) {
 		fmt.Fprintf(b, "%s%s:\n", indent, k)
 		writeKeys(b, indent+"  ", sub)
 	}
-}
-
-// yamlString is s as a YAML scalar: single-quoted (a quote doubled), or
-// JSON-quoted (a YAML double-quoted scalar) when it holds a control
-// character; empty for "".
-func yamlString(s string) string {
-	if s == "" {
-		return ""
-	}
-	if strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		q, _ := json.Marshal(s)
-		return string(q)
-	}
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
 // Figures are one replay's outcome.
