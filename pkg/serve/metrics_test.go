@@ -152,6 +152,9 @@ func TestMetricsDocumented(t *testing.T) {
 	m.ApplyError("x", "scaled_by_hpa")
 	m.ObserveQuery("scrape", time.Millisecond)
 	m.Cycle(time.Millisecond)
+	tn := NewTuning(reg) // serve's self-tuning series (tuning.go)
+	tn.candidate.WithLabelValues("x").Set(1)
+	tn.info.WithLabelValues("x", "queue:8", TuneStateShadow).Set(1)
 	mfs, err := m.Gatherer(reg).Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +112,7 @@ func TestTuningOnPrometheusWeek(t *testing.T) {
 	loop := &Loop{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit}
 	tn := NewTuning(reg)
 	tn.API, tn.Period, tn.Now = src.Evaluator.API, 15*time.Second, clock
+	tn.Log = slog.New(slog.NewTextHandler(t.Output(), nil))
 	// A smaller space than tune's default keeps the test to a few
 	// hundred replays: queue and demand, each with a floor and a hold.
 	tn.Options = tune.TargetOptions{Workers: 2, Space: tune.Space{

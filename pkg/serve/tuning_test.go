@@ -103,3 +103,53 @@ targets:
 		t.Errorf("%d adopt lines, want 1:\n%s", n, audit.String())
 	}
 }
+
+// TestTuningBesideCycles: the tuning goroutine (Run, reading tune.dir
+// every millisecond) and decision cycles run at once without a data race
+// (go test -race); afterwards the candidate is the file's.
+func TestTuningBesideCycles(t *testing.T) {
+	dir := t.TempDir()
+	f, err := config.Parse([]byte(fmt.Sprintf(`
+targets:
+- name: chat
+  scrape: [http://127.0.0.1:1/metrics]
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  max: 8
+  tune: {every: 1h, dir: %q, mode: adopt}
+`, dir)), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8}
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: time.Now(), Policy: c.Policy(), Candidate: c, Holds: true}); err != nil {
+		t.Fatal(err)
+	}
+	src := &fakeSource{}
+	src.set("chat", load(2, 40, 0))
+	reg := prometheus.NewRegistry()
+	var audit bytes.Buffer
+	l := &Loop{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Audit: &audit}
+	tn := NewTuning(reg)
+	tn.Tick = time.Millisecond
+	l.SetTuning(tn)
+	if err := l.SetConfig(f); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); tn.Run(ctx) }()
+	for range 50 {
+		l.Cycle(context.Background())
+	}
+	cancel()
+	<-done
+	tn.Step(context.Background())
+	l.Cycle(context.Background())
+	if s, p := tn.State("chat"); s != TuneStateAdopted || p != "queue:8" {
+		t.Errorf("state %q %q, want adopted queue:8", s, p)
+	}
+	if v, ok := gauge(t, l.Metrics.Gatherer(reg), "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); !ok || v != 5 {
+		t.Errorf("candidate %v %v, want 5 (ceil(2 x 20/8))", v, ok)
+	}
+}

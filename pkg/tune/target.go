@@ -111,7 +111,7 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	}
 	hist := time.Duration(t.Tune.History)
 	if o.Step <= 0 {
-		o.Step = max(30*time.Second, (hist/backtest.MaxSteps+1)*time.Second)
+		o.Step = max(30*time.Second, (hist/backtest.MaxSteps).Truncate(time.Second)+time.Second)
 	}
 	model, err := ReplicaOf(t.Replica)
 	if err != nil {
