@@ -117,3 +117,16 @@ func TestHelpShowsDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeLength keeps README.md a first page (issue 24: under 300
+// lines): what infscale is, the quickstart, the command table and
+// pointers; the rest belongs in docs/ (indexed by docs/README.md).
+func TestReadmeLength(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n >= 300 {
+		t.Errorf("README.md has %d lines, want under 300: move the detail into docs/ and link it", n)
+	}
+}
