@@ -63,7 +63,7 @@ test-keda: tools
 
 # infscale against a real kube-apiserver (k8s.io/kubernetes' test server on
 # an embedded etcd, loopback only; deploy/kubee2e, its own module: the API
-# server's build list is 148 modules, ~2,200 packages; docs/PERFORMANCE.md
+# server's build list is 148 modules, ~2,200 packages; docs/evaluation/PERFORMANCE.md
 # gives its cold build and run times).
 test-kube:
 	$(GO) -C deploy/kubee2e vet ./...
@@ -74,7 +74,7 @@ bench:
 
 # The generalization matrix every decision change is judged on: the default
 # policy set and fixed:1..6 on 21 traces and 6 replicas, rewriting
-# docs/recommended.md (tens of minutes of CPU; MATRIX_WORKERS cells at
+# docs/evaluation/recommended.md (tens of minutes of CPU; MATRIX_WORKERS cells at
 # once). A plain `go test ./pkg/replay` replays three of its cells and
 # checks the page holds their figures.
 MATRIX_WORKERS ?= 2

@@ -90,7 +90,7 @@ func TestHistoryCommands(t *testing.T) {
 
 // testCalibrateHistory: the week's latency histograms follow
 // history.WeekReplica, so backtest --calibrate on it (windows of two 2 m
-// scrapes) fits that replica back: docs/ACCURACY.md's tolerances for the
+// scrapes) fits that replica back: docs/evaluation/ACCURACY.md's tolerances for the
 // Prometheus-history fit with noise (0.25 ms, 10 us, 3 ms, MFU 0.01).
 func testCalibrateHistory(t *testing.T, url string, truth history.Truth) {
 	path := filepath.Join(t.TempDir(), "chat.json")

@@ -64,11 +64,11 @@ func docOutputSkip(cmd string) string {
 	return ""
 }
 
-// TestDocOutputs re-runs every pasted transcript of README.md and
-// docs/*.md ("$ infscale ..." opening a fenced block) from the repository
-// root, as written, and wants the block to be what the command prints
-// (stdout then stderr; an abridged block, ending in "...", its first
-// lines). With -update it rewrites the blocks from the real output. The
+// TestDocOutputs re-runs every pasted transcript of README.md,
+// docs/*.md and docs/evaluation/*.md ("$ infscale ..." opening a fenced
+// block) from the repository root, as written, and wants the block to be
+// what the command prints (stdout then stderr; an abridged block, ending
+// in "...", its first lines). With -update it rewrites the blocks from the real output. The
 // simulated commands are deterministic: the same trace, seed and model
 // give the same table on every machine.
 func TestDocOutputs(t *testing.T) {
@@ -77,6 +77,11 @@ func TestDocOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	reports, err := filepath.Glob(filepath.Join(root, "docs", "evaluation", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, reports...)
 	files = append([]string{filepath.Join(root, "README.md")}, files...)
 	type doc struct {
 		path, rel, text string

@@ -43,8 +43,8 @@ type ReplicaFlags struct {
 	CPUPerSeq           *float64       `name:"cpu-per-seq" help:"Extra CPU per running sequence, in cores (default 0.01)."`
 	Accounting          *string        `name:"accounting" help:"Memory accounting: nominal (docs/design.md's GB arithmetic) or vllm (device GiB, exact parameters, blocks) (default nominal; vllm with --calibrated)."`
 	BlockSize           *int           `name:"block-size" help:"KV block size in tokens under vllm accounting (default 16)."`
-	Calibrated          bool           `name:"calibrated" help:"Start from the vLLM-calibrated mode (docs/ACCURACY.md) instead of docs/design.md's reference; other flags still override."`
-	Fitted              bool           `name:"fitted" help:"Start from the step model fitted on the shared H100 sim-to-real set (infscale accuracy, docs/ACCURACY.md): calibrated plus KV read efficiency, per-sequence and per-request costs, expert MFU, prefill floor and interconnect; other flags still override."`
+	Calibrated          bool           `name:"calibrated" help:"Start from the vLLM-calibrated mode (docs/evaluation/ACCURACY.md) instead of docs/design.md's reference; other flags still override."`
+	Fitted              bool           `name:"fitted" help:"Start from the step model fitted on the shared H100 sim-to-real set (infscale accuracy, docs/evaluation/ACCURACY.md): calibrated plus KV read efficiency, per-sequence and per-request costs, expert MFU, prefill floor and interconnect; other flags still override."`
 	SequenceStepCost    *time.Duration `name:"sequence-step-cost" help:"Time added to a decode step per running sequence (default 0s)."`
 	RequestOverhead     *time.Duration `name:"request-overhead" help:"Time each request spends before the scheduler sees it: the TTFT floor beyond the prefill (default 0s)."`
 	Calibration         string         `name:"calibration" type:"path" help:"A calibration file (infscale load --calibrate) for this GPU and model: its fitted bandwidth efficiency, MFU, step overhead, sequence step cost and request overhead replace the base's; other flags still override."`

@@ -23,7 +23,7 @@ const (
 	// tokenBound's count from the bytes (about twice the tokens of a real
 	// configuration): 2^20, some 13,000 targets written in flow style
 	// (38 tokens, counted about 80) and more in block style. What the
-	// parse of a document at the bound costs is in docs/PERFORMANCE.md.
+	// parse of a document at the bound costs is in docs/evaluation/PERFORMANCE.md.
 	MaxTokens = 1 << 20
 	// MaxAliases bounds the aliases (*name): each copies its anchor's
 	// node when decoded.
@@ -63,7 +63,7 @@ func Check(data []byte) error {
 func Tokens(data []byte) (token.Tokens, error) {
 	if line, col, over := tokenBound(data); over {
 		return nil, &Error{Line: line, Column: col,
-			Msg: fmt.Sprintf("more than %d YAML tokens by here: not a configuration (about %d targets at most; docs/PERFORMANCE.md)", MaxTokens, MaxTokens/TokensPerTarget)}
+			Msg: fmt.Sprintf("more than %d YAML tokens by here: not a configuration (about %d targets at most; docs/evaluation/PERFORMANCE.md)", MaxTokens, MaxTokens/TokensPerTarget)}
 	}
 	toks := lexer.Tokenize(string(data))
 	c := checker{}

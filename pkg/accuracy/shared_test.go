@@ -55,7 +55,7 @@ func TestSharedSetParses(t *testing.T) {
 	}
 }
 
-// The MAPE bounds (percent) stated in docs/ACCURACY.md: replica.Fitted()
+// The MAPE bounds (percent) stated in docs/evaluation/ACCURACY.md: replica.Fitted()
 // on every row of the shared set (in sample), and the terms fitted
 // without the held-out models (replica.FittedH100HeldOut) on those
 // models' rows (out of sample).
@@ -63,7 +63,7 @@ var (
 	allBound = map[Metric]float64{TTFTMean: 15, ITLMean: 8, E2EMean: 8}
 	// Out of sample the TTFT holds issue 21's 15%; ITL and e2e do not
 	// hold its 8% (about 18%: Mistral-Nemo on one H100 decodes faster per
-	// byte than the fit models, docs/ACCURACY.md).
+	// byte than the fit models, docs/evaluation/ACCURACY.md).
 	heldOutBound = map[Metric]float64{TTFTMean: 15, ITLMean: 19, E2EMean: 19}
 )
 

@@ -232,7 +232,7 @@ func TestCalibratePooling(t *testing.T) {
 // one prompt length: the rate stays the base's (the truth here) and the
 // overhead is the rest, 50 ms. The pods' batches (running 64 at most,
 // about 10-20 as the Deployment follows the daily cycle) give the decode
-// line. Held to docs/ACCURACY.md's tolerances for the Prometheus-history
+// line. Held to docs/evaluation/ACCURACY.md's tolerances for the Prometheus-history
 // fit with noise: 2 +- 0.25 ms, 150 +- 10 us, 50 +- 3 ms, MFU +- 0.01.
 func TestCalibrateFromWeek(t *testing.T) {
 	if testing.Short() {

@@ -75,7 +75,7 @@ func BenchmarkParseTokenLimit(b *testing.B) {
 // admits: one-character list items up to the count (2^20 tokens, each
 // counted once; one target's worth of problems reported), the most
 // tokens a parse builds. Its peak live heap is the bound on what a
-// configuration costs to parse (docs/PERFORMANCE.md).
+// configuration costs to parse (docs/evaluation/PERFORMANCE.md).
 func BenchmarkParseAtTokenLimit(b *testing.B) {
 	data := []byte("targets: [" + strings.Repeat("a,", yamlbound.MaxTokens/2-8) + "a]\n")
 	b.ReportAllocs()

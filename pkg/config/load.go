@@ -42,7 +42,7 @@ func Load(path string) (*File, error) {
 // 14,000 targets of 300 bytes (a flow-style target of the benchmark is
 // 136 bytes). Parsing holds the text about six times over (goccy's lexer
 // reads it as runes), so the size bounds that part of the parse's memory;
-// yamlbound.MaxTokens bounds the rest (docs/PERFORMANCE.md).
+// yamlbound.MaxTokens bounds the rest (docs/evaluation/PERFORMANCE.md).
 const MaxFileSize = 4 << 20
 
 // Parse decodes and validates a configuration from data; name is used in

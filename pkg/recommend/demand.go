@@ -89,7 +89,7 @@ func (c *Capacity) RequestSeconds(prompt, output float64) float64 {
 // three 15 s decisions. The arrival rate turns before the queue does, so a
 // short span sees a ramp early; over the queue lookahead's 2 × 90 s the
 // reference ramp's slope reads half and the second replica comes late
-// (measured: docs/recommended.md).
+// (measured: docs/evaluation/recommended.md).
 const demandTrendSpan = 45 * time.Second
 
 // demandBaseline is how far back the arrival samples must reach before the
@@ -189,7 +189,7 @@ func RampBoundFor(coldStart, downWindow time.Duration) float64 {
 // per request went from 0.080 to 0.112 replica-s within 3 minutes, up to
 // 12% between decisions), and such a swing multiplied by the lookahead
 // read as a ramp and bought replicas
-// that were cancelled before they served (docs/recommended.md). The
+// that were cancelled before they served (docs/evaluation/recommended.md). The
 // arrival rate's own Poisson noise did the same: at 5 req/s over 30 s its
 // slope over three samples has a standard error of 0.02 req/s per s, 2.8
 // req/s over a 136 s lookahead, and a slope of two standard errors bought

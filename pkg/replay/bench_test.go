@@ -11,7 +11,7 @@ import (
 // BenchmarkSyntheticQueue24 replays steady Poisson traffic at 30 req/s
 // (reference token lengths) under queue:24 for an hour, a day and a week
 // (18.1 M requests); the cost should grow linearly with the span. Figures
-// are in docs/PERFORMANCE.md; run the week alone with
+// are in docs/evaluation/PERFORMANCE.md; run the week alone with
 // go test -run '^$' -bench 'SyntheticQueue24/week' -benchtime 1x ./pkg/replay/.
 func BenchmarkSyntheticQueue24(b *testing.B) {
 	pol, err := ParsePolicy("queue:24")
@@ -41,7 +41,7 @@ func BenchmarkSyntheticQueue24(b *testing.B) {
 }
 
 // BenchmarkOptimal runs the hindsight optimum's search and replay on the
-// reference trace and on a day and a week of 30 req/s (docs/PERFORMANCE.md).
+// reference trace and on a day and a week of 30 req/s (docs/evaluation/PERFORMANCE.md).
 func BenchmarkOptimal(b *testing.B) {
 	pol, err := ParsePolicy("optimal")
 	if err != nil {

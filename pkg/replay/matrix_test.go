@@ -124,7 +124,7 @@ func matrixPolicies() []string {
 // matrixSubset are the cells TestMatrix replays without -update (seconds
 // of CPU): one in-sample and two out-of-sample cells, on-off among them,
 // under recommended and two baselines. Their figures must be the ones
-// docs/recommended.md holds, so the table stays the code's.
+// docs/evaluation/recommended.md holds, so the table stays the code's.
 var matrixSubset = []struct{ replica, trace string }{
 	{"H100 + Llama-3-8B (reference)", "reference seed 1"},
 	{"L40S + Llama-3-8B", "on-off gap 90s"},
@@ -160,10 +160,10 @@ func cellText(r Result) string {
 	return fmt.Sprintf("%.2f / %.1f", r.MissPct(), r.ReplicaMinutes())
 }
 
-// TestMatrix is the generalization matrix (docs/recommended.md): every
+// TestMatrix is the generalization matrix (docs/evaluation/recommended.md): every
 // policy of the default set and fixed:1..6 on 21 traces and 6 replicas.
 // With -update it replays all of it (minutes of CPU, `make matrix`) and
-// rewrites docs/recommended.md with the goals' verdicts; without, it
+// rewrites docs/evaluation/recommended.md with the goals' verdicts; without, it
 // replays matrixSubset and checks the document holds the same figures.
 func TestMatrix(t *testing.T) {
 	sharedtest.Path(t, "traces", "mooncake-synthetic.jsonl")
@@ -199,7 +199,7 @@ func TestMatrix(t *testing.T) {
 		return
 	}
 	if !*updateOptimal {
-		doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "recommended.md"))
+		doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "evaluation", "recommended.md"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,13 +209,13 @@ func TestMatrix(t *testing.T) {
 			res := runPolicies(t, matrixSource(t, trs[ti]), Config{Model: matrixModel(t, reps[ri])}, matrixSubsetPolicies...)
 			row := matrixRow(string(doc), c.replica, c.trace)
 			if row == nil {
-				t.Errorf("docs/recommended.md has no row %s under %s: regenerate it (make matrix)", c.trace, c.replica)
+				t.Errorf("docs/evaluation/recommended.md has no row %s under %s: regenerate it (make matrix)", c.trace, c.replica)
 				continue
 			}
 			for i, p := range matrixSubsetPolicies {
 				j := slices.Index(pols, p)
 				if got, want := cellText(res[i]), row[j]; !strings.HasPrefix(want, got+" ") {
-					t.Errorf("%s, %s, %s: replays %s, docs/recommended.md says %s: regenerate it (make matrix)", c.replica, c.trace, p, got, want)
+					t.Errorf("%s, %s, %s: replays %s, docs/evaluation/recommended.md says %s: regenerate it (make matrix)", c.replica, c.trace, p, got, want)
 				}
 			}
 		}
@@ -255,7 +255,7 @@ func TestMatrix(t *testing.T) {
 		load = ", load average " + strings.Join(strings.Fields(string(l))[:3], " ") + " at the end"
 	}
 	fmt.Fprintf(&b, "\nThe full matrix took %s of wall time here (`make matrix`, %d cells at once on a shared 2-core machine%s).\n", wall.Round(time.Second), *matrixWorkers, load)
-	if err := os.WriteFile(filepath.Join("..", "..", "docs", "recommended.md"), []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join("..", "..", "docs", "evaluation", "recommended.md"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -280,7 +280,7 @@ func matrixRow(doc, replica, trace string) []string {
 	return nil
 }
 
-// writeMatrix writes docs/recommended.md: the goals' summary, then one
+// writeMatrix writes docs/evaluation/recommended.md: the goals' summary, then one
 // table per replica. res(i, j) are replica i's results on trace j in
 // pols' order.
 func writeMatrix(b *strings.Builder, reps []matrixReplica, trs []matrixTrace, pols []string, res func(i, j int) []Result) {

@@ -161,7 +161,7 @@ func newOptimal(e env) (Controller, error) {
 
 // OptimalSeeds are the causal policies whose schedules seed the search:
 // the default set's policies that decide every period, recommended and
-// fixed:1 to fixed:6 (docs/recommended.md's columns), so that none of them
+// fixed:1 to fixed:6 (docs/evaluation/recommended.md's columns), so that none of them
 // beats `optimal` on a trace.
 var OptimalSeeds = []string{
 	"cpu:60", "cpu:25", "queue:24", "queue:24,lookahead=90", "queue:24,min=0,cooldown=120",

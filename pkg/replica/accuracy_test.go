@@ -6,7 +6,7 @@ import (
 )
 
 // fidelityPoint is one published vLLM measurement and how the calibrated
-// model predicts it. docs/ACCURACY.md carries the same table.
+// model predicts it. docs/evaluation/ACCURACY.md carries the same table.
 type fidelityPoint struct {
 	name     string
 	source   string

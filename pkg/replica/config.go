@@ -79,7 +79,7 @@ type Config struct {
 	// decode step's attention reads the context's KV cache at, in (0, 1];
 	// 0 (the default) means BandwidthEfficiency: KV read as fast as the
 	// weights. The attention kernel sets it, so it differs by engine and
-	// release (docs/ACCURACY.md measures 0.62-0.78 on published points); a
+	// release (docs/evaluation/ACCURACY.md measures 0.62-0.78 on published points); a
 	// calibration file sets it (kv_bandwidth_efficiency).
 	KVBandwidthEfficiency float64
 	// MaxNumSeqs is vLLM's --max-num-seqs: the most sequences in a batch.
@@ -173,7 +173,7 @@ func DefaultConfig() Config {
 	}
 }
 
-// Calibration constants of the vLLM-fitted mode; docs/ACCURACY.md shows the
+// Calibration constants of the vLLM-fitted mode; docs/evaluation/ACCURACY.md shows the
 // points they were fitted on and the points they are tested against.
 const (
 	// CalibratedStepOverhead is the fixed per-step time fitted to vLLM's

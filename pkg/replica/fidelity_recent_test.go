@@ -59,7 +59,7 @@ func recent(t *testing.T, gpu, model string) *Replica {
 
 // TestFidelityRecentVLLM: the recent-vLLM constants against published
 // points within 15%: the rise of TPOT with concurrency (1, 4, 16), the TTFT
-// floor, another GPU, other models and releases. docs/ACCURACY.md carries
+// floor, another GPU, other models and releases. docs/evaluation/ACCURACY.md carries
 // the table.
 func TestFidelityRecentVLLM(t *testing.T) {
 	h100 := recent(t, "h100-sxm", "llama-3.1-8b")
@@ -128,7 +128,7 @@ func (p lmdeployPoint) predict(t *testing.T, kv float64) float64 {
 
 // TestFidelityKVRead: is the KV read efficiency a property of the model,
 // or of the engine's attention kernel? Published KV-heavy points (each
-// step reads more KV than weights) from two engines, docs/ACCURACY.md's
+// step reads more KV than weights) from two engines, docs/evaluation/ACCURACY.md's
 // "The KV read efficiency" table:
 //
 //   - fitted on one LMDeploy (TurboMind) point, 0.782 predicts that

@@ -118,22 +118,26 @@ func TestMetricsLint(t *testing.T) {
 	}
 }
 
-// TestMetricsDocumented checks that the README's metric table (or, until the
-// README has one, docs/metrics.md's) lists every metric the exporter
-// registers, and nothing it does not.
+// TestMetricsDocumented checks that docs/metrics.md's table, the one
+// metric table of the repository (README.md links to it and has none),
+// lists every metric the exporter registers, and nothing it does not.
 func TestMetricsDocumented(t *testing.T) {
 	root := filepath.Join("..", "..")
-	doc := ""
-	for _, p := range []string{"README.md", filepath.Join("docs", "metrics.md")} {
-		b, err := os.ReadFile(filepath.Join(root, p))
-		if err == nil && strings.Contains(string(b), "| `infscale_desired_replicas` |") {
-			doc = string(b)
-			t.Logf("checking the metric table of %s", p)
-			break
-		}
+	row := "| `infscale_desired_replicas` |"
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if doc == "" {
-		t.Fatal("neither README.md nor docs/metrics.md has the metric table")
+	if strings.Contains(string(readme), row) {
+		t.Error("README.md has a metric table: keep the one table in docs/metrics.md and link to it")
+	}
+	b, err := os.ReadFile(filepath.Join(root, "docs", "metrics.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	if !strings.Contains(doc, row) {
+		t.Fatal("docs/metrics.md has no metric table")
 	}
 	documented := map[string]bool{}
 	for _, m := range regexp.MustCompile("(?m)^\\| `(infscale_[a-z_]+)` \\|").FindAllStringSubmatch(doc, -1) {

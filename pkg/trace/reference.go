@@ -16,7 +16,7 @@ package trace
 // 7 replicas to 3 "while traffic was still 30 req/s". Prompts are uniform
 // over 192..448 tokens (mean 320: an unqueued prefill takes 0.013 s at the
 // reference replica's 24,750 tokens/s) and outputs uniform over 64..448
-// tokens (mean 256: 1.8 s of decoding at batch 1). docs/REFERENCE.md says
+// tokens (mean 256: 1.8 s of decoding at batch 1). docs/evaluation/REFERENCE.md says
 // why these and not longer ones. Arrivals are a non-homogeneous Poisson
 // process (Shape.Source), so a seed fixes the count.
 var ReferenceShape = Shape{

@@ -11,7 +11,7 @@ import (
 
 // BenchmarkTuneWeek tunes on a week of 30 req/s (18 million requests of
 // the reference lengths) with the default space, stress and workers: the
-// target is at most 5 minutes on a 2-core machine (docs/PERFORMANCE.md).
+// target is at most 5 minutes on a 2-core machine (docs/evaluation/PERFORMANCE.md).
 func BenchmarkTuneWeek(b *testing.B) {
 	m, err := replica.New(replica.DefaultConfig())
 	if err != nil {

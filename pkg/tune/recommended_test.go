@@ -20,9 +20,9 @@ var chooseRecommended = flag.Bool("choose", false, "replay the grid recommended 
 // rule (Choose, budget 0: zero misses) over a grid of demand policies,
 // the reference trace's seeds 1-10 as the in-sample part and
 // azure-llm-2023-conv at 1x, 3x and 6x and the synthetic diurnal day as
-// the out-of-sample part (docs/recommended.md's traces where a causal
+// the out-of-sample part (docs/evaluation/recommended.md's traces where a causal
 // policy can reach zero misses; reference 2x, the step and mooncake miss
-// under every candidate, docs/recommended.md shows why). The winner is
+// under every candidate, docs/evaluation/recommended.md shows why). The winner is
 // the cheapest in-sample holder. Run with -choose.
 func TestRecommendedChoice(t *testing.T) {
 	if !*chooseRecommended {

@@ -72,7 +72,7 @@ func serve(t testing.TB, write func(io.Writer) error) *promtest.Server {
 }
 
 // CheckWeekCalibration fails t unless cal, fitted from a week history.Write wrote,
-// gives WeekReplica back within the tolerances docs/ACCURACY.md holds the
+// gives WeekReplica back within the tolerances docs/evaluation/ACCURACY.md holds the
 // noisy Prometheus-history fit to: step overhead 0.25 ms, per-sequence
 // cost 10 us, request overhead 3 ms, MFU 0.01.
 func CheckWeekCalibration(t testing.TB, cal replica.Calibration) {

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// mdLink is a markdown inline link's target: [text](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// githubAnchor is the id GitHub gives a heading: lower case, punctuation
+// other than '-' and '_' removed, blanks turned into '-'.
+func githubAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mdAnchors is the set of heading anchors of the markdown text s (code
+// blocks skipped).
+func mdAnchors(s string) map[string]bool {
+	out := map[string]bool{}
+	in := false
+	for _, line := range strings.Split(s, "\n") {
+		if strings.HasPrefix(line, "```") {
+			in = !in
+			continue
+		}
+		if !in && strings.HasPrefix(line, "#") {
+			out[githubAnchor(strings.TrimLeft(line, "#"))] = true
+		}
+	}
+	return out
+}
+
+// TestDocLinks: every relative link of README.md and docs/**/*.md names a
+// file or directory of the repository, and a #fragment into a markdown
+// file names one of its headings, so moving a page (docs/evaluation/)
+// cannot leave a dead link behind.
+func TestDocLinks(t *testing.T) {
+	root := filepath.Join("..", "..")
+	files := []string{filepath.Join(root, "README.md")}
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, f)
+		in := false
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "```") {
+				in = !in
+			}
+			if in {
+				continue
+			}
+			for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				path, frag, _ := strings.Cut(target, "#")
+				dest := f
+				if path != "" {
+					dest = filepath.Join(filepath.Dir(f), filepath.FromSlash(path))
+					if _, err := os.Stat(dest); err != nil {
+						t.Errorf("%s:%d: link %s: no such file", rel, i+1, target)
+						continue
+					}
+				}
+				if frag == "" || !strings.HasSuffix(dest, ".md") {
+					continue
+				}
+				db, err := os.ReadFile(dest)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !mdAnchors(string(db))[frag] {
+					t.Errorf("%s:%d: link %s: no heading with that anchor", rel, i+1, target)
+				}
+			}
+		}
+	}
+}
