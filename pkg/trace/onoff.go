@@ -174,5 +174,15 @@ func parseOnOff(spec string, seed uint64) (OnOff, error) {
 			return o, fmt.Errorf("synthetic field %d %q: unknown key, want %s", pos, k, keys)
 		}
 	}
+	// A busy period holds its whole burst rate, Rate x (On + Gap) / On, so a
+	// gap or busy period past the trace's duration would pack the average of a
+	// span the trace never reaches into one period (gap=1000h in 1 h: about
+	// 4 million requests).
+	if o.On > o.Duration || o.Gap > o.Duration {
+		return o, fmt.Errorf("synthetic onoff on=%gs, gap=%gs: want each at most the duration (%gs); lengthen duration= for longer gaps", o.On, o.Gap, o.Duration)
+	}
+	if o.Spread > o.On {
+		return o, fmt.Errorf("synthetic onoff spread=%gs: want at most the busy period on=%gs (a burst's arrivals spread past it lower the average rate)", o.Spread, o.On)
+	}
 	return o, nil
 }

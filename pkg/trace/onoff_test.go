@@ -70,6 +70,9 @@ func TestOnOffParseErrors(t *testing.T) {
 		"synthetic:onoff,rate=2,burst=0": "field 3 burst=\"0\": want requests per burst",
 		"synthetic:onoff,wat=1":          "field 2 \"wat\": unknown key",
 		"synthetic:onoff,gap":            "field 2 \"gap\": want key=value",
+		"synthetic:onoff,gap=1000h":      "gap=3.6e+06s: want each at most the duration (3600s)",
+		"synthetic:onoff,on=2h":          "on=7200s, gap=90s: want each at most the duration",
+		"synthetic:onoff,spread=61s":     "spread=61s: want at most the busy period on=60s",
 	} {
 		_, err := Parse(spec, Options{})
 		if err == nil || !strings.Contains(err.Error(), want) {
