@@ -197,14 +197,17 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 	go f.Follow(ctx, max(scaled(500*time.Millisecond), 50*time.Millisecond),
 		fleet.DesiredFromURL(&http.Client{Timeout: time.Second}, "http://"+addr+"/metrics", "chat"), nil)
 
-	// atZero waits until the fleet has no replica, ready or starting, and
-	// serve has decided 0.
+	// atZero waits until the fleet has no replica, ready or starting, serve
+	// has decided 0, and the activator's probe has seen it: readiness comes
+	// from the probe alone, so a request sent inside the probe interval after
+	// the last replica went would be forwarded and get the fleet's 503 (on a
+	// cluster the Service's endpoints are gone by then).
 	atZero := func() error {
 		for {
 			mu.Lock()
 			d := prevDesired
 			mu.Unlock()
-			if r, s := f.Ready(); r == 0 && s == 0 && d == 0 {
+			if r, s := f.Ready(); r == 0 && s == 0 && d == 0 && !act.Ready() {
 				return nil
 			}
 			select {
