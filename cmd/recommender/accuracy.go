@@ -13,7 +13,7 @@ import (
 // the replay and reports the error per stage and metric, beside peer
 // simulators' predictions of the same rows.
 type AccuracyCmd struct {
-	GroundTruth string   `name:"ground-truth" required:"" type:"existingfile" placeholder:"FILE" help:"Measured stages, CSV (the schema of shared/testdata/groundtruth/vllm-trainval.csv: experiment, model, hardware, tp, stage rate and duration, prompt and output lengths, actual_*_ms)."`
+	GroundTruth string   `name:"ground-truth" required:"" type:"existingfile" placeholder:"FILE" help:"Measured stages, CSV (the schema of the public sim-to-real set's vllm-trainval.csv: experiment, model, hardware, tp, stage rate and duration, prompt and output lengths, actual_*_ms)."`
 	Peers       string   `name:"peers" type:"existingfile" placeholder:"FILE" help:"Other simulators' predictions of the same rows, CSV (experiment, stage_index, metric_name, simulator, predicted_ms): their MAPE is printed beside infscale's on the same rows."`
 	Output      string   `name:"output" short:"o" default:"table" enum:"table,json" help:"Output format: table or json."`
 	ModelConfig []string `name:"model-config" type:"existingfile" placeholder:"FILE" help:"A Hugging Face config.json for a model outside the catalog (repeatable); a row's model matches the config's _name_or_path or its directory name."`

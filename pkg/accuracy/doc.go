@@ -1,6 +1,6 @@
 // Package accuracy holds the replica model and the replay against real
 // measurements: it reads a ground-truth file of load stages (the schema of
-// shared/testdata/groundtruth/vllm-trainval.csv), replays each experiment's
+// the public sim-to-real set's vllm-trainval.csv), replays each experiment's
 // stages through pkg/replica and pkg/replay, and compares predicted and
 // measured TTFT, ITL and end-to-end latency per stage, beside other
 // simulators' predictions of the same rows (`infscale accuracy`).

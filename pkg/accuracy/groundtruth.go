@@ -178,7 +178,7 @@ func (t *table) count(col string, lo, hi int) (int, error) {
 }
 
 // ReadGroundTruth reads a ground-truth CSV (the schema of
-// shared/testdata/groundtruth/vllm-trainval.csv): one row per experiment
+// the public sim-to-real set's vllm-trainval.csv): one row per experiment
 // and stage. Required columns: experiment, model, hardware, tp,
 // stage_index, stage_rate_rps, stage_duration_s, and an output length
 // (output_len_spec or output_len_meas_mean) and a prompt length

@@ -8,7 +8,7 @@ import (
 )
 
 // Prediction is one peer simulator's prediction of one stage's metric (a
-// row of shared/testdata/groundtruth/peers-trainval.csv).
+// row of the public sim-to-real set's peers-trainval.csv).
 type Prediction struct {
 	Key       Key
 	Metric    Metric

@@ -25,7 +25,7 @@ func (t FitTerms) Apply(c Config) Config {
 
 // FittedH100 are the terms fitted on every row of the shared sim-to-real
 // set (13 vLLM v0.15.1 experiments on H100 SXM, 6 models,
-// shared/testdata/groundtruth): `infscale accuracy --fit --held-out=`.
+// the public ground-truth data set): `infscale accuracy --fit --held-out=`.
 // One set for all rows; docs/evaluation/ACCURACY.md gives the fit and its errors.
 var FittedH100 = FitTerms{
 	BandwidthEfficiency: 0.715919, KVBandwidthEfficiency: 0.495189,
