@@ -86,7 +86,7 @@ matrix:
 # their seed corpora). `go test -fuzz` takes one target per run.
 FUZZTIME ?= 30s
 FUZZ_TARGETS = ./pkg/scrape:FuzzRead ./pkg/config:FuzzParse ./pkg/recommend:FuzzDecodeBehavior \
-	./internal/statefile:FuzzDecode ./pkg/serve:FuzzStoreLoad ./pkg/trace:FuzzReaders \
+	./pkg/statefile:FuzzDecode ./pkg/serve:FuzzStoreLoad ./pkg/trace:FuzzReaders \
 	./pkg/promql:FuzzValidate ./pkg/replay:FuzzParsePolicy ./pkg/recommend:FuzzDecide
 
 fuzz:

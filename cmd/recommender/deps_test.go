@@ -21,7 +21,7 @@ var testingImporters = map[string]string{
 // the binary (any other package importing testing is caught as well).
 var testHarnesses = []string{
 	"github.com/infscale/infscale/internal/promtest",
-	"github.com/infscale/infscale/internal/history/historytest",
+	"github.com/infscale/infscale/pkg/history/historytest",
 }
 
 // TestBinaryLinksNoTestCode lists the packages the infscale binary is built
