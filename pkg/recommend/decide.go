@@ -70,7 +70,7 @@ func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 }
 
 // decideInto is DecideInto; quiet leaves d.Steps empty and does not
-// write out the arithmetic (Loop.Quiet).
+// write out the arithmetic (Decider.Quiet).
 func decideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Time, quiet bool) {
 	d.quiet = quiet
 	p.prepare()

@@ -12,7 +12,7 @@ import (
 // the simulated Deployment's replicas, read every decision.
 type infscaleCtl struct {
 	p     *recommend.Policy
-	run   recommend.Loop
+	run   recommend.Decider
 	d     recommend.Decision
 	epoch time.Time
 }

@@ -64,7 +64,7 @@ type Loop struct {
 	limiter  logLimiter
 	auditMu  sync.Mutex
 	// state is the State every target's decision works on
-	// (recommend.Loop.Scratch): they decide one at a time, under decideMu.
+	// (recommend.Decider.Scratch): they decide one at a time, under decideMu.
 	state recommend.State
 	// scratch holds a Snapshot's maps between targets of a cycle
 	// (Metrics.Record keeps none of them).
@@ -310,7 +310,7 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	// only for the audit log and OnDecision, else when /debug/decisions
 	// asks for them (Recent).
 	t.run.Quiet = l.Audit == nil && l.OnDecision == nil
-	// recommend.Loop: current from the previous desired without a replicas
+	// recommend.Decider: current from the previous desired without a replicas
 	// query, the last desired held on no data (the replay runs the same).
 	reading := recommend.Reading{Obs: rd.Obs, CurrentKnown: rd.CurrentKnown, SpecFollows: t.cfg.Replicas == "" && t.cfg.ScaleTargetRef == nil}
 	d, decided, held := t.run.Decide(l.tuning.policyFor(t.cfg.Name, &t.policy), reading, now)
@@ -429,7 +429,7 @@ func (l *Loop) audit(r Record, now time.Time) {
 
 // Recent returns the last decisions of every target, newest last; the
 // newest has its steps (written now when the cycle left them out:
-// recommend.Loop.Quiet). It waits while a cycle decides, not while it
+// recommend.Decider.Quiet). It waits while a cycle decides, not while it
 // reads.
 func (l *Loop) Recent() map[string][]Record {
 	l.decideMu.Lock()

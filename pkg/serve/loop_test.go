@@ -437,7 +437,7 @@ func TestRememberKeepsNewestFive(t *testing.T) {
 }
 
 // Without an audit log the cycle leaves the steps' words out
-// (recommend.Loop.Quiet) and /debug/decisions writes the newest decision's
+// (recommend.Decider.Quiet) and /debug/decisions writes the newest decision's
 // steps when asked: what it shows is byte for byte what a loop that wrote
 // them every cycle (one with an audit log) shows, through load changes,
 // a scale to zero, failed reads and a reload.

@@ -49,13 +49,13 @@ type ScrapeSource struct {
 	stuck scrape.StuckTracker
 
 	mu sync.Mutex
-	// history keeps, per histogram kind and target's URL (histKey), the
+	// histWindow keeps, per histogram kind and target's URL (histKey), the
 	// histograms seen within the longest window, oldest first.
-	history map[histKey][]histAt
+	histWindow map[histKey][]histAt
 	// last is each target's URL's previous page (keyed "<target>\x00<url>"),
 	// the baseline of its counter rates.
 	last map[string]*scrape.Page
-	// seen are the URLs of the current Read; after it, the history and
+	// seen are the URLs of the current Read; after it, the histWindow and
 	// baselines of the others are dropped (a discovered pod that went).
 	seen map[string]bool
 }
@@ -93,7 +93,7 @@ type histAt struct {
 
 // NewScrapeSource returns a ScrapeSource whose scrapes time out after timeout.
 func NewScrapeSource(timeout time.Duration) *ScrapeSource {
-	return &ScrapeSource{Client: &http.Client{Timeout: timeout}, history: map[histKey][]histAt{}, last: map[string]*scrape.Page{}}
+	return &ScrapeSource{Client: &http.Client{Timeout: timeout}, histWindow: map[histKey][]histAt{}, last: map[string]*scrape.Page{}}
 }
 
 // Name is "scrape".
@@ -127,9 +127,9 @@ func (s *ScrapeSource) forget() {
 			delete(s.last, u)
 		}
 	}
-	for k := range s.history {
+	for k := range s.histWindow {
 		if !s.seen[k.url] {
-			delete(s.history, k)
+			delete(s.histWindow, k)
 		}
 	}
 }
@@ -294,7 +294,7 @@ func (s *ScrapeSource) quantile(kind histKind, keys []string, pages []*scrape.Pa
 			continue
 		}
 		key := histKey{kind, u}
-		h := s.history[key]
+		h := s.histWindow[key]
 		// Drop entries older than the window, keeping at least one baseline.
 		for len(h) > 1 && now.Sub(h[1].at) >= window {
 			h = h[1:]
@@ -307,7 +307,7 @@ func (s *ScrapeSource) quantile(kind histKind, keys []string, pages []*scrape.Pa
 		if inc := windowIncrease(h[first:], cur); inc != nil {
 			sum, _ = histogram.Add(sum, inc.Buckets)
 		}
-		s.history[key] = append(h, cur)
+		s.histWindow[key] = append(h, cur)
 	}
 	if len(sum) == 0 {
 		return math.NaN(), false

@@ -15,8 +15,8 @@ type target struct {
 	policy recommend.Policy
 
 	// run is the decision loop's memory: State, the last exported desired
-	// value and the last known current count (recommend.Loop).
-	run recommend.Loop
+	// value and the last known current count (recommend.Decider).
+	run recommend.Decider
 	// recent are the last nRecent decisions (for /debug/decisions), a ring
 	// whose oldest is recent[oldest], compact and inside the target (one
 	// object per target, none of a size class of its own); newest holds

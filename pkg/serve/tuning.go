@@ -78,7 +78,7 @@ type tuned struct {
 	// res is the last result; cand its candidate on the live policy.
 	res  *tune.TargetResult
 	cand *recommend.Policy
-	run  recommend.Loop
+	run  recommend.Decider
 	// adopted is the policy deciding the target (nil: the configured one).
 	adopted           *recommend.Policy
 	adoptedPolicy     string
@@ -319,7 +319,7 @@ func (tn *Tuning) result(ctx context.Context, cfg *config.Target, now time.Time)
 // old (or there was none).
 func (tn *Tuning) apply(s *tuned, r *tune.TargetResult, now time.Time) {
 	if s.res == nil || s.res.Policy != r.Policy {
-		s.run = recommend.Loop{} // a new candidate starts its own memory
+		s.run = recommend.Decider{} // a new candidate starts its own memory
 	}
 	s.res = r
 	tn.adapt(s)

@@ -1,4 +1,4 @@
-// Package profile names the /metrics families of each LLM model server
+// Package modelserver names the /metrics families of each LLM model server
 // (vLLM, llama.cpp, SGLang, TGI, TensorRT-LLM, Triton) that measure a
 // replica's load, so that readers (pkg/scrape) and query builders
 // (pkg/promql) share one table instead of string literals.
@@ -16,7 +16,7 @@
 // "Metrics" in huggingface/text-generation-inference); TensorRT-LLM PR #5560
 // (trtllm-serve `pytrtllm:` names); Triton docs "Metrics"; and the real pages
 // listed in docs/design.md ("Field cases").
-package profile
+package modelserver
 
 // Families are the metric names one server exports for each signal. Every
 // field is a list of alternatives in preference order: the first name that is

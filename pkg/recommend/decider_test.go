@@ -19,7 +19,7 @@ func unknownObs(cur int) Observation {
 // that value in the windows.
 func TestLoopHoldsOnNoData(t *testing.T) {
 	p := mustValidate(t, queuePolicy(4))
-	var l Loop
+	var l Decider
 	// Nothing ever known: no decision.
 	if _, decided, _ := l.Decide(p, Reading{Obs: unknownObs(0)}, at(990)); decided {
 		t.Fatal("decided without any current count")
@@ -50,7 +50,7 @@ func TestLoopHoldsOnNoData(t *testing.T) {
 // (the consumer sets it); the replicas that answered are the reporting ones.
 func TestLoopCurrentFromDesired(t *testing.T) {
 	p := mustValidate(t, queuePolicy(4))
-	var l Loop
+	var l Decider
 	l.Decide(p, Reading{Obs: queueObs(1, 12), CurrentKnown: true, SpecFollows: true}, at(1000)) // → 3
 	obs := queueObs(1, 12)                                                                      // one pod answered
 	d, _, _ := l.Decide(p, Reading{Obs: obs, CurrentKnown: true, SpecFollows: true}, at(1015))
@@ -63,7 +63,7 @@ func TestLoopCurrentFromDesired(t *testing.T) {
 // period, at least 5 minutes.
 func TestLoopRestoreAndHorizon(t *testing.T) {
 	p := mustValidate(t, queuePolicy(4)) // max 10
-	var l Loop
+	var l Decider
 	if got := l.Restore(p, 50, -1, State{}, at(1000)); got != 10 || l.HasCurrent {
 		t.Errorf("restored %d (current known %v), want 10 and current unknown", got, l.HasCurrent)
 	}
@@ -87,7 +87,7 @@ func TestLoopNoDataHeldIsActivity(t *testing.T) {
 	p := queuePolicy(4)
 	p.Min, p.Zero = 0, &Zero{Cooldown: 120 * time.Second}
 	mustValidate(t, p)
-	var l Loop
+	var l Decider
 	held := func(cur int, running, held float64) Reading {
 		return Reading{Obs: Observation{Current: cur, Running: running, Waiting: running, Held: held, KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN()}, CurrentKnown: true}
 	}
@@ -131,7 +131,7 @@ func TestLoopQuietExplain(t *testing.T) {
 		{Metrics: []Metric{{Signal: SignalQueue, Target: 4}}, Min: 0, Max: 10},
 	} {
 		mustValidate(t, p)
-		var loud, quiet Loop
+		var loud, quiet Decider
 		quiet.Quiet = true
 		if quiet.Explain() != nil {
 			t.Fatal("Explain before any decision")
@@ -202,9 +202,9 @@ func TestLoopSharedScratch(t *testing.T) {
 		}
 	}
 	var scratch State
-	own := make([]Loop, len(policies))
-	loud := make([]Loop, len(policies))
-	shared := make([]Loop, len(policies))
+	own := make([]Decider, len(policies))
+	loud := make([]Decider, len(policies))
+	shared := make([]Decider, len(policies))
 	for k := range shared {
 		shared[k].Scratch, shared[k].Quiet = &scratch, true
 		own[k].Quiet = true
@@ -219,7 +219,7 @@ func TestLoopSharedScratch(t *testing.T) {
 		for k, p := range policies {
 			if i == 90 && k == 1 {
 				st := own[k].State
-				for _, l := range []*Loop{&own[k], &loud[k], &shared[k]} {
+				for _, l := range []*Decider{&own[k], &loud[k], &shared[k]} {
 					l.Restore(p, 5, 3, copyState(State{}, &st), now)
 				}
 			}
