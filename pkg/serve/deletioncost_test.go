@@ -72,7 +72,7 @@ func fakeClusterLoop(t *testing.T, text string, replicas int32, isLeader func() 
 		t.Fatal(err)
 	}
 	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := &Loop{Source: src, Writer: writerOf(src), Metrics: m, Interval: 15 * time.Second}
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second})
 	if err := l.SetConfig(cfg); err != nil {
 		t.Fatal(err)
 	}

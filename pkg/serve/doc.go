@@ -6,8 +6,8 @@
 // infscale_desired_replicas and friends for KEDA or the HPA.
 //
 // Reading guide: service.go (Run: wiring, HTTP server, SIGHUP reload,
-// graceful shutdown), loop.go (Loop: one cycle; the hold on no data is
-// recommend.Decider's), source*.go (Source and its two implementations),
+// graceful shutdown), loop.go (NewLoop, Loop: one cycle, its writes
+// concurrent with per-write deadlines), source*.go (Source and its two implementations),
 // metrics.go (the exporter, names in docs/metrics.md), store.go (restart
 // safety: per-target state files under --state-dir, internal/statefile),
 // http.go (endpoints), target.go (per-target run-time state and the Record

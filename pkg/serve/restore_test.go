@@ -19,7 +19,7 @@ import (
 func loopWithMax(t *testing.T, src Source, store *Store, maxR string) (*Loop, *Metrics) {
 	t.Helper()
 	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Store: store}
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Store: store})
 	if err := l.SetConfig(configWithMax(t, maxR)); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestHoldRaisedBySchedule(t *testing.T) {
 	src := &fakeSource{}
 	now := time.Date(2026, 11, 30, 7, 59, 0, 0, time.UTC)
 	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }}
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }})
 	if err := l.SetConfig(cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func TestPrometheusFaults(t *testing.T) {
 			}
 			src.Evaluator.BatchSize = 1
 			m := NewMetrics(prometheus.NewRegistry(), "test")
-			l := &Loop{Source: src, Metrics: m, Interval: 5 * time.Second, Now: func() time.Time { return t0 }}
+			l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 5 * time.Second, Now: func() time.Time { return t0 }})
 			if err := l.SetConfig(cfg); err != nil {
 				t.Fatal(err)
 			}

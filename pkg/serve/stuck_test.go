@@ -47,7 +47,7 @@ targets:
 	src.StuckAfter = after
 	m := NewMetrics(prometheus.NewRegistry(), "test")
 	now := t0
-	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }}
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }})
 	if err := l.SetConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -200,8 +200,8 @@ func TestStuckPrometheusExcluded(t *testing.T) {
 	}
 	var logs strings.Builder
 	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 },
-		Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 },
+		Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err := l.SetConfig(cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -159,6 +159,24 @@ func (t *target) remember(r Record) {
 	t.oldest = (t.oldest + 1) % maxRecent
 }
 
+// noteWrite sets the newest decision's write outcome (Record.Applied and
+// ApplyError), known only after the cycle's writes.
+func (t *target) noteWrite(applied *int, applyError string) {
+	if t.nRecent == 0 {
+		return
+	}
+	p := &t.recent[(int(t.oldest)+int(t.nRecent)-1)%maxRecent]
+	if applied != nil {
+		p.applied, p.hasApplied = *applied, true
+	}
+	if applyError != "" {
+		if p.rare == nil {
+			p.rare = &pastRare{}
+		}
+		p.rare.applyError = applyError
+	}
+}
+
 // records are the recent decisions as Records, newest last (only the
 // newest with its raw results and steps).
 func (t *target) records() []Record {

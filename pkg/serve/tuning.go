@@ -431,7 +431,7 @@ func (tn *Tuning) State(name string) (state, policy string) {
 // auditEvent writes one tuning event to the audit log: a JSON line
 // {"target", "at", "tune": event}, beside the decisions' lines.
 func (l *Loop) auditEvent(target string, at time.Time, event any) {
-	if l.Audit == nil {
+	if l.audit == nil {
 		return
 	}
 	b, err := json.Marshal(struct {
@@ -441,12 +441,12 @@ func (l *Loop) auditEvent(target string, at time.Time, event any) {
 	}{target, at, event})
 	if err == nil {
 		l.auditMu.Lock()
-		_, err = l.Audit.Write(append(b, '\n'))
+		_, err = l.audit.Write(append(b, '\n'))
 		l.auditMu.Unlock()
 	}
 	if err != nil {
-		l.Metrics.QueryError(target, "audit_write")
-		l.limiter.logf(l.logger(), at, target, "audit_write", "audit log write failed", err)
+		l.metrics.QueryError(target, "audit_write")
+		l.limiter.logf(l.log, at, target, "audit_write", "audit log write failed", err)
 	}
 }
 

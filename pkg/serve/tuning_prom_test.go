@@ -109,7 +109,7 @@ func TestTuningOnPrometheusWeek(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	var audit bytes.Buffer
-	loop := &Loop{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit}
+	loop := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit})
 	tn := NewTuning(reg)
 	tn.API, tn.Period, tn.Now = src.Evaluator.API, 15*time.Second, clock
 	tn.Log = slog.New(slog.NewTextHandler(t.Output(), nil))
@@ -126,7 +126,7 @@ func TestTuningOnPrometheusWeek(t *testing.T) {
 	if err := loop.SetConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	g := loop.Metrics.Gatherer(reg)
+	g := loop.metrics.Gatherer(reg)
 	loop.Cycle(ctx)
 	if _, ok := gauge(t, g, "infscale_candidate_desired_replicas", nil); ok {
 		t.Fatal("a candidate before any tuning")

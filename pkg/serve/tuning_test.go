@@ -46,7 +46,7 @@ targets:
 	src.set("chat", load(2, 40, 0))
 	reg := prometheus.NewRegistry()
 	var audit bytes.Buffer
-	l := &Loop{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit}
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit})
 	tn := NewTuning(reg)
 	tn.Now = clock
 	l.SetTuning(tn)
@@ -69,11 +69,11 @@ targets:
 	write(true, now)
 	tn.Step(ctx)
 	l.Cycle(ctx)
-	g := l.Metrics.Gatherer(reg)
+	g := l.metrics.Gatherer(reg)
 	if v, ok := gauge(t, g, "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); !ok || v != 5 {
 		t.Errorf("candidate %v (%v), want 5", v, ok)
 	}
-	if d := desired(t, l.Metrics, "chat"); d != 2 {
+	if d := desired(t, l.metrics, "chat"); d != 2 {
 		t.Errorf("live %v in shadow mode, want 2", d)
 	}
 	if v, ok := gauge(t, g, "infscale_tuned_policy_info", map[string]string{"policy": "queue:8,min=2", "state": "shadow"}); !ok || v != 1 {
@@ -85,7 +85,7 @@ targets:
 	}
 	now = now.Add(15 * time.Second)
 	l.Cycle(ctx)
-	if d := desired(t, l.Metrics, "chat"); d != 5 {
+	if d := desired(t, l.metrics, "chat"); d != 5 {
 		t.Errorf("live %v after adopting queue:8,min=2, want 5", d)
 	}
 	now = now.Add(time.Minute)
@@ -96,7 +96,7 @@ targets:
 	}
 	now = now.Add(15 * time.Second)
 	l.Cycle(ctx)
-	if d := desired(t, l.Metrics, "chat"); d != 5 {
+	if d := desired(t, l.metrics, "chat"); d != 5 {
 		t.Errorf("live %v, want the adopted policy's 5 still", d)
 	}
 	if n := strings.Count(audit.String(), `"tune":{"event":"adopted","policy":"queue:8,min=2","from":"configured"`); n != 1 {
@@ -129,7 +129,7 @@ targets:
 	src.set("chat", load(2, 40, 0))
 	reg := prometheus.NewRegistry()
 	var audit bytes.Buffer
-	l := &Loop{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Audit: &audit}
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Audit: &audit})
 	tn := NewTuning(reg)
 	tn.Tick = time.Millisecond
 	l.SetTuning(tn)
@@ -149,7 +149,7 @@ targets:
 	if s, p := tn.State("chat"); s != TuneStateAdopted || p != "queue:8" {
 		t.Errorf("state %q %q, want adopted queue:8", s, p)
 	}
-	if v, ok := gauge(t, l.Metrics.Gatherer(reg), "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); !ok || v != 5 {
+	if v, ok := gauge(t, l.metrics.Gatherer(reg), "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); !ok || v != 5 {
 		t.Errorf("candidate %v %v, want 5 (ceil(2 x 20/8))", v, ok)
 	}
 }
