@@ -7,25 +7,13 @@ import (
 )
 
 // Decider is one target's decisions over time: State plus the last desired
-// value it output and the last current replica count it read.
-// Its Decide applies the rules every loop needs around Decide (serve on the
-// wall clock, the replay on the simulated one, so both run the same):
-//
-//   - current: the replicas read this cycle; when the consumer sets the
-//     workload's replicas to the desired output (Reading.SpecFollows: serve
-//     without a replicas query, the replay's Deployment) the previous desired
-//     is the current count the HPA's arithmetic starts from (pods still
-//     starting or not answering are then missing pods, never a smaller
-//     fleet); nothing read, the last current read, else the last desired;
-//     nothing at all known, no decision;
-//   - no data: when no metric is known (ReasonNoData) and a desired value was
-//     output before, it is held (bounded by Policy.Bound) rather than the
-//     count Decide falls back to, and the outage counts as that value in the
-//     stabilisation windows: the first reading after an outage longer than
-//     the scale-down window, often a partial one, cannot scale down before a
-//     full window has passed.
-//
-// The zero Decider is a fresh start.
+// value it output and the last current count it read. Its Decide is the
+// package's Decide with the two rules every loop needs around it, so that
+// serve and the replay decide alike: when no count is read this cycle, or
+// the consumer sets the replicas to the output (Reading.SpecFollows), the
+// previous desired or last count read is current; with no metric known the
+// last desired is held (Policy.Bound) and counts as that value in the
+// windows. The zero Decider is a fresh start.
 type Decider struct {
 	// State is Decide's window samples and scale events.
 	State State
@@ -35,10 +23,8 @@ type Decider struct {
 	// Current is the last current replica count read, valid when HasCurrent.
 	Current    int
 	HasCurrent bool
-	// Quiet leaves the steps of Decide's decisions out (Decision.Steps
-	// empty): their text is most of a decision's cost, and a loop that
-	// shows only some of them (serve: its newest decision, when asked)
-	// writes them with Explain.
+	// Quiet leaves Decision.Steps empty, their text being most of a
+	// decision's cost; Explain writes the last decision's when asked.
 	Quiet bool
 	// trialSet has bit i set when the loop's own scratch list i
 	// (Recommendations, ScaleUpEvents, ScaleDownEvents, Demand) would be
@@ -46,12 +32,10 @@ type Decider struct {
 	// when each loop had its own scratch, so that a State (and its JSON)
 	// is the same whichever scratch is used.
 	trialSet uint8
-	// Scratch, when set, is the State Decide works on (its slices reused,
-	// left in any shape after each decision): loops that decide one at a
-	// time may share one (serve's targets), so that each does not keep a
-	// second State of its own between decisions. Nil: Decide makes one
-	// (a copy of the Decider then shares it). Decisions are the same either
-	// way.
+	// Scratch, when set, is the State Decide works on, left in any shape
+	// after each decision: Deciders used one at a time (serve's targets)
+	// share one instead of keeping a second State each. Nil: Decide makes
+	// one. Decisions are the same either way.
 	Scratch *State
 
 	// start is what the last decision started from, for Explain, kept as
@@ -87,18 +71,12 @@ type Reading struct {
 	SpecFollows bool
 }
 
-// Decide is one cycle (see Decider). decided is false, and nothing but
-// Current changed, when no current count has ever been known; held is true
-// when the last desired value was held on no data (the decision's last
-// step says so).
-func (l *Decider) Decide(p *Policy, r Reading, now time.Time) (d Decision, decided, held bool) {
-	decided, held = l.DecideInto(&d, p, r, now)
-	return d, decided, held
-}
-
-// DecideInto is Decide writing into d, reusing its slices (the replay's hot
-// loop).
-func (l *Decider) DecideInto(d *Decision, p *Policy, r Reading, now time.Time) (decided, held bool) {
+// Decide is one cycle: the package's Decide with the rules above, written
+// into d (its slices reused: the replay's hot loop passes the same d each
+// time, serve a fresh one it keeps). decided is false, and only Current
+// changed, while no current count was ever known; held is true when the
+// last desired value was held on no data.
+func (l *Decider) Decide(d *Decision, p *Policy, r Reading, now time.Time) (decided, held bool) {
 	last := lastDecision{ok: true, p: p, r: r, now: now, desired: l.Desired, current: l.Current, hasDesired: l.HasDesired, hasCurrent: l.HasCurrent}
 	if decided, held = l.decide(d, p, r, now, l.Quiet); decided {
 		l.last = last

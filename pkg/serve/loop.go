@@ -382,7 +382,8 @@ func (l *Loop) decide(t *target, rd *Reading, now time.Time) decision {
 	// asks for them (Recent).
 	t.run.Quiet = l.audit == nil && l.onDecision == nil
 	reading := recommend.Reading{Obs: rd.Obs, CurrentKnown: rd.CurrentKnown, SpecFollows: t.cfg.Replicas == "" && t.cfg.ScaleTargetRef == nil}
-	d, decided, held := t.run.Decide(l.tuning.policyFor(t.cfg.Name, &t.policy), reading, now)
+	var d recommend.Decision // kept by the record: not reused
+	decided, held := t.run.Decide(&d, l.tuning.policyFor(t.cfg.Name, &t.policy), reading, now)
 	if !decided {
 		l.metrics.Record(Snapshot{Target: t.cfg.Name, At: now, Signals: l.signalMap(signalsOf(rd.Obs)), Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
 		return decision{}

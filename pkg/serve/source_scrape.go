@@ -15,18 +15,11 @@ import (
 )
 
 // ScrapeSource reads targets by scraping their `scrape:` URLs (embedded
-// mode, no Prometheus). Current replicas = pages that answered; running and
-// waiting are summed, KV averaged over the pages reporting it (pkg/scrape's
-// Aggregate); TTFT is the quantile of the summed histogram increase over the
-// metric's window, from the pages this source has seen (unknown until two
-// scrapes of a replica span some requests), and so are the queue-time
-// quantile (the queuewait metric's quantile and window, else p95 over
-// TTFTWindow) and the ITL median (over 1 m). The demand rates (requests,
-// prompt and generation tokens per second) are each replica's counter
-// increase since its previous scrape over the time between, summed over
-// replicas (rates); the means are their ratios. Held is read from an
-// activator's /metrics (zero.held_scrape); CPU is not available in
-// embedded mode (config refuses it).
+// mode, no Prometheus): current replicas are the pages that answered, the
+// gauges are pkg/scrape's Aggregate, the latency quantiles and demand rates
+// come from the increase between this source's own scrapes (unknown until
+// two scrapes span some requests), held from an activator's page; CPU is
+// not available. docs/serve.md gives each signal's arithmetic.
 type ScrapeSource struct {
 	// Client fetches the pages; its Timeout bounds each scrape.
 	Client *http.Client

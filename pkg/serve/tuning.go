@@ -205,7 +205,8 @@ func (tn *Tuning) shadow(name string, r recommend.Reading, current int, now time
 	}
 	r.Obs.Current, r.CurrentKnown, r.SpecFollows = current, true, false
 	s.run.Quiet = true
-	if d, decided, _ := s.run.Decide(s.cand, r, now); decided {
+	var d recommend.Decision
+	if decided, _ := s.run.Decide(&d, s.cand, r, now); decided {
 		tn.candidate.WithLabelValues(name).Set(float64(d.Desired))
 		s.hasCandidateGauge = true
 	}
