@@ -9,7 +9,7 @@
 // graceful shutdown), loop.go (NewLoop, Loop: one cycle, its writes
 // concurrent with per-write deadlines), source*.go (Source and its two implementations),
 // metrics.go (the exporter, names in docs/metrics.md), store.go (restart
-// safety: per-target state files under --state-dir, internal/statefile),
+// safety: per-target state files under --state-dir, pkg/statefile),
 // http.go (endpoints), target.go (per-target run-time state and the Record
 // shown by /debug/decisions and the audit log).
 package serve
