@@ -146,7 +146,7 @@ func benchCycle(b *testing.B, n int, scrape bool) {
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg, "bench")
 	l := newLoop(b, LoopOptions{Source: src, Metrics: m, Interval: time.Minute})
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		b.Fatal(err)
 	}
 	h := Handler(reg, l)
@@ -247,7 +247,7 @@ func benchScrape(b *testing.B, n int, gz bool) {
 	}
 	reg := prometheus.NewRegistry()
 	l := newLoop(b, LoopOptions{Source: src, Metrics: NewMetrics(reg, "bench"), Interval: time.Minute})
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		b.Fatal(err)
 	}
 	l.Cycle(context.Background())

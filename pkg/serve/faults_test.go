@@ -108,7 +108,7 @@ func promLoop(t *testing.T, srv *httptest.Server, body string, batch int, store 
 	if len(lg) > 0 {
 		l.log = lg[0]
 	}
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	return l, m, &now
@@ -383,7 +383,7 @@ targets:
 	}
 	m := NewMetrics(prometheus.NewRegistry(), "test")
 	l := newLoop(t, LoopOptions{Source: NewScrapeSource(2 * time.Second), Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 }})
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	l.Cycle(context.Background())

@@ -60,7 +60,7 @@ func loggedLoop(t *testing.T, src Source, store *Store, audit *failWriter) (*Loo
 	if audit != nil {
 		l.audit = audit
 	}
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	return l, m, &logb

@@ -42,7 +42,7 @@ func TestOnlyTheLeaseHolderApplies(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 15 * time.Second})
-		if err := l.SetConfig(cfg); err != nil {
+		if err := l.SetConfig(context.Background(), cfg); err != nil {
 			t.Fatal(err)
 		}
 		return l

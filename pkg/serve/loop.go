@@ -153,15 +153,11 @@ func NewLoop(o LoopOptions) (*Loop, error) {
 
 // SetConfig (re)builds the targets from cfg, keeping the state, last
 // desired value and recent decisions of targets whose name is unchanged;
-// targets no longer configured lose their series. New targets restore their
-// state from Store when it has one. It waits for a running cycle to finish.
-func (l *Loop) SetConfig(cfg *config.File) error {
-	return l.SetConfigContext(context.Background(), cfg)
-}
-
-// SetConfigContext is SetConfig whose state restores (Rebuild's queries)
-// end with ctx: a stop during serve's startup rebuild ends it at once.
-func (l *Loop) SetConfigContext(ctx context.Context, cfg *config.File) error {
+// targets no longer configured lose their series. New targets restore
+// their state from Store, else Rebuild, whose queries end with ctx (a stop
+// during serve's startup rebuild ends it at once). It waits for a running
+// cycle to finish.
+func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 	next := make([]*target, 0, len(cfg.Targets))
 	for i := range cfg.Targets {
 		p, err := cfg.Targets[i].Policy()

@@ -80,7 +80,7 @@ func newTestLoop(t *testing.T, src Source, store *Store) (*Loop, *Metrics) {
 	}
 	m := NewMetrics(prometheus.NewRegistry(), "test")
 	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Store: store})
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	return l, m
@@ -328,7 +328,7 @@ func TestReloadKeepsState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	if n := tableCount(t, m, "infscale_desired_replicas"); n != 1 {
@@ -463,7 +463,7 @@ func TestLoopQuietStepsSame(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, l := range []*Loop{loud, quiet} {
-				if err := l.SetConfig(cfg); err != nil {
+				if err := l.SetConfig(context.Background(), cfg); err != nil {
 					t.Fatal(err)
 				}
 			}

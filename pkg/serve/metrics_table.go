@@ -222,7 +222,7 @@ func (tableDescs) Collect(chan<- prometheus.Metric) {}
 
 // Gather implements prometheus.Gatherer: the table's families in name
 // order, each family's series by target name, as /metrics writes them
-// (for tests and tools; Metrics.Gatherer joins them to a Registry's).
+// (for tests and tools, joined to a Registry's with prometheus.Gatherers).
 func (g *seriesTable) Gather() ([]*dto.MetricFamily, error) {
 	var out []*dto.MetricFamily
 	err := g.writeFamilies(func(mf *dto.MetricFamily) error {

@@ -54,7 +54,7 @@ func TestRebuildFromPrometheus(t *testing.T) {
 	src.set("other", load(1, 5, 0))
 	m := NewMetrics(prometheus.NewRegistry(), "test")
 	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }, Rebuild: rb.Rebuild})
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	if len(api.queries) != 4 || !strings.Contains(api.queries[0], `infscale_desired_replicas{target="chat"}`) {

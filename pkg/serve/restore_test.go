@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -20,7 +21,7 @@ func loopWithMax(t *testing.T, src Source, store *Store, maxR string) (*Loop, *M
 	t.Helper()
 	m := NewMetrics(prometheus.NewRegistry(), "test")
 	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Store: store})
-	if err := l.SetConfig(configWithMax(t, maxR)); err != nil {
+	if err := l.SetConfig(context.Background(), configWithMax(t, maxR)); err != nil {
 		t.Fatal(err)
 	}
 	return l, m
@@ -139,7 +140,7 @@ func TestHoldClampedAfterReload(t *testing.T) {
 	if got := desired(t, m, "chat"); got != 2 {
 		t.Fatalf("outage: %v, want 2 held", got)
 	}
-	if err := l.SetConfig(configWithMax(t, "1")); err != nil {
+	if err := l.SetConfig(context.Background(), configWithMax(t, "1")); err != nil {
 		t.Fatal(err)
 	}
 	l.Cycle(t.Context())
@@ -220,7 +221,7 @@ func TestHoldRaisedBySchedule(t *testing.T) {
 	now := time.Date(2026, 11, 30, 7, 59, 0, 0, time.UTC)
 	m := NewMetrics(prometheus.NewRegistry(), "test")
 	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }})
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	src.set("chat", load(1, 40, 8))

@@ -197,7 +197,7 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	}
 	// Under serve's own context: a stop during the startup rebuild ends its
 	// queries at once, not after prometheus.timeout.
-	if err := loop.SetConfigContext(ctx, cfg); err != nil {
+	if err := loop.SetConfig(ctx, cfg); err != nil {
 		srv.Close()
 		return err
 	}
@@ -286,7 +286,7 @@ func reload(ctx context.Context, loop *Loop, load func(string) (*config.File, er
 	if next, err = load(path); err != nil {
 		return nil, err
 	}
-	if err := loop.SetConfigContext(ctx, next); err != nil {
+	if err := loop.SetConfig(ctx, next); err != nil {
 		return nil, err
 	}
 	return next, nil

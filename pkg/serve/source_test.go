@@ -110,7 +110,7 @@ func TestPrometheusFaults(t *testing.T) {
 			src.Evaluator.BatchSize = 1
 			m := NewMetrics(prometheus.NewRegistry(), "test")
 			l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 5 * time.Second, Now: func() time.Time { return t0 }})
-			if err := l.SetConfig(cfg); err != nil {
+			if err := l.SetConfig(context.Background(), cfg); err != nil {
 				t.Fatal(err)
 			}
 			l.Cycle(context.Background())

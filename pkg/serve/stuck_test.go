@@ -48,7 +48,7 @@ targets:
 	m := NewMetrics(prometheus.NewRegistry(), "test")
 	now := t0
 	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }})
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	return l, m, &now
@@ -202,7 +202,7 @@ func TestStuckPrometheusExcluded(t *testing.T) {
 	m := NewMetrics(prometheus.NewRegistry(), "test")
 	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 },
 		Log: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	l.Cycle(context.Background())

@@ -112,13 +112,6 @@ func signalsOf(o recommend.Observation) Signals {
 		MeanPrompt: known(o.MeanPrompt), MeanOutput: known(o.MeanOutput)}
 }
 
-// signalMap is the exporter's view of the observed signals.
-func signalMap(s Signals) map[string]float64 {
-	m := map[string]float64{}
-	signalMapInto(m, s)
-	return m
-}
-
 // signalMapInto adds the observed signals to m.
 func signalMapInto(m map[string]float64, s Signals) {
 	put := func(k string, p *float64) {

@@ -418,17 +418,6 @@ func (tn *Tuning) event(target string, at time.Time, e tuneEvent) {
 	}
 }
 
-// State is target name's tuning state (TuneState*, "" none yet) and its
-// candidate policy string.
-func (tn *Tuning) State(name string) (state, policy string) {
-	tn.mu.Lock()
-	defer tn.mu.Unlock()
-	if s := tn.targets[name]; s != nil {
-		return s.state, s.infoPolicy
-	}
-	return "", ""
-}
-
 // auditEvent writes one tuning event to the audit log: a JSON line
 // {"target", "at", "tune": event}, beside the decisions' lines.
 func (l *Loop) auditEvent(target string, at time.Time, event any) {

@@ -50,7 +50,7 @@ targets:
 	tn := NewTuning(reg)
 	tn.Now = clock
 	l.SetTuning(tn)
-	if err := l.SetConfig(yaml("shadow")); err != nil {
+	if err := l.SetConfig(context.Background(), yaml("shadow")); err != nil {
 		t.Fatal(err)
 	}
 	write := func(holds bool, at time.Time) tune.TargetResult {
@@ -63,13 +63,13 @@ targets:
 	}
 	ctx := context.Background()
 	tn.Step(ctx) // no file yet
-	if s, _ := tn.State("chat"); s != "" {
+	if s, _ := tuneState(tn, "chat"); s != "" {
 		t.Fatalf("state %q without a result", s)
 	}
 	write(true, now)
 	tn.Step(ctx)
 	l.Cycle(ctx)
-	g := l.metrics.Gatherer(reg)
+	g := gatherer(l.metrics, reg)
 	if v, ok := gauge(t, g, "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); !ok || v != 5 {
 		t.Errorf("candidate %v (%v), want 5", v, ok)
 	}
@@ -80,7 +80,7 @@ targets:
 		t.Errorf("info %v %v", v, ok)
 	}
 
-	if err := l.SetConfig(yaml("adopt")); err != nil {
+	if err := l.SetConfig(context.Background(), yaml("adopt")); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(15 * time.Second)
@@ -91,7 +91,7 @@ targets:
 	now = now.Add(time.Minute)
 	write(false, now)
 	tn.Step(ctx)
-	if s, p := tn.State("chat"); s != TuneStateRejected || p != "queue:8,min=2" {
+	if s, p := tuneState(tn, "chat"); s != TuneStateRejected || p != "queue:8,min=2" {
 		t.Errorf("a result that does not hold: %q %q, want rejected", s, p)
 	}
 	now = now.Add(15 * time.Second)
@@ -133,7 +133,7 @@ targets:
 	tn := NewTuning(reg)
 	tn.Tick = time.Millisecond
 	l.SetTuning(tn)
-	if err := l.SetConfig(f); err != nil {
+	if err := l.SetConfig(context.Background(), f); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -146,10 +146,10 @@ targets:
 	<-done
 	tn.Step(context.Background())
 	l.Cycle(context.Background())
-	if s, p := tn.State("chat"); s != TuneStateAdopted || p != "queue:8" {
+	if s, p := tuneState(tn, "chat"); s != TuneStateAdopted || p != "queue:8" {
 		t.Errorf("state %q %q, want adopted queue:8", s, p)
 	}
-	if v, ok := gauge(t, l.metrics.Gatherer(reg), "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); !ok || v != 5 {
+	if v, ok := gauge(t, gatherer(l.metrics, reg), "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); !ok || v != 5 {
 		t.Errorf("candidate %v %v, want 5 (ceil(2 x 20/8))", v, ok)
 	}
 }

@@ -121,7 +121,7 @@ func writeLoop(t *testing.T, src Source, w *hangingWrites, timeout time.Duration
 	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: time.Minute, Writer: w, Costs: w,
 		WriteWorkers: 2, WriteTimeout: timeout, Log: slog.New(slog.NewTextHandler(&logs, nil)),
 		OnDecision: func(r Record) { recs = append(recs, r) }})
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	return l, m, &logs, &recs
