@@ -15,7 +15,7 @@ import (
 	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/backtest"
 	"github.com/infscale/infscale/pkg/config"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
@@ -40,7 +40,7 @@ type HistoryFlags struct {
 	Config        string         `placeholder:"FILE" help:"serve's YAML config: the Prometheus, the target's server, selector and replicas query come from it (with --target), and its replica: is the replay's replica where --gpu, --model, --tp and --calibration are not given${configuse}."`
 	Target        string         `placeholder:"NAME" help:"Target name in --config."`
 	PrometheusURL string         `name:"prometheus-url" placeholder:"URL" help:"Prometheus base URL, e.g. http://prometheus:9090 (instead of --config)."`
-	Server        profile.Server `default:"vllm" placeholder:"S" help:"Server profile of the series: vllm, sglang, trtllm (with --prometheus-url; default ${default})."`
+	Server        modelserver.Server `default:"vllm" placeholder:"S" help:"Server profile of the series: vllm, sglang, trtllm (with --prometheus-url; default ${default})."`
 	Selector      string         `placeholder:"{...}" help:"Label matchers of the target's series, e.g. '{namespace=\"llm\",pod=~\"chat-.*\"}' (with --prometheus-url)."`
 	ReplicasQuery string         `name:"replicas-query" placeholder:"Q" help:"PromQL for the replicas that ran, one series (e.g. sum(kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"})); default the target's replicas: query, else the pods reporting."`
 	Start         string         `default:"-7d" placeholder:"T" help:"Start: unix seconds, RFC3339, or relative to now (-7d, -36h, now) (default ${default})."`
@@ -156,7 +156,7 @@ func (f *HistoryFlags) grid() (backtest.Grid, error) {
 // the target's server profile, selector and replicas query.
 type where struct {
 	client   promql.ClientConfig
-	server   profile.Server
+	server   modelserver.Server
 	selector string
 	replicas string
 }
@@ -243,8 +243,8 @@ func (f *HistoryFlags) fromURL(r *resolved) (where, error) {
 
 // target checks w's server profile, selector and replicas query.
 func (w where) target() (backtest.Target, error) {
-	if w.server == profile.Unknown {
-		return backtest.Target{}, invalidf("--server: give the server profile (allowed: %s)", strings.Join(profile.Names(), ", "))
+	if w.server == modelserver.Unknown {
+		return backtest.Target{}, invalidf("--server: give the server profile (allowed: %s)", strings.Join(modelserver.Names(), ", "))
 	}
 	if err := backtest.CheckServer(w.server); err != nil {
 		return backtest.Target{}, invalidf("--server: %v", err)

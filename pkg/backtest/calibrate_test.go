@@ -11,7 +11,7 @@ import (
 
 	"github.com/infscale/infscale/pkg/history"
 	"github.com/infscale/infscale/pkg/history/historytest"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/replica"
 )
 
@@ -46,7 +46,7 @@ func calibrateFrom(t *testing.T, c historytest.Replica) (CalibrationFit, error) 
 	t.Helper()
 	srv, truth := historytest.ServeReplica(t, truthReplica(c))
 	api, ms, g := llmHistory(t, srv.URL, truth.Start, truth.End)
-	tgt := Target{Server: profile.VLLM, Selector: ms}
+	tgt := Target{Server: modelserver.VLLM, Selector: ms}
 	h, _, err := Fetch(context.Background(), api, tgt, g, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +240,7 @@ func TestCalibrateFromWeek(t *testing.T) {
 	}
 	srv, truth := historytest.Serve(t, history.Config{}) // 60 s scrapes, as infscale history writes by default
 	api, ms, g := llmHistory(t, srv.URL, truth.Start, truth.End)
-	tgt := Target{Server: profile.VLLM, Selector: ms}
+	tgt := Target{Server: modelserver.VLLM, Selector: ms}
 	h, _, err := Fetch(context.Background(), api, tgt, g, nil)
 	if err != nil {
 		t.Fatal(err)
