@@ -37,17 +37,17 @@ const (
 // HistoryFlags select a target's Prometheus history; shared by backtest
 // and profile.
 type HistoryFlags struct {
-	Config        string         `placeholder:"FILE" help:"serve's YAML config: the Prometheus, the target's server, selector and replicas query come from it (with --target), and its replica: is the replay's replica where --gpu, --model, --tp and --calibration are not given${configuse}."`
-	Target        string         `placeholder:"NAME" help:"Target name in --config."`
-	PrometheusURL string         `name:"prometheus-url" placeholder:"URL" help:"Prometheus base URL, e.g. http://prometheus:9090 (instead of --config)."`
+	Config        string             `placeholder:"FILE" help:"serve's YAML config: the Prometheus, the target's server, selector and replicas query come from it (with --target), and its replica: is the replay's replica where --gpu, --model, --tp and --calibration are not given${configuse}."`
+	Target        string             `placeholder:"NAME" help:"Target name in --config."`
+	PrometheusURL string             `name:"prometheus-url" placeholder:"URL" help:"Prometheus base URL, e.g. http://prometheus:9090 (instead of --config)."`
 	Server        modelserver.Server `default:"vllm" placeholder:"S" help:"Server profile of the series: vllm, sglang, trtllm (with --prometheus-url; default ${default})."`
-	Selector      string         `placeholder:"{...}" help:"Label matchers of the target's series, e.g. '{namespace=\"llm\",pod=~\"chat-.*\"}' (with --prometheus-url)."`
-	ReplicasQuery string         `name:"replicas-query" placeholder:"Q" help:"PromQL for the replicas that ran, one series (e.g. sum(kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"})); default the target's replicas: query, else the pods reporting."`
-	Start         string         `default:"-7d" placeholder:"T" help:"Start: unix seconds, RFC3339, or relative to now (-7d, -36h, now) (default ${default})."`
-	End           string         `default:"now" placeholder:"T" help:"End: unix seconds, RFC3339, or relative to now (default ${default})."`
-	Step          time.Duration  `default:"30s" placeholder:"D" help:"Step of the reconstruction and of the range queries (default ${default})."`
-	QueryTimeout  time.Duration  `name:"query-timeout" default:"2m" placeholder:"D" help:"Timeout of each query, 1s to 1h (default ${default})."`
-	MaxGap        time.Duration  `name:"max-gap" placeholder:"D" help:"Longest silence between samples still read as data (default: 3 x the scrape spacing, at least 2 steps)."`
+	Selector      string             `placeholder:"{...}" help:"Label matchers of the target's series, e.g. '{namespace=\"llm\",pod=~\"chat-.*\"}' (with --prometheus-url)."`
+	ReplicasQuery string             `name:"replicas-query" placeholder:"Q" help:"PromQL for the replicas that ran, one series (e.g. sum(kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"})); default the target's replicas: query, else the pods reporting."`
+	Start         string             `default:"-7d" placeholder:"T" help:"Start: unix seconds, RFC3339, or relative to now (-7d, -36h, now) (default ${default})."`
+	End           string             `default:"now" placeholder:"T" help:"End: unix seconds, RFC3339, or relative to now (default ${default})."`
+	Step          time.Duration      `default:"30s" placeholder:"D" help:"Step of the reconstruction and of the range queries (default ${default})."`
+	QueryTimeout  time.Duration      `name:"query-timeout" default:"2m" placeholder:"D" help:"Timeout of each query, 1s to 1h (default ${default})."`
+	MaxGap        time.Duration      `name:"max-gap" placeholder:"D" help:"Longest silence between samples still read as data (default: 3 x the scrape spacing, at least 2 steps)."`
 
 	now func() time.Time // the clock for relative times (tests set it)
 }
