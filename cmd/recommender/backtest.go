@@ -66,6 +66,9 @@ type resolved struct {
 	// replica is the --config target's replica: (nil: none or no
 	// --config), the replay's replica where the flags do not say.
 	replica *config.Replica
+	// deprecations are the --config file's keys under old names, for
+	// warnConfig.
+	deprecations []config.Error
 }
 
 // resolve checks the flags (exit 2 on bad input) and builds the client.
@@ -133,6 +136,7 @@ func (f *HistoryFlags) resolve(given map[string]bool) (resolved, error) {
 		if err != nil {
 			return r, invalidf("--config: %v", err)
 		}
+		r.deprecations = file.Deprecations
 		var tg *config.Target
 		var names []string
 		for i := range file.Targets {
@@ -238,6 +242,7 @@ func (c *BacktestCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	warnConfig(e.stderr, res.deprecations)
 	specs := c.Policy
 	if len(specs) == 0 {
 		specs = DefaultBacktestPolicies

@@ -67,7 +67,7 @@ type DecideCmd struct {
 // PolicyFlags are the policy flags of decide and kube (the same names and
 // rules as serve's config keys, recommend.Policy.Validate owning them).
 type PolicyFlags struct {
-	ReplicaFlags `embed:"" prefix:"replica-" group:"Replica (the demand metric's capacity)"`
+	ReplicaFlags `embed:"" group:"Replica (the demand metric's capacity)"`
 
 	Metric    []string `default:"queue" placeholder:"M" help:"Signal(s) to scale on: ${signals} (repeat or comma-separate; the largest recommendation wins)."`
 	Target    []string `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), seconds or a duration such as 2s or 500ms (ttft, queuewait), utilisation of one replica (demand, e.g. 0.8). Default 4 for queue; needed for the others."`
