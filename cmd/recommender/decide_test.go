@@ -64,7 +64,7 @@ func TestDecideCLIPage(t *testing.T) {
 	}
 	// Text output explains the same.
 	code, out, _ := runDecide(t, "testdata/vllm-running2-waiting10.prom", "--target", "4", "--max", "3")
-	if code != exitOK || !strings.Contains(out, "desired 3 (reason metric)") || !strings.Contains(out, "queue 12 / target 4 per replica = 3") {
+	if code != exitOK || !strings.Contains(out, "desired 3 (reason DesiredWithinRange)") || !strings.Contains(out, "queue 12 / target 4 per replica = 3") {
 		t.Errorf("text output (exit %d):\n%s", code, out)
 	}
 }

@@ -101,7 +101,7 @@ func (c *FleetCmd) Run(e *env) error {
 	for _, u := range f.URLs() {
 		fmt.Fprintf(e.stdout, "  - %s\n", u)
 	}
-	fmt.Fprintf(e.stdout, "  metrics: [{type: queue, target: 24}]\n  max: %d\n", c.Max)
+	fmt.Fprintf(e.stdout, "  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: %d\n", c.Max)
 	if c.Follow != "" {
 		go f.Follow(e.ctx, c.FollowEvery, fleet.DesiredFromURL(&http.Client{Timeout: 5 * time.Second}, c.Follow, c.Target),
 			func(err error) { fmt.Fprintf(e.stderr, "follow: %v\n", err) })

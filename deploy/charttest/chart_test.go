@@ -180,6 +180,9 @@ func serveConfig(t *testing.T, objs []object) *config.File {
 	if err != nil {
 		t.Fatalf("rendered config does not load: %v\n%s", err, cm.Data["infscale.yaml"])
 	}
+	if len(f.Deprecations) > 0 {
+		t.Errorf("rendered config uses deprecated keys: %v", config.Errors(f.Deprecations))
+	}
 	return f
 }
 
@@ -292,8 +295,8 @@ targets:
     selector: '{namespace="llm", pod=~"chat-.*"}'
     replicas: 'kube_deployment_spec_replicas{namespace="llm",deployment="chat"}'
     metrics: [{type: queue, target: 24}]
-    min: 2
-    max: 12
+    minReplicaCount: 2
+    maxReplicaCount: 12
 - name: code
   workload: {namespace: batch, apiVersion: apps/v1, kind: StatefulSet, name: code}
   scaledObject: {enabled: true}
@@ -302,9 +305,9 @@ targets:
     selector: '{namespace="batch", pod=~"code-.*"}'
     replicas: 'kube_statefulset_replicas{namespace="batch",statefulset="code"}'
     metrics: [{type: queue, target: 16}]
-    min: 0
-    max: 4
-    zero: {cooldown: 300s, held: 'sum(infscale_activator_held_requests{service="activator-code"})'}
+    minReplicaCount: 0
+    maxReplicaCount: 4
+    zero: {cooldownPeriod: 300s, held: 'sum(infscale_activator_held_requests{service="activator-code"})'}
 `
 }
 
@@ -468,9 +471,9 @@ func TestBadValues(t *testing.T) {
 	for _, c := range []struct{ values, want string }{
 		{`rbac: {modes: [write]}`, `rbac.modes: "write" is not a mode`},
 		{"replicas: 2\nrbac: {modes: [apply]}", "several replicas would all write; add leases"},
-		{"targets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: false}, config: {server: vllm, max: 4}}", "targets[chat].apply: needs rbac.modes to include apply"},
-		{"rbac: {modes: [apply]}\ntargets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, max: 4}}", "targets[chat].apply: its ScaledObject's HPA would be a second writer"},
-		{"targets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, min: 1}}", "targets[chat].config.max is required"},
+		{"targets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: false}, config: {server: vllm, maxReplicaCount: 4}}", "targets[chat].apply: needs rbac.modes to include apply"},
+		{"rbac: {modes: [apply]}\ntargets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, maxReplicaCount: 4}}", "targets[chat].apply: its ScaledObject's HPA would be a second writer"},
+		{"targets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, minReplicaCount: 1}}", "targets[chat].config.maxReplicaCount is required"},
 	} {
 		_, err := tryRender(c.values)
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
@@ -494,7 +497,7 @@ targets:
   config:
     scrape: {port: 8000}
     metrics: [{type: queue, target: 24}]
-    max: 8
+    maxReplicaCount: 8
 `)
 	f := serveConfig(t, objs)
 	tg := f.Targets[0]

@@ -193,7 +193,7 @@ func (v *validator) target(p string, t *Target) {
 	if t.Zero != nil {
 		v.zero(p, t)
 	} else if *t.Min == 0 && !v.bad(p+".minReplicaCount") {
-		v.at(p+".minReplicaCount", "minReplicaCount: 0 needs a zero: block naming what holds the first request (held:); otherwise use minReplicaCount: 1")
+		v.at(p+".minReplicaCount", "0 needs a zero: block naming what holds the first request (held:); otherwise use 1 or more")
 	}
 	v.policy(p, t)
 }

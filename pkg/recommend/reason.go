@@ -5,13 +5,20 @@ import (
 	"strings"
 )
 
+// reasonNames are the reasons' names: the HPA's condition reason, in its
+// CamelCase, where the step is the HPA's own (DesiredWithinRange,
+// TooFewReplicas, TooManyReplicas), infscale's lower-case word otherwise
+// (stabilized and rate-limited cover both directions, which the HPA names
+// apart: ScaleUpStabilized/ScaleDownStabilized, ScaleUpLimit/
+// ScaleDownLimit). docs/recommend.md's Reasons table lists every one
+// (TestReasonsDocumented).
 var reasonNames = [...]string{
-	ReasonMetric:      "metric",
+	ReasonMetric:      "DesiredWithinRange",
 	ReasonTolerance:   "tolerance",
 	ReasonStabilized:  "stabilized",
 	ReasonRateLimited: "rate-limited",
-	ReasonMin:         "min",
-	ReasonMax:         "max",
+	ReasonMin:         "TooFewReplicas",
+	ReasonMax:         "TooManyReplicas",
 	ReasonIdleToZero:  "idle-to-zero",
 	ReasonActivate:    "activate",
 	ReasonSchedule:    "schedule",
@@ -22,9 +29,10 @@ var reasonNames = [...]string{
 	ReasonGuard:       "guard",
 }
 
-// String is the reason's name: metric, tolerance, stabilized, rate-limited,
-// min, max, idle-to-zero, activate, schedule, no-data, lookahead,
-// partial-data, cooldown, guard; "-" for 0 (a step that changed nothing).
+// String is the reason's name: DesiredWithinRange, tolerance, stabilized,
+// rate-limited, TooFewReplicas, TooManyReplicas, idle-to-zero, activate,
+// schedule, no-data, lookahead, partial-data, cooldown, guard; "-" for 0
+// (a step that changed nothing).
 func (r Reason) String() string {
 	if r >= ReasonMetric && r <= ReasonGuard {
 		return reasonNames[r]
@@ -47,13 +55,21 @@ func Reasons() []Reason {
 // MarshalText writes the reason's name.
 func (r Reason) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
-// UnmarshalText reads a reason's name.
+// oldReasonNames are the names before the HPA's were taken, still read
+// (a state file or audit log written by the previous release).
+var oldReasonNames = map[string]Reason{"metric": ReasonMetric, "min": ReasonMin, "max": ReasonMax}
+
+// UnmarshalText reads a reason's name (or its old name).
 func (r *Reason) UnmarshalText(b []byte) error {
 	for v := ReasonMetric; v <= ReasonGuard; v++ {
 		if reasonNames[v] == string(b) {
 			*r = v
 			return nil
 		}
+	}
+	if v, ok := oldReasonNames[string(b)]; ok {
+		*r = v
+		return nil
 	}
 	return fmt.Errorf("unknown reason %q (allowed: %s)", b, strings.Join(reasonNames[1:], ", "))
 }

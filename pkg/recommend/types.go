@@ -211,7 +211,8 @@ type Reason int
 
 // The reasons, see String for their names.
 const (
-	// ReasonMetric: the metrics' recommendation was applied as is.
+	// ReasonMetric: the metrics' recommendation was applied as is (the
+	// HPA's DesiredWithinRange).
 	ReasonMetric Reason = iota + 1
 	// ReasonTolerance: the usage ratio was within the tolerance band, current kept.
 	ReasonTolerance
@@ -219,9 +220,9 @@ const (
 	ReasonStabilized
 	// ReasonRateLimited: a behavior policy (Pods/Percent per period) limited the change.
 	ReasonRateLimited
-	// ReasonMin: raised to Min.
+	// ReasonMin: raised to Min (the HPA's TooFewReplicas).
 	ReasonMin
-	// ReasonMax: lowered to Max.
+	// ReasonMax: lowered to Max (the HPA's TooManyReplicas).
 	ReasonMax
 	// ReasonIdleToZero: idle for the cooldown, scaled to (or stayed at) zero.
 	ReasonIdleToZero
