@@ -235,7 +235,7 @@ func (c *PolicyFlags) policy() (*recommend.Policy, error) {
 	}
 
 	if slices.Contains(signals, recommend.SignalDemand) {
-		// demand weighs the arrivals against the replica the --replica-* flags describe.
+		// demand weighs the arrivals against the replica the replica flags (--gpu, --model, ...) describe.
 		r, err := c.ReplicaFlags.Replica()
 		if err != nil {
 			return nil, err

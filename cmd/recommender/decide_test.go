@@ -460,7 +460,7 @@ func TestDecideCLITimeBackwards(t *testing.T) {
 func TestDecideCLIUnchangedStepsUnlabelled(t *testing.T) {
 	d := decideOK(t, "--queue", "20", "--current", "2")
 	wantDecision(t, d, 5, "metric")
-	if len(d.Steps) != 3 || d.Steps[0].Reason != "metric" || d.Steps[1].Reason != "" || d.Steps[2].Reason != "" ||
+	if len(d.Steps) != 3 || d.Steps[0].Reason != "DesiredWithinRange" || d.Steps[1].Reason != "" || d.Steps[2].Reason != "" ||
 		!strings.HasPrefix(d.Steps[1].Text, "stabilisation") || !strings.HasPrefix(d.Steps[2].Text, "rate limit") {
 		t.Errorf("steps %+v", d.Steps)
 	}

@@ -508,3 +508,30 @@ targets:
 		t.Errorf("%d ScaledObjects, want none", n)
 	}
 }
+
+// TestOldConfigNames: a values file of the previous release (interval,
+// config.min and config.max) still renders: the ScaledObject's range from
+// min and max, and serve's config with the old keys as given, which the
+// loader reads with a deprecation each (serve logs them).
+func TestOldConfigNames(t *testing.T) {
+	objs := render(t, "interval: 30s\ntargets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, selector: '{app=\"chat\"}', metrics: [{type: queue, target: 24}], min: 2, max: 5}}\n")
+	so := only[*kedav1alpha1.ScaledObject](t, objs)
+	if *so.Spec.MinReplicaCount != 2 || *so.Spec.MaxReplicaCount != 5 {
+		t.Errorf("ScaledObject range %d..%d, want 2..5", *so.Spec.MinReplicaCount, *so.Spec.MaxReplicaCount)
+	}
+	cm := only[*corev1.ConfigMap](t, objs)
+	f, err := config.Parse([]byte(cm.Data["infscale.yaml"]), "cm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, d := range f.Deprecations {
+		keys = append(keys, d.Key)
+	}
+	if strings.Join(keys, " ") != "interval targets[0].max targets[0].min" && strings.Join(keys, " ") != "interval targets[0].min targets[0].max" {
+		t.Errorf("deprecations %v, want interval, targets[0].min and targets[0].max", f.Deprecations)
+	}
+	if f.IntervalDuration().Seconds() != 30 || *f.Targets[0].Min != 2 || *f.Targets[0].Max != 5 {
+		t.Errorf("loaded interval %v, min %d, max %d; want 30s, 2, 5", f.IntervalDuration(), *f.Targets[0].Min, *f.Targets[0].Max)
+	}
+}

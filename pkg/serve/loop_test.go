@@ -404,7 +404,7 @@ func TestAuditLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	// chat: queue 60 / 24 = 2.5 -> 3 (TestLoopScaleUpHoldDown).
-	if r.Target != "chat" || r.Desired != 3 || r.Reason != "metric" || *r.Signals.Queue != 60 || !r.At.Equal(t0) || len(r.Steps) == 0 {
+	if r.Target != "chat" || r.Desired != 3 || r.Reason != "DesiredWithinRange" || *r.Signals.Queue != 60 || !r.At.Equal(t0) || len(r.Steps) == 0 {
 		t.Errorf("audit record %+v", r)
 	}
 }
