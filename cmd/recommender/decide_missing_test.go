@@ -19,7 +19,7 @@ func TestDecideUnreadablePageIsMissing(t *testing.T) {
 	}))
 	defer down.Close()
 	page := "testdata/vllm-running2-waiting10.prom"
-	wantDecision(t, decideOK(t, page, down.URL, "--target", "4"), 3, "metric")
+	wantDecision(t, decideOK(t, page, down.URL, "--target", "4"), 3, "DesiredWithinRange")
 
 	code, out, errs := runDecide(t, page, down.URL, "--target", "4")
 	if code != exitOK {

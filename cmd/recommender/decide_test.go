@@ -58,7 +58,7 @@ func wantDecision(t *testing.T, d decideJSON, desired int, reason string) {
 // A vLLM page with running 2, waiting 10, --target 4 --max 3 from 1 → 3.
 func TestDecideCLIPage(t *testing.T) {
 	d := decideOK(t, "testdata/vllm-running2-waiting10.prom", "--target", "4", "--max", "3", "--current", "1")
-	wantDecision(t, d, 3, "metric")
+	wantDecision(t, d, 3, "DesiredWithinRange")
 	if !strings.Contains(d.Steps[0].Text, "queue 12 / target 4 per replica = 3") {
 		t.Errorf("step %q lacks the arithmetic", d.Steps[0].Text)
 	}
@@ -136,10 +136,10 @@ func TestDecideCLIBehaviorFile(t *testing.T) {
 // first call: it defaults to the previous desired in the state.
 func TestDecideCLIStateTimeScript(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.json")
-	wantDecision(t, decideOK(t, "--state", state, "--now", "1000", "--current", "1", "--queue", "12"), 3, "metric")
+	wantDecision(t, decideOK(t, "--state", state, "--now", "1000", "--current", "1", "--queue", "12"), 3, "DesiredWithinRange")
 	wantDecision(t, decideOK(t, "--state", state, "--now", "1015", "--queue", "4"), 3, "stabilized")
 	wantDecision(t, decideOK(t, "--state", state, "--now", "1290", "--queue", "4"), 3, "stabilized")
-	wantDecision(t, decideOK(t, "--state", state, "--now", "1970-01-01T00:21:45Z", "--queue", "4"), 1, "metric") // 1305
+	wantDecision(t, decideOK(t, "--state", state, "--now", "1970-01-01T00:21:45Z", "--queue", "4"), 1, "DesiredWithinRange") // 1305
 
 	data, err := os.ReadFile(state)
 	if err != nil || !strings.Contains(string(data), `"recommendations"`) {
@@ -172,7 +172,7 @@ func TestDecideCLIDataParallelPage(t *testing.T) {
 	if kv := d.Raw["kv"].Value; kv == nil || *kv != 0.81 {
 		t.Errorf("kv %v, want 0.81", kv)
 	}
-	wantDecision(t, d, 3, "metric")
+	wantDecision(t, d, 3, "DesiredWithinRange")
 }
 
 // Invalid input: exit 2 naming the flag and what is allowed.
@@ -218,7 +218,7 @@ func TestDecideCLIStdinPage(t *testing.T) {
 		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
 	}
 	// queue 12 on 1 replica at the default target 4: ceil(12/4) = 3.
-	wantDecision(t, d, 3, "metric")
+	wantDecision(t, d, 3, "DesiredWithinRange")
 }
 
 // Pages are the ready replicas: with --current above the pages the rest
@@ -234,7 +234,7 @@ func TestDecideCLIUnready(t *testing.T) {
 	wantDecision(t, decideOK(t, "testdata/vllm-running2-waiting10.prom", "--current", "4", "--unready", "3"), 4, "tolerance")
 	// idle page, current 3, 2 starting: usage 0 < 1, unready left out:
 	// ceil(0 × 1) = 0 → min 1.
-	wantDecision(t, decideOK(t, "testdata/vllm-idle.prom", "--current", "3", "--unready", "2"), 1, "min")
+	wantDecision(t, decideOK(t, "testdata/vllm-idle.prom", "--current", "3", "--unready", "2"), 1, "TooFewReplicas")
 	code, _, errs := runDecide(t, "--current", "2", "--unready", "3")
 	if code != exitInvalid || !strings.Contains(errs, "--unready 3") {
 		t.Errorf("exit %d, %q", code, errs)
@@ -255,7 +255,7 @@ func TestDecideCLISchedule(t *testing.T) {
 	args := []string{"--queue", "0", "--schedule", "0 8 * * 1-5;12h;4;Europe/Berlin"}
 	wantDecision(t, decideOK(t, append(args, "--now", "2026-11-30T07:30:00Z")...), 4, "schedule")
 	// 06:59 UTC is 07:59 in Berlin: before the window; 0/4 → 0, min 1.
-	wantDecision(t, decideOK(t, append(args, "--now", "2026-11-30T06:59:00Z")...), 1, "min")
+	wantDecision(t, decideOK(t, append(args, "--now", "2026-11-30T06:59:00Z")...), 1, "TooFewReplicas")
 }
 
 // Bad input found by a tester: each is exit 2 naming the flag and what is
@@ -379,7 +379,7 @@ func TestDecideCLIUnknownMetricJSON(t *testing.T) {
 	if !q.Valid || q.Replicas == nil || *q.Replicas != 2 {
 		t.Errorf("queue raw %+v, want replicas 2", q)
 	}
-	wantDecision(t, d, 2, "metric")
+	wantDecision(t, d, 2, "DesiredWithinRange")
 }
 
 // Behavior values the API server refuses are exit 2 with file:line:col.
@@ -411,7 +411,7 @@ func TestDecideCLIToleranceRange(t *testing.T) {
 		}
 	}
 	// 0 is allowed: no dead band; queue 5 on 1 at target 4 → ceil(5/4) = 2.
-	wantDecision(t, decideOK(t, "--queue", "5", "--tolerance", "0"), 2, "metric")
+	wantDecision(t, decideOK(t, "--queue", "5", "--tolerance", "0"), 2, "DesiredWithinRange")
 }
 
 // Policy flags are checked under their own names: a period without a
@@ -459,7 +459,7 @@ func TestDecideCLITimeBackwards(t *testing.T) {
 // explain themselves unlabelled; the decision's reason stays metric.
 func TestDecideCLIUnchangedStepsUnlabelled(t *testing.T) {
 	d := decideOK(t, "--queue", "20", "--current", "2")
-	wantDecision(t, d, 5, "metric")
+	wantDecision(t, d, 5, "DesiredWithinRange")
 	if len(d.Steps) != 3 || d.Steps[0].Reason != "DesiredWithinRange" || d.Steps[1].Reason != "" || d.Steps[2].Reason != "" ||
 		!strings.HasPrefix(d.Steps[1].Text, "stabilisation") || !strings.HasPrefix(d.Steps[2].Text, "rate limit") {
 		t.Errorf("steps %+v", d.Steps)
