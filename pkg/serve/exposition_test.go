@@ -172,10 +172,10 @@ func TestMetricsExpositionSorted(t *testing.T) {
 		}
 	}
 	want := []string{
-		`infscale_decisions_total{reason="TooManyReplicas",target="chat"} 1`,
 		`infscale_decisions_total{reason="DesiredWithinRange",target="chat"} 1`,
 		`infscale_decisions_total{reason="DesiredWithinRange",target="zz"} 1`,
 		`infscale_decisions_total{reason="TooFewReplicas",target="c10"} 1`,
+		`infscale_decisions_total{reason="TooManyReplicas",target="chat"} 1`,
 		`infscale_decisions_total{reason="stabilized",target="batch"} 1`,
 		`infscale_desired_replicas{target="batch"} 1`,
 		`infscale_desired_replicas{target="c10"} 1`,

@@ -46,7 +46,7 @@ infscale_cpu_utilization_ratio{target="chat"} 0.46
 # TYPE infscale_scale_changes_total counter
 infscale_scale_changes_total{direction="down",target="chat"} 0
 infscale_scale_changes_total{direction="up",target="chat"} 1
-# HELP infscale_decision_reason 1 for the reason of the target's last decision (metric, tolerance, stabilized, rate-limited, min, max, ...); only the current reason has a series.
+# HELP infscale_decision_reason 1 for the reason of the target's last decision (DesiredWithinRange, tolerance, stabilized, rate-limited, TooFewReplicas, TooManyReplicas, ...: docs/recommend.md#reasons); only the current reason has a series.
 # TYPE infscale_decision_reason gauge
 infscale_decision_reason{reason="DesiredWithinRange",target="chat"} 1
 # HELP infscale_last_decision_timestamp_seconds Unix time of the target's last successful decision (some signal known); alert when it falls behind.
