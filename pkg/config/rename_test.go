@@ -1,6 +1,8 @@
 package config
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -74,22 +76,23 @@ func TestRenamedKeysLoad(t *testing.T) {
 // and that a bare number where a duration goes says what to write.
 func TestRenamedKeysErrors(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
-		{"targets:\n- {name: a, scrape: [http://h:1/m], metrics: [{type: queue, target: 2}], min: 3, max: 2}\n",
-			"x.yaml:2:79: targets[0].min: 3 must be <= max 2"},
-		{"targets:\n- {name: a, scrape: [http://h:1/m], metrics: [{type: queue, target: 2}], minReplicaCount: 3, maxReplicaCount: 2}\n",
-			"x.yaml:2:91: targets[0].minReplicaCount: 3 must be <= max 2"},
-		{"targets:\n- {name: a, scrape: [http://h:1/m], metrics: [{type: queue, target: 2}], max: 2, maxReplicaCount: 3}\n",
-			"x.yaml:2:82: targets[0].maxReplicaCount: max is the old name of maxReplicaCount, given too; keep maxReplicaCount"},
-		{"interval: 0s\ntargets:\n- {name: a, scrape: [http://h:1/m], metrics: [{type: queue, target: 2}], maxReplicaCount: 3}\n",
+		{"targets:\n- {name: a, scrape: ['http://h:1/m'], metrics: [{type: queue, target: 2}], min: 3, max: 2}\n",
+			"x.yaml:2:81: targets[0].min: 3 must be <= max 2"},
+		{"targets:\n- {name: a, scrape: ['http://h:1/m'], metrics: [{type: queue, target: 2}], minReplicaCount: 3, maxReplicaCount: 2}\n",
+			"x.yaml:2:93: targets[0].minReplicaCount: 3 must be <= max 2"},
+		{"targets:\n- {name: a, scrape: ['http://h:1/m'], metrics: [{type: queue, target: 2}], max: 2, maxReplicaCount: 3}\n",
+			"x.yaml:2:84: targets[0].maxReplicaCount: max is the old name of maxReplicaCount, given too; keep maxReplicaCount"},
+		{"interval: 0s\ntargets:\n- {name: a, scrape: ['http://h:1/m'], metrics: [{type: queue, target: 2}], maxReplicaCount: 3}\n",
 			"x.yaml:1:11: interval: 0s: must be positive"},
-		{"targets:\n- {name: a, scrape: [http://h:1/m], metrics: [{type: queue, target: 2}], minReplicaCount: 0, maxReplicaCount: 3, zero: {cooldownPeriod: 300, held_scrape: http://h:2/m}}\n",
-			"x.yaml:2:137: targets[0].zero.cooldownPeriod: 300 has no unit: write 300s for seconds"},
-		{"targets:\n- {name: a, scrape: [http://h:1/m], metrics: [{type: queue, target: 2}], maxReplicaCount: 3, schedule: [{cron: '@daily', duration: 1h, min: 4}]}\n",
-			"x.yaml:2:141: targets[0].schedule[0].min: 4 must be in 0..max (3)"},
+		{"targets:\n- {name: a, scrape: ['http://h:1/m'], metrics: [{type: queue, target: 2}], minReplicaCount: 0, maxReplicaCount: 3, zero: {cooldownPeriod: 300, held_scrape: 'http://h:2/m'}}\n",
+			"x.yaml:2:139: targets[0].zero.cooldownPeriod: 300 has no unit: write 300s for seconds"},
+		{"targets:\n- {name: a, scrape: ['http://h:1/m'], metrics: [{type: queue, target: 2}], maxReplicaCount: 3, schedule: [{cron: '@daily', duration: 1h, min: 4}]}\n",
+			"x.yaml:2:143: targets[0].schedule[0].min: 4 must be in 0..max (3)"},
 	} {
 		_, err := Parse([]byte(c.in), "x.yaml")
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q:\ngot  %v\nwant %s", c.in, err, c.want)
+		var es Errors
+		if !errors.As(err, &es) || len(es) != 1 || !strings.HasPrefix(es[0].Error(), c.want) {
+			t.Errorf("%q:\ngot  %v\nwant the one problem %s", c.in, err, c.want)
 		}
 	}
 }
@@ -112,5 +115,22 @@ func TestRenamedKeysDocumented(t *testing.T) {
 				t.Errorf("docs/config.md lacks the row %q", row)
 			}
 		}
+	}
+}
+
+// TestRenamedKeysBounded: a file with thousands of old keys lists the
+// first MaxErrors deprecations and one line saying there are more.
+func TestRenamedKeysBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("targets:\n")
+	for i := range 600 { // 1,200 old keys
+		fmt.Fprintf(&b, "- {name: t%d, scrape: ['http://h:%d/m'], metrics: [{type: queue, target: 2}], min: 1, max: 3}\n", i, 1000+i)
+	}
+	f, err := Parse([]byte(b.String()), "big.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Deprecations) != MaxErrors+1 || !strings.HasPrefix(f.Deprecations[MaxErrors].Msg, "more deprecated keys not listed") {
+		t.Errorf("%d deprecations, last %v; want %d and a last line saying there are more", len(f.Deprecations), f.Deprecations[len(f.Deprecations)-1], MaxErrors+1)
 	}
 }

@@ -320,6 +320,13 @@ func oldOf(a, b, key string) string {
 // deprecated records that the key at path (as written) is an old name of
 // key.
 func (d *strictDecoder) deprecated(pos *token.Position, path, key string) {
+	switch {
+	case len(d.deprecations) > MaxErrors:
+		return
+	case len(d.deprecations) == MaxErrors: // a 10,000-target file is not 20,000 warnings
+		d.deprecations = append(d.deprecations, Error{File: d.file, Msg: fmt.Sprintf("more deprecated keys not listed (the first %d found are above)", MaxErrors)})
+		return
+	}
 	e := Error{File: d.file, Key: path, Msg: fmt.Sprintf("deprecated key, read until the next release: rename it %s (KEDA's name)", key)}
 	if pos != nil {
 		e.Line, e.Column = pos.Line, pos.Column
