@@ -621,7 +621,7 @@ func printDecision(w io.Writer, d recommend.Decision) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "desired %d (reason %s), current %d\n", d.Desired, d.Reason, d.Current)
 	for i, s := range d.Steps {
-		fmt.Fprintf(&b, "  %d. %-12s %3d  %s\n", i+1, s.Reason, s.Value, s.Text)
+		fmt.Fprintf(&b, "  %d. %-18s %3d  %s\n", i+1, s.Reason, s.Value, s.Text) // 18: DesiredWithinRange
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
