@@ -119,7 +119,7 @@ func TestDecideCLIRateLimits(t *testing.T) {
 func TestDecideCLIBehaviorFile(t *testing.T) {
 	// behavior: scaleDown window 0, Pods 1 per 15 s → 8 − 1 = 7.
 	d := decideOK(t, "--current", "8", "--queue", "8", "--target", "4", "--behavior", "testdata/behavior-down-1pod.yaml")
-	wantDecision(t, d, 7, "rate-limited")
+	wantDecision(t, d, 7, "ScaleDownLimit")
 
 	code, _, errs := runDecide(t, "--current", "8", "--queue", "8", "--behavior", "testdata/behavior-down-1pod.yaml", "--down-window", "60s")
 	if code != exitInvalid || !strings.Contains(errs, "--down-window") || !strings.Contains(errs, "stabilizationWindowSeconds") {
@@ -137,8 +137,8 @@ func TestDecideCLIBehaviorFile(t *testing.T) {
 func TestDecideCLIStateTimeScript(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.json")
 	wantDecision(t, decideOK(t, "--state", state, "--now", "1000", "--current", "1", "--queue", "12"), 3, "DesiredWithinRange")
-	wantDecision(t, decideOK(t, "--state", state, "--now", "1015", "--queue", "4"), 3, "stabilized")
-	wantDecision(t, decideOK(t, "--state", state, "--now", "1290", "--queue", "4"), 3, "stabilized")
+	wantDecision(t, decideOK(t, "--state", state, "--now", "1015", "--queue", "4"), 3, "ScaleDownStabilized")
+	wantDecision(t, decideOK(t, "--state", state, "--now", "1290", "--queue", "4"), 3, "ScaleDownStabilized")
 	wantDecision(t, decideOK(t, "--state", state, "--now", "1970-01-01T00:21:45Z", "--queue", "4"), 1, "DesiredWithinRange") // 1305
 
 	data, err := os.ReadFile(state)
@@ -435,7 +435,7 @@ func TestDecideCLIPolicyFlags(t *testing.T) {
 	}
 	// --up-period with --up-pods applies: queue 20 / 4 = 5 from 1, Pods 1
 	// per 30 s → 1 + 1 = 2.
-	wantDecision(t, decideOK(t, "--queue", "20", "--up-pods", "1", "--up-period", "30s"), 2, "rate-limited")
+	wantDecision(t, decideOK(t, "--queue", "20", "--up-pods", "1", "--up-period", "30s"), 2, "ScaleUpLimit")
 }
 
 // Time going backwards against the state is exit 2 and leaves the state;
@@ -465,7 +465,7 @@ func TestDecideCLIUnchangedStepsUnlabelled(t *testing.T) {
 		t.Errorf("steps %+v", d.Steps)
 	}
 	code, out, _ := runDecide(t, "--queue", "20", "--current", "2")
-	if code != exitOK || !strings.Contains(out, "  2. -              5  stabilisation") || strings.Contains(out, "stabilized") || strings.Contains(out, "rate-limited") {
+	if code != exitOK || !strings.Contains(out, "  2. -"+strings.Repeat(" ", 20)+"5  stabilisation") || strings.Contains(out, "Stabilized") || strings.Contains(out, "ScaleUpLimit") {
 		t.Errorf("text output (exit %d):\n%s", code, out)
 	}
 }
@@ -549,7 +549,7 @@ func TestDecideCLITargetDuration(t *testing.T) {
 	if d.Steps[0].Value != 6 || !strings.Contains(d.Steps[0].Text, "ttft 3s / target 0.5s = ratio 6") {
 		t.Errorf("steps %+v, want ttft 3s / target 0.5s = ratio 6", d.Steps)
 	}
-	wantDecision(t, d, 5, "rate-limited")
+	wantDecision(t, d, 5, "ScaleUpLimit")
 }
 
 // A page alone has no TTFT quantile: the output says why and what to pass.
@@ -569,7 +569,7 @@ func TestDecideCLIPageNoTTFT(t *testing.T) {
 // limit max(1 + 4, ceil(1 × 2)) = 5; never min or negative.
 func TestDecideCLIOverflowPage(t *testing.T) {
 	d := decideOK(t, "testdata/vllm-overflow.prom", "--target", "4", "--current", "1")
-	wantDecision(t, d, 5, "rate-limited")
+	wantDecision(t, d, 5, "ScaleUpLimit")
 	if !strings.Contains(d.Steps[0].Text, "queue +Inf / target 4 per replica = +Inf (float64 overflow), capped at 2147483647") {
 		t.Errorf("step %q does not explain the overflow", d.Steps[0].Text)
 	}
@@ -581,7 +581,7 @@ func TestDecideCLIOverflowPage(t *testing.T) {
 func TestDecideCLIOverflowAcrossPages(t *testing.T) {
 	p := pageCopies(t, "testdata/vllm-running1e308.prom", 2)
 	d := decideOK(t, p[0], p[1], "--target", "4", "--current", "2")
-	wantDecision(t, d, 6, "rate-limited")
+	wantDecision(t, d, 6, "ScaleUpLimit")
 	if !strings.Contains(d.Steps[0].Text, "capped at 2147483647") {
 		t.Errorf("step %q does not explain the cap", d.Steps[0].Text)
 	}

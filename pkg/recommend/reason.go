@@ -6,33 +6,34 @@ import (
 )
 
 // reasonNames are the reasons' names: the HPA's condition reason, in its
-// CamelCase, where the step is the HPA's own (DesiredWithinRange,
-// TooFewReplicas, TooManyReplicas), infscale's lower-case word otherwise
-// (stabilized and rate-limited cover both directions, which the HPA names
-// apart: ScaleUpStabilized/ScaleDownStabilized, ScaleUpLimit/
-// ScaleDownLimit). docs/recommend.md's Reasons table lists every one
-// (TestReasonsDocumented).
+// CamelCase, where the step is the HPA's own (kubernetes
+// pkg/controller/podautoscaler/horizontal.go), infscale's lower-case word
+// for the steps the HPA has no reason for. docs/recommend.md's Reasons
+// table lists every one (TestReasonsDocumented).
 var reasonNames = [...]string{
-	ReasonMetric:      "DesiredWithinRange",
-	ReasonTolerance:   "tolerance",
-	ReasonStabilized:  "stabilized",
-	ReasonRateLimited: "rate-limited",
-	ReasonMin:         "TooFewReplicas",
-	ReasonMax:         "TooManyReplicas",
-	ReasonIdleToZero:  "idle-to-zero",
-	ReasonActivate:    "activate",
-	ReasonSchedule:    "schedule",
-	ReasonNoData:      "no-data",
-	ReasonLookahead:   "lookahead",
-	ReasonPartialData: "partial-data",
-	ReasonCooldown:    "cooldown",
-	ReasonGuard:       "guard",
+	ReasonMetric:              "DesiredWithinRange",
+	ReasonTolerance:           "tolerance",
+	ReasonScaleUpStabilized:   "ScaleUpStabilized",
+	ReasonScaleDownStabilized: "ScaleDownStabilized",
+	ReasonScaleUpLimit:        "ScaleUpLimit",
+	ReasonScaleDownLimit:      "ScaleDownLimit",
+	ReasonMin:                 "TooFewReplicas",
+	ReasonMax:                 "TooManyReplicas",
+	ReasonIdleToZero:          "idle-to-zero",
+	ReasonActivate:            "activate",
+	ReasonSchedule:            "schedule",
+	ReasonNoData:              "no-data",
+	ReasonLookahead:           "lookahead",
+	ReasonPartialData:         "partial-data",
+	ReasonCooldown:            "cooldown",
+	ReasonGuard:               "guard",
 }
 
-// String is the reason's name: DesiredWithinRange, tolerance, stabilized,
-// rate-limited, TooFewReplicas, TooManyReplicas, idle-to-zero, activate,
-// schedule, no-data, lookahead, partial-data, cooldown, guard; "-" for 0
-// (a step that changed nothing).
+// String is the reason's name: DesiredWithinRange, tolerance,
+// ScaleUpStabilized, ScaleDownStabilized, ScaleUpLimit, ScaleDownLimit,
+// TooFewReplicas, TooManyReplicas, idle-to-zero, activate, schedule,
+// no-data, lookahead, partial-data, cooldown, guard; "-" for 0 (a step
+// that changed nothing).
 func (r Reason) String() string {
 	if r >= ReasonMetric && r <= ReasonGuard {
 		return reasonNames[r]
@@ -56,8 +57,11 @@ func Reasons() []Reason {
 func (r Reason) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
 // oldReasonNames are the names before the HPA's were taken, still read
-// (a state file or audit log written by the previous release).
-var oldReasonNames = map[string]Reason{"metric": ReasonMetric, "min": ReasonMin, "max": ReasonMax}
+// (a state file or audit log written by the previous release); the old
+// stabilized and rate-limited did not say the direction, and read as the
+// usual one (a window holds a scale-down, a policy limits a scale-up).
+var oldReasonNames = map[string]Reason{"metric": ReasonMetric, "min": ReasonMin, "max": ReasonMax,
+	"stabilized": ReasonScaleDownStabilized, "rate-limited": ReasonScaleUpLimit}
 
 // UnmarshalText reads a reason's name (or its old name).
 func (r *Reason) UnmarshalText(b []byte) error {

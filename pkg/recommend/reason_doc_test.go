@@ -10,8 +10,8 @@ import (
 // TestReasonsDocumented checks that docs/recommend.md's Reasons table, the
 // one table of reason values, has a row for every reason the code can give
 // (Reasons: every Decision.Reason and Step.Reason but 0), and no row for a
-// value the code does not give; and that the three values renamed to the
-// HPA's words are the HPA controller's own condition reasons.
+// value the code does not give; and that the values renamed to the HPA's
+// words are the HPA controller's own condition reasons.
 func TestReasonsDocumented(t *testing.T) {
 	b, err := os.ReadFile("../../docs/recommend.md")
 	if err != nil {
@@ -44,7 +44,9 @@ func TestReasonsDocumented(t *testing.T) {
 	}
 	// The HPA's words, as pkg/controller/podautoscaler/horizontal.go sets
 	// them on its ScalingLimited condition.
-	for r, hpa := range map[Reason]string{ReasonMetric: "DesiredWithinRange", ReasonMin: "TooFewReplicas", ReasonMax: "TooManyReplicas"} {
+	for r, hpa := range map[Reason]string{ReasonMetric: "DesiredWithinRange", ReasonMin: "TooFewReplicas", ReasonMax: "TooManyReplicas",
+		ReasonScaleUpStabilized: "ScaleUpStabilized", ReasonScaleDownStabilized: "ScaleDownStabilized",
+		ReasonScaleUpLimit: "ScaleUpLimit", ReasonScaleDownLimit: "ScaleDownLimit"} {
 		if r.String() != hpa {
 			t.Errorf("%d is %q, want the HPA's %q", int(r), r, hpa)
 		}
@@ -55,7 +57,7 @@ func TestReasonsDocumented(t *testing.T) {
 // state file of the previous release) still reads, and that the new name
 // round-trips.
 func TestReasonOldNames(t *testing.T) {
-	for old, want := range map[string]Reason{"metric": ReasonMetric, "min": ReasonMin, "max": ReasonMax, "TooManyReplicas": ReasonMax, "stabilized": ReasonStabilized} {
+	for old, want := range map[string]Reason{"metric": ReasonMetric, "min": ReasonMin, "max": ReasonMax, "TooManyReplicas": ReasonMax, "stabilized": ReasonScaleDownStabilized, "rate-limited": ReasonScaleUpLimit} {
 		var r Reason
 		if err := r.UnmarshalText([]byte(old)); err != nil || r != want {
 			t.Errorf("%q read as %v, %v; want %v", old, r, err, want)

@@ -216,10 +216,20 @@ const (
 	ReasonMetric Reason = iota + 1
 	// ReasonTolerance: the usage ratio was within the tolerance band, current kept.
 	ReasonTolerance
-	// ReasonStabilized: a stabilisation window held the recommendation.
-	ReasonStabilized
-	// ReasonRateLimited: a behavior policy (Pods/Percent per period) limited the change.
-	ReasonRateLimited
+	// ReasonScaleUpStabilized: the scaleUp stabilisation window held the
+	// recommendation at the lowest of its recent ones (the HPA's
+	// ScaleUpStabilized).
+	ReasonScaleUpStabilized
+	// ReasonScaleDownStabilized: the scaleDown stabilisation window (or the
+	// cost-aware hold) held the recommendation at the highest of its recent
+	// ones (the HPA's ScaleDownStabilized).
+	ReasonScaleDownStabilized
+	// ReasonScaleUpLimit: a scaleUp behavior policy (Pods/Percent per
+	// period) limited the increase (the HPA's ScaleUpLimit).
+	ReasonScaleUpLimit
+	// ReasonScaleDownLimit: a scaleDown behavior policy limited the
+	// decrease (the HPA's ScaleDownLimit).
+	ReasonScaleDownLimit
 	// ReasonMin: raised to Min (the HPA's TooFewReplicas).
 	ReasonMin
 	// ReasonMax: lowered to Max (the HPA's TooManyReplicas).

@@ -31,7 +31,7 @@ func exposedMetrics(t *testing.T) (*prometheus.Registry, *Metrics) {
 	for i, s := range []Snapshot{
 		{Target: "chat", Decided: true, Valid: true, Desired: 3, Current: 1, Reason: "DesiredWithinRange", Signals: signals,
 			Raw: map[string]int{"queue": 3, "kv": 1}, AllMetrics: []string{"queue", "kv"}, StuckKnown: true},
-		{Target: "batch", Decided: true, Valid: true, Desired: 1, Previous: 2, HadPrevious: true, Current: 2, Reason: "stabilized",
+		{Target: "batch", Decided: true, Valid: true, Desired: 1, Previous: 2, HadPrevious: true, Current: 2, Reason: "ScaleDownStabilized",
 			Signals: map[string]float64{"queue": 4}, Raw: map[string]int{"queue": 1}, AllMetrics: []string{"queue"}},
 		{Target: "chat", Decided: true, Valid: true, Desired: 2, Previous: 3, HadPrevious: true, Current: 3, Reason: "TooManyReplicas",
 			Signals: signals, Raw: map[string]int{"queue": 2}, AllMetrics: []string{"queue", "kv"}, Stuck: 1, StuckKnown: true},
@@ -174,9 +174,9 @@ func TestMetricsExpositionSorted(t *testing.T) {
 	want := []string{
 		`infscale_decisions_total{reason="DesiredWithinRange",target="chat"} 1`,
 		`infscale_decisions_total{reason="DesiredWithinRange",target="zz"} 1`,
+		`infscale_decisions_total{reason="ScaleDownStabilized",target="batch"} 1`,
 		`infscale_decisions_total{reason="TooFewReplicas",target="c10"} 1`,
 		`infscale_decisions_total{reason="TooManyReplicas",target="chat"} 1`,
-		`infscale_decisions_total{reason="stabilized",target="batch"} 1`,
 		`infscale_desired_replicas{target="batch"} 1`,
 		`infscale_desired_replicas{target="c10"} 1`,
 		`infscale_desired_replicas{target="chat"} 2`,

@@ -46,7 +46,7 @@ infscale_cpu_utilization_ratio{target="chat"} 0.46
 # TYPE infscale_scale_changes_total counter
 infscale_scale_changes_total{direction="down",target="chat"} 0
 infscale_scale_changes_total{direction="up",target="chat"} 1
-# HELP infscale_decision_reason 1 for the reason of the target's last decision (DesiredWithinRange, tolerance, stabilized, rate-limited, TooFewReplicas, TooManyReplicas, ...: docs/recommend.md#reasons); only the current reason has a series.
+# HELP infscale_decision_reason 1 for the reason of the target's last decision (DesiredWithinRange, tolerance, ScaleDownStabilized, ScaleUpLimit, TooManyReplicas, ...: docs/recommend.md#reasons); only the current reason has a series.
 # TYPE infscale_decision_reason gauge
 infscale_decision_reason{reason="DesiredWithinRange",target="chat"} 1
 # HELP infscale_last_decision_timestamp_seconds Unix time of the target's last successful decision (some signal known); alert when it falls behind.
@@ -63,7 +63,7 @@ infscale_last_decision_timestamp_seconds{target="chat"} 1.7676072e+09
 	// 5 min reversal window of the up change: one reversal; the old
 	// reason's series is gone.
 	m.Record(Snapshot{Target: "chat", At: t0.Add(time.Minute), Decided: true, Valid: true,
-		Signals: map[string]float64{}, Desired: 2, Previous: 3, HadPrevious: true, Current: 3, Reason: "stabilized",
+		Signals: map[string]float64{}, Desired: 2, Previous: 3, HadPrevious: true, Current: 3, Reason: "ScaleDownStabilized",
 		Raw: map[string]int{}, AllMetrics: []string{"queue"}})
 	if got := counterValue(t, m, "scale_reversals_total", "chat", ""); got != 1 {
 		t.Errorf("reversals %v, want 1", got)
