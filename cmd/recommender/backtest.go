@@ -66,6 +66,9 @@ type resolved struct {
 	// replica is the --config target's replica: (nil: none or no
 	// --config), the replay's replica where the flags do not say.
 	replica *config.Replica
+	// deprecations are the --config file's keys under old names, for
+	// warnConfig.
+	deprecations []config.Error
 }
 
 // historyOnly are the flags that choose a history (the config's series
@@ -176,6 +179,7 @@ func (f *HistoryFlags) fromConfig(given map[string]bool, r *resolved) (where, er
 	if err != nil {
 		return where{}, invalidf("--config: %v", err)
 	}
+	r.deprecations = file.Deprecations
 	var tg *config.Target
 	var names []string
 	for i := range file.Targets {
@@ -291,6 +295,7 @@ func (c *BacktestCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	warnConfig(e.stderr, res.deprecations)
 	specs := c.Policy
 	if len(specs) == 0 {
 		specs = DefaultBacktestPolicies

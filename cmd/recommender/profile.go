@@ -62,6 +62,7 @@ func (c *ProfileCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	warnConfig(e.stderr, res.deprecations)
 	if span := res.grid.End().Sub(res.grid.Start); span < 24*time.Hour {
 		return invalidf("--start..--end spans %s: a profile needs at least 24h (a week to see weekdays; --start=-7d)", span)
 	}

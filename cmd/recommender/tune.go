@@ -153,6 +153,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	if err != nil {
 		return trace.Source{}, tune.Serve{}, err
 	}
+	warnConfig(e.stderr, res.deprecations)
 	if err := replica(res.replica); err != nil {
 		return trace.Source{}, tune.Serve{}, err
 	}

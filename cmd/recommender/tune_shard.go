@@ -62,6 +62,7 @@ func (c *TuneCmd) runShard(e *env) error {
 	if err != nil {
 		return invalidf("--config: %v", err)
 	}
+	warnConfig(e.stderr, file.Deprecations)
 	if file.Prometheus.Embedded() {
 		return invalidf("%s: tune --shard needs prometheus.url (history comes from range queries)", c.HistoryFlags.Config)
 	}

@@ -97,11 +97,12 @@ func Parse(data []byte, name string) (*File, error) {
 	d.decode(body, reflect.ValueOf(cfg).Elem(), "")
 	// A default fills a key left out, not one given as 0 (interval: 0s ran
 	// as 15s while the docs say at least 1s).
-	for key, zero := range map[string]bool{"interval": cfg.Interval == 0, "prometheus.timeout": cfg.Prometheus.Timeout == 0} {
+	for key, zero := range map[string]bool{"pollingInterval": cfg.Interval == 0, "prometheus.timeout": cfg.Prometheus.Timeout == 0} {
 		if pos, given := d.pos[key]; given && zero && !d.failed[key] {
 			d.errorf(pos, key, "0s: must be positive (leave the key out for the default)")
 		}
 	}
+	cfg.Deprecations = d.deprecations
 	applyDefaults(cfg)
 	for i := range cfg.Targets {
 		if !d.named[fmt.Sprintf("targets[%d].server", i)] { // absent, null or ""

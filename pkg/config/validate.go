@@ -83,7 +83,7 @@ func (v *validator) validate() {
 		return // the document is not a mapping: nothing below it was read
 	}
 	if c.Interval < 0 || time.Duration(c.Interval) < MinInterval || time.Duration(c.Interval) > MaxInterval {
-		v.at("interval", "must be 1s to 1h (the decision period; the HPA syncs every 15s), got %s", time.Duration(c.Interval))
+		v.at("pollingInterval", "must be 1s to 1h (the decision period; the HPA syncs every 15s), got %s", time.Duration(c.Interval))
 	}
 	if err := CheckListen(c.Listen); err != nil {
 		v.at("listen", "%v", err)
@@ -187,13 +187,13 @@ func (v *validator) target(p string, t *Target) {
 	}
 	v.replica(p, t)
 	v.tune(p, t)
-	if t.Max == nil && !v.bad(p+".max") {
-		v.at(p+".max", "required: the most replicas the target may run (>= 1)")
+	if t.Max == nil && !v.bad(p+".maxReplicaCount") {
+		v.at(p+".maxReplicaCount", "required: the most replicas the target may run (>= 1)")
 	}
 	if t.Zero != nil {
 		v.zero(p, t)
-	} else if *t.Min == 0 && !v.bad(p+".min") {
-		v.at(p+".min", "min: 0 needs a zero: block naming what holds the first request (held:); otherwise use min: 1")
+	} else if *t.Min == 0 && !v.bad(p+".minReplicaCount") {
+		v.at(p+".minReplicaCount", "0 needs a zero: block naming what holds the first request (held:); otherwise use 1 or more")
 	}
 	v.policy(p, t)
 }
@@ -206,7 +206,7 @@ func (v *validator) target(p string, t *Target) {
 // the user did not write.
 func (v *validator) policy(p string, t *Target) {
 	pol := t.policy()
-	standIn(&pol, t, v.bad(p+".min"), v.bad(p+".max"))
+	standIn(&pol, t, v.bad(p+".minReplicaCount"), v.bad(p+".maxReplicaCount"))
 	var fes recommend.FieldErrors
 	if err := pol.Validate(); !errors.As(err, &fes) {
 		return

@@ -140,8 +140,11 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 		text += " (the windows include the current " + itoa(obs.Current) + ", recorded at this first decision as the HPA's recordInitialRecommendation does)"
 	}
 	why := Reason(0)
-	if out != rec {
-		reason, why = ReasonStabilized, ReasonStabilized
+	switch {
+	case out > rec: // a higher recent recommendation holds a scale-down
+		reason, why = ReasonScaleDownStabilized, ReasonScaleDownStabilized
+	case out < rec:
+		reason, why = ReasonScaleUpStabilized, ReasonScaleUpStabilized
 	}
 	d.step(why, out, text)
 
@@ -149,8 +152,8 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	if p.Hold != nil {
 		held, text := p.Hold.apply(st, rec, base, out, now, d.quiet)
 		if held != out {
-			out, reason = held, ReasonStabilized
-			d.step(ReasonStabilized, out, text)
+			out, reason = held, ReasonScaleDownStabilized // it holds replicas a scale-down would release
+			d.step(ReasonScaleDownStabilized, out, text)
 		} else if text != "" {
 			d.step(0, out, text)
 		}

@@ -58,7 +58,7 @@ func TestHoldDecide(t *testing.T) {
 		t.Fatalf("dips %+v, want one returned after 15 s", st.Dips)
 	}
 	d := Decide(p, obs(3, 5), &st, at(45))
-	expect(t, d, 3, ReasonStabilized)
+	expect(t, d, 3, ReasonScaleDownStabilized)
 	if txt := stepsText(d); !strings.Contains(txt, "threshold T* = 15 s") || !strings.Contains(txt, "hold 3") {
 		t.Errorf("steps do not show the arithmetic:\n%s", txt)
 	}

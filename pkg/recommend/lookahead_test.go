@@ -49,7 +49,7 @@ func TestLookaheadFallingOnlyUpward(t *testing.T) {
 	// slope (20 − 40)/15 < 0: projected = 20; present ceil(20/4) = 5 but the
 	// down window (300 s) holds 10.
 	d := Decide(p, queueObs(10, 20), &st, at(15))
-	expect(t, d, 10, ReasonStabilized)
+	expect(t, d, 10, ReasonScaleDownStabilized)
 	found := false
 	for _, s := range d.Steps {
 		if strings.HasPrefix(s.Text, "lookahead ") {

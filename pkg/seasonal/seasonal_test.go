@@ -105,7 +105,7 @@ func TestFloorWindowsAndRendering(t *testing.T) {
 	var y, k strings.Builder
 	WriteScheduleYAML(&y, ws, "UTC")
 	WriteKEDACron(&k, ws, "UTC")
-	if want := "schedule:\n  - cron: \"0 8 * * 1-5\"\n    duration: 10h\n    min: 4\n    timezone: UTC\n"; y.String() != want {
+	if want := "schedule:\n  - cron: \"0 8 * * 1-5\"\n    duration: 10h\n    desiredReplicas: 4\n    timezone: UTC\n"; y.String() != want {
 		t.Errorf("schedule YAML:\n%s\nwant:\n%s", y.String(), want)
 	}
 	if !strings.Contains(k.String(), "type: cron") || !strings.Contains(k.String(), `end: "0 18 * * 1-5"`) || !strings.Contains(k.String(), `desiredReplicas: "4"`) {

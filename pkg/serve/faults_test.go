@@ -195,7 +195,7 @@ func TestServeIdleTTFTAbstains(t *testing.T) {
 		want   float64
 		reason string
 	}{
-		{promRule{needle: "histogram_quantile", values: []string{"NaN"}}, 1, "min"},
+		{promRule{needle: "histogram_quantile", values: []string{"NaN"}}, 1, "TooFewReplicas"},
 		{promRule{needle: "histogram_quantile", status: 500}, 5, "partial-data"},
 	} {
 		fake := &promAnswers{}

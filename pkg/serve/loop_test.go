@@ -140,7 +140,7 @@ func TestLoopScaleUpHoldDown(t *testing.T) {
 		src.set("chat", load(3, 10, 0))
 		time.Sleep(280 * time.Second) // t=285: cycles at 15, 30, ..., 285
 		synctest.Wait()
-		if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 3 || r.Reason != "stabilized" {
+		if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 3 || r.Reason != "ScaleDownStabilized" {
 			t.Errorf("t=285: desired %v reason %s, want 3 held by stabilized", got, r.Reason)
 		}
 		// t=315: the t=0 recommendation left the window; the default
@@ -260,12 +260,12 @@ func TestRestartInDownWindow(t *testing.T) {
 			t.Errorf("restored desired before the first cycle: %v, want 3", got)
 		}
 		l2.Cycle(t.Context())
-		if got, r := desired(t, m2, "chat"), lastRecord(l2, "chat"); got != 3 || r.Reason != "stabilized" {
+		if got, r := desired(t, m2, "chat"), lastRecord(l2, "chat"); got != 3 || r.Reason != "ScaleDownStabilized" {
 			t.Errorf("after restart at t=150: desired %v (%s), want 3 stabilized", got, r.Reason)
 		}
 		l3, m3 := newTestLoop(t, src, nil)
 		l3.Cycle(t.Context())
-		if got, r := desired(t, m3, "chat"), lastRecord(l3, "chat"); got != 3 || r.Reason != "stabilized" {
+		if got, r := desired(t, m3, "chat"), lastRecord(l3, "chat"); got != 3 || r.Reason != "ScaleDownStabilized" {
 			t.Errorf("fresh loop: %v (%s), want 3 stabilized (the initial recommendation)", got, r.Reason)
 		}
 		// t=315: the pre-restart entries left the window, but the downtime
@@ -404,7 +404,7 @@ func TestAuditLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	// chat: queue 60 / 24 = 2.5 -> 3 (TestLoopScaleUpHoldDown).
-	if r.Target != "chat" || r.Desired != 3 || r.Reason != "metric" || *r.Signals.Queue != 60 || !r.At.Equal(t0) || len(r.Steps) == 0 {
+	if r.Target != "chat" || r.Desired != 3 || r.Reason != "DesiredWithinRange" || *r.Signals.Queue != 60 || !r.At.Equal(t0) || len(r.Steps) == 0 {
 		t.Errorf("audit record %+v", r)
 	}
 }

@@ -64,7 +64,7 @@ func TestRebuildFromPrometheus(t *testing.T) {
 		t.Errorf("restored desired %v, want 3", got)
 	}
 	l.Cycle(context.Background())
-	if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 3 || r.Reason != "stabilized" {
+	if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 3 || r.Reason != "ScaleDownStabilized" {
 		t.Errorf("t=150: %v (%s), want 3 stabilized", got, r.Reason)
 	}
 	// The downtime is unknown: the restored 3 is recorded at the restart

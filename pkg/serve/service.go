@@ -250,6 +250,9 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 				log.Error("config reload failed; keeping the running config", "path", o.ConfigPath, "err", err)
 				continue
 			}
+			for _, d := range next.Deprecations {
+				log.Warn("deprecated configuration key", "at", d.Error())
+			}
 			if !reflect.DeepEqual(next.Prometheus, current.Prometheus) && o.Source == nil {
 				if s, err := ss.build(next); err != nil {
 					log.Error("new prometheus block not applied", "err", err)

@@ -54,7 +54,7 @@ targets:
 		t.Fatal(err)
 	}
 	write := func(holds bool, at time.Time) tune.TargetResult {
-		c := tune.Candidate{Metric: "queue", Target: 8, Options: []tune.Option{{Name: "min", Value: 2, Default: 1, Key: "min"}}}
+		c := tune.Candidate{Metric: "queue", Target: 8, Options: []tune.Option{{Name: "min", Value: 2, Default: 1, Key: "minReplicaCount"}}}
 		r := tune.TargetResult{Target: "chat", At: at, Policy: c.Policy(), Candidate: c, Holds: holds, MaxMissPct: 0.1}
 		if err := tune.WriteResult(dir, r); err != nil {
 			t.Fatal(err)

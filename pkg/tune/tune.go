@@ -99,14 +99,14 @@ func (c Candidate) Block(s Serve, max int) string {
 		fmt.Fprintf(&b, "  replica: %s%s\n", val(s.Replica, "{gpu: h100-sxm, model: llama-3-8b}", "your GPU and model (infscale gpu --list)"), note)
 	}
 	floor := 1.0
-	if v, ok := c.Option("min"); ok {
+	if v, ok := c.Option("min"); ok { // the option's name; its key is minReplicaCount
 		floor = v
 	}
-	fmt.Fprintf(&b, "  min: %s\n  max: %d\n", strconv.FormatFloat(floor, 'g', -1, 64), max)
+	fmt.Fprintf(&b, "  minReplicaCount: %s\n  maxReplicaCount: %d\n", strconv.FormatFloat(floor, 'g', -1, 64), max)
 	var keys []keyValue
 	for _, o := range c.Options {
 		switch {
-		case o.Key == "min":
+		case o.Key == "minReplicaCount":
 		case o.Key == "":
 			fmt.Fprintf(&b, "  # %s=%s: serve has no key for this option yet; the replay ran with it\n", o.Name, o.text())
 		case o.Value != o.Default:

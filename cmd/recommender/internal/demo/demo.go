@@ -67,7 +67,7 @@ type DemoSummary struct {
 // compressed). TTFT p95 over 10 s is shown, not scaled on. The interval,
 // window and guard spans are scaled by RunDemo.
 const demoConfig = `
-interval: 2s
+pollingInterval: 2s
 listen: 127.0.0.1:0
 targets:
 - name: chat
@@ -75,8 +75,8 @@ targets:
   scrape: [%s]
   metrics:
   - {type: queue, target: 20}
-  min: 1
-  max: 6
+  minReplicaCount: 1
+  maxReplicaCount: 6
   behavior:
     scaleDown:
       stabilizationWindowSeconds: %d

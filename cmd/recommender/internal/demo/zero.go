@@ -59,19 +59,19 @@ type Burst struct {
 // (zero.held_scrape), queue 8 per replica, 0..3 replicas, back to zero
 // after the cooldown.
 const zeroDemoConfig = `
-interval: 1s
+pollingInterval: 1s
 listen: 127.0.0.1:0
 targets:
 - name: chat
   server: vllm
   scrape: [%s]
   metrics: [{type: queue, target: 8}]
-  min: 0
-  max: 3
+  minReplicaCount: 0
+  maxReplicaCount: 3
   behavior:
     scaleDown: {stabilizationWindowSeconds: 0}
   zero:
-    cooldown: %dms
+    cooldownPeriod: %dms
     held_scrape: %s
 `
 
