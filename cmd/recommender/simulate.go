@@ -99,7 +99,7 @@ func (c *SimulateCmd) Run(e *env) error {
 	if !(c.Price >= 0 && c.Price <= maxGPUHourPrice) {
 		return invalidf("--gpu-hour-price %g: want a price from 0 to %g", c.Price, float64(maxGPUHourPrice))
 	}
-	prog := status.NewProgress(e.stderr, fmt.Sprintf("simulating %d policies", len(pols)), len(pols), c.Quiet)
+	prog := status.NewProgress(e.stderr, progressLabel(len(pols)), len(pols), c.Quiet)
 	results, err := c.runAll(e.ctx, src, pols, cfg, prog)
 	prog.Done()
 	if err != nil {
@@ -218,6 +218,15 @@ func (c *SimulateCmd) source() (trace.Source, error) {
 			what, src.Duration, src.Duration/period, c.Period, replay.MaxPeriods, float64(replay.MaxPeriods)*period/86400)
 	}
 	return src, nil
+}
+
+// progressLabel is simulate's progress label: "simulating 1 policy",
+// "simulating 3 policies".
+func progressLabel(n int) string {
+	if n == 1 {
+		return "simulating 1 policy"
+	}
+	return fmt.Sprintf("simulating %d policies", n)
 }
 
 func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []replay.Policy, cfg replay.Config, prog *status.Progress) ([]replay.Result, error) {
