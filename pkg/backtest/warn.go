@@ -115,7 +115,7 @@ func (f Fidelity) Verdict(slo float64) (grade, advice string) {
 	}
 	switch g {
 	case 0:
-		return "good", fmt.Sprintf("median relative error <= %.0f%% (a histogram bucket's resolution) or mean |error| <= %.0f%% of the SLO: the rows' misses can be trusted",
+		return "good", fmt.Sprintf("median relative error <= %.0f%%, about a histogram bucket's resolution, or mean |error| <= %.0f%% of the SLO: the rows' misses can be trusted",
 			100*GoodRelError, 100*GoodSLOShare)
 	case 1:
 		return "fair", fmt.Sprintf("median relative error <= %.0f%% or mean |error| <= %.0f%% of the SLO: compare policies with each other rather than trust absolute misses; --calibrate FILE fits the replica model to this history",
