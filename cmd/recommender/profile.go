@@ -143,12 +143,21 @@ func (c *ProfileCmd) Run(e *env) error {
 			both.Name = c.Policy + " + schedule"
 			cfg := rcfg("replay of the schedule")
 			cfg.Policies = []replay.Policy{sched, both}
-			more, err := backtest.Run(e.ctx, w, cfg)
+			// The actual timeline was replayed with the reactive policy:
+			// not again; savings against it as backtest.Run computes them.
+			w2 := w
+			w2.Replicas = nil
+			more, err := backtest.Run(e.ctx, w2, cfg)
 			prog.Done()
 			if err != nil {
 				return fmt.Errorf("profile: %w", err)
 			}
-			rep.Policies = append(rep.Policies, more.Policies...)
+			for _, r := range more.Policies {
+				if am := rep.Actual.ReplicaMinutes; am > 0 {
+					r.SavingsPct = 100 * (am - r.ReplicaMinutes()) / am
+				}
+				rep.Policies = append(rep.Policies, r)
+			}
 			rep.ReplayTime += more.ReplayTime
 		}
 		out.sim = &rep
