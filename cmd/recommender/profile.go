@@ -250,6 +250,9 @@ func (o profileOut) writeText(w io.Writer) error {
 		if err := o.sim.WriteText(w); err != nil {
 			return err
 		}
+		if ps := o.sim.Policies; len(o.windows) > 0 && len(ps) == 3 && ps[2].ReplicaSeconds == ps[0].ReplicaSeconds && ps[2].Misses() == ps[0].Misses() {
+			fmt.Fprintf(w, "%s + schedule: the same as reactive only: the policy already held at least the floor at every hour of it, so the schedule changes nothing on this history; a higher --floor-fraction raises the floor.\n", o.policy)
+		}
 		if len(o.windows) > 0 {
 			fmt.Fprintf(w, "%s: the floor alone, with no reactive scaling: it covers %.0f%% of what the policy held by design, so its misses are expected; it shows what the floor adds under the policy, not a policy to run.\n",
 				ScheduleOnlyRow, 100*o.fraction)

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infscale/infscale/pkg/backtest"
 	"github.com/infscale/infscale/pkg/history"
 	"github.com/infscale/infscale/pkg/replay"
+	"github.com/infscale/infscale/pkg/seasonal"
 )
 
 // testProfile profiles the whole synthetic week: the generator peaks at
@@ -186,5 +188,36 @@ func TestHeldReplicaSeconds(t *testing.T) {
 	}
 	if want := []bool{false, false, true, false, true}; !reflect.DeepEqual(known, want) {
 		t.Errorf("known %v, want %v", known, want)
+	}
+}
+
+// TestProfileTextSaysWhenTheFloorNeverBinds: when "P + schedule" replays
+// exactly as "P (reactive only)" (same replica time, same misses), the
+// text says the floor changed nothing, and labels the schedule-only row as
+// the floor alone.
+func TestProfileTextSaysWhenTheFloorNeverBinds(t *testing.T) {
+	row := func(name string, rs float64, late int64) backtest.Row {
+		return backtest.Row{Result: replay.Result{Policy: name, Requests: 100, Met: 100 - late, Late: late, ReplicaSeconds: rs}, SavingsPct: math.NaN(), Max: 100}
+	}
+	o := profileOut{policy: "queue:24", fraction: 0.8, zone: "UTC",
+		windows: []seasonal.Window{{From: time.Monday, To: time.Friday, Hour: 10, Hours: 8, Min: 2, Support: 5}},
+		sim: &backtest.Report{Step: time.Minute, Policies: []backtest.Row{
+			row("queue:24 (reactive only)", 600, 1), row(ScheduleOnlyRow, 300, 40), row("queue:24 + schedule", 600, 1)}}}
+	var b bytes.Buffer
+	if err := o.writeText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"queue:24 + schedule: the same as reactive only", ScheduleOnlyRow + ": the floor alone, with no reactive scaling: it covers 80%"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+	o.sim.Policies[2].ReplicaSeconds = 660 // the floor held replicas once
+	b.Reset()
+	if err := o.writeText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "the same as reactive only") {
+		t.Errorf("says the floor changed nothing when it did:\n%s", b.String())
 	}
 }
