@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -73,7 +75,7 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	case f.ModelConfig != "" && f.Model != "":
 		flagErr("model-config", errors.New("give --model or --model-config, not both"))
 	case f.ModelConfig != "":
-		if c.Model, err = replica.LoadHFConfig(f.ModelConfig); err != nil {
+		if c.Model, err = loadModelConfig(f.ModelConfig); err != nil {
 			flagErr("model-config", err)
 		}
 	default:
@@ -260,6 +262,20 @@ var byteUnits = []struct {
 }
 
 // parseBytes reads "4GB", "3.05GiB", "500MB", "1e9B" or a bare number of GB.
+// loadModelConfig reads --model-config FILE (replica.LoadHFConfig); an
+// empty file (or one of only white space) is refused by name, not as the
+// JSON decoder's bare "EOF".
+func loadModelConfig(path string) (replica.Model, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return replica.Model{}, err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return replica.Model{}, fmt.Errorf("%s is empty: want a Hugging Face config.json (a JSON object with hidden_size, num_hidden_layers, ...), e.g. the model repository's config.json", path)
+	}
+	return replica.LoadHFConfig(path)
+}
+
 func parseBytes(s string) (float64, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	scale := 1e9

@@ -239,12 +239,16 @@ func writeLoadTable(w io.Writer, rep load.Report) {
 			at = fmt.Sprintf("rate %g req/s", k.Rate)
 		}
 		if k.LowerBound {
-			fmt.Fprintf(w, "\nno knee up to %s: every point within %s; extend the sweep\nsuggested target per replica, a lower bound: metrics: [{type: %s, target: %g}] or more\n", at, slo, k.Metric, k.Target)
+			fmt.Fprintf(w, "\nno knee up to %s: every point within %s; extend the sweep\nsuggested target per replica, a lower bound: metrics: [{type: %s, target: %g}] or more\n%s\n", at, slo, k.Metric, k.Target, kneeNote)
 			return
 		}
-		fmt.Fprintf(w, "\nknee: %s (the highest load within %s)\nsuggested target per replica: metrics: [{type: %s, target: %g}]\n", at, slo, k.Metric, k.Target)
+		fmt.Fprintf(w, "\nknee: %s (the highest load within %s)\nsuggested target per replica: metrics: [{type: %s, target: %g}]\n%s\n", at, slo, k.Metric, k.Target, kneeNote)
 	}
 }
+
+// kneeNote says what the knee's target is beside tune's and the chart's
+// (docs/queue-target.md).
+const kneeNote = "the knee is a ceiling, not the target to deploy: tune picks the cheapest target below it that holds your traffic through a cold start (why they differ: docs/queue-target.md)"
 
 func loadLabel(p load.Summary) string {
 	switch {

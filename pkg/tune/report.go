@@ -64,9 +64,14 @@ func (r Report) WriteText(w io.Writer, traceName string) error {
 		fmt.Fprintf(b, "%-*s  %10s %12.1f %18s\n", width, f.Policy, pct(f.Screen.MissPct), f.Screen.ReplicaMinutes, pct(f.screenWorst()))
 	}
 	fmt.Fprintf(b, "\nserve config (a whole file for serve --config; check max against the Deployment's quota):\n\n%s", r.Target)
+	fmt.Fprintf(b, "\n%s\n", TargetNote)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// TargetNote closes tune's text output: how its target relates to load's
+// knee and the chart's default (docs/queue-target.md).
+const TargetNote = "this target holds your traffic through a cold start; load's knee is the ceiling it must stay under, and the chart's queue 24 only a placeholder until you tune (docs/queue-target.md)"
 
 // Plot draws every screened row as miss % against replica-minutes (on the
 // sample, and the worst of the sample and its stressed copies), the
