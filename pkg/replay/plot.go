@@ -103,7 +103,8 @@ func newPanels(results []Result, slo float64, start time.Time) (*panels, error) 
 	// gonum centres an axis label at the arithmetic middle of the range,
 	// which on its LogScale sits near the top and pushed the panel down
 	// under a gap with its title left above it.
-	ttft.Y.Label.Text = fmt.Sprintf("TTFT p95 per period (s, log); dashed: SLO %gs", slo)
+	ttft.Title.Text = "TTFT p95 per period: median (line) and 10-90% (band) per time bin"
+	ttft.Y.Label.Text = fmt.Sprintf("TTFT p95 (s, log); dashed: SLO %gs", slo)
 	ttft.X.Label.Text = "time (" + unit + ")"
 	ttft.Y.Tick.Marker = log10Ticks{}
 
@@ -177,6 +178,7 @@ func newPanels(results []Result, slo float64, start time.Time) (*panels, error) 
 
 	top := replicasAxisMax(desired, peak)
 	reps.Y.Min, reps.Y.Max = 0, top
+	reps.Y.Tick.Marker = plainTicks{}
 	reps.Y.Label.Text = "replicas asked for"
 	if binW > 0 {
 		reps.Y.Label.Text += ", the most per " + binText(binW)
@@ -301,6 +303,21 @@ func replicaSteps(tl []Sample, width float64, x func(float64) float64) plotter.X
 			plotter.XY{X: x(math.Min(float64(bin+1)*width, tl[len(tl)-1].T)), Y: float64(most)})
 	}
 	return out
+}
+
+// plainTicks are gonum's default ticks labelled in the shortest form
+// ("75", not "75.00").
+type plainTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', -1, 64)
+		}
+	}
+	return ticks
 }
 
 // log10Ticks marks an axis whose values are log10 of the quantity: a

@@ -43,7 +43,7 @@ func TestPlotLegendOnceAndUnits(t *testing.T) {
 			t.Errorf("%s appears %d times in the SVG, want once (one legend)", want, n)
 		}
 	}
-	for _, want := range []string{"time (h)", "TTFT p95 per period (s, log); dashed: SLO 2s", "replicas asked for, the most per 1 min"} {
+	for _, want := range []string{"time (h)", "TTFT p95 (s, log); dashed: SLO 2s", "replicas asked for, the most per 1 min"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("SVG lacks %q", want)
 		}
