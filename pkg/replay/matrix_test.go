@@ -507,7 +507,9 @@ func TestMatrixGoals(t *testing.T) {
 	reps := matrixReplicas()[:2]
 	trs := []matrixTrace{{name: "reference seed 1"}, {name: "on-off gap 90s", onoff: true}}
 	pols := []string{"recommended", "optimal", "fixed:1", "fixed:2"}
-	r := func(late int64, rm float64) Result { return Result{Requests: 1000, Late: late, ReplicaSeconds: 60 * rm} }
+	r := func(late int64, rm float64) Result {
+		return Result{Requests: 1000, Late: late, ReplicaSeconds: 60 * rm}
+	}
 	cells := [][][]Result{
 		{{r(5, 12), r(0, 10), r(0, 15), r(0, 30)}, {r(0, 16), r(0, 10), r(0, 15), r(0, 30)}},
 		{{r(0, 10), r(0, 10), r(0, 20), r(0, 40)}, {r(0, 10), r(0, 10), r(0, 20), r(0, 40)}},

@@ -108,16 +108,24 @@ func newPanels(results []Result, slo float64, start time.Time) (*panels, error) 
 	ttft.X.Label.Text = "time (" + unit + ")"
 	ttft.Y.Tick.Marker = log10Ticks{}
 
-	var arr plotter.XYs
-	for _, s := range tl0 {
-		arr = append(arr, plotter.XY{X: x(s.T), Y: s.ArrivalRate})
+	binW := replicaBin(span, len(tl0))
+	mean, band := loadBins(tl0, binW, x)
+	if band != nil {
+		poly, err := plotter.NewPolygon(band)
+		if err != nil {
+			return nil, err
+		}
+		poly.Color, poly.LineStyle.Width = color.Gray{Y: 200}, 0
+		load.Add(poly)
+		load.Y.Label.Text = "arrivals/s: mean (line), range (band) per " + binText(binW)
 	}
-	al, err := plotter.NewLine(arr)
+	al, err := plotter.NewLine(mean)
 	if err != nil {
 		return nil, err
 	}
 	al.Color = color.Gray{Y: 60}
 	load.Add(al)
+	load.Y.Tick.Marker = plainTicks{}
 
 	legend := plot.NewLegend()
 	legend.Top, legend.Left = true, true
@@ -126,7 +134,6 @@ func newPanels(results []Result, slo float64, start time.Time) (*panels, error) 
 	var desired []float64
 	peak := 1
 	lo, hi := slo, slo
-	binW := replicaBin(span, len(tl0))
 	for i, r := range results {
 		c, dashes := plotColor(i), plotDashes(i)
 		for _, s := range r.Timeline {
@@ -261,6 +268,42 @@ func replicaBin(span float64, samples int) float64 {
 		}
 	}
 	return 86400
+}
+
+// loadBins is a timeline's arrival rate as drawn: every sample with
+// width 0 (and no band), else per bin of width seconds (as replicaSteps)
+// the mean at the bin's middle and the polygon of the lowest and highest.
+func loadBins(tl []Sample, width float64, x func(float64) float64) (mean, band plotter.XYs) {
+	if width <= 0 {
+		for _, s := range tl {
+			mean = append(mean, plotter.XY{X: x(s.T), Y: s.ArrivalRate})
+		}
+		return mean, nil
+	}
+	var lower plotter.XYs
+	bin, n, sum, lo, hi := -1, 0, 0.0, 0.0, 0.0
+	flush := func() {
+		mid := x(math.Min((float64(bin)+0.5)*width, tl[len(tl)-1].T))
+		mean = append(mean, plotter.XY{X: mid, Y: sum / float64(n)})
+		band = append(band, plotter.XY{X: mid, Y: hi})
+		lower = append(lower, plotter.XY{X: mid, Y: lo})
+	}
+	for _, s := range tl {
+		b := max(0, int(math.Ceil(s.T/width))-1)
+		if b != bin {
+			if n > 0 {
+				flush()
+			}
+			bin, n, sum, lo, hi = b, 0, 0, s.ArrivalRate, s.ArrivalRate
+		}
+		n, sum = n+1, sum+s.ArrivalRate
+		lo, hi = math.Min(lo, s.ArrivalRate), math.Max(hi, s.ArrivalRate)
+	}
+	if n > 0 {
+		flush()
+	}
+	slices.Reverse(lower)
+	return mean, append(band, lower...)
 }
 
 // binText is a bin width of replicaBin in words: "30 s", "15 min", "2 h".

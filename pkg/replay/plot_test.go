@@ -254,6 +254,19 @@ func TestReplicaSteps(t *testing.T) {
 	if got := replicaSteps(tl, 0, id); len(got) != len(tl) || got[1] != (plotter.XY{X: 30, Y: 4}) {
 		t.Errorf("unbinned %v", got)
 	}
+	// The load in the same bins: rates 1, 2, 3, 6 then 5, 7: means 3 and
+	// 6 at the bins' middles (30 s; the second's 90 s is capped at the
+	// last sample, 90 s), ranges 1-6 and 5-7.
+	for i, r := range []float64{1, 2, 3, 6, 5, 7} {
+		tl[i].ArrivalRate = r
+	}
+	mean, band := loadBins(tl, 60, id)
+	if want := (plotter.XYs{{X: 30, Y: 3}, {X: 90, Y: 6}}); !slices.Equal(mean, want) {
+		t.Errorf("load means %v, want %v", mean, want)
+	}
+	if want := (plotter.XYs{{X: 30, Y: 6}, {X: 90, Y: 7}, {X: 90, Y: 5}, {X: 30, Y: 1}}); !slices.Equal(band, want) {
+		t.Errorf("load band %v, want %v", band, want)
+	}
 	if w := replicaBin(1500, 100); w != 0 {
 		t.Errorf("100 samples binned at %g s, want 0 (drawn as they are)", w)
 	}
