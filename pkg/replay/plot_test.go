@@ -119,29 +119,33 @@ func TestDateTicks(t *testing.T) {
 }
 
 // plotDir keeps the plots the tests render, to look at them.
-var plotDir = flag.String("plot-dir", "", "write the plots TestPlotReadable renders to this directory (PNG and SVG)")
+var plotDir = flag.String("plot-dir", "", "write the plots TestPlotReadable renders to this directory (PNG and SVG) instead of a temporary one")
 
-// renderPlot is PlotAt in both formats: the SVG's structure, and both
-// files written to -plot-dir as name.png and name.svg when it is set.
+// renderPlot is PlotAt in both formats, written as name.png and
+// name.svg to -plot-dir or a temporary directory; it returns the SVG's
+// structure, read back from the file.
 func renderPlot(t *testing.T, name string, res []Result, slo float64, start time.Time) svgtest.Doc {
 	t.Helper()
-	var doc svgtest.Doc
-	for _, format := range []string{"svg", "png"} {
+	dir := *plotDir
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	for _, format := range []string{"png", "svg"} {
 		var b bytes.Buffer
 		if err := PlotAt(&b, format, res, slo, start); err != nil {
 			t.Fatal(err)
 		}
-		if *plotDir != "" {
-			if err := os.WriteFile(filepath.Join(*plotDir, name+"."+format), b.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
+		if err := os.WriteFile(filepath.Join(dir, name+"."+format), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		if format == "svg" {
-			var err error
-			if doc, err = svgtest.Parse(b.String()); err != nil {
-				t.Fatal(err)
-			}
-		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, name+".svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := svgtest.Parse(string(b))
+	if err != nil {
+		t.Fatal(err)
 	}
 	return doc
 }
