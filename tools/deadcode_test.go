@@ -17,6 +17,7 @@ const module = "github.com/infscale/infscale/"
 var harnesses = map[string]bool{
 	"internal/promtest":       true,
 	"internal/sharedtest":     true,
+	"internal/svgtest":        true,
 	"pkg/history/historytest": true,
 	"pkg/kube/kubefake":       true,
 }

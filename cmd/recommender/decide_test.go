@@ -18,6 +18,8 @@ type decideJSON struct {
 	Reason  string `json:"reason"`
 	Raw     map[string]struct {
 		Value    *float64 `json:"value"`
+		Target   float64  `json:"target"`
+		Ratio    *float64 `json:"ratio"`
 		Replicas *int     `json:"replicas"`
 		Valid    bool     `json:"valid"`
 	} `json:"raw"`
@@ -59,8 +61,8 @@ func wantDecision(t *testing.T, d decideJSON, desired int, reason string) {
 func TestDecideCLIPage(t *testing.T) {
 	d := decideOK(t, "testdata/vllm-running2-waiting10.prom", "--target", "4", "--max", "3", "--current", "1")
 	wantDecision(t, d, 3, "DesiredWithinRange")
-	if !strings.Contains(d.Steps[0].Text, "queue 12 / target 4 per replica = 3") {
-		t.Errorf("step %q lacks the arithmetic", d.Steps[0].Text)
+	if q := d.Raw["queue"]; q.Value == nil || *q.Value != 12 || q.Target != 4 || q.Replicas == nil || *q.Replicas != 3 || d.Steps[0].Value != 3 {
+		t.Errorf("raw %+v, steps %+v: want queue 12 / target 4 = 3", q, d.Steps)
 	}
 	// Text output explains the same.
 	code, out, _ := runDecide(t, "testdata/vllm-running2-waiting10.prom", "--target", "4", "--max", "3")
@@ -546,8 +548,8 @@ func TestDecideSamePageTwice(t *testing.T) {
 // limit, max(4 pods, 100%) per 15 s, allows 1 + 4 = 5).
 func TestDecideCLITargetDuration(t *testing.T) {
 	d := decideOK(t, "--ttft", "3", "--metric", "ttft", "--target", "500ms")
-	if d.Steps[0].Value != 6 || !strings.Contains(d.Steps[0].Text, "ttft 3s / target 0.5s = ratio 6") {
-		t.Errorf("steps %+v, want ttft 3s / target 0.5s = ratio 6", d.Steps)
+	if r := d.Raw["ttft"]; d.Steps[0].Value != 6 || r.Value == nil || *r.Value != 3 || r.Target != 0.5 || r.Ratio == nil || *r.Ratio != 6 {
+		t.Errorf("raw %+v, steps %+v, want ttft 3 s / target 0.5 s = ratio 6", r, d.Steps)
 	}
 	wantDecision(t, d, 5, "ScaleUpLimit")
 }
@@ -570,8 +572,9 @@ func TestDecideCLIPageNoTTFT(t *testing.T) {
 func TestDecideCLIOverflowPage(t *testing.T) {
 	d := decideOK(t, "testdata/vllm-overflow.prom", "--target", "4", "--current", "1")
 	wantDecision(t, d, 5, "ScaleUpLimit")
-	if !strings.Contains(d.Steps[0].Text, "queue +Inf / target 4 per replica = +Inf (float64 overflow), capped at 2147483647") {
-		t.Errorf("step %q does not explain the overflow", d.Steps[0].Text)
+	// Overflow, not unknown: valid with no finite value (JSON null), capped.
+	if q := d.Raw["queue"]; !q.Valid || q.Value != nil || q.Replicas == nil || *q.Replicas != 2147483647 || d.Steps[0].Value != 2147483647 {
+		t.Errorf("raw %+v, steps %+v: want the overflow valid and capped at 2147483647", q, d.Steps)
 	}
 }
 
@@ -582,7 +585,7 @@ func TestDecideCLIOverflowAcrossPages(t *testing.T) {
 	p := pageCopies(t, "testdata/vllm-running1e308.prom", 2)
 	d := decideOK(t, p[0], p[1], "--target", "4", "--current", "2")
 	wantDecision(t, d, 6, "ScaleUpLimit")
-	if !strings.Contains(d.Steps[0].Text, "capped at 2147483647") {
-		t.Errorf("step %q does not explain the cap", d.Steps[0].Text)
+	if q := d.Raw["queue"]; !q.Valid || q.Replicas == nil || *q.Replicas != 2147483647 {
+		t.Errorf("raw %+v: want the sum's overflow valid and capped at 2147483647", q)
 	}
 }

@@ -1,7 +1,6 @@
 package recommend
 
 import (
-	"strings"
 	"testing"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -17,8 +16,9 @@ func TestDecideQueueCappedByMax(t *testing.T) {
 	// [0.9, 1.1]; scale-up limit max(1+4, ceil(1×2)) = 5 > max 3; 3 <= 3.
 	d := Decide(p, obs, nil, at(1000))
 	expect(t, d, 3, ReasonMetric)
-	if !strings.Contains(d.Steps[0].Text, "queue 12 / target 4 per replica = 3") {
-		t.Errorf("first step %q lacks the arithmetic", d.Steps[0].Text)
+	wantRaw(t, d.Raw[0], SignalQueue, 12, 4, 3)
+	if s := d.Steps[0]; s.Reason != ReasonMetric || s.Value != 3 {
+		t.Errorf("first step %+v, want the metric's 3", s)
 	}
 }
 
@@ -373,10 +373,9 @@ func TestDecideZeroUnknownHeld(t *testing.T) {
 	for _, sec := range []int64{0, 100, 1000} {
 		d := Decide(p, idle, &st, at(sec))
 		expect(t, d, 1, ReasonCooldown)
-		for _, s := range d.Steps {
-			if strings.Contains(s.Text, "held 0") {
-				t.Errorf("t=%d: step %q says held 0 for an unknown held", sec, s.Text)
-			}
+		// Unknown counts as possible activity: the idle clock restarts.
+		if !st.LastActive.Equal(at(sec)) {
+			t.Errorf("t=%d: last active %v: an unknown held read as 0\n%s", sec, st.LastActive, stepsText(d))
 		}
 	}
 	// An unknown reading counts as possible activity: held unknown at t=0,
@@ -395,8 +394,8 @@ func TestDecideZeroUnknownHeld(t *testing.T) {
 		t.Error("queue valid at zero replicas with held unknown")
 	}
 	for _, s := range d.Steps {
-		if strings.Contains(s.Text, "held 0") {
-			t.Errorf("step %q says held 0 for an unknown held", s.Text)
+		if s.Reason == ReasonIdleToZero {
+			t.Errorf("step %+v reads an unknown held as 0 (no requests held)", s)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package recommend
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -27,10 +26,14 @@ func TestGuardTTFT(t *testing.T) {
 	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 1}}, Min: 1, Max: 100})
 	var st State
 	expect(t, Decide(p, ttftObs(1, 1, 3.9), &st, at(0)), 4, ReasonMetric)
+	// 1 ready + 3 coming (asked for at t=0, not ready) = 4 held.
+	if st.Coming != 3 {
+		t.Errorf("coming %d after t=0, want 3 (4 asked, 1 ready)", st.Coming)
+	}
 	d := Decide(p, ttftObs(4, 1, 7.3), &st, at(15))
 	expect(t, d, 4, ReasonGuard)
-	if d.Raw[0].Replicas != 30 || !strings.Contains(d.Steps[0].Text, "1 + 3 = 4") {
-		t.Errorf("raw %+v, step %q: want the plain 30 and the coming arithmetic 1 + 3 = 4", d.Raw[0], d.Steps[0].Text)
+	if s := d.Steps[0]; d.Raw[0].Replicas != 30 || d.Raw[0].Desired != 4 || s.Reason != ReasonGuard || s.Value != 4 {
+		t.Errorf("raw %+v, step %+v: want the plain 30 held by the guard at 1 + 3 = 4", d.Raw[0], s)
 	}
 	expect(t, Decide(p, ttftObs(4, 1, 16), &st, at(75)), 4, ReasonGuard)
 	expect(t, Decide(p, ttftObs(4, 4, 21.6), &st, at(90)), 4, ReasonGuard)

@@ -1,7 +1,6 @@
 package recommend
 
 import (
-	"strings"
 	"testing"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -21,8 +20,12 @@ func TestInitialRecommendationHoldsScaleDown(t *testing.T) {
 	// (fresh state: current) → min(max(4, 2), 4) = 4, stabilized.
 	d := Decide(p, queueObs(4, 8), &st, at(1000))
 	expect(t, d, 4, ReasonScaleDownStabilized)
-	if !strings.Contains(stepsText(d), "recordInitialRecommendation") {
-		t.Errorf("the stabilisation step does not say where the 4 came from:\n%s", stepsText(d))
+	// The 4 came from the recorded initial recommendation.
+	if len(st.Recommendations) == 0 || st.Recommendations[0] != (TimedReplicas{At: at(1000), Replicas: 4}) {
+		t.Errorf("recommendations %+v, want the initial 4 at t=1000 first", st.Recommendations)
+	}
+	if _, ok := stepWith(d, ReasonScaleDownStabilized, 4); !ok {
+		t.Errorf("no stabilisation step to 4:\n%s", stepsText(d))
 	}
 	// t=1002: window (982, 1002] still holds 4 (both 1000 entries) → 4.
 	expect(t, Decide(p, queueObs(4, 8), &st, at(1002)), 4, ReasonScaleDownStabilized)

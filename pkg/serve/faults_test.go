@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // promAnswers is a fake Prometheus for the fault tests: each query is
@@ -151,8 +152,8 @@ func TestServeZeroUnknownHeld(t *testing.T) {
 				t.Fatalf("held %v, want null (unknown)", *r.Signals.Held)
 			}
 			for _, s := range r.Steps {
-				if strings.Contains(s.Text, "held 0") {
-					t.Fatalf("step %q says held 0 for an unknown held", s.Text)
+				if s.Reason == recommend.ReasonIdleToZero {
+					t.Fatalf("step %+v reads an unknown held as 0 (idle to zero)", s)
 				}
 			}
 			*now = now.Add(15 * time.Second)
