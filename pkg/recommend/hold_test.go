@@ -104,17 +104,26 @@ func TestHoldTrendCap(t *testing.T) {
 	}
 }
 
-// TestLatencyCap: demand:0.5 and ttft:2 on testCapacity, lookahead 30 s,
-// 2 replicas, 4 req/s of 100/50 tokens, 8 waiting, TTFT p95 6 s. ttft
-// alone asks ceil(6/2 × 2) = 6. The capacity: 4 × 0.15625 = 0.625 busy,
+// TestLatencyCap: demand:0.5 and ttft:2 on testCapacity (batch
+// min(10, 10000/150) = 10), lookahead 30 s, 2 replicas both running a full
+// batch (20), 4 req/s of 100/50 tokens, 8 waiting, TTFT p95 6 s. ttft
+// alone asks ceil(6/2 × 2) = 6. The capacity: 4 × 0.15625 = 0.625 busy;
 // the queue 8 × 0.15625 = 1.25 replica-s cleared within the 2 s target
-// is 0.625 more: (0.625 + 0.625) / 0.5 = 2.5 -> at most 3. Demand asks
-// ceil(1.25) = 2; the largest is 3.
+// is 0.625 more, below the ceil(20/10) = 2 replicas holding it:
+// (0.625 + 0.625) / 0.5 = 2.5 -> at most 3. Demand asks ceil(1.25) = 2;
+// the largest is 3.
+//
+// A backlog stuck on the replica that held it: 8 replicas, 12 running (one
+// full batch + 2: ceil(12/10) = 2 hold a queue), 800 waiting, TTFT p95 60
+// s. ttft alone asks ceil(60/2 × 8) = 240; the old bound, the queue within
+// the target, (0.625 + 800 × 0.15625 / 2) / 0.5 = 126.25, allowed it up to
+// the max; now (0.625 + min(62.5, 2)) / 0.5 = 5.25 -> 6 < 8: held at the 8
+// current (the new replicas take arrivals, not the queue).
 func TestLatencyCap(t *testing.T) {
 	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
 		Lookahead: 30 * time.Second, Capacity: testCapacity})
 	o := demandObs(2, 4)
-	o.Waiting, o.TTFT = 8, 6
+	o.Running, o.Waiting, o.TTFT = 20, 8, 6
 	d := Decide(p, o, nil, at(0))
 	expect(t, d, 3, ReasonGuard)
 	if !strings.Contains(stepsText(d), "at most 3") {
@@ -123,4 +132,14 @@ func TestLatencyCap(t *testing.T) {
 	// Without the demand signal (no utilisation to size by) ttft is not capped.
 	p2 := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10, Lookahead: 30 * time.Second, Capacity: testCapacity})
 	expect(t, Decide(p2, o, nil, at(0)), 6, ReasonMetric)
+	// Running unknown: who holds the queue is unknown, no bound.
+	o.Running = nan
+	expect(t, Decide(p, o, nil, at(0)), 6, ReasonMetric)
+	// The stuck backlog: held at current.
+	s := demandObs(8, 4)
+	s.Running, s.Waiting, s.TTFT = 12, 800, 60
+	d = Decide(p, s, nil, at(0))
+	if d.Desired != 8 || !strings.Contains(stepsText(d), "at most 8") {
+		t.Errorf("stuck backlog: desired %d, want 8 held by the cap\n%s", d.Desired, stepsText(d))
+	}
 }
