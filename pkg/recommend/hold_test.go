@@ -68,6 +68,32 @@ func TestHoldDecide(t *testing.T) {
 	}
 }
 
+// TestHoldBackAtMostFrom: a dip returns at most to the replicas it held
+// at its start; more is new demand. running:10, hold B = 90 s, no
+// scale-down window: 20 running -> 2; 5 -> 1 (a dip from 2, no history:
+// released); 70 -> 7, limited to max(1 + 4, 1 × 2) = 5: the dip returned
+// after 15 s, Back min(7, 2) = 2 (not 7). Then 5 running again: a dip
+// from 5; T* = 15 s (cost 15 against 90 releasing at once), open 0 s:
+// hold at the most the dips within T* came back to, 2, not the 5 the
+// ramp's answer left.
+func TestHoldBackAtMostFrom(t *testing.T) {
+	zero := int32(0)
+	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}}, Min: 1, Max: 10, Hold: &Hold{BreakEven: 90 * time.Second}}
+	p.Behavior.ScaleDown = rules(zero, "Max", percent(100, 15))
+	mustValidate(t, p)
+	obs := func(cur int, running float64) Observation {
+		return Observation{Current: cur, Running: running, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
+	}
+	var st State
+	expect(t, Decide(p, obs(1, 20), &st, at(0)), 2, ReasonMetric)
+	expect(t, Decide(p, obs(2, 5), &st, at(15)), 1, ReasonMetric)
+	expect(t, Decide(p, obs(1, 70), &st, at(30)), 5, ReasonRateLimited)
+	if len(st.Dips) != 1 || st.Dips[0].Back != 2 {
+		t.Fatalf("dips %+v, want one returned with Back 2 (its From)", st.Dips)
+	}
+	expect(t, Decide(p, obs(5, 5), &st, at(45)), 2, ReasonStabilized)
+}
+
 // TestHoldTrendCap: demand:0.5 on testCapacity (0.15625 replica-s per
 // request), lookahead 30 s, break-even 60 s (memory 600 s). 8 req/s for
 // 90 s, silence, then a busy period returns: 2, 4, 6 req/s at 210, 225,
