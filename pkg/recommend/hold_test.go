@@ -130,6 +130,38 @@ func TestHoldTrendCap(t *testing.T) {
 	}
 }
 
+// TestHoldTrendCapNoise: as TestHoldTrendCap with a recent peak of 5.9
+// req/s: the rate 6 at 240 s is above it by 0.1, less than its Poisson
+// noise sqrt(6/30) = 0.447 at the ramp bound's z = 1, so it has not
+// passed the peak: no trend, 6 × 0.15625 / 0.5 = 1.875 -> 2. At z = 0
+// (no ramp bound) a rate above the peak is a new ramp: (6 + 0.1333 × 30)
+// × 0.3125 = 3.125 -> 4.
+func TestHoldTrendCapNoise(t *testing.T) {
+	run := func(z float64) Decision {
+		p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}}, Min: 1, Max: 10,
+			Lookahead: 30 * time.Second, Capacity: testCapacity, Hold: &Hold{BreakEven: 60 * time.Second}, RampBound: z})
+		var st State
+		var d Decision
+		for s := int64(0); s <= 240; s += 15 {
+			rate := 0.0
+			switch {
+			case s <= 90:
+				rate = 5.9
+			case s >= 210:
+				rate = float64(s-195) / 15 * 2
+			}
+			d = Decide(p, demandObs(2, rate), &st, at(s))
+		}
+		return d
+	}
+	if d := run(1); d.Raw[0].Replicas != 2 || !strings.Contains(stepsText(d), "capped at the recent peak 5.9 req/s") {
+		t.Errorf("z = 1: %d replicas, want 2, capped at the peak 5.9\n%s", d.Raw[0].Replicas, stepsText(d))
+	}
+	if d := run(0); d.Raw[0].Replicas != 4 {
+		t.Errorf("z = 0: %d replicas, want 4 (a new ramp)\n%s", d.Raw[0].Replicas, stepsText(d))
+	}
+}
+
 // TestLatencyCap: demand:0.5 and ttft:2 on testCapacity (batch
 // min(10, 10000/150) = 10), lookahead 30 s, 2 replicas both running a full
 // batch (20), 4 req/s of 100/50 tokens, 8 waiting, TTFT p95 6 s. ttft
