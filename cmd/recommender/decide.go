@@ -20,7 +20,7 @@ import (
 	"github.com/infscale/infscale/cmd/recommender/internal/timearg"
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/pkg/config"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
 	"github.com/infscale/infscale/pkg/statefile"
@@ -30,9 +30,9 @@ import (
 // /metrics pages (one per replica) or from signal flags, explained step by
 // step (docs/recommend.md).
 type DecideCmd struct {
-	Pages   []string       `arg:"" optional:"" name:"PAGE" help:"A replica's /metrics page: a file, an http(s) URL, or - for stdin; each replica once (the same URL or file named twice is an error). Running and waiting are summed over pages, KV averaged."`
-	Server  profile.Server `default:"auto" placeholder:"S" help:"Server profile of the pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
-	Timeout time.Duration  `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`
+	Pages   []string           `arg:"" optional:"" name:"PAGE" help:"A replica's /metrics page: a file, an http(s) URL, or - for stdin; each replica once (the same URL or file named twice is an error). Running and waiting are summed over pages, KV averaged."`
+	Server  modelserver.Server `default:"auto" placeholder:"S" help:"Server profile of the pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
+	Timeout time.Duration      `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`
 
 	Current *int     `placeholder:"N" help:"Replicas the workload has now, at least the number of PAGEs (each page is a running replica). Default: the number of PAGEs; without pages the previous desired in --state; else 1."`
 	Unready int      `placeholder:"N" help:"Replicas of --current that are starting and report nothing (the HPA leaves them out on a scale-down, counts them at 0 on a scale-up)."`

@@ -8,7 +8,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
@@ -80,10 +80,10 @@ func (p Prometheus) Embedded() bool { return p.URL == "" }
 type Target struct {
 	// Name becomes the label target="<name>"; unique; [a-zA-Z0-9_.-]+.
 	Name string `yaml:"name"`
-	// Server is the model-server profile (profile.ParseServer: vllm,
+	// Server is the model-server profile (modelserver.ParseServer: vllm,
 	// sglang, llamacpp, ...; auto detects it, embedded mode only); default
 	// vllm.
-	Server profile.Server `yaml:"server"`
+	Server modelserver.Server `yaml:"server"`
 	// Selector is a PromQL label-matcher set, e.g. '{namespace="llm",
 	// pod=~"chat-.*"}', injected into every query of this target.
 	Selector string `yaml:"selector"`

@@ -15,7 +15,7 @@ import (
 
 	"github.com/infscale/infscale/pkg/recommend"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/replica"
 )
 
@@ -236,7 +236,7 @@ targets:
 		t.Errorf("listen %q", cfg.Listen)
 	}
 	tg := cfg.Targets[0]
-	if tg.Server != profile.VLLM || *tg.Min != 1 {
+	if tg.Server != modelserver.VLLM || *tg.Min != 1 {
 		t.Errorf("server %q min %d, want vllm 1", tg.Server, *tg.Min)
 	}
 	ttft := tg.Metrics[1]
@@ -394,7 +394,7 @@ func TestDocumentedDefaults(t *testing.T) {
 // server defaults to vllm when absent, null or empty (as the string did);
 // auto is auto.
 func TestServerDefault(t *testing.T) {
-	for line, want := range map[string]profile.Server{"": profile.VLLM, "  server:\n": profile.VLLM, "  server: \"\"\n": profile.VLLM, "  server: auto\n": profile.Unknown, "  server: sglang\n": profile.SGLang} {
+	for line, want := range map[string]modelserver.Server{"": modelserver.VLLM, "  server:\n": modelserver.VLLM, "  server: \"\"\n": modelserver.VLLM, "  server: auto\n": modelserver.Unknown, "  server: sglang\n": modelserver.SGLang} {
 		cfg, err := Parse([]byte("targets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 4}]\n  max: 3\n"+line), "c.yaml")
 		if err != nil || cfg.Targets[0].Server != want {
 			t.Errorf("%q: %v %v, want %v", line, cfg, err, want)

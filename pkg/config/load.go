@@ -19,7 +19,7 @@ import (
 
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/internal/yamlbound"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // Load reads, decodes strictly and validates the configuration file at path.
@@ -105,7 +105,7 @@ func Parse(data []byte, name string) (*File, error) {
 	applyDefaults(cfg)
 	for i := range cfg.Targets {
 		if !d.named[fmt.Sprintf("targets[%d].server", i)] { // absent, null or ""
-			cfg.Targets[i].Server = profile.VLLM
+			cfg.Targets[i].Server = modelserver.VLLM
 		}
 	}
 	v := &validator{d: d, cfg: cfg, failed: d.failed}

@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
@@ -295,7 +295,7 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 	case *recommend.Signal:
 		d.name(n, path, p.UnmarshalText)
 		return
-	case *profile.Server:
+	case *modelserver.Server:
 		d.name(n, path, p.UnmarshalText)
 		return
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/internal/sourcekey"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/replica"
@@ -143,8 +143,8 @@ func (v *validator) target(p string, t *Target) {
 	case len(t.Name) > maxTargetNameLength || !nameRE.MatchString(t.Name):
 		v.at(p+".name", "%q: allowed are letters, digits, '_', '.', '-' (at most %d)", t.Name, maxTargetNameLength)
 	}
-	if t.Server == profile.Unknown && !embedded {
-		v.at(p+".server", "auto-detection works in embedded mode only; name the server (%s)", strings.Join(profile.Names(), ", "))
+	if t.Server == modelserver.Unknown && !embedded {
+		v.at(p+".server", "auto-detection works in embedded mode only; name the server (%s)", strings.Join(modelserver.Names(), ", "))
 	}
 	switch {
 	case t.Selector != "":

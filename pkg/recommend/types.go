@@ -293,10 +293,10 @@ type Decision struct {
 	// keyed by signal name).
 	Raw RawResults `json:"raw"`
 	// Steps are the pipeline stages in order (none when decided by a
-	// Loop with Quiet set: Loop.Explain).
+	// Decider with Quiet set: Decider.Explain).
 	Steps []Step `json:"steps"`
 
-	quiet bool // steps not written (Loop.Quiet)
+	quiet bool // steps not written (Decider.Quiet)
 }
 
 // RawResults is Decision.Raw; it marshals to a JSON object keyed by signal.

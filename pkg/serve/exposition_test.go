@@ -59,12 +59,12 @@ func exposedMetrics(t *testing.T) (*prometheus.Registry, *Metrics) {
 
 // TestMetricsExpositionSame: /metrics answers every format, compression
 // and name[] filter byte for byte as client_golang's promhttp handler
-// over the same families (Metrics.Gatherer), its headers included.
+// over the same families (gatherer), its headers included.
 func TestMetricsExpositionSame(t *testing.T) {
 	reg, m := exposedMetrics(t)
 	ours := metricsHandler(reg, m.table)
 	// promhttp finds the error counter ours registered and shares it.
-	theirs := promhttp.HandlerFor(m.Gatherer(reg), promhttp.HandlerOpts{Registry: reg, EnableOpenMetrics: true})
+	theirs := promhttp.HandlerFor(gatherer(m, reg), promhttp.HandlerOpts{Registry: reg, EnableOpenMetrics: true})
 	for _, accept := range []string{
 		"",
 		"text/plain;version=0.0.4;q=0.5,*/*;q=0.1",

@@ -79,8 +79,8 @@ func newTestLoop(t *testing.T, src Source, store *Store) (*Loop, *Metrics) {
 		t.Fatal(err)
 	}
 	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Store: store}
-	if err := l.SetConfig(cfg); err != nil {
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Store: store})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	return l, m
@@ -172,7 +172,7 @@ func TestLoopNoDataHolds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := &fakeSource{}
 		l, m := newTestLoop(t, src, nil)
-		l.Now = time.Now
+		l.now = time.Now
 		src.set("chat", load(1, 50, 10)) // desired 3 (see TestLoopScaleUpHoldDown)
 		src.set("other", load(1, 5, 0))
 		l.Cycle(t.Context())
@@ -320,7 +320,7 @@ func TestStoreRoundTrip(t *testing.T) {
 func TestReloadKeepsState(t *testing.T) {
 	src := &fakeSource{}
 	l, m := newTestLoop(t, src, nil)
-	l.Now = func() time.Time { return t0 }
+	l.now = func() time.Time { return t0 }
 	src.set("chat", load(1, 50, 10))
 	src.set("other", load(1, 5, 0))
 	l.Cycle(t.Context())
@@ -328,7 +328,7 @@ func TestReloadKeepsState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	if n := tableCount(t, m, "infscale_desired_replicas"); n != 1 {
@@ -390,8 +390,8 @@ func TestAuditLog(t *testing.T) {
 	src := &fakeSource{}
 	l, _ := newTestLoop(t, src, nil)
 	var buf strings.Builder
-	l.Audit = &buf
-	l.Now = func() time.Time { return t0 }
+	l.audit = &buf
+	l.now = func() time.Time { return t0 }
 	src.set("chat", load(1, 50, 10))
 	src.set("other", load(1, 5, 0))
 	l.Cycle(t.Context())
@@ -437,7 +437,7 @@ func TestRememberKeepsNewestFive(t *testing.T) {
 }
 
 // Without an audit log the cycle leaves the steps' words out
-// (recommend.Loop.Quiet) and /debug/decisions writes the newest decision's
+// (recommend.Decider.Quiet) and /debug/decisions writes the newest decision's
 // steps when asked: what it shows is byte for byte what a loop that wrote
 // them every cycle (one with an audit log) shows, through load changes,
 // a scale to zero, failed reads and a reload.
@@ -446,7 +446,7 @@ func TestLoopQuietStepsSame(t *testing.T) {
 	srv := fake.serve(t)
 	loud, _, nowLoud := promLoop(t, srv, zeroConfig, 1, nil)
 	var audit bytes.Buffer
-	loud.Audit = &audit
+	loud.audit = &audit
 	quiet, _, nowQuiet := promLoop(t, srv, zeroConfig, 1, nil)
 	phases := [][]promRule{
 		vllmRules("1", "30", "10"),
@@ -463,7 +463,7 @@ func TestLoopQuietStepsSame(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, l := range []*Loop{loud, quiet} {
-				if err := l.SetConfig(cfg); err != nil {
+				if err := l.SetConfig(context.Background(), cfg); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -561,9 +561,19 @@ func TestCycleStopIsNotAReadError(t *testing.T) {
 	if got := queryErrors(m, "chat", "unavailable"); got != 0 {
 		t.Errorf("stop counted %v read errors, want 0", got)
 	}
-	l.Interval = 20 * time.Millisecond
+	l.SetInterval(20 * time.Millisecond)
 	l.Cycle(context.Background())
 	if got := queryErrors(m, "chat", "unavailable"); got != 1 {
 		t.Errorf("interval-bounded read counted %v errors, want 1", got)
 	}
+}
+
+// newLoop is NewLoop, failing tb on an error.
+func newLoop(tb testing.TB, o LoopOptions) *Loop {
+	tb.Helper()
+	l, err := NewLoop(o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return l
 }

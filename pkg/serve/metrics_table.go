@@ -14,21 +14,13 @@ import (
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
-// seriesTable is the per-target series of Metrics, as a compact table:
-// the gauges desired, current, recommended, decision reason, last decision
-// time and the observed signals, and the counters decisions, scale
-// changes, reversals and query errors. All of a target's series share one
-// target="<name>" label pair. For 1,000 targets this holds about 1 MB
-// where client_golang's vectors held about 6.5 MB (a stateful series with
-// its own protobuf label pairs, ~14 per target).
-//
-// It is not a prometheus.Collector: a Registry's Gather makes an object
-// and a hash per series and sorts every family (about 30 MiB and 0.4 s of
-// CPU at 10,000 targets, 140,000 series). /metrics writes it family by
-// family instead (writeFamilies, metricsHandler), and Gather gives the
-// same families to tests and tools. The exposition is the one
-// client_golang wrote, counters' created timestamps included
-// (TestMetricsRecord, TestMetricsExpositionSame).
+// seriesTable is Metrics' per-target series as a compact table sharing one
+// target="<name>" label pair per target: about 1 MB for 1,000 targets where
+// client_golang's vectors held 6.5 MB. It is not a prometheus.Collector
+// (a Registry's Gather costs about 30 MiB and 0.4 s of CPU at 10,000
+// targets): /metrics writes it family by family (writeFamilies), Gather
+// gives tests the same families, and the exposition is client_golang's,
+// created timestamps included (TestMetricsExpositionSame).
 type seriesTable struct {
 	desired, current, recommended, reason, lastDecision, stuck *tableFamily
 	signals                                                    []*tableFamily // by signalSeries index
@@ -230,7 +222,7 @@ func (tableDescs) Collect(chan<- prometheus.Metric) {}
 
 // Gather implements prometheus.Gatherer: the table's families in name
 // order, each family's series by target name, as /metrics writes them
-// (for tests and tools; Metrics.Gatherer joins them to a Registry's).
+// (for tests and tools, joined to a Registry's with prometheus.Gatherers).
 func (g *seriesTable) Gather() ([]*dto.MetricFamily, error) {
 	var out []*dto.MetricFamily
 	err := g.writeFamilies(func(mf *dto.MetricFamily) error {

@@ -53,7 +53,7 @@ infscale_decision_reason{reason="metric",target="chat"} 1
 # TYPE infscale_last_decision_timestamp_seconds gauge
 infscale_last_decision_timestamp_seconds{target="chat"} 1.7676072e+09
 `
-	if err := testutil.GatherAndCompare(m.Gatherer(reg), strings.NewReader(want),
+	if err := testutil.GatherAndCompare(gatherer(m, reg), strings.NewReader(want),
 		"infscale_desired_replicas", "infscale_recommended_replicas", "infscale_queue_requests", "infscale_cpu_utilization_ratio",
 		"infscale_kv_cache_usage_ratio", "infscale_scale_changes_total", "infscale_decision_reason", "infscale_last_decision_timestamp_seconds"); err != nil {
 		t.Error(err)
@@ -109,7 +109,7 @@ func TestMetricsLint(t *testing.T) {
 	m.QueryError("chat", "timeout")
 	m.ObserveQuery("scrape", 10*time.Millisecond)
 	m.Cycle(time.Millisecond)
-	problems, err := testutil.GatherAndLint(m.Gatherer(reg))
+	problems, err := testutil.GatherAndLint(gatherer(m, reg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestMetricsDocumented(t *testing.T) {
 	tn := NewTuning(reg) // serve's self-tuning series (tuning.go)
 	tn.candidate.WithLabelValues("x").Set(1)
 	tn.info.WithLabelValues("x", "queue:8", TuneStateShadow).Set(1)
-	mfs, err := m.Gatherer(reg).Gather()
+	mfs, err := gatherer(m, reg).Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ infscale_query_errors_total{reason="empty",target="chat"} 2
 # TYPE infscale_scale_reversals_total counter
 infscale_scale_reversals_total{target="chat"} 0
 `
-	if err := testutil.GatherAndCompare(m.Gatherer(reg), strings.NewReader(want),
+	if err := testutil.GatherAndCompare(gatherer(m, reg), strings.NewReader(want),
 		"infscale_decisions_total", "infscale_query_errors_total", "infscale_scale_reversals_total"); err != nil {
 		t.Error(err)
 	}
@@ -251,7 +251,7 @@ infscale_scale_reversals_total{target="chat"} 0
 		t.Errorf("changes down %v, want 0", got)
 	}
 	m.Forget("chat")
-	if n, err := testutil.GatherAndCount(m.Gatherer(reg), "infscale_decisions_total", "infscale_query_errors_total",
+	if n, err := testutil.GatherAndCount(gatherer(m, reg), "infscale_decisions_total", "infscale_query_errors_total",
 		"infscale_scale_changes_total", "infscale_scale_reversals_total"); err != nil || n != 0 {
 		t.Errorf("%d series after Forget (%v), want 0", n, err)
 	}
