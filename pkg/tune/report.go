@@ -138,13 +138,13 @@ func ptrs(fs []Figures) []*Figures {
 	return out
 }
 
-// Report is a tuning run's outcome.
-type Report struct {
-	// Policy is the winner as a `simulate --policy` string.
-	Policy string `json:"policy"`
-	// Holds reports whether the winner kept within the budget everywhere.
-	Holds bool `json:"holds"`
-	// MaxMissPct is the budget.
+// Outcome is a winner's verdict and figures, as Report and TargetResult
+// both carry them (their JSON keys inline in theirs).
+type Outcome struct {
+	// Holds reports whether the winner kept within the budget (MaxMissPct,
+	// percent of requests) in sample, out of sample and on every stressed
+	// copy.
+	Holds      bool    `json:"holds"`
 	MaxMissPct float64 `json:"max_miss_pct"`
 	// InSample and OutOfSample are the winner's figures on the two parts.
 	InSample    Figures `json:"in_sample"`
@@ -152,6 +152,14 @@ type Report struct {
 	// Stress are the winner's figures on the stressed copies (StressNames).
 	Stress      []Figures `json:"stress"`
 	StressNames []string  `json:"stress_names"`
+}
+
+// Report is a tuning run's outcome.
+type Report struct {
+	// Policy is the winner as a `simulate --policy` string.
+	Policy string `json:"policy"`
+	// Outcome is whether the winner holds, and its figures.
+	Outcome
 	// Split is the second the held-out part starts at; Duration the span.
 	Split    float64 `json:"split_s"`
 	Duration float64 `json:"duration_s"`

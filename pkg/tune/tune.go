@@ -252,8 +252,9 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	best, ok := Choose(finals, budget)
 	w := finals[best]
 	rep := Report{
-		Policy: w.Policy, Holds: ok, MaxMissPct: budget, InSample: *w.InSample, OutOfSample: *w.OutOfSample,
-		Stress: w.Stress, Split: split, Duration: dur, Screened: name, Finalists: finals, Rows: rows,
+		Policy:  w.Policy,
+		Outcome: Outcome{Holds: ok, MaxMissPct: budget, InSample: *w.InSample, OutOfSample: *w.OutOfSample, Stress: w.Stress},
+		Split:   split, Duration: dur, Screened: name, Finalists: finals, Rows: rows,
 		Replays: e.done, winner: w.Candidate,
 	}
 	for _, s := range cfg.Stress {
