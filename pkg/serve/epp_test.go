@@ -75,7 +75,7 @@ func TestEPPSameDecisionsBothModes(t *testing.T) {
 	}
 	type want struct {
 		running, waiting, kv, held float64
-		current, desired         int
+		current, desired           int
 	}
 	check := func(step string, w want) {
 		t.Helper()
