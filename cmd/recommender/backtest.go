@@ -10,9 +10,9 @@ import (
 
 	promconfig "github.com/prometheus/common/config"
 
+	"github.com/infscale/infscale/cmd/recommender/internal/timearg"
 	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/internal/status"
-	"github.com/infscale/infscale/internal/timearg"
 	"github.com/infscale/infscale/pkg/backtest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/profile"

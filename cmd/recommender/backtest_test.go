@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/internal/history"
-	"github.com/infscale/infscale/internal/history/historytest"
+	"github.com/infscale/infscale/pkg/history"
+	"github.com/infscale/infscale/pkg/history/historytest"
 	"github.com/infscale/infscale/pkg/replica"
 )
 
@@ -74,7 +74,7 @@ func TestParseTime(t *testing.T) {
 }
 
 // TestHistoryCommands runs backtest and profile against the synthetic
-// week (internal/history) loaded by promtool and served by a real
+// week (pkg/history) loaded by promtool and served by a real
 // Prometheus, read only through its HTTP API.
 func TestHistoryCommands(t *testing.T) {
 	if testing.Short() {

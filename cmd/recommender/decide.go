@@ -17,13 +17,13 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
+	"github.com/infscale/infscale/cmd/recommender/internal/timearg"
 	"github.com/infscale/infscale/internal/boundedfile"
-	"github.com/infscale/infscale/internal/statefile"
-	"github.com/infscale/infscale/internal/timearg"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
+	"github.com/infscale/infscale/pkg/statefile"
 )
 
 // DecideCmd is `infscale decide [PAGE...]`: one scaling decision from
@@ -577,7 +577,7 @@ func checkSignal(flag string, v float64, unit string) error {
 	return nil
 }
 
-// readState reads the --state file (internal/statefile, the format serve's
+// readState reads the --state file (pkg/statefile, the format serve's
 // --state-dir uses too); a missing file is a fresh state.
 func readState(path string) (*recommend.State, error) {
 	st := new(recommend.State)

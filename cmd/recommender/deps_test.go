@@ -7,59 +7,67 @@ import (
 	"testing"
 )
 
-// testingImporters are the packages outside this module allowed to pull the
-// testing package into the binary, each with the reason it cannot be
-// avoided. The test fails when one of them stops importing testing, so that
-// the exception goes with the upstream fix.
-var testingImporters = map[string]string{
-	// prometheus/common/expfmt (v0.73) parses OpenMetrics 1.0 with go-abnf,
-	// whose non-test *_fuzz.go files take *testing.T.
-	"github.com/pandatix/go-abnf": "imported by github.com/prometheus/common/expfmt",
-}
-
 // testHarnesses are this module's packages for tests only; none belongs in
 // the binary (any other package importing testing is caught as well).
 var testHarnesses = []string{
 	"github.com/infscale/infscale/internal/promtest",
-	"github.com/infscale/infscale/internal/history/historytest",
+	"github.com/infscale/infscale/internal/sharedtest",
+	"github.com/infscale/infscale/pkg/history/historytest",
 }
 
-// TestBinaryLinksNoTestCode lists the packages the infscale binary is built
-// from (`go list -deps`) and fails when one of this module's test harnesses,
-// or a package importing testing, is among them (outside testingImporters).
-func TestBinaryLinksNoTestCode(t *testing.T) {
+// goList runs `go list` with args in this package's directory and returns its
+// output's lines; it skips the test where the go command is absent.
+func goList(t *testing.T, args ...string) []string {
+	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skipf("go command not found: %v", err)
 	}
-	out, err := exec.Command(goBin, "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, ".").Output()
+	out, err := exec.Command(goBin, append([]string{"list"}, args...)...).Output()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
-			t.Fatalf("go list -deps: %v\n%s", err, ee.Stderr)
+			t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, ee.Stderr)
 		}
-		t.Fatalf("go list -deps: %v", err)
+		t.Fatalf("go list %s: %v", strings.Join(args, " "), err)
 	}
-	seen := map[string]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
+}
+
+// TestBinaryLinksNoTestCode lists the packages the infscale binary is built
+// from (`go list -deps`) and fails when the testing package, or one of this
+// module's test harnesses, is among them, naming who imports it.
+func TestBinaryLinksNoTestCode(t *testing.T) {
+	lines := goList(t, "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, ".")
+	for _, line := range lines {
 		fields := strings.Fields(line)
 		pkg, imports := fields[0], fields[1:]
 		if slices.Contains(testHarnesses, pkg) {
 			t.Errorf("the binary links test harness %s", pkg)
 		}
-		for _, imp := range imports {
-			if imp != "testing" {
-				continue
-			}
-			if _, ok := testingImporters[pkg]; ok {
-				seen[pkg] = true
-				continue
-			}
-			t.Errorf("%s imports testing, and the binary links it (move the test code to a _test.go file or a ...test package)", pkg)
+		if slices.Contains(imports, "testing") {
+			t.Errorf("%s imports testing, and the binary links it (move the test code to a _test.go file or a ...test package; for a dependency, upgrade or avoid it)", pkg)
 		}
 	}
-	for pkg, why := range testingImporters {
-		if !seen[pkg] {
-			t.Errorf("%s (%s) no longer brings testing into the binary: drop it from testingImporters", pkg, why)
+}
+
+// TestInternalHoldsLeaves fails when a package under the module's internal/
+// imports one of the module's packages outside internal/: internal/ holds
+// leaves only (standard library, third-party and other internal packages).
+// A helper that needs pkg/... lives beside what it serves (pkg/..., or
+// cmd/recommender/internal/ when only the binary uses it).
+func TestInternalHoldsLeaves(t *testing.T) {
+	const module = "github.com/infscale/infscale/"
+	lines := goList(t, "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"internal/...")
+	if len(lines) < 5 {
+		t.Fatalf("go list found %d packages under internal/, want the leaves (boundedfile, httpurl, jsonpos, ...):\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		pkg, imports := fields[0], fields[1:]
+		for _, imp := range imports {
+			if strings.HasPrefix(imp, module) && !strings.HasPrefix(imp, module+"internal/") {
+				t.Errorf("%s imports %s: internal/ holds leaves only; move the package beside what it serves", pkg, imp)
+			}
 		}
 	}
 }

@@ -56,10 +56,10 @@ func docOutputs(file, s string) []docOutput {
 }
 
 // docOutputSkip says why a transcript is not re-run here, or "": the
-// demos print timings (internal/demo's transcript tests own them).
+// demos print timings (cmd/recommender/internal/demo's transcript tests own them).
 func docOutputSkip(cmd string) string {
 	if strings.Contains(cmd, "--demo") {
-		return "the demo transcripts are internal/demo's (TestDemoTranscript, TestZeroDemoTranscript)"
+		return "the demo transcripts are cmd/recommender/internal/demo's (TestDemoTranscript, TestZeroDemoTranscript)"
 	}
 	return ""
 }

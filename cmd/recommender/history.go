@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/infscale/infscale/internal/history"
+	"github.com/infscale/infscale/pkg/history"
 )
 
 // HistoryCmd is `infscale history`: a synthetic week of a vLLM Deployment's
-// metrics (internal/history: a daily cycle, a weekend dip, one spike, a pod
+// metrics (pkg/history: a daily cycle, a weekend dip, one spike, a pod
 // restart, a rollout, a scrape gap) written into a Prometheus TSDB
 // directory with promtool, so that backtest and profile can be tried
 // without a production Prometheus.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/internal/history"
+	"github.com/infscale/infscale/pkg/history"
 )
 
 // TestHistoryEventsInside: the summary names only the spike and scrape gap

@@ -305,7 +305,7 @@ type loadProgress struct {
 // newLoadProgress returns the progress of a run of loads (the sweep's
 // points; concurrency or rates) on w under mode (auto, always, never).
 func newLoadProgress(w io.Writer, mode string, concurrency bool, loads []float64) *loadProgress {
-	line := status.New(w, 0)
+	line := status.New(w)
 	p := &loadProgress{line: line}
 	switch mode {
 	case "always":

@@ -70,7 +70,7 @@ func (c *ProfileCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	prog := status.New(e.stderr, 0)
+	prog := status.New(e.stderr)
 	h, st, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
 		prog.Printf("profile: queries %d/%d", done, total)
 	})

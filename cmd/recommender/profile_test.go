@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/internal/history"
+	"github.com/infscale/infscale/pkg/history"
 )
 
 // testProfile profiles the whole synthetic week: the generator peaks at

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/infscale/infscale/internal/demo"
+	"github.com/infscale/infscale/cmd/recommender/internal/demo"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/serve"

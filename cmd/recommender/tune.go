@@ -157,7 +157,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	if err := replica(res.replica); err != nil {
 		return trace.Source{}, tune.Serve{}, err
 	}
-	prog := status.New(e.stderr, 0)
+	prog := status.New(e.stderr)
 	h, _, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
 		prog.Printf("tune: queries %d/%d", done, total)
 	})

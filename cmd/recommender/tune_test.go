@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/internal/history"
+	"github.com/infscale/infscale/pkg/history"
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/replay"

@@ -97,9 +97,6 @@ func (ix *Index) walk(dec *json.Decoder, path string, keyOff int64) error {
 	return err
 }
 
-// Paths is every indexed path in document order.
-func (ix *Index) Paths() []string { return ix.order }
-
 // Lookup is where path starts; for a path not in the document, that of its
 // nearest ancestor that is (the root's when none).
 func (ix *Index) Lookup(path string) Pos {

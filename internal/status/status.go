@@ -24,20 +24,18 @@ type Line struct {
 	w    io.Writer
 	last time.Time
 	on   bool
-	frac []float64 // per part, for Part
 }
 
 // New returns a Line on w, active only when w is a terminal (an *os.File
-// that is a character device). parts is the number of parts Part tracks
-// (0 when only Printf is used).
-func New(w io.Writer, parts int) *Line {
+// that is a character device).
+func New(w io.Writer) *Line {
 	on := false
 	if f, ok := w.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 			on = true
 		}
 	}
-	return &Line{w: w, on: on, frac: make([]float64, parts)}
+	return &Line{w: w, on: on}
 }
 
 // Printf redraws the line with the formatted text, unless the last redraw
@@ -57,23 +55,6 @@ func (l *Line) printf(format string, args ...any) {
 	}
 	l.last = time.Now()
 	fmt.Fprintf(l.w, "\r\033[K"+format, args...)
-}
-
-// Part records that part i has done done of total (a fraction, capped at 1;
-// ignored when total is not > 0 or infinite) and redraws the line as label
-// and the least advanced part's percentage: "simulating 9 policies:  42%".
-func (l *Line) Part(i int, done, total float64, label string) {
-	if !l.on || !(total > 0) || total > 1e300 {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.frac[i] = min(done/total, 1)
-	lo := 1.0
-	for _, f := range l.frac {
-		lo = min(lo, f)
-	}
-	l.printf("%s: %3.0f%%", label, 100*lo)
 }
 
 // Done clears the line, if anything was drawn.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/internal/history"
-	"github.com/infscale/infscale/internal/history/historytest"
+	"github.com/infscale/infscale/pkg/history"
+	"github.com/infscale/infscale/pkg/history/historytest"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/replay"

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/internal/history"
-	"github.com/infscale/infscale/internal/history/historytest"
+	"github.com/infscale/infscale/pkg/history"
+	"github.com/infscale/infscale/pkg/history/historytest"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/replica"
 )
@@ -224,7 +224,7 @@ func TestCalibratePooling(t *testing.T) {
 	}
 }
 
-// TestCalibrateFromWeek: `infscale history`'s week (internal/history's
+// TestCalibrateFromWeek: `infscale history`'s week (pkg/history's
 // Write, the default Config) writes its ITL and TTFT histograms from
 // history.WeekReplica: the base replica with a 2 ms step overhead, 150 us
 // per sequence and 50 ms of request overhead, MFU the base's 0.4. Its

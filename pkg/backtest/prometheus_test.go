@@ -8,8 +8,8 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 
-	"github.com/infscale/infscale/internal/history"
-	"github.com/infscale/infscale/internal/history/historytest"
+	"github.com/infscale/infscale/pkg/history"
+	"github.com/infscale/infscale/pkg/history/historytest"
 	"github.com/infscale/infscale/pkg/profile"
 	"github.com/infscale/infscale/pkg/promql"
 )

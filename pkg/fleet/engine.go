@@ -54,7 +54,7 @@ type engine struct {
 	steps    int // decode steps the decoders advance in this phase
 	prefills int // requests whose prefill this phase completes
 
-	// clock is where advance has simulated up to.
+	// clock is where advance (the tests' driver) has simulated up to.
 	clock time.Time
 
 	// observations since the last exposition update
@@ -239,29 +239,6 @@ func (e *engine) finish() {
 	}
 	clear(e.running[len(kept):])
 	e.running = kept
-}
-
-// advance runs the engine over the simulated interval [now-dt, now]: every
-// phase that starts before now runs to its end (which may lie after now;
-// the next call continues from there).
-func (e *engine) advance(dt time.Duration, now time.Time) {
-	if start := now.Add(-dt); e.clock.Before(start) {
-		e.clock = start
-	}
-	for e.clock.Before(now) {
-		end, ok := e.begin(e.clock)
-		if !ok {
-			at, waiting := e.eligibleAt()
-			if waiting && at.After(e.clock) && at.Before(now) {
-				e.clock = at
-				continue
-			}
-			e.clock = now
-			return
-		}
-		e.finish()
-		e.clock = end
-	}
 }
 
 // reset drops every request (the clients went away or the pod died).

@@ -172,3 +172,27 @@ func TestDesiredFromURLWrongType(t *testing.T) {
 		}
 	}
 }
+
+// advance runs the engine over the simulated interval [now-dt, now]: every
+// phase that starts before now runs to its end (which may lie after now;
+// the next call continues from there). It is the tests' simulated-time
+// driver; a Fleet drives its engines in wall time (Fleet.drive).
+func (e *engine) advance(dt time.Duration, now time.Time) {
+	if start := now.Add(-dt); e.clock.Before(start) {
+		e.clock = start
+	}
+	for e.clock.Before(now) {
+		end, ok := e.begin(e.clock)
+		if !ok {
+			at, waiting := e.eligibleAt()
+			if waiting && at.After(e.clock) && at.Before(now) {
+				e.clock = at
+				continue
+			}
+			e.clock = now
+			return
+		}
+		e.finish()
+		e.clock = end
+	}
+}

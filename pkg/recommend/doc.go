@@ -20,6 +20,6 @@
 // the previous desired, the hold on no data; serve and the replay both run
 // it), state.go (State.Validate), behavior.go (the HPA's behavior YAML),
 // reversal.go (what counts as a reversal, for serve's counter and the
-// replay). The state file format is internal/statefile's.
+// replay). The state file format is pkg/statefile's.
 // docs/recommend.md gives the formulas.
 package recommend

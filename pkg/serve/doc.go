@@ -9,7 +9,7 @@
 // graceful shutdown), loop.go (Loop: one cycle; the hold on no data is
 // recommend.Loop's), source*.go (Source and its two implementations),
 // metrics.go (the exporter, names in docs/metrics.md), store.go (restart
-// safety: per-target state files under --state-dir, internal/statefile),
+// safety: per-target state files under --state-dir, pkg/statefile),
 // http.go (endpoints), target.go (per-target run-time state and the Record
 // shown by /debug/decisions and the audit log).
 package serve

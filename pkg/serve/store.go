@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/infscale/infscale/internal/statefile"
+	"github.com/infscale/infscale/pkg/statefile"
 )
 
-// Persisted is one target's state file under --state-dir (internal/statefile,
+// Persisted is one target's state file under --state-dir (pkg/statefile,
 // the format decide --state writes too): what a restart needs so that
 // stabilisation windows and rate limits carry on (a restart in the middle
 // of a down window does not scale down early). Desired is exported again at

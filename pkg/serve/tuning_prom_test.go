@@ -12,9 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/infscale/infscale/internal/history"
-	"github.com/infscale/infscale/internal/history/historytest"
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/history"
+	"github.com/infscale/infscale/pkg/history/historytest"
 	"github.com/infscale/infscale/pkg/tune"
 )
 
@@ -83,7 +83,7 @@ func hasLabel(m *dto.Metric, k, v string) bool {
 }
 
 // TestTuningOnPrometheusWeek: serve with a tune: block on a real
-// Prometheus holding the synthetic week (internal/history). Shadow mode:
+// Prometheus holding the synthetic week (pkg/history). Shadow mode:
 // the target is tuned on 6 hours of its own history and the candidate's
 // decision is exported beside the live one, the live policy untouched.
 // Reloaded in adopt mode: the candidate, which holds, decides the target

@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/infscale/infscale/internal/history"
 	"github.com/infscale/infscale/internal/promtest"
+	"github.com/infscale/infscale/pkg/history"
 	"github.com/infscale/infscale/pkg/replica"
 )
 

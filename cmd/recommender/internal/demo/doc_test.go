@@ -13,8 +13,8 @@ import (
 var updateDemo = flag.Bool("update", false, "rewrite docs/serve.md's demo transcript from a full-length (60 s) run of RunDemo")
 
 const (
-	demoDoc   = "../../docs/serve.md"
-	demoBegin = "<!-- BEGIN DEMO OUTPUT: go test ./internal/demo -run TestDemoTranscript -update (a 60 s run of serve --demo) -->"
+	demoDoc   = "../../../../docs/serve.md"
+	demoBegin = "<!-- BEGIN DEMO OUTPUT: go test ./cmd/recommender/internal/demo -run TestDemoTranscript -update (a 60 s run of serve --demo) -->"
 	demoEnd   = "<!-- END DEMO OUTPUT -->"
 )
 
@@ -71,7 +71,7 @@ func docBlock(t *testing.T, demoBegin, demoEnd string) (string, int, int) {
 }
 
 const (
-	zeroBegin = "<!-- BEGIN ZERO DEMO OUTPUT: go test ./internal/demo -run TestZeroDemoTranscript -update (a 60 s run of serve --demo-zero) -->"
+	zeroBegin = "<!-- BEGIN ZERO DEMO OUTPUT: go test ./cmd/recommender/internal/demo -run TestZeroDemoTranscript -update (a 60 s run of serve --demo-zero) -->"
 	zeroEnd   = "<!-- END ZERO DEMO OUTPUT -->"
 	zeroCmd   = "$ infscale serve --demo-zero\n"
 )
@@ -103,7 +103,7 @@ func checkZeroTranscript(t *testing.T, real string) {
 		return strings.Join(out, "\n")
 	}
 	if got, want := frame(block), frame(real); got != want {
-		t.Errorf("%s's zero demo transcript differs from the real output's lines (numbers aside); regenerate: go test ./internal/demo -run TestZeroDemoTranscript -update\ndoc:\n%s\nreal:\n%s", demoDoc, got, want)
+		t.Errorf("%s's zero demo transcript differs from the real output's lines (numbers aside); regenerate: go test ./cmd/recommender/internal/demo -run TestZeroDemoTranscript -update\ndoc:\n%s\nreal:\n%s", demoDoc, got, want)
 	}
 }
 
@@ -148,7 +148,7 @@ func checkDemoTranscript(t *testing.T, real string) {
 	}
 	got, want := frame(block, true), frame(real, false)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("%s's demo transcript differs from the real output's lines (numbers aside); regenerate: go test ./internal/demo -run TestDemoTranscript -update\ndoc:\n%s\nreal:\n%s",
+		t.Errorf("%s's demo transcript differs from the real output's lines (numbers aside); regenerate: go test ./cmd/recommender/internal/demo -run TestDemoTranscript -update\ndoc:\n%s\nreal:\n%s",
 			demoDoc, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -1,0 +1,93 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+)
+
+// watched is one namespace's informer factory and what was asked of it.
+type watched struct {
+	factory informers.SharedInformerFactory
+	pods    cache.SharedIndexInformer
+	hpas    cache.SharedIndexInformer
+	mu      sync.Mutex
+	lastErr error           // the last list/watch error of an informer
+	failed  map[string]bool // informers that did not list in time once
+}
+
+// namespace returns ns's informers, creating the factory on first use.
+func (c *Cluster) namespace(ns string) *watched {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.nss == nil {
+		c.nss = map[string]*watched{}
+		c.stop = make(chan struct{})
+	}
+	w := c.nss[ns]
+	if w == nil {
+		w = &watched{factory: informers.NewSharedInformerFactoryWithOptions(c.Client, 0, informers.WithNamespace(ns)), failed: map[string]bool{}}
+		c.nss[ns] = w
+	}
+	return w
+}
+
+// informer starts (once) and waits for one of ns's informers: get picks it
+// from the factory.
+func (c *Cluster) informer(ctx context.Context, ns, what string, slot func(*watched) *cache.SharedIndexInformer, get func(informers.SharedInformerFactory) cache.SharedIndexInformer) (cache.SharedIndexInformer, error) {
+	w := c.namespace(ns)
+	w.mu.Lock()
+	p := slot(w)
+	if *p == nil {
+		inf := get(w.factory)
+		_ = inf.SetTransform(stripManagedFields)
+		_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+			w.mu.Lock()
+			w.lastErr = err
+			w.mu.Unlock()
+		})
+		*p = inf
+		w.factory.Start(c.stop)
+	}
+	inf := *p
+	failed := w.failed[what]
+	w.mu.Unlock()
+	if inf.HasSynced() {
+		return inf, nil
+	}
+	timeout := c.SyncTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	if failed {
+		// It failed to list before: say so at once (it keeps retrying in
+		// the background) rather than hold every cycle for the timeout.
+		timeout = time.Millisecond
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if !cache.WaitForCacheSync(wctx.Done(), inf.HasSynced) {
+		w.mu.Lock()
+		err := w.lastErr
+		w.failed[what] = true
+		w.mu.Unlock()
+		if err == nil {
+			err = wctx.Err()
+		}
+		return nil, fmt.Errorf("list/watch %s in namespace %s: %w", what, ns, err)
+	}
+	return inf, nil
+}
+
+// stripManagedFields drops what infscale never reads from cached objects.
+func stripManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}

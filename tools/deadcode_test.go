@@ -1,0 +1,100 @@
+package tools
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// module is the main module's path; the packages below are relative to it.
+const module = "github.com/infscale/infscale/"
+
+// harnesses are the main module's packages for tests only: what they hold is
+// called from _test.go files, which deadcode does not read.
+var harnesses = map[string]bool{
+	"internal/promtest":       true,
+	"internal/sharedtest":     true,
+	"pkg/history/historytest": true,
+	"pkg/kube/kubefake":       true,
+}
+
+// pending are functions deadcode reports that stay for now, each "package
+// path.Func" with why. TestDeadcode fails when one of them is reached again
+// or removed, so that the entry goes with the fix.
+var pending = map[string]string{
+	// Test APIs outside a harness package.
+	"pkg/fleet.Fleet.Inject":           "pkg/serve's e2e tests drive the simulated fleet with it (a fleettest harness would change pkg/serve's tests)",
+	"pkg/fleet.Fleet.Cancel":           "as Fleet.Inject",
+	"pkg/fleet.engine.reset":           "called by Fleet.Cancel only",
+	"pkg/fleet.Fleet.SetFailing":       "as Fleet.Inject",
+	"pkg/history.WriteReplica":         "the calibration history historytest.ServeReplica serves; it shares pkg/history's OpenMetrics emitter",
+	"pkg/history.Replica.withDefaults": "called by WriteReplica only",
+	"pkg/replay.HPAReplicas":           "deploy/kubee2e (its own module) holds the real HPA controller against it",
+	// In packages other engineers are changing in this round.
+	"pkg/promql.single":          "dead: delete with pkg/promql's split",
+	"pkg/recommend.Reasons":      "tests only: delete or move with pkg/recommend's rework",
+	"pkg/serve.Loop.SetConfig":   "tests only: goes with the constructed serve.Loop",
+	"pkg/serve.Metrics.Gatherer": "tests only: goes with the constructed serve.Loop",
+	"pkg/serve.signalMap":        "tests only: goes with the constructed serve.Loop",
+	"pkg/serve.Tuning.State":     "tests only: goes with the constructed serve.Loop",
+}
+
+type deadPackage struct {
+	Path  string
+	Funcs []struct {
+		Name     string
+		Position struct {
+			File      string
+			Line, Col int
+		}
+	}
+}
+
+// TestDeadcode runs golang.org/x/tools/cmd/deadcode (pinned in this module)
+// over the main module, from the infscale binary's main: every function it
+// reports outside the test harnesses and pending fails the test. A function
+// only tests call belongs in a _test.go file or a harness package.
+func TestDeadcode(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("go command not found: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "deadcode")
+	if out, err := exec.Command(goBin, "build", "-o", bin, "golang.org/x/tools/cmd/deadcode").CombinedOutput(); err != nil {
+		t.Fatalf("go build deadcode: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "-json", "./...")
+	cmd.Dir = ".."
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("deadcode ./...: %v", err)
+	}
+	var pkgs []deadPackage
+	if err := json.Unmarshal(out, &pkgs); err != nil {
+		t.Fatalf("deadcode -json: %v\n%s", err, out)
+	}
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		rel := strings.TrimPrefix(p.Path, module)
+		if harnesses[rel] {
+			continue
+		}
+		for _, f := range p.Funcs {
+			key := rel + "." + f.Name
+			if _, ok := pending[key]; ok {
+				seen[key] = true
+				continue
+			}
+			t.Errorf("%s:%d: %s is unreachable from the binary: delete it, or move it to a _test.go file or a harness package", f.Position.File, f.Position.Line, key)
+		}
+	}
+	for key, why := range pending {
+		if !seen[key] {
+			t.Errorf("%s (%s) is no longer reported: drop it from pending", key, why)
+		}
+	}
+}
