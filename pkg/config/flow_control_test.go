@@ -25,6 +25,8 @@ func TestFlowControl(t *testing.T) {
 		{fmt2(embedded, "vllm", "flow_control: true"), "ok.yaml:8:24: targets[0].zero.flow_control: reads the held count from the llm-d EPP's flow-control queue: it needs server: epp"},
 		{fmt2(embedded, "epp", "flow_control: true, held_scrape: 'http://127.0.0.1:8080/metrics'"), "targets[0].zero: flow_control (the EPP's queue), held and held_scrape are exclusive"},
 		{fmt2(embedded, "epp", "cooldown: 60s"), "or with server: epp flow_control: true"},
+		{"targets:\n- name: chat\n  server: epp\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}\n  scrape: {port: 9090}\n  metrics: [{type: queue, target: 8}]\n  max: 4\n",
+			"targets[0].scrape: server: epp reads the pool from its Endpoint Picker's page, not from the model-server pods"},
 	} {
 		_, err := Parse([]byte(tc.cfg), "ok.yaml")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

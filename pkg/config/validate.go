@@ -162,6 +162,9 @@ func (v *validator) target(p string, t *Target) {
 	if embedded && len(t.Scrape.URLs) == 0 && t.Scrape.Pods == nil && !v.bad(p+".scrape") {
 		v.at(p+".scrape", "required in embedded mode (no prometheus.url): the /metrics URLs of the replicas, or with scaleTargetRef the pods' port and path, e.g. {port: 8000, path: /metrics}")
 	}
+	if t.Server == profile.EPP && t.Scrape.Pods != nil {
+		v.at(p+".scrape", "server: epp reads the pool from its Endpoint Picker's page, not from the model-server pods: list the EPP's /metrics URL (scrape: [http://<pool>-epp.<namespace>:9090/metrics])")
+	}
 	if !embedded && (len(t.Scrape.URLs) > 0 || t.Scrape.Pods != nil) {
 		// Both set, prometheus.url would win and these pages would be read
 		// by nobody: say so rather than ignore them (as zero.held_scrape).

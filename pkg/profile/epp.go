@@ -106,17 +106,6 @@ func EPPFamilies() EPPSet {
 	}
 }
 
-// All returns every family name of s, current and deprecated, in field order.
-func (s EPPSet) All() []string {
-	var out []string
-	for _, t := range []Twin{s.ReadyEndpoints, s.AvgQueue, s.AvgRunning, s.AvgKV, s.EndpointQueue, s.RequestRunning,
-		s.InflightRequests, s.InflightTokens, s.Requests, s.InputTokens, s.OutputTokens, s.TTFT, s.ITL, s.FlowQueue,
-		s.Saturation, s.StaleEndpoints} {
-		out = append(out, t.Names()...)
-	}
-	return out
-}
-
 // eppFamilies are EPP's per-signal Families: the pool averages stand for
 // running, waiting and KV (readers of an EPP page multiply the first two by
 // the ready endpoints: pkg/scrape's Pool), the request counter, TTFT and ITL.

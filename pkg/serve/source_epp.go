@@ -68,9 +68,6 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 		ready := int(math.Round(best.Pool.Ready))
 		r.Obs.Current, r.Obs.Reporting, r.CurrentKnown = ready, ready, true
 		r.Obs.Running, r.Obs.Waiting, r.Obs.KV = best.Running, best.Waiting, best.KV
-		if t.PodDeletionCost && best.Pool.EndpointQueue != nil {
-			r.Outstanding = best.Pool.EndpointQueue
-		}
 		for sig, v := range map[string]float64{"running": r.Obs.Running, "waiting": r.Obs.Waiting} {
 			if math.IsNaN(v) {
 				r.Errors = append(r.Errors, ReadError{Signal: sig, Reason: "empty", Err: errors.New("the EPP page has no pool average for " + sig)})
