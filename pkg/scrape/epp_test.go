@@ -157,3 +157,28 @@ func TestEPPDetected(t *testing.T) {
 		t.Errorf("detected %v (pool %v, running %v), want epp with running 31", p.Server, p.Pool != nil, p.Running)
 	}
 }
+
+// TestEPPReadHeld: an EPP's page is a holder's page too (a vllm target
+// scraped from its pods, zero.held_scrape on the pool's EPP): held 5 (3 + 2,
+// the twin not added), ready with 3 endpoints; at zero, 4 held and not
+// ready; an older router's deprecated names read the same.
+func TestEPPReadHeld(t *testing.T) {
+	srv := epptest.Serve(eppBusy)
+	defer srv.Close()
+	h, err := ReadHeld(t.Context(), nil, srv.URL+"/metrics")
+	if err != nil || h.Held != 5 || h.Ready != 1 {
+		t.Errorf("busy: %+v, %v; want held 5, ready 1", h, err)
+	}
+	srv.Set(func(s *epptest.State) {
+		s.Endpoints, s.OnlyTwins = nil, true
+		s.Flows = []epptest.Flow{{FairnessID: "a", Priority: "0", Held: 4}}
+	})
+	h, err = ReadHeld(t.Context(), nil, srv.URL+"/metrics")
+	if err != nil || h.Held != 4 || h.Ready != 0 {
+		t.Errorf("at zero, deprecated names: %+v, %v; want held 4, ready 0", h, err)
+	}
+	srv.Set(func(s *epptest.State) { s.Flows = nil })
+	if _, err := ReadHeld(t.Context(), nil, srv.URL+"/metrics"); err == nil || !strings.Contains(err.Error(), "nor an llm-d EPP's flow-control queue") {
+		t.Errorf("no flow control: %v, want an error (held unknown, not 0)", err)
+	}
+}
