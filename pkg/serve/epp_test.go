@@ -87,6 +87,9 @@ func TestEPPSameDecisionsBothModes(t *testing.T) {
 		}{{"embedded", scr, &emb.Targets[0]}, {"prometheus", ps, &pc.Targets[0]}} {
 			rd := mode.src.Read(t.Context(), []*config.Target{mode.tg}, now)[0]
 			o := rd.Obs
+			if w.current > 0 && len(rd.Errors) > 0 {
+				t.Errorf("%s, %s: read errors %v, want none", step, mode.name, rd.Errors)
+			}
 			for name, c := range map[string][2]float64{"running": {o.Running, w.running}, "waiting": {o.Waiting, w.waiting}, "held": {o.Held, w.held}} {
 				if c[0] != c[1] {
 					t.Errorf("%s, %s: %s %v, want %v (errors %v)", step, mode.name, name, c[0], c[1], rd.Errors)
