@@ -18,6 +18,7 @@ var harnesses = map[string]bool{
 	"internal/epptest":        true,
 	"internal/promtest":       true,
 	"internal/sharedtest":     true,
+	"internal/svgtest":        true,
 	"pkg/history/historytest": true,
 	"pkg/kube/kubefake":       true,
 }
@@ -27,20 +28,14 @@ var harnesses = map[string]bool{
 // or removed, so that the entry goes with the fix.
 var pending = map[string]string{
 	// Test APIs outside a harness package.
-	"pkg/fleet.Fleet.Inject":           "pkg/serve's e2e tests drive the simulated fleet with it (a fleettest harness would change pkg/serve's tests)",
-	"pkg/fleet.Fleet.Cancel":           "as Fleet.Inject",
-	"pkg/fleet.engine.reset":           "called by Fleet.Cancel only",
-	"pkg/fleet.Fleet.SetFailing":       "as Fleet.Inject",
-	"pkg/history.WriteReplica":         "the calibration history historytest.ServeReplica serves; it shares pkg/history's OpenMetrics emitter",
-	"pkg/history.Replica.withDefaults": "called by WriteReplica only",
-	"pkg/replay.HPAReplicas":           "deploy/kubee2e (its own module) holds the real HPA controller against it",
+	"pkg/fleet.Fleet.Inject":     "pkg/serve's e2e tests drive the simulated fleet with it (a fleettest harness would change pkg/serve's tests)",
+	"pkg/fleet.Fleet.Cancel":     "as Fleet.Inject",
+	"pkg/fleet.engine.reset":     "called by Fleet.Cancel only",
+	"pkg/fleet.Fleet.SetFailing": "as Fleet.Inject",
+	"pkg/replay.HPAReplicas":     "deploy/kubee2e (its own module) holds the real HPA controller against it",
 	// In packages other engineers are changing in this round.
-	"pkg/promql.single":          "dead: delete with pkg/promql's split",
-	"pkg/recommend.Reasons":      "tests only: delete or move with pkg/recommend's rework",
-	"pkg/serve.Loop.SetConfig":   "tests only: goes with the constructed serve.Loop",
-	"pkg/serve.Metrics.Gatherer": "tests only: goes with the constructed serve.Loop",
-	"pkg/serve.signalMap":        "tests only: goes with the constructed serve.Loop",
-	"pkg/serve.Tuning.State":     "tests only: goes with the constructed serve.Loop",
+	"pkg/promql.single":     "dead: delete with pkg/promql's split",
+	"pkg/recommend.Reasons": "tests only: delete or move with pkg/recommend's rework",
 }
 
 type deadPackage struct {

@@ -38,7 +38,7 @@ func (c *AccuracyCmd) Run(e *env) error {
 	}
 	custom := map[string]replica.Model{}
 	for _, f := range c.ModelConfig {
-		m, err := replica.LoadHFConfig(f)
+		m, err := loadModelConfig(f)
 		if err != nil {
 			return invalid(fmt.Errorf("--model-config: %w", err))
 		}

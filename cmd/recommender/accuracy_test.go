@@ -119,6 +119,20 @@ func TestGPUModelConfig(t *testing.T) {
 	}
 }
 
+// TestGPUModelConfigEmpty: an empty --model-config file is refused with
+// exit 2 naming the flag and the file and saying it is empty (it said
+// only "EOF").
+func TestGPUModelConfigEmpty(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(empty, []byte("\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runGPU(t, "--model-config", empty)
+	if want := "--model-config: " + empty + " is empty: want a Hugging Face config.json"; code != 2 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stderr %q: want 2 with %q", code, errs, want)
+	}
+}
+
 // TestAccuracyCalibration: a calibration file of the rows' GPU, model and
 // TP changes the prediction, and the MAPE before it is reported beside the
 // MAPE after (a request overhead of 49 ms moves every TTFT by that much).

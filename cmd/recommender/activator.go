@@ -27,7 +27,7 @@ type ActivatorCmd struct {
 	Upstream      string        `name:"upstream" required:"" help:"Base URL of the model's Service, e.g. http://chat:8000: no query or fragment; a path prefixes every proxied path (not --probe-path)."`
 	HoldTimeout   time.Duration `name:"hold-timeout" default:"5m" help:"Longest a request is held waiting for a ready upstream; then 503 with Retry-After. Make it longer than a cold start."`
 	MaxHeld       int           `name:"max-held" default:"1000" help:"Most requests held at once; beyond it, 429 with Retry-After."`
-	MaxHeldBytes  string        `name:"max-held-bytes" default:"128MiB" help:"Most bytes of request bodies held in memory at once (128MiB, 100MB, or a bare number of bytes); beyond it, 429 with Retry-After; a body larger on its own, 413. Keep it well under the container's memory limit."`
+	MaxHeldBytes  string        `name:"max-held-bytes" default:"128MiB" help:"Most bytes of request bodies held in memory at once, 1MiB to 1TiB (128MiB, 100MB, or a bare number of bytes); beyond it, 429 with Retry-After; a body larger on its own, 413. Keep it well under the container's memory limit."`
 	BodyTimeout   time.Duration `name:"body-timeout" default:"60s" help:"Longest a held request's body may take to arrive from the client (then 408), and any request with a body to be written upstream (then 504), 1s to 1h."`
 	ProbePath     string        `name:"probe-path" default:"/health" help:"Upstream readiness endpoint (200: ready), vLLM's /health by default."`
 	ProbeInterval time.Duration `name:"probe-interval" default:"500ms" help:"How often the upstream's readiness is probed, 10ms to 1h (at once when a request comes to be held)."`

@@ -58,6 +58,17 @@ func TestHeldBytes(t *testing.T) {
 	}
 }
 
+// TestActivatorHelpHeldBytesRange: --help gives --max-held-bytes' range,
+// the one its error enforces (1MiB to 1TiB).
+func TestActivatorHelpHeldBytesRange(t *testing.T) {
+	var out, errb bytes.Buffer
+	run(t.Context(), []string{"activator", "--help"}, strings.NewReader(""), &out, &errb)
+	help := strings.Join(strings.Fields(out.String()), " ") // undo the wrapping
+	if !strings.Contains(help, "held in memory at once, 1MiB to 1TiB") {
+		t.Errorf("activator --help lacks --max-held-bytes' range 1MiB to 1TiB:\n%s", out.String())
+	}
+}
+
 func freePort(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -15,7 +15,7 @@ import (
 	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/backtest"
 	"github.com/infscale/infscale/pkg/config"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
@@ -37,17 +37,17 @@ const (
 // HistoryFlags select a target's Prometheus history; shared by backtest
 // and profile.
 type HistoryFlags struct {
-	Config        string         `placeholder:"FILE" help:"serve's YAML config: the Prometheus, the target's server, selector and replicas query come from it (with --target), and its replica: is the replay's replica where --gpu, --model, --tp and --calibration are not given${configuse}."`
-	Target        string         `placeholder:"NAME" help:"Target name in --config."`
-	PrometheusURL string         `name:"prometheus-url" placeholder:"URL" help:"Prometheus base URL, e.g. http://prometheus:9090 (instead of --config)."`
-	Server        profile.Server `default:"vllm" placeholder:"S" help:"Server profile of the series: vllm, sglang, trtllm (with --prometheus-url; default ${default})."`
-	Selector      string         `placeholder:"{...}" help:"Label matchers of the target's series, e.g. '{namespace=\"llm\",pod=~\"chat-.*\"}' (with --prometheus-url)."`
-	ReplicasQuery string         `name:"replicas-query" placeholder:"Q" help:"PromQL for the replicas that ran, one series (e.g. sum(kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"})); default the target's replicas: query, else the pods reporting."`
-	Start         string         `default:"-7d" placeholder:"T" help:"Start: unix seconds, RFC3339, or relative to now (-7d, -36h, now) (default ${default})."`
-	End           string         `default:"now" placeholder:"T" help:"End: unix seconds, RFC3339, or relative to now (default ${default})."`
-	Step          time.Duration  `default:"30s" placeholder:"D" help:"Step of the reconstruction and of the range queries (default ${default})."`
-	QueryTimeout  time.Duration  `name:"query-timeout" default:"2m" placeholder:"D" help:"Timeout of each query, 1s to 1h (default ${default})."`
-	MaxGap        time.Duration  `name:"max-gap" placeholder:"D" help:"Longest silence between samples still read as data (default: 3 x the scrape spacing, at least 2 steps)."`
+	Config        string             `placeholder:"FILE" help:"serve's YAML config: the Prometheus, the target's server, selector and replicas query come from it (with --target), and its replica: is the replay's replica where --gpu, --model, --tp and --calibration are not given${configuse}."`
+	Target        string             `placeholder:"NAME" help:"Target name in --config."`
+	PrometheusURL string             `name:"prometheus-url" placeholder:"URL" help:"Prometheus base URL, e.g. http://prometheus:9090 (instead of --config)."`
+	Server        modelserver.Server `default:"vllm" placeholder:"S" help:"Server profile of the series: vllm, sglang, trtllm (with --prometheus-url; default ${default})."`
+	Selector      string             `placeholder:"{...}" help:"Label matchers of the target's series, e.g. '{namespace=\"llm\",pod=~\"chat-.*\"}' (with --prometheus-url)."`
+	ReplicasQuery string             `name:"replicas-query" placeholder:"Q" help:"PromQL for the replicas that ran, one series (e.g. sum(kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"})); default the target's replicas: query, else the pods reporting."`
+	Start         string             `default:"-7d" placeholder:"T" help:"Start: unix seconds, RFC3339, or relative to now (-7d, -36h, now) (default ${default})."`
+	End           string             `default:"now" placeholder:"T" help:"End: unix seconds, RFC3339, or relative to now (default ${default})."`
+	Step          time.Duration      `default:"30s" placeholder:"D" help:"Step of the reconstruction and of the range queries (default ${default})."`
+	QueryTimeout  time.Duration      `name:"query-timeout" default:"2m" placeholder:"D" help:"Timeout of each query, 1s to 1h (default ${default})."`
+	MaxGap        time.Duration      `name:"max-gap" placeholder:"D" help:"Longest silence between samples still read as data (default: 3 x the scrape spacing, at least 2 steps)."`
 
 	now func() time.Time // the clock for relative times (tests set it)
 }
@@ -66,9 +66,11 @@ type resolved struct {
 	// replica is the --config target's replica: (nil: none or no
 	// --config), the replay's replica where the flags do not say.
 	replica *config.Replica
+	// deprecations are the --config file's keys under old names, for
+	// warnConfig.
+	deprecations []config.Error
 }
 
-// resolve checks the flags (exit 2 on bad input) and builds the client.
 // historyOnly are the flags that choose a history (the config's series
 // or --prometheus-url's); historyGiven returns the first of them given.
 var historyOnly = []string{"config", "target", "prometheus-url", "server", "selector", "replicas-query", "start", "end", "step", "query-timeout", "max-gap"}
@@ -82,8 +84,45 @@ func historyGiven(given map[string]bool) string {
 	return ""
 }
 
+// resolve checks the flags (exit 2 on bad input) and builds the client:
+// the steps (grid), where the series are (fromConfig or fromURL), the
+// target read from there, and the Prometheus client.
 func (f *HistoryFlags) resolve(given map[string]bool) (resolved, error) {
 	var r resolved
+	var err error
+	if r.grid, err = f.grid(); err != nil {
+		return r, err
+	}
+	var w where
+	switch {
+	case f.Target != "" && f.Config == "":
+		return r, invalidf("--target %q needs --config FILE (with --prometheus-url, give --selector)", f.Target)
+	case f.Config != "" && f.PrometheusURL != "":
+		return r, invalidf("give either --config with --target, or --prometheus-url with --selector, not both")
+	case f.Config != "":
+		w, err = f.fromConfig(given, &r)
+	case f.PrometheusURL != "":
+		w, err = f.fromURL(&r)
+	default:
+		return r, invalidf("give --config FILE --target NAME, or --prometheus-url URL --selector '{...}'")
+	}
+	if err != nil {
+		return r, err
+	}
+	if r.target, err = w.target(); err != nil {
+		return r, err
+	}
+	c, err := promql.NewClient(w.client)
+	if err != nil {
+		return r, invalid(err)
+	}
+	r.api = c
+	return r, nil
+}
+
+// grid checks --start, --end, --step, --query-timeout and --max-gap and
+// returns the steps from --start (truncated to a step) to --end.
+func (f *HistoryFlags) grid() (backtest.Grid, error) {
 	now := time.Now
 	if f.now != nil {
 		now = f.now
@@ -91,121 +130,139 @@ func (f *HistoryFlags) resolve(given map[string]bool) (resolved, error) {
 	clock := now().UTC().Truncate(time.Second)
 	start, err := parseTime(f.Start, clock)
 	if err != nil {
-		return r, invalidf("--start %s: %v", f.Start, err)
+		return backtest.Grid{}, invalidf("--start %s: %v", f.Start, err)
 	}
 	end, err := parseTime(f.End, clock)
 	if err != nil {
-		return r, invalidf("--end %s: %v", f.End, err)
+		return backtest.Grid{}, invalidf("--end %s: %v", f.End, err)
 	}
 	if f.Step <= 0 {
-		return r, invalidf("--step %s: want a duration > 0, e.g. 30s", f.Step)
+		return backtest.Grid{}, invalidf("--step %s: want a duration > 0, e.g. 30s", f.Step)
 	}
 	if err := durationIn("query-timeout", f.QueryTimeout, minQueryTimeout, maxQueryTimeout, "each Prometheus query's; 0 would disable it and a hung Prometheus would hang the command"); err != nil {
-		return r, err
+		return backtest.Grid{}, err
 	}
 	if f.MaxGap != 0 && f.MaxGap < f.Step {
-		return r, invalidf("--max-gap %s: want at least --step (%s); a shorter silence than a step is not a gap", f.MaxGap, f.Step)
+		return backtest.Grid{}, invalidf("--max-gap %s: want at least --step (%s); a shorter silence than a step is not a gap", f.MaxGap, f.Step)
 	}
 	if !end.After(start) {
-		return r, invalidf("--start %s is not before --end %s", start.Format(time.RFC3339), end.Format(time.RFC3339))
+		return backtest.Grid{}, invalidf("--start %s is not before --end %s", start.Format(time.RFC3339), end.Format(time.RFC3339))
 	}
-	if r.grid, err = backtest.NewGrid(start.Truncate(f.Step), end, f.Step); err != nil {
-		return r, invalid(err)
-	}
-	if f.Target != "" && f.Config == "" {
-		return r, invalidf("--target %q needs --config FILE (with --prometheus-url, give --selector)", f.Target)
-	}
-	cc := promql.ClientConfig{URL: f.PrometheusURL, Timeout: f.QueryTimeout}
-	sel, server, replicas := f.Selector, f.Server, f.ReplicasQuery
-	switch {
-	case f.Config != "" && f.PrometheusURL != "":
-		return r, invalidf("give either --config with --target, or --prometheus-url with --selector, not both")
-	case f.Config != "":
-		if f.Target == "" {
-			return r, invalidf("--config needs --target NAME")
-		}
-		for _, name := range []string{"server", "selector"} {
-			if given[name] {
-				return r, invalidf("--%s goes with --prometheus-url; with --config the target's %s is read (edit it there, or give --prometheus-url instead)", name, name)
-			}
-		}
-		file, err := config.Load(f.Config)
-		if err != nil {
-			return r, invalidf("--config: %v", err)
-		}
-		var tg *config.Target
-		var names []string
-		for i := range file.Targets {
-			names = append(names, file.Targets[i].Name)
-			if file.Targets[i].Name == f.Target {
-				tg = &file.Targets[i]
-			}
-		}
-		if tg == nil {
-			return r, invalidf("--target %q: not in %s (targets: %s)", f.Target, f.Config, strings.Join(names, ", "))
-		}
-		if file.Prometheus.Embedded() {
-			return r, invalidf("%s: backtest needs prometheus.url (history comes from range queries)", f.Config)
-		}
-		rt, err := promconfig.NewRoundTripperFromConfig(file.Prometheus.HTTPClientConfig, "infscale")
-		if err != nil {
-			return r, invalidf("%s: prometheus http client: %v", f.Config, err)
-		}
-		cc = promql.ClientConfig{URL: file.Prometheus.URL, RoundTripper: rt, Timeout: f.QueryTimeout}
-		server = tg.Server
-		sel = tg.Selector
-		if replicas == "" {
-			replicas = tg.Replicas
-		}
-		rp, err := tg.Policy()
-		if err != nil {
-			return r, invalidf("%s: target %s: %v", f.Config, tg.Name, err)
-		}
-		pol, err := replay.FromRecommend("config:"+tg.Name, &rp)
-		if err != nil {
-			return r, invalidf("%s: target %s: %v", f.Config, tg.Name, err)
-		}
-		r.policy = &pol
-		r.replica = tg.Replica
-		r.serve = tune.Serve{Name: tg.Name, PrometheusURL: file.Prometheus.URL, Server: server.String(), Selector: sel, Replicas: replicas, From: f.Config}
-	case f.PrometheusURL != "":
-		if _, err := httpurl.Parse(f.PrometheusURL); err != nil {
-			shown := redactURL(f.PrometheusURL) // as typed (not re-escaped), but no password
-			if errors.Is(err, httpurl.ErrPort) {
-				return r, invalidf("--prometheus-url %s: %v", shown, err)
-			}
-			return r, invalidf("--prometheus-url %s: want http://HOST[:PORT][/PATH] or https://...", shown)
-		}
-		if sel == "" {
-			return r, invalidf("--prometheus-url needs --selector '{...}'")
-		}
-		// A config file shown on stdout holds no password.
-		r.serve = tune.Serve{PrometheusURL: redactURL(f.PrometheusURL), Server: server.String(), Selector: sel, Replicas: replicas}
-	default:
-		return r, invalidf("give --config FILE --target NAME, or --prometheus-url URL --selector '{...}'")
-	}
-	if server == profile.Unknown {
-		return r, invalidf("--server: give the server profile (allowed: %s)", strings.Join(profile.Names(), ", "))
-	}
-	if err := backtest.CheckServer(server); err != nil {
-		return r, invalidf("--server: %v", err)
-	}
-	ms, err := promql.ParseSelector(sel)
+	g, err := backtest.NewGrid(start.Truncate(f.Step), end, f.Step)
 	if err != nil {
-		return r, invalidf("--selector: %v", err)
+		return backtest.Grid{}, invalid(err)
 	}
-	if replicas != "" {
-		if _, err := promql.Validate(replicas); err != nil {
-			return r, invalidf("--replicas-query: %v", err)
+	return g, nil
+}
+
+// where is where a history's series are read: the Prometheus client and
+// the target's server profile, selector and replicas query.
+type where struct {
+	client   promql.ClientConfig
+	server   modelserver.Server
+	selector string
+	replicas string
+}
+
+// fromConfig reads --config's --target: where its series are, and r's
+// policy, replica and serve.
+func (f *HistoryFlags) fromConfig(given map[string]bool, r *resolved) (where, error) {
+	if f.Target == "" {
+		return where{}, invalidf("--config needs --target NAME")
+	}
+	for _, name := range []string{"server", "selector"} {
+		if given[name] {
+			return where{}, invalidf("--%s goes with --prometheus-url; with --config the target's %s is read (edit it there, or give --prometheus-url instead)", name, name)
 		}
 	}
-	r.target = backtest.Target{Server: server, Selector: ms, Replicas: replicas}
-	c, err := promql.NewClient(cc)
+	file, err := config.Load(f.Config)
 	if err != nil {
-		return r, invalid(err)
+		return where{}, invalidf("--config: %v", err)
 	}
-	r.api = c
-	return r, nil
+	r.deprecations = file.Deprecations
+	var tg *config.Target
+	var names []string
+	for i := range file.Targets {
+		names = append(names, file.Targets[i].Name)
+		if file.Targets[i].Name == f.Target {
+			tg = &file.Targets[i]
+		}
+	}
+	if tg == nil {
+		return where{}, invalidf("--target %q: not in %s (targets: %s)", f.Target, f.Config, strings.Join(names, ", "))
+	}
+	if file.Prometheus.Embedded() {
+		return where{}, invalidf("%s: backtest needs prometheus.url (history comes from range queries)", f.Config)
+	}
+	rt, err := promconfig.NewRoundTripperFromConfig(file.Prometheus.HTTPClientConfig, "infscale")
+	if err != nil {
+		return where{}, invalidf("%s: prometheus http client: %v", f.Config, err)
+	}
+	w := where{
+		client:   promql.ClientConfig{URL: file.Prometheus.URL, RoundTripper: rt, Timeout: f.QueryTimeout},
+		server:   tg.Server,
+		selector: tg.Selector,
+		replicas: f.ReplicasQuery,
+	}
+	if w.replicas == "" {
+		w.replicas = tg.Replicas
+	}
+	rp, err := tg.Policy()
+	if err != nil {
+		return where{}, invalidf("%s: target %s: %v", f.Config, tg.Name, err)
+	}
+	pol, err := replay.FromRecommend("config:"+tg.Name, &rp)
+	if err != nil {
+		return where{}, invalidf("%s: target %s: %v", f.Config, tg.Name, err)
+	}
+	r.policy = &pol
+	r.replica = tg.Replica
+	r.serve = tune.Serve{Name: tg.Name, PrometheusURL: file.Prometheus.URL, Server: w.server.String(), Selector: w.selector, Replicas: w.replicas, From: f.Config}
+	return w, nil
+}
+
+// fromURL reads --prometheus-url, --server, --selector and
+// --replicas-query: where the series are, and r's serve.
+func (f *HistoryFlags) fromURL(r *resolved) (where, error) {
+	if _, err := httpurl.Parse(f.PrometheusURL); err != nil {
+		shown := redactURL(f.PrometheusURL) // as typed (not re-escaped), but no password
+		if errors.Is(err, httpurl.ErrPort) {
+			return where{}, invalidf("--prometheus-url %s: %v", shown, err)
+		}
+		return where{}, invalidf("--prometheus-url %s: want http://HOST[:PORT][/PATH] or https://...", shown)
+	}
+	if f.Selector == "" {
+		return where{}, invalidf("--prometheus-url needs --selector '{...}'")
+	}
+	w := where{
+		client:   promql.ClientConfig{URL: f.PrometheusURL, Timeout: f.QueryTimeout},
+		server:   f.Server,
+		selector: f.Selector,
+		replicas: f.ReplicasQuery,
+	}
+	// A config file shown on stdout holds no password.
+	r.serve = tune.Serve{PrometheusURL: redactURL(f.PrometheusURL), Server: w.server.String(), Selector: w.selector, Replicas: w.replicas}
+	return w, nil
+}
+
+// target checks w's server profile, selector and replicas query.
+func (w where) target() (backtest.Target, error) {
+	if w.server == modelserver.Unknown {
+		return backtest.Target{}, invalidf("--server: give the server profile (allowed: %s)", strings.Join(modelserver.Names(), ", "))
+	}
+	if err := backtest.CheckServer(w.server); err != nil {
+		return backtest.Target{}, invalidf("--server: %v", err)
+	}
+	ms, err := promql.ParseSelector(w.selector)
+	if err != nil {
+		return backtest.Target{}, invalidf("--selector: %v", err)
+	}
+	if w.replicas != "" {
+		if _, err := promql.Validate(w.replicas); err != nil {
+			return backtest.Target{}, invalidf("--replicas-query: %v", err)
+		}
+	}
+	return backtest.Target{Server: w.server, Selector: ms, Replicas: w.replicas}, nil
 }
 
 // parseTime reads --start and --end: timearg.Parse with "now" and
@@ -238,6 +295,7 @@ func (c *BacktestCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	warnConfig(e.stderr, res.deprecations)
 	specs := c.Policy
 	if len(specs) == 0 {
 		specs = DefaultBacktestPolicies

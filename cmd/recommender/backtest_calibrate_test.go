@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/pkg/history"
 	"github.com/infscale/infscale/pkg/history/historytest"
 	"github.com/infscale/infscale/pkg/replica"
 )
@@ -25,7 +24,7 @@ func TestBacktestCalibrate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled history")
 	}
-	srv, truth := historytest.ServeReplica(t, history.Replica{
+	srv, truth := historytest.ServeReplica(t, historytest.Replica{
 		Windows: 120, Window: 2 * time.Minute, QueuedEvery: 5,
 		Step: func(b int) float64 { return 0.0088230 + 210.81e-6*float64(b) },
 		TTFT: func(p int) float64 { return 0.050 + float64(p)/12375 },

@@ -14,6 +14,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/infscale/infscale/internal/httpurl"
+	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/recommend"
 )
@@ -71,6 +72,41 @@ func givenFlags(kctx *kong.Context) map[string]bool {
 		}
 	}
 	return given
+}
+
+// warnDeprecated prints one line on stderr for each flag of args spelt
+// with one of its kong aliases: every flag alias is an old spelling kept
+// for one release (the replica flags' --replica-* of decide, kube, fleet
+// and load), and help lists only the documented name.
+func warnDeprecated(kctx *kong.Context, args []string, stderr io.Writer) {
+	old := map[string]string{}
+	for _, f := range kctx.Flags() {
+		for _, a := range f.Aliases {
+			old[a] = f.Name
+		}
+	}
+	for _, a := range args {
+		if a == "--" {
+			return
+		}
+		name, ok := strings.CutPrefix(a, "--")
+		if !ok {
+			continue
+		}
+		name, _, _ = strings.Cut(name, "=")
+		if n, ok := old[name]; ok {
+			fmt.Fprintf(stderr, "infscale: --%s is deprecated and goes in the next release; use --%s\n", name, n)
+		}
+	}
+}
+
+// warnConfig prints one line on stderr for each configuration key written
+// under its old name (config.File.Deprecations): file:line:col, the key,
+// and the name to write instead.
+func warnConfig(stderr io.Writer, deprecations []config.Error) {
+	for _, d := range deprecations {
+		fmt.Fprintf(stderr, "infscale: warning: %v\n", d)
+	}
 }
 
 // commandLine is "infscale" and args as a POSIX shell reads them back: an
@@ -148,6 +184,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "infscale: %v\n", err)
 		return exitInvalid
 	}
+	warnDeprecated(kctx, args, stderr)
 	err = kctx.Run(&env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, args: args, given: givenFlags(kctx)})
 	if err == nil {
 		return exitOK

@@ -20,7 +20,7 @@ import (
 	"github.com/infscale/infscale/cmd/recommender/internal/timearg"
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/pkg/config"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
 	"github.com/infscale/infscale/pkg/statefile"
@@ -30,9 +30,9 @@ import (
 // /metrics pages (one per replica) or from signal flags, explained step by
 // step (docs/recommend.md).
 type DecideCmd struct {
-	Pages   []string       `arg:"" optional:"" name:"PAGE" help:"A replica's /metrics page: a file, an http(s) URL, or - for stdin; each replica once (the same URL or file named twice is an error). Running and waiting are summed over pages, KV averaged."`
-	Server  profile.Server `default:"auto" placeholder:"S" help:"Server profile of the pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
-	Timeout time.Duration  `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`
+	Pages   []string           `arg:"" optional:"" name:"PAGE" help:"A replica's /metrics page: a file, an http(s) URL, or - for stdin; each replica once (the same URL or file named twice is an error). Running and waiting are summed over pages, KV averaged."`
+	Server  modelserver.Server `default:"auto" placeholder:"S" help:"Server profile of the pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
+	Timeout time.Duration      `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`
 
 	Current *int     `placeholder:"N" help:"Replicas the workload has now, at least the number of PAGEs (each page is a running replica). Default: the number of PAGEs; without pages the previous desired in --state; else 1."`
 	Unready int      `placeholder:"N" help:"Replicas of --current that are starting and report nothing (the HPA leaves them out on a scale-down, counts them at 0 on a scale-up)."`
@@ -67,7 +67,7 @@ type DecideCmd struct {
 // PolicyFlags are the policy flags of decide and kube (the same names and
 // rules as serve's config keys, recommend.Policy.Validate owning them).
 type PolicyFlags struct {
-	ReplicaFlags `embed:"" prefix:"replica-" group:"Replica (the demand metric's capacity)"`
+	ReplicaFlags `embed:"" group:"Replica (the demand metric's capacity)"`
 
 	Metric    []string `default:"queue" placeholder:"M" help:"Signal(s) to scale on: ${signals} (repeat or comma-separate; the largest recommendation wins)."`
 	Target    []string `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), seconds or a duration such as 2s or 500ms (ttft, queuewait), utilisation of one replica (demand, e.g. 0.8). Default 4 for queue; needed for the others."`
@@ -235,7 +235,7 @@ func (c *PolicyFlags) policy() (*recommend.Policy, error) {
 	}
 
 	if slices.Contains(signals, recommend.SignalDemand) {
-		// demand weighs the arrivals against the replica the --replica-* flags describe.
+		// demand weighs the arrivals against the replica the replica flags (--gpu, --model, ...) describe.
 		r, err := c.ReplicaFlags.Replica()
 		if err != nil {
 			return nil, err
@@ -621,7 +621,7 @@ func printDecision(w io.Writer, d recommend.Decision) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "desired %d (reason %s), current %d\n", d.Desired, d.Reason, d.Current)
 	for i, s := range d.Steps {
-		fmt.Fprintf(&b, "  %d. %-12s %3d  %s\n", i+1, s.Reason, s.Value, s.Text)
+		fmt.Fprintf(&b, "  %d. %-18s %3d  %s\n", i+1, s.Reason, s.Value, s.Text) // 18: DesiredWithinRange
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

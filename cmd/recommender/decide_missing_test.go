@@ -19,13 +19,13 @@ func TestDecideUnreadablePageIsMissing(t *testing.T) {
 	}))
 	defer down.Close()
 	page := "testdata/vllm-running2-waiting10.prom"
-	wantDecision(t, decideOK(t, page, down.URL, "--target", "4"), 3, "metric")
+	wantDecision(t, decideOK(t, page, down.URL, "--target", "4"), 3, "DesiredWithinRange")
 
 	code, out, errs := runDecide(t, page, down.URL, "--target", "4")
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %s; want 0", code, errs)
 	}
-	for _, want := range []string{"desired 3 (reason metric), current 2", "1 of 2 replicas missing",
+	for _, want := range []string{"desired 3 (reason DesiredWithinRange), current 2", "1 of 2 replicas missing",
 		"not voting: " + down.URL, "503", "a missing replica"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -17,7 +17,7 @@ import (
 func TestDecideStuckPageDoesNotVote(t *testing.T) {
 	args := []string{"testdata/vllm-stuck.prom", "testdata/vllm-running2-waiting10.prom", "--target", "4"}
 	d := decideOK(t, args...)
-	wantDecision(t, d, 3, "metric")
+	wantDecision(t, d, 3, "DesiredWithinRange")
 	if q := d.Raw["queue"].Value; q == nil || *q != 12 {
 		t.Errorf("queue %v, want 12 (the stuck page's 14 waiting left out)", q)
 	}

@@ -18,6 +18,8 @@ type decideJSON struct {
 	Reason  string `json:"reason"`
 	Raw     map[string]struct {
 		Value    *float64 `json:"value"`
+		Target   float64  `json:"target"`
+		Ratio    *float64 `json:"ratio"`
 		Replicas *int     `json:"replicas"`
 		Valid    bool     `json:"valid"`
 	} `json:"raw"`
@@ -58,13 +60,13 @@ func wantDecision(t *testing.T, d decideJSON, desired int, reason string) {
 // A vLLM page with running 2, waiting 10, --target 4 --max 3 from 1 → 3.
 func TestDecideCLIPage(t *testing.T) {
 	d := decideOK(t, "testdata/vllm-running2-waiting10.prom", "--target", "4", "--max", "3", "--current", "1")
-	wantDecision(t, d, 3, "metric")
-	if !strings.Contains(d.Steps[0].Text, "queue 12 / target 4 per replica = 3") {
-		t.Errorf("step %q lacks the arithmetic", d.Steps[0].Text)
+	wantDecision(t, d, 3, "DesiredWithinRange")
+	if q := d.Raw["queue"]; q.Value == nil || *q.Value != 12 || q.Target != 4 || q.Replicas == nil || *q.Replicas != 3 || d.Steps[0].Value != 3 {
+		t.Errorf("raw %+v, steps %+v: want queue 12 / target 4 = 3", q, d.Steps)
 	}
 	// Text output explains the same.
 	code, out, _ := runDecide(t, "testdata/vllm-running2-waiting10.prom", "--target", "4", "--max", "3")
-	if code != exitOK || !strings.Contains(out, "desired 3 (reason metric)") || !strings.Contains(out, "queue 12 / target 4 per replica = 3") {
+	if code != exitOK || !strings.Contains(out, "desired 3 (reason DesiredWithinRange)") || !strings.Contains(out, "queue 12 / target 4 per replica = 3") {
 		t.Errorf("text output (exit %d):\n%s", code, out)
 	}
 }
@@ -119,7 +121,7 @@ func TestDecideCLIRateLimits(t *testing.T) {
 func TestDecideCLIBehaviorFile(t *testing.T) {
 	// behavior: scaleDown window 0, Pods 1 per 15 s → 8 − 1 = 7.
 	d := decideOK(t, "--current", "8", "--queue", "8", "--target", "4", "--behavior", "testdata/behavior-down-1pod.yaml")
-	wantDecision(t, d, 7, "rate-limited")
+	wantDecision(t, d, 7, "ScaleDownLimit")
 
 	code, _, errs := runDecide(t, "--current", "8", "--queue", "8", "--behavior", "testdata/behavior-down-1pod.yaml", "--down-window", "60s")
 	if code != exitInvalid || !strings.Contains(errs, "--down-window") || !strings.Contains(errs, "stabilizationWindowSeconds") {
@@ -136,10 +138,10 @@ func TestDecideCLIBehaviorFile(t *testing.T) {
 // first call: it defaults to the previous desired in the state.
 func TestDecideCLIStateTimeScript(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.json")
-	wantDecision(t, decideOK(t, "--state", state, "--now", "1000", "--current", "1", "--queue", "12"), 3, "metric")
-	wantDecision(t, decideOK(t, "--state", state, "--now", "1015", "--queue", "4"), 3, "stabilized")
-	wantDecision(t, decideOK(t, "--state", state, "--now", "1290", "--queue", "4"), 3, "stabilized")
-	wantDecision(t, decideOK(t, "--state", state, "--now", "1970-01-01T00:21:45Z", "--queue", "4"), 1, "metric") // 1305
+	wantDecision(t, decideOK(t, "--state", state, "--now", "1000", "--current", "1", "--queue", "12"), 3, "DesiredWithinRange")
+	wantDecision(t, decideOK(t, "--state", state, "--now", "1015", "--queue", "4"), 3, "ScaleDownStabilized")
+	wantDecision(t, decideOK(t, "--state", state, "--now", "1290", "--queue", "4"), 3, "ScaleDownStabilized")
+	wantDecision(t, decideOK(t, "--state", state, "--now", "1970-01-01T00:21:45Z", "--queue", "4"), 1, "DesiredWithinRange") // 1305
 
 	data, err := os.ReadFile(state)
 	if err != nil || !strings.Contains(string(data), `"recommendations"`) {
@@ -172,7 +174,7 @@ func TestDecideCLIDataParallelPage(t *testing.T) {
 	if kv := d.Raw["kv"].Value; kv == nil || *kv != 0.81 {
 		t.Errorf("kv %v, want 0.81", kv)
 	}
-	wantDecision(t, d, 3, "metric")
+	wantDecision(t, d, 3, "DesiredWithinRange")
 }
 
 // Invalid input: exit 2 naming the flag and what is allowed.
@@ -218,7 +220,7 @@ func TestDecideCLIStdinPage(t *testing.T) {
 		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
 	}
 	// queue 12 on 1 replica at the default target 4: ceil(12/4) = 3.
-	wantDecision(t, d, 3, "metric")
+	wantDecision(t, d, 3, "DesiredWithinRange")
 }
 
 // Pages are the ready replicas: with --current above the pages the rest
@@ -234,7 +236,7 @@ func TestDecideCLIUnready(t *testing.T) {
 	wantDecision(t, decideOK(t, "testdata/vllm-running2-waiting10.prom", "--current", "4", "--unready", "3"), 4, "tolerance")
 	// idle page, current 3, 2 starting: usage 0 < 1, unready left out:
 	// ceil(0 × 1) = 0 → min 1.
-	wantDecision(t, decideOK(t, "testdata/vllm-idle.prom", "--current", "3", "--unready", "2"), 1, "min")
+	wantDecision(t, decideOK(t, "testdata/vllm-idle.prom", "--current", "3", "--unready", "2"), 1, "TooFewReplicas")
 	code, _, errs := runDecide(t, "--current", "2", "--unready", "3")
 	if code != exitInvalid || !strings.Contains(errs, "--unready 3") {
 		t.Errorf("exit %d, %q", code, errs)
@@ -255,7 +257,7 @@ func TestDecideCLISchedule(t *testing.T) {
 	args := []string{"--queue", "0", "--schedule", "0 8 * * 1-5;12h;4;Europe/Berlin"}
 	wantDecision(t, decideOK(t, append(args, "--now", "2026-11-30T07:30:00Z")...), 4, "schedule")
 	// 06:59 UTC is 07:59 in Berlin: before the window; 0/4 → 0, min 1.
-	wantDecision(t, decideOK(t, append(args, "--now", "2026-11-30T06:59:00Z")...), 1, "min")
+	wantDecision(t, decideOK(t, append(args, "--now", "2026-11-30T06:59:00Z")...), 1, "TooFewReplicas")
 }
 
 // Bad input found by a tester: each is exit 2 naming the flag and what is
@@ -379,7 +381,7 @@ func TestDecideCLIUnknownMetricJSON(t *testing.T) {
 	if !q.Valid || q.Replicas == nil || *q.Replicas != 2 {
 		t.Errorf("queue raw %+v, want replicas 2", q)
 	}
-	wantDecision(t, d, 2, "metric")
+	wantDecision(t, d, 2, "DesiredWithinRange")
 }
 
 // Behavior values the API server refuses are exit 2 with file:line:col.
@@ -411,7 +413,7 @@ func TestDecideCLIToleranceRange(t *testing.T) {
 		}
 	}
 	// 0 is allowed: no dead band; queue 5 on 1 at target 4 → ceil(5/4) = 2.
-	wantDecision(t, decideOK(t, "--queue", "5", "--tolerance", "0"), 2, "metric")
+	wantDecision(t, decideOK(t, "--queue", "5", "--tolerance", "0"), 2, "DesiredWithinRange")
 }
 
 // Policy flags are checked under their own names: a period without a
@@ -435,7 +437,7 @@ func TestDecideCLIPolicyFlags(t *testing.T) {
 	}
 	// --up-period with --up-pods applies: queue 20 / 4 = 5 from 1, Pods 1
 	// per 30 s → 1 + 1 = 2.
-	wantDecision(t, decideOK(t, "--queue", "20", "--up-pods", "1", "--up-period", "30s"), 2, "rate-limited")
+	wantDecision(t, decideOK(t, "--queue", "20", "--up-pods", "1", "--up-period", "30s"), 2, "ScaleUpLimit")
 }
 
 // Time going backwards against the state is exit 2 and leaves the state;
@@ -459,13 +461,13 @@ func TestDecideCLITimeBackwards(t *testing.T) {
 // explain themselves unlabelled; the decision's reason stays metric.
 func TestDecideCLIUnchangedStepsUnlabelled(t *testing.T) {
 	d := decideOK(t, "--queue", "20", "--current", "2")
-	wantDecision(t, d, 5, "metric")
-	if len(d.Steps) != 3 || d.Steps[0].Reason != "metric" || d.Steps[1].Reason != "" || d.Steps[2].Reason != "" ||
+	wantDecision(t, d, 5, "DesiredWithinRange")
+	if len(d.Steps) != 3 || d.Steps[0].Reason != "DesiredWithinRange" || d.Steps[1].Reason != "" || d.Steps[2].Reason != "" ||
 		!strings.HasPrefix(d.Steps[1].Text, "stabilisation") || !strings.HasPrefix(d.Steps[2].Text, "rate limit") {
 		t.Errorf("steps %+v", d.Steps)
 	}
 	code, out, _ := runDecide(t, "--queue", "20", "--current", "2")
-	if code != exitOK || !strings.Contains(out, "  2. -              5  stabilisation") || strings.Contains(out, "stabilized") || strings.Contains(out, "rate-limited") {
+	if code != exitOK || !strings.Contains(out, "  2. -"+strings.Repeat(" ", 20)+"5  stabilisation") || strings.Contains(out, "Stabilized") || strings.Contains(out, "ScaleUpLimit") {
 		t.Errorf("text output (exit %d):\n%s", code, out)
 	}
 }
@@ -546,10 +548,10 @@ func TestDecideSamePageTwice(t *testing.T) {
 // limit, max(4 pods, 100%) per 15 s, allows 1 + 4 = 5).
 func TestDecideCLITargetDuration(t *testing.T) {
 	d := decideOK(t, "--ttft", "3", "--metric", "ttft", "--target", "500ms")
-	if d.Steps[0].Value != 6 || !strings.Contains(d.Steps[0].Text, "ttft 3s / target 0.5s = ratio 6") {
-		t.Errorf("steps %+v, want ttft 3s / target 0.5s = ratio 6", d.Steps)
+	if r := d.Raw["ttft"]; d.Steps[0].Value != 6 || r.Value == nil || *r.Value != 3 || r.Target != 0.5 || r.Ratio == nil || *r.Ratio != 6 {
+		t.Errorf("raw %+v, steps %+v, want ttft 3 s / target 0.5 s = ratio 6", r, d.Steps)
 	}
-	wantDecision(t, d, 5, "rate-limited")
+	wantDecision(t, d, 5, "ScaleUpLimit")
 }
 
 // A page alone has no TTFT quantile: the output says why and what to pass.
@@ -569,9 +571,10 @@ func TestDecideCLIPageNoTTFT(t *testing.T) {
 // limit max(1 + 4, ceil(1 × 2)) = 5; never min or negative.
 func TestDecideCLIOverflowPage(t *testing.T) {
 	d := decideOK(t, "testdata/vllm-overflow.prom", "--target", "4", "--current", "1")
-	wantDecision(t, d, 5, "rate-limited")
-	if !strings.Contains(d.Steps[0].Text, "queue +Inf / target 4 per replica = +Inf (float64 overflow), capped at 2147483647") {
-		t.Errorf("step %q does not explain the overflow", d.Steps[0].Text)
+	wantDecision(t, d, 5, "ScaleUpLimit")
+	// Overflow, not unknown: valid with no finite value (JSON null), capped.
+	if q := d.Raw["queue"]; !q.Valid || q.Value != nil || q.Replicas == nil || *q.Replicas != 2147483647 || d.Steps[0].Value != 2147483647 {
+		t.Errorf("raw %+v, steps %+v: want the overflow valid and capped at 2147483647", q, d.Steps)
 	}
 }
 
@@ -581,8 +584,8 @@ func TestDecideCLIOverflowPage(t *testing.T) {
 func TestDecideCLIOverflowAcrossPages(t *testing.T) {
 	p := pageCopies(t, "testdata/vllm-running1e308.prom", 2)
 	d := decideOK(t, p[0], p[1], "--target", "4", "--current", "2")
-	wantDecision(t, d, 6, "rate-limited")
-	if !strings.Contains(d.Steps[0].Text, "capped at 2147483647") {
-		t.Errorf("step %q does not explain the cap", d.Steps[0].Text)
+	wantDecision(t, d, 6, "ScaleUpLimit")
+	if q := d.Raw["queue"]; !q.Valid || q.Replicas == nil || *q.Replicas != 2147483647 {
+		t.Errorf("raw %+v: want the sum's overflow valid and capped at 2147483647", q)
 	}
 }

@@ -40,7 +40,7 @@ type FleetCmd struct {
 	FollowEvery  time.Duration `name:"follow-every" default:"5s" help:"How often --follow polls, 100ms to 1h (needs --follow)."`
 	Status       time.Duration `name:"status" default:"5s" help:"How often to print the fleet's state, 100ms to 1h (0: never)."`
 	Listen       string        `name:"listen" default:"127.0.0.1:0" help:"Address of the fleet's OpenAI API (/v1/completions, /v1/chat/completions, /v1/models, /health) balanced over the ready replicas."`
-	ReplicaFlags `embed:"" prefix:"replica-"`
+	ReplicaFlags `embed:""`
 }
 
 // Run starts the fleet, prints a serve config snippet with its URLs, and
@@ -101,7 +101,7 @@ func (c *FleetCmd) Run(e *env) error {
 	for _, u := range f.URLs() {
 		fmt.Fprintf(e.stdout, "  - %s\n", u)
 	}
-	fmt.Fprintf(e.stdout, "  metrics: [{type: queue, target: 24}]\n  max: %d\n", c.Max)
+	fmt.Fprintf(e.stdout, "  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: %d\n", c.Max)
 	if c.Follow != "" {
 		go f.Follow(e.ctx, c.FollowEvery, fleet.DesiredFromURL(&http.Client{Timeout: 5 * time.Second}, c.Follow, c.Target),
 			func(err error) { fmt.Fprintf(e.stderr, "follow: %v\n", err) })

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -21,33 +23,33 @@ import (
 // base config's value: docs/design.md's reference (replica.DefaultConfig), or
 // replica.Calibrated with --calibrated.
 type ReplicaFlags struct {
-	GPU                 string         `name:"gpu" placeholder:"NAME" help:"GPU from the catalog (infscale gpu --list shows their figures): a10g, l4, l40s, a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, mi300x (default h100-sxm)."`
-	Model               string         `name:"model" placeholder:"NAME" help:"Model from the catalog (infscale gpu --list), or its Hugging Face repository (default llama-3-8b)."`
-	ModelConfig         string         `name:"model-config" type:"path" placeholder:"FILE" help:"The model's Hugging Face config.json, for a model outside the catalog (dense or MoE, GQA, FP8/BF16, sliding windows); replaces --model."`
-	TP                  *int           `name:"tp" help:"Tensor-parallel degree: GPUs per replica; it divides the model's attention heads, as vLLM requires (default 1)."`
-	DType               *string        `name:"dtype" help:"Weight dtype: auto (the model's config.json torch_dtype), fp16, bf16, fp8, int8, int4 (default fp16; auto with --calibrated)."`
-	KVDType             *string        `name:"kv-dtype" help:"KV cache dtype: auto, fp16, bf16, fp8, int8 (default auto: the 16-bit activation dtype)."`
-	MemoryUtilization   *float64       `name:"memory-utilization" help:"vLLM --gpu-memory-utilization, in (0, 1] (default 0.9)."`
-	Reserve             *string        `name:"reserve" help:"Memory per GPU kept from the KV cache besides weights, e.g. 4GB, 3.05GiB; a bare number is GB (default 4GB; 3.05GiB with --calibrated)."`
-	MFU                 *float64       `name:"mfu" help:"Fraction of dense tensor FLOPS prefill reaches (default 0.4)."`
-	BandwidthEfficiency *float64       `name:"bandwidth-efficiency" help:"Fraction of peak memory bandwidth a decode step reaches (default 0.7; 0.77 with --calibrated)."`
-	MaxNumSeqs          *int           `name:"max-num-seqs" help:"vLLM --max-num-seqs: most sequences in a batch (default 64; 256 with --calibrated)."`
-	StepOverhead        *time.Duration `name:"step-overhead" help:"Fixed time added to every decode step (default 0s; 1.5ms with --calibrated)."`
-	AllReduceLatency    *time.Duration `name:"allreduce-latency" help:"Time of one tensor-parallel all-reduce; each step pays 2 x layers of them when --tp > 1 (default 0s; 32us with --calibrated)."`
-	ImagePull           *time.Duration `name:"image-pull" help:"Image pull time of a cold start (default 45s)."`
-	WeightLoadRate      *string        `name:"weight-load-rate" help:"Weight loading rate per second at a cold start, e.g. 1GB, 500MB; a bare number is GB (default 1GB)."`
-	WarmUp              *time.Duration `name:"warm-up" help:"Engine warm-up after the weights load (default 30s)."`
-	CPURequest          *float64       `name:"cpu-request" help:"Pod CPU request in cores; CPU percent is relative to it (default 4)."`
-	CPUIdle             *float64       `name:"cpu-idle" help:"Pod CPU with nothing running, in cores (default 0.2)."`
-	CPUEngine           *float64       `name:"cpu-engine" help:"Busy engine loop CPU while anything runs, in cores (default 1)."`
-	CPUPerSeq           *float64       `name:"cpu-per-seq" help:"Extra CPU per running sequence, in cores (default 0.01)."`
-	Accounting          *string        `name:"accounting" help:"Memory accounting: nominal (docs/design.md's GB arithmetic) or vllm (device GiB, exact parameters, blocks) (default nominal; vllm with --calibrated)."`
-	BlockSize           *int           `name:"block-size" help:"KV block size in tokens under vllm accounting (default 16)."`
-	Calibrated          bool           `name:"calibrated" help:"Start from the vLLM-calibrated mode (docs/evaluation/ACCURACY.md) instead of docs/design.md's reference; other flags still override."`
-	Fitted              bool           `name:"fitted" help:"Start from the step model fitted on the shared H100 sim-to-real set (infscale accuracy, docs/evaluation/ACCURACY.md): calibrated plus KV read efficiency, per-sequence and per-request costs, expert MFU, prefill floor and interconnect; other flags still override."`
-	SequenceStepCost    *time.Duration `name:"sequence-step-cost" help:"Time added to a decode step per running sequence (default 0s)."`
-	RequestOverhead     *time.Duration `name:"request-overhead" help:"Time each request spends before the scheduler sees it: the TTFT floor beyond the prefill (default 0s)."`
-	Calibration         string         `name:"calibration" type:"path" help:"A calibration file (infscale load --calibrate) for this GPU and model: its fitted bandwidth efficiency, MFU, step overhead, sequence step cost and request overhead replace the base's; other flags still override."`
+	GPU                 string         `name:"gpu" aliases:"replica-gpu" placeholder:"NAME" help:"GPU from the catalog (infscale gpu --list shows their figures): a10g, l4, l40s, a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, mi300x (default h100-sxm)."`
+	Model               string         `name:"model" aliases:"replica-model" placeholder:"NAME" help:"Model from the catalog (infscale gpu --list), or its Hugging Face repository (default llama-3-8b)."`
+	ModelConfig         string         `name:"model-config" aliases:"replica-model-config" type:"path" placeholder:"FILE" help:"The model's Hugging Face config.json, for a model outside the catalog (dense or MoE, GQA, FP8/BF16, sliding windows); replaces --model."`
+	TP                  *int           `name:"tp" aliases:"replica-tp" help:"Tensor-parallel degree: GPUs per replica; it divides the model's attention heads, as vLLM requires (default 1)."`
+	DType               *string        `name:"dtype" aliases:"replica-dtype" help:"Weight dtype: auto (the model's config.json torch_dtype), fp16, bf16, fp8, int8, int4 (default fp16; auto with --calibrated)."`
+	KVDType             *string        `name:"kv-dtype" aliases:"replica-kv-dtype" help:"KV cache dtype: auto, fp16, bf16, fp8, int8 (default auto: the 16-bit activation dtype)."`
+	MemoryUtilization   *float64       `name:"memory-utilization" aliases:"replica-memory-utilization" help:"vLLM --gpu-memory-utilization, in (0, 1] (default 0.9)."`
+	Reserve             *string        `name:"reserve" aliases:"replica-reserve" help:"Memory per GPU kept from the KV cache besides weights, e.g. 4GB, 3.05GiB; a bare number is GB (default 4GB; 3.05GiB with --calibrated)."`
+	MFU                 *float64       `name:"mfu" aliases:"replica-mfu" help:"Fraction of dense tensor FLOPS prefill reaches (default 0.4)."`
+	BandwidthEfficiency *float64       `name:"bandwidth-efficiency" aliases:"replica-bandwidth-efficiency" help:"Fraction of peak memory bandwidth a decode step reaches (default 0.7; 0.77 with --calibrated)."`
+	MaxNumSeqs          *int           `name:"max-num-seqs" aliases:"replica-max-num-seqs" help:"vLLM --max-num-seqs: most sequences in a batch (default 64; 256 with --calibrated)."`
+	StepOverhead        *time.Duration `name:"step-overhead" aliases:"replica-step-overhead" help:"Fixed time added to every decode step (default 0s; 1.5ms with --calibrated)."`
+	AllReduceLatency    *time.Duration `name:"allreduce-latency" aliases:"replica-allreduce-latency" help:"Time of one tensor-parallel all-reduce; each step pays 2 x layers of them when --tp > 1 (default 0s; 32us with --calibrated)."`
+	ImagePull           *time.Duration `name:"image-pull" aliases:"replica-image-pull" help:"Image pull time of a cold start (default 45s)."`
+	WeightLoadRate      *string        `name:"weight-load-rate" aliases:"replica-weight-load-rate" help:"Weight loading rate per second at a cold start, e.g. 1GB, 500MB; a bare number is GB (default 1GB)."`
+	WarmUp              *time.Duration `name:"warm-up" aliases:"replica-warm-up" help:"Engine warm-up after the weights load (default 30s)."`
+	CPURequest          *float64       `name:"cpu-request" aliases:"replica-cpu-request" help:"Pod CPU request in cores; CPU percent is relative to it (default 4)."`
+	CPUIdle             *float64       `name:"cpu-idle" aliases:"replica-cpu-idle" help:"Pod CPU with nothing running, in cores (default 0.2)."`
+	CPUEngine           *float64       `name:"cpu-engine" aliases:"replica-cpu-engine" help:"Busy engine loop CPU while anything runs, in cores (default 1)."`
+	CPUPerSeq           *float64       `name:"cpu-per-seq" aliases:"replica-cpu-per-seq" help:"Extra CPU per running sequence, in cores (default 0.01)."`
+	Accounting          *string        `name:"accounting" aliases:"replica-accounting" help:"Memory accounting: nominal (docs/design.md's GB arithmetic) or vllm (device GiB, exact parameters, blocks) (default nominal; vllm with --calibrated)."`
+	BlockSize           *int           `name:"block-size" aliases:"replica-block-size" help:"KV block size in tokens under vllm accounting (default 16)."`
+	Calibrated          bool           `name:"calibrated" aliases:"replica-calibrated" help:"Start from the vLLM-calibrated mode (docs/evaluation/ACCURACY.md) instead of docs/design.md's reference; other flags still override."`
+	Fitted              bool           `name:"fitted" aliases:"replica-fitted" help:"Start from the step model fitted on the shared H100 sim-to-real set (infscale accuracy, docs/evaluation/ACCURACY.md): calibrated plus KV read efficiency, per-sequence and per-request costs, expert MFU, prefill floor and interconnect; other flags still override."`
+	SequenceStepCost    *time.Duration `name:"sequence-step-cost" aliases:"replica-sequence-step-cost" help:"Time added to a decode step per running sequence (default 0s)."`
+	RequestOverhead     *time.Duration `name:"request-overhead" aliases:"replica-request-overhead" help:"Time each request spends before the scheduler sees it: the TTFT floor beyond the prefill (default 0s)."`
+	Calibration         string         `name:"calibration" aliases:"replica-calibration" type:"path" help:"A calibration file (infscale load --calibrate) for this GPU and model: its fitted bandwidth efficiency, MFU, step overhead, sequence step cost and request overhead replace the base's; other flags still override."`
 }
 
 // Config builds and validates the replica configuration. Every problem is
@@ -73,7 +75,7 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	case f.ModelConfig != "" && f.Model != "":
 		flagErr("model-config", errors.New("give --model or --model-config, not both"))
 	case f.ModelConfig != "":
-		if c.Model, err = replica.LoadHFConfig(f.ModelConfig); err != nil {
+		if c.Model, err = loadModelConfig(f.ModelConfig); err != nil {
 			flagErr("model-config", err)
 		}
 	default:
@@ -260,6 +262,20 @@ var byteUnits = []struct {
 }
 
 // parseBytes reads "4GB", "3.05GiB", "500MB", "1e9B" or a bare number of GB.
+// loadModelConfig reads --model-config FILE (replica.LoadHFConfig); an
+// empty file (or one of only white space) is refused by name, not as the
+// JSON decoder's bare "EOF".
+func loadModelConfig(path string) (replica.Model, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return replica.Model{}, err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return replica.Model{}, fmt.Errorf("%s is empty: want a Hugging Face config.json (a JSON object with hidden_size, num_hidden_layers, ...), e.g. the model repository's config.json", path)
+	}
+	return replica.LoadHFConfig(path)
+}
+
 func parseBytes(s string) (float64, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	scale := 1e9

@@ -18,25 +18,25 @@ import (
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // KubeCmd is `infscale kube`: one decision on a live workload, its current
 // replicas from the scale subresource and its signals scraped from its
 // Ready pods, optionally written back (docs/kubernetes.md).
 type KubeCmd struct {
-	Namespace  string         `short:"n" placeholder:"NS" help:"Namespace of the workload (default: the kubeconfig context's; in a pod, its own)."`
-	Deployment string         `placeholder:"NAME" help:"The Deployment (apps/v1) to decide for; or --name with --kind for another kind."`
-	Name       string         `placeholder:"NAME" help:"The workload, of --kind (any resource with a scale subresource: StatefulSet, Rollout, LeaderWorkerSet, ...)."`
-	Kind       string         `placeholder:"KIND" help:"Kind of --name, as an HPA's scaleTargetRef.kind (e.g. StatefulSet)."`
-	APIVersion string         `name:"api-version" placeholder:"G/V" help:"apiVersion of --kind, as scaleTargetRef.apiVersion (default apps/v1 for Deployment, StatefulSet, ReplicaSet; else required, e.g. argoproj.io/v1alpha1)."`
-	Port       string         `placeholder:"PORT" help:"Container port (number or name) of the pods' metrics (default: the one port the pod declares)."`
-	Path       string         `default:"/metrics" placeholder:"PATH" help:"Metrics path on the pods."`
-	Server     profile.Server `default:"auto" placeholder:"S" help:"Server profile of the pods' pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
-	Timeout    time.Duration  `default:"10s" placeholder:"D" help:"Timeout of the whole command: its API reads and writes, the pods' scrapes."`
-	Kubeconfig string         `type:"path" placeholder:"FILE" help:"kubeconfig file (default: in a pod its service account, else $KUBECONFIG or ~/.kube/config)."`
-	Proxy      bool           `help:"Scrape the pods through the API server's pod proxy (from outside the cluster network; needs get on pods/proxy) instead of at their IPs."`
-	Apply      bool           `help:"Write the decision to the workload's spec.replicas through its scale subresource when it differs (conflict-safe); refused when an HPA or a KEDA ScaledObject scales the workload."`
+	Namespace  string             `short:"n" placeholder:"NS" help:"Namespace of the workload (default: the kubeconfig context's; in a pod, its own)."`
+	Deployment string             `placeholder:"NAME" help:"The Deployment (apps/v1) to decide for; or --name with --kind for another kind."`
+	Name       string             `placeholder:"NAME" help:"The workload, of --kind (any resource with a scale subresource: StatefulSet, Rollout, LeaderWorkerSet, ...)."`
+	Kind       string             `placeholder:"KIND" help:"Kind of --name, as an HPA's scaleTargetRef.kind (e.g. StatefulSet)."`
+	APIVersion string             `name:"api-version" placeholder:"G/V" help:"apiVersion of --kind, as scaleTargetRef.apiVersion (default apps/v1 for Deployment, StatefulSet, ReplicaSet; else required, e.g. argoproj.io/v1alpha1)."`
+	Port       string             `placeholder:"PORT" help:"Container port (number or name) of the pods' metrics (default: the one port the pod declares)."`
+	Path       string             `default:"/metrics" placeholder:"PATH" help:"Metrics path on the pods."`
+	Server     modelserver.Server `default:"auto" placeholder:"S" help:"Server profile of the pods' pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
+	Timeout    time.Duration      `default:"10s" placeholder:"D" help:"Timeout of the whole command: its API reads and writes, the pods' scrapes."`
+	Kubeconfig string             `type:"path" placeholder:"FILE" help:"kubeconfig file (default: in a pod its service account, else $KUBECONFIG or ~/.kube/config)."`
+	Proxy      bool               `help:"Scrape the pods through the API server's pod proxy (from outside the cluster network; needs get on pods/proxy) instead of at their IPs."`
+	Apply      bool               `help:"Write the decision to the workload's spec.replicas through its scale subresource when it differs (conflict-safe); refused when an HPA or a KEDA ScaledObject scales the workload."`
 
 	PolicyFlags `embed:""`
 

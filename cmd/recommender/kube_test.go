@@ -65,7 +65,7 @@ func runKube(args ...string) (int, string, string) {
 func TestKubeDecideAndApply(t *testing.T) {
 	sc, _ := fakeKube(t, servedPod(t, "chat-a", 20, 4), servedPod(t, "chat-b", 30, 6))
 	code, out, errs := runKube("-n", "llm", "--deployment", "chat", "--port", "http", "--metric", "queue", "--target", "10")
-	if code != exitOK || !strings.Contains(out, "Deployment llm/chat: spec.replicas 2, 2 Ready pod(s) scraped, 0 starting") || !strings.Contains(out, "desired 6 (reason metric), current 2") {
+	if code != exitOK || !strings.Contains(out, "Deployment llm/chat: spec.replicas 2, 2 Ready pod(s) scraped, 0 starting") || !strings.Contains(out, "desired 6 (reason DesiredWithinRange), current 2") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	if sc.Updates != 0 {

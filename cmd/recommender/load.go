@@ -29,7 +29,7 @@ type LoadCmd struct {
 	Requests     int           `name:"requests" default:"1000" help:"Most requests per point (0: --duration only)."`
 	PromptTokens int           `name:"prompt-tokens" default:"512" help:"Synthesised prompt length: that many common words, about one token each (the server's usage is the truth)."`
 	MaxTokens    int           `name:"max-tokens" default:"128" help:"max_tokens of each request (ignore_eos set: all are generated)."`
-	Model        string        `name:"model" help:"Model name (default: the first of GET /v1/models)."`
+	ServedModel  string        `name:"served-model-name" placeholder:"NAME" help:"The model field of every request, the name the server serves the model under (vLLM's --served-model-name; default: the first of GET /v1/models). --model is the replica model, as in every command."`
 	Endpoint     string        `name:"endpoint" default:"completions" enum:"completions,chat" help:"completions (/v1/completions) or chat (/v1/chat/completions)."`
 	RampUp       time.Duration `name:"ramp-up" default:"0s" help:"Closed loop: spread the clients' first requests evenly over this time."`
 	Timeout      time.Duration `name:"timeout" default:"5m" help:"Most time one request may take (then it counts as an error)."`
@@ -39,9 +39,9 @@ type LoadCmd struct {
 	Output       string        `name:"output" default:"text" enum:"text,json" help:"text (table, knee) or json."`
 	AllowRemote  bool          `name:"allow-remote" help:"Allow a URL that is not loopback (load only servers you own)."`
 	Progress     string        `name:"progress" default:"auto" enum:"auto,always,never" help:"Progress on stderr: auto (a bar on a terminal; otherwise, for a sweep, a line as each point starts and ends), always (the bar), never."`
-	Calibrate    string        `name:"calibrate" type:"path" help:"Fit the replica model (the --replica-* flags: GPU, model, TP) to the concurrency sweep and write the calibration file here (gpu, simulate, backtest and profile take it with --calibration, fleet with --replica-calibration). Every point of the sweep runs (each up to --duration 60s or --requests 1000 by default): 7 points take up to about 7 minutes."`
+	Calibrate    string        `name:"calibrate" type:"path" help:"Fit the replica model (the replica flags --gpu, --model, --tp) to the concurrency sweep and write the calibration file here (every command that models a replica takes it with --calibration). Every point of the sweep runs (each up to --duration 60s or --requests 1000 by default): 7 points take up to about 7 minutes."`
 	CalibrateFit int           `name:"calibrate-fit-max" default:"16" help:"Fit on the sweep's points up to this concurrency; the higher ones are held out and their prediction error is reported."`
-	ReplicaFlags `embed:"" prefix:"replica-"`
+	ReplicaFlags `embed:""`
 }
 
 // Run validates the flags, runs the point or the sweep and prints it.
@@ -80,6 +80,11 @@ func (c *LoadCmd) Run(e *env) error {
 	if err := needsFlag(e.given, "calibrate-fit-max", c.Calibrate != "", "--calibrate"); err != nil {
 		return err
 	}
+	if e.given["model"] && c.Calibrate == "" {
+		// --model was the requests' model field before the replica
+		// flags lost their replica- prefix: refused, not ignored.
+		return invalidf("--model names the replica model that --calibrate fits (as in every command); the model field of the requests is --served-model-name (default: the first of GET /v1/models)")
+	}
 	var base replica.Config
 	if c.Calibrate != "" {
 		if c.Concurrency == "" || !strings.Contains(c.Concurrency, ",") {
@@ -106,7 +111,7 @@ func (c *LoadCmd) Run(e *env) error {
 			return invalid(err)
 		}
 	}
-	cfg := load.Config{URL: c.URL, Chat: c.Endpoint == "chat", Model: c.Model, PromptTokens: c.PromptTokens, MaxTokens: c.MaxTokens,
+	cfg := load.Config{URL: c.URL, Chat: c.Endpoint == "chat", Model: c.ServedModel, PromptTokens: c.PromptTokens, MaxTokens: c.MaxTokens,
 		Duration: c.Duration, Requests: c.Requests, RampUp: c.RampUp, Timeout: c.Timeout, Seed: c.Seed}
 	slo := load.SLO{TTFTP95: c.SLOTTFT.Seconds(), ITLP95: c.SLOITL.Seconds()}
 	var loads []float64
@@ -234,12 +239,16 @@ func writeLoadTable(w io.Writer, rep load.Report) {
 			at = fmt.Sprintf("rate %g req/s", k.Rate)
 		}
 		if k.LowerBound {
-			fmt.Fprintf(w, "\nno knee up to %s: every point within %s; extend the sweep\nsuggested target per replica, a lower bound: metrics: [{type: %s, target: %g}] or more\n", at, slo, k.Metric, k.Target)
+			fmt.Fprintf(w, "\nno knee up to %s: every point within %s; extend the sweep\nsuggested target per replica, a lower bound: metrics: [{type: %s, target: %g}] or more\n%s\n", at, slo, k.Metric, k.Target, kneeNote)
 			return
 		}
-		fmt.Fprintf(w, "\nknee: %s (the highest load within %s)\nsuggested target per replica: metrics: [{type: %s, target: %g}]\n", at, slo, k.Metric, k.Target)
+		fmt.Fprintf(w, "\nknee: %s (the highest load within %s)\nsuggested target per replica: metrics: [{type: %s, target: %g}]\n%s\n", at, slo, k.Metric, k.Target, kneeNote)
 	}
 }
+
+// kneeNote says what the knee's target is beside tune's and the chart's
+// (docs/queue-target.md).
+const kneeNote = "the knee is a ceiling, not the target to deploy: tune picks the cheapest target below it that holds your traffic through a cold start (why they differ: docs/queue-target.md)"
 
 func loadLabel(p load.Summary) string {
 	switch {

@@ -140,14 +140,14 @@ func TestLoadAllFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Stop()
-	code, out, errs := runLoad(t, f.URL(), "--concurrency", "1", "--requests", "3", "--model", "nosuch")
+	code, out, errs := runLoad(t, f.URL(), "--concurrency", "1", "--requests", "3", "--served-model-name", "nosuch")
 	if code != 1 || !strings.Contains(errs, "c=1: all 3 requests failed; the first: 404 Not Found:") || !strings.Contains(errs, "nosuch") {
 		t.Errorf("exit %d, stderr %q; want 1, all 3 failed with the 404 and the model", code, errs)
 	}
 	if strings.Contains(out, "NaN") || !strings.Contains(out, "c=1         0       3            -") {
 		t.Errorf("table:\n%s", out)
 	}
-	code, out, _ = runLoad(t, f.URL(), "--concurrency", "1,2", "--requests", "2", "--model", "nosuch", "--output", "json")
+	code, out, _ = runLoad(t, f.URL(), "--concurrency", "1,2", "--requests", "2", "--served-model-name", "nosuch", "--output", "json")
 	var rep map[string]any
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("JSON: %v\n%s", err, out)
@@ -229,24 +229,14 @@ func TestLoadSweepProgressOffTerminal(t *testing.T) {
 	}
 }
 
-// TestLoadHelpNamesFleetFlag: load --help points fleet users at the flag
-// fleet has (--replica-calibration), and says what a calibration costs.
-func TestLoadHelpNamesFleetFlag(t *testing.T) {
-	help := func(cmd string) string {
-		var out, errb bytes.Buffer
-		if code := run(context.Background(), []string{cmd, "--help"}, strings.NewReader(""), &out, &errb); code != 0 {
-			t.Fatalf("%s --help: exit %d %s", cmd, code, errb.String())
-		}
-		return strings.Join(strings.Fields(out.String()), " ")
+// TestLoadHelpCostOfCalibration: load --help says what a calibration
+// costs.
+func TestLoadHelpCostOfCalibration(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"load", "--help"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("load --help: exit %d %s", code, errb.String())
 	}
-	load, fl := help("load"), help("fleet")
-	if !strings.Contains(load, "fleet with --replica-calibration") || strings.Contains(load, "fleet take it with --calibration") {
-		t.Errorf("load --help does not name fleet's --replica-calibration:\n%s", load)
-	}
-	if !strings.Contains(fl, "--replica-calibration=") && !strings.Contains(fl, "--replica-calibration ") {
-		t.Errorf("fleet --help has no --replica-calibration:\n%s", fl)
-	}
-	if !strings.Contains(load, "--duration 60s or --requests 1000") {
+	if load := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(load, "--duration 60s or --requests 1000") {
 		t.Errorf("load --help does not say what a point of the sweep costs:\n%s", load)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/internal/sourcekey"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/scrape"
 )
 
@@ -27,12 +27,12 @@ const (
 // ParseCmd is `infscale parse PAGE...`: read model-server /metrics pages
 // and print each replica's signals (docs/parse.md).
 type ParseCmd struct {
-	Pages      []string       `arg:"" name:"PAGE" help:"A /metrics page: a file, an http(s) URL, or - for stdin. Each page once (the same URL or file named twice is an error); --interval gives rates."`
-	Server     profile.Server `default:"auto" placeholder:"S" help:"Server profile: auto (detect; the default), vllm, sglang, llamacpp, tgi, trtllm, triton."`
-	Output     string         `enum:"text,json" default:"text" help:"Output format: text or json."`
-	CPURequest float64        `name:"cpu-request" placeholder:"CORES" help:"The pod's CPU request in cores, to print CPU % of the request (needs two scrapes: --interval)."`
-	Interval   *time.Duration `placeholder:"D" help:"Scrape every page twice, D apart (100ms to 1h, e.g. 15s), and print counter rates; URLs only."`
-	Timeout    time.Duration  `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`
+	Pages      []string           `arg:"" name:"PAGE" help:"A /metrics page: a file, an http(s) URL, or - for stdin. Each page once (the same URL or file named twice is an error); --interval gives rates."`
+	Server     modelserver.Server `default:"auto" placeholder:"S" help:"Server profile: auto (detect; the default), vllm, sglang, llamacpp, tgi, trtllm, triton."`
+	Output     string             `enum:"text,json" default:"text" help:"Output format: text or json."`
+	CPURequest float64            `name:"cpu-request" placeholder:"CORES" help:"The pod's CPU request in cores, to print CPU % of the request (needs two scrapes: --interval)."`
+	Interval   *time.Duration     `placeholder:"D" help:"Scrape every page twice, D apart (100ms to 1h, e.g. 15s), and print counter rates; URLs only."`
+	Timeout    time.Duration      `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`
 }
 
 // parseRow is one printed row: a page and, when an earlier scrape of the same

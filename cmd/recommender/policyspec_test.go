@@ -81,7 +81,7 @@ func TestOnePolicySpecification(t *testing.T) {
 // wants ceil(1000/4) = 250, the scale-up limit allows max(100+4, 2×100) =
 // 200, and max 100 caps it.
 func TestDecideDefaultMax(t *testing.T) {
-	wantDecision(t, decideOK(t, "--queue", "1000", "--current", "100"), 100, "max")
+	wantDecision(t, decideOK(t, "--queue", "1000", "--current", "100"), 100, "TooManyReplicas")
 	p, err := replay.ParsePolicy("queue:4")
 	if err != nil || p.Recommend.Max != 100 {
 		t.Errorf("policy string max %v (%v), want 100", p.Recommend, err)

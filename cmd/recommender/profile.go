@@ -18,16 +18,17 @@ import (
 
 // ProfileCmd is `infscale profile`: the arrival rate by hour of day and day
 // of week from Prometheus history, how much of the variance it explains, a
-// proposed schedule floor (config `schedule:` YAML and KEDA cron
+// proposed schedule floor (a share of the replicas the reactive policy held
+// in a replay of the history, as config `schedule:` YAML and KEDA cron
 // triggers), and a replay of reactive only / schedule only / both.
 type ProfileCmd struct {
 	HistoryFlags `embed:"" set:"configuse=; the reactive policy is --policy, not the target's"`
 	ReplicaFlags `embed:""`
 
-	Policy        string        `short:"p" default:"queue:24" placeholder:"P" help:"The reactive policy (a simulate policy string); its queue/running target sets the requests one replica holds (default ${default})."`
-	FloorFraction float64       `name:"floor-fraction" default:"0.8" placeholder:"F" help:"The floor covers this fraction of the expected need (0 < F <= 1); the reactive policy scales on the rest (default ${default})."`
+	Policy        string        `short:"p" default:"queue:24" placeholder:"P" help:"The reactive policy (a simulate policy string); it is replayed on the history and the floor is a share of the replicas it held at each weekday and hour (default ${default})."`
+	FloorFraction float64       `name:"floor-fraction" default:"0.8" placeholder:"F" help:"The floor covers this fraction of the replicas the reactive policy held (0 < F <= 1); the policy scales on the rest (default ${default})."`
 	Timezone      string        `default:"UTC" placeholder:"TZ" help:"IANA time zone of the hours and of the schedule (default ${default})."`
-	Simulate      bool          `default:"true" negatable:"" help:"Replay reactive only, schedule only and both (when there is a schedule) on the same history (--no-simulate to skip)."`
+	Simulate      bool          `default:"true" negatable:"" help:"Print the replay of reactive only, and of schedule only and both when there is a schedule (--no-simulate: print no replay; the reactive policy is still replayed, the floor comes from it)."`
 	SLOTTFT       time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO of the replay (default ${default})."`
 	Seed          uint64        `default:"1" help:"Seed of the replay's arrivals within a step and token draws."`
 	Output        string        `enum:"text,json" default:"text" help:"Output format: text or json."`
@@ -62,6 +63,7 @@ func (c *ProfileCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	warnConfig(e.stderr, res.deprecations)
 	if span := res.grid.End().Sub(res.grid.Start); span < 24*time.Hour {
 		return invalidf("--start..--end spans %s: a profile needs at least 24h (a week to see weekdays; --start=-7d)", span)
 	}
@@ -86,52 +88,79 @@ func (c *ProfileCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
-	conc, lat, how := replay.PerReplica(model, reactive, w.Prompt.Mean, w.Output.Mean)
-	fl, err := seasonal.ProposeFloor(p, conc/lat, c.FloorFraction)
+	// The floor is a share of the replicas the reactive policy itself held
+	// at each hour of the week in a replay of this history: what the policy
+	// will ask for anyway, raised before the load comes. (A per-replica
+	// throughput from the replica model alone, Little's law at the policy's
+	// target, read a queue:24 replica as 11 req/s where the replay holds
+	// about 3, and proposed no floor on a week built around a daily cycle.)
+	rcfg := func(label string) backtest.Config {
+		return backtest.Config{Seed: c.Seed, GPUs: float64(model.Config().TP), Replay: replay.Config{
+			Model: model, SLOTTFT: c.SLOTTFT.Seconds(),
+			Progress: func(now, end float64) {
+				if end > 0 && !math.IsInf(end, 0) {
+					prog.Printf("profile: %s %3.0f%%", label, 100*now/end)
+				}
+			},
+		}}
+	}
+	reactive.Name = c.Policy + " (reactive only)"
+	cfg := rcfg("replay of the reactive policy")
+	cfg.Policies = []replay.Policy{reactive}
+	rep, err := backtest.Run(e.ctx, w, cfg)
+	prog.Done()
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
-	minReplicas := 1
-	if reactive.Recommend != nil {
-		minReplicas = max(reactive.Recommend.Min, 1)
-		fl.Cap(reactive.Recommend.Max) // a window above max is not a valid schedule
+	rep.Fetch = st
+	held, known := heldReplicaSeconds(rep.Policies[0].Timeline, res.grid.Step.Seconds(), res.grid.N, w.Known())
+	hp, err := seasonal.Build(res.grid.Start, res.grid.Step, held, known, loc)
+	if err != nil {
+		return fmt.Errorf("profile: the reactive replay's replicas: %w", err)
 	}
+	fl, err := seasonal.ProposeFloor(hp, 1, c.FloorFraction)
+	if err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	minReplicas := max(reactive.Recommend.Min, 1)
+	fl.Cap(reactive.Recommend.Max) // a window above max is not a valid schedule
 	wins := fl.Windows(minReplicas)
-	out := profileOut{p: p, floor: fl, windows: wins, zone: c.Timezone, conc: conc, latency: lat, how: how,
+	out := profileOut{p: p, held: hp, floor: fl, windows: wins, zone: c.Timezone,
 		policy: c.Policy, fraction: c.FloorFraction, coverage: w.Coverage, start: res.grid.Start, end: res.grid.End()}
 	if c.Simulate {
-		tl := fl.Timeline(res.grid.Start, res.grid.Step, res.grid.N+1)
-		for i := range tl {
-			tl[i] = max(tl[i], float64(minReplicas)) // never below the policy's minimum
-		}
-		sched, err := replay.Follow("schedule only", res.grid.Step.Seconds(), tl)
-		if err != nil {
-			return err
-		}
-		pols := []replay.Policy{reactive, sched}
 		if len(wins) > 0 {
+			tl := fl.Timeline(res.grid.Start, res.grid.Step, res.grid.N+1)
+			for i := range tl {
+				tl[i] = max(tl[i], float64(minReplicas)) // never below the policy's minimum
+			}
+			sched, err := replay.Follow(ScheduleOnlyRow, res.grid.Step.Seconds(), tl)
+			if err != nil {
+				return err
+			}
 			both, err := replay.ParsePolicy(base + seasonal.PolicyOptions(wins, c.Timezone))
 			if err != nil {
 				return fmt.Errorf("profile: schedule as policy options: %w", err)
 			}
 			both.Name = c.Policy + " + schedule"
-			pols = append(pols, both)
-		}
-		reactive.Name = c.Policy + " (reactive only)"
-		pols[0] = reactive
-		rep, err := backtest.Run(e.ctx, w, backtest.Config{Policies: pols, Seed: c.Seed, GPUs: float64(model.Config().TP), Replay: replay.Config{
-			Model: model, SLOTTFT: c.SLOTTFT.Seconds(),
-			Progress: func(now, end float64) {
-				if end > 0 && !math.IsInf(end, 0) {
-					prog.Printf("profile: replay %3.0f%%", 100*now/end)
+			cfg := rcfg("replay of the schedule")
+			cfg.Policies = []replay.Policy{sched, both}
+			// The actual timeline was replayed with the reactive policy:
+			// not again; savings against it as backtest.Run computes them.
+			w2 := w
+			w2.Replicas = nil
+			more, err := backtest.Run(e.ctx, w2, cfg)
+			prog.Done()
+			if err != nil {
+				return fmt.Errorf("profile: %w", err)
+			}
+			for _, r := range more.Policies {
+				if am := rep.Actual.ReplicaMinutes; am > 0 {
+					r.SavingsPct = 100 * (am - r.ReplicaMinutes()) / am
 				}
-			},
-		}})
-		prog.Done()
-		if err != nil {
-			return fmt.Errorf("profile: %w", err)
+				rep.Policies = append(rep.Policies, r)
+			}
+			rep.ReplayTime += more.ReplayTime
 		}
-		rep.Fetch = st
 		out.sim = &rep
 	}
 	if c.Output == "json" {
@@ -141,13 +170,13 @@ func (c *ProfileCmd) Run(e *env) error {
 }
 
 type profileOut struct {
-	p          seasonal.Profile
-	floor      seasonal.Floor
-	windows    []seasonal.Window
-	zone       string
-	conc       float64
-	latency    float64
-	how        string
+	p       seasonal.Profile
+	floor   seasonal.Floor
+	windows []seasonal.Window
+	zone    string
+	// held is the profile of the replicas the reactive policy held in its
+	// replay (Rate: mean replicas per weekday and hour).
+	held       seasonal.Profile
 	policy     string
 	fraction   float64
 	coverage   backtest.Coverage
@@ -196,8 +225,9 @@ func (o profileOut) writeText(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "\npeak hour %02d:00 (%.2f req/s); weekend / weekday %s; variance explained by day x hour: %s\n",
 		p.PeakHour, p.HourOfDay[p.PeakHour], fmtPct(p.WeekendRatio), fmtPct(p.VarianceExplained))
-	fmt.Fprintf(w, "one replica: %.0f requests in flight (%s) / %.2f s per request = %.2f req/s; floor = floor(%.2f x rate / %.2f)\n",
-		o.conc, o.how, o.latency, o.conc/o.latency, o.fraction, o.conc/o.latency)
+	pk := p.PeakHour
+	fmt.Fprintf(w, "replayed, %s held %.1f replicas on average at %02d:00 (%.2f req/s per replica); floor = floor(%.2f x the replicas it held at that weekday and hour)\n",
+		o.policy, o.held.HourOfDay[pk], pk, o.perReplica(), o.fraction)
 	fmt.Fprintf(w, "\nwindows that recur (the same hour on >= %d days, or the same weekday and hour in >= %d weeks):\n",
 		seasonal.MinDays, seasonal.MinWeeks)
 	if len(o.windows) == 0 {
@@ -212,14 +242,60 @@ func (o profileOut) writeText(w io.Writer) error {
 	seasonal.WriteKEDACron(w, o.windows, o.zone)
 	if o.sim != nil {
 		if len(o.windows) == 0 {
-			// No window: "both" would be the reactive policy itself.
-			fmt.Fprintf(w, "\nreactive only and schedule only (the policy's min throughout), replayed on the same history; no schedule to add to the reactive policy, so no \"both\" row:\n\n")
+			// No window: "schedule only" would be the policy's min throughout
+			// and "both" the reactive policy itself.
+			fmt.Fprintf(w, "\nreactive only, replayed on the same history; no schedule to add to the reactive policy, so no \"schedule only\" or \"both\" row:\n\n")
 		} else {
 			fmt.Fprintf(w, "\nreactive only, schedule only, both, replayed on the same history:\n\n")
 		}
-		return o.sim.WriteText(w)
+		if err := o.sim.WriteText(w); err != nil {
+			return err
+		}
+		if ps := o.sim.Policies; len(o.windows) > 0 && len(ps) == 3 && ps[2].ReplicaSeconds == ps[0].ReplicaSeconds && ps[2].Misses() == ps[0].Misses() {
+			fmt.Fprintf(w, "%s + schedule: the same as reactive only: the policy already held at least the floor at every hour of it, so the schedule changes nothing on this history; a higher --floor-fraction raises the floor.\n", o.policy)
+		}
+		if len(o.windows) > 0 {
+			fmt.Fprintf(w, "%s: the floor alone, with no reactive scaling: it covers %.0f%% of what the policy held by design, so its misses are expected; it shows what the floor adds under the policy, not a policy to run.\n",
+				ScheduleOnlyRow, 100*o.fraction)
+		}
 	}
 	return nil
+}
+
+// ScheduleOnlyRow labels profile's replay of the floor alone.
+const ScheduleOnlyRow = "schedule only (floor alone)"
+
+// perReplica is the arrival rate per replica the reactive replay held at
+// the peak hour (requests/s; NaN without data).
+func (o profileOut) perReplica() float64 {
+	pk := o.p.PeakHour
+	return o.p.HourOfDay[pk] / o.held.HourOfDay[pk]
+}
+
+// heldReplicaSeconds turns a replay's timeline (one Sample per period, T in
+// seconds from the grid's start) into replica-seconds per grid step: step
+// j (1..n, ending at j·step) holds the mean Desired of the samples in it ×
+// step, the last earlier sample's when none fell in it. known is the
+// history's known steps less those before the first sample.
+func heldReplicaSeconds(tl []replay.Sample, step float64, n int, history []bool) (held []float64, known []bool) {
+	held, known = make([]float64, n+1), make([]bool, n+1)
+	k, last := 0, math.NaN()
+	for j := 1; j <= n; j++ {
+		var sum float64
+		cnt := 0
+		for ; k < len(tl) && tl[k].T <= float64(j)*step; k++ {
+			sum += float64(tl[k].Desired)
+			cnt++
+		}
+		if cnt > 0 {
+			last = sum / float64(cnt)
+		}
+		if !math.IsNaN(last) {
+			held[j] = last * step
+			known[j] = j >= len(history) || history[j]
+		}
+	}
+	return held, known
 }
 
 func fmtPct(v float64) string {
@@ -269,7 +345,7 @@ func (o profileOut) writeJSON(w io.Writer) error {
 		"start": o.start, "end": o.end, "days": p.Days, "timezone": o.zone,
 		"rate_by_day_hour": rates, "hour_of_day": hod, "day_of_week": dow, "mean_rate": nz(p.Mean),
 		"peak_hour": p.PeakHour, "weekend_ratio": nz(p.WeekendRatio), "variance_explained": nz(p.VarianceExplained),
-		"per_replica_rate": nz(o.conc / o.latency), "floor": floors, "schedule": wins,
+		"per_replica_rate": nz(o.perReplica()), "floor": floors, "schedule": wins,
 	}
 	if o.sim != nil {
 		var buf bytes.Buffer

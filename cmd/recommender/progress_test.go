@@ -54,6 +54,20 @@ func TestSimulateProgressMonotonic(t *testing.T) {
 	}
 }
 
+// TestSimulateProgressOnePolicy: one policy on an on-off trace says
+// "1 policy" and its redirected progress ends at 100% (the last step from
+// 95% came within 10 s and 10 points of the line before and was dropped).
+func TestSimulateProgressOnePolicy(t *testing.T) {
+	code, errs := stderrFile(t, "simulate", "-p", "fixed:2", "--trace", "synthetic:onoff,duration=2h", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n")
+	if last := lines[len(lines)-1]; last != "simulating 1 policy: 100%" {
+		t.Errorf("last progress line %q, want \"simulating 1 policy: 100%%\" (all: %q)", last, lines)
+	}
+}
+
 // TestQuietProgress: --quiet writes no progress, on a redirected stderr,
 // for simulate and tune.
 func TestQuietProgress(t *testing.T) {

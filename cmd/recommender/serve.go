@@ -121,6 +121,7 @@ func (c *ServeCmd) Run(e *env) error {
 		}
 		return invalid(err)
 	}
+	warnConfig(e.stderr, cfg.Deprecations)
 	if c.CheckConfig {
 		mode := "embedded (scraping the replicas)"
 		if !cfg.Prometheus.Embedded() {

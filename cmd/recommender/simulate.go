@@ -99,7 +99,7 @@ func (c *SimulateCmd) Run(e *env) error {
 	if !(c.Price >= 0 && c.Price <= maxGPUHourPrice) {
 		return invalidf("--gpu-hour-price %g: want a price from 0 to %g", c.Price, float64(maxGPUHourPrice))
 	}
-	prog := status.NewProgress(e.stderr, fmt.Sprintf("simulating %d policies", len(pols)), len(pols), c.Quiet)
+	prog := status.NewProgress(e.stderr, progressLabel(len(pols)), len(pols), c.Quiet)
 	results, err := c.runAll(e.ctx, src, pols, cfg, prog)
 	prog.Done()
 	if err != nil {
@@ -140,7 +140,7 @@ func (c *SimulateCmd) Run(e *env) error {
 		}
 		return replay.WriteCSV(e.stdout, rows)
 	}
-	return writeSimText(e.stdout, src.Name, cfg, rows, results, c.Timeline)
+	return writeSimText(e.stdout, src.Name, cfg, rows, results, c.Timeline, gpus, c.Price)
 }
 
 // maxGPUHourPrice bounds --gpu-hour-price: costs stay finite (1e308 made
@@ -220,6 +220,15 @@ func (c *SimulateCmd) source() (trace.Source, error) {
 	return src, nil
 }
 
+// progressLabel is simulate's progress label: "simulating 1 policy",
+// "simulating 3 policies".
+func progressLabel(n int) string {
+	if n == 1 {
+		return "simulating 1 policy"
+	}
+	return fmt.Sprintf("simulating %d policies", n)
+}
+
 func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []replay.Policy, cfg replay.Config, prog *status.Progress) ([]replay.Result, error) {
 	res := make([]replay.Result, len(pols))
 	errs := make([]error, len(pols))
@@ -266,7 +275,22 @@ func fmtSecs(p *float64) string {
 }
 
 // writeSimText prints the comparison table (docs/design.md's columns and more).
-func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []replay.Row, results []replay.Result, timeline bool) error {
+// simLegend is the lines under simulate's table: the units of its columns
+// (gpus GPUs per replica, price per GPU-hour) and the reference rows among
+// rows (replay.RowLegend).
+func simLegend(rows []replay.Row, gpus, price float64) []string {
+	out := []string{
+		fmt.Sprintf("replica-min: replicas x minutes (starting, ready and draining). GPU cost: replica-min / 60 x %g GPU(s) per replica x %g per GPU-hour (--gpu-hour-price, in your currency). tokens/GPU-h: output tokens per GPU-hour. reversals: changes of direction within 300 s of the previous one.", gpus, price),
+	}
+	var names []string
+	for _, r := range rows {
+		names = append(names, r.Policy)
+	}
+	out = append(out, replay.RowLegend(names)...)
+	return append(out, "More on the words and units: docs/README.md#reading-the-output")
+}
+
+func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []replay.Row, results []replay.Result, timeline bool, gpus, price float64) error {
 	b := &strings.Builder{}
 	if len(rows) > 0 {
 		fmt.Fprintf(b, "trace %s: %d requests over %.0f s; SLO TTFT %gs, period %gs\n\n", traceName, rows[0].Requests, rows[0].Duration, cfg.SLOTTFT, cfg.Period)
@@ -299,6 +323,10 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []repla
 	}
 	if w := firstRejectedWarning(results); w != "" {
 		fmt.Fprintf(b, "\nnote: %s\n", w)
+	}
+	b.WriteString("\n")
+	for _, l := range simLegend(rows, gpus, price) {
+		b.WriteString(l + "\n")
 	}
 	if timeline {
 		for _, r := range results {

@@ -73,6 +73,24 @@ func TestSimulateDefaultTable(t *testing.T) {
 	}
 }
 
+// TestSimulateLegend: under the table, the units of replica-min and GPU
+// cost (1 GPU per replica at --gpu-hour-price 3) and one line for each
+// reference row present (oracle here, not optimal).
+func TestSimulateLegend(t *testing.T) {
+	code, out, errs := runSimulate(t, "-p", "oracle", "-p", "fixed:2", "--gpu-hour-price", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"GPU cost: replica-min / 60 x 1 GPU(s) per replica x 3 per GPU-hour", "\noracle: reads the arrivals ahead", "docs/README.md#reading-the-output"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "optimal:") {
+		t.Errorf("a legend line for optimal without its row:\n%s", out)
+	}
+}
+
 func TestSimulateJSONAndPolicyCommas(t *testing.T) {
 	rows := simulateJSON(t, "--policy", "cpu:60", "--policy", "queue:24,lookahead=90", "--gpu-hour-price", "3")
 	if len(rows) != 2 || rows[1].Policy != "queue:24,lookahead=90" {

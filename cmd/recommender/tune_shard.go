@@ -16,16 +16,30 @@ import (
 )
 
 // parseShard reads --shard I/N (0 <= I < N); an empty I is the Kubernetes
-// indexed Job's JOB_COMPLETION_INDEX.
+// indexed Job's JOB_COMPLETION_INDEX. Errors name what is wrong: N, I (a
+// letter such as the help's "I" is not an index), or the environment
+// variable (unset, or not an index below N).
 func parseShard(v string) (i, n int, err error) {
+	const want = "want I/N with 0 <= I < N, e.g. 0/4, or /N to take I from JOB_COMPLETION_INDEX (an indexed Job sets it)"
 	a, b, ok := strings.Cut(v, "/")
-	if a == "" && ok {
-		a = os.Getenv("JOB_COMPLETION_INDEX")
+	n, errn := strconv.Atoi(b)
+	if !ok || errn != nil || n < 1 {
+		return 0, 0, invalidf("--shard %q: N (the number of shards, after the /) must be an integer >= 1; %s", v, want)
+	}
+	if a == "" {
+		env, set := os.LookupEnv("JOB_COMPLETION_INDEX")
+		if !set {
+			return 0, 0, invalidf("--shard %q: /N takes the shard index from JOB_COMPLETION_INDEX, which is not set (a Kubernetes indexed Job sets it); outside such a Job give the index: 0/%d to %d/%d", v, n, n-1, n)
+		}
+		i, err := strconv.Atoi(env)
+		if err != nil || i < 0 || i >= n {
+			return 0, 0, invalidf("--shard %q: JOB_COMPLETION_INDEX=%q is not a shard index from 0 to %d (the Job's completions must equal N, %d)", v, env, n-1, n)
+		}
+		return i, n, nil
 	}
 	i, erri := strconv.Atoi(a)
-	n, errn := strconv.Atoi(b)
-	if !ok || erri != nil || errn != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, invalidf("--shard %q: want I/N with 0 <= I < N, e.g. 0/4 (or /4 to take I from JOB_COMPLETION_INDEX, as an indexed Job sets it)", v)
+	if erri != nil || i < 0 || i >= n {
+		return 0, 0, invalidf("--shard %q: I (the shard index, before the /) must be an integer from 0 to %d; %s", v, n-1, want)
 	}
 	return i, n, nil
 }
@@ -62,6 +76,7 @@ func (c *TuneCmd) runShard(e *env) error {
 	if err != nil {
 		return invalidf("--config: %v", err)
 	}
+	warnConfig(e.stderr, file.Deprecations)
 	if file.Prometheus.Embedded() {
 		return invalidf("%s: tune --shard needs prometheus.url (history comes from range queries)", c.HistoryFlags.Config)
 	}

@@ -26,6 +26,33 @@ func TestParseShard(t *testing.T) {
 	}
 }
 
+// TestParseShardErrors: each refusal says which part is wrong; "I/2" (the
+// help's placeholder typed as is) and "/2" outside an indexed Job say how
+// to give the index.
+func TestParseShardErrors(t *testing.T) {
+	for _, c := range []struct {
+		arg, env string
+		unset    bool
+		want     string
+	}{
+		{arg: "I/2", unset: true, want: "I (the shard index, before the /) must be an integer from 0 to 1"},
+		{arg: "/2", unset: true, want: "JOB_COMPLETION_INDEX, which is not set (a Kubernetes indexed Job sets it); outside such a Job give the index: 0/2 to 1/2"},
+		{arg: "/2", env: "2", want: `JOB_COMPLETION_INDEX="2" is not a shard index from 0 to 1`},
+		{arg: "0/x", unset: true, want: "N (the number of shards, after the /) must be an integer >= 1"},
+	} {
+		t.Run(c.arg+"_"+c.env, func(t *testing.T) {
+			t.Setenv("JOB_COMPLETION_INDEX", c.env)
+			if c.unset {
+				os.Unsetenv("JOB_COMPLETION_INDEX")
+			}
+			_, _, err := parseShard(c.arg)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("parseShard(%q) = %v, want an error with %q", c.arg, err, c.want)
+			}
+		})
+	}
+}
+
 // TestTuneShardBadInput: --shard needs --config, a config target with a
 // tune: block and somewhere to write; each refusal is exit 2 naming it.
 func TestTuneShardBadInput(t *testing.T) {

@@ -84,6 +84,9 @@ func TestTuneBadInput(t *testing.T) {
 	}{
 		{[]string{"tune"}, "no source"},
 		{[]string{"tune", "--trace", "reference", "--max-miss", "-1"}, "--max-miss"},
+		{[]string{"tune", "--trace", "reference", "--max-miss", "100.5"}, "--max-miss 100.5: want a percentage from 0 to 100"},
+		// 100 is within "0 to 100": the next check (--holdout) is reached.
+		{[]string{"tune", "--trace", "reference", "--max-miss", "100", "--holdout", "1"}, "--holdout 1"},
 		{[]string{"tune", "--trace", "reference", "--holdout", "1"}, "--holdout"},
 		{[]string{"tune", "--trace", "reference", "--plot", "x.pdf"}, "--plot"},
 		{[]string{"tune", "--trace", "reference", "--prometheus-url", "http://127.0.0.1:1"}, "one source"},

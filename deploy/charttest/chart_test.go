@@ -180,6 +180,9 @@ func serveConfig(t *testing.T, objs []object) *config.File {
 	if err != nil {
 		t.Fatalf("rendered config does not load: %v\n%s", err, cm.Data["infscale.yaml"])
 	}
+	if len(f.Deprecations) > 0 {
+		t.Errorf("rendered config uses deprecated keys: %v", config.Errors(f.Deprecations))
+	}
 	return f
 }
 
@@ -292,8 +295,8 @@ targets:
     selector: '{namespace="llm", pod=~"chat-.*"}'
     replicas: 'kube_deployment_spec_replicas{namespace="llm",deployment="chat"}'
     metrics: [{type: queue, target: 24}]
-    min: 2
-    max: 12
+    minReplicaCount: 2
+    maxReplicaCount: 12
 - name: code
   workload: {namespace: batch, apiVersion: apps/v1, kind: StatefulSet, name: code}
   scaledObject: {enabled: true}
@@ -302,9 +305,9 @@ targets:
     selector: '{namespace="batch", pod=~"code-.*"}'
     replicas: 'kube_statefulset_replicas{namespace="batch",statefulset="code"}'
     metrics: [{type: queue, target: 16}]
-    min: 0
-    max: 4
-    zero: {cooldown: 300s, held: 'sum(infscale_activator_held_requests{service="activator-code"})'}
+    minReplicaCount: 0
+    maxReplicaCount: 4
+    zero: {cooldownPeriod: 300s, held: 'sum(infscale_activator_held_requests{service="activator-code"})'}
 `
 }
 
@@ -468,9 +471,9 @@ func TestBadValues(t *testing.T) {
 	for _, c := range []struct{ values, want string }{
 		{`rbac: {modes: [write]}`, `rbac.modes: "write" is not a mode`},
 		{"replicas: 2\nrbac: {modes: [apply]}", "several replicas would all write; add leases"},
-		{"targets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: false}, config: {server: vllm, max: 4}}", "targets[chat].apply: needs rbac.modes to include apply"},
-		{"rbac: {modes: [apply]}\ntargets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, max: 4}}", "targets[chat].apply: its ScaledObject's HPA would be a second writer"},
-		{"targets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, min: 1}}", "targets[chat].config.max is required"},
+		{"targets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: false}, config: {server: vllm, maxReplicaCount: 4}}", "targets[chat].apply: needs rbac.modes to include apply"},
+		{"rbac: {modes: [apply]}\ntargets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, maxReplicaCount: 4}}", "targets[chat].apply: its ScaledObject's HPA would be a second writer"},
+		{"targets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, minReplicaCount: 1}}", "targets[chat].config.maxReplicaCount is required"},
 	} {
 		_, err := tryRender(c.values)
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
@@ -494,7 +497,7 @@ targets:
   config:
     scrape: {port: 8000}
     metrics: [{type: queue, target: 24}]
-    max: 8
+    maxReplicaCount: 8
 `)
 	f := serveConfig(t, objs)
 	tg := f.Targets[0]
@@ -503,5 +506,32 @@ targets:
 	}
 	if n := len(every[*kedav1alpha1.ScaledObject](objs)); n != 0 {
 		t.Errorf("%d ScaledObjects, want none", n)
+	}
+}
+
+// TestOldConfigNames: a values file of the previous release (interval,
+// config.min and config.max) still renders: the ScaledObject's range from
+// min and max, and serve's config with the old keys as given, which the
+// loader reads with a deprecation each (serve logs them).
+func TestOldConfigNames(t *testing.T) {
+	objs := render(t, "interval: 30s\ntargets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, selector: '{app=\"chat\"}', metrics: [{type: queue, target: 24}], min: 2, max: 5}}\n")
+	so := only[*kedav1alpha1.ScaledObject](t, objs)
+	if *so.Spec.MinReplicaCount != 2 || *so.Spec.MaxReplicaCount != 5 {
+		t.Errorf("ScaledObject range %d..%d, want 2..5", *so.Spec.MinReplicaCount, *so.Spec.MaxReplicaCount)
+	}
+	cm := only[*corev1.ConfigMap](t, objs)
+	f, err := config.Parse([]byte(cm.Data["infscale.yaml"]), "cm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, d := range f.Deprecations {
+		keys = append(keys, d.Key)
+	}
+	if strings.Join(keys, " ") != "interval targets[0].max targets[0].min" && strings.Join(keys, " ") != "interval targets[0].min targets[0].max" {
+		t.Errorf("deprecations %v, want interval, targets[0].min and targets[0].max", f.Deprecations)
+	}
+	if f.IntervalDuration().Seconds() != 30 || *f.Targets[0].Min != 2 || *f.Targets[0].Max != 5 {
+		t.Errorf("loaded interval %v, min %d, max %d; want 30s, 2, 5", f.IntervalDuration(), *f.Targets[0].Min, *f.Targets[0].Max)
 	}
 }

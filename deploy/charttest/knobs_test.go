@@ -271,7 +271,7 @@ func TestPodMonitor(t *testing.T) {
 		b, _ := yaml.Marshal(want.Spec)
 		t.Errorf("PodMonitor %s/%s labels %v; spec:\n%s\ndeploy/vllm's:\n%s", pm.Namespace, pm.Name, pm.Labels, a, b)
 	}
-	if _, err := tryRender("targets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, podMonitor: {enabled: true}, scaledObject: {enabled: false}, config: {server: vllm, max: 4}}"); err == nil ||
+	if _, err := tryRender("targets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, podMonitor: {enabled: true}, scaledObject: {enabled: false}, config: {server: vllm, maxReplicaCount: 4}}"); err == nil ||
 		!strings.Contains(err.Error(), "targets[chat].podMonitor.selector") {
 		t.Errorf("podMonitor without a selector: error %v", err)
 	}

@@ -201,7 +201,7 @@ func (r record) String() string {
 // runaway guard (so each decision is the HPA's arithmetic on this cycle's
 // pages), plus extra keys for the target.
 func chatConfig(port int, extra string) string {
-	return fmt.Sprintf(`interval: 1s
+	return fmt.Sprintf(`pollingInterval: 1s
 targets:
 - name: chat
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}
@@ -209,8 +209,8 @@ targets:
   scrape: {port: %d, path: /metrics}
   metrics:
   - {type: queue, target: 10}
-  min: 1
-  max: 10
+  minReplicaCount: 1
+  maxReplicaCount: 10
   behavior: {scaleDown: {stabilizationWindowSeconds: 0}}
   guard: {off: true}
 %s`, port, extra)

@@ -84,6 +84,9 @@ func bundles(t *testing.T) []bundle {
 						if err != nil {
 							t.Fatalf("%s data %s: infscale config:\n%v", d, key, err)
 						}
+						if len(f.Deprecations) > 0 {
+							t.Errorf("%s data %s: infscale config uses deprecated keys:\n%v", d, key, config.Errors(f.Deprecations))
+						}
 						b.configs = append(b.configs, f)
 					}
 				}

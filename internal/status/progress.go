@@ -21,7 +21,7 @@ const PlainStep = 10
 // and never less than what was already shown. On a terminal it is one line
 // redrawn in place at most every Every; on a file or pipe that is not a
 // terminal (stderr redirected), a plain line "label: 40%" each PlainStep
-// points or PlainEvery; on any other writer (a buffer) and when quiet,
+// points or PlainEvery, and always the final 100%; on any other writer (a buffer) and when quiet,
 // nothing. Safe for concurrent use.
 type Progress struct {
 	mu     sync.Mutex
@@ -80,7 +80,8 @@ func (p *Progress) report(f float64) {
 		p.last, p.drawn = now, true
 		fmt.Fprintf(p.w, "\r\033[K%s: %3d%%", p.label, pc)
 	case p.plain:
-		if pc == p.lastPc || (pc < p.lastPc+PlainStep && now.Sub(p.last) < PlainEvery && p.lastPc >= 0) {
+		// 100% is always written: the last line says the work finished.
+		if pc == p.lastPc || (pc < 100 && pc < p.lastPc+PlainStep && now.Sub(p.last) < PlainEvery && p.lastPc >= 0) {
 			return
 		}
 		p.last, p.lastPc = now, pc

@@ -69,3 +69,18 @@ func TestProgressQuiet(t *testing.T) {
 		t.Errorf("quiet wrote %d bytes, a buffer %q; want nothing", st.Size(), b.String())
 	}
 }
+
+// TestProgressPlainEndsAt100: a redirected stderr's last line is 100% even
+// when the work finishes less than PlainStep points and PlainEvery after the
+// previous line (a 6 h trace's replay at 95% then done).
+func TestProgressPlainEndsAt100(t *testing.T) {
+	p, f, _ := plainFile(t, 1, false)
+	p.Set(0.95)
+	p.Set(1)
+	p.Done()
+	got := strings.Join(lines(t, f), "|")
+	want := "simulating 2 policies: 95%|simulating 2 policies: 100%"
+	if got != want {
+		t.Errorf("lines %q\nwant  %q", got, want)
+	}
+}

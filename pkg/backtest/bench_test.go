@@ -11,7 +11,7 @@ import (
 
 	"github.com/infscale/infscale/pkg/history"
 	"github.com/infscale/infscale/pkg/history/historytest"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
@@ -31,7 +31,7 @@ func BenchmarkWeek(b *testing.B) {
 	}
 	ms, _ := promql.ParseSelector(`{namespace="llm"}`)
 	g, _ := NewGrid(truth.Start, truth.End, 30*time.Second)
-	tgt := Target{Server: profile.VLLM, Selector: ms,
+	tgt := Target{Server: modelserver.VLLM, Selector: ms,
 		Replicas: `sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat"})`}
 	r, err := replica.New(replica.DefaultConfig())
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/infscale/infscale/pkg/history"
 	"github.com/infscale/infscale/pkg/history/historytest"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/replica"
 )
 
@@ -35,18 +35,18 @@ const (
 	truthRequest = 0.050
 )
 
-func truthReplica(c history.Replica) history.Replica {
+func truthReplica(c historytest.Replica) historytest.Replica {
 	c.Step = func(b int) float64 { return truthFixed + truthPerSeq*float64(b) }
 	c.TTFT = func(p int) float64 { return truthRequest + float64(p)/truthRate }
 	return c
 }
 
 // calibrateFrom serves the history, fetches it as backtest does and fits.
-func calibrateFrom(t *testing.T, c history.Replica) (CalibrationFit, error) {
+func calibrateFrom(t *testing.T, c historytest.Replica) (CalibrationFit, error) {
 	t.Helper()
 	srv, truth := historytest.ServeReplica(t, truthReplica(c))
 	api, ms, g := llmHistory(t, srv.URL, truth.Start, truth.End)
-	tgt := Target{Server: profile.VLLM, Selector: ms}
+	tgt := Target{Server: modelserver.VLLM, Selector: ms}
 	h, _, err := Fetch(context.Background(), api, tgt, g, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestCalibrateFromPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled history")
 	}
-	res, err := calibrateFrom(t, history.Replica{QueuedEvery: 5})
+	res, err := calibrateFrom(t, historytest.Replica{QueuedEvery: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +120,11 @@ func TestCalibrateRefuses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled history")
 	}
-	_, err := calibrateFrom(t, history.Replica{Windows: 40, Batches: []int{1}})
+	_, err := calibrateFrom(t, historytest.Replica{Windows: 40, Batches: []int{1}})
 	if err == nil || !strings.Contains(err.Error(), "two or more batch sizes") || !strings.Contains(err.Error(), "rounds to 1") {
 		t.Errorf("running always 1: %v", err)
 	}
-	_, err = calibrateFrom(t, history.Replica{Windows: 40, NoITL: true})
+	_, err = calibrateFrom(t, historytest.Replica{Windows: 40, NoITL: true})
 	if !errors.Is(err, ErrNoCalibrationData) || !strings.Contains(err.Error(), "vllm:inter_token_latency_seconds") {
 		t.Errorf("no ITL histogram: %v", err)
 	}
@@ -144,7 +144,7 @@ func TestCalibrateNoisy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled history")
 	}
-	res, err := calibrateFrom(t, history.Replica{QueuedEvery: 5, Noise: 0.1, Seed: 7})
+	res, err := calibrateFrom(t, historytest.Replica{QueuedEvery: 5, Noise: 0.1, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestCalibrateFromWeek(t *testing.T) {
 	}
 	srv, truth := historytest.Serve(t, history.Config{}) // 60 s scrapes, as infscale history writes by default
 	api, ms, g := llmHistory(t, srv.URL, truth.Start, truth.End)
-	tgt := Target{Server: profile.VLLM, Selector: ms}
+	tgt := Target{Server: modelserver.VLLM, Selector: ms}
 	h, _, err := Fetch(context.Background(), api, tgt, g, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -11,15 +11,15 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
 )
 
 // Target is what a backtest reads: a server profile and the label
 // selector of its series.
 type Target struct {
-	// Server selects the metric families (pkg/profile).
-	Server profile.Server
+	// Server selects the metric families (pkg/modelserver).
+	Server modelserver.Server
 	// Selector is injected into every built query (promql.ParseSelector).
 	Selector []*labels.Matcher
 	// Replicas is a PromQL query for the replica count, run verbatim

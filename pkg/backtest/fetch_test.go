@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
 )
 
@@ -34,7 +34,7 @@ func (f fakeAPI) Range(_ context.Context, q string, _, _ time.Time, _ time.Durat
 func TestFetchErrors(t *testing.T) {
 	ms, _ := promql.ParseSelector(`{namespace="llm"}`)
 	g := Grid{Start: t0, Step: time.Minute, N: 2}
-	tgt := Target{Server: profile.VLLM, Selector: ms, Replicas: `kube_deployment_spec_replicas`}
+	tgt := Target{Server: modelserver.VLLM, Selector: ms, Replicas: `kube_deployment_spec_replicas`}
 	// A failing query is an error, never no data.
 	boom := &promql.QueryError{Reason: promql.ReasonUnavailable, Query: "x", Err: errors.New("connection refused")}
 	if _, _, err := Fetch(context.Background(), fakeAPI{fail: boom}, tgt, g, nil); !errors.As(err, new(*promql.QueryError)) {
@@ -55,7 +55,7 @@ func TestFetchErrors(t *testing.T) {
 		t.Errorf("bad replicas query: err %v, want ErrInvalidQuery", err)
 	}
 	// A server without a success counter cannot be backtested.
-	tgt = Target{Server: profile.LlamaCpp, Selector: ms}
+	tgt = Target{Server: modelserver.LlamaCpp, Selector: ms}
 	if _, _, err := Fetch(context.Background(), fakeAPI{}, tgt, g, nil); err == nil || !strings.Contains(err.Error(), "success counter") {
 		t.Errorf("llamacpp: err %v, want a success-counter error", err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
 )
 
@@ -148,7 +148,7 @@ func TestCoverageWithinRange(t *testing.T) {
 func TestFetchRefusesNegativeInFlight(t *testing.T) {
 	ms, _ := promql.ParseSelector(`{namespace="llm"}`)
 	g := Grid{Start: t0, Step: time.Minute, N: 2}
-	tgt := Target{Server: profile.VLLM, Selector: ms, Replicas: `kube_deployment_spec_replicas`}
+	tgt := Target{Server: modelserver.VLLM, Selector: ms, Replicas: `kube_deployment_spec_replicas`}
 	q, err := buildQueries(tgt.Server, ms, 2*time.Minute, tgt.Replicas)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/infscale/infscale/pkg/history"
 	"github.com/infscale/infscale/pkg/history/historytest"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
 )
 
@@ -23,7 +23,7 @@ func TestReconstructFromPrometheus(t *testing.T) {
 	}
 	srv, truth := historytest.Serve(t, history.Config{Scrape: 2 * time.Minute})
 	api, ms, g := llmHistory(t, srv.URL, truth.Start, truth.End)
-	tgt := Target{Server: profile.VLLM, Selector: ms,
+	tgt := Target{Server: modelserver.VLLM, Selector: ms,
 		Replicas: `sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat"})`}
 	h, st, err := Fetch(context.Background(), api, tgt, g, nil)
 	if err != nil {

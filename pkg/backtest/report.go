@@ -64,6 +64,8 @@ type jsonCoverage struct {
 
 type jsonFidelity struct {
 	Hours          int        `json:"hours"`
+	Verdict        string     `json:"verdict"`
+	Advice         string     `json:"advice"`
 	MeanAbsErrorS  num        `json:"mean_abs_error_s"`
 	MedianRelError num        `json:"median_rel_error"`
 	Pairs          []jsonHour `json:"pairs"`
@@ -119,7 +121,7 @@ func (rep Report) WriteJSON(w io.Writer) error {
 		QueryTime:  num(rep.Fetch.Duration.Seconds()),
 		ReplayTime: num(rep.ReplayTime.Seconds()),
 		Queries:    rep.Fetch.Queries,
-		Warnings:   rep.Fetch.Warnings,
+		Warnings:   append(append([]string(nil), rep.Fetch.Warnings...), rep.Runaway()...),
 	}
 	for _, g := range rep.Coverage.Gaps {
 		out.Coverage.Gaps = append(out.Coverage.Gaps, jsonGap{g.From, g.To, g.Duration().String()})
@@ -139,7 +141,8 @@ func (rep Report) WriteJSON(w io.Writer) error {
 		out.Policies = append(out.Policies, rep.rowOf(r))
 	}
 	if f := rep.Fidelity; f != nil {
-		out.Fidelity = &jsonFidelity{Hours: f.Hours, MeanAbsErrorS: num(f.MeanAbsErrorS), MedianRelError: num(f.MedianRelError)}
+		grade, advice := f.Verdict(rep.SLOTTFT)
+		out.Fidelity = &jsonFidelity{Hours: f.Hours, Verdict: grade, Advice: advice, MeanAbsErrorS: num(f.MeanAbsErrorS), MedianRelError: num(f.MedianRelError)}
 		for _, p := range f.Pairs {
 			sim := num(p.Simulated)
 			out.Fidelity.Pairs = append(out.Fidelity.Pairs, jsonHour{T: p.T, Observed: num(p.Observed), Simulated: &sim})
@@ -204,14 +207,21 @@ func (rep Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "vs actual: replica-minutes saved against the observed replicas (negative: costs more).")
+	for _, l := range rep.legend() {
+		fmt.Fprintln(w, l)
+	}
 	if f := rep.Fidelity; f != nil {
-		fmt.Fprintf(w, "fidelity  simulated vs observed TTFT p95 over %d hours: mean |error| %.2fs, median relative error %s\n",
-			f.Hours, f.MeanAbsErrorS, fmtF(100*f.MedianRelError, "%.0f%%"))
+		grade, advice := f.Verdict(rep.SLOTTFT)
+		fmt.Fprintf(w, "fidelity  simulated vs observed TTFT p95 over %d hours: mean |error| %.2fs, median relative error %s: %s (%s)\n",
+			f.Hours, f.MeanAbsErrorS, fmtF(100*f.MedianRelError, "%.0f%%"), grade, advice)
 	} else {
 		fmt.Fprintln(w, "fidelity  not available (needs the replicas timeline and the TTFT histogram)")
 	}
 	fmt.Fprintf(w, "time      queries %s (%d), replay %s\n", rep.Fetch.Duration.Round(time.Millisecond), rep.Fetch.Queries, rep.ReplayTime.Round(time.Millisecond))
 	for _, wn := range rep.Fetch.Warnings {
+		fmt.Fprintf(w, "warning   %s\n", wn)
+	}
+	for _, wn := range rep.Runaway() {
 		fmt.Fprintf(w, "warning   %s\n", wn)
 	}
 	return nil
@@ -250,4 +260,19 @@ func (rep Report) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// legend explains the table's columns and its reference rows, printed
+// under it (docs/README.md, "Reading the output", has the long form).
+func (rep Report) legend() []string {
+	out := []string{
+		"replica-min: replicas x minutes, starting and draining ones too (GPU-hours = replica-min / 60 x GPUs per replica); peak: the most replicas; scale events: changes of the replica count.",
+		"actual (observed): what ran, read from Prometheus; actual (simulated): that replica timeline replayed (the fidelity check below).",
+	}
+	var names []string
+	for _, r := range rep.Policies {
+		names = append(names, r.Policy)
+	}
+	out = append(out, replay.RowLegend(names)...)
+	return append(out, "More on the words and units: docs/README.md#reading-the-output; the warnings and the fidelity grades: docs/backtest.md")
 }

@@ -49,6 +49,8 @@ type Row struct {
 	// SavingsPct is (actual - policy) replica-minutes / actual, percent;
 	// NaN without the actual timeline.
 	SavingsPct float64
+	// Max is the most replicas the policy may ask for (replay.Policy.Max).
+	Max int
 }
 
 // Report is a backtest's outcome.
@@ -80,6 +82,8 @@ type Report struct {
 	Calibration *CalibrationFit
 	// CalibrationFile is where the calibration was written.
 	CalibrationFile string
+	// SLOTTFT is the replays' TTFT SLO, seconds (the fidelity verdict's scale).
+	SLOTTFT float64
 }
 
 // Run replays w under every policy of cfg and under the actual replica
@@ -95,6 +99,7 @@ func Run(ctx context.Context, w Workload, cfg Config) (Report, error) {
 	rc.Epoch = g.Start
 	rc.Timeline = true
 	rc = rc.Defaults()
+	rep.SLOTTFT = rc.SLOTTFT
 	if w.TTFT != nil {
 		rep.Actual.TTFTP95 = w.TTFT.Quantile(0.95)
 		rep.Actual.MissPct = 100 * w.TTFT.FractionAbove(rc.SLOTTFT)
@@ -121,8 +126,8 @@ func Run(ctx context.Context, w Workload, cfg Config) (Report, error) {
 		rep.Actual.Simulated = &a
 		rep.Fidelity = fidelity(g, w.TTFTHourly, a.Timeline)
 	}
-	for _, r := range res {
-		row := Row{Result: r, SavingsPct: math.NaN()}
+	for i, r := range res {
+		row := Row{Result: r, SavingsPct: math.NaN(), Max: cfg.Policies[i].Max()}
 		if am := rep.Actual.ReplicaMinutes; am > 0 {
 			row.SavingsPct = 100 * (am - r.ReplicaMinutes()) / am
 		}

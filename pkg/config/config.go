@@ -8,7 +8,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
@@ -41,8 +41,9 @@ const (
 type File struct {
 	// Prometheus is where signals are read from; nil URL means embedded mode.
 	Prometheus Prometheus `yaml:"prometheus"`
-	// Interval is the decision period (default 15s).
-	Interval model.Duration `yaml:"interval"`
+	// Interval is the decision period, KEDA's pollingInterval (default
+	// 15s; the old key interval is read with a deprecation warning).
+	Interval model.Duration `yaml:"pollingInterval"`
 	// Listen is the HTTP address of /metrics, /healthz, /readyz and
 	// /debug/decisions (default 0.0.0.0:9105); --listen overrides it.
 	Listen string `yaml:"listen"`
@@ -56,6 +57,10 @@ type File struct {
 
 	// Path is the file this was loaded from ("" for in-memory configs).
 	Path string `yaml:"-"`
+	// Deprecations are the keys written under an old name (RenamedKeys),
+	// each at its file:line:col, naming the key that replaces it: the file
+	// loads, and the caller prints them as warnings.
+	Deprecations []Error `yaml:"-"`
 }
 
 // Prometheus is the signal source: a Prometheus (or compatible) HTTP API.
@@ -80,10 +85,10 @@ func (p Prometheus) Embedded() bool { return p.URL == "" }
 type Target struct {
 	// Name becomes the label target="<name>"; unique; [a-zA-Z0-9_.-]+.
 	Name string `yaml:"name"`
-	// Server is the model-server profile (profile.ParseServer: vllm,
+	// Server is the model-server profile (modelserver.ParseServer: vllm,
 	// sglang, llamacpp, ...; auto detects it, embedded mode only); default
 	// vllm.
-	Server profile.Server `yaml:"server"`
+	Server modelserver.Server `yaml:"server"`
 	// Selector is a PromQL label-matcher set, e.g. '{namespace="llm",
 	// pod=~"chat-.*"}', injected into every query of this target.
 	Selector string `yaml:"selector"`
@@ -119,14 +124,16 @@ type Target struct {
 	Scrape Scrape `yaml:"scrape"`
 	// Metrics are the signals to scale on (the largest recommendation wins).
 	Metrics []Metric `yaml:"metrics"`
-	// Min and Max bound the desired replicas (min default 1, max required).
-	Min *int `yaml:"min"`
-	Max *int `yaml:"max"`
+	// Min and Max bound the desired replicas, KEDA's minReplicaCount
+	// (default 1) and maxReplicaCount (required).
+	Min *int `yaml:"minReplicaCount"`
+	Max *int `yaml:"maxReplicaCount"`
 	// Behavior is autoscaling/v2 HorizontalPodAutoscalerBehavior, verbatim.
 	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior `yaml:"behavior"`
 	// Lookahead projects demand over this horizon (the cold start); 0 = off.
 	Lookahead model.Duration `yaml:"lookahead"`
-	// Zero enables scale to zero behind a request holder; requires min: 0.
+	// Zero enables scale to zero behind a request holder; requires
+	// minReplicaCount: 0.
 	Zero *Zero `yaml:"zero"`
 	// Schedule raises the floor on a timetable.
 	Schedule []Window `yaml:"schedule"`
@@ -224,9 +231,9 @@ type Metric struct {
 
 // Zero is the scale-to-zero block.
 type Zero struct {
-	// Cooldown is how long the target must be idle before going to zero
-	// (KEDA's cooldownPeriod; default 300s).
-	Cooldown model.Duration `yaml:"cooldown"`
+	// Cooldown is how long the target must be idle before going to zero,
+	// KEDA's cooldownPeriod as a duration (default 5m).
+	Cooldown model.Duration `yaml:"cooldownPeriod"`
 	// Held is a PromQL expression for the requests held in front of the
 	// servers (KEDA HTTP add-on, activator, gateway); required.
 	Held string `yaml:"held"`
@@ -242,14 +249,14 @@ type Zero struct {
 }
 
 // Window is one schedule entry: from each cron firing, for Duration, the
-// desired replicas are at least Min.
+// desired replicas are at least Min (KEDA's cron scaler's desiredReplicas).
 type Window struct {
 	// Cron is a 5-field cron expression (robfig/cron/v3 standard parser).
 	Cron string `yaml:"cron"`
 	// Duration is how long the floor lasts after each firing.
 	Duration model.Duration `yaml:"duration"`
 	// Min is the floor during the window.
-	Min int `yaml:"min"`
+	Min int `yaml:"desiredReplicas"`
 	// Timezone is an IANA zone name (default UTC).
 	Timezone string `yaml:"timezone"`
 }

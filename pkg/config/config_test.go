@@ -15,7 +15,7 @@ import (
 
 	"github.com/infscale/infscale/pkg/recommend"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/replica"
 )
 
@@ -37,7 +37,7 @@ func TestBadFiles(t *testing.T) {
 			"mixed.bad.yaml:18:16: targets[0].behavior.scaleDown.policies[0].type: \"Pod\" (allowed: Pods, Percent)",
 			"mixed.bad.yaml:18:28: targets[0].behavior.scaleDown.policies[0].value: 0 must be >= 1",
 			"mixed.bad.yaml:19:21: targets[0].behavior.scaleDown.selectPolicy: \"Maximum\" (allowed: Max, Min, Disabled)",
-			"mixed.bad.yaml:20:3: targets[0].lookahed: unknown key; allowed here: apply, behavior, guard, lookahead, max,",
+			"mixed.bad.yaml:20:3: targets[0].lookahed: unknown key; allowed here: apply, behavior, guard, lookahead, maxReplicaCount, metrics, minReplicaCount,",
 		},
 		"types.bad.yaml": {
 			"types.bad.yaml:2:6: prometheus: at most one of basic_auth password, password_file",
@@ -63,9 +63,9 @@ func TestBadFiles(t *testing.T) {
 		},
 		"zero.bad.yaml": {
 			"zero.bad.yaml:3:59: targets[0].metrics[0].type: kv cannot scale from zero with min 0",
-			"zero.bad.yaml:3:83: targets[0].min: min: 0 needs a zero: block",
+			"zero.bad.yaml:3:83: targets[0].min: 0 needs a zero: block",
 			"zero.bad.yaml:4:10: targets[1].name: duplicate target name \"chat\" (also targets[0])",
-			"zero.bad.yaml:4:85: targets[1].min: min: 0 needs a zero: block",
+			"zero.bad.yaml:4:85: targets[1].min: 0 needs a zero: block",
 			"zero.bad.yaml:10:9: targets[2].zero.held: required",
 			"zero.bad.yaml:10:9: targets[2].zero: scale to zero needs min 0 (min is 2)",
 			"zero.bad.yaml:12:13: targets[3].selector: not a PromQL label-matcher set such as '{namespace=\"llm\", pod=~\"chat-.*\"}': invalid PromQL: selector `{__name__=\"up\"}` names a metric",
@@ -236,7 +236,7 @@ targets:
 		t.Errorf("listen %q", cfg.Listen)
 	}
 	tg := cfg.Targets[0]
-	if tg.Server != profile.VLLM || *tg.Min != 1 {
+	if tg.Server != modelserver.VLLM || *tg.Min != 1 {
 		t.Errorf("server %q min %d, want vllm 1", tg.Server, *tg.Min)
 	}
 	ttft := tg.Metrics[1]
@@ -274,8 +274,10 @@ func TestShippedConfigs(t *testing.T) {
 		t.Fatal("no example configs under examples/")
 	}
 	for _, p := range examples {
-		if _, err := Load(p); err != nil {
+		if f, err := Load(p); err != nil {
 			t.Errorf("%s:\n%v", p, err)
+		} else if len(f.Deprecations) > 0 {
+			t.Errorf("%s uses deprecated keys:\n%v", p, Errors(f.Deprecations))
 		}
 	}
 	_ = filepath.WalkDir(filepath.Join(root, "deploy"), func(p string, d os.DirEntry, err error) error {
@@ -283,8 +285,10 @@ func TestShippedConfigs(t *testing.T) {
 			return nil
 		}
 		for key, body := range configMapConfigs(t, p) {
-			if _, err := Parse([]byte(body), p+"#"+key); err != nil {
+			if f, err := Parse([]byte(body), p+"#"+key); err != nil {
 				t.Errorf("%s data %s:\n%v", p, key, err)
+			} else if len(f.Deprecations) > 0 {
+				t.Errorf("%s data %s uses deprecated keys:\n%v", p, key, Errors(f.Deprecations))
 			}
 		}
 		return nil
@@ -363,7 +367,7 @@ func TestDocumentedDefaults(t *testing.T) {
 			continue
 		}
 		key := strings.Trim(strings.TrimSpace(cells[1]), "`")
-		if _, seen := doc[key]; !seen { // first table wins: targets[].min before schedule[].min
+		if _, seen := doc[key]; !seen { // first table wins
 			doc[key] = strings.Trim(strings.TrimSpace(cells[3]), "`")
 		}
 	}
@@ -375,14 +379,14 @@ func TestDocumentedDefaults(t *testing.T) {
 		return time.Duration(d)
 	}
 	for key, want := range map[string]time.Duration{
-		"interval": DefaultInterval, "prometheus.timeout": DefaultTimeout, "window": DefaultWindow, "zero.cooldown": DefaultZeroCooldown,
+		"pollingInterval": DefaultInterval, "prometheus.timeout": DefaultTimeout, "window": DefaultWindow, "zero.cooldownPeriod": DefaultZeroCooldown,
 	} {
 		if got := dur(doc[key]); got != want {
 			t.Errorf("docs say %s defaults to %q, code to %v", key, doc[key], want)
 		}
 	}
 	for key, want := range map[string]string{
-		"listen": DefaultListen, "quantile": fmt.Sprint(DefaultQuantile), "min": fmt.Sprint(DefaultMin), "timezone": DefaultScheduleTZ, "server": "vllm",
+		"listen": DefaultListen, "quantile": fmt.Sprint(DefaultQuantile), "minReplicaCount": fmt.Sprint(DefaultMin), "timezone": DefaultScheduleTZ, "server": "vllm",
 		"scrape.path": DefaultScrapePath,
 	} {
 		if doc[key] != want {
@@ -394,7 +398,7 @@ func TestDocumentedDefaults(t *testing.T) {
 // server defaults to vllm when absent, null or empty (as the string did);
 // auto is auto.
 func TestServerDefault(t *testing.T) {
-	for line, want := range map[string]profile.Server{"": profile.VLLM, "  server:\n": profile.VLLM, "  server: \"\"\n": profile.VLLM, "  server: auto\n": profile.Unknown, "  server: sglang\n": profile.SGLang} {
+	for line, want := range map[string]modelserver.Server{"": modelserver.VLLM, "  server:\n": modelserver.VLLM, "  server: \"\"\n": modelserver.VLLM, "  server: auto\n": modelserver.Unknown, "  server: sglang\n": modelserver.SGLang} {
 		cfg, err := Parse([]byte("targets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 4}]\n  max: 3\n"+line), "c.yaml")
 		if err != nil || cfg.Targets[0].Server != want {
 			t.Errorf("%q: %v %v, want %v", line, cfg, err, want)

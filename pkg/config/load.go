@@ -19,7 +19,7 @@ import (
 
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/internal/yamlbound"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // Load reads, decodes strictly and validates the configuration file at path.
@@ -97,15 +97,16 @@ func Parse(data []byte, name string) (*File, error) {
 	d.decode(body, reflect.ValueOf(cfg).Elem(), "")
 	// A default fills a key left out, not one given as 0 (interval: 0s ran
 	// as 15s while the docs say at least 1s).
-	for key, zero := range map[string]bool{"interval": cfg.Interval == 0, "prometheus.timeout": cfg.Prometheus.Timeout == 0} {
+	for key, zero := range map[string]bool{"pollingInterval": cfg.Interval == 0, "prometheus.timeout": cfg.Prometheus.Timeout == 0} {
 		if pos, given := d.pos[key]; given && zero && !d.failed[key] {
 			d.errorf(pos, key, "0s: must be positive (leave the key out for the default)")
 		}
 	}
+	cfg.Deprecations = d.deprecations
 	applyDefaults(cfg)
 	for i := range cfg.Targets {
 		if !d.named[fmt.Sprintf("targets[%d].server", i)] { // absent, null or ""
-			cfg.Targets[i].Server = profile.VLLM
+			cfg.Targets[i].Server = modelserver.VLLM
 		}
 	}
 	v := &validator{d: d, cfg: cfg, failed: d.failed}

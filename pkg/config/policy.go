@@ -2,6 +2,7 @@ package config
 
 import (
 	"math"
+	"strings"
 	"time"
 
 	"github.com/infscale/infscale/pkg/recommend"
@@ -66,18 +67,26 @@ func (t *Target) policy() recommend.Policy {
 }
 
 // policyKeys maps recommend's field names (FieldError paths) to this
-// file's keys where they differ.
-var policyKeys = map[string]string{"signal": "type", "location": "timezone"}
+// file's keys where they differ: by the parent's key ("" for the
+// target's own), then the name.
+var policyKeys = map[string]map[string]string{
+	"":         {"min": "minReplicaCount", "max": "maxReplicaCount"},
+	"metrics":  {"signal": "type"},
+	"zero":     {"cooldown": "cooldownPeriod"},
+	"schedule": {"location": "timezone", "min": "desiredReplicas"},
+}
 
 // configKey is the key of a recommend.FieldError path inside target p:
-// metrics[0].signal → targets[2].metrics[0].type.
+// metrics[0].signal → targets[2].metrics[0].type, min →
+// targets[2].minReplicaCount.
 func configKey(p, path string) string {
-	out := p
+	out, parent := p, ""
 	for part := range splitPath(path) {
-		if k, ok := policyKeys[part]; ok {
+		if k, ok := policyKeys[parent][part]; ok {
 			part = k
 		}
 		out += "." + part
+		parent, _, _ = strings.Cut(part, "[")
 	}
 	return out
 }

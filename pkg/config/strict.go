@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
@@ -42,6 +42,24 @@ type strictDecoder struct {
 	named map[string]bool
 	// dropped counts the problems past MaxErrors.
 	dropped int
+	// spelled maps the key path of a key written under its old name
+	// (renamedKeys) to the path as written, so that a problem with its
+	// value names the key the user wrote.
+	spelled map[string]string
+	// deprecations are the keys written under their old names.
+	deprecations []Error
+}
+
+// renamedKeys are the keys renamed to the HPA's and KEDA's names, by the
+// struct that holds them: old name -> new name. The old name is read for
+// one release with a deprecation warning (File.Deprecations) naming the
+// new one; docs/config.md's "Renamed keys" table lists the same pairs
+// (TestRenamedKeysDocumented).
+var renamedKeys = map[reflect.Type]map[string]string{
+	reflect.TypeFor[File]():   {"interval": "pollingInterval"},
+	reflect.TypeFor[Target](): {"min": "minReplicaCount", "max": "maxReplicaCount"},
+	reflect.TypeFor[Zero]():   {"cooldown": "cooldownPeriod"},
+	reflect.TypeFor[Window](): {"min": "desiredReplicas"},
 }
 
 var (
@@ -71,7 +89,11 @@ func (d *strictDecoder) errorf(pos *token.Position, key, format string, args ...
 		d.dropped++
 		return
 	}
-	e := Error{File: d.file, Key: key, Msg: fmt.Sprintf(format, args...)}
+	shown := key
+	if w, ok := d.spelled[key]; ok {
+		shown = w
+	}
+	e := Error{File: d.file, Key: shown, Msg: fmt.Sprintf(format, args...)}
 	if pos != nil {
 		e.Line, e.Column = pos.Line, pos.Column
 	}
@@ -241,7 +263,8 @@ func (d *strictDecoder) mapping(n ast.Node, v reflect.Value, path string) {
 		d.errorf(position(n), path, "expected a mapping with keys %s, got %s", keyList(fields), describe(n))
 		return
 	}
-	seen := map[string]bool{}
+	seen := map[string]string{} // key -> as written
+	renamed := renamedKeys[v.Type()]
 	it := mn.MapRange()
 	for it.Next() {
 		kn := it.Key()
@@ -252,19 +275,63 @@ func (d *strictDecoder) mapping(n ast.Node, v reflect.Value, path string) {
 			key = strings.TrimSpace(kn.String())
 		}
 		kp := childPath(path, key)
+		written := key
+		if nk, ok := renamed[key]; ok {
+			key = nk
+			kp = childPath(path, nk)
+		}
 		f, known := fields[key]
 		if !known {
 			d.errorf(position(kn), kp, "unknown key; allowed here: %s", keyList(fields))
 			continue
 		}
-		if seen[key] {
-			d.errorf(position(kn), kp, "key given twice")
+		if was, ok := seen[key]; ok {
+			if was == written {
+				d.errorf(position(kn), kp, "key given twice")
+			} else {
+				d.errorf(position(kn), kp, "%s is the old name of %s, given too; keep %s", oldOf(was, written, key), key, key)
+				if n := len(d.errs); n > 0 && d.dropped == 0 {
+					d.errs[n-1].Key = childPath(path, written) // this key, not the first one's spelling
+				}
+			}
 			continue
 		}
-		seen[key] = true
+		seen[key] = written
+		if written != key {
+			d.deprecated(position(kn), childPath(path, written), key)
+			if d.spelled == nil {
+				d.spelled = map[string]string{}
+			}
+			d.spelled[kp] = childPath(path, written)
+		}
 		d.pos[kp] = position(kn)
 		d.decode(it.Value(), fieldByIndex(v, f.index), kp)
 	}
+}
+
+// oldOf is, of the two spellings a and b of key, the one that is not key.
+func oldOf(a, b, key string) string {
+	if a == key {
+		return b
+	}
+	return a
+}
+
+// deprecated records that the key at path (as written) is an old name of
+// key.
+func (d *strictDecoder) deprecated(pos *token.Position, path, key string) {
+	switch {
+	case len(d.deprecations) > MaxErrors:
+		return
+	case len(d.deprecations) == MaxErrors: // a 10,000-target file is not 20,000 warnings
+		d.deprecations = append(d.deprecations, Error{File: d.file, Msg: fmt.Sprintf("more deprecated keys not listed (the first %d found are above)", MaxErrors)})
+		return
+	}
+	e := Error{File: d.file, Key: path, Msg: fmt.Sprintf("deprecated key, read until the next release: rename it %s (KEDA's name)", key)}
+	if pos != nil {
+		e.Line, e.Column = pos.Line, pos.Column
+	}
+	d.deprecations = append(d.deprecations, e)
 }
 
 func fieldByIndex(v reflect.Value, index []int) reflect.Value {
@@ -285,6 +352,11 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 	case *model.Duration:
 		d.scalar(n, path, v.Type(), func(b []byte) error {
 			dur, err := model.ParseDuration(string(b))
+			if err != nil && bigIntRE.Match(b) {
+				// KEDA's cooldownPeriod and pollingInterval count
+				// seconds; here every duration names its unit.
+				return fmt.Errorf("%s has no unit: write %ss for seconds", b, b)
+			}
 			if err != nil {
 				return err
 			}
@@ -295,7 +367,7 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 	case *recommend.Signal:
 		d.name(n, path, p.UnmarshalText)
 		return
-	case *profile.Server:
+	case *modelserver.Server:
 		d.name(n, path, p.UnmarshalText)
 		return
 	}

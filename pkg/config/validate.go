@@ -15,7 +15,7 @@ import (
 
 	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/internal/sourcekey"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/replica"
@@ -83,7 +83,7 @@ func (v *validator) validate() {
 		return // the document is not a mapping: nothing below it was read
 	}
 	if c.Interval < 0 || time.Duration(c.Interval) < MinInterval || time.Duration(c.Interval) > MaxInterval {
-		v.at("interval", "must be 1s to 1h (the decision period; the HPA syncs every 15s), got %s", time.Duration(c.Interval))
+		v.at("pollingInterval", "must be 1s to 1h (the decision period; the HPA syncs every 15s), got %s", time.Duration(c.Interval))
 	}
 	if err := CheckListen(c.Listen); err != nil {
 		v.at("listen", "%v", err)
@@ -143,8 +143,8 @@ func (v *validator) target(p string, t *Target) {
 	case len(t.Name) > maxTargetNameLength || !nameRE.MatchString(t.Name):
 		v.at(p+".name", "%q: allowed are letters, digits, '_', '.', '-' (at most %d)", t.Name, maxTargetNameLength)
 	}
-	if t.Server == profile.Unknown && !embedded {
-		v.at(p+".server", "auto-detection works in embedded mode only; name the server (%s)", strings.Join(profile.Names(), ", "))
+	if t.Server == modelserver.Unknown && !embedded {
+		v.at(p+".server", "auto-detection works in embedded mode only; name the server (%s)", strings.Join(modelserver.Names(), ", "))
 	}
 	switch {
 	case t.Selector != "":
@@ -162,7 +162,7 @@ func (v *validator) target(p string, t *Target) {
 	if embedded && len(t.Scrape.URLs) == 0 && t.Scrape.Pods == nil && !v.bad(p+".scrape") {
 		v.at(p+".scrape", "required in embedded mode (no prometheus.url): the /metrics URLs of the replicas, or with scaleTargetRef the pods' port and path, e.g. {port: 8000, path: /metrics}")
 	}
-	if t.Server == profile.EPP && t.Scrape.Pods != nil {
+	if t.Server == modelserver.EPP && t.Scrape.Pods != nil {
 		v.at(p+".scrape", "server: epp reads the pool from its Endpoint Picker's page, not from the model-server pods: list the EPP's /metrics URL (scrape: [http://<pool>-epp.<namespace>:9090/metrics])")
 	}
 	if !embedded && (len(t.Scrape.URLs) > 0 || t.Scrape.Pods != nil) {
@@ -190,13 +190,13 @@ func (v *validator) target(p string, t *Target) {
 	}
 	v.replica(p, t)
 	v.tune(p, t)
-	if t.Max == nil && !v.bad(p+".max") {
-		v.at(p+".max", "required: the most replicas the target may run (>= 1)")
+	if t.Max == nil && !v.bad(p+".maxReplicaCount") {
+		v.at(p+".maxReplicaCount", "required: the most replicas the target may run (>= 1)")
 	}
 	if t.Zero != nil {
 		v.zero(p, t)
-	} else if *t.Min == 0 && !v.bad(p+".min") {
-		v.at(p+".min", "min: 0 needs a zero: block naming what holds the first request (held:); otherwise use min: 1")
+	} else if *t.Min == 0 && !v.bad(p+".minReplicaCount") {
+		v.at(p+".minReplicaCount", "0 needs a zero: block naming what holds the first request (held:); otherwise use 1 or more")
 	}
 	v.policy(p, t)
 }
@@ -209,7 +209,7 @@ func (v *validator) target(p string, t *Target) {
 // the user did not write.
 func (v *validator) policy(p string, t *Target) {
 	pol := t.policy()
-	standIn(&pol, t, v.bad(p+".min"), v.bad(p+".max"))
+	standIn(&pol, t, v.bad(p+".minReplicaCount"), v.bad(p+".maxReplicaCount"))
 	var fes recommend.FieldErrors
 	if err := pol.Validate(); !errors.As(err, &fes) {
 		return
@@ -326,7 +326,7 @@ func (v *validator) replica(p string, t *Target) {
 func (v *validator) zero(p string, t *Target) {
 	if t.Zero.FlowControl {
 		switch {
-		case t.Server != profile.EPP:
+		case t.Server != modelserver.EPP:
 			v.at(p+".zero.flow_control", "reads the held count from the llm-d EPP's flow-control queue: it needs server: epp (the target read from its EPP); for another server name the holder with held: or held_scrape:")
 		case t.Zero.Held != "" || t.Zero.HeldScrape != "":
 			v.at(p+".zero", "flow_control (the EPP's queue), held and held_scrape are exclusive: name one holder")

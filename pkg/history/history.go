@@ -392,38 +392,38 @@ func emit(w io.Writer, c Config, pods []*pod, spec []float64, tr *Truth) error {
 	at := func(k int) time.Time { return c.Start.Add(time.Duration(k) * c.Scrape) }
 	bw := bufio.NewWriterSize(w, 1<<20)
 	skip := func(k int) bool { t := at(k); return !t.Before(tr.Gap[0]) && t.Before(tr.Gap[1]) }
-	e := &emitter{w: bw, start: c.Start.Unix(), dt: int64(dt), skip: skip}
+	e := &Emitter{W: bw, Start: c.Start.Unix(), Step: int64(dt), Skip: skip}
 	podLabels := func(p *pod) string {
 		return fmt.Sprintf(`namespace="%s",pod="%s"`, c.Namespace, p.name)
 	}
 	// up: 1 while the pod is scraped, as Prometheus records every target
 	// (queries keep the live pods with `and on (pod) (up == 1)`).
-	e.family("up", "gauge")
+	e.Family("up", "gauge")
 	for _, p := range pods {
-		e.seriesAt("up", podLabels(p), p.first, p.off, mapv(p.inflight, func(float64) float64 { return 1 }))
+		e.SeriesAt("up", podLabels(p), p.first, p.off, mapv(p.inflight, func(float64) float64 { return 1 }))
 	}
-	e.family("vllm:request_success", "counter")
+	e.Family("vllm:request_success", "counter")
 	for _, p := range pods {
-		e.seriesAt("vllm:request_success_total", podLabels(p), p.first, p.off, p.success)
+		e.SeriesAt("vllm:request_success_total", podLabels(p), p.first, p.off, p.success)
 	}
-	e.family("vllm:num_requests_running", "gauge")
+	e.Family("vllm:num_requests_running", "gauge")
 	for _, p := range pods {
-		e.seriesAt("vllm:num_requests_running", podLabels(p), p.first, p.off, mapv(p.inflight, func(v float64) float64 { return min(v, 64) }))
+		e.SeriesAt("vllm:num_requests_running", podLabels(p), p.first, p.off, mapv(p.inflight, func(v float64) float64 { return min(v, 64) }))
 	}
-	e.family("vllm:num_requests_waiting", "gauge")
+	e.Family("vllm:num_requests_waiting", "gauge")
 	for _, p := range pods {
-		e.seriesAt("vllm:num_requests_waiting", podLabels(p), p.first, p.off, mapv(p.inflight, func(v float64) float64 { return max(v-64, 0) }))
+		e.SeriesAt("vllm:num_requests_waiting", podLabels(p), p.first, p.off, mapv(p.inflight, func(v float64) float64 { return max(v-64, 0) }))
 	}
-	e.family("vllm:prompt_tokens", "counter")
+	e.Family("vllm:prompt_tokens", "counter")
 	for _, p := range pods {
-		e.seriesAt("vllm:prompt_tokens_total", podLabels(p), p.first, p.off, p.promptSum)
+		e.SeriesAt("vllm:prompt_tokens_total", podLabels(p), p.first, p.off, p.promptSum)
 	}
-	e.family("vllm:generation_tokens", "counter")
+	e.Family("vllm:generation_tokens", "counter")
 	for _, p := range pods {
-		e.seriesAt("vllm:generation_tokens_total", podLabels(p), p.first, p.off, p.outputSum)
+		e.SeriesAt("vllm:generation_tokens_total", podLabels(p), p.first, p.off, p.outputSum)
 	}
 	hist := func(name string, bounds []float64, buckets func(*pod) []float64, sum func(*pod) []float64) {
-		e.family(name, "histogram")
+		e.Family(name, "histogram")
 		nb := len(bounds) + 1
 		for _, p := range pods {
 			b := buckets(p)
@@ -439,7 +439,7 @@ func emit(w io.Writer, c Config, pods []*pod, spec []float64, tr *Truth) error {
 						cum[s] += b[s*nb+i]
 					}
 				}
-				e.seriesAt(name+"_bucket", podLabels(p)+`,le="`+le+`"`, p.first, p.off, cum)
+				e.SeriesAt(name+"_bucket", podLabels(p)+`,le="`+le+`"`, p.first, p.off, cum)
 			}
 			cnt := make([]float64, steps)
 			for s := range steps {
@@ -447,8 +447,8 @@ func emit(w io.Writer, c Config, pods []*pod, spec []float64, tr *Truth) error {
 					cnt[s] += b[s*nb+i]
 				}
 			}
-			e.seriesAt(name+"_count", podLabels(p), p.first, p.off, cnt)
-			e.seriesAt(name+"_sum", podLabels(p), p.first, p.off, sum(p))
+			e.SeriesAt(name+"_count", podLabels(p), p.first, p.off, cnt)
+			e.SeriesAt(name+"_sum", podLabels(p), p.first, p.off, sum(p))
 		}
 	}
 	hist("vllm:request_prompt_tokens", PromptBounds, func(p *pod) []float64 { return p.promptB }, func(p *pod) []float64 { return p.promptSum })
@@ -497,12 +497,12 @@ func emit(w io.Writer, c Config, pods []*pod, spec []float64, tr *Truth) error {
 		itlB[p], itlS[p] = itl(p)
 	}
 	hist("vllm:inter_token_latency_seconds", ITLBounds, func(p *pod) []float64 { return itlB[p] }, func(p *pod) []float64 { return itlS[p] })
-	e.family("kube_deployment_spec_replicas", "gauge")
-	e.series("kube_deployment_spec_replicas", fmt.Sprintf(`namespace="%s",deployment="%s"`, c.Namespace, c.Deployment), 0, spec)
+	e.Family("kube_deployment_spec_replicas", "gauge")
+	e.Series("kube_deployment_spec_replicas", fmt.Sprintf(`namespace="%s",deployment="%s"`, c.Namespace, c.Deployment), 0, spec)
 	fmt.Fprintln(bw, "# EOF")
-	tr.Samples = e.samples
-	if e.err != nil {
-		return e.err
+	tr.Samples = e.Samples
+	if e.Err != nil {
+		return e.Err
 	}
 	return bw.Flush()
 }
@@ -604,33 +604,38 @@ func poisson(rng *rand.Rand, mean float64) float64 {
 	}
 }
 
-// emitter writes OpenMetrics sample lines.
-type emitter struct {
-	w       *bufio.Writer
-	start   int64
-	dt      int64
-	skip    func(k int) bool
-	samples int64
-	err     error
+// Emitter writes OpenMetrics sample lines of series scraped every Step
+// seconds from Start (unix seconds): value k of a series is at
+// Start + k·Step. Skip (nil: none) leaves out the scrapes it reports (a
+// scrape gap). Samples counts the lines written; Err is the first write
+// error. The caller writes the closing "# EOF".
+type Emitter struct {
+	W           *bufio.Writer
+	Start, Step int64
+	Skip        func(k int) bool
+	Samples     int64
+	Err         error
 }
 
-func (e *emitter) family(name, typ string) {
-	fmt.Fprintf(e.w, "# TYPE %s %s\n", name, typ)
+// Family writes a family's TYPE line (typ: counter, gauge or histogram).
+func (e *Emitter) Family(name, typ string) {
+	fmt.Fprintf(e.W, "# TYPE %s %s\n", name, typ)
 }
 
-// series writes vals[i] at scrape first+i, except in the gap.
-func (e *emitter) series(name, labels string, first int, vals []float64) {
-	e.seriesAt(name, labels, first, 0, vals)
+// Series writes vals[i] at scrape first+i (labels: the inside of {...}),
+// except the skipped scrapes.
+func (e *Emitter) Series(name, labels string, first int, vals []float64) {
+	e.SeriesAt(name, labels, first, 0, vals)
 }
 
-// seriesAt is series with every timestamp shifted by off seconds (pods are
+// SeriesAt is Series with every timestamp shifted by off seconds (pods are
 // scraped at their own offset within the interval, as Prometheus spreads
 // targets).
-func (e *emitter) seriesAt(name, labels string, first int, off int64, vals []float64) {
+func (e *Emitter) SeriesAt(name, labels string, first int, off int64, vals []float64) {
 	var buf []byte
 	for i, v := range vals {
 		k := first + i
-		if e.skip(k) {
+		if e.Skip != nil && e.Skip(k) {
 			continue
 		}
 		buf = buf[:0]
@@ -640,11 +645,11 @@ func (e *emitter) seriesAt(name, labels string, first int, off int64, vals []flo
 		buf = append(buf, "} "...)
 		buf = strconv.AppendFloat(buf, v, 'f', -1, 64)
 		buf = append(buf, ' ')
-		buf = strconv.AppendInt(buf, e.start+int64(k)*e.dt+off, 10)
+		buf = strconv.AppendInt(buf, e.Start+int64(k)*e.Step+off, 10)
 		buf = append(buf, '\n')
-		if _, err := e.w.Write(buf); err != nil && e.err == nil {
-			e.err = err
+		if _, err := e.W.Write(buf); err != nil && e.Err == nil {
+			e.Err = err
 		}
-		e.samples++
+		e.Samples++
 	}
 }

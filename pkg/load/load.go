@@ -156,7 +156,7 @@ func DiscoverModel(ctx context.Context, client *http.Client, base string) (strin
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("load: finding the model: %w (give --model)", err)
+		return "", fmt.Errorf("load: finding the model: %w (give --served-model-name)", err)
 	}
 	defer resp.Body.Close()
 	var list struct {
@@ -165,10 +165,10 @@ func DiscoverModel(ctx context.Context, client *http.Client, base string) (strin
 		} `json:"data"`
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("load: GET %s/v1/models: %s (give --model)", base, resp.Status)
+		return "", fmt.Errorf("load: GET %s/v1/models: %s (give --served-model-name)", base, resp.Status)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list); err != nil || len(list.Data) == 0 {
-		return "", fmt.Errorf("load: GET %s/v1/models lists no model (give --model)", base)
+		return "", fmt.Errorf("load: GET %s/v1/models lists no model (give --served-model-name)", base)
 	}
 	return list.Data[0].ID, nil
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // branchAPI answers a batched query with one sample 1 for branch 0 (the
@@ -40,7 +40,7 @@ func TestErrorsNameTheirOwnTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := []Target{{Name: "chat", Server: profile.VLLM, Selector: chat}, {Name: "batch", Server: profile.VLLM, Selector: batch}}
+	ts := []Target{{Name: "chat", Server: modelserver.VLLM, Selector: chat}, {Name: "batch", Server: modelserver.VLLM, Selector: batch}}
 	at := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
 	for _, api := range []branchAPI{{}, {err: errors.New("connection refused")}} {
 		p := NewPlan(ts, Options{}, 0)

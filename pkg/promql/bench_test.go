@@ -11,7 +11,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // countingAPI answers a batched query with one sample per target index (the
@@ -47,7 +47,7 @@ func manyTargets(n int) []Target {
 	out := make([]Target, n)
 	for i := range out {
 		ms, _ := ParseSelector(fmt.Sprintf(`{namespace="llm", pod=~"t%d-.*"}`, i))
-		out[i] = Target{Name: fmt.Sprintf("t%d", i), Server: profile.VLLM, Selector: ms,
+		out[i] = Target{Name: fmt.Sprintf("t%d", i), Server: modelserver.VLLM, Selector: ms,
 			TTFTQuantile: 0.95, TTFTWindow: 3 * time.Minute,
 			Replicas: fmt.Sprintf(`kube_deployment_spec_replicas{namespace="llm",deployment="t%d"}`, i)}
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // Liveness says how queries exclude series of pods that no longer run
@@ -104,8 +104,8 @@ func (o Options) withDefaults() Options {
 type Target struct {
 	// Name identifies the target (the exporter's target label).
 	Name string
-	// Server selects the metric families (pkg/profile); Unknown is refused.
-	Server profile.Server
+	// Server selects the metric families (pkg/modelserver); Unknown is refused.
+	Server modelserver.Server
 	// Selector holds the label matchers (ParseSelector) injected into every
 	// vector selector of the built queries, e.g. namespace="llm", pod=~"chat-.*".
 	Selector []*labels.Matcher
@@ -158,8 +158,8 @@ type Target struct {
 // (wrapping ErrInvalidQuery).
 func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 	o := opts.withDefaults()
-	if t.Server == profile.Unknown {
-		return nil, fmt.Errorf("target %q: a server profile is required to build queries (allowed: %v)", t.Name, profile.Names())
+	if t.Server == modelserver.Unknown {
+		return nil, fmt.Errorf("target %q: a server profile is required to build queries (allowed: %v)", t.Name, modelserver.Names())
 	}
 	if len(t.Selector) == 0 {
 		return nil, fmt.Errorf("target %q: empty selector: give label matchers such as {namespace=\"llm\", pod=~\"chat-.*\"}", t.Name)
@@ -178,7 +178,7 @@ func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 		}
 	}
 	b := shapes{o: o, sel: t.Selector, id: identity(t.Selector, o)}
-	if t.Server == profile.EPP { // one pool's series, not per-pod ones (epp.go)
+	if t.Server == modelserver.EPP { // one pool's series, not per-pod ones (epp.go)
 		return b.userQueries(t, b.eppExprs(t))
 	}
 	f := t.Server.Families()
@@ -196,7 +196,7 @@ func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 		out[KV] = e
 	}
 	if t.CPU {
-		out[CPU] = b.cpu(profile.CPUSecondsFamily)
+		out[CPU] = b.cpu(modelserver.CPUSecondsFamily)
 	}
 	if o.Liveness == LiveReady {
 		out[Unready] = b.unready()
@@ -375,7 +375,7 @@ func (b shapes) total(families []string) parser.Expr {
 }
 
 // reporting counts live pods with a running (else waiting) series.
-func (b shapes) reporting(f profile.Families) parser.Expr {
+func (b shapes) reporting(f modelserver.Families) parser.Expr {
 	fams := f.Running
 	if len(fams) == 0 {
 		fams = f.Waiting
@@ -478,7 +478,7 @@ func (b shapes) rateTotal(families []string, window time.Duration) parser.Expr {
 // counter, or whose counter has fewer than two samples in the window (a new
 // pod), has no increase and is not counted. nil when the profile lacks the
 // waiting family or both token families.
-func (b shapes) stuckPods(f profile.Families, w time.Duration) parser.Expr {
+func (b shapes) stuckPods(f modelserver.Families, w time.Duration) parser.Expr {
 	counter := f.GenerationTokens
 	if len(counter) == 0 {
 		counter = f.PromptTokens

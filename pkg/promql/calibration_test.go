@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // TestCalibrationQueries: per pod, a window's means with HA copies folded
@@ -15,7 +15,7 @@ func TestCalibrationQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := CalibrationQueries(Target{Server: profile.VLLM, Selector: sel}, Options{}, time.Minute)
+	c, err := CalibrationQueries(Target{Server: modelserver.VLLM, Selector: sel}, Options{}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,11 +41,11 @@ func TestCalibrationQueries(t *testing.T) {
 	// SGLang exports both histograms (sglang:inter_token_latency_seconds
 	// and sglang:time_to_first_token_seconds, its metrics collector), with
 	// the underscore spelling of older releases as the alternative.
-	c, err = CalibrationQueries(Target{Server: profile.SGLang, Selector: sel}, Options{}, time.Minute)
+	c, err = CalibrationQueries(Target{Server: modelserver.SGLang, Selector: sel}, Options{}, time.Minute)
 	if err != nil || !strings.Contains(c.ITL, "sglang:inter_token_latency_seconds_sum") || !strings.Contains(c.TTFT, "sglang:time_to_first_token_seconds_count") {
 		t.Errorf("sglang: ITL %q, TTFT %q, %v", c.ITL, c.TTFT, err)
 	}
-	if _, err := CalibrationQueries(Target{Server: profile.Triton, Selector: sel}, Options{}, time.Minute); err == nil || !strings.Contains(err.Error(), "running gauge") {
+	if _, err := CalibrationQueries(Target{Server: modelserver.Triton, Selector: sel}, Options{}, time.Minute); err == nil || !strings.Contains(err.Error(), "running gauge") {
 		t.Errorf("triton: %v", err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/storage"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // engineAPI answers queries with Prometheus's own PromQL engine over series
@@ -74,7 +74,7 @@ func sel(t *testing.T, s string) Target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Target{Name: s, Server: profile.VLLM, Selector: ms}
+	return Target{Name: s, Server: modelserver.VLLM, Selector: ms}
 }
 
 func evalOne(t *testing.T, api API, tg Target, opts Options) Result {
@@ -298,7 +298,7 @@ func TestEngineSGLangSpellings(t *testing.T) {
   up{pod="c"} 1x40
 `)
 	tg := sel(t, `{pod=~"a|b|c"}`)
-	tg.Server = profile.SGLang
+	tg.Server = modelserver.SGLang
 	r := evalOne(t, api, tg, Options{})
 	o := r.Observation
 	if !near(o.Running, 12) || !near(o.Waiting, 3) || !near(o.KV, 0.4) || o.Reporting != 3 {
@@ -317,13 +317,13 @@ func TestEngineMissingFamilies(t *testing.T) {
   up{pod="t"} 1x40
 `)
 	tg := sel(t, `{pod="a"}`)
-	tg.Server = profile.LlamaCpp
+	tg.Server = modelserver.LlamaCpp
 	r := evalOne(t, api, tg, Options{})
 	if r.Observation.Running != 2 || r.Observation.Waiting != 1 || !math.IsNaN(r.Observation.KV) || ReasonOf(r.Errors[KV]) != ReasonEmpty {
 		t.Fatalf("llama.cpp: %+v %v", r.Observation, r.Errors)
 	}
 	tg = sel(t, `{pod="t"}`)
-	tg.Server = profile.Triton
+	tg.Server = modelserver.Triton
 	r = evalOne(t, api, tg, Options{})
 	if r.Observation.Waiting != 4 || !math.IsNaN(r.Observation.Running) || ReasonOf(r.Errors[Running]) != ReasonUnsupported || r.Observation.Reporting != 1 {
 		t.Fatalf("triton: %+v %v", r.Observation, r.Errors)

@@ -3,11 +3,11 @@ package promql
 import (
 	"github.com/prometheus/prometheus/promql/parser"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // eppExprs are the queries of a target read from an llm-d Endpoint Picker
-// (server epp, pkg/profile's epp.go): its series describe the whole pool,
+// (server epp, pkg/modelserver's epp.go): its series describe the whole pool,
 // so there is no per-pod sum and no liveness join (the EPP's pool gauges
 // cover the endpoints with fresh metrics already). The selector picks the
 // pool's EPP (its scrape labels: namespace, service or job). Each family is
@@ -25,10 +25,10 @@ import (
 // write the same pool's value; the counters and the flow-control queue
 // are each EPP replica's own and add up.
 func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
-	f := profile.EPPFamilies()
+	f := modelserver.EPPFamilies()
 	out := map[Signal]parser.Expr{}
 	maxOf := func(name string) parser.Expr { return aggregate(parser.MAX, false, nil, selector(name, b.sel)) }
-	twin := func(tw profile.Twin, per func(cur bool, name string) parser.Expr) parser.Expr {
+	twin := func(tw modelserver.Twin, per func(cur bool, name string) parser.Expr) parser.Expr {
 		var es []parser.Expr
 		for i, n := range tw.Names() {
 			es = append(es, per(i == 0, n))
@@ -45,7 +45,7 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 	if t.Replicas == "" {
 		out[Current] = twin(f.ReadyEndpoints, func(_ bool, n string) parser.Expr { return maxOf(n) })
 	}
-	total := func(avg profile.Twin) parser.Expr {
+	total := func(avg modelserver.Twin) parser.Expr {
 		return twin(avg, func(cur bool, n string) parser.Expr {
 			prod := call("round", binary(parser.MUL, maxOf(n), maxOf(ready(cur)), nil))
 			return binary(parser.LOR, prod, binary(parser.EQLC, maxOf(ready(cur)), number(0), nil), nil)
@@ -60,7 +60,7 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 			return aggregate(parser.SUM, false, nil, selector(n, b.sel))
 		}), number(0))
 	}
-	rateOf := func(tw profile.Twin, suffix string) parser.Expr {
+	rateOf := func(tw modelserver.Twin, suffix string) parser.Expr {
 		return twin(tw, func(_ bool, n string) parser.Expr {
 			r := parser.Expr(call("rate", rangeOf(selector(n+suffix, b.sel), b.o.DemandWindow)))
 			if len(b.o.ReplicaLabels) > 0 {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 
 	"github.com/infscale/infscale/internal/sharedtest"
 )
@@ -119,7 +119,7 @@ func TestClientReasons(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := fakeProm(t, tc.handler)
-			tg := Target{Name: "chat", Server: profile.VLLM, Overrides: map[Signal]string{Waiting: `sum(vllm:num_requests_waiting{namespace="llm",model_name="m"})`}}
+			tg := Target{Name: "chat", Server: modelserver.VLLM, Overrides: map[Signal]string{Waiting: `sum(vllm:num_requests_waiting{namespace="llm",model_name="m"})`}}
 			tg.Selector, _ = ParseSelector(`{namespace="llm"}`)
 			ev := &Evaluator{API: c}
 			start := time.Now()
@@ -143,7 +143,7 @@ func TestClientReasons(t *testing.T) {
 func TestClientDuplicatesAndWarnings(t *testing.T) {
 	c, _ := fakeProm(t, reply(200, `{"status":"success","warnings":["PromQL warning: encountered a mix of histograms and floats"],"data":{"resultType":"vector","result":[
 		{"metric":{"replica":"A"},"value":[1737152900,"7"]},{"metric":{"replica":"B"},"value":[1737152900,"7"]}]}}`))
-	tg := Target{Name: "chat", Server: profile.VLLM, Replicas: `kube_deployment_spec_replicas{deployment="chat"}`}
+	tg := Target{Name: "chat", Server: modelserver.VLLM, Replicas: `kube_deployment_spec_replicas{deployment="chat"}`}
 	tg.Selector, _ = ParseSelector(`{namespace="llm"}`)
 	res, st := (&Evaluator{API: c, BatchSize: 1}).Evaluate(context.Background(), []Target{tg}, time.Unix(1737152900, 0))
 	r := res[0]
@@ -169,7 +169,7 @@ func TestClientUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg := Target{Name: "chat", Server: profile.VLLM}
+	tg := Target{Name: "chat", Server: modelserver.VLLM}
 	tg.Selector, _ = ParseSelector(`{namespace="llm"}`)
 	res, _ := (&Evaluator{API: c}).Evaluate(context.Background(), []Target{tg}, time.Now())
 	r := res[0]
@@ -203,7 +203,7 @@ func TestBatchFallbackIsolatesBrokenTarget(t *testing.T) {
 	})
 	var targets []Target
 	for _, name := range []string{"a", "broken", "c"} {
-		tg := Target{Name: name, Server: profile.VLLM, Overrides: map[Signal]string{Running: `sum(ok_metric{t="` + name + `"})`}}
+		tg := Target{Name: name, Server: modelserver.VLLM, Overrides: map[Signal]string{Running: `sum(ok_metric{t="` + name + `"})`}}
 		if name == "broken" {
 			tg.Overrides[Running] = `broken_metric + on() broken_metric`
 		}
@@ -296,7 +296,7 @@ func TestOutOfRangeValues(t *testing.T) {
 		current Reason
 	}{{"3", ReasonNaN, 0}, {"1e10", ReasonNaN, ReasonBadData}, {"1e19", ReasonNaN, ReasonBadData}, {"0.5", 0, 0}} {
 		c, _ := fakeProm(t, reply(200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1737152900,"`+tc.v+`"]}]}}`))
-		tg := Target{Name: "chat", Server: profile.VLLM, Replicas: `kube_deployment_spec_replicas{deployment="chat"}`}
+		tg := Target{Name: "chat", Server: modelserver.VLLM, Replicas: `kube_deployment_spec_replicas{deployment="chat"}`}
 		tg.Selector, _ = ParseSelector(`{namespace="llm"}`)
 		res, _ := (&Evaluator{API: c}).Evaluate(context.Background(), []Target{tg}, time.Unix(1737152900, 0))
 		r := res[0]

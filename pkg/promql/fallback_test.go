@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // rejectingAPI answers every single-target query with one sample 1 and
@@ -52,7 +52,7 @@ func fallbackTargets(t *testing.T, n int) []Target {
 	}
 	ts := make([]Target, n)
 	for i := range ts {
-		ts[i] = Target{Name: fmt.Sprintf("t%d", i), Server: profile.VLLM, Selector: sel}
+		ts[i] = Target{Name: fmt.Sprintf("t%d", i), Server: modelserver.VLLM, Selector: sel}
 	}
 	return ts
 }

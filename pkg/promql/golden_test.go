@@ -12,7 +12,7 @@ import (
 
 	"github.com/prometheus/prometheus/promql/parser"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -71,7 +71,7 @@ func TestGoldenQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full := func(s profile.Server) Target {
+	full := func(s modelserver.Server) Target {
 		return Target{
 			Name: "chat", Server: s, Selector: sel,
 			TTFTQuantile: 0.95, TTFTWindow: 3 * time.Minute, CPU: true,
@@ -85,13 +85,13 @@ func TestGoldenQueries(t *testing.T) {
 		tg   Target
 		opts Options
 	}{
-		{"vllm", full(profile.VLLM), Options{}},
-		{"sglang", full(profile.SGLang), Options{}},
-		{"llamacpp", full(profile.LlamaCpp), Options{}},
-		{"vllm-ready", full(profile.VLLM), Options{Liveness: LiveReady}},
-		{"vllm-staleness-no-ha", full(profile.VLLM), Options{Liveness: LiveStaleness, ReplicaLabels: []string{}}},
-		{"vllm-minimal", Target{Name: "m", Server: profile.VLLM, Selector: sel}, Options{PodLabel: "kubernetes_pod_name"}},
-		{"vllm-override", Target{Name: "o", Server: profile.VLLM, Selector: sel,
+		{"vllm", full(modelserver.VLLM), Options{}},
+		{"sglang", full(modelserver.SGLang), Options{}},
+		{"llamacpp", full(modelserver.LlamaCpp), Options{}},
+		{"vllm-ready", full(modelserver.VLLM), Options{Liveness: LiveReady}},
+		{"vllm-staleness-no-ha", full(modelserver.VLLM), Options{Liveness: LiveStaleness, ReplicaLabels: []string{}}},
+		{"vllm-minimal", Target{Name: "m", Server: modelserver.VLLM, Selector: sel}, Options{PodLabel: "kubernetes_pod_name"}},
+		{"vllm-override", Target{Name: "o", Server: modelserver.VLLM, Selector: sel,
 			Overrides: map[Signal]string{Waiting: `sum(my_gateway_queue{route="chat"})`}}, Options{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,7 +110,7 @@ func TestGoldenBatch(t *testing.T) {
 		exprs  []parser.Expr
 		shapes = shapeSet{}
 	)
-	for i, tg := range []Target{{Name: "chat", Server: profile.VLLM, Selector: a}, {Name: "code", Server: profile.SGLang, Selector: b}} {
+	for i, tg := range []Target{{Name: "chat", Server: modelserver.VLLM, Selector: a}, {Name: "code", Server: modelserver.SGLang, Selector: b}} {
 		ex, err := buildExprs(tg, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -149,10 +149,10 @@ func TestBuildErrors(t *testing.T) {
 		want string
 	}{
 		{"unknown server", Target{Name: "x", Selector: sel}, "server profile is required"},
-		{"no selector", Target{Name: "x", Server: profile.VLLM}, "empty selector"},
-		{"bad quantile", Target{Name: "x", Server: profile.VLLM, Selector: sel, TTFTQuantile: 95, TTFTWindow: time.Minute}, "0 < quantile < 1"},
-		{"bad override", Target{Name: "x", Server: profile.VLLM, Selector: sel, Overrides: map[Signal]string{Running: `sum(x`}}, "running query: invalid PromQL `sum(x`: 1:6: parse error"},
-		{"bad held", Target{Name: "x", Server: profile.VLLM, Selector: sel, Held: `x[5m]`}, "held query"},
+		{"no selector", Target{Name: "x", Server: modelserver.VLLM}, "empty selector"},
+		{"bad quantile", Target{Name: "x", Server: modelserver.VLLM, Selector: sel, TTFTQuantile: 95, TTFTWindow: time.Minute}, "0 < quantile < 1"},
+		{"bad override", Target{Name: "x", Server: modelserver.VLLM, Selector: sel, Overrides: map[Signal]string{Running: `sum(x`}}, "running query: invalid PromQL `sum(x`: 1:6: parse error"},
+		{"bad held", Target{Name: "x", Server: modelserver.VLLM, Selector: sel, Held: `x[5m]`}, "held query"},
 	} {
 		_, err := Build(tc.tg, Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -202,7 +202,7 @@ func TestGoldenEPP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg := Target{Name: "chat", Server: profile.EPP, Selector: sel, TTFTQuantile: 0.95, TTFTWindow: 3 * time.Minute,
+	tg := Target{Name: "chat", Server: modelserver.EPP, Selector: sel, TTFTQuantile: 0.95, TTFTWindow: 3 * time.Minute,
 		ITLQuantile: 0.5, ITLWindow: time.Minute, Demand: true, FlowControlHeld: true, Stuck: true, Duplicates: true, CPU: true}
 	got := printQueries(t, tg, Options{})
 	golden(t, "epp", got)

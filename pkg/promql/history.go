@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/prometheus/promql/parser"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // History is the PromQL a backtest runs over one target's history
@@ -89,7 +89,7 @@ func HistoryQueries(t Target, opts Options, span time.Duration, promptHist, outp
 
 // CheckHistory reports whether server profile s exports what a backtest
 // reads: a success counter and a running gauge.
-func CheckHistory(s profile.Server) error {
+func CheckHistory(s modelserver.Server) error {
 	f := s.Families()
 	if len(f.Requests) == 0 || len(f.Running) == 0 {
 		return fmt.Errorf("server %s: backtest needs a success counter and a running gauge; the profile has none (allowed: servers with both, e.g. vllm, sglang, trtllm)", s)

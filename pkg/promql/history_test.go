@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // TestHistoryQueries: a backtest reads the shapes serve reads live (the
@@ -17,11 +17,11 @@ func TestHistoryQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, err := buildExprs(Target{Name: "chat", Server: profile.VLLM, Selector: sel}, Options{})
+	live, err := buildExprs(Target{Name: "chat", Server: modelserver.VLLM, Selector: sel}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := HistoryQueries(Target{Server: profile.VLLM, Selector: sel}, Options{}, time.Hour, "vllm:request_prompt_tokens", "")
+	h, err := HistoryQueries(Target{Server: modelserver.VLLM, Selector: sel}, Options{}, time.Hour, "vllm:request_prompt_tokens", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestHistoryQueries(t *testing.T) {
 		}
 	}
 	// SGLang has two names for its success counter: both, first wins.
-	h, err = HistoryQueries(Target{Server: profile.SGLang, Selector: sel}, Options{}, time.Hour, "", "")
+	h, err = HistoryQueries(Target{Server: modelserver.SGLang, Selector: sel}, Options{}, time.Hour, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,11 +54,11 @@ func TestHistoryQueries(t *testing.T) {
 		t.Errorf("sglang success %s, want %s", h.Success, want)
 	}
 	// A replicas query is run as given.
-	h, err = HistoryQueries(Target{Server: profile.VLLM, Selector: sel, Replicas: `sum(kube_deployment_spec_replicas{deployment="chat"})`}, Options{}, time.Hour, "", "")
+	h, err = HistoryQueries(Target{Server: modelserver.VLLM, Selector: sel, Replicas: `sum(kube_deployment_spec_replicas{deployment="chat"})`}, Options{}, time.Hour, "", "")
 	if err != nil || h.Replicas != `sum(kube_deployment_spec_replicas{deployment="chat"})` {
 		t.Errorf("replicas %q, %v", h.Replicas, err)
 	}
-	if _, err := HistoryQueries(Target{Server: profile.Triton, Selector: sel}, Options{}, time.Hour, "", ""); err == nil || !strings.Contains(err.Error(), "success counter and a running gauge") {
+	if _, err := HistoryQueries(Target{Server: modelserver.Triton, Selector: sel}, Options{}, time.Hour, "", ""); err == nil || !strings.Contains(err.Error(), "success counter and a running gauge") {
 		t.Errorf("a profile without a running gauge: %v", err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/internal/promtest"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // fakePod serves a vLLM-shaped /metrics page. Each scrape adds one step to
@@ -154,7 +154,7 @@ vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.5
 	}
 }
 
-var _ = profile.VLLM
+var _ = modelserver.VLLM
 
 // BenchmarkRealPrometheus1000Targets runs one cycle's batched queries for
 // 1,000 vLLM targets (two of which have pods) against the real Prometheus:

@@ -11,7 +11,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // signalAPI answers each query of one target (matched by its exact text,
@@ -78,7 +78,7 @@ func (a *signalAPI) Range(context.Context, string, time.Time, time.Time, time.Du
 //
 // Stuck sent at t and t+30s (2), stuck_waiting at t and t+15s (2).
 func TestStuckCadence(t *testing.T) {
-	tg := Target{Name: "chat", Server: profile.VLLM, Selector: sel(t, `{namespace="llm"}`).Selector, Stuck: true}
+	tg := Target{Name: "chat", Server: modelserver.VLLM, Selector: sel(t, `{namespace="llm"}`).Selector, Stuck: true}
 	api := newSignalAPI(t, tg, Options{})
 	api.values = map[Signal]float64{Running: 10, Waiting: 20, Reporting: 3, KV: 0.5, Stuck: 1, StuckWaiting: 6}
 	ev := &Evaluator{API: api}
@@ -137,7 +137,7 @@ func TestStuckCadence(t *testing.T) {
 // second round is sent; waiting stays the total (flagged, not excluded).
 func TestStuckCadenceWindowAndError(t *testing.T) {
 	opts := Options{StuckWindow: time.Minute}
-	tg := Target{Name: "chat", Server: profile.VLLM, Selector: sel(t, `{namespace="llm"}`).Selector, Stuck: true}
+	tg := Target{Name: "chat", Server: modelserver.VLLM, Selector: sel(t, `{namespace="llm"}`).Selector, Stuck: true}
 	api := newSignalAPI(t, tg, opts)
 	api.values = map[Signal]float64{Running: 10, Waiting: 20, Reporting: 3, KV: 0.5, Stuck: 1, StuckWaiting: 6}
 	api.fail[Stuck] = errors.New("connection refused")

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // TestBuildStuck prints the stuck-pods shape for vLLM (the documented
@@ -93,7 +93,7 @@ func TestEngineStuck(t *testing.T) {
   up{pod="burst"} 1x40
   up{pod="fresh"} 1x40
 `)
-	tg := Target{Name: "chat", Server: profile.VLLM, Selector: sel(t, `{pod=~".+"}`).Selector, Stuck: true}
+	tg := Target{Name: "chat", Server: modelserver.VLLM, Selector: sel(t, `{pod=~".+"}`).Selector, Stuck: true}
 	r := evalOne(t, api, tg, Options{})
 	if r.Stuck != 2 || r.Errors[Stuck] != nil || r.Errors[StuckWaiting] != nil {
 		t.Fatalf("stuck %v (errors %v), want 2", r.Stuck, r.Errors) // kv has no series here: empty
@@ -109,12 +109,12 @@ func TestEngineStuck(t *testing.T) {
 	}
 	// Only stuck pods report: none votes, the totals are unknown (never 0,
 	// which would scale down); current still counts both.
-	tg = Target{Name: "stuck", Server: profile.VLLM, Selector: sel(t, `{pod=~"stuck|stuck14"}`).Selector, Stuck: true}
+	tg = Target{Name: "stuck", Server: modelserver.VLLM, Selector: sel(t, `{pod=~"stuck|stuck14"}`).Selector, Stuck: true}
 	if r := evalOne(t, api, tg, Options{}); r.Stuck != 2 || !math.IsNaN(r.Observation.Running) || !math.IsNaN(r.Observation.Waiting) || r.Observation.Current != 2 {
 		t.Fatalf("all stuck: stuck %v, %+v; want 2, running and waiting unknown, current 2", r.Stuck, r.Observation)
 	}
 	// No pod stuck: count() of nothing is no series, read as 0.
-	tg = Target{Name: "busy", Server: profile.VLLM, Selector: sel(t, `{pod="busy"}`).Selector, Stuck: true}
+	tg = Target{Name: "busy", Server: modelserver.VLLM, Selector: sel(t, `{pod="busy"}`).Selector, Stuck: true}
 	if r := evalOne(t, api, tg, Options{}); r.Stuck != 0 || r.Errors[Stuck] != nil {
 		t.Fatalf("busy only: stuck %v error %v, want 0", r.Stuck, r.Errors[Stuck])
 	}
@@ -126,9 +126,9 @@ func TestEngineStuck(t *testing.T) {
 	// "busy": waiting 14 + 3 - 14 = 3, reporting 2 - 1 = 1; "busy": 3, none stuck.
 	api.queries = 0
 	ts := []Target{
-		{Name: "a", Server: profile.VLLM, Selector: sel(t, `{pod="stuck"}`).Selector, Stuck: true},
-		{Name: "b", Server: profile.VLLM, Selector: sel(t, `{pod=~"stuck14|busy"}`).Selector, Stuck: true},
-		{Name: "c", Server: profile.VLLM, Selector: sel(t, `{pod="busy"}`).Selector, Stuck: true},
+		{Name: "a", Server: modelserver.VLLM, Selector: sel(t, `{pod="stuck"}`).Selector, Stuck: true},
+		{Name: "b", Server: modelserver.VLLM, Selector: sel(t, `{pod=~"stuck14|busy"}`).Selector, Stuck: true},
+		{Name: "c", Server: modelserver.VLLM, Selector: sel(t, `{pod="busy"}`).Selector, Stuck: true},
 	}
 	res, st := (&Evaluator{API: api}).Evaluate(context.Background(), ts, at)
 	if st.Queries != 6 || api.queries != 6 {

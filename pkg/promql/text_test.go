@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/prometheus/promql/parser"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // A Plan sends the queries the PromQL printer writes: each batch's text is
@@ -35,11 +35,11 @@ func TestPlanTextsArePrinted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tg := Target{Name: fmt.Sprintf("t%d", i), Server: profile.VLLM, Selector: ms,
+		tg := Target{Name: fmt.Sprintf("t%d", i), Server: modelserver.VLLM, Selector: ms,
 			TTFTQuantile: 0.95, TTFTWindow: 3 * time.Minute, CPU: true, Stuck: true, Duplicates: true, Demand: true,
 			Replicas: fmt.Sprintf(`kube_deployment_spec_replicas{deployment="t%d"}`, i)}
 		if i == 4 {
-			tg.Server = profile.SGLang
+			tg.Server = modelserver.SGLang
 			tg.Overrides = map[Signal]string{Waiting: `sum(my_gateway_queue{route="chat"})`}
 			tg.Held = `scalar(sum(infscale_activator_held_requests{service="a"}))`
 		}

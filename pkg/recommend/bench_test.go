@@ -18,13 +18,13 @@ func BenchmarkDecide(b *testing.B) {
 	var d Decision
 	cur := 5
 	for i := range 100 {
-		DecideInto(&d, p, queueObs(cur, float64(20+i%7)), &st, at(int64(i*15)))
+		decideInto(&d, p, queueObs(cur, float64(20+i%7)), &st, at(int64(i*15)), false)
 		cur = d.Desired
 	}
 	b.ReportAllocs()
 	i := 100
 	for b.Loop() {
-		DecideInto(&d, p, queueObs(cur, float64(20+i%7)), &st, at(int64(i*15)))
+		decideInto(&d, p, queueObs(cur, float64(20+i%7)), &st, at(int64(i*15)), false)
 		cur = d.Desired
 		i++
 	}

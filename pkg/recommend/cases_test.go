@@ -98,7 +98,7 @@ func TestCaseC17KVLowWhileQueueGrows(t *testing.T) {
 	want := []struct {
 		n int
 		r Reason
-	}{{1, ReasonMetric}, {5, ReasonRateLimited}, {10, ReasonRateLimited}, {20, ReasonMax}, {20, ReasonMax}}
+	}{{1, ReasonMetric}, {5, ReasonScaleUpLimit}, {10, ReasonScaleUpLimit}, {20, ReasonMax}, {20, ReasonMax}}
 	st = State{}
 	cur := 1
 	for i, r := range rows {

@@ -2,81 +2,26 @@ package recommend
 
 import "time"
 
-// Decide computes the desired replicas for one observation at now, updating
-// st (nil: a one-shot decision with no history, see below). It never reads
-// the clock and does no I/O. The pipeline, each stage recorded as a Step:
-//
-//  1. raw per metric (rawFor, demandRaw) with its tolerance
-//     (Tolerance.within), and the runaway guard (guard.go): while replicas
-//     an earlier decision asked for are still coming, a ratio or backlog
-//     metric does not raise above them;
-//  2. several metrics: the largest wins; no valid metric keeps the
-//     previous output (no-data);
-//  3. lookahead raises the recommendation to the projected demand's (project);
-//  4. any metric unknown and the result below current: keep current
-//     (partial-data) — the HPA's rule, it never scales down on partial data;
-//  5. at zero replicas: held requests activate (activate), none stay at zero;
-//  6. stabilisation windows (stabilize), then the cost-aware hold through
-//     dips the history shows are short (Hold, hold.go);
-//  7. rate limits and min/max (rateLimit), then the floor: Min raised by an
-//     active schedule window, and 1 while the scale-to-zero cooldown runs;
-//  8. scale to zero after the cooldown (idle-to-zero), from whatever count and
-//     regardless of windows and rate limits, as KEDA does.
-//
-// What "current" means. The metric arithmetic (ratios, tolerance, the
-// missing-pods rule, zero) uses Observation.Current, the replicas the
-// workload has. The HPA's own bookkeeping is about the replica count it
-// sets: its stabilisation bounds and its rate limits start from
-// spec.replicas and its scale events are changes of spec.replicas. infscale
-// only recommends, so its equivalent of spec.replicas is its own previous
-// output: scale events are recorded when Decision.Desired changes (previous
-// desired → new), and stabilisation and rate limits start from the previous
-// desired while it is recent (within the longest window or period), else from
-// Observation.Current. Were events recorded from Current, a consumer that
-// lags (still at 1 while infscale says 3) would be counted again at every
-// decision until it caught up, and the output would fall back to the lagging
-// count; with a consumer that follows, both are the HPA's arithmetic exactly.
-//
-// now must not be before st.LastAt (the previous decision): windows, periods
-// and the trend count forward, and callers refuse a clock that went back
-// (decide exits 2). Deciding again at the same instant is allowed; the
-// lookahead keeps one demand sample per instant. State entries dated after
-// now are dropped (dropFuture).
-//
-// The first decision for a state (no recommendation, no previous decision)
-// records Observation.Current (when > 0) as a recommendation at now before
-// anything else, as the HPA's recordInitialRecommendation does when the
-// controller first sees an HPA: a scale-down right after a start is held by
-// the scaleDown window (recordInitial). A nil st is a one-shot question with
-// no controller behind it (decide without --state): nothing is recorded,
-// else every such answer would be held at current by the window.
-//
-// Decision.Reason is the reason of the last step that changed the value. A
-// step is labelled with a reason only when it changed the count (or, for
-// the per-metric and final steps, decided it); the lookahead, stabilisation
-// and rate-limit steps that left the count as it was have Reason 0 (text
-// "-", no "reason" key in JSON) and still explain their arithmetic.
-// Decide allocates the Decision's slices; DecideInto reuses them.
+// Decide computes the desired replicas for one observation at now and
+// updates st: the HPA's algorithm plus lookahead, scale to zero and the
+// schedule floor (docs/recommend.md, "The pipeline"). It never reads the
+// clock and does no I/O. A nil st is a one-shot question: no history, and
+// nothing recorded. now must not be before st.LastAt (callers refuse a
+// clock that went back); entries dated after now are dropped.
 func Decide(p *Policy, obs Observation, st *State, now time.Time) Decision {
 	var d Decision
-	DecideInto(&d, p, obs, st, now)
+	decideInto(&d, p, obs, st, now, false)
 	return d
 }
 
-// DecideInto is Decide writing into d, reusing d.Raw and d.Steps (for the
-// replay simulator's hot loop).
-func DecideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Time) {
-	decideInto(d, p, obs, st, now, false)
-}
-
-// decideInto is DecideInto; quiet leaves d.Steps empty and does not
-// write out the arithmetic (Loop.Quiet).
+// decideInto is Decide writing into d, its slices reused (Decider's, the
+// replay's hot loop); quiet leaves d.Steps empty (Decider.Quiet). The
+// pipeline itself is decide.
 func decideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Time, quiet bool) {
 	d.quiet = quiet
 	p.prepare()
 	if st == nil {
-		st = new(State)
-		decide(d, p, obs, st, now, false)
+		decide(d, p, obs, new(State), now, false)
 		return
 	}
 	decide(d, p, obs, st, now, true)
@@ -84,6 +29,8 @@ func decideInto(d *Decision, p *Policy, obs Observation, st *State, now time.Tim
 	st.Coming = max(0, d.Desired-present(obs))
 }
 
+// decide is the pipeline, one step per stage; stateful is false for a
+// one-shot question (st is then a throwaway).
 func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, stateful bool) {
 	initial := false
 	if stateful {
@@ -193,8 +140,11 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 		text += " (the windows include the current " + itoa(obs.Current) + ", recorded at this first decision as the HPA's recordInitialRecommendation does)"
 	}
 	why := Reason(0)
-	if out != rec {
-		reason, why = ReasonStabilized, ReasonStabilized
+	switch {
+	case out > rec: // a higher recent recommendation holds a scale-down
+		reason, why = ReasonScaleDownStabilized, ReasonScaleDownStabilized
+	case out < rec:
+		reason, why = ReasonScaleUpStabilized, ReasonScaleUpStabilized
 	}
 	d.step(why, out, text)
 
@@ -202,8 +152,8 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	if p.Hold != nil {
 		held, text := p.Hold.apply(st, rec, base, out, now, d.quiet)
 		if held != out {
-			out, reason = held, ReasonStabilized
-			d.step(ReasonStabilized, out, text)
+			out, reason = held, ReasonScaleDownStabilized // it holds replicas a scale-down would release
+			d.step(ReasonScaleDownStabilized, out, text)
 		} else if text != "" {
 			d.step(0, out, text)
 		}

@@ -1,7 +1,6 @@
 package recommend
 
 import (
-	"strings"
 	"testing"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -17,8 +16,9 @@ func TestDecideQueueCappedByMax(t *testing.T) {
 	// [0.9, 1.1]; scale-up limit max(1+4, ceil(1×2)) = 5 > max 3; 3 <= 3.
 	d := Decide(p, obs, nil, at(1000))
 	expect(t, d, 3, ReasonMetric)
-	if !strings.Contains(d.Steps[0].Text, "queue 12 / target 4 per replica = 3") {
-		t.Errorf("first step %q lacks the arithmetic", d.Steps[0].Text)
+	wantRaw(t, d.Raw[0], SignalQueue, 12, 4, 3)
+	if s := d.Steps[0]; s.Reason != ReasonMetric || s.Value != 3 {
+		t.Errorf("first step %+v, want the metric's 3", s)
 	}
 }
 
@@ -39,7 +39,7 @@ func TestDecideActivateFromZero(t *testing.T) {
 	// A backlog of 40 asks for ceil(40/4) = 10 but the default scale-up
 	// limit from 0 is max(0+4, 0) = 4 per 15 s.
 	obs.Held = 40
-	expect(t, Decide(p, obs, nil, at(1000)), 4, ReasonRateLimited)
+	expect(t, Decide(p, obs, nil, at(1000)), 4, ReasonScaleUpLimit)
 
 	// Nothing held at zero: stay at zero.
 	obs.Held = 0
@@ -95,15 +95,15 @@ func TestDecideScaleDownRateLimits(t *testing.T) {
 		reason  Reason
 	}{
 		// Pods 1: 8 − 1 = 7.
-		{"pods 1", rules(0, autoscalingv2.MaxChangePolicySelect, pods(1, 15)), 7, ReasonRateLimited},
+		{"pods 1", rules(0, autoscalingv2.MaxChangePolicySelect, pods(1, 15)), 7, ReasonScaleDownLimit},
 		// Percent 50: trunc(8 × 0.5) = 4; raw 2 < 4.
-		{"percent 50", rules(0, autoscalingv2.MaxChangePolicySelect, percent(50, 15)), 4, ReasonRateLimited},
+		{"percent 50", rules(0, autoscalingv2.MaxChangePolicySelect, percent(50, 15)), 4, ReasonScaleDownLimit},
 		// Max change: min(7, 4) = 4.
-		{"both Max", rules(0, autoscalingv2.MaxChangePolicySelect, pods(1, 15), percent(50, 15)), 4, ReasonRateLimited},
+		{"both Max", rules(0, autoscalingv2.MaxChangePolicySelect, pods(1, 15), percent(50, 15)), 4, ReasonScaleDownLimit},
 		// Min change: max(7, 4) = 7.
-		{"both Min", rules(0, autoscalingv2.MinChangePolicySelect, pods(1, 15), percent(50, 15)), 7, ReasonRateLimited},
+		{"both Min", rules(0, autoscalingv2.MinChangePolicySelect, pods(1, 15), percent(50, 15)), 7, ReasonScaleDownLimit},
 		// Disabled: limit = current 8.
-		{"Disabled", rules(0, autoscalingv2.DisabledPolicySelect, pods(1, 15), percent(50, 15)), 8, ReasonRateLimited},
+		{"Disabled", rules(0, autoscalingv2.DisabledPolicySelect, pods(1, 15), percent(50, 15)), 8, ReasonScaleDownLimit},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := queuePolicy(4)
@@ -124,9 +124,9 @@ func TestDecideTimeScriptStabilization(t *testing.T) {
 	expect(t, Decide(p, queueObs(1, 12), &st, at(1000)), 3, ReasonMetric)
 	// t=1015 at 3, total 4: ceil(4/4) = 1 (ratio 4/12 = 0.33), but the
 	// 300 s down window still holds 3 (t=1000 > 1015−300).
-	expect(t, Decide(p, queueObs(3, 4), &st, at(1015)), 3, ReasonStabilized)
+	expect(t, Decide(p, queueObs(3, 4), &st, at(1015)), 3, ReasonScaleDownStabilized)
 	// t=1290: 1000 > 1290−300 = 990, still 3.
-	expect(t, Decide(p, queueObs(3, 4), &st, at(1290)), 3, ReasonStabilized)
+	expect(t, Decide(p, queueObs(3, 4), &st, at(1290)), 3, ReasonScaleDownStabilized)
 	// t=1305: cutoff 1005 excludes t=1000; highest of {1, 1, 1} = 1. Down
 	// limit trunc(3 × 0) = 0, min 1: 1.
 	expect(t, Decide(p, queueObs(3, 4), &st, at(1305)), 1, ReasonMetric)
@@ -169,7 +169,7 @@ func TestDecideZeroFromSeveral(t *testing.T) {
 	// t=0 at 3 with queue 12: ceil(12/4) = 3 (ratio 1, tolerance).
 	expect(t, Decide(p, heldZero(queueObs(3, 12)), &st, at(0)), 3, ReasonTolerance)
 	// t=30 idle: raw 0, but the 300 s window holds 3: 3 (stabilized).
-	expect(t, Decide(p, heldZero(queueObs(3, 0)), &st, at(30)), 3, ReasonStabilized)
+	expect(t, Decide(p, heldZero(queueObs(3, 0)), &st, at(30)), 3, ReasonScaleDownStabilized)
 	// t=60: idle since the activity at t=0 for 60 s >= 60 s: 0.
 	expect(t, Decide(p, heldZero(queueObs(3, 0)), &st, at(60)), 0, ReasonIdleToZero)
 }
@@ -209,7 +209,7 @@ func TestDecidePartialData(t *testing.T) {
 	expect(t, Decide(p, obs, nil, at(1000)), 4, ReasonPartialData)
 	// queue 40 says ceil(40/4) = 10 (up), kv unknown: scaling up is allowed.
 	obs.Waiting = 36
-	expect(t, Decide(p, obs, nil, at(1000)), 8, ReasonRateLimited) // limit max(4+4, ceil(4×2)) = 8
+	expect(t, Decide(p, obs, nil, at(1000)), 8, ReasonScaleUpLimit) // limit max(4+4, ceil(4×2)) = 8
 	// kv 0.96 says 0.96/0.8 = 1.2 × 4 = 4.8 → 5, queue unknown: 5.
 	obs = Observation{Current: 4, Running: nan, Waiting: nan, Held: nan, KV: 0.96, CPU: nan, TTFT: nan}
 	expect(t, Decide(p, obs, nil, at(1000)), 5, ReasonMetric)
@@ -270,7 +270,7 @@ func TestDecideUtilizationAndTTFT(t *testing.T) {
 	mustValidate(t, ttft)
 	// ttft 5 s / 2 s = 2.5 × 3 = 7.5 → 8; limit max(3+4, 6) = 7.
 	o = Observation{Current: 3, Running: nan, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: 5}
-	expect(t, Decide(ttft, o, nil, at(1000)), 7, ReasonRateLimited)
+	expect(t, Decide(ttft, o, nil, at(1000)), 7, ReasonScaleUpLimit)
 }
 
 // HPA documentation examples (kubernetes.io, Horizontal Pod Autoscaling).
@@ -289,21 +289,21 @@ func TestDecideHPADocExamples(t *testing.T) {
 	p.Behavior.ScaleDown = rules(0, autoscalingv2.MaxChangePolicySelect, pods(4, 60), percent(10, 60))
 	mustValidate(t, p)
 	var st State
-	expect(t, Decide(p, queueObs(80, 1), &st, at(1000)), 72, ReasonRateLimited)
+	expect(t, Decide(p, queueObs(80, 1), &st, at(1000)), 72, ReasonScaleDownLimit)
 	// 30 s later at 72: the period start is 72 + 8 = 80, limit 72: no more.
-	expect(t, Decide(p, queueObs(72, 1), &st, at(1030)), 72, ReasonRateLimited)
+	expect(t, Decide(p, queueObs(72, 1), &st, at(1030)), 72, ReasonScaleDownLimit)
 	// 61 s after the first step the period is clear: "10% of 72 is 7.2,
 	// rounded up to 8": trunc(72 × 0.9) = trunc(64.8) = 64.
-	expect(t, Decide(p, queueObs(72, 1), &st, at(1061)), 64, ReasonRateLimited)
+	expect(t, Decide(p, queueObs(72, 1), &st, at(1061)), 64, ReasonScaleDownLimit)
 
 	// Default scale-up: max(4 pods, 100%) per 15 s. From 10, raw 50:
 	// max(10+4, ceil(10×2)) = 20.
 	p = queuePolicy(1)
 	p.Max = 100
 	mustValidate(t, p)
-	expect(t, Decide(p, queueObs(10, 50), nil, at(1000)), 20, ReasonRateLimited)
+	expect(t, Decide(p, queueObs(10, 50), nil, at(1000)), 20, ReasonScaleUpLimit)
 	// From 1, raw 20: max(1+4, 2) = 5.
-	expect(t, Decide(p, queueObs(1, 20), nil, at(1000)), 5, ReasonRateLimited)
+	expect(t, Decide(p, queueObs(1, 20), nil, at(1000)), 5, ReasonScaleUpLimit)
 }
 
 // Scale-up events count against the period, and a lagging consumer is not
@@ -316,16 +316,16 @@ func TestDecideScaleUpEventsFromOwnOutput(t *testing.T) {
 	mustValidate(t, p)
 	var st State
 	// t=0 from 2, raw 50: limit max(2+4, ceil(2×2)) = 6; event +4 (2 → 6).
-	expect(t, Decide(p, queueObs(2, 50), &st, at(0)), 6, ReasonRateLimited)
+	expect(t, Decide(p, queueObs(2, 50), &st, at(0)), 6, ReasonScaleUpLimit)
 	// t=5, the consumer still at 2: the limit starts from the previous
 	// output 6: period start 6 − 4 = 2, max(2+4, ceil(2×2)) = 6: stays 6.
-	expect(t, Decide(p, queueObs(2, 50), &st, at(5)), 6, ReasonRateLimited)
+	expect(t, Decide(p, queueObs(2, 50), &st, at(5)), 6, ReasonScaleUpLimit)
 	if len(st.ScaleUpEvents) != 1 || st.ScaleUpEvents[0].Change != 4 {
 		t.Errorf("scale-up events %+v, want one +4", st.ScaleUpEvents)
 	}
 	// t=16 at 6: the t=0 event is out of the 15 s period: start 6,
 	// max(6+4, ceil(6×2)) = 12.
-	expect(t, Decide(p, queueObs(6, 50), &st, at(16)), 12, ReasonRateLimited)
+	expect(t, Decide(p, queueObs(6, 50), &st, at(16)), 12, ReasonScaleUpLimit)
 }
 
 // Scale-up stabilisation window: the lowest recommendation in it.
@@ -337,7 +337,7 @@ func TestDecideScaleUpWindow(t *testing.T) {
 	// t=0 at 2: total 8 → 2 (ratio 1, tolerance).
 	expect(t, Decide(p, queueObs(2, 8), &st, at(0)), 2, ReasonTolerance)
 	// t=15: total 24 → 6, but the up window holds 2 (lowest since t=−45).
-	expect(t, Decide(p, queueObs(2, 24), &st, at(15)), 2, ReasonStabilized)
+	expect(t, Decide(p, queueObs(2, 24), &st, at(15)), 2, ReasonScaleUpStabilized)
 	// t=61: t=0 aged out; lowest of {6 (t=15), 6} = 6; limit 2+4 = 6.
 	expect(t, Decide(p, queueObs(2, 24), &st, at(61)), 6, ReasonMetric)
 }
@@ -373,10 +373,9 @@ func TestDecideZeroUnknownHeld(t *testing.T) {
 	for _, sec := range []int64{0, 100, 1000} {
 		d := Decide(p, idle, &st, at(sec))
 		expect(t, d, 1, ReasonCooldown)
-		for _, s := range d.Steps {
-			if strings.Contains(s.Text, "held 0") {
-				t.Errorf("t=%d: step %q says held 0 for an unknown held", sec, s.Text)
-			}
+		// Unknown counts as possible activity: the idle clock restarts.
+		if !st.LastActive.Equal(at(sec)) {
+			t.Errorf("t=%d: last active %v: an unknown held read as 0\n%s", sec, st.LastActive, stepsText(d))
 		}
 	}
 	// An unknown reading counts as possible activity: held unknown at t=0,
@@ -395,8 +394,8 @@ func TestDecideZeroUnknownHeld(t *testing.T) {
 		t.Error("queue valid at zero replicas with held unknown")
 	}
 	for _, s := range d.Steps {
-		if strings.Contains(s.Text, "held 0") {
-			t.Errorf("step %q says held 0 for an unknown held", s.Text)
+		if s.Reason == ReasonIdleToZero {
+			t.Errorf("step %+v reads an unknown held as 0 (no requests held)", s)
 		}
 	}
 }

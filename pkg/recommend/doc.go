@@ -16,7 +16,7 @@
 // schedule.go; policy.go (Validate, the one owner of the policy rules, and
 // the HPA defaults) with fielderror.go (its FieldErrors, which every syntax
 // maps to its own positions) and signal.go (the one table of signals);
-// loop.go (the rules a decision loop applies around Decide: current from
+// decider.go (the rules a decision loop applies around Decide: current from
 // the previous desired, the hold on no data; serve and the replay both run
 // it), state.go (State.Validate), behavior.go (the HPA's behavior YAML),
 // reversal.go (what counts as a reversal, for serve's counter and the

@@ -48,7 +48,7 @@ func TestFutureScaleEventIgnored(t *testing.T) {
 	// is dropped, period start = 4 − 0 + 0 = 4, limit 4 − 1 = 3 → 3. (Counted,
 	// the 2099 event would give start 4 + 1 = 5, limit 4: no scale-down.)
 	d := Decide(p, queueObs(4, 8), st, at(1030))
-	expect(t, d, 3, ReasonRateLimited)
+	expect(t, d, 3, ReasonScaleDownLimit)
 	// The only event left is this decision's 4 → 3.
 	if len(st.ScaleDownEvents) != 1 || !st.ScaleDownEvents[0].At.Equal(at(1030)) || st.ScaleDownEvents[0].Change != 1 {
 		t.Errorf("scale-down events %v, want only {1030 1}", st.ScaleDownEvents)

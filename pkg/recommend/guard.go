@@ -75,7 +75,7 @@ func (g guarding) holds(s Signal) bool {
 
 // guard updates the guard's state for this decision (st.ReadyAt) and says
 // what it holds. st.Coming is what the previous output left coming
-// (DecideInto records it).
+// (decideInto records it).
 func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time) guarding {
 	g := guarding{asked: asked}
 	if p.Guard != nil && p.Guard.Off || st.LastAt.IsZero() {

@@ -1,7 +1,6 @@
 package recommend
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -27,21 +26,25 @@ func TestGuardTTFT(t *testing.T) {
 	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 1}}, Min: 1, Max: 100})
 	var st State
 	expect(t, Decide(p, ttftObs(1, 1, 3.9), &st, at(0)), 4, ReasonMetric)
+	// 1 ready + 3 coming (asked for at t=0, not ready) = 4 held.
+	if st.Coming != 3 {
+		t.Errorf("coming %d after t=0, want 3 (4 asked, 1 ready)", st.Coming)
+	}
 	d := Decide(p, ttftObs(4, 1, 7.3), &st, at(15))
 	expect(t, d, 4, ReasonGuard)
-	if d.Raw[0].Replicas != 30 || !strings.Contains(d.Steps[0].Text, "1 + 3 = 4") {
-		t.Errorf("raw %+v, step %q: want the plain 30 and the coming arithmetic 1 + 3 = 4", d.Raw[0], d.Steps[0].Text)
+	if s := d.Steps[0]; d.Raw[0].Replicas != 30 || d.Raw[0].Desired != 4 || s.Reason != ReasonGuard || s.Value != 4 {
+		t.Errorf("raw %+v, step %+v: want the plain 30 held by the guard at 1 + 3 = 4", d.Raw[0], s)
 	}
 	expect(t, Decide(p, ttftObs(4, 1, 16), &st, at(75)), 4, ReasonGuard)
 	expect(t, Decide(p, ttftObs(4, 4, 21.6), &st, at(90)), 4, ReasonGuard)
 	expect(t, Decide(p, ttftObs(4, 4, 20), &st, at(150)), 4, ReasonGuard)
-	expect(t, Decide(p, ttftObs(4, 4, 0.5), &st, at(165)), 4, ReasonStabilized)
+	expect(t, Decide(p, ttftObs(4, 4, 0.5), &st, at(165)), 4, ReasonScaleDownStabilized)
 
 	// Off: the HPA's arithmetic, 30 limited to 8 at t=15.
 	p = mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 1}}, Min: 1, Max: 100, Guard: &Guard{Off: true}})
 	st = State{}
 	expect(t, Decide(p, ttftObs(1, 1, 3.9), &st, at(0)), 4, ReasonMetric)
-	expect(t, Decide(p, ttftObs(4, 1, 7.3), &st, at(15)), 8, ReasonRateLimited)
+	expect(t, Decide(p, ttftObs(4, 1, 7.3), &st, at(15)), 8, ReasonScaleUpLimit)
 }
 
 // After the settle a guarded metric multiplies again. Settle 30 s: asked 4
@@ -55,7 +58,7 @@ func TestGuardSettle(t *testing.T) {
 	expect(t, Decide(p, ttftObs(1, 1, 3.9), &st, at(0)), 4, ReasonMetric)
 	expect(t, Decide(p, ttftObs(4, 1, 3.9), &st, at(15)), 4, ReasonGuard)
 	expect(t, Decide(p, ttftObs(4, 4, 3), &st, at(30)), 4, ReasonGuard)
-	expect(t, Decide(p, ttftObs(4, 4, 3), &st, at(45)), 8, ReasonRateLimited)
+	expect(t, Decide(p, ttftObs(4, 4, 3), &st, at(45)), 8, ReasonScaleUpLimit)
 
 	w := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalWaiting, Target: 1}}, Min: 1, Max: 100})
 	wait := func(cur, ready int, waiting float64) Observation {
@@ -67,7 +70,7 @@ func TestGuardSettle(t *testing.T) {
 	expect(t, Decide(w, wait(1, 1, 5), &st, at(0)), 5, ReasonMetric)   // ceil(5/1) = 5, inside the limit max(1+4, 2) = 5
 	expect(t, Decide(w, wait(5, 1, 130), &st, at(15)), 5, ReasonGuard) // 4 coming
 	expect(t, Decide(w, wait(5, 5, 70), &st, at(30)), 5, ReasonGuard)  // serving since t=15: 15 s < drain 30 s
-	expect(t, Decide(w, wait(5, 5, 20), &st, at(45)), 10, ReasonRateLimited)
+	expect(t, Decide(w, wait(5, 5, 20), &st, at(45)), 10, ReasonScaleUpLimit)
 }
 
 // What the guard leaves alone: a one-shot decision (nothing asked before),
@@ -75,7 +78,7 @@ func TestGuardSettle(t *testing.T) {
 // waiting backlog counted once per asked replica when none is coming.
 func TestGuardLeavesAlone(t *testing.T) {
 	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 1}}, Min: 1, Max: 100})
-	expect(t, Decide(p, ttftObs(4, 1, 7.3), nil, at(0)), 8, ReasonRateLimited) // ceil(7.3 × 4) = 30, limited to 8
+	expect(t, Decide(p, ttftObs(4, 1, 7.3), nil, at(0)), 8, ReasonScaleUpLimit) // ceil(7.3 × 4) = 30, limited to 8
 
 	p = mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 8}}, Min: 1, Max: 100})
 	var st State

@@ -40,6 +40,26 @@ func expect(t *testing.T, d Decision, desired int, reason Reason) {
 	}
 }
 
+// wantRaw checks a metric's part of a decision: its signal, the value
+// observed, its target and the plain recommendation before tolerance.
+func wantRaw(t *testing.T, r Raw, signal Signal, value, target float64, replicas int) {
+	t.Helper()
+	if r.Signal != signal || r.Value != value || r.Target != target || r.Replicas != replicas {
+		t.Errorf("raw %+v, want %s value %g / target %g = %d replicas", r, signal, value, target, replicas)
+	}
+}
+
+// stepWith is the first step with reason r and value v, and whether there
+// is one.
+func stepWith(d Decision, r Reason, v int) (Step, bool) {
+	for _, s := range d.Steps {
+		if s.Reason == r && s.Value == v {
+			return s, true
+		}
+	}
+	return Step{}, false
+}
+
 func stepsText(d Decision) string {
 	var b strings.Builder
 	for _, s := range d.Steps {

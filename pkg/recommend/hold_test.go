@@ -1,7 +1,6 @@
 package recommend
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -57,10 +56,14 @@ func TestHoldDecide(t *testing.T) {
 	if len(st.Dips) != 1 || st.Dips[0].Seconds != 15 || !st.Dips[0].Returned {
 		t.Fatalf("dips %+v, want one returned after 15 s", st.Dips)
 	}
+	if T, _, _, _ := p.Hold.threshold(st.Dips); T != 15 {
+		t.Errorf("threshold T* = %g s after the returned dip, want 15", T)
+	}
 	d := Decide(p, obs(3, 5), &st, at(45))
-	expect(t, d, 3, ReasonStabilized)
-	if txt := stepsText(d); !strings.Contains(txt, "threshold T* = 15 s") || !strings.Contains(txt, "hold 3") {
-		t.Errorf("steps do not show the arithmetic:\n%s", txt)
+	expect(t, d, 3, ReasonScaleDownStabilized)
+	// The metric asks 1; the hold keeps 3.
+	if _, ok := stepWith(d, ReasonScaleDownStabilized, 3); !ok || d.Raw[0].Replicas != 1 {
+		t.Errorf("raw %+v; want the metric's 1 held at 3:\n%s", d.Raw[0], stepsText(d))
 	}
 	expect(t, Decide(p, obs(3, 5), &st, at(60)), 1, ReasonMetric)
 	if err := st.Validate(); err != nil {
@@ -78,7 +81,7 @@ func TestHoldDecide(t *testing.T) {
 // the projection 10 above it, so the trend is capped at (8 - 6)/30:
 // 8 × 0.15625 / 0.5 = 2.5 -> 3.
 func TestHoldTrendCap(t *testing.T) {
-	run := func(hold *Hold) Decision {
+	run := func(hold *Hold) (Decision, State) {
 		p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}}, Min: 1, Max: 10,
 			Lookahead: 30 * time.Second, Capacity: testCapacity, Hold: hold})
 		var st State
@@ -93,14 +96,21 @@ func TestHoldTrendCap(t *testing.T) {
 			}
 			d = Decide(p, demandObs(2, rate), &st, at(s))
 		}
-		return d
+		return d, st
 	}
-	if d := run(nil); d.Raw[0].Replicas != 4 {
+	if d, _ := run(nil); d.Raw[0].Replicas != 4 {
 		t.Errorf("without the hold: %d replicas, want 4\n%s", d.Raw[0].Replicas, stepsText(d))
 	}
-	d := run(&Hold{BreakEven: 60 * time.Second})
-	if d.Raw[0].Replicas != 3 || !strings.Contains(stepsText(d), "capped at the recent peak 8 req/s") {
-		t.Errorf("with the hold: %d replicas, want 3, capped at the peak 8\n%s", d.Raw[0].Replicas, stepsText(d))
+	d, st := run(&Hold{BreakEven: 60 * time.Second})
+	// The peak the trend was capped at: the highest rate recorded before 240 s.
+	peak := 0.0
+	for _, s := range st.RatePeaks {
+		if s.At.Before(at(240)) {
+			peak = max(peak, s.Demand)
+		}
+	}
+	if d.Raw[0].Replicas != 3 || peak != 8 {
+		t.Errorf("with the hold: %d replicas under a recent peak of %g req/s, want 3 capped at the peak 8\n%s", d.Raw[0].Replicas, peak, stepsText(d))
 	}
 }
 
@@ -117,8 +127,9 @@ func TestLatencyCap(t *testing.T) {
 	o.Waiting, o.TTFT = 8, 6
 	d := Decide(p, o, nil, at(0))
 	expect(t, d, 3, ReasonGuard)
-	if !strings.Contains(stepsText(d), "at most 3") {
-		t.Errorf("steps do not show the cap:\n%s", stepsText(d))
+	// ttft's plain 6 capped by the capacity at 3; demand's 2.
+	if r, s := d.Raw[1], d.Steps[1]; r.Signal != SignalTTFT || r.Replicas != 6 || r.Desired != 3 || s.Reason != ReasonGuard || s.Value != 3 || d.Raw[0].Desired != 2 {
+		t.Errorf("raw %+v, step %+v: want ttft's 6 capped at 3 (demand 2)\n%s", d.Raw, s, stepsText(d))
 	}
 	// Without the demand signal (no utilisation to size by) ttft is not capped.
 	p2 := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10, Lookahead: 30 * time.Second, Capacity: testCapacity})

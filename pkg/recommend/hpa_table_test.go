@@ -58,40 +58,40 @@ func TestHPAScalingWithRules(t *testing.T) {
 		{name: "prenormalized desired replicas < minReplicas", current: 3, desired: 1, min: 2, max: 8, wantReplicas: 2, wantReason: ReasonMin},
 		{name: "maxReplicas is the limit because maxReplicas < scaleUpLimit", current: 20, desired: 1000, min: 1, max: 10, wantReplicas: 10, wantReason: ReasonMax},
 		{name: "desired replica count is more than the maximum replica count", current: 100, desired: 1000, min: 100, max: 150, wantReplicas: 150, wantReason: ReasonMax},
-		{name: "scaleUpLimit < maxReplicas with user policies", current: 3, desired: 1000, min: 1, max: 2000, upRules: hpaRules(0, 0, 1, 60, 0), wantReplicas: 4, wantReason: ReasonRateLimited},
-		{name: "scaleDownLimit > minReplicas with user defined policies", current: 1000, desired: 3, min: 3, max: 2000, downRules: hpaRules(20, 60, 0, 0, 0), wantReplicas: 980, wantReason: ReasonRateLimited},
-		{name: "scaleUp with default behavior", current: 10, desired: 50, min: 1, max: 1000, wantReplicas: 20, wantReason: ReasonRateLimited},
-		{name: "scaleUp with pods policy larger than percent policy", current: 10, desired: 500, min: 1, max: 1000, upRules: hpaRules(100, 60, 100, 60, 0), wantReplicas: 110, wantReason: ReasonRateLimited},
-		{name: "scaleUp with percent policy larger than pods policy", current: 10, desired: 500, min: 1, max: 1000, upRules: hpaRules(2, 60, 100, 60, 0), wantReplicas: 20, wantReason: ReasonRateLimited},
+		{name: "scaleUpLimit < maxReplicas with user policies", current: 3, desired: 1000, min: 1, max: 2000, upRules: hpaRules(0, 0, 1, 60, 0), wantReplicas: 4, wantReason: ReasonScaleUpLimit},
+		{name: "scaleDownLimit > minReplicas with user defined policies", current: 1000, desired: 3, min: 3, max: 2000, downRules: hpaRules(20, 60, 0, 0, 0), wantReplicas: 980, wantReason: ReasonScaleDownLimit},
+		{name: "scaleUp with default behavior", current: 10, desired: 50, min: 1, max: 1000, wantReplicas: 20, wantReason: ReasonScaleUpLimit},
+		{name: "scaleUp with pods policy larger than percent policy", current: 10, desired: 500, min: 1, max: 1000, upRules: hpaRules(100, 60, 100, 60, 0), wantReplicas: 110, wantReason: ReasonScaleUpLimit},
+		{name: "scaleUp with percent policy larger than pods policy", current: 10, desired: 500, min: 1, max: 1000, upRules: hpaRules(2, 60, 100, 60, 0), wantReplicas: 20, wantReason: ReasonScaleUpLimit},
 		{name: "scaleUp with spec MaxReplicas limitation with large pod policy", current: 10, desired: 50, min: 1, max: 1000, upRules: hpaRules(100, 60, 0, 0, 0), wantReplicas: 50, wantReason: within},
-		{name: "scaleUp with pod policy limitation", current: 10, desired: 50, min: 1, max: 1000, upRules: hpaRules(30, 60, 0, 0, 0), wantReplicas: 40, wantReason: ReasonRateLimited},
-		{name: "scaleUp with percent policy limitation", current: 10, desired: 50, min: 1, max: 1000, upRules: hpaRules(0, 0, 200, 60, 0), wantReplicas: 30, wantReason: ReasonRateLimited},
-		{name: "scaleDown with percent policy larger than pod policy", current: 100, desired: 2, min: 1, max: 1000, downRules: hpaRules(20, 60, 1, 60, 300), wantReplicas: 80, wantReason: ReasonRateLimited},
-		{name: "scaleDown with pod policy larger than percent policy", current: 100, desired: 2, min: 1, max: 1000, downRules: hpaRules(2, 60, 1, 60, 300), wantReplicas: 98, wantReason: ReasonRateLimited},
+		{name: "scaleUp with pod policy limitation", current: 10, desired: 50, min: 1, max: 1000, upRules: hpaRules(30, 60, 0, 0, 0), wantReplicas: 40, wantReason: ReasonScaleUpLimit},
+		{name: "scaleUp with percent policy limitation", current: 10, desired: 50, min: 1, max: 1000, upRules: hpaRules(0, 0, 200, 60, 0), wantReplicas: 30, wantReason: ReasonScaleUpLimit},
+		{name: "scaleDown with percent policy larger than pod policy", current: 100, desired: 2, min: 1, max: 1000, downRules: hpaRules(20, 60, 1, 60, 300), wantReplicas: 80, wantReason: ReasonScaleDownLimit},
+		{name: "scaleDown with pod policy larger than percent policy", current: 100, desired: 2, min: 1, max: 1000, downRules: hpaRules(2, 60, 1, 60, 300), wantReplicas: 98, wantReason: ReasonScaleDownLimit},
 		{name: "scaleDown with spec MinReplicas limitation with large pod policy", current: 10, desired: 0, min: 1, max: 1000, downRules: hpaRules(100, 60, 0, 0, 300), wantReplicas: 1, wantReason: ReasonMin},
 		{name: "scaleDown with spec MinReplicas limitation with large percent policy", current: 10, desired: 2, min: 5, max: 1000, downRules: hpaRules(0, 0, 100, 60, 300), wantReplicas: 5, wantReason: ReasonMin},
-		{name: "scaleDown with pod policy limitation", current: 10, desired: 2, min: 1, max: 1000, downRules: hpaRules(5, 60, 0, 0, 300), wantReplicas: 5, wantReason: ReasonRateLimited},
+		{name: "scaleDown with pod policy limitation", current: 10, desired: 2, min: 1, max: 1000, downRules: hpaRules(5, 60, 0, 0, 300), wantReplicas: 5, wantReason: ReasonScaleDownLimit},
 		{name: "scaleDown with percent policy limitation", current: 10, desired: 5, min: 1, max: 1000, downRules: hpaRules(0, 0, 50, 60, 300), wantReplicas: 5, wantReason: within},
 		// 200 < 100 − 15 + 300
 		{name: "scaleUp MaxReplicas limitation with large pod policy and events", up: []int{1, 5, 9}, current: 100, desired: 500, min: 1, max: 200, upRules: hpaRules(300, 60, 0, 0, 0), wantReplicas: 200, wantReason: ReasonMax},
 		{name: "scaleUp MaxReplicas limitation with large percent policy and events", up: []int{1, 5, 9}, current: 100, desired: 500, min: 1, max: 200, upRules: hpaRules(0, 0, 10000, 60, 0), wantReplicas: 200, wantReason: ReasonMax},
 		// 120 seconds ago there were 100 − 15 replicas, Pods 5: the limit
 		// 90 is below current, so no scale-up at all.
-		{name: "scaleUp with a lot of recent scale up events", up: []int{1, 5, 9}, current: 100, desired: 500, min: 1, max: 1000, upRules: hpaRules(5, 120, 0, 0, 0), wantReplicas: 100, wantReason: ReasonRateLimited},
-		{name: "scaleUp with pod policy and previous scale up events", up: []int{1, 5, 9}, current: 100, desired: 500, min: 1, max: 1000, upRules: hpaRules(150, 120, 0, 0, 0), wantReplicas: 235, wantReason: ReasonRateLimited},     // 100 − 15 + 150
-		{name: "scaleUp with percent policy and previous scale up events", up: []int{1, 5, 9}, current: 100, desired: 500, min: 1, max: 1000, upRules: hpaRules(0, 0, 200, 120, 0), wantReplicas: 255, wantReason: ReasonRateLimited}, // (100 − 15) + 200%
+		{name: "scaleUp with a lot of recent scale up events", up: []int{1, 5, 9}, current: 100, desired: 500, min: 1, max: 1000, upRules: hpaRules(5, 120, 0, 0, 0), wantReplicas: 100, wantReason: ReasonScaleUpLimit},
+		{name: "scaleUp with pod policy and previous scale up events", up: []int{1, 5, 9}, current: 100, desired: 500, min: 1, max: 1000, upRules: hpaRules(150, 120, 0, 0, 0), wantReplicas: 235, wantReason: ReasonScaleUpLimit},     // 100 − 15 + 150
+		{name: "scaleUp with percent policy and previous scale up events", up: []int{1, 5, 9}, current: 100, desired: 500, min: 1, max: 1000, upRules: hpaRules(0, 0, 200, 120, 0), wantReplicas: 255, wantReason: ReasonScaleUpLimit}, // (100 − 15) + 200%
 		// start 6 − 4 + 2 = 4; ceil(4 × 4) = 16
-		{name: "scaleUp with percent policy and previous scale up and down events", up: []int{4}, down: []int{2}, current: 6, desired: 24, min: 1, max: 1000, upRules: hpaRules(0, 0, 300, 300, 0), wantReplicas: 16, wantReason: ReasonRateLimited},
+		{name: "scaleUp with percent policy and previous scale up and down events", up: []int{4}, down: []int{2}, current: 6, desired: 24, min: 1, max: 1000, upRules: hpaRules(0, 0, 300, 300, 0), wantReplicas: 16, wantReason: ReasonScaleUpLimit},
 		{name: "scaleDown with default policy and previous events", down: []int{1, 5, 9}, current: 10, desired: 5, min: 1, max: 1000, wantReplicas: 5, wantReason: within},
 		{name: "scaleDown MinReplicas limitation with large pod policy and previous events", down: []int{1, 5, 9}, current: 100, desired: 0, min: 1, max: 1000, downRules: hpaRules(115, 120, 0, 0, 300), wantReplicas: 1, wantReason: ReasonMin},
 		{name: "scaleDown MinReplicas 5 with large pod policy and previous events", down: []int{1, 5, 9}, current: 100, desired: 0, min: 5, max: 1000, downRules: hpaRules(130, 120, 0, 0, 300), wantReplicas: 5, wantReason: ReasonMin},
 		{name: "scaleDown MinReplicas limitation with large percent policy and previous events", down: []int{1, 5, 9}, current: 100, desired: 2, min: 5, max: 1000, downRules: hpaRules(0, 0, 100, 120, 300), wantReplicas: 5, wantReason: ReasonMin},
-		{name: "scaleDown with pod policy limitation and previous events", down: []int{1, 5, 9}, current: 100, desired: 2, min: 1, max: 1000, downRules: hpaRules(5, 120, 0, 0, 300), wantReplicas: 100, wantReason: ReasonRateLimited},     // 100 + 15 − 5
-		{name: "scaleDown with percent policy limitation and previous events", down: []int{2, 4, 6}, current: 100, desired: 0, min: 1, max: 1000, downRules: hpaRules(0, 0, 50, 120, 300), wantReplicas: 56, wantReason: ReasonRateLimited}, // (100 + 12) − 50%
+		{name: "scaleDown with pod policy limitation and previous events", down: []int{1, 5, 9}, current: 100, desired: 2, min: 1, max: 1000, downRules: hpaRules(5, 120, 0, 0, 300), wantReplicas: 100, wantReason: ReasonScaleDownLimit},     // 100 + 15 − 5
+		{name: "scaleDown with percent policy limitation and previous events", down: []int{2, 4, 6}, current: 100, desired: 0, min: 1, max: 1000, downRules: hpaRules(0, 0, 50, 120, 300), wantReplicas: 56, wantReason: ReasonScaleDownLimit}, // (100 + 12) − 50%
 		// start 10 − 2 + 4 = 12; trunc(12 × 0.5) = 6
-		{name: "scaleDown with percent policy and previous scale up and down events", up: []int{2}, down: []int{4}, current: 10, desired: 1, min: 1, max: 1000, downRules: hpaRules(0, 0, 50, 180, 0), wantReplicas: 6, wantReason: ReasonRateLimited},
+		{name: "scaleDown with percent policy and previous scale up and down events", up: []int{2}, down: []int{4}, current: 10, desired: 1, min: 1, max: 1000, downRules: hpaRules(0, 0, 50, 180, 0), wantReplicas: 6, wantReason: ReasonScaleDownLimit},
 		// (100 + 30) − 10% = 117 > current 100: keep 100
-		{name: "scaleDown with previous events preventing further scale down", down: []int{10, 10, 10}, current: 100, desired: 0, min: 1, max: 1000, downRules: hpaRules(0, 0, 10, 120, 300), wantReplicas: 100, wantReason: ReasonRateLimited},
+		{name: "scaleDown with previous events preventing further scale down", down: []int{10, 10, 10}, current: 100, desired: 0, min: 1, max: 1000, downRules: hpaRules(0, 0, 10, 120, 300), wantReplicas: 100, wantReason: ReasonScaleDownLimit},
 		// (10 + 30) − 1000% = −360 < 5: 5
 		{name: "scaleDown with previous events still allowing more scale down", down: []int{10, 10, 10}, current: 10, desired: 5, min: 1, max: 1000, downRules: hpaRules(0, 0, 1000, 120, 300), wantReplicas: 5, wantReason: within},
 		{name: "outdated events, one up policy", up: []int{8, 12, 9, 11}, current: 100, desired: 200, min: 1, max: 1000, upRules: hpaRules(1000, 60, 0, 0, 0), wantReplicas: 200, wantReason: within},

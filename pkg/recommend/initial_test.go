@@ -1,7 +1,6 @@
 package recommend
 
 import (
-	"strings"
 	"testing"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -20,12 +19,16 @@ func TestInitialRecommendationHoldsScaleDown(t *testing.T) {
 	// window (980, 1000] holds the initial 4 and this 2: highest 4, base 4
 	// (fresh state: current) → min(max(4, 2), 4) = 4, stabilized.
 	d := Decide(p, queueObs(4, 8), &st, at(1000))
-	expect(t, d, 4, ReasonStabilized)
-	if !strings.Contains(stepsText(d), "recordInitialRecommendation") {
-		t.Errorf("the stabilisation step does not say where the 4 came from:\n%s", stepsText(d))
+	expect(t, d, 4, ReasonScaleDownStabilized)
+	// The 4 came from the recorded initial recommendation.
+	if len(st.Recommendations) == 0 || st.Recommendations[0] != (TimedReplicas{At: at(1000), Replicas: 4}) {
+		t.Errorf("recommendations %+v, want the initial 4 at t=1000 first", st.Recommendations)
+	}
+	if _, ok := stepWith(d, ReasonScaleDownStabilized, 4); !ok {
+		t.Errorf("no stabilisation step to 4:\n%s", stepsText(d))
 	}
 	// t=1002: window (982, 1002] still holds 4 (both 1000 entries) → 4.
-	expect(t, Decide(p, queueObs(4, 8), &st, at(1002)), 4, ReasonStabilized)
+	expect(t, Decide(p, queueObs(4, 8), &st, at(1002)), 4, ReasonScaleDownStabilized)
 	// t=1020: window (1000, 1020] excludes its start, so the 1000 entries
 	// (4 and 2) are out; it holds 2 (1002) and this 2 → 2. base: the last
 	// output (4 at 1002) is 18 s old <= 20 s → 4; min(max(4, 2), 2) = 2.
@@ -43,7 +46,7 @@ func TestInitialRecommendationHoldsScaleUp(t *testing.T) {
 	// t=1000, 2 replicas, queue 16: ratio 16/8 = 2 → ceil(16/4) = 4. The up
 	// window (970, 1000] holds the initial 2 and this 4: lowest 2 →
 	// min(max(2, 2), 4) = 2, stabilized.
-	expect(t, Decide(p, queueObs(2, 16), &st, at(1000)), 2, ReasonStabilized)
+	expect(t, Decide(p, queueObs(2, 16), &st, at(1000)), 2, ReasonScaleUpStabilized)
 }
 
 // What is not a first decision, and what is not recorded.

@@ -42,7 +42,7 @@ func TestOverflowCapped(t *testing.T) {
 	obs.Running = 1.7e308
 	d := Decide(p, obs, nil, at(1000))
 	// From 1: Pods 4 per 15 s gives 5, Percent 100 gives 2; Max policy: 5.
-	expect(t, d, 5, ReasonRateLimited)
+	expect(t, d, 5, ReasonScaleUpLimit)
 	if d.Raw[0].Replicas != 2147483647 {
 		t.Errorf("raw replicas %d, want 2147483647", d.Raw[0].Replicas)
 	}
@@ -58,7 +58,7 @@ func TestOverflowCapped(t *testing.T) {
 	// A ratio that overflows: 1e308 / 1e-300 = 1e608 > MaxFloat64.
 	p = mustValidate(t, queuePolicy(1e-300))
 	d = Decide(p, queueObs(1, 1e308), nil, at(1000))
-	expect(t, d, 5, ReasonRateLimited)
+	expect(t, d, 5, ReasonScaleUpLimit)
 	if d.Raw[0].Replicas != 2147483647 {
 		t.Errorf("raw replicas %d, want 2147483647", d.Raw[0].Replicas)
 	}
@@ -69,7 +69,7 @@ func TestOverflowCapped(t *testing.T) {
 	o.TTFT = 1e308
 	d = Decide(p, o, nil, at(1000))
 	// From 2: 2 + 4 = 6, 2 × 2 = 4; Max policy: 6.
-	expect(t, d, 6, ReasonRateLimited)
+	expect(t, d, 6, ReasonScaleUpLimit)
 	if d.Raw[0].Replicas != 2147483647 {
 		t.Errorf("ttft raw replicas %d, want 2147483647", d.Raw[0].Replicas)
 	}

@@ -154,10 +154,10 @@ func (p *Policy) rateLimit(st *State, desired, cur int, b bounds, now time.Time)
 		}
 		allowed, reason := b.hi, b.hiReason
 		if allowed > limit {
-			allowed, reason = limit, ReasonRateLimited
+			allowed, reason = limit, ReasonScaleUpLimit
 		}
 		if desired > allowed {
-			if reason == ReasonRateLimited {
+			if reason == ReasonScaleUpLimit {
 				return allowed, reason, "rate limit: " + text + ": " + itoa(desired) + " limited to " + itoa(allowed)
 			}
 			return allowed, reason, "max " + itoa(allowed) + ": " + itoa(desired) + " lowered to " + itoa(allowed)
@@ -170,10 +170,10 @@ func (p *Policy) rateLimit(st *State, desired, cur int, b bounds, now time.Time)
 		}
 		allowed, reason := b.lo, b.loReason
 		if allowed < limit {
-			allowed, reason = limit, ReasonRateLimited
+			allowed, reason = limit, ReasonScaleDownLimit
 		}
 		if desired < allowed {
-			if reason == ReasonRateLimited {
+			if reason == ReasonScaleDownLimit {
 				return allowed, reason, "rate limit: " + text + ": " + itoa(desired) + " limited to " + itoa(allowed)
 			}
 			return allowed, reason, b.loText + ": " + itoa(desired) + " raised to " + itoa(allowed)
@@ -192,12 +192,12 @@ func noBehaviorLimit(desired, cur int, b bounds) (int, Reason, string) {
 	text := "scale-up limit (an HPA without behavior) max(2 × " + itoa(cur) + ", 4) = " + itoa(limit)
 	allowed, reason := b.hi, b.hiReason
 	if allowed > limit {
-		allowed, reason = limit, ReasonRateLimited
+		allowed, reason = limit, ReasonScaleUpLimit
 	}
 	switch {
 	case desired < b.lo:
 		return b.lo, b.loReason, b.loText + ": " + itoa(desired) + " raised to " + itoa(b.lo)
-	case desired > allowed && reason == ReasonRateLimited:
+	case desired > allowed && reason == ReasonScaleUpLimit:
 		return allowed, reason, "rate limit: " + text + ": " + itoa(desired) + " limited to " + itoa(allowed)
 	case desired > allowed:
 		return allowed, reason, "max " + itoa(allowed) + ": " + itoa(desired) + " lowered to " + itoa(allowed)

@@ -18,8 +18,8 @@ func TestResumeHoldsAFullWindow(t *testing.T) {
 
 	st = saved()
 	Resume(&st, 5, at(600))
-	expect(t, Decide(p, queueObs(5, 0), &st, at(600)), 5, ReasonStabilized)
-	expect(t, Decide(p, queueObs(5, 0), &st, at(899)), 5, ReasonStabilized)
+	expect(t, Decide(p, queueObs(5, 0), &st, at(600)), 5, ReasonScaleDownStabilized)
+	expect(t, Decide(p, queueObs(5, 0), &st, at(899)), 5, ReasonScaleDownStabilized)
 	expect(t, Decide(p, queueObs(5, 0), &st, at(900)), 1, ReasonMin)
 	if !st.LastActive.Equal(at(600)) {
 		t.Errorf("LastActive %v, want the restart (idle clock starts over)", st.LastActive)

@@ -74,7 +74,7 @@ func TestDecisionJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := string(b)
-	for _, want := range []string{`"desired":3`, `"current":2`, `"reason":"metric"`, `"raw":{"queue":{"signal":"queue","value":12,`, `"kv":{"signal":"kv","value":null,"target":0.8,"ratio":null,"replicas":null,"desired":null,"valid":false}`, `"steps":[{"reason":"metric","value":3,"text":"queue 12 / target 4 per replica = 3`} {
+	for _, want := range []string{`"desired":3`, `"current":2`, `"reason":"DesiredWithinRange"`, `"raw":{"queue":{"signal":"queue","value":12,`, `"kv":{"signal":"kv","value":null,"target":0.8,"ratio":null,"replicas":null,"desired":null,"valid":false}`, `"steps":[{"reason":"DesiredWithinRange","value":3,"text":"queue 12 / target 4 per replica = 3`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("missing %s in %s", want, s)
 		}
@@ -90,7 +90,7 @@ func TestDecisionJSON(t *testing.T) {
 
 // Every reason has a name and parses back.
 func TestReasonNames(t *testing.T) {
-	want := "metric tolerance stabilized rate-limited min max idle-to-zero activate schedule no-data lookahead partial-data cooldown guard"
+	want := "DesiredWithinRange tolerance ScaleUpStabilized ScaleDownStabilized ScaleUpLimit ScaleDownLimit TooFewReplicas TooManyReplicas idle-to-zero activate schedule no-data lookahead partial-data cooldown guard"
 	var got []string
 	for _, r := range Reasons() {
 		got = append(got, r.String())

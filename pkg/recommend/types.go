@@ -211,17 +211,28 @@ type Reason int
 
 // The reasons, see String for their names.
 const (
-	// ReasonMetric: the metrics' recommendation was applied as is.
+	// ReasonMetric: the metrics' recommendation was applied as is (the
+	// HPA's DesiredWithinRange).
 	ReasonMetric Reason = iota + 1
 	// ReasonTolerance: the usage ratio was within the tolerance band, current kept.
 	ReasonTolerance
-	// ReasonStabilized: a stabilisation window held the recommendation.
-	ReasonStabilized
-	// ReasonRateLimited: a behavior policy (Pods/Percent per period) limited the change.
-	ReasonRateLimited
-	// ReasonMin: raised to Min.
+	// ReasonScaleUpStabilized: the scaleUp stabilisation window held the
+	// recommendation at the lowest of its recent ones (the HPA's
+	// ScaleUpStabilized).
+	ReasonScaleUpStabilized
+	// ReasonScaleDownStabilized: the scaleDown stabilisation window (or the
+	// cost-aware hold) held the recommendation at the highest of its recent
+	// ones (the HPA's ScaleDownStabilized).
+	ReasonScaleDownStabilized
+	// ReasonScaleUpLimit: a scaleUp behavior policy (Pods/Percent per
+	// period) limited the increase (the HPA's ScaleUpLimit).
+	ReasonScaleUpLimit
+	// ReasonScaleDownLimit: a scaleDown behavior policy limited the
+	// decrease (the HPA's ScaleDownLimit).
+	ReasonScaleDownLimit
+	// ReasonMin: raised to Min (the HPA's TooFewReplicas).
 	ReasonMin
-	// ReasonMax: lowered to Max.
+	// ReasonMax: lowered to Max (the HPA's TooManyReplicas).
 	ReasonMax
 	// ReasonIdleToZero: idle for the cooldown, scaled to (or stayed at) zero.
 	ReasonIdleToZero
@@ -293,10 +304,10 @@ type Decision struct {
 	// keyed by signal name).
 	Raw RawResults `json:"raw"`
 	// Steps are the pipeline stages in order (none when decided by a
-	// Loop with Quiet set: Loop.Explain).
+	// Decider with Quiet set: Decider.Explain).
 	Steps []Step `json:"steps"`
 
-	quiet bool // steps not written (Loop.Quiet)
+	quiet bool // steps not written (Decider.Quiet)
 }
 
 // RawResults is Decision.Raw; it marshals to a JSON object keyed by signal.

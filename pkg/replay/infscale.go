@@ -6,13 +6,13 @@ import (
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
-// infscaleCtl runs pkg/recommend's Loop, the code serve runs (Decide and
+// infscaleCtl runs recommend.Decider, the code serve runs (Decide and
 // the rules around it: the last desired held on no data), on the simulated
 // clock: second t of the trace is Config.Epoch + t. The current count is
 // the simulated Deployment's replicas, read every decision.
 type infscaleCtl struct {
 	p     *recommend.Policy
-	run   recommend.Loop
+	run   recommend.Decider
 	d     recommend.Decision
 	epoch time.Time
 }
@@ -22,7 +22,7 @@ func newInfscale(p *recommend.Policy, epoch time.Time) *infscaleCtl {
 }
 
 func (c *infscaleCtl) Decide(now float64, obs recommend.Observation) int {
-	c.run.DecideInto(&c.d, c.p, recommend.Reading{Obs: obs, CurrentKnown: true}, c.epoch.Add(time.Duration(now*float64(time.Second))))
+	c.run.Decide(&c.d, c.p, recommend.Reading{Obs: obs, CurrentKnown: true}, c.epoch.Add(time.Duration(now*float64(time.Second))))
 	return c.d.Desired
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -29,20 +30,54 @@ func Plot(w io.Writer, format string, results []Result, slo float64) error {
 // plotBins is how many time bins the TTFT panel summarises a timeline into.
 const plotBins = 96
 
+// plotMaxSteps is the most steps the replicas panel draws per policy: a
+// longer timeline (a week of 15 s periods is 40,320) is drawn as the most
+// replicas asked for in each of at most this many bins of a round width.
+const plotMaxSteps = 400
+
 // PlotAt is Plot with the time axis in dates when start (the time of the
 // timelines' t = 0) is not zero, as a backtest of real history has it.
 //
 // The policies' legend sits right of the panels, outside the data; up to 12
-// policies get distinct colours, and neighbours distinct dashes too. The
-// replicas axis ends at the 99th percentile of all asked-for values (times
-// 1.15), so that one spike does not flatten the rest; the label then says
-// where the peak was cut. TTFT is shown as quantile bands: per policy and
-// per time bin (plotBins over the span), the median of the periods' p95
+// policies get distinct colours and, cycling through four patterns, dashes
+// that differ between neighbours. Replicas are a step line; over more than
+// plotMaxSteps periods each step is a bin's peak (the label says the bin).
+// The replicas axis ends at the 99th percentile of all asked-for values
+// (times 1.15), so that one spike does not flatten the rest; the label then
+// says where the peak was cut. TTFT is shown as quantile bands: per policy
+// and per time bin (plotBins over the span), the median of the periods' p95
 // as a line and their 10th-90th percentiles as a translucent band, with the
-// SLO as a dashed black line.
+// SLO as a dashed black line, on a log10 axis.
 func PlotAt(w io.Writer, format string, results []Result, slo float64, start time.Time) error {
+	pl, err := newPanels(results, slo, start)
+	if err != nil {
+		return err
+	}
+	width, height := 32*vg.Centimeter, 30*vg.Centimeter
+	var cw vg.CanvasWriterTo
+	switch format {
+	case "png":
+		cw = vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
+	case "svg":
+		cw = vgsvg.New(width, height)
+	default:
+		return fmt.Errorf("plot format %q: want png or svg", format)
+	}
+	pl.draw(draw.New(cw))
+	_, err = cw.WriteTo(w)
+	return err
+}
+
+// panels are PlotAt's three plots and the policies' legend.
+type panels struct {
+	load, reps, ttft *plot.Plot
+	legend           plot.Legend
+}
+
+// newPanels builds PlotAt's plots from the results.
+func newPanels(results []Result, slo float64, start time.Time) (*panels, error) {
 	if len(results) == 0 || len(results[0].Timeline) == 0 {
-		return errors.New("plot: no timeline (run with Config.Timeline)")
+		return nil, errors.New("plot: no timeline (run with Config.Timeline)")
 	}
 	tl0 := results[0].Timeline
 	span := tl0[len(tl0)-1].T
@@ -64,111 +99,129 @@ func PlotAt(w io.Writer, format string, results []Result, slo float64, start tim
 	}
 	load.Title.Text = "load: " + results[0].Trace
 	load.Y.Label.Text = "arrivals/s"
+	// The TTFT axis is linear in log10(seconds), labelled in seconds:
+	// gonum centres an axis label at the arithmetic middle of the range,
+	// which on its LogScale sits near the top and pushed the panel down
+	// under a gap with its title left above it.
 	ttft.Title.Text = "TTFT p95 per period: median (line) and 10-90% (band) per time bin"
-	ttft.Y.Label.Text = fmt.Sprintf("TTFT p95 (s); dashed: SLO %gs", slo)
+	ttft.Y.Label.Text = fmt.Sprintf("TTFT p95 (s, log); dashed: SLO %gs", slo)
 	ttft.X.Label.Text = "time (" + unit + ")"
-	ttft.Y.Scale = plot.LogScale{}
-	ttft.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	ttft.Y.Tick.Marker = log10Ticks{}
 
-	var arr plotter.XYs
-	for _, s := range tl0 {
-		arr = append(arr, plotter.XY{X: x(s.T), Y: s.ArrivalRate})
+	binW := replicaBin(span, len(tl0))
+	mean, band := loadBins(tl0, binW, x)
+	if band != nil {
+		poly, err := plotter.NewPolygon(band)
+		if err != nil {
+			return nil, err
+		}
+		poly.Color, poly.LineStyle.Width = color.Gray{Y: 200}, 0
+		load.Add(poly)
+		load.Y.Label.Text = "arrivals/s: mean (line), range (band) per " + binText(binW)
 	}
-	al, err := plotter.NewLine(arr)
+	al, err := plotter.NewLine(mean)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	al.Color = color.Gray{Y: 60}
 	load.Add(al)
+	load.Y.Tick.Marker = plainTicks{}
 
 	legend := plot.NewLegend()
 	legend.Top, legend.Left = true, true
+	legend.ThumbnailWidth = vg.Points(36) // long enough to show the dashes
+	legend.TextStyle.Font.Size = vg.Points(11)
 	var desired []float64
 	peak := 1
 	lo, hi := slo, slo
 	for i, r := range results {
 		c, dashes := plotColor(i), plotDashes(i)
-		var rp plotter.XYs
 		for _, s := range r.Timeline {
-			rp = append(rp, plotter.XY{X: x(s.T), Y: float64(s.Desired)})
 			desired = append(desired, float64(s.Desired))
 			peak = max(peak, s.Desired)
 		}
-		l, err := plotter.NewLine(rp)
+		l, err := plotter.NewLine(replicaSteps(r.Timeline, binW, x))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		l.Color, l.Dashes, l.Width = c, dashes, vg.Points(1.2)
+		l.StepStyle = plotter.PostStep
+		l.Color, l.Dashes, l.Width = c, dashes, vg.Points(1.5)
 		reps.Add(l)
 		legend.Add(r.Policy, l)
 
 		med, band := ttftBands(r.Timeline, span, x)
 		for _, seg := range band {
+			for k := range seg {
+				lo, hi = math.Min(lo, seg[k].Y), math.Max(hi, seg[k].Y)
+				seg[k].Y = math.Log10(seg[k].Y)
+			}
 			poly, err := plotter.NewPolygon(seg)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			poly.Color = color.NRGBA{R: c.R, G: c.G, B: c.B, A: 40}
 			poly.LineStyle.Width = 0
 			ttft.Add(poly)
-			for _, p := range seg {
-				lo, hi = math.Min(lo, p.Y), math.Max(hi, p.Y)
-			}
 		}
 		for _, seg := range splitRuns(med) {
+			for k := range seg {
+				seg[k].Y = math.Log10(seg[k].Y)
+			}
 			ml, err := plotter.NewLine(seg)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			ml.Color, ml.Dashes, ml.Width = c, dashes, vg.Points(1.2)
+			ml.Color, ml.Dashes, ml.Width = c, dashes, vg.Points(1.5)
 			ttft.Add(ml)
 		}
 	}
-	sloLine, err := plotter.NewLine(plotter.XYs{{X: x(0), Y: slo}, {X: x(span), Y: slo}})
+	sloLine, err := plotter.NewLine(plotter.XYs{{X: x(0), Y: math.Log10(slo)}, {X: x(span), Y: math.Log10(slo)}})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sloLine.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	ttft.Add(sloLine)
-	ttft.Y.Min, ttft.Y.Max = lo/1.5, hi*1.5
+	ttft.Y.Min, ttft.Y.Max = math.Log10(lo/1.5), math.Log10(hi*1.5)
 
 	top := replicasAxisMax(desired, peak)
 	reps.Y.Min, reps.Y.Max = 0, top
+	reps.Y.Tick.Marker = plainTicks{}
 	reps.Y.Label.Text = "replicas asked for"
+	if binW > 0 {
+		reps.Y.Label.Text += ", the most per " + binText(binW)
+	}
 	if top < float64(peak) {
-		reps.Y.Label.Text = fmt.Sprintf("replicas asked for (cut at %.0f; peak %d)", top, peak)
+		reps.Y.Label.Text += fmt.Sprintf(" (cut at %.0f; peak %d)", top, peak)
 	}
 	for _, p := range []*plot.Plot{load, reps, ttft} {
 		p.X.Min, p.X.Max = x(0), x(span)
 		p.Add(plotter.NewGrid())
 	}
+	return &panels{load: load, reps: reps, ttft: ttft, legend: legend}, nil
+}
 
-	width, height := 32*vg.Centimeter, 30*vg.Centimeter
-	var cw vg.CanvasWriterTo
-	switch format {
-	case "png":
-		cw = vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
-	case "svg":
-		cw = vgsvg.New(width, height)
-	default:
-		return fmt.Errorf("plot format %q: want png or svg", format)
-	}
-	dc := draw.New(cw)
-	// The legend's column: as wide as its longest entry, at most a third.
-	lw := min(legendWidth(legend, dc)+6*vg.Millimeter, width/3)
-	panels := draw.Crop(dc, 0, -lw, 0, 0)
-	plots := [][]*plot.Plot{{load}, {reps}, {ttft}}
+// draw lays the panels out on dc, stacked and aligned, with the legend in
+// a column of its own on the right, level with the replicas panel; it
+// returns the panels' canvases (load, replicas, TTFT) and the legend's.
+func (pl *panels) draw(dc draw.Canvas) ([]draw.Canvas, draw.Canvas) {
+	width := dc.Max.X - dc.Min.X
+	// The legend's column: its entries' measured width with a fifth to
+	// spare (a viewer of the SVG without the measured font substitutes a
+	// wider one), at most a third of the width.
+	lw := min(legendWidth(pl.legend, dc)*6/5+6*vg.Millimeter, width/3)
+	area := draw.Crop(dc, 0, -lw, 0, 0)
+	plots := [][]*plot.Plot{{pl.load}, {pl.reps}, {pl.ttft}}
 	tiles := draw.Tiles{Rows: 3, Cols: 1, PadX: vg.Millimeter, PadY: 4 * vg.Millimeter, PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter}
-	canvases := plot.Align(plots, tiles, panels)
+	canvases := plot.Align(plots, tiles, area)
+	out := make([]draw.Canvas, len(plots))
 	for i := range plots {
 		plots[i][0].Draw(canvases[i][0])
+		out[i] = canvases[i][0]
 	}
-	// Level with the replicas panel, right of every panel.
-	lc := draw.Crop(dc, width-lw, 0, 0, 0)
+	lc := draw.Crop(dc, width-lw+3*vg.Millimeter, 0, 0, 0)
 	lc.Max.Y = canvases[1][0].Max.Y
-	legend.Draw(lc)
-	_, err = cw.WriteTo(w)
-	return err
+	pl.legend.Draw(lc)
+	return out, lc
 }
 
 // legendWidth is the width the legend's entries need.
@@ -177,26 +230,161 @@ func legendWidth(l plot.Legend, c draw.Canvas) vg.Length {
 	return r.Max.X - r.Min.X
 }
 
-// plotPalette: 12 colours distinguishable from each other (Paul Tol's
-// "muted" scheme and its extension), for up to 12 policies.
+// plotPalette: 12 colours distinguishable from each other and on white
+// (matplotlib's "tab10", then black and a dark blue-grey), for up to 12
+// policies.
 var plotPalette = []color.NRGBA{
-	{0x33, 0x22, 0x88, 255}, {0x88, 0xCC, 0xEE, 255}, {0x44, 0xAA, 0x99, 255}, {0x11, 0x77, 0x33, 255},
-	{0x99, 0x99, 0x33, 255}, {0xDD, 0xCC, 0x77, 255}, {0xCC, 0x66, 0x77, 255}, {0x88, 0x22, 0x55, 255},
-	{0xAA, 0x44, 0x99, 255}, {0xEE, 0x77, 0x33, 255}, {0x00, 0x00, 0x00, 255}, {0x77, 0x77, 0x77, 255},
+	{0x1f, 0x77, 0xb4, 255}, {0xff, 0x7f, 0x0e, 255}, {0x2c, 0xa0, 0x2c, 255}, {0xd6, 0x27, 0x28, 255},
+	{0x94, 0x67, 0xbd, 255}, {0x8c, 0x56, 0x4b, 255}, {0xe3, 0x77, 0xc2, 255}, {0x7f, 0x7f, 0x7f, 255},
+	{0xbc, 0xbd, 0x22, 255}, {0x17, 0xbe, 0xcf, 255}, {0x00, 0x00, 0x00, 255}, {0x3b, 0x4d, 0x61, 255},
 }
 
 func plotColor(i int) color.NRGBA { return plotPalette[i%len(plotPalette)] }
 
-// plotDashes cycles three patterns, so neighbouring policies differ in
-// dashes as well as colour.
+// plotDashes cycles four patterns (solid, long dashes, dots, dash-dot),
+// so neighbouring policies differ in dashes as well as colour.
 func plotDashes(i int) []vg.Length {
-	switch i % 3 {
+	switch i % 4 {
 	case 1:
-		return []vg.Length{vg.Points(6), vg.Points(2)}
+		return []vg.Length{vg.Points(7), vg.Points(3)}
 	case 2:
-		return []vg.Length{vg.Points(2), vg.Points(2)}
+		return []vg.Length{vg.Points(1.5), vg.Points(2.5)}
+	case 3:
+		return []vg.Length{vg.Points(7), vg.Points(2.5), vg.Points(1.5), vg.Points(2.5)}
 	}
 	return nil
+}
+
+// replicaBin is the width in seconds of the replicas panel's bins: 0 (no
+// binning) for a timeline of at most plotMaxSteps samples, else the
+// first round width (15 s to a day) that gives at most plotMaxSteps bins.
+func replicaBin(span float64, samples int) float64 {
+	if samples <= plotMaxSteps {
+		return 0
+	}
+	for _, w := range []float64{15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200} {
+		if span/w <= plotMaxSteps {
+			return w
+		}
+	}
+	return 86400
+}
+
+// loadBins is a timeline's arrival rate as drawn: every sample with
+// width 0 (and no band), else per bin of width seconds (as replicaSteps)
+// the mean at the bin's middle and the polygon of the lowest and highest.
+func loadBins(tl []Sample, width float64, x func(float64) float64) (mean, band plotter.XYs) {
+	if width <= 0 {
+		for _, s := range tl {
+			mean = append(mean, plotter.XY{X: x(s.T), Y: s.ArrivalRate})
+		}
+		return mean, nil
+	}
+	var lower plotter.XYs
+	bin, n, sum, lo, hi := -1, 0, 0.0, 0.0, 0.0
+	flush := func() {
+		mid := x(math.Min((float64(bin)+0.5)*width, tl[len(tl)-1].T))
+		mean = append(mean, plotter.XY{X: mid, Y: sum / float64(n)})
+		band = append(band, plotter.XY{X: mid, Y: hi})
+		lower = append(lower, plotter.XY{X: mid, Y: lo})
+	}
+	for _, s := range tl {
+		b := max(0, int(math.Ceil(s.T/width))-1)
+		if b != bin {
+			if n > 0 {
+				flush()
+			}
+			bin, n, sum, lo, hi = b, 0, 0, s.ArrivalRate, s.ArrivalRate
+		}
+		n, sum = n+1, sum+s.ArrivalRate
+		lo, hi = math.Min(lo, s.ArrivalRate), math.Max(hi, s.ArrivalRate)
+	}
+	if n > 0 {
+		flush()
+	}
+	slices.Reverse(lower)
+	return mean, append(band, lower...)
+}
+
+// binText is a bin width of replicaBin in words: "30 s", "15 min", "2 h".
+func binText(w float64) string {
+	switch {
+	case w < 60:
+		return fmt.Sprintf("%g s", w)
+	case w < 3600:
+		return fmt.Sprintf("%g min", w/60)
+	}
+	return fmt.Sprintf("%g h", w/3600)
+}
+
+// replicaSteps are a timeline's asked-for replicas as the points of a
+// step line: every sample with width 0, else per bin of width seconds the
+// most asked for (at the bin's start; a sample at T closes the period
+// ending at T, so T = width is in the first bin) and the last bin's end
+// (the line's last step has a length).
+func replicaSteps(tl []Sample, width float64, x func(float64) float64) plotter.XYs {
+	var out plotter.XYs
+	if width <= 0 {
+		for _, s := range tl {
+			out = append(out, plotter.XY{X: x(s.T), Y: float64(s.Desired)})
+		}
+		return out
+	}
+	bin, most := -1, 0
+	for _, s := range tl {
+		b := max(0, int(math.Ceil(s.T/width))-1) // a sample closes the period that ends at T
+		if b != bin {
+			if bin >= 0 {
+				out = append(out, plotter.XY{X: x(float64(bin) * width), Y: float64(most)})
+			}
+			bin, most = b, s.Desired
+		}
+		most = max(most, s.Desired)
+	}
+	if bin >= 0 {
+		out = append(out, plotter.XY{X: x(float64(bin) * width), Y: float64(most)},
+			plotter.XY{X: x(math.Min(float64(bin+1)*width, tl[len(tl)-1].T)), Y: float64(most)})
+	}
+	return out
+}
+
+// plainTicks are gonum's default ticks labelled in the shortest form
+// ("75", not "75.00").
+type plainTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', -1, 64)
+		}
+	}
+	return ticks
+}
+
+// log10Ticks marks an axis whose values are log10 of the quantity: a
+// labelled tick at each power of ten (the quantity, e.g. "0.01", "10"),
+// minor ticks at 2..9 times it.
+type log10Ticks struct{}
+
+// Ticks implements plot.Ticker.
+func (log10Ticks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for k := math.Floor(lo); k <= math.Ceil(hi); k++ {
+		for m := 1; m <= 9; m++ {
+			v := k + math.Log10(float64(m))
+			if v < lo || v > hi {
+				continue
+			}
+			label := ""
+			if m == 1 {
+				label = strconv.FormatFloat(math.Pow(10, k), 'f', -1, 64)
+			}
+			ticks = append(ticks, plot.Tick{Value: v, Label: label})
+		}
+	}
+	return ticks
 }
 
 // replicasAxisMax is the replicas axis's top: 1.15 x the 99th percentile of

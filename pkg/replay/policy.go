@@ -32,6 +32,16 @@ type Policy struct {
 	hpa    *recommend.Policy // hpa(...): the HPA's own decision on the inner policy's output
 }
 
+// Max is the most replicas the policy may ask for: its max (an infscale
+// policy's defaults to recommend.DefaultMax), or MaxReplicas for a policy
+// without one (fixed:N, optimal, a baseline without max=).
+func (p Policy) Max() int {
+	if p.max > 0 {
+		return p.max
+	}
+	return MaxReplicas
+}
+
 // env is what a Policy builds its Controller from.
 type env struct {
 	cfg Config

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -136,4 +137,21 @@ func WriteTimelineCSV(w io.Writer, results []Result) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// RowLegend explains the reference rows among policies, one line each for
+// `recommended`, `oracle` and `optimal` when present, for the lines under
+// a table (docs/README.md, "Reading the output", has the long form).
+func RowLegend(policies []string) []string {
+	var out []string
+	for _, l := range []struct{ name, text string }{
+		{"recommended", "recommended: infscale's preset policy, " + Recommended + " (causal: it sees only the past, as serve does)."},
+		{"oracle", "oracle: reads the arrivals ahead and sizes each 15 s bucket a cold start early: near the least replica time at zero misses, not a policy you can run."},
+		{"optimal", "optimal: the cheapest replica schedule found in hindsight with the fewest misses, the limit every other row is measured against; not a policy you can run."},
+	} {
+		if slices.Contains(policies, l.name) {
+			out = append(out, l.text)
+		}
+	}
+	return out
 }

@@ -4,14 +4,14 @@ import (
 	"math"
 	"testing"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 func TestAggregate(t *testing.T) {
-	a := readString(t, "vllm:num_requests_running{engine=\"0\"} 3\nvllm:num_requests_running{engine=\"1\"} 5\nvllm:num_requests_waiting{engine=\"0\"} 1\nvllm:num_requests_waiting{engine=\"1\"} 2\nvllm:kv_cache_usage_perc{engine=\"0\"} 0.35\nvllm:kv_cache_usage_perc{engine=\"1\"} 0.81\n", profile.Unknown)
-	b := readString(t, "vllm:num_requests_running 4\nvllm:num_requests_waiting 0\nvllm:kv_cache_usage_perc 0.2\n", profile.Unknown)
-	c := readString(t, "# TYPE vllm:num_requests_running gauge\n", profile.Unknown) // not reporting
-	d := readString(t, "llamacpp:requests_processing 1\n", profile.Unknown)         // no waiting, no KV
+	a := readString(t, "vllm:num_requests_running{engine=\"0\"} 3\nvllm:num_requests_running{engine=\"1\"} 5\nvllm:num_requests_waiting{engine=\"0\"} 1\nvllm:num_requests_waiting{engine=\"1\"} 2\nvllm:kv_cache_usage_perc{engine=\"0\"} 0.35\nvllm:kv_cache_usage_perc{engine=\"1\"} 0.81\n", modelserver.Unknown)
+	b := readString(t, "vllm:num_requests_running 4\nvllm:num_requests_waiting 0\nvllm:kv_cache_usage_perc 0.2\n", modelserver.Unknown)
+	c := readString(t, "# TYPE vllm:num_requests_running gauge\n", modelserver.Unknown) // not reporting
+	d := readString(t, "llamacpp:requests_processing 1\n", modelserver.Unknown)         // no waiting, no KV
 
 	// Issue 2 acceptance, data-parallel page alone: queue 3+5+1+2 = 11, kv max(0.35, 0.81) = 0.81.
 	one := Aggregate([]*Page{a})
@@ -41,7 +41,7 @@ func TestAggregate(t *testing.T) {
 func TestAggregateEngineNaNIsUnknown(t *testing.T) {
 	var pages []*Page
 	for i := 0; i < 4; i++ {
-		p := readString(t, "vllm:num_requests_running{engine=\"0\"} 2\nvllm:num_requests_running{engine=\"1\"} NaN\nvllm:num_requests_waiting{engine=\"0\"} 0\n", profile.VLLM)
+		p := readString(t, "vllm:num_requests_running{engine=\"0\"} 2\nvllm:num_requests_running{engine=\"1\"} NaN\nvllm:num_requests_waiting{engine=\"0\"} 0\n", modelserver.VLLM)
 		if len(p.Unknown) != 1 || p.Unknown[0] != "running" {
 			t.Fatalf("Unknown %v, want [running]", p.Unknown)
 		}
@@ -56,7 +56,7 @@ func TestAggregateEngineNaNIsUnknown(t *testing.T) {
 // Two sane pages whose running sum exceeds float64 (1e308 + 1e308 > 1.798e308)
 // are a huge load, saturated at the largest float64, not an unknown +Inf.
 func TestAggregateOverflowSaturates(t *testing.T) {
-	p := readString(t, "vllm:num_requests_running 1e308\nvllm:num_requests_waiting 1\n", profile.Unknown)
+	p := readString(t, "vllm:num_requests_running 1e308\nvllm:num_requests_waiting 1\n", modelserver.Unknown)
 	tot := Aggregate([]*Page{p, p})
 	if tot.Running != math.MaxFloat64 {
 		t.Errorf("running %g, want MaxFloat64", tot.Running)

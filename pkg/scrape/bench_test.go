@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // benchPage is a vLLM V1 page with 8 data-parallel engines, each with the
@@ -36,7 +36,7 @@ func BenchmarkRead(b *testing.B) {
 	b.SetBytes(int64(len(page)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Read(bytes.NewReader(page), "", "bench", profile.Unknown); err != nil {
+		if _, err := Read(bytes.NewReader(page), "", "bench", modelserver.Unknown); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // TestCases checks the page-reading cases of shared/testdata/cases against
@@ -20,7 +20,7 @@ func TestCases(t *testing.T) {
 	dir := sharedDir(t, "cases")
 	read := func(t *testing.T, name string) *Page {
 		t.Helper()
-		p, err := readFile(t, filepath.Join(dir, name), profile.Unknown)
+		p, err := readFile(t, filepath.Join(dir, name), modelserver.Unknown)
 		if err != nil {
 			t.Fatalf("Read %s: %v", name, err)
 		}
@@ -55,7 +55,7 @@ func TestCases(t *testing.T) {
 
 	t.Run("C09 declared families without samples are ABSENT, no error", func(t *testing.T) {
 		p := read(t, "09-metrics-absent-before-first-request.prom")
-		if p.Server != profile.VLLM {
+		if p.Server != modelserver.VLLM {
 			t.Errorf("server %v, want vllm (from the declared families)", p.Server)
 		}
 		checkFloat(t, "running", p.Running, A)
@@ -75,7 +75,7 @@ func TestCases(t *testing.T) {
 		}
 		checkFloat(t, "running", p.Running, 4) // 3 + 1
 
-		bad, err := readFile(t, filepath.Join(dir, "15-label-value-escaping.invalid.prom"), profile.Unknown)
+		bad, err := readFile(t, filepath.Join(dir, "15-label-value-escaping.invalid.prom"), modelserver.Unknown)
 		if bad != nil {
 			t.Errorf("invalid page returned a partial page %+v", bad)
 		}
@@ -88,7 +88,7 @@ func TestCases(t *testing.T) {
 			t.Errorf("err = %q (line %d), want it to name 15-label-value-escaping.invalid.prom:2", err, pe.Line)
 		}
 		// The invalid page with a forced server is still an error, not zeros.
-		if _, err := readFile(t, filepath.Join(dir, "15-label-value-escaping.invalid.prom"), profile.VLLM); !errors.Is(err, ErrInvalidPage) {
+		if _, err := readFile(t, filepath.Join(dir, "15-label-value-escaping.invalid.prom"), modelserver.VLLM); !errors.Is(err, ErrInvalidPage) {
 			t.Errorf("forced server: err = %v, want ErrInvalidPage", err)
 		}
 	})
@@ -121,7 +121,7 @@ func TestCases(t *testing.T) {
 	t.Run("C02 NaN and ±Inf values are ABSENT", func(t *testing.T) {
 		for i, v := range c02Values(t, filepath.Join(dir, "02-prometheus-nan-and-inf-values.json")) {
 			page := fmt.Sprintf("vllm:num_requests_waiting{model_name=\"m\"} %s\nvllm:num_requests_running{model_name=\"m\"} %s\nvllm:kv_cache_usage_perc{model_name=\"m\"} %s\n", v, v, v)
-			p := readString(t, page, profile.Unknown)
+			p := readString(t, page, modelserver.Unknown)
 			if !math.IsNaN(p.Waiting) || !math.IsNaN(p.Running) || !math.IsNaN(p.KV) || p.Reporting() {
 				t.Errorf("value %d %q: running %v waiting %v kv %v, want all ABSENT", i, v, p.Running, p.Waiting, p.KV)
 			}

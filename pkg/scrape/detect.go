@@ -3,25 +3,25 @@ package scrape
 import (
 	"strings"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
-// detect returns the first server (profile.Servers order) whose running or
+// detect returns the first server (modelserver.Servers order) whose running or
 // waiting families have a finite sample on the page; else whose running or
 // waiting families appear (declared or with samples); else whose other
 // families appear; else one of whose name prefixes starts a family on the
 // page; else Unknown. (A server whose queue is only declared does not win
 // over one whose queue has values.)
-func detect(raw *rawPage) profile.Server {
+func detect(raw *rawPage) modelserver.Server {
 	for _, pass := range []struct {
-		names func(profile.Families) []string
+		names func(modelserver.Families) []string
 		on    func(string) bool
 	}{
-		{profile.Families.Queue, raw.hasFinite},
-		{profile.Families.Queue, raw.has},
-		{profile.Families.All, raw.has},
+		{modelserver.Families.Queue, raw.hasFinite},
+		{modelserver.Families.Queue, raw.has},
+		{modelserver.Families.All, raw.has},
 	} {
-		for _, s := range profile.Servers() {
+		for _, s := range modelserver.Servers() {
 			for _, n := range pass.names(s.Families()) {
 				if pass.on(n) {
 					return s
@@ -29,7 +29,7 @@ func detect(raw *rawPage) profile.Server {
 			}
 		}
 	}
-	for _, s := range profile.Servers() {
+	for _, s := range modelserver.Servers() {
 		for _, prefix := range s.Families().Prefixes {
 			for n := range raw.byName {
 				if strings.HasPrefix(n, prefix) {
@@ -43,12 +43,12 @@ func detect(raw *rawPage) profile.Server {
 			}
 		}
 	}
-	return profile.Unknown
+	return modelserver.Unknown
 }
 
 func noProfile(source string, raw *rawPage) error {
 	e := &NoProfileError{Source: source}
-	for _, s := range profile.Servers() {
+	for _, s := range modelserver.Servers() {
 		e.LookedFor = append(e.LookedFor, ServerFamilies{Server: s.String(), Families: s.Families().All()})
 	}
 	seen := map[string]bool{}

@@ -4,12 +4,12 @@ import (
 	"math"
 	"sort"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // Pool is what an llm-d Endpoint Picker's /metrics page says of its
-// InferencePool (profile.EPP; the families and their router commit are in
-// pkg/profile's epp.go). Every float is NaN when absent, never 0. Each
+// InferencePool (modelserver.EPP; the families and their router commit are in
+// pkg/modelserver's epp.go). Every float is NaN when absent, never 0. Each
 // signal is read from the current llm_d_epp_ family when the page has it,
 // else from its deprecated twin, never both (the EPP writes both).
 type Pool struct {
@@ -64,9 +64,9 @@ type Pool struct {
 // request counter (generic), prompt and generation token counters (the
 // token histograms' _sum).
 func eppPool(raw *rawPage, p *Page) {
-	f := profile.EPPFamilies()
+	f := modelserver.EPPFamilies()
 	pool := &Pool{Chosen: map[string]string{}}
-	get := func(key string, t profile.Twin, agg func([]float64) float64, want kind) float64 {
+	get := func(key string, t modelserver.Twin, agg func([]float64) float64, want kind) float64 {
 		v, name := pick(raw, t.Names(), agg, want)
 		if name != "" {
 			pool.Chosen[key] = name
@@ -139,7 +139,7 @@ func eppPool(raw *rawPage, p *Page) {
 	if p.Chosen.Requests != "" {
 		pool.Chosen["requests"] = p.Chosen.Requests
 	}
-	sums := func(t profile.Twin) []string {
+	sums := func(t modelserver.Twin) []string {
 		var out []string
 		for _, n := range t.Names() {
 			out = append(out, n+"_sum")

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/internal/epptest"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // eppBusy is a pool of three endpoints with fresh metrics, as the EPP of
@@ -29,7 +29,7 @@ var eppBusy = epptest.State{
 
 func readEPP(t *testing.T, s epptest.State) *Page {
 	t.Helper()
-	p, err := Read(strings.NewReader(epptest.Page(s)), "text/plain", "epp", profile.EPP)
+	p, err := Read(strings.NewReader(epptest.Page(s)), "text/plain", "epp", modelserver.EPP)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,11 +149,11 @@ func TestEPPRates(t *testing.T) {
 
 // TestEPPDetected: an EPP page is detected as epp, not as a model server.
 func TestEPPDetected(t *testing.T) {
-	p, err := Read(strings.NewReader(epptest.Page(eppBusy)), "text/plain", "epp", profile.Unknown)
+	p, err := Read(strings.NewReader(epptest.Page(eppBusy)), "text/plain", "epp", modelserver.Unknown)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Server != profile.EPP || p.Pool == nil || p.Running != 31 {
+	if p.Server != modelserver.EPP || p.Pool == nil || p.Running != 31 {
 		t.Errorf("detected %v (pool %v, running %v), want epp with running 31", p.Server, p.Pool != nil, p.Running)
 	}
 }

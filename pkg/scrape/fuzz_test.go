@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // FuzzRead: Read never panics, and a page it returns obeys the absent/finite
@@ -28,7 +28,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("sglang:num_running_reqs{tp_rank=\"0\"} 1 1700000000000\n"), "", uint8(3))
 	f.Add([]byte("{\"a\":1}"), "", uint8(0))
 	f.Fuzz(func(t *testing.T, b []byte, contentType string, server uint8) {
-		s := profile.Server(int(server) % (len(profile.Servers()) + 1))
+		s := modelserver.Server(int(server) % (len(modelserver.Servers()) + 1))
 		p, err := Read(bytes.NewReader(b), contentType, "fuzz", s)
 		if err != nil {
 			if p != nil {

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	neturl "net/url"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // The families of an `infscale activator`'s /metrics (pkg/activator
@@ -80,7 +80,7 @@ func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, er
 		// An llm-d EPP's page: its flow-control queue holds the requests
 		// (the current family, else its deprecated twin, never both), and
 		// the pool is ready when it has a ready endpoint.
-		f := profile.EPPFamilies()
+		f := modelserver.EPPFamilies()
 		for _, name := range f.FlowQueue.Names() {
 			if raw.has(name) {
 				family = name

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // TestReadHeld: the held gauge summed over its series; a page without it,
@@ -65,7 +65,7 @@ vllm:time_to_first_token_seconds{quantile="0.5"} 0.1
 vllm:time_to_first_token_seconds_sum 1
 vllm:time_to_first_token_seconds_count 10
 `
-	p, err := Read(strings.NewReader(page), "", "p.prom", profile.VLLM)
+	p, err := Read(strings.NewReader(page), "", "p.prom", modelserver.VLLM)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/internal/sourcekey"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // DefaultTimeout bounds one fetch of a URL when the client sets no timeout
@@ -42,7 +42,7 @@ const StdinSource = "stdin"
 // Errors: ErrFetch (runtime: connection refused, timeout, non-2xx status,
 // read failure); ErrSource (a missing or unreadable file, another URL
 // scheme); *PageError and *NoProfileError as in Read.
-func Load(ctx context.Context, client *http.Client, src string, stdin io.Reader, server profile.Server) (*Page, error) {
+func Load(ctx context.Context, client *http.Client, src string, stdin io.Reader, server modelserver.Server) (*Page, error) {
 	switch {
 	case src == "-":
 		if stdin == nil {
@@ -102,7 +102,7 @@ func unwrapPath(err error) error {
 // fetch scrapes rawURL. The page (Page.Source) and every error name the URL
 // with any password replaced by "xxxxx" (url.URL.Redacted): to scrape
 // again, keep the URL given, not Page.Source.
-func fetch(ctx context.Context, client *http.Client, rawURL string, server profile.Server) (*Page, error) {
+func fetch(ctx context.Context, client *http.Client, rawURL string, server modelserver.Server) (*Page, error) {
 	u, err := neturl.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", rawURL, ErrSource, err)
@@ -161,7 +161,7 @@ func fetch(ctx context.Context, client *http.Client, rawURL string, server profi
 // whether any error is fatal. A source naming the same page as an earlier
 // one (Duplicates: the same URL or file after normalisation, "-" twice) is
 // not read: its error is DuplicateError's (ErrSource).
-func LoadAll(ctx context.Context, client *http.Client, srcs []string, stdin io.Reader, server profile.Server, parallel int) ([]*Page, []error) {
+func LoadAll(ctx context.Context, client *http.Client, srcs []string, stdin io.Reader, server modelserver.Server, parallel int) ([]*Page, []error) {
 	if parallel <= 0 {
 		parallel = 16
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 func TestLoadURL(t *testing.T) {
@@ -47,37 +47,37 @@ func TestLoadURL(t *testing.T) {
 	ctx := context.Background()
 
 	before := time.Now()
-	p, err := Load(ctx, srv.Client(), srv.URL+"/metrics", nil, profile.Unknown)
+	p, err := Load(ctx, srv.Client(), srv.URL+"/metrics", nil, modelserver.Unknown)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Source != srv.URL+"/metrics" || p.Running != 2 || p.Waiting != 10 || p.Time.Before(before) {
 		t.Errorf("page %+v", p)
 	}
-	if p, err := Load(ctx, srv.Client(), srv.URL+"/om", nil, profile.Unknown); err != nil || p.PromptTokens != 1200 {
+	if p, err := Load(ctx, srv.Client(), srv.URL+"/om", nil, modelserver.Unknown); err != nil || p.PromptTokens != 1200 {
 		t.Errorf("om: %v %v", p, err)
 	}
 
 	for path, want := range map[string]error{"/json": ErrInvalidPage, "/bad": ErrInvalidPage, "/500": ErrFetch} {
-		_, err := Load(ctx, srv.Client(), srv.URL+path, nil, profile.Unknown)
+		_, err := Load(ctx, srv.Client(), srv.URL+path, nil, modelserver.Unknown)
 		if !errors.Is(err, want) || !strings.Contains(err.Error(), srv.URL+path) {
 			t.Errorf("%s: err = %v, want %v naming the URL", path, err, want)
 		}
 	}
 	var pe *PageError
-	if _, err := Load(ctx, nil, srv.URL+"/bad", nil, profile.Unknown); !errors.As(err, &pe) || pe.Line != 2 {
+	if _, err := Load(ctx, nil, srv.URL+"/bad", nil, modelserver.Unknown); !errors.As(err, &pe) || pe.Line != 2 {
 		t.Errorf("bad page: %v, want line 2", err)
 	}
 
 	short := &http.Client{Timeout: 50 * time.Millisecond}
-	_, err = Load(ctx, short, srv.URL+"/slow", nil, profile.Unknown)
+	_, err = Load(ctx, short, srv.URL+"/slow", nil, modelserver.Unknown)
 	var timeout interface{ Timeout() bool }
 	if !errors.Is(err, ErrFetch) || !IsRuntime(err) || !errors.As(err, &timeout) || !timeout.Timeout() {
 		t.Errorf("timeout: err = %v, want ErrFetch wrapping the client's timeout error", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := Load(cctx, nil, srv.URL+"/slow", nil, profile.Unknown); !errors.Is(err, ErrFetch) || !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := Load(cctx, nil, srv.URL+"/slow", nil, modelserver.Unknown); !errors.Is(err, ErrFetch) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("context deadline: err = %v, want ErrFetch", err)
 	}
 
@@ -88,7 +88,7 @@ func TestLoadURL(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	if _, err := Load(ctx, nil, "http://"+addr+"/metrics", nil, profile.Unknown); !errors.Is(err, ErrFetch) {
+	if _, err := Load(ctx, nil, "http://"+addr+"/metrics", nil, modelserver.Unknown); !errors.Is(err, ErrFetch) {
 		t.Errorf("refused: err = %v, want ErrFetch", err)
 	}
 }
@@ -100,11 +100,11 @@ func TestLoadFileAndStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	p, err := Load(ctx, nil, path, nil, profile.Unknown)
-	if err != nil || p.Server != profile.LlamaCpp || p.Running != 1 || p.Waiting != 3 || p.Source != path || p.Time.IsZero() {
+	p, err := Load(ctx, nil, path, nil, modelserver.Unknown)
+	if err != nil || p.Server != modelserver.LlamaCpp || p.Running != 1 || p.Waiting != 3 || p.Source != path || p.Time.IsZero() {
 		t.Fatalf("file: %+v %v", p, err)
 	}
-	p, err = Load(ctx, nil, "-", strings.NewReader("tgi_queue_size 4\n"), profile.Unknown)
+	p, err = Load(ctx, nil, "-", strings.NewReader("tgi_queue_size 4\n"), modelserver.Unknown)
 	if err != nil || p.Source != StdinSource || p.Waiting != 4 || p.Time.IsZero() {
 		t.Fatalf("stdin: %+v %v", p, err)
 	}
@@ -117,7 +117,7 @@ func TestLoadFileAndStdin(t *testing.T) {
 		"http://127.0.0.1:99999/metrics": ErrSource,
 		"http://127.0.0.1:0/metrics":     ErrSource,
 	} {
-		if _, err := Load(ctx, nil, src, nil, profile.Unknown); !errors.Is(err, want) || !strings.Contains(err.Error(), src) || IsRuntime(err) {
+		if _, err := Load(ctx, nil, src, nil, modelserver.Unknown); !errors.Is(err, want) || !strings.Contains(err.Error(), src) || IsRuntime(err) {
 			t.Errorf("%s: err = %v, want %v naming the source", src, err, want)
 		}
 	}
@@ -133,7 +133,7 @@ func TestLoadAll(t *testing.T) {
 	}))
 	defer srv.Close()
 	srcs := []string{srv.URL + "/a", srv.URL + "/down", srv.URL + "/b", srv.URL + "/c"}
-	pages, errs := LoadAll(context.Background(), nil, srcs, nil, profile.Unknown, 2)
+	pages, errs := LoadAll(context.Background(), nil, srcs, nil, modelserver.Unknown, 2)
 	for i := range srcs {
 		if (pages[i] == nil) == (errs[i] == nil) {
 			t.Errorf("%d: page %v err %v, want exactly one", i, pages[i], errs[i])

@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 
 	hist "github.com/infscale/infscale/pkg/histogram"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // Page is one scrape of one replica's /metrics, reduced to its load
@@ -19,7 +19,7 @@ type Page struct {
 	// Source is the file name, URL or "stdin" the page came from.
 	Source string
 	// Server is the profile the page was read with (given or detected).
-	Server profile.Server
+	Server modelserver.Server
 	// Time is when the page was scraped (set by Load; zero from Read). Rates
 	// need it.
 	Time time.Time

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // tsvRows reads a tab-separated case file, skipping the # header.
@@ -52,7 +52,7 @@ func TestRateC04CounterReset(t *testing.T) {
 	var pages []*Page
 	for _, r := range rows {
 		page := fmt.Sprintf("process_start_time_seconds %s\nvllm:prompt_tokens_total{model_name=\"m\"} %s\n", r[1], r[2])
-		p := readString(t, page, profile.VLLM)
+		p := readString(t, page, modelserver.VLLM)
 		p.Time = time.Unix(int64(atof(t, r[0])), 0)
 		pages = append(pages, p)
 	}
@@ -82,7 +82,7 @@ func TestRateC05CounterUsedAsGauge(t *testing.T) {
 	rows := tsvRows(t, filepath.Join(sharedDir(t, "cases"), "05-counter-used-as-gauge.tsv"))
 	var prev *Page
 	for i, r := range rows {
-		p := readString(t, fmt.Sprintf("vllm:request_success_total{finished_reason=\"stop\"} %s\n", r[1]), profile.VLLM)
+		p := readString(t, fmt.Sprintf("vllm:request_success_total{finished_reason=\"stop\"} %s\n", r[1]), modelserver.VLLM)
 		p.Time = t0.Add(time.Duration(atof(t, r[0])) * time.Second)
 		got := Rate(prev, p)
 		if i == 0 {
@@ -100,7 +100,7 @@ func TestRateC05CounterUsedAsGauge(t *testing.T) {
 // TestRatePerSeries: increases are taken per series, then summed.
 func TestRatePerSeries(t *testing.T) {
 	at := func(sec int, page string) *Page {
-		p := readString(t, page, profile.VLLM)
+		p := readString(t, page, modelserver.VLLM)
 		p.Time = t0.Add(time.Duration(sec) * time.Second)
 		return p
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // MaxPageBytes bounds a page (4 MiB); a larger one is invalid and no more
@@ -38,7 +38,7 @@ const (
 // contentType is the HTTP Content-Type ("" for files: a page with a `# EOF`
 // line is OpenMetrics, any other is the text format). source names the page
 // in errors and in Page.Source. server Unknown auto-detects the profile:
-// the first server (profile.Servers order) whose running/waiting families
+// the first server (modelserver.Servers order) whose running/waiting families
 // have a finite sample, else appear on the page (declared or with samples),
 // else whose other families appear, else whose name prefix appears.
 //
@@ -49,7 +49,7 @@ const (
 // checkValues) — no partial page is returned; *NoProfileError (ErrNoProfile) when
 // server is Unknown and nothing matches, listing the families looked for;
 // ErrFetch when r fails.
-func Read(r io.Reader, contentType, source string, server profile.Server) (*Page, error) {
+func Read(r io.Reader, contentType, source string, server modelserver.Server) (*Page, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxPageBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", source, ErrFetch, err)
@@ -60,7 +60,7 @@ func Read(r io.Reader, contentType, source string, server profile.Server) (*Page
 	return readBytes(b, contentType, source, server)
 }
 
-func readBytes(b []byte, contentType, source string, server profile.Server) (*Page, error) {
+func readBytes(b []byte, contentType, source string, server modelserver.Server) (*Page, error) {
 	if i := bytes.IndexByte(b, 0); i >= 0 {
 		return nil, &PageError{Source: source, Line: 1 + bytes.Count(b[:i], []byte("\n")),
 			Err: errors.New("NUL byte: binary data, not a text page (Prometheus's parser would silently stop reading here)")}
@@ -77,9 +77,9 @@ func readBytes(b []byte, contentType, source string, server profile.Server) (*Pa
 		return nil, &PageError{Source: source, Line: 1 + bytes.Count(b, []byte("\n")),
 			Err: errors.New("the last line does not end with a newline: the page looks truncated (the text format ends every line with \\n)")}
 	}
-	if server == profile.Unknown {
+	if server == modelserver.Unknown {
 		server = detect(raw)
-		if server == profile.Unknown {
+		if server == modelserver.Unknown {
 			return nil, noProfile(source, raw)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // An OpenMetrics page as prometheus_client (python) writes it for vLLM:
@@ -32,7 +32,7 @@ vllm:time_to_first_token_seconds_created{engine="0",model_name="m"} 1.7e+09
 
 func TestReadOpenMetrics(t *testing.T) {
 	for _, ct := range []string{"", "application/openmetrics-text; version=1.0.0; charset=utf-8"} {
-		p, err := Read(strings.NewReader(omPage), ct, "om", profile.Unknown)
+		p, err := Read(strings.NewReader(omPage), ct, "om", modelserver.Unknown)
 		if err != nil {
 			t.Fatalf("content type %q: %v", ct, err)
 		}
@@ -62,9 +62,9 @@ sglang:time_to_first_token_seconds_bucket{dp_rank="1",le="0.5"} 3
 sglang:time_to_first_token_seconds_bucket{dp_rank="1",le="+Inf"} 5
 sglang:time_to_first_token_seconds_count{dp_rank="0"} 2
 sglang:time_to_first_token_seconds_count{dp_rank="1"} 5
-`, profile.Unknown)
+`, modelserver.Unknown)
 	// le 0.5: 1 + 3 = 4; +Inf: 2 + 5 = 7; count 2 + 5 = 7; no _sum -> NaN.
-	if p.Server != profile.SGLang || p.TTFT == nil || len(p.TTFT.Buckets) != 2 ||
+	if p.Server != modelserver.SGLang || p.TTFT == nil || len(p.TTFT.Buckets) != 2 ||
 		p.TTFT.Buckets[0].Count != 4 || p.TTFT.Buckets[1].Count != 7 || p.TTFT.Count != 7 || !math.IsNaN(p.TTFT.Sum) {
 		t.Errorf("server %v TTFT %+v", p.Server, p.TTFT)
 	}
@@ -76,7 +76,7 @@ vllm:num_requests_running_total 99
 vllm:num_requests_runningx 98
 vllm_num_requests_running 97
 vllm:num_requests_waiting 2
-`, profile.Unknown)
+`, modelserver.Unknown)
 	// only the exact name counts: running ABSENT, not 97..1.7e9
 	checkFloat(t, "running", p.Running, A)
 	checkFloat(t, "waiting", p.Waiting, 2)
@@ -95,7 +95,7 @@ func TestReadAbsentIsNotZero(t *testing.T) {
 		"scientific":           {"vllm:num_requests_running 1e0\nvllm:num_requests_waiting 2.5E+01\n", 1, 25},
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := readString(t, tc.page, profile.Unknown)
+			p := readString(t, tc.page, modelserver.Unknown)
 			checkFloat(t, "running", p.Running, tc.running)
 			checkFloat(t, "waiting", p.Waiting, tc.waiting)
 		})
@@ -107,7 +107,7 @@ func TestReadKVFallbackAndMax(t *testing.T) {
 	p := readString(t, `vllm:kv_cache_usage_perc{engine="0"} NaN
 vllm:gpu_cache_usage_perc{engine="0"} 0.2
 vllm:gpu_cache_usage_perc{engine="1"} 0.7
-`, profile.Unknown)
+`, modelserver.Unknown)
 	checkFloat(t, "kv", p.KV, 0.7)
 	if p.Chosen.KV != "vllm:gpu_cache_usage_perc" || p.Engines != 2 {
 		t.Errorf("kv from %q engines %d", p.Chosen.KV, p.Engines)
@@ -115,7 +115,7 @@ vllm:gpu_cache_usage_perc{engine="1"} 0.7
 }
 
 func TestReadNoProfile(t *testing.T) {
-	_, err := Read(strings.NewReader("# TYPE go_goroutines gauge\ngo_goroutines 12\nup 1\n"), "", "node.prom", profile.Unknown)
+	_, err := Read(strings.NewReader("# TYPE go_goroutines gauge\ngo_goroutines 12\nup 1\n"), "", "node.prom", modelserver.Unknown)
 	var npe *NoProfileError
 	if !errors.As(err, &npe) || !errors.Is(err, ErrNoProfile) || errors.Is(err, ErrInvalidPage) {
 		t.Fatalf("err = %v, want *NoProfileError", err)
@@ -127,12 +127,12 @@ func TestReadNoProfile(t *testing.T) {
 		}
 	}
 	// With a server given, the same page reads as all ABSENT.
-	p := readString(t, "go_goroutines 12\n", profile.LlamaCpp)
-	if p.Server != profile.LlamaCpp || p.Reporting() || !math.IsNaN(p.Running) {
+	p := readString(t, "go_goroutines 12\n", modelserver.LlamaCpp)
+	if p.Server != modelserver.LlamaCpp || p.Reporting() || !math.IsNaN(p.Running) {
 		t.Errorf("forced: %+v", p)
 	}
 	// An empty page has no profile either.
-	if _, err := Read(strings.NewReader(""), "", "empty", profile.Unknown); !errors.Is(err, ErrNoProfile) {
+	if _, err := Read(strings.NewReader(""), "", "empty", modelserver.Unknown); !errors.Is(err, ErrNoProfile) {
 		t.Errorf("empty page: %v", err)
 	}
 }
@@ -154,7 +154,7 @@ func TestReadInvalid(t *testing.T) {
 		"OpenMetrics data after EOF":   {"vllm:num_requests_running 1\n# EOF\nvllm:num_requests_waiting 1\n", "", 3, "EOF"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			p, err := Read(strings.NewReader(tc.page), tc.contentType, "page.prom", profile.VLLM)
+			p, err := Read(strings.NewReader(tc.page), tc.contentType, "page.prom", modelserver.VLLM)
 			var pe *PageError
 			if p != nil || !errors.As(err, &pe) || !errors.Is(err, ErrInvalidPage) {
 				t.Fatalf("page %v err %v, want *PageError and no page", p, err)
@@ -168,22 +168,22 @@ func TestReadInvalid(t *testing.T) {
 
 func TestReadTooLarge(t *testing.T) {
 	r := strings.NewReader(strings.Repeat("#\n", MaxPageBytes/2+1))
-	if _, err := Read(r, "", "big", profile.VLLM); !errors.Is(err, ErrInvalidPage) {
+	if _, err := Read(r, "", "big", modelserver.VLLM); !errors.Is(err, ErrInvalidPage) {
 		t.Errorf("err = %v, want ErrInvalidPage", err)
 	}
 }
 
 func TestDetectOrder(t *testing.T) {
-	for page, want := range map[string]profile.Server{
-		"tgi_queue_size 1\nvllm:num_requests_running 2\n":     profile.VLLM, // queue families, vLLM first
-		"tgi_queue_size 1\nvllm:prompt_tokens_total 2\n":      profile.TGI,  // queue families beat other families
-		"llamacpp:prompt_tokens_total 5\n":                    profile.LlamaCpp,
-		"sglang_num_running_reqs{tp_rank=\"0\"} 1\n":          profile.SGLang,
-		"pytrtllm:request_success_total 1\n":                  profile.TRTLLM,
-		"nv_inference_pending_request_count{model=\"a\"} 0\n": profile.Triton,
-		"# TYPE sglang:whatever gauge\n":                      profile.SGLang, // prefix only
+	for page, want := range map[string]modelserver.Server{
+		"tgi_queue_size 1\nvllm:num_requests_running 2\n":     modelserver.VLLM, // queue families, vLLM first
+		"tgi_queue_size 1\nvllm:prompt_tokens_total 2\n":      modelserver.TGI,  // queue families beat other families
+		"llamacpp:prompt_tokens_total 5\n":                    modelserver.LlamaCpp,
+		"sglang_num_running_reqs{tp_rank=\"0\"} 1\n":          modelserver.SGLang,
+		"pytrtllm:request_success_total 1\n":                  modelserver.TRTLLM,
+		"nv_inference_pending_request_count{model=\"a\"} 0\n": modelserver.Triton,
+		"# TYPE sglang:whatever gauge\n":                      modelserver.SGLang, // prefix only
 	} {
-		p := readString(t, page, profile.Unknown)
+		p := readString(t, page, modelserver.Unknown)
 		if p.Server != want {
 			t.Errorf("%q: server %v, want %v", page, p.Server, want)
 		}
@@ -211,7 +211,7 @@ func TestReadCapBoundsTheRead(t *testing.T) {
 		t.Errorf("MaxPageBytes %d, want 4 MiB", MaxPageBytes)
 	}
 	e := &endless{}
-	if _, err := Read(e, "", "endless", profile.VLLM); !errors.Is(err, ErrInvalidPage) || !strings.Contains(err.Error(), "larger than 4194304 bytes") {
+	if _, err := Read(e, "", "endless", modelserver.VLLM); !errors.Is(err, ErrInvalidPage) || !strings.Contains(err.Error(), "larger than 4194304 bytes") {
 		t.Errorf("err = %v, want the cap named", err)
 	}
 	if e.n > MaxPageBytes+1<<20 {

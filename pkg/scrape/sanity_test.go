@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/infscale/infscale/internal/sourcekey"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // Pages that parse with Prometheus's text parser but must not be read:
@@ -56,7 +56,7 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 		"BOM":  {"\ufeffvllm:num_requests_running 1\n", 1, "byte-order mark"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			p, err := Read(strings.NewReader(tc.page), "", "bad.prom", profile.Unknown)
+			p, err := Read(strings.NewReader(tc.page), "", "bad.prom", modelserver.Unknown)
 			var pe *PageError
 			if !errors.As(err, &pe) || !errors.Is(err, ErrInvalidPage) || p != nil {
 				t.Fatalf("Read = %+v, %v; want *PageError", p, err)
@@ -79,13 +79,13 @@ vllm:num_requests_waiting{engine="0"} 0
 vllm:num_requests_waiting{engine="1"} NaN
 vllm:kv_cache_usage_perc{engine="0"} 1
 vllm:kv_cache_usage_perc{engine="1"} -Inf
-`, profile.Unknown)
+`, modelserver.Unknown)
 	// running 0 + 2; waiting 0 (NaN ignored); KV max(1) with -Inf ignored.
 	checkFloat(t, "running", p.Running, 2)
 	checkFloat(t, "waiting", p.Waiting, 0)
 	checkFloat(t, "kv", p.KV, 1)
 
-	om, err := Read(strings.NewReader("vllm:num_requests_running 4\n# EOF"), "", "om", profile.Unknown)
+	om, err := Read(strings.NewReader("vllm:num_requests_running 4\n# EOF"), "", "om", modelserver.Unknown)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,14 +99,14 @@ vllm:time_to_first_token_seconds_bucket{engine="0",le="0.1"} 5
 vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf"} 5
 vllm:time_to_first_token_seconds_bucket{engine="1",le="0.5"} 1
 vllm:time_to_first_token_seconds_bucket{engine="1",le="+Inf"} 1
-`, profile.Unknown)
+`, modelserver.Unknown)
 	if p.TTFT == nil || len(p.TTFT.Buckets) != 3 || p.TTFT.Buckets[2].Count != 6 {
 		t.Errorf("TTFT = %+v", p.TTFT)
 	}
 
 	// a garbage value in a family the page is not read from is not refused:
 	// vLLM reads kv_cache_usage_perc and ignores gpu_cache_usage_perc.
-	p = readString(t, "vllm:kv_cache_usage_perc 0.5\nvllm:gpu_cache_usage_perc 7\n", profile.Unknown)
+	p = readString(t, "vllm:kv_cache_usage_perc 0.5\nvllm:gpu_cache_usage_perc 7\n", modelserver.Unknown)
 	checkFloat(t, "kv", p.KV, 0.5)
 }
 
@@ -114,7 +114,7 @@ vllm:time_to_first_token_seconds_bucket{engine="1",le="+Inf"} 1
 // made a 1 MB error message. The message is cut, the line still named.
 func TestPageErrorMessageIsBounded(t *testing.T) {
 	page := "vllm:num_requests_running 1\nvllm:num_requests_waiting{x=\"" + strings.Repeat("é", 500000) + "\"} 2 garbage\n"
-	_, err := Read(strings.NewReader(page), "", "big.prom", profile.Unknown)
+	_, err := Read(strings.NewReader(page), "", "big.prom", modelserver.Unknown)
 	var pe *PageError
 	if !errors.As(err, &pe) || pe.Line != 2 {
 		t.Fatalf("err = %.200v, want *PageError at line 2", err)
@@ -129,7 +129,7 @@ func TestPageErrorMessageIsBounded(t *testing.T) {
 // empty page that fails with "no known server profile".
 func TestLoadAllStdinOnce(t *testing.T) {
 	stdin := strings.NewReader("vllm:num_requests_running 3\n")
-	pages, errs := LoadAll(context.Background(), nil, []string{"-", "-"}, stdin, profile.Unknown, 0)
+	pages, errs := LoadAll(context.Background(), nil, []string{"-", "-"}, stdin, modelserver.Unknown, 0)
 	if errs[0] != nil || pages[0] == nil || pages[0].Running != 3 {
 		t.Fatalf("first -: %v %+v", errs[0], pages[0])
 	}
@@ -141,13 +141,13 @@ func TestLoadAllStdinOnce(t *testing.T) {
 // Auto-detection prefers a server whose queue has values over one whose
 // queue is only declared: sglang running 3 was read as vLLM, all ABSENT.
 func TestDetectPrefersValues(t *testing.T) {
-	p := readString(t, "# TYPE vllm:num_requests_running gauge\nsglang:num_running_reqs 3\n", profile.Unknown)
-	if p.Server != profile.SGLang || p.Running != 3 {
+	p := readString(t, "# TYPE vllm:num_requests_running gauge\nsglang:num_running_reqs 3\n", modelserver.Unknown)
+	if p.Server != modelserver.SGLang || p.Running != 3 {
 		t.Errorf("server %v running %v, want sglang 3", p.Server, p.Running)
 	}
 	// declared only (vLLM before its first request, docs/design.md page 19): still vLLM.
-	p = readString(t, "# TYPE vllm:num_requests_running gauge\n# TYPE tgi_queue_size gauge\n", profile.Unknown)
-	if p.Server != profile.VLLM {
+	p = readString(t, "# TYPE vllm:num_requests_running gauge\n# TYPE tgi_queue_size gauge\n", modelserver.Unknown)
+	if p.Server != modelserver.VLLM {
 		t.Errorf("server %v, want vllm", p.Server)
 	}
 }
@@ -165,20 +165,20 @@ func TestLoadURLEdges(t *testing.T) {
 	}))
 	defer srv.Close()
 	withAuth := strings.Replace(srv.URL, "http://", "http://user:secret@", 1)
-	p, err := Load(context.Background(), nil, withAuth, nil, profile.Unknown)
+	p, err := Load(context.Background(), nil, withAuth, nil, modelserver.Unknown)
 	if err != nil || p.Running != 2 || strings.Contains(p.Source, "secret") || !strings.Contains(p.Source, "user:xxxxx@") {
 		t.Errorf("Load = %+v, %v; want running 2 and the password hidden", p, err)
 	}
-	_, err = Load(context.Background(), nil, strings.Replace(withAuth, "secret", "wrong", 1), nil, profile.Unknown)
+	_, err = Load(context.Background(), nil, strings.Replace(withAuth, "secret", "wrong", 1), nil, modelserver.Unknown)
 	if !errors.Is(err, ErrFetch) || strings.Contains(err.Error(), "wrong") {
 		t.Errorf("bad password: %v, want ErrFetch without the password", err)
 	}
-	p, err = Load(context.Background(), nil, strings.Replace(withAuth, "http://", "HTTP://", 1), nil, profile.Unknown)
+	p, err = Load(context.Background(), nil, strings.Replace(withAuth, "http://", "HTTP://", 1), nil, modelserver.Unknown)
 	if err != nil || p.Running != 2 {
 		t.Errorf("HTTP:// = %+v, %v", p, err)
 	}
 	for _, bad := range []string{"http://", "https:///metrics", "http://[::1"} {
-		if _, err := Load(context.Background(), nil, bad, nil, profile.Unknown); !errors.Is(err, ErrSource) || IsRuntime(err) {
+		if _, err := Load(context.Background(), nil, bad, nil, modelserver.Unknown); !errors.Is(err, ErrSource) || IsRuntime(err) {
 			t.Errorf("%s: %v, want ErrSource", bad, err)
 		}
 	}
@@ -255,7 +255,7 @@ func TestLoadAllSamePage(t *testing.T) {
 	if err := os.WriteFile(f, []byte("vllm:num_requests_running 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pages, errs := LoadAll(context.Background(), nil, []string{f, filepath.Join(filepath.Dir(f), ".", "p.prom")}, nil, profile.Unknown, 0)
+	pages, errs := LoadAll(context.Background(), nil, []string{f, filepath.Join(filepath.Dir(f), ".", "p.prom")}, nil, modelserver.Unknown, 0)
 	if errs[0] != nil || pages[0] == nil {
 		t.Fatalf("first: %v", errs[0])
 	}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // engineLabels identify one engine of a replica (vLLM data parallel `engine`,
@@ -19,7 +19,7 @@ var engineLabels = []string{"engine", "dp_rank", "tp_rank", "pp_rank"}
 var modelLabels = []string{"model_name", "name", "model"}
 
 // reduce turns the parsed samples into a Page for server.
-func reduce(raw *rawPage, source string, server profile.Server) *Page {
+func reduce(raw *rawPage, source string, server modelserver.Server) *Page {
 	f := server.Families()
 	p := &Page{Source: source, Server: server, samples: raw.samples, byName: raw.byName}
 
@@ -29,8 +29,8 @@ func reduce(raw *rawPage, source string, server profile.Server) *Page {
 	p.PromptTokens, p.Chosen.PromptTokens = pick(raw, f.PromptTokens, sum, counterKind)
 	p.GenerationTokens, p.Chosen.GenerationTokens = pick(raw, f.GenerationTokens, sum, counterKind)
 	p.Requests, p.Chosen.Requests = pick(raw, f.Requests, sum, counterKind)
-	p.CPUSeconds, p.Chosen.CPUSeconds = pick(raw, []string{profile.CPUSecondsFamily}, sum, counterKind)
-	p.ProcessStart, _ = pick(raw, []string{profile.StartTimeFamily}, maxOf, gaugeKind)
+	p.CPUSeconds, p.Chosen.CPUSeconds = pick(raw, []string{modelserver.CPUSecondsFamily}, sum, counterKind)
+	p.ProcessStart, _ = pick(raw, []string{modelserver.StartTimeFamily}, maxOf, gaugeKind)
 	p.MaxRunning, _ = pick(raw, f.MaxRunning, sum, gaugeKind)
 	for _, sig := range []struct{ name, chosen string }{{"running", p.Chosen.Running}, {"waiting", p.Chosen.Waiting}, {"kv", p.Chosen.KV}} {
 		alts := map[string][]string{"running": f.Running, "waiting": f.Waiting, "kv": f.KV}[sig.name]
@@ -42,8 +42,8 @@ func reduce(raw *rawPage, source string, server profile.Server) *Page {
 		alts []string
 		want kind
 	}{
-		{concat(f.Running, f.Waiting, f.KV, f.MaxRunning, []string{profile.StartTimeFamily}), gaugeKind},
-		{concat(f.PromptTokens, f.GenerationTokens, f.Requests, []string{profile.CPUSecondsFamily}), counterKind},
+		{concat(f.Running, f.Waiting, f.KV, f.MaxRunning, []string{modelserver.StartTimeFamily}), gaugeKind},
+		{concat(f.PromptTokens, f.GenerationTokens, f.Requests, []string{modelserver.CPUSecondsFamily}), counterKind},
 		{concat(f.TTFT, f.QueueTime, f.ITL), histogramKind},
 	} {
 		p.WrongType = append(p.WrongType, wrongTypes(raw, group.alts, group.want)...)
@@ -54,7 +54,7 @@ func reduce(raw *rawPage, source string, server profile.Server) *Page {
 	}
 	p.QueueTime, p.ITL = histogram(raw, f.QueueTime), histogram(raw, f.ITL)
 	p.LoRA = lora(raw)
-	if server == profile.EPP { // a pool's page: totals over its ready endpoints (epp.go)
+	if server == modelserver.EPP { // a pool's page: totals over its ready endpoints (epp.go)
 		eppPool(raw, p)
 	}
 
@@ -170,7 +170,7 @@ func histogram(raw *rawPage, alternatives []string) *Histogram {
 // value (the latest state), nil when there is none.
 func lora(raw *rawPage) *LoRA {
 	var best *Sample
-	for _, j := range raw.byName[profile.VLLMLoRARequestsInfo] {
+	for _, j := range raw.byName[modelserver.VLLMLoRARequestsInfo] {
 		s := &raw.samples[j]
 		if finite(s.Value) && (best == nil || s.Value > best.Value) {
 			best = s

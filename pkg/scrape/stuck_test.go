@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // TestStuckFlatCounters is the llm-scaler #391 shape: Running 1, Waiting 14
@@ -28,7 +28,7 @@ vllm:generation_tokens_total{model_name="m"} %s
 # TYPE process_start_time_seconds gauge
 process_start_time_seconds %s
 `, prompt, gen, start)
-		return readString(t, text, profile.VLLM)
+		return readString(t, text, modelserver.VLLM)
 	}
 	// Scrapes every 5 s: how long it has looked stuck counts from the scrape
 	// before the first flat interval (5 s at the first flat scrape).

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 
 	"github.com/infscale/infscale/internal/sharedtest"
 )
@@ -22,7 +22,7 @@ func sharedDir(t testing.TB, sub string) string {
 	return sharedtest.Path(t, sub)
 }
 
-func readFile(t testing.TB, path string, server profile.Server) (*Page, error) {
+func readFile(t testing.TB, path string, server modelserver.Server) (*Page, error) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -32,7 +32,7 @@ func readFile(t testing.TB, path string, server profile.Server) (*Page, error) {
 	return Read(f, "", filepath.Base(path), server)
 }
 
-func readString(t testing.TB, page string, server profile.Server) *Page {
+func readString(t testing.TB, page string, server modelserver.Server) *Page {
 	t.Helper()
 	p, err := Read(strings.NewReader(page), "", "test.prom", server)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 func ttftPage(t *testing.T, sec int, start string, b1, b2, inf float64) *Page {
@@ -17,7 +17,7 @@ func ttftPage(t *testing.T, sec int, start string, b1, b2, inf float64) *Page {
 		"vllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} " + ftoa(inf) + "\n" +
 		"vllm:time_to_first_token_seconds_count " + ftoa(inf) + "\n" +
 		"vllm:time_to_first_token_seconds_sum 10\n"
-	p := readString(t, page, profile.VLLM)
+	p := readString(t, page, modelserver.VLLM)
 	p.Time = t0.Add(time.Duration(sec) * time.Second)
 	return p
 }
@@ -75,7 +75,7 @@ sglang:inter_token_latency_seconds_bucket{model_name="m",le="+Inf"} 60
 sglang:inter_token_latency_seconds_sum{model_name="m"} 0.9
 sglang:inter_token_latency_seconds_count{model_name="m"} 60
 `
-	p := readString(t, page, profile.SGLang)
+	p := readString(t, page, modelserver.SGLang)
 	for _, c := range []struct {
 		name   string
 		h      *Histogram

@@ -4,8 +4,9 @@
 // per hour) to raise the reactive policy's minimum before the load comes.
 //
 // Reading guide: profile.go (Build: hourly means, the separable model
-// rate ≈ day factor × hour shape and its R²), floor.go (Floor: replicas
-// per hour of week from a per-replica throughput, kept only where it recurs
+// rate ≈ day factor × hour shape and its R²; it profiles any per-step
+// series, the replicas a replay held too), floor.go (Floor: replicas per
+// hour of week from a per-replica rate, kept only where it recurs
 // on MinDays days or in MinWeeks weeks; Windows: runs of equal
 // floors merged across days into cron windows), render.go (the config's
 // `schedule:` YAML, KEDA cron triggers, and the replay's schedule= options).

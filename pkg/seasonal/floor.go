@@ -28,8 +28,9 @@ const (
 
 // ProposeFloor turns the profile into a floor: at each weekday and hour,
 // floor(fraction × rate / perReplica) replicas, where perReplica is the
-// arrival rate one replica sustains at the policy's target (requests/s,
-// e.g. target concurrency / request latency by Little's law) and fraction
+// rate one replica accounts for: requests/s on a profile of arrivals, or 1
+// on a profile of the replicas a policy held (what infscale profile
+// builds from a replay of the reactive policy), and fraction
 // (0 < f <= 1) keeps the floor below the expected need so the reactive
 // policy still scales on the rest. The floor is then lowered to the
 // largest value that recurs: m replicas at (d, h) need m × perReplica /

@@ -7,14 +7,14 @@ import (
 )
 
 // WriteScheduleYAML writes the windows as the `schedule:` block of a serve
-// config target (pkg/config Window: cron, duration, min, timezone).
+// config target (pkg/config Window: cron, duration, desiredReplicas, timezone).
 func WriteScheduleYAML(w io.Writer, ws []Window, zone string) {
 	fmt.Fprintln(w, "schedule:")
 	if len(ws) == 0 {
 		fmt.Fprintln(w, "  [] # no hour needs more than the policy's minimum")
 	}
 	for _, x := range ws {
-		fmt.Fprintf(w, "  - cron: %q\n    duration: %dh\n    min: %d\n    timezone: %s\n", x.Cron(), x.Hours, x.Min, zone)
+		fmt.Fprintf(w, "  - cron: %q\n    duration: %dh\n    desiredReplicas: %d\n    timezone: %s\n", x.Cron(), x.Hours, x.Min, zone)
 	}
 }
 

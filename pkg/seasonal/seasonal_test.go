@@ -105,7 +105,7 @@ func TestFloorWindowsAndRendering(t *testing.T) {
 	var y, k strings.Builder
 	WriteScheduleYAML(&y, ws, "UTC")
 	WriteKEDACron(&k, ws, "UTC")
-	if want := "schedule:\n  - cron: \"0 8 * * 1-5\"\n    duration: 10h\n    min: 4\n    timezone: UTC\n"; y.String() != want {
+	if want := "schedule:\n  - cron: \"0 8 * * 1-5\"\n    duration: 10h\n    desiredReplicas: 4\n    timezone: UTC\n"; y.String() != want {
 		t.Errorf("schedule YAML:\n%s\nwant:\n%s", y.String(), want)
 	}
 	if !strings.Contains(k.String(), "type: cron") || !strings.Contains(k.String(), `end: "0 18 * * 1-5"`) || !strings.Contains(k.String(), `desiredReplicas: "4"`) {
@@ -247,5 +247,43 @@ func TestFloorRecursWeekly(t *testing.T) {
 		if ws := f.Windows(1); !slices.Equal(ws, tc.want) {
 			t.Errorf("spike in %d of 2 weeks: windows %+v, want %+v", tc.weeks, ws, tc.want)
 		}
+	}
+}
+
+// TestFloorFromHeldReplicas: a week of the replicas a policy held, in 30 s
+// steps (replica-seconds per step), built around a daily cycle: 1 replica,
+// 5 from 10:00 to 18:00 on weekdays, 2 then on weekends. Profiled as a
+// rate (mean replicas) with one replica per unit, the floor is
+// floor(0.8 × 5) = 4 replicas over the weekday hours (five days recur)
+// and floor(0.8 × 2) = 1 on the weekend (no more than the policy's min):
+// one window, Monday to Friday at 10:00 for 8 hours at 4.
+func TestFloorFromHeldReplicas(t *testing.T) {
+	const step = 30 * time.Second
+	held := make([]float64, 7*24*120+1)
+	for j := 1; j < len(held); j++ {
+		at := monday.Add(time.Duration(j-1) * step)
+		n := 1.0
+		if h := at.Hour(); h >= 10 && h < 18 {
+			n = 5
+			if wd := at.Weekday(); wd == time.Saturday || wd == time.Sunday {
+				n = 2
+			}
+		}
+		held[j] = n * step.Seconds()
+	}
+	p, err := Build(monday, step, held, nil, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.PeakHour < 10 || p.PeakHour >= 18 || p.Rate[1][12] != 5 || p.Rate[1][3] != 1 {
+		t.Fatalf("peak hour %d, Monday 12:00 %g, 03:00 %g: want the cycle read back", p.PeakHour, p.Rate[1][12], p.Rate[1][3])
+	}
+	f, err := ProposeFloor(p, 1, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := f.Windows(1)
+	if len(ws) != 1 || ws[0].Cron() != "0 10 * * 1-5" || ws[0].Hours != 8 || ws[0].Min != 4 || ws[0].Support != 5 {
+		t.Errorf("windows %+v, want one 0 10 * * 1-5 for 8h at 4 supported by 5 days", ws)
 	}
 }

@@ -145,13 +145,13 @@ func benchCycle(b *testing.B, n int, scrape bool) {
 	}
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg, "bench")
-	l := &Loop{Source: src, Metrics: m, Interval: time.Minute}
-	if err := l.SetConfig(cfg); err != nil {
+	l := newLoop(b, LoopOptions{Source: src, Metrics: m, Interval: time.Minute})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		b.Fatal(err)
 	}
 	h := Handler(reg, l)
 	now := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
-	l.Now = func() time.Time { return now }
+	l.now = func() time.Time { return now }
 	l.Cycle(context.Background()) // warm: plans, series
 	last := fmt.Sprintf("t%d", n-1)
 	if r := lastRecord(l, last); r.Desired != 3 {
@@ -246,8 +246,8 @@ func benchScrape(b *testing.B, n int, gz bool) {
 		b.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	l := &Loop{Source: src, Metrics: NewMetrics(reg, "bench"), Interval: time.Minute}
-	if err := l.SetConfig(cfg); err != nil {
+	l := newLoop(b, LoopOptions{Source: src, Metrics: NewMetrics(reg, "bench"), Interval: time.Minute})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		b.Fatal(err)
 	}
 	l.Cycle(context.Background())

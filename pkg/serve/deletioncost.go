@@ -72,25 +72,30 @@ func byPod(out map[string]float64, podOf map[string]string) map[string]float64 {
 	return m
 }
 
-// setCosts runs before a scale-down's write: the pods' deletion costs
-// rank them by outstanding requests, so the ReplicaSet removes the idlest
-// (docs/ha.md). Off the Lease nothing is written; a failure is logged at
-// most once a minute per target and does not hold the decision.
-func (l *Loop) setCosts(ctx context.Context, t *target, rd Reading, now time.Time) {
-	cw, ok := l.Source.(CostWriter)
-	if !ok || rd.Outstanding == nil {
-		return
-	}
-	n, deferred, err := cw.SetDeletionCosts(ctx, &t.cfg, rd.Outstanding)
+// reportCosts logs a target's deletion-cost patches, set before a
+// scale-down's write so that the ReplicaSet removes the idlest pods
+// (docs/ha.md). Off the Lease nothing is written; a failure (a timeout
+// included) is logged at most once a minute per target and does not hold
+// the decision.
+func (l *Loop) reportCosts(j *writeJob, now time.Time) {
+	name := j.t.cfg.Name
 	switch {
-	case errors.Is(err, kube.ErrNotLeader):
+	case errors.Is(j.costErr, kube.ErrNotLeader):
 		return
-	case err != nil:
-		if suppressed, ok := l.limiter.allow(now, t.cfg.Name+"\x00cost"); ok {
-			l.logger().Error("pod deletion costs not all set", "target", t.cfg.Name, "set", n, "err", err, "suppressed_since_last", suppressed)
+	case j.costErr != nil:
+		if suppressed, ok := l.limiter.allow(now, name+"\x00cost"); ok {
+			l.log.Error("pod deletion costs not all set", "target", name, "set", j.costSet, "err", j.costErr, "suppressed_since_last", suppressed)
 		}
 	}
-	if n > 0 || deferred > 0 {
-		l.logger().Info("pod deletion costs set", "target", t.cfg.Name, "pods", n, "deferred", deferred)
+	if j.costSet > 0 || j.costDeferred > 0 {
+		l.log.Info("pod deletion costs set", "target", name, "pods", j.costSet, "deferred", j.costDeferred)
 	}
+}
+
+// costWriterOf is src as a CostWriter when it sets deletion costs.
+func costWriterOf(src Source) CostWriter {
+	if w, ok := src.(CostWriter); ok {
+		return w
+	}
+	return nil
 }

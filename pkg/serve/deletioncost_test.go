@@ -72,8 +72,8 @@ func fakeClusterLoop(t *testing.T, text string, replicas int32, isLeader func() 
 		t.Fatal(err)
 	}
 	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := &Loop{Source: src, Writer: writerOf(src), Metrics: m, Interval: 15 * time.Second}
-	if err := l.SetConfig(cfg); err != nil {
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	return l, m, c, sc
@@ -132,7 +132,7 @@ func TestNoCostsWithoutScaleDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	l.Cycle(context.Background())

@@ -15,7 +15,7 @@ import (
 	"github.com/infscale/infscale/internal/promtest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/fleet"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/scrape"
 )
 
@@ -199,7 +199,7 @@ func TestFleetDemandFamilies(t *testing.T) {
 	f.Inject(4)
 	var p *scrape.Page
 	waitFor(t, "4 finished requests", func() bool {
-		p, err = scrape.Load(t.Context(), http.DefaultClient, f.URLs()[0], nil, profile.VLLM)
+		p, err = scrape.Load(t.Context(), http.DefaultClient, f.URLs()[0], nil, modelserver.VLLM)
 		return err == nil && p.Requests == 4
 	})
 	if p.PromptTokens != 400 || p.GenerationTokens != 80 {

@@ -18,9 +18,9 @@ import (
 const eppTarget = `
   server: epp
   metrics: [{type: queue, target: 10}]
-  min: 0
-  max: 10
-  zero: {flow_control: true, cooldown: 300s}
+  minReplicaCount: 0
+  maxReplicaCount: 10
+  zero: {flow_control: true, cooldownPeriod: 300s}
 `
 
 // eppBusyPool is three fresh endpoints of pool chat (llm-d-router

@@ -94,16 +94,16 @@ func TestEPPFlowControlZero(t *testing.T) {
 
 	serveAddr := freeAddr(t)
 	cfgPath := filepath.Join(t.TempDir(), "epp.yaml")
-	cfgText := fmt.Sprintf(`interval: 1s
+	cfgText := fmt.Sprintf(`pollingInterval: 1s
 listen: %s
 targets:
 - name: chat
   server: epp
   scrape: [%s/metrics]
   metrics: [{type: queue, target: 4}]
-  min: 0
-  max: 2
-  zero: {flow_control: true, cooldown: 2s}
+  minReplicaCount: 0
+  maxReplicaCount: 2
+  zero: {flow_control: true, cooldownPeriod: 2s}
 `, serveAddr, gws.URL)
 	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o644); err != nil {
 		t.Fatal(err)

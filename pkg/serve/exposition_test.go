@@ -29,15 +29,15 @@ func exposedMetrics(t *testing.T) (*prometheus.Registry, *Metrics) {
 		"queue_time": 0.1, "itl": 0.02, "arrival_rate": 2.5, "prompt_tokens_rate": 400, "generation_tokens_rate": 200, "mean_prompt": 160, "mean_output": 80}
 	at := t0
 	for i, s := range []Snapshot{
-		{Target: "chat", Decided: true, Valid: true, Desired: 3, Current: 1, Reason: "metric", Signals: signals,
+		{Target: "chat", Decided: true, Valid: true, Desired: 3, Current: 1, Reason: "DesiredWithinRange", Signals: signals,
 			Raw: map[string]int{"queue": 3, "kv": 1}, AllMetrics: []string{"queue", "kv"}, StuckKnown: true},
-		{Target: "batch", Decided: true, Valid: true, Desired: 1, Previous: 2, HadPrevious: true, Current: 2, Reason: "stabilized",
+		{Target: "batch", Decided: true, Valid: true, Desired: 1, Previous: 2, HadPrevious: true, Current: 2, Reason: "ScaleDownStabilized",
 			Signals: map[string]float64{"queue": 4}, Raw: map[string]int{"queue": 1}, AllMetrics: []string{"queue"}},
-		{Target: "chat", Decided: true, Valid: true, Desired: 2, Previous: 3, HadPrevious: true, Current: 3, Reason: "max",
+		{Target: "chat", Decided: true, Valid: true, Desired: 2, Previous: 3, HadPrevious: true, Current: 3, Reason: "TooManyReplicas",
 			Signals: signals, Raw: map[string]int{"queue": 2}, AllMetrics: []string{"queue", "kv"}, Stuck: 1, StuckKnown: true},
-		{Target: "c10", Decided: true, Desired: 1, Current: -1, Reason: "min", Signals: map[string]float64{}},
+		{Target: "c10", Decided: true, Desired: 1, Current: -1, Reason: "TooFewReplicas", Signals: map[string]float64{}},
 		{Target: "c9", Decided: false, Signals: map[string]float64{"kv": 0.5}},
-		{Target: "zz", Decided: true, Valid: true, Desired: 4, Previous: 1, HadPrevious: true, Current: 1, Reason: "metric",
+		{Target: "zz", Decided: true, Valid: true, Desired: 4, Previous: 1, HadPrevious: true, Current: 1, Reason: "DesiredWithinRange",
 			Signals: map[string]float64{"queue": 100}, Raw: map[string]int{"queue": 4}, AllMetrics: []string{"queue"}},
 	} {
 		s.At = at.Add(time.Duration(i) * time.Second)
@@ -52,19 +52,19 @@ func exposedMetrics(t *testing.T) (*prometheus.Registry, *Metrics) {
 	m.ObserveQuery("prometheus", 20*time.Millisecond)
 	m.Cycle(150 * time.Millisecond)
 	m.Init("gone")
-	m.Record(Snapshot{Target: "gone", At: at, Decided: true, Valid: true, Desired: 1, Current: 1, Reason: "metric"})
+	m.Record(Snapshot{Target: "gone", At: at, Decided: true, Valid: true, Desired: 1, Current: 1, Reason: "DesiredWithinRange"})
 	m.Forget("gone")
 	return reg, m
 }
 
 // TestMetricsExpositionSame: /metrics answers every format, compression
 // and name[] filter byte for byte as client_golang's promhttp handler
-// over the same families (Metrics.Gatherer), its headers included.
+// over the same families (gatherer), its headers included.
 func TestMetricsExpositionSame(t *testing.T) {
 	reg, m := exposedMetrics(t)
 	ours := metricsHandler(reg, m.table)
 	// promhttp finds the error counter ours registered and shares it.
-	theirs := promhttp.HandlerFor(m.Gatherer(reg), promhttp.HandlerOpts{Registry: reg, EnableOpenMetrics: true})
+	theirs := promhttp.HandlerFor(gatherer(m, reg), promhttp.HandlerOpts{Registry: reg, EnableOpenMetrics: true})
 	for _, accept := range []string{
 		"",
 		"text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
@@ -172,11 +172,11 @@ func TestMetricsExpositionSorted(t *testing.T) {
 		}
 	}
 	want := []string{
-		`infscale_decisions_total{reason="max",target="chat"} 1`,
-		`infscale_decisions_total{reason="metric",target="chat"} 1`,
-		`infscale_decisions_total{reason="metric",target="zz"} 1`,
-		`infscale_decisions_total{reason="min",target="c10"} 1`,
-		`infscale_decisions_total{reason="stabilized",target="batch"} 1`,
+		`infscale_decisions_total{reason="DesiredWithinRange",target="chat"} 1`,
+		`infscale_decisions_total{reason="DesiredWithinRange",target="zz"} 1`,
+		`infscale_decisions_total{reason="ScaleDownStabilized",target="batch"} 1`,
+		`infscale_decisions_total{reason="TooFewReplicas",target="c10"} 1`,
+		`infscale_decisions_total{reason="TooManyReplicas",target="chat"} 1`,
 		`infscale_desired_replicas{target="batch"} 1`,
 		`infscale_desired_replicas{target="c10"} 1`,
 		`infscale_desired_replicas{target="chat"} 2`,
@@ -220,7 +220,7 @@ func TestMetricsSlowReaderDoesNotBlockDecisions(t *testing.T) {
 	<-w.started
 	recorded := make(chan struct{})
 	go func() {
-		m.Record(Snapshot{Target: "chat", At: t0.Add(time.Minute), Decided: true, Valid: true, Desired: 5, Current: 2, Reason: "metric"})
+		m.Record(Snapshot{Target: "chat", At: t0.Add(time.Minute), Decided: true, Valid: true, Desired: 5, Current: 2, Reason: "DesiredWithinRange"})
 		m.Forget("zz")
 		m.Init("new")
 		close(recorded)

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // promAnswers is a fake Prometheus for the fault tests: each query is
@@ -104,11 +105,11 @@ func promLoop(t *testing.T, srv *httptest.Server, body string, batch int, store 
 	src.Evaluator.BatchSize = batch
 	now := t0
 	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }, Store: store}
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }, Store: store})
 	if len(lg) > 0 {
-		l.Log = lg[0]
+		l.log = lg[0]
 	}
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	return l, m, &now
@@ -151,8 +152,8 @@ func TestServeZeroUnknownHeld(t *testing.T) {
 				t.Fatalf("held %v, want null (unknown)", *r.Signals.Held)
 			}
 			for _, s := range r.Steps {
-				if strings.Contains(s.Text, "held 0") {
-					t.Fatalf("step %q says held 0 for an unknown held", s.Text)
+				if s.Reason == recommend.ReasonIdleToZero {
+					t.Fatalf("step %+v reads an unknown held as 0 (idle to zero)", s)
 				}
 			}
 			*now = now.Add(15 * time.Second)
@@ -195,7 +196,7 @@ func TestServeIdleTTFTAbstains(t *testing.T) {
 		want   float64
 		reason string
 	}{
-		{promRule{needle: "histogram_quantile", values: []string{"NaN"}}, 1, "min"},
+		{promRule{needle: "histogram_quantile", values: []string{"NaN"}}, 1, "TooFewReplicas"},
 		{promRule{needle: "histogram_quantile", status: 500}, 5, "partial-data"},
 	} {
 		fake := &promAnswers{}
@@ -268,7 +269,7 @@ func TestServeRejectedBatchBounded(t *testing.T) {
 		fmt.Fprintf(&body, "- {name: t%d, selector: '{app=\"t%d\"}', replicas: 'kube_deployment_spec_replicas{deployment=\"t%d\"}', metrics: [{type: queue, target: 4}], max: 8}\n", i, i, i)
 	}
 	l, m, now := promLoop(t, fake.serve(t), body.String(), 0, nil)
-	src := l.Source.(*PrometheusSource)
+	src := l.source.(*PrometheusSource)
 	l.Cycle(context.Background())
 	first := int(fake.queries.Swap(0))
 	batches := first / 101 // B + 100·B = 101·B
@@ -323,7 +324,7 @@ func TestServeDuplicatesCountedAndLoggedOnce(t *testing.T) {
 	fake.set(vllmRules("2", "1", "1", promRule{needle: ") - count(", values: []string{"2"}})...)
 	l, m, now := promLoop(t, fake.serve(t), chatConfig, 1, nil)
 	var logs strings.Builder
-	l.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	l.log = slog.New(slog.NewTextHandler(&logs, nil))
 	l.Cycle(context.Background())
 	*now = now.Add(15 * time.Second)
 	l.Cycle(context.Background())
@@ -382,8 +383,8 @@ targets:
 		t.Fatal(err)
 	}
 	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := &Loop{Source: NewScrapeSource(2 * time.Second), Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 }}
-	if err := l.SetConfig(cfg); err != nil {
+	l := newLoop(t, LoopOptions{Source: NewScrapeSource(2 * time.Second), Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 }})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	l.Cycle(context.Background())

@@ -16,7 +16,7 @@ func TestFirstDecisionIsAChange(t *testing.T) {
 	src := &fakeSource{}
 	l, m := newTestLoop(t, src, nil)
 	var logs bytes.Buffer
-	l.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	l.log = slog.New(slog.NewTextHandler(&logs, nil))
 	src.set("chat", load(1, 100, 20))
 	src.set("other", load(1, 5, 0))
 	l.Cycle(t.Context())

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/config"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // TestScrapeHeld: in embedded mode the held count is the activator's
@@ -26,7 +26,7 @@ func TestScrapeHeld(t *testing.T) {
 	}))
 	defer act.Close()
 	src := NewScrapeSource(time.Second)
-	tg := &config.Target{Name: "chat", Server: profile.VLLM, Scrape: config.Scrape{URLs: []string{rep.URL}}, Zero: &config.Zero{HeldScrape: act.URL}}
+	tg := &config.Target{Name: "chat", Server: modelserver.VLLM, Scrape: config.Scrape{URLs: []string{rep.URL}}, Zero: &config.Zero{HeldScrape: act.URL}}
 	rd := src.Read(context.Background(), []*config.Target{tg}, t0)[0]
 	if rd.Obs.Held != 3 || rd.Obs.Running != 2 || rd.Obs.Waiting != 1 || len(rd.Errors) != 0 {
 		t.Errorf("observation %+v errors %v, want held 3, running 2, waiting 1", rd.Obs, rd.Errors)
@@ -39,7 +39,7 @@ func TestScrapeHeld(t *testing.T) {
 		fmt.Fprint(w, "infscale_activator_held_requests 2\ninfscale_activator_upstream_ready 0\n")
 	}))
 	defer act0.Close()
-	rd = src.Read(context.Background(), []*config.Target{{Name: "chat", Server: profile.VLLM, Scrape: config.Scrape{URLs: []string{zero.URL}}, Zero: &config.Zero{HeldScrape: act0.URL}}}, t0)[0]
+	rd = src.Read(context.Background(), []*config.Target{{Name: "chat", Server: modelserver.VLLM, Scrape: config.Scrape{URLs: []string{zero.URL}}, Zero: &config.Zero{HeldScrape: act0.URL}}}, t0)[0]
 	if !rd.CurrentKnown || rd.Obs.Current != 0 || rd.Obs.Held != 2 {
 		t.Errorf("at zero: current %d known %v held %v, want 0, known, 2", rd.Obs.Current, rd.CurrentKnown, rd.Obs.Held)
 	}
@@ -63,7 +63,7 @@ func TestScrapeHeldWrongType(t *testing.T) {
 	}))
 	defer act.Close()
 	src := NewScrapeSource(time.Second)
-	tg := &config.Target{Name: "chat", Server: profile.VLLM, Scrape: config.Scrape{URLs: []string{rep.URL}}, Zero: &config.Zero{HeldScrape: act.URL}}
+	tg := &config.Target{Name: "chat", Server: modelserver.VLLM, Scrape: config.Scrape{URLs: []string{rep.URL}}, Zero: &config.Zero{HeldScrape: act.URL}}
 	rd := src.Read(context.Background(), []*config.Target{tg}, t0)[0]
 	if !math.IsNaN(rd.Obs.Held) || len(rd.Errors) != 1 || rd.Errors[0].Signal != "held" {
 		t.Errorf("held declared a counter: held %v errors %+v, want unknown (NaN) and one held error", rd.Obs.Held, rd.Errors)

@@ -15,7 +15,7 @@ import (
 //	/debug/decisions  JSON {target: [Record...]}: the last decisions, newest last (with steps)
 func Handler(reg *prometheus.Registry, loop *Loop) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metricsHandler(reg, loop.Metrics.table))
+	mux.Handle("GET /metrics", metricsHandler(reg, loop.metrics.table))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte("ok\n"))
 	})

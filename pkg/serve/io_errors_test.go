@@ -55,12 +55,12 @@ func loggedLoop(t *testing.T, src Source, store *Store, audit *failWriter) (*Loo
 	var logb bytes.Buffer
 	m := NewMetrics(prometheus.NewRegistry(), "test")
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Store: store, Now: func() time.Time { return now },
-		Log: slog.New(slog.NewTextHandler(&logb, nil))}
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Store: store, Now: func() time.Time { return now },
+		Log: slog.New(slog.NewTextHandler(&logb, nil))})
 	if audit != nil {
-		l.Audit = audit
+		l.audit = audit
 	}
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	return l, m, &logb

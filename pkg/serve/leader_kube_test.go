@@ -41,8 +41,8 @@ func TestOnlyTheLeaseHolderApplies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := &Loop{Source: src, Writer: writerOf(src), Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 15 * time.Second}
-		if err := l.SetConfig(cfg); err != nil {
+		l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 15 * time.Second})
+		if err := l.SetConfig(context.Background(), cfg); err != nil {
 			t.Fatal(err)
 		}
 		return l

@@ -12,80 +12,152 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
-// Loop is serve's decision loop: every Interval it reads all targets from
-// Source, decides each with recommend.Decide at Now(), and exports the
-// results. Only Run owns a ticker; Cycle is one pass and is what tests call.
-//
-// No data is not zero: an unknown signal is NaN in the Observation and the
-// HPA's rules apply inside recommend.Decide (nothing valid: keep; anything
-// invalid: no scale-down). When no metric of a target is known the loop
-// holds the last exported desired value instead of deciding (Record.Held),
-// so a lagging consumer is never scaled down by an outage.
-type Loop struct {
+// LoopOptions configure NewLoop. Source, Metrics and Interval are
+// required; the rest have defaults.
+type LoopOptions struct {
 	// Source reads the signals.
 	Source Source
-	// Metrics exports the results (required).
+	// Metrics exports the results.
 	Metrics *Metrics
-	// Interval is the decision period.
+	// Interval is the decision period (> 0); a cycle's reads and writes
+	// end with it.
 	Interval time.Duration
-	// Now is the clock (default time.Now); decisions receive it as `now`.
+	// Now is the decisions' clock (nil: time.Now).
 	Now func() time.Time
 	// Log receives errors (rate-limited per target and reason) and scale
-	// changes. Default: discard.
+	// changes (nil: discard).
 	Log *slog.Logger
-	// Store persists each target's state (nil: no persistence).
+	// Store persists each target's state (nil: none).
 	Store *Store
 	// Audit receives one JSON line per decision (nil: none).
 	Audit io.Writer
-	// Rebuild, when set, rebuilds the state of a target that Store has none
-	// for (Prometheus mode: Rebuilder.Rebuild over infscale's own series).
+	// Rebuild rebuilds the state of a target Store has none for
+	// (Prometheus mode: Rebuilder.Rebuild; nil: none).
 	Rebuild func(ctx context.Context, t *config.Target, now time.Time) (*Persisted, error)
-	// OnDecision is called with each decision, in target order (the demo
-	// prints them). Called from the loop's goroutine.
+	// OnDecision is called with each decision, in target order, from the
+	// loop's goroutine (the demo prints them; nil: none).
 	OnDecision func(Record)
-	// Writer applies the decisions of apply: true targets (nil: none is
-	// written). A write happens only when the decision differs from the
-	// replicas read this cycle (or they are unknown), and never for a
-	// decision held on no data (Record.Held).
+	// Writer applies the decisions of apply: true targets (nil: Source,
+	// when it is a Writer). A write happens only when the decision differs
+	// from the replicas read this cycle (or they are unknown), never for a
+	// decision held on no data. Write must return when its context ends.
 	Writer Writer
+	// Costs sets pod deletion costs before a scale-down (nil: Source, when
+	// it is a CostWriter).
+	Costs CostWriter
+	// WriteWorkers bounds the targets written at once (0:
+	// DefaultWriteWorkers).
+	WriteWorkers int
+	// WriteTimeout bounds each write, a scale write or a target's
+	// deletion-cost patches (0: kube.DefaultRequestTimeout).
+	WriteTimeout time.Duration
+}
 
-	tuning   *Tuning    // SetTuning's (tuning.go); nil: none
-	cycleMu  sync.Mutex // serialises cycles and reloads
-	decideMu sync.Mutex // held while a cycle decides (after its reads): Recent explains
-	mu       sync.Mutex // guards targets and records for readers
-	targets  []*target
+// DefaultWriteWorkers is LoopOptions.WriteWorkers' default.
+const DefaultWriteWorkers = 8
+
+// Loop is serve's decision loop: every interval it reads all targets from
+// its Source, decides each (recommend.Decider), exports the results and
+// writes the apply: true ones. Only Run owns a ticker; Cycle is one pass.
+// Reads and decisions are one batch; the writes run concurrently, each
+// with its own deadline, so a hanging API call for one target does not
+// hold another's write. Make it with NewLoop.
+type Loop struct {
+	source       Source
+	writer       Writer
+	costs        CostWriter
+	metrics      *Metrics
+	now          func() time.Time
+	log          *slog.Logger
+	store        *Store
+	audit        io.Writer
+	rebuild      func(ctx context.Context, t *config.Target, now time.Time) (*Persisted, error)
+	onDecision   func(Record)
+	writeWorkers int
+	writeTimeout time.Duration
+
+	interval atomic.Int64 // the decision period; SetInterval changes it
 	ready    atomic.Bool
-	interval atomic.Int64 // set by SetInterval, overrides Interval
+	tuning   *Tuning // SetTuning's (tuning.go); nil: none
 	limiter  logLimiter
-	auditMu  sync.Mutex
+	auditMu  sync.Mutex // audit lines come from cycles and from tuning
+	// cycleMu serialises cycles, reloads and source swaps.
+	cycleMu sync.Mutex
+	// mu guards targets and their deciders and records: held while a
+	// cycle decides and while it records write outcomes, not while it
+	// reads or writes.
+	mu      sync.Mutex
+	targets []*target
 	// state is the State every target's decision works on
-	// (recommend.Loop.Scratch): they decide one at a time, under decideMu.
+	// (recommend.Decider.Scratch): they decide one at a time, under mu.
 	state recommend.State
-	// scratch holds a Snapshot's maps between targets of a cycle
-	// (Metrics.Record keeps none of them).
+	// scratch is reused across cycles: a Snapshot's maps between targets
+	// (Metrics.Record keeps none of them) and the cycle's outcomes.
 	scratch struct {
 		signals map[string]float64
 		raw     map[string]int
 		names   []string
+		out     []outcome
+		jobs    []writeJob
 	}
+}
+
+// NewLoop checks o, fills its defaults and returns a Loop with no targets
+// (SetConfig adds them).
+func NewLoop(o LoopOptions) (*Loop, error) {
+	switch {
+	case o.Source == nil:
+		return nil, errors.New("serve: LoopOptions.Source is required")
+	case o.Metrics == nil:
+		return nil, errors.New("serve: LoopOptions.Metrics is required")
+	case o.Interval <= 0:
+		return nil, fmt.Errorf("serve: LoopOptions.Interval must be positive, got %v", o.Interval)
+	case o.WriteWorkers < 0:
+		return nil, fmt.Errorf("serve: LoopOptions.WriteWorkers must not be negative, got %d", o.WriteWorkers)
+	case o.WriteTimeout < 0:
+		return nil, fmt.Errorf("serve: LoopOptions.WriteTimeout must not be negative, got %v", o.WriteTimeout)
+	}
+	l := &Loop{source: o.Source, writer: o.Writer, costs: o.Costs, metrics: o.Metrics, now: o.Now, log: o.Log,
+		store: o.Store, audit: o.Audit, rebuild: o.Rebuild, onDecision: o.OnDecision,
+		writeWorkers: o.WriteWorkers, writeTimeout: o.WriteTimeout}
+	if l.writer == nil {
+		l.writer = writerOf(o.Source)
+	}
+	if l.costs == nil {
+		l.costs = costWriterOf(o.Source)
+	}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
+	if l.writeWorkers == 0 {
+		l.writeWorkers = DefaultWriteWorkers
+	}
+	if l.writeTimeout == 0 {
+		l.writeTimeout = kube.DefaultRequestTimeout
+	}
+	l.interval.Store(int64(o.Interval))
+	l.limiter.last = map[string]limited{}
+	l.scratch.signals, l.scratch.raw = map[string]float64{}, map[string]int{}
+	return l, nil
 }
 
 // SetConfig (re)builds the targets from cfg, keeping the state, last
 // desired value and recent decisions of targets whose name is unchanged;
-// targets no longer configured lose their series. New targets restore their
-// state from Store when it has one. It waits for a running cycle to finish.
-func (l *Loop) SetConfig(cfg *config.File) error {
-	return l.SetConfigContext(context.Background(), cfg)
-}
-
-// SetConfigContext is SetConfig whose state restores (Rebuild's queries)
-// end with ctx: a stop during serve's startup rebuild ends it at once.
-func (l *Loop) SetConfigContext(ctx context.Context, cfg *config.File) error {
+// targets no longer configured lose their series. New targets restore
+// their state from Store, else Rebuild, whose queries end with ctx (a stop
+// during serve's startup rebuild ends it at once). It waits for a running
+// cycle to finish.
+func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 	next := make([]*target, 0, len(cfg.Targets))
 	for i := range cfg.Targets {
 		p, err := cfg.Targets[i].Policy()
@@ -108,18 +180,18 @@ func (l *Loop) SetConfigContext(ctx context.Context, cfg *config.File) error {
 			delete(old, t.cfg.Name)
 			continue
 		}
-		l.Metrics.Init(t.cfg.Name)
+		l.metrics.Init(t.cfg.Name)
 		if err := l.restore(ctx, t); errors.Is(err, ErrStateTooOld) {
-			l.logger().Info("state file ignored; starting fresh", "target", t.cfg.Name, "err", err)
+			l.log.Info("state file ignored; starting fresh", "target", t.cfg.Name, "err", err)
 		} else if errors.Is(err, context.Canceled) {
-			l.logger().Info("state not restored: stopping", "target", t.cfg.Name) // serve's stop ended the rebuild
+			l.log.Info("state not restored: stopping", "target", t.cfg.Name) // serve's stop ended the rebuild
 		} else if err != nil {
-			l.Metrics.QueryError(t.cfg.Name, "state_read")
-			l.logger().Error("state not restored; starting fresh", "target", t.cfg.Name, "err", err)
+			l.metrics.QueryError(t.cfg.Name, "state_read")
+			l.log.Error("state not restored; starting fresh", "target", t.cfg.Name, "err", err)
 		}
 	}
 	for name := range old {
-		l.Metrics.Forget(name)
+		l.metrics.Forget(name)
 	}
 	l.mu.Lock()
 	l.targets = next
@@ -132,16 +204,16 @@ func (l *Loop) SetConfigContext(ctx context.Context, cfg *config.File) error {
 func (l *Loop) restore(ctx context.Context, t *target) error {
 	var ps *Persisted
 	from := "state dir"
-	if l.Store != nil {
+	if l.store != nil {
 		var err error
-		if ps, err = l.Store.Load(t.cfg.Name); err != nil {
+		if ps, err = l.store.Load(t.cfg.Name); err != nil {
 			return err
 		}
 	}
-	if ps == nil && l.Rebuild != nil {
+	if ps == nil && l.rebuild != nil {
 		var err error
 		from = "prometheus"
-		if ps, err = l.Rebuild(ctx, &t.cfg, l.now()); err != nil {
+		if ps, err = l.rebuild(ctx, &t.cfg, l.now()); err != nil {
 			return err
 		}
 	}
@@ -149,58 +221,36 @@ func (l *Loop) restore(ctx context.Context, t *target) error {
 		return nil
 	}
 	desired := t.run.Restore(&t.policy, ps.Desired, ps.Current, ps.State, l.now())
-	l.Metrics.Restore(t.cfg.Name, desired)
-	l.logger().Info("state restored", "target", t.cfg.Name, "from", from, "desired", desired, "saved_desired", ps.Desired, "saved_at", ps.SavedAt)
+	l.metrics.Restore(t.cfg.Name, desired)
+	l.log.Info("state restored", "target", t.cfg.Name, "from", from, "desired", desired, "saved_desired", ps.Desired, "saved_at", ps.SavedAt)
 	return nil
 }
 
-func (l *Loop) now() time.Time {
-	if l.Now != nil {
-		return l.Now()
-	}
-	return time.Now()
-}
-
-func (l *Loop) logger() *slog.Logger {
-	if l.Log != nil {
-		return l.Log
-	}
-	return slog.New(slog.DiscardHandler)
-}
-
-// SetSource swaps the source between cycles (config reload); a source
-// that is a Writer becomes the Writer too.
+// SetSource swaps the source between cycles (config reload); the writers
+// become the new source's (none when it writes nothing).
 func (l *Loop) SetSource(s Source) {
 	l.cycleMu.Lock()
 	defer l.cycleMu.Unlock()
-	l.Source = s
-	l.Writer = writerOf(s)
+	l.source, l.writer, l.costs = s, writerOf(s), costWriterOf(s)
 }
 
-// SetInterval changes the period; Run picks it up at its next tick.
+// SetInterval changes the period (ignored unless positive); Run picks it
+// up at its next tick.
 func (l *Loop) SetInterval(d time.Duration) {
 	if d > 0 {
 		l.interval.Store(int64(d))
 	}
 }
 
-func (l *Loop) period() time.Duration {
-	if d := l.interval.Load(); d > 0 {
-		return time.Duration(d)
-	}
-	return l.Interval
-}
+func (l *Loop) period() time.Duration { return time.Duration(l.interval.Load()) }
 
 // Ready reports whether a cycle has completed with at least one decision
 // made on known signals (/readyz).
 func (l *Loop) Ready() bool { return l.ready.Load() }
 
-// Run runs a cycle now and then every Interval until ctx is done.
+// Run runs a cycle now and then every interval until ctx is done.
 func (l *Loop) Run(ctx context.Context) error {
 	every := l.period()
-	if every <= 0 {
-		return fmt.Errorf("serve: interval must be positive, got %v", every)
-	}
 	l.Cycle(ctx)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -218,10 +268,17 @@ func (l *Loop) Run(ctx context.Context) error {
 	}
 }
 
-// Cycle reads every target once, decides and exports. A cycle is bounded by
-// Interval (its reads are cancelled after it). When ctx ends during the
-// reads (serve stopping) the cycle is dropped: reads the stop cut short are
-// not read errors, and nothing is decided, exported or written from them.
+// outcome is one target's decision in a cycle.
+type outcome struct {
+	decision
+	rd *Reading
+}
+
+// Cycle reads every target once, decides, exports and writes. A cycle is
+// bounded by the interval (its reads and writes are cancelled after it),
+// each write also by WriteTimeout. When ctx ends during the reads (serve
+// stopping) the cycle is dropped: nothing is decided, exported or written
+// from reads the stop cut short.
 func (l *Loop) Cycle(ctx context.Context) {
 	l.cycleMu.Lock()
 	defer l.cycleMu.Unlock()
@@ -234,60 +291,63 @@ func (l *Loop) Cycle(ctx context.Context) {
 		return
 	}
 	stopping := ctx
-	if d := l.period(); d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
+	ctx, cancel := context.WithTimeout(ctx, l.period())
+	defer cancel()
 	cfgs := make([]*config.Target, len(targets))
 	for i, t := range targets {
 		cfgs[i] = &t.cfg
 	}
-	readings := l.Source.Read(ctx, cfgs, now)
+	readings := l.source.Read(ctx, cfgs, now)
 	if stopping.Err() != nil {
 		return
 	}
-	l.decideMu.Lock()
-	defer l.decideMu.Unlock()
+
+	// Decide every target (one shared scratch State, so one at a time).
+	out := l.scratch.out[:0]
 	anyValid := false
+	l.mu.Lock()
 	for i, t := range targets {
-		rd := readings[i]
-		l.Metrics.ObserveQuery(l.Source.Name(), rd.Duration)
+		rd := &readings[i]
+		l.metrics.ObserveQuery(l.source.Name(), rd.Duration)
 		for _, e := range rd.Errors {
-			l.Metrics.QueryError(t.cfg.Name, e.Reason)
-			l.limiter.log(l.logger(), now, t.cfg.Name, e)
+			l.metrics.QueryError(t.cfg.Name, e.Reason)
+			l.limiter.log(l.log, now, t.cfg.Name, e)
 		}
 		l.logStuck(now, t.cfg.Name, rd)
 		l.noteDuplicates(t, rd)
-		rec, decided, valid := l.decide(t, rd, now)
-		if !decided {
+		d := l.decide(t, rd, now)
+		if d.decided {
+			t.remember(d.rec)
+			anyValid = anyValid || d.valid
+		}
+		out = append(out, outcome{decision: d, rd: rd})
+	}
+	l.mu.Unlock()
+
+	l.write(ctx, targets, out, now)
+
+	for i, t := range targets {
+		o := &out[i]
+		if !o.decided {
 			continue
 		}
-		if t.cfg.PodDeletionCost && rec.Observed != nil && rec.Desired < *rec.Observed {
-			l.setCosts(ctx, t, rd, now) // before the write lowers spec.replicas
-		}
-		if t.cfg.Apply && l.Writer != nil {
-			l.write(ctx, t, &rec, now)
-		}
-		anyValid = anyValid || valid
-		l.mu.Lock()
-		t.remember(rec)
-		l.mu.Unlock()
-		l.audit(rec, now)
-		if l.Store != nil {
-			if err := l.Store.Save(t.cfg.Name, Persisted{Desired: t.run.Desired, Current: currentOrUnknown(t), State: t.run.State, SavedAt: now}); err != nil {
-				l.Metrics.QueryError(t.cfg.Name, "state_write")
-				l.limiter.logf(l.logger(), now, t.cfg.Name, "state_write", "state write failed", err)
+		l.writeAudit(o.rec, now)
+		if l.store != nil {
+			if err := l.store.Save(t.cfg.Name, Persisted{Desired: t.run.Desired, Current: currentOrUnknown(t), State: t.run.State, SavedAt: now}); err != nil {
+				l.metrics.QueryError(t.cfg.Name, "state_write")
+				l.limiter.logf(l.log, now, t.cfg.Name, "state_write", "state write failed", err)
 			}
 		}
-		if l.OnDecision != nil {
-			l.OnDecision(rec)
+		if l.onDecision != nil {
+			l.onDecision(o.rec)
 		}
 	}
+	clear(out) // drop the records' references until the next cycle
+	l.scratch.out = out[:0]
 	if anyValid {
 		l.ready.Store(true)
 	}
-	l.Metrics.Cycle(time.Since(start))
+	l.metrics.Cycle(time.Since(start))
 }
 
 func currentOrUnknown(t *target) int {
@@ -297,10 +357,17 @@ func currentOrUnknown(t *target) int {
 	return -1
 }
 
-// decide makes one target's decision from its reading and exports it. It
-// returns false when no decision can be made yet (current replicas never
-// known and nothing decided before).
-func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool) {
+// decision is one target's decision in a cycle: rec is valid when decided
+// (false while no current count was ever known and nothing decided
+// before); valid is true when at least one metric was known.
+type decision struct {
+	rec     Record
+	decided bool
+	valid   bool
+}
+
+// decide makes one target's decision from its reading and exports it.
+func (l *Loop) decide(t *target, rd *Reading, now time.Time) decision {
 	observed := -1 // replicas read this cycle, for the current_replicas series
 	if rd.CurrentKnown {
 		observed = rd.Obs.Current
@@ -309,22 +376,16 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	// The steps' words are most of a decision's cost: written each cycle
 	// only for the audit log and OnDecision, else when /debug/decisions
 	// asks for them (Recent).
-	t.run.Quiet = l.Audit == nil && l.OnDecision == nil
-	// recommend.Loop: current from the previous desired without a replicas
-	// query, the last desired held on no data (the replay runs the same).
+	t.run.Quiet = l.audit == nil && l.onDecision == nil
 	reading := recommend.Reading{Obs: rd.Obs, CurrentKnown: rd.CurrentKnown, SpecFollows: t.cfg.Replicas == "" && t.cfg.ScaleTargetRef == nil}
-	d, decided, held := t.run.Decide(l.tuning.policyFor(t.cfg.Name, &t.policy), reading, now)
-	if decided {
-		l.tuning.shadow(t.cfg.Name, reading, d.Current, now) // the candidate on the same observation
-	}
+	var d recommend.Decision // kept by the record: not reused
+	decided, held := t.run.Decide(&d, l.tuning.policyFor(t.cfg.Name, &t.policy), reading, now)
 	if !decided {
-		l.Metrics.Record(Snapshot{Target: t.cfg.Name, At: now, Signals: l.signalMap(signalsOf(rd.Obs)), Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
-		return Record{}, false, false
+		l.metrics.Record(Snapshot{Target: t.cfg.Name, At: now, Signals: l.signalMap(signalsOf(rd.Obs)), Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
+		return decision{}
 	}
+	l.tuning.shadow(t.cfg.Name, reading, d.Current, now) // the candidate on the same observation
 	valid := false
-	if l.scratch.raw == nil {
-		l.scratch.raw = map[string]int{}
-	}
 	raw, names := l.scratch.raw, l.scratch.names[:0]
 	clear(raw)
 	for _, r := range d.Raw {
@@ -340,7 +401,7 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 		prev, hadPrev = d.Current, true
 	}
 	sig := signalsOf(rd.Obs)
-	l.Metrics.Record(Snapshot{
+	l.metrics.Record(Snapshot{
 		Target: t.cfg.Name, At: now, Signals: l.signalMap(sig), Decided: true, Valid: valid,
 		Desired: d.Desired, Previous: prev, HadPrevious: hadPrev, Current: observed,
 		Reason: d.Reason.String(), Raw: raw, AllMetrics: names,
@@ -348,12 +409,12 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	})
 	l.scratch.names = names
 	if hadPrev && prev != d.Desired {
-		l.logger().Info("desired replicas changed", "target", t.cfg.Name, "from", prev, "to", d.Desired, "reason", d.Reason.String())
+		l.log.Info("desired replicas changed", "target", t.cfg.Name, "from", prev, "to", d.Desired, "reason", d.Reason.String())
 	}
 	rec := Record{Target: t.cfg.Name, At: now, Desired: d.Desired, Current: d.Current, Reason: d.Reason.String(),
 		Held: held, Signals: sig, Raw: d.Raw, Steps: d.Steps, StuckReplicas: rd.StuckReplicas}
 	if rd.StuckKnown {
-		stuck := rd.Stuck // not &rd.Stuck: rd (1 kB) would live on the heap as long as rec
+		stuck := rd.Stuck
 		rec.Stuck = &stuck
 	}
 	if observed >= 0 {
@@ -362,78 +423,146 @@ func (l *Loop) decide(t *target, rd Reading, now time.Time) (Record, bool, bool)
 	for _, e := range rd.Errors {
 		rec.Errors = append(rec.Errors, fmt.Sprintf("%s: %s: %v", e.Signal, e.Reason, e.Err))
 	}
-	return rec, true, valid
+	return decision{rec: rec, decided: true, valid: valid}
 }
 
 // signalMap is signalMap(s) in the loop's scratch map.
 func (l *Loop) signalMap(s Signals) map[string]float64 {
-	if l.scratch.signals == nil {
-		l.scratch.signals = map[string]float64{}
-	}
 	clear(l.scratch.signals)
 	signalMapInto(l.scratch.signals, s)
 	return l.scratch.signals
 }
 
-// write applies rec's desired replicas to t's workload when they differ
-// from the replicas read this cycle and were decided on data (not held). A refusal (an HPA or ScaledObject
-// scales the workload) or a failure is counted
-// (infscale_apply_errors_total by kube.Reason), logged at error level at
-// most once a minute per target and reason, and said in rec.ApplyError;
-// the decision is exported all the same. Off the Lease nothing is written
-// or counted.
-func (l *Loop) write(ctx context.Context, t *target, rec *Record, now time.Time) {
-	if rec.Held || (rec.Observed != nil && *rec.Observed == rec.Desired) {
-		return // nothing is written on no data, as the HPA does not scale without metrics
-	}
-	wrote, err := l.Writer.Write(ctx, &t.cfg, rec.Desired)
-	switch {
-	case errors.Is(err, kube.ErrNotLeader):
-	case err != nil:
-		reason := kube.Reason(err)
-		l.Metrics.ApplyError(t.cfg.Name, reason)
-		rec.ApplyError = err.Error()
-		if suppressed, ok := l.limiter.allow(now, t.cfg.Name+"\x00apply\x00"+reason); ok {
-			l.logger().Error("replicas not applied", "target", t.cfg.Name, "desired", rec.Desired, "reason", reason, "err", err, "suppressed_since_last", suppressed)
+// writeJob is one target's writes in a cycle and what came of them.
+type writeJob struct {
+	t   *target
+	rec *Record
+	// outstanding, when not nil, are the pods' requests for the deletion
+	// costs set before a scale-down.
+	outstanding map[string]float64
+	// scale is true when rec.Desired is written.
+	scale bool
+
+	costSet, costDeferred int
+	costErr               error
+	wrote                 bool
+	err                   error
+}
+
+// write runs the cycle's writes, at most writeWorkers targets at once,
+// each call bounded by writeTimeout (and the cycle's ctx): a target's
+// deletion costs, then its scale. Their outcomes are then counted,
+// logged and set in the records from the loop's goroutine, in target
+// order.
+func (l *Loop) write(ctx context.Context, targets []*target, out []outcome, now time.Time) {
+	jobs := l.scratch.jobs[:0]
+	for i, t := range targets {
+		o := &out[i]
+		if !o.decided {
+			continue
 		}
-	case wrote:
-		l.Metrics.Applied(t.cfg.Name)
+		j := writeJob{t: t, rec: &o.rec}
+		if t.cfg.PodDeletionCost && l.costs != nil && o.rd.Outstanding != nil && o.rec.Observed != nil && o.rec.Desired < *o.rec.Observed {
+			j.outstanding = o.rd.Outstanding // before the write lowers spec.replicas
+		}
+		// Nothing is written on no data, as the HPA does not scale without
+		// metrics, nor when the workload runs the desired count already.
+		j.scale = t.cfg.Apply && l.writer != nil && !o.rec.Held && (o.rec.Observed == nil || *o.rec.Observed != o.rec.Desired)
+		if j.outstanding != nil || j.scale {
+			jobs = append(jobs, j)
+		}
+	}
+	if len(jobs) == 0 {
+		return
+	}
+	var g errgroup.Group
+	g.SetLimit(l.writeWorkers)
+	for i := range jobs {
+		j := &jobs[i]
+		g.Go(func() error {
+			if j.outstanding != nil {
+				wctx, cancel := context.WithTimeout(ctx, l.writeTimeout)
+				j.costSet, j.costDeferred, j.costErr = l.costs.SetDeletionCosts(wctx, &j.t.cfg, j.outstanding)
+				cancel()
+			}
+			if j.scale {
+				wctx, cancel := context.WithTimeout(ctx, l.writeTimeout)
+				j.wrote, j.err = l.writer.Write(wctx, &j.t.cfg, j.rec.Desired)
+				cancel()
+			}
+			return nil
+		})
+	}
+	_ = g.Wait() // the jobs return no error: each outcome is reported below
+	l.mu.Lock()
+	for i := range jobs {
+		j := &jobs[i]
+		if j.outstanding != nil {
+			l.reportCosts(j, now)
+		}
+		if j.scale {
+			l.reportWrite(j, now)
+			j.t.noteWrite(j.rec.Applied, j.rec.ApplyError)
+		}
+	}
+	l.mu.Unlock()
+	clear(jobs)
+	l.scratch.jobs = jobs[:0]
+}
+
+// reportWrite counts and logs a scale write: a refusal (an HPA or
+// ScaledObject scales the workload) or a failure (a timeout included) is
+// counted in infscale_apply_errors_total by kube.Reason, logged at error
+// level at most once a minute per target and reason, and said in
+// rec.ApplyError; the decision is exported all the same. Off the Lease
+// nothing is written or counted.
+func (l *Loop) reportWrite(j *writeJob, now time.Time) {
+	name, rec := j.t.cfg.Name, j.rec
+	switch {
+	case errors.Is(j.err, kube.ErrNotLeader):
+	case j.err != nil:
+		reason := kube.Reason(j.err)
+		l.metrics.ApplyError(name, reason)
+		rec.ApplyError = j.err.Error()
+		if suppressed, ok := l.limiter.allow(now, name+"\x00apply\x00"+reason); ok {
+			l.log.Error("replicas not applied", "target", name, "desired", rec.Desired, "reason", reason, "err", j.err, "suppressed_since_last", suppressed)
+		}
+	case j.wrote:
+		l.metrics.Applied(name)
 		d := rec.Desired
 		rec.Applied = &d
 		from := "unknown"
 		if rec.Observed != nil {
 			from = strconv.Itoa(*rec.Observed)
 		}
-		l.logger().Info("replicas applied", "target", t.cfg.Name, "from", from, "to", d, "workload", RefOf(&t.cfg).String())
+		l.log.Info("replicas applied", "target", name, "from", from, "to", d, "workload", RefOf(&j.t.cfg).String())
 	}
 }
 
-// audit writes r as one JSON line; a failed write (disk full, ...) is
+// writeAudit writes r as one JSON line; a failed write (disk full, ...) is
 // counted (infscale_query_errors_total{reason="audit_write"}) and logged
 // at most once a minute per target.
-func (l *Loop) audit(r Record, now time.Time) {
-	if l.Audit == nil {
+func (l *Loop) writeAudit(r Record, now time.Time) {
+	if l.audit == nil {
 		return
 	}
 	b, err := json.Marshal(r)
 	if err == nil {
 		l.auditMu.Lock()
-		_, err = l.Audit.Write(append(b, '\n'))
+		_, err = l.audit.Write(append(b, '\n'))
 		l.auditMu.Unlock()
 	}
 	if err != nil {
-		l.Metrics.QueryError(r.Target, "audit_write")
-		l.limiter.logf(l.logger(), now, r.Target, "audit_write", "audit log write failed", err)
+		l.metrics.QueryError(r.Target, "audit_write")
+		l.limiter.logf(l.log, now, r.Target, "audit_write", "audit log write failed", err)
 	}
 }
 
 // Recent returns the last decisions of every target, newest last; the
 // newest has its steps (written now when the cycle left them out:
-// recommend.Loop.Quiet). It waits while a cycle decides, not while it
-// reads.
+// recommend.Decider.Quiet). It waits while a cycle decides, not while it
+// reads or writes.
 func (l *Loop) Recent() map[string][]Record {
-	l.decideMu.Lock()
-	defer l.decideMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make(map[string][]Record, len(l.targets))
@@ -480,9 +609,6 @@ func (ll *logLimiter) logf(lg *slog.Logger, now time.Time, target, kind, msg str
 func (ll *logLimiter) allow(now time.Time, key string) (suppressed int, ok bool) {
 	ll.mu.Lock()
 	defer ll.mu.Unlock()
-	if ll.last == nil {
-		ll.last = map[string]limited{}
-	}
 	st, seen := ll.last[key]
 	if seen && now.Sub(st.at) < logEvery {
 		st.suppressed++
@@ -495,28 +621,28 @@ func (ll *logLimiter) allow(now time.Time, key string) (suppressed int, ok bool)
 
 // logStuck warns (rate-limited like read errors) that replicas of target
 // look stuck and do not vote.
-func (l *Loop) logStuck(now time.Time, target string, rd Reading) {
+func (l *Loop) logStuck(now time.Time, target string, rd *Reading) {
 	if !rd.StuckKnown || rd.Stuck == 0 {
 		return
 	}
 	if suppressed, ok := l.limiter.allow(now, target+"\x00stuck"); ok {
-		l.logger().Warn("replicas look stuck (requests wait, nothing runs or no token is processed): not counted as load",
-			"target", target, "stuck", rd.Stuck, "replicas", rd.StuckReplicas, "source", l.Source.Name(), "suppressed_since_last", suppressed)
+		l.log.Warn("replicas look stuck (requests wait, nothing runs or no token is processed): not counted as load",
+			"target", target, "stuck", rd.Stuck, "replicas", rd.StuckReplicas, "source", l.source.Name(), "suppressed_since_last", suppressed)
 	}
 }
 
 // noteDuplicates counts the series the source folded as copies
 // (infscale_deduplicated_series_total) and logs it once per target (again
 // only after a cycle without copies).
-func (l *Loop) noteDuplicates(t *target, rd Reading) {
+func (l *Loop) noteDuplicates(t *target, rd *Reading) {
 	if rd.Duplicated <= 0 {
 		t.dupLogged = false
 		return
 	}
-	l.Metrics.Deduplicated(t.cfg.Name, rd.Duplicated)
+	l.metrics.Deduplicated(t.cfg.Name, rd.Duplicated)
 	if !t.dupLogged {
 		t.dupLogged = true
-		l.logger().Warn("duplicated series folded: a pod's series are collected more than once (two scrape jobs, an HA pair); read once per pod",
-			"target", t.cfg.Name, "series", rd.Duplicated, "source", l.Source.Name())
+		l.log.Warn("duplicated series folded: a pod's series are collected more than once (two scrape jobs, an HA pair); read once per pod",
+			"target", t.cfg.Name, "series", rd.Duplicated, "source", l.source.Name())
 	}
 }

@@ -79,8 +79,8 @@ func newTestLoop(t *testing.T, src Source, store *Store) (*Loop, *Metrics) {
 		t.Fatal(err)
 	}
 	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Store: store}
-	if err := l.SetConfig(cfg); err != nil {
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Store: store})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	return l, m
@@ -140,7 +140,7 @@ func TestLoopScaleUpHoldDown(t *testing.T) {
 		src.set("chat", load(3, 10, 0))
 		time.Sleep(280 * time.Second) // t=285: cycles at 15, 30, ..., 285
 		synctest.Wait()
-		if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 3 || r.Reason != "stabilized" {
+		if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 3 || r.Reason != "ScaleDownStabilized" {
 			t.Errorf("t=285: desired %v reason %s, want 3 held by stabilized", got, r.Reason)
 		}
 		// t=315: the t=0 recommendation left the window; the default
@@ -172,7 +172,7 @@ func TestLoopNoDataHolds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := &fakeSource{}
 		l, m := newTestLoop(t, src, nil)
-		l.Now = time.Now
+		l.now = time.Now
 		src.set("chat", load(1, 50, 10)) // desired 3 (see TestLoopScaleUpHoldDown)
 		src.set("other", load(1, 5, 0))
 		l.Cycle(t.Context())
@@ -260,12 +260,12 @@ func TestRestartInDownWindow(t *testing.T) {
 			t.Errorf("restored desired before the first cycle: %v, want 3", got)
 		}
 		l2.Cycle(t.Context())
-		if got, r := desired(t, m2, "chat"), lastRecord(l2, "chat"); got != 3 || r.Reason != "stabilized" {
+		if got, r := desired(t, m2, "chat"), lastRecord(l2, "chat"); got != 3 || r.Reason != "ScaleDownStabilized" {
 			t.Errorf("after restart at t=150: desired %v (%s), want 3 stabilized", got, r.Reason)
 		}
 		l3, m3 := newTestLoop(t, src, nil)
 		l3.Cycle(t.Context())
-		if got, r := desired(t, m3, "chat"), lastRecord(l3, "chat"); got != 3 || r.Reason != "stabilized" {
+		if got, r := desired(t, m3, "chat"), lastRecord(l3, "chat"); got != 3 || r.Reason != "ScaleDownStabilized" {
 			t.Errorf("fresh loop: %v (%s), want 3 stabilized (the initial recommendation)", got, r.Reason)
 		}
 		// t=315: the pre-restart entries left the window, but the downtime
@@ -320,7 +320,7 @@ func TestStoreRoundTrip(t *testing.T) {
 func TestReloadKeepsState(t *testing.T) {
 	src := &fakeSource{}
 	l, m := newTestLoop(t, src, nil)
-	l.Now = func() time.Time { return t0 }
+	l.now = func() time.Time { return t0 }
 	src.set("chat", load(1, 50, 10))
 	src.set("other", load(1, 5, 0))
 	l.Cycle(t.Context())
@@ -328,7 +328,7 @@ func TestReloadKeepsState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.SetConfig(cfg); err != nil {
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	if n := tableCount(t, m, "infscale_desired_replicas"); n != 1 {
@@ -390,8 +390,8 @@ func TestAuditLog(t *testing.T) {
 	src := &fakeSource{}
 	l, _ := newTestLoop(t, src, nil)
 	var buf strings.Builder
-	l.Audit = &buf
-	l.Now = func() time.Time { return t0 }
+	l.audit = &buf
+	l.now = func() time.Time { return t0 }
 	src.set("chat", load(1, 50, 10))
 	src.set("other", load(1, 5, 0))
 	l.Cycle(t.Context())
@@ -404,7 +404,7 @@ func TestAuditLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	// chat: queue 60 / 24 = 2.5 -> 3 (TestLoopScaleUpHoldDown).
-	if r.Target != "chat" || r.Desired != 3 || r.Reason != "metric" || *r.Signals.Queue != 60 || !r.At.Equal(t0) || len(r.Steps) == 0 {
+	if r.Target != "chat" || r.Desired != 3 || r.Reason != "DesiredWithinRange" || *r.Signals.Queue != 60 || !r.At.Equal(t0) || len(r.Steps) == 0 {
 		t.Errorf("audit record %+v", r)
 	}
 }
@@ -437,7 +437,7 @@ func TestRememberKeepsNewestFive(t *testing.T) {
 }
 
 // Without an audit log the cycle leaves the steps' words out
-// (recommend.Loop.Quiet) and /debug/decisions writes the newest decision's
+// (recommend.Decider.Quiet) and /debug/decisions writes the newest decision's
 // steps when asked: what it shows is byte for byte what a loop that wrote
 // them every cycle (one with an audit log) shows, through load changes,
 // a scale to zero, failed reads and a reload.
@@ -446,7 +446,7 @@ func TestLoopQuietStepsSame(t *testing.T) {
 	srv := fake.serve(t)
 	loud, _, nowLoud := promLoop(t, srv, zeroConfig, 1, nil)
 	var audit bytes.Buffer
-	loud.Audit = &audit
+	loud.audit = &audit
 	quiet, _, nowQuiet := promLoop(t, srv, zeroConfig, 1, nil)
 	phases := [][]promRule{
 		vllmRules("1", "30", "10"),
@@ -463,7 +463,7 @@ func TestLoopQuietStepsSame(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, l := range []*Loop{loud, quiet} {
-				if err := l.SetConfig(cfg); err != nil {
+				if err := l.SetConfig(context.Background(), cfg); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -561,9 +561,19 @@ func TestCycleStopIsNotAReadError(t *testing.T) {
 	if got := queryErrors(m, "chat", "unavailable"); got != 0 {
 		t.Errorf("stop counted %v read errors, want 0", got)
 	}
-	l.Interval = 20 * time.Millisecond
+	l.SetInterval(20 * time.Millisecond)
 	l.Cycle(context.Background())
 	if got := queryErrors(m, "chat", "unavailable"); got != 1 {
 		t.Errorf("interval-bounded read counted %v errors, want 1", got)
 	}
+}
+
+// newLoop is NewLoop, failing tb on an error.
+func newLoop(tb testing.TB, o LoopOptions) *Loop {
+	tb.Helper()
+	l, err := NewLoop(o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return l
 }

@@ -98,13 +98,6 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 	return m
 }
 
-// Gatherer returns everything /metrics serves: reg's families (the
-// Registerer given to NewMetrics, with whatever else is registered there)
-// and the table's.
-func (m *Metrics) Gatherer(reg prometheus.Gatherer) prometheus.Gatherer {
-	return prometheus.Gatherers{reg, m.table}
-}
-
 // Snapshot is what one cycle exports for one target.
 type Snapshot struct {
 	Target string

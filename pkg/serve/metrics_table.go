@@ -14,21 +14,13 @@ import (
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
-// seriesTable is the per-target series of Metrics, as a compact table:
-// the gauges desired, current, recommended, decision reason, last decision
-// time and the observed signals, and the counters decisions, scale
-// changes, reversals and query errors. All of a target's series share one
-// target="<name>" label pair. For 1,000 targets this holds about 1 MB
-// where client_golang's vectors held about 6.5 MB (a stateful series with
-// its own protobuf label pairs, ~14 per target).
-//
-// It is not a prometheus.Collector: a Registry's Gather makes an object
-// and a hash per series and sorts every family (about 30 MiB and 0.4 s of
-// CPU at 10,000 targets, 140,000 series). /metrics writes it family by
-// family instead (writeFamilies, metricsHandler), and Gather gives the
-// same families to tests and tools. The exposition is the one
-// client_golang wrote, counters' created timestamps included
-// (TestMetricsRecord, TestMetricsExpositionSame).
+// seriesTable is Metrics' per-target series as a compact table sharing one
+// target="<name>" label pair per target: about 1 MB for 1,000 targets where
+// client_golang's vectors held 6.5 MB. It is not a prometheus.Collector
+// (a Registry's Gather costs about 30 MiB and 0.4 s of CPU at 10,000
+// targets): /metrics writes it family by family (writeFamilies), Gather
+// gives tests the same families, and the exposition is client_golang's,
+// created timestamps included (TestMetricsExpositionSame).
 type seriesTable struct {
 	desired, current, recommended, reason, lastDecision, stuck *tableFamily
 	signals                                                    []*tableFamily // by signalSeries index
@@ -145,7 +137,7 @@ func newSeriesTable() *seriesTable {
 		desired:      d("desired_replicas", "Replicas infscale recommends for the target (the contract with KEDA / the HPA); holds its last value when signals are unknown; never NaN.", "target"),
 		current:      d("current_replicas", "Replicas read at the last decision: the scale subresource's spec.replicas (scaleTargetRef), else the replicas: query, else the pods reporting (embedded: pages that answered).", "target"),
 		recommended:  d("recommended_replicas", "Raw recommendation of one metric (before tolerance, stabilisation, rate limits and bounds); absent when the metric's signal is unknown.", "target", "metric"),
-		reason:       d("decision_reason", "1 for the reason of the target's last decision (metric, tolerance, stabilized, rate-limited, min, max, ...); only the current reason has a series.", "target", "reason"),
+		reason:       d("decision_reason", "1 for the reason of the target's last decision (DesiredWithinRange, tolerance, ScaleDownStabilized, ScaleUpLimit, TooManyReplicas, ...: docs/recommend.md#reasons); only the current reason has a series.", "target", "reason"),
 		stuck:        d("stuck_replicas", "Replicas read as stuck engines at the last cycle: requests wait but none runs or no token is processed (embedded mode: two consecutive scrapes over at least 15s; Prometheus mode: 2m; docs/design.md case C18). They do not vote (left out of the totals, counted as missing pods). Absent when unknown.", "target"),
 		lastDecision: d("last_decision_timestamp_seconds", "Unix time of the target's last successful decision (some signal known); alert when it falls behind.", "target"),
 		decisions:    c("decisions_total", "Decisions made, by the reason that decided them.", "target", "reason"),
@@ -230,7 +222,7 @@ func (tableDescs) Collect(chan<- prometheus.Metric) {}
 
 // Gather implements prometheus.Gatherer: the table's families in name
 // order, each family's series by target name, as /metrics writes them
-// (for tests and tools; Metrics.Gatherer joins them to a Registry's).
+// (for tests and tools, joined to a Registry's with prometheus.Gatherers).
 func (g *seriesTable) Gather() ([]*dto.MetricFamily, error) {
 	var out []*dto.MetricFamily
 	err := g.writeFamilies(func(mf *dto.MetricFamily) error {

@@ -26,7 +26,7 @@ func TestMetricsRecord(t *testing.T) {
 		// queue 60 = running 50 + waiting 10; kv unknown (NaN: no series);
 		// cpu 46 % is exported as the ratio 0.46.
 		Signals: map[string]float64{"queue": 60, "running": 50, "waiting": 10, "kv": math.NaN(), "cpu": 46},
-		Desired: 3, Previous: 1, HadPrevious: true, Current: 1, Reason: "metric",
+		Desired: 3, Previous: 1, HadPrevious: true, Current: 1, Reason: "DesiredWithinRange",
 		Raw: map[string]int{"queue": 3}, AllMetrics: []string{"queue", "kv"},
 	})
 	want := `
@@ -46,14 +46,14 @@ infscale_cpu_utilization_ratio{target="chat"} 0.46
 # TYPE infscale_scale_changes_total counter
 infscale_scale_changes_total{direction="down",target="chat"} 0
 infscale_scale_changes_total{direction="up",target="chat"} 1
-# HELP infscale_decision_reason 1 for the reason of the target's last decision (metric, tolerance, stabilized, rate-limited, min, max, ...); only the current reason has a series.
+# HELP infscale_decision_reason 1 for the reason of the target's last decision (DesiredWithinRange, tolerance, ScaleDownStabilized, ScaleUpLimit, TooManyReplicas, ...: docs/recommend.md#reasons); only the current reason has a series.
 # TYPE infscale_decision_reason gauge
-infscale_decision_reason{reason="metric",target="chat"} 1
+infscale_decision_reason{reason="DesiredWithinRange",target="chat"} 1
 # HELP infscale_last_decision_timestamp_seconds Unix time of the target's last successful decision (some signal known); alert when it falls behind.
 # TYPE infscale_last_decision_timestamp_seconds gauge
 infscale_last_decision_timestamp_seconds{target="chat"} 1.7676072e+09
 `
-	if err := testutil.GatherAndCompare(m.Gatherer(reg), strings.NewReader(want),
+	if err := testutil.GatherAndCompare(gatherer(m, reg), strings.NewReader(want),
 		"infscale_desired_replicas", "infscale_recommended_replicas", "infscale_queue_requests", "infscale_cpu_utilization_ratio",
 		"infscale_kv_cache_usage_ratio", "infscale_scale_changes_total", "infscale_decision_reason", "infscale_last_decision_timestamp_seconds"); err != nil {
 		t.Error(err)
@@ -63,7 +63,7 @@ infscale_last_decision_timestamp_seconds{target="chat"} 1.7676072e+09
 	// 5 min reversal window of the up change: one reversal; the old
 	// reason's series is gone.
 	m.Record(Snapshot{Target: "chat", At: t0.Add(time.Minute), Decided: true, Valid: true,
-		Signals: map[string]float64{}, Desired: 2, Previous: 3, HadPrevious: true, Current: 3, Reason: "stabilized",
+		Signals: map[string]float64{}, Desired: 2, Previous: 3, HadPrevious: true, Current: 3, Reason: "ScaleDownStabilized",
 		Raw: map[string]int{}, AllMetrics: []string{"queue"}})
 	if got := counterValue(t, m, "scale_reversals_total", "chat", ""); got != 1 {
 		t.Errorf("reversals %v, want 1", got)
@@ -80,10 +80,10 @@ infscale_last_decision_timestamp_seconds{target="chat"} 1.7676072e+09
 	// A reload removed the ttft metric: its raw series goes with it, the
 	// queue metric's stays.
 	m.Record(Snapshot{Target: "chat", At: t0.Add(2 * time.Minute), Decided: true, Valid: true,
-		Signals: map[string]float64{}, Desired: 2, Previous: 2, HadPrevious: true, Current: 2, Reason: "metric",
+		Signals: map[string]float64{}, Desired: 2, Previous: 2, HadPrevious: true, Current: 2, Reason: "DesiredWithinRange",
 		Raw: map[string]int{"queue": 2, "ttft": 3}, AllMetrics: []string{"queue", "ttft"}})
 	m.Record(Snapshot{Target: "chat", At: t0.Add(3 * time.Minute), Decided: true, Valid: true,
-		Signals: map[string]float64{}, Desired: 2, Previous: 2, HadPrevious: true, Current: 2, Reason: "metric",
+		Signals: map[string]float64{}, Desired: 2, Previous: 2, HadPrevious: true, Current: 2, Reason: "DesiredWithinRange",
 		Raw: map[string]int{"queue": 2}, AllMetrics: []string{"queue"}})
 	if err := testutil.GatherAndCompare(m.table, strings.NewReader(`
 # HELP infscale_recommended_replicas Raw recommendation of one metric (before tolerance, stabilisation, rate limits and bounds); absent when the metric's signal is unknown.
@@ -103,13 +103,13 @@ func TestMetricsLint(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg, "test")
 	m.Init("chat")
-	m.Record(Snapshot{Target: "chat", At: t0, Decided: true, Valid: true, Desired: 1, Current: 1, Reason: "metric",
+	m.Record(Snapshot{Target: "chat", At: t0, Decided: true, Valid: true, Desired: 1, Current: 1, Reason: "DesiredWithinRange",
 		Signals: map[string]float64{"queue": 1, "running": 1, "waiting": 0, "held": 0, "kv": 0.1, "cpu": 30, "ttft": 0.2},
 		Raw:     map[string]int{"queue": 1}, AllMetrics: []string{"queue"}, StuckKnown: true})
 	m.QueryError("chat", "timeout")
 	m.ObserveQuery("scrape", 10*time.Millisecond)
 	m.Cycle(time.Millisecond)
-	problems, err := testutil.GatherAndLint(m.Gatherer(reg))
+	problems, err := testutil.GatherAndLint(gatherer(m, reg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestMetricsDocumented(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg, "test")
 	m.Init("x")
-	m.Record(Snapshot{Target: "x", At: t0, Decided: true, Valid: true, Desired: 1, Current: 1, Reason: "metric",
+	m.Record(Snapshot{Target: "x", At: t0, Decided: true, Valid: true, Desired: 1, Current: 1, Reason: "DesiredWithinRange",
 		Signals: map[string]float64{"queue": 1, "running": 1, "waiting": 0, "held": 0, "kv": 0.1, "cpu": 30, "ttft": 0.2,
 			"queue_time": 0.1, "itl": 0.02, "arrival_rate": 2, "prompt_tokens_rate": 400, "generation_tokens_rate": 200, "mean_prompt": 200, "mean_output": 100},
 		Raw: map[string]int{"queue": 1}, AllMetrics: []string{"queue"}, StuckKnown: true})
@@ -159,7 +159,7 @@ func TestMetricsDocumented(t *testing.T) {
 	tn := NewTuning(reg) // serve's self-tuning series (tuning.go)
 	tn.candidate.WithLabelValues("x").Set(1)
 	tn.info.WithLabelValues("x", "queue:8", TuneStateShadow).Set(1)
-	mfs, err := m.Gatherer(reg).Gather()
+	mfs, err := gatherer(m, reg).Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,13 +229,13 @@ func TestMetricsCounters(t *testing.T) {
 	m := NewMetrics(reg, "v0.0.0-test")
 	m.Init("chat")
 	for range 2 {
-		m.Record(Snapshot{Target: "chat", At: t0, Decided: true, Valid: true, Desired: 1, Current: 1, Reason: "metric"})
+		m.Record(Snapshot{Target: "chat", At: t0, Decided: true, Valid: true, Desired: 1, Current: 1, Reason: "DesiredWithinRange"})
 		m.QueryError("chat", "empty")
 	}
 	want := `
 # HELP infscale_decisions_total Decisions made, by the reason that decided them.
 # TYPE infscale_decisions_total counter
-infscale_decisions_total{reason="metric",target="chat"} 2
+infscale_decisions_total{reason="DesiredWithinRange",target="chat"} 2
 # HELP infscale_query_errors_total Failed or empty signal reads, by reason (timeout, unavailable, bad_response, empty, nan, ...).
 # TYPE infscale_query_errors_total counter
 infscale_query_errors_total{reason="empty",target="chat"} 2
@@ -243,7 +243,7 @@ infscale_query_errors_total{reason="empty",target="chat"} 2
 # TYPE infscale_scale_reversals_total counter
 infscale_scale_reversals_total{target="chat"} 0
 `
-	if err := testutil.GatherAndCompare(m.Gatherer(reg), strings.NewReader(want),
+	if err := testutil.GatherAndCompare(gatherer(m, reg), strings.NewReader(want),
 		"infscale_decisions_total", "infscale_query_errors_total", "infscale_scale_reversals_total"); err != nil {
 		t.Error(err)
 	}
@@ -251,7 +251,7 @@ infscale_scale_reversals_total{target="chat"} 0
 		t.Errorf("changes down %v, want 0", got)
 	}
 	m.Forget("chat")
-	if n, err := testutil.GatherAndCount(m.Gatherer(reg), "infscale_decisions_total", "infscale_query_errors_total",
+	if n, err := testutil.GatherAndCount(gatherer(m, reg), "infscale_decisions_total", "infscale_query_errors_total",
 		"infscale_scale_changes_total", "infscale_scale_reversals_total"); err != nil || n != 0 {
 		t.Errorf("%d series after Forget (%v), want 0", n, err)
 	}

@@ -18,7 +18,7 @@ import (
 // Prometheus (which scrapes serve's /metrics), for a restart without
 // --state-dir. It is an approximation of the saved state:
 //
-//   - the stabilisation history is max by timestamp of
+//   - the stabilisation window samples are max by timestamp of
 //     infscale_recommended_replicas (the per-metric raw recommendations; the
 //     tolerance band is not reconstructed);
 //   - the scale events are the changes of infscale_desired_replicas, and the

@@ -53,8 +53,8 @@ func TestRebuildFromPrometheus(t *testing.T) {
 	src.set("chat", load(3, 10, 0)) // raw ceil(10/24) = 1
 	src.set("other", load(1, 5, 0))
 	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }, Rebuild: rb.Rebuild}
-	if err := l.SetConfig(cfg); err != nil {
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }, Rebuild: rb.Rebuild})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	if len(api.queries) != 4 || !strings.Contains(api.queries[0], `infscale_desired_replicas{target="chat"}`) {
@@ -64,7 +64,7 @@ func TestRebuildFromPrometheus(t *testing.T) {
 		t.Errorf("restored desired %v, want 3", got)
 	}
 	l.Cycle(context.Background())
-	if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 3 || r.Reason != "stabilized" {
+	if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 3 || r.Reason != "ScaleDownStabilized" {
 		t.Errorf("t=150: %v (%s), want 3 stabilized", got, r.Reason)
 	}
 	// The downtime is unknown: the restored 3 is recorded at the restart

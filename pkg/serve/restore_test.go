@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -19,8 +20,8 @@ import (
 func loopWithMax(t *testing.T, src Source, store *Store, maxR string) (*Loop, *Metrics) {
 	t.Helper()
 	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Store: store}
-	if err := l.SetConfig(configWithMax(t, maxR)); err != nil {
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Store: store})
+	if err := l.SetConfig(context.Background(), configWithMax(t, maxR)); err != nil {
 		t.Fatal(err)
 	}
 	return l, m
@@ -139,7 +140,7 @@ func TestHoldClampedAfterReload(t *testing.T) {
 	if got := desired(t, m, "chat"); got != 2 {
 		t.Fatalf("outage: %v, want 2 held", got)
 	}
-	if err := l.SetConfig(configWithMax(t, "1")); err != nil {
+	if err := l.SetConfig(context.Background(), configWithMax(t, "1")); err != nil {
 		t.Fatal(err)
 	}
 	l.Cycle(t.Context())
@@ -219,8 +220,8 @@ func TestHoldRaisedBySchedule(t *testing.T) {
 	src := &fakeSource{}
 	now := time.Date(2026, 11, 30, 7, 59, 0, 0, time.UTC)
 	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }}
-	if err := l.SetConfig(cfg); err != nil {
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	src.set("chat", load(1, 40, 8))

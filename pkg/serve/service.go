@@ -159,17 +159,21 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	if err != nil {
 		return err
 	}
-	loop := &Loop{Source: src, Writer: writerOf(src), Metrics: m, Interval: cfg.IntervalDuration(), Now: o.Now, Log: log, Audit: o.Audit, OnDecision: o.OnDecision}
+	lo := LoopOptions{Source: src, Metrics: m, Interval: cfg.IntervalDuration(), Now: o.Now, Log: log, Audit: o.Audit, OnDecision: o.OnDecision}
 	if o.StateDir != "" {
 		st, err := NewStore(o.StateDir)
 		if err != nil {
 			return err
 		}
-		loop.Store = st
+		lo.Store = st
 	}
 	if ps, ok := prometheusOf(src); ok && !o.NoRebuild {
 		rb := &Rebuilder{API: ps.Evaluator.API, Step: cfg.IntervalDuration(), Timeout: time.Duration(cfg.Prometheus.Timeout)}
-		loop.Rebuild = rb.Rebuild
+		lo.Rebuild = rb.Rebuild
+	}
+	loop, err := NewLoop(lo)
+	if err != nil {
+		return err
 	}
 	tn := newTuning(reg, src, cfg, o, log)
 	loop.SetTuning(tn)
@@ -193,7 +197,7 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	}
 	// Under serve's own context: a stop during the startup rebuild ends its
 	// queries at once, not after prometheus.timeout.
-	if err := loop.SetConfigContext(ctx, cfg); err != nil {
+	if err := loop.SetConfig(ctx, cfg); err != nil {
 		srv.Close()
 		return err
 	}
@@ -246,6 +250,9 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 				log.Error("config reload failed; keeping the running config", "path", o.ConfigPath, "err", err)
 				continue
 			}
+			for _, d := range next.Deprecations {
+				log.Warn("deprecated configuration key", "at", d.Error())
+			}
 			if !reflect.DeepEqual(next.Prometheus, current.Prometheus) && o.Source == nil {
 				if s, err := ss.build(next); err != nil {
 					log.Error("new prometheus block not applied", "err", err)
@@ -253,7 +260,7 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 					loop.SetSource(s)
 				}
 			} else if next.Kube() != current.Kube() {
-				if s, err := ss.wrap(next, loop.Source); err != nil {
+				if s, err := ss.wrap(next, loop.source); err != nil {
 					log.Error("scaleTargetRef not applied: no Kubernetes client", "err", err)
 				} else {
 					loop.SetSource(s)
@@ -282,7 +289,7 @@ func reload(ctx context.Context, loop *Loop, load func(string) (*config.File, er
 	if next, err = load(path); err != nil {
 		return nil, err
 	}
-	if err := loop.SetConfigContext(ctx, next); err != nil {
+	if err := loop.SetConfig(ctx, next); err != nil {
 		return nil, err
 	}
 	return next, nil

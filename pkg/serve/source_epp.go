@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/config"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
 )
@@ -32,7 +32,7 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 	errs := make([]error, len(urls))
 	var wg sync.WaitGroup
 	for i, u := range urls {
-		wg.Go(func() { pages[i], errs[i] = scrape.Load(ctx, s.Client, u, nil, profile.EPP) })
+		wg.Go(func() { pages[i], errs[i] = scrape.Load(ctx, s.Client, u, nil, modelserver.EPP) })
 	}
 	wg.Wait()
 	keys := make([]string, len(urls))

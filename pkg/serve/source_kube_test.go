@@ -109,7 +109,7 @@ func TestKubeEmbeddedDiscoversAndApplies(t *testing.T) {
 		t.Errorf("after chat-b went: queue %v errors %v current %d; want 24 (chat-a's 20 + 4), none, 6 (spec.replicas)", rec.Signals.Queue, rec.Errors, rec.Current)
 	}
 	// chat-b's baseline is forgotten (memory bounded under pod churn).
-	ss := l.Source.(*KubeSource).Inner.(*ScrapeSource)
+	ss := l.source.(*KubeSource).Inner.(*ScrapeSource)
 	ss.mu.Lock()
 	_, kept := ss.last[b.URL+"/metrics"]
 	n := len(ss.last)

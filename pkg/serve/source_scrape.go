@@ -10,24 +10,17 @@ import (
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/histogram"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
 )
 
 // ScrapeSource reads targets by scraping their `scrape:` URLs (embedded
-// mode, no Prometheus). Current replicas = pages that answered; running and
-// waiting are summed, KV averaged over the pages reporting it (pkg/scrape's
-// Aggregate); TTFT is the quantile of the summed histogram increase over the
-// metric's window, from the pages this source has seen (unknown until two
-// scrapes of a replica span some requests), and so are the queue-time
-// quantile (the queuewait metric's quantile and window, else p95 over
-// TTFTWindow) and the ITL median (over 1 m). The demand rates (requests,
-// prompt and generation tokens per second) are each replica's counter
-// increase since its previous scrape over the time between, summed over
-// replicas (rates); the means are their ratios. Held is read from an
-// activator's /metrics (zero.held_scrape); CPU is not available in
-// embedded mode (config refuses it).
+// mode, no Prometheus): current replicas are the pages that answered, the
+// gauges are pkg/scrape's Aggregate, the latency quantiles and demand rates
+// come from the increase between this source's own scrapes (unknown until
+// two scrapes span some requests), held from an activator's page; CPU is
+// not available. docs/serve.md gives each signal's arithmetic.
 type ScrapeSource struct {
 	// Client fetches the pages; its Timeout bounds each scrape.
 	Client *http.Client
@@ -50,13 +43,13 @@ type ScrapeSource struct {
 	stuck scrape.StuckTracker
 
 	mu sync.Mutex
-	// history keeps, per histogram kind and target's URL (histKey), the
+	// histWindow keeps, per histogram kind and target's URL (histKey), the
 	// histograms seen within the longest window, oldest first.
-	history map[histKey][]histAt
+	histWindow map[histKey][]histAt
 	// last is each target's URL's previous page (keyed "<target>\x00<url>"),
 	// the baseline of its counter rates.
 	last map[string]*scrape.Page
-	// seen are the URLs of the current Read; after it, the history and
+	// seen are the URLs of the current Read; after it, the histWindow and
 	// baselines of the others are dropped (a discovered pod that went).
 	seen map[string]bool
 }
@@ -94,7 +87,7 @@ type histAt struct {
 
 // NewScrapeSource returns a ScrapeSource whose scrapes time out after timeout.
 func NewScrapeSource(timeout time.Duration) *ScrapeSource {
-	return &ScrapeSource{Client: &http.Client{Timeout: timeout}, history: map[histKey][]histAt{}, last: map[string]*scrape.Page{}}
+	return &ScrapeSource{Client: &http.Client{Timeout: timeout}, histWindow: map[histKey][]histAt{}, last: map[string]*scrape.Page{}}
 }
 
 // Name is "scrape".
@@ -128,15 +121,15 @@ func (s *ScrapeSource) forget() {
 			delete(s.last, u)
 		}
 	}
-	for k := range s.history {
+	for k := range s.histWindow {
 		if !s.seen[k.url] {
-			delete(s.history, k)
+			delete(s.histWindow, k)
 		}
 	}
 }
 
 func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now time.Time) Reading {
-	if t.Server == profile.EPP { // one page per pool, not per replica (source_epp.go)
+	if t.Server == modelserver.EPP { // one page per pool, not per replica (source_epp.go)
 		return s.readEPP(ctx, t, now)
 	}
 	start := time.Now()
@@ -298,7 +291,7 @@ func (s *ScrapeSource) quantile(kind histKind, keys []string, pages []*scrape.Pa
 			continue
 		}
 		key := histKey{kind, u}
-		h := s.history[key]
+		h := s.histWindow[key]
 		// Drop entries older than the window, keeping at least one baseline.
 		for len(h) > 1 && now.Sub(h[1].at) >= window {
 			h = h[1:]
@@ -311,7 +304,7 @@ func (s *ScrapeSource) quantile(kind histKind, keys []string, pages []*scrape.Pa
 		if inc := windowIncrease(h[first:], cur); inc != nil {
 			sum, _ = histogram.Add(sum, inc.Buckets)
 		}
-		s.history[key] = append(h, cur)
+		s.histWindow[key] = append(h, cur)
 	}
 	if len(sum) == 0 {
 		return math.NaN(), false

@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/pkg/config"
-	"github.com/infscale/infscale/pkg/profile"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
 )
@@ -109,8 +109,8 @@ func TestPrometheusFaults(t *testing.T) {
 			}
 			src.Evaluator.BatchSize = 1
 			m := NewMetrics(prometheus.NewRegistry(), "test")
-			l := &Loop{Source: src, Metrics: m, Interval: 5 * time.Second, Now: func() time.Time { return t0 }}
-			if err := l.SetConfig(cfg); err != nil {
+			l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 5 * time.Second, Now: func() time.Time { return t0 }})
+			if err := l.SetConfig(context.Background(), cfg); err != nil {
 				t.Fatal(err)
 			}
 			l.Cycle(context.Background())
@@ -176,7 +176,7 @@ func TestScrapeFaults(t *testing.T) {
 			bad := httptest.NewServer(tc.handler)
 			defer bad.Close()
 			src := NewScrapeSource(300 * time.Millisecond)
-			tg := &config.Target{Name: "chat", Server: profile.VLLM, Scrape: config.Scrape{URLs: []string{a.URL, b.URL, bad.URL}}}
+			tg := &config.Target{Name: "chat", Server: modelserver.VLLM, Scrape: config.Scrape{URLs: []string{a.URL, b.URL, bad.URL}}}
 			rd := src.Read(context.Background(), []*config.Target{tg}, t0)[0]
 			o := rd.Obs
 			// running 20 + 30 = 50, waiting 4 + 6 = 10, kv (0.2 + 0.4) / 2 = 0.3.
@@ -191,7 +191,7 @@ func TestScrapeFaults(t *testing.T) {
 	t.Run("nan", func(t *testing.T) {
 		n := healthy("NaN", "NaN", "NaN")
 		src := NewScrapeSource(time.Second)
-		rd := src.Read(context.Background(), []*config.Target{{Name: "chat", Server: profile.VLLM, Scrape: config.Scrape{URLs: []string{n.URL}}}}, t0)[0]
+		rd := src.Read(context.Background(), []*config.Target{{Name: "chat", Server: modelserver.VLLM, Scrape: config.Scrape{URLs: []string{n.URL}}}}, t0)[0]
 		if !math.IsNaN(rd.Obs.Running) || !math.IsNaN(rd.Obs.Waiting) || !math.IsNaN(rd.Obs.KV) {
 			t.Errorf("NaN samples must read as unknown, got %+v", rd.Obs)
 		}
@@ -284,11 +284,11 @@ vllm:inter_token_latency_seconds_count %g
 //     the window queue (70, 120, 140), p90 rank 126 in +Inf: 0.5; ITL
 //     (150, 250, 300), p50 rank 150 in [0, 0.01]: 0.01 × 150/150 = 0.01.
 func TestScrapeDemandSignals(t *testing.T) {
-	tg := &config.Target{Name: "chat", Server: profile.VLLM,
+	tg := &config.Target{Name: "chat", Server: modelserver.VLLM,
 		Metrics: []config.Metric{{Type: recommend.SignalQueueWait, Quantile: 0.9, Window: model.Duration(time.Minute)}}}
 	src := NewScrapeSource(time.Second)
 	read := func(sec int, text string) recommend.Observation {
-		p, err := scrape.Read(strings.NewReader(text), "text/plain", "u", profile.VLLM)
+		p, err := scrape.Read(strings.NewReader(text), "text/plain", "u", modelserver.VLLM)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,7 +346,7 @@ func TestScrapeSharedURLRates(t *testing.T) {
 	defer srv.Close()
 	var targets []*config.Target
 	for _, name := range []string{"p", "q"} {
-		targets = append(targets, &config.Target{Name: name, Server: profile.VLLM, Scrape: config.Scrape{URLs: []string{srv.URL + "/metrics"}}})
+		targets = append(targets, &config.Target{Name: name, Server: modelserver.VLLM, Scrape: config.Scrape{URLs: []string{srv.URL + "/metrics"}}})
 	}
 	src := NewScrapeSource(5 * time.Second)
 	start := time.Now()

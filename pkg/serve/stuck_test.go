@@ -47,8 +47,8 @@ targets:
 	src.StuckAfter = after
 	m := NewMetrics(prometheus.NewRegistry(), "test")
 	now := t0
-	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }}
-	if err := l.SetConfig(cfg); err != nil {
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now }})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	return l, m, &now
@@ -200,9 +200,9 @@ func TestStuckPrometheusExcluded(t *testing.T) {
 	}
 	var logs strings.Builder
 	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := &Loop{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 },
-		Log: slog.New(slog.NewTextHandler(&logs, nil))}
-	if err := l.SetConfig(cfg); err != nil {
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 },
+		Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	l.Cycle(context.Background())

@@ -15,8 +15,8 @@ type target struct {
 	policy recommend.Policy
 
 	// run is the decision loop's memory: State, the last exported desired
-	// value and the last known current count (recommend.Loop).
-	run recommend.Loop
+	// value and the last known current count (recommend.Decider).
+	run recommend.Decider
 	// recent are the last nRecent decisions (for /debug/decisions), a ring
 	// whose oldest is recent[oldest], compact and inside the target (one
 	// object per target, none of a size class of its own); newest holds
@@ -112,13 +112,6 @@ func signalsOf(o recommend.Observation) Signals {
 		MeanPrompt: known(o.MeanPrompt), MeanOutput: known(o.MeanOutput)}
 }
 
-// signalMap is the exporter's view of the observed signals.
-func signalMap(s Signals) map[string]float64 {
-	m := map[string]float64{}
-	signalMapInto(m, s)
-	return m
-}
-
 // signalMapInto adds the observed signals to m.
 func signalMapInto(m map[string]float64, s Signals) {
 	put := func(k string, p *float64) {
@@ -157,6 +150,24 @@ func (t *target) remember(r Record) {
 	// loop's lock).
 	t.recent[t.oldest] = p
 	t.oldest = (t.oldest + 1) % maxRecent
+}
+
+// noteWrite sets the newest decision's write outcome (Record.Applied and
+// ApplyError), known only after the cycle's writes.
+func (t *target) noteWrite(applied *int, applyError string) {
+	if t.nRecent == 0 {
+		return
+	}
+	p := &t.recent[(int(t.oldest)+int(t.nRecent)-1)%maxRecent]
+	if applied != nil {
+		p.applied, p.hasApplied = *applied, true
+	}
+	if applyError != "" {
+		if p.rare == nil {
+			p.rare = &pastRare{}
+		}
+		p.rare.applyError = applyError
+	}
 }
 
 // records are the recent decisions as Records, newest last (only the

@@ -78,7 +78,7 @@ type tuned struct {
 	// res is the last result; cand its candidate on the live policy.
 	res  *tune.TargetResult
 	cand *recommend.Policy
-	run  recommend.Loop
+	run  recommend.Decider
 	// adopted is the policy deciding the target (nil: the configured one).
 	adopted           *recommend.Policy
 	adoptedPolicy     string
@@ -205,7 +205,8 @@ func (tn *Tuning) shadow(name string, r recommend.Reading, current int, now time
 	}
 	r.Obs.Current, r.CurrentKnown, r.SpecFollows = current, true, false
 	s.run.Quiet = true
-	if d, decided, _ := s.run.Decide(s.cand, r, now); decided {
+	var d recommend.Decision
+	if decided, _ := s.run.Decide(&d, s.cand, r, now); decided {
 		tn.candidate.WithLabelValues(name).Set(float64(d.Desired))
 		s.hasCandidateGauge = true
 	}
@@ -319,7 +320,7 @@ func (tn *Tuning) result(ctx context.Context, cfg *config.Target, now time.Time)
 // old (or there was none).
 func (tn *Tuning) apply(s *tuned, r *tune.TargetResult, now time.Time) {
 	if s.res == nil || s.res.Policy != r.Policy {
-		s.run = recommend.Loop{} // a new candidate starts its own memory
+		s.run = recommend.Decider{} // a new candidate starts its own memory
 	}
 	s.res = r
 	tn.adapt(s)
@@ -417,21 +418,10 @@ func (tn *Tuning) event(target string, at time.Time, e tuneEvent) {
 	}
 }
 
-// State is target name's tuning state (TuneState*, "" none yet) and its
-// candidate policy string.
-func (tn *Tuning) State(name string) (state, policy string) {
-	tn.mu.Lock()
-	defer tn.mu.Unlock()
-	if s := tn.targets[name]; s != nil {
-		return s.state, s.infoPolicy
-	}
-	return "", ""
-}
-
 // auditEvent writes one tuning event to the audit log: a JSON line
 // {"target", "at", "tune": event}, beside the decisions' lines.
 func (l *Loop) auditEvent(target string, at time.Time, event any) {
-	if l.Audit == nil {
+	if l.audit == nil {
 		return
 	}
 	b, err := json.Marshal(struct {
@@ -441,12 +431,12 @@ func (l *Loop) auditEvent(target string, at time.Time, event any) {
 	}{target, at, event})
 	if err == nil {
 		l.auditMu.Lock()
-		_, err = l.Audit.Write(append(b, '\n'))
+		_, err = l.audit.Write(append(b, '\n'))
 		l.auditMu.Unlock()
 	}
 	if err != nil {
-		l.Metrics.QueryError(target, "audit_write")
-		l.limiter.logf(l.logger(), at, target, "audit_write", "audit log write failed", err)
+		l.metrics.QueryError(target, "audit_write")
+		l.limiter.logf(l.log, at, target, "audit_write", "audit log write failed", err)
 	}
 }
 

@@ -109,7 +109,7 @@ func TestTuningOnPrometheusWeek(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	var audit bytes.Buffer
-	loop := &Loop{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit}
+	loop := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit})
 	tn := NewTuning(reg)
 	tn.API, tn.Period, tn.Now = src.Evaluator.API, 15*time.Second, clock
 	tn.Log = slog.New(slog.NewTextHandler(t.Output(), nil))
@@ -123,10 +123,10 @@ func TestTuningOnPrometheusWeek(t *testing.T) {
 		Dims: tune.DefaultSpace.Dims,
 	}}
 	loop.SetTuning(tn)
-	if err := loop.SetConfig(cfg); err != nil {
+	if err := loop.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
-	g := loop.Metrics.Gatherer(reg)
+	g := gatherer(loop.metrics, reg)
 	loop.Cycle(ctx)
 	if _, ok := gauge(t, g, "infscale_candidate_desired_replicas", nil); ok {
 		t.Fatal("a candidate before any tuning")
@@ -138,7 +138,7 @@ func TestTuningOnPrometheusWeek(t *testing.T) {
 
 	// Shadow.
 	tn.Step(ctx)
-	state, policy := tn.State("chat")
+	state, policy := tuneState(tn, "chat")
 	if state != TuneStateShadow || policy == "" {
 		t.Fatalf("after tuning: state %q policy %q, want shadow", state, policy)
 	}
@@ -164,10 +164,10 @@ func TestTuningOnPrometheusWeek(t *testing.T) {
 	if !res.Holds {
 		t.Fatalf("the candidate %s does not hold (in %+v out %+v stress %+v): nothing to adopt", res.Policy, res.InSample, res.OutOfSample, res.Stress)
 	}
-	if err := loop.SetConfig(tuneTestConfig(t, srv.URL, "adopt", "2s")); err != nil {
+	if err := loop.SetConfig(context.Background(), tuneTestConfig(t, srv.URL, "adopt", "2s")); err != nil {
 		t.Fatal(err)
 	}
-	if state, _ := tn.State("chat"); state != TuneStateAdopted {
+	if state, _ := tuneState(tn, "chat"); state != TuneStateAdopted {
 		t.Fatalf("after the reload in adopt mode: state %q, want adopted", state)
 	}
 	now = now.Add(time.Minute)
@@ -202,12 +202,12 @@ func TestTuningOnPrometheusWeek(t *testing.T) {
 
 	// Revert: the SLO tightened to 1 ms; 50 minutes after the switch
 	// (within every: no re-tune) the live misses are read.
-	if err := loop.SetConfig(tuneTestConfig(t, srv.URL, "adopt", "1ms")); err != nil {
+	if err := loop.SetConfig(context.Background(), tuneTestConfig(t, srv.URL, "adopt", "1ms")); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(39 * time.Minute)
 	tn.Step(ctx)
-	if state, _ := tn.State("chat"); state != TuneStateReverted || !strings.Contains(audit.String(), `"event":"reverted"`) {
+	if state, _ := tuneState(tn, "chat"); state != TuneStateReverted || !strings.Contains(audit.String(), `"event":"reverted"`) {
 		t.Errorf("after live misses over budget: state %q, audit:\n%s", state, audit.String())
 	}
 	now = now.Add(time.Minute)

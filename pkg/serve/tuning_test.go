@@ -46,15 +46,15 @@ targets:
 	src.set("chat", load(2, 40, 0))
 	reg := prometheus.NewRegistry()
 	var audit bytes.Buffer
-	l := &Loop{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit}
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit})
 	tn := NewTuning(reg)
 	tn.Now = clock
 	l.SetTuning(tn)
-	if err := l.SetConfig(yaml("shadow")); err != nil {
+	if err := l.SetConfig(context.Background(), yaml("shadow")); err != nil {
 		t.Fatal(err)
 	}
 	write := func(holds bool, at time.Time) tune.TargetResult {
-		c := tune.Candidate{Metric: "queue", Target: 8, Options: []tune.Option{{Name: "min", Value: 2, Default: 1, Key: "min"}}}
+		c := tune.Candidate{Metric: "queue", Target: 8, Options: []tune.Option{{Name: "min", Value: 2, Default: 1, Key: "minReplicaCount"}}}
 		r := tune.TargetResult{Target: "chat", At: at, Policy: c.Policy(), Candidate: c, Holds: holds, MaxMissPct: 0.1}
 		if err := tune.WriteResult(dir, r); err != nil {
 			t.Fatal(err)
@@ -63,40 +63,40 @@ targets:
 	}
 	ctx := context.Background()
 	tn.Step(ctx) // no file yet
-	if s, _ := tn.State("chat"); s != "" {
+	if s, _ := tuneState(tn, "chat"); s != "" {
 		t.Fatalf("state %q without a result", s)
 	}
 	write(true, now)
 	tn.Step(ctx)
 	l.Cycle(ctx)
-	g := l.Metrics.Gatherer(reg)
+	g := gatherer(l.metrics, reg)
 	if v, ok := gauge(t, g, "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); !ok || v != 5 {
 		t.Errorf("candidate %v (%v), want 5", v, ok)
 	}
-	if d := desired(t, l.Metrics, "chat"); d != 2 {
+	if d := desired(t, l.metrics, "chat"); d != 2 {
 		t.Errorf("live %v in shadow mode, want 2", d)
 	}
 	if v, ok := gauge(t, g, "infscale_tuned_policy_info", map[string]string{"policy": "queue:8,min=2", "state": "shadow"}); !ok || v != 1 {
 		t.Errorf("info %v %v", v, ok)
 	}
 
-	if err := l.SetConfig(yaml("adopt")); err != nil {
+	if err := l.SetConfig(context.Background(), yaml("adopt")); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(15 * time.Second)
 	l.Cycle(ctx)
-	if d := desired(t, l.Metrics, "chat"); d != 5 {
+	if d := desired(t, l.metrics, "chat"); d != 5 {
 		t.Errorf("live %v after adopting queue:8,min=2, want 5", d)
 	}
 	now = now.Add(time.Minute)
 	write(false, now)
 	tn.Step(ctx)
-	if s, p := tn.State("chat"); s != TuneStateRejected || p != "queue:8,min=2" {
+	if s, p := tuneState(tn, "chat"); s != TuneStateRejected || p != "queue:8,min=2" {
 		t.Errorf("a result that does not hold: %q %q, want rejected", s, p)
 	}
 	now = now.Add(15 * time.Second)
 	l.Cycle(ctx)
-	if d := desired(t, l.Metrics, "chat"); d != 5 {
+	if d := desired(t, l.metrics, "chat"); d != 5 {
 		t.Errorf("live %v, want the adopted policy's 5 still", d)
 	}
 	if n := strings.Count(audit.String(), `"tune":{"event":"adopted","policy":"queue:8,min=2","from":"configured"`); n != 1 {
@@ -129,11 +129,11 @@ targets:
 	src.set("chat", load(2, 40, 0))
 	reg := prometheus.NewRegistry()
 	var audit bytes.Buffer
-	l := &Loop{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Audit: &audit}
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Audit: &audit})
 	tn := NewTuning(reg)
 	tn.Tick = time.Millisecond
 	l.SetTuning(tn)
-	if err := l.SetConfig(f); err != nil {
+	if err := l.SetConfig(context.Background(), f); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -146,10 +146,10 @@ targets:
 	<-done
 	tn.Step(context.Background())
 	l.Cycle(context.Background())
-	if s, p := tn.State("chat"); s != TuneStateAdopted || p != "queue:8" {
+	if s, p := tuneState(tn, "chat"); s != TuneStateAdopted || p != "queue:8" {
 		t.Errorf("state %q %q, want adopted queue:8", s, p)
 	}
-	if v, ok := gauge(t, l.Metrics.Gatherer(reg), "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); !ok || v != 5 {
+	if v, ok := gauge(t, gatherer(l.metrics, reg), "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); !ok || v != 5 {
 		t.Errorf("candidate %v %v, want 5 (ceil(2 x 20/8))", v, ok)
 	}
 }

@@ -106,15 +106,7 @@ func (r *onoffReader) period() {
 			last = max(last, a)
 		}
 	}
-	slices.SortStableFunc(r.buf, func(a, b Request) int {
-		switch {
-		case a.Arrival < b.Arrival:
-			return -1
-		case a.Arrival > b.Arrival:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(r.buf, cmpArrival)
 	// Pareto by inversion: min / U^(1/alpha), U in (0, 1].
 	u := 1 - r.rng.Float64()
 	r.t = max(end, last) + o.GapMin()/math.Pow(u, 1/o.Alpha)

@@ -98,7 +98,7 @@ var DefaultSpace = Space{
 		{Name: "running", Targets: []float64{0.25, 0.5, 0.75}, Integer: true, PerBatch: true},
 	},
 	Dims: []Dim{
-		{Name: "min", Unit: Count, Values: []float64{1, 2}, Fine: []float64{3}, Default: 1, Key: "min"},
+		{Name: "min", Unit: Count, Values: []float64{1, 2}, Fine: []float64{3}, Default: 1, Key: "minReplicaCount"},
 		{Name: "lookahead", Unit: ColdStarts, Values: []float64{0, 1}, Step: 0.5, Default: 0, Key: "lookahead"},
 		{Name: "downwindow", Unit: ColdStarts, Values: []float64{1, 4}, Fine: []float64{0.5, 2}, Default: -1, Key: "behavior.scaleDown.stabilizationWindowSeconds"},
 	},

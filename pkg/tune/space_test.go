@@ -95,7 +95,7 @@ func TestCandidateBuiltDirectly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Min != 2 || p.Lookahead.Seconds() != 91 || *p.Behavior.ScaleDown.StabilizationWindowSeconds != 364 || !strings.Contains(block, "  min: 2\n") {
+	if p.Min != 2 || p.Lookahead.Seconds() != 91 || *p.Behavior.ScaleDown.StabilizationWindowSeconds != 364 || !strings.Contains(block, "  minReplicaCount: 2\n") {
 		t.Errorf("serve block decides min %d lookahead %v window %d\n%s", p.Min, p.Lookahead, *p.Behavior.ScaleDown.StabilizationWindowSeconds, block)
 	}
 	// Adapt keeps the live policy's max and capacity, takes the tuned parts.

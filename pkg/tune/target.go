@@ -134,9 +134,10 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 		return TargetResult{}, fmt.Errorf("target %s: history: %w", t.Name, err)
 	}
 	cpu0 := cpuSeconds()
+	budget := 100 * t.Tune.Budget() // 0 is a budget of no miss, not the default
 	rep, err := Run(ctx, w.Source("target "+t.Name, max(o.Seed, 1)), Config{
 		Replay:     replay.Config{Model: model, SLOTTFT: time.Duration(t.Tune.SLOTTFT).Seconds(), Period: o.Period.Seconds()},
-		MaxMissPct: 100 * t.Tune.Budget(), Workers: o.Workers, Seed: o.Seed, Space: o.Space,
+		MaxMissPct: &budget, Workers: o.Workers, Seed: o.Seed, Space: o.Space,
 	})
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: %w", t.Name, err)

@@ -99,14 +99,14 @@ func (c Candidate) Block(s Serve, max int) string {
 		fmt.Fprintf(&b, "  replica: %s%s\n", val(s.Replica, "{gpu: h100-sxm, model: llama-3-8b}", "your GPU and model (infscale gpu --list)"), note)
 	}
 	floor := 1.0
-	if v, ok := c.Option("min"); ok {
+	if v, ok := c.Option("min"); ok { // the option's name; its key is minReplicaCount
 		floor = v
 	}
-	fmt.Fprintf(&b, "  min: %s\n  max: %d\n", strconv.FormatFloat(floor, 'g', -1, 64), max)
+	fmt.Fprintf(&b, "  minReplicaCount: %s\n  maxReplicaCount: %d\n", strconv.FormatFloat(floor, 'g', -1, 64), max)
 	var keys []keyValue
 	for _, o := range c.Options {
 		switch {
-		case o.Key == "min":
+		case o.Key == "minReplicaCount":
 		case o.Key == "":
 			fmt.Fprintf(&b, "  # %s=%s: serve has no key for this option yet; the replay ran with it\n", o.Name, o.text())
 		case o.Value != o.Default:
@@ -211,8 +211,9 @@ var DefaultStress = []Stress{{Name: "x1.5", Rate: 1.5}, {Name: "x2", Rate: 2}, {
 type Config struct {
 	// Replay is the replay's setting (replica model, SLO, period).
 	Replay replay.Config
-	// MaxMissPct is the miss budget in percent of requests [0.1].
-	MaxMissPct float64
+	// MaxMissPct is the miss budget in percent of requests, 0 to 100
+	// (0: no miss at all); nil is DefaultMaxMissPct.
+	MaxMissPct *float64
 	// Holdout is the fraction of the history's span held out at its end
 	// [0.25].
 	Holdout float64
@@ -244,10 +245,20 @@ type Config struct {
 	Progress func(done, total int)
 }
 
-func (c Config) defaults() Config {
-	if c.MaxMissPct == 0 {
-		c.MaxMissPct = 0.1
+// DefaultMaxMissPct is the miss budget when Config.MaxMissPct is nil: one
+// request in a thousand.
+const DefaultMaxMissPct = 0.1
+
+// Budget is the miss budget in percent: *MaxMissPct, or DefaultMaxMissPct
+// when it is nil.
+func (c Config) Budget() float64 {
+	if c.MaxMissPct == nil {
+		return DefaultMaxMissPct
 	}
+	return *c.MaxMissPct
+}
+
+func (c Config) defaults() Config {
 	if c.Holdout == 0 {
 		c.Holdout = 0.25
 	}
@@ -441,8 +452,9 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	if !(cfg.Holdout > 0 && cfg.Holdout < 1) {
 		return Report{}, fmt.Errorf("holdout %g: want a fraction in (0, 1)", cfg.Holdout)
 	}
-	if !(cfg.MaxMissPct >= 0 && cfg.MaxMissPct < 100) {
-		return Report{}, fmt.Errorf("miss budget %g%%: want a percentage in [0, 100)", cfg.MaxMissPct)
+	budget := cfg.Budget()
+	if !(budget >= 0 && budget <= 100) {
+		return Report{}, fmt.Errorf("miss budget %g%%: want a percentage from 0 to 100", budget)
 	}
 	rc := cfg.Replay.Defaults()
 	if err := rc.Validate(); err != nil {
@@ -537,7 +549,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 		seen[r.Policy] = true
 	}
 	var fine []Candidate
-	for _, r := range cheapest(rows, cfg.MaxMissPct, cfg.Finalists) {
+	for _, r := range cheapest(rows, budget, cfg.Finalists) {
 		for _, c := range neighbours(r.Candidate, cfg.Space, cold) {
 			if p := c.Policy(); !seen[p] {
 				seen[p] = true
@@ -558,7 +570,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	tried := map[string]bool{}
 	for round := 0; round < 2; round++ {
 		var pick []Row
-		for _, r := range cheapest(rows, cfg.MaxMissPct, len(rows)) {
+		for _, r := range cheapest(rows, budget, len(rows)) {
 			if !tried[r.Policy] && len(pick) < cfg.Finalists {
 				tried[r.Policy] = true
 				pick = append(pick, r)
@@ -571,17 +583,17 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 			return Report{}, err
 		}
 		finals = append(finals, pick...)
-		if _, ok := Choose(finals, cfg.MaxMissPct); ok {
+		if _, ok := Choose(finals, budget); ok {
 			break
 		}
 	}
 	if len(finals) == 0 {
 		return Report{}, errors.New("tune: no candidate to choose from (empty search space)")
 	}
-	best, ok := Choose(finals, cfg.MaxMissPct)
+	best, ok := Choose(finals, budget)
 	w := finals[best]
 	rep := Report{
-		Policy: w.Policy, Holds: ok, MaxMissPct: cfg.MaxMissPct, InSample: *w.InSample, OutOfSample: *w.OutOfSample,
+		Policy: w.Policy, Holds: ok, MaxMissPct: budget, InSample: *w.InSample, OutOfSample: *w.OutOfSample,
 		Stress: w.Stress, Split: split, Duration: dur, Screened: name, Finalists: finals, Rows: rows,
 		Replays: e.done, winner: w.Candidate,
 	}

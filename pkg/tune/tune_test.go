@@ -204,3 +204,27 @@ func cand(metric string, target, guard float64, min, lookahead, downwindow float
 	}
 	return c
 }
+
+// TestBudgetZeroAndHundred: a budget of 0 is no miss at all, not the
+// default (defaults once read 0 as unset and tuned to 0.1%); nil is the
+// default 0.1; 100 is accepted and 100.5 refused before any replay.
+func TestBudgetZeroAndHundred(t *testing.T) {
+	zero, hundred, over := 0.0, 100.0, 100.5
+	if got := (Config{MaxMissPct: &zero}).defaults().Budget(); got != 0 {
+		t.Errorf("budget 0 after defaults = %g, want 0", got)
+	}
+	if got := (Config{}).defaults().Budget(); got != 0.1 {
+		t.Errorf("no budget after defaults = %g, want 0.1", got)
+	}
+	if got := (Config{MaxMissPct: &hundred}).Budget(); got != 100 {
+		t.Errorf("budget 100 = %g", got)
+	}
+	src, err := trace.Parse("synthetic:poisson,rate=1,duration=600", trace.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), src, Config{MaxMissPct: &over})
+	if err == nil || !strings.Contains(err.Error(), "miss budget 100.5%: want a percentage from 0 to 100") {
+		t.Errorf("budget 100.5: %v", err)
+	}
+}

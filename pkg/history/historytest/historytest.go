@@ -1,6 +1,7 @@
-// Package historytest serves a synthetic history (package history) from the
-// pinned real Prometheus for tests. It is apart from package history so that
-// the infscale binary, which writes histories, links neither the testing
+// Package historytest serves a synthetic history (package history's week,
+// or this package's Replica, the calibration history only tests write) from
+// the pinned real Prometheus for tests. It is apart from package history so
+// that the infscale binary, which writes weeks, links neither the testing
 // package nor internal/promtest.
 package historytest
 
@@ -34,12 +35,12 @@ func Serve(t testing.TB, cfg history.Config) (*promtest.Server, history.Truth) {
 	return srv, tr
 }
 
-// ServeReplica is Serve for a history.Replica.
-func ServeReplica(t testing.TB, cfg history.Replica) (*promtest.Server, history.ReplicaTruth) {
+// ServeReplica is Serve for a Replica.
+func ServeReplica(t testing.TB, cfg Replica) (*promtest.Server, ReplicaTruth) {
 	t.Helper()
-	var tr history.ReplicaTruth
+	var tr ReplicaTruth
 	srv := serve(t, func(w io.Writer) (err error) {
-		tr, err = history.WriteReplica(w, cfg)
+		tr, err = WriteReplica(w, cfg)
 		return err
 	})
 	return srv, tr

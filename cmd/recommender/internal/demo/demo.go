@@ -35,6 +35,17 @@ type DemoOptions struct {
 	Log *slog.Logger
 }
 
+// withDefaults fills the zero Duration and Listen.
+func (o DemoOptions) withDefaults() DemoOptions {
+	if o.Duration <= 0 {
+		o.Duration = time.Minute
+	}
+	if o.Listen == "" {
+		o.Listen = "127.0.0.1:0"
+	}
+	return o
+}
+
 // DemoSummary is what the demo saw.
 type DemoSummary struct {
 	Decisions            int
@@ -56,7 +67,7 @@ type DemoSummary struct {
 // compressed). TTFT p95 over 10 s is shown, not scaled on. The interval,
 // window and guard spans are scaled by RunDemo.
 const demoConfig = `
-interval: 2s
+pollingInterval: 2s
 listen: 127.0.0.1:0
 targets:
 - name: chat
@@ -64,8 +75,8 @@ targets:
   scrape: [%s]
   metrics:
   - {type: queue, target: 20}
-  min: 1
-  max: 6
+  minReplicaCount: 1
+  maxReplicaCount: 6
   behavior:
     scaleDown:
       stabilizationWindowSeconds: %d
@@ -95,12 +106,7 @@ func demoRate(t time.Duration, scale float64) float64 {
 // infscale_desired_replicas from serve's /metrics after an 8 s cold start.
 // Every decision is printed to out as it happens, then a summary.
 func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, error) {
-	if o.Duration <= 0 {
-		o.Duration = time.Minute
-	}
-	if o.Listen == "" {
-		o.Listen = "127.0.0.1:0"
-	}
+	o = o.withDefaults()
 	scale := o.Duration.Seconds() / 60
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, o.Duration)

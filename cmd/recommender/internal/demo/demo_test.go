@@ -34,7 +34,7 @@ func TestDemo(t *testing.T) {
 	if sum.Span != 12*time.Second || !strings.Contains(out.String(), " decisions in 12s; ") {
 		t.Errorf("span %s, want the summary to say 12s:\n%s", sum.Span, out.String())
 	}
-	for _, want := range []string{"time  target", "stabilized", "summary:", "point serve at Prometheus"} {
+	for _, want := range []string{"time  target", "Stabilized", "summary:", "point serve at Prometheus"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

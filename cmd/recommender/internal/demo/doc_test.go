@@ -111,7 +111,7 @@ func checkZeroTranscript(t *testing.T, real string) {
 var demoNumber = regexp.MustCompile(`\d+(?:\.\d+)?(?:m\d+(?:\.\d+)?)?`)
 
 // demoRow is a decision line's shape once its numbers are #.
-var demoRow = regexp.MustCompile(`^#s chat # (?:#|-) (?:#|-) (?:#|-) (?:#s|-) (?:#|-) # [a-z-]+(?: \*)?$`)
+var demoRow = regexp.MustCompile(`^#s chat # (?:#|-) (?:#|-) (?:#|-) (?:#s|-) (?:#|-) # [A-Za-z-]+(?: \*)?$`)
 
 // demoShape is a transcript line with every number as # and runs of blanks
 // as one; rows reads true for a decision line.

@@ -59,19 +59,19 @@ type Burst struct {
 // (zero.held_scrape), queue 8 per replica, 0..3 replicas, back to zero
 // after the cooldown.
 const zeroDemoConfig = `
-interval: 1s
+pollingInterval: 1s
 listen: 127.0.0.1:0
 targets:
 - name: chat
   server: vllm
   scrape: [%s]
   metrics: [{type: queue, target: 8}]
-  min: 0
-  max: 3
+  minReplicaCount: 0
+  maxReplicaCount: 3
   behavior:
     scaleDown: {stabilizationWindowSeconds: 0}
   zero:
-    cooldown: %dms
+    cooldownPeriod: %dms
     held_scrape: %s
 `
 
@@ -96,12 +96,7 @@ const (
 // (none, unless something is broken). Errors: a component that fails to
 // start, a demo that does not finish within 2 x Duration.
 func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary, error) {
-	if o.Duration <= 0 {
-		o.Duration = time.Minute
-	}
-	if o.Listen == "" {
-		o.Listen = "127.0.0.1:0"
-	}
+	o = o.withDefaults()
 	scale := o.Duration.Seconds() / 60
 	scaled := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
 	// The run takes about 0.8 x Duration; twice that bounds it.

@@ -1,11 +1,11 @@
-package profile
+package modelserver
 
 import (
 	"fmt"
 	"strings"
 )
 
-// Server is a model-server profile. The zero value Unknown means "not known
+// Server is a model server (vLLM, SGLang, ...). The zero value Unknown means "not known
 // yet": readers auto-detect it from a page.
 type Server int
 

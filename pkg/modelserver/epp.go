@@ -1,4 +1,4 @@
-package profile
+package modelserver
 
 // The llm-d Endpoint Picker (EPP) is not a model server: its /metrics page
 // describes a whole InferencePool (pool averages over the endpoints with

@@ -6,28 +6,16 @@ import (
 	"time"
 )
 
-// Loop is what a decision loop remembers for one target beyond State: the
-// last desired value it output and the last current replica count it read.
-// Its Decide applies the rules every loop needs around Decide (serve on the
-// wall clock, the replay on the simulated one, so both run the same):
-//
-//   - current: the replicas read this cycle; when the consumer sets the
-//     workload's replicas to the desired output (Reading.SpecFollows: serve
-//     without a replicas query, the replay's Deployment) the previous desired
-//     is the current count the HPA's arithmetic starts from (pods still
-//     starting or not answering are then missing pods, never a smaller
-//     fleet); nothing read, the last current read, else the last desired;
-//     nothing at all known, no decision;
-//   - no data: when no metric is known (ReasonNoData) and a desired value was
-//     output before, it is held (bounded by Policy.Bound) rather than the
-//     count Decide falls back to, and the outage counts as that value in the
-//     stabilisation windows: the first reading after an outage longer than
-//     the scale-down window, often a partial one, cannot scale down before a
-//     full window has passed.
-//
-// The zero Loop is a fresh start.
-type Loop struct {
-	// State is Decide's window history and scale events.
+// Decider is one target's decisions over time: State plus the last desired
+// value it output and the last current count it read. Its Decide is the
+// package's Decide with the two rules every loop needs around it, so that
+// serve and the replay decide alike: when no count is read this cycle, or
+// the consumer sets the replicas to the output (Reading.SpecFollows), the
+// previous desired or last count read is current; with no metric known the
+// last desired is held (Policy.Bound) and counts as that value in the
+// windows. The zero Decider is a fresh start.
+type Decider struct {
+	// State is Decide's window samples and scale events.
 	State State
 	// Desired is the last desired output, valid when HasDesired.
 	Desired    int
@@ -35,10 +23,8 @@ type Loop struct {
 	// Current is the last current replica count read, valid when HasCurrent.
 	Current    int
 	HasCurrent bool
-	// Quiet leaves the steps of Decide's decisions out (Decision.Steps
-	// empty): their text is most of a decision's cost, and a loop that
-	// shows only some of them (serve: its newest decision, when asked)
-	// writes them with Explain.
+	// Quiet leaves Decision.Steps empty, their text being most of a
+	// decision's cost; Explain writes the last decision's when asked.
 	Quiet bool
 	// trialSet has bit i set when the loop's own scratch list i
 	// (Recommendations, ScaleUpEvents, ScaleDownEvents, Demand) would be
@@ -46,12 +32,10 @@ type Loop struct {
 	// when each loop had its own scratch, so that a State (and its JSON)
 	// is the same whichever scratch is used.
 	trialSet uint8
-	// Scratch, when set, is the State Decide works on (its slices reused,
-	// left in any shape after each decision): loops that decide one at a
-	// time may share one (serve's targets), so that each does not keep a
-	// second State of its own between decisions. Nil: Decide makes one
-	// (a copy of the Loop then shares it). Decisions are the same either
-	// way.
+	// Scratch, when set, is the State Decide works on, left in any shape
+	// after each decision: Deciders used one at a time (serve's targets)
+	// share one instead of keeping a second State each. Nil: Decide makes
+	// one. Decisions are the same either way.
 	Scratch *State
 
 	// start is what the last decision started from, for Explain, kept as
@@ -64,8 +48,8 @@ type Loop struct {
 	last lastDecision
 }
 
-// lastDecision is the input of a Loop's last decision besides the State
-// it started from (Loop.start).
+// lastDecision is the input of a Decider's last decision besides the State
+// it started from (Decider.start).
 type lastDecision struct {
 	ok                     bool
 	p                      *Policy
@@ -75,7 +59,7 @@ type lastDecision struct {
 	hasDesired, hasCurrent bool
 }
 
-// Reading is one cycle's observation for Loop.Decide.
+// Reading is one cycle's observation for Decider.Decide.
 type Reading struct {
 	// Obs is the observation; Obs.Current is read only when CurrentKnown.
 	Obs Observation
@@ -87,18 +71,12 @@ type Reading struct {
 	SpecFollows bool
 }
 
-// Decide is one cycle (see Loop). decided is false, and nothing but
-// Current changed, when no current count has ever been known; held is true
-// when the last desired value was held on no data (the decision's last
-// step says so).
-func (l *Loop) Decide(p *Policy, r Reading, now time.Time) (d Decision, decided, held bool) {
-	decided, held = l.DecideInto(&d, p, r, now)
-	return d, decided, held
-}
-
-// DecideInto is Decide writing into d, reusing its slices (the replay's hot
-// loop).
-func (l *Loop) DecideInto(d *Decision, p *Policy, r Reading, now time.Time) (decided, held bool) {
+// Decide is one cycle: the package's Decide with the rules above, written
+// into d (its slices reused: the replay's hot loop passes the same d each
+// time, serve a fresh one it keeps). decided is false, and only Current
+// changed, while no current count was ever known; held is true when the
+// last desired value was held on no data.
+func (l *Decider) Decide(d *Decision, p *Policy, r Reading, now time.Time) (decided, held bool) {
 	last := lastDecision{ok: true, p: p, r: r, now: now, desired: l.Desired, current: l.Current, hasDesired: l.HasDesired, hasCurrent: l.HasCurrent}
 	if decided, held = l.decide(d, p, r, now, l.Quiet); decided {
 		l.last = last
@@ -111,7 +89,7 @@ func (l *Loop) DecideInto(d *Decision, p *Policy, r Reading, now time.Time) (dec
 // on a copy. Nil when nothing was decided since the loop was made or
 // restored, or when State no longer holds what that decision left
 // (changed outside Decide).
-func (l *Loop) Explain() []Step {
+func (l *Decider) Explain() []Step {
 	if !l.last.ok {
 		return nil
 	}
@@ -120,13 +98,13 @@ func (l *Loop) Explain() []Step {
 	if !ok {
 		return nil
 	}
-	re := Loop{State: start, Desired: a.desired, Current: a.current, HasDesired: a.hasDesired, HasCurrent: a.hasCurrent}
+	re := Decider{State: start, Desired: a.desired, Current: a.current, HasDesired: a.hasDesired, HasCurrent: a.hasCurrent}
 	var d Decision
 	re.decide(&d, a.p, a.r, a.now, false)
 	return d.Steps
 }
 
-func (l *Loop) decide(d *Decision, p *Policy, r Reading, now time.Time, quiet bool) (decided, held bool) {
+func (l *Decider) decide(d *Decision, p *Policy, r Reading, now time.Time, quiet bool) (decided, held bool) {
 	obs := r.Obs
 	if r.CurrentKnown {
 		l.Current, l.HasCurrent = obs.Current, true
@@ -178,7 +156,7 @@ func (l *Loop) decide(d *Decision, p *Policy, r Reading, now time.Time, quiet bo
 }
 
 // scratch is the State Decide works on (Scratch, made when nil).
-func (l *Loop) scratch() *State {
+func (l *Decider) scratch() *State {
 	if l.Scratch == nil {
 		l.Scratch = new(State)
 	}
@@ -188,7 +166,7 @@ func (l *Loop) scratch() *State {
 // copyTrial is copyState(dst, &l.State) with each empty list nil or not
 // as the loop's own scratch list would leave it (trialSet), whatever dst's
 // lists are.
-func (l *Loop) copyTrial(dst State) State {
+func (l *Decider) copyTrial(dst State) State {
 	dst = copyState(dst, &l.State)
 	fix := func(bit uint8, n int, set func(empty bool)) {
 		if n == 0 {
@@ -213,7 +191,7 @@ func emptyOrNil[T any](empty bool) []T {
 // remember records what the decision that made next started from (State)
 // as start and keep, and which of its lists are non-nil (trialSet: the
 // start becomes the loop's own scratch, as Decide swaps them).
-func (l *Loop) remember(next *State) {
+func (l *Decider) remember(next *State) {
 	s0 := &l.State
 	st := l.start
 	r, u, dn, dm := st.Recommendations[:0], st.ScaleUpEvents[:0], st.ScaleDownEvents[:0], st.Demand[:0]
@@ -265,7 +243,7 @@ func startDiff[T any](dst, s0, next []T, eq func(a, b T) bool) (k int, head []T)
 // startState is the State the last decision started from (start and
 // State's first keep elements), in lists of its own; false when State no
 // longer has them (changed outside Decide).
-func (l *Loop) startState() (State, bool) {
+func (l *Decider) startState() (State, bool) {
 	st := l.start
 	var ok [4]bool
 	st.Recommendations, ok[0] = joinStart(l.start.Recommendations, l.State.Recommendations, l.keep[0])
@@ -275,7 +253,7 @@ func (l *Loop) startState() (State, bool) {
 	return st, ok[0] && ok[1] && ok[2] && ok[3]
 }
 
-// maxKeep bounds Loop.keep.
+// maxKeep bounds Decider.keep.
 const maxKeep = math.MaxUint16
 
 func joinStart[T any](head, next []T, keep uint16) ([]T, bool) {
@@ -287,7 +265,7 @@ func joinStart[T any](head, next []T, keep uint16) ([]T, bool) {
 
 // Restore sets the loop's memory from a saved state (a restart): desired is
 // bounded by p.Bound at now and returned; current < 0 is unknown.
-func (l *Loop) Restore(p *Policy, desired, current int, st State, now time.Time) int {
+func (l *Decider) Restore(p *Policy, desired, current int, st State, now time.Time) int {
 	l.State, l.last = st, lastDecision{}
 	l.Desired, l.HasDesired = p.Bound(desired, now), true
 	// The downtime is unknown: no scale-down below the held value until a

@@ -1,4 +1,4 @@
-package history
+package historytest
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"time"
+
+	"github.com/infscale/infscale/pkg/history"
 )
 
 // Replica shapes a history whose latencies come from known replica
@@ -113,10 +115,10 @@ func (c Replica) withDefaults() Replica {
 func WriteReplica(w io.Writer, cfg Replica) (ReplicaTruth, error) {
 	c := cfg.withDefaults()
 	if c.Step == nil || c.TTFT == nil {
-		return ReplicaTruth{}, fmt.Errorf("history: Replica needs Step and TTFT")
+		return ReplicaTruth{}, fmt.Errorf("historytest: Replica needs Step and TTFT")
 	}
 	if c.Window%c.Scrape != 0 {
-		return ReplicaTruth{}, fmt.Errorf("history: window %s is not a multiple of the scrape %s", c.Window, c.Scrape)
+		return ReplicaTruth{}, fmt.Errorf("historytest: window %s is not a multiple of the scrape %s", c.Window, c.Scrape)
 	}
 	per := int(c.Window / c.Scrape) // scrapes per window
 	n := c.Windows*per + 1          // scrapes 0..n-1; scrape k > 0 is in window (k-1)/per
@@ -218,19 +220,19 @@ func WriteReplica(w io.Writer, cfg Replica) (ReplicaTruth, error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var tr ReplicaTruth
 	tr.Start, tr.End = c.Start, c.Start.Add(time.Duration(n-1)*c.Scrape)
-	e := &emitter{w: bw, start: c.Start.Unix(), dt: int64(dt), skip: func(int) bool { return false }}
+	e := &history.Emitter{W: bw, Start: c.Start.Unix(), Step: int64(dt)}
 	for _, key := range order {
 		var family, typ string
 		fmt.Sscan(key, &family, &typ)
-		e.family(family, typ)
+		e.Family(family, typ)
 		for _, s := range fams[key] {
-			e.series(s.name, s.labels, 0, s.vals)
+			e.Series(s.name, s.labels, 0, s.vals)
 		}
 	}
-	tr.Samples = e.samples
+	tr.Samples = e.Samples
 	fmt.Fprintln(bw, "# EOF")
-	if e.err != nil {
-		return tr, e.err
+	if e.Err != nil {
+		return tr, e.Err
 	}
 	return tr, bw.Flush()
 }

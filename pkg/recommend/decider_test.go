@@ -19,18 +19,18 @@ func unknownObs(cur int) Observation {
 // that value in the windows.
 func TestLoopHoldsOnNoData(t *testing.T) {
 	p := mustValidate(t, queuePolicy(4))
-	var l Loop
+	var l Decider
 	// Nothing ever known: no decision.
-	if _, decided, _ := l.Decide(p, Reading{Obs: unknownObs(0)}, at(990)); decided {
+	if _, decided, _ := decideOnce(&l, p, Reading{Obs: unknownObs(0)}, at(990)); decided {
 		t.Fatal("decided without any current count")
 	}
 	// queue 12 on 1 at target 4 → ceil(12/4) = 3 (scale-up limit max(1+4, 2×1) = 5).
-	d, decided, held := l.Decide(p, Reading{Obs: queueObs(1, 12), CurrentKnown: true}, at(1000))
+	d, decided, held := decideOnce(&l, p, Reading{Obs: queueObs(1, 12), CurrentKnown: true}, at(1000))
 	if !decided || held || d.Desired != 3 || !l.HasDesired || l.Desired != 3 || l.Current != 1 {
 		t.Fatalf("first: %+v decided %v held %v, loop %+v", d, decided, held, l)
 	}
 	// 30 s without data: hold 3, recorded at 1030.
-	d, _, held = l.Decide(p, Reading{Obs: unknownObs(0)}, at(1030))
+	d, _, held = decideOnce(&l, p, Reading{Obs: unknownObs(0)}, at(1030))
 	if !held || d.Desired != 3 || d.Reason != ReasonNoData || d.Current != 1 {
 		t.Errorf("no data: %+v held %v, want 3 held from current 1", d, held)
 	}
@@ -41,7 +41,7 @@ func TestLoopHoldsOnNoData(t *testing.T) {
 	p2 := queuePolicy(4)
 	p2.Max = 2
 	mustValidate(t, p2)
-	if d, _, _ := l.Decide(p2, Reading{Obs: unknownObs(0)}, at(1045)); d.Desired != 2 {
+	if d, _, _ := decideOnce(&l, p2, Reading{Obs: unknownObs(0)}, at(1045)); d.Desired != 2 {
 		t.Errorf("hold within max 2: %d", d.Desired)
 	}
 }
@@ -50,10 +50,10 @@ func TestLoopHoldsOnNoData(t *testing.T) {
 // (the consumer sets it); the replicas that answered are the reporting ones.
 func TestLoopCurrentFromDesired(t *testing.T) {
 	p := mustValidate(t, queuePolicy(4))
-	var l Loop
-	l.Decide(p, Reading{Obs: queueObs(1, 12), CurrentKnown: true, SpecFollows: true}, at(1000)) // → 3
-	obs := queueObs(1, 12)                                                                      // one pod answered
-	d, _, _ := l.Decide(p, Reading{Obs: obs, CurrentKnown: true, SpecFollows: true}, at(1015))
+	var l Decider
+	decideOnce(&l, p, Reading{Obs: queueObs(1, 12), CurrentKnown: true, SpecFollows: true}, at(1000)) // → 3
+	obs := queueObs(1, 12)                                                                            // one pod answered
+	d, _, _ := decideOnce(&l, p, Reading{Obs: obs, CurrentKnown: true, SpecFollows: true}, at(1015))
 	if d.Current != 3 {
 		t.Errorf("current %d, want the previous desired 3", d.Current)
 	}
@@ -63,7 +63,7 @@ func TestLoopCurrentFromDesired(t *testing.T) {
 // period, at least 5 minutes.
 func TestLoopRestoreAndHorizon(t *testing.T) {
 	p := mustValidate(t, queuePolicy(4)) // max 10
-	var l Loop
+	var l Decider
 	if got := l.Restore(p, 50, -1, State{}, at(1000)); got != 10 || l.HasCurrent {
 		t.Errorf("restored %d (current known %v), want 10 and current unknown", got, l.HasCurrent)
 	}
@@ -87,18 +87,18 @@ func TestLoopNoDataHeldIsActivity(t *testing.T) {
 	p := queuePolicy(4)
 	p.Min, p.Zero = 0, &Zero{Cooldown: 120 * time.Second}
 	mustValidate(t, p)
-	var l Loop
+	var l Decider
 	held := func(cur int, running, held float64) Reading {
 		return Reading{Obs: Observation{Current: cur, Running: running, Waiting: running, Held: held, KV: math.NaN(), CPU: math.NaN(), TTFT: math.NaN()}, CurrentKnown: true}
 	}
 	// t=2000 at zero, 4 held: activate 1.
-	if d, _, _ := l.Decide(p, held(0, math.NaN(), 4), at(2000)); d.Desired != 1 || d.Reason != ReasonActivate {
+	if d, _, _ := decideOnce(&l, p, held(0, math.NaN(), 4), at(2000)); d.Desired != 1 || d.Reason != ReasonActivate {
 		t.Fatalf("activation: %+v", d)
 	}
 	// t=2015..2090: the replica starting, no page answers, still 4 held:
 	// no metric known, 1 held on.
 	for s := int64(2015); s <= 2090; s += 15 {
-		if d, _, h := l.Decide(p, held(1, math.NaN(), 4), at(s)); d.Desired != 1 || !h {
+		if d, _, h := decideOnce(&l, p, held(1, math.NaN(), 4), at(s)); d.Desired != 1 || !h {
 			t.Fatalf("t=%d: %+v held %v, want 1 held on", s, d, h)
 		}
 	}
@@ -111,7 +111,7 @@ func TestLoopNoDataHeldIsActivity(t *testing.T) {
 		want int
 		why  Reason
 	}{{2100, 1, ReasonCooldown}, {2205, 1, ReasonCooldown}, {2215, 0, ReasonIdleToZero}} {
-		if d, _, _ := l.Decide(p, held(1, 0, 0), at(c.s)); d.Desired != c.want || d.Reason != c.why {
+		if d, _, _ := decideOnce(&l, p, held(1, 0, 0), at(c.s)); d.Desired != c.want || d.Reason != c.why {
 			t.Errorf("t=%d: desired %d (%s), want %d (%s)", c.s, d.Desired, d.Reason, c.want, c.why)
 		}
 	}
@@ -131,7 +131,7 @@ func TestLoopQuietExplain(t *testing.T) {
 		{Metrics: []Metric{{Signal: SignalQueue, Target: 4}}, Min: 0, Max: 10},
 	} {
 		mustValidate(t, p)
-		var loud, quiet Loop
+		var loud, quiet Decider
 		quiet.Quiet = true
 		if quiet.Explain() != nil {
 			t.Fatal("Explain before any decision")
@@ -151,8 +151,8 @@ func TestLoopQuietExplain(t *testing.T) {
 		for i := range 60 {
 			r := readings[i%len(readings)]
 			now := at(1000 + 15*int64(i))
-			dl, okl, hl := loud.Decide(p, r, now)
-			dq, okq, hq := quiet.Decide(p, r, now)
+			dl, okl, hl := decideOnce(&loud, p, r, now)
+			dq, okq, hq := decideOnce(&quiet, p, r, now)
 			if okl != okq || hl != hq || dl.Desired != dq.Desired || dl.Reason != dq.Reason || fmt.Sprint(dl.Raw) != fmt.Sprint(dq.Raw) { // NaN values: compared as printed
 				t.Fatalf("%d: quiet %+v %v %v, loud %+v %v %v", i, dq, okq, hq, dl, okl, hl)
 			}
@@ -202,9 +202,9 @@ func TestLoopSharedScratch(t *testing.T) {
 		}
 	}
 	var scratch State
-	own := make([]Loop, len(policies))
-	loud := make([]Loop, len(policies))
-	shared := make([]Loop, len(policies))
+	own := make([]Decider, len(policies))
+	loud := make([]Decider, len(policies))
+	shared := make([]Decider, len(policies))
 	for k := range shared {
 		shared[k].Scratch, shared[k].Quiet = &scratch, true
 		own[k].Quiet = true
@@ -219,14 +219,14 @@ func TestLoopSharedScratch(t *testing.T) {
 		for k, p := range policies {
 			if i == 90 && k == 1 {
 				st := own[k].State
-				for _, l := range []*Loop{&own[k], &loud[k], &shared[k]} {
+				for _, l := range []*Decider{&own[k], &loud[k], &shared[k]} {
 					l.Restore(p, 5, 3, copyState(State{}, &st), now)
 				}
 			}
 			r := obs(i, k)
-			do, oko, ho := own[k].Decide(p, r, now)
-			dl, _, _ := loud[k].Decide(p, r, now)
-			ds, oks, hs := shared[k].Decide(p, r, now)
+			do, oko, ho := decideOnce(&own[k], p, r, now)
+			dl, _, _ := decideOnce(&loud[k], p, r, now)
+			ds, oks, hs := decideOnce(&shared[k], p, r, now)
 			if oko != oks || ho != hs || do.Desired != ds.Desired || do.Reason != ds.Reason || fmt.Sprint(do.Raw) != fmt.Sprint(ds.Raw) {
 				t.Fatalf("%d/%d: shared %+v %v %v, own %+v %v %v", i, k, ds, oks, hs, do, oko, ho)
 			}
@@ -249,4 +249,11 @@ func TestLoopSharedScratch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// decideOnce is l.Decide into a fresh Decision.
+func decideOnce(l *Decider, p *Policy, r Reading, now time.Time) (Decision, bool, bool) {
+	var d Decision
+	decided, held := l.Decide(&d, p, r, now)
+	return d, decided, held
 }

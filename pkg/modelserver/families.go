@@ -1,4 +1,4 @@
-// Package profile names the /metrics families of each LLM model server
+// Package modelserver names the /metrics families of each LLM model server
 // (vLLM, llama.cpp, SGLang, TGI, TensorRT-LLM, Triton) that measure a
 // replica's load, so that readers (pkg/scrape) and query builders
 // (pkg/promql) share one table instead of string literals.
@@ -9,14 +9,10 @@
 // two alternatives together (vLLM's kv_cache_usage_perc and its deprecated
 // gpu_cache_usage_perc describe the same cache).
 //
-// Sources: vLLM docs "Production Metrics" (docs.vllm.ai/en/latest/usage/metrics.html)
-// and vllm-project/vllm PR #29330 (gpu_cache_usage_perc removal); SGLang docs
-// "Production Metrics" (docs.sglang.ai/references/production_metrics.html);
-// llama.cpp tools/server README (`--metrics`); TGI router metrics (docs
-// "Metrics" in huggingface/text-generation-inference); TensorRT-LLM PR #5560
-// (trtllm-serve `pytrtllm:` names); Triton docs "Metrics"; and the real pages
-// listed in docs/design.md ("Field cases").
-package profile
+// Sources: each server's metrics documentation (vLLM and SGLang "Production
+// Metrics", llama.cpp's server README, TGI and Triton "Metrics",
+// trtllm-serve) and the real pages listed in docs/design.md ("Field cases").
+package modelserver
 
 // Families are the metric names one server exports for each signal. Every
 // field is a list of alternatives in preference order: the first name that is
@@ -73,7 +69,7 @@ const (
 	// num_gpu_blocks, block_size, …; no model_name label). docs/design.md page 01.
 	VLLMCacheConfigInfo = "vllm:cache_config_info"
 	// VLLMLoRARequestsInfo is vLLM's LoRA state: one series per state seen,
-	// value = unix time the state was last set (vllm PR #13303); the current
+	// value = unix time the state was last set; the current
 	// state is the series with the largest value, never a sum. docs/design.md page 14.
 	VLLMLoRARequestsInfo = "vllm:lora_requests_info"
 )
@@ -86,7 +82,7 @@ func (s Server) Families() Families {
 		// vLLM docs "Production Metrics"; V1 renamed gpu_cache_usage_perc to
 		// kv_cache_usage_perc (0.9/0.10 export both, 0.12 only the new one:
 		// case C08 of docs/design.md). Underscore spellings (vllm_num_requests_running)
-		// are not vLLM's names and are not accepted (kthena PR #868 review).
+		// are not vLLM's names and are not accepted.
 		// llm-d-inference-sim exports the same names (docs/design.md page 18).
 		return Families{
 			Running:          []string{"vllm:num_requests_running"},
@@ -156,8 +152,8 @@ func (s Server) Families() Families {
 			Prefixes: []string{"tgi_"},
 		}
 	case TRTLLM:
-		// trtllm-serve Prometheus text at /prometheus/metrics (TensorRT-LLM PR
-		// #5560; docs/design.md page 15): vLLM-like names under `pytrtllm:`.
+		// trtllm-serve Prometheus text at /prometheus/metrics (docs/design.md
+		// page 15): vLLM-like names under `pytrtllm:`.
 		return Families{
 			Running:          []string{"pytrtllm:num_requests_running"},
 			Waiting:          []string{"pytrtllm:num_requests_waiting"},

@@ -1,0 +1,115 @@
+package backtest
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/replay"
+)
+
+// dayReport is a day at 10 req/s for 12 h then 20 req/s, in 60 s steps:
+// the hourly rate moves once, by 10 req/s.
+func dayReport(rows ...Row) Report {
+	rate := make([]float64, 24*60+1)
+	for j := 1; j < len(rate); j++ {
+		rate[j] = 10
+		if j > 12*60 {
+			rate[j] = 20
+		}
+	}
+	return Report{Step: time.Minute, ArrivalRate: rate, Policies: rows}
+}
+
+// TestRunawayScaleEvents: a policy averaging 5 requests per replica-second
+// (1,296,000 requests over 259,200 replica-seconds) needs 10 / 5 = 2 unit
+// steps for the day's one swing of 10 req/s, plus one up-and-down pair an
+// hour for noise: 2 + 2 × 24 = 50 explained events. Twice that, 100, is
+// allowed; 101 warns, naming the events, the hourly rate and the reversals.
+func TestRunawayScaleEvents(t *testing.T) {
+	row := func(events int) Row {
+		return Row{Result: replay.Result{Policy: "queue:24", Requests: 1296000, ReplicaSeconds: 259200, Peak: 6, ScaleEvents: events, Reversals: 40}, Max: 100}
+	}
+	if got := ExplainedEvents(dayReport().ArrivalRate, 60, 5); math.Abs(got-50) > 1e-9 {
+		t.Errorf("explained events %g, want 50", got)
+	}
+	if w := dayReport(row(100)).Runaway(); len(w) != 0 {
+		t.Errorf("100 events: warnings %q, want none", w)
+	}
+	w := dayReport(row(101)).Runaway()
+	if len(w) != 1 || !strings.Contains(w[0], "queue:24: 101 scale events (4.2 an hour, 40 reversals) where the traffic explains about 50") {
+		t.Errorf("101 events: warnings %q", w)
+	}
+}
+
+// TestRunawayPeakAtMax: a policy whose peak reached its max is named; one
+// below its max, and fixed:N (no max: replay.MaxReplicas), are not.
+func TestRunawayPeakAtMax(t *testing.T) {
+	rows := []Row{
+		{Result: replay.Result{Policy: "queue:24,lookahead=90", Peak: 100}, Max: 100},
+		{Result: replay.Result{Policy: "queue:24", Peak: 99}, Max: 100},
+		{Result: replay.Result{Policy: "fixed:8", Peak: 8}, Max: replay.MaxReplicas},
+	}
+	w := dayReport(rows...).Runaway()
+	if len(w) != 1 || !strings.HasPrefix(w[0], "queue:24,lookahead=90: peaked at its max, 100 replicas") {
+		t.Errorf("warnings %q, want one for queue:24,lookahead=90", w)
+	}
+	if p, err := replay.ParsePolicy("queue:24"); err != nil || p.Max() != 100 {
+		t.Errorf("queue:24's max %d (%v), want recommend.DefaultMax 100", p.Max(), err)
+	}
+	if p, err := replay.ParsePolicy("fixed:8"); err != nil || p.Max() != replay.MaxReplicas {
+		t.Errorf("fixed:8's max %d (%v), want replay.MaxReplicas", p.Max(), err)
+	}
+}
+
+// TestFidelityVerdict: the grade is the better of the median relative
+// error (good <= 25%, fair <= 50%) and the mean |error| as a share of the
+// SLO (good <= 5%, fair <= 25%); each grade says what to do.
+func TestFidelityVerdict(t *testing.T) {
+	for _, c := range []struct {
+		rel, abs, slo float64
+		want, advice  string
+	}{
+		{0.20, 1.0, 2, "good", "can be trusted"},
+		{0.30, 0.05, 2, "good", "can be trusted"},        // 2.5% of the SLO
+		{0.53, 0.12, 2, "fair", "--calibrate FILE"},      // 6% of the SLO
+		{0.45, 0.9, 2, "fair", "--calibrate FILE"},       // 45%
+		{0.60, 0.6, 2, "poor", "--model-config FILE"},    // 60%, 30% of the SLO
+		{math.NaN(), 0.6, 2, "poor", "--calibrate FILE"}, // no relative error
+	} {
+		grade, advice := Fidelity{MedianRelError: c.rel, MeanAbsErrorS: c.abs}.Verdict(c.slo)
+		if grade != c.want || !strings.Contains(advice, c.advice) {
+			t.Errorf("rel %g, abs %g s, SLO %g s: %s (%s), want %s mentioning %q", c.rel, c.abs, c.slo, grade, advice, c.want, c.advice)
+		}
+	}
+}
+
+// TestWriteTextWarnsAndExplains: the text report carries the runaway
+// warning, the fidelity grade with its advice, and the legend lines of the
+// reference rows present.
+func TestWriteTextWarnsAndExplains(t *testing.T) {
+	rep := dayReport(
+		Row{Result: replay.Result{Policy: "queue:24,lookahead=90", Peak: 100}, Max: 100, SavingsPct: math.NaN()},
+		Row{Result: replay.Result{Policy: "oracle", Peak: 8}, Max: replay.MaxReplicas, SavingsPct: math.NaN()},
+	)
+	rep.SLOTTFT = 2
+	rep.Fidelity = &Fidelity{Hours: 24, MeanAbsErrorS: 0.6, MedianRelError: 0.6}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"warning   queue:24,lookahead=90: peaked at its max, 100 replicas",
+		"median relative error 60%: poor (",
+		"\noracle: reads the arrivals ahead",
+		"replica-min: replicas x minutes",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "\nrecommended:") {
+		t.Errorf("a legend line for recommended without its row:\n%s", b.String())
+	}
+}
