@@ -30,6 +30,9 @@ func (c *AccuracyCmd) Run(e *env) error {
 	if err != nil {
 		return invalid(err)
 	}
+	for _, w := range accuracy.Warnings(stages) {
+		fmt.Fprintln(e.stderr, "warning:", w)
+	}
 	var peers []accuracy.Prediction
 	if c.Peers != "" {
 		if peers, err = accuracy.ReadPeers(c.Peers); err != nil {

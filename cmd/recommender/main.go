@@ -13,9 +13,16 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/KimMachineGun/automemlimit/memlimit"
 )
 
 func main() {
+	// GOMEMLIMIT from the container's cgroup limit (90% of it) unless the
+	// environment sets it: the GC then collects before the kernel kills,
+	// and a configuration whose parse would not fit is refused
+	// (internal/membudget). Without a cgroup limit nothing is set.
+	_, _ = memlimit.Set()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The first signal cancels ctx (graceful shutdown); releasing the
 	// handler then lets a second signal terminate at once.

@@ -8,9 +8,12 @@ package yamlbound
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/infscale/infscale/internal/membudget"
 )
 
 // Limits, far above what infscale's files need (a configuration nests 6
@@ -28,6 +31,12 @@ const (
 	// MaxAliases bounds the aliases (*name): each copies its anchor's
 	// node when decoded.
 	MaxAliases = 1000
+	// MaxKeys bounds the keys of one block mapping: goccy's parser
+	// recurses once per key of a block mapping and copies the keys after
+	// it at each level (time, memory and stack quadratic in the keys:
+	// 14,000 keys took 72 MB of stack and heap). infscale's mappings have
+	// a few dozen keys.
+	MaxKeys = 1000
 	// TokensPerTarget is what tokenBound counts for a target (name, a
 	// quoted selector, two metrics and max: 38 tokens in flow style,
 	// counted about 80), for messages.
@@ -42,30 +51,76 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Msg) }
 
+// What a parse costs, in bytes of live heap, the upper bounds of what was
+// measured on the costliest shapes (TestCostModel; docs/evaluation/PERFORMANCE.md):
+// goccy's lexer holds the text as runes beside its copies, each token is a
+// struct with its position, and the parse adds an AST node and the decoded
+// value or problem per token.
+const (
+	// BytesPerByte is the cost of the text itself (9.5 measured on one
+	// long scalar or comment, with a fifth more for the measurement's noise).
+	BytesPerByte = 12
+	// LexBytesPerCountedToken is the lexer's cost per token of
+	// tokenBound's count (247 measured, one-character block items; a
+	// fifth more kept).
+	LexBytesPerCountedToken = 320
+	// ParseBytesPerToken is the whole parse's cost per token the lexer
+	// made, decoding included (486 measured, a flow list of one-character
+	// items, each a problem; a fifth more kept; a real target's tokens
+	// cost about 210).
+	ParseBytesPerToken = 640
+)
+
 // Check returns an *Error when data nests deeper than MaxDepth or has more
 // than MaxTokens tokens or MaxAliases aliases; nil otherwise (also when
 // the lexer finds a syntax error: the parser reports it). Block depth is
 // counted as the stack of indentation columns of "- " entries and mapping
-// keys, so "- - - x" on one line nests three levels.
+// keys, so "- - - x" on one line nests three levels. It keeps no memory
+// budget (see Tokens).
 func Check(data []byte) error {
-	_, err := Tokens(data)
+	_, err := Tokens(data, membudget.Of(0, 0))
 	return err
 }
 
 // Tokens is Check that also returns the document's tokens, for goccy's
 // parser.Parse (what parser.ParseBytes would make again: a third of
-// loading a 10,000-target configuration). The tokens are nil with an
-// error. Before anything is built, the document's tokens are bounded from
-// its bytes (tokenBound: no allocation); goccy's lexer builds every token
-// of the document in one call (a 10 MB flow list of one-character items
-// took 2.0 GB before the old count could refuse it), so a document whose
-// bound passes MaxTokens is refused there.
-func Tokens(data []byte) (token.Tokens, error) {
-	if line, col, over := tokenBound(data); over {
+// loading a 10,000-target configuration), and that refuses a document
+// whose parse could take more than budget.Available bytes (the cost
+// model above). The tokens are nil with an error.
+//
+// Nothing is built before the document's tokens are bounded from its bytes
+// (tokenBound: no allocation): goccy's lexer builds every token of the
+// document in one call (a 10 MB flow list of one-character items took
+// 2.0 GB), so a document whose bound passes MaxTokens, or whose lexing
+// could pass the budget, is refused there, at the line and column where the
+// count passes. After lexing, the tokens made are counted against the
+// whole parse's cost.
+func Tokens(data []byte, budget membudget.Budget) (token.Tokens, error) {
+	text := int64(len(data)) * BytesPerByte
+	limit, byMemory := MaxTokens, false
+	if budget.Available < math.MaxInt64 {
+		if n := (budget.Available - text) / LexBytesPerCountedToken; n < int64(limit) {
+			limit, byMemory = int(max(n, 0)), true
+		}
+	}
+	if line, col, over := tokenBound(data, limit); over {
+		if byMemory {
+			return nil, &Error{Line: line, Column: col, Msg: overBudget(budget, text+int64(limit+1)*LexBytesPerCountedToken, "reading it")}
+		}
 		return nil, &Error{Line: line, Column: col,
 			Msg: fmt.Sprintf("more than %d YAML tokens by here: not a configuration (about %d targets at most; docs/evaluation/PERFORMANCE.md)", MaxTokens, MaxTokens/TokensPerTarget)}
 	}
 	toks := lexer.Tokenize(string(data))
+	if budget.Available < math.MaxInt64 {
+		if cost := text + int64(len(toks))*ParseBytesPerToken; cost > budget.Available {
+			e := &Error{Line: 1, Column: 1, Msg: overBudget(budget, cost, fmt.Sprintf("parsing its %d tokens", len(toks)))}
+			if len(toks) > 0 { // where the tokens pass the budget
+				at := toks[min(max((budget.Available-text)/ParseBytesPerToken, 0), int64(len(toks)-1))]
+				e.Line, e.Column = at.Position.Line, at.Position.Column
+			}
+			return nil, e
+		}
+	}
 	c := checker{}
 	for i, tk := range toks {
 		if err := c.add(tk, i); err != nil {
@@ -75,14 +130,23 @@ func Tokens(data []byte) (token.Tokens, error) {
 	return toks, nil
 }
 
+// overBudget says that what (reading, parsing) could take cost bytes, more
+// than the budget leaves, and what to do.
+func overBudget(b membudget.Budget, cost int64, what string) string {
+	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
+	return fmt.Sprintf("%s could take up to %.0f MiB, and this process has %.0f MiB left under its memory limit of %.0f MiB (GOMEMLIMIT, set to 90%% of the container's limit unless given; %.0f MiB in use, an eighth and 8 MiB kept free): "+
+		"give it more memory (the chart's resources.limits.memory) or split the targets across instances; docs/evaluation/PERFORMANCE.md gives the cost per target",
+		what, mib(cost), mib(b.Available), mib(b.Limit), mib(b.Used))
+}
+
 // tokenBound bounds the tokens goccy's lexer makes of data from above
-// without lexing it: every token starts at a non-blank byte after a blank
+// without lexing it, against limit: every token starts at a non-blank byte after a blank
 // one (counted 1) or at or just after an indicator character (counted 2:
 // the indicator's own token and the one it may split off). It returns the
 // 1-based line and column of the byte where the bound first passes
-// MaxTokens, and whether it does. A real configuration counts about twice
+// limit, and whether it does. A real configuration counts about twice
 // its tokens (quoted selectors are full of indicator characters).
-func tokenBound(data []byte) (line, col int, over bool) {
+func tokenBound(data []byte, limit int) (line, col int, over bool) {
 	n, line, start := 0, 1, 0
 	blank := true
 	for i, c := range data {
@@ -102,7 +166,7 @@ func tokenBound(data []byte) (line, col int, over bool) {
 			}
 		}
 		blank = false
-		if n > MaxTokens {
+		if n > limit {
 			return line, i - start + 1, true
 		}
 	}
@@ -113,6 +177,7 @@ func tokenBound(data []byte) (line, col int, over bool) {
 type checker struct {
 	flow, aliases int
 	block         []int // columns of the open block levels
+	keys          []int // keys seen at each open block level
 	prev          *token.Token
 }
 
@@ -122,11 +187,21 @@ func (c *checker) add(tk *token.Token, n int) error {
 		return &Error{Line: tk.Position.Line, Column: tk.Position.Column,
 			Msg: fmt.Sprintf("more than %d YAML tokens: not a configuration", MaxTokens)}
 	}
-	open := func(col int) {
-		for len(c.block) > 0 && c.block[len(c.block)-1] >= col {
-			c.block = c.block[:len(c.block)-1]
+	// open enters the block level at col (the level open there, or a new
+	// one) and returns how many keys it has seen, counting this one if
+	// key (a "- " entry may share its column with the keys of the mapping
+	// that holds the sequence).
+	open := func(col int, key bool) int {
+		for len(c.block) > 0 && c.block[len(c.block)-1] > col {
+			c.block, c.keys = c.block[:len(c.block)-1], c.keys[:len(c.keys)-1]
 		}
-		c.block = append(c.block, col)
+		if len(c.block) == 0 || c.block[len(c.block)-1] != col {
+			c.block, c.keys = append(c.block, col), append(c.keys, 0)
+		}
+		if key {
+			c.keys[len(c.keys)-1]++
+		}
+		return c.keys[len(c.keys)-1]
 	}
 	switch tk.Type {
 	case token.SequenceStartType, token.MappingStartType:
@@ -135,11 +210,14 @@ func (c *checker) add(tk *token.Token, n int) error {
 		c.flow = max(c.flow-1, 0)
 	case token.SequenceEntryType:
 		if c.flow == 0 {
-			open(tk.Position.Column)
+			open(tk.Position.Column, false)
 		}
 	case token.MappingValueType:
 		if c.flow == 0 && c.prev != nil {
-			open(c.prev.Position.Column)
+			if open(c.prev.Position.Column, true) > MaxKeys {
+				return &Error{Line: c.prev.Position.Line, Column: c.prev.Position.Column,
+					Msg: fmt.Sprintf("more than %d keys in one mapping: not a configuration (infscale's mappings have a few dozen)", MaxKeys)}
+			}
 		}
 	case token.AliasType:
 		if c.aliases++; c.aliases > MaxAliases {

@@ -34,7 +34,7 @@ func (f FitResult) Terms() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "bandwidth_efficiency %.6f\nkv_bandwidth_efficiency %.6f\nmfu %.6f\nexpert_mfu %.6f\n", c.BandwidthEfficiency, c.KVBandwidthEfficiency, c.MFU, c.ExpertMFU)
 	fmt.Fprintf(&b, "output_lag_steps %.6f\n", c.OutputLagSteps)
-	fmt.Fprintf(&b, "step_overhead %v\nsequence_step_cost %v\nallreduce_latency %v\nrequest_overhead %v\n", c.StepOverhead, c.SequenceStepCost, c.AllReduceLatency, c.RequestOverhead)
+	fmt.Fprintf(&b, "step_overhead %v\nlayer_step_cost %v\nsequence_step_cost %v\nsequence_layer_cost %v\nallreduce_latency %v\nrequest_overhead %v\n", c.StepOverhead, c.LayerStepCost, c.SequenceStepCost, c.SequenceLayerCost, c.AllReduceLatency, c.RequestOverhead)
 	ms := make([]string, 0, len(f.MAPE))
 	for _, m := range Metrics {
 		if v, ok := f.MAPE[m]; ok {
@@ -75,7 +75,8 @@ func fracParam(name string, get func(*replica.Config) *float64) param {
 		x0:  func(c replica.Config) float64 { return logit(*get(&c)) }}
 }
 
-var params = []param{
+// allParams are the terms a fit can free, by name.
+var allParams = []param{
 	fracParam("bandwidth_efficiency", func(c *replica.Config) *float64 { return &c.BandwidthEfficiency }),
 	fracParam("kv_bandwidth_efficiency", func(c *replica.Config) *float64 { return &c.KVBandwidthEfficiency }),
 	fracParam("mfu", func(c *replica.Config) *float64 { return &c.MFU }),
@@ -84,15 +85,40 @@ var params = []param{
 		set: func(c *replica.Config, x float64) { c.OutputLagSteps = 2 * logistic(x) },
 		x0:  func(c replica.Config) float64 { return logit(max(c.OutputLagSteps, 0.5) / 2) }},
 	durParam("step_overhead", time.Millisecond, func(c *replica.Config) *time.Duration { return &c.StepOverhead }),
+	durParam("layer_step_cost", 20*time.Microsecond, func(c *replica.Config) *time.Duration { return &c.LayerStepCost }),
 	durParam("sequence_step_cost", 10*time.Microsecond, func(c *replica.Config) *time.Duration { return &c.SequenceStepCost }),
+	durParam("sequence_layer_cost", 200*time.Nanosecond, func(c *replica.Config) *time.Duration { return &c.SequenceLayerCost }),
 	durParam("allreduce_latency", 10*time.Microsecond, func(c *replica.Config) *time.Duration { return &c.AllReduceLatency }),
 	durParam("request_overhead", 10*time.Millisecond, func(c *replica.Config) *time.Duration { return &c.RequestOverhead }),
 }
 
-// Fit fits the step model's terms (bandwidth efficiencies of weights and
-// KV, MFU and the experts' MFU, step overhead, per-sequence step cost,
-// all-reduce latency, request overhead) on the rows of every model not in
-// heldOut, by Nelder-Mead on the sum over TTFT, ITL and e2e means of
+// FitParams names the terms Fit frees (the others stay at 0, the experts'
+// MFU at MFU): the physical step model's eight. Each is a property of the
+// GPU and the engine, not of a model; the model's config gives what they
+// multiply (bytes of weights and of KV, layers, all-reduces, FLOPs).
+// docs/evaluation/ACCURACY.md compares this set with a fixed step
+// overhead added (worse out of sample) and with the per-sequence cost
+// per layer.
+var FitParams = []string{"bandwidth_efficiency", "kv_bandwidth_efficiency", "mfu", "output_lag_steps",
+	"layer_step_cost", "sequence_step_cost", "allreduce_latency", "request_overhead"}
+
+func fitParams(names []string) ([]param, error) {
+	var out []param
+	for _, n := range names {
+		i := slices.IndexFunc(allParams, func(p param) bool { return p.name == n })
+		if i < 0 {
+			return nil, fmt.Errorf("fit: unknown term %q", n)
+		}
+		out = append(out, allParams[i])
+	}
+	return out, nil
+}
+
+// Fit fits the step model's terms (FitParams: bandwidth efficiencies of
+// weights and KV, MFU, output lag, per-layer step cost, per-sequence step
+// cost, all-reduce latency, request overhead; the prefill
+// floor, the interconnect's bytes and the embedding lookup on) on the
+// rows of every model not in heldOut, by Nelder-Mead on the sum over TTFT, ITL and e2e means of
 // MAPE / Bounds. One set of terms for all rows (the data set is one GPU);
 // opt.Base gives the starting point and every other field. Deterministic.
 func Fit(ctx context.Context, stages []Stage, opt Options, heldOut []string) (FitResult, error) {
@@ -109,7 +135,15 @@ func Fit(ctx context.Context, stages []Stage, opt Options, heldOut []string) (Fi
 	if opt.Base != nil {
 		base = *opt.Base
 	}
-	base.PrefillFloor, base.Interconnect = true, true
+	base.PrefillFloor, base.Interconnect, base.EmbeddingLookup = true, true, true
+	params, err := fitParams(FitParams)
+	if err != nil {
+		return FitResult{}, err
+	}
+	// The terms not freed are off: the fit is of FitParams alone.
+	base.StepOverhead, base.SequenceStepCost, base.LayerStepCost, base.SequenceLayerCost = 0, 0, 0, 0
+	base.ExpertMFU, base.KVBandwidthEfficiency, base.OutputLagSteps = 0, 0, 0
+	base.AllReduceLatency, base.RequestOverhead = 0, 0
 	config := func(x []float64) replica.Config {
 		c := base
 		for i, p := range params {
@@ -149,6 +183,7 @@ func Fit(ctx context.Context, stages []Stage, opt Options, heldOut []string) (Fi
 	start.MFU, start.ExpertMFU = cal.MFU, cal.MFU
 	start.StepOverhead, start.AllReduceLatency = cal.StepOverhead, cal.AllReduceLatency
 	start.SequenceStepCost, start.RequestOverhead, start.OutputLagSteps = 0, 0, 0
+	start.LayerStepCost, start.SequenceLayerCost = 0, 0
 	x0 := make([]float64, len(params))
 	for i, p := range params {
 		x0[i] = p.x0(start)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -64,6 +65,9 @@ type Stage struct {
 	UniqueSystemPrompts                     int
 	// Measured holds the measured value of each metric present, in ms.
 	Measured map[Metric]float64
+	// Unmeasured lists the measured columns (actual_*_ms) the row leaves
+	// empty or the file lacks: their metrics are not compared on this row.
+	Unmeasured []string
 }
 
 // Key identifies a stage row: experiment and stage index.
@@ -200,6 +204,15 @@ func ParseGroundTruth(name string, rd io.Reader) ([]Stage, error) {
 	if err != nil {
 		return nil, err
 	}
+	var cols []string
+	for _, m := range Metrics {
+		if _, ok := t.cols[measuredColumn[m]]; ok {
+			cols = append(cols, measuredColumn[m])
+		}
+	}
+	if len(cols) == 0 {
+		return nil, fmt.Errorf("%s:1: header lacks every measured column (%s): nothing to compare the predictions with; add at least one", name, strings.Join(measuredColumns(), ", "))
+	}
 	var out []Stage
 	var errs []error
 	for {
@@ -309,6 +322,9 @@ func (t *table) stage() (Stage, error) {
 	for _, m := range Metrics {
 		v, ok, err := t.num(measuredColumn[m])
 		try(err)
+		if !ok && err == nil {
+			s.Unmeasured = append(s.Unmeasured, measuredColumn[m])
+		}
 		if ok {
 			if !(v > 0) {
 				try(t.errorf(measuredColumn[m], "%g: want milliseconds > 0", v))
@@ -340,8 +356,59 @@ func (t *table) stage() (Stage, error) {
 	} else if ok && v >= 1 && v <= 1<<24 && s.OutputLen == 0 {
 		s.OutputLen = int(math.Round(v))
 	}
+	if len(s.Measured) == 0 && len(s.Unmeasured) == len(Metrics) {
+		try(fmt.Errorf("%s:%d: no measured value: columns %s are all empty or absent (a row needs at least one to compare)", t.file, s.Line, strings.Join(s.Unmeasured, ", ")))
+	}
 	if s.OutputLen == 0 {
 		try(fmt.Errorf("%s:%d: no output length: want output_len_meas_mean, output_len_spec, or the three actual means (e2e, TTFT, ITL)", t.file, s.Line))
 	}
 	return s, errors.Join(errs...)
+}
+
+// measuredColumns lists the measured columns in Metrics order.
+func measuredColumns() []string {
+	out := make([]string, len(Metrics))
+	for i, m := range Metrics {
+		out[i] = measuredColumn[m]
+	}
+	return out
+}
+
+// Warnings lists what stages leave unmeasured, one line each: a column
+// the file lacks ("FILE:1: no column C: metric M is not compared"), then
+// each row that leaves a column of the file empty ("FILE:LINE: column C
+// empty: metric M is not compared on this row").
+func Warnings(stages []Stage) []string {
+	if len(stages) == 0 {
+		return nil
+	}
+	absent := map[string]bool{}
+	for _, c := range stages[0].Unmeasured {
+		absent[c] = true
+	}
+	for _, s := range stages[1:] {
+		for c := range absent {
+			if !slices.Contains(s.Unmeasured, c) {
+				delete(absent, c)
+			}
+		}
+	}
+	metricOf := map[string]Metric{}
+	for m, c := range measuredColumn {
+		metricOf[c] = m
+	}
+	var out []string
+	for _, c := range measuredColumns() {
+		if absent[c] {
+			out = append(out, fmt.Sprintf("%s:1: no column %s: metric %s is not compared", stages[0].File, c, metricOf[c]))
+		}
+	}
+	for _, s := range stages {
+		for _, c := range s.Unmeasured {
+			if !absent[c] {
+				out = append(out, fmt.Sprintf("%s:%d: column %s empty: metric %s is not compared on this row", s.File, s.Line, c, metricOf[c]))
+			}
+		}
+	}
+	return out
 }

@@ -55,3 +55,33 @@ func TestPredictTooManyRequests(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestMissingMeasuredColumns: a file without any measured column is
+// refused at its header, naming the columns; a row with none of them
+// filled is refused at its line; a column the file lacks is one warning,
+// a cell left empty one warning for its row.
+func TestMissingMeasuredColumns(t *testing.T) {
+	h := "experiment,model,hardware,tp,stage_index,stage_rate_rps,stage_duration_s,question_len,output_len_spec"
+	_, err := ParseGroundTruth("gt.csv", strings.NewReader(h+"\ne,m,H100,1,0,1,600,100,10\n"))
+	if err == nil || !strings.Contains(err.Error(), "gt.csv:1: header lacks every measured column (actual_ttft_mean_ms, actual_ttft_p90_ms, actual_itl_mean_ms, actual_e2e_mean_ms, actual_e2e_p90_ms)") {
+		t.Errorf("no measured column: err = %v", err)
+	}
+	h += ",actual_ttft_mean_ms,actual_e2e_mean_ms\n"
+	_, err = ParseGroundTruth("gt.csv", strings.NewReader(h+"e,m,H100,1,0,1,600,100,10,5,100\ne,m,H100,1,1,1,600,100,10,,\n"))
+	if err == nil || !strings.Contains(err.Error(), "gt.csv:3: no measured value: columns actual_ttft_mean_ms, actual_ttft_p90_ms, actual_itl_mean_ms, actual_e2e_mean_ms, actual_e2e_p90_ms are all empty or absent") {
+		t.Errorf("empty row: err = %v", err)
+	}
+	st, err := ParseGroundTruth("gt.csv", strings.NewReader(h+"e,m,H100,1,0,1,600,100,10,5,100\ne,m,H100,1,1,1,600,100,10,,100\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"gt.csv:1: no column actual_ttft_p90_ms: metric ttft_p90 is not compared",
+		"gt.csv:1: no column actual_itl_mean_ms: metric itl_mean is not compared",
+		"gt.csv:1: no column actual_e2e_p90_ms: metric e2e_p90 is not compared",
+		"gt.csv:3: column actual_ttft_mean_ms empty: metric ttft_mean is not compared on this row",
+	}
+	if got := Warnings(st); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

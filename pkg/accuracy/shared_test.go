@@ -55,16 +55,22 @@ func TestSharedSetParses(t *testing.T) {
 	}
 }
 
-// The MAPE bounds (percent) stated in docs/evaluation/ACCURACY.md: replica.Fitted()
-// on every row of the shared set (in sample), and the terms fitted
-// without the held-out models (replica.FittedH100HeldOut) on those
-// models' rows (out of sample).
+// The MAPE bounds (percent) stated in docs/evaluation/ACCURACY.md:
+// replica.Fitted() on every row of the shared set (in sample), and each
+// of replica.FittedH100Folds on its held-out models' rows (out of
+// sample). Issue 21's goal is 15 / 8 / 8 (mean TTFT / ITL / e2e).
 var (
 	allBound = map[Metric]float64{TTFTMean: 15, ITLMean: 8, E2EMean: 8}
-	// Out of sample the TTFT holds issue 21's 15%; ITL and e2e do not
-	// hold its 8% (about 18%: Mistral-Nemo on one H100 decodes faster per
-	// byte than the fit models, docs/evaluation/ACCURACY.md).
-	heldOutBound = map[Metric]float64{TTFTMean: 15, ITLMean: 19, E2EMean: 19}
+	// foldBound[i] is replica.FittedH100Folds[i]'s: the first and third
+	// folds hold the goal's TTFT; the ITL and e2e goal holds on the
+	// first. The second's ITL misses it: Llama-2-7B is the only MHA
+	// model, and without it the KV read efficiency is not pinned
+	// (docs/evaluation/ACCURACY.md).
+	foldBound = []map[Metric]float64{
+		{TTFTMean: 15, ITLMean: 8, E2EMean: 8},
+		{TTFTMean: 15, ITLMean: 13, E2EMean: 13},
+		{TTFTMean: 15, ITLMean: 9, E2EMean: 9},
+	}
 )
 
 func sharedMAPE(t *testing.T, base replica.Config, heldOut []string) Report {
@@ -81,6 +87,7 @@ func sharedMAPE(t *testing.T, base replica.Config, heldOut []string) Report {
 // checks each metric's MAPE over all rows against its stated bound.
 func TestSharedSetMAPE(t *testing.T) {
 	r := sharedMAPE(t, replica.Fitted(), nil)
+	t.Logf("all rows: %.1f / %.1f / %.1f", r.MAPE[TTFTMean], r.MAPE[ITLMean], r.MAPE[E2EMean])
 	for m, b := range allBound {
 		if got, ok := r.MAPE[m]; !ok || got > b {
 			t.Errorf("all rows: %s MAPE %.1f%%, want <= %g%%", m, got, b)
@@ -88,14 +95,21 @@ func TestSharedSetMAPE(t *testing.T) {
 	}
 }
 
-// TestSharedSetHeldOutMAPE replays the shared set with the terms fitted
-// without replica.FittedHeldOut's models and checks each metric's MAPE on
-// those models' rows against its stated bound.
+// TestSharedSetHeldOutMAPE replays the shared set with each fold's terms
+// (fitted without its held-out models) and checks each metric's MAPE on
+// those models' rows against the fold's stated bound.
 func TestSharedSetHeldOutMAPE(t *testing.T) {
-	r := sharedMAPE(t, replica.FittedH100HeldOut.Apply(replica.Calibrated()), replica.FittedHeldOut())
-	for m, b := range heldOutBound {
-		if got, ok := r.HeldOutMAPE[m]; !ok || got > b {
-			t.Errorf("held-out models %v: %s MAPE %.1f%%, want <= %g%%", replica.FittedHeldOut(), m, got, b)
+	if len(replica.FittedH100Folds) != len(foldBound) {
+		t.Fatalf("%d folds, %d bounds", len(replica.FittedH100Folds), len(foldBound))
+	}
+	for i, f := range replica.FittedH100Folds {
+		r := sharedMAPE(t, f.Terms.Apply(replica.Calibrated()), f.HeldOut)
+		t.Logf("fold %d %v: held out %.1f / %.1f / %.1f, fit rows %.1f / %.1f / %.1f", i, f.HeldOut,
+			r.HeldOutMAPE[TTFTMean], r.HeldOutMAPE[ITLMean], r.HeldOutMAPE[E2EMean], r.FitMAPE[TTFTMean], r.FitMAPE[ITLMean], r.FitMAPE[E2EMean])
+		for m, b := range foldBound[i] {
+			if got, ok := r.HeldOutMAPE[m]; !ok || got > b {
+				t.Errorf("fold %d, held-out models %v: %s MAPE %.1f%%, want <= %g%%", i, f.HeldOut, m, got, b)
+			}
 		}
 	}
 }

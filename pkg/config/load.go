@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/internal/boundedfile"
+	"github.com/infscale/infscale/internal/membudget"
 	"github.com/infscale/infscale/internal/yamlbound"
 	"github.com/infscale/infscale/pkg/modelserver"
 )
@@ -59,7 +60,7 @@ func Parse(data []byte, name string) (*File, error) {
 			Msg: "not a YAML text file (a NUL byte or invalid UTF-8 here); the configuration is UTF-8 YAML"}}
 	}
 	var be *yamlbound.Error
-	toks, err := yamlbound.Tokens(data)
+	toks, err := yamlbound.Tokens(data, membudget.Now())
 	if errors.As(err, &be) { // before the parse: its cost grows with the square of the depth
 		return nil, Errors{{File: name, Line: be.Line, Column: be.Column, Msg: be.Msg}}
 	}

@@ -229,9 +229,17 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 		capText := ""
 		if p.Hold != nil {
 			// A rise back to a rate seen within the hold's memory is traffic
-			// returning, not a new ramp: it projects no further than that peak.
-			if peak, ok := p.Hold.recentPeak(st, rate, now); ok && trend > 0 && rate < peak && rate+trend*p.Lookahead.Seconds() > peak {
-				trend = (peak - rate) / p.Lookahead.Seconds()
+			// returning, not a new ramp: it projects no further than that
+			// peak. A rate above the peak by less than the ramp bound's z
+			// standard deviations of its own Poisson noise (sqrt(rate / W))
+			// has not passed it yet.
+			w := obs.ArrivalWindow
+			if w <= 0 {
+				w = DefaultArrivalWindow
+			}
+			noise := p.RampBound * math.Sqrt(math.Max(0, rate)/w.Seconds())
+			if peak, ok := p.Hold.recentPeak(st, rate, now); ok && trend > 0 && rate < peak+noise && rate+trend*p.Lookahead.Seconds() > peak {
+				trend = max(0, peak-rate) / p.Lookahead.Seconds()
 				capText = ", capped at the recent peak " + num(peak) + " req/s (a return to it, not a new ramp)"
 			}
 		}

@@ -1,6 +1,9 @@
 package recommend
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Guard is infscale's runaway guard (on by default; not part of the HPA).
 //
@@ -122,21 +125,27 @@ func (p *Policy) guardSpans() (settle, drain time.Duration) {
 
 // latencyCap is the capacity-aware bound on a latency guard (ttft,
 // queuewait) of a policy with the demand signal, a Capacity and a
-// lookahead: replicas asked for now serve within the lookahead, so they
-// help only with what the present fleet cannot absorb by then.
+// lookahead. A request is routed to a replica when it arrives and waits in
+// that replica's engine: a replica added takes arrivals, never a queued
+// request, so the queue can keep busy only the replicas that hold it, and
+// a replica waits only when its batch is full. The guard asks for at most
+// the replicas the arrivals need beside the replicas the queue occupies:
 //
 //	per     = Capacity.RequestSeconds(mean prompt, mean output)
+//	batch   = min(MaxBatch, KVTokens / (prompt + output)), at least 1
 //	work    = arrival rate × per                      replicas busy
 //	backlog = waiting × per                           replica-seconds queued
-//	cap     = max(current, ceil((work + backlog / lookahead) / U))
+//	holders = ceil(running / batch) when waiting > 0, else 0
+//	cap     = max(current, ceil((work + min(backlog / target, holders)) / U))
 //
 // U is the demand signal's target. A latency quantile above its target
 // while the fleet has the capacity for the arrivals and the queue (a
-// burst that queues for seconds, then drains) asks for nothing more; a
-// sustained excess or a queue larger than the spare capacity clears
-// within the lookahead still does. ok is false (no bound) when the metric
-// is not a latency guard, its recommendation is at or below the cap, or
-// any input is unknown.
+// burst that queues for seconds, then drains) asks for nothing more; nor
+// does a backlog stuck on the replicas that held it when the fleet was
+// short (the new replicas serve the arrivals, the old ones drain it at
+// their own pace, whatever the count). ok is false (no bound) when the
+// metric is not a latency guard, its recommendation is at or below the
+// cap, or any input is unknown.
 func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int) (int, string, bool) {
 	if !m.Signal.Trailing() || !r.Valid || p.Capacity == nil || p.Lookahead <= 0 || r.Desired <= cur {
 		return 0, "", false
@@ -148,18 +157,27 @@ func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int) (int, str
 			break
 		}
 	}
-	rate, pr, out, w := obs.ArrivalRate, obs.MeanPrompt, obs.MeanOutput, obs.Waiting
-	if u <= 0 || !known(rate) || !known(pr) || !known(out) || !known(w) || rate < 0 || w < 0 {
+	rate, pr, out, w, run := obs.ArrivalRate, obs.MeanPrompt, obs.MeanOutput, obs.Waiting, obs.Running
+	if u <= 0 || !known(rate) || !known(pr) || !known(out) || !known(w) || !known(run) || rate < 0 || w < 0 || run < 0 {
 		return 0, "", false
 	}
 	per := p.Capacity.RequestSeconds(pr, out)
+	batch := float64(p.Capacity.MaxBatch)
+	if n := pr + out; n > 0 {
+		batch = max(1, min(batch, math.Floor(p.Capacity.KVTokens/n)))
+	}
 	work := rate * per
 	backlog := w * per
-	need := (work + backlog/m.Target) / u
+	holders := 0.0
+	if w > 0 {
+		holders = math.Ceil(run / batch)
+	}
+	need := (work + min(backlog/m.Target, holders)) / u
 	n := max(cur, ceilReplicas(need))
 	if r.Desired <= n {
 		return 0, "", false
 	}
-	return n, "capacity: (" + num(work) + " busy + " + num(w) + " waiting × " + num(per) + " s / target " + num(m.Target) +
-		" s) / utilisation " + num(u) + " = " + countText(need) + ", current " + itoa(cur) + ": at most " + itoa(n), true
+	return n, "capacity: (" + num(work) + " busy + min(" + num(w) + " waiting × " + num(per) + " s / target " + num(m.Target) +
+		" s, " + num(holders) + " replicas holding the queue: running " + num(run) + " / batch " + num(batch) + ")) / utilisation " + num(u) +
+		" = " + countText(need) + ", current " + itoa(cur) + ": at most " + itoa(n), true
 }

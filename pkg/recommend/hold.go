@@ -14,7 +14,9 @@ import (
 // before stabilisation) is below the previous output, the replicas held
 // (From); its floor is the lowest recommendation since. It returns at the
 // first decision whose recommendation is above the floor: the replicas a
-// release would have given back are wanted again, after g seconds. A dip
+// release would have given back are wanted again, after g seconds, up to
+// the recommendation then but at most From (more is new demand, such as a
+// ramp's projection, not replicas the dip gave back). A dip
 // that has not returned after DipHorizon × BreakEven is recorded as not
 // returned. The last MaxDips dips are kept in the State.
 //
@@ -56,7 +58,7 @@ type Dip struct {
 	// BreakEven when it did not.
 	Seconds float64 `json:"seconds"`
 	// Returned is whether the recommendation rose above its floor again;
-	// Back is the recommendation at the return.
+	// Back is the recommendation at the return, at most the dip's From.
 	Returned bool `json:"returned"`
 	Back     int  `json:"back,omitempty"`
 }
@@ -77,7 +79,7 @@ func (h *Hold) trackDip(st *State, rec, base int, now time.Time) {
 		g := now.Sub(d.At).Seconds()
 		switch {
 		case rec > d.Floor:
-			st.addDip(Dip{At: d.At, Seconds: g, Returned: true, Back: rec})
+			st.addDip(Dip{At: d.At, Seconds: g, Returned: true, Back: min(rec, d.From)})
 			st.OpenDip = nil
 		case g > DipHorizon*h.BreakEven.Seconds():
 			st.addDip(Dip{At: d.At, Seconds: g})

@@ -71,6 +71,32 @@ func TestHoldDecide(t *testing.T) {
 	}
 }
 
+// TestHoldBackAtMostFrom: a dip returns at most to the replicas it held
+// at its start; more is new demand. running:10, hold B = 90 s, no
+// scale-down window: 20 running -> 2; 5 -> 1 (a dip from 2, no history:
+// released); 70 -> 7, limited to max(1 + 4, 1 × 2) = 5: the dip returned
+// after 15 s, Back min(7, 2) = 2 (not 7). Then 5 running again: a dip
+// from 5; T* = 15 s (cost 15 against 90 releasing at once), open 0 s:
+// hold at the most the dips within T* came back to, 2, not the 5 the
+// ramp's answer left.
+func TestHoldBackAtMostFrom(t *testing.T) {
+	zero := int32(0)
+	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}}, Min: 1, Max: 10, Hold: &Hold{BreakEven: 90 * time.Second}}
+	p.Behavior.ScaleDown = rules(zero, "Max", percent(100, 15))
+	mustValidate(t, p)
+	obs := func(cur int, running float64) Observation {
+		return Observation{Current: cur, Running: running, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
+	}
+	var st State
+	expect(t, Decide(p, obs(1, 20), &st, at(0)), 2, ReasonMetric)
+	expect(t, Decide(p, obs(2, 5), &st, at(15)), 1, ReasonMetric)
+	expect(t, Decide(p, obs(1, 70), &st, at(30)), 5, ReasonRateLimited)
+	if len(st.Dips) != 1 || st.Dips[0].Back != 2 {
+		t.Fatalf("dips %+v, want one returned with Back 2 (its From)", st.Dips)
+	}
+	expect(t, Decide(p, obs(5, 5), &st, at(45)), 2, ReasonStabilized)
+}
+
 // TestHoldTrendCap: demand:0.5 on testCapacity (0.15625 replica-s per
 // request), lookahead 30 s, break-even 60 s (memory 600 s). 8 req/s for
 // 90 s, silence, then a busy period returns: 2, 4, 6 req/s at 210, 225,
@@ -114,17 +140,58 @@ func TestHoldTrendCap(t *testing.T) {
 	}
 }
 
-// TestLatencyCap: demand:0.5 and ttft:2 on testCapacity, lookahead 30 s,
-// 2 replicas, 4 req/s of 100/50 tokens, 8 waiting, TTFT p95 6 s. ttft
-// alone asks ceil(6/2 × 2) = 6. The capacity: 4 × 0.15625 = 0.625 busy,
+// TestHoldTrendCapNoise: as TestHoldTrendCap with a recent peak of 5.9
+// req/s: the rate 6 at 240 s is above it by 0.1, less than its Poisson
+// noise sqrt(6/30) = 0.447 at the ramp bound's z = 1, so it has not
+// passed the peak: no trend, 6 × 0.15625 / 0.5 = 1.875 -> 2. At z = 0
+// (no ramp bound) a rate above the peak is a new ramp: (6 + 0.1333 × 30)
+// × 0.3125 = 3.125 -> 4.
+func TestHoldTrendCapNoise(t *testing.T) {
+	run := func(z float64) Decision {
+		p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}}, Min: 1, Max: 10,
+			Lookahead: 30 * time.Second, Capacity: testCapacity, Hold: &Hold{BreakEven: 60 * time.Second}, RampBound: z})
+		var st State
+		var d Decision
+		for s := int64(0); s <= 240; s += 15 {
+			rate := 0.0
+			switch {
+			case s <= 90:
+				rate = 5.9
+			case s >= 210:
+				rate = float64(s-195) / 15 * 2
+			}
+			d = Decide(p, demandObs(2, rate), &st, at(s))
+		}
+		return d
+	}
+	if d := run(1); d.Raw[0].Replicas != 2 || !strings.Contains(stepsText(d), "capped at the recent peak 5.9 req/s") {
+		t.Errorf("z = 1: %d replicas, want 2, capped at the peak 5.9\n%s", d.Raw[0].Replicas, stepsText(d))
+	}
+	if d := run(0); d.Raw[0].Replicas != 4 {
+		t.Errorf("z = 0: %d replicas, want 4 (a new ramp)\n%s", d.Raw[0].Replicas, stepsText(d))
+	}
+}
+
+// TestLatencyCap: demand:0.5 and ttft:2 on testCapacity (batch
+// min(10, 10000/150) = 10), lookahead 30 s, 2 replicas both running a full
+// batch (20), 4 req/s of 100/50 tokens, 8 waiting, TTFT p95 6 s. ttft
+// alone asks ceil(6/2 × 2) = 6. The capacity: 4 × 0.15625 = 0.625 busy;
 // the queue 8 × 0.15625 = 1.25 replica-s cleared within the 2 s target
-// is 0.625 more: (0.625 + 0.625) / 0.5 = 2.5 -> at most 3. Demand asks
-// ceil(1.25) = 2; the largest is 3.
+// is 0.625 more, below the ceil(20/10) = 2 replicas holding it:
+// (0.625 + 0.625) / 0.5 = 2.5 -> at most 3. Demand asks ceil(1.25) = 2;
+// the largest is 3.
+//
+// A backlog stuck on the replica that held it: 8 replicas, 12 running (one
+// full batch + 2: ceil(12/10) = 2 hold a queue), 800 waiting, TTFT p95 60
+// s. ttft alone asks ceil(60/2 × 8) = 240; the old bound, the queue within
+// the target, (0.625 + 800 × 0.15625 / 2) / 0.5 = 126.25, allowed it up to
+// the max; now (0.625 + min(62.5, 2)) / 0.5 = 5.25 -> 6 < 8: held at the 8
+// current (the new replicas take arrivals, not the queue).
 func TestLatencyCap(t *testing.T) {
 	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
 		Lookahead: 30 * time.Second, Capacity: testCapacity})
 	o := demandObs(2, 4)
-	o.Waiting, o.TTFT = 8, 6
+	o.Running, o.Waiting, o.TTFT = 20, 8, 6
 	d := Decide(p, o, nil, at(0))
 	expect(t, d, 3, ReasonGuard)
 	// ttft's plain 6 capped by the capacity at 3; demand's 2.
@@ -134,4 +201,14 @@ func TestLatencyCap(t *testing.T) {
 	// Without the demand signal (no utilisation to size by) ttft is not capped.
 	p2 := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10, Lookahead: 30 * time.Second, Capacity: testCapacity})
 	expect(t, Decide(p2, o, nil, at(0)), 6, ReasonMetric)
+	// Running unknown: who holds the queue is unknown, no bound.
+	o.Running = nan
+	expect(t, Decide(p, o, nil, at(0)), 6, ReasonMetric)
+	// The stuck backlog: held at current.
+	s := demandObs(8, 4)
+	s.Running, s.Waiting, s.TTFT = 12, 800, 60
+	d = Decide(p, s, nil, at(0))
+	if d.Desired != 8 || !strings.Contains(stepsText(d), "at most 8") {
+		t.Errorf("stuck backlog: desired %d, want 8 held by the cap\n%s", d.Desired, stepsText(d))
+	}
 }

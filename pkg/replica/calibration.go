@@ -43,8 +43,12 @@ type Calibration struct {
 	KVBandwidthEfficiency float64 `json:"kv_bandwidth_efficiency,omitempty"`
 	MFU                   float64 `json:"mfu"`
 	StepOverheadS         float64 `json:"step_overhead_s"`
-	SequenceStepCostS     float64 `json:"sequence_step_cost_s"`
-	RequestOverheadS      float64 `json:"request_overhead_s"`
+	// LayerStepCostS is Config.LayerStepCost: the step's fixed part per
+	// layer, fitted in place of StepOverheadS when the base has one
+	// (the fitted mode's physical step model); 0 or absent otherwise.
+	LayerStepCostS    float64 `json:"layer_step_cost_s,omitempty"`
+	SequenceStepCostS float64 `json:"sequence_step_cost_s"`
+	RequestOverheadS  float64 `json:"request_overhead_s"`
 
 	// Fit and HeldOut are the decode points the fit used and those it
 	// predicts without having seen them, each with the fitted model's
@@ -117,7 +121,8 @@ func (p StepPoint) Error() float64 { return (p.PredictedS - p.StepS) / p.StepS }
 //
 // The step is modelled as pkg/replica's StepTime: weights and context KV
 // read at the bandwidth efficiency (the KV at base's KVBandwidthEfficiency
-// when set, which is kept), plus StepOverhead, plus batch ×
+// when set, which is kept), plus StepOverhead (or layers × LayerStepCost
+// when base has a per-layer cost: the fit is then of that), plus batch ×
 // SequenceStepCost. A least-squares line step = a + s·batch through the
 // points gives a and s; a is the weights' read time plus the overhead (the
 // efficiency is raised when a is below the weights' read time at base's
@@ -171,6 +176,11 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 	weights := r.weightSeconds + r.expertSeconds*expertMean(r)
 	kvSeconds := r.kvSecondsPerToken                         // per token, at the KV's own efficiency when set
 	fixed := r.overheadSeconds - base.StepOverhead.Seconds() // TP all-reduces, kept
+	layers := float64(base.Model.Layers)
+	perLayer := base.LayerStepCost > 0 // the fixed part of a step is a cost per layer
+	if perLayer {
+		fixed -= layers * base.LayerStepCost.Seconds()
+	}
 	eff := base.BandwidthEfficiency
 	if need := a - fixed; need < weights {
 		eff = math.Min(1, eff*weights/math.Max(need, 1e-9))
@@ -181,6 +191,9 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 	}
 	c.BandwidthEfficiency = eff
 	c.StepOverhead = seconds(math.Max(0, a-fixed-weights*scale))
+	if perLayer {
+		c.StepOverhead, c.LayerStepCost = 0, seconds(math.Max(0, a-fixed-weights*scale)/layers)
+	}
 	c.SequenceStepCost = seconds(math.Max(0, s-perSeqCtx*kvSeconds))
 	c.MFU = math.Min(1, base.MFU*r.prefillSecondsPerToken/perToken)
 	c.RequestOverhead = seconds(math.Max(0, reqOver))
@@ -189,7 +202,7 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 		return Calibration{}, fmt.Errorf("calibration: the fitted model is invalid: %w", err)
 	}
 	cal := Calibration{Kind: CalibrationKind, Version: 1, GPU: base.GPU.Name, Model: base.Model.Name, TP: base.TP,
-		BandwidthEfficiency: c.BandwidthEfficiency, KVBandwidthEfficiency: c.KVBandwidthEfficiency, MFU: c.MFU, StepOverheadS: c.StepOverhead.Seconds(),
+		BandwidthEfficiency: c.BandwidthEfficiency, KVBandwidthEfficiency: c.KVBandwidthEfficiency, MFU: c.MFU, StepOverheadS: c.StepOverhead.Seconds(), LayerStepCostS: c.LayerStepCost.Seconds(),
 		SequenceStepCostS: c.SequenceStepCost.Seconds(), RequestOverheadS: c.RequestOverhead.Seconds(), Prefill: prefill}
 	predict := func(ps []StepPoint) []StepPoint {
 		out := make([]StepPoint, len(ps))
@@ -245,6 +258,9 @@ func (c Calibration) Apply(cfg Config) (Config, error) {
 	}
 	cfg.BandwidthEfficiency, cfg.KVBandwidthEfficiency, cfg.MFU = c.BandwidthEfficiency, c.KVBandwidthEfficiency, c.MFU
 	cfg.StepOverhead, cfg.SequenceStepCost, cfg.RequestOverhead = seconds(c.StepOverheadS), seconds(c.SequenceStepCostS), seconds(c.RequestOverheadS)
+	// The file's fixed step is its step overhead plus its per-layer cost
+	// (0 when absent): the base's own per-layer cost does not add to it.
+	cfg.LayerStepCost = seconds(c.LayerStepCostS)
 	return cfg, nil
 }
 
@@ -377,6 +393,7 @@ func (c Calibration) validate() []keyError {
 	}
 	fraction("mfu", c.MFU)
 	time("step_overhead_s", c.StepOverheadS, 10)
+	time("layer_step_cost_s", c.LayerStepCostS, 1)
 	time("sequence_step_cost_s", c.SequenceStepCostS, 10)
 	time("request_overhead_s", c.RequestOverheadS, 600)
 	if c.TP < 1 || c.TP > 64 {

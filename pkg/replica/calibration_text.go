@@ -16,8 +16,12 @@ func (c Calibration) WriteText(w io.Writer, batchLabel, stepLabel string) error 
 	if c.KVBandwidthEfficiency > 0 {
 		kv = fmt.Sprintf(" (KV %.3f)", c.KVBandwidthEfficiency)
 	}
-	fmt.Fprintf(w, "  bandwidth efficiency %.3f%s, step overhead %.3f ms, sequence step cost %.1f us, MFU %.3f, request overhead %.1f ms\n",
-		c.BandwidthEfficiency, kv, c.StepOverheadS*1000, c.SequenceStepCostS*1e6, c.MFU, c.RequestOverheadS*1000)
+	fixed := fmt.Sprintf("step overhead %.3f ms", c.StepOverheadS*1000)
+	if c.LayerStepCostS > 0 {
+		fixed = fmt.Sprintf("layer step cost %.2f us", c.LayerStepCostS*1e6)
+	}
+	fmt.Fprintf(w, "  bandwidth efficiency %.3f%s, %s, sequence step cost %.1f us, MFU %.3f, request overhead %.1f ms\n",
+		c.BandwidthEfficiency, kv, fixed, c.SequenceStepCostS*1e6, c.MFU, c.RequestOverheadS*1000)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  \t%s\t%s\tmodel ms\terror\t\n", batchLabel, stepLabel)
 	for _, set := range []struct {

@@ -92,6 +92,23 @@ type Config struct {
 	// batch), so the step rises with concurrency beyond the KV reads; >= 0,
 	// default 0 (calibration fits it).
 	SequenceStepCost time.Duration
+	// LayerStepCost is time added to a decode step per layer of the model
+	// (the kernels each layer launches, their ramp and tail, norms and
+	// rotary embedding): a step gains Layers × LayerStepCost beside
+	// StepOverhead, so the fixed part of a step follows the model's depth;
+	// >= 0, default 0 (the fitted mode fits it).
+	LayerStepCost time.Duration
+	// SequenceLayerCost is time added to a decode step per running sequence
+	// per layer (the attention's per-sequence work: its block table, the
+	// new token's KV write), beside SequenceStepCost: a step gains batch ×
+	// Layers × SequenceLayerCost; >= 0, default 0 (the fitted mode fits it).
+	SequenceLayerCost time.Duration
+	// EmbeddingLookup makes a decode step read only the batch's rows of the
+	// input embedding table, not the table (an untied model's lm_head is
+	// still read whole): the weights a step reads are the parameters less
+	// vocab × hidden. Off (the reference and calibrated modes), a step
+	// reads every parameter.
+	EmbeddingLookup bool
 	// RequestOverhead is a fixed time every request spends before the
 	// scheduler sees it (HTTP, tokenising, queueing into the engine): the
 	// TTFT floor at low load beyond the prefill; >= 0, default 0
@@ -301,7 +318,7 @@ func (c Config) Validate() error {
 	for _, d := range []struct {
 		field string
 		v     time.Duration
-	}{{"step-overhead", c.StepOverhead}, {"sequence-step-cost", c.SequenceStepCost}, {"request-overhead", c.RequestOverhead}, {"allreduce-latency", c.AllReduceLatency}, {"image-pull", c.ImagePull}, {"warm-up", c.WarmUp}} {
+	}{{"step-overhead", c.StepOverhead}, {"sequence-step-cost", c.SequenceStepCost}, {"layer-step-cost", c.LayerStepCost}, {"sequence-layer-cost", c.SequenceLayerCost}, {"request-overhead", c.RequestOverhead}, {"allreduce-latency", c.AllReduceLatency}, {"image-pull", c.ImagePull}, {"warm-up", c.WarmUp}} {
 		if d.v < 0 {
 			bad(d.field, d.v.String(), "a duration >= 0")
 		}

@@ -21,7 +21,7 @@ var hfShapeKeys = []string{
 	"num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
 	"shared_expert_intermediate_size", "n_shared_experts", "interleave_moe_layer_step", "intermediate_size_mlp",
 	"sliding_window", "use_sliding_window", "max_window_layers", "layer_types", "attention_chunk_size",
-	"no_rope_layers", "quantization_config", "text_config", "architectures", "model_type", "_name_or_path",
+	"no_rope_layers", "moe_layers", "quantization_config", "text_config", "architectures", "model_type", "_name_or_path",
 }
 
 // hfIgnoredKeys are config.json keys that do not change weights, KV or
@@ -200,6 +200,15 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 				m.SharedExpertIntermediate = m.Intermediate
 			}
 			m.DenseIntermediate = posInt("intermediate_size_mlp", false)
+		}
+		var moeLayers []int
+		if get("moe_layers", &moeLayers) {
+			// Llama 4 lists its MoE layers: every step-th, as
+			// interleave_moe_layer_step says (all 48 of Scout's).
+			want := m.Layers / max(m.MoELayerStep, 1)
+			if len(moeLayers) != want {
+				errs = append(errs, cerr(prefix+"moe_layers", fmt.Sprintf("%d layers listed: want %d (num_hidden_layers %d / interleave_moe_layer_step %d); infscale models every step-th layer as MoE", len(moeLayers), want, m.Layers, max(m.MoELayerStep, 1))))
+			}
 		}
 		if m.ExpertsPerToken < 1 || m.ExpertsPerToken > m.Experts {
 			errs = append(errs, cerr(prefix+"num_experts_per_tok", fmt.Sprintf("%d: want 1 to the %d experts", m.ExpertsPerToken, m.Experts)))

@@ -75,4 +75,11 @@ func TestHFConfigErrors(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Key != "quantization_config" {
 		t.Fatalf("err = %v, want a quantization_config error", err)
 	}
+	// Llama 4's moe_layers must list every interleave_moe_layer_step-th
+	// layer: 4 layers at step 2 are 2 MoE layers, not 3.
+	_, err = ParseHFConfig("m.json", "m", []byte(`{"hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 2, "intermediate_size": 8, "vocab_size": 2,
+  "num_local_experts": 4, "num_experts_per_tok": 1, "interleave_moe_layer_step": 2, "moe_layers": [1, 2, 3]}`))
+	if !errors.As(err, &ce) || ce.Key != "moe_layers" || !strings.Contains(err.Error(), "3 layers listed: want 2") {
+		t.Fatalf("err = %v, want a moe_layers error (3 listed, want 2)", err)
+	}
 }

@@ -34,7 +34,7 @@ type Replica struct {
 	expertTouched          []float64
 	kvSecondsPerToken      float64 // context KV read per step, per token
 	overheadSeconds        float64
-	perSeqSeconds          float64 // SequenceStepCost, plus the all-reduces' bytes per sequence (Interconnect)
+	perSeqSeconds          float64 // SequenceStepCost + layers × SequenceLayerCost, plus the all-reduces' bytes per sequence (Interconnect)
 	arTokenSeconds         float64 // all-reduce bytes of one token over every layer (Interconnect)
 	requestOverhead        float64 // RequestOverhead
 
@@ -117,7 +117,11 @@ func New(cfg Config) (*Replica, error) {
 	}
 
 	bw := tp * g.BandwidthBytesPerSecond * cfg.BandwidthEfficiency
-	r.weightSeconds = (r.params - expertParams) * wb / bw
+	read := r.params - expertParams
+	if cfg.EmbeddingLookup && !m.TiedEmbeddings {
+		read -= float64(m.Vocab) * float64(m.Hidden) * scale
+	}
+	r.weightSeconds = read * wb / bw
 	r.expertSeconds = expertParams * wb / bw
 	if m.Experts > 1 {
 		// The expected fraction of experts a batch routes to: each token
@@ -132,8 +136,9 @@ func New(cfg Config) (*Replica, error) {
 	if cfg.KVBandwidthEfficiency > 0 {
 		r.kvSecondsPerToken = r.kvBytesPerToken / (tp * g.BandwidthBytesPerSecond * cfg.KVBandwidthEfficiency)
 	}
-	r.overheadSeconds = cfg.StepOverhead.Seconds()
-	r.perSeqSeconds = cfg.SequenceStepCost.Seconds()
+	layers := float64(m.Layers)
+	r.overheadSeconds = cfg.StepOverhead.Seconds() + layers*cfg.LayerStepCost.Seconds()
+	r.perSeqSeconds = cfg.SequenceStepCost.Seconds() + layers*cfg.SequenceLayerCost.Seconds()
 	r.requestOverhead = cfg.RequestOverhead.Seconds()
 	if cfg.TP > 1 {
 		r.overheadSeconds += 2 * float64(m.Layers) * cfg.AllReduceLatency.Seconds()
@@ -230,7 +235,8 @@ func (r *Replica) PrefillTime(tokens int) float64 {
 // the weights';
 // a mixture of experts reads only the experts the batch routes to) and the
 // compute-bound time (batch × 2 × active parameters over TP × FLOPS × MFU),
-// plus StepOverhead, batch × SequenceStepCost and, with TP > 1, 2 × layers
+// plus StepOverhead + layers × LayerStepCost, batch × (SequenceStepCost +
+// layers × SequenceLayerCost) and, with TP > 1, 2 × layers
 // × AllReduceLatency. Each step produces one token per sequence. 0 for an
 // empty batch.
 func (r *Replica) StepTime(batch int, contextTokens int64) float64 {

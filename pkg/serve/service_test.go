@@ -3,17 +3,21 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/infscale/infscale/internal/membudget"
 	"github.com/infscale/infscale/pkg/config"
 )
 
@@ -103,6 +107,27 @@ func TestRunEndpointsReloadShutdown(t *testing.T) {
 	})
 	if _, body = get(t, base+"/metrics"); !strings.Contains(body, `infscale_desired_replicas{target="other"}`) {
 		t.Error("a reload past the token count dropped the running config")
+	}
+	// A valid config whose parse would not fit the memory left under the
+	// process's limit (2,000 targets, some 33 MB by yamlbound's cost
+	// model, against about 10 MiB left) is refused before it is parsed;
+	// the old config stays.
+	used := membudget.Now().Used
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit((used + 10<<20) * 4 / 3))
+	var big strings.Builder
+	big.WriteString("targets:\n")
+	for i := range 2000 {
+		fmt.Fprintf(&big, "- {name: t%d, scrape: ['http://h%d:1/metrics'], metrics: [{type: queue, target: 24}], max: 8}\n", i, i)
+	}
+	os.WriteFile(path, []byte(big.String()), 0o644)
+	reload <- os.Interrupt
+	waitFor(t, "the reload over the memory budget counted", func() bool {
+		_, body := get(t, base+"/metrics")
+		return strings.Contains(body, `infscale_config_reloads_total{result="failure"} 3`)
+	})
+	debug.SetMemoryLimit(math.MaxInt64)
+	if _, body = get(t, base+"/metrics"); !strings.Contains(body, `infscale_desired_replicas{target="other"}`) {
+		t.Error("a reload over the memory budget dropped the running config")
 	}
 	// A good config without "other": applied.
 	os.WriteFile(path, []byte("interval: 1s\n"+strings.SplitN(loopConfig, "- name: other", 2)[0]), 0o644)
