@@ -90,7 +90,7 @@ func TestHoldBackAtMostFrom(t *testing.T) {
 	var st State
 	expect(t, Decide(p, obs(1, 20), &st, at(0)), 2, ReasonMetric)
 	expect(t, Decide(p, obs(2, 5), &st, at(15)), 1, ReasonMetric)
-	expect(t, Decide(p, obs(1, 70), &st, at(30)), 5, ReasonRateLimited)
+	expect(t, Decide(p, obs(1, 70), &st, at(30)), 5, ReasonScaleUpLimit)
 	if len(st.Dips) != 1 || st.Dips[0].Back != 2 {
 		t.Fatalf("dips %+v, want one returned with Back 2 (its From)", st.Dips)
 	}
