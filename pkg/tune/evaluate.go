@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/infscale/infscale/pkg/replay"
@@ -99,4 +100,26 @@ func (e *evaluator) finalists(rows []Row, in trace.Source, sameIn bool, variants
 		}
 	}
 	return nil
+}
+
+// baselines replays each policy on in and out.
+func (e *evaluator) baselines(policies []string, in, out trace.Source) ([]Baseline, error) {
+	bs := make([]Baseline, len(policies))
+	res := make([][2]replay.Result, len(policies))
+	var jobs []job
+	for i, s := range policies {
+		pol, err := replay.ParsePolicy(s)
+		if err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+		bs[i].Policy = s
+		jobs = append(jobs, job{pol: pol, src: in, out: &res[i][0]}, job{pol: pol, src: out, out: &res[i][1]})
+	}
+	if err := e.run(jobs); err != nil {
+		return nil, err
+	}
+	for i := range bs {
+		bs[i].InSample, bs[i].OutOfSample = figures(res[i][0]), figures(res[i][1])
+	}
+	return bs, nil
 }

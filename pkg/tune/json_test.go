@@ -43,9 +43,9 @@ func TestJSONKeys(t *testing.T) {
 	o := Outcome{Holds: true, MaxMissPct: 0.1, InSample: f, OutOfSample: f, Stress: []Figures{f}, StressNames: []string{"x2"}}
 	rep := Report{Policy: "queue:8", Outcome: o, Split: 60, Duration: 80, Screened: "all",
 		Finalists: []Row{{Policy: "queue:8"}}, Frontier: []Row{{Policy: "queue:8"}}, Rows: []Row{{Policy: "queue:8"}},
-		Target: "prometheus: {}\n", Replays: 4}
+		Target: "prometheus: {}\n", Baselines: []Baseline{{Policy: "queue:24"}}, Replays: 4}
 	want := []string{"policy", "holds", "max_miss_pct", "in_sample", "out_of_sample", "stress", "stress_names",
-		"split_s", "duration_s", "screened_on", "finalists", "frontier", "serve_target", "replays"}
+		"split_s", "duration_s", "screened_on", "finalists", "frontier", "serve_target", "baselines", "replays"}
 	if got := topKeys(t, rep); !slices.Equal(got, want) {
 		t.Errorf("Report's JSON keys:\n got %q\nwant %q", got, want)
 	}

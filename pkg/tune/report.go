@@ -47,6 +47,17 @@ func (r Report) WriteText(w io.Writer, traceName string) error {
 		}
 		fmt.Fprintf(b, "  %v\n", f.Holds)
 	}
+	if len(r.Baselines) > 0 {
+		width = len("baselines")
+		for _, bl := range r.Baselines {
+			width = max(width, len(bl.Policy))
+		}
+		fmt.Fprintf(b, "\n%-*s  %12s %12s  %12s %12s\n", width, "baselines", "in miss %", "in rep-min", "out miss %", "out rep-min")
+		for _, bl := range r.Baselines {
+			fmt.Fprintf(b, "%-*s  %12s %12.1f  %12s %12.1f\n", width, bl.Policy, pct(bl.InSample.MissPct), bl.InSample.ReplicaMinutes,
+				pct(bl.OutOfSample.MissPct), bl.OutOfSample.ReplicaMinutes)
+		}
+	}
 	fmt.Fprintf(b, "\nfrontier (screening sample: no row has a lower worst miss %% over the sample and its stressed copies at no more replica time)\n")
 	width = len("policy")
 	for _, f := range r.Frontier {
@@ -174,11 +185,26 @@ type Report struct {
 	// Target is the winner as a whole serve configuration file (YAML,
 	// Candidate.Block).
 	Target string `json:"serve_target"`
+	// Baselines are Config.Baselines replayed in sample and out of sample
+	// beside the winner (llm-d's documented KEDA paths by default): what
+	// the tuned policy buys over them on the same history.
+	Baselines []Baseline `json:"baselines,omitempty"`
 	// Replays counts the replays run.
 	Replays int `json:"replays"`
 
 	winner Candidate
 }
+
+// Baseline is one baseline policy's figures on the two parts.
+type Baseline struct {
+	Policy      string  `json:"policy"`
+	InSample    Figures `json:"in_sample"`
+	OutOfSample Figures `json:"out_of_sample"`
+}
+
+// DefaultBaselines are the baselines tune's report replays beside the
+// winner: llm-d's four autoscaling signals (docs/llm-d.md).
+var DefaultBaselines = replay.LLMDBaselines
 
 // Winner is the chosen candidate.
 func (r Report) Winner() Candidate { return r.winner }

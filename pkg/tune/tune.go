@@ -45,6 +45,10 @@ type Config struct {
 	Stress []Stress
 	// Finalists is how many candidates are replayed out of sample [3].
 	Finalists int
+	// Baselines are policy strings replayed in and out of sample beside
+	// the winner, for the report (nil: none; the command passes
+	// DefaultBaselines).
+	Baselines []string
 	// ScreenWindows and ScreenWindow are the in-sample excerpts the grid is
 	// screened on when the in-sample is longer than their total: the
 	// busiest and the steepest windows of ScreenWindow seconds, then
@@ -259,6 +263,12 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	}
 	for _, s := range cfg.Stress {
 		rep.StressNames = append(rep.StressNames, s.Name)
+	}
+	if len(cfg.Baselines) > 0 {
+		if rep.Baselines, err = e.baselines(cfg.Baselines, in, out); err != nil {
+			return Report{}, err
+		}
+		rep.Replays = e.done
 	}
 	for _, r := range rows {
 		if r.Frontier {
