@@ -103,9 +103,13 @@ func Tokens(data []byte, budget membudget.Budget) (token.Tokens, error) {
 			limit, byMemory = int(max(n, 0)), true
 		}
 	}
-	if line, col, over := tokenBound(data, limit); over {
+	if line, col, _, over := tokenBound(data, limit); over {
 		if byMemory {
-			return nil, &Error{Line: line, Column: col, Msg: overBudget(budget, text+int64(limit+1)*LexBytesPerCountedToken, "reading it")}
+			// Price the whole file (one more scan, no allocation), not
+			// the part read when the budget passed.
+			_, _, counted, _ := tokenBound(data, math.MaxInt)
+			return nil, &Error{Line: line, Column: col, Msg: overBudget(budget, text+int64(counted)*LexBytesPerCountedToken,
+				fmt.Sprintf("lexing its %d bytes (about %d tokens by the count from its bytes)", len(data), counted))}
 		}
 		return nil, &Error{Line: line, Column: col,
 			Msg: fmt.Sprintf("more than %d YAML tokens by here: not a configuration (about %d targets at most; docs/evaluation/PERFORMANCE.md)", MaxTokens, MaxTokens/TokensPerTarget)}
@@ -113,7 +117,7 @@ func Tokens(data []byte, budget membudget.Budget) (token.Tokens, error) {
 	toks := lexer.Tokenize(string(data))
 	if budget.Available < math.MaxInt64 {
 		if cost := text + int64(len(toks))*ParseBytesPerToken; cost > budget.Available {
-			e := &Error{Line: 1, Column: 1, Msg: overBudget(budget, cost, fmt.Sprintf("parsing its %d tokens", len(toks)))}
+			e := &Error{Line: 1, Column: 1, Msg: overBudget(budget, cost, fmt.Sprintf("parsing its %d bytes and %d tokens", len(data), len(toks)))}
 			if len(toks) > 0 { // where the tokens pass the budget
 				at := toks[min(max((budget.Available-text)/ParseBytesPerToken, 0), int64(len(toks)-1))]
 				e.Line, e.Column = at.Position.Line, at.Position.Column
@@ -130,11 +134,11 @@ func Tokens(data []byte, budget membudget.Budget) (token.Tokens, error) {
 	return toks, nil
 }
 
-// overBudget says that what (reading, parsing) could take cost bytes, more
-// than the budget leaves, and what to do.
+// overBudget says that what (lexing, parsing the file) could take cost
+// bytes, more than the budget leaves, and what to do.
 func overBudget(b membudget.Budget, cost int64, what string) string {
 	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
-	return fmt.Sprintf("%s could take up to %.0f MiB, and this process has %.0f MiB left under its memory limit of %.0f MiB (GOMEMLIMIT, set to 90%% of the container's limit unless given; %.0f MiB in use, an eighth and 8 MiB kept free): "+
+	return fmt.Sprintf("%s could take up to %.1f MiB, more than the %.1f MiB this process may use for it (its memory limit %.0f MiB, GOMEMLIMIT: 90%% of the container's limit unless given; %.1f MiB in use; an eighth and 8 MiB kept free); the budget passes here: "+
 		"give it more memory (the chart's resources.limits.memory) or split the targets across instances; docs/evaluation/PERFORMANCE.md gives the cost per target",
 		what, mib(cost), mib(b.Available), mib(b.Limit), mib(b.Used))
 }
@@ -144,10 +148,11 @@ func overBudget(b membudget.Budget, cost int64, what string) string {
 // one (counted 1) or at or just after an indicator character (counted 2:
 // the indicator's own token and the one it may split off). It returns the
 // 1-based line and column of the byte where the bound first passes
-// limit, and whether it does. A real configuration counts about twice
+// limit, the count so far (the whole of data's when it does not pass),
+// and whether it does. A real configuration counts about twice
 // its tokens (quoted selectors are full of indicator characters).
-func tokenBound(data []byte, limit int) (line, col int, over bool) {
-	n, line, start := 0, 1, 0
+func tokenBound(data []byte, limit int) (line, col, n int, over bool) {
+	line, start := 1, 0
 	blank := true
 	for i, c := range data {
 		switch c {
@@ -167,10 +172,10 @@ func tokenBound(data []byte, limit int) (line, col int, over bool) {
 		}
 		blank = false
 		if n > limit {
-			return line, i - start + 1, true
+			return line, i - start + 1, n, true
 		}
 	}
-	return 0, 0, false
+	return 0, 0, n, false
 }
 
 // checker checks a token stream against the limits, one token at a time.

@@ -84,7 +84,7 @@ func TestTokensRefusedByBudgetBeforeLexing(t *testing.T) {
 	if !errors.As(err, &e) || e.Line != 1 || e.Column != 312 {
 		t.Fatalf("got %v, want a refusal at line 1 column 312", err)
 	}
-	for _, want := range []string{"memory limit of 1024 MiB", "resources.limits.memory"} {
+	for _, want := range []string{"memory limit 1024 MiB", "resources.limits.memory"} {
 		if !strings.Contains(e.Msg, want) {
 			t.Errorf("message %q lacks %q", e.Msg, want)
 		}
@@ -106,7 +106,7 @@ func TestTokensRefusedByBudgetAfterLexing(t *testing.T) {
 		t.Fatalf("within budget: %v", err)
 	}
 	var e *Error
-	if _, err := Tokens(data, membudget.Budget{Limit: 1 << 30, Available: cost - 1}); !errors.As(err, &e) || !strings.Contains(e.Msg, fmt.Sprintf("parsing its %d tokens", n)) || e.Line != 1 {
+	if _, err := Tokens(data, membudget.Budget{Limit: 1 << 30, Available: cost - 1}); !errors.As(err, &e) || !strings.Contains(e.Msg, fmt.Sprintf("and %d tokens", n)) || e.Line != 1 {
 		t.Fatalf("one byte short: %v, want a refusal naming %d tokens", err, n)
 	}
 }

@@ -217,7 +217,7 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 			name, target, ok := strings.Cut(part.text, ":")
 			sig, err := recommend.ParseSignal(name)
 			if !ok || err != nil {
-				return Policy{}, policyError(full, col, "%q: want SIGNAL:TARGET (%s), OPTION=VALUE, fixed:N, knative:C, oracle, hpa(POLICY) or recommended", part.text, recommend.SignalNames())
+				return Policy{}, policyError(full, col, "%q: want SIGNAL:TARGET (%s), OPTION=VALUE, fixed:N, knative:C, oracle, optimal, hpa(POLICY), recommended or a llm-d baseline (llmd-queue, llmd-saturation, llmd-tokens, llmd-slo)", part.text, recommend.SignalNames())
 			}
 			t, err := parseTarget(sig, target)
 			if err != nil {
