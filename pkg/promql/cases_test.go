@@ -61,9 +61,9 @@ func TestCase13StaleSeriesFixture(t *testing.T) {
 	tg := sel(t, `{model_name="m"}`)
 	ev := &Evaluator{API: api}
 	res, _ := ev.Evaluate(context.Background(), []Target{tg}, time.Unix(1737152900, 0))
-	o := res[0].Observation
-	if !near(o.Running, 22) || o.Reporting != 2 || o.Current != 2 {
-		t.Fatalf("running %v over %d pods (current %d), want 22 over 2; errors %v", o.Running, o.Reporting, o.Current, res[0].Errors)
+	o := res[0].Values
+	if !near(o[Running], 22) || o[Reporting] != 2 || o[Current] != 2 {
+		t.Fatalf("running %v over %v pods (current %v), want 22 over 2; errors %v", o[Running], o[Reporting], o[Current], res[0].Errors)
 	}
 }
 
