@@ -55,9 +55,9 @@ type Result struct {
 	// asked for. A count() or sum() of no pod (Unready, Stuck,
 	// StuckWaiting) is 0, not unknown. Current is the replicas query's
 	// value, or Reporting + Unready without one; when it is unknown
-	// Errors[Current] is set, so the caller must hold its last decision. What the values mean as a
-	// recommend.Observation (stuck pods left out, Current from the pods
-	// seen) is the caller's: pkg/serve's Prometheus source.
+	// Errors[Current] is set, so the caller must hold its last decision.
+	// What the values mean as a recommend.Observation (stuck pods left
+	// out) is the caller's: pkg/serve's Prometheus source.
 	Values Values
 	// Errors holds a *QueryError per signal that was asked for and is
 	// unknown (its Reason says why). Signals not asked for (CPU without
