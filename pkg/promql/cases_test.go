@@ -108,3 +108,12 @@ func vectorValues(v model.Vector) []float64 {
 	}
 	return out
 }
+
+// single reduces one target's samples to one number, as runBatch does.
+func single(vals []float64, q string) (float64, error) {
+	var b branchValues
+	for _, v := range vals {
+		b.add(v)
+	}
+	return b.single(q)
+}

@@ -575,17 +575,6 @@ func batchCut(jobs []job, batchSize int) int {
 	return n
 }
 
-// single reduces one target's samples to one number: no sample is
-// ReasonEmpty; several samples must agree (HA duplicates of one series do),
-// else ReasonAmbiguous; NaN or ±Inf is ReasonNaN.
-func single(vals []float64, q string) (float64, error) {
-	var b branchValues
-	for _, v := range vals {
-		b.add(v)
-	}
-	return b.single(q)
-}
-
 // branchValues folds the values of one target's series in answer order:
 // how many, the first, and the first that differs from it.
 type branchValues struct {
@@ -605,7 +594,9 @@ func (b *branchValues) add(w float64) {
 	b.n++
 }
 
-// single is the one value of the series (see the function single).
+// single is the one value of the series: no sample is ReasonEmpty;
+// several samples must agree (HA duplicates of one series do), else
+// ReasonAmbiguous; NaN, ±Inf or a negative value is ReasonNaN.
 func (b *branchValues) single(q string) (float64, error) {
 	if b.n == 0 {
 		return math.NaN(), &QueryError{Reason: ReasonEmpty, Query: q, Err: fmt.Errorf("no series")}
