@@ -30,11 +30,11 @@ func OpenGenericCSV(name string) (Reader, error) {
 
 func (r *genericReader) Next() (Request, error) {
 	for {
-		b, err := r.next()
+		b, err := r.nextNonBlank()
 		if err != nil {
 			return Request{}, err
 		}
-		if len(bytes.TrimSpace(b)) == 0 || b[0] == '#' {
+		if b[0] == '#' {
 			continue
 		}
 		if r.line == 1 && string(bytes.TrimSpace(b)) == GenericHeader {

@@ -46,6 +46,17 @@ func openLines(name string) (*lines, error) {
 	return &lines{name: name, f: f, br: bufio.NewReaderSize(f, 1<<16)}, nil
 }
 
+// nextNonBlank returns the next line that is not blank (spaces only), as
+// next does.
+func (l *lines) nextNonBlank() ([]byte, error) {
+	for {
+		b, err := l.next()
+		if err != nil || len(bytes.TrimSpace(b)) > 0 {
+			return b, err
+		}
+	}
+}
+
 // next returns the next line without its line ending (valid until the next
 // call), or io.EOF.
 func (l *lines) next() ([]byte, error) {
