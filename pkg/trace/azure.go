@@ -2,7 +2,6 @@ package trace
 
 import (
 	"bytes"
-	"math"
 	"time"
 )
 
@@ -54,13 +53,9 @@ func (r *azureReader) Next() (Request, error) {
 	if r.t0.IsZero() {
 		r.t0 = ts
 	}
-	p, ok := tokens(f[1])
-	if !ok || p < 1 {
-		return Request{}, r.errorf("ContextTokens %s: want an integer 1..%d", clip(f[1]), math.MaxInt32)
-	}
-	o, ok := tokens(f[2])
-	if !ok {
-		return Request{}, r.errorf("GeneratedTokens %s: want an integer 0..%d", clip(f[2]), math.MaxInt32)
+	p, o, err := r.lengths(f[1], f[2], "ContextTokens", "GeneratedTokens")
+	if err != nil {
+		return Request{}, err
 	}
 	t := ts.Sub(r.t0).Seconds()
 	if msg := r.check(t); msg != "" {
