@@ -299,6 +299,8 @@ type GPUCmd struct {
 	Context      int    `name:"context" default:"1000" help:"Context tokens per sequence for the decode step figures."`
 	Output       string `name:"output" short:"o" default:"text" enum:"text,json" help:"Output format: text or json."`
 	List         bool   `name:"list" help:"List the GPU catalog (memory, bandwidth, FLOPS) and the model catalog (parameters, layers, KV shape) instead."`
+	PD           string `name:"pd" placeholder:"RATE,PROMPT,OUTPUT" help:"Also size a prefill/decode pair of this replica for a steady load: RATE requests/s of PROMPT-token prompts and OUTPUT-token outputs (mean-value, docs/llm-d.md): prefill replicas busy, decode slots and sequences, the KV moved per request."`
+	KVLink       string `name:"kv-link" default:"25GB" help:"With --pd: the KV link between the pools, bytes per second, e.g. 25GB (RDMA), 1.25GB (10 GbE); a bare number is GB."`
 }
 
 // Run prints the replica block (or the catalogs with --list).
@@ -318,12 +320,54 @@ func (c *GPUCmd) Run(e *env) error {
 			c.Context, r.KVCapacityTokens(), r.KVCapacityTokens())
 	}
 	s := r.Summarize(c.Context)
+	var pd *replica.PD
+	if c.PD != "" {
+		p, err := c.pd(r)
+		if err != nil {
+			return err
+		}
+		pd = &p
+	}
 	if c.Output == "json" {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
+		if pd != nil {
+			return enc.Encode(struct {
+				replica.Summary
+				PD *replica.PD `json:"pd"`
+			}{s, pd})
+		}
 		return enc.Encode(s)
 	}
-	return writeSummary(e.stdout, r, s)
+	if err := writeSummary(e.stdout, r, s); err != nil || pd == nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.stdout, "P/D pair at %s (requests/s, prompt, output tokens): prefill %.2f replica busy; decode %.1f sequences of %d slots a replica (%.2f replica busy), step %s ms; KV %s per request, %s ms at %s/s\n",
+		c.PD, pd.PrefillBusy, pd.DecodeSequences, pd.DecodeSlots, pd.DecodeBusy, millis(pd.StepSeconds), formatBytes(pd.TransferBytes), millis(pd.TransferSeconds), c.KVLink)
+	return err
+}
+
+// pd reads --pd RATE,PROMPT,OUTPUT and --kv-link and sizes the pair.
+func (c *GPUCmd) pd(r *replica.Replica) (replica.PD, error) {
+	parts := strings.Split(c.PD, ",")
+	if len(parts) != 3 {
+		return replica.PD{}, invalidf("--pd: %q is invalid (allowed: RATE,PROMPT,OUTPUT, e.g. 10,2000,200)", c.PD)
+	}
+	rate, err1 := strconv.ParseFloat(parts[0], 64)
+	prompt, err2 := strconv.Atoi(parts[1])
+	output, err3 := strconv.Atoi(parts[2])
+	if err1 != nil || err2 != nil || err3 != nil {
+		return replica.PD{}, invalidf("--pd: %q is invalid (allowed: RATE,PROMPT,OUTPUT: requests/s > 0, whole tokens >= 1, e.g. 10,2000,200)", c.PD)
+	}
+	link, err := parseBytes(c.KVLink)
+	if err != nil {
+		return replica.PD{}, invalidf("--kv-link: %v", err)
+	}
+	p, err := r.PD(rate, prompt, output, link)
+	if err != nil {
+		return replica.PD{}, invalidf("--pd %s: %v", c.PD, err)
+	}
+	return p, nil
 }
 
 // writeSummary prints the text block in docs/design.md's wording and rounding.

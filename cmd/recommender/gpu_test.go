@@ -190,3 +190,19 @@ func TestGPUFlagsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUPD: --pd prints the pair's line (the reference replica at 10
+// requests/s of 2,000-token prompts: 20,000 / 24,750 = 0.81 prefill replica
+// busy; 2000 x 131,072 B = 262.1 MB of KV, 10.5 ms at 25 GB/s) and refuses a
+// malformed spec, naming the flag.
+func TestGPUPD(t *testing.T) {
+	code, out, _ := runGPU(t, "--pd", "10,2000,200")
+	if code != 0 || !strings.Contains(out, "prefill 0.81 replica busy") || !strings.Contains(out, "KV 262.1 MB per request, 10.5 ms at 25GB/s") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	for _, bad := range [][]string{{"--pd", "10,2000"}, {"--pd", "x,1,1"}, {"--pd", "1,1,1", "--kv-link", "fast"}} {
+		if code, _, stderr := runGPU(t, bad...); code != 2 || !strings.Contains(stderr, bad[len(bad)-2]) {
+			t.Errorf("%v: exit %d, %q; want 2 naming %s", bad, code, stderr, bad[len(bad)-2])
+		}
+	}
+}

@@ -194,6 +194,10 @@ func (c *ParseCmd) writeText(w io.Writer, rows []parseRow) error {
 		for _, w := range p.WrongType {
 			notes = append(notes, p.Source+": "+w)
 		}
+		if pl := p.Pool; pl != nil {
+			notes = append(notes, fmt.Sprintf("%s: llm-d EPP of pool %q: %s ready endpoints, %s held in flow control, %s in flight, saturation %s (unknown when fail-closed: empty pool or stale endpoints)",
+				p.Source, pl.Name, num(pl.Ready), num(pl.FlowQueue), num(pl.RequestRunning), num(pl.Effective)))
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -223,6 +227,23 @@ type parseJSON struct {
 	MaxRunning       *float64        `json:"max_running"`
 	Suspect          string          `json:"suspect,omitempty"`
 	Rates            *parseRatesJSON `json:"rates,omitempty"`
+	Pool             *parsePoolJSON  `json:"pool,omitempty"`
+}
+
+// parsePoolJSON is an llm-d EPP page's pool (scrape.Pool); numbers are null
+// when absent, effective_saturation also when fail-closed.
+type parsePoolJSON struct {
+	Name                string             `json:"name"`
+	ReadyEndpoints      *float64           `json:"ready_endpoints"`
+	EndpointQueue       map[string]float64 `json:"endpoint_queue,omitempty"`
+	RequestRunning      *float64           `json:"request_running"`
+	InflightRequests    *float64           `json:"inflight_requests"`
+	InflightTokens      *float64           `json:"inflight_tokens"`
+	FlowControlQueue    *float64           `json:"flow_control_queue"`
+	Saturation          map[string]float64 `json:"saturation,omitempty"`
+	StaleEndpoints      *float64           `json:"stale_endpoints"`
+	EffectiveSaturation *float64           `json:"effective_saturation"`
+	ReadFrom            map[string]string  `json:"read_from"`
 }
 
 type parseRatesJSON struct {
@@ -263,6 +284,12 @@ func (c *ParseCmd) writeJSON(w io.Writer, rows []parseRow) error {
 		}
 		if !p.Time.IsZero() {
 			j.Time = p.Time.UTC().Format(time.RFC3339Nano)
+		}
+		if pl := p.Pool; pl != nil {
+			j.Pool = &parsePoolJSON{Name: pl.Name, ReadyEndpoints: jnum(pl.Ready), EndpointQueue: pl.EndpointQueue,
+				RequestRunning: jnum(pl.RequestRunning), InflightRequests: jnum(pl.InflightRequests), InflightTokens: jnum(pl.InflightTokens),
+				FlowControlQueue: jnum(pl.FlowQueue), Saturation: pl.Saturation, StaleEndpoints: jnum(pl.Stale),
+				EffectiveSaturation: jnum(pl.Effective), ReadFrom: pl.Chosen}
 		}
 		if rt := r.rates; rt != nil {
 			j.Rates = &parseRatesJSON{

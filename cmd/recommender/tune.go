@@ -91,6 +91,7 @@ func (c *TuneCmd) Run(e *env) error {
 	rep, err := tune.Run(e.ctx, src, tune.Config{
 		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds()},
 		MaxMissPct: &c.MaxMiss, Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed, Serve: serve, Stress: stress,
+		Baselines: tune.DefaultBaselines,
 		// The plan grows by stage (screen, finalists, stress): the share
 		// done may fall when a stage is added; Progress never shows less.
 		Progress: func(done, total int) { prog.Set(float64(done) / float64(total)) },

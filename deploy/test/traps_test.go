@@ -188,10 +188,12 @@ func TestKEDAScaledObjects(t *testing.T) {
 					if got := tr.Metadata["activationThreshold"]; got != "0" {
 						t.Errorf("activationThreshold %q, want \"0\" with minReplicaCount 0", got)
 					}
-					if tg.Zero == nil || tg.Zero.Held == "" {
-						t.Errorf("minReplicaCount 0 but target %s has no zero.held query", target)
+					// The held count: a query, or the llm-d EPP's flow-control
+					// queue (zero.flow_control, built by infscale).
+					if tg.Zero == nil || (tg.Zero.Held == "" && !tg.Zero.FlowControl) {
+						t.Errorf("minReplicaCount 0 but target %s has no zero.held query nor zero.flow_control", target)
 					}
-					if tg.Zero != nil {
+					if tg.Zero != nil && tg.Zero.Held != "" {
 						checkHeld(t, tg.Zero.Held)
 					}
 				}

@@ -241,6 +241,11 @@ type Zero struct {
 	// of an `infscale activator` whose infscale_activator_held_requests is
 	// the held count (instead of Held).
 	HeldScrape string `yaml:"held_scrape"`
+	// FlowControl makes the held count the llm-d EPP's flow-control queue
+	// (llm_d_epp_flow_control_queue_size, else its deprecated twin) read
+	// from the target's own EPP (server: epp), in either mode: the gateway
+	// holds the requests, no activator is needed (docs/llm-d.md).
+	FlowControl bool `yaml:"flow_control"`
 }
 
 // Window is one schedule entry: from each cron firing, for Duration, the

@@ -162,6 +162,9 @@ func (v *validator) target(p string, t *Target) {
 	if embedded && len(t.Scrape.URLs) == 0 && t.Scrape.Pods == nil && !v.bad(p+".scrape") {
 		v.at(p+".scrape", "required in embedded mode (no prometheus.url): the /metrics URLs of the replicas, or with scaleTargetRef the pods' port and path, e.g. {port: 8000, path: /metrics}")
 	}
+	if t.Server == modelserver.EPP && t.Scrape.Pods != nil {
+		v.at(p+".scrape", "server: epp reads the pool from its Endpoint Picker's page, not from the model-server pods: list the EPP's /metrics URL (scrape: [http://<pool>-epp.<namespace>:9090/metrics])")
+	}
 	if !embedded && (len(t.Scrape.URLs) > 0 || t.Scrape.Pods != nil) {
 		// Both set, prometheus.url would win and these pages would be read
 		// by nobody: say so rather than ignore them (as zero.held_scrape).
@@ -321,6 +324,15 @@ func (v *validator) replica(p string, t *Target) {
 }
 
 func (v *validator) zero(p string, t *Target) {
+	if t.Zero.FlowControl {
+		switch {
+		case t.Server != modelserver.EPP:
+			v.at(p+".zero.flow_control", "reads the held count from the llm-d EPP's flow-control queue: it needs server: epp (the target read from its EPP); for another server name the holder with held: or held_scrape:")
+		case t.Zero.Held != "" || t.Zero.HeldScrape != "":
+			v.at(p+".zero", "flow_control (the EPP's queue), held and held_scrape are exclusive: name one holder")
+		}
+		return
+	}
 	if t.Zero.HeldScrape != "" {
 		_, err := httpurl.Parse(t.Zero.HeldScrape)
 		switch {
@@ -334,7 +346,7 @@ func (v *validator) zero(p string, t *Target) {
 			v.at(p+".zero.held_scrape", "is for embedded mode; with prometheus.url use held: 'sum(infscale_activator_held_requests{...})'")
 		}
 	} else if t.Zero.Held == "" {
-		v.at(p+".zero.held", "required: a PromQL expression for the requests held in front of the servers (e.g. sum(infscale_activator_held_requests{service=\"activator-chat\"})), or in embedded mode held_scrape: the activator's /metrics URL")
+		v.at(p+".zero.held", "required: a PromQL expression for the requests held in front of the servers (e.g. sum(infscale_activator_held_requests{service=\"activator-chat\"})), or in embedded mode held_scrape: the activator's /metrics URL, or with server: epp flow_control: true")
 	} else {
 		v.query(p+".zero.held", t.Zero.Held)
 		if v.cfg.Prometheus.Embedded() {

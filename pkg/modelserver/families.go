@@ -173,6 +173,8 @@ func (s Server) Families() Families {
 			Requests: []string{"nv_inference_request_success"},
 			Prefixes: []string{"nv_inference_"},
 		}
+	case EPP:
+		return eppFamilies()
 	}
 	return Families{}
 }

@@ -25,6 +25,9 @@ const (
 	TRTLLM
 	// Triton is NVIDIA Triton Inference Server.
 	Triton
+	// EPP is the llm-d Endpoint Picker: one page per InferencePool, not per
+	// replica (epp.go).
+	EPP
 )
 
 var serverNames = map[Server]string{
@@ -35,6 +38,7 @@ var serverNames = map[Server]string{
 	TGI:      "tgi",
 	TRTLLM:   "trtllm",
 	Triton:   "triton",
+	EPP:      "epp",
 }
 
 // aliases are extra spellings ParseServer accepts.
@@ -46,11 +50,13 @@ var aliases = map[string]Server{
 	"tensorrt-llm": TRTLLM,
 	"trt-llm":      TRTLLM,
 	"pytrtllm":     TRTLLM,
+	"llm-d":        EPP,
+	"llmd":         EPP,
 }
 
 // Servers returns the known servers (not Unknown) in auto-detection order.
 func Servers() []Server {
-	return []Server{VLLM, SGLang, LlamaCpp, TGI, TRTLLM, Triton}
+	return []Server{VLLM, SGLang, LlamaCpp, TGI, TRTLLM, Triton, EPP}
 }
 
 // Names returns the canonical names of the known servers, for help texts.

@@ -142,6 +142,9 @@ type Target struct {
 	// Held is a PromQL query for requests held in front of the servers, run
 	// verbatim (e.g. sum(infscale_activator_held_requests{service="activator-chat"})). Empty: no Held.
 	Held string
+	// FlowControlHeld (server epp, no Held) reads Held from the EPP's
+	// flow-control queue (the target's zero.flow_control).
+	FlowControlHeld bool
 	// Overrides replace the built query of a signal with a user query, run
 	// verbatim (no selector injection): the user owns its shape.
 	Overrides map[Signal]string
@@ -175,6 +178,9 @@ func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 		}
 	}
 	b := shapes{o: o, sel: t.Selector, id: identity(t.Selector, o)}
+	if t.Server == modelserver.EPP { // one pool's series, not per-pod ones (epp.go)
+		return b.userQueries(t, b.eppExprs(t))
+	}
 	f := t.Server.Families()
 	out := map[Signal]parser.Expr{}
 	if e := b.total(f.Running); e != nil {
@@ -238,6 +244,12 @@ func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 			}
 		}
 	}
+	return b.userQueries(t, out)
+}
+
+// userQueries adds to out the target's verbatim queries: replicas, held
+// and the overrides (they replace a built one).
+func (b shapes) userQueries(t Target, out map[Signal]parser.Expr) (map[Signal]parser.Expr, error) {
 	for s, q := range map[Signal]string{Current: t.Replicas, Held: t.Held} {
 		if q == "" {
 			continue

@@ -305,7 +305,7 @@ func planKey(targets []Target, o Options, batch int) string {
 	fmt.Fprintf(&b, "%+v|%d\n", o, batch)
 	for _, t := range targets {
 		fmt.Fprintf(&b, "%q|%d|%g|%d|%t|%t|%t|%q|%q|", t.Name, t.Server, t.TTFTQuantile, t.TTFTWindow, t.CPU, t.Stuck, t.Duplicates, t.Replicas, t.Held)
-		fmt.Fprintf(&b, "%g|%d|%g|%d|%t|", t.QueueTimeQuantile, t.QueueTimeWindow, t.ITLQuantile, t.ITLWindow, t.Demand)
+		fmt.Fprintf(&b, "%g|%d|%g|%d|%t|%t|", t.QueueTimeQuantile, t.QueueTimeWindow, t.ITLQuantile, t.ITLWindow, t.Demand, t.FlowControlHeld)
 		for _, m := range t.Selector {
 			b.WriteString(m.String())
 			b.WriteByte(',')

@@ -193,3 +193,26 @@ func batchBranches(exprs []parser.Expr) []parser.Expr {
 }
 
 func str(s string) *parser.StringLiteral { return &parser.StringLiteral{Val: s} }
+
+// TestGoldenEPP: the queries of a target read from an llm-d EPP (docs/llm-d.md):
+// pool gauges under their llm_d_epp_ name or their deprecated twin, never
+// added; the flow-control queue as held.
+func TestGoldenEPP(t *testing.T) {
+	sel, err := ParseSelector(`{namespace="llm", service="chat-epp"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := Target{Name: "chat", Server: modelserver.EPP, Selector: sel, TTFTQuantile: 0.95, TTFTWindow: 3 * time.Minute,
+		ITLQuantile: 0.5, ITLWindow: time.Minute, Demand: true, FlowControlHeld: true, Stuck: true, Duplicates: true, CPU: true}
+	got := printQueries(t, tg, Options{})
+	golden(t, "epp", got)
+	for _, want := range []string{
+		"running: round(max(llm_d_epp_average_running_requests{namespace=\"llm\",service=\"chat-epp\"}) * max(llm_d_epp_ready_endpoints{namespace=\"llm\",service=\"chat-epp\"})) or (max(llm_d_epp_ready_endpoints{namespace=\"llm\",service=\"chat-epp\"}) == 0) or (round(max(inference_pool_average_running_requests",
+		"held: clamp_min(sum(llm_d_epp_flow_control_queue_size{namespace=\"llm\",service=\"chat-epp\"}) or sum(inference_extension_flow_control_queue_size{namespace=\"llm\",service=\"chat-epp\"}), 0)",
+		"stuck: (none)", "cpu: (none)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("EPP queries lack %q:\n%s", want, got)
+		}
+	}
+}

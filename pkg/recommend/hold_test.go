@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -90,11 +91,11 @@ func TestHoldBackAtMostFrom(t *testing.T) {
 	var st State
 	expect(t, Decide(p, obs(1, 20), &st, at(0)), 2, ReasonMetric)
 	expect(t, Decide(p, obs(2, 5), &st, at(15)), 1, ReasonMetric)
-	expect(t, Decide(p, obs(1, 70), &st, at(30)), 5, ReasonRateLimited)
+	expect(t, Decide(p, obs(1, 70), &st, at(30)), 5, ReasonScaleUpLimit)
 	if len(st.Dips) != 1 || st.Dips[0].Back != 2 {
 		t.Fatalf("dips %+v, want one returned with Back 2 (its From)", st.Dips)
 	}
-	expect(t, Decide(p, obs(5, 5), &st, at(45)), 2, ReasonStabilized)
+	expect(t, Decide(p, obs(5, 5), &st, at(45)), 2, ReasonScaleDownStabilized)
 }
 
 // TestHoldTrendCap: demand:0.5 on testCapacity (0.15625 replica-s per

@@ -52,7 +52,8 @@ type env struct {
 // PolicySyntax summarises the policy strings, for help and error texts.
 const PolicySyntax = `SIGNAL:TARGET[,OPTION=VALUE...] with SIGNAL queue, waiting, running (requests per replica), kv (fraction), cpu (percent), ttft, queuewait (seconds, e.g. 2s), demand (utilisation of one replica, e.g. 0.7) ` +
 	`and options min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, upselect, downselect, tolerance, schedule, guard (on|off), settle, drain, hold (a break-even in seconds, or off) (or another SIGNAL:TARGET); ` +
-	`or fixed:N, knative:C[,min=,max=], oracle[,min=,max=], optimal, hpa(POLICY)[,tolerance=,downwindow=], recommended`
+	`or fixed:N, knative:C[,min=,max=], oracle[,min=,max=], optimal, hpa(POLICY)[,tolerance=,downwindow=], recommended, ` +
+	`llmd-queue, llmd-saturation, llmd-tokens, llmd-slo[,min=,max=] (llm-d's KEDA paths on the EPP's signals)`
 
 // Recommended is the preset `recommended` expands to: the capacity-aware
 // demand signal (arrival rate × replica-seconds per request against the
@@ -173,6 +174,12 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 	head := parts[0]
 	if head.text == "recommended" {
 		return Policy{}, policyError(full, off+parts[1].at+1, "recommended takes no options; write the preset out to change it (%s,...)", Recommended)
+	}
+	if strings.HasPrefix(head.text, "llmd") {
+		if !isLLMD(head.text) {
+			return Policy{}, policyError(full, off+1, "%q: the llm-d baselines are %s (llm-d's documented KEDA paths, docs/llm-d.md)", head.text, strings.Join(LLMDBaselines, ", "))
+		}
+		return parseLLMD(full, s0, parts, off)
 	}
 	kind, arg, hasArg := strings.Cut(head.text, ":")
 	switch kind {

@@ -7,6 +7,8 @@ import (
 	"math"
 	"net/http"
 	neturl "net/url"
+
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // The families of an `infscale activator`'s /metrics (pkg/activator
@@ -26,8 +28,10 @@ type Held struct {
 }
 
 // ReadHeld fetches a holder's /metrics page at rawURL (an infscale
-// activator's, or a third party's exporting the same families) and reads
-// its held requests (summed over series) and readiness. Held is NaN with
+// activator's, or a third party's exporting the same families, or an llm-d
+// EPP's: its flow-control queue, summed over flows and clamped at 0, and
+// ready when ready_endpoints > 0) and reads its held requests (summed over
+// series) and readiness. Held is NaN with
 // an error when the page cannot be fetched (ErrFetch) or parsed
 // (ErrInvalidPage), lacks the held family, declares it other than a gauge
 // (ErrWrongType: a counter's value is not read as a gauge's, nor as 0), or
@@ -71,14 +75,42 @@ func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, er
 		return bad, &PageError{Source: url, Line: locate(b, ct, err), Err: withHint(b, err)}
 	}
 	h := Held{Held: gaugeSum(raw, HeldFamily), Ready: gaugeSum(raw, ReadyFamily)}
-	if err := raw.checkType(HeldFamily, gaugeKind); err != nil {
+	family := HeldFamily
+	if !raw.has(HeldFamily) {
+		// An llm-d EPP's page: its flow-control queue holds the requests
+		// (the current family, else its deprecated twin, never both), and
+		// the pool is ready when it has a ready endpoint.
+		f := modelserver.EPPFamilies()
+		for _, name := range f.FlowQueue.Names() {
+			if raw.has(name) {
+				family = name
+				if h.Held = gaugeSum(raw, name); h.Held < 0 {
+					h.Held = 0 // the router's gauge can dip below 0 after a flow's GC
+				}
+				break
+			}
+		}
+		if family != HeldFamily {
+			h.Ready = math.NaN()
+			for _, name := range f.ReadyEndpoints.Names() {
+				if r := gaugeSum(raw, name); !math.IsNaN(r) {
+					h.Ready = 0
+					if r > 0 {
+						h.Ready = 1
+					}
+					break
+				}
+			}
+		}
+	}
+	if err := raw.checkType(family, gaugeKind); err != nil {
 		return bad, fmt.Errorf("%s: %w", url, err)
 	}
-	if !raw.has(HeldFamily) {
-		return bad, fmt.Errorf("%s: no %s", url, HeldFamily)
+	if !raw.has(family) {
+		return bad, fmt.Errorf("%s: no %s (nor an llm-d EPP's flow-control queue)", url, HeldFamily)
 	}
 	if math.IsNaN(h.Held) || math.IsInf(h.Held, 0) || h.Held < 0 {
-		return bad, fmt.Errorf("%s: %s is %v: not a count of requests", url, HeldFamily, h.Held)
+		return bad, fmt.Errorf("%s: %s is %v: not a count of requests", url, family, h.Held)
 	}
 	return h, nil
 }

@@ -58,6 +58,10 @@ type Page struct {
 	Models []string
 	// LoRA is the current state of vllm:lora_requests_info, nil when absent.
 	LoRA *LoRA
+	// Pool is what an llm-d EPP page (server epp) says of its
+	// InferencePool; Running, Waiting and KV are then the pool's totals
+	// and mean (epp.go). Nil for a model server's page.
+	Pool *Pool
 	// Suspect is non-empty when the page looks like a stuck engine rather
 	// than load: waiting > 0 with running == 0 and KV == 0 (all three present).
 	// case C18 of docs/design.md (vllm-metal #479). The values are kept as read.

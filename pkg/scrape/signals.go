@@ -54,6 +54,9 @@ func reduce(raw *rawPage, source string, server modelserver.Server) *Page {
 	}
 	p.QueueTime, p.ITL = histogram(raw, f.QueueTime), histogram(raw, f.ITL)
 	p.LoRA = lora(raw)
+	if server == modelserver.EPP { // a pool's page: totals over its ready endpoints (epp.go)
+		eppPool(raw, p)
+	}
 
 	engines, models := map[string]bool{}, map[string]bool{}
 	for _, name := range []string{p.Chosen.Running, p.Chosen.Waiting, p.Chosen.KV} {

@@ -207,7 +207,7 @@ func toPromTarget(t *config.Target) promql.Target {
 	sel, _ := promql.ParseSelector(t.Selector)
 	pt := promql.Target{Name: t.Name, Server: t.Server, Selector: sel, Replicas: t.Replicas, Stuck: true, Duplicates: true}
 	if t.Zero != nil {
-		pt.Held = t.Zero.Held
+		pt.Held, pt.FlowControlHeld = t.Zero.Held, t.Zero.FlowControl
 	}
 	for _, m := range t.Metrics {
 		switch m.Type {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/histogram"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
 )
@@ -128,6 +129,9 @@ func (s *ScrapeSource) forget() {
 }
 
 func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now time.Time) Reading {
+	if t.Server == modelserver.EPP { // one page per pool, not per replica (source_epp.go)
+		return s.readEPP(ctx, t, now)
+	}
 	start := time.Now()
 	urls := t.Scrape.URLs
 	if s.Discover != nil {

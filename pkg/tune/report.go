@@ -45,6 +45,17 @@ func (r Report) WriteText(w io.Writer, traceName string) error {
 		}
 		fmt.Fprintf(b, "  %v\n", f.Holds)
 	}
+	if len(r.Baselines) > 0 {
+		width = len("baselines")
+		for _, bl := range r.Baselines {
+			width = max(width, len(bl.Policy))
+		}
+		fmt.Fprintf(b, "\n%-*s  %12s %12s  %12s %12s\n", width, "baselines", "in miss %", "in rep-min", "out miss %", "out rep-min")
+		for _, bl := range r.Baselines {
+			fmt.Fprintf(b, "%-*s  %12s %12.1f  %12s %12.1f\n", width, bl.Policy, pct(bl.InSample.MissPct), bl.InSample.ReplicaMinutes,
+				pct(bl.OutOfSample.MissPct), bl.OutOfSample.ReplicaMinutes)
+		}
+	}
 	fmt.Fprintf(b, "\nfrontier (screening sample: no row has a lower worst miss %% over the sample and its stressed copies at no more replica time)\n")
 	width = len("policy")
 	for _, f := range r.Frontier {

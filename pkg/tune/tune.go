@@ -223,6 +223,10 @@ type Config struct {
 	Stress []Stress
 	// Finalists is how many candidates are replayed out of sample [3].
 	Finalists int
+	// Baselines are policy strings replayed in and out of sample beside
+	// the winner, for the report (nil: none; the command passes
+	// DefaultBaselines).
+	Baselines []string
 	// ScreenWindows and ScreenWindow are the in-sample excerpts the grid is
 	// screened on when the in-sample is longer than their total: the
 	// busiest and the steepest windows of ScreenWindow seconds, then
@@ -395,10 +399,47 @@ type Report struct {
 	// Target is the winner as a whole serve configuration file (YAML,
 	// Candidate.Block).
 	Target string `json:"serve_target"`
+	// Baselines are Config.Baselines replayed in sample and out of sample
+	// beside the winner (llm-d's documented KEDA paths by default): what
+	// the tuned policy buys over them on the same history.
+	Baselines []Baseline `json:"baselines,omitempty"`
 	// Replays counts the replays run.
 	Replays int `json:"replays"`
 
 	winner Candidate
+}
+
+// Baseline is one baseline policy's figures on the two parts.
+type Baseline struct {
+	Policy      string  `json:"policy"`
+	InSample    Figures `json:"in_sample"`
+	OutOfSample Figures `json:"out_of_sample"`
+}
+
+// DefaultBaselines are the baselines tune's report replays beside the
+// winner: llm-d's four autoscaling signals (docs/llm-d.md).
+var DefaultBaselines = replay.LLMDBaselines
+
+// baselines replays each policy on in and out.
+func (e *evaluator) baselines(policies []string, in, out trace.Source) ([]Baseline, error) {
+	bs := make([]Baseline, len(policies))
+	res := make([][2]replay.Result, len(policies))
+	var jobs []job
+	for i, s := range policies {
+		pol, err := replay.ParsePolicy(s)
+		if err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+		bs[i].Policy = s
+		jobs = append(jobs, job{pol: pol, src: in, out: &res[i][0]}, job{pol: pol, src: out, out: &res[i][1]})
+	}
+	if err := e.run(jobs); err != nil {
+		return nil, err
+	}
+	for i := range bs {
+		bs[i].InSample, bs[i].OutOfSample = figures(res[i][0]), figures(res[i][1])
+	}
+	return bs, nil
 }
 
 // Winner is the chosen candidate.
@@ -558,6 +599,12 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	}
 	for _, s := range cfg.Stress {
 		rep.StressNames = append(rep.StressNames, s.Name)
+	}
+	if len(cfg.Baselines) > 0 {
+		if rep.Baselines, err = e.baselines(cfg.Baselines, in, out); err != nil {
+			return Report{}, err
+		}
+		rep.Replays = e.done
 	}
 	for _, r := range rows {
 		if r.Frontier {

@@ -1,0 +1,84 @@
+package promql
+
+import (
+	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/infscale/infscale/pkg/modelserver"
+)
+
+// eppExprs are the queries of a target read from an llm-d Endpoint Picker
+// (server epp, pkg/modelserver's epp.go): its series describe the whole pool,
+// so there is no per-pod sum and no liveness join (the EPP's pool gauges
+// cover the endpoints with fresh metrics already). The selector picks the
+// pool's EPP (its scrape labels: namespace, service or job). Each family is
+// asked under its llm_d_epp_ name, else its deprecated twin
+// (`A_new or A_old`, each side aggregated to one series): never both.
+//
+//	reporting, current  max(ready_endpoints)
+//	running, waiting    round(max(average_*) * max(ready_endpoints)) or (max(ready_endpoints) == 0)
+//	kv                  max(average_kv_cache_utilization) and (max(ready_endpoints) > 0)
+//	held                clamp_min(sum(flow_control_queue_size), 0)    (Target.FlowControlHeld)
+//	arrivals, tokens    sum(max without (<HA labels>) (rate(request_total[w]))), ..._input_tokens_sum, ..._output_tokens_sum
+//	ttft, itl           histogram_quantile over request_ttft_seconds / request_streaming_itl_seconds
+//
+// max() of a pool gauge: the EPP's replicas (and an HA Prometheus pair)
+// write the same pool's value; the counters and the flow-control queue
+// are each EPP replica's own and add up.
+func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
+	f := modelserver.EPPFamilies()
+	out := map[Signal]parser.Expr{}
+	maxOf := func(name string) parser.Expr { return aggregate(parser.MAX, false, nil, selector(name, b.sel)) }
+	twin := func(tw modelserver.Twin, per func(cur bool, name string) parser.Expr) parser.Expr {
+		var es []parser.Expr
+		for i, n := range tw.Names() {
+			es = append(es, per(i == 0, n))
+		}
+		return orChain(es)
+	}
+	ready := func(cur bool) string {
+		if cur {
+			return f.ReadyEndpoints.Current
+		}
+		return f.ReadyEndpoints.Deprecated
+	}
+	out[Reporting] = twin(f.ReadyEndpoints, func(_ bool, n string) parser.Expr { return maxOf(n) })
+	if t.Replicas == "" {
+		out[Current] = twin(f.ReadyEndpoints, func(_ bool, n string) parser.Expr { return maxOf(n) })
+	}
+	total := func(avg modelserver.Twin) parser.Expr {
+		return twin(avg, func(cur bool, n string) parser.Expr {
+			prod := call("round", binary(parser.MUL, maxOf(n), maxOf(ready(cur)), nil))
+			return binary(parser.LOR, prod, binary(parser.EQLC, maxOf(ready(cur)), number(0), nil), nil)
+		})
+	}
+	out[Running], out[Waiting] = total(f.AvgRunning), total(f.AvgQueue)
+	out[KV] = twin(f.AvgKV, func(cur bool, n string) parser.Expr {
+		return binary(parser.LAND, maxOf(n), binary(parser.GTR, maxOf(ready(cur)), number(0), nil), nil)
+	})
+	if t.FlowControlHeld && t.Held == "" {
+		out[Held] = call("clamp_min", twin(f.FlowQueue, func(_ bool, n string) parser.Expr {
+			return aggregate(parser.SUM, false, nil, selector(n, b.sel))
+		}), number(0))
+	}
+	rateOf := func(tw modelserver.Twin, suffix string) parser.Expr {
+		return twin(tw, func(_ bool, n string) parser.Expr {
+			r := parser.Expr(call("rate", rangeOf(selector(n+suffix, b.sel), b.o.DemandWindow)))
+			if len(b.o.ReplicaLabels) > 0 {
+				r = aggregate(parser.MAX, true, b.o.ReplicaLabels, r)
+			}
+			return aggregate(parser.SUM, false, nil, r)
+		})
+	}
+	if t.Demand {
+		out[Arrivals] = rateOf(f.Requests, "")
+		out[PromptTokens] = rateOf(f.InputTokens, "_sum")
+		out[GenerationTokens] = rateOf(f.OutputTokens, "_sum")
+	}
+	if t.TTFTQuantile != 0 {
+		out[TTFT] = b.ttft(f.TTFT.Names(), t.TTFTQuantile, t.TTFTWindow)
+	}
+	if t.ITLQuantile != 0 {
+		out[ITL] = b.ttft(f.ITL.Names(), t.ITLQuantile, t.ITLWindow)
+	}
+	return out
+}

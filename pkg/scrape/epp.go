@@ -1,0 +1,193 @@
+package scrape
+
+import (
+	"math"
+	"sort"
+
+	"github.com/infscale/infscale/pkg/modelserver"
+)
+
+// Pool is what an llm-d Endpoint Picker's /metrics page says of its
+// InferencePool (modelserver.EPP; the families and their router commit are in
+// pkg/modelserver's epp.go). Every float is NaN when absent, never 0. Each
+// signal is read from the current llm_d_epp_ family when the page has it,
+// else from its deprecated twin, never both (the EPP writes both).
+type Pool struct {
+	// Name is the pool (label name of the pool gauges), "" when absent.
+	Name string
+	// Ready is the endpoints with fresh metrics (ready_endpoints).
+	Ready float64
+	// Running and Waiting are the model servers' running and waiting
+	// requests over the ready endpoints: the EPP's averages times Ready,
+	// rounded to a whole request (the averages are rounded to two
+	// decimals, so the product is off by at most 0.005 x Ready: exact up to
+	// 100 endpoints); 0 when Ready is 0 (the EPP then leaves its averages
+	// at their last value).
+	Running, Waiting float64
+	// KV is the mean KV-cache usage (0..1) over the ready endpoints; NaN
+	// when Ready is 0.
+	KV float64
+	// EndpointQueue is each endpoint's waiting requests by endpoint name
+	// (every endpoint the EPP knows, stale ones too); nil when absent.
+	EndpointQueue map[string]float64
+	// RequestRunning is requests in flight through the EPP (summed over
+	// models, fairness ids and priorities).
+	RequestRunning float64
+	// InflightRequests and InflightTokens are the in-flight load
+	// producer's requests and tokens, summed over endpoints (absent unless
+	// the producer is configured).
+	InflightRequests, InflightTokens float64
+	// FlowQueue is the requests held in the flow-control queue, summed over
+	// flows and priorities: the held count of a pool at zero.
+	FlowQueue float64
+	// Saturation is flow_control_pool_saturation by stage (prefill, decode,
+	// effective) as read; nil when absent.
+	Saturation map[string]float64
+	// Stale is flow_control_stale_endpoints summed over detectors.
+	Stale float64
+	// Effective is the saturation that gates dispatch (stage effective,
+	// else the largest stage) when it measures load, NaN when it is absent
+	// or fail-closed: the pool is empty (Ready 0), an endpoint's metrics are
+	// stale (Stale > 0), or it reads exactly 1.0 with Ready or Stale
+	// unknown (docs/metrics.md of llm-d-router: "a reading pinned at exactly
+	// 1.0 can be fail-closed stale-metrics or an empty pool rather than
+	// genuine overload").
+	Effective float64
+	// Chosen maps each signal read (ready, running, waiting, kv,
+	// endpoint_queue, request_running, flow_queue, saturation, requests,
+	// input_tokens, output_tokens) to the family it was read from.
+	Chosen map[string]string
+}
+
+// eppPool reads an EPP page into a Pool and sets the Page's per-target
+// signals from it: Running, Waiting and KV (pool totals and mean), the
+// request counter (generic), prompt and generation token counters (the
+// token histograms' _sum).
+func eppPool(raw *rawPage, p *Page) {
+	f := modelserver.EPPFamilies()
+	pool := &Pool{Chosen: map[string]string{}}
+	get := func(key string, t modelserver.Twin, agg func([]float64) float64, want kind) float64 {
+		v, name := pick(raw, t.Names(), agg, want)
+		if name != "" {
+			pool.Chosen[key] = name
+		}
+		return v
+	}
+	pool.Ready = get("ready", f.ReadyEndpoints, maxOf, gaugeKind)
+	avgRun := get("running", f.AvgRunning, maxOf, gaugeKind)
+	avgQueue := get("waiting", f.AvgQueue, maxOf, gaugeKind)
+	pool.KV = get("kv", f.AvgKV, maxOf, gaugeKind)
+	pool.RequestRunning = get("request_running", f.RequestRunning, sum, gaugeKind)
+	pool.InflightRequests = get("inflight_requests", f.InflightRequests, sum, gaugeKind)
+	pool.InflightTokens = get("inflight_tokens", f.InflightTokens, sum, gaugeKind)
+	pool.FlowQueue = get("flow_queue", f.FlowQueue, sum, gaugeKind)
+	pool.Stale = get("stale", f.StaleEndpoints, sum, gaugeKind)
+	for _, name := range f.ReadyEndpoints.Names() {
+		if n := firstLabel(raw, name, "name"); n != "" {
+			pool.Name = n
+			break
+		}
+	}
+	total := func(avg float64) float64 {
+		switch {
+		case math.IsNaN(pool.Ready) || math.IsNaN(avg):
+			if pool.Ready == 0 {
+				return 0
+			}
+			return math.NaN()
+		case pool.Ready == 0:
+			return 0
+		}
+		return math.Round(avg * pool.Ready)
+	}
+	pool.Running, pool.Waiting = total(avgRun), total(avgQueue)
+	if pool.Ready == 0 {
+		pool.KV = math.NaN()
+	}
+	for i, name := range f.EndpointQueue.Names() {
+		if raw.checkType(name, gaugeKind) != nil || !raw.hasFinite(name) {
+			continue
+		}
+		label := []string{"model_server_endpoint", "model_server_pod"}[i]
+		pool.EndpointQueue = map[string]float64{}
+		for _, j := range raw.byName[name] {
+			if s := raw.samples[j]; finite(s.Value) {
+				pool.EndpointQueue[s.Labels.Get(label)] += s.Value
+			}
+		}
+		pool.Chosen["endpoint_queue"] = name
+		break
+	}
+	for _, name := range f.Saturation.Names() {
+		if raw.checkType(name, gaugeKind) != nil || !raw.hasFinite(name) {
+			continue
+		}
+		pool.Saturation = map[string]float64{}
+		for _, j := range raw.byName[name] {
+			if s := raw.samples[j]; finite(s.Value) {
+				pool.Saturation[s.Labels.Get("stage")] = math.Max(pool.Saturation[s.Labels.Get("stage")], s.Value)
+			}
+		}
+		pool.Chosen["saturation"] = name
+		break
+	}
+	pool.Effective = effective(pool)
+
+	p.Pool = pool
+	p.Running, p.Waiting, p.KV = pool.Running, pool.Waiting, pool.KV
+	p.Chosen.Running, p.Chosen.Waiting, p.Chosen.KV = pool.Chosen["running"], pool.Chosen["waiting"], pool.Chosen["kv"]
+	if p.Chosen.Requests != "" {
+		pool.Chosen["requests"] = p.Chosen.Requests
+	}
+	sums := func(t modelserver.Twin) []string {
+		var out []string
+		for _, n := range t.Names() {
+			out = append(out, n+"_sum")
+		}
+		return out
+	}
+	p.PromptTokens, p.Chosen.PromptTokens = pick(raw, sums(f.InputTokens), sum, histogramKind)
+	p.GenerationTokens, p.Chosen.GenerationTokens = pick(raw, sums(f.OutputTokens), sum, histogramKind)
+	if p.Chosen.PromptTokens != "" {
+		pool.Chosen["input_tokens"] = p.Chosen.PromptTokens
+	}
+	if p.Chosen.GenerationTokens != "" {
+		pool.Chosen["output_tokens"] = p.Chosen.GenerationTokens
+	}
+}
+
+// effective is the gating saturation when it measures load (Pool.Effective).
+func effective(pool *Pool) float64 {
+	if pool.Saturation == nil {
+		return math.NaN()
+	}
+	v, ok := pool.Saturation["effective"]
+	if !ok {
+		stages := make([]string, 0, len(pool.Saturation))
+		for s := range pool.Saturation {
+			stages = append(stages, s)
+		}
+		sort.Strings(stages)
+		v = math.Inf(-1)
+		for _, s := range stages {
+			v = math.Max(v, pool.Saturation[s])
+		}
+	}
+	switch {
+	case pool.Ready == 0, pool.Stale > 0:
+		return math.NaN()
+	case v == 1 && (math.IsNaN(pool.Ready) || math.IsNaN(pool.Stale)):
+		return math.NaN()
+	}
+	return v
+}
+
+// firstLabel is label's value on name's first sample, "" when none.
+func firstLabel(raw *rawPage, name, label string) string {
+	for _, j := range raw.byName[name] {
+		if v := raw.samples[j].Labels.Get(label); v != "" {
+			return v
+		}
+	}
+	return ""
+}

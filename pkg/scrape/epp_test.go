@@ -1,0 +1,184 @@
+package scrape
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/internal/epptest"
+	"github.com/infscale/infscale/pkg/modelserver"
+)
+
+// eppBusy is a pool of three endpoints with fresh metrics, as the EPP of
+// llm-d-router ebab687927f5 writes it (internal/epptest: both the
+// llm_d_epp_ families and their deprecated twins).
+var eppBusy = epptest.State{
+	Pool: "chat", Model: "llama",
+	Endpoints: []epptest.Endpoint{
+		{Name: "chat-0", Fresh: true, Running: 10, Waiting: 2, KV: 0.5},
+		{Name: "chat-1", Fresh: true, Running: 12, Waiting: 5, KV: 0.6},
+		{Name: "chat-2", Fresh: true, Running: 9, Waiting: 0, KV: 0.7},
+	},
+	RequestRunning: map[string]float64{"": 30, "tenant-b": 8},
+	Flows:          []epptest.Flow{{FairnessID: "tenant-a", Priority: "0", Held: 3}, {FairnessID: "tenant-b", Priority: "-1", Held: 2}},
+	Saturation:     map[string]float64{"prefill": 0.8, "decode": 1.15, "effective": 1.15},
+	Requests:       1500, InputTokens: 1.5e6, OutputTokens: 3e5,
+	InflightTokens: map[string]float64{"chat-0": 4000, "chat-1": 2500},
+}
+
+func readEPP(t *testing.T, s epptest.State) *Page {
+	t.Helper()
+	p, err := Read(strings.NewReader(epptest.Page(s)), "text/plain", "epp", modelserver.EPP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Pool == nil {
+		t.Fatal("no Pool on an EPP page")
+	}
+	return p
+}
+
+// TestEPPPool: the signals of the busy pool, worked out by hand.
+//
+//	ready 3; average running (10+12+9)/3 = 10.333 -> the router writes 10.33,
+//	x 3 = 30.99 -> 31 requests; average queue (2+5+0)/3 -> 2.33 x 3 = 6.99 -> 7,
+//	equal to the per-endpoint queues 2+5+0; KV (0.5+0.6+0.7)/3 = 0.6;
+//	in flight 30+8 = 38; flow-control queue 3+2 = 5 (not 10: the twin is the
+//	same queue); saturation effective 1.15 with no stale endpoint: load.
+func TestEPPPool(t *testing.T) {
+	p := readEPP(t, eppBusy)
+	pool := p.Pool
+	for name, c := range map[string][2]float64{
+		"ready": {pool.Ready, 3}, "running": {pool.Running, 31}, "waiting": {pool.Waiting, 7},
+		"kv": {pool.KV, 0.6}, "request_running": {pool.RequestRunning, 38}, "flow_queue": {pool.FlowQueue, 5},
+		"effective": {pool.Effective, 1.15}, "inflight_tokens": {pool.InflightTokens, 6500},
+		"page running": {p.Running, 31}, "page waiting": {p.Waiting, 7}, "page kv": {p.KV, 0.6},
+		"requests": {p.Requests, 1500}, "prompt tokens": {p.PromptTokens, 1.5e6}, "generation tokens": {p.GenerationTokens, 3e5},
+	} {
+		if math.Abs(c[0]-c[1]) > 1e-9 {
+			t.Errorf("%s = %v, want %v", name, c[0], c[1])
+		}
+	}
+	if got := pool.EndpointQueue; len(got) != 3 || got["chat-1"] != 5 {
+		t.Errorf("endpoint queues %v, want chat-0 2, chat-1 5, chat-2 0", got)
+	}
+	if !math.IsNaN(pool.InflightRequests) {
+		t.Errorf("in-flight requests %v, want absent (not 0): the page has no such family", pool.InflightRequests)
+	}
+	for sig, fam := range map[string]string{"ready": "llm_d_epp_ready_endpoints", "flow_queue": "llm_d_epp_flow_control_queue_size",
+		"requests": "llm_d_epp_request_total", "input_tokens": "llm_d_epp_request_input_tokens_sum"} {
+		if pool.Chosen[sig] != fam {
+			t.Errorf("%s read from %q, want the current family %s", sig, pool.Chosen[sig], fam)
+		}
+	}
+	if pool.Name != "chat" {
+		t.Errorf("pool name %q", pool.Name)
+	}
+}
+
+// TestEPPTwins: a build with only the deprecated names reads the same
+// values from them; one without twins reads the same from the new names.
+func TestEPPTwins(t *testing.T) {
+	old := eppBusy
+	old.OnlyTwins = true
+	p := readEPP(t, old)
+	if p.Pool.Ready != 3 || p.Running != 31 || p.Waiting != 7 || p.Pool.FlowQueue != 5 || p.Requests != 1500 || p.PromptTokens != 1.5e6 {
+		t.Errorf("deprecated names: ready %v running %v waiting %v flow %v requests %v prompt %v, want 3 31 7 5 1500 1.5e6",
+			p.Pool.Ready, p.Running, p.Waiting, p.Pool.FlowQueue, p.Requests, p.PromptTokens)
+	}
+	if p.Pool.Chosen["ready"] != "inference_pool_ready_pods" || p.Pool.EndpointQueue["chat-1"] != 5 {
+		t.Errorf("ready from %q, endpoint queues %v", p.Pool.Chosen["ready"], p.Pool.EndpointQueue)
+	}
+	// No stale-endpoints family before llm_d_epp: 1.15 is not the
+	// fail-closed 1.0, so it is load.
+	if p.Pool.Effective != 1.15 {
+		t.Errorf("effective %v, want 1.15", p.Pool.Effective)
+	}
+	cur := eppBusy
+	cur.NoTwins = true
+	if p := readEPP(t, cur); p.Running != 31 || p.Pool.FlowQueue != 5 {
+		t.Errorf("new names only: running %v flow %v", p.Running, p.Pool.FlowQueue)
+	}
+}
+
+// TestEPPFailClosed: saturation's fail-closed readings are unknown, not
+// load: an empty pool (ready 0, reads 1.0), stale endpoints (each scores
+// saturated), and an exact 1.0 where staleness cannot be checked. An empty
+// pool's running and waiting are 0 (no endpoint), its KV unknown (the
+// router left the averages at their last value), its held requests read.
+func TestEPPFailClosed(t *testing.T) {
+	empty := epptest.State{Pool: "chat", Model: "llama", Flows: []epptest.Flow{{FairnessID: "a", Priority: "0", Held: 4}},
+		Saturation: map[string]float64{"decode": 1, "prefill": 1, "effective": 1}}
+	p := readEPP(t, empty)
+	if p.Pool.Ready != 0 || p.Running != 0 || p.Waiting != 0 || !math.IsNaN(p.KV) || p.Pool.FlowQueue != 4 || !math.IsNaN(p.Pool.Effective) {
+		t.Errorf("empty pool: ready %v running %v waiting %v kv %v held %v effective %v, want 0 0 0 NaN 4 NaN",
+			p.Pool.Ready, p.Running, p.Waiting, p.KV, p.Pool.FlowQueue, p.Pool.Effective)
+	}
+	stale := eppBusy
+	stale.Stale, stale.Saturation = 1, map[string]float64{"effective": 0.9}
+	if p := readEPP(t, stale); !math.IsNaN(p.Pool.Effective) {
+		t.Errorf("1 stale endpoint: effective %v, want unknown", p.Pool.Effective)
+	}
+	old := eppBusy
+	old.OnlyTwins, old.Saturation = true, map[string]float64{"effective": 1}
+	if p := readEPP(t, old); !math.IsNaN(p.Pool.Effective) {
+		t.Errorf("exactly 1.0 without a stale count: effective %v, want unknown", p.Pool.Effective)
+	}
+	fresh := eppBusy
+	fresh.Saturation = map[string]float64{"effective": 1}
+	if p := readEPP(t, fresh); p.Pool.Effective != 1 {
+		t.Errorf("1.0 with 3 ready and 0 stale: effective %v, want 1 (load at the set point)", p.Pool.Effective)
+	}
+}
+
+// TestEPPRates: two scrapes 15 s apart: 30 requests, 30,000 prompt and
+// 6,000 generation tokens more: 2 req/s, 2,000 and 400 tokens/s.
+func TestEPPRates(t *testing.T) {
+	a := readEPP(t, eppBusy)
+	next := eppBusy
+	next.Requests, next.InputTokens, next.OutputTokens = 1530, 1.53e6, 3.06e5
+	b := readEPP(t, next)
+	at := time.Unix(1_800_000_000, 0)
+	a.Time, b.Time = at, at.Add(15*time.Second)
+	r := Rate(a, b)
+	if math.Abs(r.Requests-2) > 1e-9 || math.Abs(r.PromptTokens-2000) > 1e-9 || math.Abs(r.GenerationTokens-400) > 1e-9 {
+		t.Errorf("rates %v req/s, %v and %v tokens/s; want 2, 2000, 400", r.Requests, r.PromptTokens, r.GenerationTokens)
+	}
+}
+
+// TestEPPDetected: an EPP page is detected as epp, not as a model server.
+func TestEPPDetected(t *testing.T) {
+	p, err := Read(strings.NewReader(epptest.Page(eppBusy)), "text/plain", "epp", modelserver.Unknown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Server != modelserver.EPP || p.Pool == nil || p.Running != 31 {
+		t.Errorf("detected %v (pool %v, running %v), want epp with running 31", p.Server, p.Pool != nil, p.Running)
+	}
+}
+
+// TestEPPReadHeld: an EPP's page is a holder's page too (a vllm target
+// scraped from its pods, zero.held_scrape on the pool's EPP): held 5 (3 + 2,
+// the twin not added), ready with 3 endpoints; at zero, 4 held and not
+// ready; an older router's deprecated names read the same.
+func TestEPPReadHeld(t *testing.T) {
+	srv := epptest.Serve(eppBusy)
+	defer srv.Close()
+	h, err := ReadHeld(t.Context(), nil, srv.URL+"/metrics")
+	if err != nil || h.Held != 5 || h.Ready != 1 {
+		t.Errorf("busy: %+v, %v; want held 5, ready 1", h, err)
+	}
+	srv.Set(func(s *epptest.State) {
+		s.Endpoints, s.OnlyTwins = nil, true
+		s.Flows = []epptest.Flow{{FairnessID: "a", Priority: "0", Held: 4}}
+	})
+	h, err = ReadHeld(t.Context(), nil, srv.URL+"/metrics")
+	if err != nil || h.Held != 4 || h.Ready != 0 {
+		t.Errorf("at zero, deprecated names: %+v, %v; want held 4, ready 0", h, err)
+	}
+	srv.Set(func(s *epptest.State) { s.Flows = nil })
+	if _, err := ReadHeld(t.Context(), nil, srv.URL+"/metrics"); err == nil || !strings.Contains(err.Error(), "nor an llm-d EPP's flow-control queue") {
+		t.Errorf("no flow control: %v, want an error (held unknown, not 0)", err)
+	}
+}

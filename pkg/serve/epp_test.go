@@ -1,0 +1,135 @@
+package serve
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/internal/epptest"
+	"github.com/infscale/infscale/internal/promtest"
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/recommend"
+)
+
+// eppTarget is one InferencePool read from its EPP: queue 10 per replica, 0..10, held requests from the flow-control queue.
+const eppTarget = `
+  server: epp
+  metrics: [{type: queue, target: 10}]
+  minReplicaCount: 0
+  maxReplicaCount: 10
+  zero: {flow_control: true, cooldownPeriod: 300s}
+`
+
+// eppBusyPool is three fresh endpoints of pool chat (llm-d-router
+// ebab687927f5's families, both names: internal/epptest).
+func eppBusyPool() epptest.State {
+	return epptest.State{
+		Pool: "chat", Model: "llama",
+		Endpoints: []epptest.Endpoint{
+			{Name: "chat-0", Fresh: true, Running: 10, Waiting: 2, KV: 0.5},
+			{Name: "chat-1", Fresh: true, Running: 12, Waiting: 5, KV: 0.6},
+			{Name: "chat-2", Fresh: true, Running: 9, Waiting: 0, KV: 0.7},
+		},
+		Flows:      []epptest.Flow{{FairnessID: "a", Priority: "0", Held: 3}, {FairnessID: "b", Priority: "-1", Held: 2}},
+		Saturation: map[string]float64{"decode": 1.15, "prefill": 0.8, "effective": 1.15},
+		Requests:   1500, InputTokens: 1.5e6, OutputTokens: 3e5,
+	}
+}
+
+// TestEPPSameDecisionsBothModes: a real Prometheus scraping an EPP page
+// and embedded mode scraping the same page read the same signals and make
+// the same decisions, worked out by hand:
+//
+//  1. busy (3 ready; averages 10.33 running, 2.33 waiting, KV 0.6; 5 held):
+//     held 5 (3 + 2, the deprecated twin not added); queue = running +
+//     waiting + held = 31 + 7 + 5 = 43 -> ceil(43 / 10) = 5 (ratio 43/30 =
+//     1.43, past the tolerance); KV 0.6 read, not scaled on (it cannot wake
+//     a pool at zero).
+//  2. the same page from an older router (deprecated names only), 6 held:
+//     queue 44 -> 5.
+//  3. the pool at zero (ready 0, saturation fail-closed 1.0), 4 held in the
+//     flow-control queue: current 0 known, desired 1 (activate).
+func TestEPPSameDecisionsBothModes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Prometheus")
+	}
+	epp := epptest.Serve(eppBusyPool())
+	defer epp.Close()
+	prom := promtest.Start(t, promtest.Options{ScrapeInterval: time.Second,
+		Targets: []promtest.Target{{URL: epp.URL + "/metrics", Labels: map[string]string{"namespace": "llm", "service": "chat-epp"}}}})
+	emb, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]%s", epp.URL, eppTarget)), "emb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := config.Parse([]byte(fmt.Sprintf("prometheus: {url: %s}\ntargets:\n- name: chat\n  selector: '{namespace=\"llm\", service=\"chat-epp\"}'%s", prom.URL, eppTarget)), "prom.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scr := NewScrapeSource(5 * time.Second)
+	ps, err := NewPrometheusSource(pc.Prometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		running, waiting, kv, held float64
+		current, desired           int
+	}
+	check := func(step string, w want) {
+		t.Helper()
+		now := time.Now()
+		for _, mode := range []struct {
+			name string
+			src  Source
+			tg   *config.Target
+		}{{"embedded", scr, &emb.Targets[0]}, {"prometheus", ps, &pc.Targets[0]}} {
+			rd := mode.src.Read(t.Context(), []*config.Target{mode.tg}, now)[0]
+			o := rd.Obs
+			if w.current > 0 && len(rd.Errors) > 0 {
+				t.Errorf("%s, %s: read errors %v, want none", step, mode.name, rd.Errors)
+			}
+			for name, c := range map[string][2]float64{"running": {o.Running, w.running}, "waiting": {o.Waiting, w.waiting}, "held": {o.Held, w.held}} {
+				if c[0] != c[1] {
+					t.Errorf("%s, %s: %s %v, want %v (errors %v)", step, mode.name, name, c[0], c[1], rd.Errors)
+				}
+			}
+			if !(math.IsNaN(w.kv) && math.IsNaN(o.KV)) && math.Abs(o.KV-w.kv) > 1e-9 {
+				t.Errorf("%s, %s: kv %v, want %v", step, mode.name, o.KV, w.kv)
+			}
+			if !rd.CurrentKnown || o.Current != w.current {
+				t.Errorf("%s, %s: current %v (known %v), want %d", step, mode.name, o.Current, rd.CurrentKnown, w.current)
+			}
+			p, err := mode.tg.Policy()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := recommend.Decide(&p, o, &recommend.State{}, now)
+			if d.Desired != w.desired {
+				t.Errorf("%s, %s: desired %d (%s), want %d", step, mode.name, d.Desired, d.Reason, w.desired)
+			}
+		}
+	}
+	readyIs := func(q string, v float64) {
+		prom.WaitFor(t, q, 30*time.Second, func(vec model.Vector) bool { return len(vec) == 1 && float64(vec[0].Value) == v })
+	}
+
+	readyIs(`llm_d_epp_ready_endpoints{service="chat-epp"}`, 3)
+	check("busy", want{running: 31, waiting: 7, kv: 0.6, held: 5, current: 3, desired: 5})
+
+	epp.Set(func(s *epptest.State) { s.OnlyTwins = true; s.Flows[0].Held = 4 })
+	prom.WaitFor(t, `sum(inference_extension_flow_control_queue_size{service="chat-epp"})`, 30*time.Second, func(vec model.Vector) bool {
+		return len(vec) == 1 && vec[0].Value == 6
+	})
+	readyIs(`absent(llm_d_epp_ready_endpoints{service="chat-epp"})`, 1)
+	check("deprecated names", want{running: 31, waiting: 7, kv: 0.6, held: 6, current: 3, desired: 5})
+
+	epp.Set(func(s *epptest.State) {
+		s.OnlyTwins, s.Endpoints = false, nil
+		s.Flows = []epptest.Flow{{FairnessID: "a", Priority: "0", Held: 4}}
+		s.Saturation = map[string]float64{"decode": 1, "prefill": 1, "effective": 1}
+	})
+	readyIs(`llm_d_epp_ready_endpoints{service="chat-epp"}`, 0)
+	check("at zero", want{running: 0, waiting: 0, kv: math.NaN(), held: 4, current: 0, desired: 1})
+}

@@ -1,0 +1,100 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/modelserver"
+	"github.com/infscale/infscale/pkg/recommend"
+	"github.com/infscale/infscale/pkg/scrape"
+)
+
+// readEPP reads a target whose scrape: URLs are llm-d Endpoint Pickers
+// (server: epp; usually one, several for EPP replicas of one pool): the
+// pool's signals come from the page with the most ready endpoints
+// (replicas of the EPP see the same pool), Current and Reporting are its
+// ready endpoints; request and token rates, the TTFT, queue-time and ITL
+// quantiles are summed over the pages (each EPP replica counts the
+// requests that went through it), and with zero.flow_control so is the
+// held count (each holds its own queue).
+func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.Time) Reading {
+	start := time.Now()
+	urls := t.Scrape.URLs
+	if s.Discover != nil {
+		urls = s.Discover(t)
+	}
+	pages := make([]*scrape.Page, len(urls))
+	errs := make([]error, len(urls))
+	var wg sync.WaitGroup
+	for i, u := range urls {
+		wg.Go(func() { pages[i], errs[i] = scrape.Load(ctx, s.Client, u, nil, modelserver.EPP) })
+	}
+	wg.Wait()
+	keys := make([]string, len(urls))
+	for i, u := range urls {
+		keys[i] = t.Name + "\x00" + u
+	}
+	r := Reading{Obs: unknownObservation(), StuckKnown: true}
+	var best *scrape.Page
+	held, heldOK := 0.0, true
+	for i, p := range pages {
+		if errs[i] != nil || p == nil || p.Pool == nil {
+			pages[i] = nil
+			heldOK = false
+			err := errs[i]
+			if err == nil {
+				err = fmt.Errorf("%s: not an EPP page", urls[i])
+			}
+			r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: scrapeReason(err), Err: err})
+			continue
+		}
+		if finite(p.Pool.Ready) && (best == nil || !finite(best.Pool.Ready) || p.Pool.Ready > best.Pool.Ready) {
+			best = p
+		}
+		if math.IsNaN(p.Pool.FlowQueue) {
+			heldOK = false
+		} else {
+			held += max(p.Pool.FlowQueue, 0) // the router's gauge can dip below 0 after a flow's GC
+		}
+	}
+	if best == nil {
+		r.Errors = append(r.Errors, ReadError{Signal: "current", Reason: "empty", Err: errors.New("no EPP page reports ready endpoints (llm_d_epp_ready_endpoints or inference_pool_ready_pods)")})
+	} else {
+		ready := int(math.Round(best.Pool.Ready))
+		r.Obs.Current, r.Obs.Reporting, r.CurrentKnown = ready, ready, true
+		r.Obs.Running, r.Obs.Waiting, r.Obs.KV = best.Running, best.Waiting, best.KV
+		for sig, v := range map[string]float64{"running": r.Obs.Running, "waiting": r.Obs.Waiting} {
+			if math.IsNaN(v) {
+				r.Errors = append(r.Errors, ReadError{Signal: sig, Reason: "empty", Err: errors.New("the EPP page has no pool average for " + sig)})
+			}
+		}
+	}
+	q, w := 0.95, s.TTFTWindow
+	for _, m := range t.Metrics {
+		if m.Type == recommend.SignalTTFT {
+			q, w = m.Quantile, time.Duration(m.Window)
+		}
+	}
+	if w > 0 {
+		r.Obs.TTFT, r.Obs.NoneFinished = s.quantile(histTTFT, keys, pages, q, w, now)
+	}
+	r.Obs.ITL, _ = s.quantile(histITL, keys, pages, demandITLQuantile, demandWindow, now)
+	r.Obs.ArrivalRate, r.Obs.PromptTokensRate, r.Obs.GenerationTokensRate, r.Obs.ArrivalWindow = s.rates(keys, pages)
+	r.Obs.MeanPrompt, r.Obs.MeanOutput = recommend.MeanLengths(r.Obs.ArrivalRate, r.Obs.PromptTokensRate, r.Obs.GenerationTokensRate)
+	if t.Zero != nil && t.Zero.FlowControl {
+		if heldOK && len(urls) > 0 {
+			r.Obs.Held = held
+		} else {
+			r.Errors = append(r.Errors, ReadError{Signal: "held", Reason: "empty", Err: errors.New("no flow-control queue on every EPP page (llm_d_epp_flow_control_queue_size or inference_extension_flow_control_queue_size): is the flowControl feature gate on?")})
+		}
+	}
+	r.Duration = time.Since(start)
+	return r
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
