@@ -243,11 +243,11 @@ func (c *PolicyFlags) policy() (*recommend.Policy, error) {
 		p.Capacity = recommend.CapacityFrom(r)
 	}
 	if c.Behavior != "" {
-		data, err := boundedfile.Read(c.Behavior, recommend.MaxBehaviorBytes, "a behavior file", "--behavior is an autoscaling/v2 behavior YAML file")
+		data, err := boundedfile.Read(c.Behavior, config.MaxBehaviorBytes, "a behavior file", "--behavior is an autoscaling/v2 behavior YAML file")
 		if err != nil {
 			return nil, invalidf("--behavior: %v", err)
 		}
-		b, err := recommend.DecodeBehavior(data, c.Behavior)
+		b, err := config.DecodeBehavior(data, c.Behavior)
 		if err != nil {
 			return nil, invalidf("--behavior: %w", err)
 		}

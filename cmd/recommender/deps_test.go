@@ -71,3 +71,26 @@ func TestInternalHoldsLeaves(t *testing.T) {
 		}
 	}
 }
+
+// TestRecommendDecidesOnValues fails when the decision core, pkg/recommend,
+// links goccy/go-yaml or imports a YAML package itself: it takes values (a
+// Policy, an autoscalingv2 behavior); reading them from files belongs to
+// pkg/config (config.DecodeBehavior). (k8s.io/api's own dependencies link
+// go.yaml.in/yaml/v2, which no package here calls.)
+func TestRecommendDecidesOnValues(t *testing.T) {
+	const recommend = "github.com/infscale/infscale/pkg/recommend"
+	deps := goList(t, "-deps", recommend)
+	if !slices.Contains(deps, recommend) {
+		t.Fatalf("go list -deps %s does not list the package itself:\n%s", recommend, strings.Join(deps, "\n"))
+	}
+	for _, pkg := range deps {
+		if strings.HasPrefix(pkg, "github.com/goccy/go-yaml") {
+			t.Errorf("%s links the YAML decoder %s: decode in pkg/config and pass values", recommend, pkg)
+		}
+	}
+	for _, imp := range goList(t, "-f", `{{join .Imports "\n"}}`, recommend) {
+		if strings.Contains(imp, "yaml") {
+			t.Errorf("%s imports %s: decode in pkg/config and pass values", recommend, imp)
+		}
+	}
+}

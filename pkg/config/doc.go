@@ -7,5 +7,7 @@
 // (Load/Parse and the defaults), strict.go (the key-by-key decoder that
 // collects every problem), validate.go (value checks, HPA behavior validation,
 // PromQL validation with promql/parser), policy.go (a target as a
-// recommend.Policy). docs/config.md documents every key, default and unit.
+// recommend.Policy), hpabehavior.go (DecodeBehavior: a bare autoscalingv2
+// behavior file, for `infscale decide --behavior`; pkg/recommend takes the
+// decoded value). docs/config.md documents every key, default and unit.
 package config

@@ -177,7 +177,7 @@ func (p *Policy) Validate() error {
 			errs.add("tolerance", "set both in the policy and in behavior.scaleUp/scaleDown.tolerance; set it once")
 		}
 	}
-	errs = append(errs, validateBehavior(p.Behavior)...)
+	errs = append(errs, ValidateBehavior(p.Behavior)...)
 	if p.NoBehavior {
 		if b := p.Behavior; b.ScaleUp != nil || b.ScaleDown != nil && (b.ScaleDown.SelectPolicy != nil || b.ScaleDown.Policies != nil || b.ScaleDown.Tolerance != nil) {
 			errs.add("behavior", "an HPA without behavior (NoBehavior) has no scaling rules: only behavior.scaleDown.stabilizationWindowSeconds, standing for the controller's downscale stabilisation window, may be set")
@@ -215,9 +215,10 @@ func (p *Policy) Validate() error {
 	return nil
 }
 
-// validateBehavior checks both directions' rules; each error's path is the
-// field, e.g. behavior.scaleDown.policies[0].value.
-func validateBehavior(b autoscalingv2.HorizontalPodAutoscalerBehavior) FieldErrors {
+// ValidateBehavior checks an HPA behavior's rules in both directions, as
+// Validate does for Policy.Behavior; each error's Path is the field, e.g.
+// behavior.scaleDown.policies[0].value. None: valid.
+func ValidateBehavior(b autoscalingv2.HorizontalPodAutoscalerBehavior) FieldErrors {
 	return append(validateRules("behavior.scaleUp", b.ScaleUp), validateRules("behavior.scaleDown", b.ScaleDown)...)
 }
 

@@ -78,42 +78,13 @@ func TestValidateFillsHPADefaults(t *testing.T) {
 	}
 }
 
-// The HPA's behavior YAML decodes into the k8s type, strictly.
-func TestDecodeBehavior(t *testing.T) {
-	b, err := DecodeBehavior([]byte(`scaleUp:
-  stabilizationWindowSeconds: 30
-  selectPolicy: Min
-  tolerance: 50m
-  policies:
-  - type: Percent
-    value: 50
-    periodSeconds: 60
-scaleDown:
-  tolerance: "0.2"
-`), "b.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *b.ScaleUp.StabilizationWindowSeconds != 30 || *b.ScaleUp.SelectPolicy != "Min" || b.ScaleUp.Policies[0] != percent(50, 60) {
-		t.Errorf("scaleUp %+v", b.ScaleUp)
-	}
+// A policy's down tolerance must be below 1; up may be any fraction >= 0.
+func TestToleranceRange(t *testing.T) {
 	p := queuePolicy(4)
-	p.Behavior = b
-	mustValidate(t, p)
-	// 50m = 0.05 up, 0.2 down.
-	if tol := p.EffectiveTolerance(); tol.Up != 0.05 || tol.Down != 0.2 {
-		t.Errorf("tolerance %+v, want up 0.05 down 0.2", tol)
-	}
-
-	for _, tc := range []struct{ yaml, want string }{
-		{"scaleUp:\n  stabilizationWindow: 3\n", "b.yaml:2:"},
-		{"scaleUp:\n  policies:\n  - type: Pods\n    value: four\n", "b.yaml:4:"},
-		{"behavior:\n  scaleDown:\n    selectPolicy: [Max]\n", "b.yaml:3:"},
-	} {
-		_, err := DecodeBehavior([]byte(tc.yaml), "b.yaml")
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.want)
-		}
+	p.Tolerance = &Tolerance{Up: 1.5, Down: 1}
+	err := p.Validate()
+	if err == nil || !strings.Contains(err.Error(), "tolerance.down: 1 must be < 1") || strings.Contains(err.Error(), "tolerance.up") {
+		t.Errorf("error %v, want only tolerance.down refused", err)
 	}
 }
 

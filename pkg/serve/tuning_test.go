@@ -55,7 +55,7 @@ targets:
 	}
 	write := func(holds bool, at time.Time) tune.TargetResult {
 		c := tune.Candidate{Metric: "queue", Target: 8, Options: []tune.Option{{Name: "min", Value: 2, Default: 1, Key: "minReplicaCount"}}}
-		r := tune.TargetResult{Target: "chat", At: at, Policy: c.Policy(), Candidate: c, Holds: holds, MaxMissPct: 0.1}
+		r := tune.TargetResult{Target: "chat", At: at, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: holds, MaxMissPct: 0.1}}
 		if err := tune.WriteResult(dir, r); err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ targets:
 		t.Fatal(err)
 	}
 	c := tune.Candidate{Metric: "queue", Target: 8}
-	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: time.Now(), Policy: c.Policy(), Candidate: c, Holds: true}); err != nil {
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: time.Now(), Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true}}); err != nil {
 		t.Fatal(err)
 	}
 	src := &fakeSource{}

@@ -23,7 +23,7 @@ var plotDir = flag.String("plot-dir", "", "write the plot TestPlotReadable rende
 // winner labelled on the data, the winner's ring drawn 2.5 pt wide, and
 // the misses axis labelled at 0, 0.01, 0.1, 1 and 10 (%).
 func TestPlotReadable(t *testing.T) {
-	r := Report{Policy: "queue:16,min=2,lookahead=137,downwindow=91", MaxMissPct: 0.1}
+	r := Report{Policy: "queue:16,min=2,lookahead=137,downwindow=91", Outcome: Outcome{MaxMissPct: 0.1}}
 	for i := range 60 {
 		miss := []float64{0, 0, 0.05, 2, 16, 90}[i%6]
 		row := Row{Policy: fmt.Sprintf("policy-%d", i), Screen: Figures{MissPct: miss, ReplicaMinutes: 25 + float64(i)*2.3},

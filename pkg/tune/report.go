@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/infscale/infscale/pkg/replay"
 )
 
 // WriteJSON writes the report as indented JSON.
@@ -74,3 +76,135 @@ func (r Report) WriteText(w io.Writer, traceName string) error {
 // TargetNote closes tune's text output: how its target relates to load's
 // knee and the chart's default (docs/queue-target.md).
 const TargetNote = "this target holds your traffic through a cold start; load's knee is the ceiling it must stay under, and the chart's queue 24 only a placeholder until you tune (docs/queue-target.md)"
+
+// Figures are one replay's outcome.
+type Figures struct {
+	Requests       int64   `json:"requests"`
+	Misses         int64   `json:"slo_misses"`
+	MissPct        float64 `json:"miss_pct"`
+	ReplicaMinutes float64 `json:"replica_minutes"`
+	Peak           int     `json:"peak"`
+}
+
+func figures(rs ...replay.Result) Figures {
+	var f Figures
+	for _, r := range rs {
+		f.Requests += r.Requests
+		f.Misses += r.Misses()
+		f.ReplicaMinutes += r.ReplicaMinutes()
+		f.Peak = max(f.Peak, r.Peak)
+	}
+	if f.Requests > 0 {
+		f.MissPct = 100 * float64(f.Misses) / float64(f.Requests)
+	}
+	return f
+}
+
+// Row is one candidate's figures. Screen is on the screening sample;
+// InSample, OutOfSample and Stress are set for the finalists.
+type Row struct {
+	Policy      string    `json:"policy"`
+	Candidate   Candidate `json:"-"`
+	Screen      Figures   `json:"screen"`
+	InSample    *Figures  `json:"in_sample,omitempty"`
+	OutOfSample *Figures  `json:"out_of_sample,omitempty"`
+	Stress      []Figures `json:"stress,omitempty"`
+	// ScreenStress are the screening sample's stressed copies.
+	ScreenStress []Figures `json:"screen_stress,omitempty"`
+	// Holds: within the budget in sample, out of sample and under stress.
+	Holds bool `json:"holds"`
+
+	screenStress [][]replay.Result // per stress, per screening source
+	// Frontier: no screened row has a lower worst miss % (the sample and
+	// its stressed copies) at no more replica time.
+	Frontier bool `json:"frontier"`
+}
+
+// worst is a finalist's highest miss percentage over every replay.
+func (r Row) worst() float64 {
+	w := r.Screen.MissPct
+	for _, f := range append([]*Figures{r.InSample, r.OutOfSample}, ptrs(r.Stress)...) {
+		if f != nil {
+			w = max(w, f.MissPct)
+		}
+	}
+	return w
+}
+
+// screenWorst is the highest miss percentage on the screen and its
+// stressed copies.
+func (r Row) screenWorst() float64 {
+	w := r.Screen.MissPct
+	for _, f := range r.ScreenStress {
+		w = max(w, f.MissPct)
+	}
+	return w
+}
+
+func ptrs(fs []Figures) []*Figures {
+	out := make([]*Figures, len(fs))
+	for i := range fs {
+		out[i] = &fs[i]
+	}
+	return out
+}
+
+// Outcome is a winner's verdict and figures, as Report and TargetResult
+// both carry them (their JSON keys inline in theirs).
+type Outcome struct {
+	// Holds reports whether the winner kept within the budget (MaxMissPct,
+	// percent of requests) in sample, out of sample and on every stressed
+	// copy.
+	Holds      bool    `json:"holds"`
+	MaxMissPct float64 `json:"max_miss_pct"`
+	// InSample and OutOfSample are the winner's figures on the two parts.
+	InSample    Figures `json:"in_sample"`
+	OutOfSample Figures `json:"out_of_sample"`
+	// Stress are the winner's figures on the stressed copies (StressNames).
+	Stress      []Figures `json:"stress"`
+	StressNames []string  `json:"stress_names"`
+}
+
+// Report is a tuning run's outcome.
+type Report struct {
+	// Policy is the winner as a `simulate --policy` string.
+	Policy string `json:"policy"`
+	// Outcome is whether the winner holds, and its figures.
+	Outcome
+	// Split is the second the held-out part starts at; Duration the span.
+	Split    float64 `json:"split_s"`
+	Duration float64 `json:"duration_s"`
+	// Screened names the screening sample.
+	Screened string `json:"screened_on"`
+	// Finalists are the rows replayed out of sample; Frontier the screened
+	// rows no other beats on both misses and replica time; Rows every
+	// screened row.
+	Finalists []Row `json:"finalists"`
+	Frontier  []Row `json:"frontier"`
+	Rows      []Row `json:"-"`
+	// Target is the winner as a whole serve configuration file (YAML,
+	// Candidate.Block).
+	Target string `json:"serve_target"`
+	// Baselines are Config.Baselines replayed in sample and out of sample
+	// beside the winner (llm-d's documented KEDA paths by default): what
+	// the tuned policy buys over them on the same history.
+	Baselines []Baseline `json:"baselines,omitempty"`
+	// Replays counts the replays run.
+	Replays int `json:"replays"`
+
+	winner Candidate
+}
+
+// Baseline is one baseline policy's figures on the two parts.
+type Baseline struct {
+	Policy      string  `json:"policy"`
+	InSample    Figures `json:"in_sample"`
+	OutOfSample Figures `json:"out_of_sample"`
+}
+
+// DefaultBaselines are the baselines tune's report replays beside the
+// winner: llm-d's four autoscaling signals (docs/llm-d.md).
+var DefaultBaselines = replay.LLMDBaselines
+
+// Winner is the chosen candidate.
+func (r Report) Winner() Candidate { return r.winner }

@@ -28,18 +28,11 @@ type TargetResult struct {
 	At      time.Time `json:"at"`
 	History float64   `json:"history_s"`
 	// Policy is the winner as a `simulate --policy` string, Candidate the
-	// same as values; Holds whether it kept within MaxMissPct in sample,
-	// out of sample and on every stressed copy.
-	Policy     string    `json:"policy"`
-	Candidate  Candidate `json:"candidate"`
-	Holds      bool      `json:"holds"`
-	MaxMissPct float64   `json:"max_miss_pct"`
-	// InSample, OutOfSample and Stress (StressNames) are the winner's
-	// figures.
-	InSample    Figures   `json:"in_sample"`
-	OutOfSample Figures   `json:"out_of_sample"`
-	Stress      []Figures `json:"stress"`
-	StressNames []string  `json:"stress_names"`
+	// same as values; Outcome whether it holds, and its figures (the tune
+	// run's Report.Outcome).
+	Policy    string    `json:"policy"`
+	Candidate Candidate `json:"candidate"`
+	Outcome
 	// Replays counts the replays; CPUSeconds the process CPU time the run
 	// took (user + system, of the whole process while it ran).
 	Replays    int     `json:"replays"`
@@ -144,8 +137,7 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	}
 	return TargetResult{
 		Target: t.Name, At: g.End(), History: g.End().Sub(g.Start).Seconds(), Policy: rep.Policy, Candidate: rep.Winner(),
-		Holds: rep.Holds, MaxMissPct: rep.MaxMissPct, InSample: rep.InSample, OutOfSample: rep.OutOfSample,
-		Stress: rep.Stress, StressNames: rep.StressNames, Replays: rep.Replays, CPUSeconds: cpuSeconds() - cpu0,
+		Outcome: rep.Outcome, Replays: rep.Replays, CPUSeconds: cpuSeconds() - cpu0,
 	}, nil
 }
 

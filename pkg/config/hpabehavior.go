@@ -1,4 +1,4 @@
-package recommend
+package config
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
 	"github.com/infscale/infscale/internal/yamlbound"
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // wrappedBehavior matches a document whose top level is `behavior:`.
@@ -29,7 +30,7 @@ const MaxBehaviorBytes = 1 << 20
 // under a top-level `behavior:` key) strictly and validates it as the API
 // server would: unknown keys, wrong types, a non-integer where the API has an
 // int32 (stabilizationWindowSeconds: 1.5, value: "2", periodSeconds: 1e3)
-// and values outside the HPA's limits (see Policy.Validate) are errors, each
+// and values outside the HPA's limits (see recommend.Policy.Validate) are errors, each
 // "FILENAME:LINE:COL: FIELD: what is wrong (what is allowed)", FIELD such as
 // behavior.scaleDown.policies[0].value; all are reported (errors.Join). The
 // k8s type's json tags name the keys (goccy/go-yaml falls back to them);
@@ -90,7 +91,7 @@ func DecodeBehavior(data []byte, filename string) (autoscalingv2.HorizontalPodAu
 			errs = append(errs, yamlAt(filename, n, "behavior."+path+": "+strings.TrimSpace(n.String())+" must be a whole number (an int32 in the autoscaling/v2 API)"))
 		}
 	}
-	for _, e := range validateBehavior(b) {
+	for _, e := range recommend.ValidateBehavior(b) {
 		n := yamlNode(file, root+strings.TrimPrefix(e.Path, "behavior"))
 		errs = append(errs, yamlAt(filename, n, e.Error()))
 	}

@@ -1,0 +1,67 @@
+package tune
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/infscale/infscale/pkg/trace"
+)
+
+// ErrShortTrace is wrapped by Run's error for a trace that cannot be split
+// in time into a tuning part and a held-out part that both have requests:
+// one request, requests all at one instant, or none on one side of the
+// split. The message says which, with the numbers.
+var ErrShortTrace = errors.New("trace too short to tune on")
+
+// splitCheck reads src once and returns nil when the tuning part [0,
+// split) and the held-out part [split, dur] both have requests, else an
+// error wrapping ErrShortTrace that says what the trace is (trace.ErrEmpty
+// for no request at all).
+func splitCheck(src trace.Source, dur, split, holdout float64) error {
+	var n, before int64
+	first, last := math.Inf(1), math.Inf(-1)
+	if err := each(src, func(q trace.Request) {
+		n++
+		if q.Arrival < split {
+			before++
+		}
+		first, last = min(first, q.Arrival), max(last, q.Arrival)
+	}); err != nil {
+		return err
+	}
+	parts := fmt.Sprintf("tune replays a tuning part (the first %g%% of the trace's span) and judges the winner on a held-out part (the last %g%%), so both need requests", 100*(1-holdout), 100*holdout)
+	switch {
+	case n == 0:
+		return fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
+	case n == 1:
+		return fmt.Errorf("%s: %w: it has one request (arriving at %g s); %s: give a trace of many requests over time", src.Name, ErrShortTrace, first, parts)
+	case !(dur > 0) || first == last:
+		return fmt.Errorf("%s: %w: its %d requests all arrive at %g s, a span of 0 s; %s", src.Name, ErrShortTrace, n, first, parts)
+	case before == 0:
+		return fmt.Errorf("%s: %w: the tuning part (0 to %g s) has no request (the %d requests arrive from %g s to %g s); %s", src.Name, ErrShortTrace, split, n, first, last, parts)
+	case before == n:
+		return fmt.Errorf("%s: %w: the held-out part (%g s to %g s) has no request (the %d requests arrive from %g s to %g s); %s", src.Name, ErrShortTrace, split, dur, n, first, last, parts)
+	}
+	return nil
+}
+
+// each calls f on every request of one pass over src.
+func each(src trace.Source, f func(trace.Request)) error {
+	rd, err := src.Open()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	for {
+		q, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		f(q)
+	}
+}
