@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -189,12 +188,7 @@ func (t *table) count(col string, lo, hi int) (int, error) {
 // (question_len, prompt_len_spec_mean or prompt_len_meas_mean). Errors
 // name file:line:column and the column.
 func ReadGroundTruth(name string) ([]Stage, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ParseGroundTruth(name, f)
+	return readFile(name, ParseGroundTruth)
 }
 
 // ParseGroundTruth is ReadGroundTruth on an open reader; name is used in

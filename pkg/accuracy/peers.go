@@ -23,12 +23,7 @@ type Prediction struct {
 // metrics accuracy does not compare are skipped. Errors name
 // file:line:column and the column.
 func ReadPeers(name string) ([]Prediction, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ParsePeers(name, f)
+	return readFile(name, ParsePeers)
 }
 
 // ParsePeers is ReadPeers on an open reader; name is used in errors.
@@ -83,4 +78,16 @@ func ParsePeers(name string, rd io.Reader) ([]Prediction, error) {
 		return nil, fmt.Errorf("%s: no predictions of %v", name, Metrics)
 	}
 	return out, nil
+}
+
+// readFile opens name and parses it with parse, which names name in its
+// errors.
+func readFile[T any](name string, parse func(string, io.Reader) (T, error)) (T, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer f.Close()
+	return parse(name, f)
 }

@@ -61,9 +61,9 @@ func TestCase13StaleSeriesFixture(t *testing.T) {
 	tg := sel(t, `{model_name="m"}`)
 	ev := &Evaluator{API: api}
 	res, _ := ev.Evaluate(context.Background(), []Target{tg}, time.Unix(1737152900, 0))
-	o := res[0].Observation
-	if !near(o.Running, 22) || o.Reporting != 2 || o.Current != 2 {
-		t.Fatalf("running %v over %d pods (current %d), want 22 over 2; errors %v", o.Running, o.Reporting, o.Current, res[0].Errors)
+	o := res[0].Values
+	if !near(o[Running], 22) || o[Reporting] != 2 || o[Current] != 2 {
+		t.Fatalf("running %v over %v pods (current %v), want 22 over 2; errors %v", o[Running], o[Reporting], o[Current], res[0].Errors)
 	}
 }
 
@@ -107,4 +107,13 @@ func vectorValues(v model.Vector) []float64 {
 		out[i] = float64(s.Value)
 	}
 	return out
+}
+
+// single reduces one target's samples to one number, as runBatch does.
+func single(vals []float64, q string) (float64, error) {
+	var b branchValues
+	for _, v := range vals {
+		b.add(v)
+	}
+	return b.single(q)
 }

@@ -1,6 +1,8 @@
 // Package promql turns a target (a server profile and a label selector) into
 // the PromQL that measures its load, runs those queries against the
-// Prometheus HTTP API, and folds the answers into a recommend.Observation.
+// Prometheus HTTP API, and checks each answer (one number per target and
+// signal, in range; no data is unknown, NaN, never 0). What the values mean
+// as a recommend.Observation is pkg/serve's (promObservation).
 //
 // Reading guide:
 //

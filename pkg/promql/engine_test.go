@@ -117,19 +117,19 @@ func TestEngineEnginesAndHADuplicates(t *testing.T) {
   up{namespace="llm",pod="chat-2",replica="B"} 1x40
 `)
 	r := evalOne(t, api, sel(t, `{namespace="llm", pod=~"chat-.*"}`), Options{})
-	o := r.Observation
-	if !near(o.Running, 15) || !near(o.Waiting, 5) || !near(o.KV, 0.705) || o.Reporting != 2 || o.Current != 2 {
-		t.Fatalf("got running %v waiting %v kv %v reporting %d current %d; want 15 5 0.705 2 2 (errors %v)",
-			o.Running, o.Waiting, o.KV, o.Reporting, o.Current, r.Errors)
+	o := r.Values
+	if !near(o[Running], 15) || !near(o[Waiting], 5) || !near(o[KV], 0.705) || o[Reporting] != 2 || o[Current] != 2 {
+		t.Fatalf("got running %v waiting %v kv %v reporting %v current %v; want 15 5 0.705 2 2 (errors %v)",
+			o[Running], o[Waiting], o[KV], o[Reporting], o[Current], r.Errors)
 	}
 	if len(r.Errors) != 0 {
 		t.Fatalf("errors: %v", r.Errors)
 	}
 	// The trap the shape avoids: without collapsing the replica label the
 	// pair doubles every sum (15 -> 30, 5 -> 10).
-	naive := evalOne(t, api, sel(t, `{namespace="llm", pod=~"chat-.*"}`), Options{ReplicaLabels: []string{}}).Observation
-	if !near(naive.Running, 30) || !near(naive.Waiting, 10) {
-		t.Fatalf("without dedup: running %v waiting %v, want the doubled 30 and 10", naive.Running, naive.Waiting)
+	naive := evalOne(t, api, sel(t, `{namespace="llm", pod=~"chat-.*"}`), Options{ReplicaLabels: []string{}}).Values
+	if !near(naive[Running], 30) || !near(naive[Waiting], 10) {
+		t.Fatalf("without dedup: running %v waiting %v, want the doubled 30 and 10", naive[Running], naive[Waiting])
 	}
 }
 
@@ -160,22 +160,24 @@ func TestEngineStaleSeriesCase13(t *testing.T) {
 	at := time.Unix(360, 0) // 6m: one minute after the old pods stopped
 	// A third new pod, eeeee, is still loading weights: kube-state-metrics
 	// reports it not Ready and it exports nothing yet. Only LiveReady sees
-	// it: Unready 1, Current (no replicas query) 2 + 1 = 3.
+	// it: Unready 1, Current (no replicas query) 2 + 1 = 3. Unready is
+	// not asked for without LiveReady: NaN.
+	nan := math.NaN()
 	for _, tc := range []struct {
-		live                        Liveness
-		running                     float64
-		reporting, unready, current int
+		live                                 Liveness
+		running, reporting, unready, current float64
 	}{
-		{LiveUp, 22, 2, 0, 2},
+		{LiveUp, 22, 2, nan, 2},
 		{LiveReady, 22, 2, 1, 3},
-		{LiveStaleness, 42, 4, 0, 4},
+		{LiveStaleness, 42, 4, nan, 4},
 	} {
 		ev := &Evaluator{API: api, Options: Options{Liveness: tc.live}}
 		res, _ := ev.Evaluate(context.Background(), []Target{tg}, at)
-		o := res[0].Observation
-		if !near(o.Running, tc.running) || o.Reporting != tc.reporting || o.Unready != tc.unready || o.Current != tc.current {
-			t.Errorf("%s: running %v over %d pods, unready %d, current %d; want %v over %d, %d, %d (errors %v)",
-				tc.live, o.Running, o.Reporting, o.Unready, o.Current, tc.running, tc.reporting, tc.unready, tc.current, res[0].Errors)
+		o := res[0].Values
+		if !near(o[Running], tc.running) || o[Reporting] != tc.reporting || o[Current] != tc.current ||
+			!(o[Unready] == tc.unready || math.IsNaN(o[Unready]) && math.IsNaN(tc.unready)) {
+			t.Errorf("%s: running %v over %v pods, unready %v, current %v; want %v over %v, %v, %v (errors %v)",
+				tc.live, o[Running], o[Reporting], o[Unready], o[Current], tc.running, tc.reporting, tc.unready, tc.current, res[0].Errors)
 		}
 	}
 }
@@ -195,8 +197,8 @@ func TestEngineKVRenameCase08(t *testing.T) {
   up{pod="v12"} 1x40
 `)
 	r := evalOne(t, api, sel(t, `{model_name="m"}`), Options{})
-	if !near(r.Observation.KV, 0.42) {
-		t.Fatalf("kv %v, want 0.42", r.Observation.KV)
+	if !near(r.Values[KV], 0.42) {
+		t.Fatalf("kv %v, want 0.42", r.Values[KV])
 	}
 }
 
@@ -221,13 +223,13 @@ func TestEngineTTFT(t *testing.T) {
 	tg := sel(t, `{pod=~"a|b"}`)
 	tg.TTFTQuantile, tg.TTFTWindow = 0.95, 3*time.Minute
 	r := evalOne(t, api, tg, Options{})
-	if !near(r.Observation.TTFT, 1.5) {
-		t.Fatalf("ttft %v, want 1.5 (errors %v)", r.Observation.TTFT, r.Errors)
+	if !near(r.Values[TTFT], 1.5) {
+		t.Fatalf("ttft %v, want 1.5 (errors %v)", r.Values[TTFT], r.Errors)
 	}
 	ev := &Evaluator{API: api}
 	res, _ := ev.Evaluate(context.Background(), []Target{tg}, time.Unix(1200, 0)) // 10 min after the last increase
-	if !math.IsNaN(res[0].Observation.TTFT) || ReasonOf(res[0].Errors[TTFT]) != ReasonNaN {
-		t.Fatalf("idle window: ttft %v err %v, want NaN with reason nan", res[0].Observation.TTFT, res[0].Errors[TTFT])
+	if !math.IsNaN(res[0].Values[TTFT]) || ReasonOf(res[0].Errors[TTFT]) != ReasonNaN {
+		t.Fatalf("idle window: ttft %v err %v, want NaN with reason nan", res[0].Values[TTFT], res[0].Errors[TTFT])
 	}
 }
 
@@ -250,8 +252,8 @@ func TestEngineCPUCase16Shape(t *testing.T) {
 	tg := sel(t, `{pod=~"a|b"}`)
 	tg.CPU = true
 	r := evalOne(t, api, tg, Options{})
-	if !near(r.Observation.CPU, 10) {
-		t.Fatalf("cpu %v, want 10 (errors %v)", r.Observation.CPU, r.Errors)
+	if !near(r.Values[CPU], 10) {
+		t.Fatalf("cpu %v, want 10 (errors %v)", r.Values[CPU], r.Errors)
 	}
 }
 
@@ -272,7 +274,7 @@ func TestEvaluatePlanCacheFollowsTargets(t *testing.T) {
 		want float64
 	}{{`{pod="a"}`, 1}, {`{pod="a"}`, 1}, {`{pod="b"}`, 2}, {`{pod=~"a|b"}`, 3}} {
 		res, _ := ev.Evaluate(context.Background(), []Target{sel(t, tc.sel)}, at)
-		if got := res[0].Observation.Running; got != tc.want {
+		if got := res[0].Values[Running]; got != tc.want {
 			t.Errorf("%s: running %v, want %v", tc.sel, got, tc.want)
 		}
 	}
@@ -300,9 +302,9 @@ func TestEngineSGLangSpellings(t *testing.T) {
 	tg := sel(t, `{pod=~"a|b|c"}`)
 	tg.Server = modelserver.SGLang
 	r := evalOne(t, api, tg, Options{})
-	o := r.Observation
-	if !near(o.Running, 12) || !near(o.Waiting, 3) || !near(o.KV, 0.4) || o.Reporting != 3 {
-		t.Fatalf("running %v waiting %v kv %v reporting %d (errors %v); want 12 3 0.4 3", o.Running, o.Waiting, o.KV, o.Reporting, r.Errors)
+	o := r.Values
+	if !near(o[Running], 12) || !near(o[Waiting], 3) || !near(o[KV], 0.4) || o[Reporting] != 3 {
+		t.Fatalf("running %v waiting %v kv %v reporting %v (errors %v); want 12 3 0.4 3", o[Running], o[Waiting], o[KV], o[Reporting], r.Errors)
 	}
 }
 
@@ -319,14 +321,14 @@ func TestEngineMissingFamilies(t *testing.T) {
 	tg := sel(t, `{pod="a"}`)
 	tg.Server = modelserver.LlamaCpp
 	r := evalOne(t, api, tg, Options{})
-	if r.Observation.Running != 2 || r.Observation.Waiting != 1 || !math.IsNaN(r.Observation.KV) || ReasonOf(r.Errors[KV]) != ReasonEmpty {
-		t.Fatalf("llama.cpp: %+v %v", r.Observation, r.Errors)
+	if r.Values[Running] != 2 || r.Values[Waiting] != 1 || !math.IsNaN(r.Values[KV]) || ReasonOf(r.Errors[KV]) != ReasonEmpty {
+		t.Fatalf("llama.cpp: %+v %v", r.Values, r.Errors)
 	}
 	tg = sel(t, `{pod="t"}`)
 	tg.Server = modelserver.Triton
 	r = evalOne(t, api, tg, Options{})
-	if r.Observation.Waiting != 4 || !math.IsNaN(r.Observation.Running) || ReasonOf(r.Errors[Running]) != ReasonUnsupported || r.Observation.Reporting != 1 {
-		t.Fatalf("triton: %+v %v", r.Observation, r.Errors)
+	if r.Values[Waiting] != 4 || !math.IsNaN(r.Values[Running]) || ReasonOf(r.Errors[Running]) != ReasonUnsupported || r.Values[Reporting] != 1 {
+		t.Fatalf("triton: %+v %v", r.Values, r.Errors)
 	}
 }
 
@@ -351,9 +353,9 @@ func TestEngineTwoScrapeJobsOnOnePod(t *testing.T) {
 	tg := sel(t, `{namespace="llm", pod=~"chat-.*"}`)
 	tg.Duplicates = true
 	r := evalOne(t, api, tg, Options{})
-	o := r.Observation
-	if !near(o.Running, 8) || !near(o.Waiting, 5) || o.Reporting != 2 {
-		t.Fatalf("running %v waiting %v reporting %d, want 8 5 2 (errors %v)", o.Running, o.Waiting, o.Reporting, r.Errors)
+	o := r.Values
+	if !near(o[Running], 8) || !near(o[Waiting], 5) || o[Reporting] != 2 {
+		t.Fatalf("running %v waiting %v reporting %v, want 8 5 2 (errors %v)", o[Running], o[Waiting], o[Reporting], r.Errors)
 	}
 	if r.Duplicated != 1 {
 		t.Errorf("duplicated %v, want 1", r.Duplicated)

@@ -10,8 +10,6 @@ import (
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
-
-	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // DefaultBatchSize is how many targets share one query per signal when
@@ -53,12 +51,14 @@ type Evaluator struct {
 type Result struct {
 	// Target is the target's Name.
 	Target string
-	// Observation holds the signals; every unknown float is NaN. Reporting
-	// and Unready are 0 when unknown (Unready is only read with LiveReady).
-	// Current is the replicas query's value, or Reporting + Unready without
-	// one; when it is unknown it is 0 and Errors[Current] is set, so the
-	// caller must hold its last decision.
-	Observation recommend.Observation
+	// Values are the signals' values, by Signal: NaN when unknown or not
+	// asked for. A count() or sum() of no pod (Unready, Stuck,
+	// StuckWaiting) is 0, not unknown. Current is the replicas query's
+	// value, or Reporting + Unready without one; when it is unknown
+	// Errors[Current] is set, so the caller must hold its last decision.
+	// What the values mean as a recommend.Observation (stuck pods left
+	// out) is the caller's: pkg/serve's Prometheus source.
+	Values Values
 	// Errors holds a *QueryError per signal that was asked for and is
 	// unknown (its Reason says why). Signals not asked for (CPU without
 	// Target.CPU, TTFT without a quantile, Held without a query) are NaN
@@ -69,13 +69,24 @@ type Result struct {
 	Warnings []string
 	// Stuck is the number of live pods that look like stuck engines (the
 	// Stuck signal, Target.Stuck); NaN when not asked for, not supported by
-	// the profile, or unknown (Errors[Stuck] then says why). When known,
-	// Observation's Running, Waiting and Reporting leave those pods out
-	// (excludeStuck).
+	// the profile, or unknown (Errors[Stuck] then says why).
 	Stuck float64
 	// Duplicated is the number of series the deduplication folded
 	// (Target.Duplicates; NaN when not asked for or unknown).
 	Duplicated float64
+}
+
+// Values are one target's signal values indexed by Signal (index 0 is
+// unused); NaN where unknown.
+type Values [numSignals]float64
+
+// unknownValues are Values with every signal unknown.
+func unknownValues() Values {
+	var v Values
+	for i := range v {
+		v[i] = math.NaN()
+	}
+	return v
 }
 
 // Stats counts the work of one Evaluate call.
@@ -121,6 +132,17 @@ type sigValues struct {
 }
 
 func (sv *sigValues) get(s Signal) (float64, bool) { return sv.v[s], sv.set.has(s) }
+
+// all returns the values read, NaN for the others.
+func (sv *sigValues) all() Values {
+	v := unknownValues()
+	for _, s := range Signals() {
+		if x, ok := sv.get(s); ok {
+			v[s] = x
+		}
+	}
+	return v
+}
 
 func (sv *sigValues) put(s Signal, v float64) { sv.v[s], sv.set = v, sv.set|1<<s }
 
@@ -381,7 +403,7 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 	st.Queries += e.stuckRound(ctx, p, t, values, results)
 	for i, tg := range targets {
 		if p.buildErrs[i] != nil {
-			results[i].Observation = unknownObservation()
+			results[i].Values = unknownValues()
 			results[i].Stuck = math.NaN()
 			continue
 		}
@@ -395,9 +417,12 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 				results[i].Duplicated = v
 			}
 		}
-		results[i].Observation = observe(tg, p.signals[i], &values[i], results[i].Errors)
-		results[i].Observation.ArrivalWindow = p.opts.DemandWindow // the rate() window, for the demand trend's noise gate
-		results[i].Stuck = excludeStuck(&results[i].Observation, p.signals[i], &values[i], results[i].Errors)
+		check(tg, p.signals[i], &values[i], results[i].Errors)
+		results[i].Values = values[i].all()
+		results[i].Stuck = math.NaN()
+		if p.signals[i].has(Stuck) {
+			results[i].Stuck = results[i].Values[Stuck]
+		}
 	}
 	return results, st
 }
@@ -550,17 +575,6 @@ func batchCut(jobs []job, batchSize int) int {
 	return n
 }
 
-// single reduces one target's samples to one number: no sample is
-// ReasonEmpty; several samples must agree (HA duplicates of one series do),
-// else ReasonAmbiguous; NaN or ±Inf is ReasonNaN.
-func single(vals []float64, q string) (float64, error) {
-	var b branchValues
-	for _, v := range vals {
-		b.add(v)
-	}
-	return b.single(q)
-}
-
 // branchValues folds the values of one target's series in answer order:
 // how many, the first, and the first that differs from it.
 type branchValues struct {
@@ -580,7 +594,9 @@ func (b *branchValues) add(w float64) {
 	b.n++
 }
 
-// single is the one value of the series (see the function single).
+// single is the one value of the series: no sample is ReasonEmpty;
+// several samples must agree (HA duplicates of one series do), else
+// ReasonAmbiguous; NaN, ±Inf or a negative value is ReasonNaN.
 func (b *branchValues) single(q string) (float64, error) {
 	if b.n == 0 {
 		return math.NaN(), &QueryError{Reason: ReasonEmpty, Query: q, Err: fmt.Errorf("no series")}
@@ -606,11 +622,13 @@ func asQueryError(err error, q string) *QueryError {
 	return &QueryError{Reason: classify(err), Query: q, Err: err}
 }
 
-func unknownObservation() recommend.Observation { return recommend.Unknown() }
-
-// observe folds one target's values into an Observation and records
-// ReasonUnsupported for signals the target asked for but its profile lacks.
-func observe(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) recommend.Observation {
+// check records ReasonUnsupported for the signals tg asked for but its
+// profile lacks, drops (with an error) values out of their signal's range,
+// reads a count() or sum() of no pod (Unready, Stuck, StuckWaiting: no
+// series) as 0, and, without a replicas query, takes Current from the pods
+// seen (Reporting + Unready); when Current stays unknown, errs[Current]
+// says why.
+func check(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) {
 	get := func(s Signal) float64 {
 		if v, ok := vals.get(s); ok {
 			return v
@@ -651,30 +669,26 @@ func observe(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) r
 			errs[s] = &QueryError{Reason: ReasonBadData, Err: fmt.Errorf("%s %v above max int32 (%d): not a replica or pod count", s, v, math.MaxInt32)}
 		}
 	}
-	o := recommend.Unknown()
-	o.Running, o.Waiting, o.KV, o.CPU, o.TTFT, o.Held = get(Running), get(Waiting), get(KV), get(CPU), get(TTFT), get(Held)
-	o.QueueTime, o.ITL = get(QueueTime), get(ITL)
-	o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate = get(Arrivals), get(PromptTokens), get(GenerationTokens)
-	o.MeanPrompt, o.MeanOutput = recommend.MeanLengths(o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate)
-	if r := get(Reporting); !math.IsNaN(r) && r >= 0 {
-		o.Reporting = int(math.Round(r))
-	}
-	if has.has(Unready) {
-		// count() of no pod is no series: here that means 0 unready.
-		if ReasonOf(errs[Unready]) == ReasonEmpty {
-			delete(errs, Unready)
-		}
-		if u := get(Unready); !math.IsNaN(u) && u >= 0 {
-			o.Unready = int(math.Round(u))
+	// count() and sum() of no pod are no series: 0 pods.
+	for _, s := range []Signal{Unready, Stuck, StuckWaiting} {
+		if has.has(s) && ReasonOf(errs[s]) == ReasonEmpty {
+			delete(errs, s)
+			vals.put(s, 0)
 		}
 	}
-	switch c := get(Current); {
-	case !math.IsNaN(c): // single refused negatives, the bound above huge ones
-		o.Current = int(math.Round(c))
-	case tg.Replicas == "" && o.Reporting+o.Unready > 0 &&
-		(errs[Reporting] == nil || ReasonOf(errs[Reporting]) == ReasonEmpty):
+	if _, ok := vals.get(Current); ok {
+		return
+	}
+	pods := 0.0 // reporting and unready pods, rounded
+	for _, s := range []Signal{Reporting, Unready} {
+		if v, ok := vals.get(s); ok {
+			pods += math.Round(v)
+		}
+	}
+	switch {
+	case tg.Replicas == "" && pods > 0 && (errs[Reporting] == nil || ReasonOf(errs[Reporting]) == ReasonEmpty):
 		// No replicas query: the pods seen (all of them may be loading).
-		o.Current = o.Reporting + o.Unready
+		vals.put(Current, pods)
 	case errs[Current] == nil:
 		err := errs[Reporting]
 		if err == nil {
@@ -682,53 +696,4 @@ func observe(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) r
 		}
 		errs[Current] = err
 	}
-	return o
-}
-
-// excludeStuck returns the Stuck count (NaN when not asked for or unknown)
-// and leaves the stuck pods out of o: their waiting (StuckWaiting) is
-// subtracted and Reporting drops by their number, while Current keeps them,
-// so they are the HPA's missing pods (0 on a scale-up, at target on a
-// scale-down). Their running stays (a stuck engine runs 0 or 1 request:
-// 0 in vllm-metal #479, 1 in llm-scaler #391). count() and sum() of no pod
-// are no series: read as 0. When every reporting pod is stuck, no pod
-// votes: Running, Waiting and KV become unknown (not 0, which would scale
-// down). When StuckWaiting could not be read, or an override owns the
-// waiting or reporting shape (no StuckWaiting query), the totals are left as
-// they were (the pods are flagged, not excluded); Errors says why.
-func excludeStuck(o *recommend.Observation, has signalSet, vals *sigValues, errs map[Signal]error) float64 {
-	read := func(s Signal) float64 {
-		if ReasonOf(errs[s]) == ReasonEmpty {
-			delete(errs, s)
-			return 0
-		}
-		if v, ok := vals.get(s); ok && v >= 0 {
-			return v
-		}
-		return math.NaN()
-	}
-	if !has.has(Stuck) {
-		return math.NaN()
-	}
-	n := read(Stuck)
-	if !has.has(StuckWaiting) {
-		return n // flagged only
-	}
-	wait := read(StuckWaiting)
-	if math.IsNaN(n) || n == 0 || math.IsNaN(wait) {
-		return n // nothing stuck, or flagged only
-	}
-	stuck := int(math.Round(n))
-	if o.Reporting > 0 && o.Reporting <= stuck {
-		o.Running, o.Waiting, o.KV = math.NaN(), math.NaN(), math.NaN()
-		o.Reporting = 0
-		return n
-	}
-	if !math.IsNaN(o.Waiting) {
-		o.Waiting = math.Max(0, o.Waiting-wait)
-	}
-	if o.Reporting > 0 {
-		o.Reporting -= stuck
-	}
-	return n
 }

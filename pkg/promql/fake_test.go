@@ -131,8 +131,8 @@ func TestClientReasons(t *testing.T) {
 			if got := ReasonOf(r.Errors[Waiting]); got != tc.want {
 				t.Fatalf("waiting reason %v (%v), want %v", got, r.Errors[Waiting], tc.want)
 			}
-			if !math.IsNaN(r.Observation.Waiting) {
-				t.Fatalf("waiting %v, want NaN", r.Observation.Waiting)
+			if !math.IsNaN(r.Values[Waiting]) {
+				t.Fatalf("waiting %v, want NaN", r.Values[Waiting])
 			}
 		})
 	}
@@ -147,8 +147,8 @@ func TestClientDuplicatesAndWarnings(t *testing.T) {
 	tg.Selector, _ = ParseSelector(`{namespace="llm"}`)
 	res, st := (&Evaluator{API: c, BatchSize: 1}).Evaluate(context.Background(), []Target{tg}, time.Unix(1737152900, 0))
 	r := res[0]
-	if r.Observation.Current != 7 || r.Errors[Current] != nil {
-		t.Fatalf("current %d (%v), want 7", r.Observation.Current, r.Errors[Current])
+	if r.Values[Current] != 7 || r.Errors[Current] != nil {
+		t.Fatalf("current %v (%v), want 7", r.Values[Current], r.Errors[Current])
 	}
 	if len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "mix of histograms") {
 		t.Fatalf("warnings %v", r.Warnings)
@@ -178,9 +178,9 @@ func TestClientUnavailable(t *testing.T) {
 			t.Errorf("%s: %v, want unavailable", s, r.Errors[s])
 		}
 	}
-	o := r.Observation
-	if !math.IsNaN(o.Running) || !math.IsNaN(o.Waiting) || !math.IsNaN(o.KV) || o.Reporting != 0 || o.Current != 0 {
-		t.Fatalf("observation %+v", o)
+	o := r.Values
+	if !math.IsNaN(o[Running]) || !math.IsNaN(o[Waiting]) || !math.IsNaN(o[KV]) || !math.IsNaN(o[Reporting]) || !math.IsNaN(o[Current]) {
+		t.Fatalf("values %v", o)
 	}
 }
 
@@ -217,8 +217,8 @@ func TestBatchFallbackIsolatesBrokenTarget(t *testing.T) {
 		if got := ReasonOf(r.Errors[Running]); broken != (got == ReasonBadData) {
 			t.Errorf("%s: running error %v", r.Target, r.Errors[Running])
 		}
-		if !broken && r.Observation.Running != 2 {
-			t.Errorf("%s: running %v, want 2", r.Target, r.Observation.Running)
+		if !broken && r.Values[Running] != 2 {
+			t.Errorf("%s: running %v, want 2", r.Target, r.Values[Running])
 		}
 	}
 	if st.Queries != 7 || n.Load() != 3 {
@@ -300,17 +300,17 @@ func TestOutOfRangeValues(t *testing.T) {
 		tg.Selector, _ = ParseSelector(`{namespace="llm"}`)
 		res, _ := (&Evaluator{API: c}).Evaluate(context.Background(), []Target{tg}, time.Unix(1737152900, 0))
 		r := res[0]
-		if got := ReasonOf(r.Errors[KV]); got != tc.kv || (tc.kv != 0) != math.IsNaN(r.Observation.KV) {
-			t.Errorf("%s: kv %v reason %v (%v), want %v", tc.v, r.Observation.KV, got, r.Errors[KV], tc.kv)
+		if got := ReasonOf(r.Errors[KV]); got != tc.kv || (tc.kv != 0) != math.IsNaN(r.Values[KV]) {
+			t.Errorf("%s: kv %v reason %v (%v), want %v", tc.v, r.Values[KV], got, r.Errors[KV], tc.kv)
 		}
 		if got := ReasonOf(r.Errors[Current]); got != tc.current {
-			t.Errorf("%s: current %d reason %v (%v), want %v", tc.v, r.Observation.Current, got, r.Errors[Current], tc.current)
+			t.Errorf("%s: current %v reason %v (%v), want %v", tc.v, r.Values[Current], got, r.Errors[Current], tc.current)
 		}
-		if tc.current != 0 && (r.Observation.Current != 0 || ReasonOf(r.Errors[Reporting]) != ReasonBadData) {
-			t.Errorf("%s: current %d, reporting %v: want no count from garbage", tc.v, r.Observation.Current, r.Errors[Reporting])
+		if tc.current != 0 && (!math.IsNaN(r.Values[Current]) || ReasonOf(r.Errors[Reporting]) != ReasonBadData) {
+			t.Errorf("%s: current %v, reporting %v: want no count from garbage", tc.v, r.Values[Current], r.Errors[Reporting])
 		}
-		if tc.v == "1e19" && r.Observation.Waiting != 1e19 {
-			t.Errorf("1e19: waiting %v, want the huge count as is", r.Observation.Waiting)
+		if tc.v == "1e19" && r.Values[Waiting] != 1e19 {
+			t.Errorf("1e19: waiting %v, want the huge count as is", r.Values[Waiting])
 		}
 	}
 }

@@ -77,8 +77,8 @@ func TestFallbackBounded(t *testing.T) {
 	if got, want := api.take(), b+100*b; got != want {
 		t.Fatalf("first Run: %d queries, want %d (%d batches + one retry per target and batch)", got, want, b)
 	}
-	if res[7].Observation.Running != 1 {
-		t.Errorf("running after the fallback %v, want 1", res[7].Observation.Running)
+	if res[7].Values[Running] != 1 {
+		t.Errorf("running after the fallback %v, want 1", res[7].Values[Running])
 	}
 	for s := 15; s < 30; s += 15 {
 		res, _ = e.Run(context.Background(), p, at.Add(time.Duration(s)*time.Second))
@@ -122,8 +122,8 @@ func TestFallbackQuarantinesOneTarget(t *testing.T) {
 	if got := api.take(); got != b {
 		t.Errorf("second Run: %d queries, want %d (the running batch without target 42)", got, b)
 	}
-	if res[3].Observation.Running != 1 || ReasonOf(res[42].Errors[Running]) != ReasonBadData {
-		t.Errorf("target 3 running %v, target 42 error %v: want 1 and bad_data", res[3].Observation.Running, res[42].Errors[Running])
+	if res[3].Values[Running] != 1 || ReasonOf(res[42].Errors[Running]) != ReasonBadData {
+		t.Errorf("target 3 running %v, target 42 error %v: want 1 and bad_data", res[3].Values[Running], res[42].Errors[Running])
 	}
 	e.Run(context.Background(), p, at.Add(60*time.Second))
 	if got := api.take(); got != b+1 {

@@ -99,24 +99,24 @@ vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.5
 	ev := &Evaluator{API: c}
 	res, st := ev.Evaluate(context.Background(), []Target{chat, none}, time.Now())
 
-	o := res[0].Observation
+	o := res[0].Values
 	if len(res[0].Errors) != 0 {
 		t.Fatalf("chat errors: %v", res[0].Errors)
 	}
-	if !near(o.Running, 15) || !near(o.Waiting, 5) || !near(o.KV, 0.705) || o.Reporting != 2 || o.Current != 2 {
-		t.Fatalf("chat: running %v waiting %v kv %v reporting %d current %d; want 15 5 0.705 2 2",
-			o.Running, o.Waiting, o.KV, o.Reporting, o.Current)
+	if !near(o[Running], 15) || !near(o[Waiting], 5) || !near(o[KV], 0.705) || o[Reporting] != 2 || o[Current] != 2 {
+		t.Fatalf("chat: running %v waiting %v kv %v reporting %v current %v; want 15 5 0.705 2 2",
+			o[Running], o[Waiting], o[KV], o[Reporting], o[Current])
 	}
-	if math.Abs(o.TTFT-1.5) > 1e-6 {
-		t.Fatalf("chat ttft %v, want 1.5", o.TTFT)
+	if math.Abs(o[TTFT]-1.5) > 1e-6 {
+		t.Fatalf("chat ttft %v, want 1.5", o[TTFT])
 	}
 	for _, s := range []Signal{Running, Waiting, Reporting, KV} {
 		if ReasonOf(res[1].Errors[s]) != ReasonEmpty {
 			t.Errorf("code %s: %v, want empty", s, res[1].Errors[s])
 		}
 	}
-	if !math.IsNaN(res[1].Observation.Running) || res[1].Errors[Current] == nil {
-		t.Errorf("code: %+v, want NaN running and an unknown current", res[1].Observation)
+	if !math.IsNaN(res[1].Values[Running]) || res[1].Errors[Current] == nil {
+		t.Errorf("code: %+v, want NaN running and an unknown current", res[1].Values)
 	}
 	if st.Queries != 5 {
 		t.Errorf("queries %d, want 5", st.Queries)
@@ -136,8 +136,8 @@ vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.5
 	res7, st7 := ev.Evaluate(context.Background(), seven, time.Now())
 	for i, r := range res7 {
 		if i%3 == 0 {
-			if len(r.Errors) != 0 || !near(r.Observation.Running, 15) || !near(r.Observation.KV, 0.705) {
-				t.Errorf("%s: %+v %v, want chat's running 15 and kv 0.705", r.Target, r.Observation, r.Errors)
+			if len(r.Errors) != 0 || !near(r.Values[Running], 15) || !near(r.Values[KV], 0.705) {
+				t.Errorf("%s: %+v %v, want chat's running 15 and kv 0.705", r.Target, r.Values, r.Errors)
 			}
 		} else if ReasonOf(r.Errors[Running]) != ReasonEmpty {
 			t.Errorf("%s running: %v, want empty", r.Target, r.Errors[Running])
@@ -149,8 +149,8 @@ vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.5
 
 	prom.Stop()
 	res, _ = ev.Evaluate(context.Background(), []Target{chat}, time.Now())
-	if ReasonOf(res[0].Errors[Running]) != ReasonUnavailable || !math.IsNaN(res[0].Observation.Running) {
-		t.Fatalf("after stop: %v %v", res[0].Errors[Running], res[0].Observation.Running)
+	if ReasonOf(res[0].Errors[Running]) != ReasonUnavailable || !math.IsNaN(res[0].Values[Running]) {
+		t.Fatalf("after stop: %v %v", res[0].Errors[Running], res[0].Values[Running])
 	}
 }
 
@@ -183,8 +183,8 @@ func benchRealPrometheus(b *testing.B, n int) {
 	ev := &Evaluator{API: c}
 	for b.Loop() {
 		res, st := ev.Run(context.Background(), plan, time.Now())
-		if res[n-1].Observation.Running != 3 || res[0].Observation.Running != 3 || st.Queries != plan.Queries() {
-			b.Fatalf("t0, t%d: %+v %+v %v, queries %d", n-1, res[0].Observation, res[n-1].Observation, res[n-1].Errors, st.Queries)
+		if res[n-1].Values[Running] != 3 || res[0].Values[Running] != 3 || st.Queries != plan.Queries() {
+			b.Fatalf("t0, t%d: %+v %+v %v, queries %d", n-1, res[0].Values, res[n-1].Values, res[n-1].Errors, st.Queries)
 		}
 	}
 	b.ReportMetric(float64(plan.Queries()), "queries/cycle")

@@ -3,7 +3,7 @@ package promql
 import "fmt"
 
 // Signal is one value Evaluate reads for a target. The first six are the
-// load signals of recommend.Observation; Current and Reporting are the
+// load signals (recommend.Observation's); Current and Reporting are the
 // replica counts around them.
 type Signal int
 

@@ -67,13 +67,12 @@ func (a *signalAPI) Range(context.Context, string, time.Time, time.Time, time.Du
 //
 // By hand, with running 10, waiting 20, reporting 3, kv 0.5 throughout:
 //   - t:     read stuck = 1 (5 first-round queries) and stuck_waiting 6
-//     (1 more): waiting 20 - 6 = 14, reporting 3 - 1 = 2; 6 queries.
+//     (1 more); 6 queries.
 //   - the pod recovers: Prometheus now says stuck 0 and stuck_waiting 4.
 //   - t+15s: 15 s < 30 s, stuck not sent (4 first-round queries); the
-//     reused count 1 > 0 sends stuck_waiting: waiting 20 - 4 = 16,
-//     reporting 2; 5 queries.
-//   - t+30s: 30 s >= 30 s, stuck read again: 0, no second round: waiting
-//     20, reporting 3; 5 queries.
+//     reused count 1 > 0 sends stuck_waiting: 4; 5 queries.
+//   - t+30s: 30 s >= 30 s, stuck read again: 0, no second round:
+//     stuck_waiting unknown; 5 queries.
 //   - t+45s: 15 s after the read: reused 0: 4 queries.
 //
 // Stuck sent at t and t+30s (2), stuck_waiting at t and t+15s (2).
@@ -88,37 +87,37 @@ func TestStuckCadence(t *testing.T) {
 		return res[0], st.Queries
 	}
 	type want struct {
-		stuck, waiting float64
-		reporting      int
-		queries        int
+		stuck, stuckWaiting float64 // NaN: not asked
+		queries             int
 	}
+	nan := math.NaN()
+	same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
 	check := func(name string, r Result, q int, w want) {
 		t.Helper()
-		if r.Stuck != w.stuck || r.Observation.Waiting != w.waiting || r.Observation.Reporting != w.reporting || q != w.queries {
-			t.Errorf("%s: stuck %v waiting %v reporting %d queries %d (errors %v), want %v %v %d %d",
-				name, r.Stuck, r.Observation.Waiting, r.Observation.Reporting, q, r.Errors, w.stuck, w.waiting, w.reporting, w.queries)
+		if r.Stuck != w.stuck || !same(r.Values[StuckWaiting], w.stuckWaiting) || r.Values[Waiting] != 20 || r.Values[Reporting] != 3 || q != w.queries {
+			t.Errorf("%s: stuck %v stuck_waiting %v waiting %v reporting %v queries %d (errors %v), want %v %v 20 3 %d",
+				name, r.Stuck, r.Values[StuckWaiting], r.Values[Waiting], r.Values[Reporting], q, r.Errors, w.stuck, w.stuckWaiting, w.queries)
 		}
 	}
 	r, q := cycle(0)
-	check("t", r, q, want{1, 14, 2, 6})
+	check("t", r, q, want{1, 6, 6})
 	api.values[Stuck], api.values[StuckWaiting] = 0, 4
 	r, q = cycle(15 * time.Second)
-	check("t+15s", r, q, want{1, 16, 2, 5})
+	check("t+15s", r, q, want{1, 4, 5})
 	r, q = cycle(30 * time.Second)
-	check("t+30s", r, q, want{0, 20, 3, 5})
+	check("t+30s", r, q, want{0, nan, 5})
 	r, q = cycle(45 * time.Second)
-	check("t+45s", r, q, want{0, 20, 3, 4})
+	check("t+45s", r, q, want{0, nan, 4})
 	if api.sent[Stuck] != 2 || api.sent[StuckWaiting] != 2 {
 		t.Errorf("sent stuck %d, stuck_waiting %d; want 2 (t, t+30s) and 2 (t, t+15s)", api.sent[Stuck], api.sent[StuckWaiting])
 	}
 
 	// A rebuilt plan (the targets changed) reads stuck at once, 5 s after
-	// the last read: stuck 2 now, stuck_waiting 4: waiting 20 - 4 = 16,
-	// reporting 3 - 2 = 1; 6 queries.
+	// the last read: stuck 2 now, stuck_waiting 4; 6 queries.
 	api.values[Stuck] = 2
 	tg.Name = "chat2"
 	r, q = cycle(50 * time.Second)
-	check("rebuilt at t+50s", r, q, want{2, 16, 1, 6})
+	check("rebuilt at t+50s", r, q, want{2, 4, 6})
 	if api.sent[Stuck] != 3 {
 		t.Errorf("sent stuck %d after the rebuild, want 3", api.sent[Stuck])
 	}
@@ -126,7 +125,7 @@ func TestStuckCadence(t *testing.T) {
 	// A clock that went back (t+40s, before the read at t+50s) reads again.
 	api.values[Stuck] = 0
 	r, q = cycle(40 * time.Second)
-	check("back to t+40s", r, q, want{0, 20, 3, 5})
+	check("back to t+40s", r, q, want{0, nan, 5})
 }
 
 // TestStuckCadenceWindowAndError: with StuckWindow 1m the count is read
@@ -134,7 +133,7 @@ func TestStuckCadence(t *testing.T) {
 // 40 s (20 >= 15) but not at 10 s or 30 s: 3 reads in 5 cycles. A failed
 // read is reused with its error until the next read: at 10 s the stuck
 // count is still unknown (NaN, the error kept) and no
-// second round is sent; waiting stays the total (flagged, not excluded).
+// second round is sent (stuck_waiting unknown).
 func TestStuckCadenceWindowAndError(t *testing.T) {
 	opts := Options{StuckWindow: time.Minute}
 	tg := Target{Name: "chat", Server: modelserver.VLLM, Selector: sel(t, `{namespace="llm"}`).Selector, Stuck: true}
@@ -147,15 +146,15 @@ func TestStuckCadenceWindowAndError(t *testing.T) {
 		r := res[0]
 		switch i {
 		case 0, 1: // the failed read, then reused
-			if !math.IsNaN(r.Stuck) || r.Errors[Stuck] == nil || r.Observation.Waiting != 20 {
-				t.Errorf("%v: stuck %v error %v waiting %v; want NaN, an error, 20", dt, r.Stuck, r.Errors[Stuck], r.Observation.Waiting)
+			if !math.IsNaN(r.Stuck) || r.Errors[Stuck] == nil || !math.IsNaN(r.Values[StuckWaiting]) {
+				t.Errorf("%v: stuck %v error %v stuck_waiting %v; want NaN, an error, NaN", dt, r.Stuck, r.Errors[Stuck], r.Values[StuckWaiting])
 			}
 			if i == 1 {
 				delete(api.fail, Stuck) // Prometheus is back
 			}
-		default: // read at 20 s (1), reused at 30 s, read at 40 s: 20 - 6 = 14
-			if r.Stuck != 1 || r.Errors[Stuck] != nil || r.Observation.Waiting != 14 {
-				t.Errorf("%v: stuck %v error %v waiting %v; want 1, none, 14", dt, r.Stuck, r.Errors[Stuck], r.Observation.Waiting)
+		default: // read at 20 s (1), reused at 30 s, read at 40 s: stuck_waiting 6
+			if r.Stuck != 1 || r.Errors[Stuck] != nil || r.Values[StuckWaiting] != 6 {
+				t.Errorf("%v: stuck %v error %v stuck_waiting %v; want 1, none, 6", dt, r.Stuck, r.Errors[Stuck], r.Values[StuckWaiting])
 			}
 		}
 	}

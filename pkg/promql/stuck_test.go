@@ -56,10 +56,8 @@ func TestBuildStuck(t *testing.T) {
 //
 // By hand: stuck and stuck14 are stuck: 2. Totals over the 5 live pods:
 // running 0 + 1 (HA pair deduplicated) + 8 + 0 = 9, waiting 6 + 14 + 3 + 5
-// + 2 = 30, reporting 5 (pods with a running series), current 5 (no
-// replicas query). The stuck pods' waiting: 6 + 14 = 20. Left out: waiting
-// 10, reporting 3; running stays 9 (a stuck engine's 0 or 1), current 5
-// (the 2 stuck pods are missing pods for the HPA's rule).
+// + 2 = 30, reporting 5 (pods with a running series). The stuck pods'
+// waiting: 6 + 14 = 20.
 func TestEngineStuck(t *testing.T) {
 	api := newEngineAPI(t, `
   vllm:num_requests_waiting{pod="stuck"} 6x40
@@ -98,20 +96,22 @@ func TestEngineStuck(t *testing.T) {
 	if r.Stuck != 2 || r.Errors[Stuck] != nil || r.Errors[StuckWaiting] != nil {
 		t.Fatalf("stuck %v (errors %v), want 2", r.Stuck, r.Errors) // kv has no series here: empty
 	}
-	if o := r.Observation; o.Running != 9 || o.Waiting != 10 || o.Reporting != 3 || o.Current != 5 {
-		t.Fatalf("running %v waiting %v reporting %d current %d, want 9 10 3 5", o.Running, o.Waiting, o.Reporting, o.Current)
+	// The totals as read; pkg/serve leaves the stuck pods out
+	// (TestPromObservationStuck).
+	if o := r.Values; o[Running] != 9 || o[Waiting] != 30 || o[StuckWaiting] != 20 || o[Reporting] != 5 {
+		t.Fatalf("running %v waiting %v stuck_waiting %v reporting %v, want 9 30 20 5", o[Running], o[Waiting], o[StuckWaiting], o[Reporting])
 	}
 	// Without Target.Stuck: not asked, NaN, no error.
 	tg.Stuck = false
 	if r := evalOne(t, api, tg, Options{}); !math.IsNaN(r.Stuck) || r.Errors[Stuck] != nil ||
-		r.Observation.Running != 9 || r.Observation.Waiting != 30 || r.Observation.Reporting != 5 {
-		t.Fatalf("not asked: stuck %v error %v, %+v; want NaN, none, running 9 waiting 30 reporting 5", r.Stuck, r.Errors[Stuck], r.Observation)
+		r.Values[Running] != 9 || r.Values[Waiting] != 30 || r.Values[Reporting] != 5 {
+		t.Fatalf("not asked: stuck %v error %v, %+v; want NaN, none, running 9 waiting 30 reporting 5", r.Stuck, r.Errors[Stuck], r.Values)
 	}
-	// Only stuck pods report: none votes, the totals are unknown (never 0,
-	// which would scale down); current still counts both.
+	// Only stuck pods report: 2 stuck of 2 reporting, their waiting all
+	// of it (pkg/serve then lets none vote).
 	tg = Target{Name: "stuck", Server: modelserver.VLLM, Selector: sel(t, `{pod=~"stuck|stuck14"}`).Selector, Stuck: true}
-	if r := evalOne(t, api, tg, Options{}); r.Stuck != 2 || !math.IsNaN(r.Observation.Running) || !math.IsNaN(r.Observation.Waiting) || r.Observation.Current != 2 {
-		t.Fatalf("all stuck: stuck %v, %+v; want 2, running and waiting unknown, current 2", r.Stuck, r.Observation)
+	if r := evalOne(t, api, tg, Options{}); r.Stuck != 2 || r.Values[Reporting] != 2 || r.Values[Waiting] != 20 || r.Values[StuckWaiting] != 20 {
+		t.Fatalf("all stuck: stuck %v, %+v; want 2, reporting 2, waiting and stuck_waiting 20", r.Stuck, r.Values)
 	}
 	// No pod stuck: count() of nothing is no series, read as 0.
 	tg = Target{Name: "busy", Server: modelserver.VLLM, Selector: sel(t, `{pod="busy"}`).Selector, Stuck: true}
@@ -122,8 +122,8 @@ func TestEngineStuck(t *testing.T) {
 	// signal (running, waiting, reporting, kv, stuck: 5); the stuck pods'
 	// waiting is asked in a second round only for the two targets with a
 	// stuck pod, as one batched query: 6 in all. By hand: "stuck" alone:
-	// its only reporting pod is stuck, so waiting is unknown; "stuck14" with
-	// "busy": waiting 14 + 3 - 14 = 3, reporting 2 - 1 = 1; "busy": 3, none stuck.
+	// waiting 6, all of it stuck; "stuck14" with "busy": waiting 14 + 3 =
+	// 17, 14 of it stuck, reporting 2; "busy": 3, none stuck (not asked).
 	api.queries = 0
 	ts := []Target{
 		{Name: "a", Server: modelserver.VLLM, Selector: sel(t, `{pod="stuck"}`).Selector, Stuck: true},
@@ -134,14 +134,14 @@ func TestEngineStuck(t *testing.T) {
 	if st.Queries != 6 || api.queries != 6 {
 		t.Errorf("queries %d (api saw %d), want 6", st.Queries, api.queries)
 	}
-	if r := res[0]; r.Stuck != 1 || !math.IsNaN(r.Observation.Waiting) {
-		t.Errorf("a: stuck %v waiting %v, want 1 and unknown", r.Stuck, r.Observation.Waiting)
+	if r := res[0]; r.Stuck != 1 || r.Values[Waiting] != 6 || r.Values[StuckWaiting] != 6 {
+		t.Errorf("a: stuck %v %+v, want 1, waiting and stuck_waiting 6", r.Stuck, r.Values)
 	}
-	if r := res[1]; r.Stuck != 1 || r.Observation.Waiting != 3 || r.Observation.Reporting != 1 || r.Observation.Current != 2 {
-		t.Errorf("b: stuck %v %+v, want 1, waiting 3, reporting 1, current 2", r.Stuck, r.Observation)
+	if r := res[1]; r.Stuck != 1 || r.Values[Waiting] != 17 || r.Values[StuckWaiting] != 14 || r.Values[Reporting] != 2 {
+		t.Errorf("b: stuck %v %+v, want 1, waiting 17, stuck_waiting 14, reporting 2", r.Stuck, r.Values)
 	}
-	if r := res[2]; r.Stuck != 0 || r.Observation.Waiting != 3 || r.Observation.Reporting != 1 {
-		t.Errorf("c: stuck %v %+v, want 0, waiting 3, reporting 1", r.Stuck, r.Observation)
+	if r := res[2]; r.Stuck != 0 || r.Values[Waiting] != 3 || !math.IsNaN(r.Values[StuckWaiting]) || r.Values[Reporting] != 1 {
+		t.Errorf("c: stuck %v %+v, want 0, waiting 3, stuck_waiting unknown, reporting 1", r.Stuck, r.Values)
 	}
 	if !strings.Contains(Stuck.String(), "stuck") {
 		t.Errorf("Stuck.String() = %q", Stuck.String())

@@ -21,74 +21,58 @@ func changeInPeriod(periodSeconds int32, events []ScaleEvent, now time.Time) int
 	return n
 }
 
-// scaleUpLimit is the HPA's calculateScaleUpLimitWithScalingRules: per
-// policy, period start = current − added + removed within periodSeconds;
-// Pods proposes start + value, Percent ceil(start × (1 + value/100)) (rounded
-// up so that a small target can grow at all); selectPolicy Max takes the
-// largest proposal, Min the smallest, Disabled keeps current.
-func scaleUpLimit(cur int, st *State, r *autoscalingv2.HPAScalingRules, now time.Time) (int, string) {
+// scaleLimit is the HPA's calculateScaleUpLimitWithScalingRules (up) and
+// calculateScaleDownLimitWithBehaviors (!up): per policy, period start =
+// current − added + removed within periodSeconds; Pods proposes start ±
+// value; Percent proposes ceil(start × (1 + value/100)) scaling up (rounded
+// up so that a small target can grow at all) and trunc(start × (1 −
+// value/100)) scaling down (truncated, so a scale-down never removes less
+// than the percentage); selectPolicy Max takes the largest change (the
+// largest proposal up, the smallest down), Min the smallest change,
+// Disabled keeps current.
+func scaleLimit(cur int, st *State, r *autoscalingv2.HPAScalingRules, now time.Time, up bool) (int, string) {
+	dir, sign := "scaleDown", " − "
+	if up {
+		dir, sign = "scaleUp", " + "
+	}
 	disabled, minPolicy := selectPolicy(r)
 	if disabled {
-		return cur, "scaleUp selectPolicy Disabled"
+		return cur, dir + " selectPolicy Disabled"
 	}
-	result := math.MinInt
-	if minPolicy {
-		result = math.MaxInt
-	}
-	text := ""
-	for _, pol := range r.Policies {
-		start, added, removed := periodStart(cur, st, pol.PeriodSeconds, now)
-		proposed := start
-		switch pol.Type {
-		case autoscalingv2.PodsScalingPolicy:
-			proposed = start + int(pol.Value)
-			text = joinPolicy(text, "Pods "+itoa(int(pol.Value))+" per "+itoa(int(pol.PeriodSeconds))+"s: "+itoa(start)+" + "+itoa(int(pol.Value))+" = "+itoa(proposed), start, cur, added, removed)
-		case autoscalingv2.PercentScalingPolicy:
-			proposed = int(math.Ceil(float64(start) * (1 + float64(pol.Value)/100)))
-			text = joinPolicy(text, "Percent "+itoa(int(pol.Value))+" per "+itoa(int(pol.PeriodSeconds))+"s: ceil("+itoa(start)+" × "+num(1+float64(pol.Value)/100)+") = "+itoa(proposed), start, cur, added, removed)
-		}
-		if minPolicy {
-			result = min(result, proposed)
-		} else {
-			result = max(result, proposed)
-		}
-	}
-	return result, "scaleUp limit " + itoa(result) + " by " + selectText(minPolicy) + " of (" + text + ")"
-}
-
-// scaleDownLimit is the HPA's calculateScaleDownLimitWithBehaviors: period
-// start as for scaling up; Pods proposes start − value, Percent
-// trunc(start × (1 − value/100)) (truncated, so a scale-down never removes
-// less than the percentage); selectPolicy Max takes the smallest proposal
-// (the largest change), Min the largest, Disabled keeps current.
-func scaleDownLimit(cur int, st *State, r *autoscalingv2.HPAScalingRules, now time.Time) (int, string) {
-	disabled, minPolicy := selectPolicy(r)
-	if disabled {
-		return cur, "scaleDown selectPolicy Disabled"
-	}
+	larger := up != minPolicy // the larger proposal is the one selected
 	result := math.MaxInt
-	if minPolicy {
+	if larger {
 		result = math.MinInt
 	}
 	text := ""
 	for _, pol := range r.Policies {
 		start, added, removed := periodStart(cur, st, pol.PeriodSeconds, now)
+		v := int(pol.Value)
+		head := itoa(v) + " per " + itoa(int(pol.PeriodSeconds)) + "s: "
 		proposed := start
 		switch pol.Type {
 		case autoscalingv2.PodsScalingPolicy:
-			proposed = start - int(pol.Value)
-			text = joinPolicy(text, "Pods "+itoa(int(pol.Value))+" per "+itoa(int(pol.PeriodSeconds))+"s: "+itoa(start)+" − "+itoa(int(pol.Value))+" = "+itoa(proposed), start, cur, added, removed)
+			proposed = start - v
+			if up {
+				proposed = start + v
+			}
+			text = joinPolicy(text, "Pods "+head+itoa(start)+sign+itoa(v)+" = "+itoa(proposed), start, cur, added, removed)
 		case autoscalingv2.PercentScalingPolicy:
-			proposed = int(float64(start) * (1 - float64(pol.Value)/100))
-			text = joinPolicy(text, "Percent "+itoa(int(pol.Value))+" per "+itoa(int(pol.PeriodSeconds))+"s: trunc("+itoa(start)+" × "+num(1-float64(pol.Value)/100)+") = "+itoa(proposed), start, cur, added, removed)
+			f, round := 1-float64(pol.Value)/100, "trunc"
+			proposed = int(float64(start) * f)
+			if up {
+				f, round = 1+float64(pol.Value)/100, "ceil"
+				proposed = int(math.Ceil(float64(start) * f))
+			}
+			text = joinPolicy(text, "Percent "+head+round+"("+itoa(start)+" × "+num(f)+") = "+itoa(proposed), start, cur, added, removed)
 		}
-		if minPolicy {
+		if larger {
 			result = max(result, proposed)
 		} else {
 			result = min(result, proposed)
 		}
 	}
-	return result, "scaleDown limit " + itoa(result) + " by " + selectText(minPolicy) + " of (" + text + ")"
+	return result, dir + " limit " + itoa(result) + " by " + selectText(minPolicy) + " of (" + text + ")"
 }
 
 // periodStart is the replica count at the start of a policy's period, as
@@ -148,7 +132,7 @@ func (p *Policy) rateLimit(st *State, desired, cur int, b bounds, now time.Time)
 	}
 	switch {
 	case desired > cur:
-		limit, text := scaleUpLimit(cur, st, p.Behavior.ScaleUp, now)
+		limit, text := scaleLimit(cur, st, p.Behavior.ScaleUp, now, true)
 		if limit < cur {
 			limit = cur // no further scale-up until the period's events age out
 		}
@@ -164,7 +148,7 @@ func (p *Policy) rateLimit(st *State, desired, cur int, b bounds, now time.Time)
 		}
 		return desired, 0, "rate limit: " + text + ": " + itoa(desired) + " allowed"
 	case desired < cur:
-		limit, text := scaleDownLimit(cur, st, p.Behavior.ScaleDown, now)
+		limit, text := scaleLimit(cur, st, p.Behavior.ScaleDown, now, false)
 		if limit > cur {
 			limit = cur // no further scale-down until the period's events age out
 		}

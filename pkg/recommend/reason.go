@@ -44,15 +44,6 @@ func (r Reason) String() string {
 	return fmt.Sprintf("Reason(%d)", int(r))
 }
 
-// Reasons lists every reason, in declaration order (for metrics labels and docs).
-func Reasons() []Reason {
-	out := make([]Reason, 0, len(reasonNames)-1)
-	for r := ReasonMetric; r <= ReasonGuard; r++ {
-		out = append(out, r)
-	}
-	return out
-}
-
 // MarshalText writes the reason's name.
 func (r Reason) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 

@@ -68,3 +68,12 @@ func TestReasonOldNames(t *testing.T) {
 		t.Errorf("maximum read as %v", r)
 	}
 }
+
+// Reasons lists every reason, in declaration order.
+func Reasons() []Reason {
+	out := make([]Reason, 0, len(reasonNames)-1)
+	for r := ReasonMetric; r <= ReasonGuard; r++ {
+		out = append(out, r)
+	}
+	return out
+}

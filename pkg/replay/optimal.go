@@ -732,10 +732,7 @@ func (p *planner) setReady(s *sim, now float64, x int) {
 func (p *planner) advance(s *sim, until float64, consume bool) {
 	i := 0
 	for {
-		tr := math.Inf(1)
-		if len(s.heap) > 0 {
-			tr = s.heap[0].next
-		}
+		tr := s.nextEvent()
 		ta := math.Inf(1)
 		if i < len(p.buf) {
 			ta = p.buf[i].Arrival

@@ -135,10 +135,7 @@ func (s *sim) run(ctx context.Context) error {
 	var events uint64
 	lastArrival := 0.0
 	for {
-		tr := math.Inf(1)
-		if len(s.heap) > 0 {
-			tr = s.heap[0].next
-		}
+		tr := s.nextEvent()
 		ta := math.Inf(1)
 		if have {
 			ta = next.Arrival
@@ -399,3 +396,12 @@ func (s *sim) finish(stop float64) {
 // count: fixed:10000 replays the 25-minute reference trace in about a
 // second (docs/simulate.md).
 const MaxReplicas = 10000
+
+// nextEvent is the time of the earliest pending replica event, +Inf when
+// there is none.
+func (s *sim) nextEvent() float64 {
+	if len(s.heap) > 0 {
+		return s.heap[0].next
+	}
+	return math.Inf(1)
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/infscale/infscale/pkg/config"
@@ -24,21 +23,7 @@ import (
 // held count (each holds its own queue).
 func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.Time) Reading {
 	start := time.Now()
-	urls := t.Scrape.URLs
-	if s.Discover != nil {
-		urls = s.Discover(t)
-	}
-	pages := make([]*scrape.Page, len(urls))
-	errs := make([]error, len(urls))
-	var wg sync.WaitGroup
-	for i, u := range urls {
-		wg.Go(func() { pages[i], errs[i] = scrape.Load(ctx, s.Client, u, nil, modelserver.EPP) })
-	}
-	wg.Wait()
-	keys := make([]string, len(urls))
-	for i, u := range urls {
-		keys[i] = t.Name + "\x00" + u
-	}
+	urls, pages, errs, keys := s.loadPages(ctx, t, modelserver.EPP)
 	r := Reading{Obs: unknownObservation(), StuckKnown: true}
 	var best *scrape.Page
 	held, heldOK := 0.0, true

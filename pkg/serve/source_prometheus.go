@@ -82,10 +82,11 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 	out := make([]Reading, len(targets))
 	signals := promql.Signals()
 	for i, res := range results {
-		r := Reading{Obs: res.Observation, CurrentKnown: res.Errors[promql.Current] == nil}
+		r := Reading{Obs: promObservation(res.Values, s.Evaluator.Options.DemandWindow)}
+		r.CurrentKnown = res.Errors[promql.Current] == nil
 		if !math.IsNaN(res.Stuck) && !math.IsInf(res.Stuck, 0) && res.Stuck >= 0 { // a count; +Inf is garbage
-			// pkg/promql left their waiting out, and them out of reporting
-			// (docs/serve.md, "Stuck engines").
+			// promObservation left their waiting out, and them out of
+			// reporting (docs/serve.md, "Stuck engines").
 			r.Stuck, r.StuckKnown = int(math.Round(min(res.Stuck, math.MaxInt32))), true
 		}
 		if !r.CurrentKnown {

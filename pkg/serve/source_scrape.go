@@ -128,30 +128,37 @@ func (s *ScrapeSource) forget() {
 	}
 }
 
+// loadPages fetches the pages of t's scrape URLs (Discover's when set)
+// at once, read with server's profile: pages[i] and errs[i] are urls[i]'s.
+// keys[i] is urls[i]'s key in the baselines (counter rates, histogram
+// windows, stuck counts): the target's own, so two targets that list one
+// URL each keep theirs (a shared one gave the second target a rate over
+// the milliseconds since the first's scrape, often 0).
+func (s *ScrapeSource) loadPages(ctx context.Context, t *config.Target, server modelserver.Server) (urls []string, pages []*scrape.Page, errs []error, keys []string) {
+	urls = t.Scrape.URLs
+	if s.Discover != nil {
+		urls = s.Discover(t)
+	}
+	pages = make([]*scrape.Page, len(urls))
+	errs = make([]error, len(urls))
+	var wg sync.WaitGroup
+	for i, u := range urls {
+		wg.Go(func() { pages[i], errs[i] = scrape.Load(ctx, s.Client, u, nil, server) })
+	}
+	wg.Wait()
+	keys = make([]string, len(urls))
+	for i, u := range urls {
+		keys[i] = t.Name + "\x00" + u
+	}
+	return urls, pages, errs, keys
+}
+
 func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now time.Time) Reading {
 	if t.Server == modelserver.EPP { // one page per pool, not per replica (source_epp.go)
 		return s.readEPP(ctx, t, now)
 	}
 	start := time.Now()
-	urls := t.Scrape.URLs
-	if s.Discover != nil {
-		urls = s.Discover(t)
-	}
-	pages := make([]*scrape.Page, len(urls))
-	errs := make([]error, len(urls))
-	var wg sync.WaitGroup
-	for i, u := range urls {
-		wg.Go(func() { pages[i], errs[i] = scrape.Load(ctx, s.Client, u, nil, t.Server) })
-	}
-	wg.Wait()
-	// The baselines (counter rates, histogram windows, stuck counts) are
-	// the target's own: two targets that list one URL each keep theirs (a
-	// shared one gave the second target a rate over the milliseconds since
-	// the first's scrape, often 0).
-	keys := make([]string, len(urls))
-	for i, u := range urls {
-		keys[i] = t.Name + "\x00" + u
-	}
+	urls, pages, errs, keys := s.loadPages(ctx, t, t.Server)
 	r := Reading{Obs: unknownObservation(), StuckKnown: true}
 	answered := 0
 	after, span := s.StuckAfter, s.StuckFor

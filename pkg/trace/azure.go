@@ -2,7 +2,6 @@ package trace
 
 import (
 	"bytes"
-	"math"
 	"time"
 )
 
@@ -39,37 +38,28 @@ func OpenAzureCSV(name string) (Reader, error) {
 }
 
 func (r *azureReader) Next() (Request, error) {
-	for {
-		b, err := r.next()
-		if err != nil {
-			return Request{}, err
-		}
-		if len(bytes.TrimSpace(b)) == 0 {
-			continue
-		}
-		f := bytes.Split(b, []byte{','})
-		if len(f) != 3 {
-			return Request{}, r.errorf("want 3 fields %s, got %d: %s", AzureHeader, len(f), clip(b))
-		}
-		ts, err := time.Parse(azureLayout, string(bytes.TrimSpace(f[0])))
-		if err != nil {
-			return Request{}, r.errorf("TIMESTAMP %s: want YYYY-MM-DD HH:MM:SS.fffffff", clip(f[0]))
-		}
-		if r.t0.IsZero() {
-			r.t0 = ts
-		}
-		p, ok := tokens(f[1])
-		if !ok || p < 1 {
-			return Request{}, r.errorf("ContextTokens %s: want an integer 1..%d", clip(f[1]), math.MaxInt32)
-		}
-		o, ok := tokens(f[2])
-		if !ok {
-			return Request{}, r.errorf("GeneratedTokens %s: want an integer 0..%d", clip(f[2]), math.MaxInt32)
-		}
-		t := ts.Sub(r.t0).Seconds()
-		if msg := r.check(t); msg != "" {
-			return Request{}, r.errorf("%s", msg)
-		}
-		return request(t, p, o), nil
+	b, err := r.nextNonBlank()
+	if err != nil {
+		return Request{}, err
 	}
+	f := bytes.Split(b, []byte{','})
+	if len(f) != 3 {
+		return Request{}, r.errorf("want 3 fields %s, got %d: %s", AzureHeader, len(f), clip(b))
+	}
+	ts, err := time.Parse(azureLayout, string(bytes.TrimSpace(f[0])))
+	if err != nil {
+		return Request{}, r.errorf("TIMESTAMP %s: want YYYY-MM-DD HH:MM:SS.fffffff", clip(f[0]))
+	}
+	if r.t0.IsZero() {
+		r.t0 = ts
+	}
+	p, o, err := r.lengths(f[1], f[2], "ContextTokens", "GeneratedTokens")
+	if err != nil {
+		return Request{}, err
+	}
+	t := ts.Sub(r.t0).Seconds()
+	if msg := r.check(t); msg != "" {
+		return Request{}, r.errorf("%s", msg)
+	}
+	return request(t, p, o), nil
 }

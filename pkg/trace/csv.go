@@ -30,11 +30,11 @@ func OpenGenericCSV(name string) (Reader, error) {
 
 func (r *genericReader) Next() (Request, error) {
 	for {
-		b, err := r.next()
+		b, err := r.nextNonBlank()
 		if err != nil {
 			return Request{}, err
 		}
-		if len(bytes.TrimSpace(b)) == 0 || b[0] == '#' {
+		if b[0] == '#' {
 			continue
 		}
 		if r.line == 1 && string(bytes.TrimSpace(b)) == GenericHeader {
@@ -48,13 +48,9 @@ func (r *genericReader) Next() (Request, error) {
 		if err != nil || t < 0 || math.IsInf(t, 0) || math.IsNaN(t) {
 			return Request{}, r.errorf("arrival_s %s: want a finite number of seconds >= 0", clip(f[0]))
 		}
-		p, ok := tokens(f[1])
-		if !ok || p < 1 {
-			return Request{}, r.errorf("prompt_tokens %s: want an integer 1..%d", clip(f[1]), math.MaxInt32)
-		}
-		o, ok := tokens(f[2])
-		if !ok {
-			return Request{}, r.errorf("output_tokens %s: want an integer 0..%d", clip(f[2]), math.MaxInt32)
+		p, o, err := r.lengths(f[1], f[2], "prompt_tokens", "output_tokens")
+		if err != nil {
+			return Request{}, err
 		}
 		if msg := r.check(t); msg != "" {
 			return Request{}, r.errorf("%s", msg)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 
@@ -44,6 +45,17 @@ func openLines(name string) (*lines, error) {
 		return nil, err
 	}
 	return &lines{name: name, f: f, br: bufio.NewReaderSize(f, 1<<16)}, nil
+}
+
+// nextNonBlank returns the next line that is not blank (spaces only), as
+// next does.
+func (l *lines) nextNonBlank() ([]byte, error) {
+	for {
+		b, err := l.next()
+		if err != nil || len(bytes.TrimSpace(b)) > 0 {
+			return b, err
+		}
+	}
 }
 
 // next returns the next line without its line ending (valid until the next
@@ -102,6 +114,21 @@ func tokens(field []byte) (int32, bool) {
 		return 0, false
 	}
 	return int32(v), true
+}
+
+// lengths reads a request's prompt and output lengths from their fields
+// (named pname and oname in errors): the prompt 1..MaxInt32 tokens, the
+// output 0..MaxInt32.
+func (l *lines) lengths(pf, of []byte, pname, oname string) (prompt, output int32, err error) {
+	p, ok := tokens(pf)
+	if !ok || p < 1 {
+		return 0, 0, l.errorf("%s %s: want an integer 1..%d", pname, clip(pf), math.MaxInt32)
+	}
+	o, ok := tokens(of)
+	if !ok {
+		return 0, 0, l.errorf("%s %s: want an integer 0..%d", oname, clip(of), math.MaxInt32)
+	}
+	return p, o, nil
 }
 
 // order checks that arrivals do not go back in time.

@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 )
@@ -31,30 +30,25 @@ func OpenMooncake(name string) (Reader, error) {
 }
 
 func (r *mooncakeReader) Next() (Request, error) {
-	for {
-		b, err := r.next()
-		if err != nil {
-			return Request{}, err
-		}
-		if len(bytes.TrimSpace(b)) == 0 {
-			continue
-		}
-		var row mooncakeRow
-		if err := json.Unmarshal(b, &row); err != nil {
-			return Request{}, r.errorf("want a JSON object {\"timestamp\": ms, \"input_length\": n, \"output_length\": n}: %v", err)
-		}
-		switch {
-		case row.Timestamp == nil || *row.Timestamp < 0 || math.IsInf(*row.Timestamp, 0):
-			return Request{}, r.errorf("timestamp: want milliseconds >= 0")
-		case row.InputLength == nil || *row.InputLength < 1 || *row.InputLength > math.MaxInt32:
-			return Request{}, r.errorf("input_length: want an integer >= 1")
-		case row.OutputLength == nil || *row.OutputLength < 0 || *row.OutputLength > math.MaxInt32:
-			return Request{}, r.errorf("output_length: want an integer >= 0")
-		}
-		t := *row.Timestamp / 1000
-		if msg := r.check(t); msg != "" {
-			return Request{}, r.errorf("%s", msg)
-		}
-		return request(t, int32(*row.InputLength), int32(*row.OutputLength)), nil
+	b, err := r.nextNonBlank()
+	if err != nil {
+		return Request{}, err
 	}
+	var row mooncakeRow
+	if err := json.Unmarshal(b, &row); err != nil {
+		return Request{}, r.errorf("want a JSON object {\"timestamp\": ms, \"input_length\": n, \"output_length\": n}: %v", err)
+	}
+	switch {
+	case row.Timestamp == nil || *row.Timestamp < 0 || math.IsInf(*row.Timestamp, 0):
+		return Request{}, r.errorf("timestamp: want milliseconds >= 0")
+	case row.InputLength == nil || *row.InputLength < 1 || *row.InputLength > math.MaxInt32:
+		return Request{}, r.errorf("input_length: want an integer >= 1")
+	case row.OutputLength == nil || *row.OutputLength < 0 || *row.OutputLength > math.MaxInt32:
+		return Request{}, r.errorf("output_length: want an integer >= 0")
+	}
+	t := *row.Timestamp / 1000
+	if msg := r.check(t); msg != "" {
+		return Request{}, r.errorf("%s", msg)
+	}
+	return request(t, int32(*row.InputLength), int32(*row.OutputLength)), nil
 }
