@@ -53,19 +53,25 @@ func PlotAt(w io.Writer, format string, results []Result, slo float64, start tim
 	if err != nil {
 		return err
 	}
-	width, height := 32*vg.Centimeter, 30*vg.Centimeter
-	var cw vg.CanvasWriterTo
-	switch format {
-	case "png":
-		cw = vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
-	case "svg":
-		cw = vgsvg.New(width, height)
-	default:
-		return fmt.Errorf("plot format %q: want png or svg", format)
+	cw, err := Canvas(format, 32*vg.Centimeter, 30*vg.Centimeter)
+	if err != nil {
+		return err
 	}
 	pl.draw(draw.New(cw))
 	_, err = cw.WriteTo(w)
 	return err
+}
+
+// Canvas is a width x height canvas for format, "png" or "svg"; any other
+// format is an error naming the two.
+func Canvas(format string, width, height vg.Length) (vg.CanvasWriterTo, error) {
+	switch format {
+	case "png":
+		return vgimg.PngCanvas{Canvas: vgimg.New(width, height)}, nil
+	case "svg":
+		return vgsvg.New(width, height), nil
+	}
+	return nil, fmt.Errorf("plot format %q: want png or svg", format)
 }
 
 // panels are PlotAt's three plots and the policies' legend.

@@ -59,13 +59,7 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 			}
 		}
 	}
-	q, w := 0.95, s.TTFTWindow
-	for _, m := range t.Metrics {
-		if m.Type == recommend.SignalTTFT {
-			q, w = m.Quantile, time.Duration(m.Window)
-		}
-	}
-	if w > 0 {
+	if q, w := s.quantileOf(t, recommend.SignalTTFT); w > 0 {
 		r.Obs.TTFT, r.Obs.NoneFinished = s.quantile(histTTFT, keys, pages, q, w, now)
 	}
 	r.Obs.ITL, _ = s.quantile(histITL, keys, pages, demandITLQuantile, demandWindow, now)

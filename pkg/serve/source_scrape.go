@@ -153,6 +153,18 @@ func (s *ScrapeSource) loadPages(ctx context.Context, t *config.Target, server m
 	return urls, pages, errs, keys
 }
 
+// quantileOf is the quantile and window target t reads signal sig's
+// histogram at: its metric's, else p95 over TTFTWindow (0: not read).
+func (s *ScrapeSource) quantileOf(t *config.Target, sig recommend.Signal) (q float64, w time.Duration) {
+	q, w = 0.95, s.TTFTWindow
+	for _, m := range t.Metrics {
+		if m.Type == sig {
+			q, w = m.Quantile, time.Duration(m.Window)
+		}
+	}
+	return q, w
+}
+
 func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now time.Time) Reading {
 	if t.Server == modelserver.EPP { // one page per pool, not per replica (source_epp.go)
 		return s.readEPP(ctx, t, now)
@@ -203,22 +215,10 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 			r.Errors = append(r.Errors, ReadError{Signal: "waiting", Reason: "empty", Err: errors.New("no page reports waiting requests")})
 		}
 	}
-	q, w := 0.95, s.TTFTWindow
-	for _, m := range t.Metrics {
-		if m.Type == recommend.SignalTTFT {
-			q, w = m.Quantile, time.Duration(m.Window)
-		}
-	}
-	if w > 0 {
+	if q, w := s.quantileOf(t, recommend.SignalTTFT); w > 0 {
 		r.Obs.TTFT, r.Obs.NoneFinished = s.quantile(histTTFT, keys, pages, q, w, now)
 	}
-	q, w = 0.95, s.TTFTWindow
-	for _, m := range t.Metrics {
-		if m.Type == recommend.SignalQueueWait {
-			q, w = m.Quantile, time.Duration(m.Window)
-		}
-	}
-	if w > 0 {
+	if q, w := s.quantileOf(t, recommend.SignalQueueWait); w > 0 {
 		r.Obs.QueueTime, _ = s.quantile(histQueueTime, keys, pages, q, w, now)
 	}
 	r.Obs.ITL, _ = s.quantile(histITL, keys, pages, demandITLQuantile, demandWindow, now)

@@ -15,7 +15,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/infscale/infscale/pkg/replay"
 )
 
 // Plot draws every screened row as SLO misses against replica-minutes (on
@@ -26,15 +27,9 @@ import (
 // budget, log above; missMap), so a 0.1% budget stands clear of 0 beside
 // rows missing 90%. format is "png" or "svg".
 func (r Report) Plot(w io.Writer, format string) error {
-	width, height := 24*vg.Centimeter, 17*vg.Centimeter
-	var cw vg.CanvasWriterTo
-	switch format {
-	case "png":
-		cw = vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
-	case "svg":
-		cw = vgsvg.New(width, height)
-	default:
-		return fmt.Errorf("plot format %q: want png or svg", format)
+	cw, err := replay.Canvas(format, 24*vg.Centimeter, 17*vg.Centimeter)
+	if err != nil {
+		return err
 	}
 	p, legend, err := r.plot()
 	if err != nil {
