@@ -28,13 +28,7 @@ type Budget struct {
 
 // Now reads the budget from the runtime. Without a limit, Available is
 // math.MaxInt64 and callers keep only their absolute caps.
-func Now() Budget {
-	limit := debug.SetMemoryLimit(-1)
-	if limit <= 0 || limit == math.MaxInt64 {
-		return Budget{Available: math.MaxInt64}
-	}
-	return Of(limit, used())
-}
+func Now() Budget { return Of(debug.SetMemoryLimit(-1), used()) }
 
 // Of is the budget for a limit and current use, both in bytes; limit <= 0
 // means none.

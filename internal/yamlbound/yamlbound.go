@@ -52,7 +52,7 @@ type Error struct {
 func (e *Error) Error() string { return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Msg) }
 
 // What a parse costs, in bytes of live heap, the upper bounds of what was
-// measured on the costliest shapes (TestCostModel; docs/evaluation/PERFORMANCE.md):
+// measured on the costliest shapes (pkg/config's TestParseCostModel; docs/evaluation/PERFORMANCE.md):
 // goccy's lexer holds the text as runes beside its copies, each token is a
 // struct with its position, and the parse adds an AST node and the decoded
 // value or problem per token.
