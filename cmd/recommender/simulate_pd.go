@@ -110,6 +110,9 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &pe) {
 			return err
 		}
+		if errors.Is(err, replay.ErrPDSLO) {
+			return invalidf("--slo-ttft %v with --kv-link %s: %v", c.SLOTTFT, c.KVLink, err)
+		}
 		return invalid(err)
 	}
 	rows := make([]pdRow, len(res))

@@ -145,6 +145,10 @@ type PDConfig struct {
 	KVLinkBytesPerSecond float64
 }
 
+// ErrPDSLO reports a P/D replay whose TTFT SLO leaves the prefill pool
+// nothing: the transfer and the first decode step alone take it.
+var ErrPDSLO = errors.New("the SLO leaves the prefill pool no time")
+
 // kvBytes is implemented by a Model that knows its KV bytes per token
 // (*replica.Replica).
 type kvBytes interface{ KVBytesPerToken() float64 }
@@ -191,7 +195,7 @@ func newPDEnv(src trace.Source, cfg Config, pd PDConfig) (pdEnv, error) {
 	e := pdEnv{perToken: kb.KVBytesPerToken() / pd.KVLinkBytesPerSecond, src: src}
 	e.allowance = pdAllowance(cfg, sp, e.perToken)
 	if !(e.allowance < cfg.SLOTTFT) {
-		return pdEnv{}, fmt.Errorf("SLO TTFT %g s: the transfer of a %d-token prompt and a full decode step take %.3g s of it; give a longer SLO or a faster KV link", cfg.SLOTTFT, cfg.MaxBatchedTokens, e.allowance)
+		return pdEnv{}, fmt.Errorf("%w: SLO TTFT %g s, the KV transfer of a prompt of %d tokens (the max batched tokens) and a full decode step take %.3f s; give a longer SLO or a faster KV link", ErrPDSLO, cfg.SLOTTFT, cfg.MaxBatchedTokens, e.allowance)
 	}
 	e.pre = env{cfg: cfg, sp: sp, src: src}
 	e.dec = env{cfg: cfg, sp: &dsp, src: src}
