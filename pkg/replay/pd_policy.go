@@ -20,16 +20,16 @@ type PDPolicy struct {
 	build func(pdEnv) (ctl pdController, initPre, initDec int, err error)
 }
 
-// PDPolicySyntax summarises the P/D policy strings, for help and errors.
-const PDPolicySyntax = `recommended (the pair rule: each role's demand on its own capacity, the prefill pool's TTFT guard, the ratio bound), ` +
-	`optimal (both pools' hindsight schedules), llmd-queue, llmd-saturation, llmd-tokens, llmd-slo (one ScaledObject per role, as llm-d documents), ` +
-	`pd(PREFILL;DECODE) (a policy per role, each a policy string), or any other policy string (the same policy on each pool, each deciding alone)`
-
 // PDDefaultPolicies is what `simulate --pd` runs without --policy.
 var PDDefaultPolicies = []string{"recommended", "optimal", "llmd-queue", "llmd-saturation", "llmd-tokens", "llmd-slo"}
 
-// ParsePDPolicy reads a P/D policy string (PDPolicySyntax). Errors name
-// the column and what is allowed.
+// ParsePDPolicy reads a P/D policy string: recommended (the pair rule,
+// recommend.PairDecider), optimal (both pools' hindsight schedules), an
+// llm-d baseline (one ScaledObject per role), pd(PREFILL;DECODE) (a policy
+// string per role), or any other policy string (the same policy on each
+// pool, deciding alone). Errors name the column and what is allowed;
+// optimal or oracle inside a pair and knative (its own 2 s tick) are
+// refused.
 func ParsePDPolicy(spec string) (PDPolicy, error) {
 	switch {
 	case spec == "recommended":
