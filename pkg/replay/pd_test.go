@@ -111,7 +111,14 @@ func TestPDOptimalTinyTrace(t *testing.T) {
 		t.Errorf("optimal: %d misses, %v + %v replica-seconds; want 0, 15 + 15", res.Misses(), res.Prefill.ReplicaSeconds, res.Decode.ReplicaSeconds)
 	}
 	if res.LowerBound == nil || res.LowerBound.ReplicaSeconds() > res.ReplicaSeconds()+1e-9 {
-		t.Errorf("bound %+v above the schedule's %v", res.LowerBound, res.ReplicaSeconds())
+		t.Fatalf("bound %+v above the schedule's %v", res.LowerBound, res.ReplicaSeconds())
+	}
+	// The decode pool's busy-time bound: 3 output tokens at lin's
+	// StepTime(128, 0) / 128 = (max(0.006, 0.0128) + 0.001) / 128 s each:
+	// 3 × 0.0138 / 128 = 3.234375e-4 replica-seconds (the request finishes
+	// decoding by 1 + 2 + 3 × the slowest step, well before 60 s).
+	if got := res.LowerBound.DecodeSeconds; math.Abs(got-3.234375e-4) > 1e-12 {
+		t.Errorf("decode bound %v, want 3.234375e-4", got)
 	}
 }
 
