@@ -70,8 +70,8 @@ func (s *sim) prefillDone(now, v float64, p pending) {
 // startDecodeJoin admits what the queue can (their KV has arrived) and
 // runs one decode step of the batch with them: the running sequences
 // advance one token, the new ones get their first token at its end.
+// startNext has integrated the CPU up to now.
 func (r *replica) startDecodeJoin(s *sim, now float64) {
-	r.cpuMark(s, now)
 	var ctx int64
 	for r.admissible(s) {
 		p := r.waiting.pop()
