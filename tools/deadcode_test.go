@@ -15,12 +15,12 @@ const module = "github.com/infscale/infscale/"
 // harnesses are the main module's packages for tests only: what they hold is
 // called from _test.go files, which deadcode does not read.
 var harnesses = map[string]bool{
-	"internal/epptest":        true,
-	"internal/promtest":       true,
-	"internal/sharedtest":     true,
-	"internal/svgtest":        true,
-	"pkg/history/historytest": true,
-	"pkg/kube/kubefake":       true,
+	"internal/epptest":            true,
+	"internal/promtest":           true,
+	"internal/sharedtest":         true,
+	"internal/svgtest":            true,
+	"pkg/kube/kubefake":           true,
+	"pkg/synthweek/synthweektest": true,
 }
 
 // pending are functions deadcode reports that stay for now, each "package
