@@ -27,7 +27,7 @@ func do(t *testing.T, method, url string) (int, string, string) {
 	return resp.StatusCode, string(b), resp.Header.Get("Allow")
 }
 
-// state is POST (or GET) url's 200 answer decoded.
+// stateOf is the State in the 200 answer to method on url.
 func stateOf(t *testing.T, method, url string) State {
 	t.Helper()
 	code, body, _ := do(t, method, url)
