@@ -55,7 +55,7 @@ func Load(ctx context.Context, client *http.Client, src string, stdin io.Reader,
 			return nil, fmt.Errorf("%s: %w: %w", StdinSource, ErrFetch, err)
 		}
 		if !ok {
-			return nil, &PageError{Source: StdinSource, Err: fmt.Errorf("page larger than %d bytes", MaxPageBytes)}
+			return nil, tooLarge(StdinSource)
 		}
 		p, err := readBytes(b, "", StdinSource, server)
 		if p != nil {
@@ -119,10 +119,11 @@ func fetch(ctx context.Context, client *http.Client, rawURL string, server model
 // fetched (replicas' pages and holders'): an http(s) URL with a host and a
 // valid port, GET with the exposition formats' Accept header, within
 // DefaultTimeout when client has no timeout, a 2xx status, at most
-// MaxPageBytes. It returns the body, its Content-Type, the URL to name in
-// messages (any password replaced by "xxxxx") and when the body was read.
-// Errors: ErrSource (a URL that cannot be fetched), ErrFetch (the request,
-// status or read failed), a *PageError for a page over MaxPageBytes.
+// MaxPageBytes (readAll). It returns the body, its Content-Type, the URL
+// to name in messages (any password replaced by "xxxxx") and when the body
+// was read. Errors: ErrSource (a URL that cannot be fetched), ErrFetch (the
+// request, status or read failed), a *PageError for a page over
+// MaxPageBytes.
 func get(ctx context.Context, client *http.Client, rawURL string) (body []byte, contentType, url string, at time.Time, err error) {
 	u, err := neturl.Parse(rawURL)
 	if err != nil {
@@ -159,15 +160,11 @@ func get(ctx context.Context, client *http.Client, rawURL string) (body []byte, 
 	if resp.StatusCode/100 != 2 {
 		return nil, "", url, at, fmt.Errorf("%s: %w: HTTP status %s", url, ErrFetch, resp.Status)
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxPageBytes+1))
+	b, err := readAll(resp.Body, url)
 	if err != nil {
-		return nil, "", url, at, fmt.Errorf("%s: %w: reading body: %w", url, ErrFetch, err)
+		return nil, "", url, at, err
 	}
-	at = time.Now()
-	if len(b) > MaxPageBytes {
-		return nil, "", url, at, &PageError{Source: url, Err: fmt.Errorf("page larger than %d bytes", MaxPageBytes)}
-	}
-	return b, resp.Header.Get("Content-Type"), url, at, nil
+	return b, resp.Header.Get("Content-Type"), url, time.Now(), nil
 }
 
 // LoadAll loads every source concurrently (at most parallel at once; <= 0

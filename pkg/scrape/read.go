@@ -50,14 +50,30 @@ const (
 // server is Unknown and nothing matches, listing the families looked for;
 // ErrFetch when r fails.
 func Read(r io.Reader, contentType, source string, server modelserver.Server) (*Page, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxPageBytes+1))
+	b, err := readAll(r, source)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", source, ErrFetch, err)
-	}
-	if len(b) > MaxPageBytes {
-		return nil, &PageError{Source: source, Err: fmt.Errorf("page larger than %d bytes", MaxPageBytes)}
+		return nil, err
 	}
 	return readBytes(b, contentType, source, server)
+}
+
+// readAll reads a page's body from r, at most MaxPageBytes (a larger page
+// is refused after MaxPageBytes+1 bytes: memory stays bounded). Errors:
+// ErrFetch when r fails, a *PageError naming source for a larger page.
+func readAll(r io.Reader, source string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxPageBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: reading: %w", source, ErrFetch, err)
+	}
+	if len(b) > MaxPageBytes {
+		return nil, tooLarge(source)
+	}
+	return b, nil
+}
+
+// tooLarge is the error for a page over MaxPageBytes.
+func tooLarge(source string) error {
+	return &PageError{Source: source, Err: fmt.Errorf("page larger than %d bytes", MaxPageBytes)}
 }
 
 // parsePage parses the body b of a page (of any kind: a model server's, a
