@@ -103,6 +103,16 @@ type Target struct {
 	// its status.selector finds the pods, and Apply may write the scale.
 	// Nil: no Kubernetes access for this target.
 	ScaleTargetRef *autoscalingv2.CrossVersionObjectReference `yaml:"scaleTargetRef"`
+	// InferencePoolRef names the llm-d / Gateway API Inference Extension
+	// InferencePool (inference.networking.k8s.io/v1) that routes to the
+	// workload, in the target's namespace (a pool selects pods of its own
+	// namespace only). Embedded mode only, with ScaleTargetRef (a pool has
+	// no scale subresource): the pages read are those of the pool's Ready
+	// pods of the workload (server: vllm, ...; at scrape.port, else the
+	// pool's one targetPort), or with server: epp those of the pods behind
+	// its endpointPickerRef Service (at scrape.port, else their container
+	// port named metrics). Nil: no pool.
+	InferencePoolRef *PoolRef `yaml:"inferencePoolRef"`
 	// Namespace is the workload's namespace; Load sets the file's
 	// namespace when it is left out (still "": the client's default). Only
 	// with ScaleTargetRef.
@@ -149,13 +159,27 @@ type Target struct {
 	Tune *Tune `yaml:"tune"`
 }
 
+// PoolRef names an InferencePool in the target's namespace.
+type PoolRef struct {
+	// Name is the InferencePool's name.
+	Name string `yaml:"name"`
+}
+
+// DefaultEPPMetricsPort is the container port name an Endpoint Picker's
+// /metrics is read on when a pool target with server: epp names no
+// scrape.port: llm-d-router's chart and the Gateway API Inference
+// Extension's conformance EPP both name their 9090 port metrics.
+const DefaultEPPMetricsPort = "metrics"
+
 // Scrape is a target's `scrape:` key, in one of two forms: a YAML list of
 // URLs (URLs) or a mapping {port, path} (Pods).
 type Scrape struct {
 	// URLs are /metrics URLs of the replicas, each once.
 	URLs []string
 	// Pods, with scaleTargetRef, scrapes every Ready pod of the workload
-	// at http://<pod IP>:<port><path>.
+	// at http://<pod IP>:<port><path> (with inferencePoolRef: the pool's
+	// pods of the workload, or its EPP's pods; Load sets it to {path:
+	// /metrics} when a pool target leaves scrape: out).
 	Pods *PodScrape
 }
 

@@ -3,13 +3,16 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // KubeSource is Inner (Prometheus or scraping) with the Kubernetes API for
@@ -18,8 +21,10 @@ import (
 // embedded mode the pages read are those of the workload's Ready pods
 // (status.selector, from the namespace's pod informer; a pod scaled away
 // is simply no longer listed), with the pods not yet Ready counted as
-// unready (the HPA's rule). Targets without a scaleTargetRef are Inner's
-// alone. It is also the Writer of apply: true targets.
+// unready (the HPA's rule). A target with an inferencePoolRef reads the
+// pool's Ready pods of the workload, or with server: epp the pods of the
+// pool's Endpoint Picker (readPool). Targets without a scaleTargetRef are
+// Inner's alone. It is also the Writer of apply: true targets.
 type KubeSource struct {
 	// Inner reads the signals.
 	Inner Source
@@ -75,6 +80,9 @@ type kubeRead struct {
 	err     error // the scale read
 	unready int
 	errs    []ReadError
+	// blind: the target's InferencePool could not be read, so no page
+	// was: its signals are unknown, not those of an empty pool.
+	blind bool
 }
 
 // Read reads the scale (and in embedded mode the pods) of every target
@@ -110,10 +118,16 @@ func (s *KubeSource) Read(ctx context.Context, targets []*config.Target, now tim
 		}
 		r := &out[i]
 		r.Duration += took
+		if kr.blind {
+			r.Errors = nil // nothing was read: the pool's error says why
+		}
 		r.Errors = append(r.Errors, kr.errs...)
 		if kr.err != nil {
 			r.Errors = append(r.Errors, ReadError{Signal: "current", Reason: kube.Reason(kr.err), Err: kr.err})
 			continue
+		}
+		if kr.blind {
+			r.Obs, r.StuckKnown = unknownObservation(), false
 		}
 		r.Obs.Current, r.CurrentKnown = int(kr.w.Replicas), true
 		if targets[i].PodDeletionCost {
@@ -147,6 +161,13 @@ func (s *KubeSource) readTarget(ctx context.Context, t *config.Target, kr *kubeR
 	if kr.err != nil {
 		return
 	}
+	if t.InferencePoolRef != nil {
+		urls, ready = s.readPool(ctx, t, kr)
+		for i, u := range urls {
+			podOf[u] = ready[i].Name
+		}
+		return
+	}
 	pods, err := s.Cluster.WorkloadPods(ctx, kr.w, func(p *corev1.Pod) (string, error) {
 		return kube.PodURL(p, t.Scrape.Pods.Port, t.Scrape.Pods.Path)
 	})
@@ -166,6 +187,74 @@ func (s *KubeSource) readTarget(ctx context.Context, t *config.Target, kr *kubeR
 	if pods.URLErr != nil { // one per target and cycle: the pods share a template
 		kr.errs = append(kr.errs, ReadError{Signal: "pods", Reason: "port", Err: pods.URLErr})
 	}
+}
+
+// readPool reads a target's InferencePool and returns the pages to read
+// with the pods they are on: the pool's Ready pods of the workload at
+// scrape.port (else the pool's one targetPort), or with server: epp the
+// Ready pods behind its endpointPickerRef Service at scrape.port (else
+// their container port named metrics); kr.unready counts the pool's pods
+// of the workload that are starting. A pool that cannot be read (missing,
+// no selector, no EPP, the workload's pods not in it) sets kr.blind: no
+// page is read and every signal stays unknown, never an idle pool. A pool
+// whose Gateway does not accept it is a "pool" error each cycle
+// (not_accepted), and its signals are read as usual.
+func (s *KubeSource) readPool(ctx context.Context, t *config.Target, kr *kubeRead) ([]string, []*corev1.Pod) {
+	fail := func(signal, reason string, err error) ([]string, []*corev1.Pod) {
+		kr.blind = true
+		kr.errs = append(kr.errs, ReadError{Signal: signal, Reason: reason, Err: err})
+		return nil, nil
+	}
+	pool, err := s.Cluster.InferencePool(ctx, t.Namespace, t.InferencePoolRef.Name)
+	if err != nil {
+		return fail("pool", kube.PoolReason(err), err)
+	}
+	for _, p := range pool.Problems {
+		kr.errs = append(kr.errs, ReadError{Signal: "pool", Reason: "not_accepted", Err: fmt.Errorf("%s: %s", pool, p)})
+	}
+	port, path := t.Scrape.Pods.Port, t.Scrape.Pods.Path
+	epp := t.Server == modelserver.EPP
+	if !epp && port == (intstr.IntOrString{}) {
+		n, err := kube.PoolPort(pool)
+		if err != nil {
+			return fail("pods", "port", err)
+		}
+		port = intstr.FromInt32(n)
+	}
+	url := func(p *corev1.Pod) (string, error) { return kube.PodURL(p, port, path) }
+	if epp { // the model servers are counted, not read
+		url = func(*corev1.Pod) (string, error) { return "", nil }
+	}
+	pods, err := s.Cluster.PoolPods(ctx, pool, kr.w, url)
+	if errors.Is(err, kube.ErrNotInPool) {
+		return fail("pods", "not_in_pool", err)
+	}
+	if err != nil {
+		return fail("pods", kube.Reason(err), err)
+	}
+	kr.unready = pods.Starting
+	if !epp {
+		if pods.URLErr != nil {
+			kr.errs = append(kr.errs, ReadError{Signal: "pods", Reason: "port", Err: pods.URLErr})
+		}
+		return pods.URLs, pods.Ready
+	}
+	if port == (intstr.IntOrString{}) {
+		port = intstr.FromString(config.DefaultEPPMetricsPort)
+	}
+	epps, err := s.Cluster.EPPPods(ctx, pool, func(p *corev1.Pod) (string, error) { return kube.PodURL(p, port, path) })
+	if err != nil {
+		return fail("epp", kube.PoolReason(err), err)
+	}
+	switch {
+	case len(epps.URLs) == 0 && epps.URLErr != nil:
+		return fail("epp", "port", epps.URLErr)
+	case len(epps.URLs) == 0:
+		return fail("epp", "empty", fmt.Errorf("%s: no Ready pod behind its Endpoint Picker Service %s", pool, pool.EPP.Name))
+	case epps.URLErr != nil:
+		kr.errs = append(kr.errs, ReadError{Signal: "epp", Reason: "port", Err: epps.URLErr})
+	}
+	return epps.URLs, epps.Ready
 }
 
 // Write sets the workload's spec.replicas to desired (kube.Applier.Apply:
