@@ -423,7 +423,7 @@ func (v *validator) workload(p string, t *Target) {
 	}
 	if s := t.Scrape.Pods; s != nil {
 		switch {
-		case !v.present(p+".scrape.port"): // left out: the pod's one port (or the pool's)
+		case !v.present(p + ".scrape.port"): // left out: the pod's one port (or the pool's)
 		case s.Port.Type == intstr.Int && (s.Port.IntVal < 1 || s.Port.IntVal > 65535):
 			v.at(p+".scrape.port", "%d: a port is 1..65535 (or a container port's name)", s.Port.IntVal)
 		case s.Port.Type == intstr.String && s.Port.StrVal != "":
