@@ -198,3 +198,26 @@ func ptrVal(p *float64) float64 {
 	}
 	return *p
 }
+
+// TestPoolEPPFromZero: an EPP target named by its pool at spec.replicas 0
+// (no model-server pod) activates on the EPP's flow-control queue: the
+// EPP reports no ready endpoint and 4 requests held, so the decision is 1
+// (activate), and no pool error (a workload with no pods is not "not in
+// the pool").
+func TestPoolEPPFromZero(t *testing.T) {
+	epp := epptest.Serve(epptest.State{Pool: "chat-pool", Model: "llama", Flows: []epptest.Flow{{FairnessID: "a", Priority: "0", Held: 4}}})
+	defer epp.Close()
+	host, p, _ := net.SplitHostPort(strings.TrimPrefix(epp.URL, "http://"))
+	eport, _ := strconv.Atoi(p)
+	cfg := strings.Replace(poolConfig, "  metrics:", "  server: epp\n  minReplicaCount: 0\n  zero: {flow_control: true}\n  metrics:", 1)
+	l, _, c, _ := fakeClusterLoop(t, cfg, 0, nil,
+		labelledPod("chat-epp-0", host, map[string]string{"app": "chat-epp"}, map[string]int32{"metrics": int32(eport)}),
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "llm", Name: "chat-epp"}, Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "chat-epp"}}},
+	)
+	createPool(t, c, kubefake.Pool("llm", "chat-pool", map[string]string{"app": "chat"}, []int64{8000}, "chat-epp"))
+	l.Cycle(context.Background())
+	rec := lastRecord(l, "chat")
+	if rec.Desired != 1 || rec.Current != 0 || ptrVal(rec.Signals.Held) != 4 || rec.Reason != "activate" || len(rec.Errors) != 0 {
+		t.Fatalf("record %+v (held %v), want desired 1 (activate) from 0 on 4 held, no errors", rec, ptrVal(rec.Signals.Held))
+	}
+}
