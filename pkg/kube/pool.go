@@ -64,6 +64,10 @@ type Pool struct {
 	// TargetPorts are spec.targetPorts' numbers: the ports of each pod the
 	// EPP routes to (one endpoint per pod and port).
 	TargetPorts []int32
+	// AppProtocol is spec.appProtocol: "http" (the default) or
+	// "kubernetes.io/h2c" (gRPC model servers, whose target ports serve no
+	// /metrics).
+	AppProtocol string
 	// EPP is spec.endpointPickerRef; nil when the pool has none.
 	EPP *EPPRef
 	// Problems are the status conditions of a parent (a Gateway) that are
@@ -97,6 +101,7 @@ type poolObject struct {
 		TargetPorts []struct {
 			Number int32 `json:"number"`
 		} `json:"targetPorts"`
+		AppProtocol       string `json:"appProtocol"`
 		EndpointPickerRef *struct {
 			Group *string `json:"group"`
 			Kind  string  `json:"kind"`
@@ -139,8 +144,9 @@ func (c *Cluster) InferencePool(ctx context.Context, ns, name string) (Pool, err
 	return poolOf(p, u)
 }
 
-// poolOf decodes u into p.
+// poolOf decodes u as the pool p names (p's namespace and name kept).
 func poolOf(p Pool, u *unstructured.Unstructured) (Pool, error) {
+	p = Pool{Namespace: p.Namespace, Name: p.Name}
 	var o poolObject
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &o); err != nil {
 		return p, fmt.Errorf("%s: %w: %v", p, ErrPoolData, err)
@@ -155,6 +161,10 @@ func poolOf(p Pool, u *unstructured.Unstructured) (Pool, error) {
 	p.Selector = sel
 	for _, tp := range o.Spec.TargetPorts {
 		p.TargetPorts = append(p.TargetPorts, tp.Number)
+	}
+	p.AppProtocol = o.Spec.AppProtocol
+	if p.AppProtocol == "" {
+		p.AppProtocol = "http"
 	}
 	if r := o.Spec.EndpointPickerRef; r != nil {
 		e := &EPPRef{Kind: r.Kind, Name: r.Name}
@@ -242,8 +252,12 @@ func (c *Cluster) EPPPods(ctx context.Context, p Pool, url func(*corev1.Pod) (st
 
 // PoolPort is the port to scrape a pool's model server on when none is
 // given: its one target port. The error lists them when there are several
-// (each is an endpoint of its own: name one with scrape: {port}).
+// (each is an endpoint of its own: name one with scrape: {port}), and
+// refuses a gRPC pool's (appProtocol kubernetes.io/h2c: no /metrics there).
 func PoolPort(p Pool) (int32, error) {
+	if p.AppProtocol != "" && p.AppProtocol != "http" {
+		return 0, fmt.Errorf("%s serves appProtocol %s on its target ports %v (gRPC, no /metrics): give scrape: {port: N}, the model server's HTTP metrics port", p, p.AppProtocol, p.TargetPorts)
+	}
 	if len(p.TargetPorts) == 1 && p.TargetPorts[0] > 0 {
 		return p.TargetPorts[0], nil
 	}

@@ -3,6 +3,7 @@ package kube
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -62,8 +63,16 @@ func TestPoolOf(t *testing.T) {
 	if want := []string{"Gateway gw: ResolvedRefs=False (InvalidExtensionRef: Service not found)"}; !reflect.DeepEqual(p.Problems, want) {
 		t.Errorf("problems %q, want %q", p.Problems, want)
 	}
-	if n, err := PoolPort(p); n != 3000 || err != nil {
-		t.Errorf("PoolPort %d %v, want 3000", n, err)
+	if n, err := PoolPort(p); n != 3000 || err != nil || p.AppProtocol != "http" {
+		t.Errorf("PoolPort %d %v (appProtocol %q), want 3000 (http, the CRD's default)", n, err, p.AppProtocol)
+	}
+	// A gRPC pool (llm-d-router's vllm gpu-grpc-deployment: vLLM's gRPC
+	// server on port 8000) has no /metrics on its target port.
+	_ = unstructured.SetNestedField(u.Object, "kubernetes.io/h2c", "spec", "appProtocol")
+	if g, err := poolOf(p, u); err != nil {
+		t.Fatal(err)
+	} else if _, err := PoolPort(g); err == nil || !strings.Contains(err.Error(), "appProtocol kubernetes.io/h2c on its target ports [3000] (gRPC, no /metrics): give scrape: {port: N}") {
+		t.Errorf("PoolPort of a gRPC pool: %v", err)
 	}
 
 	// A selector with no labels, or a spec that is not a pool's.
