@@ -148,6 +148,10 @@ func newObject(m metav1.TypeMeta) any {
 		return &rbacv1.Role{}
 	case "rbac.authorization.k8s.io/v1 RoleBinding":
 		return &rbacv1.RoleBinding{}
+	case "rbac.authorization.k8s.io/v1 ClusterRole":
+		return &rbacv1.ClusterRole{}
+	case "rbac.authorization.k8s.io/v1 ClusterRoleBinding":
+		return &rbacv1.ClusterRoleBinding{}
 	case "kustomize.config.k8s.io/v1beta1 Kustomization":
 		return &kustomizetypes.Kustomization{}
 	}

@@ -407,7 +407,8 @@ func checkPassThrough(t *testing.T, b *autoscalingv2.HorizontalPodAutoscalerBeha
 }
 
 // TestNoRBAC asserts nothing under deploy/ asks for Kubernetes API access
-// but deploy/llm-d/pool (an InferencePool target read by serve itself):
+// but deploy/llm-d/pool (an InferencePool target read by serve itself,
+// with the ClusterRole the EPP's metrics authentication checks):
 // infscale reads Prometheus over HTTP only (current replicas come from
 // kube-state-metrics through Prometheus), so its pod mounts no token. The
 // pool overlay's Role grants exactly what pkg/kube calls for its target
@@ -443,6 +444,16 @@ func TestNoRBAC(t *testing.T) {
 				o.Subjects[0].Kind != "ServiceAccount" || o.Subjects[0].Name != "infscale" || o.Subjects[0].Namespace != "infscale" {
 				t.Errorf("RoleBinding %+v: want Role llm/infscale bound to ServiceAccount infscale/infscale", o)
 			}
+		case *rbacv1.ClusterRole:
+			// The EPP's metrics authentication: get on /metrics, nothing else.
+			if len(o.Rules) != 1 || !reflect.DeepEqual(o.Rules[0], rbacv1.PolicyRule{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}) {
+				t.Errorf("ClusterRole %s rules %+v: want get on the non-resource URL /metrics alone", o.Name, o.Rules)
+			}
+		case *rbacv1.ClusterRoleBinding:
+			if o.RoleRef.Kind != "ClusterRole" || o.RoleRef.Name != "infscale-metrics-reader" || len(o.Subjects) != 1 ||
+				o.Subjects[0].Kind != "ServiceAccount" || o.Subjects[0].Name != "infscale" || o.Subjects[0].Namespace != "infscale" {
+				t.Errorf("ClusterRoleBinding %+v: want ClusterRole infscale-metrics-reader bound to ServiceAccount infscale/infscale", o)
+			}
 		}
 	}
 	want := []string{
@@ -452,8 +463,8 @@ func TestNoRBAC(t *testing.T) {
 		"llm [inference.networking.k8s.io] [inferencepools] [get]",
 		"llm [] [services] [get]",
 	}
-	if !reflect.DeepEqual(got, want) || kinds["ServiceAccount"] != 1 || kinds["Role"] != 1 || kinds["RoleBinding"] != 1 || len(kinds) != 3 {
-		t.Errorf("%s: kinds %v, rules\n %q\nwant one ServiceAccount, Role, RoleBinding and\n %q", pool, kinds, got, want)
+	if !reflect.DeepEqual(got, want) || len(kinds) != 5 || kinds["ServiceAccount"] != 1 || kinds["Role"] != 1 || kinds["RoleBinding"] != 1 || kinds["ClusterRole"] != 1 || kinds["ClusterRoleBinding"] != 1 {
+		t.Errorf("%s: kinds %v, rules\n %q\nwant one ServiceAccount, Role, RoleBinding, ClusterRole (/metrics), ClusterRoleBinding and\n %q", pool, kinds, got, want)
 	}
 	// Built, serve runs as that account with its token mounted.
 	abs, _ := filepath.Abs(filepath.Dir(pool))

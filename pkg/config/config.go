@@ -190,6 +190,13 @@ type PodScrape struct {
 	Port intstr.IntOrString `yaml:"port"`
 	// Path is the metrics path (default /metrics).
 	Path string `yaml:"path"`
+	// BearerTokenFile, when set, is a file whose content (re-read at each
+	// scrape, so a rotated token is used) is sent as "Authorization:
+	// Bearer <token>" to these pods and to no other URL: Prometheus's
+	// bearer_token_file, for an Endpoint Picker serving /metrics behind
+	// authentication (llm-d's default), e.g. the pod's service-account
+	// token /var/run/secrets/kubernetes.io/serviceaccount/token.
+	BearerTokenFile string `yaml:"bearer_token_file"`
 }
 
 // Kube reports whether any target names a scaleTargetRef (and so needs a

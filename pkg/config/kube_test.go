@@ -77,7 +77,7 @@ targets:
   server: epp
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: code}
   inferencePoolRef: {name: code-pool}
-  scrape: {port: 9090}
+  scrape: {port: 9090, bearer_token_file: /var/run/secrets/kubernetes.io/serviceaccount/token}
   metrics: [{type: queue, target: 4}]
   max: 8
 `), "pool.yaml")
@@ -88,7 +88,7 @@ targets:
 	if chat.InferencePoolRef == nil || chat.InferencePoolRef.Name != "chat-pool" || chat.Scrape.Pods == nil || chat.Scrape.Pods.Port != (intstr.IntOrString{}) || chat.Scrape.Pods.Path != "/metrics" {
 		t.Errorf("chat: pool %+v scrape %+v, want chat-pool, no port, path /metrics", chat.InferencePoolRef, chat.Scrape.Pods)
 	}
-	if epp.Scrape.Pods == nil || epp.Scrape.Pods.Port != intstr.FromInt32(9090) || epp.Namespace != "llm" {
+	if epp.Scrape.Pods == nil || epp.Scrape.Pods.Port != intstr.FromInt32(9090) || epp.Namespace != "llm" || epp.Scrape.Pods.BearerTokenFile != "/var/run/secrets/kubernetes.io/serviceaccount/token" {
 		t.Errorf("epp: scrape %+v namespace %q, want port 9090 in llm", epp.Scrape.Pods, epp.Namespace)
 	}
 	_, err = Parse([]byte(`prometheus: {url: http://prometheus:9090}

@@ -7,13 +7,17 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/infscale/infscale/internal/epptest"
 	"github.com/infscale/infscale/pkg/kube"
@@ -219,5 +223,71 @@ func TestPoolEPPFromZero(t *testing.T) {
 	rec := lastRecord(l, "chat")
 	if rec.Desired != 1 || rec.Current != 0 || ptrVal(rec.Signals.Held) != 4 || rec.Reason != "activate" || len(rec.Errors) != 0 {
 		t.Fatalf("record %+v (held %v), want desired 1 (activate) from 0 on 4 held, no errors", rec, ptrVal(rec.Signals.Held))
+	}
+}
+
+// TestPoolEPPBearerToken: an EPP serving /metrics behind authentication
+// (llm-d-router's default, --metrics-endpoint-auth) answers 401 without a
+// token; with scrape.bearer_token_file the file's token goes to the EPP
+// pods found through the pool, re-read at each scrape (a rotated token is
+// used), and the pool is read: running 31, waiting 7 as in TestPoolEPP.
+func TestPoolEPPBearerToken(t *testing.T) {
+	page := epptest.Page(eppBusyPool())
+	var want atomic.Value
+	want.Store("Bearer first")
+	epp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != want.Load().(string) {
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprint(w, page)
+	}))
+	defer epp.Close()
+	host, p, _ := net.SplitHostPort(strings.TrimPrefix(epp.URL, "http://"))
+	eport, _ := strconv.Atoi(p)
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("first\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	objects := func() []runtime.Object {
+		return []runtime.Object{
+			labelledPod("chat-epp-0", host, map[string]string{"app": "chat-epp"}, map[string]int32{"metrics": int32(eport)}),
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "llm", Name: "chat-epp"}, Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "chat-epp"}}},
+		}
+	}
+	for _, c := range []struct {
+		name, scrape string
+		running      float64
+		err          string
+	}{
+		{"no token", "", math.NaN(), "HTTP status 401 Unauthorized"},
+		{"token", "  scrape: {bearer_token_file: " + token + "}\n", 31, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := strings.Replace(poolConfig, "  metrics:", "  server: epp\n"+c.scrape+"  metrics:", 1)
+			l, _, cl, _ := fakeClusterLoop(t, cfg, 3, nil, objects()...)
+			createPool(t, cl, kubefake.Pool("llm", "chat-pool", map[string]string{"app": "chat"}, []int64{8000}, "chat-epp"))
+			l.Cycle(context.Background())
+			rec := lastRecord(l, "chat")
+			got := ptrVal(rec.Signals.Running)
+			if !(got == c.running || math.IsNaN(got) && math.IsNaN(c.running)) {
+				t.Errorf("running %v, want %v (errors %q)", got, c.running, rec.Errors)
+			}
+			if c.err == "" && len(rec.Errors) != 0 || c.err != "" && (len(rec.Errors) == 0 || !strings.Contains(rec.Errors[0], c.err)) {
+				t.Errorf("errors %q, want %q", rec.Errors, c.err)
+			}
+			if c.scrape == "" {
+				return
+			}
+			// The token rotated: the next scrape sends the new one.
+			want.Store("Bearer second")
+			if err := os.WriteFile(token, []byte("second"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			l.Cycle(context.Background())
+			if rec := lastRecord(l, "chat"); ptrVal(rec.Signals.Running) != 31 || len(rec.Errors) != 0 {
+				t.Errorf("after rotation: running %v errors %q", ptrVal(rec.Signals.Running), rec.Errors)
+			}
+		})
 	}
 }

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	neturl "net/url"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,6 +45,9 @@ type KubeSource struct {
 	// targets with pod_deletion_cost (deletioncost.go).
 	pods  map[string][]*corev1.Pod
 	podOf map[string]map[string]string
+	// tokens maps this cycle's pod hosts (IP:port) of the targets with
+	// scrape.bearer_token_file to that file, by target name.
+	tokens map[string]map[string]string
 }
 
 // NewKubeSource wraps inner; isLeader gates writes (nil: always write).
@@ -48,8 +55,11 @@ type KubeSource struct {
 // whose scrape: is {port, path} (any Discover it had serves the others).
 func NewKubeSource(inner Source, c *kube.Cluster, isLeader func() bool) *KubeSource {
 	s := &KubeSource{Inner: inner, Cluster: c, Applier: &kube.Applier{Cluster: c, IsLeader: isLeader}, urls: map[string][]string{},
-		pods: map[string][]*corev1.Pod{}, podOf: map[string]map[string]string{}}
+		pods: map[string][]*corev1.Pod{}, podOf: map[string]map[string]string{}, tokens: map[string]map[string]string{}}
 	if ss, ok := inner.(*ScrapeSource); ok {
+		client := *ss.Client // a copy: the caller's client is not changed
+		client.Transport = &bearerTransport{base: client.Transport, tokenFile: s.tokenFile}
+		ss.Client = &client
 		prev := ss.Discover
 		ss.Discover = func(t *config.Target) []string {
 			if t.Scrape.Pods != nil {
@@ -156,6 +166,16 @@ func (s *KubeSource) readTarget(ctx context.Context, t *config.Target, kr *kubeR
 		if t.PodDeletionCost {
 			s.pods[t.Name], s.podOf[t.Name] = ready, podOf
 		}
+		delete(s.tokens, t.Name)
+		if f := t.Scrape.Pods.BearerTokenFile; f != "" {
+			hosts := map[string]string{}
+			for _, u := range urls {
+				if pu, err := neturl.Parse(u); err == nil {
+					hosts[pu.Host] = f
+				}
+			}
+			s.tokens[t.Name] = hosts
+		}
 		s.mu.Unlock()
 	}()
 	if kr.err != nil {
@@ -255,6 +275,45 @@ func (s *KubeSource) readPool(ctx context.Context, t *config.Target, kr *kubeRea
 		kr.errs = append(kr.errs, ReadError{Signal: "epp", Reason: "port", Err: epps.URLErr})
 	}
 	return epps.URLs, epps.Ready
+}
+
+// tokenFile is the bearer_token_file of the target whose pod serves at
+// host this cycle, "" for none.
+func (s *KubeSource) tokenFile(host string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, hosts := range s.tokens {
+		if f := hosts[host]; f != "" {
+			return f
+		}
+	}
+	return ""
+}
+
+// bearerTransport adds "Authorization: Bearer <token>" to the requests to
+// a host tokenFile names a file for (read at each request: a rotated
+// service-account token is picked up); other requests go out as they are.
+type bearerTransport struct {
+	base      http.RoundTripper
+	tokenFile func(host string) string
+}
+
+func (b *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := b.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	f := b.tokenFile(req.URL.Host)
+	if f == "" {
+		return base.RoundTrip(req)
+	}
+	tok, err := os.ReadFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("scrape.bearer_token_file: %w", err)
+	}
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+	return base.RoundTrip(req)
 }
 
 // Write sets the workload's spec.replicas to desired (kube.Applier.Apply:
