@@ -535,3 +535,83 @@ func TestOldConfigNames(t *testing.T) {
 		t.Errorf("loaded interval %v, min %d, max %d; want 30s, 2, 5", f.IntervalDuration(), *f.Targets[0].Min, *f.Targets[0].Max)
 	}
 }
+
+// TestInferencePool: a target whose config names an inferencePoolRef
+// (embedded mode) gets get on InferencePools in its workload namespace,
+// and with server: epp get on Services (its Endpoint Picker's, whose pods
+// come from the pod informer the read-only mode already grants); the
+// rendered config loads with the pool. Without API access, or beside
+// prometheus.url, the render fails naming the value.
+func TestInferencePool(t *testing.T) {
+	values := `
+prometheus: {url: null}
+rbac: {modes: [read-only]}
+targets:
+- name: chat
+  workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}
+  scaledObject: {enabled: false}
+  config:
+    server: epp
+    inferencePoolRef: {name: chat}
+    metrics: [{type: queue, target: 24}]
+    maxReplicaCount: 8
+- name: code
+  workload: {namespace: batch, apiVersion: apps/v1, kind: Deployment, name: code}
+  scaledObject: {enabled: false}
+  config:
+    inferencePoolRef: {name: code}
+    metrics: [{type: queue, target: 16}]
+    maxReplicaCount: 4
+`
+	objs := render(t, values)
+	want := []rule{
+		{"batch", "", "pods", "list,watch"},
+		{"batch", "apps", "deployments/scale", "get"},
+		{"batch", "inference.networking.k8s.io", "inferencepools", "get"},
+		{"llm", "", "pods", "list,watch"},
+		{"llm", "", "services", "get"},
+		{"llm", "apps", "deployments/scale", "get"},
+		{"llm", "inference.networking.k8s.io", "inferencepools", "get"},
+	}
+	sort.Slice(want, func(i, j int) bool { return fmt.Sprint(want[i]) < fmt.Sprint(want[j]) })
+	if got := rules(objs); !reflect.DeepEqual(got, want) {
+		t.Errorf("rules:\n got %v\nwant %v", got, want)
+	}
+	f := serveConfig(t, objs)
+	chat, code := f.Targets[0], f.Targets[1]
+	if chat.InferencePoolRef == nil || chat.InferencePoolRef.Name != "chat" || chat.Namespace != "llm" || chat.ScaleTargetRef == nil ||
+		code.InferencePoolRef == nil || code.InferencePoolRef.Name != "code" || code.Scrape.Pods == nil || code.Scrape.Pods.Path != "/metrics" {
+		t.Errorf("config: chat pool %+v ns %q ref %+v; code pool %+v scrape %+v", chat.InferencePoolRef, chat.Namespace, chat.ScaleTargetRef, code.InferencePoolRef, code.Scrape.Pods)
+	}
+	// docs/chart.md's example: apply, scale from zero on the EPP's queue.
+	objs = render(t, `
+prometheus: {url: null}
+rbac: {modes: [apply]}
+targets:
+- name: chat
+  workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}
+  apply: true
+  scaledObject: {enabled: false}
+  config:
+    server: epp
+    inferencePoolRef: {name: chat}
+    metrics: [{type: queue, target: 24}]
+    minReplicaCount: 0
+    maxReplicaCount: 8
+    zero: {flow_control: true}
+`)
+	if tg := serveConfig(t, objs).Targets[0]; !tg.Apply || tg.InferencePoolRef == nil || tg.Zero == nil || !tg.Zero.FlowControl {
+		t.Errorf("docs/chart.md's example: apply %v pool %+v zero %+v", tg.Apply, tg.InferencePoolRef, tg.Zero)
+	}
+	if got := rules(objs); len(got) != 5 {
+		t.Errorf("docs/chart.md's example: rules %v, want apply's three and the pool's two", got)
+	}
+	for _, c := range []struct{ values, want string }{
+		{strings.Replace(values, "rbac: {modes: [read-only]}", "rbac: {modes: []}", 1), "targets[chat].config.inferencePoolRef: needs rbac.modes"},
+		{strings.Replace(values, "prometheus: {url: null}", "prometheus: {url: http://prom:9090}", 1), "targets[chat].config.inferencePoolRef: is embedded mode's"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one containing %q", err, c.want)
+		}
+	}
+}

@@ -71,11 +71,12 @@ func (c *cluster) kubeconfig(t *testing.T) string {
 // record is the part of serve's audit line (one JSON object per decision)
 // the tests read.
 type record struct {
-	Target     string `json:"target"`
-	Desired    int    `json:"desired"`
-	Observed   *int   `json:"observed"`
-	Applied    *int   `json:"applied"`
-	ApplyError string `json:"apply_error"`
+	Target     string   `json:"target"`
+	Desired    int      `json:"desired"`
+	Observed   *int     `json:"observed"`
+	Applied    *int     `json:"applied"`
+	ApplyError string   `json:"apply_error"`
+	Errors     []string `json:"errors"`
 	Signals    struct {
 		Queue *float64 `json:"queue"`
 	} `json:"signals"`

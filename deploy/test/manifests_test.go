@@ -17,6 +17,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kustomizetypes "sigs.k8s.io/kustomize/api/types"
@@ -48,7 +49,9 @@ func manifestFiles(t *testing.T) []string {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (p == filepath.Join(deployDir, "test") || p == filepath.Join(deployDir, "chart")) {
+		// Test fixtures of other projects (deploy/kubee2e/testdata: the
+		// InferencePool CRD) are not deploy's manifests.
+		if d.IsDir() && (p == filepath.Join(deployDir, "test") || p == filepath.Join(deployDir, "chart") || d.Name() == "testdata") {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
@@ -139,6 +142,16 @@ func newObject(m metav1.TypeMeta) any {
 		return &monitoringv1.PodMonitor{}
 	case "monitoring.coreos.com/v1 PrometheusRule":
 		return &monitoringv1.PrometheusRule{}
+	case "v1 ServiceAccount":
+		return &corev1.ServiceAccount{}
+	case "rbac.authorization.k8s.io/v1 Role":
+		return &rbacv1.Role{}
+	case "rbac.authorization.k8s.io/v1 RoleBinding":
+		return &rbacv1.RoleBinding{}
+	case "rbac.authorization.k8s.io/v1 ClusterRole":
+		return &rbacv1.ClusterRole{}
+	case "rbac.authorization.k8s.io/v1 ClusterRoleBinding":
+		return &rbacv1.ClusterRoleBinding{}
 	case "kustomize.config.k8s.io/v1beta1 Kustomization":
 		return &kustomizetypes.Kustomization{}
 	}

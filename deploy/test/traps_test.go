@@ -1,16 +1,20 @@
 package deploytest
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
+	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -402,17 +406,87 @@ func checkPassThrough(t *testing.T, b *autoscalingv2.HorizontalPodAutoscalerBeha
 	}
 }
 
-// TestNoRBAC asserts nothing under deploy/ asks for Kubernetes API access:
+// TestNoRBAC asserts nothing under deploy/ asks for Kubernetes API access
+// but deploy/llm-d/pool (an InferencePool target read by serve itself,
+// with the ClusterRole the EPP's metrics authentication checks):
 // infscale reads Prometheus over HTTP only (current replicas come from
-// kube-state-metrics through Prometheus), so its pod mounts no token.
+// kube-state-metrics through Prometheus), so its pod mounts no token. The
+// pool overlay's Role grants exactly what pkg/kube calls for its target
+// (docs/kubernetes.md, "RBAC per mode": apply, the InferencePool, its EPP
+// Service), in the workload's namespace, bound to infscale's account.
 func TestNoRBAC(t *testing.T) {
+	pool := filepath.Join(deployDir, "llm-d", "pool", "rbac.yaml")
 	for _, f := range manifestFiles(t) {
 		for _, d := range readDocuments(t, f) {
 			switch d.meta.Kind {
 			case "ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding":
-				t.Errorf("%s: infscale needs no RBAC", d)
+				if f != pool {
+					t.Errorf("%s: infscale needs no RBAC", d)
+				}
 			}
 		}
+	}
+	var got []string
+	kinds := map[string]int{}
+	for _, d := range readDocuments(t, pool) {
+		kinds[d.meta.Kind]++
+		obj, err := decodeStrict(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch o := obj.(type) {
+		case *rbacv1.Role:
+			for _, r := range o.Rules {
+				got = append(got, fmt.Sprintf("%s %v %v %v", o.Namespace, r.APIGroups, r.Resources, r.Verbs))
+			}
+		case *rbacv1.RoleBinding:
+			if o.Namespace != "llm" || o.RoleRef.Kind != "Role" || o.RoleRef.Name != "infscale" || len(o.Subjects) != 1 ||
+				o.Subjects[0].Kind != "ServiceAccount" || o.Subjects[0].Name != "infscale" || o.Subjects[0].Namespace != "infscale" {
+				t.Errorf("RoleBinding %+v: want Role llm/infscale bound to ServiceAccount infscale/infscale", o)
+			}
+		case *rbacv1.ClusterRole:
+			// The EPP's metrics authentication: get on /metrics, nothing else.
+			if len(o.Rules) != 1 || !reflect.DeepEqual(o.Rules[0], rbacv1.PolicyRule{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}) {
+				t.Errorf("ClusterRole %s rules %+v: want get on the non-resource URL /metrics alone", o.Name, o.Rules)
+			}
+		case *rbacv1.ClusterRoleBinding:
+			if o.RoleRef.Kind != "ClusterRole" || o.RoleRef.Name != "infscale-metrics-reader" || len(o.Subjects) != 1 ||
+				o.Subjects[0].Kind != "ServiceAccount" || o.Subjects[0].Name != "infscale" || o.Subjects[0].Namespace != "infscale" {
+				t.Errorf("ClusterRoleBinding %+v: want ClusterRole infscale-metrics-reader bound to ServiceAccount infscale/infscale", o)
+			}
+		}
+	}
+	want := []string{
+		"llm [apps] [deployments/scale] [get update]",
+		"llm [] [pods] [list watch]",
+		"llm [autoscaling] [horizontalpodautoscalers] [list watch]",
+		"llm [inference.networking.k8s.io] [inferencepools] [get]",
+		"llm [] [services] [get]",
+	}
+	if !reflect.DeepEqual(got, want) || len(kinds) != 5 || kinds["ServiceAccount"] != 1 || kinds["Role"] != 1 || kinds["RoleBinding"] != 1 || kinds["ClusterRole"] != 1 || kinds["ClusterRoleBinding"] != 1 {
+		t.Errorf("%s: kinds %v, rules\n %q\nwant one ServiceAccount, Role, RoleBinding, ClusterRole (/metrics), ClusterRoleBinding and\n %q", pool, kinds, got, want)
+	}
+	// Built, serve runs as that account with its token mounted.
+	abs, _ := filepath.Abs(filepath.Dir(pool))
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := m.AsYaml()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, d := range splitDocuments(t, "build:pool", y) {
+		if obj, err := decodeStrict(d); err == nil {
+			if dep, ok := obj.(*appsv1.Deployment); ok && dep.Name == "infscale" {
+				ps := dep.Spec.Template.Spec
+				found = ps.ServiceAccountName == "infscale" && ps.AutomountServiceAccountToken != nil && *ps.AutomountServiceAccountToken && dep.Namespace == "infscale"
+			}
+		}
+	}
+	if !found {
+		t.Errorf("kustomize build %s: want Deployment infscale/infscale as ServiceAccount infscale with its token mounted", filepath.Dir(pool))
 	}
 }
 

@@ -103,6 +103,16 @@ type Target struct {
 	// its status.selector finds the pods, and Apply may write the scale.
 	// Nil: no Kubernetes access for this target.
 	ScaleTargetRef *autoscalingv2.CrossVersionObjectReference `yaml:"scaleTargetRef"`
+	// InferencePoolRef names the llm-d / Gateway API Inference Extension
+	// InferencePool (inference.networking.k8s.io/v1) that routes to the
+	// workload, in the target's namespace (a pool selects pods of its own
+	// namespace only). Embedded mode only, with ScaleTargetRef (a pool has
+	// no scale subresource): the pages read are those of the pool's Ready
+	// pods of the workload (server: vllm, ...; at scrape.port, else the
+	// pool's one targetPort), or with server: epp those of the pods behind
+	// its endpointPickerRef Service (at scrape.port, else their container
+	// port named metrics). Nil: no pool.
+	InferencePoolRef *PoolRef `yaml:"inferencePoolRef"`
 	// Namespace is the workload's namespace; Load sets the file's
 	// namespace when it is left out (still "": the client's default). Only
 	// with ScaleTargetRef.
@@ -149,13 +159,27 @@ type Target struct {
 	Tune *Tune `yaml:"tune"`
 }
 
+// PoolRef names an InferencePool in the target's namespace.
+type PoolRef struct {
+	// Name is the InferencePool's name.
+	Name string `yaml:"name"`
+}
+
+// DefaultEPPMetricsPort is the container port name an Endpoint Picker's
+// /metrics is read on when a pool target with server: epp names no
+// scrape.port: llm-d-router's chart and the Gateway API Inference
+// Extension's conformance EPP both name their 9090 port metrics.
+const DefaultEPPMetricsPort = "metrics"
+
 // Scrape is a target's `scrape:` key, in one of two forms: a YAML list of
 // URLs (URLs) or a mapping {port, path} (Pods).
 type Scrape struct {
 	// URLs are /metrics URLs of the replicas, each once.
 	URLs []string
 	// Pods, with scaleTargetRef, scrapes every Ready pod of the workload
-	// at http://<pod IP>:<port><path>.
+	// at http://<pod IP>:<port><path> (with inferencePoolRef: the pool's
+	// pods of the workload, or its EPP's pods; Load sets it to {path:
+	// /metrics} when a pool target leaves scrape: out).
 	Pods *PodScrape
 }
 
@@ -166,6 +190,13 @@ type PodScrape struct {
 	Port intstr.IntOrString `yaml:"port"`
 	// Path is the metrics path (default /metrics).
 	Path string `yaml:"path"`
+	// BearerTokenFile, when set, is a file whose content (re-read at each
+	// scrape, so a rotated token is used) is sent as "Authorization:
+	// Bearer <token>" to these pods and to no other URL: Prometheus's
+	// bearer_token_file, for an Endpoint Picker serving /metrics behind
+	// authentication (llm-d's default), e.g. the pod's service-account
+	// token /var/run/secrets/kubernetes.io/serviceaccount/token.
+	BearerTokenFile string `yaml:"bearer_token_file"`
 }
 
 // Kube reports whether any target names a scaleTargetRef (and so needs a

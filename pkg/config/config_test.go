@@ -37,7 +37,7 @@ func TestBadFiles(t *testing.T) {
 			"mixed.bad.yaml:18:16: targets[0].behavior.scaleDown.policies[0].type: \"Pod\" (allowed: Pods, Percent)",
 			"mixed.bad.yaml:18:28: targets[0].behavior.scaleDown.policies[0].value: 0 must be >= 1",
 			"mixed.bad.yaml:19:21: targets[0].behavior.scaleDown.selectPolicy: \"Maximum\" (allowed: Max, Min, Disabled)",
-			"mixed.bad.yaml:20:3: targets[0].lookahed: unknown key; allowed here: apply, behavior, guard, lookahead, maxReplicaCount, metrics, minReplicaCount,",
+			"mixed.bad.yaml:20:3: targets[0].lookahed: unknown key; allowed here: apply, behavior, guard, inferencePoolRef, lookahead, maxReplicaCount, metrics, minReplicaCount,",
 		},
 		"types.bad.yaml": {
 			"types.bad.yaml:2:6: prometheus: at most one of basic_auth password, password_file",
@@ -186,6 +186,14 @@ func TestBadFiles(t *testing.T) {
 			`kube.bad.yaml:23:19: targets[3].scaleTargetRef.apiVersion: required`,
 			`kube.bad.yaml:25:11: targets[3].scrape: expected a list of /metrics URLs, or with scaleTargetRef a mapping`,
 			`kube.bad.yaml:40:10: targets[5].apply: targets[4] applies to the same workload (Deployment chat); one writer per workload`,
+		},
+		"pool.bad.yaml": {
+			`pool.bad.yaml:4:21: targets[0].inferencePoolRef: needs scaleTargetRef: the workload behind the pool`,
+			`pool.bad.yaml:9:21: targets[1].inferencePoolRef.name: required: the InferencePool's name`,
+			`pool.bad.yaml:9:22: targets[1].inferencePoolRef.namespace: unknown key; allowed here: name`,
+			`pool.bad.yaml:14:28: targets[2].inferencePoolRef.name: "Chat_Pool": not a Kubernetes object name`,
+			`pool.bad.yaml:15:11: targets[2].scrape: with inferencePoolRef the pool gives the pages`,
+			`pool.bad.yaml:22:22: targets[3].pod_deletion_cost: reads each model-server pod's running + waiting from its own page; with server: epp`,
 		},
 	}
 	files, _ := filepath.Glob("testdata/*.bad.yaml")

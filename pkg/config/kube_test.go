@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -55,5 +56,53 @@ targets:
 	cfg.Targets = cfg.Targets[2:]
 	if cfg.Kube() {
 		t.Error("Kube() true without a scaleTargetRef")
+	}
+}
+
+// TestInferencePoolRef: a pool target needs no scrape: key (the pods'
+// path defaults to /metrics, the port to the pool's at run time); with
+// server: epp scrape: {port} names the EPP pods' metrics port. In
+// Prometheus mode the key is refused: series carry the scrape target's
+// labels, not the pool's matchLabels.
+func TestInferencePoolRef(t *testing.T) {
+	cfg, err := Parse([]byte(`namespace: llm
+targets:
+- name: chat
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}
+  inferencePoolRef: {name: chat-pool}
+  pod_deletion_cost: true
+  metrics: [{type: queue, target: 4}]
+  max: 8
+- name: epp
+  server: epp
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: code}
+  inferencePoolRef: {name: code-pool}
+  scrape: {port: 9090, bearer_token_file: /var/run/secrets/kubernetes.io/serviceaccount/token}
+  metrics: [{type: queue, target: 4}]
+  max: 8
+`), "pool.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat, epp := cfg.Targets[0], cfg.Targets[1]
+	if chat.InferencePoolRef == nil || chat.InferencePoolRef.Name != "chat-pool" || chat.Scrape.Pods == nil || chat.Scrape.Pods.Port != (intstr.IntOrString{}) || chat.Scrape.Pods.Path != "/metrics" {
+		t.Errorf("chat: pool %+v scrape %+v, want chat-pool, no port, path /metrics", chat.InferencePoolRef, chat.Scrape.Pods)
+	}
+	if epp.Scrape.Pods == nil || epp.Scrape.Pods.Port != intstr.FromInt32(9090) || epp.Namespace != "llm" || epp.Scrape.Pods.BearerTokenFile != "/var/run/secrets/kubernetes.io/serviceaccount/token" {
+		t.Errorf("epp: scrape %+v namespace %q, want port 9090 in llm", epp.Scrape.Pods, epp.Namespace)
+	}
+	_, err = Parse([]byte(`prometheus: {url: http://prometheus:9090}
+namespace: llm
+targets:
+- name: chat
+  server: epp
+  selector: '{namespace="llm", service="chat-epp"}'
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}
+  inferencePoolRef: {name: chat-pool}
+  metrics: [{type: queue, target: 4}]
+  max: 8
+`), "prom.yaml")
+	if want := "prom.yaml:8:21: targets[0].inferencePoolRef: is embedded mode's"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Prometheus mode: error %v, want one starting %q", err, want)
 	}
 }

@@ -157,6 +157,9 @@ func applyDefaults(c *File) {
 		if t.ScaleTargetRef != nil && t.Namespace == "" {
 			t.Namespace = c.Namespace
 		}
+		if t.InferencePoolRef != nil && t.Scrape.Pods == nil && len(t.Scrape.URLs) == 0 && c.Prometheus.Embedded() {
+			t.Scrape.Pods = &PodScrape{}
+		}
 		if t.Scrape.Pods != nil && t.Scrape.Pods.Path == "" {
 			t.Scrape.Pods.Path = DefaultScrapePath
 		}

@@ -160,9 +160,9 @@ func (v *validator) target(p string, t *Target) {
 	v.workload(p, t)
 	v.podDeletionCost(p, t)
 	if embedded && len(t.Scrape.URLs) == 0 && t.Scrape.Pods == nil && !v.bad(p+".scrape") {
-		v.at(p+".scrape", "required in embedded mode (no prometheus.url): the /metrics URLs of the replicas, or with scaleTargetRef the pods' port and path, e.g. {port: 8000, path: /metrics}")
+		v.at(p+".scrape", "required in embedded mode (no prometheus.url): the /metrics URLs of the replicas, or with scaleTargetRef the pods' port and path, e.g. {port: 8000, path: /metrics} (or name the InferencePool: inferencePoolRef: {name: chat})")
 	}
-	if t.Server == modelserver.EPP && t.Scrape.Pods != nil {
+	if t.Server == modelserver.EPP && t.Scrape.Pods != nil && t.InferencePoolRef == nil {
 		v.at(p+".scrape", "server: epp reads the pool from its Endpoint Picker's page, not from the model-server pods: list the EPP's /metrics URL (scrape: [http://<pool>-epp.<namespace>:9090/metrics])")
 	}
 	if !embedded && (len(t.Scrape.URLs) > 0 || t.Scrape.Pods != nil) {
@@ -383,11 +383,14 @@ func (v *validator) workload(p string, t *Target) {
 				v.at(p+"."+k, "applies to a target with scaleTargetRef (the workload: {apiVersion: apps/v1, kind: Deployment, name: chat})")
 			}
 		}
-		if t.Scrape.Pods != nil {
+		if t.InferencePoolRef != nil {
+			v.at(p+".inferencePoolRef", "needs scaleTargetRef: the workload behind the pool, whose scale subresource gives the current replicas (an InferencePool has none), e.g. {apiVersion: apps/v1, kind: Deployment, name: chat}")
+		} else if t.Scrape.Pods != nil {
 			v.at(p+".scrape", "the {port, path} form scrapes the Ready pods of scaleTargetRef: add scaleTargetRef, or list the /metrics URLs")
 		}
 		return
 	}
+	v.pool(p, t)
 	r := p + ".scaleTargetRef"
 	if ref.APIVersion == "" {
 		v.at(r+".apiVersion", "required: the workload's group/version, e.g. apps/v1 (argoproj.io/v1alpha1 for a Rollout)")
@@ -420,6 +423,7 @@ func (v *validator) workload(p string, t *Target) {
 	}
 	if s := t.Scrape.Pods; s != nil {
 		switch {
+		case !v.present(p + ".scrape.port"): // left out: the pod's one port (or the pool's)
 		case s.Port.Type == intstr.Int && (s.Port.IntVal < 1 || s.Port.IntVal > 65535):
 			v.at(p+".scrape.port", "%d: a port is 1..65535 (or a container port's name)", s.Port.IntVal)
 		case s.Port.Type == intstr.String && s.Port.StrVal != "":
@@ -439,6 +443,27 @@ func (v *validator) workload(p string, t *Target) {
 		} else {
 			v.writers[key] = v.index(p)
 		}
+	}
+}
+
+// pool checks inferencePoolRef (with a scaleTargetRef): a name, embedded
+// mode, and no scrape URLs beside it.
+func (v *validator) pool(p string, t *Target) {
+	pr := t.InferencePoolRef
+	if pr == nil {
+		return
+	}
+	key := p + ".inferencePoolRef"
+	if pr.Name == "" {
+		v.at(key+".name", "required: the InferencePool's name (in the target's namespace)")
+	} else if msgs := validation.IsDNS1123Subdomain(pr.Name); len(msgs) > 0 {
+		v.at(key+".name", "%q: not a Kubernetes object name: %s", pr.Name, strings.Join(msgs, "; "))
+	}
+	if !v.cfg.Prometheus.Embedded() {
+		v.at(key, "is embedded mode's (infscale finds the pool's pods, or with server: epp its Endpoint Picker's, and scrapes them); with prometheus.url the signals come from selector: (Prometheus series carry the scrape target's labels, not the pool's matchLabels; for server: epp the EPP's, e.g. '{namespace=\"llm\", service=\"<endpointPickerRef name>\"}'): remove inferencePoolRef or prometheus.url")
+	}
+	if len(t.Scrape.URLs) > 0 {
+		v.at(p+".scrape", "with inferencePoolRef the pool gives the pages (its pods, or with server: epp its EPP's): drop the URLs, or give {port, path}")
 	}
 }
 

@@ -68,6 +68,9 @@ type Cluster struct {
 	Scales scale.ScalesGetter
 	// Mapper maps a reference's group and kind to its resource.
 	Mapper meta.RESTMapper
+	// Dynamic reads resources without Go types in this module (an
+	// InferencePool, as unstructured).
+	Dynamic dynamic.Interface
 	// Namespace is the default namespace of a Ref without one.
 	Namespace string
 	// Config is the client configuration NewCluster was given (nil in
@@ -118,7 +121,8 @@ func DefaultNamespace(kubeconfig string) string {
 // CRD installed later resolves) and a scale client. Client-side rate
 // limits default to 50 requests/s, burst 100 (client-go's 5/10 would
 // throttle one scale GET per target per cycle past 75 targets at 15 s).
-// Nothing is requested until first use.
+// Nothing is requested until first use. A dynamic client (for an
+// InferencePool) shares the bounded configuration.
 func NewCluster(cfg *rest.Config, namespace string) (*Cluster, error) {
 	cfg = rest.CopyConfig(cfg)
 	if cfg.QPS == 0 {
@@ -149,7 +153,11 @@ func NewCluster(cfg *rest.Config, namespace string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cluster{Client: client, Scales: scales, Mapper: mapper, Namespace: namespace, Config: cfg}, nil
+	dyn, err := dynamic.NewForConfig(rest.CopyConfig(bounded))
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{Client: client, Scales: scales, Mapper: mapper, Dynamic: dyn, Namespace: namespace, Config: cfg}, nil
 }
 
 // Close stops the informers.

@@ -38,11 +38,17 @@ type WorkloadPods struct {
 // PodURL or ProxyURL), and the starting ones. The error wraps
 // ErrNoSelector, or is Pods'.
 func (c *Cluster) WorkloadPods(ctx context.Context, w Workload, url func(*corev1.Pod) (string, error)) (WorkloadPods, error) {
-	var out WorkloadPods
 	if w.Selector == nil {
-		return out, fmt.Errorf("%s: %w", w.Ref, ErrNoSelector)
+		return WorkloadPods{}, fmt.Errorf("%s: %w", w.Ref, ErrNoSelector)
 	}
-	pods, err := c.Pods(ctx, w.Ref.Namespace, w.Selector)
+	return c.ReadyPods(ctx, w.Ref.Namespace, w.Selector, url)
+}
+
+// ReadyPods lists the pods of ns matching sel (Pods) and splits them as
+// WorkloadPods does: Ready pods with their url, and the starting ones.
+func (c *Cluster) ReadyPods(ctx context.Context, ns string, sel labels.Selector, url func(*corev1.Pod) (string, error)) (WorkloadPods, error) {
+	var out WorkloadPods
+	pods, err := c.Pods(ctx, ns, sel)
 	if err != nil {
 		return out, err
 	}

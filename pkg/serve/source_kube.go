@@ -3,13 +3,20 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	neturl "net/url"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // KubeSource is Inner (Prometheus or scraping) with the Kubernetes API for
@@ -18,8 +25,10 @@ import (
 // embedded mode the pages read are those of the workload's Ready pods
 // (status.selector, from the namespace's pod informer; a pod scaled away
 // is simply no longer listed), with the pods not yet Ready counted as
-// unready (the HPA's rule). Targets without a scaleTargetRef are Inner's
-// alone. It is also the Writer of apply: true targets.
+// unready (the HPA's rule). A target with an inferencePoolRef reads the
+// pool's Ready pods of the workload, or with server: epp the pods of the
+// pool's Endpoint Picker (readPool). Targets without a scaleTargetRef are
+// Inner's alone. It is also the Writer of apply: true targets.
 type KubeSource struct {
 	// Inner reads the signals.
 	Inner Source
@@ -36,6 +45,9 @@ type KubeSource struct {
 	// targets with pod_deletion_cost (deletioncost.go).
 	pods  map[string][]*corev1.Pod
 	podOf map[string]map[string]string
+	// tokens maps this cycle's pod hosts (IP:port) of the targets with
+	// scrape.bearer_token_file to that file, by target name.
+	tokens map[string]map[string]string
 }
 
 // NewKubeSource wraps inner; isLeader gates writes (nil: always write).
@@ -43,8 +55,11 @@ type KubeSource struct {
 // whose scrape: is {port, path} (any Discover it had serves the others).
 func NewKubeSource(inner Source, c *kube.Cluster, isLeader func() bool) *KubeSource {
 	s := &KubeSource{Inner: inner, Cluster: c, Applier: &kube.Applier{Cluster: c, IsLeader: isLeader}, urls: map[string][]string{},
-		pods: map[string][]*corev1.Pod{}, podOf: map[string]map[string]string{}}
+		pods: map[string][]*corev1.Pod{}, podOf: map[string]map[string]string{}, tokens: map[string]map[string]string{}}
 	if ss, ok := inner.(*ScrapeSource); ok {
+		client := *ss.Client // a copy: the caller's client is not changed
+		client.Transport = &bearerTransport{base: client.Transport, tokenFile: s.tokenFile}
+		ss.Client = &client
 		prev := ss.Discover
 		ss.Discover = func(t *config.Target) []string {
 			if t.Scrape.Pods != nil {
@@ -75,6 +90,9 @@ type kubeRead struct {
 	err     error // the scale read
 	unready int
 	errs    []ReadError
+	// blind: the target's InferencePool could not be read, so no page
+	// was: its signals are unknown, not those of an empty pool.
+	blind bool
 }
 
 // Read reads the scale (and in embedded mode the pods) of every target
@@ -110,10 +128,16 @@ func (s *KubeSource) Read(ctx context.Context, targets []*config.Target, now tim
 		}
 		r := &out[i]
 		r.Duration += took
+		if kr.blind {
+			r.Errors = nil // nothing was read: the pool's error says why
+		}
 		r.Errors = append(r.Errors, kr.errs...)
 		if kr.err != nil {
 			r.Errors = append(r.Errors, ReadError{Signal: "current", Reason: kube.Reason(kr.err), Err: kr.err})
 			continue
+		}
+		if kr.blind {
+			r.Obs, r.StuckKnown = unknownObservation(), false
 		}
 		r.Obs.Current, r.CurrentKnown = int(kr.w.Replicas), true
 		if targets[i].PodDeletionCost {
@@ -142,9 +166,26 @@ func (s *KubeSource) readTarget(ctx context.Context, t *config.Target, kr *kubeR
 		if t.PodDeletionCost {
 			s.pods[t.Name], s.podOf[t.Name] = ready, podOf
 		}
+		delete(s.tokens, t.Name)
+		if f := t.Scrape.Pods.BearerTokenFile; f != "" {
+			hosts := map[string]string{}
+			for _, u := range urls {
+				if pu, err := neturl.Parse(u); err == nil {
+					hosts[pu.Host] = f
+				}
+			}
+			s.tokens[t.Name] = hosts
+		}
 		s.mu.Unlock()
 	}()
 	if kr.err != nil {
+		return
+	}
+	if t.InferencePoolRef != nil {
+		urls, ready = s.readPool(ctx, t, kr)
+		for i, u := range urls {
+			podOf[u] = ready[i].Name
+		}
 		return
 	}
 	pods, err := s.Cluster.WorkloadPods(ctx, kr.w, func(p *corev1.Pod) (string, error) {
@@ -166,6 +207,113 @@ func (s *KubeSource) readTarget(ctx context.Context, t *config.Target, kr *kubeR
 	if pods.URLErr != nil { // one per target and cycle: the pods share a template
 		kr.errs = append(kr.errs, ReadError{Signal: "pods", Reason: "port", Err: pods.URLErr})
 	}
+}
+
+// readPool reads a target's InferencePool and returns the pages to read
+// with the pods they are on: the pool's Ready pods of the workload at
+// scrape.port (else the pool's one targetPort), or with server: epp the
+// Ready pods behind its endpointPickerRef Service at scrape.port (else
+// their container port named metrics); kr.unready counts the pool's pods
+// of the workload that are starting. A pool that cannot be read (missing,
+// no selector, no EPP, the workload's pods not in it) sets kr.blind: no
+// page is read and every signal stays unknown, never an idle pool. A pool
+// whose Gateway does not accept it is a "pool" error each cycle
+// (not_accepted), and its signals are read as usual.
+func (s *KubeSource) readPool(ctx context.Context, t *config.Target, kr *kubeRead) ([]string, []*corev1.Pod) {
+	fail := func(signal, reason string, err error) ([]string, []*corev1.Pod) {
+		kr.blind = true
+		kr.errs = append(kr.errs, ReadError{Signal: signal, Reason: reason, Err: err})
+		return nil, nil
+	}
+	pool, err := s.Cluster.InferencePool(ctx, t.Namespace, t.InferencePoolRef.Name)
+	if err != nil {
+		return fail("pool", kube.PoolReason(err), err)
+	}
+	for _, p := range pool.Problems {
+		kr.errs = append(kr.errs, ReadError{Signal: "pool", Reason: "not_accepted", Err: fmt.Errorf("%s: %s", pool, p)})
+	}
+	port, path := t.Scrape.Pods.Port, t.Scrape.Pods.Path
+	epp := t.Server == modelserver.EPP
+	if !epp && port == (intstr.IntOrString{}) {
+		n, err := kube.PoolPort(pool)
+		if err != nil {
+			return fail("pods", "port", err)
+		}
+		port = intstr.FromInt32(n)
+	}
+	url := func(p *corev1.Pod) (string, error) { return kube.PodURL(p, port, path) }
+	if epp { // the model servers are counted, not read
+		url = func(*corev1.Pod) (string, error) { return "", nil }
+	}
+	pods, err := s.Cluster.PoolPods(ctx, pool, kr.w, url)
+	if errors.Is(err, kube.ErrNotInPool) {
+		return fail("pods", "not_in_pool", err)
+	}
+	if err != nil {
+		return fail("pods", kube.Reason(err), err)
+	}
+	kr.unready = pods.Starting
+	if !epp {
+		if pods.URLErr != nil {
+			kr.errs = append(kr.errs, ReadError{Signal: "pods", Reason: "port", Err: pods.URLErr})
+		}
+		return pods.URLs, pods.Ready
+	}
+	if port == (intstr.IntOrString{}) {
+		port = intstr.FromString(config.DefaultEPPMetricsPort)
+	}
+	epps, err := s.Cluster.EPPPods(ctx, pool, func(p *corev1.Pod) (string, error) { return kube.PodURL(p, port, path) })
+	if err != nil {
+		return fail("epp", kube.PoolReason(err), err)
+	}
+	switch {
+	case len(epps.URLs) == 0 && epps.URLErr != nil:
+		return fail("epp", "port", epps.URLErr)
+	case len(epps.URLs) == 0:
+		return fail("epp", "empty", fmt.Errorf("%s: no Ready pod behind its Endpoint Picker Service %s", pool, pool.EPP.Name))
+	case epps.URLErr != nil:
+		kr.errs = append(kr.errs, ReadError{Signal: "epp", Reason: "port", Err: epps.URLErr})
+	}
+	return epps.URLs, epps.Ready
+}
+
+// tokenFile is the bearer_token_file of the target whose pod serves at
+// host this cycle, "" for none.
+func (s *KubeSource) tokenFile(host string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, hosts := range s.tokens {
+		if f := hosts[host]; f != "" {
+			return f
+		}
+	}
+	return ""
+}
+
+// bearerTransport adds "Authorization: Bearer <token>" to the requests to
+// a host tokenFile names a file for (read at each request: a rotated
+// service-account token is picked up); other requests go out as they are.
+type bearerTransport struct {
+	base      http.RoundTripper
+	tokenFile func(host string) string
+}
+
+func (b *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := b.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	f := b.tokenFile(req.URL.Host)
+	if f == "" {
+		return base.RoundTrip(req)
+	}
+	tok, err := os.ReadFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("scrape.bearer_token_file: %w", err)
+	}
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+	return base.RoundTrip(req)
 }
 
 // Write sets the workload's spec.replicas to desired (kube.Applier.Apply:

@@ -1,5 +1,6 @@
 // Package kubefake builds a kube.Cluster on client-go's fakes for tests:
-// the fake clientset (pods, HPAs, watched by the real informers) and an
+// the fake clientset (pods, HPAs, Services, watched by the real informers),
+// a fake dynamic client (InferencePools, Pool) and an
 // in-memory scale subresource that keeps a resourceVersion and answers a
 // stale update with a conflict, as the API server does.
 package kubefake
@@ -13,8 +14,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	fakescale "k8s.io/client-go/scale/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -132,8 +135,34 @@ func New(ns string, objects ...runtime.Object) (*kube.Cluster, *fake.Clientset, 
 		st.Written = append(st.Written, in.Spec.Replicas)
 		return true, st.items[k].DeepCopy(), nil
 	})
-	c := &kube.Cluster{Client: client, Scales: fs, Mapper: mapper, Namespace: ns}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{kube.InferencePools: "InferencePoolList"})
+	c := &kube.Cluster{Client: client, Scales: fs, Mapper: mapper, Dynamic: dyn, Namespace: ns}
 	return c, client, st
+}
+
+// Pool is an InferencePool (inference.networking.k8s.io/v1) as the API
+// server stores one, for the Cluster's Dynamic client: its selector's
+// matchLabels, targetPorts, and an endpointPickerRef to Service epp on
+// port 9002 when epp is not "".
+func Pool(ns, name string, matchLabels map[string]string, ports []int64, epp string) *unstructured.Unstructured {
+	ml := map[string]any{}
+	for k, v := range matchLabels {
+		ml[k] = v
+	}
+	tps := make([]any, len(ports))
+	for i, n := range ports {
+		tps[i] = map[string]any{"number": n}
+	}
+	spec := map[string]any{"selector": map[string]any{"matchLabels": ml}, "targetPorts": tps}
+	if epp != "" {
+		spec["endpointPickerRef"] = map[string]any{"name": epp, "port": map[string]any{"number": int64(9002)}}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": kube.InferencePools.GroupVersion().String(),
+		"kind":       "InferencePool",
+		"metadata":   map[string]any{"namespace": ns, "name": name},
+		"spec":       spec,
+	}}
 }
 
 type staleError struct{}
