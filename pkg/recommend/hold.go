@@ -8,38 +8,19 @@ import (
 
 // Hold is infscale's cost-aware scale-down (not part of the HPA): a
 // break-even (ski-rental) rule over the dips the target's own history
-// shows.
-//
-// A dip starts at a decision whose recommendation (after the lookahead,
-// before stabilisation) is below the previous output, the replicas held
-// (From); its floor is the lowest recommendation since. It returns at the
-// first decision whose recommendation is above the floor: the replicas a
-// release would have given back are wanted again, after g seconds, up to
-// the recommendation then but at most From (more is new demand, such as a
-// ramp's projection, not replicas the dip gave back). A dip
-// that has not returned after DipHorizon × BreakEven is recorded as not
-// returned. The last MaxDips dips are kept in the State.
-//
-// Releasing a replica at the dip's start and adding it back when the dip
-// returns costs BreakEven (the new replica's cold start, paid while it
-// starts, and the time the returning traffic runs short of it); keeping it
-// costs the dip's length. Holding for T seconds, then releasing, costs on
-// a dip of length g
-//
-//	g            if it returned and g <= T   (held throughout)
-//	T + B        if it returned and g > T    (held T, released, added back)
-//	T            if it did not return        (held T, released for good)
-//
-// The threshold T* is the T in {0} ∪ {the returned dips' lengths} with the
-// least total cost over the history (the smallest on a tie): 0, the HPA's
-// behavior, until the history shows dips that come back sooner than a
-// release pays for. While a dip is open for less than T*, the output is
-// held at its From, or at the most the dips that returned within T* came
-// back to (Back) when that is less. With no history T* is 0.
+// shows. A dip runs from a recommendation below the previous output (From)
+// to the first one above its floor (returned, Back = min(that, From)), or
+// is recorded as not returned after DipHorizon × BreakEven. The threshold
+// T* is the hold time that would have cost least over the recorded dips
+// (a returned dip longer than T costs T + BreakEven, a shorter one its
+// length, one that did not return T); while the open dip is younger than
+// T*, the output is held at the most the dips within T* came back to, at
+// most From. No history, or dips that do not come back: T* is 0, the
+// HPA's behavior. docs/recommend.md ("The cost-aware hold") works it.
 type Hold struct {
-	// BreakEven is B above: what a released replica that is wanted again
-	// costs, in seconds of one replica (> 0). `recommended` sets it to twice
-	// the replica's cold start.
+	// BreakEven is what a released replica that is wanted again costs, in
+	// seconds of one replica (> 0); `recommended` sets it to two cold
+	// starts (the replica's own, and the traffic's short of it).
 	BreakEven time.Duration
 }
 
