@@ -106,10 +106,12 @@ func (p *Policy) guardSpans() (settle, drain time.Duration) {
 
 // latencyCap bounds a latency guard (ttft, queuewait) of a policy with
 // the demand signal, a Capacity and a lookahead by what the capacity needs
-// for the arrivals and the queue: max(current, ceil((rate × per + min(
-// waiting × per / target, holders)) / U)), U the demand target. A request
-// waits on the replica it was routed to at arrival, so a queue keeps busy
-// only the ceil(running / batch) replicas that hold it. ok is false (no
+// for the arrivals and the queue: ceil((rate × per + min(waiting × per /
+// target, holders)) / U), U the demand target, at least the current count
+// unless the queue sits on fewer replicas than are ready. A request waits
+// on the replica it was routed to at arrival, so a queue keeps busy only
+// the replicas that hold it, those with a full batch: max(1, floor(running
+// / batch)); the others can neither take it nor hurry it. ok is false (no
 // bound) when m is not a latency guard, its recommendation is within the
 // cap, or an input is unknown. docs/recommend.md ("Latency guards sized by
 // capacity") works it.
@@ -137,14 +139,19 @@ func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int) (int, str
 	backlog := w * per
 	holders := 0.0
 	if w > 0 {
-		holders = math.Ceil(run / batch)
+		holders = max(1, math.Floor(run/batch))
 	}
 	need := (work + min(backlog/m.Target, holders)) / u
-	n := max(cur, ceilReplicas(need))
+	// A queue on fewer replicas than serve is one the others cannot take:
+	// the current count holds it no better than the capacity's need.
+	n, floor := max(cur, ceilReplicas(need)), "current "+itoa(cur)
+	if ready := present(obs); w > 0 && holders < float64(ready) {
+		n, floor = max(1, ceilReplicas(need)), "the queue on "+num(holders)+" of the "+itoa(ready)+" ready replicas"
+	}
 	if r.Desired <= n {
 		return 0, "", false
 	}
 	return n, "capacity: (" + num(work) + " busy + min(" + num(w) + " waiting × " + num(per) + " s / target " + num(m.Target) +
-		" s, " + num(holders) + " replicas holding the queue: running " + num(run) + " / batch " + num(batch) + ")) / utilisation " + num(u) +
-		" = " + countText(need) + ", current " + itoa(cur) + ": at most " + itoa(n), true
+		" s, " + num(holders) + " replicas holding the queue: running " + num(run) + " / batch " + num(batch) + ", rounded down)) / utilisation " + num(u) +
+		" = " + countText(need) + ", " + floor + ": at most " + itoa(n), true
 }
