@@ -102,9 +102,10 @@ func TestHoldDecide(t *testing.T) {
 // scale-down window: 20 running -> 2; 5 -> 1 (a dip from 2, no history:
 // released); 70 -> 7, limited to max(1 + 4, 1 × 2) = 5: the dip returned
 // after 15 s, Back min(7, 2) = 2 (not 7). Then 5 running again: a dip
-// from 5; T* = 15 s (cost 15 against 90 releasing at once), open 0 s:
-// hold at the most the dips within T* came back to, 2, not the 5 the
-// ramp's answer left.
+// from 5: no dip released replicas 3-5 (T* = 0); the first released
+// replica 2 and wanted it back, T*(2) = 15 s (cost 15 against 90
+// releasing at once), open 0 s: hold 1 + 1 = 2, not the 5 the ramp's
+// answer left.
 func TestHoldBackAtMostFrom(t *testing.T) {
 	zero := int32(0)
 	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}}, Min: 1, Max: 10, Hold: &Hold{BreakEven: 90 * time.Second}}
