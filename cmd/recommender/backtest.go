@@ -34,9 +34,11 @@ const (
 	maxQueryTimeout = time.Hour
 )
 
-// HistoryFlags select a target's Prometheus history; shared by backtest
-// and profile.
-type HistoryFlags struct {
+// PrometheusRangeFlags select a target's Prometheus history: where its
+// series are (--config and --target, or --prometheus-url and --selector)
+// and the range read (--start, --end, --step); shared by backtest, profile
+// and tune.
+type PrometheusRangeFlags struct {
 	Config        string             `placeholder:"FILE" help:"serve's YAML config: the Prometheus, the target's server, selector and replicas query come from it (with --target), and its replica: is the replay's replica where --gpu, --model, --tp and --calibration are not given${configuse}."`
 	Target        string             `placeholder:"NAME" help:"Target name in --config."`
 	PrometheusURL string             `name:"prometheus-url" placeholder:"URL" help:"Prometheus base URL, e.g. http://prometheus:9090 (instead of --config)."`
@@ -52,7 +54,7 @@ type HistoryFlags struct {
 	now func() time.Time // the clock for relative times (tests set it)
 }
 
-// resolved is what HistoryFlags resolve to.
+// resolved is what PrometheusRangeFlags resolve to.
 type resolved struct {
 	api    promql.API
 	target backtest.Target
@@ -87,7 +89,7 @@ func historyGiven(given map[string]bool) string {
 // resolve checks the flags (exit 2 on bad input) and builds the client:
 // the steps (grid), where the series are (fromConfig or fromURL), the
 // target read from there, and the Prometheus client.
-func (f *HistoryFlags) resolve(given map[string]bool) (resolved, error) {
+func (f *PrometheusRangeFlags) resolve(given map[string]bool) (resolved, error) {
 	var r resolved
 	var err error
 	if r.grid, err = f.grid(); err != nil {
@@ -122,7 +124,7 @@ func (f *HistoryFlags) resolve(given map[string]bool) (resolved, error) {
 
 // grid checks --start, --end, --step, --query-timeout and --max-gap and
 // returns the steps from --start (truncated to a step) to --end.
-func (f *HistoryFlags) grid() (backtest.Grid, error) {
+func (f *PrometheusRangeFlags) grid() (backtest.Grid, error) {
 	now := time.Now
 	if f.now != nil {
 		now = f.now
@@ -166,7 +168,7 @@ type where struct {
 
 // fromConfig reads --config's --target: where its series are, and r's
 // policy, replica and serve.
-func (f *HistoryFlags) fromConfig(given map[string]bool, r *resolved) (where, error) {
+func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (where, error) {
 	if f.Target == "" {
 		return where{}, invalidf("--config needs --target NAME")
 	}
@@ -223,7 +225,7 @@ func (f *HistoryFlags) fromConfig(given map[string]bool, r *resolved) (where, er
 
 // fromURL reads --prometheus-url, --server, --selector and
 // --replicas-query: where the series are, and r's serve.
-func (f *HistoryFlags) fromURL(r *resolved) (where, error) {
+func (f *PrometheusRangeFlags) fromURL(r *resolved) (where, error) {
 	if _, err := httpurl.Parse(f.PrometheusURL); err != nil {
 		shown := redactURL(f.PrometheusURL) // as typed (not re-escaped), but no password
 		if errors.Is(err, httpurl.ErrPort) {
@@ -274,8 +276,8 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 // BacktestCmd is `infscale backtest`: last week's Prometheus history
 // through the simulator under several policies, beside what actually ran.
 type BacktestCmd struct {
-	HistoryFlags `embed:"" set:"configuse=, and its own policy is replayed as the row config:NAME"`
-	ReplicaFlags `embed:""`
+	PrometheusRangeFlags `embed:"" set:"configuse=, and its own policy is replayed as the row config:NAME"`
+	ReplicaFlags         `embed:""`
 
 	Policy  []string      `short:"p" sep:"none" placeholder:"P" help:"Policy to replay (repeatable; commas belong to the policy): SIGNAL:TARGET[,OPTION=VALUE...], fixed:N, knative:C, oracle, optimal, hpa(POLICY), recommended, llmd-queue, llmd-saturation, llmd-tokens, llmd-slo (as infscale simulate). Default: queue:24, queue:24,lookahead=90, queue:24,min=0,cooldown=120, recommended, oracle, optimal."`
 	SLOTTFT time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token takes longer (default ${default})."`
@@ -431,8 +433,8 @@ func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtes
 		at = u.Redacted() // no password in the file
 	}
 	of := fmt.Sprintf("%s at %s", c.Selector, at)
-	if c.HistoryFlags.Config != "" {
-		of = fmt.Sprintf("target %s of %s", c.Target, c.HistoryFlags.Config)
+	if c.PrometheusRangeFlags.Config != "" {
+		of = fmt.Sprintf("target %s of %s", c.Target, c.PrometheusRangeFlags.Config)
 	}
 	fit.Calibration.Source = fmt.Sprintf("infscale backtest --calibrate: Prometheus history of %s (%s) over %s..%s, windows of %s",
 		of, res.target.Server, g.Start.Format(time.RFC3339), g.End().Format(time.RFC3339), g.Step)

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/pkg/history/historytest"
 	"github.com/infscale/infscale/pkg/replica"
+	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
 )
 
 // TestBacktestCalibrate: `backtest --calibrate FILE` on a history written
@@ -24,7 +24,7 @@ func TestBacktestCalibrate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled history")
 	}
-	srv, truth := historytest.ServeReplica(t, historytest.Replica{
+	srv, truth := synthweektest.ServeReplica(t, synthweektest.Replica{
 		Windows: 120, Window: 2 * time.Minute, QueuedEvery: 5,
 		Step: func(b int) float64 { return 0.0088230 + 210.81e-6*float64(b) },
 		TTFT: func(p int) float64 { return 0.050 + float64(p)/12375 },

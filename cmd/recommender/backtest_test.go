@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/pkg/history"
-	"github.com/infscale/infscale/pkg/history/historytest"
 	"github.com/infscale/infscale/pkg/replica"
+	"github.com/infscale/infscale/pkg/synthweek"
+	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
 )
 
 func TestBacktestBadInput(t *testing.T) {
@@ -73,14 +73,14 @@ func TestParseTime(t *testing.T) {
 	}
 }
 
-// TestHistoryCommands runs backtest and profile against the synthetic
-// week (pkg/history) loaded by promtool and served by a real
+// TestCommandsOnSynthWeek runs backtest and profile against the synthetic
+// week (pkg/synthweek) loaded by promtool and served by a real
 // Prometheus, read only through its HTTP API.
-func TestHistoryCommands(t *testing.T) {
+func TestCommandsOnSynthWeek(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled week")
 	}
-	srv, truth := historytest.Serve(t, history.Config{Scrape: 2 * time.Minute})
+	srv, truth := synthweektest.Serve(t, synthweek.Config{Scrape: 2 * time.Minute})
 	t.Run("backtest", func(t *testing.T) { testBacktest(t, srv.URL, truth) })
 	t.Run("profile", func(t *testing.T) { testProfile(t, srv.URL, truth) })
 	t.Run("config", func(t *testing.T) { testBacktestConfig(t, srv.URL, truth) })
@@ -89,10 +89,10 @@ func TestHistoryCommands(t *testing.T) {
 }
 
 // testCalibrateHistory: the week's latency histograms follow
-// history.WeekReplica, so backtest --calibrate on it (windows of two 2 m
+// synthweek.WeekReplica, so backtest --calibrate on it (windows of two 2 m
 // scrapes) fits that replica back: docs/evaluation/ACCURACY.md's tolerances for the
 // Prometheus-history fit with noise (0.25 ms, 10 us, 3 ms, MFU 0.01).
-func testCalibrateHistory(t *testing.T, url string, truth history.Truth) {
+func testCalibrateHistory(t *testing.T, url string, truth synthweek.Truth) {
 	path := filepath.Join(t.TempDir(), "chat.json")
 	day := truth.Start.Add(24 * time.Hour)
 	args := []string{"backtest", "--prometheus-url", url, "--selector", `{namespace="llm"}`,
@@ -106,12 +106,12 @@ func testCalibrateHistory(t *testing.T, url string, truth history.Truth) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	historytest.CheckWeekCalibration(t, cal)
+	synthweektest.CheckWeekCalibration(t, cal)
 }
 
 // testBacktestConfig reads the Prometheus, selector and replicas query from
 // a serve config and replays the target's own policy as config:chat.
-func testBacktestConfig(t *testing.T, url string, truth history.Truth) {
+func testBacktestConfig(t *testing.T, url string, truth synthweek.Truth) {
 	cfg := filepath.Join(t.TempDir(), "serve.yaml")
 	yaml := "prometheus:\n  url: " + url + "\ntargets:\n- name: chat\n  server: vllm\n  selector: '{namespace=\"llm\"}'\n" +
 		"  replicas: 'kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"}'\n" +
@@ -186,7 +186,7 @@ func testBacktestConfig(t *testing.T, url string, truth history.Truth) {
 
 // testBacktest runs the command on one day of the synthetic week (Friday,
 // with the scrape gap).
-func testBacktest(t *testing.T, url string, truth history.Truth) {
+func testBacktest(t *testing.T, url string, truth synthweek.Truth) {
 	day := truth.Start.Add(4 * 24 * time.Hour)
 	args := []string{"backtest", "--prometheus-url", url, "--selector", `{namespace="llm"}`,
 		"--replicas-query", `sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat"})`,

@@ -44,7 +44,8 @@ type CLI struct {
 	Profile   ProfileCmd   `cmd:"" help:"Arrival rate by hour of day and day of week from Prometheus history, a proposed schedule floor (config schedule: and KEDA cron), and reactive vs schedule vs both replayed."`
 	Tune      TuneCmd      `cmd:"" help:"Search policies on a trace or Prometheus history for the cheapest within a miss budget that holds out of sample and under stress; print the winner as a serve target."`
 	Fleet     FleetCmd     `cmd:"" help:"Run a simulated vLLM fleet on loopback (vLLM-named /metrics per replica), optionally following infscale_desired_replicas."`
-	History   HistoryCmd   `cmd:"" help:"Write a synthetic week of a vLLM Deployment's metrics into a Prometheus TSDB directory (promtool backfill), to try backtest and profile in minutes."`
+	SynthWeek SynthWeekCmd `cmd:"" name:"synth-week" help:"Write a synthetic week of a vLLM Deployment's metrics into a Prometheus TSDB directory (promtool backfill), to try backtest and profile in minutes."`
+	History   HistoryCmd   `cmd:"" hidden:"" help:"Deprecated: synth-week's old name."`
 	Accuracy  AccuracyCmd  `cmd:"" help:"Replay measured load stages (a ground-truth CSV) through the replica model and report TTFT/ITL/e2e errors per stage and MAPE, beside other simulators' on the same rows."`
 	Load      LoadCmd      `cmd:"" help:"Load an OpenAI-compatible endpoint (closed or open loop, or a sweep), measure TTFT/ITL/e2e and find the knee."`
 	Activator ActivatorCmd `cmd:"" help:"Reverse proxy that holds requests while the upstream has no ready endpoint (scale to zero), exports the held count, releases them in order."`

@@ -24,6 +24,7 @@ type decideJSON struct {
 		Valid    bool     `json:"valid"`
 	} `json:"raw"`
 	Steps []struct {
+		Stage  string `json:"stage"`
 		Reason string `json:"reason"`
 		Value  int    `json:"value"`
 		Text   string `json:"text"`
@@ -462,9 +463,10 @@ func TestDecideCLITimeBackwards(t *testing.T) {
 func TestDecideCLIUnchangedStepsUnlabelled(t *testing.T) {
 	d := decideOK(t, "--queue", "20", "--current", "2")
 	wantDecision(t, d, 5, "DesiredWithinRange")
-	if len(d.Steps) != 3 || d.Steps[0].Reason != "DesiredWithinRange" || d.Steps[1].Reason != "" || d.Steps[2].Reason != "" ||
-		!strings.HasPrefix(d.Steps[1].Text, "stabilisation") || !strings.HasPrefix(d.Steps[2].Text, "rate limit") {
-		t.Errorf("steps %+v", d.Steps)
+	if len(d.Steps) != 3 || d.Steps[0].Stage != "metric" || d.Steps[0].Reason != "DesiredWithinRange" ||
+		d.Steps[1].Stage != "stabilization" || d.Steps[1].Reason != "" || d.Steps[1].Value != 5 ||
+		d.Steps[2].Stage != "limits" || d.Steps[2].Reason != "" || d.Steps[2].Value != 5 {
+		t.Errorf("steps %+v, want metric (DesiredWithinRange) 5, stabilization 5 and limits 5 unlabelled", d.Steps)
 	}
 	code, out, _ := runDecide(t, "--queue", "20", "--current", "2")
 	if code != exitOK || !strings.Contains(out, "  2. -"+strings.Repeat(" ", 20)+"5  stabilisation") || strings.Contains(out, "Stabilized") || strings.Contains(out, "ScaleUpLimit") {

@@ -12,7 +12,7 @@ import (
 var testHarnesses = []string{
 	"github.com/infscale/infscale/internal/promtest",
 	"github.com/infscale/infscale/internal/sharedtest",
-	"github.com/infscale/infscale/pkg/history/historytest",
+	"github.com/infscale/infscale/pkg/synthweek/synthweektest",
 }
 
 // goList runs `go list` with args in this package's directory and returns its

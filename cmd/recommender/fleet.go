@@ -40,6 +40,7 @@ type FleetCmd struct {
 	FollowEvery  time.Duration `name:"follow-every" default:"5s" help:"How often --follow polls, 100ms to 1h (needs --follow)."`
 	Status       time.Duration `name:"status" default:"5s" help:"How often to print the fleet's state, 100ms to 1h (0: never)."`
 	Listen       string        `name:"listen" default:"127.0.0.1:0" help:"Address of the fleet's OpenAI API (/v1/completions, /v1/chat/completions, /v1/models, /health) balanced over the ready replicas."`
+	Control      string        `name:"control" default:"127.0.0.1:0" help:"Address of the fault-drill API (--control= for none): POST /fleet/burst?n=N (N requests at once), /fleet/scrape-failure?on=true|false (every /metrics answers 500 while on), /fleet/cancel (every request dropped: the clients went away); GET /fleet/state."`
 	ReplicaFlags `embed:""`
 }
 
@@ -86,7 +87,7 @@ func (c *FleetCmd) Run(e *env) error {
 		return invalid(err)
 	}
 	f, err := fleet.Start(e.ctx, fleet.Config{Replicas: max(c.Replicas, 1), Max: c.Max, Replica: model, ColdStart: c.ColdStart,
-		PromptTokens: c.PromptTokens, OutputTokens: c.OutputTokens, Listen: c.Listen})
+		PromptTokens: c.PromptTokens, OutputTokens: c.OutputTokens, Listen: c.Listen, Control: c.Control})
 	if err != nil {
 		return err
 	}
@@ -96,6 +97,9 @@ func (c *FleetCmd) Run(e *env) error {
 	}
 	f.SetRate(c.Rate)
 	fmt.Fprintf(e.stdout, "# simulated vLLM fleet: %d replica(s) of %d, %.1f req/s of simulated traffic; OpenAI API at %s\n", c.Replicas, c.Max, c.Rate, f.URL())
+	if u := f.ControlURL(); u != "" {
+		fmt.Fprintf(e.stdout, "# fault drills: curl -X POST '%s/fleet/burst?n=100' (or /fleet/scrape-failure?on=true, /fleet/cancel); curl %s/fleet/state\n", u, u)
+	}
 	fmt.Fprintf(e.stdout, "# paste into an embedded serve config:\n")
 	fmt.Fprintf(e.stdout, "targets:\n- name: %s\n  server: vllm\n  scrape:\n", c.Target)
 	for _, u := range f.URLs() {

@@ -22,8 +22,8 @@ import (
 // in a replay of the history, as config `schedule:` YAML and KEDA cron
 // triggers), and a replay of reactive only / schedule only / both.
 type ProfileCmd struct {
-	HistoryFlags `embed:"" set:"configuse=; the reactive policy is --policy, not the target's"`
-	ReplicaFlags `embed:""`
+	PrometheusRangeFlags `embed:"" set:"configuse=; the reactive policy is --policy, not the target's"`
+	ReplicaFlags         `embed:""`
 
 	Policy        string        `short:"p" default:"queue:24" placeholder:"P" help:"The reactive policy (a simulate policy string); it is replayed on the history and the floor is a share of the replicas it held at each weekday and hour (default ${default})."`
 	FloorFraction float64       `name:"floor-fraction" default:"0.8" placeholder:"F" help:"The floor covers this fraction of the replicas the reactive policy held (0 < F <= 1); the policy scales on the rest (default ${default})."`

@@ -13,14 +13,14 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/backtest"
-	"github.com/infscale/infscale/pkg/history"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/seasonal"
+	"github.com/infscale/infscale/pkg/synthweek"
 )
 
 // testProfile profiles the whole synthetic week: the generator peaks at
-// 15:00 UTC and runs weekends at 0.4 of weekdays (history.Config defaults).
-func testProfile(t *testing.T, url string, truth history.Truth) {
+// 15:00 UTC and runs weekends at 0.4 of weekdays (synthweek.Config defaults).
+func testProfile(t *testing.T, url string, truth synthweek.Truth) {
 	args := []string{"profile", "--prometheus-url", url, "--selector", `{namespace="llm"}`,
 		"--start", fmt.Sprint(truth.Start.Unix()), "--end", fmt.Sprint(truth.End.Unix()), "--step", "2m",
 		"--no-simulate", "--output", "json"}
@@ -133,9 +133,9 @@ func testProfile(t *testing.T, url string, truth history.Truth) {
 	}
 }
 
-// TestHistoryFlagsDocumented: every flag of backtest and profile (except
+// TestPrometheusRangeFlagsDocumented: every flag of backtest and profile (except
 // the replica flags, docs/replica.md's) appears in docs/backtest.md.
-func TestHistoryFlagsDocumented(t *testing.T) {
+func TestPrometheusRangeFlagsDocumented(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/backtest.md")
 	if err != nil {
 		t.Skipf("docs/backtest.md not readable: %v", err)

@@ -41,6 +41,8 @@ type SimulateCmd struct {
 	Plot         string        `name:"plot" help:"Write a plot of load, replicas and TTFT over time to FILE.png or FILE.svg."`
 	Output       string        `name:"output" short:"o" default:"text" enum:"text,json,csv" help:"Output format: text, json or csv."`
 	Quiet        bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
+	PD           bool          `name:"pd" help:"Replay a prefill/decode (P/D) disaggregated pair of the replica (llm-d's prefill and decode roles): both pools' replica-min, misses, TTFT and ITL per policy (docs/llm-d.md). Policies: recommended, optimal, the llm-d baselines (one ScaledObject per role), pd(PREFILL;DECODE) or any policy on both pools; default recommended, optimal and the four llm-d baselines."`
+	KVLink       string        `name:"kv-link" default:"25GB" help:"With --pd: the link that moves a prompt's KV from prefill to decode, bytes per second: 25GB (one 200 Gb/s RDMA port per GPU), 1.25GB (10 GbE), or nvlink (the GPU catalog's GPU-to-GPU link: pools on one node)."`
 }
 
 // Run replays the trace under every policy (in parallel) and prints the comparison.
@@ -51,6 +53,9 @@ func (c *SimulateCmd) Run(e *env) error {
 	}
 	pols := make([]replay.Policy, 0, len(specs))
 	for _, s := range specs {
+		if c.PD {
+			break // parsed as pair policies (runPD)
+		}
 		p, err := replay.ParsePolicy(s)
 		if err != nil {
 			return invalidf("--policy: %v", err)
@@ -98,6 +103,9 @@ func (c *SimulateCmd) Run(e *env) error {
 	}
 	if !(c.Price >= 0 && c.Price <= maxGPUHourPrice) {
 		return invalidf("--gpu-hour-price %g: want a price from 0 to %g", c.Price, float64(maxGPUHourPrice))
+	}
+	if c.PD {
+		return c.runPD(e, src, cfg, model)
 	}
 	prog := status.NewProgress(e.stderr, progressLabel(len(pols)), len(pols), c.Quiet)
 	results, err := c.runAll(e.ctx, src, pols, cfg, prog)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -268,5 +269,46 @@ func TestSimulateWarnsUnservable(t *testing.T) {
 		if r.Rejected != 1 || r.Misses < 1 {
 			t.Errorf("%s: rejected %d misses %d, want 1 rejected, counted as a miss", r.Policy, r.Rejected, r.Misses)
 		}
+	}
+}
+
+// TestSimulatePD replays a short Poisson trace through a P/D pair: one row
+// per policy with both pools' replica time adding up to the total, and the
+// certified bound at or below optimal's.
+func TestSimulatePD(t *testing.T) {
+	code, out, errs := runSimulate(t, "--pd", "--trace", "synthetic:poisson,rate=2,duration=300,prompt=1000,output=100,seed=3",
+		"--policy", "recommended", "--policy", "optimal", "--policy", "llmd-tokens", "--quiet", "--output", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rows []struct {
+		Policy   string   `json:"policy"`
+		Requests int64    `json:"requests"`
+		Misses   int64    `json:"slo_misses"`
+		Pre      float64  `json:"prefill_replica_minutes"`
+		Dec      float64  `json:"decode_replica_minutes"`
+		Total    float64  `json:"replica_minutes"`
+		Bound    *float64 `json:"lower_bound_replica_minutes"`
+		ITL      *float64 `json:"itl_p95_s"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if len(rows) != 3 || rows[0].Policy != "recommended" || rows[1].Policy != "optimal" || rows[2].Policy != "llmd-tokens" {
+		t.Fatalf("rows %+v", rows)
+	}
+	for _, r := range rows {
+		if r.Requests == 0 || r.Pre <= 0 || r.Dec <= 0 || math.Abs(r.Pre+r.Dec-r.Total) > 1e-9 || r.ITL == nil {
+			t.Errorf("%s: %+v", r.Policy, r)
+		}
+	}
+	if b := rows[1].Bound; b == nil || *b > rows[1].Total {
+		t.Errorf("optimal's bound %v, total %v", b, rows[1].Total)
+	}
+	if code, _, errs := runSimulate(t, "--pd", "--policy", "knative:16", "--quiet"); code != 2 || !strings.Contains(errs, "knative") {
+		t.Errorf("knative on a pair: exit %d, %s", code, errs)
+	}
+	if code, _, errs := runSimulate(t, "--pd", "--kv-link", "fast", "--quiet"); code != 2 || !strings.Contains(errs, "--kv-link") {
+		t.Errorf("a bad --kv-link: exit %d, %s", code, errs)
 	}
 }

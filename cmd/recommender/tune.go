@@ -22,9 +22,9 @@ import (
 // Prometheus history for the cheapest one within a miss budget that also
 // holds out of sample and under stress (pkg/tune).
 type TuneCmd struct {
-	Trace        string `name:"trace" placeholder:"SPEC" help:"Tune on a trace (as infscale simulate --trace: reference, synthetic:..., or a file) instead of Prometheus history."`
-	HistoryFlags `embed:"" set:"configuse=; the search replays its history, not its policy"`
-	ReplicaFlags `embed:""`
+	Trace                string `name:"trace" placeholder:"SPEC" help:"Tune on a trace (as infscale simulate --trace: reference, synthetic:..., or a file) instead of Prometheus history."`
+	PrometheusRangeFlags `embed:"" set:"configuse=; the search replays its history, not its policy"`
+	ReplicaFlags         `embed:""`
 
 	MaxMiss   float64       `name:"max-miss" default:"0.1" placeholder:"P" help:"Miss budget in percent of requests, 0 to 100 (0: no miss at all): the winner must stay within it in sample, out of sample and on every stressed copy."`
 	Holdout   float64       `name:"holdout" default:"0.25" placeholder:"F" help:"Fraction of the history's span held out at its end (the out-of-sample part)."`
@@ -131,7 +131,7 @@ func (c *TuneCmd) Run(e *env) error {
 // once the flags are checked and before the history is fetched, with the
 // --config target's replica: (nil: none).
 func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Source, tune.Serve, error) {
-	hist := c.PrometheusURL != "" || c.HistoryFlags.Config != ""
+	hist := c.PrometheusURL != "" || c.PrometheusRangeFlags.Config != ""
 	switch {
 	case c.Trace != "" && hist:
 		return trace.Source{}, tune.Serve{}, invalidf("--trace and --prometheus-url/--config: tune on one source, a trace or a target's history")

@@ -60,7 +60,7 @@ type shardResult struct {
 // A target that fails is reported and the others still run; the exit code
 // is 1 when any failed.
 func (c *TuneCmd) runShard(e *env) error {
-	if c.HistoryFlags.Config == "" {
+	if c.PrometheusRangeFlags.Config == "" {
 		return invalidf("--shard needs --config FILE (the targets to tune are its targets with a tune: block)")
 	}
 	for _, name := range []string{"target", "trace", "prometheus-url", "selector", "plot", "window", "rate-scale", "start", "end"} {
@@ -72,13 +72,13 @@ func (c *TuneCmd) runShard(e *env) error {
 	if err != nil {
 		return err
 	}
-	file, err := config.Load(c.HistoryFlags.Config)
+	file, err := config.Load(c.PrometheusRangeFlags.Config)
 	if err != nil {
 		return invalidf("--config: %v", err)
 	}
 	warnConfig(e.stderr, file.Deprecations)
 	if file.Prometheus.Embedded() {
-		return invalidf("%s: tune --shard needs prometheus.url (history comes from range queries)", c.HistoryFlags.Config)
+		return invalidf("%s: tune --shard needs prometheus.url (history comes from range queries)", c.PrometheusRangeFlags.Config)
 	}
 	var mine []*config.Target
 	k := 0
@@ -93,7 +93,7 @@ func (c *TuneCmd) runShard(e *env) error {
 		k++
 	}
 	if k == 0 {
-		return invalidf("%s: no target has a tune: block", c.HistoryFlags.Config)
+		return invalidf("%s: no target has a tune: block", c.PrometheusRangeFlags.Config)
 	}
 	for _, t := range mine {
 		if c.Out == "" && t.Tune.Dir == "" {
@@ -102,15 +102,15 @@ func (c *TuneCmd) runShard(e *env) error {
 	}
 	rt, err := promconfig.NewRoundTripperFromConfig(file.Prometheus.HTTPClientConfig, "infscale")
 	if err != nil {
-		return invalidf("%s: prometheus http client: %v", c.HistoryFlags.Config, err)
+		return invalidf("%s: prometheus http client: %v", c.PrometheusRangeFlags.Config, err)
 	}
 	api, err := promql.NewClient(promql.ClientConfig{URL: file.Prometheus.URL, RoundTripper: rt, Timeout: c.QueryTimeout})
 	if err != nil {
-		return invalidf("%s: %v", c.HistoryFlags.Config, err)
+		return invalidf("%s: %v", c.PrometheusRangeFlags.Config, err)
 	}
 	now := time.Now()
-	if c.HistoryFlags.now != nil {
-		now = c.HistoryFlags.now()
+	if c.PrometheusRangeFlags.now != nil {
+		now = c.PrometheusRangeFlags.now()
 	}
 	var out []shardResult
 	failed := 0

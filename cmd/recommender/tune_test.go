@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/pkg/history"
+	"github.com/infscale/infscale/pkg/synthweek"
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/replay"
@@ -107,7 +107,7 @@ func TestTuneBadInput(t *testing.T) {
 // testTuneHistory tunes on 2 hours of the synthetic week's Prometheus
 // history (backtest's source flags): the rebuilt arrivals are split in
 // time and the winner is a policy simulate accepts.
-func testTuneHistory(t *testing.T, url string, truth history.Truth) {
+func testTuneHistory(t *testing.T, url string, truth synthweek.Truth) {
 	day := truth.Start.Add(2 * 24 * time.Hour)
 	args := []string{"tune", "--prometheus-url", url, "--selector", `{namespace="llm"}`,
 		"--start", fmt.Sprint(day.Add(10 * time.Hour).Unix()), "--end", fmt.Sprint(day.Add(12 * time.Hour).Unix()), "--step", "2m",
@@ -260,10 +260,10 @@ func TestTuneStressFlag(t *testing.T) {
 	}
 }
 
-// TestHistoryFlagsGiven: a flag that chooses a history is refused with
+// TestPrometheusRangeFlagsGiven: a flag that chooses a history is refused with
 // --trace (it would be ignored), --selector and --server with --config
 // (the target's are read); exit 2 naming the flag, before any query.
-func TestHistoryFlagsGiven(t *testing.T) {
+func TestPrometheusRangeFlagsGiven(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "serve.yaml")
 	if err := os.WriteFile(cfg, []byte("prometheus: {url: http://127.0.0.1:1}\ntargets:\n- name: chat\n  selector: '{namespace=\"llm\"}'\n  metrics: [{type: queue, target: 24}]\n  max: 8\n"), 0o644); err != nil {
 		t.Fatal(err)

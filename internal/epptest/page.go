@@ -13,9 +13,10 @@ package epptest
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -132,7 +133,7 @@ func Page(s State) string {
 	if len(s.RequestRunning) > 0 {
 		var cur [][2]string
 		total := 0.0
-		for _, id := range sortedKeys(s.RequestRunning) {
+		for _, id := range slices.Sorted(maps.Keys(s.RequestRunning)) {
 			cur = append(cur, [2]string{fmt.Sprintf(`{fairness_id=%q,model_name=%q,priority="0",target_model_name=%q}`, id, s.Model, s.Model), num(s.RequestRunning[id])})
 			total += s.RequestRunning[id]
 		}
@@ -150,7 +151,7 @@ func Page(s State) string {
 		}
 		gauge("llm_d_epp_flow_control_queue_size", "inference_extension_flow_control_queue_size", "Current number of requests actively held in the Flow Control queue.", q...)
 		var sat [][2]string
-		for _, st := range sortedKeys(s.Saturation) {
+		for _, st := range slices.Sorted(maps.Keys(s.Saturation)) {
 			sat = append(sat, [2]string{fmt.Sprintf(`{inference_pool=%q,stage=%q}`, s.Pool, st), num(s.Saturation[st])})
 		}
 		gauge("llm_d_epp_flow_control_pool_saturation", "inference_extension_flow_control_pool_saturation", "Pool saturation signal gating Flow Control dispatch. An empty pool reads as 1.0.", sat...)
@@ -160,7 +161,7 @@ func Page(s State) string {
 	}
 	if len(s.InflightTokens) > 0 && !s.OnlyTwins {
 		var t [][2]string
-		for _, ep := range sortedKeys(s.InflightTokens) {
+		for _, ep := range slices.Sorted(maps.Keys(s.InflightTokens)) {
 			t = append(t, [2]string{fmt.Sprintf(`{endpoint_name=%q,fairness_id="",namespace="llm",priority="0",producer_name="inflight-load-producer"}`, ep), num(s.InflightTokens[ep])})
 		}
 		gaugeSeries(&b, "llm_d_epp_inflight_tokens", "Current number of in-flight tokens per endpoint.", t)
@@ -206,15 +207,6 @@ func histogram(b *strings.Builder, name, labels string, h *Hist) {
 }
 
 func num(v float64) string { return fmt.Sprintf("%g", v) }
-
-func sortedKeys(m map[string]float64) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // Server serves a State's page on loopback; Set changes it.
 type Server struct {

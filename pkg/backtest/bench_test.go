@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/pkg/history"
-	"github.com/infscale/infscale/pkg/history/historytest"
 	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
+	"github.com/infscale/infscale/pkg/synthweek"
+	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
 )
 
 // BenchmarkWeek is issue 5's performance case: a week of history (30 s
@@ -24,7 +24,7 @@ import (
 // /proc/self/clear_refs). Run it alone: go test -run '^$' -bench Week
 // -benchtime 1x ./pkg/backtest/ (setup writes ~180 MB and backfills it).
 func BenchmarkWeek(b *testing.B) {
-	srv, truth := historytest.Serve(b, history.Config{Scrape: 30 * time.Second})
+	srv, truth := synthweektest.Serve(b, synthweek.Config{Scrape: 30 * time.Second})
 	api, err := promql.NewClient(promql.ClientConfig{URL: srv.URL, Timeout: 5 * time.Minute})
 	if err != nil {
 		b.Fatal(err)

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/pkg/history"
-	"github.com/infscale/infscale/pkg/history/historytest"
 	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/replica"
+	"github.com/infscale/infscale/pkg/synthweek"
+	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
 )
 
 // The replica behind the synthetic history, relative to the base model
@@ -35,16 +35,16 @@ const (
 	truthRequest = 0.050
 )
 
-func truthReplica(c historytest.Replica) historytest.Replica {
+func truthReplica(c synthweektest.Replica) synthweektest.Replica {
 	c.Step = func(b int) float64 { return truthFixed + truthPerSeq*float64(b) }
 	c.TTFT = func(p int) float64 { return truthRequest + float64(p)/truthRate }
 	return c
 }
 
 // calibrateFrom serves the history, fetches it as backtest does and fits.
-func calibrateFrom(t *testing.T, c historytest.Replica) (CalibrationFit, error) {
+func calibrateFrom(t *testing.T, c synthweektest.Replica) (CalibrationFit, error) {
 	t.Helper()
-	srv, truth := historytest.ServeReplica(t, truthReplica(c))
+	srv, truth := synthweektest.ServeReplica(t, truthReplica(c))
 	api, ms, g := llmHistory(t, srv.URL, truth.Start, truth.End)
 	tgt := Target{Server: modelserver.VLLM, Selector: ms}
 	h, _, err := Fetch(context.Background(), api, tgt, g, nil)
@@ -68,7 +68,7 @@ func TestCalibrateFromPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled history")
 	}
-	res, err := calibrateFrom(t, historytest.Replica{QueuedEvery: 5})
+	res, err := calibrateFrom(t, synthweektest.Replica{QueuedEvery: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +120,11 @@ func TestCalibrateRefuses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled history")
 	}
-	_, err := calibrateFrom(t, historytest.Replica{Windows: 40, Batches: []int{1}})
+	_, err := calibrateFrom(t, synthweektest.Replica{Windows: 40, Batches: []int{1}})
 	if err == nil || !strings.Contains(err.Error(), "two or more batch sizes") || !strings.Contains(err.Error(), "rounds to 1") {
 		t.Errorf("running always 1: %v", err)
 	}
-	_, err = calibrateFrom(t, historytest.Replica{Windows: 40, NoITL: true})
+	_, err = calibrateFrom(t, synthweektest.Replica{Windows: 40, NoITL: true})
 	if !errors.Is(err, ErrNoCalibrationData) || !strings.Contains(err.Error(), "vllm:inter_token_latency_seconds") {
 		t.Errorf("no ITL histogram: %v", err)
 	}
@@ -144,7 +144,7 @@ func TestCalibrateNoisy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled history")
 	}
-	res, err := calibrateFrom(t, historytest.Replica{QueuedEvery: 5, Noise: 0.1, Seed: 7})
+	res, err := calibrateFrom(t, synthweektest.Replica{QueuedEvery: 5, Noise: 0.1, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,9 +224,9 @@ func TestCalibratePooling(t *testing.T) {
 	}
 }
 
-// TestCalibrateFromWeek: `infscale history`'s week (pkg/history's
+// TestCalibrateFromWeek: `infscale synth-week`'s week (pkg/synthweek's
 // Write, the default Config) writes its ITL and TTFT histograms from
-// history.WeekReplica: the base replica with a 2 ms step overhead, 150 us
+// synthweek.WeekReplica: the base replica with a 2 ms step overhead, 150 us
 // per sequence and 50 ms of request overhead, MFU the base's 0.4. Its
 // prompts have one mix all week (mean 805 tokens), so the TTFT line has
 // one prompt length: the rate stays the base's (the truth here) and the
@@ -238,7 +238,7 @@ func TestCalibrateFromWeek(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled week")
 	}
-	srv, truth := historytest.Serve(t, history.Config{}) // 60 s scrapes, as infscale history writes by default
+	srv, truth := synthweektest.Serve(t, synthweek.Config{}) // 60 s scrapes, as infscale synth-week writes by default
 	api, ms, g := llmHistory(t, srv.URL, truth.Start, truth.End)
 	tgt := Target{Server: modelserver.VLLM, Selector: ms}
 	h, _, err := Fetch(context.Background(), api, tgt, g, nil)
@@ -258,7 +258,7 @@ func TestCalibrateFromWeek(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	historytest.CheckWeekCalibration(t, res.Calibration)
+	synthweektest.CheckWeekCalibration(t, res.Calibration)
 	itl, ttft := res.HeldOutError()
 	t.Logf("%d decode and %d prefill windows fitted; held out: ITL mean |error| %.2f%%, TTFT %.2f%%", res.DecodeWindows, res.PrefillWindows, 100*itl, 100*ttft)
 }

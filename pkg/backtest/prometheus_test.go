@@ -8,10 +8,10 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 
-	"github.com/infscale/infscale/pkg/history"
-	"github.com/infscale/infscale/pkg/history/historytest"
 	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
+	"github.com/infscale/infscale/pkg/synthweek"
+	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
 )
 
 // TestReconstructFromPrometheus writes the synthetic week, loads it with
@@ -21,7 +21,7 @@ func TestReconstructFromPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled week")
 	}
-	srv, truth := historytest.Serve(t, history.Config{Scrape: 2 * time.Minute})
+	srv, truth := synthweektest.Serve(t, synthweek.Config{Scrape: 2 * time.Minute})
 	api, ms, g := llmHistory(t, srv.URL, truth.Start, truth.End)
 	tgt := Target{Server: modelserver.VLLM, Selector: ms,
 		Replicas: `sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat"})`}

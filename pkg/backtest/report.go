@@ -10,20 +10,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/infscale/infscale/internal/jsonfloat"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
 )
 
 // num is a float64 that encodes NaN and ±Inf as JSON null (unknown, never 0).
-type num float64
-
-func (n num) MarshalJSON() ([]byte, error) {
-	f := float64(n)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
-}
+type num = jsonfloat.Float
 
 // jsonRow is one row of the JSON output: simulate's row (replay.Row, the
 // one result schema) plus savings_pct.

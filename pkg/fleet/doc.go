@@ -6,10 +6,12 @@
 // with pkg/replica's step time, prefill speed and KV capacity. It can follow
 // a desired replica count (infscale_desired_replicas read from a URL, or any
 // function) as KEDA would: new replicas serve after their cold start, extra
-// replicas go at once (their requests are re-queued on the others).
+// replicas go at once (their requests are re-queued on the others). For
+// fault drills it takes bursts, /metrics failures and clients going away,
+// from Go (Inject, SetFailing, Cancel) or over HTTP (Config.Control).
 //
 // Reading guide: fleet.go (Fleet, Start, the control methods), engine.go
 // (one replica's continuous-batching engine, advanced tick by tick),
 // exposition.go (each replica's registry and HTTP server), follow.go
-// (reading infscale_desired_replicas).
+// (reading infscale_desired_replicas), control.go (the fault-drill API).
 package fleet

@@ -43,6 +43,10 @@ type Config struct {
 	// balanced over the ready replicas (default "127.0.0.1:0", a free
 	// loopback port; see URL).
 	Listen string
+	// Control is the address of the fault-drill API (bursts, /metrics
+	// failures, clients going away, the state; control.go), "" for none.
+	// "127.0.0.1:0" takes a free loopback port; see ControlURL.
+	Control string
 }
 
 // Fleet is a running simulated fleet. Its methods are safe for concurrent use.
@@ -62,6 +66,7 @@ type Fleet struct {
 	servers  []*http.Server
 	served   float64
 	url      string
+	control  string // the control API's base URL, "" without one
 }
 
 // slot is one replica position: a port that serves the replica's /metrics
@@ -132,11 +137,24 @@ func Start(ctx context.Context, cfg Config) (*Fleet, error) {
 		return nil, fmt.Errorf("fleet: listen %s: %w", cfg.Listen, err)
 	}
 	f.url = "http://" + front.Addr().String()
+	var ctl net.Listener
+	if cfg.Control != "" {
+		if ctl, err = net.Listen("tcp", cfg.Control); err != nil {
+			cancel()
+			front.Close()
+			return nil, fmt.Errorf("fleet: listen %s (control): %w", cfg.Control, err)
+		}
+		f.control = "http://" + ctl.Addr().String()
+	}
 	for i := range cfg.Max {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			cancel()
 			f.closeServers()
+			front.Close()
+			if ctl != nil {
+				ctl.Close()
+			}
 			return nil, fmt.Errorf("fleet: listen: %w", err)
 		}
 		s := &slot{url: "http://" + ln.Addr().String() + "/metrics", wake: make(chan struct{}, 1)}
@@ -152,6 +170,11 @@ func Start(ctx context.Context, cfg Config) (*Fleet, error) {
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.api(w, r, f.leastLoaded) }), ReadHeaderTimeout: 5 * time.Second}
 	f.servers = append(f.servers, srv)
 	go srv.Serve(front)
+	if ctl != nil {
+		srv := &http.Server{Handler: f.controlHandler(), ReadHeaderTimeout: 5 * time.Second}
+		f.servers = append(f.servers, srv)
+		go srv.Serve(ctl)
+	}
 	var wg sync.WaitGroup
 	for _, s := range f.slots {
 		wg.Add(1)
@@ -165,6 +188,10 @@ func Start(ctx context.Context, cfg Config) (*Fleet, error) {
 // ready replicas, e.g. http://127.0.0.1:8000; POST URL+"/v1/completions").
 // With no replica ready it answers 503.
 func (f *Fleet) URL() string { return f.url }
+
+// ControlURL is the base URL of the fault-drill API (Config.Control), e.g.
+// http://127.0.0.1:8001 (POST URL+"/fleet/burst?n=100"); "" without one.
+func (f *Fleet) ControlURL() string { return f.control }
 
 // leastLoaded is the ready replica with the fewest requests (a load
 // balancer's least-requests policy), nil when none is ready. Under f.mu.
@@ -383,7 +410,11 @@ func (f *Fleet) Desired() int {
 func (f *Fleet) Ready() (ready, starting int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	now := time.Now()
+	return f.readyLocked(time.Now())
+}
+
+// readyLocked is Ready at now, under f.mu.
+func (f *Fleet) readyLocked(now time.Time) (ready, starting int) {
 	for _, s := range f.slots {
 		switch {
 		case !s.on || s.draining:
@@ -401,6 +432,11 @@ func (f *Fleet) Ready() (ready, starting int) {
 func (f *Fleet) Load() (running, waiting, pending int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.loadLocked()
+}
+
+// loadLocked is Load under f.mu.
+func (f *Fleet) loadLocked() (running, waiting, pending int) {
 	for _, s := range f.slots {
 		running += len(s.engine.running)
 		waiting += len(s.engine.waiting)
@@ -432,7 +468,8 @@ func (f *Fleet) ReadyURLs() []string {
 	return out
 }
 
-// SetFailing makes every /metrics answer 500 (fault injection) or recover.
+// SetFailing makes every /metrics answer 500 (a scrape failure, as a
+// drill) or recover; POST /fleet/scrape-failure on the control API.
 func (f *Fleet) SetFailing(failing bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -456,7 +493,8 @@ func (f *Fleet) closeServers() {
 	}
 }
 
-// Inject adds n requests at once (a burst), dispatched to the ready replicas.
+// Inject adds n requests at once (a burst), dispatched to the ready
+// replicas (pending while none is); POST /fleet/burst on the control API.
 func (f *Fleet) Inject(n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -468,7 +506,7 @@ func (f *Fleet) Inject(n int) {
 }
 
 // Cancel drops every request, running, waiting and pending (the clients
-// went away).
+// went away); POST /fleet/cancel on the control API.
 func (f *Fleet) Cancel() {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -1,11 +1,11 @@
 package load
 
 import (
-	"encoding/json"
 	"math"
 	"slices"
-	"strconv"
 	"time"
+
+	"github.com/infscale/infscale/internal/jsonfloat"
 )
 
 // Summary is one load point's results (JSON as `infscale load --output
@@ -49,31 +49,9 @@ type Summary struct {
 	FirstError string `json:"first_error,omitempty"`
 }
 
-// Float is a float64 that marshals NaN and infinities as null.
-type Float float64
-
-// MarshalJSON writes null for a non-finite value.
-func (f Float) MarshalJSON() ([]byte, error) {
-	v := float64(f)
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
-}
-
-// UnmarshalJSON reads a number or null (NaN).
-func (f *Float) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*f = Float(math.NaN())
-		return nil
-	}
-	var v float64
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*f = Float(v)
-	return nil
-}
+// Float is a float64 that marshals NaN and infinities as null and reads
+// null back as NaN (jsonfloat.Float).
+type Float = jsonfloat.Float
 
 // Summarize computes a point's summary from its records.
 func Summarize(recs []Record, dur time.Duration) Summary {

@@ -40,6 +40,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	cur := max(obs.Current, 0)
 	d.Current, d.Desired, d.Reason = obs.Current, cur, 0
 	d.Raw, d.Steps = d.Raw[:0], d.Steps[:0]
+	d.stage = StageMetric
 
 	active, activityKnown := p.activity(obs, cur)
 	trackIdle(st, active || (p.Min == 0 && !activityKnown), now)
@@ -95,10 +96,12 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 		rec = 0
 	}
 	if valid > 1 && !d.quiet {
+		d.stage = StageLargest
 		d.step(reason, rec, "largest of the metrics' recommendations = "+itoa(rec))
 	}
 
 	// 3. lookahead on the first additive metric's demand.
+	d.stage = StageLookahead
 	if p.Lookahead > 0 && p.demandMetric >= 0 && d.Raw[p.demandMetric].Valid {
 		la, text := p.lookahead(st, p.Metrics[p.demandMetric], d.Raw[p.demandMetric].Value, cur, now)
 		why := Reason(0) // a step is labelled only when it changed the count
@@ -119,6 +122,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	}
 
 	// 5. at zero replicas.
+	d.stage = StageZero
 	if cur == 0 {
 		switch {
 		case !active && floor == 0 && !activityKnown:
@@ -135,6 +139,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	}
 
 	// 6. stabilisation, from the previous output (see the doc comment).
+	d.stage = StageStabilization
 	out, text := p.stabilize(st, rec, base, now)
 	if initial && !d.quiet {
 		text += " (the windows include the current " + itoa(obs.Current) + ", recorded at this first decision as the HPA's recordInitialRecommendation does)"
@@ -176,6 +181,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 		// which keeps the HPA's minReplicas at 1.
 		b.lo, b.loReason, b.loText = 1, ReasonCooldown, "scale to zero: the last replica goes only after the cooldown, floor 1"
 	}
+	d.stage = StageLimits
 	if limited, why, text := p.rateLimit(st, out, base, b, now); text != "" {
 		if limited != out {
 			out, reason = limited, why
@@ -192,6 +198,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	}
 
 	// 8. scale to zero after the cooldown.
+	d.stage = StageZero
 	if zeroing && cur > 0 && !activityKnown && out == 1 {
 		reason = ReasonCooldown
 		d.step(reason, out, "scale to zero: activity unknown (running, waiting or held): idleness is not known, keep 1")
@@ -225,7 +232,7 @@ func (d *Decision) step(r Reason, v int, text string) {
 	if d.quiet {
 		return
 	}
-	d.Steps = append(d.Steps, Step{Reason: r, Value: v, Text: text})
+	d.Steps = append(d.Steps, Step{Stage: d.stage, Reason: r, Value: v, Text: text})
 }
 
 // hold finishes a decision that keeps base for want of data (no data,
@@ -234,7 +241,9 @@ func (d *Decision) step(r Reason, v int, text string) {
 // applies, as at the end of the pipeline. The decision's reason stays the
 // hold's; the bound is a step of its own.
 func (p *Policy) hold(d *Decision, st *State, base, floor int, byWindow *compiledWindow, reason Reason, text string, now time.Time) {
+	d.stage = StageMissingData
 	d.step(reason, base, text)
+	d.stage = StageLimits
 	out := base
 	switch {
 	case out > p.Max:

@@ -133,6 +133,7 @@ func (l *Decider) decide(d *Decision, p *Policy, r Reading, now time.Time, quiet
 			if hold != l.Desired {
 				text = fmt.Sprintf("no metric is known: hold the last desired %d within min %d (schedule included), max %d: %d (not current %d)", l.Desired, p.Floor(now), p.Max, hold, obs.Current)
 			}
+			d.stage = StageMissingData
 			d.step(ReasonNoData, hold, text)
 		}
 		d.Desired, held = hold, true

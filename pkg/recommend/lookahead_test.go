@@ -55,7 +55,7 @@ func TestLookaheadFallingOnlyUpward(t *testing.T) {
 	if len(d.Steps) < 2 {
 		t.Fatalf("no lookahead step:\n%s", stepsText(d))
 	}
-	if s := d.Steps[1]; s.Reason != 0 || s.Value != 5 || d.Raw[0].Replicas != 5 {
+	if s := d.Steps[1]; s.Stage != StageLookahead || s.Reason != 0 || s.Value != 5 || d.Raw[0].Replicas != 5 {
 		t.Errorf("a falling trend raised: %s %d (raw %d):\n%s", s.Reason, s.Value, d.Raw[0].Replicas, stepsText(d))
 	}
 }

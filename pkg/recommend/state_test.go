@@ -74,7 +74,7 @@ func TestDecisionJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := string(b)
-	for _, want := range []string{`"desired":3`, `"current":2`, `"reason":"DesiredWithinRange"`, `"raw":{"queue":{"signal":"queue","value":12,`, `"kv":{"signal":"kv","value":null,"target":0.8,"ratio":null,"replicas":null,"desired":null,"valid":false}`, `"steps":[{"reason":"DesiredWithinRange","value":3,"text":"queue 12 / target 4 per replica = 3`} {
+	for _, want := range []string{`"desired":3`, `"current":2`, `"reason":"DesiredWithinRange"`, `"raw":{"queue":{"signal":"queue","value":12,`, `"kv":{"signal":"kv","value":null,"target":0.8,"ratio":null,"replicas":null,"desired":null,"valid":false}`, `"steps":[{"stage":"metric","reason":"DesiredWithinRange","value":3,"text":"queue 12 / target 4 per replica = 3`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("missing %s in %s", want, s)
 		}

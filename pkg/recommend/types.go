@@ -258,6 +258,9 @@ const (
 // Step is one stage of the pipeline: the replica count after it, why, and
 // the arithmetic in words.
 type Step struct {
+	// Stage is the pipeline stage the step explains, set on every step
+	// (a step that changed nothing has a Stage but no Reason).
+	Stage Stage `json:"stage"`
 	// Reason is why this step set Value; 0 (JSON: the key left out) when
 	// the step explains a stage that did not change the count.
 	Reason Reason `json:"reason,omitempty"`
@@ -266,6 +269,34 @@ type Step struct {
 	// Text is the arithmetic, e.g. "queue 12 / target 4 per replica = 3".
 	Text string `json:"text"`
 }
+
+// Stage names a stage of the pipeline (docs/recommend.md, "The pipeline",
+// whose section numbers are in the comments).
+type Stage string
+
+// The stages, in pipeline order.
+const (
+	// StageMetric: one metric's recommendation with its tolerance and
+	// guards (1-2), one step per metric.
+	StageMetric Stage = "metric"
+	// StageLargest: the largest of several metrics' recommendations (3).
+	StageLargest Stage = "largest"
+	// StageMissingData: no metric known, or a scale-down withheld for a
+	// metric unknown (3): the count held.
+	StageMissingData Stage = "missing-data"
+	// StageLookahead: the projected demand (4).
+	StageLookahead Stage = "lookahead"
+	// StageZero: at zero replicas, activation or staying at zero (5); the
+	// last replica kept for the cooldown, or gone after it (8).
+	StageZero Stage = "zero"
+	// StageStabilization: the stabilisation windows and the cost-aware
+	// scale-down hold (6).
+	StageStabilization Stage = "stabilization"
+	// StageLimits: the scaling policies' rate limits, min, max and the
+	// schedule floor (7-8; the HPA's convertDesiredReplicasWithBehaviorRate
+	// bounds the count within its rate limits).
+	StageLimits Stage = "limits"
+)
 
 // Raw is one metric's part of a decision.
 type Raw struct {
@@ -307,7 +338,8 @@ type Decision struct {
 	// Decider with Quiet set: Decider.Explain).
 	Steps []Step `json:"steps"`
 
-	quiet bool // steps not written (Decider.Quiet)
+	quiet bool  // steps not written (Decider.Quiet)
+	stage Stage // the Stage step gives the steps it appends
 }
 
 // RawResults is Decision.Raw; it marshals to a JSON object keyed by signal.

@@ -42,6 +42,7 @@ type speed struct {
 	cold     float64
 	cpu      []float64 // CPUPercent by running count
 	overhead float64   // RequestOverhead, added to every TTFT
+	role     poolRole  // roleDecode: the demand signal reads the decode role's capacity (pd.go)
 }
 
 // requestOverhead is implemented by a Model whose requests spend a fixed
@@ -151,6 +152,9 @@ func forReplica(p *recommend.Policy, s *speed) (*recommend.Policy, error) {
 	}
 	c := *p
 	c.Capacity = recommend.CapacityFrom(s.m)
+	if s.role == roleDecode {
+		c.Capacity = c.Capacity.ForRole(recommend.RoleDecode)
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

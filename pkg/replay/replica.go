@@ -80,7 +80,7 @@ func (r *replica) admissible(s *sim) bool {
 		return false
 	}
 	p := r.waiting.front()
-	return r.kvRes+int64(p.prompt)+int64(p.output) <= s.sp.kvCap
+	return r.kvRes+s.reserve(p) <= s.sp.kvCap
 }
 
 // enqueue receives a routed request at now.
@@ -106,17 +106,23 @@ func (r *replica) enqueue(s *sim, now float64, p pending) {
 func (r *replica) phaseEnd(s *sim, now float64) {
 	switch r.ph {
 	case decoding:
+		if s.role == roleDecode {
+			s.addITL(now-r.phStart, r.phSteps, len(r.run))
+		}
 		r.advance(s, now, r.phSteps)
 	case prefilling:
 		if r.phSteps > 0 { // chunked prefill: decoders advanced meanwhile
+			if s.role == roleDecode {
+				s.addITL(now-r.phStart, r.phSteps, len(r.run))
+			}
 			r.advance(s, now, r.phSteps)
 		}
 		r.cpuMark(s, now)
 		for _, p := range r.pre {
 			s.firstToken(now, p)
-			if p.output <= 1 {
-				r.kvRes -= int64(p.prompt) + int64(p.output)
-				s.complete(now, p.prompt, p.output)
+			if p.output <= 1 || s.role == rolePrefill {
+				r.kvRes -= s.reserve(&p)
+				s.complete(now, p.prompt, min(p.output, 1))
 				continue
 			}
 			a := int64(p.prompt) + 1 - r.steps
@@ -152,6 +158,10 @@ func (r *replica) startNext(s *sim, now float64) {
 	r.phStart, r.phSteps = now, 0
 	if r.admissible(s) {
 		r.cpuMark(s, now)
+		if s.role == roleDecode {
+			r.startDecodeJoin(s, now)
+			return
+		}
 		tokens := 0
 		for r.admissible(s) {
 			p := r.waiting.front()
@@ -163,7 +173,7 @@ func (r *replica) startNext(s *sim, now float64) {
 				s.queueWin.add(now, now-p.arrival) // vllm:request_queue_time_seconds
 			}
 			tokens += int(p.prompt)
-			r.kvRes += int64(p.prompt) + int64(p.output)
+			r.kvRes += s.reserve(p)
 			r.pre = append(r.pre, *p)
 		}
 		d := s.sp.m.PrefillTime(tokens)

@@ -46,6 +46,13 @@ type sim struct {
 
 	quiet bool // a planning replay (optimal.go): no TTFT statistics
 
+	// role is the pool's part in a prefill/decode pair (pd.go); rolePool
+	// (0) is the aggregated replay. handoff receives a prefill pool's
+	// request at its first token (its KV ready to move).
+	role    poolRole
+	handoff func(now float64, p pending)
+	itl     hist // a decode pool's step times, one per output token (pd.go)
+
 	// hooks for tests: each first token and each completion
 	onFirst func(now float64, p pending)
 	onDone  func(now float64, output int32)
@@ -230,6 +237,10 @@ func (s *sim) firstToken(now float64, p pending) {
 	v := now - p.arrival + s.sp.overhead // the constant overhead shifts every request alike
 	if s.onFirst != nil {
 		s.onFirst(now, p)
+	}
+	if s.handoff != nil {
+		s.prefillDone(now, v, p)
+		return
 	}
 	if s.quiet {
 		if v <= s.cfg.SLOTTFT {

@@ -3,10 +3,8 @@ package scrape
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
-	neturl "net/url"
 
 	"github.com/infscale/infscale/pkg/modelserver"
 )
@@ -31,48 +29,22 @@ type Held struct {
 // activator's, or a third party's exporting the same families, or an llm-d
 // EPP's: its flow-control queue, summed over flows and clamped at 0, and
 // ready when ready_endpoints > 0) and reads its held requests (summed over
-// series) and readiness. Held is NaN with
-// an error when the page cannot be fetched (ErrFetch) or parsed
+// series) and readiness; the page is fetched and parsed as every page is
+// (get, parsePage). Held is NaN with an error when the URL is not one to
+// fetch (ErrSource), the page cannot be fetched (ErrFetch) or parsed
 // (ErrInvalidPage), lacks the held family, declares it other than a gauge
 // (ErrWrongType: a counter's value is not read as a gauge's, nor as 0), or
 // holds NaN, ±Inf or a negative count. A held count that is unknown keeps
 // the target from scaling to zero; it never reads as 0.
 func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, error) {
 	bad := Held{Held: math.NaN(), Ready: math.NaN()}
-	url := rawURL
-	if u, err := neturl.Parse(rawURL); err == nil {
-		url = u.Redacted()
-	}
-	if client == nil {
-		client = http.DefaultClient
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	b, contentType, url, _, err := get(ctx, client, rawURL)
 	if err != nil {
-		return bad, fmt.Errorf("%s: %w: %v", url, ErrSource, err)
+		return bad, err
 	}
-	req.Header.Set("Accept", acceptHeader)
-	resp, err := client.Do(req)
+	raw, _, err := parsePage(b, contentType, url)
 	if err != nil {
-		return bad, fmt.Errorf("%s: %w: %w", url, ErrFetch, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return bad, fmt.Errorf("%s: %w: HTTP status %s", url, ErrFetch, resp.Status)
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxPageBytes+1))
-	if err != nil {
-		return bad, fmt.Errorf("%s: %w: reading body: %w", url, ErrFetch, err)
-	}
-	if len(b) > MaxPageBytes {
-		return bad, &PageError{Source: url, Err: fmt.Errorf("page larger than %d bytes", MaxPageBytes)}
-	}
-	ct, err := mediaType(b, resp.Header.Get("Content-Type"))
-	if err != nil {
-		return bad, &PageError{Source: url, Line: 1, Err: err}
-	}
-	raw, err := parse(b, ct)
-	if err != nil {
-		return bad, &PageError{Source: url, Line: locate(b, ct, err), Err: withHint(b, err)}
+		return bad, err
 	}
 	h := Held{Held: gaugeSum(raw, HeldFamily), Ready: gaugeSum(raw, ReadyFamily)}
 	family := HeldFamily

@@ -55,7 +55,7 @@ func Load(ctx context.Context, client *http.Client, src string, stdin io.Reader,
 			return nil, fmt.Errorf("%s: %w: %w", StdinSource, ErrFetch, err)
 		}
 		if !ok {
-			return nil, &PageError{Source: StdinSource, Err: fmt.Errorf("page larger than %d bytes", MaxPageBytes)}
+			return nil, tooLarge(StdinSource)
 		}
 		p, err := readBytes(b, "", StdinSource, server)
 		if p != nil {
@@ -103,19 +103,41 @@ func unwrapPath(err error) error {
 // with any password replaced by "xxxxx" (url.URL.Redacted): to scrape
 // again, keep the URL given, not Page.Source.
 func fetch(ctx context.Context, client *http.Client, rawURL string, server modelserver.Server) (*Page, error) {
+	b, ct, url, now, err := get(ctx, client, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	p, err := readBytes(b, ct, url, server)
+	if err != nil {
+		return nil, err
+	}
+	p.Time = now
+	return p, nil
+}
+
+// get fetches the /metrics page at rawURL, the one way every page is
+// fetched (replicas' pages and holders'): an http(s) URL with a host and a
+// valid port, GET with the exposition formats' Accept header, within
+// DefaultTimeout when client has no timeout, a 2xx status, at most
+// MaxPageBytes (readAll). It returns the body, its Content-Type, the URL
+// to name in messages (any password replaced by "xxxxx") and when the body
+// was read. Errors: ErrSource (a URL that cannot be fetched), ErrFetch (the
+// request, status or read failed), a *PageError for a page over
+// MaxPageBytes.
+func get(ctx context.Context, client *http.Client, rawURL string) (body []byte, contentType, url string, at time.Time, err error) {
 	u, err := neturl.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", rawURL, ErrSource, err)
+		return nil, "", rawURL, at, fmt.Errorf("%s: %w: %v", rawURL, ErrSource, err)
 	}
-	url := rawURL
+	url = rawURL
 	if _, has := u.User.Password(); has {
 		url = u.Redacted()
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("%s: %w: no host (allowed: http://HOST[:PORT]/PATH or https://...)", url, ErrSource)
+		return nil, "", url, at, fmt.Errorf("%s: %w: no host (allowed: http://HOST[:PORT]/PATH or https://...)", url, ErrSource)
 	}
 	if err := httpurl.Check(u); errors.Is(err, httpurl.ErrPort) {
-		return nil, fmt.Errorf("%s: %w: %v", url, ErrSource, err)
+		return nil, "", url, at, fmt.Errorf("%s: %w: %v", url, ErrSource, err)
 	}
 	if client == nil {
 		client = http.DefaultClient
@@ -127,31 +149,22 @@ func fetch(ctx context.Context, client *http.Client, rawURL string, server model
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", url, ErrSource, err)
+		return nil, "", url, at, fmt.Errorf("%s: %w: %v", url, ErrSource, err)
 	}
 	req.Header.Set("Accept", acceptHeader)
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", url, ErrFetch, err)
+		return nil, "", url, at, fmt.Errorf("%s: %w: %w", url, ErrFetch, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("%s: %w: HTTP status %s", url, ErrFetch, resp.Status)
+		return nil, "", url, at, fmt.Errorf("%s: %w: HTTP status %s", url, ErrFetch, resp.Status)
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxPageBytes+1))
+	b, err := readAll(resp.Body, url)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: reading body: %w", url, ErrFetch, err)
+		return nil, "", url, at, err
 	}
-	now := time.Now()
-	if len(b) > MaxPageBytes {
-		return nil, &PageError{Source: url, Err: fmt.Errorf("page larger than %d bytes", MaxPageBytes)}
-	}
-	p, err := readBytes(b, resp.Header.Get("Content-Type"), url, server)
-	if err != nil {
-		return nil, err
-	}
-	p.Time = now
-	return p, nil
+	return b, resp.Header.Get("Content-Type"), url, time.Now(), nil
 }
 
 // LoadAll loads every source concurrently (at most parallel at once; <= 0

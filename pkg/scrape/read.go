@@ -50,32 +50,62 @@ const (
 // server is Unknown and nothing matches, listing the families looked for;
 // ErrFetch when r fails.
 func Read(r io.Reader, contentType, source string, server modelserver.Server) (*Page, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxPageBytes+1))
+	b, err := readAll(r, source)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", source, ErrFetch, err)
-	}
-	if len(b) > MaxPageBytes {
-		return nil, &PageError{Source: source, Err: fmt.Errorf("page larger than %d bytes", MaxPageBytes)}
+		return nil, err
 	}
 	return readBytes(b, contentType, source, server)
 }
 
-func readBytes(b []byte, contentType, source string, server modelserver.Server) (*Page, error) {
+// readAll reads a page's body from r, at most MaxPageBytes (a larger page
+// is refused after MaxPageBytes+1 bytes: memory stays bounded). Errors:
+// ErrFetch when r fails, a *PageError naming source for a larger page.
+func readAll(r io.Reader, source string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxPageBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: reading: %w", source, ErrFetch, err)
+	}
+	if len(b) > MaxPageBytes {
+		return nil, tooLarge(source)
+	}
+	return b, nil
+}
+
+// tooLarge is the error for a page over MaxPageBytes.
+func tooLarge(source string) error {
+	return &PageError{Source: source, Err: fmt.Errorf("page larger than %d bytes", MaxPageBytes)}
+}
+
+// parsePage parses the body b of a page (of any kind: a model server's, a
+// holder's) whose HTTP Content-Type is contentType ("" for files), and
+// returns it with the exposition format it was read as. Errors
+// are *PageError naming source:line: NUL bytes, a body that is not an
+// exposition format (JSON, HTML) or does not parse, a text page whose last
+// line has no newline (truncated).
+func parsePage(b []byte, contentType, source string) (raw *rawPage, ct string, err error) {
 	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return nil, &PageError{Source: source, Line: 1 + bytes.Count(b[:i], []byte("\n")),
+		return nil, "", &PageError{Source: source, Line: 1 + bytes.Count(b[:i], []byte("\n")),
 			Err: errors.New("NUL byte: binary data, not a text page (Prometheus's parser would silently stop reading here)")}
 	}
-	ct, err := mediaType(b, contentType)
+	ct, err = mediaType(b, contentType)
 	if err != nil {
-		return nil, &PageError{Source: source, Line: 1, Err: err}
+		return nil, "", &PageError{Source: source, Line: 1, Err: err}
 	}
-	raw, err := parse(b, ct)
+	raw, err = parse(b, ct)
 	if err != nil {
-		return nil, &PageError{Source: source, Line: locate(b, ct, err), Err: withHint(b, err)}
+		return nil, "", &PageError{Source: source, Line: locate(b, ct, err), Err: withHint(b, err)}
 	}
 	if ct == ContentTypeText && len(b) > 0 && b[len(b)-1] != '\n' {
-		return nil, &PageError{Source: source, Line: 1 + bytes.Count(b, []byte("\n")),
+		return nil, "", &PageError{Source: source, Line: 1 + bytes.Count(b, []byte("\n")),
 			Err: errors.New("the last line does not end with a newline: the page looks truncated (the text format ends every line with \\n)")}
+	}
+	return raw, ct, nil
+}
+
+func readBytes(b []byte, contentType, source string, server modelserver.Server) (*Page, error) {
+	raw, ct, err := parsePage(b, contentType, source)
+	if err != nil {
+		return nil, err
 	}
 	if server == modelserver.Unknown {
 		server = detect(raw)

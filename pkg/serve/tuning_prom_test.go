@@ -13,8 +13,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/infscale/infscale/pkg/config"
-	"github.com/infscale/infscale/pkg/history"
-	"github.com/infscale/infscale/pkg/history/historytest"
+	"github.com/infscale/infscale/pkg/synthweek"
+	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
 	"github.com/infscale/infscale/pkg/tune"
 )
 
@@ -83,7 +83,7 @@ func hasLabel(m *dto.Metric, k, v string) bool {
 }
 
 // TestTuningOnPrometheusWeek: serve with a tune: block on a real
-// Prometheus holding the synthetic week (pkg/history). Shadow mode:
+// Prometheus holding the synthetic week (pkg/synthweek). Shadow mode:
 // the target is tuned on 6 hours of its own history and the candidate's
 // decision is exported beside the live one, the live policy untouched.
 // Reloaded in adopt mode: the candidate, which holds, decides the target
@@ -97,7 +97,7 @@ func TestTuningOnPrometheusWeek(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled week and tunes on it")
 	}
-	srv, tr := historytest.Serve(t, history.Config{})
+	srv, tr := synthweektest.Serve(t, synthweek.Config{})
 	now := tr.End.Add(-2 * time.Hour)
 	clock := func() time.Time { return now }
 	ctx := context.Background()

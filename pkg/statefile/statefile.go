@@ -8,12 +8,10 @@ package statefile
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/infscale/infscale/internal/atomicfile"
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/pkg/recommend"
 )
@@ -57,30 +55,13 @@ func Read(path string) (*File, error) {
 	return Decode(data, path)
 }
 
-// Write writes f (Version set) to path atomically: a temporary file in the
-// same directory, renamed over path, so a reader never sees half a file.
+// Write writes f (Version set) to path atomically (atomicfile.Write), so a
+// reader never sees half a file.
 func Write(path string, f File) error {
 	f.Version = Version
 	b, err := json.Marshal(f)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, append(b, '\n'))
 }

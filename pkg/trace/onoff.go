@@ -24,8 +24,9 @@ import (
 //     and P(gap > x) = (min/x)^Alpha above it.
 //
 // With the defaults (2.5 req/s, 60 s busy, 90 s mean gap, Alpha 1.5: gaps of
-// at least 30 s) an hour has about 3600/150 = 24 gaps over 30 s, the
-// traffic issue #20 describes.
+// at least 30 s) an hour has about 3600/150 = 24 gaps over 30 s: the shape
+// of code-completion traffic, bursts of 5-20 requests between silences of
+// 30-300 s.
 type OnOff struct {
 	// Rate is the mean arrival rate over the whole trace, req/s (> 0).
 	Rate float64

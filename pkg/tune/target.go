@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/infscale/infscale/internal/atomicfile"
 	"github.com/infscale/infscale/pkg/backtest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
@@ -199,27 +200,14 @@ func (c Candidate) Adapt(live recommend.Policy) (recommend.Policy, error) {
 // ResultPath is where target name's result lives in dir: dir/NAME.json.
 func ResultPath(dir, name string) string { return filepath.Join(dir, name+".json") }
 
-// WriteResult writes r to ResultPath(dir, r.Target), atomically (a
-// temporary file renamed over it), so a reader never sees half a file.
+// WriteResult writes r to ResultPath(dir, r.Target) atomically
+// (atomicfile.Write), so a reader never sees half a file.
 func WriteResult(dir string, r TargetResult) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+r.Target+".*.tmp")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), ResultPath(dir, r.Target))
+	return atomicfile.Write(ResultPath(dir, r.Target), append(b, '\n'))
 }
 
 // ReadResult reads target name's result from dir; ok is false when there

@@ -1,8 +1,8 @@
-// Package history writes a synthetic week of vLLM fleet metrics as
+// Package synthweek writes a synthetic week of vLLM fleet metrics as
 // OpenMetrics text, the way Prometheus would have stored it, together with
-// the ground truth that produced it. Backtest and profile tests load it into
-// a real Prometheus TSDB with `promtool tsdb create-blocks-from openmetrics`
-// and read it back only through the HTTP API.
+// the ground truth that produced it. `infscale synth-week` and the backtest
+// and profile tests load it into a real Prometheus TSDB with `promtool tsdb
+// create-blocks-from openmetrics` and read it back only through the HTTP API.
 //
 // The week (Config's defaults) starts on a Monday at 00:00 UTC and has:
 //   - a daily cycle peaking at PeakHour (UTC) and a weekend dip (Saturday
@@ -29,7 +29,7 @@
 // Each pod is scraped at its own offset within the interval (7 s × its
 // sequence number, modulo the interval), as Prometheus spreads targets.
 // Timestamps are in seconds; the text ends with "# EOF".
-package history
+package synthweek
 
 import (
 	"bufio"
@@ -105,9 +105,9 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Truth is what generated the history, for tests to compare against.
+// Truth is what generated the week, for tests to compare against.
 type Truth struct {
-	// Start and End bound the history: scrapes at Start, Start+Scrape, ...,
+	// Start and End bound the week: scrapes at Start, Start+Scrape, ...,
 	// End (End included).
 	Start, End time.Time
 	// Scrape is the scrape interval.
@@ -182,7 +182,7 @@ type weekModel struct {
 func newWeekModel() weekModel {
 	r, err := replica.New(WeekReplica())
 	if err != nil {
-		panic(fmt.Sprintf("history: the week's replica: %v", err)) // a constant configuration
+		panic(fmt.Sprintf("synthweek: the week's replica: %v", err)) // a constant configuration
 	}
 	m := weekModel{r: r}
 	var prompt, output float64
@@ -252,7 +252,7 @@ func (c Config) gap() [2]time.Time {
 	return [2]time.Time{s, s.Add(20 * time.Minute)}
 }
 
-// Write generates the history and writes it to w as OpenMetrics.
+// Write generates the week and writes it to w as OpenMetrics.
 func Write(w io.Writer, cfg Config) (Truth, error) {
 	c := cfg.withDefaults()
 	pods, spec, tr := run(c)
@@ -296,7 +296,7 @@ func run(c Config) ([]*pod, []float64, Truth) {
 	}
 	for range want(0) {
 		p := newPod(0)
-		p.succ = float64(1000 * seq) // counters from before the history
+		p.succ = float64(1000 * seq) // counters from before the week
 		active = append(active, p)
 	}
 	lat := min(c.Latency/dt, 1)

@@ -9,26 +9,26 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/infscale/infscale/pkg/history"
+	"github.com/infscale/infscale/pkg/synthweek"
 )
 
-// HistoryCmd is `infscale history`: a synthetic week of a vLLM Deployment's
-// metrics (pkg/history: a daily cycle, a weekend dip, one spike, a pod
+// SynthWeekCmd is `infscale synth-week`: a synthetic week of a vLLM
+// Deployment's metrics (pkg/synthweek: a daily cycle, a weekend dip, one spike, a pod
 // restart, a rollout, a scrape gap) written into a Prometheus TSDB
 // directory with promtool, so that backtest and profile can be tried
 // without a production Prometheus.
-type HistoryCmd struct {
+type SynthWeekCmd struct {
 	Data        string        `required:"" placeholder:"DIR" help:"TSDB directory to create (must not exist, or be empty); start Prometheus with --storage.tsdb.path=DIR."`
 	Promtool    string        `default:"promtool" placeholder:"PATH" help:"promtool binary (default ${default} from PATH; make tools builds tools/bin/promtool)."`
-	Days        int           `default:"7" help:"Days of history, ending at the hour of --end."`
-	End         string        `default:"now" placeholder:"T" help:"End of the history, truncated to the hour: unix seconds, RFC3339, or relative to now (default ${default})."`
+	Days        int           `default:"7" help:"Days to write, ending at the hour of --end."`
+	End         string        `default:"now" placeholder:"T" help:"End of the days written, truncated to the hour: unix seconds, RFC3339, or relative to now (default ${default})."`
 	Scrape      time.Duration `default:"60s" placeholder:"D" help:"Scrape interval of the synthetic series (default ${default})."`
 	Seed        uint64        `default:"1" help:"Seed of the arrivals."`
 	OpenMetrics string        `name:"openmetrics" placeholder:"FILE" help:"Also keep the OpenMetrics text that was backfilled in FILE."`
 }
 
 // Run writes the OpenMetrics text, backfills it and says what to run next.
-func (c *HistoryCmd) Run(e *env) error {
+func (c *SynthWeekCmd) Run(e *env) error {
 	if c.Days < 1 || c.Days > 90 {
 		return invalidf("--days %d: want 1..90", c.Days)
 	}
@@ -49,46 +49,46 @@ func (c *HistoryCmd) Run(e *env) error {
 		return invalidf("--end %v", err)
 	}
 	end = end.UTC().Truncate(time.Hour)
-	cfg := history.Config{Start: end.AddDate(0, 0, -c.Days), Days: c.Days, Scrape: c.Scrape, Seed: c.Seed}
+	cfg := synthweek.Config{Start: end.AddDate(0, 0, -c.Days), Days: c.Days, Scrape: c.Scrape, Seed: c.Seed}
 
 	om := c.OpenMetrics
 	if om == "" {
-		tmp, err := os.MkdirTemp("", "infscale-history-")
+		tmp, err := os.MkdirTemp("", "infscale-synth-week-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(tmp)
-		om = filepath.Join(tmp, "history.om")
+		om = filepath.Join(tmp, "week.om")
 	}
 	truth, err := writeOpenMetrics(om, cfg)
 	if err != nil {
-		return fmt.Errorf("history: %w", err)
+		return fmt.Errorf("synth-week: %w", err)
 	}
 	// 54h blocks: a week in a few blocks rather than 84 two-hour ones.
 	out, err := exec.CommandContext(e.ctx, promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", "--max-block-duration=54h", om, c.Data).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("history: %s tsdb create-blocks-from openmetrics: %v\n%s", promtool, err, out)
+		return fmt.Errorf("synth-week: %s tsdb create-blocks-from openmetrics: %v\n%s", promtool, err, out)
 	}
-	fmt.Fprintf(e.stdout, `history: %d days (%s .. %s, scrape %s) of a synthetic vLLM Deployment (namespace %q, deployment %q) in %s:
+	fmt.Fprintf(e.stdout, `synth-week: %d days (%s .. %s, scrape %s) of a synthetic vLLM Deployment (namespace %q, deployment %q) in %s:
   %d requests, peak %02d:00 UTC, weekends x %g, %s
 
-Serve it and try the history commands on it:
+Serve it and try backtest and profile on it:
   prometheus --storage.tsdb.path=%s --storage.tsdb.retention.time=10y --config.file=/dev/null --web.listen-address=127.0.0.1:9090
   infscale backtest --prometheus-url http://127.0.0.1:9090 --selector '{namespace="llm"}' --replicas-query 'kube_deployment_spec_replicas{namespace="llm",deployment="chat"}'
   infscale profile --prometheus-url http://127.0.0.1:9090 --selector '{namespace="llm"}'
 `, c.Days, truth.Start.Format(time.RFC3339), truth.End.Format(time.RFC3339), truth.Scrape, "llm", "chat", c.Data,
-		truth.Requests, truth.PeakHour, truth.WeekendFactor, historyEvents(truth), c.Data)
+		truth.Requests, truth.PeakHour, truth.WeekendFactor, weekEvents(truth), c.Data)
 	return nil
 }
 
-// writeOpenMetrics writes the synthetic history to path.
-func writeOpenMetrics(path string, cfg history.Config) (history.Truth, error) {
+// writeOpenMetrics writes the synthetic week cfg describes to path.
+func writeOpenMetrics(path string, cfg synthweek.Config) (synthweek.Truth, error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return history.Truth{}, err
+		return synthweek.Truth{}, err
 	}
 	bw := bufio.NewWriter(f)
-	truth, err := history.Write(bw, cfg)
+	truth, err := synthweek.Write(bw, cfg)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -98,12 +98,12 @@ func writeOpenMetrics(path string, cfg history.Config) (history.Truth, error) {
 	return truth, err
 }
 
-// historyEvents names the spike and the scrape gap that fall inside the
-// written history, [truth.Start, truth.End], with their times ("a spike
+// weekEvents names the spike and the scrape gap that fall inside the
+// days written, [truth.Start, truth.End], with their times ("a spike
 // 2026-12-03T04:00:00Z .. 2026-12-03T04:30:00Z"); one outside it (they are
 // at fixed days of the week) is said to be, with the --days that would
 // hold it ("no spike (it needs --days 3)").
-func historyEvents(truth history.Truth) string {
+func weekEvents(truth synthweek.Truth) string {
 	event := func(name string, ev [2]time.Time) string {
 		if !ev[0].Before(truth.Start) && !ev[1].After(truth.End) {
 			return fmt.Sprintf("a %s %s .. %s", name, ev[0].Format(time.RFC3339), ev[1].Format(time.RFC3339))
@@ -112,4 +112,16 @@ func historyEvents(truth history.Truth) string {
 		return fmt.Sprintf("no %s (it needs --days %d)", name, (ev[1].Sub(truth.Start)+day-1)/day)
 	}
 	return event("spike", truth.Spike) + ", " + event("scrape gap", truth.Gap)
+}
+
+// HistoryCmd is `infscale history`, synth-week's old name, kept hidden for
+// one release: it warns on stderr and runs synth-week.
+type HistoryCmd struct {
+	SynthWeekCmd `embed:""`
+}
+
+// Run warns that the name goes and runs synth-week.
+func (c *HistoryCmd) Run(e *env) error {
+	fmt.Fprintln(e.stderr, "infscale: history is deprecated and goes in the next release; use synth-week")
+	return c.SynthWeekCmd.Run(e)
 }

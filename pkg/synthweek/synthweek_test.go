@@ -1,4 +1,4 @@
-package history
+package synthweek
 
 import (
 	"bytes"

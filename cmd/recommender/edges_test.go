@@ -51,7 +51,7 @@ func TestSimulateEdgeFlags(t *testing.T) {
 // TestProfileRefusesBaselinePolicy: profile adds the floor to the reactive
 // policy as schedule= options, which only an infscale policy takes; a
 // baseline or hpa(...) failed after all the queries (exit 1) and is now
-// refused up front. recommended is written out (see TestHistoryCommands
+// refused up front. recommended is written out (see TestCommandsOnSynthWeek
 // for the accepted path against a real Prometheus).
 func TestProfileRefusesBaselinePolicy(t *testing.T) {
 	for _, p := range []string{"fixed:2", "oracle", "knative:16", "hpa(queue:24)"} {
@@ -64,10 +64,10 @@ func TestProfileRefusesBaselinePolicy(t *testing.T) {
 	}
 }
 
-// TestHistoryFlagEdges: history flags that sent unbounded queries (a start
+// TestPrometheusRangeFlagEdges: Prometheus range flags that sent unbounded queries (a start
 // 10^300 s back, a 1 ms step: billions of points) or failed only at the
 // first query (exit 1) are invalid input, exit 2, before any query.
-func TestHistoryFlagEdges(t *testing.T) {
+func TestPrometheusRangeFlagEdges(t *testing.T) {
 	sel := []string{"--selector", `{namespace="llm"}`}
 	url := []string{"--prometheus-url", "http://127.0.0.1:1"}
 	for _, c := range []struct {

@@ -1,4 +1,4 @@
-package historytest
+package synthweektest
 
 import (
 	"bufio"
@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/infscale/infscale/pkg/history"
+	"github.com/infscale/infscale/pkg/synthweek"
 )
 
 // Replica shapes a history whose latencies come from known replica
@@ -115,10 +115,10 @@ func (c Replica) withDefaults() Replica {
 func WriteReplica(w io.Writer, cfg Replica) (ReplicaTruth, error) {
 	c := cfg.withDefaults()
 	if c.Step == nil || c.TTFT == nil {
-		return ReplicaTruth{}, fmt.Errorf("historytest: Replica needs Step and TTFT")
+		return ReplicaTruth{}, fmt.Errorf("synthweektest: Replica needs Step and TTFT")
 	}
 	if c.Window%c.Scrape != 0 {
-		return ReplicaTruth{}, fmt.Errorf("historytest: window %s is not a multiple of the scrape %s", c.Window, c.Scrape)
+		return ReplicaTruth{}, fmt.Errorf("synthweektest: window %s is not a multiple of the scrape %s", c.Window, c.Scrape)
 	}
 	per := int(c.Window / c.Scrape) // scrapes per window
 	n := c.Windows*per + 1          // scrapes 0..n-1; scrape k > 0 is in window (k-1)/per
@@ -220,7 +220,7 @@ func WriteReplica(w io.Writer, cfg Replica) (ReplicaTruth, error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var tr ReplicaTruth
 	tr.Start, tr.End = c.Start, c.Start.Add(time.Duration(n-1)*c.Scrape)
-	e := &history.Emitter{W: bw, Start: c.Start.Unix(), Step: int64(dt)}
+	e := &synthweek.Emitter{W: bw, Start: c.Start.Unix(), Step: int64(dt)}
 	for _, key := range order {
 		var family, typ string
 		fmt.Sscan(key, &family, &typ)

@@ -14,18 +14,18 @@ import (
 	"github.com/infscale/infscale/internal/promtest"
 )
 
-// TestHistoryCommandBackfills: `infscale history` writes 2 days ending at
+// TestSynthWeekBackfills: `infscale synth-week` writes 2 days ending at
 // the hour of --end (2026-12-01T10:17Z: 2026-11-29T10:00Z .. 2026-12-01T10:00Z) into a TSDB a real Prometheus serves; the deployment's
 // spec series is there at both ends, and a second run into the same
 // directory is refused (exit 2) rather than adding blocks to it.
-func TestHistoryCommandBackfills(t *testing.T) {
+func TestSynthWeekBackfills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs promtool and Prometheus")
 	}
 	promtool := promtest.Binary(t, promtest.Promtool)
 	data := filepath.Join(t.TempDir(), "data")
 	var out, errb bytes.Buffer
-	args := []string{"history", "--data", data, "--promtool", promtool, "--days", "2", "--scrape", "2m", "--end", "2026-12-01T10:17:00Z"}
+	args := []string{"synth-week", "--data", data, "--promtool", promtool, "--days", "2", "--scrape", "2m", "--end", "2026-12-01T10:17:00Z"}
 	if code := run(context.Background(), args, strings.NewReader(""), &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -54,5 +54,21 @@ func TestHistoryCommandBackfills(t *testing.T) {
 	}
 	if _, err := os.Stat(data); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHistoryDeprecated: `infscale history`, synth-week's old name, still
+// runs it (here to its --days check, exit 2) after one line on stderr
+// naming the new name; help lists synth-week only.
+func TestHistoryDeprecated(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"history", "--data", t.TempDir(), "--days", "0"}, strings.NewReader(""), &out, &errb)
+	want := "infscale: history is deprecated and goes in the next release; use synth-week\ninfscale: --days 0: want 1..90\n"
+	if code != exitInvalid || errb.String() != want {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, errb.String(), want)
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"--help"}, nil, &out, &errb); code != exitOK || !strings.Contains(out.String(), "synth-week") || strings.Contains(out.String(), "\n  history") {
+		t.Errorf("--help (exit %d) lists history, or not synth-week:\n%s", code, out.String())
 	}
 }

@@ -1,9 +1,9 @@
-// Package historytest serves a synthetic history (package history's week,
-// or this package's Replica, the calibration history only tests write) from
-// the pinned real Prometheus for tests. It is apart from package history so
-// that the infscale binary, which writes weeks, links neither the testing
-// package nor internal/promtest.
-package historytest
+// Package synthweektest serves synthetic metrics (package synthweek's week,
+// or this package's Replica, the calibration series only tests write) from
+// the pinned real Prometheus for tests. It is apart from package synthweek
+// so that the infscale binary, which writes weeks, links neither the
+// testing package nor internal/promtest.
+package synthweektest
 
 import (
 	"bufio"
@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/infscale/infscale/internal/promtest"
-	"github.com/infscale/infscale/pkg/history"
 	"github.com/infscale/infscale/pkg/replica"
+	"github.com/infscale/infscale/pkg/synthweek"
 )
 
 // Serve writes the history for cfg, loads it into a TSDB with the pinned
@@ -25,11 +25,11 @@ import (
 // (retention counts from the newest block, and the history is in the
 // past). Query it over [Truth.Start, Truth.End] explicitly. It skips the
 // test when the binaries are unavailable (fails under CI=true).
-func Serve(t testing.TB, cfg history.Config) (*promtest.Server, history.Truth) {
+func Serve(t testing.TB, cfg synthweek.Config) (*promtest.Server, synthweek.Truth) {
 	t.Helper()
-	var tr history.Truth
+	var tr synthweek.Truth
 	srv := serve(t, func(w io.Writer) (err error) {
-		tr, err = history.Write(w, cfg)
+		tr, err = synthweek.Write(w, cfg)
 		return err
 	})
 	return srv, tr
@@ -72,13 +72,13 @@ func serve(t testing.TB, write func(io.Writer) error) *promtest.Server {
 	return promtest.Start(t, promtest.Options{DataDir: data, Flags: []string{"--storage.tsdb.retention.time=10y"}})
 }
 
-// CheckWeekCalibration fails t unless cal, fitted from a week history.Write wrote,
+// CheckWeekCalibration fails t unless cal, fitted from a week synthweek.Write wrote,
 // gives WeekReplica back within the tolerances docs/evaluation/ACCURACY.md holds the
 // noisy Prometheus-history fit to: step overhead 0.25 ms, per-sequence
 // cost 10 us, request overhead 3 ms, MFU 0.01.
 func CheckWeekCalibration(t testing.TB, cal replica.Calibration) {
 	t.Helper()
-	w := history.WeekReplica()
+	w := synthweek.WeekReplica()
 	for _, c := range []struct {
 		what           string
 		got, want, tol float64

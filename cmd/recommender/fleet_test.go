@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFleetControl runs `infscale fleet` (one replica, no arrivals of its
+// own), reads the control URL from the line it prints, and drives a drill
+// over HTTP: a burst of 3 puts 3 requests on the one replica (each takes
+// 1.77 s on the reference replica, so none has finished), cancel leaves
+// none; --control= binds no control API and prints no drill line.
+func TestFleetControl(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"fleet", "--max", "1", "--rate", "0", "--status", "0"}, nil, pw, &errb)
+		pw.Close()
+	}()
+	var ctl string
+	sc := bufio.NewScanner(pr)
+	for ctl == "" && sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "# fault drills: curl -X POST '"); ok {
+			ctl, _, _ = strings.Cut(rest, "/fleet/burst")
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	if ctl == "" {
+		t.Fatalf("no fault-drill line on stdout (stderr %q)", errb.String())
+	}
+	post := func(path string) map[string]any {
+		t.Helper()
+		resp, err := http.Post(ctl+path, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var s map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&s); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST %s: %d, %v", path, resp.StatusCode, err)
+		}
+		return s
+	}
+	if s := post("/fleet/burst?n=3"); s["running"].(float64)+s["waiting"].(float64) != 3 || s["served"].(float64) != 0 {
+		t.Errorf("after a burst of 3: %v, want 3 running or waiting, none served", s)
+	}
+	if s := post("/fleet/cancel"); s["running"].(float64)+s["waiting"].(float64)+s["pending"].(float64) != 0 {
+		t.Errorf("after cancel: %v, want no request", s)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Errorf("exit %d: %s", code, errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("fleet did not stop")
+	}
+
+	short, stop := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer stop()
+	var out bytes.Buffer
+	errb.Reset()
+	if code := run(short, []string{"fleet", "--max", "1", "--status", "0", "--control="}, nil, &out, &errb); code != exitOK || strings.Contains(out.String(), "fault drills") {
+		t.Errorf("--control=: exit %d, stdout:\n%s\nwant 0 and no drill line (stderr %q)", code, out.String(), errb.String())
+	}
+}

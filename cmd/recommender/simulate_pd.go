@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/infscale/infscale/internal/status"
+	"github.com/infscale/infscale/pkg/replay"
+	"github.com/infscale/infscale/pkg/replica"
+	"github.com/infscale/infscale/pkg/trace"
+)
+
+// pdRow is one policy's P/D replay as simulate prints it (JSON keys as
+// the aggregated rows', docs/simulate.md).
+type pdRow struct {
+	Policy          string                 `json:"policy"`
+	Requests        int64                  `json:"requests"`
+	Met             int64                  `json:"met"`
+	Late            int64                  `json:"late"`
+	Unserved        int64                  `json:"unserved"`
+	Rejected        int64                  `json:"rejected"`
+	Misses          int64                  `json:"slo_misses"`
+	MissPct         float64                `json:"miss_pct"`
+	TTFTP50         *float64               `json:"ttft_p50_s"`
+	TTFTP95         *float64               `json:"ttft_p95_s"`
+	ITLP95          *float64               `json:"itl_p95_s"`
+	PrefillMinutes  float64                `json:"prefill_replica_minutes"`
+	DecodeMinutes   float64                `json:"decode_replica_minutes"`
+	TotalMinutes    float64                `json:"replica_minutes"`
+	PrefillPeak     int                    `json:"prefill_peak"`
+	DecodePeak      int                    `json:"decode_peak"`
+	ScaleEvents     int                    `json:"scale_events"`
+	BoundMinutes    *float64               `json:"lower_bound_replica_minutes,omitempty"`
+	PrefillTimeline []replay.TimelineEntry `json:"prefill_timeline,omitempty"`
+	DecodeTimeline  []replay.TimelineEntry `json:"decode_timeline,omitempty"`
+}
+
+// kvLink reads --kv-link: bytes per second, or nvlink for the GPU
+// catalog's link bandwidth per direction.
+func (c *SimulateCmd) kvLink(m *replica.Replica) (float64, error) {
+	if strings.EqualFold(strings.TrimSpace(c.KVLink), "nvlink") {
+		g := m.Config().GPU
+		if g.Link != "nvlink" || !(g.LinkBandwidthBytesPerSecond > 0) {
+			return 0, invalidf("--kv-link nvlink: %s has no NVLink in the GPU catalog (its link: %q); give the bandwidth, e.g. 25GB", g.Name, g.Link)
+		}
+		return g.LinkBandwidthBytesPerSecond, nil
+	}
+	v, err := parseBytes(c.KVLink)
+	if err != nil {
+		return 0, invalidf("--kv-link: %v (or nvlink)", err)
+	}
+	return v, nil
+}
+
+// runPD is simulate --pd: every policy on a P/D pair of the replica.
+func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *replica.Replica) error {
+	if c.Plot != "" {
+		return invalidf("--plot with --pd: not supported yet; use --timeline")
+	}
+	link, err := c.kvLink(model)
+	if err != nil {
+		return err
+	}
+	specs := c.Policy
+	if len(specs) == 0 {
+		specs = replay.PDDefaultPolicies
+	}
+	pols := make([]replay.PDPolicy, 0, len(specs))
+	for _, s := range specs {
+		p, err := replay.ParsePDPolicy(s)
+		if err != nil {
+			return invalidf("--policy: %v", err)
+		}
+		pols = append(pols, p)
+	}
+	pd := replay.PDConfig{KVLinkBytesPerSecond: link}
+	prog := status.NewProgress(e.stderr, progressLabel(len(pols)), len(pols), c.Quiet)
+	res := make([]replay.PDResult, len(pols))
+	errs := make([]error, len(pols))
+	var wg sync.WaitGroup
+	for i, p := range pols {
+		cfg := cfg
+		cfg.Progress = func(now, end float64) {
+			if end > 0 && !math.IsInf(end, 0) {
+				prog.Part(i, now/end)
+			}
+		}
+		wg.Go(func() {
+			if res[i], errs[i] = replay.RunPD(e.ctx, src, p, cfg, pd); errs[i] == nil {
+				prog.Part(i, 1)
+			}
+		})
+	}
+	wg.Wait()
+	prog.Done()
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		var pe *fs.PathError
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &pe) {
+			return err
+		}
+		if errors.Is(err, replay.ErrPDSLO) {
+			return invalidf("--slo-ttft %v with --kv-link %s: %v", c.SLOTTFT, c.KVLink, err)
+		}
+		return invalid(err)
+	}
+	rows := make([]pdRow, len(res))
+	for i, r := range res {
+		rows[i] = newPDRow(r, c.Timeline)
+	}
+	switch c.Output {
+	case "json":
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	case "csv":
+		return writePDCSV(e.stdout, rows)
+	}
+	return writePDText(e.stdout, src.Name, cfg, link, model, rows)
+}
+
+func newPDRow(r replay.PDResult, timeline bool) pdRow {
+	row := pdRow{Policy: r.Policy, Requests: r.Requests, Met: r.Met, Late: r.Late, Unserved: r.Unserved, Rejected: r.Rejected,
+		Misses: r.Misses(), MissPct: r.MissPct(), TTFTP50: replay.FiniteOrNil(r.TTFTP50), TTFTP95: replay.FiniteOrNil(r.TTFTP95), ITLP95: replay.FiniteOrNil(r.ITLP95),
+		PrefillMinutes: r.Prefill.ReplicaMinutes(), DecodeMinutes: r.Decode.ReplicaMinutes(), TotalMinutes: r.ReplicaSeconds() / 60,
+		PrefillPeak: r.Prefill.Peak, DecodePeak: r.Decode.Peak, ScaleEvents: r.Prefill.ScaleEvents + r.Decode.ScaleEvents}
+	if r.LowerBound != nil {
+		row.BoundMinutes = replay.FiniteOrNil(r.LowerBound.ReplicaSeconds() / 60)
+	}
+	if timeline {
+		row.PrefillTimeline = replay.NewRow(r.Prefill, 1, 0, true).Timeline
+		row.DecodeTimeline = replay.NewRow(r.Decode, 1, 0, true).Timeline
+	}
+	return row
+}
+
+func writePDText(w io.Writer, traceName string, cfg replay.Config, link float64, m *replica.Replica, rows []pdRow) error {
+	b := &strings.Builder{}
+	if len(rows) > 0 {
+		fmt.Fprintf(b, "trace %s: %d requests; P/D pair of %s on %s, KV %.0f KiB per token over %s/s; SLO TTFT %gs, period %gs\n\n",
+			traceName, rows[0].Requests, m.Config().Model.Name, m.Config().GPU.Name, m.KVBytesPerToken()/1024, formatBytes(link), cfg.SLOTTFT, cfg.Period)
+	}
+	width := len("policy")
+	for _, r := range rows {
+		width = max(width, len(r.Policy))
+	}
+	head := []string{"SLO miss", "miss %", "TTFT p95", "ITL p95", "prefill rmin", "decode rmin", "total rmin", "peak P/D", "scale events"}
+	fmt.Fprintf(b, "%-*s", width, "policy")
+	for _, h := range head {
+		fmt.Fprintf(b, "  %s", h)
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		itl := "-"
+		if r.ITLP95 != nil {
+			itl = strconv.FormatFloat(*r.ITLP95*1000, 'f', 1, 64) + "ms"
+		}
+		cells := []string{strconv.FormatInt(r.Misses, 10), replay.FormatPct(r.MissPct), fmtSecs(r.TTFTP95), itl,
+			strconv.FormatFloat(r.PrefillMinutes, 'f', 1, 64), strconv.FormatFloat(r.DecodeMinutes, 'f', 1, 64),
+			strconv.FormatFloat(r.TotalMinutes, 'f', 1, 64), fmt.Sprintf("%d/%d", r.PrefillPeak, r.DecodePeak), strconv.Itoa(r.ScaleEvents)}
+		fmt.Fprintf(b, "%-*s", width, r.Policy)
+		for i, c := range cells {
+			fmt.Fprintf(b, "  %*s", len(head[i]), c)
+		}
+		b.WriteString("\n")
+	}
+	for _, r := range rows {
+		if r.BoundMinutes != nil {
+			fmt.Fprintf(b, "\n%s: certified lower bound %.1f replica-min (prefill pool's bound + decode busy time; docs/llm-d.md)\n", r.Policy, *r.BoundMinutes)
+		}
+	}
+	b.WriteString("\nrmin: replica-minutes of the pool (starting, ready and draining). TTFT: prefill queue + prefill + KV transfer + decode queue + first decode step. ITL p95: over output tokens, the decode pool's step time. peak P/D: the most replicas each pool asked for.\n")
+	for _, r := range rows {
+		for _, pool := range []struct {
+			name string
+			tl   []replay.TimelineEntry
+		}{{"prefill", r.PrefillTimeline}, {"decode", r.DecodeTimeline}} {
+			if len(pool.tl) == 0 {
+				continue
+			}
+			fmt.Fprintf(b, "\n%s (%s)\n%8s %8s %7s %5s %8s %8s %8s %8s %9s %6s\n", r.Policy, pool.name, "t", "arr/s", "desired", "ready", "starting", "draining", "running", "waiting", "TTFT p95", "misses")
+			for _, s := range pool.tl {
+				fmt.Fprintf(b, "%8.0f %8.2f %7d %5d %8d %8d %8s %8s %9s %6d\n", s.T, s.ArrivalRate, s.Desired, s.Ready, s.Starting, s.Draining,
+					numP(s.Running), numP(s.Waiting), fmtSecs(s.TTFTP95), s.Misses)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func numP(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return num0(*p)
+}
+
+func writePDCSV(w io.Writer, rows []pdRow) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"policy", "requests", "slo_misses", "miss_pct", "ttft_p95_s", "itl_p95_s", "prefill_replica_minutes", "decode_replica_minutes", "replica_minutes", "prefill_peak", "decode_peak", "scale_events"})
+	f := func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*p, 'g', 6, 64)
+	}
+	for _, r := range rows {
+		_ = cw.Write([]string{r.Policy, strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Misses, 10), strconv.FormatFloat(r.MissPct, 'f', 2, 64),
+			f(r.TTFTP95), f(r.ITLP95), strconv.FormatFloat(r.PrefillMinutes, 'f', 2, 64), strconv.FormatFloat(r.DecodeMinutes, 'f', 2, 64),
+			strconv.FormatFloat(r.TotalMinutes, 'f', 2, 64), strconv.Itoa(r.PrefillPeak), strconv.Itoa(r.DecodePeak), strconv.Itoa(r.ScaleEvents)})
+	}
+	cw.Flush()
+	return cw.Error()
+}

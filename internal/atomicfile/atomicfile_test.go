@@ -1,0 +1,50 @@
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestWrite: a new file, then one replaced, each read back whole; the
+// directory holds nothing else (no temporary file left).
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "chat.json")
+	for _, data := range []string{"{\"a\": 1}\n", "{}\n"} {
+		if err := Write(path, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(path); err != nil || string(got) != data {
+			t.Errorf("read back %q, %v; want %q", got, err, data)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d entries in the directory, want 1 (chat.json)", len(ents))
+	}
+}
+
+// TestWriteFails: a path whose directory does not exist, and one that is
+// a directory (the rename fails after the temporary file is written): the
+// error names the path and no temporary file stays.
+func TestWriteFails(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "none", "chat.json")
+	if err := Write(missing, []byte("x")); err == nil || !strings.HasPrefix(err.Error(), missing+": ") {
+		t.Errorf("missing directory: %v, want an error naming %s", err, missing)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sub, "keep"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(sub, []byte("x")); err == nil || !strings.HasPrefix(err.Error(), sub+": ") {
+		t.Errorf("over a non-empty directory: %v, want an error naming %s", err, sub)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d entries in %s, want only sub (no temporary file left)", len(ents), dir)
+	}
+}

@@ -1,0 +1,271 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/infscale/infscale/pkg/recommend"
+)
+
+// PDPolicy is a parsed policy for a P/D pair (ParsePDPolicy).
+type PDPolicy struct {
+	// Name is the policy string as given.
+	Name string
+
+	// build returns the controller and each pool's warm start.
+	build func(pdEnv) (ctl pdController, initPre, initDec int, err error)
+}
+
+// PDDefaultPolicies is what `simulate --pd` runs without --policy.
+var PDDefaultPolicies = []string{"recommended", "optimal", "llmd-queue", "llmd-saturation", "llmd-tokens", "llmd-slo"}
+
+// ParsePDPolicy reads a P/D policy string: recommended (the pair rule,
+// recommend.PairDecider), optimal (both pools' hindsight schedules), an
+// llm-d baseline (one ScaledObject per role), pd(PREFILL;DECODE) (a policy
+// string per role), or any other policy string (the same policy on each
+// pool, deciding alone). Errors name the column and what is allowed;
+// optimal or oracle inside a pair and knative (its own 2 s tick) are
+// refused.
+func ParsePDPolicy(spec string) (PDPolicy, error) {
+	switch {
+	case spec == "recommended":
+		return PDPolicy{Name: spec, build: buildPDRecommended}, nil
+	case spec == "optimal":
+		return PDPolicy{Name: spec, build: buildPDOptimal}, nil
+	case strings.HasPrefix(spec, "pd(") && strings.HasSuffix(spec, ")"):
+		inner := spec[3 : len(spec)-1]
+		a, b, ok := strings.Cut(inner, ";")
+		if !ok {
+			return PDPolicy{}, policyError(spec, 4, "pd(PREFILL;DECODE) wants two policies separated by ';'")
+		}
+		pp, err := parsePolicy(spec, a, 3)
+		if err != nil {
+			return PDPolicy{}, err
+		}
+		dp, err := parsePolicy(spec, b, 3+len(a)+1)
+		if err != nil {
+			return PDPolicy{}, err
+		}
+		if err := pdSupported(spec, pp); err != nil {
+			return PDPolicy{}, err
+		}
+		if err := pdSupported(spec, dp); err != nil {
+			return PDPolicy{}, err
+		}
+		return PDPolicy{Name: spec, build: pairBuilder(pp, dp)}, nil
+	}
+	p, err := ParsePolicy(spec)
+	if err != nil {
+		return PDPolicy{}, err
+	}
+	if err := pdSupported(spec, p); err != nil {
+		return PDPolicy{}, err
+	}
+	head := splitTop(spec)[0].text
+	if isLLMD(head) {
+		return PDPolicy{Name: spec, build: llmdPairBuilder(p, head)}, nil
+	}
+	return PDPolicy{Name: spec, build: pairBuilder(p, p)}, nil
+}
+
+// pdSupported refuses the policies a pool of a pair cannot run: those
+// that search or read the whole trace (optimal, oracle: use the pair's
+// optimal) and Knative (its own 2 s tick).
+func pdSupported(full string, p Policy) error {
+	head := splitTop(p.Name)[0].text
+	switch {
+	case p.search || strings.HasPrefix(head, "oracle"):
+		return policyError(full, 1, "%s searches the whole trace for one pool; for a pair use optimal alone (both pools' schedules)", head)
+	case strings.HasPrefix(head, "knative"):
+		return policyError(full, 1, "knative ticks every 2 s, the pair every period; not supported for a P/D pair")
+	}
+	return nil
+}
+
+// pairCtl is two independent controllers, one per pool.
+type pairCtl struct{ pre, dec Controller }
+
+func (c pairCtl) decide(now float64, op, od recommend.Observation) (int, int) {
+	return c.pre.Decide(now, op), c.dec.Decide(now, od)
+}
+
+func (c pairCtl) warm(p, d int, epoch time.Time) {
+	if w, ok := c.pre.(warmer); ok {
+		w.warm(p, epoch)
+	}
+	if w, ok := c.dec.(warmer); ok {
+		w.warm(d, epoch)
+	}
+}
+
+// pairBuilder builds pp on the prefill pool and dp on the decode pool.
+func pairBuilder(pp, dp Policy) func(pdEnv) (pdController, int, int, error) {
+	return func(e pdEnv) (pdController, int, int, error) {
+		pre, err := pp.build(e.pre)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		dec, err := dp.build(e.dec)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		ip, id, err := pdWarm(e, pp, dp)
+		return pairCtl{pre, dec}, ip, id, err
+	}
+}
+
+// llmdPairBuilder is an llm-d baseline per pool: llm-d's P/D guides give
+// one ScaledObject per role, each scaling its Deployment alone on its own
+// pods' signals. For llmd-tokens the P/D overlay splits the two triggers
+// (keda-epp-token-aware README, "The two topologies"): prefill on the
+// in-flight tokens over V_P, V_P calibrated through the P/D path (the
+// 8192-token prompt's TTFT includes the KV transfer and the first decode
+// step, as the README says of calibrate.sh), decode on KV usage at 0.8.
+func llmdPairBuilder(p Policy, name string) func(pdEnv) (pdController, int, int, error) {
+	return func(e pdEnv) (pdController, int, int, error) {
+		pre, err := p.build(e.pre)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		dec, err := p.build(e.dec)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		if name == "llmd-tokens" {
+			sp := e.pre.sp
+			ttft := sp.m.PrefillTime(llmdChunk) + llmdChunk*e.perToken + sp.m.StepTime(1, llmdChunk) + sp.overhead
+			vp := llmdChunk / ttft
+			pre.(*llmdCtl).values = func(_ float64, obs recommend.Observation) (float64, float64) {
+				if obs.Reporting == 0 {
+					return 0, 0
+				}
+				return (orZero(obs.Running) + orZero(obs.Waiting)) * orZero(obs.MeanPrompt) / vp, 0
+			}
+			dec.(*llmdCtl).values = func(_ float64, obs recommend.Observation) (float64, float64) {
+				if obs.Reporting == 0 {
+					return 0, 0
+				}
+				return 0, orZero(obs.KV) * float64(obs.Reporting)
+			}
+		}
+		ip, id, err := pdWarm(e, p, p)
+		return pairCtl{pre, dec}, ip, id, err
+	}
+}
+
+// pdWarm is each pool's warm start: what the replica model says the
+// trace's first cold start + period of requests keep busy (the prefill
+// pool's RequestSeconds(prompt, 1), the decode pool's decode-role
+// RequestSeconds(prompt, output), summed over the span), at least each
+// policy's minimum and 1, at most its maximum.
+func pdWarm(e pdEnv, pp, dp Policy) (int, int, error) {
+	cp := recommend.CapacityFrom(e.pre.sp.m)
+	cd := cp.ForRole(recommend.RoleDecode)
+	span := e.pre.sp.cold + e.pre.cfg.Period
+	rd, err := e.src.Open()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rd.Close()
+	var wp, wd float64
+	for {
+		q, err := rd.Next()
+		if err == io.EOF || (err == nil && q.Arrival > span) {
+			break
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		wp += cp.RequestSeconds(float64(q.Prompt), 1)
+		wd += cd.RequestSeconds(float64(q.Prompt), float64(q.Output))
+	}
+	clamp := func(w float64, p Policy) int {
+		if p.exact {
+			return p.min // fixed:N starts where it stays
+		}
+		n := max(int(math.Ceil(w/span-1e-9)), p.min, 1)
+		return min(n, p.Max())
+	}
+	return clamp(wp, pp), clamp(wd, dp), nil
+}
+
+// pdRecommended is the pair rule (recommend.PairDecider): the prefill
+// pool runs `recommended` with its latency guards' targets the SLO less
+// the decode side's allowance (pdAllowance), the decode pool `recommended`'s
+// demand signal on the decode role's capacity (lookahead, hold and ramp
+// bound as the preset sets them for the replica) without latency guards
+// (its TTFT is the whole path's, its queue time not its own), and the
+// ratio bound between them.
+type pdRecommended struct {
+	p      recommend.Pair
+	run    recommend.PairDecider
+	dp, dd recommend.Decision
+	epoch  time.Time
+}
+
+// recommendedPolicy is `recommended` as built for env e (its latency
+// guards at e's SLO).
+func recommendedPolicy(e env) (*recommend.Policy, error) {
+	p, err := ParsePolicy("recommended")
+	if err != nil {
+		return nil, err
+	}
+	c, err := p.build(e)
+	if err != nil {
+		return nil, err
+	}
+	return c.(*infscaleCtl).p, nil
+}
+
+// buildPDRecommended builds the pair rule for e.
+func buildPDRecommended(e pdEnv) (pdController, int, int, error) {
+	pe := e.pre
+	pe.cfg.SLOTTFT -= e.allowance
+	pp, err := recommendedPolicy(pe)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	dp, err := recommendedPolicy(e.dec)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	d := *dp
+	d.Metrics = slices.DeleteFunc(slices.Clone(dp.Metrics), func(m recommend.Metric) bool { return m.Signal != recommend.SignalDemand })
+	if err := d.Validate(); err != nil {
+		return nil, 0, 0, err
+	}
+	c := &pdRecommended{p: recommend.Pair{Prefill: pp, Decode: &d}, epoch: e.pre.cfg.Epoch}
+	c.run.Prefill.Quiet, c.run.Decode.Quiet = true, true
+	rec, _ := ParsePolicy("recommended")
+	ip, id, err := pdWarm(e, rec, rec)
+	return c, ip, id, err
+}
+
+func (c *pdRecommended) decide(now float64, op, od recommend.Observation) (int, int) {
+	at := c.epoch.Add(time.Duration(now * float64(time.Second)))
+	c.run.Decide(&c.dp, &c.dd, &c.p, recommend.PairReading{
+		Prefill: recommend.Reading{Obs: op, CurrentKnown: true},
+		Decode:  recommend.Reading{Obs: od, CurrentKnown: true},
+	}, at)
+	return c.dp.Desired, c.dd.Desired
+}
+
+func (c *pdRecommended) warm(p, d int, epoch time.Time) {
+	for _, x := range []struct {
+		l *recommend.Decider
+		n int
+	}{{&c.run.Prefill, p}, {&c.run.Decode, d}} {
+		x.l.State.Recommendations = []recommend.TimedReplicas{{At: epoch, Replicas: x.n}}
+		x.l.State.LastDesired, x.l.State.LastAt = x.n, epoch
+		x.l.Desired, x.l.HasDesired = x.n, true
+	}
+}
+
+// String names the pair rule's parts, for reports.
+func (c *pdRecommended) String() string {
+	return fmt.Sprintf("prefill %v; decode %v", c.p.Prefill.Metrics, c.p.Decode.Metrics)
+}
