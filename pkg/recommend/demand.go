@@ -67,15 +67,10 @@ func (c *Capacity) check() error {
 }
 
 // RequestSeconds is the replica time one request of prompt and output
-// tokens costs at sustained load, in seconds:
-//
-//	batch   = min(MaxBatch, KVTokens / (prompt + output)), at least 1
-//	context = batch × (prompt + output/2)        tokens the batch holds
-//	step    = StepSeconds + StepSecondsPerToken × context
-//	seconds = prompt / PrefillTokensPerSecond + output × step / batch
-//
-// (prefill is compute-bound; a decode step gives every sequence of the
-// batch one token).
+// tokens costs at sustained load, in seconds: its prefill at the prefill
+// rate plus output × the full-batch decode step / batch, the batch
+// min(MaxBatch, KVTokens / (prompt + output)) and the step's context
+// batch × (prompt + output/2) (docs/recommend.md, "Demand").
 func (c *Capacity) RequestSeconds(prompt, output float64) float64 {
 	batch := float64(c.MaxBatch)
 	if n := prompt + output; n > 0 {
@@ -86,30 +81,22 @@ func (c *Capacity) RequestSeconds(prompt, output float64) float64 {
 }
 
 // demandTrendSpan is the span the demand signal's trend is fitted over:
-// three 15 s decisions. The arrival rate turns before the queue does, so a
-// short span sees a ramp early; over the queue lookahead's 2 × 90 s the
-// reference ramp's slope reads half and the second replica comes late
-// (measured: docs/evaluation/recommended.md).
+// three 15 s decisions, short so that a ramp shows early (the arrival rate
+// turns before the queue does).
 const demandTrendSpan = 45 * time.Second
 
-// demandBaseline is how far back the arrival samples must reach before the
-// trend counts: two trend spans, so that the fit's span has a span of
-// known rate before it. A fresh start reads a first ramp that may be the
-// start itself (the first windows of a replay, a new target's first
-// minute); the samples are kept for one span more (demandHistory).
+// demandBaseline is how far back the arrival samples must reach before a
+// trend counts (a first ramp may be the start itself); they are kept for
+// demandHistory.
 const (
 	demandBaseline = 2 * demandTrendSpan
 	demandHistory  = 3 * demandTrendSpan
 )
 
-// Arrival-rate noise: an arrival rate read over a window W of Poisson
-// arrivals at λ requests/s has a standard deviation of sqrt(λ/W), so the
-// least-squares slope over samples at times t has a standard error of
-// sqrt(λ/W) / sqrt(Σ (t − mean t)²). A slope counts only when it is more
-// than trendSignificance standard errors (one-sided, ~3e-5 for Poisson
-// noise); a smaller one is noise and the trend is 0. W is the
-// observation's ArrivalWindow: the replay's 30 s, serve's rate() over 1 m,
-// embedded serve's time between two scrapes.
+// trendSignificance is how many Poisson standard errors a slope must pass
+// to count (one-sided, ~3e-5): a rate read over a window W at λ req/s has
+// a standard deviation of sqrt(λ/W), the slope's is that over
+// sqrt(Σ (t − mean t)²). W is the observation's ArrivalWindow.
 const trendSignificance = 4
 
 // DefaultArrivalWindow is the ArrivalWindow of an observation that does
@@ -148,19 +135,11 @@ func arrivalTrend(st *State, rate float64, window time.Duration, now time.Time) 
 
 // RampBoundFor is Policy.RampBound for a replica whose cold start is
 // coldStart under a scale-down window of downWindow: the standard normal
-// quantile z of q = coldStart / (coldStart + downWindow), or 0 when q <=
-// 0.5 or either is not positive. A counted trend is a ramp (4 standard
-// errors); its slope is what is uncertain. Projected short by a replica,
-// the replica comes a decision later and the traffic runs short of it for
-// its cold start (coldStart replica-seconds); projected long, the replica
-// idles until the traffic reaches it or, if the ramp stops, until the
-// scale-down window releases it (at most downWindow; its cold start is
-// paid in both cases once the ramp reaches it). Each second valued as one
-// replica's (as Hold does), the projection that minimises the expected
-// cost is the slope's q quantile (the newsvendor's critical ratio):
-// slope + z × its standard error. The reference replica's 91 s cold
-// start and a 60 s window give q = 0.6026, z = 0.2602; 215 s gives
-// 0.7818, 0.7783.
+// quantile of coldStart / (coldStart + downWindow), 0 when that is <= 0.5
+// or either is not positive. A replica projected short costs its cold
+// start of short traffic, one projected long at most the window's idle
+// time, so the cheapest projection of an uncertain slope is that quantile
+// (the newsvendor's critical ratio; docs/recommend.md, "The ramp bound").
 func RampBoundFor(coldStart, downWindow time.Duration) float64 {
 	if coldStart <= 0 || downWindow <= 0 {
 		return 0
@@ -169,38 +148,15 @@ func RampBoundFor(coldStart, downWindow time.Duration) float64 {
 	return max(0, math.Sqrt2*math.Erfinv(2*q-1))
 }
 
-// demandRaw is the demand signal's recommendation:
-//
-//	per       = RequestSeconds(mean prompt, mean output)   replica-seconds
-//	work      = arrival rate × per                          replicas busy, now
-//	projected = (arrival rate + trend × lookahead) × per
-//	            trend: least squares of the arrival rate over the samples
-//	            of the last 45 s (demandTrendSpan), requests/s per second,
-//	            counted when positive, above 4 Poisson standard errors
-//	            (trendSignificance) and with samples reaching back 90 s
-//	            (demandBaseline); else 0; a counted trend plus
-//	            Policy.RampBound of its standard errors
-//	replicas  = ceil(projected / target)   target: the utilisation one
-//	            replica should run at
-//
-// The trend is the arrival rate's, not the work's: the mean lengths come
-// from the few requests that finished in the window and swing from one
-// decision to the next (on azure-llm-2023-conv at about 5 req/s the cost
-// per request went from 0.080 to 0.112 replica-s within 3 minutes, up to
-// 12% between decisions), and such a swing multiplied by the lookahead
-// read as a ramp and bought replicas
-// that were cancelled before they served (docs/evaluation/recommended.md). The
-// arrival rate's own Poisson noise did the same: at 5 req/s over 30 s its
-// slope over three samples has a standard error of 0.02 req/s per s, 2.8
-// req/s over a 136 s lookahead, and a slope of two standard errors bought
-// a replica every few minutes there.
-// Without Policy.Capacity it is unknown (the front end supplies it: the
-// replay from its replica, serve from the target's gpu and model).
-// It reads the arrivals, not the replicas' batches, so it does not read low
-// when many replicas serve small batches. Tolerance as an AverageValue
-// metric: ratio = projected / (target × current). Unknown when the arrival
-// rate or the mean lengths are; with no arrivals the work is 0 whatever
-// the lengths.
+// demandRaw is the demand signal's recommendation: ceil((rate + trend ×
+// lookahead) × RequestSeconds / target), the trend the arrival rate's
+// least-squares slope over demandTrendSpan when it counts (arrivalTrend),
+// plus RampBound standard errors, and capped at a rise back to a recent
+// peak (Hold). The trend is the rate's, not the work's: the mean lengths
+// swing between decisions and a swing read as a ramp. Unknown without a
+// Capacity, an arrival rate, or the mean lengths while requests arrive.
+// Tolerance as an AverageValue metric. docs/recommend.md ("Demand") works
+// it.
 func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now time.Time) (Raw, Reason, string) {
 	r := Raw{Signal: m.Signal, Target: m.Target, Value: math.NaN(), Ratio: math.NaN(), Replicas: cur, Desired: cur}
 	rate, pr, out := obs.ArrivalRate, obs.MeanPrompt, obs.MeanOutput
@@ -228,11 +184,9 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 		}
 		capText := ""
 		if p.Hold != nil {
-			// A rise back to a rate seen within the hold's memory is traffic
-			// returning, not a new ramp: it projects no further than that
-			// peak. A rate above the peak by less than the ramp bound's z
-			// standard deviations of its own Poisson noise (sqrt(rate / W))
-			// has not passed it yet.
+			// A rise back to a recent peak is traffic returning, not a new
+			// ramp: projected no further than the peak until the rate passes
+			// it by more than its own noise at the ramp bound's quantile.
 			w := obs.ArrivalWindow
 			if w <= 0 {
 				w = DefaultArrivalWindow

@@ -6,31 +6,14 @@ import (
 )
 
 // Guard is infscale's runaway guard (on by default; not part of the HPA).
-//
-// A ratio or backlog signal (queue, waiting, kv, cpu, ttft, queuewait) is
-// measured on the replicas that serve now, but the HPA's arithmetic
-// multiplies it by the replicas the workload has, including those still in
-// their cold start. The signal cannot fall before they serve (a TTFT
-// quantile trails its window, a backlog grows on the saturated replicas), so
-// every period multiplies again: ttft:1 on a 91 s cold start reaches max.
-// The guard counts the replicas earlier decisions asked for as coming
-// capacity:
-//
-//	asked  = the previous output (infscale's spec.replicas, see Decide)
-//	ready  = Current − Unready: the replicas that exist and are not starting
-//	         (a missing or stuck replica is not capacity on its way)
-//	coming = asked − ready: not created yet, or still starting
-//
-// While coming > 0 a guarded metric's recommendation above asked is held at
-// asked: the capacity it would buy is on its way and the signal has not
-// seen it yet. Once they all serve, the signal still remembers the time
-// before: a backlog drains (Drain), a trailing quantile keeps the late first
-// tokens of the requests that queued before (Settle). So the hold lasts
-// Drain (queue, waiting, kv, cpu) or Settle (ttft, queuewait) more, counted
-// from the last decision that saw replicas coming (they serve since then at
-// the earliest). Scale-downs, the running signal, the demand signal and
-// the lookahead are not held (they do not multiply a lagging ratio), nor a
-// first decision (nothing was asked before).
+// A ratio or backlog signal is measured on the replicas that serve, while
+// the HPA multiplies it by all of them, those still starting included, so
+// each period multiplies again until they serve. While replicas asked for
+// earlier are coming (asked − ready > 0), and for Drain (backlogs) or
+// Settle (trailing quantiles) after they all serve, a guarded metric's
+// recommendation above the replicas asked for is held there. The running
+// and demand signals, scale-downs, the lookahead and a first decision are
+// not held. docs/recommend.md ("The runaway guard") works an example.
 type Guard struct {
 	// Off turns the guard off: the HPA's arithmetic alone (hpa(...) in the
 	// replay is always unguarded).
@@ -44,15 +27,13 @@ type Guard struct {
 }
 
 // DefaultSettle is Guard.Settle's default, 90 s: the replay's 60 s
-// trailing TTFT window plus DefaultDrain (requests queued before the new
-// replicas served still get their first token late, and the window
-// remembers them). With a longer quantile window, settle should be that
-// window + 30 s.
+// trailing TTFT window plus DefaultDrain (a longer window wants its length
+// + 30 s).
 const DefaultSettle = 90 * time.Second
 
 // DefaultDrain is Guard.Drain's default, 30 s: two 15 s periods, about
-// the time a backlog of a few hundred requests on the reference replica
-// takes to drain once the new replicas take the arrivals.
+// what a backlog of a few hundred requests takes to drain on the reference
+// replica once new replicas take the arrivals.
 const DefaultDrain = 30 * time.Second
 
 // Guarded reports whether a signal is held by the runaway guard: the ratio
@@ -123,29 +104,17 @@ func (p *Policy) guardSpans() (settle, drain time.Duration) {
 	return settle, drain
 }
 
-// latencyCap is the capacity-aware bound on a latency guard (ttft,
-// queuewait) of a policy with the demand signal, a Capacity and a
-// lookahead. A request is routed to a replica when it arrives and waits in
-// that replica's engine: a replica added takes arrivals, never a queued
-// request, so the queue can keep busy only the replicas that hold it, and
-// a replica waits only when its batch is full. The guard asks for at most
-// the replicas the arrivals need beside the replicas the queue occupies:
-//
-//	per     = Capacity.RequestSeconds(mean prompt, mean output)
-//	batch   = min(MaxBatch, KVTokens / (prompt + output)), at least 1
-//	work    = arrival rate × per                      replicas busy
-//	backlog = waiting × per                           replica-seconds queued
-//	holders = ceil(running / batch) when waiting > 0, else 0
-//	cap     = max(current, ceil((work + min(backlog / target, holders)) / U))
-//
-// U is the demand signal's target. A latency quantile above its target
-// while the fleet has the capacity for the arrivals and the queue (a
-// burst that queues for seconds, then drains) asks for nothing more; nor
-// does a backlog stuck on the replicas that held it when the fleet was
-// short (the new replicas serve the arrivals, the old ones drain it at
-// their own pace, whatever the count). ok is false (no bound) when the
-// metric is not a latency guard, its recommendation is at or below the
-// cap, or any input is unknown.
+// latencyCap bounds a latency guard (ttft, queuewait) of a policy with
+// the demand signal, a Capacity and a lookahead by what the capacity needs
+// for the arrivals and the queue: ceil((rate × per + min(waiting × per /
+// target, holders)) / U), U the demand target, at least the current count
+// unless the queue sits on fewer replicas than are ready. A request waits
+// on the replica it was routed to at arrival, so a queue keeps busy only
+// the replicas that hold it, those with a full batch: max(1, floor(running
+// / batch)); the others can neither take it nor hurry it. ok is false (no
+// bound) when m is not a latency guard, its recommendation is within the
+// cap, or an input is unknown. docs/recommend.md ("Latency guards sized by
+// capacity") works it.
 func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int) (int, string, bool) {
 	if !m.Signal.Trailing() || !r.Valid || p.Capacity == nil || p.Lookahead <= 0 || r.Desired <= cur {
 		return 0, "", false
@@ -170,14 +139,19 @@ func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int) (int, str
 	backlog := w * per
 	holders := 0.0
 	if w > 0 {
-		holders = math.Ceil(run / batch)
+		holders = max(1, math.Floor(run/batch))
 	}
 	need := (work + min(backlog/m.Target, holders)) / u
-	n := max(cur, ceilReplicas(need))
+	// A queue on fewer replicas than serve is one the others cannot take:
+	// the current count holds it no better than the capacity's need.
+	n, floor := max(cur, ceilReplicas(need)), "current "+itoa(cur)
+	if ready := present(obs); w > 0 && holders < float64(ready) {
+		n, floor = max(1, ceilReplicas(need)), "the queue on "+num(holders)+" of the "+itoa(ready)+" ready replicas"
+	}
 	if r.Desired <= n {
 		return 0, "", false
 	}
 	return n, "capacity: (" + num(work) + " busy + min(" + num(w) + " waiting × " + num(per) + " s / target " + num(m.Target) +
-		" s, " + num(holders) + " replicas holding the queue: running " + num(run) + " / batch " + num(batch) + ")) / utilisation " + num(u) +
-		" = " + countText(need) + ", current " + itoa(cur) + ": at most " + itoa(n), true
+		" s, " + num(holders) + " replicas holding the queue: running " + num(run) + " / batch " + num(batch) + ", rounded down)) / utilisation " + num(u) +
+		" = " + countText(need) + ", " + floor + ": at most " + itoa(n), true
 }

@@ -7,39 +7,21 @@ import (
 )
 
 // Hold is infscale's cost-aware scale-down (not part of the HPA): a
-// break-even (ski-rental) rule over the dips the target's own history
-// shows.
-//
-// A dip starts at a decision whose recommendation (after the lookahead,
-// before stabilisation) is below the previous output, the replicas held
-// (From); its floor is the lowest recommendation since. It returns at the
-// first decision whose recommendation is above the floor: the replicas a
-// release would have given back are wanted again, after g seconds, up to
-// the recommendation then but at most From (more is new demand, such as a
-// ramp's projection, not replicas the dip gave back). A dip
-// that has not returned after DipHorizon × BreakEven is recorded as not
-// returned. The last MaxDips dips are kept in the State.
-//
-// Releasing a replica at the dip's start and adding it back when the dip
-// returns costs BreakEven (the new replica's cold start, paid while it
-// starts, and the time the returning traffic runs short of it); keeping it
-// costs the dip's length. Holding for T seconds, then releasing, costs on
-// a dip of length g
-//
-//	g            if it returned and g <= T   (held throughout)
-//	T + B        if it returned and g > T    (held T, released, added back)
-//	T            if it did not return        (held T, released for good)
-//
-// The threshold T* is the T in {0} ∪ {the returned dips' lengths} with the
-// least total cost over the history (the smallest on a tie): 0, the HPA's
-// behavior, until the history shows dips that come back sooner than a
-// release pays for. While a dip is open for less than T*, the output is
-// held at its From, or at the most the dips that returned within T* came
-// back to (Back) when that is less. With no history T* is 0.
+// break-even (ski-rental) rule per replica over the dips the target's own
+// history shows. A dip runs from a recommendation below the previous
+// output (From) to the first one above its lowest (Floor): it released
+// replicas Floor+1..From and wanted back those up to its return (Back),
+// or none when it stays open DipHorizon × BreakEven. Replica k's
+// threshold T*(k) is the hold time that would have cost least over the
+// dips that released it (wanted back after g: g if held through, T +
+// BreakEven if not; not wanted back: T). While a dip is open, each
+// replica whose T* its age has not reached is kept. No history, or dips
+// that do not come back: T* is 0, the HPA's behavior. docs/recommend.md
+// ("The cost-aware hold") works it.
 type Hold struct {
-	// BreakEven is B above: what a released replica that is wanted again
-	// costs, in seconds of one replica (> 0). `recommended` sets it to twice
-	// the replica's cold start.
+	// BreakEven is what a released replica that is wanted again costs, in
+	// seconds of one replica (> 0); `recommended` sets it to two cold
+	// starts (the replica's own, and the traffic's short of it).
 	BreakEven time.Duration
 }
 
@@ -61,6 +43,18 @@ type Dip struct {
 	// Back is the recommendation at the return, at most the dip's From.
 	Returned bool `json:"returned"`
 	Back     int  `json:"back,omitempty"`
+	// From is the output held when it started and Floor the lowest
+	// recommendation in it: the dip released the replicas Floor+1..From.
+	// 0 and 0 (a state written before they were kept): every replica.
+	From  int `json:"from,omitempty"`
+	Floor int `json:"floor,omitempty"`
+}
+
+// releases reports whether the dip released replica k (the k-th of the
+// fleet), and whether k was wanted again when it returned.
+func (d Dip) releases(k int) (released, back bool) {
+	released = d.From == 0 && d.Floor == 0 || d.Floor < k && k <= d.From
+	return released, released && d.Returned && d.Back >= k
 }
 
 // OpenDip is the dip in progress (Hold).
@@ -79,10 +73,10 @@ func (h *Hold) trackDip(st *State, rec, base int, now time.Time) {
 		g := now.Sub(d.At).Seconds()
 		switch {
 		case rec > d.Floor:
-			st.addDip(Dip{At: d.At, Seconds: g, Returned: true, Back: min(rec, d.From)})
+			st.addDip(Dip{At: d.At, Seconds: g, Returned: true, Back: min(rec, d.From), From: d.From, Floor: d.Floor})
 			st.OpenDip = nil
 		case g > DipHorizon*h.BreakEven.Seconds():
-			st.addDip(Dip{At: d.At, Seconds: g})
+			st.addDip(Dip{At: d.At, Seconds: g, From: d.From, Floor: d.Floor})
 			st.OpenDip = nil
 		default:
 			d.Floor = min(d.Floor, rec)
@@ -101,15 +95,22 @@ func (st *State) addDip(d Dip) {
 	st.Dips = append(st.Dips, d)
 }
 
-// threshold is T* over st.Dips and its cost against releasing at once.
-func (h *Hold) threshold(dips []Dip) (best, bestCost, zeroCost float64, returned int) {
+// threshold is T* for replica k over dips: the hold of least cost over
+// the dips that released k (a dip that returned below k counts as one
+// that did not return), the smallest on a tie; and that cost, the cost of
+// releasing at once, and how many dips released k and how many wanted it
+// again.
+func (h *Hold) threshold(dips []Dip, k int) (best, bestCost, zeroCost float64, released, back int) {
 	b := h.BreakEven.Seconds()
 	cost := func(T float64) float64 {
 		c := 0.0
 		for _, d := range dips {
-			switch {
-			case !d.Returned:
+			switch rel, ret := d.releases(k); {
+			case !rel:
+			case !ret && !d.Returned:
 				c += math.Min(T, d.Seconds)
+			case !ret:
+				c += T // the dip ended, replica k was not wanted again
 			case d.Seconds <= T:
 				c += d.Seconds
 			default:
@@ -121,50 +122,54 @@ func (h *Hold) threshold(dips []Dip) (best, bestCost, zeroCost float64, returned
 	zeroCost = cost(0)
 	best, bestCost = 0, zeroCost
 	for _, d := range dips {
-		if !d.Returned {
+		rel, ret := d.releases(k)
+		if rel {
+			released++
+		}
+		if !ret {
 			continue
 		}
-		returned++
+		back++
 		if c := cost(d.Seconds); c < bestCost || (c == bestCost && d.Seconds < best) {
 			best, bestCost = d.Seconds, c
 		}
 	}
-	return best, bestCost, zeroCost, returned
+	return best, bestCost, zeroCost, released, back
 }
 
-// apply tracks the dip and holds out (the stabilised output) at the open
-// dip's From while the dip is younger than T*. It returns the output and
-// the step's text ("" when there is no dip to explain).
+// apply tracks the dip and, while it is open, holds each replica k of
+// the dip's out+1..From whose threshold T*(k) the dip's age has not
+// reached: the output is out plus those. It returns the output and the
+// step's text ("" when there is no dip to explain).
 func (h *Hold) apply(st *State, rec, base, out int, now time.Time, quiet bool) (int, string) {
 	h.trackDip(st, rec, base, now)
 	d := st.OpenDip
 	if d == nil || out >= d.From {
 		return out, ""
 	}
-	T, cT, c0, n := h.threshold(st.Dips)
 	age := now.Sub(d.At).Seconds()
-	// Hold no more than the dips that came back within T* came back to.
-	level := 0
-	for _, x := range st.Dips {
-		if x.Returned && x.Seconds <= T {
-			level = max(level, x.Back)
+	held, top := out, 0 // top: the highest replica held
+	var T, cT, c0 float64
+	var n, nb int
+	for k := d.From; k > out; k-- {
+		t, ct, z, rel, back := h.threshold(st.Dips, k)
+		if age < t {
+			held++
+		}
+		if top == 0 && (age < t || k == out+1) {
+			top, T, cT, c0, n, nb = k, t, ct, z, rel, back
 		}
 	}
-	level = min(level, d.From)
-	held := age < T && level > out
 	if quiet {
-		if held {
-			return level, ""
-		}
-		return out, ""
+		return held, ""
 	}
-	text := "hold: " + strconv.Itoa(len(st.Dips)) + " dips recorded (" + strconv.Itoa(n) + " returned), break-even " + secs(h.BreakEven) +
-		"; threshold T* = " + num(T) + " s (cost over the history " + num(cT) + " s against " + num(c0) + " s releasing at once)" +
+	text := "hold: " + strconv.Itoa(len(st.Dips)) + " dips recorded, " + strconv.Itoa(n) + " released replica " + itoa(top) + " (" + strconv.Itoa(nb) + " wanted it again), break-even " + secs(h.BreakEven) +
+		"; its threshold T* = " + num(T) + " s (cost over the history " + num(cT) + " s against " + num(c0) + " s releasing at once)" +
 		"; dip from " + itoa(d.From) + " open " + num(age) + " s"
-	if held {
-		return level, text + " < " + num(T) + " s: hold " + itoa(level) + " (the most the dips within T* came back to, at most " + itoa(d.From) + ")"
+	if held > out {
+		return held, text + " < " + num(T) + " s: hold " + itoa(held-out) + " of the " + itoa(d.From-out) + " replicas it released (" + itoa(out) + " + " + itoa(held-out) + " = " + itoa(held) + ")"
 	}
-	return out, text + " >= " + num(T) + " s: release to " + itoa(out)
+	return out, text + ", no replica's threshold above it: release to " + itoa(out)
 }
 
 // peakBuckets is how many buckets the recent arrival-rate peak is kept in

@@ -7,28 +7,53 @@ import (
 )
 
 // TestHoldThreshold works docs/recommend.md's example by hand: break-even
-// 180 s, dips that returned after 40, 50 and 60 s and one that did not
-// (recorded at the 1,800 s horizon).
+// 180 s; dips from 3 down to 1 that returned to 3 after 40, 50 and 60 s,
+// and one that did not (recorded at the 1,800 s horizon). Each released
+// replicas 2 and 3; for either:
 //
 //	T = 0:  180 + 180 + 180 + 0        = 540
 //	T = 40: 40 + 220 + 220 + 40        = 520
 //	T = 50: 40 + 50 + 230 + 50         = 370
 //	T = 60: 40 + 50 + 60 + 60          = 210   <- T* = 60
+//
+// A dip from 3 to 2 that returned after 10 s released replica 3 only:
+// T*(3) over the five dips is 60 s (cost 220 against 720: the new dip
+// costs 10 held through, 10 + 180 released), T*(2) stays 60 over four.
+// Replica 1 was released by none: T* = 0.
 func TestHoldThreshold(t *testing.T) {
 	h := &Hold{BreakEven: 180 * time.Second}
-	dips := []Dip{{At: at(0), Seconds: 40, Returned: true}, {At: at(100), Seconds: 50, Returned: true},
-		{At: at(200), Seconds: 60, Returned: true}, {At: at(300), Seconds: 1800}}
-	T, cT, c0, n := h.threshold(dips)
-	if T != 60 || cT != 210 || c0 != 540 || n != 3 {
-		t.Errorf("threshold %g (cost %g, at once %g, %d returned), want 60 (210, 540, 3)", T, cT, c0, n)
+	dips := []Dip{{At: at(0), Seconds: 40, Returned: true, Back: 3, From: 3, Floor: 1},
+		{At: at(100), Seconds: 50, Returned: true, Back: 3, From: 3, Floor: 1},
+		{At: at(200), Seconds: 60, Returned: true, Back: 3, From: 3, Floor: 1}, {At: at(300), Seconds: 1800, From: 3, Floor: 1}}
+	for _, k := range []int{2, 3} {
+		T, cT, c0, n, nb := h.threshold(dips, k)
+		if T != 60 || cT != 210 || c0 != 540 || n != 4 || nb != 3 {
+			t.Errorf("replica %d: threshold %g (cost %g, at once %g, %d released, %d back), want 60 (210, 540, 4, 3)", k, T, cT, c0, n, nb)
+		}
+	}
+	dips = append(dips, Dip{At: at(2200), Seconds: 10, Returned: true, Back: 3, From: 3, Floor: 2})
+	if T, cT, c0, n, _ := h.threshold(dips, 3); T != 60 || cT != 220 || c0 != 720 || n != 5 {
+		t.Errorf("replica 3 with the shallow dip: threshold %g (cost %g, at once %g, %d released), want 60 (220, 720, 5)", T, cT, c0, n)
+	}
+	if T, _, c0, n, _ := h.threshold(dips, 2); T != 60 || c0 != 540 || n != 4 {
+		t.Errorf("replica 2 with the shallow dip: threshold %g (at once %g, %d released), want 60 (540, 4): the shallow dip kept it", T, c0, n)
+	}
+	if T, _, _, n, _ := h.threshold(dips, 1); T != 0 || n != 0 {
+		t.Errorf("replica 1: threshold %g over %d dips, want 0 over none", T, n)
 	}
 	// Dips that come back only after 400 s: releasing at once (cost 180
 	// each) beats holding through one (400 + 180 for the other).
-	T, _, _, _ = h.threshold([]Dip{{At: at(0), Seconds: 400, Returned: true}, {At: at(900), Seconds: 450, Returned: true}})
+	T, _, _, _, _ := h.threshold([]Dip{{At: at(0), Seconds: 400, Returned: true, Back: 2, From: 2, Floor: 1}, {At: at(900), Seconds: 450, Returned: true, Back: 2, From: 2, Floor: 1}}, 2)
 	if T != 0 {
 		t.Errorf("threshold over 400 and 450 s dips: %g, want 0 (release: 360 < 400 + 180)", T)
 	}
-	if T, _, _, _ := h.threshold(nil); T != 0 {
+	// A dip that returned below the replica did not want it again: for
+	// replica 3 a dip from 3 that came back to 2 after 40 s costs T held.
+	T, cT, _, _, _ := h.threshold([]Dip{{At: at(0), Seconds: 40, Returned: true, Back: 2, From: 3, Floor: 1}}, 3)
+	if T != 0 || cT != 0 {
+		t.Errorf("threshold over a dip back to 2 only, replica 3: %g (cost %g), want 0 (0): release", T, cT)
+	}
+	if T, _, _, _, _ := h.threshold(nil, 1); T != 0 {
 		t.Errorf("no history: %g, want 0 (the HPA's behavior)", T)
 	}
 }
@@ -57,7 +82,7 @@ func TestHoldDecide(t *testing.T) {
 	if len(st.Dips) != 1 || st.Dips[0].Seconds != 15 || !st.Dips[0].Returned {
 		t.Fatalf("dips %+v, want one returned after 15 s", st.Dips)
 	}
-	if T, _, _, _ := p.Hold.threshold(st.Dips); T != 15 {
+	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 3); T != 15 {
 		t.Errorf("threshold T* = %g s after the returned dip, want 15", T)
 	}
 	d := Decide(p, obs(3, 5), &st, at(45))
@@ -77,9 +102,10 @@ func TestHoldDecide(t *testing.T) {
 // scale-down window: 20 running -> 2; 5 -> 1 (a dip from 2, no history:
 // released); 70 -> 7, limited to max(1 + 4, 1 × 2) = 5: the dip returned
 // after 15 s, Back min(7, 2) = 2 (not 7). Then 5 running again: a dip
-// from 5; T* = 15 s (cost 15 against 90 releasing at once), open 0 s:
-// hold at the most the dips within T* came back to, 2, not the 5 the
-// ramp's answer left.
+// from 5: no dip released replicas 3-5 (T* = 0); the first released
+// replica 2 and wanted it back, T*(2) = 15 s (cost 15 against 90
+// releasing at once), open 0 s: hold 1 + 1 = 2, not the 5 the ramp's
+// answer left.
 func TestHoldBackAtMostFrom(t *testing.T) {
 	zero := int32(0)
 	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}}, Min: 1, Max: 10, Hold: &Hold{BreakEven: 90 * time.Second}}
@@ -182,12 +208,13 @@ func TestHoldTrendCapNoise(t *testing.T) {
 // (0.625 + 0.625) / 0.5 = 2.5 -> at most 3. Demand asks ceil(1.25) = 2;
 // the largest is 3.
 //
-// A backlog stuck on the replica that held it: 8 replicas, 12 running (one
-// full batch + 2: ceil(12/10) = 2 hold a queue), 800 waiting, TTFT p95 60
-// s. ttft alone asks ceil(60/2 × 8) = 240; the old bound, the queue within
-// the target, (0.625 + 800 × 0.15625 / 2) / 0.5 = 126.25, allowed it up to
-// the max; now (0.625 + min(62.5, 2)) / 0.5 = 5.25 -> 6 < 8: held at the 8
-// current (the new replicas take arrivals, not the queue).
+// A backlog stuck on the replica that held it: 8 replicas, 12 running (at
+// most floor(12/10) = 1 full batch: one replica holds the queue), 800
+// waiting, TTFT p95 60 s. ttft alone asks ceil(60/2 × 8) = 240; the queue
+// within the target would allow (0.625 + 800 × 0.15625 / 2) / 0.5 =
+// 126.25, the max; the holder bounds it to (0.625 + min(62.5, 1)) / 0.5 =
+// 3.25 -> 4. The queue sits on 1 of the 8 ready replicas, which the
+// others cannot take: not held at the current 8, the decision is 4.
 func TestLatencyCap(t *testing.T) {
 	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
 		Lookahead: 30 * time.Second, Capacity: testCapacity})
@@ -209,7 +236,49 @@ func TestLatencyCap(t *testing.T) {
 	s := demandObs(8, 4)
 	s.Running, s.Waiting, s.TTFT = 12, 800, 60
 	d = Decide(p, s, nil, at(0))
-	if d.Desired != 8 || !strings.Contains(stepsText(d), "at most 8") {
-		t.Errorf("stuck backlog: desired %d, want 8 held by the cap\n%s", d.Desired, stepsText(d))
+	if d.Desired != 4 || !strings.Contains(stepsText(d), "the queue on 1 of the 8 ready replicas: at most 4") {
+		t.Errorf("stuck backlog: desired %d, want 4 (the cap, not the current 8)\n%s", d.Desired, stepsText(d))
 	}
+	// The same queue over every ready replica (80 running: 8 full batches)
+	// is theirs: (0.625 + min(62.5, 8)) / 0.5 = 17.25, ttft capped at 18,
+	// the max 10.
+	s.Running = 80
+	if d = Decide(p, s, nil, at(0)); d.Desired != 10 {
+		t.Errorf("queue on all 8: desired %d, want 10 (ttft capped at 18, the max 10)\n%s", d.Desired, stepsText(d))
+	}
+}
+
+// TestHoldPerReplica: each replica is its own rental. running:10, hold B
+// = 90 s, no scale-down window, scale-up by up to 10 pods a period:
+//
+//	t=0   80 running on 8 -> 8 (ratio 1: the tolerance keeps 8)
+//	t=15  70 -> 7: a dip from 8 (floor 7), no history: released
+//	t=30  80 -> 8: it returned after 15 s; it released replica 8 only
+//	t=45  10 -> 1: a dip from 8 to 1. Replica 8: cost(0) = 90, cost(15)
+//	      = 15, T*(8) = 15 s > 0 s open: held. Replicas 2-7: no dip
+//	      released them, T* = 0: released. 1 + 1 = 2, not the 8 a
+//	      threshold for the whole fleet held.
+//	t=60  10 -> open 15 s >= 15: release to 1
+func TestHoldPerReplica(t *testing.T) {
+	zero := int32(0)
+	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}}, Min: 1, Max: 10, Hold: &Hold{BreakEven: 90 * time.Second}}
+	p.Behavior.ScaleDown = rules(zero, "Max", percent(100, 15))
+	p.Behavior.ScaleUp = rules(zero, "Max", pods(10, 15))
+	mustValidate(t, p)
+	obs := func(cur int, running float64) Observation {
+		return Observation{Current: cur, Running: running, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
+	}
+	var st State
+	expect(t, Decide(p, obs(8, 80), &st, at(0)), 8, ReasonTolerance)
+	expect(t, Decide(p, obs(8, 70), &st, at(15)), 7, ReasonMetric)
+	expect(t, Decide(p, obs(7, 80), &st, at(30)), 8, ReasonMetric)
+	if len(st.Dips) != 1 || st.Dips[0].From != 8 || st.Dips[0].Floor != 7 || st.Dips[0].Back != 8 {
+		t.Fatalf("dips %+v, want one from 8 to 7, back to 8", st.Dips)
+	}
+	d := Decide(p, obs(8, 10), &st, at(45))
+	expect(t, d, 2, ReasonScaleDownStabilized)
+	if !strings.Contains(stepsText(d), "hold 1 of the 7 replicas it released (1 + 1 = 2)") {
+		t.Errorf("steps:\n%s", stepsText(d))
+	}
+	expect(t, Decide(p, obs(2, 10), &st, at(60)), 1, ReasonMetric)
 }

@@ -70,6 +70,8 @@ func (s *State) Validate() error {
 			prev = s.Dips[i-1].At
 		}
 		times("dips", i, d.At, prev)
+		count("dips["+itoa(i)+"].from", d.From)
+		count("dips["+itoa(i)+"].floor", d.Floor)
 	}
 	if d := s.OpenDip; d != nil {
 		count("open_dip.from", d.From)

@@ -103,3 +103,16 @@ func TestReasonNames(t *testing.T) {
 		t.Errorf("reasons %v", got)
 	}
 }
+
+// A dip's from and floor are replica counts: a negative one is refused,
+// named by its path.
+func TestStateDipCounts(t *testing.T) {
+	st := State{Dips: []Dip{{At: at(0), Seconds: 30, Returned: true, Back: 2, From: 3, Floor: 1}}}
+	if err := st.Validate(); err != nil {
+		t.Fatalf("valid dip: %v", err)
+	}
+	st.Dips[0].Floor = -1
+	if err := st.Validate(); err == nil || !strings.Contains(err.Error(), "dips[0].floor") {
+		t.Errorf("floor -1: %v, want an error naming dips[0].floor", err)
+	}
+}
