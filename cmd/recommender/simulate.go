@@ -238,23 +238,9 @@ func progressLabel(n int) string {
 }
 
 func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []replay.Policy, cfg replay.Config, prog *status.Progress) ([]replay.Result, error) {
-	res := make([]replay.Result, len(pols))
-	errs := make([]error, len(pols))
-	var wg sync.WaitGroup
-	for i, p := range pols {
-		cfg := cfg
-		cfg.Progress = func(now, end float64) {
-			if end > 0 && !math.IsInf(end, 0) {
-				prog.Part(i, now/end)
-			}
-		}
-		wg.Go(func() {
-			if res[i], errs[i] = replay.Run(ctx, src, p, cfg); errs[i] == nil {
-				prog.Part(i, 1)
-			}
-		})
-	}
-	wg.Wait()
+	res, errs := runEach(pols, cfg, prog, func(p replay.Policy, cfg replay.Config) (replay.Result, error) {
+		return replay.Run(ctx, src, p, cfg)
+	})
 	// Every policy reads the same trace: one bad row is one error, not one
 	// per policy.
 	var uniq []error
@@ -266,6 +252,29 @@ func (c *SimulateCmd) runAll(ctx context.Context, src trace.Source, pols []repla
 		}
 	}
 	return res, errors.Join(uniq...)
+}
+
+// runEach runs every policy at once, each reporting its share of the trace
+// to prog as part i; it returns each policy's result and error by index.
+func runEach[P, R any](pols []P, cfg replay.Config, prog *status.Progress, run func(P, replay.Config) (R, error)) ([]R, []error) {
+	res := make([]R, len(pols))
+	errs := make([]error, len(pols))
+	var wg sync.WaitGroup
+	for i, p := range pols {
+		cfg := cfg
+		cfg.Progress = func(now, end float64) {
+			if end > 0 && !math.IsInf(end, 0) {
+				prog.Part(i, now/end)
+			}
+		}
+		wg.Go(func() {
+			if res[i], errs[i] = run(p, cfg); errs[i] == nil {
+				prog.Part(i, 1)
+			}
+		})
+	}
+	wg.Wait()
+	return res, errs
 }
 
 func fmtCost(p *float64) string {

@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/replay"
@@ -84,23 +82,9 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *
 	}
 	pd := replay.PDConfig{KVLinkBytesPerSecond: link}
 	prog := status.NewProgress(e.stderr, progressLabel(len(pols)), len(pols), c.Quiet)
-	res := make([]replay.PDResult, len(pols))
-	errs := make([]error, len(pols))
-	var wg sync.WaitGroup
-	for i, p := range pols {
-		cfg := cfg
-		cfg.Progress = func(now, end float64) {
-			if end > 0 && !math.IsInf(end, 0) {
-				prog.Part(i, now/end)
-			}
-		}
-		wg.Go(func() {
-			if res[i], errs[i] = replay.RunPD(e.ctx, src, p, cfg, pd); errs[i] == nil {
-				prog.Part(i, 1)
-			}
-		})
-	}
-	wg.Wait()
+	res, errs := runEach(pols, cfg, prog, func(p replay.PDPolicy, cfg replay.Config) (replay.PDResult, error) {
+		return replay.RunPD(e.ctx, src, p, cfg, pd)
+	})
 	prog.Done()
 	for _, err := range errs {
 		if err == nil {

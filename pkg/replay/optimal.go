@@ -272,6 +272,24 @@ const (
 // and costs less; it stops after optimalDescents replays or when a pass
 // keeps nothing.
 func descend(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult, budget int, prog func(float64)) (*optimalCtl, scheduleResult, error) {
+	tries := 0
+	cur, curRes, err := descendWith(ctx, ctl, res, budget, e.cfg.Initial == 0, func(n *optimalCtl) (scheduleResult, error) {
+		r, err := replayCtl(ctx, e, n, n.init, func(float64) {})
+		tries++
+		prog(float64(tries) / float64(budget))
+		return r, err
+	})
+	if err != nil {
+		return nil, scheduleResult{}, err
+	}
+	prog(1)
+	return cur, curRes, nil
+}
+
+// descendWith is the descent with eval scoring each lowered schedule; with
+// warmFollows the warm start is lowered with the first ask when they were
+// equal (the replay starts cold when its initial count is 0).
+func descendWith(ctx context.Context, ctl *optimalCtl, res scheduleResult, budget int, warmFollows bool, eval func(*optimalCtl) (scheduleResult, error)) (*optimalCtl, scheduleResult, error) {
 	cur, curRes := ctl, res
 	tries := 0
 	for tries < budget {
@@ -280,19 +298,21 @@ func descend(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult, bu
 			if tries >= budget {
 				break
 			}
+			if err := ctx.Err(); err != nil {
+				return nil, scheduleResult{}, err
+			}
 			n := &optimalCtl{period: cur.period, init: cur.init, d: append([]int(nil), cur.d...)}
 			for k := pl[0]; k < pl[1]; k++ {
 				n.d[k] = max(n.d[k]-1, 0)
 			}
-			if pl[0] == 0 && e.cfg.Initial == 0 && n.init > 0 && n.init == cur.d[0] {
+			if warmFollows && pl[0] == 0 && n.init > 0 && n.init == cur.d[0] {
 				n.init-- // the warm start follows the first ask
 			}
 			tries++
-			r, err := replayCtl(ctx, e, n, n.init, func(float64) {})
+			r, err := eval(n)
 			if err != nil {
 				return nil, scheduleResult{}, err
 			}
-			prog(float64(tries) / float64(budget))
 			if r.misses <= curRes.misses && r.seconds < curRes.seconds {
 				cur, curRes, kept = n, r, true
 			}
@@ -301,7 +321,6 @@ func descend(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult, bu
 			break
 		}
 	}
-	prog(1)
 	return cur, curRes, nil
 }
 

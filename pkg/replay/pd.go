@@ -355,13 +355,8 @@ func (ps *pdSim) run(ctx context.Context) error {
 			break
 		}
 		events++
-		if events&(1<<16-1) == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if ps.cfg.Progress != nil {
-				ps.cfg.Progress(t, ps.end)
-			}
+		if err := checkpoint(ctx, events, t, ps.end, ps.cfg.Progress); err != nil {
+			return err
 		}
 		switch {
 		case tp == t:

@@ -201,7 +201,7 @@ func buildPDOptimal(e pdEnv) (pdController, int, int, error) {
 		eval := func(c *optimalCtl) (scheduleResult, error) {
 			return pdEval(ctx, e, role.with(best, c))
 		}
-		d, dres, err := descendWith(ctx, role.of(best), bestRes, budget, eval)
+		d, dres, err := descendWith(ctx, role.of(best), bestRes, budget, true, eval)
 		if err != nil {
 			return nil, 0, 0, err
 		}
@@ -242,44 +242,6 @@ func (r roleSel) with(c *pdSchedule, x *optimalCtl) *pdSchedule {
 		n.pre = x
 	}
 	return &n
-}
-
-// descendWith is optimal.go's descent on one schedule with eval as the
-// evaluator: each plateau, then its edges, lowered by one and kept when
-// it misses no more and costs less.
-func descendWith(ctx context.Context, ctl *optimalCtl, res scheduleResult, budget int, eval func(*optimalCtl) (scheduleResult, error)) (*optimalCtl, scheduleResult, error) {
-	cur, curRes := ctl, res
-	tries := 0
-	for tries < budget {
-		kept := false
-		for _, pl := range descentMoves(cur.d) {
-			if tries >= budget {
-				break
-			}
-			if err := ctx.Err(); err != nil {
-				return nil, scheduleResult{}, err
-			}
-			n := &optimalCtl{period: cur.period, init: cur.init, d: append([]int(nil), cur.d...)}
-			for k := pl[0]; k < pl[1]; k++ {
-				n.d[k] = max(n.d[k]-1, 0)
-			}
-			if pl[0] == 0 && n.init > 0 && n.init == cur.d[0] {
-				n.init-- // the warm start follows the first ask
-			}
-			tries++
-			r, err := eval(n)
-			if err != nil {
-				return nil, scheduleResult{}, err
-			}
-			if r.misses <= curRes.misses && r.seconds < curRes.seconds {
-				cur, curRes, kept = n, r, true
-			}
-		}
-		if !kept {
-			break
-		}
-	}
-	return cur, curRes, nil
 }
 
 // capWith bisects the lowest cap on one schedule that misses no more.
