@@ -327,17 +327,11 @@ func newPDSim(e pdEnv, ctl pdController, name string, initPre, initDec int) (*pd
 // tick.
 func (ps *pdSim) run(ctx context.Context) error {
 	pre, dec := ps.pre, ps.dec
-	next, err := ps.rd.Next()
-	have := err == nil
-	if err != nil && err != io.EOF {
+	next, err := pre.first(ps.rd)
+	if err != nil {
 		return err
 	}
-	if !have {
-		return trace.ErrEmpty
-	}
-	if err := pre.checkSpan(max(next.Arrival, ps.cfg.duration)); err != nil {
-		return err
-	}
+	have := true
 	tick := ps.cfg.Period
 	var events uint64
 	lastArrival := 0.0

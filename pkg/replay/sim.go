@@ -124,20 +124,27 @@ func (s *sim) reschedule(r *replica, t float64) {
 	}
 }
 
+// first reads rd's first request and checks the replay's span against
+// it; trace.ErrEmpty when rd holds none.
+func (s *sim) first(rd trace.Reader) (trace.Request, error) {
+	next, err := rd.Next()
+	if err == io.EOF {
+		return trace.Request{}, trace.ErrEmpty
+	}
+	if err != nil {
+		return trace.Request{}, err
+	}
+	return next, s.checkSpan(max(next.Arrival, s.cfg.duration))
+}
+
 // run is the event loop. Events at the same time go replica events first
 // (ready, phase ends, by replica id), then the arrival, then the tick.
 func (s *sim) run(ctx context.Context) error {
-	next, err := s.rd.Next()
-	have := err == nil
-	if err != nil && err != io.EOF {
+	next, err := s.first(s.rd)
+	if err != nil {
 		return err
 	}
-	if !have {
-		return trace.ErrEmpty
-	}
-	if err := s.checkSpan(max(next.Arrival, s.cfg.duration)); err != nil {
-		return err
-	}
+	have := true
 	tick := s.ctlPeriod() // the first observation comes after one period of traffic
 	var events uint64
 	lastArrival := 0.0
