@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net/url"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -237,7 +239,49 @@ func durationIn(flag string, d, lo, hi time.Duration, why string) error {
 	if d >= lo && d <= hi {
 		return nil
 	}
-	return invalidf("--%s %s: want %s to %s (%s)", flag, d, lo, hi, why)
+	return invalidf("--%s %s: want %s to %s (%s)", flag, shortDuration(d), shortDuration(lo), shortDuration(hi), why)
+}
+
+// shortDuration writes d as a flag takes it, without the zero units Go's
+// String adds: 1h, not 1h0m0s; 2m, not 2m0s.
+func shortDuration(d time.Duration) string {
+	t := d.String()
+	if strings.HasSuffix(t, "m0s") {
+		t = strings.TrimSuffix(t, "0s")
+	}
+	if strings.HasSuffix(t, "h0m") {
+		t = strings.TrimSuffix(t, "0m")
+	}
+	return t
+}
+
+// fileError is err, from opening or reading the file path that flag
+// names, as invalid input (exit 2) naming the flag and the path once:
+// "--behavior b.yaml: no such file", not Go's "open b.yaml: no such file
+// or directory". An error that already names the path (boundedfile's) is
+// kept behind the flag.
+func fileError(flag, path string, err error) error {
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return invalidf("--%s %s: no such file", flag, path)
+	case errors.As(err, &pe):
+		return invalidf("--%s %s: %v", flag, path, pe.Err)
+	}
+	return invalidf("--%s: %w", flag, err)
+}
+
+// existingFile refuses path, the value of flag, when it is not a file that
+// exists (fileError's message; a directory is named as one).
+func existingFile(flag, path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fileError(flag, path, err)
+	}
+	if st.IsDir() {
+		return invalidf("--%s %s: is a directory; want a file", flag, path)
+	}
+	return nil
 }
 
 // httpURL checks that s, the value of name (a flag, "--follow", or an

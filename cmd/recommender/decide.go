@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,11 +83,11 @@ type PolicyFlags struct {
 	UpWindow     *time.Duration `placeholder:"D" help:"scaleUp.stabilizationWindowSeconds as a duration (default 0s)."`
 	DownWindow   *time.Duration `placeholder:"D" help:"scaleDown.stabilizationWindowSeconds as a duration (default 300s)."`
 	UpPods       *int32         `placeholder:"N" help:"scaleUp policy: add at most N pods per --up-period (replaces the default policies)."`
-	UpPercent    *int32         `placeholder:"P" help:"scaleUp policy: add at most P% per --up-period (replaces the default policies)."`
+	UpPercent    *wholePercent  `placeholder:"P" help:"scaleUp policy: add at most P% per --up-period, e.g. 100 or 100% (replaces the default policies)."`
 	UpPeriod     *time.Duration `placeholder:"D" help:"periodSeconds of the --up-pods/--up-percent policies (default 15s)."`
 	UpSelect     string         `placeholder:"S" help:"scaleUp selectPolicy: Max, Min or Disabled (default Max)."`
 	DownPods     *int32         `placeholder:"N" help:"scaleDown policy: remove at most N pods per --down-period (replaces the default)."`
-	DownPercent  *int32         `placeholder:"P" help:"scaleDown policy: remove at most P% per --down-period (replaces the default)."`
+	DownPercent  *wholePercent  `placeholder:"P" help:"scaleDown policy: remove at most P% per --down-period, e.g. 10 or 10% (replaces the default)."`
 	DownPeriod   *time.Duration `placeholder:"D" help:"periodSeconds of the --down-pods/--down-percent policies (default 15s)."`
 	DownSelect   string         `placeholder:"S" help:"scaleDown selectPolicy: Max, Min or Disabled (default Max)."`
 	Behavior     string         `placeholder:"FILE" help:"autoscaling/v2 HorizontalPodAutoscalerBehavior YAML (an HPA's spec.behavior); a field may not be set both here and by a flag."`
@@ -296,7 +297,11 @@ func (c *PolicyFlags) policy() (*recommend.Policy, error) {
 	if c.Behavior != "" {
 		data, err := boundedfile.Read(c.Behavior, config.MaxBehaviorBytes, "a behavior file", "--behavior is an autoscaling/v2 behavior YAML file")
 		if err != nil {
-			return nil, invalidf("--behavior: %v", err)
+			return nil, fileError("behavior", c.Behavior, err)
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			// Read as no behavior at all: a file meant to say something.
+			return nil, invalidf("--behavior %s: the file is empty: want an autoscaling/v2 HorizontalPodAutoscalerBehavior YAML (scaleUp:, scaleDown:), or leave the flag out for the HPA's defaults", c.Behavior)
 		}
 		b, err := config.DecodeBehavior(data, c.Behavior)
 		if err != nil {
@@ -470,8 +475,8 @@ func (c *PolicyFlags) behaviorFlags(b *autoscalingv2.HorizontalPodAutoscalerBeha
 			}
 		}
 	}
-	dir(&b.ScaleUp, "scaleUp", c.UpWindow, c.UpPods, c.UpPercent, c.UpPeriod, c.UpSelect, "up")
-	dir(&b.ScaleDown, "scaleDown", c.DownWindow, c.DownPods, c.DownPercent, c.DownPeriod, c.DownSelect, "down")
+	dir(&b.ScaleUp, "scaleUp", c.UpWindow, c.UpPods, (*int32)(c.UpPercent), c.UpPeriod, c.UpSelect, "up")
+	dir(&b.ScaleDown, "scaleDown", c.DownWindow, c.DownPods, (*int32)(c.DownPercent), c.DownPeriod, c.DownSelect, "down")
 	return errs
 }
 

@@ -317,3 +317,41 @@ func TestFittedHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestFileFlags: a file flag whose file is missing, empty or a directory
+// names the flag and the path once, not Go's "open PATH: no such file or
+// directory".
+func TestFileFlags(t *testing.T) {
+	dir := t.TempDir()
+	missing, empty := filepath.Join(dir, "nope"), filepath.Join(dir, "empty.yaml")
+	os.WriteFile(empty, nil, 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"decide", "--queue", "4", "--behavior", missing}, "infscale: --behavior " + missing + ": no such file\n"},
+		{[]string{"decide", "--queue", "4", "--behavior", empty}, "infscale: --behavior " + empty + ": the file is empty: want an autoscaling/v2 HorizontalPodAutoscalerBehavior YAML (scaleUp:, scaleDown:), or leave the flag out for the HPA's defaults\n"},
+		{[]string{"gpu", "--model-config", missing}, "infscale: --model-config: " + missing + ": no such file\n"},
+		{[]string{"gpu", "--calibration", missing}, "infscale: --calibration: " + missing + ": no such file (write one with infscale load --calibrate or backtest --calibrate)\n"},
+		{[]string{"accuracy", "--ground-truth", missing}, "infscale: --ground-truth " + missing + ": no such file\n"},
+		{[]string{"accuracy", "--ground-truth", dir}, "infscale: --ground-truth " + dir + ": is a directory; want a file\n"},
+		{[]string{"fleet", "--listen", "bad"}, `infscale: --listen "bad": must be host:port (e.g. 0.0.0.0:9105)`},
+	} {
+		code, _, stderr := runIn(t, nil, c.args...)
+		if code != exitInvalid || !strings.HasPrefix(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr\n%q\nwant 2 and\n%q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// TestWholePercentFlags: --up-percent and --down-percent read 50 and 50%
+// alike, as the HPA's Percent policy's 50.
+func TestWholePercentFlags(t *testing.T) {
+	for _, v := range []string{"50", "50%"} {
+		// 4 replicas, queue 40 at target 4 wants 10; at most 50% of 4 =
+		// 2 more per period: 6.
+		d := decideOK(t, "--current", "4", "--queue", "40", "--up-percent", v)
+		wantDecision(t, d, 6, "ScaleUpLimit")
+	}
+	wantRefused(t, []string{"decide", "--queue", "4", "--up-percent", "1.5%"}, nil, `--up-percent: "1.5%" is not a whole percentage: want an integer of percent, with or without %, e.g. 50 or 50%`)
+}

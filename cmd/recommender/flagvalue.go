@@ -243,3 +243,22 @@ func repeatedFlag(kctx *kong.Context) *kong.Flag {
 	}
 	return nil
 }
+
+// wholePercent is a flag value in whole percent, as the HPA's Percent
+// policy takes it: "50" and "50%" are both 50.
+type wholePercent int32
+
+// Decode reads a whole-percent flag (kong.MapperValue).
+func (p *wholePercent) Decode(ctx *kong.DecodeContext) error {
+	s, err := flagText(ctx, "percent")
+	if err != nil {
+		return err
+	}
+	t := strings.TrimSpace(s)
+	n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(t, "%")), 10, 32)
+	if err != nil || strings.Count(t, "%") > 1 {
+		return fmt.Errorf("%q is not a whole percentage: want an integer of percent, with or without %%, e.g. 50 or 50%%", s)
+	}
+	*p = wholePercent(n)
+	return nil
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -95,6 +96,9 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	setFloat(&c.CPUPerSequenceCores, f.CPUPerSeq)
 	if f.Calibration != "" {
 		cal, err := replica.LoadCalibration(f.Calibration)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("%s: no such file (write one with infscale load --calibrate or backtest --calibrate)", f.Calibration)
+		}
 		if err == nil {
 			c, err = cal.Apply(c)
 		}
@@ -267,6 +271,9 @@ var byteUnits = []struct {
 // JSON decoder's bare "EOF".
 func loadModelConfig(path string) (replica.Model, error) {
 	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return replica.Model{}, fmt.Errorf("%s: no such file", path)
+	}
 	if err != nil {
 		return replica.Model{}, err
 	}

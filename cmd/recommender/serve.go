@@ -101,7 +101,7 @@ func (c *ServeCmd) Run(e *env) error {
 		case c.demoIgnored() != "":
 			return invalidf("%s runs its own fleet and config, in memory, alone: %s does not apply to it; drop it", demoFlag(c.DemoZero), c.demoIgnored())
 		case c.DemoDuration < minDemoDuration || c.DemoDuration > maxDemoDuration:
-			return invalidf("--demo-duration %s: want %s to %s, e.g. 60s (shorter leaves no room for a cold start and a scale-down)", c.DemoDuration, minDemoDuration, maxDemoDuration)
+			return invalidf("--demo-duration %s: want %s to %s, e.g. 60s (shorter leaves no room for a cold start and a scale-down)", shortDuration(c.DemoDuration), shortDuration(minDemoDuration), shortDuration(maxDemoDuration))
 		}
 		o := demo.DemoOptions{Duration: c.DemoDuration, Listen: c.Listen, Log: demoLogger(e, log, c.LogLevel)}
 		if c.DemoZero {
@@ -179,15 +179,5 @@ func loadConfig(path string) (*config.File, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, invalidf("--config %s: no such file: want serve's YAML configuration (docs/config.md; examples/serve-*.yaml are some)", path)
 	}
-	return nil, invalidf("--config %s: %w", path, unwrapPathError(err))
-}
-
-// unwrapPathError is err without the *fs.PathError's "open PATH: " when
-// it is one: the caller names the path itself.
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
+	return nil, fileError("config", path, err)
 }

@@ -291,14 +291,7 @@ func secondsText(s float64) string {
 	if d < time.Minute {
 		return strconv.FormatFloat(s, 'g', 4, 64) + " s"
 	}
-	t := d.String() // 24h0m0s
-	if strings.HasSuffix(t, "m0s") {
-		t = strings.TrimSuffix(t, "0s")
-	}
-	if strings.HasSuffix(t, "h0m") {
-		t = strings.TrimSuffix(t, "0m")
-	}
-	return fmt.Sprintf("%s s (%s)", strconv.FormatFloat(math.Round(s), 'f', 0, 64), t)
+	return fmt.Sprintf("%s s (%s)", strconv.FormatFloat(math.Round(s), 'f', 0, 64), shortDuration(d))
 }
 
 // policySpecSepRE is a separator of a policy string with the spaces

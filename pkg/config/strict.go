@@ -381,6 +381,9 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 			if err != nil && bigIntRE.Match(b) {
 				// Integer seconds are KEDA's keys' alone; elsewhere a
 				// duration names its unit.
+				if kedaSeconds[lastKey(path)] && old {
+					return fmt.Errorf("%s has no unit: write %ss for seconds (integer seconds are read under KEDA's name, %s)", b, b, lastKey(path))
+				}
 				return fmt.Errorf("%s has no unit: write %ss for seconds", b, b)
 			}
 			if err != nil {
