@@ -93,12 +93,11 @@ func parseBase(spec string, seed uint64) (Source, error) {
 			return Source{}, err
 		}
 		return s.Source(), nil
-	case "azure":
-		return fileSource(rest, OpenAzureCSV)
-	case "mooncake":
-		return fileSource(rest, OpenMooncake)
-	case "csv":
-		return fileSource(rest, OpenGenericCSV)
+	case "azure", "mooncake", "csv":
+		if rest == "" {
+			return Source{}, fmt.Errorf("trace %q: %s: takes the file's path after it, e.g. %s:trace.csv", spec, kind, kind)
+		}
+		return fileSource(rest, map[string]func(string) (Reader, error){"azure": OpenAzureCSV, "mooncake": OpenMooncake, "csv": OpenGenericCSV}[kind])
 	}
 	return detect(spec)
 }
