@@ -35,15 +35,15 @@ type DecideCmd struct {
 	Server  modelserver.Server `default:"auto" placeholder:"S" help:"Server profile of the pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
 	Timeout time.Duration      `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`
 
-	Current *int     `placeholder:"N" help:"Replicas the workload has now, at least the number of PAGEs (each page is a running replica). Default: the number of PAGEs; without pages the previous desired in --state; else 1."`
-	Unready int      `placeholder:"N" help:"Replicas of --current that are starting and report nothing (the HPA leaves them out on a scale-down, counts them at 0 on a scale-up)."`
-	Held    *float64 `placeholder:"N" help:"Requests held in front of the servers (activator, gateway), counted in queue and used to activate from zero. Unset: unknown (with --min 0 nothing goes to zero on it)."`
-	Running *float64 `placeholder:"N" help:"Running requests, total over replicas (overrides the pages)."`
-	Waiting *float64 `placeholder:"N" help:"Waiting requests, total over replicas (overrides the pages)."`
-	Queue   *float64 `placeholder:"N" help:"Total queue (running + waiting) when the split is not known; sets running 0 and waiting N."`
-	KV      *float64 `name:"kv" placeholder:"F" help:"Mean KV-cache usage over replicas, a fraction 0..1 (overrides the pages)."`
-	CPU     *percent `name:"cpu" placeholder:"PCT" help:"Mean CPU as a percent of the pod's request, e.g. 60 or 60% (pages need two scrapes for it, so give it here)."`
-	TTFT    *float64 `name:"ttft" placeholder:"S" help:"Observed time-to-first-token quantile, seconds."`
+	Current *int      `placeholder:"N" help:"Replicas the workload has now, at least the number of PAGEs (each page is a running replica). Default: the number of PAGEs; without pages the previous desired in --state; else 1."`
+	Unready int       `placeholder:"N" help:"Replicas of --current that are starting and report nothing (the HPA leaves them out on a scale-down, counts them at 0 on a scale-up)."`
+	Held    *float64  `placeholder:"N" help:"Requests held in front of the servers (activator, gateway), counted in queue and used to activate from zero. Unset: unknown (with --min 0 nothing goes to zero on it)."`
+	Running *float64  `placeholder:"N" help:"Running requests, total over replicas (overrides the pages)."`
+	Waiting *float64  `placeholder:"N" help:"Waiting requests, total over replicas (overrides the pages)."`
+	Queue   *float64  `placeholder:"N" help:"Total queue (running + waiting) when the split is not known; sets running 0 and waiting N."`
+	KV      *fraction `name:"kv" placeholder:"F" help:"Mean KV-cache usage over replicas, a fraction 0..1 or a percentage, e.g. 0.75 or 75% (overrides the pages)."`
+	CPU     *percent  `name:"cpu" placeholder:"PCT" help:"Mean CPU as a percent of the pod's request, e.g. 60 or 60% (pages need two scrapes for it, so give it here)."`
+	TTFT    *float64  `name:"ttft" placeholder:"S" help:"Observed time-to-first-token quantile, seconds."`
 
 	QueueTime            *float64 `name:"queue-time" placeholder:"S" help:"Observed queue-time quantile (vllm:request_queue_time_seconds), seconds: the queuewait signal."`
 	ITL                  *float64 `name:"itl" placeholder:"S" help:"Observed inter-token-latency quantile, seconds (shown, no metric scales on it)."`
@@ -133,7 +133,7 @@ func (c *DecideCmd) signalFlags() []signalFlag {
 		{c.Running, "running", "requests"},
 		{c.Waiting, "waiting", "requests"},
 		{c.Queue, "queue", "requests"},
-		{c.KV, "kv", ""},
+		{(*float64)(c.KV), "kv", ""},
 		{(*float64)(c.CPU), "cpu", "percent of the CPU request"},
 		{c.TTFT, "ttft", "seconds"},
 		{c.QueueTime, "queue-time", "seconds"},
@@ -573,7 +573,7 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 	for _, f := range []struct {
 		dst *float64
 		v   *float64
-	}{{&obs.Running, c.Running}, {&obs.Waiting, c.Waiting}, {&obs.KV, c.KV}, {&obs.CPU, (*float64)(c.CPU)}, {&obs.TTFT, c.TTFT},
+	}{{&obs.Running, c.Running}, {&obs.Waiting, c.Waiting}, {&obs.KV, (*float64)(c.KV)}, {&obs.CPU, (*float64)(c.CPU)}, {&obs.TTFT, c.TTFT},
 		{&obs.QueueTime, c.QueueTime}, {&obs.ITL, c.ITL}, {&obs.ArrivalRate, c.ArrivalRate}, {&obs.PromptTokensRate, c.PromptTokensRate},
 		{&obs.GenerationTokensRate, c.GenerationTokensRate}, {&obs.MeanPrompt, c.MeanPrompt}, {&obs.MeanOutput, c.MeanOutput}} {
 		if f.v != nil {
@@ -612,7 +612,7 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 func checkSignal(flag string, v float64, unit string) error {
 	switch {
 	case unit == "" && !(v >= 0 && v <= 1):
-		return invalidf("--%s %v: want a fraction in [0, 1] (0.75 is 75%% of the KV cache)", flag, v)
+		return invalidf("--%s %v: want a fraction in [0, 1] or a percentage (0.75 or 75%% is three quarters of the KV cache)", flag, v)
 	case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
 		return invalidf("--%s %v: want a finite number >= 0 (%s)", flag, v, unit)
 	}

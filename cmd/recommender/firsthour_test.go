@@ -102,6 +102,9 @@ func TestAliasesNamedAsTyped(t *testing.T) {
 		"--replica-gpu and --gpu are one flag")
 	// One flag given twice: the first value would be dropped silently.
 	wantRefused(t, []string{"gpu", "--gpu", "h100-sxm", "--gpu", "a100-80gb"}, nil, "--gpu is given more than once: give it once")
+	// An empty value ran on the default (h100-sxm) as if not given.
+	wantRefused(t, []string{"gpu", "--gpu", ""}, nil, "--gpu is given an empty value: give one, or leave the flag out for its default")
+	wantRefused(t, []string{"gpu", "--replica-model="}, nil, "--replica-model is given an empty value")
 }
 
 // TestFlagValueErrors: a duration, whole number, decimal or percentage
@@ -153,6 +156,12 @@ func TestPercentFlags(t *testing.T) {
 			t.Errorf("--max-miss %q = %v, want 0.1", v, cli.Tune.MaxMiss)
 		}
 	}
+	// --kv reads 0.9 and 90% alike, as the policy strings' kv:90%: at
+	// target 0.6 over 2 replicas, ceil(2 x 0.9 / 0.6) = 3.
+	for _, v := range []string{"0.9", "90%"} {
+		wantDecision(t, decideOK(t, "--metric", "kv", "--target", "0.6", "--kv", v, "--current", "2"), 3, "DesiredWithinRange")
+	}
+	wantRefused(t, []string{"decide", "--kv", "150%"}, nil, "--kv 1.5: want a fraction in [0, 1] or a percentage")
 	d := decideOK(t, "--metric", "cpu", "--target", "60", "--cpu", "90%", "--current", "2")
 	// The HPA's rule: ceil(2 x 90 / 60) = 3.
 	wantDecision(t, d, 3, "DesiredWithinRange")

@@ -262,3 +262,46 @@ func (p *wholePercent) Decode(ctx *kong.DecodeContext) error {
 	*p = wholePercent(n)
 	return nil
 }
+
+// emptyFlag is the first flag of kctx's command line given an empty value
+// that takes one string (--gpu "" from an unset shell variable), or nil:
+// the command would run as if it were not given, on its default.
+func emptyFlag(kctx *kong.Context) *kong.Flag {
+	for _, p := range kctx.Path {
+		f := p.Flag
+		if f == nil || f.IsSlice() || f.IsMap() || f.IsBool() {
+			continue
+		}
+		v := f.Target
+		for v.Kind() == reflect.Pointer && !v.IsNil() {
+			v = v.Elem()
+		}
+		if v.Kind() == reflect.String && v.String() == "" {
+			return f
+		}
+	}
+	return nil
+}
+
+// fraction is a flag value that is a fraction of one: "0.75" and "75%"
+// are both 0.75, as the policy strings read kv:0.75 and kv:75%.
+type fraction float64
+
+// Decode reads a fraction flag (kong.MapperValue).
+func (f *fraction) Decode(ctx *kong.DecodeContext) error {
+	s, err := flagText(ctx, "fraction")
+	if err != nil {
+		return err
+	}
+	t := strings.TrimSpace(s)
+	num, pct := strings.CutSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || strings.Contains(num, "%") {
+		return fmt.Errorf("%q is not a fraction: want a number such as 0.75, or a percentage such as 75%%", s)
+	}
+	if pct {
+		v /= 100
+	}
+	*f = fraction(v)
+	return nil
+}
