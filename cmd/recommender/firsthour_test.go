@@ -364,3 +364,11 @@ func TestWholePercentFlags(t *testing.T) {
 	}
 	wantRefused(t, []string{"decide", "--queue", "4", "--up-percent", "1.5%"}, nil, `--up-percent: "1.5%" is not a whole percentage: want an integer of percent, with or without %, e.g. 50 or 50%`)
 }
+
+// TestPDBounds: --pd's rate and lengths are bounded as load's (1e300
+// requests/s printed a 300-digit pair).
+func TestPDBounds(t *testing.T) {
+	for _, pd := range []string{"1e300,2000,200", "10,2000,2000000", "NaN,2000,200"} {
+		wantRefused(t, []string{"gpu", "--pd", pd}, nil, `--pd: "`+pd+`" is invalid (allowed: RATE,PROMPT,OUTPUT: requests/s > 0 and at most 1e+06, whole tokens 1 to 1048576`)
+	}
+}

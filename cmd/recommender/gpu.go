@@ -354,6 +354,14 @@ func (c *GPUCmd) Run(e *env) error {
 	return err
 }
 
+// maxPDRate and maxPDTokens bound --pd's rate and lengths as load bounds
+// its rates and lengths: beyond them the pair's figures are dozens of
+// digits of no deployment.
+const (
+	maxPDRate   = 1e6
+	maxPDTokens = 1 << 20
+)
+
 // pd reads --pd RATE,PROMPT,OUTPUT and --kv-link and sizes the pair.
 func (c *GPUCmd) pd(r *replica.Replica) (replica.PD, error) {
 	parts := strings.Split(c.PD, ",")
@@ -363,8 +371,8 @@ func (c *GPUCmd) pd(r *replica.Replica) (replica.PD, error) {
 	rate, err1 := strconv.ParseFloat(parts[0], 64)
 	prompt, err2 := strconv.Atoi(parts[1])
 	output, err3 := strconv.Atoi(parts[2])
-	if err1 != nil || err2 != nil || err3 != nil {
-		return replica.PD{}, invalidf("--pd: %q is invalid (allowed: RATE,PROMPT,OUTPUT: requests/s > 0, whole tokens >= 1, e.g. 10,2000,200)", c.PD)
+	if err1 != nil || err2 != nil || err3 != nil || !(rate <= maxPDRate) || prompt > maxPDTokens || output > maxPDTokens {
+		return replica.PD{}, invalidf("--pd: %q is invalid (allowed: RATE,PROMPT,OUTPUT: requests/s > 0 and at most %g, whole tokens 1 to %d, e.g. 10,2000,200)", c.PD, float64(maxPDRate), maxPDTokens)
 	}
 	link, err := parseBytes(c.KVLink)
 	if err != nil {
