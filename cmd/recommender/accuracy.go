@@ -13,19 +13,31 @@ import (
 // the replay and reports the error per stage and metric, beside peer
 // simulators' predictions of the same rows.
 type AccuracyCmd struct {
-	GroundTruth string   `name:"ground-truth" required:"" type:"existingfile" placeholder:"FILE" help:"Measured stages, CSV (the schema of the public sim-to-real set's vllm-trainval.csv: experiment, model, hardware, tp, stage rate and duration, prompt and output lengths, actual_*_ms)."`
-	Peers       string   `name:"peers" type:"existingfile" placeholder:"FILE" help:"Other simulators' predictions of the same rows, CSV (experiment, stage_index, metric_name, simulator, predicted_ms): their MAPE is printed beside infscale's on the same rows."`
+	GroundTruth string   `name:"ground-truth" required:"" type:"path" placeholder:"FILE" help:"Measured stages, CSV (the schema of the public sim-to-real set's vllm-trainval.csv: experiment, model, hardware, tp, stage rate and duration, prompt and output lengths, actual_*_ms)."`
+	Peers       string   `name:"peers" type:"path" placeholder:"FILE" help:"Other simulators' predictions of the same rows, CSV (experiment, stage_index, metric_name, simulator, predicted_ms): their MAPE is printed beside infscale's on the same rows."`
 	Output      string   `name:"output" short:"o" default:"table" enum:"table,json" help:"Output format: table or json."`
-	ModelConfig []string `name:"model-config" type:"existingfile" placeholder:"FILE" help:"A Hugging Face config.json for a model outside the catalog (repeatable); a row's model matches the config's _name_or_path or its directory name."`
+	ModelConfig []string `name:"model-config" type:"path" placeholder:"FILE" help:"A Hugging Face config.json for a model outside the catalog (repeatable); a row's model matches the config's _name_or_path or its directory name."`
 	Replica     string   `name:"replica" default:"fitted" enum:"fitted,fitted-held-out,calibrated,reference" help:"The replica model the rows start from: fitted (the step model fitted on every row of the shared H100 set, docs/evaluation/ACCURACY.md), fitted-held-out (the same fitted without the held-out models' rows), calibrated (replica.Calibrated) or reference (docs/design.md's)."`
 	HeldOut     []string `name:"held-out" placeholder:"MODEL" help:"Models (as the rows name them) held out: their rows are reported apart and --fit leaves them out (default: replica.FittedHeldOut's two with --replica fitted-held-out, none otherwise; --held-out= for none)."`
 	Fit         bool     `name:"fit" help:"Fit the step model's terms on the rows of the models not held out (Nelder-Mead from the calibrated mode's terms, a few minutes), print them, and report with them."`
 	Seed        uint64   `name:"seed" default:"1" help:"Seed of the Poisson arrivals."`
-	Calibration string   `name:"calibration" type:"existingfile" placeholder:"FILE" help:"A calibration file (infscale load --calibrate): applied to the experiments of its GPU, model and TP; the MAPE before it is printed beside the MAPE after."`
+	Calibration string   `name:"calibration" type:"path" placeholder:"FILE" help:"A calibration file (infscale load --calibrate): applied to the experiments of its GPU, model and TP; the MAPE before it is printed beside the MAPE after."`
 }
 
 // Run reads the files, replays and prints the report.
 func (c *AccuracyCmd) Run(e *env) error {
+	files := [][2]string{{"ground-truth", c.GroundTruth}, {"peers", c.Peers}, {"calibration", c.Calibration}}
+	for _, m := range c.ModelConfig {
+		files = append(files, [2]string{"model-config", m})
+	}
+	for _, f := range files {
+		if f[1] == "" {
+			continue
+		}
+		if err := existingFile(f[0], f[1]); err != nil {
+			return err
+		}
+	}
 	stages, err := accuracy.ReadGroundTruth(c.GroundTruth)
 	if err != nil {
 		return invalid(err)

@@ -30,15 +30,15 @@ func TestActivatorInvalid(t *testing.T) {
 		{[]string{"--upstream", "http://h:1?"}, `--upstream "http://h:1?": want a base URL without a query or fragment`},
 		{[]string{"--upstream", "http://h:1/#top"}, `--upstream "http://h:1/#top": want a base URL without a query or fragment`},
 		{[]string{"--upstream", "http://h:1#"}, `--upstream "http://h:1#": want a base URL without a query or fragment`},
-		{[]string{"--upstream", "http://chat:8000", "--probe-interval", "1ns"}, "--probe-interval 1ns: want 10ms to 1h0m0s"},
-		{[]string{"--upstream", "http://chat:8000", "--probe-interval", "2h"}, "--probe-interval 2h0m0s: want 10ms to 1h0m0s"},
+		{[]string{"--upstream", "http://chat:8000", "--probe-interval", "1ns"}, "--probe-interval 1ns: want 10ms to 1h"},
+		{[]string{"--upstream", "http://chat:8000", "--probe-interval", "2h"}, "--probe-interval 2h: want 10ms to 1h"},
 		// A budget holds at least a prompt; a bare number is bytes, and a
 		// bare fraction is no size (parseBytes would read it as GB).
 		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "4096"}, `--max-held-bytes "4096": 4096 bytes: want 1MiB to 1TiB`},
 		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "2TiB"}, `--max-held-bytes "2TiB": 2199023255552 bytes: want 1MiB to 1TiB`},
 		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "1.5"}, `--max-held-bytes "1.5": want a size such as 128MiB`},
 		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "lots"}, `--max-held-bytes "lots": want a size such as 128MiB`},
-		{[]string{"--upstream", "http://chat:8000", "--body-timeout", "10ms"}, "--body-timeout 10ms: want 1s to 1h0m0s"},
+		{[]string{"--upstream", "http://chat:8000", "--body-timeout", "10ms"}, "--body-timeout 10ms: want 1s to 1h"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(t.Context(), append([]string{"activator"}, tc.args...), strings.NewReader(""), &out, &errb)

@@ -177,9 +177,9 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 			return where{}, invalidf("--%s goes with --prometheus-url; with --config the target's %s is read (edit it there, or give --prometheus-url instead)", name, name)
 		}
 	}
-	file, err := config.Load(f.Config)
+	file, err := loadConfig(f.Config)
 	if err != nil {
-		return where{}, invalidf("--config: %v", err)
+		return where{}, err
 	}
 	r.deprecations = file.Deprecations
 	var tg *config.Target
@@ -304,7 +304,7 @@ func (c *BacktestCmd) Run(e *env) error {
 	}
 	var pols []replay.Policy
 	for i, s := range specs {
-		p, err := replay.ParsePolicy(s)
+		p, err := replay.ParsePolicy(policySpec(s))
 		if err != nil {
 			return invalidf("--policy #%d: %v", i+1, err)
 		}

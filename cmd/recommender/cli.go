@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"net/url"
+	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,29 +79,14 @@ func givenFlags(kctx *kong.Context) map[string]bool {
 	return given
 }
 
-// warnDeprecated prints one line on stderr for each flag of args spelt
-// with one of its kong aliases: every flag alias is an old spelling kept
-// for one release (the replica flags' --replica-* of decide, kube, fleet
-// and load), and help lists only the documented name.
-func warnDeprecated(kctx *kong.Context, args []string, stderr io.Writer) {
-	old := map[string]string{}
-	for _, f := range kctx.Flags() {
-		for _, a := range f.Aliases {
-			old[a] = f.Name
-		}
-	}
-	for _, a := range args {
-		if a == "--" {
-			return
-		}
-		name, ok := strings.CutPrefix(a, "--")
-		if !ok {
-			continue
-		}
-		name, _, _ = strings.Cut(name, "=")
-		if n, ok := old[name]; ok {
-			fmt.Fprintf(stderr, "infscale: --%s is deprecated and goes in the next release; use --%s\n", name, n)
-		}
+// warnDeprecated prints one line on stderr for each flag typed with one
+// of its kong aliases (sp): every flag alias is an old spelling kept for
+// one release (the replica flags' --replica-* of decide, kube, fleet and
+// load), and help lists only the documented name.
+func warnDeprecated(sp spellings, stderr io.Writer) {
+	names := slices.Sorted(maps.Keys(sp))
+	for _, n := range names {
+		fmt.Fprintf(stderr, "infscale: --%s is deprecated and goes in the next release; use --%s\n", sp[n], n)
 	}
 }
 
@@ -150,7 +139,7 @@ func invalidf(format string, args ...any) error { return invalid(fmt.Errorf(form
 // newParser builds the kong parser over cli writing to stdout/stderr; exit
 // records kong's own exit requests (--help) instead of terminating.
 func newParser(cli *CLI, stdout, stderr io.Writer, exit func(int)) (*kong.Kong, error) {
-	return kong.New(cli,
+	opts := append([]kong.Option{
 		kong.Name("infscale"),
 		kong.Description("Autoscaling recommendations for LLM inference servers, from the signals that measure their load."),
 		kong.Writers(stdout, stderr),
@@ -159,7 +148,8 @@ func newParser(cli *CLI, stdout, stderr io.Writer, exit func(int)) (*kong.Kong, 
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		// From pkg/recommend, so that help and defaults follow the core.
 		kong.Vars{"version": versionLine(buildInfo()), "signals": recommend.SignalNames(), "default_max": strconv.Itoa(recommend.DefaultMax), "max_fleet_rate": strconv.Itoa(maxFleetRate)},
-	)
+	}, flagMappers...)
+	return kong.New(cli, opts...)
 }
 
 // buildInfo is the binary's build information, nil when it has none.
@@ -177,15 +167,40 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "infscale: %v\n", err)
 		return exitRuntime
 	}
+	// Messages name a flag as it was typed (an old spelling too), and a
+	// flag typed under two spellings is refused.
+	sp, spErr := readSpellings(parser.Model, args)
 	kctx, err := parseArgs(parser, args)
 	if exited {
 		return code
 	}
+	var pe *kong.ParseError
+	if errors.As(err, &pe) && pe.Context != nil && pe.Context.Selected() == nil {
+		// No command chosen (none given, or a word that is none): the
+		// whole usage, every command with its one-line help.
+		parser.Stdout = stderr
+		_ = pe.Context.PrintUsage(false)
+		parser.Stdout = stdout
+		fmt.Fprintln(stderr)
+		if strings.HasPrefix(err.Error(), "expected one of") { // kong's, listing five commands and "..."
+			err = errors.New("no command given: choose one of the commands above (infscale COMMAND --help shows its flags)")
+		}
+	}
+	if spErr != nil {
+		err = spErr // before a value's own error: the flag is given twice
+	}
+	if err == nil {
+		if f := repeatedFlag(kctx); f != nil {
+			err = invalidf("--%s is given more than once: give it once (it takes one value; the last would silently replace the others)", f.Name)
+		} else if f := emptyFlag(kctx); f != nil {
+			err = invalidf("--%s is given an empty value: give one, or leave the flag out for its default (an unset shell variable?)", f.Name)
+		}
+	}
+	warnDeprecated(sp, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "infscale: %v\n", err)
+		fmt.Fprintf(stderr, "infscale: %s\n", sp.asTyped(err.Error()))
 		return exitInvalid
 	}
-	warnDeprecated(kctx, args, stderr)
 	err = kctx.Run(&env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, args: args, given: givenFlags(kctx)})
 	if err == nil {
 		return exitOK
@@ -196,7 +211,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "infscale: interrupted")
 		return exitInterrupted
 	}
-	fmt.Fprintf(stderr, "infscale: %v\n", err)
+	fmt.Fprintf(stderr, "infscale: %s\n", sp.asTyped(err.Error()))
 	var inv invalidInputError
 	var kc *kube.ConfigError // a missing or malformed kubeconfig is the user's input too
 	if errors.As(err, &inv) || errors.As(err, &kc) {
@@ -227,7 +242,49 @@ func durationIn(flag string, d, lo, hi time.Duration, why string) error {
 	if d >= lo && d <= hi {
 		return nil
 	}
-	return invalidf("--%s %s: want %s to %s (%s)", flag, d, lo, hi, why)
+	return invalidf("--%s %s: want %s to %s (%s)", flag, shortDuration(d), shortDuration(lo), shortDuration(hi), why)
+}
+
+// shortDuration writes d as a flag takes it, without the zero units Go's
+// String adds: 1h, not 1h0m0s; 2m, not 2m0s.
+func shortDuration(d time.Duration) string {
+	t := d.String()
+	if strings.HasSuffix(t, "m0s") {
+		t = strings.TrimSuffix(t, "0s")
+	}
+	if strings.HasSuffix(t, "h0m") {
+		t = strings.TrimSuffix(t, "0m")
+	}
+	return t
+}
+
+// fileError is err, from opening or reading the file path that flag
+// names, as invalid input (exit 2) naming the flag and the path once:
+// "--behavior b.yaml: no such file", not Go's "open b.yaml: no such file
+// or directory". An error that already names the path (boundedfile's) is
+// kept behind the flag.
+func fileError(flag, path string, err error) error {
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return invalidf("--%s %s: no such file", flag, path)
+	case errors.As(err, &pe):
+		return invalidf("--%s %s: %v", flag, path, pe.Err)
+	}
+	return invalidf("--%s: %w", flag, err)
+}
+
+// existingFile refuses path, the value of flag, when it is not a file that
+// exists (fileError's message; a directory is named as one).
+func existingFile(flag, path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fileError(flag, path, err)
+	}
+	if st.IsDir() {
+		return invalidf("--%s %s: is a directory; want a file", flag, path)
+	}
+	return nil
 }
 
 // httpURL checks that s, the value of name (a flag, "--follow", or an

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,19 +31,19 @@ import (
 // /metrics pages (one per replica) or from signal flags, explained step by
 // step (docs/recommend.md).
 type DecideCmd struct {
-	Pages   []string           `arg:"" optional:"" name:"PAGE" help:"A replica's /metrics page: a file, an http(s) URL, or - for stdin; each replica once (the same URL or file named twice is an error). Running and waiting are summed over pages, KV averaged."`
+	Pages   []string           `arg:"" optional:"" name:"PAGE" help:"A replica's /metrics page: a file, an http(s) URL, or - for stdin; each replica once (the same URL or file named twice is an error). Running and waiting are summed over pages, KV averaged. Without a PAGE give the signals as flags (--queue, ...): with neither, decide refuses."`
 	Server  modelserver.Server `default:"auto" placeholder:"S" help:"Server profile of the pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
 	Timeout time.Duration      `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`
 
-	Current *int     `placeholder:"N" help:"Replicas the workload has now, at least the number of PAGEs (each page is a running replica). Default: the number of PAGEs; without pages the previous desired in --state; else 1."`
-	Unready int      `placeholder:"N" help:"Replicas of --current that are starting and report nothing (the HPA leaves them out on a scale-down, counts them at 0 on a scale-up)."`
-	Held    *float64 `placeholder:"N" help:"Requests held in front of the servers (activator, gateway), counted in queue and used to activate from zero. Unset: unknown (with --min 0 nothing goes to zero on it)."`
-	Running *float64 `placeholder:"N" help:"Running requests, total over replicas (overrides the pages)."`
-	Waiting *float64 `placeholder:"N" help:"Waiting requests, total over replicas (overrides the pages)."`
-	Queue   *float64 `placeholder:"N" help:"Total queue (running + waiting) when the split is not known; sets running 0 and waiting N."`
-	KV      *float64 `name:"kv" placeholder:"F" help:"Mean KV-cache usage over replicas, a fraction 0..1 (overrides the pages)."`
-	CPU     *float64 `name:"cpu" placeholder:"PCT" help:"Mean CPU as a percent of the pod's request (pages need two scrapes for it, so give it here)."`
-	TTFT    *float64 `name:"ttft" placeholder:"S" help:"Observed time-to-first-token quantile, seconds."`
+	Current *int      `placeholder:"N" help:"Replicas the workload has now, at least the number of PAGEs (each page is a running replica). Default: the number of PAGEs; without pages the previous desired in --state; else 1."`
+	Unready int       `placeholder:"N" help:"Replicas of --current that are starting and report nothing (the HPA leaves them out on a scale-down, counts them at 0 on a scale-up)."`
+	Held    *float64  `placeholder:"N" help:"Requests held in front of the servers (activator, gateway), counted in queue and used to activate from zero. Unset: unknown (with --min 0 nothing goes to zero on it)."`
+	Running *float64  `placeholder:"N" help:"Running requests, total over replicas (overrides the pages)."`
+	Waiting *float64  `placeholder:"N" help:"Waiting requests, total over replicas (overrides the pages)."`
+	Queue   *float64  `placeholder:"N" help:"Total queue (running + waiting) when the split is not known; sets running 0 and waiting N."`
+	KV      *fraction `name:"kv" placeholder:"F" help:"Mean KV-cache usage over replicas, a fraction 0..1 or a percentage, e.g. 0.75 or 75% (overrides the pages)."`
+	CPU     *percent  `name:"cpu" placeholder:"PCT" help:"Mean CPU as a percent of the pod's request, e.g. 60 or 60% (pages need two scrapes for it, so give it here)."`
+	TTFT    *float64  `name:"ttft" placeholder:"S" help:"Observed time-to-first-token quantile, seconds."`
 
 	QueueTime            *float64 `name:"queue-time" placeholder:"S" help:"Observed queue-time quantile (vllm:request_queue_time_seconds), seconds: the queuewait signal."`
 	ITL                  *float64 `name:"itl" placeholder:"S" help:"Observed inter-token-latency quantile, seconds (shown, no metric scales on it)."`
@@ -62,6 +63,10 @@ type DecideCmd struct {
 	// client fetches the URL pages (nil: a plain client with --timeout;
 	// kube's API-server proxy passes the cluster's).
 	client *http.Client
+	// needSignals refuses a command line without a PAGE or a signal flag,
+	// once its other flags are checked (decide's own; kube scrapes a
+	// workload that may have no Ready pod).
+	needSignals bool
 }
 
 // PolicyFlags are the policy flags of decide and kube (the same names and
@@ -78,11 +83,11 @@ type PolicyFlags struct {
 	UpWindow     *time.Duration `placeholder:"D" help:"scaleUp.stabilizationWindowSeconds as a duration (default 0s)."`
 	DownWindow   *time.Duration `placeholder:"D" help:"scaleDown.stabilizationWindowSeconds as a duration (default 300s)."`
 	UpPods       *int32         `placeholder:"N" help:"scaleUp policy: add at most N pods per --up-period (replaces the default policies)."`
-	UpPercent    *int32         `placeholder:"P" help:"scaleUp policy: add at most P% per --up-period (replaces the default policies)."`
+	UpPercent    *wholePercent  `placeholder:"P" help:"scaleUp policy: add at most P% per --up-period, e.g. 100 or 100% (replaces the default policies)."`
 	UpPeriod     *time.Duration `placeholder:"D" help:"periodSeconds of the --up-pods/--up-percent policies (default 15s)."`
 	UpSelect     string         `placeholder:"S" help:"scaleUp selectPolicy: Max, Min or Disabled (default Max)."`
 	DownPods     *int32         `placeholder:"N" help:"scaleDown policy: remove at most N pods per --down-period (replaces the default)."`
-	DownPercent  *int32         `placeholder:"P" help:"scaleDown policy: remove at most P% per --down-period (replaces the default)."`
+	DownPercent  *wholePercent  `placeholder:"P" help:"scaleDown policy: remove at most P% per --down-period, e.g. 10 or 10% (replaces the default)."`
 	DownPeriod   *time.Duration `placeholder:"D" help:"periodSeconds of the --down-pods/--down-percent policies (default 15s)."`
 	DownSelect   string         `placeholder:"S" help:"scaleDown selectPolicy: Max, Min or Disabled (default Max)."`
 	Behavior     string         `placeholder:"FILE" help:"autoscaling/v2 HorizontalPodAutoscalerBehavior YAML (an HPA's spec.behavior); a field may not be set both here and by a flag."`
@@ -92,10 +97,53 @@ type PolicyFlags struct {
 	Schedule     []string       `sep:"none" placeholder:"CRON;D;MIN[;TZ]" help:"Raise min to MIN for D after each time the 5-field CRON fires, in time zone TZ (default UTC), e.g. \"0 8 * * 1-5;12h;4;Europe/Berlin\". Repeatable."`
 }
 
-// Run builds the policy and the observation, decides, and prints.
+// Run builds the policy and the observation, decides, and prints. A
+// command line with neither a PAGE nor a signal flag is refused: it would
+// decide on nothing (reason no-data) and exit 0.
 func (c *DecideCmd) Run(e *env) error {
+	c.needSignals = true
 	_, err := c.decide(e)
 	return err
+}
+
+// anySignal reports whether a signal flag was given (--held included: it
+// activates from zero).
+func (c *DecideCmd) anySignal() bool {
+	if c.Held != nil {
+		return true
+	}
+	for _, f := range c.signalFlags() {
+		if f.v != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// signalFlag is one signal flag of decide: its value (nil: not given),
+// name and unit ("" for kv: a fraction).
+type signalFlag struct {
+	v          *float64
+	name, unit string
+}
+
+// signalFlags are decide's signal flags but --held, in checking order.
+func (c *DecideCmd) signalFlags() []signalFlag {
+	return []signalFlag{
+		{c.Running, "running", "requests"},
+		{c.Waiting, "waiting", "requests"},
+		{c.Queue, "queue", "requests"},
+		{(*float64)(c.KV), "kv", ""},
+		{(*float64)(c.CPU), "cpu", "percent of the CPU request"},
+		{c.TTFT, "ttft", "seconds"},
+		{c.QueueTime, "queue-time", "seconds"},
+		{c.ITL, "itl", "seconds"},
+		{c.ArrivalRate, "arrival-rate", "requests per second"},
+		{c.PromptTokensRate, "prompt-tokens-rate", "tokens per second"},
+		{c.GenerationTokensRate, "generation-tokens-rate", "tokens per second"},
+		{c.MeanPrompt, "mean-prompt", "tokens"},
+		{c.MeanOutput, "mean-output", "tokens"},
+	}
 }
 
 // decide is Run, returning the decision printed.
@@ -241,11 +289,19 @@ func (c *PolicyFlags) policy() (*recommend.Policy, error) {
 			return nil, err
 		}
 		p.Capacity = recommend.CapacityFrom(r)
+	} else if _, err := c.ReplicaFlags.Config(); err != nil {
+		// Only demand uses the replica, but a value no replica has (an
+		// unknown --gpu or --model) is refused, not ignored.
+		return nil, err
 	}
 	if c.Behavior != "" {
 		data, err := boundedfile.Read(c.Behavior, config.MaxBehaviorBytes, "a behavior file", "--behavior is an autoscaling/v2 behavior YAML file")
 		if err != nil {
-			return nil, invalidf("--behavior: %v", err)
+			return nil, fileError("behavior", c.Behavior, err)
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			// Read as no behavior at all: a file meant to say something.
+			return nil, invalidf("--behavior %s: the file is empty: want an autoscaling/v2 HorizontalPodAutoscalerBehavior YAML (scaleUp:, scaleDown:), or leave the flag out for the HPA's defaults", c.Behavior)
 		}
 		b, err := config.DecodeBehavior(data, c.Behavior)
 		if err != nil {
@@ -419,8 +475,8 @@ func (c *PolicyFlags) behaviorFlags(b *autoscalingv2.HorizontalPodAutoscalerBeha
 			}
 		}
 	}
-	dir(&b.ScaleUp, "scaleUp", c.UpWindow, c.UpPods, c.UpPercent, c.UpPeriod, c.UpSelect, "up")
-	dir(&b.ScaleDown, "scaleDown", c.DownWindow, c.DownPods, c.DownPercent, c.DownPeriod, c.DownSelect, "down")
+	dir(&b.ScaleUp, "scaleUp", c.UpWindow, c.UpPods, (*int32)(c.UpPercent), c.UpPeriod, c.UpSelect, "up")
+	dir(&b.ScaleDown, "scaleDown", c.DownWindow, c.DownPods, (*int32)(c.DownPercent), c.DownPeriod, c.DownSelect, "down")
 	return errs
 }
 
@@ -499,24 +555,7 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 	}
 	// Every signal flag is checked under its own name before --queue is
 	// split into running 0 and waiting N.
-	for _, f := range []struct {
-		v          *float64
-		name, unit string
-	}{
-		{c.Running, "running", "requests"},
-		{c.Waiting, "waiting", "requests"},
-		{c.Queue, "queue", "requests"},
-		{c.KV, "kv", ""},
-		{c.CPU, "cpu", "percent of the CPU request"},
-		{c.TTFT, "ttft", "seconds"},
-		{c.QueueTime, "queue-time", "seconds"},
-		{c.ITL, "itl", "seconds"},
-		{c.ArrivalRate, "arrival-rate", "requests per second"},
-		{c.PromptTokensRate, "prompt-tokens-rate", "tokens per second"},
-		{c.GenerationTokensRate, "generation-tokens-rate", "tokens per second"},
-		{c.MeanPrompt, "mean-prompt", "tokens"},
-		{c.MeanOutput, "mean-output", "tokens"},
-	} {
+	for _, f := range c.signalFlags() {
 		if f.v == nil {
 			continue
 		}
@@ -534,7 +573,7 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 	for _, f := range []struct {
 		dst *float64
 		v   *float64
-	}{{&obs.Running, c.Running}, {&obs.Waiting, c.Waiting}, {&obs.KV, c.KV}, {&obs.CPU, c.CPU}, {&obs.TTFT, c.TTFT},
+	}{{&obs.Running, c.Running}, {&obs.Waiting, c.Waiting}, {&obs.KV, (*float64)(c.KV)}, {&obs.CPU, (*float64)(c.CPU)}, {&obs.TTFT, c.TTFT},
 		{&obs.QueueTime, c.QueueTime}, {&obs.ITL, c.ITL}, {&obs.ArrivalRate, c.ArrivalRate}, {&obs.PromptTokensRate, c.PromptTokensRate},
 		{&obs.GenerationTokensRate, c.GenerationTokensRate}, {&obs.MeanPrompt, c.MeanPrompt}, {&obs.MeanOutput, c.MeanOutput}} {
 		if f.v != nil {
@@ -561,6 +600,9 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 		return obs, invalidf("--unready %d: want 0..--current (%d)", c.Unready, obs.Current)
 	}
 	obs.Unready = c.Unready
+	if c.needSignals && len(c.Pages) == 0 && !c.anySignal() {
+		return obs, invalidf("nothing to decide on: give the replicas' /metrics pages (PAGE...: files, http(s) URLs, or - for standard input) or their signals as flags (--queue N, or --running N --waiting N, --kv F, --ttft S, ...: infscale decide --help)")
+	}
 	return obs, nil
 }
 
@@ -570,7 +612,7 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 func checkSignal(flag string, v float64, unit string) error {
 	switch {
 	case unit == "" && !(v >= 0 && v <= 1):
-		return invalidf("--%s %v: want a fraction in [0, 1] (0.75 is 75%% of the KV cache)", flag, v)
+		return invalidf("--%s %v: want a fraction in [0, 1] or a percentage (0.75 or 75%% is three quarters of the KV cache)", flag, v)
 	case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
 		return invalidf("--%s %v: want a finite number >= 0 (%s)", flag, v, unit)
 	}

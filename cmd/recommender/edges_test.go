@@ -82,7 +82,7 @@ func TestPrometheusRangeFlagEdges(t *testing.T) {
 		{append([]string{"--prometheus-url", "http://"}, sel...), "want http://HOST"},
 		{append(append([]string{"--target", "chat"}, url...), sel...), "--target \"chat\" needs --config"},
 		{append(append([]string{"--server", "llamacpp"}, url...), sel...), "--server: server llamacpp: backtest needs a success counter"},
-		{[]string{"--config", filepath.Join(t.TempDir(), "none.yaml"), "--target", "chat"}, "--config: "},
+		{[]string{"--config", filepath.Join(t.TempDir(), "none.yaml"), "--target", "chat"}, "none.yaml: no such file: want serve's YAML configuration"},
 		{append(append([]string{"--max-gap=1ns"}, url...), sel...), "--max-gap 1ns: want at least --step (30s)"}, // was: coverage -0.8%
 	} {
 		for _, cmd := range []string{"backtest", "profile"} {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/fleet"
 	"github.com/infscale/infscale/pkg/replica"
 )
@@ -58,6 +59,9 @@ func (c *FleetCmd) Run(e *env) error {
 	}
 	if c.PromptTokens < 1 || c.OutputTokens < 1 {
 		return invalidf("--prompt-tokens and --output-tokens must be >= 1")
+	}
+	if err := config.CheckListen(c.Listen); err != nil {
+		return invalidf("--listen %q: %v", c.Listen, err)
 	}
 	if c.ColdStart < 0 {
 		return invalidf("--cold-start %s: want a duration >= 0 (0: the replica model's cold start)", c.ColdStart)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -46,7 +47,7 @@ type ReplicaFlags struct {
 	Accounting          *string        `name:"accounting" aliases:"replica-accounting" help:"Memory accounting: nominal (docs/design.md's GB arithmetic) or vllm (device GiB, exact parameters, blocks) (default nominal; vllm with --calibrated)."`
 	BlockSize           *int           `name:"block-size" aliases:"replica-block-size" help:"KV block size in tokens under vllm accounting (default 16)."`
 	Calibrated          bool           `name:"calibrated" aliases:"replica-calibrated" help:"Start from the vLLM-calibrated mode (docs/evaluation/ACCURACY.md) instead of docs/design.md's reference; other flags still override."`
-	Fitted              bool           `name:"fitted" aliases:"replica-fitted" help:"Start from the step model fitted on the shared H100 sim-to-real set (infscale accuracy, docs/evaluation/ACCURACY.md): calibrated plus KV read efficiency, per-sequence and per-request costs, expert MFU, prefill floor and interconnect; other flags still override."`
+	Fitted              bool           `name:"fitted" aliases:"replica-fitted" help:"Start from the step model fitted on the shared H100 sim-to-real set (infscale accuracy, docs/evaluation/ACCURACY.md): calibrated, plus the fitted weight read efficiency, KV-cache read efficiency, MFU (MoE experts too), a cost per layer and a cost per running sequence each step, the all-reduce latency, the per-request overhead and the output lag, with the prefill floor and the interconnect's bytes; other flags still override."`
 	SequenceStepCost    *time.Duration `name:"sequence-step-cost" aliases:"replica-sequence-step-cost" help:"Time added to a decode step per running sequence (default 0s)."`
 	RequestOverhead     *time.Duration `name:"request-overhead" aliases:"replica-request-overhead" help:"Time each request spends before the scheduler sees it: the TTFT floor beyond the prefill (default 0s)."`
 	Calibration         string         `name:"calibration" aliases:"replica-calibration" type:"path" help:"A calibration file (infscale load --calibrate) for this GPU and model: its fitted bandwidth efficiency, MFU, step overhead, sequence step cost and request overhead replace the base's; other flags still override."`
@@ -95,6 +96,9 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	setFloat(&c.CPUPerSequenceCores, f.CPUPerSeq)
 	if f.Calibration != "" {
 		cal, err := replica.LoadCalibration(f.Calibration)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("%s: no such file (write one with infscale load --calibrate or backtest --calibrate)", f.Calibration)
+		}
 		if err == nil {
 			c, err = cal.Apply(c)
 		}
@@ -267,6 +271,9 @@ var byteUnits = []struct {
 // JSON decoder's bare "EOF".
 func loadModelConfig(path string) (replica.Model, error) {
 	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return replica.Model{}, fmt.Errorf("%s: no such file", path)
+	}
 	if err != nil {
 		return replica.Model{}, err
 	}
@@ -347,6 +354,14 @@ func (c *GPUCmd) Run(e *env) error {
 	return err
 }
 
+// maxPDRate and maxPDTokens bound --pd's rate and lengths as load bounds
+// its rates and lengths: beyond them the pair's figures are dozens of
+// digits of no deployment.
+const (
+	maxPDRate   = 1e6
+	maxPDTokens = 1 << 20
+)
+
 // pd reads --pd RATE,PROMPT,OUTPUT and --kv-link and sizes the pair.
 func (c *GPUCmd) pd(r *replica.Replica) (replica.PD, error) {
 	parts := strings.Split(c.PD, ",")
@@ -356,8 +371,8 @@ func (c *GPUCmd) pd(r *replica.Replica) (replica.PD, error) {
 	rate, err1 := strconv.ParseFloat(parts[0], 64)
 	prompt, err2 := strconv.Atoi(parts[1])
 	output, err3 := strconv.Atoi(parts[2])
-	if err1 != nil || err2 != nil || err3 != nil {
-		return replica.PD{}, invalidf("--pd: %q is invalid (allowed: RATE,PROMPT,OUTPUT: requests/s > 0, whole tokens >= 1, e.g. 10,2000,200)", c.PD)
+	if err1 != nil || err2 != nil || err3 != nil || !(rate <= maxPDRate) || prompt > maxPDTokens || output > maxPDTokens {
+		return replica.PD{}, invalidf("--pd: %q is invalid (allowed: RATE,PROMPT,OUTPUT: requests/s > 0 and at most %g, whole tokens 1 to %d, e.g. 10,2000,200)", c.PD, float64(maxPDRate), maxPDTokens)
 	}
 	link, err := parseBytes(c.KVLink)
 	if err != nil {

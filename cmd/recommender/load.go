@@ -85,7 +85,12 @@ func (c *LoadCmd) Run(e *env) error {
 		// flags lost their replica- prefix: refused, not ignored.
 		return invalidf("--model names the replica model that --calibrate fits (as in every command); the model field of the requests is --served-model-name (default: the first of GET /v1/models)")
 	}
-	var base replica.Config
+	// Only --calibrate uses the replica, but a value no replica has (an
+	// unknown --gpu) is refused, not ignored.
+	base, err := c.ReplicaFlags.Config()
+	if err != nil {
+		return err
+	}
 	if c.Calibrate != "" {
 		if c.Concurrency == "" || !strings.Contains(c.Concurrency, ",") {
 			return invalidf("--calibrate needs a concurrency sweep (--concurrency 1,2,4,8,16,32,64)")
@@ -96,10 +101,6 @@ func (c *LoadCmd) Run(e *env) error {
 		// Before the sweep, not after minutes of load: the file's directory
 		// must exist (the file is written when the fit is done).
 		if err := calibrationPathOK(c.Calibrate, "the sweep"); err != nil {
-			return err
-		}
-		var err error
-		if base, err = c.ReplicaFlags.Config(); err != nil {
 			return err
 		}
 		if _, err := replica.New(base); err != nil {
@@ -116,7 +117,6 @@ func (c *LoadCmd) Run(e *env) error {
 	slo := load.SLO{TTFTP95: c.SLOTTFT.Seconds(), ITLP95: c.SLOITL.Seconds()}
 	var loads []float64
 	concurrency := c.Concurrency != ""
-	var err error
 	switch {
 	case concurrency:
 		if loads, err = load.ParseLoads(c.Concurrency, true); err != nil {

@@ -188,9 +188,9 @@ func TestParseInvalid(t *testing.T) {
 		// rather than ignored, and files refused: a file read twice is the
 		// same page, its rates 0 and its INTERVAL 0s.
 		"cpu request without interval": {[]string{"--cpu-request", "2", "http://127.0.0.1:1/metrics"}, "", 2, []string{"--cpu-request needs --interval"}},
-		"zero interval":                {[]string{"--interval", "0s", "http://127.0.0.1:1/metrics"}, "", 2, []string{"--interval 0s: want 100ms to 1h0m0s"}},
-		"nanosecond interval":          {[]string{"--interval", "1ns", "http://127.0.0.1:1/metrics"}, "", 2, []string{"--interval 1ns: want 100ms to 1h0m0s"}},
-		"huge interval":                {[]string{"--interval", "100000h", "http://127.0.0.1:1/metrics"}, "", 2, []string{"--interval 100000h0m0s: want 100ms to 1h0m0s"}},
+		"zero interval":                {[]string{"--interval", "0s", "http://127.0.0.1:1/metrics"}, "", 2, []string{"--interval 0s: want 100ms to 1h"}},
+		"nanosecond interval":          {[]string{"--interval", "1ns", "http://127.0.0.1:1/metrics"}, "", 2, []string{"--interval 1ns: want 100ms to 1h"}},
+		"huge interval":                {[]string{"--interval", "100000h", "http://127.0.0.1:1/metrics"}, "", 2, []string{"--interval 100000h: want 100ms to 1h"}},
 		"interval with file":           {[]string{"--interval", "15s", "http://127.0.0.1:1/metrics", good}, "", 2, []string{"--interval with PAGE " + good + ": a file is the same page when read again"}},
 		"no page":                      {nil, "", 2, []string{"PAGE"}},
 	} {

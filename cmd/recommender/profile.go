@@ -40,6 +40,7 @@ func (c *ProfileCmd) Run(e *env) error {
 	if err != nil {
 		return invalidf("--timezone %q: %v", c.Timezone, err)
 	}
+	c.Policy = policySpec(c.Policy)
 	reactive, err := replay.ParsePolicy(c.Policy)
 	if err != nil {
 		return invalidf("--policy: %v", err)

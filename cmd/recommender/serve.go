@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -100,7 +101,7 @@ func (c *ServeCmd) Run(e *env) error {
 		case c.demoIgnored() != "":
 			return invalidf("%s runs its own fleet and config, in memory, alone: %s does not apply to it; drop it", demoFlag(c.DemoZero), c.demoIgnored())
 		case c.DemoDuration < minDemoDuration || c.DemoDuration > maxDemoDuration:
-			return invalidf("--demo-duration %s: want %s to %s, e.g. 60s (shorter leaves no room for a cold start and a scale-down)", c.DemoDuration, minDemoDuration, maxDemoDuration)
+			return invalidf("--demo-duration %s: want %s to %s, e.g. 60s (shorter leaves no room for a cold start and a scale-down)", shortDuration(c.DemoDuration), shortDuration(minDemoDuration), shortDuration(maxDemoDuration))
 		}
 		o := demo.DemoOptions{Duration: c.DemoDuration, Listen: c.Listen, Log: demoLogger(e, log, c.LogLevel)}
 		if c.DemoZero {
@@ -113,13 +114,9 @@ func (c *ServeCmd) Run(e *env) error {
 	if c.Config == "" {
 		return invalidf("--config is required (or --demo for the quickstart)")
 	}
-	cfg, err := config.Load(c.Config)
+	cfg, err := loadConfig(c.Config)
 	if err != nil {
-		var es config.Errors
-		if errors.As(err, &es) {
-			return invalidf("%d problem(s) in the configuration:\n%w", len(es), err)
-		}
-		return invalid(err)
+		return err
 	}
 	warnConfig(e.stderr, cfg.Deprecations)
 	if c.CheckConfig {
@@ -164,4 +161,23 @@ func demoLogger(e *env, log *slog.Logger, level string) *slog.Logger {
 		return log
 	}
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+// loadConfig reads the configuration file of --config (config.Load), for
+// serve, backtest, profile and tune alike. Every problem is invalid input
+// (exit 2): a file that cannot be read is named with the flag and what to
+// give; a file with problems lists them (at most config.MaxErrors, each at
+// file:line:col) after their count.
+func loadConfig(path string) (*config.File, error) {
+	cfg, err := config.Load(path)
+	var es config.Errors
+	switch {
+	case err == nil:
+		return cfg, nil
+	case errors.As(err, &es):
+		return nil, invalidf("%d problem(s) in the configuration:\n%w", es.Total(), err)
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, invalidf("--config %s: no such file: want serve's YAML configuration (docs/config.md; examples/serve-*.yaml are some)", path)
+	}
+	return nil, fileError("config", path, err)
 }

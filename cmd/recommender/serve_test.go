@@ -102,13 +102,13 @@ func TestFleetBadTimingAndFollow(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--follow", "http://127.0.0.1:1/metrics", "--follow-every", "0s"}, "--follow-every 0s: want 100ms to 1h0m0s"},
-		{[]string{"--follow", "http://127.0.0.1:1/metrics", "--follow-every", "1ns"}, "--follow-every 1ns: want 100ms to 1h0m0s"},
-		{[]string{"--follow-every=-1s"}, "--follow-every -1s: want 100ms to 1h0m0s"},
-		{[]string{"--follow-every", "2h"}, "--follow-every 2h0m0s: want 100ms to 1h0m0s"},
+		{[]string{"--follow", "http://127.0.0.1:1/metrics", "--follow-every", "0s"}, "--follow-every 0s: want 100ms to 1h"},
+		{[]string{"--follow", "http://127.0.0.1:1/metrics", "--follow-every", "1ns"}, "--follow-every 1ns: want 100ms to 1h"},
+		{[]string{"--follow-every=-1s"}, "--follow-every -1s: want 100ms to 1h"},
+		{[]string{"--follow-every", "2h"}, "--follow-every 2h: want 100ms to 1h"},
 		{[]string{"--follow-every", "10s"}, "--follow-every needs --follow"},
-		{[]string{"--status", "1ns"}, "--status 1ns: want 100ms to 1h0m0s (or 0 for never"},
-		{[]string{"--status=-5s"}, "--status -5s: want 100ms to 1h0m0s"},
+		{[]string{"--status", "1ns"}, "--status 1ns: want 100ms to 1h (or 0 for never"},
+		{[]string{"--status=-5s"}, "--status -5s: want 100ms to 1h"},
 		{[]string{"--cold-start=-1s"}, "--cold-start -1s: want a duration >= 0"},
 		{[]string{"--follow", "ftp://x"}, `--follow "ftp://x": want http://HOST[:PORT][/PATH] or https://...`},
 		{[]string{"--follow", "not a url"}, `--follow "not a url": want http://HOST[:PORT][/PATH]`},

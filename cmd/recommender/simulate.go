@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,7 +57,7 @@ func (c *SimulateCmd) Run(e *env) error {
 		if c.PD {
 			break // parsed as pair policies (runPD)
 		}
-		p, err := replay.ParsePolicy(s)
+		p, err := replay.ParsePolicy(policySpec(s))
 		if err != nil {
 			return invalidf("--policy: %v", err)
 		}
@@ -187,22 +188,33 @@ func (c *SimulateCmd) source() (trace.Source, error) {
 		return trace.Source{}, invalidf("--rate-scale %g: want a factor > 0", c.RateScale)
 	}
 	opts.RateScale = c.RateScale
+	var a, b float64 // --window's [a, b) (b 0: to the end), applied below
 	if c.Window != "" {
-		a, b, err := trace.ParseWindow(c.Window)
-		if err != nil {
+		var err error
+		if a, b, err = trace.ParseWindow(c.Window); err != nil {
 			return trace.Source{}, invalidf("--window: %v", err)
 		}
-		opts.WindowStart, opts.WindowEnd = a, b
 	}
 	src, err := trace.Parse(c.Trace, opts)
 	if err != nil {
 		return trace.Source{}, invalidf("--trace: %v", err)
 	}
-	if c.Trace != "reference" && !strings.HasPrefix(c.Trace, "synthetic:") { // a file, even one named reference*.csv
-		if _, last, err := trace.Check(src); err != nil {
+	file := c.Trace != "reference" && !strings.HasPrefix(c.Trace, "synthetic:") // a file, even one named reference*.csv
+	if file || c.Window != "" {
+		// One pass: a file's rows are checked before the parallel passes,
+		// and a window is checked against the trace before any replay.
+		last, in, err := scanTrace(src, a, b)
+		if err != nil {
 			return trace.Source{}, invalidf("--trace: %v", err)
-		} else if src.Duration == 0 {
+		}
+		if src.Duration == 0 {
 			src.Duration = last
+		}
+		if c.Window != "" {
+			if err := c.checkWindow(src, a, b, in); err != nil {
+				return trace.Source{}, err
+			}
+			src = trace.Window(src, a, b)
 		}
 	}
 	// A trace compressed into less than one decision period is replayed
@@ -226,6 +238,81 @@ func (c *SimulateCmd) source() (trace.Source, error) {
 			what, src.Duration, src.Duration/period, c.Period, replay.MaxPeriods, float64(replay.MaxPeriods)*period/86400)
 	}
 	return src, nil
+}
+
+// scanTrace reads src once: the arrival of its last request (seconds) and
+// how many arrive in [a, b) (b <= 0: to the end). A bad row is its error; a
+// trace without a request is trace.ErrEmpty.
+func scanTrace(src trace.Source, a, b float64) (last float64, in int64, err error) {
+	r, err := src.Open()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer r.Close()
+	n := 0
+	for {
+		q, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		n++
+		last = q.Arrival
+		if q.Arrival >= a && (b <= 0 || q.Arrival < b) {
+			in++
+		}
+	}
+	if n == 0 {
+		return 0, 0, fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
+	}
+	return last, in, nil
+}
+
+// checkWindow refuses --window [a, b) when it starts at or past the end of
+// src (its span, after --rate-scale) or holds no request (in), naming the
+// span: every policy's replay would be empty.
+func (c *SimulateCmd) checkWindow(src trace.Source, a, b float64, in int64) error {
+	scaled := ""
+	if c.RateScale != 1 {
+		scaled = fmt.Sprintf(" at --rate-scale %g", c.RateScale)
+	}
+	if a >= src.Duration {
+		return invalidf("--window %s: starts at %s, at or past the end of the trace: %s spans %s%s; want a START below that, e.g. --window 0:%s",
+			c.Window, secondsText(a), src.Name, secondsText(src.Duration), scaled, strconv.FormatFloat(math.Ceil(src.Duration), 'f', 0, 64))
+	}
+	if in == 0 {
+		end := "the end"
+		if b > 0 {
+			end = secondsText(b)
+		}
+		return invalidf("--window %s: no request arrives between %s and %s (%s spans %s%s); choose a window with traffic",
+			c.Window, secondsText(a), end, src.Name, secondsText(src.Duration), scaled)
+	}
+	return nil
+}
+
+// secondsText writes s seconds as a duration such as 86400 s (24h).
+func secondsText(s float64) string {
+	d := time.Duration(s * float64(time.Second)).Round(time.Second)
+	if d < time.Minute {
+		return strconv.FormatFloat(s, 'g', 4, 64) + " s"
+	}
+	return fmt.Sprintf("%s s (%s)", strconv.FormatFloat(math.Round(s), 'f', 0, 64), shortDuration(d))
+}
+
+// policySpecSepRE is a separator of a policy string with the spaces
+// around it.
+var policySpecSepRE = regexp.MustCompile(`\s*([,=:()])\s*`)
+
+// policySpec is a --policy string as replay.ParsePolicy reads it: the
+// spaces around its separators (, = : ( and )) and at its ends dropped, so
+// that "queue:24, lookahead=90" is queue:24,lookahead=90 (no option name
+// or value holds a space, so nothing else could be meant); a space inside
+// a name or a value is left for the parser to refuse.
+func policySpec(s string) string {
+	return strings.TrimSpace(policySpecSepRE.ReplaceAllString(s, "$1"))
 }
 
 // progressLabel is simulate's progress label: "simulating 1 policy",

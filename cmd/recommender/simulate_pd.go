@@ -74,7 +74,7 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *
 	}
 	pols := make([]replay.PDPolicy, 0, len(specs))
 	for _, s := range specs {
-		p, err := replay.ParsePDPolicy(s)
+		p, err := replay.ParsePDPolicy(policySpec(s))
 		if err != nil {
 			return invalidf("--policy: %v", err)
 		}

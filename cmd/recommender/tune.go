@@ -26,7 +26,7 @@ type TuneCmd struct {
 	PrometheusRangeFlags `embed:"" set:"configuse=; the search replays its history, not its policy"`
 	ReplicaFlags         `embed:""`
 
-	MaxMiss   float64       `name:"max-miss" default:"0.1" placeholder:"P" help:"Miss budget in percent of requests, 0 to 100 (0: no miss at all): the winner must stay within it in sample, out of sample and on every stressed copy."`
+	MaxMiss   percent       `name:"max-miss" default:"0.1" placeholder:"P" help:"Miss budget in percent of requests, 0 to 100, with or without %, e.g. 0.1 or 0.1% (one in a thousand; 0: no miss at all): the winner must stay within it in sample, out of sample and on every stressed copy."`
 	Holdout   float64       `name:"holdout" default:"0.25" placeholder:"F" help:"Fraction of the history's span held out at its end (the out-of-sample part)."`
 	Finalists int           `name:"finalists" default:"3" placeholder:"N" help:"Candidates replayed out of sample and under stress (cheapest within budget on the screen)."`
 	Stress    []string      `name:"stress" placeholder:"S" help:"Stressed copies the winner must hold on too, comma-separated or repeated: rate:K (the history at K times its rate), bursts:K (its bursts K times as high), gaps:K (its silent gaps of two periods or more K times as long), or none (default rate:1.5,rate:2,bursts:2,gaps:2)."`
@@ -90,7 +90,7 @@ func (c *TuneCmd) Run(e *env) error {
 	prog := status.NewProgress(e.stderr, "tune: replays", 1, c.Quiet)
 	rep, err := tune.Run(e.ctx, src, tune.Config{
 		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds()},
-		MaxMissPct: &c.MaxMiss, Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed, Serve: serve, Stress: stress,
+		MaxMissPct: (*float64)(&c.MaxMiss), Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed, Serve: serve, Stress: stress,
 		Baselines: tune.DefaultBaselines,
 		// The plan grows by stage (screen, finalists, stress): the share
 		// done may fall when a stage is added; Progress never shows less.

@@ -72,9 +72,9 @@ func (c *TuneCmd) runShard(e *env) error {
 	if err != nil {
 		return err
 	}
-	file, err := config.Load(c.PrometheusRangeFlags.Config)
+	file, err := loadConfig(c.PrometheusRangeFlags.Config)
 	if err != nil {
-		return invalidf("--config: %v", err)
+		return err
 	}
 	warnConfig(e.stderr, file.Deprecations)
 	if file.Prometheus.Embedded() {

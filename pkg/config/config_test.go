@@ -75,8 +75,8 @@ func TestBadFiles(t *testing.T) {
 		// characters; line 12 "      policies: [{type: Pods, value: " 37, then "1.5, periodSeconds: " 20.
 		// Line 4: "prometheus: {url: http://127.0.0.1:9090, timeout: " is 50 characters.
 		"zeros.bad.yaml": {
-			"zeros.bad.yaml:3:11: interval: 0s: must be positive (leave the key out for the default)",
-			"zeros.bad.yaml:4:51: prometheus.timeout: 0s: must be positive (leave the key out for the default)",
+			"zeros.bad.yaml:3:11: interval: must be more than 0 (the decision period, 1s to 1h; leave the key out for the default 15s)",
+			"zeros.bad.yaml:4:51: prometheus.timeout: must be more than 0 (leave the key out for the default 10s)",
 		},
 		"numbers.bad.yaml": {
 			"numbers.bad.yaml:6:48: targets[0].metrics[0].quantile: must be in (0, 1), e.g. 0.95, got NaN",

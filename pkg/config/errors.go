@@ -16,6 +16,9 @@ type Error struct {
 	Key string
 	// Msg says what is wrong and what is allowed.
 	Msg string
+	// more, on the last Error of a list cut at MaxErrors, is how many
+	// problems that line stands for (its Msg says so); 0 on a problem.
+	more int
 }
 
 // Error formats the problem as file:line:col: key: msg.
@@ -50,4 +53,14 @@ func (es Errors) Error() string {
 		lines[i] = e.Error()
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Total is the number of problems found: the ones listed, and those a last
+// line stands for when the list was cut at MaxErrors.
+func (es Errors) Total() int {
+	n := len(es)
+	if n > 0 && es[n-1].more > 0 {
+		n += es[n-1].more - 1
+	}
+	return n
 }

@@ -97,14 +97,39 @@ func Parse(data []byte, name string) (*File, error) {
 	cfg.Prometheus.HTTPClientConfig = promconfig.DefaultHTTPClientConfig
 	d.decode(body, reflect.ValueOf(cfg).Elem(), "")
 	// A default fills a key left out, not one given as 0 (interval: 0s ran
-	// as 15s while the docs say at least 1s).
-	for key, zero := range map[string]bool{"pollingInterval": cfg.Interval == 0, "prometheus.timeout": cfg.Prometheus.Timeout == 0} {
-		if pos, given := d.pos[key]; given && zero && !d.failed[key] {
-			d.errorf(pos, key, "0s: must be positive (leave the key out for the default)")
+	// as 15s while the docs say at least 1s; cooldownPeriod: 0 ran as 5m).
+	// A zero period, timeout or window is refused at its position; a zero
+	// cooldown is KEDA's: none.
+	zeros := []struct {
+		key, why string
+		zero     bool
+	}{
+		{"pollingInterval", "the decision period, 1s to 1h; leave the key out for the default " + model.Duration(DefaultInterval).String(), cfg.Interval == 0},
+		{"prometheus.timeout", "leave the key out for the default " + model.Duration(DefaultTimeout).String(), cfg.Prometheus.Timeout == 0},
+	}
+	var keepZero []*model.Duration // given as 0 where 0 means something
+	for i := range cfg.Targets {
+		t := &cfg.Targets[i]
+		for j := range t.Metrics {
+			zeros = append(zeros, struct {
+				key, why string
+				zero     bool
+			}{fmt.Sprintf("targets[%d].metrics[%d].window", i, j), "at least 1m; leave the key out for the default " + model.Duration(DefaultWindow).String(), t.Metrics[j].Type.Seconds() && t.Metrics[j].Window == 0})
+		}
+		if key := fmt.Sprintf("targets[%d].zero.cooldownPeriod", i); d.given(key) && t.Zero != nil && t.Zero.Cooldown == 0 {
+			keepZero = append(keepZero, &t.Zero.Cooldown)
+		}
+	}
+	for _, z := range zeros {
+		if d.given(z.key) && z.zero && !d.failed[z.key] {
+			d.errorf(d.pos[z.key], z.key, "must be more than 0 (%s)", z.why)
 		}
 	}
 	cfg.Deprecations = d.deprecations
 	applyDefaults(cfg)
+	for _, p := range keepZero {
+		*p = 0
+	}
 	for i := range cfg.Targets {
 		if !d.named[fmt.Sprintf("targets[%d].server", i)] { // absent, null or ""
 			cfg.Targets[i].Server = modelserver.VLLM
@@ -116,7 +141,7 @@ func Parse(data []byte, name string) (*File, error) {
 	if len(d.errs) > 0 {
 		d.errs.sort()
 		if d.dropped > 0 {
-			d.errs = append(d.errs, Error{File: name, Msg: fmt.Sprintf("%d more problems not listed (the first %d found are above)", d.dropped, MaxErrors)})
+			d.errs = append(d.errs, Error{File: name, Msg: fmt.Sprintf("and %d more problems not listed (the first %d found are above; fix them and run again)", d.dropped, MaxErrors), more: d.dropped})
 		}
 		return nil, d.errs
 	}

@@ -83,9 +83,10 @@ func TestRenamedKeysErrors(t *testing.T) {
 		{"targets:\n- {name: a, scrape: ['http://h:1/m'], metrics: [{type: queue, target: 2}], max: 2, maxReplicaCount: 3}\n",
 			"x.yaml:2:84: targets[0].maxReplicaCount: max is the old name of maxReplicaCount, given too; keep maxReplicaCount"},
 		{"interval: 0s\ntargets:\n- {name: a, scrape: ['http://h:1/m'], metrics: [{type: queue, target: 2}], maxReplicaCount: 3}\n",
-			"x.yaml:1:11: interval: 0s: must be positive"},
-		{"targets:\n- {name: a, scrape: ['http://h:1/m'], metrics: [{type: queue, target: 2}], minReplicaCount: 0, maxReplicaCount: 3, zero: {cooldownPeriod: 300, held_scrape: 'http://h:2/m'}}\n",
-			"x.yaml:2:139: targets[0].zero.cooldownPeriod: 300 has no unit: write 300s for seconds"},
+			"x.yaml:1:11: interval: must be more than 0"},
+		// KEDA's integer seconds are read under KEDA's name only.
+		{"targets:\n- {name: a, scrape: ['http://h:1/m'], metrics: [{type: queue, target: 2}], minReplicaCount: 0, maxReplicaCount: 3, zero: {cooldown: 300, held_scrape: 'http://h:2/m'}}\n",
+			"x.yaml:2:133: targets[0].zero.cooldown: 300 has no unit: write 300s for seconds (integer seconds are read under KEDA's name, cooldownPeriod)"},
 		{"targets:\n- {name: a, scrape: ['http://h:1/m'], metrics: [{type: queue, target: 2}], maxReplicaCount: 3, schedule: [{cron: '@daily', duration: 1h, min: 4}]}\n",
 			"x.yaml:2:143: targets[0].schedule[0].min: 4 must be in 0..max (3)"},
 	} {

@@ -9,8 +9,10 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -40,6 +42,9 @@ type strictDecoder struct {
 	// named holds the key paths given a non-empty name (a signal, a
 	// server): an absent, null or empty one takes the default.
 	named map[string]bool
+	// null holds the key paths given a null value (key: alone), which
+	// read as absent.
+	null map[string]bool
 	// dropped counts the problems past MaxErrors.
 	dropped int
 	// spelled maps the key path of a key written under its old name
@@ -75,11 +80,13 @@ var (
 	}
 )
 
-// MaxErrors is the most problems Parse lists: a file with more (a list of
-// 500,000 items where targets go) lists the first MaxErrors found and
-// says how many more there were, so refusing it costs no more than
-// reading it.
-const MaxErrors = 1000
+// MaxErrors is the most problems Parse lists: a file with more (900
+// unknown keys, a list of 500,000 items where targets go) lists the first
+// MaxErrors found and one line saying how many more there were (Errors.Total
+// counts them all), so that its message fits a screen and refusing it
+// costs no more than reading it. The deprecation warnings are bounded the
+// same way.
+const MaxErrors = 20
 
 func (d *strictDecoder) errorf(pos *token.Position, key, format string, args ...any) {
 	if d.failed != nil {
@@ -98,6 +105,13 @@ func (d *strictDecoder) errorf(pos *token.Position, key, format string, args ...
 		e.Line, e.Column = pos.Line, pos.Column
 	}
 	d.errs = append(d.errs, e)
+}
+
+// given reports whether the key at path was written with a value (not
+// left out, not null).
+func (d *strictDecoder) given(path string) bool {
+	_, ok := d.pos[path]
+	return ok && !d.null[path]
 }
 
 func position(n ast.Node) *token.Position {
@@ -211,6 +225,10 @@ func (d *strictDecoder) decode(n ast.Node, v reflect.Value, path string) {
 		d.pos[path] = position(n)
 	}
 	if n.Type() == ast.NullType {
+		if d.null == nil {
+			d.null = map[string]bool{}
+		}
+		d.null[path] = true
 		return // absent value: keep the zero value / default
 	}
 	t := v.Type()
@@ -350,11 +368,22 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 		d.scalar(n, path, v.Type(), p.UnmarshalYAML)
 		return
 	case *model.Duration:
+		// KEDA's pollingInterval and cooldownPeriod are integer seconds in
+		// a ScaledObject; under those names (not their old ones) an
+		// unquoted integer is read as KEDA reads it.
+		_, old := d.spelled[path]
+		keda := kedaSeconds[lastKey(path)] && !old && n.Type() == ast.IntegerType
 		d.scalar(n, path, v.Type(), func(b []byte) error {
+			if keda {
+				return kedaDuration(p, string(b))
+			}
 			dur, err := model.ParseDuration(string(b))
 			if err != nil && bigIntRE.Match(b) {
-				// KEDA's cooldownPeriod and pollingInterval count
-				// seconds; here every duration names its unit.
+				// Integer seconds are KEDA's keys' alone; elsewhere a
+				// duration names its unit.
+				if kedaSeconds[lastKey(path)] && old {
+					return fmt.Errorf("%s has no unit: write %ss for seconds (integer seconds are read under KEDA's name, %s)", b, b, lastKey(path))
+				}
 				return fmt.Errorf("%s has no unit: write %ss for seconds", b, b)
 			}
 			if err != nil {
@@ -508,6 +537,37 @@ func expected(t reflect.Type) string {
 }
 
 var bigIntRE = regexp.MustCompile(`^[-+]?[0-9]+$`)
+
+// kedaSeconds are the keys named after a KEDA ScaledObject's integer
+// seconds (spec.pollingInterval, spec.cooldownPeriod): an integer there is
+// seconds, beside a duration string (docs/config.md).
+var kedaSeconds = map[string]bool{"pollingInterval": true, "cooldownPeriod": true}
+
+// maxKEDASeconds is the most seconds an integer kedaSeconds key may give:
+// KEDA's fields are int32.
+const maxKEDASeconds = math.MaxInt32
+
+// kedaDuration reads s, an integer of seconds as KEDA writes one, into p.
+func kedaDuration(p *model.Duration, s string) error {
+	if !decimalRE.MatchString(s) {
+		return fmt.Errorf("%s: write the seconds in decimal digits (0x, 0o, 0b, _ and a leading 0 are not read), e.g. 30, or a duration such as 30s", s)
+	}
+	secs, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || secs < 0 || secs > maxKEDASeconds {
+		return fmt.Errorf("%s seconds is out of range: want 0 to %d (KEDA's int32), or a duration such as 30s", s, maxKEDASeconds)
+	}
+	*p = model.Duration(time.Duration(secs) * time.Second)
+	return nil
+}
+
+// lastKey is the last key of a key path: targets[0].zero.cooldownPeriod
+// is cooldownPeriod.
+func lastKey(path string) string {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}
 
 // decimalRE is an integer as infscale reads one: decimal digits, no
 // leading 0 (but 0 itself), an optional sign.

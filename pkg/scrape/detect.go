@@ -46,7 +46,7 @@ func detect(raw *rawPage) modelserver.Server {
 	return modelserver.Unknown
 }
 
-func noProfile(source string, raw *rawPage) error {
+func noProfile(source string, raw *rawPage) *NoProfileError {
 	e := &NoProfileError{Source: source}
 	for _, s := range modelserver.Servers() {
 		e.LookedFor = append(e.LookedFor, ServerFamilies{Server: s.String(), Families: s.Families().All()})

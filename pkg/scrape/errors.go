@@ -72,6 +72,10 @@ type NoProfileError struct {
 	LookedFor []ServerFamilies
 	// Seen is the families the page does carry (with or without samples).
 	Seen []string
+	// Size is the page's length in bytes; Blank is true when it holds
+	// nothing but white space (an empty page).
+	Size  int
+	Blank bool
 }
 
 // ServerFamilies is one server's families, for NoProfileError.
@@ -82,21 +86,31 @@ type ServerFamilies struct {
 
 func (e *NoProfileError) Error() string {
 	var b strings.Builder
+	// Nothing to tell a server by: say so, not which families every
+	// server would have had.
+	switch {
+	case e.Blank:
+		blank := ""
+		if e.Size > 0 {
+			blank = ", white space only"
+		}
+		fmt.Fprintf(&b, "%s: %v: the page is empty (%d bytes%s): want a model server's /metrics text, e.g. saved with curl -s http://HOST:PORT/metrics", e.Source, ErrNoProfile, e.Size, blank)
+		return b.String()
+	case len(e.Seen) == 0:
+		fmt.Fprintf(&b, "%s: %v: the page has no metric families (comments only): want a model server's /metrics text", e.Source, ErrNoProfile)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "%s: %v: none of these families is on the page (use --server to force one):", e.Source, ErrNoProfile)
 	for _, sf := range e.LookedFor {
 		fmt.Fprintf(&b, "\n  %s: %s", sf.Server, strings.Join(sf.Families, ", "))
 	}
-	if len(e.Seen) == 0 {
-		b.WriteString("\nthe page has no families")
-	} else {
-		seen := e.Seen
-		more := ""
-		if len(seen) > 10 {
-			more = fmt.Sprintf(", … (%d in all)", len(seen))
-			seen = seen[:10]
-		}
-		fmt.Fprintf(&b, "\nthe page has: %s%s", strings.Join(seen, ", "), more)
+	seen := e.Seen
+	more := ""
+	if len(seen) > 10 {
+		more = fmt.Sprintf(", … (%d in all)", len(seen))
+		seen = seen[:10]
 	}
+	fmt.Fprintf(&b, "\nthe page has: %s%s", strings.Join(seen, ", "), more)
 	return b.String()
 }
 

@@ -110,7 +110,9 @@ func readBytes(b []byte, contentType, source string, server modelserver.Server) 
 	if server == modelserver.Unknown {
 		server = detect(raw)
 		if server == modelserver.Unknown {
-			return nil, noProfile(source, raw)
+			e := noProfile(source, raw)
+			e.Size, e.Blank = len(b), len(bytes.TrimSpace(b)) == 0
+			return nil, e
 		}
 	}
 	p := reduce(raw, source, server)

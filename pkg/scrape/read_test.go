@@ -131,9 +131,17 @@ func TestReadNoProfile(t *testing.T) {
 	if p.Server != modelserver.LlamaCpp || p.Reporting() || !math.IsNaN(p.Running) {
 		t.Errorf("forced: %+v", p)
 	}
-	// An empty page has no profile either.
-	if _, err := Read(strings.NewReader(""), "", "empty", modelserver.Unknown); !errors.Is(err, ErrNoProfile) {
-		t.Errorf("empty page: %v", err)
+	// An empty page, or one of comments, has no profile either; the error
+	// says so in one line instead of listing every server's families.
+	for page, want := range map[string]string{
+		"":                   "empty: no known server profile: the page is empty (0 bytes): want a model server's /metrics text",
+		"\n \n":              "empty: no known server profile: the page is empty (3 bytes, white space only)",
+		"# just a comment\n": "empty: no known server profile: the page has no metric families (comments only)",
+	} {
+		_, err := Read(strings.NewReader(page), "", "empty", modelserver.Unknown)
+		if !errors.Is(err, ErrNoProfile) || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("page %q: %v; want ErrNoProfile, one line, %q", page, err, want)
+		}
 	}
 }
 

@@ -3,8 +3,10 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,12 +25,12 @@ type Options struct {
 	WindowStart, WindowEnd float64
 }
 
-// Formats lists the trace specs Parse accepts, for help and error texts.
-const Formats = "reference, synthetic:poisson,rate=R,duration=D,prompt=P,output=O,seed=S, " +
-	"synthetic:step,low=R,high=R,at=T,for=D,duration=D, synthetic:diurnal,trough=R,peak=R,peakhour=H,duration=D, " +
-	"synthetic:onoff,rate=R,on=D,gap=D,alpha=A,burst=N-M,spread=D,duration=D, " +
-	"or a file: Azure LLM trace CSV (" + AzureHeader + "), Mooncake JSONL (.jsonl), generic CSV (" + GenericHeader + "); " +
-	"force a file format with azure:, mooncake: or csv: before the path"
+// Formats lists the trace specs Parse accepts, in one line, for the errors
+// of a spec that is none of them (docs/simulate.md#traces has each kind's
+// keys).
+const Formats = "reference, synthetic:poisson|step|diurnal|onoff,KEY=VALUE,..., or a file " +
+	"(Azure LLM trace CSV, Mooncake .jsonl, CSV " + GenericHeader + "; azure:, mooncake: or csv: before the path forces one); " +
+	"docs/simulate.md#traces"
 
 // Parse opens a trace spec:
 //
@@ -91,12 +93,11 @@ func parseBase(spec string, seed uint64) (Source, error) {
 			return Source{}, err
 		}
 		return s.Source(), nil
-	case "azure":
-		return fileSource(rest, OpenAzureCSV)
-	case "mooncake":
-		return fileSource(rest, OpenMooncake)
-	case "csv":
-		return fileSource(rest, OpenGenericCSV)
+	case "azure", "mooncake", "csv":
+		if rest == "" {
+			return Source{}, fmt.Errorf("trace %q: %s: takes the file's path after it, e.g. %s:trace.csv", spec, kind, kind)
+		}
+		return fileSource(rest, map[string]func(string) (Reader, error){"azure": OpenAzureCSV, "mooncake": OpenMooncake, "csv": OpenGenericCSV}[kind])
 	}
 	return detect(spec)
 }
@@ -104,7 +105,7 @@ func parseBase(spec string, seed uint64) (Source, error) {
 func fileSource(name string, open func(string) (Reader, error)) (Source, error) {
 	st, err := os.Stat(name)
 	if err != nil {
-		return Source{}, fmt.Errorf("trace file: %w", err)
+		return Source{}, missing(name, err)
 	}
 	if err := regular(name, st); err != nil {
 		return Source{}, err
@@ -118,7 +119,7 @@ func fileSource(name string, open func(string) (Reader, error)) (Source, error) 
 func regular(name string, st os.FileInfo) error {
 	switch {
 	case st.IsDir():
-		return fmt.Errorf("trace: read %s: is a directory (want a file: %s)", name, Formats)
+		return fmt.Errorf("%s: is a directory, not a trace file", name)
 	case !st.Mode().IsRegular():
 		return fmt.Errorf("trace %s: not a regular file (a pipe or a device): every policy reads the trace in its own pass; save it to a file first", name)
 	}
@@ -133,8 +134,17 @@ func detect(name string) (Source, error) {
 		}
 	}
 	f, err := openTrace(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		if kind, _, ok := strings.Cut(name, ":"); ok && kind != "" && !strings.ContainsAny(kind, `/\.`) {
+			// A spec of an unknown kind, not a path.
+			return Source{}, fmt.Errorf("%q: %q is not a kind of trace, and no file has that name (want %s)", name, kind+":", Formats)
+		}
+		if !strings.ContainsAny(name, `/\.`) { // a word: a misspelt spec as likely as a path
+			return Source{}, fmt.Errorf("%s: no such file, nor a trace spec (want %s)", name, Formats)
+		}
+	}
 	if err != nil {
-		return Source{}, fmt.Errorf("trace: %w (want %s)", err, Formats)
+		return Source{}, missing(name, err)
 	}
 	defer f.Close()
 	if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".json") {
@@ -142,7 +152,7 @@ func detect(name string) (Source, error) {
 	}
 	first, err := bufio.NewReader(io.LimitReader(f, MaxLine)).ReadString('\n')
 	if err != nil && err != io.EOF {
-		return Source{}, fmt.Errorf("trace: %w (want a file: %s)", err, Formats)
+		return Source{}, fmt.Errorf("trace %s: %w", name, err)
 	}
 	if first == "" {
 		return Source{}, fmt.Errorf("%s: %w", name, ErrEmpty)
@@ -157,3 +167,24 @@ func detect(name string) (Source, error) {
 		return fileSource(name, OpenGenericCSV)
 	}
 }
+
+// missing is the error of a trace file that cannot be found or read (err
+// from os.Stat or the open), without the catalogue of the specs: the name
+// was a path, and the path is what is wrong. A file that does not exist
+// is errors.Is fs.ErrNotExist.
+func missing(name string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return noFile(name)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", name, pe.Err)
+	}
+	return err // boundedfile's own, which names the path
+}
+
+// noFile is the error of a trace path with no file.
+type noFile string
+
+func (e noFile) Error() string        { return string(e) + ": no such file" }
+func (e noFile) Is(target error) bool { return target == fs.ErrNotExist }

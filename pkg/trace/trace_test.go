@@ -3,6 +3,7 @@ package trace
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -455,5 +456,30 @@ func TestSyntheticRateRange(t *testing.T) {
 	}
 	if _, err := ParseSynthetic("poisson,rate=5e6,duration=1", 1); err != nil {
 		t.Errorf("rate=5e6: %v", err)
+	}
+}
+
+// TestParseFileErrors: a path with no file says so in one line, without the
+// catalogue of specs; a format prefix without a path says to add one; a
+// word that is neither a file nor a spec gets the one-line catalogue.
+func TestParseFileErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.csv")
+	for spec, want := range map[string]string{
+		missing:              missing + ": no such file",
+		"csv:" + missing:     missing + ": no such file",
+		"azure:":             `trace "azure:": azure: takes the file's path after it, e.g. azure:trace.csv`,
+		"referense":          "referense: no such file, nor a trace spec (want " + Formats + ")",
+		"synthtic:poisson,r": `"synthtic:poisson,r": "synthtic:" is not a kind of trace, and no file has that name (want ` + Formats + ")",
+	} {
+		_, err := Parse(spec, Options{})
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v\nwant %s", spec, err, want)
+		}
+		if strings.Contains(spec, "missing") && !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: %v is not fs.ErrNotExist", spec, err)
+		}
+	}
+	if strings.Contains(Formats, "\n") || len(Formats) > 250 {
+		t.Errorf("Formats is %d bytes: one short line wanted", len(Formats))
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // Serve is where the serve block's target reads its series: the tuned
-// history's Prometheus base URL, server profile (vllm, sglang, trtllm),
+// history's Prometheus base URL, server profile (modelserver.Names),
 // selector and replicas query, and the target's name. Empty fields (tuning
 // on a trace) are printed as placeholders marked "# fill in: ...".
 type Serve struct {
@@ -49,7 +51,7 @@ func (c Candidate) Block(s Serve, max int) string {
 		fmt.Fprintf(&b, "  # auth, TLS and timeout: copy them from the prometheus: section of %s\n", s.From)
 	}
 	fmt.Fprintf(&b, "targets:\n- name: %s\n  server: %s\n", str(s.Name, "chat", "a name for the Deployment"),
-		str(s.Server, "vllm", "the model server: vllm, sglang or trtllm"))
+		str(s.Server, "vllm", "the model server: "+strings.Join(modelserver.Names(), ", ")))
 	fmt.Fprintf(&b, "  selector: %s\n", str(s.Selector, `'{namespace="llm",pod=~"chat-.*"}'`, "the label matchers of the Deployment's series"))
 	if s.Replicas != "" {
 		fmt.Fprintf(&b, "  replicas: %s\n", YAMLScalar(s.Replicas))

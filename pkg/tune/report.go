@@ -75,7 +75,7 @@ func (r Report) WriteText(w io.Writer, traceName string) error {
 
 // TargetNote closes tune's text output: how its target relates to load's
 // knee and the chart's default (docs/queue-target.md).
-const TargetNote = "this target holds your traffic through a cold start; load's knee is the ceiling it must stay under, and the chart's queue 24 only a placeholder until you tune (docs/queue-target.md)"
+const TargetNote = "the target above is tune's result for your traffic, cold starts included: deploy it in place of the chart's default (queue 24, a starting point until you tune); load's knee is a ceiling for it, not a target (docs/queue-target.md)"
 
 // Figures are one replay's outcome.
 type Figures struct {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
@@ -226,5 +227,22 @@ func TestBudgetZeroAndHundred(t *testing.T) {
 	_, err = Run(context.Background(), src, Config{MaxMissPct: &over})
 	if err == nil || !strings.Contains(err.Error(), "miss budget 100.5%: want a percentage from 0 to 100") {
 		t.Errorf("budget 100.5: %v", err)
+	}
+}
+
+// TestBlockServerPlaceholder: the placeholder server's comment lists every
+// server serve's config takes (pkg/modelserver's table), and each of them
+// loads in its place.
+func TestBlockServerPlaceholder(t *testing.T) {
+	block := cand("queue", 23, 0, 1, 91, 120).Block(Serve{}, 8)
+	want := "  server: vllm  # fill in: the model server: " + strings.Join(modelserver.Names(), ", ") + "\n"
+	if !strings.Contains(block, want) {
+		t.Fatalf("block lacks %q:\n%s", want, block)
+	}
+	for _, name := range modelserver.Names() {
+		b := strings.Replace(block, "server: vllm", "server: "+name, 1)
+		if _, err := config.Parse([]byte(b), "tune.yaml"); err != nil {
+			t.Errorf("server: %s: %v", name, err)
+		}
 	}
 }

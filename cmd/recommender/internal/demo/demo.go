@@ -104,7 +104,9 @@ func demoRate(t time.Duration, scale float64) float64 {
 // RunDemo is the quickstart: a simulated vLLM fleet whose load ramps, serve
 // in embedded mode scraping it, and the fleet following
 // infscale_desired_replicas from serve's /metrics after an 8 s cold start.
-// Every decision is printed to out as it happens, then a summary.
+// Every decision is printed to out as it happens, then a summary; when ctx
+// ends first (a signal) the summary covers the time run, marked
+// interrupted, and the error is nil.
 func RunDemo(ctx context.Context, out io.Writer, o DemoOptions) (DemoSummary, error) {
 	o = o.withDefaults()
 	scale := o.Duration.Seconds() / 60

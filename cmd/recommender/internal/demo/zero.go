@@ -93,13 +93,16 @@ const (
 // Duration: the run takes about 0.8 x Duration and is stopped at twice
 // that). Two bursts after silence: each
 // request's TTFT is printed beside the cold start, and how many were lost
-// (none, unless something is broken). Errors: a component that fails to
-// start, a demo that does not finish within 2 x Duration.
+// (none, unless something is broken). When ctx ends first (a signal) the
+// summary covers the bursts done, marked interrupted, and the error is nil,
+// as RunDemo's. Errors: a component that fails to start, a demo that does
+// not finish within 2 x Duration.
 func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary, error) {
 	o = o.withDefaults()
 	scale := o.Duration.Seconds() / 60
 	scaled := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
 	// The run takes about 0.8 x Duration; twice that bounds it.
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, 2*o.Duration)
 	defer cancel()
 	sum := ZeroSummary{ColdStart: scaled(8 * time.Second).Round(100 * time.Millisecond), Interval: max(scaled(time.Second), 100*time.Millisecond)}
@@ -213,9 +216,9 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 		}
 	}
 	var ended time.Time // the last burst's end
-	for n := 1; n <= zeroBursts; n++ {
+	burst := func(n int) error {
 		if err := atZero(); err != nil {
-			return sum, err
+			return err
 		}
 		if n > 1 {
 			mu.Lock()
@@ -229,7 +232,7 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 		fmt.Fprintf(out, "%6.1fs  fleet at zero replicas; burst %d: %d requests from %d clients through the activator\n", el(), n, zeroRequests, zeroClients)
 		b, err := zeroBurst(ctx, actURL)
 		if err != nil {
-			return sum, err
+			return err
 		}
 		ended = time.Now()
 		sum.Bursts = append(sum.Bursts, b)
@@ -239,9 +242,21 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 		if n < zeroBursts {
 			fmt.Fprintf(out, "%6.1fs  silence: no more requests; serve decides 0 once the %s cooldown has passed\n", el(), cooldown.Round(100*time.Millisecond))
 		}
+		return nil
+	}
+	err = nil
+	for n := 1; n <= zeroBursts && err == nil; n++ {
+		err = burst(n)
 	}
 	stopServe()
 	<-done
+	// A signal (parent's end) stops the demo as it stops serve: the
+	// summary of the bursts that finished, marked interrupted. Anything
+	// else that ended it early is the demo's failure.
+	interrupted := parent.Err() != nil
+	if err != nil && !interrupted {
+		return sum, err
+	}
 	sent, answered := 0, 0
 	for _, b := range sum.Bursts {
 		sent, answered = sent+b.Sent, answered+b.Answered
@@ -254,7 +269,11 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 		}
 		fmt.Fprintf(out, "%s burst %d %.1f s", sep, i+1, b.FirstWait)
 	}
-	fmt.Fprintf(out, "; %d requests sent, %d answered, %d lost\n", sent, answered, sent-answered)
+	fmt.Fprintf(out, "; %d requests sent, %d answered, %d lost", sent, answered, sent-answered)
+	if interrupted {
+		fmt.Fprintf(out, " (interrupted after %s, %d of %d bursts done; the demo runs about %s)", time.Since(start).Round(time.Second), len(sum.Bursts), zeroBursts, time.Duration(0.8*float64(o.Duration)).Round(time.Second))
+	}
+	fmt.Fprintln(out)
 	fmt.Fprintf(out, "next: the same path on a cluster: deploy/activator and docs/keda.md (both zero paths)\n")
 	return sum, nil
 }
