@@ -41,7 +41,7 @@ type FleetCmd struct {
 	FollowEvery  time.Duration `name:"follow-every" default:"5s" help:"How often --follow polls, 100ms to 1h (needs --follow)."`
 	Status       time.Duration `name:"status" default:"5s" help:"How often to print the fleet's state, 100ms to 1h (0: never)."`
 	Listen       string        `name:"listen" default:"127.0.0.1:0" help:"Address of the fleet's OpenAI API (/v1/completions, /v1/chat/completions, /v1/models, /health) balanced over the ready replicas."`
-	Control      string        `name:"control" default:"127.0.0.1:0" help:"Address of the fault-drill API (--control= for none): POST /fleet/burst?n=N (N requests at once), /fleet/scrape-failure?on=true|false (every /metrics answers 500 while on), /fleet/cancel (every request dropped: the clients went away); GET /fleet/state."`
+	Control      string        `name:"control" default:"127.0.0.1:0" help:"Address of the fault-drill API (--control=off for none): POST /fleet/burst?n=N (N requests at once), /fleet/scrape-failure?on=true|false (every /metrics answers 500 while on), /fleet/cancel (every request dropped: the clients went away); GET /fleet/state."`
 	ReplicaFlags `embed:""`
 }
 
@@ -82,6 +82,10 @@ func (c *FleetCmd) Run(e *env) error {
 			return err
 		}
 	}
+	control := c.Control
+	if control == "off" {
+		control = ""
+	}
 	rc, err := c.ReplicaFlags.Config()
 	if err != nil {
 		return err
@@ -91,7 +95,7 @@ func (c *FleetCmd) Run(e *env) error {
 		return invalid(err)
 	}
 	f, err := fleet.Start(e.ctx, fleet.Config{Replicas: max(c.Replicas, 1), Max: c.Max, Replica: model, ColdStart: c.ColdStart,
-		PromptTokens: c.PromptTokens, OutputTokens: c.OutputTokens, Listen: c.Listen, Control: c.Control})
+		PromptTokens: c.PromptTokens, OutputTokens: c.OutputTokens, Listen: c.Listen, Control: control})
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 // own), reads the control URL from the line it prints, and drives a drill
 // over HTTP: a burst of 3 puts 3 requests on the one replica (each takes
 // 1.77 s on the reference replica, so none has finished), cancel leaves
-// none; --control= binds no control API and prints no drill line.
+// none; --control=off binds no control API and prints no drill line.
 func TestFleetControl(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -71,7 +71,7 @@ func TestFleetControl(t *testing.T) {
 	defer stop()
 	var out bytes.Buffer
 	errb.Reset()
-	if code := run(short, []string{"fleet", "--max", "1", "--status", "0", "--control="}, nil, &out, &errb); code != exitOK || strings.Contains(out.String(), "fault drills") {
-		t.Errorf("--control=: exit %d, stdout:\n%s\nwant 0 and no drill line (stderr %q)", code, out.String(), errb.String())
+	if code := run(short, []string{"fleet", "--max", "1", "--status", "0", "--control=off"}, nil, &out, &errb); code != exitOK || strings.Contains(out.String(), "fault drills") {
+		t.Errorf("--control=off: exit %d, stdout:\n%s\nwant 0 and no drill line (stderr %q)", code, out.String(), errb.String())
 	}
 }
