@@ -61,15 +61,16 @@ func TestSharedSetParses(t *testing.T) {
 // sample). Issue 21's goal is 15 / 8 / 8 (mean TTFT / ITL / e2e).
 var (
 	allBound = map[Metric]float64{TTFTMean: 15, ITLMean: 8, E2EMean: 8}
-	// foldBound[i] is replica.FittedH100Folds[i]'s: the first and third
-	// folds hold the goal's TTFT; the ITL and e2e goal holds on the
-	// first. The second's ITL misses it: Llama-2-7B is the only MHA
-	// model, and without it the KV read efficiency is not pinned
-	// (docs/evaluation/ACCURACY.md).
+	// foldBound[i] is replica.FittedH100Folds[i]'s: every fold holds the
+	// goal's TTFT, the first its ITL and e2e too. The second's misses it
+	// by half a point (Llama-2-7B decodes 14-19% slower than the
+	// published kernel figures give), the third's by one (Yi-34B reads
+	// its weights faster than the fitted models, Scout's busier stages
+	// come out high): docs/evaluation/ACCURACY.md.
 	foldBound = []map[Metric]float64{
 		{TTFTMean: 15, ITLMean: 8, E2EMean: 8},
-		{TTFTMean: 15, ITLMean: 13, E2EMean: 13},
 		{TTFTMean: 15, ITLMean: 9, E2EMean: 9},
+		{TTFTMean: 15, ITLMean: 10, E2EMean: 10},
 	}
 )
 

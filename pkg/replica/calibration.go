@@ -38,8 +38,10 @@ type Calibration struct {
 	BandwidthEfficiency float64 `json:"bandwidth_efficiency"`
 	// KVBandwidthEfficiency is Config.KVBandwidthEfficiency: the KV cache's
 	// read efficiency when it differs from the weights' (0 or absent: the
-	// same). Fit keeps the base's: a sweep at one prompt length cannot tell
-	// a slower KV read from SequenceStepCost.
+	// same). Fit fits it when the decode points' contexts per sequence
+	// differ by MinContextSpread or more, and keeps the base's otherwise: a
+	// sweep at one prompt length cannot tell a slower KV read from
+	// SequenceStepCost.
 	KVBandwidthEfficiency float64 `json:"kv_bandwidth_efficiency,omitempty"`
 	MFU                   float64 `json:"mfu"`
 	StepOverheadS         float64 `json:"step_overhead_s"`
@@ -128,7 +130,12 @@ func (p StepPoint) Error() float64 { return (p.PredictedS - p.StepS) / p.StepS }
 // efficiency is raised when a is below the weights' read time at base's
 // efficiency, so that the overhead is not negative); s is each sequence's
 // KV read (its context per sequence at that efficiency) plus
-// SequenceStepCost. The prefill line TTFT = RequestOverhead + prompt / rate
+// SequenceStepCost (plus the per-sequence parts kept: the cost per
+// sequence per layer, the all-reduces' bytes). When the contexts per
+// sequence differ between points by MinContextSpread or more (a sweep at
+// two prompt lengths), a least-squares plane step = a + s·batch +
+// k·context gives the KV read per token k apart, and with it the KV read
+// efficiency (at most 1); s is then SequenceStepCost alone. The prefill line TTFT = RequestOverhead + prompt / rate
 // through the prefill points gives the rate (as MFU) and the overhead.
 // Negative fitted costs are clamped to 0.
 func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepPoint) (Calibration, error) {
@@ -150,6 +157,18 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 		return Calibration{}, errors.New("calibration: the decode fit needs points at two or more batch sizes")
 	}
 	perSeqCtx /= float64(len(steps))
+	// Contexts per sequence that differ between points (two prompt
+	// lengths, windows of different prompts) tell the KV read from the
+	// per-sequence cost: step = a + s·batch + k·context.
+	cs := make([]float64, len(steps))
+	for i, p := range steps {
+		cs[i] = float64(p.ContextTokens)
+	}
+	pa, ps, pk, kvFit := plane(xs, cs, ys)
+	kvFit = kvFit && contextSpread(steps) >= MinContextSpread && pk > 0
+	if kvFit {
+		a, s = pa, ps
+	}
 	px, py := make([]float64, len(prefill)), make([]float64, len(prefill))
 	for i, p := range prefill {
 		if p.PromptTokens < 1 || !(p.TTFTS > 0) {
@@ -194,7 +213,21 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 	if perLayer {
 		c.StepOverhead, c.LayerStepCost = 0, seconds(math.Max(0, a-fixed-weights*scale)/layers)
 	}
-	c.SequenceStepCost = seconds(math.Max(0, s-perSeqCtx*kvSeconds))
+	// The per-sequence parts the fit keeps: the cost per sequence per
+	// layer and the all-reduces' bytes.
+	keptPerSeq := r.perSeqSeconds - base.SequenceStepCost.Seconds()
+	if kvFit {
+		// k is the KV read per token: at the efficiency e the model reads
+		// it in kvBytesPerToken / (TP × bandwidth × e).
+		kvEff := base.KVBandwidthEfficiency
+		if kvEff == 0 {
+			kvEff = base.BandwidthEfficiency
+		}
+		c.KVBandwidthEfficiency = math.Min(1, kvEff*r.kvSecondsPerToken/pk)
+		c.SequenceStepCost = seconds(math.Max(0, s-keptPerSeq))
+	} else {
+		c.SequenceStepCost = seconds(math.Max(0, s-perSeqCtx*kvSeconds-keptPerSeq))
+	}
 	c.MFU = math.Min(1, base.MFU*r.prefillSecondsPerToken/perToken)
 	c.RequestOverhead = seconds(math.Max(0, reqOver))
 	fitted, err := New(c)
@@ -226,6 +259,52 @@ func expertMean(r *Replica) float64 {
 }
 
 func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
+
+// MinContextSpread is how much the context per sequence (context tokens
+// / batch) must differ between Fit's decode points, largest over
+// smallest, for Fit to fit the KV read efficiency: at one prompt length
+// the KV read grows with the batch as the per-sequence cost does, and the
+// two cannot be told apart.
+const MinContextSpread = 1.5
+
+// contextSpread is the largest context per sequence over the smallest.
+func contextSpread(steps []StepPoint) float64 {
+	lo, hi := math.Inf(1), 0.0
+	for _, p := range steps {
+		c := float64(p.ContextTokens) / float64(p.Batch)
+		lo, hi = math.Min(lo, c), math.Max(hi, c)
+	}
+	if !(lo > 0) {
+		return 0
+	}
+	return hi / lo
+}
+
+// plane is the least-squares fit y = a + b·x + c·z; ok is false when x
+// and z do not vary independently (fewer than three points, or one a
+// linear function of the other within 0.5% of the variance).
+func plane(xs, zs, ys []float64) (a, b, c float64, ok bool) {
+	n := float64(len(xs))
+	if len(xs) < 3 {
+		return 0, 0, 0, false
+	}
+	var mx, mz, my float64
+	for i := range xs {
+		mx, mz, my = mx+xs[i]/n, mz+zs[i]/n, my+ys[i]/n
+	}
+	var sxx, szz, sxz, sxy, szy float64
+	for i := range xs {
+		x, z, y := xs[i]-mx, zs[i]-mz, ys[i]-my
+		sxx, szz, sxz, sxy, szy = sxx+x*x, szz+z*z, sxz+x*z, sxy+x*y, szy+z*y
+	}
+	d := sxx*szz - sxz*sxz
+	if !(sxx > 0 && szz > 0) || d <= 0.005*sxx*szz {
+		return 0, 0, 0, false
+	}
+	b = (sxy*szz - szy*sxz) / d
+	c = (szy*sxx - sxy*sxz) / d
+	return my - b*mx - c*mz, b, c, true
+}
 
 // line is the least-squares fit y = a + b·x; ok is false with fewer than
 // two distinct x.

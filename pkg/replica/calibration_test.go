@@ -82,6 +82,57 @@ func TestFitByHand(t *testing.T) {
 	}
 }
 
+// TestFitKVByHand: decode points at two contexts per sequence (600 and
+// 2,400 tokens) on the reference replica, measured as step = 6.470 ms +
+// 27.54 us x batch + k x context with k = 131072 B / (3.35e12 B/s x 0.5)
+// = 78.252 ns a token: a KV read at half of peak.
+//
+//	the plane gives a = 6.470 ms, s = 27.54 us and k = 78.252 ns;
+//	a < 6.823 ms: the weights' efficiency rises to 0.7 x 6.823 / 6.470
+//	  = 0.7382, as in TestFitByHand;
+//	the KV efficiency is 131072 / (3.35e12 x 78.252e-9) = 0.5000;
+//	SequenceStepCost is s, 27.54 us (nothing kept per sequence at TP 1).
+//
+// Held out at batch 64 and 1,200 tokens a sequence (76,800): 6.470 +
+// 64 x 0.02754 + 76800 x 78.252e-6 = 6.470 + 1.763 + 6.010 = 14.242 ms.
+// The same points at one context per sequence keep the base's KV
+// efficiency (0: the weights').
+func TestFitKVByHand(t *testing.T) {
+	const k = 131072 / (3.35e12 * 0.5)
+	step := func(b, perSeq int) StepPoint {
+		ctx := int64(perSeq * b)
+		return StepPoint{Batch: b, ContextTokens: ctx, StepS: 0.006470 + 27.54e-6*float64(b) + k*float64(ctx)}
+	}
+	var steps []StepPoint
+	for _, b := range []int{1, 4, 16} {
+		steps = append(steps, step(b, 600), step(b, 2400))
+	}
+	pre := []PrefillPoint{{PromptTokens: 512, TTFTS: 0.040 + 512/20000.0}, {PromptTokens: 1024, TTFTS: 0.040 + 1024/20000.0}}
+	cal, err := Fit(DefaultConfig(), steps, pre, []StepPoint{step(64, 1200)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(what string, got, want, tol float64) {
+		t.Helper()
+		if math.Abs(got-want) > tol*math.Abs(want) {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+	near("bandwidth efficiency", cal.BandwidthEfficiency, 0.7382, 0.001)
+	near("KV bandwidth efficiency", cal.KVBandwidthEfficiency, 0.5, 0.001)
+	near("sequence step cost", cal.SequenceStepCostS, 27.54e-6, 0.01)
+	near("held-out step at 64", cal.HeldOut[0].PredictedS, 0.014242, 0.001)
+
+	one := []StepPoint{step(1, 600), step(4, 600), step(16, 600)}
+	cal, err = Fit(DefaultConfig(), one, pre, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cal.KVBandwidthEfficiency != 0 {
+		t.Errorf("one context per sequence: KV efficiency %v, want the base's 0", cal.KVBandwidthEfficiency)
+	}
+}
+
 func TestFitRefuses(t *testing.T) {
 	one := []StepPoint{{Batch: 4, ContextTokens: 100, StepS: 0.01}, {Batch: 4, ContextTokens: 100, StepS: 0.011}}
 	pre := []PrefillPoint{{PromptTokens: 100, TTFTS: 0.01}, {PromptTokens: 200, TTFTS: 0.02}}

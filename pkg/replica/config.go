@@ -133,6 +133,13 @@ type Config struct {
 	// LinkBandwidthBytesPerSecond, beside AllReduceLatency: NVLink or PCIe
 	// from the catalog. Off (the reference), an all-reduce is its latency.
 	Interconnect bool
+	// GraphPadding makes a MoE model's decode step route the batch vLLM
+	// runs, not the batch it serves: vLLM replays a decode step as the
+	// CUDA graph captured for the next size up (CaptureSize), and the
+	// padding tokens pass through the router as real tokens do, so the
+	// step reads the experts of the padded batch. Off (the reference and
+	// calibrated modes), the experts read are those of the batch.
+	GraphPadding bool
 	// OutputLagSteps is how many decode steps a token waits, after the
 	// step that produced it, before the client sees it (vLLM V1 processes
 	// a step's outputs while the next step runs): added, at the batch's

@@ -126,10 +126,14 @@ func New(cfg Config) (*Replica, error) {
 	if m.Experts > 1 {
 		// The expected fraction of experts a batch routes to: each token
 		// picks k of E experts, so an expert stays unread with probability
-		// (1 - k/E)^batch.
+		// (1 - k/E)^batch; with GraphPadding the batch is the padded one.
 		r.expertTouched = make([]float64, r.maxBatch+1)
 		for b := range r.expertTouched {
-			r.expertTouched[b] = expertFraction(m, b)
+			routed := b
+			if cfg.GraphPadding {
+				routed = CaptureSize(b, cfg.MaxNumSeqs)
+			}
+			r.expertTouched[b] = expertFraction(m, routed)
 		}
 	}
 	r.kvSecondsPerToken = r.kvBytesPerToken / bw
@@ -158,6 +162,30 @@ func New(cfg Config) (*Replica, error) {
 	r.cpuBusyPercent = (cfg.CPUIdleCores + cfg.CPUEngineCores) * pct
 	r.cpuPerSeqPercent = cfg.CPUPerSequenceCores * pct
 	return r, nil
+}
+
+// CaptureSize is the batch vLLM runs a decode step of batch sequences
+// as: the smallest of its default CUDA graph capture sizes at or above
+// batch (1, 2, 4, then multiples of 8 below 256, then multiples of 16, up
+// to min(2 × maxNumSeqs, 512): vllm/config/compilation.py,
+// cudagraph_capture_sizes), or batch itself above the largest (run
+// without a graph, unpadded).
+func CaptureSize(batch, maxNumSeqs int) int {
+	var c int
+	switch {
+	case batch <= 2:
+		return batch
+	case batch <= 4:
+		c = 4
+	case batch <= 256:
+		c = (batch + 7) / 8 * 8
+	default:
+		c = (batch + 15) / 16 * 16
+	}
+	if c > min(2*maxNumSeqs, 512) {
+		return batch
+	}
+	return c
 }
 
 func expertFraction(m Model, batch int) float64 {
