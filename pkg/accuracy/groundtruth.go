@@ -207,29 +207,42 @@ func ParseGroundTruth(name string, rd io.Reader) ([]Stage, error) {
 	if len(cols) == 0 {
 		return nil, fmt.Errorf("%s:1: header lacks every measured column (%s): nothing to compare the predictions with; add at least one", name, strings.Join(measuredColumns(), ", "))
 	}
-	var out []Stage
+	out, err := rows(t, func() (Stage, bool, error) {
+		s, err := t.stage()
+		return s, true, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no rows after the header", name)
+	}
+	return out, nil
+}
+
+// rows reads t's remaining rows through row, which gives the row's value,
+// whether to keep it, or its error; at 20 errors it stops and returns them
+// joined (a file wrong throughout is not one error a row).
+func rows[T any](t *table, row func() (T, bool, error)) ([]T, error) {
+	var out []T
 	var errs []error
-	for {
+	for len(errs) < 20 {
 		if err := t.next(); err == io.EOF {
 			break
 		} else if err != nil {
 			return nil, err
 		}
-		s, err := t.stage()
+		v, keep, err := row()
 		if err != nil {
 			errs = append(errs, err)
-			if len(errs) >= 20 {
-				break
-			}
 			continue
 		}
-		out = append(out, s)
+		if keep {
+			out = append(out, v)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no rows after the header", name)
 	}
 	return out, nil
 }

@@ -36,17 +36,10 @@ func ParsePeers(name string, rd io.Reader) ([]Prediction, error) {
 	for _, m := range Metrics {
 		known[m] = true
 	}
-	var out []Prediction
-	var errs []error
-	for {
-		if err := t.next(); err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, err
-		}
+	out, err := rows(t, func() (Prediction, bool, error) {
 		m := Metric(t.str("metric_name"))
 		if !known[m] {
-			continue
+			return Prediction{}, false, nil
 		}
 		st, err := t.count("stage_index", -1, 1<<20)
 		if err == nil && t.str("stage_index") == "" {
@@ -63,16 +56,12 @@ func ParsePeers(name string, rd io.Reader) ([]Prediction, error) {
 			err4 = t.errorf("simulator", "empty")
 		}
 		if e := errors.Join(err, err2, err3, err4); e != nil {
-			errs = append(errs, e)
-			if len(errs) >= 20 {
-				break
-			}
-			continue
+			return Prediction{}, false, e
 		}
-		out = append(out, Prediction{Key: Key{t.str("experiment"), st}, Metric: m, Simulator: sim, PredictedMS: p, ActualMS: a})
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return Prediction{Key: Key{t.str("experiment"), st}, Metric: m, Simulator: sim, PredictedMS: p, ActualMS: a}, true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no predictions of %v", name, Metrics)
