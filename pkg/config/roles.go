@@ -155,3 +155,12 @@ func (v *validator) reportedOnce(key, msg string) bool {
 	v.reported[k] = true
 	return false
 }
+
+// Key names t among a config's targets and their pools: its name, or a
+// pool's name@role (RoleTarget's; a name has no '@').
+func (t *Target) Key() string {
+	if t.Role == 0 {
+		return t.Name
+	}
+	return t.Name + "@" + t.Role.String()
+}

@@ -63,8 +63,9 @@ type tableFamily struct {
 
 // targetSeries are one target's values; NaN is no series.
 type targetSeries struct {
-	name                           string
+	name                           string         // the target's key (Loop: target.key)
 	label                          *dto.LabelPair // target="<name>"
+	role                           *dto.LabelPair // role="<role>" of a P/D target's pool; nil: none
 	desired, current, lastDecision float64
 	stuck                          float64        // NaN: unknown, no series
 	signals                        [14]float64    // by signalSeries index
@@ -162,13 +163,22 @@ func newSeriesTable() *seriesTable {
 	return g
 }
 
-// target returns t's values, creating them (no series) if needed. The
+// roleSep separates a P/D target's name and role in its series key,
+// name@role (a name has no '@': config's name rule).
+const roleSep = "@"
+
+// target returns t's values (t a target's name, or name@role: series
+// labelled role="<role>" too), creating them (no series) if needed. The
 // caller holds g.mu.
 func (g *seriesTable) target(t string) *targetSeries {
 	tg, ok := g.targets[t]
 	if !ok {
 		nan := math.NaN()
-		tg = &targetSeries{name: t, label: labelPair("target", t), desired: nan, current: nan, lastDecision: nan, stuck: nan}
+		name, role, pd := strings.Cut(t, roleSep)
+		tg = &targetSeries{name: t, label: labelPair("target", name), desired: nan, current: nan, lastDecision: nan, stuck: nan}
+		if pd {
+			tg.role = labelPair("role", role)
+		}
 		for i := range tg.signals {
 			tg.signals[i] = nan
 		}
@@ -269,9 +279,9 @@ func (g *seriesTable) writeFamilies(emit func(*dto.MetricFamily) error, reuse bo
 // other label) and target; created is a counter's creation time (Unix
 // ns), 0 for a gauge.
 type row struct {
-	first, target *dto.LabelPair
-	value         float64
-	created       int64
+	first, role, target *dto.LabelPair
+	value               float64
+	created             int64
 }
 
 // snapshot copies every series of the table, grouped by family in name
@@ -288,14 +298,14 @@ func (g *seriesTable) snapshot() (rows []row, off []int) {
 		slices.SortFunc(g.sorted, func(a, b *targetSeries) int { return strings.Compare(a.name, b.name) })
 	}
 	off = make([]int, len(g.families)+1)
-	g.series(func(f *tableFamily, _ float64, _ int64, _, _ *dto.LabelPair) { off[f.idx+1]++ })
+	g.series(func(f *tableFamily, _ float64, _ int64, _ *dto.LabelPair, _ *targetSeries) { off[f.idx+1]++ })
 	for i := 1; i < len(off); i++ {
 		off[i] += off[i-1]
 	}
 	rows = make([]row, off[len(off)-1])
 	next := slices.Clone(off[:len(off)-1])
-	g.series(func(f *tableFamily, v float64, created int64, first, target *dto.LabelPair) {
-		rows[next[f.idx]] = row{first: first, target: target, value: v, created: created}
+	g.series(func(f *tableFamily, v float64, created int64, first *dto.LabelPair, tg *targetSeries) {
+		rows[next[f.idx]] = row{first: first, role: tg.role, target: tg.label, value: v, created: created}
 		next[f.idx]++
 	})
 	var tmp []row
@@ -350,7 +360,7 @@ type familyBuf struct {
 
 // size makes b hold n series, gauges or (counter) counters.
 func (b *familyBuf) size(n int, counter bool) {
-	b.metrics, b.ptrs, b.labels = grow(b.metrics, n), grow(b.ptrs, n), grow(b.labels, 2*n)
+	b.metrics, b.ptrs, b.labels = grow(b.metrics, n), grow(b.ptrs, n), grow(b.labels, 3*n)
 	if counter {
 		b.counters, b.created = grow(b.counters, n), grow(b.created, n)
 	}
@@ -372,9 +382,12 @@ func (b *familyBuf) family(f *tableFamily, rs []row) *dto.MetricFamily {
 	b.size(n, counter)
 	for i := range rs {
 		r, m := &rs[i], &b.metrics[i]
-		l := b.labels[2*i : 2*i : 2*i+2]
+		l := b.labels[3*i : 3*i : 3*i+3] // in label name order: metric, reason or direction; role; target
 		if r.first != nil {
 			l = append(l, r.first)
+		}
+		if r.role != nil {
+			l = append(l, r.role)
 		}
 		m.Label = append(l, r.target)
 		if counter {
@@ -393,13 +406,13 @@ func (b *familyBuf) family(f *tableFamily, rs []row) *dto.MetricFamily {
 
 // series calls f for every series of the table, target by target in name
 // order: a gauge (created 0) or a counter created at created (Unix ns) of
-// family fam, labelled first (nil: no other label) and target. The caller
-// holds g.mu and has sorted g.sorted.
-func (g *seriesTable) series(f func(fam *tableFamily, v float64, created int64, first, target *dto.LabelPair)) {
+// family fam, labelled first (nil: no other label) and tg's role and
+// target. The caller holds g.mu and has sorted g.sorted.
+func (g *seriesTable) series(f func(fam *tableFamily, v float64, created int64, first *dto.LabelPair, tg *targetSeries)) {
 	for _, tg := range g.sorted {
 		gauge := func(fam *tableFamily, v float64, first *dto.LabelPair) {
 			if !math.IsNaN(v) {
-				f(fam, v, 0, first, tg.label)
+				f(fam, v, 0, first, tg)
 			}
 		}
 		gauge(g.desired, tg.desired, nil)
@@ -417,7 +430,7 @@ func (g *seriesTable) series(f func(fam *tableFamily, v float64, created int64, 
 		}
 		counter := func(fam *tableFamily, c count, first *dto.LabelPair) {
 			if c.created != 0 {
-				f(fam, c.value, c.created, first, tg.label)
+				f(fam, c.value, c.created, first, tg)
 			}
 		}
 		for _, c := range tg.decisions {
