@@ -496,7 +496,11 @@ func (l *Loop) finish(t *target, rd *Reading, pd *pending, now time.Time, pair *
 	})
 	l.scratch.names = names
 	if hadPrev && prev != d.Desired {
-		l.log.Info("desired replicas changed", "target", t.cfg.Name, "role", roleName(t.cfg.Role), "from", prev, "to", d.Desired, "reason", d.Reason.String())
+		if t.cfg.Role != 0 {
+			l.log.Info("desired replicas changed", "target", t.cfg.Name, "role", t.cfg.Role.String(), "from", prev, "to", d.Desired, "reason", d.Reason.String())
+		} else {
+			l.log.Info("desired replicas changed", "target", t.cfg.Name, "from", prev, "to", d.Desired, "reason", d.Reason.String())
+		}
 	}
 	rec := Record{Target: t.cfg.Name, Role: roleName(t.cfg.Role), Pair: pair, At: now, Desired: d.Desired, Current: d.Current, Reason: d.Reason.String(),
 		Held: held, Signals: sig, Raw: d.Raw, Steps: d.Steps, StuckReplicas: rd.StuckReplicas}
