@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // runningPage is a vLLM page with running requests and none waiting.
@@ -132,5 +134,107 @@ func TestPairEmbedded(t *testing.T) {
 	}
 	if rec := l.Recent(); len(rec["chat@prefill"]) != 1 || len(rec["chat@decode"]) != 1 || rec["chat@decode"][0].Role != "decode" {
 		t.Errorf("Recent = %v", rec)
+	}
+}
+
+// ratePage is a vLLM page whose counters grow with wall time from large
+// bases: per second req requests finish, prompt and gen tokens.
+func ratePage(t0 time.Time, req, prompt, gen float64) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		s := time.Since(t0).Seconds()
+		c := func(base, perSec float64) float64 { return base + perSec*s }
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprint(w, demandText(1, c(1e5, req), 0, c(1e8, prompt), c(1e8, gen),
+			[3]float64{1, 1, 1}, [3]float64{1, 1, 1}))
+	}))
+}
+
+// TestPairRatioRaisesDecode: both pools on the demand metric (target
+// 0.9, the h100-sxm / llama-3-8b replica). The prefill pool's page
+// finishes 20 requests/s of 1,000 prompt tokens and 1 output token (the
+// sidecar's max_tokens=1); the decode pool's one page has seen 2
+// requests/s so far, of 1,000 prompt and 1,000 output tokens. Worked from
+// the rule (docs/llm-d.md, pkg/recommend's RequestSeconds: batch =
+// min(MaxBatch, floor(KV / (prompt + output))), step = S0 + S1 × batch
+// × (prompt + output/2), seconds = prompt / prefill rate + output × step
+// / batch; a decode replica prefills nothing) on the replica's capacity
+// fields:
+//
+//	prefill  = ceil(20 × RS_p(1000, 1) / 0.9)
+//	decode   = ceil(2 × RS_d(1000, 1000) / 0.9)           its own demand
+//	ratio    = RS_d(1000, 1000) / RS_p(1000, 1)
+//	floor    = ceil(20 × RS_p × ratio / 0.9) = ceil(20 × RS_d / 0.9)
+//
+// and the decode pool exported at the floor, its audit line saying the
+// floor raised it from its own demand's count.
+func TestPairRatioRaisesDecode(t *testing.T) {
+	t0 := time.Now()
+	p0, d0 := ratePage(t0, 20, 20000, 20), ratePage(t0, 2, 2000, 2000)
+	defer p0.Close()
+	defer d0.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`targets:
+  - name: chat
+    replica: {gpu: h100-sxm, model: llama-3-8b}
+    roles:
+      prefill:
+        scrape: [%s/metrics]
+        metrics: [{type: demand, target: 0.9}]
+        maxReplicaCount: 16
+      decode:
+        scrape: [%s/metrics]
+        metrics: [{type: demand, target: 0.9}]
+        maxReplicaCount: 16
+`, p0.URL, d0.URL)), "pd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, _ := cfg.Targets[0].RoleTarget(recommend.RolePrefill)
+	pol, err := pt.Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pol.Capacity
+	rs := func(prompt, output, prefillRate float64) float64 {
+		batch := math.Max(1, math.Min(float64(c.MaxBatch), math.Floor(c.KVTokens/(prompt+output))))
+		step := c.StepSeconds + c.StepSecondsPerToken*batch*(prompt+output/2)
+		return prompt/prefillRate + output*step/batch
+	}
+	rsP, rsD := rs(1000, 1, c.PrefillTokensPerSecond), rs(1000, 1000, math.Inf(1))
+	wantP := int(math.Ceil(20 * rsP / 0.9))
+	own := int(math.Ceil(2 * rsD / 0.9))
+	floor := int(math.Ceil(20 * rsD / 0.9))
+	t.Logf("RS_p %.4f s, RS_d %.4f s: prefill %d, decode own %d, floor %d (ratio %.3f)", rsP, rsD, wantP, own, floor, rsD/rsP)
+	if floor <= own || wantP > 5 {
+		t.Fatalf("the example does not exercise the bound (floor %d, own %d) or exceeds the first scale-up limit (prefill %d)", floor, own, wantP)
+	}
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg, "test")
+	var audit strings.Builder
+	l := newLoop(t, LoopOptions{Source: NewScrapeSource(time.Second), Metrics: m, Interval: 5 * time.Second, Audit: &audit})
+	if err := l.SetConfig(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	l.Cycle(t.Context()) // the counters' baseline
+	time.Sleep(1500 * time.Millisecond)
+	audit.Reset()
+	l.Cycle(t.Context())
+	g := gatherer(m, reg)
+	for role, want := range map[string]int{"prefill": wantP, "decode": floor} {
+		if v, ok := gauge(t, g, "infscale_desired_replicas", map[string]string{"target": "chat", "role": role}); !ok || v != float64(want) {
+			t.Errorf("%s desired = %v, want %d", role, v, want)
+		}
+	}
+	for line := range strings.SplitSeq(strings.TrimSpace(audit.String()), "\n") {
+		var r Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Pair == nil || r.Pair.Ratio == nil || math.Abs(*r.Pair.Ratio-rsD/rsP) > 1e-3*rsD/rsP {
+			t.Errorf("%s pair note %+v, want ratio %.4f", r.Role, r.Pair, rsD/rsP)
+			continue
+		}
+		if r.Role == "decode" && (r.Pair.Floor != floor || r.Pair.RaisedFrom == nil || *r.Pair.RaisedFrom != own) {
+			t.Errorf("decode pair note floor %d raised from %v, want floor %d raised from %d", r.Pair.Floor, r.Pair.RaisedFrom, floor, own)
+		}
 	}
 }
