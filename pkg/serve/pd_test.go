@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 
+	"github.com/infscale/infscale/internal/promtest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/recommend"
 )
@@ -236,5 +238,63 @@ func TestPairRatioRaisesDecode(t *testing.T) {
 		if r.Role == "decode" && (r.Pair.Floor != floor || r.Pair.RaisedFrom == nil || *r.Pair.RaisedFrom != own) {
 			t.Errorf("decode pair note floor %d raised from %v, want floor %d raised from %d", r.Pair.Floor, r.Pair.RaisedFrom, floor, own)
 		}
+	}
+}
+
+// TestPairPrometheus is TestPairEmbedded's pair read through a real
+// Prometheus scraping the same pages (prefill-0 with 6 running, decode-0
+// and decode-1 with 10 each), each role selected by its pods: the same
+// decisions, prefill ceil(1 × 6/2) = 3 and decode ceil(2 × 10/4) = 5.
+func TestPairPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Prometheus")
+	}
+	p0, d0, d1 := runningPage(6), runningPage(10), runningPage(10)
+	defer p0.Close()
+	defer d0.Close()
+	defer d1.Close()
+	lb := func(pod string) map[string]string { return map[string]string{"namespace": "llm", "pod": pod} }
+	prom := promtest.Start(t, promtest.Options{ScrapeInterval: time.Second, Targets: []promtest.Target{
+		{URL: p0.URL + "/metrics", Labels: lb("chat-prefill-0")},
+		{URL: d0.URL + "/metrics", Labels: lb("chat-decode-0")},
+		{URL: d1.URL + "/metrics", Labels: lb("chat-decode-1")},
+	}})
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`prometheus: {url: %s}
+targets:
+  - name: chat
+    roles:
+      prefill:
+        selector: '{namespace="llm", pod=~"chat-prefill-.*"}'
+        metrics: [{type: running, target: 2}]
+        maxReplicaCount: 8
+      decode:
+        selector: '{namespace="llm", pod=~"chat-decode-.*"}'
+        metrics: [{type: running, target: 4}]
+        maxReplicaCount: 8
+`, prom.URL)), "pd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewPrometheusSource(cfg.Prometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom.WaitFor(t, `count(vllm:num_requests_running{namespace="llm"})`, 60*time.Second,
+		func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 3 })
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg, "test")
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 5 * time.Second})
+	if err := l.SetConfig(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	l.Cycle(t.Context())
+	g := gatherer(m, reg)
+	for role, want := range map[string]float64{"prefill": 3, "decode": 5} {
+		if v, ok := gauge(t, g, "infscale_desired_replicas", map[string]string{"target": "chat", "role": role}); !ok || v != want {
+			t.Errorf("%s desired = %v (present %v), want %v", role, v, ok, want)
+		}
+	}
+	if v, ok := gauge(t, g, "infscale_current_replicas", map[string]string{"target": "chat", "role": "decode"}); !ok || v != 2 {
+		t.Errorf("decode current = %v, want 2 (its two pods)", v)
 	}
 }
