@@ -14,9 +14,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/infscale/infscale/internal/promtest"
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/kube"
+	"github.com/infscale/infscale/pkg/kube/kubefake"
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
@@ -296,5 +299,66 @@ targets:
 	}
 	if v, ok := gauge(t, g, "infscale_current_replicas", map[string]string{"target": "chat", "role": "decode"}); !ok || v != 2 {
 		t.Errorf("decode current = %v, want 2 (its two pods)", v)
+	}
+}
+
+// TestPairKube: a P/D target in kube mode, each role's pods found through
+// its own Deployment's selector (llm-d.ai/role=prefill or decode) and its
+// decision written to that Deployment's scale. chat-prefill runs 1 pod
+// with 6 running, chat-decode 2 pods with 10 each (spec.replicas 1 and 2):
+// prefill ceil(1 × 6/2) = 3, decode ceil(2 × 10/4) = 5, as in
+// TestPairEmbedded, written 3 and 5.
+func TestPairKube(t *testing.T) {
+	pod := func(name, role string, srv *httptest.Server) *corev1.Pod {
+		p := replicaPod(t, name, srv)
+		p.Labels = map[string]string{"app": "chat", "llm-d.ai/role": role}
+		return p
+	}
+	c, _, sc := kubefake.New("default",
+		pod("chat-prefill-a", "prefill", pageServer(t, "6", "0")),
+		pod("chat-decode-a", "decode", pageServer(t, "10", "0")),
+		pod("chat-decode-b", "decode", pageServer(t, "10", "0")))
+	t.Cleanup(c.Close)
+	sc.Set("llm", kubefake.Deployments, "chat-prefill", 1, "app=chat,llm-d.ai/role=prefill")
+	sc.Set("llm", kubefake.Deployments, "chat-decode", 2, "app=chat,llm-d.ai/role=decode")
+	cfg, err := config.Parse([]byte(`namespace: llm
+targets:
+- name: chat
+  apply: true
+  roles:
+    prefill:
+      scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat-prefill}
+      scrape: {port: http}
+      metrics: [{type: running, target: 2}]
+      maxReplicaCount: 8
+    decode:
+      scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat-decode}
+      scrape: {port: http}
+      metrics: [{type: running, target: 4}]
+      maxReplicaCount: 8
+`), "kube.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := &sources{o: &Options{Cluster: func() (*kube.Cluster, error) { return c, nil }}}
+	src, err := ss.build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg, "test")
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second})
+	if err := l.SetConfig(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	l.Cycle(t.Context())
+	for role, want := range map[string]int{"prefill": 3, "decode": 5} {
+		recs := l.Recent()["chat@"+role]
+		if len(recs) != 1 || recs[0].Desired != want || len(recs[0].Errors) != 0 || recs[0].Applied == nil || *recs[0].Applied != want {
+			t.Errorf("%s records %+v, want desired and applied %d, no errors", role, recs, want)
+		}
+		if got := sc.Replicas("llm", kubefake.Deployments, "chat-"+role); got != int32(want) {
+			t.Errorf("chat-%s spec.replicas = %d, want %d", role, got, want)
+		}
 	}
 }
