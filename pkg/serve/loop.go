@@ -425,8 +425,8 @@ type pending struct {
 }
 
 // begin is the first half of decide: Decider.Decide on t's reading.
-func (l *Loop) begin(t *target, rd *Reading, now time.Time) *pending {
-	pd := &pending{d: &recommend.Decision{}, prev: t.run.Desired, hadPrev: t.run.HasDesired}
+func (l *Loop) begin(t *target, rd *Reading, now time.Time) pending {
+	pd := pending{d: &recommend.Decision{}, prev: t.run.Desired, hadPrev: t.run.HasDesired}
 	// The steps' words are most of a decision's cost: written each cycle
 	// only for the audit log and OnDecision, else when /debug/decisions
 	// asks for them (Recent).
@@ -461,7 +461,7 @@ func (l *Loop) decidePair(tp, td *target, rp, rd *Reading, now time.Time) (decis
 
 // finish is the second half of decide: the decision exported and its
 // Record (with pair, a P/D pool's note of the ratio bound).
-func (l *Loop) finish(t *target, rd *Reading, pd *pending, now time.Time, pair *PairNote) decision {
+func (l *Loop) finish(t *target, rd *Reading, pd pending, now time.Time, pair *PairNote) decision {
 	observed := -1 // replicas read this cycle, for the current_replicas series
 	if rd.CurrentKnown {
 		observed = rd.Obs.Current
