@@ -416,7 +416,7 @@ func (l *Loop) decide(t *target, rd *Reading, now time.Time) decision {
 // pending is a target's decision made (begin) and not yet exported
 // (finish): a P/D pair's ratio bound raises it in between.
 type pending struct {
-	d             *recommend.Decision // kept by the record: not reused
+	d             recommend.Decision
 	policy        *recommend.Policy
 	reading       recommend.Reading
 	decided, held bool
@@ -426,14 +426,14 @@ type pending struct {
 
 // begin is the first half of decide: Decider.Decide on t's reading.
 func (l *Loop) begin(t *target, rd *Reading, now time.Time) pending {
-	pd := pending{d: &recommend.Decision{}, prev: t.run.Desired, hadPrev: t.run.HasDesired}
+	pd := pending{prev: t.run.Desired, hadPrev: t.run.HasDesired}
 	// The steps' words are most of a decision's cost: written each cycle
 	// only for the audit log and OnDecision, else when /debug/decisions
 	// asks for them (Recent).
 	t.run.Quiet = l.audit == nil && l.onDecision == nil
 	pd.reading = recommend.Reading{Obs: rd.Obs, CurrentKnown: rd.CurrentKnown, SpecFollows: t.cfg.Replicas == "" && t.cfg.ScaleTargetRef == nil}
 	pd.policy = l.tuning.policyFor(t.key, &t.policy)
-	pd.decided, pd.held = t.run.Decide(pd.d, pd.policy, pd.reading, now)
+	pd.decided, pd.held = t.run.Decide(&pd.d, pd.policy, pd.reading, now)
 	return pd
 }
 
@@ -445,7 +445,7 @@ func (l *Loop) decidePair(tp, td *target, rp, rd *Reading, now time.Time) (decis
 	var np, nd *PairNote
 	if pp.decided && pd.decided {
 		before := [2]int{pp.d.Desired, pd.d.Desired}
-		b := recommend.Bound(pp.d, pd.d, &tp.run, &td.run, &recommend.Pair{Prefill: pp.policy, Decode: pd.policy},
+		b := recommend.Bound(&pp.d, &pd.d, &tp.run, &td.run, &recommend.Pair{Prefill: pp.policy, Decode: pd.policy},
 			recommend.PairReading{Prefill: pp.reading, Decode: pd.reading})
 		note := func(floor, from, to int) *PairNote {
 			n := &PairNote{Ratio: known(b.Ratio), Floor: floor}
@@ -466,7 +466,7 @@ func (l *Loop) finish(t *target, rd *Reading, pd pending, now time.Time, pair *P
 	if rd.CurrentKnown {
 		observed = rd.Obs.Current
 	}
-	d, decided, held, prev, hadPrev, reading := pd.d, pd.decided, pd.held, pd.prev, pd.hadPrev, pd.reading
+	d, decided, held, prev, hadPrev, reading := &pd.d, pd.decided, pd.held, pd.prev, pd.hadPrev, pd.reading
 	if !decided {
 		l.metrics.Record(Snapshot{Target: t.key, At: now, Signals: l.signalMap(signalsOf(rd.Obs)), Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
 		return decision{}

@@ -258,7 +258,7 @@ func (g *seriesTable) writeFamilies(emit func(*dto.MetricFamily) error, reuse bo
 		for i := 1; i < len(off); i++ {
 			most = max(most, off[i]-off[i-1])
 		}
-		b.size(most, true) // the largest family, once: not grown family by family
+		b.size(most, 0, true) // the largest family, once: not grown family by family
 	}
 	for _, f := range g.families {
 		rs := rows[off[f.idx]:off[f.idx+1]]
@@ -276,12 +276,13 @@ func (g *seriesTable) writeFamilies(emit func(*dto.MetricFamily) error, reuse bo
 }
 
 // row is one series of a scrape's snapshot: labelled first (nil: no
-// other label) and target; created is a counter's creation time (Unix
+// other label) and its target's pairs (target, and role for a P/D pool); created is a counter's creation time (Unix
 // ns), 0 for a gauge.
 type row struct {
-	first, role, target *dto.LabelPair
-	value               float64
-	created             int64
+	first   *dto.LabelPair
+	tg      *targetSeries // its label and role pairs (set when it was made, read-only)
+	value   float64
+	created int64
 }
 
 // snapshot copies every series of the table, grouped by family in name
@@ -305,7 +306,7 @@ func (g *seriesTable) snapshot() (rows []row, off []int) {
 	rows = make([]row, off[len(off)-1])
 	next := slices.Clone(off[:len(off)-1])
 	g.series(func(f *tableFamily, v float64, created int64, first *dto.LabelPair, tg *targetSeries) {
-		rows[next[f.idx]] = row{first: first, role: tg.role, target: tg.label, value: v, created: created}
+		rows[next[f.idx]] = row{first: first, tg: tg, value: v, created: created}
 		next[f.idx]++
 	})
 	var tmp []row
@@ -358,9 +359,10 @@ type familyBuf struct {
 	created  []timestamppb.Timestamp
 }
 
-// size makes b hold n series, gauges or (counter) counters.
-func (b *familyBuf) size(n int, counter bool) {
-	b.metrics, b.ptrs, b.labels = grow(b.metrics, n), grow(b.ptrs, n), grow(b.labels, 3*n)
+// size makes b hold n series, roles of them with a role label, gauges or
+// (counter) counters.
+func (b *familyBuf) size(n, roles int, counter bool) {
+	b.metrics, b.ptrs, b.labels = grow(b.metrics, n), grow(b.ptrs, n), grow(b.labels, 2*n+roles)
 	if counter {
 		b.counters, b.created = grow(b.counters, n), grow(b.created, n)
 	}
@@ -379,17 +381,29 @@ func grow[T any](s []T, n int) []T {
 func (b *familyBuf) family(f *tableFamily, rs []row) *dto.MetricFamily {
 	n := len(rs)
 	counter := f.typ == dto.MetricType_COUNTER
-	b.size(n, counter)
+	roles := 0
+	for i := range rs {
+		if rs[i].tg.role != nil {
+			roles++
+		}
+	}
+	b.size(n, roles, counter)
+	at := 0
 	for i := range rs {
 		r, m := &rs[i], &b.metrics[i]
-		l := b.labels[3*i : 3*i : 3*i+3] // in label name order: metric, reason or direction; role; target
+		k := 2
+		if r.tg.role != nil {
+			k = 3
+		}
+		l := b.labels[at : at : at+k] // in label name order: metric, reason or direction; role; target
+		at += k
 		if r.first != nil {
 			l = append(l, r.first)
 		}
-		if r.role != nil {
-			l = append(l, r.role)
+		if r.tg.role != nil {
+			l = append(l, r.tg.role)
 		}
-		m.Label = append(l, r.target)
+		m.Label = append(l, r.tg.label)
 		if counter {
 			ts, c := &b.created[i], &b.counters[i]
 			ts.Seconds, ts.Nanos = r.created/1e9, int32(r.created%1e9)
