@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/recommend"
 )
 
 // The five traps of docs/hpa.md, asserted on every consumer shipped under
@@ -172,6 +173,14 @@ func TestKEDAScaledObjects(t *testing.T) {
 				// Trap 4.
 				target := singleSeriesQuery(t, tr.Metadata["query"], nil)
 				tg := b.target(t, target)
+				if role := roleOf(t, tr.Metadata["query"]); role != 0 {
+					// A P/D target's pool: its bounds are the role's.
+					rt, ok := tg.RoleTarget(role)
+					if !ok {
+						t.Fatalf("query %q: target %s has no role %s", tr.Metadata["query"], target, role)
+					}
+					tg = rt
+				}
 				// Bounds: KEDA's must equal infscale's, or one clamps the other.
 				min, max := 1, 0
 				if tg.Min != nil {
@@ -341,6 +350,36 @@ func singleSeriesQuery(t *testing.T, q string, allowedGrouping []string) string 
 		t.Fatalf("query %q: no target=\"...\" matcher", q)
 	}
 	return target
+}
+
+// roleOf is the role="..." matcher of q's selector (a P/D target's pool,
+// docs/llm-d.md), 0 when it has none.
+func roleOf(t *testing.T, q string) recommend.Role {
+	t.Helper()
+	expr, err := parser.NewParser(parser.Options{}).ParseExpr(q)
+	if err != nil {
+		t.Fatalf("query %q: %v", q, err)
+	}
+	var role recommend.Role
+	parser.Inspect(expr, func(n parser.Node, _ []parser.Node) error {
+		if vs, ok := n.(*parser.VectorSelector); ok {
+			for _, m := range vs.LabelMatchers {
+				if m.Name != "role" {
+					continue
+				}
+				switch {
+				case m.Type == labels.MatchEqual && m.Value == recommend.RolePrefill.String():
+					role = recommend.RolePrefill
+				case m.Type == labels.MatchEqual && m.Value == recommend.RoleDecode.String():
+					role = recommend.RoleDecode
+				default:
+					t.Errorf("query %q: role matcher %s: want role=\"prefill\" or role=\"decode\"", q, m)
+				}
+			}
+		}
+		return nil
+	})
+	return role
 }
 
 // checkPassThrough asserts the HPA behavior applies infscale's decision as

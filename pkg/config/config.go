@@ -157,6 +157,14 @@ type Target struct {
 	// Tune, when set, re-tunes the target's policy on its own history
 	// in the background (tune.go).
 	Tune *Tune `yaml:"tune"`
+	// Roles makes the target a prefill/decode (P/D) pair (roles.go): two
+	// pools, each read, bounded and decided on its own keys, sharing the
+	// replica model and the rest. Nil: one pool.
+	Roles *Roles `yaml:"roles"`
+
+	// Role is set on the targets RoleTarget derives (prefill or decode),
+	// 0 on a configured target.
+	Role recommend.Role `yaml:"-"`
 }
 
 // PoolRef names an InferencePool in the target's namespace.
@@ -203,7 +211,7 @@ type PodScrape struct {
 // Kubernetes client).
 func (c *File) Kube() bool {
 	for i := range c.Targets {
-		if c.Targets[i].ScaleTargetRef != nil {
+		if c.Targets[i].ScaleTargetRef != nil || c.Targets[i].Roles.kube() {
 			return true
 		}
 	}

@@ -192,13 +192,12 @@ func applyDefaults(c *File) {
 			m := DefaultMin
 			t.Min = &m
 		}
-		for j := range t.Metrics {
-			m := &t.Metrics[j]
-			if m.Type.Seconds() && m.Quantile == 0 {
-				m.Quantile = DefaultQuantile
-			}
-			if m.Type.Seconds() && m.Window == 0 {
-				m.Window = model.Duration(DefaultWindow)
+		metricDefaults(t.Metrics)
+		if t.Roles != nil {
+			roleDefaults(t.Roles.Prefill)
+			roleDefaults(t.Roles.Decode)
+			if t.Roles.kube() && t.Namespace == "" {
+				t.Namespace = c.Namespace
 			}
 		}
 		if t.Zero != nil && t.Zero.Cooldown == 0 {
@@ -208,6 +207,20 @@ func applyDefaults(c *File) {
 			if t.Schedule[j].Timezone == "" {
 				t.Schedule[j].Timezone = DefaultScheduleTZ
 			}
+		}
+	}
+}
+
+// metricDefaults fills the quantile and window of ttft and queuewait
+// metrics left out.
+func metricDefaults(ms []Metric) {
+	for j := range ms {
+		m := &ms[j]
+		if m.Type.Seconds() && m.Quantile == 0 {
+			m.Quantile = DefaultQuantile
+		}
+		if m.Type.Seconds() && m.Window == 0 {
+			m.Window = model.Duration(DefaultWindow)
 		}
 	}
 }

@@ -55,8 +55,8 @@ func (t *Target) policy() recommend.Policy {
 		}
 	}
 	p.Guard = &g
-	if t.Replica != nil {
-		p.Capacity = t.Replica.capacity
+	if t.Replica != nil && t.Replica.capacity != nil {
+		p.Capacity = t.Replica.capacity.ForRole(t.Role) // a decode pool prefills nothing
 	}
 	for _, w := range t.Schedule {
 		p.Schedule = append(p.Schedule, recommend.ScheduleWindow{

@@ -36,11 +36,16 @@ type validator struct {
 	// writers maps each workload applied to (namespace/group/kind/name)
 	// to the first target that applies to it.
 	writers map[string]int
+	// rolePrefix and parentPrefix are set while a P/D target's role is
+	// validated (roles.go: key); reported holds what at said, so the
+	// roles' shared keys are reported once.
+	rolePrefix, parentPrefix string
+	reported                 map[string]bool
 }
 
 // bad reports whether key or one of its parents failed to decode.
 func (v *validator) bad(key string) bool {
-	for k := key; k != ""; {
+	for k := v.key(key); k != ""; {
 		if v.failed[k] {
 			return true
 		}
@@ -56,14 +61,15 @@ func (v *validator) bad(key string) bool {
 // at reports a problem at key (or, when key was absent, at its nearest
 // present parent).
 func (v *validator) at(key, format string, args ...any) {
-	if v.bad(key) {
+	key = v.key(key)
+	if v.bad(key) || v.reportedOnce(key, fmt.Sprintf(format, args...)) {
 		return
 	}
 	v.d.errorf(v.posOf(key), key, format, args...)
 }
 
 func (v *validator) posOf(key string) *token.Position {
-	for k := key; ; {
+	for k := v.key(key); ; {
 		if p, ok := v.d.pos[k]; ok && p != nil {
 			return p
 		}
@@ -75,7 +81,7 @@ func (v *validator) posOf(key string) *token.Position {
 	}
 }
 
-func (v *validator) present(key string) bool { _, ok := v.d.pos[key]; return ok }
+func (v *validator) present(key string) bool { _, ok := v.d.pos[v.key(key)]; return ok }
 
 func (v *validator) validate() {
 	c := v.cfg
@@ -108,6 +114,10 @@ func (v *validator) validate() {
 			v.at(p+".name", "duplicate target name %q (also targets[%d])", t.Name, prev)
 		}
 		names[t.Name] = i
+		if t.Roles != nil {
+			v.pair(p, t)
+			continue
+		}
 		v.target(p, t)
 	}
 }

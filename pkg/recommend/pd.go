@@ -117,6 +117,15 @@ type PairDecider struct {
 func (l *PairDecider) Decide(dp, dd *Decision, p *Pair, r PairReading, now time.Time) PairBound {
 	l.Prefill.Decide(dp, p.Prefill, r.Prefill, now)
 	l.Decode.Decide(dd, p.Decode, r.Decode, now)
+	return Bound(dp, dd, &l.Prefill, &l.Decode, p, r)
+}
+
+// Bound is PairDecider.Decide's ratio bound on decisions dp and dd that
+// lp and ld made this cycle (Decider.Decide) on p's policies and r's
+// readings: each raised, never lowered, to the floor the other role's
+// projected demand implies, the deciders' desired raised with them. For a
+// caller that holds each role's Decider apart (serve).
+func Bound(dp, dd *Decision, lp, ld *Decider, p *Pair, r PairReading) PairBound {
 	b := PairBound{Ratio: math.NaN()}
 	if p.Prefill.Capacity == nil || p.Decode.Capacity == nil {
 		return b
@@ -143,8 +152,8 @@ func (l *PairDecider) Decide(dp, dd *Decision, p *Pair, r PairReading, now time.
 		d.Desired = max(d.Desired, min(floor, p.Max))
 		l.Desired, l.HasDesired = d.Desired, true
 	}
-	raise(dd, &l.Decode, p.Decode, b.DecodeFloor)
-	raise(dp, &l.Prefill, p.Prefill, b.PrefillFloor)
+	raise(dd, ld, p.Decode, b.DecodeFloor)
+	raise(dp, lp, p.Prefill, b.PrefillFloor)
 	return b
 }
 

@@ -78,7 +78,7 @@ func byPod(out map[string]float64, podOf map[string]string) map[string]float64 {
 // included) is logged at most once a minute per target and does not hold
 // the decision.
 func (l *Loop) reportCosts(j *writeJob, now time.Time) {
-	name := j.t.cfg.Name
+	name := j.t.key
 	switch {
 	case errors.Is(j.costErr, kube.ErrNotLeader):
 		return

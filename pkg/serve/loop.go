@@ -160,34 +160,46 @@ func NewLoop(o LoopOptions) (*Loop, error) {
 func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 	next := make([]*target, 0, len(cfg.Targets))
 	for i := range cfg.Targets {
-		p, err := cfg.Targets[i].Policy()
-		if err != nil {
-			return fmt.Errorf("target %q: %w", cfg.Targets[i].Name, err)
+		ct := &cfg.Targets[i]
+		if !ct.Pair() {
+			t, err := l.newTarget(*ct, ct.Name)
+			if err != nil {
+				return err
+			}
+			next = append(next, t)
+			continue
 		}
-		t := &target{cfg: cfg.Targets[i], policy: p}
-		t.run.Scratch = &l.state
-		next = append(next, t)
+		// A P/D target is two targets, prefill then decode, decided
+		// together (decidePair).
+		for _, r := range [2]recommend.Role{recommend.RolePrefill, recommend.RoleDecode} {
+			rc, _ := ct.RoleTarget(r)
+			t, err := l.newTarget(rc, rc.Key())
+			if err != nil {
+				return err
+			}
+			next = append(next, t)
+		}
 	}
 	l.cycleMu.Lock()
 	defer l.cycleMu.Unlock()
 	old := map[string]*target{}
 	for _, t := range l.targets {
-		old[t.cfg.Name] = t
+		old[t.key] = t
 	}
 	for _, t := range next {
-		if o, ok := old[t.cfg.Name]; ok {
+		if o, ok := old[t.key]; ok {
 			t.run, t.recent, t.nRecent, t.oldest, t.newest = o.run, o.recent, o.nRecent, o.oldest, o.newest
-			delete(old, t.cfg.Name)
+			delete(old, t.key)
 			continue
 		}
-		l.metrics.Init(t.cfg.Name)
+		l.metrics.Init(t.key)
 		if err := l.restore(ctx, t); errors.Is(err, ErrStateTooOld) {
-			l.log.Info("state file ignored; starting fresh", "target", t.cfg.Name, "err", err)
+			l.log.Info("state file ignored; starting fresh", "target", t.key, "err", err)
 		} else if errors.Is(err, context.Canceled) {
-			l.log.Info("state not restored: stopping", "target", t.cfg.Name) // serve's stop ended the rebuild
+			l.log.Info("state not restored: stopping", "target", t.key) // serve's stop ended the rebuild
 		} else if err != nil {
-			l.metrics.QueryError(t.cfg.Name, "state_read")
-			l.log.Error("state not restored; starting fresh", "target", t.cfg.Name, "err", err)
+			l.metrics.QueryError(t.key, "state_read")
+			l.log.Error("state not restored; starting fresh", "target", t.key, "err", err)
 		}
 	}
 	for name := range old {
@@ -200,17 +212,32 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 	return nil
 }
 
+// newTarget is the run-time target of c under key (its name, or a P/D
+// target's name@role).
+func (l *Loop) newTarget(c config.Target, key string) (*target, error) {
+	p, err := c.Policy()
+	if err != nil {
+		if c.Role != 0 {
+			return nil, fmt.Errorf("target %q role %s: %w", c.Name, c.Role, err)
+		}
+		return nil, fmt.Errorf("target %q: %w", c.Name, err)
+	}
+	t := &target{cfg: c, policy: p, key: key}
+	t.run.Scratch = &l.state
+	return t, nil
+}
+
 // restore loads a new target's state from Store, else from Rebuild.
 func (l *Loop) restore(ctx context.Context, t *target) error {
 	var ps *Persisted
 	from := "state dir"
 	if l.store != nil {
 		var err error
-		if ps, err = l.store.Load(t.cfg.Name); err != nil {
+		if ps, err = l.store.Load(t.key); err != nil {
 			return err
 		}
 	}
-	if ps == nil && l.rebuild != nil {
+	if ps == nil && l.rebuild != nil && t.cfg.Role == 0 { // a pool's series are not rebuilt (role label)
 		var err error
 		from = "prometheus"
 		if ps, err = l.rebuild(ctx, &t.cfg, l.now()); err != nil {
@@ -221,8 +248,8 @@ func (l *Loop) restore(ctx context.Context, t *target) error {
 		return nil
 	}
 	desired := t.run.Restore(&t.policy, ps.Desired, ps.Current, ps.State, l.now())
-	l.metrics.Restore(t.cfg.Name, desired)
-	l.log.Info("state restored", "target", t.cfg.Name, "from", from, "desired", desired, "saved_desired", ps.Desired, "saved_at", ps.SavedAt)
+	l.metrics.Restore(t.key, desired)
+	l.log.Info("state restored", "target", t.key, "from", from, "desired", desired, "saved_desired", ps.Desired, "saved_at", ps.SavedAt)
 	return nil
 }
 
@@ -310,11 +337,26 @@ func (l *Loop) Cycle(ctx context.Context) {
 		rd := &readings[i]
 		l.metrics.ObserveQuery(l.source.Name(), rd.Duration)
 		for _, e := range rd.Errors {
-			l.metrics.QueryError(t.cfg.Name, e.Reason)
-			l.limiter.log(l.log, now, t.cfg.Name, e)
+			l.metrics.QueryError(t.key, e.Reason)
+			l.limiter.log(l.log, now, t.key, e)
 		}
-		l.logStuck(now, t.cfg.Name, rd)
+		l.logStuck(now, t.key, rd)
 		l.noteDuplicates(t, rd)
+	}
+	for i := 0; i < len(targets); i++ {
+		t, rd := targets[i], &readings[i]
+		if t.cfg.Role == recommend.RolePrefill && i+1 < len(targets) { // its decode pool follows (SetConfig)
+			dp, dd := l.decidePair(t, targets[i+1], rd, &readings[i+1], now)
+			for j, d := range [2]decision{dp, dd} {
+				if d.decided {
+					targets[i+j].remember(d.rec)
+					anyValid = anyValid || d.valid
+				}
+				out = append(out, outcome{decision: d, rd: &readings[i+j]})
+			}
+			i++
+			continue
+		}
 		d := l.decide(t, rd, now)
 		if d.decided {
 			t.remember(d.rec)
@@ -333,9 +375,9 @@ func (l *Loop) Cycle(ctx context.Context) {
 		}
 		l.writeAudit(o.rec, now)
 		if l.store != nil {
-			if err := l.store.Save(t.cfg.Name, Persisted{Desired: t.run.Desired, Current: currentOrUnknown(t), State: t.run.State, SavedAt: now}); err != nil {
-				l.metrics.QueryError(t.cfg.Name, "state_write")
-				l.limiter.logf(l.log, now, t.cfg.Name, "state_write", "state write failed", err)
+			if err := l.store.Save(t.key, Persisted{Desired: t.run.Desired, Current: currentOrUnknown(t), State: t.run.State, SavedAt: now}); err != nil {
+				l.metrics.QueryError(t.key, "state_write")
+				l.limiter.logf(l.log, now, t.key, "state_write", "state write failed", err)
 			}
 		}
 		if l.onDecision != nil {
@@ -368,23 +410,68 @@ type decision struct {
 
 // decide makes one target's decision from its reading and exports it.
 func (l *Loop) decide(t *target, rd *Reading, now time.Time) decision {
-	observed := -1 // replicas read this cycle, for the current_replicas series
-	if rd.CurrentKnown {
-		observed = rd.Obs.Current
-	}
-	prev, hadPrev := t.run.Desired, t.run.HasDesired
+	return l.finish(t, rd, l.begin(t, rd, now), now, nil)
+}
+
+// pending is a target's decision made (begin) and not yet exported
+// (finish): a P/D pair's ratio bound raises it in between.
+type pending struct {
+	d             recommend.Decision
+	policy        *recommend.Policy
+	reading       recommend.Reading
+	decided, held bool
+	prev          int
+	hadPrev       bool
+}
+
+// begin is the first half of decide: Decider.Decide on t's reading.
+func (l *Loop) begin(t *target, rd *Reading, now time.Time) pending {
+	pd := pending{prev: t.run.Desired, hadPrev: t.run.HasDesired}
 	// The steps' words are most of a decision's cost: written each cycle
 	// only for the audit log and OnDecision, else when /debug/decisions
 	// asks for them (Recent).
 	t.run.Quiet = l.audit == nil && l.onDecision == nil
-	reading := recommend.Reading{Obs: rd.Obs, CurrentKnown: rd.CurrentKnown, SpecFollows: t.cfg.Replicas == "" && t.cfg.ScaleTargetRef == nil}
-	var d recommend.Decision // kept by the record: not reused
-	decided, held := t.run.Decide(&d, l.tuning.policyFor(t.cfg.Name, &t.policy), reading, now)
+	pd.reading = recommend.Reading{Obs: rd.Obs, CurrentKnown: rd.CurrentKnown, SpecFollows: t.cfg.Replicas == "" && t.cfg.ScaleTargetRef == nil}
+	pd.policy = l.tuning.policyFor(t.key, &t.policy)
+	pd.decided, pd.held = t.run.Decide(&pd.d, pd.policy, pd.reading, now)
+	return pd
+}
+
+// decidePair decides a P/D target's two pools, tp (prefill) and td
+// (decode), each on its own reading, then applies the pair's ratio bound
+// (recommend.Bound) when both decided, and exports both.
+func (l *Loop) decidePair(tp, td *target, rp, rd *Reading, now time.Time) (decision, decision) {
+	pp, pd := l.begin(tp, rp, now), l.begin(td, rd, now)
+	var np, nd *PairNote
+	if pp.decided && pd.decided {
+		before := [2]int{pp.d.Desired, pd.d.Desired}
+		b := recommend.Bound(&pp.d, &pd.d, &tp.run, &td.run, &recommend.Pair{Prefill: pp.policy, Decode: pd.policy},
+			recommend.PairReading{Prefill: pp.reading, Decode: pd.reading})
+		note := func(floor, from, to int) *PairNote {
+			n := &PairNote{Ratio: known(b.Ratio), Floor: floor}
+			if to != from {
+				n.RaisedFrom = &from
+			}
+			return n
+		}
+		np, nd = note(b.PrefillFloor, before[0], pp.d.Desired), note(b.DecodeFloor, before[1], pd.d.Desired)
+	}
+	return l.finish(tp, rp, pp, now, np), l.finish(td, rd, pd, now, nd)
+}
+
+// finish is the second half of decide: the decision exported and its
+// Record (with pair, a P/D pool's note of the ratio bound).
+func (l *Loop) finish(t *target, rd *Reading, pd pending, now time.Time, pair *PairNote) decision {
+	observed := -1 // replicas read this cycle, for the current_replicas series
+	if rd.CurrentKnown {
+		observed = rd.Obs.Current
+	}
+	d, decided, held, prev, hadPrev, reading := &pd.d, pd.decided, pd.held, pd.prev, pd.hadPrev, pd.reading
 	if !decided {
-		l.metrics.Record(Snapshot{Target: t.cfg.Name, At: now, Signals: l.signalMap(signalsOf(rd.Obs)), Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
+		l.metrics.Record(Snapshot{Target: t.key, At: now, Signals: l.signalMap(signalsOf(rd.Obs)), Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
 		return decision{}
 	}
-	l.tuning.shadow(t.cfg.Name, reading, d.Current, now) // the candidate on the same observation
+	l.tuning.shadow(t.key, reading, d.Current, now) // the candidate on the same observation
 	valid := false
 	raw, names := l.scratch.raw, l.scratch.names[:0]
 	clear(raw)
@@ -402,16 +489,20 @@ func (l *Loop) decide(t *target, rd *Reading, now time.Time) decision {
 	}
 	sig := signalsOf(rd.Obs)
 	l.metrics.Record(Snapshot{
-		Target: t.cfg.Name, At: now, Signals: l.signalMap(sig), Decided: true, Valid: valid,
+		Target: t.key, At: now, Signals: l.signalMap(sig), Decided: true, Valid: valid,
 		Desired: d.Desired, Previous: prev, HadPrevious: hadPrev, Current: observed,
 		Reason: d.Reason.String(), Raw: raw, AllMetrics: names,
 		Stuck: rd.Stuck, StuckKnown: rd.StuckKnown,
 	})
 	l.scratch.names = names
 	if hadPrev && prev != d.Desired {
-		l.log.Info("desired replicas changed", "target", t.cfg.Name, "from", prev, "to", d.Desired, "reason", d.Reason.String())
+		if t.cfg.Role != 0 {
+			l.log.Info("desired replicas changed", "target", t.cfg.Name, "role", t.cfg.Role.String(), "from", prev, "to", d.Desired, "reason", d.Reason.String())
+		} else {
+			l.log.Info("desired replicas changed", "target", t.cfg.Name, "from", prev, "to", d.Desired, "reason", d.Reason.String())
+		}
 	}
-	rec := Record{Target: t.cfg.Name, At: now, Desired: d.Desired, Current: d.Current, Reason: d.Reason.String(),
+	rec := Record{Target: t.cfg.Name, Role: roleName(t.cfg.Role), Pair: pair, At: now, Desired: d.Desired, Current: d.Current, Reason: d.Reason.String(),
 		Held: held, Signals: sig, Raw: d.Raw, Steps: d.Steps, StuckReplicas: rd.StuckReplicas}
 	if rd.StuckKnown {
 		stuck := rd.Stuck
@@ -517,7 +608,7 @@ func (l *Loop) write(ctx context.Context, targets []*target, out []outcome, now 
 // rec.ApplyError; the decision is exported all the same. Off the Lease
 // nothing is written or counted.
 func (l *Loop) reportWrite(j *writeJob, now time.Time) {
-	name, rec := j.t.cfg.Name, j.rec
+	name, rec := j.t.key, j.rec
 	switch {
 	case errors.Is(j.err, kube.ErrNotLeader):
 	case j.err != nil:
@@ -553,8 +644,8 @@ func (l *Loop) writeAudit(r Record, now time.Time) {
 		l.auditMu.Unlock()
 	}
 	if err != nil {
-		l.metrics.QueryError(r.Target, "audit_write")
-		l.limiter.logf(l.log, now, r.Target, "audit_write", "audit log write failed", err)
+		l.metrics.QueryError(r.key(), "audit_write")
+		l.limiter.logf(l.log, now, r.key(), "audit_write", "audit log write failed", err)
 	}
 }
 
@@ -571,7 +662,7 @@ func (l *Loop) Recent() map[string][]Record {
 		if n := len(recs); n > 0 && recs[n-1].Steps == nil {
 			recs[n-1].Steps = t.run.Explain()
 		}
-		out[t.cfg.Name] = recs
+		out[t.key] = recs
 	}
 	return out
 }
@@ -639,10 +730,10 @@ func (l *Loop) noteDuplicates(t *target, rd *Reading) {
 		t.dupLogged = false
 		return
 	}
-	l.metrics.Deduplicated(t.cfg.Name, rd.Duplicated)
+	l.metrics.Deduplicated(t.key, rd.Duplicated)
 	if !t.dupLogged {
 		t.dupLogged = true
 		l.log.Warn("duplicated series folded: a pod's series are collected more than once (two scrape jobs, an HA pair); read once per pod",
-			"target", t.cfg.Name, "series", rd.Duplicated, "source", l.source.Name())
+			"target", t.key, "series", rd.Duplicated, "source", l.source.Name())
 	}
 }

@@ -488,7 +488,9 @@ func TestLoopQuietStepsSame(t *testing.T) {
 // what went in, the newest with its raw results and steps; a field added to
 // Record or Signals must be kept too.
 func TestRememberKeepsEveryField(t *testing.T) {
-	if n := reflect.TypeFor[Record]().NumField(); n != 15 {
+	// Role is the target's own (records sets it) and Pair, as Raw and
+	// Steps, the newest decision's only (TestPairEmbedded reads both).
+	if n := reflect.TypeFor[Record]().NumField(); n != 17 {
 		t.Fatalf("Record has %d fields: keep the new ones in pastRecord", n)
 	}
 	if n := reflect.TypeFor[Signals]().NumField(); n != signalFields {

@@ -100,6 +100,8 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 
 // Snapshot is what one cycle exports for one target.
 type Snapshot struct {
+	// Target is the target's name, or a P/D pool's name@role (series
+	// labelled target and role).
 	Target string
 	At     time.Time
 	// Signals by key (queue, waiting, running, held, kv, ttft, cpu); NaN or

@@ -63,8 +63,9 @@ type tableFamily struct {
 
 // targetSeries are one target's values; NaN is no series.
 type targetSeries struct {
-	name                           string
+	name                           string         // the target's key (Loop: target.key)
 	label                          *dto.LabelPair // target="<name>"
+	role                           *dto.LabelPair // role="<role>" of a P/D target's pool; nil: none
 	desired, current, lastDecision float64
 	stuck                          float64        // NaN: unknown, no series
 	signals                        [14]float64    // by signalSeries index
@@ -162,13 +163,22 @@ func newSeriesTable() *seriesTable {
 	return g
 }
 
-// target returns t's values, creating them (no series) if needed. The
+// roleSep separates a P/D target's name and role in its series key,
+// name@role (a name has no '@': config's name rule).
+const roleSep = "@"
+
+// target returns t's values (t a target's name, or name@role: series
+// labelled role="<role>" too), creating them (no series) if needed. The
 // caller holds g.mu.
 func (g *seriesTable) target(t string) *targetSeries {
 	tg, ok := g.targets[t]
 	if !ok {
 		nan := math.NaN()
-		tg = &targetSeries{name: t, label: labelPair("target", t), desired: nan, current: nan, lastDecision: nan, stuck: nan}
+		name, role, pd := strings.Cut(t, roleSep)
+		tg = &targetSeries{name: t, label: labelPair("target", name), desired: nan, current: nan, lastDecision: nan, stuck: nan}
+		if pd {
+			tg.role = labelPair("role", role)
+		}
 		for i := range tg.signals {
 			tg.signals[i] = nan
 		}
@@ -248,7 +258,7 @@ func (g *seriesTable) writeFamilies(emit func(*dto.MetricFamily) error, reuse bo
 		for i := 1; i < len(off); i++ {
 			most = max(most, off[i]-off[i-1])
 		}
-		b.size(most, true) // the largest family, once: not grown family by family
+		b.size(most, 0, true) // the largest family, once: not grown family by family
 	}
 	for _, f := range g.families {
 		rs := rows[off[f.idx]:off[f.idx+1]]
@@ -266,12 +276,13 @@ func (g *seriesTable) writeFamilies(emit func(*dto.MetricFamily) error, reuse bo
 }
 
 // row is one series of a scrape's snapshot: labelled first (nil: no
-// other label) and target; created is a counter's creation time (Unix
+// other label) and its target's pairs (target, and role for a P/D pool); created is a counter's creation time (Unix
 // ns), 0 for a gauge.
 type row struct {
-	first, target *dto.LabelPair
-	value         float64
-	created       int64
+	first   *dto.LabelPair
+	tg      *targetSeries // its label and role pairs (set when it was made, read-only)
+	value   float64
+	created int64
 }
 
 // snapshot copies every series of the table, grouped by family in name
@@ -288,14 +299,14 @@ func (g *seriesTable) snapshot() (rows []row, off []int) {
 		slices.SortFunc(g.sorted, func(a, b *targetSeries) int { return strings.Compare(a.name, b.name) })
 	}
 	off = make([]int, len(g.families)+1)
-	g.series(func(f *tableFamily, _ float64, _ int64, _, _ *dto.LabelPair) { off[f.idx+1]++ })
+	g.series(func(f *tableFamily, _ float64, _ int64, _ *dto.LabelPair, _ *targetSeries) { off[f.idx+1]++ })
 	for i := 1; i < len(off); i++ {
 		off[i] += off[i-1]
 	}
 	rows = make([]row, off[len(off)-1])
 	next := slices.Clone(off[:len(off)-1])
-	g.series(func(f *tableFamily, v float64, created int64, first, target *dto.LabelPair) {
-		rows[next[f.idx]] = row{first: first, target: target, value: v, created: created}
+	g.series(func(f *tableFamily, v float64, created int64, first *dto.LabelPair, tg *targetSeries) {
+		rows[next[f.idx]] = row{first: first, tg: tg, value: v, created: created}
 		next[f.idx]++
 	})
 	var tmp []row
@@ -348,9 +359,10 @@ type familyBuf struct {
 	created  []timestamppb.Timestamp
 }
 
-// size makes b hold n series, gauges or (counter) counters.
-func (b *familyBuf) size(n int, counter bool) {
-	b.metrics, b.ptrs, b.labels = grow(b.metrics, n), grow(b.ptrs, n), grow(b.labels, 2*n)
+// size makes b hold n series, roles of them with a role label, gauges or
+// (counter) counters.
+func (b *familyBuf) size(n, roles int, counter bool) {
+	b.metrics, b.ptrs, b.labels = grow(b.metrics, n), grow(b.ptrs, n), grow(b.labels, 2*n+roles)
 	if counter {
 		b.counters, b.created = grow(b.counters, n), grow(b.created, n)
 	}
@@ -369,14 +381,29 @@ func grow[T any](s []T, n int) []T {
 func (b *familyBuf) family(f *tableFamily, rs []row) *dto.MetricFamily {
 	n := len(rs)
 	counter := f.typ == dto.MetricType_COUNTER
-	b.size(n, counter)
+	roles := 0
+	for i := range rs {
+		if rs[i].tg.role != nil {
+			roles++
+		}
+	}
+	b.size(n, roles, counter)
+	at := 0
 	for i := range rs {
 		r, m := &rs[i], &b.metrics[i]
-		l := b.labels[2*i : 2*i : 2*i+2]
+		k := 2
+		if r.tg.role != nil {
+			k = 3
+		}
+		l := b.labels[at : at : at+k] // in label name order: metric, reason or direction; role; target
+		at += k
 		if r.first != nil {
 			l = append(l, r.first)
 		}
-		m.Label = append(l, r.target)
+		if r.tg.role != nil {
+			l = append(l, r.tg.role)
+		}
+		m.Label = append(l, r.tg.label)
 		if counter {
 			ts, c := &b.created[i], &b.counters[i]
 			ts.Seconds, ts.Nanos = r.created/1e9, int32(r.created%1e9)
@@ -393,13 +420,13 @@ func (b *familyBuf) family(f *tableFamily, rs []row) *dto.MetricFamily {
 
 // series calls f for every series of the table, target by target in name
 // order: a gauge (created 0) or a counter created at created (Unix ns) of
-// family fam, labelled first (nil: no other label) and target. The caller
-// holds g.mu and has sorted g.sorted.
-func (g *seriesTable) series(f func(fam *tableFamily, v float64, created int64, first, target *dto.LabelPair)) {
+// family fam, labelled first (nil: no other label) and tg's role and
+// target. The caller holds g.mu and has sorted g.sorted.
+func (g *seriesTable) series(f func(fam *tableFamily, v float64, created int64, first *dto.LabelPair, tg *targetSeries)) {
 	for _, tg := range g.sorted {
 		gauge := func(fam *tableFamily, v float64, first *dto.LabelPair) {
 			if !math.IsNaN(v) {
-				f(fam, v, 0, first, tg.label)
+				f(fam, v, 0, first, tg)
 			}
 		}
 		gauge(g.desired, tg.desired, nil)
@@ -417,7 +444,7 @@ func (g *seriesTable) series(f func(fam *tableFamily, v float64, created int64, 
 		}
 		counter := func(fam *tableFamily, c count, first *dto.LabelPair) {
 			if c.created != 0 {
-				f(fam, c.value, c.created, first, tg.label)
+				f(fam, c.value, c.created, first, tg)
 			}
 		}
 		for _, c := range tg.decisions {

@@ -65,7 +65,7 @@ func NewKubeSource(inner Source, c *kube.Cluster, isLeader func() bool) *KubeSou
 			if t.Scrape.Pods != nil {
 				s.mu.Lock()
 				defer s.mu.Unlock()
-				return s.urls[t.Name]
+				return s.urls[t.Key()]
 			}
 			if prev != nil {
 				return prev(t)
@@ -142,7 +142,7 @@ func (s *KubeSource) Read(ctx context.Context, targets []*config.Target, now tim
 		r.Obs.Current, r.CurrentKnown = int(kr.w.Replicas), true
 		if targets[i].PodDeletionCost {
 			s.mu.Lock()
-			r.Outstanding = byPod(r.Outstanding, s.podOf[targets[i].Name])
+			r.Outstanding = byPod(r.Outstanding, s.podOf[targets[i].Key()])
 			s.mu.Unlock()
 		}
 		if targets[i].Scrape.Pods != nil {
@@ -162,9 +162,9 @@ func (s *KubeSource) readTarget(ctx context.Context, t *config.Target, kr *kubeR
 	podOf := map[string]string{}
 	defer func() {
 		s.mu.Lock()
-		s.urls[t.Name] = urls
+		s.urls[t.Key()] = urls
 		if t.PodDeletionCost {
-			s.pods[t.Name], s.podOf[t.Name] = ready, podOf
+			s.pods[t.Key()], s.podOf[t.Key()] = ready, podOf
 		}
 		delete(s.tokens, t.Name)
 		if f := t.Scrape.Pods.BearerTokenFile; f != "" {

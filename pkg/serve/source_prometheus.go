@@ -205,7 +205,7 @@ const (
 // empty and Evaluate reports every signal as invalid_query).
 func toPromTarget(t *config.Target) promql.Target {
 	sel, _ := promql.ParseSelector(t.Selector)
-	pt := promql.Target{Name: t.Name, Server: t.Server, Selector: sel, Replicas: t.Replicas, Stuck: true, Duplicates: true}
+	pt := promql.Target{Name: t.Key(), Server: t.Server, Selector: sel, Replicas: t.Replicas, Stuck: true, Duplicates: true}
 	if t.Zero != nil {
 		pt.Held, pt.FlowControlHeld = t.Zero.Held, t.Zero.FlowControl
 	}

@@ -148,7 +148,7 @@ func (s *ScrapeSource) loadPages(ctx context.Context, t *config.Target, server m
 	wg.Wait()
 	keys = make([]string, len(urls))
 	for i, u := range urls {
-		keys[i] = t.Name + "\x00" + u
+		keys[i] = t.Key() + "\x00" + u
 	}
 	return urls, pages, errs, keys
 }

@@ -11,8 +11,13 @@ import (
 // target is one configured target at run time: its config, policy and what
 // the loop remembers between cycles.
 type target struct {
+	// cfg is the configured target, or a P/D target's pool
+	// (config.Target.RoleTarget: cfg.Role set).
 	cfg    config.Target
 	policy recommend.Policy
+	// key names the target's series, state file and decisions: its name,
+	// or a P/D pool's name@role.
+	key string
 
 	// run is the decision loop's memory: State, the last exported desired
 	// value and the last known current count (recommend.Decider).
@@ -28,6 +33,7 @@ type target struct {
 	newest    struct {
 		raw   recommend.RawResults
 		steps []recommend.Step
+		pair  *PairNote
 	}
 }
 
@@ -36,8 +42,10 @@ const maxRecent = 5
 
 // Record is one decision as /debug/decisions and the audit log show it.
 type Record struct {
-	Target string    `json:"target"`
-	At     time.Time `json:"at"`
+	Target string `json:"target"`
+	// Role is a P/D target's pool (prefill, decode); absent otherwise.
+	Role string    `json:"role,omitempty"`
+	At   time.Time `json:"at"`
 	// Desired is what was exported; Current the current replica count the
 	// decision worked from (the replicas query, else the last desired: the
 	// spec the consumer sets); Observed the replicas read this cycle (the
@@ -70,6 +78,36 @@ type Record struct {
 	// failed.
 	Applied    *int   `json:"applied,omitempty"`
 	ApplyError string `json:"apply_error,omitempty"`
+	// Pair is a P/D pool's ratio bound this cycle (recommend.Bound);
+	// absent for other targets, or when a pool was not decided.
+	Pair *PairNote `json:"pair,omitempty"`
+}
+
+// PairNote is the ratio bound a P/D pool's decision saw: the pair's
+// ratio (decode replica-seconds per prefill replica-second at the decode
+// pool's mean lengths; null unknown), the pool's floor from the other
+// pool's demand (0: none), and when the floor raised the decision, the
+// desired replicas before it (RaisedFrom).
+type PairNote struct {
+	Ratio      *float64 `json:"ratio"`
+	Floor      int      `json:"floor"`
+	RaisedFrom *int     `json:"raised_from,omitempty"`
+}
+
+// roleName is r's label value, "" for a target that is no pool.
+func roleName(r recommend.Role) string {
+	if r == 0 {
+		return ""
+	}
+	return r.String()
+}
+
+// key is the series key of the target r was decided for (target.key).
+func (r *Record) key() string {
+	if r.Role == "" {
+		return r.Target
+	}
+	return r.Target + roleSep + r.Role
 }
 
 // Signals are the observed values of one decision; nil is unknown.
@@ -139,7 +177,7 @@ func signalMapInto(m map[string]float64, s Signals) {
 // outcome and signals but drop their steps and raw results (memory: 10,000
 // targets x 5 decisions), which the audit log keeps in full.
 func (t *target) remember(r Record) {
-	t.newest.raw, t.newest.steps = r.Raw, r.Steps
+	t.newest.raw, t.newest.steps, t.newest.pair = r.Raw, r.Steps, r.Pair
 	p := compact(r)
 	if t.nRecent < maxRecent {
 		t.recent[(int(t.oldest)+int(t.nRecent))%maxRecent] = p
@@ -179,9 +217,10 @@ func (t *target) records() []Record {
 	out := make([]Record, t.nRecent)
 	for i := range out {
 		out[i] = t.recent[(int(t.oldest)+i)%maxRecent].record(t.cfg.Name)
+		out[i].Role = roleName(t.cfg.Role)
 	}
 	if n := len(out); n > 0 {
-		out[n-1].Raw, out[n-1].Steps = t.newest.raw, t.newest.steps
+		out[n-1].Raw, out[n-1].Steps, out[n-1].Pair = t.newest.raw, t.newest.steps, t.newest.pair
 	}
 	return out
 }

@@ -1,0 +1,166 @@
+package config
+
+import (
+	"strings"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+
+	"github.com/infscale/infscale/pkg/recommend"
+)
+
+// Roles are a P/D target's two pools (llm-d's pod label llm-d.ai/role:
+// prefill, decode; docs/llm-d.md). Both are required.
+type Roles struct {
+	Prefill *RoleSource `yaml:"prefill"`
+	Decode  *RoleSource `yaml:"decode"`
+}
+
+// RoleSource is what one pool of a P/D target has of its own: where its
+// signals are read, its workload, its metrics and bounds. Each key means
+// what the target's key of the same name means (Target); the target's
+// other keys (server, replica, behavior, guard, lookahead, apply,
+// namespace) are shared by both pools.
+type RoleSource struct {
+	Selector       string                                     `yaml:"selector"`
+	Replicas       string                                     `yaml:"replicas"`
+	ScaleTargetRef *autoscalingv2.CrossVersionObjectReference `yaml:"scaleTargetRef"`
+	Scrape         Scrape                                     `yaml:"scrape"`
+	Metrics        []Metric                                   `yaml:"metrics"`
+	Min            *int                                       `yaml:"minReplicaCount"`
+	Max            *int                                       `yaml:"maxReplicaCount"`
+}
+
+// roleKeys are RoleSource's keys; a P/D target's own keys of these names
+// are refused (they go under each role).
+var roleKeys = []string{"selector", "replicas", "scaleTargetRef", "scrape", "metrics", "minReplicaCount", "maxReplicaCount"}
+
+// pairRefused are the target keys a P/D target does not take, with why.
+var pairRefused = map[string]string{
+	"zero":              "scale to zero is for one pool: a P/D target's pools run at least minReplicaCount each",
+	"schedule":          "schedules are for one pool: give each role's minReplicaCount instead",
+	"tune":              "tune replays one pool; a P/D target is tuned with simulate --pd (docs/llm-d.md)",
+	"pod_deletion_cost": "is not available for P/D targets",
+}
+
+func (r *Roles) kube() bool {
+	return r != nil && ((r.Prefill != nil && r.Prefill.ScaleTargetRef != nil) || (r.Decode != nil && r.Decode.ScaleTargetRef != nil))
+}
+
+// Pair reports whether t is a P/D target (has roles:).
+func (t *Target) Pair() bool { return t.Roles != nil }
+
+// RoleTarget is the one-pool Target of role r of P/D target t: t's shared
+// keys with the role's own (RoleSource) in place, Role set, and the
+// role's capacity (Capacity.ForRole) in its Policy. ok false when t has
+// no such role.
+func (t *Target) RoleTarget(r recommend.Role) (Target, bool) {
+	if t.Roles == nil {
+		return Target{}, false
+	}
+	src := t.Roles.Prefill
+	if r == recommend.RoleDecode {
+		src = t.Roles.Decode
+	}
+	if src == nil {
+		return Target{}, false
+	}
+	rt := *t
+	rt.Roles, rt.Role = nil, r
+	rt.Zero, rt.Schedule, rt.Tune, rt.PodDeletionCost = nil, nil, nil, false // refused on a pair (pairRefused)
+	rt.Selector, rt.Replicas, rt.ScaleTargetRef, rt.Scrape = src.Selector, src.Replicas, src.ScaleTargetRef, src.Scrape
+	rt.Metrics, rt.Min, rt.Max = src.Metrics, src.Min, src.Max
+	if rt.ScaleTargetRef == nil {
+		rt.Namespace = "" // only with a workload
+	}
+	return rt, true
+}
+
+// Roles are the two roles of a pair in the order serve decides them.
+var pairRoles = [2]recommend.Role{recommend.RolePrefill, recommend.RoleDecode}
+
+// roleDefaults fills a role's absent keys as applyDefaults fills a
+// target's.
+func roleDefaults(src *RoleSource) {
+	if src == nil {
+		return
+	}
+	if src.Scrape.Pods != nil && src.Scrape.Pods.Path == "" {
+		src.Scrape.Pods.Path = DefaultScrapePath
+	}
+	if src.Min == nil {
+		m := DefaultMin
+		src.Min = &m
+	}
+	metricDefaults(src.Metrics)
+}
+
+// pair validates P/D target t at key p: its refused keys, both roles
+// present, and each role as the one-pool target RoleTarget makes, whose
+// shared keys are reported at the target's own key (once).
+func (v *validator) pair(p string, t *Target) {
+	for _, k := range roleKeys {
+		if v.present(p + "." + k) {
+			v.at(p+"."+k, "a P/D target (roles:) has %s per role: move it under roles.prefill and roles.decode", k)
+		}
+	}
+	for k, why := range pairRefused {
+		if v.present(p + "." + k) {
+			v.at(p+"."+k, "%s", why)
+		}
+	}
+	for _, r := range pairRoles {
+		rp := p + ".roles." + r.String()
+		rt, ok := t.RoleTarget(r)
+		if !ok {
+			if !v.bad(rp) {
+				v.at(rp, "required: a P/D target names both pools, roles: {prefill: {...}, decode: {...}} (each with its scrape: or selector:, metrics and maxReplicaCount)")
+			}
+			continue
+		}
+		v.rolePrefix, v.parentPrefix = rp+".", p+"."
+		v.target(rp, &rt)
+		v.rolePrefix, v.parentPrefix = "", ""
+	}
+}
+
+// key maps a key of a role being validated (v.rolePrefix) that is not the
+// role's own to the target's key of that name.
+func (v *validator) key(k string) string {
+	if v.rolePrefix == "" || !strings.HasPrefix(k, v.rolePrefix) {
+		return k
+	}
+	rest := k[len(v.rolePrefix):]
+	head := rest
+	if i := strings.IndexAny(rest, ".["); i >= 0 {
+		head = rest[:i]
+	}
+	for _, own := range roleKeys {
+		if head == own {
+			return k
+		}
+	}
+	return v.parentPrefix + rest
+}
+
+// reportedOnce reports whether key's message was reported before (both
+// roles share the target's keys); it notes it when not.
+func (v *validator) reportedOnce(key, msg string) bool {
+	if v.reported == nil {
+		v.reported = map[string]bool{}
+	}
+	k := key + "\x00" + msg
+	if v.reported[k] {
+		return true
+	}
+	v.reported[k] = true
+	return false
+}
+
+// Key names t among a config's targets and their pools: its name, or a
+// pool's name@role (RoleTarget's; a name has no '@').
+func (t *Target) Key() string {
+	if t.Role == 0 {
+		return t.Name
+	}
+	return t.Name + "@" + t.Role.String()
+}

@@ -1,0 +1,103 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/infscale/infscale/pkg/recommend"
+)
+
+const pdGood = `targets:
+  - name: chat
+    replica: {gpu: h100-sxm, model: llama-3-8b}
+    roles:
+      prefill:
+        scrape: [http://p0:8000/metrics]
+        metrics: [{type: demand, target: 0.8}]
+        maxReplicaCount: 4
+      decode:
+        scrape: [http://d0:8000/metrics, http://d1:8000/metrics]
+        metrics: [{type: demand, target: 0.8}, {type: kv, target: 0.9}]
+        minReplicaCount: 2
+        maxReplicaCount: 8
+`
+
+// TestPairConfig loads a P/D target and checks each role's one-pool
+// target: its own scrape, bounds and metrics, and the decode role's
+// capacity prefilling nothing (Capacity.ForRole).
+func TestPairConfig(t *testing.T) {
+	cfg, err := Parse([]byte(pdGood), "pd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &cfg.Targets[0]
+	p, ok := tg.RoleTarget(recommend.RolePrefill)
+	d, ok2 := tg.RoleTarget(recommend.RoleDecode)
+	if !ok || !ok2 || !tg.Pair() {
+		t.Fatal("roles missing")
+	}
+	if p.Name != "chat" || len(p.Scrape.URLs) != 1 || *p.Min != 1 || *p.Max != 4 || p.Role != recommend.RolePrefill {
+		t.Errorf("prefill = %+v", p)
+	}
+	if len(d.Scrape.URLs) != 2 || *d.Min != 2 || *d.Max != 8 || len(d.Metrics) != 2 {
+		t.Errorf("decode = %+v", d)
+	}
+	pp, err := p.Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp, err := d.Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pp.Capacity == nil || dp.Capacity == nil || pp.Capacity == dp.Capacity {
+		t.Fatal("capacities not per role")
+	}
+	// A decode replica's request of 1000 prompt and 1 output token costs one
+	// step of a full batch, no prefill: less than the prefill replica's.
+	if a, b := dp.Capacity.RequestSeconds(1000, 1), pp.Capacity.RequestSeconds(1000, 1); !(a < b) {
+		t.Errorf("decode RequestSeconds %v not below prefill's %v", a, b)
+	}
+}
+
+// TestPairConfigErrors: a role missing, an unknown role, a role key at the
+// target, keys a pair refuses, and a shared key's problem reported once at
+// the target's own key. Positions counted by hand: a mapping's is its
+// first key's colon (the decoder's convention), a scalar's its first
+// character.
+func TestPairConfigErrors(t *testing.T) {
+	src := `targets:
+  - name: chat
+    scrape: [http://x:8000/metrics]
+    replica: {gpu: h100-sxm, model: nosuchmodel}
+    zero: {held: up}
+    roles:
+      prefil:
+        maxReplicaCount: 2
+      decode:
+        metrics: [{type: demand, target: 0.8}]
+`
+	_, err := Parse([]byte(src), "pd.yaml")
+	var es Errors
+	if !errors.As(err, &es) {
+		t.Fatalf("err = %v", err)
+	}
+	got := err.Error()
+	for _, w := range []string{
+		"pd.yaml:3:13: targets[0].scrape: a P/D target (roles:) has scrape per role: move it under roles.prefill and roles.decode",
+		"pd.yaml:4:37: targets[0].replica.model: ",
+		"pd.yaml:5:11: targets[0].zero: scale to zero is for one pool",
+		"pd.yaml:7:7: targets[0].roles.prefil: unknown key; allowed here: decode, prefill",
+		"pd.yaml:7:13: targets[0].roles.prefill: required: a P/D target names both pools",
+		"pd.yaml:10:16: targets[0].roles.decode.scrape: required in embedded mode",
+		"pd.yaml:10:16: targets[0].roles.decode.maxReplicaCount: required",
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("missing %q in\n%s", w, got)
+		}
+	}
+	if n := strings.Count(got, "targets[0].replica.model"); n != 1 {
+		t.Errorf("replica.model reported %d times, want once:\n%s", n, got)
+	}
+}
