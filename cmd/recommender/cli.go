@@ -190,9 +190,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = spErr // before a value's own error: the flag is given twice
 	}
 	if err == nil {
-		if f := repeatedFlag(kctx); f != nil {
-			err = invalidf("--%s is given more than once: give it once (it takes one value; the last would silently replace the others)", f.Name)
-		} else if f := emptyFlag(kctx); f != nil {
+		// A one-value flag given twice under one spelling keeps the last,
+		// as Go's flag package and kubectl do: wrappers append overrides.
+		if f := emptyFlag(kctx); f != nil {
 			err = invalidf("--%s is given an empty value: give one, or leave the flag out for its default (an unset shell variable?)", f.Name)
 		}
 	}

@@ -100,11 +100,15 @@ func TestAliasesNamedAsTyped(t *testing.T) {
 	// The conflict is reported whichever comes first.
 	wantRefused(t, []string{"decide", "--queue", "4", "--replica-gpu", "h100-sxm", "--gpu", "a100-80gb"}, nil,
 		"--replica-gpu and --gpu are one flag")
-	// One flag given twice: the first value would be dropped silently.
-	wantRefused(t, []string{"gpu", "--gpu", "h100-sxm", "--gpu", "a100-80gb"}, nil, "--gpu is given more than once: give it once")
 	// An empty value ran on the default (h100-sxm) as if not given.
 	wantRefused(t, []string{"gpu", "--gpu", ""}, nil, "--gpu is given an empty value: give one, or leave the flag out for its default")
 	wantRefused(t, []string{"gpu", "--replica-model="}, nil, "--replica-model is given an empty value")
+	// One spelling given twice keeps the last, as Go's flag package does,
+	// so that a wrapper may append an override.
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"gpu", "--gpu", "h100-sxm", "--gpu", "a100-80gb"}, nil, &out, &errb); code != exitOK || !strings.Contains(out.String(), "on 1 x a100-80gb") {
+		t.Errorf("--gpu twice: exit %d, stdout %q, stderr %q; want 0 on a100-80gb (the last)", code, out.String(), errb.String())
+	}
 }
 
 // TestFlagValueErrors: a duration, whole number, decimal or percentage

@@ -226,24 +226,6 @@ func (sp spellings) asTyped(msg string) string {
 	return msg
 }
 
-// repeatedFlag is the first flag of kctx's command line given more than
-// once that takes one value (not a list, not a switch), or nil: kong keeps
-// the last value, which would silently drop the first.
-func repeatedFlag(kctx *kong.Context) *kong.Flag {
-	seen := map[*kong.Flag]bool{}
-	for _, p := range kctx.Path {
-		f := p.Flag
-		if f == nil || f.IsSlice() || f.IsMap() || f.IsBool() || f.IsCounter() {
-			continue
-		}
-		if seen[f] {
-			return f
-		}
-		seen[f] = true
-	}
-	return nil
-}
-
 // wholePercent is a flag value in whole percent, as the HPA's Percent
 // policy takes it: "50" and "50%" are both 50.
 type wholePercent int32
