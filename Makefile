@@ -35,10 +35,16 @@ tools:
 	$(GO) build -C tools -tags $(PROMETHEUS_TAGS) -o bin/prometheus github.com/prometheus/prometheus/cmd/prometheus
 	$(GO) build -C tools -tags $(PROMETHEUS_TAGS) -o bin/promtool github.com/prometheus/prometheus/cmd/promtool
 
+# Test harnesses built only under these tags, so that the binary does not
+# link them: pkg/replay's HPA consumer on given steps, for deploy/kubee2e.
+HARNESS_TAGS ?= replayharness
+
 test: tools deadcode test-deploy test-chart test-keda test-kube
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	INFSCALE_PROMETHEUS=$(CURDIR)/tools/bin/prometheus INFSCALE_PROMTOOL=$(CURDIR)/tools/bin/promtool $(GO) test ./...
+	$(GO) vet -tags $(HARNESS_TAGS) ./pkg/replay
+	$(GO) test -tags $(HARNESS_TAGS) -run HPAReplicas ./pkg/replay
 
 # No function of the main module unreachable from the binary outside the
 # test harnesses: deadcode (golang.org/x/tools, pinned in the test-only tools
@@ -74,8 +80,8 @@ test-keda: tools
 # server's build list is 148 modules, ~2,200 packages; docs/evaluation/PERFORMANCE.md
 # gives its cold build and run times).
 test-kube:
-	$(GO) -C deploy/kubee2e vet ./...
-	$(GO) -C deploy/kubee2e test ./...
+	$(GO) -C deploy/kubee2e vet -tags $(HARNESS_TAGS) ./...
+	$(GO) -C deploy/kubee2e test -tags $(HARNESS_TAGS) ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

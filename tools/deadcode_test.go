@@ -26,13 +26,7 @@ var harnesses = map[string]bool{
 // pending are functions deadcode reports that stay for now, each "package
 // path.Func" with why. TestDeadcode fails when one of them is reached again
 // or removed, so that the entry goes with the fix.
-var pending = map[string]string{
-	// deploy/kubee2e (its own module, which deadcode does not read) holds
-	// the real HPA controller against replay's HPA consumer through it; a
-	// harness package could not reach the unexported consumer (hpaCtl)
-	// and an export_test.go does not cross modules.
-	"pkg/replay.HPAReplicas": "called by deploy/kubee2e's tests only",
-}
+var pending = map[string]string{}
 
 type deadPackage struct {
 	Path  string

@@ -1,3 +1,8 @@
+//go:build replayharness
+
+// Built with -tags replayharness (make test-kube): it reads the replay's HPA
+// consumer through replay.HPAReplicas, a harness the binary does not link.
+
 package kubee2e
 
 import (
