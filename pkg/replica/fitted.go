@@ -10,6 +10,7 @@ type FitTerms struct {
 	OutputLagSteps                             float64
 	StepOverhead, SequenceStepCost             time.Duration
 	LayerStepCost, SequenceLayerCost           time.Duration
+	KVHeadCost                                 time.Duration
 	AllReduceLatency, RequestOverhead          time.Duration
 }
 
@@ -20,7 +21,7 @@ func (t FitTerms) Apply(c Config) Config {
 	c.BandwidthEfficiency, c.KVBandwidthEfficiency = t.BandwidthEfficiency, t.KVBandwidthEfficiency
 	c.MFU, c.ExpertMFU, c.OutputLagSteps = t.MFU, t.ExpertMFU, t.OutputLagSteps
 	c.StepOverhead, c.SequenceStepCost = t.StepOverhead, t.SequenceStepCost
-	c.LayerStepCost, c.SequenceLayerCost = t.LayerStepCost, t.SequenceLayerCost
+	c.LayerStepCost, c.SequenceLayerCost, c.KVHeadCost = t.LayerStepCost, t.SequenceLayerCost, t.KVHeadCost
 	c.AllReduceLatency, c.RequestOverhead = t.AllReduceLatency, t.RequestOverhead
 	c.PrefillFloor, c.Interconnect, c.EmbeddingLookup, c.GraphPadding = true, true, true, true
 	return c
@@ -40,6 +41,20 @@ func (t FitTerms) Apply(c Config) Config {
 // 16k-token contexts, fixed cost included): the kernel reads KV at about
 // the same fraction whatever the grouping, below the weights' GEMMs.
 const PagedDecodeKVEfficiencyH100 = 0.569
+
+// DecodeBlockCostH100 is the decode attention kernel's fixed cost per
+// work block, amortized over the GPU, on H100: a block per sequence and
+// KV head (and layer), beside the KV bytes the block reads at
+// PagedDecodeKVEfficiencyH100. It is the same published measurement's
+// intercept, not a fit: Dao-AILab/flash-attention issue 1572's FA3 paged
+// decode (batch 16, 32 KV heads: 512 blocks) takes 16.8 µs beyond its
+// bytes' 275.2 µs per 524 MB, 16.8 µs / 512 = 32.8 ns a block, 33 ns to the nanosecond (the
+// blocks' setup, the ramp of their load pipelines, their output writes,
+// run 132 SMs at a time). FlashAttention's and FlashInfer's decode grids
+// are (sequence, KV head, split), so a multi-head model (Llama-2-7B: 32
+// KV heads) runs four times the blocks of a grouped-query one of the same
+// batch (8) for the same query heads.
+const DecodeBlockCostH100 = 33 * time.Nanosecond
 
 // AllReduceLatencyH100 is one tensor-parallel all-reduce's fixed time on
 // H100 SXM over NVLink, from vLLM's own measurement rather than a fit:
