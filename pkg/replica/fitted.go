@@ -67,14 +67,15 @@ const AllReduceLatencyH100 = 6 * time.Microsecond
 // FittedH100 are the terms fitted on every row of the shared sim-to-real
 // set (13 vLLM v0.15.1 experiments on H100 SXM, 6 models, the public
 // ground-truth data set): `infscale accuracy --fit --held-out=`. One set
-// for all rows; the KV read efficiency and the all-reduce latency are the
-// published measurements above, not fitted. docs/evaluation/ACCURACY.md
+// for all rows; the KV read efficiency, the attention blocks' cost and the
+// all-reduce latency are the published measurements above, not fitted. docs/evaluation/ACCURACY.md
 // gives the fit and its errors.
 var FittedH100 = FitTerms{
-	BandwidthEfficiency: 0.688738, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
-	MFU: 0.998909, OutputLagSteps: 0.831799,
-	LayerStepCost: 10207 * time.Nanosecond, SequenceStepCost: 551 * time.Nanosecond,
-	AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 6527954 * time.Nanosecond,
+	BandwidthEfficiency: 0.702786, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
+	MFU: 0.984453, OutputLagSteps: 0.936741,
+	LayerStepCost: 10833 * time.Nanosecond, SequenceStepCost: 1972 * time.Nanosecond,
+	KVHeadCost:       DecodeBlockCostH100,
+	AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 5470851 * time.Nanosecond,
 }
 
 // FittedFold is the same terms fitted without the rows of HeldOut's
@@ -92,22 +93,25 @@ type FittedFold struct {
 // the TP 2 models of 34B and more (Scout, the only MoE, and Yi-34B).
 var FittedH100Folds = []FittedFold{
 	{HeldOut: []string{"mistralai/Mistral-Nemo-Instruct-2407", "Qwen/Qwen2.5-7B-Instruct"}, Terms: FitTerms{
-		BandwidthEfficiency: 0.691902, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
-		MFU: 0.963133, OutputLagSteps: 0.916665,
-		LayerStepCost: 9166 * time.Nanosecond, SequenceStepCost: 3099 * time.Nanosecond,
-		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 6272154 * time.Nanosecond,
+		BandwidthEfficiency: 0.719631, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
+		MFU: 0.998531, OutputLagSteps: 1.084350,
+		LayerStepCost: 16178 * time.Nanosecond, SequenceStepCost: 994 * time.Nanosecond,
+		KVHeadCost:       DecodeBlockCostH100,
+		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 2937524 * time.Nanosecond,
 	}},
 	{HeldOut: []string{"meta-llama/Llama-2-7b-hf", "meta-llama/Llama-3.1-70B-Instruct"}, Terms: FitTerms{
-		BandwidthEfficiency: 0.697516, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
-		MFU: 0.986343, OutputLagSteps: 1.038356,
-		LayerStepCost: 9163 * time.Nanosecond, SequenceStepCost: 3010 * time.Nanosecond,
-		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 4816607 * time.Nanosecond,
+		BandwidthEfficiency: 0.719052, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
+		MFU: 0.978350, OutputLagSteps: 1.070537,
+		LayerStepCost: 11509 * time.Nanosecond, SequenceStepCost: 3354 * time.Nanosecond,
+		KVHeadCost:       DecodeBlockCostH100,
+		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 4410247 * time.Nanosecond,
 	}},
 	{HeldOut: []string{"RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic", "01-ai/Yi-34B"}, Terms: FitTerms{
-		BandwidthEfficiency: 0.673975, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
-		MFU: 0.974096, OutputLagSteps: 0.720562,
-		LayerStepCost: 232 * time.Nanosecond, SequenceStepCost: 27675 * time.Nanosecond,
-		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 7107241 * time.Nanosecond,
+		BandwidthEfficiency: 0.667221, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
+		MFU: 0.982991, OutputLagSteps: 0.676490,
+		LayerStepCost: 1439 * time.Nanosecond, SequenceStepCost: 14435 * time.Nanosecond,
+		KVHeadCost:       DecodeBlockCostH100,
+		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 7297525 * time.Nanosecond,
 	}},
 }
 
@@ -122,7 +126,9 @@ func FittedHeldOut() []string { return FittedH100Folds[0].HeldOut }
 // Fitted is Calibrated with the physical step model on and fitted
 // (FittedH100): the weights read at a fitted fraction of the GPU's
 // bandwidth (the input embedding looked up, not read), the KV cache at
-// the attention kernel's measured fraction, prefill at MFU (MoE experts
+// the attention kernel's measured fraction and each of its blocks
+// (sequence × KV head × layer) at the kernel's measured fixed cost,
+// prefill at MFU (MoE experts
 // too, those of the CUDA graph's padded batch in decode), a cost per
 // layer per step, a cost per running sequence, the all-reduce's measured
 // latency (its bytes priced on the GPU's interconnect), the per-request
