@@ -35,8 +35,8 @@ func (t FitTerms) Apply(c Config) Config {
 // and 32 KV heads of 128, pages of 8 tokens, CUDA graphs: 292.0 µs for
 // 2,000-token contexts (524 MB of KV) and 567.2 µs for 4,000 (1,049 MB).
 // The step between the two, 524 MB in 275.2 µs, is 1.905 TB/s = 0.569 of
-// peak; the 16.8 µs the call costs beyond it is the kind of fixed cost
-// LayerStepCost carries. FA3's own pull request 1236 measured 0.62 of an
+// peak; the 16.8 µs the call costs beyond it is its blocks' fixed cost
+// (DecodeBlockCostH100). FA3's own pull request 1236 measured 0.62 of an
 // H100 PCIe's 2 TB/s on a grouped-query shape (16 query heads per KV head,
 // 16k-token contexts, fixed cost included): the kernel reads KV at about
 // the same fraction whatever the grouping, below the weights' GEMMs.
@@ -48,9 +48,9 @@ const PagedDecodeKVEfficiencyH100 = 0.569
 // PagedDecodeKVEfficiencyH100. It is the same published measurement's
 // intercept, not a fit: Dao-AILab/flash-attention issue 1572's FA3 paged
 // decode (batch 16, 32 KV heads: 512 blocks) takes 16.8 µs beyond its
-// bytes' 275.2 µs per 524 MB, 16.8 µs / 512 = 32.8 ns a block, 33 ns to the nanosecond (the
-// blocks' setup, the ramp of their load pipelines, their output writes,
-// run 132 SMs at a time). FlashAttention's and FlashInfer's decode grids
+// bytes' 275.2 µs per 524 MB, 16.8 µs / 512 = 32.8 ns a block, 33 ns
+// to the nanosecond (the blocks' setup, the ramp of their load
+// pipelines, their output writes, run 132 SMs at a time). FlashAttention's and FlashInfer's decode grids
 // are (sequence, KV head, split), so a multi-head model (Llama-2-7B: 32
 // KV heads) runs four times the blocks of a grouped-query one of the same
 // batch (8) for the same query heads.
@@ -68,8 +68,8 @@ const AllReduceLatencyH100 = 6 * time.Microsecond
 // set (13 vLLM v0.15.1 experiments on H100 SXM, 6 models, the public
 // ground-truth data set): `infscale accuracy --fit --held-out=`. One set
 // for all rows; the KV read efficiency, the attention blocks' cost and the
-// all-reduce latency are the published measurements above, not fitted. docs/evaluation/ACCURACY.md
-// gives the fit and its errors.
+// all-reduce latency are the published measurements above, not fitted.
+// docs/evaluation/ACCURACY.md gives the fit and its errors.
 var FittedH100 = FitTerms{
 	BandwidthEfficiency: 0.702786, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
 	MFU: 0.984453, OutputLagSteps: 0.936741,
@@ -128,12 +128,12 @@ func FittedHeldOut() []string { return FittedH100Folds[0].HeldOut }
 // bandwidth (the input embedding looked up, not read), the KV cache at
 // the attention kernel's measured fraction and each of its blocks
 // (sequence × KV head × layer) at the kernel's measured fixed cost,
-// prefill at MFU (MoE experts
-// too, those of the CUDA graph's padded batch in decode), a cost per
-// layer per step, a cost per running sequence, the all-reduce's measured
-// latency (its bytes priced on the GPU's interconnect), the per-request
-// overhead, the output lag, and a prefill pass that costs at least a step. Every term is a property of
-// the GPU and engine; the model's config gives bytes, layers and FLOPs.
-// Fitted on H100 SXM; other GPUs take the same efficiencies and costs
-// (out of sample).
+// prefill at MFU (MoE experts too, those of the CUDA graph's padded batch
+// in decode), a cost per layer per step, a cost per running sequence,
+// the all-reduce's measured latency (its bytes priced on the GPU's
+// interconnect), the per-request overhead, the output lag, and a prefill
+// pass that costs at least a step. Every term is a property of the GPU
+// and engine; the model's config gives bytes, layers and FLOPs. Fitted on
+// H100 SXM; other GPUs take the same efficiencies and costs (out of
+// sample).
 func Fitted() Config { return FittedH100.Apply(Calibrated()) }
