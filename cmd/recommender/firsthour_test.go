@@ -314,6 +314,7 @@ func TestFittedHelp(t *testing.T) {
 		"SequenceStepCost":      "cost per running sequence",
 		"LayerStepCost":         "cost per layer",
 		"SequenceLayerCost":     "cost per sequence per layer",
+		"KVHeadCost":            "cost per attention block",
 		"AllReduceLatency":      "all-reduce latency",
 		"RequestOverhead":       "per-request overhead",
 	}

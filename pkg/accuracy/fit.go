@@ -34,7 +34,7 @@ func (f FitResult) Terms() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "bandwidth_efficiency %.6f\nkv_bandwidth_efficiency %.6f\nmfu %.6f\nexpert_mfu %.6f\n", c.BandwidthEfficiency, c.KVBandwidthEfficiency, c.MFU, c.ExpertMFU)
 	fmt.Fprintf(&b, "output_lag_steps %.6f\n", c.OutputLagSteps)
-	fmt.Fprintf(&b, "step_overhead %v\nlayer_step_cost %v\nsequence_step_cost %v\nsequence_layer_cost %v\nallreduce_latency %v\nrequest_overhead %v\n", c.StepOverhead, c.LayerStepCost, c.SequenceStepCost, c.SequenceLayerCost, c.AllReduceLatency, c.RequestOverhead)
+	fmt.Fprintf(&b, "step_overhead %v\nlayer_step_cost %v\nsequence_step_cost %v\nsequence_layer_cost %v\nkv_head_cost %v\nallreduce_latency %v\nrequest_overhead %v\n", c.StepOverhead, c.LayerStepCost, c.SequenceStepCost, c.SequenceLayerCost, c.KVHeadCost, c.AllReduceLatency, c.RequestOverhead)
 	ms := make([]string, 0, len(f.MAPE))
 	for _, m := range Metrics {
 		if v, ok := f.MAPE[m]; ok {
@@ -91,13 +91,15 @@ var allParams = []param{
 	durParam("layer_step_cost", 20*time.Microsecond, func(c *replica.Config) *time.Duration { return &c.LayerStepCost }),
 	durParam("sequence_step_cost", 10*time.Microsecond, func(c *replica.Config) *time.Duration { return &c.SequenceStepCost }),
 	durParam("sequence_layer_cost", 200*time.Nanosecond, func(c *replica.Config) *time.Duration { return &c.SequenceLayerCost }),
+	durParam("kv_head_cost", 50*time.Nanosecond, func(c *replica.Config) *time.Duration { return &c.KVHeadCost }),
 	durParam("allreduce_latency", 10*time.Microsecond, func(c *replica.Config) *time.Duration { return &c.AllReduceLatency }),
 	durParam("request_overhead", 10*time.Millisecond, func(c *replica.Config) *time.Duration { return &c.RequestOverhead }),
 }
 
 // FitParams names the terms Fit frees: the physical step model's six.
-// Of the others, the KV read efficiency and the all-reduce latency are
-// published measurements (replica.PagedDecodeKVEfficiencyH100,
+// Of the others, the KV read efficiency, the attention blocks' cost and
+// the all-reduce latency are published measurements
+// (replica.PagedDecodeKVEfficiencyH100, replica.DecodeBlockCostH100,
 // replica.AllReduceLatencyH100), the experts' MFU is MFU and the rest are
 // 0. Each is a property of the GPU and the engine, not of
 // a model; the model's config gives what they multiply (bytes of weights
@@ -122,7 +124,8 @@ func fitParams(names []string) ([]param, error) {
 // Fit fits the step model's terms (FitParams: the weights' bandwidth
 // efficiency, MFU, output lag, per-layer step cost, per-sequence step
 // cost, request overhead; the KV read at
-// replica.PagedDecodeKVEfficiencyH100 and each all-reduce at
+// replica.PagedDecodeKVEfficiencyH100, each attention block (sequence ×
+// KV head × layer) at replica.DecodeBlockCostH100, each all-reduce at
 // replica.AllReduceLatencyH100 plus its bytes; the prefill floor, the
 // interconnect's bytes, the embedding lookup and the padded batch's
 // experts on) on the
@@ -148,11 +151,13 @@ func Fit(ctx context.Context, stages []Stage, opt Options, heldOut []string) (Fi
 	if err != nil {
 		return FitResult{}, err
 	}
-	// The terms not freed are off, the KV read and the all-reduce at
-	// their measured figures: the fit is of FitParams alone.
+	// The terms not freed are off, the KV read, the attention blocks and
+	// the all-reduce at their measured figures: the fit is of FitParams
+	// alone.
 	base.StepOverhead, base.SequenceStepCost, base.LayerStepCost, base.SequenceLayerCost = 0, 0, 0, 0
 	base.ExpertMFU, base.KVBandwidthEfficiency, base.OutputLagSteps = 0, replica.PagedDecodeKVEfficiencyH100, 0
 	base.AllReduceLatency, base.RequestOverhead = 0, 0
+	base.KVHeadCost = replica.DecodeBlockCostH100
 	if !slices.Contains(FitParams, "allreduce_latency") {
 		base.AllReduceLatency = replica.AllReduceLatencyH100
 	}

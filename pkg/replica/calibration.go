@@ -214,7 +214,7 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 		c.StepOverhead, c.LayerStepCost = 0, seconds(math.Max(0, a-fixed-weights*scale)/layers)
 	}
 	// The per-sequence parts the fit keeps: the cost per sequence per
-	// layer and the all-reduces' bytes.
+	// layer, the attention blocks' (KVHeadCost) and the all-reduces' bytes.
 	keptPerSeq := r.perSeqSeconds - base.SequenceStepCost.Seconds()
 	if kvFit {
 		// k is the KV read per token: at the efficiency e the model reads

@@ -103,6 +103,14 @@ type Config struct {
 	// new token's KV write), beside SequenceStepCost: a step gains batch ×
 	// Layers × SequenceLayerCost; >= 0, default 0 (the fitted mode fits it).
 	SequenceLayerCost time.Duration
+	// KVHeadCost is time added to a decode step per running sequence per
+	// KV head a GPU holds per layer: the decode attention kernel's work
+	// item (FlashAttention's and FlashInfer's decode grids run one block
+	// per sequence and KV head, their splits reduced after), each with a
+	// fixed cost beside the KV bytes it reads. A step gains batch × Layers
+	// × ceil(KV heads / TP) × this, so a multi-head model (32 KV heads)
+	// pays four times a grouped-query one's (8); >= 0, default 0.
+	KVHeadCost time.Duration
 	// EmbeddingLookup makes a decode step read only the batch's rows of the
 	// input embedding table, not the table (an untied model's lm_head is
 	// still read whole): the weights a step reads are the parameters less
@@ -325,7 +333,7 @@ func (c Config) Validate() error {
 	for _, d := range []struct {
 		field string
 		v     time.Duration
-	}{{"step-overhead", c.StepOverhead}, {"sequence-step-cost", c.SequenceStepCost}, {"layer-step-cost", c.LayerStepCost}, {"sequence-layer-cost", c.SequenceLayerCost}, {"request-overhead", c.RequestOverhead}, {"allreduce-latency", c.AllReduceLatency}, {"image-pull", c.ImagePull}, {"warm-up", c.WarmUp}} {
+	}{{"step-overhead", c.StepOverhead}, {"sequence-step-cost", c.SequenceStepCost}, {"layer-step-cost", c.LayerStepCost}, {"sequence-layer-cost", c.SequenceLayerCost}, {"kv-head-cost", c.KVHeadCost}, {"request-overhead", c.RequestOverhead}, {"allreduce-latency", c.AllReduceLatency}, {"image-pull", c.ImagePull}, {"warm-up", c.WarmUp}} {
 		if d.v < 0 {
 			bad(d.field, d.v.String(), "a duration >= 0")
 		}

@@ -10,6 +10,7 @@ type FitTerms struct {
 	OutputLagSteps                             float64
 	StepOverhead, SequenceStepCost             time.Duration
 	LayerStepCost, SequenceLayerCost           time.Duration
+	KVHeadCost                                 time.Duration
 	AllReduceLatency, RequestOverhead          time.Duration
 }
 
@@ -20,7 +21,7 @@ func (t FitTerms) Apply(c Config) Config {
 	c.BandwidthEfficiency, c.KVBandwidthEfficiency = t.BandwidthEfficiency, t.KVBandwidthEfficiency
 	c.MFU, c.ExpertMFU, c.OutputLagSteps = t.MFU, t.ExpertMFU, t.OutputLagSteps
 	c.StepOverhead, c.SequenceStepCost = t.StepOverhead, t.SequenceStepCost
-	c.LayerStepCost, c.SequenceLayerCost = t.LayerStepCost, t.SequenceLayerCost
+	c.LayerStepCost, c.SequenceLayerCost, c.KVHeadCost = t.LayerStepCost, t.SequenceLayerCost, t.KVHeadCost
 	c.AllReduceLatency, c.RequestOverhead = t.AllReduceLatency, t.RequestOverhead
 	c.PrefillFloor, c.Interconnect, c.EmbeddingLookup, c.GraphPadding = true, true, true, true
 	return c
@@ -34,12 +35,26 @@ func (t FitTerms) Apply(c Config) Config {
 // and 32 KV heads of 128, pages of 8 tokens, CUDA graphs: 292.0 µs for
 // 2,000-token contexts (524 MB of KV) and 567.2 µs for 4,000 (1,049 MB).
 // The step between the two, 524 MB in 275.2 µs, is 1.905 TB/s = 0.569 of
-// peak; the 16.8 µs the call costs beyond it is the kind of fixed cost
-// LayerStepCost carries. FA3's own pull request 1236 measured 0.62 of an
+// peak; the 16.8 µs the call costs beyond it is its blocks' fixed cost
+// (DecodeBlockCostH100). FA3's own pull request 1236 measured 0.62 of an
 // H100 PCIe's 2 TB/s on a grouped-query shape (16 query heads per KV head,
 // 16k-token contexts, fixed cost included): the kernel reads KV at about
 // the same fraction whatever the grouping, below the weights' GEMMs.
 const PagedDecodeKVEfficiencyH100 = 0.569
+
+// DecodeBlockCostH100 is the decode attention kernel's fixed cost per
+// work block, amortized over the GPU, on H100: a block per sequence and
+// KV head (and layer), beside the KV bytes the block reads at
+// PagedDecodeKVEfficiencyH100. It is the same published measurement's
+// intercept, not a fit: Dao-AILab/flash-attention issue 1572's FA3 paged
+// decode (batch 16, 32 KV heads: 512 blocks) takes 16.8 µs beyond its
+// bytes' 275.2 µs per 524 MB, 16.8 µs / 512 = 32.8 ns a block, 33 ns
+// to the nanosecond (the blocks' setup, the ramp of their load
+// pipelines, their output writes, run 132 SMs at a time). FlashAttention's and FlashInfer's decode grids
+// are (sequence, KV head, split), so a multi-head model (Llama-2-7B: 32
+// KV heads) runs four times the blocks of a grouped-query one of the same
+// batch (8) for the same query heads.
+const DecodeBlockCostH100 = 33 * time.Nanosecond
 
 // AllReduceLatencyH100 is one tensor-parallel all-reduce's fixed time on
 // H100 SXM over NVLink, from vLLM's own measurement rather than a fit:
@@ -52,14 +67,15 @@ const AllReduceLatencyH100 = 6 * time.Microsecond
 // FittedH100 are the terms fitted on every row of the shared sim-to-real
 // set (13 vLLM v0.15.1 experiments on H100 SXM, 6 models, the public
 // ground-truth data set): `infscale accuracy --fit --held-out=`. One set
-// for all rows; the KV read efficiency and the all-reduce latency are the
-// published measurements above, not fitted. docs/evaluation/ACCURACY.md
-// gives the fit and its errors.
+// for all rows; the KV read efficiency, the attention blocks' cost and the
+// all-reduce latency are the published measurements above, not fitted.
+// docs/evaluation/ACCURACY.md gives the fit and its errors.
 var FittedH100 = FitTerms{
-	BandwidthEfficiency: 0.688738, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
-	MFU: 0.998909, OutputLagSteps: 0.831799,
-	LayerStepCost: 10207 * time.Nanosecond, SequenceStepCost: 551 * time.Nanosecond,
-	AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 6527954 * time.Nanosecond,
+	BandwidthEfficiency: 0.702786, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
+	MFU: 0.984453, OutputLagSteps: 0.936741,
+	LayerStepCost: 10833 * time.Nanosecond, SequenceStepCost: 1972 * time.Nanosecond,
+	KVHeadCost:       DecodeBlockCostH100,
+	AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 5470851 * time.Nanosecond,
 }
 
 // FittedFold is the same terms fitted without the rows of HeldOut's
@@ -77,22 +93,25 @@ type FittedFold struct {
 // the TP 2 models of 34B and more (Scout, the only MoE, and Yi-34B).
 var FittedH100Folds = []FittedFold{
 	{HeldOut: []string{"mistralai/Mistral-Nemo-Instruct-2407", "Qwen/Qwen2.5-7B-Instruct"}, Terms: FitTerms{
-		BandwidthEfficiency: 0.691902, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
-		MFU: 0.963133, OutputLagSteps: 0.916665,
-		LayerStepCost: 9166 * time.Nanosecond, SequenceStepCost: 3099 * time.Nanosecond,
-		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 6272154 * time.Nanosecond,
+		BandwidthEfficiency: 0.719631, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
+		MFU: 0.998531, OutputLagSteps: 1.084350,
+		LayerStepCost: 16178 * time.Nanosecond, SequenceStepCost: 994 * time.Nanosecond,
+		KVHeadCost:       DecodeBlockCostH100,
+		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 2937524 * time.Nanosecond,
 	}},
 	{HeldOut: []string{"meta-llama/Llama-2-7b-hf", "meta-llama/Llama-3.1-70B-Instruct"}, Terms: FitTerms{
-		BandwidthEfficiency: 0.697516, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
-		MFU: 0.986343, OutputLagSteps: 1.038356,
-		LayerStepCost: 9163 * time.Nanosecond, SequenceStepCost: 3010 * time.Nanosecond,
-		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 4816607 * time.Nanosecond,
+		BandwidthEfficiency: 0.719052, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
+		MFU: 0.978350, OutputLagSteps: 1.070537,
+		LayerStepCost: 11509 * time.Nanosecond, SequenceStepCost: 3354 * time.Nanosecond,
+		KVHeadCost:       DecodeBlockCostH100,
+		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 4410247 * time.Nanosecond,
 	}},
 	{HeldOut: []string{"RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic", "01-ai/Yi-34B"}, Terms: FitTerms{
-		BandwidthEfficiency: 0.673975, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
-		MFU: 0.974096, OutputLagSteps: 0.720562,
-		LayerStepCost: 232 * time.Nanosecond, SequenceStepCost: 27675 * time.Nanosecond,
-		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 7107241 * time.Nanosecond,
+		BandwidthEfficiency: 0.667221, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
+		MFU: 0.982991, OutputLagSteps: 0.676490,
+		LayerStepCost: 1439 * time.Nanosecond, SequenceStepCost: 14435 * time.Nanosecond,
+		KVHeadCost:       DecodeBlockCostH100,
+		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 7297525 * time.Nanosecond,
 	}},
 }
 
@@ -107,12 +126,14 @@ func FittedHeldOut() []string { return FittedH100Folds[0].HeldOut }
 // Fitted is Calibrated with the physical step model on and fitted
 // (FittedH100): the weights read at a fitted fraction of the GPU's
 // bandwidth (the input embedding looked up, not read), the KV cache at
-// the attention kernel's measured fraction, prefill at MFU (MoE experts
-// too, those of the CUDA graph's padded batch in decode), a cost per
-// layer per step, a cost per running sequence, the all-reduce's measured
-// latency (its bytes priced on the GPU's interconnect), the per-request
-// overhead, the output lag, and a prefill pass that costs at least a step. Every term is a property of
-// the GPU and engine; the model's config gives bytes, layers and FLOPs.
-// Fitted on H100 SXM; other GPUs take the same efficiencies and costs
-// (out of sample).
+// the attention kernel's measured fraction and each of its blocks
+// (sequence × KV head × layer) at the kernel's measured fixed cost,
+// prefill at MFU (MoE experts too, those of the CUDA graph's padded batch
+// in decode), a cost per layer per step, a cost per running sequence,
+// the all-reduce's measured latency (its bytes priced on the GPU's
+// interconnect), the per-request overhead, the output lag, and a prefill
+// pass that costs at least a step. Every term is a property of the GPU
+// and engine; the model's config gives bytes, layers and FLOPs. Fitted on
+// H100 SXM; other GPUs take the same efficiencies and costs (out of
+// sample).
 func Fitted() Config { return FittedH100.Apply(Calibrated()) }

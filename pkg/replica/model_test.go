@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestModelParams checks the shape-derived parameter counts against the
@@ -373,4 +374,60 @@ func TestValidateBounds(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Errorf("the bounds themselves are allowed: %v", err)
 	}
+}
+
+// TestKVHeadCost: a step gains batch × layers × ceil(KV heads / TP) ×
+// KVHeadCost. At 33 ns, batch 10: Llama-2-7B (32 layers, 32 KV heads) 10
+// × 32 × 32 × 33 ns = 337.92 µs; Llama-3.1-8B (8 KV heads) a quarter of
+// it, 84.48 µs; Llama-3.1-70B at TP 4 (80 layers, 2 KV heads a GPU) 52.8
+// µs, at TP 8 (one head each) 26.4 µs. An empty batch costs nothing.
+func TestKVHeadCost(t *testing.T) {
+	for _, x := range []struct {
+		model  string
+		tp     int
+		moreUS float64
+	}{{"llama-2-7b", 1, 337.92}, {"llama-3.1-8b", 1, 84.48}, {"llama-3.1-70b", 4, 52.8}, {"llama-3.1-70b", 8, 26.4}} {
+		c := Calibrated()
+		c.Model, _ = LookupModel(x.model)
+		c.TP = x.tp
+		plain, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.KVHeadCost = 33 * time.Nanosecond
+		r, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := (r.StepTime(10, 10000) - plain.StepTime(10, 10000)) * 1e6; math.Abs(got-x.moreUS) > 1e-6 {
+			t.Errorf("%s TP %d: step %.4f µs longer, want %.4f", x.model, x.tp, got, x.moreUS)
+		}
+		if r.StepTime(0, 0) != 0 {
+			t.Errorf("%s: empty step %v, want 0", x.model, r.StepTime(0, 0))
+		}
+	}
+}
+
+// TestQuantizedHead16Bit: under vLLM's accounting, 8-bit weights keep the
+// token embedding and the lm_head 16-bit. Llama-3-8B in FP8 (8,030,261,248
+// parameters, of which 128256 × 4096 = 525,336,576 embedding and as many
+// lm_head) weighs 8,030,261,248 + 2 × 525,336,576 = 9,080,934,400 bytes;
+// a step at batch 1 with no context, the embedding looked up, reads the
+// rest at 1 byte and the lm_head at 2: 7,504,924,672 - 525,336,576 + 2 ×
+// 525,336,576 = 8,030,261,248 bytes, 2.39709 ms at 3.35 TB/s. Nominal
+// accounting prices every weight at 1 byte (8e9 bytes).
+func TestQuantizedHead16Bit(t *testing.T) {
+	c := Calibrated()
+	c.WeightDType = DTypeFP8
+	c.BandwidthEfficiency, c.StepOverhead, c.EmbeddingLookup = 1, 0, true
+	r, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "WeightsBytes", r.WeightsBytes(), 9080934400, 1e-12)
+	near(t, "StepTime(1, 0)", r.StepTime(1, 0), 8030261248/3.35e12, 1e-12)
+	d := DefaultConfig()
+	d.WeightDType = DTypeFP8
+	n, _ := New(d)
+	near(t, "nominal WeightsBytes", n.WeightsBytes(), 8e9, 1e-12)
 }

@@ -34,7 +34,7 @@ type Replica struct {
 	expertTouched          []float64
 	kvSecondsPerToken      float64 // context KV read per step, per token
 	overheadSeconds        float64
-	perSeqSeconds          float64 // SequenceStepCost + layers × SequenceLayerCost, plus the all-reduces' bytes per sequence (Interconnect)
+	perSeqSeconds          float64 // SequenceStepCost + layers × (SequenceLayerCost + KV heads per GPU × KVHeadCost), plus the all-reduces' bytes per sequence (Interconnect)
 	arTokenSeconds         float64 // all-reduce bytes of one token over every layer (Interconnect)
 	requestOverhead        float64 // RequestOverhead
 
@@ -81,7 +81,19 @@ func New(cfg Config) (*Replica, error) {
 	r.activeParams = m.ActiveParams() * scale
 	expertParams := m.ExpertParams() * scale
 	wb := r.weightDType.Bytes()
-	r.weightsBytes = r.params * wb
+	// vLLM quantizes the linear layers only: under its accounting the
+	// token embedding and the lm_head of 8- and 4-bit weights stay 16-bit
+	// (a compressed-tensors checkpoint lists the lm_head in its ignore
+	// list, and the embedding is no Linear), the parameters of
+	// embedding16 × 2 bytes.
+	embedding16 := 0.0
+	if cfg.Accounting == AccountingVLLM && wb < 2 {
+		embedding16 = float64(m.Vocab) * float64(m.Hidden)
+		if !m.TiedEmbeddings {
+			embedding16 *= 2
+		}
+	}
+	r.weightsBytes = (r.params-embedding16)*wb + embedding16*2
 
 	// KV bytes per token across all shards: with TP > KV heads each shard
 	// still holds at least one (replicated) KV head.
@@ -120,8 +132,9 @@ func New(cfg Config) (*Replica, error) {
 	read := r.params - expertParams
 	if cfg.EmbeddingLookup && !m.TiedEmbeddings {
 		read -= float64(m.Vocab) * float64(m.Hidden) * scale
+		embedding16 = min(embedding16, float64(m.Vocab)*float64(m.Hidden)) // the lm_head alone
 	}
-	r.weightSeconds = read * wb / bw
+	r.weightSeconds = ((read-embedding16)*wb + embedding16*2) / bw
 	r.expertSeconds = expertParams * wb / bw
 	if m.Experts > 1 {
 		// The expected fraction of experts a batch routes to: each token
@@ -142,7 +155,8 @@ func New(cfg Config) (*Replica, error) {
 	}
 	layers := float64(m.Layers)
 	r.overheadSeconds = cfg.StepOverhead.Seconds() + layers*cfg.LayerStepCost.Seconds()
-	r.perSeqSeconds = cfg.SequenceStepCost.Seconds() + layers*cfg.SequenceLayerCost.Seconds()
+	r.perSeqSeconds = cfg.SequenceStepCost.Seconds() + layers*cfg.SequenceLayerCost.Seconds() +
+		layers*kvHeadsPerGPU*cfg.KVHeadCost.Seconds()
 	r.requestOverhead = cfg.RequestOverhead.Seconds()
 	if cfg.TP > 1 {
 		r.overheadSeconds += 2 * float64(m.Layers) * cfg.AllReduceLatency.Seconds()
@@ -264,7 +278,7 @@ func (r *Replica) PrefillTime(tokens int) float64 {
 // a mixture of experts reads only the experts the batch routes to) and the
 // compute-bound time (batch × 2 × active parameters over TP × FLOPS × MFU),
 // plus StepOverhead + layers × LayerStepCost, batch × (SequenceStepCost +
-// layers × SequenceLayerCost) and, with TP > 1, 2 × layers
+// layers × (SequenceLayerCost + ceil(KV heads / TP) × KVHeadCost)) and, with TP > 1, 2 × layers
 // × AllReduceLatency. Each step produces one token per sequence. 0 for an
 // empty batch.
 func (r *Replica) StepTime(batch int, contextTokens int64) float64 {
