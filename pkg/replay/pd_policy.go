@@ -163,6 +163,13 @@ func llmdPairBuilder(p Policy, name string) func(pdEnv) (pdController, int, int,
 // RequestSeconds(prompt, output), summed over the span), at least each
 // policy's minimum and 1, at most its maximum.
 func pdWarm(e pdEnv, pp, dp Policy) (int, int, error) {
+	return pdWarmAt(e, pp, dp, nil)
+}
+
+// pdWarmAt is pdWarm with each pool's busy time divided by the target
+// (replicas busy per replica) its policy gives at the span's mean prompt
+// and output; nil targets are 1.
+func pdWarmAt(e pdEnv, pp, dp Policy, targets func(prompt, output float64) (float64, float64)) (int, int, error) {
 	cp := recommend.CapacityFrom(e.pre.sp.m)
 	cd := cp.ForRole(recommend.RoleDecode)
 	span := e.pre.sp.cold + e.pre.cfg.Period
@@ -171,7 +178,7 @@ func pdWarm(e pdEnv, pp, dp Policy) (int, int, error) {
 		return 0, 0, err
 	}
 	defer rd.Close()
-	var wp, wd float64
+	var wp, wd, n, prompts, outputs float64
 	for {
 		q, err := rd.Next()
 		if err == io.EOF || (err == nil && q.Arrival > span) {
@@ -182,6 +189,13 @@ func pdWarm(e pdEnv, pp, dp Policy) (int, int, error) {
 		}
 		wp += cp.RequestSeconds(float64(q.Prompt), 1)
 		wd += cd.RequestSeconds(float64(q.Prompt), float64(q.Output))
+		n++
+		prompts += float64(q.Prompt)
+		outputs += float64(q.Output)
+	}
+	if targets != nil && n > 0 {
+		tp, td := targets(prompts/n, outputs/n)
+		wp, wd = wp/tp, wd/td
 	}
 	clamp := func(w float64, p Policy) int {
 		if p.exact {
@@ -241,7 +255,12 @@ func buildPDRecommended(e pdEnv) (pdController, int, int, error) {
 	c := &pdRecommended{p: recommend.Pair{Prefill: pp, Decode: &d}, epoch: e.pre.cfg.Epoch}
 	c.run.Prefill.Quiet, c.run.Decode.Quiet = true, true
 	rec, _ := ParsePolicy("recommended")
-	ip, id, err := pdWarm(e, rec, rec)
+	ip, id, err := pdWarmAt(e, rec, rec, func(prompt, output float64) (float64, float64) {
+		q := recommend.PairPolicies(&c.p, recommend.PairReading{
+			Prefill: recommend.Reading{Obs: recommend.Observation{MeanPrompt: prompt, MeanOutput: 1}},
+			Decode:  recommend.Reading{Obs: recommend.Observation{MeanPrompt: prompt, MeanOutput: output}}})
+		return demandTarget(q.Prefill), demandTarget(q.Decode)
+	})
 	return c, ip, id, err
 }
 
@@ -268,4 +287,14 @@ func (c *pdRecommended) warm(p, d int, epoch time.Time) {
 // String names the pair rule's parts, for reports.
 func (c *pdRecommended) String() string {
 	return fmt.Sprintf("prefill %v; decode %v", c.p.Prefill.Metrics, c.p.Decode.Metrics)
+}
+
+// demandTarget is p's demand metric's target (1 without one).
+func demandTarget(p *recommend.Policy) float64 {
+	for _, m := range p.Metrics {
+		if m.Signal == recommend.SignalDemand {
+			return m.Target
+		}
+	}
+	return 1
 }
