@@ -41,3 +41,24 @@ targets:
 		}
 	}
 }
+
+// TestTunePDFlags: --pd needs --trace; --kv-link needs --pd; --plot is
+// refused with --pd; a bad pair policy names its column.
+func TestTunePDFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tune", "--pd", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{pod=~"x"}`}, "--pd goes with --trace"},
+		{[]string{"tune", "--trace", "reference", "--kv-link", "1GB"}, "--kv-link goes with --pd"},
+		{[]string{"tune", "--trace", "reference", "--pd", "--plot", "x.png"}, "--plot with --pd"},
+		{[]string{"simulate", "--pd", "-p", "recommended(prefill=0.7)"}, "wants both prefill=TARGET and decode=TARGET"},
+		{[]string{"simulate", "--pd", "-p", "recommended(prefill=0.7,decode=1.5)"}, "decode=1.5: want a demand target in (0, 1]"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), c.args, nil, &out, &errb)
+		if code != exitInvalid || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
