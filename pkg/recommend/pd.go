@@ -157,6 +157,15 @@ func Bound(dp, dd *Decision, lp, ld *Decider, p *Pair, r PairReading) PairBound 
 		}
 		d.Desired = max(d.Desired, min(floor, p.Max))
 		l.Desired, l.HasDesired = d.Desired, true
+		// The raised count is this cycle's recommendation, so the
+		// scale-down window holds it as it holds the role's own.
+		st := &l.State
+		if n := len(st.Recommendations); n > 0 && st.Recommendations[n-1].Replicas < d.Desired {
+			st.Recommendations = append(st.Recommendations[:n-1:n-1], TimedReplicas{At: st.Recommendations[n-1].At, Replicas: d.Desired})
+		}
+		if !st.LastAt.IsZero() {
+			st.LastDesired = max(st.LastDesired, d.Desired)
+		}
 	}
 	raise(dd, ld, p.Decode, b.DecodeFloor)
 	raise(dp, lp, p.Prefill, b.PrefillFloor)

@@ -69,6 +69,17 @@ func TestPairDeciderRaisesDecodeToPrefillDemand(t *testing.T) {
 	if l.Decode.Desired != 2 {
 		t.Errorf("the decode Decider's last desired %d, want the raised 2", l.Decode.Desired)
 	}
+	// 15 s later the prefill arrivals stop: no floor, and the decode pool
+	// alone asks for 1. The raised 2 is in its scale-down window (the
+	// HPA's default 300 s), so it keeps 2 as it would its own.
+	op.ArrivalRate, op.Running = 0, 0
+	od.Current, od.Reporting = 2, 2
+	l.Decide(&dpd, &ddd, &Pair{Prefill: pp, Decode: dp}, PairReading{
+		Prefill: Reading{Obs: op, CurrentKnown: true}, Decode: Reading{Obs: od, CurrentKnown: true},
+	}, time.Date(2026, 1, 5, 0, 0, 15, 0, time.UTC))
+	if ddd.Desired != 2 {
+		t.Errorf("decode %d 15 s after the raise; want 2 held by the scale-down window", ddd.Desired)
+	}
 }
 
 func TestPrefillTargetByHand(t *testing.T) {
