@@ -25,7 +25,9 @@ type PDPolicy struct {
 var PDDefaultPolicies = []string{"recommended", "optimal", "llmd-queue", "llmd-saturation", "llmd-tokens", "llmd-slo"}
 
 // ParsePDPolicy reads a P/D policy string: recommended (the pair rule,
-// recommend.PairDecider), optimal (both pools' hindsight schedules), an
+// recommend.PairDecider, each role's demand target from its queue),
+// recommended(prefill=TP,decode=TD) (the pair rule with the targets fixed,
+// each in (0, 1]; what tune --pd searches), optimal (both pools' hindsight schedules), an
 // llm-d baseline (one ScaledObject per role), pd(PREFILL;DECODE) (a policy
 // string per role), or any other policy string (the same policy on each
 // pool, deciding alone). Errors name the column and what is allowed;
@@ -254,7 +256,9 @@ func pdWarmAt(e pdEnv, pp, dp Policy, targets func(prompt, output float64) (floa
 // demand signal on the decode role's capacity (lookahead, hold and ramp
 // bound as the preset sets them for the replica) without latency guards
 // (its TTFT is the whole path's, its queue time not its own), and the
-// ratio bound between them.
+// ratio bound between them. Each role's demand target is lowered each
+// cycle to what its queue allows (recommend.PairPolicies), or fixed
+// (recommended(prefill=TP,decode=TD)).
 type pdRecommended struct {
 	p      recommend.Pair
 	fixed  bool // the demand targets as given (recommended(prefill=,decode=)), not lowered by PairPolicies
