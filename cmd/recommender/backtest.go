@@ -193,6 +193,9 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 	if tg == nil {
 		return where{}, invalidf("--target %q: not in %s (targets: %s)", f.Target, f.Config, strings.Join(names, ", "))
 	}
+	if tg.Roles != nil {
+		return where{}, invalidf("--target %s: %s's target %s is a prefill/decode pair (roles:), two pools with their own history: backtest, tune and profile replay one pool and do not read a pair; replay the pair on a trace with `infscale simulate --pd --trace FILE` (recommended, optimal, the llm-d baselines, pd(PREFILL;DECODE)), or give --prometheus-url with one role's --selector to replay that pool alone (docs/llm-d.md)", tg.Name, f.Config, tg.Name)
+	}
 	if file.Prometheus.Embedded() {
 		return where{}, invalidf("%s: backtest needs prometheus.url (history comes from range queries)", f.Config)
 	}

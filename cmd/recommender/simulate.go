@@ -42,7 +42,7 @@ type SimulateCmd struct {
 	Plot         string        `name:"plot" help:"Write a plot of load, replicas and TTFT over time to FILE.png or FILE.svg."`
 	Output       string        `name:"output" short:"o" default:"text" enum:"text,json,csv" help:"Output format: text, json or csv."`
 	Quiet        bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
-	PD           bool          `name:"pd" help:"Replay a prefill/decode (P/D) disaggregated pair of the replica (llm-d's prefill and decode roles): both pools' replica-min, misses, TTFT and ITL per policy (docs/llm-d.md). Policies: recommended, optimal, the llm-d baselines (one ScaledObject per role), pd(PREFILL;DECODE) or any policy on both pools; default recommended, optimal and the four llm-d baselines."`
+	PD           bool          `name:"pd" help:"Replay a prefill/decode (P/D) disaggregated pair of the replica (llm-d's prefill and decode roles): both pools' replica-min, misses, TTFT and ITL per policy (docs/llm-d.md). Policies: recommended (each role's target from its queue), recommended(prefill=TP,decode=TD) (the targets fixed), optimal, the llm-d baselines (one ScaledObject per role), pd(PREFILL;DECODE) or any policy on both pools; default recommended, optimal and the four llm-d baselines."`
 	KVLink       string        `name:"kv-link" default:"25GB" help:"With --pd: the link that moves a prompt's KV from prefill to decode, bytes per second: 25GB (one 200 Gb/s RDMA port per GPU), 1.25GB (10 GbE), or nvlink (the GPU catalog's GPU-to-GPU link: pools on one node)."`
 }
 

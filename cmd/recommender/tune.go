@@ -39,6 +39,8 @@ type TuneCmd struct {
 	Plot      string        `name:"plot" placeholder:"FILE" help:"Draw the screened policies (misses against replica-minutes), the frontier and the winner to FILE (.png or .svg)."`
 	Output    string        `name:"output" short:"o" default:"text" enum:"text,json" help:"Output format: text or json."`
 	Quiet     bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
+	PD        bool          `name:"pd" help:"With --trace: tune a prefill/decode (P/D) pair of the replica (docs/llm-d.md): each role's demand target of the pair rule, recommended(prefill=TP,decode=TD), on the same split, stress and rule; baselines recommended and the llm-d paths per role."`
+	KVLink    string        `name:"kv-link" default:"25GB" help:"With --pd: the link that moves a prompt's KV from prefill to decode, bytes per second (as simulate --pd)."`
 	Shard     string        `name:"shard" placeholder:"I/N" help:"With --config: tune shard I of N of the config's targets with a tune: block (/N: I from JOB_COMPLETION_INDEX), each on its own tune.history, and write each result to --out or its tune.dir as NAME.json."`
 	Out       string        `name:"out" placeholder:"DIR" help:"With --shard: the directory the results are written to (default: each target's tune.dir)."`
 }
@@ -69,6 +71,14 @@ func (c *TuneCmd) Run(e *env) error {
 	if c.Period < time.Duration(replay.MinPeriod*float64(time.Second)) {
 		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
 	}
+	switch {
+	case c.PD && c.Trace == "":
+		return invalidf("--pd goes with --trace: a pair's history is two pools' series, which tune does not read (replay the pair on a trace)")
+	case c.PD && c.Plot != "":
+		return invalidf("--plot with --pd: not supported; use --output json")
+	case !c.PD && e.given["kv-link"]:
+		return invalidf("--kv-link goes with --pd")
+	}
 	stress, err := parseStress(c.Stress, e.given["stress"])
 	if err != nil {
 		return err
@@ -85,6 +95,9 @@ func (c *TuneCmd) Run(e *env) error {
 	})
 	if err != nil {
 		return err
+	}
+	if c.PD {
+		return c.runPD(e, src, stress, model)
 	}
 	serve.Replica, serve.ReplicaNote = c.serveReplica(model)
 	prog := status.NewProgress(e.stderr, "tune: replays", 1, c.Quiet)
@@ -250,4 +263,33 @@ func parseStress(specs []string, given bool) ([]tune.Stress, error) {
 		}
 	}
 	return out, nil
+}
+
+// runPD is tune --pd: the pair's targets searched on src (tune.RunPD).
+func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *replica.Replica) error {
+	link, err := (&SimulateCmd{KVLink: c.KVLink}).kvLink(model)
+	if err != nil {
+		return err
+	}
+	prog := status.NewProgress(e.stderr, "tune: replays", 1, c.Quiet)
+	rep, err := tune.RunPD(e.ctx, src, tune.Config{
+		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds()},
+		MaxMissPct: (*float64)(&c.MaxMiss), Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed, Stress: stress,
+		Baselines: tune.PDBaselines,
+		Progress:  func(done, total int) { prog.Set(float64(done) / float64(total)) },
+	}, replay.PDConfig{KVLinkBytesPerSecond: link})
+	prog.Done()
+	if err != nil {
+		if se := (*tune.StressError)(nil); errors.As(err, &se) {
+			return invalidf("--stress: %v", err)
+		}
+		if errors.Is(err, trace.ErrEmpty) || errors.Is(err, tune.ErrShortTrace) || errors.Is(err, replay.ErrPDSLO) {
+			return invalid(err)
+		}
+		return fmt.Errorf("tune: %w", err)
+	}
+	if c.Output == "json" {
+		return rep.WriteJSON(e.stdout)
+	}
+	return rep.WriteText(e.stdout, src.Name)
 }

@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -93,10 +94,14 @@ type PairBound struct {
 // ratio bound between them. The zero PairDecider is a fresh start.
 type PairDecider struct {
 	Prefill, Decode Decider
+
+	pre, dec         Policy   // each role's Policy at this cycle's target (PairPolicies)
+	preMets, decMets []Metric // their metrics
 }
 
 // Decide is one cycle for both roles, written into dp and dd. Each role
-// decides alone (Decider.Decide on its Policy and Reading); then the
+// decides alone (Decider.Decide on its Policy and Reading, each role's
+// demand target lowered to what its queue allows, PairPolicies); then the
 // ratio bound raises, never lowers, each role to what the other role's
 // demand implies:
 //
@@ -115,9 +120,10 @@ type PairDecider struct {
 // sized for them before they arrive. Errors: none; a Pair without a
 // demand metric on either role is two independent Deciders.
 func (l *PairDecider) Decide(dp, dd *Decision, p *Pair, r PairReading, now time.Time) PairBound {
-	l.Prefill.Decide(dp, p.Prefill, r.Prefill, now)
-	l.Decode.Decide(dd, p.Decode, r.Decode, now)
-	return Bound(dp, dd, &l.Prefill, &l.Decode, p, r)
+	q := l.policies(p, r)
+	l.Prefill.Decide(dp, q.Prefill, r.Prefill, now)
+	l.Decode.Decide(dd, q.Decode, r.Decode, now)
+	return Bound(dp, dd, &l.Prefill, &l.Decode, &q, r)
 }
 
 // Bound is PairDecider.Decide's ratio bound on decisions dp and dd that
@@ -151,6 +157,15 @@ func Bound(dp, dd *Decision, lp, ld *Decider, p *Pair, r PairReading) PairBound 
 		}
 		d.Desired = max(d.Desired, min(floor, p.Max))
 		l.Desired, l.HasDesired = d.Desired, true
+		// The raised count is this cycle's recommendation, so the
+		// scale-down window holds it as it holds the role's own.
+		st := &l.State
+		if n := len(st.Recommendations); n > 0 && st.Recommendations[n-1].Replicas < d.Desired {
+			st.Recommendations = append(st.Recommendations[:n-1:n-1], TimedReplicas{At: st.Recommendations[n-1].At, Replicas: d.Desired})
+		}
+		if !st.LastAt.IsZero() {
+			st.LastDesired = max(st.LastDesired, d.Desired)
+		}
 	}
 	raise(dd, ld, p.Decode, b.DecodeFloor)
 	raise(dp, lp, p.Prefill, b.PrefillFloor)
@@ -172,4 +187,168 @@ func projectedWork(d *Decision) (work, target float64, ok bool) {
 		return exact * r.Target, r.Target, true
 	}
 	return 0, 0, false
+}
+
+// prefillQuantile is the quantile of a prefill replica's queue wait that
+// PrefillTarget bounds: the p95 the latency guards read.
+const prefillQuantile = 0.95
+
+// PrefillTarget is the utilisation (0..1) at which one FIFO prefill
+// replica, serving requests of service seconds on average (a prefill
+// replica's RequestSeconds(prompt, 1)), keeps its queue wait within wait
+// seconds at the 95th percentile. A prefill-only replica is one server
+// taking the prompts in turn (its batch is the chunked prefill of the
+// prompt at the head), so its wait is the M/M/1 queue's (Poisson
+// arrivals, service times as variable as exponential ones):
+//
+//	P(W > t) = ρ · exp(−(1 − ρ) · t / S)
+//
+// set to 1 − 0.95 and solved for ρ (P rises with ρ from 0 at ρ = 0 to 1
+// at ρ = 1, so the root is unique; bisection to 1e-12). For S = 0.05 s
+// and t = 0.4 s, ρ = 0.6748. NaN when service or wait is not a finite
+// number > 0.
+func PrefillTarget(service, wait float64) float64 {
+	if !(service > 0) || !(wait > 0) || math.IsInf(service, 0) || math.IsInf(wait, 0) {
+		return math.NaN()
+	}
+	k := wait / service
+	return solveTail(func(rho float64) float64 { return rho * math.Exp(-(1-rho)*k) })
+}
+
+// PrefillWait is the queue wait a prefill Policy allows a request of
+// service seconds, from its own latency guards: the queuewait target, or
+// the ttft target less the service (the prefill pool's TTFT is its queue
+// and prefill), the smaller of the two; NaN without either.
+func PrefillWait(p *Policy, service float64) float64 {
+	w := math.NaN()
+	for _, m := range p.Metrics {
+		var v float64
+		switch m.Signal {
+		case SignalQueueWait:
+			v = m.Target
+		case SignalTTFT:
+			v = m.Target - service
+		default:
+			continue
+		}
+		if math.IsNaN(w) || v < w {
+			w = v
+		}
+	}
+	return w
+}
+
+// DecodeTarget is the utilisation (0..1) of one decode replica's modelled
+// capacity at which a request waits for a batch slot no longer than wait
+// seconds at the 95th percentile. A decode replica is slots servers (its
+// batch: min(max-num-seqs, KV / (prompt + output))), each sequence holding
+// one for hold seconds (output × the full-batch step, the time the demand
+// signal charges), so its queue is M/M/c's (Erlang C):
+//
+//	P(W > t) = C(c, c·ρ) · exp(−c · (1 − ρ) · t / hold)
+//
+// with C(c, a) the Erlang C probability of waiting at offered load a
+// (from the Erlang B recursion B(k) = a·B(k−1) / (k + a·B(k−1)), C = c·B /
+// (c − a·(1 − B))), set to 1 − 0.95 and solved for ρ (P rises with ρ).
+// For 64 slots, hold 2.1 s and wait 0.386 s, ρ = 0.8754. NaN when an
+// argument is not a finite number > 0 (slots >= 1).
+func DecodeTarget(slots int, hold, wait float64) float64 {
+	if slots < 1 || !(hold > 0) || !(wait > 0) || math.IsInf(hold, 0) || math.IsInf(wait, 0) {
+		return math.NaN()
+	}
+	c := float64(slots)
+	return solveTail(func(rho float64) float64 {
+		return erlangC(slots, c*rho) * math.Exp(-c*(1-rho)*wait/hold)
+	})
+}
+
+// erlangC is the probability that an arrival waits in an M/M/c queue of
+// c servers at offered load a Erlangs (a < c; 1 at a >= c).
+func erlangC(c int, a float64) float64 {
+	if a >= float64(c) {
+		return 1
+	}
+	b := 1.0
+	for k := 1; k <= c; k++ {
+		b = a * b / (float64(k) + a*b)
+	}
+	return float64(c) * b / (float64(c) - a*(1-b))
+}
+
+// solveTail is the ρ in [0, 1] where tail(ρ), rising from 0 to 1, crosses
+// 1 − prefillQuantile (bisection to 1e-12).
+func solveTail(tail func(rho float64) float64) float64 {
+	lo, hi := 0.0, 1.0
+	for hi-lo > 1e-12 {
+		mid := (lo + hi) / 2
+		if tail(mid) > 1-prefillQuantile {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return lo
+}
+
+// PairPolicies is p as it decides on reading r: each role's demand
+// metric's target lowered, never raised, to what its queue allows within
+// the prefill Policy's wait (PrefillWait, S = the prefill Capacity's
+// RequestSeconds(mean prompt, 1)):
+//
+//	prefill: PrefillTarget(S, wait), the pool's replicas each one FIFO server;
+//	decode:  DecodeTarget(batch, output × full-batch step, wait) at the
+//	         decode pool's mean lengths, the replica's batch slots as servers.
+//
+// The prefill pool's wait is the queue's part of its TTFT; the decode
+// queue is given the same (the allowance covers only the transfer and the
+// first step). A target stays the Policy's where that is lower (the
+// replica model's error bound), or where the lengths, the Capacity or the
+// prefill latency guards are unknown. The Policies are copies where
+// changed (p is not modified). For serve and PairDecider alike.
+func PairPolicies(p *Pair, r PairReading) Pair {
+	var l PairDecider
+	return l.policies(p, r)
+}
+
+// policies is PairPolicies on l's scratch Policies.
+func (l *PairDecider) policies(p *Pair, r PairReading) Pair {
+	q := *p
+	if p.Prefill.Capacity == nil {
+		return q
+	}
+	s := p.Prefill.Capacity.RequestSeconds(r.Prefill.Obs.MeanPrompt, 1)
+	wait := PrefillWait(p.Prefill, s)
+	q.Prefill = lowerDemand(p.Prefill, PrefillTarget(s, wait), &l.pre, &l.preMets)
+	if c := p.Decode.Capacity; c != nil {
+		pr, out := r.Decode.Obs.MeanPrompt, r.Decode.Obs.MeanOutput
+		if pr > 0 && out > 0 {
+			batch := slotsFor(c, pr, out)
+			hold := c.RequestSeconds(pr, out) * float64(batch)
+			q.Decode = lowerDemand(p.Decode, DecodeTarget(batch, hold, wait), &l.dec, &l.decMets)
+		}
+	}
+	return q
+}
+
+// lowerDemand is p with its demand target lowered to t (p itself when t is
+// unknown or not lower), built in scratch.
+func lowerDemand(p *Policy, t float64, scratch *Policy, mets *[]Metric) *Policy {
+	if math.IsNaN(t) || !(t >= minTarget) {
+		return p
+	}
+	i := slices.IndexFunc(p.Metrics, func(m Metric) bool { return m.Signal == SignalDemand })
+	if i < 0 || p.Metrics[i].Target <= t {
+		return p
+	}
+	*mets = append((*mets)[:0], p.Metrics...)
+	(*mets)[i].Target = t
+	*scratch = *p
+	scratch.Metrics = *mets
+	return scratch
+}
+
+// slotsFor is the batch RequestSeconds charges requests of prompt and
+// output tokens on c: min(MaxBatch, KV / (prompt + output)), at least 1.
+func slotsFor(c *Capacity, prompt, output float64) int {
+	return int(max(1, min(float64(c.MaxBatch), math.Floor(c.KVTokens/(prompt+output)))))
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +25,9 @@ type PDPolicy struct {
 var PDDefaultPolicies = []string{"recommended", "optimal", "llmd-queue", "llmd-saturation", "llmd-tokens", "llmd-slo"}
 
 // ParsePDPolicy reads a P/D policy string: recommended (the pair rule,
-// recommend.PairDecider), optimal (both pools' hindsight schedules), an
+// recommend.PairDecider, each role's demand target from its queue),
+// recommended(prefill=TP,decode=TD) (the pair rule with the targets fixed,
+// each in (0, 1]; what tune --pd searches), optimal (both pools' hindsight schedules), an
 // llm-d baseline (one ScaledObject per role), pd(PREFILL;DECODE) (a policy
 // string per role), or any other policy string (the same policy on each
 // pool, deciding alone). Errors name the column and what is allowed;
@@ -36,6 +39,14 @@ func ParsePDPolicy(spec string) (PDPolicy, error) {
 		return PDPolicy{Name: spec, build: buildPDRecommended}, nil
 	case spec == "optimal":
 		return PDPolicy{Name: spec, build: buildPDOptimal}, nil
+	case strings.HasPrefix(spec, "recommended(") && strings.HasSuffix(spec, ")"):
+		tp, td, err := parsePairTargets(spec)
+		if err != nil {
+			return PDPolicy{}, err
+		}
+		return PDPolicy{Name: spec, build: func(e pdEnv) (pdController, int, int, error) {
+			return buildPDRecommendedAt(e, tp, td)
+		}}, nil
 	case strings.HasPrefix(spec, "pd(") && strings.HasSuffix(spec, ")"):
 		inner := spec[3 : len(spec)-1]
 		a, b, ok := strings.Cut(inner, ";")
@@ -70,6 +81,38 @@ func ParsePDPolicy(spec string) (PDPolicy, error) {
 		return PDPolicy{Name: spec, build: llmdPairBuilder(p, head)}, nil
 	}
 	return PDPolicy{Name: spec, build: pairBuilder(p, p)}, nil
+}
+
+// parsePairTargets reads recommended(prefill=TP,decode=TD): each role's
+// demand target, a number in (0, 1].
+func parsePairTargets(spec string) (tp, td float64, err error) {
+	inner := spec[len("recommended(") : len(spec)-1]
+	var seen [2]bool
+	col := len("recommended(") + 1
+	for _, part := range strings.Split(inner, ",") {
+		k, v, _ := strings.Cut(part, "=")
+		x, perr := strconv.ParseFloat(v, 64)
+		i := slices.Index([]string{"prefill", "decode"}, k)
+		switch {
+		case i < 0:
+			return 0, 0, policyError(spec, col, "%q: want prefill=TARGET or decode=TARGET (recommended(prefill=0.7,decode=0.9))", part)
+		case perr != nil || !(x > 0 && x <= 1):
+			return 0, 0, policyError(spec, col, "%s: want a demand target in (0, 1], e.g. %s=0.8", part, k)
+		case seen[i]:
+			return 0, 0, policyError(spec, col, "%s is given twice", k)
+		}
+		seen[i] = true
+		if i == 0 {
+			tp = x
+		} else {
+			td = x
+		}
+		col += len(part) + 1
+	}
+	if !seen[0] || !seen[1] {
+		return 0, 0, policyError(spec, 1, "recommended(...) wants both prefill=TARGET and decode=TARGET, e.g. recommended(prefill=0.7,decode=0.9)")
+	}
+	return tp, td, nil
 }
 
 // pdSupported refuses the policies a pool of a pair cannot run: those
@@ -163,6 +206,13 @@ func llmdPairBuilder(p Policy, name string) func(pdEnv) (pdController, int, int,
 // RequestSeconds(prompt, output), summed over the span), at least each
 // policy's minimum and 1, at most its maximum.
 func pdWarm(e pdEnv, pp, dp Policy) (int, int, error) {
+	return pdWarmAt(e, pp, dp, nil)
+}
+
+// pdWarmAt is pdWarm with each pool's busy time divided by the target
+// (replicas busy per replica) its policy gives at the span's mean prompt
+// and output; nil targets are 1.
+func pdWarmAt(e pdEnv, pp, dp Policy, targets func(prompt, output float64) (float64, float64)) (int, int, error) {
 	cp := recommend.CapacityFrom(e.pre.sp.m)
 	cd := cp.ForRole(recommend.RoleDecode)
 	span := e.pre.sp.cold + e.pre.cfg.Period
@@ -171,7 +221,7 @@ func pdWarm(e pdEnv, pp, dp Policy) (int, int, error) {
 		return 0, 0, err
 	}
 	defer rd.Close()
-	var wp, wd float64
+	var wp, wd, n, prompts, outputs float64
 	for {
 		q, err := rd.Next()
 		if err == io.EOF || (err == nil && q.Arrival > span) {
@@ -182,6 +232,13 @@ func pdWarm(e pdEnv, pp, dp Policy) (int, int, error) {
 		}
 		wp += cp.RequestSeconds(float64(q.Prompt), 1)
 		wd += cd.RequestSeconds(float64(q.Prompt), float64(q.Output))
+		n++
+		prompts += float64(q.Prompt)
+		outputs += float64(q.Output)
+	}
+	if targets != nil && n > 0 {
+		tp, td := targets(prompts/n, outputs/n)
+		wp, wd = wp/tp, wd/td
 	}
 	clamp := func(w float64, p Policy) int {
 		if p.exact {
@@ -199,9 +256,12 @@ func pdWarm(e pdEnv, pp, dp Policy) (int, int, error) {
 // demand signal on the decode role's capacity (lookahead, hold and ramp
 // bound as the preset sets them for the replica) without latency guards
 // (its TTFT is the whole path's, its queue time not its own), and the
-// ratio bound between them.
+// ratio bound between them. Each role's demand target is lowered each
+// cycle to what its queue allows (recommend.PairPolicies), or fixed
+// (recommended(prefill=TP,decode=TD)).
 type pdRecommended struct {
 	p      recommend.Pair
+	fixed  bool // the demand targets as given (recommended(prefill=,decode=)), not lowered by PairPolicies
 	run    recommend.PairDecider
 	dp, dd recommend.Decision
 	epoch  time.Time
@@ -223,6 +283,13 @@ func recommendedPolicy(e env) (*recommend.Policy, error) {
 
 // buildPDRecommended builds the pair rule for e.
 func buildPDRecommended(e pdEnv) (pdController, int, int, error) {
+	return buildPDRecommendedAt(e, 0, 0)
+}
+
+// buildPDRecommendedAt is the pair rule with each role's demand target
+// fixed at tp and td (> 0; 0 and 0: the targets from the queues,
+// recommend.PairPolicies).
+func buildPDRecommendedAt(e pdEnv, tp, td float64) (pdController, int, int, error) {
 	pe := e.pre
 	pe.cfg.SLOTTFT -= e.allowance
 	pp, err := recommendedPolicy(pe)
@@ -238,19 +305,38 @@ func buildPDRecommended(e pdEnv) (pdController, int, int, error) {
 	if err := d.Validate(); err != nil {
 		return nil, 0, 0, err
 	}
-	c := &pdRecommended{p: recommend.Pair{Prefill: pp, Decode: &d}, epoch: e.pre.cfg.Epoch}
+	if tp > 0 {
+		pp = setDemand(pp, tp)
+		d = *setDemand(&d, td)
+	}
+	c := &pdRecommended{p: recommend.Pair{Prefill: pp, Decode: &d}, epoch: e.pre.cfg.Epoch, fixed: tp > 0}
 	c.run.Prefill.Quiet, c.run.Decode.Quiet = true, true
 	rec, _ := ParsePolicy("recommended")
-	ip, id, err := pdWarm(e, rec, rec)
+	ip, id, err := pdWarmAt(e, rec, rec, func(prompt, output float64) (float64, float64) {
+		if c.fixed {
+			return tp, td
+		}
+		q := recommend.PairPolicies(&c.p, recommend.PairReading{
+			Prefill: recommend.Reading{Obs: recommend.Observation{MeanPrompt: prompt, MeanOutput: 1}},
+			Decode:  recommend.Reading{Obs: recommend.Observation{MeanPrompt: prompt, MeanOutput: output}}})
+		return demandTarget(q.Prefill), demandTarget(q.Decode)
+	})
 	return c, ip, id, err
 }
 
 func (c *pdRecommended) decide(now float64, op, od recommend.Observation) (int, int) {
 	at := c.epoch.Add(time.Duration(now * float64(time.Second)))
-	c.run.Decide(&c.dp, &c.dd, &c.p, recommend.PairReading{
+	r := recommend.PairReading{
 		Prefill: recommend.Reading{Obs: op, CurrentKnown: true},
 		Decode:  recommend.Reading{Obs: od, CurrentKnown: true},
-	}, at)
+	}
+	if c.fixed {
+		c.run.Prefill.Decide(&c.dp, c.p.Prefill, r.Prefill, at)
+		c.run.Decode.Decide(&c.dd, c.p.Decode, r.Decode, at)
+		recommend.Bound(&c.dp, &c.dd, &c.run.Prefill, &c.run.Decode, &c.p, r)
+	} else {
+		c.run.Decide(&c.dp, &c.dd, &c.p, r, at)
+	}
 	return c.dp.Desired, c.dd.Desired
 }
 
@@ -268,4 +354,26 @@ func (c *pdRecommended) warm(p, d int, epoch time.Time) {
 // String names the pair rule's parts, for reports.
 func (c *pdRecommended) String() string {
 	return fmt.Sprintf("prefill %v; decode %v", c.p.Prefill.Metrics, c.p.Decode.Metrics)
+}
+
+// demandTarget is p's demand metric's target (1 without one).
+func demandTarget(p *recommend.Policy) float64 {
+	for _, m := range p.Metrics {
+		if m.Signal == recommend.SignalDemand {
+			return m.Target
+		}
+	}
+	return 1
+}
+
+// setDemand is a copy of p with its demand metric's target t.
+func setDemand(p *recommend.Policy, t float64) *recommend.Policy {
+	q := *p
+	q.Metrics = slices.Clone(p.Metrics)
+	for i := range q.Metrics {
+		if q.Metrics[i].Signal == recommend.SignalDemand {
+			q.Metrics[i].Target = t
+		}
+	}
+	return &q
 }

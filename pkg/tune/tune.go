@@ -119,76 +119,14 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	if !(budget >= 0 && budget <= 100) {
 		return Report{}, fmt.Errorf("miss budget %g%%: want a percentage from 0 to 100", budget)
 	}
-	rc := cfg.Replay.Defaults()
-	if err := rc.Validate(); err != nil {
-		return Report{}, err
-	}
-	dur := src.Duration
-	if dur <= 0 {
-		_, last, err := trace.Check(src)
-		if err != nil {
-			return Report{}, err
-		}
-		dur = last
-	}
-	split := math.Round(dur * (1 - cfg.Holdout))
-	if err := splitCheck(src, dur, split, cfg.Holdout); err != nil {
-		return Report{}, err
-	}
-	in, out := trace.Window(src, 0, split), trace.Window(src, split, dur)
-	out.Duration = dur - split
-	for _, s := range cfg.Stress {
-		if s.Rate > 1 && (dur-split)/s.Rate < rc.Period {
-			return Report{}, &StressError{Stress: s, Span: dur - split, Period: rc.Period}
-		}
-	}
-	cold := cfg.Replay.Model.ColdStart()
-	cfg.Space = cfg.Space.forReplica(cfg.Replay.Model.MaxBatch())
-	e := &evaluator{ctx: ctx, cfg: cfg, workers: cfg.Workers}
-
-	// Screening sample, and the stressed copies of it and of the held-out
-	// part (together the whole history when it is short).
-	screen, name, err := screening(in, cfg)
+	pr, err := prepare(src, cfg)
 	if err != nil {
 		return Report{}, err
 	}
-	// A stressed copy with nothing to stress (no silent gap to stretch)
-	// is its source: alias marks it, and its replays are not run again.
-	stress := func(vs []trace.Source, s Stress) ([]trace.Source, bool, error) {
-		var out []trace.Source
-		same := true
-		for _, v := range vs {
-			if s.Gaps > 1 {
-				g, n, err := StretchGaps(v, s.Gaps, 2*rc.Period)
-				if err != nil {
-					return nil, false, err
-				}
-				v, same = g, same && n == 0
-			}
-			if s.Bursts > 1 {
-				v, same = trace.AmplifyBursts(v, s.Bursts, 60, cfg.Seed), false
-			}
-			if s.Rate > 0 && s.Rate != 1 {
-				v, same = trace.RateScale(v, s.Rate), false
-			}
-			out = append(out, v)
-		}
-		return out, same, nil
-	}
-	sets := []stressSet{{srcs: screen}}
-	variants := []stressSet{{srcs: []trace.Source{out}}}
-	for _, s := range cfg.Stress {
-		vs, same, err := stress(screen, s)
-		if err != nil {
-			return Report{}, err
-		}
-		sets = append(sets, stressSet{srcs: vs, same: same})
-		vo, same, err := stress([]trace.Source{out}, s)
-		if err != nil {
-			return Report{}, err
-		}
-		variants = append(variants, stressSet{srcs: vo, same: same})
-	}
+	rc, dur, split, in, out, screen, name, sets, variants := pr.rc, pr.dur, pr.split, pr.in, pr.out, pr.screen, pr.name, pr.sets, pr.variants
+	cold := cfg.Replay.Model.ColdStart()
+	cfg.Space = cfg.Space.forReplica(cfg.Replay.Model.MaxBatch())
+	e := &evaluator{ctx: ctx, cfg: cfg, workers: cfg.Workers}
 	// Coarse grid.
 	var coarse []Candidate
 	for _, m := range cfg.Space.Metrics {
@@ -278,4 +216,90 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	slices.SortStableFunc(rep.Frontier, func(a, b Row) int { return cmp.Compare(a.Screen.ReplicaMinutes, b.Screen.ReplicaMinutes) })
 	rep.Target = w.Candidate.Block(cfg.Serve, max(2*w.InSample.Peak, 8))
 	return rep, nil
+}
+
+// prep is what Run and RunPD replay: the replay's setting, the span and
+// split, the two parts, the screening sample (named), and the stressed
+// copies of the sample (sets) and of the held-out part (variants), each
+// set's first the unstressed one.
+type prep struct {
+	rc             replay.Config
+	dur, split     float64
+	in, out        trace.Source
+	screen         []trace.Source
+	name           string
+	sets, variants []stressSet
+}
+
+// prepare splits src and builds the screening sample and the stressed
+// copies for cfg (defaulted). Errors as Run's.
+func prepare(src trace.Source, cfg Config) (prep, error) {
+	rc := cfg.Replay.Defaults()
+	if err := rc.Validate(); err != nil {
+		return prep{}, err
+	}
+	dur := src.Duration
+	if dur <= 0 {
+		_, last, err := trace.Check(src)
+		if err != nil {
+			return prep{}, err
+		}
+		dur = last
+	}
+	split := math.Round(dur * (1 - cfg.Holdout))
+	if err := splitCheck(src, dur, split, cfg.Holdout); err != nil {
+		return prep{}, err
+	}
+	in, out := trace.Window(src, 0, split), trace.Window(src, split, dur)
+	out.Duration = dur - split
+	for _, s := range cfg.Stress {
+		if s.Rate > 1 && (dur-split)/s.Rate < rc.Period {
+			return prep{}, &StressError{Stress: s, Span: dur - split, Period: rc.Period}
+		}
+	}
+
+	// Screening sample, and the stressed copies of it and of the held-out
+	// part (together the whole history when it is short).
+	screen, name, err := screening(in, cfg)
+	if err != nil {
+		return prep{}, err
+	}
+	// A stressed copy with nothing to stress (no silent gap to stretch)
+	// is its source: alias marks it, and its replays are not run again.
+	stress := func(vs []trace.Source, s Stress) ([]trace.Source, bool, error) {
+		var out []trace.Source
+		same := true
+		for _, v := range vs {
+			if s.Gaps > 1 {
+				g, n, err := StretchGaps(v, s.Gaps, 2*rc.Period)
+				if err != nil {
+					return nil, false, err
+				}
+				v, same = g, same && n == 0
+			}
+			if s.Bursts > 1 {
+				v, same = trace.AmplifyBursts(v, s.Bursts, 60, cfg.Seed), false
+			}
+			if s.Rate > 0 && s.Rate != 1 {
+				v, same = trace.RateScale(v, s.Rate), false
+			}
+			out = append(out, v)
+		}
+		return out, same, nil
+	}
+	sets := []stressSet{{srcs: screen}}
+	variants := []stressSet{{srcs: []trace.Source{out}}}
+	for _, s := range cfg.Stress {
+		vs, same, err := stress(screen, s)
+		if err != nil {
+			return prep{}, err
+		}
+		sets = append(sets, stressSet{srcs: vs, same: same})
+		vo, same, err := stress([]trace.Source{out}, s)
+		if err != nil {
+			return prep{}, err
+		}
+		variants = append(variants, stressSet{srcs: vo, same: same})
+	}
+	return prep{rc: rc, dur: dur, split: split, in: in, out: out, screen: screen, name: name, sets: sets, variants: variants}, nil
 }
