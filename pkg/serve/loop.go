@@ -426,6 +426,13 @@ type pending struct {
 
 // begin is the first half of decide: Decider.Decide on t's reading.
 func (l *Loop) begin(t *target, rd *Reading, now time.Time) pending {
+	pd := l.prepare(t, rd)
+	pd.decided, pd.held = t.run.Decide(&pd.d, pd.policy, pd.reading, now)
+	return pd
+}
+
+// prepare is begin up to the decision: the reading and the policy.
+func (l *Loop) prepare(t *target, rd *Reading) pending {
 	pd := pending{prev: t.run.Desired, hadPrev: t.run.HasDesired}
 	// The steps' words are most of a decision's cost: written each cycle
 	// only for the audit log and OnDecision, else when /debug/decisions
@@ -433,7 +440,6 @@ func (l *Loop) begin(t *target, rd *Reading, now time.Time) pending {
 	t.run.Quiet = l.audit == nil && l.onDecision == nil
 	pd.reading = recommend.Reading{Obs: rd.Obs, CurrentKnown: rd.CurrentKnown, SpecFollows: t.cfg.Replicas == "" && t.cfg.ScaleTargetRef == nil}
 	pd.policy = l.tuning.policyFor(t.key, &t.policy)
-	pd.decided, pd.held = t.run.Decide(&pd.d, pd.policy, pd.reading, now)
 	return pd
 }
 
@@ -441,7 +447,13 @@ func (l *Loop) begin(t *target, rd *Reading, now time.Time) pending {
 // (decode), each on its own reading, then applies the pair's ratio bound
 // (recommend.Bound) when both decided, and exports both.
 func (l *Loop) decidePair(tp, td *target, rp, rd *Reading, now time.Time) (decision, decision) {
-	pp, pd := l.begin(tp, rp, now), l.begin(td, rd, now)
+	// Each pool's demand target lowered to what its queue allows
+	// (recommend.PairPolicies), as the replay's pair rule decides.
+	pp, pd := l.prepare(tp, rp), l.prepare(td, rd)
+	q := recommend.PairPolicies(&recommend.Pair{Prefill: pp.policy, Decode: pd.policy}, recommend.PairReading{Prefill: pp.reading, Decode: pd.reading})
+	pp.policy, pd.policy = q.Prefill, q.Decode
+	pp.decided, pp.held = tp.run.Decide(&pp.d, pp.policy, pp.reading, now)
+	pd.decided, pd.held = td.run.Decide(&pd.d, pd.policy, pd.reading, now)
 	var np, nd *PairNote
 	if pp.decided && pd.decided {
 		before := [2]int{pp.d.Desired, pd.d.Desired}
