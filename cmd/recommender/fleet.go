@@ -85,6 +85,8 @@ func (c *FleetCmd) Run(e *env) error {
 	control := c.Control
 	if control == "off" {
 		control = ""
+	} else if err := config.CheckListen(control); err != nil {
+		return invalidf("--control %q: %v; or off for no fault-drill API", c.Control, err)
 	}
 	rc, err := c.ReplicaFlags.Config()
 	if err != nil {
@@ -93,6 +95,12 @@ func (c *FleetCmd) Run(e *env) error {
 	model, err := replica.New(rc)
 	if err != nil {
 		return invalid(err)
+	}
+	// A request longer than max_model_len is refused by vLLM (and by the
+	// fleet's API); simulated traffic of such requests would wait forever.
+	if n, most := int64(c.PromptTokens)+int64(c.OutputTokens), fleet.MaxModelLen(model); n > most {
+		return invalidf("--prompt-tokens %d + --output-tokens %d = %d tokens: above max_model_len %d (%s's context length, capped at the replica's KV cache), a request vLLM refuses; give fewer tokens",
+			c.PromptTokens, c.OutputTokens, n, most, rc.Model.Name)
 	}
 	f, err := fleet.Start(e.ctx, fleet.Config{Replicas: max(c.Replicas, 1), Max: c.Max, Replica: model, ColdStart: c.ColdStart,
 		PromptTokens: c.PromptTokens, OutputTokens: c.OutputTokens, Listen: c.Listen, Control: control})
