@@ -17,3 +17,16 @@ func TestFleetRefusesBadControlAndTokens(t *testing.T) {
 		"--prompt-tokens 8000 + --output-tokens 193 = 8193 tokens: above max_model_len 8192", "give fewer tokens")
 	wantRefused(t, []string{"fleet", "--prompt-tokens", "10000000"}, nil, "above max_model_len 8192")
 }
+
+// TestAccuracyHeldOutUnknownModel: a --held-out name no row's model matches
+// (here a typo; the file's one model is Qwen/Qwen2.5-7B-Instruct) is
+// refused with the models the file has, instead of holding nothing out;
+// the names match case-insensitively, as the report matches them.
+func TestAccuracyHeldOutUnknownModel(t *testing.T) {
+	const gt = "testdata/accuracy-two-stages.csv"
+	wantRefused(t, []string{"accuracy", "--ground-truth", gt, "--held-out", "Qwen/Qwen2.5-7B-Instrct"}, nil,
+		"--held-out Qwen/Qwen2.5-7B-Instrct: no row of ", "testdata/accuracy-two-stages.csv has that model (its models: Qwen/Qwen2.5-7B-Instruct)")
+	if code, _, stderr := runIn(t, nil, "accuracy", "--ground-truth", gt, "--held-out", "qwen/qwen2.5-7b-instruct"); code != exitOK {
+		t.Errorf("--held-out in another case: exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+}
