@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -29,4 +31,18 @@ func TestAccuracyHeldOutUnknownModel(t *testing.T) {
 	if code, _, stderr := runIn(t, nil, "accuracy", "--ground-truth", gt, "--held-out", "qwen/qwen2.5-7b-instruct"); code != exitOK {
 		t.Errorf("--held-out in another case: exit %d, want 0; stderr:\n%s", code, stderr)
 	}
+}
+
+// TestSynthWeekPromtoolWroteNothing: a --promtool that exits 0 without
+// writing a block (here a script standing for a wrong binary) is refused
+// naming the flag, instead of printing how to serve an empty directory.
+func TestSynthWeekPromtoolWroteNothing(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "not-promtool")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "week")
+	wantRefused(t, []string{"synth-week", "--data", data, "--promtool", fake, "--days", "1"}, nil,
+		"--promtool "+fake+": exited 0 but wrote no TSDB block (a directory with meta.json) in "+data, "is it Prometheus's promtool?")
 }
