@@ -46,3 +46,11 @@ func TestSynthWeekPromtoolWroteNothing(t *testing.T) {
 	wantRefused(t, []string{"synth-week", "--data", data, "--promtool", fake, "--days", "1"}, nil,
 		"--promtool "+fake+": exited 0 but wrote no TSDB block (a directory with meta.json) in "+data, "is it Prometheus's promtool?")
 }
+
+// TestDemoDurationNeedsDemo: --demo-duration alone is refused as a flag
+// that would be ignored, not with "--config is required"; with a config
+// it would run serve for good, not for the duration.
+func TestDemoDurationNeedsDemo(t *testing.T) {
+	wantRefused(t, []string{"serve", "--demo-duration", "10s"}, nil, "--demo-duration needs --demo or --demo-zero")
+	wantRefused(t, []string{"serve", "--config", "../../examples/serve-embedded.yaml", "--check-config", "--demo-duration", "10s"}, nil, "--demo-duration needs --demo or --demo-zero")
+}
