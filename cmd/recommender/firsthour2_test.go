@@ -54,3 +54,11 @@ func TestDemoDurationNeedsDemo(t *testing.T) {
 	wantRefused(t, []string{"serve", "--demo-duration", "10s"}, nil, "--demo-duration needs --demo or --demo-zero")
 	wantRefused(t, []string{"serve", "--config", "../../examples/serve-embedded.yaml", "--check-config", "--demo-duration", "10s"}, nil, "--demo-duration needs --demo or --demo-zero")
 }
+
+// TestSimulatePDOnlyFlags: --kv-link without --pd, and --gpu-hour-price
+// with --pd (whose table has no cost column), would be ignored; both are
+// refused naming the flag.
+func TestSimulatePDOnlyFlags(t *testing.T) {
+	wantRefused(t, []string{"simulate", "-q", "--kv-link", "1GB"}, nil, "--kv-link needs --pd")
+	wantRefused(t, []string{"simulate", "-q", "--pd", "--gpu-hour-price", "3"}, nil, "--gpu-hour-price with --pd: not supported yet")
+}
