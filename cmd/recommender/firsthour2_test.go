@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestFleetRefusesBadControlAndTokens: --control is checked as --listen is
@@ -61,4 +65,22 @@ func TestDemoDurationNeedsDemo(t *testing.T) {
 func TestSimulatePDOnlyFlags(t *testing.T) {
 	wantRefused(t, []string{"simulate", "-q", "--kv-link", "1GB"}, nil, "--kv-link needs --pd")
 	wantRefused(t, []string{"simulate", "-q", "--pd", "--gpu-hour-price", "3"}, nil, "--gpu-hour-price with --pd: not supported yet")
+}
+
+// TestRunUntilStoppedExit0: fleet and activator, like serve, run until a
+// signal stops them; that stop is their end, exit 0 (README's exit codes),
+// not 130.
+func TestRunUntilStoppedExit0(t *testing.T) {
+	for _, args := range [][]string{
+		{"fleet", "--rate", "0", "--status", "0", "--control", "off"},
+		{"activator", "--listen", "127.0.0.1:0", "--upstream", "http://127.0.0.1:9"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		var out, errb bytes.Buffer
+		code := run(ctx, args, strings.NewReader(""), &out, &errb)
+		cancel()
+		if code != exitOK {
+			t.Errorf("%v stopped: exit %d, want 0; stderr %q", args, code, errb.String())
+		}
+	}
 }
