@@ -257,7 +257,7 @@ func (w where) target() (backtest.Target, error) {
 	}
 	ms, err := promql.ParseSelector(w.selector)
 	if err != nil {
-		return backtest.Target{}, invalidf("--selector: %v", err)
+		return backtest.Target{}, invalidf("--selector: not a PromQL label-matcher set such as '{namespace=\"llm\", pod=~\"chat-.*\"}' (quote it for the shell): %v", err)
 	}
 	if w.replicas != "" {
 		if _, err := promql.Validate(w.replicas); err != nil {

@@ -84,3 +84,14 @@ func TestRunUntilStoppedExit0(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectorUnquotedForTheShell: `--selector {namespace="llm"}` typed
+// without single quotes reaches infscale as {namespace=llm} (the shell ate
+// the double quotes); the refusal shows the form and says to quote it,
+// before any connection (the URL here is closed).
+func TestSelectorUnquotedForTheShell(t *testing.T) {
+	for _, cmd := range []string{"backtest", "profile", "tune"} {
+		wantRefused(t, []string{cmd, "--prometheus-url", "http://127.0.0.1:9", "--selector", "{namespace=llm}"}, nil,
+			`--selector: not a PromQL label-matcher set such as '{namespace="llm", pod=~"chat-.*"}' (quote it for the shell)`, "selector `{namespace=llm}`")
+	}
+}
