@@ -40,7 +40,7 @@ func (c *AccuracyCmd) Run(e *env) error {
 	}
 	stages, err := accuracy.ReadGroundTruth(c.GroundTruth)
 	if err != nil {
-		return invalid(err)
+		return invalid(fmt.Errorf("--ground-truth: %w", err))
 	}
 	for _, w := range accuracy.Warnings(stages) {
 		fmt.Fprintln(e.stderr, "warning:", w)
@@ -48,7 +48,7 @@ func (c *AccuracyCmd) Run(e *env) error {
 	var peers []accuracy.Prediction
 	if c.Peers != "" {
 		if peers, err = accuracy.ReadPeers(c.Peers); err != nil {
-			return invalid(err)
+			return invalid(fmt.Errorf("--peers: %w", err))
 		}
 	}
 	custom := map[string]replica.Model{}

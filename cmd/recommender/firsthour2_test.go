@@ -95,3 +95,14 @@ func TestSelectorUnquotedForTheShell(t *testing.T) {
 			`--selector: not a PromQL label-matcher set such as '{namespace="llm", pod=~"chat-.*"}' (quote it for the shell)`, "selector `{namespace=llm}`")
 	}
 }
+
+// TestAccuracyFilesSwapped: the ground truth given as --peers (or a peers
+// file as --ground-truth) is refused naming the flag and the columns the
+// file lacks, so a swap reads as one.
+func TestAccuracyFilesSwapped(t *testing.T) {
+	const gt = "testdata/accuracy-two-stages.csv"
+	wantRefused(t, []string{"accuracy", "--ground-truth", gt, "--peers", gt}, nil,
+		"infscale: --peers: ", "accuracy-two-stages.csv:1: header lacks column(s) metric_name, simulator, predicted_ms")
+	wantRefused(t, []string{"accuracy", "--ground-truth", "testdata/garbage-trace.csv"}, nil,
+		"infscale: --ground-truth: ", "garbage-trace.csv:1: header lacks column(s) experiment, model")
+}
