@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/infscale/infscale/internal/promtest"
 )
 
 // TestFleetRefusesBadControlAndTokens: --control is checked as --listen is
@@ -105,4 +107,23 @@ func TestAccuracyFilesSwapped(t *testing.T) {
 		"infscale: --peers: ", "accuracy-two-stages.csv:1: header lacks column(s) metric_name, simulator, predicted_ms")
 	wantRefused(t, []string{"accuracy", "--ground-truth", "testdata/garbage-trace.csv"}, nil,
 		"infscale: --ground-truth: ", "garbage-trace.csv:1: header lacks column(s) experiment, model")
+}
+
+// TestHistorySelectorMatchesNothing: on a real (empty) Prometheus, a
+// selector matching no series leaves backtest, profile and tune with no
+// traffic; each says which counter over which range and which flags to
+// check, as backtest did alone. Exit 1: the query ran, the data is absent.
+func TestHistorySelectorMatchesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus")
+	}
+	srv := promtest.Start(t, promtest.Options{})
+	for _, cmd := range []string{"backtest", "profile", "tune"} {
+		code, _, stderr := runIn(t, nil, cmd, "--prometheus-url", srv.URL, "--selector", `{namespace="nope"}`,
+			"--start", "2026-11-01T00:00:00Z", "--end", "2026-11-02T00:00:00Z")
+		want := "infscale: " + cmd + ": no request completed in the range: the success counter has no samples: vllm:request_success_total over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (check --selector and --server)"
+		if code != exitRuntime || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr:\n%s\nwant 1 and %q", cmd, code, stderr, want)
+		}
+	}
 }
