@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,6 +125,31 @@ func TestHistorySelectorMatchesNothing(t *testing.T) {
 		want := "infscale: " + cmd + ": no request completed in the range: the success counter has no samples: vllm:request_success_total over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (check --selector and --server)"
 		if code != exitRuntime || !strings.Contains(stderr, want) {
 			t.Errorf("%s: exit %d, stderr:\n%s\nwant 1 and %q", cmd, code, stderr, want)
+		}
+	}
+}
+
+// TestFollowSaysAbsent: fleet --follow says once that the followed series
+// is missing (a wrong --target held the fleet silently), says nothing while
+// it is there, and says it again once it goes missing after that; errors
+// of the read pass through.
+func TestFollowSaysAbsent(t *testing.T) {
+	type read struct {
+		n   int
+		ok  bool
+		err error
+	}
+	reads := []read{{0, false, nil}, {0, false, nil}, {3, true, nil}, {0, false, nil}, {0, false, errors.New("refused")}}
+	i := 0
+	f := sayAbsent(func(context.Context) (int, bool, error) { r := reads[i]; i++; return r.n, r.ok, r.err }, "http://s/metrics", "chat", func() int { return 2 })
+	wantErr := []string{
+		`http://s/metrics has no infscale_desired_replicas{target="chat"} (yet): holding 2 replicas; check --target`,
+		"", "", `has no infscale_desired_replicas{target="chat"}`, "refused",
+	}
+	for k, w := range wantErr {
+		n, ok, err := f(context.Background())
+		if (w == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), w) || n != reads[k].n || ok != reads[k].ok {
+			t.Errorf("read %d: %d %v %v, want %d %v and an error with %q", k+1, n, ok, err, reads[k].n, reads[k].ok, w)
 		}
 	}
 }
