@@ -40,7 +40,7 @@ func (c *AccuracyCmd) Run(e *env) error {
 	}
 	stages, err := accuracy.ReadGroundTruth(c.GroundTruth)
 	if err != nil {
-		return invalid(err)
+		return invalid(fmt.Errorf("--ground-truth: %w", err))
 	}
 	for _, w := range accuracy.Warnings(stages) {
 		fmt.Fprintln(e.stderr, "warning:", w)
@@ -48,7 +48,7 @@ func (c *AccuracyCmd) Run(e *env) error {
 	var peers []accuracy.Prediction
 	if c.Peers != "" {
 		if peers, err = accuracy.ReadPeers(c.Peers); err != nil {
-			return invalid(err)
+			return invalid(fmt.Errorf("--peers: %w", err))
 		}
 	}
 	custom := map[string]replica.Model{}
@@ -90,6 +90,9 @@ func (c *AccuracyCmd) Run(e *env) error {
 		base = replica.Fitted()
 	}
 	heldOut = slices.DeleteFunc(heldOut, func(s string) bool { return s == "" })
+	if err := heldOutInRows(c.HeldOut, stages, c.GroundTruth); err != nil {
+		return err
+	}
 	opt := accuracy.Options{Base: &base, Models: models, Seed: c.Seed}
 	if c.Fit {
 		fit, err := accuracy.Fit(e.ctx, stages, opt, heldOut)
@@ -129,4 +132,22 @@ func (c *AccuracyCmd) Run(e *env) error {
 		return rep.WriteJSON(e.stdout)
 	}
 	return rep.WriteTable(e.stdout)
+}
+
+// heldOutInRows refuses a --held-out name no row's model matches
+// (case-insensitive, as Compare and Fit match): a typo would otherwise hold
+// nothing out and report every row as fitted.
+func heldOutInRows(given []string, stages []accuracy.Stage, file string) error {
+	var models []string
+	for _, s := range stages {
+		if !slices.ContainsFunc(models, func(m string) bool { return strings.EqualFold(m, s.Model) }) {
+			models = append(models, s.Model)
+		}
+	}
+	for _, h := range given {
+		if h != "" && !slices.ContainsFunc(models, func(m string) bool { return strings.EqualFold(m, h) }) {
+			return invalidf("--held-out %s: no row of %s has that model (its models: %s)", h, file, strings.Join(models, ", "))
+		}
+	}
+	return nil
 }

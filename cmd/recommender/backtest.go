@@ -260,7 +260,7 @@ func (w where) target() (backtest.Target, error) {
 	}
 	ms, err := promql.ParseSelector(w.selector)
 	if err != nil {
-		return backtest.Target{}, invalidf("--selector: %v", err)
+		return backtest.Target{}, invalidf("--selector: not a PromQL label-matcher set such as '{namespace=\"llm\", pod=~\"chat-.*\"}' (quote it for the shell): %v", err)
 	}
 	if w.replicas != "" {
 		if _, err := promql.Validate(w.replicas); err != nil {
@@ -370,12 +370,8 @@ func (c *BacktestCmd) Run(e *env) error {
 		st.Warnings, st.Queried = append(st.Warnings, cst.Warnings...), append(st.Queried, cst.Queried...)
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
-	if errors.Is(err, backtest.ErrNoTraffic) {
-		return fmt.Errorf("backtest: %w: %s over %s..%s (check --selector and --server)", err,
-			res.target.Server.Families().Requests[0], res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339))
-	}
 	if err != nil {
-		return fmt.Errorf("backtest: %w", err)
+		return res.reconstructError("backtest", err)
 	}
 	cfg := backtest.Config{Policies: pols, Seed: c.Seed, GPUs: float64(model.Config().TP), Replay: replay.Config{
 		Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(),
@@ -453,4 +449,16 @@ func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtes
 		return nil, nil, st, fmt.Errorf("backtest --calibrate: the calibrated replica: %w", err)
 	}
 	return r, &fit, st, nil
+}
+
+// reconstructError is cmd's error for a failed Reconstruct of res's
+// history: with no traffic it names the counter queried, the range and the
+// flags that choose them, since a selector matching nothing is the usual
+// cause.
+func (res resolved) reconstructError(cmd string, err error) error {
+	if errors.Is(err, backtest.ErrNoTraffic) {
+		return fmt.Errorf("%s: %w: %s over %s..%s (check --selector and --server)", cmd, err,
+			res.target.Server.Families().Requests[0], res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339))
+	}
+	return fmt.Errorf("%s: %w", cmd, err)
 }

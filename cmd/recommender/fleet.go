@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -85,6 +86,8 @@ func (c *FleetCmd) Run(e *env) error {
 	control := c.Control
 	if control == "off" {
 		control = ""
+	} else if err := config.CheckListen(control); err != nil {
+		return invalidf("--control %q: %v; or off for no fault-drill API", c.Control, err)
 	}
 	rc, err := c.ReplicaFlags.Config()
 	if err != nil {
@@ -93,6 +96,12 @@ func (c *FleetCmd) Run(e *env) error {
 	model, err := replica.New(rc)
 	if err != nil {
 		return invalid(err)
+	}
+	// A request longer than max_model_len is refused by vLLM (and by the
+	// fleet's API); simulated traffic of such requests would wait forever.
+	if n, most := int64(c.PromptTokens)+int64(c.OutputTokens), fleet.MaxModelLen(model); n > most {
+		return invalidf("--prompt-tokens %d + --output-tokens %d = %d tokens: above max_model_len %d (%s's context length, capped at the replica's KV cache), a request vLLM refuses; give fewer tokens",
+			c.PromptTokens, c.OutputTokens, n, most, rc.Model.Name)
 	}
 	f, err := fleet.Start(e.ctx, fleet.Config{Replicas: max(c.Replicas, 1), Max: c.Max, Replica: model, ColdStart: c.ColdStart,
 		PromptTokens: c.PromptTokens, OutputTokens: c.OutputTokens, Listen: c.Listen, Control: control})
@@ -115,7 +124,7 @@ func (c *FleetCmd) Run(e *env) error {
 	}
 	fmt.Fprintf(e.stdout, "  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: %d\n", c.Max)
 	if c.Follow != "" {
-		go f.Follow(e.ctx, c.FollowEvery, fleet.DesiredFromURL(&http.Client{Timeout: 5 * time.Second}, c.Follow, c.Target),
+		go f.Follow(e.ctx, c.FollowEvery, sayAbsent(fleet.DesiredFromURL(&http.Client{Timeout: 5 * time.Second}, c.Follow, c.Target), c.Follow, c.Target, f.Desired),
 			func(err error) { fmt.Fprintf(e.stderr, "follow: %v\n", err) })
 	}
 	if c.Status == 0 {
@@ -134,5 +143,25 @@ func (c *FleetCmd) Run(e *env) error {
 			fmt.Fprintf(e.stdout, "%s ready %d starting %d desired %d | running %d waiting %d pending %d | served %d\n",
 				time.Now().Format(time.TimeOnly), ready, starting, f.Desired(), run, wait, pend, f.Served())
 		}
+	}
+}
+
+// sayAbsent wraps a --follow reader: the first read that finds no
+// infscale_desired_replicas{target=...} on the page, and the first after
+// each read that found it, is an error saying so (a --target no serve
+// exports, or a URL that is not serve's, held the fleet silently).
+func sayAbsent(read fleet.DesiredFunc, url, target string, current func() int) fleet.DesiredFunc {
+	said := false
+	return func(ctx context.Context) (int, bool, error) {
+		n, ok, err := read(ctx)
+		switch {
+		case err != nil:
+		case ok:
+			said = false
+		case !said:
+			said = true
+			err = fmt.Errorf("%s has no infscale_desired_replicas{target=%q} (yet): holding %d replicas; check --target against serve's target names and that the URL is serve's /metrics", url, target, current())
+		}
+		return n, ok, err
 	}
 }

@@ -83,7 +83,7 @@ func (c *ProfileCmd) Run(e *env) error {
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
 	if err != nil {
-		return fmt.Errorf("profile: %w", err)
+		return res.reconstructError("profile", err)
 	}
 	p, err := seasonal.Build(res.grid.Start, res.grid.Step, w.Arrivals, w.Known(), loc)
 	if err != nil {

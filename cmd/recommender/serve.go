@@ -92,6 +92,9 @@ func (c *ServeCmd) Run(e *env) error {
 			return err
 		}
 	}
+	if err := needsFlag(e.given, "demo-duration", c.Demo || c.DemoZero, "--demo or --demo-zero"); err != nil {
+		return err
+	}
 	if c.Demo || c.DemoZero {
 		switch {
 		case c.Demo && c.DemoZero:

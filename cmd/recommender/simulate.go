@@ -105,7 +105,13 @@ func (c *SimulateCmd) Run(e *env) error {
 	if !(c.Price >= 0 && c.Price <= maxGPUHourPrice) {
 		return invalidf("--gpu-hour-price %g: want a price from 0 to %g", c.Price, float64(maxGPUHourPrice))
 	}
+	if err := needsFlag(e.given, "kv-link", c.PD, "--pd"); err != nil {
+		return err
+	}
 	if c.PD {
+		if e.given["gpu-hour-price"] {
+			return invalidf("--gpu-hour-price with --pd: not supported yet (the P/D table reports replica-min per pool, no GPU cost); drop it")
+		}
 		return c.runPD(e, src, cfg, model)
 	}
 	prog := status.NewProgress(e.stderr, progressLabel(len(pols)), len(pols), c.Quiet)

@@ -69,6 +69,9 @@ func (c *SynthWeekCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("synth-week: %s tsdb create-blocks-from openmetrics: %v\n%s", promtool, err, out)
 	}
+	if !hasTSDBBlock(c.Data) {
+		return invalidf("--promtool %s: exited 0 but wrote no TSDB block (a directory with meta.json) in %s; is it Prometheus's promtool? (make tools builds tools/bin/promtool)", c.Promtool, c.Data)
+	}
 	fmt.Fprintf(e.stdout, `synth-week: %d days (%s .. %s, scrape %s) of a synthetic vLLM Deployment (namespace %q, deployment %q) in %s:
   %d requests, peak %02d:00 UTC, weekends x %g, %s
 
@@ -124,4 +127,19 @@ type HistoryCmd struct {
 func (c *HistoryCmd) Run(e *env) error {
 	fmt.Fprintln(e.stderr, "infscale: history is deprecated and goes in the next release; use synth-week")
 	return c.SynthWeekCmd.Run(e)
+}
+
+// hasTSDBBlock reports whether dir holds a Prometheus TSDB block: a
+// subdirectory with a meta.json, what promtool's create-blocks-from writes.
+func hasTSDBBlock(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if fi, err := os.Stat(filepath.Join(dir, e.Name(), "meta.json")); e.IsDir() && err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
 }

@@ -181,7 +181,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
 	if err != nil {
-		return trace.Source{}, tune.Serve{}, fmt.Errorf("tune: %w", err)
+		return trace.Source{}, tune.Serve{}, res.reconstructError("tune", err)
 	}
 	return w.Source("history "+res.grid.Start.Format(time.RFC3339)+" .. "+res.grid.End().Format(time.RFC3339), c.Seed), res.serve, nil
 }

@@ -93,6 +93,9 @@ func Parse(data []byte, name string) (*File, error) {
 	if body == nil {
 		return nil, Errors{{File: name, Msg: "empty configuration: at least `targets:` is required"}}
 	}
+	if e, ok := kubernetesManifest(body, name); ok {
+		return nil, Errors{e}
+	}
 	cfg := &File{Path: name}
 	cfg.Prometheus.HTTPClientConfig = promconfig.DefaultHTTPClientConfig
 	d.decode(body, reflect.ValueOf(cfg).Elem(), "")
@@ -243,4 +246,45 @@ func less(a, b Error) bool {
 		return a.Line < b.Line
 	}
 	return a.Column < b.Column
+}
+
+// kubernetesManifest reports a body with top-level apiVersion and kind: a
+// Kubernetes object (deploy/'s ConfigMaps and their patches), whose
+// configuration is the text under a data key, not the object. One error at
+// kind replaces a list of unknown keys that would not say so.
+func kubernetesManifest(body ast.Node, name string) (Error, bool) {
+	mn, ok := body.(ast.MapNode)
+	if !ok {
+		return Error{}, false
+	}
+	var kind ast.Node
+	var apiVersion bool
+	var dataKeys []string
+	for it := mn.MapRange(); it.Next(); {
+		switch strings.TrimSpace(it.Key().String()) {
+		case "apiVersion":
+			apiVersion = true
+		case "kind":
+			kind = it.Value()
+		case "data":
+			if dm, ok := it.Value().(ast.MapNode); ok {
+				for dt := dm.MapRange(); dt.Next(); {
+					dataKeys = append(dataKeys, strings.TrimSpace(dt.Key().String()))
+				}
+			}
+		}
+	}
+	if !apiVersion || kind == nil {
+		return Error{}, false
+	}
+	e := Error{File: name, Msg: fmt.Sprintf("a Kubernetes object (kind: %s), not an infscale configuration: ", strings.TrimSpace(kind.String()))}
+	if p := position(kind); p != nil {
+		e.Line, e.Column = p.Line, p.Column
+	}
+	if len(dataKeys) == 0 {
+		e.Msg += "give the configuration file itself (the text a ConfigMap holds under a data key; docs/config.md)"
+	} else {
+		e.Msg += fmt.Sprintf("give the text it holds under data.%s, saved to a file (docs/config.md)", dataKeys[0])
+	}
+	return e, true
 }

@@ -35,11 +35,12 @@ var contextTokens = map[string]int64{
 	"mixtral-8x7b":  32768,
 }
 
-// maxModelLen is the max_model_len vLLM's /v1/models reports for r, in
+// MaxModelLen is the max_model_len vLLM's /v1/models reports for r, in
 // tokens: the model's context length, capped at the KV cache's capacity
 // (vLLM does not start with a max_model_len its KV cache cannot hold one
-// sequence of); the KV capacity for a model outside the catalog.
-func maxModelLen(r *replica.Replica) int64 {
+// sequence of); the KV capacity for a model outside the catalog. A request
+// whose prompt and output tokens exceed it is refused, as vLLM refuses it.
+func MaxModelLen(r *replica.Replica) int64 {
 	kv := r.KVCapacityTokens()
 	if n, ok := contextTokens[r.Config().Model.Name]; ok && n < kv {
 		return n
@@ -137,7 +138,7 @@ func (f *Fleet) api(w http.ResponseWriter, r *http.Request, pick func(now time.T
 	case "/v1/models":
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": []map[string]any{{
-			"id": f.cfg.Model, "object": "model", "owned_by": "infscale-fleet", "max_model_len": maxModelLen(f.cfg.Replica)}}})
+			"id": f.cfg.Model, "object": "model", "owned_by": "infscale-fleet", "max_model_len": MaxModelLen(f.cfg.Replica)}}})
 	case "/v1/completions", "/v1/chat/completions":
 		if r.Method != http.MethodPost {
 			apiError(w, http.StatusMethodNotAllowed, "use POST")
@@ -197,7 +198,7 @@ func (f *Fleet) complete(w http.ResponseWriter, r *http.Request, chat bool, pick
 	if req.MaxTokens != nil {
 		output = *req.MaxTokens
 	}
-	limit := f.cfg.Replica.KVCapacityTokens()
+	limit := MaxModelLen(f.cfg.Replica)
 	if output < 1 {
 		apiError(w, http.StatusBadRequest, "max_tokens must be at least 1, got %d", output)
 		return

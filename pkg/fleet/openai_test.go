@@ -104,8 +104,14 @@ func TestOpenAIErrors(t *testing.T) {
 	if r := post(t, f.URL()+"/v1/completions", `{"model":"other","prompt":"x"}`); r.StatusCode != 404 {
 		t.Errorf("wrong model: %d, want 404", r.StatusCode)
 	}
-	if r := post(t, f.URL()+"/v1/completions", `{"prompt":"x","max_tokens":396728}`); r.StatusCode != 400 {
-		t.Errorf("longer than the KV cache (396,728 tokens): %d, want 400", r.StatusCode)
+	// max_model_len is Meta-Llama-3-8B's context, 8192 (TestModelsMaxModelLen):
+	// "x" is 1 prompt token, so 8191 output tokens fit and 8192 do not, as
+	// vLLM refuses a request beyond the max_model_len /v1/models reports.
+	if r := post(t, f.URL()+"/v1/completions", `{"prompt":"x","max_tokens":8192}`); r.StatusCode != 400 {
+		t.Errorf("1 + 8192 tokens, above max_model_len 8192: %d, want 400", r.StatusCode)
+	}
+	if r := post(t, f.URL()+"/v1/completions", `{"prompt":"x","max_tokens":8191,"stream":true}`); r.StatusCode != 200 {
+		t.Errorf("1 + 8191 tokens, max_model_len 8192: %d, want 200", r.StatusCode)
 	}
 	if r := post(t, f.URL()+"/v1/completions", `{"prompt":"x","max_tokens":0}`); r.StatusCode != 400 {
 		t.Errorf("max_tokens 0: %d, want 400", r.StatusCode)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/prometheus/common/model"
@@ -130,13 +131,29 @@ func readBytes(b []byte, contentType, source string, server modelserver.Server) 
 }
 
 // withHint adds a likely cause to a parse error: Windows line endings or a
-// byte-order mark, which the exposition formats do not allow.
+// byte-order mark, which the exposition formats do not allow; a number that
+// does not parse (strconv's error, which the parser passes up raw) is said
+// in words with the value and the line.
 func withHint(b []byte, err error) error {
+	var ne *strconv.NumError
 	switch {
 	case bytes.HasPrefix(b, []byte("\ufeff")):
 		return fmt.Errorf("%w (the page starts with a UTF-8 byte-order mark, which the format does not allow)", err)
 	case bytes.Contains(b, []byte("\r\n")):
 		return fmt.Errorf("%w (the page has CRLF line endings; the format ends lines with \\n only)", err)
+	case errors.As(err, &ne):
+		// Prometheus's parser passes strconv's error up as it is.
+		_, where, _ := strings.Cut(err.Error(), " while parsing: ")
+		if where != "" {
+			where = " in " + where
+		}
+		if ne.Func != "ParseFloat" { // the parser reads timestamps with ParseInt
+			return fmt.Errorf("timestamp %q is not an int64 of milliseconds%s", ne.Num, where)
+		}
+		if errors.Is(ne.Err, strconv.ErrRange) {
+			return fmt.Errorf("sample value %q is out of a float64's range%s (at most about 1.8e308)", ne.Num, where)
+		}
+		return fmt.Errorf("sample value %q is not a number%s: a sample line is NAME{LABELS} VALUE; is this a model server's /metrics page?", ne.Num, where)
 	}
 	return err
 }

@@ -151,7 +151,10 @@ func TestReadInvalid(t *testing.T) {
 		line              int
 		msg               string
 	}{
-		"bad value on line 3":          {"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\nvllm:num_requests_waiting abc\n", "", 3, "while parsing"},
+		"bad value on line 3":          {"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\nvllm:num_requests_waiting abc\n", "", 3, `sample value "abc" is not a number in "vllm:num_requests_waiting abc": a sample line is NAME{LABELS} VALUE`},
+		"prose (a README)":             {"# infscale\n\nAn autoscaler for LLM\n", "", 3, `sample value "autoscaler" is not a number in "An autoscaler"`},
+		"value beyond float64":         {"vllm:num_requests_running 1e999\n", "", 1, `sample value "1e999" is out of a float64's range in "vllm:num_requests_running 1e999"`},
+		"timestamp beyond int64":       {"vllm:num_requests_running 1 99999999999999999999\n", "", 1, `timestamp "99999999999999999999" is not an int64 of milliseconds`},
 		"unterminated label line 2":    {"vllm:num_requests_running 1\nvllm:num_requests_waiting{a=\"x} 1\nvllm:num_requests_running 2\n", "", 2, ""},
 		"after blank and comments":     {"vllm:num_requests_running 1\n\n# a comment\n\nvllm:num_requests_waiting 1 2 3 4\n", "", 5, ""},
 		"JSON (trtllm-serve /metrics)": {`[{"gpuMemUsage": 1}]`, "", 1, "JSON"},

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/internal/promtest"
+)
+
+// TestFleetRefusesBadControlAndTokens: --control is checked as --listen is
+// (exit 2 naming the flag, not a listen error at exit 1), and simulated
+// requests longer than max_model_len, which vLLM refuses and the fleet's
+// replicas would hold waiting forever, are refused. By hand: the default
+// replica serves Meta-Llama-3-8B, whose config.json gives a context of
+// 8192 tokens; 8000 + 193 = 8193 is one above it.
+func TestFleetRefusesBadControlAndTokens(t *testing.T) {
+	wantRefused(t, []string{"fleet", "--control", "nonsense"}, nil,
+		`--control "nonsense": must be host:port`, "or off for no fault-drill API")
+	wantRefused(t, []string{"fleet", "--prompt-tokens", "8000", "--output-tokens", "193"}, nil,
+		"--prompt-tokens 8000 + --output-tokens 193 = 8193 tokens: above max_model_len 8192", "give fewer tokens")
+	wantRefused(t, []string{"fleet", "--prompt-tokens", "10000000"}, nil, "above max_model_len 8192")
+}
+
+// TestAccuracyHeldOutUnknownModel: a --held-out name no row's model matches
+// (here a typo; the file's one model is Qwen/Qwen2.5-7B-Instruct) is
+// refused with the models the file has, instead of holding nothing out;
+// the names match case-insensitively, as the report matches them.
+func TestAccuracyHeldOutUnknownModel(t *testing.T) {
+	const gt = "testdata/accuracy-two-stages.csv"
+	wantRefused(t, []string{"accuracy", "--ground-truth", gt, "--held-out", "Qwen/Qwen2.5-7B-Instrct"}, nil,
+		"--held-out Qwen/Qwen2.5-7B-Instrct: no row of ", "testdata/accuracy-two-stages.csv has that model (its models: Qwen/Qwen2.5-7B-Instruct)")
+	if code, _, stderr := runIn(t, nil, "accuracy", "--ground-truth", gt, "--held-out", "qwen/qwen2.5-7b-instruct"); code != exitOK {
+		t.Errorf("--held-out in another case: exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+}
+
+// TestSynthWeekPromtoolWroteNothing: a --promtool that exits 0 without
+// writing a block (here a script standing for a wrong binary) is refused
+// naming the flag, instead of printing how to serve an empty directory.
+func TestSynthWeekPromtoolWroteNothing(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "not-promtool")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "week")
+	wantRefused(t, []string{"synth-week", "--data", data, "--promtool", fake, "--days", "1"}, nil,
+		"--promtool "+fake+": exited 0 but wrote no TSDB block (a directory with meta.json) in "+data, "is it Prometheus's promtool?")
+}
+
+// TestDemoDurationNeedsDemo: --demo-duration alone is refused as a flag
+// that would be ignored, not with "--config is required"; with a config
+// it would run serve for good, not for the duration.
+func TestDemoDurationNeedsDemo(t *testing.T) {
+	wantRefused(t, []string{"serve", "--demo-duration", "10s"}, nil, "--demo-duration needs --demo or --demo-zero")
+	wantRefused(t, []string{"serve", "--config", "../../examples/serve-embedded.yaml", "--check-config", "--demo-duration", "10s"}, nil, "--demo-duration needs --demo or --demo-zero")
+}
+
+// TestSimulatePDOnlyFlags: --kv-link without --pd, and --gpu-hour-price
+// with --pd (whose table has no cost column), would be ignored; both are
+// refused naming the flag.
+func TestSimulatePDOnlyFlags(t *testing.T) {
+	wantRefused(t, []string{"simulate", "-q", "--kv-link", "1GB"}, nil, "--kv-link needs --pd")
+	wantRefused(t, []string{"simulate", "-q", "--pd", "--gpu-hour-price", "3"}, nil, "--gpu-hour-price with --pd: not supported yet")
+}
+
+// TestRunUntilStoppedExit0: fleet and activator, like serve, run until a
+// signal stops them; that stop is their end, exit 0 (README's exit codes),
+// not 130.
+func TestRunUntilStoppedExit0(t *testing.T) {
+	for _, args := range [][]string{
+		{"fleet", "--rate", "0", "--status", "0", "--control", "off"},
+		{"activator", "--listen", "127.0.0.1:0", "--upstream", "http://127.0.0.1:9"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		var out, errb bytes.Buffer
+		code := run(ctx, args, strings.NewReader(""), &out, &errb)
+		cancel()
+		if code != exitOK {
+			t.Errorf("%v stopped: exit %d, want 0; stderr %q", args, code, errb.String())
+		}
+	}
+}
+
+// TestSelectorUnquotedForTheShell: `--selector {namespace="llm"}` typed
+// without single quotes reaches infscale as {namespace=llm} (the shell ate
+// the double quotes); the refusal shows the form and says to quote it,
+// before any connection (the URL here is closed).
+func TestSelectorUnquotedForTheShell(t *testing.T) {
+	for _, cmd := range []string{"backtest", "profile", "tune"} {
+		wantRefused(t, []string{cmd, "--prometheus-url", "http://127.0.0.1:9", "--selector", "{namespace=llm}"}, nil,
+			`--selector: not a PromQL label-matcher set such as '{namespace="llm", pod=~"chat-.*"}' (quote it for the shell)`, "selector `{namespace=llm}`")
+	}
+}
+
+// TestAccuracyFilesSwapped: the ground truth given as --peers (or a peers
+// file as --ground-truth) is refused naming the flag and the columns the
+// file lacks, so a swap reads as one.
+func TestAccuracyFilesSwapped(t *testing.T) {
+	const gt = "testdata/accuracy-two-stages.csv"
+	wantRefused(t, []string{"accuracy", "--ground-truth", gt, "--peers", gt}, nil,
+		"infscale: --peers: ", "accuracy-two-stages.csv:1: header lacks column(s) metric_name, simulator, predicted_ms")
+	wantRefused(t, []string{"accuracy", "--ground-truth", "testdata/garbage-trace.csv"}, nil,
+		"infscale: --ground-truth: ", "garbage-trace.csv:1: header lacks column(s) experiment, model")
+}
+
+// TestHistorySelectorMatchesNothing: on a real (empty) Prometheus, a
+// selector matching no series leaves backtest, profile and tune with no
+// traffic; each says which counter over which range and which flags to
+// check, as backtest did alone. Exit 1: the query ran, the data is absent.
+func TestHistorySelectorMatchesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus")
+	}
+	srv := promtest.Start(t, promtest.Options{})
+	for _, cmd := range []string{"backtest", "profile", "tune"} {
+		code, _, stderr := runIn(t, nil, cmd, "--prometheus-url", srv.URL, "--selector", `{namespace="nope"}`,
+			"--start", "2026-11-01T00:00:00Z", "--end", "2026-11-02T00:00:00Z")
+		want := "infscale: " + cmd + ": no request completed in the range: the success counter has no samples: vllm:request_success_total over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (check --selector and --server)"
+		if code != exitRuntime || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr:\n%s\nwant 1 and %q", cmd, code, stderr, want)
+		}
+	}
+}
+
+// TestFollowSaysAbsent: fleet --follow says once that the followed series
+// is missing (a wrong --target held the fleet silently), says nothing while
+// it is there, and says it again once it goes missing after that; errors
+// of the read pass through.
+func TestFollowSaysAbsent(t *testing.T) {
+	type read struct {
+		n   int
+		ok  bool
+		err error
+	}
+	reads := []read{{0, false, nil}, {0, false, nil}, {3, true, nil}, {0, false, nil}, {0, false, errors.New("refused")}}
+	i := 0
+	f := sayAbsent(func(context.Context) (int, bool, error) { r := reads[i]; i++; return r.n, r.ok, r.err }, "http://s/metrics", "chat", func() int { return 2 })
+	wantErr := []string{
+		`http://s/metrics has no infscale_desired_replicas{target="chat"} (yet): holding 2 replicas; check --target`,
+		"", "", `has no infscale_desired_replicas{target="chat"}`, "refused",
+	}
+	for k, w := range wantErr {
+		n, ok, err := f(context.Background())
+		if (w == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), w) || n != reads[k].n || ok != reads[k].ok {
+			t.Errorf("read %d: %d %v %v, want %d %v and an error with %q", k+1, n, ok, err, reads[k].n, reads[k].ok, w)
+		}
+	}
+}
