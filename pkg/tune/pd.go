@@ -3,12 +3,10 @@ package tune
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
-	"sync"
 	"text/tabwriter"
 
 	"github.com/infscale/infscale/pkg/replay"
@@ -118,31 +116,10 @@ func RunPD(ctx context.Context, src trace.Source, cfg Config, pd replay.PDConfig
 	// Finalists: in sample, out of sample, stressed (each stressed figure
 	// is the screening sample's copy and the held-out part's together).
 	sameIn := len(pr.screen) == 1 && pr.screen[0].Duration == pr.in.Duration
-	var finals []Row
-	tried := map[string]bool{}
-	for round := 0; round < 2; round++ {
-		var pick []Row
-		for _, r := range cheapest(rows, budget, len(rows)) {
-			if !tried[r.Policy] && len(pick) < cfg.Finalists {
-				tried[r.Policy] = true
-				pick = append(pick, r)
-			}
-		}
-		if len(pick) == 0 {
-			break
-		}
-		if err := e.finalists(pick, res, names, pr, sameIn); err != nil {
-			return PDReport{}, err
-		}
-		finals = append(finals, pick...)
-		if _, ok := Choose(finals, budget); ok {
-			break
-		}
+	finals, best, ok, err := pickFinalists(rows, budget, cfg.Finalists, func(pick []Row) error { return e.finalists(pick, res, names, pr, sameIn) })
+	if err != nil {
+		return PDReport{}, err
 	}
-	if len(finals) == 0 {
-		return PDReport{}, errors.New("tune: no candidate to choose from (empty search space)")
-	}
-	best, ok := Choose(finals, budget)
 	w := finals[best]
 	rep := PDReport{Policy: w.Policy, Outcome: Outcome{Holds: ok, MaxMissPct: budget, InSample: *w.InSample, OutOfSample: *w.OutOfSample, Stress: w.Stress},
 		Split: pr.split, Duration: pr.dur, Screened: pr.name, Finalists: finals, Rows: rows}
@@ -240,12 +217,10 @@ func (e *pdEvaluator) finalists(rows []Row, res [][][]replay.PDResult, names []s
 
 // pdEvaluator runs pair replays on a pool of workers.
 type pdEvaluator struct {
-	ctx  context.Context
-	cfg  Config
-	pd   replay.PDConfig
-	mu   sync.Mutex
-	done int
-	plan int
+	ctx context.Context
+	cfg Config
+	pd  replay.PDConfig
+	tally
 }
 
 type pdJob struct {
@@ -255,42 +230,18 @@ type pdJob struct {
 }
 
 func (e *pdEvaluator) run(jobs []pdJob) error {
-	e.mu.Lock()
-	e.plan += len(jobs)
-	e.mu.Unlock()
-	ch := make(chan pdJob)
-	errs := make([]error, e.cfg.Workers)
-	var wg sync.WaitGroup
-	for w := range e.cfg.Workers {
-		wg.Go(func() {
-			for j := range ch {
-				if errs[w] != nil {
-					continue
-				}
-				rc := e.cfg.Replay
-				rc.Timeline, rc.Progress = false, nil
-				r, err := replay.RunPD(e.ctx, j.src, j.pol, rc, e.pd)
-				if err != nil {
-					errs[w] = err
-					continue
-				}
-				*j.out = r
-				e.mu.Lock()
-				e.done++
-				d, t := e.done, e.plan
-				e.mu.Unlock()
-				if e.cfg.Progress != nil {
-					e.cfg.Progress(d, t)
-				}
-			}
-		})
-	}
-	for _, j := range jobs {
-		ch <- j
-	}
-	close(ch)
-	wg.Wait()
-	return errors.Join(errs...)
+	e.planned(len(jobs))
+	return runPool(e.cfg.Workers, jobs, func(j pdJob) error {
+		rc := e.cfg.Replay
+		rc.Timeline, rc.Progress = false, nil
+		r, err := replay.RunPD(e.ctx, j.src, j.pol, rc, e.pd)
+		if err != nil {
+			return err
+		}
+		*j.out = r
+		e.finished(e.cfg.Progress)
+		return nil
+	})
 }
 
 // WriteJSON writes r as one JSON object.

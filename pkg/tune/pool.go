@@ -14,9 +14,7 @@ type evaluator struct {
 	ctx     context.Context
 	cfg     Config
 	workers int
-	mu      sync.Mutex
-	done    int
-	total   int
+	tally
 }
 
 type job struct {
@@ -26,32 +24,55 @@ type job struct {
 }
 
 func (e *evaluator) run(jobs []job) error {
-	e.mu.Lock()
-	e.total += len(jobs)
-	e.mu.Unlock()
-	ch := make(chan job)
-	errs := make([]error, e.workers)
+	e.planned(len(jobs))
+	return runPool(e.workers, jobs, func(j job) error {
+		rc := e.cfg.Replay
+		rc.Timeline, rc.Progress = false, nil
+		r, err := replay.Run(e.ctx, j.src, j.pol, rc)
+		if err != nil {
+			return err
+		}
+		*j.out = r
+		e.finished(e.cfg.Progress)
+		return nil
+	})
+}
+
+// tally counts a search's replays, planned (growing by stage) and done,
+// for Config.Progress.
+type tally struct {
+	mu    sync.Mutex
+	done  int
+	total int
+}
+
+func (t *tally) planned(n int) {
+	t.mu.Lock()
+	t.total += n
+	t.mu.Unlock()
+}
+
+func (t *tally) finished(progress func(done, total int)) {
+	t.mu.Lock()
+	t.done++
+	d, n := t.done, t.total
+	t.mu.Unlock()
+	if progress != nil {
+		progress(d, n)
+	}
+}
+
+// runPool runs do on every job over workers goroutines; a worker skips
+// the jobs after its first error. The errors, joined.
+func runPool[J any](workers int, jobs []J, do func(J) error) error {
+	ch := make(chan J)
+	errs := make([]error, workers)
 	var wg sync.WaitGroup
-	for w := range e.workers {
+	for w := range workers {
 		wg.Go(func() {
 			for j := range ch {
-				if errs[w] != nil {
-					continue
-				}
-				rc := e.cfg.Replay
-				rc.Timeline, rc.Progress = false, nil
-				r, err := replay.Run(e.ctx, j.src, j.pol, rc)
-				if err != nil {
-					errs[w] = err
-					continue
-				}
-				*j.out = r
-				e.mu.Lock()
-				e.done++
-				d, t := e.done, e.total
-				e.mu.Unlock()
-				if e.cfg.Progress != nil {
-					e.cfg.Progress(d, t)
+				if errs[w] == nil {
+					errs[w] = do(j)
 				}
 			}
 		})
@@ -62,4 +83,36 @@ func (e *evaluator) run(jobs []job) error {
 	close(ch)
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// pickFinalists replays the cheapest rows within budget, n at a time
+// (replay fills their in-sample, held-out and stressed figures), for at
+// most two rounds or until one holds; it returns the finalists and
+// Choose's pick among them. Error: replay's, or no row to choose from.
+func pickFinalists(rows []Row, budget float64, n int, replay func([]Row) error) (finals []Row, best int, holds bool, err error) {
+	tried := map[string]bool{}
+	for round := 0; round < 2; round++ {
+		var pick []Row
+		for _, r := range cheapest(rows, budget, len(rows)) {
+			if !tried[r.Policy] && len(pick) < n {
+				tried[r.Policy] = true
+				pick = append(pick, r)
+			}
+		}
+		if len(pick) == 0 {
+			break
+		}
+		if err := replay(pick); err != nil {
+			return nil, 0, false, err
+		}
+		finals = append(finals, pick...)
+		if _, ok := Choose(finals, budget); ok {
+			break
+		}
+	}
+	if len(finals) == 0 {
+		return nil, 0, false, errors.New("tune: no candidate to choose from (empty search space)")
+	}
+	best, holds = Choose(finals, budget)
+	return finals, best, holds, nil
 }

@@ -19,7 +19,6 @@ package tune
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -167,31 +166,10 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 
 	// Finalists: in sample, out of sample, stressed.
 	sameIn := len(screen) == 1 && screen[0].Duration == in.Duration
-	var finals []Row
-	tried := map[string]bool{}
-	for round := 0; round < 2; round++ {
-		var pick []Row
-		for _, r := range cheapest(rows, budget, len(rows)) {
-			if !tried[r.Policy] && len(pick) < cfg.Finalists {
-				tried[r.Policy] = true
-				pick = append(pick, r)
-			}
-		}
-		if len(pick) == 0 {
-			break
-		}
-		if err := e.finalists(pick, in, sameIn, variants); err != nil {
-			return Report{}, err
-		}
-		finals = append(finals, pick...)
-		if _, ok := Choose(finals, budget); ok {
-			break
-		}
+	finals, best, ok, err := pickFinalists(rows, budget, cfg.Finalists, func(pick []Row) error { return e.finalists(pick, in, sameIn, variants) })
+	if err != nil {
+		return Report{}, err
 	}
-	if len(finals) == 0 {
-		return Report{}, errors.New("tune: no candidate to choose from (empty search space)")
-	}
-	best, ok := Choose(finals, budget)
 	w := finals[best]
 	rep := Report{
 		Policy:  w.Policy,
