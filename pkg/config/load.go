@@ -188,14 +188,7 @@ func applyDefaults(c *File) {
 		if t.InferencePoolRef != nil && t.Scrape.Pods == nil && len(t.Scrape.URLs) == 0 && c.Prometheus.Embedded() {
 			t.Scrape.Pods = &PodScrape{}
 		}
-		if t.Scrape.Pods != nil && t.Scrape.Pods.Path == "" {
-			t.Scrape.Pods.Path = DefaultScrapePath
-		}
-		if t.Min == nil {
-			m := DefaultMin
-			t.Min = &m
-		}
-		metricDefaults(t.Metrics)
+		sourceDefaults(&t.Scrape, &t.Min, t.Metrics)
 		if t.Roles != nil {
 			roleDefaults(t.Roles.Prefill)
 			roleDefaults(t.Roles.Decode)
@@ -216,6 +209,19 @@ func applyDefaults(c *File) {
 
 // metricDefaults fills the quantile and window of ttft and queuewait
 // metrics left out.
+// sourceDefaults fills what a target or a P/D role reads its signals
+// with: the pods' scrape path, minReplicaCount, each metric's defaults.
+func sourceDefaults(sc *Scrape, min **int, ms []Metric) {
+	if sc.Pods != nil && sc.Pods.Path == "" {
+		sc.Pods.Path = DefaultScrapePath
+	}
+	if *min == nil {
+		m := DefaultMin
+		*min = &m
+	}
+	metricDefaults(ms)
+}
+
 func metricDefaults(ms []Metric) {
 	for j := range ms {
 		m := &ms[j]

@@ -84,14 +84,7 @@ func roleDefaults(src *RoleSource) {
 	if src == nil {
 		return
 	}
-	if src.Scrape.Pods != nil && src.Scrape.Pods.Path == "" {
-		src.Scrape.Pods.Path = DefaultScrapePath
-	}
-	if src.Min == nil {
-		m := DefaultMin
-		src.Min = &m
-	}
-	metricDefaults(src.Metrics)
+	sourceDefaults(&src.Scrape, &src.Min, src.Metrics)
 }
 
 // pair validates P/D target t at key p: its refused keys, both roles
