@@ -405,16 +405,12 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []repla
 	if len(rows) > 0 {
 		fmt.Fprintf(b, "trace %s: %d requests over %.0f s; SLO TTFT %gs, period %gs\n\n", traceName, rows[0].Requests, rows[0].Duration, cfg.SLOTTFT, cfg.Period)
 	}
-	width := len("policy")
-	for _, r := range rows {
-		width = max(width, len(r.Policy))
+	policies := make([]string, len(rows))
+	for i, r := range rows {
+		policies[i] = r.Policy
 	}
 	head := []string{"requests", "SLO miss", "miss %", "TTFT p50", "TTFT p95", "replica-min", "GPU cost", "peak", "scale events", "reversals", "tokens/GPU-h"}
-	fmt.Fprintf(b, "%-*s", width, "policy")
-	for _, h := range head {
-		fmt.Fprintf(b, "  %s", h)
-	}
-	b.WriteString("\n")
+	width := writeHead(b, policies, head...)
 	for _, r := range rows {
 		tok := "-"
 		if r.TokensPerGPUHour != nil {
@@ -475,4 +471,19 @@ func warnUnservable(w io.Writer, results []replay.Result) {
 	if msg := firstRejectedWarning(results); msg != "" {
 		fmt.Fprintf(w, "warning: %s\n", msg)
 	}
+}
+
+// writeHead writes a table's header line, "policy" padded to the longest
+// of policies and then each of head, and returns the policy column's width.
+func writeHead(b *strings.Builder, policies []string, head ...string) int {
+	width := len("policy")
+	for _, p := range policies {
+		width = max(width, len(p))
+	}
+	fmt.Fprintf(b, "%-*s", width, "policy")
+	for _, h := range head {
+		fmt.Fprintf(b, "  %s", h)
+	}
+	b.WriteString("\n")
+	return width
 }

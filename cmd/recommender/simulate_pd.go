@@ -135,16 +135,12 @@ func writePDText(w io.Writer, traceName string, cfg replay.Config, link float64,
 		fmt.Fprintf(b, "trace %s: %d requests; P/D pair of %s on %s, KV %.0f KiB per token over %s/s; SLO TTFT %gs, period %gs\n\n",
 			traceName, rows[0].Requests, m.Config().Model.Name, m.Config().GPU.Name, m.KVBytesPerToken()/1024, formatBytes(link), cfg.SLOTTFT, cfg.Period)
 	}
-	width := len("policy")
-	for _, r := range rows {
-		width = max(width, len(r.Policy))
+	policies := make([]string, len(rows))
+	for i, r := range rows {
+		policies[i] = r.Policy
 	}
 	head := []string{"SLO miss", "miss %", "TTFT p95", "ITL p95", "prefill rmin", "decode rmin", "total rmin", "peak P/D", "scale events"}
-	fmt.Fprintf(b, "%-*s", width, "policy")
-	for _, h := range head {
-		fmt.Fprintf(b, "  %s", h)
-	}
-	b.WriteString("\n")
+	width := writeHead(b, policies, head...)
 	for _, r := range rows {
 		itl := "-"
 		if r.ITLP95 != nil {
