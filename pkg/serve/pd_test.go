@@ -362,3 +362,69 @@ targets:
 		}
 	}
 }
+
+// TestPairLowersPrefillTarget: serve decides a pair on the pair rule's
+// targets, as the replay does. The prefill pool carries a queuewait guard
+// of 0.4 s, so its demand target is lowered from 0.9 to the M/M/1
+// utilisation at which the 95th-percentile wait is 0.4 s (docs/llm-d.md):
+// ρ·exp(−(1−ρ)·0.4/S) = 0.05, solved here by bisection, with S =
+// RS_p(1000, 1) as in TestPairRatioRaisesDecode. The page finishes 20
+// requests/s, so prefill = ceil(20 × S / ρ). The decode pool's work
+// (2 requests/s) implies a prefill floor far below it.
+func TestPairLowersPrefillTarget(t *testing.T) {
+	t0 := time.Now()
+	p0, d0 := ratePage(t0, 20, 20000, 20), ratePage(t0, 2, 2000, 2000)
+	defer p0.Close()
+	defer d0.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`targets:
+  - name: chat
+    replica: {gpu: h100-sxm, model: llama-3-8b}
+    roles:
+      prefill:
+        scrape: [%s/metrics]
+        metrics: [{type: demand, target: 0.9}, {type: queuewait, target: 0.4}]
+        maxReplicaCount: 16
+      decode:
+        scrape: [%s/metrics]
+        metrics: [{type: demand, target: 0.9}]
+        maxReplicaCount: 16
+`, p0.URL, d0.URL)), "pd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, _ := cfg.Targets[0].RoleTarget(recommend.RolePrefill)
+	pol, err := pt.Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pol.Capacity
+	batch := math.Max(1, math.Min(float64(c.MaxBatch), math.Floor(c.KVTokens/1001)))
+	s := 1000/c.PrefillTokensPerSecond + (c.StepSeconds+c.StepSecondsPerToken*batch*1000.5)/batch
+	lo, hi := 0.0, 1.0
+	for range 200 {
+		rho := (lo + hi) / 2
+		if rho*math.Exp(-(1-rho)*0.4/s) > 0.05 {
+			hi = rho
+		} else {
+			lo = rho
+		}
+	}
+	rho := (lo + hi) / 2
+	want, at09 := int(math.Ceil(20*s/rho)), int(math.Ceil(20*s/0.9))
+	t.Logf("S %.4f s, target %.4f: prefill %d (at 0.9: %d)", s, rho, want, at09)
+	if want == at09 || want > 5 {
+		t.Fatalf("the example does not tell the lowered target from 0.9 (%d and %d) or exceeds the first scale-up limit", want, at09)
+	}
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg, "test")
+	l := newLoop(t, LoopOptions{Source: NewScrapeSource(time.Second), Metrics: m, Interval: 5 * time.Second})
+	if err := l.SetConfig(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	l.Cycle(t.Context()) // the counters' baseline
+	time.Sleep(1500 * time.Millisecond)
+	l.Cycle(t.Context())
+	if v, ok := gauge(t, gatherer(m, reg), "infscale_desired_replicas", map[string]string{"target": "chat", "role": "prefill"}); !ok || v != float64(want) {
+		t.Errorf("prefill desired = %v, want %d (the lowered target %.4f; %d at 0.9)", v, want, rho, at09)
+	}
+}
