@@ -130,7 +130,17 @@ func (c *ServeCmd) Run(e *env) error {
 		if cfg.Kube() {
 			mode += ", Kubernetes API for the scaleTargetRef targets"
 		}
-		fmt.Fprintf(e.stdout, "%s: valid: %d target(s), %s, every %s\n", c.Config, len(cfg.Targets), mode, cfg.IntervalDuration())
+		pairs := 0
+		for _, t := range cfg.Targets {
+			if t.Roles != nil {
+				pairs++
+			}
+		}
+		of := ""
+		if pairs > 0 {
+			of = fmt.Sprintf(" (%d of them a prefill/decode pair, 2 pools each)", pairs)
+		}
+		fmt.Fprintf(e.stdout, "%s: valid: %d target(s)%s, %s, every %s\n", c.Config, len(cfg.Targets), of, mode, cfg.IntervalDuration())
 		return nil
 	}
 	// client-go's retries (informers, discovery, the Lease) in serve's log,

@@ -153,3 +153,28 @@ func TestServeDemoPortInUse(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckConfigCountsPairs: --check-config says which targets are
+// prefill/decode pairs (two pools each, decided and exported per role).
+func TestCheckConfigCountsPairs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pd.yaml")
+	cfg := `prometheus: {url: http://prometheus:9090}
+targets:
+  - name: chat
+    replica: {gpu: h100-sxm, model: llama-3-8b}
+    roles:
+      prefill: {selector: '{llm_d_ai_role="prefill"}', metrics: [{type: demand, target: 0.9}], maxReplicaCount: 8}
+      decode: {selector: '{llm_d_ai_role="decode"}', metrics: [{type: demand, target: 0.9}], maxReplicaCount: 8}
+  - name: code
+    selector: '{app="code"}'
+    metrics: [{type: queue, target: 24}]
+    maxReplicaCount: 4
+`
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "--config", path, "--check-config"}, nil, &out, &errb); code != exitOK || !strings.Contains(out.String(), "valid: 2 target(s) (1 of them a prefill/decode pair, 2 pools each), prometheus http://prometheus:9090") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
