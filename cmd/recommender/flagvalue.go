@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/infscale/infscale/internal/quantity"
 )
 
 // The readers of flag values by type: every duration, whole number and
@@ -275,14 +277,13 @@ func (f *fraction) Decode(ctx *kong.DecodeContext) error {
 	if err != nil {
 		return err
 	}
-	t := strings.TrimSpace(s)
-	num, pct := strings.CutSuffix(t, "%")
-	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil || strings.Contains(num, "%") {
-		return fmt.Errorf("%q is not a fraction: want a number such as 0.75, or a percentage such as 75%%", s)
-	}
+	num, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
 	if pct {
-		v /= 100
+		num = strings.TrimSpace(num) + "%" // "75 %" as "75%"
+	}
+	v, err := quantity.Fraction(num)
+	if err != nil {
+		return fmt.Errorf("%q is not a fraction: want a number such as 0.75, or a percentage such as 75%%", s)
 	}
 	*f = fraction(v)
 	return nil

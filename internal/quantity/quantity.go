@@ -44,3 +44,15 @@ func Parse(s string) (value float64, duration bool, err error) {
 	}
 	return d.Seconds(), true, nil
 }
+
+// Fraction reads a fraction of one written as a number (0.75) or a
+// percentage (75%): the kv and demand targets, tolerance, --kv. Errors are
+// strconv's; callers say what they want.
+func Fraction(s string) (float64, error) {
+	num, pct := strings.CutSuffix(s, "%")
+	f, err := strconv.ParseFloat(num, 64)
+	if pct {
+		f /= 100
+	}
+	return f, err
+}

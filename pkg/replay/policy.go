@@ -300,12 +300,16 @@ func parseTarget(sig recommend.Signal, v string) (float64, error) {
 		}
 		return q, nil
 	}
+	if sig == recommend.SignalKV || sig == recommend.SignalDemand {
+		f, err := quantity.Fraction(v)
+		if err != nil {
+			return 0, fmt.Errorf("want a number (%s), e.g. %s", sig.Unit(), map[bool]string{true: "75%", false: "4"}[sig == recommend.SignalKV])
+		}
+		return f, nil
+	}
 	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
 	if err != nil {
-		return 0, fmt.Errorf("want a number (%s), e.g. %s", sig.Unit(), map[bool]string{true: "75%", false: "4"}[sig == recommend.SignalKV])
-	}
-	if (sig == recommend.SignalKV || sig == recommend.SignalDemand) && strings.HasSuffix(v, "%") {
-		f /= 100 // a fraction
+		return 0, fmt.Errorf("want a number (%s), e.g. 4", sig.Unit())
 	}
 	return f, nil
 }
@@ -441,10 +445,7 @@ func setOption(p *recommend.Policy, k, v string) error {
 			down().SelectPolicy = &sel
 		}
 	case "tolerance":
-		f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
-		if strings.HasSuffix(v, "%") {
-			f /= 100
-		}
+		f, err := quantity.Fraction(v)
 		if err != nil {
 			return fmt.Errorf("want a fraction or a percentage, e.g. 0.1 or 10%%")
 		}
