@@ -177,28 +177,7 @@ func TestPairRatioRaisesDecode(t *testing.T) {
 	p0, d0 := ratePage(t0, 20, 20000, 20), ratePage(t0, 2, 2000, 2000)
 	defer p0.Close()
 	defer d0.Close()
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`targets:
-  - name: chat
-    replica: {gpu: h100-sxm, model: llama-3-8b}
-    roles:
-      prefill:
-        scrape: [%s/metrics]
-        metrics: [{type: demand, target: 0.9}]
-        maxReplicaCount: 16
-      decode:
-        scrape: [%s/metrics]
-        metrics: [{type: demand, target: 0.9}]
-        maxReplicaCount: 16
-`, p0.URL, d0.URL)), "pd.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pt, _ := cfg.Targets[0].RoleTarget(recommend.RolePrefill)
-	pol, err := pt.Policy()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := pol.Capacity
+	cfg, c := demandPair(t, p0.URL, d0.URL, "[{type: demand, target: 0.9}]")
 	rs := func(prompt, output, prefillRate float64) float64 {
 		batch := math.Max(1, math.Min(float64(c.MaxBatch), math.Floor(c.KVTokens/(prompt+output))))
 		step := c.StepSeconds + c.StepSecondsPerToken*batch*(prompt+output/2)
@@ -376,28 +355,7 @@ func TestPairLowersPrefillTarget(t *testing.T) {
 	p0, d0 := ratePage(t0, 20, 20000, 20), ratePage(t0, 2, 2000, 2000)
 	defer p0.Close()
 	defer d0.Close()
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`targets:
-  - name: chat
-    replica: {gpu: h100-sxm, model: llama-3-8b}
-    roles:
-      prefill:
-        scrape: [%s/metrics]
-        metrics: [{type: demand, target: 0.9}, {type: queuewait, target: 0.4}]
-        maxReplicaCount: 16
-      decode:
-        scrape: [%s/metrics]
-        metrics: [{type: demand, target: 0.9}]
-        maxReplicaCount: 16
-`, p0.URL, d0.URL)), "pd.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pt, _ := cfg.Targets[0].RoleTarget(recommend.RolePrefill)
-	pol, err := pt.Policy()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := pol.Capacity
+	cfg, c := demandPair(t, p0.URL, d0.URL, "[{type: demand, target: 0.9}, {type: queuewait, target: 0.4}]")
 	batch := math.Max(1, math.Min(float64(c.MaxBatch), math.Floor(c.KVTokens/1001)))
 	s := 1000/c.PrefillTokensPerSecond + (c.StepSeconds+c.StepSecondsPerToken*batch*1000.5)/batch
 	lo, hi := 0.0, 1.0
@@ -427,4 +385,34 @@ func TestPairLowersPrefillTarget(t *testing.T) {
 	if v, ok := gauge(t, gatherer(m, reg), "infscale_desired_replicas", map[string]string{"target": "chat", "role": "prefill"}); !ok || v != float64(want) {
 		t.Errorf("prefill desired = %v, want %d (the lowered target %.4f; %d at 0.9)", v, want, rho, at09)
 	}
+}
+
+// demandPair is a P/D target on the h100-sxm / llama-3-8b replica reading
+// prefill and decode pages at the two URLs, the prefill pool on
+// prefillMetrics, the decode pool on demand at 0.9, and the prefill
+// pool's capacity.
+func demandPair(t *testing.T, prefill, decode, prefillMetrics string) (*config.File, *recommend.Capacity) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`targets:
+  - name: chat
+    replica: {gpu: h100-sxm, model: llama-3-8b}
+    roles:
+      prefill:
+        scrape: [%s/metrics]
+        metrics: %s
+        maxReplicaCount: 16
+      decode:
+        scrape: [%s/metrics]
+        metrics: [{type: demand, target: 0.9}]
+        maxReplicaCount: 16
+`, prefill, prefillMetrics, decode)), "pd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, _ := cfg.Targets[0].RoleTarget(recommend.RolePrefill)
+	pol, err := pt.Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, pol.Capacity
 }
