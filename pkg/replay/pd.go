@@ -349,14 +349,16 @@ func (ps *pdSim) run(ctx context.Context) error {
 			break
 		}
 		events++
-		if err := checkpoint(ctx, events, t, ps.end, ps.cfg.Progress); err != nil {
-			return err
+		if events%checkpointEvery == 0 {
+			if err := checkpoint(ctx, t, ps.end, ps.cfg.Progress); err != nil {
+				return err
+			}
 		}
 		switch {
 		case tp == t:
-			ps.replicaEvent(pre, t)
+			pre.replicaEvent(t)
 		case td == t:
-			ps.replicaEvent(dec, t)
+			dec.replicaEvent(t)
 		case tx == t:
 			x := ps.xfer.pop()
 			dec.arrive(t, trace.Request{Arrival: x.p.arrival, Prompt: x.p.prompt, Output: x.p.output})
@@ -382,15 +384,6 @@ func (ps *pdSim) run(ctx context.Context) error {
 	pre.finish(stop)
 	dec.finish(stop)
 	return nil
-}
-
-func (ps *pdSim) replicaEvent(s *sim, t float64) {
-	r := s.heap[0]
-	if r.state == starting {
-		s.becomeReady(r, t)
-	} else {
-		r.phaseEnd(s, t)
-	}
 }
 
 func (ps *pdSim) tick(now float64) {
