@@ -20,6 +20,12 @@ type Capacity struct {
 	// batch: StepSeconds + StepSecondsPerToken × the context tokens the
 	// batch holds, in seconds (> 0 and >= 0).
 	StepSeconds, StepSecondsPerToken float64
+	// StepComputeSeconds is the full batch's step when compute-bound, in
+	// seconds (>= 0; 0: none): the step is the larger of it and the line
+	// above, as the replica model's max(memory, compute) is. A large batch
+	// of short contexts is compute-bound (vLLM's --max-num-seqs 256 on an
+	// H100 with 8B: 13.8 ms where the memory line gives 16.3).
+	StepComputeSeconds float64
 }
 
 // ReplicaModel is what CapacityFrom reads of a replica model
@@ -34,21 +40,23 @@ type ReplicaModel interface {
 }
 
 // CapacityFrom is a replica model's Capacity: the prefill rate over a
-// 2^20-token prompt, and the full-batch decode step as the line through
-// two large contexts (the memory-bound regime, where each context token
-// costs the same), its intercept at least the compute floor
-// StepTime(MaxBatch, 0).
+// 2^20-token prompt, the full-batch decode step as the line through two
+// large contexts (the memory-bound regime, where each context token costs
+// the same) and, as its floor, the step with no context StepTime(MaxBatch,
+// 0) (compute-bound or the weights' read alone).
 func CapacityFrom(m ReplicaModel) *Capacity {
 	const probe = 1 << 20
 	b := m.MaxBatch()
 	s1, s2 := m.StepTime(b, probe), m.StepTime(b, 2*probe)
 	perToken := (s2 - s1) / probe
+	floor := m.StepTime(b, 0)
 	return &Capacity{
 		PrefillTokensPerSecond: probe / m.PrefillTime(probe),
 		MaxBatch:               b,
 		KVTokens:               float64(m.KVCapacityTokens()),
-		StepSeconds:            max(s1-perToken*probe, m.StepTime(b, 0)),
+		StepSeconds:            min(max(s1-perToken*probe, 0), floor),
 		StepSecondsPerToken:    perToken,
+		StepComputeSeconds:     floor,
 	}
 }
 
@@ -62,6 +70,8 @@ func (c *Capacity) check() error {
 		return errors.New("KV tokens must be finite and > 0")
 	case !(c.StepSeconds > 0) || math.IsInf(c.StepSeconds, 0) || !(c.StepSecondsPerToken >= 0) || math.IsInf(c.StepSecondsPerToken, 0):
 		return errors.New("step seconds must be finite and > 0, per token >= 0")
+	case !(c.StepComputeSeconds >= 0) || math.IsInf(c.StepComputeSeconds, 0):
+		return errors.New("compute-bound step seconds must be finite and >= 0")
 	}
 	return nil
 }
@@ -69,14 +79,15 @@ func (c *Capacity) check() error {
 // RequestSeconds is the replica time one request of prompt and output
 // tokens costs at sustained load, in seconds: its prefill at the prefill
 // rate plus output × the full-batch decode step / batch, the batch
-// min(MaxBatch, KVTokens / (prompt + output)) and the step's context
-// batch × (prompt + output/2) (docs/recommend.md, "Demand").
+// min(MaxBatch, KVTokens / (prompt + output)), the step the larger of
+// StepComputeSeconds and the line at the batch's context batch × (prompt +
+// output/2) (docs/recommend.md, "Demand").
 func (c *Capacity) RequestSeconds(prompt, output float64) float64 {
 	batch := float64(c.MaxBatch)
 	if n := prompt + output; n > 0 {
 		batch = max(1, min(batch, math.Floor(c.KVTokens/n)))
 	}
-	step := c.StepSeconds + c.StepSecondsPerToken*batch*(prompt+output/2)
+	step := max(c.StepSeconds+c.StepSecondsPerToken*batch*(prompt+output/2), c.StepComputeSeconds)
 	return prompt/c.PrefillTokensPerSecond + output*step/batch
 }
 

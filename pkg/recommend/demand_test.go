@@ -196,3 +196,37 @@ func TestRampBound(t *testing.T) {
 		}
 	}
 }
+
+// rooflineModel is a replica model whose step is the larger of a memory
+// time (weights + context) and a compute time (batch × per token), plus a
+// fixed overhead, as pkg/replica's.
+type rooflineModel struct{ weights, perContext, perSeqCompute, overhead, prefill float64 }
+
+func (m rooflineModel) StepTime(batch int, ctx int64) float64 {
+	return max(m.weights+m.perContext*float64(ctx), float64(batch)*m.perSeqCompute) + m.overhead
+}
+func (m rooflineModel) PrefillTime(tokens int) float64 { return float64(tokens) * m.prefill }
+func (m rooflineModel) KVCapacityTokens() int64        { return 1_000_000 }
+func (m rooflineModel) MaxBatch() int                  { return 256 }
+
+// TestCapacityComputeBound: a large batch of short contexts is
+// compute-bound, and the step is the roofline's max, not the memory line
+// raised to the compute floor. Worked by hand: weights 5 ms, 2e-8 s per
+// context token, 40 µs per sequence of compute (10.24 ms at 256), 1 ms
+// overhead, 40 µs a prefill token. 100/100-token requests: batch 256,
+// context 256 × 150 = 38,400 tokens, memory 5 + 0.768 = 5.768 ms, compute
+// 10.24 ms: step 11.24 ms; seconds 100 × 40e-6 + 100 × 0.01124 / 256 =
+// 0.004 + 0.00439063 = 0.00839063. 1000/1000-token requests: context
+// 256 × 1500 = 384,000, memory 5 + 7.68 = 12.68 ms > compute: step 13.68
+// ms; seconds 0.04 + 1000 × 0.01368 / 256 = 0.09343750.
+func TestCapacityComputeBound(t *testing.T) {
+	c := CapacityFrom(rooflineModel{weights: 0.005, perContext: 2e-8, perSeqCompute: 40e-6, overhead: 0.001, prefill: 40e-6})
+	for _, tc := range []struct{ prompt, output, want float64 }{
+		{100, 100, 0.00839063},
+		{1000, 1000, 0.09343750},
+	} {
+		if got := c.RequestSeconds(tc.prompt, tc.output); math.Abs(got-tc.want) > 1e-8 {
+			t.Errorf("RequestSeconds(%g, %g) = %.8f, want %.8f", tc.prompt, tc.output, got, tc.want)
+		}
+	}
+}
