@@ -334,7 +334,7 @@ type BacktestCmd struct {
 	PrometheusRangeFlags `embed:"" set:"configuse=, and its own policy is replayed as the row config:NAME"`
 	ReplicaFlags         `embed:""`
 
-	Policy  []string      `short:"p" sep:"none" placeholder:"P" help:"Policy to replay (repeatable; commas belong to the policy): SIGNAL:TARGET[,OPTION=VALUE...], fixed:N, knative:C, oracle, optimal, hpa(POLICY), recommended, llmd-queue, llmd-saturation, llmd-tokens, llmd-slo (as infscale simulate). Default: queue:24, queue:24,lookahead=90, queue:24,min=0,cooldown=120, recommended, oracle, optimal."`
+	Policy  []string      `short:"p" sep:"none" placeholder:"P" help:"Policy to replay (repeatable; commas belong to the policy): SIGNAL:TARGET[,OPTION=VALUE...], fixed:N, knative:C, oracle, optimal, hpa(POLICY), recommended, llmd-queue, llmd-saturation, llmd-tokens, llmd-slo (as infscale simulate). Default: queue:24, queue:24,lookahead=90, queue:24,min=0,cooldown=120, recommended, oracle, optimal. For a prefill/decode pair (a --config target with roles:) the policies are simulate --pd's (recommended(prefill=TP,decode=TD), pd(PREFILL;DECODE), ...), default recommended, optimal and the four llm-d baselines."`
 	SLOTTFT time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token takes longer (default ${default})."`
 	Period  time.Duration `default:"15s" placeholder:"D" help:"How often the simulated policies decide (default ${default})."`
 	Seed    uint64        `default:"1" help:"Seed of the arrivals within a step and of the token draws."`

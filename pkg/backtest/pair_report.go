@@ -79,7 +79,7 @@ func (rep PairReport) WriteJSON(w io.Writer) error {
 		QueryTime:  num(rep.Fetch.Duration.Seconds()),
 		ReplayTime: num(rep.ReplayTime.Seconds()),
 		Queries:    rep.Fetch.Queries,
-		Warnings:   rep.Fetch.Warnings,
+		Warnings:   append(append([]string(nil), rep.Fetch.Warnings...), rep.Mismatch()...),
 	}
 	if s := a.Simulated; s != nil {
 		r := pairRowJSON(PairRow{PDResult: *s, SavingsPct: math.NaN()})
@@ -147,8 +147,31 @@ func (rep PairReport) WriteText(w io.Writer) error {
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintf(w, "time      queries %s (%d), replay %s\n", rep.Fetch.Duration.Round(time.Millisecond), rep.Fetch.Queries, rep.ReplayTime.Round(time.Millisecond))
-	for _, wn := range rep.Fetch.Warnings {
+	for _, wn := range append(append([]string(nil), rep.Fetch.Warnings...), rep.Mismatch()...) {
 		fmt.Fprintf(w, "warning   %s\n", wn)
+	}
+	return nil
+}
+
+// MismatchTolerance is the share by which the pools' request counts may
+// differ before Mismatch warns (counts at the range's edges, requests in
+// flight between the pools).
+const MismatchTolerance = 0.05
+
+// Mismatch warns when the decode pool's reconstructed requests differ
+// from the prefill pool's (the pair's arrivals) by more than
+// MismatchTolerance: more at decode means llm-d sent some requests there
+// without a remote prefill (prompts below its decider's threshold, or
+// cached), which the replay does not (it disaggregates every request and
+// takes the prefill pool's); fewer means the decode pool's series miss
+// some pods.
+func (rep PairReport) Mismatch() []string {
+	p, d := rep.Requests, rep.DecodeRequests
+	switch {
+	case d > p*(1+MismatchTolerance)+1:
+		return []string{fmt.Sprintf("the decode pool completed %.0f requests, %.0f%% more than the prefill pool's %.0f: llm-d sends short or cached prompts straight to decode; the replay disaggregates the prefill pool's requests only, so the decode pool's load is understated", d, 100*(d-p)/p, p)}
+	case d < p*(1-MismatchTolerance)-1:
+		return []string{fmt.Sprintf("the decode pool completed %.0f requests, fewer than the prefill pool's %.0f: does roles.decode.selector match all the decode pods?", d, p)}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,5 +44,20 @@ func TestReconstructPair(t *testing.T) {
 	var pe *PoolError
 	if !errors.As(err, &pe) || pe.Role != "decode" || !errors.Is(err, ErrNoTraffic) {
 		t.Errorf("err %v; want the decode pool's ErrNoTraffic", err)
+	}
+}
+
+// TestPairMismatch: the pools' counts within 5% (+1) pass; 10% more at
+// decode warns of requests llm-d did not disaggregate, 10% fewer of a
+// selector that misses pods.
+func TestPairMismatch(t *testing.T) {
+	for _, c := range []struct {
+		dec  float64
+		want string
+	}{{1000, ""}, {1051, ""}, {1100, "10% more than the prefill pool's 1000"}, {900, "fewer than the prefill pool's 1000"}} {
+		w := PairReport{Requests: 1000, DecodeRequests: c.dec}.Mismatch()
+		if (c.want == "") != (len(w) == 0) || (c.want != "" && !strings.Contains(w[0], c.want)) {
+			t.Errorf("decode %g: %q; want %q", c.dec, w, c.want)
+		}
 	}
 }
