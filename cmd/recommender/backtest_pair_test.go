@@ -235,6 +235,16 @@ func TestBacktestPairHistory(t *testing.T) {
 		t.Errorf("tune: winner %q, %d rows; want recommended(prefill=..,decode=..) of 20", tr.Policy, len(tr.Rows))
 	}
 
+	out.Reset()
+	args = append([]string{"tune", "--config", cfg, "--target", "chat", "-q", "--stress", "none", "--finalists", "1"}, rng...)
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("tune: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "(P/D pair chat)") || !strings.Contains(out.String(), "llmd-tokens") {
+		t.Errorf("tune text names neither the pair nor the llm-d baselines:\n%s", out.String())
+	}
+	t.Logf("\n%s", out.String())
+
 	// A pool whose selector matches nothing: the role and its query named.
 	bad := pairConfig(t, url, `{namespace="llm",pod=~"nope-.*"}`)
 	for _, cmd := range []string{"backtest", "tune"} {
