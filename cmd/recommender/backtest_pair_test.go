@@ -195,7 +195,13 @@ func TestBacktestPairHistory(t *testing.T) {
 	for _, c := range []struct {
 		i                      int
 		pre, dec, tot, savings float64
-	}{{1, 120, 240, 360, 25}, {2, 240, 240, 480, 0}} {
+	}{{1, 120, 240, 360, 25}, {2, 240, 240, 480, 0},
+		// The pair rule, the target's own and the preset: 0.5 requests/s
+		// keep 0.5 x 1,000 / 24,750 = 0.02 of a prefill replica busy
+		// (docs/llm-d.md's reference replica), and the decode pool's 100
+		// output tokens/s are 2% of its 6,154 at full batch: one replica
+		// per pool for 120 min, 240 in all, 50% saved.
+		{0, 120, 120, 240, 50}, {3, 120, 120, 240, 50}} {
 		p := rep.Policies[c.i]
 		if math.Abs(p.Prefill-c.pre) > 1e-9 || math.Abs(p.Decode-c.dec) > 1e-9 || math.Abs(p.Total-c.tot) > 1e-9 || p.Savings == nil || math.Abs(*p.Savings-c.savings) > 1e-9 {
 			t.Errorf("%s: %+v; want %g + %g = %g replica-minutes, %g%% saved", p.Policy, p, c.pre, c.dec, c.tot, c.savings)
