@@ -48,8 +48,9 @@ func (c *BacktestCmd) runPair(e *env, res resolved) error {
 		return err
 	}
 	rep, err := backtest.RunPair(e.ctx, w, backtest.PairConfig{Policies: pols, Seed: c.Seed, GPUs: float64(model.Config().TP),
-		PD:     replay.PDConfig{KVLinkBytesPerSecond: link},
-		Replay: replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds()}})
+		PD: replay.PDConfig{KVLinkBytesPerSecond: link},
+		Replay: replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(),
+			Progress: func(now, end float64) { prog.Set(0.2 + 0.8*now/end) }}})
 	prog.Done()
 	if err != nil {
 		if errors.Is(err, replay.ErrPDSLO) {

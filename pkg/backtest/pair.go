@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -73,7 +74,8 @@ func ReconstructPair(pre, dec History, opts Options) (PairWorkload, error) {
 // PairConfig sets up RunPair.
 type PairConfig struct {
 	// Replay is the simulator's setting (Model required: both pools run
-	// it); Epoch is set by RunPair (the grid's start).
+	// it); Epoch is set by RunPair (the grid's start); Progress, when set,
+	// gets the least advanced replay's share done (now/end, 1).
 	Replay replay.Config
 	// PD is the pair's setting (the KV link).
 	PD replay.PDConfig
@@ -173,7 +175,23 @@ func RunPair(ctx context.Context, w PairWorkload, cfg PairConfig) (PairReport, e
 	errs := make([]error, len(pols))
 	began := time.Now()
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := make([]float64, len(pols))
 	for i, p := range pols {
+		rc := rc
+		if prog := rc.Progress; prog != nil {
+			// One progress for all: the least advanced replay's share.
+			rc.Progress = func(now, end float64) {
+				if !(end > 0) || math.IsInf(end, 0) {
+					return
+				}
+				mu.Lock()
+				done[i] = max(done[i], min(now/end, 1))
+				lo := slices.Min(done)
+				mu.Unlock()
+				prog(lo, 1)
+			}
+		}
 		wg.Go(func() { res[i], errs[i] = replay.RunPD(ctx, src, p, rc, cfg.PD) })
 	}
 	wg.Wait()
