@@ -17,6 +17,7 @@ import (
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
+	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
 	"github.com/infscale/infscale/pkg/tune"
@@ -71,7 +72,24 @@ type resolved struct {
 	// deprecations are the --config file's keys under old names, for
 	// warnConfig.
 	deprecations []config.Error
+	// pair is the --config target's two pools when it is a prefill/decode
+	// pair (roles:); target is then unset.
+	pair *pairTarget
 }
+
+// pairTarget is a --config P/D target (roles:): each pool's series and the
+// target's own pair rule.
+type pairTarget struct {
+	// name is the target's; config the file's path.
+	name, config string
+	// roles are the prefill then the decode pool's series.
+	roles [2]backtest.Target
+	// policy is the target's own pair rule, named config:<target>.
+	policy replay.PDPolicy
+}
+
+// pairRoles are a pair's roles in pairTarget.roles' order.
+var pairRoles = [2]recommend.Role{recommend.RolePrefill, recommend.RoleDecode}
 
 // historyOnly are the flags that choose a history (the config's series
 // or --prometheus-url's); historyGiven returns the first of them given.
@@ -111,8 +129,10 @@ func (f *PrometheusRangeFlags) resolve(given map[string]bool) (resolved, error) 
 	if err != nil {
 		return r, err
 	}
-	if r.target, err = w.target(); err != nil {
-		return r, err
+	if r.pair == nil {
+		if r.target, err = w.target(); err != nil {
+			return r, err
+		}
 	}
 	c, err := promql.NewClient(w.client)
 	if err != nil {
@@ -193,15 +213,15 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 	if tg == nil {
 		return where{}, invalidf("--target %q: not in %s (targets: %s)", f.Target, f.Config, strings.Join(names, ", "))
 	}
-	if tg.Roles != nil {
-		return where{}, invalidf("--target %s: %s's target %s is a prefill/decode pair (roles:), two pools with their own history: backtest, tune and profile replay one pool and do not read a pair; replay the pair on a trace with `infscale simulate --pd --trace FILE` (recommended, optimal, the llm-d baselines, pd(PREFILL;DECODE)), or give --prometheus-url with one role's --selector to replay that pool alone (docs/llm-d.md)", tg.Name, f.Config, tg.Name)
-	}
 	if file.Prometheus.Embedded() {
 		return where{}, invalidf("%s: backtest needs prometheus.url (history comes from range queries)", f.Config)
 	}
 	rt, err := promconfig.NewRoundTripperFromConfig(file.Prometheus.HTTPClientConfig, "infscale")
 	if err != nil {
 		return where{}, invalidf("%s: prometheus http client: %v", f.Config, err)
+	}
+	if tg.Roles != nil {
+		return f.pairFromConfig(given, tg, r, promql.ClientConfig{URL: file.Prometheus.URL, RoundTripper: rt, Timeout: f.QueryTimeout})
 	}
 	w := where{
 		client:   promql.ClientConfig{URL: file.Prometheus.URL, RoundTripper: rt, Timeout: f.QueryTimeout},
@@ -224,6 +244,38 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 	r.replica = tg.Replica
 	r.serve = tune.Serve{Name: tg.Name, PrometheusURL: file.Prometheus.URL, Server: w.server.String(), Selector: w.selector, Replicas: w.replicas, From: f.Config}
 	return w, nil
+}
+
+// pairFromConfig reads P/D target tg of --config: each role's selector
+// and replicas query (roles.ROLE.selector and .replicas), and r's pair,
+// policy and replica.
+func (f *PrometheusRangeFlags) pairFromConfig(given map[string]bool, tg *config.Target, r *resolved, client promql.ClientConfig) (where, error) {
+	if given["replicas-query"] {
+		return where{}, invalidf("--replicas-query: %s's target %s is a prefill/decode pair; each pool's replicas query is its roles.ROLE.replicas in the file (default: the pods reporting)", f.Config, tg.Name)
+	}
+	pt := &pairTarget{name: tg.Name, config: f.Config}
+	var pols [2]recommend.Policy
+	for i, role := range pairRoles {
+		rt, _ := tg.RoleTarget(role)
+		if rt.Selector == "" {
+			return where{}, invalidf("%s: target %s: roles.%s has no selector: a backtest reads each pool's series from Prometheus by its selector (add roles.%s.selector, e.g. '{pod=~\"%s-%s-.*\"}')", f.Config, tg.Name, role, role, tg.Name, role)
+		}
+		t, err := where{server: tg.Server, selector: rt.Selector, replicas: rt.Replicas}.target()
+		if err != nil {
+			return where{}, invalidf("%s: target %s: roles.%s: %v", f.Config, tg.Name, role, err)
+		}
+		pt.roles[i] = t
+		if pols[i], err = rt.Policy(); err != nil {
+			return where{}, invalidf("%s: target %s: roles.%s: %v", f.Config, tg.Name, role, err)
+		}
+	}
+	pol, err := replay.FromRecommendPair("config:"+tg.Name, &pols[0], &pols[1])
+	if err != nil {
+		return where{}, invalidf("%s: target %s: %v", f.Config, tg.Name, err)
+	}
+	pt.policy = pol
+	r.pair, r.replica = pt, tg.Replica
+	return where{client: client}, nil
 }
 
 // fromURL reads --prometheus-url, --server, --selector and
@@ -282,13 +334,15 @@ type BacktestCmd struct {
 	PrometheusRangeFlags `embed:"" set:"configuse=, and its own policy is replayed as the row config:NAME"`
 	ReplicaFlags         `embed:""`
 
-	Policy  []string      `short:"p" sep:"none" placeholder:"P" help:"Policy to replay (repeatable; commas belong to the policy): SIGNAL:TARGET[,OPTION=VALUE...], fixed:N, knative:C, oracle, optimal, hpa(POLICY), recommended, llmd-queue, llmd-saturation, llmd-tokens, llmd-slo (as infscale simulate). Default: queue:24, queue:24,lookahead=90, queue:24,min=0,cooldown=120, recommended, oracle, optimal."`
+	Policy  []string      `short:"p" sep:"none" placeholder:"P" help:"Policy to replay (repeatable; commas belong to the policy): SIGNAL:TARGET[,OPTION=VALUE...], fixed:N, knative:C, oracle, optimal, hpa(POLICY), recommended, llmd-queue, llmd-saturation, llmd-tokens, llmd-slo (as infscale simulate). Default: queue:24, queue:24,lookahead=90, queue:24,min=0,cooldown=120, recommended, oracle, optimal. For a prefill/decode pair (a --config target with roles:) the policies are simulate --pd's (recommended(prefill=TP,decode=TD), pd(PREFILL;DECODE), ...), default recommended, optimal and the four llm-d baselines."`
 	SLOTTFT time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token takes longer (default ${default})."`
 	Period  time.Duration `default:"15s" placeholder:"D" help:"How often the simulated policies decide (default ${default})."`
 	Seed    uint64        `default:"1" help:"Seed of the arrivals within a step and of the token draws."`
 	Plot    string        `placeholder:"FILE" help:"Draw arrivals, actual and simulated replicas and TTFT to FILE (.png or .svg)."`
 	Output  string        `enum:"text,json,csv" default:"text" help:"Output format: text, json or csv."`
 	Quiet   bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
+
+	KVLink string `name:"kv-link" default:"25GB" placeholder:"B" help:"For a prefill/decode pair (a --config target with roles:): the link that moves a prompt's KV from prefill to decode, bytes per second, or nvlink (as simulate --pd; default ${default})."`
 
 	Calibrate       string        `name:"calibrate" type:"path" placeholder:"FILE" help:"Fit the replica model (the replica flags' GPU, model and TP) to the target's own history, write the calibration file here and replay with it: each pod's mean ITL against its mean running per window, its TTFT against prompt tokens in windows where nothing waited; the last quarter of the range is held out and its prediction error reported."`
 	CalibrateWindow time.Duration `name:"calibrate-window" default:"2m" placeholder:"D" help:"Window of the calibration's per-pod means, at least two scrape intervals (default ${default})."`
@@ -301,6 +355,18 @@ func (c *BacktestCmd) Run(e *env) error {
 		return err
 	}
 	warnConfig(e.stderr, res.deprecations)
+	if c.SLOTTFT <= 0 {
+		return invalidf("--slo-ttft %v: want a duration > 0", c.SLOTTFT)
+	}
+	if c.Period < time.Duration(replay.MinPeriod*float64(time.Second)) {
+		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
+	}
+	if res.pair != nil {
+		return c.runPair(e, res)
+	}
+	if e.given["kv-link"] {
+		return invalidf("--kv-link goes with a prefill/decode pair (a --config target with roles:)")
+	}
 	specs := c.Policy
 	if len(specs) == 0 {
 		specs = DefaultBacktestPolicies
@@ -312,12 +378,6 @@ func (c *BacktestCmd) Run(e *env) error {
 			return invalidf("--policy #%d: %v", i+1, err)
 		}
 		pols = append(pols, p)
-	}
-	if c.SLOTTFT <= 0 {
-		return invalidf("--slo-ttft %v: want a duration > 0", c.SLOTTFT)
-	}
-	if c.Period < time.Duration(replay.MinPeriod*float64(time.Second)) {
-		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
 	}
 	if c.Plot != "" {
 		if !strings.HasSuffix(c.Plot, ".png") && !strings.HasSuffix(c.Plot, ".svg") {

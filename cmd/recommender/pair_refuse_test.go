@@ -9,10 +9,11 @@ import (
 	"testing"
 )
 
-// TestPairTargetRefusedByHistoryCommands: backtest, tune and profile on a
-// roles: target say it is a pair and what replays one, not a generic
-// policy error.
-func TestPairTargetRefusedByHistoryCommands(t *testing.T) {
+// TestPairTargetHistoryFlags: on a roles: target, profile says it is a
+// pair and what to run instead; backtest and tune refuse the flags that
+// read or draw one pool, each naming the flag (before any query: the
+// Prometheus here is unreachable).
+func TestPairTargetHistoryFlags(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "pair.yaml")
 	yaml := `prometheus: {url: "http://127.0.0.1:1"}
 targets:
@@ -31,25 +32,37 @@ targets:
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, cmd := range []string{"backtest", "tune", "profile"} {
+	pair := []string{"--config", cfg, "--target", "chat"}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"profile"}, []string{"--target chat:", "is a prefill/decode pair (roles:)", "schedule: floor", "that role's --selector", "infscale backtest --config"}},
+		{[]string{"backtest", "--plot", "x.svg"}, []string{"--plot with a prefill/decode pair"}},
+		{[]string{"backtest", "--calibrate", "x.json"}, []string{"--calibrate with a prefill/decode pair", "--calibration FILE"}},
+		{[]string{"backtest", "--replicas-query", "sum(up)"}, []string{"--replicas-query:", "roles.ROLE.replicas"}},
+		{[]string{"backtest", "-p", "oracle"}, []string{"--policy #1:", "oracle"}},
+		{[]string{"tune", "--plot", "x.svg"}, []string{"--plot with a prefill/decode pair"}},
+	} {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), []string{cmd, "--config", cfg, "--target", "chat"}, nil, &out, &errb)
-		for _, want := range []string{"--target chat:", "is a prefill/decode pair (roles:)", "simulate --pd --trace FILE", "one role's --selector"} {
+		code := run(context.Background(), append(c.args, pair...), nil, &out, &errb)
+		for _, want := range c.want {
 			if code != exitInvalid || !strings.Contains(errb.String(), want) {
-				t.Errorf("%s: exit %d, stderr %q; want exit 2 mentioning %q", cmd, code, errb.String(), want)
+				t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, code, errb.String(), want)
 			}
 		}
 	}
 }
 
-// TestTunePDFlags: --pd needs --trace; --kv-link needs --pd; --plot is
+// TestTunePDFlags: --pd needs --trace or a pair target; backtest's --kv-link a pair; --kv-link needs --pd; --plot is
 // refused with --pd; a bad pair policy names its column.
 func TestTunePDFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"tune", "--pd", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{pod=~"x"}`}, "--pd goes with --trace"},
+		{[]string{"tune", "--pd", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{pod=~"x"}`}, "--pd goes with --trace, or with --config and a pair target"},
+		{[]string{"backtest", "--kv-link", "1GB", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{pod=~"x"}`}, "--kv-link goes with a prefill/decode pair"},
 		{[]string{"tune", "--trace", "reference", "--kv-link", "1GB"}, "--kv-link goes with --pd"},
 		{[]string{"tune", "--trace", "reference", "--pd", "--plot", "x.png"}, "--plot with --pd"},
 		{[]string{"simulate", "--pd", "-p", "recommended(prefill=0.7)"}, "wants both prefill=TARGET and decode=TARGET"},

@@ -17,31 +17,6 @@ import (
 	"github.com/infscale/infscale/pkg/trace"
 )
 
-// pdRow is one policy's P/D replay as simulate prints it (JSON keys as
-// the aggregated rows', docs/simulate.md).
-type pdRow struct {
-	Policy          string                 `json:"policy"`
-	Requests        int64                  `json:"requests"`
-	Met             int64                  `json:"met"`
-	Late            int64                  `json:"late"`
-	Unserved        int64                  `json:"unserved"`
-	Rejected        int64                  `json:"rejected"`
-	Misses          int64                  `json:"slo_misses"`
-	MissPct         float64                `json:"miss_pct"`
-	TTFTP50         *float64               `json:"ttft_p50_s"`
-	TTFTP95         *float64               `json:"ttft_p95_s"`
-	ITLP95          *float64               `json:"itl_p95_s"`
-	PrefillMinutes  float64                `json:"prefill_replica_minutes"`
-	DecodeMinutes   float64                `json:"decode_replica_minutes"`
-	TotalMinutes    float64                `json:"replica_minutes"`
-	PrefillPeak     int                    `json:"prefill_peak"`
-	DecodePeak      int                    `json:"decode_peak"`
-	ScaleEvents     int                    `json:"scale_events"`
-	BoundMinutes    *float64               `json:"lower_bound_replica_minutes,omitempty"`
-	PrefillTimeline []replay.TimelineEntry `json:"prefill_timeline,omitempty"`
-	DecodeTimeline  []replay.TimelineEntry `json:"decode_timeline,omitempty"`
-}
-
 // kvLink reads --kv-link: bytes per second, or nvlink for the GPU
 // catalog's link bandwidth per direction.
 func (c *SimulateCmd) kvLink(m *replica.Replica) (float64, error) {
@@ -99,9 +74,9 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *
 		}
 		return invalid(err)
 	}
-	rows := make([]pdRow, len(res))
+	rows := make([]replay.PDRow, len(res))
 	for i, r := range res {
-		rows[i] = newPDRow(r, c.Timeline)
+		rows[i] = replay.NewPDRow(r, c.Timeline)
 	}
 	switch c.Output {
 	case "json":
@@ -114,22 +89,7 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *
 	return writePDText(e.stdout, src.Name, cfg, link, model, rows)
 }
 
-func newPDRow(r replay.PDResult, timeline bool) pdRow {
-	row := pdRow{Policy: r.Policy, Requests: r.Requests, Met: r.Met, Late: r.Late, Unserved: r.Unserved, Rejected: r.Rejected,
-		Misses: r.Misses(), MissPct: r.MissPct(), TTFTP50: replay.FiniteOrNil(r.TTFTP50), TTFTP95: replay.FiniteOrNil(r.TTFTP95), ITLP95: replay.FiniteOrNil(r.ITLP95),
-		PrefillMinutes: r.Prefill.ReplicaMinutes(), DecodeMinutes: r.Decode.ReplicaMinutes(), TotalMinutes: r.ReplicaSeconds() / 60,
-		PrefillPeak: r.Prefill.Peak, DecodePeak: r.Decode.Peak, ScaleEvents: r.Prefill.ScaleEvents + r.Decode.ScaleEvents}
-	if r.LowerBound != nil {
-		row.BoundMinutes = replay.FiniteOrNil(r.LowerBound.ReplicaSeconds() / 60)
-	}
-	if timeline {
-		row.PrefillTimeline = replay.NewRow(r.Prefill, 1, 0, true).Timeline
-		row.DecodeTimeline = replay.NewRow(r.Decode, 1, 0, true).Timeline
-	}
-	return row
-}
-
-func writePDText(w io.Writer, traceName string, cfg replay.Config, link float64, m *replica.Replica, rows []pdRow) error {
+func writePDText(w io.Writer, traceName string, cfg replay.Config, link float64, m *replica.Replica, rows []replay.PDRow) error {
 	b := &strings.Builder{}
 	if len(rows) > 0 {
 		fmt.Fprintf(b, "trace %s: %d requests; P/D pair of %s on %s, KV %.0f KiB per token over %s/s; SLO TTFT %gs, period %gs\n\n",
@@ -187,7 +147,7 @@ func numP(p *float64) string {
 	return num0(*p)
 }
 
-func writePDCSV(w io.Writer, rows []pdRow) error {
+func writePDCSV(w io.Writer, rows []replay.PDRow) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"policy", "requests", "slo_misses", "miss_pct", "ttft_p95_s", "itl_p95_s", "prefill_replica_minutes", "decode_replica_minutes", "replica_minutes", "prefill_peak", "decode_peak", "scale_events"})
 	f := func(p *float64) string {

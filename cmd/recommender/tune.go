@@ -39,8 +39,8 @@ type TuneCmd struct {
 	Plot      string        `name:"plot" placeholder:"FILE" help:"Draw the screened policies (misses against replica-minutes), the frontier and the winner to FILE (.png or .svg)."`
 	Output    string        `name:"output" short:"o" default:"text" enum:"text,json" help:"Output format: text or json."`
 	Quiet     bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
-	PD        bool          `name:"pd" help:"With --trace: tune a prefill/decode (P/D) pair of the replica (docs/llm-d.md): each role's demand target of the pair rule, recommended(prefill=TP,decode=TD), on the same split, stress and rule; baselines recommended and the llm-d paths per role."`
-	KVLink    string        `name:"kv-link" default:"25GB" help:"With --pd: the link that moves a prompt's KV from prefill to decode, bytes per second (as simulate --pd)."`
+	PD        bool          `name:"pd" help:"With --trace: tune a prefill/decode (P/D) pair of the replica (docs/llm-d.md): each role's demand target of the pair rule, recommended(prefill=TP,decode=TD), on the same split, stress and rule; baselines recommended and the llm-d paths per role. A --config target with roles: is tuned so on its history without the flag."`
+	KVLink    string        `name:"kv-link" default:"25GB" help:"With --pd or a pair target: the link that moves a prompt's KV from prefill to decode, bytes per second (as simulate --pd)."`
 	Shard     string        `name:"shard" placeholder:"I/N" help:"With --config: tune shard I of N of the config's targets with a tune: block (/N: I from JOB_COMPLETION_INDEX), each on its own tune.history, and write each result to --out or its tune.dir as NAME.json."`
 	Out       string        `name:"out" placeholder:"DIR" help:"With --shard: the directory the results are written to (default: each target's tune.dir)."`
 }
@@ -72,11 +72,11 @@ func (c *TuneCmd) Run(e *env) error {
 		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
 	}
 	switch {
-	case c.PD && c.Trace == "":
-		return invalidf("--pd goes with --trace: a pair's history is two pools' series, which tune does not read (replay the pair on a trace)")
+	case c.PD && c.Trace == "" && c.PrometheusRangeFlags.Config == "":
+		return invalidf("--pd goes with --trace, or with --config and a pair target (roles:): --prometheus-url reads one pool's series")
 	case c.PD && c.Plot != "":
 		return invalidf("--plot with --pd: not supported; use --output json")
-	case !c.PD && e.given["kv-link"]:
+	case !c.PD && e.given["kv-link"] && c.PrometheusRangeFlags.Config == "":
 		return invalidf("--kv-link goes with --pd")
 	}
 	stress, err := parseStress(c.Stress, e.given["stress"])
@@ -168,8 +168,28 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		return trace.Source{}, tune.Serve{}, err
 	}
 	warnConfig(e.stderr, res.deprecations)
+	switch {
+	case res.pair != nil && c.Plot != "":
+		return trace.Source{}, tune.Serve{}, invalidf("--plot with a prefill/decode pair: not supported; use --output json")
+	case res.pair == nil && c.PD:
+		return trace.Source{}, tune.Serve{}, invalidf("--pd: --target %s of %s is one pool (no roles:); leave out --pd, or give a pair target", c.Target, c.PrometheusRangeFlags.Config)
+	case res.pair == nil && e.given["kv-link"]:
+		return trace.Source{}, tune.Serve{}, invalidf("--kv-link goes with --pd (a pair target)")
+	}
 	if err := replica(res.replica); err != nil {
 		return trace.Source{}, tune.Serve{}, err
+	}
+	name := "history " + res.grid.Start.Format(time.RFC3339) + " .. " + res.grid.End().Format(time.RFC3339)
+	if res.pair != nil {
+		// A pair's history is tuned as tune --pd tunes a trace.
+		c.PD = true
+		prog := status.New(e.stderr)
+		w, _, err := res.fetchPair(e, "tune", c.MaxGap, func(f float64) { prog.Printf("tune: queries %.0f%%", 100*f) })
+		prog.Done()
+		if err != nil {
+			return trace.Source{}, tune.Serve{}, err
+		}
+		return w.Source(name+" (P/D pair "+res.pair.name+")", c.Seed), tune.Serve{}, nil
 	}
 	prog := status.New(e.stderr)
 	h, _, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
@@ -183,7 +203,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	if err != nil {
 		return trace.Source{}, tune.Serve{}, res.reconstructError("tune", err)
 	}
-	return w.Source("history "+res.grid.Start.Format(time.RFC3339)+" .. "+res.grid.End().Format(time.RFC3339), c.Seed), res.serve, nil
+	return w.Source(name, c.Seed), res.serve, nil
 }
 
 // serveReplica is the serve config's replica: value for the tuned

@@ -38,7 +38,7 @@ var roleKeys = []string{"selector", "replicas", "scaleTargetRef", "scrape", "met
 var pairRefused = map[string]string{
 	"zero":              "scale to zero is for one pool: a P/D target's pools run at least minReplicaCount each",
 	"schedule":          "schedules are for one pool: give each role's minReplicaCount instead",
-	"tune":              "tune replays one pool; a P/D target is tuned with simulate --pd (docs/llm-d.md)",
+	"tune":              "serve's self-tuning re-tunes one pool; a P/D target is tuned by `infscale tune --config FILE --target NAME` on its history or `tune --trace T --pd` (docs/llm-d.md)",
 	"pod_deletion_cost": "is not available for P/D targets",
 }
 

@@ -377,3 +377,56 @@ func setDemand(p *recommend.Policy, t float64) *recommend.Policy {
 	}
 	return &q
 }
+
+// PairOf is prefill on the prefill pool and decode on the decode pool,
+// each deciding alone (as pd(PREFILL;DECODE)), named name: for example
+// two Follow timelines, what each pool of a pair actually ran. Errors: a
+// policy a pool cannot run (optimal, oracle, knative).
+func PairOf(name string, prefill, decode Policy) (PDPolicy, error) {
+	for _, p := range []Policy{prefill, decode} {
+		if err := pdSupported(name, p); err != nil {
+			return PDPolicy{}, err
+		}
+	}
+	return PDPolicy{Name: name, build: pairBuilder(prefill, decode)}, nil
+}
+
+// FromRecommendPair wraps a P/D target's two pkg/recommend policies (each
+// role's config.Target.RoleTarget(r).Policy()) as the pair rule named
+// name, decided as serve decides the pair: recommend.PairDecider, each
+// role's demand target lowered to what its queue allows
+// (recommend.PairPolicies), then the ratio bound. A policy without a
+// Capacity gets the replay replica's (the decode role's on the decode
+// pool). The warm start is each pool's busy time over its lowered target,
+// within the role's bounds. Each policy is validated in place and must not
+// change while replays run. Errors: a policy's validation error, naming
+// its role.
+func FromRecommendPair(name string, prefill, decode *recommend.Policy) (PDPolicy, error) {
+	pp, err := FromRecommend(name+" (prefill)", prefill)
+	if err != nil {
+		return PDPolicy{}, err
+	}
+	dp, err := FromRecommend(name+" (decode)", decode)
+	if err != nil {
+		return PDPolicy{}, err
+	}
+	return PDPolicy{Name: name, build: func(e pdEnv) (pdController, int, int, error) {
+		p, err := forReplica(prefill, e.pre.sp)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("prefill: %w", err)
+		}
+		d, err := forReplica(decode, e.dec.sp)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("decode: %w", err)
+		}
+		c := &pdRecommended{p: recommend.Pair{Prefill: p, Decode: d}, epoch: e.pre.cfg.Epoch}
+		c.run.Prefill.Quiet, c.run.Decode.Quiet = true, true
+		ip, id, err := pdWarmAt(e, pp, dp, func(prompt, output float64) (float64, float64) {
+			q := recommend.PairPolicies(&c.p, recommend.PairReading{
+				Prefill: recommend.Reading{Obs: recommend.Observation{MeanPrompt: prompt, MeanOutput: 1}},
+				Decode:  recommend.Reading{Obs: recommend.Observation{MeanPrompt: prompt, MeanOutput: output}}})
+			return demandTarget(q.Prefill), demandTarget(q.Decode)
+		})
+		return c, ip, id, err
+	}}, nil
+}

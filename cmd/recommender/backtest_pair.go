@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/infscale/infscale/internal/status"
+	"github.com/infscale/infscale/pkg/backtest"
+	"github.com/infscale/infscale/pkg/replay"
+)
+
+// runPair is backtest on a P/D target: each pool's history, the pair's
+// arrivals rebuilt (backtest.ReconstructPair) and replayed through the
+// pair (replay.RunPD) under the pair policies, beside what each pool ran.
+func (c *BacktestCmd) runPair(e *env, res resolved) error {
+	switch {
+	case c.Calibrate != "":
+		return invalidf("--calibrate with a prefill/decode pair: the fit reads one pool's latencies; calibrate on one role with --prometheus-url and that role's --selector, then give --calibration FILE")
+	case c.Plot != "":
+		return invalidf("--plot with a prefill/decode pair: not supported; use --output json or csv")
+	}
+	specs := c.Policy
+	if len(specs) == 0 {
+		specs = replay.PDDefaultPolicies
+	}
+	pols := []replay.PDPolicy{res.pair.policy}
+	for i, s := range specs {
+		p, err := replay.ParsePDPolicy(policySpec(s))
+		if err != nil {
+			return invalidf("--policy #%d: %v", i+1, err)
+		}
+		pols = append(pols, p)
+	}
+	c.fromTarget(res.replica, true)
+	model, err := c.Replica()
+	if err != nil {
+		return err
+	}
+	link, err := (&SimulateCmd{KVLink: c.KVLink}).kvLink(model)
+	if err != nil {
+		return err
+	}
+	prog := status.NewProgress(e.stderr, "backtest", 1, c.Quiet)
+	defer prog.Done()
+	w, st, err := res.fetchPair(e, "backtest", c.MaxGap, func(f float64) { prog.Set(0.2 * f) })
+	if err != nil {
+		return err
+	}
+	rep, err := backtest.RunPair(e.ctx, w, backtest.PairConfig{Policies: pols, Seed: c.Seed, GPUs: float64(model.Config().TP),
+		PD: replay.PDConfig{KVLinkBytesPerSecond: link},
+		Replay: replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(),
+			Progress: func(now, end float64) { prog.Set(0.2 + 0.8*now/end) }}})
+	prog.Done()
+	if err != nil {
+		if errors.Is(err, replay.ErrPDSLO) {
+			return invalidf("--slo-ttft %v with --kv-link %s: %v", c.SLOTTFT, c.KVLink, err)
+		}
+		return fmt.Errorf("backtest: %w", err)
+	}
+	rep.Fetch = st
+	switch c.Output {
+	case "json":
+		return rep.WriteJSON(e.stdout)
+	case "csv":
+		return rep.WriteCSV(e.stdout)
+	}
+	return rep.WriteText(e.stdout)
+}
+
+// fetchPair reads both pools' histories over res's grid and rebuilds the
+// pair's workload; progress gets the share of queries done. Errors name
+// the pool, and for a pool without traffic its success query and the
+// config key that chooses it.
+func (res resolved) fetchPair(e *env, cmd string, maxGap time.Duration, progress func(float64)) (backtest.PairWorkload, backtest.FetchStats, error) {
+	var hs [2]backtest.History
+	var st backtest.FetchStats
+	var success [2]string
+	for i, t := range res.pair.roles {
+		h, s, err := backtest.Fetch(e.ctx, res.api, t, res.grid, func(done, total int) {
+			progress((float64(i) + float64(done)/float64(total)) / 2)
+		})
+		if err != nil {
+			return backtest.PairWorkload{}, st, fmt.Errorf("%s: target %s, %s pool: %w", cmd, res.pair.name, pairRoles[i], err)
+		}
+		if len(s.Queried) > 0 {
+			success[i] = s.Queried[0]
+		}
+		hs[i] = h
+		st.Queries, st.Points, st.Duration = st.Queries+s.Queries, st.Points+s.Points, st.Duration+s.Duration
+		st.Warnings, st.Queried = append(st.Warnings, s.Warnings...), append(st.Queried, s.Queried...)
+	}
+	w, err := backtest.ReconstructPair(hs[0], hs[1], backtest.Options{GapThreshold: maxGap})
+	if err != nil {
+		var pe *backtest.PoolError
+		if errors.As(err, &pe) && errors.Is(err, backtest.ErrNoTraffic) {
+			i := 0
+			if pe.Role == pairRoles[1].String() {
+				i = 1
+			}
+			return w, st, fmt.Errorf("%s: target %s, %s pool: %w: %s over %s..%s (check roles.%s.selector in %s, and the target's server)", cmd, res.pair.name, pe.Role,
+				pe.Err, success[i], res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339), pe.Role, res.pair.config)
+		}
+		return w, st, fmt.Errorf("%s: target %s, %w", cmd, res.pair.name, err)
+	}
+	return w, st, nil
+}

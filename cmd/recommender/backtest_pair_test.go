@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/internal/promtest"
+	"github.com/infscale/infscale/pkg/synthweek"
+)
+
+// pairHistory backfills two hours of a P/D pair's series, scraped every
+// minute from first (a whole hour), into a real Prometheus and returns
+// its URL. Each pool has one pod; per minute both pools complete 30
+// requests (0.5/s). The prefill pod's prompt counter grows 30 x 1,000
+// tokens a minute and its generation counter 30 x 1 (max_tokens=1); the
+// decode pod's generation counter grows 30 x 200. The prefill pod runs
+// nothing but 3 requests at the last scrape; the decode pod runs
+// nothing. kube_deployment_spec_replicas: chat-prefill 1 for the first
+// hour and 2 for the second, chat-decode 2 then 3.
+func pairHistory(t *testing.T, first time.Time) string {
+	var b bytes.Buffer
+	bw := bufio.NewWriter(&b)
+	const n = 121 // scrapes at first + 0, 1, ..., 120 minutes
+	e := &synthweek.Emitter{W: bw, Start: first.Unix(), Step: 60}
+	ramp := func(start, per float64) []float64 {
+		vs := make([]float64, n)
+		for i := range vs {
+			vs[i] = start + per*float64(i)
+		}
+		return vs
+	}
+	steps := func(a, b float64) []float64 {
+		vs := make([]float64, n)
+		for i := range vs {
+			vs[i] = a
+			if i >= 60 {
+				vs[i] = b
+			}
+		}
+		return vs
+	}
+	running := make([]float64, n)
+	running[n-1] = 3
+	pods := []struct {
+		labels                           string
+		success, prompt, output, running []float64
+	}{
+		{`namespace="llm",pod="chat-prefill-0"`, ramp(1000, 30), ramp(1e6, 30*1000), ramp(1000, 30), running},
+		{`namespace="llm",pod="chat-decode-0"`, ramp(5000, 30), ramp(5e6, 30*1000), ramp(1e6, 30*200), make([]float64, n)},
+	}
+	e.Family("up", "gauge")
+	for _, p := range pods {
+		e.Series("up", p.labels, 0, ramp(1, 0))
+	}
+	for _, f := range []struct {
+		family, name, typ string
+		vals              func(i int) []float64
+	}{
+		{"vllm:request_success", "vllm:request_success_total", "counter", func(i int) []float64 { return pods[i].success }},
+		{"vllm:prompt_tokens", "vllm:prompt_tokens_total", "counter", func(i int) []float64 { return pods[i].prompt }},
+		{"vllm:generation_tokens", "vllm:generation_tokens_total", "counter", func(i int) []float64 { return pods[i].output }},
+		{"vllm:num_requests_running", "vllm:num_requests_running", "gauge", func(i int) []float64 { return pods[i].running }},
+		{"vllm:num_requests_waiting", "vllm:num_requests_waiting", "gauge", func(int) []float64 { return make([]float64, n) }},
+	} {
+		e.Family(f.family, f.typ)
+		for i, p := range pods {
+			e.Series(f.name, p.labels, 0, f.vals(i))
+		}
+	}
+	e.Family("kube_deployment_spec_replicas", "gauge")
+	e.Series("kube_deployment_spec_replicas", `namespace="llm",deployment="chat-prefill"`, 0, steps(1, 2))
+	e.Series("kube_deployment_spec_replicas", `namespace="llm",deployment="chat-decode"`, 0, steps(2, 3))
+	bw.WriteString("# EOF\n")
+	if err := bw.Flush(); err != nil || e.Err != nil {
+		t.Fatal(err, e.Err)
+	}
+	data := promtest.Backfill(t, b.String())
+	return promtest.Start(t, promtest.Options{DataDir: data, Flags: []string{"--storage.tsdb.retention.time=30d"}}).URL
+}
+
+// pairConfig writes a serve config of P/D target chat over url; decode is
+// the decode role's selector.
+func pairConfig(t *testing.T, url, decode string) string {
+	cfg := filepath.Join(t.TempDir(), "pair.yaml")
+	yaml := `prometheus: {url: "` + url + `"}
+targets:
+- name: chat
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  roles:
+    prefill:
+      selector: '{namespace="llm",pod=~"chat-prefill-.*"}'
+      replicas: 'sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat-prefill"})'
+      metrics: [{type: demand, target: 0.9}]
+      maxReplicaCount: 8
+    decode:
+      selector: '` + decode + `'
+      replicas: 'sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat-decode"})'
+      metrics: [{type: demand, target: 0.9}]
+      maxReplicaCount: 8
+`
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestBacktestPairHistory: backtest and tune on a P/D target's history
+// in a real Prometheus (pairHistory), with figures worked by hand.
+func TestBacktestPairHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled history")
+	}
+	first := time.Now().UTC().Add(-5 * time.Hour).Truncate(time.Hour)
+	url := pairHistory(t, first)
+	cfg := pairConfig(t, url, `{namespace="llm",pod=~"chat-decode-.*"}`)
+	rng := []string{"--start", fmt.Sprint(first.Unix()), "--end", fmt.Sprint(first.Add(2 * time.Hour).Unix()), "--step", "1m"}
+
+	args := append([]string{"backtest", "--config", cfg, "--target", "chat", "-q", "--output", "json",
+		"-p", "pd(fixed:1;fixed:2)", "-p", "fixed:2", "-p", "recommended"}, rng...)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rep struct {
+		Requests       float64 `json:"requests"`
+		DecodeRequests float64 `json:"decode_requests"`
+		PromptMean     float64 `json:"prompt_tokens_mean"`
+		OutputMean     float64 `json:"output_tokens_mean"`
+		Actual         struct {
+			Prefill   float64 `json:"prefill_replica_minutes"`
+			Decode    float64 `json:"decode_replica_minutes"`
+			Total     float64 `json:"replica_minutes"`
+			PeakP     float64 `json:"prefill_peak"`
+			PeakD     float64 `json:"decode_peak"`
+			Simulated *struct {
+				Prefill float64 `json:"prefill_replica_minutes"`
+				Decode  float64 `json:"decode_replica_minutes"`
+			} `json:"simulated"`
+		} `json:"actual"`
+		Policies []struct {
+			Policy   string   `json:"policy"`
+			Requests int64    `json:"requests"`
+			Prefill  float64  `json:"prefill_replica_minutes"`
+			Decode   float64  `json:"decode_replica_minutes"`
+			Total    float64  `json:"replica_minutes"`
+			Savings  *float64 `json:"savings_pct"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	// Arrivals at the prefill pool: the counter's increase over the two
+	// hours, 120 x 30 = 3,600, plus the 3 in flight at the end (0 at the
+	// start): 3,603. The decode pool's own: 3,600 (nothing in flight).
+	if rep.Requests != 3603 || rep.DecodeRequests != 3600 {
+		t.Errorf("requests %g, decode %g; want 3603 and 3600", rep.Requests, rep.DecodeRequests)
+	}
+	// Prompt: 30,000 tokens a minute over 30 requests; output: the decode
+	// pool's 6,000 over 30.
+	if math.Abs(rep.PromptMean-1000) > 1e-6 || math.Abs(rep.OutputMean-200) > 1e-6 {
+		t.Errorf("token means %g, %g; want 1000 and 200", rep.PromptMean, rep.OutputMean)
+	}
+	// What ran: prefill 60 min x 1 + 60 x 2 = 180, decode 60 x 2 + 60 x 3
+	// = 300 replica-minutes; peaks 2 and 3.
+	a := rep.Actual
+	if a.Prefill != 180 || a.Decode != 300 || a.Total != 480 || a.PeakP != 2 || a.PeakD != 3 {
+		t.Errorf("actual %+v; want prefill 180, decode 300, total 480 replica-minutes, peaks 2/3", a)
+	}
+	// Those timelines replayed: the step up at 60 min is decided within
+	// a period (15 s), so each pool is within a quarter minute of it.
+	if s := a.Simulated; s == nil || math.Abs(s.Prefill-180) > 0.25 || math.Abs(s.Decode-300) > 0.25 {
+		t.Errorf("actual (simulated) %+v; want about 180 and 300", s)
+	}
+	// Rows: the target's own pair rule first, then the policies given.
+	want := []string{"config:chat", "pd(fixed:1;fixed:2)", "fixed:2", "recommended"}
+	if len(rep.Policies) != len(want) {
+		t.Fatalf("policies %+v, want %v", rep.Policies, want)
+	}
+	for i, p := range rep.Policies {
+		if p.Policy != want[i] || p.Requests != 3603 {
+			t.Errorf("row %d: %s with %d requests; want %s replaying 3603", i, p.Policy, p.Requests, want[i])
+		}
+	}
+	// pd(fixed:1;fixed:2) for 120 min: 120 + 240 = 360 replica-minutes,
+	// (480 - 360) / 480 = 25% saved; fixed:2 on each pool: 240 + 240 = 480, 0%.
+	for _, c := range []struct {
+		i                      int
+		pre, dec, tot, savings float64
+	}{{1, 120, 240, 360, 25}, {2, 240, 240, 480, 0},
+		// The pair rule, the target's own and the preset: 0.5 requests/s
+		// keep 0.5 x 1,000 / 24,750 = 0.02 of a prefill replica busy
+		// (docs/llm-d.md's reference replica), and the decode pool's 100
+		// output tokens/s are 2% of its 6,154 at full batch: one replica
+		// per pool for 120 min, 240 in all, 50% saved.
+		{0, 120, 120, 240, 50}, {3, 120, 120, 240, 50}} {
+		p := rep.Policies[c.i]
+		if math.Abs(p.Prefill-c.pre) > 1e-9 || math.Abs(p.Decode-c.dec) > 1e-9 || math.Abs(p.Total-c.tot) > 1e-9 || p.Savings == nil || math.Abs(*p.Savings-c.savings) > 1e-9 {
+			t.Errorf("%s: %+v; want %g + %g = %g replica-minutes, %g%% saved", p.Policy, p, c.pre, c.dec, c.tot, c.savings)
+		}
+	}
+
+	// Text: both actual rows and each pool's columns.
+	out.Reset()
+	args = append([]string{"backtest", "--config", cfg, "--target", "chat", "-q", "-p", "fixed:2"}, rng...)
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	t.Logf("\n%s", out.String())
+	for _, s := range []string{"actual (observed)", "actual (simulated)", "prefill rmin", "decode rmin", "3603 reconstructed at the prefill pool (the decode pool's own: 3600)", "180.0", "300.0", "2/3"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("text lacks %q:\n%s", s, out.String())
+		}
+	}
+
+	// tune on the pair's history searches tune --pd's grid.
+	out.Reset()
+	args = append([]string{"tune", "--config", cfg, "--target", "chat", "-q", "--stress", "none", "--finalists", "1", "-o", "json"}, rng...)
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("tune: exit %d: %s", code, errb.String())
+	}
+	var tr struct {
+		Policy string `json:"policy"`
+		Rows   []struct {
+			Policy string `json:"policy"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &tr); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	// 5 prefill x 4 decode targets (docs/llm-d.md, "Tuning a pair").
+	if !strings.HasPrefix(tr.Policy, "recommended(prefill=") || len(tr.Rows) != 20 {
+		t.Errorf("tune: winner %q, %d rows; want recommended(prefill=..,decode=..) of 20", tr.Policy, len(tr.Rows))
+	}
+
+	out.Reset()
+	args = append([]string{"tune", "--config", cfg, "--target", "chat", "-q", "--stress", "none", "--finalists", "1"}, rng...)
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("tune: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "(P/D pair chat)") || !strings.Contains(out.String(), "llmd-tokens") {
+		t.Errorf("tune text names neither the pair nor the llm-d baselines:\n%s", out.String())
+	}
+	t.Logf("\n%s", out.String())
+
+	// A pool whose selector matches nothing: the role and its query named.
+	bad := pairConfig(t, url, `{namespace="llm",pod=~"nope-.*"}`)
+	for _, cmd := range []string{"backtest", "tune"} {
+		errb.Reset()
+		args = append([]string{cmd, "--config", bad, "--target", "chat", "-q", "-p", "fixed:1"}, rng...)
+		if cmd == "tune" {
+			args = append([]string{cmd, "--config", bad, "--target", "chat", "-q"}, rng...)
+		}
+		code := run(context.Background(), args, nil, &out, &errb)
+		for _, s := range []string{"target chat, decode pool: no request completed in the range", `vllm:request_success_total{namespace="llm",pod=~"nope-.*"}`, "roles.decode.selector"} {
+			if code != exitRuntime || !strings.Contains(errb.String(), s) {
+				t.Errorf("%s: exit %d, stderr %q; want exit %d naming %q", cmd, code, errb.String(), exitRuntime, s)
+			}
+		}
+	}
+}

@@ -1,0 +1,44 @@
+package replay
+
+// PDRow is one policy's P/D replay as simulate --pd and backtest on a
+// pair report it: the pair's requests and misses (TTFT on the whole
+// path), each pool's replica-minutes and peak, both pools' scale events
+// (JSON keys as Row's, docs/simulate.md). Unknown numbers are nil.
+type PDRow struct {
+	Policy          string          `json:"policy"`
+	Requests        int64           `json:"requests"`
+	Met             int64           `json:"met"`
+	Late            int64           `json:"late"`
+	Unserved        int64           `json:"unserved"`
+	Rejected        int64           `json:"rejected"`
+	Misses          int64           `json:"slo_misses"`
+	MissPct         float64         `json:"miss_pct"`
+	TTFTP50         *float64        `json:"ttft_p50_s"`
+	TTFTP95         *float64        `json:"ttft_p95_s"`
+	ITLP95          *float64        `json:"itl_p95_s"`
+	PrefillMinutes  float64         `json:"prefill_replica_minutes"`
+	DecodeMinutes   float64         `json:"decode_replica_minutes"`
+	TotalMinutes    float64         `json:"replica_minutes"`
+	PrefillPeak     int             `json:"prefill_peak"`
+	DecodePeak      int             `json:"decode_peak"`
+	ScaleEvents     int             `json:"scale_events"`
+	BoundMinutes    *float64        `json:"lower_bound_replica_minutes,omitempty"`
+	PrefillTimeline []TimelineEntry `json:"prefill_timeline,omitempty"`
+	DecodeTimeline  []TimelineEntry `json:"decode_timeline,omitempty"`
+}
+
+// NewPDRow is r as a PDRow, with each pool's timeline when timeline is set.
+func NewPDRow(r PDResult, timeline bool) PDRow {
+	row := PDRow{Policy: r.Policy, Requests: r.Requests, Met: r.Met, Late: r.Late, Unserved: r.Unserved, Rejected: r.Rejected,
+		Misses: r.Misses(), MissPct: r.MissPct(), TTFTP50: FiniteOrNil(r.TTFTP50), TTFTP95: FiniteOrNil(r.TTFTP95), ITLP95: FiniteOrNil(r.ITLP95),
+		PrefillMinutes: r.Prefill.ReplicaMinutes(), DecodeMinutes: r.Decode.ReplicaMinutes(), TotalMinutes: r.ReplicaSeconds() / 60,
+		PrefillPeak: r.Prefill.Peak, DecodePeak: r.Decode.Peak, ScaleEvents: r.Prefill.ScaleEvents + r.Decode.ScaleEvents}
+	if r.LowerBound != nil {
+		row.BoundMinutes = FiniteOrNil(r.LowerBound.ReplicaSeconds() / 60)
+	}
+	if timeline {
+		row.PrefillTimeline = NewRow(r.Prefill, 1, 0, true).Timeline
+		row.DecodeTimeline = NewRow(r.Decode, 1, 0, true).Timeline
+	}
+	return row
+}
