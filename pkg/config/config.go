@@ -142,6 +142,14 @@ type Target struct {
 	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior `yaml:"behavior"`
 	// Lookahead projects demand over this horizon (the cold start); 0 = off.
 	Lookahead model.Duration `yaml:"lookahead"`
+	// RampBound is how many of its Poisson standard errors the demand
+	// metric adds to an arrival trend that counts before projecting it
+	// (recommend.Policy.RampBound; >= 0, default 0: the fitted slope).
+	// simulate's recommended sets recommend.RampBoundFor(cold start, 60 s):
+	// 0.26 for a 91 s cold start.
+	RampBound float64 `yaml:"ramp_bound"`
+	// Hold is infscale's cost-aware scale-down (recommend.Hold); nil: off.
+	Hold *Hold `yaml:"hold"`
 	// Zero enables scale to zero behind a request holder; requires
 	// minReplicaCount: 0.
 	Zero *Zero `yaml:"zero"`
@@ -247,6 +255,16 @@ type Guard struct {
 	// (0: the defaults).
 	Settle model.Duration `yaml:"settle"`
 	Drain  model.Duration `yaml:"drain"`
+}
+
+// Hold is a target's `hold:` key: a replica a dip releases is kept while
+// the dip is younger than the hold time its own past dips make cheapest
+// (recommend.Hold).
+type Hold struct {
+	// BreakEven is what releasing a replica that is wanted again costs, in
+	// seconds of one replica (> 0): simulate's recommended uses two cold
+	// starts (182s for a 91 s one).
+	BreakEven model.Duration `yaml:"break_even"`
 }
 
 // Metric is one signal the target scales on, with its target value.

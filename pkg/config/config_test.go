@@ -37,7 +37,7 @@ func TestBadFiles(t *testing.T) {
 			"mixed.bad.yaml:18:16: targets[0].behavior.scaleDown.policies[0].type: \"Pod\" (allowed: Pods, Percent)",
 			"mixed.bad.yaml:18:28: targets[0].behavior.scaleDown.policies[0].value: 0 must be >= 1",
 			"mixed.bad.yaml:19:21: targets[0].behavior.scaleDown.selectPolicy: \"Maximum\" (allowed: Max, Min, Disabled)",
-			"mixed.bad.yaml:20:3: targets[0].lookahed: unknown key; allowed here: apply, behavior, guard, inferencePoolRef, lookahead, maxReplicaCount, metrics, minReplicaCount,",
+			"mixed.bad.yaml:20:3: targets[0].lookahed: unknown key; allowed here: apply, behavior, guard, hold, inferencePoolRef, lookahead, maxReplicaCount, metrics, minReplicaCount,",
 		},
 		"types.bad.yaml": {
 			"types.bad.yaml:2:6: prometheus: at most one of basic_auth password, password_file",
@@ -496,4 +496,47 @@ func TestParseQuantity(t *testing.T) {
 			t.Errorf("%q accepted", s)
 		}
 	}
+}
+
+// TestHoldAndRampBound: the keys that make a target's policy
+// simulate's recommended (docs/config.md) reach the policy, and bad values
+// are refused at their key.
+func TestHoldAndRampBound(t *testing.T) {
+	base := "targets:\n- name: chat\n  scrape: [http://10.0.0.5:8000/metrics]\n  maxReplicaCount: 8\n  metrics: [{type: queue, target: 24}]\n"
+	cfg, err := Parse([]byte(base+"  hold: {break_even: 3m}\n  ramp_bound: 0.78\n"), "h.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := cfg.Targets[0].Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Hold == nil || p.Hold.BreakEven != 3*time.Minute || p.RampBound != 0.78 {
+		t.Errorf("hold %+v ramp bound %v, want a 3m break-even and 0.78", p.Hold, p.RampBound)
+	}
+	if p, _ := mustParse(t, base).Targets[0].Policy(); p.Hold != nil || p.RampBound != 0 {
+		t.Errorf("without the keys: hold %+v ramp bound %v, want off and 0", p.Hold, p.RampBound)
+	}
+	for extra, want := range map[string]string{
+		"  ramp_bound: -1\n":         "h.yaml:6:15: targets[0].ramp_bound: -1 must be finite and >= 0",
+		"  ramp_bound: .nan\n":       "h.yaml:6:15: targets[0].ramp_bound: NaN must be finite and >= 0",
+		"  hold: {break_even: 0s}\n": "h.yaml:6:22: targets[0].hold.break_even: 0s must be > 0",
+		"  hold: {brek_even: 3m}\n":  "h.yaml:6:10: targets[0].hold.brek_even: unknown key",
+		"  hold: {}\n":               "h.yaml:6:9: targets[0].hold: break_even is required",
+		"  ramp_bound: lots\n":       "h.yaml:6:15: targets[0].ramp_bound:",
+	} {
+		_, err := Parse([]byte(base+extra), "h.yaml")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want it to contain %q", extra, err, want)
+		}
+	}
+}
+
+func mustParse(t *testing.T, s string) *File {
+	t.Helper()
+	cfg, err := Parse([]byte(s), "h.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

@@ -23,7 +23,10 @@ func (t *Target) Policy() (recommend.Policy, error) {
 // policy is the target's recommend.Policy, not validated; an absent max is
 // 0.
 func (t *Target) policy() recommend.Policy {
-	p := recommend.Policy{Lookahead: time.Duration(t.Lookahead)}
+	p := recommend.Policy{Lookahead: time.Duration(t.Lookahead), RampBound: t.RampBound}
+	if t.Hold != nil {
+		p.Hold = &recommend.Hold{BreakEven: time.Duration(t.Hold.BreakEven)}
+	}
 	if t.Min != nil {
 		p.Min = *t.Min
 	}

@@ -18,8 +18,8 @@ type Roles struct {
 // RoleSource is what one pool of a P/D target has of its own: where its
 // signals are read, its workload, its metrics and bounds. Each key means
 // what the target's key of the same name means (Target); the target's
-// other keys (server, replica, behavior, guard, lookahead, apply,
-// namespace) are shared by both pools.
+// other keys (server, replica, behavior, guard, lookahead, ramp_bound,
+// hold, apply, namespace) are shared by both pools.
 type RoleSource struct {
 	Selector       string                                     `yaml:"selector"`
 	Replicas       string                                     `yaml:"replicas"`

@@ -208,6 +208,10 @@ func (v *validator) target(p string, t *Target) {
 	} else if *t.Min == 0 && !v.bad(p+".minReplicaCount") {
 		v.at(p+".minReplicaCount", "0 needs a zero: block naming what holds the first request (held:); otherwise use 1 or more")
 	}
+	if t.Hold != nil && !v.present(p+".hold.break_even") && !v.bad(p+".hold") {
+		v.at(p+".hold", "break_even is required: what releasing a replica that is wanted again costs, in one replica's time, e.g. 182s (two cold starts of 91 s)")
+		v.said[p+".hold.break_even"] = true
+	}
 	v.policy(p, t)
 }
 

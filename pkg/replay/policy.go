@@ -51,7 +51,7 @@ type env struct {
 
 // PolicySyntax summarises the policy strings, for help and error texts.
 const PolicySyntax = `SIGNAL:TARGET[,OPTION=VALUE...] with SIGNAL queue, waiting, running (requests per replica), kv (fraction), cpu (percent), ttft, queuewait (seconds, e.g. 2s), demand (utilisation of one replica, e.g. 0.7) ` +
-	`and options min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, upselect, downselect, tolerance, schedule, guard (on|off), settle, drain, hold (a break-even in seconds, or off) (or another SIGNAL:TARGET); ` +
+	`and options min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, upselect, downselect, tolerance, schedule, guard (on|off), settle, drain, hold (a break-even in seconds, or off), rampbound (standard errors added to a counted demand trend) (or another SIGNAL:TARGET); ` +
 	`or fixed:N, knative:C[,min=,max=], oracle[,min=,max=], optimal, hpa(POLICY)[,tolerance=,downwindow=], recommended, ` +
 	`llmd-queue, llmd-saturation, llmd-tokens, llmd-slo[,min=,max=] (llm-d's KEDA paths on the EPP's signals)`
 
@@ -173,7 +173,7 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 	parts := splitTop(s)
 	head := parts[0]
 	if head.text == "recommended" {
-		return Policy{}, policyError(full, off+parts[1].at+1, "recommended takes no options; write the preset out to change it (%s,...)", Recommended)
+		return Policy{}, policyError(full, off+parts[1].at+1, "recommended takes no options; write it out to change it: %s,hold=B,rampbound=Z with the lookahead the replica's cold start + %g s, B %d cold starts and Z recommend.RampBoundFor(cold start, %g s) (the reference replica's: lookahead=136,hold=182,rampbound=0.26; docs/recommend.md)", Recommended, RecommendedLead.Seconds(), RecommendedBreakEven, RecommendedDownWindow.Seconds())
 	}
 	if strings.HasPrefix(head.text, "llmd") {
 		if !isLLMD(head.text) {
@@ -450,6 +450,12 @@ func setOption(p *recommend.Policy, k, v string) error {
 			return fmt.Errorf("want a fraction or a percentage, e.g. 0.1 or 10%%")
 		}
 		p.Tolerance = &recommend.Tolerance{Up: f, Down: f}
+	case "rampbound":
+		z, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(z >= 0) || math.IsInf(z, 0) {
+			return fmt.Errorf("want a number of standard errors >= 0, e.g. 0.26 (docs/recommend.md, \"The ramp bound\")")
+		}
+		p.RampBound = z
 	case "hold":
 		if v == "off" {
 			p.Hold = nil
@@ -489,7 +495,7 @@ func setOption(p *recommend.Policy, k, v string) error {
 		}
 		p.Schedule = append(p.Schedule, w)
 	default:
-		return fmt.Errorf("%w %s; allowed: min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, upselect, downselect, tolerance, schedule, guard, settle, drain, hold", errUnknownOption, k)
+		return fmt.Errorf("%w %s; allowed: min, max, lookahead, cooldown, uppods, uppercent, downpods, downpercent, upwindow, downwindow, upselect, downselect, tolerance, schedule, guard, settle, drain, hold, rampbound", errUnknownOption, k)
 	}
 	return nil
 }

@@ -47,6 +47,8 @@ func (fc fieldCols) option(p *recommend.Policy, k, v string, col int) {
 		path = "behavior.scaleDown.selectPolicy"
 	case "hold":
 		path = "hold.break_even"
+	case "rampbound":
+		path = "ramp_bound"
 	case "schedule":
 		path = "schedule[" + strconv.Itoa(len(p.Schedule)-1) + "]"
 	}

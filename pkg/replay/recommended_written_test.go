@@ -1,0 +1,106 @@
+package replay
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/recommend"
+)
+
+// decisionFields is what of a built policy decides: its metrics, lookahead,
+// behavior, tolerance, guard, hold, ramp bound and capacity (bounds and
+// scale to zero are the user's).
+func decisionFields(t *testing.T, p *recommend.Policy) recommend.Policy {
+	t.Helper()
+	q := *p
+	q.Min, q.Max, q.Zero, q.Schedule = 1, 10, nil, nil
+	if err := q.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	g := recommend.Guard{Settle: recommend.DefaultSettle, Drain: recommend.DefaultDrain}
+	if q.Guard != nil {
+		g = *q.Guard
+	}
+	q.Guard = &g
+	return q
+}
+
+// TestRecommendedWrittenOut: the preset `recommended` is, replica by
+// replica, the policy string it says to write out (its lookahead the
+// replica's cold start + 45 s, hold two cold starts, ramp bound
+// recommend.RampBoundFor(cold start, 60 s)) and, for the reference replica,
+// the serve target block docs/config.md gives for it: serve then decides
+// as the replay that backtested it.
+func TestRecommendedWrittenOut(t *testing.T) {
+	for _, r := range matrixReplicas() {
+		m := matrixModel(t, r)
+		sp, err := newSpeed(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := env{cfg: Config{Model: m}.Defaults(), sp: sp}
+		preset, err := recommendedPolicy(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cold := math.Ceil(m.ColdStart())
+		z := recommend.RampBoundFor(time.Duration(cold)*time.Second, RecommendedDownWindow)
+		spec := fmt.Sprintf("demand:0.9,lookahead=%g,downwindow=60,hold=%g,rampbound=%v,ttft:2,queuewait:0.4", cold+45, 2*cold, z)
+		pol, err := ParsePolicy(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := pol.build(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		written := c.(*infscaleCtl).p
+		if a, b := decisionFields(t, preset), decisionFields(t, written); !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: recommended %+v\nwritten out as %s: %+v", r.name, a, spec, b)
+		}
+	}
+
+	// docs/config.md's block, for the reference replica.
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "config.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "block:\n\n```yaml\n  metrics:")
+	block, _, ok2 := strings.Cut("  metrics:"+after, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/config.md: no recommended target block")
+	}
+	cfg, err := config.Parse([]byte("targets:\n- name: chat\n  scrape: [http://10.0.0.5:8000/metrics]\n  maxReplicaCount: 10\n"+block), "docs/config.md block")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, err := cfg.Targets[0].Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := referenceModel(t)
+	sp, err := newSpeed(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	preset, err := recommendedPolicy(env{cfg: Config{Model: m}.Defaults(), sp: sp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := decisionFields(t, preset), decisionFields(t, &served)
+	// The block writes the ramp bound to two decimals (0.26 for 0.2602).
+	if math.Abs(a.RampBound-b.RampBound) > 0.005 {
+		t.Errorf("docs/config.md block ramp_bound %v, recommended %v", b.RampBound, a.RampBound)
+	}
+	b.RampBound = a.RampBound
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("docs/config.md's block decides otherwise than recommended:\nrecommended %+v\nblock       %+v", a, b)
+	}
+}
