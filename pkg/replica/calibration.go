@@ -170,13 +170,13 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 	for i, p := range steps {
 		cs[i] = float64(p.ContextTokens)
 	}
-	pa, ps, pk, independent := plane(xs, cs, ys)
+	pa, ps, pk, se, independent := plane(xs, cs, ys)
 	lo, hi := contextRange(steps)
 	spread := 0.0
 	if lo > 0 {
 		spread = hi / lo
 	}
-	kvFit := independent && spread >= MinContextSpread && pk > 0
+	kvFit := independent && spread >= MinContextSpread && pk > kvSignificance*se
 	if kvFit {
 		a, s = pa, ps
 	}
@@ -250,7 +250,7 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 		case !independent:
 			kvNote = fmt.Sprintf("%s: the decode points' %s vary with the batch alone (give each context at two or more batch sizes)", kept, contexts)
 		default:
-			kvNote = fmt.Sprintf("%s: over the decode points' %s the step does not grow with the context (fitted %.3g ns a token; noise outweighs the KV read)", kept, contexts, pk*1e9)
+			kvNote = fmt.Sprintf("%s: over the decode points' %s the step's growth with the context, %.3g ± %.2g ns a token, is not %d standard errors above 0 (noise outweighs the KV read)", kept, contexts, pk*1e9, se*1e9, kvSignificance)
 		}
 		c.SequenceStepCost = seconds(math.Max(0, s-perSeqCtx*kvSeconds-keptPerSeq))
 	}
@@ -304,13 +304,19 @@ func contextRange(steps []StepPoint) (lo, hi float64) {
 	return lo, hi
 }
 
-// plane is the least-squares fit y = a + b·x + c·z; ok is false when x
-// and z do not vary independently (fewer than three points, or one a
+// kvSignificance is how many standard errors above 0 the plane's KV
+// slope must be for Fit to take it: a slope within noise of 0 would put
+// the KV read efficiency anywhere up to 1.
+const kvSignificance = 3
+
+// plane is the least-squares fit y = a + b·x + c·z with se the standard
+// error of c (0 with three points: the plane is exact); ok is false when
+// x and z do not vary independently (fewer than three points, or one a
 // linear function of the other within 0.5% of the variance).
-func plane(xs, zs, ys []float64) (a, b, c float64, ok bool) {
+func plane(xs, zs, ys []float64) (a, b, c, se float64, ok bool) {
 	n := float64(len(xs))
 	if len(xs) < 3 {
-		return 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
 	var mx, mz, my float64
 	for i := range xs {
@@ -323,11 +329,20 @@ func plane(xs, zs, ys []float64) (a, b, c float64, ok bool) {
 	}
 	d := sxx*szz - sxz*sxz
 	if !(sxx > 0 && szz > 0) || d <= 0.005*sxx*szz {
-		return 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
 	b = (sxy*szz - szy*sxz) / d
 	c = (szy*sxx - sxy*sxz) / d
-	return my - b*mx - c*mz, b, c, true
+	a = my - b*mx - c*mz
+	if len(xs) > 3 {
+		var rss float64
+		for i := range xs {
+			r := ys[i] - a - b*xs[i] - c*zs[i]
+			rss += r * r
+		}
+		se = math.Sqrt(rss / (n - 3) * sxx / d)
+	}
+	return a, b, c, se, true
 }
 
 // line is the least-squares fit y = a + b·x; ok is false with fewer than

@@ -383,8 +383,10 @@ func TestFitPerLayer(t *testing.T) {
 // from the points' truth: steps of 7.955 ms at batch 1 and 1,000 tokens
 // to 15.617 ms at batch 32 and 2,000).
 //
-// At one context per sequence, or at two 1.3x apart, the fit keeps the
-// base's KV efficiency and its note says why.
+// At one context per sequence, at two 1.3x apart, or at two 2x apart
+// with a step that does not grow with the context (its slope not 3
+// standard errors above 0), the fit keeps the base's KV efficiency and its
+// note says why.
 func TestFitKVNoisy(t *testing.T) {
 	truth := DefaultConfig()
 	truth.KVBandwidthEfficiency = 0.35
@@ -430,6 +432,18 @@ func TestFitKVNoisy(t *testing.T) {
 		if cal.KVBandwidthEfficiency != 0 || !strings.Contains(cal.KVNote, "KV read efficiency not fitted") || !strings.Contains(cal.KVNote, tc.want) {
 			t.Errorf("contexts %v: KV efficiency %v, note %q; want 0 (the weights') and a note with %q", tc.perSeq, cal.KVBandwidthEfficiency, cal.KVNote, tc.want)
 		}
+	}
+	// Contexts 2x apart, but a step that does not grow with them (each
+	// point priced at 1,500 tokens a sequence): the KV slope is noise
+	// around 0 and is not taken.
+	flat := points(1000, 2000)
+	for i := range flat {
+		flat[i].StepS = tr.StepTime(flat[i].Batch, int64(1500*flat[i].Batch)) * (0.99 + 0.02*rng.Float64())
+	}
+	if cal, err := Fit(DefaultConfig(), flat, pre, nil); err != nil || cal.KVBandwidthEfficiency != 0 || !strings.Contains(cal.KVNote, "standard errors above 0 (noise outweighs the KV read)") {
+		t.Errorf("a step flat in the context: KV efficiency %v, note %q, %v; want 0 and the noise named", cal.KVBandwidthEfficiency, cal.KVNote, err)
+	} else {
+		t.Log(cal.KVNote)
 	}
 	// From a base with its own KV efficiency (the fitted mode's kernel
 	// figure), one context keeps it and says so.
