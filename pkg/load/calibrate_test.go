@@ -69,7 +69,7 @@ func TestCalibrateHoldsOut(t *testing.T) {
 		s.Concurrency = c
 		points = append(points, s)
 	}
-	cal, err := Calibrate(t.Context(), base, cfg, points, 16)
+	cal, err := Calibrate(t.Context(), base, cfg, points, nil, 16)
 	if err != nil {
 		t.Fatal(err)
 	}
