@@ -292,6 +292,12 @@ func TestCalibrateFromWeek(t *testing.T) {
 		t.Fatal(err)
 	}
 	synthweektest.CheckWeekCalibration(t, res.Calibration)
+	// One prompt mix all week: one context per sequence, the KV read kept
+	// at the weights' efficiency.
+	if res.Calibration.KVBandwidthEfficiency != 0 || !strings.Contains(res.Calibration.KVNote, "differ less than the 1.5x") {
+		t.Errorf("KV efficiency %v, note %q; want the weights' (0) and the contexts' spread named", res.Calibration.KVBandwidthEfficiency, res.Calibration.KVNote)
+	}
+	t.Log(res.Calibration.KVNote)
 	itl, ttft := res.HeldOutError()
 	t.Logf("%d decode and %d prefill windows fitted; held out: ITL mean |error| %.2f%%, TTFT %.2f%%", res.DecodeWindows, res.PrefillWindows, 100*itl, 100*ttft)
 }
