@@ -243,8 +243,9 @@ func (c *LoadCmd) Run(e *env) error {
 
 // kvPrompts returns the prompt lengths a calibration sweeps its fitted
 // points at besides --prompt-tokens: given (checked against the server's
-// max_model_len), or load.KVPromptTokens's default (none when no length
-// fits). The server is asked for the model and its max_model_len.
+// max_model_len; none when --prompt-tokens alone is given), or
+// load.KVPromptTokens's default (none when no length fits). The server
+// is asked for the model and its max_model_len.
 func (c *LoadCmd) kvPrompts(e *env, cfg load.Config, given []int) ([]int, error) {
 	client := &http.Client{}
 	model := cfg.Model
@@ -259,7 +260,7 @@ func (c *LoadCmd) kvPrompts(e *env, cfg load.Config, given []int) ([]int, error)
 	if err != nil {
 		return nil, err
 	}
-	if len(given) > 0 {
+	if c.KVPrompts != "" { // given: these lengths only (none besides --prompt-tokens, if it alone)
 		for _, n := range given {
 			if maxLen > 0 && n+c.MaxTokens > maxLen {
 				return nil, invalidf("--calibrate-prompt-tokens %d: %d + --max-tokens %d = %d tokens, above the server's max_model_len %d for %s; give shorter prompts", n, n, c.MaxTokens, n+c.MaxTokens, maxLen, model)

@@ -141,6 +141,11 @@ func TestLoadCalibrate(t *testing.T) {
 	if want := "infscale load " + f.URL() + " --concurrency 1,2,4 --requests 6 --max-tokens 8 --prompt-tokens 64 --calibrate " + path + " --calibrate-fit-max 2"; file.Source != want {
 		t.Errorf("source %q, want %q", file.Source, want)
 	}
+	// A length the server cannot serve is refused before any load.
+	if code, out, errs := runLoad(t, f.URL(), "--concurrency", "1,2", "--calibrate", path, "--calibrate-prompt-tokens", "8100", "--max-tokens", "128"); code != 2 || out != "" ||
+		!strings.Contains(errs, "--calibrate-prompt-tokens 8100: 8100 + --max-tokens 128 = 8228 tokens, above the server's max_model_len 8192") {
+		t.Errorf("a prompt beyond max_model_len: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
 	var gout, gerr bytes.Buffer
 	if code := run(t.Context(), []string{"gpu", "--calibration", path}, strings.NewReader(""), &gout, &gerr); code != 0 || !strings.Contains(gout.String(), "decode step") {
 		t.Errorf("gpu --calibration: exit %d %s %s", code, gout.String(), gerr.String())
