@@ -250,7 +250,7 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 		case !independent:
 			kvNote = fmt.Sprintf("%s: the decode points' %s vary with the batch alone (give each context at two or more batch sizes)", kept, contexts)
 		default:
-			kvNote = fmt.Sprintf("%s: over the decode points' %s the step's growth with the context, %.3g ± %.3g ns a token, is not %d standard errors above 0 (noise outweighs the KV read)", kept, contexts, pk*1e9, se*1e9, kvSignificance)
+			kvNote = fmt.Sprintf("%s: over the decode points' %s the step's growth with the context, %.4g ± %.4g ns a token, is not %d standard errors above 0 (noise outweighs the KV read)", kept, contexts, pk*1e9, se*1e9, kvSignificance)
 		}
 		c.SequenceStepCost = seconds(math.Max(0, s-perSeqCtx*kvSeconds-keptPerSeq))
 	}
