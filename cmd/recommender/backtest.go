@@ -344,7 +344,7 @@ type BacktestCmd struct {
 
 	KVLink string `name:"kv-link" default:"25GB" placeholder:"B" help:"For a prefill/decode pair (a --config target with roles:): the link that moves a prompt's KV from prefill to decode, bytes per second, or nvlink (as simulate --pd; default ${default})."`
 
-	Calibrate       string        `name:"calibrate" type:"path" placeholder:"FILE" help:"Fit the replica model (the replica flags' GPU, model and TP) to the target's own history, write the calibration file here and replay with it: each pod's mean ITL against its mean running per window, its TTFT against prompt tokens in windows where nothing waited; the last quarter of the range is held out and its prediction error reported."`
+	Calibrate       string        `name:"calibrate" type:"path" placeholder:"FILE" help:"Fit the replica model (the replica flags' GPU, model and TP) to the target's own history, write the calibration file here and replay with it: each pod's mean ITL against its mean running and prompt tokens per window (the KV read efficiency too when the prompts differ 1.5x or more), its TTFT against prompt tokens in windows where nothing waited; the last quarter of the range is held out and its prediction error reported."`
 	CalibrateWindow time.Duration `name:"calibrate-window" default:"2m" placeholder:"D" help:"Window of the calibration's per-pod means, at least two scrape intervals (default ${default})."`
 }
 

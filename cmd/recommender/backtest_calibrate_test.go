@@ -26,7 +26,7 @@ func TestBacktestCalibrate(t *testing.T) {
 	}
 	srv, truth := synthweektest.ServeReplica(t, synthweektest.Replica{
 		Windows: 120, Window: 2 * time.Minute, QueuedEvery: 5,
-		Step: func(b int) float64 { return 0.0088230 + 210.81e-6*float64(b) },
+		Step: func(b, ctx int) float64 { return 0.0088230 + float64(b)*(150e-6+float64(ctx)*131072/2.345e12) },
 		TTFT: func(p int) float64 { return 0.050 + float64(p)/12375 },
 	})
 	path := filepath.Join(t.TempDir(), "chat.json")
@@ -38,7 +38,7 @@ func TestBacktestCalibrate(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
 	}
 	t.Log(out.String())
-	for _, want := range []string{"calibration written to " + path, "held out: ITL mean |error| 0.0% over 6 batch sizes, TTFT mean |error| 0.0% over 4 prompt lengths", "fixed:2"} {
+	for _, want := range []string{"calibration written to " + path, "held out: ITL mean |error| 0.0% over 12 decode points, TTFT mean |error| 0.0% over 4 prompt lengths", "fixed:2"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q", want)
 		}

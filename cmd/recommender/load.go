@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -39,8 +42,9 @@ type LoadCmd struct {
 	Output       string        `name:"output" default:"text" enum:"text,json" help:"text (table, knee) or json."`
 	AllowRemote  bool          `name:"allow-remote" help:"Allow a URL that is not loopback (load only servers you own)."`
 	Progress     string        `name:"progress" default:"auto" enum:"auto,always,never" help:"Progress on stderr: auto (a bar on a terminal; otherwise, for a sweep, a line as each point starts and ends), always (the bar), never."`
-	Calibrate    string        `name:"calibrate" type:"path" help:"Fit the replica model (the replica flags --gpu, --model, --tp) to the concurrency sweep and write the calibration file here (every command that models a replica takes it with --calibration). Every point of the sweep runs (each up to --duration 60s or --requests 1000 by default): 7 points take up to about 7 minutes."`
+	Calibrate    string        `name:"calibrate" type:"path" help:"Fit the replica model (the replica flags --gpu, --model, --tp) to the concurrency sweep and write the calibration file here (every command that models a replica takes it with --calibration). Every point of the sweep runs, then its points up to --calibrate-fit-max again at --calibrate-prompt-tokens (each point up to --duration 60s or --requests 1000 by default): 1,2,4,8,16,32,64 takes 12 points, up to about 12 minutes."`
 	CalibrateFit int           `name:"calibrate-fit-max" default:"16" help:"Fit on the sweep's points up to this concurrency; the higher ones are held out and their prediction error is reported."`
+	KVPrompts    string        `name:"calibrate-prompt-tokens" placeholder:"N[,N...]" help:"Other prompt lengths the fitted points (concurrency up to --calibrate-fit-max) also run at, so that the sequences' contexts differ and the fit tells the KV read efficiency from the per-sequence cost (vllm bench serve's --random-input-len, one sweep each). Default: one length, 2 x --prompt-tokens + --max-tokens / 2, which doubles each sequence's context (prompt + half the output); half the context when that exceeds the server's max_model_len."`
 	ReplicaFlags `embed:""`
 }
 
@@ -79,6 +83,21 @@ func (c *LoadCmd) Run(e *env) error {
 	}
 	if err := needsFlag(e.given, "calibrate-fit-max", c.Calibrate != "", "--calibrate"); err != nil {
 		return err
+	}
+	if err := needsFlag(e.given, "calibrate-prompt-tokens", c.Calibrate != "", "--calibrate"); err != nil {
+		return err
+	}
+	var kvPrompts []int
+	if c.KVPrompts != "" {
+		for i, item := range strings.Split(c.KVPrompts, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(item))
+			if err != nil || n < 1 || n > 1<<20 {
+				return invalidf("--calibrate-prompt-tokens: item %d %q: want a prompt length from 1 to 1048576", i+1, item)
+			}
+			if n != c.PromptTokens && !slices.Contains(kvPrompts, n) {
+				kvPrompts = append(kvPrompts, n)
+			}
+		}
 	}
 	if e.given["model"] && c.Calibrate == "" {
 		// --model was the requests' model field before the replica
@@ -138,7 +157,23 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 		cfg.Trace = &src
 	}
+	var fitLoads []float64
+	if c.Calibrate != "" {
+		if kvPrompts, err = c.kvPrompts(e, cfg, kvPrompts); err != nil {
+			return err
+		}
+		for _, l := range loads {
+			if int(l) <= c.CalibrateFit {
+				fitLoads = append(fitLoads, l)
+			}
+		}
+	}
 	bar := newLoadProgress(e.stderr, c.Progress, concurrency, loads)
+	for _, n := range kvPrompts {
+		for _, l := range fitLoads {
+			bar.labels = append(bar.labels, fmt.Sprintf("%s at %d-token prompts", loadLabel(load.Summary{Concurrency: int(l)}), n))
+		}
+	}
 	cfg.Progress = bar.update
 	var rep load.Report
 	if cfg.Trace != nil {
@@ -154,10 +189,34 @@ func (c *LoadCmd) Run(e *env) error {
 			return err
 		}
 	}
-	bar.reset()
 	failed := allFailed(rep)
+	var sweeps []load.PromptSweep
 	if c.Calibrate != "" && failed == nil {
-		cal, err := load.Calibrate(e.ctx, base, cfg, rep.Points, c.CalibrateFit)
+		for _, n := range kvPrompts {
+			if len(fitLoads) == 0 {
+				break
+			}
+			kcfg := cfg
+			kcfg.PromptTokens = n
+			kr, err := load.Sweep(e.ctx, kcfg, true, fitLoads, slo, true, bar.point)
+			if err != nil {
+				return err
+			}
+			points := kr.Points
+			if len(points) == 0 {
+				points = []load.Summary{kr.Summary}
+			}
+			sweeps = append(sweeps, load.PromptSweep{PromptTokens: n, Points: points})
+			rep.CalibrationPoints = append(rep.CalibrationPoints, points...)
+			if failed = allFailed(load.Report{Points: points}); failed != nil {
+				failed = fmt.Errorf("at %d-token prompts: %w", n, failed)
+				break
+			}
+		}
+	}
+	bar.reset()
+	if c.Calibrate != "" && failed == nil {
+		cal, err := load.Calibrate(e.ctx, base, cfg, rep.Points, sweeps, c.CalibrateFit)
 		if err != nil {
 			return err
 		}
@@ -180,6 +239,39 @@ func (c *LoadCmd) Run(e *env) error {
 	}
 	writeLoadTable(e.stdout, rep)
 	return failed
+}
+
+// kvPrompts returns the prompt lengths a calibration sweeps its fitted
+// points at besides --prompt-tokens: given (checked against the server's
+// max_model_len; none when --prompt-tokens alone is given), or
+// load.KVPromptTokens's default (none when no length fits). The server
+// is asked for the model and its max_model_len.
+func (c *LoadCmd) kvPrompts(e *env, cfg load.Config, given []int) ([]int, error) {
+	client := &http.Client{}
+	model := cfg.Model
+	if model == "" {
+		m, err := load.DiscoverModel(e.ctx, client, cfg.URL)
+		if err != nil {
+			return nil, err
+		}
+		model = m
+	}
+	maxLen, err := load.MaxModelLen(e.ctx, client, cfg.URL, model)
+	if err != nil {
+		return nil, err
+	}
+	if c.KVPrompts != "" { // given: these lengths only (none besides --prompt-tokens, if it alone)
+		for _, n := range given {
+			if maxLen > 0 && n+c.MaxTokens > maxLen {
+				return nil, invalidf("--calibrate-prompt-tokens %d: %d + --max-tokens %d = %d tokens, above the server's max_model_len %d for %s; give shorter prompts", n, n, c.MaxTokens, n+c.MaxTokens, maxLen, model)
+			}
+		}
+		return given, nil
+	}
+	if n := load.KVPromptTokens(c.PromptTokens, c.MaxTokens, maxLen); n > 0 && n != c.PromptTokens {
+		return []int{n}, nil
+	}
+	return nil, nil
 }
 
 // allFailed returns an error (exit 1) naming the first point of rep whose
@@ -356,8 +448,12 @@ func (p *loadProgress) point(s load.Summary) {
 	p.line.Done()
 	p.done++
 	if p.lines != nil {
+		label := loadLabel(s)
+		if p.done <= len(p.labels) {
+			label = p.labels[p.done-1]
+		}
 		fmt.Fprintf(p.lines, "load: %s (%d of %d) done in %.0fs: %d requests, %d errors\n",
-			loadLabel(s), p.done, len(p.labels), time.Since(p.began).Seconds(), s.Requests, s.Errors)
+			label, p.done, len(p.labels), time.Since(p.began).Seconds(), s.Requests, s.Errors)
 		if p.done < len(p.labels) {
 			fmt.Fprintf(p.lines, "load: %s (%d of %d) started\n", p.labels[p.done], p.done+1, len(p.labels))
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,6 +30,8 @@ func TestLoadInvalid(t *testing.T) {
 		// Flags of another mode are refused, not ignored.
 		{[]string{"http://127.0.0.1:1", "--rate", "1", "--ramp-up", "10s"}, "--ramp-up needs --concurrency"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1,2", "--calibrate-fit-max", "8"}, "--calibrate-fit-max needs --calibrate"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1,2", "--calibrate-prompt-tokens", "1024"}, "--calibrate-prompt-tokens needs --calibrate"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1,2", "--calibrate", "x.json", "--calibrate-prompt-tokens", "1024,0"}, `--calibrate-prompt-tokens: item 2 "0": want a prompt length from 1 to 1048576`},
 		// Checked up front (it failed every request, exit 1, "unsupported protocol scheme").
 		{[]string{"ftp://x", "--allow-remote", "--concurrency", "1"}, `URL "ftp://x": want http://HOST[:PORT][/PATH] or https://...`},
 		{[]string{"not a url", "--allow-remote", "--concurrency", "1"}, `URL "not a url": want http://HOST[:PORT][/PATH]`},
@@ -115,12 +118,33 @@ func TestLoadCalibrate(t *testing.T) {
 	}
 	var file struct {
 		Source string `json:"source"`
+		Fit    []struct {
+			Batch         int   `json:"batch"`
+			ContextTokens int64 `json:"context_tokens"`
+		} `json:"fit"`
+		KVNote string `json:"kv_note"`
 	}
 	if err := json.Unmarshal(b, &file); err != nil {
 		t.Fatal(err)
 	}
+	// The fitted points c=1 and c=2 ran at 64-token prompts and again at
+	// the default second length, 2 x 64 + 8 / 2 = 132: 64 + 4 = 68 and
+	// 132 + 4 = 136 tokens of context a sequence (the fleet counts a word a
+	// token), 2x apart.
+	var got []int64
+	for _, p := range file.Fit {
+		got = append(got, p.ContextTokens/int64(p.Batch))
+	}
+	if want := []int64{68, 68, 136, 136}; !slices.Equal(got, want) || !strings.Contains(file.KVNote, "contexts of 68 to 136 tokens a sequence (2.00x)") {
+		t.Errorf("fit contexts per sequence %v, KV note %q; want %v and the 2x named", got, file.KVNote, want)
+	}
 	if want := "infscale load " + f.URL() + " --concurrency 1,2,4 --requests 6 --max-tokens 8 --prompt-tokens 64 --calibrate " + path + " --calibrate-fit-max 2"; file.Source != want {
 		t.Errorf("source %q, want %q", file.Source, want)
+	}
+	// A length the server cannot serve is refused before any load.
+	if code, out, errs := runLoad(t, f.URL(), "--concurrency", "1,2", "--calibrate", path, "--calibrate-prompt-tokens", "8100", "--max-tokens", "128"); code != 2 || out != "" ||
+		!strings.Contains(errs, "--calibrate-prompt-tokens 8100: 8100 + --max-tokens 128 = 8228 tokens, above the server's max_model_len 8192") {
+		t.Errorf("a prompt beyond max_model_len: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	var gout, gerr bytes.Buffer
 	if code := run(t.Context(), []string{"gpu", "--calibration", path}, strings.NewReader(""), &gout, &gerr); code != 0 || !strings.Contains(gout.String(), "decode step") {

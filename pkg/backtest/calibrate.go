@@ -129,10 +129,15 @@ const HoldOutFraction = 0.25
 // replica.Fit, holding out the windows from split on.
 //
 // Decode: each window with tokens and a mean running of at least 0.5 is a
-// decode step of batch round(running), taking the window's mean ITL;
-// windows are pooled per batch (the mean ITL of the batch's windows), the
-// context per sequence being promptMean + outputMean / 2 (a sequence is
-// halfway through its output on average). Prefill: each window in which
+// decode step of batch round(running), taking the window's mean ITL, each
+// sequence holding the window's own prompt tokens per request plus
+// outputMean / 2 (a sequence is halfway through its output on average);
+// a window without a first token takes its pod's last window's prompt,
+// or promptMean before any. Windows are pooled per batch and context bin
+// (contexts per sequence in bins 25% wide; the pool's mean ITL and mean
+// context), so that windows of different prompts give replica.Fit the
+// contexts it fits the KV read efficiency from (its KVNote says whether
+// they differed enough). Prefill: each window in which
 // nothing waited (waiting's maximum 0) and a first token came is a TTFT at
 // the window's prompt tokens per request, pooled in prompt bins 10% wide.
 //
@@ -150,19 +155,29 @@ func Calibrate(base replica.Config, ws []Window, promptMean, outputMean float64,
 	if err != nil {
 		return res, err
 	}
-	perSeq := promptMean + outputMean/2
-	decode := [2]map[int]*pool{{}, {}}
+	decode := [2]map[decodeKey]*pool{{}, {}}
 	prefill := [2]map[int]*pool{{}, {}}
 	maxRunning := 0.0
+	lastPrompt := map[string]float64{} // per pod: the latest window's prompt tokens per request
 	for _, w := range ws {
 		set := 0
 		if !w.T.Before(split) {
 			set = 1
 		}
+		prompt, ok := lastPrompt[w.Pod]
+		if w.Prompt >= 1 && !math.IsInf(w.Prompt, 0) {
+			prompt, ok = w.Prompt, true
+			lastPrompt[w.Pod] = prompt
+		}
+		if !ok {
+			prompt = promptMean
+		}
 		if w.ITL > 0 && !math.IsInf(w.ITL, 0) && w.Running >= 0.5 {
 			b := int(math.Round(w.Running))
 			if b <= r.MaxBatch() {
-				add(decode[set], b, w.Running, w.ITL)
+				perSeq := prompt + outputMean/2
+				k := decodeKey{batch: b, bin: int(math.Round(math.Log(perSeq) / math.Log(1.25)))}
+				add(decode[set], k, perSeq, w.ITL)
 				if set == 0 {
 					res.DecodeWindows++
 					maxRunning = max(maxRunning, w.Running)
@@ -181,11 +196,17 @@ func Calibrate(base replica.Config, ws []Window, promptMean, outputMean float64,
 			}
 		}
 	}
-	steps := func(m map[int]*pool) []replica.StepPoint {
+	steps := func(m map[decodeKey]*pool) []replica.StepPoint {
 		var out []replica.StepPoint
-		for _, b := range slices.Sorted(maps.Keys(m)) {
-			a := m[b]
-			out = append(out, replica.StepPoint{Batch: b, ContextTokens: int64(math.Round(float64(b) * perSeq)), StepS: a.y / a.n})
+		keys := slices.SortedFunc(maps.Keys(m), func(a, b decodeKey) int {
+			if a.batch != b.batch {
+				return a.batch - b.batch
+			}
+			return a.bin - b.bin
+		})
+		for _, k := range keys {
+			a := m[k]
+			out = append(out, replica.StepPoint{Batch: k.batch, ContextTokens: int64(math.Round(float64(k.batch) * a.x / a.n)), StepS: a.y / a.n})
 		}
 		return out
 	}
@@ -198,7 +219,7 @@ func Calibrate(base replica.Config, ws []Window, promptMean, outputMean float64,
 		return out
 	}
 	fit, held := steps(decode[0]), steps(decode[1])
-	if len(fit) < 2 {
+	if batches := len(slices.CompactFunc(slices.Clone(fit), func(a, b replica.StepPoint) bool { return a.Batch == b.Batch })); batches < 2 {
 		what := "no window with tokens and a running batch"
 		if res.DecodeWindows > 0 {
 			what = fmt.Sprintf("running per pod rounds to %d in all %d windows with tokens (at most %.2f on a window's average)", fit[0].Batch, res.DecodeWindows, maxRunning)
@@ -224,11 +245,15 @@ func Calibrate(base replica.Config, ws []Window, promptMean, outputMean float64,
 	return res, nil
 }
 
+// decodeKey is a decode pool: the batch and the context per sequence's
+// bin (25% wide).
+type decodeKey struct{ batch, bin int }
+
 // pool sums windows: x and y their values, n their count.
 type pool struct{ x, y, n float64 }
 
 // add pools the window (x, y) into m[k].
-func add(m map[int]*pool, k int, x, y float64) {
+func add[K comparable](m map[K]*pool, k K, x, y float64) {
 	a := m[k]
 	if a == nil {
 		a = &pool{}
@@ -267,7 +292,7 @@ func (f CalibrationFit) WriteText(w io.Writer, path string) error {
 		return err
 	}
 	itl, ttft := f.HeldOutError()
-	fmt.Fprintf(w, "  held out: ITL mean |error| %s over %d batch sizes, TTFT mean |error| %s over %d prompt lengths\n",
+	fmt.Fprintf(w, "  held out: ITL mean |error| %s over %d decode points, TTFT mean |error| %s over %d prompt lengths\n",
 		fmtF(100*itl, "%.1f%%"), len(c.HeldOut), fmtF(100*ttft, "%.1f%%"), len(c.PrefillHeldOut))
 	for _, n := range f.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/infscale/infscale/pkg/replica"
@@ -13,16 +14,53 @@ import (
 // fit measures (the TTFT p50 of each).
 const prefillProbes = 16
 
+// KVPromptTokens is the prompt length a calibration sweeps beside
+// prompt so that the decode points' contexts per sequence (prompt +
+// maxTokens / 2: a sequence is halfway through its output on average)
+// differ 2x, more than the replica.MinContextSpread the KV read
+// efficiency's fit needs: 2 × prompt + maxTokens / 2, which doubles the
+// context, when it and maxTokens fit maxModelLen (0: no bound); otherwise
+// prompt / 2 − maxTokens / 4, which halves it, when that is at least 1;
+// otherwise the longest prompt that fits, maxModelLen − maxTokens, when
+// it is longer than prompt; otherwise 0 (none: the fit keeps the base's
+// KV efficiency and says so).
+func KVPromptTokens(prompt, maxTokens, maxModelLen int) int {
+	fits := func(n int) bool { return maxModelLen <= 0 || n+maxTokens <= maxModelLen }
+	if up := 2*prompt + maxTokens/2; fits(up) {
+		return up
+	}
+	if down := prompt/2 - maxTokens/4; down >= 1 {
+		return down
+	}
+	if longest := maxModelLen - maxTokens; longest > prompt {
+		return longest
+	}
+	return 0
+}
+
+// PromptSweep is a concurrency sweep's points at one prompt length.
+type PromptSweep struct {
+	// PromptTokens is the prompt length the requests asked for (the
+	// points' own usage counts, when the server gives them, are used).
+	PromptTokens int
+	Points       []Summary
+}
+
 // Calibrate fits base's free parameters (replica.Fit) to a concurrency
-// sweep's points: each point of concurrency c up to fitMax (and up to the
-// base's batch limit) is a decode step of batch c with c × (prompt +
-// max_tokens / 2) tokens of context (the sequences are halfway through
-// their output on average) taking the point's ITL p50; the points above
-// fitMax are held out and predicted. The prefill line comes from TTFTs at
-// concurrency 1 with no decoding to speak of (max_tokens 2): the p50 of
-// prefillProbes requests each of cfg.PromptTokens and 3 × that, sent
-// alternately (their predictions filled in).
-func Calibrate(ctx context.Context, base replica.Config, cfg Config, points []Summary, fitMax int) (replica.Calibration, error) {
+// sweep's points and, when given, the same sweep's points at other prompt
+// lengths (extra, run at concurrency up to fitMax only): each point of
+// concurrency c up to fitMax (and up to the base's batch limit) is a
+// decode step of batch c with c × (the point's prompt tokens per request
+// + max_tokens / 2) tokens of context (the sequences are halfway through
+// their output on average) taking the point's ITL p50; points at prompt
+// lengths whose contexts differ by replica.MinContextSpread or more fit
+// the KV read efficiency (the calibration's KVNote says whether). The
+// points of points above fitMax are held out and predicted. The prefill
+// line comes from TTFTs at concurrency 1 with no decoding to speak of
+// (max_tokens 2): the p50 of prefillProbes requests each of
+// cfg.PromptTokens and 3 × that, sent alternately (their predictions
+// filled in).
+func Calibrate(ctx context.Context, base replica.Config, cfg Config, points []Summary, extra []PromptSweep, fitMax int) (replica.Calibration, error) {
 	r, err := replica.New(base)
 	if err != nil {
 		return replica.Calibration{}, err
@@ -33,17 +71,23 @@ func Calibrate(ctx context.Context, base replica.Config, cfg Config, points []Su
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = 128
 	}
-	perSeq := int64(cfg.PromptTokens + cfg.MaxTokens/2)
 	var fit, held []replica.StepPoint
-	for _, p := range points {
-		if p.Concurrency < 1 || p.Concurrency > r.MaxBatch() || p.Requests == 0 || !(float64(p.ITLP50) > 0) {
-			continue
-		}
-		sp := replica.StepPoint{Batch: p.Concurrency, ContextTokens: int64(p.Concurrency) * perSeq, StepS: float64(p.ITLP50)}
-		if p.Concurrency <= fitMax {
-			fit = append(fit, sp)
-		} else {
-			held = append(held, sp)
+	for _, sw := range append([]PromptSweep{{PromptTokens: cfg.PromptTokens, Points: points}}, extra...) {
+		for _, p := range sw.Points {
+			if p.Concurrency < 1 || p.Concurrency > r.MaxBatch() || p.Requests == 0 || !(float64(p.ITLP50) > 0) {
+				continue
+			}
+			prompt := float64(sw.PromptTokens)
+			if p.PromptTokens > 0 {
+				prompt = float64(p.PromptTokens) / float64(p.Requests)
+			}
+			perSeq := prompt + float64(cfg.MaxTokens)/2
+			sp := replica.StepPoint{Batch: p.Concurrency, ContextTokens: int64(math.Round(float64(p.Concurrency) * perSeq)), StepS: float64(p.ITLP50)}
+			if p.Concurrency <= fitMax {
+				fit = append(fit, sp)
+			} else {
+				held = append(held, sp)
+			}
 		}
 	}
 	if len(fit) < 2 {

@@ -3,6 +3,8 @@ package load
 import (
 	"context"
 	"math"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,7 +71,7 @@ func TestCalibrateHoldsOut(t *testing.T) {
 		s.Concurrency = c
 		points = append(points, s)
 	}
-	cal, err := Calibrate(t.Context(), base, cfg, points, 16)
+	cal, err := Calibrate(t.Context(), base, cfg, points, nil, 16)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,5 +92,108 @@ func TestCalibrateHoldsOut(t *testing.T) {
 	}
 	if math.Abs(cal.MFU-base.MFU) > 0.15*base.MFU {
 		t.Errorf("MFU %.4f, want the truth's %.4f within 15%%", cal.MFU, base.MFU)
+	}
+}
+
+// TestCalibrateFitsKV: the fleet runs a replica whose KV cache is read at
+// a quarter of its weights' efficiency in this package's slow timescale
+// (weights at 0.14 of peak, 34.115 ms a step; the KV at 0.0175, 131072 B
+// / (3.35e12 B/s x 0.0175) = 2.2358 us a token; MFU 0.8, so a prompt's
+// prefill fits under a step); the fit starts from the same replica without
+// the KV's own efficiency (it reads the KV at the weights' 0.14).
+// Concurrency 1, 2, 4 and 8 run at 1,000-token prompts and at the default
+// second length, KVPromptTokens(1000, 64, 8192) = 2 x 1000 + 32 = 2032,
+// each point one round of 64 output tokens that start together, so the
+// batch holds at c throughout and a sequence holds prompt + 32 tokens on
+// the median step: contexts of 1,032 and 2,064 tokens a sequence, 2x
+// apart. The points run at once, each against its own fleet (the sweep's
+// 8 points in about 5 s instead of 25).
+//
+// The truth's steps run from 34.115 + 1032 x 0.0022358 = 36.42 ms (c=1)
+// to 34.115 + 8 x 2064 x 0.0022358 = 71.03 ms (c=8). Each point's ITL p50
+// is checked within 2% of its truth's step; ±2% on every step moves the
+// plane's KV slope by at most 16.4% (0.02 x Σ|wᵢ|·stepᵢ / k, wᵢ the least
+// squares weights of the 8 points, worked out by hand), so the fitted KV
+// efficiency lies in [0.0175 / 1.164, 0.0175 / 0.836] = [0.01503, 0.02094].
+func TestCalibrateFitsKV(t *testing.T) {
+	if testing.Short() {
+		t.Skip("about 10 s of load")
+	}
+	base := replica.DefaultConfig()
+	base.BandwidthEfficiency, base.MFU = 0.14, 0.8
+	truth := base
+	truth.KVBandwidthEfficiency = 0.0175
+	tr, err := replica.New(truth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const prompt, output = 1000, 64
+	second := KVPromptTokens(prompt, output, 8192)
+	if second != 2032 {
+		t.Fatalf("second prompt length %d, want 2032", second)
+	}
+	concurrencies := []int{1, 2, 4, 8}
+	type run struct {
+		prompt, c int
+		s         Summary
+		err       error
+	}
+	var runs []*run
+	for _, p := range []int{prompt, second} {
+		for _, c := range concurrencies {
+			runs = append(runs, &run{prompt: p, c: c})
+		}
+	}
+	var fleets []*fleet.Fleet
+	for range len(runs) + 1 { // the last serves the prefill probes
+		f, err := fleet.Start(context.Background(), fleet.Config{Replicas: 1, Max: 1, Replica: tr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Stop()
+		fleets = append(fleets, f)
+	}
+	var wg sync.WaitGroup
+	for i, r := range runs {
+		wg.Go(func() {
+			cfg := Config{URL: fleets[i].URL(), PromptTokens: r.prompt, MaxTokens: output, Concurrency: r.c, Requests: r.c, Duration: time.Minute, Seed: uint64(i + 1)}
+			recs, dur, err := Run(t.Context(), cfg)
+			r.s, r.err = Summarize(recs, dur), err
+			r.s.Concurrency = r.c
+		})
+	}
+	wg.Wait()
+	var points []Summary
+	var extra []PromptSweep
+	for _, r := range runs {
+		if r.err != nil || r.s.Requests != r.c {
+			t.Fatalf("c=%d at %d-token prompts: %d requests, %v %s", r.c, r.prompt, r.s.Requests, r.err, r.s.FirstError)
+		}
+		want := tr.StepTime(r.c, int64(r.c*(r.prompt+output/2)))
+		if got := float64(r.s.ITLP50); math.Abs(got-want) > 0.02*want {
+			t.Errorf("c=%d at %d-token prompts: ITL p50 %.2f ms, truth's step %.2f ms: beyond 2%%", r.c, r.prompt, got*1000, want*1000)
+		} else {
+			t.Logf("c=%d at %d-token prompts: ITL p50 %.2f ms, truth's step %.2f ms (%+.2f%%)", r.c, r.prompt, got*1000, want*1000, 100*(got-want)/want)
+		}
+		if r.prompt == prompt {
+			points = append(points, r.s)
+		} else if len(extra) == 0 {
+			extra = append(extra, PromptSweep{PromptTokens: second, Points: []Summary{r.s}})
+		} else {
+			extra[0].Points = append(extra[0].Points, r.s)
+		}
+	}
+	cfg := Config{URL: fleets[len(runs)].URL(), PromptTokens: prompt, MaxTokens: output}
+	cal, err := Calibrate(t.Context(), base, cfg, points, extra, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("fitted: KV efficiency %.5f (truth 0.0175), efficiency %.4f, overhead %.3f ms, per sequence %.1f us; %s",
+		cal.KVBandwidthEfficiency, cal.BandwidthEfficiency, cal.StepOverheadS*1000, cal.SequenceStepCostS*1e6, cal.KVNote)
+	if cal.KVBandwidthEfficiency < 0.01503 || cal.KVBandwidthEfficiency > 0.02094 {
+		t.Errorf("KV efficiency %.5f: want 0.0175 within [0.01503, 0.02094] (%s)", cal.KVBandwidthEfficiency, cal.KVNote)
+	}
+	if !strings.Contains(cal.KVNote, "contexts of 1032 to 2064 tokens a sequence (2.00x)") {
+		t.Errorf("KV note %q: want the contexts 1032 to 2064 named", cal.KVNote)
 	}
 }

@@ -173,6 +173,39 @@ func DiscoverModel(ctx context.Context, client *http.Client, base string) (strin
 	return list.Data[0].ID, nil
 }
 
+// MaxModelLen returns the max_model_len GET URL/v1/models gives the
+// model (vLLM's ModelCard: the longest prompt plus output it serves), or
+// 0 when the server gives none (not every OpenAI-compatible server does).
+// Errors: the request's.
+func MaxModelLen(ctx context.Context, client *http.Client, base, model string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/models", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("load: GET %s/v1/models: %w", base, err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Data []struct {
+			ID          string `json:"id"`
+			MaxModelLen int    `json:"max_model_len"`
+		} `json:"data"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list) != nil {
+		return 0, nil
+	}
+	for _, m := range list.Data {
+		if m.ID == model || model == "" {
+			return max(m.MaxModelLen, 0), nil
+		}
+	}
+	return 0, nil
+}
+
 type runner struct {
 	cfg   Config
 	rng   *rand.Rand

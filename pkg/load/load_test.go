@@ -171,3 +171,29 @@ func TestClosedLoopRampUpPastDuration(t *testing.T) {
 		t.Errorf("%d requests, want --requests 2", len(recs))
 	}
 }
+
+// TestKVPromptTokens: the second prompt length doubles the context per
+// sequence (prompt + half the output) when it fits max_model_len, else
+// halves it, else takes the longest that fits. By hand:
+//
+//	512 / 128, no bound or 8,192: 2 x 512 + 64 = 1,088 (contexts 576 and 1,152);
+//	512 / 128 at 1,024: 1,088 + 128 does not fit; 256 - 32 = 224 (288 and 576);
+//	6,000 / 4,000 at 8,192: 14,000 does not fit; 3,000 - 1,000 = 2,000 (4,000 and 8,000);
+//	16 / 128 at 1,024: 32 + 64 = 96, 96 + 128 fits (80 and 160);
+//	10 / 100 at 150: 70 + 100 does not fit, 5 - 25 < 1; the longest, 50 (60 and 100);
+//	40 / 200 at 200: none fits (0).
+func TestKVPromptTokens(t *testing.T) {
+	for _, tc := range []struct{ prompt, maxTokens, maxLen, want int }{
+		{512, 128, 0, 1088},
+		{512, 128, 8192, 1088},
+		{512, 128, 1024, 224},
+		{6000, 4000, 8192, 2000},
+		{16, 128, 1024, 96},
+		{40, 200, 200, 0},
+		{10, 100, 150, 50},
+	} {
+		if got := KVPromptTokens(tc.prompt, tc.maxTokens, tc.maxLen); got != tc.want {
+			t.Errorf("KVPromptTokens(%d, %d, %d) = %d, want %d", tc.prompt, tc.maxTokens, tc.maxLen, got, tc.want)
+		}
+	}
+}

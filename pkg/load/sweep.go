@@ -17,6 +17,10 @@ type Report struct {
 	Points []Summary `json:"points,omitempty"`
 	// Knee is a sweep's knee (absent for one point).
 	Knee *Knee `json:"knee,omitempty"`
+	// CalibrationPoints are a calibration's points at its other prompt
+	// lengths (each point's prompt_tokens / requests is its prompt length),
+	// run at the sweep's concurrencies up to the fit's limit.
+	CalibrationPoints []Summary `json:"calibration_points,omitempty"`
 	// Calibration is the fit written with --calibrate.
 	Calibration *replica.Calibration `json:"calibration,omitempty"`
 }

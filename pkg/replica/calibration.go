@@ -43,8 +43,11 @@ type Calibration struct {
 	// sweep at one prompt length cannot tell a slower KV read from
 	// SequenceStepCost.
 	KVBandwidthEfficiency float64 `json:"kv_bandwidth_efficiency,omitempty"`
-	MFU                   float64 `json:"mfu"`
-	StepOverheadS         float64 `json:"step_overhead_s"`
+	// KVNote says whether Fit fitted the KV read efficiency, from which
+	// contexts per sequence, or why it kept the base's (free text).
+	KVNote        string  `json:"kv_note,omitempty"`
+	MFU           float64 `json:"mfu"`
+	StepOverheadS float64 `json:"step_overhead_s"`
 	// LayerStepCostS is Config.LayerStepCost: the step's fixed part per
 	// layer, fitted in place of StepOverheadS when the base has one
 	// (the fitted mode's physical step model); 0 or absent otherwise.
@@ -135,9 +138,12 @@ func (p StepPoint) Error() float64 { return (p.PredictedS - p.StepS) / p.StepS }
 // sequence differ between points by MinContextSpread or more (a sweep at
 // two prompt lengths), a least-squares plane step = a + s·batch +
 // k·context gives the KV read per token k apart, and with it the KV read
-// efficiency (at most 1); s is then SequenceStepCost alone. The prefill line TTFT = RequestOverhead + prompt / rate
-// through the prefill points gives the rate (as MFU) and the overhead.
-// Negative fitted costs are clamped to 0.
+// efficiency (at most 1); s is then SequenceStepCost alone. KVNote says
+// which it was and, when the KV efficiency was not fitted, why (contexts
+// too alike, contexts that move with the batch alone, or a KV slope that
+// is not positive). The prefill line TTFT = RequestOverhead + prompt /
+// rate through the prefill points gives the rate (as MFU) and the
+// overhead. Negative fitted costs are clamped to 0.
 func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepPoint) (Calibration, error) {
 	r, err := New(base)
 	if err != nil {
@@ -164,8 +170,13 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 	for i, p := range steps {
 		cs[i] = float64(p.ContextTokens)
 	}
-	pa, ps, pk, kvFit := plane(xs, cs, ys)
-	kvFit = kvFit && contextSpread(steps) >= MinContextSpread && pk > 0
+	pa, ps, pk, se, independent := plane(xs, cs, ys)
+	lo, hi := contextRange(steps)
+	spread := 0.0
+	if lo > 0 {
+		spread = hi / lo
+	}
+	kvFit := independent && spread >= MinContextSpread && pk > kvSignificance*se
 	if kvFit {
 		a, s = pa, ps
 	}
@@ -216,6 +227,8 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 	// The per-sequence parts the fit keeps: the cost per sequence per
 	// layer, the attention blocks' (KVHeadCost) and the all-reduces' bytes.
 	keptPerSeq := r.perSeqSeconds - base.SequenceStepCost.Seconds()
+	contexts := fmt.Sprintf("contexts of %.0f to %.0f tokens a sequence (%.2fx)", lo, hi, spread)
+	var kvNote string
 	if kvFit {
 		// k is the KV read per token: at the efficiency e the model reads
 		// it in kvBytesPerToken / (TP × bandwidth × e).
@@ -225,7 +238,20 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 		}
 		c.KVBandwidthEfficiency = math.Min(1, kvEff*r.kvSecondsPerToken/pk)
 		c.SequenceStepCost = seconds(math.Max(0, s-keptPerSeq))
+		kvNote = fmt.Sprintf("KV read efficiency fitted from the decode points' %s", contexts)
 	} else {
+		kept := "KV read efficiency not fitted, the KV read at the weights' efficiency as in the base"
+		if base.KVBandwidthEfficiency > 0 {
+			kept = fmt.Sprintf("KV read efficiency kept at the base's %.3f", base.KVBandwidthEfficiency)
+		}
+		switch {
+		case spread < MinContextSpread:
+			kvNote = fmt.Sprintf("%s: the decode points' %s differ less than the %.1fx that tells the KV read from the per-sequence cost (measure at prompt lengths further apart)", kept, contexts, MinContextSpread)
+		case !independent:
+			kvNote = fmt.Sprintf("%s: the decode points' %s vary with the batch alone (give each context at two or more batch sizes)", kept, contexts)
+		default:
+			kvNote = fmt.Sprintf("%s: over the decode points' %s the step's growth with the context, %.4g ± %.4g ns a token, is not %d standard errors above 0 (noise outweighs the KV read)", kept, contexts, pk*1e9, se*1e9, kvSignificance)
+		}
 		c.SequenceStepCost = seconds(math.Max(0, s-perSeqCtx*kvSeconds-keptPerSeq))
 	}
 	c.MFU = math.Min(1, base.MFU*r.prefillSecondsPerToken/perToken)
@@ -235,7 +261,7 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 		return Calibration{}, fmt.Errorf("calibration: the fitted model is invalid: %w", err)
 	}
 	cal := Calibration{Kind: CalibrationKind, Version: 1, GPU: base.GPU.Name, Model: base.Model.Name, TP: base.TP,
-		BandwidthEfficiency: c.BandwidthEfficiency, KVBandwidthEfficiency: c.KVBandwidthEfficiency, MFU: c.MFU, StepOverheadS: c.StepOverhead.Seconds(), LayerStepCostS: c.LayerStepCost.Seconds(),
+		BandwidthEfficiency: c.BandwidthEfficiency, KVBandwidthEfficiency: c.KVBandwidthEfficiency, KVNote: kvNote, MFU: c.MFU, StepOverheadS: c.StepOverhead.Seconds(), LayerStepCostS: c.LayerStepCost.Seconds(),
 		SequenceStepCostS: c.SequenceStepCost.Seconds(), RequestOverheadS: c.RequestOverhead.Seconds(), Prefill: prefill}
 	predict := func(ps []StepPoint) []StepPoint {
 		out := make([]StepPoint, len(ps))
@@ -267,26 +293,30 @@ func seconds(s float64) time.Duration { return time.Duration(math.Round(s * floa
 // two cannot be told apart.
 const MinContextSpread = 1.5
 
-// contextSpread is the largest context per sequence over the smallest.
-func contextSpread(steps []StepPoint) float64 {
-	lo, hi := math.Inf(1), 0.0
+// contextRange is the smallest and the largest context per sequence
+// (context tokens / batch) of steps.
+func contextRange(steps []StepPoint) (lo, hi float64) {
+	lo = math.Inf(1)
 	for _, p := range steps {
 		c := float64(p.ContextTokens) / float64(p.Batch)
 		lo, hi = math.Min(lo, c), math.Max(hi, c)
 	}
-	if !(lo > 0) {
-		return 0
-	}
-	return hi / lo
+	return lo, hi
 }
 
-// plane is the least-squares fit y = a + b·x + c·z; ok is false when x
-// and z do not vary independently (fewer than three points, or one a
+// kvSignificance is how many standard errors above 0 the plane's KV
+// slope must be for Fit to take it: a slope within noise of 0 would put
+// the KV read efficiency anywhere up to 1.
+const kvSignificance = 3
+
+// plane is the least-squares fit y = a + b·x + c·z with se the standard
+// error of c (0 with three points: the plane is exact); ok is false when
+// x and z do not vary independently (fewer than three points, or one a
 // linear function of the other within 0.5% of the variance).
-func plane(xs, zs, ys []float64) (a, b, c float64, ok bool) {
+func plane(xs, zs, ys []float64) (a, b, c, se float64, ok bool) {
 	n := float64(len(xs))
 	if len(xs) < 3 {
-		return 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
 	var mx, mz, my float64
 	for i := range xs {
@@ -299,11 +329,20 @@ func plane(xs, zs, ys []float64) (a, b, c float64, ok bool) {
 	}
 	d := sxx*szz - sxz*sxz
 	if !(sxx > 0 && szz > 0) || d <= 0.005*sxx*szz {
-		return 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
 	b = (sxy*szz - szy*sxz) / d
 	c = (szy*sxx - sxy*sxz) / d
-	return my - b*mx - c*mz, b, c, true
+	a = my - b*mx - c*mz
+	if len(xs) > 3 {
+		var rss float64
+		for i := range xs {
+			r := ys[i] - a - b*xs[i] - c*zs[i]
+			rss += r * r
+		}
+		se = math.Sqrt(rss / (n - 3) * sxx / d)
+	}
+	return a, b, c, se, true
 }
 
 // line is the least-squares fit y = a + b·x; ok is false with fewer than

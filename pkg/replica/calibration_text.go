@@ -10,7 +10,8 @@ import (
 // the fitted model's prediction and its error: the decode points (batch
 // under the column batchLabel, the measured step under stepLabel), fitted
 // then held out, and the prefill points that have a prediction
-// (PredictPrefill). Each line is indented by two spaces.
+// (PredictPrefill), each decode point with its context per sequence, and
+// KVNote. Each line is indented by two spaces.
 func (c Calibration) WriteText(w io.Writer, batchLabel, stepLabel string) error {
 	kv := ""
 	if c.KVBandwidthEfficiency > 0 {
@@ -22,14 +23,17 @@ func (c Calibration) WriteText(w io.Writer, batchLabel, stepLabel string) error 
 	}
 	fmt.Fprintf(w, "  bandwidth efficiency %.3f%s, %s, sequence step cost %.1f us, MFU %.3f, request overhead %.1f ms\n",
 		c.BandwidthEfficiency, kv, fixed, c.SequenceStepCostS*1e6, c.MFU, c.RequestOverheadS*1000)
+	if c.KVNote != "" {
+		fmt.Fprintf(w, "  %s\n", c.KVNote)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  \t%s\t%s\tmodel ms\terror\t\n", batchLabel, stepLabel)
+	fmt.Fprintf(tw, "  \t%s\tcontext/seq\t%s\tmodel ms\terror\t\n", batchLabel, stepLabel)
 	for _, set := range []struct {
 		name   string
 		points []StepPoint
 	}{{"fit", c.Fit}, {"held out", c.HeldOut}} {
 		for _, p := range set.points {
-			fmt.Fprintf(tw, "  %s\t%d\t%.2f\t%.2f\t%+.1f%%\t\n", set.name, p.Batch, p.StepS*1000, p.PredictedS*1000, 100*p.Error())
+			fmt.Fprintf(tw, "  %s\t%d\t%.0f\t%.2f\t%.2f\t%+.1f%%\t\n", set.name, p.Batch, float64(p.ContextTokens)/float64(p.Batch), p.StepS*1000, p.PredictedS*1000, 100*p.Error())
 		}
 	}
 	if err := tw.Flush(); err != nil {

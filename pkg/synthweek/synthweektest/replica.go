@@ -21,7 +21,8 @@ import (
 // pod k runs Batches[(i+k) mod len] sequences (the running gauge), and
 // requests with Prompts[(i+k) mod len] prompt tokens arrive at Arrivals per
 // second and finish at the same rate with Output tokens each. Each decode
-// token takes Step(batch) seconds (the ITL histogram: batch × scrape /
+// token takes Step(batch, context) seconds, context being each sequence's
+// tokens of KV, the window's prompt + Output / 2 (the ITL histogram: batch × scrape /
 // step tokens per scrape interval, each observed at the step); each
 // request's first token takes TTFT(prompt) seconds. Every QueuedEvery-th
 // window (0: none) has 3 requests waiting throughout and its TTFTs are
@@ -47,9 +48,10 @@ type Replica struct {
 	// request [128].
 	Arrivals float64
 	Output   int
-	// Step is the decode step in seconds at a batch; TTFT the time to first
-	// token in seconds at a prompt length, with nothing queued. Required.
-	Step func(batch int) float64
+	// Step is the decode step in seconds at a batch whose sequences each
+	// hold context tokens of KV; TTFT the time to first token in seconds
+	// at a prompt length, with nothing queued. Required.
+	Step func(batch, context int) float64
 	TTFT func(prompt int) float64
 	// QueuedEvery and QueueDelay place windows with a queue [0, 0.5 s].
 	QueuedEvery int
@@ -205,7 +207,7 @@ func WriteReplica(w io.Writer, cfg Replica) (ReplicaTruth, error) {
 		add("vllm:generation_tokens", "counter", "vllm:generation_tokens_total", labels, counter(func(int) float64 { return reqs * float64(c.Output) }))
 		if !c.NoITL {
 			hist("vllm:inter_token_latency_seconds", labels, itlBounds, func(k int) (float64, float64) {
-				s := c.Step(batch(k)) * stepNoise[window(k)]
+				s := c.Step(batch(k), prompt(k)+c.Output/2) * stepNoise[window(k)]
 				return float64(batch(k)) * dt / s, s
 			})
 		}
