@@ -93,6 +93,12 @@ func (c Candidate) Block(s Serve, max int) string {
 			keys = append(keys, keyValue{strings.Split(o.Key, "."), v})
 		}
 	}
+	if c.RampBound > 0 {
+		fmt.Fprintf(&b, "  ramp_bound: %s\n", strconv.FormatFloat(c.RampBound, 'g', -1, 64))
+	}
+	if c.Hold > 0 {
+		fmt.Fprintf(&b, "  hold: {break_even: %ss}\n", strconv.FormatFloat(c.Hold, 'g', -1, 64))
+	}
 	writeKeys(&b, "  ", keys)
 	return b.String()
 }

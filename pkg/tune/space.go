@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/replay"
@@ -28,9 +29,12 @@ type MetricSpace struct {
 	PerBatch bool
 	// Round rounds refined targets to a multiple of it (0: not rounded).
 	Round float64
-	// Guards: each candidate carries the latency guards recommended does,
-	// ttft at the replay's TTFT SLO and queuewait at a fifth of it (the
-	// highest recommendation wins).
+	// Guards: each candidate carries what recommended adds to its demand
+	// signal: the latency guards, ttft at the replay's TTFT SLO and
+	// queuewait at a fifth of it (the highest recommendation wins), the
+	// cost-aware hold at replay.RecommendedBreakEven cold starts and the
+	// ramp bound recommend.RampBoundFor(cold start, the candidate's
+	// scale-down window) (Candidate.recommendedRules).
 	Guards bool
 }
 
@@ -187,6 +191,11 @@ type Candidate struct {
 	// Guard is the latency guards' TTFT target in seconds: ttft at it and
 	// queuewait at a fifth of it beside Metric; 0: none.
 	Guard float64 `json:"guard,omitempty"`
+	// Hold is the cost-aware hold's break-even in seconds (0: off) and
+	// RampBound the demand trend's bound in standard errors, as
+	// recommended sets them for the replica (recommendedRules).
+	Hold      float64 `json:"hold,omitempty"`
+	RampBound float64 `json:"ramp_bound,omitempty"`
 	// Options are the space's option values, in its Dims' order.
 	Options []Option `json:"options"`
 }
@@ -222,10 +231,36 @@ func (c Candidate) Policy() string {
 			s += "," + o.Name + "=" + o.text()
 		}
 	}
+	if c.Hold > 0 {
+		s += ",hold=" + strconv.FormatFloat(c.Hold, 'g', -1, 64)
+	}
+	if c.RampBound > 0 {
+		s += ",rampbound=" + strconv.FormatFloat(c.RampBound, 'g', 4, 64)
+	}
 	if c.Guard > 0 {
 		s += ",ttft:" + strconv.FormatFloat(c.Guard, 'g', -1, 64) + ",queuewait:" + strconv.FormatFloat(c.Guard/5, 'g', -1, 64)
 	}
 	return s
+}
+
+// recommendedRules sets c's Hold and RampBound as recommended sets them
+// for a replica of cold start cold seconds: a break-even of
+// replay.RecommendedBreakEven cold starts, and the ramp bound at the
+// newsvendor's quantile of cold / (cold + c's scale-down window, the HPA's
+// 300 s when c leaves it out). A candidate without guards gets neither.
+func (c *Candidate) recommendedRules(cold float64) {
+	if c.Guard <= 0 {
+		return
+	}
+	cs := math.Ceil(cold)
+	c.Hold = replay.RecommendedBreakEven * cs
+	down := 300.0
+	if v, ok := c.Option("downwindow"); ok && v >= 0 {
+		down = v
+	}
+	c.RampBound = recommend.RampBoundFor(time.Duration(cs)*time.Second, time.Duration(down)*time.Second)
+	// As the policy string prints it, so that a candidate replays as written.
+	c.RampBound, _ = strconv.ParseFloat(strconv.FormatFloat(c.RampBound, 'g', 4, 64), 64)
 }
 
 // Recommend is the candidate as a pkg/recommend policy (min 1 and max
@@ -246,6 +281,10 @@ func (c Candidate) Recommend() (*recommend.Policy, error) {
 			return nil, fmt.Errorf("option %s=%s: %w", o.Name, o.text(), err)
 		}
 	}
+	if c.Hold > 0 {
+		p.Hold = &recommend.Hold{BreakEven: time.Duration(c.Hold * float64(time.Second))}
+	}
+	p.RampBound = c.RampBound
 	return p, nil
 }
 

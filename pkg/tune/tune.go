@@ -134,6 +134,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 				c := Candidate{Metric: m.Name, Target: t, Options: opts}
 				if m.Guards {
 					c.Guard = rc.SLOTTFT
+					c.recommendedRules(cold)
 				}
 				coarse = append(coarse, c)
 			}
@@ -151,6 +152,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	var fine []Candidate
 	for _, r := range cheapest(rows, budget, cfg.Finalists) {
 		for _, c := range neighbours(r.Candidate, cfg.Space, cold) {
+			c.recommendedRules(cold)
 			if p := c.Policy(); !seen[p] {
 				seen[p] = true
 				fine = append(fine, c)

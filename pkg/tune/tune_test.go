@@ -134,10 +134,14 @@ func TestWeekHoldsOutOfSample(t *testing.T) {
 // guards and the replica, loads as printed, and decides with the policy
 // the replay ran: demand at 0.85 of the capacity pkg/config derives from
 // that replica (the reference replica's own), ttft at 2 s and queuewait at
-// 0.4 s over the replay's 60 s quantile window.
+// 0.4 s over the replay's 60 s quantile window, and recommended's rules for
+// a 91 s cold start: the hold's break-even two cold starts (182 s) and the
+// ramp bound at the quantile 91 / (91 + 60) = 0.6026, z = 0.2602
+// (docs/recommend.md's worked example).
 func TestDemandBlockLoads(t *testing.T) {
 	c := cand("demand", 0.85, 2, 1, 137, 60)
-	if got, want := c.Policy(), "demand:0.85,lookahead=137,downwindow=60,ttft:2,queuewait:0.4"; got != want {
+	c.recommendedRules(91)
+	if got, want := c.Policy(), "demand:0.85,lookahead=137,downwindow=60,hold=182,rampbound=0.2602,ttft:2,queuewait:0.4"; got != want {
 		t.Errorf("policy %q, want %q", got, want)
 	}
 	for _, s := range []Serve{{}, {Replica: "{gpu: h100-sxm, model: llama-3-8b, tp: 1}", ReplicaNote: "a note"}} {
@@ -162,6 +166,9 @@ func TestDemandBlockLoads(t *testing.T) {
 			if g := got.Metrics[i]; g.Signal != w.Signal || g.Target != w.Target {
 				t.Errorf("metric %d: %+v, want %+v", i, g, w)
 			}
+		}
+		if got.Hold == nil || got.Hold.BreakEven != 182*time.Second || got.RampBound != 0.2602 {
+			t.Errorf("hold %+v ramp bound %v, want a 182s break-even and 0.2602\n%s", got.Hold, got.RampBound, block)
 		}
 		if time.Duration(f.Targets[0].Metrics[1].Window) != time.Minute || time.Duration(f.Targets[0].Metrics[2].Window) != time.Minute {
 			t.Errorf("quantile windows %v %v, want the replay's 1m\n%s", f.Targets[0].Metrics[1].Window, f.Targets[0].Metrics[2].Window, block)
