@@ -92,6 +92,8 @@ type PolicyFlags struct {
 	DownSelect   string         `placeholder:"S" help:"scaleDown selectPolicy: Max, Min or Disabled (default Max)."`
 	Behavior     string         `placeholder:"FILE" help:"autoscaling/v2 HorizontalPodAutoscalerBehavior YAML (an HPA's spec.behavior); a field may not be set both here and by a flag."`
 	Lookahead    time.Duration  `placeholder:"D" help:"Project demand over D (e.g. the cold start, 90s) from its recent trend; needs --state to see a trend."`
+	RampBound    *float64       `name:"ramp-bound" placeholder:"Z" help:"Standard errors the demand metric adds to an arrival trend that counts before projecting it over --lookahead (>= 0, default 0; simulate's recommended: 0.26 at a 91 s cold start; docs/recommend.md, \"The ramp bound\")."`
+	Hold         *time.Duration `placeholder:"D" help:"The cost-aware hold's break-even (docs/recommend.md): each replica a dip releases is kept while the dip is younger than the hold the dips in --state make cheapest (simulate's recommended: two cold starts, 182s); needs --state."`
 	NoGuard      bool           `name:"no-guard" help:"Turn off the runaway guard (docs/recommend.md): the HPA's arithmetic alone. Only --state decisions are guarded (a one-shot decision asked for nothing before)."`
 	ZeroCooldown *time.Duration `placeholder:"D" help:"With --min 0: idle time before the last replica goes (KEDA cooldownPeriod, default 300s)."`
 	Schedule     []string       `sep:"none" placeholder:"CRON;D;MIN[;TZ]" help:"Raise min to MIN for D after each time the 5-field CRON fires, in time zone TZ (default UTC), e.g. \"0 8 * * 1-5;12h;4;Europe/Berlin\". Repeatable."`
@@ -316,6 +318,12 @@ func (c *PolicyFlags) policy() (*recommend.Policy, error) {
 	if c.ZeroCooldown != nil {
 		p.Zero = &recommend.Zero{Cooldown: *c.ZeroCooldown}
 	}
+	if c.RampBound != nil {
+		p.RampBound = *c.RampBound
+	}
+	if c.Hold != nil {
+		p.Hold = &recommend.Hold{BreakEven: *c.Hold}
+	}
 	for i, s := range c.Schedule {
 		w, err := recommend.ParseScheduleWindow(s)
 		if err != nil {
@@ -371,6 +379,10 @@ func (c *PolicyFlags) flagOf(p *recommend.Policy, path string) string {
 		return "--" + name
 	case "zero":
 		return "--zero-cooldown"
+	case "ramp_bound":
+		return "--ramp-bound"
+	case "hold":
+		return "--hold"
 	case "schedule":
 		if idx >= 0 && idx < len(c.Schedule) {
 			return fmt.Sprintf("--schedule #%d %q: %s", idx+1, c.Schedule[idx], rest)
