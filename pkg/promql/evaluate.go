@@ -123,7 +123,7 @@ type targetAnswer struct {
 }
 
 // numSignals bounds the Signal values (they start at 1).
-const numSignals = int(GenerationTokens) + 1
+const numSignals = int(PrefixQueries) + 1
 
 // sigValues are one target's values read this cycle, by signal.
 type sigValues struct {
