@@ -243,8 +243,8 @@ func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 				out[s] = e
 			}
 		}
-		if h, q := b.prefixRates(f, o.DemandWindow); h != nil {
-			out[PrefixHits], out[PrefixQueries] = h, q
+		if e := b.prefixHit(f, o.DemandWindow); e != nil {
+			out[PrefixHit] = e
 		}
 	}
 	return b.userQueries(t, out)
@@ -466,22 +466,23 @@ func (b shapes) ratePerPod(families []string, window time.Duration) parser.Expr 
 	return alternatives(families, perPod)
 }
 
-// prefixRates are the PrefixHits and PrefixQueries signals, rateTotal's
-// shape restricted to the pods that export both counters:
+// prefixHit is the PrefixHit signal, the ratio of two rateTotal shapes
+// restricted to the pods that export both counters:
 //
-//	sum(<hits per pod> and on (pod) <queries per pod>)
-//	sum(<queries per pod> and on (pod) <hits per pod>)
+//	  sum(<hits per pod> and on (pod) <queries per pod>)
+//	/ sum(<queries per pod> and on (pod) <hits per pod>)
 //
-// so that their ratio pairs each pod's hits with its own queries (a pod
-// with one counter alone would bias it). Not restricted to live pods, as
-// rateTotal. nil, nil when the profile lacks either family.
-func (b shapes) prefixRates(f modelserver.Families, window time.Duration) (hits, queries parser.Expr) {
+// so that each pod's hits pair with its own queries (a pod with one
+// counter alone would bias it). Both sides have no labels, so they match.
+// Not restricted to live pods, as rateTotal. nil when the profile lacks
+// either family.
+func (b shapes) prefixHit(f modelserver.Families, window time.Duration) parser.Expr {
 	if len(f.PrefixHits) == 0 || len(f.PrefixQueries) == 0 {
-		return nil, nil
+		return nil
 	}
 	h, q := b.ratePerPod(f.PrefixHits, window), b.ratePerPod(f.PrefixQueries, window)
-	return aggregate(parser.SUM, false, nil, binary(parser.LAND, h, q, b.pod())),
-		aggregate(parser.SUM, false, nil, binary(parser.LAND, q, h, b.pod()))
+	return binary(parser.DIV, aggregate(parser.SUM, false, nil, binary(parser.LAND, h, q, b.pod())),
+		aggregate(parser.SUM, false, nil, binary(parser.LAND, q, h, b.pod())), nil)
 }
 
 // stuckPods is the live pods that look like stuck engines (the rule of

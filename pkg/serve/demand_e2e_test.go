@@ -67,7 +67,7 @@ vllm:num_requests_waiting 0
 //     no hit fraction (its page has no prefix-cache counters).
 //
 // Then serve's loop runs on the same source and its /metrics must carry
-// those values as the seven demand gauges for busy, none for fresh, and a
+// those values as the eight demand gauges for busy, none for fresh, and a
 // demand recommendation for busy only. The pages follow wall time,
 // Prometheus stamps a scrape when it starts: a few milliseconds of skew
 // over a 10 s window, hence 1% tolerance.
@@ -170,6 +170,7 @@ targets:
 		"infscale_arrival_rate_requests_per_second": 2, "infscale_prompt_tokens_per_second": 400,
 		"infscale_generation_tokens_per_second": 200, "infscale_mean_prompt_tokens": 200,
 		"infscale_mean_output_tokens": 100, "infscale_queue_time_seconds": 0.42, "infscale_inter_token_latency_seconds": 0.03,
+		"infscale_prefix_cache_hit_ratio": 0.75,
 	} {
 		var got float64
 		line := grep(body, name+`{target="busy"}`)
