@@ -45,13 +45,14 @@ type DecideCmd struct {
 	CPU     *percent  `name:"cpu" placeholder:"PCT" help:"Mean CPU as a percent of the pod's request, e.g. 60 or 60% (pages need two scrapes for it, so give it here)."`
 	TTFT    *float64  `name:"ttft" placeholder:"S" help:"Observed time-to-first-token quantile, seconds."`
 
-	QueueTime            *float64 `name:"queue-time" placeholder:"S" help:"Observed queue-time quantile (vllm:request_queue_time_seconds), seconds: the queuewait signal."`
-	ITL                  *float64 `name:"itl" placeholder:"S" help:"Observed inter-token-latency quantile, seconds (shown, no metric scales on it)."`
-	ArrivalRate          *float64 `name:"arrival-rate" placeholder:"R" help:"Requests arriving per second over the target: the demand signal."`
-	PromptTokensRate     *float64 `name:"prompt-tokens-rate" placeholder:"R" help:"Prompt tokens prefilled per second over the target (shown)."`
-	GenerationTokensRate *float64 `name:"generation-tokens-rate" placeholder:"R" help:"Tokens generated per second over the target (shown)."`
-	MeanPrompt           *float64 `name:"mean-prompt" placeholder:"N" help:"Mean prompt length of recent requests, tokens: the demand signal."`
-	MeanOutput           *float64 `name:"mean-output" placeholder:"N" help:"Mean output length of recent requests, tokens: the demand signal."`
+	QueueTime            *float64  `name:"queue-time" placeholder:"S" help:"Observed queue-time quantile (vllm:request_queue_time_seconds), seconds: the queuewait signal."`
+	ITL                  *float64  `name:"itl" placeholder:"S" help:"Observed inter-token-latency quantile, seconds (shown, no metric scales on it)."`
+	ArrivalRate          *float64  `name:"arrival-rate" placeholder:"R" help:"Requests arriving per second over the target: the demand signal."`
+	PromptTokensRate     *float64  `name:"prompt-tokens-rate" placeholder:"R" help:"Prompt tokens prefilled per second over the target (shown)."`
+	GenerationTokensRate *float64  `name:"generation-tokens-rate" placeholder:"R" help:"Tokens generated per second over the target (shown)."`
+	MeanPrompt           *float64  `name:"mean-prompt" placeholder:"N" help:"Mean prompt length of recent requests, tokens: the demand signal."`
+	MeanOutput           *float64  `name:"mean-output" placeholder:"N" help:"Mean output length of recent requests, tokens: the demand signal."`
+	PrefixCacheHit       *fraction `name:"prefix-cache-hit" placeholder:"F" help:"Fraction of prompt tokens found in the prefix cache, 0..1 or a percentage (vllm:prefix_cache_hits_total over vllm:prefix_cache_queries_total): the demand signal prefills the rest (default: none, every token prefilled)."`
 	PolicyFlags          `embed:""`
 
 	State  string `placeholder:"FILE" help:"JSON file with the window history and scale events; read if it exists, written after the decision (so a cron job remembers, like the HPA controller)."`
@@ -115,7 +116,7 @@ func (c *DecideCmd) anySignal() bool {
 		return true
 	}
 	for _, f := range c.signalFlags() {
-		if f.v != nil {
+		if f.v != nil && f.name != "prefix-cache-hit" { // it qualifies the demand, not a signal
 			return true
 		}
 	}
@@ -123,7 +124,7 @@ func (c *DecideCmd) anySignal() bool {
 }
 
 // signalFlag is one signal flag of decide: its value (nil: not given),
-// name and unit ("" for kv: a fraction).
+// name and unit ("" for kv and prefix-cache-hit: a fraction).
 type signalFlag struct {
 	v          *float64
 	name, unit string
@@ -145,6 +146,7 @@ func (c *DecideCmd) signalFlags() []signalFlag {
 		{c.GenerationTokensRate, "generation-tokens-rate", "tokens per second"},
 		{c.MeanPrompt, "mean-prompt", "tokens"},
 		{c.MeanOutput, "mean-output", "tokens"},
+		{(*float64)(c.PrefixCacheHit), "prefix-cache-hit", ""},
 	}
 }
 
@@ -587,7 +589,8 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 		v   *float64
 	}{{&obs.Running, c.Running}, {&obs.Waiting, c.Waiting}, {&obs.KV, (*float64)(c.KV)}, {&obs.CPU, (*float64)(c.CPU)}, {&obs.TTFT, c.TTFT},
 		{&obs.QueueTime, c.QueueTime}, {&obs.ITL, c.ITL}, {&obs.ArrivalRate, c.ArrivalRate}, {&obs.PromptTokensRate, c.PromptTokensRate},
-		{&obs.GenerationTokensRate, c.GenerationTokensRate}, {&obs.MeanPrompt, c.MeanPrompt}, {&obs.MeanOutput, c.MeanOutput}} {
+		{&obs.GenerationTokensRate, c.GenerationTokensRate}, {&obs.MeanPrompt, c.MeanPrompt}, {&obs.MeanOutput, c.MeanOutput},
+		{&obs.PrefixHit, (*float64)(c.PrefixCacheHit)}} {
 		if f.v != nil {
 			*f.dst = *f.v
 		}
@@ -624,7 +627,7 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 func checkSignal(flag string, v float64, unit string) error {
 	switch {
 	case unit == "" && !(v >= 0 && v <= 1):
-		return invalidf("--%s %v: want a fraction in [0, 1] or a percentage (0.75 or 75%% is three quarters of the KV cache)", flag, v)
+		return invalidf("--%s %v: want a fraction in [0, 1] or a percentage (0.75 or 75%% is three quarters)", flag, v)
 	case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
 		return invalidf("--%s %v: want a finite number >= 0 (%s)", flag, v, unit)
 	}

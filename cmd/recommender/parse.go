@@ -13,6 +13,7 @@ import (
 
 	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/modelserver"
+	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
 )
 
@@ -224,6 +225,8 @@ type parseJSON struct {
 	PromptTokens     *float64        `json:"prompt_tokens_total"`
 	GenerationTokens *float64        `json:"generation_tokens_total"`
 	Requests         *float64        `json:"requests_total"`
+	PrefixHits       *float64        `json:"prefix_cache_hits_total"`
+	PrefixQueries    *float64        `json:"prefix_cache_queries_total"`
 	MaxRunning       *float64        `json:"max_running"`
 	Suspect          string          `json:"suspect,omitempty"`
 	Rates            *parseRatesJSON `json:"rates,omitempty"`
@@ -253,6 +256,7 @@ type parseRatesJSON struct {
 	Requests         *float64 `json:"requests_per_second"`
 	CPUCores         *float64 `json:"cpu_cores"`
 	CPUPercent       *float64 `json:"cpu_percent"`
+	PrefixCacheHit   *float64 `json:"prefix_cache_hit_ratio"`
 	TTFTP95          *float64 `json:"ttft_p95_seconds"`
 	Reset            bool     `json:"reset"`
 	Suspect          string   `json:"suspect,omitempty"`
@@ -276,6 +280,7 @@ func (c *ParseCmd) writeJSON(w io.Writer, rows []parseRow) error {
 			Engines: p.Engines, Models: p.Models, ReadFrom: p.Chosen,
 			CPUSeconds: jnum(p.CPUSeconds), PromptTokens: jnum(p.PromptTokens),
 			GenerationTokens: jnum(p.GenerationTokens), Requests: jnum(p.Requests),
+			PrefixHits: jnum(p.PrefixHits), PrefixQueries: jnum(p.PrefixQueries),
 			MaxRunning: jnum(p.MaxRunning),
 			Suspect:    p.Suspect,
 		}
@@ -296,8 +301,9 @@ func (c *ParseCmd) writeJSON(w io.Writer, rows []parseRow) error {
 				IntervalSeconds: rt.Interval.Seconds(),
 				PromptTokens:    jnum(rt.PromptTokens), GenerationTokens: jnum(rt.GenerationTokens),
 				Requests: jnum(rt.Requests), CPUCores: jnum(rt.CPUCores), CPUPercent: jnum(rt.CPUPercent(c.CPURequest)),
-				TTFTP95: jnum(r.ttft),
-				Reset:   rt.Reset, Suspect: rt.Suspect,
+				PrefixCacheHit: jnum(recommend.HitFraction(rt.PrefixHits, rt.PrefixQueries)),
+				TTFTP95:        jnum(r.ttft),
+				Reset:          rt.Reset, Suspect: rt.Suspect,
 			}
 		}
 		out = append(out, j)

@@ -47,6 +47,7 @@ type parseRowJSON struct {
 		CPUCores        *float64 `json:"cpu_cores"`
 		CPUPercent      *float64 `json:"cpu_percent"`
 		TTFTP95         *float64 `json:"ttft_p95_seconds"`
+		PrefixCacheHit  *float64 `json:"prefix_cache_hit_ratio"`
 		Reset           bool     `json:"reset"`
 	} `json:"rates"`
 }
@@ -237,8 +238,9 @@ func TestParseUnreachableURL(t *testing.T) {
 }
 
 // counterServer serves a vLLM page whose counters grow by fixed steps on
-// every scrape: prompt tokens +300, successes +3, CPU +1.5 s, and TTFT
-// buckets le 0.5 +10, le 2 +20, +Inf +20.
+// every scrape: prompt tokens +300, successes +3, CPU +1.5 s, TTFT
+// buckets le 0.5 +10, le 2 +20, +Inf +20, and prefix-cache queries +300
+// of which hits +225.
 func counterServer(t *testing.T) *httptest.Server {
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -248,6 +250,7 @@ func counterServer(t *testing.T) *httptest.Server {
 			1.5*float64(i), 300*i, 3*i)
 		fmt.Fprintf(w, "vllm:time_to_first_token_seconds_bucket{le=\"0.5\"} %d\nvllm:time_to_first_token_seconds_bucket{le=\"2.0\"} %d\nvllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} %d\n",
 			10*i, 20*i, 20*i)
+		fmt.Fprintf(w, "vllm:prefix_cache_queries_total %d\nvllm:prefix_cache_hits_total %d\n", 300*i, 225*i)
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -275,6 +278,10 @@ func TestParseRates(t *testing.T) {
 		// 0.5 + (2-0.5) x (19-10)/(20-10) = 1.85 s.
 		if !isNum(r.TTFTP95, f(1.85)) {
 			t.Errorf("ttft p95 = %v, want 1.85", r.TTFTP95)
+		}
+		// Prefix cache: 225 of 300 queried tokens found, 0.75.
+		if !isNum(r.PrefixCacheHit, f(0.75)) {
+			t.Errorf("prefix cache hit ratio = %v, want 0.75", r.PrefixCacheHit)
 		}
 		if r.CPUPercent == nil || math.Abs(*r.CPUPercent-100**r.CPUCores/2) > 1e-9 || r.Reset {
 			t.Errorf("cpu %% = %v for cores %v, reset %v", r.CPUPercent, r.CPUCores, r.Reset)

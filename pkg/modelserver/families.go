@@ -33,6 +33,12 @@ type Families struct {
 	PromptTokens, GenerationTokens []string
 	// Requests is a counter of requests finished successfully.
 	Requests []string
+	// PrefixHits and PrefixQueries are counters in tokens: prompt tokens
+	// found in the prefix cache, and prompt tokens looked up in it. The
+	// rate of the first over the second is the prefix-cache hit fraction
+	// (recommend.HitFraction) that the demand signal leaves out of the
+	// prefill. Absent: no hit known, every prompt token prefilled.
+	PrefixHits, PrefixQueries []string
 	// TTFT is a classic histogram of time to first token in seconds, named by
 	// its family (samples are <name>_bucket{le}, <name>_sum, <name>_count).
 	TTFT []string
@@ -91,7 +97,16 @@ func (s Server) Families() Families {
 			PromptTokens:     []string{"vllm:prompt_tokens_total"},
 			GenerationTokens: []string{"vllm:generation_tokens_total"},
 			Requests:         []string{"vllm:request_success_total"},
-			TTFT:             []string{"vllm:time_to_first_token_seconds"},
+			// vLLM V1 vllm/v1/metrics/loggers.py: prefix_cache_queries and
+			// prefix_cache_hits, counters in tokens ("Prefix cache queries,
+			// in terms of number of queried tokens"; prefix caching is on by
+			// default in V1); 0.7-0.10 also export them as
+			// gpu_prefix_cache_* (deprecated, the same counts: docs/design.md
+			// page 03). llm-d-inference-sim writes the counter without
+			// _total (page 18).
+			PrefixHits:    []string{"vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits_total"},
+			PrefixQueries: []string{"vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries", "vllm:gpu_prefix_cache_queries_total"},
+			TTFT:          []string{"vllm:time_to_first_token_seconds"},
 			// Verified in vllm-project/vllm vllm/v1/metrics/loggers.py
 			// (PrometheusStatLogger): request_queue_time_seconds ("time spent
 			// in WAITING phase", observed once per finished request) and
@@ -132,7 +147,17 @@ func (s Server) Families() Families {
 			PromptTokens:     []string{"sglang:prompt_tokens_total", "sglang_prompt_tokens_total"},
 			GenerationTokens: []string{"sglang:generation_tokens_total", "sglang_generation_tokens_total"},
 			Requests:         []string{"sglang:num_requests_total", "sglang_num_requests_total"},
-			TTFT:             []string{"sglang:time_to_first_token_seconds", "sglang_time_to_first_token_seconds"},
+			// sgl-project/sglang python/sglang/srt/metrics/collector.py
+			// (TokenizerMetricsCollector): cached_tokens_total ("Number of
+			// cached prompt tokens") and prompt_tokens_total (every prompt
+			// token of a finished request, cached or not), both counters
+			// in tokens (docs/design.md page 06). The cache_hit_rate gauge is
+			// not read: it is the last prefill batch's fraction (0..1, reset
+			// to 0 when a decode batch is logged), not a window's, and the
+			// 2024 pre-release exported it in percent (page 16: 87.6).
+			PrefixHits:    []string{"sglang:cached_tokens_total", "sglang_cached_tokens_total"},
+			PrefixQueries: []string{"sglang:prompt_tokens_total", "sglang_prompt_tokens_total"},
+			TTFT:          []string{"sglang:time_to_first_token_seconds", "sglang_time_to_first_token_seconds"},
 			// Histograms of sgl-project/sglang
 			// python/sglang/srt/metrics/collector.py: queue_time_seconds
 			// ("queueing time", waiting queue to the forward batch) and
@@ -185,9 +210,18 @@ func (f Families) Queue() []string {
 	return concat(f.Running, f.Waiting)
 }
 
-// All returns every family name of f (not the prefixes), in field order.
+// All returns every family name of f (not the prefixes), in field order,
+// each once (SGLang's PrefixQueries are its PromptTokens).
 func (f Families) All() []string {
-	return concat(f.Running, f.Waiting, f.KV, f.PromptTokens, f.GenerationTokens, f.Requests, f.TTFT, f.QueueTime, f.ITL, f.MaxRunning)
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range concat(f.Running, f.Waiting, f.KV, f.PromptTokens, f.GenerationTokens, f.Requests, f.PrefixHits, f.PrefixQueries, f.TTFT, f.QueueTime, f.ITL, f.MaxRunning) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func concat(lists ...[]string) []string {

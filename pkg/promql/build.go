@@ -243,6 +243,9 @@ func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 				out[s] = e
 			}
 		}
+		if e := b.prefixHit(f, o.DemandWindow); e != nil {
+			out[PrefixHit] = e
+		}
 	}
 	return b.userQueries(t, out)
 }
@@ -451,10 +454,35 @@ func (b shapes) rateTotal(families []string, window time.Duration) parser.Expr {
 	if len(families) == 0 {
 		return nil
 	}
+	return aggregate(parser.SUM, false, nil, b.ratePerPod(families, window))
+}
+
+// ratePerPod is rateTotal's per-pod part, `sum by (pod) (max by (<dedup
+// key>, finished_reason) (rate(F{sel}[w])))` over the alternatives.
+func (b shapes) ratePerPod(families []string, window time.Duration) parser.Expr {
 	perPod := func(f string) parser.Expr {
 		return aggregate(parser.SUM, false, b.pod(), b.dedup(call("rate", rangeOf(selector(f, b.sel), window)), "finished_reason"))
 	}
-	return aggregate(parser.SUM, false, nil, alternatives(families, perPod))
+	return alternatives(families, perPod)
+}
+
+// prefixHit is the PrefixHit signal, the ratio of two rateTotal shapes
+// restricted to the pods that export both counters:
+//
+//	  sum(<hits per pod> and on (pod) <queries per pod>)
+//	/ sum(<queries per pod> and on (pod) <hits per pod>)
+//
+// so that each pod's hits pair with its own queries (a pod with one
+// counter alone would bias it). Both sides have no labels, so they match.
+// Not restricted to live pods, as rateTotal. nil when the profile lacks
+// either family.
+func (b shapes) prefixHit(f modelserver.Families, window time.Duration) parser.Expr {
+	if len(f.PrefixHits) == 0 || len(f.PrefixQueries) == 0 {
+		return nil
+	}
+	h, q := b.ratePerPod(f.PrefixHits, window), b.ratePerPod(f.PrefixQueries, window)
+	return binary(parser.DIV, aggregate(parser.SUM, false, nil, binary(parser.LAND, h, q, b.pod())),
+		aggregate(parser.SUM, false, nil, binary(parser.LAND, q, h, b.pod())), nil)
 }
 
 // stuckPods is the live pods that look like stuck engines (the rule of

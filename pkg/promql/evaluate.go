@@ -123,7 +123,7 @@ type targetAnswer struct {
 }
 
 // numSignals bounds the Signal values (they start at 1).
-const numSignals = int(GenerationTokens) + 1
+const numSignals = int(PrefixHit) + 1
 
 // sigValues are one target's values read this cycle, by signal.
 type sigValues struct {
@@ -662,6 +662,12 @@ func check(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) {
 	if v := get(KV); v > 1 {
 		vals.drop(KV)
 		errs[KV] = &QueryError{Reason: ReasonNaN, Err: fmt.Errorf("kv cache usage %v above 1 (a fraction of the cache)", v)}
+	}
+	// A hit fraction outside 0..1 (0/0 is NaN, hits over no queries +Inf)
+	// pairs counters that do not belong together: unknown.
+	if v := get(PrefixHit); v < 0 || v > 1 {
+		vals.drop(PrefixHit)
+		errs[PrefixHit] = &QueryError{Reason: ReasonNaN, Err: fmt.Errorf("prefix cache hit fraction %v outside 0..1", v)}
 	}
 	for _, s := range []Signal{Current, Reporting, Unready} {
 		if v := get(s); v > math.MaxInt32 {

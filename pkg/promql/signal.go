@@ -54,6 +54,13 @@ const (
 	// pods (rate() of the token counters). Only with Target.Demand.
 	PromptTokens
 	GenerationTokens
+	// PrefixHit is the prefix cache's hit fraction 0..1: prompt tokens
+	// per second found in the cache over those looked up in it (rate() of
+	// the profile's PrefixHits and PrefixQueries counters over
+	// Options.DemandWindow, each summed over the pods that export both).
+	// Only with Target.Demand; absent (a profile or a server without the
+	// counters, no prompt in the window) is unknown, never an error.
+	PrefixHit
 )
 
 var signalNames = [...]string{
@@ -62,12 +69,13 @@ var signalNames = [...]string{
 	Stuck: "stuck", StuckWaiting: "stuck_waiting", Duplicated: "duplicated",
 	QueueTime: "queue_time", ITL: "itl", Arrivals: "arrivals",
 	PromptTokens: "prompt_tokens", GenerationTokens: "generation_tokens",
+	PrefixHit: "prefix_hit",
 }
 
 // Signals returns every Signal in evaluation order.
 func Signals() []Signal {
 	return []Signal{Running, Waiting, Reporting, KV, CPU, TTFT, Held, Current, Unready, Stuck, StuckWaiting, Duplicated,
-		QueueTime, ITL, Arrivals, PromptTokens, GenerationTokens}
+		QueueTime, ITL, Arrivals, PromptTokens, GenerationTokens, PrefixHit}
 }
 
 // String returns the lower-case name used in labels, logs and golden files.
@@ -85,5 +93,5 @@ func ParseSignal(name string) (Signal, error) {
 			return s, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown signal %q (allowed: running, waiting, reporting, kv, cpu, ttft, held, current, unready, stuck, stuck_waiting, duplicated, queue_time, itl, arrivals, prompt_tokens, generation_tokens)", name)
+	return 0, fmt.Errorf("unknown signal %q (allowed: running, waiting, reporting, kv, cpu, ttft, held, current, unready, stuck, stuck_waiting, duplicated, queue_time, itl, arrivals, prompt_tokens, generation_tokens, prefix_hit)", name)
 }

@@ -77,18 +77,48 @@ func (c *Capacity) check() error {
 }
 
 // RequestSeconds is the replica time one request of prompt and output
-// tokens costs at sustained load, in seconds: its prefill at the prefill
-// rate plus output × the full-batch decode step / batch, the batch
-// min(MaxBatch, KVTokens / (prompt + output)), the step the larger of
-// StepComputeSeconds and the line at the batch's context batch × (prompt +
-// output/2) (docs/recommend.md, "Demand").
+// tokens costs at sustained load, in seconds, every prompt token
+// prefilled: RequestSecondsCached(prompt, output, 0).
 func (c *Capacity) RequestSeconds(prompt, output float64) float64 {
+	return c.RequestSecondsCached(prompt, output, 0)
+}
+
+// RequestSecondsCached is the replica time one request of prompt and
+// output tokens costs at sustained load, in seconds, when the fraction hit
+// of its prompt tokens is found in the prefix cache (Observation.PrefixHit;
+// NaN or outside [0, 1] counts as 0: every token prefilled): the uncached
+// prompt × (1 − hit) at the prefill rate plus output × the full-batch
+// decode step / batch, the batch min(MaxBatch, KVTokens / (prompt +
+// output)), the step the larger of StepComputeSeconds and the line at the
+// batch's context batch × (prompt + output/2). A cached token is not
+// prefilled but its KV is held and read like any other, so only the
+// prefill term sees hit (docs/recommend.md, "Demand").
+func (c *Capacity) RequestSecondsCached(prompt, output, hit float64) float64 {
 	batch := float64(c.MaxBatch)
 	if n := prompt + output; n > 0 {
 		batch = max(1, min(batch, math.Floor(c.KVTokens/n)))
 	}
 	step := max(c.StepSeconds+c.StepSecondsPerToken*batch*(prompt+output/2), c.StepComputeSeconds)
-	return prompt/c.PrefillTokensPerSecond + output*step/batch
+	return prompt*(1-hitOrZero(hit))/c.PrefillTokensPerSecond + output*step/batch
+}
+
+// hitOrZero is a prefix-cache hit fraction as the demand arithmetic uses
+// it: h within [0, 1], else 0 (unknown: every prompt token prefilled).
+func hitOrZero(h float64) float64 {
+	if h >= 0 && h <= 1 {
+		return h
+	}
+	return 0
+}
+
+// hitText is the Steps' note of a prefix-cache hit fraction that lowers
+// the prefill of a prompt of pr tokens ("" when it does not: unknown or 0).
+func hitText(pr, hit float64) string {
+	h := hitOrZero(hit)
+	if h == 0 {
+		return ""
+	}
+	return ", prefix cache hit " + num(h) + ": " + num(pr*(1-h)) + " prefilled"
 }
 
 // demandTrendSpan is the span the demand signal's trend is fitted over:
@@ -160,7 +190,8 @@ func RampBoundFor(coldStart, downWindow time.Duration) float64 {
 }
 
 // demandRaw is the demand signal's recommendation: ceil((rate + trend ×
-// lookahead) × RequestSeconds / target), the trend the arrival rate's
+// lookahead) × RequestSecondsCached(mean prompt, mean output, the
+// observation's PrefixHit) / target), the trend the arrival rate's
 // least-squares slope over demandTrendSpan when it counts (arrivalTrend),
 // plus RampBound standard errors, and capped at a rise back to a recent
 // peak (Hold). The trend is the rate's, not the work's: the mean lengths
@@ -176,11 +207,11 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 	}
 	var per float64
 	if rate > 0 {
-		per = p.Capacity.RequestSeconds(pr, out)
+		per = p.Capacity.RequestSecondsCached(pr, out, obs.PrefixHit)
 	}
 	work := rate * per
 	r.Value, r.Valid = work, true
-	text := "demand " + num(rate) + " req/s × " + num(per) + " replica-s per request (prompt " + num(pr) + ", output " + num(out) + " tokens) = " + num(work) + " replicas busy"
+	text := "demand " + num(rate) + " req/s × " + num(per) + " replica-s per request (prompt " + num(pr) + ", output " + num(out) + " tokens" + hitText(pr, obs.PrefixHit) + ") = " + num(work) + " replicas busy"
 	projected := work
 	if p.Lookahead > 0 {
 		st.Work = nil // samples of the work (an older state file): not a rate

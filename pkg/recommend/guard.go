@@ -130,7 +130,7 @@ func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int) (int, str
 	if u <= 0 || !known(rate) || !known(pr) || !known(out) || !known(w) || !known(run) || rate < 0 || w < 0 || run < 0 {
 		return 0, "", false
 	}
-	per := p.Capacity.RequestSeconds(pr, out)
+	per := p.Capacity.RequestSecondsCached(pr, out, obs.PrefixHit)
 	batch := float64(p.Capacity.MaxBatch)
 	if n := pr + out; n > 0 {
 		batch = max(1, min(batch, math.Floor(p.Capacity.KVTokens/n)))

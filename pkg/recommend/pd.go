@@ -30,8 +30,9 @@ func (r Role) String() string {
 }
 
 // ForRole is c as the demand signal of a pool of one role reads it. A
-// prefill replica's requests carry max_tokens=1, so RequestSeconds(prompt,
-// 1) on c itself is its cost: c is returned unchanged. A decode replica
+// prefill replica's requests carry max_tokens=1, so
+// RequestSecondsCached(prompt, 1, hit) on c itself is its cost (the
+// prompt's uncached part prefilled): c is returned unchanged. A decode replica
 // prefills nothing (the prompt's KV arrives over the link), so its copy
 // has PrefillTokensPerSecond at the largest float64: a prompt costs KV
 // room and context reads in each step, no prefill time, and
@@ -55,16 +56,17 @@ func (c *Capacity) ForRole(r Role) *Capacity {
 // replica's the output at the full-batch step with KV for prompt +
 // output). NaN when either length is unknown or not > 0.
 func (c *Capacity) PairRatio(prompt, output float64) float64 {
-	return pairRatio(c, c.ForRole(RoleDecode), prompt, output)
+	return pairRatio(c, c.ForRole(RoleDecode), prompt, output, 0)
 }
 
 // pairRatio is PairRatio with each role's own capacity (a pair whose
-// roles run different replicas).
-func pairRatio(prefill, decode *Capacity, prompt, output float64) float64 {
+// roles run different replicas) and the prefill pool's prefix-cache hit
+// fraction hit (Capacity.RequestSecondsCached; NaN: none).
+func pairRatio(prefill, decode *Capacity, prompt, output, hit float64) float64 {
 	if !(prompt > 0) || !(output > 0) || math.IsInf(prompt, 0) || math.IsInf(output, 0) {
 		return math.NaN()
 	}
-	return decode.RequestSeconds(prompt, output) / prefill.RequestSeconds(prompt, 1)
+	return decode.RequestSeconds(prompt, output) / prefill.RequestSecondsCached(prompt, 1, hit)
 }
 
 // Pair is a P/D target's policy: one Policy per role, each with the
@@ -105,9 +107,10 @@ type PairDecider struct {
 // ratio bound raises, never lowers, each role to what the other role's
 // demand implies:
 //
-//	ratio        = decode RequestSeconds(prompt, output) / prefill RequestSeconds(prompt, 1)
-//	               at the decode pool's mean lengths, each on its role's
-//	               Policy.Capacity (Capacity.PairRatio for one replica)
+//	ratio        = decode RequestSeconds(prompt, output) / prefill RequestSecondsCached(prompt, 1, hit)
+//	               at the decode pool's mean lengths and the prefill pool's
+//	               prefix-cache hit fraction, each on its role's
+//	               Policy.Capacity (Capacity.PairRatio for one replica, no hits)
 //	work_role    = the role's demand metric projected: exact replicas × target
 //	               (Raw.Ratio × current, or Raw.Ratio at zero)
 //	decode floor = ceil(work_prefill × ratio / decode target)
@@ -136,7 +139,7 @@ func Bound(dp, dd *Decision, lp, ld *Decider, p *Pair, r PairReading) PairBound 
 	if p.Prefill.Capacity == nil || p.Decode.Capacity == nil {
 		return b
 	}
-	b.Ratio = pairRatio(p.Prefill.Capacity, p.Decode.Capacity, r.Decode.Obs.MeanPrompt, r.Decode.Obs.MeanOutput)
+	b.Ratio = pairRatio(p.Prefill.Capacity, p.Decode.Capacity, r.Decode.Obs.MeanPrompt, r.Decode.Obs.MeanOutput, r.Prefill.Obs.PrefixHit)
 	if !(b.Ratio > 0) || math.IsInf(b.Ratio, 0) {
 		return b
 	}
@@ -293,7 +296,8 @@ func solveTail(tail func(rho float64) float64) float64 {
 // PairPolicies is p as it decides on reading r: each role's demand
 // metric's target lowered, never raised, to what its queue allows within
 // the prefill Policy's wait (PrefillWait, S = the prefill Capacity's
-// RequestSeconds(mean prompt, 1)):
+// RequestSecondsCached(mean prompt, 1, the prefill pool's PrefixHit): the
+// uncached part of the prompt prefilled):
 //
 //	prefill: PrefillTarget(S, wait), the pool's replicas each one FIFO server;
 //	decode:  DecodeTarget(batch, output × full-batch step, wait) at the
@@ -316,7 +320,7 @@ func (l *PairDecider) policies(p *Pair, r PairReading) Pair {
 	if p.Prefill.Capacity == nil {
 		return q
 	}
-	s := p.Prefill.Capacity.RequestSeconds(r.Prefill.Obs.MeanPrompt, 1)
+	s := p.Prefill.Capacity.RequestSecondsCached(r.Prefill.Obs.MeanPrompt, 1, r.Prefill.Obs.PrefixHit)
 	wait := PrefillWait(p.Prefill, s)
 	q.Prefill = lowerDemand(p.Prefill, PrefillTarget(s, wait), &l.pre, &l.preMets)
 	if c := p.Decode.Capacity; c != nil {

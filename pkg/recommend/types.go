@@ -81,6 +81,16 @@ type Observation struct {
 	// MeanPrompt and MeanOutput are the mean prompt and output length of
 	// recently finished requests, in tokens per request.
 	MeanPrompt, MeanOutput float64
+	// PrefixHit is the fraction (0..1) of prompt tokens found in the
+	// prefix cache over the rate window: the rate of the servers' cache-hit
+	// token counter over that of their cache-query (prompt) token counter
+	// (vLLM V1 vllm:prefix_cache_hits_total / vllm:prefix_cache_queries_total,
+	// SGLang sglang:cached_tokens_total / sglang:prompt_tokens_total;
+	// HitFraction). The demand signal prefills only the rest
+	// (Capacity.RequestSecondsCached). NaN when unknown (no such counters,
+	// no prompt in the window), which the demand arithmetic takes as 0:
+	// every prompt token prefilled.
+	PrefixHit float64
 	// NoneFinished is true when TTFT is NaN because no request finished in
 	// the quantile's window (the histogram's count did not grow: PromQL's
 	// histogram_quantile is NaN), as opposed to a read that failed. With
@@ -94,7 +104,7 @@ type Observation struct {
 func Unknown() Observation {
 	nan := math.NaN()
 	return Observation{Running: nan, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan,
-		QueueTime: nan, ITL: nan, ArrivalRate: nan, PromptTokensRate: nan, GenerationTokensRate: nan, MeanPrompt: nan, MeanOutput: nan}
+		QueueTime: nan, ITL: nan, ArrivalRate: nan, PromptTokensRate: nan, GenerationTokensRate: nan, MeanPrompt: nan, MeanOutput: nan, PrefixHit: nan}
 }
 
 // Metric is one signal of a Policy with its target.
@@ -422,4 +432,16 @@ func MeanLengths(arrivals, promptRate, generationRate float64) (prompt, output f
 		return math.NaN(), math.NaN()
 	}
 	return promptRate / arrivals, generationRate / arrivals
+}
+
+// HitFraction is the prefix-cache hit fraction (Observation.PrefixHit) of
+// servers that found hits prompt tokens per second in their prefix cache
+// out of queries looked up: hits / queries, in [0, 1]. NaN when either
+// rate is unknown, queries is not > 0 (no prompt in the window) or hits
+// is negative or above queries (counters that do not pair up).
+func HitFraction(hits, queries float64) float64 {
+	if !(queries > 0) || math.IsInf(queries, 0) || !(hits >= 0) || hits > queries {
+		return math.NaN()
+	}
+	return hits / queries
 }

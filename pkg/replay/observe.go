@@ -28,6 +28,8 @@ func (s *sim) observe(now float64) recommend.Observation {
 		Running: math.NaN(), Waiting: math.NaN(), KV: math.NaN(), CPU: math.NaN(),
 		TTFT: s.ttftWin.quantile(now, s.cfg.TTFTQuantile),
 		ITL:  math.NaN(),
+		// The replay has no prefix cache: every prompt token is prefilled.
+		PrefixHit: 0,
 	}
 	obs.ArrivalRate, obs.PromptTokensRate, obs.GenerationTokensRate, obs.MeanPrompt, obs.MeanOutput, obs.QueueTime = s.demandSignals(now)
 	obs.ArrivalWindow = time.Duration(s.cfg.RateWindow * float64(time.Second))

@@ -36,6 +36,10 @@ type Page struct {
 	PromptTokens, GenerationTokens float64
 	// Requests is the successful-requests counter (sum over series).
 	Requests float64
+	// PrefixHits and PrefixQueries are the prefix cache's counters in
+	// tokens (sums over series): prompt tokens found in the cache and
+	// looked up in it (modelserver.Families.PrefixHits, PrefixQueries).
+	PrefixHits, PrefixQueries float64
 	// ProcessStart is process_start_time_seconds (unix seconds); a change
 	// between two scrapes means the counters were reset.
 	ProcessStart float64
@@ -102,6 +106,8 @@ type Chosen struct {
 	PromptTokens     string `json:"prompt_tokens,omitempty"`
 	GenerationTokens string `json:"generation_tokens,omitempty"`
 	Requests         string `json:"requests,omitempty"`
+	PrefixHits       string `json:"prefix_hits,omitempty"`
+	PrefixQueries    string `json:"prefix_queries,omitempty"`
 	CPUSeconds       string `json:"cpu_seconds,omitempty"`
 	TTFT             string `json:"ttft,omitempty"`
 }

@@ -19,6 +19,10 @@ type Rates struct {
 	PromptTokens, GenerationTokens float64
 	// Requests is successful requests per second.
 	Requests float64
+	// PrefixHits and PrefixQueries are prompt tokens per second found in,
+	// and looked up in, the prefix cache; NaN unless both counters have a
+	// baseline (a hit rate without its queries pairs with nothing).
+	PrefixHits, PrefixQueries float64
 	// CPUCores is CPU seconds per second (cores busy) from
 	// process_cpu_seconds_total.
 	CPUCores float64
@@ -53,7 +57,7 @@ func (r Rates) CPUPercent(requestedCores float64) float64 {
 // 0/s, and UNKNOWN before a baseline).
 func Rate(prev, cur *Page) Rates {
 	nan := math.NaN()
-	r := Rates{PromptTokens: nan, GenerationTokens: nan, Requests: nan, CPUCores: nan}
+	r := Rates{PromptTokens: nan, GenerationTokens: nan, Requests: nan, PrefixHits: nan, PrefixQueries: nan, CPUCores: nan}
 	if prev == nil || cur == nil || prev.Source != cur.Source || prev.Time.IsZero() || cur.Time.IsZero() {
 		return r
 	}
@@ -73,6 +77,9 @@ func Rate(prev, cur *Page) Rates {
 	r.GenerationTokens = rate(prev.Chosen.GenerationTokens, cur.Chosen.GenerationTokens)
 	r.Requests = rate(prev.Chosen.Requests, cur.Chosen.Requests)
 	r.CPUCores = rate(prev.Chosen.CPUSeconds, cur.Chosen.CPUSeconds)
+	if h, q := rate(prev.Chosen.PrefixHits, cur.Chosen.PrefixHits), rate(prev.Chosen.PrefixQueries, cur.Chosen.PrefixQueries); !math.IsNaN(h) && !math.IsNaN(q) {
+		r.PrefixHits, r.PrefixQueries = h, q
+	}
 	if flat(markOf(prev), markOf(cur), cur.Waiting) { // the stuck-engine rule's counter test (stuck.go)
 		r.Suspect = fmt.Sprintf("stuck engine? waiting %g but no prompt or generation token processed in %s", cur.Waiting, dt)
 	}

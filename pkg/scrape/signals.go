@@ -29,6 +29,8 @@ func reduce(raw *rawPage, source string, server modelserver.Server) *Page {
 	p.PromptTokens, p.Chosen.PromptTokens = pick(raw, f.PromptTokens, sum, counterKind)
 	p.GenerationTokens, p.Chosen.GenerationTokens = pick(raw, f.GenerationTokens, sum, counterKind)
 	p.Requests, p.Chosen.Requests = pick(raw, f.Requests, sum, counterKind)
+	p.PrefixHits, p.Chosen.PrefixHits = pick(raw, f.PrefixHits, sum, counterKind)
+	p.PrefixQueries, p.Chosen.PrefixQueries = pick(raw, f.PrefixQueries, sum, counterKind)
 	p.CPUSeconds, p.Chosen.CPUSeconds = pick(raw, []string{modelserver.CPUSecondsFamily}, sum, counterKind)
 	p.ProcessStart, _ = pick(raw, []string{modelserver.StartTimeFamily}, maxOf, gaugeKind)
 	p.MaxRunning, _ = pick(raw, f.MaxRunning, sum, gaugeKind)
@@ -43,7 +45,7 @@ func reduce(raw *rawPage, source string, server modelserver.Server) *Page {
 		want kind
 	}{
 		{concat(f.Running, f.Waiting, f.KV, f.MaxRunning, []string{modelserver.StartTimeFamily}), gaugeKind},
-		{concat(f.PromptTokens, f.GenerationTokens, f.Requests, []string{modelserver.CPUSecondsFamily}), counterKind},
+		{concat(f.PromptTokens, f.GenerationTokens, f.Requests, f.PrefixHits, f.PrefixQueries, []string{modelserver.CPUSecondsFamily}), counterKind},
 		{concat(f.TTFT, f.QueueTime, f.ITL), histogramKind},
 	} {
 		p.WrongType = append(p.WrongType, wrongTypes(raw, group.alts, group.want)...)

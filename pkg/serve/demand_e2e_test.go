@@ -24,7 +24,7 @@ import (
 // second 1.5 requests finish with "stop" and 0.5 with "length" (2 req/s),
 // 400 prompt and 200 generation tokens; queue-time buckets le=0.1 +1/s,
 // le=0.5 +2/s, +Inf +2/s; ITL buckets le=0.01 +50/s, le=0.05 +150/s, +Inf
-// +200/s.
+// +200/s; the prefix cache looked up 400 prompt tokens/s and found 300.
 func demandPage(t0 time.Time) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		s := time.Since(t0).Seconds()
@@ -32,6 +32,8 @@ func demandPage(t0 time.Time) http.HandlerFunc {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		fmt.Fprint(w, demandText(1, c(15000, 1.5), c(5000, 0.5), c(4e6, 400), c(2e6, 200),
 			[3]float64{c(10000, 1), c(20000, 2), c(20000, 2)}, [3]float64{c(5e5, 50), c(15e5, 150), c(2e6, 200)}))
+		fmt.Fprintf(w, "# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total{engine=\"0\"} %g\n"+
+			"# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total{engine=\"0\"} %g\n", c(4e6, 400), c(3e6, 300))
 	}
 }
 
@@ -60,10 +62,12 @@ vllm:num_requests_waiting 0
 //     le=0.1 bucket's 1: 0.1 + (0.5-0.1) x (1.8-1)/(2-1) = 0.42 s;
 //   - ITL median: rank 0.5 x 200 = 100, past le=0.01's 50: 0.01 +
 //     (0.05-0.01) x (100-50)/(150-50) = 0.03 s;
-//   - the fresh server: every demand signal absent (NaN), never 0.
+//   - prefix-cache hit fraction 300/400 = 0.75;
+//   - the fresh server: every demand signal absent (NaN), never 0, and
+//     no hit fraction (its page has no prefix-cache counters).
 //
 // Then serve's loop runs on the same source and its /metrics must carry
-// those values as the seven demand gauges for busy, none for fresh, and a
+// those values as the eight demand gauges for busy, none for fresh, and a
 // demand recommendation for busy only. The pages follow wall time,
 // Prometheus stamps a scrape when it starts: a few milliseconds of skew
 // over a 10 s window, hence 1% tolerance.
@@ -119,6 +123,7 @@ targets:
 		{"arrival rate", o.ArrivalRate, 2}, {"prompt tokens/s", o.PromptTokensRate, 400},
 		{"generation tokens/s", o.GenerationTokensRate, 200}, {"mean prompt", o.MeanPrompt, 200},
 		{"mean output", o.MeanOutput, 100}, {"queue time p90", o.QueueTime, 0.42}, {"ITL p50", o.ITL, 0.03},
+		{"prefix-cache hit fraction", o.PrefixHit, 0.75},
 	} {
 		if !(math.Abs(c.got-c.want) <= 0.01*c.want) {
 			t.Errorf("busy %s = %v, want %v (1%%)", c.name, c.got, c.want)
@@ -134,7 +139,7 @@ targets:
 	f := rd[1].Obs
 	for name, v := range map[string]float64{"arrival rate": f.ArrivalRate, "prompt tokens/s": f.PromptTokensRate,
 		"generation tokens/s": f.GenerationTokensRate, "mean prompt": f.MeanPrompt, "mean output": f.MeanOutput,
-		"queue time": f.QueueTime, "ITL": f.ITL} {
+		"queue time": f.QueueTime, "ITL": f.ITL, "prefix-cache hit fraction": f.PrefixHit} {
 		if !math.IsNaN(v) {
 			t.Errorf("fresh %s = %v, want absent (NaN)", name, v)
 		}
@@ -165,6 +170,7 @@ targets:
 		"infscale_arrival_rate_requests_per_second": 2, "infscale_prompt_tokens_per_second": 400,
 		"infscale_generation_tokens_per_second": 200, "infscale_mean_prompt_tokens": 200,
 		"infscale_mean_output_tokens": 100, "infscale_queue_time_seconds": 0.42, "infscale_inter_token_latency_seconds": 0.03,
+		"infscale_prefix_cache_hit_ratio": 0.75,
 	} {
 		var got float64
 		line := grep(body, name+`{target="busy"}`)

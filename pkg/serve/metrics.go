@@ -32,6 +32,7 @@ var signalSeries = []struct{ key, name, help string }{
 	{"generation_tokens_rate", "generation_tokens_per_second", "Tokens generated per second over the target's replicas; absent when unknown."},
 	{"mean_prompt", "mean_prompt_tokens", "Mean prompt length of recently finished requests (prompt tokens rate / arrival rate), in tokens; absent when unknown or no request finished."},
 	{"mean_output", "mean_output_tokens", "Mean output length of recently finished requests (generation tokens rate / arrival rate), in tokens; absent when unknown or no request finished."},
+	{"prefix_cache_hit", "prefix_cache_hit_ratio", "Fraction of prompt tokens found in the servers' prefix cache over the demand window (hit over query token rates), 0..1, which the demand metric does not charge as prefill; absent when unknown (no such counters, no prompt in the window)."},
 }
 
 // Metrics is serve's exporter (no globals): the per-target series are its

@@ -68,7 +68,7 @@ type targetSeries struct {
 	role                           *dto.LabelPair // role="<role>" of a P/D target's pool; nil: none
 	desired, current, lastDecision float64
 	stuck                          float64        // NaN: unknown, no series
-	signals                        [14]float64    // by signalSeries index
+	signals                        [15]float64    // by signalSeries index
 	reason                         *dto.LabelPair // reason="<reason>"; nil: no series
 	recommended                    []metricValue
 

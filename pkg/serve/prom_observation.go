@@ -10,8 +10,8 @@ import (
 
 // promObservation is what one target's promql values mean as an
 // Observation: the load signals as read, the mean lengths from the demand
-// rates, the counts rounded (0 when unknown), and the stuck pods left out
-// (excludeStuck).
+// rates, the prefix-cache hit fraction (unknown outside 0..1), the counts rounded (0 when unknown), and the
+// stuck pods left out (excludeStuck).
 // window is the rate() window of the demand signals (for the demand trend's
 // noise gate).
 func promObservation(v promql.Values, window time.Duration) recommend.Observation {
@@ -20,6 +20,7 @@ func promObservation(v promql.Values, window time.Duration) recommend.Observatio
 	o.QueueTime, o.ITL = v[promql.QueueTime], v[promql.ITL]
 	o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate = v[promql.Arrivals], v[promql.PromptTokens], v[promql.GenerationTokens]
 	o.MeanPrompt, o.MeanOutput = recommend.MeanLengths(o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate)
+	o.PrefixHit = recommend.HitFraction(v[promql.PrefixHit], 1) // a fraction: NaN outside 0..1
 	o.ArrivalWindow = window
 	if r := v[promql.Reporting]; !math.IsNaN(r) && r >= 0 {
 		o.Reporting = int(math.Round(r))

@@ -63,8 +63,7 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 		r.Obs.TTFT, r.Obs.NoneFinished = s.quantile(histTTFT, keys, pages, q, w, now)
 	}
 	r.Obs.ITL, _ = s.quantile(histITL, keys, pages, demandITLQuantile, demandWindow, now)
-	r.Obs.ArrivalRate, r.Obs.PromptTokensRate, r.Obs.GenerationTokensRate, r.Obs.ArrivalWindow = s.rates(keys, pages)
-	r.Obs.MeanPrompt, r.Obs.MeanOutput = recommend.MeanLengths(r.Obs.ArrivalRate, r.Obs.PromptTokensRate, r.Obs.GenerationTokensRate)
+	s.rates(&r.Obs, keys, pages) // an EPP page has no prefix-cache counters: PrefixHit unknown
 	if t.Zero != nil && t.Zero.FlowControl {
 		if heldOK && len(urls) > 0 {
 			r.Obs.Held = held

@@ -222,8 +222,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		r.Obs.QueueTime, _ = s.quantile(histQueueTime, keys, pages, q, w, now)
 	}
 	r.Obs.ITL, _ = s.quantile(histITL, keys, pages, demandITLQuantile, demandWindow, now)
-	r.Obs.ArrivalRate, r.Obs.PromptTokensRate, r.Obs.GenerationTokensRate, r.Obs.ArrivalWindow = s.rates(keys, pages)
-	r.Obs.MeanPrompt, r.Obs.MeanOutput = recommend.MeanLengths(r.Obs.ArrivalRate, r.Obs.PromptTokensRate, r.Obs.GenerationTokensRate)
+	s.rates(&r.Obs, keys, pages)
 	if t.Zero != nil && t.Zero.HeldScrape != "" {
 		page, err := scrape.ReadHeld(ctx, s.Client, t.Zero.HeldScrape)
 		if err != nil {
@@ -240,18 +239,23 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	return r
 }
 
-// rates are the requests, prompt-token and generation-token counters' rates
-// since each replica's previous scrape (scrape.Rate: resets counted the
-// Prometheus way), summed over the replicas that have a baseline; each NaN
-// when no replica has one for it (the first scrape, a fresh server whose
-// families have no samples yet: absent, not 0). A replica seen for the
-// first time adds nothing until its second scrape. window is the shortest
-// span between a replica's two scrapes that gave a request rate (the
-// demand trend's noise gate reads it), 0 when none did.
-func (s *ScrapeSource) rates(keys []string, pages []*scrape.Page) (requests, prompt, generation float64, window time.Duration) {
+// rates sets o's demand rates from the requests, prompt-token,
+// generation-token and prefix-cache counters' rates since each replica's
+// previous scrape (scrape.Rate: resets counted the Prometheus way), summed
+// over the replicas that have a baseline: ArrivalRate, PromptTokensRate,
+// GenerationTokensRate, the mean lengths (recommend.MeanLengths) and
+// PrefixHit (recommend.HitFraction of the hit and query token rates, over
+// the replicas that have both counters). Each is NaN when no replica has a
+// baseline for it (the first scrape, a fresh server whose families have no
+// samples yet: absent, not 0). A replica seen for the first time adds
+// nothing until its second scrape. ArrivalWindow is the shortest span
+// between a replica's two scrapes that gave a request rate (the demand
+// trend's noise gate reads it), 0 when none did.
+func (s *ScrapeSource) rates(o *recommend.Observation, keys []string, pages []*scrape.Page) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	requests, prompt, generation = math.NaN(), math.NaN(), math.NaN()
+	requests, prompt, generation, hits, queries := math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	var window time.Duration
 	add := func(acc *float64, v float64) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return
@@ -276,9 +280,13 @@ func (s *ScrapeSource) rates(keys []string, pages []*scrape.Page) (requests, pro
 		add(&requests, rt.Requests)
 		add(&prompt, rt.PromptTokens)
 		add(&generation, rt.GenerationTokens)
+		add(&hits, rt.PrefixHits) // both or neither (scrape.Rates)
+		add(&queries, rt.PrefixQueries)
 		s.last[u] = p
 	}
-	return requests, prompt, generation, window
+	o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate, o.ArrivalWindow = requests, prompt, generation, window
+	o.MeanPrompt, o.MeanOutput = recommend.MeanLengths(requests, prompt, generation)
+	o.PrefixHit = recommend.HitFraction(hits, queries)
 }
 
 // quantile records this cycle's histograms of kind and returns the

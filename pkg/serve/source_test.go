@@ -295,8 +295,7 @@ func TestScrapeDemandSignals(t *testing.T) {
 		at := t0.Add(time.Duration(sec) * time.Second)
 		p.Time = at
 		o := recommend.Unknown()
-		o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate, o.ArrivalWindow = src.rates([]string{"u"}, []*scrape.Page{p})
-		o.MeanPrompt, o.MeanOutput = recommend.MeanLengths(o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate)
+		src.rates(&o, []string{"u"}, []*scrape.Page{p})
 		o.QueueTime, _ = src.quantile(histQueueTime, []string{"u"}, []*scrape.Page{p}, tg.Metrics[0].Quantile, time.Minute, at)
 		o.ITL, _ = src.quantile(histITL, []string{"u"}, []*scrape.Page{p}, demandITLQuantile, demandWindow, at)
 		return o
@@ -361,5 +360,55 @@ func TestScrapeSharedURLRates(t *testing.T) {
 		if got := r.Obs.ArrivalRate; !(got >= 60/span) || !(r.Obs.ArrivalWindow > 0) {
 			t.Errorf("%s: arrival rate %v over %v, want at least %.0f (60 requests in %.2f s)", targets[i].Name, got, r.Obs.ArrivalWindow, 60/span, span)
 		}
+	}
+}
+
+// TestScrapePrefixHitDemand: embedded mode's prefix-cache hit fraction
+// from a page pair 15 s apart, and the demand it gives, worked by hand.
+// The replica finished 60 requests (4 req/s) of 6000 prompt tokens (400/s,
+// mean 100) and 3000 generated (200/s, mean 50); its prefix cache was
+// queried for 6000 tokens (400/s) and hit 4500 (300/s): fraction 0.75. On a
+// replica of 1000 prefill tokens/s, 10 slots, 10,000 KV tokens and a step
+// of 10 ms + 1 µs per context token, a request costs 100 × 0.25 / 1000 =
+// 0.025 s of prefill plus 50 × (0.01 + 1e-6 × 10 × 125) / 10 = 0.05625 s
+// of decode: 0.08125 replica-s; 4 req/s are 0.325 replicas busy, / 0.25 =
+// 1.3 → 2 (with every token prefilled 4 × 0.15625 = 0.625, 2.5 → 3).
+func TestScrapePrefixHitDemand(t *testing.T) {
+	src := NewScrapeSource(time.Second)
+	read := func(sec int, stop, length, prompt, gen, queries, hits float64) recommend.Observation {
+		text := demandText(1, stop, length, prompt, gen, [3]float64{}, [3]float64{}) + fmt.Sprintf(`# TYPE vllm:prefix_cache_queries_total counter
+vllm:prefix_cache_queries_total{engine="0"} %g
+# TYPE vllm:prefix_cache_hits_total counter
+vllm:prefix_cache_hits_total{engine="0"} %g
+`, queries, hits)
+		p, err := scrape.Read(strings.NewReader(text), "text/plain", "u", modelserver.VLLM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Time = t0.Add(time.Duration(sec) * time.Second)
+		o := recommend.Unknown()
+		src.rates(&o, []string{"u"}, []*scrape.Page{p})
+		return o
+	}
+	if o := read(0, 10, 5, 1000, 0, 1000, 0); !math.IsNaN(o.PrefixHit) {
+		t.Errorf("first scrape: hit fraction %v, want unknown", o.PrefixHit)
+	}
+	o := read(15, 40, 35, 7000, 3000, 7000, 4500)
+	if o.PrefixHit != 0.75 || o.MeanPrompt != 100 || o.MeanOutput != 50 || o.ArrivalRate != 4 {
+		t.Fatalf("hit %v, prompt %v, output %v, rate %v; want 0.75, 100, 50, 4", o.PrefixHit, o.MeanPrompt, o.MeanOutput, o.ArrivalRate)
+	}
+	p := &recommend.Policy{Metrics: []recommend.Metric{{Signal: recommend.SignalDemand, Target: 0.25}}, Min: 1, Max: 10,
+		Capacity: &recommend.Capacity{PrefillTokensPerSecond: 1000, MaxBatch: 10, KVTokens: 10000, StepSeconds: 0.01, StepSecondsPerToken: 1e-6}}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	o.Current, o.Reporting = 1, 1
+	d := recommend.Decide(p, o, nil, t0)
+	if d.Desired != 2 || len(d.Raw) != 1 || math.Abs(d.Raw[0].Value-0.325) > 1e-12 {
+		t.Errorf("desired %d, raw %+v; want 2 from 0.325 replicas busy", d.Desired, d.Raw)
+	}
+	o.PrefixHit = math.NaN()
+	if d := recommend.Decide(p, o, nil, t0); d.Desired != 3 {
+		t.Errorf("unknown hit fraction: desired %d, want 3", d.Desired)
 	}
 }

@@ -127,6 +127,7 @@ type Signals struct {
 	GenerationTokensRate *float64 `json:"generation_tokens_per_second,omitempty"`
 	MeanPrompt           *float64 `json:"mean_prompt_tokens,omitempty"`
 	MeanOutput           *float64 `json:"mean_output_tokens,omitempty"`
+	PrefixCacheHit       *float64 `json:"prefix_cache_hit_ratio,omitempty"`
 }
 
 func known(v float64) *float64 {
@@ -147,7 +148,7 @@ func signalsOf(o recommend.Observation) Signals {
 		KV: known(o.KV), CPU: known(o.CPU), TTFT: known(o.TTFT),
 		QueueTime: known(o.QueueTime), ITL: known(o.ITL), ArrivalRate: known(o.ArrivalRate),
 		PromptTokensRate: known(o.PromptTokensRate), GenerationTokensRate: known(o.GenerationTokensRate),
-		MeanPrompt: known(o.MeanPrompt), MeanOutput: known(o.MeanOutput)}
+		MeanPrompt: known(o.MeanPrompt), MeanOutput: known(o.MeanOutput), PrefixCacheHit: known(o.PrefixHit)}
 }
 
 // signalMapInto adds the observed signals to m.
@@ -171,6 +172,7 @@ func signalMapInto(m map[string]float64, s Signals) {
 	put("generation_tokens_rate", s.GenerationTokensRate)
 	put("mean_prompt", s.MeanPrompt)
 	put("mean_output", s.MeanOutput)
+	put("prefix_cache_hit", s.PrefixCacheHit)
 }
 
 // remember appends r to the recent decisions; older ones keep their
@@ -247,12 +249,12 @@ type pastRare struct {
 }
 
 // signalFields is the number of Signals fields.
-const signalFields = 14
+const signalFields = 15
 
 // fields are the addresses of s's fields, in a fixed order.
 func (s *Signals) fields() [signalFields]**float64 {
 	return [signalFields]**float64{&s.Queue, &s.Running, &s.Waiting, &s.Held, &s.KV, &s.CPU, &s.TTFT,
-		&s.QueueTime, &s.ITL, &s.ArrivalRate, &s.PromptTokensRate, &s.GenerationTokensRate, &s.MeanPrompt, &s.MeanOutput}
+		&s.QueueTime, &s.ITL, &s.ArrivalRate, &s.PromptTokensRate, &s.GenerationTokensRate, &s.MeanPrompt, &s.MeanOutput, &s.PrefixCacheHit}
 }
 
 func compact(r Record) pastRecord {
