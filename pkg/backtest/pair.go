@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/infscale/infscale/pkg/replay"
@@ -171,35 +169,11 @@ func RunPair(ctx context.Context, w PairWorkload, cfg PairConfig) (PairReport, e
 		pols = append(append([]replay.PDPolicy(nil), pols...), a)
 	}
 	src := w.Source(fmt.Sprintf("prometheus %s..%s", g.Start.Format(time.RFC3339), g.End().Format(time.RFC3339)), cfg.Seed)
-	res := make([]replay.PDResult, len(pols))
-	errs := make([]error, len(pols))
 	began := time.Now()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := make([]float64, len(pols))
-	for i, p := range pols {
-		rc := rc
-		if prog := rc.Progress; prog != nil {
-			// One progress for all: the least advanced replay's share.
-			rc.Progress = func(now, end float64) {
-				if !(end > 0) || math.IsInf(end, 0) {
-					return
-				}
-				mu.Lock()
-				done[i] = max(done[i], min(now/end, 1))
-				lo := slices.Min(done)
-				mu.Unlock()
-				prog(lo, 1)
-			}
-		}
-		wg.Go(func() { res[i], errs[i] = replay.RunPD(ctx, src, p, rc, cfg.PD) })
-	}
-	wg.Wait()
+	res, err := replay.RunAllPD(ctx, src, pols, rc, cfg.PD)
 	rep.ReplayTime = time.Since(began)
-	for _, err := range errs {
-		if err != nil {
-			return rep, err // the first, as replay.RunAll
-		}
+	if err != nil {
+		return rep, err
 	}
 	if hasActual {
 		a := res[len(res)-1]

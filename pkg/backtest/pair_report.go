@@ -180,18 +180,7 @@ func (rep PairReport) Mismatch() []string {
 // first: simulate --pd's CSV columns plus savings_pct.
 func (rep PairReport) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	f := func(v float64) string {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return ""
-		}
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	p := func(v *float64) string {
-		if v == nil {
-			return ""
-		}
-		return f(*v)
-	}
+	f, p := csvNum, csvPtr
 	cw.Write([]string{"policy", "requests", "slo_misses", "miss_pct", "ttft_p95_s", "itl_p95_s", "prefill_replica_minutes", "decode_replica_minutes", "replica_minutes", "savings_pct", "prefill_peak", "decode_peak", "scale_events"})
 	a := rep.Actual
 	cw.Write([]string{"actual (observed)", f(rep.Requests), "", "", "", "", f(a.PrefillMinutes), f(a.DecodeMinutes), f(a.Minutes()), "", f(a.PrefillPeak), f(a.DecodePeak), ""})

@@ -225,18 +225,7 @@ func (rep Report) WriteText(w io.Writer) error {
 // savings_pct, the layout docs/backtest.md gives.
 func (rep Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	f := func(v float64) string {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return ""
-		}
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	p := func(v *float64) string {
-		if v == nil {
-			return ""
-		}
-		return f(*v)
-	}
+	f, p := csvNum, csvPtr
 	cw.Write([]string{"policy", "requests", "misses", "miss_pct", "ttft_p50_s", "ttft_p95_s", "replica_minutes", "savings_pct", "peak", "scale_events"})
 	a := rep.Actual
 	cw.Write([]string{"actual (observed)", f(rep.Requests), "", f(a.MissPct), "", f(a.TTFTP95), f(a.ReplicaMinutes), "", f(a.Peak), ""})
@@ -268,4 +257,20 @@ func (rep Report) legend() []string {
 	}
 	out = append(out, replay.RowLegend(names)...)
 	return append(out, "More on the words and units: docs/README.md#reading-the-output; the warnings and the fidelity grades: docs/backtest.md")
+}
+
+// csvNum is v as a CSV cell: empty when NaN or infinite.
+func csvNum(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// csvPtr is *v as a CSV cell: empty when nil (not measured).
+func csvPtr(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return csvNum(*v)
 }

@@ -362,15 +362,28 @@ func (s *sim) replay(ctx context.Context) (Result, error) {
 // called with the least advanced policy's share done (now/end, 1). Each replay is independent, so the
 // results are the same whatever the parallelism. The first error wins.
 func RunAll(ctx context.Context, src trace.Source, pols []Policy, cfg Config) ([]Result, error) {
-	res := make([]Result, len(pols))
-	errs := make([]error, len(pols))
+	return runAll(len(pols), cfg, func(i int, cfg Config) (Result, error) { return Run(ctx, src, pols[i], cfg) })
+}
+
+// RunAllPD is RunAll for P/D pairs: src replayed under every pair policy
+// (RunPD with pd), in policy order, with RunAll's progress and errors.
+func RunAllPD(ctx context.Context, src trace.Source, pols []PDPolicy, cfg Config, pd PDConfig) ([]PDResult, error) {
+	return runAll(len(pols), cfg, func(i int, cfg Config) (PDResult, error) { return RunPD(ctx, src, pols[i], cfg, pd) })
+}
+
+// runAll runs run(i, cfg) for i in [0, n), each in its own goroutine,
+// cfg's Progress reporting the least advanced run's share; the results in
+// order, or the first error.
+func runAll[R any](n int, cfg Config, run func(i int, cfg Config) (R, error)) ([]R, error) {
+	res := make([]R, n)
+	errs := make([]error, n)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	done := make([]float64, len(pols))
-	for i, p := range pols {
+	done := make([]float64, n)
+	for i := range n {
 		cfg := cfg
 		if prog := cfg.Progress; prog != nil {
-			// One progress for all: the least advanced policy's share.
+			// One progress for all: the least advanced run's share.
 			cfg.Progress = func(now, end float64) {
 				if !(end > 0) || math.IsInf(end, 0) {
 					return
@@ -383,7 +396,7 @@ func RunAll(ctx context.Context, src trace.Source, pols []Policy, cfg Config) ([
 			}
 		}
 		wg.Go(func() {
-			if res[i], errs[i] = Run(ctx, src, p, cfg); errs[i] == nil && cfg.Progress != nil {
+			if res[i], errs[i] = run(i, cfg); errs[i] == nil && cfg.Progress != nil {
 				cfg.Progress(1, 1) // done
 			}
 		})
