@@ -17,7 +17,8 @@ import (
 // replicas; CPU their mean CPU % averaged since the previous observation
 // (rate(process_cpu_seconds_total)); TTFT the Config.TTFTQuantile over the
 // last Config.TTFTWindow from vLLM's TTFT histogram buckets, NaN when no
-// request got a first token in it. The demand signals (demand.go): arrival
+// request got a first token in it (NoneFinished then set, as serve sets it).
+// The demand signals (demand.go): arrival
 // rate, prompt and generated tokens per second over Config.RateWindow,
 // mean prompt and output length of the requests finished in it, the
 // queue-time quantile over Config.TTFTWindow.
@@ -31,6 +32,10 @@ func (s *sim) observe(now float64) recommend.Observation {
 		// The replay has no prefix cache: every prompt token is prefilled.
 		PrefixHit: 0,
 	}
+	// As serve reads a histogram with no observation in its window: the
+	// quantile is NaN because no request got a first token, so the latency
+	// guards abstain when the fleet is idle (recommend.TTFTAbstains).
+	obs.NoneFinished = math.IsNaN(obs.TTFT)
 	obs.ArrivalRate, obs.PromptTokensRate, obs.GenerationTokensRate, obs.MeanPrompt, obs.MeanOutput, obs.QueueTime = s.demandSignals(now)
 	obs.ArrivalWindow = time.Duration(s.cfg.RateWindow * float64(time.Second))
 	var n int
