@@ -48,6 +48,11 @@ type Dip struct {
 	// 0 and 0 (a state written before they were kept): every replica.
 	From  int `json:"from,omitempty"`
 	Floor int `json:"floor,omitempty"`
+	// Missed is whether, after it returned, a latency metric read above
+	// its target before the replicas asked for at the return could serve
+	// (the return's watch): its release cost misses, not only replica
+	// time.
+	Missed bool `json:"missed,omitempty"`
 }
 
 // releases reports whether the dip released replica k (the k-th of the
@@ -67,13 +72,19 @@ type OpenDip struct {
 }
 
 // trackDip updates st's dips with this decision's recommendation rec, the
-// previous output base (valid when the state has a previous decision).
-func (h *Hold) trackDip(st *State, rec, base int, now time.Time) {
+// previous output base (valid when the state has a previous decision);
+// over watch after a dip's return, a latency read above its target
+// (late) marks the dip Missed.
+func (h *Hold) trackDip(st *State, rec, base int, now time.Time, watch time.Duration, late bool) {
+	if n := len(st.Dips); n > 0 && late && st.Dips[n-1].Returned && !st.Dips[n-1].Missed &&
+		now.Sub(st.Dips[n-1].At.Add(time.Duration(st.Dips[n-1].Seconds*float64(time.Second)))) <= watch {
+		st.Dips[n-1].Missed = true
+	}
 	if d := st.OpenDip; d != nil {
 		g := now.Sub(d.At).Seconds()
 		switch {
 		case rec > d.Floor:
-			st.addDip(Dip{At: d.At, Seconds: g, Returned: true, Back: min(rec, d.From), From: d.From, Floor: d.Floor})
+			st.addDip(Dip{At: d.At, Seconds: g, Returned: true, Back: min(rec, d.From), From: d.From, Floor: d.Floor, Missed: late})
 			st.OpenDip = nil
 		case g > DipHorizon*h.BreakEven.Seconds():
 			st.addDip(Dip{At: d.At, Seconds: g, From: d.From, Floor: d.Floor})
@@ -121,6 +132,7 @@ func (h *Hold) threshold(dips []Dip, k int) (best, bestCost, zeroCost float64, r
 	}
 	zeroCost = cost(0)
 	best, bestCost = 0, zeroCost
+	missed := 0.0 // the longest dip whose release of k cost misses
 	for _, d := range dips {
 		rel, ret := d.releases(k)
 		if rel {
@@ -130,9 +142,17 @@ func (h *Hold) threshold(dips []Dip, k int) (best, bestCost, zeroCost float64, r
 			continue
 		}
 		back++
+		if d.Missed {
+			missed = max(missed, d.Seconds)
+		}
 		if c := cost(d.Seconds); c < bestCost || (c == bestCost && d.Seconds < best) {
 			best, bestCost = d.Seconds, c
 		}
+	}
+	if missed > best {
+		// A release the returning traffic missed on is not priced in
+		// replica time: hold through any dip up to that one's length.
+		best, bestCost = missed, cost(missed)
 	}
 	return best, bestCost, zeroCost, released, back
 }
@@ -141,8 +161,8 @@ func (h *Hold) threshold(dips []Dip, k int) (best, bestCost, zeroCost float64, r
 // the dip's out+1..From whose threshold T*(k) the dip's age has not
 // reached: the output is out plus those. It returns the output and the
 // step's text ("" when there is no dip to explain).
-func (h *Hold) apply(st *State, rec, base, out int, now time.Time, quiet bool) (int, string) {
-	h.trackDip(st, rec, base, now)
+func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch time.Duration, late, quiet bool) (int, string) {
+	h.trackDip(st, rec, base, now, watch, late)
 	d := st.OpenDip
 	if d == nil || out >= d.From {
 		return out, ""
@@ -196,4 +216,33 @@ func (h *Hold) recentPeak(st *State, rate float64, now time.Time) (peak float64,
 		st.RatePeaks = append(st.RatePeaks, DemandSample{At: now, Demand: rate})
 	}
 	return peak, ok
+}
+
+// holdWatch is how long after a dip's return the hold watches for misses:
+// until a replica asked for at the return serves, the lookahead (the cold
+// start and a margin), else half the break-even (one cold start of
+// recommended's two).
+func (p *Policy) holdWatch() time.Duration {
+	if p.Lookahead > 0 {
+		return p.Lookahead
+	}
+	return p.Hold.BreakEven / 2
+}
+
+// late reports whether obs reads p's TTFT above its ttft metric's target
+// (the SLO: requests missing it now); a policy without a ttft metric reads
+// the queue time against its queuewait metric's.
+func (p *Policy) late(obs Observation) bool {
+	for _, sig := range []Signal{SignalTTFT, SignalQueueWait} {
+		v := obs.TTFT
+		if sig == SignalQueueWait {
+			v = obs.QueueTime
+		}
+		for _, m := range p.Metrics {
+			if m.Signal == sig {
+				return known(v) && v > m.Target
+			}
+		}
+	}
+	return false
 }

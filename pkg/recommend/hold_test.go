@@ -282,3 +282,51 @@ func TestHoldPerReplica(t *testing.T) {
 	}
 	expect(t, Decide(p, obs(2, 10), &st, at(60)), 1, ReasonMetric)
 }
+
+// TestHoldMissedReturn: a release the returning traffic missed on is not
+// priced in replica time. running:10 with a ttft:2 guard, no scale-down
+// window, break-even 90 s. Each 15 s decision:
+//
+//	t=0    30 running on 1 -> 3
+//	t=15   5 running       -> 1: a dip from 3 opens; no history: release
+//	t=120  30 running      -> 3: the dip returned after 105 s
+//	t=135  TTFT 5 s > 2 s, within the watch (a 90 s lookahead) after the
+//	       return: the dip is marked Missed
+//
+// In replica time alone the dip says release at once: cost(0) = 90 (the
+// break-even) < cost(105) = 105 held through. Missed, T* is its length:
+// at t=150 a new dip from 3 opens (5 running) and at t=240 (open 90 s <
+// 105) the hold still keeps 3; at t=255 (105 s) it releases to 1.
+func TestHoldMissedReturn(t *testing.T) {
+	zero := int32(0)
+	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
+		Hold: &Hold{BreakEven: 90 * time.Second}, Lookahead: 90 * time.Second}
+	p.Behavior.ScaleDown = rules(zero, "Max", percent(100, 15))
+	mustValidate(t, p)
+	obs := func(cur int, running, ttft float64) Observation {
+		return Observation{Current: cur, Running: running, Waiting: 0, Held: nan, KV: nan, CPU: nan, TTFT: ttft, ArrivalRate: nan, MeanPrompt: nan, MeanOutput: nan, QueueTime: nan}
+	}
+	var st State
+	Decide(p, obs(1, 30, 0.1), &st, at(0))
+	expect(t, Decide(p, obs(3, 5, 0.1), &st, at(15)), 1, ReasonMetric)
+	Decide(p, obs(1, 30, 0.1), &st, at(120))
+	if len(st.Dips) != 1 || st.Dips[0].Seconds != 105 || st.Dips[0].Missed {
+		t.Fatalf("dips %+v, want one returned after 105 s, not yet missed", st.Dips)
+	}
+	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 3); T != 0 {
+		t.Errorf("before the misses T* = %g, want 0 (release: 90 < 105)", T)
+	}
+	Decide(p, obs(3, 30, 5), &st, at(135))
+	if !st.Dips[0].Missed {
+		t.Fatalf("dips %+v, want the return's TTFT of 5 s to mark it missed", st.Dips)
+	}
+	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 3); T != 105 {
+		t.Errorf("after the misses T* = %g, want 105", T)
+	}
+	Decide(p, obs(3, 5, 0.1), &st, at(150))
+	expect(t, Decide(p, obs(3, 5, 0.1), &st, at(240)), 3, ReasonScaleDownStabilized)
+	expect(t, Decide(p, obs(3, 5, 0.1), &st, at(255)), 1, ReasonMetric)
+	if err := st.Validate(); err != nil {
+		t.Errorf("state: %v", err)
+	}
+}
