@@ -214,7 +214,7 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 		return where{}, invalidf("--target %q: not in %s (targets: %s)", f.Target, f.Config, strings.Join(names, ", "))
 	}
 	if file.Prometheus.Embedded() {
-		return where{}, invalidf("%s: backtest needs prometheus.url (history comes from range queries)", f.Config)
+		return where{}, invalidf("%s: no prometheus.url (the file scrapes the replicas): a target's history comes from Prometheus range queries; add prometheus.url, or give --prometheus-url and --selector instead of --config", f.Config)
 	}
 	rt, err := promconfig.NewRoundTripperFromConfig(file.Prometheus.HTTPClientConfig, "infscale")
 	if err != nil {

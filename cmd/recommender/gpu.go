@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
 )
 
@@ -377,6 +378,9 @@ func (c *GPUCmd) pd(r *replica.Replica) (replica.PD, error) {
 	link, err := parseBytes(c.KVLink)
 	if err != nil {
 		return replica.PD{}, invalidf("--kv-link: %v", err)
+	}
+	if err := (replay.PDConfig{KVLinkBytesPerSecond: link}).Validate(); err != nil {
+		return replica.PD{}, invalidf("--kv-link %s: %v, e.g. 25GB (RDMA)", c.KVLink, err)
 	}
 	p, err := r.PD(rate, prompt, output, link)
 	if err != nil {

@@ -31,6 +31,9 @@ func (c *SimulateCmd) kvLink(m *replica.Replica) (float64, error) {
 	if err != nil {
 		return 0, invalidf("--kv-link: %v (or nvlink)", err)
 	}
+	if err := (replay.PDConfig{KVLinkBytesPerSecond: v}).Validate(); err != nil {
+		return 0, invalidf("--kv-link %s: %v, e.g. 25GB (RDMA) or nvlink", c.KVLink, err)
+	}
 	return v, nil
 }
 

@@ -90,7 +90,11 @@ func (c *TuneCmd) Run(e *env) error {
 	var model *replica.Replica
 	src, serve, err := c.source(e, func(r *config.Replica) (err error) {
 		c.fromTarget(r, true)
-		model, err = c.Replica()
+		if model, err = c.Replica(); err != nil {
+			return err
+		}
+		// --kv-link before a pair's history is read (runPD uses it).
+		_, err = (&SimulateCmd{KVLink: c.KVLink}).kvLink(model)
 		return err
 	})
 	if err != nil {
@@ -303,7 +307,10 @@ func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *r
 		if se := (*tune.StressError)(nil); errors.As(err, &se) {
 			return invalidf("--stress: %v", err)
 		}
-		if errors.Is(err, trace.ErrEmpty) || errors.Is(err, tune.ErrShortTrace) || errors.Is(err, replay.ErrPDSLO) {
+		if errors.Is(err, replay.ErrPDSLO) {
+			return invalidf("--slo-ttft %v with --kv-link %s: %v", c.SLOTTFT, c.KVLink, err)
+		}
+		if errors.Is(err, trace.ErrEmpty) || errors.Is(err, tune.ErrShortTrace) {
 			return invalid(err)
 		}
 		return fmt.Errorf("tune: %w", err)
