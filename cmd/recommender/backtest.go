@@ -361,6 +361,9 @@ func (c *BacktestCmd) Run(e *env) error {
 	if c.Period < time.Duration(replay.MinPeriod*float64(time.Second)) {
 		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
 	}
+	if err := checkPeriodSpan(e.given, c.Period, res.grid.End().Sub(res.grid.Start).Seconds()); err != nil {
+		return err
+	}
 	if res.pair != nil {
 		return c.runPair(e, res)
 	}

@@ -85,3 +85,27 @@ func TestHistoryNeedsPrometheusURL(t *testing.T) {
 		}
 	}
 }
+
+// TestPeriodLongerThanReplay: a --period longer than what is replayed
+// (the reference trace's 1,500 s; a 7-day history's 604,800 s) leaves
+// no decision to compare; simulate, tune and backtest refuse it, exit
+// 2, before a replay or a query (the pair's Prometheus is unreachable).
+// A period of the whole span still decides once.
+func TestPeriodLongerThanReplay(t *testing.T) {
+	pair := writePairConfig(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"simulate", "-q", "--period", "1501s"}, "--period 25m1s: longer than the replay's 1500 s"},
+		{[]string{"simulate", "--pd", "-q", "--period", "1h"}, "--period 1h0m0s: longer than the replay's 1500 s"},
+		{[]string{"tune", "--trace", "reference", "-q", "--period", "2000s"}, "--period 33m20s: longer than the replay's 1500 s"},
+		{[]string{"backtest", "--config", pair, "--target", "chat", "-q", "--period", "200h"}, "--period 200h0m0s: longer than the replay's 6.048e+05 s"},
+		{[]string{"tune", "--config", pair, "--target", "chat", "-q", "--period", "200h"}, "--period 200h0m0s: longer than the replay's 6.048e+05 s"},
+	} {
+		wantRefused(t, c.args, nil, c.want, "so no policy would decide")
+	}
+	if code, _, stderr := runIn(t, nil, "simulate", "-q", "--period", "1500s", "-p", "fixed:1"); code != exitOK {
+		t.Errorf("--period 1500s on the 1,500 s reference trace: exit %d, %s", code, stderr)
+	}
+}

@@ -64,6 +64,9 @@ func (c *SimulateCmd) Run(e *env) error {
 		pols = append(pols, p)
 	}
 	src, err := c.source()
+	if err == nil {
+		err = checkPeriodSpan(e.given, c.Period, src.Duration)
+	}
 	if err != nil {
 		return err
 	}
@@ -244,6 +247,16 @@ func (c *SimulateCmd) source() (trace.Source, error) {
 			what, src.Duration, src.Duration/period, c.Period, replay.MaxPeriods, float64(replay.MaxPeriods)*period/86400)
 	}
 	return src, nil
+}
+
+// checkPeriodSpan refuses a --period, when given, longer than the replay
+// (span, seconds): no policy would decide after its start. The default
+// period stands on a short trace (its requests are one cohort at t = 0).
+func checkPeriodSpan(given map[string]bool, period time.Duration, span float64) error {
+	if given["period"] && !(period.Seconds() <= span) {
+		return invalidf("--period %v: longer than the replay's %.4g s, so no policy would decide; want a period of at most the span (default 15s)", period, span)
+	}
+	return nil
 }
 
 // scanTrace reads src once: the arrival of its last request (seconds) and

@@ -161,6 +161,9 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		}
 		sim := SimulateCmd{Trace: c.Trace, Seed: c.Seed, RateScale: c.RateScale, Window: c.Window, Period: c.Period}
 		src, err := sim.source()
+		if err == nil {
+			err = checkPeriodSpan(e.given, c.Period, src.Duration)
+		}
 		return src, tune.Serve{}, err
 	case !hist:
 		return trace.Source{}, tune.Serve{}, invalidf("no source: give --trace SPEC, or --prometheus-url URL --selector ... (or --config FILE --target NAME) for a target's history")
@@ -168,6 +171,9 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		return trace.Source{}, tune.Serve{}, invalidf("--rate-scale and --window apply to --trace; for history choose --start and --end")
 	}
 	res, err := c.resolve(e.given)
+	if err == nil {
+		err = checkPeriodSpan(e.given, c.Period, res.grid.End().Sub(res.grid.Start).Seconds())
+	}
 	if err != nil {
 		return trace.Source{}, tune.Serve{}, err
 	}
