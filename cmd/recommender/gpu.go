@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -271,7 +270,7 @@ var byteUnits = []struct {
 // empty file (or one of only white space) is refused by name, not as the
 // JSON decoder's bare "EOF".
 func loadModelConfig(path string) (replica.Model, error) {
-	data, err := os.ReadFile(path)
+	data, err := replica.ReadHFConfig(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return replica.Model{}, fmt.Errorf("%s: no such file", path)
 	}

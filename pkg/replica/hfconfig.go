@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/internal/jsonpos"
 )
 
@@ -61,12 +61,24 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("%s: %s: %s", e.File, e.Key, e.Msg)
 }
 
+// MaxHFConfigBytes bounds a config.json (a model's is a few kB; a
+// multimodal one's tens of kB).
+const MaxHFConfigBytes = 4 << 20
+
+// ReadHFConfig returns the bytes of the config.json at path: a regular
+// file of at most MaxHFConfigBytes (a FIFO would block the read,
+// /dev/zero exhaust memory). Errors: os.Open's (fs.ErrNotExist as it
+// is), or one naming path and what is wrong.
+func ReadHFConfig(path string) ([]byte, error) {
+	return boundedfile.Read(path, MaxHFConfigBytes, "a model's config.json", "want a Hugging Face config.json")
+}
+
 // LoadHFConfig reads a Hugging Face config.json (ParseHFConfig). The
 // model's name is its _name_or_path, else the directory holding the file
 // (a snapshot directory is named after the repository), else the file's
 // base name without .json.
 func LoadHFConfig(path string) (Model, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadHFConfig(path)
 	if err != nil {
 		return Model{}, err
 	}
