@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"slices"
@@ -104,6 +105,19 @@ func LoadHFConfig(path string) (Model, error) {
 func ParseHFConfig(file, name string, data []byte) (Model, error) {
 	ix, err := jsonpos.New(data)
 	if err != nil {
+		var se *json.SyntaxError
+		var te *jsonpos.TrailingError
+		switch {
+		case errors.As(err, &se):
+			line, col := jsonpos.LineCol(data, se.Offset)
+			return Model{}, fmt.Errorf("%s:%d:%d: %w (want a Hugging Face config.json)", file, line, col, se)
+		case errors.As(err, &te):
+			line, col := jsonpos.LineCol(data, te.Offset)
+			return Model{}, fmt.Errorf("%s:%d:%d: %w", file, line, col, te)
+		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+			line, col := jsonpos.LineCol(data, int64(len(data)))
+			return Model{}, fmt.Errorf("%s:%d:%d: unexpected end of the JSON (a truncated file?); want a Hugging Face config.json", file, line, col)
+		}
 		return Model{}, fmt.Errorf("%s: %w", file, err)
 	}
 	var top map[string]json.RawMessage
