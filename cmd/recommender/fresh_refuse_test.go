@@ -109,3 +109,35 @@ func TestPeriodLongerThanReplay(t *testing.T) {
 		t.Errorf("--period 1500s on the 1,500 s reference trace: exit %d, %s", code, stderr)
 	}
 }
+
+// TestSimulatePDTimelineCSV: --output csv --timeline with --pd prints
+// the pools' timelines (it printed the summary table only): one line per
+// policy, role and period, as many periods per pool as the one-pool
+// timeline of the same trace has, and pd(fixed:1;fixed:2) asks 1
+// prefill and 2 decode replicas in every one.
+func TestSimulatePDTimelineCSV(t *testing.T) {
+	code, out, stderr := runIn(t, nil, "simulate", "--pd", "-q", "--output", "csv", "--timeline", "-p", "pd(fixed:1;fixed:2)")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	_, one, _ := runIn(t, nil, "simulate", "-q", "--output", "csv", "--timeline", "-p", "fixed:1")
+	periods := strings.Count(one, "\n") - 1
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if want := "policy,role,t_s,arrival_rate,desired,ready,starting,draining,running,waiting,held,ttft_p95_s,misses"; lines[0] != want {
+		t.Fatalf("header %q, want %q", lines[0], want)
+	}
+	count := map[string]int{}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if len(f) != 13 || f[0] != "pd(fixed:1;fixed:2)" {
+			t.Fatalf("line %q", l)
+		}
+		count[f[1]]++
+		if want := map[string]string{"prefill": "1", "decode": "2"}[f[1]]; f[4] != want {
+			t.Errorf("line %q: desired %s, want %s", l, f[4], want)
+		}
+	}
+	if periods < 1 || count["prefill"] != periods || count["decode"] != periods || len(count) != 2 {
+		t.Errorf("rows per role %v, want %d each (the one-pool timeline's periods)", count, periods)
+	}
+}

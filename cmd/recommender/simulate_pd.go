@@ -87,6 +87,9 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
 	case "csv":
+		if c.Timeline {
+			return replay.WritePDTimelineCSV(e.stdout, rows)
+		}
 		return writePDCSV(e.stdout, rows)
 	}
 	return writePDText(e.stdout, src.Name, cfg, link, model, rows)
