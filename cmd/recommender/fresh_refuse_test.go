@@ -141,3 +141,21 @@ func TestSimulatePDTimelineCSV(t *testing.T) {
 		t.Errorf("rows per role %v, want %d each (the one-pool timeline's periods)", count, periods)
 	}
 }
+
+// TestPlotIsADirectory: a --plot naming a directory is refused before the
+// replay, exit 2 (it was found only when the plot was written, exit 1,
+// after the whole run), by simulate, tune and backtest (its Prometheus
+// unreachable: the refusal comes before any query).
+func TestPlotIsADirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "plot.svg")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"simulate", "-q", "--plot", dir},
+		{"tune", "--trace", "reference", "-q", "--plot", dir},
+		{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{pod=~"chat-.*"}`, "-q", "--plot", dir},
+	} {
+		wantRefused(t, args, nil, "--plot \""+dir+"\": is a directory")
+	}
+}

@@ -179,12 +179,15 @@ func plotFileFormat(path string) (string, error) {
 }
 
 // plotDirOK checks, before a long run, that the plot's directory exists
-// (invalid input otherwise); whether it is writable shows when the file is
-// created (exit 1).
+// and that path is not itself a directory (invalid input otherwise);
+// whether it is writable shows when the file is created (exit 1).
 func plotDirOK(path string) error {
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return invalidf("--plot %q: directory %s does not exist", path, dir)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return invalidf("--plot %q: is a directory; want the name of the file to write", path)
 	}
 	return nil
 }
