@@ -208,3 +208,18 @@ func TestSynthWeekLeavesNothingHalfWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestSynthWeekOpenMetricsPath: an --openmetrics naming a directory, or
+// in a directory that does not exist, is refused before anything is
+// written (it failed after the backfill, exit 1, with --data in place).
+func TestSynthWeekOpenMetricsPath(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "week")
+	wantRefused(t, []string{"synth-week", "--data", data, "--promtool", "/nonexistent/promtool", "--openmetrics", dir}, nil,
+		"--openmetrics "+dir+": is a directory")
+	wantRefused(t, []string{"synth-week", "--data", data, "--promtool", "/nonexistent/promtool", "--openmetrics", filepath.Join(dir, "no", "week.om")}, nil,
+		"--openmetrics "+filepath.Join(dir, "no", "week.om")+": directory "+filepath.Join(dir, "no")+" does not exist")
+	if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--data %s: %v, want nothing written", data, err)
+	}
+}

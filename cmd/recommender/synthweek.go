@@ -40,6 +40,14 @@ func (c *SynthWeekCmd) Run(e *env) error {
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return invalidf("--data %s: %v", c.Data, err)
 	}
+	if c.OpenMetrics != "" {
+		if st, err := os.Stat(c.OpenMetrics); err == nil && st.IsDir() {
+			return invalidf("--openmetrics %s: is a directory; want the name of the file to keep", c.OpenMetrics)
+		}
+		if st, err := os.Stat(filepath.Dir(filepath.Clean(c.OpenMetrics))); err != nil || !st.IsDir() {
+			return invalidf("--openmetrics %s: directory %s does not exist", c.OpenMetrics, filepath.Dir(filepath.Clean(c.OpenMetrics)))
+		}
+	}
 	promtool, err := exec.LookPath(c.Promtool)
 	if err != nil {
 		return invalidf("--promtool %s: %v (make tools builds tools/bin/promtool; pass --promtool tools/bin/promtool)", c.Promtool, err)
@@ -91,12 +99,6 @@ func (c *SynthWeekCmd) Run(e *env) error {
 	if !hasTSDBBlock(blocks) {
 		return invalidf("--promtool %s: exited 0 but wrote no TSDB block (a directory with meta.json) in %s; is it Prometheus's promtool? (make tools builds tools/bin/promtool)", c.Promtool, c.Data)
 	}
-	if err := os.Remove(c.Data); err != nil && !errors.Is(err, os.ErrNotExist) { // empty, checked above
-		return fmt.Errorf("synth-week: --data %s: %w", c.Data, err)
-	}
-	if err := os.Rename(blocks, c.Data); err != nil {
-		return fmt.Errorf("synth-week: --data %s: %w", c.Data, err)
-	}
 	if c.OpenMetrics != "" {
 		if err := os.Chmod(om, 0o644); err != nil { // CreateTemp's 0600
 			return fmt.Errorf("synth-week: --openmetrics %s: %w", c.OpenMetrics, err)
@@ -104,6 +106,12 @@ func (c *SynthWeekCmd) Run(e *env) error {
 		if err := os.Rename(om, c.OpenMetrics); err != nil {
 			return fmt.Errorf("synth-week: --openmetrics %s: %w", c.OpenMetrics, err)
 		}
+	}
+	if err := os.Remove(c.Data); err != nil && !errors.Is(err, os.ErrNotExist) { // empty, checked above
+		return fmt.Errorf("synth-week: --data %s: %w", c.Data, err)
+	}
+	if err := os.Rename(blocks, c.Data); err != nil {
+		return fmt.Errorf("synth-week: --data %s: %w", c.Data, err)
 	}
 	fmt.Fprintf(e.stdout, `synth-week: %d days (%s .. %s, scrape %s) of a synthetic vLLM Deployment (namespace %q, deployment %q) in %s:
   %d requests, peak %02d:00 UTC, weekends x %g, %s
