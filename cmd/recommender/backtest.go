@@ -214,7 +214,7 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 		return where{}, invalidf("--target %q: not in %s (targets: %s)", f.Target, f.Config, strings.Join(names, ", "))
 	}
 	if file.Prometheus.Embedded() {
-		return where{}, invalidf("%s: backtest needs prometheus.url (history comes from range queries)", f.Config)
+		return where{}, invalidf("%s: no prometheus.url (the file scrapes the replicas): a target's history comes from Prometheus range queries; add prometheus.url, or give --prometheus-url and --selector instead of --config", f.Config)
 	}
 	rt, err := promconfig.NewRoundTripperFromConfig(file.Prometheus.HTTPClientConfig, "infscale")
 	if err != nil {
@@ -360,6 +360,9 @@ func (c *BacktestCmd) Run(e *env) error {
 	}
 	if c.Period < time.Duration(replay.MinPeriod*float64(time.Second)) {
 		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
+	}
+	if err := checkPeriodSpan(e.given, c.Period, res.grid.End().Sub(res.grid.Start).Seconds()); err != nil {
+		return err
 	}
 	if res.pair != nil {
 		return c.runPair(e, res)

@@ -96,3 +96,38 @@ func TestSignalEndsBlockedRead(t *testing.T) {
 		}
 	}
 }
+
+// The model's config.json (--model-config of gpu, simulate, fleet,
+// accuracy) and accuracy's CSV tables are bounded regular files too:
+// --model-config /dev/zero and --ground-truth /dev/zero ran out of memory
+// (the kernel killed gpu at 24 GB), a FIFO hung past SIGINT.
+func TestModelConfigAndTablesBounded(t *testing.T) {
+	fifo := mkfifo(t)
+	big := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(big, bytes.Repeat([]byte(" "), 5<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gt := filepath.Join(t.TempDir(), "gt.csv")
+	row := "experiment,model,hardware,tp,stage_index,stage_rate_rps,stage_duration_s,question_len,output_len_spec,actual_ttft_mean_ms\ne,m,H100,1,0,1,600,100,10,5\n"
+	if err := os.WriteFile(gt, []byte(row), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gpu", "--model-config", "/dev/zero"}, "--model-config: /dev/zero: not a regular file (a device); want a Hugging Face config.json"},
+		{[]string{"gpu", "--model-config", fifo}, "not a regular file (a named pipe)"},
+		{[]string{"gpu", "--model-config", big}, "5242880 bytes, larger than the 4194304 allowed for a model's config.json"},
+		{[]string{"simulate", "-q", "--model-config", fifo}, "--model-config: " + fifo + ": not a regular file (a named pipe)"},
+		{[]string{"accuracy", "--ground-truth", "/dev/zero"}, "--ground-truth: /dev/zero: not a regular file (a device); want a CSV file"},
+		{[]string{"accuracy", "--ground-truth", fifo}, "--ground-truth: " + fifo + ": not a regular file (a named pipe)"},
+		{[]string{"accuracy", "--ground-truth", gt, "--peers", fifo}, "--peers: " + fifo + ": not a regular file (a named pipe)"},
+		{[]string{"accuracy", "--ground-truth", gt, "--peers", "/dev/zero"}, "--peers: /dev/zero: not a regular file (a device)"},
+	} {
+		code, errs := runQuick(t, t.Context(), nil, tc.args...)
+		if code != exitInvalid || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +152,74 @@ func TestFollowSaysAbsent(t *testing.T) {
 		if (w == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), w) || n != reads[k].n || ok != reads[k].ok {
 			t.Errorf("read %d: %d %v %v, want %d %v and an error with %q", k+1, n, ok, err, reads[k].n, reads[k].ok, w)
 		}
+	}
+}
+
+// TestSynthWeekLeavesNothingHalfWritten: a promtool that fails after
+// writing part of a block, or is still running when the command is
+// interrupted, leaves neither --data (an interrupted run left it holding
+// promtool's sandbox, and the rerun was refused as not empty) nor the
+// --openmetrics file, nor a temporary file beside them; one that writes
+// a block leaves both in place. The scripts stand for promtool's faults:
+// their seventh argument is the output directory.
+func TestSynthWeekLeavesNothingHalfWritten(t *testing.T) {
+	for _, c := range []struct {
+		name, script string
+		cancel       bool
+		code         int
+	}{
+		{"fails", "mkdir -p \"$7/01PART\" && exit 1", false, exitRuntime},
+		{"interrupted", "mkdir -p \"$7/01PART\" && exec sleep 30", true, exitInterrupted},
+		{"writes a block", "mkdir -p \"$7/01BLOCK\" && echo '{}' > \"$7/01BLOCK/meta.json\"", false, exitOK},
+	} {
+		dir := t.TempDir()
+		fake := filepath.Join(dir, "promtool")
+		if err := os.WriteFile(fake, []byte("#!/bin/sh\n"+c.script+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data, om := filepath.Join(dir, "week"), filepath.Join(dir, "week.om")
+		ctx, cancel := context.WithCancel(t.Context())
+		if c.cancel {
+			time.AfterFunc(2*time.Second, cancel)
+		}
+		var out, errb bytes.Buffer
+		code := run(ctx, []string{"synth-week", "--data", data, "--promtool", fake, "--days", "1", "--openmetrics", om}, nil, &out, &errb)
+		cancel()
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d: %s", c.name, code, c.code, errb.String())
+		}
+		ents, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		want := []string{"promtool"}
+		if c.code == exitOK {
+			want = []string{"promtool", "week", "week.om"}
+			if fi, err := os.Stat(om); err != nil || fi.Mode().Perm() != 0o644 {
+				t.Errorf("%s: --openmetrics %v, %v; want mode 0644", c.name, fi, err)
+			}
+			if _, err := os.Stat(filepath.Join(data, "01BLOCK", "meta.json")); err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			}
+		}
+		if !slices.Equal(names, want) {
+			t.Errorf("%s: the directory holds %v, want %v", c.name, names, want)
+		}
+	}
+}
+
+// TestSynthWeekOpenMetricsPath: an --openmetrics naming a directory, or
+// in a directory that does not exist, is refused before anything is
+// written (it failed after the backfill, exit 1, with --data in place).
+func TestSynthWeekOpenMetricsPath(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "week")
+	wantRefused(t, []string{"synth-week", "--data", data, "--promtool", "/nonexistent/promtool", "--openmetrics", dir}, nil,
+		"--openmetrics "+dir+": is a directory")
+	wantRefused(t, []string{"synth-week", "--data", data, "--promtool", "/nonexistent/promtool", "--openmetrics", filepath.Join(dir, "no", "week.om")}, nil,
+		"--openmetrics "+filepath.Join(dir, "no", "week.om")+": directory "+filepath.Join(dir, "no")+" does not exist")
+	if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--data %s: %v, want nothing written", data, err)
 	}
 }

@@ -8,13 +8,13 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
 )
 
@@ -270,7 +270,7 @@ var byteUnits = []struct {
 // empty file (or one of only white space) is refused by name, not as the
 // JSON decoder's bare "EOF".
 func loadModelConfig(path string) (replica.Model, error) {
-	data, err := os.ReadFile(path)
+	data, err := replica.ReadHFConfig(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return replica.Model{}, fmt.Errorf("%s: no such file", path)
 	}
@@ -377,6 +377,9 @@ func (c *GPUCmd) pd(r *replica.Replica) (replica.PD, error) {
 	link, err := parseBytes(c.KVLink)
 	if err != nil {
 		return replica.PD{}, invalidf("--kv-link: %v", err)
+	}
+	if err := (replay.PDConfig{KVLinkBytesPerSecond: link}).Validate(); err != nil {
+		return replica.PD{}, invalidf("--kv-link %s: %v, e.g. 25GB (RDMA)", c.KVLink, err)
 	}
 	p, err := r.PD(rate, prompt, output, link)
 	if err != nil {

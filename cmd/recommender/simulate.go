@@ -64,6 +64,9 @@ func (c *SimulateCmd) Run(e *env) error {
 		pols = append(pols, p)
 	}
 	src, err := c.source()
+	if err == nil {
+		err = checkPeriodSpan(e.given, c.Period, src.Duration)
+	}
 	if err != nil {
 		return err
 	}
@@ -176,12 +179,15 @@ func plotFileFormat(path string) (string, error) {
 }
 
 // plotDirOK checks, before a long run, that the plot's directory exists
-// (invalid input otherwise); whether it is writable shows when the file is
-// created (exit 1).
+// and that path is not itself a directory (invalid input otherwise);
+// whether it is writable shows when the file is created (exit 1).
 func plotDirOK(path string) error {
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return invalidf("--plot %q: directory %s does not exist", path, dir)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return invalidf("--plot %q: is a directory; want the name of the file to write", path)
 	}
 	return nil
 }
@@ -244,6 +250,16 @@ func (c *SimulateCmd) source() (trace.Source, error) {
 			what, src.Duration, src.Duration/period, c.Period, replay.MaxPeriods, float64(replay.MaxPeriods)*period/86400)
 	}
 	return src, nil
+}
+
+// checkPeriodSpan refuses a --period, when given, longer than the replay
+// (span, seconds): no policy would decide after its start. The default
+// period stands on a short trace (its requests are one cohort at t = 0).
+func checkPeriodSpan(given map[string]bool, period time.Duration, span float64) error {
+	if given["period"] && !(period.Seconds() <= span) {
+		return invalidf("--period %v: longer than the replay's %.4g s, so no policy would decide; want a period of at most the span (default 15s)", period, span)
+	}
+	return nil
 }
 
 // scanTrace reads src once: the arrival of its last request (seconds) and

@@ -31,6 +31,9 @@ func (c *SimulateCmd) kvLink(m *replica.Replica) (float64, error) {
 	if err != nil {
 		return 0, invalidf("--kv-link: %v (or nvlink)", err)
 	}
+	if err := (replay.PDConfig{KVLinkBytesPerSecond: v}).Validate(); err != nil {
+		return 0, invalidf("--kv-link %s: %v, e.g. 25GB (RDMA) or nvlink", c.KVLink, err)
+	}
 	return v, nil
 }
 
@@ -84,6 +87,9 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
 	case "csv":
+		if c.Timeline {
+			return replay.WritePDTimelineCSV(e.stdout, rows)
+		}
 		return writePDCSV(e.stdout, rows)
 	}
 	return writePDText(e.stdout, src.Name, cfg, link, model, rows)

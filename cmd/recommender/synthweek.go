@@ -40,6 +40,14 @@ func (c *SynthWeekCmd) Run(e *env) error {
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return invalidf("--data %s: %v", c.Data, err)
 	}
+	if c.OpenMetrics != "" {
+		if st, err := os.Stat(c.OpenMetrics); err == nil && st.IsDir() {
+			return invalidf("--openmetrics %s: is a directory; want the name of the file to keep", c.OpenMetrics)
+		}
+		if st, err := os.Stat(filepath.Dir(filepath.Clean(c.OpenMetrics))); err != nil || !st.IsDir() {
+			return invalidf("--openmetrics %s: directory %s does not exist", c.OpenMetrics, filepath.Dir(filepath.Clean(c.OpenMetrics)))
+		}
+	}
 	promtool, err := exec.LookPath(c.Promtool)
 	if err != nil {
 		return invalidf("--promtool %s: %v (make tools builds tools/bin/promtool; pass --promtool tools/bin/promtool)", c.Promtool, err)
@@ -51,26 +59,59 @@ func (c *SynthWeekCmd) Run(e *env) error {
 	end = end.UTC().Truncate(time.Hour)
 	cfg := synthweek.Config{Start: end.AddDate(0, 0, -c.Days), Days: c.Days, Scrape: c.Scrape, Seed: c.Seed}
 
-	om := c.OpenMetrics
-	if om == "" {
-		tmp, err := os.MkdirTemp("", "infscale-synth-week-")
+	// Everything is written beside its destination under a temporary
+	// name and renamed into place at the end: an interrupted or failed
+	// run leaves neither a half-filled --data (which would refuse the
+	// rerun) nor a truncated --openmetrics file.
+	data := filepath.Clean(c.Data)
+	if err := os.MkdirAll(filepath.Dir(data), 0o755); err != nil {
+		return fmt.Errorf("synth-week: --data %s: %w", c.Data, err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(data), "."+filepath.Base(data)+".synth-week-*")
+	if err != nil {
+		return fmt.Errorf("synth-week: --data %s: %w", c.Data, err)
+	}
+	defer os.RemoveAll(tmp)
+	om, blocks := filepath.Join(tmp, "week.om"), filepath.Join(tmp, "tsdb")
+	if c.OpenMetrics != "" { // beside it, to be renamed into place
+		f, err := os.CreateTemp(filepath.Dir(filepath.Clean(c.OpenMetrics)), "."+filepath.Base(c.OpenMetrics)+".*.tmp")
 		if err != nil {
-			return err
+			return fmt.Errorf("synth-week: --openmetrics %s: %w", c.OpenMetrics, err)
 		}
-		defer os.RemoveAll(tmp)
-		om = filepath.Join(tmp, "week.om")
+		f.Close()
+		om = f.Name()
+		defer os.Remove(om)
 	}
 	truth, err := writeOpenMetrics(om, cfg)
 	if err != nil {
 		return fmt.Errorf("synth-week: %w", err)
 	}
 	// 54h blocks: a week in a few blocks rather than 84 two-hour ones.
-	out, err := exec.CommandContext(e.ctx, promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", "--max-block-duration=54h", om, c.Data).CombinedOutput()
+	cmd := exec.CommandContext(e.ctx, promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", "--max-block-duration=54h", om, blocks)
+	cmd.WaitDelay = 5 * time.Second // a child still holding its output does not hold the command
+	out, err := cmd.CombinedOutput()
 	if err != nil {
+		if e.ctx.Err() != nil {
+			return e.ctx.Err()
+		}
 		return fmt.Errorf("synth-week: %s tsdb create-blocks-from openmetrics: %v\n%s", promtool, err, out)
 	}
-	if !hasTSDBBlock(c.Data) {
+	if !hasTSDBBlock(blocks) {
 		return invalidf("--promtool %s: exited 0 but wrote no TSDB block (a directory with meta.json) in %s; is it Prometheus's promtool? (make tools builds tools/bin/promtool)", c.Promtool, c.Data)
+	}
+	if c.OpenMetrics != "" {
+		if err := os.Chmod(om, 0o644); err != nil { // CreateTemp's 0600
+			return fmt.Errorf("synth-week: --openmetrics %s: %w", c.OpenMetrics, err)
+		}
+		if err := os.Rename(om, c.OpenMetrics); err != nil {
+			return fmt.Errorf("synth-week: --openmetrics %s: %w", c.OpenMetrics, err)
+		}
+	}
+	if err := os.Remove(c.Data); err != nil && !errors.Is(err, os.ErrNotExist) { // empty, checked above
+		return fmt.Errorf("synth-week: --data %s: %w", c.Data, err)
+	}
+	if err := os.Rename(blocks, c.Data); err != nil {
+		return fmt.Errorf("synth-week: --data %s: %w", c.Data, err)
 	}
 	fmt.Fprintf(e.stdout, `synth-week: %d days (%s .. %s, scrape %s) of a synthetic vLLM Deployment (namespace %q, deployment %q) in %s:
   %d requests, peak %02d:00 UTC, weekends x %g, %s

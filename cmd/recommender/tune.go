@@ -90,7 +90,11 @@ func (c *TuneCmd) Run(e *env) error {
 	var model *replica.Replica
 	src, serve, err := c.source(e, func(r *config.Replica) (err error) {
 		c.fromTarget(r, true)
-		model, err = c.Replica()
+		if model, err = c.Replica(); err != nil {
+			return err
+		}
+		// --kv-link before a pair's history is read (runPD uses it).
+		_, err = (&SimulateCmd{KVLink: c.KVLink}).kvLink(model)
 		return err
 	})
 	if err != nil {
@@ -157,6 +161,9 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		}
 		sim := SimulateCmd{Trace: c.Trace, Seed: c.Seed, RateScale: c.RateScale, Window: c.Window, Period: c.Period}
 		src, err := sim.source()
+		if err == nil {
+			err = checkPeriodSpan(e.given, c.Period, src.Duration)
+		}
 		return src, tune.Serve{}, err
 	case !hist:
 		return trace.Source{}, tune.Serve{}, invalidf("no source: give --trace SPEC, or --prometheus-url URL --selector ... (or --config FILE --target NAME) for a target's history")
@@ -164,6 +171,9 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		return trace.Source{}, tune.Serve{}, invalidf("--rate-scale and --window apply to --trace; for history choose --start and --end")
 	}
 	res, err := c.resolve(e.given)
+	if err == nil {
+		err = checkPeriodSpan(e.given, c.Period, res.grid.End().Sub(res.grid.Start).Seconds())
+	}
 	if err != nil {
 		return trace.Source{}, tune.Serve{}, err
 	}
@@ -303,7 +313,10 @@ func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *r
 		if se := (*tune.StressError)(nil); errors.As(err, &se) {
 			return invalidf("--stress: %v", err)
 		}
-		if errors.Is(err, trace.ErrEmpty) || errors.Is(err, tune.ErrShortTrace) || errors.Is(err, replay.ErrPDSLO) {
+		if errors.Is(err, replay.ErrPDSLO) {
+			return invalidf("--slo-ttft %v with --kv-link %s: %v", c.SLOTTFT, c.KVLink, err)
+		}
+		if errors.Is(err, trace.ErrEmpty) || errors.Is(err, tune.ErrShortTrace) {
 			return invalid(err)
 		}
 		return fmt.Errorf("tune: %w", err)

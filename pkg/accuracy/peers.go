@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/infscale/infscale/internal/boundedfile"
 )
 
 // Prediction is one peer simulator's prediction of one stage's metric (a
@@ -69,10 +70,15 @@ func ParsePeers(name string, rd io.Reader) ([]Prediction, error) {
 	return out, nil
 }
 
-// readFile opens name and parses it with parse, which names name in its
-// errors.
+// MaxTableBytes bounds a ground-truth or peers CSV (the shared set's
+// are under 200 kB).
+const MaxTableBytes = 64 << 20
+
+// readFile opens name (a regular file of at most MaxTableBytes: a FIFO
+// would block, /dev/zero exhaust memory) and parses it with parse, which
+// names name in its errors.
 func readFile[T any](name string, parse func(string, io.Reader) (T, error)) (T, error) {
-	f, err := os.Open(name)
+	f, err := boundedfile.Open(name, MaxTableBytes, "a CSV table", "want a CSV file")
 	if err != nil {
 		var zero T
 		return zero, err

@@ -145,6 +145,14 @@ type PDConfig struct {
 	KVLinkBytesPerSecond float64
 }
 
+// Validate reports a KV link that is not a finite bandwidth > 0 bytes/s.
+func (pd PDConfig) Validate() error {
+	if !(pd.KVLinkBytesPerSecond > 0) || math.IsInf(pd.KVLinkBytesPerSecond, 0) {
+		return fmt.Errorf("KV link %g bytes/s: want a finite bandwidth > 0", pd.KVLinkBytesPerSecond)
+	}
+	return nil
+}
+
 // ErrPDSLO reports a P/D replay whose TTFT SLO leaves the prefill pool
 // nothing: the transfer and the first decode step alone take it.
 var ErrPDSLO = errors.New("the SLO leaves the prefill pool no time")
@@ -178,8 +186,8 @@ func newPDEnv(src trace.Source, cfg Config, pd PDConfig) (pdEnv, error) {
 	if err := cfg.Validate(); err != nil {
 		return pdEnv{}, err
 	}
-	if !(pd.KVLinkBytesPerSecond > 0) || math.IsInf(pd.KVLinkBytesPerSecond, 0) {
-		return pdEnv{}, fmt.Errorf("KV link %g bytes/s: want a finite bandwidth > 0", pd.KVLinkBytesPerSecond)
+	if err := pd.Validate(); err != nil {
+		return pdEnv{}, err
 	}
 	kb, ok := cfg.Model.(kvBytes)
 	if !ok || !(kb.KVBytesPerToken() > 0) {

@@ -1,5 +1,11 @@
 package replay
 
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+)
+
 // PDRow is one policy's P/D replay as simulate --pd and backtest on a
 // pair report it: the pair's requests and misses (TTFT on the whole
 // path), each pool's replica-minutes and peak, both pools' scale events
@@ -41,4 +47,26 @@ func NewPDRow(r PDResult, timeline bool) PDRow {
 		row.DecodeTimeline = NewRow(r.Decode, 1, 0, true).Timeline
 	}
 	return row
+}
+
+// WritePDTimelineCSV writes the pools' timelines of rows (NewPDRow with
+// timeline set) as CSV, one line per policy, role (prefill, decode) and
+// period, with WriteTimelineCSV's columns after policy and role.
+func WritePDTimelineCSV(w io.Writer, rows []PDRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"policy", "role", "t_s", "arrival_rate", "desired", "ready", "starting", "draining", "running", "waiting", "held", "ttft_p95_s", "misses"})
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	for _, r := range rows {
+		for _, pool := range []struct {
+			role string
+			tl   []TimelineEntry
+		}{{"prefill", r.PrefillTimeline}, {"decode", r.DecodeTimeline}} {
+			for _, s := range pool.tl {
+				cw.Write([]string{r.Policy, pool.role, f(s.T), f(s.ArrivalRate), strconv.Itoa(s.Desired), strconv.Itoa(s.Ready), strconv.Itoa(s.Starting),
+					strconv.Itoa(s.Draining), csvNum(s.Running), csvNum(s.Waiting), csvNum(s.Held), csvNum(s.TTFTP95), strconv.FormatInt(s.Misses, 10)})
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/internal/jsonpos"
 )
 
@@ -61,12 +62,24 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("%s: %s: %s", e.File, e.Key, e.Msg)
 }
 
+// MaxHFConfigBytes bounds a config.json (a model's is a few kB; a
+// multimodal one's tens of kB).
+const MaxHFConfigBytes = 4 << 20
+
+// ReadHFConfig returns the bytes of the config.json at path: a regular
+// file of at most MaxHFConfigBytes (a FIFO would block the read,
+// /dev/zero exhaust memory). Errors: os.Open's (fs.ErrNotExist as it
+// is), or one naming path and what is wrong.
+func ReadHFConfig(path string) ([]byte, error) {
+	return boundedfile.Read(path, MaxHFConfigBytes, "a model's config.json", "want a Hugging Face config.json")
+}
+
 // LoadHFConfig reads a Hugging Face config.json (ParseHFConfig). The
 // model's name is its _name_or_path, else the directory holding the file
 // (a snapshot directory is named after the repository), else the file's
 // base name without .json.
 func LoadHFConfig(path string) (Model, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadHFConfig(path)
 	if err != nil {
 		return Model{}, err
 	}
@@ -92,6 +105,19 @@ func LoadHFConfig(path string) (Model, error) {
 func ParseHFConfig(file, name string, data []byte) (Model, error) {
 	ix, err := jsonpos.New(data)
 	if err != nil {
+		var se *json.SyntaxError
+		var te *jsonpos.TrailingError
+		switch {
+		case errors.As(err, &se):
+			line, col := jsonpos.LineCol(data, se.Offset)
+			return Model{}, fmt.Errorf("%s:%d:%d: %w (want a Hugging Face config.json)", file, line, col, se)
+		case errors.As(err, &te):
+			line, col := jsonpos.LineCol(data, te.Offset)
+			return Model{}, fmt.Errorf("%s:%d:%d: %w", file, line, col, te)
+		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+			line, col := jsonpos.LineCol(data, int64(len(data)))
+			return Model{}, fmt.Errorf("%s:%d:%d: unexpected end of the JSON (a truncated file?); want a Hugging Face config.json", file, line, col)
+		}
 		return Model{}, fmt.Errorf("%s: %w", file, err)
 	}
 	var top map[string]json.RawMessage

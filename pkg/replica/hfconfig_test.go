@@ -83,3 +83,19 @@ func TestHFConfigErrors(t *testing.T) {
 		t.Fatalf("err = %v, want a moe_layers error (3 listed, want 2)", err)
 	}
 }
+
+// TestHFConfigSyntaxErrors: malformed JSON is named by file:line:col
+// (the stray comma is the 27th character of line 3; a truncated file
+// ends at 1:18, after its 17 bytes; the second value starts at 1:20).
+func TestHFConfigSyntaxErrors(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{"{\n  \"hidden_size\": 4096,\n  \"num_hidden_layers\": 32,,\n}\n", "c.json:3:27: invalid character ','"},
+		{`{"hidden_size": 1`, "c.json:1:18: unexpected end of the JSON (a truncated file?)"},
+		{`{"hidden_size": 1} {}`, "c.json:1:20: data after the JSON value"},
+	} {
+		_, err := ParseHFConfig("c.json", "c", []byte(c.data))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want %q", c.data, err, c.want)
+		}
+	}
+}

@@ -63,7 +63,8 @@ func (t *tally) finished(progress func(done, total int)) {
 }
 
 // runPool runs do on every job over workers goroutines; a worker skips
-// the jobs after its first error. The errors, joined.
+// the jobs after its first error. The errors, joined, each message once
+// (workers replaying one bad setting fail alike).
 func runPool[J any](workers int, jobs []J, do func(J) error) error {
 	ch := make(chan J)
 	errs := make([]error, workers)
@@ -82,7 +83,15 @@ func runPool[J any](workers int, jobs []J, do func(J) error) error {
 	}
 	close(ch)
 	wg.Wait()
-	return errors.Join(errs...)
+	seen := map[string]bool{}
+	var distinct []error
+	for _, err := range errs {
+		if err != nil && !seen[err.Error()] {
+			seen[err.Error()] = true
+			distinct = append(distinct, err)
+		}
+	}
+	return errors.Join(distinct...)
 }
 
 // pickFinalists replays the cheapest rows within budget, n at a time
