@@ -159,3 +159,11 @@ func TestPlotIsADirectory(t *testing.T) {
 		wantRefused(t, args, nil, "--plot \""+dir+"\": is a directory")
 	}
 }
+
+// TestLoadUnresolvableHost: a URL whose host does not resolve (.invalid
+// never does, RFC 2606) is refused before any load, exit 2, naming the URL
+// and the host.
+func TestLoadUnresolvableHost(t *testing.T) {
+	wantRefused(t, []string{"load", "http://chat.invalid:8000", "--concurrency", "1", "--duration", "5s"}, nil,
+		"URL http://chat.invalid:8000: host chat.invalid does not resolve", "give the server's IP address")
+}

@@ -527,7 +527,7 @@ func CheckLoopback(ctx context.Context, raw string) error {
 	}
 	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
 	if err != nil {
-		return fmt.Errorf("%s: %w", host, err)
+		return fmt.Errorf("URL %s: host %s does not resolve (%w): check the URL, or give the server's IP address", raw, host, err)
 	}
 	for _, ip := range ips {
 		if !ip.IP.IsLoopback() {
