@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -23,18 +22,10 @@ func plotBacktest(w io.Writer, path string, rep backtest.Report, slo float64) er
 	for _, r := range rep.Policies {
 		results = append(results, r.Result)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
 	format := strings.TrimPrefix(filepath.Ext(path), ".")
-	if err := replay.PlotAt(f, format, results, slo, rep.Start); err != nil {
-		f.Close()
+	if err := writeRendered(path, func(w io.Writer) error { return replay.PlotAt(w, format, results, slo, rep.Start) }); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "plot: wrote %s\n", path)
+	_, err := fmt.Fprintf(w, "plot: wrote %s\n", path)
 	return err
 }

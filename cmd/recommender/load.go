@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/infscale/infscale/internal/atomicfile"
 	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/load"
 	"github.com/infscale/infscale/pkg/replica"
@@ -494,7 +496,18 @@ func writeCalibrationFile(path string, cal replica.Calibration) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return atomicfile.Write(path, append(b, '\n'))
+}
+
+// writeRendered writes what render produces to path as a whole: rendered
+// in memory, then atomicfile.Write, so an interrupted or failed run leaves
+// the old file or none, never half of one (plots, for instance).
+func writeRendered(path string, render func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := render(&b); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, b.Bytes())
 }
 
 // writeCalibration prints the fitted parameters and each point's

@@ -130,15 +130,7 @@ func (c *SimulateCmd) Run(e *env) error {
 	warnUnservable(e.stderr, results)
 	gpus := float64(model.Config().TP)
 	if c.Plot != "" {
-		f, err := os.Create(c.Plot)
-		if err != nil {
-			return fmt.Errorf("--plot: %w", err)
-		}
-		if err := replay.Plot(f, plotFormat, results, cfg.SLOTTFT); err != nil {
-			f.Close()
-			return fmt.Errorf("--plot %s: %w", c.Plot, err)
-		}
-		if err := f.Close(); err != nil {
+		if err := writeRendered(c.Plot, func(w io.Writer) error { return replay.Plot(w, plotFormat, results, cfg.SLOTTFT) }); err != nil {
 			return fmt.Errorf("--plot %s: %w", c.Plot, err)
 		}
 		fmt.Fprintf(e.stderr, "plot: wrote %s\n", c.Plot)

@@ -3,7 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -124,15 +124,7 @@ func (c *TuneCmd) Run(e *env) error {
 		return fmt.Errorf("tune: %w", err)
 	}
 	if c.Plot != "" {
-		f, err := os.Create(c.Plot)
-		if err != nil {
-			return fmt.Errorf("--plot: %w", err)
-		}
-		if err := rep.Plot(f, format); err != nil {
-			f.Close()
-			return fmt.Errorf("--plot %s: %w", c.Plot, err)
-		}
-		if err := f.Close(); err != nil {
+		if err := writeRendered(c.Plot, func(w io.Writer) error { return rep.Plot(w, format) }); err != nil {
 			return fmt.Errorf("--plot %s: %w", c.Plot, err)
 		}
 	}
