@@ -178,6 +178,9 @@ func (w *stateWalker) value(path string, t reflect.Type) error {
 	if tok == nil { // null: encoding/json leaves the zero value
 		return nil
 	}
+	if t.Kind() == reflect.Pointer { // open_dip: its value walked as the struct
+		t = t.Elem()
+	}
 	switch {
 	case t == timeType:
 		s, ok := tok.(string)
@@ -257,6 +260,13 @@ func (w *stateWalker) value(path string, t reflect.Type) error {
 				return w.shape(off, name, tok, "a number")
 			}
 			w.bad(off, path, "%s: want a number", tokenText(tok))
+		}
+	case reflect.Bool:
+		if _, ok := tok.(bool); !ok {
+			if _, isDelim := tok.(json.Delim); isDelim {
+				return w.shape(off, name, tok, "true or false")
+			}
+			w.bad(off, path, "%s: want true or false", tokenText(tok))
 		}
 	}
 	return nil

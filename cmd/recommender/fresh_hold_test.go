@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHoldStateRoundTrip: the state decide --hold writes is read back by
+// the next decide. A scale-down from 5 to 1 opens a dip (open_dip, a JSON
+// object behind a pointer); the state walker read it as a scalar and
+// refused the file it had just written ("data after the JSON object").
+// The dip closes when the queue comes back: dips[0] returned, back 5.
+func TestHoldStateRoundTrip(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "s.json")
+	step := func(now, queue string) string {
+		t.Helper()
+		code, out, stderr := runIn(t, nil, "decide", "--queue", queue, "--hold", "182s", "--state", state, "--now", now, "--down-window", "0s")
+		if code != exitOK {
+			t.Fatalf("--now %s --queue %s: exit %d; stderr:\n%s", now, queue, code, stderr)
+		}
+		return out
+	}
+	step("1000", "40") // 40 / 4 = 10, the scale-up limit of 1 + 4: 5
+	step("1015", "4")  // 4 / 4 = 1: a dip from 5, no dips seen (T* = 0): release to 1
+	data, err := os.ReadFile(state)
+	if err != nil || !strings.Contains(string(data), `"open_dip":{"at":"1970-01-01T00:16:55Z","from":5,"floor":1}`) {
+		t.Fatalf("state after the dip: %s (%v)", data, err)
+	}
+	step("1030", "4")  // read back: the dip stays open
+	step("1045", "40") // the dip returns at 30 s, wanting 5 back (1 + 4)
+	data, _ = os.ReadFile(state)
+	if !strings.Contains(string(data), `"dips":[{"at":"1970-01-01T00:16:55Z","seconds":30,"returned":true,"back":5,"from":5,"floor":1}]`) {
+		t.Errorf("state after the return: %s", data)
+	}
+}
+
+// TestHoldStateWrongTypes: a hand-edited dip's missed that is not a bool,
+// or an open_dip that is not an object, is refused at its line:col (exit
+// 2), not read out of step with the file.
+func TestHoldStateWrongTypes(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, state, want string }{
+		{"missed string", `"dips":[{"at":"1970-01-01T00:16:55Z","seconds":30,"returned":true,"back":5,"from":5,"floor":1,"missed":"yes"}]`, `line 1:`},
+		{"missed object", `"dips":[{"at":"1970-01-01T00:16:55Z","seconds":30,"returned":true,"missed":{}}]`, `state.dips[0].missed: want true or false, got an object`},
+		{"open_dip array", `"open_dip":[]`, `state.open_dip: want an object, got an array`},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
+		doc := `{"version":1,"desired":1,"current":1,"state":{"last_desired":1,"last_at":"1970-01-01T00:17:00Z",` + tc.state + `},"saved_at":"1970-01-01T00:17:00Z"}`
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"--state", path, tc.want}
+		if tc.name == "missed string" {
+			want = append(want, `state.dips[0].missed: "yes": want true or false`)
+		}
+		wantRefused(t, []string{"decide", "--queue", "4", "--hold", "182s", "--state", path, "--now", "2000"}, nil, want...)
+	}
+}
