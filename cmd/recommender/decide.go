@@ -157,6 +157,10 @@ func (c *DecideCmd) decide(e *env) (recommend.Decision, error) {
 	if err != nil {
 		return none, err
 	}
+	if c.Hold != nil && c.State == "" {
+		// The hold acts on the dips a state records: one-shot, it never would.
+		return none, invalidf("--hold %s needs --state FILE: the hold keeps replicas by the dips the state file records, and a decision without one has none; give --state, or leave --hold out", c.Hold)
+	}
 	now, err := c.now()
 	if err != nil {
 		return none, err

@@ -45,6 +45,13 @@ func TestHoldStateWrongTypes(t *testing.T) {
 		{"missed string", `"dips":[{"at":"1970-01-01T00:16:55Z","seconds":30,"returned":true,"back":5,"from":5,"floor":1,"missed":"yes"}]`, `line 1:`},
 		{"missed object", `"dips":[{"at":"1970-01-01T00:16:55Z","seconds":30,"returned":true,"missed":{}}]`, `state.dips[0].missed: want true or false, got an object`},
 		{"open_dip array", `"open_dip":[]`, `state.open_dip: want an object, got an array`},
+		// Values decide never writes, which decided before: a dip of 1e300 s
+		// held its replicas for ever, 100000 dips took seconds per decision.
+		{"dip past last_at", `"dips":[{"at":"1970-01-01T00:16:55Z","seconds":1e300,"returned":true,"back":5,"from":5,"floor":1}]`, `state.dips[0].seconds: 1e+300: the dip would end after last_at`},
+		{"floor above from", `"dips":[{"at":"1970-01-01T00:16:55Z","seconds":5,"returned":true,"back":5,"from":5,"floor":50}]`, `state.dips[0].floor: 50 is above from 5`},
+		{"back above from", `"dips":[{"at":"1970-01-01T00:16:55Z","seconds":5,"returned":true,"back":50,"from":5,"floor":1}]`, `state.dips[0].back: 50 must be in 0..from (5)`},
+		{"open floor above from", `"open_dip":{"at":"1970-01-01T00:16:55Z","from":3,"floor":9}`, `state.open_dip.floor: 9 is above from 3`},
+		{"65 dips", `"dips":[` + strings.TrimSuffix(strings.Repeat(`{"at":"1970-01-01T00:16:55Z","seconds":5,"returned":true,"back":5,"from":5,"floor":1},`, 65), ",") + `]`, `state.dips: 65 dips: at most 64`},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
 		doc := `{"version":1,"desired":1,"current":1,"state":{"last_desired":1,"last_at":"1970-01-01T00:17:00Z",` + tc.state + `},"saved_at":"1970-01-01T00:17:00Z"}`
@@ -57,4 +64,10 @@ func TestHoldStateWrongTypes(t *testing.T) {
 		}
 		wantRefused(t, []string{"decide", "--queue", "4", "--hold", "182s", "--state", path, "--now", "2000"}, nil, want...)
 	}
+}
+
+// TestHoldNeedsState: --hold without --state (decide, kube) was taken and
+// did nothing, the dips it acts on living in the state; refused, exit 2.
+func TestHoldNeedsState(t *testing.T) {
+	wantRefused(t, []string{"decide", "--queue", "4", "--hold", "182s"}, nil, "--hold 3m2s needs --state FILE")
 }

@@ -9,7 +9,8 @@ import (
 // replica counts outside 0..2147483647, scale-event changes below 1,
 // negative or non-finite demand, times unset, and recommendations or
 // samples not oldest first (scale events are in the HPA's slot order, see
-// recordEvent). Each error names the field by its JSON path, e.g.
+// recordEvent), more than MaxDips dips, a dip ending after last_at or
+// whose floor is above its from (or back above from). Each error names the field by its JSON path, e.g.
 // "scale_up_events[0].change: -100 must be in 1..2147483647".
 func (s *State) Validate() error {
 	var errs FieldErrors
@@ -61,9 +62,21 @@ func (s *State) Validate() error {
 	samples("work", "replicas busy", s.Work)
 	samples("arrivals", "requests/s", s.Arrivals)
 	samples("rate_peaks", "requests/s", s.RatePeaks)
+	if len(s.Dips) > MaxDips {
+		errs.add("dips", "%d dips: at most %d (Decide keeps the last %d)", len(s.Dips), MaxDips, MaxDips)
+	}
 	for i, d := range s.Dips {
-		if math.IsNaN(d.Seconds) || math.IsInf(d.Seconds, 0) || d.Seconds < 0 {
+		switch end := d.At.Add(time.Duration(d.Seconds * float64(time.Second))); {
+		case math.IsNaN(d.Seconds) || math.IsInf(d.Seconds, 0) || d.Seconds < 0:
 			errs.add("dips["+itoa(i)+"].seconds", "%v must be a finite number >= 0 (seconds)", d.Seconds)
+		case !s.LastAt.IsZero() && !d.At.IsZero() && (d.Seconds > maxDipSeconds || end.After(s.LastAt.Add(time.Second))):
+			errs.add("dips["+itoa(i)+"].seconds", "%v: the dip would end after last_at (a dip is recorded when it ends)", d.Seconds)
+		}
+		if d.Floor > d.From {
+			errs.add("dips["+itoa(i)+"].floor", "%d is above from %d (the floor is the lowest recommendation in the dip)", d.Floor, d.From)
+		}
+		if d.Back < 0 || d.Back > d.From && d.From > 0 {
+			errs.add("dips["+itoa(i)+"].back", "%d must be in 0..from (%d)", d.Back, d.From)
 		}
 		prev := time.Time{}
 		if i > 0 {
@@ -76,6 +89,9 @@ func (s *State) Validate() error {
 	if d := s.OpenDip; d != nil {
 		count("open_dip.from", d.From)
 		count("open_dip.floor", d.Floor)
+		if d.Floor > d.From {
+			errs.add("open_dip.floor", "%d is above from %d (the floor is the lowest recommendation in the dip)", d.Floor, d.From)
+		}
 		if d.At.IsZero() {
 			errs.add("open_dip.at", "missing (want an RFC3339 time, e.g. 2026-11-30T08:00:00Z)")
 		}
@@ -84,3 +100,7 @@ func (s *State) Validate() error {
 	count("last_desired", s.LastDesired)
 	return errs.err()
 }
+
+// maxDipSeconds bounds a dip's length in a State (ten years): longer ones
+// overflow a time.Duration, and no dip is recorded that late.
+const maxDipSeconds = 10 * 365 * 24 * 3600
