@@ -58,8 +58,8 @@ func quoteSeries(lset labels.Labels) string {
 }
 
 // checkValues refuses values a server cannot export for the signals the
-// page is read for: a negative request count, token or request counter or
-// CPU time, a KV usage outside 0..1, a sum that overflows float64, or a
+// page is read for: a negative request count, token, prefix-cache or
+// request counter or CPU time, a KV usage outside 0..1, a sum that overflows float64, or a
 // broken TTFT histogram (checkHistogram). It
 // returns the index of the offending sample (-1 for an overflowing sum) and
 // the error; -1 and nil when the page is sane. Non-finite samples are not
@@ -79,6 +79,8 @@ func checkValues(raw *rawPage, p *Page) (int, error) {
 		{p.Chosen.GenerationTokens, "a token counter", p.GenerationTokens, math.Inf(1)},
 		{p.Chosen.Requests, "a request counter", p.Requests, math.Inf(1)},
 		{p.Chosen.CPUSeconds, "a CPU-seconds counter", p.CPUSeconds, math.Inf(1)},
+		{p.Chosen.PrefixHits, "a prefix-cache token counter", p.PrefixHits, math.Inf(1)},
+		{p.Chosen.PrefixQueries, "a prefix-cache token counter", p.PrefixQueries, math.Inf(1)},
 	}
 	for _, r := range rules {
 		if r.family == "" {

@@ -71,3 +71,22 @@ func TestHoldStateWrongTypes(t *testing.T) {
 func TestHoldNeedsState(t *testing.T) {
 	wantRefused(t, []string{"decide", "--queue", "4", "--hold", "182s"}, nil, "--hold 3m2s needs --state FILE")
 }
+
+// TestParseNegativePrefixCounter: a prefix-cache counter below 0 is no
+// count a server exports; refused at its line as a negative token counter
+// is (exit 2), where it was reported as is (hits -5).
+func TestParseNegativePrefixCounter(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, page, want string }{
+		{"vllm.txt", "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 3\n# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total -5\n",
+			`vllm.txt:4: invalid metrics page: {__name__="vllm:prefix_cache_hits_total"} is -5, not a prefix-cache token counter (allowed: a number >= 0)`},
+		{"sglang.txt", "# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs 3\n# TYPE sglang:cached_tokens_total counter\nsglang:cached_tokens_total -7\n",
+			`sglang.txt:4: invalid metrics page: {__name__="sglang:cached_tokens_total"} is -7, not a prefix-cache token counter`},
+	} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, []byte(tc.page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		wantRefused(t, []string{"parse", path}, nil, tc.want)
+	}
+}
