@@ -12,14 +12,19 @@ import (
 	"path/filepath"
 )
 
-// Write replaces the file at path with data (mode 0600, os.CreateTemp's).
+// Write replaces the file at path with data, mode 0644 (os.WriteFile's
+// with the usual umask: a calibration, a plot or tune's results are read
+// by other users, such as serve's; os.CreateTemp alone gives 0600).
 // Errors name path; the temporary file is removed on any error.
 func Write(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	_, err = tmp.Write(data)
+	err = tmp.Chmod(0o644)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

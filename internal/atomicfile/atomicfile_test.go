@@ -48,3 +48,16 @@ func TestWriteFails(t *testing.T) {
 		t.Errorf("%d entries in %s, want only sub (no temporary file left)", len(ents), dir)
 	}
 }
+
+// TestWriteMode: the file is 0644, as os.WriteFile(path, data, 0o644)
+// left it before (load --calibrate's file came out 0600, CreateTemp's,
+// unreadable to a serve running as another user).
+func TestWriteMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chat.calibration.json")
+	if err := Write(path, []byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v (%v), want -rw-r--r--", fi.Mode().Perm(), err)
+	}
+}
