@@ -90,3 +90,11 @@ func TestParseNegativePrefixCounter(t *testing.T) {
 		wantRefused(t, []string{"parse", path}, nil, tc.want)
 	}
 }
+
+// TestHPAHoldOutside: hold= after hpa(...) set a cost-aware hold on the
+// HPA's own decision, which the HPA has not; refused as rampbound= is,
+// exit 2, naming the column and where it belongs.
+func TestHPAHoldOutside(t *testing.T) {
+	wantRefused(t, []string{"simulate", "--policy", "hpa(demand:0.9),hold=182", "--period", "10m"}, nil,
+		`--policy: policy "hpa(demand:0.9),hold=182": at column 17: hold is not an HPA option (put it inside hpa(...))`)
+}

@@ -106,7 +106,7 @@ func parseHPA(full, s string, off int) (Policy, error) {
 				once[k] = col
 			}
 			switch k {
-			case "lookahead", "cooldown", "schedule", "guard", "settle", "drain", "rampbound":
+			case "lookahead", "cooldown", "schedule", "guard", "settle", "drain", "rampbound", "hold":
 				return Policy{}, policyError(full, col, "%s is not an HPA option (put it inside hpa(...))", k)
 			case "behavior":
 				if v != "none" {
