@@ -93,7 +93,7 @@ type PolicyFlags struct {
 	DownSelect   string         `placeholder:"S" help:"scaleDown selectPolicy: Max, Min or Disabled (default Max)."`
 	Behavior     string         `placeholder:"FILE" help:"autoscaling/v2 HorizontalPodAutoscalerBehavior YAML (an HPA's spec.behavior); a field may not be set both here and by a flag."`
 	Lookahead    time.Duration  `placeholder:"D" help:"Project demand over D (e.g. the cold start, 90s) from its recent trend; needs --state to see a trend."`
-	RampBound    *float64       `name:"ramp-bound" placeholder:"Z" help:"Standard errors the demand metric adds to an arrival trend that counts before projecting it over --lookahead (>= 0, default 0; simulate's recommended: 0.26 at a 91 s cold start; docs/recommend.md, \"The ramp bound\")."`
+	RampBound    *float64       `name:"ramp-bound" placeholder:"Z" help:"Standard errors the demand metric adds to an arrival trend that counts before projecting it over --lookahead (0 to 10, default 0; simulate's recommended: 0.26 at a 91 s cold start; docs/recommend.md, \"The ramp bound\")."`
 	Hold         *time.Duration `placeholder:"D" help:"The cost-aware hold's break-even (docs/recommend.md): each replica a dip releases is kept while the dip is younger than the hold the dips in --state make cheapest (simulate's recommended: two cold starts, 182s); needs --state."`
 	NoGuard      bool           `name:"no-guard" help:"Turn off the runaway guard (docs/recommend.md): the HPA's arithmetic alone. Only --state decisions are guarded (a one-shot decision asked for nothing before)."`
 	ZeroCooldown *time.Duration `placeholder:"D" help:"With --min 0: idle time before the last replica goes (KEDA cooldownPeriod, default 300s)."`

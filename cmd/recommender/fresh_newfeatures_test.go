@@ -98,3 +98,27 @@ func TestHPAHoldOutside(t *testing.T) {
 	wantRefused(t, []string{"simulate", "--policy", "hpa(demand:0.9),hold=182", "--period", "10m"}, nil,
 		`--policy: policy "hpa(demand:0.9),hold=182": at column 17: hold is not an HPA option (put it inside hpa(...))`)
 }
+
+// TestRampBoundTooLarge: a ramp bound of 1e308 projected a counted trend
+// to +Inf and decided the largest replica count; more than 10 standard
+// errors (no RampBoundFor gives 9) is refused under the flag, the policy
+// option and the config key, exit 2.
+func TestRampBoundTooLarge(t *testing.T) {
+	const want = "at most 10 standard errors"
+	wantRefused(t, []string{"decide", "--queue", "4", "--ramp-bound", "1e308"}, nil, "--ramp-bound: 1e+308: "+want)
+	wantRefused(t, []string{"simulate", "--policy", "demand:0.9,lookahead=136,rampbound=11", "--period", "10m"}, nil, "at column 36: rampbound: 11: "+want)
+	cfg := filepath.Join(t.TempDir(), "serve.yaml")
+	if err := os.WriteFile(cfg, []byte(`targets:
+- name: chat
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}
+  maxReplicaCount: 8
+  scrape: {port: 8000, path: /metrics}
+  metrics: [{type: demand, target: 0.9}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  lookahead: 136s
+  ramp_bound: 1e308
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, []string{"serve", "--check-config", "--config", cfg}, nil, cfg+":9:15: targets[0].ramp_bound: 1e+308: "+want)
+}

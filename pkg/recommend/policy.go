@@ -188,6 +188,9 @@ func (p *Policy) Validate() error {
 	}
 	if !(p.RampBound >= 0) || math.IsInf(p.RampBound, 0) {
 		errs.add("ramp_bound", "%v must be finite and >= 0", p.RampBound)
+	} else if p.RampBound > maxRampBound {
+		// 1e308 projected +Inf replicas: the largest count, on no data.
+		errs.add("ramp_bound", "%v: at most %d standard errors (RampBoundFor gives under 9 for any cold start and window)", p.RampBound, maxRampBound)
 	}
 	if p.Hold != nil && !(p.Hold.BreakEven > 0) {
 		errs.add("hold.break_even", "%v must be > 0", p.Hold.BreakEven)
@@ -322,3 +325,8 @@ func longestPeriod(r *autoscalingv2.HPAScalingRules) time.Duration {
 	}
 	return time.Duration(longest) * time.Second
 }
+
+// maxRampBound bounds Policy.RampBound: the normal quantile of any
+// probability a float64 tells from 1 is below 9, and more standard errors
+// project a counted trend without bound (+Inf replicas at 1e308).
+const maxRampBound = 10

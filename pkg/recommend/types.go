@@ -203,7 +203,7 @@ type Policy struct {
 	// RampBound is how many of its Poisson standard errors the demand
 	// signal adds to an arrival trend that counts before projecting it
 	// (demand.go; RampBoundFor derives it from the cost of a late and of
-	// an early replica). 0 projects the fitted slope; >= 0, finite.
+	// an early replica). 0 projects the fitted slope; 0 to 10.
 	RampBound float64
 
 	// prepared by Validate (or lazily by Decide):
