@@ -122,3 +122,11 @@ func TestRampBoundTooLarge(t *testing.T) {
 	}
 	wantRefused(t, []string{"serve", "--check-config", "--config", cfg}, nil, cfg+":9:15: targets[0].ramp_bound: 1e+308: "+want)
 }
+
+// TestHoldBreakEvenTooLarge: a break-even of 2000000h made the hold's
+// memory (ten break-evens) overflow and forget its peaks; more than a
+// year, the replays' bound, is refused, exit 2.
+func TestHoldBreakEvenTooLarge(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "s.json")
+	wantRefused(t, []string{"decide", "--queue", "4", "--hold", "2000000h", "--state", state}, nil, "--hold: 2000000h0m0s: at most 8760h0m0s (a year")
+}

@@ -194,6 +194,9 @@ func (p *Policy) Validate() error {
 	}
 	if p.Hold != nil && !(p.Hold.BreakEven > 0) {
 		errs.add("hold.break_even", "%v must be > 0", p.Hold.BreakEven)
+	} else if p.Hold != nil && p.Hold.BreakEven > maxBreakEven {
+		// The hold's memory, DipHorizon break-evens, overflowed time.Duration.
+		errs.add("hold.break_even", "%v: at most %v (a year; the replays' bound too)", p.Hold.BreakEven, maxBreakEven)
 	}
 	if p.Guard != nil && p.Guard.Settle < 0 {
 		errs.add("guard.settle", "%v must be >= 0", p.Guard.Settle)
@@ -330,3 +333,7 @@ func longestPeriod(r *autoscalingv2.HPAScalingRules) time.Duration {
 // probability a float64 tells from 1 is below 9, and more standard errors
 // project a counted trend without bound (+Inf replicas at 1e308).
 const maxRampBound = 10
+
+// maxBreakEven bounds Hold.BreakEven (a year): the hold remembers
+// DipHorizon of them, which past 29 years overflows a time.Duration.
+const maxBreakEven = 365 * 24 * time.Hour

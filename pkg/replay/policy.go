@@ -453,7 +453,7 @@ func setOption(p *recommend.Policy, k, v string) error {
 	case "rampbound":
 		z, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(z >= 0) || math.IsInf(z, 0) {
-			return fmt.Errorf("want a number of standard errors >= 0, e.g. 0.26 (docs/recommend.md, \"The ramp bound\")")
+			return fmt.Errorf("want a number of standard errors from 0 to 10, e.g. 0.26 (docs/recommend.md, \"The ramp bound\")")
 		}
 		p.RampBound = z
 	case "hold":
