@@ -173,3 +173,22 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// An open dip (a pointer to a struct) and a dip's missed (a bool) read
+// back as written; the walker took the pointer for a scalar and refused
+// the file ("data after the JSON object").
+func TestDecodeOpenDip(t *testing.T) {
+	doc := `{"version":1,"desired":1,"current":5,"state":{"last_desired":1,"last_at":"1970-01-01T00:16:55Z",` +
+		`"dips":[{"at":"1970-01-01T00:10:00Z","seconds":30,"returned":true,"back":5,"from":5,"floor":1,"missed":true}],` +
+		`"open_dip":{"at":"1970-01-01T00:16:55Z","from":5,"floor":1}},"saved_at":"1970-01-01T00:16:55Z"}`
+	f, err := Decode([]byte(doc), "s.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := f.State.OpenDip; d == nil || !d.At.Equal(at(1015)) || d.From != 5 || d.Floor != 1 {
+		t.Errorf("open_dip %+v, want at 1015 s, from 5, floor 1", d)
+	}
+	if len(f.State.Dips) != 1 || !f.State.Dips[0].Missed {
+		t.Errorf("dips %+v, want one, missed", f.State.Dips)
+	}
+}
