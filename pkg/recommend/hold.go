@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -171,12 +172,30 @@ func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch time.Du
 	held, top := out, 0 // top: the highest replica held
 	var T, cT, c0 float64
 	var n, nb int
-	for k := d.From; k > out; k-- {
-		t, ct, z, rel, back := h.threshold(st.Dips, k)
-		if age < t {
-			held++
+	// T*(k) changes only where a dip's Floor, From or Back lies: one
+	// threshold per run of replicas between those, not per replica (a
+	// From of millions is a few runs).
+	bps := []int{d.From, out}
+	for _, x := range st.Dips {
+		for _, v := range [...]int{x.From, x.Floor, x.Back} {
+			if v > out && v < d.From {
+				bps = append(bps, v)
+			}
 		}
-		if top == 0 && (age < t || k == out+1) {
+	}
+	slices.Sort(bps)
+	bps = slices.Compact(bps)
+	for i := len(bps) - 1; i > 0; i-- {
+		hi, lo := bps[i], bps[i-1] // replicas lo+1..hi share a threshold
+		t, ct, z, rel, back := h.threshold(st.Dips, hi)
+		if age < t {
+			held += hi - lo
+		}
+		if top == 0 && (age < t || lo == out) {
+			k := hi
+			if age >= t {
+				k = out + 1
+			}
 			top, T, cT, c0, n, nb = k, t, ct, z, rel, back
 		}
 	}

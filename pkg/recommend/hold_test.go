@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +329,48 @@ func TestHoldMissedReturn(t *testing.T) {
 	expect(t, Decide(p, obs(3, 5, 0.1), &st, at(255)), 1, ReasonMetric)
 	if err := st.Validate(); err != nil {
 		t.Errorf("state: %v", err)
+	}
+}
+
+// TestHoldRuns: the hold counts the replicas whose T*(k) is above the open
+// dip's age run by run (T* changes only at the dips' Floor, From and
+// Back); the count is the one replica-by-replica counting gives, on random
+// histories, and a dip from 2,000,000,000 is a few runs, not two billion
+// thresholds.
+func TestHoldRuns(t *testing.T) {
+	h := &Hold{BreakEven: 100 * time.Second}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 300 {
+		var st State
+		for i := range 1 + rng.IntN(8) {
+			from := 2 + rng.IntN(20)
+			floor := rng.IntN(from)
+			d := Dip{At: at(int64(i * 1000)), Seconds: float64(10 + rng.IntN(400)), From: from, Floor: floor}
+			if rng.IntN(3) > 0 {
+				d.Returned, d.Back = true, floor+1+rng.IntN(from-floor)
+			}
+			st.Dips = append(st.Dips, d)
+		}
+		from, out := 2+rng.IntN(25), 0
+		out = rng.IntN(from)
+		open := at(20000)
+		age := float64(rng.IntN(450))
+		st.OpenDip = &OpenDip{At: open, From: from, Floor: out}
+		want := out
+		for k := from; k > out; k-- {
+			if T, _, _, _, _ := h.threshold(st.Dips, k); age < T {
+				want++
+			}
+		}
+		// rec = out and base = from keep the open dip open.
+		got, _ := h.apply(&st, out, from, out, open.Add(time.Duration(age)*time.Second), 0, false, true)
+		if got != want {
+			t.Fatalf("trial %d: held %d, replica by replica %d (dips %+v, open from %d to %d, age %g)", trial, got, want, st.Dips, from, out, age)
+		}
+	}
+	st := State{Dips: []Dip{{At: at(0), Seconds: 50, Returned: true, Back: 2_000_000_000, From: 2_000_000_000, Floor: 1}},
+		OpenDip: &OpenDip{At: at(1000), From: 2_000_000_000, Floor: 1}}
+	if got, _ := h.apply(&st, 1, 2_000_000_000, 1, at(1010), 0, false, true); got != 2_000_000_000 {
+		t.Errorf("a dip from 2e9 open 10 s under T* = 50 s: held %d, want all 2000000000", got)
 	}
 }
