@@ -191,6 +191,7 @@ func TestDecideCLIInvalid(t *testing.T) {
 		{[]string{"--hold", "0s"}, "--hold: 0s must be > 0"},
 		{[]string{"--hold", "182"}, `--hold: "182" has no unit`},
 		{[]string{"--ramp-bound", "NaN"}, "--ramp-bound: NaN must be finite and >= 0"},
+		{[]string{"--ramp-bound", "0.3"}, "--ramp-bound: 0.3: bounds the demand metric's projection over the lookahead; it needs a demand metric and a lookahead > 0"},
 		{[]string{"--ramp-bound", "lots"}, `--ramp-bound: "lots" is not a number`},
 		{[]string{"--schedule", "0 8 * * 1-5;12h"}, "CRON;DURATION;MIN"},
 		{[]string{"--schedule", "0 25 * * *;1h;2"}, "--schedule #1 \"0 25 * * *;1h;2\": cron: \"0 25 * * *\": end of range"},

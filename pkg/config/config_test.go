@@ -503,7 +503,8 @@ func TestParseQuantity(t *testing.T) {
 // are refused at their key.
 func TestHoldAndRampBound(t *testing.T) {
 	base := "targets:\n- name: chat\n  scrape: [http://10.0.0.5:8000/metrics]\n  maxReplicaCount: 8\n  metrics: [{type: queue, target: 24}]\n"
-	cfg, err := Parse([]byte(base+"  hold: {break_even: 3m}\n  ramp_bound: 0.78\n"), "h.yaml")
+	demand := "targets:\n- name: chat\n  scrape: [http://10.0.0.5:8000/metrics]\n  maxReplicaCount: 8\n  metrics: [{type: demand, target: 0.9}]\n  replica: {gpu: h100-sxm, model: llama-3-8b}\n  lookahead: 260s\n"
+	cfg, err := Parse([]byte(demand+"  hold: {break_even: 3m}\n  ramp_bound: 0.78\n"), "h.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -523,6 +524,7 @@ func TestHoldAndRampBound(t *testing.T) {
 		"  hold: {break_even: 0s}\n": "h.yaml:6:22: targets[0].hold.break_even: 0s must be > 0",
 		"  hold: {brek_even: 3m}\n":  "h.yaml:6:10: targets[0].hold.brek_even: unknown key",
 		"  hold: {}\n":               "h.yaml:6:9: targets[0].hold: break_even is required",
+		"  ramp_bound: 0.26\n":       "h.yaml:6:15: targets[0].ramp_bound: 0.26: bounds the demand metric's projection over the lookahead; it needs a demand metric and a lookahead > 0",
 		"  ramp_bound: lots\n":       "h.yaml:6:15: targets[0].ramp_bound:",
 	} {
 		_, err := Parse([]byte(base+extra), "h.yaml")

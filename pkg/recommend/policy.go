@@ -3,6 +3,7 @@ package recommend
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -191,6 +192,10 @@ func (p *Policy) Validate() error {
 	} else if p.RampBound > maxRampBound {
 		// 1e308 projected +Inf replicas: the largest count, on no data.
 		errs.add("ramp_bound", "%v: at most %d standard errors (RampBoundFor gives under 9 for any cold start and window)", p.RampBound, maxRampBound)
+	} else if p.RampBound > 0 && (p.Lookahead <= 0 || !slices.ContainsFunc(p.Metrics, func(m Metric) bool { return m.Signal == SignalDemand })) {
+		// It bounds the demand metric's projection over the lookahead:
+		// without both it would be accepted and do nothing.
+		errs.add("ramp_bound", "%v: bounds the demand metric's projection over the lookahead; it needs a demand metric and a lookahead > 0", p.RampBound)
 	}
 	if p.Hold != nil && !(p.Hold.BreakEven > 0) {
 		errs.add("hold.break_even", "%v must be > 0", p.Hold.BreakEven)

@@ -247,13 +247,18 @@ func (c Candidate) Policy() string {
 // for a replica of cold start cold seconds: a break-even of
 // replay.RecommendedBreakEven cold starts, and the ramp bound at the
 // newsvendor's quantile of cold / (cold + c's scale-down window, the HPA's
-// 300 s when c leaves it out). A candidate without guards gets neither.
+// 300 s when c leaves it out), with a lookahead only (it bounds the
+// lookahead's projection). A candidate without guards gets neither.
 func (c *Candidate) recommendedRules(cold float64) {
 	if c.Guard <= 0 {
 		return
 	}
 	cs := math.Ceil(cold)
 	c.Hold = replay.RecommendedBreakEven * cs
+	if v, ok := c.Option("lookahead"); !ok || v <= 0 {
+		c.RampBound = 0 // the bound shapes the lookahead's projection: none without one
+		return
+	}
 	down := 300.0
 	if v, ok := c.Option("downwindow"); ok && v >= 0 {
 		down = v
