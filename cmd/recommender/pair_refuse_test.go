@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,24 +12,7 @@ import (
 // read or draw one pool, each naming the flag (before any query: the
 // Prometheus here is unreachable).
 func TestPairTargetHistoryFlags(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "pair.yaml")
-	yaml := `prometheus: {url: "http://127.0.0.1:1"}
-targets:
-- name: chat
-  replica: {gpu: h100-sxm, model: llama-3-8b}
-  roles:
-    prefill:
-      selector: '{pod=~"chat-prefill-.*"}'
-      metrics: [{type: demand, target: 0.9}]
-      maxReplicaCount: 8
-    decode:
-      selector: '{pod=~"chat-decode-.*"}'
-      metrics: [{type: demand, target: 0.9}]
-      maxReplicaCount: 8
-`
-	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writePairConfig(t)
 	pair := []string{"--config", cfg, "--target", "chat"}
 	for _, c := range []struct {
 		args []string
