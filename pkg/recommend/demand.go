@@ -226,6 +226,13 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 		}
 		capText := ""
 		if p.Hold != nil {
+			// Past ramps' rises bound this one's (rampCap).
+			if limit, nr, q := p.rampCap(st, rate, now, counts && trend > 0); counts && trend*p.Lookahead.Seconds() > limit {
+				trend = limit / p.Lookahead.Seconds()
+				why += ", capped at a rise of " + num(limit) + " req/s (the " + num(q) + " quantile of the last " + itoa(nr) + " ramps' rises)"
+			}
+		}
+		if p.Hold != nil {
 			// A rise back to a recent peak is traffic returning, not a new
 			// ramp: projected no further than the peak until the rate passes
 			// it by more than its own noise at the ramp bound's quantile.

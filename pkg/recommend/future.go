@@ -26,6 +26,7 @@ func dropFuture(st *State, now time.Time) {
 	st.Work = dropAfter(st.Work, now, func(d DemandSample) time.Time { return d.At })
 	st.Arrivals = dropAfter(st.Arrivals, now, func(d DemandSample) time.Time { return d.At })
 	st.RatePeaks = dropAfter(st.RatePeaks, now, func(d DemandSample) time.Time { return d.At })
+	st.Ramps = dropAfter(st.Ramps, now, func(r Ramp) time.Time { return r.At })
 	st.Dips = dropAfter(st.Dips, now, func(d Dip) time.Time { return d.At })
 	if st.OpenDip != nil && st.OpenDip.At.After(now) {
 		st.OpenDip = nil

@@ -10,7 +10,8 @@ import (
 // negative or non-finite demand, times unset, and recommendations or
 // samples not oldest first (scale events are in the HPA's slot order, see
 // recordEvent), more than MaxDips dips, a dip ending after last_at or
-// whose floor is above its from (or back above from). Each error names the field by its JSON path, e.g.
+// whose floor is above its from (or back above from), more than MaxRamps
+// ramps. Each error names the field by its JSON path, e.g.
 // "scale_up_events[0].change: -100 must be in 1..2147483647".
 func (s *State) Validate() error {
 	var errs FieldErrors
@@ -62,6 +63,24 @@ func (s *State) Validate() error {
 	samples("work", "replicas busy", s.Work)
 	samples("arrivals", "requests/s", s.Arrivals)
 	samples("rate_peaks", "requests/s", s.RatePeaks)
+	if len(s.Ramps) > MaxRamps {
+		errs.add("ramps", "%d ramps: at most %d (Decide keeps the last %d)", len(s.Ramps), MaxRamps, MaxRamps)
+	}
+	for i, r := range s.Ramps {
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"rate", r.Rate}, {"seen", r.Seen}} {
+			if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
+				errs.add("ramps["+itoa(i)+"]."+f.name, "%v must be a finite number >= 0 (requests/s)", f.v)
+			}
+		}
+		prev := time.Time{}
+		if i > 0 {
+			prev = s.Ramps[i-1].At
+		}
+		times("ramps", i, r.At, prev)
+	}
 	if len(s.Dips) > MaxDips {
 		errs.add("dips", "%d dips: at most %d (Decide keeps the last %d)", len(s.Dips), MaxDips, MaxDips)
 	}

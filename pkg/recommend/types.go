@@ -419,6 +419,10 @@ type State struct {
 	// RatePeaks are the highest arrival rates (requests/s) per twelfth of
 	// the hold's memory, oldest first (hold.go).
 	RatePeaks []DemandSample `json:"rate_peaks,omitempty"`
+	// Ramps are the last MaxRamps counted arrival trends of the demand
+	// signal under Hold, oldest first, with what the rate did after
+	// (ramp.go).
+	Ramps []Ramp `json:"ramps,omitempty"`
 }
 
 // MeanLengths is the mean prompt and output length, in tokens per request,

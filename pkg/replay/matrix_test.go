@@ -427,7 +427,7 @@ func writeMatrix(b *strings.Builder, reps []matrixReplica, trs []matrixTrace, po
 	fmt.Fprintf(b, "`recommended` is `%s` with the lookahead set to the replica's cold start + %g s, the ttft target to the SLO\n", Recommended, RecommendedLead.Seconds())
 	fmt.Fprintf(b, "and the queuewait target to a fifth of it, each latency guard bounded by the replica's capacity, and the cost-aware hold with a\n")
 	fmt.Fprintf(b, "break-even of %d cold starts, a counted ramp projected at its slope + z standard errors (z the normal quantile of cold start /\n", RecommendedBreakEven)
-	fmt.Fprintf(b, "(cold start + the %g s window): 0.26 at 91 s) (docs/recommend.md). Its numeric defaults (utilisation, lookahead lead, window) were chosen on the\n", RecommendedDownWindow.Seconds())
+	fmt.Fprintf(b, "(cold start + the %g s window): 0.26 at 91 s) and its rise capped at a quantile of the rises past ramps reached (docs/recommend.md). Its numeric defaults (utilisation, lookahead lead, window) were chosen on the\n", RecommendedDownWindow.Seconds())
 	b.WriteString("H100 + Llama-3-8B replica only: **every other replica is out of sample** for them. The hold's break-even, the ramp bound and the guards'\n")
 	b.WriteString("capacity bound are derived from the replica (cold start, capacity), not fitted; their design was checked on a few cells of\n")
 	b.WriteString("every replica while it was written, so for the rules' form the other columns are not strictly unseen.\n\n")
