@@ -96,18 +96,22 @@ var allParams = []param{
 	durParam("request_overhead", 10*time.Millisecond, func(c *replica.Config) *time.Duration { return &c.RequestOverhead }),
 }
 
-// FitParams names the terms Fit frees: the physical step model's six.
+// FitParams names the terms Fit frees: the physical step model's five.
 // Of the others, the KV read efficiency, the attention blocks' cost and
 // the all-reduce latency are published measurements
 // (replica.PagedDecodeKVEfficiencyH100, replica.DecodeBlockCostH100,
 // replica.AllReduceLatencyH100), the experts' MFU is MFU and the rest are
-// 0. Each is a property of the GPU and the engine, not of
-// a model; the model's config gives what they multiply (bytes of weights
-// and of KV, layers, all-reduces, FLOPs). docs/evaluation/ACCURACY.md
-// compares this set with the KV efficiency or the all-reduce latency
-// fitted too, and with other sets.
+// 0: among them the free per-sequence step cost, since what a decode
+// step costs per running sequence is priced by the KV it reads, its
+// attention blocks and its all-reduce bytes (fitted on top of them it
+// traded with the per-layer cost and did not carry out of sample). Each
+// is a property of the GPU and the engine, not of a model; the model's
+// config gives what they multiply (bytes of weights and of KV, layers,
+// all-reduces, FLOPs). docs/evaluation/ACCURACY.md compares this set
+// with the per-sequence cost, the KV efficiency or the all-reduce
+// latency fitted too, and with other sets.
 var FitParams = []string{"bandwidth_efficiency", "mfu", "output_lag_steps",
-	"layer_step_cost", "sequence_step_cost", "request_overhead"}
+	"layer_step_cost", "request_overhead"}
 
 func fitParams(names []string) ([]param, error) {
 	var out []param
@@ -122,8 +126,8 @@ func fitParams(names []string) ([]param, error) {
 }
 
 // Fit fits the step model's terms (FitParams: the weights' bandwidth
-// efficiency, MFU, output lag, per-layer step cost, per-sequence step
-// cost, request overhead; the KV read at
+// efficiency, MFU, output lag, per-layer step cost, request overhead; no
+// per-sequence step cost beside the KV read at
 // replica.PagedDecodeKVEfficiencyH100, each attention block (sequence ×
 // KV head × layer) at replica.DecodeBlockCostH100, each all-reduce at
 // replica.AllReduceLatencyH100 plus its bytes; the prefill floor, the

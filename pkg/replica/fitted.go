@@ -67,15 +67,17 @@ const AllReduceLatencyH100 = 6 * time.Microsecond
 // FittedH100 are the terms fitted on every row of the shared sim-to-real
 // set (13 vLLM v0.15.1 experiments on H100 SXM, 6 models, the public
 // ground-truth data set): `infscale accuracy --fit --held-out=`. One set
-// for all rows; the KV read efficiency, the attention blocks' cost and the
-// all-reduce latency are the published measurements above, not fitted.
+// for all rows, five terms fitted; the KV read efficiency, the attention
+// blocks' cost and the all-reduce latency are the published measurements
+// above, not fitted, and a step's cost per running sequence is theirs
+// alone (the KV it reads, its blocks, its all-reduce bytes).
 // docs/evaluation/ACCURACY.md gives the fit and its errors.
 var FittedH100 = FitTerms{
-	BandwidthEfficiency: 0.702786, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
-	MFU: 0.984453, OutputLagSteps: 0.936741,
-	LayerStepCost: 10833 * time.Nanosecond, SequenceStepCost: 1972 * time.Nanosecond,
+	BandwidthEfficiency: 0.696149, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
+	MFU: 0.986988, OutputLagSteps: 0.790297,
+	LayerStepCost:    10191 * time.Nanosecond,
 	KVHeadCost:       DecodeBlockCostH100,
-	AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 5470851 * time.Nanosecond,
+	AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 6089071 * time.Nanosecond,
 }
 
 // FittedFold is the same terms fitted without the rows of HeldOut's
@@ -93,25 +95,25 @@ type FittedFold struct {
 // the TP 2 models of 34B and more (Scout, the only MoE, and Yi-34B).
 var FittedH100Folds = []FittedFold{
 	{HeldOut: []string{"mistralai/Mistral-Nemo-Instruct-2407", "Qwen/Qwen2.5-7B-Instruct"}, Terms: FitTerms{
-		BandwidthEfficiency: 0.719631, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
-		MFU: 0.998531, OutputLagSteps: 1.084350,
-		LayerStepCost: 16178 * time.Nanosecond, SequenceStepCost: 994 * time.Nanosecond,
+		BandwidthEfficiency: 0.716005, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
+		MFU: 0.991859, OutputLagSteps: 1.210926,
+		LayerStepCost:    15053 * time.Nanosecond,
 		KVHeadCost:       DecodeBlockCostH100,
-		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 2937524 * time.Nanosecond,
+		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 348899 * time.Nanosecond,
 	}},
 	{HeldOut: []string{"meta-llama/Llama-2-7b-hf", "meta-llama/Llama-3.1-70B-Instruct"}, Terms: FitTerms{
-		BandwidthEfficiency: 0.719052, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
-		MFU: 0.978350, OutputLagSteps: 1.070537,
-		LayerStepCost: 11509 * time.Nanosecond, SequenceStepCost: 3354 * time.Nanosecond,
+		BandwidthEfficiency: 0.723100, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
+		MFU: 0.996313, OutputLagSteps: 1.076020,
+		LayerStepCost:    12888 * time.Nanosecond,
 		KVHeadCost:       DecodeBlockCostH100,
-		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 4410247 * time.Nanosecond,
+		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 4693063 * time.Nanosecond,
 	}},
 	{HeldOut: []string{"RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic", "01-ai/Yi-34B"}, Terms: FitTerms{
-		BandwidthEfficiency: 0.667221, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
-		MFU: 0.982991, OutputLagSteps: 0.676490,
-		LayerStepCost: 1439 * time.Nanosecond, SequenceStepCost: 14435 * time.Nanosecond,
+		BandwidthEfficiency: 0.688411, KVBandwidthEfficiency: PagedDecodeKVEfficiencyH100,
+		MFU: 0.982908, OutputLagSteps: 0.680602,
+		LayerStepCost:    8831 * time.Nanosecond,
 		KVHeadCost:       DecodeBlockCostH100,
-		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 7297525 * time.Nanosecond,
+		AllReduceLatency: AllReduceLatencyH100, RequestOverhead: 7340850 * time.Nanosecond,
 	}},
 }
 
@@ -129,7 +131,8 @@ func FittedHeldOut() []string { return FittedH100Folds[0].HeldOut }
 // the attention kernel's measured fraction and each of its blocks
 // (sequence × KV head × layer) at the kernel's measured fixed cost,
 // prefill at MFU (MoE experts too, those of the CUDA graph's padded batch
-// in decode), a cost per layer per step, a cost per running sequence,
+// in decode), a cost per layer per step (no further cost per running
+// sequence: the KV, the blocks and the all-reduce bytes price it),
 // the all-reduce's measured latency (its bytes priced on the GPU's
 // interconnect), the per-request overhead, the output lag, and a prefill
 // pass that costs at least a step. Every term is a property of the GPU
