@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
 	"strings"
@@ -45,7 +46,7 @@ type PrometheusRangeFlags struct {
 	PrometheusURL string             `name:"prometheus-url" placeholder:"URL" help:"Prometheus base URL, e.g. http://prometheus:9090 (instead of --config)."`
 	Server        modelserver.Server `default:"vllm" placeholder:"S" help:"Server profile of the series: vllm, sglang, trtllm (with --prometheus-url; default ${default})."`
 	Selector      string             `placeholder:"{...}" help:"Label matchers of the target's series, e.g. '{namespace=\"llm\",pod=~\"chat-.*\"}' (with --prometheus-url)."`
-	ReplicasQuery string             `name:"replicas-query" placeholder:"Q" help:"PromQL for the replicas that ran, one series (e.g. sum(kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"})); default the target's replicas: query, else the pods reporting."`
+	ReplicasQuery string             `name:"replicas-query" placeholder:"Q" help:"PromQL for the replicas that ran, one series (e.g. sum(kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"})); default the target's replicas: query, else its scaleTargetRef's kube-state-metrics gauge (a Deployment's kube_deployment_spec_replicas, ...), else the pods reporting."`
 	Start         string             `default:"-7d" placeholder:"T" help:"Start: unix seconds, RFC3339, or relative to now (-7d, -36h, now) (default ${default})."`
 	End           string             `default:"now" placeholder:"T" help:"End: unix seconds, RFC3339, or relative to now (default ${default})."`
 	Step          time.Duration      `default:"30s" placeholder:"D" help:"Step of the reconstruction and of the range queries (default ${default})."`
@@ -72,6 +73,9 @@ type resolved struct {
 	// deprecations are the --config file's keys under old names, for
 	// warnConfig.
 	deprecations []config.Error
+	// warnings are what else the flags and file resolved to that a user
+	// should know (a scaleTargetRef read as the pods reporting).
+	warnings []string
 	// pair is the --config target's two pools when it is a prefill/decode
 	// pair (roles:); target is then unset.
 	pair *pairTarget
@@ -230,7 +234,7 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 		replicas: f.ReplicasQuery,
 	}
 	if w.replicas == "" {
-		w.replicas = tg.Replicas
+		w.replicas = r.historyReplicas(f.Config, tg, "give --replicas-query Q")
 	}
 	rp, err := tg.Policy()
 	if err != nil {
@@ -246,12 +250,36 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 	return w, nil
 }
 
+// historyReplicas is the replicas query of tg's history
+// (config.Target.HistoryReplicas); a scaleTargetRef it cannot read is a
+// warning naming the target (target@role for a pool), that the pods
+// reporting are read instead, and fix (what else to do) when not "".
+func (r *resolved) historyReplicas(file string, tg *config.Target, fix string) string {
+	q, err := tg.HistoryReplicas()
+	if err != nil {
+		msg := fmt.Sprintf("%s: target %s: %v; the replicas that ran are read as the pods reporting", file, tg.Key(), err)
+		if fix != "" {
+			msg += " (" + fix + ")"
+		}
+		r.warnings = append(r.warnings, msg)
+	}
+	return q
+}
+
+// warn prints the config's deprecations and r's warnings on stderr.
+func (r resolved) warn(stderr io.Writer) {
+	warnConfig(stderr, r.deprecations)
+	for _, w := range r.warnings {
+		fmt.Fprintf(stderr, "infscale: warning: %s\n", w)
+	}
+}
+
 // pairFromConfig reads P/D target tg of --config: each role's selector
 // and replicas query (roles.ROLE.selector and .replicas), and r's pair,
 // policy and replica.
 func (f *PrometheusRangeFlags) pairFromConfig(given map[string]bool, tg *config.Target, r *resolved, client promql.ClientConfig) (where, error) {
 	if given["replicas-query"] {
-		return where{}, invalidf("--replicas-query: %s's target %s is a prefill/decode pair; each pool's replicas query is its roles.ROLE.replicas in the file (default: the pods reporting)", f.Config, tg.Name)
+		return where{}, invalidf("--replicas-query: %s's target %s is a prefill/decode pair; each pool's replicas query is its roles.ROLE.replicas in the file, else its scaleTargetRef's kube-state-metrics gauge, else the pods reporting", f.Config, tg.Name)
 	}
 	pt := &pairTarget{name: tg.Name, config: f.Config}
 	var pols [2]recommend.Policy
@@ -260,7 +288,8 @@ func (f *PrometheusRangeFlags) pairFromConfig(given map[string]bool, tg *config.
 		if rt.Selector == "" {
 			return where{}, invalidf("%s: target %s: roles.%s has no selector: a backtest reads each pool's series from Prometheus by its selector (add roles.%s.selector, e.g. '{pod=~\"%s-%s-.*\"}')", f.Config, tg.Name, role, role, tg.Name, role)
 		}
-		t, err := where{server: tg.Server, selector: rt.Selector, replicas: rt.Replicas}.target()
+		reps := r.historyReplicas(f.Config, &rt, "")
+		t, err := where{server: tg.Server, selector: rt.Selector, replicas: reps}.target()
 		if err != nil {
 			return where{}, invalidf("%s: target %s: roles.%s: %v", f.Config, tg.Name, role, err)
 		}
@@ -354,7 +383,7 @@ func (c *BacktestCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	warnConfig(e.stderr, res.deprecations)
+	res.warn(e.stderr)
 	if c.SLOTTFT <= 0 {
 		return invalidf("--slo-ttft %v: want a duration > 0", c.SLOTTFT)
 	}

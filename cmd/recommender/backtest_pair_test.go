@@ -267,3 +267,99 @@ func TestBacktestPairHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestBacktestScaleTargetRefHistory: a target's or a role's
+// scaleTargetRef, without a replicas: query, is read from
+// kube-state-metrics' gauge of that workload (config.Target.HistoryReplicas)
+// on pairHistory's Prometheus: chat-prefill at 1 replica for the first
+// hour and 2 for the second (180 replica-minutes), chat-decode at 2 then 3
+// (300). A kind kube-state-metrics does not export is warned about and
+// read as the pods reporting (one pod per pool: 120 each).
+func TestBacktestScaleTargetRefHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled history")
+	}
+	first := time.Now().UTC().Add(-5 * time.Hour).Truncate(time.Hour)
+	url := pairHistory(t, first)
+	rng := []string{"--start", fmt.Sprint(first.Unix()), "--end", fmt.Sprint(first.Add(2 * time.Hour).Unix()), "--step", "1m"}
+	write := func(yaml string) string {
+		p := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(p, []byte(`prometheus: {url: "`+url+`"}
+namespace: llm
+targets:
+`+yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	role := func(name, kind, apiVersion string) string {
+		return `      selector: '{namespace="llm",pod=~"chat-` + name + `-.*"}'
+      scaleTargetRef: {apiVersion: ` + apiVersion + `, kind: ` + kind + `, name: chat-` + name + `}
+      metrics: [{type: demand, target: 0.9}]
+      maxReplicaCount: 8
+`
+	}
+	pair := func(prefillKind, prefillAPI string) string {
+		return write(`- name: chat
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  roles:
+    prefill:
+` + role("prefill", prefillKind, prefillAPI) + `    decode:
+` + role("decode", "Deployment", "apps/v1"))
+	}
+	type actual struct {
+		Actual struct {
+			Prefill float64 `json:"prefill_replica_minutes"`
+			Decode  float64 `json:"decode_replica_minutes"`
+			Total   float64 `json:"replica_minutes"`
+		} `json:"actual"`
+	}
+	backtest := func(cfg string, target string, v any) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		args := append([]string{"backtest", "--config", cfg, "--target", target, "-q", "--output", "json", "-p", "fixed:1"}, rng...)
+		if target == "chat" {
+			args[len(args)-len(rng)-1] = "pd(fixed:1;fixed:1)"
+		}
+		if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		if err := json.Unmarshal(out.Bytes(), v); err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		return errb.String()
+	}
+
+	var a actual
+	if warn := backtest(pair("Deployment", "apps/v1"), "chat", &a); warn != "" || a.Actual.Prefill != 180 || a.Actual.Decode != 300 || a.Actual.Total != 480 {
+		t.Errorf("pair of Deployments: %+v, stderr %q; want 180 + 300 = 480 replica-minutes, no warning", a.Actual, warn)
+	}
+
+	a = actual{}
+	warn := backtest(pair("LeaderWorkerSet", "leaderworkerset.x-k8s.io/v1"), "chat", &a)
+	if a.Actual.Prefill != 120 || a.Actual.Decode != 300 {
+		t.Errorf("prefill LeaderWorkerSet: %+v; want the pods reporting, 120, and decode 300", a.Actual)
+	}
+	for _, s := range []string{"infscale: warning: ", "target chat@prefill", "exports no replicas gauge of leaderworkerset.x-k8s.io/v1 LeaderWorkerSet", "read as the pods reporting"} {
+		if !strings.Contains(warn, s) {
+			t.Errorf("stderr %q lacks %q", warn, s)
+		}
+	}
+
+	// One pool: the same rule.
+	one := write(`- name: chat-prefill
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  selector: '{namespace="llm",pod=~"chat-prefill-.*"}'
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat-prefill}
+  metrics: [{type: demand, target: 0.9}]
+  maxReplicaCount: 8
+`)
+	var r struct {
+		Actual struct {
+			Minutes float64 `json:"replica_minutes"`
+		} `json:"actual"`
+	}
+	if warn := backtest(one, "chat-prefill", &r); warn != "" || r.Actual.Minutes != 180 {
+		t.Errorf("one pool: %g actual replica-minutes, stderr %q; want 180", r.Actual.Minutes, warn)
+	}
+}

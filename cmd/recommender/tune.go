@@ -169,7 +169,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	if err != nil {
 		return trace.Source{}, tune.Serve{}, err
 	}
-	warnConfig(e.stderr, res.deprecations)
+	res.warn(e.stderr)
 	switch {
 	case res.pair != nil && c.Plot != "":
 		return trace.Source{}, tune.Serve{}, invalidf("--plot with a prefill/decode pair: not supported; use --output json")
