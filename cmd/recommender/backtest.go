@@ -367,7 +367,7 @@ type BacktestCmd struct {
 	SLOTTFT time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token takes longer (default ${default})."`
 	Period  time.Duration `default:"15s" placeholder:"D" help:"How often the simulated policies decide (default ${default})."`
 	Seed    uint64        `default:"1" help:"Seed of the arrivals within a step and of the token draws."`
-	Plot    string        `placeholder:"FILE" help:"Draw arrivals, actual and simulated replicas and TTFT to FILE (.png or .svg)."`
+	Plot    string        `placeholder:"FILE" help:"Draw arrivals, actual and simulated replicas and TTFT to FILE (.png or .svg); for a prefill/decode pair each pool's replicas in a panel of its own."`
 	Output  string        `enum:"text,json,csv" default:"text" help:"Output format: text, json or csv."`
 	Quiet   bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
 
@@ -411,13 +411,8 @@ func (c *BacktestCmd) Run(e *env) error {
 		}
 		pols = append(pols, p)
 	}
-	if c.Plot != "" {
-		if !strings.HasSuffix(c.Plot, ".png") && !strings.HasSuffix(c.Plot, ".svg") {
-			return invalidf("--plot %q: want a .png or .svg file", c.Plot)
-		}
-		if err := plotDirOK(c.Plot); err != nil {
-			return err
-		}
+	if err := c.plotOK(); err != nil {
+		return err
 	}
 	if res.policy != nil {
 		pols = append([]replay.Policy{*res.policy}, pols...)
@@ -497,6 +492,18 @@ func (c *BacktestCmd) Run(e *env) error {
 		return rep.WriteCSV(e.stdout)
 	}
 	return rep.WriteText(e.stdout)
+}
+
+// plotOK checks --plot when given: a .png or .svg file in a directory
+// that exists.
+func (c *BacktestCmd) plotOK() error {
+	if c.Plot == "" {
+		return nil
+	}
+	if !strings.HasSuffix(c.Plot, ".png") && !strings.HasSuffix(c.Plot, ".svg") {
+		return invalidf("--plot %q: want a .png or .svg file", c.Plot)
+	}
+	return plotDirOK(c.Plot)
 }
 
 // calibrate fits the replica flags' model to the target's history over g

@@ -14,11 +14,11 @@ import (
 // arrivals rebuilt (backtest.ReconstructPair) and replayed through the
 // pair (replay.RunPD) under the pair policies, beside what each pool ran.
 func (c *BacktestCmd) runPair(e *env, res resolved) error {
-	switch {
-	case c.Calibrate != "":
+	if c.Calibrate != "" {
 		return invalidf("--calibrate with a prefill/decode pair: the fit reads one pool's latencies; calibrate on one role with --prometheus-url and that role's --selector, then give --calibration FILE")
-	case c.Plot != "":
-		return invalidf("--plot with a prefill/decode pair: not supported; use --output json or csv")
+	}
+	if err := c.plotOK(); err != nil {
+		return err
 	}
 	specs := c.Policy
 	if len(specs) == 0 {
@@ -49,7 +49,7 @@ func (c *BacktestCmd) runPair(e *env, res resolved) error {
 	}
 	rep, err := backtest.RunPair(e.ctx, w, backtest.PairConfig{Policies: pols, Seed: c.Seed, GPUs: float64(model.Config().TP),
 		PD: replay.PDConfig{KVLinkBytesPerSecond: link},
-		Replay: replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(),
+		Replay: replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(), Timeline: c.Plot != "",
 			Progress: func(now, end float64) { prog.Set(0.2 + 0.8*now/end) }}})
 	prog.Done()
 	if err != nil {
@@ -59,6 +59,11 @@ func (c *BacktestCmd) runPair(e *env, res resolved) error {
 		return fmt.Errorf("backtest: %w", err)
 	}
 	rep.Fetch = st
+	if c.Plot != "" {
+		if err := plotPairBacktest(e.stderr, c.Plot, rep); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+	}
 	switch c.Output {
 	case "json":
 		return rep.WriteJSON(e.stdout)

@@ -9,11 +9,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/infscale/infscale/internal/promtest"
+	"github.com/infscale/infscale/internal/svgtest"
 	"github.com/infscale/infscale/pkg/synthweek"
 )
 
@@ -219,6 +221,42 @@ func TestBacktestPairHistory(t *testing.T) {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("text lacks %q:\n%s", s, out.String())
 		}
+	}
+
+	// --plot: four panels, both pools' replicas of the actual timelines
+	// and of each policy, written as the one-pool plot is.
+	out.Reset()
+	errb.Reset()
+	svg := filepath.Join(t.TempDir(), "pair.svg")
+	args = append([]string{"backtest", "--config", cfg, "--target", "chat", "-q", "-p", "pd(fixed:1;fixed:2)", "--plot", svg}, rng...)
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("--plot: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "plot: wrote "+svg) {
+		t.Errorf("stderr %q does not name the plot", errb.String())
+	}
+	raw, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := svgtest.Parse(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The legend's entries whole, the titles, the SLO and the first
+	// hourly date tick within a text.
+	for _, s := range []string{"actual", "config:chat", "pd(fixed:1;fixed:2)"} {
+		if _, ok := doc.Find(s); !ok {
+			t.Errorf("plot legend lacks %q", s)
+		}
+	}
+	for _, s := range []string{"prefill pool", "decode pool", "TTFT p95 of the pair's path", "dashed: SLO 2s", first.Format("Jan 02 15:04")} {
+		if !slices.ContainsFunc(doc.Texts, func(x svgtest.Text) bool { return strings.Contains(x.Body, s) }) {
+			t.Errorf("plot lacks %q", s)
+		}
+	}
+	for _, x := range doc.Outside(0.6) {
+		t.Errorf("plot text %q ends outside the canvas", x.Body)
 	}
 
 	// tune on the pair's history searches tune --pd's grid.

@@ -9,8 +9,8 @@ import (
 
 // TestPairTargetHistoryFlags: on a roles: target, profile says it is a
 // pair and what to run instead; backtest and tune refuse the flags that
-// read or draw one pool, each naming the flag (before any query: the
-// Prometheus here is unreachable).
+// read or draw one pool, each naming the flag, and backtest checks its
+// --plot file (before any query: the Prometheus here is unreachable).
 func TestPairTargetHistoryFlags(t *testing.T) {
 	cfg := writePairConfig(t)
 	pair := []string{"--config", cfg, "--target", "chat"}
@@ -19,7 +19,7 @@ func TestPairTargetHistoryFlags(t *testing.T) {
 		want []string
 	}{
 		{[]string{"profile"}, []string{"--target chat:", "is a prefill/decode pair (roles:)", "schedule: floor", "that role's --selector", "infscale backtest --config"}},
-		{[]string{"backtest", "--plot", "x.svg"}, []string{"--plot with a prefill/decode pair"}},
+		{[]string{"backtest", "--plot", "x.pdf"}, []string{`--plot "x.pdf": want a .png or .svg file`}},
 		{[]string{"backtest", "--calibrate", "x.json"}, []string{"--calibrate with a prefill/decode pair", "--calibration FILE"}},
 		{[]string{"backtest", "--replicas-query", "sum(up)"}, []string{"--replicas-query:", "roles.ROLE.replicas"}},
 		{[]string{"backtest", "-p", "oracle"}, []string{"--policy #1:", "oracle"}},
