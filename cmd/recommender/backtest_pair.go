@@ -24,7 +24,10 @@ func (c *BacktestCmd) runPair(e *env, res resolved) error {
 	if len(specs) == 0 {
 		specs = replay.PDDefaultPolicies
 	}
-	pols := []replay.PDPolicy{res.pair.policy}
+	var pols []replay.PDPolicy
+	if res.pair.policy != nil {
+		pols = append(pols, *res.pair.policy)
+	}
 	for i, s := range specs {
 		p, err := replay.ParsePDPolicy(policySpec(s))
 		if err != nil {
@@ -86,7 +89,7 @@ func (res resolved) fetchPair(e *env, cmd string, maxGap time.Duration, progress
 			progress((float64(i) + float64(done)/float64(total)) / 2)
 		})
 		if err != nil {
-			return backtest.PairWorkload{}, st, fmt.Errorf("%s: target %s, %s pool: %w", cmd, res.pair.name, pairRoles[i], err)
+			return backtest.PairWorkload{}, st, fmt.Errorf("%s: %s, %s pool: %w", cmd, res.pair.of, pairRoles[i], err)
 		}
 		if len(s.Queried) > 0 {
 			success[i] = s.Queried[0]
@@ -103,10 +106,10 @@ func (res resolved) fetchPair(e *env, cmd string, maxGap time.Duration, progress
 			if pe.Role == pairRoles[1].String() {
 				i = 1
 			}
-			return w, st, fmt.Errorf("%s: target %s, %s pool: %w: %s over %s..%s (check roles.%s.selector in %s, and the target's server)", cmd, res.pair.name, pe.Role,
-				pe.Err, success[i], res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339), pe.Role, res.pair.config)
+			return w, st, fmt.Errorf("%s: %s, %s pool: %w: %s over %s..%s (check %s)", cmd, res.pair.of, pe.Role,
+				pe.Err, success[i], res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339), res.pair.check[i])
 		}
-		return w, st, fmt.Errorf("%s: target %s, %w", cmd, res.pair.name, err)
+		return w, st, fmt.Errorf("%s: %s, %w", cmd, res.pair.of, err)
 	}
 	return w, st, nil
 }

@@ -27,7 +27,8 @@ import (
 // decode pod's generation counter grows 30 x 200. The prefill pod runs
 // nothing but 3 requests at the last scrape; the decode pod runs
 // nothing. kube_deployment_spec_replicas: chat-prefill 1 for the first
-// hour and 2 for the second, chat-decode 2 then 3.
+// hour and 2 for the second, chat-decode 2 then 3. The pods' series carry
+// llm-d's role label as a scrape copies it (llm_d_ai_role).
 func pairHistory(t *testing.T, first time.Time) string {
 	var b bytes.Buffer
 	bw := bufio.NewWriter(&b)
@@ -56,8 +57,8 @@ func pairHistory(t *testing.T, first time.Time) string {
 		labels                           string
 		success, prompt, output, running []float64
 	}{
-		{`namespace="llm",pod="chat-prefill-0"`, ramp(1000, 30), ramp(1e6, 30*1000), ramp(1000, 30), running},
-		{`namespace="llm",pod="chat-decode-0"`, ramp(5000, 30), ramp(5e6, 30*1000), ramp(1e6, 30*200), make([]float64, n)},
+		{`namespace="llm",pod="chat-prefill-0",llm_d_ai_role="prefill"`, ramp(1000, 30), ramp(1e6, 30*1000), ramp(1000, 30), running},
+		{`namespace="llm",pod="chat-decode-0",llm_d_ai_role="decode"`, ramp(5000, 30), ramp(5e6, 30*1000), ramp(1e6, 30*200), make([]float64, n)},
 	}
 	e.Family("up", "gauge")
 	for _, p := range pods {
@@ -352,13 +353,15 @@ targets:
 			Total   float64 `json:"replica_minutes"`
 		} `json:"actual"`
 	}
-	backtest := func(cfg string, target string, v any) string {
+	backtest := func(cfg string, target string, v any, more ...string) string {
 		t.Helper()
 		var out, errb bytes.Buffer
-		args := append([]string{"backtest", "--config", cfg, "--target", target, "-q", "--output", "json", "-p", "fixed:1"}, rng...)
+		pol := "fixed:1"
 		if target == "chat" {
-			args[len(args)-len(rng)-1] = "pd(fixed:1;fixed:1)"
+			pol = "pd(fixed:1;fixed:1)"
 		}
+		args := []string{"backtest", "--config", cfg, "--target", target, "-q", "--output", "json", "-p", pol}
+		args = append(append(args, more...), rng...)
 		if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
@@ -378,10 +381,16 @@ targets:
 	if a.Actual.Prefill != 120 || a.Actual.Decode != 300 {
 		t.Errorf("prefill LeaderWorkerSet: %+v; want the pods reporting, 120, and decode 300", a.Actual)
 	}
-	for _, s := range []string{"infscale: warning: ", "target chat@prefill", "exports no replicas gauge of leaderworkerset.x-k8s.io/v1 LeaderWorkerSet", "read as the pods reporting"} {
+	for _, s := range []string{"infscale: warning: ", "target chat@prefill", "exports no replicas gauge of leaderworkerset.x-k8s.io/v1 LeaderWorkerSet", "read as the pods reporting", "give --prefill-replicas-query Q"} {
 		if !strings.Contains(warn, s) {
 			t.Errorf("stderr %q lacks %q", warn, s)
 		}
+	}
+	// ... which --prefill-replicas-query replaces.
+	a = actual{}
+	warn = backtest(pair("LeaderWorkerSet", "leaderworkerset.x-k8s.io/v1"), "chat", &a, "--prefill-replicas-query", `sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat-prefill"})`)
+	if warn != "" || a.Actual.Prefill != 180 || a.Actual.Decode != 300 {
+		t.Errorf("--prefill-replicas-query: %+v, stderr %q; want 180 and 300, no warning", a.Actual, warn)
 	}
 
 	// One pool: the same rule.
@@ -399,5 +408,74 @@ targets:
 	}
 	if warn := backtest(one, "chat-prefill", &r); warn != "" || r.Actual.Minutes != 180 {
 		t.Errorf("one pool: %g actual replica-minutes, stderr %q; want 180", r.Actual.Minutes, warn)
+	}
+}
+
+// TestBacktestPairPrometheusURL: backtest --prometheus-url --pd on
+// pairHistory's Prometheus, without a config file. One selector split by
+// llm-d's role label reads what the config's roles read
+// (TestBacktestPairHistory's figures: 3,603 arrivals, the decode pool's
+// own 3,600, 180 + 300 actual replica-minutes with each pool's replicas
+// query, pd(fixed:1;fixed:2) at 360, 25% saved), with no config:NAME
+// row. Each pool's own selector without replicas queries reads the pods
+// reporting: one per pool for 120 minutes, 240 in all, so 360 is 50%
+// more (-50%). A role label the series lack leaves the pools without
+// traffic: the first rebuilt (the decode pool, ReconstructPair) is named
+// with its query and the flags that chose it.
+func TestBacktestPairPrometheusURL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled history")
+	}
+	first := time.Now().UTC().Add(-5 * time.Hour).Truncate(time.Hour)
+	url := pairHistory(t, first)
+	rng := []string{"--start", fmt.Sprint(first.Unix()), "--end", fmt.Sprint(first.Add(2 * time.Hour).Unix()), "--step", "1m"}
+	type report struct {
+		Requests       float64 `json:"requests"`
+		DecodeRequests float64 `json:"decode_requests"`
+		Actual         struct {
+			Prefill float64 `json:"prefill_replica_minutes"`
+			Decode  float64 `json:"decode_replica_minutes"`
+		} `json:"actual"`
+		Policies []struct {
+			Policy  string   `json:"policy"`
+			Total   float64  `json:"replica_minutes"`
+			Savings *float64 `json:"savings_pct"`
+		} `json:"policies"`
+	}
+	backtest := func(flags ...string) report {
+		t.Helper()
+		var out, errb bytes.Buffer
+		args := append(append([]string{"backtest", "--prometheus-url", url, "--pd", "-q", "--output", "json", "-p", "pd(fixed:1;fixed:2)"}, flags...), rng...)
+		if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", flags, code, errb.String())
+		}
+		var rep report
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		return rep
+	}
+	check := func(name string, rep report, pre, dec, savings float64) {
+		t.Helper()
+		if rep.Requests != 3603 || rep.DecodeRequests != 3600 || rep.Actual.Prefill != pre || rep.Actual.Decode != dec {
+			t.Errorf("%s: requests %g/%g, actual %+v; want 3603/3600, %g and %g", name, rep.Requests, rep.DecodeRequests, rep.Actual, pre, dec)
+		}
+		if len(rep.Policies) != 1 || rep.Policies[0].Policy != "pd(fixed:1;fixed:2)" || math.Abs(rep.Policies[0].Total-360) > 1e-9 ||
+			rep.Policies[0].Savings == nil || math.Abs(*rep.Policies[0].Savings-savings) > 1e-9 {
+			t.Errorf("%s: rows %+v; want pd(fixed:1;fixed:2) alone at 360 replica-minutes, %g%% saved", name, rep.Policies, savings)
+		}
+	}
+	check("--selector split by llm_d_ai_role", backtest("--selector", `{namespace="llm"}`,
+		"--prefill-replicas-query", `sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat-prefill"})`,
+		"--decode-replicas-query", `sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat-decode"})`), 180, 300, 25)
+	check("each pool's selector", backtest("--prefill-selector", `{pod=~"chat-prefill-.*"}`, "--decode-selector", `{pod=~"chat-decode-.*"}`), 120, 120, -50)
+
+	var out, errb bytes.Buffer
+	args := append([]string{"backtest", "--prometheus-url", url, "--pd", "-q", "--selector", `{namespace="llm"}`, "--role-label", "role", "-p", "fixed:1"}, rng...)
+	code := run(context.Background(), args, nil, &out, &errb)
+	for _, s := range []string{"backtest: --pd, decode pool: no request completed in the range", `vllm:request_success_total{namespace="llm",role="decode"}`, "check --selector, --role-label role"} {
+		if code != exitRuntime || !strings.Contains(errb.String(), s) {
+			t.Errorf("--role-label role: exit %d, stderr %q; want exit %d naming %q", code, errb.String(), exitRuntime, s)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -53,6 +55,55 @@ func TestTunePDFlags(t *testing.T) {
 		code := run(context.Background(), c.args, nil, &out, &errb)
 		if code != exitInvalid || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+// TestBacktestPDFlags: backtest --prometheus-url --pd refuses, exit 2
+// and before any query (the Prometheus is unreachable), the pair flags
+// that contradict each other or would be ignored, each naming the flag.
+func TestBacktestPDFlags(t *testing.T) {
+	pair := writePairConfig(t)
+	one := filepath.Join(t.TempDir(), "one.yaml")
+	if err := os.WriteFile(one, []byte(`prometheus: {url: "http://127.0.0.1:1"}
+targets:
+- name: chat
+  selector: '{pod=~"chat-.*"}'
+  metrics: [{type: queue, target: 24}]
+  maxReplicaCount: 8
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := []string{"backtest", "--prometheus-url", "http://127.0.0.1:1"}
+	sel := append(append([]string(nil), url...), "--selector", `{namespace="llm"}`)
+	with := func(base []string, more ...string) []string { return append(append([]string(nil), base...), more...) }
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{with(sel, "--prefill-selector", `{pod=~"p-.*"}`), "--prefill-selector reads a prefill/decode pair: add --pd"},
+		{with(sel, "--role-label", "role"), "--role-label reads a prefill/decode pair: add --pd"},
+		{with(sel, "--decode-replicas-query", "sum(up)"), "--decode-replicas-query reads a prefill/decode pair: add --pd"},
+		{with(sel, "--pd", "--replicas-query", "sum(up)"), "--replicas-query reads one pool; with --pd give --prefill-replicas-query and --decode-replicas-query"},
+		{with(sel, "--pd", "--prefill-selector", `{pod=~"p-.*"}`, "--decode-selector", `{pod=~"d-.*"}`), "--selector: --prefill-selector and --decode-selector give both pools; drop --selector"},
+		{with(url, "--pd", "--prefill-selector", `{pod=~"p-.*"}`, "--decode-selector", `{pod=~"d-.*"}`, "--role-label", "role"), "--role-label: --prefill-selector and --decode-selector give both pools"},
+		{with(url, "--pd"), `--pd needs --selector '{...}' (each pool its --role-label llm_d_ai_role="prefill" or "decode"), or --prefill-selector and --decode-selector`},
+		{with(url, "--pd", "--prefill-selector", `{pod=~"p-.*"}`), "--pd needs --selector"},
+		{with(url, "--pd", "--selector", `{llm_d_ai_role="decode"}`), `--selector: the selector already matches on llm_d_ai_role (llm_d_ai_role="decode")`},
+		{with(sel, "--pd", "--role-label", "llm-d.ai/role"), `--role-label: "llm-d.ai/role" is not a Prometheus label name`},
+		{with(sel, "--pd", "--prefill-selector", "pod=p"), "--prefill-selector: not a PromQL label-matcher set"},
+		{with(sel, "--pd", "--decode-replicas-query", "sum("), "--decode-replicas-query: "},
+		{with(sel, "--pd", "--calibrate", "x.json"), "--calibrate with a prefill/decode pair"},
+		{with(sel, "--pd", "--plot", "x.pdf"), `--plot "x.pdf": want a .png or .svg file`},
+		{[]string{"backtest", "--config", pair, "--target", "chat", "--prefill-selector", `{pod=~"p-.*"}`}, "--prefill-selector goes with --prometheus-url --pd; with --config each pool's series are its roles.ROLE.selector"},
+		{[]string{"backtest", "--config", pair, "--target", "chat", "--role-label", "role"}, "--role-label goes with --prometheus-url --pd"},
+		{[]string{"backtest", "--config", one, "--target", "chat", "--pd"}, "--pd: --target chat of " + one + " is one pool (no roles:); leave out --pd, or give a pair target"},
+		{[]string{"backtest", "--config", one, "--target", "chat", "--prefill-replicas-query", "sum(up)"}, "--prefill-replicas-query: --target chat of " + one + " is one pool (no roles:); give --replicas-query"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), c.args, nil, &out, &errb)
+		if code != exitInvalid || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args[1:], code, errb.String(), c.want)
 		}
 	}
 }
