@@ -56,17 +56,17 @@ type PrometheusRangeFlags struct {
 	MaxGap        time.Duration      `name:"max-gap" placeholder:"D" help:"Longest silence between samples still read as data (default: 3 x the scrape spacing, at least 2 steps)."`
 
 	now func() time.Time // the clock for relative times (tests set it)
-	// pair, when set (backtest), holds the pair flags: --pd with
-	// --prometheus-url reads a pair, and its replicas queries override a
-	// pair target's.
-	pair *PairHistoryFlags
+	// pair, when set (backtest, tune), are the pair flags, and pairPD
+	// --pd: with --prometheus-url it reads a pair, and the replicas
+	// queries override a pair target's.
+	pair   *PairSelectFlags
+	pairPD bool
 }
 
-// PairHistoryFlags read a prefill/decode pair's history with
-// --prometheus-url (backtest): --pd, and each pool's selector and
+// PairSelectFlags choose a prefill/decode pair's series with
+// --prometheus-url --pd (backtest, tune): each pool's selector and
 // replicas query.
-type PairHistoryFlags struct {
-	PD                   bool   `name:"pd" help:"The history is a prefill/decode (P/D) pair (docs/llm-d.md): with --prometheus-url each pool's series are --selector's with --role-label prefill or decode, or its own --prefill-selector / --decode-selector; with --config the target must have roles: (it is read as a pair without the flag)."`
+type PairSelectFlags struct {
 	RoleLabel            string `name:"role-label" default:"llm_d_ai_role" placeholder:"NAME" help:"With --pd and --selector: the series label of llm-d's pod label llm-d.ai/role (prefill, decode), as a labelmap or a PodMonitor's podTargetLabels copies it (default ${default})."`
 	PrefillSelector      string `name:"prefill-selector" placeholder:"{...}" help:"With --pd and --prometheus-url: the prefill pool's own label matchers, e.g. '{namespace=\"llm\",pod=~\"chat-prefill-.*\"}' (instead of --selector with --role-label)."`
 	DecodeSelector       string `name:"decode-selector" placeholder:"{...}" help:"With --pd and --prometheus-url: the decode pool's own label matchers (instead of --selector with --role-label)."`
@@ -74,7 +74,7 @@ type PairHistoryFlags struct {
 	DecodeReplicasQuery  string `name:"decode-replicas-query" placeholder:"Q" help:"For a pair: PromQL for the replicas the decode pool ran (as --prefill-replicas-query)."`
 }
 
-// pairOnly are PairHistoryFlags' flags that need --pd or a pair target.
+// pairOnly are PairSelectFlags' flags: they need --pd or a pair target.
 var pairOnly = []string{"role-label", "prefill-selector", "decode-selector", "prefill-replicas-query", "decode-replicas-query"}
 
 // resolved is what PrometheusRangeFlags resolve to.
@@ -122,7 +122,8 @@ var pairRoles = [2]recommend.Role{recommend.RolePrefill, recommend.RoleDecode}
 
 // historyOnly are the flags that choose a history (the config's series
 // or --prometheus-url's); historyGiven returns the first of them given.
-var historyOnly = []string{"config", "target", "prometheus-url", "server", "selector", "replicas-query", "start", "end", "step", "query-timeout", "max-gap"}
+var historyOnly = []string{"config", "target", "prometheus-url", "server", "selector", "replicas-query", "start", "end", "step", "query-timeout", "max-gap",
+	"role-label", "prefill-selector", "decode-selector", "prefill-replicas-query", "decode-replicas-query"}
 
 func historyGiven(given map[string]bool) string {
 	for _, name := range historyOnly {
@@ -153,7 +154,7 @@ func (f *PrometheusRangeFlags) resolve(given map[string]bool) (resolved, error) 
 		return r, invalidf("give either --config with --target, or --prometheus-url with --selector, not both")
 	case f.Config != "":
 		w, err = f.fromConfig(given, &r)
-	case f.PrometheusURL != "" && f.pair != nil && f.pair.PD:
+	case f.PrometheusURL != "" && f.pair != nil && f.pairPD:
 		w, err = f.pairFromURL(given, &r)
 	case f.PrometheusURL != "":
 		w, err = f.fromURL(&r)
@@ -248,7 +249,7 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 		return where{}, invalidf("--target %q: not in %s (targets: %s)", f.Target, f.Config, strings.Join(names, ", "))
 	}
 	if f.pair != nil && tg.Roles == nil {
-		if f.pair.PD {
+		if f.pairPD {
 			return where{}, invalidf("--pd: --target %s of %s is one pool (no roles:); leave out --pd, or give a pair target", f.Target, f.Config)
 		}
 		for _, name := range []string{"prefill-replicas-query", "decode-replicas-query"} {
@@ -393,11 +394,11 @@ func (f *PrometheusRangeFlags) pairFlagsOK(given map[string]bool) error {
 		case !given[name]:
 		case f.Config != "" && (name == "role-label" || strings.HasSuffix(name, "-selector")):
 			return invalidf("--%s goes with --prometheus-url --pd; with --config each pool's series are its roles.ROLE.selector in the file", name)
-		case byURL && !p.PD:
+		case byURL && !f.pairPD:
 			return invalidf("--%s reads a prefill/decode pair: add --pd", name)
 		}
 	}
-	if !byURL || !p.PD {
+	if !byURL || !f.pairPD {
 		return nil
 	}
 	both := p.PrefillSelector != "" && p.DecodeSelector != ""
@@ -505,7 +506,8 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 // through the simulator under several policies, beside what actually ran.
 type BacktestCmd struct {
 	PrometheusRangeFlags `embed:"" set:"configuse=, and its own policy is replayed as the row config:NAME"`
-	PairHistoryFlags     `embed:""`
+	PD                   bool `name:"pd" help:"The history is a prefill/decode (P/D) pair (docs/llm-d.md): with --prometheus-url each pool's series are --selector's with --role-label prefill or decode, or its own --prefill-selector / --decode-selector; with --config the target must have roles: (it is read as a pair without the flag)."`
+	PairSelectFlags      `embed:""`
 	ReplicaFlags         `embed:""`
 
 	Policy  []string      `short:"p" sep:"none" placeholder:"P" help:"Policy to replay (repeatable; commas belong to the policy): SIGNAL:TARGET[,OPTION=VALUE...], fixed:N, knative:C, oracle, optimal, hpa(POLICY), recommended, llmd-queue, llmd-saturation, llmd-tokens, llmd-slo (as infscale simulate). Default: queue:24, queue:24,lookahead=90, queue:24,min=0,cooldown=120, recommended, oracle, optimal. For a prefill/decode pair (a --config target with roles:, or --pd) the policies are simulate --pd's (recommended(prefill=TP,decode=TD), pd(PREFILL;DECODE), ...), default recommended, optimal and the four llm-d baselines."`
@@ -524,7 +526,7 @@ type BacktestCmd struct {
 
 // Run fetches, reconstructs, replays and reports.
 func (c *BacktestCmd) Run(e *env) error {
-	c.PrometheusRangeFlags.pair = &c.PairHistoryFlags
+	c.PrometheusRangeFlags.pair, c.PrometheusRangeFlags.pairPD = &c.PairSelectFlags, c.PD
 	res, err := c.resolve(e.given)
 	if err != nil {
 		return err

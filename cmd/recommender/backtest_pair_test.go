@@ -421,7 +421,8 @@ targets:
 // reporting: one per pool for 120 minutes, 240 in all, so 360 is 50%
 // more (-50%). A role label the series lack leaves the pools without
 // traffic: the first rebuilt (the decode pool, ReconstructPair) is named
-// with its query and the flags that chose it.
+// with its query and the flags that chose it. tune --prometheus-url --pd
+// searches the pair's grid on the same history.
 func TestBacktestPairPrometheusURL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled history")
@@ -470,8 +471,28 @@ func TestBacktestPairPrometheusURL(t *testing.T) {
 		"--decode-replicas-query", `sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat-decode"})`), 180, 300, 25)
 	check("each pool's selector", backtest("--prefill-selector", `{pod=~"chat-prefill-.*"}`, "--decode-selector", `{pod=~"chat-decode-.*"}`), 120, 120, -50)
 
+	// tune on the same split searches tune --pd's grid, as on the config.
 	var out, errb bytes.Buffer
-	args := append([]string{"backtest", "--prometheus-url", url, "--pd", "-q", "--selector", `{namespace="llm"}`, "--role-label", "role", "-p", "fixed:1"}, rng...)
+	args := append([]string{"tune", "--prometheus-url", url, "--pd", "--selector", `{namespace="llm"}`, "-q", "--stress", "none", "--finalists", "1", "-o", "json"}, rng...)
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("tune: exit %d: %s", code, errb.String())
+	}
+	var tr struct {
+		Policy string `json:"policy"`
+		Rows   []struct {
+			Policy string `json:"policy"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &tr); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.HasPrefix(tr.Policy, "recommended(prefill=") || len(tr.Rows) != 20 {
+		t.Errorf("tune: winner %q, %d rows; want recommended(prefill=..,decode=..) of 20", tr.Policy, len(tr.Rows))
+	}
+
+	out.Reset()
+	errb.Reset()
+	args = append([]string{"backtest", "--prometheus-url", url, "--pd", "-q", "--selector", `{namespace="llm"}`, "--role-label", "role", "-p", "fixed:1"}, rng...)
 	code := run(context.Background(), args, nil, &out, &errb)
 	for _, s := range []string{"backtest: --pd, decode pool: no request completed in the range", `vllm:request_success_total{namespace="llm",role="decode"}`, "check --selector, --role-label role"} {
 		if code != exitRuntime || !strings.Contains(errb.String(), s) {

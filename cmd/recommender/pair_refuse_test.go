@@ -37,14 +37,17 @@ func TestPairTargetHistoryFlags(t *testing.T) {
 	}
 }
 
-// TestTunePDFlags: --pd needs --trace or a pair target; backtest's --kv-link a pair; --kv-link needs --pd; --plot is
+// TestTunePDFlags: --pd with --prometheus-url needs the pools' selectors, the pair flags --pd, and none goes with
+// --trace; backtest's --kv-link a pair; --kv-link needs --pd; --plot is
 // refused with --pd; a bad pair policy names its column.
 func TestTunePDFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"tune", "--pd", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{pod=~"x"}`}, "--pd goes with --trace, or with --config and a pair target"},
+		{[]string{"tune", "--pd", "--prometheus-url", "http://127.0.0.1:1"}, "--pd needs --selector '{...}'"},
+		{[]string{"tune", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{pod=~"x"}`, "--decode-selector", `{pod=~"d"}`}, "--decode-selector reads a prefill/decode pair: add --pd"},
+		{[]string{"tune", "--trace", "reference", "--pd", "--prefill-selector", `{pod=~"p"}`}, "--prefill-selector chooses a Prometheus history; with --trace it would be ignored"},
 		{[]string{"backtest", "--kv-link", "1GB", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{pod=~"x"}`}, "--kv-link goes with a prefill/decode pair"},
 		{[]string{"tune", "--trace", "reference", "--kv-link", "1GB"}, "--kv-link goes with --pd"},
 		{[]string{"tune", "--trace", "reference", "--pd", "--plot", "x.png"}, "--plot with --pd"},
