@@ -10,7 +10,6 @@ import (
 	"time"
 
 	promconfig "github.com/prometheus/common/config"
-
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/infscale/infscale/cmd/recommender/internal/timearg"
@@ -97,13 +96,14 @@ type resolved struct {
 	// warnings are what else the flags and file resolved to that a user
 	// should know (a scaleTargetRef read as the pods reporting).
 	warnings []string
-	// pair is the --config target's two pools when it is a prefill/decode
-	// pair (roles:); target is then unset.
+	// pair is the two pools of a prefill/decode pair (a --config target
+	// with roles:, or --prometheus-url --pd); target is then unset.
 	pair *pairTarget
 }
 
-// pairTarget is a --config P/D target (roles:): each pool's series and the
-// target's own pair rule.
+// pairTarget is a P/D pair's history, a --config target with roles: or
+// --prometheus-url --pd: each pool's series and the target's own pair
+// rule.
 type pairTarget struct {
 	// name is the --config target's ("" with --prometheus-url); of names
 	// the pair in errors ("target chat", "--pd").
@@ -380,7 +380,7 @@ func (f *PrometheusRangeFlags) fromURL(r *resolved) (where, error) {
 	return w, nil
 }
 
-// pairFlagsOK refuses the pair flags (PairHistoryFlags) that contradict
+// pairFlagsOK refuses the pair flags (PairSelectFlags) that contradict
 // the others or would be ignored, each naming the flag; what needs the
 // --config target (one pool or a pair) is checked in fromConfig.
 func (f *PrometheusRangeFlags) pairFlagsOK(given map[string]bool) error {
