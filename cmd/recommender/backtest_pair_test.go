@@ -281,9 +281,23 @@ func TestBacktestPairHistory(t *testing.T) {
 	}
 
 	out.Reset()
-	args = append([]string{"tune", "--config", cfg, "--target", "chat", "-q", "--stress", "none", "--finalists", "1"}, rng...)
+	tsvg := filepath.Join(t.TempDir(), "tune.svg")
+	args = append([]string{"tune", "--config", cfg, "--target", "chat", "-q", "--stress", "none", "--finalists", "1", "--plot", tsvg}, rng...)
 	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
 		t.Fatalf("tune: exit %d: %s", code, errb.String())
+	}
+	// tune --plot on a pair: the screened rows against both pools'
+	// replica-minutes, the winner named.
+	if raw, err := os.ReadFile(tsvg); err != nil {
+		t.Errorf("tune --plot: %v", err)
+	} else if doc, err := svgtest.Parse(string(raw)); err != nil {
+		t.Errorf("tune --plot: %v", err)
+	} else {
+		for _, s := range []string{"winner: " + tr.Policy, "replica-minutes of both pools (screening sample)"} {
+			if _, ok := doc.Find(s); !ok {
+				t.Errorf("tune plot lacks %q", s)
+			}
+		}
 	}
 	if !strings.Contains(out.String(), "(P/D pair chat)") || !strings.Contains(out.String(), "llmd-tokens") {
 		t.Errorf("tune text names neither the pair nor the llm-d baselines:\n%s", out.String())

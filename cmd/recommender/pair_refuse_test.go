@@ -25,7 +25,7 @@ func TestPairTargetHistoryFlags(t *testing.T) {
 		{[]string{"backtest", "--calibrate", "x.json"}, []string{"--calibrate with a prefill/decode pair", "--calibration FILE"}},
 		{[]string{"backtest", "--replicas-query", "sum(up)"}, []string{"--replicas-query:", "roles.ROLE.replicas"}},
 		{[]string{"backtest", "-p", "oracle"}, []string{"--policy #1:", "oracle"}},
-		{[]string{"tune", "--plot", "x.svg"}, []string{"--plot with a prefill/decode pair"}},
+		{[]string{"tune", "--plot", "x.pdf"}, []string{`--plot "x.pdf": want a file name ending in .png or .svg`}},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), append(c.args, pair...), nil, &out, &errb)
@@ -38,8 +38,8 @@ func TestPairTargetHistoryFlags(t *testing.T) {
 }
 
 // TestTunePDFlags: --pd with --prometheus-url needs the pools' selectors, the pair flags --pd, and none goes with
-// --trace; backtest's --kv-link a pair; --kv-link needs --pd; --plot is
-// refused with --pd; a bad pair policy names its column.
+// --trace; backtest's --kv-link a pair; --kv-link needs --pd; --plot with --pd is checked before the replays; a bad
+// pair policy names its column.
 func TestTunePDFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -50,7 +50,7 @@ func TestTunePDFlags(t *testing.T) {
 		{[]string{"tune", "--trace", "reference", "--pd", "--prefill-selector", `{pod=~"p"}`}, "--prefill-selector chooses a Prometheus history; with --trace it would be ignored"},
 		{[]string{"backtest", "--kv-link", "1GB", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{pod=~"x"}`}, "--kv-link goes with a prefill/decode pair"},
 		{[]string{"tune", "--trace", "reference", "--kv-link", "1GB"}, "--kv-link goes with --pd"},
-		{[]string{"tune", "--trace", "reference", "--pd", "--plot", "x.png"}, "--plot with --pd"},
+		{[]string{"tune", "--trace", "reference", "--pd", "--plot", "/nonexistent-dir/x.png"}, "directory /nonexistent-dir does not exist"},
 		{[]string{"simulate", "--pd", "-p", "recommended(prefill=0.7)"}, "wants both prefill=TARGET and decode=TARGET"},
 		{[]string{"simulate", "--pd", "-p", "recommended(prefill=0.7,decode=1.5)"}, "decode=1.5: want a demand target in (0, 1]"},
 	} {

@@ -73,8 +73,6 @@ func (c *TuneCmd) Run(e *env) error {
 		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
 	}
 	switch {
-	case c.PD && c.Plot != "":
-		return invalidf("--plot with --pd: not supported; use --output json")
 	case !c.PD && e.given["kv-link"] && c.PrometheusRangeFlags.Config == "":
 		return invalidf("--kv-link goes with --pd")
 	}
@@ -100,7 +98,7 @@ func (c *TuneCmd) Run(e *env) error {
 		return err
 	}
 	if c.PD {
-		return c.runPD(e, src, stress, model)
+		return c.runPD(e, src, stress, model, format)
 	}
 	serve.Replica, serve.ReplicaNote = c.serveReplica(model)
 	prog := status.NewProgress(e.stderr, "tune: replays", 1, c.Quiet)
@@ -171,8 +169,6 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	}
 	res.warn(e.stderr)
 	switch {
-	case res.pair != nil && c.Plot != "":
-		return trace.Source{}, tune.Serve{}, invalidf("--plot with a prefill/decode pair: not supported; use --output json")
 	case res.pair == nil && c.PD:
 		return trace.Source{}, tune.Serve{}, invalidf("--pd: --target %s of %s is one pool (no roles:); leave out --pd, or give a pair target", c.Target, c.PrometheusRangeFlags.Config)
 	case res.pair == nil && e.given["kv-link"]:
@@ -292,8 +288,9 @@ func parseStress(specs []string, given bool) ([]tune.Stress, error) {
 	return out, nil
 }
 
-// runPD is tune --pd: the pair's targets searched on src (tune.RunPD).
-func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *replica.Replica) error {
+// runPD is tune --pd: the pair's targets searched on src (tune.RunPD),
+// the screened rows drawn to --plot in format.
+func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *replica.Replica, format string) error {
 	link, err := (&SimulateCmd{KVLink: c.KVLink}).kvLink(model)
 	if err != nil {
 		return err
@@ -317,6 +314,11 @@ func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *r
 			return invalid(err)
 		}
 		return fmt.Errorf("tune: %w", err)
+	}
+	if c.Plot != "" {
+		if err := writeRendered(c.Plot, func(w io.Writer) error { return rep.Plot(w, format) }); err != nil {
+			return fmt.Errorf("--plot %s: %w", c.Plot, err)
+		}
 	}
 	if c.Output == "json" {
 		return rep.WriteJSON(e.stdout)
