@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
 	"strings"
 	"time"
 
 	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/infscale/infscale/cmd/recommender/internal/timearg"
 	"github.com/infscale/infscale/internal/httpurl"
@@ -45,7 +47,7 @@ type PrometheusRangeFlags struct {
 	PrometheusURL string             `name:"prometheus-url" placeholder:"URL" help:"Prometheus base URL, e.g. http://prometheus:9090 (instead of --config)."`
 	Server        modelserver.Server `default:"vllm" placeholder:"S" help:"Server profile of the series: vllm, sglang, trtllm (with --prometheus-url; default ${default})."`
 	Selector      string             `placeholder:"{...}" help:"Label matchers of the target's series, e.g. '{namespace=\"llm\",pod=~\"chat-.*\"}' (with --prometheus-url)."`
-	ReplicasQuery string             `name:"replicas-query" placeholder:"Q" help:"PromQL for the replicas that ran, one series (e.g. sum(kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"})); default the target's replicas: query, else the pods reporting."`
+	ReplicasQuery string             `name:"replicas-query" placeholder:"Q" help:"PromQL for the replicas that ran, one series (e.g. sum(kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"})); default the target's replicas: query, else its scaleTargetRef's kube-state-metrics gauge (a Deployment's kube_deployment_spec_replicas, ...), else the pods reporting."`
 	Start         string             `default:"-7d" placeholder:"T" help:"Start: unix seconds, RFC3339, or relative to now (-7d, -36h, now) (default ${default})."`
 	End           string             `default:"now" placeholder:"T" help:"End: unix seconds, RFC3339, or relative to now (default ${default})."`
 	Step          time.Duration      `default:"30s" placeholder:"D" help:"Step of the reconstruction and of the range queries (default ${default})."`
@@ -53,7 +55,26 @@ type PrometheusRangeFlags struct {
 	MaxGap        time.Duration      `name:"max-gap" placeholder:"D" help:"Longest silence between samples still read as data (default: 3 x the scrape spacing, at least 2 steps)."`
 
 	now func() time.Time // the clock for relative times (tests set it)
+	// pair, when set (backtest, tune), are the pair flags, and pairPD
+	// --pd: with --prometheus-url it reads a pair, and the replicas
+	// queries override a pair target's.
+	pair   *PairSelectFlags
+	pairPD bool
 }
+
+// PairSelectFlags choose a prefill/decode pair's series with
+// --prometheus-url --pd (backtest, tune): each pool's selector and
+// replicas query.
+type PairSelectFlags struct {
+	RoleLabel            string `name:"role-label" default:"llm_d_ai_role" placeholder:"NAME" help:"With --pd and --selector: the series label of llm-d's pod label llm-d.ai/role (prefill, decode), as a labelmap or a PodMonitor's podTargetLabels copies it (default ${default})."`
+	PrefillSelector      string `name:"prefill-selector" placeholder:"{...}" help:"With --pd and --prometheus-url: the prefill pool's own label matchers, e.g. '{namespace=\"llm\",pod=~\"chat-prefill-.*\"}' (instead of --selector with --role-label)."`
+	DecodeSelector       string `name:"decode-selector" placeholder:"{...}" help:"With --pd and --prometheus-url: the decode pool's own label matchers (instead of --selector with --role-label)."`
+	PrefillReplicasQuery string `name:"prefill-replicas-query" placeholder:"Q" help:"For a pair: PromQL for the replicas the prefill pool ran, one series; default the role's replicas: or scaleTargetRef with --config, else the pods reporting."`
+	DecodeReplicasQuery  string `name:"decode-replicas-query" placeholder:"Q" help:"For a pair: PromQL for the replicas the decode pool ran (as --prefill-replicas-query)."`
+}
+
+// pairOnly are PairSelectFlags' flags: they need --pd or a pair target.
+var pairOnly = []string{"role-label", "prefill-selector", "decode-selector", "prefill-replicas-query", "decode-replicas-query"}
 
 // resolved is what PrometheusRangeFlags resolve to.
 type resolved struct {
@@ -72,20 +93,28 @@ type resolved struct {
 	// deprecations are the --config file's keys under old names, for
 	// warnConfig.
 	deprecations []config.Error
-	// pair is the --config target's two pools when it is a prefill/decode
-	// pair (roles:); target is then unset.
+	// warnings are what else the flags and file resolved to that a user
+	// should know (a scaleTargetRef read as the pods reporting).
+	warnings []string
+	// pair is the two pools of a prefill/decode pair (a --config target
+	// with roles:, or --prometheus-url --pd); target is then unset.
 	pair *pairTarget
 }
 
-// pairTarget is a --config P/D target (roles:): each pool's series and the
-// target's own pair rule.
+// pairTarget is a P/D pair's history, a --config target with roles: or
+// --prometheus-url --pd: each pool's series and the target's own pair
+// rule.
 type pairTarget struct {
-	// name is the target's; config the file's path.
-	name, config string
-	// roles are the prefill then the decode pool's series.
+	// name is the --config target's ("" with --prometheus-url); of names
+	// the pair in errors ("target chat", "--pd").
+	name, of string
+	// roles are the prefill then the decode pool's series; check says,
+	// per pool, what chooses them (for a pool without traffic).
 	roles [2]backtest.Target
-	// policy is the target's own pair rule, named config:<target>.
-	policy replay.PDPolicy
+	check [2]string
+	// policy is the --config target's own pair rule, named
+	// config:<target>; nil with --prometheus-url.
+	policy *replay.PDPolicy
 }
 
 // pairRoles are a pair's roles in pairTarget.roles' order.
@@ -93,7 +122,8 @@ var pairRoles = [2]recommend.Role{recommend.RolePrefill, recommend.RoleDecode}
 
 // historyOnly are the flags that choose a history (the config's series
 // or --prometheus-url's); historyGiven returns the first of them given.
-var historyOnly = []string{"config", "target", "prometheus-url", "server", "selector", "replicas-query", "start", "end", "step", "query-timeout", "max-gap"}
+var historyOnly = []string{"config", "target", "prometheus-url", "server", "selector", "replicas-query", "start", "end", "step", "query-timeout", "max-gap",
+	"role-label", "prefill-selector", "decode-selector", "prefill-replicas-query", "decode-replicas-query"}
 
 func historyGiven(given map[string]bool) string {
 	for _, name := range historyOnly {
@@ -113,6 +143,9 @@ func (f *PrometheusRangeFlags) resolve(given map[string]bool) (resolved, error) 
 	if r.grid, err = f.grid(); err != nil {
 		return r, err
 	}
+	if err := f.pairFlagsOK(given); err != nil {
+		return r, err
+	}
 	var w where
 	switch {
 	case f.Target != "" && f.Config == "":
@@ -121,6 +154,8 @@ func (f *PrometheusRangeFlags) resolve(given map[string]bool) (resolved, error) 
 		return r, invalidf("give either --config with --target, or --prometheus-url with --selector, not both")
 	case f.Config != "":
 		w, err = f.fromConfig(given, &r)
+	case f.PrometheusURL != "" && f.pair != nil && f.pairPD:
+		w, err = f.pairFromURL(given, &r)
 	case f.PrometheusURL != "":
 		w, err = f.fromURL(&r)
 	default:
@@ -213,6 +248,16 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 	if tg == nil {
 		return where{}, invalidf("--target %q: not in %s (targets: %s)", f.Target, f.Config, strings.Join(names, ", "))
 	}
+	if f.pair != nil && tg.Roles == nil {
+		if f.pairPD {
+			return where{}, invalidf("--pd: --target %s of %s is one pool (no roles:); leave out --pd, or give a pair target", f.Target, f.Config)
+		}
+		for _, name := range []string{"prefill-replicas-query", "decode-replicas-query"} {
+			if given[name] {
+				return where{}, invalidf("--%s: --target %s of %s is one pool (no roles:); give --replicas-query", name, f.Target, f.Config)
+			}
+		}
+	}
 	if file.Prometheus.Embedded() {
 		return where{}, invalidf("%s: no prometheus.url (the file scrapes the replicas): a target's history comes from Prometheus range queries; add prometheus.url, or give --prometheus-url and --selector instead of --config", f.Config)
 	}
@@ -230,7 +275,7 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 		replicas: f.ReplicasQuery,
 	}
 	if w.replicas == "" {
-		w.replicas = tg.Replicas
+		w.replicas = r.historyReplicas(f.Config, tg, "give --replicas-query Q")
 	}
 	rp, err := tg.Policy()
 	if err != nil {
@@ -246,25 +291,54 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 	return w, nil
 }
 
+// historyReplicas is the replicas query of tg's history
+// (config.Target.HistoryReplicas); a scaleTargetRef it cannot read is a
+// warning naming the target (target@role for a pool), that the pods
+// reporting are read instead, and fix (what else to do) when not "".
+func (r *resolved) historyReplicas(file string, tg *config.Target, fix string) string {
+	q, err := tg.HistoryReplicas()
+	if err != nil {
+		msg := fmt.Sprintf("%s: target %s: %v; the replicas that ran are read as the pods reporting", file, tg.Key(), err)
+		if fix != "" {
+			msg += " (" + fix + ")"
+		}
+		r.warnings = append(r.warnings, msg)
+	}
+	return q
+}
+
+// warn prints the config's deprecations and r's warnings on stderr.
+func (r resolved) warn(stderr io.Writer) {
+	warnConfig(stderr, r.deprecations)
+	for _, w := range r.warnings {
+		fmt.Fprintf(stderr, "infscale: warning: %s\n", w)
+	}
+}
+
 // pairFromConfig reads P/D target tg of --config: each role's selector
 // and replicas query (roles.ROLE.selector and .replicas), and r's pair,
 // policy and replica.
 func (f *PrometheusRangeFlags) pairFromConfig(given map[string]bool, tg *config.Target, r *resolved, client promql.ClientConfig) (where, error) {
 	if given["replicas-query"] {
-		return where{}, invalidf("--replicas-query: %s's target %s is a prefill/decode pair; each pool's replicas query is its roles.ROLE.replicas in the file (default: the pods reporting)", f.Config, tg.Name)
+		return where{}, invalidf("--replicas-query: %s's target %s is a prefill/decode pair; each pool's replicas query is its roles.ROLE.replicas in the file, else its scaleTargetRef's kube-state-metrics gauge, else the pods reporting", f.Config, tg.Name)
 	}
-	pt := &pairTarget{name: tg.Name, config: f.Config}
+	pt := &pairTarget{name: tg.Name, of: "target " + tg.Name}
 	var pols [2]recommend.Policy
 	for i, role := range pairRoles {
 		rt, _ := tg.RoleTarget(role)
 		if rt.Selector == "" {
 			return where{}, invalidf("%s: target %s: roles.%s has no selector: a backtest reads each pool's series from Prometheus by its selector (add roles.%s.selector, e.g. '{pod=~\"%s-%s-.*\"}')", f.Config, tg.Name, role, role, tg.Name, role)
 		}
-		t, err := where{server: tg.Server, selector: rt.Selector, replicas: rt.Replicas}.target()
+		reps := f.roleReplicasQuery(i)
+		if reps == "" {
+			reps = r.historyReplicas(f.Config, &rt, "give --"+role.String()+"-replicas-query Q")
+		}
+		t, err := where{server: tg.Server, selector: rt.Selector, replicas: reps}.target()
 		if err != nil {
 			return where{}, invalidf("%s: target %s: roles.%s: %v", f.Config, tg.Name, role, err)
 		}
 		pt.roles[i] = t
+		pt.check[i] = fmt.Sprintf("roles.%s.selector in %s, and the target's server", role, f.Config)
 		if pols[i], err = rt.Policy(); err != nil {
 			return where{}, invalidf("%s: target %s: roles.%s: %v", f.Config, tg.Name, role, err)
 		}
@@ -273,14 +347,13 @@ func (f *PrometheusRangeFlags) pairFromConfig(given map[string]bool, tg *config.
 	if err != nil {
 		return where{}, invalidf("%s: target %s: %v", f.Config, tg.Name, err)
 	}
-	pt.policy = pol
+	pt.policy = &pol
 	r.pair, r.replica = pt, tg.Replica
 	return where{client: client}, nil
 }
 
-// fromURL reads --prometheus-url, --server, --selector and
-// --replicas-query: where the series are, and r's serve.
-func (f *PrometheusRangeFlags) fromURL(r *resolved) (where, error) {
+// urlClient checks --prometheus-url: where its client reads.
+func (f *PrometheusRangeFlags) urlClient() (where, error) {
 	if _, err := httpurl.Parse(f.PrometheusURL); err != nil {
 		shown := redactURL(f.PrometheusURL) // as typed (not re-escaped), but no password
 		if errors.Is(err, httpurl.ErrPort) {
@@ -288,17 +361,118 @@ func (f *PrometheusRangeFlags) fromURL(r *resolved) (where, error) {
 		}
 		return where{}, invalidf("--prometheus-url %s: want http://HOST[:PORT][/PATH] or https://...", shown)
 	}
+	return where{client: promql.ClientConfig{URL: f.PrometheusURL, Timeout: f.QueryTimeout}}, nil
+}
+
+// fromURL reads --prometheus-url, --server, --selector and
+// --replicas-query: where the series are, and r's serve.
+func (f *PrometheusRangeFlags) fromURL(r *resolved) (where, error) {
+	w, err := f.urlClient()
+	if err != nil {
+		return where{}, err
+	}
 	if f.Selector == "" {
 		return where{}, invalidf("--prometheus-url needs --selector '{...}'")
 	}
-	w := where{
-		client:   promql.ClientConfig{URL: f.PrometheusURL, Timeout: f.QueryTimeout},
-		server:   f.Server,
-		selector: f.Selector,
-		replicas: f.ReplicasQuery,
-	}
+	w.server, w.selector, w.replicas = f.Server, f.Selector, f.ReplicasQuery
 	// A config file shown on stdout holds no password.
 	r.serve = tune.Serve{PrometheusURL: redactURL(f.PrometheusURL), Server: w.server.String(), Selector: w.selector, Replicas: w.replicas}
+	return w, nil
+}
+
+// pairFlagsOK refuses the pair flags (PairSelectFlags) that contradict
+// the others or would be ignored, each naming the flag; what needs the
+// --config target (one pool or a pair) is checked in fromConfig.
+func (f *PrometheusRangeFlags) pairFlagsOK(given map[string]bool) error {
+	p := f.pair
+	if p == nil {
+		return nil
+	}
+	byURL := f.PrometheusURL != "" && f.Config == ""
+	for _, name := range pairOnly {
+		switch {
+		case !given[name]:
+		case f.Config != "" && (name == "role-label" || strings.HasSuffix(name, "-selector")):
+			return invalidf("--%s goes with --prometheus-url --pd; with --config each pool's series are its roles.ROLE.selector in the file", name)
+		case byURL && !f.pairPD:
+			return invalidf("--%s reads a prefill/decode pair: add --pd", name)
+		}
+	}
+	if !byURL || !f.pairPD {
+		return nil
+	}
+	both := p.PrefillSelector != "" && p.DecodeSelector != ""
+	switch {
+	case given["replicas-query"]:
+		return invalidf("--replicas-query reads one pool; with --pd give --prefill-replicas-query and --decode-replicas-query")
+	case both && f.Selector != "":
+		return invalidf("--selector: --prefill-selector and --decode-selector give both pools; drop --selector (or one of them, to split --selector by --role-label for that pool)")
+	case both && given["role-label"]:
+		return invalidf("--role-label: --prefill-selector and --decode-selector give both pools, so no selector is split by it; drop --role-label")
+	case !both && f.Selector == "":
+		return invalidf("--pd needs --selector '{...}' (each pool its --role-label %s=\"prefill\" or \"decode\"), or --prefill-selector and --decode-selector", p.RoleLabel)
+	}
+	return nil
+}
+
+// roleReplicasQuery is --prefill-replicas-query (i 0) or
+// --decode-replicas-query (1); "" without the pair flags.
+func (f *PrometheusRangeFlags) roleReplicasQuery(i int) string {
+	if f.pair == nil {
+		return ""
+	}
+	return [2]string{f.pair.PrefillReplicasQuery, f.pair.DecodeReplicasQuery}[i]
+}
+
+// pairFromURL reads --prometheus-url --pd: each pool's series, its own
+// --prefill-selector / --decode-selector or --selector split by
+// --role-label (backtest.SplitPair), and its replicas query.
+func (f *PrometheusRangeFlags) pairFromURL(given map[string]bool, r *resolved) (where, error) {
+	w, err := f.urlClient()
+	if err != nil {
+		return where{}, err
+	}
+	p := f.pair
+	var split [2][]*labels.Matcher
+	if f.Selector != "" {
+		base, err := promql.ParseSelector(f.Selector)
+		if err != nil {
+			return where{}, invalidf("--selector: not a PromQL label-matcher set such as '{namespace=\"llm\"}' (quote it for the shell): %v", err)
+		}
+		if split, err = backtest.SplitPair(base, p.RoleLabel); err != nil {
+			flag := "--selector"
+			if given["role-label"] {
+				flag = "--role-label"
+			}
+			return where{}, invalidf("%s: %v", flag, err)
+		}
+	}
+	pt := &pairTarget{of: "--pd"}
+	for i, own := range [2]string{p.PrefillSelector, p.DecodeSelector} {
+		role := pairRoles[i]
+		sel, selFlag := own, "--"+role.String()+"-selector"
+		pt.check[i] = selFlag + " and --server"
+		if own == "" {
+			var ms []string
+			for _, m := range split[i] {
+				ms = append(ms, m.String())
+			}
+			sel, selFlag = "{"+strings.Join(ms, ",")+"}", "--selector"
+			pt.check[i] = fmt.Sprintf("--selector, --role-label %s (does the scrape copy llm-d.ai/role to the series?) and --server", p.RoleLabel)
+		}
+		t, err := where{server: f.Server, selector: sel, replicas: f.roleReplicasQuery(i)}.target()
+		if err != nil {
+			msg := err.Error()
+			for from, to := range map[string]string{"--selector:": selFlag + ":", "--replicas-query:": "--" + role.String() + "-replicas-query:"} {
+				if strings.HasPrefix(msg, from) {
+					msg = to + strings.TrimPrefix(msg, from)
+				}
+			}
+			return where{}, invalid(errors.New(msg))
+		}
+		pt.roles[i] = t
+	}
+	r.pair = pt
 	return w, nil
 }
 
@@ -332,17 +506,19 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 // through the simulator under several policies, beside what actually ran.
 type BacktestCmd struct {
 	PrometheusRangeFlags `embed:"" set:"configuse=, and its own policy is replayed as the row config:NAME"`
+	PD                   bool `name:"pd" help:"The history is a prefill/decode (P/D) pair (docs/llm-d.md): with --prometheus-url each pool's series are --selector's with --role-label prefill or decode, or its own --prefill-selector / --decode-selector; with --config the target must have roles: (it is read as a pair without the flag)."`
+	PairSelectFlags      `embed:""`
 	ReplicaFlags         `embed:""`
 
-	Policy  []string      `short:"p" sep:"none" placeholder:"P" help:"Policy to replay (repeatable; commas belong to the policy): SIGNAL:TARGET[,OPTION=VALUE...], fixed:N, knative:C, oracle, optimal, hpa(POLICY), recommended, llmd-queue, llmd-saturation, llmd-tokens, llmd-slo (as infscale simulate). Default: queue:24, queue:24,lookahead=90, queue:24,min=0,cooldown=120, recommended, oracle, optimal. For a prefill/decode pair (a --config target with roles:) the policies are simulate --pd's (recommended(prefill=TP,decode=TD), pd(PREFILL;DECODE), ...), default recommended, optimal and the four llm-d baselines."`
+	Policy  []string      `short:"p" sep:"none" placeholder:"P" help:"Policy to replay (repeatable; commas belong to the policy): SIGNAL:TARGET[,OPTION=VALUE...], fixed:N, knative:C, oracle, optimal, hpa(POLICY), recommended, llmd-queue, llmd-saturation, llmd-tokens, llmd-slo (as infscale simulate). Default: queue:24, queue:24,lookahead=90, queue:24,min=0,cooldown=120, recommended, oracle, optimal. For a prefill/decode pair (a --config target with roles:, or --pd) the policies are simulate --pd's (recommended(prefill=TP,decode=TD), pd(PREFILL;DECODE), ...), default recommended, optimal and the four llm-d baselines."`
 	SLOTTFT time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token takes longer (default ${default})."`
 	Period  time.Duration `default:"15s" placeholder:"D" help:"How often the simulated policies decide (default ${default})."`
 	Seed    uint64        `default:"1" help:"Seed of the arrivals within a step and of the token draws."`
-	Plot    string        `placeholder:"FILE" help:"Draw arrivals, actual and simulated replicas and TTFT to FILE (.png or .svg)."`
+	Plot    string        `placeholder:"FILE" help:"Draw arrivals, actual and simulated replicas and TTFT to FILE (.png or .svg); for a prefill/decode pair each pool's replicas in a panel of its own."`
 	Output  string        `enum:"text,json,csv" default:"text" help:"Output format: text, json or csv."`
 	Quiet   bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
 
-	KVLink string `name:"kv-link" default:"25GB" placeholder:"B" help:"For a prefill/decode pair (a --config target with roles:): the link that moves a prompt's KV from prefill to decode, bytes per second, or nvlink (as simulate --pd; default ${default})."`
+	KVLink string `name:"kv-link" default:"25GB" placeholder:"B" help:"For a prefill/decode pair (a --config target with roles:, or --pd): the link that moves a prompt's KV from prefill to decode, bytes per second, or nvlink (as simulate --pd; default ${default})."`
 
 	Calibrate       string        `name:"calibrate" type:"path" placeholder:"FILE" help:"Fit the replica model (the replica flags' GPU, model and TP) to the target's own history, write the calibration file here and replay with it: each pod's mean ITL against its mean running and prompt tokens per window (the KV read efficiency too when the prompts differ 1.5x or more), its TTFT against prompt tokens in windows where nothing waited; the last quarter of the range is held out and its prediction error reported."`
 	CalibrateWindow time.Duration `name:"calibrate-window" default:"2m" placeholder:"D" help:"Window of the calibration's per-pod means, at least two scrape intervals (default ${default})."`
@@ -350,11 +526,12 @@ type BacktestCmd struct {
 
 // Run fetches, reconstructs, replays and reports.
 func (c *BacktestCmd) Run(e *env) error {
+	c.PrometheusRangeFlags.pair, c.PrometheusRangeFlags.pairPD = &c.PairSelectFlags, c.PD
 	res, err := c.resolve(e.given)
 	if err != nil {
 		return err
 	}
-	warnConfig(e.stderr, res.deprecations)
+	res.warn(e.stderr)
 	if c.SLOTTFT <= 0 {
 		return invalidf("--slo-ttft %v: want a duration > 0", c.SLOTTFT)
 	}
@@ -368,7 +545,7 @@ func (c *BacktestCmd) Run(e *env) error {
 		return c.runPair(e, res)
 	}
 	if e.given["kv-link"] {
-		return invalidf("--kv-link goes with a prefill/decode pair (a --config target with roles:)")
+		return invalidf("--kv-link goes with a prefill/decode pair (a --config target with roles:, or --pd)")
 	}
 	specs := c.Policy
 	if len(specs) == 0 {
@@ -382,13 +559,8 @@ func (c *BacktestCmd) Run(e *env) error {
 		}
 		pols = append(pols, p)
 	}
-	if c.Plot != "" {
-		if !strings.HasSuffix(c.Plot, ".png") && !strings.HasSuffix(c.Plot, ".svg") {
-			return invalidf("--plot %q: want a .png or .svg file", c.Plot)
-		}
-		if err := plotDirOK(c.Plot); err != nil {
-			return err
-		}
+	if err := c.plotOK(); err != nil {
+		return err
 	}
 	if res.policy != nil {
 		pols = append([]replay.Policy{*res.policy}, pols...)
@@ -468,6 +640,18 @@ func (c *BacktestCmd) Run(e *env) error {
 		return rep.WriteCSV(e.stdout)
 	}
 	return rep.WriteText(e.stdout)
+}
+
+// plotOK checks --plot when given: a .png or .svg file in a directory
+// that exists.
+func (c *BacktestCmd) plotOK() error {
+	if c.Plot == "" {
+		return nil
+	}
+	if !strings.HasSuffix(c.Plot, ".png") && !strings.HasSuffix(c.Plot, ".svg") {
+		return invalidf("--plot %q: want a .png or .svg file", c.Plot)
+	}
+	return plotDirOK(c.Plot)
 }
 
 // calibrate fits the replica flags' model to the target's history over g

@@ -14,17 +14,20 @@ import (
 // arrivals rebuilt (backtest.ReconstructPair) and replayed through the
 // pair (replay.RunPD) under the pair policies, beside what each pool ran.
 func (c *BacktestCmd) runPair(e *env, res resolved) error {
-	switch {
-	case c.Calibrate != "":
+	if c.Calibrate != "" {
 		return invalidf("--calibrate with a prefill/decode pair: the fit reads one pool's latencies; calibrate on one role with --prometheus-url and that role's --selector, then give --calibration FILE")
-	case c.Plot != "":
-		return invalidf("--plot with a prefill/decode pair: not supported; use --output json or csv")
+	}
+	if err := c.plotOK(); err != nil {
+		return err
 	}
 	specs := c.Policy
 	if len(specs) == 0 {
 		specs = replay.PDDefaultPolicies
 	}
-	pols := []replay.PDPolicy{res.pair.policy}
+	var pols []replay.PDPolicy
+	if res.pair.policy != nil {
+		pols = append(pols, *res.pair.policy)
+	}
 	for i, s := range specs {
 		p, err := replay.ParsePDPolicy(policySpec(s))
 		if err != nil {
@@ -49,7 +52,7 @@ func (c *BacktestCmd) runPair(e *env, res resolved) error {
 	}
 	rep, err := backtest.RunPair(e.ctx, w, backtest.PairConfig{Policies: pols, Seed: c.Seed, GPUs: float64(model.Config().TP),
 		PD: replay.PDConfig{KVLinkBytesPerSecond: link},
-		Replay: replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(),
+		Replay: replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(), Timeline: c.Plot != "",
 			Progress: func(now, end float64) { prog.Set(0.2 + 0.8*now/end) }}})
 	prog.Done()
 	if err != nil {
@@ -59,6 +62,11 @@ func (c *BacktestCmd) runPair(e *env, res resolved) error {
 		return fmt.Errorf("backtest: %w", err)
 	}
 	rep.Fetch = st
+	if c.Plot != "" {
+		if err := plotPairBacktest(e.stderr, c.Plot, rep); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+	}
 	switch c.Output {
 	case "json":
 		return rep.WriteJSON(e.stdout)
@@ -81,7 +89,7 @@ func (res resolved) fetchPair(e *env, cmd string, maxGap time.Duration, progress
 			progress((float64(i) + float64(done)/float64(total)) / 2)
 		})
 		if err != nil {
-			return backtest.PairWorkload{}, st, fmt.Errorf("%s: target %s, %s pool: %w", cmd, res.pair.name, pairRoles[i], err)
+			return backtest.PairWorkload{}, st, fmt.Errorf("%s: %s, %s pool: %w", cmd, res.pair.of, pairRoles[i], err)
 		}
 		if len(s.Queried) > 0 {
 			success[i] = s.Queried[0]
@@ -98,10 +106,10 @@ func (res resolved) fetchPair(e *env, cmd string, maxGap time.Duration, progress
 			if pe.Role == pairRoles[1].String() {
 				i = 1
 			}
-			return w, st, fmt.Errorf("%s: target %s, %s pool: %w: %s over %s..%s (check roles.%s.selector in %s, and the target's server)", cmd, res.pair.name, pe.Role,
-				pe.Err, success[i], res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339), pe.Role, res.pair.config)
+			return w, st, fmt.Errorf("%s: %s, %s pool: %w: %s over %s..%s (check %s)", cmd, res.pair.of, pe.Role,
+				pe.Err, success[i], res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339), res.pair.check[i])
 		}
-		return w, st, fmt.Errorf("%s: target %s, %w", cmd, res.pair.name, err)
+		return w, st, fmt.Errorf("%s: %s, %w", cmd, res.pair.of, err)
 	}
 	return w, st, nil
 }

@@ -9,11 +9,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/infscale/infscale/internal/promtest"
+	"github.com/infscale/infscale/internal/svgtest"
 	"github.com/infscale/infscale/pkg/synthweek"
 )
 
@@ -25,7 +27,8 @@ import (
 // decode pod's generation counter grows 30 x 200. The prefill pod runs
 // nothing but 3 requests at the last scrape; the decode pod runs
 // nothing. kube_deployment_spec_replicas: chat-prefill 1 for the first
-// hour and 2 for the second, chat-decode 2 then 3.
+// hour and 2 for the second, chat-decode 2 then 3. The pods' series carry
+// llm-d's role label as a scrape copies it (llm_d_ai_role).
 func pairHistory(t *testing.T, first time.Time) string {
 	var b bytes.Buffer
 	bw := bufio.NewWriter(&b)
@@ -54,8 +57,8 @@ func pairHistory(t *testing.T, first time.Time) string {
 		labels                           string
 		success, prompt, output, running []float64
 	}{
-		{`namespace="llm",pod="chat-prefill-0"`, ramp(1000, 30), ramp(1e6, 30*1000), ramp(1000, 30), running},
-		{`namespace="llm",pod="chat-decode-0"`, ramp(5000, 30), ramp(5e6, 30*1000), ramp(1e6, 30*200), make([]float64, n)},
+		{`namespace="llm",pod="chat-prefill-0",llm_d_ai_role="prefill"`, ramp(1000, 30), ramp(1e6, 30*1000), ramp(1000, 30), running},
+		{`namespace="llm",pod="chat-decode-0",llm_d_ai_role="decode"`, ramp(5000, 30), ramp(5e6, 30*1000), ramp(1e6, 30*200), make([]float64, n)},
 	}
 	e.Family("up", "gauge")
 	for _, p := range pods {
@@ -221,6 +224,42 @@ func TestBacktestPairHistory(t *testing.T) {
 		}
 	}
 
+	// --plot: four panels, both pools' replicas of the actual timelines
+	// and of each policy, written as the one-pool plot is.
+	out.Reset()
+	errb.Reset()
+	svg := filepath.Join(t.TempDir(), "pair.svg")
+	args = append([]string{"backtest", "--config", cfg, "--target", "chat", "-q", "-p", "pd(fixed:1;fixed:2)", "--plot", svg}, rng...)
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("--plot: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "plot: wrote "+svg) {
+		t.Errorf("stderr %q does not name the plot", errb.String())
+	}
+	raw, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := svgtest.Parse(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The legend's entries whole, the titles, the SLO and the first
+	// hourly date tick within a text.
+	for _, s := range []string{"actual", "config:chat", "pd(fixed:1;fixed:2)"} {
+		if _, ok := doc.Find(s); !ok {
+			t.Errorf("plot legend lacks %q", s)
+		}
+	}
+	for _, s := range []string{"prefill pool", "decode pool", "TTFT p95 of the pair's path", "dashed: SLO 2s", first.Format("Jan 02 15:04")} {
+		if !slices.ContainsFunc(doc.Texts, func(x svgtest.Text) bool { return strings.Contains(x.Body, s) }) {
+			t.Errorf("plot lacks %q", s)
+		}
+	}
+	for _, x := range doc.Outside(0.6) {
+		t.Errorf("plot text %q ends outside the canvas", x.Body)
+	}
+
 	// tune on the pair's history searches tune --pd's grid.
 	out.Reset()
 	args = append([]string{"tune", "--config", cfg, "--target", "chat", "-q", "--stress", "none", "--finalists", "1", "-o", "json"}, rng...)
@@ -242,9 +281,23 @@ func TestBacktestPairHistory(t *testing.T) {
 	}
 
 	out.Reset()
-	args = append([]string{"tune", "--config", cfg, "--target", "chat", "-q", "--stress", "none", "--finalists", "1"}, rng...)
+	tsvg := filepath.Join(t.TempDir(), "tune.svg")
+	args = append([]string{"tune", "--config", cfg, "--target", "chat", "-q", "--stress", "none", "--finalists", "1", "--plot", tsvg}, rng...)
 	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
 		t.Fatalf("tune: exit %d: %s", code, errb.String())
+	}
+	// tune --plot on a pair: the screened rows against both pools'
+	// replica-minutes, the winner named.
+	if raw, err := os.ReadFile(tsvg); err != nil {
+		t.Errorf("tune --plot: %v", err)
+	} else if doc, err := svgtest.Parse(string(raw)); err != nil {
+		t.Errorf("tune --plot: %v", err)
+	} else {
+		for _, s := range []string{"winner: " + tr.Policy, "replica-minutes of both pools (screening sample)"} {
+			if _, ok := doc.Find(s); !ok {
+				t.Errorf("tune plot lacks %q", s)
+			}
+		}
 	}
 	if !strings.Contains(out.String(), "(P/D pair chat)") || !strings.Contains(out.String(), "llmd-tokens") {
 		t.Errorf("tune text names neither the pair nor the llm-d baselines:\n%s", out.String())
@@ -264,6 +317,200 @@ func TestBacktestPairHistory(t *testing.T) {
 			if code != exitRuntime || !strings.Contains(errb.String(), s) {
 				t.Errorf("%s: exit %d, stderr %q; want exit %d naming %q", cmd, code, errb.String(), exitRuntime, s)
 			}
+		}
+	}
+}
+
+// TestBacktestScaleTargetRefHistory: a target's or a role's
+// scaleTargetRef, without a replicas: query, is read from
+// kube-state-metrics' gauge of that workload (config.Target.HistoryReplicas)
+// on pairHistory's Prometheus: chat-prefill at 1 replica for the first
+// hour and 2 for the second (180 replica-minutes), chat-decode at 2 then 3
+// (300). A kind kube-state-metrics does not export is warned about and
+// read as the pods reporting (one pod per pool: 120 each).
+func TestBacktestScaleTargetRefHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled history")
+	}
+	first := time.Now().UTC().Add(-5 * time.Hour).Truncate(time.Hour)
+	url := pairHistory(t, first)
+	rng := []string{"--start", fmt.Sprint(first.Unix()), "--end", fmt.Sprint(first.Add(2 * time.Hour).Unix()), "--step", "1m"}
+	write := func(yaml string) string {
+		p := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(p, []byte(`prometheus: {url: "`+url+`"}
+namespace: llm
+targets:
+`+yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	role := func(name, kind, apiVersion string) string {
+		return `      selector: '{namespace="llm",pod=~"chat-` + name + `-.*"}'
+      scaleTargetRef: {apiVersion: ` + apiVersion + `, kind: ` + kind + `, name: chat-` + name + `}
+      metrics: [{type: demand, target: 0.9}]
+      maxReplicaCount: 8
+`
+	}
+	pair := func(prefillKind, prefillAPI string) string {
+		return write(`- name: chat
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  roles:
+    prefill:
+` + role("prefill", prefillKind, prefillAPI) + `    decode:
+` + role("decode", "Deployment", "apps/v1"))
+	}
+	type actual struct {
+		Actual struct {
+			Prefill float64 `json:"prefill_replica_minutes"`
+			Decode  float64 `json:"decode_replica_minutes"`
+			Total   float64 `json:"replica_minutes"`
+		} `json:"actual"`
+	}
+	backtest := func(cfg string, target string, v any, more ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		pol := "fixed:1"
+		if target == "chat" {
+			pol = "pd(fixed:1;fixed:1)"
+		}
+		args := []string{"backtest", "--config", cfg, "--target", target, "-q", "--output", "json", "-p", pol}
+		args = append(append(args, more...), rng...)
+		if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		if err := json.Unmarshal(out.Bytes(), v); err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		return errb.String()
+	}
+
+	var a actual
+	if warn := backtest(pair("Deployment", "apps/v1"), "chat", &a); warn != "" || a.Actual.Prefill != 180 || a.Actual.Decode != 300 || a.Actual.Total != 480 {
+		t.Errorf("pair of Deployments: %+v, stderr %q; want 180 + 300 = 480 replica-minutes, no warning", a.Actual, warn)
+	}
+
+	a = actual{}
+	warn := backtest(pair("LeaderWorkerSet", "leaderworkerset.x-k8s.io/v1"), "chat", &a)
+	if a.Actual.Prefill != 120 || a.Actual.Decode != 300 {
+		t.Errorf("prefill LeaderWorkerSet: %+v; want the pods reporting, 120, and decode 300", a.Actual)
+	}
+	for _, s := range []string{"infscale: warning: ", "target chat@prefill", "exports no replicas gauge of leaderworkerset.x-k8s.io/v1 LeaderWorkerSet", "read as the pods reporting", "give --prefill-replicas-query Q"} {
+		if !strings.Contains(warn, s) {
+			t.Errorf("stderr %q lacks %q", warn, s)
+		}
+	}
+	// ... which --prefill-replicas-query replaces.
+	a = actual{}
+	warn = backtest(pair("LeaderWorkerSet", "leaderworkerset.x-k8s.io/v1"), "chat", &a, "--prefill-replicas-query", `sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat-prefill"})`)
+	if warn != "" || a.Actual.Prefill != 180 || a.Actual.Decode != 300 {
+		t.Errorf("--prefill-replicas-query: %+v, stderr %q; want 180 and 300, no warning", a.Actual, warn)
+	}
+
+	// One pool: the same rule.
+	one := write(`- name: chat-prefill
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  selector: '{namespace="llm",pod=~"chat-prefill-.*"}'
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat-prefill}
+  metrics: [{type: demand, target: 0.9}]
+  maxReplicaCount: 8
+`)
+	var r struct {
+		Actual struct {
+			Minutes float64 `json:"replica_minutes"`
+		} `json:"actual"`
+	}
+	if warn := backtest(one, "chat-prefill", &r); warn != "" || r.Actual.Minutes != 180 {
+		t.Errorf("one pool: %g actual replica-minutes, stderr %q; want 180", r.Actual.Minutes, warn)
+	}
+}
+
+// TestBacktestPairPrometheusURL: backtest --prometheus-url --pd on
+// pairHistory's Prometheus, without a config file. One selector split by
+// llm-d's role label reads what the config's roles read
+// (TestBacktestPairHistory's figures: 3,603 arrivals, the decode pool's
+// own 3,600, 180 + 300 actual replica-minutes with each pool's replicas
+// query, pd(fixed:1;fixed:2) at 360, 25% saved), with no config:NAME
+// row. Each pool's own selector without replicas queries reads the pods
+// reporting: one per pool for 120 minutes, 240 in all, so 360 is 50%
+// more (-50%). A role label the series lack leaves the pools without
+// traffic: the first rebuilt (the decode pool, ReconstructPair) is named
+// with its query and the flags that chose it. tune --prometheus-url --pd
+// searches the pair's grid on the same history.
+func TestBacktestPairPrometheusURL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled history")
+	}
+	first := time.Now().UTC().Add(-5 * time.Hour).Truncate(time.Hour)
+	url := pairHistory(t, first)
+	rng := []string{"--start", fmt.Sprint(first.Unix()), "--end", fmt.Sprint(first.Add(2 * time.Hour).Unix()), "--step", "1m"}
+	type report struct {
+		Requests       float64 `json:"requests"`
+		DecodeRequests float64 `json:"decode_requests"`
+		Actual         struct {
+			Prefill float64 `json:"prefill_replica_minutes"`
+			Decode  float64 `json:"decode_replica_minutes"`
+		} `json:"actual"`
+		Policies []struct {
+			Policy  string   `json:"policy"`
+			Total   float64  `json:"replica_minutes"`
+			Savings *float64 `json:"savings_pct"`
+		} `json:"policies"`
+	}
+	backtest := func(flags ...string) report {
+		t.Helper()
+		var out, errb bytes.Buffer
+		args := append(append([]string{"backtest", "--prometheus-url", url, "--pd", "-q", "--output", "json", "-p", "pd(fixed:1;fixed:2)"}, flags...), rng...)
+		if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", flags, code, errb.String())
+		}
+		var rep report
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		return rep
+	}
+	check := func(name string, rep report, pre, dec, savings float64) {
+		t.Helper()
+		if rep.Requests != 3603 || rep.DecodeRequests != 3600 || rep.Actual.Prefill != pre || rep.Actual.Decode != dec {
+			t.Errorf("%s: requests %g/%g, actual %+v; want 3603/3600, %g and %g", name, rep.Requests, rep.DecodeRequests, rep.Actual, pre, dec)
+		}
+		if len(rep.Policies) != 1 || rep.Policies[0].Policy != "pd(fixed:1;fixed:2)" || math.Abs(rep.Policies[0].Total-360) > 1e-9 ||
+			rep.Policies[0].Savings == nil || math.Abs(*rep.Policies[0].Savings-savings) > 1e-9 {
+			t.Errorf("%s: rows %+v; want pd(fixed:1;fixed:2) alone at 360 replica-minutes, %g%% saved", name, rep.Policies, savings)
+		}
+	}
+	check("--selector split by llm_d_ai_role", backtest("--selector", `{namespace="llm"}`,
+		"--prefill-replicas-query", `sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat-prefill"})`,
+		"--decode-replicas-query", `sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat-decode"})`), 180, 300, 25)
+	check("each pool's selector", backtest("--prefill-selector", `{pod=~"chat-prefill-.*"}`, "--decode-selector", `{pod=~"chat-decode-.*"}`), 120, 120, -50)
+
+	// tune on the same split searches tune --pd's grid, as on the config.
+	var out, errb bytes.Buffer
+	args := append([]string{"tune", "--prometheus-url", url, "--pd", "--selector", `{namespace="llm"}`, "-q", "--stress", "none", "--finalists", "1", "-o", "json"}, rng...)
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("tune: exit %d: %s", code, errb.String())
+	}
+	var tr struct {
+		Policy string `json:"policy"`
+		Rows   []struct {
+			Policy string `json:"policy"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &tr); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.HasPrefix(tr.Policy, "recommended(prefill=") || len(tr.Rows) != 20 {
+		t.Errorf("tune: winner %q, %d rows; want recommended(prefill=..,decode=..) of 20", tr.Policy, len(tr.Rows))
+	}
+
+	out.Reset()
+	errb.Reset()
+	args = append([]string{"backtest", "--prometheus-url", url, "--pd", "-q", "--selector", `{namespace="llm"}`, "--role-label", "role", "-p", "fixed:1"}, rng...)
+	code := run(context.Background(), args, nil, &out, &errb)
+	for _, s := range []string{"backtest: --pd, decode pool: no request completed in the range", `vllm:request_success_total{namespace="llm",role="decode"}`, "check --selector, --role-label role"} {
+		if code != exitRuntime || !strings.Contains(errb.String(), s) {
+			t.Errorf("--role-label role: exit %d, stderr %q; want exit %d naming %q", code, errb.String(), exitRuntime, s)
 		}
 	}
 }

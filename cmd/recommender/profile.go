@@ -65,9 +65,9 @@ func (c *ProfileCmd) Run(e *env) error {
 		return err
 	}
 	if pt := res.pair; pt != nil {
-		return invalidf("--target %s: %s's target %s is a prefill/decode pair (roles:): profile proposes a schedule: floor for one pool, and a pair takes none (each role has its minReplicaCount); profile one pool with --prometheus-url and that role's --selector, or replay the pair's history with `infscale backtest --config %s --target %s` (docs/llm-d.md)", pt.name, pt.config, pt.name, pt.config, pt.name)
+		return invalidf("--target %s: %s's target %s is a prefill/decode pair (roles:): profile proposes a schedule: floor for one pool, and a pair takes none (each role has its minReplicaCount); profile one pool with --prometheus-url and that role's --selector, or replay the pair's history with `infscale backtest --config %s --target %s` (docs/llm-d.md)", pt.name, c.PrometheusRangeFlags.Config, pt.name, c.PrometheusRangeFlags.Config, pt.name)
 	}
-	warnConfig(e.stderr, res.deprecations)
+	res.warn(e.stderr)
 	if span := res.grid.End().Sub(res.grid.Start); span < 24*time.Hour {
 		return invalidf("--start..--end spans %s: a profile needs at least 24h (a week to see weekdays; --start=-7d)", span)
 	}

@@ -39,7 +39,7 @@ type SimulateCmd struct {
 	Drain        time.Duration `name:"drain" default:"10m" help:"How long after the trace's end requests may still finish; those without a first token by then miss."`
 	Initial      int           `name:"initial" help:"Replicas ready at second 0 (default: each policy's minimum, at least 1)."`
 	Timeline     bool          `name:"timeline" help:"Also print each policy's timeline, one row per period (text blocks; a timeline CSV with --output csv; in each object with json)."`
-	Plot         string        `name:"plot" help:"Write a plot of load, replicas and TTFT over time to FILE.png or FILE.svg."`
+	Plot         string        `name:"plot" help:"Write a plot of load, replicas and TTFT over time to FILE.png or FILE.svg (with --pd each pool's replicas in a panel of its own)."`
 	Output       string        `name:"output" short:"o" default:"text" enum:"text,json,csv" help:"Output format: text, json or csv."`
 	Quiet        bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
 	PD           bool          `name:"pd" help:"Replay a prefill/decode (P/D) disaggregated pair of the replica (llm-d's prefill and decode roles): both pools' replica-min, misses, TTFT and ITL per policy (docs/llm-d.md). Policies: recommended (each role's target from its queue), recommended(prefill=TP,decode=TD) (the targets fixed), optimal, the llm-d baselines (one ScaledObject per role), pd(PREFILL;DECODE) or any policy on both pools; default recommended, optimal and the four llm-d baselines."`

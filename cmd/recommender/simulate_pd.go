@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/replay"
@@ -39,9 +41,6 @@ func (c *SimulateCmd) kvLink(m *replica.Replica) (float64, error) {
 
 // runPD is simulate --pd: every policy on a P/D pair of the replica.
 func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *replica.Replica) error {
-	if c.Plot != "" {
-		return invalidf("--plot with --pd: not supported yet; use --timeline")
-	}
 	link, err := c.kvLink(model)
 	if err != nil {
 		return err
@@ -76,6 +75,13 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *
 			return invalidf("--slo-ttft %v with --kv-link %s: %v", c.SLOTTFT, c.KVLink, err)
 		}
 		return invalid(err)
+	}
+	if c.Plot != "" {
+		format := strings.TrimPrefix(filepath.Ext(c.Plot), ".")
+		if err := writeRendered(c.Plot, func(w io.Writer) error { return replay.PlotPairAt(w, format, res, cfg.SLOTTFT, time.Time{}) }); err != nil {
+			return fmt.Errorf("--plot %s: %w", c.Plot, err)
+		}
+		fmt.Fprintf(e.stderr, "plot: wrote %s\n", c.Plot)
 	}
 	rows := make([]replay.PDRow, len(res))
 	for i, r := range res {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/infscale/infscale/internal/sharedtest"
+	"github.com/infscale/infscale/internal/svgtest"
 )
 
 func runSimulate(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -304,6 +305,26 @@ func TestSimulatePD(t *testing.T) {
 	}
 	if b := rows[1].Bound; b == nil || *b > rows[1].Total {
 		t.Errorf("optimal's bound %v, total %v", b, rows[1].Total)
+	}
+	// --plot: the pair's four panels (replay.PlotPairAt), each policy in
+	// the legend.
+	svg := filepath.Join(t.TempDir(), "pd.svg")
+	if code, _, errs := runSimulate(t, "--pd", "--trace", "synthetic:poisson,rate=2,duration=300,prompt=1000,output=100,seed=3",
+		"--policy", "recommended", "--policy", "pd(fixed:1;fixed:2)", "--quiet", "--plot", svg); code != 0 || !strings.Contains(errs, "plot: wrote "+svg) {
+		t.Fatalf("--plot: exit %d: %s", code, errs)
+	}
+	raw, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := svgtest.Parse(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"recommended", "pd(fixed:1;fixed:2)", "prefill pool", "decode pool"} {
+		if _, ok := doc.Find(s); !ok {
+			t.Errorf("plot lacks %q", s)
+		}
 	}
 	if code, _, errs := runSimulate(t, "--pd", "--policy", "knative:16", "--quiet"); code != 2 || !strings.Contains(errs, "knative") {
 		t.Errorf("knative on a pair: exit %d, %s", code, errs)

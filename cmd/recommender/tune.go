@@ -24,6 +24,7 @@ import (
 type TuneCmd struct {
 	Trace                string `name:"trace" placeholder:"SPEC" help:"Tune on a trace (as infscale simulate --trace: reference, synthetic:..., or a file) instead of Prometheus history."`
 	PrometheusRangeFlags `embed:"" set:"configuse=; the search replays its history, not its policy"`
+	PairSelectFlags      `embed:""`
 	ReplicaFlags         `embed:""`
 
 	MaxMiss   percent       `name:"max-miss" default:"0.1" placeholder:"P" help:"Miss budget in percent of requests, 0 to 100, with or without %, e.g. 0.1 or 0.1% (one in a thousand; 0: no miss at all): the winner must stay within it in sample, out of sample and on every stressed copy."`
@@ -39,7 +40,7 @@ type TuneCmd struct {
 	Plot      string        `name:"plot" placeholder:"FILE" help:"Draw the screened policies (misses against replica-minutes), the frontier and the winner to FILE (.png or .svg)."`
 	Output    string        `name:"output" short:"o" default:"text" enum:"text,json" help:"Output format: text or json."`
 	Quiet     bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
-	PD        bool          `name:"pd" help:"With --trace: tune a prefill/decode (P/D) pair of the replica (docs/llm-d.md): each role's demand target of the pair rule, recommended(prefill=TP,decode=TD), on the same split, stress and rule; baselines recommended and the llm-d paths per role. A --config target with roles: is tuned so on its history without the flag."`
+	PD        bool          `name:"pd" help:"With --trace: tune a prefill/decode (P/D) pair of the replica (docs/llm-d.md): each role's demand target of the pair rule, recommended(prefill=TP,decode=TD), on the same split, stress and rule; baselines recommended and the llm-d paths per role. With --prometheus-url: the history is a pair's, each pool's series --selector's with --role-label prefill or decode, or its own --prefill-selector / --decode-selector (as backtest --pd). A --config target with roles: is tuned so on its history without the flag."`
 	KVLink    string        `name:"kv-link" default:"25GB" help:"With --pd or a pair target: the link that moves a prompt's KV from prefill to decode, bytes per second (as simulate --pd)."`
 	Shard     string        `name:"shard" placeholder:"I/N" help:"With --config: tune shard I of N of the config's targets with a tune: block (/N: I from JOB_COMPLETION_INDEX), each on its own tune.history, and write each result to --out or its tune.dir as NAME.json."`
 	Out       string        `name:"out" placeholder:"DIR" help:"With --shard: the directory the results are written to (default: each target's tune.dir)."`
@@ -72,10 +73,6 @@ func (c *TuneCmd) Run(e *env) error {
 		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
 	}
 	switch {
-	case c.PD && c.Trace == "" && c.PrometheusRangeFlags.Config == "":
-		return invalidf("--pd goes with --trace, or with --config and a pair target (roles:): --prometheus-url reads one pool's series")
-	case c.PD && c.Plot != "":
-		return invalidf("--plot with --pd: not supported; use --output json")
 	case !c.PD && e.given["kv-link"] && c.PrometheusRangeFlags.Config == "":
 		return invalidf("--kv-link goes with --pd")
 	}
@@ -101,7 +98,7 @@ func (c *TuneCmd) Run(e *env) error {
 		return err
 	}
 	if c.PD {
-		return c.runPD(e, src, stress, model)
+		return c.runPD(e, src, stress, model, format)
 	}
 	serve.Replica, serve.ReplicaNote = c.serveReplica(model)
 	prog := status.NewProgress(e.stderr, "tune: replays", 1, c.Quiet)
@@ -162,6 +159,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	case c.RateScale != 1 || c.Window != "":
 		return trace.Source{}, tune.Serve{}, invalidf("--rate-scale and --window apply to --trace; for history choose --start and --end")
 	}
+	c.PrometheusRangeFlags.pair, c.PrometheusRangeFlags.pairPD = &c.PairSelectFlags, c.PD
 	res, err := c.resolve(e.given)
 	if err == nil {
 		err = checkPeriodSpan(e.given, c.Period, res.grid.End().Sub(res.grid.Start).Seconds())
@@ -169,10 +167,8 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	if err != nil {
 		return trace.Source{}, tune.Serve{}, err
 	}
-	warnConfig(e.stderr, res.deprecations)
+	res.warn(e.stderr)
 	switch {
-	case res.pair != nil && c.Plot != "":
-		return trace.Source{}, tune.Serve{}, invalidf("--plot with a prefill/decode pair: not supported; use --output json")
 	case res.pair == nil && c.PD:
 		return trace.Source{}, tune.Serve{}, invalidf("--pd: --target %s of %s is one pool (no roles:); leave out --pd, or give a pair target", c.Target, c.PrometheusRangeFlags.Config)
 	case res.pair == nil && e.given["kv-link"]:
@@ -191,7 +187,12 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		if err != nil {
 			return trace.Source{}, tune.Serve{}, err
 		}
-		return w.Source(name+" (P/D pair "+res.pair.name+")", c.Seed), tune.Serve{}, nil
+		if res.pair.name != "" {
+			name += " (P/D pair " + res.pair.name + ")"
+		} else {
+			name += " (P/D pair)"
+		}
+		return w.Source(name, c.Seed), tune.Serve{}, nil
 	}
 	prog := status.New(e.stderr)
 	h, _, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
@@ -287,8 +288,9 @@ func parseStress(specs []string, given bool) ([]tune.Stress, error) {
 	return out, nil
 }
 
-// runPD is tune --pd: the pair's targets searched on src (tune.RunPD).
-func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *replica.Replica) error {
+// runPD is tune --pd: the pair's targets searched on src (tune.RunPD),
+// the screened rows drawn to --plot in format.
+func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *replica.Replica, format string) error {
 	link, err := (&SimulateCmd{KVLink: c.KVLink}).kvLink(model)
 	if err != nil {
 		return err
@@ -312,6 +314,11 @@ func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *r
 			return invalid(err)
 		}
 		return fmt.Errorf("tune: %w", err)
+	}
+	if c.Plot != "" {
+		if err := writeRendered(c.Plot, func(w io.Writer) error { return rep.Plot(w, format) }); err != nil {
+			return fmt.Errorf("--plot %s: %w", c.Plot, err)
+		}
 	}
 	if c.Output == "json" {
 		return rep.WriteJSON(e.stdout)

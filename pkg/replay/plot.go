@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -53,7 +54,52 @@ func PlotAt(w io.Writer, format string, results []Result, slo float64, start tim
 	if err != nil {
 		return err
 	}
-	cw, err := Canvas(format, 32*vg.Centimeter, 30*vg.Centimeter)
+	return pl.write(w, format)
+}
+
+// PlotPairAt draws a P/D pair's results (RunAllPD with Config.Timeline)
+// as PlotAt draws one pool's, with the replicas panel split per pool:
+// the load (the pair's arrivals, at the prefill pool), the replicas each
+// policy asked for in the prefill pool, in the decode pool (one colour
+// and dash per policy in both), and TTFT p95 per period over the whole
+// path (the decode pool's first tokens: queue, prefill, KV transfer and
+// first decode step) against the SLO. start as PlotAt's; format "png"
+// or "svg".
+func PlotPairAt(w io.Writer, format string, results []PDResult, slo float64, start time.Time) error {
+	pl, err := newPairPanels(results, slo, start)
+	if err != nil {
+		return err
+	}
+	return pl.write(w, format)
+}
+
+// newPairPanels builds PlotPairAt's plots: newPanels' of each pool, its
+// load and TTFT from the prefill and decode pool's timelines.
+func newPairPanels(results []PDResult, slo float64, start time.Time) (*panels, error) {
+	pre, dec := make([]Result, len(results)), make([]Result, len(results))
+	for i, r := range results {
+		pre[i], dec[i] = r.Prefill, r.Decode
+		pre[i].Policy, dec[i].Policy = r.Policy, r.Policy
+		pre[i].Trace, dec[i].Trace = r.Trace, r.Trace
+	}
+	pp, err := newPanels(pre, slo, start)
+	if err != nil {
+		return nil, err
+	}
+	dp, err := newPanels(dec, slo, start)
+	if err != nil {
+		return nil, err
+	}
+	pp.plots[1].Title.Text = "prefill pool"
+	dp.plots[1].Title.Text = "decode pool"
+	dp.plots[2].Title.Text = "TTFT p95 of the pair's path per period: median (line) and 10-90% (band) per time bin"
+	return &panels{plots: []*plot.Plot{pp.plots[0], pp.plots[1], dp.plots[1], dp.plots[2]}, legendRow: 1, legend: pp.legend, names: pp.names}, nil
+}
+
+// write draws pl on a canvas of format, 32 cm wide and 10 cm high per
+// panel, to w.
+func (pl *panels) write(w io.Writer, format string) error {
+	cw, err := Canvas(format, 32*vg.Centimeter, vg.Length(len(pl.plots))*10*vg.Centimeter)
 	if err != nil {
 		return err
 	}
@@ -74,10 +120,14 @@ func Canvas(format string, width, height vg.Length) (vg.CanvasWriterTo, error) {
 	return nil, fmt.Errorf("plot format %q: want png or svg", format)
 }
 
-// panels are PlotAt's three plots and the policies' legend.
+// panels are the stacked plots (PlotAt's three: load, replicas, TTFT)
+// and the policies' legend, drawn level with plots[legendRow].
 type panels struct {
-	load, reps, ttft *plot.Plot
-	legend           plot.Legend
+	plots     []*plot.Plot
+	legendRow int
+	legend    plot.Legend
+	// names are the legend's entries.
+	names []string
 }
 
 // newPanels builds PlotAt's plots from the results.
@@ -138,6 +188,7 @@ func newPanels(results []Result, slo float64, start time.Time) (*panels, error) 
 	legend.ThumbnailWidth = vg.Points(36) // long enough to show the dashes
 	legend.TextStyle.Font.Size = vg.Points(11)
 	var desired []float64
+	var names []string
 	peak := 1
 	lo, hi := slo, slo
 	for i, r := range results {
@@ -154,6 +205,7 @@ func newPanels(results []Result, slo float64, start time.Time) (*panels, error) 
 		l.Color, l.Dashes, l.Width = c, dashes, vg.Points(1.5)
 		reps.Add(l)
 		legend.Add(r.Policy, l)
+		names = append(names, r.Policy)
 
 		med, band := ttftBands(r.Timeline, span, x)
 		for _, seg := range band {
@@ -203,21 +255,30 @@ func newPanels(results []Result, slo float64, start time.Time) (*panels, error) 
 		p.X.Min, p.X.Max = x(0), x(span)
 		p.Add(plotter.NewGrid())
 	}
-	return &panels{load: load, reps: reps, ttft: ttft, legend: legend}, nil
+	return &panels{plots: []*plot.Plot{load, reps, ttft}, legendRow: 1, legend: legend, names: names}, nil
 }
 
 // draw lays the panels out on dc, stacked and aligned, with the legend in
-// a column of its own on the right, level with the replicas panel; it
-// returns the panels' canvases (load, replicas, TTFT) and the legend's.
+// a column of its own on the right, level with plots[legendRow]; it
+// returns the panels' canvases (in plots' order) and the legend's.
 func (pl *panels) draw(dc draw.Canvas) ([]draw.Canvas, draw.Canvas) {
 	width := dc.Max.X - dc.Min.X
 	// The legend's column: its entries' measured width with a fifth to
-	// spare (a viewer of the SVG without the measured font substitutes a
-	// wider one), at most a third of the width.
-	lw := min(legendWidth(pl.legend, dc)*6/5+6*vg.Millimeter, width/3)
+	// spare, and at least 0.6 em a character (a viewer of the SVG without
+	// the measured font substitutes a wider one; names of narrow
+	// characters, pd(fixed:1;fixed:2), measure well under that), at most
+	// a third of the width.
+	lw := legendWidth(pl.legend, dc) * 6 / 5
+	for _, n := range pl.names {
+		lw = max(lw, pl.legend.ThumbnailWidth+pl.legend.Padding+vg.Length(0.6*float64(utf8.RuneCountInString(n)))*pl.legend.TextStyle.Font.Size)
+	}
+	lw = min(lw+6*vg.Millimeter, width/3)
 	area := draw.Crop(dc, 0, -lw, 0, 0)
-	plots := [][]*plot.Plot{{pl.load}, {pl.reps}, {pl.ttft}}
-	tiles := draw.Tiles{Rows: 3, Cols: 1, PadX: vg.Millimeter, PadY: 4 * vg.Millimeter, PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter}
+	plots := make([][]*plot.Plot, len(pl.plots))
+	for i, p := range pl.plots {
+		plots[i] = []*plot.Plot{p}
+	}
+	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadX: vg.Millimeter, PadY: 4 * vg.Millimeter, PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter}
 	canvases := plot.Align(plots, tiles, area)
 	out := make([]draw.Canvas, len(plots))
 	for i := range plots {
@@ -225,7 +286,7 @@ func (pl *panels) draw(dc draw.Canvas) ([]draw.Canvas, draw.Canvas) {
 		out[i] = canvases[i][0]
 	}
 	lc := draw.Crop(dc, width-lw+3*vg.Millimeter, 0, 0, 0)
-	lc.Max.Y = canvases[1][0].Max.Y
+	lc.Max.Y = canvases[pl.legendRow][0].Max.Y
 	pl.legend.Draw(lc)
 	return out, lc
 }

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -188,7 +187,7 @@ func checkPanels(t *testing.T, res []Result, slo float64, start time.Time) {
 	}
 	dc := draw.New(vgimg.New(32*vg.Centimeter, 30*vg.Centimeter))
 	canvases, lc := pl.draw(dc)
-	for i, p := range []*plot.Plot{pl.load, pl.reps, pl.ttft} {
+	for i, p := range pl.plots {
 		data := p.DataCanvas(canvases[i])
 		allowed := vg.Points(14) // a tick label's half height and the padding, with room
 		if p.Title.Text != "" {
@@ -287,5 +286,74 @@ func TestLog10Ticks(t *testing.T) {
 	}
 	if want := []string{"0.01", "0.1", "1", "10", "100"}; !slices.Equal(labels, want) {
 		t.Errorf("labels %q, want %q", labels, want)
+	}
+}
+
+// TestPlotPair: PlotPairAt on two pair policies over 6 h, each pool's
+// timeline written by hand: the prefill pool at 1 replica under
+// "pd-alpha" and 2 under "pd-beta", the decode pool at 3 under both;
+// TTFT p95 0.05 s at the prefill pool (its own part), 0.3 s at the
+// decode pool (the whole path). Four panels, 40 cm high: load, prefill
+// replicas (axis to the peak 2 x 1.08 = 2.16: the 99th percentile, 2,
+// x 1.15 rounds up to 3, above the peak), decode replicas (3 x 1.08 =
+// 3.24), and the pair's TTFT from the decode pool's timeline (axis
+// log10(0.3 / 1.5) to log10(2 x 1.5) with the SLO 2 s, within the
+// replay's quantile sketch's bucket, 0.1%; the prefill pool's 0.05 s
+// would have put its bottom at log10(0.05 / 1.5)). Each
+// policy is in the legend once and every text inside the canvas.
+func TestPlotPair(t *testing.T) {
+	tl := func(desired int, ttft float64) []Sample {
+		var s []Sample
+		for x := 15.0; x <= 6*3600; x += 15 {
+			s = append(s, Sample{T: x, ArrivalRate: 5, Desired: desired, TTFTP95: ttft})
+		}
+		return s
+	}
+	res := []PDResult{
+		{Policy: "pd-alpha", Trace: "t", Prefill: Result{Timeline: tl(1, 0.05)}, Decode: Result{Timeline: tl(3, 0.3)}},
+		{Policy: "pd-beta", Trace: "t", Prefill: Result{Timeline: tl(2, 0.05)}, Decode: Result{Timeline: tl(3, 0.3)}},
+	}
+	pl, err := newPairPanels(res, 2, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.plots) != 4 {
+		t.Fatalf("%d panels, want 4", len(pl.plots))
+	}
+	for i, want := range []struct {
+		title    string
+		min, max float64
+	}{
+		{"prefill pool", 0, 2.16},
+		{"decode pool", 0, 3.24},
+		{"TTFT p95 of the pair's path", math.Log10(0.2), math.Log10(3)},
+	} {
+		p := pl.plots[i+1]
+		if !strings.HasPrefix(p.Title.Text, want.title) || math.Abs(p.Y.Min-want.min) > 1e-3 || math.Abs(p.Y.Max-want.max) > 1e-3 {
+			t.Errorf("panel %d: %q, y %g..%g; want %q, %g..%g", i+1, p.Title.Text, p.Y.Min, p.Y.Max, want.title, want.min, want.max)
+		}
+	}
+	var b bytes.Buffer
+	if err := PlotPairAt(&b, "svg", res, 2, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := svgtest.Parse(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (40 * vg.Centimeter).Points(); math.Abs(doc.H-want) > 0.5 {
+		t.Errorf("canvas %.0f pt high, want %.0f (four panels)", doc.H, want)
+	}
+	for _, x := range doc.Outside(0.6) {
+		t.Errorf("text %q ends outside the canvas", x.Body)
+	}
+	for _, p := range []string{"pd-alpha", "pd-beta"} {
+		if n := strings.Count(b.String(), ">"+p+"<"); n != 1 {
+			t.Errorf("%s appears %d times, want once (one legend)", p, n)
+		}
+	}
+	var png bytes.Buffer
+	if err := PlotPairAt(&png, "png", res, 2, time.Time{}); err != nil || !bytes.HasPrefix(png.Bytes(), []byte("\x89PNG")) {
+		t.Errorf("png: %v", err)
 	}
 }

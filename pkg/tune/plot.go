@@ -60,6 +60,9 @@ func (r Report) plot() (*plot.Plot, plot.Legend, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("tune: screened policies (budget %s misses)", pct(r.MaxMissPct))
 	p.X.Label.Text = "replica-minutes (screening sample)"
+	if r.pair {
+		p.X.Label.Text = "replica-minutes of both pools (screening sample)"
+	}
 	p.Y.Label.Text = fmt.Sprintf("SLO misses (%% of requests; log above %g%%)", m.lin)
 	p.Y.Tick.Marker = m
 	legend := plot.NewLegend()
@@ -225,4 +228,11 @@ func (m missMap) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ticks
+}
+
+// Plot draws a pair's screened rows as Report.Plot draws one pool's: SLO
+// misses of the pair's requests against both pools' replica-minutes, the
+// frontier, the budget and the winner. format is "png" or "svg".
+func (r PDReport) Plot(w io.Writer, format string) error {
+	return Report{Policy: r.Policy, Outcome: r.Outcome, Rows: r.Rows, pair: true}.Plot(w, format)
 }

@@ -96,3 +96,28 @@ func TestMissMap(t *testing.T) {
 		t.Errorf("a 2%% budget: linear to %g, want 0.1", m.lin)
 	}
 }
+
+// TestPDPlot: a pair's report drawn as one pool's, its x axis both
+// pools' replica-minutes and the winner named in the legend.
+func TestPDPlot(t *testing.T) {
+	r := PDReport{Policy: "recommended(prefill=0.5,decode=0.7)", Outcome: Outcome{MaxMissPct: 0.1}}
+	for i, tp := range []float64{0.3, 0.5, 0.7} {
+		r.Rows = append(r.Rows, Row{Policy: pdCandidate(tp, 0.7), Screen: Figures{ReplicaMinutes: 100 + 10*float64(i)}, Frontier: i == 0})
+	}
+	var b bytes.Buffer
+	if err := r.Plot(&b, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := svgtest.Parse(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"replica-minutes of both pools (screening sample)", "winner: recommended(prefill=0.5,decode=0.7)"} {
+		if _, ok := doc.Find(want); !ok {
+			t.Errorf("plot lacks %q", want)
+		}
+	}
+	for _, x := range doc.Outside(0.6) {
+		t.Errorf("text %q ends outside the canvas", x.Body)
+	}
+}

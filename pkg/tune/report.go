@@ -193,6 +193,9 @@ type Report struct {
 	Replays int `json:"replays"`
 
 	winner Candidate
+	// pair: the rows are a P/D pair's (PDReport.Plot), replica time both
+	// pools'.
+	pair bool
 }
 
 // Baseline is one baseline policy's figures on the two parts.
