@@ -171,8 +171,8 @@ func plotFileFormat(path string) (string, error) {
 }
 
 // plotDirOK checks, before a long run, that the plot's directory exists
-// and that path is not itself a directory (invalid input otherwise);
-// whether it is writable shows when the file is created (exit 1).
+// and that path is not itself a directory (invalid input otherwise), and
+// that a file can be created there (outputDirWritable: exit 1 otherwise).
 func plotDirOK(path string) error {
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -181,7 +181,7 @@ func plotDirOK(path string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return invalidf("--plot %q: is a directory; want the name of the file to write", path)
 	}
-	return nil
+	return outputDirWritable("plot", path, dir)
 }
 
 // source opens the trace with its transforms; a file is read once here to
