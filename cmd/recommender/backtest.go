@@ -281,12 +281,15 @@ func (f *PrometheusRangeFlags) pairFromConfig(given map[string]bool, tg *config.
 // fromURL reads --prometheus-url, --server, --selector and
 // --replicas-query: where the series are, and r's serve.
 func (f *PrometheusRangeFlags) fromURL(r *resolved) (where, error) {
-	if _, err := httpurl.Parse(f.PrometheusURL); err != nil {
-		shown := redactURL(f.PrometheusURL) // as typed (not re-escaped), but no password
-		if errors.Is(err, httpurl.ErrPort) {
-			return where{}, invalidf("--prometheus-url %s: %v", shown, err)
-		}
+	u, err := httpurl.Parse(f.PrometheusURL)
+	shown := redactURL(f.PrometheusURL) // as typed (not re-escaped), but no password
+	switch {
+	case errors.Is(err, httpurl.ErrPort):
+		return where{}, invalidf("--prometheus-url %s: %v", shown, err)
+	case err != nil:
 		return where{}, invalidf("--prometheus-url %s: want http://HOST[:PORT][/PATH] or https://...", shown)
+	case strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v1"):
+		return where{}, invalidf("--prometheus-url %s: the base URL without /api/v1 (the client adds /api/v1/query), e.g. http://prometheus:9090", shown)
 	}
 	if f.Selector == "" {
 		return where{}, invalidf("--prometheus-url needs --selector '{...}'")
