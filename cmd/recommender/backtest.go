@@ -377,6 +377,9 @@ func (c *BacktestCmd) Run(e *env) error {
 	if len(specs) == 0 {
 		specs = DefaultBacktestPolicies
 	}
+	if err := repeatedPolicy(specs); err != nil {
+		return err
+	}
 	var pols []replay.Policy
 	for i, s := range specs {
 		p, err := replay.ParsePolicy(policySpec(s))

@@ -52,6 +52,9 @@ func (c *SimulateCmd) Run(e *env) error {
 	if len(specs) == 0 {
 		specs = replay.DefaultPolicies
 	}
+	if err := repeatedPolicy(specs); err != nil {
+		return err
+	}
 	pols := make([]replay.Policy, 0, len(specs))
 	for _, s := range specs {
 		if c.PD {
@@ -327,6 +330,21 @@ var policySpecSepRE = regexp.MustCompile(`\s*([,=:()])\s*`)
 // a name or a value is left for the parser to refuse.
 func policySpec(s string) string {
 	return strings.TrimSpace(policySpecSepRE.ReplaceAllString(s, "$1"))
+}
+
+// repeatedPolicy refuses a --policy given twice (as policySpec reads it):
+// its replay would be run twice and its row printed twice, and the JSON
+// and CSV rows, named by the policy, would collide.
+func repeatedPolicy(specs []string) error {
+	seen := map[string]int{}
+	for i, s := range specs {
+		k := policySpec(s)
+		if j, ok := seen[k]; ok {
+			return invalidf("--policy #%d %q repeats #%d: give each policy once", i+1, s, j+1)
+		}
+		seen[k] = i
+	}
+	return nil
 }
 
 // progressLabel is simulate's progress label: "simulating 1 policy",
