@@ -4,8 +4,10 @@ BIN ?= bin/infscale
 
 .PHONY: build image test deadcode test-deploy test-chart test-keda test-kube bench matrix lint fuzz tools
 
+# The revision is linked in too (as the image does): go stamps vcs.revision
+# only in a checkout whose .git is a directory, not in a git worktree.
 build:
-	$(GO) build -o $(BIN) ./cmd/recommender
+	$(GO) build -ldflags "-X main.buildRevision=$(REVISION)" -o $(BIN) ./cmd/recommender
 
 # The container image (Dockerfile) built by the first of docker (with
 # BuildKit), podman or buildah on PATH, or CONTAINER_TOOL; all three take the

@@ -354,12 +354,15 @@ func (f *PrometheusRangeFlags) pairFromConfig(given map[string]bool, tg *config.
 
 // urlClient checks --prometheus-url: where its client reads.
 func (f *PrometheusRangeFlags) urlClient() (where, error) {
-	if _, err := httpurl.Parse(f.PrometheusURL); err != nil {
-		shown := redactURL(f.PrometheusURL) // as typed (not re-escaped), but no password
-		if errors.Is(err, httpurl.ErrPort) {
-			return where{}, invalidf("--prometheus-url %s: %v", shown, err)
-		}
+	u, err := httpurl.Parse(f.PrometheusURL)
+	shown := redactURL(f.PrometheusURL) // as typed (not re-escaped), but no password
+	switch {
+	case errors.Is(err, httpurl.ErrPort):
+		return where{}, invalidf("--prometheus-url %s: %v", shown, err)
+	case err != nil:
 		return where{}, invalidf("--prometheus-url %s: want http://HOST[:PORT][/PATH] or https://...", shown)
+	case strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v1"):
+		return where{}, invalidf("--prometheus-url %s: the base URL without /api/v1 (the client adds /api/v1/query), e.g. http://prometheus:9090", shown)
 	}
 	return where{client: promql.ClientConfig{URL: f.PrometheusURL, Timeout: f.QueryTimeout}}, nil
 }
@@ -550,6 +553,9 @@ func (c *BacktestCmd) Run(e *env) error {
 	specs := c.Policy
 	if len(specs) == 0 {
 		specs = DefaultBacktestPolicies
+	}
+	if err := repeatedPolicy(specs); err != nil {
+		return err
 	}
 	var pols []replay.Policy
 	for i, s := range specs {

@@ -24,6 +24,9 @@ func TestBacktestBadInput(t *testing.T) {
 	}{
 		{[]string{"backtest"}, "give --config FILE --target NAME, or --prometheus-url"},
 		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1"}, "needs --selector"},
+		// As prometheus.url in a config: the base URL (the client adds /api/v1/query).
+		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1/api/v1/", "--selector", `{namespace="llm"}`}, "--prometheus-url http://127.0.0.1:1/api/v1/: the base URL without /api/v1 (the client adds /api/v1/query), e.g. http://prometheus:9090"},
+		{[]string{"profile", "--prometheus-url", "http://127.0.0.1:1/prom/api/v1", "--selector", `{namespace="llm"}`}, "--prometheus-url http://127.0.0.1:1/prom/api/v1: the base URL without /api/v1"},
 		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", "{namespace="}, "--selector"},
 		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--start", "yesterday"}, "--start"},
 		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--start", "now", "--end=-1h"}, "is not before"},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/infscale/infscale/internal/atomicfile"
 	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
@@ -272,6 +273,17 @@ func fileError(flag, path string, err error) error {
 		return invalidf("--%s %s: %v", flag, path, pe.Err)
 	}
 	return invalidf("--%s: %w", flag, err)
+}
+
+// outputDirWritable refuses dir, where the value path of an output flag
+// is written, when no file can be created in it now (atomicfile.CheckDir):
+// checked before the run, whose result would otherwise be lost at its end.
+// A runtime condition, exit 1, as an unwritable serve --state-dir.
+func outputDirWritable(flag, path, dir string) error {
+	if err := atomicfile.CheckDir(dir); err != nil {
+		return fmt.Errorf("--%s %s: directory %w; choose a directory you can write to (checked before the run, whose result would be lost at its end)", flag, path, err)
+	}
+	return nil
 }
 
 // existingFile refuses path, the value of flag, when it is not a file that

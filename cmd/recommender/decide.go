@@ -657,6 +657,14 @@ func readState(path string) (*recommend.State, error) {
 		if fi, derr := os.Stat(filepath.Dir(path)); derr != nil || !fi.IsDir() {
 			return nil, invalidf("--state %s: the directory %s does not exist (the file is created there after the decision)", path, filepath.Dir(path))
 		}
+	}
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		// Written after the decision, atomically (a temporary file beside it).
+		if werr := outputDirWritable("state", path, filepath.Dir(path)); werr != nil {
+			return nil, werr
+		}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}
 	var pe *fs.PathError

@@ -573,11 +573,12 @@ func TestDecideCLIPageNoTTFT(t *testing.T) {
 	}
 }
 
-// A page whose running + waiting overflows float64 (1.7e308 + 1.7e308 =
-// +Inf) is the huge case: raw capped at 2147483647, then from 1 the scaleUp
-// limit max(1 + 4, ceil(1 × 2)) = 5; never min or negative.
+// Signals whose running + waiting overflows float64 (1.7e308 + 1.7e308 =
+// +Inf) are the huge case: raw capped at 2147483647, then from 1 the scaleUp
+// limit max(1 + 4, ceil(1 × 2)) = 5; never min or negative. (A page with
+// such counts is refused: TestDecideCLIHugeCountPage.)
 func TestDecideCLIOverflowPage(t *testing.T) {
-	d := decideOK(t, "testdata/vllm-overflow.prom", "--target", "4", "--current", "1")
+	d := decideOK(t, "--running", "1.7e308", "--waiting", "1.7e308", "--target", "4", "--current", "1")
 	wantDecision(t, d, 5, "ScaleUpLimit")
 	// Overflow, not unknown: valid with no finite value (JSON null), capped.
 	if q := d.Raw["queue"]; !q.Valid || q.Value != nil || q.Replicas == nil || *q.Replicas != 2147483647 || d.Steps[0].Value != 2147483647 {
@@ -585,14 +586,20 @@ func TestDecideCLIOverflowPage(t *testing.T) {
 	}
 }
 
-// Two sane pages running 1e308 each: the sum over replicas overflows
-// float64 and is the huge case (not unknown): capped, then from 2 the
-// scaleUp limit max(2 + 4, ceil(2 × 2)) = 6.
-func TestDecideCLIOverflowAcrossPages(t *testing.T) {
+// Pages running 1e308 or 1.7e308 requests are no load a server can hold
+// (more than scrape.MaxRequests, a billion, in one series): refused at the
+// line, exit 2, no decision (they used to decide the replica cap).
+func TestDecideCLIHugeCountPage(t *testing.T) {
 	p := pageCopies(t, "testdata/vllm-running1e308.prom", 2)
-	d := decideOK(t, p[0], p[1], "--target", "4", "--current", "2")
-	wantDecision(t, d, 6, "ScaleUpLimit")
-	if q := d.Raw["queue"]; !q.Valid || q.Replicas == nil || *q.Replicas != 2147483647 {
-		t.Errorf("raw %+v: want the sum's overflow valid and capped at 2147483647", q)
+	for _, tc := range []struct {
+		page, want string
+	}{
+		{"testdata/vllm-overflow.prom", `testdata/vllm-overflow.prom:1: invalid metrics page: {__name__="vllm:num_requests_running", model_name="m"} is 1.7e+308, not a running-request count (allowed: 0 to 1e+09)`},
+		{p[0], p[0] + `:1: invalid metrics page: {__name__="vllm:num_requests_running", model_name="m"} is 1e+308, not a running-request count (allowed: 0 to 1e+09)`},
+	} {
+		code, out, errs := runDecide(t, tc.page, "--target", "4", "--current", "2")
+		if code != exitInvalid || out != "" || !strings.Contains(errs, tc.want) {
+			t.Errorf("decide %s: exit %d, stdout %q, stderr %q; want exit 2, nothing decided, %q", tc.page, code, out, errs, tc.want)
+		}
 	}
 }

@@ -133,9 +133,14 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	// A size that does not parse keeps the base value, so Validate does not
 	// report the same flag a second time as "0 is invalid".
 	if f.Reserve != nil {
-		if v, err := parseBytes(*f.Reserve); err != nil {
+		switch v, err := parseBytes(*f.Reserve); {
+		case err != nil:
 			flagErr("reserve", err)
-		} else {
+		case c.GPU.MemoryBytes > 0 && v >= c.GPU.MemoryBytes:
+			// Per GPU: more GPUs (--tp), the model's "does not fit"
+			// advice, would not help.
+			flagErr("reserve", fmt.Errorf("%s is the whole memory of one %s (%g GB) or more: it is kept on each GPU besides the weights, e.g. 4GB", *f.Reserve, c.GPU.Name, c.GPU.MemoryBytes/1e9))
+		default:
 			c.ReserveBytes = v
 		}
 	}

@@ -118,6 +118,10 @@ func TestGPUInvalid(t *testing.T) {
 		{[]string{"--dtype", "fp4", "--memory-utilization", "1.5", "--tp", "0"},
 			[]string{"--dtype", "int4", "--memory-utilization", "(0, 1]", "--tp"}},
 		{[]string{"--reserve", "lots"}, []string{"--reserve", "GiB"}},
+		// A reserve of an H100's 80 GB or more leaves no memory on any GPU:
+		// it said "-1e+30 GB for KV cache ... use more GPUs (--tp)".
+		{[]string{"--reserve", "1e30GB"}, []string{"infscale: --reserve: 1e30GB is the whole memory of one h100-sxm (80 GB) or more: it is kept on each GPU besides the weights, e.g. 4GB\n"}},
+		{[]string{"--gpu", "a10g", "--reserve", "24GB"}, []string{"--reserve: 24GB is the whole memory of one a10g (24 GB) or more"}},
 		{[]string{"--accounting", "exact"}, []string{"--accounting", "nominal, vllm"}},
 		{[]string{"--context", "0"}, []string{"--context"}},
 		{[]string{"--model", "llama-3.1-70b"}, []string{"does not fit", "--tp"}},

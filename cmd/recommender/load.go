@@ -479,7 +479,8 @@ func (p *loadProgress) reset() { p.line.Done() }
 
 // calibrationPathOK checks, before the work that precedes the writing
 // (after), that --calibrate names a file that can be written: its directory
-// exists and it is not a directory itself.
+// exists, it is not a directory itself (invalid input otherwise), and a
+// file can be created there (outputDirWritable: exit 1 otherwise).
 func calibrationPathOK(path, after string) error {
 	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
 		return invalidf("--calibrate %s: the directory %s does not exist (the file is written there after %s)", path, filepath.Dir(path), after)
@@ -487,7 +488,7 @@ func calibrationPathOK(path, after string) error {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return invalidf("--calibrate %s: is a directory (want the path of a JSON file to write)", path)
 	}
-	return nil
+	return outputDirWritable("calibrate", path, filepath.Dir(path))
 }
 
 // writeCalibrationFile writes cal as the calibration file's JSON.

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/cmd/recommender/internal/demo"
+	"github.com/infscale/infscale/internal/appendlog"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/serve"
@@ -57,7 +59,7 @@ type ServeCmd struct {
 	Config           string        `name:"config" short:"c" type:"path" help:"Configuration file (YAML, docs/config.md). Required unless --demo or --demo-zero."`
 	Listen           string        `name:"listen" help:"HTTP address for /metrics, /healthz, /readyz, /debug/decisions; overrides the config's listen."`
 	StateDir         string        `name:"state-dir" type:"path" help:"Directory for per-target state (stabilisation history, scale events) so that a restart carries on the windows."`
-	AuditLog         string        `name:"audit-log" type:"path" help:"Append one JSON line per decision to this file."`
+	AuditLog         string        `name:"audit-log" type:"path" help:"Append one JSON line per decision to this file (created if absent). A named pipe needs its reader running before serve starts; lines a stalled reader does not take are dropped and counted (infscale_query_errors_total{reason=\"audit_write\"}), never holding up a decision."`
 	LogLevel         string        `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level: debug, info, warn, error."`
 	LogFormat        string        `name:"log-format" default:"text" enum:"text,json" help:"Log format: text or json."`
 	Demo             bool          `name:"demo" help:"Run the quickstart: a simulated vLLM fleet under a load ramp, served in embedded mode, decisions printed as they happen."`
@@ -146,6 +148,26 @@ func (c *ServeCmd) Run(e *env) error {
 	// client-go's retries (informers, discovery, the Lease) in serve's log,
 	// not klog's stderr, at most once a minute per message.
 	klog.SetSlogLogger(slog.New(kube.ClientLogHandler(log.Handler(), time.Minute)))
+	var audit io.WriteCloser
+	if c.AuditLog != "" {
+		// Never blocking serve: a FIFO without a reader is refused, one
+		// whose reader stalls drops lines (appendlog).
+		f, err := appendlog.Open(c.AuditLog)
+		switch {
+		case errors.Is(err, appendlog.ErrDirectory):
+			return invalidf("--audit-log %v", err)
+		case errors.Is(err, appendlog.ErrNoReader):
+			return fmt.Errorf("--audit-log %w", err) // runtime: exit 1
+		case err != nil:
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return fmt.Errorf("--audit-log %s: %w; give a file serve may create or append to", c.AuditLog, err) // runtime I/O: exit 1, as --state-dir
+		}
+		defer f.Close()
+		audit = f
+	}
 	o := serve.Options{ConfigPath: c.Config, Listen: c.Listen, StateDir: c.StateDir, Version: version(), Log: log,
 		Cluster: func() (*kube.Cluster, error) { return kube.Connect(c.Kubeconfig) }}
 	if el, err := c.elector(c.Kubeconfig, log); err != nil {
@@ -153,13 +175,8 @@ func (c *ServeCmd) Run(e *env) error {
 	} else if el != nil {
 		o.Elector, o.IsLeader = el, el.IsLeader
 	}
-	if c.AuditLog != "" {
-		f, err := os.OpenFile(c.AuditLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			return fmt.Errorf("--audit-log: %w", err) // runtime I/O: exit 1, as --state-dir
-		}
-		defer f.Close()
-		o.Audit = f
+	if audit != nil {
+		o.Audit = audit
 	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

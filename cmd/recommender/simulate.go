@@ -52,6 +52,9 @@ func (c *SimulateCmd) Run(e *env) error {
 	if len(specs) == 0 {
 		specs = replay.DefaultPolicies
 	}
+	if err := repeatedPolicy(specs); err != nil {
+		return err
+	}
 	pols := make([]replay.Policy, 0, len(specs))
 	for _, s := range specs {
 		if c.PD {
@@ -171,8 +174,8 @@ func plotFileFormat(path string) (string, error) {
 }
 
 // plotDirOK checks, before a long run, that the plot's directory exists
-// and that path is not itself a directory (invalid input otherwise);
-// whether it is writable shows when the file is created (exit 1).
+// and that path is not itself a directory (invalid input otherwise), and
+// that a file can be created there (outputDirWritable: exit 1 otherwise).
 func plotDirOK(path string) error {
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -181,7 +184,7 @@ func plotDirOK(path string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return invalidf("--plot %q: is a directory; want the name of the file to write", path)
 	}
-	return nil
+	return outputDirWritable("plot", path, dir)
 }
 
 // source opens the trace with its transforms; a file is read once here to
@@ -327,6 +330,21 @@ var policySpecSepRE = regexp.MustCompile(`\s*([,=:()])\s*`)
 // a name or a value is left for the parser to refuse.
 func policySpec(s string) string {
 	return strings.TrimSpace(policySpecSepRE.ReplaceAllString(s, "$1"))
+}
+
+// repeatedPolicy refuses a --policy given twice (as policySpec reads it):
+// its replay would be run twice and its row printed twice, and the JSON
+// and CSV rows, named by the policy, would collide.
+func repeatedPolicy(specs []string) error {
+	seen := map[string]int{}
+	for i, s := range specs {
+		k := policySpec(s)
+		if j, ok := seen[k]; ok {
+			return invalidf("--policy #%d %q repeats #%d: give each policy once", i+1, s, j+1)
+		}
+		seen[k] = i
+	}
+	return nil
 }
 
 // progressLabel is simulate's progress label: "simulating 1 policy",

@@ -203,6 +203,12 @@ func TestSimulateInvalid(t *testing.T) {
 			t.Errorf("--policy %s: exit %d, stderr %q; want exit 2 and one line at column 25", pol, code, errs)
 		}
 	}
+	// A policy given twice was replayed twice, its row printed twice (JSON
+	// and CSV rows, named by the policy, collided): refused, spaces around
+	// separators not making it another.
+	if code, out, errs := runSimulate(t, "--policy", "queue:24", "--policy", "fixed:2", "--policy", "queue: 24"); code != 2 || out != "" || errs != "infscale: --policy #3 \"queue: 24\" repeats #1: give each policy once\n" {
+		t.Errorf("a policy twice: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
 	if code, _, errs := runSimulate(t, "--policy", "hpa(queue:24),behavior=none,downwindow=60,downwindow=300"); code != 2 || !strings.Contains(errs, "at column 43: option downwindow given twice (also at column 29)") {
 		t.Errorf("downwindow twice: exit %d, stderr %q", code, errs)
 	}

@@ -47,6 +47,9 @@ func (c *SynthWeekCmd) Run(e *env) error {
 		if st, err := os.Stat(filepath.Dir(filepath.Clean(c.OpenMetrics))); err != nil || !st.IsDir() {
 			return invalidf("--openmetrics %s: directory %s does not exist", c.OpenMetrics, filepath.Dir(filepath.Clean(c.OpenMetrics)))
 		}
+		if err := outputDirWritable("openmetrics", c.OpenMetrics, filepath.Dir(filepath.Clean(c.OpenMetrics))); err != nil {
+			return err
+		}
 	}
 	promtool, err := exec.LookPath(c.Promtool)
 	if err != nil {

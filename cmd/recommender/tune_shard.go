@@ -10,6 +10,7 @@ import (
 
 	promconfig "github.com/prometheus/common/config"
 
+	"github.com/infscale/infscale/internal/atomicfile"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/tune"
@@ -98,6 +99,23 @@ func (c *TuneCmd) runShard(e *env) error {
 	for _, t := range mine {
 		if c.Out == "" && t.Tune.Dir == "" {
 			return invalidf("target %s: give --out DIR or the target's tune.dir (where serve reads the result)", t.Name)
+		}
+		// Each result is written after minutes of tuning: a directory that
+		// cannot take it is refused first.
+		if c.Out != "" {
+			if fi, err := os.Stat(c.Out); err != nil || !fi.IsDir() {
+				return invalidf("--out %s: not an existing directory (the results are written there as TARGET.json)", c.Out)
+			}
+			if err := outputDirWritable("out", c.Out, c.Out); err != nil {
+				return err
+			}
+			continue
+		}
+		if fi, err := os.Stat(t.Tune.Dir); err != nil || !fi.IsDir() {
+			return invalidf("target %s: tune.dir %s: not an existing directory (the result is written there as %s.json, where serve reads it)", t.Name, t.Tune.Dir, t.Name)
+		}
+		if err := atomicfile.CheckDir(t.Tune.Dir); err != nil {
+			return fmt.Errorf("target %s: tune.dir %w; choose a directory you can write to (checked before tuning, whose result would be lost at its end)", t.Name, err)
 		}
 	}
 	rt, err := promconfig.NewRoundTripperFromConfig(file.Prometheus.HTTPClientConfig, "infscale")

@@ -7,7 +7,9 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -35,5 +37,29 @@ func Write(path string, data []byte) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	return nil
+}
+
+// ErrNotWritable is CheckDir's error for a directory Write cannot create
+// files in.
+var ErrNotWritable = errors.New("not writable")
+
+// CheckDir reports, before a long run whose result Write writes into dir,
+// whether Write can create its temporary file there now: it creates one
+// (hidden, ".infscale-check.*.tmp") and removes it. Errors: "DIR: not
+// writable: REASON" (errors.Is ErrNotWritable; REASON the system's, e.g.
+// read-only file system, permission denied), naming DIR; a missing dir is
+// one of them (callers that word it better check existence first).
+func CheckDir(dir string) error {
+	f, err := os.CreateTemp(dir, ".infscale-check.*.tmp")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("%s: %w: %w", dir, ErrNotWritable, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
 	return nil
 }

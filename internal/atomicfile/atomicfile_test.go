@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,5 +60,25 @@ func TestWriteMode(t *testing.T) {
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
 		t.Errorf("mode %v (%v), want -rw-r--r--", fi.Mode().Perm(), err)
+	}
+}
+
+// TestCheckDir: a writable directory passes and keeps no file; /proc (no
+// file can be created at its top on Linux, root included) is refused with
+// ErrNotWritable, the directory and the system's reason.
+func TestCheckDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := CheckDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("%d entries left in the directory, want 0", len(ents))
+	}
+	if fi, err := os.Stat("/proc/self"); err != nil || !fi.IsDir() {
+		t.Skip("no /proc for a directory no file can be created in")
+	}
+	err := CheckDir("/proc")
+	if !errors.Is(err, ErrNotWritable) || !strings.HasPrefix(err.Error(), "/proc: not writable: ") {
+		t.Errorf("CheckDir(/proc) = %v, want \"/proc: not writable: REASON\"", err)
 	}
 }

@@ -99,7 +99,11 @@ func openTable(name string, rd io.Reader, required ...string) (*table, error) {
 	}
 	t := &table{file: name, r: r, cols: map[string]int{}}
 	for i, h := range head {
-		t.cols[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if j, dup := t.cols[h]; dup && h != "" {
+			return nil, fmt.Errorf("%s:1: column %s appears twice (fields %d and %d): which one holds the values is unknown; keep one", name, h, j+1, i+1)
+		}
+		t.cols[h] = i
 	}
 	var missing []string
 	for _, c := range required {
@@ -186,7 +190,8 @@ func (t *table) count(col string, lo, hi int) (int, error) {
 // stage_index, stage_rate_rps, stage_duration_s, and an output length
 // (output_len_spec or output_len_meas_mean) and a prompt length
 // (question_len, prompt_len_spec_mean or prompt_len_meas_mean). Errors
-// name file:line:column and the column.
+// name file:line:column and the column; a column named twice in the
+// header and an experiment and stage given on two rows are errors too.
 func ReadGroundTruth(name string) ([]Stage, error) {
 	return readFile(name, ParseGroundTruth)
 }
@@ -216,6 +221,20 @@ func ParseGroundTruth(name string, rd io.Reader) ([]Stage, error) {
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no rows after the header", name)
+	}
+	// A stage counted twice would weigh twice in every MAPE, and a peer's
+	// prediction of it would match both.
+	seen := map[Key]int{}
+	var dups []error
+	for _, s := range out {
+		if l, ok := seen[s.Key()]; ok {
+			dups = append(dups, fmt.Errorf("%s:%d: experiment %q stage %d repeats line %d: one row per experiment and stage; remove one", name, s.Line, s.Experiment, s.StageIndex, l))
+			continue
+		}
+		seen[s.Key()] = s.Line
+	}
+	if len(dups) > 0 {
+		return nil, errors.Join(dups...)
 	}
 	return out, nil
 }

@@ -85,3 +85,25 @@ func TestMissingMeasuredColumns(t *testing.T) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestDuplicateRowsRefused: a stage given twice (two files concatenated)
+// would weigh twice in every MAPE, a peer's prediction given twice would
+// be matched twice, and a header naming a column twice leaves unknown
+// which field holds it: each is refused at its line.
+func TestDuplicateRowsRefused(t *testing.T) {
+	body := "e,m,H100,1,0,1,600,100,10,5\ne,m,H100,1,1,2,600,100,10,6\ne,m,H100,1,0,1,600,100,10,7\n"
+	_, err := ParseGroundTruth("gt.csv", strings.NewReader(header+body))
+	if want := `gt.csv:4: experiment "e" stage 0 repeats line 2: one row per experiment and stage; remove one`; err == nil || err.Error() != want {
+		t.Errorf("ground truth: err = %v, want %q", err, want)
+	}
+	_, err = ParseGroundTruth("gt.csv", strings.NewReader(strings.Replace(header, "question_len", "tp", 1)+body))
+	if want := "gt.csv:1: column tp appears twice (fields 4 and 8): which one holds the values is unknown; keep one"; err == nil || err.Error() != want {
+		t.Errorf("header: err = %v, want %q", err, want)
+	}
+	peers := "experiment,stage_index,metric_name,simulator,predicted_ms\n" +
+		"e,0,ttft_mean,vidur,10\ne,0,ttft_mean,blis,11\ne,1,ttft_mean,vidur,12\ne,0,ttft_mean,vidur,13\n"
+	_, err = ParsePeers("peers.csv", strings.NewReader(peers))
+	if want := `peers.csv:5: simulator vidur's ttft_mean of experiment "e" stage 0 repeats line 2: one prediction per simulator, metric and stage; remove one`; err == nil || err.Error() != want {
+		t.Errorf("peers: err = %v, want %q", err, want)
+	}
+}

@@ -22,7 +22,8 @@ type Prediction struct {
 // ReadPeers reads a peers CSV: columns experiment, stage_index,
 // metric_name, simulator, predicted_ms (actual_ms optional). Rows of
 // metrics accuracy does not compare are skipped. Errors name
-// file:line:column and the column.
+// file:line:column and the column; a simulator's prediction of one
+// metric and stage given on two rows is an error too.
 func ReadPeers(name string) ([]Prediction, error) {
 	return readFile(name, ParsePeers)
 }
@@ -33,6 +34,12 @@ func ParsePeers(name string, rd io.Reader) ([]Prediction, error) {
 	if err != nil {
 		return nil, err
 	}
+	type peerKey struct {
+		Key
+		m   Metric
+		sim string
+	}
+	seen := map[peerKey]int{} // the line of each prediction
 	known := map[Metric]bool{}
 	for _, m := range Metrics {
 		known[m] = true
@@ -59,6 +66,11 @@ func ParsePeers(name string, rd io.Reader) ([]Prediction, error) {
 		if e := errors.Join(err, err2, err3, err4); e != nil {
 			return Prediction{}, false, e
 		}
+		k := peerKey{Key{t.str("experiment"), st}, m, sim}
+		if l, ok := seen[k]; ok {
+			return Prediction{}, false, fmt.Errorf("%s:%d: simulator %s's %s of experiment %q stage %d repeats line %d: one prediction per simulator, metric and stage; remove one", name, t.line(), sim, m, k.Experiment, st, l)
+		}
+		seen[k] = t.line()
 		return Prediction{Key: Key{t.str("experiment"), st}, Metric: m, Simulator: sim, PredictedMS: p, ActualMS: a}, true, nil
 	})
 	if err != nil {

@@ -23,7 +23,9 @@ import (
 	"github.com/infscale/infscale/pkg/modelserver"
 )
 
-// Load reads, decodes strictly and validates the configuration file at path.
+// Load reads, decodes strictly and validates the configuration file at path,
+// and checks the files its prometheus: client reads (credentials, TLS):
+// each a regular file that opens, the TLS ones loading.
 // On any problem it returns a nil *File and an Errors listing every problem
 // found (unknown keys, wrong types, bad values), each with file:line:col, the
 // key and what is allowed. Read errors are returned as they are (not Errors).
@@ -36,7 +38,7 @@ func Load(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Parse(data, path)
+	return parse(data, path, true)
 }
 
 // MaxFileSize is the largest configuration file Load reads: 4 MiB, some
@@ -48,9 +50,14 @@ const MaxFileSize = 4 << 20
 
 // Parse decodes and validates a configuration from data; name is used in
 // error positions (usually the file path). Defaults are applied to keys that
-// are absent; relative file paths in the prometheus HTTP client config are
-// resolved against name's directory.
-func Parse(data []byte, name string) (*File, error) {
+// are absent. File paths in the prometheus HTTP client config are read by
+// the client as given (relative ones from the working directory); Parse
+// does not open them (Load checks them too).
+func Parse(data []byte, name string) (*File, error) { return parse(data, name, false) }
+
+// parse is Parse; files also checks the files prometheus:'s client reads
+// (validator.clientFiles), as Load does.
+func parse(data []byte, name string, files bool) (*File, error) {
 	d := &strictDecoder{file: name, pos: map[string]*token.Position{}, failed: map[string]bool{}, named: map[string]bool{}}
 	// A UTF-8 byte order mark (Windows editors write one) is not part of
 	// the first key.
@@ -138,7 +145,7 @@ func Parse(data []byte, name string) (*File, error) {
 			cfg.Targets[i].Server = modelserver.VLLM
 		}
 	}
-	v := &validator{d: d, cfg: cfg, failed: d.failed}
+	v := &validator{d: d, cfg: cfg, failed: d.failed, files: files}
 	d.failed = nil // from here on, errors are the validators' own
 	v.validate()
 	if len(d.errs) > 0 {

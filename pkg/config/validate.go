@@ -3,16 +3,19 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml/token"
+	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/prometheus/promql/parser"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/modelserver"
@@ -41,6 +44,8 @@ type validator struct {
 	// roles' shared keys are reported once.
 	rolePrefix, parentPrefix string
 	reported                 map[string]bool
+	// files: check the files prometheus:'s HTTP client reads (Load).
+	files bool
 }
 
 // bad reports whether key or one of its parents failed to decode.
@@ -142,6 +147,74 @@ func (v *validator) prometheus() {
 	}
 	if err := pc.HTTPClientConfig.Validate(); err != nil {
 		v.at("prometheus", "%v", err)
+		return
+	}
+	if v.files {
+		v.clientFiles()
+	}
+}
+
+// MaxClientFileSize bounds a credential or TLS file of prometheus: (a CA
+// bundle is some hundred kB).
+const MaxClientFileSize = 16 << 20
+
+// clientFiles checks, in Load, the files prometheus:'s HTTP client reads
+// that exist: each must be a regular file that can be opened (a FIFO
+// blocked serve, and its shutdown, at the first query; a directory failed
+// every query while --check-config said valid), and the TLS files must
+// load (Prometheus's client loads them when serve starts). A file that
+// does not exist passes: --check-config runs where the pod's Secrets are
+// not mounted; serve logs it at each failed query. Relative paths are
+// relative to serve's working directory, as the client reads them.
+func (v *validator) clientFiles() {
+	hc := &v.cfg.Prometheus.HTTPClientConfig
+	var files []struct{ key, path string }
+	add := func(key, path string) {
+		if path != "" {
+			files = append(files, struct{ key, path string }{"prometheus." + key, path})
+		}
+	}
+	if a := hc.BasicAuth; a != nil {
+		add("basic_auth.username_file", a.UsernameFile)
+		add("basic_auth.password_file", a.PasswordFile)
+	}
+	if a := hc.Authorization; a != nil {
+		add("authorization.credentials_file", a.CredentialsFile)
+	}
+	add("bearer_token_file", hc.BearerTokenFile)
+	if o := hc.OAuth2; o != nil {
+		add("oauth2.client_secret_file", o.ClientSecretFile)
+		add("oauth2.tls_config.ca_file", o.TLSConfig.CAFile)
+		add("oauth2.tls_config.cert_file", o.TLSConfig.CertFile)
+		add("oauth2.tls_config.key_file", o.TLSConfig.KeyFile)
+	}
+	add("tls_config.ca_file", hc.TLSConfig.CAFile)
+	add("tls_config.cert_file", hc.TLSConfig.CertFile)
+	add("tls_config.key_file", hc.TLSConfig.KeyFile)
+	ok := true
+	for _, f := range files {
+		fh, err := boundedfile.Open(f.path, MaxClientFileSize, "a credential or TLS file", "want a file (a Secret mounted as a volume is one)")
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			ok = false // not mounted here: nothing to check
+			continue
+		case err != nil:
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = fmt.Errorf("%s: %w", f.path, pe.Err)
+			}
+			v.at(f.key, "%v", err)
+		default:
+			fh.Close()
+			continue
+		}
+		ok = false
+	}
+	if !ok {
+		return
+	}
+	if _, err := promconfig.NewTLSConfig(&hc.TLSConfig); err != nil {
+		v.at("prometheus.tls_config", "%v", err)
 	}
 }
 

@@ -60,6 +60,16 @@ func TestBatchClientReasons(t *testing.T) {
 					t.Errorf("reason repeated: %v", e)
 				}
 			}
+			// Prometheus answers a bad query 400 or 422: a 404 is a wrong
+			// URL, said so (it read "client_error: client error: 404").
+			if tc.name == "404" {
+				want := "(nothing answers at the URL's /api/v1/: it is probably not a Prometheus API root, or its path prefix is wrong; give the base URL, e.g. http://prometheus:9090)"
+				for _, e := range []error{batch, err} {
+					if !strings.Contains(e.Error(), want) {
+						t.Errorf("got %v, want it to say %q", e, want)
+					}
+				}
+			}
 			if tc.name == "200 not JSON" {
 				want := "promql: bad_response: invalid character '<' looking for beginning of value (the URL answered a body that is not JSON, such as an HTML page: it is probably not a Prometheus API root"
 				for _, e := range []error{batch, err} {

@@ -89,6 +89,11 @@ func (e *QueryError) Error() string {
 				detail += " (the URL answered a body that is not JSON, such as an HTML page: it is probably not a Prometheus API root; give the base URL, e.g. http://prometheus:9090)"
 			}
 		}
+		if ae, ok := errors.AsType[*v1.Error](e.Err); ok && ae.Type == v1.ErrClient && ae.Msg == "client error: 404" {
+			// Prometheus answers a bad query 400 or 422, never 404: the
+			// path is wrong.
+			detail += " (nothing answers at the URL's /api/v1/: it is probably not a Prometheus API root, or its path prefix is wrong; give the base URL, e.g. http://prometheus:9090)"
+		}
 		fmt.Fprintf(&b, ": %s", detail)
 	}
 	if q != "" {

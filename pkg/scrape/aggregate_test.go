@@ -53,10 +53,12 @@ func TestAggregateEngineNaNIsUnknown(t *testing.T) {
 	}
 }
 
-// Two sane pages whose running sum exceeds float64 (1e308 + 1e308 > 1.798e308)
-// are a huge load, saturated at the largest float64, not an unknown +Inf.
+// Two finite pages whose running sum exceeds float64 (1e308 + 1e308 >
+// 1.798e308) saturate at the largest float64, not an unknown +Inf. (Read
+// refuses a request count above MaxRequests, so such a page is built here.)
 func TestAggregateOverflowSaturates(t *testing.T) {
-	p := readString(t, "vllm:num_requests_running 1e308\nvllm:num_requests_waiting 1\n", modelserver.Unknown)
+	p := readString(t, "vllm:num_requests_running 1\nvllm:num_requests_waiting 1\n", modelserver.Unknown)
+	p.Running = 1e308
 	tot := Aggregate([]*Page{p, p})
 	if tot.Running != math.MaxFloat64 {
 		t.Errorf("running %g, want MaxFloat64", tot.Running)

@@ -1,6 +1,7 @@
 package scrape
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/infscale/infscale/pkg/modelserver"
@@ -60,4 +61,44 @@ func noProfile(source string, raw *rawPage) *NoProfileError {
 	}
 	e.Seen = sortedKeys(seen)
 	return e
+}
+
+// carries reports whether any of s's families, or a family in its name
+// prefixes, is on the page (declared or with samples).
+func carries(raw *rawPage, s modelserver.Server) bool {
+	for _, n := range s.Families().All() {
+		if raw.has(n) {
+			return true
+		}
+	}
+	for _, prefix := range s.Families().Prefixes {
+		for n := range raw.byName {
+			if strings.HasPrefix(n, prefix) {
+				return true
+			}
+		}
+		for n := range raw.declared {
+			if strings.HasPrefix(n, prefix) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// otherServer refuses a page read as server that carries none of its
+// families but another server's: the page is that server's (a wrong
+// server: in a config, or a wrong --server), and read as server every
+// signal on it would be unknown for no reason the user could see. A page
+// with neither (a replica still starting) is left to the readers.
+func otherServer(raw *rawPage, server modelserver.Server) error {
+	if carries(raw, server) {
+		return nil
+	}
+	other := detect(raw)
+	if other == modelserver.Unknown || other == server {
+		return nil
+	}
+	return fmt.Errorf("the page is %s's, not %s's: none of %s's families (%s) is on it; give the server as %s (server: in the config, --server on the command line), or auto to detect it",
+		other, server, server, strings.Join(server.Families().Queue(), ", "), other)
 }

@@ -34,7 +34,7 @@ type Held struct {
 // fetch (ErrSource), the page cannot be fetched (ErrFetch) or parsed
 // (ErrInvalidPage), lacks the held family, declares it other than a gauge
 // (ErrWrongType: a counter's value is not read as a gauge's, nor as 0), or
-// holds NaN, ±Inf or a negative count. A held count that is unknown keeps
+// holds NaN, ±Inf, a negative count or one above MaxRequests. A held count that is unknown keeps
 // the target from scaling to zero; it never reads as 0.
 func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, error) {
 	bad := Held{Held: math.NaN(), Ready: math.NaN()}
@@ -81,8 +81,8 @@ func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, er
 	if !raw.has(family) {
 		return bad, fmt.Errorf("%s: no %s (nor an llm-d EPP's flow-control queue)", url, HeldFamily)
 	}
-	if math.IsNaN(h.Held) || math.IsInf(h.Held, 0) || h.Held < 0 {
-		return bad, fmt.Errorf("%s: %s is %v: not a count of requests", url, family, h.Held)
+	if math.IsNaN(h.Held) || math.IsInf(h.Held, 0) || h.Held < 0 || h.Held > MaxRequests {
+		return bad, fmt.Errorf("%s: %s is %v: not a count of requests (allowed: 0 to %g)", url, family, h.Held, MaxRequests)
 	}
 	return h, nil
 }

@@ -28,6 +28,9 @@ func TestReadHeld(t *testing.T) {
 		{"infscale_activator_held_requests NaN\n", "is NaN: not a count", 0, 0},
 		{"infscale_activator_held_requests +Inf\n", "is +Inf: not a count", 0, 0},
 		{"infscale_activator_held_requests -4\n", "is -4: not a count", 0, 0},
+		// A billion held is the most; past it the exporter is broken.
+		{"infscale_activator_held_requests 1e9\n", "", 1e9, math.NaN()},
+		{"infscale_activator_held_requests 1e300\n", "is 1e+300: not a count of requests (allowed: 0 to 1e+09)", 0, 0},
 		{"# TYPE infscale_activator_held_requests counter\ninfscale_activator_held_requests 5\n", "declared a counter, infscale reads it as a gauge", 0, 0},
 		{"# TYPE infscale_activator_held_requests summary\ninfscale_activator_held_requests_sum 5\ninfscale_activator_held_requests_count 1\n", "declared a summary", 0, 0},
 		// Readiness declared a counter is unknown; held is still read.

@@ -47,7 +47,8 @@ const (
 // page that does not parse, for JSON/HTML bodies and unsupported content
 // types, and for garbage the parser accepts (NUL bytes, a text page whose
 // last line has no newline, a series twice, impossible values: see
-// checkValues) — no partial page is returned; *NoProfileError (ErrNoProfile) when
+// checkValues) and for a page of another server than the one given (none
+// of server's families on it, another's are) — no partial page is returned; *NoProfileError (ErrNoProfile) when
 // server is Unknown and nothing matches, listing the families looked for;
 // ErrFetch when r fails.
 func Read(r io.Reader, contentType, source string, server modelserver.Server) (*Page, error) {
@@ -115,6 +116,8 @@ func readBytes(b []byte, contentType, source string, server modelserver.Server) 
 			e.Size, e.Blank = len(b), len(bytes.TrimSpace(b)) == 0
 			return nil, e
 		}
+	} else if err := otherServer(raw, server); err != nil {
+		return nil, &PageError{Source: source, Err: err}
 	}
 	p := reduce(raw, source, server)
 	if j, err := checkValues(raw, p); err != nil {

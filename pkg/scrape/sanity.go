@@ -57,8 +57,14 @@ func quoteSeries(lset labels.Labels) string {
 	return s
 }
 
+// MaxRequests bounds one series of a request count (running, waiting): no
+// server holds a billion requests in memory at once, so a larger value is
+// a broken exporter (or a counter mistaken for a gauge), not a load to
+// scale on.
+const MaxRequests = 1e9
+
 // checkValues refuses values a server cannot export for the signals the
-// page is read for: a negative request count, token, prefix-cache or
+// page is read for: a negative request count or one above MaxRequests, token, prefix-cache or
 // request counter or CPU time, a KV usage outside 0..1, a sum that overflows float64, or a
 // broken TTFT histogram (checkHistogram). It
 // returns the index of the offending sample (-1 for an overflowing sum) and
@@ -72,8 +78,8 @@ func checkValues(raw *rawPage, p *Page) (int, error) {
 		max    float64 // inclusive upper bound
 	}
 	rules := []rule{
-		{p.Chosen.Running, "a running-request count", p.Running, math.Inf(1)},
-		{p.Chosen.Waiting, "a waiting-request count", p.Waiting, math.Inf(1)},
+		{p.Chosen.Running, "a running-request count", p.Running, MaxRequests},
+		{p.Chosen.Waiting, "a waiting-request count", p.Waiting, MaxRequests},
 		{p.Chosen.KV, "a KV-cache usage fraction", p.KV, 1},
 		{p.Chosen.PromptTokens, "a token counter", p.PromptTokens, math.Inf(1)},
 		{p.Chosen.GenerationTokens, "a token counter", p.GenerationTokens, math.Inf(1)},

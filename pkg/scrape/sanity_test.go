@@ -37,14 +37,15 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 		"duplicate with timestamps": {"vllm:num_requests_running 1 1700000000000\nvllm:num_requests_running 5 1700000001000\n", 2, "appears twice"},
 		"duplicate bucket":          {"# TYPE vllm:time_to_first_token_seconds histogram\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} 1\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} 2\n", 3, "appears twice"},
 		"duplicate label name":      {"vllm:num_requests_running 1\nvllm:num_requests_waiting{a=\"1\",a=\"2\"} 1\n", 2, `label "a" appears twice`},
-		"negative waiting":          {"vllm:num_requests_running 1\nvllm:num_requests_waiting{engine=\"0\"} 0\nvllm:num_requests_waiting{engine=\"1\"} -3\n", 3, "not a waiting-request count (allowed: a number >= 0)"},
+		"negative waiting":          {"vllm:num_requests_running 1\nvllm:num_requests_waiting{engine=\"0\"} 0\nvllm:num_requests_waiting{engine=\"1\"} -3\n", 3, "not a waiting-request count (allowed: 0 to 1e+09)"},
 		"negative running":          {"sglang:num_running_reqs -1\n", 1, "running-request count"},
 		"KV above 1":                {"vllm:num_requests_running 1\nvllm:kv_cache_usage_perc 1.7\n", 2, "not a KV-cache usage fraction (allowed: 0 to 1)"},
 		"KV below 0":                {"vllm:kv_cache_usage_perc -0.1\n", 1, "KV-cache usage"},
 		"negative counter":          {"vllm:num_requests_running 1\nvllm:prompt_tokens_total -5\n", 2, "token counter"},
 		"negative cpu":              {"vllm:num_requests_running 1\nprocess_cpu_seconds_total -1\n", 2, "CPU-seconds"},
 		// 1.7e308 + 1.7e308 overflows to +Inf, which read as ABSENT: garbage, not unknown.
-		"sum overflows": {"vllm:num_requests_running{engine=\"0\"} 1.7e308\nvllm:num_requests_running{engine=\"1\"} 1.7e308\n", 0, "overflows"},
+		// (A request count that large is refused per series: MaxRequests.)
+		"sum overflows": {"vllm:num_requests_running 1\nvllm:prompt_tokens_total{engine=\"0\"} 1.7e308\nvllm:prompt_tokens_total{engine=\"1\"} 1.7e308\n", 0, "overflows"},
 		// the chosen TTFT histogram: negative, or decreasing within one
 		// series (le 1 below le 0.5); another engine's series is separate.
 		"negative bucket": {"vllm:num_requests_running 1\n# TYPE vllm:time_to_first_token_seconds histogram\nvllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} -2\n", 3, "histogram count"},

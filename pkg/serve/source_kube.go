@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	neturl "net/url"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/modelserver"
@@ -307,7 +307,9 @@ func (b *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if f == "" {
 		return base.RoundTrip(req)
 	}
-	tok, err := os.ReadFile(f)
+	// A regular file of at most 1 MiB: a FIFO would block the scrape (its
+	// read does not see the request's deadline), /dev/zero fill memory.
+	tok, err := boundedfile.Read(f, 1<<20, "a bearer token", "want the token's file (a service account token is one)")
 	if err != nil {
 		return nil, fmt.Errorf("scrape.bearer_token_file: %w", err)
 	}

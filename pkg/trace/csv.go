@@ -40,6 +40,9 @@ func (r *genericReader) Next() (Request, error) {
 		if r.line == 1 && string(bytes.TrimSpace(b)) == GenericHeader {
 			continue
 		}
+		if r.line == 1 && isHeader(b) {
+			return Request{}, r.errorf("header %s: want %s, those columns in that order (or no header)", clip(b), GenericHeader)
+		}
 		f := bytes.Split(b, []byte{','})
 		if len(f) != 3 {
 			return Request{}, r.errorf("want 3 fields %s, got %d: %s", GenericHeader, len(f), clip(b))
@@ -57,4 +60,19 @@ func (r *genericReader) Next() (Request, error) {
 		}
 		return request(t, p, o), nil
 	}
+}
+
+// isHeader reports a first line of three fields that is a header, not a
+// row: its first field starts with a letter and is not a number (NaN and
+// Inf are numbers, refused as arrival times).
+func isHeader(b []byte) bool {
+	if bytes.Count(b, []byte{','}) != 2 {
+		return false
+	}
+	first, _, _ := bytes.Cut(bytes.TrimSpace(b), []byte{','})
+	if len(first) == 0 || !(first[0] >= 'a' && first[0] <= 'z' || first[0] >= 'A' && first[0] <= 'Z') {
+		return false
+	}
+	_, err := strconv.ParseFloat(string(bytes.TrimSpace(first)), 64)
+	return err != nil
 }

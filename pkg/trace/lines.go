@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/infscale/infscale/internal/boundedfile"
 )
@@ -86,6 +87,9 @@ func (l *lines) next() ([]byte, error) {
 	b := bytes.TrimRight(l.buf, "\r\n")
 	if l.line == 1 {
 		b = bytes.TrimPrefix(b, utf8BOM) // spreadsheets write one
+	}
+	if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
+		return nil, l.errorf("a NUL byte or invalid UTF-8: not a trace, which is text (CSV or JSON lines); a binary or compressed file? (decompress it first)")
 	}
 	return b, nil
 }

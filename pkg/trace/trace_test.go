@@ -133,6 +133,17 @@ func TestBadRows(t *testing.T) {
 		// 2^31 does not fit a token count; the message says what does.
 		{"big.csv", "0,2147483648,1\n", "big.csv:1: prompt_tokens \"2147483648\": want an integer 1..2147483647"},
 		// A long garbage line is quoted by its first 60 bytes and its length.
+		// A header with the columns in another order, or other names, is
+		// named as a header (it was read as a row: arrival_s "prompt_tokens").
+		{"order.csv", "prompt_tokens,arrival_s,output_tokens\n100,1,50\n", `order.csv:1: header "prompt_tokens,arrival_s,output_tokens": want arrival_s,prompt_tokens,output_tokens, those columns in that order (or no header)`},
+		{"names.csv", "time,input,output\n1,100,50\n", `names.csv:1: header "time,input,output": want arrival_s,prompt_tokens,output_tokens`},
+		// NaN is a number, refused as an arrival, not taken for a header.
+		{"nan.csv", "NaN,1,1\n", `nan.csv:1: arrival_s "NaN": want a finite number of seconds >= 0`},
+		// Binary (a gzipped trace): named as such at its line, in every
+		// format, instead of its bytes quoted as a row.
+		{"gz.csv", "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03,1,1\n", "gz.csv:1: a NUL byte or invalid UTF-8: not a trace, which is text (CSV or JSON lines); a binary or compressed file? (decompress it first)"},
+		{"bin.jsonl", "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\n\xff\xfe\n", "bin.jsonl:2: a NUL byte or invalid UTF-8"},
+		{"azbin.csv", AzureHeader + "\n2023-11-16 18:15:46.6805900,374,44\x00\n", "azbin.csv:2: a NUL byte or invalid UTF-8"},
 		{"long.csv", strings.Repeat("x", 5000) + "\n", "long.csv:1: want 3 fields arrival_s,prompt_tokens,output_tokens, got 1: \"" + strings.Repeat("x", 60) + "\"... (5000 bytes)"},
 	}
 	for _, c := range cases {

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestOutputDirNotWritable: every output flag whose file is written after
+// the work (a plot, a calibration, decide's state, tune's shard results,
+// synth-week's OpenMetrics copy) is checked for a directory a file can be
+// created in before the work starts: exit 1 naming the flag, the path and
+// the directory, and what to do, at once (the run used to go to its end,
+// then fail to write with "open /proc/.x.svg.NNN.tmp: no such file or
+// directory"). /proc takes no new file at its top on Linux, root included.
+func TestOutputDirNotWritable(t *testing.T) {
+	if fi, err := os.Stat("/proc/self"); err != nil || !fi.IsDir() {
+		t.Skip("no /proc for a directory no file can be created in")
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "t.yaml")
+	if err := os.WriteFile(cfg, []byte(`prometheus: {url: "http://127.0.0.1:1"}
+targets:
+- {name: chat, server: vllm, selector: '{namespace="llm"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8, replica: {gpu: h100-sxm, model: llama-3-8b}, tune: {mode: shadow}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const todo = ": directory /proc: not writable: "
+	const hint = "; choose a directory you can write to (checked before the run, whose result would be lost at its end)"
+	for _, c := range []struct {
+		args []string
+		want string // the message up to the system's reason
+	}{
+		{[]string{"simulate", "--trace", "synthetic:poisson,rate=2,duration=5m", "--plot", "/proc/x.svg"}, "--plot /proc/x.svg"},
+		{[]string{"tune", "--trace", "synthetic:poisson,rate=2,duration=5m", "--plot", "/proc/x.png"}, "--plot /proc/x.png"},
+		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--plot", "/proc/x.svg"}, "--plot /proc/x.svg"},
+		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--calibrate", "/proc/c.json"}, "--calibrate /proc/c.json"},
+		{[]string{"load", "http://127.0.0.1:1", "--concurrency", "1,2", "--calibrate", "/proc/c.json"}, "--calibrate /proc/c.json"},
+		{[]string{"decide", "--queue", "10", "--target", "8", "--state", "/proc/s.json"}, "--state /proc/s.json"},
+		{[]string{"tune", "--config", cfg, "--shard", "0/1", "--out", "/proc"}, "--out /proc"},
+		{[]string{"synth-week", "--data", filepath.Join(dir, "week"), "--openmetrics", "/proc/w.om"}, "--openmetrics /proc/w.om"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		var out, errb bytes.Buffer
+		start := time.Now()
+		code := run(ctx, c.args, nil, &out, &errb)
+		cancel()
+		msg := errb.String()
+		if code != exitRuntime || !strings.HasPrefix(msg, "infscale: "+c.want+todo) || !strings.HasSuffix(strings.TrimSpace(msg), hint) {
+			t.Errorf("%v: exit %d %q; want exit 1 with %q REASON %q", c.args, code, msg, c.want+todo, hint)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%v: refused after %s, want before the work", c.args, d)
+		}
+		if out.Len() > 0 {
+			t.Errorf("%v: printed %q before refusing", c.args, out.String())
+		}
+	}
+}

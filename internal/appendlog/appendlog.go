@@ -1,0 +1,134 @@
+// Package appendlog opens a log that a service appends one line per event
+// to (serve's --audit-log) so that the log can never hold the service up. A
+// regular file is written as each line comes. Anything else a user may
+// point it at (a named pipe to a log shipper, /dev/stdout, a socket) is
+// opened without blocking, so a FIFO with no reader is refused at once
+// instead of waiting for one, and written by a goroutine behind a bounded
+// queue, so a reader that stalls or goes away costs dropped lines (each
+// reported by the Write that dropped it), never a blocked caller.
+package appendlog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// ErrDirectory is returned by Open for a path that is a directory.
+var ErrDirectory = errors.New("is a directory")
+
+// ErrNoReader is returned by Open for a named pipe that no process reads.
+var ErrNoReader = errors.New("a named pipe with no reader")
+
+// ErrBehind is returned by Write when the queue of lines waiting for a slow
+// reader is full: the line is dropped.
+var ErrBehind = errors.New("the reader is not keeping up: line dropped")
+
+// Queue is how many lines wait for a slow reader of a non-regular file
+// before Write drops them.
+const Queue = 1024
+
+// closeWait bounds how long Close waits for a stalled reader to take the
+// queued lines before it closes the file under the writing goroutine.
+const closeWait = time.Second
+
+// Open opens path for appending (created with mode 0644 when absent).
+// Errors name path and say what to do: "PATH: is a directory; ..."
+// (ErrDirectory), "PATH: a named pipe with no reader ...; ..."
+// (ErrNoReader), else os.OpenFile's error as is. The result is the
+// *os.File itself for a regular file; for anything else a writer whose
+// Write never blocks (ErrBehind when its queue is full, or the error of an
+// earlier background write, reported once) and whose Close returns within
+// about a second even when the reader has stalled.
+func Open(path string) (io.WriteCloser, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("%s: %w; give a file to append to, e.g. %s", path, ErrDirectory, path+"/audit.jsonl")
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY|nonBlock, 0o644)
+	if err != nil {
+		if isNoReader(err) {
+			return nil, fmt.Errorf("%s: %w (opening it would wait for one, and the service with it); start its reader first, or give a regular file", path, ErrNoReader)
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if fi.Mode().IsRegular() {
+		return f, nil
+	}
+	w := &asyncWriter{f: f, lines: make(chan []byte, Queue), done: make(chan struct{})}
+	go w.run()
+	return w, nil
+}
+
+// asyncWriter writes lines to f from its own goroutine.
+type asyncWriter struct {
+	f     *os.File
+	lines chan []byte
+	done  chan struct{} // closed when run returns
+
+	mu      sync.Mutex
+	err     error // the last background write's error, not yet reported
+	closed  bool
+	dropped int
+}
+
+func (w *asyncWriter) run() {
+	defer close(w.done)
+	for b := range w.lines {
+		if _, err := w.f.Write(b); err != nil {
+			w.mu.Lock()
+			w.err = err
+			w.mu.Unlock()
+		}
+	}
+}
+
+// Write queues a copy of p; see Open.
+func (w *asyncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return 0, os.ErrClosed
+	}
+	if err := w.err; err != nil {
+		w.err = nil
+		return 0, fmt.Errorf("%s: %w", w.f.Name(), err)
+	}
+	select {
+	case w.lines <- append([]byte(nil), p...):
+		return len(p), nil
+	default:
+		w.dropped++
+		return 0, fmt.Errorf("%s: %w (%d dropped so far, %d queued)", w.f.Name(), ErrBehind, w.dropped, Queue)
+	}
+}
+
+// Close stops taking lines, gives the queued ones about a second to be
+// written, and closes the file (which ends a write the reader is stalling).
+func (w *asyncWriter) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return os.ErrClosed
+	}
+	w.closed = true
+	close(w.lines)
+	w.mu.Unlock()
+	select {
+	case <-w.done:
+	case <-time.After(closeWait):
+	}
+	err := w.f.Close()
+	select { // a pollable file's stalled write ends with the close
+	case <-w.done:
+	case <-time.After(closeWait):
+	}
+	return err
+}
