@@ -19,6 +19,7 @@ type demandWindow struct {
 	slots  []counts
 	ids    []int64
 	period float64
+	last   int // the slot at() returned last: most calls fall in its period
 }
 
 func newDemandWindow(span, period float64) *demandWindow {
@@ -33,11 +34,15 @@ func newDemandWindow(span, period float64) *demandWindow {
 // at is the slot of time t, cleared when it held an older period.
 func (w *demandWindow) at(t float64) *counts {
 	id := int64(t / w.period)
+	if w.ids[w.last] == id {
+		return &w.slots[w.last]
+	}
 	s := int(id % int64(len(w.ids)))
 	if w.ids[s] != id {
 		w.slots[s] = counts{}
 		w.ids[s] = id
 	}
+	w.last = s
 	return &w.slots[s]
 }
 

@@ -74,6 +74,7 @@ type window struct {
 	slots  [][]float64 // per period, per bucket (+Inf last)
 	ids    []int64     // the period index each slot holds
 	period float64
+	last   int // the slot add wrote last: most adds fall in its period
 }
 
 func newWindow(span, period float64) *window {
@@ -88,10 +89,14 @@ func newWindow(span, period float64) *window {
 
 func (w *window) add(t, v float64) {
 	id := int64(t / w.period)
-	s := int(id % int64(len(w.slots)))
+	s := w.last
 	if w.ids[s] != id {
-		clear(w.slots[s])
-		w.ids[s] = id
+		s = int(id % int64(len(w.slots)))
+		if w.ids[s] != id {
+			clear(w.slots[s])
+			w.ids[s] = id
+		}
+		w.last = s
 	}
 	i := len(ttftBuckets)
 	for j, b := range ttftBuckets {

@@ -4,7 +4,15 @@ package replay
 // requests, id), so that routing an arrival to the least loaded ready
 // replica (ties: the lowest id) costs O(log replicas), not a scan of the
 // fleet per arrival (which made a burst of n arrivals onto a fleet sized
-// for it quadratic in n).
+// for it quadratic in n). Up to routeScan ready replicas the index is
+// kept unordered and leastLoaded scans it: the same choice, without a
+// sift on every enqueue and phase end of a small fleet.
+
+// routeScan is the fleet size up to which leastLoaded scans.
+const routeScan = 8
+
+// routeHeap reports whether s.route is kept in heap order.
+func (s *sim) routeHeap() bool { return len(s.route) > routeScan }
 
 func (s *sim) routeLess(a, b *replica) bool {
 	oa, ob := a.outstanding(), b.outstanding()
@@ -51,7 +59,14 @@ func (s *sim) routeDown(i int) {
 func (s *sim) routeAdd(r *replica) {
 	r.rtIdx = len(s.route)
 	s.route = append(s.route, r)
-	s.routeUp(r.rtIdx)
+	switch {
+	case len(s.route) == routeScan+1: // order the index now it is large
+		for i := len(s.route)/2 - 1; i >= 0; i-- {
+			s.routeDown(i)
+		}
+	case s.routeHeap():
+		s.routeUp(r.rtIdx)
+	}
 }
 
 // routeRemove drops a replica that stops receiving arrivals (draining).
@@ -64,7 +79,7 @@ func (s *sim) routeRemove(r *replica) {
 	s.routeSwap(i, last)
 	s.route = s.route[:last]
 	r.rtIdx = -1
-	if i < last {
+	if i < last && s.routeHeap() {
 		s.routeDown(i)
 		s.routeUp(i)
 	}
@@ -72,7 +87,7 @@ func (s *sim) routeRemove(r *replica) {
 
 // routeFix restores the order after r's outstanding count changed.
 func (s *sim) routeFix(r *replica) {
-	if r.rtIdx >= 0 {
+	if r.rtIdx >= 0 && s.routeHeap() {
 		s.routeDown(r.rtIdx)
 		s.routeUp(r.rtIdx)
 	}
@@ -83,6 +98,15 @@ func (s *sim) routeFix(r *replica) {
 func (s *sim) leastLoaded() *replica {
 	if len(s.route) == 0 {
 		return nil
+	}
+	if !s.routeHeap() {
+		best := s.route[0]
+		for _, r := range s.route[1:] {
+			if s.routeLess(r, best) {
+				best = r
+			}
+		}
+		return best
 	}
 	return s.route[0]
 }
