@@ -760,7 +760,7 @@ func (p *planner) advance(s *sim, until float64, consume bool) {
 			break
 		}
 		if tr <= ta {
-			r := s.heap[0]
+			r := s.heap[0].r
 			if r.state == starting {
 				s.becomeReady(r, tr)
 			} else {
@@ -810,9 +810,9 @@ func (s *sim) clone() *sim {
 		c.reps[i] = &nr
 		m[r] = &nr
 	}
-	c.heap = make([]*replica, len(s.heap))
-	for i, r := range s.heap {
-		c.heap[i] = m[r]
+	c.heap = make([]heapEvent, len(s.heap))
+	for i, e := range s.heap {
+		c.heap[i] = heapEvent{next: e.next, id: e.id, r: m[e.r]}
 	}
 	c.route = make([]*replica, len(s.route))
 	for i, r := range s.route {

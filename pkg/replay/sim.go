@@ -17,7 +17,7 @@ type sim struct {
 	sp   *speed
 	ctl  Controller
 	rd   trace.Reader
-	heap []*replica // replicas with a pending event, by (next, id)
+	heap []heapEvent // replicas with a pending event, by (next, id)
 
 	reps   []*replica // alive replicas in id order
 	route  []*replica // ready replicas by (outstanding, id): route.go
@@ -58,8 +58,17 @@ type sim struct {
 	onDone  func(now float64, output int32)
 }
 
+// heapEvent is an entry of the event heap: the replica's next event time
+// and id held in the heap itself, so that a sift compares without loading
+// the replica.
+type heapEvent struct {
+	next float64
+	id   int
+	r    *replica
+}
+
 // push, fix and remove maintain the event heap of replicas.
-func (s *sim) less(a, b *replica) bool {
+func (s *sim) less(a, b *heapEvent) bool {
 	return a.next < b.next || (a.next == b.next && a.id < b.id)
 }
 
@@ -67,11 +76,11 @@ func (s *sim) up(i int) {
 	h := s.heap
 	for i > 0 {
 		p := (i - 1) / 2
-		if !s.less(h[i], h[p]) {
+		if !s.less(&h[i], &h[p]) {
 			break
 		}
 		h[i], h[p] = h[p], h[i]
-		h[i].heapIdx, h[p].heapIdx = i, p
+		h[i].r.heapIdx, h[p].r.heapIdx = i, p
 		i = p
 	}
 }
@@ -85,14 +94,14 @@ func (s *sim) down(i int) {
 			return
 		}
 		m := l
-		if r := l + 1; r < n && s.less(h[r], h[l]) {
+		if r := l + 1; r < n && s.less(&h[r], &h[l]) {
 			m = r
 		}
-		if !s.less(h[m], h[i]) {
+		if !s.less(&h[m], &h[i]) {
 			return
 		}
 		h[i], h[m] = h[m], h[i]
-		h[i].heapIdx, h[m].heapIdx = i, m
+		h[i].r.heapIdx, h[m].r.heapIdx = i, m
 		i = m
 	}
 }
@@ -106,7 +115,7 @@ func (s *sim) reschedule(r *replica, t float64) {
 			i := r.heapIdx
 			last := len(s.heap) - 1
 			s.heap[i] = s.heap[last]
-			s.heap[i].heapIdx = i
+			s.heap[i].r.heapIdx = i
 			s.heap = s.heap[:last]
 			r.heapIdx = -1
 			if i < last {
@@ -116,9 +125,10 @@ func (s *sim) reschedule(r *replica, t float64) {
 		}
 	case r.heapIdx < 0:
 		r.heapIdx = len(s.heap)
-		s.heap = append(s.heap, r)
+		s.heap = append(s.heap, heapEvent{next: t, id: r.id, r: r})
 		s.up(r.heapIdx)
 	default:
+		s.heap[r.heapIdx].next = t
 		s.down(r.heapIdx)
 		s.up(r.heapIdx)
 	}
@@ -127,7 +137,7 @@ func (s *sim) reschedule(r *replica, t float64) {
 // replicaEvent is the earliest replica's event at t: ready after its cold
 // start, or the end of its phase.
 func (s *sim) replicaEvent(t float64) {
-	r := s.heap[0]
+	r := s.heap[0].r
 	if r.state == starting {
 		s.becomeReady(r, t)
 	} else {
