@@ -260,6 +260,9 @@ func (w *stateWalker) value(path string, t reflect.Type) error {
 				return w.shape(off, name, tok, "a number")
 			}
 			w.bad(off, path, "%s: want a number", tokenText(tok))
+		} else if _, err := strconv.ParseFloat(string(n), 64); err != nil {
+			// 1e400: encoding/json's error named the Go struct, not the field.
+			w.bad(off, path, "%s: out of range of a 64-bit float (want a finite number)", n)
 		}
 	case reflect.Bool:
 		if _, ok := tok.(bool); !ok {
