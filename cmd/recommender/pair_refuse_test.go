@@ -96,6 +96,12 @@ targets:
 		{with(sel, "--pd", "--role-label", "llm-d.ai/role"), `--role-label: "llm-d.ai/role" is not a Prometheus label name`},
 		{with(sel, "--pd", "--prefill-selector", "pod=p"), "--prefill-selector: not a PromQL label-matcher set"},
 		{with(sel, "--pd", "--decode-replicas-query", "sum("), "--decode-replicas-query: "},
+		// Both pools on the same series (the matchers in another order, or a
+		// pool's own selector equal to --selector's split for the other).
+		{with(url, "--pd", "--prefill-selector", `{namespace="llm",pod=~"chat-.*"}`, "--decode-selector", `{pod=~"chat-.*", namespace="llm"}`),
+			`--prefill-selector and --decode-selector select the same series {namespace="llm",pod=~"chat-.*"}`},
+		{with(sel, "--pd", "--prefill-selector", `{namespace="llm",llm_d_ai_role="decode"}`),
+			`--prefill-selector and --selector split by --role-label select the same series {llm_d_ai_role="decode",namespace="llm"}`},
 		{with(sel, "--pd", "--calibrate", "x.json"), "--calibrate with a prefill/decode pair"},
 		{with(sel, "--pd", "--plot", "x.pdf"), `--plot "x.pdf": want a .png or .svg file`},
 		{[]string{"backtest", "--config", pair, "--target", "chat", "--prefill-selector", `{pod=~"p-.*"}`}, "--prefill-selector goes with --prometheus-url --pd; with --config each pool's series are its roles.ROLE.selector"},
