@@ -86,6 +86,14 @@ const PolicySyntax = `SIGNAL:TARGET[,OPTION=VALUE...] with SIGNAL queue, waiting
 // was not chosen on.
 const Recommended = "demand:0.9,lookahead=136,downwindow=60,ttft:2,queuewait:0.4"
 
+// RecommendedReference is `recommended` written out for the reference
+// replica (docs/design.md's Llama-3-8B on one H100, a 91 s cold start) at
+// the default 2 s TTFT SLO: Recommended with its hold (RecommendedBreakEven
+// cold starts, 182 s) and ramp bound (recommend.RampBoundFor(91 s, 60 s),
+// 0.26). Another replica's lookahead, hold and ramp bound follow its cold
+// start, the guards' targets the SLO.
+const RecommendedReference = "demand:0.9,lookahead=136,downwindow=60,hold=182,rampbound=0.26,ttft:2,queuewait:0.4"
+
 // RecommendedLead is what `recommended` adds to the replica's cold start
 // for its lookahead.
 const RecommendedLead = 45 * time.Second
