@@ -152,3 +152,40 @@ func TestRecommendedReference(t *testing.T) {
 		t.Errorf("legend %q lacks the preset written out with its hold and ramp bound", legend)
 	}
 }
+
+// TestRecommendedFor: RecommendedFor writes `recommended` out replica by
+// replica and at another SLO: the string decides as the preset in a replay
+// of that replica at that SLO (profile's "+ schedule" row appends a floor
+// to it). The reference replica at 2 s is lookahead 91 + 45 = 136, hold
+// 2 x 91 = 182, queuewait 2 / 5 = 0.4.
+func TestRecommendedFor(t *testing.T) {
+	if got, want := RecommendedFor(90.2, 2), "demand:0.9,lookahead=136,downwindow=60,hold=182,rampbound="; !strings.HasPrefix(got, want) || !strings.HasSuffix(got, ",ttft:2,queuewait:0.4") {
+		t.Errorf("RecommendedFor(90.2, 2) = %q, want %s...,ttft:2,queuewait:0.4", got, want)
+	}
+	for _, r := range matrixReplicas() {
+		m := matrixModel(t, r)
+		sp, err := newSpeed(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, slo := range []float64{2, 3} {
+			e := env{cfg: Config{Model: m, SLOTTFT: slo}.Defaults(), sp: sp}
+			preset, err := recommendedPolicy(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec := RecommendedFor(m.ColdStart(), slo)
+			pol, err := ParsePolicy(spec)
+			if err != nil {
+				t.Fatalf("%s: %v", spec, err)
+			}
+			c, err := pol.build(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := decisionFields(t, preset), decisionFields(t, c.(*infscaleCtl).p); !reflect.DeepEqual(a, b) {
+				t.Errorf("%s at SLO %g s: recommended %+v\nwritten out as %s: %+v", r.name, slo, a, spec, b)
+			}
+		}
+	}
+}
