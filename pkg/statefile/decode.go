@@ -169,6 +169,13 @@ func (w *stateWalker) value(path string, t reflect.Type) error {
 	w.pos[path] = off
 	tok, err := w.dec.Token()
 	if err != nil {
+		// Go's %v prints NaN and ±Inf so, and a hand edit copies it: JSON
+		// has no such numbers (encoding/json said "invalid character 'N'").
+		for _, lit := range []string{"NaN", "Infinity", "+Infinity", "-Infinity", "+Inf", "-Inf", "Inf"} {
+			if bytes.HasPrefix(w.data[off:], []byte(lit)) && path != "" {
+				return &fieldError{path: path, off: off, msg: lit + " is not a JSON number (want a finite number)"}
+			}
+		}
 		return err
 	}
 	name := path
