@@ -670,16 +670,11 @@ func (c *BacktestCmd) Run(e *env) error {
 	return rep.WriteText(e.stdout)
 }
 
-// plotOK checks --plot when given: a .png or .svg file in a directory
-// that exists.
+// plotOK checks --plot when given: a .png or .svg file (either case, as
+// simulate and tune take it) in a directory that exists.
 func (c *BacktestCmd) plotOK() error {
-	if c.Plot == "" {
-		return nil
-	}
-	if !strings.HasSuffix(c.Plot, ".png") && !strings.HasSuffix(c.Plot, ".svg") {
-		return invalidf("--plot %q: want a .png or .svg file", c.Plot)
-	}
-	return plotDirOK(c.Plot)
+	_, err := plotFileFormat(c.Plot)
+	return err
 }
 
 // calibrate fits the replica flags' model to the target's history over g
