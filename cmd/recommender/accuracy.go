@@ -50,14 +50,23 @@ func (c *AccuracyCmd) Run(e *env) error {
 		if peers, err = accuracy.ReadPeers(c.Peers); err != nil {
 			return invalid(fmt.Errorf("--peers: %w", err))
 		}
+		if err := peersInRows(peers, stages, c.Peers, c.GroundTruth); err != nil {
+			return err
+		}
 	}
 	custom := map[string]replica.Model{}
+	from := map[string]string{} // each model's --model-config file
 	for _, f := range c.ModelConfig {
 		m, err := loadModelConfig(f)
 		if err != nil {
 			return invalid(fmt.Errorf("--model-config: %w", err))
 		}
-		custom[strings.ToLower(m.HFRepo)] = m
+		k := strings.ToLower(m.HFRepo)
+		if g, ok := from[k]; ok && g != f {
+			return invalidf("--model-config %s: model %s is %s's too: which shape its rows replay with is unknown; give one config per model", f, m.HFRepo, g)
+		}
+		from[k] = f
+		custom[k] = m
 		if i := strings.LastIndexByte(m.HFRepo, '/'); i >= 0 {
 			custom[strings.ToLower(m.HFRepo[i+1:])] = m
 		}
@@ -132,6 +141,22 @@ func (c *AccuracyCmd) Run(e *env) error {
 		return rep.WriteJSON(e.stdout)
 	}
 	return rep.WriteTable(e.stdout)
+}
+
+// peersInRows refuses a --peers file none of whose predictions is of a
+// ground-truth row (experiment and stage): a file of other experiments,
+// or names spelled otherwise, would print no peer and say nothing.
+func peersInRows(peers []accuracy.Prediction, stages []accuracy.Stage, file, gtFile string) error {
+	rows := map[accuracy.Key]bool{}
+	for _, s := range stages {
+		rows[s.Key()] = true
+	}
+	for _, p := range peers {
+		if rows[p.Key] {
+			return nil
+		}
+	}
+	return invalidf("--peers %s: none of its %d predictions is of a row of %s (matched by experiment and stage_index): check that both files name the experiments alike", file, len(peers), gtFile)
 }
 
 // heldOutInRows refuses a --held-out name no row's model matches

@@ -158,3 +158,46 @@ func TestAccuracyCalibration(t *testing.T) {
 		t.Errorf("before %v, after %v: want both, different", rep.Before, rep.MAPE)
 	}
 }
+
+// TestAccuracyPeersNoRow: a --peers file whose predictions are all of
+// experiments the ground truth does not have printed no peer, exit 0; it
+// is refused naming both files. One prediction of a row is enough.
+func TestAccuracyPeersNoRow(t *testing.T) {
+	dir := t.TempDir()
+	peers := filepath.Join(dir, "peers.csv")
+	head := "experiment,stage_index,metric_name,simulator,predicted_ms\n"
+	os.WriteFile(peers, []byte(head+"b,0,ttft_mean,vidur,25\nb,1,ttft_mean,vidur,26\n"), 0o644)
+	code, _, errs := runAccuracy(t, "--ground-truth", "testdata/accuracy-two-stages.csv", "--peers", peers)
+	gt, _ := filepath.Abs("testdata/accuracy-two-stages.csv") // kong's type:"path"
+	want := "--peers " + peers + ": none of its 2 predictions is of a row of " + gt
+	if code != 2 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stderr %q: want 2 and %q", code, errs, want)
+	}
+	os.WriteFile(peers, []byte(head+"b,0,ttft_mean,vidur,25\na,1,ttft_mean,vidur,26\n"), 0o644)
+	if code, out, errs := runAccuracy(t, "--ground-truth", "testdata/accuracy-two-stages.csv", "--peers", peers); code != 0 || !strings.Contains(out, "vidur") {
+		t.Errorf("one matching prediction: exit %d, stderr %q, stdout %q; want vidur's row", code, errs, out)
+	}
+}
+
+// TestAccuracyModelConfigTwice: two --model-config files naming the same
+// model (Yi-34B's shape, and the same with another MLP size) are refused
+// naming both: the second replaced the first without a word.
+func TestAccuracyModelConfigTwice(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := os.ReadFile("testdata/accuracy-two-stages.csv")
+	gt := filepath.Join(dir, "gt.csv")
+	os.WriteFile(gt, bytes.ReplaceAll(bytes.ReplaceAll(data, []byte("Qwen/Qwen2.5-7B-Instruct"), []byte("acme/yi-like")), []byte("H100,1,"), []byte("H100,2,")), 0o644)
+	cfg, _ := os.ReadFile("../../pkg/replica/testdata/hf/yi-34b.json")
+	cfg = bytes.Replace(cfg, []byte(`"01-ai/Yi-34B"`), []byte(`"acme/yi-like"`), 1)
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	os.WriteFile(a, cfg, 0o644)
+	os.WriteFile(b, bytes.Replace(cfg, []byte(`"intermediate_size": 20480`), []byte(`"intermediate_size": 40960`), 1), 0o644)
+	code, _, errs := runAccuracy(t, "--ground-truth", gt, "--model-config", a, "--model-config", b)
+	if want := "--model-config " + b + ": model acme/yi-like is " + a + "'s too"; code != 2 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stderr %q: want 2 and %q", code, errs, want)
+	}
+	// The same file twice says one thing: it replays.
+	if code, _, errs := runAccuracy(t, "--ground-truth", gt, "--model-config", a, "--model-config", a); code != 0 {
+		t.Errorf("the same file twice: exit %d, stderr %q", code, errs)
+	}
+}

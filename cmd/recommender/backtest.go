@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -451,9 +452,14 @@ func (f *PrometheusRangeFlags) pairFromURL(given map[string]bool, r *resolved) (
 		}
 	}
 	pt := &pairTarget{of: "--pd"}
+	var flags [2]string // the flag that chose each pool's series
 	for i, own := range [2]string{p.PrefillSelector, p.DecodeSelector} {
 		role := pairRoles[i]
 		sel, selFlag := own, "--"+role.String()+"-selector"
+		flags[i] = selFlag
+		if own == "" {
+			flags[i] = "--selector split by --role-label"
+		}
 		pt.check[i] = selFlag + " and --server"
 		if own == "" {
 			var ms []string
@@ -475,8 +481,24 @@ func (f *PrometheusRangeFlags) pairFromURL(given map[string]bool, r *resolved) (
 		}
 		pt.roles[i] = t
 	}
+	// Both pools on one series set: each pool's replay would be the
+	// whole pair's traffic.
+	if a, b := matcherSet(pt.roles[0].Selector), matcherSet(pt.roles[1].Selector); slices.Equal(a, b) {
+		return where{}, invalidf("%s and %s select the same series {%s}: each pool's selector must match its own pods only (e.g. pod=~\"chat-prefill-.*\" and pod=~\"chat-decode-.*\")", flags[0], flags[1], strings.Join(a, ","))
+	}
 	r.pair = pt
 	return w, nil
+}
+
+// matcherSet is ms as sorted strings: two selectors with the same
+// matchers in another order compare equal.
+func matcherSet(ms []*labels.Matcher) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.String()
+	}
+	slices.Sort(out)
+	return out
 }
 
 // target checks w's server profile, selector and replicas query.
@@ -648,16 +670,11 @@ func (c *BacktestCmd) Run(e *env) error {
 	return rep.WriteText(e.stdout)
 }
 
-// plotOK checks --plot when given: a .png or .svg file in a directory
-// that exists.
+// plotOK checks --plot when given: a .png or .svg file (either case, as
+// simulate and tune take it) in a directory that exists.
 func (c *BacktestCmd) plotOK() error {
-	if c.Plot == "" {
-		return nil
-	}
-	if !strings.HasSuffix(c.Plot, ".png") && !strings.HasSuffix(c.Plot, ".svg") {
-		return invalidf("--plot %q: want a .png or .svg file", c.Plot)
-	}
-	return plotDirOK(c.Plot)
+	_, err := plotFileFormat(c.Plot)
+	return err
 }
 
 // calibrate fits the replica flags' model to the target's history over g

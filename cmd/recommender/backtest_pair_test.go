@@ -259,6 +259,15 @@ func TestBacktestPairHistory(t *testing.T) {
 	for _, x := range doc.Outside(0.6) {
 		t.Errorf("plot text %q ends outside the canvas", x.Body)
 	}
+	// An upper-case extension is the format, as simulate and tune take it
+	// (backtest refused pair.PNG: "want a .png or .svg file").
+	png := filepath.Join(t.TempDir(), "pair.PNG")
+	args = append([]string{"backtest", "--config", cfg, "--target", "chat", "-q", "-p", "pd(fixed:1;fixed:2)", "--plot", png}, rng...)
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Errorf("--plot pair.PNG: exit %d: %s", code, errb.String())
+	} else if raw, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(raw, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("--plot pair.PNG: not a PNG file (the signature 89 50 4E 47 0D 0A 1A 0A): %v", err)
+	}
 
 	// tune on the pair's history searches tune --pd's grid.
 	out.Reset()

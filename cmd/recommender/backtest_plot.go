@@ -22,7 +22,7 @@ func plotBacktest(w io.Writer, path string, rep backtest.Report, slo float64) er
 	for _, r := range rep.Policies {
 		results = append(results, r.Result)
 	}
-	format := strings.TrimPrefix(filepath.Ext(path), ".")
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".") // as plotFileFormat
 	if err := writeRendered(path, func(w io.Writer) error { return replay.PlotAt(w, format, results, slo, rep.Start) }); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -43,7 +43,7 @@ func plotPairBacktest(w io.Writer, path string, rep backtest.PairReport) error {
 	for _, r := range rep.Policies {
 		results = append(results, r.PDResult)
 	}
-	format := strings.TrimPrefix(filepath.Ext(path), ".")
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".") // as plotFileFormat
 	if err := writeRendered(path, func(w io.Writer) error { return replay.PlotPairAt(w, format, results, rep.SLOTTFT, rep.Start) }); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

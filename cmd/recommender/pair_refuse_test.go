@@ -21,7 +21,7 @@ func TestPairTargetHistoryFlags(t *testing.T) {
 		want []string
 	}{
 		{[]string{"profile"}, []string{"--target chat:", "is a prefill/decode pair (roles:)", "schedule: floor", "that role's --selector", "infscale backtest --config"}},
-		{[]string{"backtest", "--plot", "x.pdf"}, []string{`--plot "x.pdf": want a .png or .svg file`}},
+		{[]string{"backtest", "--plot", "x.pdf"}, []string{`--plot "x.pdf": want a file name ending in .png or .svg`}},
 		{[]string{"backtest", "--calibrate", "x.json"}, []string{"--calibrate with a prefill/decode pair", "--calibration FILE"}},
 		{[]string{"backtest", "--replicas-query", "sum(up)"}, []string{"--replicas-query:", "roles.ROLE.replicas"}},
 		{[]string{"backtest", "-p", "oracle"}, []string{"--policy #1:", "oracle"}},
@@ -96,8 +96,14 @@ targets:
 		{with(sel, "--pd", "--role-label", "llm-d.ai/role"), `--role-label: "llm-d.ai/role" is not a Prometheus label name`},
 		{with(sel, "--pd", "--prefill-selector", "pod=p"), "--prefill-selector: not a PromQL label-matcher set"},
 		{with(sel, "--pd", "--decode-replicas-query", "sum("), "--decode-replicas-query: "},
+		// Both pools on the same series (the matchers in another order, or a
+		// pool's own selector equal to --selector's split for the other).
+		{with(url, "--pd", "--prefill-selector", `{namespace="llm",pod=~"chat-.*"}`, "--decode-selector", `{pod=~"chat-.*", namespace="llm"}`),
+			`--prefill-selector and --decode-selector select the same series {namespace="llm",pod=~"chat-.*"}`},
+		{with(sel, "--pd", "--prefill-selector", `{namespace="llm",llm_d_ai_role="decode"}`),
+			`--prefill-selector and --selector split by --role-label select the same series {llm_d_ai_role="decode",namespace="llm"}`},
 		{with(sel, "--pd", "--calibrate", "x.json"), "--calibrate with a prefill/decode pair"},
-		{with(sel, "--pd", "--plot", "x.pdf"), `--plot "x.pdf": want a .png or .svg file`},
+		{with(sel, "--pd", "--plot", "x.pdf"), `--plot "x.pdf": want a file name ending in .png or .svg`},
 		{[]string{"backtest", "--config", pair, "--target", "chat", "--prefill-selector", `{pod=~"p-.*"}`}, "--prefill-selector goes with --prometheus-url --pd; with --config each pool's series are its roles.ROLE.selector"},
 		{[]string{"backtest", "--config", pair, "--target", "chat", "--role-label", "role"}, "--role-label goes with --prometheus-url --pd"},
 		{[]string{"backtest", "--config", one, "--target", "chat", "--pd"}, "--pd: --target chat of " + one + " is one pool (no roles:); leave out --pd, or give a pair target"},

@@ -46,11 +46,9 @@ func (c *ProfileCmd) Run(e *env) error {
 		return invalidf("--policy: %v", err)
 	}
 	// The floor joins the reactive policy as schedule= options: only an
-	// infscale policy takes them (recommended is written out).
+	// infscale policy takes them (recommended is written out for the
+	// replica below).
 	base := c.Policy
-	if base == "recommended" {
-		base = replay.Recommended
-	}
 	if reactive.Recommend == nil || strings.HasPrefix(base, "hpa(") {
 		return invalidf("--policy %q: profile adds the floor to a reactive infscale policy as schedule= options: want SIGNAL:TARGET[,OPTION=VALUE...] or recommended, not a baseline or hpa(...)", c.Policy)
 	}
@@ -75,6 +73,11 @@ func (c *ProfileCmd) Run(e *env) error {
 	model, err := c.Replica()
 	if err != nil {
 		return err
+	}
+	if base == "recommended" {
+		// Its lookahead, hold and ramp bound are the replica's, its guards
+		// the SLO's (replay.Recommended alone has no hold or ramp bound).
+		base = replay.RecommendedFor(model.ColdStart(), c.SLOTTFT.Seconds())
 	}
 	prog := status.New(e.stderr)
 	h, st, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {

@@ -77,7 +77,9 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *
 		return invalid(err)
 	}
 	if c.Plot != "" {
-		format := strings.TrimPrefix(filepath.Ext(c.Plot), ".")
+		// As plotFileFormat checked it: .PNG is png (it was checked, then
+		// refused after the replay, exit 1).
+		format := strings.TrimPrefix(strings.ToLower(filepath.Ext(c.Plot)), ".")
 		if err := writeRendered(c.Plot, func(w io.Writer) error { return replay.PlotPairAt(w, format, res, cfg.SLOTTFT, time.Time{}) }); err != nil {
 			return fmt.Errorf("--plot %s: %w", c.Plot, err)
 		}

@@ -332,6 +332,15 @@ func TestSimulatePD(t *testing.T) {
 			t.Errorf("plot lacks %q", s)
 		}
 	}
+	// An upper-case extension is the format, as simulate reads it on one
+	// pool (it passed the check, then failed after the replay, exit 1).
+	upper := filepath.Join(t.TempDir(), "pd.PNG")
+	if code, _, errs := runSimulate(t, "--pd", "--trace", "synthetic:poisson,rate=2,duration=60,prompt=1000,output=100,seed=3",
+		"--policy", "pd(fixed:1;fixed:2)", "--quiet", "--plot", upper); code != 0 {
+		t.Errorf("--plot pd.PNG: exit %d: %s", code, errs)
+	} else if raw, err := os.ReadFile(upper); err != nil || !bytes.HasPrefix(raw, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("--plot pd.PNG: not a PNG file (the signature 89 50 4E 47 0D 0A 1A 0A): %v", err)
+	}
 	if code, _, errs := runSimulate(t, "--pd", "--policy", "knative:16", "--quiet"); code != 2 || !strings.Contains(errs, "knative") {
 		t.Errorf("knative on a pair: exit %d, %s", code, errs)
 	}

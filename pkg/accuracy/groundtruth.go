@@ -132,6 +132,10 @@ func (t *table) next() error {
 	if err == io.EOF {
 		return err
 	}
+	var pe *csv.ParseError
+	if errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount) {
+		return fmt.Errorf("%s:%d: %d fields, the header has %d (a truncated file, or a comma in an unquoted field?)", t.file, pe.StartLine, len(rec), t.r.FieldsPerRecord)
+	}
 	if err != nil {
 		return csvError(t.file, err)
 	}

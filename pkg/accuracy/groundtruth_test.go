@@ -16,7 +16,10 @@ func TestParseGroundTruthErrors(t *testing.T) {
 		{"tp", "e,m,H100,1.5,0,1,600,100,10,5\n", "gt.csv:2:10: column tp: \"1.5\": want a whole number from 1 to 64"},
 		{"stage rate missing", "e,m,H100,1,0,,600,100,10,5\n", "column stage_rate_rps: empty: a stage needs its arrival rate"},
 		{"measured", "e,m,H100,1,0,1,600,100,10,-5\n", "column actual_ttft_mean_ms: -5: want milliseconds > 0"},
-		{"fields", "e,m,H100\n", "gt.csv:2:1: wrong number of fields"},
+		// The header's 10 columns, a row of 3 (a file cut short).
+		{"fields", "e,m,H100\n", "gt.csv:2: 3 fields, the header has 10 (a truncated file, or a comma in an unquoted field?)"},
+		// Line 3's 11 fields: a stray comma, after a good line 2.
+		{"fields, later line", "e,m,H100,1,0,1,600,100,10,5\ne,m,H100,1,1,1,600,100,10,5,\n", "gt.csv:3: 11 fields, the header has 10"},
 	} {
 		_, err := ParseGroundTruth("gt.csv", strings.NewReader(header+tc.body))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -139,6 +139,12 @@ func (f *fetcher) read(h *History, q promql.History) error {
 	if len(reps) > 1 {
 		return fmt.Errorf("replicas query %q returned %d series; want one (wrap it in sum(...))", q.Replicas, len(reps))
 	}
+	if len(reps) == 0 {
+		// Not an error (the replay runs without it), but no actual row:
+		// say which query came back empty.
+		f.st.Warnings = append(f.st.Warnings, fmt.Sprintf("replicas query %s returned no samples over %s..%s: no observed replicas, so no actual (simulated) row and no fidelity; check it in Prometheus (a label or metric name?)",
+			q.Replicas, g.Start.UTC().Format(time.RFC3339), g.End().UTC().Format(time.RFC3339)))
+	}
 	h.Replicas = onGrid(g, reps)
 	for _, c := range []struct {
 		query string

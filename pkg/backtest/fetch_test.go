@@ -49,6 +49,14 @@ func TestFetchErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "returned 2 series") {
 		t.Errorf("two replica series: err %v, want 'returned 2 series'", err)
 	}
+	// A replicas query that returns nothing is a warning naming it and the
+	// range (2026-01-05 00:00 + 2 steps of 1 min): the report had no
+	// actual rows and said only that fidelity needs the replicas timeline.
+	_, st, err := Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{}}, tgt, g, nil)
+	want := "replicas query kube_deployment_spec_replicas returned no samples over 2026-01-05T00:00:00Z..2026-01-05T00:02:00Z"
+	if err != nil || len(st.Warnings) != 1 || !strings.HasPrefix(st.Warnings[0], want) {
+		t.Errorf("empty replicas query: err %v, warnings %q; want one starting %q", err, st.Warnings, want)
+	}
 	// An invalid replicas query is refused before any query runs.
 	tgt.Replicas = "sum("
 	if _, _, err := Fetch(context.Background(), fakeAPI{}, tgt, g, nil); !errors.Is(err, promql.ErrInvalidQuery) {

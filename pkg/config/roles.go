@@ -1,10 +1,13 @@
 package config
 
 import (
+	"slices"
 	"strings"
 
+	"github.com/prometheus/prometheus/model/labels"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
+	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
@@ -114,6 +117,29 @@ func (v *validator) pair(p string, t *Target) {
 		v.target(rp, &rt)
 		v.rolePrefix, v.parentPrefix = "", ""
 	}
+	// Both pools on one series set: each would be decided on the whole
+	// pair's signals.
+	if r := t.Roles; r.Prefill != nil && r.Decode != nil && r.Prefill.Selector != "" && r.Decode.Selector != "" {
+		a, errA := promql.ParseSelector(r.Prefill.Selector)
+		b, errB := promql.ParseSelector(r.Decode.Selector)
+		if errA == nil && errB == nil && sameMatchers(a, b) {
+			v.at(p+".roles.decode.selector", "selects the same series as roles.prefill.selector (%s): each pool's selector must match its own pods only (e.g. llm_d_ai_role=\"prefill\" and llm_d_ai_role=\"decode\", or pod=~\"chat-prefill-.*\" and pod=~\"chat-decode-.*\")", r.Prefill.Selector)
+		}
+	}
+}
+
+// sameMatchers reports whether a and b hold the same label matchers, in
+// any order.
+func sameMatchers(a, b []*labels.Matcher) bool {
+	str := func(ms []*labels.Matcher) []string {
+		out := make([]string, len(ms))
+		for i, m := range ms {
+			out[i] = m.String()
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(str(a), str(b))
 }
 
 // key maps a key of a role being validated (v.rolePrefix) that is not the

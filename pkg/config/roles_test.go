@@ -101,3 +101,34 @@ func TestPairConfigErrors(t *testing.T) {
 		t.Errorf("replica.model reported %d times, want once:\n%s", n, got)
 	}
 }
+
+// TestPairConfigSameSelector: a pair whose two roles select the same
+// series (the same matchers in another order) is refused at the decode
+// role's selector: line 10, its value after 8 spaces and "selector: " at
+// column 19. Each pool was decided on the whole pair's signals, and
+// --check-config said valid.
+func TestPairConfigSameSelector(t *testing.T) {
+	src := `prometheus: {url: "http://prom:9090"}
+targets:
+  - name: chat
+    roles:
+      prefill:
+        selector: '{namespace="llm",pod=~"chat-.*"}'
+        metrics: [{type: queue, target: 8}]
+        maxReplicaCount: 4
+      decode:
+        selector: '{pod=~"chat-.*", namespace="llm"}'
+        metrics: [{type: queue, target: 8}]
+        maxReplicaCount: 4
+`
+	_, err := Parse([]byte(src), "pd.yaml")
+	want := `pd.yaml:10:19: targets[0].roles.decode.selector: selects the same series as roles.prefill.selector ({namespace="llm",pod=~"chat-.*"})`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+	// Each role its own pods: valid.
+	ok := strings.Replace(strings.Replace(src, `chat-.*"}'`, `chat-prefill-.*"}'`, 1), `'{pod=~"chat-.*",`, `'{pod=~"chat-decode-.*",`, 1)
+	if _, err := Parse([]byte(ok), "pd.yaml"); err != nil {
+		t.Errorf("own selectors: %v", err)
+	}
+}

@@ -89,3 +89,17 @@ func TestRampStateValidate(t *testing.T) {
 		t.Errorf("Validate of %d ramps: %v, want at most %d", MaxRamps+1, err, MaxRamps)
 	}
 }
+
+// A ramp Decide never writes is refused: seen below rate (Seen starts at
+// the rate and only rises; a finished one read as a rise of 0 and pulled
+// the cap down). Seen equal to the rate is what a count writes.
+func TestRampStateValidateSeenBelowRate(t *testing.T) {
+	bad := State{Ramps: []Ramp{{At: at(50), Rate: 5, Seen: 1, Done: true}}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "ramps[0].seen: 1 is below rate 5") {
+		t.Errorf("Validate: %v, want ramps[0].seen: 1 is below rate 5", err)
+	}
+	ok := State{Ramps: []Ramp{{At: at(50), Rate: 5, Seen: 5, Done: true}, {At: at(100), Rate: 1, Seen: 1}}}
+	if err := ok.Validate(); err != nil {
+		t.Errorf("Validate of ramps Decide writes: %v", err)
+	}
+}

@@ -11,8 +11,9 @@ import (
 // samples not oldest first (scale events are in the HPA's slot order, see
 // recordEvent), more than MaxDips dips, a dip ending after last_at or
 // whose floor is above its from (or back above from), more than MaxRamps
-// ramps. Each error names the field by its JSON path, e.g.
-// "scale_up_events[0].change: -100 must be in 1..2147483647".
+// ramps or a ramp whose seen is below its rate. Each error names the
+// field by its JSON path, e.g. "scale_up_events[0].change: -100 must be in
+// 1..2147483647".
 func (s *State) Validate() error {
 	var errs FieldErrors
 	count := func(path string, n int) {
@@ -74,6 +75,9 @@ func (s *State) Validate() error {
 			if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
 				errs.add("ramps["+itoa(i)+"]."+f.name, "%v must be a finite number >= 0 (requests/s)", f.v)
 			}
+		}
+		if r.Seen < r.Rate { // Seen starts at Rate and only rises
+			errs.add("ramps["+itoa(i)+"].seen", "%v is below rate %v (seen is the highest rate read from the count on)", r.Seen, r.Rate)
 		}
 		prev := time.Time{}
 		if i > 0 {

@@ -86,6 +86,32 @@ const PolicySyntax = `SIGNAL:TARGET[,OPTION=VALUE...] with SIGNAL queue, waiting
 // was not chosen on.
 const Recommended = "demand:0.9,lookahead=136,downwindow=60,ttft:2,queuewait:0.4"
 
+// RecommendedReference is `recommended` written out for the reference
+// replica (docs/design.md's Llama-3-8B on one H100, a 91 s cold start) at
+// the default 2 s TTFT SLO: Recommended with its hold (RecommendedBreakEven
+// cold starts, 182 s) and ramp bound (recommend.RampBoundFor(91 s, 60 s),
+// 0.26). Another replica's lookahead, hold and ramp bound follow its cold
+// start, the guards' targets the SLO.
+const RecommendedReference = "demand:0.9,lookahead=136,downwindow=60,hold=182,rampbound=0.26,ttft:2,queuewait:0.4"
+
+// RecommendedFor is `recommended` written out for a replica whose cold
+// start is cold seconds, at a TTFT SLO of slo seconds: the policy string
+// that decides as the preset does in a replay of that replica at that SLO
+// (lookahead ceil(cold) + RecommendedLead, hold RecommendedBreakEven ×
+// ceil(cold), ramp bound recommend.RampBoundFor(ceil(cold),
+// RecommendedDownWindow), ttft at slo and queuewait at
+// RecommendedQueueShare of it). RecommendedFor(91, 2) is
+// RecommendedReference but for the ramp bound's digits.
+func RecommendedFor(cold, slo float64) string {
+	c := math.Ceil(cold)
+	z := recommend.RampBoundFor(time.Duration(c)*time.Second, RecommendedDownWindow)
+	return fmt.Sprintf("demand:0.9,lookahead=%s,downwindow=%s,hold=%s,rampbound=%s,ttft:%s,queuewait:%s",
+		fnum(c+RecommendedLead.Seconds()), fnum(RecommendedDownWindow.Seconds()), fnum(RecommendedBreakEven*c), fnum(z), fnum(slo), fnum(slo*RecommendedQueueShare))
+}
+
+// fnum is x as the shortest decimal that parses back to x.
+func fnum(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
 // RecommendedLead is what `recommended` adds to the replica's cold start
 // for its lookahead.
 const RecommendedLead = 45 * time.Second

@@ -12,6 +12,7 @@ import (
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/recommend"
+	gpu "github.com/infscale/infscale/pkg/replica"
 )
 
 // decisionFields is what of a built policy decides: its metrics, lookahead,
@@ -102,5 +103,89 @@ func TestRecommendedWrittenOut(t *testing.T) {
 	b.RampBound = a.RampBound
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("docs/config.md's block decides otherwise than recommended:\nrecommended %+v\nblock       %+v", a, b)
+	}
+}
+
+// TestRecommendedReference: the legend under a table writes `recommended`
+// out as RecommendedReference, with the hold and ramp bound it has (the
+// legend said demand:0.9,lookahead=136,downwindow=60,ttft:2,queuewait:0.4:
+// written out that way it had neither), and on the reference replica (a
+// 91 s cold start: lookahead 91 + 45 = 136 s, hold 2 x 91 = 182 s) the
+// string decides as the preset, its ramp bound rounded.
+func TestRecommendedReference(t *testing.T) {
+	m, err := gpu.New(gpu.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cold := math.Ceil(m.ColdStart()); cold != 91 {
+		t.Fatalf("reference replica's cold start %g s, want 91 (docs/design.md)", cold)
+	}
+	sp, err := newSpeed(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := env{cfg: Config{Model: m}.Defaults(), sp: sp}
+	preset, err := recommendedPolicy(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := ParsePolicy(RecommendedReference)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pol.build(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The ramp bound is written to two places: Φ⁻¹(91 / (91 + 60)) =
+	// Φ⁻¹(0.6026) = 0.2602 (the normal table: Φ(0.26) = 0.6026).
+	a, b := decisionFields(t, preset), decisionFields(t, c.(*infscaleCtl).p)
+	if math.Abs(a.RampBound-0.2602) > 5e-5 || b.RampBound != 0.26 {
+		t.Errorf("ramp bound: preset %v, written out %v; want 0.2602 and 0.26", a.RampBound, b.RampBound)
+	}
+	a.RampBound = b.RampBound
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("recommended %+v\nwritten out as %s: %+v", a, RecommendedReference, b)
+	}
+	legend := strings.Join(RowLegend([]string{"recommended"}), "\n")
+	if !strings.Contains(legend, "demand:0.9,lookahead=136,downwindow=60,hold=182,rampbound=0.26,ttft:2,queuewait:0.4 on the reference replica") {
+		t.Errorf("legend %q lacks the preset written out with its hold and ramp bound", legend)
+	}
+}
+
+// TestRecommendedFor: RecommendedFor writes `recommended` out replica by
+// replica and at another SLO: the string decides as the preset in a replay
+// of that replica at that SLO (profile's "+ schedule" row appends a floor
+// to it). The reference replica at 2 s is lookahead 91 + 45 = 136, hold
+// 2 x 91 = 182, queuewait 2 / 5 = 0.4.
+func TestRecommendedFor(t *testing.T) {
+	if got, want := RecommendedFor(90.2, 2), "demand:0.9,lookahead=136,downwindow=60,hold=182,rampbound="; !strings.HasPrefix(got, want) || !strings.HasSuffix(got, ",ttft:2,queuewait:0.4") {
+		t.Errorf("RecommendedFor(90.2, 2) = %q, want %s...,ttft:2,queuewait:0.4", got, want)
+	}
+	for _, r := range matrixReplicas() {
+		m := matrixModel(t, r)
+		sp, err := newSpeed(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, slo := range []float64{2, 3} {
+			e := env{cfg: Config{Model: m, SLOTTFT: slo}.Defaults(), sp: sp}
+			preset, err := recommendedPolicy(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec := RecommendedFor(m.ColdStart(), slo)
+			pol, err := ParsePolicy(spec)
+			if err != nil {
+				t.Fatalf("%s: %v", spec, err)
+			}
+			c, err := pol.build(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := decisionFields(t, preset), decisionFields(t, c.(*infscaleCtl).p); !reflect.DeepEqual(a, b) {
+				t.Errorf("%s at SLO %g s: recommended %+v\nwritten out as %s: %+v", r.name, slo, a, spec, b)
+			}
+		}
 	}
 }

@@ -145,7 +145,7 @@ func WriteTimelineCSV(w io.Writer, results []Result) error {
 func RowLegend(policies []string) []string {
 	var out []string
 	for _, l := range []struct{ name, text string }{
-		{"recommended", "recommended: infscale's preset policy, " + Recommended + " (causal: it sees only the past, as serve does)."},
+		{"recommended", "recommended: infscale's preset policy, " + RecommendedReference + " on the reference replica (lookahead, hold and rampbound follow the replica's cold start, ttft and queuewait the SLO; causal: it sees only the past, as serve does)."},
 		{"oracle", "oracle: reads the arrivals ahead and sizes each 15 s bucket a cold start early: near the least replica time at zero misses, not a policy you can run."},
 		{"optimal", "optimal: the cheapest replica schedule found in hindsight with the fewest misses, the limit every other row is measured against; not a policy you can run."},
 	} {

@@ -159,7 +159,7 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 			return false
 		}
 		if err := json.Unmarshal(raw, v); err != nil {
-			errs = append(errs, cerr(prefix+key, fmt.Sprintf("%s: want %T", bytes.TrimSpace(raw), v)))
+			errs = append(errs, cerr(prefix+key, fmt.Sprintf("%s: want %s", bytes.TrimSpace(raw), jsonWant(v))))
 			return false
 		}
 		return true
@@ -167,7 +167,7 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 	posInt := func(key string, required bool) int {
 		var f float64
 		if !get(key, &f) {
-			if required {
+			if raw, ok := shape[key]; required && (!ok || string(raw) == "null") { // a wrong type is said by get
 				errs = append(errs, &ConfigError{File: file, Key: prefix + key, Msg: "missing: a decoder needs it"})
 			}
 			return 0
@@ -190,6 +190,10 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 	m.KVHeads = posInt("num_key_value_heads", false)
 	if m.KVHeads == 0 {
 		m.KVHeads = m.Heads // multi-head attention
+	} else if m.Heads > 0 && m.Heads%m.KVHeads != 0 {
+		// Each KV head serves Heads/KVHeads query heads (transformers'
+		// num_key_value_groups); vLLM refuses other shapes.
+		errs = append(errs, cerr(prefix+"num_key_value_heads", fmt.Sprintf("%d does not divide num_attention_heads %d: want a divisor (each KV head serves an equal group of query heads)", m.KVHeads, m.Heads)))
 	}
 	m.HeadDim = posInt("head_dim", false)
 	if m.HeadDim == 0 && m.Heads > 0 {
@@ -311,6 +315,23 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 		return Model{}, fmt.Errorf("%s: an incomplete shape (layers %d, hidden %d, heads %d, vocab %d)", file, m.Layers, m.Hidden, m.Heads, m.Vocab)
 	}
 	return m, nil
+}
+
+// jsonWant names the JSON value ParseHFConfig reads into v, for errors.
+func jsonWant(v any) string {
+	switch v.(type) {
+	case *float64:
+		return "a number"
+	case *bool:
+		return "true or false"
+	case *string:
+		return "a string"
+	case *[]int:
+		return "a list of whole numbers"
+	case *[]string:
+		return "a list of strings"
+	}
+	return fmt.Sprintf("a %T", v)
 }
 
 func getTop(top map[string]json.RawMessage, key string, v any) bool {

@@ -84,6 +84,40 @@ func TestHFConfigErrors(t *testing.T) {
 	}
 }
 
+// TestHFConfigValueErrors: a value of the wrong JSON type is named with the
+// kind wanted (it said "want *float64", then "missing" for the key that
+// was there), and num_key_value_heads must divide num_attention_heads
+// (32 query heads in groups of 5 is no grouped-query attention: it was
+// read as 5 KV heads, a KV cache 5/32 of Llama-2-7B's, exit 0).
+func TestHFConfigValueErrors(t *testing.T) {
+	base := `"num_hidden_layers": 32, "num_attention_heads": 32, "intermediate_size": 11008, "vocab_size": 32000`
+	_, err := ParseHFConfig("s.json", "s", []byte(`{"hidden_size": "4096", `+base+`}`))
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "hidden_size" || !strings.Contains(err.Error(), `hidden_size: "4096": want a number`) {
+		t.Errorf("err = %v, want hidden_size: \"4096\": want a number", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "missing") {
+		t.Errorf("err = %v: a key of the wrong type is not missing", err)
+	}
+	_, err = ParseHFConfig("b.json", "b", []byte(`{"hidden_size": 4096, "tie_word_embeddings": "no", `+base+`}`))
+	if err == nil || !strings.Contains(err.Error(), `tie_word_embeddings: "no": want true or false`) {
+		t.Errorf("err = %v, want tie_word_embeddings: want true or false", err)
+	}
+	for kv, want := range map[string]string{
+		"5":  "num_key_value_heads: 5 does not divide num_attention_heads 32",
+		"64": "num_key_value_heads: 64 does not divide num_attention_heads 32",
+	} {
+		_, err := ParseHFConfig("k.json", "k", []byte(`{"hidden_size": 4096, "num_key_value_heads": `+kv+`, `+base+`}`))
+		if !errors.As(err, &ce) || ce.Key != "num_key_value_heads" || !strings.Contains(err.Error(), want) {
+			t.Errorf("num_key_value_heads %s: err = %v, want %q", kv, err, want)
+		}
+	}
+	// 8 KV heads of 32 query heads (Llama-3-8B's groups of 4) reads.
+	if m, err := ParseHFConfig("g.json", "g", []byte(`{"hidden_size": 4096, "num_key_value_heads": 8, `+base+`}`)); err != nil || m.KVHeads != 8 {
+		t.Errorf("GQA 32/8: KV heads %d, err %v; want 8", m.KVHeads, err)
+	}
+}
+
 // TestHFConfigSyntaxErrors: malformed JSON is named by file:line:col
 // (the stray comma is the 27th character of line 3; a truncated file
 // ends at 1:18, after its 17 bytes; the second value starts at 1:20).

@@ -169,6 +169,13 @@ func (w *stateWalker) value(path string, t reflect.Type) error {
 	w.pos[path] = off
 	tok, err := w.dec.Token()
 	if err != nil {
+		// Go's %v prints NaN and ±Inf so, and a hand edit copies it: JSON
+		// has no such numbers (encoding/json said "invalid character 'N'").
+		for _, lit := range []string{"NaN", "Infinity", "+Infinity", "-Infinity", "+Inf", "-Inf", "Inf"} {
+			if bytes.HasPrefix(w.data[off:], []byte(lit)) && path != "" {
+				return &fieldError{path: path, off: off, msg: lit + " is not a JSON number (want a finite number)"}
+			}
+		}
 		return err
 	}
 	name := path
@@ -260,6 +267,9 @@ func (w *stateWalker) value(path string, t reflect.Type) error {
 				return w.shape(off, name, tok, "a number")
 			}
 			w.bad(off, path, "%s: want a number", tokenText(tok))
+		} else if _, err := strconv.ParseFloat(string(n), 64); err != nil {
+			// 1e400: encoding/json's error named the Go struct, not the field.
+			w.bad(off, path, "%s: out of range of a 64-bit float (want a finite number)", n)
 		}
 	case reflect.Bool:
 		if _, ok := tok.(bool); !ok {

@@ -121,6 +121,15 @@ func TestDecodeStateInvalid(t *testing.T) {
 			[]string{"recommendations[1].at: 1970-01-01T00:00:40Z is before the previous entry's 1970-01-01T00:16:40Z"}},
 		{"missing at", `{"scale_down_events": [{"change": 1}]}`, []string{"scale_down_events[0].at: missing"}},
 		{"fraction", `{"last_desired": 1.5}`, []string{"line 1:18: last_desired: 1.5: want a whole number"}},
+		// `{"ramps": [{"at": "1970-01-01T00:16:40Z", "rate": 1, "seen": ` is 61 characters:
+		// "{" 1, "ramps" 2..8, ": [{" 9..12, "at" 13..16, ": " 17..18, the time 19..40,
+		// ", " 41..42, "rate" 43..48, ": 1, " 49..53, "seen" 54..59, ": " 60..61.
+		// The same 61 characters, then NaN (as Go prints it) at column 62.
+		{"NaN", `{"ramps": [{"at": "1970-01-01T00:16:40Z", "rate": 1, "seen": NaN}]}`,
+			[]string{"st.json: line 1:62: ramps[0].seen: NaN is not a JSON number (want a finite number)"}},
+		{"-Inf", `{"demand": [{"at": "1970-01-01T00:16:40Z", "demand": -Inf}]}`, []string{"demand[0].demand: -Inf is not a JSON number"}},
+		{"float out of range", `{"ramps": [{"at": "1970-01-01T00:16:40Z", "rate": 1, "seen": 1e400}]}`,
+			[]string{"st.json: line 1:62: ramps[0].seen: 1e400: out of range of a 64-bit float"}},
 		{"syntax", "{\n  \"recommendations\": [1,\n", []string{"st.json: line 2:23: recommendations[0]: want an object, got 1"}},
 		{"truncated", `{"last_desired": 3`, []string{"st.json: line 1:19: unexpected end"}},
 		{"two objects", `{} {}`, []string{"line 1:4: data after the JSON object"}},
