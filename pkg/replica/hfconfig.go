@@ -187,7 +187,18 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 	m.Hidden = posInt("hidden_size", true)
 	m.Intermediate = posInt("intermediate_size", false)
 	m.Heads = posInt("num_attention_heads", true)
+	// An optional count given as 0 is not "absent": a decoder has no
+	// layer without KV heads or with an empty head.
+	nonZero := func(key string, v int) {
+		if raw, ok := shape[key]; ok && v == 0 && string(raw) != "null" {
+			var f float64
+			if json.Unmarshal(raw, &f) == nil && f == 0 {
+				errs = append(errs, cerr(prefix+key, "0: want at least 1 (leave the key out, or null, for the default)"))
+			}
+		}
+	}
 	m.KVHeads = posInt("num_key_value_heads", false)
+	nonZero("num_key_value_heads", m.KVHeads)
 	if m.KVHeads == 0 {
 		m.KVHeads = m.Heads // multi-head attention
 	} else if m.Heads > 0 && m.Heads%m.KVHeads != 0 {
@@ -196,6 +207,7 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 		errs = append(errs, cerr(prefix+"num_key_value_heads", fmt.Sprintf("%d does not divide num_attention_heads %d: want a divisor (each KV head serves an equal group of query heads)", m.KVHeads, m.Heads)))
 	}
 	m.HeadDim = posInt("head_dim", false)
+	nonZero("head_dim", m.HeadDim)
 	if m.HeadDim == 0 && m.Heads > 0 {
 		m.HeadDim = m.Hidden / m.Heads
 	}

@@ -112,6 +112,17 @@ func TestHFConfigValueErrors(t *testing.T) {
 			t.Errorf("num_key_value_heads %s: err = %v, want %q", kv, err, want)
 		}
 	}
+	// 0 given is not absent: no KV heads, or an empty head, is no decoder;
+	// null is the default (multi-head attention, hidden / heads).
+	for _, key := range []string{"num_key_value_heads", "head_dim"} {
+		_, err := ParseHFConfig("z.json", "z", []byte(`{"hidden_size": 4096, "`+key+`": 0, `+base+`}`))
+		if !errors.As(err, &ce) || ce.Key != key || !strings.Contains(err.Error(), key+": 0: want at least 1") {
+			t.Errorf("%s 0: err = %v, want %s: 0: want at least 1", key, err, key)
+		}
+	}
+	if m, err := ParseHFConfig("n.json", "n", []byte(`{"hidden_size": 4096, "num_key_value_heads": null, "head_dim": null, `+base+`}`)); err != nil || m.KVHeads != 32 || m.HeadDim != 128 {
+		t.Errorf("null KV heads and head_dim: %d, %d, err %v; want 32 (multi-head) and 4096/32 = 128", m.KVHeads, m.HeadDim, err)
+	}
 	// 8 KV heads of 32 query heads (Llama-3-8B's groups of 4) reads.
 	if m, err := ParseHFConfig("g.json", "g", []byte(`{"hidden_size": 4096, "num_key_value_heads": 8, `+base+`}`)); err != nil || m.KVHeads != 8 {
 		t.Errorf("GQA 32/8: KV heads %d, err %v; want 8", m.KVHeads, err)
