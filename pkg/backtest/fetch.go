@@ -13,6 +13,7 @@ import (
 
 	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
+	"github.com/infscale/infscale/pkg/replay"
 )
 
 // Target is what a backtest reads: a server profile and the label
@@ -146,6 +147,9 @@ func (f *fetcher) read(h *History, q promql.History) error {
 			q.Replicas, g.Start.UTC().Format(time.RFC3339), g.End().UTC().Format(time.RFC3339)))
 	}
 	h.Replicas = onGrid(g, reps)
+	if err := replicaCounts(g, q.Replicas, h.Replicas); err != nil {
+		return err
+	}
 	for _, c := range []struct {
 		query string
 		into  **Histogram
@@ -231,6 +235,20 @@ func nonNegative(g Grid, query string, vs []float64) error {
 }
 
 // onGrid places a one-series matrix on the grid's points (NaN where absent).
+// replicaCounts refuses a value of the replicas series that is no
+// replica count (negative, infinite or above replay.MaxReplicas), naming
+// the query, the value and its time: it would stop the replay of what ran
+// with an error naming neither.
+func replicaCounts(g Grid, query string, v []float64) error {
+	for i, r := range v {
+		if r < 0 || r > replay.MaxReplicas { // NaN (no sample) compares false
+			return fmt.Errorf("replicas query %s: %g at %s is no replica count (want 0 to %d): does it return replicas (kube_deployment_spec_replicas, count of pods), summed once?",
+				query, r, g.Start.Add(time.Duration(i)*g.Step).UTC().Format(time.RFC3339), replay.MaxReplicas)
+		}
+	}
+	return nil
+}
+
 func onGrid(g Grid, m model.Matrix) []float64 {
 	out := make([]float64, g.N+1)
 	for i := range out {

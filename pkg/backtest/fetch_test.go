@@ -3,6 +3,8 @@ package backtest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +58,19 @@ func TestFetchErrors(t *testing.T) {
 	want := "replicas query kube_deployment_spec_replicas returned no samples over 2026-01-05T00:00:00Z..2026-01-05T00:02:00Z"
 	if err != nil || len(st.Warnings) != 1 || !strings.HasPrefix(st.Warnings[0], want) {
 		t.Errorf("empty replicas query: err %v, warnings %q; want one starting %q", err, st.Warnings, want)
+	}
+	// A value that is no replica count is refused naming the query, the
+	// value and its time (the second step: 00:01): -2 (a difference of
+	// counts), 1e9 (a sum of bytes), +Inf.
+	for _, v := range []float64{-2, 1e9, math.Inf(1)} {
+		one := model.Matrix{{Values: []model.SamplePair{
+			{Timestamp: model.TimeFromUnix(t0.Unix()), Value: 3},
+			{Timestamp: model.TimeFromUnix(t0.Unix() + 60), Value: model.SampleValue(v)}}}}
+		_, _, err := Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{"kube_deployment_spec_replicas": one}}, tgt, g, nil)
+		want := fmt.Sprintf("replicas query kube_deployment_spec_replicas: %g at 2026-01-05T00:01:00Z is no replica count", v)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("replicas %g: err %v, want %q", v, err, want)
+		}
 	}
 	// An invalid replicas query is refused before any query runs.
 	tgt.Replicas = "sum("
