@@ -16,6 +16,7 @@ import (
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
+	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
@@ -197,6 +198,11 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 			l.log.Info("state file ignored; starting fresh", "target", t.key, "err", err)
 		} else if errors.Is(err, context.Canceled) {
 			l.log.Info("state not restored: stopping", "target", t.key) // serve's stop ended the rebuild
+		} else if rb, ok := errors.AsType[*rebuildError](err); ok {
+			// Prometheus down or failing at startup is a failed read, not
+			// a refused state file: counted under the query's reason.
+			l.metrics.QueryError(t.key, promql.ReasonOf(rb.err).String())
+			l.log.Warn("state not rebuilt from Prometheus; starting fresh", "target", t.key, "err", rb.err)
 		} else if err != nil {
 			l.metrics.QueryError(t.key, "state_read")
 			l.log.Error("state not restored; starting fresh", "target", t.key, "err", err)
@@ -227,7 +233,15 @@ func (l *Loop) newTarget(c config.Target, key string) (*target, error) {
 	return t, nil
 }
 
-// restore loads a new target's state from Store, else from Rebuild.
+// rebuildError is a failed Rebuild (a Prometheus query), as opposed to a
+// state file refused by Store.
+type rebuildError struct{ err error }
+
+func (e *rebuildError) Error() string { return e.err.Error() }
+func (e *rebuildError) Unwrap() error { return e.err }
+
+// restore loads a new target's state from Store, else from Rebuild. A
+// failed Rebuild is a *rebuildError.
 func (l *Loop) restore(ctx context.Context, t *target) error {
 	var ps *Persisted
 	from := "state dir"
@@ -241,7 +255,10 @@ func (l *Loop) restore(ctx context.Context, t *target) error {
 		var err error
 		from = "prometheus"
 		if ps, err = l.rebuild(ctx, &t.cfg, l.now()); err != nil {
-			return err
+			if errors.Is(err, context.Canceled) {
+				return err
+			}
+			return &rebuildError{err}
 		}
 	}
 	if ps == nil {

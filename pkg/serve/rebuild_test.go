@@ -2,7 +2,10 @@ package serve
 
 import (
 	"context"
+	"log/slog"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/promql"
 )
 
 // fakeRange answers the two range queries of Rebuilder from hand-written
@@ -93,5 +97,47 @@ func TestRebuildPointsGarbage(t *testing.T) {
 	got := points(model.Matrix{&s})
 	if len(got) != 2 || got[0].v != 3 || got[1].v != 4 {
 		t.Errorf("points %+v, want 3 and 4 only", got)
+	}
+}
+
+// TestRebuildFailureCountedAsRead: no state dir and a Prometheus that
+// answers 500 at startup. The failed rebuild is a failed read of
+// Prometheus, counted once under its reason (unavailable), not under
+// state_read, which means a state file refused (docs/metrics.md); the
+// target starts fresh (no desired series before it decides).
+func TestRebuildFailureCountedAsRead(t *testing.T) {
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "boom", http.StatusInternalServerError)
+	}))
+	defer prom.Close()
+	c, err := promql.NewClient(promql.ClientConfig{URL: prom.URL, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb := &Rebuilder{API: c, Step: 15 * time.Second}
+	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: m, Interval: 15 * time.Second,
+		Now: func() time.Time { return t0 }, Rebuild: rb.Rebuild, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err := l.SetConfig(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"chat", "other"} {
+		if got := queryErrors(m, name, "unavailable"); got != 1 {
+			t.Errorf("%s: query_errors_total{reason=unavailable} = %v, want 1", name, got)
+		}
+		if got := queryErrors(m, name, "state_read"); got != 0 {
+			t.Errorf("%s: query_errors_total{reason=state_read} = %v, want 0 (no state file)", name, got)
+		}
+		if hasDesired(m, name) {
+			t.Errorf("%s: desired exported without a rebuild or a decision", name)
+		}
+	}
+	if !strings.Contains(logs.String(), `level=WARN msg="state not rebuilt from Prometheus; starting fresh" target=chat`) {
+		t.Errorf("log:\n%s\nwant the failed rebuild named at warn", logs.String())
 	}
 }
