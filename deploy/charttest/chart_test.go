@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -613,5 +614,45 @@ targets:
 		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want one containing %q", err, c.want)
 		}
+	}
+}
+
+// TestTargetWithoutScaledObject: a values file's targets list replaces the
+// default list whole, so a target written without scaledObject must still
+// get the documented default (docs/chart.md: enabled, pollingInterval 15,
+// fallback failureThreshold 3); the chart rendered no ScaledObject at all
+// (KEDA never scaled the workload) and, with apply: true, failed with
+// "nil pointer evaluating interface {}.enabled".
+func TestTargetWithoutScaledObject(t *testing.T) {
+	const target = "- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, config: {server: vllm, metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}"
+	objs := render(t, "targets:\n"+target)
+	so := only[*kedav1alpha1.ScaledObject](t, objs)
+	if so.Namespace != "llm" || so.Spec.ScaleTargetRef.Name != "chat" {
+		t.Errorf("ScaledObject %s/%s on %q, want llm/chat on chat", so.Namespace, so.Name, so.Spec.ScaleTargetRef.Name)
+	}
+	// minReplicaCount left out: 1 (serve's default); maxReplicaCount 4 as given.
+	if so.Spec.MinReplicaCount == nil || *so.Spec.MinReplicaCount != 1 || so.Spec.MaxReplicaCount == nil || *so.Spec.MaxReplicaCount != 4 {
+		t.Errorf("min %v max %v, want 1 and 4", so.Spec.MinReplicaCount, so.Spec.MaxReplicaCount)
+	}
+	if p := so.Spec.PollingInterval; p == nil || *p != 15 {
+		t.Errorf("pollingInterval %v, want 15", p)
+	}
+	if f := so.Spec.Fallback; f == nil || f.FailureThreshold != 3 {
+		t.Errorf("fallback %+v, want failureThreshold 3", f)
+	}
+	if len(so.Spec.Triggers) != 1 || so.Spec.Triggers[0].Metadata["query"] != `max(infscale_desired_replicas{target="chat"})` {
+		t.Errorf("triggers %+v, want the one query max(infscale_desired_replicas{target=\"chat\"})", so.Spec.Triggers)
+	}
+	// enabled: false still turns it off.
+	off := strings.Replace(target, "config:", "scaledObject: {enabled: false}, config:", 1)
+	if got := kinds(render(t, "targets:\n"+off)); slices.Contains(got, "ScaledObject") {
+		t.Errorf("scaledObject.enabled false: kinds %v, want no ScaledObject", got)
+	}
+	// apply: true without scaledObject is the default ScaledObject beside
+	// serve's writes: refused by name, as with enabled: true.
+	apply := strings.Replace(target, "config:", "apply: true, config:", 1)
+	_, err := tryRender("rbac: {modes: [apply]}\ntargets:\n" + apply)
+	if err == nil || !strings.Contains(err.Error(), "targets[chat].apply: its ScaledObject's HPA would be a second writer") {
+		t.Errorf("apply without scaledObject: %v, want the second-writer refusal", err)
 	}
 }
