@@ -656,3 +656,36 @@ func TestTargetWithoutScaledObject(t *testing.T) {
 		t.Errorf("apply without scaledObject: %v, want the second-writer refusal", err)
 	}
 }
+
+// TestValuesTypos: values.schema.json, which Helm checks before it renders
+// (helm install, helm template, and ToRenderValues here), refuses a
+// misspelt key by its path; Helm ignored it and rendered without it (a
+// ServiceMonitor without the release label Prometheus selects on, one
+// replica instead of two, a ScaledObject the user meant to turn off).
+func TestValuesTypos(t *testing.T) {
+	for _, c := range []struct{ values, want string }{
+		{"serviceMonitor: {lables: {release: prom}}", "at '/serviceMonitor': additional properties 'lables' not allowed"},
+		{"replica: 2", "at '': additional properties 'replica' not allowed"},
+		{"targets:\n- {name: chat, scaledobject: {enabled: false}, config: {maxReplicaCount: 4}}", "at '/targets/0': additional properties 'scaledobject' not allowed"},
+		{"targets:\n- {name: chat, scaledObject: {enable: false}, config: {maxReplicaCount: 4}}", "at '/targets/0/scaledObject': additional properties 'enable' not allowed"},
+		{"rbac: {mode: [apply]}", "at '/rbac': additional properties 'mode' not allowed"},
+		{"replicas: \"2\"", "at '/replicas': got string, want integer"},
+		{"targets:\n- {config: {maxReplicaCount: 4}}", "at '/targets/0': missing property 'name'"},
+	} {
+		_, err := tryRender(c.values)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("values %q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	// The documented values (docs/chart.md's examples) still pass: the
+	// serve config and the prometheus block are serve's to check.
+	for _, v := range []string{
+		"prometheus: {url: null}\nrbac: {modes: [apply]}\ntargets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, apply: true, scaledObject: {enabled: false}, config: {scrape: {port: 8000}, metrics: [{type: queue, target: 24}], maxReplicaCount: 8}}",
+		"prometheus: {url: 'https://prometheus.example:9090', basic_auth: {username: infscale, password_file: /etc/infscale-auth/password}}\nkeda: {serverAddress: 'http://prometheus-operated.monitoring.svc:9090'}\nextraVolumes: [{name: prometheus-auth, secret: {secretName: prometheus-auth}}]\nextraVolumeMounts: [{name: prometheus-auth, mountPath: /etc/infscale-auth, readOnly: true}]",
+		"replicas: 2\nrbac: {modes: [apply, leases]}\npodDisruptionBudget: {minAvailable: 1}",
+	} {
+		if _, err := tryRender(v); err != nil {
+			t.Errorf("values %q: %v", v, err)
+		}
+	}
+}
