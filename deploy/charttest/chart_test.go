@@ -670,6 +670,8 @@ func TestValuesTypos(t *testing.T) {
 		{"targets:\n- {name: chat, scaledObject: {enable: false}, config: {maxReplicaCount: 4}}", "at '/targets/0/scaledObject': additional properties 'enable' not allowed"},
 		{"rbac: {mode: [apply]}", "at '/rbac': additional properties 'mode' not allowed"},
 		{"replicas: \"2\"", "at '/replicas': got string, want integer"},
+		// YAML reads an unquoted 1.10 as the number 1.1: the image would be :1.1.
+		{"image: {tag: 1.10}", "at '/image/tag': got number, want string"},
 		{"targets:\n- {config: {maxReplicaCount: 4}}", "at '/targets/0': missing property 'name'"},
 	} {
 		_, err := tryRender(c.values)
