@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,6 +75,43 @@ func TestServeDemoFlags(t *testing.T) {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), tc.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+// TestServePortInUse: serve on a port another process holds exits 1 at
+// once, naming where the address came from (--listen, or the config's
+// listen:) and what to do; it said only "listen ADDR: ... bind: address
+// already in use".
+func TestServePortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	body := "listen: " + addr + "\ntargets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: 2\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--config", cfg, "--listen", addr}, "--listen " + addr + ": listen tcp " + addr + ": bind: address already in use: another process holds the port"},
+		{[]string{"serve", "--config", cfg}, "listen " + addr + " (the config's listen:): listen tcp " + addr + ": bind: address already in use: another process holds the port"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(ctx, tc.args, nil, &out, &errb)
+		if code != exitRuntime || !strings.Contains(errb.String(), tc.want) || !strings.Contains(errb.String(), "give another with --listen HOST:PORT") {
+			t.Errorf("%v: exit %d, stderr %q; want 1 with %q", tc.args, code, errb.String(), tc.want)
+		}
+		if ctx.Err() != nil {
+			t.Fatal("serve did not exit on the bind error")
 		}
 	}
 }
