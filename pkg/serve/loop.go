@@ -187,6 +187,7 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 	for _, t := range l.targets {
 		old[t.key] = t
 	}
+	var fresh []*target
 	for _, t := range next {
 		if o, ok := old[t.key]; ok {
 			t.run, t.recent, t.nRecent, t.oldest, t.newest = o.run, o.recent, o.nRecent, o.oldest, o.newest
@@ -194,20 +195,18 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 			continue
 		}
 		l.metrics.Init(t.key)
-		if err := l.restore(ctx, t); errors.Is(err, ErrStateTooOld) {
-			l.log.Info("state file ignored; starting fresh", "target", t.key, "err", err)
-		} else if errors.Is(err, context.Canceled) {
-			l.log.Info("state not restored: stopping", "target", t.key) // serve's stop ended the rebuild
-		} else if rb, ok := errors.AsType[*rebuildError](err); ok {
-			// Prometheus down or failing at startup is a failed read, not
-			// a refused state file: counted under the query's reason.
-			l.metrics.QueryError(t.key, promql.ReasonOf(rb.err).String())
-			l.log.Warn("state not rebuilt from Prometheus; starting fresh", "target", t.key, "err", rb.err)
-		} else if err != nil {
-			l.metrics.QueryError(t.key, "state_read")
-			l.log.Error("state not restored; starting fresh", "target", t.key, "err", err)
-		}
+		fresh = append(fresh, t)
 	}
+	// The new targets' restores (a state file, or a rebuild: two range
+	// queries, each up to prometheus.timeout against a hanging Prometheus)
+	// run restoreParallel at once, so a startup of N targets waits about
+	// N / restoreParallel timeouts, not N.
+	var g errgroup.Group
+	g.SetLimit(restoreParallel)
+	for _, t := range fresh {
+		g.Go(func() error { l.restoreLogged(ctx, t); return nil })
+	}
+	_ = g.Wait()
 	for name := range old {
 		l.metrics.Forget(name)
 	}
@@ -216,6 +215,26 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 	l.mu.Unlock()
 	l.tuning.setTargets(next)
 	return nil
+}
+
+// restoreParallel bounds the new targets' restores run at once by SetConfig.
+const restoreParallel = 8
+
+// restoreLogged restores t (restore) and logs and counts a failure.
+func (l *Loop) restoreLogged(ctx context.Context, t *target) {
+	if err := l.restore(ctx, t); errors.Is(err, ErrStateTooOld) {
+		l.log.Info("state file ignored; starting fresh", "target", t.key, "err", err)
+	} else if errors.Is(err, context.Canceled) {
+		l.log.Info("state not restored: stopping", "target", t.key) // serve's stop ended the rebuild
+	} else if rb, ok := errors.AsType[*rebuildError](err); ok {
+		// Prometheus down or failing at startup is a failed read, not
+		// a refused state file: counted under the query's reason.
+		l.metrics.QueryError(t.key, promql.ReasonOf(rb.err).String())
+		l.log.Warn("state not rebuilt from Prometheus; starting fresh", "target", t.key, "err", rb.err)
+	} else if err != nil {
+		l.metrics.QueryError(t.key, "state_read")
+		l.log.Error("state not restored; starting fresh", "target", t.key, "err", err)
+	}
 }
 
 // newTarget is the run-time target of c under key (its name, or a P/D
