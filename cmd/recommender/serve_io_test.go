@@ -115,3 +115,43 @@ func TestServePortInUse(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyPathFlag: a path flag given an empty value (`--state-dir
+// "$DIR"` with DIR unset) is refused, exit 2, naming the flag; kong made it
+// the working directory, so serve wrote its state files where it was
+// started and `--audit-log ""` said "--audit-log /home/me: is a directory".
+func TestEmptyPathFlag(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte("targets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, args := range [][]string{
+		{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--state-dir", ""},
+		{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--state-dir="},
+		{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--audit-log", ""},
+		{"serve", "--config", "", "--check-config"},
+		{"gpu", "--calibration", ""},
+	} {
+		var out, errb bytes.Buffer
+		code := run(ctx, args, nil, &out, &errb)
+		flag := strings.TrimSuffix(args[len(args)-2], "=")
+		if args[len(args)-1] == "--state-dir=" {
+			flag = "--state-dir"
+		}
+		if args[len(args)-1] == "--check-config" {
+			flag = "--config"
+		}
+		want := flag + ": an empty path (an unset variable?): give a path, or leave the flag out"
+		if code != exitInvalid || !strings.Contains(errb.String(), want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 with %q", args, code, errb.String(), want)
+		}
+	}
+	// "." is still the working directory, given on purpose.
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"serve", "--config", cfg, "--check-config", "--state-dir", "."}, nil, &out, &errb); code == exitInvalid && strings.Contains(errb.String(), "empty path") {
+		t.Errorf("--state-dir .: refused as empty: %s", errb.String())
+	}
+}
