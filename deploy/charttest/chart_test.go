@@ -730,3 +730,29 @@ func TestPairTarget(t *testing.T) {
 		t.Fatalf("targets %+v, want the one pair chat", f.Targets)
 	}
 }
+
+// TestScaledObjectWorkload: a target's ScaledObject needs its workload's
+// name and namespace (KEDA scales a workload of the ScaledObject's own
+// namespace): without workload the render failed with "nil pointer
+// evaluating interface {}.name", and without workload.namespace the
+// ScaledObject was rendered with no namespace, landing in the release's
+// (infscale), where no workload chat runs. apiVersion and kind left out
+// are KEDA's defaults, apps/v1 Deployment.
+func TestScaledObjectWorkload(t *testing.T) {
+	const cfg = "config: {metrics: [{type: queue, target: 24}], selector: '{pod=\"x\"}', maxReplicaCount: 4}}"
+	for _, c := range []struct{ values, want string }{
+		{"targets:\n- {name: chat, " + cfg, "targets[chat].workload.name is required for its ScaledObject"},
+		{"targets:\n- {name: chat, workload: {name: chat}, " + cfg, "targets[chat].workload.namespace is required for its ScaledObject"},
+	} {
+		_, err := tryRender(c.values)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("values %q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	so := only[*kedav1alpha1.ScaledObject](t, render(t, "targets:\n- {name: chat, workload: {name: chat, namespace: llm}, "+cfg))
+	if r := so.Spec.ScaleTargetRef; so.Namespace != "llm" || r.APIVersion != "apps/v1" || r.Kind != "Deployment" || r.Name != "chat" {
+		t.Errorf("ScaledObject in %q on %+v, want llm on apps/v1 Deployment chat", so.Namespace, r)
+	}
+	// Without a ScaledObject the workload is not needed.
+	render(t, "targets:\n- {name: chat, scaledObject: {enabled: false}, "+cfg)
+}
