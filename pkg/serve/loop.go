@@ -765,8 +765,12 @@ func (l *Loop) logStuck(now time.Time, target string, rd *Reading) {
 		return
 	}
 	if suppressed, ok := l.limiter.allow(now, target+"\x00stuck"); ok {
-		l.log.Warn("replicas look stuck (requests wait, nothing runs or no token is processed): not counted as load",
-			"target", target, "stuck", rd.Stuck, "replicas", rd.StuckReplicas, "source", l.source.Name(), "suppressed_since_last", suppressed)
+		args := []any{"target", target, "stuck", rd.Stuck}
+		if len(rd.StuckReplicas) > 0 { // Prometheus mode counts the pods, it does not name them
+			args = append(args, "replicas", rd.StuckReplicas)
+		}
+		args = append(args, "source", l.source.Name(), "suppressed_since_last", suppressed)
+		l.log.Warn("replicas look stuck (requests wait, nothing runs or no token is processed): not counted as load", args...)
 	}
 }
 
