@@ -27,6 +27,22 @@ var flagMappers = []kong.Option{
 	kong.TypeMapper(reflect.TypeFor[int64](), kong.MapperFunc(decodeInt)),
 	kong.TypeMapper(reflect.TypeFor[uint64](), kong.MapperFunc(decodeUint)),
 	kong.TypeMapper(reflect.TypeFor[float64](), kong.MapperFunc(decodeFloat)),
+	kong.NamedMapper("path", kong.MapperFunc(decodePath)),
+}
+
+// kongPath is kong's own reader of type:"path" flags (the path made
+// absolute, "-" kept).
+var kongPath = kong.NewRegistry().RegisterDefaults().ForNamedValue("path", reflect.ValueOf(""))
+
+// decodePath reads a type:"path" flag as kong does, but refuses an empty
+// value, which kong made the working directory: `--state-dir "$DIR"` with
+// DIR unset wrote the state files into the directory serve was started
+// in, and `--audit-log ""` said "--audit-log /home/me: is a directory".
+func decodePath(ctx *kong.DecodeContext, target reflect.Value) error {
+	if t := ctx.Scan.Peek(); target.Kind() == reflect.String && t.IsValue() && t.String() == "" {
+		return errors.New("an empty path (an unset variable?): give a path, or leave the flag out")
+	}
+	return kongPath.Decode(ctx, target)
 }
 
 // flagText is the value of the flag being decoded, as typed.

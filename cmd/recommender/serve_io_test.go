@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,5 +76,82 @@ func TestServeDemoFlags(t *testing.T) {
 		if code := run(context.Background(), tc.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, errb.String(), tc.want)
 		}
+	}
+}
+
+// TestServePortInUse: serve on a port another process holds exits 1 at
+// once, naming where the address came from (--listen, or the config's
+// listen:) and what to do; it said only "listen ADDR: ... bind: address
+// already in use".
+func TestServePortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	body := "listen: " + addr + "\ntargets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: 2\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--config", cfg, "--listen", addr}, "--listen " + addr + ": listen tcp " + addr + ": bind: address already in use: another process holds the port"},
+		{[]string{"serve", "--config", cfg}, "listen " + addr + " (the config's listen:): listen tcp " + addr + ": bind: address already in use: another process holds the port"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(ctx, tc.args, nil, &out, &errb)
+		if code != exitRuntime || !strings.Contains(errb.String(), tc.want) || !strings.Contains(errb.String(), "give another with --listen HOST:PORT") {
+			t.Errorf("%v: exit %d, stderr %q; want 1 with %q", tc.args, code, errb.String(), tc.want)
+		}
+		if ctx.Err() != nil {
+			t.Fatal("serve did not exit on the bind error")
+		}
+	}
+}
+
+// TestEmptyPathFlag: a path flag given an empty value (`--state-dir
+// "$DIR"` with DIR unset) is refused, exit 2, naming the flag; kong made it
+// the working directory, so serve wrote its state files where it was
+// started and `--audit-log ""` said "--audit-log /home/me: is a directory".
+func TestEmptyPathFlag(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte("targets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, args := range [][]string{
+		{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--state-dir", ""},
+		{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--state-dir="},
+		{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--audit-log", ""},
+		{"serve", "--config", "", "--check-config"},
+		{"gpu", "--calibration", ""},
+	} {
+		var out, errb bytes.Buffer
+		code := run(ctx, args, nil, &out, &errb)
+		flag := strings.TrimSuffix(args[len(args)-2], "=")
+		if args[len(args)-1] == "--state-dir=" {
+			flag = "--state-dir"
+		}
+		if args[len(args)-1] == "--check-config" {
+			flag = "--config"
+		}
+		want := flag + ": an empty path (an unset variable?): give a path, or leave the flag out"
+		if code != exitInvalid || !strings.Contains(errb.String(), want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 with %q", args, code, errb.String(), want)
+		}
+	}
+	// "." is still the working directory, given on purpose.
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"serve", "--config", cfg, "--check-config", "--state-dir", "."}, nil, &out, &errb); code == exitInvalid && strings.Contains(errb.String(), "empty path") {
+		t.Errorf("--state-dir .: refused as empty: %s", errb.String())
 	}
 }

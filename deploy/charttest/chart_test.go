@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -614,4 +615,144 @@ targets:
 			t.Errorf("error %v, want one containing %q", err, c.want)
 		}
 	}
+}
+
+// TestTargetWithoutScaledObject: a values file's targets list replaces the
+// default list whole, so a target written without scaledObject must still
+// get the documented default (docs/chart.md: enabled, pollingInterval 15,
+// fallback failureThreshold 3); the chart rendered no ScaledObject at all
+// (KEDA never scaled the workload) and, with apply: true, failed with
+// "nil pointer evaluating interface {}.enabled".
+func TestTargetWithoutScaledObject(t *testing.T) {
+	const target = "- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, config: {server: vllm, metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}"
+	objs := render(t, "targets:\n"+target)
+	so := only[*kedav1alpha1.ScaledObject](t, objs)
+	if so.Namespace != "llm" || so.Spec.ScaleTargetRef.Name != "chat" {
+		t.Errorf("ScaledObject %s/%s on %q, want llm/chat on chat", so.Namespace, so.Name, so.Spec.ScaleTargetRef.Name)
+	}
+	// minReplicaCount left out: 1 (serve's default); maxReplicaCount 4 as given.
+	if so.Spec.MinReplicaCount == nil || *so.Spec.MinReplicaCount != 1 || so.Spec.MaxReplicaCount == nil || *so.Spec.MaxReplicaCount != 4 {
+		t.Errorf("min %v max %v, want 1 and 4", so.Spec.MinReplicaCount, so.Spec.MaxReplicaCount)
+	}
+	if p := so.Spec.PollingInterval; p == nil || *p != 15 {
+		t.Errorf("pollingInterval %v, want 15", p)
+	}
+	if f := so.Spec.Fallback; f == nil || f.FailureThreshold != 3 {
+		t.Errorf("fallback %+v, want failureThreshold 3", f)
+	}
+	if len(so.Spec.Triggers) != 1 || so.Spec.Triggers[0].Metadata["query"] != `max(infscale_desired_replicas{target="chat"})` {
+		t.Errorf("triggers %+v, want the one query max(infscale_desired_replicas{target=\"chat\"})", so.Spec.Triggers)
+	}
+	// enabled: false still turns it off.
+	off := strings.Replace(target, "config:", "scaledObject: {enabled: false}, config:", 1)
+	if got := kinds(render(t, "targets:\n"+off)); slices.Contains(got, "ScaledObject") {
+		t.Errorf("scaledObject.enabled false: kinds %v, want no ScaledObject", got)
+	}
+	// apply: true without scaledObject is the default ScaledObject beside
+	// serve's writes: refused by name, as with enabled: true.
+	apply := strings.Replace(target, "config:", "apply: true, config:", 1)
+	_, err := tryRender("rbac: {modes: [apply]}\ntargets:\n" + apply)
+	if err == nil || !strings.Contains(err.Error(), "targets[chat].apply: its ScaledObject's HPA would be a second writer") {
+		t.Errorf("apply without scaledObject: %v, want the second-writer refusal", err)
+	}
+}
+
+// TestValuesTypos: values.schema.json, which Helm checks before it renders
+// (helm install, helm template, and ToRenderValues here), refuses a
+// misspelt key by its path; Helm ignored it and rendered without it (a
+// ServiceMonitor without the release label Prometheus selects on, one
+// replica instead of two, a ScaledObject the user meant to turn off).
+func TestValuesTypos(t *testing.T) {
+	for _, c := range []struct{ values, want string }{
+		{"serviceMonitor: {lables: {release: prom}}", "at '/serviceMonitor': additional properties 'lables' not allowed"},
+		{"replica: 2", "at '': additional properties 'replica' not allowed"},
+		{"targets:\n- {name: chat, scaledobject: {enabled: false}, config: {maxReplicaCount: 4}}", "at '/targets/0': additional properties 'scaledobject' not allowed"},
+		{"targets:\n- {name: chat, scaledObject: {enable: false}, config: {maxReplicaCount: 4}}", "at '/targets/0/scaledObject': additional properties 'enable' not allowed"},
+		{"rbac: {mode: [apply]}", "at '/rbac': additional properties 'mode' not allowed"},
+		{"replicas: \"2\"", "at '/replicas': got string, want integer"},
+		// YAML reads an unquoted 1.10 as the number 1.1: the image would be :1.1.
+		{"image: {tag: 1.10}", "at '/image/tag': got number, want string"},
+		{"targets:\n- {config: {maxReplicaCount: 4}}", "at '/targets/0': missing property 'name'"},
+	} {
+		_, err := tryRender(c.values)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("values %q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	// The documented values (docs/chart.md's examples) still pass: the
+	// serve config and the prometheus block are serve's to check.
+	for _, v := range []string{
+		"prometheus: {url: null}\nrbac: {modes: [apply]}\ntargets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, apply: true, scaledObject: {enabled: false}, config: {scrape: {port: 8000}, metrics: [{type: queue, target: 24}], maxReplicaCount: 8}}",
+		"prometheus: {url: 'https://prometheus.example:9090', basic_auth: {username: infscale, password_file: /etc/infscale-auth/password}}\nkeda: {serverAddress: 'http://prometheus-operated.monitoring.svc:9090'}\nextraVolumes: [{name: prometheus-auth, secret: {secretName: prometheus-auth}}]\nextraVolumeMounts: [{name: prometheus-auth, mountPath: /etc/infscale-auth, readOnly: true}]",
+		"replicas: 2\nrbac: {modes: [apply, leases]}\npodDisruptionBudget: {minAvailable: 1}",
+	} {
+		if _, err := tryRender(v); err != nil {
+			t.Errorf("values %q: %v", v, err)
+		}
+	}
+}
+
+// TestPairTarget: a prefill/decode target (config.roles, docs/llm-d.md)
+// is two workloads. The chart's one ScaledObject per target needed
+// config.maxReplicaCount (required for its ScaledObject), which serve then
+// refuses on a pair (it is per role), and read max over both roles' series;
+// it is refused naming what to do. With scaledObject.enabled: false the
+// pair renders into a config serve loads, both roles in it; with
+// rbac.modes (the workload as the target's scaleTargetRef, which a pair
+// takes per role) it is refused too.
+func TestPairTarget(t *testing.T) {
+	const pd = `targets:
+- name: chat
+  workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat-decode}
+  config:
+    server: vllm
+    replica: {gpu: h100-sxm, model: llama-3-8b}
+    roles:
+      prefill: {selector: '{namespace="llm", pod=~"chat-prefill-.*"}', metrics: [{type: demand, target: 0.9}], maxReplicaCount: 8}
+      decode: {selector: '{namespace="llm", pod=~"chat-decode-.*"}', metrics: [{type: demand, target: 0.9}], maxReplicaCount: 16}
+`
+	for _, c := range []struct{ values, want string }{
+		{pd, `targets[chat].config.roles: a prefill/decode pair is two workloads, and the chart renders one ScaledObject per target; set scaledObject.enabled: false and apply one ScaledObject per role on max(infscale_desired_replicas{target="chat", role="prefill"})`},
+		{pd + "    maxReplicaCount: 16\n", "targets[chat].config.roles: a prefill/decode pair is two workloads"},
+		{pd + "  scaledObject: {enabled: false}\nrbac: {modes: [read-only]}\n", "targets[chat].config.roles: with rbac.modes the chart names the target's one workload as its scaleTargetRef"},
+	} {
+		_, err := tryRender(c.values)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one containing %q", err, c.want)
+		}
+	}
+	objs := render(t, pd+"  scaledObject: {enabled: false}\n")
+	if got := kinds(objs); slices.Contains(got, "ScaledObject") {
+		t.Errorf("kinds %v, want no ScaledObject", got)
+	}
+	f := serveConfig(t, objs)
+	if len(f.Targets) != 1 || !f.Targets[0].Pair() {
+		t.Fatalf("targets %+v, want the one pair chat", f.Targets)
+	}
+}
+
+// TestScaledObjectWorkload: a target's ScaledObject needs its workload's
+// name and namespace (KEDA scales a workload of the ScaledObject's own
+// namespace): without workload the render failed with "nil pointer
+// evaluating interface {}.name", and without workload.namespace the
+// ScaledObject was rendered with no namespace, landing in the release's
+// (infscale), where no workload chat runs. apiVersion and kind left out
+// are KEDA's defaults, apps/v1 Deployment.
+func TestScaledObjectWorkload(t *testing.T) {
+	const cfg = "config: {metrics: [{type: queue, target: 24}], selector: '{pod=\"x\"}', maxReplicaCount: 4}}"
+	for _, c := range []struct{ values, want string }{
+		{"targets:\n- {name: chat, " + cfg, "targets[chat].workload.name is required for its ScaledObject"},
+		{"targets:\n- {name: chat, workload: {name: chat}, " + cfg, "targets[chat].workload.namespace is required for its ScaledObject"},
+	} {
+		_, err := tryRender(c.values)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("values %q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	so := only[*kedav1alpha1.ScaledObject](t, render(t, "targets:\n- {name: chat, workload: {name: chat, namespace: llm}, "+cfg))
+	if r := so.Spec.ScaleTargetRef; so.Namespace != "llm" || r.APIVersion != "apps/v1" || r.Kind != "Deployment" || r.Name != "chat" {
+		t.Errorf("ScaledObject in %q on %+v, want llm on apps/v1 Deployment chat", so.Namespace, r)
+	}
+	// Without a ScaledObject the workload is not needed.
+	render(t, "targets:\n- {name: chat, scaledObject: {enabled: false}, "+cfg)
 }

@@ -43,7 +43,7 @@ func TestBadFiles(t *testing.T) {
 			"types.bad.yaml:2:6: prometheus: at most one of basic_auth password, password_file",
 			"types.bad.yaml:2:8: prometheus.url: must be an http:// or https:// URL with a host, got \"ftp://prometheus:9090\"",
 			"types.bad.yaml:3:16: prometheus.tls_config: unknown field \"ca_fil\"",
-			"types.bad.yaml:5:11: interval: unknown unit \".\" in duration \"0.5s\"",
+			"types.bad.yaml:5:11: interval: 0.5s: a duration takes no fractions: write 500ms",
 			"types.bad.yaml:6:9: listen: must be host:port",
 			"types.bad.yaml:8:7: targets[0].selector: required with prometheus.url",
 			"types.bad.yaml:8:9: targets[0].name: \"chat bot\": allowed are letters, digits",

@@ -94,3 +94,30 @@ func TestErrorsCapped(t *testing.T) {
 		t.Errorf("the message has %d lines, want 21", n)
 	}
 }
+
+// TestDurationFractions: a Prometheus duration takes no fractions, and
+// model.ParseDuration said `unknown unit "." in duration "1.5m"`; the
+// error now says so and names the same duration in whole units, worked
+// out by hand: 1.5m = 90s = 1m30s, 0.5s = 500ms, 2.25h = 2h15m, a bare
+// 1.5 (seconds) = 1s500ms. Column 14: "  lookahead: " is 13 characters.
+func TestDurationFractions(t *testing.T) {
+	const target = "targets:\n- name: a\n  scrape: ['http://h:1/m']\n  metrics: [{type: queue, target: 2}]\n  maxReplicaCount: 3\n  lookahead: "
+	for _, c := range []struct{ in, want string }{
+		{"1.5m", "k.yaml:6:14: targets[0].lookahead: 1.5m: a duration takes no fractions: write 1m30s"},
+		{"0.5s", "k.yaml:6:14: targets[0].lookahead: 0.5s: a duration takes no fractions: write 500ms"},
+		{"2.25h", "k.yaml:6:14: targets[0].lookahead: 2.25h: a duration takes no fractions: write 2h15m"},
+		{"1.5", "k.yaml:6:14: targets[0].lookahead: 1.5 has no unit and a duration takes no fractions: write 1s500ms for 1.5 seconds"},
+		{"0.0001s", "k.yaml:6:14: targets[0].lookahead: 0.0001s: a duration takes no fractions: write it in whole units of a smaller one"},
+	} {
+		_, err := Parse([]byte(target+c.in+"\n"), "k.yaml")
+		var es Errors
+		if !errors.As(err, &es) || len(es) != 1 || !strings.HasPrefix(es[0].Error(), c.want) {
+			t.Errorf("%q:\ngot  %v\nwant the one problem %s", c.in, err, c.want)
+		}
+	}
+	// pollingInterval: 1.5 is a float, not KEDA's integer seconds: the same words.
+	_, err := Parse([]byte("pollingInterval: 1.5\n"+strings.TrimSuffix(target, "  lookahead: ")), "k.yaml")
+	if err == nil || !strings.Contains(err.Error(), "k.yaml:1:18: pollingInterval: 1.5 has no unit and a duration takes no fractions: write 1s500ms") {
+		t.Errorf("pollingInterval 1.5: %v", err)
+	}
+}

@@ -387,6 +387,9 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 				return fmt.Errorf("%s has no unit: write %ss for seconds", b, b)
 			}
 			if err != nil {
+				if msg, ok := fractionHint(string(b)); ok {
+					return errors.New(msg)
+				}
 				return err
 			}
 			*p = dur
@@ -537,6 +540,33 @@ func expected(t reflect.Type) string {
 }
 
 var bigIntRE = regexp.MustCompile(`^[-+]?[0-9]+$`)
+
+// fractionRE is a decimal fraction with an optional unit: 1.5, 0.5s, 1.5m.
+var fractionRE = regexp.MustCompile(`^[0-9]*\.[0-9]+([a-z]*)$`)
+
+// fractionHint words the error of a duration written with a fraction
+// (Prometheus durations take none: model.ParseDuration says `unknown unit
+// "."`), naming the same duration in whole units when it is a whole number
+// of milliseconds: "1.5m: a duration takes no fractions: write 1m30s".
+func fractionHint(s string) (string, bool) {
+	m := fractionRE.FindStringSubmatch(s)
+	if m == nil {
+		return "", false
+	}
+	unit := m[1]
+	in := s
+	if unit == "" {
+		in += "s"
+	}
+	d, err := time.ParseDuration(in)
+	if err != nil || d <= 0 || d%time.Millisecond != 0 {
+		return s + ": a duration takes no fractions: write it in whole units of a smaller one, e.g. 1500ms for 1.5s", true
+	}
+	if unit == "" {
+		return fmt.Sprintf("%s has no unit and a duration takes no fractions: write %s for %s seconds", s, model.Duration(d), s), true
+	}
+	return fmt.Sprintf("%s: a duration takes no fractions: write %s", s, model.Duration(d)), true
+}
 
 // kedaSeconds are the keys named after a KEDA ScaledObject's integer
 // seconds (spec.pollingInterval, spec.cooldownPeriod): an integer there is

@@ -16,6 +16,7 @@ import (
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
+	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
@@ -186,6 +187,7 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 	for _, t := range l.targets {
 		old[t.key] = t
 	}
+	var fresh []*target
 	for _, t := range next {
 		if o, ok := old[t.key]; ok {
 			t.run, t.recent, t.nRecent, t.oldest, t.newest = o.run, o.recent, o.nRecent, o.oldest, o.newest
@@ -193,15 +195,18 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 			continue
 		}
 		l.metrics.Init(t.key)
-		if err := l.restore(ctx, t); errors.Is(err, ErrStateTooOld) {
-			l.log.Info("state file ignored; starting fresh", "target", t.key, "err", err)
-		} else if errors.Is(err, context.Canceled) {
-			l.log.Info("state not restored: stopping", "target", t.key) // serve's stop ended the rebuild
-		} else if err != nil {
-			l.metrics.QueryError(t.key, "state_read")
-			l.log.Error("state not restored; starting fresh", "target", t.key, "err", err)
-		}
+		fresh = append(fresh, t)
 	}
+	// The new targets' restores (a state file, or a rebuild: two range
+	// queries, each up to prometheus.timeout against a hanging Prometheus)
+	// run restoreParallel at once, so a startup of N targets waits about
+	// N / restoreParallel timeouts, not N.
+	var g errgroup.Group
+	g.SetLimit(restoreParallel)
+	for _, t := range fresh {
+		g.Go(func() error { l.restoreLogged(ctx, t); return nil })
+	}
+	_ = g.Wait()
 	for name := range old {
 		l.metrics.Forget(name)
 	}
@@ -210,6 +215,26 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 	l.mu.Unlock()
 	l.tuning.setTargets(next)
 	return nil
+}
+
+// restoreParallel bounds the new targets' restores run at once by SetConfig.
+const restoreParallel = 8
+
+// restoreLogged restores t (restore) and logs and counts a failure.
+func (l *Loop) restoreLogged(ctx context.Context, t *target) {
+	if err := l.restore(ctx, t); errors.Is(err, ErrStateTooOld) {
+		l.log.Info("state file ignored; starting fresh", "target", t.key, "err", err)
+	} else if errors.Is(err, context.Canceled) {
+		l.log.Info("state not restored: stopping", "target", t.key) // serve's stop ended the rebuild
+	} else if rb, ok := errors.AsType[*rebuildError](err); ok {
+		// Prometheus down or failing at startup is a failed read, not
+		// a refused state file: counted under the query's reason.
+		l.metrics.QueryError(t.key, promql.ReasonOf(rb.err).String())
+		l.log.Warn("state not rebuilt from Prometheus; starting fresh", "target", t.key, "err", rb.err)
+	} else if err != nil {
+		l.metrics.QueryError(t.key, "state_read")
+		l.log.Error("state not restored; starting fresh", "target", t.key, "err", err)
+	}
 }
 
 // newTarget is the run-time target of c under key (its name, or a P/D
@@ -227,7 +252,15 @@ func (l *Loop) newTarget(c config.Target, key string) (*target, error) {
 	return t, nil
 }
 
-// restore loads a new target's state from Store, else from Rebuild.
+// rebuildError is a failed Rebuild (a Prometheus query), as opposed to a
+// state file refused by Store.
+type rebuildError struct{ err error }
+
+func (e *rebuildError) Error() string { return e.err.Error() }
+func (e *rebuildError) Unwrap() error { return e.err }
+
+// restore loads a new target's state from Store, else from Rebuild. A
+// failed Rebuild is a *rebuildError.
 func (l *Loop) restore(ctx context.Context, t *target) error {
 	var ps *Persisted
 	from := "state dir"
@@ -241,7 +274,10 @@ func (l *Loop) restore(ctx context.Context, t *target) error {
 		var err error
 		from = "prometheus"
 		if ps, err = l.rebuild(ctx, &t.cfg, l.now()); err != nil {
-			return err
+			if errors.Is(err, context.Canceled) {
+				return err
+			}
+			return &rebuildError{err}
 		}
 	}
 	if ps == nil {
@@ -729,8 +765,12 @@ func (l *Loop) logStuck(now time.Time, target string, rd *Reading) {
 		return
 	}
 	if suppressed, ok := l.limiter.allow(now, target+"\x00stuck"); ok {
-		l.log.Warn("replicas look stuck (requests wait, nothing runs or no token is processed): not counted as load",
-			"target", target, "stuck", rd.Stuck, "replicas", rd.StuckReplicas, "source", l.source.Name(), "suppressed_since_last", suppressed)
+		args := []any{"target", target, "stuck", rd.Stuck}
+		if len(rd.StuckReplicas) > 0 { // Prometheus mode counts the pods, it does not name them
+			args = append(args, "replicas", rd.StuckReplicas)
+		}
+		args = append(args, "source", l.source.Name(), "suppressed_since_last", suppressed)
+		l.log.Warn("replicas look stuck (requests wait, nothing runs or no token is processed): not counted as load", args...)
 	}
 }
 

@@ -2,27 +2,40 @@ package serve
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"math"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/promql"
 )
 
 // fakeRange answers the two range queries of Rebuilder from hand-written
 // series: desired 3 from t=0 to t=135, raw 3 at t=0 and 1 from t=15.
-type fakeRange struct{ queries []string }
+type fakeRange struct {
+	mu      sync.Mutex // the targets' rebuilds run concurrently
+	queries []string
+}
 
 func (f *fakeRange) Instant(context.Context, string, time.Time) (model.Vector, []string, error) {
 	return nil, nil, nil
 }
 
 func (f *fakeRange) Range(_ context.Context, q string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+	f.mu.Lock()
 	f.queries = append(f.queries, q)
+	f.mu.Unlock()
 	var vals []model.SamplePair
 	for at := t0; !at.After(t0.Add(135 * time.Second)); at = at.Add(15 * time.Second) {
 		v := 3.0
@@ -57,7 +70,7 @@ func TestRebuildFromPrometheus(t *testing.T) {
 	if err := l.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
-	if len(api.queries) != 4 || !strings.Contains(api.queries[0], `infscale_desired_replicas{target="chat"}`) {
+	if len(api.queries) != 4 || !slices.Contains(api.queries, `max(infscale_desired_replicas{target="chat"})`) {
 		t.Errorf("queries %q", api.queries)
 	}
 	if got := desired(t, m, "chat"); got != 3 {
@@ -93,5 +106,96 @@ func TestRebuildPointsGarbage(t *testing.T) {
 	got := points(model.Matrix{&s})
 	if len(got) != 2 || got[0].v != 3 || got[1].v != 4 {
 		t.Errorf("points %+v, want 3 and 4 only", got)
+	}
+}
+
+// TestRebuildFailureCountedAsRead: no state dir and a Prometheus that
+// answers 500 at startup. The failed rebuild is a failed read of
+// Prometheus, counted once under its reason (unavailable), not under
+// state_read, which means a state file refused (docs/metrics.md); the
+// target starts fresh (no desired series before it decides).
+func TestRebuildFailureCountedAsRead(t *testing.T) {
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "boom", http.StatusInternalServerError)
+	}))
+	defer prom.Close()
+	c, err := promql.NewClient(promql.ClientConfig{URL: prom.URL, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb := &Rebuilder{API: c, Step: 15 * time.Second}
+	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: m, Interval: 15 * time.Second,
+		Now: func() time.Time { return t0 }, Rebuild: rb.Rebuild, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err := l.SetConfig(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"chat", "other"} {
+		if got := queryErrors(m, name, "unavailable"); got != 1 {
+			t.Errorf("%s: query_errors_total{reason=unavailable} = %v, want 1", name, got)
+		}
+		if got := queryErrors(m, name, "state_read"); got != 0 {
+			t.Errorf("%s: query_errors_total{reason=state_read} = %v, want 0 (no state file)", name, got)
+		}
+		if hasDesired(m, name) {
+			t.Errorf("%s: desired exported without a rebuild or a decision", name)
+		}
+	}
+	if !strings.Contains(logs.String(), `level=WARN msg="state not rebuilt from Prometheus; starting fresh" target=chat`) {
+		t.Errorf("log:\n%s\nwant the failed rebuild named at warn", logs.String())
+	}
+}
+
+// hangingRange is a Prometheus that accepts every range query and never
+// answers: each returns when its context ends.
+type hangingRange struct{ fakeRange }
+
+func (*hangingRange) Range(ctx context.Context, _ string, _, _ time.Time, _ time.Duration) (model.Matrix, []string, error) {
+	<-ctx.Done()
+	return nil, nil, &promql.QueryError{Reason: promql.ReasonTimeout, Err: ctx.Err()}
+}
+
+// TestRebuildHangingParallel: Prometheus hangs at startup, the rebuild of
+// each target is cut after its 10 s timeout. The targets' rebuilds ran one
+// after another (N x 10 s before the first cycle: 1,000 targets waited
+// 2.8 h); they run restoreParallel (8) at once: 4 targets take one round,
+// 10 s (was 40 s), and 9 targets two rounds, 20 s (was 90 s). Each failure
+// is counted once under timeout.
+func TestRebuildHangingParallel(t *testing.T) {
+	for _, c := range []struct {
+		targets int
+		want    time.Duration
+	}{{4, 10 * time.Second}, {9, 20 * time.Second}} {
+		synctest.Test(t, func(t *testing.T) {
+			var b strings.Builder
+			for i := range c.targets {
+				fmt.Fprintf(&b, "- {name: t%d, selector: '{pod=\"t%d\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8}\n", i, i)
+			}
+			cfg, err := config.Parse([]byte("prometheus: {url: 'http://p:9090'}\ntargets:\n"+b.String()), "hang.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rb := &Rebuilder{API: &hangingRange{}, Step: 15 * time.Second, Timeout: 10 * time.Second}
+			m := NewMetrics(prometheus.NewRegistry(), "test")
+			l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: m, Interval: 15 * time.Second, Rebuild: rb.Rebuild,
+				Log: slog.New(slog.DiscardHandler)})
+			start := time.Now()
+			if err := l.SetConfig(t.Context(), cfg); err != nil {
+				t.Fatal(err)
+			}
+			if got := time.Since(start); got != c.want {
+				t.Errorf("%d targets: SetConfig took %v, want %v", c.targets, got, c.want)
+			}
+			for i := range c.targets {
+				if got := queryErrors(m, fmt.Sprintf("t%d", i), "timeout"); got != 1 {
+					t.Errorf("t%d: query_errors_total{reason=timeout} = %v, want 1", i, got)
+				}
+			}
+		})
 	}
 }

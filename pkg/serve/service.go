@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -186,7 +187,14 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", addr, err)
+		from := "listen " + addr + " (the config's listen:)"
+		if o.Listen != "" {
+			from = "--listen " + addr
+		}
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%s: %w: another process holds the port (an infscale already running?); stop it, or give another with --listen HOST:PORT (port 0: any free one)", from, err)
+		}
+		return fmt.Errorf("%s: %w", from, err)
 	}
 	srv := &http.Server{Handler: Handler(reg, loop), ReadHeaderTimeout: 10 * time.Second}
 	srvErr := make(chan error, 1)

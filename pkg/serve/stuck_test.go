@@ -219,6 +219,11 @@ func TestStuckPrometheusExcluded(t *testing.T) {
 	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "stuck=1") {
 		t.Errorf("want a warning about the stuck replica, log:\n%s", logs.String())
 	}
+	// Prometheus mode counts the stuck pods without naming them: no
+	// "replicas=[]" that reads as "none".
+	if strings.Contains(logs.String(), "replicas=[]") {
+		t.Errorf("log names an empty list of stuck replicas:\n%s", logs.String())
+	}
 }
 
 // TestStuckNeedsTime: with scrapes 1 s apart, two suspect pages in a row
