@@ -84,16 +84,33 @@ func TestAccuracyInvalid(t *testing.T) {
 	}
 }
 
+// yiLike writes into dir the two-stage ground truth with its model renamed
+// acme/yi-like on TP 2 and returns its path with Yi-34B's config.json
+// under that name: a model outside the catalog.
+func yiLike(t *testing.T, dir string) (gt string, cfg []byte) {
+	t.Helper()
+	data, err := os.ReadFile("testdata/accuracy-two-stages.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gt = filepath.Join(dir, "gt.csv")
+	data = bytes.ReplaceAll(bytes.ReplaceAll(data, []byte("Qwen/Qwen2.5-7B-Instruct"), []byte("acme/yi-like")), []byte("H100,1,"), []byte("H100,2,"))
+	if err := os.WriteFile(gt, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = os.ReadFile("../../pkg/replica/testdata/hf/yi-34b.json"); err != nil {
+		t.Fatal(err)
+	}
+	return gt, bytes.Replace(cfg, []byte(`"01-ai/Yi-34B"`), []byte(`"acme/yi-like"`), 1)
+}
+
 // TestAccuracyModelConfig: a model outside the catalog is expressed by its
 // config.json (the Yi-34B shape under another name) and replays.
 func TestAccuracyModelConfig(t *testing.T) {
 	dir := t.TempDir()
-	data, _ := os.ReadFile("testdata/accuracy-two-stages.csv")
-	gt := filepath.Join(dir, "gt.csv")
-	os.WriteFile(gt, bytes.ReplaceAll(bytes.ReplaceAll(data, []byte("Qwen/Qwen2.5-7B-Instruct"), []byte("acme/yi-like")), []byte("H100,1,"), []byte("H100,2,")), 0o644)
-	cfg, _ := os.ReadFile("../../pkg/replica/testdata/hf/yi-34b.json")
+	gt, cfg := yiLike(t, dir)
 	mc := filepath.Join(dir, "config.json")
-	os.WriteFile(mc, bytes.Replace(cfg, []byte(`"01-ai/Yi-34B"`), []byte(`"acme/yi-like"`), 1), 0o644)
+	os.WriteFile(mc, cfg, 0o644)
 	code, out, errs := runAccuracy(t, "--ground-truth", gt, "--model-config", mc)
 	if code != 0 || !strings.Contains(out, "ttft_mean") {
 		t.Errorf("exit %d, stderr %q, stdout %q", code, errs, out)
@@ -184,11 +201,7 @@ func TestAccuracyPeersNoRow(t *testing.T) {
 // naming both: the second replaced the first without a word.
 func TestAccuracyModelConfigTwice(t *testing.T) {
 	dir := t.TempDir()
-	data, _ := os.ReadFile("testdata/accuracy-two-stages.csv")
-	gt := filepath.Join(dir, "gt.csv")
-	os.WriteFile(gt, bytes.ReplaceAll(bytes.ReplaceAll(data, []byte("Qwen/Qwen2.5-7B-Instruct"), []byte("acme/yi-like")), []byte("H100,1,"), []byte("H100,2,")), 0o644)
-	cfg, _ := os.ReadFile("../../pkg/replica/testdata/hf/yi-34b.json")
-	cfg = bytes.Replace(cfg, []byte(`"01-ai/Yi-34B"`), []byte(`"acme/yi-like"`), 1)
+	gt, cfg := yiLike(t, dir)
 	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	os.WriteFile(a, cfg, 0o644)
 	os.WriteFile(b, bytes.Replace(cfg, []byte(`"intermediate_size": 20480`), []byte(`"intermediate_size": 40960`), 1), 0o644)

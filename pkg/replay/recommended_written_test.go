@@ -33,6 +33,22 @@ func decisionFields(t *testing.T, p *recommend.Policy) recommend.Policy {
 	return q
 }
 
+// presetEnv is the replay environment of model m at TTFT SLO slo (0: the
+// default) and the recommended preset built in it.
+func presetEnv(t *testing.T, m Model, slo float64) (env, *recommend.Policy) {
+	t.Helper()
+	sp, err := newSpeed(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := env{cfg: Config{Model: m, SLOTTFT: slo}.Defaults(), sp: sp}
+	preset, err := recommendedPolicy(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, preset
+}
+
 // TestRecommendedWrittenOut: the preset `recommended` is, replica by
 // replica, the policy string it says to write out (its lookahead the
 // replica's cold start + 45 s, hold two cold starts, ramp bound
@@ -42,15 +58,7 @@ func decisionFields(t *testing.T, p *recommend.Policy) recommend.Policy {
 func TestRecommendedWrittenOut(t *testing.T) {
 	for _, r := range matrixReplicas() {
 		m := matrixModel(t, r)
-		sp, err := newSpeed(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := env{cfg: Config{Model: m}.Defaults(), sp: sp}
-		preset, err := recommendedPolicy(e)
-		if err != nil {
-			t.Fatal(err)
-		}
+		e, preset := presetEnv(t, m, 0)
 		cold := math.Ceil(m.ColdStart())
 		z := recommend.RampBoundFor(time.Duration(cold)*time.Second, RecommendedDownWindow)
 		spec := fmt.Sprintf("demand:0.9,lookahead=%g,downwindow=60,hold=%g,rampbound=%v,ttft:2,queuewait:0.4", cold+45, 2*cold, z)
@@ -86,15 +94,7 @@ func TestRecommendedWrittenOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := referenceModel(t)
-	sp, err := newSpeed(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	preset, err := recommendedPolicy(env{cfg: Config{Model: m}.Defaults(), sp: sp})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, preset := presetEnv(t, referenceModel(t), 0)
 	a, b := decisionFields(t, preset), decisionFields(t, &served)
 	// The block writes the ramp bound to two decimals (0.26 for 0.2602).
 	if math.Abs(a.RampBound-b.RampBound) > 0.005 {
@@ -120,15 +120,7 @@ func TestRecommendedReference(t *testing.T) {
 	if cold := math.Ceil(m.ColdStart()); cold != 91 {
 		t.Fatalf("reference replica's cold start %g s, want 91 (docs/design.md)", cold)
 	}
-	sp, err := newSpeed(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := env{cfg: Config{Model: m}.Defaults(), sp: sp}
-	preset, err := recommendedPolicy(e)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, preset := presetEnv(t, m, 0)
 	pol, err := ParsePolicy(RecommendedReference)
 	if err != nil {
 		t.Fatal(err)
@@ -164,16 +156,8 @@ func TestRecommendedFor(t *testing.T) {
 	}
 	for _, r := range matrixReplicas() {
 		m := matrixModel(t, r)
-		sp, err := newSpeed(m)
-		if err != nil {
-			t.Fatal(err)
-		}
 		for _, slo := range []float64{2, 3} {
-			e := env{cfg: Config{Model: m, SLOTTFT: slo}.Defaults(), sp: sp}
-			preset, err := recommendedPolicy(e)
-			if err != nil {
-				t.Fatal(err)
-			}
+			e, preset := presetEnv(t, m, slo)
 			spec := RecommendedFor(m.ColdStart(), slo)
 			pol, err := ParsePolicy(spec)
 			if err != nil {
