@@ -20,6 +20,11 @@ type demandWindow struct {
 	ids    []int64
 	period float64
 	last   int // the slot at() returned last: most calls fall in its period
+	// lo, hi bound exactly the times whose period is ids[last] (none until
+	// the first call), cur is &slots[last]: the hot path compares instead
+	// of dividing.
+	lo, hi float64
+	cur    *counts
 }
 
 func newDemandWindow(span, period float64) *demandWindow {
@@ -33,26 +38,86 @@ func newDemandWindow(span, period float64) *demandWindow {
 
 // at is the slot of time t, cleared when it held an older period.
 func (w *demandWindow) at(t float64) *counts {
+	if t >= w.lo && t < w.hi {
+		return w.cur
+	}
+	return w.slot(t)
+}
+
+// slot is at's slow path: the division, at most once per period.
+func (w *demandWindow) slot(t float64) *counts {
 	id := int64(t / w.period)
-	if w.ids[w.last] == id {
-		return &w.slots[w.last]
+	if w.ids[w.last] != id {
+		s := int(id % int64(len(w.ids)))
+		if w.ids[s] != id {
+			w.slots[s] = counts{}
+			w.ids[s] = id
+		}
+		w.last = s
 	}
-	s := int(id % int64(len(w.ids)))
-	if w.ids[s] != id {
-		w.slots[s] = counts{}
-		w.ids[s] = id
+	w.lo, w.hi = spanOf(id, w.period)
+	w.cur = &w.slots[w.last]
+	return w.cur
+}
+
+// spanOf is [lo, hi): the times t >= 0 whose period index int64(t/period)
+// is id, found exactly: the index grows with t, so each edge is the first
+// float whose index reaches it, a few math.Nextafter steps from id·period.
+// An id that is negative or beyond 2^52 (where the conversion stops being
+// monotonic) gets the empty span: those times take the division.
+func spanOf(id int64, period float64) (lo, hi float64) {
+	if id < 0 || id >= 1<<52 || !(period > 0) {
+		return 0, 0
 	}
-	w.last = s
-	return &w.slots[s]
+	return periodEdge(id, period), periodEdge(id+1, period)
+}
+
+// periodEdge is the least t >= 0 with int64(t/period) >= id, for
+// 0 <= id <= 2^52 and period > 0 (+Inf when no finite t reaches id).
+func periodEdge(id int64, period float64) float64 {
+	if id == 0 {
+		return 0
+	}
+	t := float64(id) * period
+	if math.IsInf(t, 1) {
+		t = math.MaxFloat64
+	}
+	for t > 0 {
+		prev := math.Nextafter(t, 0)
+		if int64(prev/period) < id {
+			break
+		}
+		t = prev
+	}
+	for int64(t/period) < id {
+		if t == math.MaxFloat64 {
+			return math.Inf(1)
+		}
+		t = math.Nextafter(t, math.Inf(1))
+	}
+	return t
 }
 
 // counts is the demand slot of time now; without a demand window (a
-// replay nobody observes) a scratch slot.
+// replay nobody observes) a scratch slot. The slot of the current period
+// and its exact time span are kept in the sim (countsLo, countsHi,
+// countsCur), so that the three calls per request compare inline.
 func (s *sim) counts(now float64) *counts {
-	if s.demand == nil {
-		return &s.noCounts
+	if now >= s.countsLo && now < s.countsHi {
+		return s.countsCur
 	}
-	return s.demand.at(now)
+	return s.countsAt(now)
+}
+
+//go:noinline
+func (s *sim) countsAt(now float64) *counts {
+	if s.demand == nil {
+		s.countsLo, s.countsHi, s.countsCur = math.Inf(-1), math.Inf(1), &s.noCounts
+		return s.countsCur
+	}
+	s.countsCur = s.demand.at(now)
+	s.countsLo, s.countsHi = s.demand.lo, s.demand.hi
+	return s.countsCur
 }
 
 // sum adds the slots of the periods ending at t within the window and

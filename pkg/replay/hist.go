@@ -1,6 +1,9 @@
 package replay
 
-import "math"
+import (
+	"math"
+	"sort"
+)
 
 // hist is a log-linear histogram (HDR-style) for quantiles of many values
 // in little memory: each power of two from 2^-14 s (61 µs) to 2^20 s is
@@ -20,8 +23,12 @@ const (
 
 var histBuckets = (histMaxExp-histMinExp)<<histSub + 2
 
+// histMin is 2^histMinExp, the lowest bucket's upper edge (a constant:
+// math.Ldexp is a call).
+const histMin = 1.0 / (1 << -histMinExp)
+
 func histIndex(x float64) int {
-	if !(x >= math.Ldexp(1, histMinExp)) {
+	if !(x >= histMin) {
 		return 0
 	}
 	b := math.Float64bits(x)
@@ -53,7 +60,7 @@ func (h *hist) quantile(q float64) float64 {
 		c += k
 		if c >= rank {
 			if i == 0 {
-				return math.Ldexp(1, histMinExp) / 2
+				return histMin / 2
 			}
 			j := i - 1
 			exp := j>>histSub + histMinExp
@@ -67,14 +74,16 @@ func (h *hist) quantile(q float64) float64 {
 // ttftBuckets are vLLM's vllm:time_to_first_token_seconds bucket bounds:
 // the window quantile a ttft policy sees is computed from them with
 // Prometheus's histogram_quantile interpolation, as in production.
-var ttftBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
+var ttftBuckets = [...]float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
 
 // window is a sliding histogram over the last slots periods, in vLLM buckets.
 type window struct {
 	slots  [][]float64 // per period, per bucket (+Inf last)
 	ids    []int64     // the period index each slot holds
 	period float64
-	last   int // the slot add wrote last: most adds fall in its period
+	last   int       // the slot add wrote last: most adds fall in its period
+	lo, hi float64   // exactly the times of period ids[last] (spanOf)
+	cur    []float64 // slots[last]
 }
 
 func newWindow(span, period float64) *window {
@@ -88,24 +97,59 @@ func newWindow(span, period float64) *window {
 }
 
 func (w *window) add(t, v float64) {
+	if !(t >= w.lo && t < w.hi) {
+		w.turn(t)
+	}
+	w.cur[ttftBucket(v)]++
+}
+
+// turn points last at the slot of t's period, cleared when it held an
+// older one: add's slow path, the division, at most once per period.
+func (w *window) turn(t float64) {
 	id := int64(t / w.period)
-	s := w.last
-	if w.ids[s] != id {
-		s = int(id % int64(len(w.slots)))
+	if w.ids[w.last] != id {
+		s := int(id % int64(len(w.slots)))
 		if w.ids[s] != id {
 			clear(w.slots[s])
 			w.ids[s] = id
 		}
 		w.last = s
 	}
-	i := len(ttftBuckets)
-	for j, b := range ttftBuckets {
-		if v <= b {
-			i = j
-			break
-		}
+	w.lo, w.hi = spanOf(id, w.period)
+	w.cur = w.slots[w.last]
+}
+
+// ttftStart[e] is the first bucket whose bound is at least 2^(e+ttftMinExp):
+// a value in [2^x, 2^(x+1)) lies in it or a few buckets after.
+var ttftStart = func() []int {
+	var start []int
+	for e := ttftMinExp; e < ttftMaxExp; e++ {
+		start = append(start, sort.SearchFloat64s(ttftBuckets[:], math.Ldexp(1, e)))
 	}
-	w.slots[s][i]++
+	return start
+}()
+
+// ttftMinExp and ttftMaxExp bound the powers of two ttftStart covers: from
+// below the lowest bucket bound to above the highest.
+const (
+	ttftMinExp = -10 // 2^-10 < 0.001
+	ttftMaxExp = 12  // 2^12 > 2560
+	ttftLow    = 1.0 / (1 << -ttftMinExp)
+	ttftHigh   = 1 << ttftMaxExp
+)
+
+// ttftBucket is the index of v's bucket: the first whose bound is at least
+// v, len(ttftBuckets) (+Inf) when none is (NaN too). The value's binary
+// exponent picks where to start looking.
+func ttftBucket(v float64) int {
+	i := 0
+	if v >= ttftLow && v < ttftHigh {
+		i = ttftStart[int(math.Float64bits(v)>>52)-1023-ttftMinExp]
+	}
+	for i < len(ttftBuckets) && !(v <= ttftBuckets[i]) {
+		i++
+	}
+	return i
 }
 
 // quantile is histogram_quantile(q) over the periods ending at t (the

@@ -89,7 +89,15 @@ type curve struct {
 }
 
 func (s *speed) curve(batch int, context int64) curve {
-	c := curve{a: s.alpha[batch] + s.beta*float64(context), d: s.beta * float64(batch), f: s.floor[batch]}
+	var c curve
+	s.setCurve(&c, batch, context)
+	return c
+}
+
+// setCurve sets *c to s.curve(batch, context) in place (a replica's phase
+// curve, without copying it back).
+func (s *speed) setCurve(c *curve, batch int, context int64) {
+	c.a, c.d, c.f = s.alpha[batch]+s.beta*float64(context), s.beta*float64(batch), s.floor[batch]
 	switch {
 	case c.a >= c.f:
 		c.k = 0
@@ -98,7 +106,6 @@ func (s *speed) curve(batch int, context int64) curve {
 	default:
 		c.k = math.Ceil((c.f - c.a) / c.d)
 	}
-	return c
 }
 
 // time is the duration of the first n steps.

@@ -799,6 +799,7 @@ func (s *sim) eachPending(f func(pending)) {
 // clone copies a quiet planning replay (no reader, controller or statistics).
 func (s *sim) clone() *sim {
 	c := *s
+	c.countsLo, c.countsHi, c.countsCur = 0, 0, nil // its own scratch slot, found again
 	c.held = s.held.clone()
 	c.reps = make([]*replica, len(s.reps))
 	m := make(map[*replica]*replica, len(s.reps))

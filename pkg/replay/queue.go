@@ -66,23 +66,28 @@ func (h *runHeap) pop() seq {
 	a := *h
 	top := a[0]
 	n := len(a) - 1
-	a[0] = a[n]
+	x := a[n]
 	a = a[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
+	if n > 0 {
+		// Sift the last element down from the root, moving the hole
+		// rather than swapping: the same layout as swaps, half the writes.
+		i := 0
+		for {
+			l := 2*i + 1
+			if l >= n {
+				break
+			}
+			m := l
+			if r := l + 1; r < n && a[r].finish < a[l].finish {
+				m = r
+			}
+			if x.finish <= a[m].finish {
+				break
+			}
+			a[i] = a[m]
+			i = m
 		}
-		m := l
-		if r := l + 1; r < n && a[r].finish < a[l].finish {
-			m = r
-		}
-		if a[i].finish <= a[m].finish {
-			break
-		}
-		a[i], a[m] = a[m], a[i]
-		i = m
+		a[i] = x
 	}
 	*h = a
 	return top

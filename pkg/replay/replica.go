@@ -184,10 +184,13 @@ func (r *replica) startNext(s *sim, now float64) {
 			// completion, whose sequence finishes at the phase end).
 			b := len(r.run)
 			perStep := max(s.cfg.MaxBatchedTokens-b, 1)
-			m := int64((tokens + perStep - 1) / perStep)
+			m := int64(1) // ceil(tokens/perStep): one step when the prompts fit in one (no division)
+			if tokens > perStep || tokens <= 0 {
+				m = int64((tokens + perStep - 1) / perStep)
+			}
 			m = min(m, r.run[0].finish-r.steps)
-			r.cv = s.sp.curve(b, r.context())
-			d = math.Max(s.sp.m.PrefillTime(tokens+int(m)*b), r.cv.time(m))
+			s.sp.setCurve(&r.cv, b, r.context())
+			d = maxf(s.sp.m.PrefillTime(tokens+int(m)*b), r.cv.time(m))
 			r.phSteps = m
 		}
 		r.ph = prefilling
@@ -196,7 +199,7 @@ func (r *replica) startNext(s *sim, now float64) {
 	}
 	if len(r.run) > 0 {
 		b := len(r.run)
-		r.cv = s.sp.curve(b, r.context())
+		s.sp.setCurve(&r.cv, b, r.context())
 		r.phSteps = r.run[0].finish - r.steps
 		r.ph = decoding
 		s.reschedule(r, now+r.cv.time(r.phSteps))
@@ -207,4 +210,16 @@ func (r *replica) startNext(s *sim, now float64) {
 	if r.state == draining && r.outstanding() == 0 {
 		s.retire(r, now)
 	}
+}
+
+// maxf is math.Max(x, y) (its NaN, infinity and signed-zero cases too),
+// compared inline: math.Max is an assembly call.
+func maxf(x, y float64) float64 {
+	switch {
+	case x > y:
+		return x
+	case y > x:
+		return y
+	}
+	return math.Max(x, y)
 }

@@ -86,11 +86,16 @@ func (s *sim) routeRemove(r *replica) {
 }
 
 // routeFix restores the order after r's outstanding count changed.
+// It is small enough to inline: a small fleet's index needs no fixing.
 func (s *sim) routeFix(r *replica) {
 	if r.rtIdx >= 0 && s.routeHeap() {
-		s.routeDown(r.rtIdx)
-		s.routeUp(r.rtIdx)
+		s.routeResift(r.rtIdx)
 	}
+}
+
+func (s *sim) routeResift(i int) {
+	s.routeDown(i)
+	s.routeUp(i)
 }
 
 // leastLoaded is the ready replica with the fewest outstanding requests

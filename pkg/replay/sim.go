@@ -32,6 +32,8 @@ type sim struct {
 	ttft        hist
 
 	noCounts                counts  // what counts writes to without a demand window (the optimal planner's replays)
+	countsLo, countsHi      float64 // the times whose demand slot is countsCur (demand.go)
+	countsCur               *counts
 	finishedEver            int64   // requests finished so far
 	lastMeanIn, lastMeanOut float64 // the means of the last window with a finished request
 	res                     Result
@@ -166,20 +168,36 @@ func (s *sim) run(ctx context.Context) error {
 		return err
 	}
 	have := true
-	tick := s.ctlPeriod() // the first observation comes after one period of traffic
+	period := s.ctlPeriod() // a controller's period is fixed for the replay
+	spanOK := spanBelow(period)
+	tick := period // the first observation comes after one period of traffic
 	var events uint64
 	lastArrival := 0.0
+	stop := s.end + s.cfg.Drain // past it nothing is accounted (recomputed when the end is known)
 	for {
 		tr := s.nextEvent()
 		ta := math.Inf(1)
 		if have {
 			ta = next.Arrival
 		}
-		t := min(tr, ta, tick)
+		// The earliest of the three, chosen as the switch below chooses
+		// (no time is NaN: checkSpan refuses a NaN arrival).
+		const (
+			replicaNext = iota
+			arrivalNext
+			tickNext
+		)
+		kind, t := tickNext, tick
+		switch {
+		case tr <= ta && tr <= tick:
+			kind, t = replicaNext, tr
+		case ta <= tick:
+			kind, t = arrivalNext, ta
+		}
 		if !have && s.outstanding == 0 && t >= s.end {
 			break
 		}
-		if t > s.end+s.cfg.Drain {
+		if t > stop {
 			break
 		}
 		events++
@@ -188,24 +206,27 @@ func (s *sim) run(ctx context.Context) error {
 				return err
 			}
 		}
-		switch {
-		case tr <= ta && tr <= tick:
+		switch kind {
+		case replicaNext:
 			s.replicaEvent(tr)
-		case ta <= tick:
+		case arrivalNext:
 			s.arrive(ta, next)
 			lastArrival = ta
 			next, err = s.rd.Next()
 			if err == io.EOF {
 				have = false
 				s.end = max(s.cfg.duration, lastArrival)
+				stop = s.end + s.cfg.Drain
 			} else if err != nil {
 				return err
-			} else if err := s.checkSpan(next.Arrival); err != nil {
-				return err
+			} else if !(next.Arrival <= spanOK) { // else within the span for sure
+				if err := s.checkSpan(next.Arrival); err != nil {
+					return err
+				}
 			}
 		default:
 			s.tick(tick)
-			tick += s.ctlPeriod()
+			tick += period
 		}
 	}
 	s.finish(min(s.end+s.cfg.Drain, max(s.lastTick, s.end)))
@@ -221,6 +242,24 @@ func (s *sim) checkSpan(t float64) error {
 			s.res.Trace, t, t/p, p, MaxPeriods)
 	}
 	return nil
+}
+
+// spanBelow is the largest second t with t/p <= MaxPeriods, the exact
+// bound of checkSpan's test (t/p grows with t), so that a time at most
+// spanBelow(p) passes checkSpan without the division; 0 when p is not a
+// positive period.
+func spanBelow(p float64) float64 {
+	if !(p > 0) {
+		return 0
+	}
+	t := min(MaxPeriods*p, math.MaxFloat64)
+	for t > 0 && !(t/p <= MaxPeriods) {
+		t = math.Nextafter(t, 0)
+	}
+	for next := math.Nextafter(t, math.Inf(1)); next/p <= MaxPeriods && !math.IsInf(next, 1); next = math.Nextafter(t, math.Inf(1)) {
+		t = next
+	}
+	return t
 }
 
 func (s *sim) ctlPeriod() float64 {

@@ -1,0 +1,110 @@
+package replay
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestSpanOfMatchesDivision checks the cached period spans of the demand
+// and TTFT windows against the division they replace, int64(t/period):
+// at random times, and at the edges and the floats on either side of
+// them, for periods that are and are not exact in binary.
+func TestSpanOfMatchesDivision(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, period := range []float64{1, 15, 0.1, 1.0 / 3, 7.3, 30, 60, 0.25, 13.7} {
+		check := func(x float64) {
+			id := int64(x / period)
+			var sp struct{ lo, hi float64 }
+			sp.lo, sp.hi = spanOf(id, period)
+			if !(x >= sp.lo && x < sp.hi) {
+				t.Fatalf("period %g: %v (index %d) not in its span [%v, %v)", period, x, id, sp.lo, sp.hi)
+			}
+			// The edges are exact: the floats just outside are in the next periods.
+			if below := math.Nextafter(sp.lo, math.Inf(-1)); sp.lo > 0 && int64(below/period) != id-1 {
+				t.Fatalf("period %g: %v just below span [%v, %v) of index %d has index %d", period, below, sp.lo, sp.hi, id, int64(below/period))
+			}
+			if int64(sp.hi/period) != id+1 {
+				t.Fatalf("period %g: the end %v of index %d's span has index %d", period, sp.hi, id, int64(sp.hi/period))
+			}
+			if int64(sp.lo/period) != id {
+				t.Fatalf("period %g: the start %v of index %d's span has index %d", period, sp.lo, id, int64(sp.lo/period))
+			}
+		}
+		for range 20000 {
+			check(rng.Float64() * 1e7)
+			check(rng.Float64() * 100)
+		}
+		for id := int64(0); id < 5000; id++ {
+			edge := float64(id) * period
+			for _, x := range []float64{edge, math.Nextafter(edge, 0), math.Nextafter(edge, math.Inf(1))} {
+				check(x)
+			}
+		}
+	}
+	// By hand: 0.3/0.1 rounds to 2.9999999999999996, so period 0.1's
+	// index 3 starts one float above 0.3, at 0.30000000000000004.
+	if lo, _ := spanOf(3, 0.1); lo != 0.30000000000000004 || int64(math.Nextafter(lo, 0)/0.1) != 2 {
+		t.Fatalf("spanOf(3, 0.1) starts at %v: want 0.30000000000000004 (0.3/0.1 = 2.9999999999999996)", lo)
+	}
+	if lo, hi := spanOf(-1, 15); lo != hi {
+		t.Fatalf("spanOf(-1, 15) = [%v, %v): want empty", lo, hi)
+	}
+}
+
+// TestTTFTBucket checks the bucket lookup against the first bound at
+// least v (Prometheus's le), at random values, each bound and the floats
+// beside it, and NaN, negative and huge values (+Inf bucket for NaN).
+func TestTTFTBucket(t *testing.T) {
+	linear := func(v float64) int {
+		for j, b := range ttftBuckets {
+			if v <= b {
+				return j
+			}
+		}
+		return len(ttftBuckets)
+	}
+	var vs []float64
+	for _, b := range ttftBuckets {
+		vs = append(vs, b, math.Nextafter(b, 0), math.Nextafter(b, math.Inf(1)))
+	}
+	for e := ttftMinExp - 2; e <= ttftMaxExp+2; e++ {
+		x := math.Ldexp(1, e)
+		vs = append(vs, x, math.Nextafter(x, 0), math.Nextafter(x, math.Inf(1)))
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		vs = append(vs, math.Exp(rng.Float64()*20-10))
+	}
+	vs = append(vs, 0, math.Copysign(0, -1), -1, math.NaN(), math.Inf(1), math.Inf(-1), 1e300, 5e-324)
+	for _, v := range vs {
+		if got, want := ttftBucket(v), linear(v); got != want {
+			t.Fatalf("ttftBucket(%v) = %d: want %d", v, got, want)
+		}
+	}
+	// By hand: 0.3 s is in le=0.5 (index 9), 0.1 in le=0.1 (index 7), 3000 s in +Inf.
+	if ttftBucket(0.3) != 9 || ttftBucket(0.1) != 7 || ttftBucket(3000) != len(ttftBuckets) {
+		t.Fatalf("ttftBucket(0.3, 0.1, 3000) = %d, %d, %d: want 9, 7, %d", ttftBucket(0.3), ttftBucket(0.1), ttftBucket(3000), len(ttftBuckets))
+	}
+}
+
+// TestSpanBelow checks checkSpan's fast bound: the largest t with
+// t/p <= MaxPeriods, so the next float above fails the test.
+func TestSpanBelow(t *testing.T) {
+	for _, p := range []float64{1, 15, 0.1, 1.0 / 3, 7.3, 30, 1e-3, 86400} {
+		lim := spanBelow(p)
+		if !(lim/p <= MaxPeriods) {
+			t.Fatalf("spanBelow(%g) = %v: %v periods, over %d", p, lim, lim/p, MaxPeriods)
+		}
+		if next := math.Nextafter(lim, math.Inf(1)); next/p <= MaxPeriods {
+			t.Fatalf("spanBelow(%g) = %v: %v is within the span too", p, lim, next)
+		}
+	}
+	// By hand: with a 1 s period the bound is MaxPeriods seconds itself.
+	if got := spanBelow(1); got != MaxPeriods {
+		t.Fatalf("spanBelow(1) = %v: want %d", got, MaxPeriods)
+	}
+	if got := spanBelow(0); got != 0 {
+		t.Fatalf("spanBelow(0) = %v: want 0", got)
+	}
+}
