@@ -121,10 +121,9 @@ func (w *window) turn(t float64) {
 
 // ttftStart[e] is the first bucket whose bound is at least 2^(e+ttftMinExp):
 // a value in [2^x, 2^(x+1)) lies in it or a few buckets after.
-var ttftStart = func() []int {
-	var start []int
-	for e := ttftMinExp; e < ttftMaxExp; e++ {
-		start = append(start, sort.SearchFloat64s(ttftBuckets[:], math.Ldexp(1, e)))
+var ttftStart = func() (start [ttftMaxExp - ttftMinExp]uint8) {
+	for e := range start {
+		start[e] = uint8(sort.SearchFloat64s(ttftBuckets[:], math.Ldexp(1, e+ttftMinExp)))
 	}
 	return start
 }()
@@ -144,7 +143,7 @@ const (
 func ttftBucket(v float64) int {
 	i := 0
 	if v >= ttftLow && v < ttftHigh {
-		i = ttftStart[int(math.Float64bits(v)>>52)-1023-ttftMinExp]
+		i = int(ttftStart[int(math.Float64bits(v)>>52)-1023-ttftMinExp])
 	}
 	for i < len(ttftBuckets) && !(v <= ttftBuckets[i]) {
 		i++

@@ -108,3 +108,29 @@ func TestSpanBelow(t *testing.T) {
 		t.Fatalf("spanBelow(0) = %v: want 0", got)
 	}
 }
+
+// TestFifoOrder checks the ring buffer against a plain slice queue through
+// growth and wrap-around: pops come out in push order.
+func TestFifoOrder(t *testing.T) {
+	var q fifo
+	var want []pending
+	rng := rand.New(rand.NewPCG(5, 6))
+	next := int32(0)
+	for step := range 20000 {
+		if q.n != len(want) {
+			t.Fatalf("step %d: %d queued, want %d", step, q.n, len(want))
+		}
+		if len(want) > 0 && rng.IntN(3) == 0 {
+			got := q.pop()
+			if got != want[0] {
+				t.Fatalf("step %d: popped %+v, want %+v", step, got, want[0])
+			}
+			want = want[1:]
+			continue
+		}
+		p := pending{arrival: float64(next), prompt: next, output: next + 1}
+		next++
+		q.push(p)
+		want = append(want, p)
+	}
+}

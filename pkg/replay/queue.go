@@ -16,12 +16,14 @@ type fifo struct {
 func (q *fifo) push(p pending) {
 	if q.n == len(q.buf) {
 		nb := make([]pending, max(16, 2*len(q.buf)))
-		for i := 0; i < q.n; i++ {
-			nb[i] = q.buf[(q.head+i)%len(q.buf)]
-		}
+		copy(nb[copy(nb, q.buf[q.head:]):], q.buf[:q.head]) // full: head to end, then start to head
 		q.buf, q.head = nb, 0
 	}
-	q.buf[(q.head+q.n)%len(q.buf)] = p
+	i := q.head + q.n // < 2·len(buf): a subtraction wraps it, no division
+	if i >= len(q.buf) {
+		i -= len(q.buf)
+	}
+	q.buf[i] = p
 	q.n++
 }
 
@@ -70,24 +72,27 @@ func (h *runHeap) pop() seq {
 	a = a[:n]
 	if n > 0 {
 		// Sift the last element down from the root, moving the hole
-		// rather than swapping: the same layout as swaps, half the writes.
-		i := 0
+		// rather than swapping: the same layout as swaps, half the writes
+		// (pointers and unsigned indices: no bounds checks in the loop).
+		hole, i := &a[0], uint(0)
 		for {
 			l := 2*i + 1
-			if l >= n {
+			if l >= uint(len(a)) {
 				break
 			}
-			m := l
-			if r := l + 1; r < n && a[r].finish < a[l].finish {
-				m = r
+			c, m := &a[l], l
+			if r := l + 1; r < uint(len(a)) {
+				if rc := &a[r]; rc.finish < c.finish {
+					c, m = rc, r
+				}
 			}
-			if x.finish <= a[m].finish {
+			if x.finish <= c.finish {
 				break
 			}
-			a[i] = a[m]
-			i = m
+			*hole = *c
+			hole, i = c, m
 		}
-		a[i] = x
+		*hole = x
 	}
 	*h = a
 	return top

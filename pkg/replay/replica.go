@@ -176,8 +176,10 @@ func (r *replica) startNext(s *sim, now float64) {
 			r.kvRes += s.reserve(p)
 			r.pre = append(r.pre, *p)
 		}
-		d := s.sp.m.PrefillTime(tokens)
-		if s.cfg.Prefill == PrefillChunked && len(r.run) > 0 {
+		var d float64
+		if s.cfg.Prefill != PrefillChunked || len(r.run) == 0 {
+			d = s.sp.m.PrefillTime(tokens)
+		} else {
 			// Chunked prefill: each step carries the decoders and up to
 			// MaxBatchedTokens - batch prompt tokens; the decoders advance
 			// one token a step instead of stalling (capped at the next

@@ -106,9 +106,10 @@ func (s *sim) leastLoaded() *replica {
 	}
 	if !s.routeHeap() {
 		best := s.route[0]
+		bo := best.outstanding()
 		for _, r := range s.route[1:] {
-			if s.routeLess(r, best) {
-				best = r
+			if o := r.outstanding(); o < bo || (o == bo && r.id < best.id) { // routeLess(r, best)
+				best, bo = r, o
 			}
 		}
 		return best

@@ -176,10 +176,7 @@ func (s *sim) run(ctx context.Context) error {
 	stop := s.end + s.cfg.Drain // past it nothing is accounted (recomputed when the end is known)
 	for {
 		tr := s.nextEvent()
-		ta := math.Inf(1)
-		if have {
-			ta = next.Arrival
-		}
+		ta := next.Arrival // +Inf once the trace is read
 		// The earliest of the three, chosen as the switch below chooses
 		// (no time is NaN: checkSpan refuses a NaN arrival).
 		const (
@@ -208,13 +205,18 @@ func (s *sim) run(ctx context.Context) error {
 		}
 		switch kind {
 		case replicaNext:
-			s.replicaEvent(tr)
+			if r := s.heap[0].r; r.state == starting { // replicaEvent, inline
+				s.becomeReady(r, tr)
+			} else {
+				r.phaseEnd(s, tr)
+			}
 		case arrivalNext:
 			s.arrive(ta, next)
 			lastArrival = ta
 			next, err = s.rd.Next()
 			if err == io.EOF {
 				have = false
+				next.Arrival = math.Inf(1)
 				s.end = max(s.cfg.duration, lastArrival)
 				stop = s.end + s.cfg.Drain
 			} else if err != nil {
