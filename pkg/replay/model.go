@@ -122,8 +122,15 @@ func (c curve) time(n int64) float64 {
 // stepsBy is the number of whole steps done within elapsed seconds: the
 // largest n with time(n) <= elapsed.
 func (c curve) stepsBy(elapsed float64) int64 {
+	n, _ := c.stepsByNext(elapsed)
+	return n
+}
+
+// stepsByNext is stepsBy(elapsed) and time(stepsBy(elapsed)+1), the end
+// of the step under way, which the search has computed already.
+func (c curve) stepsByNext(elapsed float64) (int64, float64) {
 	if elapsed <= 0 {
-		return 0
+		return 0, c.time(1)
 	}
 	var n float64
 	if c.k*c.f >= elapsed {
@@ -145,10 +152,12 @@ func (c curve) stepsBy(elapsed float64) int64 {
 	for i > 0 && c.time(i) > elapsed {
 		i--
 	}
-	for c.time(i+1) <= elapsed {
+	next := c.time(i + 1)
+	for next <= elapsed {
 		i++
+		next = c.time(i + 1)
 	}
-	return i
+	return i, next
 }
 
 // forReplica is p with the replica's capacity when a metric needs it (the

@@ -93,10 +93,10 @@ func (r *replica) enqueue(s *sim, now float64, p pending) {
 	case decoding:
 		// The scheduler admits at the next step boundary: cut the phase there.
 		if r.waiting.n == 1 && r.admissible(s) {
-			k := r.cv.stepsBy(now-r.phStart) + 1
-			if k < r.phSteps {
+			done, end := r.cv.stepsByNext(now - r.phStart) // end = time(done+1)
+			if k := done + 1; k < r.phSteps {
 				r.phSteps = k
-				s.reschedule(r, r.phStart+r.cv.time(k))
+				s.reschedule(r, r.phStart+end)
 			}
 		}
 	}
@@ -118,10 +118,11 @@ func (r *replica) phaseEnd(s *sim, now float64) {
 			r.advance(s, now, r.phSteps)
 		}
 		r.cpuMark(s, now)
-		for _, p := range r.pre {
-			s.firstToken(now, p)
+		for i := range r.pre {
+			p := &r.pre[i]
+			s.firstToken(now, *p)
 			if p.output <= 1 || s.role == rolePrefill {
-				r.kvRes -= s.reserve(&p)
+				r.kvRes -= s.reserve(p)
 				s.complete(now, p.prompt, min(p.output, 1))
 				continue
 			}
@@ -139,9 +140,14 @@ func (r *replica) phaseEnd(s *sim, now float64) {
 // whose last token came out.
 func (r *replica) advance(s *sim, now float64, n int64) {
 	r.steps += n
-	if len(r.run) == 0 || r.run[0].finish > r.steps {
-		return
+	if len(r.run) > 0 && r.run[0].finish <= r.steps {
+		r.completeDone(s, now)
 	}
+}
+
+// completeDone completes the sequences whose last token is out by now
+// (advance's slow path, out of line so that advance inlines).
+func (r *replica) completeDone(s *sim, now float64) {
 	r.cpuMark(s, now)
 	for len(r.run) > 0 && r.run[0].finish <= r.steps {
 		q := r.run.pop()
