@@ -134,3 +134,31 @@ func TestFifoOrder(t *testing.T) {
 		want = append(want, p)
 	}
 }
+
+// TestLeastLoadedKey checks the small fleet's branch-free pick against the
+// scan with routeLess on random fleets (ties on the count: the lowest id).
+func TestLeastLoadedKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 5000 {
+		s := &sim{}
+		n := 1 + rng.IntN(routeScan)
+		for j := range n {
+			r := &replica{id: rng.IntN(50) + 100*j}
+			r.waiting.n = rng.IntN(4)
+			s.route = append(s.route, r)
+		}
+		if got, want := s.leastLoaded(), s.leastLoadedScan(); got != want {
+			t.Fatalf("leastLoaded picks id %d (%d outstanding), want id %d (%d)", got.id, got.outstanding(), want.id, want.outstanding())
+		}
+	}
+	// By hand: counts 2, 1, 1 with ids 5, 9, 3: the id 3.
+	s := &sim{}
+	for _, x := range []struct{ id, n int }{{5, 2}, {9, 1}, {3, 1}} {
+		r := &replica{id: x.id}
+		r.waiting.n = x.n
+		s.route = append(s.route, r)
+	}
+	if got := s.leastLoaded(); got.id != 3 {
+		t.Fatalf("leastLoaded picks id %d, want 3", got.id)
+	}
+}

@@ -1,5 +1,10 @@
 package replay
 
+import (
+	"math"
+	"math/bits"
+)
+
 // The router's index: the ready replicas in a min-heap by (outstanding
 // requests, id), so that routing an arrival to the least loaded ready
 // replica (ties: the lowest id) costs O(log replicas), not a scan of the
@@ -8,8 +13,11 @@ package replay
 // kept unordered and leastLoaded scans it: the same choice, without a
 // sift on every enqueue and phase end of a small fleet.
 
-// routeScan is the fleet size up to which leastLoaded scans.
+// routeScan is the fleet size up to which leastLoaded scans (less than
+// 16: its key holds the index in 4 bits).
 const routeScan = 8
+
+var _ = [16 - routeScan - 1]struct{}{} // routeScan < 16
 
 // routeHeap reports whether s.route is kept in heap order.
 func (s *sim) routeHeap() bool { return len(s.route) > routeScan }
@@ -105,14 +113,34 @@ func (s *sim) leastLoaded() *replica {
 		return nil
 	}
 	if !s.routeHeap() {
-		best := s.route[0]
-		bo := best.outstanding()
-		for _, r := range s.route[1:] {
-			if o := r.outstanding(); o < bo || (o == bo && r.id < best.id) { // routeLess(r, best)
-				best, bo = r, o
+		// routeLess as one key, outstanding<<40 | id<<4 | index, whose
+		// minimum is taken with masks, not a branch (the counts are
+		// random: a branch on them mispredicts); the index rides in the low
+		// bits (routeScan < 16; ids are unique, so it never decides). A
+		// count of 2^24 or an id of 2^36 and more takes the scan with
+		// routeLess itself.
+		best := uint64(math.MaxUint64)
+		for i, r := range s.route {
+			o, id := uint64(r.outstanding()), uint64(r.id)
+			if o>>24|id>>36 != 0 {
+				return s.leastLoadedScan()
 			}
+			k := o<<40 | id<<4 | uint64(i)
+			_, lt := bits.Sub64(k, best, 0) // 1 when k < best
+			best ^= (best ^ k) & -lt
 		}
-		return best
+		return s.route[best&15]
 	}
 	return s.route[0]
+}
+
+// leastLoadedScan is leastLoaded's scan with routeLess itself.
+func (s *sim) leastLoadedScan() *replica {
+	best := s.route[0]
+	for _, r := range s.route[1:] {
+		if s.routeLess(r, best) {
+			best = r
+		}
+	}
+	return best
 }
