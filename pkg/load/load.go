@@ -408,8 +408,22 @@ type chunk struct {
 	} `json:"usage"`
 }
 
-// one sends one streaming request and measures it.
+// one sends one streaming request and measures it. A request still
+// unanswered (or still streaming) after Timeout fails saying so.
 func (r *runner) one(ctx context.Context, j job) Record {
+	rec := r.request(ctx, j)
+	if rec.Err != nil && errors.Is(rec.Err, context.DeadlineExceeded) && ctx.Err() == nil {
+		what := "no answer"
+		if rec.TTFT > 0 {
+			what = "the stream did not end"
+		}
+		rec.Err = fmt.Errorf("timed out: %s within the timeout of %s (--timeout): %w", what, r.cfg.Timeout, rec.Err)
+	}
+	return rec
+}
+
+// request is one's request, bounded by Timeout.
+func (r *runner) request(ctx context.Context, j job) Record {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	body := map[string]any{"max_tokens": j.output, "stream": true, "ignore_eos": true, "temperature": 0,

@@ -3,7 +3,10 @@ package load
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -194,6 +197,49 @@ func TestKVPromptTokens(t *testing.T) {
 	} {
 		if got := KVPromptTokens(tc.prompt, tc.maxTokens, tc.maxLen); got != tc.want {
 			t.Errorf("KVPromptTokens(%d, %d, %d) = %d, want %d", tc.prompt, tc.maxTokens, tc.maxLen, got, tc.want)
+		}
+	}
+}
+
+// TestTimeoutNamed: a server that never answers, or streams one chunk and
+// then stalls, fails each request after Timeout (200 ms, so 2 requests on
+// one client end by about 400 ms) with an error that names the timeout,
+// not Go's bare "context deadline exceeded".
+func TestTimeoutNamed(t *testing.T) {
+	stop := make(chan struct{}) // the handlers' stall ends when the test does
+	defer close(stop)
+	for _, tc := range []struct {
+		name   string
+		handle http.HandlerFunc
+		want   string
+	}{
+		{"silent", func(w http.ResponseWriter, r *http.Request) { <-stop }, "no answer within the timeout of 200ms (--timeout)"},
+		{"stalled", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\n")
+			w.(http.Flusher).Flush()
+			<-stop
+		}, "the stream did not end within the timeout of 200ms (--timeout)"},
+	} {
+		srv := httptest.NewServer(tc.handle)
+		t0 := time.Now()
+		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 2,
+			Duration: 10 * time.Second, Timeout: 200 * time.Millisecond, MaxTokens: 4, PromptTokens: 4})
+		took := time.Since(t0)
+		srv.CloseClientConnections()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != 2 {
+			t.Fatalf("%s: %d records, want 2", tc.name, len(recs))
+		}
+		for i, r := range recs {
+			if r.Err == nil || !strings.Contains(r.Err.Error(), tc.want) {
+				t.Errorf("%s: request %d: error %v, want one containing %q", tc.name, i, r.Err, tc.want)
+			}
+		}
+		if took > 3*time.Second {
+			t.Errorf("%s: took %s, want about 400 ms (2 x the 200 ms timeout)", tc.name, took)
 		}
 	}
 }
