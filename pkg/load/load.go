@@ -510,7 +510,11 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		return rec
 	}
 	if chunks == 0 {
-		rec.Err = errors.New("no output")
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+			rec.Err = fmt.Errorf("no output: the answer is %q, not a stream (text/event-stream): load sends \"stream\": true and needs a server that streams (an OpenAI-compatible one)", ct)
+		} else {
+			rec.Err = errors.New("no output: the stream ended without a chunk that carries text")
+		}
 		return rec
 	}
 	rec.E2E = last.Sub(start).Seconds()

@@ -243,3 +243,28 @@ func TestTimeoutNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestNoOutputSaysWhy: a server that ignores "stream": true and answers one
+// JSON object, or streams only [DONE], fails each request saying which.
+func TestNoOutputSaysWhy(t *testing.T) {
+	for _, tc := range []struct {
+		name, ctype, body, want string
+	}{
+		{"json", "application/json", `{"choices":[{"text":"hi"}]}`, `no output: the answer is "application/json", not a stream (text/event-stream)`},
+		{"empty stream", "text/event-stream", "data: [DONE]\n\n", "no output: the stream ended without a chunk that carries text"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", tc.ctype)
+			fmt.Fprint(w, tc.body)
+		}))
+		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
+			Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 4, PromptTokens: 4})
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != 1 || recs[0].Err == nil || !strings.Contains(recs[0].Err.Error(), tc.want) {
+			t.Errorf("%s: records %+v, want one failing with %q", tc.name, recs, tc.want)
+		}
+	}
+}
