@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -270,7 +271,6 @@ var byteUnits = []struct {
 	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12}, {"b", 1},
 }
 
-// parseBytes reads "4GB", "3.05GiB", "500MB", "1e9B" or a bare number of GB.
 // loadModelConfig reads --model-config FILE (replica.LoadHFConfig); an
 // empty file (or one of only white space) is refused by name, not as the
 // JSON decoder's bare "EOF".
@@ -288,6 +288,22 @@ func loadModelConfig(path string) (replica.Model, error) {
 	return replica.LoadHFConfig(path)
 }
 
+// bitRate matches a rate written in bits (10Gb, 10 Gbit/s, 100Mbps): a
+// lowercase b after the number or prefix, as network links are quoted.
+var bitRate = regexp.MustCompile(`^[0-9.eE+-]+\s*([kKmMgGtT]i?)?(b|bit|bits|bps)(/s)?$`)
+
+// parseLinkBytes reads a link's bandwidth in bytes per second as
+// parseBytes does, refusing one written in bits (10Gb is 1.25 GB/s, not
+// 10), which parseBytes would read as bytes.
+func parseLinkBytes(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	if m := bitRate.FindStringSubmatch(t); m != nil {
+		return 0, fmt.Errorf("%q is in bits (a lowercase b): want bytes per second with a capital B, a link's bits / 8 (10 Gb/s is 1.25GB, 200 Gb/s is 25GB)", s)
+	}
+	return parseBytes(s)
+}
+
+// parseBytes reads "4GB", "3.05GiB", "500MB", "1e9B" or a bare number of GB.
 func parseBytes(s string) (float64, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	scale := 1e9
@@ -379,7 +395,7 @@ func (c *GPUCmd) pd(r *replica.Replica) (replica.PD, error) {
 	if err1 != nil || err2 != nil || err3 != nil || !(rate <= maxPDRate) || prompt > maxPDTokens || output > maxPDTokens {
 		return replica.PD{}, invalidf("--pd: %q is invalid (allowed: RATE,PROMPT,OUTPUT: requests/s > 0 and at most %g, whole tokens 1 to %d, e.g. 10,2000,200)", c.PD, float64(maxPDRate), maxPDTokens)
 	}
-	link, err := parseBytes(c.KVLink)
+	link, err := parseLinkBytes(c.KVLink)
 	if err != nil {
 		return replica.PD{}, invalidf("--kv-link: %v", err)
 	}
