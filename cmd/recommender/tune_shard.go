@@ -130,8 +130,11 @@ func (c *TuneCmd) runShard(e *env) error {
 	if c.PrometheusRangeFlags.now != nil {
 		now = c.PrometheusRangeFlags.now()
 	}
-	var out []shardResult
+	out := []shardResult{} // [] in JSON for a shard with no target, not null
 	failed := 0
+	if len(mine) == 0 && c.Output != "json" {
+		fmt.Fprintf(e.stdout, "shard %d/%d: no target: %s has %d target(s) with a tune: block, the k-th (from 0) in shard k mod %d\n", i, n, c.PrometheusRangeFlags.Config, k, n)
+	}
 	for _, t := range mine {
 		dir := c.Out
 		if dir == "" {
