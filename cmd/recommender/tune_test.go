@@ -320,6 +320,8 @@ func TestTuneShortTrace(t *testing.T) {
 		{"7,100,50\n", "it has one request (arriving at 7 s)"},
 		{"3,100,50\n3,100,50\n3,100,50\n", "its 3 requests all arrive at 3 s, a span of 0 s"},
 		{"80,100,50\n90,100,50\n100,100,50\n", "the tuning part (0 to 75 s) has no request (the 3 requests arrive from 80 s to 100 s)"},
+		// Arrivals to the millisecond, not 80.12345678 s.
+		{"80.12345678,100,50\n90.3333333,100,50\n100,100,50\n", "(the 3 requests arrive from 80.123 s to 100 s)"},
 	} {
 		p := filepath.Join(dir, "short.csv")
 		if err := os.WriteFile(p, []byte(c.body), 0o644); err != nil {
