@@ -56,8 +56,10 @@ func (c *ActivatorCmd) Run(e *env) error {
 		return invalidf("--upstream %q: want a base URL without a query or fragment, such as http://chat:8000 (a path, if any, prefixes every proxied path)", c.Upstream)
 	}
 	switch {
-	case c.HoldTimeout <= 0 || c.ProbeInterval <= 0 || c.RetryAfter <= 0:
-		return invalidf("--hold-timeout, --probe-interval and --retry-after must be > 0")
+	case c.HoldTimeout <= 0:
+		return invalidf("--hold-timeout %s: want a duration > 0, longer than a cold start (a held request gets 503 after it)", c.HoldTimeout)
+	case c.RetryAfter <= 0:
+		return invalidf("--retry-after %s: want a duration > 0 (the Retry-After of a 503 or 429, rounded up to seconds)", c.RetryAfter)
 	case c.ProbeInterval < minProbeInterval || c.ProbeInterval > time.Hour:
 		return durationIn("probe-interval", c.ProbeInterval, minProbeInterval, time.Hour, "probing more often busy-loops against the upstream; rarer delays every activation")
 	case c.MaxHeld < 1:

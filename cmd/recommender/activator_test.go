@@ -21,7 +21,9 @@ func TestActivatorInvalid(t *testing.T) {
 		{[]string{"--upstream", "http://127.0.0.1:99999"}, `--upstream "http://127.0.0.1:99999": port 99999: want 1 to 65535`},
 		{[]string{"--upstream", "http://127.0.0.1:0"}, `--upstream "http://127.0.0.1:0": port 0: want 1 to 65535`},
 		{[]string{"--upstream", "http://chat:8000", "--max-held", "0"}, "--max-held 0: want >= 1"},
-		{[]string{"--upstream", "http://chat:8000", "--hold-timeout", "0s"}, "--hold-timeout, --probe-interval and --retry-after must be > 0"},
+		{[]string{"--upstream", "http://chat:8000", "--hold-timeout", "0s"}, "--hold-timeout 0s: want a duration > 0"},
+		{[]string{"--upstream", "http://chat:8000", "--retry-after", "0s"}, "--retry-after 0s: want a duration > 0"},
+		{[]string{"--upstream", "http://chat:8000", "--probe-interval", "0s"}, "--probe-interval 0s: want 10ms to 1h"},
 		{[]string{"--upstream", "http://chat:8000", "--listen", "nope"}, `--listen "nope": must be host:port`},
 		{[]string{"--upstream", "http://chat:8000", "--probe-path", "health"}, `--probe-path "health": want a path starting with /`},
 		// A base URL has no query (it would be merged into every request's
