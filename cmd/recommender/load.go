@@ -77,8 +77,14 @@ func (c *LoadCmd) Run(e *env) error {
 		return invalidf("--prompt-tokens %d: want 1 to 1048576", c.PromptTokens)
 	case c.MaxTokens < 1 || c.MaxTokens > 1<<20:
 		return invalidf("--max-tokens %d: want 1 to 1048576", c.MaxTokens)
-	case c.RampUp < 0 || c.Timeout <= 0 || c.SLOTTFT < 0 || c.SLOITL < 0:
-		return invalidf("--ramp-up, --slo-ttft and --slo-itl must be >= 0 and --timeout > 0")
+	case c.Timeout <= 0:
+		return invalidf("--timeout %s: want a duration > 0 (one request's longest time; then it counts as an error)", c.Timeout)
+	case c.RampUp < 0:
+		return invalidf("--ramp-up %s: want a duration >= 0", c.RampUp)
+	case c.SLOTTFT < 0:
+		return invalidf("--slo-ttft %s: want a duration >= 0 (0: not checked)", c.SLOTTFT)
+	case c.SLOITL < 0:
+		return invalidf("--slo-itl %s: want a duration >= 0 (0: not checked)", c.SLOITL)
 	}
 	if err := needsFlag(e.given, "ramp-up", c.Concurrency != "", "--concurrency (it spreads the closed loop's clients)"); err != nil {
 		return err

@@ -45,6 +45,11 @@ func TestLoadInvalid(t *testing.T) {
 		{[]string{"http://127.0.0.1:1", "--rate", "1000001"}, "--rate: item 1 \"1000001\": want a number > 0 and <= 1000000"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1000001"}, "--concurrency: item 1 \"1000001\": want an integer from 1 to 1000000"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--max-tokens", "0"}, "--max-tokens 0: want 1 to 1048576"},
+		// Each duration flag names itself (all four shared one message).
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--timeout", "0s"}, "--timeout 0s: want a duration > 0"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--ramp-up=-1s"}, "--ramp-up -1s: want a duration >= 0"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--slo-ttft=-1s"}, "--slo-ttft -1s: want a duration >= 0 (0: not checked)"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--slo-itl=-1ms"}, "--slo-itl -1ms: want a duration >= 0 (0: not checked)"},
 		{[]string{"http://127.0.0.1:1", "--trace", "/nonexistent.csv"}, "--trace:"},
 		// Checked before any load, as simulate reads it (exit 2, not 1).
 		{[]string{"http://127.0.0.1:1", "--trace", "testdata/garbage-trace.csv"}, "--trace: testdata/garbage-trace.csv:2: want 3 fields"},
