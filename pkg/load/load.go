@@ -146,9 +146,13 @@ func (c *Config) defaults() error {
 	return nil
 }
 
-// DiscoverModel returns the first model id of GET URL/v1/models.
-func DiscoverModel(ctx context.Context, client *http.Client, base string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+// modelsTimeout bounds a GET of /v1/models.
+const modelsTimeout = 10 * time.Second
+
+// DiscoverModel returns the first model id of GET URL/v1/models, or an
+// error saying the server did not answer within 10 s.
+func DiscoverModel(parent context.Context, client *http.Client, base string) (string, error) {
+	ctx, cancel := context.WithTimeout(parent, modelsTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/models", nil)
 	if err != nil {
@@ -156,6 +160,9 @@ func DiscoverModel(ctx context.Context, client *http.Client, base string) (strin
 	}
 	resp, err := client.Do(req)
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
+			return "", fmt.Errorf("load: finding the model: GET %s/v1/models: no answer within %s (give --served-model-name, or check that the URL is the server's)", strings.TrimRight(base, "/"), modelsTimeout)
+		}
 		return "", fmt.Errorf("load: finding the model: %w (give --served-model-name)", err)
 	}
 	defer resp.Body.Close()

@@ -268,3 +268,21 @@ func TestNoOutputSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscoverModelSilent: a server that takes the connection and never
+// answers /v1/models fails model discovery after 10 s saying so (it was
+// Go's bare "context deadline exceeded").
+func TestDiscoverModelSilent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits the 10 s discovery timeout")
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-stop }))
+	defer srv.CloseClientConnections()
+	_, err := DiscoverModel(context.Background(), http.DefaultClient, srv.URL)
+	want := "GET " + srv.URL + "/v1/models: no answer within 10s (give --served-model-name"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want one containing %q", err, want)
+	}
+}
