@@ -472,6 +472,7 @@ func (r *runner) request(ctx context.Context, j job) Record {
 	var last time.Time
 	chunks := 0
 	usageTokens := -1
+	done := false // the stream's data: [DONE] came
 	for sc.Scan() {
 		line := sc.Bytes()
 		data, ok := bytes.CutPrefix(line, []byte("data:"))
@@ -481,6 +482,7 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		data = bytes.TrimSpace(data)
 		if string(data) == "[DONE]" {
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // to the end: the connection is reused
+			done = true
 			break
 		}
 		now := time.Now()
@@ -522,6 +524,10 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		} else {
 			rec.Err = errors.New("no output: the stream ended without a chunk that carries text")
 		}
+		return rec
+	}
+	if !done {
+		rec.Err = fmt.Errorf("cut off: the stream ended after %d text chunks without data: [DONE] (the server closed it mid-answer)", chunks)
 		return rec
 	}
 	rec.E2E = last.Sub(start).Seconds()

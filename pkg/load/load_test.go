@@ -286,3 +286,34 @@ func TestDiscoverModelSilent(t *testing.T) {
 		t.Errorf("error %v, want one containing %q", err, want)
 	}
 }
+
+// TestCutOffStreamFails: a stream closed after 2 of its 4 tokens, without
+// data: [DONE], is an error (it counted as a success of 2 output tokens);
+// the same stream ended by [DONE] is a success of 2 tokens.
+func TestCutOffStreamFails(t *testing.T) {
+	for _, tc := range []struct {
+		done bool
+		want string
+	}{{false, "cut off: the stream ended after 2 text chunks without data: [DONE]"}, {true, ""}} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\n")
+			if tc.done {
+				fmt.Fprint(w, "data: [DONE]\n\n")
+			}
+		}))
+		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
+			Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 4, PromptTokens: 4})
+		srv.Close()
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("done %v: %v, %d records", tc.done, err, len(recs))
+		}
+		r := recs[0]
+		switch {
+		case tc.want != "" && (r.Err == nil || !strings.Contains(r.Err.Error(), tc.want)):
+			t.Errorf("cut off: error %v, want %q", r.Err, tc.want)
+		case tc.want == "" && (r.Err != nil || r.OutputTokens != 2):
+			t.Errorf("with [DONE]: error %v, %d output tokens; want none and 2", r.Err, r.OutputTokens)
+		}
+	}
+}
