@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -38,5 +40,33 @@ targets:
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want an error naming %s", c.block, err, c.want)
 		}
+	}
+}
+
+// TestReplicaCalibrationMismatchInFileTerms: a calibration fitted for
+// llama-3.1-8b on 1 x h100-sxm under a replica of llama-3-8b is refused at
+// the calibration key in the file's own terms (replica: {gpu, model, tp}),
+// not with the command line's "pass --model ... --gpu ..." advice.
+func TestReplicaCalibrationMismatchInFileTerms(t *testing.T) {
+	base := `prometheus: {url: http://prometheus:9090}
+targets:
+- name: chat
+  server: vllm
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  max: 8
+`
+	cal := filepath.Join(t.TempDir(), "cal.json")
+	if err := os.WriteFile(cal, []byte(`{"kind": "infscale-calibration", "version": 1, "gpu": "h100-sxm", "model": "llama-3.1-8b", "tp": 1,
+"bandwidth_efficiency": 0.7, "mfu": 0.4, "step_overhead_s": 0.001, "sequence_step_cost_s": 0.00002, "request_overhead_s": 0.01, "fit": [], "prefill": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Parse([]byte(base+"  replica: {gpu: h100-sxm, model: llama-3-8b, calibration: "+cal+"}\n"), "t.yaml")
+	want := "targets[0].replica.calibration: " + cal + " was fitted for llama-3.1-8b on 1 x h100-sxm, not this replica's llama-3-8b on 1 x h100-sxm: set replica: {gpu: h100-sxm, model: llama-3.1-8b, tp: 1}"
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "pass --model") {
+		t.Errorf("error %v, want one containing %q", err, want)
+	}
+	if _, err := Parse([]byte(base+"  replica: {gpu: h100-sxm, model: llama-3.1-8b, calibration: "+cal+"}\n"), "t.yaml"); err != nil {
+		t.Errorf("the calibration's own replica: %v", err)
 	}
 }
