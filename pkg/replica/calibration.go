@@ -449,6 +449,9 @@ func LoadCalibration(path string) (Calibration, error) {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			p, pos := ix.At(te.Offset)
+			if p == "" { // the document itself
+				return Calibration{}, at(pos.Value, "the file is a JSON %s: want an object (a file infscale load --calibrate writes)", te.Value)
+			}
 			return Calibration{}, at(pos.Value, "%s: %s: want %s", p, ix.Text(p, te.Offset), jsonKind(te.Type))
 		}
 		return Calibration{}, fmt.Errorf("%s: %w", path, err) // the index would have caught it

@@ -271,6 +271,18 @@ func TestLoadCalibrationPositions(t *testing.T) {
 			t.Errorf("%s: %v\nwant %s%s...", tc.name, err, p, tc.want)
 		}
 	}
+	// A document that is not an object is said as such (it was ":1:1: : [:
+	// want an object", an empty key and the value's first byte).
+	for body, kind := range map[string]string{"[]\n": "array", "\"x\"\n": "string", "5\n": "number"} {
+		p := filepath.Join(dir, kind+".json")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := p + ":1:1: the file is a JSON " + kind + ": want an object"
+		if _, err := LoadCalibration(p); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: %v\nwant %s...", body, err, want)
+		}
+	}
 }
 
 // TestKVBandwidthEfficiency: the KV cache read at its own efficiency, by
