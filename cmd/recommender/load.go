@@ -331,7 +331,11 @@ func writeLoadTable(w io.Writer, rep load.Report) {
 	if k := rep.Knee; k != nil {
 		slo := fmt.Sprintf("TTFT p95 <= %gs and ITL p95 <= %gs", k.SLO.TTFTP95, k.SLO.ITLP95)
 		if !k.Found {
-			fmt.Fprintf(w, "\nno knee: the lowest load already misses %s\n", slo)
+			why := "misses " + slo
+			if len(points) > 0 && points[0].Errors > 0 { // a point with errors is not within the SLO
+				why = fmt.Sprintf("has %d failed request(s) (a point with errors is not within the SLO; first error above)", points[0].Errors)
+			}
+			fmt.Fprintf(w, "\nno knee: the lowest load already %s\n", why)
 			return
 		}
 		at := fmt.Sprintf("concurrency %d", k.Concurrency)

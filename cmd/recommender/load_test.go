@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -267,5 +269,19 @@ func TestLoadHelpCostOfCalibration(t *testing.T) {
 	}
 	if load := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(load, "--duration 60s or --requests 1000") {
 		t.Errorf("load --help does not say what a point of the sweep costs:\n%s", load)
+	}
+}
+
+// TestLoadNoKneeSaysErrors: a server answering every request 500 leaves no
+// knee because each point has errors, not because a latency missed the SLO
+// (there is no latency to miss): the line says the 2 failed requests.
+func TestLoadNoKneeSaysErrors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"message":"boom"}}`, http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	code, out, errs := runLoad(t, srv.URL, "--concurrency", "1,2", "--requests", "2", "--served-model-name", "m", "--progress", "never")
+	if code != 1 || !strings.Contains(out, "no knee: the lowest load already has 2 failed request(s)") || strings.Contains(out, "already misses") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr %s\nwant 1 and the failed requests named", code, out, errs)
 	}
 }
