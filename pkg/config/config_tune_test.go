@@ -35,6 +35,12 @@ targets:
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {mode: auto}\n", "targets[0].tune.mode"},
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {often: 1h}\n", "often"},
 		{"  tune: {mode: adopt}\n", "replica:"},
+		// Written as 0 or "": refused, not taken as the default (every: 0
+		// re-tuned each 24h).
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {every: 0}\n", "t.yaml:9:17: targets[0].tune.every: is empty or 0"},
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {history: 0s}\n", "targets[0].tune.history: is empty or 0"},
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {slo_ttft: 0s}\n", "targets[0].tune.slo_ttft: is empty or 0"},
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {mode: ''}\n", "targets[0].tune.mode: is empty or 0"},
 	} {
 		_, err := Parse([]byte(base+c.block), "t.yaml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
