@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,9 +66,12 @@ func (c *TuneCmd) runShard(e *env) error {
 	if c.PrometheusRangeFlags.Config == "" {
 		return invalidf("--shard needs --config FILE (the targets to tune are its targets with a tune: block)")
 	}
-	for _, name := range []string{"target", "trace", "prometheus-url", "selector", "plot", "window", "rate-scale", "start", "end"} {
-		if e.given[name] {
-			return invalidf("--%s does not go with --shard: each target is tuned on its tune.history, ending now", name)
+	// Only these flags act on a shard; any other (--max-miss, --stress,
+	// --gpu, --pd, ...) would be ignored, so it is refused.
+	shardFlags := map[string]bool{"config": true, "shard": true, "out": true, "workers": true, "output": true, "quiet": true, "seed": true, "query-timeout": true}
+	for _, name := range slices.Sorted(maps.Keys(e.given)) {
+		if !shardFlags[name] {
+			return invalidf("--%s does not go with --shard: each target is tuned on its tune.history, ending now, with its own tune: block (max_miss, slo_ttft), replica: and the file's interval as the period (with --shard: --out, --workers, --seed, --query-timeout, --output, --quiet)", name)
 		}
 	}
 	i, n, err := parseShard(c.Shard)

@@ -80,6 +80,12 @@ targets:
 		{[]string{"tune", "--config", withTune, "--shard", "0/1"}, "give --out DIR or the target's tune.dir"},
 		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--trace", "reference"}, "--trace does not go with --shard"},
 		{[]string{"tune", "--config", cfg, "--out", dir}, "--out goes with --shard"},
+		// Flags a shard would ignore are refused (they ran and did nothing).
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--max-miss", "5"}, "--max-miss does not go with --shard"},
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--stress", "none"}, "--stress does not go with --shard"},
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--gpu", "a100-80gb"}, "--gpu does not go with --shard"},
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--pd"}, "--pd does not go with --shard"},
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--period", "30s"}, "--period does not go with --shard"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), c.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), c.want) {
