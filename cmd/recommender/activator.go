@@ -66,6 +66,10 @@ func (c *ActivatorCmd) Run(e *env) error {
 		return invalidf("--max-held %d: want >= 1", c.MaxHeld)
 	case len(c.ProbePath) == 0 || c.ProbePath[0] != '/':
 		return invalidf("--probe-path %q: want a path starting with /", c.ProbePath)
+	case strings.ContainsAny(c.ProbePath, "?# \t"):
+		// The probe sends the path as a path: a ? would be escaped to %3F,
+		// every probe would fail and every request wait out --hold-timeout.
+		return invalidf("--probe-path %q: want a path alone, without a query, fragment or space (e.g. /health)", c.ProbePath)
 	case c.BodyTimeout < time.Second || c.BodyTimeout > time.Hour:
 		return durationIn("body-timeout", c.BodyTimeout, time.Second, time.Hour, "a body read or write upstream needs a deadline, and one longer than an hour holds memory for nothing")
 	}
