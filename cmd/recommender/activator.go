@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/infscale/infscale/internal/httpurl"
@@ -77,8 +80,9 @@ func (c *ActivatorCmd) Run(e *env) error {
 	if err != nil {
 		return invalidf("--max-held-bytes %q: %v", c.MaxHeldBytes, err)
 	}
+	stderr := &lockedWriter{w: e.stderr} // the probe's lines and these
 	a, err := activator.New(activator.Config{Upstream: u, HoldTimeout: c.HoldTimeout, MaxHeld: c.MaxHeld, MaxHeldBytes: maxBytes, BodyTimeout: c.BodyTimeout,
-		ProbePath: c.ProbePath, ProbeInterval: c.ProbeInterval, RetryAfter: c.RetryAfter})
+		ProbePath: c.ProbePath, ProbeInterval: c.ProbeInterval, RetryAfter: c.RetryAfter, Log: slog.New(slog.NewTextHandler(stderr, nil))})
 	if err != nil {
 		return invalid(err)
 	}
@@ -87,10 +91,11 @@ func (c *ActivatorCmd) Run(e *env) error {
 		return fmt.Errorf("--listen %s: %w", c.Listen, err)
 	}
 	probeCtx, stopProbe := context.WithCancel(context.WithoutCancel(e.ctx))
-	defer stopProbe()
-	go a.Run(probeCtx)
+	probeDone := make(chan struct{})
+	defer func() { stopProbe(); <-probeDone }() // its last line written before Run returns
+	go func() { defer close(probeDone); a.Run(probeCtx) }()
 	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held, %d bytes of bodies)\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld, maxBytes)
+	fmt.Fprintf(stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held, %d bytes of bodies)\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld, maxBytes)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -98,7 +103,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 		return err
 	case <-e.ctx.Done():
 	}
-	fmt.Fprintf(e.stderr, "infscale activator: draining %d held requests\n", a.Held())
+	fmt.Fprintf(stderr, "infscale activator: draining %d held requests\n", a.Held())
 	ctx, cancel := context.WithTimeout(context.Background(), c.HoldTimeout+5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -127,4 +132,17 @@ func bytesIn(v float64) (int64, error) {
 		return 0, fmt.Errorf("%.0f bytes: want 1MiB to 1TiB", v)
 	}
 	return int64(v), nil
+}
+
+// lockedWriter serialises writes to w (the probe goroutine's log lines
+// beside the command's own).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
