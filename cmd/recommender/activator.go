@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/infscale/infscale/internal/httpurl"
@@ -56,14 +59,20 @@ func (c *ActivatorCmd) Run(e *env) error {
 		return invalidf("--upstream %q: want a base URL without a query or fragment, such as http://chat:8000 (a path, if any, prefixes every proxied path)", c.Upstream)
 	}
 	switch {
-	case c.HoldTimeout <= 0 || c.ProbeInterval <= 0 || c.RetryAfter <= 0:
-		return invalidf("--hold-timeout, --probe-interval and --retry-after must be > 0")
+	case c.HoldTimeout <= 0:
+		return invalidf("--hold-timeout %s: want a duration > 0, longer than a cold start (a held request gets 503 after it)", c.HoldTimeout)
+	case c.RetryAfter <= 0:
+		return invalidf("--retry-after %s: want a duration > 0 (the Retry-After of a 503 or 429, rounded up to seconds)", c.RetryAfter)
 	case c.ProbeInterval < minProbeInterval || c.ProbeInterval > time.Hour:
 		return durationIn("probe-interval", c.ProbeInterval, minProbeInterval, time.Hour, "probing more often busy-loops against the upstream; rarer delays every activation")
 	case c.MaxHeld < 1:
 		return invalidf("--max-held %d: want >= 1", c.MaxHeld)
 	case len(c.ProbePath) == 0 || c.ProbePath[0] != '/':
 		return invalidf("--probe-path %q: want a path starting with /", c.ProbePath)
+	case strings.ContainsAny(c.ProbePath, "?# \t"):
+		// The probe sends the path as a path: a ? would be escaped to %3F,
+		// every probe would fail and every request wait out --hold-timeout.
+		return invalidf("--probe-path %q: want a path alone, without a query, fragment or space (e.g. /health)", c.ProbePath)
 	case c.BodyTimeout < time.Second || c.BodyTimeout > time.Hour:
 		return durationIn("body-timeout", c.BodyTimeout, time.Second, time.Hour, "a body read or write upstream needs a deadline, and one longer than an hour holds memory for nothing")
 	}
@@ -71,8 +80,9 @@ func (c *ActivatorCmd) Run(e *env) error {
 	if err != nil {
 		return invalidf("--max-held-bytes %q: %v", c.MaxHeldBytes, err)
 	}
+	stderr := &lockedWriter{w: e.stderr} // the probe's lines and these
 	a, err := activator.New(activator.Config{Upstream: u, HoldTimeout: c.HoldTimeout, MaxHeld: c.MaxHeld, MaxHeldBytes: maxBytes, BodyTimeout: c.BodyTimeout,
-		ProbePath: c.ProbePath, ProbeInterval: c.ProbeInterval, RetryAfter: c.RetryAfter})
+		ProbePath: c.ProbePath, ProbeInterval: c.ProbeInterval, RetryAfter: c.RetryAfter, Log: slog.New(slog.NewTextHandler(stderr, nil))})
 	if err != nil {
 		return invalid(err)
 	}
@@ -81,10 +91,11 @@ func (c *ActivatorCmd) Run(e *env) error {
 		return fmt.Errorf("--listen %s: %w", c.Listen, err)
 	}
 	probeCtx, stopProbe := context.WithCancel(context.WithoutCancel(e.ctx))
-	defer stopProbe()
-	go a.Run(probeCtx)
+	probeDone := make(chan struct{})
+	defer func() { stopProbe(); <-probeDone }() // its last line written before Run returns
+	go func() { defer close(probeDone); a.Run(probeCtx) }()
 	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held, %d bytes of bodies)\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld, maxBytes)
+	fmt.Fprintf(stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held, %d bytes of bodies)\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld, maxBytes)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -92,7 +103,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 		return err
 	case <-e.ctx.Done():
 	}
-	fmt.Fprintf(e.stderr, "infscale activator: draining %d held requests\n", a.Held())
+	fmt.Fprintf(stderr, "infscale activator: draining %d held requests\n", a.Held())
 	ctx, cancel := context.WithTimeout(context.Background(), c.HoldTimeout+5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -121,4 +132,17 @@ func bytesIn(v float64) (int64, error) {
 		return 0, fmt.Errorf("%.0f bytes: want 1MiB to 1TiB", v)
 	}
 	return int64(v), nil
+}
+
+// lockedWriter serialises writes to w (the probe goroutine's log lines
+// beside the command's own).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

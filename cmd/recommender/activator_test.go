@@ -21,9 +21,15 @@ func TestActivatorInvalid(t *testing.T) {
 		{[]string{"--upstream", "http://127.0.0.1:99999"}, `--upstream "http://127.0.0.1:99999": port 99999: want 1 to 65535`},
 		{[]string{"--upstream", "http://127.0.0.1:0"}, `--upstream "http://127.0.0.1:0": port 0: want 1 to 65535`},
 		{[]string{"--upstream", "http://chat:8000", "--max-held", "0"}, "--max-held 0: want >= 1"},
-		{[]string{"--upstream", "http://chat:8000", "--hold-timeout", "0s"}, "--hold-timeout, --probe-interval and --retry-after must be > 0"},
+		{[]string{"--upstream", "http://chat:8000", "--hold-timeout", "0s"}, "--hold-timeout 0s: want a duration > 0"},
+		{[]string{"--upstream", "http://chat:8000", "--retry-after", "0s"}, "--retry-after 0s: want a duration > 0"},
+		{[]string{"--upstream", "http://chat:8000", "--probe-interval", "0s"}, "--probe-interval 0s: want 10ms to 1h"},
 		{[]string{"--upstream", "http://chat:8000", "--listen", "nope"}, `--listen "nope": must be host:port`},
 		{[]string{"--upstream", "http://chat:8000", "--probe-path", "health"}, `--probe-path "health": want a path starting with /`},
+		// Sent as a path, "?ready=1" became %3Fready=1: every probe 404,
+		// every request held to --hold-timeout.
+		{[]string{"--upstream", "http://chat:8000", "--probe-path", "/health?ready=1"}, `--probe-path "/health?ready=1": want a path alone, without a query`},
+		{[]string{"--upstream", "http://chat:8000", "--probe-path", "/he alth"}, `--probe-path "/he alth": want a path alone`},
 		// A base URL has no query (it would be merged into every request's
 		// and the probe's) and no fragment (never sent).
 		{[]string{"--upstream", "http://h:1/v1?x=1"}, `--upstream "http://h:1/v1?x=1": want a base URL without a query or fragment`},

@@ -727,8 +727,12 @@ func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtes
 // cause.
 func (res resolved) reconstructError(cmd string, err error) error {
 	if errors.Is(err, backtest.ErrNoTraffic) {
-		return fmt.Errorf("%s: %w: %s over %s..%s (check --selector and --server)", cmd, err,
-			res.target.Server.Families().Requests[0], res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339))
+		check := "check --selector and --server"
+		if res.policy != nil { // --config: the target's keys chose them
+			check = "check the target's selector: and server: in the config, and --start/--end"
+		}
+		return fmt.Errorf("%s: %w: %s over %s..%s (%s)", cmd, err,
+			res.target.Server.Families().Requests[0], res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339), check)
 	}
 	return fmt.Errorf("%s: %w", cmd, err)
 }

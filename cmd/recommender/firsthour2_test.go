@@ -128,6 +128,19 @@ func TestHistorySelectorMatchesNothing(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr:\n%s\nwant 1 and %q", cmd, code, stderr, want)
 		}
 	}
+	// With --config the target's keys chose the series, not the flags
+	// (--selector is refused there): the hint names them.
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(cfg, []byte("prometheus: {url: \""+srv.URL+"\"}\ntargets:\n- {name: chat, server: vllm, selector: '{namespace=\"nope\"}', metrics: [{type: queue, target: 24}], max: 8}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"backtest", "tune"} {
+		code, _, stderr := runIn(t, nil, cmd, "--config", cfg, "--target", "chat", "--start", "2026-11-01T00:00:00Z", "--end", "2026-11-02T00:00:00Z")
+		want := "over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (check the target's selector: and server: in the config, and --start/--end)"
+		if code != exitRuntime || !strings.Contains(stderr, want) {
+			t.Errorf("%s --config: exit %d, stderr:\n%s\nwant 1 and %q", cmd, code, stderr, want)
+		}
+	}
 }
 
 // TestFollowSaysAbsent: fleet --follow says once that the followed series

@@ -50,6 +50,28 @@ func TestKVLinkZero(t *testing.T) {
 	}
 }
 
+// TestKVLinkBits: a link quoted in bits (10Gb, 10 GbE's 10 gigabits a
+// second) was read as 10 GB/s, 8 times the 1.25 GB/s the link moves; every
+// command taking --kv-link refuses it, exit 2, pointing at bytes. 25GB,
+// 1.25GB and 1e9B (bytes) are parsed: 25e9, 1.25e9 and 1e9 bytes/s.
+func TestKVLinkBits(t *testing.T) {
+	pair := writePairConfig(t)
+	for _, bits := range []string{"10Gb", "10 Gb", "10gb", "10Gbit", "10Gbps", "100Mb/s", "200Gib"} {
+		for _, args := range [][]string{
+			{"simulate", "--pd", "-q", "--kv-link", bits},
+			{"tune", "--config", pair, "--target", "chat", "-q", "--kv-link", bits},
+			{"gpu", "--pd", "10,2000,200", "--kv-link", bits},
+		} {
+			wantRefused(t, args, nil, "--kv-link", "is in bits", "10 Gb/s is 1.25GB")
+		}
+	}
+	for s, want := range map[string]float64{"25GB": 25e9, "1.25GB": 1.25e9, "1e9B": 1e9, "2": 2e9} {
+		if got, err := parseLinkBytes(s); err != nil || got != want {
+			t.Errorf("parseLinkBytes(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+}
+
 // TestTunePDSLOOnce: a KV link so slow that moving one 8,192-token
 // prompt's KV (8,192 x 128 KiB = 1 GiB at 1 B/s: 1,073,741,824 s) takes
 // the whole 2 s SLO is refused as simulate --pd refuses it, naming both

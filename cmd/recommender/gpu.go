@@ -8,13 +8,13 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/infscale/infscale/pkg/config"
-	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
 )
 
@@ -270,7 +270,6 @@ var byteUnits = []struct {
 	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12}, {"b", 1},
 }
 
-// parseBytes reads "4GB", "3.05GiB", "500MB", "1e9B" or a bare number of GB.
 // loadModelConfig reads --model-config FILE (replica.LoadHFConfig); an
 // empty file (or one of only white space) is refused by name, not as the
 // JSON decoder's bare "EOF".
@@ -288,6 +287,22 @@ func loadModelConfig(path string) (replica.Model, error) {
 	return replica.LoadHFConfig(path)
 }
 
+// bitRate matches a rate written in bits (10Gb, 10 Gbit/s, 100Mbps): a
+// lowercase b after the number or prefix, as network links are quoted.
+var bitRate = regexp.MustCompile(`^[0-9.eE+-]+\s*([kKmMgGtT]i?)?(b|bit|bits|bps)(/s)?$`)
+
+// parseLinkBytes reads a link's bandwidth in bytes per second as
+// parseBytes does, refusing one written in bits (10Gb is 1.25 GB/s, not
+// 10), which parseBytes would read as bytes.
+func parseLinkBytes(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	if m := bitRate.FindStringSubmatch(t); m != nil {
+		return 0, fmt.Errorf("%q is in bits (a lowercase b): want bytes per second with a capital B, a link's bits / 8 (10 Gb/s is 1.25GB, 200 Gb/s is 25GB)", s)
+	}
+	return parseBytes(s)
+}
+
+// parseBytes reads "4GB", "3.05GiB", "500MB", "1e9B" or a bare number of GB.
 func parseBytes(s string) (float64, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	scale := 1e9
@@ -312,7 +327,7 @@ type GPUCmd struct {
 	Output       string `name:"output" short:"o" default:"text" enum:"text,json" help:"Output format: text or json."`
 	List         bool   `name:"list" help:"List the GPU catalog (memory, bandwidth, FLOPS) and the model catalog (parameters, layers, KV shape) instead."`
 	PD           string `name:"pd" placeholder:"RATE,PROMPT,OUTPUT" help:"Also size a prefill/decode pair of this replica for a steady load: RATE requests/s of PROMPT-token prompts and OUTPUT-token outputs (mean-value, docs/llm-d.md): prefill replicas busy, decode slots and sequences, the KV moved per request."`
-	KVLink       string `name:"kv-link" default:"25GB" help:"With --pd: the KV link between the pools, bytes per second, e.g. 25GB (RDMA), 1.25GB (10 GbE); a bare number is GB."`
+	KVLink       string `name:"kv-link" default:"25GB" help:"With --pd: the KV link between the pools, bytes per second, e.g. 25GB (RDMA), 1.25GB (10 GbE), or nvlink (the GPU catalog's GPU-to-GPU link); a bare number is GB."`
 }
 
 // Run prints the replica block (or the catalogs with --list).
@@ -354,9 +369,19 @@ func (c *GPUCmd) Run(e *env) error {
 	if err := writeSummary(e.stdout, r, s); err != nil || pd == nil {
 		return err
 	}
-	_, err = fmt.Fprintf(e.stdout, "P/D pair at %s (requests/s, prompt, output tokens): prefill %.2f replica busy; decode %.1f sequences of %d slots a replica (%.2f replica busy), step %s ms; KV %s per request, %s ms at %s/s\n",
-		c.PD, pd.PrefillBusy, pd.DecodeSequences, pd.DecodeSlots, pd.DecodeBusy, millis(pd.StepSeconds), formatBytes(pd.TransferBytes), millis(pd.TransferSeconds), c.KVLink)
+	_, err = fmt.Fprintf(e.stdout, "P/D pair at %s (requests/s, prompt, output tokens): prefill %.2f replica busy; decode %.1f sequences of %d slots a replica (%.2f replica busy), step %s ms; KV %s per request, %s ms at %s\n",
+		c.PD, pd.PrefillBusy, pd.DecodeSequences, pd.DecodeSlots, pd.DecodeBusy, millis(pd.StepSeconds), formatBytes(pd.TransferBytes), millis(pd.TransferSeconds), linkName(c.KVLink, pd))
 	return err
+}
+
+// linkName is --kv-link's rate as the P/D line prints it: as given
+// ("25GB/s"), or for nvlink its bandwidth (the KV moved over the time it
+// took) and the name ("450 GB/s (nvlink)").
+func linkName(flag string, pd *replica.PD) string {
+	if !strings.EqualFold(strings.TrimSpace(flag), "nvlink") || !(pd.TransferSeconds > 0) {
+		return flag + "/s"
+	}
+	return formatBytes(pd.TransferBytes/pd.TransferSeconds) + "/s (nvlink)"
 }
 
 // maxPDRate and maxPDTokens bound --pd's rate and lengths as load bounds
@@ -379,12 +404,9 @@ func (c *GPUCmd) pd(r *replica.Replica) (replica.PD, error) {
 	if err1 != nil || err2 != nil || err3 != nil || !(rate <= maxPDRate) || prompt > maxPDTokens || output > maxPDTokens {
 		return replica.PD{}, invalidf("--pd: %q is invalid (allowed: RATE,PROMPT,OUTPUT: requests/s > 0 and at most %g, whole tokens 1 to %d, e.g. 10,2000,200)", c.PD, float64(maxPDRate), maxPDTokens)
 	}
-	link, err := parseBytes(c.KVLink)
+	link, err := (&SimulateCmd{KVLink: c.KVLink}).kvLink(r) // as simulate --pd reads it, nvlink included
 	if err != nil {
-		return replica.PD{}, invalidf("--kv-link: %v", err)
-	}
-	if err := (replay.PDConfig{KVLinkBytesPerSecond: link}).Validate(); err != nil {
-		return replica.PD{}, invalidf("--kv-link %s: %v, e.g. 25GB (RDMA)", c.KVLink, err)
+		return replica.PD{}, err
 	}
 	p, err := r.PD(rate, prompt, output, link)
 	if err != nil {

@@ -204,6 +204,15 @@ func TestGPUPD(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "prefill 0.81 replica busy") || !strings.Contains(out, "KV 262.1 MB per request, 10.5 ms at 25GB/s") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
+	// nvlink as simulate --pd takes it (it was "not a size"): the H100 SXM's
+	// 450 GB/s moves the 262.1 MB in 262,144,000 / 450e9 = 0.58 ms; an L40S
+	// has no NVLink and is refused.
+	if code, out, stderr := runGPU(t, "--pd", "10,2000,200", "--kv-link", "nvlink"); code != 0 || !strings.Contains(out, "KV 262.1 MB per request, 0.6 ms at 450 GB/s (nvlink)") {
+		t.Errorf("--kv-link nvlink: exit %d:\n%s%s", code, out, stderr)
+	}
+	if code, _, stderr := runGPU(t, "--pd", "10,2000,200", "--kv-link", "nvlink", "--gpu", "l40s"); code != 2 || !strings.Contains(stderr, "--kv-link nvlink: l40s has no NVLink") {
+		t.Errorf("--kv-link nvlink --gpu l40s: exit %d, %q; want 2", code, stderr)
+	}
 	for _, bad := range [][]string{{"--pd", "10,2000"}, {"--pd", "x,1,1"}, {"--pd", "1,1,1", "--kv-link", "fast"}} {
 		if code, _, stderr := runGPU(t, bad...); code != 2 || !strings.Contains(stderr, bad[len(bad)-2]) {
 			t.Errorf("%v: exit %d, %q; want 2 naming %s", bad, code, stderr, bad[len(bad)-2])

@@ -77,8 +77,14 @@ func (c *LoadCmd) Run(e *env) error {
 		return invalidf("--prompt-tokens %d: want 1 to 1048576", c.PromptTokens)
 	case c.MaxTokens < 1 || c.MaxTokens > 1<<20:
 		return invalidf("--max-tokens %d: want 1 to 1048576", c.MaxTokens)
-	case c.RampUp < 0 || c.Timeout <= 0 || c.SLOTTFT < 0 || c.SLOITL < 0:
-		return invalidf("--ramp-up, --slo-ttft and --slo-itl must be >= 0 and --timeout > 0")
+	case c.Timeout <= 0:
+		return invalidf("--timeout %s: want a duration > 0 (one request's longest time; then it counts as an error)", c.Timeout)
+	case c.RampUp < 0:
+		return invalidf("--ramp-up %s: want a duration >= 0", c.RampUp)
+	case c.SLOTTFT < 0:
+		return invalidf("--slo-ttft %s: want a duration >= 0 (0: not checked)", c.SLOTTFT)
+	case c.SLOITL < 0:
+		return invalidf("--slo-itl %s: want a duration >= 0 (0: not checked)", c.SLOITL)
 	}
 	if err := needsFlag(e.given, "ramp-up", c.Concurrency != "", "--concurrency (it spreads the closed loop's clients)"); err != nil {
 		return err
@@ -325,7 +331,11 @@ func writeLoadTable(w io.Writer, rep load.Report) {
 	if k := rep.Knee; k != nil {
 		slo := fmt.Sprintf("TTFT p95 <= %gs and ITL p95 <= %gs", k.SLO.TTFTP95, k.SLO.ITLP95)
 		if !k.Found {
-			fmt.Fprintf(w, "\nno knee: the lowest load already misses %s\n", slo)
+			why := "misses " + slo
+			if len(points) > 0 && points[0].Errors > 0 { // a point with errors is not within the SLO
+				why = fmt.Sprintf("has %d failed request(s) (a point with errors is not within the SLO; first error above)", points[0].Errors)
+			}
+			fmt.Fprintf(w, "\nno knee: the lowest load already %s\n", why)
 			return
 		}
 		at := fmt.Sprintf("concurrency %d", k.Concurrency)

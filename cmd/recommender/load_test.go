@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -45,6 +47,11 @@ func TestLoadInvalid(t *testing.T) {
 		{[]string{"http://127.0.0.1:1", "--rate", "1000001"}, "--rate: item 1 \"1000001\": want a number > 0 and <= 1000000"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1000001"}, "--concurrency: item 1 \"1000001\": want an integer from 1 to 1000000"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--max-tokens", "0"}, "--max-tokens 0: want 1 to 1048576"},
+		// Each duration flag names itself (all four shared one message).
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--timeout", "0s"}, "--timeout 0s: want a duration > 0"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--ramp-up=-1s"}, "--ramp-up -1s: want a duration >= 0"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--slo-ttft=-1s"}, "--slo-ttft -1s: want a duration >= 0 (0: not checked)"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--slo-itl=-1ms"}, "--slo-itl -1ms: want a duration >= 0 (0: not checked)"},
 		{[]string{"http://127.0.0.1:1", "--trace", "/nonexistent.csv"}, "--trace:"},
 		// Checked before any load, as simulate reads it (exit 2, not 1).
 		{[]string{"http://127.0.0.1:1", "--trace", "testdata/garbage-trace.csv"}, "--trace: testdata/garbage-trace.csv:2: want 3 fields"},
@@ -262,5 +269,19 @@ func TestLoadHelpCostOfCalibration(t *testing.T) {
 	}
 	if load := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(load, "--duration 60s or --requests 1000") {
 		t.Errorf("load --help does not say what a point of the sweep costs:\n%s", load)
+	}
+}
+
+// TestLoadNoKneeSaysErrors: a server answering every request 500 leaves no
+// knee because each point has errors, not because a latency missed the SLO
+// (there is no latency to miss): the line says the 2 failed requests.
+func TestLoadNoKneeSaysErrors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"message":"boom"}}`, http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	code, out, errs := runLoad(t, srv.URL, "--concurrency", "1,2", "--requests", "2", "--served-model-name", "m", "--progress", "never")
+	if code != 1 || !strings.Contains(out, "no knee: the lowest load already has 2 failed request(s)") || strings.Contains(out, "already misses") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr %s\nwant 1 and the failed requests named", code, out, errs)
 	}
 }

@@ -29,7 +29,7 @@ func (c *SimulateCmd) kvLink(m *replica.Replica) (float64, error) {
 		}
 		return g.LinkBandwidthBytesPerSecond, nil
 	}
-	v, err := parseBytes(c.KVLink)
+	v, err := parseLinkBytes(c.KVLink)
 	if err != nil {
 		return 0, invalidf("--kv-link: %v (or nvlink)", err)
 	}

@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,9 +66,12 @@ func (c *TuneCmd) runShard(e *env) error {
 	if c.PrometheusRangeFlags.Config == "" {
 		return invalidf("--shard needs --config FILE (the targets to tune are its targets with a tune: block)")
 	}
-	for _, name := range []string{"target", "trace", "prometheus-url", "selector", "plot", "window", "rate-scale", "start", "end"} {
-		if e.given[name] {
-			return invalidf("--%s does not go with --shard: each target is tuned on its tune.history, ending now", name)
+	// Only these flags act on a shard; any other (--max-miss, --stress,
+	// --gpu, --pd, ...) would be ignored, so it is refused.
+	shardFlags := map[string]bool{"config": true, "shard": true, "out": true, "workers": true, "output": true, "quiet": true, "seed": true, "query-timeout": true}
+	for _, name := range slices.Sorted(maps.Keys(e.given)) {
+		if !shardFlags[name] {
+			return invalidf("--%s does not go with --shard: each target is tuned on its tune.history, ending now, with its own tune: block (max_miss, slo_ttft), replica: and the file's interval as the period (with --shard: --out, --workers, --seed, --query-timeout, --output, --quiet)", name)
 		}
 	}
 	i, n, err := parseShard(c.Shard)
@@ -130,8 +135,11 @@ func (c *TuneCmd) runShard(e *env) error {
 	if c.PrometheusRangeFlags.now != nil {
 		now = c.PrometheusRangeFlags.now()
 	}
-	var out []shardResult
+	out := []shardResult{} // [] in JSON for a shard with no target, not null
 	failed := 0
+	if len(mine) == 0 && c.Output != "json" {
+		fmt.Fprintf(e.stdout, "shard %d/%d: no target: %s has %d target(s) with a tune: block, the k-th (from 0) in shard k mod %d\n", i, n, c.PrometheusRangeFlags.Config, k, n)
+	}
 	for _, t := range mine {
 		dir := c.Out
 		if dir == "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,10 +80,46 @@ targets:
 		{[]string{"tune", "--config", withTune, "--shard", "0/1"}, "give --out DIR or the target's tune.dir"},
 		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--trace", "reference"}, "--trace does not go with --shard"},
 		{[]string{"tune", "--config", cfg, "--out", dir}, "--out goes with --shard"},
+		// Flags a shard would ignore are refused (they ran and did nothing).
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--max-miss", "5"}, "--max-miss does not go with --shard"},
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--stress", "none"}, "--stress does not go with --shard"},
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--gpu", "a100-80gb"}, "--gpu does not go with --shard"},
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--pd"}, "--pd does not go with --shard"},
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--period", "30s"}, "--period does not go with --shard"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), c.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d %q, want %d naming %q", c.args, code, errb.String(), exitInvalid, c.want)
 		}
+	}
+}
+
+// TestTuneShardEmpty: one target with a tune: block is target 0, in shard 0
+// of 2; shard 1 has none: exit 0, a line saying so (it printed nothing),
+// and with --output json "targets": [] (it was null), before any query.
+func TestTuneShardEmpty(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "t.yaml")
+	if err := os.WriteFile(cfg, []byte(`prometheus: {url: "http://127.0.0.1:1"}
+targets:
+- {name: chat, server: vllm, selector: '{namespace="llm"}', metrics: [{type: queue, target: 24}], max: 8, replica: {gpu: h100-sxm, model: llama-3-8b}, tune: {mode: shadow}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"tune", "--config", cfg, "--shard", "1/2", "--out", dir}, nil, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "shard 1/2: no target: "+cfg+" has 1 target(s) with a tune: block, the k-th (from 0) in shard k mod 2") {
+		t.Errorf("text: exit %d, stdout %q, stderr %q; want 0 and the no-target line", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"tune", "--config", cfg, "--shard", "1/2", "--out", dir, "--output", "json"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("json: exit %d, stderr %q", code, errb.String())
+	}
+	var got struct {
+		Shard   string            `json:"shard"`
+		Targets []json.RawMessage `json:"targets"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.Shard != "1/2" || got.Targets == nil || len(got.Targets) != 0 {
+		t.Errorf("json %s: want shard 1/2 and targets [] (err %v)", out.String(), err)
 	}
 }

@@ -309,6 +309,22 @@ func TestFromTargetCalibration(t *testing.T) {
 	}
 }
 
+// TestTuneShortParts: a window whose parts are shorter than one 15 s
+// period. 0:10s: the tuning part is round(10 x 0.75) = 8 s; both parts
+// need 15 s, the held-out 25% of the span asks 15 / 0.25 = 60 s ("at most
+// 0 times" was said of x1.5 before). 0:59s: the held-out part is 59 - 44 =
+// 15 s, at 1.5x 10 s: no rate above 1 fits. 0:70s: 70 - 53 = 17 s, at most
+// 17 / 15 = 1.13 times.
+func TestTuneShortParts(t *testing.T) {
+	for _, c := range []struct{ window, want string }{
+		{"0:10s", "trace too short to tune on: the tuning part (8 s of the trace's 10 s) is shorter than one decision period (15 s), so no decision falls in it; give a trace (or --window) of 60 s or more"},
+		{"0:59s", "x1.5: the held-out part (15s) at 1.5 times its rate spans less than one period (15s): no rate copy fits"},
+		{"0:70s", "x1.5: the held-out part (17s) at 1.5 times its rate spans less than one period (15s): at most 1.13 times"},
+	} {
+		wantRefused(t, []string{"tune", "--trace", "reference", "-q", "--window", c.window}, nil, c.want)
+	}
+}
+
 // Issue 23 item 10: a one-row trace was "trace has no requests". It has
 // one; what is wrong is that tune cannot split it into a tuning part and
 // a held-out part. Requests all at one instant, or none before the split
@@ -320,6 +336,8 @@ func TestTuneShortTrace(t *testing.T) {
 		{"7,100,50\n", "it has one request (arriving at 7 s)"},
 		{"3,100,50\n3,100,50\n3,100,50\n", "its 3 requests all arrive at 3 s, a span of 0 s"},
 		{"80,100,50\n90,100,50\n100,100,50\n", "the tuning part (0 to 75 s) has no request (the 3 requests arrive from 80 s to 100 s)"},
+		// Arrivals to the millisecond, not 80.12345678 s.
+		{"80.12345678,100,50\n90.3333333,100,50\n100,100,50\n", "(the 3 requests arrive from 80.123 s to 100 s)"},
 	} {
 		p := filepath.Join(dir, "short.csv")
 		if err := os.WriteFile(p, []byte(c.body), 0o644); err != nil {

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptrace"
@@ -76,6 +77,10 @@ type Config struct {
 	// Transport carries proxied requests (default http.DefaultTransport's
 	// clone).
 	Transport http.RoundTripper
+	// Log, if set, gets a line each time the probe's answer changes
+	// readiness (and the first probe's when not ready), with the failed
+	// probe's status or error.
+	Log *slog.Logger
 }
 
 // Activator is the proxy. Create it with New, run its probe with Run, and
@@ -226,9 +231,22 @@ func (a *Activator) Run(ctx context.Context) {
 	tick := time.NewTicker(a.cfg.ProbeInterval)
 	defer tick.Stop()
 	minGap := a.cfg.ProbeInterval / 4
+	was := "" // "", "ready" or the last failure: a line when it changes
 	for {
 		last := time.Now()
-		up := a.probe(ctx)
+		up, why := a.probe(ctx)
+		now := "ready"
+		if !up {
+			now = why
+		}
+		if a.cfg.Log != nil && now != was && ctx.Err() == nil {
+			if up {
+				a.cfg.Log.Info("upstream ready", "probe", a.probeURL())
+			} else {
+				a.cfg.Log.Warn("upstream not ready; requests are held", "probe", a.probeURL(), "reason", why)
+			}
+			was = now
+		}
 		a.mu.Lock()
 		a.up = up
 		if up {
@@ -268,24 +286,31 @@ func (a *Activator) kick() {
 	}
 }
 
-func (a *Activator) probe(ctx context.Context) bool {
+// probeURL is the readiness probe's URL: the upstream's host, ProbePath.
+func (a *Activator) probeURL() string {
 	u := *a.cfg.Upstream
 	u.Path, u.RawPath = a.cfg.ProbePath, ""
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	return u.String()
+}
+
+// probe reports whether the upstream answers the probe 200, and if not why
+// (the status, or the request's error).
+func (a *Activator) probe(ctx context.Context) (bool, string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.probeURL(), nil)
 	if err != nil {
-		return false
+		return false, err.Error()
 	}
 	resp, err := a.cfg.Client.Do(req)
 	if err != nil {
 		a.probeFail.Inc()
-		return false
+		return false, err.Error()
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		a.probeFail.Inc()
-		return false
+		return false, resp.Status
 	}
-	return true
+	return true, ""
 }
 
 // releaseAll lets every held request go at once, oldest first (a.mu

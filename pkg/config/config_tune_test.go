@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -33,10 +35,44 @@ targets:
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {mode: auto}\n", "targets[0].tune.mode"},
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {often: 1h}\n", "often"},
 		{"  tune: {mode: adopt}\n", "replica:"},
+		// Written as 0 or "": refused, not taken as the default (every: 0
+		// re-tuned each 24h).
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {every: 0}\n", "t.yaml:9:17: targets[0].tune.every: is empty or 0"},
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {history: 0s}\n", "targets[0].tune.history: is empty or 0"},
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {slo_ttft: 0s}\n", "targets[0].tune.slo_ttft: is empty or 0"},
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {mode: ''}\n", "targets[0].tune.mode: is empty or 0"},
 	} {
 		_, err := Parse([]byte(base+c.block), "t.yaml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want an error naming %s", c.block, err, c.want)
 		}
+	}
+}
+
+// TestReplicaCalibrationMismatchInFileTerms: a calibration fitted for
+// llama-3.1-8b on 1 x h100-sxm under a replica of llama-3-8b is refused at
+// the calibration key in the file's own terms (replica: {gpu, model, tp}),
+// not with the command line's "pass --model ... --gpu ..." advice.
+func TestReplicaCalibrationMismatchInFileTerms(t *testing.T) {
+	base := `prometheus: {url: http://prometheus:9090}
+targets:
+- name: chat
+  server: vllm
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  max: 8
+`
+	cal := filepath.Join(t.TempDir(), "cal.json")
+	if err := os.WriteFile(cal, []byte(`{"kind": "infscale-calibration", "version": 1, "gpu": "h100-sxm", "model": "llama-3.1-8b", "tp": 1,
+"bandwidth_efficiency": 0.7, "mfu": 0.4, "step_overhead_s": 0.001, "sequence_step_cost_s": 0.00002, "request_overhead_s": 0.01, "fit": [], "prefill": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Parse([]byte(base+"  replica: {gpu: h100-sxm, model: llama-3-8b, calibration: "+cal+"}\n"), "t.yaml")
+	want := "targets[0].replica.calibration: " + cal + " was fitted for llama-3.1-8b on 1 x h100-sxm, not this replica's llama-3-8b on 1 x h100-sxm: set replica: {gpu: h100-sxm, model: llama-3.1-8b, tp: 1}"
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "pass --model") {
+		t.Errorf("error %v, want one containing %q", err, want)
+	}
+	if _, err := Parse([]byte(base+"  replica: {gpu: h100-sxm, model: llama-3.1-8b, calibration: "+cal+"}\n"), "t.yaml"); err != nil {
+		t.Errorf("the calibration's own replica: %v", err)
 	}
 }

@@ -89,8 +89,16 @@ func (v *validator) tune(p string, t *Target) {
 		return
 	}
 	p += ".tune"
+	// A key written as 0 (or "") is a mistake, not the default: every: 0
+	// would otherwise re-tune each 24h, history: 0 tune on 7d.
+	zero := map[string]bool{"every": tu.Every == 0, "history": tu.History == 0, "slo_ttft": tu.SLOTTFT == 0, "mode": tu.Mode == ""}
 	tu.defaults()
-	if d := time.Duration(tu.Every); d < MinTuneEvery {
+	for _, k := range []string{"every", "history", "slo_ttft", "mode"} {
+		if zero[k] && v.present(p+"."+k) {
+			v.at(p+"."+k, "is empty or 0: leave the key out for its default, or give a value (docs/tune.md)")
+		}
+	}
+	if d := time.Duration(tu.Every); d < MinTuneEvery && !v.bad(p+".every") {
 		v.at(p+".every", "must be at least %s (each run replays the history dozens of times), got %s", MinTuneEvery, d)
 	}
 	if d := time.Duration(tu.History); d < MinTuneHistory || d > MaxTuneHistory {

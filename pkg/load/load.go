@@ -146,9 +146,13 @@ func (c *Config) defaults() error {
 	return nil
 }
 
-// DiscoverModel returns the first model id of GET URL/v1/models.
-func DiscoverModel(ctx context.Context, client *http.Client, base string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+// modelsTimeout bounds a GET of /v1/models.
+const modelsTimeout = 10 * time.Second
+
+// DiscoverModel returns the first model id of GET URL/v1/models, or an
+// error saying the server did not answer within 10 s.
+func DiscoverModel(parent context.Context, client *http.Client, base string) (string, error) {
+	ctx, cancel := context.WithTimeout(parent, modelsTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/models", nil)
 	if err != nil {
@@ -156,6 +160,9 @@ func DiscoverModel(ctx context.Context, client *http.Client, base string) (strin
 	}
 	resp, err := client.Do(req)
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
+			return "", fmt.Errorf("load: finding the model: GET %s/v1/models: no answer within %s (give --served-model-name, or check that the URL is the server's)", strings.TrimRight(base, "/"), modelsTimeout)
+		}
 		return "", fmt.Errorf("load: finding the model: %w (give --served-model-name)", err)
 	}
 	defer resp.Body.Close()
@@ -408,8 +415,22 @@ type chunk struct {
 	} `json:"usage"`
 }
 
-// one sends one streaming request and measures it.
+// one sends one streaming request and measures it. A request still
+// unanswered (or still streaming) after Timeout fails saying so.
 func (r *runner) one(ctx context.Context, j job) Record {
+	rec := r.request(ctx, j)
+	if rec.Err != nil && errors.Is(rec.Err, context.DeadlineExceeded) && ctx.Err() == nil {
+		what := "no answer"
+		if rec.TTFT > 0 {
+			what = "the stream did not end"
+		}
+		rec.Err = fmt.Errorf("timed out: %s within the timeout of %s (--timeout): %w", what, r.cfg.Timeout, rec.Err)
+	}
+	return rec
+}
+
+// request is one's request, bounded by Timeout.
+func (r *runner) request(ctx context.Context, j job) Record {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	body := map[string]any{"max_tokens": j.output, "stream": true, "ignore_eos": true, "temperature": 0,
@@ -451,6 +472,7 @@ func (r *runner) one(ctx context.Context, j job) Record {
 	var last time.Time
 	chunks := 0
 	usageTokens := -1
+	done := false // the stream's data: [DONE] came
 	for sc.Scan() {
 		line := sc.Bytes()
 		data, ok := bytes.CutPrefix(line, []byte("data:"))
@@ -460,6 +482,7 @@ func (r *runner) one(ctx context.Context, j job) Record {
 		data = bytes.TrimSpace(data)
 		if string(data) == "[DONE]" {
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // to the end: the connection is reused
+			done = true
 			break
 		}
 		now := time.Now()
@@ -496,7 +519,15 @@ func (r *runner) one(ctx context.Context, j job) Record {
 		return rec
 	}
 	if chunks == 0 {
-		rec.Err = errors.New("no output")
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+			rec.Err = fmt.Errorf("no output: the answer is %q, not a stream (text/event-stream): load sends \"stream\": true and needs a server that streams (an OpenAI-compatible one)", ct)
+		} else {
+			rec.Err = errors.New("no output: the stream ended without a chunk that carries text")
+		}
+		return rec
+	}
+	if !done {
+		rec.Err = fmt.Errorf("cut off: the stream ended after %d text chunks without data: [DONE] (the server closed it mid-answer)", chunks)
 		return rec
 	}
 	rec.E2E = last.Sub(start).Seconds()

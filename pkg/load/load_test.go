@@ -3,7 +3,10 @@ package load
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -194,6 +197,123 @@ func TestKVPromptTokens(t *testing.T) {
 	} {
 		if got := KVPromptTokens(tc.prompt, tc.maxTokens, tc.maxLen); got != tc.want {
 			t.Errorf("KVPromptTokens(%d, %d, %d) = %d, want %d", tc.prompt, tc.maxTokens, tc.maxLen, got, tc.want)
+		}
+	}
+}
+
+// TestTimeoutNamed: a server that never answers, or streams one chunk and
+// then stalls, fails each request after Timeout (200 ms, so 2 requests on
+// one client end by about 400 ms) with an error that names the timeout,
+// not Go's bare "context deadline exceeded".
+func TestTimeoutNamed(t *testing.T) {
+	stop := make(chan struct{}) // the handlers' stall ends when the test does
+	defer close(stop)
+	for _, tc := range []struct {
+		name   string
+		handle http.HandlerFunc
+		want   string
+	}{
+		{"silent", func(w http.ResponseWriter, r *http.Request) { <-stop }, "no answer within the timeout of 200ms (--timeout)"},
+		{"stalled", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\n")
+			w.(http.Flusher).Flush()
+			<-stop
+		}, "the stream did not end within the timeout of 200ms (--timeout)"},
+	} {
+		srv := httptest.NewServer(tc.handle)
+		t0 := time.Now()
+		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 2,
+			Duration: 10 * time.Second, Timeout: 200 * time.Millisecond, MaxTokens: 4, PromptTokens: 4})
+		took := time.Since(t0)
+		srv.CloseClientConnections()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != 2 {
+			t.Fatalf("%s: %d records, want 2", tc.name, len(recs))
+		}
+		for i, r := range recs {
+			if r.Err == nil || !strings.Contains(r.Err.Error(), tc.want) {
+				t.Errorf("%s: request %d: error %v, want one containing %q", tc.name, i, r.Err, tc.want)
+			}
+		}
+		if took > 3*time.Second {
+			t.Errorf("%s: took %s, want about 400 ms (2 x the 200 ms timeout)", tc.name, took)
+		}
+	}
+}
+
+// TestNoOutputSaysWhy: a server that ignores "stream": true and answers one
+// JSON object, or streams only [DONE], fails each request saying which.
+func TestNoOutputSaysWhy(t *testing.T) {
+	for _, tc := range []struct {
+		name, ctype, body, want string
+	}{
+		{"json", "application/json", `{"choices":[{"text":"hi"}]}`, `no output: the answer is "application/json", not a stream (text/event-stream)`},
+		{"empty stream", "text/event-stream", "data: [DONE]\n\n", "no output: the stream ended without a chunk that carries text"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", tc.ctype)
+			fmt.Fprint(w, tc.body)
+		}))
+		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
+			Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 4, PromptTokens: 4})
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != 1 || recs[0].Err == nil || !strings.Contains(recs[0].Err.Error(), tc.want) {
+			t.Errorf("%s: records %+v, want one failing with %q", tc.name, recs, tc.want)
+		}
+	}
+}
+
+// TestDiscoverModelSilent: a server that takes the connection and never
+// answers /v1/models fails model discovery after 10 s saying so (it was
+// Go's bare "context deadline exceeded").
+func TestDiscoverModelSilent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits the 10 s discovery timeout")
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-stop }))
+	defer srv.CloseClientConnections()
+	_, err := DiscoverModel(context.Background(), http.DefaultClient, srv.URL)
+	want := "GET " + srv.URL + "/v1/models: no answer within 10s (give --served-model-name"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want one containing %q", err, want)
+	}
+}
+
+// TestCutOffStreamFails: a stream closed after 2 of its 4 tokens, without
+// data: [DONE], is an error (it counted as a success of 2 output tokens);
+// the same stream ended by [DONE] is a success of 2 tokens.
+func TestCutOffStreamFails(t *testing.T) {
+	for _, tc := range []struct {
+		done bool
+		want string
+	}{{false, "cut off: the stream ended after 2 text chunks without data: [DONE]"}, {true, ""}} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\n")
+			if tc.done {
+				fmt.Fprint(w, "data: [DONE]\n\n")
+			}
+		}))
+		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
+			Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 4, PromptTokens: 4})
+		srv.Close()
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("done %v: %v, %d records", tc.done, err, len(recs))
+		}
+		r := recs[0]
+		switch {
+		case tc.want != "" && (r.Err == nil || !strings.Contains(r.Err.Error(), tc.want)):
+			t.Errorf("cut off: error %v, want %q", r.Err, tc.want)
+		case tc.want == "" && (r.Err != nil || r.OutputTokens != 2):
+			t.Errorf("with [DONE]: error %v, %d output tokens; want none and 2", r.Err, r.OutputTokens)
 		}
 	}
 }

@@ -65,6 +65,12 @@ type Calibration struct {
 	// without having been fitted (PredictPrefill fills both predictions).
 	Prefill        []PrefillPoint `json:"prefill"`
 	PrefillHeldOut []PrefillPoint `json:"prefill_held_out,omitempty"`
+	// Warnings are Fit's, not in the file: the measured steps or prefills
+	// were faster than the GPU's peak bandwidth or FLOPs allow the model
+	// on it, so an efficiency was capped at 1 and the fitted model is
+	// slower than the measurements (the GPU, model or TP is not the
+	// server's).
+	Warnings []string `json:"-"`
 }
 
 // StepPoint is one measured decode step: Batch sequences holding
@@ -212,8 +218,14 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 		fixed -= layers * base.LayerStepCost.Seconds()
 	}
 	eff := base.BandwidthEfficiency
+	var warnings []string
 	if need := a - fixed; need < weights {
-		eff = math.Min(1, eff*weights/math.Max(need, 1e-9))
+		eff = eff * weights / math.Max(need, 1e-9)
+		if eff > 1 {
+			warnings = append(warnings, fmt.Sprintf("the decode steps' fixed part, %.3f ms, is less than reading %s's weights at %s's peak bandwidth on TP %d (%.3f ms): the bandwidth efficiency is capped at 1 and the fitted steps are slower than the measured ones; give the --gpu, --model and --tp the server runs",
+				1000*need, base.Model.Name, base.GPU.Name, base.TP, 1000*weights*base.BandwidthEfficiency))
+			eff = 1
+		}
 	}
 	scale := base.BandwidthEfficiency / eff // read times at the new efficiency
 	if base.KVBandwidthEfficiency == 0 {
@@ -254,7 +266,12 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 		}
 		c.SequenceStepCost = seconds(math.Max(0, s-perSeqCtx*kvSeconds-keptPerSeq))
 	}
-	c.MFU = math.Min(1, base.MFU*r.prefillSecondsPerToken/perToken)
+	c.MFU = base.MFU * r.prefillSecondsPerToken / perToken
+	if c.MFU > 1 {
+		warnings = append(warnings, fmt.Sprintf("the prefill, %.0f tokens a second, is faster than %s's peak FLOPs allow %s on TP %d (%.0f): the MFU is capped at 1 and the fitted TTFTs are slower than the measured ones; give the --gpu, --model and --tp the server runs",
+			1/perToken, base.GPU.Name, base.Model.Name, base.TP, 1/(base.MFU*r.prefillSecondsPerToken)))
+		c.MFU = 1
+	}
 	c.RequestOverhead = seconds(math.Max(0, reqOver))
 	fitted, err := New(c)
 	if err != nil {
@@ -262,7 +279,7 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 	}
 	cal := Calibration{Kind: CalibrationKind, Version: 1, GPU: base.GPU.Name, Model: base.Model.Name, TP: base.TP,
 		BandwidthEfficiency: c.BandwidthEfficiency, KVBandwidthEfficiency: c.KVBandwidthEfficiency, KVNote: kvNote, MFU: c.MFU, StepOverheadS: c.StepOverhead.Seconds(), LayerStepCostS: c.LayerStepCost.Seconds(),
-		SequenceStepCostS: c.SequenceStepCost.Seconds(), RequestOverheadS: c.RequestOverhead.Seconds(), Prefill: prefill}
+		SequenceStepCostS: c.SequenceStepCost.Seconds(), RequestOverheadS: c.RequestOverhead.Seconds(), Prefill: prefill, Warnings: warnings}
 	predict := func(ps []StepPoint) []StepPoint {
 		out := make([]StepPoint, len(ps))
 		for i, p := range ps {
@@ -432,6 +449,9 @@ func LoadCalibration(path string) (Calibration, error) {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			p, pos := ix.At(te.Offset)
+			if p == "" { // the document itself
+				return Calibration{}, at(pos.Value, "the file is a JSON %s: want an object (a file infscale load --calibrate writes)", te.Value)
+			}
 			return Calibration{}, at(pos.Value, "%s: %s: want %s", p, ix.Text(p, te.Offset), jsonKind(te.Type))
 		}
 		return Calibration{}, fmt.Errorf("%s: %w", path, err) // the index would have caught it

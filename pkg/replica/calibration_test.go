@@ -271,6 +271,18 @@ func TestLoadCalibrationPositions(t *testing.T) {
 			t.Errorf("%s: %v\nwant %s%s...", tc.name, err, p, tc.want)
 		}
 	}
+	// A document that is not an object is said as such (it was ":1:1: : [:
+	// want an object", an empty key and the value's first byte).
+	for body, kind := range map[string]string{"[]\n": "array", "\"x\"\n": "string", "5\n": "number"} {
+		p := filepath.Join(dir, kind+".json")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := p + ":1:1: the file is a JSON " + kind + ": want an object"
+		if _, err := LoadCalibration(p); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: %v\nwant %s...", body, err, want)
+		}
+	}
 }
 
 // TestKVBandwidthEfficiency: the KV cache read at its own efficiency, by
@@ -453,5 +465,44 @@ func TestFitKVNoisy(t *testing.T) {
 	}
 	if want := fmt.Sprintf("KV read efficiency kept at the base's %.3f", Fitted().KVBandwidthEfficiency); cal.KVBandwidthEfficiency != Fitted().KVBandwidthEfficiency || !strings.HasPrefix(cal.KVNote, want) {
 		t.Errorf("fitted base, one context: KV efficiency %v, note %q; want %v and %q", cal.KVBandwidthEfficiency, cal.KVNote, Fitted().KVBandwidthEfficiency, want)
+	}
+}
+
+// TestFitFasterThanPeakWarns: the reference replica reads its weights in
+// 6.823 ms at efficiency 0.7, so 4.776 ms at peak bandwidth, and prefills
+// 24,750 tokens a second at MFU 0.4, so 61,875 at peak. Decode steps of
+// 3 ms + 59.34 us a sequence and a prefill of 100,000 tokens a second are
+// faster than the GPU allows: both efficiencies are capped at 1 and Fit
+// says so (the file would predict slower steps than measured); the by-hand
+// fit of TestFitByHand, within the peak, warns of nothing.
+func TestFitFasterThanPeakWarns(t *testing.T) {
+	steps := func(fixed float64) []StepPoint {
+		var ps []StepPoint
+		for _, b := range []int{1, 2, 4, 8} {
+			ps = append(ps, StepPoint{Batch: b, ContextTokens: int64(600 * b), StepS: fixed + 59.34e-6*float64(b)})
+		}
+		return ps
+	}
+	prefill := func(rate float64) []PrefillPoint {
+		return []PrefillPoint{{PromptTokens: 512, TTFTS: 0.040 + 512/rate}, {PromptTokens: 1024, TTFTS: 0.040 + 1024/rate}}
+	}
+	cal, err := Fit(DefaultConfig(), steps(0.003), prefill(100000), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cal.BandwidthEfficiency != 1 || cal.MFU != 1 {
+		t.Errorf("efficiency %v, MFU %v: want both capped at 1", cal.BandwidthEfficiency, cal.MFU)
+	}
+	if len(cal.Warnings) != 2 || !strings.Contains(cal.Warnings[0], "3.000 ms, is less than reading") || !strings.Contains(cal.Warnings[0], "(4.776 ms)") ||
+		!strings.Contains(cal.Warnings[1], "100000 tokens a second") || !strings.Contains(cal.Warnings[1], "(61875)") {
+		t.Errorf("warnings %q: want the 3 ms steps against 4.776 ms and the 100000 tokens/s prefill against 61875", cal.Warnings)
+	}
+	var b strings.Builder
+	if err := cal.WriteText(&b, "batch", "step ms"); err != nil || strings.Count(b.String(), "  warning: ") != 2 {
+		t.Errorf("WriteText: %v\n%s\nwant both warnings", err, b.String())
+	}
+	ok, err := Fit(DefaultConfig(), steps(0.006470), prefill(20000), nil)
+	if err != nil || len(ok.Warnings) != 0 {
+		t.Errorf("a fit within the peak: %v, warnings %q; want none", err, ok.Warnings)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // under the column batchLabel, the measured step under stepLabel), fitted
 // then held out, and the prefill points that have a prediction
 // (PredictPrefill), each decode point with its context per sequence, and
-// KVNote. Each line is indented by two spaces.
+// KVNote and Warnings. Each line is indented by two spaces.
 func (c Calibration) WriteText(w io.Writer, batchLabel, stepLabel string) error {
 	kv := ""
 	if c.KVBandwidthEfficiency > 0 {
@@ -25,6 +25,9 @@ func (c Calibration) WriteText(w io.Writer, batchLabel, stepLabel string) error 
 		c.BandwidthEfficiency, kv, fixed, c.SequenceStepCostS*1e6, c.MFU, c.RequestOverheadS*1000)
 	if c.KVNote != "" {
 		fmt.Fprintf(w, "  %s\n", c.KVNote)
+	}
+	for _, warn := range c.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", warn)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  \t%s\tcontext/seq\t%s\tmodel ms\terror\t\n", batchLabel, stepLabel)

@@ -273,7 +273,7 @@ func (tn *Tuning) Step(ctx context.Context) {
 		}
 		tn.mu.Unlock()
 		if err != nil && ctx.Err() == nil {
-			tn.logger().Error("tuning failed; the target keeps its policy", "target", j.name, "err", err)
+			tn.logger().Error("tuning failed; the target keeps its policy", "target", j.name, "err", err, "retry_in", min(time.Duration(j.cfg.Tune.Every), tuneRetry))
 		}
 	}
 	for _, j := range check {

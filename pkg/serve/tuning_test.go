@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +154,42 @@ targets:
 	}
 	if v, ok := gauge(t, gatherer(l.metrics, reg), "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); !ok || v != 5 {
 		t.Errorf("candidate %v %v, want 5 (ceil(2 x 20/8))", v, ok)
+	}
+}
+
+// TestTuningFailureSaysRetry: a failed run (here an unreadable result file
+// in tune.dir) is logged with when it is tried again: every is 1h, so the
+// retry is the 15 minutes tuneRetry (docs/tune.md), not every.
+func TestTuningFailureSaysRetry(t *testing.T) {
+	dir := t.TempDir()
+	f, err := config.Parse([]byte(fmt.Sprintf(`
+targets:
+- name: chat
+  scrape: [http://127.0.0.1:1/metrics]
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  max: 8
+  tune: {every: 1h, dir: %q}
+`, dir)), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "chat.json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
+	tn := NewTuning(reg)
+	tn.Now = func() time.Time { return now }
+	var log bytes.Buffer
+	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(context.Background())
+	if !strings.Contains(log.String(), `msg="tuning failed; the target keeps its policy" target=chat`) || !strings.Contains(log.String(), "retry_in=15m0s") {
+		t.Errorf("log %q: want the failure with retry_in=15m0s", log.String())
 	}
 }

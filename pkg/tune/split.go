@@ -36,16 +36,20 @@ func splitCheck(src trace.Source, dur, split, holdout float64) error {
 	case n == 0:
 		return fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
 	case n == 1:
-		return fmt.Errorf("%s: %w: it has one request (arriving at %g s); %s: give a trace of many requests over time", src.Name, ErrShortTrace, first, parts)
+		return fmt.Errorf("%s: %w: it has one request (arriving at %g s); %s: give a trace of many requests over time", src.Name, ErrShortTrace, ms(first), parts)
 	case !(dur > 0) || first == last:
-		return fmt.Errorf("%s: %w: its %d requests all arrive at %g s, a span of 0 s; %s", src.Name, ErrShortTrace, n, first, parts)
+		return fmt.Errorf("%s: %w: its %d requests all arrive at %g s, a span of 0 s; %s", src.Name, ErrShortTrace, n, ms(first), parts)
 	case before == 0:
-		return fmt.Errorf("%s: %w: the tuning part (0 to %g s) has no request (the %d requests arrive from %g s to %g s); %s", src.Name, ErrShortTrace, split, n, first, last, parts)
+		return fmt.Errorf("%s: %w: the tuning part (0 to %g s) has no request (the %d requests arrive from %g s to %g s); %s", src.Name, ErrShortTrace, ms(split), n, ms(first), ms(last), parts)
 	case before == n:
-		return fmt.Errorf("%s: %w: the held-out part (%g s to %g s) has no request (the %d requests arrive from %g s to %g s); %s", src.Name, ErrShortTrace, split, dur, n, first, last, parts)
+		return fmt.Errorf("%s: %w: the held-out part (%g s to %g s) has no request (the %d requests arrive from %g s to %g s); %s", src.Name, ErrShortTrace, ms(split), ms(dur), n, ms(first), ms(last), parts)
 	}
 	return nil
 }
+
+// ms rounds seconds to the millisecond for a message (0.1474806800841032
+// reads 0.147).
+func ms(s float64) float64 { return math.Round(s*1000) / 1000 }
 
 // each calls f on every request of one pass over src.
 func each(src trace.Source, f func(trace.Request)) error {

@@ -30,7 +30,12 @@ type StressError struct {
 }
 
 func (e *StressError) Error() string {
-	return fmt.Sprintf("%s: the held-out part (%gs) at %g times its rate spans less than one period (%gs): at most %g times", e.Stress.Name, e.Span, e.Stress.Rate, e.Period, math.Floor(e.Span/e.Period))
+	most := math.Floor(100*e.Span/e.Period) / 100 // the largest rate whose copy spans a period
+	head := fmt.Sprintf("%s: the held-out part (%gs) at %g times its rate spans less than one period (%gs)", e.Stress.Name, e.Span, e.Stress.Rate, e.Period)
+	if most <= 1 {
+		return head + ": no rate copy fits (its rate must be more than 1); give --stress without rate: copies (e.g. bursts:2,gaps:2, or none), or a longer trace"
+	}
+	return fmt.Sprintf("%s: at most %g times", head, most)
 }
 
 // DefaultStress is the history at 1.5x and 2x its rate, with its bursts

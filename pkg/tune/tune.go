@@ -230,6 +230,22 @@ func prepare(src trace.Source, cfg Config) (prep, error) {
 	if err := splitCheck(src, dur, split, cfg.Holdout); err != nil {
 		return prep{}, err
 	}
+	// Each part needs one decision period at least: a shorter one has no
+	// decision in it (and no stressed copy of it could span one).
+	need := math.Ceil(rc.Period / min(cfg.Holdout, 1-cfg.Holdout)) // the span that gives both parts a period
+	for _, part := range []struct {
+		name, flag string
+		span       float64
+	}{{"tuning", "a smaller --holdout", split}, {"held-out", "a larger --holdout", dur - split}} {
+		if part.span < rc.Period {
+			or := ""
+			if dur >= 2*rc.Period {
+				or = ", or " + part.flag
+			}
+			return prep{}, fmt.Errorf("%s: %w: the %s part (%g s of the trace's %g s) is shorter than one decision period (%g s), so no decision falls in it; give a trace (or --window) of %g s or more%s",
+				src.Name, ErrShortTrace, part.name, ms(part.span), ms(dur), rc.Period, need, or)
+		}
+	}
 	in, out := trace.Window(src, 0, split), trace.Window(src, split, dur)
 	out.Duration = dur - split
 	for _, s := range cfg.Stress {
