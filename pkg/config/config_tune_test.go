@@ -8,11 +8,9 @@ import (
 	"time"
 )
 
-// TestTuneBlock: a tune: block takes its defaults (every 24h, history 7d,
-// max_miss 0.001, shadow, slo_ttft 2s) and its mistakes are named at
-// their keys.
-func TestTuneBlock(t *testing.T) {
-	base := `prometheus: {url: http://prometheus:9090}
+// tuneBase is a Prometheus-mode config of one target, chat, that the
+// tests below extend with its tune: or replica: keys.
+const tuneBase = `prometheus: {url: http://prometheus:9090}
 targets:
 - name: chat
   server: vllm
@@ -20,6 +18,12 @@ targets:
   metrics: [{type: queue, target: 24}]
   max: 8
 `
+
+// TestTuneBlock: a tune: block takes its defaults (every 24h, history 7d,
+// max_miss 0.001, shadow, slo_ttft 2s) and its mistakes are named at
+// their keys.
+func TestTuneBlock(t *testing.T) {
+	base := tuneBase
 	f, err := Parse([]byte(base+"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {}\n"), "t.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -54,14 +58,7 @@ targets:
 // the calibration key in the file's own terms (replica: {gpu, model, tp}),
 // not with the command line's "pass --model ... --gpu ..." advice.
 func TestReplicaCalibrationMismatchInFileTerms(t *testing.T) {
-	base := `prometheus: {url: http://prometheus:9090}
-targets:
-- name: chat
-  server: vllm
-  selector: '{namespace="llm"}'
-  metrics: [{type: queue, target: 24}]
-  max: 8
-`
+	base := tuneBase
 	cal := filepath.Join(t.TempDir(), "cal.json")
 	if err := os.WriteFile(cal, []byte(`{"kind": "infscale-calibration", "version": 1, "gpu": "h100-sxm", "model": "llama-3.1-8b", "tp": 1,
 "bandwidth_efficiency": 0.7, "mfu": 0.4, "step_overhead_s": 0.001, "sequence_step_cost_s": 0.00002, "request_overhead_s": 0.01, "fit": [], "prefill": []}`), 0o644); err != nil {

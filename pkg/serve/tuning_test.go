@@ -17,6 +17,24 @@ import (
 	"github.com/infscale/infscale/pkg/tune"
 )
 
+// tuneTarget is a config of one target, chat (scraped, queue 24, the
+// reference replica, max 8), with the tune: block given in flow style.
+func tuneTarget(t *testing.T, block string) *config.File {
+	t.Helper()
+	f, err := config.Parse([]byte(`
+targets:
+- name: chat
+  scrape: [http://127.0.0.1:1/metrics]
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  max: 8
+  tune: `+block+"\n"), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // TestTuningDirResults: a target whose tune: block points at a directory
 // of results (what `infscale tune --shard` writes) takes its candidate
 // from there. With 2 replicas running 40 requests, the configured queue
@@ -29,19 +47,7 @@ import (
 func TestTuningDirResults(t *testing.T) {
 	dir := t.TempDir()
 	yaml := func(mode string) *config.File {
-		f, err := config.Parse([]byte(fmt.Sprintf(`
-targets:
-- name: chat
-  scrape: [http://127.0.0.1:1/metrics]
-  metrics: [{type: queue, target: 24}]
-  replica: {gpu: h100-sxm, model: llama-3-8b}
-  max: 8
-  tune: {every: 1h, dir: %q, mode: %s}
-`, dir, mode)), "tune.yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
+		return tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: %s}", dir, mode))
 	}
 	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
@@ -112,18 +118,7 @@ targets:
 // (go test -race); afterwards the candidate is the file's.
 func TestTuningBesideCycles(t *testing.T) {
 	dir := t.TempDir()
-	f, err := config.Parse([]byte(fmt.Sprintf(`
-targets:
-- name: chat
-  scrape: [http://127.0.0.1:1/metrics]
-  metrics: [{type: queue, target: 24}]
-  replica: {gpu: h100-sxm, model: llama-3-8b}
-  max: 8
-  tune: {every: 1h, dir: %q, mode: adopt}
-`, dir)), "tune.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", dir))
 	c := tune.Candidate{Metric: "queue", Target: 8}
 	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: time.Now(), Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true}}); err != nil {
 		t.Fatal(err)
@@ -162,18 +157,7 @@ targets:
 // retry is the 15 minutes tuneRetry (docs/tune.md), not every.
 func TestTuningFailureSaysRetry(t *testing.T) {
 	dir := t.TempDir()
-	f, err := config.Parse([]byte(fmt.Sprintf(`
-targets:
-- name: chat
-  scrape: [http://127.0.0.1:1/metrics]
-  metrics: [{type: queue, target: 24}]
-  replica: {gpu: h100-sxm, model: llama-3-8b}
-  max: 8
-  tune: {every: 1h, dir: %q}
-`, dir)), "tune.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q}", dir))
 	if err := os.WriteFile(filepath.Join(dir, "chat.json"), []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
