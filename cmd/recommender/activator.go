@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/internal/httpurl"
+	"github.com/infscale/infscale/internal/membudget"
 	"github.com/infscale/infscale/pkg/activator"
 	"github.com/infscale/infscale/pkg/config"
 )
@@ -29,7 +30,7 @@ type ActivatorCmd struct {
 	Listen        string        `name:"listen" default:"127.0.0.1:8080" help:"Address to serve on (host:port; in a pod, 0.0.0.0:8080). /metrics and /healthz are the activator's own; every other path is proxied."`
 	Upstream      string        `name:"upstream" required:"" help:"Base URL of the model's Service, e.g. http://chat:8000: no query or fragment; a path prefixes every proxied path (not --probe-path)."`
 	HoldTimeout   time.Duration `name:"hold-timeout" default:"5m" help:"Longest a request is held waiting for a ready upstream; then 503 with Retry-After. Make it longer than a cold start."`
-	MaxHeld       int           `name:"max-held" default:"1000" help:"Most requests held at once; beyond it, 429 with Retry-After."`
+	MaxHeld       int           `name:"max-held" default:"1000" help:"Most requests held at once, 1 to 100000 (each takes about 22 KB besides its body; with --max-held-bytes within the memory limit); beyond it, 429 with Retry-After."`
 	MaxHeldBytes  string        `name:"max-held-bytes" default:"128MiB" help:"Most bytes of request bodies held in memory at once, 1MiB to 1TiB (128MiB, 100MB, or a bare number of bytes); beyond it, 429 with Retry-After; a body larger on its own, 413. Keep it well under the container's memory limit."`
 	BodyTimeout   time.Duration `name:"body-timeout" default:"60s" help:"Longest a held request's body may take to arrive from the client (then 408), and any request with a body to be written upstream (then 504), 1s to 1h."`
 	ProbePath     string        `name:"probe-path" default:"/health" help:"Upstream readiness endpoint (200: ready), vLLM's /health by default."`
@@ -65,8 +66,8 @@ func (c *ActivatorCmd) Run(e *env) error {
 		return invalidf("--retry-after %s: want a duration > 0 (the Retry-After of a 503 or 429, rounded up to seconds)", c.RetryAfter)
 	case c.ProbeInterval < minProbeInterval || c.ProbeInterval > time.Hour:
 		return durationIn("probe-interval", c.ProbeInterval, minProbeInterval, time.Hour, "probing more often busy-loops against the upstream; rarer delays every activation")
-	case c.MaxHeld < 1:
-		return invalidf("--max-held %d: want >= 1", c.MaxHeld)
+	case c.MaxHeld < 1 || c.MaxHeld > activator.MaxHeldLimit:
+		return invalidf("--max-held %d: want 1 to %d (each held request takes about 22 KB besides its body)", c.MaxHeld, activator.MaxHeldLimit)
 	case len(c.ProbePath) == 0 || c.ProbePath[0] != '/':
 		return invalidf("--probe-path %q: want a path starting with /", c.ProbePath)
 	case strings.ContainsAny(c.ProbePath, "?# \t"):
@@ -79,6 +80,13 @@ func (c *ActivatorCmd) Run(e *env) error {
 	maxBytes, err := heldBytes(c.MaxHeldBytes)
 	if err != nil {
 		return invalidf("--max-held-bytes %q: %v", c.MaxHeldBytes, err)
+	}
+	// Full, the activator holds the bodies and each request's own memory:
+	// within the process's memory limit (GOMEMLIMIT, set from the
+	// container's), or the kernel kills it with every held request.
+	if b, need := membudget.Now(), int64(c.MaxHeld)*activator.HeldRequestBytes+maxBytes; b.Limit > 0 && need > b.Limit {
+		return invalidf("--max-held %d and --max-held-bytes %s hold up to %s (%d x 22 KB + the bodies), more than the memory limit %s (GOMEMLIMIT): lower them, or raise the container's limit",
+			c.MaxHeld, c.MaxHeldBytes, formatBytes(float64(need)), c.MaxHeld, formatBytes(float64(b.Limit)))
 	}
 	stderr := &lockedWriter{w: e.stderr} // the probe's lines and these
 	a, err := activator.New(activator.Config{Upstream: u, HoldTimeout: c.HoldTimeout, MaxHeld: c.MaxHeld, MaxHeldBytes: maxBytes, BodyTimeout: c.BodyTimeout,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"runtime/debug"
 	"context"
 	"io"
 	"net"
@@ -20,7 +21,8 @@ func TestActivatorInvalid(t *testing.T) {
 		// net/url takes any digits as a port; TCP's are 1..65535.
 		{[]string{"--upstream", "http://127.0.0.1:99999"}, `--upstream "http://127.0.0.1:99999": port 99999: want 1 to 65535`},
 		{[]string{"--upstream", "http://127.0.0.1:0"}, `--upstream "http://127.0.0.1:0": port 0: want 1 to 65535`},
-		{[]string{"--upstream", "http://chat:8000", "--max-held", "0"}, "--max-held 0: want >= 1"},
+		{[]string{"--upstream", "http://chat:8000", "--max-held", "0"}, "--max-held 0: want 1 to 100000"},
+		{[]string{"--upstream", "http://chat:8000", "--max-held", "100001"}, "--max-held 100001: want 1 to 100000"},
 		{[]string{"--upstream", "http://chat:8000", "--hold-timeout", "0s"}, "--hold-timeout 0s: want a duration > 0"},
 		{[]string{"--upstream", "http://chat:8000", "--retry-after", "0s"}, "--retry-after 0s: want a duration > 0"},
 		{[]string{"--upstream", "http://chat:8000", "--probe-interval", "0s"}, "--probe-interval 0s: want 10ms to 1h"},
@@ -174,4 +176,26 @@ func fetchText(t *testing.T, url string) (int, string) {
 	defer r.Body.Close()
 	b, _ := io.ReadAll(r.Body)
 	return r.StatusCode, string(b)
+}
+
+// TestActivatorHeldWithinMemoryLimit: under a 64 MiB memory limit, the
+// defaults (1000 held x 22 KB = 22,528,000 B, plus 128 MiB = 134,217,728 B
+// of bodies: 156,745,728 B) are refused naming both flags and the limit
+// (67,108,864 B); 100 held and 32 MiB (2,252,800 + 33,554,432 B) fit and
+// it starts.
+func TestActivatorHeldWithinMemoryLimit(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(64 << 20))
+	var out, errb bytes.Buffer
+	code := run(t.Context(), []string{"activator", "--upstream", "http://chat:8000"}, strings.NewReader(""), &out, &errb)
+	if errs, want := errb.String(), "--max-held 1000 and --max-held-bytes 128MiB hold up to 156.7 MB (1000 x 22 KB + the bodies), more than the memory limit 67.11 MB (GOMEMLIMIT)"; code != 2 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stderr %q: want 2 and %q", code, errs, want)
+	}
+	// Within the limit it starts: a cancelled context stops it at once.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	errb.Reset()
+	code = run(ctx, []string{"activator", "--upstream", "http://chat:8000", "--max-held", "100", "--max-held-bytes", "32MiB", "--listen", "127.0.0.1:0"}, strings.NewReader(""), &out, &errb)
+	if code != 0 || !strings.Contains(errb.String(), "at most 100 held") {
+		t.Errorf("within the limit: exit %d, stderr %q: want 0 and the start line", code, errb.String())
+	}
 }

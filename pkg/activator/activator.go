@@ -47,6 +47,16 @@ import (
 // per held request, the runtime, and the garbage collector's headroom).
 const DefaultMaxHeldBytes = 128 << 20
 
+// HeldRequestBytes is the memory one held request takes besides its body,
+// in bytes: about 22 KB (heap and goroutine stacks, measured over 1,000
+// held requests by BenchmarkHold1000; docs/evaluation/PERFORMANCE.md).
+const HeldRequestBytes = 22 << 10
+
+// MaxHeldLimit bounds Config.MaxHeld: 100,000 held requests take about
+// 2.1 GiB besides their bodies, and a queue that long is 1,100 req/s
+// arriving through a 90 s cold start.
+const MaxHeldLimit = 100_000
+
 // Config configures an Activator. Zero fields take the defaults noted.
 type Config struct {
 	// Upstream is the base URL requests are proxied to (a Service).
