@@ -2,11 +2,11 @@ package main
 
 import (
 	"bytes"
-	"runtime/debug"
 	"context"
 	"io"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
