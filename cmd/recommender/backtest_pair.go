@@ -40,7 +40,7 @@ func (c *BacktestCmd) runPair(e *env, res resolved) error {
 	if err != nil {
 		return err
 	}
-	link, err := (&SimulateCmd{KVLink: c.KVLink}).kvLink(model)
+	link, err := kvLink(c.KVLink, model)
 	if err != nil {
 		return err
 	}

@@ -404,7 +404,7 @@ func (c *GPUCmd) pd(r *replica.Replica) (replica.PD, error) {
 	if err1 != nil || err2 != nil || err3 != nil || !(rate <= maxPDRate) || prompt > maxPDTokens || output > maxPDTokens {
 		return replica.PD{}, invalidf("--pd: %q is invalid (allowed: RATE,PROMPT,OUTPUT: requests/s > 0 and at most %g, whole tokens 1 to %d, e.g. 10,2000,200)", c.PD, float64(maxPDRate), maxPDTokens)
 	}
-	link, err := (&SimulateCmd{KVLink: c.KVLink}).kvLink(r) // as simulate --pd reads it, nvlink included
+	link, err := kvLink(c.KVLink, r) // as simulate --pd reads it, nvlink included
 	if err != nil {
 		return replica.PD{}, err
 	}

@@ -19,29 +19,30 @@ import (
 	"github.com/infscale/infscale/pkg/trace"
 )
 
-// kvLink reads --kv-link: bytes per second, or nvlink for the GPU
-// catalog's link bandwidth per direction.
-func (c *SimulateCmd) kvLink(m *replica.Replica) (float64, error) {
-	if strings.EqualFold(strings.TrimSpace(c.KVLink), "nvlink") {
+// kvLink reads the value flag of --kv-link for replica m, as every --pd command
+// does: bytes per second, or nvlink for the GPU catalog's link bandwidth
+// per direction.
+func kvLink(flag string, m *replica.Replica) (float64, error) {
+	if strings.EqualFold(strings.TrimSpace(flag), "nvlink") {
 		g := m.Config().GPU
 		if g.Link != "nvlink" || !(g.LinkBandwidthBytesPerSecond > 0) {
 			return 0, invalidf("--kv-link nvlink: %s has no NVLink in the GPU catalog (its link: %q); give the bandwidth, e.g. 25GB", g.Name, g.Link)
 		}
 		return g.LinkBandwidthBytesPerSecond, nil
 	}
-	v, err := parseLinkBytes(c.KVLink)
+	v, err := parseLinkBytes(flag)
 	if err != nil {
 		return 0, invalidf("--kv-link: %v (or nvlink)", err)
 	}
 	if err := (replay.PDConfig{KVLinkBytesPerSecond: v}).Validate(); err != nil {
-		return 0, invalidf("--kv-link %s: %v, e.g. 25GB (RDMA) or nvlink", c.KVLink, err)
+		return 0, invalidf("--kv-link %s: %v, e.g. 25GB (RDMA) or nvlink", flag, err)
 	}
 	return v, nil
 }
 
 // runPD is simulate --pd: every policy on a P/D pair of the replica.
 func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *replica.Replica) error {
-	link, err := c.kvLink(model)
+	link, err := kvLink(c.KVLink, model)
 	if err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ func (c *TuneCmd) Run(e *env) error {
 			return err
 		}
 		// --kv-link before a pair's history is read (runPD uses it).
-		_, err = (&SimulateCmd{KVLink: c.KVLink}).kvLink(model)
+		_, err = kvLink(c.KVLink, model)
 		return err
 	})
 	if err != nil {
@@ -291,7 +291,7 @@ func parseStress(specs []string, given bool) ([]tune.Stress, error) {
 // runPD is tune --pd: the pair's targets searched on src (tune.RunPD),
 // the screened rows drawn to --plot in format.
 func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *replica.Replica, format string) error {
-	link, err := (&SimulateCmd{KVLink: c.KVLink}).kvLink(model)
+	link, err := kvLink(c.KVLink, model)
 	if err != nil {
 		return err
 	}

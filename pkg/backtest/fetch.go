@@ -234,7 +234,6 @@ func nonNegative(g Grid, query string, vs []float64) error {
 	return nil
 }
 
-// onGrid places a one-series matrix on the grid's points (NaN where absent).
 // replicaCounts refuses a value of the replicas series that is no
 // replica count (negative, infinite or above replay.MaxReplicas), naming
 // the query, the value and its time: it would stop the replay of what ran
@@ -249,6 +248,7 @@ func replicaCounts(g Grid, query string, v []float64) error {
 	return nil
 }
 
+// onGrid places a one-series matrix on the grid's points (NaN where absent).
 func onGrid(g Grid, m model.Matrix) []float64 {
 	out := make([]float64, g.N+1)
 	for i := range out {

@@ -394,14 +394,15 @@ func (v *validator) replica(p string, t *Target) {
 	}
 	if r.Calibration != "" {
 		cal, err := replica.LoadCalibration(r.Calibration)
-		if err == nil && (cal.GPU != c.GPU.Name || cal.Model != c.Model.Name || cal.TP != c.TP) {
-			// Said in the file's keys (Apply's error names the CLI flags).
-			v.at(p+".calibration", "%s was fitted for %s on %d x %s, not this replica's %s on %d x %s: set replica: {gpu: %s, model: %s, tp: %d}, or give a calibration fitted for this replica",
-				r.Calibration, cal.Model, cal.TP, cal.GPU, c.Model.Name, c.TP, c.GPU.Name, cal.GPU, cal.Model, cal.TP)
-			return
-		}
 		if err == nil {
 			c, err = cal.Apply(c)
+		}
+		if mm := (*replica.MismatchError)(nil); errors.As(err, &mm) {
+			// Said in the file's keys (the error's own text names the CLI flags).
+			f, rp := mm.Fitted, mm.Replica
+			v.at(p+".calibration", "%s was fitted for %s on %d x %s, not this replica's %s on %d x %s: set replica: {gpu: %s, model: %s, tp: %d}, or give a calibration fitted for this replica",
+				r.Calibration, f.Model, f.TP, f.GPU, rp.Model, rp.TP, rp.GPU, f.GPU, f.Model, f.TP)
+			return
 		}
 		if err != nil {
 			v.at(p+".calibration", "%v", err)

@@ -384,12 +384,32 @@ func line(xs, ys []float64) (a, b float64, ok bool) {
 	return (sy - b*sx) / n, b, true
 }
 
-// Apply returns cfg with the calibration's fitted fields. Errors when cfg
-// is not the GPU, model and TP the calibration was fitted on.
+// MismatchError is Apply's error for a replica other than the one a
+// calibration was fitted on: the calibration's GPU, model and TP against
+// the replica's. Its text gives the command line's flags for the fitted
+// replica; a front end with other syntax (a config file) words its own.
+type MismatchError struct {
+	Fitted, Replica struct {
+		GPU, Model string
+		TP         int
+	}
+}
+
+func (e *MismatchError) Error() string {
+	f, r := e.Fitted, e.Replica
+	return fmt.Sprintf("calibration fitted for %s on %d x %s, not %s on %d x %s (pass --model %s --gpu %s --tp %d)",
+		f.Model, f.TP, f.GPU, r.Model, r.TP, r.GPU, f.Model, f.GPU, f.TP)
+}
+
+// Apply returns cfg with the calibration's fitted fields. Errors with a
+// *MismatchError when cfg is not the GPU, model and TP the calibration was
+// fitted on.
 func (c Calibration) Apply(cfg Config) (Config, error) {
 	if c.GPU != cfg.GPU.Name || c.Model != cfg.Model.Name || c.TP != cfg.TP {
-		return cfg, fmt.Errorf("calibration fitted for %s on %d x %s, not %s on %d x %s (pass --model %s --gpu %s --tp %d)",
-			c.Model, c.TP, c.GPU, cfg.Model.Name, cfg.TP, cfg.GPU.Name, c.Model, c.GPU, c.TP)
+		e := &MismatchError{}
+		e.Fitted.GPU, e.Fitted.Model, e.Fitted.TP = c.GPU, c.Model, c.TP
+		e.Replica.GPU, e.Replica.Model, e.Replica.TP = cfg.GPU.Name, cfg.Model.Name, cfg.TP
+		return cfg, e
 	}
 	cfg.BandwidthEfficiency, cfg.KVBandwidthEfficiency, cfg.MFU = c.BandwidthEfficiency, c.KVBandwidthEfficiency, c.MFU
 	cfg.StepOverhead, cfg.SequenceStepCost, cfg.RequestOverhead = seconds(c.StepOverheadS), seconds(c.SequenceStepCostS), seconds(c.RequestOverheadS)
