@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"time"
 
 	"github.com/infscale/infscale/pkg/recommend"
@@ -311,6 +312,9 @@ func newPDSim(e pdEnv, ctl pdController, name string, initPre, initDec int) (*pd
 	rd, err := e.src.Open()
 	if err != nil {
 		return nil, err
+	}
+	if runtime.GOMAXPROCS(0) > 1 {
+		rd = trace.ReadAhead(rd)
 	}
 	ps := &pdSim{cfg: e.pre.cfg, ctl: ctl, rd: rd, perToken: e.perToken, end: math.Inf(1),
 		pre: newPoolSim(e.pre, rolePrefill, name), dec: newPoolSim(e.dec, roleDecode, name)}

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"reflect"
+	"runtime"
 	"testing"
 
 	gpu "github.com/infscale/infscale/pkg/replica"
@@ -121,6 +122,23 @@ func TestDeterministic(t *testing.T) {
 		b := runPolicies(t, trace.Reference(7), cfg, s)
 		if !reflect.DeepEqual(stripNaN(a[i]), stripNaN(b[0])) {
 			t.Errorf("%s: parallel and alone differ", s)
+		}
+	}
+}
+
+// TestReadAheadSameResult: reading the trace ahead on a second core
+// (GOMAXPROCS > 1) leaves every figure of a replay as reading it inline.
+func TestReadAheadSameResult(t *testing.T) {
+	cfg := Config{Model: referenceModel(t), Timeline: true}
+	specs := []string{"queue:24", "recommended"}
+	prev := runtime.GOMAXPROCS(1)
+	inline := runPolicies(t, trace.Reference(3), cfg, specs...)
+	runtime.GOMAXPROCS(max(prev, 2))
+	ahead := runPolicies(t, trace.Reference(3), cfg, specs...)
+	runtime.GOMAXPROCS(prev)
+	for i, s := range specs {
+		if !reflect.DeepEqual(stripNaN(inline[i]), stripNaN(ahead[i])) {
+			t.Errorf("%s: read ahead and inline differ", s)
 		}
 	}
 }

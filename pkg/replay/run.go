@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -310,6 +311,9 @@ func newSim(src trace.Source, pol Policy, cfg Config) (*sim, error) {
 	rd, err := src.Open()
 	if err != nil {
 		return nil, err
+	}
+	if runtime.GOMAXPROCS(0) > 1 {
+		rd = trace.ReadAhead(rd) // the trace's generation or parsing on a second core
 	}
 	s := &sim{cfg: cfg, sp: sp, ctl: ctl, rd: rd, end: math.Inf(1), ttftWin: newWindow(cfg.TTFTWindow, cfg.Period),
 		queueWin: newWindow(cfg.TTFTWindow, cfg.Period), demand: newDemandWindow(cfg.RateWindow, cfg.Period)}
