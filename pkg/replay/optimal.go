@@ -760,7 +760,7 @@ func (p *planner) advance(s *sim, until float64, consume bool) {
 			break
 		}
 		if tr <= ta {
-			r := s.heap[0].r
+			r := s.heap[s.evMin].r
 			if r.state == starting {
 				s.becomeReady(r, tr)
 			} else {

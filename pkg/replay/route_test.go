@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -52,4 +53,65 @@ func id(r *replica) int {
 		return -1
 	}
 	return r.id
+}
+
+// TestEventEarliest checks the event set against a scan of every replica's
+// next event (earliest time, ties the lowest id) over random reschedules
+// to earlier, later, equal and no times (+Inf: removed) on up to three
+// times heapScanMax replicas, so that it turns heap and back many times.
+func TestEventEarliest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	s := &sim{}
+	reps := make([]*replica, 3*heapScanMax)
+	for i := range reps {
+		reps[i] = &replica{id: i, heapIdx: -1, next: math.Inf(1)}
+	}
+	crossings, was := 0, false
+	for step := range 50000 {
+		r := reps[rng.IntN(len(reps))]
+		var tm float64
+		remove := 0.2 // blocks of 500 steps that mostly add, then mostly remove
+		if step/500%2 == 1 {
+			remove = 0.7
+		}
+		switch u := rng.Float64(); {
+		case u < remove:
+			tm = math.Inf(1)
+		case u < remove+(1-remove)/4:
+			tm = float64(rng.IntN(5)) // many ties
+		default:
+			tm = rng.Float64() * 10
+		}
+		s.reschedule(r, tm)
+		var want *replica
+		pending := 0
+		for _, q := range reps {
+			if math.IsInf(q.next, 1) {
+				continue
+			}
+			pending++
+			if want == nil || q.next < want.next || (q.next == want.next && q.id < want.id) {
+				want = q
+			}
+		}
+		if pending != len(s.heap) {
+			t.Fatalf("step %d: %d pending events, the set holds %d", step, pending, len(s.heap))
+		}
+		if want == nil {
+			if !math.IsInf(s.nextEvent(), 1) {
+				t.Fatalf("step %d: no pending event, nextEvent %v", step, s.nextEvent())
+			}
+			continue
+		}
+		if got := s.heap[s.evMin].r; got != want || s.nextEvent() != want.next {
+			t.Fatalf("step %d, %d pending: earliest %d at %v, want %d at %v", step, pending, got.id, s.nextEvent(), want.id, want.next)
+		}
+		if h := len(s.heap) > heapScanMax; h != was {
+			crossings++
+			was = h
+		}
+	}
+	if crossings < 10 {
+		t.Fatalf("the set crossed heapScanMax %d times: both forms were not exercised", crossings)
+	}
 }

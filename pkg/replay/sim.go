@@ -17,7 +17,8 @@ type sim struct {
 	sp   *speed
 	ctl  Controller
 	rd   trace.Reader
-	heap []heapEvent // replicas with a pending event, by (next, id)
+	heap []heapEvent // replicas with a pending event: a heap by (next, id) above heapScanMax entries, else unordered
+	evMin int        // index in heap of the earliest entry (0 when heap is a heap)
 
 	reps   []*replica // alive replicas in id order
 	route  []*replica // ready replicas by (outstanding, id): route.go
@@ -108,6 +109,36 @@ func (s *sim) down(i int) {
 	}
 }
 
+// heapScanMax is the number of pending events up to which the event set is
+// an unordered slice whose earliest entry (evMin) is found by a scan, as the
+// router does below routeScanMax: on the few replicas of most replays a
+// scan of a handful of entries costs less than a heap's sifts, and both
+// give the same (next, id) order. Above it the slice is a heap.
+const heapScanMax = 8
+
+// rescan sets evMin to the earliest entry of an unordered event slice.
+func (s *sim) rescan() {
+	h := s.heap
+	m := 0
+	for i := 1; i < len(h); i++ {
+		if s.less(&h[i], &h[m]) {
+			m = i
+		}
+	}
+	s.evMin = m
+}
+
+// heapify orders the event slice as a heap (it grew above heapScanMax).
+func (s *sim) heapify() {
+	for i := range s.heap {
+		s.heap[i].r.heapIdx = i
+	}
+	for i := len(s.heap)/2 - 1; i >= 0; i-- {
+		s.down(i)
+	}
+	s.evMin = 0
+}
+
 // reschedule sets r's next event to t (+Inf: none).
 func (s *sim) reschedule(r *replica, t float64) {
 	r.next = t
@@ -116,30 +147,58 @@ func (s *sim) reschedule(r *replica, t float64) {
 		if r.heapIdx >= 0 {
 			i := r.heapIdx
 			last := len(s.heap) - 1
+			wasHeap := len(s.heap) > heapScanMax
 			s.heap[i] = s.heap[last]
 			s.heap[i].r.heapIdx = i
 			s.heap = s.heap[:last]
 			r.heapIdx = -1
-			if i < last {
-				s.down(i)
-				s.up(i)
+			switch {
+			case wasHeap:
+				if i < last {
+					s.down(i)
+					s.up(i)
+				}
+				s.evMin = 0 // a heap's root, also once it is short enough to scan
+			case s.evMin == i || last == 0:
+				s.rescan()
+			case s.evMin == last:
+				s.evMin = i // the earliest moved into the hole
 			}
 		}
 	case r.heapIdx < 0:
 		r.heapIdx = len(s.heap)
 		s.heap = append(s.heap, heapEvent{next: t, id: r.id, r: r})
-		s.up(r.heapIdx)
-	default:
+		switch n := len(s.heap); {
+		case n > heapScanMax+1:
+			s.up(r.heapIdx)
+		case n == heapScanMax+1:
+			s.heapify()
+		case n == 1 || s.less(&s.heap[n-1], &s.heap[s.evMin]):
+			s.evMin = n - 1
+		}
+	case len(s.heap) > heapScanMax:
 		s.heap[r.heapIdx].next = t
 		s.down(r.heapIdx)
 		s.up(r.heapIdx)
+	default:
+		i := r.heapIdx
+		later := t > s.heap[i].next
+		s.heap[i].next = t
+		switch {
+		case i == s.evMin:
+			if later {
+				s.rescan()
+			}
+		case s.less(&s.heap[i], &s.heap[s.evMin]):
+			s.evMin = i
+		}
 	}
 }
 
 // replicaEvent is the earliest replica's event at t: ready after its cold
 // start, or the end of its phase.
 func (s *sim) replicaEvent(t float64) {
-	r := s.heap[0].r
+	r := s.heap[s.evMin].r
 	if r.state == starting {
 		s.becomeReady(r, t)
 	} else {
@@ -205,7 +264,7 @@ func (s *sim) run(ctx context.Context) error {
 		}
 		switch kind {
 		case replicaNext:
-			if r := s.heap[0].r; r.state == starting { // replicaEvent, inline
+			if r := s.heap[s.evMin].r; r.state == starting { // replicaEvent, inline
 				s.becomeReady(r, tr)
 			} else {
 				r.phaseEnd(s, tr)
@@ -473,7 +532,7 @@ const MaxReplicas = 10000
 // there is none.
 func (s *sim) nextEvent() float64 {
 	if len(s.heap) > 0 {
-		return s.heap[0].next
+		return s.heap[s.evMin].next
 	}
 	return math.Inf(1)
 }
