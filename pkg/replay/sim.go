@@ -13,12 +13,12 @@ import (
 
 // sim is one replay: one policy over one pass of the trace.
 type sim struct {
-	cfg  Config
-	sp   *speed
-	ctl  Controller
-	rd   trace.Reader
-	heap []heapEvent // replicas with a pending event: a heap by (next, id) above heapScanMax entries, else unordered
-	evMin int        // index in heap of the earliest entry (0 when heap is a heap)
+	cfg   Config
+	sp    *speed
+	ctl   Controller
+	rd    trace.Reader
+	heap  []heapEvent // replicas with a pending event: a heap by (next, id) above heapScanMax entries, else unordered
+	evMin int         // index in heap of the earliest entry (0 when heap is a heap)
 
 	reps   []*replica // alive replicas in id order
 	route  []*replica // ready replicas by (outstanding, id): route.go
