@@ -332,8 +332,8 @@ func TestHoldMissedReturn(t *testing.T) {
 	}
 }
 
-// TestHoldRuns: the hold counts the replicas whose T*(k) is above the open
-// dip's age run by run (T* changes only at the dips' Floor, From and
+// TestHoldRuns: the hold counts the replicas whose T*(k) is above the age
+// of k's release in the open dip (from its first low below k) run by run (T* changes only at the dips' Floor, From and
 // Back); the count is the one replica-by-replica counting gives, on random
 // histories, and a dip from 2,000,000,000 is a few runs, not two billion
 // thresholds.
@@ -356,16 +356,38 @@ func TestHoldRuns(t *testing.T) {
 		open := at(20000)
 		age := float64(rng.IntN(450))
 		st.OpenDip = &OpenDip{At: open, From: from, Floor: out}
+		// Lows at random: each below the one before, down to out, within
+		// the dip's age; replica k ages from the first low below it.
+		since := func(int) float64 { return age }
+		if n := rng.IntN(4); n > 0 && from-out > 1 {
+			fl, t := out+1+rng.IntN(from-out-1), 0.0
+			var lows []DipLow
+			for len(lows) < n && fl > out {
+				lows = append(lows, DipLow{At: open.Add(time.Duration(t) * time.Second), Floor: fl})
+				t += float64(rng.IntN(1 + int(age-t)))
+				fl = out + rng.IntN(fl-out)
+			}
+			lows = append(lows, DipLow{At: open.Add(time.Duration(t) * time.Second), Floor: out})
+			st.OpenDip.Lows = lows
+			since = func(k int) float64 {
+				for _, l := range lows {
+					if l.Floor < k {
+						return age - l.At.Sub(open).Seconds()
+					}
+				}
+				return age
+			}
+		}
 		want := out
 		for k := from; k > out; k-- {
-			if T, _, _, _, _ := h.threshold(st.Dips, k); age < T {
+			if T, _, _, _, _ := h.threshold(st.Dips, k); since(k) < T {
 				want++
 			}
 		}
 		// rec = out and base = from keep the open dip open.
 		got, _ := h.apply(&st, out, from, out, open.Add(time.Duration(age)*time.Second), 0, 0, false, true)
 		if got != want {
-			t.Fatalf("trial %d: held %d, replica by replica %d (dips %+v, open from %d to %d, age %g)", trial, got, want, st.Dips, from, out, age)
+			t.Fatalf("trial %d: held %d, replica by replica %d (dips %+v, open from %d to %d, age %g, lows %+v)", trial, got, want, st.Dips, from, out, age, st.OpenDip.Lows)
 		}
 	}
 	st := State{Dips: []Dip{{At: at(0), Seconds: 50, Returned: true, Back: 2_000_000_000, From: 2_000_000_000, Floor: 1}},
