@@ -226,8 +226,9 @@ func (h *Hold) threshold(dips []Dip, k int) (best, bestCost, zeroCost float64, r
 }
 
 // apply tracks the dip and, while it is open, holds each replica k of
-// the dip's out+1..From whose threshold T*(k) the dip's age has not
-// reached: the output is out plus those. It returns the output and the
+// the dip's out+1..From whose threshold T*(k) the age of its release
+// (from the dip's first low below k) has not reached: the output is out
+// plus those. It returns the output and the
 // step's text ("" when there is no dip to explain).
 func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch, window time.Duration, late, quiet bool) (int, string) {
 	h.trackDip(st, rec, base, now, watch, window, late)
