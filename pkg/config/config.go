@@ -258,8 +258,8 @@ type Guard struct {
 }
 
 // Hold is a target's `hold:` key: a replica a dip releases is kept while
-// the dip is younger than the hold time its own past dips make cheapest
-// (recommend.Hold).
+// its release is younger than the hold time its own past dips make
+// cheapest (recommend.Hold).
 type Hold struct {
 	// BreakEven is what releasing a replica that is wanted again costs, in
 	// seconds of one replica (> 0): simulate's recommended uses two cold

@@ -11,14 +11,16 @@ import (
 // break-even (ski-rental) rule per replica over the dips the target's own
 // history shows. A dip runs from a recommendation below the previous
 // output (From) to the first one above its lowest (Floor): it released
-// replicas Floor+1..From and wanted back those up to its return (Back),
+// replicas Floor+1..From, each from the first recommendation below it
+// (one recorded Dip per new low), and wanted back those up to the highest
+// recommendation over the arrival-rate window after its return (Back),
 // or none when it stays open DipHorizon × BreakEven. Replica k's
 // threshold T*(k) is the hold time that would have cost least over the
 // dips that released it (wanted back after g: g if held through, T +
 // BreakEven if not; not wanted back: T). While a dip is open, each
-// replica whose T* its age has not reached is kept. No history, or dips
-// that do not come back: T* is 0, the HPA's behavior. docs/recommend.md
-// ("The cost-aware hold") works it.
+// replica whose T* its release's age has not reached is kept. No
+// history, or dips that do not come back: T* is 0, the HPA's behavior.
+// docs/recommend.md ("The cost-aware hold") works it.
 type Hold struct {
 	// BreakEven is what a released replica that is wanted again costs, in
 	// seconds of one replica (> 0); `recommended` sets it to two cold
@@ -41,7 +43,9 @@ type Dip struct {
 	// BreakEven when it did not.
 	Seconds float64 `json:"seconds"`
 	// Returned is whether the recommendation rose above its floor again;
-	// Back is the recommendation at the return, at most the dip's From.
+	// Back is the highest recommendation from the return through the
+	// arrival-rate window after it (Observation.ArrivalWindow), at most
+	// the dip's From.
 	Returned bool `json:"returned"`
 	Back     int  `json:"back,omitempty"`
 	// From is the output held when it started and Floor the lowest
@@ -70,34 +74,97 @@ type OpenDip struct {
 	At    time.Time `json:"at"`
 	From  int       `json:"from"`
 	Floor int       `json:"floor"`
+	// Lows are the recommendation's lows in it, oldest first: the first
+	// at At, each later one below the one before, the last at Floor.
+	// Replica k's release starts at the first low below k. Empty (a state
+	// written before they were kept): one low, Floor at At.
+	Lows []DipLow `json:"lows,omitempty"`
+}
+
+// DipLow is a low of an open dip's recommendation (OpenDip.Lows): Floor,
+// first reached at At.
+type DipLow struct {
+	At    time.Time `json:"at"`
+	Floor int       `json:"floor"`
+}
+
+// lows are d's lows (OpenDip.Lows, or Floor at At when there are none).
+func (d *OpenDip) lows() []DipLow {
+	if len(d.Lows) == 0 {
+		return []DipLow{{At: d.At, Floor: d.Floor}}
+	}
+	return d.Lows
+}
+
+// since is when replica k's release in d started: the first low below k.
+func (d *OpenDip) since(k int) time.Time {
+	for _, l := range d.lows() {
+		if l.Floor < k {
+			return l.At
+		}
+	}
+	return d.At
+}
+
+// record adds d to st's dips as one dip per low, each releasing the
+// replicas from the low before (From for the first) down to its own,
+// from when it was reached to now; returned (rec above the floor, at
+// most each part's From wanted back) or not.
+func (d *OpenDip) record(st *State, now time.Time, returned bool, rec int, late bool) {
+	from := d.From
+	for _, l := range d.lows() {
+		x := Dip{At: l.At, Seconds: now.Sub(l.At).Seconds(), From: from, Floor: l.Floor}
+		if returned {
+			x.Returned, x.Back, x.Missed = true, min(rec, from), late
+		}
+		st.addDip(x)
+		from = l.Floor
+	}
 }
 
 // trackDip updates st's dips with this decision's recommendation rec, the
 // previous output base (valid when the state has a previous decision);
 // over watch after a dip's return, a latency read above its target
 // (late) marks the dip Missed.
-func (h *Hold) trackDip(st *State, rec, base int, now time.Time, watch time.Duration, late bool) {
-	if n := len(st.Dips); n > 0 && late && st.Dips[n-1].Returned && !st.Dips[n-1].Missed &&
-		now.Sub(st.Dips[n-1].At.Add(time.Duration(st.Dips[n-1].Seconds*float64(time.Second)))) <= watch {
-		st.Dips[n-1].Missed = true
+func (h *Hold) trackDip(st *State, rec, base int, now time.Time, watch, window time.Duration, late bool) {
+	// The return's watch marks misses; over its first rate window it also
+	// reads what the return wanted back (Back): the rate at the return's
+	// first decision counted only the start of the returning traffic.
+	if n := len(st.Dips); n > 0 && st.Dips[n-1].Returned {
+		end := st.Dips[n-1].end()
+		for i := n - 1; i >= 0 && now.Sub(end) <= watch && st.Dips[i].Returned && st.Dips[i].end().Equal(end); i-- {
+			x := &st.Dips[i]
+			x.Missed = x.Missed || late
+			if x.From > 0 && now.Sub(end) <= window {
+				x.Back = max(x.Back, min(rec, x.From))
+			}
+		}
 	}
 	if d := st.OpenDip; d != nil {
 		g := now.Sub(d.At).Seconds()
 		switch {
 		case rec > d.Floor:
-			st.addDip(Dip{At: d.At, Seconds: g, Returned: true, Back: min(rec, d.From), From: d.From, Floor: d.Floor, Missed: late})
+			d.record(st, now, true, rec, late)
 			st.OpenDip = nil
 		case g > DipHorizon*h.BreakEven.Seconds():
-			st.addDip(Dip{At: d.At, Seconds: g, From: d.From, Floor: d.Floor})
+			d.record(st, now, false, rec, late)
 			st.OpenDip = nil
 		default:
-			d.Floor = min(d.Floor, rec)
+			if rec < d.Floor {
+				d.Lows = append(d.lows(), DipLow{At: now, Floor: rec})
+				d.Floor = rec
+			}
 			return
 		}
 	}
 	if !st.LastAt.IsZero() && rec < base {
 		st.OpenDip = &OpenDip{At: now, From: base, Floor: rec}
 	}
+}
+
+// end is when the dip ended.
+func (d Dip) end() time.Time {
+	return d.At.Add(time.Duration(d.Seconds * float64(time.Second)))
 }
 
 func (st *State) addDip(d Dip) {
@@ -159,23 +226,29 @@ func (h *Hold) threshold(dips []Dip, k int) (best, bestCost, zeroCost float64, r
 }
 
 // apply tracks the dip and, while it is open, holds each replica k of
-// the dip's out+1..From whose threshold T*(k) the dip's age has not
-// reached: the output is out plus those. It returns the output and the
+// the dip's out+1..From whose threshold T*(k) the age of its release
+// (from the dip's first low below k) has not reached: the output is out
+// plus those. It returns the output and the
 // step's text ("" when there is no dip to explain).
-func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch time.Duration, late, quiet bool) (int, string) {
-	h.trackDip(st, rec, base, now, watch, late)
+func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch, window time.Duration, late, quiet bool) (int, string) {
+	h.trackDip(st, rec, base, now, watch, window, late)
 	d := st.OpenDip
 	if d == nil || out >= d.From {
 		return out, ""
 	}
-	age := now.Sub(d.At).Seconds()
 	held, top := out, 0 // top: the highest replica held
+	age := 0.0          // the top's release's age
 	var T, cT, c0 float64
 	var n, nb int
 	// T*(k) changes only where a dip's Floor, From or Back lies: one
 	// threshold per run of replicas between those, not per replica (a
 	// From of millions is a few runs).
 	bps := []int{d.From, out}
+	for _, l := range d.Lows {
+		if l.Floor > out && l.Floor < d.From {
+			bps = append(bps, l.Floor)
+		}
+	}
 	for _, x := range st.Dips {
 		for _, v := range [...]int{x.From, x.Floor, x.Back} {
 			if v > out && v < d.From {
@@ -188,15 +261,16 @@ func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch time.Du
 	for i := len(bps) - 1; i > 0; i-- {
 		hi, lo := bps[i], bps[i-1] // replicas lo+1..hi share a threshold
 		t, ct, z, rel, back := h.threshold(st.Dips, hi)
-		if age < t {
+		a := now.Sub(d.since(hi)).Seconds() // replicas lo+1..hi were released together
+		if a < t {
 			held += hi - lo
 		}
-		if top == 0 && (age < t || lo == out) {
+		if top == 0 && (a < t || lo == out) {
 			k := hi
-			if age >= t {
+			if a >= t {
 				k = out + 1
 			}
-			top, T, cT, c0, n, nb = k, t, ct, z, rel, back
+			top, T, cT, c0, n, nb, age = k, t, ct, z, rel, back, a
 		}
 	}
 	if quiet {
@@ -264,4 +338,13 @@ func (p *Policy) late(obs Observation) bool {
 		}
 	}
 	return false
+}
+
+// arrivalWindow is the span obs's arrival rate was counted over
+// (DefaultArrivalWindow when it does not say).
+func arrivalWindow(obs Observation) time.Duration {
+	if obs.ArrivalWindow > 0 {
+		return obs.ArrivalWindow
+	}
+	return DefaultArrivalWindow
 }

@@ -332,8 +332,8 @@ func TestHoldMissedReturn(t *testing.T) {
 	}
 }
 
-// TestHoldRuns: the hold counts the replicas whose T*(k) is above the open
-// dip's age run by run (T* changes only at the dips' Floor, From and
+// TestHoldRuns: the hold counts the replicas whose T*(k) is above the age
+// of k's release in the open dip (from its first low below k) run by run (T* changes only at the dips' Floor, From and
 // Back); the count is the one replica-by-replica counting gives, on random
 // histories, and a dip from 2,000,000,000 is a few runs, not two billion
 // thresholds.
@@ -356,21 +356,120 @@ func TestHoldRuns(t *testing.T) {
 		open := at(20000)
 		age := float64(rng.IntN(450))
 		st.OpenDip = &OpenDip{At: open, From: from, Floor: out}
+		// Lows at random: each below the one before, down to out, within
+		// the dip's age; replica k ages from the first low below it.
+		since := func(int) float64 { return age }
+		if n := rng.IntN(4); n > 0 && from-out > 1 {
+			fl, t := out+1+rng.IntN(from-out-1), 0.0
+			var lows []DipLow
+			for len(lows) < n && fl > out {
+				lows = append(lows, DipLow{At: open.Add(time.Duration(t) * time.Second), Floor: fl})
+				t += float64(rng.IntN(1 + int(age-t)))
+				fl = out + rng.IntN(fl-out)
+			}
+			lows = append(lows, DipLow{At: open.Add(time.Duration(t) * time.Second), Floor: out})
+			st.OpenDip.Lows = lows
+			since = func(k int) float64 {
+				for _, l := range lows {
+					if l.Floor < k {
+						return age - l.At.Sub(open).Seconds()
+					}
+				}
+				return age
+			}
+		}
 		want := out
 		for k := from; k > out; k-- {
-			if T, _, _, _, _ := h.threshold(st.Dips, k); age < T {
+			if T, _, _, _, _ := h.threshold(st.Dips, k); since(k) < T {
 				want++
 			}
 		}
 		// rec = out and base = from keep the open dip open.
-		got, _ := h.apply(&st, out, from, out, open.Add(time.Duration(age)*time.Second), 0, false, true)
+		got, _ := h.apply(&st, out, from, out, open.Add(time.Duration(age)*time.Second), 0, 0, false, true)
 		if got != want {
-			t.Fatalf("trial %d: held %d, replica by replica %d (dips %+v, open from %d to %d, age %g)", trial, got, want, st.Dips, from, out, age)
+			t.Fatalf("trial %d: held %d, replica by replica %d (dips %+v, open from %d to %d, age %g, lows %+v)", trial, got, want, st.Dips, from, out, age, st.OpenDip.Lows)
 		}
 	}
 	st := State{Dips: []Dip{{At: at(0), Seconds: 50, Returned: true, Back: 2_000_000_000, From: 2_000_000_000, Floor: 1}},
 		OpenDip: &OpenDip{At: at(1000), From: 2_000_000_000, Floor: 1}}
-	if got, _ := h.apply(&st, 1, 2_000_000_000, 1, at(1010), 0, false, true); got != 2_000_000_000 {
+	if got, _ := h.apply(&st, 1, 2_000_000_000, 1, at(1010), 0, 0, false, true); got != 2_000_000_000 {
 		t.Errorf("a dip from 2e9 open 10 s under T* = 50 s: held %d, want all 2000000000", got)
+	}
+}
+
+// TestHoldLowsAndWatch works docs/recommend.md's example ("A dip's lows
+// and its return's first window") by hand. running:10, hold B = 120 s,
+// no scale-down window; the observations name no arrival window, so the
+// return's Back is read over DefaultArrivalWindow (30 s) after it:
+//
+//	t=0    30 running on 1 -> 3
+//	t=15   15 running      -> 2: a dip from 3 opens (low 2 at 15); no history: release
+//	t=30   15, t=45 15     -> 2
+//	t=60   5 running       -> 1: a new low, 1 at 60 (replica 2 released from here)
+//	t=75   20 running      -> 2: the dip returns; recorded as two dips, one per
+//	       low: 3 -> 2 from 15 (60 s) and 2 -> 1 from 60 (15 s), each Back 2 so far
+//	t=90   30 running      -> 3: 15 s after the return (< 30 s): the first dip's Back rises to
+//	       min(3, 3) = 3 (replica 3 was wanted again), the second's stays min(3, 2) = 2
+//
+// T*(3) over the first dip (back after 60 s): cost(0) = 120 against
+// cost(60) = 60, T* = 60. T*(2) over the second (15 s): 15. Then a dip
+// from 3 to 2 at 105 and to 1 at 120: replica 3 is held until 105 + 60 =
+// 165, replica 2 until 120 + 15 = 135:
+//
+//	t=105  -> 3 (both held)   t=120 -> 3   t=135 -> 2 (replica 2 released)
+//	t=150  -> 2               t=165 -> 1
+//
+// One dip from 3 to 1 read at its return (the rule before) had recorded
+// Back 2 after 60 s: T*(2) = 60 and T*(3) = 0, releasing replica 3 at 105
+// and holding replica 2 to 165.
+func TestHoldLowsAndWatch(t *testing.T) {
+	zero := int32(0)
+	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}}, Min: 1, Max: 10, Hold: &Hold{BreakEven: 120 * time.Second}}
+	p.Behavior.ScaleDown = rules(zero, "Max", percent(100, 15))
+	mustValidate(t, p)
+	obs := func(cur int, running float64) Observation {
+		return Observation{Current: cur, Running: running, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
+	}
+	var st State
+	expect(t, Decide(p, obs(1, 30), &st, at(0)), 3, ReasonMetric)
+	expect(t, Decide(p, obs(3, 15), &st, at(15)), 2, ReasonMetric)
+	expect(t, Decide(p, obs(2, 15), &st, at(30)), 2, ReasonMetric)
+	expect(t, Decide(p, obs(2, 15), &st, at(45)), 2, ReasonMetric)
+	expect(t, Decide(p, obs(2, 5), &st, at(60)), 1, ReasonMetric)
+	if d := st.OpenDip; d == nil || len(d.Lows) != 2 || !d.Lows[1].At.Equal(at(60)) || d.Lows[1].Floor != 1 || d.Floor != 1 {
+		t.Fatalf("open dip %+v, want lows 2 at 15 and 1 at 60", st.OpenDip)
+	}
+	if err := st.Validate(); err != nil {
+		t.Errorf("state with an open dip's lows: %v", err)
+	}
+	expect(t, Decide(p, obs(1, 20), &st, at(75)), 2, ReasonMetric)
+	want := []Dip{{At: at(15), Seconds: 60, Returned: true, Back: 2, From: 3, Floor: 2},
+		{At: at(60), Seconds: 15, Returned: true, Back: 2, From: 2, Floor: 1}}
+	if len(st.Dips) != 2 || st.Dips[0] != want[0] || st.Dips[1] != want[1] {
+		t.Fatalf("dips %+v, want %+v", st.Dips, want)
+	}
+	expect(t, Decide(p, obs(2, 30), &st, at(90)), 3, ReasonMetric)
+	if st.Dips[0].Back != 3 || st.Dips[1].Back != 2 {
+		t.Fatalf("dips %+v, want Back 3 and 2 after the watch read 3", st.Dips)
+	}
+	for _, c := range []struct {
+		k int
+		T float64
+	}{{3, 60}, {2, 15}} {
+		if T, _, _, _, _ := p.Hold.threshold(st.Dips, c.k); T != c.T {
+			t.Errorf("T*(%d) = %g, want %g", c.k, T, c.T)
+		}
+	}
+	expect(t, Decide(p, obs(3, 15), &st, at(105)), 3, ReasonScaleDownStabilized)
+	expect(t, Decide(p, obs(3, 5), &st, at(120)), 3, ReasonScaleDownStabilized)
+	expect(t, Decide(p, obs(3, 5), &st, at(135)), 2, ReasonScaleDownStabilized)
+	expect(t, Decide(p, obs(2, 5), &st, at(150)), 2, ReasonScaleDownStabilized)
+	expect(t, Decide(p, obs(2, 5), &st, at(165)), 1, ReasonMetric)
+	if err := st.Validate(); err != nil {
+		t.Errorf("state: %v", err)
+	}
+	bad := State{LastAt: at(200), OpenDip: &OpenDip{At: at(100), From: 3, Floor: 1, Lows: []DipLow{{At: at(100), Floor: 1}, {At: at(110), Floor: 2}}}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "open_dip.lows[1].floor") {
+		t.Errorf("a low above the one before: %v, want an open_dip.lows[1].floor error", err)
 	}
 }

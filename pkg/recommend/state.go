@@ -118,6 +118,20 @@ func (s *State) Validate() error {
 		if d.At.IsZero() {
 			errs.add("open_dip.at", "missing (want an RFC3339 time, e.g. 2026-11-30T08:00:00Z)")
 		}
+		for i, l := range d.Lows {
+			name := "open_dip.lows[" + itoa(i) + "]"
+			count(name+".floor", l.Floor)
+			switch {
+			case i == 0 && !l.At.Equal(d.At):
+				errs.add(name+".at", "%v: the first low is the dip's start, at (%v)", l.At.Format(time.RFC3339), d.At.Format(time.RFC3339))
+			case i > 0 && l.At.Before(d.Lows[i-1].At):
+				errs.add(name+".at", "%v is before the low before it (lows are oldest first)", l.At.Format(time.RFC3339))
+			case l.Floor > d.From || i > 0 && l.Floor >= d.Lows[i-1].Floor:
+				errs.add(name+".floor", "%d: each low is below the one before and at most from (%d)", l.Floor, d.From)
+			case i == len(d.Lows)-1 && l.Floor != d.Floor:
+				errs.add(name+".floor", "%d: the last low is the dip's floor (%d)", l.Floor, d.Floor)
+			}
+		}
 	}
 	count("coming", s.Coming)
 	count("last_desired", s.LastDesired)

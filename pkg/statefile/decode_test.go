@@ -200,4 +200,18 @@ func TestDecodeOpenDip(t *testing.T) {
 	if len(f.State.Dips) != 1 || !f.State.Dips[0].Missed {
 		t.Errorf("dips %+v, want one, missed", f.State.Dips)
 	}
+	// Its lows (each new low and when it was reached) read back too, and a
+	// low above the one before is refused with its path.
+	lows := `"open_dip":{"at":"1970-01-01T00:16:00Z","from":5,"floor":1,"lows":[{"at":"1970-01-01T00:16:00Z","floor":3},{"at":"1970-01-01T00:16:30Z","floor":1}]}`
+	f, err = Decode([]byte(strings.Replace(doc, `"open_dip":{"at":"1970-01-01T00:16:55Z","from":5,"floor":1}`, lows, 1)), "s.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := f.State.OpenDip; d == nil || len(d.Lows) != 2 || !d.Lows[1].At.Equal(at(990)) || d.Lows[1].Floor != 1 {
+		t.Errorf("open_dip %+v, want lows 3 at 960 s and 1 at 990 s", d)
+	}
+	bad := strings.Replace(lows, `"floor":1}]`, `"floor":4}]`, 1)
+	if _, err := Decode([]byte(strings.Replace(doc, `"open_dip":{"at":"1970-01-01T00:16:55Z","from":5,"floor":1}`, bad, 1)), "s.json"); err == nil || !strings.Contains(err.Error(), "open_dip.lows[1].floor") {
+		t.Errorf("a low above the one before: %v, want an error naming open_dip.lows[1].floor", err)
+	}
 }
