@@ -156,6 +156,15 @@ func (c *ServeCmd) Run(e *env) error {
 		return err // runtime: exit 1
 	}
 	defer ln.Close()
+	o := serve.Options{ConfigPath: c.Config, Listen: c.Listen, Listener: ln, StateDir: c.StateDir, Version: version(), Log: log,
+		Cluster: func() (*kube.Cluster, error) { return kube.Connect(c.Kubeconfig) }}
+	// The elector's client too (a bad kubeconfig) fails before the audit
+	// log is created.
+	if el, err := c.elector(c.Kubeconfig, log); err != nil {
+		return err
+	} else if el != nil {
+		o.Elector, o.IsLeader = el, el.IsLeader
+	}
 	var audit io.WriteCloser
 	if c.AuditLog != "" {
 		// Never blocking serve: a FIFO without a reader is refused, one
@@ -175,13 +184,6 @@ func (c *ServeCmd) Run(e *env) error {
 		}
 		defer f.Close()
 		audit = f
-	}
-	o := serve.Options{ConfigPath: c.Config, Listen: c.Listen, Listener: ln, StateDir: c.StateDir, Version: version(), Log: log,
-		Cluster: func() (*kube.Cluster, error) { return kube.Connect(c.Kubeconfig) }}
-	if el, err := c.elector(c.Kubeconfig, log); err != nil {
-		return err
-	} else if el != nil {
-		o.Elector, o.IsLeader = el, el.IsLeader
 	}
 	if audit != nil {
 		o.Audit = audit

@@ -149,6 +149,30 @@ func TestServeBindFailureCreatesNothing(t *testing.T) {
 	}
 }
 
+// TestServeElectorFailureCreatesNoAuditLog: --leader-elect with a
+// kubeconfig that cannot be read exits on that error before the
+// --audit-log file is created (it was created first).
+func TestServeElectorFailureCreatesNoAuditLog(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	body := "targets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: 2\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	audit := filepath.Join(dir, "audit.jsonl")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--audit-log", audit,
+		"--leader-elect", "--kubeconfig", filepath.Join(dir, "no-kubeconfig")}, nil, &out, &errb)
+	if code == 0 || !strings.Contains(errb.String(), "no-kubeconfig") {
+		t.Fatalf("exit %d, stderr %q; want an error naming the kubeconfig", code, errb.String())
+	}
+	if _, err := os.Stat(audit); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s after the elector error: %v, want it absent", audit, err)
+	}
+}
+
 // TestEmptyPathFlag: a path flag given an empty value (`--state-dir
 // "$DIR"` with DIR unset) is refused, exit 2, naming the flag; kong made it
 // the working directory, so serve wrote its state files where it was
