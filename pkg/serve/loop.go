@@ -751,7 +751,8 @@ func (l *Loop) writeAudit(r Record, now time.Time) {
 	}
 }
 
-// Recent returns the last decisions of every target, newest last; the
+// Recent returns the last decisions of every target (not those still
+// restoring after a reload), newest last; the
 // newest has its steps (written now when the cycle left them out:
 // recommend.Decider.Quiet). It waits while a cycle decides, not while it
 // reads or writes.
@@ -760,6 +761,9 @@ func (l *Loop) Recent() map[string][]Record {
 	defer l.mu.Unlock()
 	out := make(map[string][]Record, len(l.targets))
 	for _, t := range l.targets {
+		if t.restoring.Load() {
+			continue // its restore writes its decider (SetConfig); nothing decided yet
+		}
 		recs := t.records()
 		if n := len(recs); n > 0 && recs[n-1].Steps == nil {
 			recs[n-1].Steps = t.run.Explain()

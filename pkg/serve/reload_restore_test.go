@@ -116,6 +116,25 @@ func TestReloadRestoreDoesNotBlockCycles(t *testing.T) {
 		t.Fatalf("SetConfig returned (%v) before b's rebuild was released", err)
 	default:
 	}
+	if _, ok := l.Recent()["b"]; ok {
+		t.Error("Recent lists b while its restore is under way")
+	}
+	// The restore writes b's decider as the release lands: a reader of
+	// every target's decisions (the HTTP handlers' Recent) runs beside it,
+	// for -race to see.
+	stopRead := make(chan struct{})
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		for {
+			select {
+			case <-stopRead:
+				return
+			default:
+				_ = l.Recent()
+			}
+		}
+	}()
 	close(release)
 	select {
 	case err := <-reloaded:
@@ -125,6 +144,8 @@ func TestReloadRestoreDoesNotBlockCycles(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("SetConfig did not return 10 s after b's rebuild was released")
 	}
+	close(stopRead)
+	<-readDone
 	for {
 		select {
 		case r := <-decisions:
