@@ -148,6 +148,23 @@ func (c *ServeCmd) Run(e *env) error {
 	// client-go's retries (informers, discovery, the Lease) in serve's log,
 	// not klog's stderr, at most once a minute per message.
 	klog.SetSlogLogger(slog.New(kube.ClientLogHandler(log.Handler(), time.Minute)))
+	// The listen address is bound before the audit log is opened and the
+	// state directory made (serve.Run): a port in use exits 1 with nothing
+	// created on disk. serve.Run closes it; so does this on an earlier error.
+	ln, err := serve.Listen(cfg, c.Listen)
+	if err != nil {
+		return err // runtime: exit 1
+	}
+	defer ln.Close()
+	o := serve.Options{ConfigPath: c.Config, Listen: c.Listen, Listener: ln, StateDir: c.StateDir, Version: version(), Log: log,
+		Cluster: func() (*kube.Cluster, error) { return kube.Connect(c.Kubeconfig) }}
+	// The elector's client too (a bad kubeconfig) fails before the audit
+	// log is created.
+	if el, err := c.elector(c.Kubeconfig, log); err != nil {
+		return err
+	} else if el != nil {
+		o.Elector, o.IsLeader = el, el.IsLeader
+	}
 	var audit io.WriteCloser
 	if c.AuditLog != "" {
 		// Never blocking serve: a FIFO without a reader is refused, one
@@ -167,13 +184,6 @@ func (c *ServeCmd) Run(e *env) error {
 		}
 		defer f.Close()
 		audit = f
-	}
-	o := serve.Options{ConfigPath: c.Config, Listen: c.Listen, StateDir: c.StateDir, Version: version(), Log: log,
-		Cluster: func() (*kube.Cluster, error) { return kube.Connect(c.Kubeconfig) }}
-	if el, err := c.elector(c.Kubeconfig, log); err != nil {
-		return err
-	} else if el != nil {
-		o.Elector, o.IsLeader = el, el.IsLeader
 	}
 	if audit != nil {
 		o.Audit = audit

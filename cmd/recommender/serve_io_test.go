@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -113,6 +115,61 @@ func TestServePortInUse(t *testing.T) {
 		if ctx.Err() != nil {
 			t.Fatal("serve did not exit on the bind error")
 		}
+	}
+}
+
+// TestServeBindFailureCreatesNothing: serve whose listen address another
+// process holds exits 1 on the bind error and leaves nothing on disk; it
+// used to create the --audit-log file and the --state-dir directory first.
+func TestServeBindFailureCreatesNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	body := "targets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: 2\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	audit, state := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "state")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"serve", "--config", cfg, "--listen", addr, "--audit-log", audit, "--state-dir", state}, nil, &out, &errb)
+	if want := "--listen " + addr + ": listen tcp " + addr + ": bind: address already in use"; code != exitRuntime || !strings.Contains(errb.String(), want) {
+		t.Fatalf("exit %d, stderr %q; want 1 with %q", code, errb.String(), want)
+	}
+	for _, p := range []string{audit, state} {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s after the bind error: %v, want it absent", p, err)
+		}
+	}
+}
+
+// TestServeElectorFailureCreatesNoAuditLog: --leader-elect with a
+// kubeconfig that cannot be read exits on that error before the
+// --audit-log file is created (it was created first).
+func TestServeElectorFailureCreatesNoAuditLog(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	body := "targets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: 2\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	audit := filepath.Join(dir, "audit.jsonl")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--audit-log", audit,
+		"--leader-elect", "--kubeconfig", filepath.Join(dir, "no-kubeconfig")}, nil, &out, &errb)
+	if code == 0 || !strings.Contains(errb.String(), "no-kubeconfig") {
+		t.Fatalf("exit %d, stderr %q; want an error naming the kubeconfig", code, errb.String())
+	}
+	if _, err := os.Stat(audit); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s after the elector error: %v, want it absent", audit, err)
 	}
 }
 

@@ -491,8 +491,9 @@ func (b shapes) prefixHit(f modelserver.Families, window time.Duration) parser.E
 // waiting 14 with no new input, llm-scaler #391), one series per pod; the
 // Stuck signal is count() of it:
 //
-//	  sum by (pod) (max without (<replica labels>) (min_over_time(W{sel}[w]))) > 0
-//	and on (pod) (max by (pod) (increase(G{sel}[w]))) == 0
+//	    sum by (pod) (max without (<replica labels>) (min_over_time(W{sel}[w]))) > 0
+//	  and on (pod) (max by (pod) (increase(G{sel}[w]))) == 0
+//	and on (pod) (W{sel} offset w > 0)
 //
 // restricted to live pods like the totals, W the waiting family and G the
 // generation token counter (else the prompt one; alternative names joined
@@ -500,12 +501,15 @@ func (b shapes) prefixHit(f modelserver.Families, window time.Duration) parser.E
 // decodes emits a token, so a flat generation counter means no request made
 // progress; one counter keeps the query short (it is repeated in Stuck and
 // StuckWaiting for every target of a batch). Requests must have waited
-// through the whole window (its minimum > 0: a burst arriving at an idle pod
-// is not stuck), and the counter may not have moved (max of increases over a
-// pod's series == 0; HA duplicates cannot change a max). A pod without the
-// counter, or whose counter has fewer than two samples in the window (a new
-// pod), has no increase and is not counted. nil when the profile lacks the
-// waiting family or both token families.
+// through the whole window: its minimum > 0 (a burst arriving at an idle pod
+// is not stuck) and, since a minimum covers only the samples inside the
+// window, the sample at its start (W offset w, the last one at or before
+// it) > 0 too: a pod whose series began inside the window (a new pod
+// stuck for 1 minute of 2) is not counted. The counter may not have moved
+// (max of increases over a pod's series == 0; HA duplicates cannot change
+// a max). A pod without the counter, or whose counter has fewer than two
+// samples in the window, has no increase and is not counted. nil when the
+// profile lacks the waiting family or both token families.
 func (b shapes) stuckPods(f modelserver.Families, w time.Duration) parser.Expr {
 	counter := f.GenerationTokens
 	if len(counter) == 0 {
@@ -521,7 +525,17 @@ func (b shapes) stuckPods(f modelserver.Families, w time.Duration) parser.Expr {
 		return aggregate(parser.MAX, false, b.pod(), call("increase", rangeOf(selector(fam, b.sel), w)))
 	})
 	waited := binary(parser.GTR, b.live(alternatives(f.Waiting, waitedAll)), number(0), nil)
-	return binary(parser.LAND, waited, binary(parser.EQLC, moved, number(0), nil), b.pod())
+	// min_over_time sees only the samples a series has inside the window:
+	// a pod that appeared (or came back) in it has fewer, so the window
+	// must open on a sample already > 0 (the sample at or before its start,
+	// the waiting `offset w`).
+	waitedFromStart := alternatives(f.Waiting, func(fam string) parser.Expr {
+		v := selector(fam, b.sel)
+		v.OriginalOffset = w
+		return binary(parser.GTR, v, number(0), nil)
+	})
+	stuck := binary(parser.LAND, waited, binary(parser.EQLC, moved, number(0), nil), b.pod())
+	return binary(parser.LAND, stuck, waitedFromStart, b.pod())
 }
 
 // stuckTotal is total(families) restricted to the stuck pods:

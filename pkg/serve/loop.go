@@ -89,8 +89,14 @@ type Loop struct {
 	tuning   *Tuning // SetTuning's (tuning.go); nil: none
 	limiter  logLimiter
 	auditMu  sync.Mutex // audit lines come from cycles and from tuning
-	// cycleMu serialises cycles, reloads and source swaps.
+	// cycleMu serialises cycles, the install of a new target list and
+	// source swaps (not the new targets' restores: see SetConfig).
 	cycleMu sync.Mutex
+	// configMu serialises SetConfig calls, restores included.
+	configMu sync.Mutex
+	// restoring counts the targets whose restore has not finished yet;
+	// cycles leave them out (while > 0, Cycle filters the target list).
+	restoring atomic.Int64
 	// mu guards targets and their deciders and records: held while a
 	// cycle decides and while it records write outcomes, not while it
 	// reads or writes.
@@ -156,8 +162,13 @@ func NewLoop(o LoopOptions) (*Loop, error) {
 // desired value and recent decisions of targets whose name is unchanged;
 // targets no longer configured lose their series. New targets restore
 // their state from Store, else Rebuild, whose queries end with ctx (a stop
-// during serve's startup rebuild ends it at once). It waits for a running
-// cycle to finish.
+// during serve's startup rebuild ends it at once). The new target list is
+// installed between two cycles (waiting for a running one to finish); the
+// restores run after that, outside the cycles, so the unchanged targets
+// keep deciding on schedule while a rebuild waits on Prometheus (up to
+// prometheus.timeout); each new target joins the cycles once its own
+// restore has finished (a P/D pair once both pools have). SetConfig returns
+// when every restore has finished; calls are serialised.
 func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 	next := make([]*target, 0, len(cfg.Targets))
 	for i := range cfg.Targets {
@@ -181,13 +192,41 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 			next = append(next, t)
 		}
 	}
+	l.configMu.Lock()
+	defer l.configMu.Unlock()
+	fresh := l.install(next)
+	// The new targets' restores (a state file, or a rebuild: two range
+	// queries, each up to prometheus.timeout against a hanging Prometheus)
+	// run restoreParallel at once, so a startup of N targets waits about
+	// N / restoreParallel timeouts, not N. Cycles leave a target out until
+	// its restore has stored restoring false (which orders the restore's
+	// writes before the cycle's reads of t.run).
+	var g errgroup.Group
+	g.SetLimit(restoreParallel)
+	for _, t := range fresh {
+		g.Go(func() error {
+			l.restoreLogged(ctx, t)
+			t.restoring.Store(false)
+			l.restoring.Add(-1)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	l.tuning.setTargets(next)
+	return nil
+}
+
+// install makes next the target list between two cycles: the targets
+// whose key is unchanged take over their predecessors' memory, the others
+// are marked restoring and returned, and the targets no longer configured
+// lose their series.
+func (l *Loop) install(next []*target) (fresh []*target) {
 	l.cycleMu.Lock()
 	defer l.cycleMu.Unlock()
 	old := map[string]*target{}
 	for _, t := range l.targets {
 		old[t.key] = t
 	}
-	var fresh []*target
 	for _, t := range next {
 		if o, ok := old[t.key]; ok {
 			t.run, t.recent, t.nRecent, t.oldest, t.newest = o.run, o.recent, o.nRecent, o.oldest, o.newest
@@ -195,26 +234,41 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 			continue
 		}
 		l.metrics.Init(t.key)
+		t.restoring.Store(true)
 		fresh = append(fresh, t)
 	}
-	// The new targets' restores (a state file, or a rebuild: two range
-	// queries, each up to prometheus.timeout against a hanging Prometheus)
-	// run restoreParallel at once, so a startup of N targets waits about
-	// N / restoreParallel timeouts, not N.
-	var g errgroup.Group
-	g.SetLimit(restoreParallel)
-	for _, t := range fresh {
-		g.Go(func() error { l.restoreLogged(ctx, t); return nil })
-	}
-	_ = g.Wait()
 	for name := range old {
 		l.metrics.Forget(name)
 	}
+	l.restoring.Add(int64(len(fresh)))
 	l.mu.Lock()
 	l.targets = next
 	l.mu.Unlock()
-	l.tuning.setTargets(next)
-	return nil
+	return fresh
+}
+
+// deciding is targets without those still restoring (SetConfig); a P/D
+// pair (prefill then decode, adjacent) is kept only when both pools are
+// restored. It returns targets itself when none is restoring.
+func (l *Loop) deciding(targets []*target) []*target {
+	if l.restoring.Load() == 0 {
+		return targets
+	}
+	out := make([]*target, 0, len(targets))
+	for i := 0; i < len(targets); i++ {
+		t := targets[i]
+		if t.cfg.Role == recommend.RolePrefill && i+1 < len(targets) {
+			if !t.restoring.Load() && !targets[i+1].restoring.Load() {
+				out = append(out, t, targets[i+1])
+			}
+			i++
+			continue
+		}
+		if !t.restoring.Load() {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // restoreParallel bounds the new targets' restores run at once by SetConfig.
@@ -348,7 +402,7 @@ func (l *Loop) Cycle(ctx context.Context) {
 	start := time.Now()
 	now := l.now()
 	l.mu.Lock()
-	targets := l.targets
+	targets := l.deciding(l.targets)
 	l.mu.Unlock()
 	if len(targets) == 0 {
 		return
@@ -697,7 +751,8 @@ func (l *Loop) writeAudit(r Record, now time.Time) {
 	}
 }
 
-// Recent returns the last decisions of every target, newest last; the
+// Recent returns the last decisions of every target (not those still
+// restoring after a reload), newest last; the
 // newest has its steps (written now when the cycle left them out:
 // recommend.Decider.Quiet). It waits while a cycle decides, not while it
 // reads or writes.
@@ -706,6 +761,9 @@ func (l *Loop) Recent() map[string][]Record {
 	defer l.mu.Unlock()
 	out := make(map[string][]Record, len(l.targets))
 	for _, t := range l.targets {
+		if t.restoring.Load() {
+			continue // its restore writes its decider (SetConfig); nothing decided yet
+		}
 		recs := t.records()
 		if n := len(recs); n > 0 && recs[n-1].Steps == nil {
 			recs[n-1].Steps = t.run.Explain()

@@ -30,6 +30,10 @@ type Options struct {
 	ConfigPath string
 	// Listen overrides the config's listen address when not empty.
 	Listen string
+	// Listener, when set, is the HTTP address already bound (Listen), which
+	// Run serves and closes, on every return. Nil: Run binds the address
+	// itself, before it creates anything on disk (StateDir).
+	Listener net.Listener
 	// StateDir persists per-target state when not empty.
 	StateDir string
 	// Audit receives one JSON line per decision (nil: none).
@@ -142,6 +146,17 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// Bound before anything is created on disk (StateDir): a port in use
+	// leaves no state directory behind. Closed on every return (Serve
+	// closes it once it runs).
+	ln := o.Listener
+	if ln == nil {
+		var err error
+		if ln, err = Listen(cfg, o.Listen); err != nil {
+			return err
+		}
+	}
+	defer ln.Close()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := NewMetrics(reg, o.Version)
@@ -184,17 +199,6 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	addr := cfg.Listen
 	if o.Listen != "" {
 		addr = o.Listen
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		from := "listen " + addr + " (the config's listen:)"
-		if o.Listen != "" {
-			from = "--listen " + addr
-		}
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return fmt.Errorf("%s: %w: another process holds the port (an infscale already running?); stop it, or give another with --listen HOST:PORT (port 0: any free one)", from, err)
-		}
-		return fmt.Errorf("%s: %w", from, err)
 	}
 	srv := &http.Server{Handler: Handler(reg, loop), ReadHeaderTimeout: 10 * time.Second}
 	srvErr := make(chan error, 1)
@@ -301,6 +305,24 @@ func reload(ctx context.Context, loop *Loop, load func(string) (*config.File, er
 		return nil, err
 	}
 	return next, nil
+}
+
+// Listen binds serve's HTTP address (TCP): flag, the --listen value, when
+// not empty, else cfg.Listen. Its error names where the address came from
+// and, for a port in use, what to do.
+func Listen(cfg *config.File, flag string) (net.Listener, error) {
+	addr, from := cfg.Listen, "listen "+cfg.Listen+" (the config's listen:)"
+	if flag != "" {
+		addr, from = flag, "--listen "+flag
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("%s: %w: another process holds the port (an infscale already running?); stop it, or give another with --listen HOST:PORT (port 0: any free one)", from, err)
+		}
+		return nil, fmt.Errorf("%s: %w", from, err)
+	}
+	return ln, nil
 }
 
 // NewSource builds the source a config asks for: Prometheus when

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/infscale/infscale/pkg/config"
@@ -30,6 +31,9 @@ type target struct {
 	nRecent, oldest uint8
 	// dupLogged is set once folded duplicate series were logged.
 	dupLogged bool
+	// restoring is true from SetConfig's install of a new target until its
+	// restore has finished: cycles leave it out meanwhile.
+	restoring atomic.Bool
 	newest    struct {
 		raw   recommend.RawResults
 		steps []recommend.Step
