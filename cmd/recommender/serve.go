@@ -72,7 +72,7 @@ type ServeCmd struct {
 
 // Run loads the config (exit 2 on any problem, nothing served) and serves
 // until SIGTERM/interrupt; SIGHUP reloads the config.
-func (c *ServeCmd) Run(e *env) error {
+func (c *ServeCmd) Run(e *env) (retErr error) {
 	level := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[c.LogLevel]
 	hopts := &slog.HandlerOptions{Level: level}
 	var log *slog.Logger
@@ -167,6 +167,16 @@ func (c *ServeCmd) Run(e *env) error {
 	}
 	var audit io.WriteCloser
 	if c.AuditLog != "" {
+		// A file this start creates and serve leaves empty on an error
+		// (the state directory cannot be made, the cluster cannot be
+		// reached) is removed: a failed start leaves nothing on disk.
+		if _, err := os.Lstat(c.AuditLog); errors.Is(err, fs.ErrNotExist) {
+			defer func() {
+				if retErr != nil {
+					removeIfEmpty(c.AuditLog)
+				}
+			}()
+		}
 		// Never blocking serve: a FIFO without a reader is refused, one
 		// whose reader stalls drops lines (appendlog).
 		f, err := appendlog.Open(c.AuditLog)
@@ -220,4 +230,12 @@ func loadConfig(path string) (*config.File, error) {
 		return nil, invalidf("--config %s: no such file: want serve's YAML configuration (docs/config.md; examples/serve-*.yaml are some)", path)
 	}
 	return nil, fileError("config", path, err)
+}
+
+// removeIfEmpty removes path when it is an empty regular file (an audit log
+// a failed start created and never wrote).
+func removeIfEmpty(path string) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+		_ = os.Remove(path)
+	}
 }

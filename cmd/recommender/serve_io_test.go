@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -210,5 +211,41 @@ func TestEmptyPathFlag(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run(ctx, []string{"serve", "--config", cfg, "--check-config", "--state-dir", "."}, nil, &out, &errb); code == exitInvalid && strings.Contains(errb.String(), "empty path") {
 		t.Errorf("--state-dir .: refused as empty: %s", errb.String())
+	}
+}
+
+// TestServeStartFailureRemovesNewAuditLog: a start that fails after the
+// audit log is opened (here the state directory cannot be made: its
+// parent is a file) removes the empty file it created, and leaves a file
+// that was there before alone.
+func TestServeStartFailureRemovesNewAuditLog(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	body := "targets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: 2\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(cfg, "state") // under a regular file: mkdir fails
+	for _, existed := range []bool{false, true} {
+		audit := filepath.Join(dir, fmt.Sprintf("audit-%v.jsonl", existed))
+		if existed {
+			if err := os.WriteFile(audit, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		var out, errb bytes.Buffer
+		code := run(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--audit-log", audit, "--state-dir", state}, nil, &out, &errb)
+		cancel()
+		if code == 0 || !strings.Contains(errb.String(), "state") {
+			t.Fatalf("exit %d, stderr %q; want an error about the state directory", code, errb.String())
+		}
+		_, err := os.Stat(audit)
+		switch {
+		case !existed && !errors.Is(err, fs.ErrNotExist):
+			t.Errorf("the audit log this start created: %v after the failed start, want it removed", err)
+		case existed && err != nil:
+			t.Errorf("the audit log that was there before: %v, want it kept", err)
+		}
 	}
 }
