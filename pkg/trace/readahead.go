@@ -6,15 +6,15 @@ import (
 )
 
 // ReadAheadBatch is the number of requests ReadAhead's goroutine reads per
-// batch (at about 80 bytes a request, 160 KiB a batch, three batches at most).
+// batch: 32 KiB at 16 bytes a request; a pass holds four batches at most
+// (one being filled, two queued, one being read).
 const ReadAheadBatch = 2048
 
 // ReadAhead wraps rd so that a goroutine reads its requests ahead, in
 // batches of ReadAheadBatch, while the caller consumes the previous batch:
 // generating or parsing a trace then runs on a second core beside the
 // replay. The requests and the error that ends the pass (io.EOF, or a
-// file's line error) come out exactly as rd gives them. At most three
-// batches are held. Close stops the goroutine, waits for it, then closes rd;
+// file's line error) come out exactly as rd gives them. Close stops the goroutine, waits for it, then closes rd;
 // the wrapper is for one consumer goroutine, as any Reader.
 func ReadAhead(rd Reader) Reader {
 	a := &readAhead{rd: rd, full: make(chan batch, 2), free: make(chan []Request, 3), done: make(chan struct{})}
