@@ -57,17 +57,19 @@ var costShapes = map[string]func(n int) string{
 }
 
 // peakLive runs f with the collector at GOGC=5 and samples the heap's
-// objects every 200 µs: the peak of what f kept live, garbage of at most a
-// twentieth of the whole heap included (at GOGC=20 a fifth of it, the
-// test binary's own heap counted, read long scalars at 1.68 of their
-// 1.58 MiB while CI ran other packages beside it).
-func peakLive(f func()) int64 {
+// objects every 200 µs: the peak of what f kept live above the heap
+// before it (base), garbage included. The collector lets garbage grow to
+// a twentieth of the whole heap (base included) before it collects, so a
+// caller allows that much above what it bounds (at GOGC=20, a fifth,
+// long scalars read 1.68 of their 1.58 MiB while CI ran other packages
+// beside it; at 5 without the allowance, 1.60).
+func peakLive(f func()) (peak, base int64) {
 	defer debug.SetGCPercent(debug.SetGCPercent(5))
 	runtime.GC()
 	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(s)
-	base := s[0].Value.Uint64()
-	var peak atomic.Uint64
+	heap0 := s[0].Value.Uint64()
+	var top atomic.Uint64
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -79,13 +81,13 @@ func peakLive(f func()) int64 {
 			case <-time.After(200 * time.Microsecond):
 			}
 			metrics.Read(ss)
-			peak.Store(max(peak.Load(), ss[0].Value.Uint64()))
+			top.Store(max(top.Load(), ss[0].Value.Uint64()))
 		}
 	}()
 	f()
 	close(stop)
 	<-done
-	return int64(peak.Load()) - int64(base)
+	return int64(top.Load()) - int64(heap0), int64(heap0)
 }
 
 // The cost model yamlbound refuses by (12 bytes a byte of text, 640 a
@@ -99,13 +101,16 @@ func TestParseCostModel(t *testing.T) {
 		data := []byte(shape(8192))
 		toks := int64(len(lexer.Tokenize(string(data))))
 		model := int64(len(data))*yamlbound.BytesPerByte + toks*yamlbound.ParseBytesPerToken
-		peak := int64(math.MaxInt64) // the least of five: garbage the collector has not reached inflates a sample (on a loaded machine, long scalars read up to 1.4 of their 1.58 MiB)
+		peak, garbage := int64(math.MaxInt64), int64(0) // the least of five: garbage the collector has not reached inflates a sample (on a loaded machine, long scalars read up to 1.4 of their 1.58 MiB)
 		for range 5 {
-			peak = min(peak, peakLive(func() { Parse(data, "cost.yaml") }))
+			p, base := peakLive(func() { Parse(data, "cost.yaml") })
+			if p < peak {
+				peak, garbage = p, (base+model)/20 // GOGC=5: up to a twentieth of the heap is garbage
+			}
 		}
-		t.Logf("%s: %d bytes, %d tokens: peak live %.2f MiB, model %.2f MiB", name, len(data), toks, float64(peak)/(1<<20), float64(model)/(1<<20))
-		if peak > model {
-			t.Errorf("%s: the parse kept %d bytes live, more than the model's %d (%d bytes, %d tokens)", name, peak, model, len(data), toks)
+		t.Logf("%s: %d bytes, %d tokens: peak live %.2f MiB (garbage allowed %.2f), model %.2f MiB", name, len(data), toks, float64(peak)/(1<<20), float64(garbage)/(1<<20), float64(model)/(1<<20))
+		if peak > model+garbage {
+			t.Errorf("%s: the parse kept %d bytes live, more than the model's %d + %d of garbage GOGC=5 allows (%d bytes, %d tokens)", name, peak, model, garbage, len(data), toks)
 		}
 	}
 }
