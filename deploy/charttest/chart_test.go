@@ -692,45 +692,6 @@ func TestValuesTypos(t *testing.T) {
 	}
 }
 
-// TestPairTarget: a prefill/decode target (config.roles, docs/llm-d.md)
-// is two workloads. The chart's one ScaledObject per target needed
-// config.maxReplicaCount (required for its ScaledObject), which serve then
-// refuses on a pair (it is per role), and read max over both roles' series;
-// it is refused naming what to do. With scaledObject.enabled: false the
-// pair renders into a config serve loads, both roles in it; with
-// rbac.modes (the workload as the target's scaleTargetRef, which a pair
-// takes per role) it is refused too.
-func TestPairTarget(t *testing.T) {
-	const pd = `targets:
-- name: chat
-  workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat-decode}
-  config:
-    server: vllm
-    replica: {gpu: h100-sxm, model: llama-3-8b}
-    roles:
-      prefill: {selector: '{namespace="llm", pod=~"chat-prefill-.*"}', metrics: [{type: demand, target: 0.9}], maxReplicaCount: 8}
-      decode: {selector: '{namespace="llm", pod=~"chat-decode-.*"}', metrics: [{type: demand, target: 0.9}], maxReplicaCount: 16}
-`
-	for _, c := range []struct{ values, want string }{
-		{pd, `targets[chat].config.roles: a prefill/decode pair is two workloads, and the chart renders one ScaledObject per target; set scaledObject.enabled: false and apply one ScaledObject per role on max(infscale_desired_replicas{target="chat", role="prefill"})`},
-		{pd + "    maxReplicaCount: 16\n", "targets[chat].config.roles: a prefill/decode pair is two workloads"},
-		{pd + "  scaledObject: {enabled: false}\nrbac: {modes: [read-only]}\n", "targets[chat].config.roles: with rbac.modes the chart names the target's one workload as its scaleTargetRef"},
-	} {
-		_, err := tryRender(c.values)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("error %v, want one containing %q", err, c.want)
-		}
-	}
-	objs := render(t, pd+"  scaledObject: {enabled: false}\n")
-	if got := kinds(objs); slices.Contains(got, "ScaledObject") {
-		t.Errorf("kinds %v, want no ScaledObject", got)
-	}
-	f := serveConfig(t, objs)
-	if len(f.Targets) != 1 || !f.Targets[0].Pair() {
-		t.Fatalf("targets %+v, want the one pair chat", f.Targets)
-	}
-}
-
 // TestScaledObjectWorkload: a target's ScaledObject needs its workload's
 // name and namespace (KEDA scales a workload of the ScaledObject's own
 // namespace): without workload the render failed with "nil pointer

@@ -4,7 +4,9 @@
 // in tools/) that scrapes two infscale exporters, and asserts what KEDA
 // reports: the value for the shipped max() query, KEDA's error on several
 // series, and its error (ignoreNullValues "false") or 0 (KEDA's default)
-// on an empty result.
+// on an empty result; and with each trigger of deploy/llm-d/pd/scaledobjects.yaml
+// (equal to the Helm chart's for a prefill/decode pair target), the value
+// of its own role's series.
 //
 // It is its own module because pkg/scalers holds all of KEDA's scalers in
 // one package: the build list is 287 modules (cloud SDKs, database and queue

@@ -61,3 +61,95 @@ they run as the namespace's default account with no token. */}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/* Role (prefill or decode) of a prefill/decode pair target (config.roles):
+its config, as YAML ({} when the target has no such role: the render fails
+naming it). Called with (dict "target" T "role" R). */}}
+{{- define "infscale.roleConfig" -}}
+{{- $roles := (.target.config | default dict).roles | default dict -}}
+{{- if not (kindIs "map" $roles) -}}{{- fail (printf "targets[%s].config.roles: a mapping of the two pools, {prefill: {...}, decode: {...}} (docs/config.md)" .target.name) -}}{{- end -}}
+{{- $rc := get $roles .role -}}
+{{- if not $rc -}}{{- fail (printf "targets[%s].config.roles.%s is required: a prefill/decode pair names both pools, roles: {prefill: {...}, decode: {...}}, each with its selector, metrics and maxReplicaCount (docs/config.md)" .target.name .role) -}}{{- end -}}
+{{- toYaml $rc -}}
+{{- end -}}
+
+{{/* The workload of role R of pair target T, as YAML {apiVersion, kind,
+name, resource, namespace}: workload.<role> of the values (apiVersion and
+kind defaulting to KEDA's apps/v1 Deployment) in workload.namespace. The
+render fails naming the missing value and why (.why) it is needed. Called
+with (dict "target" T "role" R "why" W). */}}
+{{- define "infscale.roleWorkload" -}}
+{{- $w := .target.workload | default dict -}}
+{{- $r := get $w .role | default dict -}}
+{{- $name := required (printf "targets[%s].workload.%s.name is required for a prefill/decode pair: the %s pool's workload (e.g. {apiVersion: apps/v1, kind: Deployment, name: %s-%s}); %s" .target.name .role .role .target.name .role .why) $r.name -}}
+{{- $ns := required (printf "targets[%s].workload.namespace is required for a prefill/decode pair: the namespace of both pools' workloads; %s" .target.name .why) $w.namespace -}}
+{{- $other := get $w (ternary "decode" "prefill" (eq .role "prefill")) | default dict -}}
+{{- if and (eq $name (toString $other.name)) (eq ($r.kind | default "Deployment") ($other.kind | default "Deployment")) -}}
+{{- fail (printf "targets[%s].workload: prefill and decode name the same workload %s %q; each pool of a pair is its own workload (llm-d's %s-prefill and %s-decode)" .target.name ($r.kind | default "Deployment") $name .target.name .target.name) -}}
+{{- end -}}
+{{- toYaml (dict "apiVersion" ($r.apiVersion | default "apps/v1") "kind" ($r.kind | default "Deployment") "name" $name "resource" ($r.resource | default "") "namespace" $ns) -}}
+{{- end -}}
+
+{{/* One KEDA ScaledObject (deploy/keda/scaledobject.yaml; docs/keda.md has
+every field's why). Called with (dict "root" $ "name" N "namespace" NS "ref"
+{apiVersion, kind, name} "min" MIN "max" MAX "so" SCALEDOBJECT-VALUES "query" Q). */}}
+{{- define "infscale.scaledObject" -}}
+{{- $min := .min }}
+{{- $so := .so }}
+---
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata:
+  name: {{ .name }}
+  namespace: {{ .namespace }}
+  labels:
+    {{- include "infscale.labels" .root | nindent 4 }}
+spec:
+  scaleTargetRef:
+    apiVersion: {{ .ref.apiVersion }}
+    kind: {{ .ref.kind }}
+    name: {{ .ref.name }}
+  pollingInterval: {{ default 15 $so.pollingInterval }}
+  {{- if eq $min 0 }}
+  cooldownPeriod: 30
+  {{- end }}
+  minReplicaCount: {{ $min }}
+  maxReplicaCount: {{ .max }}
+  fallback:
+    failureThreshold: {{ dig "fallback" "failureThreshold" 3 $so }}
+    replicas: {{ max $min 1 }}
+    behavior: currentReplicas
+  advanced:
+    horizontalPodAutoscalerConfig:
+      behavior:
+        scaleUp:
+          stabilizationWindowSeconds: 0
+          tolerance: "0"
+          selectPolicy: Max
+          policies:
+          - type: Percent
+            value: 1000
+            periodSeconds: 15
+          - type: Pods
+            value: 100
+            periodSeconds: 15
+        scaleDown:
+          stabilizationWindowSeconds: 0
+          tolerance: "0"
+          selectPolicy: Max
+          policies:
+          - type: Percent
+            value: 100
+            periodSeconds: 15
+  triggers:
+  - type: prometheus
+    metricType: AverageValue
+    metadata:
+      serverAddress: {{ .root.Values.keda.serverAddress | default .root.Values.prometheus.url | required "keda.serverAddress: the Prometheus KEDA reads infscale's metric from (prometheus.url is null: embedded mode); or scaledObject.enabled: false" }}
+      query: {{ .query }}
+      threshold: "1"
+      {{- if eq $min 0 }}
+      activationThreshold: "0"
+      {{- end }}
+      ignoreNullValues: "false"
+{{- end -}}
