@@ -234,6 +234,8 @@ func TestPairBadValues(t *testing.T) {
 			"targets[chat].workload.prefill.name is required for a prefill/decode pair: the prefill pool's workload (e.g. {apiVersion: apps/v1, kind: Deployment, name: chat-prefill}); with rbac.modes serve reads it as the role's scaleTargetRef"},
 		{strings.Replace(pd, "    namespace: llm\n", "", 1), "targets[chat].workload.namespace is required for a prefill/decode pair"},
 		{strings.Replace(pd, "        maxReplicaCount: 16\n", "", 1), "targets[chat].config.roles.decode.maxReplicaCount is required for its ScaledObject"},
+		{strings.Replace(pd, "        minReplicaCount: 2\n", "        minReplicaCount: 0\n", 1),
+			"targets[chat].config.roles.decode.minReplicaCount: 0: a prefill/decode pair's pools do not scale to zero"},
 		{pd[:strings.Index(pd, "      decode:\n        selector")], "targets[chat].config.roles.decode is required: a prefill/decode pair names both pools"},
 		{strings.Replace(pd, "    lookahead: 136s\n", "    lookahead: 136s\n    maxReplicaCount: 16\n", 1),
 			"targets[chat].config.maxReplicaCount: a prefill/decode pair (config.roles) is bounded per pool: give roles.prefill.minReplicaCount/maxReplicaCount and roles.decode's"},
