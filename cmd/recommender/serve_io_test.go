@@ -94,11 +94,7 @@ func TestServePortInUse(t *testing.T) {
 	defer ln.Close()
 	addr := ln.Addr().String()
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "serve.yaml")
-	body := "listen: " + addr + "\ntargets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: 2\n"
-	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeServeConfig(t, dir, "listen: "+addr+"\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, tc := range []struct {
@@ -130,11 +126,7 @@ func TestServeBindFailureCreatesNothing(t *testing.T) {
 	defer ln.Close()
 	addr := ln.Addr().String()
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "serve.yaml")
-	body := "targets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: 2\n"
-	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeServeConfig(t, dir, "")
 	audit, state := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "state")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -155,11 +147,7 @@ func TestServeBindFailureCreatesNothing(t *testing.T) {
 // --audit-log file is created (it was created first).
 func TestServeElectorFailureCreatesNoAuditLog(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "serve.yaml")
-	body := "targets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: 2\n"
-	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeServeConfig(t, dir, "")
 	audit := filepath.Join(dir, "audit.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -220,11 +208,7 @@ func TestEmptyPathFlag(t *testing.T) {
 // that was there before alone.
 func TestServeStartFailureRemovesNewAuditLog(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "serve.yaml")
-	body := "targets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: 2\n"
-	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeServeConfig(t, dir, "")
 	state := filepath.Join(cfg, "state") // under a regular file: mkdir fails
 	for _, existed := range []bool{false, true} {
 		audit := filepath.Join(dir, fmt.Sprintf("audit-%v.jsonl", existed))
@@ -248,4 +232,16 @@ func TestServeStartFailureRemovesNewAuditLog(t *testing.T) {
 			t.Errorf("the audit log that was there before: %v, want it kept", err)
 		}
 	}
+}
+
+// writeServeConfig writes dir/serve.yaml: head, then one embedded-mode
+// target (chat, scraping a port nothing listens on), and returns its path.
+func writeServeConfig(t *testing.T, dir, head string) string {
+	t.Helper()
+	cfg := filepath.Join(dir, "serve.yaml")
+	body := head + "targets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: 2\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

@@ -69,13 +69,7 @@ func TestHoldThreshold(t *testing.T) {
 //	                     cost(15) = 15: T* = 15; open 0 s < 15: hold 3
 //	t=60   5          -> open 15 s >= 15: release to 1
 func TestHoldDecide(t *testing.T) {
-	zero := int32(0)
-	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}}, Min: 1, Max: 10, Hold: &Hold{BreakEven: 90 * time.Second}}
-	p.Behavior.ScaleDown = rules(zero, "Max", percent(100, 15))
-	mustValidate(t, p)
-	obs := func(cur int, running float64) Observation {
-		return Observation{Current: cur, Running: running, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
-	}
+	p, obs := holdPolicy(t, 90*time.Second, nil), runObs
 	var st State
 	expect(t, Decide(p, obs(1, 30), &st, at(0)), 3, ReasonMetric)
 	expect(t, Decide(p, obs(3, 5), &st, at(15)), 1, ReasonMetric)
@@ -108,13 +102,7 @@ func TestHoldDecide(t *testing.T) {
 // releasing at once), open 0 s: hold 1 + 1 = 2, not the 5 the ramp's
 // answer left.
 func TestHoldBackAtMostFrom(t *testing.T) {
-	zero := int32(0)
-	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}}, Min: 1, Max: 10, Hold: &Hold{BreakEven: 90 * time.Second}}
-	p.Behavior.ScaleDown = rules(zero, "Max", percent(100, 15))
-	mustValidate(t, p)
-	obs := func(cur int, running float64) Observation {
-		return Observation{Current: cur, Running: running, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
-	}
+	p, obs := holdPolicy(t, 90*time.Second, nil), runObs
 	var st State
 	expect(t, Decide(p, obs(1, 20), &st, at(0)), 2, ReasonMetric)
 	expect(t, Decide(p, obs(2, 5), &st, at(15)), 1, ReasonMetric)
@@ -261,14 +249,8 @@ func TestLatencyCap(t *testing.T) {
 //	      threshold for the whole fleet held.
 //	t=60  10 -> open 15 s >= 15: release to 1
 func TestHoldPerReplica(t *testing.T) {
-	zero := int32(0)
-	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}}, Min: 1, Max: 10, Hold: &Hold{BreakEven: 90 * time.Second}}
-	p.Behavior.ScaleDown = rules(zero, "Max", percent(100, 15))
-	p.Behavior.ScaleUp = rules(zero, "Max", pods(10, 15))
-	mustValidate(t, p)
-	obs := func(cur int, running float64) Observation {
-		return Observation{Current: cur, Running: running, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
-	}
+	p := holdPolicy(t, 90*time.Second, func(p *Policy) { p.Behavior.ScaleUp = rules(int32(0), "Max", pods(10, 15)) })
+	obs := runObs
 	var st State
 	expect(t, Decide(p, obs(8, 80), &st, at(0)), 8, ReasonTolerance)
 	expect(t, Decide(p, obs(8, 70), &st, at(15)), 7, ReasonMetric)
@@ -423,13 +405,7 @@ func TestHoldRuns(t *testing.T) {
 // Back 2 after 60 s: T*(2) = 60 and T*(3) = 0, releasing replica 3 at 105
 // and holding replica 2 to 165.
 func TestHoldLowsAndWatch(t *testing.T) {
-	zero := int32(0)
-	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}}, Min: 1, Max: 10, Hold: &Hold{BreakEven: 120 * time.Second}}
-	p.Behavior.ScaleDown = rules(zero, "Max", percent(100, 15))
-	mustValidate(t, p)
-	obs := func(cur int, running float64) Observation {
-		return Observation{Current: cur, Running: running, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
-	}
+	p, obs := holdPolicy(t, 120*time.Second, nil), runObs
 	var st State
 	expect(t, Decide(p, obs(1, 30), &st, at(0)), 3, ReasonMetric)
 	expect(t, Decide(p, obs(3, 15), &st, at(15)), 2, ReasonMetric)
@@ -472,4 +448,23 @@ func TestHoldLowsAndWatch(t *testing.T) {
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "open_dip.lows[1].floor") {
 		t.Errorf("a low above the one before: %v, want an open_dip.lows[1].floor error", err)
 	}
+}
+
+// holdPolicy is the hold tests' policy: running:10 on 1..10 replicas, no
+// scale-down window (all at once each 15 s) and the hold at breakEven;
+// edit adjusts it before it is validated.
+func holdPolicy(t *testing.T, breakEven time.Duration, edit func(*Policy)) *Policy {
+	t.Helper()
+	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}}, Min: 1, Max: 10, Hold: &Hold{BreakEven: breakEven}}
+	p.Behavior.ScaleDown = rules(int32(0), "Max", percent(100, 15))
+	if edit != nil {
+		edit(p)
+	}
+	mustValidate(t, p)
+	return p
+}
+
+// runObs observes cur replicas and running requests (nothing else known).
+func runObs(cur int, running float64) Observation {
+	return Observation{Current: cur, Running: running, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
 }
