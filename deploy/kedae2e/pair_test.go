@@ -1,18 +1,14 @@
 package kedae2e
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
-	"github.com/kedacore/keda/v2/pkg/scalers"
-	"github.com/kedacore/keda/v2/pkg/scalers/scalersconfig"
 	"sigs.k8s.io/yaml"
 )
 
@@ -46,28 +42,15 @@ func TestKEDAPrometheusScalerReadsPairRoles(t *testing.T) {
 	}
 	read := func(t *testing.T, so *kedav1alpha1.ScaledObject, query string) int64 {
 		t.Helper()
-		tr := so.Spec.Triggers[0]
-		meta := map[string]string{}
-		for k, v := range tr.Metadata {
-			meta[k] = v
-		}
-		meta["serverAddress"] = prom.URL
-		if query != "" {
-			meta["query"] = query
-		}
-		s, err := scalers.NewPrometheusScaler(&scalersconfig.ScalerConfig{
-			TriggerMetadata: meta, MetricType: tr.MetricType, GlobalHTTPTimeout: 5 * time.Second,
-			ScalableObjectName: so.Name, ScalableObjectNamespace: so.Namespace, ScalableObjectType: "ScaledObject", TriggerType: tr.Type,
+		v, active, err := scalerRead(t, prom.URL, so, func(m map[string]string) {
+			if query != "" {
+				m["query"] = query
+			}
 		})
-		if err != nil {
-			t.Fatalf("%s: NewPrometheusScaler: %v", so.Name, err)
+		if err != nil || !active {
+			t.Fatalf("%s: value %dm active %v err %v; want a value, active", so.Name, v, active, err)
 		}
-		defer s.Close(context.Background())
-		ms, active, err := s.GetMetricsAndActivity(context.Background(), "s0-prometheus")
-		if err != nil || len(ms) != 1 || !active {
-			t.Fatalf("%s: metrics %v active %v err %v; want one value, active", so.Name, ms, active, err)
-		}
-		return ms[0].Value.MilliValue()
+		return v
 	}
 	want := map[string]int64{"chat-prefill": 3000, "chat-decode": 5000}
 	for _, doc := range strings.Split(string(b), "\n---\n") {

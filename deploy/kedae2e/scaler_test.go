@@ -44,31 +44,9 @@ func TestKEDAPrometheusScalerReadsInfscale(t *testing.T) {
 	if err := yaml.UnmarshalStrict(b, &so); err != nil {
 		t.Fatal(err)
 	}
-	tr := so.Spec.Triggers[0]
 	read := func(t *testing.T, edit func(map[string]string)) (int64, bool, error) {
 		t.Helper()
-		meta := map[string]string{}
-		for k, v := range tr.Metadata {
-			meta[k] = v
-		}
-		meta["serverAddress"] = prom.URL
-		edit(meta)
-		s, err := scalers.NewPrometheusScaler(&scalersconfig.ScalerConfig{
-			TriggerMetadata: meta, MetricType: tr.MetricType, GlobalHTTPTimeout: 5 * time.Second,
-			ScalableObjectName: so.Name, ScalableObjectNamespace: "llm", ScalableObjectType: "ScaledObject", TriggerType: tr.Type,
-		})
-		if err != nil {
-			t.Fatalf("NewPrometheusScaler: %v", err)
-		}
-		defer s.Close(context.Background())
-		ms, active, err := s.GetMetricsAndActivity(context.Background(), "s0-prometheus")
-		if err != nil {
-			return 0, false, err
-		}
-		if len(ms) != 1 {
-			t.Fatalf("want one metric value, have %d", len(ms))
-		}
-		return ms[0].Value.MilliValue(), active, nil
+		return scalerRead(t, prom.URL, &so, edit)
 	}
 
 	// The shipped trigger: max over the two copies = 5, reported to the
@@ -96,4 +74,39 @@ func TestKEDAPrometheusScalerReadsInfscale(t *testing.T) {
 	if err != nil || v != 0 {
 		t.Errorf("empty result with KEDA's default: value %dm err %v; want 0 (the trap)", v, err)
 	}
+}
+
+// scalerRead runs KEDA's prometheus scaler on so's first trigger against
+// the Prometheus at url, its metadata edited by edit, and returns the one
+// metric value it reports (milli-units), whether it is active, and the
+// scaler's error.
+func scalerRead(t *testing.T, url string, so *kedav1alpha1.ScaledObject, edit func(map[string]string)) (int64, bool, error) {
+	t.Helper()
+	tr := so.Spec.Triggers[0]
+	meta := map[string]string{}
+	for k, v := range tr.Metadata {
+		meta[k] = v
+	}
+	meta["serverAddress"] = url
+	edit(meta)
+	ns := so.Namespace
+	if ns == "" {
+		ns = "llm"
+	}
+	s, err := scalers.NewPrometheusScaler(&scalersconfig.ScalerConfig{
+		TriggerMetadata: meta, MetricType: tr.MetricType, GlobalHTTPTimeout: 5 * time.Second,
+		ScalableObjectName: so.Name, ScalableObjectNamespace: ns, ScalableObjectType: "ScaledObject", TriggerType: tr.Type,
+	})
+	if err != nil {
+		t.Fatalf("%s: NewPrometheusScaler: %v", so.Name, err)
+	}
+	defer s.Close(context.Background())
+	ms, active, err := s.GetMetricsAndActivity(context.Background(), "s0-prometheus")
+	if err != nil {
+		return 0, false, err
+	}
+	if len(ms) != 1 {
+		t.Fatalf("%s: want one metric value, have %d", so.Name, len(ms))
+	}
+	return ms[0].Value.MilliValue(), active, nil
 }
