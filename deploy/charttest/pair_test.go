@@ -259,3 +259,56 @@ func TestPairBadValues(t *testing.T) {
 		}
 	}
 }
+
+// TestScaledObjectCollisions: two ScaledObjects of one name in one
+// namespace, or two on one workload, are refused naming both targets. A
+// pair's ScaledObjects are <target>-prefill and <target>-decode and a
+// one-pool target's is its workload's name, so a pair chat beside a target
+// on a workload chat-prefill rendered two chat-prefill in llm (Helm, or
+// kubectl apply, kept one of the two), and a target on a workload a pair's
+// role already scales rendered a second ScaledObject on it (KEDA's webhook
+// refuses it; without the webhook two HPAs write spec.replicas).
+func TestScaledObjectCollisions(t *testing.T) {
+	one := func(name, ns, workload string) string {
+		return "- {name: " + name + ", workload: {namespace: " + ns + ", name: " + workload +
+			"}, config: {selector: '{pod=\"x\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}\n"
+	}
+	pd := pairValues("", "[]")
+	for _, c := range []struct{ values, want string }{
+		// A one-pool target x on a workload chat-prefill (not the pair's: its
+		// prefill pool's is chat-prefill too, so rename the pair's workload).
+		{strings.Replace(pd, "name: chat-prefill}", "name: p1}", 1) + one("x", "llm", "chat-prefill"),
+			"targets[x]'s ScaledObject, llm/chat-prefill, has the name of targets[chat]'s prefill ScaledObject"},
+		// A one-pool target x on the pair's decode workload.
+		{pd + one("x", "llm", "chat-decode"),
+			"targets[x]'s ScaledObject would scale Deployment llm/chat-decode, which targets[chat]'s decode ScaledObject scales already"},
+		// Two one-pool targets on one workload.
+		{"targets:\n" + one("x", "llm", "w") + one("z", "llm", "w"),
+			"targets[z]'s ScaledObject would scale Deployment llm/w, which targets[x]'s ScaledObject scales already"},
+	} {
+		_, err := tryRender(c.values)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v\nwant one containing %q", err, c.want)
+		}
+	}
+	// Distinct: the same workload name in another namespace, a pair beside
+	// a target on a workload named as the pair target (chat, not chat-prefill),
+	// and a target without a ScaledObject on a scaled workload.
+	for _, c := range []struct {
+		values string
+		want   []string // namespace/name of each ScaledObject
+	}{
+		{"targets:\n" + one("x", "llm", "w") + one("z", "other", "w"), []string{"llm/w", "other/w"}},
+		{pd + one("x", "llm", "chat"), []string{"llm/chat-prefill", "llm/chat-decode", "llm/chat"}},
+		{pd + "- {name: x, scaledObject: {enabled: false}, workload: {namespace: llm, name: chat-decode}, config: {selector: '{pod=\"x\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}\n",
+			[]string{"llm/chat-prefill", "llm/chat-decode"}},
+	} {
+		var got []string
+		for _, so := range every[*kedav1alpha1.ScaledObject](render(t, c.values)) {
+			got = append(got, so.Namespace+"/"+so.Name)
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("values %q: ScaledObjects %v, want %v", c.values, got, c.want)
+		}
+	}
+}

@@ -90,6 +90,28 @@ with (dict "target" T "role" R "why" W). */}}
 {{- toYaml (dict "apiVersion" ($r.apiVersion | default "apps/v1") "kind" ($r.kind | default "Deployment") "name" $name "resource" ($r.resource | default "") "namespace" $ns) -}}
 {{- end -}}
 
+{{/* Records one ScaledObject about to be rendered in .seen ({names: {},
+workloads: {}}) and fails when an earlier one has its namespace/name (KEDA
+would keep one of the two: a pair's are <target>-prefill and
+<target>-decode, a one-pool target's is its workload's name) or scales its
+workload (KEDA refuses a second ScaledObject on one workload; without its
+webhook two HPAs would fight). Renders nothing. Called with (dict "seen" S
+"name" N "namespace" NS "ref" {apiVersion, kind, name} "owner" "targets[x]'s ScaledObject"). */}}
+{{- define "infscale.claimScaledObject" -}}
+{{- $group := "" -}}
+{{- if contains "/" .ref.apiVersion }}{{ $group = index (splitList "/" .ref.apiVersion) 0 }}{{ end -}}
+{{- $wkey := printf "%s/%s/%s/%s" .namespace $group .ref.kind .ref.name -}}
+{{- with get .seen.workloads $wkey -}}
+{{- fail (printf "%s would scale %s %s/%s, which %s scales already; KEDA refuses a second ScaledObject on one workload (two HPAs would fight over spec.replicas): one target per workload, or scaledObject.enabled: false on one of them" $.owner $.ref.kind $.namespace $.ref.name .) -}}
+{{- end -}}
+{{- $_ := set .seen.workloads $wkey .owner -}}
+{{- $key := printf "%s/%s" .namespace .name -}}
+{{- with get .seen.names $key -}}
+{{- fail (printf "%s, %s, has the name of %s (a pair's are <name>-prefill and <name>-decode, a one-pool target's is its workload.name); KEDA would keep only one of them: rename the target or the workload" $.owner $key .) -}}
+{{- end -}}
+{{- $_ := set .seen.names $key .owner -}}
+{{- end -}}
+
 {{/* One KEDA ScaledObject (deploy/keda/scaledobject.yaml; docs/keda.md has
 every field's why). Called with (dict "root" $ "name" N "namespace" NS "ref"
 {apiVersion, kind, name} "min" MIN "max" MAX "so" SCALEDOBJECT-VALUES "query" Q). */}}
