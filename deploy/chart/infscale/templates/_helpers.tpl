@@ -90,6 +90,18 @@ with (dict "target" T "role" R "why" W). */}}
 {{- toYaml (dict "apiVersion" ($r.apiVersion | default "apps/v1") "kind" ($r.kind | default "Deployment") "name" $name "resource" ($r.resource | default "") "namespace" $ns) -}}
 {{- end -}}
 
+{{/* The workload of one-pool target T, as YAML {apiVersion, kind, name,
+resource, namespace}: workload of the values, apiVersion and kind defaulting
+to KEDA's apps/v1 Deployment (as its ScaledObject's scaleTargetRef does).
+The render fails naming a missing name or namespace and why (.why) it is
+needed. Called with (dict "target" T "why" W). */}}
+{{- define "infscale.targetWorkload" -}}
+{{- $w := .target.workload | default dict -}}
+{{- $name := required (printf "targets[%s].workload.name is required: the workload's name (e.g. {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: %s}); %s" .target.name .target.name .why) $w.name -}}
+{{- $ns := required (printf "targets[%s].workload.namespace is required: the workload's namespace; %s" .target.name .why) $w.namespace -}}
+{{- toYaml (dict "apiVersion" ($w.apiVersion | default "apps/v1") "kind" ($w.kind | default "Deployment") "name" $name "resource" ($w.resource | default "") "namespace" $ns) -}}
+{{- end -}}
+
 {{/* Records one ScaledObject about to be rendered in .seen ({names: {},
 workloads: {}}) and fails when an earlier one has its namespace/name (KEDA
 would keep one of the two: a pair's are <target>-prefill and
