@@ -475,6 +475,8 @@ func TestBadValues(t *testing.T) {
 		{"targets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: false}, config: {server: vllm, maxReplicaCount: 4}}", "targets[chat].apply: needs rbac.modes to include apply"},
 		{"rbac: {modes: [apply]}\ntargets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, maxReplicaCount: 4}}", "targets[chat].apply: its ScaledObject's HPA would be a second writer"},
 		{"targets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, minReplicaCount: 1}}", "targets[chat].config.maxReplicaCount is required"},
+		// KEDA refuses a ScaledObject whose minReplicaCount is above its max (and serve the config): refused at render.
+		{"targets:\n- {name: chat, workload: {namespace: llm, name: chat}, config: {server: vllm, minReplicaCount: 5, maxReplicaCount: 4}}", "targets[chat].config.minReplicaCount: 5 is above its maxReplicaCount 4"},
 	} {
 		_, err := tryRender(c.values)
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(c.want)) {

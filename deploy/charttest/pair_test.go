@@ -236,6 +236,8 @@ func TestPairBadValues(t *testing.T) {
 		{strings.Replace(pd, "        maxReplicaCount: 16\n", "", 1), "targets[chat].config.roles.decode.maxReplicaCount is required for its ScaledObject"},
 		{strings.Replace(pd, "        minReplicaCount: 2\n", "        minReplicaCount: 0\n", 1),
 			"targets[chat].config.roles.decode.minReplicaCount: 0: a prefill/decode pair's pools do not scale to zero"},
+		{strings.Replace(pd, "        minReplicaCount: 2\n", "        minReplicaCount: 17\n", 1),
+			"targets[chat].config.roles.decode.minReplicaCount: 17 is above its maxReplicaCount 16"},
 		{pd[:strings.Index(pd, "      decode:\n        selector")], "targets[chat].config.roles.decode is required: a prefill/decode pair names both pools"},
 		{strings.Replace(pd, "    lookahead: 136s\n", "    lookahead: 136s\n    maxReplicaCount: 16\n", 1),
 			"targets[chat].config.maxReplicaCount: a prefill/decode pair (config.roles) is bounded per pool: give roles.prefill.minReplicaCount/maxReplicaCount and roles.decode's"},
