@@ -314,3 +314,33 @@ func TestScaledObjectCollisions(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeConfigConflicts: with rbac.modes the chart writes the workload
+// into serve's config (the target's namespace, its or each role's
+// scaleTargetRef); a config that names another was silently replaced
+// (serve then read and wrote workload.decode, not the user's decode
+// scaleTargetRef). Now refused naming both; an equal one renders.
+func TestKubeConfigConflicts(t *testing.T) {
+	pd := pairValues("", "[read-only]")
+	one := "rbac: {modes: [read-only]}\ntargets:\n- {name: chat, workload: {namespace: llm, name: chat}, config: {selector: '{pod=\"x\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 4, "
+	for _, c := range []struct{ values, want string }{
+		{strings.Replace(pd, "        metrics: [{type: demand, target: 0.9}]\n        minReplicaCount: 2\n", "        metrics: [{type: demand, target: 0.9}]\n        minReplicaCount: 2\n        scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: zzz}\n", 1),
+			`targets[chat].config.roles.decode.scaleTargetRef: {"apiVersion":"apps/v1","kind":"Deployment","name":"zzz"}, but workload.decode is {"apiVersion":"apps/v1","kind":"Deployment","name":"chat-decode"}`},
+		{strings.Replace(pd, "    server: vllm\n", "    server: vllm\n    namespace: other\n", 1),
+			`targets[chat].config.namespace: "other", but workload.namespace is "llm"`},
+		{one + "namespace: other}}", `targets[chat].config.namespace: "other", but workload.namespace is "llm"`},
+		{one + "scaleTargetRef: {apiVersion: apps/v1, kind: StatefulSet, name: chat}}}",
+			`targets[chat].config.scaleTargetRef: {"apiVersion":"apps/v1","kind":"StatefulSet","name":"chat"}, but workload is {"apiVersion":"apps/v1","kind":"Deployment","name":"chat"}`},
+	} {
+		_, err := tryRender(c.values)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v\nwant one containing %q", err, c.want)
+		}
+	}
+	// Equal values render; without rbac.modes the config is the user's.
+	f := serveConfig(t, render(t, one+"namespace: llm, scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}}}"))
+	if r := f.Targets[0].ScaleTargetRef; r == nil || r.Name != "chat" || f.Targets[0].Namespace != "llm" {
+		t.Errorf("equal values: ref %+v namespace %q", r, f.Targets[0].Namespace)
+	}
+	render(t, strings.Replace(pairValues("", "[]"), "    server: vllm\n", "    server: vllm\n    namespace: other\n", 1))
+}

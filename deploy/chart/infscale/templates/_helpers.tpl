@@ -102,6 +102,22 @@ needed. Called with (dict "target" T "why" W). */}}
 {{- toYaml (dict "apiVersion" ($w.apiVersion | default "apps/v1") "kind" ($w.kind | default "Deployment") "name" $name "resource" ($w.resource | default "") "namespace" $ns) -}}
 {{- end -}}
 
+{{/* Fails when serve's config of a target (or of a pair's role) already
+names a namespace or a scaleTargetRef other than the workload the chart
+writes there with rbac.modes (it replaced them silently). Called with (dict
+"cfg" CONFIG "path" "targets[x].config" "ns" NS "ref" {apiVersion, kind,
+name} "from" "workload"). Renders nothing. */}}
+{{- define "infscale.sameWorkload" -}}
+{{- if and .ns (hasKey .cfg "namespace") (ne (toString .cfg.namespace) .ns) -}}
+{{- fail (printf "%s.namespace: %q, but workload.namespace is %q; with rbac.modes the chart writes workload.namespace there: leave namespace out of config (or make them equal)" .path (toString .cfg.namespace) .ns) -}}
+{{- end -}}
+{{- with .cfg.scaleTargetRef -}}
+{{- if or (ne (toString .apiVersion) $.ref.apiVersion) (ne (toString .kind) $.ref.kind) (ne (toString .name) $.ref.name) -}}
+{{- fail (printf "%s.scaleTargetRef: %s, but %s is %s; with rbac.modes the chart writes %s there: leave scaleTargetRef out of config (or make them equal)" $.path (toJson .) $.from (toJson (pick $.ref "apiVersion" "kind" "name")) $.from) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Records one ScaledObject about to be rendered in .seen ({names: {},
 workloads: {}}) and fails when an earlier one has its namespace/name (KEDA
 would keep one of the two: a pair's are <target>-prefill and
