@@ -251,6 +251,13 @@ func TestPairBadValues(t *testing.T) {
 			"targets[chat].workload.prefill: is a prefill/decode pair's (config.roles: {prefill, decode})"},
 		{"targets:\n- {name: chat, workload: {namespace: llm, name: chat}, scaledObject: {decode: {pollingInterval: 5}}, config: {selector: '{pod=\"x\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}",
 			"targets[chat].scaledObject.decode: is a prefill/decode pair's"},
+		// A pair's ScaledObjects are <name>-<role>: the target's name must make
+		// a Kubernetes object name that KEDA takes (at most 54 characters: its
+		// HPA is keda-hpa-<name>, a 63-character label value). 47 + len("-prefill") = 55.
+		{strings.Replace(pd, "- name: chat\n", "- name: Chat_PD\n", 1),
+			`targets[Chat_PD]'s prefill ScaledObject: its name "Chat_PD-prefill" is not a Kubernetes object name`},
+		{strings.Replace(pd, "- name: chat\n", "- name: "+strings.Repeat("a", 47)+"\n", 1),
+			`its name "` + strings.Repeat("a", 47) + `-prefill" has 55 characters; KEDA refuses a ScaledObject name over 54`},
 		// values.schema.json: a role's keys are as strict as the target's.
 		{pairValues("{decode: {enabled: false}}", "[]"), "at '/targets/0/scaledObject/decode': additional properties 'enabled' not allowed"},
 		{strings.Replace(pd, "name: chat-decode}", "name: chat-decode, namespace: llm}", 1), "at '/targets/0/workload/decode': additional properties 'namespace' not allowed"},
@@ -259,6 +266,10 @@ func TestPairBadValues(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v\nwant one containing %q", err, c.want)
 		}
+	}
+	// 46 + len("-prefill") = 54: KEDA's longest.
+	if n := len(scaledObjects(render(t, strings.Replace(pd, "- name: chat\n", "- name: "+strings.Repeat("a", 46)+"\n", 1)))); n != 2 {
+		t.Errorf("a 46-character pair name: %d ScaledObjects, want 2", n)
 	}
 }
 

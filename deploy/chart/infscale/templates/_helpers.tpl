@@ -126,6 +126,12 @@ workload (KEDA refuses a second ScaledObject on one workload; without its
 webhook two HPAs would fight). Renders nothing. Called with (dict "seen" S
 "name" N "namespace" NS "ref" {apiVersion, kind, name} "owner" "targets[x]'s ScaledObject"). */}}
 {{- define "infscale.claimScaledObject" -}}
+{{- if not (regexMatch "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" .name) -}}
+{{- fail (printf "%s: its name %q is not a Kubernetes object name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit); a pair's ScaledObjects are named <name>-prefill and <name>-decode: name the target so" .owner .name) -}}
+{{- end -}}
+{{- if gt (len .name) 54 -}}
+{{- fail (printf "%s: its name %q has %d characters; KEDA refuses a ScaledObject name over 54 (its HPA is keda-hpa-<name>, at most 63 characters): a pair's are <name>-prefill and <name>-decode, so a pair target's name has at most 46" .owner .name (len .name)) -}}
+{{- end -}}
 {{- $group := "" -}}
 {{- if contains "/" .ref.apiVersion }}{{ $group = index (splitList "/" .ref.apiVersion) 0 }}{{ end -}}
 {{- $wkey := printf "%s/%s/%s/%s" .namespace $group .ref.kind .ref.name -}}
