@@ -475,6 +475,8 @@ func TestBadValues(t *testing.T) {
 		{"targets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: false}, config: {server: vllm, maxReplicaCount: 4}}", "targets[chat].apply: needs rbac.modes to include apply"},
 		{"rbac: {modes: [apply]}\ntargets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, maxReplicaCount: 4}}", "targets[chat].apply: its ScaledObject's HPA would be a second writer"},
 		{"targets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, minReplicaCount: 1}}", "targets[chat].config.maxReplicaCount is required"},
+		// KEDA refuses a ScaledObject whose minReplicaCount is above its max (and serve the config): refused at render.
+		{"targets:\n- {name: chat, workload: {namespace: llm, name: chat}, config: {server: vllm, minReplicaCount: 5, maxReplicaCount: 4}}", "targets[chat].config.minReplicaCount: 5 is above its maxReplicaCount 4"},
 	} {
 		_, err := tryRender(c.values)
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
@@ -716,4 +718,31 @@ func TestScaledObjectWorkload(t *testing.T) {
 	}
 	// Without a ScaledObject the workload is not needed.
 	render(t, "targets:\n- {name: chat, scaledObject: {enabled: false}, "+cfg)
+}
+
+// TestKubeWorkloadDefaults: with rbac.modes a workload that leaves
+// apiVersion and kind out is KEDA's apps/v1 Deployment (docs/chart.md) in
+// the Role and in serve's scaleTargetRef too, as it is in the ScaledObject:
+// the render failed with "wrong type for value; expected string; got
+// interface {}" in rbac.yaml. A target with no workload at all fails naming
+// workload.name (was "nil pointer evaluating interface {}.apiVersion").
+func TestKubeWorkloadDefaults(t *testing.T) {
+	const cfg = "config: {metrics: [{type: queue, target: 24}], selector: '{pod=\"x\"}', maxReplicaCount: 4}}"
+	objs := render(t, "rbac: {modes: [read-only]}\ntargets:\n- {name: chat, workload: {namespace: llm, name: chat}, "+cfg)
+	want := []rule{{"llm", "", "pods", "list,watch"}, {"llm", "apps", "deployments/scale", "get"}}
+	if got := rules(objs); !reflect.DeepEqual(got, want) {
+		t.Errorf("rules %v, want %v", got, want)
+	}
+	chat := serveConfig(t, objs).Targets[0]
+	if r := chat.ScaleTargetRef; r == nil || r.APIVersion != "apps/v1" || r.Kind != "Deployment" || r.Name != "chat" || chat.Namespace != "llm" {
+		t.Errorf("ref %+v in %q, want apps/v1 Deployment chat in llm", r, chat.Namespace)
+	}
+	so := only[*kedav1alpha1.ScaledObject](t, objs)
+	if r := so.Spec.ScaleTargetRef; r.APIVersion != "apps/v1" || r.Kind != "Deployment" || r.Name != "chat" {
+		t.Errorf("ScaledObject on %+v, want apps/v1 Deployment chat", r)
+	}
+	_, err := tryRender("rbac: {modes: [read-only]}\ntargets:\n- {name: chat, scaledObject: {enabled: false}, " + cfg)
+	if want := "targets[chat].workload.name is required: the workload's name (e.g. {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}); with rbac.modes serve reads it as the target's scaleTargetRef"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("no workload: error %v, want one containing %q", err, want)
+	}
 }

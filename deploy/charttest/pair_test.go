@@ -236,6 +236,8 @@ func TestPairBadValues(t *testing.T) {
 		{strings.Replace(pd, "        maxReplicaCount: 16\n", "", 1), "targets[chat].config.roles.decode.maxReplicaCount is required for its ScaledObject"},
 		{strings.Replace(pd, "        minReplicaCount: 2\n", "        minReplicaCount: 0\n", 1),
 			"targets[chat].config.roles.decode.minReplicaCount: 0: a prefill/decode pair's pools do not scale to zero"},
+		{strings.Replace(pd, "        minReplicaCount: 2\n", "        minReplicaCount: 17\n", 1),
+			"targets[chat].config.roles.decode.minReplicaCount: 17 is above its maxReplicaCount 16"},
 		{pd[:strings.Index(pd, "      decode:\n        selector")], "targets[chat].config.roles.decode is required: a prefill/decode pair names both pools"},
 		{strings.Replace(pd, "    lookahead: 136s\n", "    lookahead: 136s\n    maxReplicaCount: 16\n", 1),
 			"targets[chat].config.maxReplicaCount: a prefill/decode pair (config.roles) is bounded per pool: give roles.prefill.minReplicaCount/maxReplicaCount and roles.decode's"},
@@ -249,6 +251,13 @@ func TestPairBadValues(t *testing.T) {
 			"targets[chat].workload.prefill: is a prefill/decode pair's (config.roles: {prefill, decode})"},
 		{"targets:\n- {name: chat, workload: {namespace: llm, name: chat}, scaledObject: {decode: {pollingInterval: 5}}, config: {selector: '{pod=\"x\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}",
 			"targets[chat].scaledObject.decode: is a prefill/decode pair's"},
+		// A pair's ScaledObjects are <name>-<role>: the target's name must make
+		// a Kubernetes object name that KEDA takes (at most 54 characters: its
+		// HPA is keda-hpa-<name>, a 63-character label value). 47 + len("-prefill") = 55.
+		{strings.Replace(pd, "- name: chat\n", "- name: Chat_PD\n", 1),
+			`targets[Chat_PD]'s prefill ScaledObject: its name "Chat_PD-prefill" is not a Kubernetes object name`},
+		{strings.Replace(pd, "- name: chat\n", "- name: "+strings.Repeat("a", 47)+"\n", 1),
+			`its name "` + strings.Repeat("a", 47) + `-prefill" has 55 characters; KEDA refuses a ScaledObject name over 54`},
 		// values.schema.json: a role's keys are as strict as the target's.
 		{pairValues("{decode: {enabled: false}}", "[]"), "at '/targets/0/scaledObject/decode': additional properties 'enabled' not allowed"},
 		{strings.Replace(pd, "name: chat-decode}", "name: chat-decode, namespace: llm}", 1), "at '/targets/0/workload/decode': additional properties 'namespace' not allowed"},
@@ -258,4 +267,91 @@ func TestPairBadValues(t *testing.T) {
 			t.Errorf("error %v\nwant one containing %q", err, c.want)
 		}
 	}
+	// 46 + len("-prefill") = 54: KEDA's longest.
+	if n := len(scaledObjects(render(t, strings.Replace(pd, "- name: chat\n", "- name: "+strings.Repeat("a", 46)+"\n", 1)))); n != 2 {
+		t.Errorf("a 46-character pair name: %d ScaledObjects, want 2", n)
+	}
+}
+
+// TestScaledObjectCollisions: two ScaledObjects of one name in one
+// namespace, or two on one workload, are refused naming both targets. A
+// pair's ScaledObjects are <target>-prefill and <target>-decode and a
+// one-pool target's is its workload's name, so a pair chat beside a target
+// on a workload chat-prefill rendered two chat-prefill in llm (Helm, or
+// kubectl apply, kept one of the two), and a target on a workload a pair's
+// role already scales rendered a second ScaledObject on it (KEDA's webhook
+// refuses it; without the webhook two HPAs write spec.replicas).
+func TestScaledObjectCollisions(t *testing.T) {
+	one := func(name, ns, workload string) string {
+		return "- {name: " + name + ", workload: {namespace: " + ns + ", name: " + workload +
+			"}, config: {selector: '{pod=\"x\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}\n"
+	}
+	pd := pairValues("", "[]")
+	for _, c := range []struct{ values, want string }{
+		// A one-pool target x on a workload chat-prefill (not the pair's: its
+		// prefill pool's is chat-prefill too, so rename the pair's workload).
+		{strings.Replace(pd, "name: chat-prefill}", "name: p1}", 1) + one("x", "llm", "chat-prefill"),
+			"targets[x]'s ScaledObject, llm/chat-prefill, has the name of targets[chat]'s prefill ScaledObject"},
+		// A one-pool target x on the pair's decode workload.
+		{pd + one("x", "llm", "chat-decode"),
+			"targets[x]'s ScaledObject would scale Deployment llm/chat-decode, which targets[chat]'s decode ScaledObject scales already"},
+		// Two one-pool targets on one workload.
+		{"targets:\n" + one("x", "llm", "w") + one("z", "llm", "w"),
+			"targets[z]'s ScaledObject would scale Deployment llm/w, which targets[x]'s ScaledObject scales already"},
+	} {
+		_, err := tryRender(c.values)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v\nwant one containing %q", err, c.want)
+		}
+	}
+	// Distinct: the same workload name in another namespace, a pair beside
+	// a target on a workload named as the pair target (chat, not chat-prefill),
+	// and a target without a ScaledObject on a scaled workload.
+	for _, c := range []struct {
+		values string
+		want   []string // namespace/name of each ScaledObject
+	}{
+		{"targets:\n" + one("x", "llm", "w") + one("z", "other", "w"), []string{"llm/w", "other/w"}},
+		{pd + one("x", "llm", "chat"), []string{"llm/chat-prefill", "llm/chat-decode", "llm/chat"}},
+		{pd + "- {name: x, scaledObject: {enabled: false}, workload: {namespace: llm, name: chat-decode}, config: {selector: '{pod=\"x\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}\n",
+			[]string{"llm/chat-prefill", "llm/chat-decode"}},
+	} {
+		var got []string
+		for _, so := range every[*kedav1alpha1.ScaledObject](render(t, c.values)) {
+			got = append(got, so.Namespace+"/"+so.Name)
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("values %q: ScaledObjects %v, want %v", c.values, got, c.want)
+		}
+	}
+}
+
+// TestKubeConfigConflicts: with rbac.modes the chart writes the workload
+// into serve's config (the target's namespace, its or each role's
+// scaleTargetRef); a config that names another was silently replaced
+// (serve then read and wrote workload.decode, not the user's decode
+// scaleTargetRef). Now refused naming both; an equal one renders.
+func TestKubeConfigConflicts(t *testing.T) {
+	pd := pairValues("", "[read-only]")
+	one := "rbac: {modes: [read-only]}\ntargets:\n- {name: chat, workload: {namespace: llm, name: chat}, config: {selector: '{pod=\"x\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 4, "
+	for _, c := range []struct{ values, want string }{
+		{strings.Replace(pd, "        metrics: [{type: demand, target: 0.9}]\n        minReplicaCount: 2\n", "        metrics: [{type: demand, target: 0.9}]\n        minReplicaCount: 2\n        scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: zzz}\n", 1),
+			`targets[chat].config.roles.decode.scaleTargetRef: {"apiVersion":"apps/v1","kind":"Deployment","name":"zzz"}, but workload.decode is {"apiVersion":"apps/v1","kind":"Deployment","name":"chat-decode"}`},
+		{strings.Replace(pd, "    server: vllm\n", "    server: vllm\n    namespace: other\n", 1),
+			`targets[chat].config.namespace: "other", but workload.namespace is "llm"`},
+		{one + "namespace: other}}", `targets[chat].config.namespace: "other", but workload.namespace is "llm"`},
+		{one + "scaleTargetRef: {apiVersion: apps/v1, kind: StatefulSet, name: chat}}}",
+			`targets[chat].config.scaleTargetRef: {"apiVersion":"apps/v1","kind":"StatefulSet","name":"chat"}, but workload is {"apiVersion":"apps/v1","kind":"Deployment","name":"chat"}`},
+	} {
+		_, err := tryRender(c.values)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v\nwant one containing %q", err, c.want)
+		}
+	}
+	// Equal values render; without rbac.modes the config is the user's.
+	f := serveConfig(t, render(t, one+"namespace: llm, scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}}}"))
+	if r := f.Targets[0].ScaleTargetRef; r == nil || r.Name != "chat" || f.Targets[0].Namespace != "llm" {
+		t.Errorf("equal values: ref %+v namespace %q", r, f.Targets[0].Namespace)
+	}
+	render(t, strings.Replace(pairValues("", "[]"), "    server: vllm\n", "    server: vllm\n    namespace: other\n", 1))
 }

@@ -752,7 +752,8 @@ func (l *Loop) writeAudit(r Record, now time.Time) {
 }
 
 // Recent returns the last decisions of every target (not those still
-// restoring after a reload), newest last; the
+// restoring after a reload), newest last, an empty list for a target
+// with none yet; the
 // newest has its steps (written now when the cycle left them out:
 // recommend.Decider.Quiet). It waits while a cycle decides, not while it
 // reads or writes.
@@ -765,6 +766,9 @@ func (l *Loop) Recent() map[string][]Record {
 			continue // its restore writes its decider (SetConfig); nothing decided yet
 		}
 		recs := t.records()
+		if recs == nil {
+			recs = []Record{} // no decision yet: [] in /debug/decisions, not null
+		}
 		if n := len(recs); n > 0 && recs[n-1].Steps == nil {
 			recs[n-1].Steps = t.run.Explain()
 		}

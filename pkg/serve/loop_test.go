@@ -579,3 +579,21 @@ func newLoop(tb testing.TB, o LoopOptions) *Loop {
 	}
 	return l
 }
+
+// TestRecentEmptyList: /debug/decisions is {target: [record, ...]}
+// (docs/serve.md); a target with no decision yet (before the first cycle,
+// or every read unknown from the start with nothing to hold) is an empty
+// list, not null (`jq '.chat | length'` failed on null).
+func TestRecentEmptyList(t *testing.T) {
+	src := &fakeSource{}
+	l, _ := newTestLoop(t, src, nil)
+	if b, _ := json.Marshal(l.Recent()); string(b) != `{"chat":[],"other":[]}` {
+		t.Errorf("before the first cycle: %s, want {\"chat\":[],\"other\":[]}", b)
+	}
+	src.set("chat", load(1, 30, 0))
+	l.Cycle(context.Background())
+	rec := l.Recent()
+	if len(rec["chat"]) != 1 || rec["other"] == nil || len(rec["other"]) != 0 {
+		t.Errorf("after a cycle with other unknown: chat %d records, other %v (nil %v); want 1 and an empty list", len(rec["chat"]), rec["other"], rec["other"] == nil)
+	}
+}

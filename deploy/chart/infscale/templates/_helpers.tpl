@@ -90,6 +90,62 @@ with (dict "target" T "role" R "why" W). */}}
 {{- toYaml (dict "apiVersion" ($r.apiVersion | default "apps/v1") "kind" ($r.kind | default "Deployment") "name" $name "resource" ($r.resource | default "") "namespace" $ns) -}}
 {{- end -}}
 
+{{/* The workload of one-pool target T, as YAML {apiVersion, kind, name,
+resource, namespace}: workload of the values, apiVersion and kind defaulting
+to KEDA's apps/v1 Deployment (as its ScaledObject's scaleTargetRef does).
+The render fails naming a missing name or namespace and why (.why) it is
+needed. Called with (dict "target" T "why" W). */}}
+{{- define "infscale.targetWorkload" -}}
+{{- $w := .target.workload | default dict -}}
+{{- $name := required (printf "targets[%s].workload.name is required: the workload's name (e.g. {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: %s}); %s" .target.name .target.name .why) $w.name -}}
+{{- $ns := required (printf "targets[%s].workload.namespace is required: the workload's namespace; %s" .target.name .why) $w.namespace -}}
+{{- toYaml (dict "apiVersion" ($w.apiVersion | default "apps/v1") "kind" ($w.kind | default "Deployment") "name" $name "resource" ($w.resource | default "") "namespace" $ns) -}}
+{{- end -}}
+
+{{/* Fails when serve's config of a target (or of a pair's role) already
+names a namespace or a scaleTargetRef other than the workload the chart
+writes there with rbac.modes (it replaced them silently). Called with (dict
+"cfg" CONFIG "path" "targets[x].config" "ns" NS "ref" {apiVersion, kind,
+name} "from" "workload"). Renders nothing. */}}
+{{- define "infscale.sameWorkload" -}}
+{{- if and .ns (hasKey .cfg "namespace") (ne (toString .cfg.namespace) .ns) -}}
+{{- fail (printf "%s.namespace: %q, but workload.namespace is %q; with rbac.modes the chart writes workload.namespace there: leave namespace out of config (or make them equal)" .path (toString .cfg.namespace) .ns) -}}
+{{- end -}}
+{{- with .cfg.scaleTargetRef -}}
+{{- if or (ne (toString .apiVersion) $.ref.apiVersion) (ne (toString .kind) $.ref.kind) (ne (toString .name) $.ref.name) -}}
+{{- fail (printf "%s.scaleTargetRef: %s, but %s is %s; with rbac.modes the chart writes %s there: leave scaleTargetRef out of config (or make them equal)" $.path (toJson .) $.from (toJson (pick $.ref "apiVersion" "kind" "name")) $.from) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Records one ScaledObject about to be rendered in .seen ({names: {},
+workloads: {}}) and fails when an earlier one has its namespace/name (KEDA
+would keep one of the two: a pair's are <target>-prefill and
+<target>-decode, a one-pool target's is its workload's name) or scales its
+workload (KEDA refuses a second ScaledObject on one workload; without its
+webhook two HPAs would fight). Renders nothing. Called with (dict "seen" S
+"name" N "namespace" NS "ref" {apiVersion, kind, name} "owner" "targets[x]'s ScaledObject"). */}}
+{{- define "infscale.claimScaledObject" -}}
+{{- if not (regexMatch "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" .name) -}}
+{{- fail (printf "%s: its name %q is not a Kubernetes object name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit); a pair's ScaledObjects are named <name>-prefill and <name>-decode: name the target so" .owner .name) -}}
+{{- end -}}
+{{- if gt (len .name) 54 -}}
+{{- fail (printf "%s: its name %q has %d characters; KEDA refuses a ScaledObject name over 54 (its HPA is keda-hpa-<name>, at most 63 characters): a pair's are <name>-prefill and <name>-decode, so a pair target's name has at most 46" .owner .name (len .name)) -}}
+{{- end -}}
+{{- $group := "" -}}
+{{- if contains "/" .ref.apiVersion }}{{ $group = index (splitList "/" .ref.apiVersion) 0 }}{{ end -}}
+{{- $wkey := printf "%s/%s/%s/%s" .namespace $group .ref.kind .ref.name -}}
+{{- with get .seen.workloads $wkey -}}
+{{- fail (printf "%s would scale %s %s/%s, which %s scales already; KEDA refuses a second ScaledObject on one workload (two HPAs would fight over spec.replicas): one target per workload, or scaledObject.enabled: false on one of them" $.owner $.ref.kind $.namespace $.ref.name .) -}}
+{{- end -}}
+{{- $_ := set .seen.workloads $wkey .owner -}}
+{{- $key := printf "%s/%s" .namespace .name -}}
+{{- with get .seen.names $key -}}
+{{- fail (printf "%s, %s, has the name of %s (a pair's are <name>-prefill and <name>-decode, a one-pool target's is its workload.name); KEDA would keep only one of them: rename the target or the workload" $.owner $key .) -}}
+{{- end -}}
+{{- $_ := set .seen.names $key .owner -}}
+{{- end -}}
+
 {{/* One KEDA ScaledObject (deploy/keda/scaledobject.yaml; docs/keda.md has
 every field's why). Called with (dict "root" $ "name" N "namespace" NS "ref"
 {apiVersion, kind, name} "min" MIN "max" MAX "so" SCALEDOBJECT-VALUES "query" Q). */}}
