@@ -87,13 +87,7 @@ func TestServeDemoFlags(t *testing.T) {
 // listen:) and what to do; it said only "listen ADDR: ... bind: address
 // already in use".
 func TestServePortInUse(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	addr := ln.Addr().String()
-	dir := t.TempDir()
+	addr, dir := heldPort(t), t.TempDir()
 	cfg := writeServeConfig(t, dir, "listen: "+addr+"\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -119,13 +113,7 @@ func TestServePortInUse(t *testing.T) {
 // process holds exits 1 on the bind error and leaves nothing on disk; it
 // used to create the --audit-log file and the --state-dir directory first.
 func TestServeBindFailureCreatesNothing(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	addr := ln.Addr().String()
-	dir := t.TempDir()
+	addr, dir := heldPort(t), t.TempDir()
 	cfg := writeServeConfig(t, dir, "")
 	audit, state := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "state")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -244,4 +232,16 @@ func writeServeConfig(t *testing.T, dir, head string) string {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// heldPort is a loopback address whose port this test holds until it ends
+// (a port in use).
+func heldPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln.Addr().String()
 }

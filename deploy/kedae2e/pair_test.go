@@ -1,8 +1,6 @@
 package kedae2e
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,16 +22,7 @@ func TestKEDAPrometheusScalerReadsPairRoles(t *testing.T) {
 	page := "# TYPE infscale_desired_replicas gauge\n" +
 		"infscale_desired_replicas{role=\"decode\",target=\"chat\"} 5\n" +
 		"infscale_desired_replicas{role=\"prefill\",target=\"chat\"} 3\n"
-	targets := map[string]map[string]string{}
-	for _, pod := range []string{"infscale-a", "infscale-b"} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-			_, _ = w.Write([]byte(page))
-		}))
-		t.Cleanup(srv.Close)
-		targets[strings.TrimPrefix(srv.URL, "http://")] = map[string]string{"pod": pod}
-	}
-	prom := startPrometheus(t, targets)
+	prom := startPrometheus(t, haExporters(t, page))
 	prom.waitFor(t, `count(infscale_desired_replicas{target="chat"} offset 2s)`, "4")
 
 	b, err := os.ReadFile(filepath.Join("..", "llm-d", "pd", "scaledobjects.yaml"))

@@ -22,16 +22,7 @@ import (
 // saying 5 for target chat.
 func TestKEDAPrometheusScalerReadsInfscale(t *testing.T) {
 	page := "# TYPE infscale_desired_replicas gauge\ninfscale_desired_replicas{target=\"chat\"} 5\n"
-	targets := map[string]map[string]string{}
-	for _, pod := range []string{"infscale-a", "infscale-b"} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-			_, _ = w.Write([]byte(page))
-		}))
-		t.Cleanup(srv.Close)
-		targets[strings.TrimPrefix(srv.URL, "http://")] = map[string]string{"pod": pod}
-	}
-	prom := startPrometheus(t, targets)
+	prom := startPrometheus(t, haExporters(t, page))
 	// KEDA queries at time=now truncated to the second (RFC 3339), so wait
 	// until both copies have samples at least 2 s old.
 	prom.waitFor(t, `count(infscale_desired_replicas{target="chat"} offset 2s)`, "2")
@@ -109,4 +100,21 @@ func scalerRead(t *testing.T, url string, so *kedav1alpha1.ScaledObject, edit fu
 		t.Fatalf("%s: want one metric value, have %d", so.Name, len(ms))
 	}
 	return ms[0].Value.MilliValue(), active, nil
+}
+
+// haExporters serves page from two infscale exporters (an HA pair, pods
+// infscale-a and infscale-b) and returns them as Prometheus scrape targets
+// (host:port to labels).
+func haExporters(t *testing.T, page string) map[string]map[string]string {
+	t.Helper()
+	targets := map[string]map[string]string{}
+	for _, pod := range []string{"infscale-a", "infscale-b"} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			_, _ = w.Write([]byte(page))
+		}))
+		t.Cleanup(srv.Close)
+		targets[strings.TrimPrefix(srv.URL, "http://")] = map[string]string{"pod": pod}
+	}
+	return targets
 }
