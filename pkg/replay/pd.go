@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"time"
 
 	"github.com/infscale/infscale/pkg/recommend"
@@ -309,12 +308,9 @@ func newPoolSim(e env, role poolRole, name string) *sim {
 }
 
 func newPDSim(e pdEnv, ctl pdController, name string, initPre, initDec int) (*pdSim, error) {
-	rd, err := e.src.Open()
+	rd, err := openAhead(e.src)
 	if err != nil {
 		return nil, err
-	}
-	if runtime.GOMAXPROCS(0) > 1 {
-		rd = trace.ReadAhead(rd)
 	}
 	ps := &pdSim{cfg: e.pre.cfg, ctl: ctl, rd: rd, perToken: e.perToken, end: math.Inf(1),
 		pre: newPoolSim(e.pre, rolePrefill, name), dec: newPoolSim(e.dec, roleDecode, name)}

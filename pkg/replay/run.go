@@ -308,12 +308,9 @@ func newSim(src trace.Source, pol Policy, cfg Config) (*sim, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", pol.Name, err)
 	}
-	rd, err := src.Open()
+	rd, err := openAhead(src)
 	if err != nil {
 		return nil, err
-	}
-	if runtime.GOMAXPROCS(0) > 1 {
-		rd = trace.ReadAhead(rd) // the trace's generation or parsing on a second core
 	}
 	s := &sim{cfg: cfg, sp: sp, ctl: ctl, rd: rd, end: math.Inf(1), ttftWin: newWindow(cfg.TTFTWindow, cfg.Period),
 		queueWin: newWindow(cfg.TTFTWindow, cfg.Period), demand: newDemandWindow(cfg.RateWindow, cfg.Period)}
@@ -412,4 +409,15 @@ func runAll[R any](n int, cfg Config, run func(i int, cfg Config) (R, error)) ([
 		}
 	}
 	return res, nil
+}
+
+// openAhead opens a pass over src, read ahead on a second core when there
+// is one (trace.ReadAhead): the trace's generation or parsing beside the
+// replay's event loop.
+func openAhead(src trace.Source) (trace.Reader, error) {
+	rd, err := src.Open()
+	if err != nil || runtime.GOMAXPROCS(0) == 1 {
+		return rd, err
+	}
+	return trace.ReadAhead(rd), nil
 }

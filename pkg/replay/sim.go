@@ -111,7 +111,7 @@ func (s *sim) down(i int) {
 
 // heapScanMax is the number of pending events up to which the event set is
 // an unordered slice whose earliest entry (evMin) is found by a scan, as the
-// router does below routeScanMax: on the few replicas of most replays a
+// router does up to routeScan: on the few replicas of most replays a
 // scan of a handful of entries costs less than a heap's sifts, and both
 // give the same (next, id) order. Above it the slice is a heap.
 const heapScanMax = 8
@@ -128,11 +128,9 @@ func (s *sim) rescan() {
 	s.evMin = m
 }
 
-// heapify orders the event slice as a heap (it grew above heapScanMax).
+// heapify orders the event slice as a heap (it grew above heapScanMax;
+// each entry's heapIdx is already its index, as in a heap).
 func (s *sim) heapify() {
-	for i := range s.heap {
-		s.heap[i].r.heapIdx = i
-	}
 	for i := len(s.heap)/2 - 1; i >= 0; i-- {
 		s.down(i)
 	}

@@ -752,11 +752,10 @@ func (l *Loop) writeAudit(r Record, now time.Time) {
 }
 
 // Recent returns the last decisions of every target (not those still
-// restoring after a reload), newest last, an empty list for a target
-// with none yet; the
-// newest has its steps (written now when the cycle left them out:
-// recommend.Decider.Quiet). It waits while a cycle decides, not while it
-// reads or writes.
+// restoring after a reload), newest last, an empty list for a target with
+// none yet; the newest has its steps (written now when the cycle left them
+// out: recommend.Decider.Quiet). It waits while a cycle decides, not while
+// it reads or writes.
 func (l *Loop) Recent() map[string][]Record {
 	l.mu.Lock()
 	defer l.mu.Unlock()

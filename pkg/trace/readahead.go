@@ -14,8 +14,9 @@ const ReadAheadBatch = 2048
 // batches of ReadAheadBatch, while the caller consumes the previous batch:
 // generating or parsing a trace then runs on a second core beside the
 // replay. The requests and the error that ends the pass (io.EOF, or a
-// file's line error) come out exactly as rd gives them. Close stops the goroutine, waits for it, then closes rd;
-// the wrapper is for one consumer goroutine, as any Reader.
+// file's line error) come out exactly as rd gives them. Close stops the
+// goroutine, waits for it, then closes rd; the wrapper is for one
+// consumer goroutine, as any Reader.
 func ReadAhead(rd Reader) Reader {
 	a := &readAhead{rd: rd, full: make(chan batch, 2), free: make(chan []Request, 3), done: make(chan struct{})}
 	a.wg.Add(1)
