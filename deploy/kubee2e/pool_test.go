@@ -100,7 +100,7 @@ func TestServeInferencePool(t *testing.T) {
 	}
 	cfg := strings.Replace(chatConfig(f.Port, "  apply: true\n"), "  scrape: {port: "+strconv.Itoa(f.Port)+", path: /metrics}\n", "  inferencePoolRef: {name: chat-pool}\n", 1)
 	s := c.startServe(t, cfg)
-	c.waitReplicas(t, s, 4)
+	c.waitApplied(t, s, 4)
 	if r := s.last(t); r.Signals.Queue == nil || *r.Signals.Queue != 40 || len(r.Errors) != 0 {
 		t.Fatalf("decision %v errors %q, want queue 40 read from the pool's two pods, no errors", r, r.Errors)
 	}

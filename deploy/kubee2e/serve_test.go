@@ -227,6 +227,23 @@ func (c *cluster) waitReplicas(t *testing.T, s *server, want int32) {
 	})
 }
 
+// waitApplied waits until serve has written spec.replicas want and its
+// audit record of that write is on disk: the record follows the write, so
+// spec.replicas alone can be read before the decision that set it.
+func (c *cluster) waitApplied(t *testing.T, s *server, want int32) {
+	t.Helper()
+	c.waitReplicas(t, s, want)
+	eventually(t, fmt.Sprintf("a record applying %d", want), func() (bool, string) {
+		rs := s.records(t)
+		for i := len(rs) - 1; i >= 0; i-- {
+			if a := rs[i].Applied; a != nil {
+				return int32(*a) == want, fmt.Sprintf("newest write: %v", rs[i])
+			}
+		}
+		return false, "no write recorded"
+	})
+}
+
 // TestServeDiscoversPodsAndApplies: serve (bin/infscale, apply: true)
 // reads spec.replicas from the scale subresource, scrapes the Deployment's
 // Ready pods as they come and go, and writes each decision. The test plays
@@ -245,7 +262,7 @@ func TestServeDiscoversPodsAndApplies(t *testing.T) {
 	a, b := reps[0], reps[1]
 	s := c.startServe(t, chatConfig(f.Port, "  apply: true\n"))
 
-	c.waitReplicas(t, s, 4)
+	c.waitApplied(t, s, 4)
 	if r := s.last(t); r.Signals.Queue == nil || *r.Signals.Queue != 40 {
 		t.Fatalf("decision %v, want queue 40 read from the two pods", r)
 	}
@@ -270,7 +287,7 @@ func TestServeDiscoversPodsAndApplies(t *testing.T) {
 	for _, p := range []string{"chat-c", "chat-d", "chat-e"} {
 		c.deletePod(t, p)
 	}
-	c.waitReplicas(t, s, 1)
+	c.waitApplied(t, s, 1)
 	if r := s.last(t); r.Signals.Queue == nil || *r.Signals.Queue != 10 {
 		t.Fatalf("decision %v, want queue 10 from the two pods left", r)
 	}
