@@ -73,6 +73,9 @@ type Options struct {
 	// follows its IsLeader, which every writer checks before each write.
 	// Nil: this instance is the only one (infscale_leader 1).
 	Elector Elector
+
+	// load reads ConfigPath on a reload (tests; nil: config.Load).
+	load func(string) (*config.File, error)
 }
 
 // sources builds a config's source: NewSource, wrapped in a KubeSource
@@ -229,16 +232,45 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	stopElector := startElector(o.Elector, m, log)
 	defer stopElector()
 	current := cfg
+	// A reload runs beside this loop (reloading is its result, nil when
+	// none runs): its new targets' restores may wait up to
+	// prometheus.timeout, and a stop must not wait for them. A SIGHUP
+	// during a reload is queued, and any more coalesce with it: one reload
+	// runs once the current one has finished, reading the file then (the
+	// newest config wins).
+	var reloading chan reloaded
+	queued := 0
+	load := o.load
+	if load == nil {
+		load = config.Load
+	}
+	startReload := func() {
+		done := make(chan reloaded, 1)
+		reloading = done
+		go func() {
+			next, err := reload(ctx, loop, load, o.ConfigPath)
+			done <- reloaded{next, err}
+		}()
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			stopLoop()
 			// Every read takes the cycle's context; should one not return,
-			// the stop still ends within ShutdownTimeout.
+			// the stop still ends within ShutdownTimeout. A reload's
+			// restores end with ctx too.
+			timeout := time.After(ShutdownTimeout)
 			select {
 			case <-loopDone:
-			case <-time.After(ShutdownTimeout):
+			case <-timeout:
 				log.Warn("the running cycle did not end within the shutdown timeout; stopping without it", "timeout", ShutdownTimeout)
+			}
+			if reloading != nil {
+				select {
+				case <-reloading:
+				case <-timeout:
+					log.Warn("the running config reload did not end within the shutdown timeout; stopping without it", "timeout", ShutdownTimeout)
+				}
 			}
 			stopElector()
 			sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
@@ -256,36 +288,78 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 			}
 			return fmt.Errorf("http server: %w", err)
 		case <-o.Reload:
-			next, err := reload(ctx, loop, config.Load, o.ConfigPath)
-			m.Reloaded(err == nil)
-			if err != nil {
-				log.Error("config reload failed; keeping the running config", "path", o.ConfigPath, "err", err)
+			if reloading == nil {
+				startReload()
 				continue
 			}
-			for _, d := range next.Deprecations {
-				log.Warn("deprecated configuration key", "at", d.Error())
+			queued++
+			if queued == 1 {
+				log.Info("config reload requested while the previous reload still restores targets' state: queued; it runs once that one finishes and reads the file then (the newest config wins)", "path", o.ConfigPath)
+			} else {
+				log.Info("config reload requested again during a reload: coalesced with the queued one", "path", o.ConfigPath, "requests", queued)
 			}
-			if !reflect.DeepEqual(next.Prometheus, current.Prometheus) && o.Source == nil {
-				if s, err := ss.build(next); err != nil {
-					log.Error("new prometheus block not applied", "err", err)
-				} else {
-					loop.SetSource(s)
-				}
-			} else if next.Kube() != current.Kube() {
-				if s, err := ss.wrap(next, loop.source); err != nil {
-					log.Error("scaleTargetRef not applied: no Kubernetes client", "err", err)
-				} else {
-					loop.SetSource(s)
-				}
+		case r := <-reloading:
+			reloading = nil
+			current = applyReload(r, current, reloadEnv{o: &o, m: m, log: log, loop: loop, ss: ss, addr: addr})
+			if queued > 0 && ctx.Err() == nil {
+				log.Info("running the config reload requested during the previous one", "path", o.ConfigPath, "requests", queued)
+				queued = 0
+				startReload()
 			}
-			if next.Listen != current.Listen && o.Listen == "" {
-				log.Warn("listen address changes need a restart", "running", addr, "configured", next.Listen)
-			}
-			loop.SetInterval(next.IntervalDuration())
-			current = next
-			log.Info("config reloaded", "path", o.ConfigPath, "targets", len(next.Targets))
 		}
 	}
+}
+
+// reloaded is a reload's outcome: the new config, or why it was not
+// applied.
+type reloaded struct {
+	next *config.File
+	err  error
+}
+
+// reloadEnv is what applyReload changes and logs to.
+type reloadEnv struct {
+	o    *Options
+	m    *Metrics
+	log  *slog.Logger
+	loop *Loop
+	ss   *sources
+	addr string
+}
+
+// applyReload counts and logs a finished reload and applies what its
+// SetConfig did not (source, interval); it returns the running config:
+// r.next, or current when the reload failed.
+func applyReload(r reloaded, current *config.File, e reloadEnv) *config.File {
+	o, log, loop := e.o, e.log, e.loop
+	next, err := r.next, r.err
+	e.m.Reloaded(err == nil)
+	if err != nil {
+		log.Error("config reload failed; keeping the running config", "path", o.ConfigPath, "err", err)
+		return current
+	}
+	for _, d := range next.Deprecations {
+		log.Warn("deprecated configuration key", "at", d.Error())
+	}
+	if !reflect.DeepEqual(next.Prometheus, current.Prometheus) && o.Source == nil {
+		if s, err := e.ss.build(next); err != nil {
+			log.Error("new prometheus block not applied", "err", err)
+		} else {
+			loop.SetSource(s)
+		}
+	} else if next.Kube() != current.Kube() {
+		if s, err := e.ss.wrap(next, loop.source); err != nil {
+			log.Error("scaleTargetRef not applied: no Kubernetes client", "err", err)
+		} else {
+			loop.SetSource(s)
+		}
+	}
+	if next.Listen != current.Listen && o.Listen == "" {
+		log.Warn("listen address changes need a restart", "running", e.addr, "configured", next.Listen)
+	}
+	loop.SetInterval(next.IntervalDuration())
+	log.Info("config reloaded", "path", o.ConfigPath, "targets", len(next.Targets))
+	return next
 }
 
 // reload loads the configuration at path with load and applies it to
