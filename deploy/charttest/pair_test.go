@@ -258,6 +258,11 @@ func TestPairBadValues(t *testing.T) {
 			`targets[Chat_PD]'s prefill ScaledObject: its name "Chat_PD-prefill" is not a Kubernetes object name`},
 		{strings.Replace(pd, "- name: chat\n", "- name: "+strings.Repeat("a", 47)+"\n", 1),
 			`its name "` + strings.Repeat("a", 47) + `-prefill" has 55 characters; KEDA refuses a ScaledObject name over 54`},
+		// Per-role overrides while the ScaledObjects are off: nothing uses them.
+		{pairValues("{enabled: false, prefill: {pollingInterval: 5}}", "[]"),
+			"targets[chat].scaledObject.prefill: overrides the prefill ScaledObject's keys, but scaledObject.enabled is false: no ScaledObject is rendered, so it would be unused; drop scaledObject.prefill, or set scaledObject.enabled: true"},
+		{pairValues("{enabled: false, decode: {fallback: {failureThreshold: 2}}}", "[read-only]"),
+			"targets[chat].scaledObject.decode: overrides the decode ScaledObject's keys, but scaledObject.enabled is false"},
 		// values.schema.json: a role's keys are as strict as the target's.
 		{pairValues("{decode: {enabled: false}}", "[]"), "at '/targets/0/scaledObject/decode': additional properties 'enabled' not allowed"},
 		{strings.Replace(pd, "name: chat-decode}", "name: chat-decode, namespace: llm}", 1), "at '/targets/0/workload/decode': additional properties 'namespace' not allowed"},
