@@ -223,6 +223,42 @@ func TestPairKube(t *testing.T) {
 	}
 }
 
+// TestPairDeletionCostRBAC: serve sets no pod-deletion-cost on a
+// prefill/decode pair's pods (pod_deletion_cost is refused on a pair), so
+// the deletion-cost mode grants patch on pods only in a namespace with a
+// one-pool target: a pair alone in llm gets list,watch there; a one-pool
+// target in web gets list,watch,patch in web (llm unchanged); one in llm
+// beside the pair gets patch in llm.
+func TestPairDeletionCostRBAC(t *testing.T) {
+	one := func(ns string) string {
+		return "- {name: web, workload: {namespace: " + ns + ", name: web}, config: {selector: '{pod=\"x\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}\n"
+	}
+	pd := pairValues("", "[deletion-cost]")
+	for _, c := range []struct {
+		name, values string
+		want         []rule
+	}{
+		{"pair alone", pd, []rule{
+			{"llm", "", "pods", "list,watch"},
+			{"llm", "apps", "deployments/scale", "get"},
+		}},
+		{"one-pool target in web", pd + one("web"), []rule{
+			{"llm", "", "pods", "list,watch"},
+			{"llm", "apps", "deployments/scale", "get"},
+			{"web", "", "pods", "list,watch,patch"},
+			{"web", "apps", "deployments/scale", "get"},
+		}},
+		{"one-pool target in llm", pd + one("llm"), []rule{
+			{"llm", "", "pods", "list,watch,patch"},
+			{"llm", "apps", "deployments/scale", "get"},
+		}},
+	} {
+		if got := rules(render(t, c.values)); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: rules\n got %v\nwant %v", c.name, got, c.want)
+		}
+	}
+}
+
 // TestPairBadValues: a pair value the chart cannot render is refused
 // naming it and what to give instead.
 func TestPairBadValues(t *testing.T) {
