@@ -219,10 +219,12 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 // install makes next the target list between two cycles: the targets
 // whose key is unchanged take over their predecessors' memory, the others
 // are marked restoring and returned, and the targets no longer configured
-// lose their series.
+// lose their series. A target switched between one pool and a P/D pair
+// is logged (switchedForm): its state is not carried over.
 func (l *Loop) install(next []*target) (fresh []*target) {
 	l.cycleMu.Lock()
 	defer l.cycleMu.Unlock()
+	l.switchedForm(next)
 	old := map[string]*target{}
 	for _, t := range l.targets {
 		old[t.key] = t
@@ -245,6 +247,32 @@ func (l *Loop) install(next []*target) (fresh []*target) {
 	l.targets = next
 	l.mu.Unlock()
 	return fresh
+}
+
+// switchedForm logs, once per target name, each target that next
+// configures as a P/D pair where the running list has it as one pool, or
+// the other way round: the state is kept by key (a pool's is name@role,
+// one pool's its name), so none carries over between the two forms and
+// the new form starts fresh (or from its own state file, when one is in
+// the state dir).
+func (l *Loop) switchedForm(next []*target) {
+	pair := make(map[string]bool, len(l.targets))
+	for _, t := range l.targets {
+		pair[t.cfg.Name] = t.cfg.Role != 0
+	}
+	for _, t := range next {
+		if t.cfg.Role == recommend.RoleDecode {
+			continue // its prefill pool logged it
+		}
+		was, ok := pair[t.cfg.Name]
+		switch is := t.cfg.Role != 0; {
+		case !ok || was == is:
+		case is:
+			l.log.Info("target switched from one pool to a prefill/decode pair: the one pool's state does not carry over to the pools, whose state starts fresh (or from their own state files)", "target", t.cfg.Name)
+		default:
+			l.log.Info("target switched from a prefill/decode pair to one pool: the pools' state does not carry over to the one pool, whose state starts fresh (or from its own state file)", "target", t.cfg.Name)
+		}
+	}
 }
 
 // deciding is targets without those still restoring (SetConfig); a P/D
