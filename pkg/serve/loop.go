@@ -195,6 +195,7 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 	l.configMu.Lock()
 	defer l.configMu.Unlock()
 	fresh := l.install(next)
+	l.logUnclaimed(next)
 	// The new targets' restores (a state file, or a rebuild: two range
 	// queries, each up to prometheus.timeout against a hanging Prometheus)
 	// run restoreParallel at once, so a startup of N targets waits about
@@ -272,6 +273,28 @@ func (l *Loop) switchedForm(next []*target) {
 		default:
 			l.log.Info("target switched from a prefill/decode pair to one pool: the pools' state does not carry over to the one pool, whose state starts fresh (or from its own state file)", "target", t.cfg.Name)
 		}
+	}
+}
+
+// logUnclaimed logs, once per SetConfig (serve's start and each reload),
+// the state files that belong to no target of next (Store.Unclaimed):
+// those of removed targets, or of a target's other form (switchedForm).
+// They are left in place, never deleted: they are the user's data.
+func (l *Loop) logUnclaimed(next []*target) {
+	if l.store == nil {
+		return
+	}
+	keys := make([]string, len(next))
+	for i, t := range next {
+		keys[i] = t.key
+	}
+	files, err := l.store.Unclaimed(keys)
+	switch {
+	case err != nil:
+		l.log.Warn("state dir not listed: cannot tell which state files belong to no target", "dir", l.store.Dir, "err", err)
+	case len(files) > 0:
+		l.log.Info("state files of no configured target left in the state dir (serve does not delete them): a target configured again under that name restores from its file while it is younger than the state's maximum age; remove them once those targets are gone for good",
+			"dir", l.store.Dir, "files", files, "max_age", l.store.MaxAge)
 	}
 }
 

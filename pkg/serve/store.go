@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/infscale/infscale/pkg/statefile"
@@ -89,4 +91,27 @@ func (s *Store) Load(target string) (*Persisted, error) {
 		return nil, fmt.Errorf("%s: %w: saved %s ago, more than %s", s.path(target), ErrStateTooOld, age.Round(time.Second), s.MaxAge)
 	}
 	return p, nil
+}
+
+// Unclaimed returns the names of the state files in Dir that belong to none
+// of keys (the configured targets' keys: a name, or a P/D pool's
+// name@role), sorted: regular files named <key>.json, not the hidden
+// temporary files of a write in progress. serve leaves them in place
+// (they are the user's data; a target configured again under that name
+// restores from its file while it is younger than MaxAge).
+func (s *Store) Unclaimed(keys []string) ([]string, error) {
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		key, ok := strings.CutSuffix(name, ".json")
+		if !ok || strings.HasPrefix(name, ".") || !e.Type().IsRegular() || slices.Contains(keys, key) {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out, nil // os.ReadDir sorts by name
 }
