@@ -294,7 +294,7 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 			}
 			queued++
 			if queued == 1 {
-				log.Info("config reload requested while the previous reload still restores targets' state: queued; it runs once that one finishes and reads the file then (the newest config wins)", "path", o.ConfigPath)
+				log.Info("config reload requested while the previous reload still runs (loading the file, restoring new targets' state): queued; it runs once that one finishes and reads the file then (the newest config wins)", "path", o.ConfigPath)
 			} else {
 				log.Info("config reload requested again during a reload: coalesced with the queued one", "path", o.ConfigPath, "requests", queued)
 			}
