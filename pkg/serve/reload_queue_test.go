@@ -126,3 +126,62 @@ func TestReloadDuringReloadCoalesced(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStopDuringHangingReload: a reload whose file read never returns
+// (it ignores the context) does not hold a stop: Run returns within
+// ShutdownTimeout of the cancel (one shared deadline for the cycle and the
+// reload; 5 s, bounded here at 8 s), logging that it stopped without the
+// reload.
+func TestStopDuringHangingReload(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(path, []byte("interval: 1s\n"+loopConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, never := make(chan struct{}), make(chan struct{})
+	defer close(never)
+	loadFile := func(string) (*config.File, error) {
+		close(entered)
+		<-never
+		return nil, context.Canceled
+	}
+	src := &fakeSource{}
+	src.set("chat", load(1, 0, 0))
+	src.set("other", load(1, 0, 0))
+	var logs lockedBuffer
+	reload := make(chan os.Signal, 1)
+	addr := make(chan string, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, cfg, Options{ConfigPath: path, Listen: "127.0.0.1:0", Source: src, Version: "test",
+			Log: slog.New(slog.NewTextHandler(&logs, nil)), Reload: reload, OnListen: func(a string) { addr <- a }, load: loadFile})
+	}()
+	<-addr
+	reload <- os.Interrupt
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reload never read the file")
+	}
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(ShutdownTimeout + 3*time.Second):
+		t.Fatalf("Run did not stop within %v of the cancel while a reload hung", ShutdownTimeout+3*time.Second)
+	}
+	if d := time.Since(start); d < ShutdownTimeout-time.Second {
+		t.Errorf("stopped after %v: the hanging reload was not waited for up to the shutdown timeout", d)
+	}
+	if !strings.Contains(logs.String(), "the running config reload did not end within the shutdown timeout") {
+		t.Errorf("no log of stopping without the reload:\n%s", logs.String())
+	}
+}

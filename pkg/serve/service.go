@@ -259,7 +259,9 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 			// Every read takes the cycle's context; should one not return,
 			// the stop still ends within ShutdownTimeout. A reload's
 			// restores end with ctx too.
-			timeout := time.After(ShutdownTimeout)
+			tctx, tcancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+			defer tcancel()
+			timeout := tctx.Done() // stays closed once the time is up: both waits below share it
 			select {
 			case <-loopDone:
 			case <-timeout:
