@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/infscale/infscale/pkg/accuracy"
 	"github.com/infscale/infscale/pkg/replica"
@@ -112,8 +113,11 @@ func (c *AccuracyCmd) Run(e *env) error {
 		opt.Base = &fit.Config
 	}
 	var before map[accuracy.Metric]float64
+	var applied atomic.Int64 // experiments the calibration applied to
+	var cal replica.Calibration
 	if c.Calibration != "" {
-		cal, err := replica.LoadCalibration(c.Calibration)
+		var err error
+		cal, err = replica.LoadCalibration(c.Calibration)
 		if err != nil {
 			return invalid(fmt.Errorf("--calibration: %w", err))
 		}
@@ -126,12 +130,18 @@ func (c *AccuracyCmd) Run(e *env) error {
 			if cal.GPU != cfg.GPU.Name || cal.Model != cfg.Model.Name || cal.TP != cfg.TP {
 				return cfg, nil // another deployment: the calibration does not apply
 			}
+			applied.Add(1)
 			return cal.Apply(cfg)
 		}
 	}
 	pred, err := accuracy.Predict(e.ctx, stages, opt)
 	if err != nil {
 		return invalid(err)
+	}
+	if c.Calibration != "" && applied.Load() == 0 {
+		// As with --peers and --held-out: a file that matches nothing
+		// printed the same MAPE twice and said nothing.
+		return invalidf("--calibration %s: fitted for %s on %d x %s, and no experiment of %s is on that model, GPU and TP, so it changes nothing: give a calibration of a model, GPU and TP the rows have", c.Calibration, cal.Model, cal.TP, cal.GPU, c.GroundTruth)
 	}
 	rep := accuracy.Compare(stages, pred, peers, heldOut)
 	if before != nil {

@@ -214,3 +214,19 @@ func TestAccuracyModelConfigTwice(t *testing.T) {
 		t.Errorf("the same file twice: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestAccuracyCalibrationNoRow: a calibration of a model, GPU and TP no
+// row has (the example's Llama-3.1-8B against two Qwen2.5-7B stages)
+// printed the same MAPE before and after, exit 0; it is refused naming the
+// file and what it was fitted for.
+func TestAccuracyCalibrationNoRow(t *testing.T) {
+	cal, err := filepath.Abs("../../examples/vllm-0.21-h100-llama-3.1-8b.calibration.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runAccuracy(t, "--ground-truth", "testdata/accuracy-two-stages.csv", "--calibration", cal)
+	want := "--calibration " + cal + ": fitted for llama-3.1-8b on 1 x h100-sxm, and no experiment of "
+	if code != 2 || !strings.Contains(errs, want) || out != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q: want 2, nothing on stdout, and %q", code, out, errs, want)
+	}
+}

@@ -120,6 +120,12 @@ func TestFlagValueErrors(t *testing.T) {
 	}{
 		{[]string{"simulate", "--slo-ttft", "2"}, `infscale: --slo-ttft: "2" has no unit: write 2s for seconds or 2ms for milliseconds (a duration is a number with a unit (ns, us, ms, s, m, h), e.g. 2s, 500ms, 1m30s)` + "\n"},
 		{[]string{"simulate", "--drain", "1d"}, `infscale: --drain: "1d": days are not a unit here: write 24h (a duration is a number with a unit (ns, us, ms, s, m, h), e.g. 2s, 500ms, 1m30s)` + "\n"},
+		// NaN, Inf and 1e3 read as floats, but NaNs, Infs and 1e3s are no
+		// durations: no unit is suggested for them.
+		{[]string{"simulate", "--slo-ttft", "NaN"}, `infscale: --slo-ttft: "NaN" is not a duration: want a number with a unit (ns, us, ms, s, m, h), e.g. 2s, 500ms, 1m30s` + "\n"},
+		{[]string{"simulate", "--period", "Inf"}, `infscale: --period: "Inf" is not a duration: want a number with a unit (ns, us, ms, s, m, h), e.g. 2s, 500ms, 1m30s` + "\n"},
+		{[]string{"simulate", "--period", "1e3"}, `infscale: --period: "1e3" is not a duration: want a number with a unit (ns, us, ms, s, m, h), e.g. 2s, 500ms, 1m30s` + "\n"},
+		{[]string{"simulate", "--period", "1.5"}, `infscale: --period: "1.5" has no unit: write 1.5s for seconds or 1.5ms for milliseconds`},
 		{[]string{"simulate", "--period", "fast"}, `infscale: --period: "fast" is not a duration: want a number with a unit (ns, us, ms, s, m, h), e.g. 2s, 500ms, 1m30s` + "\n"},
 		// 2^63 ns is 2562047h47m16.85s.
 		{[]string{"simulate", "--period", "3000000h"}, `infscale: --period: "3000000h" is out of range: at most 2562047h` + "\n"},

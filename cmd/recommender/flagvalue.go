@@ -83,7 +83,10 @@ func parseFlagDuration(s string) (time.Duration, error) {
 	if err == nil {
 		return d, nil
 	}
-	if _, ferr := strconv.ParseFloat(t, 64); ferr == nil {
+	// The unit is suggested only where the number with it reads: NaN, Inf
+	// and 1e3 parse as floats but "NaNs", "Infs" and "1e3s" are no
+	// durations either.
+	if _, ferr := strconv.ParseFloat(t, 64); ferr == nil && durationSyntaxRE.MatchString(t+"s") {
 		return 0, fmt.Errorf("%q has no unit: write %ss for seconds or %sms for milliseconds (a duration is %s)", s, t, t, durationForms)
 	}
 	if days, ok := strings.CutSuffix(t, "d"); ok {
