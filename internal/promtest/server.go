@@ -1,7 +1,6 @@
 package promtest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
@@ -55,7 +55,7 @@ type Server struct {
 	DataDir string
 
 	cmd     *exec.Cmd
-	log     *syncBuffer
+	log     *syncbuf.Buffer
 	done    chan struct{}
 	stopped sync.Once
 }
@@ -118,7 +118,7 @@ func start(bin, cfgPath, data string, flags []string) (*Server, error) {
 		// instead of about 5 s.
 		args = append(args, "--scrape.discovery-reload-interval=1s")
 	}
-	s := &Server{URL: "http://" + addr, DataDir: data, log: &syncBuffer{}, done: make(chan struct{})}
+	s := &Server{URL: "http://" + addr, DataDir: data, log: &syncbuf.Buffer{Limit: 1 << 20}, done: make(chan struct{})}
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
@@ -244,27 +244,4 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's writer goroutines and
-// the test's readers; it keeps the last 1 MiB.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.b.Len() > 1<<20 {
-		rest := b.b.Bytes()[b.b.Len()-(1<<19):]
-		b.b = *bytes.NewBuffer(append([]byte(nil), rest...))
-	}
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Clone(b.b.String())
 }

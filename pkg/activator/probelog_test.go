@@ -1,31 +1,18 @@
 package activator
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/infscale/infscale/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer safe for the probe goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // TestProbeLogsChanges: an upstream whose /health answers 404 (a wrong
 // --probe-path, or not up yet) was only a counter; the activator now logs
@@ -42,7 +29,7 @@ func TestProbeLogsChanges(t *testing.T) {
 	}))
 	defer up.Close()
 	u, _ := url.Parse(up.URL)
-	var log syncBuffer
+	var log syncbuf.Buffer
 	a, err := New(Config{Upstream: u, ProbeInterval: 10 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -1,38 +1,18 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/infscale/infscale/pkg/config"
 )
-
-// lockedBuffer is a bytes.Buffer safe for a logger writing from several
-// goroutines while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // TestReloadDuringReloadCoalesced: the first SIGHUP's reload reads the
 // file (3 targets) and then hangs, as a new target's restore does against
@@ -73,7 +53,7 @@ func TestReloadDuringReloadCoalesced(t *testing.T) {
 	for _, n := range []string{"chat", "other", "third", "fourth"} {
 		src.set(n, load(1, 0, 0))
 	}
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	reload := make(chan os.Signal, 1)
 	addr := make(chan string, 1)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -152,7 +132,7 @@ func TestStopDuringHangingReload(t *testing.T) {
 	src := &fakeSource{}
 	src.set("chat", load(1, 0, 0))
 	src.set("other", load(1, 0, 0))
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	reload := make(chan os.Signal, 1)
 	addr := make(chan string, 1)
 	ctx, cancel := context.WithCancel(t.Context())

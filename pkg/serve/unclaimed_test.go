@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/infscale/infscale/pkg/config"
 )
 
@@ -39,7 +40,7 @@ func TestUnclaimedStateFilesLogged(t *testing.T) {
 	src := &fakeSource{}
 	src.set("chat", load(1, 50, 10))
 	src.set("other", load(1, 5, 0))
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 15 * time.Second,
 		Now: time.Now, Store: store, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	parse := func(s string) *config.File {
