@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/infscale/infscale/internal/boundedfile"
@@ -103,7 +104,7 @@ func (l *lines) errorf(format string, args ...any) error {
 
 // clip quotes a field or line for an error message, cut to its first 60
 // bytes (a binary file has no useful line to show whole).
-func clip(b []byte) string {
+func clip[T string | []byte](b T) string {
 	const n = 60
 	if len(b) <= n {
 		return strconv.Quote(string(b))
@@ -111,9 +112,18 @@ func clip(b []byte) string {
 	return strconv.Quote(string(b[:n])) + fmt.Sprintf("... (%d bytes)", len(b))
 }
 
+// noComma is the advice for a number field with a comma in it (a quoted
+// "1,000" or "0,5"), else "".
+func noComma(field string) string {
+	if strings.Contains(field, ",") {
+		return " (without a thousands separator or a decimal comma: 1000, 0.5)"
+	}
+	return ""
+}
+
 // tokens parses a token count field: a non-negative integer below 2^31.
-func tokens(field []byte) (int32, bool) {
-	v, err := strconv.ParseInt(string(bytes.TrimSpace(field)), 10, 32)
+func tokens(field string) (int32, bool) {
+	v, err := strconv.ParseInt(strings.TrimSpace(field), 10, 32)
 	if err != nil || v < 0 {
 		return 0, false
 	}
@@ -123,14 +133,14 @@ func tokens(field []byte) (int32, bool) {
 // lengths reads a request's prompt and output lengths from their fields
 // (named pname and oname in errors): the prompt 1..MaxInt32 tokens, the
 // output 0..MaxInt32.
-func (l *lines) lengths(pf, of []byte, pname, oname string) (prompt, output int32, err error) {
+func (l *lines) lengths(pf, of string, pname, oname string) (prompt, output int32, err error) {
 	p, ok := tokens(pf)
 	if !ok || p < 1 {
-		return 0, 0, l.errorf("%s %s: want an integer 1..%d", pname, clip(pf), math.MaxInt32)
+		return 0, 0, l.errorf("%s %s: want an integer 1..%d%s", pname, clip(pf), math.MaxInt32, noComma(pf))
 	}
 	o, ok := tokens(of)
 	if !ok {
-		return 0, 0, l.errorf("%s %s: want an integer 0..%d", oname, clip(of), math.MaxInt32)
+		return 0, 0, l.errorf("%s %s: want an integer 0..%d%s", oname, clip(of), math.MaxInt32, noComma(of))
 	}
 	return p, o, nil
 }
