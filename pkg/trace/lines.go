@@ -26,8 +26,8 @@ type lines struct {
 	name string
 	f    *os.File
 	br   *bufio.Reader
-	line int // number of the line last returned (1-based)
-	buf  []byte
+	line int    // number of the line last returned (1-based)
+	buf  []byte // a line longer than br's buffer, gathered
 }
 
 // MaxTraceBytes bounds a trace file (4 GiB). A trace is streamed line by
@@ -63,29 +63,29 @@ func (l *lines) nextNonBlank() ([]byte, error) {
 // next returns the next line without its line ending (valid until the next
 // call), or io.EOF.
 func (l *lines) next() ([]byte, error) {
-	l.buf = l.buf[:0]
-	for {
-		chunk, err := l.br.ReadSlice('\n')
-		l.buf = append(l.buf, chunk...)
-		if len(l.buf) > MaxLine {
-			return nil, fmt.Errorf("%s:%d: a line longer than %d bytes: not a trace (a binary file?)", l.name, l.line+1, MaxLine)
+	// The common case: the line is in br's buffer, returned without a copy;
+	// a line longer than the buffer is gathered in buf.
+	b, err := l.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		l.buf = append(l.buf[:0], b...)
+		for err == bufio.ErrBufferFull && len(l.buf) <= MaxLine {
+			b, err = l.br.ReadSlice('\n')
+			l.buf = append(l.buf, b...)
 		}
-		if err == bufio.ErrBufferFull {
-			continue
+		b = l.buf
+	}
+	if len(b) > MaxLine {
+		return nil, fmt.Errorf("%s:%d: a line longer than %d bytes: not a trace (a binary file?)", l.name, l.line+1, MaxLine)
+	}
+	if err == io.EOF {
+		if len(b) == 0 {
+			return nil, io.EOF
 		}
-		if err == io.EOF {
-			if len(l.buf) == 0 {
-				return nil, io.EOF
-			}
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", l.name, err)
-		}
-		break
+	} else if err != nil {
+		return nil, fmt.Errorf("%s: %w", l.name, err)
 	}
 	l.line++
-	b := bytes.TrimRight(l.buf, "\r\n")
+	b = bytes.TrimRight(b, "\r\n")
 	if l.line == 1 {
 		b = bytes.TrimPrefix(b, utf8BOM) // spreadsheets write one
 	}

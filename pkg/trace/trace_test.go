@@ -521,11 +521,11 @@ func TestQuotedCSV(t *testing.T) {
 			"\"2023-11-16 18:15:46.6805900\",374,44\r\n" +
 			"\"2023-11-16 18:15:50.9951690\",\"396\",109\r\n" +
 			"\"2023-11-16 18:15:51.0000000\",20,\"0\"\r\n", azure},
-		// The generic format: a quoted header skipped, quoted fields, a
-		// space before a quoted field, a comment with a stray quote.
+		// The generic format: a quoted header skipped, quoted fields,
+		// spaces around unquoted ones, a comment with a stray quote.
 		"gq.csv": {`"arrival_s","prompt_tokens","output_tokens"` + "\n" +
 			`"0.5","100","10"` + "\n" + `# an "odd quote in a comment` + "\n" +
-			`1,"200",0` + "\n" + `2, "300", 30` + "\n", generic},
+			`1,"200",0` + "\n" + ` 2 ,"300", 30 ` + "\n", generic},
 	} {
 		src, err := Parse(writeFile(t, name, c.body), Options{})
 		if err != nil {
@@ -567,6 +567,7 @@ func TestQuotedCSVErrors(t *testing.T) {
 		// not at the end of the file.
 		"unterminated.csv":      {GenericHeader + "\n30,\"100,10\n31,100,10\n32,100,10\n", `unterminated.csv:2: a quoted field is not closed on its line (a trace's fields never span lines): end it with '"': "30,\"100,10"`},
 		"unterminated-last.csv": {AzureHeader + "\n2023-11-16 18:15:46.6805900,374,44\n\"2023-11-16 18:15:50.9951690,396,109\n", `unterminated-last.csv:3: a quoted field is not closed on its line`},
+		"space.csv":             {"30, \"100\",10\n", `space.csv:1: column 5: a space before a quoted field's opening '"': remove it (a quoted field starts right after the ',')`},
 		"bare.csv":              {"0,1,1\n30,1\"0,10\n", `bare.csv:2: column 5: a '"' inside an unquoted field: quote the whole field ("...", with "" for a quote inside it) or remove it`},
 		"after.csv":             {"30,\"10\"0,10\n", `after.csv:1: column 7: a quoted field goes on after its closing '"': put the ',' right after the closing quote`},
 		"thousands.csv":         {"30,\"1,000\",10\n", `thousands.csv:1: prompt_tokens "1,000": want an integer 1..2147483647 (without a thousands separator or a decimal comma: 1000, 0.5)`},
