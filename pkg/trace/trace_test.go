@@ -259,6 +259,8 @@ func FuzzReaders(f *testing.F) {
 	f.Add(GenericHeader + "\n0.5,10,0\n")
 	f.Add(AzureHeader + "\n2023-11-16 18:15:46.6805900,374,44\n")
 	f.Add("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\n")
+	f.Add("\"TIMESTAMP\",\"ContextTokens\",\"GeneratedTokens\"\r\n\"2023-11-16 18:15:46.6805900\",\"374\",\"44\"\r\n")
+	f.Add("0,\"1\"\"0\",1\n1,\"2,\n")
 	f.Fuzz(func(t *testing.T, body string) {
 		dir := t.TempDir()
 		for _, name := range []string{"f.csv", "f.jsonl"} {
