@@ -118,3 +118,33 @@ func TestSimulateFileNamedReference(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want exit 2 and the bad row once, from --trace", code, errs)
 	}
 }
+
+// TestSimulateQuotedTrace: a trace exported with every field quoted (a
+// spreadsheet's or a database's CSV) replays as the plain file: the quoted
+// Azure header is recognised (it was read as the generic format, refused
+// at arrival_s "\"TIMESTAMP\""), and a quoted generic row reads; an
+// unclosed quote is refused at its line.
+func TestSimulateQuotedTrace(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	azq := write("azq.csv", `"TIMESTAMP","ContextTokens","GeneratedTokens"`+"\n"+
+		`"2023-11-16 18:15:46.6805900","374","44"`+"\n"+
+		`"2023-11-16 18:15:50.9951690","396","109"`+"\n"+
+		`"2023-11-16 18:15:51.0000000","20","0"`+"\n")
+	gq := write("gq.csv", "0,\"100\",10\n30,\"100\",10\n")
+	for _, c := range []struct{ path, want string }{{azq, "trace azq.csv: 3 requests"}, {gq, "trace gq.csv: 2 requests"}} {
+		if code, out, errs := runSimulate(t, "--trace", c.path, "-p", "fixed:1", "-q"); code != 0 || !strings.Contains(out, c.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 0 and %q", c.path, code, out, errs, c.want)
+		}
+	}
+	bad := write("unclosed.csv", "0,100,10\n30,\"100,10\n")
+	if code, _, errs := runSimulate(t, "--trace", bad, "-p", "fixed:1", "-q"); code != 2 || !strings.Contains(errs, "unclosed.csv:2: a quoted field is not closed on its line") {
+		t.Errorf("exit %d, stderr %q; want exit 2 at unclosed.csv:2", code, errs)
+	}
+}

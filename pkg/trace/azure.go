@@ -1,7 +1,9 @@
 package trace
 
 import (
-	"bytes"
+	"fmt"
+	"io"
+	"strings"
 	"time"
 )
 
@@ -10,43 +12,55 @@ import (
 // al., "Splitwise", ISCA 2024; CC-BY 4.0).
 const AzureHeader = "TIMESTAMP,ContextTokens,GeneratedTokens"
 
+// azureColumns are AzureHeader's columns (a header matches them quoted or
+// not).
+var azureColumns = strings.Split(AzureHeader, ",")
+
 // azureLayout is the trace's timestamp format, UTC with 7 fractional digits
 // ("2023-11-16 18:15:46.6805900").
 const azureLayout = "2006-01-02 15:04:05.9999999"
 
 // azureReader reads the Azure trace: the header line, then
-// TIMESTAMP,ContextTokens,GeneratedTokens rows. Arrivals are seconds since
-// the first row's timestamp.
+// TIMESTAMP,ContextTokens,GeneratedTokens rows (CSV: any field may be
+// quoted, as a spreadsheet or database export quotes them). Arrivals are
+// seconds since the first row's timestamp.
 type azureReader struct {
-	*lines
+	*records
 	t0 time.Time
 	order
 }
 
 // OpenAzureCSV starts a pass over an Azure LLM inference trace CSV file.
+// Its first line must be the header AzureHeader, quoted or not.
 func OpenAzureCSV(name string) (Reader, error) {
 	l, err := openLines(name)
 	if err != nil {
 		return nil, err
 	}
-	b, err := l.next()
-	if err != nil || string(bytes.TrimSpace(b)) != AzureHeader {
-		l.Close()
-		return nil, l.errorf("want the header %s", AzureHeader)
+	r := newRecords(l, 0)
+	f, err := r.row()
+	if err == nil && (r.line != 1 || !columns(f, azureColumns)) {
+		err = r.errorf("want the header %s on the first line", AzureHeader)
 	}
-	return &azureReader{lines: l}, nil
+	if err == io.EOF {
+		err = fmt.Errorf("%s:1: want the header %s, found an empty file", name, AzureHeader)
+	}
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	return &azureReader{records: r}, nil
 }
 
 func (r *azureReader) Next() (Request, error) {
-	b, err := r.nextNonBlank()
+	f, err := r.row()
 	if err != nil {
 		return Request{}, err
 	}
-	f := bytes.Split(b, []byte{','})
 	if len(f) != 3 {
-		return Request{}, r.errorf("want 3 fields %s, got %d: %s", AzureHeader, len(f), clip(b))
+		return Request{}, r.errorf("want 3 fields %s, got %d: %s", AzureHeader, len(f), clip(r.feed.raw))
 	}
-	ts, err := time.Parse(azureLayout, string(bytes.TrimSpace(f[0])))
+	ts, err := time.Parse(azureLayout, strings.TrimSpace(f[0]))
 	if err != nil {
 		return Request{}, r.errorf("TIMESTAMP %s: want YYYY-MM-DD HH:MM:SS.fffffff", clip(f[0]))
 	}

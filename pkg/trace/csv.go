@@ -1,21 +1,24 @@
 package trace
 
 import (
-	"bytes"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // GenericHeader is the header line of the generic CSV format (optional in
 // the file): arrival in seconds since the start, prompt tokens, output tokens.
 const GenericHeader = "arrival_s,prompt_tokens,output_tokens"
 
+// genericColumns are GenericHeader's columns.
+var genericColumns = strings.Split(GenericHeader, ",")
+
 // genericReader reads the generic CSV: arrival_s,prompt_tokens,output_tokens
 // with an optional header line; arrival_s is a non-negative number of
-// seconds, tokens are integers (prompt >= 1, output >= 0). Blank lines and
-// lines starting with '#' are skipped.
+// seconds, tokens are integers (prompt >= 1, output >= 0); any field may be
+// quoted. Blank lines and lines starting with '#' are skipped.
 type genericReader struct {
-	*lines
+	*records
 	order
 }
 
@@ -25,31 +28,27 @@ func OpenGenericCSV(name string) (Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &genericReader{lines: l}, nil
+	return &genericReader{records: newRecords(l, '#')}, nil
 }
 
 func (r *genericReader) Next() (Request, error) {
 	for {
-		b, err := r.nextNonBlank()
+		f, err := r.row()
 		if err != nil {
 			return Request{}, err
 		}
-		if b[0] == '#' {
+		if r.line == 1 && columns(f, genericColumns) {
 			continue
 		}
-		if r.line == 1 && string(bytes.TrimSpace(b)) == GenericHeader {
-			continue
+		if r.line == 1 && isHeader(f) {
+			return Request{}, r.errorf("header %s: want %s, those columns in that order (or no header)", clip(r.feed.raw), GenericHeader)
 		}
-		if r.line == 1 && isHeader(b) {
-			return Request{}, r.errorf("header %s: want %s, those columns in that order (or no header)", clip(b), GenericHeader)
-		}
-		f := bytes.Split(b, []byte{','})
 		if len(f) != 3 {
-			return Request{}, r.errorf("want 3 fields %s, got %d: %s", GenericHeader, len(f), clip(b))
+			return Request{}, r.errorf("want 3 fields %s, got %d: %s", GenericHeader, len(f), clip(r.feed.raw))
 		}
-		t, err := strconv.ParseFloat(string(bytes.TrimSpace(f[0])), 64)
+		t, err := strconv.ParseFloat(strings.TrimSpace(f[0]), 64)
 		if err != nil || t < 0 || math.IsInf(t, 0) || math.IsNaN(t) {
-			return Request{}, r.errorf("arrival_s %s: want a finite number of seconds >= 0", clip(f[0]))
+			return Request{}, r.errorf("arrival_s %s: want a finite number of seconds >= 0%s", clip(f[0]), noComma(f[0]))
 		}
 		p, o, err := r.lengths(f[1], f[2], "prompt_tokens", "output_tokens")
 		if err != nil {
@@ -62,17 +61,17 @@ func (r *genericReader) Next() (Request, error) {
 	}
 }
 
-// isHeader reports a first line of three fields that is a header, not a
+// isHeader reports a first row of three fields that is a header, not a
 // row: its first field starts with a letter and is not a number (NaN and
 // Inf are numbers, refused as arrival times).
-func isHeader(b []byte) bool {
-	if bytes.Count(b, []byte{','}) != 2 {
+func isHeader(f []string) bool {
+	if len(f) != 3 {
 		return false
 	}
-	first, _, _ := bytes.Cut(bytes.TrimSpace(b), []byte{','})
+	first := strings.TrimSpace(f[0])
 	if len(first) == 0 || !(first[0] >= 'a' && first[0] <= 'z' || first[0] >= 'A' && first[0] <= 'Z') {
 		return false
 	}
-	_, err := strconv.ParseFloat(string(bytes.TrimSpace(first)), 64)
+	_, err := strconv.ParseFloat(first, 64)
 	return err != nil
 }

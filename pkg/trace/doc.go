@@ -12,6 +12,10 @@
 //   - Mooncake JSON lines (mooncake.go);
 //   - a generic CSV arrival_s,prompt_tokens,output_tokens (csv.go).
 //
+// The CSV formats are parsed with encoding/csv (records.go: quoted fields,
+// one row a line), fed a line at a time by lines.go, which every file format
+// shares (line numbers, byte order mark, CRLF, MaxLine, the binary check).
+//
 // Transforms (transform.go) compress time (RateScale) and cut a window.
 //
 // Reading guide: request.go (the contract: Request, Reader, Source), then

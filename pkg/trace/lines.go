@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/infscale/infscale/internal/boundedfile"
@@ -25,8 +26,8 @@ type lines struct {
 	name string
 	f    *os.File
 	br   *bufio.Reader
-	line int // number of the line last returned (1-based)
-	buf  []byte
+	line int    // number of the line last returned (1-based)
+	buf  []byte // a line longer than br's buffer, gathered
 }
 
 // MaxTraceBytes bounds a trace file (4 GiB). A trace is streamed line by
@@ -62,29 +63,29 @@ func (l *lines) nextNonBlank() ([]byte, error) {
 // next returns the next line without its line ending (valid until the next
 // call), or io.EOF.
 func (l *lines) next() ([]byte, error) {
-	l.buf = l.buf[:0]
-	for {
-		chunk, err := l.br.ReadSlice('\n')
-		l.buf = append(l.buf, chunk...)
-		if len(l.buf) > MaxLine {
-			return nil, fmt.Errorf("%s:%d: a line longer than %d bytes: not a trace (a binary file?)", l.name, l.line+1, MaxLine)
+	// The common case: the line is in br's buffer, returned without a copy;
+	// a line longer than the buffer is gathered in buf.
+	b, err := l.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		l.buf = append(l.buf[:0], b...)
+		for err == bufio.ErrBufferFull && len(l.buf) <= MaxLine {
+			b, err = l.br.ReadSlice('\n')
+			l.buf = append(l.buf, b...)
 		}
-		if err == bufio.ErrBufferFull {
-			continue
+		b = l.buf
+	}
+	if len(b) > MaxLine {
+		return nil, fmt.Errorf("%s:%d: a line longer than %d bytes: not a trace (a binary file?)", l.name, l.line+1, MaxLine)
+	}
+	if err == io.EOF {
+		if len(b) == 0 {
+			return nil, io.EOF
 		}
-		if err == io.EOF {
-			if len(l.buf) == 0 {
-				return nil, io.EOF
-			}
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", l.name, err)
-		}
-		break
+	} else if err != nil {
+		return nil, fmt.Errorf("%s: %w", l.name, err)
 	}
 	l.line++
-	b := bytes.TrimRight(l.buf, "\r\n")
+	b = bytes.TrimRight(b, "\r\n")
 	if l.line == 1 {
 		b = bytes.TrimPrefix(b, utf8BOM) // spreadsheets write one
 	}
@@ -103,7 +104,7 @@ func (l *lines) errorf(format string, args ...any) error {
 
 // clip quotes a field or line for an error message, cut to its first 60
 // bytes (a binary file has no useful line to show whole).
-func clip(b []byte) string {
+func clip[T string | []byte](b T) string {
 	const n = 60
 	if len(b) <= n {
 		return strconv.Quote(string(b))
@@ -111,9 +112,18 @@ func clip(b []byte) string {
 	return strconv.Quote(string(b[:n])) + fmt.Sprintf("... (%d bytes)", len(b))
 }
 
+// noComma is the advice for a number field with a comma in it (a quoted
+// "1,000" or "0,5"), else "".
+func noComma(field string) string {
+	if strings.Contains(field, ",") {
+		return " (without a thousands separator or a decimal comma: 1000, 0.5)"
+	}
+	return ""
+}
+
 // tokens parses a token count field: a non-negative integer below 2^31.
-func tokens(field []byte) (int32, bool) {
-	v, err := strconv.ParseInt(string(bytes.TrimSpace(field)), 10, 32)
+func tokens(field string) (int32, bool) {
+	v, err := strconv.ParseInt(strings.TrimSpace(field), 10, 32)
 	if err != nil || v < 0 {
 		return 0, false
 	}
@@ -123,14 +133,14 @@ func tokens(field []byte) (int32, bool) {
 // lengths reads a request's prompt and output lengths from their fields
 // (named pname and oname in errors): the prompt 1..MaxInt32 tokens, the
 // output 0..MaxInt32.
-func (l *lines) lengths(pf, of []byte, pname, oname string) (prompt, output int32, err error) {
+func (l *lines) lengths(pf, of string, pname, oname string) (prompt, output int32, err error) {
 	p, ok := tokens(pf)
 	if !ok || p < 1 {
-		return 0, 0, l.errorf("%s %s: want an integer 1..%d", pname, clip(pf), math.MaxInt32)
+		return 0, 0, l.errorf("%s %s: want an integer 1..%d%s", pname, clip(pf), math.MaxInt32, noComma(pf))
 	}
 	o, ok := tokens(of)
 	if !ok {
-		return 0, 0, l.errorf("%s %s: want an integer 0..%d", oname, clip(of), math.MaxInt32)
+		return 0, 0, l.errorf("%s %s: want an integer 0..%d%s", oname, clip(of), math.MaxInt32, noComma(of))
 	}
 	return p, o, nil
 }

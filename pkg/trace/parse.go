@@ -2,7 +2,6 @@ package trace
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -157,12 +156,12 @@ func detect(name string) (Source, error) {
 	if first == "" {
 		return Source{}, fmt.Errorf("%s: %w", name, ErrEmpty)
 	}
-	head := string(bytes.TrimSpace(bytes.TrimPrefix([]byte(first), utf8BOM)))
+	head := strings.TrimSpace(strings.TrimPrefix(first, string(utf8BOM)))
 	switch {
-	case head == AzureHeader:
-		return fileSource(name, OpenAzureCSV)
 	case strings.HasPrefix(head, "{"):
 		return fileSource(name, OpenMooncake)
+	case columns(headerFields(head), azureColumns): // quoted or not
+		return fileSource(name, OpenAzureCSV)
 	default:
 		return fileSource(name, OpenGenericCSV)
 	}

@@ -123,6 +123,7 @@ func TestBadRows(t *testing.T) {
 		name, body, want string
 	}{
 		{"fields.csv", "0,1,1\n1,2\n", "fields.csv:2: want 3 fields"},
+		{"quotedempty.csv", GenericHeader + "\n\"\",\"\",\"\"\n", `quotedempty.csv:2: arrival_s "": want a finite number`},
 		{"arrival.csv", GenericHeader + "\nx,1,1\n", "arrival.csv:2: arrival_s \"x\""},
 		{"prompt.csv", "0,0,1\n", "prompt.csv:1: prompt_tokens \"0\": want an integer 1..2147483647"},
 		{"output.csv", "0,5,-1\n", "output.csv:1: output_tokens \"-1\""},
@@ -158,7 +159,7 @@ func TestBadRows(t *testing.T) {
 }
 
 func TestEmpty(t *testing.T) {
-	for _, body := range []string{"", GenericHeader + "\n", AzureHeader + "\n"} {
+	for _, body := range []string{"", GenericHeader + "\n", AzureHeader + "\n", `"TIMESTAMP","ContextTokens","GeneratedTokens"` + "\r\n", `"arrival_s","prompt_tokens","output_tokens"` + "\n"} {
 		src, err := Parse(writeFile(t, "e.csv", body), Options{})
 		if err == nil {
 			_, _, err = Check(src)
@@ -258,6 +259,8 @@ func FuzzReaders(f *testing.F) {
 	f.Add(GenericHeader + "\n0.5,10,0\n")
 	f.Add(AzureHeader + "\n2023-11-16 18:15:46.6805900,374,44\n")
 	f.Add("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\n")
+	f.Add("\"TIMESTAMP\",\"ContextTokens\",\"GeneratedTokens\"\r\n\"2023-11-16 18:15:46.6805900\",\"374\",\"44\"\r\n")
+	f.Add("0,\"1\"\"0\",1\n1,\"2,\n")
 	f.Fuzz(func(t *testing.T, body string) {
 		dir := t.TempDir()
 		for _, name := range []string{"f.csv", "f.jsonl"} {
@@ -492,5 +495,113 @@ func TestParseFileErrors(t *testing.T) {
 	}
 	if strings.Contains(Formats, "\n") || len(Formats) > 250 {
 		t.Errorf("Formats is %d bytes: one short line wanted", len(Formats))
+	}
+}
+
+// TestQuotedCSV: a CSV trace whose fields are quoted (a spreadsheet or
+// database export: "TIMESTAMP","ContextTokens",...) reads as the same
+// requests as the unquoted file, its format still detected from its
+// header, with CRLF and a byte order mark, directly and through ReadAhead
+// (the replay's path).
+func TestQuotedCSV(t *testing.T) {
+	// Worked out by hand: arrivals are seconds since 18:15:46.6805900;
+	// 18:15:50.9951690 is 4.3145790 s later, 18:15:51.0000000 4.3194100 s;
+	// an output of 0 is served as 1 token.
+	azure := []Request{{0, 374, 44}, {4.314579, 396, 109}, {4.31941, 20, 1}}
+	generic := []Request{{0.5, 100, 10}, {1, 200, 1}, {2, 300, 30}}
+	for name, c := range map[string]struct {
+		body string
+		want []Request
+	}{
+		"plain.csv": {AzureHeader + "\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15:50.9951690,396,109\n2023-11-16 18:15:51.0000000,20,0\n", azure},
+		"azq.csv": {`"TIMESTAMP","ContextTokens","GeneratedTokens"` + "\n" +
+			`"2023-11-16 18:15:46.6805900","374","44"` + "\n" +
+			`"2023-11-16 18:15:50.9951690","396","109"` + "\n" +
+			`"2023-11-16 18:15:51.0000000","20","0"` + "\n", azure},
+		// Some fields quoted, CRLF and a byte order mark (Excel's "CSV UTF-8").
+		"azq-excel.csv": {"\xef\xbb\xbf\"TIMESTAMP\",ContextTokens,\"GeneratedTokens\"\r\n" +
+			"\"2023-11-16 18:15:46.6805900\",374,44\r\n" +
+			"\"2023-11-16 18:15:50.9951690\",\"396\",109\r\n" +
+			"\"2023-11-16 18:15:51.0000000\",20,\"0\"\r\n", azure},
+		// The generic format: a quoted header skipped, quoted fields,
+		// spaces around unquoted ones, a comment with a stray quote.
+		"gq.csv": {`"arrival_s","prompt_tokens","output_tokens"` + "\n" +
+			`"0.5","100","10"` + "\n" + `# an "odd quote in a comment` + "\n" +
+			`1,"200",0` + "\n" + ` 2 ,"300", 30 ` + "\n", generic},
+	} {
+		src, err := Parse(writeFile(t, name, c.body), Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		direct := readAll(t, src)
+		rd, err := src.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ahead := readAll(t, NewSource(name, 0, func() (Reader, error) { return ReadAhead(rd), nil }))
+		for _, got := range [][]Request{direct, ahead} {
+			if len(got) != len(c.want) {
+				t.Fatalf("%s: %+v, want %+v", name, got, c.want)
+			}
+			for i, w := range c.want {
+				if q := got[i]; math.Abs(q.Arrival-w.Arrival) > 1e-9 || q.Prompt != w.Prompt || q.Output != w.Output {
+					t.Errorf("%s: row %d = %+v, want %+v", name, i+1, q, w)
+				}
+			}
+		}
+	}
+	// A quoted header is the Azure format's when forced, too.
+	src, err := Parse("azure:"+writeFile(t, "forced.csv", `"TIMESTAMP","ContextTokens","GeneratedTokens"`+"\n"+`"2023-11-16 18:15:46.6805900","374","44"`+"\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, src); len(got) != 1 || got[0] != (Request{0, 374, 44}) {
+		t.Errorf("azure: with a quoted header: %+v", got)
+	}
+}
+
+// TestQuotedCSVErrors: quoting mistakes are refused at their file:line
+// with what to write instead; a quoted number with a comma in it (a
+// thousands separator, a decimal comma) is refused as a number, saying so.
+func TestQuotedCSVErrors(t *testing.T) {
+	for name, c := range map[string]struct{ body, want string }{
+		// The quote opened on line 2 is never closed: the error is at line 2,
+		// not at the end of the file.
+		"unterminated.csv":      {GenericHeader + "\n30,\"100,10\n31,100,10\n32,100,10\n", `unterminated.csv:2: a quoted field is not closed on its line (a trace's fields never span lines): end it with '"': "30,\"100,10"`},
+		"unterminated-last.csv": {AzureHeader + "\n2023-11-16 18:15:46.6805900,374,44\n\"2023-11-16 18:15:50.9951690,396,109\n", `unterminated-last.csv:3: a quoted field is not closed on its line`},
+		"space.csv":             {"30, \"100\",10\n", `space.csv:1: column 5: a space before a quoted field's opening '"': remove it (a quoted field starts right after the ',')`},
+		"bare.csv":              {"0,1,1\n30,1\"0,10\n", `bare.csv:2: column 5: a '"' inside an unquoted field: quote the whole field ("...", with "" for a quote inside it) or remove it`},
+		"after.csv":             {"30,\"10\"0,10\n", `after.csv:1: column 7: a quoted field goes on after its closing '"': put the ',' right after the closing quote`},
+		"thousands.csv":         {"30,\"1,000\",10\n", `thousands.csv:1: prompt_tokens "1,000": want an integer 1..2147483647 (without a thousands separator or a decimal comma: 1000, 0.5)`},
+		"decimal.csv":           {"\"1,5\",100,10\n", `decimal.csv:1: arrival_s "1,5": want a finite number of seconds >= 0 (without a thousands separator or a decimal comma`},
+		"azthousands.csv":       {AzureHeader + "\n\"2023-11-16 18:15:46.6805900\",\"1,374\",\"44\"\n", `azthousands.csv:2: ContextTokens "1,374": want an integer 1..2147483647 (without a thousands separator`},
+		// A ragged row: the count of fields as the parser splits them (the
+		// quoted comma is inside a field).
+		"ragged.csv":      {"30,100,10\n\"31,100\",10\n", `ragged.csv:2: want 3 fields arrival_s,prompt_tokens,output_tokens, got 2: "\"31,100\",10"`},
+		"azragged.csv":    {AzureHeader + "\n\"2023-11-16 18:15:46.6805900\",\"374\",\"44\",\"x\"\n", `azragged.csv:2: want 3 fields TIMESTAMP,ContextTokens,GeneratedTokens, got 4`},
+		"quotedorder.csv": {"\"prompt_tokens\",\"arrival_s\",\"output_tokens\"\n1,1,1\n", `quotedorder.csv:1: header "\"prompt_tokens\",\"arrival_s\",\"output_tokens\"": want arrival_s,prompt_tokens,output_tokens`},
+	} {
+		src, err := Parse(writeFile(t, name, c.body), Options{})
+		if err == nil {
+			_, _, err = Check(src)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v\nwant it to contain %s", name, err, c.want)
+		}
+	}
+	// azure: forced on a file without the header, or an empty one.
+	for name, c := range map[string]struct{ body, want string }{
+		"noheader.csv": {"2023-11-16 18:15:46.6805900,374,44\n", "noheader.csv:1: want the header TIMESTAMP,ContextTokens,GeneratedTokens on the first line"},
+		"blank.csv":    {"\n" + AzureHeader + "\n", "blank.csv:2: want the header TIMESTAMP,ContextTokens,GeneratedTokens on the first line"},
+		"empty.csv":    {"", "empty.csv:1: want the header TIMESTAMP,ContextTokens,GeneratedTokens, found an empty file"},
+		"badquote.csv": {"\"TIMESTAMP,ContextTokens,GeneratedTokens\n", "badquote.csv:1: a quoted field is not closed on its line"},
+	} {
+		src, err := Parse("azure:"+writeFile(t, name, c.body), Options{})
+		if err == nil {
+			_, _, err = Check(src)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("azure:%s: err = %v\nwant it to contain %s", name, err, c.want)
+		}
 	}
 }
