@@ -57,7 +57,7 @@ type DecideCmd struct {
 
 	State  string `placeholder:"FILE" help:"JSON file with the window history and scale events; read if it exists, written after the decision (so a cron job remembers, like the HPA controller)."`
 	Now    string `placeholder:"T" help:"Decision time: unix seconds or RFC3339 (default: the clock)."`
-	Output string `enum:"text,json" default:"text" help:"Output format: text or json."`
+	Output string `short:"o" enum:"text,json" default:"text" help:"Output format: text or json."`
 	// notVoting says, per PAGE that did not vote (not read, or a stuck
 	// engine), why.
 	notVoting []string

@@ -41,7 +41,7 @@ type LoadCmd struct {
 	SLOTTFT      time.Duration `name:"slo-ttft" default:"2s" help:"Knee SLO: the highest load whose TTFT p95 is at most this (0: not checked)..."`
 	SLOITL       time.Duration `name:"slo-itl" default:"100ms" help:"...and whose ITL p95 is at most this (0: not checked)."`
 	Seed         uint64        `name:"seed" default:"1" help:"Seed of the prompts and Poisson arrivals."`
-	Output       string        `name:"output" default:"text" enum:"text,json" help:"text (table, knee) or json."`
+	Output       string        `name:"output" short:"o" default:"text" enum:"text,json" help:"text (table, knee) or json."`
 	AllowRemote  bool          `name:"allow-remote" help:"Allow a URL that is not loopback (load only servers you own)."`
 	Progress     string        `name:"progress" default:"auto" enum:"auto,always,never" help:"Progress on stderr: auto (a bar on a terminal; otherwise, for a sweep, a line as each point starts and ends), always (the bar), never."`
 	Calibrate    string        `name:"calibrate" type:"path" help:"Fit the replica model (the replica flags --gpu, --model, --tp) to the concurrency sweep and write the calibration file here (every command that models a replica takes it with --calibration). Every point of the sweep runs, then its points up to --calibrate-fit-max again at --calibrate-prompt-tokens (each point up to --duration 60s or --requests 1000 by default): 1,2,4,8,16,32,64 takes 12 points, up to about 12 minutes."`
