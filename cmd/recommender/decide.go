@@ -312,6 +312,9 @@ func (c *PolicyFlags) policy() (*recommend.Policy, error) {
 			return nil, invalidf("--behavior %s: the file is empty: want an autoscaling/v2 HorizontalPodAutoscalerBehavior YAML (scaleUp:, scaleDown:), or leave the flag out for the HPA's defaults", c.Behavior)
 		}
 		b, err := config.DecodeBehavior(data, c.Behavior)
+		if es := (config.Errors)(nil); errors.As(err, &es) && es.Total() > 1 {
+			return nil, invalidf("--behavior: %d problems in %s:\n%w", es.Total(), c.Behavior, err)
+		}
 		if err != nil {
 			return nil, invalidf("--behavior: %w", err)
 		}
