@@ -16,7 +16,7 @@ import (
 type AccuracyCmd struct {
 	GroundTruth string   `name:"ground-truth" required:"" type:"path" placeholder:"FILE" help:"Measured stages, CSV (the schema of the public sim-to-real set's vllm-trainval.csv: experiment, model, hardware, tp, stage rate and duration, prompt and output lengths, actual_*_ms)."`
 	Peers       string   `name:"peers" type:"path" placeholder:"FILE" help:"Other simulators' predictions of the same rows, CSV (experiment, stage_index, metric_name, simulator, predicted_ms): their MAPE is printed beside infscale's on the same rows."`
-	Output      string   `name:"output" short:"o" default:"table" enum:"table,json" help:"Output format: table or json."`
+	Output      string   `name:"output" short:"o" default:"text" enum:"text,json,table" help:"Output format: text (the table) or json; table is the same as text (its former name)."`
 	ModelConfig []string `name:"model-config" type:"path" placeholder:"FILE" help:"A Hugging Face config.json for a model outside the catalog (repeatable); a row's model matches the config's _name_or_path or its directory name."`
 	Replica     string   `name:"replica" default:"fitted" enum:"fitted,fitted-held-out,calibrated,reference" help:"The replica model the rows start from: fitted (the step model fitted on every row of the shared H100 set, docs/evaluation/ACCURACY.md), fitted-held-out (the same fitted without the held-out models' rows), calibrated (replica.Calibrated) or reference (docs/design.md's)."`
 	HeldOut     []string `name:"held-out" placeholder:"MODEL" help:"Models (as the rows name them) held out: their rows are reported apart and --fit leaves them out (default: replica.FittedHeldOut's two with --replica fitted-held-out, none otherwise; --held-out= for none)."`

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/internal/membudget"
+	"github.com/infscale/infscale/internal/tcplisten"
 	"github.com/infscale/infscale/pkg/activator"
 	"github.com/infscale/infscale/pkg/config"
 )
@@ -94,9 +94,9 @@ func (c *ActivatorCmd) Run(e *env) error {
 	if err != nil {
 		return invalid(err)
 	}
-	ln, err := net.Listen("tcp", c.Listen)
+	ln, err := tcplisten.Listen(c.Listen, "--listen "+c.Listen, "--listen")
 	if err != nil {
-		return fmt.Errorf("--listen %s: %w", c.Listen, err)
+		return err // runtime: exit 1
 	}
 	probeCtx, stopProbe := context.WithCancel(context.WithoutCancel(e.ctx))
 	probeDone := make(chan struct{})

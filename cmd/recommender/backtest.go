@@ -540,7 +540,7 @@ type BacktestCmd struct {
 	Period  time.Duration `default:"15s" placeholder:"D" help:"How often the simulated policies decide (default ${default})."`
 	Seed    uint64        `default:"1" help:"Seed of the arrivals within a step and of the token draws."`
 	Plot    string        `placeholder:"FILE" help:"Draw arrivals, actual and simulated replicas and TTFT to FILE (.png or .svg); for a prefill/decode pair each pool's replicas in a panel of its own."`
-	Output  string        `enum:"text,json,csv" default:"text" help:"Output format: text, json or csv."`
+	Output  string        `short:"o" enum:"text,json,csv" default:"text" help:"Output format: text, json or csv."`
 	Quiet   bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
 
 	KVLink string `name:"kv-link" default:"25GB" placeholder:"B" help:"For a prefill/decode pair (a --config target with roles:, or --pd): the link that moves a prompt's KV from prefill to decode, bytes per second, or nvlink (as simulate --pd; default ${default})."`

@@ -35,7 +35,7 @@ type DecideCmd struct {
 	Server  modelserver.Server `default:"auto" placeholder:"S" help:"Server profile of the pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
 	Timeout time.Duration      `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`
 
-	Current *int      `placeholder:"N" help:"Replicas the workload has now, at least the number of PAGEs (each page is a running replica). Default: the number of PAGEs; without pages the previous desired in --state; else 1."`
+	Current *int      `placeholder:"N" help:"Replicas the workload has now, at least the number of PAGEs (each page is a running replica). Default: the number of PAGEs; without pages the previous desired in --state; else 1. At 0 no server runs: give --held, not the signals servers report (--queue, --running, --waiting, --kv, --cpu, --ttft, --queue-time are refused)."`
 	Unready int       `placeholder:"N" help:"Replicas of --current that are starting and report nothing (the HPA leaves them out on a scale-down, counts them at 0 on a scale-up)."`
 	Held    *float64  `placeholder:"N" help:"Requests held in front of the servers (activator, gateway), counted in queue and used to activate from zero. Unset: unknown (with --min 0 nothing goes to zero on it)."`
 	Running *float64  `placeholder:"N" help:"Running requests, total over replicas (overrides the pages)."`
@@ -57,7 +57,7 @@ type DecideCmd struct {
 
 	State  string `placeholder:"FILE" help:"JSON file with the window history and scale events; read if it exists, written after the decision (so a cron job remembers, like the HPA controller)."`
 	Now    string `placeholder:"T" help:"Decision time: unix seconds or RFC3339 (default: the clock)."`
-	Output string `enum:"text,json" default:"text" help:"Output format: text or json."`
+	Output string `short:"o" enum:"text,json" default:"text" help:"Output format: text or json."`
 	// notVoting says, per PAGE that did not vote (not read, or a stuck
 	// engine), why.
 	notVoting []string
@@ -312,6 +312,9 @@ func (c *PolicyFlags) policy() (*recommend.Policy, error) {
 			return nil, invalidf("--behavior %s: the file is empty: want an autoscaling/v2 HorizontalPodAutoscalerBehavior YAML (scaleUp:, scaleDown:), or leave the flag out for the HPA's defaults", c.Behavior)
 		}
 		b, err := config.DecodeBehavior(data, c.Behavior)
+		if es := (config.Errors)(nil); errors.As(err, &es) && es.Total() > 1 {
+			return nil, invalidf("--behavior: %d problems in %s:\n%w", es.Total(), c.Behavior, err)
+		}
 		if err != nil {
 			return nil, invalidf("--behavior: %w", err)
 		}
@@ -581,6 +584,9 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 			return obs, err
 		}
 	}
+	if err := c.refuseAtZero(); err != nil {
+		return obs, err
+	}
 	if c.Queue != nil {
 		if c.Running != nil || c.Waiting != nil {
 			return obs, invalidf("--queue: give either --queue or --running/--waiting")
@@ -623,6 +629,42 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 		return obs, invalidf("nothing to decide on: give the replicas' /metrics pages (PAGE...: files, http(s) URLs, or - for standard input) or their signals as flags (--queue N, or --running N --waiting N, --kv F, --ttft S, ...: infscale decide --help)")
 	}
 	return obs, nil
+}
+
+// refuseAtZero refuses, at --current 0, the signal flags a decision at zero
+// replicas would drop (recommend.Decide, docs/recommend.md "At zero
+// replicas"): no server runs, so running and waiting are 0 and every
+// additive total is the held count, and kv, cpu, ttft and the queue time are
+// unknown. The demand flags (--arrival-rate, --mean-prompt, --mean-output,
+// --prefix-cache-hit) still count, as do the shown ones.
+func (c *DecideCmd) refuseAtZero() error {
+	if c.Current == nil || *c.Current != 0 {
+		return nil
+	}
+	var load, measured []string
+	for _, f := range c.signalFlags() {
+		if f.v == nil {
+			continue
+		}
+		given := "--" + f.name + " " + strconv.FormatFloat(*f.v, 'g', -1, 64)
+		switch f.name {
+		case "running", "waiting", "queue":
+			load = append(load, given)
+		case "kv", "cpu", "ttft", "queue-time":
+			measured = append(measured, given)
+		}
+	}
+	var lines []string
+	if len(load) > 0 {
+		lines = append(lines, strings.Join(load, ", ")+": at --current 0 no server runs, so none reports running or waiting requests (at zero replicas the queue, waiting and running totals are the held count, docs/recommend.md \"At zero replicas\"); give --held N instead, the requests the holder in front of the servers (activator, gateway) counts")
+	}
+	if len(measured) > 0 {
+		lines = append(lines, strings.Join(measured, ", ")+": at --current 0 no server runs to measure it (kv, cpu, ttft and queue-time are unknown at zero replicas); leave it out, and give --held N for the requests held in front of the servers")
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return invalid(errors.New(strings.Join(lines, "\n")))
 }
 
 // checkSignal refuses a signal flag's value that is not a finite number >= 0

@@ -395,7 +395,7 @@ func TestDecideCLIBehaviorInvalid(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct{ yaml, want string }{
 		// "  stabilizationWindowSeconds: " is 30 characters.
-		{"scaleDown:\n  stabilizationWindowSeconds: 1.5\n", "b.yaml:2:31: behavior.scaleDown.stabilizationWindowSeconds: 1.5 must be a whole number"},
+		{"scaleDown:\n  stabilizationWindowSeconds: 1.5\n", "b.yaml:2:31: behavior.scaleDown.stabilizationWindowSeconds: expected an integer, got 1.5"},
 		// "    value: " is 11 characters.
 		{"scaleDown:\n  policies:\n  - type: Pods\n    value: -1\n    periodSeconds: 15\n", "b.yaml:4:12: behavior.scaleDown.policies[0].value: -1 must be >= 1"},
 	} {

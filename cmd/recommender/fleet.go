@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"time"
 
+	"github.com/infscale/infscale/internal/tcplisten"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/fleet"
 	"github.com/infscale/infscale/pkg/replica"
@@ -103,8 +105,21 @@ func (c *FleetCmd) Run(e *env) error {
 		return invalidf("--prompt-tokens %d + --output-tokens %d = %d tokens: above max_model_len %d (%s's context length, capped at the replica's KV cache), a request vLLM refuses; give fewer tokens",
 			c.PromptTokens, c.OutputTokens, n, most, rc.Model.Name)
 	}
+	// Bound here, so that a port in use is said under its flag (as serve
+	// and activator say it); fleet.Start owns them from then on.
+	front, err := tcplisten.Listen(c.Listen, "--listen "+c.Listen, "--listen")
+	if err != nil {
+		return err // runtime: exit 1
+	}
+	var ctl net.Listener
+	if control != "" {
+		if ctl, err = tcplisten.Listen(control, "--control "+control, "--control"); err != nil {
+			front.Close()
+			return err
+		}
+	}
 	f, err := fleet.Start(e.ctx, fleet.Config{Replicas: max(c.Replicas, 1), Max: c.Max, Replica: model, ColdStart: c.ColdStart,
-		PromptTokens: c.PromptTokens, OutputTokens: c.OutputTokens, Listen: c.Listen, Control: control})
+		PromptTokens: c.PromptTokens, OutputTokens: c.OutputTokens, Listener: front, ControlListener: ctl})
 	if err != nil {
 		return err
 	}

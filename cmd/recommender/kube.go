@@ -42,7 +42,7 @@ type KubeCmd struct {
 
 	State  string `placeholder:"FILE" help:"JSON file with the window history and scale events (as decide's --state): a cron job remembers, like the HPA controller."`
 	Now    string `placeholder:"T" help:"Decision time: unix seconds or RFC3339 (default: the clock)."`
-	Output string `enum:"text,json" default:"text" help:"Output format: text or json (decide's)."`
+	Output string `short:"o" enum:"text,json" default:"text" help:"Output format: text or json (decide's)."`
 }
 
 // connectCluster makes the Kubernetes client (tests replace it).

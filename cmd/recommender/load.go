@@ -41,7 +41,7 @@ type LoadCmd struct {
 	SLOTTFT      time.Duration `name:"slo-ttft" default:"2s" help:"Knee SLO: the highest load whose TTFT p95 is at most this (0: not checked)..."`
 	SLOITL       time.Duration `name:"slo-itl" default:"100ms" help:"...and whose ITL p95 is at most this (0: not checked)."`
 	Seed         uint64        `name:"seed" default:"1" help:"Seed of the prompts and Poisson arrivals."`
-	Output       string        `name:"output" default:"text" enum:"text,json" help:"text (table, knee) or json."`
+	Output       string        `name:"output" short:"o" default:"text" enum:"text,json" help:"text (table, knee) or json."`
 	AllowRemote  bool          `name:"allow-remote" help:"Allow a URL that is not loopback (load only servers you own)."`
 	Progress     string        `name:"progress" default:"auto" enum:"auto,always,never" help:"Progress on stderr: auto (a bar on a terminal; otherwise, for a sweep, a line as each point starts and ends), always (the bar), never."`
 	Calibrate    string        `name:"calibrate" type:"path" help:"Fit the replica model (the replica flags --gpu, --model, --tp) to the concurrency sweep and write the calibration file here (every command that models a replica takes it with --calibration). Every point of the sweep runs, then its points up to --calibrate-fit-max again at --calibrate-prompt-tokens (each point up to --duration 60s or --requests 1000 by default): 1,2,4,8,16,32,64 takes 12 points, up to about 12 minutes."`
@@ -177,6 +177,7 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 	}
 	bar := newLoadProgress(e.stderr, c.Progress, concurrency, loads)
+	defer bar.reset() // an interrupted run leaves no bar behind
 	for _, n := range kvPrompts {
 		for _, l := range fitLoads {
 			bar.labels = append(bar.labels, fmt.Sprintf("%s at %d-token prompts", loadLabel(load.Summary{Concurrency: int(l)}), n))
@@ -197,7 +198,7 @@ func (c *LoadCmd) Run(e *env) error {
 			return err
 		}
 	}
-	failed := allFailed(rep)
+	failedAt, failed := allFailed(rep)
 	var sweeps []load.PromptSweep
 	if c.Calibrate != "" && failed == nil {
 		for _, n := range kvPrompts {
@@ -216,7 +217,8 @@ func (c *LoadCmd) Run(e *env) error {
 			}
 			sweeps = append(sweeps, load.PromptSweep{PromptTokens: n, Points: points})
 			rep.CalibrationPoints = append(rep.CalibrationPoints, points...)
-			if failed = allFailed(load.Report{Points: points}); failed != nil {
+			// (its points are not the table's: failedAt stays the table's)
+			if _, failed = allFailed(load.Report{Points: points}); failed != nil {
 				failed = fmt.Errorf("at %d-token prompts: %w", n, failed)
 				break
 			}
@@ -245,7 +247,8 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 		return failed
 	}
-	writeLoadTable(e.stdout, rep)
+	// The failed point's first error is the error's (stderr), said once.
+	writeLoadTable(e.stdout, rep, failedAt)
 	return failed
 }
 
@@ -282,25 +285,26 @@ func (c *LoadCmd) kvPrompts(e *env, cfg load.Config, given []int) ([]int, error)
 	return nil, nil
 }
 
-// allFailed returns an error (exit 1) naming the first point of rep whose
-// every request failed, with that point's first error; nil when each point
-// had a success (a result, if a poor one).
-func allFailed(rep load.Report) error {
+// allFailed returns the label of the first point of rep whose every
+// request failed and an error (exit 1) naming it, with that point's first
+// error; "" and nil when each point had a success (a result, if a poor one).
+func allFailed(rep load.Report) (string, error) {
 	points := rep.Points
 	if len(points) == 0 {
 		points = []load.Summary{rep.Summary}
 	}
 	for _, p := range points {
 		if p.Requests == 0 && p.Errors > 0 {
-			return fmt.Errorf("%s: all %d requests failed; the first: %s", loadLabel(p), p.Errors, p.FirstError)
+			return loadLabel(p), fmt.Errorf("%s: all %d requests failed; the first: %s", loadLabel(p), p.Errors, p.FirstError)
 		}
 	}
-	return nil
+	return "", nil
 }
 
 // writeLoadTable prints one row per point, a bar chart of TTFT p95 and
-// ITL p95 against load, and the knee.
-func writeLoadTable(w io.Writer, rep load.Report) {
+// ITL p95 against load, each point's first error but that of the point
+// labelled failedAt (the command's error says it), and the knee.
+func writeLoadTable(w io.Writer, rep load.Report, failedAt string) {
 	points := rep.Points
 	if len(points) == 0 {
 		points = []load.Summary{rep.Summary}
@@ -324,7 +328,7 @@ func writeLoadTable(w io.Writer, rep load.Report) {
 		plotLoad(w, rep)
 	}
 	for _, p := range points {
-		if p.FirstError != "" {
+		if p.FirstError != "" && loadLabel(p) != failedAt {
 			fmt.Fprintf(w, "%s: first error: %s\n", loadLabel(p), p.FirstError)
 		}
 	}
@@ -333,7 +337,11 @@ func writeLoadTable(w io.Writer, rep load.Report) {
 		if !k.Found {
 			why := "misses " + slo
 			if len(points) > 0 && points[0].Errors > 0 { // a point with errors is not within the SLO
-				why = fmt.Sprintf("has %d failed request(s) (a point with errors is not within the SLO; first error above)", points[0].Errors)
+				where := "above"
+				if loadLabel(points[0]) == failedAt {
+					where = "in the error below"
+				}
+				why = fmt.Sprintf("has %d failed request(s) (a point with errors is not within the SLO; first error %s)", points[0].Errors, where)
 			}
 			fmt.Fprintf(w, "\nno knee: the lowest load already %s\n", why)
 			return

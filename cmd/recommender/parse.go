@@ -30,7 +30,7 @@ const (
 type ParseCmd struct {
 	Pages      []string           `arg:"" name:"PAGE" help:"A /metrics page: a file, an http(s) URL, or - for stdin. Each page once (the same URL or file named twice is an error); --interval gives rates."`
 	Server     modelserver.Server `default:"auto" placeholder:"S" help:"Server profile: auto (detect; the default), vllm, sglang, llamacpp, tgi, trtllm, triton."`
-	Output     string             `enum:"text,json" default:"text" help:"Output format: text or json."`
+	Output     string             `short:"o" enum:"text,json" default:"text" help:"Output format: text or json."`
 	CPURequest float64            `name:"cpu-request" placeholder:"CORES" help:"The pod's CPU request in cores, to print CPU % of the request (needs two scrapes: --interval)."`
 	Interval   *time.Duration     `placeholder:"D" help:"Scrape every page twice, D apart (100ms to 1h, e.g. 15s), and print counter rates; URLs only."`
 	Timeout    time.Duration      `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`

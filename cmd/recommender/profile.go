@@ -31,7 +31,7 @@ type ProfileCmd struct {
 	Simulate      bool          `default:"true" negatable:"" help:"Print the replay of reactive only, and of schedule only and both when there is a schedule (--no-simulate: print no replay; the reactive policy is still replayed, the floor comes from it)."`
 	SLOTTFT       time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO of the replay (default ${default})."`
 	Seed          uint64        `default:"1" help:"Seed of the replay's arrivals within a step and token draws."`
-	Output        string        `enum:"text,json" default:"text" help:"Output format: text or json."`
+	Output        string        `short:"o" enum:"text,json" default:"text" help:"Output format: text or json."`
 }
 
 // Run fetches, profiles, proposes the floor and replays.

@@ -95,8 +95,8 @@ func TestServePortInUse(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve", "--config", cfg, "--listen", addr}, "--listen " + addr + ": listen tcp " + addr + ": bind: address already in use: another process holds the port"},
-		{[]string{"serve", "--config", cfg}, "listen " + addr + " (the config's listen:): listen tcp " + addr + ": bind: address already in use: another process holds the port"},
+		{[]string{"serve", "--config", cfg, "--listen", addr}, "--listen " + addr + ": address already in use: another process holds the port"},
+		{[]string{"serve", "--config", cfg}, "listen " + addr + " (the config's listen:): address already in use: another process holds the port"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(ctx, tc.args, nil, &out, &errb)
@@ -120,7 +120,7 @@ func TestServeBindFailureCreatesNothing(t *testing.T) {
 	defer cancel()
 	var out, errb bytes.Buffer
 	code := run(ctx, []string{"serve", "--config", cfg, "--listen", addr, "--audit-log", audit, "--state-dir", state}, nil, &out, &errb)
-	if want := "--listen " + addr + ": listen tcp " + addr + ": bind: address already in use"; code != exitRuntime || !strings.Contains(errb.String(), want) {
+	if want := "--listen " + addr + ": address already in use"; code != exitRuntime || !strings.Contains(errb.String(), want) {
 		t.Fatalf("exit %d, stderr %q; want 1 with %q", code, errb.String(), want)
 	}
 	for _, p := range []string{audit, state} {

@@ -8,6 +8,7 @@
 // collects every problem), validate.go (value checks, HPA behavior validation,
 // PromQL validation with promql/parser), policy.go (a target as a
 // recommend.Policy), hpabehavior.go (DecodeBehavior: a bare autoscalingv2
-// behavior file, for `infscale decide --behavior`; pkg/recommend takes the
+// behavior file, for `infscale decide --behavior`, read by the same decoder
+// and validator as a configuration's behavior:; pkg/recommend takes the
 // decoded value). docs/config.md documents every key, default and unit.
 package config

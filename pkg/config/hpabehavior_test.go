@@ -55,12 +55,12 @@ func TestDecodeBehaviorInvalid(t *testing.T) {
 	for _, tc := range []struct{ name, yaml, want string }{
 		// "  stabilizationWindowSeconds: " is 30 characters: the value at column 31.
 		{"fraction", "scaleDown:\n  stabilizationWindowSeconds: 1.5\n",
-			"b.yaml:2:31: behavior.scaleDown.stabilizationWindowSeconds: 1.5 must be a whole number"},
+			"b.yaml:2:31: behavior.scaleDown.stabilizationWindowSeconds: expected an integer, got 1.5"},
 		{"string", "scaleDown:\n  stabilizationWindowSeconds: \"30\"\n",
-			`b.yaml:2:31: behavior.scaleDown.stabilizationWindowSeconds: "30" must be a whole number`},
+			`b.yaml:2:31: behavior.scaleDown.stabilizationWindowSeconds: expected an integer, got the string "30"`},
 		// "    value: " is 11 characters: column 12 of line 4.
 		{"exponent", "scaleUp:\n  policies:\n  - type: Pods\n    value: 1e3\n    periodSeconds: 15\n",
-			"b.yaml:4:12: behavior.scaleUp.policies[0].value: 1e3 must be a whole number"},
+			"b.yaml:4:12: behavior.scaleUp.policies[0].value: expected an integer, got the string \"1e3\""},
 		// wrapped: "      value: " is 13 characters: column 14 of line 5.
 		{"negative value", "behavior:\n  scaleDown:\n    policies:\n    - type: Pods\n      value: -1\n      periodSeconds: 15\n",
 			"b.yaml:5:14: behavior.scaleDown.policies[0].value: -1 must be >= 1"},
@@ -70,9 +70,11 @@ func TestDecodeBehaviorInvalid(t *testing.T) {
 		{"select", "scaleUp:\n  selectPolicy: Fastest\n", `b.yaml:2:17: behavior.scaleUp.selectPolicy: "Fastest" (allowed: Max, Min, Disabled)`},
 		// scaleDown tolerance 1: the band [0, 2] would never scale down.
 		{"down tolerance", "scaleDown:\n  tolerance: \"1\"\n", `b.yaml:2:14: behavior.scaleDown.tolerance: 1 must be < 1`},
-		// a field left out is located at its parent: the policy item at line 3, column 5.
+		// a field left out is located at its parent, the policy item, whose
+		// position is its first ':' (as in a configuration file): line 3,
+		// "  - type:" puts it at column 9.
 		{"period missing", "scaleUp:\n  policies:\n  - type: Pods\n    value: 2\n",
-			"b.yaml:3:5: behavior.scaleUp.policies[0].periodSeconds: 0 must be in 1..1800"},
+			"b.yaml:3:9: behavior.scaleUp.policies[0].periodSeconds: 0 must be in 1..1800"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := DecodeBehavior([]byte(tc.yaml), "b.yaml")

@@ -58,44 +58,10 @@ func Parse(data []byte, name string) (*File, error) { return parse(data, name, f
 // parse is Parse; files also checks the files prometheus:'s client reads
 // (validator.clientFiles), as Load does.
 func parse(data []byte, name string, files bool) (*File, error) {
-	d := &strictDecoder{file: name, pos: map[string]*token.Position{}, failed: map[string]bool{}, named: map[string]bool{}}
-	// A UTF-8 byte order mark (Windows editors write one) is not part of
-	// the first key.
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	if line, col, ok := notText(data); ok {
-		return nil, Errors{{File: name, Line: line, Column: col,
-			Msg: "not a YAML text file (a NUL byte or invalid UTF-8 here); the configuration is UTF-8 YAML"}}
-	}
-	var be *yamlbound.Error
-	toks, err := yamlbound.Tokens(data, membudget.Now())
-	if errors.As(err, &be) { // before the parse: its cost grows with the square of the depth
-		return nil, Errors{{File: name, Line: be.Line, Column: be.Column, Msg: be.Msg}}
-	}
-	f, err := parser.Parse(toks, 0)
-	if err != nil {
-		var ye yaml.Error
-		e := Error{File: name, Msg: err.Error()}
-		if errors.As(err, &ye) {
-			e.Msg = ye.GetMessage()
-			if tk := ye.GetToken(); tk != nil && tk.Position != nil {
-				e.Line, e.Column = tk.Position.Line, tk.Position.Column
-			}
-		}
-		if strings.Contains(e.Msg, "'\t'") || strings.Contains(e.Msg, "tab character") {
-			e.Msg = strings.ReplaceAll(e.Msg, "\t", `\t`) + " (YAML indents with spaces, not tabs)"
-		}
-		return nil, Errors{e}
-	}
-	var body ast.Node
-	for i, doc := range f.Docs {
-		if doc == nil || doc.Body == nil {
-			continue
-		}
-		if body != nil {
-			d.errorf(position(doc.Body), "", "only one YAML document is allowed (document %d)", i+1)
-			break
-		}
-		body = doc.Body
+	d := newStrictDecoder(name)
+	body, errs := d.document(data)
+	if errs != nil {
+		return nil, errs
 	}
 	if body == nil {
 		return nil, Errors{{File: name, Msg: "empty configuration: at least `targets:` is required"}}
@@ -148,14 +114,76 @@ func parse(data []byte, name string, files bool) (*File, error) {
 	v := &validator{d: d, cfg: cfg, failed: d.failed, files: files}
 	d.failed = nil // from here on, errors are the validators' own
 	v.validate()
-	if len(d.errs) > 0 {
-		d.errs.sort()
-		if d.dropped > 0 {
-			d.errs = append(d.errs, Error{File: name, Msg: fmt.Sprintf("and %d more problems not listed (the first %d found are above; fix them and run again)", d.dropped, MaxErrors), more: d.dropped})
-		}
-		return nil, d.errs
+	if errs := d.errors(); errs != nil {
+		return nil, errs
 	}
 	return cfg, nil
+}
+
+// newStrictDecoder is a decoder for the file named name (in positions).
+func newStrictDecoder(name string) *strictDecoder {
+	return &strictDecoder{file: name, pos: map[string]*token.Position{}, failed: map[string]bool{}, named: map[string]bool{}}
+}
+
+// document parses data, a YAML file of one document, and returns its
+// body: nil for an empty file (comments alone). A byte order mark is
+// skipped; a binary file, one beyond yamlbound's bounds or one that does not
+// parse is Errors (one, at its position), and nothing is decoded. A second
+// document is a problem recorded on d, the first one still returned.
+func (d *strictDecoder) document(data []byte) (ast.Node, Errors) {
+	name := d.file
+	// A UTF-8 byte order mark (Windows editors write one) is not part of
+	// the first key.
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if line, col, ok := notText(data); ok {
+		return nil, Errors{{File: name, Line: line, Column: col,
+			Msg: "not a YAML text file (a NUL byte or invalid UTF-8 here); the file is UTF-8 YAML"}}
+	}
+	var be *yamlbound.Error
+	toks, err := yamlbound.Tokens(data, membudget.Now())
+	if errors.As(err, &be) { // before the parse: its cost grows with the square of the depth
+		return nil, Errors{{File: name, Line: be.Line, Column: be.Column, Msg: be.Msg}}
+	}
+	f, err := parser.Parse(toks, 0)
+	if err != nil {
+		var ye yaml.Error
+		e := Error{File: name, Msg: err.Error()}
+		if errors.As(err, &ye) {
+			e.Msg = ye.GetMessage()
+			if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+				e.Line, e.Column = tk.Position.Line, tk.Position.Column
+			}
+		}
+		if strings.Contains(e.Msg, "'\t'") || strings.Contains(e.Msg, "tab character") {
+			e.Msg = strings.ReplaceAll(e.Msg, "\t", `\t`) + " (YAML indents with spaces, not tabs)"
+		}
+		return nil, Errors{e}
+	}
+	var body ast.Node
+	for i, doc := range f.Docs {
+		if doc == nil || doc.Body == nil {
+			continue
+		}
+		if body != nil {
+			d.errorf(position(doc.Body), "", "only one YAML document is allowed (document %d)", i+1)
+			break
+		}
+		body = doc.Body
+	}
+	return body, nil
+}
+
+// errors sorts d's problems by position and adds the line for those past
+// MaxErrors: the Errors to return, nil when there were none.
+func (d *strictDecoder) errors() Errors {
+	if len(d.errs) == 0 {
+		return nil
+	}
+	d.errs.sort()
+	if d.dropped > 0 {
+		d.errs = append(d.errs, Error{File: d.file, Msg: fmt.Sprintf("and %d more problems not listed (the first %d found are above; fix them and run again)", d.dropped, MaxErrors), more: d.dropped})
+	}
+	return d.errs
 }
 
 // notText reports the 1-based line and column (in bytes) of the first NUL

@@ -47,6 +47,12 @@ type Config struct {
 	// failures, clients going away, the state; control.go), "" for none.
 	// "127.0.0.1:0" takes a free loopback port; see ControlURL.
 	Control string
+	// Listener and ControlListener, when set, are the Service's and the
+	// fault-drill API's listeners, bound by the caller (to word its own
+	// errors, e.g. a port in use under its flag's name) instead of Listen
+	// and Control. Start owns them: Stop closes them, and so does a
+	// failed Start.
+	Listener, ControlListener net.Listener
 }
 
 // Fleet is a running simulated fleet. Its methods are safe for concurrent use.
@@ -94,7 +100,16 @@ func (s *slot) serving(now time.Time) bool { return s.on && !s.draining && !now.
 
 // Start binds Max loopback ports, starts Replicas replicas and the
 // simulation, and returns the running fleet. Stop it with Stop (or cancel ctx).
-func Start(ctx context.Context, cfg Config) (*Fleet, error) {
+func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
+	defer func() {
+		if err != nil { // the caller's listeners are Start's (closing one twice is harmless)
+			for _, ln := range []net.Listener{cfg.Listener, cfg.ControlListener} {
+				if ln != nil {
+					ln.Close()
+				}
+			}
+		}
+	}()
 	if cfg.Replicas <= 0 {
 		cfg.Replicas = 1
 	}
@@ -131,19 +146,22 @@ func Start(ctx context.Context, cfg Config) (*Fleet, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	f := &Fleet{cfg: cfg, start: time.Now(), desired: cfg.Replicas, stop: cancel, done: make(chan struct{})}
-	front, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("fleet: listen %s: %w", cfg.Listen, err)
+	front, ctl := cfg.Listener, cfg.ControlListener
+	if front == nil {
+		if front, err = net.Listen("tcp", cfg.Listen); err != nil {
+			cancel()
+			return nil, fmt.Errorf("fleet: %w", err)
+		}
 	}
 	f.url = "http://" + front.Addr().String()
-	var ctl net.Listener
-	if cfg.Control != "" {
+	if ctl == nil && cfg.Control != "" {
 		if ctl, err = net.Listen("tcp", cfg.Control); err != nil {
 			cancel()
 			front.Close()
-			return nil, fmt.Errorf("fleet: listen %s (control): %w", cfg.Control, err)
+			return nil, fmt.Errorf("fleet: control API: %w", err)
 		}
+	}
+	if ctl != nil {
 		f.control = "http://" + ctl.Addr().String()
 	}
 	for i := range cfg.Max {

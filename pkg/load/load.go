@@ -29,6 +29,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -346,6 +347,11 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 	}
 	wg.Wait()
 	recs := r.recs
+	if ctx.Err() != nil {
+		// A request the interrupt cancelled did not fail: it is left out,
+		// not counted as an error.
+		recs = slices.DeleteFunc(recs, func(rec Record) bool { return errors.Is(rec.Err, context.Canceled) })
+	}
 	from := r.begin
 	if w := min(r.cfg.Warmup, len(recs)); w > 0 {
 		from = r.begin.Add(recs[w-1].Start)
@@ -463,8 +469,12 @@ func (r *runner) request(ctx context.Context, j job) Record {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		rec.Err = fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(msg)))
+		// An excerpt: a proxy's error page is a screenful of HTML.
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		rec.Err = errors.New(resp.Status)
+		if ex := bodyExcerpt(resp.Status, resp.Header.Get("Content-Type"), msg); ex != "" {
+			rec.Err = fmt.Errorf("%s: %s", resp.Status, ex)
+		}
 		return rec
 	}
 	sc := bufio.NewScanner(resp.Body)

@@ -29,8 +29,9 @@ type Report struct {
 // when concurrency is true, else rates. It stops after the first point that
 // misses slo (the knee is below it; higher loads would only take longer),
 // unless all is set (a calibration needs every point).
-// point, if set, is called after each point. With one load the report is
-// that point's summary alone.
+// point, if set, is called after each point that finished; a point an
+// interrupt (ctx) cut short is not reported: Sweep returns ctx's error at
+// once. With one load the report is that point's summary alone.
 func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, slo SLO, all bool, point func(Summary)) (Report, error) {
 	if len(loads) == 0 {
 		return Report{}, errors.New("load: no load given")
@@ -44,7 +45,12 @@ func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, 
 			cfg.Rate, cfg.Concurrency = l, 0
 		}
 		recs, dur, err := Run(ctx, cfg)
-		if err != nil && ctx.Err() == nil {
+		if ctx.Err() != nil {
+			// Interrupted: the point did not finish, and nothing after
+			// it starts; point is not called (nothing more is announced).
+			return Report{}, ctx.Err()
+		}
+		if err != nil {
 			return Report{}, err
 		}
 		s := Summarize(recs, dur)
@@ -52,9 +58,6 @@ func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, 
 		points = append(points, s)
 		if point != nil {
 			point(s)
-		}
-		if ctx.Err() != nil {
-			return Report{}, ctx.Err()
 		}
 		if len(loads) > 1 && !all && !slo.Meets(s) {
 			break

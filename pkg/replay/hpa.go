@@ -48,18 +48,7 @@ func (c *hpaCtl) Period() float64 {
 
 // parseHPA reads hpa(POLICY)[,tolerance=,upwindow=,downwindow=,uppods=...,upselect=,behavior=none,max=].
 func parseHPA(full, s string, off int) (Policy, error) {
-	depth, end := 0, -1
-	for i, c := range s {
-		if c == '(' {
-			depth++
-		} else if c == ')' {
-			depth--
-			if depth == 0 {
-				end = i
-				break
-			}
-		}
-	}
+	end := closingParen(s)
 	if end < 0 {
 		return Policy{}, policyError(full, off+len(s)+1, "hpa( has no closing parenthesis: want hpa(POLICY)")
 	}
@@ -140,4 +129,22 @@ func parseHPA(full, s string, off int) (Policy, error) {
 			return &hpaCtl{inner: in, outer: newInfscale(hp, e.cfg.Epoch)}, nil
 		},
 	}, nil
+}
+
+// closingParen is the index in s of the ')' that closes s's first '(',
+// counting nested pairs: hpa(hpa(x)) closes at the last; -1 when it is
+// not closed (hpa(queue:24, pd(queue:4;queue:8).
+func closingParen(s string) int {
+	depth := 0
+	for i, c := range s {
+		if c == '(' {
+			depth++
+		} else if c == ')' {
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
 }

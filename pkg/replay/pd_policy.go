@@ -34,6 +34,20 @@ var PDDefaultPolicies = []string{"recommended", "optimal", "llmd-queue", "llmd-s
 // optimal or oracle inside a pair and knative (its own 2 s tick) are
 // refused.
 func ParsePDPolicy(spec string) (PDPolicy, error) {
+	// pd(...) and recommended(...) end at the parenthesis that closes
+	// them, found as hpa('s is (closingParen).
+	for _, form := range []string{"pd(PREFILL;DECODE)", "recommended(prefill=TP,decode=TD)"} {
+		head := form[:strings.IndexByte(form, '(')+1]
+		if !strings.HasPrefix(spec, head) {
+			continue
+		}
+		switch end := closingParen(spec); {
+		case end < 0:
+			return PDPolicy{}, policyError(spec, len(spec)+1, "%s has no closing parenthesis: want %s", head, form)
+		case end != len(spec)-1:
+			return PDPolicy{}, policyError(spec, end+2, "%q after %s...): nothing follows the closing parenthesis, want %s", spec[end+1:], head, form)
+		}
+	}
 	switch {
 	case spec == "recommended":
 		return PDPolicy{Name: spec, build: buildPDRecommended}, nil

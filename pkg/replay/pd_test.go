@@ -173,3 +173,32 @@ func TestPDLLMDTokensSplitsTriggers(t *testing.T) {
 		t.Errorf("decode triggers %v, %v", a, b)
 	}
 }
+
+// pd( and recommended( say what hpa( says of a missing or misplaced
+// closing parenthesis, at the column after the text or of what follows
+// it; they fell through to the generic "at column 1: want SIGNAL:TARGET".
+// A pair's policy given to one pool says so.
+func TestParsePDPolicyParentheses(t *testing.T) {
+	for spec, want := range map[string]string{
+		// "pd(queue:4" is 10 characters: the parenthesis is wanted at 11.
+		"pd(queue:4": `policy "pd(queue:4": at column 11: pd( has no closing parenthesis: want pd(PREFILL;DECODE)`,
+		// hpa( inside is open too: pd('s parenthesis never closes (24 characters).
+		"pd(hpa(queue:4);queue:8": `at column 24: pd( has no closing parenthesis`,
+		// ")" is character 19, "x" 20.
+		"pd(queue:4;queue:8)x":    `at column 20: "x" after pd(...): nothing follows the closing parenthesis, want pd(PREFILL;DECODE)`,
+		"recommended(prefill=0.7": `at column 24: recommended( has no closing parenthesis: want recommended(prefill=TP,decode=TD)`,
+		// pd( inside pd(: its first policy starts at column 4.
+		"pd(pd(queue:4;queue:8);queue:3)": `at column 4: pd(...) is a prefill/decode pair's policy, not one pool's`,
+	} {
+		if _, err := ParsePDPolicy(spec); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error with %q", spec, err, want)
+		}
+	}
+	if _, err := ParsePDPolicy("pd(hpa(queue:4);queue:8)"); err != nil {
+		t.Errorf("pd(hpa(queue:4);queue:8): %v", err)
+	}
+	want := `policy "pd(queue:4;queue:8)": at column 1: pd(...) is a prefill/decode pair's policy, not one pool's (simulate and backtest read it with --pd)`
+	if _, err := ParsePolicy("pd(queue:4;queue:8)"); err == nil || err.Error() != want {
+		t.Errorf("ParsePolicy(pd(...)): %v, want %q", err, want)
+	}
+}

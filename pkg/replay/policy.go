@@ -196,6 +196,15 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 	if strings.HasPrefix(s, "hpa(") {
 		return parseHPA(full, s, off)
 	}
+	for _, head := range []string{"pd(", "recommended("} {
+		if strings.HasPrefix(s, head) {
+			how := " (simulate and backtest read it with --pd)"
+			if off > 0 {
+				how = "" // inside pd( or hpa(
+			}
+			return Policy{}, policyError(full, off+1, "%s...) is a prefill/decode pair's policy, not one pool's%s", head, how)
+		}
+	}
 	parts := splitTop(s)
 	head := parts[0]
 	if head.text == "recommended" {

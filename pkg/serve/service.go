@@ -10,12 +10,12 @@ import (
 	"net/http"
 	"os"
 	"reflect"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/infscale/infscale/internal/tcplisten"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
 )
@@ -391,14 +391,7 @@ func Listen(cfg *config.File, flag string) (net.Listener, error) {
 	if flag != "" {
 		addr, from = flag, "--listen "+flag
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("%s: %w: another process holds the port (an infscale already running?); stop it, or give another with --listen HOST:PORT (port 0: any free one)", from, err)
-		}
-		return nil, fmt.Errorf("%s: %w", from, err)
-	}
-	return ln, nil
+	return tcplisten.Listen(addr, from, "--listen")
 }
 
 // NewSource builds the source a config asks for: Prometheus when

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// load on a server that never answers, interrupted during the first point
+// of a sweep: exit 130 with one line, and nothing announced after the
+// interrupt. It printed "c=1 (1 of 2) done in 5s: 0 requests, 1 errors"
+// (the cancelled request counted as an error) and "c=2 (2 of 2) started".
+func TestLoadInterruptedAnnouncesNothing(t *testing.T) {
+	arrived, stop := make(chan struct{}, 1), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // then the server sees the client go away
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		select { // hung: until the client goes away, or the test ends
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	defer srv.Close()
+	defer close(stop) // before Close, which waits for the handlers
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-arrived: // the first request is in flight
+		case <-time.After(10 * time.Second):
+		}
+		cancel()
+	}()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"load", srv.URL, "--concurrency", "1,2", "--duration", "30s", "--served-model-name", "m"}, strings.NewReader(""), &out, &errb)
+	want := "load: 2 points (c=1, c=2), each up to 30s or 1000 requests, whichever comes first\n" +
+		"load: c=1 (1 of 2) started\n" +
+		"infscale: interrupted\n"
+	if code != exitInterrupted || errb.String() != want || out.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant 130, nothing on stdout, stderr:\n%s", code, out.String(), errb.String(), want)
+	}
+}
+
+// A proxy's HTML error page is quoted by an excerpt, once: on stderr, in
+// the error that exits 1; the table does not repeat it. The 14-line page
+// was printed whole on stderr and again on stdout.
+func TestLoadErrorPageOnce(t *testing.T) {
+	page := "<!DOCTYPE html>\n<html>\n<head>\n<title>502 Bad Gateway</title>\n</head>\n<body>\n" +
+		"<center><h1>502 Bad Gateway</h1></center>\n<hr>\n<center>nginx/1.25.3</center>\n</body>\n</html>\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = io.WriteString(w, page)
+	}))
+	defer srv.Close()
+	code, out, errs := runLoad(t, srv.URL, "--concurrency", "1,2", "--requests", "2", "--served-model-name", "m", "--progress", "never")
+	// title and h1 repeat the status; nginx's signature is the first other
+	// text, and the last ("..." only when more follows).
+	if want := "infscale: c=1: all 2 requests failed; the first: 502 Bad Gateway: nginx/1.25.3\n"; code != 1 || errs != want {
+		t.Errorf("exit %d, stderr %q; want 1 and %q", code, errs, want)
+	}
+	if strings.Contains(out, "nginx") || strings.Contains(out, "first error:") || !strings.Contains(out, "no knee: the lowest load already has 2 failed request(s) (a point with errors is not within the SLO; first error in the error below)") {
+		t.Errorf("stdout repeats the error or lacks the no-knee line:\n%s", out)
+	}
+}

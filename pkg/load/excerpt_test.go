@@ -1,0 +1,93 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// nginxPage is nginx's 502 page with a paragraph added: 14 lines.
+const nginxPage = `<!DOCTYPE html>
+<html>
+<head>
+<title>502 Bad Gateway</title>
+<style>body { font-family: sans-serif; }</style>
+</head>
+<body>
+<center><h1>502 Bad Gateway</h1></center>
+<hr>
+<center>nginx/1.25.3</center>
+<p>The upstream server did not answer.</p>
+</body>
+</html>
+`
+
+// An error body is quoted by an excerpt: an HTML page by the first text
+// that is not the status again, anything else by its first line, at most
+// 200 bytes.
+func TestBodyExcerpt(t *testing.T) {
+	long := strings.Repeat("é", 150) // 300 bytes: cut at 200, a whole character
+	for _, tc := range []struct{ name, status, ct, body, want string }{
+		// title and h1 repeat the status: the next text, more after it.
+		{"nginx", "502 Bad Gateway", "text/html", nginxPage, "nginx/1.25.3 ..."},
+		// the title says something else: the title, more after it.
+		{"title", "503 Service Unavailable", "text/html; charset=utf-8", "<html><title>Down for maintenance</title><body>Back at 6</body></html>", "Down for maintenance ..."},
+		// a page that says only the status: nothing to add.
+		{"status only", "404 Not Found", "text/html", "<h1>404 Not Found</h1>", ""},
+		{"json", "404 Not Found", "application/json", `{"error":{"message":"model nosuch not found"}}`, `{"error":{"message":"model nosuch not found"}}`},
+		{"lines", "500 Internal Server Error", "text/plain", "boom\ntraceback line 1\ntraceback line 2\n", "boom ..."},
+		{"long", "500 Internal Server Error", "text/plain", long, strings.Repeat("é", 100) + " ..."},
+		{"empty", "500 Internal Server Error", "text/plain", " \n", ""},
+	} {
+		if got := bodyExcerpt(tc.status, tc.ct, []byte(tc.body)); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A request a server refuses with its error page records the status and
+// the excerpt, not the page.
+func TestRequestErrorExcerpt(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = w.Write([]byte(nginxPage))
+	}))
+	defer srv.Close()
+	recs, _, err := Run(t.Context(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("%v, %d records", err, len(recs))
+	}
+	if got, want := recs[0].Err.Error(), "502 Bad Gateway: nginx/1.25.3 ..."; got != want {
+		t.Errorf("error %q, want %q", got, want)
+	}
+}
+
+// A request an interrupt cancels is not an error: Run returns ctx's error
+// and no record of it (it counted as 1 error of a point never finished).
+func TestRunCancelledRequestNotAnError(t *testing.T) {
+	arrived, stop := make(chan struct{}, 1), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	defer srv.Close()
+	defer close(stop)
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() { <-arrived; cancel() }()
+	recs, _, err := Run(ctx, Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 5})
+	if !errors.Is(err, context.Canceled) || len(recs) != 0 {
+		t.Errorf("err %v, %d records %+v; want context.Canceled and none", err, len(recs), recs)
+	}
+}
