@@ -55,14 +55,8 @@ func TestReloadDuringReloadCoalesced(t *testing.T) {
 	}
 	var logs syncbuf.Buffer
 	reload := make(chan os.Signal, 1)
-	addr := make(chan string, 1)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, cfg, Options{ConfigPath: path, Listen: "127.0.0.1:0", Source: src, Version: "test",
-			Log: slog.New(slog.NewTextHandler(&logs, nil)), Reload: reload, OnListen: func(a string) { addr <- a }, load: loadFile})
-	}()
-	base := "http://" + <-addr
+	base, cancel, done := startRun(t, cfg, Options{ConfigPath: path, Source: src, Version: "test",
+		Log: slog.New(slog.NewTextHandler(&logs, nil)), Reload: reload, load: loadFile})
 
 	reload <- os.Interrupt
 	select {
@@ -134,14 +128,8 @@ func TestStopDuringHangingReload(t *testing.T) {
 	src.set("other", load(1, 0, 0))
 	var logs syncbuf.Buffer
 	reload := make(chan os.Signal, 1)
-	addr := make(chan string, 1)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, cfg, Options{ConfigPath: path, Listen: "127.0.0.1:0", Source: src, Version: "test",
-			Log: slog.New(slog.NewTextHandler(&logs, nil)), Reload: reload, OnListen: func(a string) { addr <- a }, load: loadFile})
-	}()
-	<-addr
+	_, cancel, done := startRun(t, cfg, Options{ConfigPath: path, Source: src, Version: "test",
+		Log: slog.New(slog.NewTextHandler(&logs, nil)), Reload: reload, load: loadFile})
 	reload <- os.Interrupt
 	select {
 	case <-entered:

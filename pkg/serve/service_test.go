@@ -43,6 +43,30 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// startRun runs Run(cfg, o) on a free loopback port (o.Listen and
+// o.OnListen are set) and returns its base URL, the cancel that stops it
+// and the channel of Run's result; it fails the test when no port is
+// bound within 10 s.
+func startRun(t *testing.T, cfg *config.File, o Options) (base string, cancel context.CancelFunc, done <-chan error) {
+	t.Helper()
+	addr := make(chan string, 1)
+	o.Listen, o.OnListen = "127.0.0.1:0", func(a string) { addr <- a }
+	ctx, cancel := context.WithCancel(t.Context())
+	res := make(chan error, 1)
+	go func() { res <- Run(ctx, cfg, o) }()
+	select {
+	case a := <-addr:
+		return "http://" + a, cancel, res
+	case err := <-res:
+		cancel()
+		t.Fatalf("Run returned before listening: %v", err)
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatal("Run bound no port within 10 s")
+	}
+	return "", cancel, res
+}
+
 // TestRunEndpointsReloadShutdown runs the service on a free port with a fake
 // source: endpoints answer, a bad config on SIGHUP is refused and the old
 // one kept, a good one is applied, and cancelling the context shuts down
@@ -62,14 +86,7 @@ func TestRunEndpointsReloadShutdown(t *testing.T) {
 	src.set("chat", load(1, 50, 10)) // ceil(60/24) = 3
 	src.set("other", load(1, 5, 0))
 	reload := make(chan os.Signal, 1)
-	addr := make(chan string, 1)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, cfg, Options{ConfigPath: path, Listen: "127.0.0.1:0", Source: src, Version: "test",
-			Reload: reload, OnListen: func(a string) { addr <- a }})
-	}()
-	base := "http://" + <-addr
+	base, cancel, done := startRun(t, cfg, Options{ConfigPath: path, Source: src, Version: "test", Reload: reload})
 	if code, _ := get(t, base+"/healthz"); code != 200 {
 		t.Errorf("/healthz %d", code)
 	}
