@@ -19,6 +19,7 @@ var harnesses = map[string]bool{
 	"internal/promtest":           true,
 	"internal/sharedtest":         true,
 	"internal/svgtest":            true,
+	"internal/syncbuf":            true,
 	"pkg/kube/kubefake":           true,
 	"pkg/synthweek/synthweektest": true,
 }

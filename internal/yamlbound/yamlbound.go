@@ -71,22 +71,15 @@ const (
 	ParseBytesPerToken = 640
 )
 
-// Check returns an *Error when data nests deeper than MaxDepth or has more
-// than MaxTokens tokens or MaxAliases aliases; nil otherwise (also when
-// the lexer finds a syntax error: the parser reports it). Block depth is
-// counted as the stack of indentation columns of "- " entries and mapping
-// keys, so "- - - x" on one line nests three levels. It keeps no memory
-// budget (see Tokens).
-func Check(data []byte) error {
-	_, err := Tokens(data, membudget.Of(0, 0))
-	return err
-}
-
-// Tokens is Check that also returns the document's tokens, for goccy's
-// parser.Parse (what parser.ParseBytes would make again: a third of
-// loading a 10,000-target configuration), and that refuses a document
-// whose parse could take more than budget.Available bytes (the cost
-// model above). The tokens are nil with an error.
+// Tokens returns the document's tokens, for goccy's parser.Parse (what
+// parser.ParseBytes would make again: a third of loading a 10,000-target
+// configuration), or an *Error when data nests deeper than MaxDepth, has
+// more than MaxTokens tokens or MaxAliases aliases, or its parse could
+// take more than budget.Available bytes (the cost model above); the
+// tokens are nil with an error. A syntax error the lexer finds is left to
+// the parser (nil error). Block depth is counted as the stack of
+// indentation columns of "- " entries and mapping keys, so "- - - x" on
+// one line nests three levels.
 //
 // Nothing is built before the document's tokens are bounded from its bytes
 // (tokenBound: no allocation): goccy's lexer builds every token of the

@@ -11,6 +11,14 @@ import (
 	"github.com/infscale/infscale/internal/membudget"
 )
 
+// Check is Tokens without a memory budget, its error alone: an *Error
+// when data nests deeper than MaxDepth or has more than MaxTokens tokens
+// or MaxAliases aliases; nil otherwise (a syntax error included).
+func Check(data []byte) error {
+	_, err := Tokens(data, membudget.Of(0, 0))
+	return err
+}
+
 // Issue 13 item 6: 40,000 nested flow sequences (80 KB) ran goccy's parser
 // out of memory; Check refuses them (and block nesting, and "- - -" on one
 // line) at the first token past MaxDepth, in linear time. A real
