@@ -65,13 +65,11 @@ func htmlTexts(body []byte) []string {
 	var title string
 	var texts []string
 	skip, inTitle := false, false
+read:
 	for len(texts) < most {
 		switch tt := z.Next(); tt {
 		case html.ErrorToken: // the end (or a page cut at the read's limit)
-			if title != "" {
-				return append([]string{title}, texts...)
-			}
-			return texts
+			break read
 		case html.StartTagToken, html.EndTagToken:
 			name, _ := z.TagName()
 			start := tt == html.StartTagToken
