@@ -1,0 +1,148 @@
+package replay
+
+import (
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/infscale/infscale/pkg/trace"
+)
+
+// The held-out cells: replicas and traces that neither the matrix nor
+// recommended's rules were chosen on, for checking a decision change out of
+// sample before the matrix page is regenerated (docs/evaluation/recommended.md,
+// "Held-out cells"). They are never written to the page.
+var (
+	matrixHeldOut = flag.Bool("matrix-heldout", false, "TestMatrix -matrix-only: replay the held-out cells (replicas and traces the matrix was not chosen on) instead of the matrix's")
+	matrixSave    = flag.String("matrix-save", "", "TestMatrix -matrix-only: write the cells' figures (miss % and replica-minutes per policy) to this JSON file")
+	matrixAgainst = flag.String("matrix-against", "", "TestMatrix -matrix-only: compare the cells' figures with a -matrix-save file: log each changed cell and, per policy, the geometric mean of the replica-minutes ratios and the change in misses")
+)
+
+// matrixHeldOutReplicas are the matrix's uncalibrated replicas and six
+// more: other GPUs (slower, smaller, AMD), other models and TP degrees.
+func matrixHeldOutReplicas() []matrixReplica {
+	with := matrixWith
+	out := slices.DeleteFunc(matrixReplicas(), func(r matrixReplica) bool { return strings.HasPrefix(r.name, "calibrated") })
+	return append(out,
+		matrixReplica{"L4 + Llama-3-8B", false, with("l4", "llama-3-8b", 1)},
+		matrixReplica{"A10G + Qwen2.5-7B", false, with("a10g", "qwen2.5-7b", 1)},
+		matrixReplica{"H100 PCIe + Mistral-Nemo-12B", false, with("h100-pcie", "mistral-nemo-12b", 1)},
+		matrixReplica{"2 x A100-80GB + Yi-34B", false, with("a100-80gb", "yi-34b", 2)},
+		matrixReplica{"2 x B200 + Llama-3.1-70B", false, with("b200", "llama-3.1-70b", 2)},
+		matrixReplica{"MI300X + Qwen2.5-72B", false, with("mi300x", "qwen2.5-72b", 1)},
+	)
+}
+
+// matrixHeldOutTraces are traces of the matrix's kinds at seeds, rates and
+// settings the matrix does not hold.
+func matrixHeldOutTraces() []matrixTrace {
+	dir := filepath.Join("..", "..", "..", "shared", "testdata", "traces")
+	azure, mooncake := filepath.Join(dir, "azure-llm-2023-conv.csv"), filepath.Join(dir, "mooncake-synthetic.jsonl")
+	return []matrixTrace{
+		{name: "reference seed 11", spec: "reference", opts: trace.Options{Seed: 11}},
+		{name: "reference seed 12", spec: "reference", opts: trace.Options{Seed: 12}},
+		{name: "reference seed 13 1.25x", spec: "reference", opts: trace.Options{Seed: 13, RateScale: 1.25}},
+		{name: "on-off gap 60s seed 7", spec: "synthetic:onoff,gap=60s", opts: trace.Options{Seed: 7}, onoff: true},
+		{name: "on-off gap 180s seed 11", spec: "synthetic:onoff,gap=180s", opts: trace.Options{Seed: 11}, onoff: true},
+		{name: "on-off rate=5,on=120s,gap=120s seed 3", spec: "synthetic:onoff,rate=5,on=120s,gap=120s", opts: trace.Options{Seed: 3}, onoff: true},
+		{name: "azure-conv 2x", spec: azure, opts: trace.Options{RateScale: 2}},
+		{name: "azure-conv 4.5x", spec: azure, opts: trace.Options{RateScale: 4.5}},
+		{name: "mooncake 0.7x", spec: mooncake, opts: trace.Options{RateScale: 0.7}},
+		{name: "poisson 8 req/s 30m seed 5", spec: "synthetic:poisson,rate=8,duration=30m", opts: trace.Options{Seed: 5}},
+		{name: "step 4-16-4 seed 2", spec: "synthetic:step,low=4,high=16,at=900s,for=900s,duration=2700s", opts: trace.Options{Seed: 2}},
+		{name: "diurnal 2-18 12h seed 3", spec: "synthetic:diurnal,trough=2,peak=18,peakhour=9,duration=12h", opts: trace.Options{Seed: 3}},
+	}
+}
+
+// matrixFigures are a -matrix-only run's figures: cell ("replica / trace")
+// -> policy -> [miss %, replica-minutes].
+type matrixFigures map[string]map[string][2]float64
+
+// saveMatrixFigures writes figs to path as JSON.
+func saveMatrixFigures(t *testing.T, path string, figs matrixFigures) {
+	t.Helper()
+	b, err := json.MarshalIndent(figs, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// compareMatrixFigures logs the cells of figs whose figures differ from
+// those saved at path, and per policy the cells both hold, the geometric
+// mean of the replica-minutes ratios (now / then), the summed change in
+// miss percentage points and how many cells' misses rose or fell by more
+// than 0.1 point.
+func compareMatrixFigures(t *testing.T, path string, figs matrixFigures) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var then matrixFigures
+	if err := json.Unmarshal(b, &then); err != nil {
+		t.Fatalf("-matrix-against %s: %v (want a -matrix-save file)", path, err)
+	}
+	type sum struct {
+		n, up, down   int
+		logRatio, dm  float64
+		changed, gone int
+	}
+	sums := map[string]*sum{}
+	var keys []string
+	for k := range figs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for p, now := range figs[k] {
+			s := sums[p]
+			if s == nil {
+				s = &sum{}
+				sums[p] = s
+			}
+			old, ok := then[k][p]
+			if !ok {
+				s.gone++
+				continue
+			}
+			s.n++
+			if old[1] > 0 && now[1] > 0 {
+				s.logRatio += math.Log(now[1] / old[1])
+			}
+			s.dm += now[0] - old[0]
+			switch d := now[0] - old[0]; {
+			case d > 0.1:
+				s.up++
+			case d < -0.1:
+				s.down++
+			}
+			if now != old {
+				s.changed++
+				t.Logf("changed: %s, %s: %.2f / %.1f -> %.2f / %.1f", k, p, old[0], old[1], now[0], now[1])
+			}
+		}
+	}
+	var ps []string
+	for p := range sums {
+		ps = append(ps, p)
+	}
+	sort.Strings(ps)
+	for _, p := range ps {
+		s := sums[p]
+		if s.n == 0 {
+			t.Logf("against %s: %s: no cell in both", path, p)
+			continue
+		}
+		t.Logf("against %s: %s: %d cells (%d changed, %d not in the file), replica-minutes x%.4f (geometric mean of the ratios), misses %+.2f points summed, up > 0.1 on %d cells, down on %d",
+			path, p, s.n, s.changed, s.gone, math.Exp(s.logRatio/float64(s.n)), s.dm, s.up, s.down)
+	}
+}
