@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -94,6 +95,9 @@ type Loop struct {
 	cycleMu sync.Mutex
 	// configMu serialises SetConfig calls, restores included.
 	configMu sync.Mutex
+	// unclaimed is the list logUnclaimed logged last (nil before the
+	// first); guarded by configMu.
+	unclaimed []string
 	// restoring counts the targets whose restore has not finished yet;
 	// cycles leave them out (while > 0, Cycle filters the target list).
 	restoring atomic.Int64
@@ -276,10 +280,11 @@ func (l *Loop) switchedForm(next []*target) {
 	}
 }
 
-// logUnclaimed logs, once per SetConfig (serve's start and each reload),
-// the state files that belong to no target of next (Store.Unclaimed):
-// those of removed targets, or of a target's other form (switchedForm).
-// They are left in place, never deleted: they are the user's data.
+// logUnclaimed logs the state files that belong to no target of next
+// (Store.Unclaimed): those of removed targets, or of a target's other form
+// (switchedForm); at serve's start, then at a reload only when the list
+// changed. They are left in place, never deleted: they are the user's
+// data. Called with configMu held.
 func (l *Loop) logUnclaimed(next []*target) {
 	if l.store == nil {
 		return
@@ -292,9 +297,14 @@ func (l *Loop) logUnclaimed(next []*target) {
 	switch {
 	case err != nil:
 		l.log.Warn("state dir not listed: cannot tell which state files belong to no target", "dir", l.store.Dir, "err", err)
+	case l.unclaimed != nil && slices.Equal(files, l.unclaimed):
+		// Logged already, at the start or an earlier reload.
 	case len(files) > 0:
 		l.log.Info("state files of no configured target left in the state dir (serve does not delete them): a target configured again under that name restores from its file while it is younger than the state's maximum age; remove them once those targets are gone for good",
 			"dir", l.store.Dir, "files", files, "max_age", l.store.MaxAge)
+	}
+	if err == nil {
+		l.unclaimed = append([]string{}, files...)
 	}
 }
 

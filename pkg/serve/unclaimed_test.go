@@ -21,8 +21,9 @@ import (
 // with chat and other logs one line naming the two .json files of no
 // target, and nothing else; a cycle writes chat.json and other.json; a
 // reload dropping other logs old.json, gone@prefill.json and other.json
-// (sorted: gone@prefill, old, other). Nothing is deleted: every file is
-// still there at the end.
+// (sorted: gone@prefill, old, other); a second reload with the same list
+// logs nothing more. Nothing is deleted: every file is still there at the
+// end.
 func TestUnclaimedStateFilesLogged(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"old.json", "gone@prefill.json", ".chat.json.123.tmp", "notes.txt"} {
@@ -77,6 +78,13 @@ func TestUnclaimedStateFilesLogged(t *testing.T) {
 	got = lines()
 	if len(got) != 2 || !strings.Contains(got[1], `files="[gone@prefill.json old.json other.json]"`) {
 		t.Fatalf("after the reload: %q, want a second line with files [gone@prefill.json old.json other.json]", got)
+	}
+	// A reload that leaves the list as it was logs nothing more.
+	if err := l.SetConfig(ctx, parse(one)); err != nil {
+		t.Fatal(err)
+	}
+	if got = lines(); len(got) != 2 {
+		t.Fatalf("after a reload with the same list: %d lines %q, want the 2 before", len(got), got)
 	}
 	for _, f := range []string{"old.json", "gone@prefill.json", ".chat.json.123.tmp", "notes.txt", "sub.json", "chat.json", "other.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
