@@ -35,7 +35,7 @@ type DecideCmd struct {
 	Server  modelserver.Server `default:"auto" placeholder:"S" help:"Server profile of the pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
 	Timeout time.Duration      `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`
 
-	Current *int      `placeholder:"N" help:"Replicas the workload has now, at least the number of PAGEs (each page is a running replica). Default: the number of PAGEs; without pages the previous desired in --state; else 1. At 0 no server runs: give --held, not the signals servers report (--queue, --running, --waiting, --kv, --cpu, --ttft, --queue-time are refused)."`
+	Current *int      `placeholder:"N" help:"Replicas the workload has now, at least the number of PAGEs (each page is a running replica). Default: the number of PAGEs; without pages the previous desired in --state; else 1. At 0 no server runs: give --held, not the signals servers report (--queue, --running, --waiting, --kv, --cpu, --ttft, --queue-time are refused; at 0 from --state they are dropped with a warning)."`
 	Unready int       `placeholder:"N" help:"Replicas of --current that are starting and report nothing (the HPA leaves them out on a scale-down, counts them at 0 on a scale-up)."`
 	Held    *float64  `placeholder:"N" help:"Requests held in front of the servers (activator, gateway), counted in queue and used to activate from zero. Unset: unknown (with --min 0 nothing goes to zero on it)."`
 	Running *float64  `placeholder:"N" help:"Running requests, total over replicas (overrides the pages)."`
@@ -587,6 +587,7 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 	if err := c.refuseAtZero(); err != nil {
 		return obs, err
 	}
+	load, measured := c.droppedAtZero() // before --queue is split
 	if c.Queue != nil {
 		if c.Running != nil || c.Waiting != nil {
 			return obs, invalidf("--queue: give either --queue or --running/--waiting")
@@ -615,6 +616,13 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 		obs.Current = len(c.Pages)
 	case !st.LastAt.IsZero():
 		obs.Current = st.LastDesired
+		// At 0 from the state the signals servers report are dropped as
+		// --current 0 refuses them; a warning, not a refusal: a job that
+		// always passes them keeps running across a scale to zero.
+		if obs.Current == 0 && len(load)+len(measured) > 0 {
+			fmt.Fprintf(e.stderr, "infscale: warning: %s not used: the current count is 0, the previous desired in --state, and no server runs at zero replicas (docs/recommend.md \"At zero replicas\"); give --held N for the requests held in front of the servers, or --current N if replicas run\n",
+				strings.Join(append(load, measured...), ", "))
+		}
 	default:
 		obs.Current = 1
 	}
@@ -641,7 +649,24 @@ func (c *DecideCmd) refuseAtZero() error {
 	if c.Current == nil || *c.Current != 0 {
 		return nil
 	}
-	var load, measured []string
+	load, measured := c.droppedAtZero()
+	var lines []string
+	if len(load) > 0 {
+		lines = append(lines, strings.Join(load, ", ")+": at --current 0 no server runs, so none reports running or waiting requests (at zero replicas the queue, waiting and running totals are the held count, docs/recommend.md \"At zero replicas\"); give --held N instead, the requests the holder in front of the servers (activator, gateway) counts")
+	}
+	if len(measured) > 0 {
+		lines = append(lines, strings.Join(measured, ", ")+": at --current 0 no server runs to measure it (kv, cpu, ttft and queue-time are unknown at zero replicas); leave it out, and give --held N for the requests held in front of the servers")
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return invalid(errors.New(strings.Join(lines, "\n")))
+}
+
+// droppedAtZero are the signal flags given that a decision at zero
+// replicas drops, as "--name value": the load (running, waiting, queue) and
+// the measured (kv, cpu, ttft, queue-time).
+func (c *DecideCmd) droppedAtZero() (load, measured []string) {
 	for _, f := range c.signalFlags() {
 		if f.v == nil {
 			continue
@@ -654,17 +679,7 @@ func (c *DecideCmd) refuseAtZero() error {
 			measured = append(measured, given)
 		}
 	}
-	var lines []string
-	if len(load) > 0 {
-		lines = append(lines, strings.Join(load, ", ")+": at --current 0 no server runs, so none reports running or waiting requests (at zero replicas the queue, waiting and running totals are the held count, docs/recommend.md \"At zero replicas\"); give --held N instead, the requests the holder in front of the servers (activator, gateway) counts")
-	}
-	if len(measured) > 0 {
-		lines = append(lines, strings.Join(measured, ", ")+": at --current 0 no server runs to measure it (kv, cpu, ttft and queue-time are unknown at zero replicas); leave it out, and give --held N for the requests held in front of the servers")
-	}
-	if len(lines) == 0 {
-		return nil
-	}
-	return invalid(errors.New(strings.Join(lines, "\n")))
+	return load, measured
 }
 
 // checkSignal refuses a signal flag's value that is not a finite number >= 0

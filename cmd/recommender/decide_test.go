@@ -164,6 +164,35 @@ func TestDecideCLIScaleToZero(t *testing.T) {
 	wantDecision(t, decideOK(t, append(args, "--now", "2125")...), 0, "idle-to-zero")
 }
 
+// At 0 from --state (the previous desired; no --current, no page) the
+// signals servers report are dropped with a warning naming them and --held,
+// not refused: a cron job passing --queue every run keeps running across a
+// scale to zero. The held count still decides: 3 held, target 4 → 1.
+func TestDecideCLIZeroFromStateWarns(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.json")
+	args := []string{"--min", "0", "--zero-cooldown", "120s", "--state", state}
+	wantDecision(t, decideOK(t, append(args, "--current", "1", "--queue", "0", "--held", "0", "--now", "2000")...), 1, "cooldown")
+	wantDecision(t, decideOK(t, append(args, "--current", "1", "--queue", "0", "--held", "0", "--now", "2125")...), 0, "idle-to-zero")
+	code, out, errs := runDecide(t, append(args, "--queue", "20", "--kv", "0.5", "--held", "3", "--now", "2140", "--output", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	for _, w := range []string{"warning: --queue 20, --kv 0.5 not used", "previous desired in --state", "--held N", "--current N"} {
+		if !strings.Contains(errs, w) {
+			t.Errorf("stderr %q, want %q", errs, w)
+		}
+	}
+	var d decideJSON
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	wantDecision(t, d, 1, "activate")
+	// A count from --current is refused as before; no warning at 1.
+	if _, _, errs := runDecide(t, append(args, "--queue", "20", "--now", "2155", "--current", "1")...); strings.Contains(errs, "not used") {
+		t.Errorf("at --current 1: %q, want no warning", errs)
+	}
+}
+
 // A data-parallel vLLM page (two engines): running 3+5, waiting 1+2, kv
 // 0.35/0.81 → queue 11, kv 0.81 (the max over engines).
 func TestDecideCLIDataParallelPage(t *testing.T) {
