@@ -46,10 +46,10 @@ type DecideCmd struct {
 	TTFT    *float64  `name:"ttft" placeholder:"S" help:"Observed time-to-first-token quantile, seconds."`
 
 	QueueTime            *float64  `name:"queue-time" placeholder:"S" help:"Observed queue-time quantile (vllm:request_queue_time_seconds), seconds: the queuewait signal."`
-	ITL                  *float64  `name:"itl" placeholder:"S" help:"Observed inter-token-latency quantile, seconds (shown, no metric scales on it)."`
+	ITL                  *float64  `name:"itl" placeholder:"S" help:"Observed inter-token-latency quantile, seconds (shown in a note; no metric scales on it)."`
 	ArrivalRate          *float64  `name:"arrival-rate" placeholder:"R" help:"Requests arriving per second over the target: the demand signal."`
-	PromptTokensRate     *float64  `name:"prompt-tokens-rate" placeholder:"R" help:"Prompt tokens prefilled per second over the target (shown)."`
-	GenerationTokensRate *float64  `name:"generation-tokens-rate" placeholder:"R" help:"Tokens generated per second over the target (shown)."`
+	PromptTokensRate     *float64  `name:"prompt-tokens-rate" placeholder:"R" help:"Prompt tokens prefilled per second over the target (shown in a note; no metric scales on it)."`
+	GenerationTokensRate *float64  `name:"generation-tokens-rate" placeholder:"R" help:"Tokens generated per second over the target (shown in a note; no metric scales on it)."`
 	MeanPrompt           *float64  `name:"mean-prompt" placeholder:"N" help:"Mean prompt length of recent requests, tokens: the demand signal."`
 	MeanOutput           *float64  `name:"mean-output" placeholder:"N" help:"Mean output length of recent requests, tokens: the demand signal."`
 	PrefixCacheHit       *fraction `name:"prefix-cache-hit" placeholder:"F" help:"Fraction of prompt tokens found in the prefix cache, 0..1 or a percentage (vllm:prefix_cache_hits_total over vllm:prefix_cache_queries_total): the demand signal prefills the rest (default: none, every token prefilled)."`
@@ -192,6 +192,9 @@ func (c *DecideCmd) decide(e *env) (recommend.Decision, error) {
 		}
 	}
 	notes := c.rateNotes(p)
+	if s := c.shown(); s != "" {
+		notes = append(notes, s)
+	}
 	if c.Output == "json" {
 		for _, n := range notes {
 			fmt.Fprintf(e.stderr, "infscale: note: %s\n", n)
@@ -214,6 +217,25 @@ func (c *DecideCmd) decide(e *env) (recommend.Decision, error) {
 		}
 	}
 	return d, nil
+}
+
+// shown is the note that shows the signals given that no metric scales on
+// (--itl, --prompt-tokens-rate, --generation-tokens-rate), "" when none
+// was given.
+func (c *DecideCmd) shown() string {
+	var parts []string
+	for _, f := range []struct {
+		v          *float64
+		name, unit string
+	}{{c.ITL, "ITL", " s"}, {c.PromptTokensRate, "prompt tokens", "/s"}, {c.GenerationTokensRate, "generation tokens", "/s"}} {
+		if f.v != nil {
+			parts = append(parts, f.name+" "+strconv.FormatFloat(*f.v, 'g', -1, 64)+f.unit)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "observed " + strings.Join(parts, ", ") + ": shown only, no metric scales on it"
 }
 
 // rateNotes says, for each metric of p that PAGEs cannot give and no flag

@@ -193,6 +193,28 @@ func TestDecideCLIZeroFromStateWarns(t *testing.T) {
 	}
 }
 
+// --itl and the token rates scale nothing; they are shown: a note line in
+// the text output, a note on stderr with --output json (the decision the
+// same as without them: queue 10 / 4 → 3).
+func TestDecideCLIShownSignals(t *testing.T) {
+	code, out, _ := runDecide(t, "--queue", "10", "--itl", "0.05", "--prompt-tokens-rate", "1000", "--generation-tokens-rate", "2500")
+	if want := "note: observed ITL 0.05 s, prompt tokens 1000/s, generation tokens 2500/s: shown only, no metric scales on it"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("exit %d, %q; want %q", code, out, want)
+	}
+	code, out, errs := runDecide(t, "--queue", "10", "--itl", "0.05", "--output", "json")
+	if want := "infscale: note: observed ITL 0.05 s: shown only"; code != 0 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stderr %q; want %q", code, errs, want)
+	}
+	var d decideJSON
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	wantDecision(t, d, 3, "DesiredWithinRange")
+	if _, out, _ := runDecide(t, "--queue", "10"); strings.Contains(out, "shown only") {
+		t.Errorf("without them: %q, want no note", out)
+	}
+}
+
 // A data-parallel vLLM page (two engines): running 3+5, waiting 1+2, kv
 // 0.35/0.81 → queue 11, kv 0.81 (the max over engines).
 func TestDecideCLIDataParallelPage(t *testing.T) {
