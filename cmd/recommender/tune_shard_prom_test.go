@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/replay"
+	"github.com/infscale/infscale/pkg/synthweek"
+	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
+	"github.com/infscale/infscale/pkg/tune"
+)
+
+// TestTuneShardOnPrometheus: `infscale tune --config FILE --shard 1/2 --out
+// DIR` on a real Prometheus holding a synthetic day (pkg/synthweek) that
+// ends now. The config has two targets with a tune: block; the second
+// (chat-b, index 1) is shard 1's, the first is not tuned. chat-b is tuned
+// on its tune.history, the last hour, and DIR/chat-b.json is what serve's
+// tune: block reads (tune.ReadResult): the target, the history's span
+// (3600 s) ending at the run's start (to the step), a policy `simulate --policy` parses,
+// figures from replays; the JSON output names the same file and policy.
+func TestTuneShardOnPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled day and tunes on an hour of it")
+	}
+	start := time.Now().UTC().Truncate(time.Minute).Add(-24*time.Hour + time.Minute)
+	srv, _ := synthweektest.Serve(t, synthweek.Config{Start: start, Days: 1})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "results")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := func(name string) string {
+		return fmt.Sprintf(`- name: %s
+  server: vllm
+  selector: '{namespace="llm"}'
+  replicas: 'sum(kube_deployment_spec_replicas{namespace="llm",deployment="chat"})'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 20
+  tune: {every: 1h, history: 1h, max_miss: 0.01, mode: shadow}
+`, name)
+	}
+	cfg := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte("prometheus: {url: "+srv.URL+"}\npollingInterval: 15s\ntargets:\n"+target("chat")+target("chat-b")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"tune", "--config", cfg, "--shard", "1/2", "--out", out, "--workers", "2", "--output", "json", "--quiet"}, nil, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %s", code, stderr.String())
+	}
+	var got struct {
+		Shard   string `json:"shard"`
+		Targets []struct {
+			Target, Path, Error string
+			Result              *tune.TargetResult
+		} `json:"targets"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("%v in %s", err, stdout.String())
+	}
+	if got.Shard != "1/2" || len(got.Targets) != 1 || got.Targets[0].Target != "chat-b" || got.Targets[0].Error != "" || got.Targets[0].Result == nil {
+		t.Fatalf("output %s, want shard 1/2 with chat-b tuned", stdout.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "chat.json")); !os.IsNotExist(err) {
+		t.Errorf("chat.json: %v, want none (target 0 is shard 0's)", err)
+	}
+	r, ok, err := tune.ReadResult(out, "chat-b")
+	if err != nil || !ok {
+		t.Fatalf("ReadResult: %v %v, want chat-b's result", ok, err)
+	}
+	if want := tune.ResultPath(out, "chat-b"); got.Targets[0].Path != want {
+		t.Errorf("path %q, want %q", got.Targets[0].Path, want)
+	}
+	if r.Target != "chat-b" || r.History != 3600 || r.At.Before(before.Add(-time.Minute)) || r.At.After(time.Now()) {
+		t.Errorf("result target %q history %g s at %v, want chat-b, 3600 s, ending within a reconstruction step of the run (%v..now)", r.Target, r.History, r.At, before)
+	}
+	if _, err := replay.ParsePolicy(r.Policy); err != nil || r.Policy != got.Targets[0].Result.Policy {
+		t.Errorf("policy %q (%v), output's %q: want one policy simulate parses", r.Policy, err, got.Targets[0].Result.Policy)
+	}
+	if r.Replays == 0 || !(r.InSample.ReplicaMinutes > 0) || !(r.OutOfSample.ReplicaMinutes > 0) {
+		t.Errorf("replays %d, in-sample %+v, out of sample %+v: want figures from replays", r.Replays, r.InSample, r.OutOfSample)
+	}
+	t.Logf("chat-b: %s (holds %v; in %.2f%% / %.1f replica-minutes, out %.2f%% / %.1f; %d replays, %.1f CPU-s)", r.Policy, r.Holds,
+		r.InSample.MissPct, r.InSample.ReplicaMinutes, r.OutOfSample.MissPct, r.OutOfSample.ReplicaMinutes, r.Replays, r.CPUSeconds)
+	if strings.Contains(stderr.String(), "warning") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+}
