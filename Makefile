@@ -102,7 +102,9 @@ matrix:
 # on 12 traces the matrix does not hold;
 # docs/evaluation/recommended.md, "Held-out cells"), recommended only: SAVE=FILE
 # keeps the figures, AGAINST=FILE compares with a kept run (each changed cell,
-# then the replica-minutes ratio and the change in misses). Seconds of CPU.
+# then the replica-minutes ratio and the change in misses; compared before
+# saving, so both may name one file). Both files are checked before the
+# replay. Seconds of CPU.
 heldout:
 	$(GO) test ./pkg/replay -run '^TestMatrix$$' -count=1 -timeout 0 -v -matrix-only . -matrix-heldout \
 		-matrix-policies recommended $(if $(SAVE),-matrix-save $(abspath $(SAVE))) $(if $(AGAINST),-matrix-against $(abspath $(AGAINST)))

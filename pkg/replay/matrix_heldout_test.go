@@ -2,7 +2,9 @@ package replay
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -64,33 +66,56 @@ func matrixHeldOutTraces() []matrixTrace {
 // -> policy -> [miss %, replica-minutes].
 type matrixFigures map[string]map[string][2]float64
 
-// saveMatrixFigures writes figs to path as JSON.
-func saveMatrixFigures(t *testing.T, path string, figs matrixFigures) {
-	t.Helper()
+// saveMatrixFigures writes figs to path as JSON; an error names the file
+// and the flag.
+func saveMatrixFigures(path string, figs matrixFigures) error {
 	b, err := json.MarshalIndent(figs, "", " ")
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("-matrix-save %s: %w (the directory must exist)", path, err)
 	}
+	return nil
+}
+
+// checkMatrixSave fails before any replay when the -matrix-save file
+// cannot be written: its directory is missing or not a directory.
+func checkMatrixSave(path string) error {
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = errors.New("not a directory")
+		}
+		return fmt.Errorf("-matrix-save %s: directory %s: %w (create it, or save elsewhere)", path, dir, err)
+	}
+	return nil
+}
+
+// loadMatrixFigures reads a -matrix-save file; an error names the file
+// and what to give instead.
+func loadMatrixFigures(path string) (matrixFigures, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-matrix-against %s: %w (want a file written by -matrix-save: make heldout SAVE=FILE first)", path, err)
+	}
+	var then matrixFigures
+	if err := json.Unmarshal(b, &then); err != nil {
+		return nil, fmt.Errorf("-matrix-against %s: %v (want a file written by -matrix-save: make heldout SAVE=FILE)", path, err)
+	}
+	if then == nil {
+		return nil, fmt.Errorf("-matrix-against %s: JSON null, no figures (want a file written by -matrix-save: make heldout SAVE=FILE)", path)
+	}
+	return then, nil
 }
 
 // compareMatrixFigures logs the cells of figs whose figures differ from
 // those saved at path, and per policy the cells both hold, the geometric
 // mean of the replica-minutes ratios (now / then), the summed change in
 // miss percentage points and how many cells' misses rose or fell by more
-// than 0.1 point.
-func compareMatrixFigures(t *testing.T, path string, figs matrixFigures) {
+// than 0.1 point; then is the file's figures (loadMatrixFigures).
+func compareMatrixFigures(t *testing.T, path string, then, figs matrixFigures) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var then matrixFigures
-	if err := json.Unmarshal(b, &then); err != nil {
-		t.Fatalf("-matrix-against %s: %v (want a -matrix-save file)", path, err)
-	}
 	type sum struct {
 		n, up, down   int
 		logRatio, dm  float64
@@ -144,5 +169,47 @@ func compareMatrixFigures(t *testing.T, path string, figs matrixFigures) {
 		}
 		t.Logf("against %s: %s: %d cells (%d changed, %d not in the file), replica-minutes x%.4f (geometric mean of the ratios), misses %+.2f points summed, up > 0.1 on %d cells, down on %d",
 			path, p, s.n, s.changed, s.gone, math.Exp(s.logRatio/float64(s.n)), s.dm, s.up, s.down)
+	}
+}
+
+// TestMatrixFiguresFiles: the -matrix-save and -matrix-against files. A
+// saved file reads back as written; a save into a directory that does not
+// exist, and a missing, empty, null or non-object file to compare with, are
+// errors naming the flag and the file (and, for -matrix-against, make
+// heldout SAVE=FILE).
+func TestMatrixFiguresFiles(t *testing.T) {
+	dir := t.TempDir()
+	figs := matrixFigures{"L4 + Llama-3-8B / reference seed 11": {"recommended": {0.25, 120.5}, "fixed:2": {3, 240}}}
+	path := filepath.Join(dir, "before.json")
+	if err := checkMatrixSave(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := saveMatrixFigures(path, figs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := loadMatrixFigures(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := got["L4 + Llama-3-8B / reference seed 11"]; len(got) != 1 || g["recommended"] != [2]float64{0.25, 120.5} || g["fixed:2"] != [2]float64{3, 240} {
+		t.Errorf("read back %v, want %v", got, figs)
+	}
+	missing := filepath.Join(dir, "no-such-dir", "before.json")
+	for _, err := range []error{checkMatrixSave(missing), saveMatrixFigures(missing, figs), checkMatrixSave(filepath.Join(path, "x.json"))} {
+		if err == nil || !strings.Contains(err.Error(), "-matrix-save ") || !strings.Contains(err.Error(), dir) {
+			t.Errorf("save into a missing directory: %v, want an error naming -matrix-save and the path", err)
+		}
+	}
+	for name, body := range map[string]string{"missing.json": "", "empty.json": "", "null.json": "null\n", "list.json": "[]\n", "scalar.json": `{"a / b": {"recommended": 1}}`} {
+		p := filepath.Join(dir, name)
+		if name != "missing.json" {
+			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := loadMatrixFigures(p)
+		if err == nil || !strings.Contains(err.Error(), "-matrix-against "+p) || !strings.Contains(err.Error(), "make heldout SAVE=FILE") {
+			t.Errorf("%s: %v, want an error naming -matrix-against %s and make heldout SAVE=FILE", name, err, p)
+		}
 	}
 }

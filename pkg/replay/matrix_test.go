@@ -174,8 +174,26 @@ func cellText(r Result) string {
 func TestMatrix(t *testing.T) {
 	sharedtest.Path(t, "traces", "mooncake-synthetic.jsonl")
 	reps, trs, pols := matrixReplicas(), matrixTraces(), matrixPolicies()
-	if *matrixHeldOut && *matrixOnly == "" {
-		t.Fatal("-matrix-heldout goes with -matrix-only REGEXP (. for every held-out cell)")
+	for _, f := range []struct {
+		name  string
+		given bool
+	}{{"-matrix-heldout", *matrixHeldOut}, {"-matrix-save", *matrixSave != ""}, {"-matrix-against", *matrixAgainst != ""}} {
+		if f.given && *matrixOnly == "" {
+			t.Fatalf("%s goes with -matrix-only REGEXP (. for every cell)", f.name)
+		}
+	}
+	// The files are checked before the replay, not after it.
+	var then matrixFigures
+	if *matrixAgainst != "" {
+		var err error
+		if then, err = loadMatrixFigures(*matrixAgainst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if *matrixSave != "" {
+		if err := checkMatrixSave(*matrixSave); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if *matrixHeldOut {
 		reps, trs = matrixHeldOutReplicas(), matrixHeldOutTraces()
@@ -227,11 +245,14 @@ func TestMatrix(t *testing.T) {
 			}
 			figs[c.rep.name+" / "+c.tr.name] = f
 		}
-		if *matrixSave != "" {
-			saveMatrixFigures(t, *matrixSave, figs)
-		}
+		// Compared before saving: SAVE and AGAINST may be the same file.
 		if *matrixAgainst != "" {
-			compareMatrixFigures(t, *matrixAgainst, figs)
+			compareMatrixFigures(t, *matrixAgainst, then, figs)
+		}
+		if *matrixSave != "" {
+			if err := saveMatrixFigures(*matrixSave, figs); err != nil {
+				t.Fatal(err)
+			}
 		}
 		// Each cell's own goals, against the policies replayed.
 		if !slices.Contains(ps, "recommended") || !slices.Contains(ps, "optimal") {
