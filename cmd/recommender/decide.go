@@ -652,7 +652,14 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 		if len(c.Pages) > 0 {
 			return obs, invalidf("--unready %d: want 0..%d (--current %d minus the %d PAGE(s), which are reporting replicas)", c.Unready, obs.Current-len(c.Pages), obs.Current, len(c.Pages))
 		}
-		return obs, invalidf("--unready %d: want 0..--current (%d)", c.Unready, obs.Current)
+		if c.Current != nil {
+			return obs, invalidf("--unready %d: want 0..--current (%d)", c.Unready, obs.Current)
+		}
+		from := "the default without --current, PAGEs or --state"
+		if !st.LastAt.IsZero() {
+			from = "the previous desired in --state"
+		}
+		return obs, invalidf("--unready %d: want 0..%d, the current count (%s); give --current N if more replicas run", c.Unready, obs.Current, from)
 	}
 	obs.Unready = c.Unready
 	if c.needSignals && len(c.Pages) == 0 && !c.anySignal() {

@@ -187,6 +187,16 @@ func TestDecideCLIZeroFromStateWarns(t *testing.T) {
 		t.Fatalf("%v in %q", err, out)
 	}
 	wantDecision(t, d, 1, "activate")
+	// --unready at 0 from the state names where the 0 came from, not a
+	// --current that was not given (the state is at 1 now: activated above).
+	zero := filepath.Join(t.TempDir(), "zero.json")
+	za := []string{"--min", "0", "--zero-cooldown", "120s", "--state", zero}
+	decideOK(t, append(za, "--current", "1", "--queue", "0", "--held", "0", "--now", "2000")...)
+	wantDecision(t, decideOK(t, append(za, "--current", "1", "--queue", "0", "--held", "0", "--now", "2125")...), 0, "idle-to-zero")
+	if code, _, errs := runDecide(t, append(za, "--held", "2", "--unready", "1", "--now", "2140")...); code != exitInvalid ||
+		!strings.Contains(errs, "--unready 1: want 0..0, the current count (the previous desired in --state); give --current N") {
+		t.Errorf("--unready 1 at 0 from --state: exit %d, %q", code, errs)
+	}
 	// A count from --current is refused as before; no warning at 1.
 	if _, _, errs := runDecide(t, append(args, "--queue", "20", "--now", "2155", "--current", "1")...); strings.Contains(errs, "not used") {
 		t.Errorf("at --current 1: %q, want no warning", errs)
