@@ -22,8 +22,9 @@ import (
 // target, and nothing else; a cycle writes chat.json and other.json; a
 // reload dropping other logs old.json, gone@prefill.json and other.json
 // (sorted: gone@prefill, old, other); a second reload with the same list
-// logs nothing more. Nothing is deleted: every file is still there at the
-// end.
+// logs nothing more; back and forth, each change is logged; a failed
+// listing logs a WARN and the next listing is compared with the last
+// list logged. Nothing is deleted: every file is still there at the end.
 func TestUnclaimedStateFilesLogged(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"old.json", "gone@prefill.json", ".chat.json.123.tmp", "notes.txt"} {
@@ -85,6 +86,50 @@ func TestUnclaimedStateFilesLogged(t *testing.T) {
 	}
 	if got = lines(); len(got) != 2 {
 		t.Fatalf("after a reload with the same list: %d lines %q, want the 2 before", len(got), got)
+	}
+	// Back and forth: other configured again (its file claimed: [gone@prefill
+	// old]) and dropped again ([gone@prefill old other]), each logged.
+	for i, c := range []struct{ cfg, files string }{{loopConfig, "[gone@prefill.json old.json]"}, {one, "[gone@prefill.json old.json other.json]"}} {
+		if err := l.SetConfig(ctx, parse(c.cfg)); err != nil {
+			t.Fatal(err)
+		}
+		if got = lines(); len(got) != 3+i || !strings.Contains(got[2+i], `files="`+c.files+`"`) {
+			t.Fatalf("reload %d back and forth: %q, want line %d with files %s", i+1, got, 3+i, c.files)
+		}
+	}
+	// A listing that fails (the dir moved away) logs a WARN and no list; it
+	// does not stand for the last list logged: the next listing is compared
+	// with [gone@prefill old other], so a change is logged (other
+	// configured again) and the same list after a second failure is not.
+	away := dir + ".away"
+	unlisted := func(cfg string) {
+		t.Helper()
+		if err := os.Rename(dir, away); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.SetConfig(ctx, parse(cfg)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(away, dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unlisted(one)
+	if got = lines(); len(got) != 4 || !strings.Contains(logs.String(), "state dir not listed") {
+		t.Fatalf("after a failed listing: %d lines %q, want the 4 before and a WARN", len(got), got)
+	}
+	if err := l.SetConfig(ctx, parse(loopConfig)); err != nil {
+		t.Fatal(err)
+	}
+	if got = lines(); len(got) != 5 || !strings.Contains(got[4], `files="[gone@prefill.json old.json]"`) {
+		t.Fatalf("a changed list after a failed listing: %q, want a 5th line with files [gone@prefill.json old.json]", got)
+	}
+	unlisted(loopConfig)
+	if err := l.SetConfig(ctx, parse(loopConfig)); err != nil {
+		t.Fatal(err)
+	}
+	if got = lines(); len(got) != 5 {
+		t.Fatalf("the same list after a failed listing: %d lines %q, want the 5 before", len(got), got)
 	}
 	for _, f := range []string{"old.json", "gone@prefill.json", ".chat.json.123.tmp", "notes.txt", "sub.json", "chat.json", "other.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
