@@ -213,3 +213,20 @@ func TestMatrixFiguresFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixOnlyArgs: -matrix-only and -matrix-policies are checked
+// before any replay: a regexp that does not compile and a policy that does
+// not parse are errors naming the flag (not a panic, nor one error per
+// cell); a valid pair gives the policies as listed.
+func TestMatrixOnlyArgs(t *testing.T) {
+	if _, _, err := matrixOnlyArgs("(", "recommended"); err == nil || !strings.Contains(err.Error(), `-matrix-only "("`) {
+		t.Errorf("regexp (: %v, want an error naming -matrix-only", err)
+	}
+	if _, _, err := matrixOnlyArgs(".", "recommended,recomended"); err == nil || !strings.Contains(err.Error(), "-matrix-policies") || !strings.Contains(err.Error(), "recomended") {
+		t.Errorf("policy recomended: %v, want an error naming -matrix-policies and the policy", err)
+	}
+	re, ps, err := matrixOnlyArgs("L4.*poisson", "recommended,fixed:2")
+	if err != nil || !re.MatchString("L4 + Llama-3-8B / poisson 8 req/s 30m seed 5") || !slices.Equal(ps, []string{"recommended", "fixed:2"}) {
+		t.Errorf("got %v %q %v, want a regexp matching the L4 Poisson cell and [recommended fixed:2]", re, ps, err)
+	}
+}

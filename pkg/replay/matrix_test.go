@@ -160,6 +160,27 @@ func matrixSource(t testing.TB, tr matrixTrace) trace.Source {
 	return src
 }
 
+// matrixOnlyArgs checks -matrix-only's regexp and -matrix-policies' list
+// (comma-separated, or semicolon-separated when a policy holds commas)
+// before any cell is replayed; an error names the flag.
+func matrixOnlyArgs(only, pols string) (*regexp.Regexp, []string, error) {
+	re, err := regexp.Compile(only)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-matrix-only %q: %v (want a Go regexp matched against \"replica / trace\")", only, err)
+	}
+	sep := ","
+	if strings.Contains(pols, ";") {
+		sep = ";"
+	}
+	ps := strings.Split(pols, sep)
+	for _, p := range ps {
+		if _, err := ParsePolicy(p); err != nil {
+			return nil, nil, fmt.Errorf("-matrix-policies %q: %v", pols, err)
+		}
+	}
+	return re, ps, nil
+}
+
 // cellText is a matrix cell without the ratio: "miss % / replica-minutes".
 func cellText(r Result) string {
 	return fmt.Sprintf("%.2f / %.1f", r.MissPct(), r.ReplicaMinutes())
@@ -199,12 +220,10 @@ func TestMatrix(t *testing.T) {
 		reps, trs = matrixHeldOutReplicas(), matrixHeldOutTraces()
 	}
 	if *matrixOnly != "" {
-		re := regexp.MustCompile(*matrixOnly)
-		sep := ","
-		if strings.Contains(*matrixPols, ";") {
-			sep = ";"
+		re, ps, err := matrixOnlyArgs(*matrixOnly, *matrixPols)
+		if err != nil {
+			t.Fatal(err)
 		}
-		ps := strings.Split(*matrixPols, sep)
 		type cell struct {
 			rep matrixReplica
 			tr  matrixTrace
