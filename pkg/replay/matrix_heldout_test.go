@@ -80,8 +80,12 @@ func saveMatrixFigures(path string, figs matrixFigures) error {
 }
 
 // checkMatrixSave fails before any replay when the -matrix-save file
-// cannot be written: its directory is missing or not a directory.
+// cannot be written: it is a directory, or its directory is missing or not
+// a directory.
 func checkMatrixSave(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("-matrix-save %s: a directory (want a file name, e.g. %s)", path, filepath.Join(path, "before.json"))
+	}
 	dir := filepath.Dir(path)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		if err == nil {
@@ -174,7 +178,7 @@ func compareMatrixFigures(t *testing.T, path string, then, figs matrixFigures) {
 
 // TestMatrixFiguresFiles: the -matrix-save and -matrix-against files. A
 // saved file reads back as written; a save into a directory that does not
-// exist, and a missing, empty, null or non-object file to compare with, are
+// exist (or into a directory itself), and a missing, empty, null or non-object file to compare with, are
 // errors naming the flag and the file (and, for -matrix-against, make
 // heldout SAVE=FILE).
 func TestMatrixFiguresFiles(t *testing.T) {
@@ -195,7 +199,7 @@ func TestMatrixFiguresFiles(t *testing.T) {
 		t.Errorf("read back %v, want %v", got, figs)
 	}
 	missing := filepath.Join(dir, "no-such-dir", "before.json")
-	for _, err := range []error{checkMatrixSave(missing), saveMatrixFigures(missing, figs), checkMatrixSave(filepath.Join(path, "x.json"))} {
+	for _, err := range []error{checkMatrixSave(missing), saveMatrixFigures(missing, figs), checkMatrixSave(filepath.Join(path, "x.json")), checkMatrixSave(dir)} {
 		if err == nil || !strings.Contains(err.Error(), "-matrix-save ") || !strings.Contains(err.Error(), dir) {
 			t.Errorf("save into a missing directory: %v, want an error naming -matrix-save and the path", err)
 		}
