@@ -90,8 +90,8 @@ bench:
 
 # The generalization matrix every decision change is judged on: the default
 # policy set and fixed:1..6 on 21 traces and 6 replicas, rewriting
-# docs/evaluation/recommended.md (tens of minutes of CPU; MATRIX_WORKERS cells at
-# once), then failing on each goal missed (the page lists them too). A plain
+# docs/evaluation/recommended.md (about 2 minutes of wall time on 2 cores;
+# MATRIX_WORKERS cells at once), then failing on each goal missed (the page lists them too). A plain
 # `go test ./pkg/replay` replays three of its cells and checks the page holds
 # their figures; -matrix-only REGEXP replays a few cells and fails on theirs.
 MATRIX_WORKERS ?= 2

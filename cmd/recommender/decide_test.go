@@ -197,7 +197,7 @@ func TestDecideCLIZeroFromStateWarns(t *testing.T) {
 		!strings.Contains(errs, "--unready 1: want 0..0, the current count (the previous desired in --state); give --current N") {
 		t.Errorf("--unready 1 at 0 from --state: exit %d, %q", code, errs)
 	}
-	// A count from --current is refused as before; no warning at 1.
+	// A count given by --current is not dropped: no warning at 1.
 	if _, _, errs := runDecide(t, append(args, "--queue", "20", "--now", "2155", "--current", "1")...); strings.Contains(errs, "not used") {
 		t.Errorf("at --current 1: %q, want no warning", errs)
 	}
