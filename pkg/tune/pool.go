@@ -125,3 +125,68 @@ func pickFinalists(rows []Row, budget float64, n int, replay func([]Row) error) 
 	best, holds = Choose(finals, budget)
 	return finals, best, holds, nil
 }
+
+// floorSearch is the floor round, run when no finalist holds: the
+// finalist of lowest worst miss % with its floor (min) raised, first to
+// the highest peak any of its replays reached (the stressed copies' above
+// all: a fleet that large from the start has what the steepest ramp
+// needed before a cold start could bring it), then bisected down to the
+// lowest floor that still holds. It returns the rows replayed (screened
+// and as finalists), none when the finalist has no min option or the peak
+// floor does not hold either. probe screens and replays one candidate.
+func floorSearch(finals []Row, budget float64, seen map[string]bool, probe func(Candidate) (Row, error)) ([]Row, error) {
+	if len(finals) == 0 {
+		return nil, nil
+	}
+	r := finals[0]
+	for _, x := range finals[1:] {
+		if x.worst() < r.worst() {
+			r = x
+		}
+	}
+	m, ok := r.Candidate.Option("min")
+	if !ok {
+		return nil, nil
+	}
+	peak := r.Screen.Peak
+	for _, f := range append([]*Figures{r.InSample, r.OutOfSample}, ptrs(r.Stress)...) {
+		if f != nil {
+			peak = max(peak, f.Peak)
+		}
+	}
+	var out []Row
+	try := func(f int) (bool, error) {
+		c := r.Candidate.with("min", float64(f))
+		p := c.Policy()
+		if seen[p] {
+			return false, nil
+		}
+		seen[p] = true
+		row, err := probe(c)
+		if err != nil {
+			return false, err
+		}
+		out = append(out, row)
+		return row.InSample != nil && row.OutOfSample != nil && row.worst() <= budget, nil
+	}
+	lo, hi := int(m), peak // lo does not hold (the finalist); hi is tried first
+	if hi <= lo {
+		return nil, nil
+	}
+	if ok, err := try(hi); err != nil || !ok {
+		return out, err
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := try(mid)
+		if err != nil {
+			return out, err
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return out, nil
+}

@@ -172,6 +172,28 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	if !ok {
+		// A floor round: the finalists nearest to holding, with the floor
+		// raised towards the peak their stressed replays reached.
+		more, err := floorSearch(finals, budget, seen, func(c Candidate) (Row, error) {
+			rs, err := e.screen([]Candidate{c}, sets)
+			if err != nil {
+				return Row{}, err
+			}
+			if err := e.finalists(rs, in, sameIn, variants); err != nil {
+				return Row{}, err
+			}
+			return rs[0], nil
+		})
+		if err != nil {
+			return Report{}, err
+		}
+		if len(more) > 0 {
+			rows = append(rows, more...)
+			finals = append(finals, more...)
+			best, ok = Choose(finals, budget)
+		}
+	}
 	w := finals[best]
 	rep := Report{
 		Policy:  w.Policy,
