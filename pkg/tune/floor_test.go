@@ -35,7 +35,7 @@ func TestFloorSearch(t *testing.T) {
 		in.ReplicaMinutes = 10 * f // a higher floor costs more
 		return Row{Policy: c.Policy(), Candidate: c, Screen: *fig(miss, int(f)), InSample: in, OutOfSample: fig(0, int(f)), Stress: []Figures{*fig(miss, int(f))}}, nil
 	}
-	rows, err := floorSearch(finals, 0.1, map[string]bool{}, probe)
+	rows, err := floorSearch(finals, 0.1, probe)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,17 +54,28 @@ func TestFloorSearch(t *testing.T) {
 		r.Stress[0].MissPct = 50
 		return r, nil
 	}
-	if rows, err := floorSearch(finals, 0.1, map[string]bool{}, never); err != nil || len(rows) != 1 || !slices.Equal(probed, []float64{12}) {
+	if rows, err := floorSearch(finals, 0.1, never); err != nil || len(rows) != 1 || !slices.Equal(probed, []float64{12}) {
 		t.Errorf("never holding: rows %v, probed %v, err %v; want the one probe at 12", policies(rows), probed, err)
+	}
+	// A finalist that never rose above its floor of 1 (peak 1) is tried at
+	// 2: one probe, which holds.
+	probed = nil
+	flat := []Row{{Policy: "queue:8", Candidate: cand("queue", 8, 1), InSample: fig(0, 1), OutOfSample: fig(0, 1), Stress: []Figures{*fig(0.6, 1)}}}
+	if rows, err := floorSearch(flat, 0.1, func(c Candidate) (Row, error) {
+		r, _ := probe(c)
+		r.Screen.MissPct, r.InSample.MissPct, r.Stress[0].MissPct = 0, 0, 0
+		return r, nil
+	}); err != nil || !slices.Equal(probed, []float64{2}) || len(rows) != 1 || rows[0].worst() > 0.1 {
+		t.Errorf("flat finalist: probed %v, rows %v, err %v; want the one probe at 2, holding", probed, policies(rows), err)
 	}
 	// A probe's error ends the search; a candidate without a floor option
 	// has no floor round.
 	boom := errors.New("replay failed")
-	if _, err := floorSearch(finals, 0.1, map[string]bool{}, func(Candidate) (Row, error) { return Row{}, boom }); !errors.Is(err, boom) {
+	if _, err := floorSearch(finals, 0.1, func(Candidate) (Row, error) { return Row{}, boom }); !errors.Is(err, boom) {
 		t.Errorf("err %v, want %v", err, boom)
 	}
 	noMin := []Row{{Policy: "queue:8", Candidate: Candidate{Metric: "queue", Target: 8}, InSample: fig(0, 3), OutOfSample: fig(0, 2), Stress: []Figures{*fig(9, 12)}}}
-	if rows, err := floorSearch(noMin, 0.1, map[string]bool{}, probe); err != nil || len(rows) != 0 {
+	if rows, err := floorSearch(noMin, 0.1, probe); err != nil || len(rows) != 0 {
 		t.Errorf("no min option: %v %v, want none", policies(rows), err)
 	}
 }

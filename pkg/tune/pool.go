@@ -130,11 +130,13 @@ func pickFinalists(rows []Row, budget float64, n int, replay func([]Row) error) 
 // finalist of lowest worst miss % with its floor (min) raised, first to
 // the highest peak any of its replays reached (the stressed copies' above
 // all: a fleet that large from the start has what the steepest ramp
-// needed before a cold start could bring it), then bisected down to the
-// lowest floor that still holds. It returns the rows replayed (screened
-// and as finalists), none when the finalist has no min option or the peak
-// floor does not hold either. probe screens and replays one candidate.
-func floorSearch(finals []Row, budget float64, seen map[string]bool, probe func(Candidate) (Row, error)) ([]Row, error) {
+// needed before a cold start could bring it; one above its floor when it
+// never rose above it), then bisected down to the lowest floor that still
+// holds. It returns the rows replayed (screened
+// and as finalists), none when the finalist has no min option; a floor
+// whose policy is a finalist already is read from it, not replayed. probe
+// screens and replays one candidate.
+func floorSearch(finals []Row, budget float64, probe func(Candidate) (Row, error)) ([]Row, error) {
 	if len(finals) == 0 {
 		return nil, nil
 	}
@@ -158,10 +160,11 @@ func floorSearch(finals []Row, budget float64, seen map[string]bool, probe func(
 	try := func(f int) (bool, error) {
 		c := r.Candidate.with("min", float64(f))
 		p := c.Policy()
-		if seen[p] {
-			return false, nil
+		for _, x := range finals { // replayed as a finalist already
+			if x.Policy == p {
+				return x.InSample != nil && x.OutOfSample != nil && x.worst() <= budget, nil
+			}
 		}
-		seen[p] = true
 		row, err := probe(c)
 		if err != nil {
 			return false, err
@@ -169,10 +172,11 @@ func floorSearch(finals []Row, budget float64, seen map[string]bool, probe func(
 		out = append(out, row)
 		return row.InSample != nil && row.OutOfSample != nil && row.worst() <= budget, nil
 	}
-	lo, hi := int(m), peak // lo does not hold (the finalist); hi is tried first
-	if hi <= lo {
-		return nil, nil
-	}
+	// lo does not hold (the finalist); hi is tried first: the peak, or one
+	// replica more than the floor when the finalist never rose above it
+	// (its misses came while it stayed at its floor).
+	lo := int(m)
+	hi := max(peak, lo+1)
 	if ok, err := try(hi); err != nil || !ok {
 		return out, err
 	}

@@ -175,7 +175,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	if !ok {
 		// A floor round: the finalists nearest to holding, with the floor
 		// raised towards the peak their stressed replays reached.
-		more, err := floorSearch(finals, budget, seen, func(c Candidate) (Row, error) {
+		more, err := floorSearch(finals, budget, func(c Candidate) (Row, error) {
 			rs, err := e.screen([]Candidate{c}, sets)
 			if err != nil {
 				return Row{}, err
