@@ -132,10 +132,10 @@ func pickFinalists(rows []Row, budget float64, n int, replay func([]Row) error) 
 // all: a fleet that large from the start has what the steepest ramp
 // needed before a cold start could bring it; one above its floor when it
 // never rose above it), then bisected down to the lowest floor that still
-// holds. It returns the rows replayed (screened
-// and as finalists), none when the finalist has no min option; a floor
-// whose policy is a finalist already is read from it, not replayed. probe
-// screens and replays one candidate.
+// holds. It returns the rows replayed (screened and as finalists), none
+// when the finalist has no min option; a floor whose policy is a finalist
+// already is read from it, not replayed. probe screens and replays one
+// candidate.
 func floorSearch(finals []Row, budget float64, probe func(Candidate) (Row, error)) ([]Row, error) {
 	if len(finals) == 0 {
 		return nil, nil
@@ -162,7 +162,7 @@ func floorSearch(finals []Row, budget float64, probe func(Candidate) (Row, error
 		p := c.Policy()
 		for _, x := range finals { // replayed as a finalist already
 			if x.Policy == p {
-				return x.InSample != nil && x.OutOfSample != nil && x.worst() <= budget, nil
+				return x.within(budget), nil
 			}
 		}
 		row, err := probe(c)
@@ -170,7 +170,7 @@ func floorSearch(finals []Row, budget float64, probe func(Candidate) (Row, error
 			return false, err
 		}
 		out = append(out, row)
-		return row.InSample != nil && row.OutOfSample != nil && row.worst() <= budget, nil
+		return row.within(budget), nil
 	}
 	// lo does not hold (the finalist); hi is tried first: the peak, or one
 	// replica more than the floor when the finalist never rose above it

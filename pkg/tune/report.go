@@ -120,6 +120,12 @@ type Row struct {
 	Frontier bool `json:"frontier"`
 }
 
+// within reports whether a finalist holds: replayed in and out of sample,
+// and within budget (miss %) on every replay (Choose's test).
+func (r Row) within(budget float64) bool {
+	return r.InSample != nil && r.OutOfSample != nil && r.worst() <= budget
+}
+
 // worst is a finalist's highest miss percentage over every replay.
 func (r Row) worst() float64 {
 	w := r.Screen.MissPct

@@ -16,7 +16,7 @@ func Choose(rows []Row, budget float64) (best int, ok bool) {
 	best = -1
 	for i := range rows {
 		r := &rows[i]
-		r.Holds = r.InSample != nil && r.OutOfSample != nil && r.worst() <= budget
+		r.Holds = r.within(budget)
 	}
 	cost := func(r Row) float64 {
 		if r.InSample != nil {

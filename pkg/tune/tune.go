@@ -173,8 +173,8 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 		return Report{}, err
 	}
 	if !ok {
-		// A floor round: the finalists nearest to holding, with the floor
-		// raised towards the peak their stressed replays reached.
+		// The floor round: the finalist nearest to holding, its floor
+		// raised to the peak its replays reached, then bisected.
 		more, err := floorSearch(finals, budget, func(c Candidate) (Row, error) {
 			rs, err := e.screen([]Candidate{c}, sets)
 			if err != nil {
