@@ -91,16 +91,16 @@ bench:
 # The generalization matrix every decision change is judged on: the default
 # policy set and fixed:1..6 on 21 traces and 6 replicas, rewriting
 # docs/evaluation/recommended.md (about 2 minutes of wall time on 2 cores;
-# MATRIX_WORKERS cells at once), then failing on each goal missed (the page lists them too). A plain
-# `go test ./pkg/replay` replays three of its cells and checks the page holds
+# MATRIX_WORKERS cells at once), then failing on each goal missed (the
+# page lists them too). A plain `go test ./pkg/replay` replays three of its cells and checks the page holds
 # their figures; -matrix-only REGEXP replays a few cells and fails on theirs.
 MATRIX_WORKERS ?= 2
 matrix:
 	$(GO) test ./pkg/replay -run '^TestMatrix$$' -count=1 -timeout 0 -v -update -matrix-workers $(MATRIX_WORKERS)
 
 # The held-out cells (the matrix's five uncalibrated replicas and six others
-# on 12 traces the matrix does not hold;
-# docs/evaluation/recommended.md, "Held-out cells"), recommended only: SAVE=FILE
+# on 12 traces the matrix does not hold; docs/evaluation/recommended.md,
+# "Held-out cells"), recommended only: SAVE=FILE
 # keeps the figures, AGAINST=FILE compares with a kept run (each changed cell,
 # then the replica-minutes ratio and the change in misses; compared before
 # saving, so both may name one file). Both files are checked before the

@@ -150,12 +150,6 @@ func floorSearch(finals []Row, budget float64, probe func(Candidate) (Row, error
 	if !ok {
 		return nil, nil
 	}
-	peak := r.Screen.Peak
-	for _, f := range append([]*Figures{r.InSample, r.OutOfSample}, ptrs(r.Stress)...) {
-		if f != nil {
-			peak = max(peak, f.Peak)
-		}
-	}
 	var out []Row
 	try := func(f int) (bool, error) {
 		c := r.Candidate.with("min", float64(f))
@@ -176,7 +170,7 @@ func floorSearch(finals []Row, budget float64, probe func(Candidate) (Row, error
 	// replica more than the floor when the finalist never rose above it
 	// (its misses came while it stayed at its floor).
 	lo := int(m)
-	hi := max(peak, lo+1)
+	hi := max(r.peak(), lo+1)
 	if ok, err := try(hi); err != nil || !ok {
 		return out, err
 	}

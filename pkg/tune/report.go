@@ -126,15 +126,32 @@ func (r Row) within(budget float64) bool {
 	return r.InSample != nil && r.OutOfSample != nil && r.worst() <= budget
 }
 
+// replays are a finalist's figures: the screen's, in and out of sample
+// and under each stress (nil for a pass not replayed).
+func (r Row) replays() []*Figures {
+	return append([]*Figures{&r.Screen, r.InSample, r.OutOfSample}, ptrs(r.Stress)...)
+}
+
 // worst is a finalist's highest miss percentage over every replay.
 func (r Row) worst() float64 {
-	w := r.Screen.MissPct
-	for _, f := range append([]*Figures{r.InSample, r.OutOfSample}, ptrs(r.Stress)...) {
+	w := 0.0
+	for _, f := range r.replays() {
 		if f != nil {
 			w = max(w, f.MissPct)
 		}
 	}
 	return w
+}
+
+// peak is the most replicas any of a finalist's replays reached.
+func (r Row) peak() int {
+	n := 0
+	for _, f := range r.replays() {
+		if f != nil {
+			n = max(n, f.Peak)
+		}
+	}
+	return n
 }
 
 // screenWorst is the highest miss percentage on the screen and its
