@@ -102,7 +102,7 @@ func TestMissMap(t *testing.T) {
 func TestPDPlot(t *testing.T) {
 	r := PDReport{Policy: "recommended(prefill=0.5,decode=0.7)", Outcome: Outcome{MaxMissPct: 0.1}}
 	for i, tp := range []float64{0.3, 0.5, 0.7} {
-		r.Rows = append(r.Rows, Row{Policy: pdCandidate(tp, 0.7), Screen: Figures{ReplicaMinutes: 100 + 10*float64(i)}, Frontier: i == 0})
+		r.Rows = append(r.Rows, Row{Policy: pdCandidate{tp: tp, td: 0.7}.Policy(), Screen: Figures{ReplicaMinutes: 100 + 10*float64(i)}, Frontier: i == 0})
 	}
 	var b bytes.Buffer
 	if err := r.Plot(&b, "svg"); err != nil {
