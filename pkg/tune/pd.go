@@ -232,13 +232,13 @@ func pdPeaks(at [2]int, rs ...replay.PDResult) [2]int {
 //
 // Per role, not jointly (both floors scaled by one fraction): the pair's
 // misses are counted on the whole path, so which pool a ramp outran is
-// not in the figures, but holding is monotone in each floor (a higher
-// floor only adds replicas that are ready sooner; the pair rule's ratio
-// bound only raises the other pool), which is what bisection assumes of
-// one floor too. Then prefill's floor P, the lowest that holds with
-// decode's at its peak, is the lowest with any lower decode floor too,
-// and decode's D the lowest with P: neither floor of (P, D) can be
-// lowered alone. A joint search would keep the pool that did not need
+// not in the figures, but holding is taken as monotone in each floor, as
+// bisecting one floor takes it (a higher floor only adds replicas, ready
+// sooner; the pair rule's ratio bound, recommend.Bound, only ever raises
+// the other pool). Then no prefill floor below P (the lowest that holds
+// with decode's at its peak) holds with decode's at its peak, so none
+// does with a lower decode floor either, and D is the lowest decode
+// floor that holds with P: neither floor of (P, D) can be lowered alone. A joint search would keep the pool that did not need
 // its peak at nearly all of it. The cost is a bisection per role:
 // 1 + ceil(log2(n+1)) + ceil(log2(m+1)) probes at most for floors raised
 // by n and m (each bisection also tries the floor it started from, which
