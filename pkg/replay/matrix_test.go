@@ -224,6 +224,11 @@ func TestMatrix(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if then != nil {
+			if err := checkMatrixAgainst(*matrixAgainst, then, re); err != nil {
+				t.Fatal(err)
+			}
+		}
 		type cell struct {
 			rep matrixReplica
 			tr  matrixTrace
@@ -266,7 +271,9 @@ func TestMatrix(t *testing.T) {
 		}
 		// Compared before saving: SAVE and AGAINST may be the same file.
 		if *matrixAgainst != "" {
-			compareMatrixFigures(t, *matrixAgainst, then, figs)
+			if err := compareMatrixFigures(t, *matrixAgainst, then, figs, ps, re); err != nil {
+				t.Error(err)
+			}
 		}
 		if *matrixSave != "" {
 			if err := saveMatrixFigures(*matrixSave, figs); err != nil {

@@ -115,6 +115,11 @@ type Row struct {
 	Holds bool `json:"holds"`
 
 	screenStress [][]replay.Result // per stress, per screening source
+	// pair is a P/D row's candidate (RunPD); rolePeak the most prefill
+	// and decode replicas over its replays (screen, and as a finalist in
+	// and out of sample and stressed).
+	pair     pdCandidate
+	rolePeak [2]int
 	// Frontier: no screened row has a lower worst miss % (the sample and
 	// its stressed copies) at no more replica time.
 	Frontier bool `json:"frontier"`
