@@ -1,0 +1,55 @@
+package scrape
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/infscale/infscale/pkg/modelserver"
+)
+
+// fixtureWants are the project's own small pages in testdata/, written by
+// hand in each server's format (names and labels as its exporter writes
+// them, values chosen for the test); the expectations are worked out by hand
+// from the values. Each page stands for one kind of fault a reader must not
+// make.
+var fixtureWants = map[string]struct {
+	want  pageWant
+	check func(t *testing.T, p *Page)
+}{
+	// Rename across versions: current trtllm-serve names its families
+	// `trtllm_` (the 2025 pre-release `pytrtllm:`); a reader that knows only
+	// the old prefix finds no server. running 6, waiting 3, kv 0.375; the
+	// success counter is summed over finished_reason (40 + 2 = 42); the
+	// _created gauge is not a counter; max_num_active_requests 64 is
+	// capacity, not load.
+	"trtllm-serve.prom": {
+		want: pageWant{server: modelserver.TRTLLM, running: 6, waiting: 3, kv: 0.375, cpu: A, prompt: 8400, gen: 2100, success: 42, engines: 1},
+		check: func(t *testing.T, p *Page) {
+			wantModels(t, p, "org/model-a")
+			checkFloat(t, "max running (capacity)", p.MaxRunning, 64)
+			checkFloat(t, "prefix hits", p.PrefixHits, 2048)
+			checkFloat(t, "prefix queries", p.PrefixQueries, 8400)
+			if p.TTFT == nil || p.TTFT.Count != 42 || p.TTFT.Sum != 6.5 || len(p.TTFT.Buckets) != 3 {
+				t.Errorf("TTFT = %+v, want count 42, sum 6.5, 3 buckets", p.TTFT)
+			}
+		},
+	},
+}
+
+// TestFixturePages reads each fixture with auto-detection and with its
+// server given, and checks the hand-worked values.
+func TestFixturePages(t *testing.T) {
+	for name, fw := range fixtureWants {
+		for _, server := range []modelserver.Server{modelserver.Unknown, fw.want.server} {
+			t.Run(name+"/"+server.String(), func(t *testing.T) {
+				p, err := readFile(t, filepath.Join("testdata", name), server)
+				if err != nil {
+					t.Fatalf("Read: %v", err)
+				}
+				w := fw.want
+				w.check = fw.check
+				checkPage(t, p, w)
+			})
+		}
+	}
+}
