@@ -19,7 +19,9 @@ package modelserver
 // present with a finite sample wins, the others are ignored (never summed).
 // Names are exact sample names as written on a page and in PromQL (counters
 // carry their _total suffix where the server writes one); a name that merely
-// starts with another (`…_created`) is another family.
+// starts with another (`…_created`) is another family. An alternative may
+// be a PromQL selector, name{label="value"}, for a family that carries
+// several signals told apart by a label (Series).
 type Families struct {
 	// Running is requests being decoded (in the running batch), a gauge in
 	// requests; summed over engines/ranks of a replica.
@@ -210,11 +212,23 @@ func (s Server) Families() Families {
 	case Triton:
 		// Triton docs "Metrics": pending requests per model (absent before
 		// 23.x builds: docs/design.md page 09, waiting stays ABSENT); counters carry no
-		// _total suffix.
+		// _total suffix. Its TensorRT-LLM backend (tensorrtllm_backend
+		// README "Triton Metrics", Triton 23.11 and later) exports the
+		// batch manager's statistics as one gauge family per kind, told
+		// apart by a label: nv_trt_llm_request_metrics request_type
+		// "active" (requests in flight, the executor's numActiveRequests),
+		// "waiting" (queued in the engine, numQueuedRequests) and "max"
+		// (capacity); nv_trt_llm_kv_cache_block_metrics kv_cache_block_type
+		// "fraction" (used KV blocks over all, 0..1). The engine's queue
+		// comes before Triton's pending count, which the backend empties
+		// as soon as it takes a request.
 		return Families{
-			Waiting:  []string{"nv_inference_pending_request_count"},
-			Requests: []string{"nv_inference_request_success"},
-			Prefixes: []string{"nv_inference_"},
+			Running:    []string{`nv_trt_llm_request_metrics{request_type="active"}`},
+			Waiting:    []string{`nv_trt_llm_request_metrics{request_type="waiting"}`, "nv_inference_pending_request_count"},
+			KV:         []string{`nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="fraction"}`},
+			Requests:   []string{"nv_inference_request_success"},
+			MaxRunning: []string{`nv_trt_llm_request_metrics{request_type="max"}`},
+			Prefixes:   []string{"nv_inference_", "nv_trt_llm_"},
 		}
 	case EPP:
 		return eppFamilies()

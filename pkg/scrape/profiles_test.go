@@ -34,6 +34,29 @@ var fixtureWants = map[string]struct {
 			}
 		},
 	},
+	// One family carrying several signals told apart by a label (Triton's
+	// TensorRT-LLM backend): running is request_type="active" summed over
+	// the models, 3 + 4 = 7 (not the family's sum 651); waiting "waiting"
+	// 2 + 0 = 2, read before Triton's pending count (5 + 0); KV the max of
+	// kv_cache_block_type="fraction", 0.75 (the "used" block counts are not a
+	// fraction); capacity "max" 256 + 128 = 384; success 9 + 11 = 20.
+	"triton-tensorrtllm-backend.prom": {
+		want: pageWant{server: modelserver.Triton, running: 7, waiting: 2, kv: 0.75, cpu: A, prompt: A, gen: A, success: 20, engines: 1},
+		check: func(t *testing.T, p *Page) {
+			wantModels(t, p, "llm_a", "llm_b")
+			checkFloat(t, "max running (capacity)", p.MaxRunning, 384)
+			if want := `nv_trt_llm_request_metrics{request_type="active"}`; p.Chosen.Running != want {
+				t.Errorf("running read from %q, want %q", p.Chosen.Running, want)
+			}
+		},
+	},
+	// The backend's page alone (no nv_inference_ family) is still Triton's;
+	// active 0 is a running count of 0, not absent; no "fraction" series:
+	// KV ABSENT, never a block count.
+	"triton-tensorrtllm-backend-only.prom": {
+		want:  pageWant{server: modelserver.Triton, running: 0, waiting: 7, kv: A, cpu: A, prompt: A, gen: A, success: A, engines: 1},
+		check: func(t *testing.T, p *Page) { checkFloat(t, "max running (capacity)", p.MaxRunning, 64) },
+	},
 }
 
 // TestFixturePages reads each fixture with auto-detection and with its

@@ -97,6 +97,7 @@ func parsePage(b []byte, contentType, source string) (raw *rawPage, ct string, e
 	if err != nil {
 		return nil, "", &PageError{Source: source, Line: locate(b, ct, err), Err: withHint(b, err)}
 	}
+	raw.selectSeries()
 	if ct == ContentTypeText && len(b) > 0 && b[len(b)-1] != '\n' {
 		return nil, "", &PageError{Source: source, Line: 1 + bytes.Count(b, []byte("\n")),
 			Err: errors.New("the last line does not end with a newline: the page looks truncated (the text format ends every line with \\n)")}
