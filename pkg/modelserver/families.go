@@ -172,11 +172,17 @@ func (s Server) Families() Families {
 	case TGI:
 		// TGI router metrics (text-generation-inference docs "Metrics"); the
 		// vLLM TGIS adapter exports the same two gauges (docs/design.md page 12).
+		// Its router's histogram tgi_request_queue_duration ("Time spent
+		// in the queue per request", seconds; TGI docs "Metrics") is the
+		// queue time; tgi_request_mean_time_per_token_duration is one mean
+		// per request, not an inter-token latency, and is not read. The
+		// counter carries no _total suffix.
 		return Families{
-			Running:  []string{"tgi_batch_current_size"},
-			Waiting:  []string{"tgi_queue_size"},
-			Requests: []string{"tgi_request_success"},
-			Prefixes: []string{"tgi_"},
+			Running:   []string{"tgi_batch_current_size"},
+			Waiting:   []string{"tgi_queue_size"},
+			Requests:  []string{"tgi_request_success"},
+			QueueTime: []string{"tgi_request_queue_duration"},
+			Prefixes:  []string{"tgi_"},
 		}
 	case TRTLLM:
 		// trtllm-serve's Prometheus text at /prometheus/metrics. Current

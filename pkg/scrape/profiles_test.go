@@ -21,7 +21,8 @@ var fixtureWants = map[string]struct {
 	// the old prefix finds no server. running 6, waiting 3, kv 0.375; the
 	// success counter is summed over finished_reason (40 + 2 = 42); the
 	// _created gauge is not a counter; max_num_active_requests 64 is
-	// capacity, not load.
+	// capacity, not load; the queue-time histogram counts 42 requests,
+	// 2.25 s in all.
 	"trtllm-serve.prom": {
 		want: pageWant{server: modelserver.TRTLLM, running: 6, waiting: 3, kv: 0.375, cpu: A, prompt: 8400, gen: 2100, success: 42, engines: 1},
 		check: func(t *testing.T, p *Page) {
@@ -31,6 +32,26 @@ var fixtureWants = map[string]struct {
 			checkFloat(t, "prefix queries", p.PrefixQueries, 8400)
 			if p.TTFT == nil || p.TTFT.Count != 42 || p.TTFT.Sum != 6.5 || len(p.TTFT.Buckets) != 3 {
 				t.Errorf("TTFT = %+v, want count 42, sum 6.5, 3 buckets", p.TTFT)
+			}
+			if q := p.QueueTime; q == nil || q.Family != "trtllm_request_queue_time_seconds" || q.Count != 42 || q.Sum != 2.25 {
+				t.Errorf("queue time = %+v, want trtllm_request_queue_time_seconds with count 42, sum 2.25", q)
+			}
+		},
+	},
+	// Counters without _total (TGI's router, Rust metrics exporter): the
+	// success counter is tgi_request_success, 12; running 5 (batch), waiting
+	// 3 (queue); no KV gauge. The queue-time histogram is
+	// tgi_request_queue_duration (12 requests, 1.5 s in all); the mean time
+	// per token is one mean per request, not an inter-token latency: ITL
+	// stays absent.
+	"tgi-router.prom": {
+		want: pageWant{server: modelserver.TGI, running: 5, waiting: 3, kv: A, cpu: A, prompt: A, gen: A, success: 12, engines: 1},
+		check: func(t *testing.T, p *Page) {
+			if q := p.QueueTime; q == nil || q.Family != "tgi_request_queue_duration" || q.Count != 12 || q.Sum != 1.5 || len(q.Buckets) != 3 {
+				t.Errorf("queue time = %+v, want tgi_request_queue_duration with count 12, sum 1.5, 3 buckets", q)
+			}
+			if p.ITL != nil {
+				t.Errorf("ITL = %+v, want none (a per-request mean is not an inter-token latency)", p.ITL)
 			}
 		},
 	},
