@@ -157,6 +157,12 @@ func withHint(b []byte, err error) error {
 		if errors.Is(ne.Err, strconv.ErrRange) {
 			return fmt.Errorf("sample value %q is out of a float64's range%s (at most about 1.8e308)", ne.Num, where)
 		}
+		if n := strings.ToLower(ne.Num); n == "-nan" || n == "+nan" {
+			// C's printf of a NaN whose sign bit is set; llama.cpp
+			// servers of early 2025 wrote it before their first request
+			// (llama.cpp issue #11868, fixed by PR #11915).
+			return fmt.Errorf("sample value %q is C's printf of a NaN%s, which the text format spells NaN (Prometheus refuses the page too): a server bug, e.g. llama.cpp's before its first request in early-2025 builds; upgrade the server", ne.Num, where)
+		}
 		return fmt.Errorf("sample value %q is not a number%s: a sample line is NAME{LABELS} VALUE; is this a model server's /metrics page?", ne.Num, where)
 	}
 	return err
