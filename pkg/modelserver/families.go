@@ -194,26 +194,30 @@ func (s Server) Families() Families {
 		// max_num_active_requests the capacity (maxNumActiveRequests), the
 		// request_queue_time_seconds histogram "time spent in WAITING
 		// phase". The 2025 pre-release wrote vLLM-like names under
-		// `pytrtllm:` (docs/design.md page 15). A page carries one naming or
-		// the other; each signal reads the first that has a sample. Its
-		// time_per_output_token_seconds is one mean per request, not an
-		// inter-token latency, and is not read.
+		// `pytrtllm:` (docs/design.md page 15). Dynamo's TensorRT-LLM worker
+		// re-exported the 1.1 collector's unprefixed request families under
+		// `trtllm:` before it moved to `trtllm_` (ai-dynamo/dynamo
+		// register_engine_metrics_callback add_prefix; PR #3676): success,
+		// TTFT and queue time only. A page carries one naming; each signal
+		// reads the first alternative that has a sample. The
+		// time_per_output_token_seconds histogram is one mean per request,
+		// not an inter-token latency, and is not read.
 		return Families{
 			Running:          []string{"trtllm_num_requests_running", "pytrtllm:num_requests_running"},
 			Waiting:          []string{"trtllm_num_requests_waiting", "pytrtllm:num_requests_waiting"},
 			KV:               []string{"trtllm_kv_cache_utilization", "pytrtllm:kv_cache_usage_perc"},
 			PromptTokens:     []string{"trtllm_prompt_tokens_total", "pytrtllm:prompt_tokens_total"},
 			GenerationTokens: []string{"trtllm_generation_tokens_total", "pytrtllm:generation_tokens_total"},
-			Requests:         []string{"trtllm_request_success_total", "pytrtllm:request_success_total", "pytrtllm:request_completed_total"},
+			Requests:         []string{"trtllm_request_success_total", "trtllm:request_success_total", "pytrtllm:request_success_total", "pytrtllm:request_completed_total"},
 			// collector.py: prompt_cached_tokens_total "prompt tokens
 			// served from KV cache" and prompt_tokens_total every input
 			// token of a finished request, both counters in tokens.
 			PrefixHits:    []string{"trtllm_prompt_cached_tokens_total"},
 			PrefixQueries: []string{"trtllm_prompt_tokens_total"},
-			TTFT:          []string{"trtllm_time_to_first_token_seconds", "pytrtllm:time_to_first_token_seconds"},
-			QueueTime:     []string{"trtllm_request_queue_time_seconds"},
+			TTFT:          []string{"trtllm_time_to_first_token_seconds", "trtllm:time_to_first_token_seconds", "pytrtllm:time_to_first_token_seconds"},
+			QueueTime:     []string{"trtllm_request_queue_time_seconds", "trtllm:request_queue_time_seconds"},
 			MaxRunning:    []string{"trtllm_max_num_active_requests"},
-			Prefixes:      []string{"trtllm_", "pytrtllm:"},
+			Prefixes:      []string{"trtllm_", "trtllm:", "pytrtllm:"},
 		}
 	case Triton:
 		// Triton docs "Metrics": pending requests per model (absent before

@@ -38,6 +38,18 @@ var fixtureWants = map[string]struct {
 			}
 		},
 	},
+	// Rename across versions, once more: Dynamo's worker re-exported
+	// TensorRT-LLM's request families under `trtllm:`; success 7 + 1 = 8,
+	// TTFT 8 requests; no running, waiting or KV family: all three ABSENT,
+	// never 0.
+	"trtllm-dynamo-colon.prom": {
+		want: pageWant{server: modelserver.TRTLLM, running: A, waiting: A, kv: A, cpu: A, prompt: A, gen: A, success: 8, engines: 0},
+		check: func(t *testing.T, p *Page) {
+			if p.TTFT == nil || p.TTFT.Family != "trtllm:time_to_first_token_seconds" || p.TTFT.Count != 8 {
+				t.Errorf("TTFT = %+v, want trtllm:time_to_first_token_seconds with count 8", p.TTFT)
+			}
+		},
+	},
 	// Counters without _total (TGI's router, Rust metrics exporter): the
 	// success counter is tgi_request_success, 12; running 5 (batch), waiting
 	// 3 (queue); no KV gauge. The queue-time histogram is
