@@ -19,9 +19,11 @@ package modelserver
 // present with a finite sample wins, the others are ignored (never summed).
 // Names are exact sample names as written on a page and in PromQL (counters
 // carry their _total suffix where the server writes one); a name that merely
-// starts with another (`…_created`) is another family. An alternative may
-// be a PromQL selector, name{label="value"}, for a family that carries
-// several signals told apart by a label (Series).
+// starts with another (`…_created`) is another family. A gauge or counter
+// alternative may be a PromQL selector, name{label="value"}, for a family
+// that carries several signals told apart by a label (Series); histogram
+// families (TTFT, QueueTime, ITL) are plain names, read by their samples'
+// suffixed names.
 type Families struct {
 	// Running is requests being decoded (in the running batch), a gauge in
 	// requests; summed over engines/ranks of a replica.

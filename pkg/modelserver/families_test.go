@@ -74,3 +74,17 @@ func TestSeriesParses(t *testing.T) {
 		t.Errorf("Series = %q, %v; want nv_trt_llm_request_metrics, [request_type=\"active\"]", name, ms)
 	}
 }
+
+// TestHistogramsArePlainNames: histogram families are read by their
+// samples' suffixed names (<name>_bucket, _sum, _count), which a selector
+// alternative has none of; only gauges and counters may be selectors.
+func TestHistogramsArePlainNames(t *testing.T) {
+	for _, s := range Servers() {
+		f := s.Families()
+		for _, alt := range concat(f.TTFT, f.QueueTime, f.ITL) {
+			if _, ms := Series(alt); ms != nil {
+				t.Errorf("%s: histogram family %q is a selector", s, alt)
+			}
+		}
+	}
+}
