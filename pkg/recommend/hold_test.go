@@ -468,3 +468,49 @@ func holdPolicy(t *testing.T, breakEven time.Duration, edit func(*Policy)) *Poli
 func runObs(cur int, running float64) Observation {
 	return Observation{Current: cur, Running: running, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
 }
+
+// TestHoldMissedReturnBack: a return that missed wanted back what the
+// fleet was short of when it missed, not only what its first rate window
+// read. running:10, B = 90 s, lookahead (the return's watch) 90 s, the
+// rate window 30 s: a dip from 4 to 1 at 15 s returns at 120 s reading 2
+// (a trickle before the traffic); 45 s later, past the first window but
+// within the watch, 40 running on 2 replicas with a TTFT of 5 s against 2
+// s ask for 4. The dip is Missed with Back min(4, From 4) = 4, so replica 4
+// was wanted back after 105 s and missed: cost_4(0) = 90 < cost_4(105) =
+// 105, but a missed return holds at least its length, T*(4) = 105. Read at
+// the first window alone, Back stays 2 and T*(4) = 0 (never wanted back).
+func TestHoldMissedReturnBack(t *testing.T) {
+	zero := int32(0)
+	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
+		Hold: &Hold{BreakEven: 90 * time.Second}, Lookahead: 90 * time.Second}
+	p.Behavior.ScaleDown = rules(zero, "Max", percent(100, 15))
+	mustValidate(t, p)
+	obs := func(cur int, running, ttft float64) Observation {
+		return Observation{Current: cur, Running: running, Waiting: 0, Held: nan, KV: nan, CPU: nan, TTFT: ttft, ArrivalRate: nan, MeanPrompt: nan, MeanOutput: nan, QueueTime: nan}
+	}
+	var st State
+	expect(t, Decide(p, obs(1, 40, 0.1), &st, at(0)), 4, ReasonMetric)
+	expect(t, Decide(p, obs(4, 5, 0.1), &st, at(15)), 1, ReasonMetric)
+	Decide(p, obs(1, 15, 0.1), &st, at(120))
+	Decide(p, obs(2, 20, 0.1), &st, at(135))
+	if len(st.Dips) != 1 || st.Dips[0].Back != 2 || st.Dips[0].Missed {
+		t.Fatalf("dips %+v, want one back to 2 after its first window, not missed", st.Dips)
+	}
+	Decide(p, obs(2, 40, 5), &st, at(165))
+	if d := st.Dips[0]; !d.Missed || d.Back != 4 || d.Seconds != 105 {
+		t.Fatalf("dip %+v, want missed, Back 4, 105 s", d)
+	}
+	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 4); T != 105 {
+		t.Errorf("T*(4) = %g, want 105", T)
+	}
+	// A read above the target after the watch (90 s from the return) is
+	// not this return's: Back and Missed stay.
+	st.Dips[0].Back, st.Dips[0].Missed = 2, false
+	Decide(p, obs(4, 80, 5), &st, at(225))
+	if d := st.Dips[0]; d.Missed || d.Back != 2 {
+		t.Errorf("dip %+v after the watch, want Back 2 and not missed", d)
+	}
+	if err := st.Validate(); err != nil {
+		t.Errorf("state: %v", err)
+	}
+}

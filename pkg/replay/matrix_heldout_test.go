@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,7 +26,51 @@ var (
 	matrixHeldOut = flag.Bool("matrix-heldout", false, "TestMatrix -matrix-only: replay the held-out cells (replicas and traces the matrix was not chosen on) instead of the matrix's")
 	matrixSave    = flag.String("matrix-save", "", "TestMatrix -matrix-only: write the cells' figures (miss % and replica-minutes per policy) to this JSON file")
 	matrixAgainst = flag.String("matrix-against", "", "TestMatrix -matrix-only: compare the cells' figures with a -matrix-save file: log each changed cell and, per policy, the geometric mean of the replica-minutes ratios and the change in misses")
+	matrixExtra   []matrixTrace
 )
+
+func init() {
+	flag.Func("matrix-trace", "TestMatrix -matrix-only: also replay this trace on every replica, as --trace takes it (a file or a synthetic spec), with @X for a rate scale (e.g. AzureLLMInferenceTrace_code.csv@2); repeatable", func(v string) error {
+		tr, err := parseMatrixTrace(v)
+		if err == nil {
+			matrixExtra = append(matrixExtra, tr)
+		}
+		return err
+	})
+}
+
+// parseMatrixTrace reads -matrix-trace's SPEC[@X]: a trace as --trace takes
+// it and an optional rate scale X > 0. The row is named by the spec (a
+// file by its base name) and the scale, e.g. "AzureLLMInferenceTrace_code.csv 2x".
+// The trace is opened here, so a missing file or a bad spec fails before
+// any replay (the flag package names the flag and the value).
+func parseMatrixTrace(v string) (matrixTrace, error) {
+	spec, opts := v, trace.Options{Seed: 1}
+	var name string
+	if i := strings.LastIndex(v, "@"); i >= 0 {
+		x, err := strconv.ParseFloat(v[i+1:], 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			return matrixTrace{}, fmt.Errorf("the rate scale after @ must be a number above 0, e.g. %s@2", v[:i])
+		}
+		spec, opts.RateScale = v[:i], x
+		name = filepath.Base(spec) + " " + strconv.FormatFloat(x, 'g', -1, 64) + "x"
+	} else {
+		name = filepath.Base(spec)
+	}
+	if spec == "" {
+		return matrixTrace{}, errors.New("want a trace (a file or a synthetic spec), e.g. AzureLLMInferenceTrace_code.csv@2")
+	}
+	src, err := trace.Parse(spec, opts)
+	if err != nil {
+		return matrixTrace{}, err
+	}
+	rd, err := src.Open()
+	if err != nil {
+		return matrixTrace{}, err
+	}
+	rd.Close()
+	return matrixTrace{name: name, spec: spec, opts: opts}, nil
+}
 
 // matrixHeldOutReplicas are the matrix's uncalibrated replicas and six
 // more: other GPUs (slower, smaller, AMD), other models and TP degrees.
@@ -376,5 +421,41 @@ func TestMatrixAgainstBothWays(t *testing.T) {
 	}
 	if err := checkMatrixAgainst("before.json", then, re); err != nil {
 		t.Errorf("cells selected: %v", err)
+	}
+}
+
+// TestParseMatrixTrace: -matrix-trace's rows are named by the file's base
+// name and the scale; a bad scale, an empty spec or a missing file is an
+// error before any replay.
+func TestParseMatrixTrace(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "code.csv")
+	if err := os.WriteFile(f, []byte("arrival_s,prompt_tokens,output_tokens\n0,100,10\n1,200,20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		in, name string
+		scale    float64
+	}{
+		{f, "code.csv", 0},
+		{f + "@2", "code.csv 2x", 2},
+		{f + "@0.5", "code.csv 0.5x", 0.5},
+		{"synthetic:onoff,gap=60s", "synthetic:onoff,gap=60s", 0},
+	} {
+		tr, err := parseMatrixTrace(c.in)
+		if err != nil || tr.name != c.name || tr.opts.RateScale != c.scale {
+			t.Errorf("%q: %+v, %v; want %q at %g", c.in, tr, err, c.name, c.scale)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{f + "@0", "rate scale after @"},
+		{f + "@-1", "rate scale after @"},
+		{f + "@x", "rate scale after @"},
+		{"@2", "want a trace"},
+		{filepath.Join(dir, "missing.csv"), "missing.csv"},
+	} {
+		if _, err := parseMatrixTrace(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want an error naming %q", c.in, err, c.want)
+		}
 	}
 }

@@ -234,6 +234,12 @@ func TestMatrix(t *testing.T) {
 	if *matrixHeldOut {
 		reps, trs = matrixHeldOutReplicas(), matrixHeldOutTraces()
 	}
+	if len(matrixExtra) > 0 {
+		if *matrixOnly == "" {
+			t.Fatalf("-matrix-trace goes with -matrix-only REGEXP (. for every cell)")
+		}
+		trs = append(slices.Clone(trs), matrixExtra...)
+	}
 	if *matrixOnly != "" {
 		re, ps, err := matrixOnlyArgs(*matrixOnly, *matrixPols)
 		if err != nil {
