@@ -281,14 +281,7 @@ func TestHoldPerReplica(t *testing.T) {
 // at t=150 a new dip from 3 opens (5 running) and at t=240 (open 90 s <
 // 105) the hold still keeps 3; at t=255 (105 s) it releases to 1.
 func TestHoldMissedReturn(t *testing.T) {
-	zero := int32(0)
-	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
-		Hold: &Hold{BreakEven: 90 * time.Second}, Lookahead: 90 * time.Second}
-	p.Behavior.ScaleDown = rules(zero, "Max", percent(100, 15))
-	mustValidate(t, p)
-	obs := func(cur int, running, ttft float64) Observation {
-		return Observation{Current: cur, Running: running, Waiting: 0, Held: nan, KV: nan, CPU: nan, TTFT: ttft, ArrivalRate: nan, MeanPrompt: nan, MeanOutput: nan, QueueTime: nan}
-	}
+	p, obs := missedReturnPolicy(t)
 	var st State
 	Decide(p, obs(1, 30, 0.1), &st, at(0))
 	expect(t, Decide(p, obs(3, 5, 0.1), &st, at(15)), 1, ReasonMetric)
@@ -480,14 +473,7 @@ func runObs(cur int, running float64) Observation {
 // 105, but a missed return holds at least its length, T*(4) = 105. Read at
 // the first window alone, Back stays 2 and T*(4) = 0 (never wanted back).
 func TestHoldMissedReturnBack(t *testing.T) {
-	zero := int32(0)
-	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
-		Hold: &Hold{BreakEven: 90 * time.Second}, Lookahead: 90 * time.Second}
-	p.Behavior.ScaleDown = rules(zero, "Max", percent(100, 15))
-	mustValidate(t, p)
-	obs := func(cur int, running, ttft float64) Observation {
-		return Observation{Current: cur, Running: running, Waiting: 0, Held: nan, KV: nan, CPU: nan, TTFT: ttft, ArrivalRate: nan, MeanPrompt: nan, MeanOutput: nan, QueueTime: nan}
-	}
+	p, obs := missedReturnPolicy(t)
 	var st State
 	expect(t, Decide(p, obs(1, 40, 0.1), &st, at(0)), 4, ReasonMetric)
 	expect(t, Decide(p, obs(4, 5, 0.1), &st, at(15)), 1, ReasonMetric)
@@ -512,5 +498,20 @@ func TestHoldMissedReturnBack(t *testing.T) {
 	}
 	if err := st.Validate(); err != nil {
 		t.Errorf("state: %v", err)
+	}
+}
+
+// missedReturnPolicy is the missed-return tests' policy (running:10 and
+// ttft:2, B = 90 s, lookahead 90 s, no scale-down window) and their
+// observation of the current count, running and TTFT alone.
+func missedReturnPolicy(t *testing.T) (*Policy, func(cur int, running, ttft float64) Observation) {
+	t.Helper()
+	zero := int32(0)
+	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
+		Hold: &Hold{BreakEven: 90 * time.Second}, Lookahead: 90 * time.Second}
+	p.Behavior.ScaleDown = rules(zero, "Max", percent(100, 15))
+	mustValidate(t, p)
+	return p, func(cur int, running, ttft float64) Observation {
+		return Observation{Current: cur, Running: running, Waiting: 0, Held: nan, KV: nan, CPU: nan, TTFT: ttft, ArrivalRate: nan, MeanPrompt: nan, MeanOutput: nan, QueueTime: nan}
 	}
 }

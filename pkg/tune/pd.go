@@ -263,16 +263,8 @@ func pdFloorSearch(finals []Row, budget float64, probe func(pdCandidate) (Row, e
 		if f[1] == 1 && r.pair.minD == 0 {
 			c.minD = 0
 		}
-		p := c.Policy()
-		for _, x := range finals { // replayed as a finalist already
-			if x.Policy == p {
-				return x.within(budget), nil
-			}
-		}
-		for _, x := range out { // probed already
-			if x.Policy == p {
-				return x.within(budget), nil
-			}
+		if x, ok := replayedAs(c.Policy(), finals, out); ok { // a finalist, or probed already
+			return x.within(budget), nil
 		}
 		row, err := probe(c)
 		if err != nil {

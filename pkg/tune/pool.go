@@ -153,11 +153,8 @@ func floorSearch(finals []Row, budget float64, probe func(Candidate) (Row, error
 	var out []Row
 	try := func(f int) (bool, error) {
 		c := r.Candidate.with("min", float64(f))
-		p := c.Policy()
-		for _, x := range finals { // replayed as a finalist already
-			if x.Policy == p {
-				return x.within(budget), nil
-			}
+		if x, ok := replayedAs(c.Policy(), finals); ok {
+			return x.within(budget), nil
 		}
 		row, err := probe(c)
 		if err != nil {

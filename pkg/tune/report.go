@@ -125,6 +125,20 @@ type Row struct {
 	Frontier bool `json:"frontier"`
 }
 
+// replayedAs returns the row of rows (each list in turn) whose Policy is
+// p: a candidate the search replayed already (the floor rounds probe each
+// policy once).
+func replayedAs(p string, rows ...[]Row) (Row, bool) {
+	for _, rs := range rows {
+		for _, x := range rs {
+			if x.Policy == p {
+				return x, true
+			}
+		}
+	}
+	return Row{}, false
+}
+
 // within reports whether a finalist holds: replayed in and out of sample,
 // and within budget (miss %) on every replay (Choose's test).
 func (r Row) within(budget float64) bool {
