@@ -28,6 +28,9 @@ type scaled struct {
 	k float64
 }
 
+// Skipped is the skip count of the trace's pass (SkippedRows).
+func (r *scaled) Skipped() int64 { return SkippedRows(r.Reader) }
+
 func (r *scaled) Next() (Request, error) {
 	q, err := r.Reader.Next()
 	q.Arrival /= r.k
@@ -65,6 +68,10 @@ type windowed struct {
 	Reader
 	start, end float64
 }
+
+// Skipped is the skip count of the trace's pass (SkippedRows), over the
+// whole file read so far, inside the window or not.
+func (r *windowed) Skipped() int64 { return SkippedRows(r.Reader) }
 
 func (r *windowed) Next() (Request, error) {
 	for {
