@@ -145,7 +145,7 @@ func (r *burstgptReader) Skipped() int64 { return r.skipped }
 
 // SkippedRows returns how many rows the pass r has skipped so far without
 // serving them (a BurstGPT row with Request tokens 0), 0 for a reader
-// that skips none. It sees through RateScale and Window.
+// that skips none. It sees through RateScale, Window and Sorted.
 func SkippedRows(r Reader) int64 {
 	if s, ok := r.(interface{ Skipped() int64 }); ok {
 		return s.Skipped()

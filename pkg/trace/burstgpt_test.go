@@ -134,6 +134,16 @@ func TestBurstGPTWindowSort(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameRequests(t, "sorted", readAll(t, src), []Request{{3, 200, 50}, {10, 1000, 7}})
+	// Sorted keeps the count of the rows skipped: the 0-token row at 4 s.
+	path = writeFile(t, "unordered-skip.csv", unordered+"4,GPT-4,0,0,0,API log\n")
+	if src, err = Parse(path, Options{Sort: true}); err != nil {
+		t.Fatal(err)
+	}
+	got, skipped = readSkipped(t, src)
+	sameRequests(t, "sorted with a skip", got, []Request{{3, 200, 50}, {10, 1000, 7}})
+	if skipped != 1 {
+		t.Errorf("sorted with a skip: skipped %d, want 1", skipped)
+	}
 
 	// A skipped row out of order is refused too: the file is out of order.
 	path = writeFile(t, "unordered0.csv", BurstGPTHeader+"\n10,GPT-4,1000,7,1007,API log\n9,GPT-4,0,0,0,API log\n")

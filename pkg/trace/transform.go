@@ -113,7 +113,8 @@ func ParseWindow(v string) (start, end float64, err error) {
 // Sorted reads the whole trace into memory and serves it in arrival order
 // (stable: equal arrivals keep their file order). For traces whose rows are
 // not in order (the readers refuse those otherwise). Readers skip their
-// ordering check under Sorted.
+// ordering check under Sorted. Each pass reports the rows the file's
+// reader skipped (SkippedRows).
 func Sorted(s Source) (Source, error) {
 	r, err := s.open()
 	if err != nil {
@@ -142,7 +143,8 @@ func Sorted(s Source) (Source, error) {
 		}
 	}
 	slices.SortStableFunc(reqs, cmpArrival)
-	return FromSlice(s.Name, s.Duration, reqs), nil
+	skipped := SkippedRows(r)
+	return NewSource(s.Name, s.Duration, func() (Reader, error) { return &sliceReader{reqs: reqs, skipped: skipped}, nil }), nil
 }
 
 func cmpArrival(a, b Request) int {
