@@ -24,7 +24,7 @@ import (
 // SimulateCmd is `infscale simulate`: replay a trace through simulated GPU
 // replicas under several policies and compare SLO misses and GPU cost.
 type SimulateCmd struct {
-	Trace        string   `name:"trace" default:"reference" help:"Trace: reference (built in), synthetic:poisson,rate=R,duration=D,prompt=P,output=O,seed=S, synthetic:onoff,rate=R,on=D,gap=D,alpha=A,burst=LO-HI,spread=D,duration=D (bursts with Pareto silent gaps), synthetic:step or synthetic:diurnal (docs/simulate.md), or a file (Azure LLM trace CSV, Mooncake .jsonl, CSV arrival_s,prompt_tokens,output_tokens; prefix azure:, mooncake: or csv: to force)."`
+	Trace        string   `name:"trace" default:"reference" help:"Trace: reference (built in), synthetic:poisson,rate=R,duration=D,prompt=P,output=O,seed=S, synthetic:onoff,rate=R,on=D,gap=D,alpha=A,burst=LO-HI,spread=D,duration=D (bursts with Pareto silent gaps), synthetic:step or synthetic:diurnal (docs/simulate.md), or a file (Azure LLM trace CSV, BurstGPT CSV, Mooncake .jsonl, CSV arrival_s,prompt_tokens,output_tokens; prefix azure:, burstgpt:, mooncake: or csv: to force)."`
 	Policy       []string `name:"policy" short:"p" sep:"none" help:"A policy to compare, one per flag (repeatable; commas belong to the policy): queue:24,lookahead=90, cpu:60, kv:0.75, ttft:2s, fixed:N, knative:C, oracle, optimal (the hindsight optimum), hpa(POLICY), recommended, llmd-queue, llmd-saturation, llmd-tokens, llmd-slo (llm-d's KEDA paths). Default: docs/simulate.md's set."`
 	ReplicaFlags `embed:""`
 	SLOTTFT      time.Duration `name:"slo-ttft" default:"2s" help:"TTFT SLO: a request misses when its first token comes later, when rejected, or never."`
