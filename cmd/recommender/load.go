@@ -160,7 +160,7 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 		// Read through once before any load: a bad line is invalid input
 		// (exit 2, as simulate says), not a failure halfway through a run.
-		if err := checkTrace(src); err != nil {
+		if err := checkTrace(src, e.stderr); err != nil {
 			return invalidf("--trace: %v", err)
 		}
 		cfg.Trace = &src
@@ -536,8 +536,10 @@ func writeCalibration(w io.Writer, path string, cal replica.Calibration) {
 	cal.WriteText(w, "concurrency", "ITL p50 ms")
 }
 
-// checkTrace reads every request of src, returning the first bad line's error.
-func checkTrace(src trace.Source) error {
+// checkTrace reads every request of src, returning the first bad line's
+// error; the rows the reader skips (BurstGPT's with Request tokens 0, never
+// sent) are noted on w.
+func checkTrace(src trace.Source, w io.Writer) error {
 	rd, err := src.Open()
 	if err != nil {
 		return err
@@ -545,6 +547,9 @@ func checkTrace(src trace.Source) error {
 	defer rd.Close()
 	for {
 		if _, err := rd.Next(); err == io.EOF {
+			if n := trace.SkippedRows(rd); n > 0 {
+				fmt.Fprintf(w, "note: %s: skipped %d rows with Request tokens 0 (failed requests, logged without lengths; not sent)\n", src.Name, n)
+			}
 			return nil
 		} else if err != nil {
 			return err

@@ -24,7 +24,7 @@ import (
 // SimulateCmd is `infscale simulate`: replay a trace through simulated GPU
 // replicas under several policies and compare SLO misses and GPU cost.
 type SimulateCmd struct {
-	Trace        string   `name:"trace" default:"reference" help:"Trace: reference (built in), synthetic:poisson,rate=R,duration=D,prompt=P,output=O,seed=S, synthetic:onoff,rate=R,on=D,gap=D,alpha=A,burst=LO-HI,spread=D,duration=D (bursts with Pareto silent gaps), synthetic:step or synthetic:diurnal (docs/simulate.md), or a file (Azure LLM trace CSV, Mooncake .jsonl, CSV arrival_s,prompt_tokens,output_tokens; prefix azure:, mooncake: or csv: to force)."`
+	Trace        string   `name:"trace" default:"reference" help:"Trace: reference (built in), synthetic:poisson,rate=R,duration=D,prompt=P,output=O,seed=S, synthetic:onoff,rate=R,on=D,gap=D,alpha=A,burst=LO-HI,spread=D,duration=D (bursts with Pareto silent gaps), synthetic:step or synthetic:diurnal (docs/simulate.md), or a file (Azure LLM trace CSV, BurstGPT CSV, Mooncake .jsonl, CSV arrival_s,prompt_tokens,output_tokens; prefix azure:, burstgpt:, mooncake: or csv: to force)."`
 	Policy       []string `name:"policy" short:"p" sep:"none" help:"A policy to compare, one per flag (repeatable; commas belong to the policy): queue:24,lookahead=90, cpu:60, kv:0.75, ttft:2s, fixed:N, knative:C, oracle, optimal (the hindsight optimum), hpa(POLICY), recommended, llmd-queue, llmd-saturation, llmd-tokens, llmd-slo (llm-d's KEDA paths). Default: docs/simulate.md's set."`
 	ReplicaFlags `embed:""`
 	SLOTTFT      time.Duration `name:"slo-ttft" default:"2s" help:"TTFT SLO: a request misses when its first token comes later, when rejected, or never."`
@@ -66,7 +66,7 @@ func (c *SimulateCmd) Run(e *env) error {
 		}
 		pols = append(pols, p)
 	}
-	src, err := c.source()
+	src, err := c.source(e.stderr)
 	if err == nil {
 		err = checkPeriodSpan(e.given, c.Period, src.Duration)
 	}
@@ -188,8 +188,9 @@ func plotDirOK(path string) error {
 }
 
 // source opens the trace with its transforms; a file is read once here to
-// report a bad row before the parallel passes start.
-func (c *SimulateCmd) source() (trace.Source, error) {
+// report a bad row before the parallel passes start, and the rows it
+// skips (BurstGPT's with Request tokens 0) are noted on w.
+func (c *SimulateCmd) source(w io.Writer) (trace.Source, error) {
 	opts := trace.Options{Seed: c.Seed, Sort: c.Sort}
 	if !(c.RateScale > 0) || math.IsInf(c.RateScale, 0) {
 		return trace.Source{}, invalidf("--rate-scale %g: want a factor > 0", c.RateScale)
@@ -210,9 +211,12 @@ func (c *SimulateCmd) source() (trace.Source, error) {
 	if file || c.Window != "" {
 		// One pass: a file's rows are checked before the parallel passes,
 		// and a window is checked against the trace before any replay.
-		last, in, err := scanTrace(src, a, b)
+		last, in, skipped, err := scanTrace(src, a, b)
 		if err != nil {
 			return trace.Source{}, invalidf("--trace: %v", err)
+		}
+		if skipped > 0 {
+			fmt.Fprintf(w, "note: %s: skipped %d rows with Request tokens 0 (failed requests, logged without lengths; docs/simulate.md#traces)\n", src.Name, skipped)
 		}
 		if src.Duration == 0 {
 			src.Duration = last
@@ -257,13 +261,14 @@ func checkPeriodSpan(given map[string]bool, period time.Duration, span float64) 
 	return nil
 }
 
-// scanTrace reads src once: the arrival of its last request (seconds) and
-// how many arrive in [a, b) (b <= 0: to the end). A bad row is its error; a
-// trace without a request is trace.ErrEmpty.
-func scanTrace(src trace.Source, a, b float64) (last float64, in int64, err error) {
+// scanTrace reads src once: the arrival of its last request (seconds), how
+// many arrive in [a, b) (b <= 0: to the end) and how many rows the reader
+// skipped (trace.SkippedRows). A bad row is its error; a trace without a
+// request is trace.ErrEmpty.
+func scanTrace(src trace.Source, a, b float64) (last float64, in, skipped int64, err error) {
 	r, err := src.Open()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer r.Close()
 	n := 0
@@ -273,7 +278,7 @@ func scanTrace(src trace.Source, a, b float64) (last float64, in int64, err erro
 			break
 		}
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		n++
 		last = q.Arrival
@@ -281,10 +286,14 @@ func scanTrace(src trace.Source, a, b float64) (last float64, in int64, err erro
 			in++
 		}
 	}
-	if n == 0 {
-		return 0, 0, fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
+	skipped = trace.SkippedRows(r)
+	if n == 0 && skipped > 0 {
+		return 0, 0, 0, fmt.Errorf("%s: %w: all %d rows have Request tokens 0 (failed requests, skipped)", src.Name, trace.ErrEmpty, skipped)
 	}
-	return last, in, nil
+	if n == 0 {
+		return 0, 0, 0, fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
+	}
+	return last, in, skipped, nil
 }
 
 // checkWindow refuses --window [a, b) when it starts at or past the end of

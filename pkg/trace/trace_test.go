@@ -261,6 +261,8 @@ func FuzzReaders(f *testing.F) {
 	f.Add("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\n")
 	f.Add("\"TIMESTAMP\",\"ContextTokens\",\"GeneratedTokens\"\r\n\"2023-11-16 18:15:46.6805900\",\"374\",\"44\"\r\n")
 	f.Add("0,\"1\"\"0\",1\n1,\"2,\n")
+	f.Add(BurstGPTHeader + "\n3,ChatGPT,200,50,250,Conversation log\n9,GPT-4,0,0,0,API log\n")
+	f.Add("Log Type,Timestamp,Request tokens,Response tokens,Total tokens,Model\r\n\"API log\",3,10,0,10,GPT-4\r\n")
 	f.Fuzz(func(t *testing.T, body string) {
 		dir := t.TempDir()
 		for _, name := range []string{"f.csv", "f.jsonl"} {
