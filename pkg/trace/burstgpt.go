@@ -11,19 +11,21 @@ import (
 // BurstGPTHeader is the header of the BurstGPT trace CSV files
 // (HPMLL/BurstGPT: BurstGPT_1.csv, BurstGPT_without_fails_1.csv, ...; Wang
 // et al., arXiv 2401.17644; CC-BY 4.0). A file's header may list these six
-// columns in any order, each quoted or not.
+// columns in any order, each quoted or not, and more (later releases add
+// Session ID and Elapsed time), which are not read.
 const BurstGPTHeader = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type"
 
 // burstgptColumns are BurstGPTHeader's columns.
 var burstgptColumns = strings.Split(BurstGPTHeader, ",")
 
 // burstgptLayout is where a BurstGPT file's columns are: the positions of
-// the three it reads (Model, Total tokens and Log Type are not read).
-type burstgptLayout struct{ ts, req, resp int }
+// the three it reads (Model, Total tokens, Log Type and any further
+// column are not read) and how many columns a row has.
+type burstgptLayout struct{ ts, req, resp, n int }
 
-// burstgptIndex finds the columns of a BurstGPT header row: exactly the
-// six of BurstGPTHeader, each once, in any order (fields trimmed of
-// spaces). It returns what is wrong otherwise.
+// burstgptIndex finds the columns of a BurstGPT header row: the six of
+// BurstGPTHeader, each once, in any order, among any others (fields
+// trimmed of spaces). It returns what is wrong otherwise.
 func burstgptIndex(f []string) (burstgptLayout, error) {
 	pos := make(map[string]int, len(burstgptColumns))
 	for i, c := range f {
@@ -38,10 +40,7 @@ func burstgptIndex(f []string) (burstgptLayout, error) {
 			return burstgptLayout{}, fmt.Errorf("no column %q", c)
 		}
 	}
-	if len(f) != len(burstgptColumns) {
-		return burstgptLayout{}, fmt.Errorf("%d columns, not %d", len(f), len(burstgptColumns))
-	}
-	return burstgptLayout{ts: pos["Timestamp"], req: pos["Request tokens"], resp: pos["Response tokens"]}, nil
+	return burstgptLayout{ts: pos["Timestamp"], req: pos["Request tokens"], resp: pos["Response tokens"], n: len(f)}, nil
 }
 
 // looksBurstGPT reports a first row that is meant as a BurstGPT header
@@ -73,7 +72,8 @@ type burstgptReader struct {
 
 // OpenBurstGPT starts a pass over a BurstGPT trace CSV file. Its first line
 // must be the header BurstGPTHeader, its six columns in any order, quoted
-// or not; the error says which column is missing, repeated or extra.
+// or not, among any others; the error says which column is missing or
+// repeated.
 func OpenBurstGPT(name string) (Reader, error) {
 	l, err := openLines(name)
 	if err != nil {
@@ -88,7 +88,7 @@ func OpenBurstGPT(name string) (Reader, error) {
 			if herr == nil {
 				herr = fmt.Errorf("not on the first line")
 			}
-			err = r.errorf("header: %v: want the header %s (those six columns, in any order) on the first line", herr, BurstGPTHeader)
+			err = r.errorf("header: %v: want the header %s (those six columns in any order, others allowed) on the first line", herr, BurstGPTHeader)
 		}
 	}
 	if err == io.EOF {
@@ -107,8 +107,8 @@ func (r *burstgptReader) Next() (Request, error) {
 		if err != nil {
 			return Request{}, err
 		}
-		if len(f) != len(burstgptColumns) {
-			return Request{}, r.errorf("want %d fields as the header's columns, got %d: %s", len(burstgptColumns), len(f), clip(r.feed.raw))
+		if len(f) != r.col.n {
+			return Request{}, r.errorf("want %d fields as the header's columns, got %d: %s", r.col.n, len(f), clip(r.feed.raw))
 		}
 		tf := f[r.col.ts]
 		t, err := strconv.ParseFloat(strings.TrimSpace(tf), 64)

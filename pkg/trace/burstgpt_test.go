@@ -72,6 +72,12 @@ func TestBurstGPT(t *testing.T) {
 		"reordered.csv":    reordered,
 		"excel.csv":        excel,
 		"burstgpt:log.txt": BurstGPTHeader + "\n" + burstgptRows,
+		// A later release's columns beside the six, not read.
+		"sessions.csv": "Session ID," + BurstGPTHeader + ",Elapsed time\n" +
+			"s1,3,ChatGPT,200,50,250,Conversation log,1.5\n" +
+			"s2,10,GPT-4,1000,0,1000,API log,0\n" +
+			"s3,10,ChatGPT,0,0,0,Conversation log,0\n" +
+			"s1,62,ChatGPT,35,400,435,Conversation log,9.25\n",
 	} {
 		name, forced := strings.CutPrefix(spec, "burstgpt:")
 		path := writeFile(t, name, body)
@@ -167,8 +173,8 @@ func TestBurstGPTErrors(t *testing.T) {
 			`missing.csv:1: header: no column "Total tokens"`},
 		"twice.csv": {"", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Timestamp\n" + row,
 			`twice.csv:1: header: column "Timestamp" twice`},
-		"extra.csv": {"", BurstGPTHeader + ",Session ID\n3,ChatGPT,200,50,250,Conversation log,7\n",
-			`extra.csv:1: header: 7 columns, not 6`},
+		"extra.csv": {"", BurstGPTHeader + ",Session ID\n3,ChatGPT,200,50,250,Conversation log,7\n4,ChatGPT,200,50,250,Conversation log\n",
+			`extra.csv:3: want 7 fields as the header's columns, got 6`},
 		"generic.csv":  {"burstgpt:", "0.5,100,10\n", `generic.csv:1: header: no column "Timestamp"`},
 		"empty.csv":    {"burstgpt:", "", "empty.csv:1: want the header " + BurstGPTHeader + ", found an empty file"},
 		"blankhd.csv":  {"burstgpt:", "\n" + BurstGPTHeader + "\n" + row, "blankhd.csv:2: header"},
