@@ -247,12 +247,7 @@ func pdFloorSearch(finals []Row, budget float64, probe func(pdCandidate) (Row, e
 	if len(finals) == 0 {
 		return nil, nil
 	}
-	r := finals[0]
-	for _, x := range finals[1:] {
-		if x.worst() < r.worst() {
-			r = x
-		}
-	}
+	r := nearest(finals)
 	var out []Row
 	try := func(f [2]int) (bool, error) {
 		c := r.pair

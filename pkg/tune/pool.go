@@ -140,12 +140,7 @@ func floorSearch(finals []Row, budget float64, probe func(Candidate) (Row, error
 	if len(finals) == 0 {
 		return nil, nil
 	}
-	r := finals[0]
-	for _, x := range finals[1:] {
-		if x.worst() < r.worst() {
-			r = x
-		}
-	}
+	r := nearest(finals)
 	m, ok := r.Candidate.Option("min")
 	if !ok {
 		return nil, nil

@@ -125,6 +125,18 @@ type Row struct {
 	Frontier bool `json:"frontier"`
 }
 
+// nearest is the row of rows (at least one) of lowest worst miss %, the
+// first on a tie: the candidate a floor round raises.
+func nearest(rows []Row) Row {
+	r := rows[0]
+	for _, x := range rows[1:] {
+		if x.worst() < r.worst() {
+			r = x
+		}
+	}
+	return r
+}
+
 // replayedAs returns the row of rows (each list in turn) whose Policy is
 // p: a candidate the search replayed already (the floor rounds probe each
 // policy once).
