@@ -235,6 +235,21 @@ func TestLatencyCap(t *testing.T) {
 	if d = Decide(p, s, nil, at(0)); d.Desired != 10 {
 		t.Errorf("queue on all 8: desired %d, want 10 (ttft capped at 18, the max 10)\n%s", d.Desired, stepsText(d))
 	}
+	// Counted by the source (Observation.Queued) the holders are what it
+	// says, whatever the batches: the 80 running with the queue on 2
+	// replicas (prefills, not full batches, hold it) allow (0.625 +
+	// min(62.5, 2)) / 0.5 = 5.25 -> 6, the queue on 2 of the 8: 6.
+	s.Queued = 2
+	if d = Decide(p, s, nil, at(0)); d.Desired != 6 || !strings.Contains(stepsText(d), "2 replicas holding the queue: replicas with a request waiting") {
+		t.Errorf("2 counted holders: desired %d, want 6\n%s", d.Desired, stepsText(d))
+	}
+	// And a queue on every replica with batches far from full (12 running:
+	// floor(12/10) = 1 by the estimate) is all 8's: (0.625 + min(62.5, 8))
+	// / 0.5 = 17.25, the max 10.
+	s.Running, s.Queued = 12, 8
+	if d = Decide(p, s, nil, at(0)); d.Desired != 10 {
+		t.Errorf("8 counted holders: desired %d, want 10\n%s", d.Desired, stepsText(d))
+	}
 }
 
 // TestHoldPerReplica: each replica is its own rental. running:10, hold B
