@@ -591,7 +591,7 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 				c.notVoting = append(c.notVoting, fmt.Sprintf("%s looks like a stuck engine (waiting %g with nothing running and an empty KV cache): not counted as load, a missing replica", pages[i].Source, pages[i].Waiting))
 			}
 		}
-		obs.Running, obs.Waiting, obs.KV, obs.Reporting = t.Running, t.Waiting, t.KV, t.Reporting
+		obs.Running, obs.Waiting, obs.KV, obs.Reporting, obs.Queued = t.Running, t.Waiting, t.KV, t.Reporting, t.Queued
 		for _, s := range c.notVoting {
 			fmt.Fprintf(e.stderr, "infscale: warning: %s\n", s)
 		}
@@ -627,6 +627,9 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 		if f.v != nil {
 			*f.dst = *f.v
 		}
+	}
+	if c.Waiting != nil {
+		obs.Queued = 0 // the pages' count is not the flag's queue
 	}
 	switch {
 	case c.Current != nil:

@@ -188,6 +188,9 @@ func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 	}
 	if e := b.total(f.Waiting); e != nil {
 		out[Waiting] = e
+		if _, own := t.Overrides[Waiting]; !own {
+			out[Queued] = b.queued(f.Waiting)
+		}
 	}
 	if e := b.reporting(f); e != nil {
 		out[Reporting] = e
@@ -375,6 +378,12 @@ func (b shapes) total(families []string) parser.Expr {
 		return nil
 	}
 	return aggregate(parser.SUM, false, nil, b.live(alternatives(families, b.perPodSum)))
+}
+
+// queued counts the live pods whose waiting is above 0:
+// `count(<live per-pod sums> > 0)`.
+func (b shapes) queued(families []string) parser.Expr {
+	return aggregate(parser.COUNT, false, nil, binary(parser.GTR, b.live(alternatives(families, b.perPodSum)), number(0), nil))
 }
 
 // reporting counts live pods with a running (else waiting) series. When a

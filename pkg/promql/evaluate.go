@@ -123,7 +123,7 @@ type targetAnswer struct {
 }
 
 // numSignals bounds the Signal values (they start at 1).
-const numSignals = int(PrefixHit) + 1
+const numSignals = int(Queued) + 1
 
 // sigValues are one target's values read this cycle, by signal.
 type sigValues struct {
@@ -624,8 +624,8 @@ func asQueryError(err error, q string) *QueryError {
 
 // check records ReasonUnsupported for the signals tg asked for but its
 // profile lacks, drops (with an error) values out of their signal's range,
-// reads a count() or sum() of no pod (Unready, Stuck, StuckWaiting: no
-// series) as 0, and, without a replicas query, takes Current from the pods
+// reads a count() or sum() of no pod (Unready, Stuck, StuckWaiting,
+// Queued: no series) as 0, and, without a replicas query, takes Current from the pods
 // seen (Reporting + Unready); when Current stays unknown, errs[Current]
 // says why.
 func check(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) {
@@ -669,14 +669,14 @@ func check(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) {
 		vals.drop(PrefixHit)
 		errs[PrefixHit] = &QueryError{Reason: ReasonNaN, Err: fmt.Errorf("prefix cache hit fraction %v outside 0..1", v)}
 	}
-	for _, s := range []Signal{Current, Reporting, Unready} {
+	for _, s := range []Signal{Current, Reporting, Unready, Queued} {
 		if v := get(s); v > math.MaxInt32 {
 			vals.drop(s)
 			errs[s] = &QueryError{Reason: ReasonBadData, Err: fmt.Errorf("%s %v above max int32 (%d): not a replica or pod count", s, v, math.MaxInt32)}
 		}
 	}
 	// count() and sum() of no pod are no series: 0 pods.
-	for _, s := range []Signal{Unready, Stuck, StuckWaiting} {
+	for _, s := range []Signal{Unready, Stuck, StuckWaiting, Queued} {
 		if has.has(s) && ReasonOf(errs[s]) == ReasonEmpty {
 			delete(errs, s)
 			vals.put(s, 0)

@@ -110,6 +110,11 @@ vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.5
 	if math.Abs(o[TTFT]-1.5) > 1e-6 {
 		t.Fatalf("chat ttft %v, want 1.5", o[TTFT])
 	}
+	// Both pods have a request waiting (chat-1 4 + 0 over its engines,
+	// chat-2 1); code has no pod: a count of none, 0.
+	if o[Queued] != 2 || res[1].Values[Queued] != 0 || res[1].Errors[Queued] != nil {
+		t.Errorf("queued: chat %v, code %v (%v); want 2 and 0", o[Queued], res[1].Values[Queued], res[1].Errors[Queued])
+	}
 	for _, s := range []Signal{Running, Waiting, Reporting, KV} {
 		if ReasonOf(res[1].Errors[s]) != ReasonEmpty {
 			t.Errorf("code %s: %v, want empty", s, res[1].Errors[s])
@@ -118,8 +123,8 @@ vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.5
 	if !math.IsNaN(res[1].Values[Running]) || res[1].Errors[Current] == nil {
 		t.Errorf("code: %+v, want NaN running and an unknown current", res[1].Values)
 	}
-	if st.Queries != 5 {
-		t.Errorf("queries %d, want 5", st.Queries)
+	if st.Queries != 6 { // running, waiting, queued, reporting, kv, ttft
+		t.Errorf("queries %d, want 6", st.Queries)
 	}
 	// Seven targets in one batch, chat's selector at 0, 3 and 6: the
 	// or-tree nests them "(0 or (1 or 2)) or ((3 or 4) or (5 or 6))", and
@@ -143,8 +148,8 @@ vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.5
 			t.Errorf("%s running: %v, want empty", r.Target, r.Errors[Running])
 		}
 	}
-	if st7.Queries != 5 {
-		t.Errorf("seven targets: queries %d, want 5 (one batch per signal)", st7.Queries)
+	if st7.Queries != 6 {
+		t.Errorf("seven targets: queries %d, want 6 (one batch per signal)", st7.Queries)
 	}
 
 	prom.Stop()

@@ -61,6 +61,10 @@ const (
 	// Only with Target.Demand; absent (a profile or a server without the
 	// counters, no prompt in the window) is unknown, never an error.
 	PrefixHit
+	// Queued is the number of live pods whose waiting (their per-pod sum)
+	// is above 0: the pods holding the queue (recommend.Observation.Queued).
+	// Not asked for when an override owns the waiting shape.
+	Queued
 )
 
 var signalNames = [...]string{
@@ -69,13 +73,13 @@ var signalNames = [...]string{
 	Stuck: "stuck", StuckWaiting: "stuck_waiting", Duplicated: "duplicated",
 	QueueTime: "queue_time", ITL: "itl", Arrivals: "arrivals",
 	PromptTokens: "prompt_tokens", GenerationTokens: "generation_tokens",
-	PrefixHit: "prefix_hit",
+	PrefixHit: "prefix_hit", Queued: "queued",
 }
 
 // Signals returns every Signal in evaluation order.
 func Signals() []Signal {
 	return []Signal{Running, Waiting, Reporting, KV, CPU, TTFT, Held, Current, Unready, Stuck, StuckWaiting, Duplicated,
-		QueueTime, ITL, Arrivals, PromptTokens, GenerationTokens, PrefixHit}
+		QueueTime, ITL, Arrivals, PromptTokens, GenerationTokens, PrefixHit, Queued}
 }
 
 // String returns the lower-case name used in labels, logs and golden files.

@@ -50,6 +50,9 @@ func (s *sim) observe(now float64) recommend.Observation {
 		n++
 		run += float64(r.runningN())
 		wait += float64(r.waiting.n)
+		if r.waiting.n > 0 {
+			obs.Queued++
+		}
 		used := r.contextAt(now)
 		for _, p := range r.pre {
 			used += int64(p.prompt)

@@ -15,6 +15,9 @@ type Totals struct {
 	// math.MaxFloat64 (a huge load, not an unknown one).
 	Running, Waiting                   float64
 	RunningReporting, WaitingReporting int
+	// Queued is the pages whose own waiting is above 0: the replicas
+	// holding the queue (recommend.Observation.Queued).
+	Queued int
 	// KV is the mean over reporting pages of each page's KV (the max over its
 	// engines), a fraction 0..1, and how many pages reported it.
 	KV          float64
@@ -49,6 +52,9 @@ func Aggregate(pages []*Page) Totals {
 		if finite(p.Waiting) {
 			t.Waiting = addNaN(t.Waiting, p.Waiting)
 			t.WaitingReporting++
+			if p.Waiting > 0 {
+				t.Queued++
+			}
 		}
 		if finite(p.KV) {
 			kvSum += p.KV

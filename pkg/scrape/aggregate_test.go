@@ -24,7 +24,8 @@ func TestAggregate(t *testing.T) {
 	checkFloat(t, "running", tot.Running, 13)
 	checkFloat(t, "waiting", tot.Waiting, 3)
 	checkFloat(t, "kv", tot.KV, 0.505)
-	if tot.Pages != 5 || tot.Reporting != 3 || tot.RunningReporting != 3 || tot.WaitingReporting != 2 || tot.KVReporting != 2 || len(tot.Suspect) != 0 {
+	// queued: a waits 1 + 2 = 3 > 0, b waits 0: one page holds a queue.
+	if tot.Pages != 5 || tot.Reporting != 3 || tot.RunningReporting != 3 || tot.WaitingReporting != 2 || tot.KVReporting != 2 || tot.Queued != 1 || len(tot.Suspect) != 0 {
 		t.Errorf("counts %+v", tot)
 	}
 

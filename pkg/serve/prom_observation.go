@@ -31,6 +31,9 @@ func promObservation(v promql.Values, window time.Duration) recommend.Observatio
 	if c := v[promql.Current]; !math.IsNaN(c) { // promql refused negatives and huge values
 		o.Current = int(math.Round(c))
 	}
+	if q := v[promql.Queued]; !math.IsNaN(q) && q >= 0 {
+		o.Queued = int(math.Round(q))
+	}
 	excludeStuck(&o, v[promql.Stuck], v[promql.StuckWaiting])
 	return o
 }
@@ -41,7 +44,7 @@ func promObservation(v promql.Values, window time.Duration) recommend.Observatio
 // a scale-up, at target on a scale-down). Their running stays (a stuck
 // engine runs 0 or 1 request). When every reporting pod is stuck, no pod
 // votes: Running, Waiting and KV become unknown (not 0, which would scale
-// down). When either count is unknown (NaN: not asked for, or an override
+// down). A stuck pod waits by definition: Queued drops by their number. When either count is unknown (NaN: not asked for, or an override
 // owns the waiting or reporting shape, or the read failed) o is left as it
 // is: the pods are flagged, not excluded.
 func excludeStuck(o *recommend.Observation, stuck, wait float64) {
@@ -60,4 +63,5 @@ func excludeStuck(o *recommend.Observation, stuck, wait float64) {
 	if o.Reporting > 0 {
 		o.Reporting -= n
 	}
+	o.Queued = max(0, o.Queued-n) // a stuck pod has requests waiting
 }

@@ -33,19 +33,22 @@ func TestPromObservationStuck(t *testing.T) {
 		in                 map[promql.Signal]float64
 		running, waiting   float64
 		reporting, current int
+		queued             int
 	}{
-		{"two of five", map[promql.Signal]float64{promql.Running: 9, promql.Waiting: 30, promql.Reporting: 5, promql.Current: 5, promql.Stuck: 2, promql.StuckWaiting: 20}, 9, 10, 3, 5},
-		{"all stuck", map[promql.Signal]float64{promql.Running: 1, promql.Waiting: 20, promql.Reporting: 2, promql.Current: 2, promql.Stuck: 2, promql.StuckWaiting: 20}, nan, nan, 0, 2},
-		{"one of two", map[promql.Signal]float64{promql.Running: 9, promql.Waiting: 17, promql.Reporting: 2, promql.Current: 2, promql.Stuck: 1, promql.StuckWaiting: 14}, 9, 3, 1, 2},
-		{"none", map[promql.Signal]float64{promql.Running: 8, promql.Waiting: 3, promql.Reporting: 1, promql.Current: 1, promql.Stuck: 0}, 8, 3, 1, 1},
-		{"waiting unknown", map[promql.Signal]float64{promql.Running: 10, promql.Waiting: 20, promql.Reporting: 3, promql.Current: 3, promql.Stuck: 1}, 10, 20, 3, 3},
-		{"count unknown", map[promql.Signal]float64{promql.Running: 10, promql.Waiting: 20, promql.Reporting: 3, promql.Current: 3, promql.StuckWaiting: 6}, 10, 20, 3, 3},
+		// Queued: the pods with a request waiting, stuck ones among them
+		// (a stuck engine waits by definition), less the stuck.
+		{"two of five", map[promql.Signal]float64{promql.Running: 9, promql.Waiting: 30, promql.Reporting: 5, promql.Current: 5, promql.Stuck: 2, promql.StuckWaiting: 20, promql.Queued: 3}, 9, 10, 3, 5, 1},
+		{"all stuck", map[promql.Signal]float64{promql.Running: 1, promql.Waiting: 20, promql.Reporting: 2, promql.Current: 2, promql.Stuck: 2, promql.StuckWaiting: 20, promql.Queued: 2}, nan, nan, 0, 2, 2},
+		{"one of two", map[promql.Signal]float64{promql.Running: 9, promql.Waiting: 17, promql.Reporting: 2, promql.Current: 2, promql.Stuck: 1, promql.StuckWaiting: 14, promql.Queued: 2}, 9, 3, 1, 2, 1},
+		{"none", map[promql.Signal]float64{promql.Running: 8, promql.Waiting: 3, promql.Reporting: 1, promql.Current: 1, promql.Stuck: 0, promql.Queued: 1}, 8, 3, 1, 1, 1},
+		{"waiting unknown", map[promql.Signal]float64{promql.Running: 10, promql.Waiting: 20, promql.Reporting: 3, promql.Current: 3, promql.Stuck: 1, promql.Queued: 2}, 10, 20, 3, 3, 2},
+		{"count unknown", map[promql.Signal]float64{promql.Running: 10, promql.Waiting: 20, promql.Reporting: 3, promql.Current: 3, promql.StuckWaiting: 6}, 10, 20, 3, 3, 0},
 	} {
 		o := promObservation(values(tc.in), 0)
 		same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
-		if !same(o.Running, tc.running) || !same(o.Waiting, tc.waiting) || o.Reporting != tc.reporting || o.Current != tc.current {
-			t.Errorf("%s: running %v waiting %v reporting %d current %d; want %v %v %d %d",
-				tc.name, o.Running, o.Waiting, o.Reporting, o.Current, tc.running, tc.waiting, tc.reporting, tc.current)
+		if !same(o.Running, tc.running) || !same(o.Waiting, tc.waiting) || o.Reporting != tc.reporting || o.Current != tc.current || o.Queued != tc.queued {
+			t.Errorf("%s: running %v waiting %v reporting %d current %d queued %d; want %v %v %d %d %d",
+				tc.name, o.Running, o.Waiting, o.Reporting, o.Current, o.Queued, tc.running, tc.waiting, tc.reporting, tc.current, tc.queued)
 		}
 	}
 }

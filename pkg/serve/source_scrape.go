@@ -200,7 +200,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		r.Outstanding = outstanding(urls, pages, voting)
 	}
 	r.Obs.Running, r.Obs.Waiting, r.Obs.KV = tot.Running, tot.Waiting, tot.KV
-	r.Obs.Reporting = tot.Reporting
+	r.Obs.Reporting, r.Obs.Queued = tot.Reporting, tot.Queued
 	if answered > 0 {
 		r.Obs.Current, r.CurrentKnown = answered, true
 	}
