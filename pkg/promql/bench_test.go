@@ -76,7 +76,7 @@ func BenchmarkEvaluateCached1000Targets(b *testing.B) {
 }
 
 // BenchmarkEvaluate1000Targets is one decision cycle's queries for 1,000
-// vLLM targets (running, waiting, queued, reporting, kv, ttft, current): reports
+// vLLM targets (running, waiting, reporting, kv, ttft, current): reports
 // queries per cycle (goal <= 10) and the bytes of PromQL sent.
 func BenchmarkEvaluate1000Targets(b *testing.B) {
 	targets := manyTargets(1000)
@@ -95,13 +95,12 @@ func BenchmarkEvaluate1000Targets(b *testing.B) {
 }
 
 // The query count of a cycle depends on the signals and on
-// ceil(targets / BatchSize), never on pods. By hand for 7 signals
-// (running, waiting, queued, reporting, kv, ttft, current):
-// 1 target -> 7; 1,000 -> 7; 2,500 at the default 10,000 per batch -> 7;
-// 2,500 at 1,000 per batch -> 7 * 3 = 21; BatchSize 1 -> 7 per target.
+// ceil(targets / BatchSize), never on pods. By hand for 6 signals:
+// 1 target -> 6; 1,000 -> 6; 2,500 at the default 10,000 per batch -> 6;
+// 2,500 at 1,000 per batch -> 6 * 3 = 18; BatchSize 1 -> 6 per target.
 func TestQueryCountGrowth(t *testing.T) {
 	for _, tc := range []struct{ targets, batch, want int }{
-		{1, 0, 7}, {1000, 0, 7}, {2500, 0, 7}, {2500, 1000, 21}, {10, 1, 70},
+		{1, 0, 6}, {1000, 0, 6}, {2500, 0, 6}, {2500, 1000, 18}, {10, 1, 60},
 	} {
 		api := &countingAPI{}
 		_, st := (&Evaluator{API: api, BatchSize: tc.batch}).Evaluate(context.Background(), manyTargets(tc.targets), time.Unix(1e9, 0))

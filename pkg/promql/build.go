@@ -120,7 +120,8 @@ type Target struct {
 	ITLQuantile       float64
 	ITLWindow         time.Duration
 	// Demand asks for the Arrivals, PromptTokens and GenerationTokens rates
-	// (the demand metric's inputs).
+	// (the demand metric's inputs) and Queued (the latency guards' bound
+	// by capacity, which needs the demand metric, reads it).
 	Demand bool
 	// CPU asks for the CPU signal (needs kube-state-metrics' CPU requests).
 	CPU bool
@@ -187,10 +188,10 @@ func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 		out[Running] = e
 	}
 	if e := b.total(f.Waiting); e != nil {
-		out[Waiting] = e
-		if _, own := t.Overrides[Waiting]; !own {
+		if _, own := t.Overrides[Waiting]; !own && t.Demand {
 			out[Queued] = b.queued(f.Waiting)
 		}
+		out[Waiting] = e
 	}
 	if e := b.reporting(f); e != nil {
 		out[Reporting] = e

@@ -153,10 +153,9 @@ func TestClientDuplicatesAndWarnings(t *testing.T) {
 	if len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "mix of histograms") {
 		t.Fatalf("warnings %v", r.Warnings)
 	}
-	// Running, waiting, queued, reporting, kv, current: 6 signals, one
-	// query each.
-	if st.Queries != 6 {
-		t.Fatalf("queries %d, want 6", st.Queries)
+	// Running, waiting, reporting, kv, current: 5 signals, one query each.
+	if st.Queries != 5 {
+		t.Fatalf("queries %d, want 5", st.Queries)
 	}
 }
 
@@ -222,8 +221,8 @@ func TestBatchFallbackIsolatesBrokenTarget(t *testing.T) {
 			t.Errorf("%s: running %v, want 2", r.Target, r.Values[Running])
 		}
 	}
-	if st.Queries != 8 || n.Load() != 3 {
-		t.Fatalf("queries %d (server saw %d), want 8 counted (waiting, queued, reporting, kv, the rejected batch, 3 singles) and 3 singles served", st.Queries, n.Load())
+	if st.Queries != 7 || n.Load() != 3 {
+		t.Fatalf("queries %d (server saw %d), want 7 counted (waiting, reporting, kv, the rejected batch, 3 singles) and 3 singles served", st.Queries, n.Load())
 	}
 }
 

@@ -110,10 +110,17 @@ vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.5
 	if math.Abs(o[TTFT]-1.5) > 1e-6 {
 		t.Fatalf("chat ttft %v, want 1.5", o[TTFT])
 	}
-	// Both pods have a request waiting (chat-1 4 + 0 over its engines,
-	// chat-2 1); code has no pod: a count of none, 0.
-	if o[Queued] != 2 || res[1].Values[Queued] != 0 || res[1].Errors[Queued] != nil {
-		t.Errorf("queued: chat %v, code %v (%v); want 2 and 0", o[Queued], res[1].Values[Queued], res[1].Errors[Queued])
+	// Queued is asked only with Demand: both pods have a request waiting
+	// (chat-1 4 + 0 over its engines, chat-2 1); code has no pod, a count
+	// of none, 0.
+	if !math.IsNaN(o[Queued]) {
+		t.Errorf("queued without Demand: %v, want not asked (NaN)", o[Queued])
+	}
+	chatD, noneD := chat, none
+	chatD.Demand, noneD.Demand = true, true
+	resD, _ := ev.Evaluate(context.Background(), []Target{chatD, noneD}, time.Now())
+	if q := resD[0].Values[Queued]; q != 2 || resD[0].Errors[Queued] != nil || resD[1].Values[Queued] != 0 || resD[1].Errors[Queued] != nil {
+		t.Errorf("queued: chat %v (%v), code %v (%v); want 2 and 0", q, resD[0].Errors[Queued], resD[1].Values[Queued], resD[1].Errors[Queued])
 	}
 	for _, s := range []Signal{Running, Waiting, Reporting, KV} {
 		if ReasonOf(res[1].Errors[s]) != ReasonEmpty {
@@ -123,8 +130,8 @@ vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.5
 	if !math.IsNaN(res[1].Values[Running]) || res[1].Errors[Current] == nil {
 		t.Errorf("code: %+v, want NaN running and an unknown current", res[1].Values)
 	}
-	if st.Queries != 6 { // running, waiting, queued, reporting, kv, ttft
-		t.Errorf("queries %d, want 6", st.Queries)
+	if st.Queries != 5 {
+		t.Errorf("queries %d, want 5", st.Queries)
 	}
 	// Seven targets in one batch, chat's selector at 0, 3 and 6: the
 	// or-tree nests them "(0 or (1 or 2)) or ((3 or 4) or (5 or 6))", and
@@ -148,8 +155,8 @@ vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.5
 			t.Errorf("%s running: %v, want empty", r.Target, r.Errors[Running])
 		}
 	}
-	if st7.Queries != 6 {
-		t.Errorf("seven targets: queries %d, want 6 (one batch per signal)", st7.Queries)
+	if st7.Queries != 5 {
+		t.Errorf("seven targets: queries %d, want 5 (one batch per signal)", st7.Queries)
 	}
 
 	prom.Stop()

@@ -63,7 +63,8 @@ const (
 	PrefixHit
 	// Queued is the number of live pods whose waiting (their per-pod sum)
 	// is above 0: the pods holding the queue (recommend.Observation.Queued).
-	// Not asked for when an override owns the waiting shape.
+	// Only with Target.Demand, and not when an override owns the waiting
+	// shape.
 	Queued
 )
 

@@ -121,9 +121,9 @@ func TestEngineStuck(t *testing.T) {
 		t.Fatalf("busy only: stuck %v error %v, want 0", r.Stuck, r.Errors[Stuck])
 	}
 	// Three targets in one Evaluate: the first round is one query per
-	// signal (running, waiting, queued, reporting, kv, stuck: 6); the stuck
-	// pods' waiting is asked in a second round only for the two targets
-	// with a stuck pod, as one batched query: 7 in all. By hand: "stuck" alone:
+	// signal (running, waiting, reporting, kv, stuck: 5); the stuck pods'
+	// waiting is asked in a second round only for the two targets with a
+	// stuck pod, as one batched query: 6 in all. By hand: "stuck" alone:
 	// waiting 6, all of it stuck; "stuck14" with "busy": waiting 14 + 3 =
 	// 17, 14 of it stuck, reporting 2; "busy": 3, none stuck (not asked).
 	api.queries = 0
@@ -133,8 +133,8 @@ func TestEngineStuck(t *testing.T) {
 		{Name: "c", Server: modelserver.VLLM, Selector: sel(t, `{pod="busy"}`).Selector, Stuck: true},
 	}
 	res, st := (&Evaluator{API: api}).Evaluate(context.Background(), ts, at)
-	if st.Queries != 7 || api.queries != 7 {
-		t.Errorf("queries %d (api saw %d), want 7", st.Queries, api.queries)
+	if st.Queries != 6 || api.queries != 6 {
+		t.Errorf("queries %d (api saw %d), want 6", st.Queries, api.queries)
 	}
 	if r := res[0]; r.Stuck != 1 || r.Values[Waiting] != 6 || r.Values[StuckWaiting] != 6 {
 		t.Errorf("a: stuck %v %+v, want 1, waiting and stuck_waiting 6", r.Stuck, r.Values)
