@@ -14,6 +14,7 @@ import (
 	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/replay"
+	"github.com/infscale/infscale/pkg/replica"
 )
 
 // Target is what a backtest reads: a server profile and the label
@@ -210,25 +211,34 @@ func (f *fetcher) inFlight(q promql.History) ([]float64, error) {
 	return in, nil
 }
 
-// requests is a gauge of requests on the grid, refused below zero.
+// requests is a gauge of requests on the grid, refused outside 0 to
+// MaxInFlight.
 func (f *fetcher) requests(query string) ([]float64, error) {
 	m, err := f.rng(query, f.g.Start, f.g.Step)
 	if err != nil {
 		return nil, err
 	}
 	vs := onGrid(f.g, m)
-	if err := nonNegative(f.g, query, vs); err != nil {
+	if err := requestCounts(f.g, query, vs); err != nil {
 		return nil, err
 	}
 	return vs, nil
 }
 
-// nonNegative refuses a gauge of requests below zero (NaN is unknown, not
-// an error): no server counts negative requests, so it is not one.
-func nonNegative(g Grid, query string, vs []float64) error {
+// MaxInFlight bounds a gauge of requests in flight at one target: the
+// most sequences the largest fleet the replay models can batch
+// (replay.MaxReplicas x replica.MaxMaxNumSeqs, about 10^10). Above it
+// (10^300, +Inf) the gauge is no request count, and its steps would
+// swallow the completions they are added to.
+const MaxInFlight = float64(replay.MaxReplicas) * replica.MaxMaxNumSeqs
+
+// requestCounts refuses a gauge of requests below zero or above
+// MaxInFlight (NaN is unknown, not an error): no server counts negative
+// requests or more than it can hold, so it is not one.
+func requestCounts(g Grid, query string, vs []float64) error {
 	for i, v := range vs {
-		if v < 0 {
-			return fmt.Errorf("%s at %s is %g: want requests >= 0", query, g.At(i).Format(time.RFC3339), v)
+		if v < 0 || v > MaxInFlight {
+			return fmt.Errorf("%s at %s is %g: want requests 0 to %.0f (is it a gauge of requests, summed once?)", query, g.At(i).Format(time.RFC3339), v, MaxInFlight)
 		}
 	}
 	return nil
