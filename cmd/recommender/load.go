@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -58,6 +59,9 @@ func (c *LoadCmd) Run(e *env) error {
 		return err
 	} else if u.RawQuery != "" || u.ForceQuery || strings.Contains(c.URL, "#") {
 		return invalidf("URL %q: want a base URL without a query or fragment, e.g. http://127.0.0.1:8000 (/v1/... is appended)", c.URL)
+	} else if p := strings.TrimSuffix(u.Path, "/"); path.Base(p) == "v1" || strings.Contains(p, "/v1/") {
+		// An endpoint's URL pasted whole: /v1/models would be appended to it.
+		return invalidf("URL %q: want the server's base URL, without the API path (e.g. http://127.0.0.1:8000 for http://127.0.0.1:8000/v1/completions): load appends /v1/models and /v1/completions (or --endpoint chat's /v1/chat/completions)", c.URL)
 	}
 	modes := 0
 	for _, s := range []string{c.Concurrency, c.Rate, c.Trace} {

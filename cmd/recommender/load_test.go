@@ -40,6 +40,12 @@ func TestLoadInvalid(t *testing.T) {
 		{[]string{"http://127.0.0.1:65536", "--allow-remote", "--concurrency", "1"}, `URL "http://127.0.0.1:65536": port 65536: want 1 to 65535`},
 		{[]string{"http://127.0.0.1:1?x=1", "--concurrency", "1"}, `URL "http://127.0.0.1:1?x=1": want a base URL without a query or fragment`},
 		{[]string{"http://127.0.0.1:1#f", "--concurrency", "1"}, `URL "http://127.0.0.1:1#f": want a base URL without a query or fragment`},
+		// An endpoint's URL pasted whole: /v1/models was appended to it
+		// ("GET .../v1/completions/v1/models: connection refused (give
+		// --served-model-name)").
+		{[]string{"http://127.0.0.1:1/v1/completions", "--concurrency", "1"}, `URL "http://127.0.0.1:1/v1/completions": want the server's base URL, without the API path (e.g. http://127.0.0.1:8000`},
+		{[]string{"http://127.0.0.1:1/v1/", "--concurrency", "1"}, `URL "http://127.0.0.1:1/v1/": want the server's base URL, without the API path`},
+		{[]string{"http://127.0.0.1:1/llm/v1/chat/completions", "--concurrency", "1"}, `URL "http://127.0.0.1:1/llm/v1/chat/completions": want the server's base URL`},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--rate", "2"}, "give exactly one of"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "4,2"}, "--concurrency: item 2 2: loads must increase"},
 		{[]string{"http://127.0.0.1:1", "--rate=-1"}, "--rate: item 1 \"-1\": want a number > 0"},
