@@ -46,6 +46,28 @@ func TestSimulateEdgeFlags(t *testing.T) {
 	if code, _, errs := runSimulate(t, "--trace", far, "--policy", "queue:24"); code != 2 || !strings.Contains(errs, "a replay covers at most 8388608 periods") {
 		t.Errorf("far arrival: exit %d, stderr %q; want exit 2 naming the bound", code, errs)
 	}
+	// The message names the file and its arrivals, and the advice fits:
+	// a stray last row (cut it), or unix times in a generic CSV, whose
+	// first arrival is kept (it said "raise the factor, cut the trace
+	// with --window", which no window fixes). 1733230005 s / 15 s is
+	// 1.16e8 periods.
+	unix := filepath.Join(t.TempDir(), "unix.csv")
+	if err := os.WriteFile(unix, []byte("1733230000,100,10\n1733230005,100,10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ file, want string }{
+		{far, "--trace far.csv: requests arrive from second 0 to 1e+300, 6.67e+298 periods of 15s; a replay covers at most 8388608 periods (about 1456 days at this period): cut the trace with --window"},
+		{unix, "--trace unix.csv: requests arrive from second 1.73323e+09 to 1.73323e+09, 1.16e+08 periods of 15s"},
+		{unix, "a unix time or milliseconds? Subtract the first row's arrival and write seconds"},
+	} {
+		if code, _, errs := runSimulate(t, "--trace", c.file, "--policy", "queue:24"); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", filepath.Base(c.file), code, errs, c.want)
+		}
+	}
+	// A window still cuts the far row off (the span is checked on it).
+	if code, _, errs := runSimulate(t, "--trace", far, "--window", "0:100", "--policy", "fixed:1"); code != 0 {
+		t.Errorf("far arrival, --window 0:100: exit %d, stderr %q; want 0", code, errs)
+	}
 }
 
 // TestProfileRefusesBaselinePolicy: profile adds the floor to the reactive
