@@ -98,8 +98,12 @@ func TestPrometheusRangeFlagEdges(t *testing.T) {
 	}{
 		{append(append([]string{"--start=-1e300d"}, url...), sel...), "at most 100 years"},
 		{append(append([]string{"--start=1e300"}, url...), sel...), "want unix seconds from 0 to 9223372036"},
-		// 2 h at 1 ms = 7,200,000 steps > 2^22 = 4,194,304.
-		{append(append([]string{"--start=-2h", "--step=1ms"}, url...), sel...), "is 7200000 steps: want at most 4194304"},
+		// 60 d at 1 s = 5,184,000 steps > 2^22 = 4,194,304.
+		{append(append([]string{"--start=-60d", "--step=1s"}, url...), sel...), "is 5184000 steps: want at most 4194304"},
+		// Below a second, whatever the range: 1 h at 1 ms (3,600,000 steps,
+		// under the bound) held 1.2 GB after a minute of queries.
+		{append(append([]string{"--start=-1h", "--step=1ms"}, url...), sel...), "--step 1ms: want at least 1s, e.g. 30s"},
+		{append(append([]string{"--start=-1h", "--step=0s"}, url...), sel...), "--step 0s: want at least 1s"},
 		{append([]string{"--prometheus-url", "ftp://u:secret@x"}, sel...), "--prometheus-url ftp://u:xxxxx@x: want http://"},
 		{append([]string{"--prometheus-url", "http://"}, sel...), "want http://HOST"},
 		{append(append([]string{"--target", "chat"}, url...), sel...), "--target \"chat\" needs --config"},

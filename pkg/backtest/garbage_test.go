@@ -138,11 +138,19 @@ func TestJoinTimestampsRefusesGarbage(t *testing.T) {
 	}
 }
 
-// TestGridBounded: 2 h at a 1 ms step is 7,200,000 steps, above MaxSteps
-// (2^22 = 4,194,304); a week at 30 s (20,160 steps) is fine.
+// TestGridBounded: 60 days at a 1 s step is 5,184,000 steps, above
+// MaxSteps (2^22 = 4,194,304); a week at 30 s (20,160 steps) is fine. A
+// step below 1 s is refused whatever the range: an hour at 1 ms was
+// 3,600,000 steps, under MaxSteps, and held 1.2 GB after a minute of
+// range queries.
 func TestGridBounded(t *testing.T) {
-	if _, err := NewGrid(t0, t0.Add(2*time.Hour), time.Millisecond); err == nil || !strings.Contains(err.Error(), "7200000 steps: want at most 4194304") {
-		t.Errorf("2 h at 1 ms: err = %v", err)
+	if _, err := NewGrid(t0, t0.Add(60*24*time.Hour), time.Second); err == nil || !strings.Contains(err.Error(), "5184000 steps: want at most 4194304") {
+		t.Errorf("60 d at 1 s: err = %v", err)
+	}
+	for _, step := range []time.Duration{time.Millisecond, 999 * time.Millisecond, 0, -time.Second} {
+		if _, err := NewGrid(t0, t0.Add(time.Hour), step); err == nil || !strings.Contains(err.Error(), "step "+step.String()+": want at least 1s") {
+			t.Errorf("1 h at %s: err = %v; want the step refused", step, err)
+		}
 	}
 	if g, err := NewGrid(t0, t0.Add(7*24*time.Hour), 30*time.Second); err != nil || g.N != 20160 {
 		t.Errorf("a week at 30 s: %+v, %v; want 20160 steps", g, err)
