@@ -185,6 +185,13 @@ func (f *fetcher) read(h *History, q promql.History) error {
 		}
 		if len(m) == 1 {
 			for _, p := range m[0].Values {
+				// NaN is an hour without a request; below 0 or infinite is
+				// no quantile of a TTFT histogram (histogram_quantile gives
+				// at most the highest finite bound): the fidelity grade
+				// would be computed on it.
+				if v := float64(p.Value); v < 0 || math.IsInf(v, 0) {
+					return fmt.Errorf("%s at %s is %g: want a TTFT quantile in seconds >= 0 (NaN: no request that hour)", q.TTFTHourly, p.Timestamp.Time().UTC().Format(time.RFC3339), v)
+				}
 				h.TTFTHourly = append(h.TTFTHourly, HourValue{T: p.Timestamp.Time().UTC(), V: float64(p.Value)})
 			}
 		}

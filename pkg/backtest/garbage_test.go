@@ -209,3 +209,35 @@ func TestFetchRefusesImplausibleInFlight(t *testing.T) {
 		t.Errorf("1e10 in flight refused: %v", err)
 	}
 }
+
+// TestFetchRefusesImpossibleHourlyTTFT: the hourly TTFT p95 is a
+// histogram_quantile, NaN for an hour without requests and otherwise a
+// finite number of seconds >= 0; -5 or +Inf was read as observed and the
+// fidelity line graded the replay against it ("mean |error| 5.10s ...
+// poor"). An error names the query, the hour and the value; NaN stays no
+// request.
+func TestFetchRefusesImpossibleHourlyTTFT(t *testing.T) {
+	ms, _ := promql.ParseSelector(`{namespace="llm"}`)
+	g := Grid{Start: t0, Step: time.Minute, N: 120}
+	tgt := Target{Server: modelserver.VLLM, Selector: ms, Replicas: `kube_deployment_spec_replicas`}
+	q, err := buildQueries(tgt.Server, ms, 2*time.Hour, tgt.Replicas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hour := model.TimeFromUnix(t0.Unix() + 3600)
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{-5, "-5"}, {math.Inf(1), "+Inf"}} {
+		m := model.Matrix{{Metric: model.Metric{}, Values: []model.SamplePair{{Timestamp: hour, Value: model.SampleValue(c.v)}}}}
+		_, _, err := Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{q.TTFTHourly: m}}, tgt, g, nil)
+		if want := q.TTFTHourly + " at 2026-01-05T01:00:00Z is " + c.want + ": want a TTFT quantile in seconds >= 0"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%g: err = %v, want %q", c.v, err, want)
+		}
+	}
+	m := model.Matrix{{Metric: model.Metric{}, Values: []model.SamplePair{{Timestamp: hour, Value: model.SampleValue(math.NaN())}}}}
+	h, _, err := Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{q.TTFTHourly: m}}, tgt, g, nil)
+	if err != nil || len(h.TTFTHourly) != 1 || !math.IsNaN(h.TTFTHourly[0].V) {
+		t.Errorf("NaN hour: %+v, %v; want it kept as no request", h.TTFTHourly, err)
+	}
+}
