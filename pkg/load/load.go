@@ -20,6 +20,7 @@ package load
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -419,6 +420,32 @@ type chunk struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
+	// An error event in the stream: vLLM's {"error": {"message": ...}}
+	// (older: {"object": "error", "message": ...}), or {"error": "..."}.
+	Error   json.RawMessage `json:"error"`
+	Object  string          `json:"object"`
+	Message string          `json:"message"`
+}
+
+// streamError is the message of an error event, "" when c is none.
+func (c chunk) streamError() string {
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		var e struct {
+			Message string `json:"message"`
+		}
+		var text string
+		switch {
+		case json.Unmarshal(c.Error, &text) == nil && text != "":
+			return text
+		case json.Unmarshal(c.Error, &e) == nil && e.Message != "":
+			return e.Message
+		}
+		return string(c.Error)
+	}
+	if c.Object == "error" {
+		return cmp.Or(c.Message, "(no message)")
+	}
+	return ""
 }
 
 // one sends one streaming request and measures it. A request still
@@ -499,6 +526,12 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		var c chunk
 		if err := json.Unmarshal(data, &c); err != nil {
 			rec.Err = fmt.Errorf("bad stream chunk: %v", err)
+			return rec
+		}
+		if msg := c.streamError(); msg != "" {
+			// The server gave up on the request mid-stream: a failure,
+			// not an answer cut short that reads as a success.
+			rec.Err = fmt.Errorf("the server streamed an error after %d text chunks: %s", chunks, bodyExcerpt("", "", []byte(msg)))
 			return rec
 		}
 		if c.Usage != nil {

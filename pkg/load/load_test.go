@@ -245,13 +245,20 @@ func TestTimeoutNamed(t *testing.T) {
 }
 
 // TestNoOutputSaysWhy: a server that ignores "stream": true and answers one
-// JSON object, or streams only [DONE], fails each request saying which.
+// JSON object, streams only [DONE], or streams an error event, fails each
+// request saying which.
 func TestNoOutputSaysWhy(t *testing.T) {
 	for _, tc := range []struct {
 		name, ctype, body, want string
 	}{
 		{"json", "application/json", `{"choices":[{"text":"hi"}]}`, `no output: the answer is "application/json", not a stream (text/event-stream)`},
 		{"empty stream", "text/event-stream", "data: [DONE]\n\n", "no output: the stream ended without a chunk that carries text"},
+		// An error event (vLLM streams one when a request fails after its
+		// headers went out) fails the request with the server's message;
+		// after text it was a success with a short output.
+		{"error event", "text/event-stream", `data: {"error": {"object": "error", "message": "context length exceeded", "type": "BadRequestError", "code": 400}}` + "\n\ndata: [DONE]\n\n", "the server streamed an error after 0 text chunks: context length exceeded"},
+		{"error after text", "text/event-stream", `data: {"choices":[{"text":"a"}]}` + "\n\n" + `data: {"object": "error", "message": "engine dead"}` + "\n\ndata: [DONE]\n\n", "the server streamed an error after 1 text chunks: engine dead"},
+		{"error string", "text/event-stream", `data: {"error": "Input validation error"}` + "\n\ndata: [DONE]\n\n", "the server streamed an error after 0 text chunks: Input validation error"},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", tc.ctype)
