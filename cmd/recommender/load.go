@@ -164,8 +164,13 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 		// Read through once before any load: a bad line is invalid input
 		// (exit 2, as simulate says), not a failure halfway through a run.
-		if err := checkTrace(src); err != nil {
+		first, err := checkTrace(src)
+		if err != nil {
 			return invalidf("--trace: %v", err)
+		}
+		if first >= c.Duration.Seconds() {
+			// Nothing would start: a run of 0 requests, exit 0.
+			return invalidf("--trace %s: the first request arrives at second %.6g, not within --duration %s, so none would be sent (arrival_s counts seconds from the trace's start, and a generic CSV keeps its first row's: a unix time or milliseconds? Subtract the first row's arrival and write seconds; or lengthen --duration)", src.Name, first, c.Duration)
 		}
 		cfg.Trace = &src
 	}
@@ -540,18 +545,28 @@ func writeCalibration(w io.Writer, path string, cal replica.Calibration) {
 	cal.WriteText(w, "concurrency", "ITL p50 ms")
 }
 
-// checkTrace reads every request of src, returning the first bad line's error.
-func checkTrace(src trace.Source) error {
+// checkTrace reads every request of src and returns the first one's
+// arrival (seconds); errors: the first bad line's, or trace.ErrEmpty
+// naming src (a header alone ran 0 requests and exited 0).
+func checkTrace(src trace.Source) (first float64, err error) {
 	rd, err := src.Open()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer rd.Close()
-	for {
-		if _, err := rd.Next(); err == io.EOF {
-			return nil
-		} else if err != nil {
-			return err
+	for n := 0; ; n++ {
+		q, err := rd.Next()
+		if err == io.EOF {
+			if n == 0 {
+				return 0, fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
+			}
+			return first, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 {
+			first = q.Arrival
 		}
 	}
 }

@@ -61,6 +61,11 @@ func TestLoadInvalid(t *testing.T) {
 		{[]string{"http://127.0.0.1:1", "--trace", "/nonexistent.csv"}, "--trace:"},
 		// Checked before any load, as simulate reads it (exit 2, not 1).
 		{[]string{"http://127.0.0.1:1", "--trace", "testdata/garbage-trace.csv"}, "--trace: testdata/garbage-trace.csv:2: want 3 fields"},
+		// A header alone, or a first arrival past --duration (unix times in
+		// a generic CSV, which keeps its first row's), sent 0 requests and
+		// exited 0.
+		{[]string{"http://127.0.0.1:1", "--trace", "testdata/header-only-trace.csv"}, "--trace: header-only-trace.csv: trace has no requests"},
+		{[]string{"http://127.0.0.1:1", "--trace", "testdata/unix-time-trace.csv", "--duration", "10s"}, "--trace unix-time-trace.csv: the first request arrives at second 1.73323e+09, not within --duration 10s, so none would be sent"},
 		// Checked before the sweep, not after it.
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1,2", "--calibrate", "/nonexistent/x.json"}, "--calibrate /nonexistent/x.json: the directory /nonexistent does not exist"},
 	} {
