@@ -165,6 +165,10 @@ func DiscoverModel(parent context.Context, client *http.Client, base string) (st
 		if errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
 			return "", fmt.Errorf("load: finding the model: GET %s/v1/models: no answer within %s (give --served-model-name, or check that the URL is the server's)", strings.TrimRight(base, "/"), modelsTimeout)
 		}
+		if _, dial := errors.AsType[*net.OpError](err); dial {
+			// Nothing listens there: --served-model-name would not help.
+			return "", fmt.Errorf("load: finding the model: %w (is the server up? check the URL's host and port)", err)
+		}
 		return "", fmt.Errorf("load: finding the model: %w (give --served-model-name)", err)
 	}
 	defer resp.Body.Close()
@@ -176,7 +180,10 @@ func DiscoverModel(parent context.Context, client *http.Client, base string) (st
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("load: GET %s/v1/models: %s (give --served-model-name)", base, resp.Status)
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list); err != nil || len(list.Data) == 0 {
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list); err != nil {
+		return "", fmt.Errorf("load: GET %s/v1/models: not a model list (%v): is the URL an OpenAI-compatible server's base URL? (or give --served-model-name)", base, err)
+	}
+	if len(list.Data) == 0 {
 		return "", fmt.Errorf("load: GET %s/v1/models lists no model (give --served-model-name)", base)
 	}
 	return list.Data[0].ID, nil
