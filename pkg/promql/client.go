@@ -2,6 +2,7 @@ package promql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -73,13 +74,27 @@ func (c *Client) context(ctx context.Context) (context.Context, context.CancelFu
 	return ctx, cancel, []v1.Option{v1.WithTimeout(c.timeout)}
 }
 
+// queryError classifies a failed query's err; a timeout says the
+// client's timeout, the knob to turn (backtest's --query-timeout, serve's
+// prometheus.timeout), not only "context deadline exceeded".
+func (c *Client) queryError(query string, err error, began time.Time) *QueryError {
+	r := classify(err)
+	// The client's own deadline, not a caller's shorter one.
+	if r == ReasonTimeout && c.timeout > 0 && errors.Is(err, context.DeadlineExceeded) && time.Since(began) >= c.timeout {
+		// Not the word again: the reason, said first, is "timeout".
+		err = fmt.Errorf("no answer in %s, the limit per query (raise it, or shorten the range or simplify the query): %w", c.timeout, err)
+	}
+	return &QueryError{Reason: r, Query: query, Err: err}
+}
+
 // Instant implements API.
 func (c *Client) Instant(ctx context.Context, query string, t time.Time) (model.Vector, []string, error) {
 	ctx, cancel, opts := c.context(ctx)
 	defer cancel()
+	began := time.Now()
 	v, warn, _, err := c.api.Query(ctx, query, t, opts...)
 	if err != nil {
-		return nil, warn, &QueryError{Reason: classify(err), Query: query, Err: err}
+		return nil, warn, c.queryError(query, err, began)
 	}
 	switch r := v.(type) {
 	case model.Vector:
@@ -133,9 +148,10 @@ func (c *Client) Range(ctx context.Context, query string, start, end time.Time, 
 func (c *Client) rangeOnce(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
 	ctx, cancel, opts := c.context(ctx)
 	defer cancel()
+	began := time.Now()
 	v, warn, _, err := c.api.QueryRange(ctx, query, v1.Range{Start: start, End: end, Step: step}, opts...)
 	if err != nil {
-		return nil, warn, &QueryError{Reason: classify(err), Query: query, Err: err}
+		return nil, warn, c.queryError(query, err, began)
 	}
 	m, ok := v.(model.Matrix)
 	if !ok {

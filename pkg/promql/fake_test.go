@@ -347,3 +347,26 @@ func TestRangeRefusesMisshapenMatrix(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeoutSaysTheTimeout: a query the server does not answer within the
+// client's timeout (300 ms here) says so and what to change, not only Go's
+// "context deadline exceeded" (backtest's hint was nowhere); reason
+// timeout either way.
+func TestTimeoutSaysTheTimeout(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	c, _ := fakeProm(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	})
+	start := time.Unix(1000, 0)
+	_, _, rerr := c.Range(context.Background(), "up", start, start.Add(time.Minute), 30*time.Second)
+	_, _, ierr := c.Instant(context.Background(), "up", start)
+	for name, err := range map[string]error{"range": rerr, "instant": ierr} {
+		if ReasonOf(err) != ReasonTimeout || !strings.Contains(err.Error(), "promql: timeout: no answer in 300ms, the limit per query (raise it, or shorten the range or simplify the query)") || !strings.Contains(err.Error(), "(query: up)") {
+			t.Errorf("%s: %v; want a timeout naming 300ms and the query", name, err)
+		}
+	}
+}
