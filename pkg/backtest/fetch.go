@@ -148,6 +148,11 @@ func (f *fetcher) read(h *History, q promql.History) error {
 			q.Replicas, g.Start.UTC().Format(time.RFC3339), g.End().UTC().Format(time.RFC3339)))
 	}
 	h.Replicas = onGrid(g, reps)
+	if len(reps) == 1 && !slices.ContainsFunc(h.Replicas, func(v float64) bool { return !math.IsNaN(v) }) {
+		// As good as no samples (NaN is no count): said as the empty case is.
+		f.st.Warnings = append(f.st.Warnings, fmt.Sprintf("replicas query %s returned only NaN over %s..%s: no observed replicas, so no actual (simulated) row and no fidelity; check it in Prometheus (a division by zero?)",
+			q.Replicas, g.Start.UTC().Format(time.RFC3339), g.End().UTC().Format(time.RFC3339)))
+	}
 	if err := replicaCounts(g, q.Replicas, h.Replicas); err != nil {
 		return err
 	}

@@ -241,3 +241,22 @@ func TestFetchRefusesImpossibleHourlyTTFT(t *testing.T) {
 		t.Errorf("NaN hour: %+v, %v; want it kept as no request", h.TTFTHourly, err)
 	}
 }
+
+// TestFetchWarnsNaNReplicas: a replicas query whose one series is NaN at
+// every point (avg over nothing, 0/0) is as good as none: the warning the
+// empty answer gets, not a silent "fidelity not available".
+func TestFetchWarnsNaNReplicas(t *testing.T) {
+	ms, _ := promql.ParseSelector(`{namespace="llm"}`)
+	g := Grid{Start: t0, Step: time.Minute, N: 2}
+	tgt := Target{Server: modelserver.VLLM, Selector: ms, Replicas: `kube_deployment_spec_replicas`}
+	q, err := buildQueries(tgt.Server, ms, 2*time.Minute, tgt.Replicas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nan := model.SampleValue(math.NaN())
+	m := model.Matrix{{Metric: model.Metric{}, Values: []model.SamplePair{{Timestamp: model.TimeFromUnix(t0.Unix()), Value: nan}, {Timestamp: model.TimeFromUnix(t0.Unix() + 60), Value: nan}}}}
+	_, st, err := Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{q.Replicas: m}}, tgt, g, nil)
+	if err != nil || len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "replicas query kube_deployment_spec_replicas returned only NaN over 2026-01-05T00:00:00Z..2026-01-05T00:02:00Z: no observed replicas") {
+		t.Errorf("warnings %q, err %v; want the NaN replicas said", st.Warnings, err)
+	}
+}
