@@ -101,13 +101,16 @@ matrix:
 # The held-out cells (the matrix's five uncalibrated replicas and six others
 # on 12 traces the matrix does not hold; docs/evaluation/recommended.md,
 # "Held-out cells"), recommended only: SAVE=FILE
-# keeps the figures, AGAINST=FILE compares with a kept run (each changed cell,
-# then the replica-minutes ratio and the change in misses; compared before
-# saving, so both may name one file). Both files are checked before the
-# replay. Seconds of CPU.
+# keeps the figures, AGAINST=FILE compares with a kept run both ways (each
+# changed cell, each cell of the file not run now, then the replica-minutes
+# ratio and the change in misses; compared before saving, so both may name
+# one file). Both files are checked before the replay (a file with no cells
+# is refused). TRACES="FILE[@X] ..." adds your own traces (as --trace takes
+# them, @X a rate scale) as rows on every held-out replica. Seconds of CPU.
 heldout:
 	$(GO) test ./pkg/replay -run '^TestMatrix$$' -count=1 -timeout 0 -v -matrix-only . -matrix-heldout \
-		-matrix-policies recommended $(if $(SAVE),-matrix-save $(abspath $(SAVE))) $(if $(AGAINST),-matrix-against $(abspath $(AGAINST)))
+		-matrix-policies recommended $(if $(SAVE),-matrix-save $(abspath $(SAVE))) $(if $(AGAINST),-matrix-against $(abspath $(AGAINST))) \
+		$(foreach t,$(TRACES),-matrix-trace $(if $(wildcard $(firstword $(subst @, ,$(t)))),$(abspath $(t)),$(t)))
 
 # Every decoder of a file a user gives (page, configuration, behavior,
 # state, trace) and the query validator, FUZZTIME each (go test runs only

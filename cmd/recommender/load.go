@@ -164,7 +164,7 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 		// Read through once before any load: a bad line is invalid input
 		// (exit 2, as simulate says), not a failure halfway through a run.
-		first, err := checkTrace(src)
+		first, err := checkTrace(src, e.stderr)
 		if err != nil {
 			return invalidf("--trace: %v", err)
 		}
@@ -546,9 +546,10 @@ func writeCalibration(w io.Writer, path string, cal replica.Calibration) {
 }
 
 // checkTrace reads every request of src and returns the first one's
-// arrival (seconds); errors: the first bad line's, or trace.ErrEmpty
-// naming src (a header alone ran 0 requests and exited 0).
-func checkTrace(src trace.Source) (first float64, err error) {
+// arrival (seconds); the rows the reader skips (BurstGPT's with Request
+// tokens 0, never sent) are noted on w. Errors: the first bad line's, or
+// trace.ErrEmpty naming src (a header alone ran 0 requests and exited 0).
+func checkTrace(src trace.Source, w io.Writer) (first float64, err error) {
 	rd, err := src.Open()
 	if err != nil {
 		return 0, err
@@ -557,8 +558,15 @@ func checkTrace(src trace.Source) (first float64, err error) {
 	for n := 0; ; n++ {
 		q, err := rd.Next()
 		if err == io.EOF {
+			skipped := trace.SkippedRows(rd)
+			if n == 0 && skipped > 0 {
+				return 0, fmt.Errorf("%s: %w: all %d rows have Request tokens 0 (failed requests, skipped)", src.Name, trace.ErrEmpty, skipped)
+			}
 			if n == 0 {
 				return 0, fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
+			}
+			if skipped > 0 {
+				fmt.Fprintf(w, "note: %s: skipped %d rows with Request tokens 0 (failed requests, logged without lengths; not sent)\n", src.Name, skipped)
 			}
 			return first, nil
 		}

@@ -24,7 +24,7 @@ import (
 // SimulateCmd is `infscale simulate`: replay a trace through simulated GPU
 // replicas under several policies and compare SLO misses and GPU cost.
 type SimulateCmd struct {
-	Trace        string   `name:"trace" default:"reference" help:"Trace: reference (built in), synthetic:poisson,rate=R,duration=D,prompt=P,output=O,seed=S, synthetic:onoff,rate=R,on=D,gap=D,alpha=A,burst=LO-HI,spread=D,duration=D (bursts with Pareto silent gaps), synthetic:step or synthetic:diurnal (docs/simulate.md), or a file (Azure LLM trace CSV, Mooncake .jsonl, CSV arrival_s,prompt_tokens,output_tokens; prefix azure:, mooncake: or csv: to force)."`
+	Trace        string   `name:"trace" default:"reference" help:"Trace: reference (built in), synthetic:poisson,rate=R,duration=D,prompt=P,output=O,seed=S, synthetic:onoff,rate=R,on=D,gap=D,alpha=A,burst=LO-HI,spread=D,duration=D (bursts with Pareto silent gaps), synthetic:step or synthetic:diurnal (docs/simulate.md), or a file (Azure LLM trace CSV, BurstGPT CSV, Mooncake .jsonl, CSV arrival_s,prompt_tokens,output_tokens; prefix azure:, burstgpt:, mooncake: or csv: to force)."`
 	Policy       []string `name:"policy" short:"p" sep:"none" help:"A policy to compare, one per flag (repeatable; commas belong to the policy): queue:24,lookahead=90, cpu:60, kv:0.75, ttft:2s, fixed:N, knative:C, oracle, optimal (the hindsight optimum), hpa(POLICY), recommended, llmd-queue, llmd-saturation, llmd-tokens, llmd-slo (llm-d's KEDA paths). Default: docs/simulate.md's set."`
 	ReplicaFlags `embed:""`
 	SLOTTFT      time.Duration `name:"slo-ttft" default:"2s" help:"TTFT SLO: a request misses when its first token comes later, when rejected, or never."`
@@ -42,7 +42,7 @@ type SimulateCmd struct {
 	Plot         string        `name:"plot" help:"Write a plot of load, replicas and TTFT over time to FILE.png or FILE.svg (with --pd each pool's replicas in a panel of its own)."`
 	Output       string        `name:"output" short:"o" default:"text" enum:"text,json,csv" help:"Output format: text, json or csv."`
 	Quiet        bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
-	PD           bool          `name:"pd" help:"Replay a prefill/decode (P/D) disaggregated pair of the replica (llm-d's prefill and decode roles): both pools' replica-min, misses, TTFT and ITL per policy (docs/llm-d.md). Policies: recommended (each role's target from its queue), recommended(prefill=TP,decode=TD) (the targets fixed), optimal, the llm-d baselines (one ScaledObject per role), pd(PREFILL;DECODE) or any policy on both pools; default recommended, optimal and the four llm-d baselines."`
+	PD           bool          `name:"pd" help:"Replay a prefill/decode (P/D) disaggregated pair of the replica (llm-d's prefill and decode roles): both pools' replica-min, misses, TTFT and ITL per policy (docs/llm-d.md). Policies: recommended (each role's target from its queue), recommended(prefill=TP,decode=TD[,prefill_min=N,decode_min=N]) (the targets fixed, each role's floor), optimal, the llm-d baselines (one ScaledObject per role), pd(PREFILL;DECODE) or any policy on both pools; default recommended, optimal and the four llm-d baselines."`
 	KVLink       string        `name:"kv-link" default:"25GB" help:"With --pd: the link that moves a prompt's KV from prefill to decode, bytes per second: 25GB (one 200 Gb/s RDMA port per GPU), 1.25GB (10 GbE), or nvlink (the GPU catalog's GPU-to-GPU link: pools on one node)."`
 }
 
@@ -66,7 +66,7 @@ func (c *SimulateCmd) Run(e *env) error {
 		}
 		pols = append(pols, p)
 	}
-	src, err := c.source()
+	src, err := c.source(e.stderr)
 	if err == nil {
 		err = checkPeriodSpan(e.given, c.Period, src.Duration)
 	}
@@ -188,8 +188,9 @@ func plotDirOK(path string) error {
 }
 
 // source opens the trace with its transforms; a file is read once here to
-// report a bad row before the parallel passes start.
-func (c *SimulateCmd) source() (trace.Source, error) {
+// report a bad row before the parallel passes start, and the rows it
+// skips (BurstGPT's with Request tokens 0) are noted on w.
+func (c *SimulateCmd) source(w io.Writer) (trace.Source, error) {
 	opts := trace.Options{Seed: c.Seed, Sort: c.Sort}
 	if !(c.RateScale > 0) || math.IsInf(c.RateScale, 0) {
 		return trace.Source{}, invalidf("--rate-scale %g: want a factor > 0", c.RateScale)
@@ -210,9 +211,12 @@ func (c *SimulateCmd) source() (trace.Source, error) {
 	if file || c.Window != "" {
 		// One pass: a file's rows are checked before the parallel passes,
 		// and a window is checked against the trace before any replay.
-		first, last, in, err := scanTrace(src, a, b)
+		first, last, in, skipped, err := scanTrace(src, a, b)
 		if err != nil {
 			return trace.Source{}, invalidf("--trace: %v", err)
+		}
+		if skipped > 0 {
+			fmt.Fprintf(w, "note: %s: skipped %d rows with Request tokens 0 (failed requests, logged without lengths; docs/simulate.md#traces)\n", src.Name, skipped)
 		}
 		if src.Duration == 0 {
 			src.Duration = last
@@ -280,12 +284,13 @@ func (c *SimulateCmd) checkFileSpan(src trace.Source, first, last float64) error
 }
 
 // scanTrace reads src once: the arrivals of its first and last requests
-// (seconds) and how many arrive in [a, b) (b <= 0: to the end). A bad row
-// is its error; a trace without a request is trace.ErrEmpty.
-func scanTrace(src trace.Source, a, b float64) (first, last float64, in int64, err error) {
+// (seconds), how many arrive in [a, b) (b <= 0: to the end) and how many
+// rows the reader skipped (trace.SkippedRows). A bad row is its error; a
+// trace without a request is trace.ErrEmpty.
+func scanTrace(src trace.Source, a, b float64) (first, last float64, in, skipped int64, err error) {
 	r, err := src.Open()
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	defer r.Close()
 	n := 0
@@ -295,7 +300,7 @@ func scanTrace(src trace.Source, a, b float64) (first, last float64, in int64, e
 			break
 		}
 		if err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, 0, err
 		}
 		if n == 0 {
 			first = q.Arrival
@@ -306,10 +311,14 @@ func scanTrace(src trace.Source, a, b float64) (first, last float64, in int64, e
 			in++
 		}
 	}
-	if n == 0 {
-		return 0, 0, 0, fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
+	skipped = trace.SkippedRows(r)
+	if n == 0 && skipped > 0 {
+		return 0, 0, 0, 0, fmt.Errorf("%s: %w: all %d rows have Request tokens 0 (failed requests, skipped)", src.Name, trace.ErrEmpty, skipped)
 	}
-	return first, last, in, nil
+	if n == 0 {
+		return 0, 0, 0, 0, fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
+	}
+	return first, last, in, skipped, nil
 }
 
 // checkWindow refuses --window [a, b) when it starts at or past the end of

@@ -40,7 +40,7 @@ type TuneCmd struct {
 	Plot      string        `name:"plot" placeholder:"FILE" help:"Draw the screened policies (misses against replica-minutes), the frontier and the winner to FILE (.png or .svg)."`
 	Output    string        `name:"output" short:"o" default:"text" enum:"text,json" help:"Output format: text or json."`
 	Quiet     bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
-	PD        bool          `name:"pd" help:"With --trace: tune a prefill/decode (P/D) pair of the replica (docs/llm-d.md): each role's demand target of the pair rule, recommended(prefill=TP,decode=TD), on the same split, stress and rule; baselines recommended and the llm-d paths per role. With --prometheus-url: the history is a pair's, each pool's series --selector's with --role-label prefill or decode, or its own --prefill-selector / --decode-selector (as backtest --pd). A --config target with roles: is tuned so on its history without the flag."`
+	PD        bool          `name:"pd" help:"With --trace: tune a prefill/decode (P/D) pair of the replica (docs/llm-d.md): each role's demand target of the pair rule, recommended(prefill=TP,decode=TD), on the same split, stress and rule, and when no pair holds each role's floor (prefill_min, decode_min) raised to its peak and bisected; baselines recommended and the llm-d paths per role. With --prometheus-url: the history is a pair's, each pool's series --selector's with --role-label prefill or decode, or its own --prefill-selector / --decode-selector (as backtest --pd). A --config target with roles: is tuned so on its history without the flag."`
 	KVLink    string        `name:"kv-link" default:"25GB" help:"With --pd or a pair target: the link that moves a prompt's KV from prefill to decode, bytes per second (as simulate --pd)."`
 	Shard     string        `name:"shard" placeholder:"I/N" help:"With --config: tune shard I of N of the config's targets with a tune: block (/N: I from JOB_COMPLETION_INDEX), each on its own tune.history, and write each result to --out or its tune.dir as NAME.json."`
 	Out       string        `name:"out" placeholder:"DIR" help:"With --shard: the directory the results are written to (default: each target's tune.dir)."`
@@ -149,7 +149,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 			return trace.Source{}, tune.Serve{}, err
 		}
 		sim := SimulateCmd{Trace: c.Trace, Seed: c.Seed, RateScale: c.RateScale, Window: c.Window, Period: c.Period}
-		src, err := sim.source()
+		src, err := sim.source(e.stderr)
 		if err == nil {
 			err = checkPeriodSpan(e.given, c.Period, src.Duration)
 		}

@@ -19,7 +19,11 @@ package modelserver
 // present with a finite sample wins, the others are ignored (never summed).
 // Names are exact sample names as written on a page and in PromQL (counters
 // carry their _total suffix where the server writes one); a name that merely
-// starts with another (`…_created`) is another family.
+// starts with another (`…_created`) is another family. A gauge or counter
+// alternative may be a PromQL selector, name{label="value"}, for a family
+// that carries several signals told apart by a label (Series); histogram
+// families (TTFT, QueueTime, ITL) are plain names, read by their samples'
+// suffixed names.
 type Families struct {
 	// Running is requests being decoded (in the running batch), a gauge in
 	// requests; summed over engines/ranks of a replica.
@@ -170,33 +174,73 @@ func (s Server) Families() Families {
 	case TGI:
 		// TGI router metrics (text-generation-inference docs "Metrics"); the
 		// vLLM TGIS adapter exports the same two gauges (docs/design.md page 12).
+		// Its router's histogram tgi_request_queue_duration ("Time spent
+		// in the queue per request", seconds; TGI docs "Metrics") is the
+		// queue time; tgi_request_mean_time_per_token_duration is one mean
+		// per request, not an inter-token latency, and is not read. The
+		// counter carries no _total suffix.
 		return Families{
-			Running:  []string{"tgi_batch_current_size"},
-			Waiting:  []string{"tgi_queue_size"},
-			Requests: []string{"tgi_request_success"},
-			Prefixes: []string{"tgi_"},
+			Running:   []string{"tgi_batch_current_size"},
+			Waiting:   []string{"tgi_queue_size"},
+			Requests:  []string{"tgi_request_success"},
+			QueueTime: []string{"tgi_request_queue_duration"},
+			Prefixes:  []string{"tgi_"},
 		}
 	case TRTLLM:
-		// trtllm-serve Prometheus text at /prometheus/metrics (docs/design.md
-		// page 15): vLLM-like names under `pytrtllm:`.
+		// trtllm-serve's Prometheus text at /prometheus/metrics. Current
+		// builds name the families `trtllm_` (NVIDIA/TensorRT-LLM
+		// tensorrt_llm/metrics/collector.py, MetricsCollector, metric_prefix
+		// "trtllm_"; its test_metrics_endpoint asserts the prefix): running
+		// is the iteration's numActiveRequests, waiting numQueuedRequests,
+		// kv_cache_utilization usedNumBlocks/maxNumBlocks (0..1),
+		// max_num_active_requests the capacity (maxNumActiveRequests), the
+		// request_queue_time_seconds histogram "time spent in WAITING
+		// phase". The 2025 pre-release wrote vLLM-like names under
+		// `pytrtllm:` (docs/design.md page 15). Dynamo's TensorRT-LLM worker
+		// re-exported the 1.1 collector's unprefixed request families under
+		// `trtllm:` before it moved to `trtllm_` (ai-dynamo/dynamo
+		// register_engine_metrics_callback add_prefix; PR #3676): success,
+		// TTFT and queue time only. A page carries one naming; each signal
+		// reads the first alternative that has a sample. The
+		// time_per_output_token_seconds histogram is one mean per request,
+		// not an inter-token latency, and is not read.
 		return Families{
-			Running:          []string{"pytrtllm:num_requests_running"},
-			Waiting:          []string{"pytrtllm:num_requests_waiting"},
-			KV:               []string{"pytrtllm:kv_cache_usage_perc"},
-			PromptTokens:     []string{"pytrtllm:prompt_tokens_total"},
-			GenerationTokens: []string{"pytrtllm:generation_tokens_total"},
-			Requests:         []string{"pytrtllm:request_success_total", "pytrtllm:request_completed_total"},
-			TTFT:             []string{"pytrtllm:time_to_first_token_seconds"},
-			Prefixes:         []string{"pytrtllm:"},
+			Running:          []string{"trtllm_num_requests_running", "pytrtllm:num_requests_running"},
+			Waiting:          []string{"trtllm_num_requests_waiting", "pytrtllm:num_requests_waiting"},
+			KV:               []string{"trtllm_kv_cache_utilization", "pytrtllm:kv_cache_usage_perc"},
+			PromptTokens:     []string{"trtllm_prompt_tokens_total", "pytrtllm:prompt_tokens_total"},
+			GenerationTokens: []string{"trtllm_generation_tokens_total", "pytrtllm:generation_tokens_total"},
+			Requests:         []string{"trtllm_request_success_total", "trtllm:request_success_total", "pytrtllm:request_success_total", "pytrtllm:request_completed_total"},
+			// collector.py: prompt_cached_tokens_total "prompt tokens
+			// served from KV cache" and prompt_tokens_total every input
+			// token of a finished request, both counters in tokens.
+			PrefixHits:    []string{"trtllm_prompt_cached_tokens_total"},
+			PrefixQueries: []string{"trtllm_prompt_tokens_total"},
+			TTFT:          []string{"trtllm_time_to_first_token_seconds", "trtllm:time_to_first_token_seconds", "pytrtllm:time_to_first_token_seconds"},
+			QueueTime:     []string{"trtllm_request_queue_time_seconds", "trtllm:request_queue_time_seconds"},
+			MaxRunning:    []string{"trtllm_max_num_active_requests"},
+			Prefixes:      []string{"trtllm_", "trtllm:", "pytrtllm:"},
 		}
 	case Triton:
 		// Triton docs "Metrics": pending requests per model (absent before
 		// 23.x builds: docs/design.md page 09, waiting stays ABSENT); counters carry no
-		// _total suffix.
+		// _total suffix. Its TensorRT-LLM backend (tensorrtllm_backend
+		// README "Triton Metrics", Triton 23.11 and later) exports the
+		// batch manager's statistics as one gauge family per kind, told
+		// apart by a label: nv_trt_llm_request_metrics request_type
+		// "active" (requests in flight, the executor's numActiveRequests),
+		// "waiting" (queued in the engine, numQueuedRequests) and "max"
+		// (capacity); nv_trt_llm_kv_cache_block_metrics kv_cache_block_type
+		// "fraction" (used KV blocks over all, 0..1). The engine's queue
+		// comes before Triton's pending count, which the backend empties
+		// as soon as it takes a request.
 		return Families{
-			Waiting:  []string{"nv_inference_pending_request_count"},
-			Requests: []string{"nv_inference_request_success"},
-			Prefixes: []string{"nv_inference_"},
+			Running:    []string{`nv_trt_llm_request_metrics{request_type="active"}`},
+			Waiting:    []string{`nv_trt_llm_request_metrics{request_type="waiting"}`, "nv_inference_pending_request_count"},
+			KV:         []string{`nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="fraction"}`},
+			Requests:   []string{"nv_inference_request_success"},
+			MaxRunning: []string{`nv_trt_llm_request_metrics{request_type="max"}`},
+			Prefixes:   []string{"nv_inference_", "nv_trt_llm_"},
 		}
 	case EPP:
 		return eppFamilies()

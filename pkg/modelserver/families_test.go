@@ -54,3 +54,37 @@ func TestFamilies(t *testing.T) {
 		t.Error("Unknown has families")
 	}
 }
+
+// TestSeriesParses reads every family alternative of every server with
+// Series: plain names stay whole, selectors split into a name and matchers.
+func TestSeriesParses(t *testing.T) {
+	for _, s := range Servers() {
+		for _, alt := range s.Families().All() {
+			name, ms := Series(alt) // panics on a selector that does not parse
+			if name == "" || strings.ContainsAny(name, "{}\"") {
+				t.Errorf("%s: %q gives name %q", s, alt, name)
+			}
+			if strings.ContainsRune(alt, '{') != (len(ms) > 0) {
+				t.Errorf("%s: %q gives matchers %v", s, alt, ms)
+			}
+		}
+	}
+	name, ms := Series(`nv_trt_llm_request_metrics{request_type="active"}`)
+	if name != "nv_trt_llm_request_metrics" || len(ms) != 1 || ms[0].String() != `request_type="active"` {
+		t.Errorf("Series = %q, %v; want nv_trt_llm_request_metrics, [request_type=\"active\"]", name, ms)
+	}
+}
+
+// TestHistogramsArePlainNames: histogram families are read by their
+// samples' suffixed names (<name>_bucket, _sum, _count), which a selector
+// alternative has none of; only gauges and counters may be selectors.
+func TestHistogramsArePlainNames(t *testing.T) {
+	for _, s := range Servers() {
+		f := s.Families()
+		for _, alt := range concat(f.TTFT, f.QueueTime, f.ITL) {
+			if _, ms := Series(alt); ms != nil {
+				t.Errorf("%s: histogram family %q is a selector", s, alt)
+			}
+		}
+	}
+}

@@ -21,7 +21,7 @@ const (
 	LlamaCpp
 	// TGI is Hugging Face text-generation-inference (and the vLLM TGIS adapter).
 	TGI
-	// TRTLLM is trtllm-serve (TensorRT-LLM, `pytrtllm:` names).
+	// TRTLLM is trtllm-serve (TensorRT-LLM, `trtllm_` names; `pytrtllm:` in 2025).
 	TRTLLM
 	// Triton is NVIDIA Triton Inference Server.
 	Triton

@@ -377,11 +377,15 @@ func (b shapes) total(families []string) parser.Expr {
 	return aggregate(parser.SUM, false, nil, b.live(alternatives(families, b.perPodSum)))
 }
 
-// reporting counts live pods with a running (else waiting) series.
+// reporting counts live pods with a running (else waiting) series. When a
+// running alternative selects series by a label (modelserver.Series: the
+// running count of Triton's TensorRT-LLM backend, which pods of another
+// backend do not export), a pod without it reports by its waiting series,
+// as a page reports by either (scrape.Page.Reporting).
 func (b shapes) reporting(f modelserver.Families) parser.Expr {
 	fams := f.Running
-	if len(fams) == 0 {
-		fams = f.Waiting
+	if len(fams) == 0 || slices.ContainsFunc(fams, func(n string) bool { _, ms := modelserver.Series(n); return ms != nil }) {
+		fams = slices.Concat(fams, f.Waiting)
 	}
 	if len(fams) == 0 {
 		return nil

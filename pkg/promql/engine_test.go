@@ -309,14 +309,26 @@ func TestEngineSGLangSpellings(t *testing.T) {
 }
 
 // llama.cpp: no KV family on a current build's page, so KV is unknown
-// (empty), never 0; Triton has no running family at all: unsupported.
+// (empty), never 0. Triton: a pod of another backend has no running series
+// (empty, not 0) and reports by its pending count; a pod of the
+// TensorRT-LLM backend reads running and waiting from the request_type
+// series of one family and KV from kv_cache_block_type="fraction". By
+// hand, pods t (pending 4) and u (active 6, waiting 2, fraction 0.25; its
+// max 64 and used 120 are not load): running 6, waiting 4 + 2 = 6, KV
+// 0.25 (u alone reports it), reporting 2.
 func TestEngineMissingFamilies(t *testing.T) {
 	api := newEngineAPI(t, `
   llamacpp:requests_processing{pod="a"} 2x40
   llamacpp:requests_deferred{pod="a"} 1x40
   nv_inference_pending_request_count{pod="t",model="m",version="1"} 4x40
+  nv_trt_llm_request_metrics{pod="u",model="tensorrt_llm",request_type="active",version="1"} 6x40
+  nv_trt_llm_request_metrics{pod="u",model="tensorrt_llm",request_type="waiting",version="1"} 2x40
+  nv_trt_llm_request_metrics{pod="u",model="tensorrt_llm",request_type="max",version="1"} 64x40
+  nv_trt_llm_kv_cache_block_metrics{pod="u",model="tensorrt_llm",kv_cache_block_type="fraction",version="1"} 0.25x40
+  nv_trt_llm_kv_cache_block_metrics{pod="u",model="tensorrt_llm",kv_cache_block_type="used",version="1"} 120x40
   up{pod="a"} 1x40
   up{pod="t"} 1x40
+  up{pod="u"} 1x40
 `)
 	tg := sel(t, `{pod="a"}`)
 	tg.Server = modelserver.LlamaCpp
@@ -327,8 +339,14 @@ func TestEngineMissingFamilies(t *testing.T) {
 	tg = sel(t, `{pod="t"}`)
 	tg.Server = modelserver.Triton
 	r = evalOne(t, api, tg, Options{})
-	if r.Values[Waiting] != 4 || !math.IsNaN(r.Values[Running]) || ReasonOf(r.Errors[Running]) != ReasonUnsupported || r.Values[Reporting] != 1 {
+	if r.Values[Waiting] != 4 || !math.IsNaN(r.Values[Running]) || ReasonOf(r.Errors[Running]) != ReasonEmpty || r.Values[Reporting] != 1 {
 		t.Fatalf("triton: %+v %v", r.Values, r.Errors)
+	}
+	tg = sel(t, `{pod=~"t|u"}`)
+	tg.Server = modelserver.Triton
+	r = evalOne(t, api, tg, Options{})
+	if o := r.Values; o[Running] != 6 || o[Waiting] != 6 || !near(o[KV], 0.25) || o[Reporting] != 2 {
+		t.Fatalf("triton with the TensorRT-LLM backend: running %v waiting %v kv %v reporting %v (errors %v), want 6 6 0.25 2", o[Running], o[Waiting], o[KV], o[Reporting], r.Errors)
 	}
 }
 

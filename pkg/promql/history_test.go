@@ -58,7 +58,7 @@ func TestHistoryQueries(t *testing.T) {
 	if err != nil || h.Replicas != `sum(kube_deployment_spec_replicas{deployment="chat"})` {
 		t.Errorf("replicas %q, %v", h.Replicas, err)
 	}
-	if _, err := HistoryQueries(Target{Server: modelserver.Triton, Selector: sel}, Options{}, time.Hour, "", ""); err == nil || !strings.Contains(err.Error(), "success counter and a running gauge") {
-		t.Errorf("a profile without a running gauge: %v", err)
+	if _, err := HistoryQueries(Target{Server: modelserver.LlamaCpp, Selector: sel}, Options{}, time.Hour, "", ""); err == nil || !strings.Contains(err.Error(), "success counter and a running gauge") {
+		t.Errorf("a profile without a success counter: %v", err)
 	}
 }

@@ -5,16 +5,22 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // The helpers below build query ASTs node by node; the printer
 // (parser.Expr.String) turns them into canonical PromQL. No query text is
 // ever assembled from strings.
 
-// selector returns name{ms...}, with the __name__ matcher the engine selects on.
+// selector returns name{ms...}, with the __name__ matcher the engine selects
+// on; a family alternative written as a selector (modelserver.Series,
+// name{label="value"}) adds its own matchers.
 func selector(name string, ms []*labels.Matcher) *parser.VectorSelector {
-	all := make([]*labels.Matcher, 0, len(ms)+1)
+	name, own := modelserver.Series(name)
+	all := make([]*labels.Matcher, 0, len(ms)+len(own)+1)
 	all = append(all, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, name))
+	all = append(all, own...)
 	all = append(all, ms...)
 	return &parser.VectorSelector{Name: name, LabelMatchers: all}
 }

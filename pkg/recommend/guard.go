@@ -111,7 +111,8 @@ func (p *Policy) guardSpans() (settle, drain time.Duration) {
 // unless the queue sits on fewer replicas than are ready. A request waits
 // on the replica it was routed to at arrival, so a queue keeps busy only
 // the replicas that hold it, those with a full batch: max(1, floor(running
-// / batch)); the others can neither take it nor hurry it. ok is false (no
+// / batch)), or Observation.Queued when the source counted them; the
+// others can neither take it nor hurry it. ok is false (no
 // bound) when m is not a latency guard, its recommendation is within the
 // cap, or an input is unknown. docs/recommend.md ("Latency guards sized by
 // capacity") works it.
@@ -137,9 +138,12 @@ func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int) (int, str
 	}
 	work := rate * per
 	backlog := w * per
-	holders := 0.0
+	holders, counted := 0.0, "running "+num(run)+" / batch "+num(batch)+", rounded down"
 	if w > 0 {
 		holders = max(1, math.Floor(run/batch))
+		if obs.Queued > 0 {
+			holders, counted = float64(obs.Queued), "replicas with a request waiting"
+		}
 	}
 	need := (work + min(backlog/m.Target, holders)) / u
 	// A queue on fewer replicas than serve is one the others cannot take:
@@ -152,6 +156,6 @@ func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int) (int, str
 		return 0, "", false
 	}
 	return n, "capacity: (" + num(work) + " busy + min(" + num(w) + " waiting × " + num(per) + " s / target " + num(m.Target) +
-		" s, " + num(holders) + " replicas holding the queue: running " + num(run) + " / batch " + num(batch) + ", rounded down)) / utilisation " + num(u) +
+		" s, " + num(holders) + " replicas holding the queue: " + counted + ")) / utilisation " + num(u) +
 		" = " + countText(need) + ", " + floor + ": at most " + itoa(n), true
 }

@@ -44,8 +44,9 @@ type Dip struct {
 	Seconds float64 `json:"seconds"`
 	// Returned is whether the recommendation rose above its floor again;
 	// Back is the highest recommendation from the return through the
-	// arrival-rate window after it (Observation.ArrivalWindow), at most
-	// the dip's From.
+	// arrival-rate window after it (Observation.ArrivalWindow), and at
+	// each later read above a latency target within the return's watch
+	// (Missed), at most the dip's From.
 	Returned bool `json:"returned"`
 	Back     int  `json:"back,omitempty"`
 	// From is the output held when it started and Floor the lowest
@@ -125,7 +126,8 @@ func (d *OpenDip) record(st *State, now time.Time, returned bool, rec int, late 
 // trackDip updates st's dips with this decision's recommendation rec, the
 // previous output base (valid when the state has a previous decision);
 // over watch after a dip's return, a latency read above its target
-// (late) marks the dip Missed.
+// (late) marks the dip Missed and raises its Back to rec (at most From),
+// as every decision in the first rate window after the return does.
 func (h *Hold) trackDip(st *State, rec, base int, now time.Time, watch, window time.Duration, late bool) {
 	// The return's watch marks misses; over its first rate window it also
 	// reads what the return wanted back (Back): the rate at the return's
@@ -135,7 +137,9 @@ func (h *Hold) trackDip(st *State, rec, base int, now time.Time, watch, window t
 		for i := n - 1; i >= 0 && now.Sub(end) <= watch && st.Dips[i].Returned && st.Dips[i].end().Equal(end); i-- {
 			x := &st.Dips[i]
 			x.Missed = x.Missed || late
-			if x.From > 0 && now.Sub(end) <= window {
+			// A read above the target later in the watch says the
+			// returning traffic wanted what the fleet was short of then.
+			if x.From > 0 && (now.Sub(end) <= window || late) {
 				x.Back = max(x.Back, min(rec, x.From))
 			}
 		}

@@ -235,6 +235,21 @@ func TestLatencyCap(t *testing.T) {
 	if d = Decide(p, s, nil, at(0)); d.Desired != 10 {
 		t.Errorf("queue on all 8: desired %d, want 10 (ttft capped at 18, the max 10)\n%s", d.Desired, stepsText(d))
 	}
+	// Counted by the source (Observation.Queued) the holders are what it
+	// says, whatever the batches: the 80 running with the queue on 2
+	// replicas (prefills, not full batches, hold it) allow (0.625 +
+	// min(62.5, 2)) / 0.5 = 5.25 -> 6, the queue on 2 of the 8: 6.
+	s.Queued = 2
+	if d = Decide(p, s, nil, at(0)); d.Desired != 6 || !strings.Contains(stepsText(d), "2 replicas holding the queue: replicas with a request waiting") {
+		t.Errorf("2 counted holders: desired %d, want 6\n%s", d.Desired, stepsText(d))
+	}
+	// And a queue on every replica with batches far from full (12 running:
+	// floor(12/10) = 1 by the estimate) is all 8's: (0.625 + min(62.5, 8))
+	// / 0.5 = 17.25, the max 10.
+	s.Running, s.Queued = 12, 8
+	if d = Decide(p, s, nil, at(0)); d.Desired != 10 {
+		t.Errorf("8 counted holders: desired %d, want 10\n%s", d.Desired, stepsText(d))
+	}
 }
 
 // TestHoldPerReplica: each replica is its own rental. running:10, hold B
@@ -281,14 +296,7 @@ func TestHoldPerReplica(t *testing.T) {
 // at t=150 a new dip from 3 opens (5 running) and at t=240 (open 90 s <
 // 105) the hold still keeps 3; at t=255 (105 s) it releases to 1.
 func TestHoldMissedReturn(t *testing.T) {
-	zero := int32(0)
-	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
-		Hold: &Hold{BreakEven: 90 * time.Second}, Lookahead: 90 * time.Second}
-	p.Behavior.ScaleDown = rules(zero, "Max", percent(100, 15))
-	mustValidate(t, p)
-	obs := func(cur int, running, ttft float64) Observation {
-		return Observation{Current: cur, Running: running, Waiting: 0, Held: nan, KV: nan, CPU: nan, TTFT: ttft, ArrivalRate: nan, MeanPrompt: nan, MeanOutput: nan, QueueTime: nan}
-	}
+	p, obs := missedReturnPolicy(t)
 	var st State
 	Decide(p, obs(1, 30, 0.1), &st, at(0))
 	expect(t, Decide(p, obs(3, 5, 0.1), &st, at(15)), 1, ReasonMetric)
@@ -467,4 +475,58 @@ func holdPolicy(t *testing.T, breakEven time.Duration, edit func(*Policy)) *Poli
 // runObs observes cur replicas and running requests (nothing else known).
 func runObs(cur int, running float64) Observation {
 	return Observation{Current: cur, Running: running, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
+}
+
+// TestHoldMissedReturnBack: a return that missed wanted back what the
+// fleet was short of when it missed, not only what its first rate window
+// read. running:10, B = 90 s, lookahead (the return's watch) 90 s, the
+// rate window 30 s: a dip from 4 to 1 at 15 s returns at 120 s reading 2
+// (a trickle before the traffic); 45 s later, past the first window but
+// within the watch, 40 running on 2 replicas with a TTFT of 5 s against 2
+// s ask for 4. The dip is Missed with Back min(4, From 4) = 4, so replica 4
+// was wanted back after 105 s and missed: cost_4(0) = 90 < cost_4(105) =
+// 105, but a missed return holds at least its length, T*(4) = 105. Read at
+// the first window alone, Back stays 2 and T*(4) = 0 (never wanted back).
+func TestHoldMissedReturnBack(t *testing.T) {
+	p, obs := missedReturnPolicy(t)
+	var st State
+	expect(t, Decide(p, obs(1, 40, 0.1), &st, at(0)), 4, ReasonMetric)
+	expect(t, Decide(p, obs(4, 5, 0.1), &st, at(15)), 1, ReasonMetric)
+	Decide(p, obs(1, 15, 0.1), &st, at(120))
+	Decide(p, obs(2, 20, 0.1), &st, at(135))
+	if len(st.Dips) != 1 || st.Dips[0].Back != 2 || st.Dips[0].Missed {
+		t.Fatalf("dips %+v, want one back to 2 after its first window, not missed", st.Dips)
+	}
+	Decide(p, obs(2, 40, 5), &st, at(165))
+	if d := st.Dips[0]; !d.Missed || d.Back != 4 || d.Seconds != 105 {
+		t.Fatalf("dip %+v, want missed, Back 4, 105 s", d)
+	}
+	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 4); T != 105 {
+		t.Errorf("T*(4) = %g, want 105", T)
+	}
+	// A read above the target after the watch (90 s from the return) is
+	// not this return's: Back and Missed stay.
+	st.Dips[0].Back, st.Dips[0].Missed = 2, false
+	Decide(p, obs(4, 80, 5), &st, at(225))
+	if d := st.Dips[0]; d.Missed || d.Back != 2 {
+		t.Errorf("dip %+v after the watch, want Back 2 and not missed", d)
+	}
+	if err := st.Validate(); err != nil {
+		t.Errorf("state: %v", err)
+	}
+}
+
+// missedReturnPolicy is the missed-return tests' policy (running:10 and
+// ttft:2, B = 90 s, lookahead 90 s, no scale-down window) and their
+// observation of the current count, running and TTFT alone.
+func missedReturnPolicy(t *testing.T) (*Policy, func(cur int, running, ttft float64) Observation) {
+	t.Helper()
+	zero := int32(0)
+	p := &Policy{Metrics: []Metric{{Signal: SignalRunning, Target: 10}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
+		Hold: &Hold{BreakEven: 90 * time.Second}, Lookahead: 90 * time.Second}
+	p.Behavior.ScaleDown = rules(zero, "Max", percent(100, 15))
+	mustValidate(t, p)
+	return p, func(cur int, running, ttft float64) Observation {
+		return Observation{Current: cur, Running: running, Waiting: 0, Held: nan, KV: nan, CPU: nan, TTFT: ttft, ArrivalRate: nan, MeanPrompt: nan, MeanOutput: nan, QueueTime: nan}
+	}
 }

@@ -53,6 +53,12 @@ type Observation struct {
 	Unready int
 	// Running and Waiting are totals over replicas, in requests.
 	Running, Waiting float64
+	// Queued is how many reporting replicas have a request waiting (their
+	// own waiting above 0): the replicas holding the queue, each request
+	// waiting on the replica it was routed to. 0 when not known (or
+	// nothing waits); the latency guards' capacity bound then estimates
+	// it from Running (latencyCap).
+	Queued int
 	// Held is requests held in front of the servers (activator, gateway,
 	// KEDA HTTP add-on), in requests; NaN or 0 when nothing holds requests.
 	Held float64

@@ -8,8 +8,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,7 +26,51 @@ var (
 	matrixHeldOut = flag.Bool("matrix-heldout", false, "TestMatrix -matrix-only: replay the held-out cells (replicas and traces the matrix was not chosen on) instead of the matrix's")
 	matrixSave    = flag.String("matrix-save", "", "TestMatrix -matrix-only: write the cells' figures (miss % and replica-minutes per policy) to this JSON file")
 	matrixAgainst = flag.String("matrix-against", "", "TestMatrix -matrix-only: compare the cells' figures with a -matrix-save file: log each changed cell and, per policy, the geometric mean of the replica-minutes ratios and the change in misses")
+	matrixExtra   []matrixTrace
 )
+
+func init() {
+	flag.Func("matrix-trace", "TestMatrix -matrix-only: also replay this trace on every replica, as --trace takes it (a file or a synthetic spec), with @X for a rate scale (e.g. AzureLLMInferenceTrace_code.csv@2); repeatable", func(v string) error {
+		tr, err := parseMatrixTrace(v)
+		if err == nil {
+			matrixExtra = append(matrixExtra, tr)
+		}
+		return err
+	})
+}
+
+// parseMatrixTrace reads -matrix-trace's SPEC[@X]: a trace as --trace takes
+// it and an optional rate scale X > 0. The row is named by the spec (a
+// file by its base name) and the scale, e.g. "AzureLLMInferenceTrace_code.csv 2x".
+// The trace is opened here, so a missing file or a bad spec fails before
+// any replay (the flag package names the flag and the value).
+func parseMatrixTrace(v string) (matrixTrace, error) {
+	spec, opts := v, trace.Options{Seed: 1}
+	var name string
+	if i := strings.LastIndex(v, "@"); i >= 0 {
+		x, err := strconv.ParseFloat(v[i+1:], 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			return matrixTrace{}, fmt.Errorf("the rate scale after @ must be a number above 0, e.g. %s@2", v[:i])
+		}
+		spec, opts.RateScale = v[:i], x
+		name = filepath.Base(spec) + " " + strconv.FormatFloat(x, 'g', -1, 64) + "x"
+	} else {
+		name = filepath.Base(spec)
+	}
+	if spec == "" {
+		return matrixTrace{}, errors.New("want a trace (a file or a synthetic spec), e.g. AzureLLMInferenceTrace_code.csv@2")
+	}
+	src, err := trace.Parse(spec, opts)
+	if err != nil {
+		return matrixTrace{}, err
+	}
+	rd, err := src.Open()
+	if err != nil {
+		return matrixTrace{}, err
+	}
+	rd.Close()
+	return matrixTrace{name: name, spec: spec, opts: opts}, nil
+}
 
 // matrixHeldOutReplicas are the matrix's uncalibrated replicas and six
 // more: other GPUs (slower, smaller, AMD), other models and TP degrees.
@@ -110,70 +156,157 @@ func loadMatrixFigures(path string) (matrixFigures, error) {
 	if then == nil {
 		return nil, fmt.Errorf("-matrix-against %s: JSON null, no figures (want a file written by -matrix-save: make heldout SAVE=FILE)", path)
 	}
+	n := 0
+	for _, c := range then {
+		n += len(c)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("-matrix-against %s: no cells with figures (%d cells, no policy's miss %% and replica-minutes), nothing to compare with (want a file written by -matrix-save: make heldout SAVE=FILE)", path, len(then))
+	}
 	return then, nil
 }
 
-// compareMatrixFigures logs the cells of figs whose figures differ from
-// those saved at path, and per policy the cells both hold, the geometric
-// mean of the replica-minutes ratios (now / then), the summed change in
-// miss percentage points and how many cells' misses rose or fell by more
-// than 0.1 point; then is the file's figures (loadMatrixFigures).
-func compareMatrixFigures(t *testing.T, path string, then, figs matrixFigures) {
-	t.Helper()
-	type sum struct {
-		n, up, down   int
-		logRatio, dm  float64
-		changed, gone int
+// checkMatrixAgainst fails before any replay when none of the
+// -matrix-against file's cells (then) is one -matrix-only's regexp re
+// selects: the run would compare nothing (a file of the other cell set,
+// with or without -matrix-heldout, or a regexp for other cells).
+func checkMatrixAgainst(path string, then matrixFigures, re *regexp.Regexp) error {
+	var cells []string
+	for k := range then {
+		if re.MatchString(k) {
+			return nil
+		}
+		cells = append(cells, k)
 	}
-	sums := map[string]*sum{}
+	sort.Strings(cells)
+	return fmt.Errorf("-matrix-against %s: none of its %d cells is one -matrix-only %q selects (its first: %q): nothing would be compared (the file saved with -matrix-heldout and this run without, or the other way, or a narrower -matrix-only)", path, len(cells), re, cells[0])
+}
+
+// matrixDiff is a -matrix-against comparison both ways (diffMatrixFigures).
+type matrixDiff struct {
+	// Policies are the policies run now, each with its sums over the cells.
+	Policies map[string]*matrixPolicyDiff
+	// Changed are the cells in both whose figures differ, one line each
+	// ("CELL, POLICY: miss / rmin -> miss / rmin"), in cell order.
+	Changed []string
+	// Unrun are the file's cells that -matrix-only selects but that were
+	// not run now (renamed, removed, or the other cell set), sorted;
+	// Outside counts the file's cells it does not select (left out by the
+	// user's narrower regexp, not compared).
+	Unrun   []string
+	Outside int
+}
+
+// matrixPolicyDiff is one policy's comparison: N cells in both, of which
+// Changed differ; NotInFile cells run now that the file lacks; NotRunNow
+// cells of the file (selected by -matrix-only) not run now; LogRatio the
+// summed log of the replica-minutes ratios (now / then) over the cells in
+// both (with replica time on both sides); DMiss the summed change in miss
+// percentage points; Up and Down the cells whose misses rose or fell by
+// more than 0.1 point.
+type matrixPolicyDiff struct {
+	N, Changed, NotInFile, NotRunNow, Up, Down int
+	LogRatio, DMiss                            float64
+}
+
+// diffMatrixFigures compares figs (run now, its policies ps) with the
+// -matrix-against file's then, both ways, for the cells re selects: a
+// cell of the file the run left out by a narrower -matrix-only is not
+// missing (it was not asked for), and a policy of the file that
+// -matrix-policies left out is not compared.
+func diffMatrixFigures(then, figs matrixFigures, ps []string, re *regexp.Regexp) matrixDiff {
+	d := matrixDiff{Policies: map[string]*matrixPolicyDiff{}}
+	for _, p := range ps {
+		d.Policies[p] = &matrixPolicyDiff{}
+	}
 	var keys []string
 	for k := range figs {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		for p, now := range figs[k] {
-			s := sums[p]
-			if s == nil {
-				s = &sum{}
-				sums[p] = s
-			}
-			old, ok := then[k][p]
+		for _, p := range ps {
+			now, ok := figs[k][p]
 			if !ok {
-				s.gone++
 				continue
 			}
-			s.n++
-			if old[1] > 0 && now[1] > 0 {
-				s.logRatio += math.Log(now[1] / old[1])
+			s := d.Policies[p]
+			old, ok := then[k][p]
+			if !ok {
+				s.NotInFile++
+				continue
 			}
-			s.dm += now[0] - old[0]
-			switch d := now[0] - old[0]; {
-			case d > 0.1:
-				s.up++
-			case d < -0.1:
-				s.down++
+			s.N++
+			if old[1] > 0 && now[1] > 0 {
+				s.LogRatio += math.Log(now[1] / old[1])
+			}
+			s.DMiss += now[0] - old[0]
+			switch dm := now[0] - old[0]; {
+			case dm > 0.1:
+				s.Up++
+			case dm < -0.1:
+				s.Down++
 			}
 			if now != old {
-				s.changed++
-				t.Logf("changed: %s, %s: %.2f / %.1f -> %.2f / %.1f", k, p, old[0], old[1], now[0], now[1])
+				s.Changed++
+				d.Changed = append(d.Changed, fmt.Sprintf("%s, %s: %.2f / %.1f -> %.2f / %.1f", k, p, old[0], old[1], now[0], now[1]))
 			}
 		}
 	}
-	var ps []string
-	for p := range sums {
-		ps = append(ps, p)
-	}
-	sort.Strings(ps)
-	for _, p := range ps {
-		s := sums[p]
-		if s.n == 0 {
-			t.Logf("against %s: %s: no cell in both", path, p)
+	for k, c := range then {
+		if _, ok := figs[k]; ok {
 			continue
 		}
-		t.Logf("against %s: %s: %d cells (%d changed, %d not in the file), replica-minutes x%.4f (geometric mean of the ratios), misses %+.2f points summed, up > 0.1 on %d cells, down on %d",
-			path, p, s.n, s.changed, s.gone, math.Exp(s.logRatio/float64(s.n)), s.dm, s.up, s.down)
+		if !re.MatchString(k) {
+			d.Outside++
+			continue
+		}
+		d.Unrun = append(d.Unrun, k)
+		for _, p := range ps {
+			if _, ok := c[p]; ok {
+				d.Policies[p].NotRunNow++
+			}
+		}
 	}
+	sort.Strings(d.Unrun)
+	return d
+}
+
+// compareMatrixFigures logs figs (run now with policies ps, the cells
+// -matrix-only's re selects) against the file at path (then,
+// loadMatrixFigures) both ways (diffMatrixFigures): each changed cell,
+// each cell of the file selected but not run now, how many the regexp
+// left out, and per policy the cells in both, the geometric mean of the
+// replica-minutes ratios (now / then), the summed change in miss
+// percentage points and how many cells' misses rose or fell by more than
+// 0.1 point. Error: no cell and policy in both (nothing was compared).
+func compareMatrixFigures(t *testing.T, path string, then, figs matrixFigures, ps []string, re *regexp.Regexp) error {
+	t.Helper()
+	d := diffMatrixFigures(then, figs, ps, re)
+	for _, c := range d.Changed {
+		t.Logf("changed: %s", c)
+	}
+	for _, k := range d.Unrun {
+		t.Logf("against %s: cell %s is in the file and selected by -matrix-only %q, not run now", path, k, re)
+	}
+	if d.Outside > 0 {
+		t.Logf("against %s: %d cells of the file not selected by -matrix-only %q, not compared", path, d.Outside, re)
+	}
+	both := 0
+	for _, p := range ps {
+		s := d.Policies[p]
+		both += s.N
+		if s.N == 0 {
+			t.Logf("against %s: %s: no cell in both (%d run now not in the file, %d in the file not run now)", path, p, s.NotInFile, s.NotRunNow)
+			continue
+		}
+		t.Logf("against %s: %s: %d cells (%d changed, %d run now not in the file, %d in the file not run now), replica-minutes x%.4f (geometric mean of the ratios), misses %+.2f points summed, up > 0.1 on %d cells, down on %d",
+			path, p, s.N, s.Changed, s.NotInFile, s.NotRunNow, math.Exp(s.LogRatio/float64(s.N)), s.DMiss, s.Up, s.Down)
+	}
+	if both == 0 {
+		return fmt.Errorf("-matrix-against %s: no cell and policy both run now and in the file: nothing compared (-matrix-policies %q; -matrix-only %q; the file saved with -matrix-heldout and this run without, or the other way?)", path, strings.Join(ps, ","), re)
+	}
+	return nil
 }
 
 // TestMatrixFiguresFiles: the -matrix-save and -matrix-against files. A
@@ -204,7 +337,8 @@ func TestMatrixFiguresFiles(t *testing.T) {
 			t.Errorf("save into a missing directory: %v, want an error naming -matrix-save and the path", err)
 		}
 	}
-	for name, body := range map[string]string{"missing.json": "", "empty.json": "", "null.json": "null\n", "list.json": "[]\n", "scalar.json": `{"a / b": {"recommended": 1}}`} {
+	for name, body := range map[string]string{"missing.json": "", "empty.json": "", "null.json": "null\n", "list.json": "[]\n", "scalar.json": `{"a / b": {"recommended": 1}}`,
+		"nocells.json": "{}\n", "nofigures.json": `{"a / b": {}}`} {
 		p := filepath.Join(dir, name)
 		if name != "missing.json" {
 			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
@@ -232,5 +366,96 @@ func TestMatrixOnlyArgs(t *testing.T) {
 	re, ps, err := matrixOnlyArgs("L4.*poisson", "recommended,fixed:2")
 	if err != nil || !re.MatchString("L4 + Llama-3-8B / poisson 8 req/s 30m seed 5") || !slices.Equal(ps, []string{"recommended", "fixed:2"}) {
 		t.Errorf("got %v %q %v, want a regexp matching the L4 Poisson cell and [recommended fixed:2]", re, ps, err)
+	}
+}
+
+// TestMatrixAgainstBothWays: the comparison counts both ways within what
+// -matrix-only selects. Worked by hand: the file has A / r1, A / r2, B / r1
+// (selected by ^(A|B) /) and C / r1 (not); the run has A / r1 (replica time
+// 100 -> 120), A / r2 (misses 0.5 -> 0.8) and A / r3 (not in the file).
+// recommended: 2 cells in both, both changed, 1 run now not in the file, 1
+// in the file not run now (B / r1), misses +0.3 points (up on 1 cell),
+// replica-minutes x sqrt(1.2 x 1) = 1.0954; C / r1 is outside the regexp,
+// not missing; fixed:2, not in -matrix-policies now, is not compared.
+func TestMatrixAgainstBothWays(t *testing.T) {
+	then := matrixFigures{
+		"A / r1": {"recommended": {0, 100}, "fixed:2": {1, 200}},
+		"A / r2": {"recommended": {0.5, 50}},
+		"B / r1": {"recommended": {0, 80}},
+		"C / r1": {"recommended": {2, 10}},
+	}
+	figs := matrixFigures{
+		"A / r1": {"recommended": {0, 120}},
+		"A / r2": {"recommended": {0.8, 50}},
+		"A / r3": {"recommended": {0, 30}},
+	}
+	re := regexp.MustCompile("^(A|B) /")
+	d := diffMatrixFigures(then, figs, []string{"recommended"}, re)
+	s := d.Policies["recommended"]
+	if len(d.Policies) != 1 || s == nil {
+		t.Fatalf("policies %v, want recommended only", d.Policies)
+	}
+	if s.N != 2 || s.Changed != 2 || s.NotInFile != 1 || s.NotRunNow != 1 || s.Up != 1 || s.Down != 0 {
+		t.Errorf("recommended: %+v, want 2 in both, 2 changed, 1 not in the file, 1 not run now, 1 up, 0 down", *s)
+	}
+	if math.Abs(s.DMiss-0.3) > 1e-12 || math.Abs(math.Exp(s.LogRatio/2)-math.Sqrt(1.2)) > 1e-12 {
+		t.Errorf("misses %+.3f, ratio x%.4f; want +0.3 and x1.0954", s.DMiss, math.Exp(s.LogRatio/2))
+	}
+	if !slices.Equal(d.Unrun, []string{"B / r1"}) || d.Outside != 1 {
+		t.Errorf("unrun %v, outside %d; want [B / r1] and 1 (C / r1)", d.Unrun, d.Outside)
+	}
+	want := []string{"A / r1, recommended: 0.00 / 100.0 -> 0.00 / 120.0", "A / r2, recommended: 0.50 / 50.0 -> 0.80 / 50.0"}
+	if !slices.Equal(d.Changed, want) {
+		t.Errorf("changed %q, want %q", d.Changed, want)
+	}
+	if err := compareMatrixFigures(t, "before.json", then, figs, []string{"recommended"}, re); err != nil {
+		t.Errorf("compare: %v", err)
+	}
+	// Only fixed:2 now: no cell and policy in both, an error naming the flag and file.
+	if err := compareMatrixFigures(t, "before.json", then, matrixFigures{"A / r1": {"fixed:3": {0, 1}}}, []string{"fixed:3"}, re); err == nil || !strings.Contains(err.Error(), "-matrix-against before.json") {
+		t.Errorf("nothing in common: %v, want an error naming -matrix-against before.json", err)
+	}
+	// Before the replay: a regexp that selects none of the file's cells.
+	if err := checkMatrixAgainst("before.json", then, regexp.MustCompile("^D /")); err == nil || !strings.Contains(err.Error(), "-matrix-against before.json") || !strings.Contains(err.Error(), `-matrix-only "^D /"`) {
+		t.Errorf("no file cell selected: %v, want an error naming -matrix-against before.json and -matrix-only", err)
+	}
+	if err := checkMatrixAgainst("before.json", then, re); err != nil {
+		t.Errorf("cells selected: %v", err)
+	}
+}
+
+// TestParseMatrixTrace: -matrix-trace's rows are named by the file's base
+// name and the scale; a bad scale, an empty spec or a missing file is an
+// error before any replay.
+func TestParseMatrixTrace(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "code.csv")
+	if err := os.WriteFile(f, []byte("arrival_s,prompt_tokens,output_tokens\n0,100,10\n1,200,20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		in, name string
+		scale    float64
+	}{
+		{f, "code.csv", 0},
+		{f + "@2", "code.csv 2x", 2},
+		{f + "@0.5", "code.csv 0.5x", 0.5},
+		{"synthetic:onoff,gap=60s", "synthetic:onoff,gap=60s", 0},
+	} {
+		tr, err := parseMatrixTrace(c.in)
+		if err != nil || tr.name != c.name || tr.opts.RateScale != c.scale {
+			t.Errorf("%q: %+v, %v; want %q at %g", c.in, tr, err, c.name, c.scale)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{f + "@0", "rate scale after @"},
+		{f + "@-1", "rate scale after @"},
+		{f + "@x", "rate scale after @"},
+		{"@2", "want a trace"},
+		{filepath.Join(dir, "missing.csv"), "missing.csv"},
+	} {
+		if _, err := parseMatrixTrace(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want an error naming %q", c.in, err, c.want)
+		}
 	}
 }

@@ -27,7 +27,9 @@ var PDDefaultPolicies = []string{"recommended", "optimal", "llmd-queue", "llmd-s
 // ParsePDPolicy reads a P/D policy string: recommended (the pair rule,
 // recommend.PairDecider, each role's demand target from its queue),
 // recommended(prefill=TP,decode=TD) (the pair rule with the targets fixed,
-// each in (0, 1]; what tune --pd searches), optimal (both pools' hindsight schedules), an
+// each in (0, 1]; what tune --pd searches; prefill_min=N and
+// decode_min=N raise a role's floor from 1, as tune --pd's floor round
+// does), optimal (both pools' hindsight schedules), an
 // llm-d baseline (one ScaledObject per role), pd(PREFILL;DECODE) (a policy
 // string per role), or any other policy string (the same policy on each
 // pool, deciding alone). Errors name the column and what is allowed;
@@ -54,12 +56,12 @@ func ParsePDPolicy(spec string) (PDPolicy, error) {
 	case spec == "optimal":
 		return PDPolicy{Name: spec, build: buildPDOptimal}, nil
 	case strings.HasPrefix(spec, "recommended(") && strings.HasSuffix(spec, ")"):
-		tp, td, err := parsePairTargets(spec)
+		pr, err := parsePairRule(spec)
 		if err != nil {
 			return PDPolicy{}, err
 		}
 		return PDPolicy{Name: spec, build: func(e pdEnv) (pdController, int, int, error) {
-			return buildPDRecommendedAt(e, tp, td)
+			return buildPDRecommendedAt(e, pr)
 		}}, nil
 	case strings.HasPrefix(spec, "pd(") && strings.HasSuffix(spec, ")"):
 		inner := spec[3 : len(spec)-1]
@@ -97,36 +99,60 @@ func ParsePDPolicy(spec string) (PDPolicy, error) {
 	return PDPolicy{Name: spec, build: pairBuilder(p, p)}, nil
 }
 
-// parsePairTargets reads recommended(prefill=TP,decode=TD): each role's
-// demand target, a number in (0, 1].
-func parsePairTargets(spec string) (tp, td float64, err error) {
+// pairRule is recommended(...)'s setting: each role's demand target
+// (replicas busy per replica, in (0, 1]; 0 and 0: from the queues) and
+// floor (the role's least replicas, recommend.Policy.Min; 0: the pair
+// rule's own, 1).
+type pairRule struct {
+	tp, td     float64
+	minP, minD int
+}
+
+// parsePairRule reads recommended(prefill=TP,decode=TD[,prefill_min=N]
+// [,decode_min=N]): each role's demand target, a number in (0, 1], and
+// its floor, a whole number of replicas from 1 to recommend.DefaultMax
+// (the pair rule's max).
+func parsePairRule(spec string) (pairRule, error) {
+	var r pairRule
 	inner := spec[len("recommended(") : len(spec)-1]
-	var seen [2]bool
+	var seen [4]bool
 	col := len("recommended(") + 1
 	for _, part := range strings.Split(inner, ",") {
 		k, v, _ := strings.Cut(part, "=")
-		x, perr := strconv.ParseFloat(v, 64)
-		i := slices.Index([]string{"prefill", "decode"}, k)
+		i := slices.Index([]string{"prefill", "decode", "prefill_min", "decode_min"}, k)
 		switch {
 		case i < 0:
-			return 0, 0, policyError(spec, col, "%q: want prefill=TARGET or decode=TARGET (recommended(prefill=0.7,decode=0.9))", part)
-		case perr != nil || !(x > 0 && x <= 1):
-			return 0, 0, policyError(spec, col, "%s: want a demand target in (0, 1], e.g. %s=0.8", part, k)
+			return pairRule{}, policyError(spec, col, "%q: want prefill=TARGET, decode=TARGET, prefill_min=N or decode_min=N (recommended(prefill=0.7,decode=0.9,prefill_min=2))", part)
 		case seen[i]:
-			return 0, 0, policyError(spec, col, "%s is given twice", k)
+			return pairRule{}, policyError(spec, col, "%s is given twice", k)
+		case i < 2:
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(x > 0 && x <= 1) {
+				return pairRule{}, policyError(spec, col, "%s: want a demand target in (0, 1], e.g. %s=0.8", part, k)
+			}
+			if i == 0 {
+				r.tp = x
+			} else {
+				r.td = x
+			}
+		default:
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > recommend.DefaultMax {
+				return pairRule{}, policyError(spec, col, "%s: want a floor of 1 to %d replicas (the pair rule's max), e.g. %s=3", part, recommend.DefaultMax, k)
+			}
+			if i == 2 {
+				r.minP = n
+			} else {
+				r.minD = n
+			}
 		}
 		seen[i] = true
-		if i == 0 {
-			tp = x
-		} else {
-			td = x
-		}
 		col += len(part) + 1
 	}
 	if !seen[0] || !seen[1] {
-		return 0, 0, policyError(spec, 1, "recommended(...) wants both prefill=TARGET and decode=TARGET, e.g. recommended(prefill=0.7,decode=0.9)")
+		return pairRule{}, policyError(spec, 1, "recommended(...) wants both prefill=TARGET and decode=TARGET, e.g. recommended(prefill=0.7,decode=0.9)")
 	}
-	return tp, td, nil
+	return r, nil
 }
 
 // pdSupported refuses the policies a pool of a pair cannot run: those
@@ -297,13 +323,15 @@ func recommendedPolicy(e env) (*recommend.Policy, error) {
 
 // buildPDRecommended builds the pair rule for e.
 func buildPDRecommended(e pdEnv) (pdController, int, int, error) {
-	return buildPDRecommendedAt(e, 0, 0)
+	return buildPDRecommendedAt(e, pairRule{})
 }
 
 // buildPDRecommendedAt is the pair rule with each role's demand target
-// fixed at tp and td (> 0; 0 and 0: the targets from the queues,
-// recommend.PairPolicies).
-func buildPDRecommendedAt(e pdEnv, tp, td float64) (pdController, int, int, error) {
+// fixed at r.tp and r.td (> 0; 0 and 0: the targets from the queues,
+// recommend.PairPolicies) and each role's floor r.minP and r.minD (0: the
+// rule's own); each pool's warm start is at least its floor.
+func buildPDRecommendedAt(e pdEnv, r pairRule) (pdController, int, int, error) {
+	tp, td := r.tp, r.td
 	pe := e.pre
 	pe.cfg.SLOTTFT -= e.allowance
 	pp, err := recommendedPolicy(pe)
@@ -323,6 +351,14 @@ func buildPDRecommendedAt(e pdEnv, tp, td float64) (pdController, int, int, erro
 		pp = setDemand(pp, tp)
 		d = *setDemand(&d, td)
 	}
+	if r.minP > 0 {
+		q := *pp
+		q.Min = r.minP
+		pp = &q
+	}
+	if r.minD > 0 {
+		d.Min = r.minD
+	}
 	c := &pdRecommended{p: recommend.Pair{Prefill: pp, Decode: &d}, epoch: e.pre.cfg.Epoch, fixed: tp > 0}
 	c.run.Prefill.Quiet, c.run.Decode.Quiet = true, true
 	rec, _ := ParsePolicy("recommended")
@@ -335,7 +371,7 @@ func buildPDRecommendedAt(e pdEnv, tp, td float64) (pdController, int, int, erro
 			Decode:  recommend.Reading{Obs: recommend.Observation{MeanPrompt: prompt, MeanOutput: output}}})
 		return demandTarget(q.Prefill), demandTarget(q.Decode)
 	})
-	return c, ip, id, err
+	return c, max(ip, r.minP), max(id, r.minD), err
 }
 
 func (c *pdRecommended) decide(now float64, op, od recommend.Observation) (int, int) {

@@ -123,7 +123,8 @@ func TestPDOptimalTinyTrace(t *testing.T) {
 }
 
 func TestParsePDPolicy(t *testing.T) {
-	for _, ok := range []string{"recommended", "optimal", "llmd-queue", "llmd-tokens,max=8", "fixed:2", "pd(queue:24;kv:0.8)", "pd(recommended;fixed:3)"} {
+	for _, ok := range []string{"recommended", "optimal", "llmd-queue", "llmd-tokens,max=8", "fixed:2", "pd(queue:24;kv:0.8)", "pd(recommended;fixed:3)",
+		"recommended(prefill=0.7,decode=0.9,prefill_min=2)", "recommended(decode_min=100,prefill=0.7,decode=0.9)"} {
 		if _, err := ParsePDPolicy(ok); err != nil {
 			t.Errorf("%s: %v", ok, err)
 		}
@@ -135,9 +136,45 @@ func TestParsePDPolicy(t *testing.T) {
 		"oracle":               "for a pair use optimal alone",
 		"pd(queue:24;bogus:1)": "column 13",
 		"llmd-everything":      "llm-d baselines",
+		// "recommended(prefill=0.7,decode=0.9," is 12 + 12 + 11 = 35 characters: the floor at 36.
+		"recommended(prefill=0.7,decode=0.9,prefill_min=0)":             "at column 36: prefill_min=0: want a floor of 1 to 100 replicas",
+		"recommended(prefill=0.7,decode=0.9,decode_min=2.5)":            "decode_min=2.5: want a floor of 1 to 100",
+		"recommended(prefill=0.7,decode=0.9,decode_min=101)":            "want a floor of 1 to 100",
+		"recommended(prefill=0.7,decode=0.9,decode_min=2,decode_min=3)": "decode_min is given twice",
+		"recommended(prefill=0.7,decode=0.9,min=2)":                     `"min=2": want prefill=TARGET, decode=TARGET, prefill_min=N or decode_min=N`,
+		"recommended(prefill=0.7,prefill_min=2)":                        "wants both prefill=TARGET and decode=TARGET",
 	} {
 		if _, err := ParsePDPolicy(spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error with %q", spec, err, want)
+		}
+	}
+}
+
+// TestPDRecommendedFloors: the pair rule's floors are each pool's least
+// replicas and its warm start at least: one request of 1000 tokens warms
+// one replica per pool (pdWarmAt: far less than a replica-span of work),
+// so floors of 2 and 3 start the pools at 2 and 3, and each pool's policy
+// has them as its Min.
+func TestPDRecommendedFloors(t *testing.T) {
+	e, err := newPDEnv(trace.FromSlice("x", 60, []trace.Request{{Arrival: 1, Prompt: 1000, Output: 10}}), Config{Model: linKV{}}, PDConfig{KVLinkBytesPerSecond: 1e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for spec, want := range map[string][2]int{
+		"recommended(prefill=0.7,decode=0.9)":                            {1, 1},
+		"recommended(prefill=0.7,decode=0.9,prefill_min=2,decode_min=3)": {2, 3},
+	} {
+		p, err := ParsePDPolicy(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctl, ip, id, err := p.build(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := ctl.(*pdRecommended)
+		if ip != want[0] || id != want[1] || c.p.Prefill.Min != want[0] || c.p.Decode.Min != want[1] {
+			t.Errorf("%s: warm %d/%d, min %d/%d; want %v", spec, ip, id, c.p.Prefill.Min, c.p.Decode.Min, want)
 		}
 	}
 }

@@ -43,8 +43,9 @@ type Page struct {
 	// ProcessStart is process_start_time_seconds (unix seconds); a change
 	// between two scrapes means the counters were reset.
 	ProcessStart float64
-	// MaxRunning is the server's static batch capacity in requests (SGLang
-	// max_running_requests, summed over engines); capacity, not load.
+	// MaxRunning is the server's batch capacity in requests (SGLang
+	// max_running_requests, TensorRT-LLM's max active requests, summed over
+	// engines and models; the Families' MaxRunning); capacity, not load.
 	MaxRunning float64
 	// TTFT is the time-to-first-token histogram summed over series, nil when
 	// the page has none (e.g. before the first request finishes).

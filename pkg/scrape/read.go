@@ -97,6 +97,7 @@ func parsePage(b []byte, contentType, source string) (raw *rawPage, ct string, e
 	if err != nil {
 		return nil, "", &PageError{Source: source, Line: locate(b, ct, err), Err: withHint(b, err)}
 	}
+	raw.selectSeries()
 	if ct == ContentTypeText && len(b) > 0 && b[len(b)-1] != '\n' {
 		return nil, "", &PageError{Source: source, Line: 1 + bytes.Count(b, []byte("\n")),
 			Err: errors.New("the last line does not end with a newline: the page looks truncated (the text format ends every line with \\n)")}
@@ -155,6 +156,12 @@ func withHint(b []byte, err error) error {
 		}
 		if errors.Is(ne.Err, strconv.ErrRange) {
 			return fmt.Errorf("sample value %q is out of a float64's range%s (at most about 1.8e308)", ne.Num, where)
+		}
+		if n := strings.ToLower(ne.Num); n == "-nan" || n == "+nan" {
+			// C's printf of a NaN whose sign bit is set; llama.cpp
+			// servers of early 2025 wrote it before their first request
+			// (llama.cpp issue #11868, fixed by PR #11915).
+			return fmt.Errorf("sample value %q is C's printf of a NaN%s, which the text format spells NaN (Prometheus refuses the page too): a server bug, e.g. llama.cpp's before its first request in early-2025 builds; upgrade the server", ne.Num, where)
 		}
 		return fmt.Errorf("sample value %q is not a number%s: a sample line is NAME{LABELS} VALUE; is this a model server's /metrics page?", ne.Num, where)
 	}

@@ -151,18 +151,19 @@ func TestReadInvalid(t *testing.T) {
 		line              int
 		msg               string
 	}{
-		"bad value on line 3":          {"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\nvllm:num_requests_waiting abc\n", "", 3, `sample value "abc" is not a number in "vllm:num_requests_waiting abc": a sample line is NAME{LABELS} VALUE`},
-		"prose (a README)":             {"# infscale\n\nAn autoscaler for LLM\n", "", 3, `sample value "autoscaler" is not a number in "An autoscaler"`},
-		"value beyond float64":         {"vllm:num_requests_running 1e999\n", "", 1, `sample value "1e999" is out of a float64's range in "vllm:num_requests_running 1e999"`},
-		"timestamp beyond int64":       {"vllm:num_requests_running 1 99999999999999999999\n", "", 1, `timestamp "99999999999999999999" is not an int64 of milliseconds`},
-		"unterminated label line 2":    {"vllm:num_requests_running 1\nvllm:num_requests_waiting{a=\"x} 1\nvllm:num_requests_running 2\n", "", 2, ""},
-		"after blank and comments":     {"vllm:num_requests_running 1\n\n# a comment\n\nvllm:num_requests_waiting 1 2 3 4\n", "", 5, ""},
-		"JSON (trtllm-serve /metrics)": {`[{"gpuMemUsage": 1}]`, "", 1, "JSON"},
-		"HTML":                         {"<html><body>404</body></html>", "", 1, "HTML"},
-		"unsupported content type":     {"vllm:num_requests_running 1\n", "application/json", 1, "Content-Type"},
-		"protobuf content type":        {"x", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited", 1, "Content-Type"},
-		"OpenMetrics without # EOF":    {"vllm:num_requests_running 1\nvllm:num_requests_waiting 1\n", "application/openmetrics-text; version=1.0.0", 2, "EOF"},
-		"OpenMetrics data after EOF":   {"vllm:num_requests_running 1\n# EOF\nvllm:num_requests_waiting 1\n", "", 3, "EOF"},
+		"bad value on line 3":                {"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\nvllm:num_requests_waiting abc\n", "", 3, `sample value "abc" is not a number in "vllm:num_requests_waiting abc": a sample line is NAME{LABELS} VALUE`},
+		"prose (a README)":                   {"# infscale\n\nAn autoscaler for LLM\n", "", 3, `sample value "autoscaler" is not a number in "An autoscaler"`},
+		"signed NaN (llama.cpp, early 2025)": {"llamacpp:requests_processing 0\nllamacpp:n_busy_slots_per_decode -nan\n", "", 2, `sample value "-nan" is C's printf of a NaN in "llamacpp:n_busy_slots_per_decode -nan"`},
+		"value beyond float64":               {"vllm:num_requests_running 1e999\n", "", 1, `sample value "1e999" is out of a float64's range in "vllm:num_requests_running 1e999"`},
+		"timestamp beyond int64":             {"vllm:num_requests_running 1 99999999999999999999\n", "", 1, `timestamp "99999999999999999999" is not an int64 of milliseconds`},
+		"unterminated label line 2":          {"vllm:num_requests_running 1\nvllm:num_requests_waiting{a=\"x} 1\nvllm:num_requests_running 2\n", "", 2, ""},
+		"after blank and comments":           {"vllm:num_requests_running 1\n\n# a comment\n\nvllm:num_requests_waiting 1 2 3 4\n", "", 5, ""},
+		"JSON (trtllm-serve /metrics)":       {`[{"gpuMemUsage": 1}]`, "", 1, "JSON"},
+		"HTML":                               {"<html><body>404</body></html>", "", 1, "HTML"},
+		"unsupported content type":           {"vllm:num_requests_running 1\n", "application/json", 1, "Content-Type"},
+		"protobuf content type":              {"x", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited", 1, "Content-Type"},
+		"OpenMetrics without # EOF":          {"vllm:num_requests_running 1\nvllm:num_requests_waiting 1\n", "application/openmetrics-text; version=1.0.0", 2, "EOF"},
+		"OpenMetrics data after EOF":         {"vllm:num_requests_running 1\n# EOF\nvllm:num_requests_waiting 1\n", "", 3, "EOF"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p, err := Read(strings.NewReader(tc.page), tc.contentType, "page.prom", modelserver.VLLM)

@@ -9,6 +9,7 @@
 //   - synthetic Poisson traffic (synthetic.go), a step and a daily cycle
 //     (shapes.go), on-off bursts with heavy-tailed gaps (onoff.go);
 //   - the Azure LLM inference trace 2023 CSV (azure.go);
+//   - the BurstGPT trace CSV (burstgpt.go);
 //   - Mooncake JSON lines (mooncake.go);
 //   - a generic CSV arrival_s,prompt_tokens,output_tokens (csv.go).
 //

@@ -28,7 +28,7 @@ type Options struct {
 // of a spec that is none of them (docs/simulate.md#traces has each kind's
 // keys).
 const Formats = "reference, synthetic:poisson|step|diurnal|onoff,KEY=VALUE,..., or a file " +
-	"(Azure LLM trace CSV, Mooncake .jsonl, CSV " + GenericHeader + "; azure:, mooncake: or csv: before the path forces one); " +
+	"(Azure LLM or BurstGPT CSV, Mooncake .jsonl, CSV " + GenericHeader + "; azure:, burstgpt:, mooncake: or csv: before the path forces one); " +
 	"docs/simulate.md#traces"
 
 // Parse opens a trace spec:
@@ -37,9 +37,9 @@ const Formats = "reference, synthetic:poisson|step|diurnal|onoff,KEY=VALUE,..., 
 //	synthetic:poisson,rate=...     steady Poisson traffic (ParseSynthetic)
 //	synthetic:step,... / diurnal,... a burst or a daily cycle (StepShape, DiurnalShape)
 //	synthetic:onoff,...            bursts and heavy-tailed silent gaps (OnOff)
-//	azure:FILE, mooncake:FILE, csv:FILE
+//	azure:FILE, burstgpt:FILE, mooncake:FILE, csv:FILE
 //	FILE                           format from the extension (.jsonl: Mooncake)
-//	                               or the CSV header (Azure or generic)
+//	                               or the CSV header (Azure, BurstGPT or generic)
 //
 // then applies opts (sort, rate scale, window, in that order). It reads the
 // start of a file to detect its format but leaves full validation to the
@@ -92,11 +92,11 @@ func parseBase(spec string, seed uint64) (Source, error) {
 			return Source{}, err
 		}
 		return s.Source(), nil
-	case "azure", "mooncake", "csv":
+	case "azure", "burstgpt", "mooncake", "csv":
 		if rest == "" {
 			return Source{}, fmt.Errorf("trace %q: %s: takes the file's path after it, e.g. %s:trace.csv", spec, kind, kind)
 		}
-		return fileSource(rest, map[string]func(string) (Reader, error){"azure": OpenAzureCSV, "mooncake": OpenMooncake, "csv": OpenGenericCSV}[kind])
+		return fileSource(rest, map[string]func(string) (Reader, error){"azure": OpenAzureCSV, "burstgpt": OpenBurstGPT, "mooncake": OpenMooncake, "csv": OpenGenericCSV}[kind])
 	}
 	return detect(spec)
 }
@@ -157,11 +157,14 @@ func detect(name string) (Source, error) {
 		return Source{}, fmt.Errorf("%s: %w", name, ErrEmpty)
 	}
 	head := strings.TrimSpace(strings.TrimPrefix(first, string(utf8BOM)))
+	fields := headerFields(head)
 	switch {
 	case strings.HasPrefix(head, "{"):
 		return fileSource(name, OpenMooncake)
-	case columns(headerFields(head), azureColumns): // quoted or not
+	case columns(fields, azureColumns): // quoted or not
 		return fileSource(name, OpenAzureCSV)
+	case looksBurstGPT(fields): // its columns in any order; OpenBurstGPT says what is wrong with a near miss
+		return fileSource(name, OpenBurstGPT)
 	default:
 		return fileSource(name, OpenGenericCSV)
 	}

@@ -86,9 +86,14 @@ func Check(s Source) (n int64, last float64, err error) {
 
 // sliceReader serves requests from memory (sorted traces, tests).
 type sliceReader struct {
-	reqs []Request
-	i    int
+	reqs    []Request
+	i       int
+	skipped int64 // the rows the file's reader skipped (Sorted)
 }
+
+// Skipped is the rows the file's reader skipped (SkippedRows) while
+// Sorted read it whole.
+func (r *sliceReader) Skipped() int64 { return r.skipped }
 
 func (r *sliceReader) Next() (Request, error) {
 	if r.i >= len(r.reqs) {

@@ -22,22 +22,8 @@ func testdata(t testing.TB, name string) string {
 
 func readAll(t *testing.T, s Source) []Request {
 	t.Helper()
-	r, err := s.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var out []Request
-	for {
-		q, err := r.Next()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, q)
-	}
+	out, _ := readSkipped(t, s)
+	return out
 }
 
 func writeFile(t *testing.T, name, body string) string {
@@ -261,6 +247,8 @@ func FuzzReaders(f *testing.F) {
 	f.Add("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\n")
 	f.Add("\"TIMESTAMP\",\"ContextTokens\",\"GeneratedTokens\"\r\n\"2023-11-16 18:15:46.6805900\",\"374\",\"44\"\r\n")
 	f.Add("0,\"1\"\"0\",1\n1,\"2,\n")
+	f.Add(BurstGPTHeader + "\n3,ChatGPT,200,50,250,Conversation log\n9,GPT-4,0,0,0,API log\n")
+	f.Add("Log Type,Timestamp,Request tokens,Response tokens,Total tokens,Model\r\n\"API log\",3,10,0,10,GPT-4\r\n")
 	f.Fuzz(func(t *testing.T, body string) {
 		dir := t.TempDir()
 		for _, name := range []string{"f.csv", "f.jsonl"} {

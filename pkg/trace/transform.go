@@ -28,6 +28,9 @@ type scaled struct {
 	k float64
 }
 
+// Skipped is the skip count of the trace's pass (SkippedRows).
+func (r *scaled) Skipped() int64 { return SkippedRows(r.Reader) }
+
 func (r *scaled) Next() (Request, error) {
 	q, err := r.Reader.Next()
 	q.Arrival /= r.k
@@ -65,6 +68,10 @@ type windowed struct {
 	Reader
 	start, end float64
 }
+
+// Skipped is the skip count of the trace's pass (SkippedRows), over the
+// whole file read so far, inside the window or not.
+func (r *windowed) Skipped() int64 { return SkippedRows(r.Reader) }
 
 func (r *windowed) Next() (Request, error) {
 	for {
@@ -106,7 +113,8 @@ func ParseWindow(v string) (start, end float64, err error) {
 // Sorted reads the whole trace into memory and serves it in arrival order
 // (stable: equal arrivals keep their file order). For traces whose rows are
 // not in order (the readers refuse those otherwise). Readers skip their
-// ordering check under Sorted.
+// ordering check under Sorted. Each pass reports the rows the file's
+// reader skipped (SkippedRows).
 func Sorted(s Source) (Source, error) {
 	r, err := s.open()
 	if err != nil {
@@ -135,7 +143,8 @@ func Sorted(s Source) (Source, error) {
 		}
 	}
 	slices.SortStableFunc(reqs, cmpArrival)
-	return FromSlice(s.Name, s.Duration, reqs), nil
+	skipped := SkippedRows(r)
+	return NewSource(s.Name, s.Duration, func() (Reader, error) { return &sliceReader{reqs: reqs, skipped: skipped}, nil }), nil
 }
 
 func cmpArrival(a, b Request) int {

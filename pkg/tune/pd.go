@@ -74,43 +74,56 @@ func RunPD(ctx context.Context, src trace.Source, cfg Config, pd replay.PDConfig
 		return PDReport{}, err
 	}
 	e := &pdEvaluator{ctx: ctx, cfg: cfg, pd: pd}
-	var names []string
+	var grid []pdCandidate
 	for _, tp := range PDPrefillTargets {
 		for _, td := range PDDecodeTargets {
-			names = append(names, pdCandidate(tp, td))
+			grid = append(grid, pdCandidate{tp: tp, td: td})
 		}
 	}
-	// Screen.
-	res := make([][][]replay.PDResult, len(names))
-	var jobs []pdJob
-	for i, n := range names {
-		p, err := replay.ParsePDPolicy(n)
-		if err != nil {
-			return PDReport{}, err
-		}
-		res[i] = make([][]replay.PDResult, len(pr.sets))
-		for k, set := range pr.sets {
-			if k > 0 && set.same {
-				continue
+	// names and res are every screened candidate's policy and results
+	// (per stress set, per source), the grid's and the floor round's.
+	var names []string
+	var res [][][]replay.PDResult
+	screen := func(cands []pdCandidate) ([]Row, error) {
+		first := len(names)
+		var jobs []pdJob
+		for _, c := range cands {
+			p, err := replay.ParsePDPolicy(c.Policy())
+			if err != nil {
+				return nil, err
 			}
-			res[i][k] = make([]replay.PDResult, len(set.srcs))
-			for l, s := range set.srcs {
-				jobs = append(jobs, pdJob{pol: p, src: s, out: &res[i][k][l]})
+			r := make([][]replay.PDResult, len(pr.sets))
+			for k, set := range pr.sets {
+				if k > 0 && set.same {
+					continue
+				}
+				r[k] = make([]replay.PDResult, len(set.srcs))
+				for l, s := range set.srcs {
+					jobs = append(jobs, pdJob{pol: p, src: s, out: &r[k][l]})
+				}
+			}
+			names, res = append(names, c.Policy()), append(res, r)
+		}
+		if err := e.run(jobs); err != nil {
+			return nil, err
+		}
+		rows := make([]Row, len(cands))
+		for i, c := range cands {
+			sr := res[first+i]
+			rows[i] = Row{Policy: c.Policy(), pair: c, Screen: pdFigures(sr[0]...), rolePeak: pdPeaks([2]int{}, sr[0]...)}
+			for k, r := range sr[1:] {
+				if pr.sets[k+1].same {
+					r = sr[0]
+				}
+				rows[i].ScreenStress = append(rows[i].ScreenStress, pdFigures(r...))
+				rows[i].rolePeak = pdPeaks(rows[i].rolePeak, r...)
 			}
 		}
+		return rows, nil
 	}
-	if err := e.run(jobs); err != nil {
+	rows, err := screen(grid)
+	if err != nil {
 		return PDReport{}, err
-	}
-	rows := make([]Row, len(names))
-	for i, n := range names {
-		rows[i] = Row{Policy: n, Screen: pdFigures(res[i][0]...)}
-		for k, r := range res[i][1:] {
-			if pr.sets[k+1].same {
-				r = res[i][0]
-			}
-			rows[i].ScreenStress = append(rows[i].ScreenStress, pdFigures(r...))
-		}
 	}
 	markFrontier(rows)
 	// Finalists: in sample, out of sample, stressed (each stressed figure
@@ -119,6 +132,27 @@ func RunPD(ctx context.Context, src trace.Source, cfg Config, pd replay.PDConfig
 	finals, best, ok, err := pickFinalists(rows, budget, cfg.Finalists, func(pick []Row) error { return e.finalists(pick, res, names, pr, sameIn) })
 	if err != nil {
 		return PDReport{}, err
+	}
+	if !ok {
+		// The floor round: the finalist nearest to holding, each role's
+		// floor raised to its peak, then bisected (pdFloorSearch).
+		more, err := pdFloorSearch(finals, budget, func(c pdCandidate) (Row, error) {
+			rs, err := screen([]pdCandidate{c})
+			if err != nil {
+				return Row{}, err
+			}
+			if err := e.finalists(rs, res, names, pr, sameIn); err != nil {
+				return Row{}, err
+			}
+			return rs[0], nil
+		})
+		if err != nil {
+			return PDReport{}, err
+		}
+		if len(more) > 0 {
+			finals = append(finals, more...)
+			best, ok = Choose(finals, budget)
+		}
 	}
 	w := finals[best]
 	rep := PDReport{Policy: w.Policy, Outcome: Outcome{Holds: ok, MaxMissPct: budget, InSample: *w.InSample, OutOfSample: *w.OutOfSample, Stress: w.Stress},
@@ -129,7 +163,7 @@ func RunPD(ctx context.Context, src trace.Source, cfg Config, pd replay.PDConfig
 	if len(cfg.Baselines) > 0 {
 		bs := make([]Baseline, len(cfg.Baselines))
 		out := make([][2]replay.PDResult, len(bs))
-		jobs = jobs[:0]
+		var jobs []pdJob
 		for i, s := range cfg.Baselines {
 			p, err := replay.ParsePDPolicy(s)
 			if err != nil {
@@ -155,10 +189,111 @@ func RunPD(ctx context.Context, src trace.Source, cfg Config, pd replay.PDConfig
 // llm-d's four paths.
 var PDBaselines = append([]string{"recommended"}, replay.LLMDBaselines...)
 
-// pdCandidate is the pair rule at targets tp and td.
-func pdCandidate(tp, td float64) string {
+// pdCandidate is the pair rule recommended(prefill=TP,decode=TD) with
+// each role's floor (0: the rule's own, 1).
+type pdCandidate struct {
+	tp, td     float64
+	minP, minD int
+}
+
+// Policy is c as a `simulate --pd --policy` string.
+func (c pdCandidate) Policy() string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	return "recommended(prefill=" + f(tp) + ",decode=" + f(td) + ")"
+	s := "recommended(prefill=" + f(c.tp) + ",decode=" + f(c.td)
+	if c.minP > 0 {
+		s += ",prefill_min=" + strconv.Itoa(c.minP)
+	}
+	if c.minD > 0 {
+		s += ",decode_min=" + strconv.Itoa(c.minD)
+	}
+	return s + ")"
+}
+
+// floors are c's floors, the rule's own 1 for 0.
+func (c pdCandidate) floors() [2]int { return [2]int{max(c.minP, 1), max(c.minD, 1)} }
+
+// pdPeaks are the most prefill and decode replicas over rs, with at.
+func pdPeaks(at [2]int, rs ...replay.PDResult) [2]int {
+	for _, r := range rs {
+		at[0], at[1] = max(at[0], r.Prefill.Peak), max(at[1], r.Decode.Peak)
+	}
+	return at
+}
+
+// pdFloorSearch is RunPD's floor round, run when no finalist holds: the
+// finalist of lowest worst miss % with both roles' floors (prefill_min,
+// decode_min) raised to the most replicas each role reached over its
+// replays (a role that never rose above its floor: one above it); when
+// that holds, each role's floor is bisected down in turn, prefill first
+// with decode's at its peak, then decode with prefill's at what was
+// found, to the lowest that still holds. It returns the rows replayed
+// (screened and as finalists); a pair whose policy is a finalist already
+// is read from it, not replayed. probe screens and replays one candidate.
+//
+// Per role, not jointly (both floors scaled by one fraction): the pair's
+// misses are counted on the whole path, so which pool a ramp outran is
+// not in the figures, but holding is taken as monotone in each floor, as
+// bisecting one floor takes it (a higher floor only adds replicas, ready
+// sooner; the pair rule's ratio bound, recommend.Bound, only ever raises
+// the other pool). Then no prefill floor below P (the lowest that holds
+// with decode's at its peak) holds with decode's at its peak, so none
+// does with a lower decode floor either, and D is the lowest decode
+// floor that holds with P: neither floor of (P, D) can be lowered alone. A joint search would keep the pool that did not need
+// its peak at nearly all of it. The cost is a bisection per role:
+// 1 + ceil(log2(n+1)) + ceil(log2(m+1)) probes at most for floors raised
+// by n and m (each bisection also tries the floor it started from, which
+// with the other role raised may hold).
+func pdFloorSearch(finals []Row, budget float64, probe func(pdCandidate) (Row, error)) ([]Row, error) {
+	if len(finals) == 0 {
+		return nil, nil
+	}
+	r := nearest(finals)
+	var out []Row
+	try := func(f [2]int) (bool, error) {
+		c := r.pair
+		c.minP, c.minD = f[0], f[1]
+		if f[0] == 1 && r.pair.minP == 0 {
+			c.minP = 0 // the rule's own floor, as the grid writes it
+		}
+		if f[1] == 1 && r.pair.minD == 0 {
+			c.minD = 0
+		}
+		if x, ok := replayedAs(c.Policy(), finals, out); ok { // a finalist, or probed already
+			return x.within(budget), nil
+		}
+		row, err := probe(c)
+		if err != nil {
+			return false, err
+		}
+		out = append(out, row)
+		return row.within(budget), nil
+	}
+	lo := r.pair.floors()
+	hi := [2]int{max(r.rolePeak[0], lo[0]+1), max(r.rolePeak[1], lo[1]+1)}
+	if ok, err := try(hi); err != nil || !ok {
+		return out, err
+	}
+	// Each role in turn: the lowest floor in [lo, hi] that holds, hi known
+	// to (lo-1 stands for one that does not).
+	for role := range 2 {
+		l, h := lo[role]-1, hi[role]
+		for h-l > 1 {
+			mid := l + (h-l)/2
+			f := hi
+			f[role] = mid
+			ok, err := try(f)
+			if err != nil {
+				return out, err
+			}
+			if ok {
+				h = mid
+			} else {
+				l = mid
+			}
+		}
+		hi[role] = h
+	}
+	return out, nil
 }
 
 // finalists replays rows (named in names, screened into res) on the whole
@@ -200,6 +335,8 @@ func (e *pdEvaluator) finalists(rows []Row, res [][][]replay.PDResult, names []s
 		}
 		of := pdFigures(o[i].vars[0]...)
 		rows[i].InSample, rows[i].OutOfSample = &f, &of
+		rows[i].rolePeak = pdPeaks(rows[i].rolePeak, o[i].in)
+		rows[i].rolePeak = pdPeaks(rows[i].rolePeak, o[i].vars[0]...)
 		sr := res[slices.Index(names, rows[i].Policy)]
 		for k, v := range o[i].vars[1:] {
 			if pr.variants[k+1].same {
@@ -210,6 +347,7 @@ func (e *pdEvaluator) finalists(rows []Row, res [][][]replay.PDResult, names []s
 				s = sr[0]
 			}
 			rows[i].Stress = append(rows[i].Stress, pdFigures(append(slices.Clone(s), v...)...))
+			rows[i].rolePeak = pdPeaks(rows[i].rolePeak, v...)
 		}
 	}
 	return nil

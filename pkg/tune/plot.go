@@ -232,7 +232,15 @@ func (m missMap) Ticks(lo, hi float64) []plot.Tick {
 
 // Plot draws a pair's screened rows as Report.Plot draws one pool's: SLO
 // misses of the pair's requests against both pools' replica-minutes, the
-// frontier, the budget and the winner. format is "png" or "svg".
+// frontier, the budget and the winner; the floor round's probes (finalists
+// not in Rows, the grid) are drawn with the grid, as Report's are. format
+// is "png" or "svg".
 func (r PDReport) Plot(w io.Writer, format string) error {
-	return Report{Policy: r.Policy, Outcome: r.Outcome, Rows: r.Rows, pair: true}.Plot(w, format)
+	rows := slices.Clone(r.Rows)
+	for _, f := range r.Finalists {
+		if !slices.ContainsFunc(rows, func(x Row) bool { return x.Policy == f.Policy }) {
+			rows = append(rows, f)
+		}
+	}
+	return Report{Policy: r.Policy, Outcome: r.Outcome, Rows: rows, pair: true}.Plot(w, format)
 }

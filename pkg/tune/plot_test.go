@@ -102,7 +102,7 @@ func TestMissMap(t *testing.T) {
 func TestPDPlot(t *testing.T) {
 	r := PDReport{Policy: "recommended(prefill=0.5,decode=0.7)", Outcome: Outcome{MaxMissPct: 0.1}}
 	for i, tp := range []float64{0.3, 0.5, 0.7} {
-		r.Rows = append(r.Rows, Row{Policy: pdCandidate(tp, 0.7), Screen: Figures{ReplicaMinutes: 100 + 10*float64(i)}, Frontier: i == 0})
+		r.Rows = append(r.Rows, Row{Policy: pdCandidate{tp: tp, td: 0.7}.Policy(), Screen: Figures{ReplicaMinutes: 100 + 10*float64(i)}, Frontier: i == 0})
 	}
 	var b bytes.Buffer
 	if err := r.Plot(&b, "svg"); err != nil {
@@ -119,5 +119,25 @@ func TestPDPlot(t *testing.T) {
 	}
 	for _, x := range doc.Outside(0.6) {
 		t.Errorf("text %q ends outside the canvas", x.Body)
+	}
+}
+
+// TestPDPlotFloorWinner: a winner of the floor round is a finalist, not a
+// grid row (Rows), and is drawn and named as the winner all the same.
+func TestPDPlotFloorWinner(t *testing.T) {
+	w := pdCandidate{tp: 0.8, td: 0.9, minD: 2}.Policy()
+	r := PDReport{Policy: w, Outcome: Outcome{MaxMissPct: 0.1, Holds: true},
+		Rows:      []Row{{Policy: pdCandidate{tp: 0.8, td: 0.9}.Policy(), Screen: Figures{ReplicaMinutes: 48, MissPct: 0}, ScreenStress: []Figures{{MissPct: 23}}, Frontier: true}},
+		Finalists: []Row{{Policy: w, Screen: Figures{ReplicaMinutes: 57.5}}}}
+	var b bytes.Buffer
+	if err := r.Plot(&b, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := svgtest.Parse(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := doc.Find("winner: " + w); !ok {
+		t.Errorf("plot lacks the floor round's winner %q", w)
 	}
 }

@@ -140,12 +140,7 @@ func floorSearch(finals []Row, budget float64, probe func(Candidate) (Row, error
 	if len(finals) == 0 {
 		return nil, nil
 	}
-	r := finals[0]
-	for _, x := range finals[1:] {
-		if x.worst() < r.worst() {
-			r = x
-		}
-	}
+	r := nearest(finals)
 	m, ok := r.Candidate.Option("min")
 	if !ok {
 		return nil, nil
@@ -153,11 +148,8 @@ func floorSearch(finals []Row, budget float64, probe func(Candidate) (Row, error
 	var out []Row
 	try := func(f int) (bool, error) {
 		c := r.Candidate.with("min", float64(f))
-		p := c.Policy()
-		for _, x := range finals { // replayed as a finalist already
-			if x.Policy == p {
-				return x.within(budget), nil
-			}
+		if x, ok := replayedAs(c.Policy(), finals); ok {
+			return x.within(budget), nil
 		}
 		row, err := probe(c)
 		if err != nil {

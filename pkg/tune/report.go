@@ -115,9 +115,40 @@ type Row struct {
 	Holds bool `json:"holds"`
 
 	screenStress [][]replay.Result // per stress, per screening source
+	// pair is a P/D row's candidate (RunPD); rolePeak the most prefill
+	// and decode replicas over its replays (screen, and as a finalist in
+	// and out of sample and stressed).
+	pair     pdCandidate
+	rolePeak [2]int
 	// Frontier: no screened row has a lower worst miss % (the sample and
 	// its stressed copies) at no more replica time.
 	Frontier bool `json:"frontier"`
+}
+
+// nearest is the row of rows (at least one) of lowest worst miss %, the
+// first on a tie: the candidate a floor round raises.
+func nearest(rows []Row) Row {
+	r := rows[0]
+	for _, x := range rows[1:] {
+		if x.worst() < r.worst() {
+			r = x
+		}
+	}
+	return r
+}
+
+// replayedAs returns the row of rows (each list in turn) whose Policy is
+// p: a candidate the search replayed already (the floor rounds probe each
+// policy once).
+func replayedAs(p string, rows ...[]Row) (Row, bool) {
+	for _, rs := range rows {
+		for _, x := range rs {
+			if x.Policy == p {
+				return x, true
+			}
+		}
+	}
+	return Row{}, false
 }
 
 // within reports whether a finalist holds: replayed in and out of sample,
