@@ -51,7 +51,7 @@ type PrometheusRangeFlags struct {
 	ReplicasQuery string             `name:"replicas-query" placeholder:"Q" help:"PromQL for the replicas that ran, one series (e.g. sum(kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"})); default the target's replicas: query, else its scaleTargetRef's kube-state-metrics gauge (a Deployment's kube_deployment_spec_replicas, ...), else the pods reporting."`
 	Start         string             `default:"-7d" placeholder:"T" help:"Start: unix seconds, RFC3339, or relative to now (-7d, -36h, now) (default ${default})."`
 	End           string             `default:"now" placeholder:"T" help:"End: unix seconds, RFC3339, or relative to now (default ${default})."`
-	Step          time.Duration      `default:"30s" placeholder:"D" help:"Step of the reconstruction and of the range queries (default ${default})."`
+	Step          time.Duration      `default:"30s" placeholder:"D" help:"Step of the reconstruction and of the range queries, at least 1s (default ${default})."`
 	QueryTimeout  time.Duration      `name:"query-timeout" default:"2m" placeholder:"D" help:"Timeout of each query, 1s to 1h (default ${default})."`
 	MaxGap        time.Duration      `name:"max-gap" placeholder:"D" help:"Longest silence between samples still read as data (default: 3 x the scrape spacing, at least 2 steps)."`
 
@@ -194,8 +194,8 @@ func (f *PrometheusRangeFlags) grid() (backtest.Grid, error) {
 	if err != nil {
 		return backtest.Grid{}, invalidf("--end %s: %v", f.End, err)
 	}
-	if f.Step <= 0 {
-		return backtest.Grid{}, invalidf("--step %s: want a duration > 0, e.g. 30s", f.Step)
+	if f.Step < backtest.MinStep {
+		return backtest.Grid{}, invalidf("--step %s: want at least %s, e.g. 30s (Prometheus scrapes at most once a second: a shorter step only repeats samples)", f.Step, backtest.MinStep)
 	}
 	if err := durationIn("query-timeout", f.QueryTimeout, minQueryTimeout, maxQueryTimeout, "each Prometheus query's; 0 would disable it and a hung Prometheus would hang the command"); err != nil {
 		return backtest.Grid{}, err

@@ -46,6 +46,28 @@ func TestSimulateEdgeFlags(t *testing.T) {
 	if code, _, errs := runSimulate(t, "--trace", far, "--policy", "queue:24"); code != 2 || !strings.Contains(errs, "a replay covers at most 8388608 periods") {
 		t.Errorf("far arrival: exit %d, stderr %q; want exit 2 naming the bound", code, errs)
 	}
+	// The message names the file and its arrivals, and the advice fits:
+	// a stray last row (cut it), or unix times in a generic CSV, whose
+	// first arrival is kept (it said "raise the factor, cut the trace
+	// with --window", which no window fixes). 1733230005 s / 15 s is
+	// 1.16e8 periods.
+	unix := filepath.Join(t.TempDir(), "unix.csv")
+	if err := os.WriteFile(unix, []byte("1733230000,100,10\n1733230005,100,10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ file, want string }{
+		{far, "--trace far.csv: requests arrive from second 0 to 1e+300, 6.67e+298 periods of 15s; a replay covers at most 8388608 periods (about 1456 days at this period): cut the trace with --window"},
+		{unix, "--trace unix.csv: requests arrive from second 1.73323e+09 to 1.73323e+09, 1.16e+08 periods of 15s"},
+		{unix, "a unix time or milliseconds? Subtract the first row's arrival and write seconds"},
+	} {
+		if code, _, errs := runSimulate(t, "--trace", c.file, "--policy", "queue:24"); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", filepath.Base(c.file), code, errs, c.want)
+		}
+	}
+	// A window still cuts the far row off (the span is checked on it).
+	if code, _, errs := runSimulate(t, "--trace", far, "--window", "0:100", "--policy", "fixed:1"); code != 0 {
+		t.Errorf("far arrival, --window 0:100: exit %d, stderr %q; want 0", code, errs)
+	}
 }
 
 // TestProfileRefusesBaselinePolicy: profile adds the floor to the reactive
@@ -76,8 +98,12 @@ func TestPrometheusRangeFlagEdges(t *testing.T) {
 	}{
 		{append(append([]string{"--start=-1e300d"}, url...), sel...), "at most 100 years"},
 		{append(append([]string{"--start=1e300"}, url...), sel...), "want unix seconds from 0 to 9223372036"},
-		// 2 h at 1 ms = 7,200,000 steps > 2^22 = 4,194,304.
-		{append(append([]string{"--start=-2h", "--step=1ms"}, url...), sel...), "is 7200000 steps: want at most 4194304"},
+		// 60 d at 1 s = 5,184,000 steps > 2^22 = 4,194,304.
+		{append(append([]string{"--start=-60d", "--step=1s"}, url...), sel...), "is 5184000 steps: want at most 4194304"},
+		// Below a second, whatever the range: 1 h at 1 ms (3,600,000 steps,
+		// under the bound) held 1.2 GB after a minute of queries.
+		{append(append([]string{"--start=-1h", "--step=1ms"}, url...), sel...), "--step 1ms: want at least 1s, e.g. 30s"},
+		{append(append([]string{"--start=-1h", "--step=0s"}, url...), sel...), "--step 0s: want at least 1s"},
 		{append([]string{"--prometheus-url", "ftp://u:secret@x"}, sel...), "--prometheus-url ftp://u:xxxxx@x: want http://"},
 		{append([]string{"--prometheus-url", "http://"}, sel...), "want http://HOST"},
 		{append(append([]string{"--target", "chat"}, url...), sel...), "--target \"chat\" needs --config"},

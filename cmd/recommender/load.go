@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -58,6 +59,9 @@ func (c *LoadCmd) Run(e *env) error {
 		return err
 	} else if u.RawQuery != "" || u.ForceQuery || strings.Contains(c.URL, "#") {
 		return invalidf("URL %q: want a base URL without a query or fragment, e.g. http://127.0.0.1:8000 (/v1/... is appended)", c.URL)
+	} else if p := strings.TrimSuffix(u.Path, "/"); path.Base(p) == "v1" || strings.Contains(p, "/v1/") {
+		// An endpoint's URL pasted whole: /v1/models would be appended to it.
+		return invalidf("URL %q: want the server's base URL, without the API path (e.g. http://127.0.0.1:8000 for http://127.0.0.1:8000/v1/completions): load appends /v1/models and /v1/completions (or --endpoint chat's /v1/chat/completions)", c.URL)
 	}
 	modes := 0
 	for _, s := range []string{c.Concurrency, c.Rate, c.Trace} {
@@ -160,8 +164,13 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 		// Read through once before any load: a bad line is invalid input
 		// (exit 2, as simulate says), not a failure halfway through a run.
-		if err := checkTrace(src, e.stderr); err != nil {
+		first, err := checkTrace(src, e.stderr)
+		if err != nil {
 			return invalidf("--trace: %v", err)
+		}
+		if first >= c.Duration.Seconds() {
+			// Nothing would start: a run of 0 requests, exit 0.
+			return invalidf("--trace %s: the first request arrives at second %.6g, not within --duration %s, so none would be sent (arrival_s counts seconds from the trace's start, and a generic CSV keeps its first row's: a unix time or milliseconds? Subtract the first row's arrival and write seconds; or lengthen --duration)", src.Name, first, c.Duration)
 		}
 		cfg.Trace = &src
 	}
@@ -536,23 +545,36 @@ func writeCalibration(w io.Writer, path string, cal replica.Calibration) {
 	cal.WriteText(w, "concurrency", "ITL p50 ms")
 }
 
-// checkTrace reads every request of src, returning the first bad line's
-// error; the rows the reader skips (BurstGPT's with Request tokens 0, never
-// sent) are noted on w.
-func checkTrace(src trace.Source, w io.Writer) error {
+// checkTrace reads every request of src and returns the first one's
+// arrival (seconds); the rows the reader skips (BurstGPT's with Request
+// tokens 0, never sent) are noted on w. Errors: the first bad line's, or
+// trace.ErrEmpty naming src (a header alone ran 0 requests and exited 0).
+func checkTrace(src trace.Source, w io.Writer) (first float64, err error) {
 	rd, err := src.Open()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer rd.Close()
-	for {
-		if _, err := rd.Next(); err == io.EOF {
-			if n := trace.SkippedRows(rd); n > 0 {
-				fmt.Fprintf(w, "note: %s: skipped %d rows with Request tokens 0 (failed requests, logged without lengths; not sent)\n", src.Name, n)
+	for n := 0; ; n++ {
+		q, err := rd.Next()
+		if err == io.EOF {
+			skipped := trace.SkippedRows(rd)
+			if n == 0 && skipped > 0 {
+				return 0, fmt.Errorf("%s: %w: all %d rows have Request tokens 0 (failed requests, skipped)", src.Name, trace.ErrEmpty, skipped)
 			}
-			return nil
-		} else if err != nil {
-			return err
+			if n == 0 {
+				return 0, fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
+			}
+			if skipped > 0 {
+				fmt.Fprintf(w, "note: %s: skipped %d rows with Request tokens 0 (failed requests, logged without lengths; not sent)\n", src.Name, skipped)
+			}
+			return first, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 {
+			first = q.Arrival
 		}
 	}
 }

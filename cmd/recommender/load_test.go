@@ -40,6 +40,12 @@ func TestLoadInvalid(t *testing.T) {
 		{[]string{"http://127.0.0.1:65536", "--allow-remote", "--concurrency", "1"}, `URL "http://127.0.0.1:65536": port 65536: want 1 to 65535`},
 		{[]string{"http://127.0.0.1:1?x=1", "--concurrency", "1"}, `URL "http://127.0.0.1:1?x=1": want a base URL without a query or fragment`},
 		{[]string{"http://127.0.0.1:1#f", "--concurrency", "1"}, `URL "http://127.0.0.1:1#f": want a base URL without a query or fragment`},
+		// An endpoint's URL pasted whole: /v1/models was appended to it
+		// ("GET .../v1/completions/v1/models: connection refused (give
+		// --served-model-name)").
+		{[]string{"http://127.0.0.1:1/v1/completions", "--concurrency", "1"}, `URL "http://127.0.0.1:1/v1/completions": want the server's base URL, without the API path (e.g. http://127.0.0.1:8000`},
+		{[]string{"http://127.0.0.1:1/v1/", "--concurrency", "1"}, `URL "http://127.0.0.1:1/v1/": want the server's base URL, without the API path`},
+		{[]string{"http://127.0.0.1:1/llm/v1/chat/completions", "--concurrency", "1"}, `URL "http://127.0.0.1:1/llm/v1/chat/completions": want the server's base URL`},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--rate", "2"}, "give exactly one of"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "4,2"}, "--concurrency: item 2 2: loads must increase"},
 		{[]string{"http://127.0.0.1:1", "--rate=-1"}, "--rate: item 1 \"-1\": want a number > 0"},
@@ -55,6 +61,11 @@ func TestLoadInvalid(t *testing.T) {
 		{[]string{"http://127.0.0.1:1", "--trace", "/nonexistent.csv"}, "--trace:"},
 		// Checked before any load, as simulate reads it (exit 2, not 1).
 		{[]string{"http://127.0.0.1:1", "--trace", "testdata/garbage-trace.csv"}, "--trace: testdata/garbage-trace.csv:2: want 3 fields"},
+		// A header alone, or a first arrival past --duration (unix times in
+		// a generic CSV, which keeps its first row's), sent 0 requests and
+		// exited 0.
+		{[]string{"http://127.0.0.1:1", "--trace", "testdata/header-only-trace.csv"}, "--trace: header-only-trace.csv: trace has no requests"},
+		{[]string{"http://127.0.0.1:1", "--trace", "testdata/unix-time-trace.csv", "--duration", "10s"}, "--trace unix-time-trace.csv: the first request arrives at second 1.73323e+09, not within --duration 10s, so none would be sent"},
 		// Checked before the sweep, not after it.
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1,2", "--calibrate", "/nonexistent/x.json"}, "--calibrate /nonexistent/x.json: the directory /nonexistent does not exist"},
 	} {

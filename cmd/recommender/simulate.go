@@ -211,7 +211,7 @@ func (c *SimulateCmd) source(w io.Writer) (trace.Source, error) {
 	if file || c.Window != "" {
 		// One pass: a file's rows are checked before the parallel passes,
 		// and a window is checked against the trace before any replay.
-		last, in, skipped, err := scanTrace(src, a, b)
+		first, last, in, skipped, err := scanTrace(src, a, b)
 		if err != nil {
 			return trace.Source{}, invalidf("--trace: %v", err)
 		}
@@ -220,6 +220,9 @@ func (c *SimulateCmd) source(w io.Writer) (trace.Source, error) {
 		}
 		if src.Duration == 0 {
 			src.Duration = last
+		}
+		if err := c.checkFileSpan(src, first, last); err != nil {
+			return trace.Source{}, err
 		}
 		if c.Window != "" {
 			if err := c.checkWindow(src, a, b, in); err != nil {
@@ -261,14 +264,33 @@ func checkPeriodSpan(given map[string]bool, period time.Duration, span float64) 
 	return nil
 }
 
-// scanTrace reads src once: the arrival of its last request (seconds), how
-// many arrive in [a, b) (b <= 0: to the end) and how many rows the reader
-// skipped (trace.SkippedRows). A bad row is its error; a trace without a
-// request is trace.ErrEmpty.
-func scanTrace(src trace.Source, a, b float64) (last float64, in, skipped int64, err error) {
+// checkFileSpan refuses a trace file whose arrivals (first to last, in
+// seconds, after --rate-scale) span more than a replay covers at --period,
+// naming the file and the arrivals: a first arrival that is most of the
+// span is a unix time or milliseconds where seconds since the trace's
+// start are wanted (a generic CSV keeps its first arrival), not a trace to
+// cut with --window. --rate-scale's own stretch is checked after.
+func (c *SimulateCmd) checkFileSpan(src trace.Source, first, last float64) error {
+	period := c.Period.Seconds()
+	if c.RateScale != 1 || c.Window != "" || period < replay.MinPeriod || last/period <= replay.MaxPeriods { // a shorter --period is refused later; a window's span is checked after
+		return nil
+	}
+	do := "cut the trace with --window, or lengthen --period (a stray row at the end?)"
+	if first >= last/2 {
+		do = "arrival_s counts seconds from the trace's start, and the first row's is kept: a unix time or milliseconds? Subtract the first row's arrival and write seconds"
+	}
+	return invalidf("--trace %s: requests arrive from second %.6g to %.6g, %.3g periods of %s; a replay covers at most %d periods (about %.0f days at this period): %s",
+		src.Name, first, last, last/period, c.Period, replay.MaxPeriods, float64(replay.MaxPeriods)*period/86400, do)
+}
+
+// scanTrace reads src once: the arrivals of its first and last requests
+// (seconds), how many arrive in [a, b) (b <= 0: to the end) and how many
+// rows the reader skipped (trace.SkippedRows). A bad row is its error; a
+// trace without a request is trace.ErrEmpty.
+func scanTrace(src trace.Source, a, b float64) (first, last float64, in, skipped int64, err error) {
 	r, err := src.Open()
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	defer r.Close()
 	n := 0
@@ -278,7 +300,10 @@ func scanTrace(src trace.Source, a, b float64) (last float64, in, skipped int64,
 			break
 		}
 		if err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, 0, err
+		}
+		if n == 0 {
+			first = q.Arrival
 		}
 		n++
 		last = q.Arrival
@@ -288,12 +313,12 @@ func scanTrace(src trace.Source, a, b float64) (last float64, in, skipped int64,
 	}
 	skipped = trace.SkippedRows(r)
 	if n == 0 && skipped > 0 {
-		return 0, 0, 0, fmt.Errorf("%s: %w: all %d rows have Request tokens 0 (failed requests, skipped)", src.Name, trace.ErrEmpty, skipped)
+		return 0, 0, 0, 0, fmt.Errorf("%s: %w: all %d rows have Request tokens 0 (failed requests, skipped)", src.Name, trace.ErrEmpty, skipped)
 	}
 	if n == 0 {
-		return 0, 0, 0, fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
+		return 0, 0, 0, 0, fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
 	}
-	return last, in, skipped, nil
+	return first, last, in, skipped, nil
 }
 
 // checkWindow refuses --window [a, b) when it starts at or past the end of

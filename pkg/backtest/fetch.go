@@ -14,6 +14,7 @@ import (
 	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/replay"
+	"github.com/infscale/infscale/pkg/replica"
 )
 
 // Target is what a backtest reads: a server profile and the label
@@ -147,6 +148,11 @@ func (f *fetcher) read(h *History, q promql.History) error {
 			q.Replicas, g.Start.UTC().Format(time.RFC3339), g.End().UTC().Format(time.RFC3339)))
 	}
 	h.Replicas = onGrid(g, reps)
+	if len(reps) == 1 && !slices.ContainsFunc(h.Replicas, func(v float64) bool { return !math.IsNaN(v) }) {
+		// As good as no samples (NaN is no count): said as the empty case is.
+		f.st.Warnings = append(f.st.Warnings, fmt.Sprintf("replicas query %s returned only NaN over %s..%s: no observed replicas, so no actual (simulated) row and no fidelity; check it in Prometheus (a division by zero?)",
+			q.Replicas, g.Start.UTC().Format(time.RFC3339), g.End().UTC().Format(time.RFC3339)))
+	}
 	if err := replicaCounts(g, q.Replicas, h.Replicas); err != nil {
 		return err
 	}
@@ -184,6 +190,13 @@ func (f *fetcher) read(h *History, q promql.History) error {
 		}
 		if len(m) == 1 {
 			for _, p := range m[0].Values {
+				// NaN is an hour without a request; below 0 or infinite is
+				// no quantile of a TTFT histogram (histogram_quantile gives
+				// at most the highest finite bound): the fidelity grade
+				// would be computed on it.
+				if v := float64(p.Value); v < 0 || math.IsInf(v, 0) {
+					return fmt.Errorf("%s at %s is %g: want a TTFT quantile in seconds >= 0 (NaN: no request that hour)", q.TTFTHourly, p.Timestamp.Time().UTC().Format(time.RFC3339), v)
+				}
 				h.TTFTHourly = append(h.TTFTHourly, HourValue{T: p.Timestamp.Time().UTC(), V: float64(p.Value)})
 			}
 		}
@@ -210,25 +223,34 @@ func (f *fetcher) inFlight(q promql.History) ([]float64, error) {
 	return in, nil
 }
 
-// requests is a gauge of requests on the grid, refused below zero.
+// requests is a gauge of requests on the grid, refused outside 0 to
+// MaxInFlight.
 func (f *fetcher) requests(query string) ([]float64, error) {
 	m, err := f.rng(query, f.g.Start, f.g.Step)
 	if err != nil {
 		return nil, err
 	}
 	vs := onGrid(f.g, m)
-	if err := nonNegative(f.g, query, vs); err != nil {
+	if err := requestCounts(f.g, query, vs); err != nil {
 		return nil, err
 	}
 	return vs, nil
 }
 
-// nonNegative refuses a gauge of requests below zero (NaN is unknown, not
-// an error): no server counts negative requests, so it is not one.
-func nonNegative(g Grid, query string, vs []float64) error {
+// MaxInFlight bounds a gauge of requests in flight at one target: the
+// most sequences the largest fleet the replay models can batch
+// (replay.MaxReplicas x replica.MaxMaxNumSeqs, about 10^10). Above it
+// (10^300, +Inf) the gauge is no request count, and its steps would
+// swallow the completions they are added to.
+const MaxInFlight = float64(replay.MaxReplicas) * replica.MaxMaxNumSeqs
+
+// requestCounts refuses a gauge of requests below zero or above
+// MaxInFlight (NaN is unknown, not an error): no server counts negative
+// requests or more than it can hold, so it is not one.
+func requestCounts(g Grid, query string, vs []float64) error {
 	for i, v := range vs {
-		if v < 0 {
-			return fmt.Errorf("%s at %s is %g: want requests >= 0", query, g.At(i).Format(time.RFC3339), v)
+		if v < 0 || v > MaxInFlight {
+			return fmt.Errorf("%s at %s is %g: want requests 0 to %.0f (is it a gauge of requests, summed once?)", query, g.At(i).Format(time.RFC3339), v, MaxInFlight)
 		}
 	}
 	return nil

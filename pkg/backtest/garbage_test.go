@@ -60,6 +60,29 @@ func TestReconstructNoCompletions(t *testing.T) {
 	}
 }
 
+// TestReconstructNoCompletionsMovingGauges: a counter that never
+// increases (NaN, flat, -5 throughout) beside in-flight gauges that move
+// (0 -> 8 requests) completed nothing: ErrNoTraffic, not a replay of the
+// 8 requests the gauges' change alone reconstructs (backtest replayed
+// "8 requests" when every sample of the success counter was NaN).
+func TestReconstructNoCompletionsMovingGauges(t *testing.T) {
+	g := Grid{Start: t0, Step: time.Minute, N: 2}
+	nan := math.NaN()
+	for name, p := range map[string][]Point{"NaN": pts(0, nan, 60, nan, 120, nan), "flat": pts(0, 7, 60, 7, 120, 7), "negative": pts(0, -5, 60, -5, 120, -5), "+Inf": pts(0, math.Inf(1), 60, math.Inf(1), 120, math.Inf(1))} {
+		h := History{Grid: g, Success: []Series{{Points: p}}, InFlight: []float64{0, 4, 8}, PromptMean: 100, OutputMean: 50}
+		w, err := Reconstruct(h, Options{})
+		if !errors.Is(err, ErrNoTraffic) || !strings.Contains(err.Error(), "none increases") {
+			t.Errorf("%s counter, gauges 0 -> 8: %v requests, err = %v; want ErrNoTraffic, none increases", name, w.Requests, err)
+		}
+	}
+	// Completions that are all the requests in flight at the start (10 in
+	// flight, 10 complete, 0 after): nothing arrived in the range.
+	h := History{Grid: g, Success: []Series{{Points: pts(0, 0, 60, 5, 120, 10)}}, InFlight: []float64{10, 5, 0}, PromptMean: 100, OutputMean: 50}
+	if _, err := Reconstruct(h, Options{}); !errors.Is(err, ErrNoTraffic) || !strings.Contains(err.Error(), "10 completions are the requests in flight at the start") {
+		t.Errorf("10 completions of 10 in flight: err = %v; want ErrNoTraffic naming the 10", err)
+	}
+}
+
 // TestHistogramRefusesGarbage: NaN or negative bucket counts and a NaN
 // bound are not a histogram (NaN slipped through the monotonicity check).
 func TestHistogramRefusesGarbage(t *testing.T) {
@@ -115,11 +138,19 @@ func TestJoinTimestampsRefusesGarbage(t *testing.T) {
 	}
 }
 
-// TestGridBounded: 2 h at a 1 ms step is 7,200,000 steps, above MaxSteps
-// (2^22 = 4,194,304); a week at 30 s (20,160 steps) is fine.
+// TestGridBounded: 60 days at a 1 s step is 5,184,000 steps, above
+// MaxSteps (2^22 = 4,194,304); a week at 30 s (20,160 steps) is fine. A
+// step below 1 s is refused whatever the range: an hour at 1 ms was
+// 3,600,000 steps, under MaxSteps, and held 1.2 GB after a minute of
+// range queries.
 func TestGridBounded(t *testing.T) {
-	if _, err := NewGrid(t0, t0.Add(2*time.Hour), time.Millisecond); err == nil || !strings.Contains(err.Error(), "7200000 steps: want at most 4194304") {
-		t.Errorf("2 h at 1 ms: err = %v", err)
+	if _, err := NewGrid(t0, t0.Add(60*24*time.Hour), time.Second); err == nil || !strings.Contains(err.Error(), "5184000 steps: want at most 4194304") {
+		t.Errorf("60 d at 1 s: err = %v", err)
+	}
+	for _, step := range []time.Duration{time.Millisecond, 999 * time.Millisecond, 0, -time.Second} {
+		if _, err := NewGrid(t0, t0.Add(time.Hour), step); err == nil || !strings.Contains(err.Error(), "step "+step.String()+": want at least 1s") {
+			t.Errorf("1 h at %s: err = %v; want the step refused", step, err)
+		}
 	}
 	if g, err := NewGrid(t0, t0.Add(7*24*time.Hour), 30*time.Second); err != nil || g.N != 20160 {
 		t.Errorf("a week at 30 s: %+v, %v; want 20160 steps", g, err)
@@ -143,9 +174,13 @@ func TestCoverageWithinRange(t *testing.T) {
 	}
 }
 
-// TestFetchRefusesNegativeInFlight: a running gauge summing to -50 is not a
-// count of requests (it was read as one: its changes became arrivals).
-func TestFetchRefusesNegativeInFlight(t *testing.T) {
+// TestFetchRefusesImplausibleInFlight: a running gauge summing to -50 is
+// not a count of requests (it was read as one: its changes became
+// arrivals); nor is one at 1e300 or +Inf, above 10^4 replicas x 2^20
+// sequences (at 1e300, 1e300 + 600 completions - 1e300 is 0: the error
+// blamed the success counter, "none increases"). 10^10 requests is
+// inside the bound.
+func TestFetchRefusesImplausibleInFlight(t *testing.T) {
 	ms, _ := promql.ParseSelector(`{namespace="llm"}`)
 	g := Grid{Start: t0, Step: time.Minute, N: 2}
 	tgt := Target{Server: modelserver.VLLM, Selector: ms, Replicas: `kube_deployment_spec_replicas`}
@@ -153,9 +188,75 @@ func TestFetchRefusesNegativeInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	neg := model.Matrix{{Metric: model.Metric{}, Values: []model.SamplePair{{Timestamp: model.TimeFromUnix(t0.Unix() + 60), Value: -50}}}}
-	_, _, err = Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{q.Running: neg}}, tgt, g, nil)
-	if err == nil || !strings.Contains(err.Error(), q.Running+" at 2026-01-05T00:01:00Z is -50: want requests >= 0") {
-		t.Errorf("err = %v, want the query, the time and the value", err)
+	at := func(v float64) model.Matrix {
+		return model.Matrix{{Metric: model.Metric{}, Values: []model.SamplePair{{Timestamp: model.TimeFromUnix(t0.Unix() + 60), Value: model.SampleValue(v)}}}}
+	}
+	for _, c := range []struct {
+		query string
+		v     float64
+		want  string
+	}{
+		{q.Running, -50, "-50"},
+		{q.Running, 1e300, "1e+300"},
+		{q.Waiting, math.Inf(1), "+Inf"},
+	} {
+		_, _, err = Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{c.query: at(c.v)}}, tgt, g, nil)
+		if want := c.query + " at 2026-01-05T00:01:00Z is " + c.want + ": want requests 0 to 10485760000"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%g: err = %v, want %q", c.v, err, want)
+		}
+	}
+	if _, _, err = Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{q.Running: at(1e10)}}, tgt, g, nil); err != nil && strings.Contains(err.Error(), "want requests") {
+		t.Errorf("1e10 in flight refused: %v", err)
+	}
+}
+
+// TestFetchRefusesImpossibleHourlyTTFT: the hourly TTFT p95 is a
+// histogram_quantile, NaN for an hour without requests and otherwise a
+// finite number of seconds >= 0; -5 or +Inf was read as observed and the
+// fidelity line graded the replay against it ("mean |error| 5.10s ...
+// poor"). An error names the query, the hour and the value; NaN stays no
+// request.
+func TestFetchRefusesImpossibleHourlyTTFT(t *testing.T) {
+	ms, _ := promql.ParseSelector(`{namespace="llm"}`)
+	g := Grid{Start: t0, Step: time.Minute, N: 120}
+	tgt := Target{Server: modelserver.VLLM, Selector: ms, Replicas: `kube_deployment_spec_replicas`}
+	q, err := buildQueries(tgt.Server, ms, 2*time.Hour, tgt.Replicas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hour := model.TimeFromUnix(t0.Unix() + 3600)
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{-5, "-5"}, {math.Inf(1), "+Inf"}} {
+		m := model.Matrix{{Metric: model.Metric{}, Values: []model.SamplePair{{Timestamp: hour, Value: model.SampleValue(c.v)}}}}
+		_, _, err := Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{q.TTFTHourly: m}}, tgt, g, nil)
+		if want := q.TTFTHourly + " at 2026-01-05T01:00:00Z is " + c.want + ": want a TTFT quantile in seconds >= 0"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%g: err = %v, want %q", c.v, err, want)
+		}
+	}
+	m := model.Matrix{{Metric: model.Metric{}, Values: []model.SamplePair{{Timestamp: hour, Value: model.SampleValue(math.NaN())}}}}
+	h, _, err := Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{q.TTFTHourly: m}}, tgt, g, nil)
+	if err != nil || len(h.TTFTHourly) != 1 || !math.IsNaN(h.TTFTHourly[0].V) {
+		t.Errorf("NaN hour: %+v, %v; want it kept as no request", h.TTFTHourly, err)
+	}
+}
+
+// TestFetchWarnsNaNReplicas: a replicas query whose one series is NaN at
+// every point (avg over nothing, 0/0) is as good as none: the warning the
+// empty answer gets, not a silent "fidelity not available".
+func TestFetchWarnsNaNReplicas(t *testing.T) {
+	ms, _ := promql.ParseSelector(`{namespace="llm"}`)
+	g := Grid{Start: t0, Step: time.Minute, N: 2}
+	tgt := Target{Server: modelserver.VLLM, Selector: ms, Replicas: `kube_deployment_spec_replicas`}
+	q, err := buildQueries(tgt.Server, ms, 2*time.Minute, tgt.Replicas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nan := model.SampleValue(math.NaN())
+	m := model.Matrix{{Metric: model.Metric{}, Values: []model.SamplePair{{Timestamp: model.TimeFromUnix(t0.Unix()), Value: nan}, {Timestamp: model.TimeFromUnix(t0.Unix() + 60), Value: nan}}}}
+	_, st, err := Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{q.Replicas: m}}, tgt, g, nil)
+	if err != nil || len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "replicas query kube_deployment_spec_replicas returned only NaN over 2026-01-05T00:00:00Z..2026-01-05T00:02:00Z: no observed replicas") {
+		t.Errorf("warnings %q, err %v; want the NaN replicas said", st.Warnings, err)
 	}
 }

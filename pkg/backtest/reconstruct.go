@@ -34,8 +34,10 @@ type Workload struct {
 	TTFTHourly []HourValue
 }
 
-// ErrNoTraffic means the success counter had no series in the range, or
-// series that never increased (no request completed).
+// ErrNoTraffic means the success counter had no series in the range,
+// series that never increased (no request completed: the in-flight
+// gauges' changes alone are no traffic), or completions that were all
+// requests in flight at the range's start.
 var ErrNoTraffic = errors.New("no request completed in the range")
 
 // MaxArrivalRate bounds the reconstructed arrival rate of a step, in
@@ -73,6 +75,16 @@ func Reconstruct(h History, opts Options) (Workload, error) {
 		w.Coverage.Requested = req
 	}
 	inc := counterIncrease(g, series)
+	// No completion at all: the arrivals would be the in-flight gauges'
+	// changes alone, a trace of garbage (a NaN or flat counter beside
+	// moving gauges), not the traffic.
+	completed := 0.0
+	for _, v := range inc[1:] {
+		completed += v
+	}
+	if !(completed >= 0.5) {
+		return w, fmt.Errorf("%w: the success counter has %d series, none increases", ErrNoTraffic, len(series))
+	}
 	gap := inGap(g, w.Coverage.Gaps)
 	q := fill(h.InFlight, gap, 0)
 	w.Arrivals = make([]float64, g.N+1)
@@ -95,7 +107,7 @@ func Reconstruct(h History, opts Options) (Workload, error) {
 		}
 	}
 	if w.Requests < 0.5 {
-		return w, fmt.Errorf("%w: the success counter has %d series, none increases", ErrNoTraffic, len(series))
+		return w, fmt.Errorf("%w: the success counter's %.0f completions are the requests in flight at the start, none arrived", ErrNoTraffic, completed)
 	}
 	w.Prompt = Tokens{Hist: h.Prompt, Mean: h.PromptMean}
 	w.Output = Tokens{Hist: h.Output, Mean: h.OutputMean}

@@ -20,6 +20,7 @@ package load
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -164,6 +165,10 @@ func DiscoverModel(parent context.Context, client *http.Client, base string) (st
 		if errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
 			return "", fmt.Errorf("load: finding the model: GET %s/v1/models: no answer within %s (give --served-model-name, or check that the URL is the server's)", strings.TrimRight(base, "/"), modelsTimeout)
 		}
+		if _, dial := errors.AsType[*net.OpError](err); dial {
+			// Nothing listens there: --served-model-name would not help.
+			return "", fmt.Errorf("load: finding the model: %w (is the server up? check the URL's host and port)", err)
+		}
 		return "", fmt.Errorf("load: finding the model: %w (give --served-model-name)", err)
 	}
 	defer resp.Body.Close()
@@ -175,7 +180,10 @@ func DiscoverModel(parent context.Context, client *http.Client, base string) (st
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("load: GET %s/v1/models: %s (give --served-model-name)", base, resp.Status)
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list); err != nil || len(list.Data) == 0 {
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list); err != nil {
+		return "", fmt.Errorf("load: GET %s/v1/models: not a model list (%v): is the URL an OpenAI-compatible server's base URL? (or give --served-model-name)", base, err)
+	}
+	if len(list.Data) == 0 {
 		return "", fmt.Errorf("load: GET %s/v1/models lists no model (give --served-model-name)", base)
 	}
 	return list.Data[0].ID, nil
@@ -419,6 +427,32 @@ type chunk struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
+	// An error event in the stream: vLLM's {"error": {"message": ...}}
+	// (older: {"object": "error", "message": ...}), or {"error": "..."}.
+	Error   json.RawMessage `json:"error"`
+	Object  string          `json:"object"`
+	Message string          `json:"message"`
+}
+
+// streamError is the message of an error event, "" when c is none.
+func (c chunk) streamError() string {
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		var e struct {
+			Message string `json:"message"`
+		}
+		var text string
+		switch {
+		case json.Unmarshal(c.Error, &text) == nil && text != "":
+			return text
+		case json.Unmarshal(c.Error, &e) == nil && e.Message != "":
+			return e.Message
+		}
+		return string(c.Error)
+	}
+	if c.Object == "error" {
+		return cmp.Or(c.Message, "(no message)")
+	}
+	return ""
 }
 
 // one sends one streaming request and measures it. A request still
@@ -499,6 +533,12 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		var c chunk
 		if err := json.Unmarshal(data, &c); err != nil {
 			rec.Err = fmt.Errorf("bad stream chunk: %v", err)
+			return rec
+		}
+		if msg := c.streamError(); msg != "" {
+			// The server gave up on the request mid-stream: a failure,
+			// not an answer cut short that reads as a success.
+			rec.Err = fmt.Errorf("the server streamed an error after %d text chunks: %s", chunks, bodyExcerpt("", "", []byte(msg)))
 			return rec
 		}
 		if c.Usage != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -245,13 +246,20 @@ func TestTimeoutNamed(t *testing.T) {
 }
 
 // TestNoOutputSaysWhy: a server that ignores "stream": true and answers one
-// JSON object, or streams only [DONE], fails each request saying which.
+// JSON object, streams only [DONE], or streams an error event, fails each
+// request saying which.
 func TestNoOutputSaysWhy(t *testing.T) {
 	for _, tc := range []struct {
 		name, ctype, body, want string
 	}{
 		{"json", "application/json", `{"choices":[{"text":"hi"}]}`, `no output: the answer is "application/json", not a stream (text/event-stream)`},
 		{"empty stream", "text/event-stream", "data: [DONE]\n\n", "no output: the stream ended without a chunk that carries text"},
+		// An error event (vLLM streams one when a request fails after its
+		// headers went out) fails the request with the server's message;
+		// after text it was a success with a short output.
+		{"error event", "text/event-stream", `data: {"error": {"object": "error", "message": "context length exceeded", "type": "BadRequestError", "code": 400}}` + "\n\ndata: [DONE]\n\n", "the server streamed an error after 0 text chunks: context length exceeded"},
+		{"error after text", "text/event-stream", `data: {"choices":[{"text":"a"}]}` + "\n\n" + `data: {"object": "error", "message": "engine dead"}` + "\n\ndata: [DONE]\n\n", "the server streamed an error after 1 text chunks: engine dead"},
+		{"error string", "text/event-stream", `data: {"error": "Input validation error"}` + "\n\ndata: [DONE]\n\n", "the server streamed an error after 0 text chunks: Input validation error"},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", tc.ctype)
@@ -284,6 +292,35 @@ func TestDiscoverModelSilent(t *testing.T) {
 	want := "GET " + srv.URL + "/v1/models: no answer within 10s (give --served-model-name"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %v, want one containing %q", err, want)
+	}
+}
+
+// TestDiscoverModelSaysWhat: nothing listening at the URL is no case for
+// --served-model-name (the advice was to give it, and the run then failed
+// every request the same way): it says to check the server and the port.
+// A 200 that is not a model list (a web page at the URL) is said so, apart
+// from a list without a model.
+func TestDiscoverModelSaysWhat(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there now
+	if _, err := DiscoverModel(context.Background(), http.DefaultClient, closed); err == nil ||
+		!strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "(is the server up? check the URL's host and port)") {
+		t.Errorf("closed port: %v; want connection refused and the advice", err)
+	}
+	for _, c := range []struct{ body, want string }{
+		{"<html>login</html>", "/v1/models: not a model list (invalid character '<' looking for beginning of value): is the URL an OpenAI-compatible server's base URL?"},
+		{`{"object":"list","data":[]}`, "/v1/models lists no model (give --served-model-name)"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, c.body) }))
+		_, err := DiscoverModel(context.Background(), http.DefaultClient, srv.URL)
+		srv.Close()
+		if err == nil || !strings.Contains(err.Error(), "GET "+srv.URL+c.want) {
+			t.Errorf("%q: %v; want %q", c.body, err, c.want)
+		}
 	}
 }
 

@@ -314,3 +314,59 @@ func TestOutOfRangeValues(t *testing.T) {
 		}
 	}
 }
+
+// TestRangeRefusesMisshapenMatrix: a range answer whose series' samples go
+// back in time, repeat a time, fall outside the range asked, or whose label
+// set comes twice, is no Prometheus answer (backtest read samples in reverse
+// order as a counter reset at every step: 54 million requests from an hour
+// of 45,000). Each is a bad_response naming the series and the times; the
+// well-formed answer passes.
+func TestRangeRefusesMisshapenMatrix(t *testing.T) {
+	start := time.Unix(1000, 0)
+	end := start.Add(60 * time.Second)
+	for _, c := range []struct {
+		name, values, want string
+	}{
+		{"reversed", `{"metric":{"pod":"a"},"values":[[1060,"2"],[1030,"1"]]}`, `series {pod="a"}: sample at 1970-01-01T00:17:10Z after one at 1970-01-01T00:17:40Z: want samples in increasing time order`},
+		{"repeated", `{"metric":{"pod":"a"},"values":[[1030,"1"],[1030,"1"]]}`, `sample at 1970-01-01T00:17:10Z after one at 1970-01-01T00:17:10Z`},
+		{"outside", `{"metric":{"pod":"a"},"values":[[1030,"1"],[1090,"1"]]}`, `series {pod="a"}: sample at 1970-01-01T00:18:10Z outside the range asked, 1970-01-01T00:16:40Z..1970-01-01T00:17:40Z`},
+		{"twice", `{"metric":{"pod":"a"},"values":[[1000,"1"]]},{"metric":{"pod":"a"},"values":[[1030,"1"]]}`, `series {pod="a"} twice in one answer`},
+		{"fine", `{"metric":{"pod":"a"},"values":[[1000,"1"],[1060,"2"]]},{"metric":{"pod":"b"},"values":[[1030,"1"]]}`, ""},
+	} {
+		c := c
+		cl, _ := fakeProm(t, reply(200, `{"status":"success","data":{"resultType":"matrix","result":[`+c.values+`]}}`))
+		m, _, err := cl.Range(context.Background(), "up", start, end, 30*time.Second)
+		if c.want == "" {
+			if err != nil || len(m) != 2 {
+				t.Errorf("%s: %v, %v; want 2 series", c.name, m, err)
+			}
+			continue
+		}
+		if ReasonOf(err) != ReasonBadResponse || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "(query: up)") {
+			t.Errorf("%s: err = %v; want bad_response with %q and the query", c.name, err, c.want)
+		}
+	}
+}
+
+// TestTimeoutSaysTheTimeout: a query the server does not answer within the
+// client's timeout (300 ms here) says so and what to change, not only Go's
+// "context deadline exceeded" (backtest's hint was nowhere); reason
+// timeout either way.
+func TestTimeoutSaysTheTimeout(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	c, _ := fakeProm(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	})
+	start := time.Unix(1000, 0)
+	_, _, rerr := c.Range(context.Background(), "up", start, start.Add(time.Minute), 30*time.Second)
+	_, _, ierr := c.Instant(context.Background(), "up", start)
+	for name, err := range map[string]error{"range": rerr, "instant": ierr} {
+		if ReasonOf(err) != ReasonTimeout || !strings.Contains(err.Error(), "promql: timeout: no answer in 300ms, the limit per query (raise it, or shorten the range or simplify the query)") || !strings.Contains(err.Error(), "(query: up)") {
+			t.Errorf("%s: %v; want a timeout naming 300ms and the query", name, err)
+		}
+	}
+}

@@ -273,7 +273,14 @@ func (tn *Tuning) Step(ctx context.Context) {
 		}
 		tn.mu.Unlock()
 		if err != nil && ctx.Err() == nil {
-			tn.logger().Error("tuning failed; the target keeps its policy", "target", j.name, "err", err, "retry_in", min(time.Duration(j.cfg.Tune.Every), tuneRetry))
+			retry := min(time.Duration(j.cfg.Tune.Every), tuneRetry)
+			if j.cfg.Tune.Dir != "" { // a dir: is looked at every Step
+				retry = time.Minute
+				if tn.Tick > 0 {
+					retry = tn.Tick
+				}
+			}
+			tn.logger().Error("tuning failed; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
 		}
 	}
 	for _, j := range check {

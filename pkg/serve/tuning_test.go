@@ -153,8 +153,11 @@ func TestTuningBesideCycles(t *testing.T) {
 }
 
 // TestTuningFailureSaysRetry: a failed run (here an unreadable result file
-// in tune.dir) is logged with when it is tried again: every is 1h, so the
-// retry is the 15 minutes tuneRetry (docs/tune.md), not every.
+// in tune.dir) is logged with when it is tried again. A dir: target's file
+// is looked at every Step (Tick, default a minute), so the retry is the
+// next Step, 1m0s: the log said 15m0s (tuneRetry, an in-process run's)
+// while the next Step logged the failure again. (In process, every 1h,
+// the retry is tuneRetry: TestTuningRetry... covers Step's timing.)
 func TestTuningFailureSaysRetry(t *testing.T) {
 	dir := t.TempDir()
 	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q}", dir))
@@ -173,7 +176,12 @@ func TestTuningFailureSaysRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	tn.Step(context.Background())
-	if !strings.Contains(log.String(), `msg="tuning failed; the target keeps its policy" target=chat`) || !strings.Contains(log.String(), "retry_in=15m0s") {
-		t.Errorf("log %q: want the failure with retry_in=15m0s", log.String())
+	if !strings.Contains(log.String(), `msg="tuning failed; the target keeps its policy" target=chat`) || !strings.Contains(log.String(), "retry_in=1m0s") {
+		t.Errorf("log %q: want the failure with retry_in=1m0s", log.String())
+	}
+	now = now.Add(time.Minute)
+	tn.Step(context.Background())
+	if n := strings.Count(log.String(), "tuning failed"); n != 2 {
+		t.Errorf("a minute later: %d failures logged, want 2 (the file is read again at the next Step)", n)
 	}
 }

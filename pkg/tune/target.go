@@ -211,12 +211,27 @@ func WriteResult(dir string, r TargetResult) error {
 }
 
 // ReadResult reads target name's result from dir; ok is false when there
-// is none yet. Errors: an unreadable file, or one that is not a result
-// (naming the file).
+// is none yet (dir holds no NAME.json). Errors: dir missing or not a
+// directory (a misspelt tune.dir or an unmounted volume would otherwise
+// read as "no result yet" forever), an unreadable file, or one that is not
+// a result (naming the file).
 func ReadResult(dir, name string) (r TargetResult, ok bool, err error) {
 	path := ResultPath(dir, name)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
+		fi, derr := os.Stat(dir)
+		what := ""
+		switch {
+		case errors.Is(derr, os.ErrNotExist):
+			what = "does not exist"
+		case derr != nil:
+			what = derr.Error()
+		case !fi.IsDir():
+			what = "is not a directory"
+		}
+		if what != "" {
+			return TargetResult{}, false, fmt.Errorf("tune.dir %s %s: want the directory infscale tune --shard writes NAME.json results to (check the path, and that its volume is mounted)", dir, what)
+		}
 		return TargetResult{}, false, nil
 	}
 	if err != nil {
