@@ -258,15 +258,7 @@ func pdFloorSearch(finals []Row, budget float64, probe func(pdCandidate) (Row, e
 		if f[1] == 1 && r.pair.minD == 0 {
 			c.minD = 0
 		}
-		if x, ok := replayedAs(c.Policy(), finals, out); ok { // a finalist, or probed already
-			return x.within(budget), nil
-		}
-		row, err := probe(c)
-		if err != nil {
-			return false, err
-		}
-		out = append(out, row)
-		return row.within(budget), nil
+		return probeOnce(c, c.Policy(), finals, &out, budget, probe)
 	}
 	lo := r.pair.floors()
 	hi := [2]int{max(r.rolePeak[0], lo[0]+1), max(r.rolePeak[1], lo[1]+1)}

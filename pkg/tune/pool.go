@@ -148,15 +148,7 @@ func floorSearch(finals []Row, budget float64, probe func(Candidate) (Row, error
 	var out []Row
 	try := func(f int) (bool, error) {
 		c := r.Candidate.with("min", float64(f))
-		if x, ok := replayedAs(c.Policy(), finals); ok {
-			return x.within(budget), nil
-		}
-		row, err := probe(c)
-		if err != nil {
-			return false, err
-		}
-		out = append(out, row)
-		return row.within(budget), nil
+		return probeOnce(c, c.Policy(), finals, &out, budget, probe)
 	}
 	// lo does not hold (the finalist); hi is tried first: the peak, or one
 	// replica more than the floor when the finalist never rose above it

@@ -137,6 +137,21 @@ func nearest(rows []Row) Row {
 	return r
 }
 
+// probeOnce reports whether candidate c (written policy) holds within
+// budget: read from finals or from the rows probed already (out), else
+// probed and added to out. The floor rounds' step.
+func probeOnce[C any](c C, policy string, finals []Row, out *[]Row, budget float64, probe func(C) (Row, error)) (bool, error) {
+	if x, ok := replayedAs(policy, finals, *out); ok {
+		return x.within(budget), nil
+	}
+	row, err := probe(c)
+	if err != nil {
+		return false, err
+	}
+	*out = append(*out, row)
+	return row.within(budget), nil
+}
+
 // replayedAs returns the row of rows (each list in turn) whose Policy is
 // p: a candidate the search replayed already (the floor rounds probe each
 // policy once).
