@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 )
@@ -34,16 +35,26 @@ func (r *mooncakeReader) Next() (Request, error) {
 	if err != nil {
 		return Request{}, err
 	}
+	const want = `want a JSON object {"timestamp": ms, "input_length": n, "output_length": n}`
 	var row mooncakeRow
+	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
+		return Request{}, r.errorf("%s, found %s", want, clip(string(b)))
+	}
 	if err := json.Unmarshal(b, &row); err != nil {
-		return Request{}, r.errorf("want a JSON object {\"timestamp\": ms, \"input_length\": n, \"output_length\": n}: %v", err)
+		return Request{}, r.errorf("%s: %v", want, err)
 	}
 	switch {
-	case row.Timestamp == nil || *row.Timestamp < 0 || math.IsInf(*row.Timestamp, 0):
+	case row.Timestamp == nil:
+		return Request{}, r.errorf("no \"timestamp\": %s", want)
+	case *row.Timestamp < 0 || math.IsInf(*row.Timestamp, 0):
 		return Request{}, r.errorf("timestamp: want milliseconds >= 0")
-	case row.InputLength == nil || *row.InputLength < 1 || *row.InputLength > math.MaxInt32:
+	case row.InputLength == nil:
+		return Request{}, r.errorf("no \"input_length\": %s", want)
+	case *row.InputLength < 1 || *row.InputLength > math.MaxInt32:
 		return Request{}, r.errorf("input_length: want an integer >= 1")
-	case row.OutputLength == nil || *row.OutputLength < 0 || *row.OutputLength > math.MaxInt32:
+	case row.OutputLength == nil:
+		return Request{}, r.errorf("no \"output_length\": %s", want)
+	case *row.OutputLength < 0 || *row.OutputLength > math.MaxInt32:
 		return Request{}, r.errorf("output_length: want an integer >= 0")
 	}
 	t := *row.Timestamp / 1000

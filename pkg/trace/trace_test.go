@@ -115,8 +115,13 @@ func TestBadRows(t *testing.T) {
 		{"output.csv", "0,5,-1\n", "output.csv:1: output_tokens \"-1\""},
 		{"unsorted.csv", "0,1,1\n5,1,1\n4,1,1\n", "unsorted.csv:3: timestamp 4 s is before the previous row's 5 s"},
 		{"azure.csv", AzureHeader + "\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15,1,1\n", "azure.csv:3: TIMESTAMP"},
-		{"moon.jsonl", "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\n{\"timestamp\": 1}\n", "moon.jsonl:2: input_length"},
+		{"moon.jsonl", "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\n{\"timestamp\": 1}\n", `moon.jsonl:2: no "input_length"`},
 		{"moonjson.jsonl", "not json\n", "moonjson.jsonl:1: want a JSON object"},
+		{"moonnull.jsonl", "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 1}\nnull\n", `moonnull.jsonl:2: want a JSON object {"timestamp": ms, "input_length": n, "output_length": n}, found "null"`},
+		{"moonarr.jsonl", "[1, 2, 3]\n", "moonarr.jsonl:1: want a JSON object"},
+		{"moonnots.jsonl", "{\"input_length\": 5, \"output_length\": 1}\n", `moonnots.jsonl:1: no "timestamp"`},
+		{"moonnegts.jsonl", "{\"timestamp\": -1, \"input_length\": 5, \"output_length\": 1}\n", "moonnegts.jsonl:1: timestamp: want milliseconds >= 0"},
+		{"moonnoout.jsonl", "{\"timestamp\": 0, \"input_length\": 5}\n", `moonnoout.jsonl:1: no "output_length"`},
 		// 2^31 does not fit a token count; the message says what does.
 		{"big.csv", "0,2147483648,1\n", "big.csv:1: prompt_tokens \"2147483648\": want an integer 1..2147483647"},
 		// A long garbage line is quoted by its first 60 bytes and its length.
