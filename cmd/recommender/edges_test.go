@@ -55,7 +55,14 @@ func TestSimulateEdgeFlags(t *testing.T) {
 	if err := os.WriteFile(unix, []byte("1733230000,100,10\n1733230005,100,10\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A BurstGPT file keeps its first Timestamp too; the advice names that
+	// column, not only the generic CSV's arrival_s.
+	bg := filepath.Join(t.TempDir(), "bg.csv")
+	if err := os.WriteFile(bg, []byte("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n1733230000,ChatGPT,100,10,110,Conversation log\n1733230005,ChatGPT,100,10,110,Conversation log\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ file, want string }{
+		{bg, "arrival_s (a BurstGPT file's Timestamp) counts seconds from the trace's start"},
 		{far, "--trace far.csv: requests arrive from second 0 to 1e+300, 6.67e+298 periods of 15s; a replay covers at most 8388608 periods (about 1456 days at this period): cut the trace with --window"},
 		{unix, "--trace unix.csv: requests arrive from second 1.73323e+09 to 1.73323e+09, 1.16e+08 periods of 15s"},
 		{unix, "a unix time or milliseconds? Subtract the first row's arrival and write seconds"},
