@@ -181,3 +181,24 @@ func TestSimulateQuotedTrace(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want exit 2 at unclosed.csv:2", code, errs)
 	}
 }
+
+// TestSimulateWindowPastEnd: a --window reaching past the trace's end
+// stops at its end. Arrivals 0, 10, 20, 30 and 40 s, --window 10:1000:
+// the four from 10 s, over 40 - 10 = 30 s, where the replay ran 990 s
+// and fixed:1 billed 990 / 60 = 16.5 replica-minutes for a trace that
+// records nothing after 40 s. A window within the trace keeps its end.
+func TestSimulateWindowPastEnd(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "short.csv")
+	if err := os.WriteFile(f, []byte("0,100,10\n10,100,10\n20,100,10\n30,100,10\n40,100,10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ window, want string }{
+		{"10:1000", "trace short.csv [10s,end): 4 requests over 30 s"},
+		{"10:25", "trace short.csv [10s,25s): 2 requests over 15 s"},
+	} {
+		code, out, errs := runSimulate(t, "--trace", f, "--window", c.window, "--policy", "fixed:1")
+		if code != 0 || !strings.Contains(out, c.want) {
+			t.Errorf("--window %s: exit %d, stdout %q, stderr %q; want %q", c.window, code, out, errs, c.want)
+		}
+	}
+}

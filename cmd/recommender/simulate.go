@@ -228,6 +228,12 @@ func (c *SimulateCmd) source(w io.Writer) (trace.Source, error) {
 			if err := c.checkWindow(src, a, b, in); err != nil {
 				return trace.Source{}, err
 			}
+			if b > src.Duration {
+				// The trace records nothing past its end: a window reaching
+				// beyond stops there, not with an idle tail replayed (and
+				// held out by tune) as if no request had come.
+				b = 0
+			}
 			src = trace.Window(src, a, b)
 		}
 	}
