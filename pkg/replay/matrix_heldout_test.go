@@ -33,6 +33,9 @@ func init() {
 	flag.Func("matrix-trace", "TestMatrix -matrix-only: also replay this trace on every replica, as --trace takes it (a file or a synthetic spec), with @X for a rate scale (e.g. AzureLLMInferenceTrace_code.csv@2); repeatable", func(v string) error {
 		tr, err := parseMatrixTrace(v)
 		if err == nil {
+			err = checkMatrixTraceName(matrixExtra, tr)
+		}
+		if err == nil {
 			matrixExtra = append(matrixExtra, tr)
 		}
 		return err
@@ -68,6 +71,19 @@ func parseMatrixTrace(v string) (matrixTrace, error) {
 		return matrixTrace{}, err
 	}
 	return matrixTrace{name: name, spec: spec, opts: opts}, nil
+}
+
+// checkMatrixTraceName refuses a -matrix-trace whose row name (the file's
+// base name and the scale) one given before has: the cells would share a
+// name, and -matrix-save keeps one of them (-matrix-against compares it
+// with either).
+func checkMatrixTraceName(given []matrixTrace, tr matrixTrace) error {
+	for _, g := range given {
+		if g.name == tr.name {
+			return fmt.Errorf("%s and %s are both rows named %q (a file's base name and the scale): give the files different names", g.spec, tr.spec, tr.name)
+		}
+	}
+	return nil
 }
 
 // checkMatrixTrace reads src through once, as simulate does before a
@@ -482,5 +498,24 @@ func TestParseMatrixTrace(t *testing.T) {
 		if _, err := parseMatrixTrace(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want an error naming %q", c.in, err, c.want)
 		}
+	}
+	// Two files of one base name (or one file twice) would be two rows of
+	// one name, one of which -matrix-save keeps; at another scale they are
+	// two rows.
+	other := filepath.Join(t.TempDir(), "code.csv")
+	if err := os.WriteFile(other, []byte("arrival_s,prompt_tokens,output_tokens\n0,100,10\n60,200,20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err1 := parseMatrixTrace(f)
+	b, err2 := parseMatrixTrace(other)
+	c, err3 := parseMatrixTrace(other + "@2")
+	if err := errors.Join(err1, err2, err3); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkMatrixTraceName([]matrixTrace{a}, b); err == nil || !strings.Contains(err.Error(), `both rows named "code.csv"`) {
+		t.Errorf("same base name: %v, want an error naming the row code.csv", err)
+	}
+	if err := checkMatrixTraceName([]matrixTrace{a}, c); err != nil {
+		t.Errorf("code.csv and code.csv@2: %v, want two rows", err)
 	}
 }
