@@ -106,11 +106,19 @@ matrix:
 # ratio and the change in misses; compared before saving, so both may name
 # one file). Both files are checked before the replay (a file with no cells
 # is refused). TRACES="FILE[@X] ..." adds your own traces (as --trace takes
-# them, @X a rate scale) as rows on every held-out replica. Seconds of CPU.
+# them, burstgpt:FILE too, @X a rate scale) as rows on every held-out
+# replica, each read through before the replay. Seconds of CPU.
 heldout:
 	$(GO) test ./pkg/replay -run '^TestMatrix$$' -count=1 -timeout 0 -v -matrix-only . -matrix-heldout \
 		-matrix-policies recommended $(if $(SAVE),-matrix-save $(abspath $(SAVE))) $(if $(AGAINST),-matrix-against $(abspath $(AGAINST))) \
-		$(foreach t,$(TRACES),-matrix-trace $(if $(wildcard $(firstword $(subst @, ,$(t)))),$(abspath $(t)),$(t)))
+		$(foreach t,$(TRACES),-matrix-trace $(call heldout_trace,$(t)))
+
+# heldout_trace makes TRACES' FILE[@X] absolute (go test runs in
+# pkg/replay), after a format prefix (burstgpt:FILE@X); a synthetic spec or
+# a missing file is passed as given.
+heldout_prefix = $(if $(filter azure:% burstgpt:% mooncake:% csv:%,$(1)),$(firstword $(subst :, ,$(1))):)
+heldout_abs = $(1)$(if $(wildcard $(firstword $(subst @, ,$(2)))),$(abspath $(2)),$(2))
+heldout_trace = $(call heldout_abs,$(call heldout_prefix,$(1)),$(patsubst $(call heldout_prefix,$(1))%,%,$(1)))
 
 # Every decoder of a file a user gives (page, configuration, behavior,
 # state, trace) and the query validator, FUZZTIME each (go test runs only

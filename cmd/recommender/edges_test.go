@@ -55,7 +55,14 @@ func TestSimulateEdgeFlags(t *testing.T) {
 	if err := os.WriteFile(unix, []byte("1733230000,100,10\n1733230005,100,10\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A BurstGPT file keeps its first Timestamp too; the advice names that
+	// column, not only the generic CSV's arrival_s.
+	bg := filepath.Join(t.TempDir(), "bg.csv")
+	if err := os.WriteFile(bg, []byte("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n1733230000,ChatGPT,100,10,110,Conversation log\n1733230005,ChatGPT,100,10,110,Conversation log\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ file, want string }{
+		{bg, "arrival_s (a BurstGPT file's Timestamp) counts seconds from the trace's start"},
 		{far, "--trace far.csv: requests arrive from second 0 to 1e+300, 6.67e+298 periods of 15s; a replay covers at most 8388608 periods (about 1456 days at this period): cut the trace with --window"},
 		{unix, "--trace unix.csv: requests arrive from second 1.73323e+09 to 1.73323e+09, 1.16e+08 periods of 15s"},
 		{unix, "a unix time or milliseconds? Subtract the first row's arrival and write seconds"},
@@ -172,5 +179,26 @@ func TestSimulateQuotedTrace(t *testing.T) {
 	bad := write("unclosed.csv", "0,100,10\n30,\"100,10\n")
 	if code, _, errs := runSimulate(t, "--trace", bad, "-p", "fixed:1", "-q"); code != 2 || !strings.Contains(errs, "unclosed.csv:2: a quoted field is not closed on its line") {
 		t.Errorf("exit %d, stderr %q; want exit 2 at unclosed.csv:2", code, errs)
+	}
+}
+
+// TestSimulateWindowPastEnd: a --window reaching past the trace's end
+// stops at its end. Arrivals 0, 10, 20, 30 and 40 s, --window 10:1000:
+// the four from 10 s, over 40 - 10 = 30 s, where the replay ran 990 s
+// and fixed:1 billed 990 / 60 = 16.5 replica-minutes for a trace that
+// records nothing after 40 s. A window within the trace keeps its end.
+func TestSimulateWindowPastEnd(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "short.csv")
+	if err := os.WriteFile(f, []byte("0,100,10\n10,100,10\n20,100,10\n30,100,10\n40,100,10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ window, want string }{
+		{"10:1000", "trace short.csv [10s,end): 4 requests over 30 s"},
+		{"10:25", "trace short.csv [10s,25s): 2 requests over 15 s"},
+	} {
+		code, out, errs := runSimulate(t, "--trace", f, "--window", c.window, "--policy", "fixed:1")
+		if code != 0 || !strings.Contains(out, c.want) {
+			t.Errorf("--window %s: exit %d, stdout %q, stderr %q; want %q", c.window, code, out, errs, c.want)
+		}
 	}
 }

@@ -31,6 +31,7 @@ type LoadCmd struct {
 	Concurrency  string        `name:"concurrency" help:"Closed loop: N clients (1 to 1000000) each sending its next request when the last ends; a list (1,2,4,...) sweeps and finds the knee."`
 	Rate         string        `name:"rate" help:"Open loop: Poisson arrivals at R requests/s (0 < R <= 1000000); a list sweeps and finds the knee."`
 	Trace        string        `name:"trace" help:"Open loop: replay a trace file (as simulate reads it) at its timestamps with its token counts."`
+	Sort         bool          `name:"sort" help:"With --trace: accept a trace file whose rows are out of time order (sorted in memory, as simulate)."`
 	Duration     time.Duration `name:"duration" default:"60s" help:"Most time requests start in, per point (running requests finish)."`
 	Requests     int           `name:"requests" default:"1000" help:"Most requests per point (0: --duration only)."`
 	PromptTokens int           `name:"prompt-tokens" default:"512" help:"Synthesised prompt length: that many common words, about one token each (the server's usage is the truth)."`
@@ -71,6 +72,9 @@ func (c *LoadCmd) Run(e *env) error {
 	}
 	if modes != 1 {
 		return invalidf("give exactly one of --concurrency, --rate or --trace")
+	}
+	if c.Sort && c.Trace == "" {
+		return invalidf("--sort goes with --trace (it sorts a trace file's rows)")
 	}
 	switch {
 	case c.Duration <= 0:
@@ -158,7 +162,7 @@ func (c *LoadCmd) Run(e *env) error {
 			return invalidf("--rate: %v", err)
 		}
 	default:
-		src, err := trace.Parse(c.Trace, trace.Options{})
+		src, err := trace.Parse(c.Trace, trace.Options{Sort: c.Sort})
 		if err != nil {
 			return invalidf("--trace: %v", err)
 		}

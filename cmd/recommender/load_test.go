@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -294,5 +295,30 @@ func TestLoadNoKneeSaysErrors(t *testing.T) {
 	code, out, errs := runLoad(t, srv.URL, "--concurrency", "1,2", "--requests", "2", "--served-model-name", "m", "--progress", "never")
 	if code != 1 || !strings.Contains(out, "no knee: the lowest load already has 2 failed request(s)") || strings.Contains(out, "already misses") {
 		t.Errorf("exit %d, stdout:\n%s\nstderr %s\nwant 1 and the failed requests named", code, out, errs)
+	}
+}
+
+// TestLoadSort: an out-of-order trace told load's users to pass --sort,
+// which load did not have. Rows at 100 s then 90 s: refused at line 2
+// without it; with it the rows are sorted, so the first arrival is 90 s,
+// past --duration 10s (the next check, before any request is sent).
+// --sort without --trace is refused.
+func TestLoadSort(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "unsorted.csv")
+	if err := os.WriteFile(f, []byte("100,100,10\n90,100,10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"http://127.0.0.1:1", "--trace", f, "--duration", "10s"}, "unsorted.csv:2: timestamp 90 s is before the previous row's 100 s"},
+		{[]string{"http://127.0.0.1:1", "--trace", f, "--duration", "10s", "--sort"}, "the first request arrives at second 90, not within --duration 10s"},
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--sort"}, "--sort goes with --trace"},
+	} {
+		code, out, errs := runLoad(t, tc.args...)
+		if code != 2 || out != "" || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out, errs, tc.want)
+		}
 	}
 }

@@ -228,6 +228,12 @@ func (c *SimulateCmd) source(w io.Writer) (trace.Source, error) {
 			if err := c.checkWindow(src, a, b, in); err != nil {
 				return trace.Source{}, err
 			}
+			if b > src.Duration {
+				// The trace records nothing past its end: a window reaching
+				// beyond stops there, not with an idle tail replayed (and
+				// held out by tune) as if no request had come.
+				b = 0
+			}
 			src = trace.Window(src, a, b)
 		}
 	}
@@ -277,7 +283,7 @@ func (c *SimulateCmd) checkFileSpan(src trace.Source, first, last float64) error
 	}
 	do := "cut the trace with --window, or lengthen --period (a stray row at the end?)"
 	if first >= last/2 {
-		do = "arrival_s counts seconds from the trace's start, and the first row's is kept: a unix time or milliseconds? Subtract the first row's arrival and write seconds"
+		do = "arrival_s (a BurstGPT file's Timestamp) counts seconds from the trace's start, and the first row's is kept: a unix time or milliseconds? Subtract the first row's arrival and write seconds"
 	}
 	return invalidf("--trace %s: requests arrive from second %.6g to %.6g, %.3g periods of %s; a replay covers at most %d periods (about %.0f days at this period): %s",
 		src.Name, first, last, last/period, c.Period, replay.MaxPeriods, float64(replay.MaxPeriods)*period/86400, do)

@@ -37,6 +37,7 @@ type TuneCmd struct {
 	Seed      uint64        `name:"seed" default:"1" help:"Seed of generated traces, of the arrivals within a history step and of the burst copies."`
 	RateScale float64       `name:"rate-scale" default:"1" help:"With --trace: compress time by this factor, at most the trace's span / --period (as simulate)."`
 	Window    string        `name:"window" placeholder:"A:B" help:"With --trace: tune on [START:END) of the trace only (as simulate), e.g. 0:5d."`
+	Sort      bool          `name:"sort" help:"With --trace: accept a trace file whose rows are out of time order (sorted in memory, as simulate)."`
 	Plot      string        `name:"plot" placeholder:"FILE" help:"Draw the screened policies (misses against replica-minutes), the frontier and the winner to FILE (.png or .svg)."`
 	Output    string        `name:"output" short:"o" default:"text" enum:"text,json" help:"Output format: text or json."`
 	Quiet     bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
@@ -148,7 +149,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		if err := replica(nil); err != nil {
 			return trace.Source{}, tune.Serve{}, err
 		}
-		sim := SimulateCmd{Trace: c.Trace, Seed: c.Seed, RateScale: c.RateScale, Window: c.Window, Period: c.Period}
+		sim := SimulateCmd{Trace: c.Trace, Seed: c.Seed, Sort: c.Sort, RateScale: c.RateScale, Window: c.Window, Period: c.Period}
 		src, err := sim.source(e.stderr)
 		if err == nil {
 			err = checkPeriodSpan(e.given, c.Period, src.Duration)
@@ -156,8 +157,8 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		return src, tune.Serve{}, err
 	case !hist:
 		return trace.Source{}, tune.Serve{}, invalidf("no source: give --trace SPEC, or --prometheus-url URL --selector ... (or --config FILE --target NAME) for a target's history")
-	case c.RateScale != 1 || c.Window != "":
-		return trace.Source{}, tune.Serve{}, invalidf("--rate-scale and --window apply to --trace; for history choose --start and --end")
+	case c.RateScale != 1 || c.Window != "" || c.Sort:
+		return trace.Source{}, tune.Serve{}, invalidf("--rate-scale, --window and --sort apply to --trace; for history choose --start and --end")
 	}
 	c.PrometheusRangeFlags.pair, c.PrometheusRangeFlags.pairPD = &c.PairSelectFlags, c.PD
 	res, err := c.resolve(e.given)

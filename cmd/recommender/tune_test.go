@@ -350,3 +350,21 @@ func TestTuneShortTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneSort: an out-of-order trace file was refused by tune with "(or
+// pass --sort)", a flag tune did not have. With --sort the rows (arrivals
+// 5, 2, 9 s) are read sorted, so the refusal is the next check's: the
+// 9 s trace is too short to split into parts a 15 s period decides in.
+// --sort with a history source is refused as --window is.
+func TestTuneSort(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "unsorted.csv")
+	if err := os.WriteFile(f, []byte("arrival_s,prompt_tokens,output_tokens\n5,100,10\n2,100,10\n9,100,10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, []string{"tune", "-q", "--trace", f}, nil, "unsorted.csv:3: timestamp 2 s is before the previous row's 5 s")
+	stderr := wantRefused(t, []string{"tune", "-q", "--trace", f, "--sort"}, nil, "trace too short to tune on")
+	if strings.Contains(stderr, "arrival order") {
+		t.Errorf("--sort: still refused for order:\n%s", stderr)
+	}
+	wantRefused(t, []string{"tune", "-q", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{pod="x"}`, "--sort"}, nil, "--rate-scale, --window and --sort apply to --trace")
+}

@@ -141,9 +141,17 @@ func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int) (int, str
 	holders, counted := 0.0, "running "+num(run)+" / batch "+num(batch)+", rounded down"
 	if w > 0 {
 		holders = max(1, math.Floor(run/batch))
+		if run < batch {
+			// floor(run / batch) is 0, but the queue sits on some replica.
+			counted += ", at least 1"
+		}
 		if obs.Queued > 0 {
 			holders, counted = float64(obs.Queued), "replicas with a request waiting"
 		}
+	}
+	word := " replicas"
+	if holders == 1 {
+		word = " replica"
 	}
 	need := (work + min(backlog/m.Target, holders)) / u
 	// A queue on fewer replicas than serve is one the others cannot take:
@@ -156,6 +164,6 @@ func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int) (int, str
 		return 0, "", false
 	}
 	return n, "capacity: (" + num(work) + " busy + min(" + num(w) + " waiting × " + num(per) + " s / target " + num(m.Target) +
-		" s, " + num(holders) + " replicas holding the queue: " + counted + ")) / utilisation " + num(u) +
+		" s, " + num(holders) + word + " holding the queue: " + counted + ")) / utilisation " + num(u) +
 		" = " + countText(need) + ", " + floor + ": at most " + itoa(n), true
 }

@@ -243,6 +243,16 @@ func TestLatencyCap(t *testing.T) {
 	if d = Decide(p, s, nil, at(0)); d.Desired != 6 || !strings.Contains(stepsText(d), "2 replicas holding the queue: replicas with a request waiting") {
 		t.Errorf("2 counted holders: desired %d, want 6\n%s", d.Desired, stepsText(d))
 	}
+	// A queue behind batches far from full (5 running on 2 replicas,
+	// batch 10: floor(5/10) = 0) sits on a replica all the same: 1 holder,
+	// (0.625 + min(8 × 0.15625 / 2, 1)) / 0.5 = 2.5 -> 3, and the step says
+	// why it is 1, not the 0 that 5 / 10 rounded down reads.
+	q := demandObs(2, 4)
+	q.Running, q.Waiting, q.TTFT = 5, 8, 6
+	d = Decide(p, q, nil, at(0))
+	if want := "1 replica holding the queue: running 5 / batch 10, rounded down, at least 1)) / utilisation 0.5 = 3, the queue on 1 of the 2 ready replicas: at most 3"; d.Desired != 3 || !strings.Contains(stepsText(d), want) {
+		t.Errorf("5 running, 8 waiting: desired %d, want 3 and a step saying %q\n%s", d.Desired, want, stepsText(d))
+	}
 	// And a queue on every replica with batches far from full (12 running:
 	// floor(12/10) = 1 by the estimate) is all 8's: (0.625 + min(62.5, 8))
 	// / 0.5 = 17.25, the max 10.

@@ -33,6 +33,9 @@ func init() {
 	flag.Func("matrix-trace", "TestMatrix -matrix-only: also replay this trace on every replica, as --trace takes it (a file or a synthetic spec), with @X for a rate scale (e.g. AzureLLMInferenceTrace_code.csv@2); repeatable", func(v string) error {
 		tr, err := parseMatrixTrace(v)
 		if err == nil {
+			err = checkMatrixTraceName(matrixExtra, tr)
+		}
+		if err == nil {
 			matrixExtra = append(matrixExtra, tr)
 		}
 		return err
@@ -64,12 +67,39 @@ func parseMatrixTrace(v string) (matrixTrace, error) {
 	if err != nil {
 		return matrixTrace{}, err
 	}
-	rd, err := src.Open()
-	if err != nil {
+	if err := checkMatrixTrace(src); err != nil {
 		return matrixTrace{}, err
 	}
-	rd.Close()
 	return matrixTrace{name: name, spec: spec, opts: opts}, nil
+}
+
+// checkMatrixTraceName refuses a -matrix-trace whose row name (the file's
+// base name and the scale) one given before has: the cells would share a
+// name, and -matrix-save keeps one of them (-matrix-against compares it
+// with either).
+func checkMatrixTraceName(given []matrixTrace, tr matrixTrace) error {
+	for _, g := range given {
+		if g.name == tr.name {
+			return fmt.Errorf("%s and %s are both rows named %q (a file's base name and the scale): give the files different names", g.spec, tr.spec, tr.name)
+		}
+	}
+	return nil
+}
+
+// checkMatrixTrace reads src through once, as simulate does before a
+// replay: a bad row, a trace with no requests or one spanning less than the
+// matrix's 15 s period (after the rate scale) is an error before any cell
+// is replayed, not a failure in each replica's cell.
+func checkMatrixTrace(src trace.Source) error {
+	const period = 15.0 // the matrix's Config.Period (its default)
+	_, last, err := trace.Check(src)
+	if err != nil {
+		return err
+	}
+	if span := max(src.Duration, last); span < period {
+		return fmt.Errorf("%s spans %.3g s (after the rate scale), less than the matrix's %g s period, so no policy would decide: give a longer trace or a smaller scale after @", src.Name, span, period)
+	}
+	return nil
 }
 
 // matrixHeldOutReplicas are the matrix's uncalibrated replicas and six
@@ -425,14 +455,22 @@ func TestMatrixAgainstBothWays(t *testing.T) {
 }
 
 // TestParseMatrixTrace: -matrix-trace's rows are named by the file's base
-// name and the scale; a bad scale, an empty spec or a missing file is an
-// error before any replay.
+// name and the scale; a bad scale, an empty spec, a missing file, a bad
+// row, a trace of failed requests only or one shorter than the 15 s period
+// after the scale (code.csv spans 40 s: @2 is 20 s, @4 10 s) is an error
+// before any replay.
 func TestParseMatrixTrace(t *testing.T) {
 	dir := t.TempDir()
-	f := filepath.Join(dir, "code.csv")
-	if err := os.WriteFile(f, []byte("arrival_s,prompt_tokens,output_tokens\n0,100,10\n1,200,20\n"), 0o644); err != nil {
-		t.Fatal(err)
+	write := func(name, text string) string {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
 	}
+	f := write("code.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,10\n40,200,20\n")
+	bad := write("bad.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,10\n40,x,20\n")
+	failed := write("failed.csv", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n1,ChatGPT,0,0,0,Conversation log\n")
 	for _, c := range []struct {
 		in, name string
 		scale    float64
@@ -453,9 +491,31 @@ func TestParseMatrixTrace(t *testing.T) {
 		{f + "@x", "rate scale after @"},
 		{"@2", "want a trace"},
 		{filepath.Join(dir, "missing.csv"), "missing.csv"},
+		{bad, "bad.csv:3"},
+		{failed, "trace has no requests"},
+		{f + "@4", "spans 10 s (after the rate scale), less than the matrix's 15 s period"},
 	} {
 		if _, err := parseMatrixTrace(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want an error naming %q", c.in, err, c.want)
 		}
+	}
+	// Two files of one base name (or one file twice) would be two rows of
+	// one name, one of which -matrix-save keeps; at another scale they are
+	// two rows.
+	other := filepath.Join(t.TempDir(), "code.csv")
+	if err := os.WriteFile(other, []byte("arrival_s,prompt_tokens,output_tokens\n0,100,10\n60,200,20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err1 := parseMatrixTrace(f)
+	b, err2 := parseMatrixTrace(other)
+	c, err3 := parseMatrixTrace(other + "@2")
+	if err := errors.Join(err1, err2, err3); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkMatrixTraceName([]matrixTrace{a}, b); err == nil || !strings.Contains(err.Error(), `both rows named "code.csv"`) {
+		t.Errorf("same base name: %v, want an error naming the row code.csv", err)
+	}
+	if err := checkMatrixTraceName([]matrixTrace{a}, c); err != nil {
+		t.Errorf("code.csv and code.csv@2: %v, want two rows", err)
 	}
 }

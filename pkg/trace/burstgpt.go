@@ -37,6 +37,11 @@ func burstgptIndex(f []string) (burstgptLayout, error) {
 	}
 	for _, c := range burstgptColumns {
 		if _, ok := pos[c]; !ok {
+			for _, got := range f {
+				if got = strings.TrimSpace(got); strings.EqualFold(got, c) {
+					return burstgptLayout{}, fmt.Errorf("no column %q (found %q: the names are case-sensitive)", c, got)
+				}
+			}
 			return burstgptLayout{}, fmt.Errorf("no column %q", c)
 		}
 	}
@@ -49,9 +54,10 @@ func burstgptIndex(f []string) (burstgptLayout, error) {
 // a generic CSV.
 func looksBurstGPT(f []string) bool {
 	for _, c := range f {
-		switch strings.TrimSpace(c) {
-		case "Request tokens", "Response tokens", "Total tokens", "Log Type":
-			return true
+		for _, b := range []string{"Request tokens", "Response tokens", "Total tokens", "Log Type"} {
+			if strings.EqualFold(strings.TrimSpace(c), b) { // a case slip is a near miss too
+				return true
+			}
 		}
 	}
 	return false

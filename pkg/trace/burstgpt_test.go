@@ -168,7 +168,13 @@ func TestBurstGPTErrors(t *testing.T) {
 	const row = "3,ChatGPT,200,50,250,Conversation log\n"
 	for name, c := range map[string]struct{ spec, body, want string }{
 		"misspelt.csv": {"", "Timestamp,Model,Request Tokens,Response tokens,Total tokens,Log Type\n" + row,
-			`misspelt.csv:1: header: no column "Request tokens": want the header ` + BurstGPTHeader},
+			`misspelt.csv:1: header: no column "Request tokens" (found "Request Tokens": the names are case-sensitive): want the header ` + BurstGPTHeader},
+		// All lower case was read as a generic CSV ("want 3 fields
+		// arrival_s,..."): a case slip is a BurstGPT near miss too.
+		"lower.csv": {"", "timestamp,model,request tokens,response tokens,total tokens,log type\n" + row,
+			`lower.csv:1: header: no column "Timestamp" (found "timestamp": the names are case-sensitive)`},
+		"typo.csv": {"", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Typ\n" + row,
+			`typo.csv:1: header: no column "Log Type": want`},
 		"missing.csv": {"", "Timestamp,Model,Request tokens,Response tokens,Log Type\n3,ChatGPT,200,50,Conversation log\n",
 			`missing.csv:1: header: no column "Total tokens"`},
 		"twice.csv": {"", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Timestamp\n" + row,
