@@ -168,10 +168,11 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 		// Read through once before any load: a bad line is invalid input
 		// (exit 2, as simulate says), not a failure halfway through a run.
-		first, err := checkTrace(src, e.stderr)
+		first, _, _, skipped, err := scanTrace(src, 0, 0)
 		if err != nil {
 			return invalidf("--trace: %v", err)
 		}
+		noteSkipped(e.stderr, src, skipped, "not sent")
 		if first >= c.Duration.Seconds() {
 			// Nothing would start: a run of 0 requests, exit 0.
 			return invalidf("--trace %s: the first request arrives at second %.6g, not within --duration %s, so none would be sent (arrival_s counts seconds from the trace's start, and a generic CSV keeps its first row's: a unix time or milliseconds? Subtract the first row's arrival and write seconds; or lengthen --duration)", src.Name, first, c.Duration)
@@ -547,38 +548,4 @@ func writeRendered(path string, render func(io.Writer) error) error {
 func writeCalibration(w io.Writer, path string, cal replica.Calibration) {
 	fmt.Fprintf(w, "\ncalibration written to %s (%s on %d x %s):\n", path, cal.Model, cal.TP, cal.GPU)
 	cal.WriteText(w, "concurrency", "ITL p50 ms")
-}
-
-// checkTrace reads every request of src and returns the first one's
-// arrival (seconds); the rows the reader skips (BurstGPT's with Request
-// tokens 0, never sent) are noted on w. Errors: the first bad line's, or
-// trace.ErrEmpty naming src (a header alone ran 0 requests and exited 0).
-func checkTrace(src trace.Source, w io.Writer) (first float64, err error) {
-	rd, err := src.Open()
-	if err != nil {
-		return 0, err
-	}
-	defer rd.Close()
-	for n := 0; ; n++ {
-		q, err := rd.Next()
-		if err == io.EOF {
-			skipped := trace.SkippedRows(rd)
-			if n == 0 && skipped > 0 {
-				return 0, fmt.Errorf("%s: %w: all %d rows have Request tokens 0 (failed requests, skipped)", src.Name, trace.ErrEmpty, skipped)
-			}
-			if n == 0 {
-				return 0, fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
-			}
-			if skipped > 0 {
-				fmt.Fprintf(w, "note: %s: skipped %d rows with Request tokens 0 (failed requests, logged without lengths; not sent)\n", src.Name, skipped)
-			}
-			return first, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-		if n == 0 {
-			first = q.Arrival
-		}
-	}
 }

@@ -215,9 +215,7 @@ func (c *SimulateCmd) source(w io.Writer) (trace.Source, error) {
 		if err != nil {
 			return trace.Source{}, invalidf("--trace: %v", err)
 		}
-		if skipped > 0 {
-			fmt.Fprintf(w, "note: %s: skipped %d rows with Request tokens 0 (failed requests, logged without lengths; docs/simulate.md#traces)\n", src.Name, skipped)
-		}
+		noteSkipped(w, src, skipped, "docs/simulate.md#traces")
 		if src.Duration == 0 {
 			src.Duration = last
 		}
@@ -287,6 +285,14 @@ func (c *SimulateCmd) checkFileSpan(src trace.Source, first, last float64) error
 	}
 	return invalidf("--trace %s: requests arrive from second %.6g to %.6g, %.3g periods of %s; a replay covers at most %d periods (about %.0f days at this period): %s",
 		src.Name, first, last, last/period, c.Period, replay.MaxPeriods, float64(replay.MaxPeriods)*period/86400, do)
+}
+
+// noteSkipped notes on w the rows src's reader skipped (BurstGPT's with
+// Request tokens 0), if any, with what follows for them (tail).
+func noteSkipped(w io.Writer, src trace.Source, skipped int64, tail string) {
+	if skipped > 0 {
+		fmt.Fprintf(w, "note: %s: skipped %d rows with Request tokens 0 (failed requests, logged without lengths; %s)\n", src.Name, skipped, tail)
+	}
 }
 
 // scanTrace reads src once: the arrivals of its first and last requests
