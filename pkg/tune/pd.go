@@ -268,20 +268,13 @@ func pdFloorSearch(finals []Row, budget float64, probe func(pdCandidate) (Row, e
 	// Each role in turn: the lowest floor in [lo, hi] that holds, hi known
 	// to (lo-1 stands for one that does not).
 	for role := range 2 {
-		l, h := lo[role]-1, hi[role]
-		for h-l > 1 {
-			mid := l + (h-l)/2
+		h, err := lowestHolding(lo[role]-1, hi[role], func(floor int) (bool, error) {
 			f := hi
-			f[role] = mid
-			ok, err := try(f)
-			if err != nil {
-				return out, err
-			}
-			if ok {
-				h = mid
-			} else {
-				l = mid
-			}
+			f[role] = floor
+			return try(f)
+		})
+		if err != nil {
+			return out, err
 		}
 		hi[role] = h
 	}

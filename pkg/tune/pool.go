@@ -158,11 +158,19 @@ func floorSearch(finals []Row, budget float64, probe func(Candidate) (Row, error
 	if ok, err := try(hi); err != nil || !ok {
 		return out, err
 	}
+	_, err := lowestHolding(lo, hi, try)
+	return out, err
+}
+
+// lowestHolding bisects (lo, hi] for the lowest floor that holds, lo
+// known not to (or standing for one that does not) and hi to: try reports
+// whether a floor holds, which is taken as monotone in the floor.
+func lowestHolding(lo, hi int, try func(int) (bool, error)) (int, error) {
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
 		ok, err := try(mid)
 		if err != nil {
-			return out, err
+			return hi, err
 		}
 		if ok {
 			hi = mid
@@ -170,5 +178,5 @@ func floorSearch(finals []Row, budget float64, probe func(Candidate) (Row, error
 			lo = mid
 		}
 	}
-	return out, nil
+	return hi, nil
 }
