@@ -34,6 +34,31 @@ func TestSimulateBurstGPT(t *testing.T) {
 		t.Errorf("stderr %q\nwant it to contain %q", stderr, want)
 	}
 
+	// --window 25:61 holds the requests at 30 s and 60 s; of the skipped
+	// rows, the one at 31 s lies between them (in), the one at 20 s before
+	// the request at 30 s, which is in the window: counted in too (to the
+	// nearest request). --window 40:61: only the 31 s row's next request
+	// (60 s) is inside, so 1; --window 0:25: the 20 s row's next request
+	// (30 s) is outside, so none, and no note.
+	for _, c := range []struct{ window, want string }{
+		{"25:61", "skipped 2 rows with Request tokens 0 within --window, 2 in the whole file"},
+		{"40:61", "skipped 1 rows with Request tokens 0 within --window, 2 in the whole file"},
+		{"0:25", ""},
+	} {
+		code, _, stderr := runSimulate(t, "--trace", p, "--policy", "fixed:1", "--window", c.window, "--period", "5s", "-q")
+		if code != 0 {
+			t.Fatalf("--window %s: exit %d: %s", c.window, code, stderr)
+		}
+		if c.want == "" && strings.Contains(stderr, "skipped") || c.want != "" && !strings.Contains(stderr, c.want) {
+			t.Errorf("--window %s: stderr %q\nwant %q", c.window, stderr, c.want)
+		}
+	}
+	// Under --sort the skips are known only as the file's total.
+	code, _, stderr = runSimulate(t, "--trace", p, "--policy", "fixed:1", "--window", "40:61", "--period", "5s", "--sort", "-q")
+	if want := "skipped 2 rows with Request tokens 0 in the whole file, --window's share unknown under --sort"; code != 0 || !strings.Contains(stderr, want) {
+		t.Errorf("--sort: exit %d, stderr %q\nwant %q", code, stderr, want)
+	}
+
 	p = filepath.Join(dir, "fails.csv")
 	if err := os.WriteFile(p, []byte("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,GPT-4,0,0,0,API log\n"), 0o644); err != nil {
 		t.Fatal(err)

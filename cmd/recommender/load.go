@@ -172,7 +172,7 @@ func (c *LoadCmd) Run(e *env) error {
 		if err != nil {
 			return invalidf("--trace: %v", err)
 		}
-		noteSkipped(e.stderr, src, skipped, "not sent")
+		noteSkipped(e.stderr, src, skipped, false, "not sent")
 		if first >= c.Duration.Seconds() {
 			// Nothing would start: a run of 0 requests, exit 0.
 			return invalidf("--trace %s: the first request arrives at second %.6g, not within --duration %s, so none would be sent (arrival_s counts seconds from the trace's start, and a generic CSV keeps its first row's: a unix time or milliseconds? Subtract the first row's arrival and write seconds; or lengthen --duration)", src.Name, first, c.Duration)

@@ -215,7 +215,7 @@ func (c *SimulateCmd) source(w io.Writer) (trace.Source, error) {
 		if err != nil {
 			return trace.Source{}, invalidf("--trace: %v", err)
 		}
-		noteSkipped(w, src, skipped, "docs/simulate.md#traces")
+		noteSkipped(w, src, skipped, c.Window != "", "docs/simulate.md#traces")
 		if src.Duration == 0 {
 			src.Duration = last
 		}
@@ -288,49 +288,76 @@ func (c *SimulateCmd) checkFileSpan(src trace.Source, first, last float64) error
 }
 
 // noteSkipped notes on w the rows src's reader skipped (BurstGPT's with
-// Request tokens 0), if any, with what follows for them (tail).
-func noteSkipped(w io.Writer, src trace.Source, skipped int64, tail string) {
-	if skipped > 0 {
-		fmt.Fprintf(w, "note: %s: skipped %d rows with Request tokens 0 (failed requests, logged without lengths; %s)\n", src.Name, skipped, tail)
+// Request tokens 0), if any, with what follows for them (tail); with
+// windowed, those within --window, beside the whole file's.
+func noteSkipped(w io.Writer, src trace.Source, s skips, windowed bool, tail string) {
+	switch {
+	case s.all == 0:
+	case !windowed:
+		fmt.Fprintf(w, "note: %s: skipped %d rows with Request tokens 0 (failed requests, logged without lengths; %s)\n", src.Name, s.all, tail)
+	case !s.placed:
+		fmt.Fprintf(w, "note: %s: skipped %d rows with Request tokens 0 in the whole file, --window's share unknown under --sort (failed requests, logged without lengths; %s)\n", src.Name, s.all, tail)
+	case s.in > 0:
+		fmt.Fprintf(w, "note: %s: skipped %d rows with Request tokens 0 within --window, %d in the whole file (failed requests, logged without lengths; %s)\n", src.Name, s.in, s.all, tail)
 	}
 }
 
 // scanTrace reads src once: the arrivals of its first and last requests
-// (seconds), how many arrive in [a, b) (b <= 0: to the end) and how many
-// rows the reader skipped (trace.SkippedRows). A bad row is its error; a
-// trace without a request is trace.ErrEmpty.
-func scanTrace(src trace.Source, a, b float64) (first, last float64, in, skipped int64, err error) {
+// (seconds), how many arrive in [a, b) (b <= 0: to the end) and the rows
+// the reader skipped (trace.SkippedRows): all of them, and those within
+// [a, b) to the nearest request (a skipped row lies between the requests
+// served before and after it; it counts in the window when the one after
+// does, or, after the last request, when the window reaches the end). A
+// bad row is its error; a trace without a request is trace.ErrEmpty.
+func scanTrace(src trace.Source, a, b float64) (first, last float64, in int64, skipped skips, err error) {
 	r, err := src.Open()
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return 0, 0, 0, skips{}, err
 	}
 	defer r.Close()
+	inside := func(t float64) bool { return t >= a && (b <= 0 || t < b) }
 	n := 0
+	seen := trace.SkippedRows(r) // a sorted trace's skips are all known at once: not placed
+	skipped.placed = seen == 0
 	for {
 		q, err := r.Next()
+		now := trace.SkippedRows(r)
 		if err == io.EOF {
+			if n > 0 && (b <= 0 || last < b) {
+				skipped.in += now - seen
+			}
 			break
 		}
 		if err != nil {
-			return 0, 0, 0, 0, err
+			return 0, 0, 0, skips{}, err
 		}
+		if inside(q.Arrival) {
+			skipped.in += now - seen
+			in++
+		}
+		seen = now
 		if n == 0 {
 			first = q.Arrival
 		}
 		n++
 		last = q.Arrival
-		if q.Arrival >= a && (b <= 0 || q.Arrival < b) {
-			in++
-		}
 	}
-	skipped = trace.SkippedRows(r)
-	if n == 0 && skipped > 0 {
-		return 0, 0, 0, 0, fmt.Errorf("%s: %w: all %d rows have Request tokens 0 (failed requests, skipped)", src.Name, trace.ErrEmpty, skipped)
+	skipped.all = trace.SkippedRows(r)
+	if n == 0 && skipped.all > 0 {
+		return 0, 0, 0, skips{}, fmt.Errorf("%s: %w: all %d rows have Request tokens 0 (failed requests, skipped)", src.Name, trace.ErrEmpty, skipped.all)
 	}
 	if n == 0 {
-		return 0, 0, 0, 0, fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
+		return 0, 0, 0, skips{}, fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
 	}
 	return first, last, in, skipped, nil
+}
+
+// skips counts the rows a trace's reader skipped (scanTrace): all of
+// them, and those within the scanned window when placed (false: a sorted
+// trace, whose skips are known only as a total).
+type skips struct {
+	all, in int64
+	placed  bool
 }
 
 // checkWindow refuses --window [a, b) when it starts at or past the end of
