@@ -18,6 +18,7 @@ import (
 //	running, waiting    round(max(average_*) * max(ready_endpoints)) or (max(ready_endpoints) == 0)
 //	kv                  max(average_kv_cache_utilization) and (max(ready_endpoints) > 0)
 //	held                clamp_min(sum(flow_control_queue_size), 0)    (Target.FlowControlHeld)
+//	queued              count(max by (<endpoint>) (per_endpoint_queue_size) > 0)   (Target.Demand)
 //	arrivals, tokens    sum(max without (<HA labels>) (rate(request_total[w]))), ..._input_tokens_sum, ..._output_tokens_sum
 //	ttft, itl           histogram_quantile over request_ttft_seconds / request_streaming_itl_seconds
 //
@@ -67,6 +68,20 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 				r = aggregate(parser.MAX, true, b.o.ReplicaLabels, r)
 			}
 			return aggregate(parser.SUM, false, nil, r)
+		})
+	}
+	if _, own := t.Overrides[Waiting]; !own && t.Demand {
+		// The endpoints holding a queue, by the endpoint's label (the
+		// twin's is model_server_pod); max by it: the EPP's replicas write
+		// the same endpoint's gauge. Stale endpoints count too: serve caps
+		// it at the ready ones.
+		out[Queued] = twin(f.EndpointQueue, func(cur bool, n string) parser.Expr {
+			label := "model_server_pod"
+			if cur {
+				label = "model_server_endpoint"
+			}
+			perEndpoint := aggregate(parser.MAX, false, []string{label}, selector(n, b.sel))
+			return aggregate(parser.COUNT, false, nil, binary(parser.GTR, perEndpoint, number(0), nil))
 		})
 	}
 	if t.Demand {

@@ -59,6 +59,20 @@ type Pool struct {
 	Chosen map[string]string
 }
 
+// Queued is the endpoints of EndpointQueue with a request waiting, at most
+// ready (the EPP keeps stale endpoints' gauges): the replicas holding the
+// pool's queue (recommend.Observation.Queued); 0 (unknown) without the
+// per-endpoint family.
+func (p *Pool) Queued(ready int) int {
+	n := 0
+	for _, v := range p.EndpointQueue {
+		if v > 0 {
+			n++
+		}
+	}
+	return max(0, min(n, ready))
+}
+
 // eppPool reads an EPP page into a Pool and sets the Page's per-target
 // signals from it: Running, Waiting and KV (pool totals and mean), the
 // request counter (generic), prompt and generation token counters (the

@@ -63,6 +63,11 @@ func TestEPPPool(t *testing.T) {
 	if got := pool.EndpointQueue; len(got) != 3 || got["chat-1"] != 5 {
 		t.Errorf("endpoint queues %v, want chat-0 2, chat-1 5, chat-2 0", got)
 	}
+	// Queued: chat-0 (2) and chat-1 (5) hold a queue, chat-2 (0) not: 2 of
+	// 3 ready; at most the ready count when the EPP keeps a stale one's.
+	if q1, q3 := pool.Queued(1), pool.Queued(3); q3 != 2 || q1 != 1 {
+		t.Errorf("queued %d of 3 ready, %d of 1: want 2 and 1", q3, q1)
+	}
 	if !math.IsNaN(pool.InflightRequests) {
 		t.Errorf("in-flight requests %v, want absent (not 0): the page has no such family", pool.InflightRequests)
 	}

@@ -23,6 +23,15 @@ const eppTarget = `
   zero: {flow_control: true, cooldownPeriod: 300s}
 `
 
+// eppDemand is eppTarget's pool decided by the demand metric: its
+// Prometheus source asks for the endpoints holding a queue (Queued).
+const eppDemand = `
+  server: epp
+  metrics: [{type: demand, target: 0.9}, {type: queuewait, target: 0.4s}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 10
+`
+
 // eppBusyPool is three fresh endpoints of pool chat (llm-d-router
 // ebab687927f5's families, both names: internal/epptest).
 func eppBusyPool() epptest.State {
@@ -60,11 +69,11 @@ func TestEPPSameDecisionsBothModes(t *testing.T) {
 	defer epp.Close()
 	prom := promtest.Start(t, promtest.Options{ScrapeInterval: time.Second,
 		Targets: []promtest.Target{{URL: epp.URL + "/metrics", Labels: map[string]string{"namespace": "llm", "service": "chat-epp"}}}})
-	emb, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]%s", epp.URL, eppTarget)), "emb.yaml")
+	emb, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]%s- name: demand\n  scrape: [%s/metrics]%s", epp.URL, eppTarget, epp.URL, eppDemand)), "emb.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc, err := config.Parse([]byte(fmt.Sprintf("prometheus: {url: %s}\ntargets:\n- name: chat\n  selector: '{namespace=\"llm\", service=\"chat-epp\"}'%s", prom.URL, eppTarget)), "prom.yaml")
+	pc, err := config.Parse([]byte(fmt.Sprintf("prometheus: {url: %s}\ntargets:\n- name: chat\n  selector: '{namespace=\"llm\", service=\"chat-epp\"}'%s- name: demand\n  selector: '{namespace=\"llm\", service=\"chat-epp\"}'%s", prom.URL, eppTarget, eppDemand)), "prom.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +85,7 @@ func TestEPPSameDecisionsBothModes(t *testing.T) {
 	type want struct {
 		running, waiting, kv, held float64
 		current, desired           int
+		queued                     int // the demand target's endpoints holding a queue
 	}
 	check := func(step string, w want) {
 		t.Helper()
@@ -110,20 +120,30 @@ func TestEPPSameDecisionsBothModes(t *testing.T) {
 				t.Errorf("%s, %s: desired %d (%s), want %d", step, mode.name, d.Desired, d.Reason, w.desired)
 			}
 		}
+		for _, mode := range []struct {
+			name string
+			src  Source
+			tg   *config.Target
+		}{{"embedded", scr, &emb.Targets[1]}, {"prometheus", ps, &pc.Targets[1]}} {
+			if o := mode.src.Read(t.Context(), []*config.Target{mode.tg}, now)[0].Obs; o.Queued != w.queued {
+				t.Errorf("%s, %s: demand target's queued %d, want %d", step, mode.name, o.Queued, w.queued)
+			}
+		}
 	}
 	readyIs := func(q string, v float64) {
 		prom.WaitFor(t, q, 30*time.Second, func(vec model.Vector) bool { return len(vec) == 1 && float64(vec[0].Value) == v })
 	}
 
 	readyIs(`llm_d_epp_ready_endpoints{service="chat-epp"}`, 3)
-	check("busy", want{running: 31, waiting: 7, kv: 0.6, held: 5, current: 3, desired: 5})
+	// queued: chat-0 (2 waiting) and chat-1 (5), not chat-2 (0).
+	check("busy", want{running: 31, waiting: 7, kv: 0.6, held: 5, current: 3, desired: 5, queued: 2})
 
 	epp.Set(func(s *epptest.State) { s.OnlyTwins = true; s.Flows[0].Held = 4 })
 	prom.WaitFor(t, `sum(inference_extension_flow_control_queue_size{service="chat-epp"})`, 30*time.Second, func(vec model.Vector) bool {
 		return len(vec) == 1 && vec[0].Value == 6
 	})
 	readyIs(`absent(llm_d_epp_ready_endpoints{service="chat-epp"})`, 1)
-	check("deprecated names", want{running: 31, waiting: 7, kv: 0.6, held: 6, current: 3, desired: 5})
+	check("deprecated names", want{running: 31, waiting: 7, kv: 0.6, held: 6, current: 3, desired: 5, queued: 2})
 
 	epp.Set(func(s *epptest.State) {
 		s.OnlyTwins, s.Endpoints = false, nil

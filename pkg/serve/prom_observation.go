@@ -33,6 +33,9 @@ func promObservation(v promql.Values, window time.Duration) recommend.Observatio
 	}
 	if q := v[promql.Queued]; !math.IsNaN(q) && q >= 0 {
 		o.Queued = int(math.Round(q))
+		if o.Reporting > 0 {
+			o.Queued = min(o.Queued, o.Reporting) // an EPP counts stale endpoints' queues too
+		}
 	}
 	excludeStuck(&o, v[promql.Stuck], v[promql.StuckWaiting])
 	return o

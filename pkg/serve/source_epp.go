@@ -17,7 +17,8 @@ import (
 // (server: epp; usually one, several for EPP replicas of one pool): the
 // pool's signals come from the page with the most ready endpoints
 // (replicas of the EPP see the same pool), Current and Reporting are its
-// ready endpoints; request and token rates, the TTFT, queue-time and ITL
+// ready endpoints, Queued the endpoints with a request waiting (at most the
+// ready ones); request and token rates, the TTFT, queue-time and ITL
 // quantiles are summed over the pages (each EPP replica counts the
 // requests that went through it), and with zero.flow_control so is the
 // held count (each holds its own queue).
@@ -53,6 +54,7 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 		ready := int(math.Round(best.Pool.Ready))
 		r.Obs.Current, r.Obs.Reporting, r.CurrentKnown = ready, ready, true
 		r.Obs.Running, r.Obs.Waiting, r.Obs.KV = best.Running, best.Waiting, best.KV
+		r.Obs.Queued = best.Pool.Queued(ready)
 		for sig, v := range map[string]float64{"running": r.Obs.Running, "waiting": r.Obs.Waiting} {
 			if math.IsNaN(v) {
 				r.Errors = append(r.Errors, ReadError{Signal: sig, Reason: "empty", Err: errors.New("the EPP page has no pool average for " + sig)})
