@@ -3,6 +3,7 @@ package scrape
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -109,8 +110,37 @@ func checkValues(raw *rawPage, p *Page) (int, error) {
 			return -1, fmt.Errorf("%s: the sum over its series overflows (%g); not %s", r.family, r.total, r.what)
 		}
 	}
+	if j, err := checkWorkers(raw, p); err != nil {
+		return j, err
+	}
 	if p.TTFT != nil {
 		return checkHistogram(raw, p.TTFT.Family)
+	}
+	return -1, nil
+}
+
+// workerLabel names the model server a gateway re-exports a series of
+// (the SGLang Model Gateway's worker_addr, e.g. "grpc://10.0.0.7:8001").
+const workerLabel = "worker_addr"
+
+// checkWorkers refuses a page whose running or waiting series name more
+// than one worker (workerLabel): a gateway's page covering several
+// replicas, which read as one replica would be counted once with all
+// their load (a fleet of 4 read as 1 at 4 times the per-replica queue).
+// It returns the first sample of the second worker.
+func checkWorkers(raw *rawPage, p *Page) (int, error) {
+	seen := []string{}
+	for _, fam := range []string{p.Chosen.Running, p.Chosen.Waiting} {
+		for _, j := range raw.byName[fam] {
+			w := raw.samples[j].Labels.Get(workerLabel)
+			if w == "" || slices.Contains(seen, w) {
+				continue
+			}
+			seen = append(seen, w)
+			if len(seen) == 2 {
+				return j, fmt.Errorf("the page covers several model servers (%s %q and %q): a gateway's page, such as the SGLang Model Gateway's, and infscale reads one replica per page; point it at each worker's own /metrics (or, in Prometheus mode, select the workers' pods)", workerLabel, seen[0], seen[1])
+			}
+		}
 	}
 	return -1, nil
 }

@@ -37,12 +37,16 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 		"duplicate with timestamps": {"vllm:num_requests_running 1 1700000000000\nvllm:num_requests_running 5 1700000001000\n", 2, "appears twice"},
 		"duplicate bucket":          {"# TYPE vllm:time_to_first_token_seconds histogram\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} 1\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} 2\n", 3, "appears twice"},
 		"duplicate label name":      {"vllm:num_requests_running 1\nvllm:num_requests_waiting{a=\"1\",a=\"2\"} 1\n", 2, `label "a" appears twice`},
-		"negative waiting":          {"vllm:num_requests_running 1\nvllm:num_requests_waiting{engine=\"0\"} 0\nvllm:num_requests_waiting{engine=\"1\"} -3\n", 3, "not a waiting-request count (allowed: 0 to 1e+09)"},
-		"negative running":          {"sglang:num_running_reqs -1\n", 1, "running-request count"},
-		"KV above 1":                {"vllm:num_requests_running 1\nvllm:kv_cache_usage_perc 1.7\n", 2, "not a KV-cache usage fraction (allowed: 0 to 1)"},
-		"KV below 0":                {"vllm:kv_cache_usage_perc -0.1\n", 1, "KV-cache usage"},
-		"negative counter":          {"vllm:num_requests_running 1\nvllm:prompt_tokens_total -5\n", 2, "token counter"},
-		"negative cpu":              {"vllm:num_requests_running 1\nprocess_cpu_seconds_total -1\n", 2, "CPU-seconds"},
+		// a gateway's page of two workers (the SGLang Model Gateway's
+		// worker_addr): read as one replica it carried both's load, 2 workers
+		// counted as 1 at twice the per-replica queue; line 2 is the second.
+		"two workers":      {"sglang_num_running_reqs{worker_addr=\"grpc://a:8001\"} 3\nsglang_num_running_reqs{worker_addr=\"grpc://b:8001\"} 5\n", 2, `several model servers (worker_addr "grpc://a:8001" and "grpc://b:8001")`},
+		"negative waiting": {"vllm:num_requests_running 1\nvllm:num_requests_waiting{engine=\"0\"} 0\nvllm:num_requests_waiting{engine=\"1\"} -3\n", 3, "not a waiting-request count (allowed: 0 to 1e+09)"},
+		"negative running": {"sglang:num_running_reqs -1\n", 1, "running-request count"},
+		"KV above 1":       {"vllm:num_requests_running 1\nvllm:kv_cache_usage_perc 1.7\n", 2, "not a KV-cache usage fraction (allowed: 0 to 1)"},
+		"KV below 0":       {"vllm:kv_cache_usage_perc -0.1\n", 1, "KV-cache usage"},
+		"negative counter": {"vllm:num_requests_running 1\nvllm:prompt_tokens_total -5\n", 2, "token counter"},
+		"negative cpu":     {"vllm:num_requests_running 1\nprocess_cpu_seconds_total -1\n", 2, "CPU-seconds"},
 		// 1.7e308 + 1.7e308 overflows to +Inf, which read as ABSENT: garbage, not unknown.
 		// (A request count that large is refused per series: MaxRequests.)
 		"sum overflows": {"vllm:num_requests_running 1\nvllm:prompt_tokens_total{engine=\"0\"} 1.7e308\nvllm:prompt_tokens_total{engine=\"1\"} 1.7e308\n", 0, "overflows"},
