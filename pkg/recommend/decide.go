@@ -59,7 +59,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 			r, why, text = p.demandRaw(m, obs, cur, st, now)
 		} else {
 			r, why, text = rawFor(m, obs, cur, p.tol, !d.quiet)
-			if n, capText, ok := p.latencyCap(m, r, obs, cur); ok {
+			if n, capText, ok := p.latencyCap(m, r, obs, cur, st, now); ok {
 				r.Desired, why = n, ReasonGuard
 				if !d.quiet {
 					text += "; " + capText

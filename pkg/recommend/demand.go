@@ -145,16 +145,17 @@ const trendSignificance = 4
 const DefaultArrivalWindow = 30 * time.Second
 
 // arrivalTrend records rate at now in st.Arrivals (kept for
-// demandHistory) and returns the trend the projection uses: the
+// demandHistory or keep, the longer: the latency guards read the highest
+// rate of the lookahead) and returns the trend the projection uses: the
 // least-squares slope over the samples of the last demandTrendSpan, its
 // Poisson standard error, the samples fitted, and whether it counts (a
 // baseline of demandBaseline and a slope above trendSignificance standard
 // errors).
-func arrivalTrend(st *State, rate float64, window time.Duration, now time.Time) (slope, se float64, n int, counts bool, why string) {
+func arrivalTrend(st *State, rate float64, window time.Duration, now time.Time, keep time.Duration) (slope, se float64, n int, counts bool, why string) {
 	if window <= 0 {
 		window = DefaultArrivalWindow
 	}
-	s := recordSample(&st.Arrivals, rate, now, demandHistory)
+	s := recordSample(&st.Arrivals, rate, now, max(demandHistory, keep))
 	fit := s
 	for len(fit) > 0 && !fit[0].At.After(now.Add(-demandTrendSpan)) {
 		fit = fit[1:]
@@ -215,7 +216,7 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 	projected := work
 	if p.Lookahead > 0 {
 		st.Work = nil // samples of the work (an older state file): not a rate
-		slope, se, n, counts, why := arrivalTrend(st, rate, obs.ArrivalWindow, now)
+		slope, se, n, counts, why := arrivalTrend(st, rate, obs.ArrivalWindow, now, p.Lookahead)
 		trend := 0.0
 		if counts {
 			trend = slope

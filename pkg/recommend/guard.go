@@ -112,11 +112,14 @@ func (p *Policy) guardSpans() (settle, drain time.Duration) {
 // on the replica it was routed to at arrival, so a queue keeps busy only
 // the replicas that hold it, those with a full batch: max(1, floor(running
 // / batch)), or Observation.Queued when the source counted them; the
-// others can neither take it nor hurry it. ok is false (no
-// bound) when m is not a latency guard, its recommendation is within the
-// cap, or an input is unknown. docs/recommend.md ("Latency guards sized by
-// capacity") works it.
-func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int) (int, string, bool) {
+// others can neither take it nor hurry it. While replicas are starting
+// and requests wait, the floor is the ready count, and the arrivals are
+// counted at the highest rate the demand signal read within the lookahead
+// (st.Arrivals): a starting replica takes only arrivals, and was asked for
+// within that span. ok is false (no bound) when m is not a latency guard,
+// its recommendation is within the cap, or an input is unknown.
+// docs/recommend.md ("Latency guards sized by capacity") works it.
+func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int, st *State, now time.Time) (int, string, bool) {
 	if !m.Signal.Trailing() || !r.Valid || p.Capacity == nil || p.Lookahead <= 0 || r.Desired <= cur {
 		return 0, "", false
 	}
@@ -157,13 +160,31 @@ func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int) (int, str
 	// A queue on fewer replicas than serve is one the others cannot take:
 	// the current count holds it no better than the capacity's need.
 	n, floor := max(cur, ceilReplicas(need)), "current "+itoa(cur)
-	if ready := present(obs); w > 0 && holders < float64(ready) {
+	busy := num(work) + " busy"
+	switch ready := present(obs); {
+	case w > 0 && holders < float64(ready):
 		n, floor = max(1, ceilReplicas(need)), "the queue on "+num(holders)+" of the "+itoa(ready)+" ready replicas"
+	case w > 0 && ready < cur:
+		// The starting replicas will take arrivals only: those the highest
+		// rate of the lookahead brings. Without a queue (a latency from
+		// the prefill itself, long prompts) the current count stays.
+		peak := rate
+		for _, a := range st.Arrivals {
+			if !a.At.Before(now.Add(-p.Lookahead)) {
+				peak = max(peak, a.Demand)
+			}
+		}
+		if peak > rate {
+			work = peak * per
+			need = (work + min(backlog/m.Target, holders)) / u
+			busy = num(work) + " busy at the lookahead's highest rate " + num(peak) + " req/s"
+		}
+		n, floor = max(ready, ceilReplicas(need)), itoa(ready)+" ready, "+itoa(cur-ready)+" starting (they take arrivals only)"
 	}
 	if r.Desired <= n {
 		return 0, "", false
 	}
-	return n, "capacity: (" + num(work) + " busy + min(" + num(w) + " waiting × " + num(per) + " s / target " + num(m.Target) +
+	return n, "capacity: (" + busy + " + min(" + num(w) + " waiting × " + num(per) + " s / target " + num(m.Target) +
 		" s, " + num(holders) + word + " holding the queue: " + counted + ")) / utilisation " + num(u) +
 		" = " + countText(need) + ", " + floor + ": at most " + itoa(n), true
 }

@@ -262,6 +262,38 @@ func TestLatencyCap(t *testing.T) {
 	}
 }
 
+// TestLatencyCapStarting: TestLatencyCap's policy with 8 replicas asked
+// for, 1 ready and 7 starting; the one ready holds the whole queue (12
+// running: floor(12/10) = 1 full batch; 800 waiting), TTFT p95 60 s, 4
+// req/s now, 6 req/s 15 s ago and 10 req/s 45 s ago (outside the 30 s
+// lookahead). ttft alone asks ceil(60/2 × 8) = 240. The queue stays on
+// the ready replica; the starting ones will take arrivals only, at most
+// the lookahead's highest rate, 6 req/s: (6 × 0.15625 + min(800 ×
+// 0.15625 / 2, 1)) / 0.5 = (0.9375 + 1) / 0.5 = 3.875 -> 4, at least the
+// 1 ready: 4, not the 8 asked (demand asks ceil(4 × 0.15625 / 0.5) = 2;
+// the arrival samples reach back 45 s: no trend), which the scale-down
+// window then holds as any recommendation. With nothing waiting (a
+// latency from the prefill itself) the guard holds the 8.
+func TestLatencyCapStarting(t *testing.T) {
+	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
+		Lookahead: 30 * time.Second, Capacity: testCapacity})
+	o := demandObs(8, 4)
+	o.Reporting, o.Unready = 1, 7
+	o.Running, o.Waiting, o.TTFT = 12, 800, 60
+	st := func() *State {
+		return &State{Arrivals: []DemandSample{{At: at(-45), Demand: 10}, {At: at(-15), Demand: 6}}}
+	}
+	d := Decide(p, o, st(), at(0))
+	want := "(0.9375 busy at the lookahead's highest rate 6 req/s + min(800 waiting"
+	if d.Raw[1].Desired != 4 || d.Raw[0].Desired != 2 || !strings.Contains(stepsText(d), want) || !strings.Contains(stepsText(d), "1 ready, 7 starting (they take arrivals only): at most 4") {
+		t.Errorf("ttft %d (demand %d), want 4 (demand 2) and steps with %q\n%s", d.Raw[1].Desired, d.Raw[0].Desired, want, stepsText(d))
+	}
+	o.Waiting, o.Running = 0, 10
+	if d = Decide(p, o, st(), at(0)); d.Raw[1].Desired != 8 {
+		t.Errorf("nothing waiting: ttft %d, want the 8 asked for\n%s", d.Raw[1].Desired, stepsText(d))
+	}
+}
+
 // TestHoldPerReplica: each replica is its own rental. running:10, hold B
 // = 90 s, no scale-down window, scale-up by up to 10 pods a period:
 //

@@ -413,7 +413,8 @@ type State struct {
 	ReadyAt time.Time `json:"ready_at,omitzero"`
 	// Arrivals are the recent arrival rates of the demand signal, in
 	// requests/s, oldest first, kept for 135 s (the trend span of 45 s and
-	// the 90 s baseline the trend needs).
+	// the 90 s baseline the trend needs) or the lookahead, the longer (the
+	// latency guards' highest rate while replicas start).
 	Arrivals []DemandSample `json:"arrivals,omitempty"`
 	// Work are work samples (replicas busy) an older version kept for the
 	// trend: read and validated so its state files load, then dropped.
