@@ -156,16 +156,10 @@ func arrivalTrend(st *State, rate float64, window time.Duration, now time.Time, 
 		window = DefaultArrivalWindow
 	}
 	s := recordSample(&st.Arrivals, rate, now, max(demandHistory, keep))
-	fit := s
-	for len(fit) > 0 && !fit[0].At.After(now.Add(-demandTrendSpan)) {
-		fit = fit[1:]
-	}
-	n = len(fit)
-	slope, mean, sxx, ok := leastSquares(fit, now)
+	slope, se, n, ok := arrivalFit(s, window, now)
 	if !ok {
 		return 0, math.NaN(), n, false, "fewer than 2 samples"
 	}
-	se = math.Sqrt(math.Max(0, mean)/window.Seconds()) / math.Sqrt(sxx)
 	switch {
 	case now.Sub(s[0].At) < demandBaseline:
 		return slope, se, n, false, "samples reach back " + secs(now.Sub(s[0].At)) + " < " + secs(demandBaseline) + ": no baseline yet, not counted"
@@ -173,6 +167,25 @@ func arrivalTrend(st *State, rate float64, window time.Duration, now time.Time, 
 		return slope, se, n, false, "within " + itoa(trendSignificance) + " × the Poisson standard error " + num(se) + ": noise, not counted"
 	}
 	return slope, se, n, true, "above " + itoa(trendSignificance) + " × the Poisson standard error " + num(se) + ": counted"
+}
+
+// arrivalFit is the arrival trend over the samples s of the last
+// demandTrendSpan: the least-squares slope in requests/s per s, its Poisson
+// standard error (a rate read over window at λ req/s has a standard
+// deviation of sqrt(λ / window)) and the samples fitted; ok is false with
+// fewer than 2.
+func arrivalFit(s []DemandSample, window time.Duration, now time.Time) (slope, se float64, n int, ok bool) {
+	if window <= 0 {
+		window = DefaultArrivalWindow
+	}
+	for len(s) > 0 && !s[0].At.After(now.Add(-demandTrendSpan)) {
+		s = s[1:]
+	}
+	slope, mean, sxx, ok := leastSquares(s, now)
+	if !ok {
+		return 0, math.NaN(), len(s), false
+	}
+	return slope, math.Sqrt(math.Max(0, mean)/window.Seconds()) / math.Sqrt(sxx), len(s), true
 }
 
 // RampBoundFor is Policy.RampBound for a replica whose cold start is

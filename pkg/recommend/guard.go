@@ -112,11 +112,11 @@ func (p *Policy) guardSpans() (settle, drain time.Duration) {
 // on the replica it was routed to at arrival, so a queue keeps busy only
 // the replicas that hold it, those with a full batch: max(1, floor(running
 // / batch)), or Observation.Queued when the source counted them; the
-// others can neither take it nor hurry it. While replicas are starting
-// and requests wait, the floor is the ready count, and the arrivals are
-// counted at the highest rate the demand signal read within the lookahead
-// (st.Arrivals): a starting replica takes only arrivals, and was asked for
-// within that span. ok is false (no bound) when m is not a latency guard,
+// others can neither take it nor hurry it. While replicas are starting,
+// requests wait and the arrivals no longer rise (rising), the floor is the
+// ready count, and the arrivals are counted at the highest rate the demand
+// signal read within the lookahead (st.Arrivals): a starting replica takes
+// only arrivals, and was asked for within that span. ok is false (no bound) when m is not a latency guard,
 // its recommendation is within the cap, or an input is unknown.
 // docs/recommend.md ("Latency guards sized by capacity") works it.
 func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int, st *State, now time.Time) (int, string, bool) {
@@ -164,10 +164,11 @@ func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int, st *State
 	switch ready := present(obs); {
 	case w > 0 && holders < float64(ready):
 		n, floor = max(1, ceilReplicas(need)), "the queue on "+num(holders)+" of the "+itoa(ready)+" ready replicas"
-	case w > 0 && ready < cur:
+	case w > 0 && ready < cur && !p.rising(st, obs, now):
 		// The starting replicas will take arrivals only: those the highest
 		// rate of the lookahead brings. Without a queue (a latency from
-		// the prefill itself, long prompts) the current count stays.
+		// the prefill itself, long prompts), or while the arrivals still
+		// rise (a ramp they were asked for), the current count stays.
 		peak := rate
 		for _, a := range st.Arrivals {
 			if !a.At.Before(now.Add(-p.Lookahead)) {
@@ -187,4 +188,14 @@ func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int, st *State
 	return n, "capacity: (" + busy + " + min(" + num(w) + " waiting × " + num(per) + " s / target " + num(m.Target) +
 		" s, " + num(holders) + word + " holding the queue: " + counted + ")) / utilisation " + num(u) +
 		" = " + countText(need) + ", " + floor + ": at most " + itoa(n), true
+}
+
+// rising reports whether the arrival rate still rises: the demand signal's
+// trend (arrivalFit over st.Arrivals) above RampBound standard errors, the
+// quantile at which the ramp bound projects a slope. A ramp whose trend
+// reads as noise for a decision (the 4-standard-error gate) is still
+// rising at that quantile, and the replicas asked for it stay.
+func (p *Policy) rising(st *State, obs Observation, now time.Time) bool {
+	slope, se, _, ok := arrivalFit(st.Arrivals, obs.ArrivalWindow, now)
+	return ok && slope > p.RampBound*se
 }

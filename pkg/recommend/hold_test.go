@@ -273,7 +273,10 @@ func TestLatencyCap(t *testing.T) {
 // 1 ready: 4, not the 8 asked (demand asks ceil(4 × 0.15625 / 0.5) = 2;
 // the arrival samples reach back 45 s: no trend), which the scale-down
 // window then holds as any recommendation. With nothing waiting (a
-// latency from the prefill itself) the guard holds the 8.
+// latency from the prefill itself) the guard holds the 8; so it does while
+// the arrivals rise: 2, 3, 4 req/s at -30, -15, 0 s fit a slope of 30 /
+// 450 = 0.0667 req/s per s, above the policy's ramp bound (0) times its
+// standard error sqrt(3/30) / sqrt(450) = 0.0149.
 func TestLatencyCapStarting(t *testing.T) {
 	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
 		Lookahead: 30 * time.Second, Capacity: testCapacity})
@@ -287,6 +290,10 @@ func TestLatencyCapStarting(t *testing.T) {
 	want := "(0.9375 busy at the lookahead's highest rate 6 req/s + min(800 waiting"
 	if d.Raw[1].Desired != 4 || d.Raw[0].Desired != 2 || !strings.Contains(stepsText(d), want) || !strings.Contains(stepsText(d), "1 ready, 7 starting (they take arrivals only): at most 4") {
 		t.Errorf("ttft %d (demand %d), want 4 (demand 2) and steps with %q\n%s", d.Raw[1].Desired, d.Raw[0].Desired, want, stepsText(d))
+	}
+	rising := &State{Arrivals: []DemandSample{{At: at(-30), Demand: 2}, {At: at(-15), Demand: 3}}}
+	if d = Decide(p, o, rising, at(0)); d.Raw[1].Desired != 8 {
+		t.Errorf("arrivals rising: ttft %d, want the 8 asked for\n%s", d.Raw[1].Desired, stepsText(d))
 	}
 	o.Waiting, o.Running = 0, 10
 	if d = Decide(p, o, st(), at(0)); d.Raw[1].Desired != 8 {
