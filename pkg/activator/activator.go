@@ -507,6 +507,9 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 		if err != nil {
 			a.abandon(w)
 			switch {
+			case errors.Is(err, errTooLarge):
+				a.rejected.Inc()
+				http.Error(rw, fmt.Sprintf("activator: a chunked body larger than --max-held-bytes (%d bytes): it is never held; send it when the upstream is up, or raise --max-held-bytes", a.cfg.MaxHeldBytes), http.StatusRequestEntityTooLarge)
 			case errors.Is(err, errOverBudget):
 				a.rejected.Inc()
 				a.refuse(rw, http.StatusTooManyRequests, "activator: "+err.Error())
@@ -609,6 +612,9 @@ const chunkSize = 64 << 10
 
 var errOverBudget = errors.New("held bodies reached --max-held-bytes")
 
+// errTooLarge is a chunked body larger on its own than --max-held-bytes.
+var errTooLarge = errors.New("body larger than --max-held-bytes")
+
 // readBody reads r's body into memory while r is held, within the byte
 // budget (a Content-Length was reserved on arrival; a chunked body is
 // reserved a chunk at a time) and with a read deadline of BodyTimeout (or
@@ -635,6 +641,23 @@ func (a *Activator) readBody(r *http.Request, rc *http.ResponseController, holdD
 				break
 			}
 		} else {
+			// A chunked body may take the whole budget, no more: one
+			// that fills it and has a byte left never fits (413), a
+			// retry would not help.
+			room := a.cfg.MaxHeldBytes - b.reserved
+			if room <= 0 {
+				var one [1]byte
+				n, err := io.ReadFull(r.Body, one[:])
+				if n > 0 {
+					err = errTooLarge
+				}
+				if err != io.EOF {
+					b.free()
+					return nil, err
+				}
+				break
+			}
+			size = min(size, room)
 			if !a.reserve(size) {
 				b.free()
 				return nil, errOverBudget

@@ -121,3 +121,36 @@ func TestWriteDeadline(t *testing.T) {
 		t.Errorf("%d %q; want 504", code, body)
 	}
 }
+
+// TestChunkedBodyLargerThanBudget: a chunked body (no Content-Length)
+// larger on its own than --max-held-bytes gets 413, as one with a
+// Content-Length does: it never fits, so 429's "retry" would loop. With a
+// 1 MiB budget, 1 MiB + 1 byte (1,048,577) is refused and nothing stays
+// held; exactly 1 MiB (1,048,576) is held whole. Before: 429 with
+// Retry-After for the larger one.
+func TestChunkedBodyLargerThanBudget(t *testing.T) {
+	const mib = 1 << 20
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, MaxHeldBytes: mib, HoldTimeout: time.Minute, RetryAfter: 2 * time.Second})
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/completions", struct{ io.Reader }{bytes.NewReader(make([]byte, mib+1))})
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 413 || resp.Header.Get("Retry-After") != "" || !strings.Contains(string(body), "--max-held-bytes (1048576 bytes)") {
+		t.Errorf("a chunked body of 1 MiB + 1 byte with a 1 MiB budget: %d Retry-After %q %q; want 413, none, naming --max-held-bytes (1048576 bytes)", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	if a.Held() != 0 || a.HeldBytes() != 0 || testutil.ToFloat64(a.rejected) != 1 {
+		t.Errorf("after the 413: held %d, %d bytes, rejected %v; want 0, 0, 1", a.Held(), a.HeldBytes(), testutil.ToFloat64(a.rejected))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/completions", struct{ io.Reader }{bytes.NewReader(make([]byte, mib))})
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitFor(t, "a chunked body of exactly the budget held", 10*time.Second, func() bool { return a.Held() == 1 && a.HeldBytes() == mib })
+}
