@@ -40,3 +40,21 @@ func TestTuneCronJob(t *testing.T) {
 		t.Errorf("enabled without a claim: %v", err)
 	}
 }
+
+// TestTuneShardsAtLeastOne: tune.shards is the indexed Job's completions.
+// 0 rendered `completions: 0` and `--shard=$(JOB_COMPLETION_INDEX)/0`: a
+// Job of no pods, complete at once, so the CronJob tuned nothing every
+// night without an error anywhere. The schema now refuses it, naming the
+// value; 1 (one shard, all targets) still renders one completion.
+func TestTuneShardsAtLeastOne(t *testing.T) {
+	for _, v := range []string{"0", "-2"} {
+		_, err := tryRender("tune: {enabled: true, shards: " + v + ", results: {claimName: tune-results}}\n")
+		if err == nil || !strings.Contains(err.Error(), "at '/tune/shards'") {
+			t.Errorf("tune.shards %s: error %v, want one naming /tune/shards", v, err)
+		}
+	}
+	js := only[*batchv1.CronJob](t, render(t, "tune: {enabled: true, shards: 1, results: {claimName: tune-results}}\n")).Spec.JobTemplate.Spec
+	if *js.Completions != 1 || *js.Parallelism != 1 || js.Template.Spec.Containers[0].Args[2] != "--shard=$(JOB_COMPLETION_INDEX)/1" {
+		t.Errorf("tune.shards 1: completions %d, parallelism %d, args %v; want 1, 1, --shard=$(JOB_COMPLETION_INDEX)/1", *js.Completions, *js.Parallelism, js.Template.Spec.Containers[0].Args)
+	}
+}
