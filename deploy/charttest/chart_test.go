@@ -746,3 +746,18 @@ func TestKubeWorkloadDefaults(t *testing.T) {
 		t.Errorf("no workload: error %v, want one containing %q", err, want)
 	}
 }
+
+// TestNoTargetsRefused: `targets: []` rendered a serve config with an
+// empty targets list, which serve refuses at start ("targets: at least one
+// target is required"): the install succeeded and the pod crash-looped.
+// The schema refuses it at render, naming /targets.
+func TestNoTargetsRefused(t *testing.T) {
+	_, err := tryRender("targets: []\n")
+	if err == nil || !strings.Contains(err.Error(), "at '/targets'") {
+		t.Errorf("targets: []: error %v, want one naming /targets", err)
+	}
+	// What serve would have said in the pod's log.
+	if _, err := config.Parse([]byte("prometheus: {url: 'http://p:9090'}\ntargets: []\n"), "x"); err == nil || !strings.Contains(err.Error(), "at least one target is required") {
+		t.Errorf("serve on an empty targets list: %v, want \"at least one target is required\"", err)
+	}
+}
