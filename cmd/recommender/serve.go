@@ -147,7 +147,7 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 	}
 	// client-go's retries (informers, discovery, the Lease) in serve's log,
 	// not klog's stderr, at most once a minute per message.
-	klog.SetSlogLogger(slog.New(kube.ClientLogHandler(log.Handler(), time.Minute)))
+	klog.SetSlogLogger(slog.New(kube.ClientLogHandler(log.Handler(), kube.ClientLogEvery)))
 	// The listen address is bound before the audit log is opened and the
 	// state directory made (serve.Run): a port in use exits 1 with nothing
 	// created on disk. serve.Run closes it; so does this on an earlier error.

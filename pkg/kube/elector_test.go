@@ -1,9 +1,13 @@
 package kube
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -202,4 +206,61 @@ func TestDefaultIdentity(t *testing.T) {
 	if a, b := DefaultIdentity(), DefaultIdentity(); a == b {
 		t.Errorf("without POD_NAME two identities are equal (%q): two processes on one host would both lead", a)
 	}
+}
+
+// TestElectorClientLinesLimited: client-go's election lines go through
+// ClientLogHandler, as serve's other client-go lines (docs/kubernetes.md):
+// component=client-go, at most WARN, one message at most once a minute.
+// With every Lease GET failing and a 100 ms retry period, client-go tries
+// at least 5 times in 1.5 s (each wait 100-120 ms with its jitter, plus
+// the GET), and each try logs "Error retrieving lease lock" at ERROR:
+// before, 5 or more ERROR lines, one per try (a Lease without RBAC or an
+// API server away: one every 2 s for as long as it lasts); now exactly one,
+// a WARN. The election's own line (leadership gained or lost) keeps
+// component=leader-election.
+func TestElectorClientLinesLimited(t *testing.T) {
+	client := fake.NewClientset()
+	var gets atomic.Int32
+	client.PrependReactor("get", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		gets.Add(1)
+		return true, nil, apierrors.NewForbidden(coordinationv1.Resource("leases"), "infscale", errors.New("no RBAC"))
+	})
+	var buf syncBuffer
+	e, err := NewElector(client, fastLease("a"), slog.New(slog.NewJSONHandler(&buf, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startElector(t, e)
+	waitFor(t, "5 Lease GETs", 10*time.Second, func() bool { return gets.Load() >= 5 })
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		if strings.Contains(m["msg"].(string), "retrieving lease") {
+			lines = append(lines, m)
+		}
+	}
+	if len(lines) != 1 || lines[0]["level"] != "WARN" || lines[0]["component"] != "client-go" {
+		t.Errorf("after %d failed Lease GETs, the lines of the failure: %v; want one, level WARN, component client-go", gets.Load(), lines)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the elector's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
