@@ -24,6 +24,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/http/httputil"
@@ -241,13 +242,13 @@ func (a *Activator) Run(ctx context.Context) {
 	tick := time.NewTicker(a.cfg.ProbeInterval)
 	defer tick.Stop()
 	minGap := a.cfg.ProbeInterval / 4
-	was := "" // "", "ready" or the last failure: a line when it changes
+	was := "" // "", "ready" or the last failure's kind: a line when it changes
 	for {
 		last := time.Now()
-		up, why := a.probe(ctx)
+		up, why, kind := a.probe(ctx)
 		now := "ready"
 		if !up {
-			now = why
+			now = kind
 		}
 		if a.cfg.Log != nil && now != was && ctx.Err() == nil {
 			if up {
@@ -304,23 +305,50 @@ func (a *Activator) probeURL() string {
 }
 
 // probe reports whether the upstream answers the probe 200, and if not why
-// (the status, or the request's error).
-func (a *Activator) probe(ctx context.Context) (bool, string) {
+// (the status, or the request's error) and the failure's kind (failureKind).
+func (a *Activator) probe(ctx context.Context) (ok bool, why, kind string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.probeURL(), nil)
 	if err != nil {
-		return false, err.Error()
+		return false, err.Error(), err.Error()
 	}
 	resp, err := a.cfg.Client.Do(req)
 	if err != nil {
 		a.probeFail.Inc()
-		return false, err.Error()
+		return false, err.Error(), failureKind(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		a.probeFail.Inc()
-		return false, resp.Status
+		return false, resp.Status, resp.Status
 	}
-	return true, ""
+	return true, "", ""
+}
+
+// failureKind is a failed probe's error without its connection's
+// addresses, which change at every probe (a new local port each time: a
+// reset connection reads "read tcp 127.0.0.1:50008->...: connection reset
+// by peer"), so that the not-ready line is logged once per kind of
+// failure, not once per probe: "timeout", the system's error ("connection
+// reset by peer", whether the reset came while connecting or reading;
+// "connection refused"), or the failed operation and its cause.
+func failureKind(err error) string {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return "timeout"
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Op + ": " + op.Err.Error()
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
 }
 
 // releaseAll lets every held request go at once, oldest first (a.mu
