@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/leaderelection"
 )
 
 // fastLease keeps the election's timings short for a test: client-go
@@ -89,7 +91,7 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) t
 // TestElectorOneLeaderThenTakeover: two electors on one API (one fake
 // clientset, one Lease): exactly one leads while both run; after the
 // leader's context ends it releases the Lease, and the other takes over at
-// its next retry (RetryPeriod × up to 1.2 jitter = 120 ms), well before the
+// its next retry (RetryPeriod plus up to 1.2 × it of jitter: 100 to 220 ms), well before the
 // LeaseDuration (2 s) an unreleased Lease would need.
 func TestElectorOneLeaderThenTakeover(t *testing.T) {
 	client := leaseAPI()
@@ -212,7 +214,7 @@ func TestDefaultIdentity(t *testing.T) {
 // ClientLogHandler, as serve's other client-go lines (docs/kubernetes.md):
 // component=client-go, at most WARN, one message at most once a minute.
 // With every Lease GET failing and a 100 ms retry period, client-go tries
-// at least 5 times in 1.5 s (each wait 100-120 ms with its jitter, plus
+// at least 5 times in 1.5 s (each wait 100-220 ms with its jitter, plus
 // the GET), and each try logs "Error retrieving lease lock" at ERROR:
 // before, 5 or more ERROR lines, one per try (a Lease without RBAC or an
 // API server away: one every 2 s for as long as it lasts); now exactly one,
@@ -263,4 +265,23 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestHandoverFigureDocumented: after a release, the next holder takes
+// the Lease at its next try, which client-go's wait.JitterUntil spaces
+// RetryPeriod × (1 + up to JitterFactor) apart: with the defaults 2 s to
+// 2 s + 1.2 × 2 s = 4.4 s, so within 4.4 s of the release, which
+// docs/ha.md states (it said "2 s, x1.2 jitter", read as up to 2.4 s; a
+// handover took 2.9 s on a real API server).
+func TestHandoverFigureDocumented(t *testing.T) {
+	if DefaultRetryPeriod != 2*time.Second || leaderelection.JitterFactor != 1.2 {
+		t.Fatalf("retry period %v, jitter %v: the figure below is worked for 2s and 1.2", DefaultRetryPeriod, leaderelection.JitterFactor)
+	}
+	doc, err := os.ReadFile("../../docs/ha.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), "(2 s to 4.4 s with the defaults), so within 4.4 s of the release") {
+		t.Error("docs/ha.md does not give the handover after a release as within 4.4 s")
+	}
 }
