@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -759,5 +760,41 @@ func TestNoTargetsRefused(t *testing.T) {
 	// What serve would have said in the pod's log.
 	if _, err := config.Parse([]byte("prometheus: {url: 'http://p:9090'}\ntargets: []\n"), "x"); err == nil || !strings.Contains(err.Error(), "at least one target is required") {
 		t.Errorf("serve on an empty targets list: %v, want \"at least one target is required\"", err)
+	}
+}
+
+// TestTargetNameAsServe: a target's name is the target label of every
+// infscale_* series, and serve refuses one outside letters, digits, '_',
+// '.', '-' or longer than 128 at start: the install succeeded and the pod
+// crash-looped. The schema refuses the same names at render, naming
+// /targets/0/name, and takes the rest.
+func TestTargetNameAsServe(t *testing.T) {
+	long := strings.Repeat("a", 128)
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{
+		{"chat", true},
+		{"Chat.v1_a-b", true},
+		{long, true},
+		{long + "a", false}, // 129
+		{"chat bot", false},
+		{`chat"x`, false},
+		{"chat/a", false},
+		{"", false},
+	} {
+		q := strconv.Quote(c.name)
+		_, err := tryRender("targets:\n- {name: " + q + ", workload: {namespace: llm, name: chat}, config: {server: vllm, selector: '{pod=\"x\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8}}\n")
+		if c.ok && err != nil {
+			t.Errorf("name %s: %v, want it rendered", q, err)
+		}
+		if !c.ok && (err == nil || !strings.Contains(err.Error(), "at '/targets/0/name'")) {
+			t.Errorf("name %s: error %v, want one naming /targets/0/name", q, err)
+		}
+		// serve agrees (an empty name is "required" there).
+		_, serr := config.Parse([]byte("prometheus: {url: 'http://p:9090'}\ntargets:\n- {name: "+q+", selector: '{pod=\"x\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8}\n"), "x")
+		if (serr == nil) != c.ok {
+			t.Errorf("name %s: serve's config says %v, the chart's schema ok=%v", q, serr, c.ok)
+		}
 	}
 }
