@@ -798,3 +798,23 @@ func TestTargetNameAsServe(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateTargetNames: two targets of one name (on two workloads, so
+// no ScaledObject collides) rendered, and serve refused the config at
+// start ("duplicate target name"): the pod crash-looped. Refused at render,
+// naming the target; two names render.
+func TestDuplicateTargetNames(t *testing.T) {
+	two := func(a, b string) string {
+		tg := func(name, workload string) string {
+			return "- {name: " + name + ", workload: {namespace: llm, name: " + workload + "}, config: {server: vllm, selector: '{pod=\"x\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8}}\n"
+		}
+		return "targets:\n" + tg(a, "chat") + tg(b, "chat2")
+	}
+	if _, err := tryRender(two("chat", "chat")); err == nil || !strings.Contains(err.Error(), "targets[chat]: two targets of one name") {
+		t.Errorf("two targets named chat: %v, want targets[chat]: two targets of one name", err)
+	}
+	objs := render(t, two("chat", "code"))
+	if f := serveConfig(t, objs); len(f.Targets) != 2 || f.Targets[0].Name != "chat" || f.Targets[1].Name != "code" {
+		t.Errorf("chat and code: targets %+v", f.Targets)
+	}
+}
