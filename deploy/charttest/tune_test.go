@@ -58,3 +58,17 @@ func TestTuneShardsAtLeastOne(t *testing.T) {
 		t.Errorf("tune.shards 1: completions %d, parallelism %d, args %v; want 1, 1, --shard=$(JOB_COMPLETION_INDEX)/1", *js.Completions, *js.Parallelism, js.Template.Spec.Containers[0].Args)
 	}
 }
+
+// TestTuneWorkersNotNegative: tune.workers is tune's --workers, which
+// refuses a negative count ("--workers -1: want >= 0") only when the Job
+// runs: the install succeeded and every nightly run failed. The schema
+// refuses it at render; 0 (the number of cores) renders --workers=0.
+func TestTuneWorkersNotNegative(t *testing.T) {
+	if _, err := tryRender("tune: {enabled: true, workers: -1, results: {claimName: tune-results}}\n"); err == nil || !strings.Contains(err.Error(), "at '/tune/workers'") {
+		t.Errorf("tune.workers -1: error %v, want one naming /tune/workers", err)
+	}
+	args := only[*batchv1.CronJob](t, render(t, "tune: {enabled: true, workers: 0, results: {claimName: tune-results}}\n")).Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(args, "--workers=0") {
+		t.Errorf("tune.workers 0: args %v, want --workers=0", args)
+	}
+}
