@@ -173,6 +173,9 @@ func New(cfg Config) (*Activator, error) {
 			switch {
 			case errors.Is(err, errRefused):
 				// ServeHTTP holds it again; nothing was sent or written.
+			case errors.Is(context.Cause(r.Context()), errClientBodyTimeout) || clientStalled(r):
+				a.bodyTimeouts.Inc()
+				http.Error(w, fmt.Sprintf("activator: the request body did not arrive from the client within %v", cfg.BodyTimeout), http.StatusRequestTimeout)
 			case errors.Is(context.Cause(r.Context()), errWriteTimeout):
 				http.Error(w, fmt.Sprintf("activator: upstream did not take the request within %v", cfg.BodyTimeout), http.StatusGatewayTimeout)
 			case errors.Is(err, context.Canceled):
@@ -451,6 +454,7 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 // any byte was sent (nothing written to rw either).
 func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, held *heldBody, hasBody bool, bodyDone *atomic.Bool) bool {
 	at := &attempt{}
+	var streamed *trackedBody // the client's body, when proxied as it comes
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	ctx = context.WithValue(ctx, attemptKey{}, at)
@@ -466,15 +470,24 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 		// Streamed from the client: its reads have the body deadline,
 		// lifted at the end of the body.
 		_ = rc.SetReadDeadline(time.Now().Add(a.cfg.BodyTimeout))
-		out.Body = &trackedBody{r: r.Body, at: at, eof: func(err error) {
+		streamed = &trackedBody{r: r.Body, at: at, eof: func(err error) {
 			bodyDone.Store(err == io.EOF)
 			_ = rc.SetReadDeadline(time.Time{})
 		}}
+		out.Body = streamed
 	}
 	if out.Body != nil && out.Body != http.NoBody {
 		// The write upstream has its own deadline: an upstream that does
-		// not take the body holds nobody else up, and not forever.
-		timer := time.AfterFunc(a.cfg.BodyTimeout, func() { cancel(errWriteTimeout) })
+		// not take the body holds nobody else up, and not forever. At the
+		// deadline, a transport waiting on the client's body is the
+		// client's stall (408), not the upstream's (504).
+		timer := time.AfterFunc(a.cfg.BodyTimeout, func() {
+			if streamed != nil && streamed.reading.Load() {
+				cancel(errClientBodyTimeout)
+				return
+			}
+			cancel(errWriteTimeout)
+		})
 		defer timer.Stop()
 		out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { timer.Stop() }}))
 	}
@@ -751,10 +764,18 @@ type trackedBody struct {
 	r   io.Reader
 	at  *attempt
 	eof func(error)
+	// reading is true while a Read waits on r (the client, for a body
+	// streamed from it).
+	reading atomic.Bool
 }
 
 func (t *trackedBody) Read(p []byte) (int, error) {
+	t.reading.Store(true)
 	n, err := t.r.Read(p)
+	t.reading.Store(false)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.at.stalled.Store(true) // the client's read deadline
+	}
 	if n > 0 {
 		t.at.sent.Store(true)
 	}
@@ -768,16 +789,28 @@ func (t *trackedBody) Read(p []byte) (int, error) {
 func (t *trackedBody) Close() error { return nil }
 
 // attempt is one proxying of a request: sent once the transport read a
-// byte of its body; refused when its connection was refused before that.
-type attempt struct{ sent, refused atomic.Bool }
+// byte of its body; refused when its connection was refused before that;
+// stalled when the body streamed from the client did not arrive within
+// the body timeout.
+type attempt struct{ sent, refused, stalled atomic.Bool }
+
+// clientStalled reports whether r's attempt failed waiting on the
+// client's body.
+func clientStalled(r *http.Request) bool {
+	at, _ := r.Context().Value(attemptKey{}).(*attempt)
+	return at != nil && at.stalled.Load()
+}
 
 type attemptKey struct{}
 
 // errRefused marks an attempt refused before anything was sent;
-// errWriteTimeout one whose request was not written within BodyTimeout.
+// errWriteTimeout one whose request was not written within BodyTimeout;
+// errClientBodyTimeout one whose body, streamed from the client, had not
+// arrived then.
 var (
-	errRefused      = errors.New("upstream refused the connection")
-	errWriteTimeout = errors.New("request not written upstream within the body timeout")
+	errRefused           = errors.New("upstream refused the connection")
+	errWriteTimeout      = errors.New("request not written upstream within the body timeout")
+	errClientBodyTimeout = errors.New("request body not received from the client within the body timeout")
 )
 
 // refusedTransport turns a refused connection, when no byte of the body

@@ -154,3 +154,42 @@ func TestChunkedBodyLargerThanBudget(t *testing.T) {
 	}()
 	waitFor(t, "a chunked body of exactly the budget held", 10*time.Second, func() bool { return a.Held() == 1 && a.HeldBytes() == mib })
 }
+
+// TestProxiedBodyStall: with the upstream ready, a client that sends 10
+// bytes of a 100-byte body and stalls is the client's fault: 408 after
+// --body-timeout (300 ms here), counted as a body timeout, as a held
+// request's is. Before: 504 "upstream did not take the request", or 502
+// with the read's i/o timeout, whichever deadline fired first, which sent
+// the operator to a model server that was waiting for the body. An
+// upstream that does not take a whole body is still 504
+// (TestWriteDeadline).
+func TestProxiedBodyStall(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	a, base := start(t, Config{Upstream: u, BodyTimeout: 300 * time.Millisecond, ProbeInterval: 20 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+	began := time.Now()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(began)
+	if resp.StatusCode != 408 || !strings.Contains(string(body), "did not arrive from the client within 300ms") || testutil.ToFloat64(a.bodyTimeouts) != 1 {
+		t.Errorf("stalled body, upstream ready: %d %q, body timeouts %v; want 408 naming the client, 1", resp.StatusCode, body, testutil.ToFloat64(a.bodyTimeouts))
+	}
+	if took < 250*time.Millisecond || took > 2*time.Second {
+		t.Errorf("answered after %v, want about the 300 ms body timeout", took)
+	}
+}
