@@ -175,8 +175,10 @@ func New(cfg Config) (*Activator, error) {
 				// ServeHTTP holds it again; nothing was sent or written.
 			case errors.Is(context.Cause(r.Context()), errClientBodyTimeout) || clientStalled(r):
 				a.bodyTimeouts.Inc()
+				w.Header().Set("Connection", "close") // its body is not read to its end
 				http.Error(w, fmt.Sprintf("activator: the request body did not arrive from the client within %v", cfg.BodyTimeout), http.StatusRequestTimeout)
 			case errors.Is(context.Cause(r.Context()), errWriteTimeout):
+				w.Header().Set("Connection", "close") // nor this one's
 				http.Error(w, fmt.Sprintf("activator: upstream did not take the request within %v", cfg.BodyTimeout), http.StatusGatewayTimeout)
 			case errors.Is(err, context.Canceled):
 				// The client left.
@@ -502,9 +504,19 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 // when the client left. The body is read into memory while r waits, once
 // (held, if not nil, is the body read before); the result is it.
 func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, deadline, notBefore time.Time, held *heldBody) (*heldBody, bool) {
+	// ServeHTTP drops the connection of a refused request with a body
+	// (the body is not read to its end, or not known to be), so the answer
+	// says so: a keep-alive client would send its next request on a
+	// connection that is going away (a POST is not retried: lost).
+	closeIfBody := func() {
+		if r.Body != nil && r.Body != http.NoBody {
+			rw.Header().Set("Connection", "close")
+		}
+	}
 	if a.count >= a.cfg.MaxHeld {
 		a.mu.Unlock()
 		a.rejected.Inc()
+		closeIfBody()
 		a.refuse(rw, http.StatusTooManyRequests, fmt.Sprintf("activator: %d requests already held", a.cfg.MaxHeld))
 		return held, false
 	}
@@ -513,12 +525,14 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 		if r.ContentLength > a.cfg.MaxHeldBytes {
 			a.mu.Unlock()
 			a.rejected.Inc()
+			closeIfBody()
 			http.Error(rw, fmt.Sprintf("activator: a body of %d bytes is larger than --max-held-bytes (%d)", r.ContentLength, a.cfg.MaxHeldBytes), http.StatusRequestEntityTooLarge)
 			return nil, false
 		}
 		if a.bytes+r.ContentLength > a.cfg.MaxHeldBytes {
 			a.mu.Unlock()
 			a.rejected.Inc()
+			closeIfBody()
 			a.refuse(rw, http.StatusTooManyRequests, fmt.Sprintf("activator: %d bytes of bodies already held (--max-held-bytes %d)", a.bytes, a.cfg.MaxHeldBytes))
 			return nil, false
 		}
@@ -550,15 +564,19 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 			switch {
 			case errors.Is(err, errTooLarge):
 				a.rejected.Inc()
+				closeIfBody()
 				http.Error(rw, fmt.Sprintf("activator: a chunked body larger than --max-held-bytes (%d bytes): it is never held; send it when the upstream is up, or raise --max-held-bytes", a.cfg.MaxHeldBytes), http.StatusRequestEntityTooLarge)
 			case errors.Is(err, errOverBudget):
 				a.rejected.Inc()
+				closeIfBody()
 				a.refuse(rw, http.StatusTooManyRequests, "activator: "+err.Error())
 			case time.Now().After(deadline):
 				a.timeouts.Inc()
+				closeIfBody()
 				a.refuse(rw, http.StatusServiceUnavailable, fmt.Sprintf("activator: no upstream endpoint ready within %v", a.cfg.HoldTimeout))
 			case errors.Is(err, os.ErrDeadlineExceeded):
 				a.bodyTimeouts.Inc()
+				closeIfBody()
 				http.Error(rw, fmt.Sprintf("activator: the request body did not arrive within %v", a.cfg.BodyTimeout), http.StatusRequestTimeout)
 			}
 			// Otherwise the client left: nobody to answer.
@@ -573,6 +591,7 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 	case <-timer.C:
 		if a.abandon(w) {
 			a.timeouts.Inc()
+			closeIfBody()
 			a.refuse(rw, http.StatusServiceUnavailable, fmt.Sprintf("activator: no upstream endpoint ready within %v", a.cfg.HoldTimeout))
 			return held, false
 		}

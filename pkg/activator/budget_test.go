@@ -193,3 +193,67 @@ func TestProxiedBodyStall(t *testing.T) {
 		t.Errorf("answered after %v, want about the 300 ms body timeout", took)
 	}
 }
+
+// TestRefusalsSayClose: the activator drops the connection of a refused
+// request with a body (its body is not read to its end), so the answer
+// says Connection: close (RFC 9112 9.6). It did not: a keep-alive client
+// sent its next request on the dying connection, and a POST is not
+// retried (TestChunkedBodyLargerThanBudget's second request was lost in 3
+// runs of 10). Each refusal below, one request on its own connection, is
+// answered with the code given and Connection: close; a refused GET
+// (nothing unread) keeps the connection.
+func TestRefusalsSayClose(t *testing.T) {
+	const mib = 1 << 20
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, MaxHeld: 2, MaxHeldBytes: mib, HoldTimeout: time.Minute, BodyTimeout: 300 * time.Millisecond})
+	addr := strings.TrimPrefix(base, "http://")
+	send := func(req string) *http.Response {
+		t.Helper()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		go func() { _, _ = io.WriteString(c, req) }()
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	chunked := func(n int) string {
+		return fmt.Sprintf("POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", n, strings.Repeat("a", n))
+	}
+	for _, c := range []struct {
+		name, req string
+		code      int
+	}{
+		{"a Content-Length over the budget", fmt.Sprintf("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", 2*mib), 413},
+		{"a chunked body over the budget", chunked(mib + 1), 413},
+		{"a body that stalls", "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789", 408},
+	} {
+		if resp := send(c.req); resp.StatusCode != c.code || !resp.Close {
+			t.Errorf("%s: %d, Connection: close %v; want %d and close", c.name, resp.StatusCode, resp.Close, c.code)
+		}
+	}
+	// Two held (max 2), then a POST and a GET refused 429.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 2 {
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/models", nil)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	waitFor(t, "two held", 5*time.Second, func() bool { return a.Held() == 2 })
+	if resp := send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789"); resp.StatusCode != 429 || !resp.Close {
+		t.Errorf("a POST with --max-held full: %d, Connection: close %v; want 429 and close", resp.StatusCode, resp.Close)
+	}
+	if resp := send("GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 429 || resp.Close {
+		t.Errorf("a GET with --max-held full: %d, Connection: close %v; want 429, kept alive", resp.StatusCode, resp.Close)
+	}
+}
