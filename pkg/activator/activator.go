@@ -183,6 +183,8 @@ func New(cfg Config) (*Activator, error) {
 			case errors.Is(err, context.Canceled):
 				// The client left.
 			default:
+				// The client's body may not have been read to its end.
+				w.Header().Set("Connection", "close")
 				http.Error(w, "activator: upstream: "+err.Error(), http.StatusBadGateway)
 			}
 		},

@@ -257,3 +257,34 @@ func TestRefusalsSayClose(t *testing.T) {
 		t.Errorf("a GET with --max-held full: %d, Connection: close %v; want 429, kept alive", resp.StatusCode, resp.Close)
 	}
 }
+
+// TestUpstreamFailsMidBody: an upstream that reads 10 bytes of a 2 MiB
+// body and drops the connection fails the request (502), before the
+// client's body is read to its end: the answer says Connection: close, as
+// the refusals' do (TestRefusalsSayClose).
+func TestUpstreamFailsMidBody(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		_, _ = io.ReadFull(r.Body, make([]byte, 10))
+		c, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			c.(*net.TCPConn).SetLinger(0)
+			c.Close()
+		}
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	a, base := start(t, Config{Upstream: u, ProbeInterval: 20 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/completions", bytes.NewReader(make([]byte, 2<<20)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 502 || !resp.Close {
+		t.Errorf("upstream dropped mid-body: %d, Connection: close %v; want 502 and close", resp.StatusCode, resp.Close)
+	}
+}
