@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -302,5 +303,27 @@ func TestPodDisruptionBudgetPercentages(t *testing.T) {
 		if _, err := tryRender(two + "podDisruptionBudget: " + pdb); err != nil {
 			t.Errorf("%s with replicas 2: %v, want it rendered", pdb, err)
 		}
+	}
+}
+
+// TestLeaseName: with rbac.modes [leases] the chart passes the Lease's
+// name, the objects' name: release prod gives prod-infscale (docs/chart.md
+// said the Lease was <release>, prod), release infscale gives infscale.
+func TestLeaseName(t *testing.T) {
+	for release, want := range map[string]string{"prod": "prod-infscale", "infscale": "infscale"} {
+		objs, err := tryRenderRelease(release, "replicas: 2\nrbac: {modes: [leases]}\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args := podSpec(t, objs).Containers[0].Args; !slices.Contains(args, "--leader-elect-resource-name="+want) {
+			t.Errorf("release %s: args %v, want --leader-elect-resource-name=%s", release, args, want)
+		}
+	}
+	doc, err := os.ReadFile("../../docs/chart.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "with the Lease named as the chart's objects (`<release>-infscale`, or the release's name when it contains `infscale`") {
+		t.Error("docs/chart.md does not name the Lease as the chart's objects")
 	}
 }
