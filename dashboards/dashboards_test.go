@@ -339,3 +339,62 @@ func keys(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
+
+// decisionCopies are infscale's series that every serve replica exports
+// alike: each replica decides on the same signals (docs/ha.md), so two
+// replicas (the chart's replicas: 2 with leases) give two equal copies.
+var decisionCopies = []string{"infscale_decisions_total", "infscale_scale_changes_total", "infscale_scale_reversals_total"}
+
+// TestDecisionCopiesNotSummed: an expression of the dashboards or rules
+// that aggregates a decision series takes the max of the copies, as the
+// recording rules do (docs/grafana.md): two replicas each counting 4
+// decisions in a window are 4 decisions, which a sum reads as 8. "Decisions
+// by reason" summed them.
+func TestDecisionCopiesNotSummed(t *testing.T) {
+	p := parser.NewParser(parser.Options{})
+	var exprs []string
+	for _, d := range loadDashboards(t) {
+		var walk func(ps []panel)
+		walk = func(ps []panel) {
+			for _, pn := range ps {
+				walk(pn.Panels)
+				for _, q := range pn.Targets {
+					exprs = append(exprs, q.Expr)
+				}
+			}
+		}
+		walk(d.Panels)
+	}
+	for _, rs := range ruleGroups(t) {
+		for _, r := range rs {
+			exprs = append(exprs, r.Expr)
+		}
+	}
+	checked := 0
+	for _, e := range exprs {
+		expr, err := p.ParseExpr(substitute(e, map[string]string{"slo": "2.5"}))
+		if err != nil {
+			t.Fatalf("%q: %v", e, err)
+		}
+		parser.Inspect(expr, func(n parser.Node, _ []parser.Node) error {
+			a, ok := n.(*parser.AggregateExpr)
+			if !ok {
+				return nil
+			}
+			for _, name := range selected(a.Expr) {
+				for _, c := range decisionCopies {
+					if name == c {
+						checked++
+						if a.Op != parser.MAX {
+							t.Errorf("%q: %s over %s adds the copies of each serve replica; want max", e, a.Op, name)
+						}
+					}
+				}
+			}
+			return nil
+		})
+	}
+	if checked < 3 {
+		t.Errorf("%d aggregations of decision series checked, want the dashboard's and the alerts' (3 or more)", checked)
+	}
+}

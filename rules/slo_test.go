@@ -77,6 +77,16 @@ func TestTTFTSLOSetOnce(t *testing.T) {
 		Panels []struct {
 			Title       string `json:"title"`
 			Description string `json:"description"`
+			FieldConfig struct {
+				Defaults struct {
+					Thresholds struct {
+						Steps []struct {
+							Color string   `json:"color"`
+							Value *float64 `json:"value"`
+						} `json:"steps"`
+					} `json:"thresholds"`
+				} `json:"defaults"`
+			} `json:"fieldConfig"`
 		} `json:"panels"`
 	}
 	if err := json.Unmarshal(b, &dash); err != nil {
@@ -94,10 +104,26 @@ func TestTTFTSLOSetOnce(t *testing.T) {
 	if !found {
 		t.Error("dashboard has no slo variable")
 	}
+	panels := 0
 	for _, p := range dash.Panels {
-		if p.Title == "TTFT SLO error ratio" && !strings.Contains(p.Description, "after "+slo+" s") {
-			t.Errorf("panel %q: description %q does not say the SLO %s s", p.Title, p.Description, slo)
+		if p.Title == "TTFT SLO error ratio" {
+			panels++
+			if !strings.Contains(p.Description, "after "+slo+" s") {
+				t.Errorf("panel %q: description %q does not say the SLO %s s", p.Title, p.Description, slo)
+			}
 		}
+		// The TTFT panel's red band is the SLO (its description says so):
+		// it began at 2 s, half a second under the 2.5 s SLO.
+		if p.Title == "TTFT p95 vs SLO" {
+			panels++
+			steps := p.FieldConfig.Defaults.Thresholds.Steps
+			if n := len(steps); n == 0 || steps[n-1].Color != "red" || steps[n-1].Value == nil || *steps[n-1].Value != sec {
+				t.Errorf("panel %q: thresholds %+v, want the red band from the SLO %s s", p.Title, steps, slo)
+			}
+		}
+	}
+	if panels != 2 {
+		t.Errorf("found %d of the panels TTFT SLO error ratio and TTFT p95 vs SLO, want both", panels)
 	}
 
 	cm, err := os.ReadFile(filepath.Join("..", "deploy", "base", "configmap.yaml"))

@@ -66,7 +66,7 @@ type ServeCmd struct {
 	DemoZero         bool          `name:"demo-zero" help:"Run the scale-to-zero demo: load through the activator to the simulated fleet at zero replicas, serve in embedded mode, the fleet following desired; prints each request's wait beside the cold start, and how many were lost."`
 	DemoDuration     time.Duration `name:"demo-duration" default:"60s" help:"Length of --demo (10s to 1h); --demo-zero's cold start and cooldown scale with it (it runs about 0.8 x that)."`
 	CheckConfig      bool          `name:"check-config" help:"Load and validate --config, print a summary and exit (0 valid, 2 invalid)."`
-	Kubeconfig       string        `type:"path" placeholder:"FILE" help:"kubeconfig for targets with a scaleTargetRef (default: in a pod its service account, else $KUBECONFIG or ~/.kube/config); no client is made without such a target."`
+	Kubeconfig       string        `type:"path" placeholder:"FILE" help:"kubeconfig for targets with a scaleTargetRef and for --leader-elect (default: in a pod its service account, else $KUBECONFIG or ~/.kube/config); no client is made without either."`
 	LeaderElectFlags `embed:""`
 }
 
@@ -147,7 +147,7 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 	}
 	// client-go's retries (informers, discovery, the Lease) in serve's log,
 	// not klog's stderr, at most once a minute per message.
-	klog.SetSlogLogger(slog.New(kube.ClientLogHandler(log.Handler(), time.Minute)))
+	klog.SetSlogLogger(slog.New(kube.ClientLogHandler(log.Handler(), kube.ClientLogEvery)))
 	// The listen address is bound before the audit log is opened and the
 	// state directory made (serve.Run): a port in use exits 1 with nothing
 	// created on disk. serve.Run closes it; so does this on an earlier error.

@@ -80,5 +80,5 @@ func (f *LeaderElectFlags) elector(kubeconfig string, log *slog.Logger) (*kube.E
 	if err != nil {
 		return nil, err
 	}
-	return kube.NewElector(client, cfg, log.With("component", "leader-election"))
+	return kube.NewElector(client, cfg, log)
 }

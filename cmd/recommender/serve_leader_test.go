@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,5 +62,35 @@ func TestServeLeaderElectFlagsNeedLeaderElect(t *testing.T) {
 		if code != exitInvalid || out.Len() != 0 || !strings.Contains(errb.String(), want) || strings.Contains(errb.String(), "serving") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out.String(), errb.String(), want)
 		}
+	}
+}
+
+// TestServeKubeconfigForLease: --leader-elect makes a Kubernetes client
+// for its Lease even when no target names a scaleTargetRef (a Prometheus
+// config), so a kubeconfig that does not exist is exit 2 naming it. The
+// --kubeconfig help and docs/serve.md said that no client is made without
+// a scaleTargetRef, and docs/serve.md that a missing configuration is
+// exit 1.
+func TestServeKubeconfigForLease(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "absent")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"serve", "--config", "../../examples/serve-prometheus.yaml", "--listen", "127.0.0.1:0", "--leader-elect", "--kubeconfig", missing}, nil, &out, &errb)
+	if code != exitInvalid || !strings.Contains(errb.String(), "kubeconfig "+missing) {
+		t.Errorf("a Prometheus config with --leader-elect and a missing kubeconfig: exit %d, %q; want 2 naming the file", code, errb.String())
+	}
+	help, err := os.ReadFile("../../docs/cli/serve.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/serve.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := func(b []byte) string { return strings.Join(strings.Fields(string(b)), " ") }
+	if !strings.Contains(flat(help), "kubeconfig for targets with a scaleTargetRef and for --leader-elect") {
+		t.Error("serve --help: --kubeconfig does not name --leader-elect's Lease")
+	}
+	if d := flat(doc); !strings.Contains(d, "and for `--leader-elect`'s Lease") || !strings.Contains(d, "is exit 2 at start, naming the file") {
+		t.Error("docs/serve.md: the --kubeconfig row does not name --leader-elect's Lease, or not exit 2")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -744,5 +745,76 @@ func TestKubeWorkloadDefaults(t *testing.T) {
 	_, err := tryRender("rbac: {modes: [read-only]}\ntargets:\n- {name: chat, scaledObject: {enabled: false}, " + cfg)
 	if want := "targets[chat].workload.name is required: the workload's name (e.g. {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}); with rbac.modes serve reads it as the target's scaleTargetRef"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("no workload: error %v, want one containing %q", err, want)
+	}
+}
+
+// TestNoTargetsRefused: `targets: []` rendered a serve config with an
+// empty targets list, which serve refuses at start ("targets: at least one
+// target is required"): the install succeeded and the pod crash-looped.
+// The schema refuses it at render, naming /targets.
+func TestNoTargetsRefused(t *testing.T) {
+	_, err := tryRender("targets: []\n")
+	if err == nil || !strings.Contains(err.Error(), "at '/targets'") {
+		t.Errorf("targets: []: error %v, want one naming /targets", err)
+	}
+	// What serve would have said in the pod's log.
+	if _, err := config.Parse([]byte("prometheus: {url: 'http://p:9090'}\ntargets: []\n"), "x"); err == nil || !strings.Contains(err.Error(), "at least one target is required") {
+		t.Errorf("serve on an empty targets list: %v, want \"at least one target is required\"", err)
+	}
+}
+
+// TestTargetNameAsServe: a target's name is the target label of every
+// infscale_* series, and serve refuses one outside letters, digits, '_',
+// '.', '-' or longer than 128 at start: the install succeeded and the pod
+// crash-looped. The schema refuses the same names at render, naming
+// /targets/0/name, and takes the rest.
+func TestTargetNameAsServe(t *testing.T) {
+	long := strings.Repeat("a", 128)
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{
+		{"chat", true},
+		{"Chat.v1_a-b", true},
+		{long, true},
+		{long + "a", false}, // 129
+		{"chat bot", false},
+		{`chat"x`, false},
+		{"chat/a", false},
+		{"", false},
+	} {
+		q := strconv.Quote(c.name)
+		_, err := tryRender("targets:\n- {name: " + q + ", workload: {namespace: llm, name: chat}, config: {server: vllm, selector: '{pod=\"x\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8}}\n")
+		if c.ok && err != nil {
+			t.Errorf("name %s: %v, want it rendered", q, err)
+		}
+		if !c.ok && (err == nil || !strings.Contains(err.Error(), "at '/targets/0/name'")) {
+			t.Errorf("name %s: error %v, want one naming /targets/0/name", q, err)
+		}
+		// serve agrees (an empty name is "required" there).
+		_, serr := config.Parse([]byte("prometheus: {url: 'http://p:9090'}\ntargets:\n- {name: "+q+", selector: '{pod=\"x\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8}\n"), "x")
+		if (serr == nil) != c.ok {
+			t.Errorf("name %s: serve's config says %v, the chart's schema ok=%v", q, serr, c.ok)
+		}
+	}
+}
+
+// TestDuplicateTargetNames: two targets of one name (on two workloads, so
+// no ScaledObject collides) rendered, and serve refused the config at
+// start ("duplicate target name"): the pod crash-looped. Refused at render,
+// naming the target; two names render.
+func TestDuplicateTargetNames(t *testing.T) {
+	two := func(a, b string) string {
+		tg := func(name, workload string) string {
+			return "- {name: " + name + ", workload: {namespace: llm, name: " + workload + "}, config: {server: vllm, selector: '{pod=\"x\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8}}\n"
+		}
+		return "targets:\n" + tg(a, "chat") + tg(b, "chat2")
+	}
+	if _, err := tryRender(two("chat", "chat")); err == nil || !strings.Contains(err.Error(), "targets[chat]: two targets of one name") {
+		t.Errorf("two targets named chat: %v, want targets[chat]: two targets of one name", err)
+	}
+	objs := render(t, two("chat", "code"))
+	if f := serveConfig(t, objs); len(f.Targets) != 2 || f.Targets[0].Name != "chat" || f.Targets[1].Name != "code" {
+		t.Errorf("chat and code: targets %+v", f.Targets)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -274,5 +275,55 @@ func TestPodMonitor(t *testing.T) {
 	if _, err := tryRender("targets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, podMonitor: {enabled: true}, scaledObject: {enabled: false}, config: {server: vllm, maxReplicaCount: 4}}"); err == nil ||
 		!strings.Contains(err.Error(), "targets[chat].podMonitor.selector") {
 		t.Errorf("podMonitor without a selector: error %v", err)
+	}
+}
+
+// TestPodDisruptionBudgetPercentages: a budget that lets no pod go blocks
+// every node drain; the render refused an integer minAvailable at or above
+// replicas but let the same budget through as a percentage or as
+// maxUnavailable 0. Percentages scale to the replicas rounding up, as the
+// disruption controller does; worked by hand for replicas 2: minAvailable
+// 100% is 2 and 51% is ceil(1.02) = 2 (both refused), 50% is 1 (renders);
+// maxUnavailable 0 and 0% are 0 (refused), 1% is ceil(0.02) = 1
+// (renders); "abc" is neither form.
+func TestPodDisruptionBudgetPercentages(t *testing.T) {
+	const two = "replicas: 2\nrbac: {modes: [leases]}\n"
+	for _, c := range []struct{ pdb, want string }{
+		{`{minAvailable: "100%"}`, "podDisruptionBudget.minAvailable: 100% with replicas: 2 would block every voluntary eviction"},
+		{`{minAvailable: "51%"}`, "podDisruptionBudget.minAvailable: 51% with replicas: 2 would block every voluntary eviction"},
+		{`{maxUnavailable: 0}`, "podDisruptionBudget.maxUnavailable: 0 lets no pod go"},
+		{`{maxUnavailable: "0%"}`, "podDisruptionBudget.maxUnavailable: 0% lets no pod go"},
+		{`{minAvailable: "abc"}`, `podDisruptionBudget.minAvailable: "abc" is neither a number nor a percentage`},
+	} {
+		if _, err := tryRender(two + "podDisruptionBudget: " + c.pdb); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.pdb, err, c.want)
+		}
+	}
+	for _, pdb := range []string{`{minAvailable: "50%"}`, `{maxUnavailable: "1%"}`, `{maxUnavailable: 1}`, `{minAvailable: 1}`} {
+		if _, err := tryRender(two + "podDisruptionBudget: " + pdb); err != nil {
+			t.Errorf("%s with replicas 2: %v, want it rendered", pdb, err)
+		}
+	}
+}
+
+// TestLeaseName: with rbac.modes [leases] the chart passes the Lease's
+// name, the objects' name: release prod gives prod-infscale (docs/chart.md
+// said the Lease was <release>, prod), release infscale gives infscale.
+func TestLeaseName(t *testing.T) {
+	for release, want := range map[string]string{"prod": "prod-infscale", "infscale": "infscale"} {
+		objs, err := tryRenderRelease(release, "replicas: 2\nrbac: {modes: [leases]}\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args := podSpec(t, objs).Containers[0].Args; !slices.Contains(args, "--leader-elect-resource-name="+want) {
+			t.Errorf("release %s: args %v, want --leader-elect-resource-name=%s", release, args, want)
+		}
+	}
+	doc, err := os.ReadFile("../../docs/chart.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "with the Lease named as the chart's objects (`<release>-infscale`, or the release's name when it contains `infscale`") {
+		t.Error("docs/chart.md does not name the Lease as the chart's objects")
 	}
 }

@@ -40,3 +40,35 @@ func TestTuneCronJob(t *testing.T) {
 		t.Errorf("enabled without a claim: %v", err)
 	}
 }
+
+// TestTuneShardsAtLeastOne: tune.shards is the indexed Job's completions.
+// 0 rendered `completions: 0` and `--shard=$(JOB_COMPLETION_INDEX)/0`: a
+// Job of no pods, complete at once, so the CronJob tuned nothing every
+// night without an error anywhere. The schema now refuses it, naming the
+// value; 1 (one shard, all targets) still renders one completion.
+func TestTuneShardsAtLeastOne(t *testing.T) {
+	for _, v := range []string{"0", "-2"} {
+		_, err := tryRender("tune: {enabled: true, shards: " + v + ", results: {claimName: tune-results}}\n")
+		if err == nil || !strings.Contains(err.Error(), "at '/tune/shards'") {
+			t.Errorf("tune.shards %s: error %v, want one naming /tune/shards", v, err)
+		}
+	}
+	js := only[*batchv1.CronJob](t, render(t, "tune: {enabled: true, shards: 1, results: {claimName: tune-results}}\n")).Spec.JobTemplate.Spec
+	if *js.Completions != 1 || *js.Parallelism != 1 || js.Template.Spec.Containers[0].Args[2] != "--shard=$(JOB_COMPLETION_INDEX)/1" {
+		t.Errorf("tune.shards 1: completions %d, parallelism %d, args %v; want 1, 1, --shard=$(JOB_COMPLETION_INDEX)/1", *js.Completions, *js.Parallelism, js.Template.Spec.Containers[0].Args)
+	}
+}
+
+// TestTuneWorkersNotNegative: tune.workers is tune's --workers, which
+// refuses a negative count ("--workers -1: want >= 0") only when the Job
+// runs: the install succeeded and every nightly run failed. The schema
+// refuses it at render; 0 (the number of cores) renders --workers=0.
+func TestTuneWorkersNotNegative(t *testing.T) {
+	if _, err := tryRender("tune: {enabled: true, workers: -1, results: {claimName: tune-results}}\n"); err == nil || !strings.Contains(err.Error(), "at '/tune/workers'") {
+		t.Errorf("tune.workers -1: error %v, want one naming /tune/workers", err)
+	}
+	args := only[*batchv1.CronJob](t, render(t, "tune: {enabled: true, workers: 0, results: {claimName: tune-results}}\n")).Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(args, "--workers=0") {
+		t.Errorf("tune.workers 0: args %v, want --workers=0", args)
+	}
+}

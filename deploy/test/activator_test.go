@@ -1,9 +1,12 @@
 package deploytest
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -66,5 +69,59 @@ func TestActivatorDeployment(t *testing.T) {
 		if y := cm.Data["infscale.yaml"]; strings.Contains(y, "infscale_activator_held_requests") && !strings.Contains(y, `service="activator-chat"`) {
 			t.Error("zero.held must select the activator's Service (the ServiceMonitor's service label)")
 		}
+	}
+}
+
+// TestActivatorActivationPath: a request held at zero waits for the
+// activator's scrape (its ServiceMonitor's interval, 15 s), infscale's
+// decision (its pollingInterval, 15 s) and KEDA's poll (the ScaledObject's
+// pollingInterval, 15 s): up to 15 + 15 + 15 = 45 s, as docs/keda.md says
+// and deploy/activator/activator.yaml's header now says too (it said about
+// 60 s); with the reference cold start (91 s), 136 s, inside the 300 s
+// hold timeout.
+func TestActivatorActivationPath(t *testing.T) {
+	var path time.Duration
+	for _, b := range bundles(t) {
+		if b.dir != "activator" {
+			continue
+		}
+		if len(b.scaled) != 1 || b.scaled[0].Spec.PollingInterval == nil || len(b.configs) != 1 {
+			t.Fatalf("deploy/activator: %d ScaledObjects, %d infscale configs; want one each with a pollingInterval", len(b.scaled), len(b.configs))
+		}
+		path += time.Duration(*b.scaled[0].Spec.PollingInterval)*time.Second + b.configs[0].IntervalDuration()
+	}
+	sm := objectsOf[*monitoringv1.ServiceMonitor](t)
+	var scrape time.Duration
+	for _, v := range sm {
+		if v.Name == "activator-chat" {
+			d, err := time.ParseDuration(string(v.Spec.Endpoints[0].Interval))
+			if err != nil {
+				t.Fatal(err)
+			}
+			scrape = d
+		}
+	}
+	path += scrape
+	if path != 45*time.Second {
+		t.Errorf("activation path %v (scrape %v + decision + KEDA poll), want 45s", path, scrape)
+	}
+	if path+91*time.Second >= 300*time.Second {
+		t.Errorf("activation path %v + 91 s cold start: not inside the 300 s hold timeout", path)
+	}
+	b, err := os.ReadFile(filepath.Join(deployDir, "activator", "activator.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "activation path, up to 45 s, plus a cold start") {
+		t.Error("deploy/activator/activator.yaml's header does not give the activation path as up to 45 s")
+	}
+	// docs/keda.md's sum: 45 s, then the 91 s cold start, 136 s in all (it
+	// read as a cold start of 136 s).
+	k, err := os.ReadFile(filepath.Join(deployDir, "..", "docs", "keda.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(string(k)), " "), "up to 45 s of scrape, decision and poll intervals, then the cold start (91 s for the reference replica): 136 s in all, inside the 300 s hold timeout") {
+		t.Error("docs/keda.md does not give the activator's activation as 45 s + the 91 s cold start = 136 s")
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/http/httputil"
@@ -172,11 +173,18 @@ func New(cfg Config) (*Activator, error) {
 			switch {
 			case errors.Is(err, errRefused):
 				// ServeHTTP holds it again; nothing was sent or written.
+			case errors.Is(context.Cause(r.Context()), errClientBodyTimeout) || clientStalled(r):
+				a.bodyTimeouts.Inc()
+				w.Header().Set("Connection", "close") // its body is not read to its end
+				http.Error(w, fmt.Sprintf("activator: the request body did not arrive from the client within %v", cfg.BodyTimeout), http.StatusRequestTimeout)
 			case errors.Is(context.Cause(r.Context()), errWriteTimeout):
+				w.Header().Set("Connection", "close") // nor this one's
 				http.Error(w, fmt.Sprintf("activator: upstream did not take the request within %v", cfg.BodyTimeout), http.StatusGatewayTimeout)
 			case errors.Is(err, context.Canceled):
 				// The client left.
 			default:
+				// The client's body may not have been read to its end.
+				w.Header().Set("Connection", "close")
 				http.Error(w, "activator: upstream: "+err.Error(), http.StatusBadGateway)
 			}
 		},
@@ -241,13 +249,13 @@ func (a *Activator) Run(ctx context.Context) {
 	tick := time.NewTicker(a.cfg.ProbeInterval)
 	defer tick.Stop()
 	minGap := a.cfg.ProbeInterval / 4
-	was := "" // "", "ready" or the last failure: a line when it changes
+	was := "" // "", "ready" or the last failure's kind: a line when it changes
 	for {
 		last := time.Now()
-		up, why := a.probe(ctx)
+		up, why, kind := a.probe(ctx)
 		now := "ready"
 		if !up {
-			now = why
+			now = kind
 		}
 		if a.cfg.Log != nil && now != was && ctx.Err() == nil {
 			if up {
@@ -304,23 +312,50 @@ func (a *Activator) probeURL() string {
 }
 
 // probe reports whether the upstream answers the probe 200, and if not why
-// (the status, or the request's error).
-func (a *Activator) probe(ctx context.Context) (bool, string) {
+// (the status, or the request's error) and the failure's kind (failureKind).
+func (a *Activator) probe(ctx context.Context) (ok bool, why, kind string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.probeURL(), nil)
 	if err != nil {
-		return false, err.Error()
+		return false, err.Error(), err.Error()
 	}
 	resp, err := a.cfg.Client.Do(req)
 	if err != nil {
 		a.probeFail.Inc()
-		return false, err.Error()
+		return false, err.Error(), failureKind(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		a.probeFail.Inc()
-		return false, resp.Status
+		return false, resp.Status, resp.Status
 	}
-	return true, ""
+	return true, "", ""
+}
+
+// failureKind is a failed probe's error without its connection's
+// addresses, which change at every probe (a new local port each time: a
+// reset connection reads "read tcp 127.0.0.1:50008->...: connection reset
+// by peer"), so that the not-ready line is logged once per kind of
+// failure, not once per probe: "timeout", the system's error ("connection
+// reset by peer", whether the reset came while connecting or reading;
+// "connection refused"), or the failed operation and its cause.
+func failureKind(err error) string {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return "timeout"
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Op + ": " + op.Err.Error()
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
 }
 
 // releaseAll lets every held request go at once, oldest first (a.mu
@@ -423,6 +458,7 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 // any byte was sent (nothing written to rw either).
 func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, held *heldBody, hasBody bool, bodyDone *atomic.Bool) bool {
 	at := &attempt{}
+	var streamed *trackedBody // the client's body, when proxied as it comes
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	ctx = context.WithValue(ctx, attemptKey{}, at)
@@ -438,15 +474,24 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 		// Streamed from the client: its reads have the body deadline,
 		// lifted at the end of the body.
 		_ = rc.SetReadDeadline(time.Now().Add(a.cfg.BodyTimeout))
-		out.Body = &trackedBody{r: r.Body, at: at, eof: func(err error) {
+		streamed = &trackedBody{r: r.Body, at: at, eof: func(err error) {
 			bodyDone.Store(err == io.EOF)
 			_ = rc.SetReadDeadline(time.Time{})
 		}}
+		out.Body = streamed
 	}
 	if out.Body != nil && out.Body != http.NoBody {
 		// The write upstream has its own deadline: an upstream that does
-		// not take the body holds nobody else up, and not forever.
-		timer := time.AfterFunc(a.cfg.BodyTimeout, func() { cancel(errWriteTimeout) })
+		// not take the body holds nobody else up, and not forever. At the
+		// deadline, a transport waiting on the client's body is the
+		// client's stall (408), not the upstream's (504).
+		timer := time.AfterFunc(a.cfg.BodyTimeout, func() {
+			if streamed != nil && streamed.reading.Load() {
+				cancel(errClientBodyTimeout)
+				return
+			}
+			cancel(errWriteTimeout)
+		})
 		defer timer.Stop()
 		out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { timer.Stop() }}))
 	}
@@ -461,9 +506,19 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 // when the client left. The body is read into memory while r waits, once
 // (held, if not nil, is the body read before); the result is it.
 func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, deadline, notBefore time.Time, held *heldBody) (*heldBody, bool) {
+	// ServeHTTP drops the connection of a refused request with a body
+	// (the body is not read to its end, or not known to be), so the answer
+	// says so: a keep-alive client would send its next request on a
+	// connection that is going away (a POST is not retried: lost).
+	closeIfBody := func() {
+		if r.Body != nil && r.Body != http.NoBody {
+			rw.Header().Set("Connection", "close")
+		}
+	}
 	if a.count >= a.cfg.MaxHeld {
 		a.mu.Unlock()
 		a.rejected.Inc()
+		closeIfBody()
 		a.refuse(rw, http.StatusTooManyRequests, fmt.Sprintf("activator: %d requests already held", a.cfg.MaxHeld))
 		return held, false
 	}
@@ -472,12 +527,14 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 		if r.ContentLength > a.cfg.MaxHeldBytes {
 			a.mu.Unlock()
 			a.rejected.Inc()
+			closeIfBody()
 			http.Error(rw, fmt.Sprintf("activator: a body of %d bytes is larger than --max-held-bytes (%d)", r.ContentLength, a.cfg.MaxHeldBytes), http.StatusRequestEntityTooLarge)
 			return nil, false
 		}
 		if a.bytes+r.ContentLength > a.cfg.MaxHeldBytes {
 			a.mu.Unlock()
 			a.rejected.Inc()
+			closeIfBody()
 			a.refuse(rw, http.StatusTooManyRequests, fmt.Sprintf("activator: %d bytes of bodies already held (--max-held-bytes %d)", a.bytes, a.cfg.MaxHeldBytes))
 			return nil, false
 		}
@@ -507,14 +564,21 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 		if err != nil {
 			a.abandon(w)
 			switch {
+			case errors.Is(err, errTooLarge):
+				a.rejected.Inc()
+				closeIfBody()
+				http.Error(rw, fmt.Sprintf("activator: a chunked body larger than --max-held-bytes (%d bytes): it is never held; send it when the upstream is up, or raise --max-held-bytes", a.cfg.MaxHeldBytes), http.StatusRequestEntityTooLarge)
 			case errors.Is(err, errOverBudget):
 				a.rejected.Inc()
+				closeIfBody()
 				a.refuse(rw, http.StatusTooManyRequests, "activator: "+err.Error())
 			case time.Now().After(deadline):
 				a.timeouts.Inc()
+				closeIfBody()
 				a.refuse(rw, http.StatusServiceUnavailable, fmt.Sprintf("activator: no upstream endpoint ready within %v", a.cfg.HoldTimeout))
 			case errors.Is(err, os.ErrDeadlineExceeded):
 				a.bodyTimeouts.Inc()
+				closeIfBody()
 				http.Error(rw, fmt.Sprintf("activator: the request body did not arrive within %v", a.cfg.BodyTimeout), http.StatusRequestTimeout)
 			}
 			// Otherwise the client left: nobody to answer.
@@ -529,6 +593,7 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 	case <-timer.C:
 		if a.abandon(w) {
 			a.timeouts.Inc()
+			closeIfBody()
 			a.refuse(rw, http.StatusServiceUnavailable, fmt.Sprintf("activator: no upstream endpoint ready within %v", a.cfg.HoldTimeout))
 			return held, false
 		}
@@ -609,6 +674,9 @@ const chunkSize = 64 << 10
 
 var errOverBudget = errors.New("held bodies reached --max-held-bytes")
 
+// errTooLarge is a chunked body larger on its own than --max-held-bytes.
+var errTooLarge = errors.New("body larger than --max-held-bytes")
+
 // readBody reads r's body into memory while r is held, within the byte
 // budget (a Content-Length was reserved on arrival; a chunked body is
 // reserved a chunk at a time) and with a read deadline of BodyTimeout (or
@@ -635,6 +703,23 @@ func (a *Activator) readBody(r *http.Request, rc *http.ResponseController, holdD
 				break
 			}
 		} else {
+			// A chunked body may take the whole budget, no more: one
+			// that fills it and has a byte left never fits (413), a
+			// retry would not help.
+			room := a.cfg.MaxHeldBytes - b.reserved
+			if room <= 0 {
+				var one [1]byte
+				n, err := io.ReadFull(r.Body, one[:])
+				if n > 0 {
+					err = errTooLarge
+				}
+				if err != io.EOF {
+					b.free()
+					return nil, err
+				}
+				break
+			}
+			size = min(size, room)
 			if !a.reserve(size) {
 				b.free()
 				return nil, errOverBudget
@@ -700,10 +785,18 @@ type trackedBody struct {
 	r   io.Reader
 	at  *attempt
 	eof func(error)
+	// reading is true while a Read waits on r (the client, for a body
+	// streamed from it).
+	reading atomic.Bool
 }
 
 func (t *trackedBody) Read(p []byte) (int, error) {
+	t.reading.Store(true)
 	n, err := t.r.Read(p)
+	t.reading.Store(false)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.at.stalled.Store(true) // the client's read deadline
+	}
 	if n > 0 {
 		t.at.sent.Store(true)
 	}
@@ -717,16 +810,28 @@ func (t *trackedBody) Read(p []byte) (int, error) {
 func (t *trackedBody) Close() error { return nil }
 
 // attempt is one proxying of a request: sent once the transport read a
-// byte of its body; refused when its connection was refused before that.
-type attempt struct{ sent, refused atomic.Bool }
+// byte of its body; refused when its connection was refused before that;
+// stalled when the body streamed from the client did not arrive within
+// the body timeout.
+type attempt struct{ sent, refused, stalled atomic.Bool }
+
+// clientStalled reports whether r's attempt failed waiting on the
+// client's body.
+func clientStalled(r *http.Request) bool {
+	at, _ := r.Context().Value(attemptKey{}).(*attempt)
+	return at != nil && at.stalled.Load()
+}
 
 type attemptKey struct{}
 
 // errRefused marks an attempt refused before anything was sent;
-// errWriteTimeout one whose request was not written within BodyTimeout.
+// errWriteTimeout one whose request was not written within BodyTimeout;
+// errClientBodyTimeout one whose body, streamed from the client, had not
+// arrived then.
 var (
-	errRefused      = errors.New("upstream refused the connection")
-	errWriteTimeout = errors.New("request not written upstream within the body timeout")
+	errRefused           = errors.New("upstream refused the connection")
+	errWriteTimeout      = errors.New("request not written upstream within the body timeout")
+	errClientBodyTimeout = errors.New("request body not received from the client within the body timeout")
 )
 
 // refusedTransport turns a refused connection, when no byte of the body

@@ -368,3 +368,28 @@ func TestNewRefusesBadPort(t *testing.T) {
 		t.Errorf("err = %v, want the port refused", err)
 	}
 }
+
+// TestReleaseDocumented: docs/keda.md's comparison of the two paths to
+// zero says what the activator does (docs/activator.md,
+// TestSlowUploadsDoNotBlockRelease): held requests are released all at
+// once, oldest first. It said "arrival order (each one written upstream
+// before the next goes)", the behaviour before the release stopped
+// waiting for each write, and named only --max-held as a cause of 429.
+func TestReleaseDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "keda.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, l := range strings.Split(string(doc), "\n") {
+		if cells := strings.Split(l, "|"); len(cells) == 5 {
+			rows[strings.TrimSpace(cells[1])] = strings.TrimSpace(cells[3])
+		}
+	}
+	if got := rows["release order"]; !strings.HasPrefix(got, "all at once, oldest first") {
+		t.Errorf("docs/keda.md release order of the activator: %q, want all at once, oldest first", got)
+	}
+	if got := rows["too long / too many"]; !strings.Contains(got, "`--max-held-bytes`") || !strings.Contains(got, "413") {
+		t.Errorf("docs/keda.md too long / too many of the activator: %q, want --max-held-bytes and its 413 too", got)
+	}
+}

@@ -121,3 +121,170 @@ func TestWriteDeadline(t *testing.T) {
 		t.Errorf("%d %q; want 504", code, body)
 	}
 }
+
+// TestChunkedBodyLargerThanBudget: a chunked body (no Content-Length)
+// larger on its own than --max-held-bytes gets 413, as one with a
+// Content-Length does: it never fits, so 429's "retry" would loop. With a
+// 1 MiB budget, 1 MiB + 1 byte (1,048,577) is refused and nothing stays
+// held; exactly 1 MiB (1,048,576) is held whole. Before: 429 with
+// Retry-After for the larger one.
+func TestChunkedBodyLargerThanBudget(t *testing.T) {
+	const mib = 1 << 20
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, MaxHeldBytes: mib, HoldTimeout: time.Minute, RetryAfter: 2 * time.Second})
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/completions", struct{ io.Reader }{bytes.NewReader(make([]byte, mib+1))})
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 413 || resp.Header.Get("Retry-After") != "" || !strings.Contains(string(body), "--max-held-bytes (1048576 bytes)") {
+		t.Errorf("a chunked body of 1 MiB + 1 byte with a 1 MiB budget: %d Retry-After %q %q; want 413, none, naming --max-held-bytes (1048576 bytes)", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	if a.Held() != 0 || a.HeldBytes() != 0 || testutil.ToFloat64(a.rejected) != 1 {
+		t.Errorf("after the 413: held %d, %d bytes, rejected %v; want 0, 0, 1", a.Held(), a.HeldBytes(), testutil.ToFloat64(a.rejected))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/completions", struct{ io.Reader }{bytes.NewReader(make([]byte, mib))})
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitFor(t, "a chunked body of exactly the budget held", 10*time.Second, func() bool { return a.Held() == 1 && a.HeldBytes() == mib })
+}
+
+// TestProxiedBodyStall: with the upstream ready, a client that sends 10
+// bytes of a 100-byte body and stalls is the client's fault: 408 after
+// --body-timeout (300 ms here), counted as a body timeout, as a held
+// request's is. Before: 504 "upstream did not take the request", or 502
+// with the read's i/o timeout, whichever deadline fired first, which sent
+// the operator to a model server that was waiting for the body. An
+// upstream that does not take a whole body is still 504
+// (TestWriteDeadline).
+func TestProxiedBodyStall(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	a, base := start(t, Config{Upstream: u, BodyTimeout: 300 * time.Millisecond, ProbeInterval: 20 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+	began := time.Now()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(began)
+	if resp.StatusCode != 408 || !strings.Contains(string(body), "did not arrive from the client within 300ms") || testutil.ToFloat64(a.bodyTimeouts) != 1 {
+		t.Errorf("stalled body, upstream ready: %d %q, body timeouts %v; want 408 naming the client, 1", resp.StatusCode, body, testutil.ToFloat64(a.bodyTimeouts))
+	}
+	if took < 250*time.Millisecond || took > 2*time.Second {
+		t.Errorf("answered after %v, want about the 300 ms body timeout", took)
+	}
+}
+
+// TestRefusalsSayClose: the activator drops the connection of a refused
+// request with a body (its body is not read to its end), so the answer
+// says Connection: close (RFC 9112 9.6). It did not: a keep-alive client
+// sent its next request on the dying connection, and a POST is not
+// retried (TestChunkedBodyLargerThanBudget's second request was lost in 3
+// runs of 10). Each refusal below, one request on its own connection, is
+// answered with the code given and Connection: close; a refused GET
+// (nothing unread) keeps the connection.
+func TestRefusalsSayClose(t *testing.T) {
+	const mib = 1 << 20
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, MaxHeld: 2, MaxHeldBytes: mib, HoldTimeout: time.Minute, BodyTimeout: 300 * time.Millisecond})
+	addr := strings.TrimPrefix(base, "http://")
+	send := func(req string) *http.Response {
+		t.Helper()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		go func() { _, _ = io.WriteString(c, req) }()
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	chunked := func(n int) string {
+		return fmt.Sprintf("POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", n, strings.Repeat("a", n))
+	}
+	for _, c := range []struct {
+		name, req string
+		code      int
+	}{
+		{"a Content-Length over the budget", fmt.Sprintf("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", 2*mib), 413},
+		{"a chunked body over the budget", chunked(mib + 1), 413},
+		{"a body that stalls", "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789", 408},
+	} {
+		if resp := send(c.req); resp.StatusCode != c.code || !resp.Close {
+			t.Errorf("%s: %d, Connection: close %v; want %d and close", c.name, resp.StatusCode, resp.Close, c.code)
+		}
+	}
+	// Two held (max 2), then a POST and a GET refused 429.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 2 {
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/models", nil)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	waitFor(t, "two held", 5*time.Second, func() bool { return a.Held() == 2 })
+	if resp := send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789"); resp.StatusCode != 429 || !resp.Close {
+		t.Errorf("a POST with --max-held full: %d, Connection: close %v; want 429 and close", resp.StatusCode, resp.Close)
+	}
+	if resp := send("GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 429 || resp.Close {
+		t.Errorf("a GET with --max-held full: %d, Connection: close %v; want 429, kept alive", resp.StatusCode, resp.Close)
+	}
+}
+
+// TestUpstreamFailsMidBody: an upstream that reads 10 bytes of a 2 MiB
+// body and drops the connection fails the request (502), before the
+// client's body is read to its end: the answer says Connection: close, as
+// the refusals' do (TestRefusalsSayClose).
+func TestUpstreamFailsMidBody(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		_, _ = io.ReadFull(r.Body, make([]byte, 10))
+		c, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			c.(*net.TCPConn).SetLinger(0)
+			c.Close()
+		}
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	a, base := start(t, Config{Upstream: u, ProbeInterval: 20 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/completions", bytes.NewReader(make([]byte, 2<<20)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 502 || !resp.Close {
+		t.Errorf("upstream dropped mid-body: %d, Connection: close %v; want 502 and close", resp.StatusCode, resp.Close)
+	}
+}

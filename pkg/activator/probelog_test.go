@@ -2,12 +2,17 @@ package activator
 
 import (
 	"context"
+	"errors"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,5 +51,72 @@ func TestProbeLogsChanges(t *testing.T) {
 	notReady := `msg="upstream not ready; requests are held" probe=` + up.URL + `/health reason="404 Not Found"`
 	if strings.Count(got, "upstream not ready") != 1 || !strings.Contains(got, notReady) || strings.Count(got, `msg="upstream ready"`) != 1 {
 		t.Errorf("log:\n%s\nwant one %q line and one upstream ready line", got, notReady)
+	}
+}
+
+// TestProbeLogsOncePerKind: an upstream that resets every connection fails
+// each probe with an error naming the probe's own local port ("read tcp
+// 127.0.0.1:50008->...: connection reset by peer"), a new one at every
+// probe. The not-ready line is logged once per change (docs/activator.md),
+// so 10 ms probes over 300 ms (about 30 probes, each failing) give one
+// line; before, one line per probe.
+func TestProbeLogsOncePerKind(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.(*net.TCPConn).SetLinger(0) // close sends RST
+			c.Close()
+		}
+	}()
+	var log syncbuf.Buffer
+	a, err := New(Config{Upstream: &url.URL{Scheme: "http", Host: ln.Addr().String()}, ProbeInterval: 10 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); a.Run(ctx) }()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	<-done
+	if n := accepted.Load(); n < 5 {
+		t.Skipf("only %d probes in 300 ms (a loaded machine): too few to tell", n)
+	}
+	if got := log.String(); strings.Count(got, "upstream not ready") != 1 {
+		t.Errorf("after %d probes on reset connections, log:\n%s\nwant one upstream not ready line", accepted.Load(), got)
+	}
+}
+
+// TestFailureKind: the kinds of probe failures, without addresses.
+func TestFailureKind(t *testing.T) {
+	reset := &url.Error{Op: "Get", URL: "http://10.0.0.5:8000/health", Err: &net.OpError{Op: "read", Net: "tcp",
+		Source: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50008}, Addr: &net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 8000},
+		Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
+	refused := &url.Error{Op: "Get", URL: "http://10.0.0.5:8000/health", Err: &net.OpError{Op: "dial", Net: "tcp",
+		Addr: &net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 8000}, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+	timeout := &url.Error{Op: "Get", URL: "http://10.0.0.5:8000/health", Err: context.DeadlineExceeded}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{reset, "connection reset by peer"},
+		{refused, "connection refused"},
+		{&url.Error{Op: "Get", URL: "x", Err: &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("lookup chat: no such host")}}, "dial: lookup chat: no such host"},
+		{timeout, "timeout"},
+		{&url.Error{Op: "Get", URL: "x", Err: io.EOF}, "EOF"},
+	} {
+		if got := failureKind(c.err); got != c.want {
+			t.Errorf("failureKind(%v) = %q, want %q", c.err, got, c.want)
+		}
 	}
 }

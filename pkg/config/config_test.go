@@ -542,3 +542,41 @@ func mustParse(t *testing.T, s string) *File {
 	}
 	return cfg
 }
+
+// TestServeKubeExampleRBAC: examples/serve-kube.yaml's header gives the
+// RBAC its targets need (docs/kubernetes.md, "RBAC per mode"). Worked off
+// the file by hand: chat is a Deployment in llm with apply (get and update
+// on deployments/scale, pods, HPAs), code a StatefulSet in batch without
+// apply (get on statefulsets/scale, pods). The header named llm alone, so
+// a Role made from it left code's reads forbidden.
+func TestServeKubeExampleRBAC(t *testing.T) {
+	const path = "../../examples/serve-kube.yaml"
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]string{"chat": {"llm", "Deployment"}, "code": {"batch", "StatefulSet"}}
+	for _, tg := range f.Targets {
+		if w := want[tg.Name]; tg.ScaleTargetRef == nil || tg.Namespace != w[0] || tg.ScaleTargetRef.Kind != w[1] || tg.Apply != (tg.Name == "chat") {
+			t.Errorf("%s: namespace %q ref %+v apply %v; the header below is worked for %v", tg.Name, tg.Namespace, tg.ScaleTargetRef, tg.Apply, w)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var header strings.Builder
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			break
+		}
+		header.WriteString(strings.TrimPrefix(l, "#"))
+	}
+	h := strings.Join(strings.Fields(header.String()), " ")
+	for _, s := range []string{"in namespace llm (chat), get and update (apply) on deployments/scale, list/watch on pods and on horizontalpodautoscalers (apply)",
+		"in namespace batch (code), get on statefulsets/scale and list/watch on pods"} {
+		if !strings.Contains(h, s) {
+			t.Errorf("%s header %q does not say %q", path, h, s)
+		}
+	}
+}

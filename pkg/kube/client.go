@@ -5,6 +5,7 @@
 package kube
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,7 +28,7 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 		}
 		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 		if err != nil {
-			return nil, &ConfigError{fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)}
+			return nil, &ConfigError{fmt.Errorf("kubeconfig %s: %w", kubeconfig, explainEmpty(err))}
 		}
 		return cfg, nil
 	}
@@ -37,18 +38,40 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
-		read := "~/.kube/config"
+		// read names where the kubeconfig was looked for, and which of
+		// its files do not exist; found whether any does.
+		read, found := "~/.kube/config", true
+		if _, serr := os.Stat(clientcmd.RecommendedHomeFile); serr != nil {
+			read, found = "~/.kube/config does not exist", false
+		}
 		if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
-			read = "$KUBECONFIG (" + env + ")"
+			read, found = "$KUBECONFIG ("+env+")", false
 			for _, p := range filepath.SplitList(env) {
 				if _, serr := os.Stat(p); serr != nil {
 					read += "; " + p + " does not exist"
+				} else {
+					found = true
 				}
 			}
 		}
-		return nil, &ConfigError{fmt.Errorf("no Kubernetes client configuration: not in a cluster (no service account), and from %s: %w; pass --kubeconfig", read, err)}
+		if !found && clientcmd.IsEmptyConfig(err) {
+			return nil, &ConfigError{fmt.Errorf("no Kubernetes client configuration: not in a cluster (no service account), and no kubeconfig: %s; pass --kubeconfig", read)}
+		}
+		return nil, &ConfigError{fmt.Errorf("no Kubernetes client configuration: not in a cluster (no service account), and from %s: %w; pass --kubeconfig", read, explainEmpty(err))}
 	}
 	return cfg, nil
+}
+
+// explainEmpty replaces clientcmd's error for a configuration with no
+// cluster ("no configuration has been provided, try setting
+// KUBERNETES_MASTER environment variable", which names a variable
+// client-go no longer reads) with what is wrong with the file; other errors
+// are returned as they are.
+func explainEmpty(err error) error {
+	if clientcmd.IsEmptyConfig(err) {
+		return errors.New("no cluster, user or current-context: not a kubeconfig (the file kubectl reads: clusters, users, contexts, current-context)")
+	}
+	return err
 }
 
 // ConfigError is RESTConfig's failure to find or read a client

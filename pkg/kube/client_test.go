@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,5 +61,30 @@ func TestNewClusterContactsNothing(t *testing.T) {
 	}
 	if c.Config.NegotiatedSerializer != nil {
 		t.Error("the scale client wrote its serializer into the Cluster's configuration")
+	}
+}
+
+// TestRESTConfigNotAKubeconfig: a file that is YAML but not a kubeconfig
+// (--kubeconfig pointed at serve's own config, say), and no configuration
+// at all, said "no configuration has been provided, try setting
+// KUBERNETES_MASTER environment variable": a variable client-go does not
+// read. Now: the file named, what it lacks, and for the default path that
+// ~/.kube/config does not exist.
+func TestRESTConfigNotAKubeconfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "serve.yaml")
+	if err := os.WriteFile(path, []byte("targets:\n- name: chat\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := RESTConfig(path)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "kubeconfig "+path+": no cluster, user or current-context: not a kubeconfig") || strings.Contains(err.Error(), "KUBERNETES_MASTER") {
+		t.Errorf("serve's config as --kubeconfig: %v", err)
+	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("KUBERNETES_SERVICE_HOST", "") // not in a cluster
+	_, err = RESTConfig("")
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "and no kubeconfig: ~/.kube/config does not exist; pass --kubeconfig") || strings.Contains(err.Error(), "KUBERNETES_MASTER") {
+		t.Errorf("no configuration anywhere: %v", err)
 	}
 }

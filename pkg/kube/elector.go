@@ -147,7 +147,11 @@ type Elector struct {
 }
 
 // NewElector returns an elector on client for cfg (zero fields take the
-// defaults); log receives client-go's election messages (nil: discarded).
+// defaults); log receives the election's own lines (leadership gained or
+// lost, component=leader-election) and client-go's election messages
+// through ClientLogHandler (component=client-go, at most WARN, each
+// message at most once per ClientLogEvery): a Lease that cannot be read
+// is otherwise an ERROR line every retry period (nil: discarded).
 // The error is Check's.
 func NewElector(client kubernetes.Interface, cfg LeaseConfig, log *slog.Logger) (*Elector, error) {
 	if err := cfg.Check(); err != nil {
@@ -187,7 +191,7 @@ func (e *Elector) setLeading(ctx context.Context, v bool) {
 	f := e.onChange
 	e.mu.Unlock()
 	if changed {
-		e.log.Info("leader election", "lease", e.cfg.Namespace+"/"+e.cfg.Name, "identity", e.cfg.Identity, "leader", v)
+		e.log.Info("leader election", "component", "leader-election", "lease", e.cfg.Namespace+"/"+e.cfg.Name, "identity", e.cfg.Identity, "leader", v)
 		if f != nil {
 			f(v)
 		}
@@ -202,7 +206,7 @@ func (e *Elector) setLeading(ctx context.Context, v bool) {
 // writes have stopped. Run returns nil when ctx ends; an error only if the
 // election cannot be set up.
 func (e *Elector) Run(ctx context.Context) error {
-	ctx = klog.NewContext(ctx, logr.FromSlogHandler(e.log.Handler()))
+	ctx = klog.NewContext(ctx, logr.FromSlogHandler(ClientLogHandler(e.log.Handler(), ClientLogEvery)))
 	for ctx.Err() == nil {
 		lock := &recordingLock{Interface: &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Name: e.cfg.Name, Namespace: e.cfg.Namespace},

@@ -7,6 +7,10 @@ import (
 	"time"
 )
 
+// ClientLogEvery is how often serve lets one message of client-go's
+// through (ClientLogHandler's every).
+const ClientLogEvery = time.Minute
+
 // ClientLogHandler wraps h for client-go's own log lines (klog, routed with
 // klog.SetSlogLogger): each record gains component=client-go, ERROR becomes
 // WARN (the caller reports what a failure costs a target in its own words;
