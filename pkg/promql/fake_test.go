@@ -287,8 +287,10 @@ type (
 // (a broken recording rule, a user override). A KV usage above 1 is not a
 // fraction (nan); a replica or pod count above max int32 is not a
 // Kubernetes count (bad_data: 1e19 would overflow an int, 1e10 decide on
-// ten billion replicas); the request counts stay as large as they are (the
-// huge case, capped later, never unknown).
+// ten billion replicas); a request sum stays as large as it is up to
+// 10,000 replicas x 2^20 sequences = 10,485,760,000 (1e10 is a count) and
+// above it is no count (bad_data, unknown: 1e19 waiting decided the
+// replica cap, where a page at a billion in one series is refused).
 func TestOutOfRangeValues(t *testing.T) {
 	for _, tc := range []struct {
 		v       string
@@ -309,8 +311,15 @@ func TestOutOfRangeValues(t *testing.T) {
 		if tc.current != 0 && (!math.IsNaN(r.Values[Current]) || ReasonOf(r.Errors[Reporting]) != ReasonBadData) {
 			t.Errorf("%s: current %v, reporting %v: want no count from garbage", tc.v, r.Values[Current], r.Errors[Reporting])
 		}
-		if tc.v == "1e19" && r.Values[Waiting] != 1e19 {
-			t.Errorf("1e19: waiting %v, want the huge count as is", r.Values[Waiting])
+		if tc.v == "1e10" && (r.Values[Waiting] != 1e10 || r.Errors[Waiting] != nil) {
+			t.Errorf("1e10: waiting %v (%v), want the count as is", r.Values[Waiting], r.Errors[Waiting])
+		}
+		if tc.v == "1e19" {
+			for _, s := range []Signal{Running, Waiting} {
+				if err := r.Errors[s]; ReasonOf(err) != ReasonBadData || !math.IsNaN(r.Values[s]) || !strings.Contains(err.Error(), "1e+19 above 10485760000 requests") {
+					t.Errorf("1e19: %s %v (%v), want unknown, bad_data naming the bound 10485760000", s, r.Values[s], err)
+				}
+			}
 		}
 	}
 }

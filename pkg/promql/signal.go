@@ -68,6 +68,13 @@ const (
 	Queued
 )
 
+// MaxInFlight bounds a sum of requests at one target (Running, Waiting,
+// Held): 10,000 replicas (the replay's most) x 2^20 sequences (the most a
+// replica batches), 10,485,760,000. A larger sum is read as no count
+// (ReasonBadData), as backtest refuses such a history
+// (backtest.MaxInFlight, the same bound).
+const MaxInFlight float64 = 10000 * (1 << 20)
+
 var signalNames = [...]string{
 	Running: "running", Waiting: "waiting", Reporting: "reporting", KV: "kv",
 	CPU: "cpu", TTFT: "ttft", Held: "held", Current: "current", Unready: "unready",
