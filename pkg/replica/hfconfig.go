@@ -100,7 +100,7 @@ func LoadHFConfig(path string) (Model, error) {
 // multimodal config's text_config is read (the vision tower is ignored).
 // name names the model when the file has no _name_or_path. Errors: a
 // *ConfigError naming file:line:col and the key for a missing or invalid
-// value, or a key infscale does not know (an architecture it may not
+// value or a key given twice in one object, or a key infscale does not know (an architecture it may not
 // model).
 func ParseHFConfig(file, name string, data []byte) (Model, error) {
 	ix, err := jsonpos.New(data)
@@ -132,6 +132,12 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 		return e
 	}
 	var errs []error
+	for _, d := range ix.Duplicates() {
+		line, col := ix.LineCol(d.First.Key)
+		e := &ConfigError{File: file, Key: d.Path, Msg: fmt.Sprintf("key given twice (first at %d:%d); give it once (Transformers would read the last silently)", line, col)}
+		e.Line, e.Col = ix.LineCol(d.Second.Key)
+		errs = append(errs, e)
+	}
 	known := func(obj map[string]json.RawMessage, prefix string) {
 		keys := make([]string, 0, len(obj))
 		for k := range obj {

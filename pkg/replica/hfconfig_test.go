@@ -144,3 +144,25 @@ func TestHFConfigSyntaxErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestHFConfigDuplicateKey: a key given twice in one object (an edit left
+// the old line in) is refused at the second copy naming the first, here
+// num_attention_heads at 2:3 and 3:3, text_config's vocab_size at 4:19
+// and 4:36 (2 spaces, 13 bytes of "text_config", ": {" and 12 of
+// "vocab_size", then ": 1, "); encoding/json, like Transformers, read the last (64 heads:
+// twice Llama-3-8B's KV cache, exit 0).
+func TestHFConfigDuplicateKey(t *testing.T) {
+	data := []byte(`{"hidden_size": 4096, "num_hidden_layers": 32, "intermediate_size": 14336, "vocab_size": 128256,
+  "num_attention_heads": 32, "num_key_value_heads": 8,
+  "num_attention_heads": 64,
+  "text_config": {"vocab_size": 1, "vocab_size": 2}}`)
+	_, err := ParseHFConfig("d.json", "d", data)
+	for _, want := range []string{
+		"d.json:3:3: num_attention_heads: key given twice (first at 2:3); give it once",
+		"d.json:4:36: text_config.vocab_size: key given twice (first at 4:19); give it once",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v\nwant %q", err, want)
+		}
+	}
+}
