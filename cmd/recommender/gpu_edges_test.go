@@ -33,6 +33,10 @@ func TestGPUInvalidEdges(t *testing.T) {
 		{[]string{"--kv-dtype", "fp4"}, `--kv-dtype: unknown dtype "fp4" (allowed: auto, fp16, bf16, fp8, int8)`},
 		// Kubernetes' smallest CPU quantity is 1m.
 		{[]string{"--cpu-request", "1e-300"}, "--cpu-request: 1e-300 is invalid (allowed: a number of cores from 0.001 to 10000)"},
+		// was: the --model error and then "--calibration: calibration
+		// fitted for llama-3.1-8b on 1 x h100-sxm, not  on 4 x h100-sxm".
+		{[]string{"--model", "llama-3-70b", "--tp", "4", "--calibration", "../../examples/vllm-0.21-h100-llama-3.1-8b.calibration.json"}, `--model: unknown model "llama-3-70b"`},
+		{[]string{"--gpu", "h999", "--model", "llama-3.1-8b", "--calibration", "../../examples/vllm-0.21-h100-llama-3.1-8b.calibration.json"}, `--gpu: unknown GPU "h999"`},
 	} {
 		code, out, errs := runGPU(t, tc.args...)
 		if code != 2 || out != "" {
