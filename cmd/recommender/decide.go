@@ -22,6 +22,7 @@ import (
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/modelserver"
+	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
 	"github.com/infscale/infscale/pkg/statefile"
@@ -715,14 +716,17 @@ func (c *DecideCmd) droppedAtZero() (load, measured []string) {
 }
 
 // checkSignal refuses a signal flag's value that is not a finite number >= 0
-// in unit ("" for kv: a fraction in [0, 1]), naming the flag and what is
-// allowed.
+// in unit ("" for kv: a fraction in [0, 1]), or a count of requests
+// above promql.MaxInFlight (serve's and backtest's bound), naming the flag
+// and what is allowed.
 func checkSignal(flag string, v float64, unit string) error {
 	switch {
 	case unit == "" && !(v >= 0 && v <= 1):
 		return invalidf("--%s %v: want a fraction in [0, 1] or a percentage (0.75 or 75%% is three quarters)", flag, v)
 	case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
 		return invalidf("--%s %v: want a finite number >= 0 (%s)", flag, v, unit)
+	case unit == "requests" && v > promql.MaxInFlight:
+		return invalidf("--%s %v: want requests 0 to %.0f (10,000 replicas x 2^20 sequences, the most serve reads from Prometheus; a page is refused above a billion in one series)", flag, v, promql.MaxInFlight)
 	}
 	return nil
 }

@@ -634,16 +634,34 @@ func TestDecideCLIPageNoTTFT(t *testing.T) {
 	}
 }
 
-// Signals whose running + waiting overflows float64 (1.7e308 + 1.7e308 =
-// +Inf) are the huge case: raw capped at 2147483647, then from 1 the scaleUp
-// limit max(1 + 4, ceil(1 × 2)) = 5; never min or negative. (A page with
-// such counts is refused: TestDecideCLIHugeCountPage.)
+// Request counts above 10,000 replicas x 2^20 sequences = 10,485,760,000
+// (promql.MaxInFlight, the bound serve and backtest read Prometheus by)
+// are refused, exit 2 naming the flag: --running 1.7e308 --waiting
+// 1.7e308 decided the replica cap (a page with such counts is refused
+// too: TestDecideCLIHugeCountPage). At the bound, running and waiting
+// 10485760000 each are a queue of 20971520000 / 4 per replica =
+// 5242880000 replicas, capped at 2147483647, then from 1 the scaleUp limit
+// max(1 + 4, ceil(1 × 2)) = 5. (The library's overflow case:
+// pkg/recommend/overflow_test.go.)
 func TestDecideCLIOverflowPage(t *testing.T) {
-	d := decideOK(t, "--running", "1.7e308", "--waiting", "1.7e308", "--target", "4", "--current", "1")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--running", "1.7e308", "--waiting", "1.7e308"}, "--running 1.7e+308: want requests 0 to 10485760000"},
+		{[]string{"--queue", "1e20"}, "--queue 1e+20: want requests 0 to 10485760000"},
+		{[]string{"--held", "10485760001", "--min", "0", "--current", "0"}, "--held 1.0485760001e+10: want requests 0 to 10485760000"},
+	} {
+		args, want := c.args, c.want
+		code, out, errs := runDecide(t, append(args, "--target", "4")...)
+		if code != exitInvalid || out != "" || !strings.Contains(errs, want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2, nothing decided, %q", args, code, out, errs, want)
+		}
+	}
+	d := decideOK(t, "--running", "10485760000", "--waiting", "10485760000", "--target", "4", "--current", "1")
 	wantDecision(t, d, 5, "ScaleUpLimit")
-	// Overflow, not unknown: valid with no finite value (JSON null), capped.
-	if q := d.Raw["queue"]; !q.Valid || q.Value != nil || q.Replicas == nil || *q.Replicas != 2147483647 || d.Steps[0].Value != 2147483647 {
-		t.Errorf("raw %+v, steps %+v: want the overflow valid and capped at 2147483647", q, d.Steps)
+	if q := d.Raw["queue"]; !q.Valid || q.Replicas == nil || *q.Replicas != 2147483647 || d.Steps[0].Value != 2147483647 {
+		t.Errorf("raw %+v, steps %+v: want the queue valid and capped at 2147483647", q, d.Steps)
 	}
 }
 
