@@ -58,7 +58,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if rt == nil {
 		rt = api.DefaultRoundTripper
 	}
-	hc := &http.Client{Transport: rt}
+	hc := &http.Client{Transport: limitAnswers{rt}}
 	c, err := api.NewClient(api.Config{Address: cfg.URL, Client: hc})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus url %q: %w", cfg.URL, err)
