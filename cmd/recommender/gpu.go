@@ -171,6 +171,13 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 			}
 			errs = append(errs, e)
 		}
+	} else if _, err := replica.New(c); err != nil {
+		// What New derives (the weights' load time) named by its flag;
+		// ErrDoesNotFit is the callers'.
+		var fe *replica.FieldError
+		if errors.As(err, &fe) {
+			errs = append(errs, fmt.Errorf("--%s: %s is invalid (allowed: %s)", fe.Field, fe.Value, fe.Allowed))
+		}
 	}
 	if len(errs) > 0 {
 		return c, invalid(errors.Join(errs...))
