@@ -379,3 +379,23 @@ func TestTimeoutSaysTheTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestNativeHistogramSampleIsUnknown: a query answered with a native
+// histogram sample (no float value) is unknown, as a NaN: a replicas query
+// or a running sum so answered read as 0 (client_golang leaves Value 0),
+// and serve decided 1 replica on "0 current" with no error counted.
+func TestNativeHistogramSampleIsUnknown(t *testing.T) {
+	c, _ := fakeProm(t, reply(200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"histogram":[1737152900,{"count":"5","sum":"3","buckets":[[0,"0.1","0.2","5"]]}]}]}}`))
+	v, _, err := c.Instant(context.Background(), "up", time.Unix(1737152900, 0))
+	if err != nil || len(v) != 1 || !math.IsNaN(float64(v[0].Value)) {
+		t.Fatalf("Instant: %v, %v; want one sample of NaN", v, err)
+	}
+	tg := Target{Name: "chat", Server: modelserver.VLLM, Replicas: `kube_deployment_spec_replicas{deployment="chat"}`}
+	tg.Selector, _ = ParseSelector(`{namespace="llm"}`)
+	res, _ := (&Evaluator{API: c}).Evaluate(context.Background(), []Target{tg}, time.Unix(1737152900, 0))
+	for _, s := range []Signal{Current, Running, Waiting} {
+		if ReasonOf(res[0].Errors[s]) != ReasonNaN || !math.IsNaN(res[0].Values[s]) {
+			t.Errorf("%s: %v (%v); want unknown, nan", s, res[0].Values[s], res[0].Errors[s])
+		}
+	}
+}
