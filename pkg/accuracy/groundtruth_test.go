@@ -116,3 +116,18 @@ func TestDuplicateRowsRefused(t *testing.T) {
 		t.Errorf("peers: err = %v, want %q", err, want)
 	}
 }
+
+// TestParsePeersBounds: a peer's predicted_ms above 1e10 (1e7 s, the
+// longest stage, the ground truth's bound) is refused at its line and
+// column, the 15th byte of "e,0,ttft_mean,1e300"; it printed a MAPE of
+// 300 digits through the table. 1e10 itself reads.
+func TestParsePeersBounds(t *testing.T) {
+	head := "experiment,stage_index,metric_name,predicted_ms,simulator\n"
+	_, err := ParsePeers("peers.csv", strings.NewReader(head+"e,0,ttft_mean,1e300,vidur\n"))
+	if want := `peers.csv:2:15: column predicted_ms: "1e300": want milliseconds from 0 to 1e10 (1e7 s, the longest stage)`; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+	if p, err := ParsePeers("peers.csv", strings.NewReader(head+"e,0,ttft_mean,1e10,vidur\n")); err != nil || len(p) != 1 {
+		t.Errorf("1e10: %v, %v; want one prediction", p, err)
+	}
+}
