@@ -728,7 +728,27 @@ func checkSignal(flag string, v float64, unit string) error {
 	case unit == "requests" && v > promql.MaxInFlight:
 		return invalidf("--%s %v: want requests 0 to %.0f (10,000 replicas x 2^20 sequences, the most serve reads from Prometheus; a page is refused above a billion in one series)", flag, v, promql.MaxInFlight)
 	}
+	if max, ok := signalMax[unit]; ok && v > max.v {
+		return invalidf("--%s %v: want %s 0 to %s (%s)", flag, v, unit, max.text, max.why)
+	}
 	return nil
+}
+
+// signalMax bounds the signal flags of a unit by the other inputs'
+// bounds of the same quantity: a request rate by load's --rate and
+// accuracy's stage_rate_rps (1e6 requests per second), a length by load's
+// --prompt-tokens and --max-tokens (2^20 tokens), a token rate by their
+// product, a latency by accuracy's measured milliseconds (1e7 s). Past
+// them a flag is no measurement (--arrival-rate 1e300 decided the replica
+// cap).
+var signalMax = map[string]struct {
+	v         float64
+	text, why string
+}{
+	"requests per second": {1e6, "1e6", "load --rate's and accuracy's bound"},
+	"tokens":              {1 << 20, "1048576", "load --prompt-tokens's and --max-tokens's bound"},
+	"tokens per second":   {1e6 * (1 << 20), "1.048576e12", "1e6 requests a second of 2^20 tokens"},
+	"seconds":             {1e7, "1e7", "accuracy's bound of a measured latency"},
 }
 
 // readState reads the --state file (pkg/statefile, the format serve's

@@ -682,3 +682,31 @@ func TestDecideCLIHugeCountPage(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideSignalFlagBounds: a signal flag past the bound the other
+// inputs put on the same quantity is refused, exit 2, naming it: a request
+// rate above 1e6 a second (load --rate, accuracy's stage_rate_rps), a
+// length above 2^20 = 1048576 tokens (load --prompt-tokens, --max-tokens),
+// a token rate above their product 1.048576e12, a latency above 1e7 s
+// (accuracy's measured milliseconds). --arrival-rate 1e300 decided the
+// replica cap; the bounds themselves decide.
+func TestDecideSignalFlagBounds(t *testing.T) {
+	demand := []string{"--metric", "demand", "--target", "0.8"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append([]string{"--arrival-rate", "1e300", "--mean-prompt", "100", "--mean-output", "100"}, demand...), "--arrival-rate 1e+300: want requests per second 0 to 1e6"},
+		{append([]string{"--arrival-rate", "10", "--mean-prompt", "1048577", "--mean-output", "100"}, demand...), "--mean-prompt 1.048577e+06: want tokens 0 to 1048576"},
+		{[]string{"--queue", "3", "--generation-tokens-rate", "1.1e12"}, "--generation-tokens-rate 1.1e+12: want tokens per second 0 to 1.048576e12"},
+		{[]string{"--ttft", "1e300", "--metric", "ttft", "--target", "2s"}, "--ttft 1e+300: want seconds 0 to 1e7"},
+	} {
+		code, out, errs := runDecide(t, c.args...)
+		if code != exitInvalid || out != "" || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2, nothing decided, %q", c.args, code, out, errs, c.want)
+		}
+	}
+	if code, _, errs := runDecide(t, append([]string{"--arrival-rate", "1e6", "--mean-prompt", "1048576", "--mean-output", "100"}, demand...)...); code != exitOK {
+		t.Errorf("at the bounds: exit %d, %s; want a decision", code, errs)
+	}
+}
