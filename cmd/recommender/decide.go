@@ -745,10 +745,10 @@ var signalMax = map[string]struct {
 	v         float64
 	text, why string
 }{
-	"requests per second": {1e6, "1e6", "load --rate's and accuracy's bound"},
+	"requests per second": {promql.MaxArrivalRate, "1e6", "load --rate's and accuracy's bound, and serve's"},
 	"tokens":              {1 << 20, "1048576", "load --prompt-tokens's and --max-tokens's bound"},
-	"tokens per second":   {1e6 * (1 << 20), "1.048576e12", "1e6 requests a second of 2^20 tokens"},
-	"seconds":             {1e7, "1e7", "accuracy's bound of a measured latency"},
+	"tokens per second":   {promql.MaxTokenRate, "1.048576e12", "1e6 requests a second of 2^20 tokens, serve's bound"},
+	"seconds":             {promql.MaxLatency, "1e7", "accuracy's bound of a measured latency, and serve's"},
 }
 
 // readState reads the --state file (pkg/statefile, the format serve's

@@ -399,3 +399,25 @@ func TestNativeHistogramSampleIsUnknown(t *testing.T) {
 		}
 	}
 }
+
+// TestDemandAndLatencyBounds: every query answered with 1e20 (a counter
+// read as a gauge, a broken exporter): the demand rates (above 1e6
+// requests or 1e6 x 2^20 = 1.048576e12 tokens a second) and the latency
+// quantile (above 1e7 s) are unknown, bad_data (1e20 prompt tokens a
+// second scaled a target up); at the bounds' own values they are read.
+func TestDemandAndLatencyBounds(t *testing.T) {
+	for _, tc := range []struct {
+		v      string
+		reason Reason
+	}{{"1e20", ReasonBadData}, {"1e6", 0}} {
+		c, _ := fakeProm(t, reply(200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1737152900,"`+tc.v+`"]}]}}`))
+		tg := Target{Name: "chat", Server: modelserver.VLLM, Replicas: `kube_deployment_spec_replicas{deployment="chat"}`, Demand: true, TTFTQuantile: 0.95, TTFTWindow: time.Minute}
+		tg.Selector, _ = ParseSelector(`{namespace="llm"}`)
+		res, _ := (&Evaluator{API: c}).Evaluate(context.Background(), []Target{tg}, time.Unix(1737152900, 0))
+		for _, s := range []Signal{Arrivals, PromptTokens, GenerationTokens, TTFT} {
+			if got := ReasonOf(res[0].Errors[s]); got != tc.reason || (tc.reason != 0) != math.IsNaN(res[0].Values[s]) {
+				t.Errorf("%s: %s %v (%v); want reason %v", tc.v, s, res[0].Values[s], res[0].Errors[s], tc.reason)
+			}
+		}
+	}
+}
