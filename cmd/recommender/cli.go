@@ -278,8 +278,16 @@ func fileError(flag, path string, err error) error {
 // outputDirWritable refuses dir, where the value path of an output flag
 // is written, when no file can be created in it now (atomicfile.CheckDir):
 // checked before the run, whose result would otherwise be lost at its end.
-// A runtime condition, exit 1, as an unwritable serve --state-dir.
+// A runtime condition, exit 1, as an unwritable serve --state-dir. A path
+// (other than dir) that exists and is not a regular file, such as
+// /dev/stdout or a named pipe, is invalid input (exit 2): the write would
+// replace it.
 func outputDirWritable(flag, path, dir string) error {
+	if path != dir {
+		if err := atomicfile.CheckTarget(path); err != nil {
+			return invalidf("--%s %w", flag, err)
+		}
+	}
 	if err := atomicfile.CheckDir(dir); err != nil {
 		return fmt.Errorf("--%s %s: directory %w; choose a directory you can write to (checked before the run, whose result would be lost at its end)", flag, path, err)
 	}

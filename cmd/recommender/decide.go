@@ -22,6 +22,7 @@ import (
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/modelserver"
+	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
 	"github.com/infscale/infscale/pkg/statefile"
@@ -715,16 +716,39 @@ func (c *DecideCmd) droppedAtZero() (load, measured []string) {
 }
 
 // checkSignal refuses a signal flag's value that is not a finite number >= 0
-// in unit ("" for kv: a fraction in [0, 1]), naming the flag and what is
-// allowed.
+// in unit ("" for kv: a fraction in [0, 1]), or a count of requests
+// above promql.MaxInFlight (serve's and backtest's bound), naming the flag
+// and what is allowed.
 func checkSignal(flag string, v float64, unit string) error {
 	switch {
 	case unit == "" && !(v >= 0 && v <= 1):
 		return invalidf("--%s %v: want a fraction in [0, 1] or a percentage (0.75 or 75%% is three quarters)", flag, v)
 	case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
 		return invalidf("--%s %v: want a finite number >= 0 (%s)", flag, v, unit)
+	case unit == "requests" && v > promql.MaxInFlight:
+		return invalidf("--%s %v: want requests 0 to %.0f (10,000 replicas x 2^20 sequences, the most serve reads from Prometheus; a page is refused above a billion in one series)", flag, v, promql.MaxInFlight)
+	}
+	if max, ok := signalMax[unit]; ok && v > max.v {
+		return invalidf("--%s %v: want %s 0 to %s (%s)", flag, v, unit, max.text, max.why)
 	}
 	return nil
+}
+
+// signalMax bounds the signal flags of a unit by the other inputs'
+// bounds of the same quantity: a request rate by load's --rate and
+// accuracy's stage_rate_rps (1e6 requests per second), a length by load's
+// --prompt-tokens and --max-tokens (2^20 tokens), a token rate by their
+// product, a latency by accuracy's measured milliseconds (1e7 s). Past
+// them a flag is no measurement (--arrival-rate 1e300 decided the replica
+// cap).
+var signalMax = map[string]struct {
+	v         float64
+	text, why string
+}{
+	"requests per second": {promql.MaxArrivalRate, "1e6", "load --rate's and accuracy's bound, and serve's"},
+	"tokens":              {1 << 20, "1048576", "load --prompt-tokens's and --max-tokens's bound"},
+	"tokens per second":   {promql.MaxTokenRate, "1.048576e12", "1e6 requests a second of 2^20 tokens, serve's bound"},
+	"seconds":             {promql.MaxLatency, "1e7", "accuracy's bound of a measured latency, and serve's"},
 }
 
 // readState reads the --state file (pkg/statefile, the format serve's

@@ -634,16 +634,34 @@ func TestDecideCLIPageNoTTFT(t *testing.T) {
 	}
 }
 
-// Signals whose running + waiting overflows float64 (1.7e308 + 1.7e308 =
-// +Inf) are the huge case: raw capped at 2147483647, then from 1 the scaleUp
-// limit max(1 + 4, ceil(1 × 2)) = 5; never min or negative. (A page with
-// such counts is refused: TestDecideCLIHugeCountPage.)
+// Request counts above 10,000 replicas x 2^20 sequences = 10,485,760,000
+// (promql.MaxInFlight, the bound serve and backtest read Prometheus by)
+// are refused, exit 2 naming the flag: --running 1.7e308 --waiting
+// 1.7e308 decided the replica cap (a page with such counts is refused
+// too: TestDecideCLIHugeCountPage). At the bound, running and waiting
+// 10485760000 each are a queue of 20971520000 / 4 per replica =
+// 5242880000 replicas, capped at 2147483647, then from 1 the scaleUp limit
+// max(1 + 4, ceil(1 × 2)) = 5. (The library's overflow case:
+// pkg/recommend/overflow_test.go.)
 func TestDecideCLIOverflowPage(t *testing.T) {
-	d := decideOK(t, "--running", "1.7e308", "--waiting", "1.7e308", "--target", "4", "--current", "1")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--running", "1.7e308", "--waiting", "1.7e308"}, "--running 1.7e+308: want requests 0 to 10485760000"},
+		{[]string{"--queue", "1e20"}, "--queue 1e+20: want requests 0 to 10485760000"},
+		{[]string{"--held", "10485760001", "--min", "0", "--current", "0"}, "--held 1.0485760001e+10: want requests 0 to 10485760000"},
+	} {
+		args, want := c.args, c.want
+		code, out, errs := runDecide(t, append(args, "--target", "4")...)
+		if code != exitInvalid || out != "" || !strings.Contains(errs, want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2, nothing decided, %q", args, code, out, errs, want)
+		}
+	}
+	d := decideOK(t, "--running", "10485760000", "--waiting", "10485760000", "--target", "4", "--current", "1")
 	wantDecision(t, d, 5, "ScaleUpLimit")
-	// Overflow, not unknown: valid with no finite value (JSON null), capped.
-	if q := d.Raw["queue"]; !q.Valid || q.Value != nil || q.Replicas == nil || *q.Replicas != 2147483647 || d.Steps[0].Value != 2147483647 {
-		t.Errorf("raw %+v, steps %+v: want the overflow valid and capped at 2147483647", q, d.Steps)
+	if q := d.Raw["queue"]; !q.Valid || q.Replicas == nil || *q.Replicas != 2147483647 || d.Steps[0].Value != 2147483647 {
+		t.Errorf("raw %+v, steps %+v: want the queue valid and capped at 2147483647", q, d.Steps)
 	}
 }
 
@@ -662,5 +680,33 @@ func TestDecideCLIHugeCountPage(t *testing.T) {
 		if code != exitInvalid || out != "" || !strings.Contains(errs, tc.want) {
 			t.Errorf("decide %s: exit %d, stdout %q, stderr %q; want exit 2, nothing decided, %q", tc.page, code, out, errs, tc.want)
 		}
+	}
+}
+
+// TestDecideSignalFlagBounds: a signal flag past the bound the other
+// inputs put on the same quantity is refused, exit 2, naming it: a request
+// rate above 1e6 a second (load --rate, accuracy's stage_rate_rps), a
+// length above 2^20 = 1048576 tokens (load --prompt-tokens, --max-tokens),
+// a token rate above their product 1.048576e12, a latency above 1e7 s
+// (accuracy's measured milliseconds). --arrival-rate 1e300 decided the
+// replica cap; the bounds themselves decide.
+func TestDecideSignalFlagBounds(t *testing.T) {
+	demand := []string{"--metric", "demand", "--target", "0.8"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append([]string{"--arrival-rate", "1e300", "--mean-prompt", "100", "--mean-output", "100"}, demand...), "--arrival-rate 1e+300: want requests per second 0 to 1e6"},
+		{append([]string{"--arrival-rate", "10", "--mean-prompt", "1048577", "--mean-output", "100"}, demand...), "--mean-prompt 1.048577e+06: want tokens 0 to 1048576"},
+		{[]string{"--queue", "3", "--generation-tokens-rate", "1.1e12"}, "--generation-tokens-rate 1.1e+12: want tokens per second 0 to 1.048576e12"},
+		{[]string{"--ttft", "1e300", "--metric", "ttft", "--target", "2s"}, "--ttft 1e+300: want seconds 0 to 1e7"},
+	} {
+		code, out, errs := runDecide(t, c.args...)
+		if code != exitInvalid || out != "" || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2, nothing decided, %q", c.args, code, out, errs, c.want)
+		}
+	}
+	if code, _, errs := runDecide(t, append([]string{"--arrival-rate", "1e6", "--mean-prompt", "1048576", "--mean-output", "100"}, demand...)...); code != exitOK {
+		t.Errorf("at the bounds: exit %d, %s; want a decision", code, errs)
 	}
 }

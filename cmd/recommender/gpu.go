@@ -94,12 +94,16 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	setFloat(&c.CPUIdleCores, f.CPUIdle)
 	setFloat(&c.CPUEngineCores, f.CPUEngine)
 	setFloat(&c.CPUPerSequenceCores, f.CPUPerSeq)
+	// The calibration is checked against the replica only when its GPU
+	// and model are known: against an unknown one it said "not  on 4 x
+	// h100-sxm" beside the --model error.
+	replicaKnown := len(errs) == 0
 	if f.Calibration != "" {
 		cal, err := replica.LoadCalibration(f.Calibration)
 		if errors.Is(err, fs.ErrNotExist) {
 			err = fmt.Errorf("%s: no such file (write one with infscale load --calibrate or backtest --calibrate)", f.Calibration)
 		}
-		if err == nil {
+		if err == nil && replicaKnown {
 			c, err = cal.Apply(c)
 		}
 		if err != nil {
@@ -166,6 +170,13 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 				continue
 			}
 			errs = append(errs, e)
+		}
+	} else if _, err := replica.New(c); err != nil {
+		// What New derives (the weights' load time) named by its flag;
+		// ErrDoesNotFit is the callers'.
+		var fe *replica.FieldError
+		if errors.As(err, &fe) {
+			errs = append(errs, fmt.Errorf("--%s: %s is invalid (allowed: %s)", fe.Field, fe.Value, fe.Allowed))
 		}
 	}
 	if len(errs) > 0 {

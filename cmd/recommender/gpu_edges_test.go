@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"strings"
 	"testing"
 )
@@ -33,6 +35,16 @@ func TestGPUInvalidEdges(t *testing.T) {
 		{[]string{"--kv-dtype", "fp4"}, `--kv-dtype: unknown dtype "fp4" (allowed: auto, fp16, bf16, fp8, int8)`},
 		// Kubernetes' smallest CPU quantity is 1m.
 		{[]string{"--cpu-request", "1e-300"}, "--cpu-request: 1e-300 is invalid (allowed: a number of cores from 0.001 to 10000)"},
+		// was: "decode step 35996400006.9 ms", a weight load of 160,000 s,
+		// and (simulate) a cold start overflowing the recommended
+		// policy's lookahead: "lookahead: -1h33m32.709551616s must be >= 0".
+		{[]string{"--step-overhead", "9999h"}, "--step-overhead: 9999h0m0s is invalid (allowed: a duration >= 0 and below 10s)"},
+		{[]string{"--weight-load-rate", "100kB"}, "--weight-load-rate: 100000 is invalid (allowed: bytes per second that load the 16 GB of weights within a day"},
+		{[]string{"--image-pull", "2562047h"}, "--image-pull: 2562047h0m0s is invalid (allowed: a duration from 0 to 24h0m0s (a day))"},
+		// was: the --model error and then "--calibration: calibration
+		// fitted for llama-3.1-8b on 1 x h100-sxm, not  on 4 x h100-sxm".
+		{[]string{"--model", "llama-3-70b", "--tp", "4", "--calibration", "../../examples/vllm-0.21-h100-llama-3.1-8b.calibration.json"}, `--model: unknown model "llama-3-70b"`},
+		{[]string{"--gpu", "h999", "--model", "llama-3.1-8b", "--calibration", "../../examples/vllm-0.21-h100-llama-3.1-8b.calibration.json"}, `--gpu: unknown GPU "h999"`},
 	} {
 		code, out, errs := runGPU(t, tc.args...)
 		if code != 2 || out != "" {
@@ -64,5 +76,19 @@ func TestGPUEdgesAccepted(t *testing.T) {
 	code, out, errs = runGPU(t, "--gpu", "mi300x", "--dtype", "int4", "--tp", "32", "--model", "llama-3-8b")
 	if code != 0 || !strings.Contains(out, "decode step 0.038 ms at batch 1") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestSimulateColdStartBound: simulate with 292 years of image pull and
+// warm-up names both flags, exit 2; their sum overflowed the recommended
+// policy's lookahead (the cold start + 45 s) and the error blamed a
+// negative lookahead and break-even the user never gave.
+func TestSimulateColdStartBound(t *testing.T) {
+	var outb, errb bytes.Buffer
+	code := run(context.Background(), []string{"simulate", "--image-pull", "2562047h", "--warm-up", "2562047h"}, strings.NewReader(""), &outb, &errb)
+	out, errs := outb.String(), errb.String()
+	want := "--image-pull: 2562047h0m0s is invalid (allowed: a duration from 0 to 24h0m0s (a day))\n--warm-up: 2562047h0m0s is invalid"
+	if code != exitInvalid || out != "" || !strings.Contains(errs, want) || strings.Contains(errs, "lookahead") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errs, want)
 	}
 }

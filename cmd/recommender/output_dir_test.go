@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -58,6 +59,46 @@ targets:
 		}
 		if out.Len() > 0 {
 			t.Errorf("%v: printed %q before refusing", c.args, out.String())
+		}
+	}
+}
+
+// TestOutputNotRegular: an output file that exists and is not a regular
+// file (a named pipe here; /dev/stdout, a device, likewise) is refused
+// before the work, exit 2 naming the flag and the kind, and left as it
+// is: the atomic write renamed a file over it (as root, /dev/full became
+// a regular file).
+func TestOutputNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "out.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	plot := filepath.Join(dir, "out.svg")
+	if err := syscall.Mkfifo(plot, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"load", "http://127.0.0.1:1", "--concurrency", "1,2", "--calibrate", fifo}, "--calibrate " + fifo},
+		{[]string{"backtest", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`, "--calibrate", fifo}, "--calibrate " + fifo},
+		{[]string{"simulate", "--trace", "synthetic:poisson,rate=2,duration=5m", "--plot", plot}, "--plot " + plot},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		var out, errb bytes.Buffer
+		code := run(ctx, c.args, nil, &out, &errb)
+		cancel()
+		kind := "a named pipe"
+		want := "infscale: " + c.want + ": not a regular file (" + kind + "); give the path of a file to write"
+		if code != exitInvalid || strings.TrimSpace(errb.String()) != want || out.Len() > 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, out.String(), errb.String(), want)
+		}
+	}
+	for _, p := range []string{fifo, plot} {
+		if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+			t.Errorf("%s: %v, %v; want the named pipe left as it was", p, fi, err)
 		}
 	}
 }

@@ -16,9 +16,20 @@ import (
 
 // Write replaces the file at path with data, mode 0644 (os.WriteFile's
 // with the usual umask: a calibration, a plot or tune's results are read
-// by other users, such as serve's; os.CreateTemp alone gives 0600).
-// Errors name path; the temporary file is removed on any error.
+// by other users, such as serve's; os.CreateTemp alone gives 0600). A
+// symlink at path is followed: the file it names is replaced, the link
+// kept (a rename over the link replaced the link with a file and left
+// its target stale). Errors name path; the temporary file is removed on
+// any error; an existing path that is not a regular file (CheckTarget)
+// is left as it is.
 func Write(path string, data []byte) error {
+	if err := CheckTarget(path); err != nil {
+		return err
+	}
+	path, err := resolve(path)
+	if err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -62,4 +73,57 @@ func CheckDir(dir string) error {
 	f.Close()
 	os.Remove(f.Name())
 	return nil
+}
+
+// ErrNotRegular is CheckTarget's error for a path that exists and is not a
+// regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// CheckTarget refuses a path (followed if a symlink) that exists and is
+// not a regular file: Write's rename would replace a device such as
+// /dev/stdout, a named pipe or a socket with a file (a directory it
+// cannot replace). Errors: "PATH: not a regular file (a device); give the
+// path of a file to write" (errors.Is ErrNotRegular). A missing path is
+// fine: Write creates it.
+func CheckTarget(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return nil // missing (or unreadable: the write says why)
+	}
+	return fmt.Errorf("%s: %w (%s); give the path of a file to write", path, ErrNotRegular, kind(fi.Mode()))
+}
+
+// resolve is path with the symlinks of its last element followed (a
+// dangling link names the file to create); other paths as they are.
+func resolve(path string) (string, error) {
+	for range 40 { // Linux's own bound on a chain of links
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			return path, nil
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", path, err)
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
+}
+
+// kind names a non-regular file mode in words.
+func kind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeDevice != 0, m&os.ModeCharDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return m.Type().String()
 }

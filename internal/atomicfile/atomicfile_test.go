@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -80,5 +81,65 @@ func TestCheckDir(t *testing.T) {
 	err := CheckDir("/proc")
 	if !errors.Is(err, ErrNotWritable) || !strings.HasPrefix(err.Error(), "/proc: not writable: ") {
 		t.Errorf("CheckDir(/proc) = %v, want \"/proc: not writable: REASON\"", err)
+	}
+}
+
+// TestWriteFollowsSymlink: a path that is a symlink (relative, to a file in
+// another directory) keeps the link and gets its file replaced; a dangling
+// link creates the file it names. The rename replaced the link itself with
+// a file, leaving its target stale.
+func TestWriteFollowsSymlink(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dir, "real", "chat-v3.json")
+	if err := os.WriteFile(target, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "chat.json")
+	if err := os.Symlink("real/chat-v3.json", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(link, []byte("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("chat.json: %v, %v; want the symlink kept", fi, err)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "new\n" {
+		t.Errorf("target holds %q, want %q", got, "new\n")
+	}
+	dangling := filepath.Join(dir, "next.json")
+	if err := os.Symlink("real/next-v1.json", dangling); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dangling, []byte("x\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "real", "next-v1.json")); string(got) != "x\n" {
+		t.Errorf("dangling link's target holds %q, want %q", got, "x\n")
+	}
+}
+
+// TestWriteRefusesNonRegular: a named pipe at the path (as a device such as
+// /dev/stdout would be) is refused, named as such, and left in place; the
+// rename replaced it with a file.
+func TestWriteRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "out.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	err := Write(fifo, []byte("{}\n"))
+	want := fifo + ": not a regular file (a named pipe); give the path of a file to write"
+	if err == nil || err.Error() != want || !errors.Is(err, ErrNotRegular) {
+		t.Errorf("err = %v; want %q", err, want)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("%s: %v, %v; want the named pipe left as it was", fifo, fi, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d entries, want the pipe alone", len(ents))
 	}
 }

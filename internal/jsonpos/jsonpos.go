@@ -23,7 +23,20 @@ type Index struct {
 	data  []byte
 	pos   map[string]Pos
 	order []string
+	dups  []Duplicate
 }
+
+// Duplicate is an object key given twice in one object (encoding/json,
+// like Python's json, keeps the last value silently): Path is its path,
+// First and Second where each starts.
+type Duplicate struct {
+	Path          string
+	First, Second Pos
+}
+
+// Duplicates lists, in document order, every key given again in the
+// object that already has it (a third copy too, against the first).
+func (ix *Index) Duplicates() []Duplicate { return ix.dups }
 
 // New walks data (one JSON value) and indexes it. Errors: encoding/json's
 // (*json.SyntaxError with its Offset for malformed JSON, io.ErrUnexpectedEOF
@@ -71,6 +84,7 @@ func (ix *Index) walk(dec *json.Decoder, path string, keyOff int64) error {
 	}
 	switch tok {
 	case json.Delim('{'):
+		seen := map[string]Pos{} // this object's keys (a path may hold dots)
 		for dec.More() {
 			koff := ix.start(dec)
 			k, err := dec.Token()
@@ -81,8 +95,14 @@ func (ix *Index) walk(dec *json.Decoder, path string, keyOff int64) error {
 			if path != "" {
 				kpath = path + "." + kpath
 			}
+			first, dup := seen[k.(string)]
 			if err := ix.walk(dec, kpath, koff); err != nil {
 				return err
+			}
+			if dup {
+				ix.dups = append(ix.dups, Duplicate{Path: kpath, First: first, Second: ix.pos[kpath]})
+			} else {
+				seen[k.(string)] = ix.pos[kpath]
 			}
 		}
 		_, err = dec.Token()

@@ -82,3 +82,27 @@ func TestIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicates: a key given twice in one object is listed with both
+// positions (counted by hand), in document order, nested objects too; a
+// key that holds a dot ("a.b") and the path a.b of another object are not
+// one key.
+func TestDuplicates(t *testing.T) {
+	// {"a": 1, "b": {"c": 2, "c": 3}, "a.b": 4, "a": 5}: "a" at bytes 1
+	// (value 6) and 42 (value 47); b's "c" at 15 (value 20) and 23 (value 28).
+	ix, err := New([]byte(`{"a": 1, "b": {"c": 2, "c": 3}, "a.b": 4, "a": 5}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Duplicate{{"b.c", Pos{15, 20}, Pos{23, 28}}, {"a", Pos{1, 6}, Pos{42, 47}}}
+	if got := ix.Duplicates(); !reflect.DeepEqual(got, want) {
+		t.Errorf("duplicates %+v, want %+v", got, want)
+	}
+	ix, err = New([]byte(`{"a.b": 1, "a": {"b": 2}, "x": [{"k": 1}, {"k": 2}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ix.Duplicates(); len(got) != 0 {
+		t.Errorf("duplicates %+v, want none (distinct objects' keys)", got)
+	}
+}

@@ -356,8 +356,8 @@ func (t *table) stage() (Stage, error) {
 			s.Unmeasured = append(s.Unmeasured, measuredColumn[m])
 		}
 		if ok {
-			if !(v > 0) {
-				try(t.errorf(measuredColumn[m], "%g: want milliseconds > 0", v))
+			if !(v > 0 && v <= maxMeasuredMs) {
+				try(t.errorf(measuredColumn[m], "%g: want milliseconds in (0, 1e10] (1e10 ms is 1e7 s, the longest stage)", v))
 				continue
 			}
 			s.Measured[m] = v
@@ -442,3 +442,8 @@ func Warnings(stages []Stage) []string {
 	}
 	return out
 }
+
+// maxMeasuredMs bounds a measured latency: 1e7 s, as long as the longest
+// stage (stage_duration_s); a larger one (1e300 ms) is no measurement and
+// made a stage's error 100%, its MAPE with it.
+const maxMeasuredMs = 1e10

@@ -15,7 +15,10 @@ func TestParseGroundTruthErrors(t *testing.T) {
 		{"rate", "e,m,H100,1,0,abc,600,100,10,5\n", "gt.csv:2:14: column stage_rate_rps: \"abc\" is not a finite number"},
 		{"tp", "e,m,H100,1.5,0,1,600,100,10,5\n", "gt.csv:2:10: column tp: \"1.5\": want a whole number from 1 to 64"},
 		{"stage rate missing", "e,m,H100,1,0,,600,100,10,5\n", "column stage_rate_rps: empty: a stage needs its arrival rate"},
-		{"measured", "e,m,H100,1,0,1,600,100,10,-5\n", "column actual_ttft_mean_ms: -5: want milliseconds > 0"},
+		{"measured", "e,m,H100,1,0,1,600,100,10,-5\n", "column actual_ttft_mean_ms: -5: want milliseconds in (0, 1e10]"},
+		// 1e300 ms made the stage's error 100%, the MAPE with it, exit 0;
+		// the value is the row's 27th byte.
+		{"measured huge", "e,m,H100,1,0,1,600,100,10,1e300\n", "gt.csv:2:27: column actual_ttft_mean_ms: 1e+300: want milliseconds in (0, 1e10] (1e10 ms is 1e7 s, the longest stage)"},
 		// The header's 10 columns, a row of 3 (a file cut short).
 		{"fields", "e,m,H100\n", "gt.csv:2: 3 fields, the header has 10 (a truncated file, or a comma in an unquoted field?)"},
 		// Line 3's 11 fields: a stray comma, after a good line 2.
@@ -25,6 +28,9 @@ func TestParseGroundTruthErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
+	}
+	if _, err := ParseGroundTruth("gt.csv", strings.NewReader(header+"e,m,H100,1,0,1,600,100,10,1e10\n")); err != nil {
+		t.Errorf("1e10 ms (the bound): %v", err)
 	}
 	_, err := ParseGroundTruth("gt.csv", strings.NewReader("experiment,model\n"))
 	if err == nil || !strings.Contains(err.Error(), "gt.csv:1: header lacks column(s) hardware, tp") {
@@ -108,5 +114,20 @@ func TestDuplicateRowsRefused(t *testing.T) {
 	_, err = ParsePeers("peers.csv", strings.NewReader(peers))
 	if want := `peers.csv:5: simulator vidur's ttft_mean of experiment "e" stage 0 repeats line 2: one prediction per simulator, metric and stage; remove one`; err == nil || err.Error() != want {
 		t.Errorf("peers: err = %v, want %q", err, want)
+	}
+}
+
+// TestParsePeersBounds: a peer's predicted_ms above 1e10 (1e7 s, the
+// longest stage, the ground truth's bound) is refused at its line and
+// column, the 15th byte of "e,0,ttft_mean,1e300"; it printed a MAPE of
+// 300 digits through the table. 1e10 itself reads.
+func TestParsePeersBounds(t *testing.T) {
+	head := "experiment,stage_index,metric_name,predicted_ms,simulator\n"
+	_, err := ParsePeers("peers.csv", strings.NewReader(head+"e,0,ttft_mean,1e300,vidur\n"))
+	if want := `peers.csv:2:15: column predicted_ms: "1e300": want milliseconds from 0 to 1e10 (1e7 s, the longest stage)`; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+	if p, err := ParsePeers("peers.csv", strings.NewReader(head+"e,0,ttft_mean,1e10,vidur\n")); err != nil || len(p) != 1 {
+		t.Errorf("1e10: %v, %v; want one prediction", p, err)
 	}
 }

@@ -54,8 +54,9 @@ func ParsePeers(name string, rd io.Reader) ([]Prediction, error) {
 			err = t.errorf("stage_index", "empty")
 		}
 		p, ok, err2 := t.num("predicted_ms")
-		if err2 == nil && (!ok || !(p >= 0)) {
-			err2 = t.errorf("predicted_ms", "%q: want milliseconds >= 0", t.str("predicted_ms"))
+		if err2 == nil && (!ok || !(p >= 0 && p <= maxMeasuredMs)) {
+			// 1e300 printed a MAPE of 300 digits through the table.
+			err2 = t.errorf("predicted_ms", "%q: want milliseconds from 0 to 1e10 (1e7 s, the longest stage)", t.str("predicted_ms"))
 		}
 		a, _, err3 := t.num("actual_ms")
 		sim := t.str("simulator")

@@ -260,3 +260,12 @@ func TestFetchWarnsNaNReplicas(t *testing.T) {
 		t.Errorf("warnings %q, err %v; want the NaN replicas said", st.Warnings, err)
 	}
 }
+
+// TestMaxInFlightIsServes: backtest refuses an in-flight history above the
+// bound serve's Prometheus reading refuses a live sum above (one request
+// count, one bound: 10,000 x 2^20 = 10,485,760,000).
+func TestMaxInFlightIsServes(t *testing.T) {
+	if MaxInFlight != 10485760000 || promql.MaxInFlight != 10485760000 {
+		t.Errorf("backtest.MaxInFlight %.0f, promql.MaxInFlight %.0f; want both 10485760000", MaxInFlight, promql.MaxInFlight)
+	}
+}

@@ -73,3 +73,26 @@ func TestReplicaCalibrationMismatchInFileTerms(t *testing.T) {
 		t.Errorf("the calibration's own replica: %v", err)
 	}
 }
+
+// TestReplicaFileMissing: a calibration or model_config file that is not
+// there says where a relative path was looked for (the working directory,
+// not the config file's) and what the file is; it was Go's "open
+// none.json: no such file or directory".
+func TestReplicaFileMissing(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	wd, err := os.Getwd() // dir, with its symlinks resolved as the process sees it
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Parse([]byte(tuneBase+"  replica: {gpu: h100-sxm, model: llama-3.1-8b, calibration: none.json}\n"), "t.yaml")
+	want := "targets[0].replica.calibration: none.json: no such file in the working directory " + wd + " (a relative path is read from there, not from the config file's directory); want a file infscale load --calibrate or backtest --calibrate writes"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("calibration: %v\nwant %q", err, want)
+	}
+	_, err = Parse([]byte(tuneBase+"  replica: {gpu: h100-sxm, model_config: /nonexistent/config.json}\n"), "t.yaml")
+	want = "targets[0].replica.model_config: /nonexistent/config.json: no such file; want the model's Hugging Face config.json"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("model_config: %v\nwant %q", err, want)
+	}
+}

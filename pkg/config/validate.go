@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -374,7 +376,7 @@ func (v *validator) replica(p string, t *Target) {
 		ok = false
 	case r.ModelConfig != "":
 		if c.Model, err = replica.LoadHFConfig(r.ModelConfig); err != nil {
-			v.at(p+".model_config", "%v", err)
+			v.at(p+".model_config", "%v", missingFile(r.ModelConfig, err, "the model's Hugging Face config.json"))
 			ok = false
 		}
 	default:
@@ -405,7 +407,7 @@ func (v *validator) replica(p string, t *Target) {
 			return
 		}
 		if err != nil {
-			v.at(p+".calibration", "%v", err)
+			v.at(p+".calibration", "%v", missingFile(r.Calibration, err, "a file infscale load --calibrate or backtest --calibrate writes"))
 			return
 		}
 	}
@@ -573,4 +575,22 @@ func (v *validator) namespace(key, ns string) {
 	if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
 		v.at(key, "%q: a namespace name is lowercase letters, digits and '-' (a DNS-1123 label, at most 63 characters)", ns)
 	}
+}
+
+// missingFile words err, reading the file path a replica key names, when
+// the file does not exist: where a relative path was looked for (serve's
+// working directory, not the config file's) and what the file is, instead
+// of Go's "open none.json: no such file or directory". Other errors as
+// they are.
+func missingFile(path string, err error, what string) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	where := ""
+	if !filepath.IsAbs(path) {
+		if wd, werr := os.Getwd(); werr == nil {
+			where = " in the working directory " + wd + " (a relative path is read from there, not from the config file's directory)"
+		}
+	}
+	return fmt.Errorf("%s: no such file%s; want %s", path, where, what)
 }

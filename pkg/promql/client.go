@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"time"
 
@@ -58,7 +59,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if rt == nil {
 		rt = api.DefaultRoundTripper
 	}
-	hc := &http.Client{Transport: rt}
+	hc := &http.Client{Transport: limitAnswers{rt}}
 	c, err := api.NewClient(api.Config{Address: cfg.URL, Client: hc})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus url %q: %w", cfg.URL, err)
@@ -87,7 +88,8 @@ func (c *Client) queryError(query string, err error, began time.Time) *QueryErro
 	return &QueryError{Reason: r, Query: query, Err: err}
 }
 
-// Instant implements API.
+// Instant implements API. A native histogram sample's Value is NaN (no
+// float value: unknown, as the batched path reads it).
 func (c *Client) Instant(ctx context.Context, query string, t time.Time) (model.Vector, []string, error) {
 	ctx, cancel, opts := c.context(ctx)
 	defer cancel()
@@ -98,6 +100,13 @@ func (c *Client) Instant(ctx context.Context, query string, t time.Time) (model.
 	}
 	switch r := v.(type) {
 	case model.Vector:
+		for _, s := range r {
+			if s.Histogram != nil {
+				// A native histogram sample has no float value; client_golang
+				// leaves Value 0, which read as 0 replicas or requests.
+				s.Value = model.SampleValue(math.NaN())
+			}
+		}
 		return r, warn, nil
 	case *model.Scalar:
 		return model.Vector{{Metric: model.Metric{}, Value: r.Value, Timestamp: r.Timestamp}}, warn, nil

@@ -669,6 +669,26 @@ func check(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) {
 		vals.drop(PrefixHit)
 		errs[PrefixHit] = &QueryError{Reason: ReasonNaN, Err: fmt.Errorf("prefix cache hit fraction %v outside 0..1", v)}
 	}
+	// A sum of requests above MaxInFlight is no count of requests (a
+	// counter read as a gauge, a broken exporter): scrape refuses such a
+	// page, backtest such a history.
+	for _, s := range []Signal{Running, Waiting, StuckWaiting, Held} {
+		if v := get(s); v > MaxInFlight {
+			vals.drop(s)
+			errs[s] = &QueryError{Reason: ReasonBadData, Err: fmt.Errorf("%s %v above %.0f requests (10,000 replicas x 2^20 sequences): not a count of requests in flight (is the query's metric a gauge of requests, summed once?)", s, v, MaxInFlight)}
+		}
+	}
+	for _, b := range []struct {
+		s    Signal
+		max  float64
+		what string
+	}{{Arrivals, MaxArrivalRate, "requests a second"}, {PromptTokens, MaxTokenRate, "tokens a second"}, {GenerationTokens, MaxTokenRate, "tokens a second"},
+		{TTFT, MaxLatency, "seconds"}, {QueueTime, MaxLatency, "seconds"}, {ITL, MaxLatency, "seconds"}} {
+		if v := get(b.s); v > b.max {
+			vals.drop(b.s)
+			errs[b.s] = &QueryError{Reason: ReasonBadData, Err: fmt.Errorf("%s %v above %g %s: no measurement (counters read as gauges, or a broken exporter?)", b.s, v, b.max, b.what)}
+		}
+	}
 	for _, s := range []Signal{Current, Reporting, Unready, Queued} {
 		if v := get(s); v > math.MaxInt32 {
 			vals.drop(s)

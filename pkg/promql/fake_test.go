@@ -287,8 +287,10 @@ type (
 // (a broken recording rule, a user override). A KV usage above 1 is not a
 // fraction (nan); a replica or pod count above max int32 is not a
 // Kubernetes count (bad_data: 1e19 would overflow an int, 1e10 decide on
-// ten billion replicas); the request counts stay as large as they are (the
-// huge case, capped later, never unknown).
+// ten billion replicas); a request sum stays as large as it is up to
+// 10,000 replicas x 2^20 sequences = 10,485,760,000 (1e10 is a count) and
+// above it is no count (bad_data, unknown: 1e19 waiting decided the
+// replica cap, where a page at a billion in one series is refused).
 func TestOutOfRangeValues(t *testing.T) {
 	for _, tc := range []struct {
 		v       string
@@ -309,8 +311,15 @@ func TestOutOfRangeValues(t *testing.T) {
 		if tc.current != 0 && (!math.IsNaN(r.Values[Current]) || ReasonOf(r.Errors[Reporting]) != ReasonBadData) {
 			t.Errorf("%s: current %v, reporting %v: want no count from garbage", tc.v, r.Values[Current], r.Errors[Reporting])
 		}
-		if tc.v == "1e19" && r.Values[Waiting] != 1e19 {
-			t.Errorf("1e19: waiting %v, want the huge count as is", r.Values[Waiting])
+		if tc.v == "1e10" && (r.Values[Waiting] != 1e10 || r.Errors[Waiting] != nil) {
+			t.Errorf("1e10: waiting %v (%v), want the count as is", r.Values[Waiting], r.Errors[Waiting])
+		}
+		if tc.v == "1e19" {
+			for _, s := range []Signal{Running, Waiting} {
+				if err := r.Errors[s]; ReasonOf(err) != ReasonBadData || !math.IsNaN(r.Values[s]) || !strings.Contains(err.Error(), "1e+19 above 10485760000 requests") {
+					t.Errorf("1e19: %s %v (%v), want unknown, bad_data naming the bound 10485760000", s, r.Values[s], err)
+				}
+			}
 		}
 	}
 }
@@ -367,6 +376,48 @@ func TestTimeoutSaysTheTimeout(t *testing.T) {
 	for name, err := range map[string]error{"range": rerr, "instant": ierr} {
 		if ReasonOf(err) != ReasonTimeout || !strings.Contains(err.Error(), "promql: timeout: no answer in 300ms, the limit per query (raise it, or shorten the range or simplify the query)") || !strings.Contains(err.Error(), "(query: up)") {
 			t.Errorf("%s: %v; want a timeout naming 300ms and the query", name, err)
+		}
+	}
+}
+
+// TestNativeHistogramSampleIsUnknown: a query answered with a native
+// histogram sample (no float value) is unknown, as a NaN: a replicas query
+// or a running sum so answered read as 0 (client_golang leaves Value 0),
+// and serve decided 1 replica on "0 current" with no error counted.
+func TestNativeHistogramSampleIsUnknown(t *testing.T) {
+	c, _ := fakeProm(t, reply(200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"histogram":[1737152900,{"count":"5","sum":"3","buckets":[[0,"0.1","0.2","5"]]}]}]}}`))
+	v, _, err := c.Instant(context.Background(), "up", time.Unix(1737152900, 0))
+	if err != nil || len(v) != 1 || !math.IsNaN(float64(v[0].Value)) {
+		t.Fatalf("Instant: %v, %v; want one sample of NaN", v, err)
+	}
+	tg := Target{Name: "chat", Server: modelserver.VLLM, Replicas: `kube_deployment_spec_replicas{deployment="chat"}`}
+	tg.Selector, _ = ParseSelector(`{namespace="llm"}`)
+	res, _ := (&Evaluator{API: c}).Evaluate(context.Background(), []Target{tg}, time.Unix(1737152900, 0))
+	for _, s := range []Signal{Current, Running, Waiting} {
+		if ReasonOf(res[0].Errors[s]) != ReasonNaN || !math.IsNaN(res[0].Values[s]) {
+			t.Errorf("%s: %v (%v); want unknown, nan", s, res[0].Values[s], res[0].Errors[s])
+		}
+	}
+}
+
+// TestDemandAndLatencyBounds: every query answered with 1e20 (a counter
+// read as a gauge, a broken exporter): the demand rates (above 1e6
+// requests or 1e6 x 2^20 = 1.048576e12 tokens a second) and the latency
+// quantile (above 1e7 s) are unknown, bad_data (1e20 prompt tokens a
+// second scaled a target up); at the bounds' own values they are read.
+func TestDemandAndLatencyBounds(t *testing.T) {
+	for _, tc := range []struct {
+		v      string
+		reason Reason
+	}{{"1e20", ReasonBadData}, {"1e6", 0}} {
+		c, _ := fakeProm(t, reply(200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1737152900,"`+tc.v+`"]}]}}`))
+		tg := Target{Name: "chat", Server: modelserver.VLLM, Replicas: `kube_deployment_spec_replicas{deployment="chat"}`, Demand: true, TTFTQuantile: 0.95, TTFTWindow: time.Minute}
+		tg.Selector, _ = ParseSelector(`{namespace="llm"}`)
+		res, _ := (&Evaluator{API: c}).Evaluate(context.Background(), []Target{tg}, time.Unix(1737152900, 0))
+		for _, s := range []Signal{Arrivals, PromptTokens, GenerationTokens, TTFT} {
+			if got := ReasonOf(res[0].Errors[s]); got != tc.reason || (tc.reason != 0) != math.IsNaN(res[0].Values[s]) {
+				t.Errorf("%s: %s %v (%v); want reason %v", tc.v, s, res[0].Values[s], res[0].Errors[s], tc.reason)
+			}
 		}
 	}
 }

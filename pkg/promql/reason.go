@@ -132,6 +132,8 @@ func classify(err error) Reason {
 		return ReasonCanceled
 	case errors.Is(err, ErrInvalidQuery):
 		return ReasonInvalidQuery
+	case errors.Is(err, ErrAnswerTooLarge):
+		return ReasonBadResponse
 	}
 	if ae, ok := errors.AsType[*v1.Error](err); ok {
 		switch ae.Type {

@@ -68,6 +68,24 @@ const (
 	Queued
 )
 
+// MaxInFlight bounds a sum of requests at one target (Running, Waiting,
+// Held): 10,000 replicas (the replay's most) x 2^20 sequences (the most a
+// replica batches), 10,485,760,000. A larger sum is read as no count
+// (ReasonBadData), as backtest refuses such a history
+// (backtest.MaxInFlight, the same bound).
+const MaxInFlight float64 = 10000 * (1 << 20)
+
+// MaxArrivalRate, MaxTokenRate and MaxLatency bound the demand rates and
+// the latency quantiles as other inputs bound them: 1e6 requests a second
+// (load --rate, accuracy's stage_rate_rps), 1e6 requests of 2^20 tokens
+// (load --prompt-tokens) a second, 1e7 s (accuracy's measured latency).
+// Past them a value is read as no measurement (ReasonBadData).
+const (
+	MaxArrivalRate float64 = 1e6
+	MaxTokenRate   float64 = 1e6 * (1 << 20)
+	MaxLatency     float64 = 1e7
+)
+
 var signalNames = [...]string{
 	Running: "running", Waiting: "waiting", Reporting: "reporting", KV: "kv",
 	CPU: "cpu", TTFT: "ttft", Held: "held", Current: "current", Unready: "unready",

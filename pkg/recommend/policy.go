@@ -186,6 +186,10 @@ func (p *Policy) Validate() error {
 	}
 	if p.Lookahead < 0 {
 		errs.add("lookahead", "%v must be >= 0", p.Lookahead)
+	} else if p.Lookahead > maxLookahead {
+		// The trend's span, 2 lookaheads, overflowed time.Duration past
+		// 146 years (a negative span); nothing projects that far.
+		errs.add("lookahead", "%v: at most %v (a year; the replays' bound too; set it to the cold start, e.g. 90s)", p.Lookahead, maxLookahead)
 	}
 	if !(p.RampBound >= 0) || math.IsInf(p.RampBound, 0) {
 		errs.add("ramp_bound", "%v must be finite and >= 0", p.RampBound)
@@ -342,3 +346,7 @@ const maxRampBound = 10
 // maxBreakEven bounds Hold.BreakEven (a year): the hold remembers
 // DipHorizon of them, which past 29 years overflows a time.Duration.
 const maxBreakEven = 365 * 24 * time.Hour
+
+// maxLookahead bounds Policy.Lookahead: a year, replay.ParsePolicy's bound
+// of lookahead=.
+const maxLookahead = 365 * 24 * time.Hour

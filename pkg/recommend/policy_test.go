@@ -170,3 +170,23 @@ func TestValidateNoBehavior(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateLookaheadBound: a lookahead above a year (8760 h,
+// replay.ParsePolicy's bound) is refused; at 2,540,400 h (290 years) the
+// trend's span of two lookaheads overflowed time.Duration (2^63 ns is
+// about 2,562,047 h) and decide printed "least squares over 1 samples in
+// -43295h34m33.7s". A year itself is accepted.
+func TestValidateLookaheadBound(t *testing.T) {
+	for _, la := range []time.Duration{8761 * time.Hour, 2540400 * time.Hour} {
+		p := queuePolicy(4)
+		p.Lookahead = la
+		err := p.Validate()
+		want := "lookahead: " + la.String() + ": at most 8760h0m0s (a year"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("lookahead %v: err = %v; want %q", la, err, want)
+		}
+	}
+	p := queuePolicy(4)
+	p.Lookahead = 8760 * time.Hour
+	mustValidate(t, p)
+}

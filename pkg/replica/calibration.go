@@ -425,8 +425,8 @@ const maxCalibrationBytes = 1 << 20
 // LoadCalibration reads and validates a calibration file (JSON as Fit
 // returns it). Every error names the file and the line:column of the key or
 // value at fault ("FILE:3:27: mfu 2: want a fraction in (0, 1]"): malformed
-// JSON, a truncated file, data after the object, a key the format does not
-// have (exact names, with the allowed ones), a value of the wrong type (as
+// JSON, a truncated file, data after the object, a key given twice in one
+// object, a key the format does not have (exact names, with the allowed ones), a value of the wrong type (as
 // written, with what the key takes), and every value validate refuses.
 func LoadCalibration(path string) (Calibration, error) {
 	data, err := boundedfile.Read(path, maxCalibrationBytes, "a calibration file", "want the JSON file infscale load --calibrate writes")
@@ -452,6 +452,10 @@ func LoadCalibration(path string) (Calibration, error) {
 		return Calibration{}, fmt.Errorf("%s: %w", path, err)
 	}
 	var errs []error
+	for _, d := range ix.Duplicates() {
+		line, col := ix.LineCol(d.First.Key)
+		errs = append(errs, at(d.Second.Key, "%s: key given twice (first at %d:%d); give it once", d.Path, line, col))
+	}
 	for _, u := range ix.UnknownKeys(reflect.TypeFor[Calibration]()) {
 		where := ""
 		if parent := strings.TrimSuffix(u.Path, u.Key); parent != "" {

@@ -225,7 +225,8 @@ func TestLoadCalibrationRefusesNegative(t *testing.T) {
 	}
 }
 
-// TestLoadCalibrationPositions: every kind of bad calibration file is
+// TestLoadCalibrationPositions: every kind of bad calibration file (a key
+// given twice too: encoding/json kept the last mfu silently) is
 // refused naming the file, the line:column of the key or value at fault (by
 // hand from the file text: lines and columns 1-based) and what is allowed.
 func TestLoadCalibrationPositions(t *testing.T) {
@@ -254,6 +255,10 @@ func TestLoadCalibrationPositions(t *testing.T) {
 			`:10:1: data after the JSON value`},
 		{"value", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 2\n}\n",
 			`:8:10: mfu 2: want a fraction in (0, 1]`},
+		{"twice", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4,\n  \"mfu\": 0.9\n}\n",
+			`:9:3: mfu: key given twice (first at 8:3); give it once`},
+		{"twice in a point", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4,\n  \"fit\": [{\"batch\": 1, \"batch\": 2, \"step_s\": 0.007}]\n}\n",
+			`:9:24: fit[0].batch: key given twice (first at 9:12); give it once`},
 		{"model", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4\n}\n",
 			""},
 	} {

@@ -273,6 +273,11 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s: %s is invalid (allowed: %s)", e.Field, e.Value, e.Allowed)
 }
 
+// MaxColdStartPart bounds each part of a cold start: the image pull, the
+// weights' load (their bytes over WeightLoadBytesPerSecond) and the
+// warm-up, a day each.
+const MaxColdStartPart = 24 * time.Hour
+
 // Validate checks every field and returns all problems at once, joined with
 // errors.Join; each is a *FieldError. It returns nil for a usable config.
 func (c Config) Validate() error {
@@ -333,9 +338,21 @@ func (c Config) Validate() error {
 	for _, d := range []struct {
 		field string
 		v     time.Duration
-	}{{"step-overhead", c.StepOverhead}, {"sequence-step-cost", c.SequenceStepCost}, {"layer-step-cost", c.LayerStepCost}, {"sequence-layer-cost", c.SequenceLayerCost}, {"kv-head-cost", c.KVHeadCost}, {"request-overhead", c.RequestOverhead}, {"allreduce-latency", c.AllReduceLatency}, {"image-pull", c.ImagePull}, {"warm-up", c.WarmUp}} {
-		if d.v < 0 {
-			bad(d.field, d.v.String(), "a duration >= 0")
+		below time.Duration // exclusive; a calibration file's bound where it has the term
+	}{{"step-overhead", c.StepOverhead, 10 * time.Second}, {"sequence-step-cost", c.SequenceStepCost, 10 * time.Second},
+		{"layer-step-cost", c.LayerStepCost, time.Second}, {"sequence-layer-cost", c.SequenceLayerCost, time.Second},
+		{"kv-head-cost", c.KVHeadCost, time.Second}, {"request-overhead", c.RequestOverhead, 600 * time.Second},
+		{"allreduce-latency", c.AllReduceLatency, time.Second}, {"image-pull", c.ImagePull, MaxColdStartPart + 1},
+		{"warm-up", c.WarmUp, MaxColdStartPart + 1}} {
+		// A step term of hours, or a cold start part of centuries, is no
+		// replica: 292 years of image pull overflowed the recommended
+		// policy's lookahead (cold start + 45 s) into a negative one.
+		if d.v < 0 || d.v >= d.below {
+			allowed := "a duration >= 0 and below " + d.below.String()
+			if d.below == MaxColdStartPart+1 {
+				allowed = "a duration from 0 to " + MaxColdStartPart.String() + " (a day)"
+			}
+			bad(d.field, d.v.String(), allowed)
 		}
 	}
 	positive("weight-load-rate", c.WeightLoadBytesPerSecond)

@@ -100,7 +100,7 @@ func LoadHFConfig(path string) (Model, error) {
 // multimodal config's text_config is read (the vision tower is ignored).
 // name names the model when the file has no _name_or_path. Errors: a
 // *ConfigError naming file:line:col and the key for a missing or invalid
-// value, or a key infscale does not know (an architecture it may not
+// value or a key given twice in one object, or a key infscale does not know (an architecture it may not
 // model).
 func ParseHFConfig(file, name string, data []byte) (Model, error) {
 	ix, err := jsonpos.New(data)
@@ -132,6 +132,12 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 		return e
 	}
 	var errs []error
+	for _, d := range ix.Duplicates() {
+		line, col := ix.LineCol(d.First.Key)
+		e := &ConfigError{File: file, Key: d.Path, Msg: fmt.Sprintf("key given twice (first at %d:%d); give it once (Transformers would read the last silently)", line, col)}
+		e.Line, e.Col = ix.LineCol(d.Second.Key)
+		errs = append(errs, e)
+	}
 	known := func(obj map[string]json.RawMessage, prefix string) {
 		keys := make([]string, 0, len(obj))
 		for k := range obj {
@@ -209,9 +215,25 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 	m.HeadDim = posInt("head_dim", false)
 	nonZero("head_dim", m.HeadDim)
 	if m.HeadDim == 0 && m.Heads > 0 {
-		m.HeadDim = m.Hidden / m.Heads
+		m.HeadDim = m.Hidden / m.Heads // as Transformers and vLLM: floor
+		if m.Hidden > 0 && m.HeadDim == 0 {
+			errs = append(errs, cerr(prefix+"hidden_size", fmt.Sprintf("%d over num_attention_heads %d is a head of 0 dimensions: want hidden_size at least the heads, or give head_dim", m.Hidden, m.Heads)))
+		}
 	}
 	m.Vocab = posInt("vocab_size", true)
+	// A required count given as 0 is no decoder either (it was "an
+	// incomplete shape", naming no key).
+	for _, r := range []struct {
+		key string
+		v   int
+	}{{"num_hidden_layers", m.Layers}, {"hidden_size", m.Hidden}, {"num_attention_heads", m.Heads}, {"vocab_size", m.Vocab}} {
+		if _, ok := shape[r.key]; ok && r.v == 0 && !slices.ContainsFunc(errs, func(e error) bool {
+			var ce *ConfigError
+			return errors.As(e, &ce) && ce.Key == prefix+r.key
+		}) {
+			errs = append(errs, cerr(prefix+r.key, "0: want at least 1 (a decoder needs it)"))
+		}
+	}
 	get("tie_word_embeddings", &m.TiedEmbeddings)
 	get("attention_bias", &m.QKVBias)
 	if mt, ok := shape["model_type"]; ok {

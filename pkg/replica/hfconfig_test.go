@@ -144,3 +144,54 @@ func TestHFConfigSyntaxErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestHFConfigDuplicateKey: a key given twice in one object (an edit left
+// the old line in) is refused at the second copy naming the first, here
+// num_attention_heads at 2:3 and 3:3, text_config's vocab_size at 4:19
+// and 4:36 (2 spaces, 13 bytes of "text_config", ": {" and 12 of
+// "vocab_size", then ": 1, "); encoding/json, like Transformers, read the last (64 heads:
+// twice Llama-3-8B's KV cache, exit 0).
+func TestHFConfigDuplicateKey(t *testing.T) {
+	data := []byte(`{"hidden_size": 4096, "num_hidden_layers": 32, "intermediate_size": 14336, "vocab_size": 128256,
+  "num_attention_heads": 32, "num_key_value_heads": 8,
+  "num_attention_heads": 64,
+  "text_config": {"vocab_size": 1, "vocab_size": 2}}`)
+	_, err := ParseHFConfig("d.json", "d", data)
+	for _, want := range []string{
+		"d.json:3:3: num_attention_heads: key given twice (first at 2:3); give it once",
+		"d.json:4:36: text_config.vocab_size: key given twice (first at 4:19); give it once",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v\nwant %q", err, want)
+		}
+	}
+}
+
+// TestHFConfigZeroCounts: a required count given as 0 (layers, hidden,
+// heads, vocab) is refused at its key, and a hidden size below the heads
+// (16 over 32 heads floors to a head of 0) at hidden_size: it was "an
+// incomplete shape (... heads 0 ...)" naming no key or position.
+func TestHFConfigZeroCounts(t *testing.T) {
+	all := map[string]string{"num_hidden_layers": "32", "hidden_size": "4096", "num_attention_heads": "32", "vocab_size": "32000"}
+	for _, zero := range []string{"num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"} {
+		body := `{"intermediate_size": 11008`
+		for _, k := range []string{"num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"} {
+			v := all[k]
+			if k == zero {
+				v = "0"
+			}
+			body += `, "` + k + `": ` + v
+		}
+		_, err := ParseHFConfig("z.json", "z", []byte(body+"}"))
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Key != zero || ce.Line != 1 || !strings.Contains(err.Error(), zero+": 0: want at least 1") {
+			t.Errorf("%s 0: err = %v; want z.json:1:C: %s: 0: want at least 1", zero, err, zero)
+		}
+	}
+	// {"intermediate_size": 64, "hidden_size": 16, ...: hidden_size's key at
+	// byte 26, column 27.
+	_, err := ParseHFConfig("h.json", "h", []byte(`{"intermediate_size": 64, "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 32, "vocab_size": 100}`))
+	if err == nil || !strings.Contains(err.Error(), "h.json:1:27: hidden_size: 16 over num_attention_heads 32 is a head of 0 dimensions") {
+		t.Errorf("hidden 16 over 32 heads: err = %v; want h.json:1:27: hidden_size: ... a head of 0 dimensions", err)
+	}
+}

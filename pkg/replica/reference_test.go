@@ -2,7 +2,9 @@ package replica
 
 import (
 	"math"
+	"strings"
 	"testing"
+	"time"
 )
 
 // The docs/design.md reference block, figure by figure. Each expected value is
@@ -90,4 +92,38 @@ func TestReferenceCPU(t *testing.T) {
 	near(t, "CPUPercent(1)", r.CPUPercent(1), 30.25, 1e-9)
 	// Batch 64: (0.2 + 1 + 0.01 × 64) / 4 = 1.84 / 4 = 46%.
 	near(t, "CPUPercent(64)", r.CPUPercent(64), 46, 1e-9)
+}
+
+// TestDurationBounds: a step term is refused at a calibration file's bound
+// for it (step overhead below 10 s, request overhead below 600 s), each
+// part of a cold start at more than a day, and a weight load rate that
+// loads the reference's 16e9 bytes in more than 86,400 s (below
+// 16e9 / 86400 = 185,185 B/s: 1e5 B/s takes 160,000 s). 292 years of
+// image pull and warm-up overflowed the recommended policy's lookahead,
+// the cold start + 45 s, into a negative time.Duration.
+func TestDurationBounds(t *testing.T) {
+	for _, tc := range []struct {
+		set  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.StepOverhead = 10 * time.Second }, "step-overhead: 10s is invalid (allowed: a duration >= 0 and below 10s)"},
+		{func(c *Config) { c.RequestOverhead = 10 * time.Minute }, "request-overhead: 10m0s is invalid (allowed: a duration >= 0 and below 10m0s)"},
+		{func(c *Config) { c.ImagePull = 24*time.Hour + time.Second }, "image-pull: 24h0m1s is invalid (allowed: a duration from 0 to 24h0m0s (a day))"},
+		{func(c *Config) { c.WarmUp = 2562047 * time.Hour }, "warm-up: 2562047h0m0s is invalid"},
+		{func(c *Config) { c.WeightLoadBytesPerSecond = 1e5 }, "weight-load-rate: 100000 is invalid (allowed: bytes per second that load the 16 GB of weights within a day (1.852e+05 B/s or more; this one takes 1.6e+05 s))"},
+	} {
+		c := DefaultConfig()
+		tc.set(&c)
+		if _, err := New(c); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("err = %v; want %q", err, tc.want)
+		}
+	}
+	// A day of each part, and 2e5 B/s (80,000 s of weights), are replicas.
+	c := DefaultConfig()
+	c.ImagePull, c.WarmUp, c.WeightLoadBytesPerSecond = 24*time.Hour, 24*time.Hour, 2e5
+	r, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "ColdStart", r.ColdStart(), 86400+80000+86400, 1e-6)
 }

@@ -47,8 +47,9 @@ type Replica struct {
 }
 
 // New validates cfg and derives the Replica. Errors: the joined
-// *FieldError list of Config.Validate, or ErrDoesNotFit (wrapped, with the
-// figures) when no KV cache is left.
+// *FieldError list of Config.Validate, ErrDoesNotFit (wrapped, with the
+// figures) when no KV cache is left, or a *FieldError for a weight load
+// rate that loads the weights in more than MaxColdStartPart.
 func New(cfg Config) (*Replica, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -169,6 +170,10 @@ func New(cfg Config) (*Replica, error) {
 	}
 
 	r.weightLoadSecs = r.weightsBytes / cfg.WeightLoadBytesPerSecond
+	if r.weightLoadSecs > MaxColdStartPart.Seconds() {
+		return nil, &FieldError{Field: "weight-load-rate", Value: fmt.Sprint(cfg.WeightLoadBytesPerSecond),
+			Allowed: fmt.Sprintf("bytes per second that load the %.4g GB of weights within a day (%.4g B/s or more; this one takes %.4g s)", r.weightsBytes/1e9, r.weightsBytes/MaxColdStartPart.Seconds(), r.weightLoadSecs)}
+	}
 	r.coldStartSeconds = cfg.ImagePull.Seconds() + r.weightLoadSecs + cfg.WarmUp.Seconds()
 
 	pct := 100 / cfg.CPURequestCores

@@ -81,10 +81,14 @@ func tooLarge(source string) error {
 // parsePage parses the body b of a page (of any kind: a model server's, a
 // holder's) whose HTTP Content-Type is contentType ("" for files), and
 // returns it with the exposition format it was read as. Errors
-// are *PageError naming source:line: NUL bytes, a body that is not an
+// are *PageError naming source:line: gzip-compressed data, NUL bytes, a body that is not an
 // exposition format (JSON, HTML) or does not parse, a text page whose last
 // line has no newline (truncated).
 func parsePage(b []byte, contentType, source string) (raw *rawPage, ct string, err error) {
+	if bytes.HasPrefix(b, []byte{0x1f, 0x8b}) { // gzip's magic bytes
+		return nil, "", &PageError{Source: source, Line: 1,
+			Err: errors.New("gzip-compressed data, not a text page: decompress it first (gunzip it, or save a live page with curl --compressed)")}
+	}
 	if i := bytes.IndexByte(b, 0); i >= 0 {
 		return nil, "", &PageError{Source: source, Line: 1 + bytes.Count(b[:i], []byte("\n")),
 			Err: errors.New("NUL byte: binary data, not a text page (Prometheus's parser would silently stop reading here)")}

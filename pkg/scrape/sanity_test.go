@@ -28,6 +28,9 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 		// "waiting 5" on line 3 was silently dropped (waiting ABSENT).
 		"NUL stops the parser": {"vllm:num_requests_running 1\n\x00\nvllm:num_requests_waiting 5\n", 2, "NUL byte"},
 		"NUL mid-line":         {"vllm:num_requests_running 1\nvllm:num_requests_waiting 5\x00 junk\n", 2, "NUL byte"},
+		// a saved page still gzipped (1f 8b 08 ..., then binary): it was
+		// "NUL byte: binary data", not what to do.
+		"gzip": {"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03+K\xca\xc9\xb1\x02\x00", 1, "gzip-compressed data, not a text page: decompress it first (gunzip it, or save a live page with curl --compressed)"},
 		// "35" cut to "3" by a truncated paste or file: the text format ends
 		// every line with \n, so a page whose last line lacks it is cut.
 		"truncated last line": {"vllm:num_requests_running 2\nvllm:num_requests_waiting 3", 2, "truncated"},

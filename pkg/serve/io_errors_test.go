@@ -33,6 +33,21 @@ func TestNewStoreUnwritable(t *testing.T) {
 	if _, err := NewStore(t.TempDir()); err != nil {
 		t.Errorf("a temp dir: %v", err)
 	}
+	// A file where a directory of the path should be: named, with the
+	// flag to change (it was "state dir: mkdir F/x: not a directory").
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewStore(filepath.Join(file, "x"))
+	want := "state dir " + file + "/x cannot be created: " + file + ": not a directory; give --state-dir a directory serve can create and write in (one state file per target)"
+	if err == nil || err.Error() != want {
+		t.Errorf("under a file: %v\nwant %s", err, want)
+	}
+	_, err = NewStore("/proc")
+	if want := "state dir /proc is not writable: no such file or directory; give --state-dir a directory"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("NewStore(/proc): %v\nwant %s...", err, want)
+	}
 	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), ".infscale-write-check.*")); len(left) > 0 {
 		t.Errorf("write check left %v", left)
 	}

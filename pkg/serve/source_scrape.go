@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/histogram"
 	"github.com/infscale/infscale/pkg/modelserver"
+	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/scrape"
 )
@@ -223,6 +225,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	}
 	r.Obs.ITL, _ = s.quantile(histITL, keys, pages, demandITLQuantile, demandWindow, now)
 	s.rates(&r.Obs, keys, pages)
+	r.Errors = append(r.Errors, boundRates(&r.Obs)...)
 	if t.Zero != nil && t.Zero.HeldScrape != "" {
 		page, err := scrape.ReadHeld(ctx, s.Client, t.Zero.HeldScrape)
 		if err != nil {
@@ -287,6 +290,33 @@ func (s *ScrapeSource) rates(o *recommend.Observation, keys []string, pages []*s
 	o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate, o.ArrivalWindow = requests, prompt, generation, window
 	o.MeanPrompt, o.MeanOutput = recommend.MeanLengths(requests, prompt, generation)
 	o.PrefixHit = recommend.HitFraction(hits, queries)
+}
+
+// boundRates makes unknown, with a bad_data error each, the demand rates
+// and latency quantiles of o past the bounds serve's Prometheus reading
+// puts on them (promql.MaxArrivalRate, MaxTokenRate, MaxLatency): a
+// counter that jumped to 1e12 between two scrapes read as 5e11 requests a
+// second and scaled a target up. The mean lengths go with their rates.
+func boundRates(o *recommend.Observation) []ReadError {
+	var errs []ReadError
+	for _, b := range []struct {
+		signal string
+		v      *float64
+		max    float64
+		what   string
+	}{{"arrivals", &o.ArrivalRate, promql.MaxArrivalRate, "requests a second"}, {"prompt_tokens", &o.PromptTokensRate, promql.MaxTokenRate, "tokens a second"},
+		{"generation_tokens", &o.GenerationTokensRate, promql.MaxTokenRate, "tokens a second"}, {"ttft", &o.TTFT, promql.MaxLatency, "seconds"},
+		{"queue_time", &o.QueueTime, promql.MaxLatency, "seconds"}, {"itl", &o.ITL, promql.MaxLatency, "seconds"}} {
+		if *b.v > b.max {
+			errs = append(errs, ReadError{Signal: b.signal, Reason: "bad_data",
+				Err: fmt.Errorf("%s %v above %g %s over the pages: no measurement (a counter that jumped, or a broken exporter?)", b.signal, *b.v, b.max, b.what)})
+			*b.v = math.NaN()
+		}
+	}
+	if len(errs) > 0 {
+		o.MeanPrompt, o.MeanOutput = recommend.MeanLengths(o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate)
+	}
+	return errs
 }
 
 // quantile records this cycle's histograms of kind and returns the

@@ -34,12 +34,21 @@ type Store struct {
 // temporary file is created and removed): an unwritable state dir is an
 // error at startup, not a warning every cycle.
 func NewStore(dir string) (*Store, error) {
+	const todo = "give --state-dir a directory serve can create and write in (one state file per target)"
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("state dir: %w", err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("%s: %w", pe.Path, pe.Err)
+		}
+		return nil, fmt.Errorf("state dir %s cannot be created: %w; %s", dir, err, todo)
 	}
 	f, err := os.CreateTemp(dir, ".infscale-write-check.*.tmp")
 	if err != nil {
-		return nil, fmt.Errorf("state dir %s is not writable: %w", dir, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("state dir %s is not writable: %w; %s", dir, err, todo)
 	}
 	name := f.Name()
 	f.Close()
