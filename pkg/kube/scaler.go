@@ -39,7 +39,7 @@ type ScaledError struct {
 }
 
 func (e *ScaledError) Error() string {
-	return fmt.Sprintf("%s is scaled by %s: not applying (two writers of spec.replicas fight); delete it or drop apply", e.Ref, e.By)
+	return fmt.Sprintf("%s is scaled by %s: not applying (two writers of spec.replicas fight); delete it, or stop applying (kube without --apply; apply: false on the serve target)", e.Ref, e.By)
 }
 
 // FindScaler returns the first HPA of hpas (by name) whose
