@@ -12,6 +12,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/infscale/infscale/internal/boundedfile"
 )
 
 // Write replaces the file at path with data, mode 0644 (os.WriteFile's
@@ -90,7 +92,7 @@ func CheckTarget(path string) error {
 	if err != nil || fi.Mode().IsRegular() {
 		return nil // missing (or unreadable: the write says why)
 	}
-	return fmt.Errorf("%s: %w (%s); give the path of a file to write", path, ErrNotRegular, kind(fi.Mode()))
+	return fmt.Errorf("%s: %w (%s); give the path of a file to write", path, ErrNotRegular, boundedfile.Kind(fi.Mode()))
 }
 
 // resolve is path with the symlinks of its last element followed (a
@@ -111,19 +113,4 @@ func resolve(path string) (string, error) {
 		path = target
 	}
 	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
-}
-
-// kind names a non-regular file mode in words.
-func kind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeDevice != 0, m&os.ModeCharDevice != 0:
-		return "a device"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	}
-	return m.Type().String()
 }
