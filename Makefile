@@ -99,7 +99,7 @@ matrix:
 	$(GO) test ./pkg/replay -run '^TestMatrix$$' -count=1 -timeout 0 -v -update -matrix-workers $(MATRIX_WORKERS)
 
 # The held-out cells (the matrix's five uncalibrated replicas and six others
-# on 12 traces the matrix does not hold; docs/evaluation/recommended.md,
+# on 15 traces the matrix does not hold; docs/evaluation/recommended.md,
 # "Held-out cells"), recommended only: SAVE=FILE
 # keeps the figures, AGAINST=FILE compares with a kept run both ways (each
 # changed cell, each cell of the file not run now, then the replica-minutes

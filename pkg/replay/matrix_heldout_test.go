@@ -126,6 +126,11 @@ func matrixHeldOutTraces() []matrixTrace {
 		{name: "reference seed 11", spec: "reference", opts: trace.Options{Seed: 11}},
 		{name: "reference seed 12", spec: "reference", opts: trace.Options{Seed: 12}},
 		{name: "reference seed 13 1.25x", spec: "reference", opts: trace.Options{Seed: 13, RateScale: 1.25}},
+		// A ramp at a smaller rate than the matrix's, whose trend reads as
+		// noise between decisions on small replicas (L4), and one steeper.
+		{name: "reference seed 25 0.8x", spec: "reference", opts: trace.Options{Seed: 25, RateScale: 0.8}},
+		{name: "reference seed 22 1.3x", spec: "reference", opts: trace.Options{Seed: 22, RateScale: 1.3}},
+		{name: "on-off gap 45s seed 51", spec: "synthetic:onoff,gap=45s", opts: trace.Options{Seed: 51}, onoff: true},
 		{name: "on-off gap 60s seed 7", spec: "synthetic:onoff,gap=60s", opts: trace.Options{Seed: 7}, onoff: true},
 		{name: "on-off gap 180s seed 11", spec: "synthetic:onoff,gap=180s", opts: trace.Options{Seed: 11}, onoff: true},
 		{name: "on-off rate=5,on=120s,gap=120s seed 3", spec: "synthetic:onoff,rate=5,on=120s,gap=120s", opts: trace.Options{Seed: 3}, onoff: true},
