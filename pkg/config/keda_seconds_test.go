@@ -121,3 +121,23 @@ func TestDurationFractions(t *testing.T) {
 		t.Errorf("pollingInterval 1.5: %v", err)
 	}
 }
+
+// TestNullSaysSo: a key written with no value (`target: ~`, or nothing
+// after the colon) reads as left out; its problem says so, not only what
+// the absent value (0) breaks. Columns counted by hand: "- {name: a,
+// scrape: ['http://h:1/m'], metrics: [{type: queue, target: " is 70
+// characters, the ~ at 71; "  maxReplicaCount: " is 19, the ~ at 20.
+func TestNullSaysSo(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"targets:\n- {name: a, scrape: ['http://h:1/m'], metrics: [{type: queue, target: ~}], maxReplicaCount: 3}\n",
+			"n.yaml:2:71: targets[0].metrics[0].target: written with no value (null: `target: ~` or nothing after the colon reads as left out): "},
+		{"targets:\n- name: a\n  scrape: ['http://h:1/m']\n  metrics: [{type: queue, target: 2}]\n  maxReplicaCount: ~\n",
+			"n.yaml:5:20: targets[0].maxReplicaCount: written with no value (null: `maxReplicaCount: ~` or nothing after the colon reads as left out): required"},
+	} {
+		_, err := Parse([]byte(c.in), "n.yaml")
+		var es Errors
+		if !errors.As(err, &es) || len(es) != 1 || !strings.HasPrefix(es[0].Error(), c.want) {
+			t.Errorf("%q:\ngot  %v\nwant the one problem %s", c.in, err, c.want)
+		}
+	}
+}

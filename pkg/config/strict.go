@@ -101,6 +101,11 @@ func (d *strictDecoder) errorf(pos *token.Position, key, format string, args ...
 		shown = w
 	}
 	e := Error{File: d.file, Key: shown, Msg: fmt.Sprintf(format, args...)}
+	if d.null[key] {
+		// A null reads as the key left out: a message about the value
+		// read (0, "") would name a value the file does not hold.
+		e.Msg = "written with no value (null: `" + lastKey(shown) + ": ~` or nothing after the colon reads as left out): " + e.Msg
+	}
 	if pos != nil {
 		e.Line, e.Column = pos.Line, pos.Column
 	}
