@@ -327,3 +327,24 @@ func TestLeaseName(t *testing.T) {
 		t.Error("docs/chart.md does not name the Lease as the chart's objects")
 	}
 }
+
+// TestSchemaShapes: an imagePullSecrets entry written as a bare string
+// (`[regcred]`, not `[{name: regcred}]`) and a keda.serverAddress without
+// its scheme fail the render at the schema, not the pod's admission or
+// KEDA's first query; the documented forms render.
+func TestSchemaShapes(t *testing.T) {
+	for _, c := range []struct{ values, want string }{
+		{"imagePullSecrets: [regcred]\n", "imagePullSecrets"},
+		{"imagePullSecrets: [{}]\n", "imagePullSecrets"},
+		{"keda: {serverAddress: prometheus-operated.monitoring.svc:9090}\n", "serverAddress"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one naming %s", c.values, err, c.want)
+		}
+	}
+	for _, v := range []string{"imagePullSecrets: [{name: regcred}]\n", "keda: {serverAddress: http://prometheus-operated.monitoring.svc:9090}\n"} {
+		if _, err := tryRender(v); err != nil {
+			t.Errorf("%q: %v, want it rendered", v, err)
+		}
+	}
+}
