@@ -15,8 +15,9 @@ import (
 // and demand signals, scale-downs, the lookahead and a first decision are
 // not held. docs/recommend.md ("The runaway guard") works an example.
 type Guard struct {
-	// Off turns the guard off: the HPA's arithmetic alone (hpa(...) in the
-	// replay is always unguarded).
+	// Off turns the guard off (hpa(...) in the replay is always
+	// unguarded). The latency guards' bound by capacity (latencyCap) is
+	// not this guard and still applies.
 	Off bool
 	// Settle is the hold of a trailing quantile (ttft, queuewait) after the
 	// asked replicas serve, >= 0; 0 means DefaultSettle.

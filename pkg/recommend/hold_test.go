@@ -215,6 +215,12 @@ func TestLatencyCap(t *testing.T) {
 	if r, s := d.Raw[1], d.Steps[1]; r.Signal != SignalTTFT || r.Replicas != 6 || r.Desired != 3 || s.Reason != ReasonGuard || s.Value != 3 || d.Raw[0].Desired != 2 {
 		t.Errorf("raw %+v, step %+v: want ttft's 6 capped at 3 (demand 2)\n%s", d.Raw, s, stepsText(d))
 	}
+	// The runaway guard off (decide --no-guard, guard: {off: true}) leaves
+	// the bound by capacity: the same 3, reason guard (docs/recommend.md,
+	// Reasons).
+	off := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
+		Lookahead: 30 * time.Second, Capacity: testCapacity, Guard: &Guard{Off: true}})
+	expect(t, Decide(off, o, nil, at(0)), 3, ReasonGuard)
 	// Without the demand signal (no utilisation to size by) ttft is not capped.
 	p2 := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10, Lookahead: 30 * time.Second, Capacity: testCapacity})
 	expect(t, Decide(p2, o, nil, at(0)), 6, ReasonMetric)
