@@ -294,12 +294,12 @@ func TestLatencyCapStarting(t *testing.T) {
 	}
 	d := Decide(p, o, st(), at(0))
 	want := "(0.9375 busy at the lookahead's highest rate 6 req/s + min(800 waiting"
-	if d.Raw[1].Desired != 4 || d.Raw[0].Desired != 2 || !strings.Contains(stepsText(d), want) || !strings.Contains(stepsText(d), "1 ready, 7 starting (they take arrivals only): at most 4") {
+	if d.Raw[1].Desired != 4 || d.Raw[0].Desired != 2 || !strings.Contains(stepsText(d), want) || !strings.Contains(stepsText(d), "= 4, at least the 1 ready (7 starting take arrivals only): at most 4") {
 		t.Errorf("ttft %d (demand %d), want 4 (demand 2) and steps with %q\n%s", d.Raw[1].Desired, d.Raw[0].Desired, want, stepsText(d))
 	}
 	rising := &State{Arrivals: []DemandSample{{At: at(-30), Demand: 2}, {At: at(-15), Demand: 3}}}
-	if d = Decide(p, o, rising, at(0)); d.Raw[1].Desired != 8 {
-		t.Errorf("arrivals rising: ttft %d, want the 8 asked for\n%s", d.Raw[1].Desired, stepsText(d))
+	if d = Decide(p, o, rising, at(0)); d.Raw[1].Desired != 8 || !strings.Contains(stepsText(d), "current 8 (7 starting, asked for arrivals still rising): at most 8") {
+		t.Errorf("arrivals rising: ttft %d, want the 8 asked for, the step saying why\n%s", d.Raw[1].Desired, stepsText(d))
 	}
 	o.Waiting, o.Running = 0, 10
 	if d = Decide(p, o, st(), at(0)); d.Raw[1].Desired != 8 {
