@@ -37,12 +37,13 @@ func TestSimulateBurstGPT(t *testing.T) {
 	// --window 25:61 holds the requests at 30 s and 60 s; of the skipped
 	// rows, the one at 31 s lies between them (in), the one at 20 s before
 	// the request at 30 s, which is in the window: counted in too (to the
-	// nearest request). --window 40:61: only the 31 s row's next request
-	// (60 s) is inside, so 1; --window 0:25: the 20 s row's next request
+	// nearest request), so the note says so rather than "within --window"
+	// alone. --window 40:61: only the 31 s row's next request (60 s) is
+	// inside, so 1 (one "row"); --window 0:25: the 20 s row's next request
 	// (30 s) is outside, so none, and no note.
 	for _, c := range []struct{ window, want string }{
-		{"25:61", "skipped 2 rows with Request tokens 0 within --window, 2 in the whole file"},
-		{"40:61", "skipped 1 rows with Request tokens 0 within --window, 2 in the whole file"},
+		{"25:61", "skipped 2 rows with Request tokens 0 within --window to the nearest request (each counted with the request after it), 2 in the whole file"},
+		{"40:61", "skipped 1 row with Request tokens 0 within --window to the nearest request (each counted with the request after it), 2 in the whole file"},
 		{"0:25", ""},
 	} {
 		code, _, stderr := runSimulate(t, "--trace", p, "--policy", "fixed:1", "--window", c.window, "--period", "5s", "-q")

@@ -96,7 +96,7 @@ type PolicyFlags struct {
 	Lookahead    time.Duration  `placeholder:"D" help:"Project demand over D (e.g. the cold start, 90s) from its recent trend; needs --state to see a trend."`
 	RampBound    *float64       `name:"ramp-bound" placeholder:"Z" help:"Standard errors the demand metric adds to an arrival trend that counts before projecting it over --lookahead (0 to 10, default 0; simulate's recommended: 0.26 at a 91 s cold start; docs/recommend.md, \"The ramp bound\")."`
 	Hold         *time.Duration `placeholder:"D" help:"The cost-aware hold's break-even (docs/recommend.md): each replica a dip releases is kept while its release is younger than the hold the dips in --state make cheapest (simulate's recommended: two cold starts, 182s); needs --state."`
-	NoGuard      bool           `name:"no-guard" help:"Turn off the runaway guard (docs/recommend.md): the HPA's arithmetic alone. Only --state decisions are guarded (a one-shot decision asked for nothing before)."`
+	NoGuard      bool           `name:"no-guard" help:"Turn off the runaway guard (docs/recommend.md). Only --state decisions are guarded (a one-shot decision asked for nothing before). The latency guards' bound by capacity (ttft, queuewait with demand and --lookahead; reason guard) is not this guard and still applies."`
 	ZeroCooldown *time.Duration `placeholder:"D" help:"With --min 0: idle time before the last replica goes (KEDA cooldownPeriod, default 300s)."`
 	Schedule     []string       `sep:"none" placeholder:"CRON;D;MIN[;TZ]" help:"Raise min to MIN for D after each time the 5-field CRON fires, in time zone TZ (default UTC), e.g. \"0 8 * * 1-5;12h;4;Europe/Berlin\". Repeatable."`
 }

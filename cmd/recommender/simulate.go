@@ -294,12 +294,20 @@ func noteSkipped(w io.Writer, src trace.Source, s skips, windowed bool, tail str
 	switch {
 	case s.all == 0:
 	case !windowed:
-		fmt.Fprintf(w, "note: %s: skipped %d rows with Request tokens 0 (failed requests, logged without lengths; %s)\n", src.Name, s.all, tail)
+		fmt.Fprintf(w, "note: %s: skipped %s with Request tokens 0 (failed requests, logged without lengths; %s)\n", src.Name, rows(s.all), tail)
 	case !s.placed:
-		fmt.Fprintf(w, "note: %s: skipped %d rows with Request tokens 0 in the whole file, --window's share unknown under --sort (failed requests, logged without lengths; %s)\n", src.Name, s.all, tail)
+		fmt.Fprintf(w, "note: %s: skipped %s with Request tokens 0 in the whole file, --window's share unknown under --sort (failed requests, logged without lengths; %s)\n", src.Name, rows(s.all), tail)
 	case s.in > 0:
-		fmt.Fprintf(w, "note: %s: skipped %d rows with Request tokens 0 within --window, %d in the whole file (failed requests, logged without lengths; %s)\n", src.Name, s.in, s.all, tail)
+		fmt.Fprintf(w, "note: %s: skipped %s with Request tokens 0 within --window to the nearest request (each counted with the request after it), %d in the whole file (failed requests, logged without lengths; %s)\n", src.Name, rows(s.in), s.all, tail)
 	}
+}
+
+// rows is "1 row" or "N rows".
+func rows(n int64) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return strconv.FormatInt(n, 10) + " rows"
 }
 
 // scanTrace reads src once: the arrivals of its first and last requests

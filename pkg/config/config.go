@@ -249,7 +249,8 @@ type Replica struct {
 
 // Guard is the target's runaway guard (recommend.Guard).
 type Guard struct {
-	// Off turns the guard off: the HPA's arithmetic alone.
+	// Off turns the guard off; the latency guards' bound by capacity
+	// still applies.
 	Off bool `yaml:"off"`
 	// Settle and Drain are the holds after the replicas asked for serve
 	// (0: the defaults).

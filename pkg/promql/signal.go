@@ -62,7 +62,9 @@ const (
 	// counters, no prompt in the window) is unknown, never an error.
 	PrefixHit
 	// Queued is the number of live pods whose waiting (their per-pod sum)
-	// is above 0: the pods holding the queue (recommend.Observation.Queued).
+	// is above 0: the pods holding the queue (recommend.Observation.Queued);
+	// for an llm-d EPP (epp.go) the endpoints whose per-endpoint queue is
+	// above 0, stale ones included (serve caps it at the ready ones).
 	// Only with Target.Demand, and not when an override owns the waiting
 	// shape.
 	Queued

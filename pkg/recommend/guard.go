@@ -15,8 +15,9 @@ import (
 // and demand signals, scale-downs, the lookahead and a first decision are
 // not held. docs/recommend.md ("The runaway guard") works an example.
 type Guard struct {
-	// Off turns the guard off: the HPA's arithmetic alone (hpa(...) in the
-	// replay is always unguarded).
+	// Off turns the guard off (hpa(...) in the replay is always
+	// unguarded). The latency guards' bound by capacity (latencyCap) is
+	// not this guard and still applies.
 	Off bool
 	// Settle is the hold of a trailing quantile (ttft, queuewait) after the
 	// asked replicas serve, >= 0; 0 means DefaultSettle.
@@ -180,7 +181,10 @@ func (p *Policy) latencyCap(m Metric, r Raw, obs Observation, cur int, st *State
 			need = (work + min(backlog/m.Target, holders)) / u
 			busy = num(work) + " busy at the lookahead's highest rate " + num(peak) + " req/s"
 		}
-		n, floor = max(ready, ceilReplicas(need)), itoa(ready)+" ready, "+itoa(cur-ready)+" starting (they take arrivals only)"
+		n, floor = max(ready, ceilReplicas(need)), "at least the "+itoa(ready)+" ready ("+itoa(cur-ready)+" starting take arrivals only)"
+	case w > 0 && ready < cur:
+		// rising: the floor stays the current count; say why.
+		floor += " (" + itoa(cur-ready) + " starting, asked for arrivals still rising)"
 	}
 	if r.Desired <= n {
 		return 0, "", false

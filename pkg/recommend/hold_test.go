@@ -215,6 +215,12 @@ func TestLatencyCap(t *testing.T) {
 	if r, s := d.Raw[1], d.Steps[1]; r.Signal != SignalTTFT || r.Replicas != 6 || r.Desired != 3 || s.Reason != ReasonGuard || s.Value != 3 || d.Raw[0].Desired != 2 {
 		t.Errorf("raw %+v, step %+v: want ttft's 6 capped at 3 (demand 2)\n%s", d.Raw, s, stepsText(d))
 	}
+	// The runaway guard off (decide --no-guard, guard: {off: true}) leaves
+	// the bound by capacity: the same 3, reason guard (docs/recommend.md,
+	// Reasons).
+	off := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}, {Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10,
+		Lookahead: 30 * time.Second, Capacity: testCapacity, Guard: &Guard{Off: true}})
+	expect(t, Decide(off, o, nil, at(0)), 3, ReasonGuard)
 	// Without the demand signal (no utilisation to size by) ttft is not capped.
 	p2 := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 2}}, Min: 1, Max: 10, Lookahead: 30 * time.Second, Capacity: testCapacity})
 	expect(t, Decide(p2, o, nil, at(0)), 6, ReasonMetric)
@@ -288,12 +294,12 @@ func TestLatencyCapStarting(t *testing.T) {
 	}
 	d := Decide(p, o, st(), at(0))
 	want := "(0.9375 busy at the lookahead's highest rate 6 req/s + min(800 waiting"
-	if d.Raw[1].Desired != 4 || d.Raw[0].Desired != 2 || !strings.Contains(stepsText(d), want) || !strings.Contains(stepsText(d), "1 ready, 7 starting (they take arrivals only): at most 4") {
+	if d.Raw[1].Desired != 4 || d.Raw[0].Desired != 2 || !strings.Contains(stepsText(d), want) || !strings.Contains(stepsText(d), "= 4, at least the 1 ready (7 starting take arrivals only): at most 4") {
 		t.Errorf("ttft %d (demand %d), want 4 (demand 2) and steps with %q\n%s", d.Raw[1].Desired, d.Raw[0].Desired, want, stepsText(d))
 	}
 	rising := &State{Arrivals: []DemandSample{{At: at(-30), Demand: 2}, {At: at(-15), Demand: 3}}}
-	if d = Decide(p, o, rising, at(0)); d.Raw[1].Desired != 8 {
-		t.Errorf("arrivals rising: ttft %d, want the 8 asked for\n%s", d.Raw[1].Desired, stepsText(d))
+	if d = Decide(p, o, rising, at(0)); d.Raw[1].Desired != 8 || !strings.Contains(stepsText(d), "current 8 (7 starting, asked for arrivals still rising): at most 8") {
+		t.Errorf("arrivals rising: ttft %d, want the 8 asked for, the step saying why\n%s", d.Raw[1].Desired, stepsText(d))
 	}
 	o.Waiting, o.Running = 0, 10
 	if d = Decide(p, o, st(), at(0)); d.Raw[1].Desired != 8 {
