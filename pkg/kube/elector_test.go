@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/infscale/infscale/internal/syncbuf"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -227,7 +228,7 @@ func TestElectorClientLinesLimited(t *testing.T) {
 		gets.Add(1)
 		return true, nil, apierrors.NewForbidden(coordinationv1.Resource("leases"), "infscale", errors.New("no RBAC"))
 	})
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	e, err := NewElector(client, fastLease("a"), slog.New(slog.NewJSONHandler(&buf, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -247,24 +248,6 @@ func TestElectorClientLinesLimited(t *testing.T) {
 	if len(lines) != 1 || lines[0]["level"] != "WARN" || lines[0]["component"] != "client-go" {
 		t.Errorf("after %d failed Lease GETs, the lines of the failure: %v; want one, level WARN, component client-go", gets.Load(), lines)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the elector's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestHandoverFigureDocumented: after a release, the next holder takes
