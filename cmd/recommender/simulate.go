@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,7 +39,7 @@ type SimulateCmd struct {
 	MaxBatched   int           `name:"max-batched-tokens" default:"8192" help:"vLLM max_num_batched_tokens: the tokens one step (chunked) or one prefill (stall) carries."`
 	Drain        time.Duration `name:"drain" default:"10m" help:"How long after the trace's end requests may still finish; those without a first token by then miss."`
 	Initial      int           `name:"initial" help:"Replicas ready at second 0 (default: each policy's minimum, at least 1)."`
-	Timeline     bool          `name:"timeline" help:"Also print each policy's timeline, one row per period (text blocks; a timeline CSV with --output csv; in each object with json)."`
+	Timeline     bool          `name:"timeline" help:"Also print each policy's timeline, one row per period, with the reason and metric that decided infscale's counts (text blocks; a timeline CSV with --output csv; in each object with json)."`
 	Plot         string        `name:"plot" help:"Write a plot of load, replicas and TTFT over time to FILE.png or FILE.svg (with --pd each pool's replicas in a panel of its own)."`
 	Output       string        `name:"output" short:"o" default:"text" enum:"text,json,csv" help:"Output format: text, json or csv."`
 	Quiet        bool          `name:"quiet" short:"q" help:"No progress on stderr (otherwise one line redrawn on a terminal, a plain line every 10% or 10 s on a redirected stderr)."`
@@ -543,15 +544,37 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []repla
 	}
 	if timeline {
 		for _, r := range results {
-			fmt.Fprintf(b, "\n%s\n%8s %8s %7s %5s %8s %8s %8s %8s %6s %9s %6s\n", r.Policy, "t", "arr/s", "desired", "ready", "starting", "draining", "running", "waiting", "held", "TTFT p95", "misses")
+			explained := slices.ContainsFunc(r.Timeline, func(s replay.Sample) bool { return s.Reason != "" })
+			fmt.Fprintf(b, "\n%s\n%8s %8s %7s %5s %8s %8s %8s %8s %6s %9s %6s", r.Policy, "t", "arr/s", "desired", "ready", "starting", "draining", "running", "waiting", "held", "TTFT p95", "misses")
+			if explained {
+				b.WriteString("  reason (metric)")
+			}
+			b.WriteString("\n")
 			for _, s := range r.Timeline {
-				fmt.Fprintf(b, "%8.0f %8.2f %7d %5d %8d %8d %8s %8s %6s %9s %6d\n", s.T, s.ArrivalRate, s.Desired, s.Ready, s.Starting, s.Draining,
+				fmt.Fprintf(b, "%8.0f %8.2f %7d %5d %8d %8d %8s %8s %6s %9s %6d", s.T, s.ArrivalRate, s.Desired, s.Ready, s.Starting, s.Draining,
 					num0(s.Running), num0(s.Waiting), num0(s.Held), fmtSecs(replay.FiniteOrNil(s.TTFTP95)), s.Misses)
+				if explained {
+					b.WriteString("  " + timelineReason(s))
+				}
+				b.WriteString("\n")
 			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// timelineReason is a timeline row's reason column: the reason with the
+// deciding signal in parentheses, "-" when the policy said none.
+func timelineReason(s replay.Sample) string {
+	r := s.Reason
+	if r == "" {
+		r = "-"
+	}
+	if s.Metric != "" {
+		r += " (" + s.Metric + ")"
+	}
+	return r
 }
 
 func num0(x float64) string {

@@ -17,19 +17,39 @@ import (
 // max] (recommend.Policy.OutsideBounds): the same arithmetic the HPA
 // applies, checked against the controller in deploy/kubee2e.
 type hpaCtl struct {
-	inner Controller
-	outer *infscaleCtl
+	inner   Controller
+	outer   *infscaleCtl
+	bounded recommend.Reason // the last decision was the HPA's bound check
 }
 
 func (c *hpaCtl) Decide(now float64, obs recommend.Observation) int {
 	want := c.inner.Decide(now, obs)
+	c.bounded = 0
 	if n, ok := c.outer.outsideBounds(now, obs.Current); ok {
+		c.bounded = boundReason(n, obs.Current)
 		return n // the HPA sets a bound before it reads the metric
 	}
 	ext := recommend.Unknown()
 	ext.Current, ext.Reporting = obs.Current, obs.Current // an External metric: no per-pod samples, no missing pods
 	ext.Running, ext.Waiting = float64(want), 0
 	return c.outer.Decide(now, ext)
+}
+
+// explain is the HPA's own reason (the consumer decides the count; the
+// inner policy's reason is in its own row).
+func (c *hpaCtl) explain() (reason, metric string) {
+	if c.bounded != 0 {
+		return c.bounded.String(), ""
+	}
+	return c.outer.explain()
+}
+
+// boundReason is the reason of the HPA's bound check that set n from cur.
+func boundReason(n, cur int) recommend.Reason {
+	if n < cur {
+		return recommend.ReasonMax
+	}
+	return recommend.ReasonMin
 }
 
 func (c *hpaCtl) warm(n int, epoch time.Time) {

@@ -26,6 +26,29 @@ func (c *infscaleCtl) Decide(now float64, obs recommend.Observation) int {
 	return c.d.Desired
 }
 
+// explainer is a Controller that says why it decided its last count:
+// recommend.Reason's name and the signal whose recommendation was the
+// largest ("" when none was valid), for the timeline (Sample.Reason).
+type explainer interface {
+	explain() (reason, metric string)
+}
+
+func (c *infscaleCtl) explain() (reason, metric string) {
+	if c.d.Reason != 0 {
+		reason = c.d.Reason.String()
+	}
+	best := -1
+	for i, r := range c.d.Raw {
+		if r.Valid && !r.Abstained && (best < 0 || r.Desired > c.d.Raw[best].Desired) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		metric = c.d.Raw[best].Signal.String()
+	}
+	return reason, metric
+}
+
 // outsideBounds is the HPA's check of a current count outside [min, max]
 // (recommend.Policy.OutsideBounds) on the loop's state: when it sets a
 // bound, that is the loop's output.

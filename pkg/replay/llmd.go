@@ -80,12 +80,15 @@ var LLMDBaselines = []string{"llmd-queue", "llmd-saturation", "llmd-tokens", "ll
 // metric per trigger, AverageValue: running and waiting as two additive
 // slots), after the HPA's check of a count outside [min, max].
 type llmdCtl struct {
-	values func(now float64, obs recommend.Observation) (running, waiting float64)
-	outer  *infscaleCtl
+	values  func(now float64, obs recommend.Observation) (running, waiting float64)
+	outer   *infscaleCtl
+	bounded recommend.Reason // the last decision was the HPA's bound check
 }
 
 func (c *llmdCtl) Decide(now float64, obs recommend.Observation) int {
+	c.bounded = 0
 	if n, ok := c.outer.outsideBounds(now, obs.Current); ok {
+		c.bounded = boundReason(n, obs.Current)
 		return n
 	}
 	a, b := c.values(now, obs)
@@ -96,6 +99,15 @@ func (c *llmdCtl) Decide(now float64, obs recommend.Observation) int {
 	// vector(0)`.
 	ext.Running, ext.Waiting, ext.Held = zeroNaN(a), zeroNaN(b), 0
 	return c.outer.Decide(now, ext)
+}
+
+// explain is the HPA's reason on the KEDA metric (the signals are the
+// scaler's slots: running for the first, waiting for the second).
+func (c *llmdCtl) explain() (reason, metric string) {
+	if c.bounded != 0 {
+		return c.bounded.String(), ""
+	}
+	return c.outer.explain()
 }
 
 func (c *llmdCtl) warm(n int, epoch time.Time) { c.outer.warm(n, epoch) }

@@ -95,6 +95,12 @@ type Sample struct {
 	// Misses are the interval's requests that missed the SLO (counted when
 	// their first token came late, or at arrival when rejected).
 	Misses int64
+	// Reason is the step that decided Desired (recommend.Reason's name:
+	// DesiredWithinRange, ScaleDownStabilized, guard, ...) and Metric the
+	// signal whose recommendation was the largest (demand, ttft, ...); both
+	// "" for a policy that does not decide through pkg/recommend (fixed:N,
+	// knative, oracle, optimal, a follow file).
+	Reason, Metric string
 }
 
 // sampleTimeline closes the timeline interval at now (every Config.Period).
@@ -103,6 +109,9 @@ func (s *sim) sampleTimeline(now float64, obs recommend.Observation, desired int
 		return
 	}
 	s.sample.Desired = desired
+	if e, ok := s.ctl.(explainer); ok {
+		s.sample.Reason, s.sample.Metric = e.explain()
+	}
 	s.sample.Running, s.sample.Waiting, s.sample.Held = obs.Running, obs.Waiting, obs.Held
 	for _, r := range s.reps {
 		switch r.state {

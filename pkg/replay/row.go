@@ -53,6 +53,10 @@ type TimelineEntry struct {
 	Held        *float64 `json:"held"`
 	TTFTP95     *float64 `json:"ttft_p95_s"`
 	Misses      int64    `json:"misses"`
+	// Reason and Metric are Sample's (why the period's count was decided,
+	// and by which signal), left out when the policy does not say.
+	Reason string `json:"reason,omitempty"`
+	Metric string `json:"metric,omitempty"`
 }
 
 // FiniteOrNil is &x, nil when x is NaN or ±Inf (unknown: JSON null).
@@ -84,7 +88,7 @@ func NewRow(r Result, gpus, price float64, timeline bool) Row {
 	}
 	if timeline {
 		for _, s := range r.Timeline {
-			row.Timeline = append(row.Timeline, TimelineEntry{s.T, s.ArrivalRate, s.Desired, s.Ready, s.Starting, s.Draining, FiniteOrNil(s.Running), FiniteOrNil(s.Waiting), FiniteOrNil(s.Held), FiniteOrNil(s.TTFTP95), s.Misses})
+			row.Timeline = append(row.Timeline, TimelineEntry{s.T, s.ArrivalRate, s.Desired, s.Ready, s.Starting, s.Draining, FiniteOrNil(s.Running), FiniteOrNil(s.Waiting), FiniteOrNil(s.Held), FiniteOrNil(s.TTFTP95), s.Misses, s.Reason, s.Metric})
 		}
 	}
 	return row
@@ -126,13 +130,13 @@ func WriteCSV(w io.Writer, rows []Row) error {
 // policy and period (docs/simulate.md, "JSON and CSV").
 func WriteTimelineCSV(w io.Writer, results []Result) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"policy", "t_s", "arrival_rate", "desired", "ready", "starting", "draining", "running", "waiting", "held", "ttft_p95_s", "misses"})
+	cw.Write([]string{"policy", "t_s", "arrival_rate", "desired", "ready", "starting", "draining", "running", "waiting", "held", "ttft_p95_s", "misses", "reason", "metric"})
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	for _, r := range results {
 		for _, s := range r.Timeline {
 			cw.Write([]string{r.Policy, f(s.T), f(s.ArrivalRate), strconv.Itoa(s.Desired), strconv.Itoa(s.Ready), strconv.Itoa(s.Starting),
 				strconv.Itoa(s.Draining), csvNum(FiniteOrNil(s.Running)), csvNum(FiniteOrNil(s.Waiting)), csvNum(FiniteOrNil(s.Held)), csvNum(FiniteOrNil(s.TTFTP95)),
-				strconv.FormatInt(s.Misses, 10)})
+				strconv.FormatInt(s.Misses, 10), s.Reason, s.Metric})
 		}
 	}
 	cw.Flush()
