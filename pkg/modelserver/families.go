@@ -17,6 +17,11 @@ package modelserver
 // Families are the metric names one server exports for each signal. Every
 // field is a list of alternatives in preference order: the first name that is
 // present with a finite sample wins, the others are ignored (never summed).
+// GatewayWorkerLabel names the model server a gateway re-exports a series
+// of: the SGLang Model Gateway's worker_addr, e.g.
+// worker_addr="grpc://10.0.0.7:8001" (smg-project/smg PR #813).
+const GatewayWorkerLabel = "worker_addr"
+
 // Names are exact sample names as written on a page and in PromQL (counters
 // carry their _total suffix where the server writes one); a name that merely
 // starts with another (`…_created`) is another family. A gauge or counter
@@ -25,6 +30,12 @@ package modelserver
 // families (TTFT, QueueTime, ITL) are plain names, read by their samples'
 // suffixed names.
 type Families struct {
+	// Worker is the label a gateway puts on the series it re-exports for
+	// each model server behind it (GatewayWorkerLabel for SGLang, whose
+	// Model Gateway serves gRPC workers that have no /metrics of their
+	// own); "" when the server has no such gateway. Each value is one
+	// replica, as a pod is.
+	Worker string
 	// Running is requests being decoded (in the running batch), a gauge in
 	// requests; summed over engines/ranks of a replica.
 	Running []string
@@ -145,6 +156,7 @@ func (s Server) Families() Families {
 		// re-exports them with underscores (docs/design.md page 08); the Sept 2024
 		// pre-release used num_requests_running/num_requests_waiting (page 16).
 		return Families{
+			Worker:           GatewayWorkerLabel,
 			Running:          []string{"sglang:num_running_reqs", "sglang_num_running_reqs", "sglang:num_requests_running"},
 			Waiting:          []string{"sglang:num_queue_reqs", "sglang_num_queue_reqs", "sglang:num_requests_waiting"},
 			KV:               []string{"sglang:token_usage", "sglang_token_usage"},

@@ -178,7 +178,7 @@ func buildExprs(t Target, opts Options) (map[Signal]parser.Expr, error) {
 			return nil, fmt.Errorf("target %q: %s needs 0 < quantile < 1 (got %v) and a window > 0 (got %v)", t.Name, h.name, h.q, h.w)
 		}
 	}
-	b := shapes{o: o, sel: t.Selector, id: identity(t.Selector, o)}
+	b := newShapes(t, o)
 	if t.Server == modelserver.EPP { // one pool's series, not per-pod ones (epp.go)
 		return b.userQueries(t, b.eppExprs(t))
 	}
@@ -279,9 +279,16 @@ func (b shapes) userQueries(t Target, out map[Signal]parser.Expr) (map[Signal]pa
 
 // shapes builds the query shapes of docs/promql.md for one selector.
 type shapes struct {
-	o   Options
-	sel []*labels.Matcher // the target's selector
-	id  []*labels.Matcher // its matchers on pod and namespace only
+	o      Options
+	sel    []*labels.Matcher // the target's selector
+	id     []*labels.Matcher // its matchers on pod and namespace only
+	worker string            // the profile's gateway worker label (Families.Worker), "" if none
+}
+
+// newShapes is the shapes of target t's series under o (defaults applied).
+func newShapes(t Target, o Options) shapes {
+	o = o.withDefaults()
+	return shapes{o: o, sel: t.Selector, id: identity(t.Selector, o), worker: t.Server.Families().Worker}
 }
 
 // identity keeps the matchers that also apply to liveness series.
@@ -295,7 +302,20 @@ func identity(sel []*labels.Matcher, o Options) []*labels.Matcher {
 	return out
 }
 
-func (b shapes) pod() []string { return []string{b.o.PodLabel} }
+// pod is the labels that name one model server: the pod, and for a profile
+// with a gateway (Families.Worker) the worker the gateway re-exports a
+// series of (absent on a server's own series: the pod alone there).
+func (b shapes) pod() []string {
+	if b.worker != "" {
+		return []string{b.o.PodLabel, b.worker}
+	}
+	return []string{b.o.PodLabel}
+}
+
+// podOnly is the pod label alone: for series about the pod itself (up,
+// kube_pod_status_ready, the container's CPU), which carry no worker.
+func (b shapes) podOnly() []string { return []string{b.o.PodLabel} }
+
 
 // perPodSum is `sum by (pod) (max without (<replica labels>) (F{sel}))`:
 // HA duplicates collapse first, then the engines/ranks of a pod add up.
@@ -309,10 +329,15 @@ func (b shapes) perPodSum(family string) parser.Expr {
 // label) is the same series collected twice.
 var podSeriesLabels = []string{"engine", "dp_rank", "tp_rank", "pp_rank", "model_name", "name", "model"}
 
-// dedupKey is the labels dedup keeps: namespace, pod, podSeriesLabels and
+// dedupKey is the labels dedup keeps: namespace, pod, podSeriesLabels, the
+// gateway worker label (Families.Worker) when the profile has one, and
 // extra (container for per-container series).
 func (b shapes) dedupKey(extra ...string) []string {
-	return slices.Concat([]string{b.o.NamespaceLabel, b.o.PodLabel}, podSeriesLabels, extra)
+	var w []string
+	if b.worker != "" {
+		w = []string{b.worker}
+	}
+	return slices.Concat([]string{b.o.NamespaceLabel, b.o.PodLabel}, podSeriesLabels, w, extra)
 }
 
 // dedup is `max by (namespace, pod, <engine and model labels>) (e)`: the
@@ -370,7 +395,7 @@ func (b shapes) live(perPod parser.Expr) parser.Expr {
 	default:
 		return perPod
 	}
-	return binary(parser.LAND, perPod, alive, b.pod())
+	return binary(parser.LAND, perPod, alive, b.podOnly())
 }
 
 // total is `sum(<live per-pod sums>)` over the alternatives, nil without any.
@@ -408,7 +433,7 @@ func (b shapes) reporting(f modelserver.Families) parser.Expr {
 // (max by pod: an HA pair's duplicates count once).
 func (b shapes) unready() parser.Expr {
 	ms := append([]*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "condition", "false")}, b.id...)
-	perPod := aggregate(parser.MAX, false, b.pod(), selector("kube_pod_status_ready", ms))
+	perPod := aggregate(parser.MAX, false, b.podOnly(), selector("kube_pod_status_ready", ms))
 	return aggregate(parser.COUNT, false, nil, binary(parser.EQLC, perPod, number(1), nil))
 }
 
@@ -428,7 +453,7 @@ func (b shapes) cpu(family string) parser.Expr {
 		labels.MustNewMatcher(labels.MatchEqual, "unit", "core"),
 	}, b.id...)
 	requested := b.dedup(selector("kube_pod_container_resource_requests", reqMs), "container")
-	perPod := perPodRatio(b.pod(), used, requested)
+	perPod := perPodRatio(b.podOnly(), used, requested)
 	return binary(parser.MUL, number(100), aggregate(parser.AVG, false, nil, b.live(perPod)), nil)
 }
 

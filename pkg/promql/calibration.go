@@ -38,7 +38,7 @@ func CalibrationQueries(t Target, opts Options, w time.Duration) (Calibration, e
 		return Calibration{}, fmt.Errorf("target %s: empty selector: want label matchers, e.g. {namespace=\"llm\"}", t.Name)
 	}
 	f := t.Server.Families()
-	b := shapes{o: opts.withDefaults(), sel: t.Selector, id: identity(t.Selector, opts.withDefaults())}
+	b := newShapes(Target{Server: t.Server, Selector: t.Selector}, opts)
 	over := func(fn string) func(string) parser.Expr {
 		return func(fam string) parser.Expr {
 			return b.perPod(call(fn, rangeOf(selector(fam, b.sel), w)))

@@ -52,7 +52,7 @@ func HistoryQueries(t Target, opts Options, span time.Duration, promptHist, outp
 	if err != nil {
 		return History{}, err
 	}
-	b := shapes{o: opts.withDefaults(), sel: t.Selector, id: identity(t.Selector, opts.withDefaults())}
+	b := newShapes(Target{Server: t.Server, Selector: t.Selector}, opts)
 	var h History
 	h.Success = b.series(f.Requests).String()
 	h.SuccessTimestamps = alternatives(f.Requests, func(fam string) parser.Expr {

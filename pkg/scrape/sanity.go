@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // maxSeriesInError bounds how much of a series is quoted in an error (label
@@ -119,9 +121,10 @@ func checkValues(raw *rawPage, p *Page) (int, error) {
 	return -1, nil
 }
 
-// workerLabel names the model server a gateway re-exports a series of
+// workerLabel names the model server a gateway re-exports a series of,
+// modelserver.GatewayWorkerLabel
 // (the SGLang Model Gateway's worker_addr, e.g. "grpc://10.0.0.7:8001").
-const workerLabel = "worker_addr"
+const workerLabel = modelserver.GatewayWorkerLabel
 
 // checkWorkers refuses a page whose running or waiting series name more
 // than one worker (workerLabel): a gateway's page covering several
@@ -138,7 +141,7 @@ func checkWorkers(raw *rawPage, p *Page) (int, error) {
 			}
 			seen = append(seen, w)
 			if len(seen) == 2 {
-				return j, fmt.Errorf("the page covers several model servers (%s %q and %q): a gateway's page, such as the SGLang Model Gateway's, and infscale reads one replica per page; point it at each worker's own /metrics (or, in Prometheus mode, select the workers' pods)", workerLabel, seen[0], seen[1])
+				return j, fmt.Errorf("the page covers several model servers (%s %q and %q): a gateway's page, such as the SGLang Model Gateway's, and infscale reads one replica per page; point it at each worker's own /metrics, or at Prometheus with a selector for the gateway's pod (each worker_addr is read as one replica there)", workerLabel, seen[0], seen[1])
 			}
 		}
 	}
