@@ -316,7 +316,6 @@ func (b shapes) pod() []string {
 // kube_pod_status_ready, the container's CPU), which carry no worker.
 func (b shapes) podOnly() []string { return []string{b.o.PodLabel} }
 
-
 // perPodSum is `sum by (pod) (max without (<replica labels>) (F{sel}))`:
 // HA duplicates collapse first, then the engines/ranks of a pod add up.
 func (b shapes) perPodSum(family string) parser.Expr {
