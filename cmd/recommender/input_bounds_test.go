@@ -1,0 +1,57 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestEfficiencyBounds: an MFU or bandwidth efficiency below 1% of the
+// GPU's peak (1e-300 replayed prefills of 1e300 s and a table of 100% SLO
+// misses, exit 0) or above 100% is refused by every command with the
+// replica flags, exit 2, naming the flag and the range, before a replay,
+// a query (backtest's Prometheus is unreachable: exit 1) or a request
+// (load's server is unreachable).
+func TestEfficiencyBounds(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	yaml := `prometheus: {url: "http://127.0.0.1:1"}
+targets:
+- name: chat
+  selector: '{pod=~"chat-.*"}'
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  metrics: [{type: queue, target: 4}]
+  maxReplicaCount: 8
+`
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const allowed = "is invalid (allowed: a fraction from 0.01 to 1 (1% to 100% of the GPU's peak))"
+	for _, flag := range [][2]string{{"--mfu", "1e-300"}, {"--mfu", "0.009"}, {"--mfu", "40"}, {"--bandwidth-efficiency", "0.001"}, {"--bandwidth-efficiency", "1.01"}} {
+		for _, args := range [][]string{
+			{"simulate", "-q"},
+			{"tune", "--trace", "reference", "-q"},
+			{"backtest", "--config", cfg, "--target", "chat", "-q"},
+			{"load", "http://127.0.0.1:1", "--concurrency", "1"},
+			{"gpu"},
+		} {
+			wantRefused(t, append(args, flag[0], flag[1]), nil, flag[0]+": "+flag[1]+" "+allowed)
+		}
+	}
+	// The bounds themselves are a GPU's.
+	if code, _, stderr := runIn(t, nil, "gpu", "--mfu", "0.01", "--bandwidth-efficiency", "1"); code != exitOK {
+		t.Errorf("gpu --mfu 0.01 --bandwidth-efficiency 1: exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+}
+
+// TestCalibrationEfficiencyBound: a calibration file's mfu below 0.01 is
+// refused as the flag is (the same bound), naming the file, line:column.
+func TestCalibrationEfficiencyBound(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "cal.json")
+	body := "{\n  \"kind\": \"infscale-calibration\",\n  \"version\": 1,\n  \"gpu\": \"h100-sxm\",\n  \"model\": \"llama-3-8b\",\n  \"tp\": 1,\n" +
+		"  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.004,\n  \"step_overhead_s\": 0,\n  \"sequence_step_cost_s\": 0,\n  \"request_overhead_s\": 0\n}\n"
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// "  \"mfu\": " is 9 bytes: the value is at line 8, column 10.
+	wantRefused(t, []string{"simulate", "-q", "--calibration", p}, nil, "--calibration: "+p+":8:10: mfu 0.004: want a fraction from 0.01 to 1")
+}
