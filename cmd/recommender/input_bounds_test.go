@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -54,4 +55,13 @@ func TestCalibrationEfficiencyBound(t *testing.T) {
 	}
 	// "  \"mfu\": " is 9 bytes: the value is at line 8, column 10.
 	wantRefused(t, []string{"simulate", "-q", "--calibration", p}, nil, "--calibration: "+p+":8:10: mfu 0.004: want a fraction from 0.01 to 1")
+}
+
+// TestLoadDurationBoundAllowed: a week itself is a duration load takes:
+// it goes on to the server (unreachable here: exit 1, not 2).
+func TestLoadDurationBoundAllowed(t *testing.T) {
+	code, _, stderr := runLoad(t, "http://127.0.0.1:1", "--concurrency", "1", "--duration", "168h", "--timeout", "168h")
+	if code != exitRuntime || !strings.Contains(stderr, "connection refused") {
+		t.Errorf("--duration 168h: exit %d, stderr %q; want 1, the server unreachable", code, stderr)
+	}
 }
