@@ -65,3 +65,31 @@ func TestLoadDurationBoundAllowed(t *testing.T) {
 		t.Errorf("--duration 168h: exit %d, stderr %q; want 1, the server unreachable", code, stderr)
 	}
 }
+
+// TestTraceCutOrKeyTwice: a trace a user hands simulate or load whose last
+// row was cut while the file was written, or a Mooncake row with a key
+// given twice (encoding/json took the last: a 99,999-token prompt), is
+// refused before any replay or request, exit 2, naming file:line.
+func TestTraceCutOrKeyTwice(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cut := write("cut.csv", "arrival_s,prompt_tokens,output_tokens\n0,512,128\n1.5,51")
+	twice := write("twice.jsonl", `{"timestamp": 0, "input_length": 10, "output_length": 5}`+"\n"+
+		`{"timestamp": 1, "input_length": 10, "input_length": 99999, "output_length": 5}`+"\n")
+	for _, tc := range []struct {
+		file string
+		want []string
+	}{
+		{cut, []string{cut + ":3: want 3 fields arrival_s,prompt_tokens,output_tokens, got 2", "(the file's last line, with no line end: was the file cut while being written?"}},
+		{twice, []string{twice + ":2: column 38: input_length: key given twice (first at column 18); give it once"}},
+	} {
+		wantRefused(t, []string{"simulate", "-q", "--trace", tc.file}, nil, tc.want...)
+		wantRefused(t, []string{"load", "http://127.0.0.1:1", "--trace", tc.file}, nil, tc.want...)
+	}
+}
