@@ -93,3 +93,45 @@ func TestTraceCutOrKeyTwice(t *testing.T) {
 		wantRefused(t, []string{"load", "http://127.0.0.1:1", "--trace", tc.file}, nil, tc.want...)
 	}
 }
+
+// TestLoadTraceSkippedNote: load --trace noted the whole file's rows with
+// Request tokens 0 as skipped while it sends only the requests before
+// --duration, the first --requests of them. The note counts the skipped
+// rows among those, each with the request after it (simulate --window's
+// rule and words), beside the whole file's. The file: requests at 0, 30
+// and 60 s, skipped rows at 20, 31 and 70 s. The server is unreachable:
+// the note comes before any request, then exit 1.
+func TestLoadTraceSkippedNote(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "BurstGPT_1.csv")
+	body := "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n" +
+		"0,ChatGPT,300,40,340,Conversation log\n" +
+		"20,GPT-4,0,0,0,Conversation log\n" +
+		"30,ChatGPT,500,0,500,API log\n" +
+		"31,ChatGPT,0,0,0,API log\n" +
+		"60,GPT-4,120,80,200,Conversation log\n" +
+		"70,GPT-4,0,0,0,API log\n"
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const tail = " to the nearest request (each counted with the request after it), 3 in the whole file (failed requests, logged without lengths; not sent)"
+	for _, c := range []struct {
+		args []string
+		want string // "": no note
+	}{
+		// 0 s sent; the 20 s row goes with the 30 s request, not sent.
+		{[]string{"--duration", "25s"}, ""},
+		// 0 and 30 s sent: the 20 s row; the 31 s one goes with 60 s.
+		{[]string{"--duration", "45s"}, "skipped 1 row with Request tokens 0 within --duration 45s and --requests 1000" + tail},
+		// All three, and the 70 s row after the last.
+		{[]string{"--duration", "2m"}, "skipped 3 rows with Request tokens 0 within --duration 2m0s and --requests 1000" + tail},
+		{[]string{"--duration", "2m", "--requests", "0"}, "skipped 3 rows with Request tokens 0 within --duration 2m0s" + tail},
+		// --requests 2 ends the run at the 30 s request.
+		{[]string{"--duration", "2m", "--requests", "2"}, "skipped 1 row with Request tokens 0 within --duration 2m0s and --requests 2" + tail},
+		{[]string{"--sort"}, "skipped 3 rows with Request tokens 0 in the whole file, the share within --duration 1m0s and --requests 1000 unknown under --sort"},
+	} {
+		code, _, stderr := runLoad(t, append([]string{"http://127.0.0.1:1", "--trace", p}, c.args...)...)
+		if code != exitRuntime || c.want == "" && strings.Contains(stderr, "skipped") || c.want != "" && !strings.Contains(stderr, "note: BurstGPT_1.csv: "+c.want) {
+			t.Errorf("%v: exit %d, stderr %q\nwant exit 1 and the note %q", c.args, code, stderr, c.want)
+		}
+	}
+}

@@ -183,11 +183,17 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 		// Read through once before any load: a bad line is invalid input
 		// (exit 2, as simulate says), not a failure halfway through a run.
-		first, _, _, skipped, err := scanTrace(src, 0, 0)
+		// The skipped rows noted are those among the requests the run
+		// sends: arrivals before --duration, the first --requests of them.
+		first, _, _, skipped, err := scanTrace(src, 0, c.Duration.Seconds(), int64(c.Requests))
 		if err != nil {
 			return invalidf("--trace: %v", err)
 		}
-		noteSkipped(e.stderr, src, skipped, false, "not sent")
+		within := fmt.Sprintf("--duration %v", c.Duration)
+		if c.Requests > 0 {
+			within += fmt.Sprintf(" and --requests %d", c.Requests)
+		}
+		noteSkipped(e.stderr, src, skipped, within, "not sent")
 		if first >= c.Duration.Seconds() {
 			// Nothing would start: a run of 0 requests, exit 0.
 			return invalidf("--trace %s: the first request arrives at second %.6g, not within --duration %s, so none would be sent (arrival_s counts seconds from the trace's start, and a generic CSV keeps its first row's: a unix time or milliseconds? Subtract the first row's arrival and write seconds; or lengthen --duration)", src.Name, first, c.Duration)
