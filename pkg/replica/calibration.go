@@ -549,9 +549,9 @@ func (c Calibration) validate() []keyError {
 			bad(key, "%v: want %s", v, EfficiencyRange)
 		}
 	}
-	time := func(key string, v, below float64) {
-		if !(v >= 0 && v < below) {
-			bad(key, "%v: want seconds >= 0 and below %g", v, below)
+	below := func(key string, v float64, bound time.Duration) {
+		if !(v >= 0 && v < bound.Seconds()) {
+			bad(key, "%v: want seconds >= 0 and below %g", v, bound.Seconds())
 		}
 	}
 	positive := func(key string, v float64) {
@@ -564,10 +564,10 @@ func (c Calibration) validate() []keyError {
 		efficiency("kv_bandwidth_efficiency", c.KVBandwidthEfficiency)
 	}
 	efficiency("mfu", c.MFU)
-	time("step_overhead_s", c.StepOverheadS, 10)
-	time("layer_step_cost_s", c.LayerStepCostS, 1)
-	time("sequence_step_cost_s", c.SequenceStepCostS, 10)
-	time("request_overhead_s", c.RequestOverheadS, 600)
+	below("step_overhead_s", c.StepOverheadS, stepOverheadBelow)
+	below("layer_step_cost_s", c.LayerStepCostS, layerStepCostBelow)
+	below("sequence_step_cost_s", c.SequenceStepCostS, sequenceStepCostBelow)
+	below("request_overhead_s", c.RequestOverheadS, requestOverheadBelow)
 	if c.TP < 1 || c.TP > 64 {
 		bad("tp", "%d: want an integer from 1 to 64", c.TP)
 	}

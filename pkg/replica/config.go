@@ -272,6 +272,15 @@ const (
 	MinEfficiency = 0.01
 )
 
+// Exclusive bounds of the step model's times that a calibration file has
+// too (Validate's and the file's: a step term of seconds is no replica).
+const (
+	stepOverheadBelow     = 10 * time.Second
+	sequenceStepCostBelow = 10 * time.Second
+	layerStepCostBelow    = time.Second
+	requestOverheadBelow  = 600 * time.Second
+)
+
 // EfficiencyOK reports whether v is an MFU or a bandwidth efficiency a
 // GPU reaches: from MinEfficiency to 1.
 func EfficiencyOK(v float64) bool { return v >= MinEfficiency && v <= 1 }
@@ -362,9 +371,9 @@ func (c Config) Validate() error {
 		field string
 		v     time.Duration
 		below time.Duration // exclusive; a calibration file's bound where it has the term
-	}{{"step-overhead", c.StepOverhead, 10 * time.Second}, {"sequence-step-cost", c.SequenceStepCost, 10 * time.Second},
-		{"layer-step-cost", c.LayerStepCost, time.Second}, {"sequence-layer-cost", c.SequenceLayerCost, time.Second},
-		{"kv-head-cost", c.KVHeadCost, time.Second}, {"request-overhead", c.RequestOverhead, 600 * time.Second},
+	}{{"step-overhead", c.StepOverhead, stepOverheadBelow}, {"sequence-step-cost", c.SequenceStepCost, sequenceStepCostBelow},
+		{"layer-step-cost", c.LayerStepCost, layerStepCostBelow}, {"sequence-layer-cost", c.SequenceLayerCost, time.Second},
+		{"kv-head-cost", c.KVHeadCost, time.Second}, {"request-overhead", c.RequestOverhead, requestOverheadBelow},
 		{"allreduce-latency", c.AllReduceLatency, time.Second}, {"image-pull", c.ImagePull, MaxColdStartPart + 1},
 		{"warm-up", c.WarmUp, MaxColdStartPart + 1}} {
 		// A step term of hours, or a cold start part of centuries, is no
