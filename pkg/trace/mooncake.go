@@ -15,7 +15,8 @@ import (
 // mooncakeRow is one line of a Mooncake trace (kvcache-ai/Mooncake,
 // FAST 2025): {"timestamp": ms since start, "input_length": tokens,
 // "output_length": tokens, "hash_ids": [...]} (hash_ids, the 512-token
-// prefix blocks, are ignored).
+// prefix blocks, are ignored). mooncakeReader.decode fills it key by key
+// (the tags name the keys); a nil field is a key the row lacks.
 type mooncakeRow struct {
 	Timestamp    *float64 `json:"timestamp"`
 	InputLength  *int64   `json:"input_length"`
