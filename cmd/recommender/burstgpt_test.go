@@ -56,7 +56,7 @@ func TestSimulateBurstGPT(t *testing.T) {
 	}
 	// Under --sort the skips are known only as the file's total.
 	code, _, stderr = runSimulate(t, "--trace", p, "--policy", "fixed:1", "--window", "40:61", "--period", "5s", "--sort", "-q")
-	if want := "skipped 2 rows with Request tokens 0 in the whole file, --window's share unknown under --sort"; code != 0 || !strings.Contains(stderr, want) {
+	if want := "skipped 2 rows with Request tokens 0 in the whole file, the share within --window unknown under --sort"; code != 0 || !strings.Contains(stderr, want) {
 		t.Errorf("--sort: exit %d, stderr %q\nwant %q", code, stderr, want)
 	}
 

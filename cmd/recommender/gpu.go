@@ -32,8 +32,8 @@ type ReplicaFlags struct {
 	KVDType             *string        `name:"kv-dtype" aliases:"replica-kv-dtype" help:"KV cache dtype: auto, fp16, bf16, fp8, int8 (default auto: the 16-bit activation dtype)."`
 	MemoryUtilization   *float64       `name:"memory-utilization" aliases:"replica-memory-utilization" help:"vLLM --gpu-memory-utilization, in (0, 1] (default 0.9)."`
 	Reserve             *string        `name:"reserve" aliases:"replica-reserve" help:"Memory per GPU kept from the KV cache besides weights, e.g. 4GB, 3.05GiB; a bare number is GB (default 4GB; 3.05GiB with --calibrated)."`
-	MFU                 *float64       `name:"mfu" aliases:"replica-mfu" help:"Fraction of dense tensor FLOPS prefill reaches (default 0.4)."`
-	BandwidthEfficiency *float64       `name:"bandwidth-efficiency" aliases:"replica-bandwidth-efficiency" help:"Fraction of peak memory bandwidth a decode step reaches (default 0.7; 0.77 with --calibrated)."`
+	MFU                 *float64       `name:"mfu" aliases:"replica-mfu" help:"Fraction of dense tensor FLOPS prefill reaches, 0.01 to 1 (default 0.4)."`
+	BandwidthEfficiency *float64       `name:"bandwidth-efficiency" aliases:"replica-bandwidth-efficiency" help:"Fraction of peak memory bandwidth a decode step reaches, 0.01 to 1 (default 0.7; 0.77 with --calibrated)."`
 	MaxNumSeqs          *int           `name:"max-num-seqs" aliases:"replica-max-num-seqs" help:"vLLM --max-num-seqs: most sequences in a batch (default 64; 256 with --calibrated)."`
 	StepOverhead        *time.Duration `name:"step-overhead" aliases:"replica-step-overhead" help:"Fixed time added to every decode step (default 0s; 1.5ms with --calibrated)."`
 	AllReduceLatency    *time.Duration `name:"allreduce-latency" aliases:"replica-allreduce-latency" help:"Time of one tensor-parallel all-reduce; each step pays 2 x layers of them when --tp > 1 (default 0s; 32us with --calibrated)."`

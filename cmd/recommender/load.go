@@ -32,7 +32,7 @@ type LoadCmd struct {
 	Rate         string        `name:"rate" help:"Open loop: Poisson arrivals at R requests/s (0 < R <= 1000000); a list sweeps and finds the knee."`
 	Trace        string        `name:"trace" help:"Open loop: replay a trace file (as simulate reads it) at its timestamps with its token counts."`
 	Sort         bool          `name:"sort" help:"With --trace: accept a trace file whose rows are out of time order (sorted in memory, as simulate)."`
-	Duration     time.Duration `name:"duration" default:"60s" help:"Most time requests start in, per point (running requests finish)."`
+	Duration     time.Duration `name:"duration" default:"60s" help:"Most time requests start in, per point (running requests finish); at most 168h (a week), as every duration flag of load."`
 	Requests     int           `name:"requests" default:"1000" help:"Most requests per point (0: --duration only)."`
 	PromptTokens int           `name:"prompt-tokens" default:"512" help:"Synthesised prompt length: that many common words, about one token each (the server's usage is the truth)."`
 	MaxTokens    int           `name:"max-tokens" default:"128" help:"max_tokens of each request (ignore_eos set: all are generated)."`
@@ -51,6 +51,13 @@ type LoadCmd struct {
 	KVPrompts    string        `name:"calibrate-prompt-tokens" placeholder:"N[,N...]" help:"Other prompt lengths the fitted points (concurrency up to --calibrate-fit-max) also run at, so that the sequences' contexts differ and the fit tells the KV read efficiency from the per-sequence cost (vllm bench serve's --random-input-len, one sweep each). Default: one length, 2 x --prompt-tokens + --max-tokens / 2, which doubles each sequence's context (prompt + half the output); half the context when that exceeds the server's max_model_len."`
 	ReplicaFlags `embed:""`
 }
+
+// maxLoadDuration bounds each of load's durations (--duration,
+// --ramp-up, --timeout, --slo-ttft, --slo-itl): a week. A point is
+// minutes (vllm bench serve's and the calibration sweep's are), a soak
+// test a day or two; 2000000h (228 years, a unit typed for another) ran
+// until interrupted, with nothing to report.
+const maxLoadDuration = 7 * 24 * time.Hour
 
 // Run validates the flags, runs the point or the sweep and prints it.
 func (c *LoadCmd) Run(e *env) error {
@@ -75,6 +82,14 @@ func (c *LoadCmd) Run(e *env) error {
 	}
 	if c.Sort && c.Trace == "" {
 		return invalidf("--sort goes with --trace (it sorts a trace file's rows)")
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"duration", c.Duration}, {"ramp-up", c.RampUp}, {"timeout", c.Timeout}, {"slo-ttft", c.SLOTTFT}, {"slo-itl", c.SLOITL}} {
+		if d.v > maxLoadDuration {
+			return invalidf("--%s %v: at most %v (a week; a load point runs for minutes)", d.flag, d.v, maxLoadDuration)
+		}
 	}
 	switch {
 	case c.Duration <= 0:
@@ -168,11 +183,17 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 		// Read through once before any load: a bad line is invalid input
 		// (exit 2, as simulate says), not a failure halfway through a run.
-		first, _, _, skipped, err := scanTrace(src, 0, 0)
+		// The skipped rows noted are those among the requests the run
+		// sends: arrivals before --duration, the first --requests of them.
+		first, _, _, skipped, err := scanTrace(src, 0, c.Duration.Seconds(), int64(c.Requests))
 		if err != nil {
 			return invalidf("--trace: %v", err)
 		}
-		noteSkipped(e.stderr, src, skipped, false, "not sent")
+		within := fmt.Sprintf("--duration %v", c.Duration)
+		if c.Requests > 0 {
+			within += fmt.Sprintf(" and --requests %d", c.Requests)
+		}
+		noteSkipped(e.stderr, src, skipped, within, "not sent")
 		if first >= c.Duration.Seconds() {
 			// Nothing would start: a run of 0 requests, exit 0.
 			return invalidf("--trace %s: the first request arrives at second %.6g, not within --duration %s, so none would be sent (arrival_s counts seconds from the trace's start, and a generic CSV keeps its first row's: a unix time or milliseconds? Subtract the first row's arrival and write seconds; or lengthen --duration)", src.Name, first, c.Duration)

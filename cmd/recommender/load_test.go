@@ -59,6 +59,14 @@ func TestLoadInvalid(t *testing.T) {
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--ramp-up=-1s"}, "--ramp-up -1s: want a duration >= 0"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--slo-ttft=-1s"}, "--slo-ttft -1s: want a duration >= 0 (0: not checked)"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--slo-itl=-1ms"}, "--slo-itl -1ms: want a duration >= 0 (0: not checked)"},
+		// 2000000h (228 years) was accepted and ran until interrupted; a
+		// week (168h) is every duration flag's bound, and says so.
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--duration", "2000000h"}, "--duration 2000000h0m0s: at most 168h0m0s (a week"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--duration", "168h1s"}, "--duration 168h0m1s: at most 168h0m0s (a week"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--ramp-up", "169h"}, "--ramp-up 169h0m0s: at most 168h0m0s"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--timeout", "10000h"}, "--timeout 10000h0m0s: at most 168h0m0s"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--slo-ttft", "200h"}, "--slo-ttft 200h0m0s: at most 168h0m0s"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--slo-itl", "2000000h"}, "--slo-itl 2000000h0m0s: at most 168h0m0s"},
 		{[]string{"http://127.0.0.1:1", "--trace", "/nonexistent.csv"}, "--trace:"},
 		// Checked before any load, as simulate reads it (exit 2, not 1).
 		{[]string{"http://127.0.0.1:1", "--trace", "testdata/garbage-trace.csv"}, "--trace: testdata/garbage-trace.csv:2: want 3 fields"},

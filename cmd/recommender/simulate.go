@@ -212,11 +212,15 @@ func (c *SimulateCmd) source(w io.Writer) (trace.Source, error) {
 	if file || c.Window != "" {
 		// One pass: a file's rows are checked before the parallel passes,
 		// and a window is checked against the trace before any replay.
-		first, last, in, skipped, err := scanTrace(src, a, b)
+		first, last, in, skipped, err := scanTrace(src, a, b, 0)
 		if err != nil {
 			return trace.Source{}, invalidf("--trace: %v", err)
 		}
-		noteSkipped(w, src, skipped, c.Window != "", "docs/simulate.md#traces")
+		within := ""
+		if c.Window != "" {
+			within = "--window"
+		}
+		noteSkipped(w, src, skipped, within, "docs/simulate.md#traces")
 		if src.Duration == 0 {
 			src.Duration = last
 		}
@@ -289,17 +293,18 @@ func (c *SimulateCmd) checkFileSpan(src trace.Source, first, last float64) error
 }
 
 // noteSkipped notes on w the rows src's reader skipped (BurstGPT's with
-// Request tokens 0), if any, with what follows for them (tail); with
-// windowed, those within --window, beside the whole file's.
-func noteSkipped(w io.Writer, src trace.Source, s skips, windowed bool, tail string) {
+// Request tokens 0), if any, with what follows for them (tail). within
+// names the part of the trace the command reads ("--window"; "": the
+// whole file): the rows within it are noted beside the whole file's.
+func noteSkipped(w io.Writer, src trace.Source, s skips, within string, tail string) {
 	switch {
 	case s.all == 0:
-	case !windowed:
+	case within == "":
 		fmt.Fprintf(w, "note: %s: skipped %s with Request tokens 0 (failed requests, logged without lengths; %s)\n", src.Name, rows(s.all), tail)
 	case !s.placed:
-		fmt.Fprintf(w, "note: %s: skipped %s with Request tokens 0 in the whole file, --window's share unknown under --sort (failed requests, logged without lengths; %s)\n", src.Name, rows(s.all), tail)
+		fmt.Fprintf(w, "note: %s: skipped %s with Request tokens 0 in the whole file, the share within %s unknown under --sort (failed requests, logged without lengths; %s)\n", src.Name, rows(s.all), within, tail)
 	case s.in > 0:
-		fmt.Fprintf(w, "note: %s: skipped %s with Request tokens 0 within --window to the nearest request (each counted with the request after it), %d in the whole file (failed requests, logged without lengths; %s)\n", src.Name, rows(s.in), s.all, tail)
+		fmt.Fprintf(w, "note: %s: skipped %s with Request tokens 0 within %s to the nearest request (each counted with the request after it), %d in the whole file (failed requests, logged without lengths; %s)\n", src.Name, rows(s.in), within, s.all, tail)
 	}
 }
 
@@ -312,19 +317,21 @@ func rows(n int64) string {
 }
 
 // scanTrace reads src once: the arrivals of its first and last requests
-// (seconds), how many arrive in [a, b) (b <= 0: to the end) and the rows
-// the reader skipped (trace.SkippedRows): all of them, and those within
-// [a, b) to the nearest request (a skipped row lies between the requests
-// served before and after it; it counts in the window when the one after
-// does, or, after the last request, when the window reaches the end). A
-// bad row is its error; a trace without a request is trace.ErrEmpty.
-func scanTrace(src trace.Source, a, b float64) (first, last float64, in int64, skipped skips, err error) {
+// (seconds), how many arrive in [a, b) (b <= 0: to the end), at most
+// limit of them (0: all; the window ends at the limit-th, as load's
+// --requests ends a run) and the rows the reader skipped
+// (trace.SkippedRows): all of them, and those within the window to the
+// nearest request (a skipped row lies between the requests served before
+// and after it; it counts in the window when the one after does, or,
+// after the last request, when the window reaches the end). A bad row is
+// its error; a trace without a request is trace.ErrEmpty.
+func scanTrace(src trace.Source, a, b float64, limit int64) (first, last float64, in int64, skipped skips, err error) {
 	r, err := src.Open()
 	if err != nil {
 		return 0, 0, 0, skips{}, err
 	}
 	defer r.Close()
-	inside := func(t float64) bool { return t >= a && (b <= 0 || t < b) }
+	inside := func(t float64) bool { return t >= a && (b <= 0 || t < b) && (limit <= 0 || in < limit) }
 	n := 0
 	seen := trace.SkippedRows(r) // a sorted trace's skips are all known at once: not placed
 	skipped.placed = seen == 0
@@ -332,7 +339,7 @@ func scanTrace(src trace.Source, a, b float64) (first, last float64, in int64, s
 		q, err := r.Next()
 		now := trace.SkippedRows(r)
 		if err == io.EOF {
-			if n > 0 && (b <= 0 || last < b) {
+			if n > 0 && (b <= 0 || last < b) && (limit <= 0 || in < limit) {
 				skipped.in += now - seen
 			}
 			break

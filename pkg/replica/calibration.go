@@ -249,6 +249,11 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 			kvEff = base.BandwidthEfficiency
 		}
 		c.KVBandwidthEfficiency = math.Min(1, kvEff*r.kvSecondsPerToken/pk)
+		if c.KVBandwidthEfficiency < MinEfficiency {
+			warnings = append(warnings, fmt.Sprintf("the decode steps grow by %.4g ns a context token, a KV read at %.2g%% of %s's peak bandwidth, below the %g%% any served GPU reaches: the KV read efficiency is raised to %g and the fitted steps are faster than the measured ones; give the --gpu, --model and --tp the server runs",
+				pk*1e9, 100*c.KVBandwidthEfficiency, base.GPU.Name, 100*MinEfficiency, MinEfficiency))
+			c.KVBandwidthEfficiency = MinEfficiency
+		}
 		c.SequenceStepCost = seconds(math.Max(0, s-keptPerSeq))
 		kvNote = fmt.Sprintf("KV read efficiency fitted from the decode points' %s", contexts)
 	} else {
@@ -271,6 +276,11 @@ func Fit(base Config, steps []StepPoint, prefill []PrefillPoint, heldOut []StepP
 		warnings = append(warnings, fmt.Sprintf("the prefill, %.0f tokens a second, is faster than %s's peak FLOPs allow %s on TP %d (%.0f): the MFU is capped at 1 and the fitted TTFTs are slower than the measured ones; give the --gpu, --model and --tp the server runs",
 			1/perToken, base.GPU.Name, base.Model.Name, base.TP, 1/(base.MFU*r.prefillSecondsPerToken)))
 		c.MFU = 1
+	}
+	if c.MFU < MinEfficiency {
+		warnings = append(warnings, fmt.Sprintf("the prefill, %.0f tokens a second, is below %g%% of what %s's peak FLOPs allow %s on TP %d (%.0f): the MFU is raised to %g and the fitted TTFTs are faster than the measured ones; give the --gpu, --model and --tp the server runs",
+			1/perToken, 100*MinEfficiency, base.GPU.Name, base.Model.Name, base.TP, 1/(base.MFU*r.prefillSecondsPerToken), MinEfficiency))
+		c.MFU = MinEfficiency
 	}
 	c.RequestOverhead = seconds(math.Max(0, reqOver))
 	fitted, err := New(c)
@@ -424,7 +434,7 @@ const maxCalibrationBytes = 1 << 20
 
 // LoadCalibration reads and validates a calibration file (JSON as Fit
 // returns it). Every error names the file and the line:column of the key or
-// value at fault ("FILE:3:27: mfu 2: want a fraction in (0, 1]"): malformed
+// value at fault ("FILE:3:27: mfu 2: want a fraction from 0.01 to 1 ..."): malformed
 // JSON, a truncated file, data after the object, a key given twice in one
 // object, a key the format does not have (exact names, with the allowed ones), a value of the wrong type (as
 // written, with what the key takes), and every value validate refuses.
@@ -526,7 +536,7 @@ func (e keyError) Error() string { return e.key + " " + e.msg }
 // validate checks every value of a loaded calibration and returns one error
 // per bad key, naming it (a point's key with its list and index, e.g.
 // fit[2].step_s):
-// fractions in (0, 1], times >= 0 and below their bounds, TP 1 to 64,
+// efficiencies from MinEfficiency to 1, times >= 0 and below their bounds, TP 1 to 64,
 // points with batch and prompt tokens >= 1 and times > 0. A negative or
 // non-finite value is never a measurement.
 func (c Calibration) validate() []keyError {
@@ -534,14 +544,14 @@ func (c Calibration) validate() []keyError {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, keyError{key: key, msg: fmt.Sprintf(format, args...)})
 	}
-	fraction := func(key string, v float64) {
-		if !(v > 0 && v <= 1) {
-			bad(key, "%v: want a fraction in (0, 1]", v)
+	efficiency := func(key string, v float64) {
+		if !EfficiencyOK(v) {
+			bad(key, "%v: want %s", v, EfficiencyRange)
 		}
 	}
-	time := func(key string, v, below float64) {
-		if !(v >= 0 && v < below) {
-			bad(key, "%v: want seconds >= 0 and below %g", v, below)
+	below := func(key string, v float64, bound time.Duration) {
+		if !(v >= 0 && v < bound.Seconds()) {
+			bad(key, "%v: want seconds >= 0 and below %g", v, bound.Seconds())
 		}
 	}
 	positive := func(key string, v float64) {
@@ -549,15 +559,15 @@ func (c Calibration) validate() []keyError {
 			bad(key, "%v: want seconds > 0", v)
 		}
 	}
-	fraction("bandwidth_efficiency", c.BandwidthEfficiency)
+	efficiency("bandwidth_efficiency", c.BandwidthEfficiency)
 	if c.KVBandwidthEfficiency != 0 {
-		fraction("kv_bandwidth_efficiency", c.KVBandwidthEfficiency)
+		efficiency("kv_bandwidth_efficiency", c.KVBandwidthEfficiency)
 	}
-	fraction("mfu", c.MFU)
-	time("step_overhead_s", c.StepOverheadS, 10)
-	time("layer_step_cost_s", c.LayerStepCostS, 1)
-	time("sequence_step_cost_s", c.SequenceStepCostS, 10)
-	time("request_overhead_s", c.RequestOverheadS, 600)
+	efficiency("mfu", c.MFU)
+	below("step_overhead_s", c.StepOverheadS, stepOverheadBelow)
+	below("layer_step_cost_s", c.LayerStepCostS, layerStepCostBelow)
+	below("sequence_step_cost_s", c.SequenceStepCostS, sequenceStepCostBelow)
+	below("request_overhead_s", c.RequestOverheadS, requestOverheadBelow)
 	if c.TP < 1 || c.TP > 64 {
 		bad("tp", "%d: want an integer from 1 to 64", c.TP)
 	}

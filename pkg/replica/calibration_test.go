@@ -254,7 +254,12 @@ func TestLoadCalibrationPositions(t *testing.T) {
 		{"trailing", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4\n}\n{}\n",
 			`:10:1: data after the JSON value`},
 		{"value", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 2\n}\n",
-			`:8:10: mfu 2: want a fraction in (0, 1]`},
+			`:8:10: mfu 2: want a fraction from 0.01 to 1 (1% to 100% of the GPU's peak)`},
+		// 1e-300 of the peak replayed a GPU that never finishes a prefill.
+		{"value too small", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 1e-300\n}\n",
+			`:8:10: mfu 1e-300: want a fraction from 0.01 to 1`},
+		{"efficiency too small", "  \"bandwidth_efficiency\": 0.009,\n  \"mfu\": 0.4\n}\n",
+			`:7:27: bandwidth_efficiency 0.009: want a fraction from 0.01 to 1`},
 		{"twice", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4,\n  \"mfu\": 0.9\n}\n",
 			`:9:3: mfu: key given twice (first at 8:3); give it once`},
 		{"twice in a point", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4,\n  \"fit\": [{\"batch\": 1, \"batch\": 2, \"step_s\": 0.007}]\n}\n",
@@ -509,5 +514,27 @@ func TestFitFasterThanPeakWarns(t *testing.T) {
 	ok, err := Fit(DefaultConfig(), steps(0.006470), prefill(20000), nil)
 	if err != nil || len(ok.Warnings) != 0 {
 		t.Errorf("a fit within the peak: %v, warnings %q; want none", err, ok.Warnings)
+	}
+}
+
+// TestFitSlowerThanFloorWarns: a prefill of 300 tokens a second on the
+// reference replica (61,875 at peak, above) is MFU 300 / 61,875 = 0.0048,
+// below MinEfficiency: a calibration file with it would be refused, so Fit
+// raises it to 0.01 and says so, rather than losing the sweep.
+func TestFitSlowerThanFloorWarns(t *testing.T) {
+	var steps []StepPoint
+	for _, b := range []int{1, 2, 4, 8} {
+		steps = append(steps, StepPoint{Batch: b, ContextTokens: int64(600 * b), StepS: 0.006470 + 59.34e-6*float64(b)})
+	}
+	prefill := []PrefillPoint{{PromptTokens: 512, TTFTS: 0.040 + 512/300.0}, {PromptTokens: 1024, TTFTS: 0.040 + 1024/300.0}}
+	cal, err := Fit(DefaultConfig(), steps, prefill, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cal.MFU != 0.01 {
+		t.Errorf("MFU %v: want raised to 0.01", cal.MFU)
+	}
+	if len(cal.Warnings) != 1 || !strings.Contains(cal.Warnings[0], "300 tokens a second, is below 1% of") || !strings.Contains(cal.Warnings[0], "(61875)") {
+		t.Errorf("warnings %q: want the 300 tokens/s prefill against 1%% of 61875", cal.Warnings)
 	}
 }

@@ -70,13 +70,15 @@ type Config struct {
 	// ReserveBytes is memory per GPU kept from the KV cache besides the
 	// weights: activations, CUDA graphs, non-torch allocations.
 	ReserveBytes float64
-	// MFU is the fraction of dense tensor FLOPS prefill achieves, in (0, 1].
+	// MFU is the fraction of dense tensor FLOPS prefill achieves, from
+	// MinEfficiency to 1.
 	MFU float64
 	// BandwidthEfficiency is the fraction of peak memory bandwidth a decode
-	// step achieves, in (0, 1].
+	// step achieves, from MinEfficiency to 1.
 	BandwidthEfficiency float64
 	// KVBandwidthEfficiency is the fraction of peak memory bandwidth a
-	// decode step's attention reads the context's KV cache at, in (0, 1];
+	// decode step's attention reads the context's KV cache at, from
+	// MinEfficiency to 1;
 	// 0 (the default) means BandwidthEfficiency: KV read as fast as the
 	// weights. The attention kernel sets it, so it differs by engine and
 	// release (docs/evaluation/ACCURACY.md measures 0.62-0.78 on published points); a
@@ -259,7 +261,32 @@ const (
 	// MaxBlockSize bounds BlockSize in tokens (vLLM uses 16 on CUDA; its
 	// largest supported sizes are a few hundred).
 	MaxBlockSize = 1 << 16
+	// MinEfficiency is the smallest MFU (the experts' too) and memory
+	// bandwidth efficiency (the weights' and the KV cache's) Validate and
+	// a calibration file accept; the largest is 1, the GPU's peak. Served
+	// models reach tens of percent (docs/evaluation/ACCURACY.md's fits
+	// find bandwidth efficiencies of 0.5-0.9 and MFUs of 0.4-1): 1% of an
+	// H100's 989 TFLOPS or 3.35 TB/s is below a sixth of a T4's 65 TFLOPS
+	// and 320 GB/s, so a smaller value is a typing mistake (0.004 for
+	// 0.4) that replays a GPU slower than any served.
+	MinEfficiency = 0.01
 )
+
+// Exclusive bounds of the step model's times that a calibration file has
+// too (Validate's and the file's: a step term of seconds is no replica).
+const (
+	stepOverheadBelow     = 10 * time.Second
+	sequenceStepCostBelow = 10 * time.Second
+	layerStepCostBelow    = time.Second
+	requestOverheadBelow  = 600 * time.Second
+)
+
+// EfficiencyOK reports whether v is an MFU or a bandwidth efficiency a
+// GPU reaches: from MinEfficiency to 1.
+func EfficiencyOK(v float64) bool { return v >= MinEfficiency && v <= 1 }
+
+// EfficiencyRange says what EfficiencyOK accepts, for error messages.
+var EfficiencyRange = fmt.Sprintf("a fraction from %g to 1 (%g%% to 100%% of the GPU's peak)", MinEfficiency, 100*MinEfficiency)
 
 // FieldError is one invalid Config field. Field is the CLI flag name
 // ("memory-utilization"), Value what was given, and Allowed what would be.
@@ -295,6 +322,11 @@ func (c Config) Validate() error {
 			bad(field, fmt.Sprint(v), "a finite number > 0")
 		}
 	}
+	efficiency := func(field string, v float64) {
+		if !EfficiencyOK(v) {
+			bad(field, fmt.Sprint(v), EfficiencyRange)
+		}
+	}
 	nonNegative := func(field string, v float64) {
 		if !(v >= 0) || math.IsInf(v, 0) {
 			bad(field, fmt.Sprint(v), "a finite number >= 0")
@@ -321,16 +353,16 @@ func (c Config) Validate() error {
 	}
 	fraction("memory-utilization", c.MemoryUtilization)
 	nonNegative("reserve", c.ReserveBytes)
-	fraction("mfu", c.MFU)
+	efficiency("mfu", c.MFU)
 	if !(c.OutputLagSteps >= 0 && c.OutputLagSteps <= 4) {
 		bad("output-lag-steps", fmt.Sprint(c.OutputLagSteps), "a number of steps from 0 to 4")
 	}
 	if c.ExpertMFU != 0 {
-		fraction("expert-mfu", c.ExpertMFU)
+		efficiency("expert-mfu", c.ExpertMFU)
 	}
-	fraction("bandwidth-efficiency", c.BandwidthEfficiency)
+	efficiency("bandwidth-efficiency", c.BandwidthEfficiency)
 	if c.KVBandwidthEfficiency != 0 {
-		fraction("kv-bandwidth-efficiency", c.KVBandwidthEfficiency)
+		efficiency("kv-bandwidth-efficiency", c.KVBandwidthEfficiency)
 	}
 	if c.MaxNumSeqs < 1 || c.MaxNumSeqs > MaxMaxNumSeqs {
 		bad("max-num-seqs", fmt.Sprint(c.MaxNumSeqs), fmt.Sprintf("an integer from 1 to %d", MaxMaxNumSeqs))
@@ -339,9 +371,9 @@ func (c Config) Validate() error {
 		field string
 		v     time.Duration
 		below time.Duration // exclusive; a calibration file's bound where it has the term
-	}{{"step-overhead", c.StepOverhead, 10 * time.Second}, {"sequence-step-cost", c.SequenceStepCost, 10 * time.Second},
-		{"layer-step-cost", c.LayerStepCost, time.Second}, {"sequence-layer-cost", c.SequenceLayerCost, time.Second},
-		{"kv-head-cost", c.KVHeadCost, time.Second}, {"request-overhead", c.RequestOverhead, 600 * time.Second},
+	}{{"step-overhead", c.StepOverhead, stepOverheadBelow}, {"sequence-step-cost", c.SequenceStepCost, sequenceStepCostBelow},
+		{"layer-step-cost", c.LayerStepCost, layerStepCostBelow}, {"sequence-layer-cost", c.SequenceLayerCost, time.Second},
+		{"kv-head-cost", c.KVHeadCost, time.Second}, {"request-overhead", c.RequestOverhead, requestOverheadBelow},
 		{"allreduce-latency", c.AllReduceLatency, time.Second}, {"image-pull", c.ImagePull, MaxColdStartPart + 1},
 		{"warm-up", c.WarmUp, MaxColdStartPart + 1}} {
 		// A step term of hours, or a cold start part of centuries, is no

@@ -361,6 +361,12 @@ func TestValidateBounds(t *testing.T) {
 		"cpu-engine":   func(c *Config) { c.CPUEngineCores = math.Inf(1) },
 		"cpu-per-seq":  func(c *Config) { c.CPUPerSequenceCores = math.NaN() },
 		"block-size":   func(c *Config) { c.Accounting = AccountingVLLM; c.BlockSize = MaxBlockSize + 1 },
+		// Below 1% of the peak no GPU serves (MinEfficiency); 1e-300
+		// replayed prefills and steps of 1e300 s.
+		"mfu":                     func(c *Config) { c.MFU = 1e-300 },
+		"expert-mfu":              func(c *Config) { c.ExpertMFU = 0.0099 },
+		"bandwidth-efficiency":    func(c *Config) { c.BandwidthEfficiency = 0.005 },
+		"kv-bandwidth-efficiency": func(c *Config) { c.KVBandwidthEfficiency = 1e-9 },
 	} {
 		c := DefaultConfig()
 		mutate(&c)
@@ -371,6 +377,7 @@ func TestValidateBounds(t *testing.T) {
 	}
 	c := DefaultConfig()
 	c.MaxNumSeqs, c.CPURequestCores, c.CPUIdleCores = MaxMaxNumSeqs, MinCPURequestCores, MaxCPUCores
+	c.MFU, c.ExpertMFU, c.BandwidthEfficiency, c.KVBandwidthEfficiency = 0.01, 0.01, 0.01, 1
 	if err := c.Validate(); err != nil {
 		t.Errorf("the bounds themselves are allowed: %v", err)
 	}

@@ -10,12 +10,15 @@
 //     (shapes.go), on-off bursts with heavy-tailed gaps (onoff.go);
 //   - the Azure LLM inference trace 2023 CSV (azure.go);
 //   - the BurstGPT trace CSV (burstgpt.go);
-//   - Mooncake JSON lines (mooncake.go);
+//   - Mooncake JSON lines (mooncake.go; each key once, exact, a key given
+//     twice named with internal/jsonpos);
 //   - a generic CSV arrival_s,prompt_tokens,output_tokens (csv.go).
 //
 // The CSV formats are parsed with encoding/csv (records.go: quoted fields,
 // one row a line), fed a line at a time by lines.go, which every file format
-// shares (line numbers, byte order mark, CRLF, MaxLine, the binary check).
+// shares (line numbers, byte order mark, CRLF, MaxLine, the binary check,
+// the note on an error at a last line without a line end: a file cut while
+// being written).
 //
 // Transforms (transform.go) compress time (RateScale) and cut a window.
 //

@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -28,6 +29,9 @@ type lines struct {
 	br   *bufio.Reader
 	line int    // number of the line last returned (1-based)
 	buf  []byte // a line longer than br's buffer, gathered
+	// cut is set when the line last returned is the file's last and has
+	// no line end: where a file cut while being written stops.
+	cut bool
 }
 
 // MaxTraceBytes bounds a trace file (4 GiB). A trace is streamed line by
@@ -85,6 +89,7 @@ func (l *lines) next() ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", l.name, err)
 	}
 	l.line++
+	l.cut = err == io.EOF
 	b = bytes.TrimRight(b, "\r\n")
 	if l.line == 1 {
 		b = bytes.TrimPrefix(b, utf8BOM) // spreadsheets write one
@@ -97,10 +102,23 @@ func (l *lines) next() ([]byte, error) {
 
 func (l *lines) Close() error { return l.f.Close() }
 
-// errorf formats an error at the current line: "file:line: ...".
+// errorf formats an error at the current line: "file:line: ...". On the
+// file's last line without a line end it adds cutHint: a row cut short
+// (fewer fields, half a number or timestamp, an unclosed quote or JSON
+// object) is where a file still being written, or copied half, ends.
 func (l *lines) errorf(format string, args ...any) error {
-	return fmt.Errorf("%s:%d: %s", l.name, l.line, fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf("%s:%d: %s", l.name, l.line, fmt.Sprintf(format, args...))
+	if l.cut {
+		msg += cutHint
+	}
+	return errors.New(msg)
 }
+
+// cutHint is errorf's note on a last line without a line end. A cut row
+// that still reads as one (a number cut to fewer digits: 128 to 12) cannot
+// be told from a complete row, so a last line without a line end is not
+// refused by itself: editors save files without one.
+const cutHint = " (the file's last line, with no line end: was the file cut while being written? wait for it to be complete, or delete the partial row)"
 
 // clip quotes a field or line for an error message, cut to its first 60
 // bytes (a binary file has no useful line to show whole).
