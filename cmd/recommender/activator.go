@@ -36,7 +36,16 @@ type ActivatorCmd struct {
 	ProbePath     string        `name:"probe-path" default:"/health" help:"Upstream readiness endpoint (200: ready), vLLM's /health by default."`
 	ProbeInterval time.Duration `name:"probe-interval" default:"500ms" help:"How often the upstream's readiness is probed, 10ms to 1h (at once when a request comes to be held)."`
 	RetryAfter    time.Duration `name:"retry-after" default:"5s" help:"Retry-After of a 503 (hold timeout) or 429 (queue full), rounded up to seconds."`
+	IdleTimeout   time.Duration `name:"idle-timeout" default:"2m" help:"Longest a client's keep-alive connection may stay open with no request on it (between requests, never during one: a held request is not cut), 1s to 24h. Keep it longer than the idle timeout of the client or proxy in front (Go's 90s, nginx's and AWS ALB's 60s; GCP's load balancer's 600s, Envoy's 1h: raise it behind those)."`
 }
+
+// minIdleTimeout and maxIdleTimeout bound --idle-timeout: below a second a
+// client's next request races the close on every reuse; above a day an
+// abandoned connection holds its descriptor for nothing.
+const (
+	minIdleTimeout = time.Second
+	maxIdleTimeout = 24 * time.Hour
+)
 
 // Run serves the activator until the context ends (SIGTERM), then drains:
 // it stops accepting connections and lets the held and in-flight requests
@@ -76,6 +85,8 @@ func (c *ActivatorCmd) Run(e *env) error {
 		return invalidf("--probe-path %q: want a path alone, without a query, fragment or space (e.g. /health)", c.ProbePath)
 	case c.BodyTimeout < time.Second || c.BodyTimeout > time.Hour:
 		return durationIn("body-timeout", c.BodyTimeout, time.Second, time.Hour, "a body read or write upstream needs a deadline, and one longer than an hour holds memory for nothing")
+	case c.IdleTimeout < minIdleTimeout || c.IdleTimeout > maxIdleTimeout:
+		return durationIn("idle-timeout", c.IdleTimeout, minIdleTimeout, maxIdleTimeout, "keep it longer than the idle timeout of the client or proxy in front, so that the client closes first")
 	}
 	maxBytes, err := heldBytes(c.MaxHeldBytes)
 	if err != nil {
@@ -102,7 +113,13 @@ func (c *ActivatorCmd) Run(e *env) error {
 	probeDone := make(chan struct{})
 	defer func() { stopProbe(); <-probeDone }() // its last line written before Run returns
 	go func() { defer close(probeDone); a.Run(probeCtx) }()
-	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second}
+	// ReadHeaderTimeout bounds each request's headers (a connection that
+	// sends none is closed after it); IdleTimeout the wait for the next
+	// request on a keep-alive connection, which without it (and without a
+	// ReadTimeout, which would cut held requests and streamed bodies) is
+	// forever: a leaky or slowloris client holds its descriptor. Neither
+	// runs while a request is being handled, so a held request is not cut.
+	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.IdleTimeout}
 	fmt.Fprintf(stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held, %d bytes of bodies)\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld, maxBytes)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

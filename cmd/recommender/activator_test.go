@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -47,6 +50,9 @@ func TestActivatorInvalid(t *testing.T) {
 		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "1.5"}, `--max-held-bytes "1.5": want a size such as 128MiB`},
 		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "lots"}, `--max-held-bytes "lots": want a size such as 128MiB`},
 		{[]string{"--upstream", "http://chat:8000", "--body-timeout", "10ms"}, "--body-timeout 10ms: want 1s to 1h"},
+		// 0 would be no idle timeout at all (net/http's zero), the leak.
+		{[]string{"--upstream", "http://chat:8000", "--idle-timeout", "0s"}, "--idle-timeout 0s: want 1s to 24h"},
+		{[]string{"--upstream", "http://chat:8000", "--idle-timeout", "25h"}, "--idle-timeout 25h: want 1s to 24h"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(t.Context(), append([]string{"activator"}, tc.args...), strings.NewReader(""), &out, &errb)
@@ -197,5 +203,106 @@ func TestActivatorHeldWithinMemoryLimit(t *testing.T) {
 	code = run(ctx, []string{"activator", "--upstream", "http://chat:8000", "--max-held", "100", "--max-held-bytes", "32MiB", "--listen", "127.0.0.1:0"}, strings.NewReader(""), &out, &errb)
 	if code != 0 || !strings.Contains(errb.String(), "at most 100 held") {
 		t.Errorf("within the limit: exit %d, stderr %q: want 0 and the start line", code, errb.String())
+	}
+}
+
+// TestActivatorIdleTimeout: with --idle-timeout 1s, a keep-alive
+// connection left idle after its answer is closed by the activator 1 s
+// later (not before, not never: before, it stayed open), while a request
+// held for 3 s (three idle timeouts) on another connection that sends
+// nothing meanwhile is answered, and its connection then carries a second
+// request.
+func TestActivatorIdleTimeout(t *testing.T) {
+	listen, upstream := freePort(t), freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	code := make(chan int, 1)
+	var errb bytes.Buffer
+	go func() {
+		code <- run(ctx, []string{"activator", "--listen", listen, "--upstream", "http://" + upstream, "--probe-interval", "50ms", "--hold-timeout", "30s", "--idle-timeout", "1s"},
+			strings.NewReader(""), io.Discard, &errb)
+	}()
+	defer func() { cancel(); <-code }()
+	dial := func() (net.Conn, *bufio.Reader) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			c, err := net.Dial("tcp", listen)
+			if err == nil {
+				t.Cleanup(func() { c.Close() })
+				return c, bufio.NewReader(c)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("activator did not listen: %v", err)
+			}
+		}
+	}
+	// get sends one request on c and reads its answer (from a goroutine
+	// too: errors are returned, not fatal).
+	get := func(c net.Conn, br *bufio.Reader, path string) (int, string, error) {
+		if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: chat\r\n\r\n"); err != nil {
+			return 0, "", fmt.Errorf("GET %s: %w", path, err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		r, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return 0, "", fmt.Errorf("GET %s: %w", path, err)
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if r.Close {
+			return 0, "", fmt.Errorf("GET %s answered with Connection: close", path)
+		}
+		return r.StatusCode, string(b), nil
+	}
+
+	// The held request first: upstream down, it waits on its connection.
+	held, heldR := dial()
+	type answer struct {
+		code int
+		body string
+		err  error
+	}
+	heldGot := make(chan answer, 1)
+	go func() { c, b, err := get(held, heldR, "/v1/models"); heldGot <- answer{c, b, err} }()
+
+	idle, idleR := dial()
+	if code, _, err := get(idle, idleR, "/healthz"); err != nil || code != http.StatusOK {
+		t.Fatalf("/healthz: %d, %v", code, err)
+	}
+	answered := time.Now()
+	_ = idle.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := idleR.Read(make([]byte, 1))
+	waited := time.Since(answered)
+	switch {
+	case n != 0 || !errors.Is(err, io.EOF):
+		t.Errorf("idle keep-alive connection after 5 s: read %d bytes, %v; want EOF (closed by the activator)", n, err)
+	case waited < 500*time.Millisecond || waited > 3*time.Second: // the server's timer starts as it writes the answer, a little before it is read
+		t.Errorf("idle keep-alive connection closed %v after its answer, want about 1s (--idle-timeout)", waited)
+	}
+
+	// 3 s after the first request was held, the upstream comes up.
+	time.Sleep(time.Until(answered.Add(3 * time.Second)))
+	select {
+	case a := <-heldGot:
+		t.Fatalf("held request answered %d %q (%v) before the upstream came up", a.code, a.body, a.err)
+	default:
+	}
+	ln, err := net.Listen("tcp", upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "models") })}
+	go up.Serve(ln)
+	defer up.Close()
+	select {
+	case a := <-heldGot:
+		if a.err != nil || a.code != http.StatusOK || a.body != "models" {
+			t.Fatalf("held request answered %d %q (%v), want 200 \"models\"", a.code, a.body, a.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("held request not answered after the upstream came up")
+	}
+	// Its connection was kept through the hold: a second request on it.
+	if code, body, err := get(held, heldR, "/v1/models"); err != nil || code != http.StatusOK || body != "models" {
+		t.Errorf("second request on the held request's connection: %d %q (%v)", code, body, err)
 	}
 }

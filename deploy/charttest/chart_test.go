@@ -53,32 +53,50 @@ func tryRender(values string) ([]object, error) {
 	return tryRenderRelease("infscale", values)
 }
 
-// tryRenderRelease is tryRender for the release name given.
+// tryRenderRelease is tryRender for the release name given. Hook objects
+// (a helm.sh/hook annotation: the config check) are left out, as Helm
+// installs them apart from the release's objects; renderHooks has them.
 func tryRenderRelease(release, values string) ([]object, error) {
+	objs, _, err := renderSplit(release, values)
+	return objs, err
+}
+
+// renderHooks renders values (as render) and returns the hook objects.
+func renderHooks(t *testing.T, values string) []object {
+	t.Helper()
+	_, hooks, err := renderSplit("infscale", values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hooks
+}
+
+// renderSplit renders the chart and decodes every document strictly,
+// returning the release's objects and the hooks apart.
+func renderSplit(release, values string) (objs, hooks []object, err error) {
 	ch, err := loader.Load(chartDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	over, err := chartutil.ReadValues([]byte(values))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rv, err := chartutil.ToRenderValues(ch, over, chartutil.ReleaseOptions{
 		Name: release, Namespace: "infscale", Revision: 1, IsInstall: true,
 	}, chartutil.DefaultCapabilities)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	files, err := engine.Render(ch, rv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	var objs []object
 	for _, n := range names {
 		if !strings.HasSuffix(n, ".yaml") {
 			continue
@@ -89,19 +107,29 @@ func tryRenderRelease(release, values string) ([]object, error) {
 			}
 			o := object{source: fmt.Sprintf("%s#%d", n, i)}
 			if err := yaml.Unmarshal([]byte(doc), &o.meta); err != nil {
-				return nil, fmt.Errorf("%s: %v\n%s", o.source, err, doc)
+				return nil, nil, fmt.Errorf("%s: %v\n%s", o.source, err, doc)
+			}
+			var m struct {
+				Metadata metav1.ObjectMeta `json:"metadata"`
+			}
+			if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+				return nil, nil, fmt.Errorf("%s: %v\n%s", o.source, err, doc)
 			}
 			o.obj = newObject(o.meta)
 			if o.obj == nil {
-				return nil, fmt.Errorf("%s: no Go type known for apiVersion %q kind %q", o.source, o.meta.APIVersion, o.meta.Kind)
+				return nil, nil, fmt.Errorf("%s: no Go type known for apiVersion %q kind %q", o.source, o.meta.APIVersion, o.meta.Kind)
 			}
 			if err := yaml.UnmarshalStrict([]byte(doc), o.obj); err != nil {
-				return nil, fmt.Errorf("%s: %v\n%s", o.source, err, doc)
+				return nil, nil, fmt.Errorf("%s: %v\n%s", o.source, err, doc)
 			}
-			objs = append(objs, o)
+			if _, ok := m.Metadata.Annotations["helm.sh/hook"]; ok {
+				hooks = append(hooks, o)
+			} else {
+				objs = append(objs, o)
+			}
 		}
 	}
-	return objs, nil
+	return objs, hooks, nil
 }
 
 func stripComments(s string) string {
@@ -136,6 +164,8 @@ func newObject(m metav1.TypeMeta) any {
 		return &monitoringv1.ServiceMonitor{}
 	case "batch/v1 CronJob":
 		return &batchv1.CronJob{}
+	case "batch/v1 Job":
+		return &batchv1.Job{}
 	case "monitoring.coreos.com/v1 PodMonitor":
 		return &monitoringv1.PodMonitor{}
 	case "policy/v1 PodDisruptionBudget":

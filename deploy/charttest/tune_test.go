@@ -9,6 +9,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 )
 
+// tunedTarget is a target that reads the CronJob's results
+// (config.tune.dir at tune.results.path's default): the CronJob needs one.
+const tunedTarget = "targets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, config: {server: vllm, selector: '{namespace=\"llm\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8, tune: {dir: /var/lib/infscale/tune, mode: shadow}}}\n"
+
 // TestTuneCronJob: off by default; enabled, an indexed CronJob of 3
 // shards runs `tune --shard $(JOB_COMPLETION_INDEX)/3` on the release's
 // config and writes to the results claim, which serve mounts at the same
@@ -17,7 +21,7 @@ func TestTuneCronJob(t *testing.T) {
 	if n := len(every[*batchv1.CronJob](render(t, ""))); n != 0 {
 		t.Fatalf("%d CronJobs by default, want none", n)
 	}
-	objs := render(t, "tune: {enabled: true, shards: 3, results: {claimName: tune-results}}\n")
+	objs := render(t, "tune: {enabled: true, shards: 3, results: {claimName: tune-results}}\n"+tunedTarget)
 	cj := only[*batchv1.CronJob](t, objs)
 	js := cj.Spec.JobTemplate.Spec
 	c := js.Template.Spec.Containers[0]
@@ -36,7 +40,7 @@ func TestTuneCronJob(t *testing.T) {
 	if !mounted {
 		t.Errorf("serve does not mount the results: %+v", d.Spec.Template.Spec.Containers[0].VolumeMounts)
 	}
-	if _, err := tryRender("tune: {enabled: true}\n"); err == nil || !strings.Contains(err.Error(), "claimName") {
+	if _, err := tryRender("tune: {enabled: true}\n" + tunedTarget); err == nil || !strings.Contains(err.Error(), "claimName") {
 		t.Errorf("enabled without a claim: %v", err)
 	}
 }
@@ -48,12 +52,12 @@ func TestTuneCronJob(t *testing.T) {
 // value; 1 (one shard, all targets) still renders one completion.
 func TestTuneShardsAtLeastOne(t *testing.T) {
 	for _, v := range []string{"0", "-2"} {
-		_, err := tryRender("tune: {enabled: true, shards: " + v + ", results: {claimName: tune-results}}\n")
+		_, err := tryRender("tune: {enabled: true, shards: " + v + ", results: {claimName: tune-results}}\n" + tunedTarget)
 		if err == nil || !strings.Contains(err.Error(), "at '/tune/shards'") {
 			t.Errorf("tune.shards %s: error %v, want one naming /tune/shards", v, err)
 		}
 	}
-	js := only[*batchv1.CronJob](t, render(t, "tune: {enabled: true, shards: 1, results: {claimName: tune-results}}\n")).Spec.JobTemplate.Spec
+	js := only[*batchv1.CronJob](t, render(t, "tune: {enabled: true, shards: 1, results: {claimName: tune-results}}\n"+tunedTarget)).Spec.JobTemplate.Spec
 	if *js.Completions != 1 || *js.Parallelism != 1 || js.Template.Spec.Containers[0].Args[2] != "--shard=$(JOB_COMPLETION_INDEX)/1" {
 		t.Errorf("tune.shards 1: completions %d, parallelism %d, args %v; want 1, 1, --shard=$(JOB_COMPLETION_INDEX)/1", *js.Completions, *js.Parallelism, js.Template.Spec.Containers[0].Args)
 	}
@@ -64,10 +68,10 @@ func TestTuneShardsAtLeastOne(t *testing.T) {
 // runs: the install succeeded and every nightly run failed. The schema
 // refuses it at render; 0 (the number of cores) renders --workers=0.
 func TestTuneWorkersNotNegative(t *testing.T) {
-	if _, err := tryRender("tune: {enabled: true, workers: -1, results: {claimName: tune-results}}\n"); err == nil || !strings.Contains(err.Error(), "at '/tune/workers'") {
+	if _, err := tryRender("tune: {enabled: true, workers: -1, results: {claimName: tune-results}}\n" + tunedTarget); err == nil || !strings.Contains(err.Error(), "at '/tune/workers'") {
 		t.Errorf("tune.workers -1: error %v, want one naming /tune/workers", err)
 	}
-	args := only[*batchv1.CronJob](t, render(t, "tune: {enabled: true, workers: 0, results: {claimName: tune-results}}\n")).Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args
+	args := only[*batchv1.CronJob](t, render(t, "tune: {enabled: true, workers: 0, results: {claimName: tune-results}}\n"+tunedTarget)).Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args
 	if !slices.Contains(args, "--workers=0") {
 		t.Errorf("tune.workers 0: args %v, want --workers=0", args)
 	}

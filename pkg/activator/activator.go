@@ -86,7 +86,9 @@ type Config struct {
 	// Client probes the upstream (default: a 2 s timeout).
 	Client *http.Client
 	// Transport carries proxied requests (default http.DefaultTransport's
-	// clone).
+	// clone: idle upstream connections closed after 90 s, and no deadline
+	// on an answer, which a non-streamed completion may take minutes to
+	// start).
 	Transport http.RoundTripper
 	// Log, if set, gets a line each time the probe's answer changes
 	// readiness (and the first probe's when not ready), with the failed

@@ -209,3 +209,37 @@ spec:
       {{- end }}
       ignoreNullValues: "false"
 {{- end -}}
+
+{{- /* infscale.tuneDir checks a target's config.tune against the tune
+CronJob (dict "root" $ "target" TARGET). serve reads config.tune.dir in its
+own pod: a directory that is not there is a `tuning failed` line each
+minute and no tuning, which nothing else shows. It is there when it is
+tune.results.path with tune.enabled (the results claim, mounted read-only),
+or at or under a mountPath of extraVolumeMounts (results brought by the
+user). With tune.enabled the CronJob tunes every target with a tune: block
+into tune.results.path (--out), so a block without dir, or with another
+dir, would be tuned twice (the CronJob's result never read). */ -}}
+{{- define "infscale.tuneDir" -}}
+{{- $root := .root }}
+{{- $name := .target.name }}
+{{- $tu := (.target.config | default dict).tune }}
+{{- if kindIs "map" $tu }}
+{{- $path := clean (toString $root.Values.tune.results.path) }}
+{{- if $tu.dir }}
+{{- $dir := clean (toString $tu.dir) }}
+{{- $mounted := and $root.Values.tune.enabled (eq $dir $path) }}
+{{- range $root.Values.extraVolumeMounts }}
+{{- $mp := clean (toString .mountPath) }}
+{{- if or (eq $dir $mp) (hasPrefix (printf "%s/" (trimSuffix "/" $mp)) $dir) }}{{ $mounted = true }}{{ end }}
+{{- end }}
+{{- if and $root.Values.tune.enabled (not (eq $dir $path)) }}
+{{- fail (printf "targets[%s].config.tune.dir: %s, but the tune CronJob (tune.enabled) writes every tuned target's result to tune.results.path %s, mounted there in serve's pod: set dir to %s, or tune.enabled: false to bring results yourself" $name $dir $path $path) }}
+{{- end }}
+{{- if not $mounted }}
+{{- fail (printf "targets[%s].config.tune.dir: %s is not mounted in serve's pod: tune.enabled is false (its results claim is mounted at tune.results.path only with it) and no extraVolumeMounts mountPath covers it, so serve would log `tuning failed` each minute and never tune; set tune.enabled: true with tune.results.claimName (and dir: %s), mount your results with extraVolumes and extraVolumeMounts, or leave dir out to tune in serve" $name $dir $path) }}
+{{- end }}
+{{- else if $root.Values.tune.enabled }}
+{{- fail (printf "targets[%s].config.tune: has no dir, so serve tunes it in process while the tune CronJob (tune.enabled) also tunes it into tune.results.path, a result never read: set tune.dir: %s" $name $path) }}
+{{- end }}
+{{- end }}
+{{- end }}
