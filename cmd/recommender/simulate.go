@@ -561,7 +561,7 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []repla
 				fmt.Fprintf(b, "%8.0f %8.2f %7d %5d %8d %8d %8s %8s %6s %9s %6d", s.T, s.ArrivalRate, s.Desired, s.Ready, s.Starting, s.Draining,
 					num0(s.Running), num0(s.Waiting), num0(s.Held), fmtSecs(replay.FiniteOrNil(s.TTFTP95)), s.Misses)
 				if explained {
-					b.WriteString("  " + timelineReason(s))
+					b.WriteString("  " + timelineReason(s.Reason, s.Metric))
 				}
 				b.WriteString("\n")
 			}
@@ -572,14 +572,14 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []repla
 }
 
 // timelineReason is a timeline row's reason column: the reason with the
-// deciding signal in parentheses, "-" when the policy said none.
-func timelineReason(s replay.Sample) string {
-	r := s.Reason
+// deciding signal (metric) in parentheses, "-" when the policy said none.
+func timelineReason(reason, metric string) string {
+	r := reason
 	if r == "" {
 		r = "-"
 	}
-	if s.Metric != "" {
-		r += " (" + s.Metric + ")"
+	if metric != "" {
+		r += " (" + metric + ")"
 	}
 	return r
 }

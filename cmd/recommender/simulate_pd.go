@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -144,10 +145,19 @@ func writePDText(w io.Writer, traceName string, cfg replay.Config, link float64,
 			if len(pool.tl) == 0 {
 				continue
 			}
-			fmt.Fprintf(b, "\n%s (%s)\n%8s %8s %7s %5s %8s %8s %8s %8s %9s %6s\n", r.Policy, pool.name, "t", "arr/s", "desired", "ready", "starting", "draining", "running", "waiting", "TTFT p95", "misses")
+			explained := slices.ContainsFunc(pool.tl, func(s replay.TimelineEntry) bool { return s.Reason != "" })
+			fmt.Fprintf(b, "\n%s (%s)\n%8s %8s %7s %5s %8s %8s %8s %8s %9s %6s", r.Policy, pool.name, "t", "arr/s", "desired", "ready", "starting", "draining", "running", "waiting", "TTFT p95", "misses")
+			if explained {
+				b.WriteString("  reason (metric)")
+			}
+			b.WriteString("\n")
 			for _, s := range pool.tl {
-				fmt.Fprintf(b, "%8.0f %8.2f %7d %5d %8d %8d %8s %8s %9s %6d\n", s.T, s.ArrivalRate, s.Desired, s.Ready, s.Starting, s.Draining,
+				fmt.Fprintf(b, "%8.0f %8.2f %7d %5d %8d %8d %8s %8s %9s %6d", s.T, s.ArrivalRate, s.Desired, s.Ready, s.Starting, s.Draining,
 					numP(s.Running), numP(s.Waiting), fmtSecs(s.TTFTP95), s.Misses)
+				if explained {
+					b.WriteString("  " + timelineReason(s.Reason, s.Metric))
+				}
+				b.WriteString("\n")
 			}
 		}
 	}

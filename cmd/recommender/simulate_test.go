@@ -128,6 +128,29 @@ func TestSimulateTimelineAndCSV(t *testing.T) {
 	}
 }
 
+// TestSimulatePDTimelineReason: simulate --pd --timeline's text blocks have
+// the reason column where the pool's policy says why (docs/simulate.md,
+// Prefill/decode pairs): pd(queue:100000;fixed:2)'s prefill pool decides on
+// its one metric, queue; the decode pool's fixed:2 says nothing, so its
+// block has no such column.
+func TestSimulatePDTimelineReason(t *testing.T) {
+	code, out, errs := runSimulate(t, "--pd", "-q", "--policy", "pd(queue:100000;fixed:2)", "--timeline", "--trace", "synthetic:poisson,rate=5,duration=60")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	pre, dec, ok := strings.Cut(out[strings.Index(out, "(prefill)\n"):], "(decode)\n")
+	if !ok {
+		t.Fatalf("no decode block:\n%s", out)
+	}
+	lines := strings.Split(strings.TrimSpace(pre), "\n")
+	if !strings.HasSuffix(lines[1], "misses  reason (metric)") || !strings.HasSuffix(lines[2], " (queue)") {
+		t.Errorf("prefill block:\n%s\nwant a reason (metric) column ending in (queue)", pre)
+	}
+	if strings.Contains(dec, "reason") || strings.Contains(dec, "(") {
+		t.Errorf("decode block (fixed:2):\n%s\nwant no reason column", dec)
+	}
+}
+
 func TestSimulatePlot(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"p.png", "p.svg"} {

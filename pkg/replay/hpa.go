@@ -35,13 +35,21 @@ func (c *hpaCtl) Decide(now float64, obs recommend.Observation) int {
 	return c.outer.Decide(now, ext)
 }
 
+// hpaMetric is the metric the HPA of hpa(POLICY) reads: POLICY's output,
+// exported as infscale_desired_replicas (the running slot carries it).
+const hpaMetric = "infscale_desired_replicas"
+
 // explain is the HPA's own reason (the consumer decides the count; the
-// inner policy's reason is in its own row).
+// inner policy's reason is in its own row), on the one metric it reads.
 func (c *hpaCtl) explain() (reason, metric string) {
 	if c.bounded != 0 {
 		return c.bounded.String(), ""
 	}
-	return c.outer.explain()
+	reason, metric = c.outer.explain()
+	if metric != "" {
+		metric = hpaMetric
+	}
+	return reason, metric
 }
 
 // boundReason is the reason of the HPA's bound check that set n from cur.

@@ -33,18 +33,23 @@ type explainer interface {
 	explain() (reason, metric string)
 }
 
-func (c *infscaleCtl) explain() (reason, metric string) {
-	if c.d.Reason != 0 {
-		reason = c.d.Reason.String()
+func (c *infscaleCtl) explain() (reason, metric string) { return explainDecision(&c.d) }
+
+// explainDecision is d's reason (recommend.Reason's name, "" for none) and
+// the signal whose recommendation was the largest among the valid ones
+// that did not abstain ("" when none was).
+func explainDecision(d *recommend.Decision) (reason, metric string) {
+	if d.Reason != 0 {
+		reason = d.Reason.String()
 	}
 	best := -1
-	for i, r := range c.d.Raw {
-		if r.Valid && !r.Abstained && (best < 0 || r.Desired > c.d.Raw[best].Desired) {
+	for i, r := range d.Raw {
+		if r.Valid && !r.Abstained && (best < 0 || r.Desired > d.Raw[best].Desired) {
 			best = i
 		}
 	}
 	if best >= 0 {
-		metric = c.d.Raw[best].Signal.String()
+		metric = d.Raw[best].Signal.String()
 	}
 	return reason, metric
 }

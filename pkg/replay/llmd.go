@@ -83,6 +83,18 @@ type llmdCtl struct {
 	values  func(now float64, obs recommend.Observation) (running, waiting float64)
 	outer   *infscaleCtl
 	bounded recommend.Reason // the last decision was the HPA's bound check
+	// triggers name the metric each slot carries (the running slot's,
+	// then the waiting slot's), as the baseline's ScaledObject queries it.
+	triggers [2]string
+}
+
+// llmdTriggers are each baseline's triggers' metrics, by slot (running,
+// waiting): docs/llm-d.md's table of the four baselines.
+var llmdTriggers = map[string][2]string{
+	"llmd-queue":      {"llm_d_epp_request_running", "llm_d_epp_flow_control_queue_size"},
+	"llmd-saturation": {"llm_d_epp_request_running", "llm_d_epp_flow_control_pool_saturation"},
+	"llmd-tokens":     {"llm_d_epp_inflight_tokens", "vllm:kv_cache_usage_perc"},
+	"llmd-slo":        {"slo", ""},
 }
 
 func (c *llmdCtl) Decide(now float64, obs recommend.Observation) int {
@@ -101,13 +113,21 @@ func (c *llmdCtl) Decide(now float64, obs recommend.Observation) int {
 	return c.outer.Decide(now, ext)
 }
 
-// explain is the HPA's reason on the KEDA metric (the signals are the
-// scaler's slots: running for the first, waiting for the second).
+// explain is the HPA's reason on the KEDA metrics, the metric named as
+// the trigger queries it (the signals are the scaler's slots: running for
+// the first trigger, waiting for the second).
 func (c *llmdCtl) explain() (reason, metric string) {
 	if c.bounded != 0 {
 		return c.bounded.String(), ""
 	}
-	return c.outer.explain()
+	reason, metric = c.outer.explain()
+	switch metric {
+	case recommend.SignalRunning.String():
+		metric = c.triggers[0]
+	case recommend.SignalWaiting.String():
+		metric = c.triggers[1]
+	}
+	return reason, metric
 }
 
 func (c *llmdCtl) warm(n int, epoch time.Time) { c.outer.warm(n, epoch) }
@@ -191,7 +211,7 @@ func parseLLMD(full, s string, parts []part, off int) (Policy, error) {
 		return Policy{}, policyError(full, off+1, "%s: %v", name, err)
 	}
 	return Policy{Name: s, min: lo, max: hi, build: func(e env) (Controller, error) {
-		c := &llmdCtl{outer: newInfscale(hp, e.cfg.Epoch)}
+		c := &llmdCtl{outer: newInfscale(hp, e.cfg.Epoch), triggers: llmdTriggers[name]}
 		switch name {
 		case "llmd-queue":
 			c.values = func(_ float64, obs recommend.Observation) (float64, float64) {

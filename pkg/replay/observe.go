@@ -97,20 +97,22 @@ type Sample struct {
 	Misses int64
 	// Reason is the step that decided Desired (recommend.Reason's name:
 	// DesiredWithinRange, ScaleDownStabilized, guard, ...) and Metric the
-	// signal whose recommendation was the largest (demand, ttft, ...); both
-	// "" for a policy that does not decide through pkg/recommend (fixed:N,
-	// knative, oracle, optimal, a follow file).
+	// signal whose recommendation was the largest (demand, ttft, ...;
+	// infscale_desired_replicas for hpa(...), the trigger's metric for
+	// llmd-*); both "" for a policy that does not decide through
+	// pkg/recommend (fixed:N, knative, oracle, optimal, a follow file).
 	Reason, Metric string
 }
 
-// sampleTimeline closes the timeline interval at now (every Config.Period).
-func (s *sim) sampleTimeline(now float64, obs recommend.Observation, desired int) {
+// sampleTimeline closes the timeline interval at now (every Config.Period),
+// desired decided by why (nil: a controller that does not say why).
+func (s *sim) sampleTimeline(now float64, obs recommend.Observation, desired int, why explainer) {
 	if !s.cfg.Timeline || now < s.nextSample {
 		return
 	}
 	s.sample.Desired = desired
-	if e, ok := s.ctl.(explainer); ok {
-		s.sample.Reason, s.sample.Metric = e.explain()
+	if why != nil {
+		s.sample.Reason, s.sample.Metric = why.explain()
 	}
 	s.sample.Running, s.sample.Waiting, s.sample.Held = obs.Running, obs.Waiting, obs.Held
 	for _, r := range s.reps {

@@ -215,6 +215,12 @@ type pdController interface {
 	decide(now float64, pre, dec recommend.Observation) (int, int)
 }
 
+// pdExplainer is a pdController that says why it decided each pool's
+// last count (each nil when that pool's controller does not say).
+type pdExplainer interface {
+	explainers() (pre, dec explainer)
+}
+
 // pdSim is one replay of a pair: two pools on one clock, the transfers
 // between them.
 type pdSim struct {
@@ -401,8 +407,12 @@ func (ps *pdSim) tick(now float64) {
 	op, od := ps.pre.observe(now), ps.dec.observe(now)
 	np, nd := ps.ctl.decide(now, op, od)
 	np, nd = min(max(np, 0), MaxReplicas), min(max(nd, 0), MaxReplicas)
-	ps.pre.sampleTimeline(now, op, np)
-	ps.dec.sampleTimeline(now, od, nd)
+	var whyP, whyD explainer
+	if e, ok := ps.ctl.(pdExplainer); ok {
+		whyP, whyD = e.explainers()
+	}
+	ps.pre.sampleTimeline(now, op, np, whyP)
+	ps.dec.sampleTimeline(now, od, nd, whyD)
 	ps.pre.scale(now, np)
 	ps.dec.scale(now, nd)
 	ps.pre.lastTick, ps.dec.lastTick, ps.lastTick = now, now, now

@@ -176,6 +176,12 @@ func (c pairCtl) decide(now float64, op, od recommend.Observation) (int, int) {
 	return c.pre.Decide(now, op), c.dec.Decide(now, od)
 }
 
+func (c pairCtl) explainers() (pre, dec explainer) {
+	pre, _ = c.pre.(explainer)
+	dec, _ = c.dec.(explainer)
+	return pre, dec
+}
+
 func (c pairCtl) warm(p, d int, epoch time.Time) {
 	if w, ok := c.pre.(warmer); ok {
 		w.warm(p, epoch)
@@ -389,6 +395,16 @@ func (c *pdRecommended) decide(now float64, op, od recommend.Observation) (int, 
 	}
 	return c.dp.Desired, c.dd.Desired
 }
+
+// explainers are the pair rule's decisions for each pool.
+func (c *pdRecommended) explainers() (pre, dec explainer) {
+	return decisionExplainer{&c.dp}, decisionExplainer{&c.dd}
+}
+
+// decisionExplainer explains the decision it points to (explainDecision).
+type decisionExplainer struct{ d *recommend.Decision }
+
+func (e decisionExplainer) explain() (reason, metric string) { return explainDecision(e.d) }
 
 func (c *pdRecommended) warm(p, d int, epoch time.Time) {
 	for _, x := range []struct {

@@ -54,7 +54,7 @@ func NewPDRow(r PDResult, timeline bool) PDRow {
 // period, with WriteTimelineCSV's columns after policy and role.
 func WritePDTimelineCSV(w io.Writer, rows []PDRow) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"policy", "role", "t_s", "arrival_rate", "desired", "ready", "starting", "draining", "running", "waiting", "held", "ttft_p95_s", "misses"})
+	cw.Write([]string{"policy", "role", "t_s", "arrival_rate", "desired", "ready", "starting", "draining", "running", "waiting", "held", "ttft_p95_s", "misses", "reason", "metric"})
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	for _, r := range rows {
 		for _, pool := range []struct {
@@ -63,7 +63,7 @@ func WritePDTimelineCSV(w io.Writer, rows []PDRow) error {
 		}{{"prefill", r.PrefillTimeline}, {"decode", r.DecodeTimeline}} {
 			for _, s := range pool.tl {
 				cw.Write([]string{r.Policy, pool.role, f(s.T), f(s.ArrivalRate), strconv.Itoa(s.Desired), strconv.Itoa(s.Ready), strconv.Itoa(s.Starting),
-					strconv.Itoa(s.Draining), csvNum(s.Running), csvNum(s.Waiting), csvNum(s.Held), csvNum(s.TTFTP95), strconv.FormatInt(s.Misses, 10)})
+					strconv.Itoa(s.Draining), csvNum(s.Running), csvNum(s.Waiting), csvNum(s.Held), csvNum(s.TTFTP95), strconv.FormatInt(s.Misses, 10), s.Reason, s.Metric})
 			}
 		}
 	}

@@ -501,7 +501,8 @@ func (s *sim) tick(now float64) {
 	obs := s.observe(now)
 	d := s.ctl.Decide(now, obs)
 	d = min(max(d, 0), MaxReplicas)
-	s.sampleTimeline(now, obs, d)
+	why, _ := s.ctl.(explainer)
+	s.sampleTimeline(now, obs, d, why)
 	s.scale(now, d)
 	s.lastTick = now
 }
