@@ -14,14 +14,14 @@
 // trtllm-serve) and the real pages listed in docs/design.md ("Field cases").
 package modelserver
 
-// Families are the metric names one server exports for each signal. Every
-// field is a list of alternatives in preference order: the first name that is
-// present with a finite sample wins, the others are ignored (never summed).
 // GatewayWorkerLabel names the model server a gateway re-exports a series
 // of: the SGLang Model Gateway's worker_addr, e.g.
 // worker_addr="grpc://10.0.0.7:8001" (smg-project/smg PR #813).
 const GatewayWorkerLabel = "worker_addr"
 
+// Families are the metric names one server exports for each signal. Every
+// field is a list of alternatives in preference order: the first name that is
+// present with a finite sample wins, the others are ignored (never summed).
 // Names are exact sample names as written on a page and in PromQL (counters
 // carry their _total suffix where the server writes one); a name that merely
 // starts with another (`…_created`) is another family. A gauge or counter

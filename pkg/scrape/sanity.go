@@ -121,9 +121,9 @@ func checkValues(raw *rawPage, p *Page) (int, error) {
 	return -1, nil
 }
 
-// workerLabel names the model server a gateway re-exports a series of,
-// modelserver.GatewayWorkerLabel
-// (the SGLang Model Gateway's worker_addr, e.g. "grpc://10.0.0.7:8001").
+// workerLabel names the model server a gateway re-exports a series of
+// (modelserver.GatewayWorkerLabel: the SGLang Model Gateway's worker_addr,
+// e.g. "grpc://10.0.0.7:8001").
 const workerLabel = modelserver.GatewayWorkerLabel
 
 // checkWorkers refuses a page whose running or waiting series name more
