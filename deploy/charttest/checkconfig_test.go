@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,6 +116,37 @@ func TestConfigCheckRefuses(t *testing.T) {
 		}
 		if code != c.code || !strings.Contains(out.String(), c.want) {
 			t.Errorf("values %q: exit %d, output %q; want %d and %q", c.values, code, out.String(), c.code, c.want)
+		}
+	}
+}
+
+// TestConfigCheckMountsExtraVolumes: serve --check-config reads a target's
+// replica.calibration file and refuses a missing one (exit 2, "no such
+// file"), so the hook Job mounts serve's extraVolumes and extraVolumeMounts
+// as serve's pod does: a calibration file mounted for serve from a
+// ConfigMap is there for the check too, instead of failing the install of a
+// config serve accepts.
+func TestConfigCheckMountsExtraVolumes(t *testing.T) {
+	values := "extraVolumes: [{name: calibration, configMap: {name: chat-calibration}}]\n" +
+		"extraVolumeMounts: [{name: calibration, mountPath: /etc/infscale-calibration, readOnly: true}]\n"
+	objs, hooks, err := renderSplit("infscale", values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := only[*batchv1.Job](t, hooks).Spec.Template.Spec
+	d := only[*appsv1.Deployment](t, objs).Spec.Template.Spec
+	want := corev1.VolumeMount{Name: "calibration", MountPath: "/etc/infscale-calibration", ReadOnly: true}
+	for _, spec := range []struct {
+		name string
+		ps   corev1.PodSpec
+	}{{"check Job", js}, {"serve", d}} {
+		if !slices.ContainsFunc(spec.ps.Containers[0].VolumeMounts, func(m corev1.VolumeMount) bool { return reflect.DeepEqual(m, want) }) {
+			t.Errorf("%s mounts %+v, want %+v", spec.name, spec.ps.Containers[0].VolumeMounts, want)
+		}
+		if !slices.ContainsFunc(spec.ps.Volumes, func(v corev1.Volume) bool {
+			return v.Name == "calibration" && v.ConfigMap != nil && v.ConfigMap.Name == "chat-calibration"
+		}) {
+			t.Errorf("%s volumes %+v, want calibration from ConfigMap chat-calibration", spec.name, spec.ps.Volumes)
 		}
 	}
 }
