@@ -136,7 +136,8 @@ func TestPeriodLongerThanReplay(t *testing.T) {
 // the pools' timelines (it printed the summary table only): one line per
 // policy, role and period, as many periods per pool as the one-pool
 // timeline of the same trace has, and pd(fixed:1;fixed:2) asks 1
-// prefill and 2 decode replicas in every one.
+// prefill and 2 decode replicas in every one, with no reason or metric
+// (fixed:N does not decide through pkg/recommend).
 func TestSimulatePDTimelineCSV(t *testing.T) {
 	code, out, stderr := runIn(t, nil, "simulate", "--pd", "-q", "--output", "csv", "--timeline", "-p", "pd(fixed:1;fixed:2)")
 	if code != exitOK {
@@ -145,13 +146,13 @@ func TestSimulatePDTimelineCSV(t *testing.T) {
 	_, one, _ := runIn(t, nil, "simulate", "-q", "--output", "csv", "--timeline", "-p", "fixed:1")
 	periods := strings.Count(one, "\n") - 1
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if want := "policy,role,t_s,arrival_rate,desired,ready,starting,draining,running,waiting,held,ttft_p95_s,misses"; lines[0] != want {
+	if want := "policy,role,t_s,arrival_rate,desired,ready,starting,draining,running,waiting,held,ttft_p95_s,misses,reason,metric"; lines[0] != want {
 		t.Fatalf("header %q, want %q", lines[0], want)
 	}
 	count := map[string]int{}
 	for _, l := range lines[1:] {
 		f := strings.Split(l, ",")
-		if len(f) != 13 || f[0] != "pd(fixed:1;fixed:2)" {
+		if len(f) != 15 || f[0] != "pd(fixed:1;fixed:2)" || f[13] != "" || f[14] != "" {
 			t.Fatalf("line %q", l)
 		}
 		count[f[1]]++
