@@ -182,3 +182,38 @@ func TestPDTimelineReason(t *testing.T) {
 		t.Errorf("CSV first row %v: want recommended's prefill row with a reason", r)
 	}
 }
+
+// TestPDLLMDTokensTriggers: llm-d's P/D overlay splits llmd-tokens' two
+// triggers between the pools (docs/llm-d.md): the prefill pool scales on
+// llm_d_epp_inflight_tokens alone, the decode pool on
+// vllm:kv_cache_usage_perc alone, so each pool's timeline names its own
+// trigger in every period, an idle one's included (both slots at 0): ten
+// requests in the first 10 s, done within seconds, then none until 300 s.
+func TestPDLLMDTokensTriggers(t *testing.T) {
+	var reqs []trace.Request
+	for i := range 10 {
+		reqs = append(reqs, trace.Request{Arrival: float64(i), Prompt: 200, Output: 20})
+	}
+	src := trace.FromSlice("idle", 300, append(reqs, trace.Request{Arrival: 300, Prompt: 200, Output: 20}))
+	pol, err := ParsePDPolicy("llmd-tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := RunPD(context.Background(), src, pol, Config{Model: referenceModel(t), Timeline: true}, PDConfig{KVLinkBytesPerSecond: 25e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pool := range []struct {
+		tl     []Sample
+		metric string
+	}{{res.Prefill.Timeline, "llm_d_epp_inflight_tokens"}, {res.Decode.Timeline, "vllm:kv_cache_usage_perc"}} {
+		if len(pool.tl) < 10 {
+			t.Fatalf("timeline of %d rows", len(pool.tl))
+		}
+		for _, s := range pool.tl {
+			if s.Metric != pool.metric || s.Reason == "" {
+				t.Fatalf("at %v s: reason %q metric %q, want %q", s.T, s.Reason, s.Metric, pool.metric)
+			}
+		}
+	}
+}

@@ -121,11 +121,21 @@ func (c *llmdCtl) explain() (reason, metric string) {
 		return c.bounded.String(), ""
 	}
 	reason, metric = c.outer.explain()
+	slot := -1
 	switch metric {
 	case recommend.SignalRunning.String():
-		metric = c.triggers[0]
+		slot = 0
 	case recommend.SignalWaiting.String():
-		metric = c.triggers[1]
+		slot = 1
+	}
+	if slot >= 0 {
+		// A slot without a trigger (llmd-slo's second; one of llmd-tokens'
+		// per pool of a P/D pair) reads 0: it is the largest only in a tie
+		// at 0, and the other slot's trigger decided.
+		metric = c.triggers[slot]
+		if metric == "" {
+			metric = c.triggers[1-slot]
+		}
 	}
 	return reason, metric
 }

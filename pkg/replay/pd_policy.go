@@ -240,6 +240,7 @@ func llmdPairBuilder(p Policy, name string) func(pdEnv) (pdController, int, int,
 				}
 				return 0, orZero(obs.KV) * float64(obs.Reporting)
 			}
+			pre.(*llmdCtl).triggers[1], dec.(*llmdCtl).triggers[0] = "", ""
 		}
 		ip, id, err := pdWarm(e, p, p)
 		return pairCtl{pre, dec}, ip, id, err
