@@ -6,6 +6,18 @@
 {{/* Object names: fullnameOverride; else the release name when it contains
 the chart's name (`helm install infscale` names everything infscale, the job
 label rules/ alerts on); else <release>-<name>. */}}
+{{- /*
+A component's name: the fullname and a suffix, cut to the length the
+kind allows (a Job's 63: its pods carry it as the job-name label; a
+CronJob's 52: it appends 11 characters for its Jobs).
+*/ -}}
+{{- define "infscale.checkConfigName" -}}
+{{- printf "%s-check-config" (include "infscale.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- define "infscale.tuneName" -}}
+{{- printf "%s-tune" (include "infscale.fullname" .) | trunc 52 | trimSuffix "-" -}}
+{{- end -}}
+
 {{- define "infscale.fullname" -}}
 {{- if .Values.fullnameOverride -}}
 {{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
