@@ -148,13 +148,7 @@ func TestActivatorDrain(t *testing.T) {
 		c.Close()
 		t.Error("still accepting connections while draining")
 	}
-	ln, err := net.Listen("tcp", upstream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "models") })}
-	go up.Serve(ln)
-	defer up.Close()
+	defer modelsUpstream(t, upstream).Close()
 	select {
 	case body := <-got:
 		if body != "models" || resp == nil || resp.StatusCode != 200 {
@@ -286,13 +280,7 @@ func TestActivatorIdleTimeout(t *testing.T) {
 		t.Fatalf("held request answered %d %q (%v) before the upstream came up", a.code, a.body, a.err)
 	default:
 	}
-	ln, err := net.Listen("tcp", upstream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "models") })}
-	go up.Serve(ln)
-	defer up.Close()
+	defer modelsUpstream(t, upstream).Close()
 	select {
 	case a := <-heldGot:
 		if a.err != nil || a.code != http.StatusOK || a.body != "models" {
@@ -305,4 +293,17 @@ func TestActivatorIdleTimeout(t *testing.T) {
 	if code, body, err := get(held, heldR, "/v1/models"); err != nil || code != http.StatusOK || body != "models" {
 		t.Errorf("second request on the held request's connection: %d %q (%v)", code, body, err)
 	}
+}
+
+// modelsUpstream starts, at addr, an upstream that answers "models" to
+// every request (the fleet coming up behind the activator).
+func modelsUpstream(t *testing.T, addr string) *http.Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "models") })}
+	go up.Serve(ln)
+	return up
 }
