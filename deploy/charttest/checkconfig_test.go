@@ -94,7 +94,7 @@ func TestConfigCheckRefuses(t *testing.T) {
 		want   string
 	}{
 		{"", 0, "valid: 1 target(s)"},
-		{badQuantile, 2, "targets[0].metrics[1].quantile: must be in (0, 1), e.g. 0.95, got 1.5"},
+		{badQuantile, 2, "targets[0].metrics[1].quantile: must be in (0, 1), e.g. 0.95, got 1.5 (target \"chat\")"},
 	} {
 		hooks := renderHooks(t, c.values)
 		cfg := filepath.Join(dir, "infscale.yaml")

@@ -16,6 +16,10 @@ type Error struct {
 	Key string
 	// Msg says what is wrong and what is allowed.
 	Msg string
+	// Target is the name of the target whose key Key is (under
+	// targets[i]), "" when the key is no target's or the target has no
+	// name: a fleet's config is read by name, its errors by index.
+	Target string
 	// more, on the last Error of a list cut at MaxErrors, is how many
 	// problems that line stands for (its Msg says so); 0 on a problem.
 	more int
@@ -39,6 +43,9 @@ func (e Error) Error() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Msg)
+	if e.Target != "" {
+		fmt.Fprintf(&b, " (target %q)", e.Target)
+	}
 	return b.String()
 }
 

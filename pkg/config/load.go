@@ -115,9 +115,21 @@ func parse(data []byte, name string, files bool) (*File, error) {
 	d.failed = nil // from here on, errors are the validators' own
 	v.validate()
 	if errs := d.errors(); errs != nil {
+		nameTargets(errs, cfg)
 		return nil, errs
 	}
 	return cfg, nil
+}
+
+// nameTargets sets each problem's Target: the name of the target its key
+// is under (targets[i]...), when that target has one.
+func nameTargets(errs Errors, cfg *File) {
+	for i := range errs {
+		var n int
+		if _, err := fmt.Sscanf(errs[i].Key, "targets[%d]", &n); err == nil && n >= 0 && n < len(cfg.Targets) {
+			errs[i].Target = cfg.Targets[n].Name
+		}
+	}
 }
 
 // newStrictDecoder is a decoder for the file named name (in positions).
