@@ -33,6 +33,11 @@ type PageError struct {
 	Line int
 	// Err is the parser's message.
 	Err error
+	// What names the fault when the page is well formed but not what
+	// infscale reads ("" is ErrInvalidPage's "invalid metrics page"; a
+	// gateway's page of several workers is "not one replica's metrics
+	// page"); errors.Is(err, ErrInvalidPage) holds either way.
+	What string
 }
 
 func (e *PageError) Error() string {
@@ -40,7 +45,11 @@ func (e *PageError) Error() string {
 	if e.Line > 0 {
 		loc = fmt.Sprintf("%s:%d", e.Source, e.Line)
 	}
-	return fmt.Sprintf("%s: %v: %s", loc, ErrInvalidPage, clip(e.Err.Error()))
+	what := e.What
+	if what == "" {
+		what = ErrInvalidPage.Error()
+	}
+	return fmt.Sprintf("%s: %s: %s", loc, what, clip(e.Err.Error()))
 }
 
 // maxMessage bounds the parser's message in PageError.Error: Prometheus's

@@ -133,7 +133,12 @@ func readBytes(b []byte, contentType, source string, server modelserver.Server) 
 		case j >= 0:
 			line = sampleLine(b, ct, j)
 		}
-		return nil, &PageError{Source: source, Line: line, Err: err}
+		pe := &PageError{Source: source, Line: line, Err: err}
+		var several severalWorkers
+		if errors.As(err, &several) {
+			pe.What = "not one replica's metrics page"
+		}
+		return nil, pe
 	}
 	return p, nil
 }

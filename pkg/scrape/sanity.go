@@ -141,7 +141,7 @@ func checkWorkers(raw *rawPage, p *Page) (int, error) {
 			}
 			seen = append(seen, w)
 			if len(seen) == 2 {
-				return j, fmt.Errorf("the page covers several model servers (%s %q and %q): a gateway's page, such as the SGLang Model Gateway's, and infscale reads one replica per page; point it at each worker's own /metrics, or at Prometheus with a selector for the gateway's pod (each worker_addr is read as one replica there)", workerLabel, seen[0], seen[1])
+				return j, severalWorkers{seen[0], seen[1]}
 			}
 		}
 	}
@@ -189,4 +189,12 @@ func checkHistogram(raw *rawPage, family string) (int, error) {
 		return bad, fmt.Errorf("%s is %g, below a smaller le's count: histogram buckets are cumulative (allowed: counts that never go down as le goes up)", quoteSeries(s.Labels), s.Value)
 	}
 	return -1, nil
+}
+
+// severalWorkers is checkWorkers' refusal: a well-formed page that covers
+// two or more model servers (the first two workers seen).
+type severalWorkers struct{ a, b string }
+
+func (e severalWorkers) Error() string {
+	return fmt.Sprintf("the page covers several model servers (%s %q and %q): a gateway's page, such as the SGLang Model Gateway's, and infscale reads one replica per page; point it at each worker's own /metrics, or at Prometheus with a selector for the gateway's pod (each worker_addr is read as one replica there)", workerLabel, e.a, e.b)
 }

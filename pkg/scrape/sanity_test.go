@@ -43,7 +43,8 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 		// a gateway's page of two workers (the SGLang Model Gateway's
 		// worker_addr): read as one replica it carried both's load, 2 workers
 		// counted as 1 at twice the per-replica queue; line 2 is the second.
-		"two workers":      {"sglang_num_running_reqs{worker_addr=\"grpc://a:8001\"} 3\nsglang_num_running_reqs{worker_addr=\"grpc://b:8001\"} 5\n", 2, `several model servers (worker_addr "grpc://a:8001" and "grpc://b:8001")`},
+		// The page is well formed: it says what it is not, not "invalid".
+		"two workers":      {"sglang_num_running_reqs{worker_addr=\"grpc://a:8001\"} 3\nsglang_num_running_reqs{worker_addr=\"grpc://b:8001\"} 5\n", 2, `bad.prom:2: not one replica's metrics page: the page covers several model servers (worker_addr "grpc://a:8001" and "grpc://b:8001")`},
 		"negative waiting": {"vllm:num_requests_running 1\nvllm:num_requests_waiting{engine=\"0\"} 0\nvllm:num_requests_waiting{engine=\"1\"} -3\n", 3, "not a waiting-request count (allowed: 0 to 1e+09)"},
 		"negative running": {"sglang:num_running_reqs -1\n", 1, "running-request count"},
 		"KV above 1":       {"vllm:num_requests_running 1\nvllm:kv_cache_usage_perc 1.7\n", 2, "not a KV-cache usage fraction (allowed: 0 to 1)"},
