@@ -63,3 +63,13 @@ func BenchmarkReadGenericCSV(b *testing.B) {
 	}
 	benchRead(b, src)
 }
+
+// BenchmarkReadMooncake reads the Mooncake synthetic trace (JSON lines,
+// each row's keys read one by one so a key given twice is refused).
+func BenchmarkReadMooncake(b *testing.B) {
+	src, err := Parse(testdata(b, "mooncake-synthetic.jsonl"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchRead(b, src)
+}
