@@ -125,8 +125,7 @@ func parse(data []byte, name string, files bool) (*File, error) {
 // is under (targets[i]...), when that target has one.
 func nameTargets(errs Errors, cfg *File) {
 	for i := range errs {
-		var n int
-		if _, err := fmt.Sscanf(errs[i].Key, "targets[%d]", &n); err == nil && n >= 0 && n < len(cfg.Targets) {
+		if n, ok := targetIndex(errs[i].Key); ok && n >= 0 && n < len(cfg.Targets) {
 			errs[i].Target = cfg.Targets[n].Name
 		}
 	}

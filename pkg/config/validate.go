@@ -565,9 +565,15 @@ func (v *validator) pool(p string, t *Target) {
 
 // index is the i of a "targets[i]" key.
 func (v *validator) index(p string) int {
-	var i int
-	fmt.Sscanf(p, "targets[%d]", &i)
+	i, _ := targetIndex(p)
 	return i
+}
+
+// targetIndex is the i of a key under "targets[i]"; ok is false for a key
+// that is no target's.
+func targetIndex(key string) (i int, ok bool) {
+	_, err := fmt.Sscanf(key, "targets[%d]", &i)
+	return i, err == nil
 }
 
 // namespace checks a namespace name (a DNS-1123 label).
