@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/internal/atomicfile"
 	"github.com/infscale/infscale/internal/httpurl"
+	"github.com/infscale/infscale/pkg/activator"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/recommend"
@@ -148,7 +150,7 @@ func newParser(cli *CLI, stdout, stderr io.Writer, exit func(int)) (*kong.Kong, 
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		// From pkg/recommend, so that help and defaults follow the core.
-		kong.Vars{"version": versionLine(buildInfo()), "signals": recommend.SignalNames(), "default_max": strconv.Itoa(recommend.DefaultMax), "max_fleet_rate": strconv.Itoa(maxFleetRate)},
+		kong.Vars{"version": versionLine(buildInfo()), "signals": recommend.SignalNames(), "default_max": strconv.Itoa(recommend.DefaultMax), "max_fleet_rate": strconv.Itoa(maxFleetRate), "idle_timeout": model.Duration(activator.DefaultIdleTimeout).String()},
 	}, flagMappers...)
 	return kong.New(cli, opts...)
 }

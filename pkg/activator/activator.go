@@ -43,6 +43,13 @@ import (
 	"github.com/infscale/infscale/internal/httpurl"
 )
 
+// DefaultIdleTimeout is how long a client's keep-alive connection may stay
+// open with no request on it (http.Server.IdleTimeout; between requests,
+// never during one, so a held request is not cut): `infscale activator`'s
+// --idle-timeout default, longer than the idle timeouts of the usual
+// clients and proxies in front (Go's 90 s, nginx's and AWS ALB's 60 s).
+const DefaultIdleTimeout = 2 * time.Minute
+
 // DefaultMaxHeldBytes is the default byte budget for held bodies: 128 MiB,
 // half of deploy/activator's 256 MiB memory limit (the rest: about 22 KB
 // per held request, the runtime, and the garbage collector's headroom).

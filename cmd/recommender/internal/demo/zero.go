@@ -125,7 +125,7 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 	if err != nil {
 		return sum, err
 	}
-	actSrv := &http.Server{Handler: act.Mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute} // as `infscale activator`'s --idle-timeout default
+	actSrv := &http.Server{Handler: act.Mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: activator.DefaultIdleTimeout}
 	go actSrv.Serve(ln)
 	defer actSrv.Close()
 	actURL := "http://" + ln.Addr().String()
