@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 
 	"github.com/infscale/infscale/pkg/replay"
@@ -179,4 +180,136 @@ func lowestHolding(lo, hi int, try func(int) (bool, error)) (int, error) {
 		}
 	}
 	return hi, nil
+}
+
+// cheaperFloor is the floor round run when a finalist (w) holds: a floor of
+// f replicas costs at least f x inMinutes replica-minutes in sample, so only
+// the floors below w's mean replicas in sample (w's in-sample replica-minutes
+// / inMinutes) can undercut it. Its bases are, per metric, two of the
+// screened rows cheaper than w on the screen: the nearest to holding (lowest
+// worst miss % over the screen and its stressed copies) and the cheapest
+// there (over a floor, a policy's own overshoot is what it adds). Each
+// base's floor is raised to the most replicas its screen replays reached (at
+// most that bound) and bisected on the screen (screen probes a candidate
+// there: cheap), down to the lowest floor within budget on the screen and
+// its stressed copies; that one alone is replayed as a finalist (final), and
+// when it does not hold there the capped top is, and between the two the
+// floor is bisected on finalist replays; a policy among finalists (the
+// search's) is read from there. It returns the rows screened and the new
+// finalists, none when no floor could undercut w.
+func cheaperFloor(rows, finalists []Row, w Row, inMinutes, budget float64, screen func(Candidate) (Row, error), final func(Row) (Row, error)) (screened, finals []Row, err error) {
+	if w.InSample == nil || !(inMinutes > 0) {
+		return nil, nil, nil
+	}
+	top := int(math.Ceil(w.InSample.ReplicaMinutes/inMinutes)) - 1
+	// Per metric, in the order first met: the nearest to holding and the
+	// cheapest, one base when they are the same row.
+	var metrics []string
+	near, cheap := map[string]Row{}, map[string]Row{}
+	for _, r := range rows {
+		if _, ok := r.Candidate.Option("min"); !ok || r.Screen.ReplicaMinutes >= w.Screen.ReplicaMinutes || r.screenWorst() <= budget {
+			continue
+		}
+		m := r.Candidate.Metric
+		n, ok := near[m]
+		if !ok {
+			metrics = append(metrics, m)
+			near[m], cheap[m] = r, r
+			continue
+		}
+		if r.screenWorst() < n.screenWorst() {
+			near[m] = r
+		}
+		if r.Screen.ReplicaMinutes < cheap[m].Screen.ReplicaMinutes {
+			cheap[m] = r
+		}
+	}
+	var bases []Row
+	for _, m := range metrics {
+		bases = append(bases, near[m])
+		if cheap[m].Policy != near[m].Policy {
+			bases = append(bases, cheap[m])
+		}
+	}
+	seen := map[string]Row{}
+	for _, r := range rows {
+		seen[r.Policy] = r
+	}
+	done := map[string]Row{}
+	for _, r := range finalists {
+		done[r.Policy] = r
+	}
+	for _, base := range bases {
+		m, _ := base.Candidate.Option("min")
+		lo := int(m)
+		peak := base.Screen.Peak
+		for _, f := range base.ScreenStress {
+			peak = max(peak, f.Peak)
+		}
+		hi := min(max(peak, lo+1), top)
+		if hi <= lo {
+			continue
+		}
+		screenAt := func(f int) (Row, error) {
+			c := base.Candidate.with("min", float64(f))
+			if r, ok := seen[c.Policy()]; ok {
+				return r, nil
+			}
+			r, err := screen(c)
+			if err != nil {
+				return Row{}, err
+			}
+			seen[r.Policy] = r
+			screened = append(screened, r)
+			return r, nil
+		}
+		onScreen := func(f int) (bool, error) {
+			r, err := screenAt(f)
+			return r.screenWorst() <= budget, err
+		}
+		finalAt := func(f int) (bool, error) {
+			r, err := screenAt(f)
+			if err != nil {
+				return false, err
+			}
+			if x, ok := done[r.Policy]; ok {
+				return x.within(budget), nil
+			}
+			if r, err = final(r); err != nil {
+				return false, err
+			}
+			done[r.Policy] = r
+			finals = append(finals, r)
+			return r.within(budget), nil
+		}
+		ok, err := onScreen(hi)
+		if err != nil || !ok {
+			if err != nil {
+				return screened, finals, err
+			}
+			continue
+		}
+		f, err := lowestHolding(lo, hi, onScreen)
+		if err != nil {
+			return screened, finals, err
+		}
+		// The screen's floor replayed whole; when it does not hold
+		// there, the top, and between them bisected on whole replays.
+		if ok, err = finalAt(f); err != nil || ok || f == hi {
+			if err != nil {
+				return screened, finals, err
+			}
+			continue
+		}
+		if ok, err = finalAt(hi); err != nil || !ok {
+			if err != nil {
+				return screened, finals, err
+			}
+			continue
+		}
+		if _, err := lowestHolding(f, hi, finalAt); err != nil {
+			return screened, finals, err
+		}
+	}
+	return screened, finals, nil
 }
