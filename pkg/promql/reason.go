@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -20,7 +21,9 @@ const (
 	// ReasonTimeout: the query exceeded its deadline (client context or
 	// Prometheus's own query timeout, errorType "timeout").
 	ReasonTimeout Reason = iota + 1
-	// ReasonUnavailable: Prometheus could not be reached or answered 5xx.
+	// ReasonUnavailable: Prometheus could not be reached, answered 5xx, or
+	// answered 429 Too Many Requests (overloaded or rate limited: the query
+	// is not at fault, so a batch is not retried target by target).
 	ReasonUnavailable
 	// ReasonBadData: Prometheus rejected the query (400 bad_data, 422
 	// execution error such as many-to-many matching).
@@ -89,6 +92,9 @@ func (e *QueryError) Error() string {
 				detail += " (the URL answered a body that is not JSON, such as an HTML page: it is probably not a Prometheus API root; give the base URL, e.g. http://prometheus:9090)"
 			}
 		}
+		if ae, ok := errors.AsType[*v1.Error](e.Err); ok && rateLimited(ae) {
+			detail = ae.Msg + " Too Many Requests (Prometheus, or a proxy in front of it, limits the rate of queries; the signal is unknown until it answers: raise the limit for infscale, or query less often)"
+		}
 		if ae, ok := errors.AsType[*v1.Error](e.Err); ok && ae.Type == v1.ErrClient && ae.Msg == "client error: 404" {
 			// Prometheus answers a bad query 400 or 422, never 404: the
 			// path is wrong.
@@ -152,6 +158,9 @@ func classify(err error) Reason {
 			}
 			return ReasonUnavailable
 		case v1.ErrClient:
+			if rateLimited(ae) {
+				return ReasonUnavailable
+			}
 			return ReasonBadData
 		default:
 			return ReasonBadResponse
@@ -162,6 +171,12 @@ func classify(err error) Reason {
 	}
 	// Connection refused, DNS failure, reset: the server is not there.
 	return ReasonUnavailable
+}
+
+// rateLimited reports whether ae is client_golang's error for an HTTP 429
+// (its v1 API and the batched path word it "client error: 429").
+func rateLimited(ae *v1.Error) bool {
+	return ae.Type == v1.ErrClient && ae.Msg == fmt.Sprintf("client error: %d", http.StatusTooManyRequests)
 }
 
 func bodyErrorType(body string) string {
