@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/promql/parser"
 )
 
 // API is what infscale needs from a Prometheus server: instant and range
@@ -89,7 +90,10 @@ func (c *Client) queryError(query string, err error, began time.Time) *QueryErro
 }
 
 // Instant implements API. A native histogram sample's Value is NaN (no
-// float value: unknown, as the batched path reads it).
+// float value: unknown, as the batched path reads it). An answer whose
+// samples are not at t (within MaxAnswerSkew) is refused,
+// ReasonBadResponse, and so is an answer of another type than the query's
+// (a scalar for a vector query).
 func (c *Client) Instant(ctx context.Context, query string, t time.Time) (model.Vector, []string, error) {
 	ctx, cancel, opts := c.context(ctx)
 	defer cancel()
@@ -98,9 +102,18 @@ func (c *Client) Instant(ctx context.Context, query string, t time.Time) (model.
 	if err != nil {
 		return nil, warn, c.queryError(query, err, began)
 	}
+	if want := resultTypeOf(query); want != model.ValNone && v.Type() != want {
+		// Prometheus answers a query with its expression's type: another is
+		// not its answer to this query (a proxy's, or a cache's).
+		return nil, warn, &QueryError{Reason: ReasonBadResponse, Query: query,
+			Err: fmt.Errorf("result type %s, want %s (the query's type)", v.Type(), want)}
+	}
 	switch r := v.(type) {
 	case model.Vector:
 		for _, s := range r {
+			if err := answerTime(float64(s.Timestamp)/1e3, t); err != nil {
+				return nil, warn, &QueryError{Reason: ReasonBadResponse, Query: query, Err: err}
+			}
 			if s.Histogram != nil {
 				// A native histogram sample has no float value; client_golang
 				// leaves Value 0, which read as 0 replicas or requests.
@@ -109,11 +122,59 @@ func (c *Client) Instant(ctx context.Context, query string, t time.Time) (model.
 		}
 		return r, warn, nil
 	case *model.Scalar:
+		if err := answerTime(float64(r.Timestamp)/1e3, t); err != nil {
+			return nil, warn, &QueryError{Reason: ReasonBadResponse, Query: query, Err: err}
+		}
 		return model.Vector{{Metric: model.Metric{}, Value: r.Value, Timestamp: r.Timestamp}}, warn, nil
 	default:
 		return nil, warn, &QueryError{Reason: ReasonBadResponse, Query: query,
 			Err: fmt.Errorf("result type %s, want vector or scalar", v.Type())}
 	}
+}
+
+// resultTypeOf is the result type Prometheus answers query with (its
+// expression's type: vector or scalar), or ValNone when the query does not
+// parse (the server's parser, not ours, decides then) or is of another type
+// (a range query's matrix, a string: Instant refuses those anyway).
+func resultTypeOf(query string) model.ValueType {
+	ex, err := pql.ParseExpr(query)
+	if err != nil {
+		return model.ValNone
+	}
+	switch ex.Type() {
+	case parser.ValueTypeVector:
+		return model.ValVector
+	case parser.ValueTypeScalar:
+		return model.ValScalar
+	}
+	return model.ValNone
+}
+
+// MaxAnswerSkew is how far from the evaluation time asked an instant
+// query's answer may be (its samples' time, which Prometheus and the
+// servers of its API set to the evaluation time) and still be read: 5 min,
+// Prometheus's default lookback delta, beyond which Prometheus itself
+// takes a sample for stale. A farther answer is another moment's (a
+// caching proxy answering from an hour ago, a server whose clock is off):
+// read as now it decided on old load. Refused, ReasonBadResponse.
+const MaxAnswerSkew = 5 * time.Minute
+
+// answerTime checks a sample time at (unix seconds) of an instant query's
+// answer against the evaluation time t: nil within MaxAnswerSkew, or when
+// at is NaN (no time read: a native histogram sample, whose value is
+// unknown anyway).
+func answerTime(at float64, t time.Time) error {
+	asked := float64(t.UnixNano()) / 1e9
+	if math.IsNaN(at) || math.Abs(at-asked) <= MaxAnswerSkew.Seconds() {
+		return nil
+	}
+	d := time.Duration(min(math.Abs(at-asked), 1e9) * 1e9) // at most ~31 years: the text only
+	if at > asked {
+		return fmt.Errorf("answer evaluated at %s, %s after the time asked (%s): another moment's answer (a server whose clock is ahead?); an answer more than %s from it is not read",
+			time.Unix(int64(at), 0).UTC().Format(time.RFC3339), d.Round(time.Second), t.UTC().Format(time.RFC3339), MaxAnswerSkew)
+	}
+	return fmt.Errorf("answer evaluated at %s, %s before the time asked (%s): another moment's answer (a cache in front of Prometheus?); an answer more than %s from it is not read",
+		time.Unix(int64(at), 0).UTC().Format(time.RFC3339), d.Round(time.Second), t.UTC().Format(time.RFC3339), MaxAnswerSkew)
 }
 
 // Range implements API. A range of more than MaxPointsPerSeries steps is

@@ -121,7 +121,7 @@ func TestBatchClientRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(vals) != 4 || vals[0] != (taggedValue{0, 7.5}) || vals[1].target != 1 || !math.IsNaN(vals[1].value) ||
+		if len(vals) != 4 || vals[0] != (taggedValue{0, 7.5, 1767607200.5}) || vals[1].target != 1 || !math.IsNaN(vals[1].value) ||
 			vals[2].target != 2 || !math.IsNaN(vals[2].value) || vals[3].target != -1 || !math.IsInf(vals[3].value, 1) {
 			t.Errorf("values %v", vals)
 		}

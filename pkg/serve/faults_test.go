@@ -59,10 +59,10 @@ func (p *promAnswers) serve(t *testing.T) *httptest.Server {
 				fmt.Fprint(w, `{"status":"error","errorType":"bad_data","error":"refused by the fake"}`)
 				return
 			}
-			writeVector(w, rule.values)
+			writeVector(w, r, rule.values)
 			return
 		}
-		writeVector(w, nil)
+		writeVector(w, r, nil)
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -81,10 +81,12 @@ func vllmRules(pods, running, waiting string, before ...promRule) []promRule {
 	)
 }
 
-func writeVector(w http.ResponseWriter, vals []string) {
+// writeVector answers r with a vector of vals, one pod each, at the
+// evaluation time r asks (as Prometheus does).
+func writeVector(w http.ResponseWriter, r *http.Request, vals []string) {
 	var parts []string
 	for i, v := range vals {
-		parts = append(parts, fmt.Sprintf(`{"metric":{"pod":"p%d"},"value":[1767607200,"%s"]}`, i, v))
+		parts = append(parts, fmt.Sprintf(`{"metric":{"pod":"p%d"},"value":[%s,"%s"]}`, i, r.FormValue("time"), v))
 	}
 	fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(parts, ","))
 }

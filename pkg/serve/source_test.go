@@ -22,15 +22,15 @@ import (
 
 // fakePrometheus answers /api/v1/query like Prometheus for the queries
 // pkg/promql builds for a vLLM target (one query per signal: BatchSize 1):
-// reporting 2 pods, running 50, waiting 10, replicas 2, no stuck pod, the rest empty. The
-// running query misbehaves as fault says.
+// reporting 2 pods, running 50, waiting 10, replicas 2, no stuck pod, the rest empty, at
+// the evaluation time asked. The running query misbehaves as fault says.
 func fakePrometheus(t *testing.T, fault string) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.FormValue("query")
 		vec := func(vals ...string) {
 			var parts []string
 			for i, v := range vals {
-				parts = append(parts, fmt.Sprintf(`{"metric":{"pod":"p%d"},"value":[1767607200,"%s"]}`, i, v))
+				parts = append(parts, fmt.Sprintf(`{"metric":{"pod":"p%d"},"value":[%s,"%s"]}`, i, r.FormValue("time"), v))
 			}
 			fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(parts, ","))
 		}
@@ -56,6 +56,21 @@ func fakePrometheus(t *testing.T, fault string) *httptest.Server {
 				vec()
 			case "duplicate":
 				vec("50", "45") // two series where one number is expected
+			case "stale": // a cache's answer of an hour before
+				fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1767603600,"50"]}]}}`)
+			case "matrix":
+				fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1767607200,"50"]]}]}}`)
+			case "string":
+				fmt.Fprint(w, `{"status":"success","data":{"resultType":"string","result":[1767607200,"50"]}}`)
+			case "scalar": // a number, but not the answer to a vector query
+				fmt.Fprint(w, `{"status":"success","data":{"resultType":"scalar","result":[1767607200,"50"]}}`)
+			case "midbody": // the connection closed in the middle of the body
+				w.Header().Set("Content-Length", "500")
+				w.WriteHeader(200)
+				fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"val`)
+				w.(http.Flusher).Flush()
+				conn, _, _ := http.NewResponseController(w).Hijack()
+				conn.Close()
 			default:
 				vec("50")
 			}
@@ -82,7 +97,11 @@ targets:
 `
 
 // TestPrometheusFaults: every fault makes the signal unknown (never 0), is
-// counted by reason, and the exported desired is a number. Hand values:
+// counted by reason, and the exported desired is a number. An answer of
+// an hour before (a caching proxy's) and a scalar answer to a vector query
+// decided 3 on the running 50 they carry; a result type other than the
+// query's, or a body cut by a closed connection, is not Prometheus's answer
+// to it now. Hand values:
 // queue 50 + 10 = 60, target 24, 2 replicas: ratio 60/48 = 1.25, ceil(60/24)
 // = 3; with running unknown the queue is unknown: no data, keep current 2.
 func TestPrometheusFaults(t *testing.T) {
@@ -96,6 +115,11 @@ func TestPrometheusFaults(t *testing.T) {
 		{"nan", "nan", 2},
 		{"empty", "empty", 2},
 		{"duplicate", "ambiguous", 2},
+		{"stale", "bad_response", 2},
+		{"matrix", "bad_response", 2},
+		{"string", "bad_response", 2},
+		{"scalar", "bad_response", 2},
+		{"midbody", "unavailable", 2},
 	} {
 		t.Run("fault="+tc.fault, func(t *testing.T) {
 			srv := fakePrometheus(t, tc.fault)
