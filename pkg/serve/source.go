@@ -30,6 +30,10 @@ type Reading struct {
 	CurrentKnown bool
 	// Errors are the failed or empty reads, by signal.
 	Errors []ReadError
+	// Warnings are Prometheus's warnings on this target's queries (each
+	// once; a batched query's go to every target in it): the values came
+	// with them and were read, e.g. a Thanos partial response.
+	Warnings []string
 	// Duration is the time spent reading this target (for a batched source,
 	// the whole batch's time).
 	Duration time.Duration

@@ -84,6 +84,11 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 	for i, res := range results {
 		r := Reading{Obs: promObservation(res.Values, s.Evaluator.Options.DemandWindow)}
 		r.CurrentKnown = res.Errors[promql.Current] == nil
+		for _, w := range res.Warnings {
+			if !slices.Contains(r.Warnings, w) {
+				r.Warnings = append(r.Warnings, w)
+			}
+		}
 		if !math.IsNaN(res.Stuck) && !math.IsInf(res.Stuck, 0) && res.Stuck >= 0 { // a count; +Inf is garbage
 			// promObservation left their waiting out, and them out of
 			// reporting (docs/serve.md, "Stuck engines").
