@@ -15,8 +15,8 @@ import (
 // address 10 minutes later (40 cycles, twice the 5 min scale-down window),
 // with less load. Serve, not restarted, holds the last desired through the
 // outage (no-data, each cycle's reads counted unavailable, the last
-// decision's timestamp left at the outage's start), and reads again at the
-// first cycle after it comes back. Hand values: queue target 4, the
+// decision's timestamp left at the outage's start, no current replicas
+// series), and reads again at the first cycle after it comes back. Hand values: queue target 4, the
 // replicas query 2; running 8 over 2: ceil(8/4) = 2. After the outage
 // running 4: ceil(4/4) = 1, but the outage's held 2 is in the scale-down
 // window (the HPA's max over it): 2 while the outage's last cycle is less
@@ -39,6 +39,12 @@ func TestServeSurvivesPrometheusRestart(t *testing.T) {
 		l.Cycle(context.Background())
 		if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 2 || r.Reason != "no-data" || !r.Held {
 			t.Fatalf("outage cycle %d: desired %v (%s, held %v), want 2 held (no-data)", i, got, r.Reason, r.Held)
+		}
+		// No replicas were read: no current series (it kept the 2 read
+		// before the outage, which InfscaleConsumerNotActing compares with
+		// desired), the record's observed null.
+		if got, r := gaugeValue(t, m, "current_replicas", "chat"), lastRecord(l, "chat"); !math.IsNaN(got) || r.Observed != nil {
+			t.Fatalf("outage cycle %d: current_replicas %v, observed %v; want both absent", i, got, r.Observed)
 		}
 	}
 	if got := counterValue(t, m, "query_errors_total", "chat", "unavailable"); got < 40 {
@@ -66,6 +72,9 @@ func TestServeSurvivesPrometheusRestart(t *testing.T) {
 		}
 		if got := gaugeValue(t, m, "last_decision_timestamp_seconds", "chat"); got != float64(now.Unix()) {
 			t.Fatalf("last decision %v, want %v (this cycle)", got, now.Unix())
+		}
+		if got := gaugeValue(t, m, "current_replicas", "chat"); got != 2 {
+			t.Fatalf("current_replicas %v, want 2 (read again)", got)
 		}
 	}
 	l.Cycle(context.Background())
