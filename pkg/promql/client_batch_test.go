@@ -36,7 +36,10 @@ func TestBatchClientReasons(t *testing.T) {
 		{"422 execution", reply(422, `{"status":"error","errorType":"execution","error":"many-to-many"}`), ReasonBadData},
 		{"400 bad_data", reply(400, `{"status":"error","errorType":"bad_data","error":"parse error"}`), ReasonBadData},
 		{"400 not JSON", reply(400, `bad request`), ReasonBadData},
-		{"404", reply(404, `not found`), ReasonBadData},
+		{"404", reply(404, `not found`), ReasonUnavailable}, // the URL's, not the query's
+		{"401", reply(401, `unauthorized`), ReasonUnavailable},
+		{"429", reply(429, `too many requests`), ReasonUnavailable},
+		{"413 from a proxy", reply(413, `request entity too large`), ReasonBadData}, // the batch's size: retried target by target
 		{"200 not JSON", reply(200, `<html>login</html>`), ReasonBadResponse},
 		{"200 status error", reply(200, `{"status":"error","errorType":"bad_data","error":"x"}`), ReasonBadData},
 		{"200 matrix", reply(200, `{"status":"success","data":{"resultType":"matrix","result":[]}}`), ReasonBadResponse},
