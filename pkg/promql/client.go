@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
@@ -37,6 +39,7 @@ type Client struct {
 	http    api.Client   // the same client, for batched queries (client_batch.go)
 	hc      *http.Client // api.Client's HTTP client: batched answers are read into answerBufs
 	timeout time.Duration
+	retries int
 	answers answerBufs
 }
 
@@ -52,6 +55,14 @@ type ClientConfig struct {
 	// Prometheus's own timeout parameter so the server stops evaluating
 	// too. 0 means no limit beyond the caller's context.
 	Timeout time.Duration
+	// Retries is how many times a range query (Range: history for
+	// backtest, profile, tune) is asked again when Prometheus could not
+	// answer it (see RangeRetryable: a 5xx other than its query timeout, a
+	// 429, a refused or cut connection), after the answer's Retry-After
+	// (at most MaxRetryWait) or else 1 s, 2 s, 4 s, ... 0: never (serve,
+	// whose next cycle asks again, and whose start would wait on a down
+	// Prometheus).
+	Retries int
 }
 
 // NewClient returns a Client for cfg. Errors: an unparsable URL.
@@ -65,7 +76,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prometheus url %q: %w", cfg.URL, err)
 	}
-	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout}, nil
+	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout, retries: max(cfg.Retries, 0)}, nil
 }
 
 func (c *Client) context(ctx context.Context) (context.Context, context.CancelFunc, []v1.Option) {
@@ -191,7 +202,7 @@ func (c *Client) Range(ctx context.Context, query string, start, end time.Time, 
 		order    []model.Fingerprint
 	)
 	for _, ch := range rangeChunks(start, end, step) {
-		m, warn, err := c.rangeOnce(ctx, query, ch[0], ch[1], step)
+		m, warn, err := c.rangeRetried(ctx, query, ch[0], ch[1], step)
 		warnings = append(warnings, warn...)
 		if err != nil {
 			return nil, warnings, err
@@ -213,6 +224,61 @@ func (c *Client) Range(ctx context.Context, query string, start, end time.Time, 
 		out = append(out, merged[fp])
 	}
 	return out, warnings, nil
+}
+
+// MaxRetryWait caps the wait before a range query is asked again
+// (ClientConfig.Retries), whatever the answer's Retry-After says.
+const MaxRetryWait = time.Minute
+
+// RangeRetryable reports whether a range query that failed with err is
+// asked again (ClientConfig.Retries): Prometheus answered that it could not
+// answer now (ReasonUnavailable: a 5xx, as it does while it starts, or a
+// 429) or the connection was cut, not because of the query (a timeout would
+// time out again), the credentials (401, 403, 407), the URL (404) or an
+// address where nothing listens (refused, no such host: said at once).
+func RangeRetryable(err error) bool {
+	qe, ok := errors.AsType[*QueryError](err)
+	if !ok || qe.Reason != ReasonUnavailable {
+		return false
+	}
+	if ae, ok := errors.AsType[*v1.Error](err); ok {
+		return clientStatus(ae) == 0 || clientStatus(ae) == http.StatusTooManyRequests
+	}
+	if _, dns := errors.AsType[*net.DNSError](err); dns || errors.Is(err, syscall.ECONNREFUSED) {
+		return false
+	}
+	return true
+}
+
+// rangeRetried is rangeOnce, asked again up to c.retries times while it
+// fails with a RangeRetryable error: after the answer's Retry-After (at
+// most MaxRetryWait), else 1 s doubling. The wait ends with ctx.
+func (c *Client) rangeRetried(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+	backoff, began := time.Second, time.Now()
+	for attempt := 0; ; attempt++ {
+		ra := &retryAfter{}
+		m, warn, err := c.rangeOnce(context.WithValue(ctx, retryAfterKey{}, ra), query, start, end, step)
+		if err == nil || !RangeRetryable(err) {
+			return m, warn, err
+		}
+		if attempt >= c.retries {
+			if qe, ok := err.(*QueryError); ok && attempt > 0 {
+				qe.Err = fmt.Errorf("%w (asked %d times over %s)", qe.Err, attempt+1, time.Since(began).Round(time.Second))
+			}
+			return m, warn, err
+		}
+		wait, ok := ra.get()
+		if !ok {
+			wait, backoff = backoff, 2*backoff
+		}
+		t := time.NewTimer(min(wait, MaxRetryWait))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, warn, c.queryError(query, ctx.Err(), time.Now())
+		case <-t.C:
+		}
+	}
 }
 
 func (c *Client) rangeOnce(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
