@@ -58,7 +58,7 @@ type ClientConfig struct {
 	// Retries is how many times a range query (Range: history for
 	// backtest, profile, tune) is asked again when Prometheus could not
 	// answer it (see RangeRetryable: a 5xx other than its query timeout, a
-	// 429, a refused or cut connection), after the answer's Retry-After
+	// 429, a cut connection), after the answer's Retry-After
 	// (at most MaxRetryWait) or else 1 s, 2 s, 4 s, ... 0: never (serve,
 	// whose next cycle asks again, and whose start would wait on a down
 	// Prometheus).
