@@ -488,6 +488,9 @@ func (l *Loop) Cycle(ctx context.Context) {
 		rd := &readings[i]
 		l.metrics.ObserveQuery(l.source.Name(), rd.Duration)
 		for _, e := range rd.Errors {
+			if e.Reused {
+				continue // counted and logged at its read
+			}
 			l.metrics.QueryError(t.key, e.Reason)
 			l.limiter.log(l.log, now, t.key, e)
 		}

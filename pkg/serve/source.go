@@ -67,6 +67,11 @@ type ReadError struct {
 	Reason string
 	// Err is the underlying error.
 	Err error
+	// Reused is true when the error is an earlier read's, reused this
+	// cycle without asking again (promql.ReusedError: the stuck count
+	// between its reads): it is in the decision record, but was counted
+	// and logged when it was read.
+	Reused bool
 }
 
 // unknownObservation has every signal unknown.

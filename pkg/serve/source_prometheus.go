@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -110,7 +111,8 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 				continue
 			}
 			if err := res.Errors[sig]; err != nil && needed&(1<<sig) != 0 {
-				r.Errors = append(r.Errors, ReadError{Signal: sig.String(), Reason: promql.ReasonOf(err).String(), Err: err})
+				_, again := errors.AsType[promql.ReusedError](err)
+				r.Errors = append(r.Errors, ReadError{Signal: sig.String(), Reason: promql.ReasonOf(err).String(), Err: err, Reused: again})
 			}
 		}
 		out[i] = r
