@@ -170,13 +170,22 @@ func (f *PrometheusRangeFlags) resolve(given map[string]bool) (resolved, error) 
 			return r, err
 		}
 	}
-	c, err := promql.NewClient(w.client)
+	cfg := w.client
+	cfg.Retries = historyRetries
+	c, err := promql.NewClient(cfg)
 	if err != nil {
 		return r, invalid(err)
 	}
 	r.api = c
 	return r, nil
 }
+
+// historyRetries is how many times backtest, profile and tune ask a range
+// query again when Prometheus answers that it cannot now (a 5xx, a 429: it
+// restarts, it is overloaded) or the connection is cut, after its
+// Retry-After or 1 s, 2 s, 4 s (promql.ClientConfig.Retries): minutes of
+// queries are not lost to one hiccup.
+const historyRetries = 3
 
 // grid checks --start, --end, --step, --query-timeout and --max-gap and
 // returns the steps from --start (truncated to a step) to --end.

@@ -127,7 +127,7 @@ func (c *TuneCmd) runShard(e *env) error {
 	if err != nil {
 		return invalidf("%s: prometheus http client: %v", c.PrometheusRangeFlags.Config, err)
 	}
-	api, err := promql.NewClient(promql.ClientConfig{URL: file.Prometheus.URL, RoundTripper: rt, Timeout: c.QueryTimeout})
+	api, err := promql.NewClient(promql.ClientConfig{URL: file.Prometheus.URL, RoundTripper: rt, Timeout: c.QueryTimeout, Retries: historyRetries})
 	if err != nil {
 		return invalidf("%s: %v", c.PrometheusRangeFlags.Config, err)
 	}

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // MaxInstantAnswerBytes bounds the body of one instant query's answer:
@@ -27,13 +30,58 @@ var ErrAnswerTooLarge = errors.New("answer too large")
 
 // limitAnswers is a RoundTripper whose responses' bodies fail with
 // ErrAnswerTooLarge past the bound of their query's kind (query_range:
-// MaxRangeAnswerBytes, anything else MaxInstantAnswerBytes).
+// MaxRangeAnswerBytes, anything else MaxInstantAnswerBytes). It also
+// notes a 429's or 503's Retry-After in the request context's retryAfter,
+// if any (client_golang's errors do not keep the headers).
 type limitAnswers struct{ rt http.RoundTripper }
+
+// retryAfterKey is the context key of a request's *retryAfter.
+type retryAfterKey struct{}
+
+// retryAfter is the wait a 429 or 503 answer asked for (its Retry-After
+// header: seconds, or an HTTP date).
+type retryAfter struct {
+	mu    sync.Mutex
+	wait  time.Duration
+	asked bool
+}
+
+func (r *retryAfter) set(h string, now time.Time) {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return
+	}
+	var wait time.Duration
+	if secs, err := strconv.ParseInt(h, 10, 64); err == nil {
+		if secs < 0 {
+			return
+		}
+		wait = time.Duration(min(secs, int64(MaxRetryWait/time.Second))) * time.Second
+	} else if at, err := http.ParseTime(h); err == nil {
+		wait = max(at.Sub(now), 0)
+	} else {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.wait, r.asked = wait, true
+}
+
+// get returns the wait asked for, if an answer asked for one.
+func (r *retryAfter) get() (time.Duration, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.wait, r.asked
+}
 
 func (l limitAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := l.rt.RoundTrip(req)
 	if err != nil || resp.Body == nil {
 		return resp, err
+	}
+	if ra, ok := req.Context().Value(retryAfterKey{}).(*retryAfter); ok &&
+		(resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
+		ra.set(resp.Header.Get("Retry-After"), time.Now())
 	}
 	max := int64(MaxInstantAnswerBytes)
 	if strings.HasSuffix(req.URL.Path, "/query_range") {

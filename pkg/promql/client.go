@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/promql/parser"
 )
 
 // API is what infscale needs from a Prometheus server: instant and range
@@ -36,6 +39,7 @@ type Client struct {
 	http    api.Client   // the same client, for batched queries (client_batch.go)
 	hc      *http.Client // api.Client's HTTP client: batched answers are read into answerBufs
 	timeout time.Duration
+	retries int
 	answers answerBufs
 }
 
@@ -51,6 +55,14 @@ type ClientConfig struct {
 	// Prometheus's own timeout parameter so the server stops evaluating
 	// too. 0 means no limit beyond the caller's context.
 	Timeout time.Duration
+	// Retries is how many times a range query (Range: history for
+	// backtest, profile, tune) is asked again when Prometheus could not
+	// answer it (see RangeRetryable: a 5xx other than its query timeout, a
+	// 429, a cut connection), after the answer's Retry-After
+	// (at most MaxRetryWait) or else 1 s, 2 s, 4 s, ... 0: never (serve,
+	// whose next cycle asks again, and whose start would wait on a down
+	// Prometheus).
+	Retries int
 }
 
 // NewClient returns a Client for cfg. Errors: an unparsable URL.
@@ -64,7 +76,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prometheus url %q: %w", cfg.URL, err)
 	}
-	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout}, nil
+	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout, retries: max(cfg.Retries, 0)}, nil
 }
 
 func (c *Client) context(ctx context.Context) (context.Context, context.CancelFunc, []v1.Option) {
@@ -89,7 +101,10 @@ func (c *Client) queryError(query string, err error, began time.Time) *QueryErro
 }
 
 // Instant implements API. A native histogram sample's Value is NaN (no
-// float value: unknown, as the batched path reads it).
+// float value: unknown, as the batched path reads it). An answer whose
+// samples are not at t (within MaxAnswerSkew) is refused,
+// ReasonBadResponse, and so is an answer of another type than the query's
+// (a scalar for a vector query).
 func (c *Client) Instant(ctx context.Context, query string, t time.Time) (model.Vector, []string, error) {
 	ctx, cancel, opts := c.context(ctx)
 	defer cancel()
@@ -98,9 +113,18 @@ func (c *Client) Instant(ctx context.Context, query string, t time.Time) (model.
 	if err != nil {
 		return nil, warn, c.queryError(query, err, began)
 	}
+	if want := resultTypeOf(query); want != model.ValNone && v.Type() != want {
+		// Prometheus answers a query with its expression's type: another is
+		// not its answer to this query (a proxy's, or a cache's).
+		return nil, warn, &QueryError{Reason: ReasonBadResponse, Query: query,
+			Err: fmt.Errorf("result type %s, want %s (the query's type)", v.Type(), want)}
+	}
 	switch r := v.(type) {
 	case model.Vector:
 		for _, s := range r {
+			if err := answerTime(float64(s.Timestamp)/1e3, t); err != nil {
+				return nil, warn, &QueryError{Reason: ReasonBadResponse, Query: query, Err: err}
+			}
 			if s.Histogram != nil {
 				// A native histogram sample has no float value; client_golang
 				// leaves Value 0, which read as 0 replicas or requests.
@@ -109,11 +133,59 @@ func (c *Client) Instant(ctx context.Context, query string, t time.Time) (model.
 		}
 		return r, warn, nil
 	case *model.Scalar:
+		if err := answerTime(float64(r.Timestamp)/1e3, t); err != nil {
+			return nil, warn, &QueryError{Reason: ReasonBadResponse, Query: query, Err: err}
+		}
 		return model.Vector{{Metric: model.Metric{}, Value: r.Value, Timestamp: r.Timestamp}}, warn, nil
 	default:
 		return nil, warn, &QueryError{Reason: ReasonBadResponse, Query: query,
 			Err: fmt.Errorf("result type %s, want vector or scalar", v.Type())}
 	}
+}
+
+// resultTypeOf is the result type Prometheus answers query with (its
+// expression's type: vector or scalar), or ValNone when the query does not
+// parse (the server's parser, not ours, decides then) or is of another type
+// (a range query's matrix, a string: Instant refuses those anyway).
+func resultTypeOf(query string) model.ValueType {
+	ex, err := pql.ParseExpr(query)
+	if err != nil {
+		return model.ValNone
+	}
+	switch ex.Type() {
+	case parser.ValueTypeVector:
+		return model.ValVector
+	case parser.ValueTypeScalar:
+		return model.ValScalar
+	}
+	return model.ValNone
+}
+
+// MaxAnswerSkew is how far from the evaluation time asked an instant
+// query's answer may be (its samples' time, which Prometheus and the
+// servers of its API set to the evaluation time) and still be read: 5 min,
+// Prometheus's default lookback delta, beyond which Prometheus itself
+// takes a sample for stale. A farther answer is another moment's (a
+// caching proxy answering from an hour ago, a server whose clock is off):
+// read as now it decided on old load. Refused, ReasonBadResponse.
+const MaxAnswerSkew = 5 * time.Minute
+
+// answerTime checks a sample time at (unix seconds) of an instant query's
+// answer against the evaluation time t: nil within MaxAnswerSkew, or when
+// at is NaN (no time read: a native histogram sample, whose value is
+// unknown anyway).
+func answerTime(at float64, t time.Time) error {
+	asked := float64(t.UnixNano()) / 1e9
+	if math.IsNaN(at) || math.Abs(at-asked) <= MaxAnswerSkew.Seconds() {
+		return nil
+	}
+	d := time.Duration(min(math.Abs(at-asked), 1e9) * 1e9) // at most ~31 years: the text only
+	if at > asked {
+		return fmt.Errorf("answer evaluated at %s, %s after the time asked (%s): another moment's answer (a server whose clock is ahead?); an answer more than %s from it is not read",
+			time.Unix(int64(at), 0).UTC().Format(time.RFC3339), d.Round(time.Second), t.UTC().Format(time.RFC3339), MaxAnswerSkew)
+	}
+	return fmt.Errorf("answer evaluated at %s, %s before the time asked (%s): another moment's answer (a cache in front of Prometheus?); an answer more than %s from it is not read",
+		time.Unix(int64(at), 0).UTC().Format(time.RFC3339), d.Round(time.Second), t.UTC().Format(time.RFC3339), MaxAnswerSkew)
 }
 
 // Range implements API. A range of more than MaxPointsPerSeries steps is
@@ -130,7 +202,7 @@ func (c *Client) Range(ctx context.Context, query string, start, end time.Time, 
 		order    []model.Fingerprint
 	)
 	for _, ch := range rangeChunks(start, end, step) {
-		m, warn, err := c.rangeOnce(ctx, query, ch[0], ch[1], step)
+		m, warn, err := c.rangeRetried(ctx, query, ch[0], ch[1], step)
 		warnings = append(warnings, warn...)
 		if err != nil {
 			return nil, warnings, err
@@ -152,6 +224,61 @@ func (c *Client) Range(ctx context.Context, query string, start, end time.Time, 
 		out = append(out, merged[fp])
 	}
 	return out, warnings, nil
+}
+
+// MaxRetryWait caps the wait before a range query is asked again
+// (ClientConfig.Retries), whatever the answer's Retry-After says.
+const MaxRetryWait = time.Minute
+
+// RangeRetryable reports whether a range query that failed with err is
+// asked again (ClientConfig.Retries): Prometheus answered that it could not
+// answer now (ReasonUnavailable: a 5xx, as it does while it starts, or a
+// 429) or the connection was cut, not because of the query (a timeout would
+// time out again), the credentials (401, 403, 407), the URL (404) or an
+// address where nothing listens (refused, no such host: said at once).
+func RangeRetryable(err error) bool {
+	qe, ok := errors.AsType[*QueryError](err)
+	if !ok || qe.Reason != ReasonUnavailable {
+		return false
+	}
+	if ae, ok := errors.AsType[*v1.Error](err); ok {
+		return clientStatus(ae) == 0 || clientStatus(ae) == http.StatusTooManyRequests
+	}
+	if _, dns := errors.AsType[*net.DNSError](err); dns || errors.Is(err, syscall.ECONNREFUSED) {
+		return false
+	}
+	return true
+}
+
+// rangeRetried is rangeOnce, asked again up to c.retries times while it
+// fails with a RangeRetryable error: after the answer's Retry-After (at
+// most MaxRetryWait), else 1 s doubling. The wait ends with ctx.
+func (c *Client) rangeRetried(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+	backoff, began := time.Second, time.Now()
+	for attempt := 0; ; attempt++ {
+		ra := &retryAfter{}
+		m, warn, err := c.rangeOnce(context.WithValue(ctx, retryAfterKey{}, ra), query, start, end, step)
+		if err == nil || !RangeRetryable(err) {
+			return m, warn, err
+		}
+		if attempt >= c.retries {
+			if qe, ok := err.(*QueryError); ok && attempt > 0 {
+				qe.Err = fmt.Errorf("%w (asked %d times over %s)", qe.Err, attempt+1, time.Since(began).Round(time.Second))
+			}
+			return m, warn, err
+		}
+		wait, ok := ra.get()
+		if !ok {
+			wait, backoff = backoff, 2*backoff
+		}
+		t := time.NewTimer(min(wait, MaxRetryWait))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, warn, c.queryError(query, ctx.Err(), time.Now())
+		case <-t.C:
+		}
+	}
 }
 
 func (c *Client) rangeOnce(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {

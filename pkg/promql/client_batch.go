@@ -20,10 +20,11 @@ import (
 // taggedValue is one sample of a batched query's answer: the branch index
 // its TargetLabel names (tagIndex; -1 when absent or not an index) and its
 // float value (NaN for a native histogram sample, which has no float
-// value).
+// value), and its time.
 type taggedValue struct {
 	target int
 	value  float64
+	at     float64 // the sample's time, unix seconds (Prometheus: the evaluation time)
 }
 
 // batchAPI is implemented by *Client: an instant query whose vector answer
@@ -95,6 +96,11 @@ func (c *Client) instantTagged(ctx context.Context, q queryText, formLen int, t 
 	c.answers.put(body) // decodeTagged keeps no reference to it
 	if err != nil {
 		return nil, warn, &QueryError{Reason: classify(err), Query: query, Err: err}
+	}
+	for _, v := range vals {
+		if err := answerTime(v.at, t); err != nil {
+			return nil, warn, &QueryError{Reason: ReasonBadResponse, Query: query, Err: err}
+		}
 	}
 	return vals, warn, nil
 }
@@ -181,8 +187,8 @@ type taggedSample struct {
 	Value *samplePair `json:"value"`
 }
 
-// samplePair decodes [<unix time>, "<value>"] to the value.
-type samplePair float64
+// samplePair decodes [<unix time>, "<value>"].
+type samplePair struct{ at, value float64 }
 
 func (p *samplePair) UnmarshalJSON(b []byte) error {
 	s := strings.TrimSpace(string(b))
@@ -198,7 +204,11 @@ func (p *samplePair) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("sample value %.40q: %w", v, err)
 	}
-	*p = samplePair(f)
+	at, err := strconv.ParseFloat(strings.TrimSpace(s[1:comma]), 64)
+	if err != nil {
+		return fmt.Errorf("sample time %.40q: %w", s[1:comma], err)
+	}
+	*p = samplePair{at: at, value: f}
 	return nil
 }
 
@@ -254,9 +264,11 @@ func decodeTaggedJSON(body []byte) ([]taggedValue, []string, error) {
 	}
 	out := make([]taggedValue, len(r.Data.Result))
 	for i, s := range r.Data.Result {
-		out[i] = taggedValue{target: tagIndex(s.Metric.Target), value: math.NaN()}
+		// A native histogram sample has no float value (NaN) and no time
+		// read (NaN).
+		out[i] = taggedValue{target: tagIndex(s.Metric.Target), value: math.NaN(), at: math.NaN()}
 		if s.Value != nil {
-			out[i].value = float64(*s.Value)
+			out[i].value, out[i].at = s.Value.value, s.Value.at
 		}
 	}
 	return out, r.Warnings, nil

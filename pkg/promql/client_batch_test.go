@@ -36,7 +36,10 @@ func TestBatchClientReasons(t *testing.T) {
 		{"422 execution", reply(422, `{"status":"error","errorType":"execution","error":"many-to-many"}`), ReasonBadData},
 		{"400 bad_data", reply(400, `{"status":"error","errorType":"bad_data","error":"parse error"}`), ReasonBadData},
 		{"400 not JSON", reply(400, `bad request`), ReasonBadData},
-		{"404", reply(404, `not found`), ReasonBadData},
+		{"404", reply(404, `not found`), ReasonUnavailable}, // the URL's, not the query's
+		{"401", reply(401, `unauthorized`), ReasonUnavailable},
+		{"429", reply(429, `too many requests`), ReasonUnavailable},
+		{"413 from a proxy", reply(413, `request entity too large`), ReasonBadData}, // the batch's size: retried target by target
 		{"200 not JSON", reply(200, `<html>login</html>`), ReasonBadResponse},
 		{"200 status error", reply(200, `{"status":"error","errorType":"bad_data","error":"x"}`), ReasonBadData},
 		{"200 matrix", reply(200, `{"status":"success","data":{"resultType":"matrix","result":[]}}`), ReasonBadResponse},
@@ -121,7 +124,7 @@ func TestBatchClientRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(vals) != 4 || vals[0] != (taggedValue{0, 7.5}) || vals[1].target != 1 || !math.IsNaN(vals[1].value) ||
+		if len(vals) != 4 || vals[0] != (taggedValue{0, 7.5, 1767607200.5}) || vals[1].target != 1 || !math.IsNaN(vals[1].value) ||
 			vals[2].target != 2 || !math.IsNaN(vals[2].value) || vals[3].target != -1 || !math.IsInf(vals[3].value, 1) {
 			t.Errorf("values %v", vals)
 		}

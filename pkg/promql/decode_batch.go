@@ -174,7 +174,7 @@ func (d *vecDecoder) array(elem func() bool) bool {
 	}
 }
 
-// number reads a JSON number (RFC 8259 grammar); its value is not used.
+// number reads a JSON number (RFC 8259 grammar).
 func (d *vecDecoder) number() bool {
 	d.space()
 	b, i := d.b, d.i
@@ -213,7 +213,8 @@ func (d *vecDecoder) number() bool {
 	return true
 }
 
-// sample reads {"metric": {...}, "value": [<time>, "<value>"]}.
+// sample reads {"metric": {...}, "value": [<time>, "<value>"]}: the
+// target's tag, the time and the value.
 func (d *vecDecoder) sample() (taggedValue, bool) {
 	v := taggedValue{target: -1}
 	var seenMetric, seenValue bool
@@ -246,9 +247,19 @@ func (d *vecDecoder) sample() (taggedValue, bool) {
 			})
 		case string(key) == "value" && !seenValue:
 			seenValue = true
-			if !d.next('[') || !d.number() || !d.next(',') {
+			if !d.next('[') {
 				return false
 			}
+			d.space()
+			from := d.i
+			if !d.number() {
+				return false
+			}
+			at, err := strconv.ParseFloat(string(d.b[from:d.i]), 64)
+			if err != nil || !d.next(',') {
+				return false
+			}
+			v.at = at
 			s, ok := d.str()
 			if !ok || !d.next(']') {
 				return false

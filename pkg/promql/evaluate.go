@@ -197,11 +197,35 @@ func (c *stuckCache) store(t time.Time, answers []targetAnswer) {
 	c.read, c.at, c.answers = true, t, answers
 }
 
-// load returns the answers of the last read (nil before any).
-func (c *stuckCache) load() []targetAnswer {
+// load returns the answers of the last read (nil before any) and its t.
+func (c *stuckCache) load() ([]targetAnswer, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.answers
+	return c.answers, c.at
+}
+
+// ReusedError is the cause of a signal's error that was read at At and
+// reused by a later Run that did not ask again (the Stuck count between
+// its reads, every StuckWindow/4): the same Reason, but not a failed read
+// of that Run, so a caller counting failed reads counts it once, at At.
+type ReusedError struct {
+	At  time.Time
+	Err error
+}
+
+func (e ReusedError) Error() string {
+	return fmt.Sprintf("%v (read at %s, reused until the next read)", e.Err, e.At.UTC().Format(time.RFC3339))
+}
+
+func (e ReusedError) Unwrap() error { return e.Err }
+
+// reused is err (a *QueryError) read at t, as a later Run reports it.
+func reused(err error, t time.Time) error {
+	qe, ok := err.(*QueryError)
+	if !ok {
+		return err
+	}
+	return &QueryError{Reason: qe.Reason, Query: qe.Query, Err: ReusedError{At: t, Err: qe.Err}}
 }
 
 // batch is the query of one signal for a group of targets.
@@ -392,9 +416,10 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 	if readStuck {
 		p.stuck.store(t, stuckAnswers)
 	} else {
-		for _, a := range p.stuck.load() {
+		answers, readAt := p.stuck.load()
+		for _, a := range answers {
 			if a.err != nil {
-				results[a.target].Errors[Stuck] = a.err
+				results[a.target].Errors[Stuck] = reused(a.err, readAt)
 				continue
 			}
 			values[a.target].put(Stuck, a.value)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -20,7 +21,10 @@ const (
 	// ReasonTimeout: the query exceeded its deadline (client context or
 	// Prometheus's own query timeout, errorType "timeout").
 	ReasonTimeout Reason = iota + 1
-	// ReasonUnavailable: Prometheus could not be reached or answered 5xx.
+	// ReasonUnavailable: Prometheus could not be reached, answered 5xx, or
+	// answered a 4xx that is not about the query (notTheQuery: 429 Too Many
+	// Requests, 401 or 403 for the credentials, 404 for the URL): the
+	// query is not at fault, so a batch is not retried target by target.
 	ReasonUnavailable
 	// ReasonBadData: Prometheus rejected the query (400 bad_data, 422
 	// execution error such as many-to-many matching).
@@ -89,6 +93,17 @@ func (e *QueryError) Error() string {
 				detail += " (the URL answered a body that is not JSON, such as an HTML page: it is probably not a Prometheus API root; give the base URL, e.g. http://prometheus:9090)"
 			}
 		}
+		if ae, ok := errors.AsType[*v1.Error](e.Err); ok && notTheQuery(ae) {
+			// "client_error: client error: 429": the type is not the reason.
+			detail = strings.TrimPrefix(detail, string(v1.ErrClient)+": ")
+			switch clientStatus(ae) {
+			case http.StatusTooManyRequests:
+				detail = strings.Replace(detail, ae.Msg, ae.Msg+" Too Many Requests", 1) +
+					" (Prometheus, or a proxy in front of it, limits the rate of queries; the signal is unknown until it answers: raise the limit for infscale, or query less often)"
+			case http.StatusUnauthorized, http.StatusForbidden, http.StatusProxyAuthRequired:
+				detail += " (Prometheus, or a proxy in front of it, refused infscale's credentials: check the prometheus block's authorization, basic_auth, oauth2 or tls_config, and the token's permissions)"
+			}
+		}
 		if ae, ok := errors.AsType[*v1.Error](e.Err); ok && ae.Type == v1.ErrClient && ae.Msg == "client error: 404" {
 			// Prometheus answers a bad query 400 or 422, never 404: the
 			// path is wrong.
@@ -152,6 +167,9 @@ func classify(err error) Reason {
 			}
 			return ReasonUnavailable
 		case v1.ErrClient:
+			if notTheQuery(ae) {
+				return ReasonUnavailable
+			}
 			return ReasonBadData
 		default:
 			return ReasonBadResponse
@@ -162,6 +180,35 @@ func classify(err error) Reason {
 	}
 	// Connection refused, DNS failure, reset: the server is not there.
 	return ReasonUnavailable
+}
+
+// clientStatus is the HTTP status of client_golang's error for a 4xx
+// other than 400 and 422 (its v1 API and the batched path word it
+// "client error: <code>"), else 0.
+func clientStatus(ae *v1.Error) int {
+	var code int
+	if ae.Type != v1.ErrClient {
+		return 0
+	}
+	if _, err := fmt.Sscanf(ae.Msg, "client error: %d", &code); err != nil {
+		return 0
+	}
+	return code
+}
+
+// notTheQuery reports whether ae is a 4xx about something else than the
+// query: the rate of queries (429), the credentials (401, 403, 407), the
+// URL (404). Retrying the batch's targets one by one would send one
+// query per target into the same refusal, and back every target off for
+// minutes after it ends. A 400 or 422 (Prometheus's own rejection of the
+// query) and other 4xx (413 or 414: a proxy refusing a batch's size) are
+// the query's.
+func notTheQuery(ae *v1.Error) bool {
+	switch clientStatus(ae) {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusProxyAuthRequired, http.StatusTooManyRequests:
+		return true
+	}
+	return false
 }
 
 func bodyErrorType(body string) string {

@@ -10,8 +10,9 @@ import (
 
 // Rates are per-second rates of a replica's counters between two scrapes of
 // the same source. Every rate is NaN when there is no baseline (no previous
-// scrape, another source, no time elapsed, the counter absent on either
-// page or read from differently named families).
+// scrape, another source, no time elapsed, another process behind the same
+// source (OtherProcess), the counter absent on either page or read from
+// differently named families).
 type Rates struct {
 	// Interval is cur.Time - prev.Time; 0 without a baseline.
 	Interval time.Duration
@@ -29,6 +30,10 @@ type Rates struct {
 	// Reset is true when a counter reset was seen (a decrease, or a changed
 	// process_start_time_seconds).
 	Reset bool
+	// OtherProcess is true when cur is another process's page than prev's
+	// (OtherProcess: several pods behind one URL), not a restart: no
+	// baseline, every rate NaN.
+	OtherProcess bool
 	// Suspect is non-empty when requests wait but no token was processed in
 	// the interval (flat counters mark a stuck engine: the rule of
 	// StuckTracker, stuck.go).
@@ -63,6 +68,10 @@ func Rate(prev, cur *Page) Rates {
 	}
 	dt := cur.Time.Sub(prev.Time)
 	if dt <= 0 {
+		return r
+	}
+	if OtherProcess(prev.Time, prev.ProcessStart, cur.ProcessStart) {
+		r.OtherProcess = true
 		return r
 	}
 	r.Interval = dt

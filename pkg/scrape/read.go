@@ -75,7 +75,7 @@ func readAll(r io.Reader, source string) ([]byte, error) {
 
 // tooLarge is the error for a page over MaxPageBytes.
 func tooLarge(source string) error {
-	return &PageError{Source: source, Err: fmt.Errorf("page larger than %d bytes", MaxPageBytes)}
+	return &PageError{Source: source, Err: fmt.Errorf("page larger than %d bytes, the most infscale reads of one replica's page: is it one model server's /metrics, not a federation endpoint's, an exporter's of a whole node, or a download?", MaxPageBytes)}
 }
 
 // parsePage parses the body b of a page (of any kind: a model server's, a

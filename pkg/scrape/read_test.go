@@ -223,7 +223,7 @@ func TestReadCapBoundsTheRead(t *testing.T) {
 		t.Errorf("MaxPageBytes %d, want 4 MiB", MaxPageBytes)
 	}
 	e := &endless{}
-	if _, err := Read(e, "", "endless", modelserver.VLLM); !errors.Is(err, ErrInvalidPage) || !strings.Contains(err.Error(), "larger than 4194304 bytes") {
+	if _, err := Read(e, "", "endless", modelserver.VLLM); !errors.Is(err, ErrInvalidPage) || !strings.Contains(err.Error(), "larger than 4194304 bytes, the most infscale reads of one replica's page: is it one model server's /metrics") {
 		t.Errorf("err = %v, want the cap named", err)
 	}
 	if e.n > MaxPageBytes+1<<20 {

@@ -25,8 +25,8 @@ func ttftPage(t *testing.T, sec int, start string, b1, b2, inf float64) *Page {
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 func TestTTFTQuantile(t *testing.T) {
-	prev := ttftPage(t, 0, "1", 10, 20, 20)
-	cur := ttftPage(t, 15, "1", 10, 30, 40)
+	prev := ttftPage(t, 0, "1699990000", 10, 20, 20)
+	cur := ttftPage(t, 15, "1699990000", 10, 30, 40)
 	inc := HistogramIncrease(prev, cur)
 	if inc == nil {
 		t.Fatal("no increase")
@@ -43,9 +43,10 @@ func TestTTFTQuantile(t *testing.T) {
 	checkFloat(t, "cur p10", cur.TTFT.Quantile(0.1), 0.2)
 
 	// No request in the interval: NaN (the signal abstains), not 0.
-	checkFloat(t, "idle p95", HistogramIncrease(cur, ttftPage(t, 30, "1", 10, 30, 40)).Quantile(0.95), A)
-	// Restart: the increase is the new histogram (le 2: 1 of 2 -> p50 = 0.5 + 1.5*1/1 = 2).
-	restart := HistogramIncrease(cur, ttftPage(t, 30, "2", 0, 1, 2))
+	checkFloat(t, "idle p95", HistogramIncrease(cur, ttftPage(t, 30, "1699990000", 10, 30, 40)).Quantile(0.95), A)
+	// Restart (the process started at t0+20 s, after the scrape at t0+15 s):
+	// the increase is the new histogram (le 2: 1 of 2 -> p50 = 0.5 + 1.5*1/1 = 2).
+	restart := HistogramIncrease(cur, ttftPage(t, 30, "1700000020", 0, 1, 2))
 	checkFloat(t, "restart p50", restart.Quantile(0.5), 2)
 	if HistogramIncrease(nil, cur) != nil || HistogramIncrease(cur, cur) != nil {
 		t.Error("increase without a baseline")

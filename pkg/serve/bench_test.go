@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -33,16 +34,19 @@ func benchPrometheus(b *testing.B) (*httptest.Server, *int64) {
 
 // benchPrometheusBytes is benchPrometheus that also counts the bytes of
 // the queries' text.
+// benchTimeMark stands for the evaluation time in a cached answer.
+const benchTimeMark = "\x00time"
+
 func benchPrometheusBytes(b *testing.B) (*httptest.Server, *int64, *int64) {
 	var mu sync.Mutex
-	cache := map[string][]byte{}
+	cache := map[string][][]byte{} // a query's answer, split where its samples' time goes
 	var queries, qbytes int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.FormValue("query")
 		mu.Lock()
 		queries++
 		qbytes += int64(len(q))
-		body, ok := cache[q]
+		parts, ok := cache[q]
 		if !ok {
 			val := "0.3"
 			switch {
@@ -63,15 +67,16 @@ func benchPrometheusBytes(b *testing.B) (*httptest.Server, *int64, *int64) {
 				if k > 0 {
 					sb.WriteByte(',')
 				}
-				fmt.Fprintf(&sb, `{"metric":{"infscale_target":"%d"},"value":[1767607200,"%s"]}`, k, val)
+				fmt.Fprintf(&sb, `{"metric":{"infscale_target":"%d"},"value":[%s,"%s"]}`, k, benchTimeMark, val)
 			}
 			sb.WriteString(`]}}`)
-			body = []byte(sb.String())
-			cache[q] = body
+			parts = bytes.Split([]byte(sb.String()), []byte(benchTimeMark))
+			cache[q] = parts
 		}
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(body)
+		// At the evaluation time asked, as Prometheus answers.
+		w.Write(bytes.Join(parts, []byte(r.FormValue("time"))))
 	}))
 	b.Cleanup(srv.Close)
 	return srv, &queries, &qbytes

@@ -31,9 +31,10 @@ type promAnswers struct {
 }
 
 type promRule struct {
-	needle string
-	values []string
-	status int // 0: 200 with values
+	needle  string
+	values  []string
+	status  int    // 0: 200 with values
+	warning string // with status 0: the answer's warnings field
 }
 
 func (p *promAnswers) set(rules ...promRule) {
@@ -59,10 +60,10 @@ func (p *promAnswers) serve(t *testing.T) *httptest.Server {
 				fmt.Fprint(w, `{"status":"error","errorType":"bad_data","error":"refused by the fake"}`)
 				return
 			}
-			writeVector(w, rule.values)
+			writeVector(w, r, rule.values, rule.warning)
 			return
 		}
-		writeVector(w, nil)
+		writeVector(w, r, nil)
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -81,12 +82,21 @@ func vllmRules(pods, running, waiting string, before ...promRule) []promRule {
 	)
 }
 
-func writeVector(w http.ResponseWriter, vals []string) {
+// writeVector answers r with a vector of vals, one pod each, at the
+// evaluation time r asks (as Prometheus does), with warnings (at most one,
+// "" none).
+func writeVector(w http.ResponseWriter, r *http.Request, vals []string, warnings ...string) {
 	var parts []string
 	for i, v := range vals {
-		parts = append(parts, fmt.Sprintf(`{"metric":{"pod":"p%d"},"value":[1767607200,"%s"]}`, i, v))
+		parts = append(parts, fmt.Sprintf(`{"metric":{"pod":"p%d"},"value":[%s,"%s"]}`, i, r.FormValue("time"), v))
 	}
-	fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(parts, ","))
+	warn := ""
+	for _, w := range warnings {
+		if w != "" {
+			warn = fmt.Sprintf(`"warnings":[%q],`, w)
+		}
+	}
+	fmt.Fprintf(w, `{"status":"success",%s"data":{"resultType":"vector","result":[%s]}}`, warn, strings.Join(parts, ","))
 }
 
 // promLoop is a Loop over the fake at srv with config body (%s: the URL), a
@@ -393,5 +403,67 @@ targets:
 	}
 	if got := queryErrors(m, "chat", "nan"); got != 4 {
 		t.Errorf("query_errors_total{reason=nan} = %v, want 4 (one per page)", got)
+	}
+}
+
+// TestServeShowsPrometheusWarnings: Prometheus (or Thanos answering a
+// partial response) sends its values with warnings. They were dropped: the
+// decision read the values and nothing said they came with a warning. The
+// values are still read (running 1 + waiting 7 = 8 over target 4: desired
+// 2), and the warning is in the decision record and logged at warn, at
+// most once a minute per target (cycles 15 s apart: logged at 0 s and
+// 60 s, 3 suppressed in between).
+func TestServeShowsPrometheusWarnings(t *testing.T) {
+	const w = "partial response: store 10.0.0.7:10901 unavailable"
+	fake := &promAnswers{}
+	fake.set(vllmRules("1", "1", "7",
+		promRule{needle: "min_over_time"}, // the stuck queries (they read the waiting family too): none
+		promRule{needle: "num_requests_waiting", values: []string{"7"}, warning: w})...)
+	l, m, now := promLoop(t, fake.serve(t), chatConfig, 1, nil)
+	var logs strings.Builder
+	l.log = slog.New(slog.NewTextHandler(&logs, nil))
+	for range 5 {
+		l.Cycle(context.Background())
+		*now = now.Add(15 * time.Second)
+	}
+	if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 2 || len(r.Warnings) != 1 || r.Warnings[0] != w {
+		t.Errorf("desired %v, record warnings %q; want 2 and [%q]", got, r.Warnings, w)
+	}
+	if n := strings.Count(logs.String(), "prometheus answered with warnings"); n != 2 || !strings.Contains(logs.String(), "suppressed_since_last=3") ||
+		!strings.Contains(logs.String(), w) {
+		t.Errorf("%d log lines, want 2 (at 0 s and 60 s, 3 suppressed), naming the warning:\n%s", n, logs.String())
+	}
+}
+
+// TestServeReusedStuckErrorCountedOnce: the stuck count is read every 30 s
+// and reused between (docs/promql.md, "Stuck cadence"), its error too.
+// Prometheus answers the stuck query 500 once, at t0, then answers it
+// again: cycles 15 s apart read it at t0 (failed) and t0+30 s (no pod
+// stuck). The failure was counted at t0 and again at t0+15 s, whose cycle
+// read nothing of it (and after an outage, in the first cycle with
+// Prometheus back, a failure of the outage was counted again): counted
+// once now, and the t0+15 s record says the error is the read's at t0.
+func TestServeReusedStuckErrorCountedOnce(t *testing.T) {
+	fake := &promAnswers{}
+	fake.set(vllmRules("2", "8", "0", promRule{needle: "min_over_time", status: 500})...)
+	l, m, now := promLoop(t, fake.serve(t), chatConfig, 1, nil)
+	l.Cycle(context.Background()) // t0: the stuck read fails
+	fake.set(vllmRules("2", "8", "0")...)
+	*now = now.Add(15 * time.Second)
+	l.Cycle(context.Background()) // t0+15 s: reused
+	r := lastRecord(l, "chat")
+	if got := counterValue(t, m, "query_errors_total", "chat", "unavailable"); got != 1 {
+		t.Errorf("query_errors_total{reason=unavailable} %v after the reuse, want 1 (the read at t0)", got)
+	}
+	if len(r.Errors) != 1 || !strings.Contains(r.Errors[0], "stuck: unavailable:") || !strings.Contains(r.Errors[0], "(read at 2026-01-05T10:00:00Z, reused until the next read)") {
+		t.Errorf("t0+15 s record errors %q, want the stuck read's of t0, said reused", r.Errors)
+	}
+	*now = now.Add(15 * time.Second)
+	l.Cycle(context.Background()) // t0+30 s: read again
+	if r := lastRecord(l, "chat"); len(r.Errors) != 0 || r.Stuck == nil || *r.Stuck != 0 {
+		t.Errorf("t0+30 s: errors %q, stuck %v; want none and 0", r.Errors, r.Stuck)
+	}
+	if got := counterValue(t, m, "query_errors_total", "chat", "unavailable"); got != 1 {
+		t.Errorf("query_errors_total{reason=unavailable} %v, want 1", got)
 	}
 }

@@ -488,8 +488,16 @@ func (l *Loop) Cycle(ctx context.Context) {
 		rd := &readings[i]
 		l.metrics.ObserveQuery(l.source.Name(), rd.Duration)
 		for _, e := range rd.Errors {
+			if e.Reused {
+				continue // counted and logged at its read
+			}
 			l.metrics.QueryError(t.key, e.Reason)
 			l.limiter.log(l.log, now, t.key, e)
+		}
+		if len(rd.Warnings) > 0 {
+			if suppressed, ok := l.limiter.allow(now, t.key+"\x00warnings"); ok {
+				l.log.Warn("prometheus answered with warnings; its values were read", "target", t.key, "warnings", rd.Warnings, "suppressed_since_last", suppressed)
+			}
 		}
 		l.logStuck(now, t.key, rd)
 		l.noteDuplicates(t, rd)
@@ -677,6 +685,7 @@ func (l *Loop) finish(t *target, rd *Reading, pd pending, now time.Time, pair *P
 	for _, e := range rd.Errors {
 		rec.Errors = append(rec.Errors, fmt.Sprintf("%s: %s: %v", e.Signal, e.Reason, e.Err))
 	}
+	rec.Warnings = rd.Warnings
 	return decision{rec: rec, decided: true, valid: valid}
 }
 

@@ -120,7 +120,7 @@ type Snapshot struct {
 	// whether there was one (for changes and reversals).
 	Previous    int
 	HadPrevious bool
-	// Current is the replicas read this cycle (-1: unknown, series kept).
+	// Current is the replicas read this cycle (-1: unknown, no series).
 	Current int
 	Reason  string
 	// Raw is each metric's raw recommendation; metrics whose signal was
@@ -157,12 +157,16 @@ func (m *Metrics) Record(s Snapshot) {
 	if s.StuckKnown {
 		tg.stuck = float64(s.Stuck)
 	}
+	// Unknown this cycle (an outage): no series, as every observed signal;
+	// the last count read, kept, read as the replicas running (and held
+	// InfscaleConsumerNotActing's comparison with desired true).
+	tg.current = math.NaN()
+	if s.Current >= 0 {
+		tg.current = float64(s.Current)
+	}
 	if !s.Decided {
 		g.mu.Unlock()
 		return
-	}
-	if s.Current >= 0 {
-		tg.current = float64(s.Current)
 	}
 	for _, name := range s.AllMetrics {
 		r, ok := s.Raw[name]

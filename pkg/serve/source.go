@@ -30,6 +30,10 @@ type Reading struct {
 	CurrentKnown bool
 	// Errors are the failed or empty reads, by signal.
 	Errors []ReadError
+	// Warnings are Prometheus's warnings on this target's queries (each
+	// once; a batched query's go to every target in it): the values came
+	// with them and were read, e.g. a Thanos partial response.
+	Warnings []string
 	// Duration is the time spent reading this target (for a batched source,
 	// the whole batch's time).
 	Duration time.Duration
@@ -63,6 +67,11 @@ type ReadError struct {
 	Reason string
 	// Err is the underlying error.
 	Err error
+	// Reused is true when the error is an earlier read's, reused this
+	// cycle without asking again (promql.ReusedError: the stuck count
+	// between its reads): it is in the decision record, but was counted
+	// and logged when it was read.
+	Reused bool
 }
 
 // unknownObservation has every signal unknown.

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -84,6 +85,11 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 	for i, res := range results {
 		r := Reading{Obs: promObservation(res.Values, s.Evaluator.Options.DemandWindow)}
 		r.CurrentKnown = res.Errors[promql.Current] == nil
+		for _, w := range res.Warnings {
+			if !slices.Contains(r.Warnings, w) {
+				r.Warnings = append(r.Warnings, w)
+			}
+		}
 		if !math.IsNaN(res.Stuck) && !math.IsInf(res.Stuck, 0) && res.Stuck >= 0 { // a count; +Inf is garbage
 			// promObservation left their waiting out, and them out of
 			// reporting (docs/serve.md, "Stuck engines").
@@ -105,7 +111,8 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 				continue
 			}
 			if err := res.Errors[sig]; err != nil && needed&(1<<sig) != 0 {
-				r.Errors = append(r.Errors, ReadError{Signal: sig.String(), Reason: promql.ReasonOf(err).String(), Err: err})
+				_, again := errors.AsType[promql.ReusedError](err)
+				r.Errors = append(r.Errors, ReadError{Signal: sig.String(), Reason: promql.ReasonOf(err).String(), Err: err, Reused: again})
 			}
 		}
 		out[i] = r

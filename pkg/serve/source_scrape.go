@@ -224,7 +224,11 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		r.Obs.QueueTime, _ = s.quantile(histQueueTime, keys, pages, q, w, now)
 	}
 	r.Obs.ITL, _ = s.quantile(histITL, keys, pages, demandITLQuantile, demandWindow, now)
-	s.rates(&r.Obs, keys, pages)
+	for _, i := range s.rates(&r.Obs, keys, pages) {
+		r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: "bad_data", Err: fmt.Errorf(
+			"%s answered another process's page than at its previous scrape (process_start_time_seconds %.0f, before that scrape): several pods behind one URL (a Service?); its counters and histograms give no rate or quantile until two scrapes in a row reach one process: list each pod's own URL, or use a scaleTargetRef (docs/kubernetes.md)",
+			urls[i], pages[i].ProcessStart)})
+	}
 	r.Errors = append(r.Errors, boundRates(&r.Obs)...)
 	if t.Zero != nil && t.Zero.HeldScrape != "" {
 		page, err := scrape.ReadHeld(ctx, s.Client, t.Zero.HeldScrape)
@@ -253,8 +257,10 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 // samples yet: absent, not 0). A replica seen for the first time adds
 // nothing until its second scrape. ArrivalWindow is the shortest span
 // between a replica's two scrapes that gave a request rate (the demand
-// trend's noise gate reads it), 0 when none did.
-func (s *ScrapeSource) rates(o *recommend.Observation, keys []string, pages []*scrape.Page) {
+// trend's noise gate reads it), 0 when none did. It returns the indices of
+// the pages that came from another process than the key's previous page
+// (scrape.OtherProcess: several pods behind one URL), which add nothing.
+func (s *ScrapeSource) rates(o *recommend.Observation, keys []string, pages []*scrape.Page) (other []int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	requests, prompt, generation, hits, queries := math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
@@ -277,6 +283,9 @@ func (s *ScrapeSource) rates(o *recommend.Observation, keys []string, pages []*s
 			continue
 		}
 		rt := scrape.Rate(s.last[u], p)
+		if rt.OtherProcess {
+			other = append(other, i)
+		}
 		if !math.IsNaN(rt.Requests) && (window == 0 || rt.Interval < window) {
 			window = rt.Interval // the shortest span: the noisiest rate
 		}
@@ -290,6 +299,7 @@ func (s *ScrapeSource) rates(o *recommend.Observation, keys []string, pages []*s
 	o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate, o.ArrivalWindow = requests, prompt, generation, window
 	o.MeanPrompt, o.MeanOutput = recommend.MeanLengths(requests, prompt, generation)
 	o.PrefixHit = recommend.HitFraction(hits, queries)
+	return other
 }
 
 // boundRates makes unknown, with a bad_data error each, the demand rates
@@ -363,7 +373,9 @@ func (s *ScrapeSource) quantile(kind histKind, keys []string, pages []*scrape.Pa
 // restart in between adds what was observed since it, as Prometheus's
 // increase() adds a reset counter's new value). Nil without a baseline or
 // when the bucket layout changed without a restart; after a restart that
-// changed the layout, the increase since the restart.
+// changed the layout, the increase since the restart. A page of another
+// process than the one before it (scrape.OtherProcess) starts the window
+// again: nil when cur is one.
 func windowIncrease(past []histAt, cur histAt) *scrape.Histogram {
 	if len(past) == 0 {
 		return nil
@@ -371,6 +383,12 @@ func windowIncrease(past []histAt, cur histAt) *scrape.Histogram {
 	var total *scrape.Histogram
 	prev := past[0]
 	for _, next := range append(past[1:len(past):len(past)], cur) {
+		if scrape.OtherProcess(prev.at, prev.start, next.start) {
+			// Another pod's page behind the same URL: no increase across
+			// the two; the window starts again at next.
+			total, prev = nil, next
+			continue
+		}
 		inc := scrape.IncreaseSince(prev.h, next.h, scrape.Restarted(prev.start, next.start))
 		if inc == nil {
 			return nil

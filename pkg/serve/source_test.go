@@ -22,15 +22,15 @@ import (
 
 // fakePrometheus answers /api/v1/query like Prometheus for the queries
 // pkg/promql builds for a vLLM target (one query per signal: BatchSize 1):
-// reporting 2 pods, running 50, waiting 10, replicas 2, no stuck pod, the rest empty. The
-// running query misbehaves as fault says.
+// reporting 2 pods, running 50, waiting 10, replicas 2, no stuck pod, the rest empty, at
+// the evaluation time asked. The running query misbehaves as fault says.
 func fakePrometheus(t *testing.T, fault string) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.FormValue("query")
 		vec := func(vals ...string) {
 			var parts []string
 			for i, v := range vals {
-				parts = append(parts, fmt.Sprintf(`{"metric":{"pod":"p%d"},"value":[1767607200,"%s"]}`, i, v))
+				parts = append(parts, fmt.Sprintf(`{"metric":{"pod":"p%d"},"value":[%s,"%s"]}`, i, r.FormValue("time"), v))
 			}
 			fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(parts, ","))
 		}
@@ -56,6 +56,21 @@ func fakePrometheus(t *testing.T, fault string) *httptest.Server {
 				vec()
 			case "duplicate":
 				vec("50", "45") // two series where one number is expected
+			case "stale": // a cache's answer of an hour before
+				fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1767603600,"50"]}]}}`)
+			case "matrix":
+				fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1767607200,"50"]]}]}}`)
+			case "string":
+				fmt.Fprint(w, `{"status":"success","data":{"resultType":"string","result":[1767607200,"50"]}}`)
+			case "scalar": // a number, but not the answer to a vector query
+				fmt.Fprint(w, `{"status":"success","data":{"resultType":"scalar","result":[1767607200,"50"]}}`)
+			case "midbody": // the connection closed in the middle of the body
+				w.Header().Set("Content-Length", "500")
+				w.WriteHeader(200)
+				fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"val`)
+				w.(http.Flusher).Flush()
+				conn, _, _ := http.NewResponseController(w).Hijack()
+				conn.Close()
 			default:
 				vec("50")
 			}
@@ -82,7 +97,11 @@ targets:
 `
 
 // TestPrometheusFaults: every fault makes the signal unknown (never 0), is
-// counted by reason, and the exported desired is a number. Hand values:
+// counted by reason, and the exported desired is a number. An answer of
+// an hour before (a caching proxy's) and a scalar answer to a vector query
+// decided 3 on the running 50 they carry; a result type other than the
+// query's, or a body cut by a closed connection, is not Prometheus's answer
+// to it now. Hand values:
 // queue 50 + 10 = 60, target 24, 2 replicas: ratio 60/48 = 1.25, ceil(60/24)
 // = 3; with running unknown the queue is unknown: no data, keep current 2.
 func TestPrometheusFaults(t *testing.T) {
@@ -96,6 +115,11 @@ func TestPrometheusFaults(t *testing.T) {
 		{"nan", "nan", 2},
 		{"empty", "empty", 2},
 		{"duplicate", "ambiguous", 2},
+		{"stale", "bad_response", 2},
+		{"matrix", "bad_response", 2},
+		{"string", "bad_response", 2},
+		{"scalar", "bad_response", 2},
+		{"midbody", "unavailable", 2},
 	} {
 		t.Run("fault="+tc.fault, func(t *testing.T) {
 			srv := fakePrometheus(t, tc.fault)
@@ -203,7 +227,8 @@ func TestScrapeFaults(t *testing.T) {
 //   - t=0 (10, 10, 10), t=15 (50, 100, 110): increases 40, 90, 100: p95
 //     rank 95 in +Inf reads the highest finite bound 0.5; p50 rank 50 in
 //     (0.1, 0.5]: 0.1 + 0.4 × (50-40)/50 = 0.18.
-//   - t=30 the replica restarted (process start 1 -> 2) and counted
+//   - t=30 the replica restarted (at t0+20 s, process start t0-1h ->
+//     t0+20 s) and counted
 //     (0, 20, 20) since: Prometheus's increase() adds the reset counter's
 //     new value, so the window holds 40+0, 90+20, 100+20 = (40, 110, 120):
 //     p50 rank 60 in (0.1, 0.5]: 0.1 + 0.4 × 20/70 = 0.2142857...
@@ -218,16 +243,17 @@ func TestTTFTWindowIncrease(t *testing.T) {
 		q, _ := src.quantile(histTTFT, []string{"u"}, []*scrape.Page{p}, 0.5, time.Minute, t0.Add(time.Duration(sec)*time.Second))
 		return q
 	}
-	if got := at(0, 1, 10, 10, 10); !math.IsNaN(got) {
+	started, restarted := float64(t0.Unix()-3600), float64(t0.Unix()+20)
+	if got := at(0, started, 10, 10, 10); !math.IsNaN(got) {
 		t.Errorf("first scrape: %v, want NaN (no baseline)", got)
 	}
-	if got := at(15, 1, 50, 100, 110); math.Abs(got-0.18) > 1e-12 {
+	if got := at(15, started, 50, 100, 110); !(math.Abs(got-0.18) <= 1e-12) {
 		t.Errorf("t=15 p50 %v, want 0.18", got)
 	}
-	if got := at(30, 2, 0, 20, 20); math.Abs(got-(0.1+0.4*20/70)) > 1e-12 {
+	if got := at(30, restarted, 0, 20, 20); !(math.Abs(got-(0.1+0.4*20/70)) <= 1e-12) {
 		t.Errorf("t=30 after a restart: p50 %v, want %v", got, 0.1+0.4*20/70)
 	}
-	if got := at(45, 2, 0, 20, 20); math.Abs(got-(0.1+0.4*20/70)) > 1e-12 {
+	if got := at(45, restarted, 0, 20, 20); !(math.Abs(got-(0.1+0.4*20/70)) <= 1e-12) {
 		t.Errorf("t=45: p50 %v, want %v", got, 0.1+0.4*20/70)
 	}
 }
@@ -276,7 +302,7 @@ vllm:inter_token_latency_seconds_count %g
 //     p90 rank 54 in (0.5, +Inf]: the highest finite bound, 0.5; ITL
 //     (0, 0, 0) -> (50, 150, 200): p50 rank 100 in (0.01, 0.05]: 0.01 +
 //     0.04 × 50/100 = 0.03.
-//   - t0+30 s the replica restarted (process start 1 -> 2) and counted
+//   - t0+30 s the replica restarted (at t0+20 s) and counted
 //     stop 6, length 0, prompt 900, generation 300 since: the increase is
 //     the new value (Prometheus's reset rule): 6/15 = 0.4 req/s, 60 and 20
 //     tokens/s, means 150 and 50. Its histograms since the restart, queue
@@ -300,7 +326,9 @@ func TestScrapeDemandSignals(t *testing.T) {
 		o.ITL, _ = src.quantile(histITL, []string{"u"}, []*scrape.Page{p}, demandITLQuantile, demandWindow, at)
 		return o
 	}
-	o := read(0, demandText(1, 10, 5, 1000, 0, [3]float64{10, 20, 20}, [3]float64{0, 0, 0}))
+	// The replica started an hour before t0, and restarted at t0+20 s.
+	started, restarted := float64(t0.Unix()-3600), float64(t0.Unix()+20)
+	o := read(0, demandText(started, 10, 5, 1000, 0, [3]float64{10, 20, 20}, [3]float64{0, 0, 0}))
 	for name, v := range map[string]float64{"arrivals": o.ArrivalRate, "prompt": o.PromptTokensRate, "generation": o.GenerationTokensRate,
 		"mean prompt": o.MeanPrompt, "mean output": o.MeanOutput, "queue time": o.QueueTime, "itl": o.ITL} {
 		if !math.IsNaN(v) {
@@ -311,18 +339,19 @@ func TestScrapeDemandSignals(t *testing.T) {
 		t.Helper()
 		got := [7]float64{o.ArrivalRate, o.PromptTokensRate, o.GenerationTokensRate, o.MeanPrompt, o.MeanOutput, o.QueueTime, o.ITL}
 		for i := range got {
-			if math.Abs(got[i]-want[i]) > 1e-9 {
+			if !(math.Abs(got[i]-want[i]) <= 1e-9) { // NaN is a mismatch
+
 				t.Errorf("%s: (arrivals, prompt/s, generation/s, mean prompt, mean output, queue p90, itl p50) = %v, want %v", when, got, want)
 				return
 			}
 		}
 	}
-	o = read(15, demandText(1, 40, 35, 7000, 3000, [3]float64{40, 70, 80}, [3]float64{50, 150, 200}))
+	o = read(15, demandText(started, 40, 35, 7000, 3000, [3]float64{40, 70, 80}, [3]float64{50, 150, 200}))
 	check("t0+15s", o, [7]float64{4, 400, 200, 100, 50, 0.5, 0.03})
 	if o.ArrivalWindow != 15*time.Second { // the rate's span, for the demand trend's noise gate
 		t.Errorf("arrival window %v, want the 15 s between the scrapes", o.ArrivalWindow)
 	}
-	o = read(30, demandText(2, 6, 0, 900, 300, [3]float64{40, 70, 80}, [3]float64{100, 100, 100}))
+	o = read(30, demandText(restarted, 6, 0, 900, 300, [3]float64{40, 70, 80}, [3]float64{100, 100, 100}))
 	check("t0+30s after a restart", o, [7]float64{0.4, 60, 20, 150, 50, 0.5, 0.01})
 }
 

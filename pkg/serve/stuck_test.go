@@ -169,7 +169,7 @@ func TestStuckPrometheusExcluded(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.FormValue("query")
 		one := func(v string) {
-			fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1767607200,"%s"]}]}}`, v)
+			fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[%s,"%s"]}]}}`, r.FormValue("time"), v)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		switch {

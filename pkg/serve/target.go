@@ -70,6 +70,9 @@ type Record struct {
 	Steps []recommend.Step     `json:"steps,omitempty"`
 	// Errors are the failed reads of this cycle ("signal: reason: error").
 	Errors []string `json:"errors,omitempty"`
+	// Warnings are Prometheus's warnings on this cycle's queries of the
+	// target (the values came with them and were read).
+	Warnings []string `json:"warnings,omitempty"`
 	// Stuck is the number of replicas read as stuck engines this cycle (null
 	// when the source could not tell), and StuckReplicas their scrape URLs
 	// (embedded mode). In embedded mode they did not vote: their requests
@@ -248,8 +251,8 @@ type pastRecord struct {
 // pastRare are the fields of a pastRecord that most decisions leave unset,
 // kept aside (8 bytes a record instead of 64 when unset).
 type pastRare struct {
-	errors, stuckReplicas []string
-	applyError            string
+	errors, stuckReplicas, warnings []string
+	applyError                      string
 }
 
 // signalFields is the number of Signals fields.
@@ -263,8 +266,8 @@ func (s *Signals) fields() [signalFields]**float64 {
 
 func compact(r Record) pastRecord {
 	p := pastRecord{at: r.At, desired: r.Desired, current: r.Current, held: r.Held, reason: r.Reason}
-	if r.Errors != nil || r.StuckReplicas != nil || r.ApplyError != "" {
-		p.rare = &pastRare{errors: r.Errors, stuckReplicas: r.StuckReplicas, applyError: r.ApplyError}
+	if r.Errors != nil || r.StuckReplicas != nil || r.Warnings != nil || r.ApplyError != "" {
+		p.rare = &pastRare{errors: r.Errors, stuckReplicas: r.StuckReplicas, warnings: r.Warnings, applyError: r.ApplyError}
 	}
 	if r.Observed != nil {
 		p.observed, p.hasObserved = *r.Observed, true
@@ -287,7 +290,7 @@ func compact(r Record) pastRecord {
 func (p *pastRecord) record(target string) Record {
 	r := Record{Target: target, At: p.at, Desired: p.desired, Current: p.current, Reason: p.reason, Held: p.held}
 	if p.rare != nil {
-		r.Errors, r.StuckReplicas, r.ApplyError = p.rare.errors, p.rare.stuckReplicas, p.rare.applyError
+		r.Errors, r.StuckReplicas, r.Warnings, r.ApplyError = p.rare.errors, p.rare.stuckReplicas, p.rare.warnings, p.rare.applyError
 	}
 	if p.hasObserved {
 		v := p.observed
