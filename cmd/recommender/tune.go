@@ -178,7 +178,6 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	if err := replica(res.replica); err != nil {
 		return trace.Source{}, tune.Serve{}, err
 	}
-	name := "history " + res.grid.Start.Format(time.RFC3339) + " .. " + res.grid.End().Format(time.RFC3339)
 	if res.pair != nil {
 		// A pair's history is tuned as tune --pd tunes a trace.
 		c.PD = true
@@ -188,6 +187,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		if err != nil {
 			return trace.Source{}, tune.Serve{}, err
 		}
+		name := historyName(w.Workload)
 		if res.pair.name != "" {
 			name += " (P/D pair " + res.pair.name + ")"
 		} else {
@@ -207,7 +207,21 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	if err != nil {
 		return trace.Source{}, tune.Serve{}, res.reconstructError("tune", err)
 	}
-	return w.Source(name, c.Seed), res.serve, nil
+	return w.Source(historyName(w), c.Seed), res.serve, nil
+}
+
+// historyName names a history tune replays, as its report's first line
+// prints it: the range the data covers (w.Grid, which Reconstruct shrinks
+// to the data when it starts after --start or ends before --end), so the
+// split's seconds count from the first time printed and end at the last;
+// when that is not the range asked, the asked range follows (as backtest's
+// "range asked" line).
+func historyName(w backtest.Workload) string {
+	name := "history " + w.Grid.Start.Format(time.RFC3339) + " .. " + w.Grid.End().Format(time.RFC3339)
+	if r := w.Coverage.Requested; r != nil {
+		name += " (the data within the asked " + r.From.Format(time.RFC3339) + " .. " + r.To.Format(time.RFC3339) + ")"
+	}
+	return name
 }
 
 // serveReplica is the serve config's replica: value for the tuned

@@ -137,6 +137,24 @@ func testTuneHistory(t *testing.T, url string, truth synthweek.Truth) {
 	}
 	// The serve config reads the tuned history's own Prometheus and selector.
 	checkServeBlock(t, rep.ServeTarget, url, `{namespace="llm"}`)
+
+	// Asked from an hour before the week's first scrape to 2 h after it:
+	// the history tuned on is the 2 h with data, and the header says so,
+	// as its split's seconds do (the last quarter of 7200 s held out), with
+	// the 3 h asked beside it.
+	args = []string{"tune", "--prometheus-url", url, "--selector", `{namespace="llm"}`,
+		"--start", fmt.Sprint(truth.Start.Add(-time.Hour).Unix()), "--end", fmt.Sprint(truth.Start.Add(2 * time.Hour).Unix()), "--step", "2m",
+		"--finalists", "1", "--quiet"}
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	f := func(d time.Duration) string { return truth.Start.Add(d).UTC().Format(time.RFC3339) }
+	want := "tune history " + f(0) + " .. " + f(2*time.Hour) + " (the data within the asked " + f(-time.Hour) + " .. " + f(2*time.Hour) + "): in-sample [0, 5400s), held out [5400s, 7200s);"
+	if first, _, _ := strings.Cut(out.String(), "\n"); !strings.HasPrefix(first, want) {
+		t.Errorf("first line %q; want it to begin %q", first, want)
+	}
 }
 
 // TestTuneServeReplica: the printed replica: is the flags' GPU, model, tp
