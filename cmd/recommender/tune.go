@@ -114,7 +114,7 @@ func (c *TuneCmd) Run(e *env) error {
 	prog.Done()
 	if err != nil {
 		if se := (*tune.StressError)(nil); errors.As(err, &se) {
-			return invalidf("--stress: %v", err)
+			return stressInvalid(e.given, err)
 		}
 		if errors.Is(err, trace.ErrEmpty) || errors.Is(err, tune.ErrShortTrace) {
 			return invalid(err)
@@ -260,6 +260,16 @@ func (c *TuneCmd) serveReplica(model *replica.Replica) (value, note string) {
 	return value, note
 }
 
+// stressInvalid is the invalid-input error of a stressed copy too short
+// to replay (a *tune.StressError in err): when --stress was not given,
+// it names the default the copy came from, which the user never typed.
+func stressInvalid(given map[string]bool, err error) error {
+	if !given["stress"] {
+		return invalidf("--stress (not given: the default, rate:1.5,rate:2,bursts:2,gaps:2): %v", err)
+	}
+	return invalidf("--stress: %v", err)
+}
+
 // parseStress reads --stress: rate:K, bursts:K and gaps:K (K > 1, at most 100),
 // or none alone; nothing given is tune.DefaultStress (nil).
 func parseStress(specs []string, given bool) ([]tune.Stress, error) {
@@ -320,7 +330,7 @@ func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *r
 	prog.Done()
 	if err != nil {
 		if se := (*tune.StressError)(nil); errors.As(err, &se) {
-			return invalidf("--stress: %v", err)
+			return stressInvalid(e.given, err)
 		}
 		if errors.Is(err, replay.ErrPDSLO) {
 			return invalidf("--slo-ttft %v with --kv-link %s: %v", c.SLOTTFT, c.KVLink, err)

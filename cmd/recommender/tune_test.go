@@ -332,14 +332,21 @@ func TestFromTargetCalibration(t *testing.T) {
 // need 15 s, the held-out 25% of the span asks 15 / 0.25 = 60 s ("at most
 // 0 times" was said of x1.5 before). 0:59s: the held-out part is 59 - 44 =
 // 15 s, at 1.5x 10 s: no rate above 1 fits. 0:70s: 70 - 53 = 17 s, at most
-// 17 / 15 = 1.13 times.
+// 17 / 15 = 1.13 times. The copies are the default --stress's, which the
+// user did not type: the error says so. Given --stress rate:2 on 0:100s:
+// 100 - 75 = 25 s held out, at most 25 / 15 = 1.66 times.
 func TestTuneShortParts(t *testing.T) {
-	for _, c := range []struct{ window, want string }{
-		{"0:10s", "trace too short to tune on: the tuning part (8 s of the trace's 10 s) is shorter than one decision period (15 s), so no decision falls in it; give a trace (or --window) of 60 s or more"},
-		{"0:59s", "x1.5: the held-out part (15s) at 1.5 times its rate spans less than one period (15s): no rate copy fits"},
-		{"0:70s", "x1.5: the held-out part (17s) at 1.5 times its rate spans less than one period (15s): at most 1.13 times"},
+	const dflt = "--stress (not given: the default, rate:1.5,rate:2,bursts:2,gaps:2): "
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--window", "0:10s"}, "trace too short to tune on: the tuning part (8 s of the trace's 10 s) is shorter than one decision period (15 s), so no decision falls in it; give a trace (or --window) of 60 s or more"},
+		{[]string{"--window", "0:59s"}, dflt + "x1.5: the held-out part (15s) at 1.5 times its rate spans less than one period (15s): no rate copy fits"},
+		{[]string{"--window", "0:70s"}, dflt + "x1.5: the held-out part (17s) at 1.5 times its rate spans less than one period (15s): at most 1.13 times; give --stress with rate: copies of at most that (or none), or a longer trace (--window) or held-out part (--holdout)"},
+		{[]string{"--window", "0:100s", "--stress", "rate:2"}, "infscale: --stress: x2: the held-out part (25s) at 2 times its rate spans less than one period (15s): at most 1.66 times; give --stress"},
 	} {
-		wantRefused(t, []string{"tune", "--trace", "reference", "-q", "--window", c.window}, nil, c.want)
+		wantRefused(t, append([]string{"tune", "--trace", "reference", "-q"}, c.args...), nil, c.want)
 	}
 }
 
