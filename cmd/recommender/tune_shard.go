@@ -13,6 +13,7 @@ import (
 	promconfig "github.com/prometheus/common/config"
 
 	"github.com/infscale/infscale/internal/atomicfile"
+	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/tune"
@@ -146,7 +147,12 @@ func (c *TuneCmd) runShard(e *env) error {
 			dir = t.Tune.Dir
 		}
 		r := shardResult{Target: t.Name}
-		res, err := tune.TuneTarget(e.ctx, api, t, now, tune.TargetOptions{Period: file.IntervalDuration(), Workers: c.Workers, Seed: c.Seed})
+		// Minutes per target on a week: progress as a trace's tune shows
+		// it, per target (--quiet: none).
+		prog := status.NewProgress(e.stderr, "tune: "+t.Name+": replays", 1, c.Quiet)
+		res, err := tune.TuneTarget(e.ctx, api, t, now, tune.TargetOptions{Period: file.IntervalDuration(), Workers: c.Workers, Seed: c.Seed,
+			Progress: func(done, total int) { prog.Set(float64(done) / float64(total)) }})
+		prog.Done()
 		if err == nil {
 			err = tune.WriteResult(dir, res)
 		}
