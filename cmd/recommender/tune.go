@@ -125,6 +125,7 @@ func (c *TuneCmd) Run(e *env) error {
 		if err := writeRendered(c.Plot, func(w io.Writer) error { return rep.Plot(w, format) }); err != nil {
 			return fmt.Errorf("--plot %s: %w", c.Plot, err)
 		}
+		fmt.Fprintf(e.stderr, "plot: wrote %s\n", c.Plot) // as simulate and backtest say it
 	}
 	if c.Output == "json" {
 		return rep.WriteJSON(e.stdout)
@@ -344,6 +345,7 @@ func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *r
 		if err := writeRendered(c.Plot, func(w io.Writer) error { return rep.Plot(w, format) }); err != nil {
 			return fmt.Errorf("--plot %s: %w", c.Plot, err)
 		}
+		fmt.Fprintf(e.stderr, "plot: wrote %s\n", c.Plot) // as simulate and backtest say it
 	}
 	if c.Output == "json" {
 		return rep.WriteJSON(e.stdout)

@@ -21,13 +21,17 @@ import (
 
 // TestTuneReference: tune on the reference trace prints JSON with the
 // documented fields; the winner is a policy simulate accepts, and its serve
-// block loads; the plot is written.
+// block loads; the plot is written, and its path said on stderr (as
+// simulate and backtest say it).
 func TestTuneReference(t *testing.T) {
 	plot := filepath.Join(t.TempDir(), "tune.svg")
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"tune", "--trace", "reference", "--output", "json", "--plot", plot}, nil, &out, &errb)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if fi, err := os.Stat(plot); err != nil || fi.Size() == 0 || !strings.Contains(errb.String(), "plot: wrote "+plot+"\n") {
+		t.Errorf("plot %s: %v; stderr %q: want the file and \"plot: wrote %s\"", plot, err, errb.String(), plot)
 	}
 	var rep struct {
 		Policy   string `json:"policy"`
