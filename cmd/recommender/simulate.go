@@ -288,7 +288,9 @@ func (c *SimulateCmd) checkFileSpan(src trace.Source, first, last float64) error
 	if first >= last/2 {
 		do = "arrival_s (a BurstGPT file's Timestamp) counts seconds from the trace's start, and the first row's is kept: a unix time or milliseconds? Subtract the first row's arrival and write seconds"
 	}
-	return invalidf("--trace %s: requests arrive from second %.6g to %.6g, %.3g periods of %s; a replay covers at most %d periods (about %.0f days at this period): %s",
+	// %.10g: unix seconds whole (1733230000 to 1733230005, not 1.73323e+09
+	// twice), a stray far row still short (1e+300).
+	return invalidf("--trace %s: requests arrive from second %.10g to %.10g, %.3g periods of %s; a replay covers at most %d periods (about %.0f days at this period): %s",
 		src.Name, first, last, last/period, c.Period, replay.MaxPeriods, float64(replay.MaxPeriods)*period/86400, do)
 }
 
