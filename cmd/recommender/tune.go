@@ -182,7 +182,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	if res.pair != nil {
 		// A pair's history is tuned as tune --pd tunes a trace.
 		c.PD = true
-		prog := status.New(e.stderr)
+		prog := c.queryLine(e.stderr)
 		w, _, err := res.fetchPair(e, "tune", c.MaxGap, func(f float64) { prog.Printf("tune: queries %.0f%%", 100*f) })
 		prog.Done()
 		if err != nil {
@@ -196,7 +196,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		}
 		return w.Source(name, c.Seed), tune.Serve{}, nil
 	}
-	prog := status.New(e.stderr)
+	prog := c.queryLine(e.stderr)
 	h, _, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
 		prog.Printf("tune: queries %d/%d", done, total)
 	})
@@ -209,6 +209,16 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		return trace.Source{}, tune.Serve{}, res.reconstructError("tune", err)
 	}
 	return w.Source(historyName(w), c.Seed), res.serve, nil
+}
+
+// queryLine is the line the history's queries redraw on a terminal w;
+// with --quiet none (no progress at all, as the replays' too).
+func (c *TuneCmd) queryLine(w io.Writer) *status.Line {
+	l := status.New(w)
+	if c.Quiet {
+		l.SetActive(false)
+	}
+	return l
 }
 
 // historyName names a history tune replays, as its report's first line
