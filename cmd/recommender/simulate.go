@@ -71,6 +71,13 @@ func (c *SimulateCmd) Run(e *env) error {
 	if err == nil {
 		err = checkPeriodSpan(e.given, c.Period, src.Duration)
 	}
+	if period := c.Period.Seconds(); err == nil && c.Window != "" && c.RateScale == 1 && period > 0 && !(src.Duration >= period) {
+		// A window chosen shorter than a period is replayed before any
+		// policy decides: every row is the warm start, alike (as
+		// --rate-scale's compression into less than a period, refused in
+		// source; tune says its own of its parts).
+		err = invalidf("--window %s: the replay spans %.3g s, less than one --period (%s), so no policy would decide and every row is its warm start; want a window of at least one period", c.Window, src.Duration, c.Period)
+	}
 	if err != nil {
 		return err
 	}

@@ -210,6 +210,10 @@ func TestSimulateInvalid(t *testing.T) {
 		// 1500 s / 1e-5 = 1.5e8 s = 1e7 periods: just past 8388608.
 		{[]string{"--rate-scale", "1e-5"}, "a replay covers at most 8388608 periods"},
 		{[]string{"--window", "10:5"}, "--window"},
+		// Without --rate-scale too: 1490:2000 of the reference trace's
+		// 1500 s is the 10 s to its end (it ran, every row the warm start);
+		// at a 5 s period the same window is two periods.
+		{[]string{"--window", "1490:2000"}, "--window 1490:2000: the replay spans 10 s, less than one --period (15s), so no policy would decide"},
 		{[]string{"--period", "0s"}, "period"},
 		{[]string{"--gpu", "tpu"}, "--gpu"},
 	} {
@@ -217,6 +221,9 @@ func TestSimulateInvalid(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, code, errs, c.want)
 		}
+	}
+	if code, out, errs := runSimulate(t, "--window", "1490:2000", "--period", "5s", "--policy", "fixed:1"); code != 0 || !strings.Contains(out, "trace reference [1490s,end): ") {
+		t.Errorf("--window 1490:2000 --period 5s: exit %d, stdout %q, stderr %q; want the 10 s replayed, two periods", code, out, errs)
 	}
 	// One problem, one line: tolerance= sets both directions (it was said
 	// twice); an hpa(...) option given twice is refused (the last won).
