@@ -26,8 +26,11 @@ import (
 func parseShard(v string) (i, n int, err error) {
 	const want = "want I/N with 0 <= I < N, e.g. 0/4, or /N to take I from JOB_COMPLETION_INDEX (an indexed Job sets it)"
 	a, b, ok := strings.Cut(v, "/")
+	if !ok {
+		return 0, 0, invalidf("--shard %q: no /: %s", v, want)
+	}
 	n, errn := strconv.Atoi(b)
-	if !ok || errn != nil || n < 1 {
+	if errn != nil || n < 1 {
 		return 0, 0, invalidf("--shard %q: N (the number of shards, after the /) must be an integer >= 1; %s", v, want)
 	}
 	if a == "" {
