@@ -511,8 +511,9 @@ func fmtSecs(p *float64) string {
 // writeSimText prints the comparison table (docs/design.md's columns and more).
 // simLegend is the lines under simulate's table: the units of its columns
 // (gpus GPUs per replica, price per GPU-hour) and the reference rows among
-// rows (replay.RowLegend).
-func simLegend(rows []replay.Row, gpus, price float64) []string {
+// rows (replay.RowLegend, with the replica's cold start and the SLO, in
+// seconds).
+func simLegend(rows []replay.Row, gpus, price, cold, slo float64) []string {
 	out := []string{
 		fmt.Sprintf("replica-min: replicas x minutes (starting, ready and draining). GPU cost: replica-min / 60 x %g GPU(s) per replica x %g per GPU-hour (--gpu-hour-price, in your currency). tokens/GPU-h: output tokens per GPU-hour. reversals: changes of direction within 300 s of the previous one.", gpus, price),
 	}
@@ -520,7 +521,7 @@ func simLegend(rows []replay.Row, gpus, price float64) []string {
 	for _, r := range rows {
 		names = append(names, r.Policy)
 	}
-	out = append(out, replay.RowLegend(names)...)
+	out = append(out, replay.RowLegend(names, cold, slo)...)
 	return append(out, "More on the words and units: docs/README.md#reading-the-output")
 }
 
@@ -555,7 +556,7 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []repla
 		fmt.Fprintf(b, "\nnote: %s\n", w)
 	}
 	b.WriteString("\n")
-	for _, l := range simLegend(rows, gpus, price) {
+	for _, l := range simLegend(rows, gpus, price, cfg.Model.ColdStart(), cfg.SLOTTFT) {
 		b.WriteString(l + "\n")
 	}
 	if timeline {

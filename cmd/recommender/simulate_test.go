@@ -378,3 +378,24 @@ func TestSimulatePD(t *testing.T) {
 		t.Errorf("a bad --kv-link: exit %d, %s", code, errs)
 	}
 }
+
+// TestSimulateLegendRecommendedReplica: on a replica whose cold start is
+// not the reference's (--image-pull 10s: 10 + 16 + 30 = 56 s), the line
+// under the table writes `recommended` out as it ran, lookahead 56 + 45 =
+// 101 and hold 2 x 56 = 112 (it printed the reference's 136 and 182), and
+// that string replayed beside the preset gives the same row.
+func TestSimulateLegendRecommendedReplica(t *testing.T) {
+	const shown = "demand:0.9,lookahead=101,downwindow=60,hold=112,rampbound=0,ttft:2,queuewait:0.4"
+	code, out, errs := runSimulate(t, "--image-pull", "10s", "-p", "recommended", "-q")
+	if code != 0 || !strings.Contains(out, "recommended: infscale's preset policy, "+shown+" here (") {
+		t.Fatalf("exit %d, stderr %q; want the legend to write recommended out as %s:\n%s", code, errs, shown, out)
+	}
+	code, out, errs = runSimulate(t, "--image-pull", "10s", "-p", "recommended", "-p", shown, "-q", "-o", "json")
+	var rows []simJSON
+	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || len(rows) != 2 {
+		t.Fatalf("exit %d (%v), stderr %q, stdout %s", code, err, errs, out)
+	}
+	if a, b := rows[0], rows[1]; a.ReplicaMinutes != b.ReplicaMinutes || a.Misses != b.Misses || a.ScaleEvents != b.ScaleEvents {
+		t.Errorf("recommended %+v\n%s %+v\nwant the same replay", a, shown, b)
+	}
+}
