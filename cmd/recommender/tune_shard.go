@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,6 +83,15 @@ func (c *TuneCmd) runShard(e *env) error {
 	if err != nil {
 		return err
 	}
+	if c.Workers < 0 {
+		return invalidf("--workers %d: want >= 0 (0: the number of cores)", c.Workers)
+	}
+	// --workers' default is the cores here too (TuneTarget's own default,
+	// one core, is serve's, tuning beside its decisions).
+	workers := c.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
 	file, err := loadConfig(c.PrometheusRangeFlags.Config)
 	if err != nil {
 		return err
@@ -153,7 +163,7 @@ func (c *TuneCmd) runShard(e *env) error {
 		// Minutes per target on a week: progress as a trace's tune shows
 		// it, per target (--quiet: none).
 		prog := status.NewProgress(e.stderr, "tune: "+t.Name+": replays", 1, c.Quiet)
-		res, err := tune.TuneTarget(e.ctx, api, t, now, tune.TargetOptions{Period: file.IntervalDuration(), Workers: c.Workers, Seed: c.Seed,
+		res, err := tune.TuneTarget(e.ctx, api, t, now, tune.TargetOptions{Period: file.IntervalDuration(), Workers: workers, Seed: c.Seed,
 			Progress: func(done, total int) { prog.Set(float64(done) / float64(total)) }})
 		prog.Done()
 		if err == nil {

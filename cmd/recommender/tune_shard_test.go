@@ -90,6 +90,8 @@ targets:
 		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--gpu", "a100-80gb"}, "--gpu does not go with --shard"},
 		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--pd"}, "--pd does not go with --shard"},
 		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--period", "30s"}, "--period does not go with --shard"},
+		// Checked as tune on a trace checks it (the shard ran on one core).
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--workers=-1"}, "--workers -1: want >= 0 (0: the number of cores)"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), c.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), c.want) {
