@@ -280,6 +280,13 @@ func TestTuneStressFlag(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || !rep.Holds || len(rep.StressNames) != 0 {
 		t.Errorf("--stress none: %+v %v\n%s", rep, err, out.String())
 	}
+	// The text says what it held on: no stressed copy to hold on (it
+	// said "on every stressed copy" of none).
+	out.Reset()
+	if code := run(context.Background(), []string{"tune", "--trace", "reference", "--stress", "none", "-q"}, nil, &out, &errb); code != exitOK ||
+		!strings.Contains(out.String(), " (holds in sample and out of sample; no stressed copy (--stress none))\n") || strings.Contains(out.String(), "every stressed copy") {
+		t.Errorf("--stress none: exit %d, text:\n%s", code, out.String())
+	}
 }
 
 // TestPrometheusRangeFlagsGiven: a flag that chooses a history is refused with
