@@ -528,7 +528,7 @@ func simLegend(rows []replay.Row, gpus, price, cold, slo float64) []string {
 func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []replay.Row, results []replay.Result, timeline bool, gpus, price float64) error {
 	b := &strings.Builder{}
 	if len(rows) > 0 {
-		fmt.Fprintf(b, "trace %s: %d requests over %.0f s; SLO TTFT %gs, period %gs\n\n", traceName, rows[0].Requests, rows[0].Duration, cfg.SLOTTFT, cfg.Period)
+		fmt.Fprintf(b, "trace %s: %s over %.0f s; SLO TTFT %gs, period %gs\n\n", traceName, requestsText(rows[0].Requests), rows[0].Duration, cfg.SLOTTFT, cfg.Period)
 	}
 	policies := make([]string, len(rows))
 	for i, r := range rows {
@@ -633,4 +633,12 @@ func writeHead(b *strings.Builder, policies []string, head ...string) int {
 	}
 	b.WriteString("\n")
 	return width
+}
+
+// requestsText is n requests as a header says it: "1 request", "2 requests".
+func requestsText(n int64) string {
+	if n == 1 {
+		return "1 request"
+	}
+	return strconv.FormatInt(n, 10) + " requests"
 }

@@ -399,3 +399,18 @@ func TestSimulateLegendRecommendedReplica(t *testing.T) {
 		t.Errorf("recommended %+v\n%s %+v\nwant the same replay", a, shown, b)
 	}
 }
+
+// TestSimulateOneRequest: a trace of one request says "1 request" in the
+// header, of one pool and of a P/D pair ("1 requests" before).
+func TestSimulateOneRequest(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "one.csv")
+	if err := os.WriteFile(f, []byte("arrival_s,prompt_tokens,output_tokens\n0,100,20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--trace", f, "-p", "fixed:1", "-q"}, {"--trace", f, "--pd", "-p", "recommended", "-q"}} {
+		code, out, errs := runSimulate(t, args...)
+		if first, _, _ := strings.Cut(out, "\n"); code != 0 || !strings.HasPrefix(first, "trace one.csv: 1 request") || strings.Contains(first, "1 requests") {
+			t.Errorf("%v: exit %d, stderr %q, header %q; want \"trace one.csv: 1 request ...\"", args, code, errs, first)
+		}
+	}
+}
