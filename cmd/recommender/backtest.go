@@ -234,9 +234,6 @@ type where struct {
 // fromConfig reads --config's --target: where its series are, and r's
 // policy, replica and serve.
 func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (where, error) {
-	if f.Target == "" {
-		return where{}, invalidf("--config needs --target NAME")
-	}
 	for _, name := range []string{"server", "selector"} {
 		if given[name] {
 			return where{}, invalidf("--%s goes with --prometheus-url; with --config the target's %s is read (edit it there, or give --prometheus-url instead)", name, name)
@@ -254,6 +251,10 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 		if file.Targets[i].Name == f.Target {
 			tg = &file.Targets[i]
 		}
+	}
+	if f.Target == "" {
+		// Read first, so the error can say which names there are.
+		return where{}, invalidf("--config %s needs --target NAME, the target whose history to read (targets: %s)", f.Config, strings.Join(names, ", "))
 	}
 	if tg == nil {
 		return where{}, invalidf("--target %q: not in %s (targets: %s)", f.Target, f.Config, strings.Join(names, ", "))

@@ -283,3 +283,25 @@ func TestQueryTimeoutBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigNeedsTarget: --config without --target names the file's
+// targets to choose from (it said only "--config needs --target NAME"),
+// for each command that reads a target's history, before any query.
+func TestConfigNeedsTarget(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "two.yaml")
+	if err := os.WriteFile(cfg, []byte(`prometheus: {url: "http://127.0.0.1:1"}
+targets:
+- {name: chat, server: vllm, selector: '{namespace="llm"}', metrics: [{type: queue, target: 24}], max: 8}
+- {name: code, server: vllm, selector: '{namespace="code"}', metrics: [{type: queue, target: 24}], max: 8}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"backtest", "profile", "tune"} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{cmd, "--config", cfg}, nil, &out, &errb)
+		want := "infscale: --config " + cfg + " needs --target NAME, the target whose history to read (targets: chat, code)\n"
+		if code != exitInvalid || errb.String() != want {
+			t.Errorf("%s --config: exit %d, stderr %q; want 2 and %q", cmd, code, errb.String(), want)
+		}
+	}
+}

@@ -64,7 +64,7 @@ func TestSimulateEdgeFlags(t *testing.T) {
 	for _, c := range []struct{ file, want string }{
 		{bg, "arrival_s (a BurstGPT file's Timestamp) counts seconds from the trace's start"},
 		{far, "--trace far.csv: requests arrive from second 0 to 1e+300, 6.67e+298 periods of 15s; a replay covers at most 8388608 periods (about 1456 days at this period): cut the trace with --window"},
-		{unix, "--trace unix.csv: requests arrive from second 1.73323e+09 to 1.73323e+09, 1.16e+08 periods of 15s"},
+		{unix, "--trace unix.csv: requests arrive from second 1733230000 to 1733230005, 1.16e+08 periods of 15s"},
 		{unix, "a unix time or milliseconds? Subtract the first row's arrival and write seconds"},
 	} {
 		if code, _, errs := runSimulate(t, "--trace", c.file, "--policy", "queue:24"); code != 2 || !strings.Contains(errs, c.want) {

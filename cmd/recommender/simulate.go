@@ -71,6 +71,13 @@ func (c *SimulateCmd) Run(e *env) error {
 	if err == nil {
 		err = checkPeriodSpan(e.given, c.Period, src.Duration)
 	}
+	if period := c.Period.Seconds(); err == nil && c.Window != "" && c.RateScale == 1 && period > 0 && !(src.Duration >= period) {
+		// A window chosen shorter than a period is replayed before any
+		// policy decides: every row is the warm start, alike (as
+		// --rate-scale's compression into less than a period, refused in
+		// source; tune says its own of its parts).
+		err = invalidf("--window %s: the replay spans %.3g s, less than one --period (%s), so no policy would decide and every row is its warm start; want a window of at least one period", c.Window, src.Duration, c.Period)
+	}
 	if err != nil {
 		return err
 	}
@@ -288,7 +295,9 @@ func (c *SimulateCmd) checkFileSpan(src trace.Source, first, last float64) error
 	if first >= last/2 {
 		do = "arrival_s (a BurstGPT file's Timestamp) counts seconds from the trace's start, and the first row's is kept: a unix time or milliseconds? Subtract the first row's arrival and write seconds"
 	}
-	return invalidf("--trace %s: requests arrive from second %.6g to %.6g, %.3g periods of %s; a replay covers at most %d periods (about %.0f days at this period): %s",
+	// %.10g: unix seconds whole (1733230000 to 1733230005, not 1.73323e+09
+	// twice), a stray far row still short (1e+300).
+	return invalidf("--trace %s: requests arrive from second %.10g to %.10g, %.3g periods of %s; a replay covers at most %d periods (about %.0f days at this period): %s",
 		src.Name, first, last, last/period, c.Period, replay.MaxPeriods, float64(replay.MaxPeriods)*period/86400, do)
 }
 
@@ -502,8 +511,9 @@ func fmtSecs(p *float64) string {
 // writeSimText prints the comparison table (docs/design.md's columns and more).
 // simLegend is the lines under simulate's table: the units of its columns
 // (gpus GPUs per replica, price per GPU-hour) and the reference rows among
-// rows (replay.RowLegend).
-func simLegend(rows []replay.Row, gpus, price float64) []string {
+// rows (replay.RowLegend, with the replica's cold start and the SLO, in
+// seconds).
+func simLegend(rows []replay.Row, gpus, price, cold, slo float64) []string {
 	out := []string{
 		fmt.Sprintf("replica-min: replicas x minutes (starting, ready and draining). GPU cost: replica-min / 60 x %g GPU(s) per replica x %g per GPU-hour (--gpu-hour-price, in your currency). tokens/GPU-h: output tokens per GPU-hour. reversals: changes of direction within 300 s of the previous one.", gpus, price),
 	}
@@ -511,14 +521,14 @@ func simLegend(rows []replay.Row, gpus, price float64) []string {
 	for _, r := range rows {
 		names = append(names, r.Policy)
 	}
-	out = append(out, replay.RowLegend(names)...)
+	out = append(out, replay.RowLegend(names, cold, slo)...)
 	return append(out, "More on the words and units: docs/README.md#reading-the-output")
 }
 
 func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []replay.Row, results []replay.Result, timeline bool, gpus, price float64) error {
 	b := &strings.Builder{}
 	if len(rows) > 0 {
-		fmt.Fprintf(b, "trace %s: %d requests over %.0f s; SLO TTFT %gs, period %gs\n\n", traceName, rows[0].Requests, rows[0].Duration, cfg.SLOTTFT, cfg.Period)
+		fmt.Fprintf(b, "trace %s: %s over %.0f s; SLO TTFT %gs, period %gs\n\n", traceName, requestsText(rows[0].Requests), rows[0].Duration, cfg.SLOTTFT, cfg.Period)
 	}
 	policies := make([]string, len(rows))
 	for i, r := range rows {
@@ -546,7 +556,7 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []repla
 		fmt.Fprintf(b, "\nnote: %s\n", w)
 	}
 	b.WriteString("\n")
-	for _, l := range simLegend(rows, gpus, price) {
+	for _, l := range simLegend(rows, gpus, price, cfg.Model.ColdStart(), cfg.SLOTTFT) {
 		b.WriteString(l + "\n")
 	}
 	if timeline {
@@ -623,4 +633,12 @@ func writeHead(b *strings.Builder, policies []string, head ...string) int {
 	}
 	b.WriteString("\n")
 	return width
+}
+
+// requestsText is n requests as a header says it: "1 request", "2 requests".
+func requestsText(n int64) string {
+	if n == 1 {
+		return "1 request"
+	}
+	return strconv.FormatInt(n, 10) + " requests"
 }

@@ -108,8 +108,8 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *
 func writePDText(w io.Writer, traceName string, cfg replay.Config, link float64, m *replica.Replica, rows []replay.PDRow) error {
 	b := &strings.Builder{}
 	if len(rows) > 0 {
-		fmt.Fprintf(b, "trace %s: %d requests; P/D pair of %s on %s, KV %.0f KiB per token over %s/s; SLO TTFT %gs, period %gs\n\n",
-			traceName, rows[0].Requests, m.Config().Model.Name, m.Config().GPU.Name, m.KVBytesPerToken()/1024, formatBytes(link), cfg.SLOTTFT, cfg.Period)
+		fmt.Fprintf(b, "trace %s: %s; P/D pair of %s on %s, KV %.0f KiB per token over %s/s; SLO TTFT %gs, period %gs\n\n",
+			traceName, requestsText(rows[0].Requests), m.Config().Model.Name, m.Config().GPU.Name, m.KVBytesPerToken()/1024, formatBytes(link), cfg.SLOTTFT, cfg.Period)
 	}
 	policies := make([]string, len(rows))
 	for i, r := range rows {

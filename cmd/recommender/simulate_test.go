@@ -210,6 +210,10 @@ func TestSimulateInvalid(t *testing.T) {
 		// 1500 s / 1e-5 = 1.5e8 s = 1e7 periods: just past 8388608.
 		{[]string{"--rate-scale", "1e-5"}, "a replay covers at most 8388608 periods"},
 		{[]string{"--window", "10:5"}, "--window"},
+		// Without --rate-scale too: 1490:2000 of the reference trace's
+		// 1500 s is the 10 s to its end (it ran, every row the warm start);
+		// at a 5 s period the same window is two periods.
+		{[]string{"--window", "1490:2000"}, "--window 1490:2000: the replay spans 10 s, less than one --period (15s), so no policy would decide"},
 		{[]string{"--period", "0s"}, "period"},
 		{[]string{"--gpu", "tpu"}, "--gpu"},
 	} {
@@ -217,6 +221,9 @@ func TestSimulateInvalid(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, code, errs, c.want)
 		}
+	}
+	if code, out, errs := runSimulate(t, "--window", "1490:2000", "--period", "5s", "--policy", "fixed:1"); code != 0 || !strings.Contains(out, "trace reference [1490s,end): ") {
+		t.Errorf("--window 1490:2000 --period 5s: exit %d, stdout %q, stderr %q; want the 10 s replayed, two periods", code, out, errs)
 	}
 	// One problem, one line: tolerance= sets both directions (it was said
 	// twice); an hpa(...) option given twice is refused (the last won).
@@ -369,5 +376,41 @@ func TestSimulatePD(t *testing.T) {
 	}
 	if code, _, errs := runSimulate(t, "--pd", "--kv-link", "fast", "--quiet"); code != 2 || !strings.Contains(errs, "--kv-link") {
 		t.Errorf("a bad --kv-link: exit %d, %s", code, errs)
+	}
+}
+
+// TestSimulateLegendRecommendedReplica: on a replica whose cold start is
+// not the reference's (--image-pull 10s: 10 + 16 + 30 = 56 s), the line
+// under the table writes `recommended` out as it ran, lookahead 56 + 45 =
+// 101 and hold 2 x 56 = 112 (it printed the reference's 136 and 182), and
+// that string replayed beside the preset gives the same row.
+func TestSimulateLegendRecommendedReplica(t *testing.T) {
+	const shown = "demand:0.9,lookahead=101,downwindow=60,hold=112,rampbound=0,ttft:2,queuewait:0.4"
+	code, out, errs := runSimulate(t, "--image-pull", "10s", "-p", "recommended", "-q")
+	if code != 0 || !strings.Contains(out, "recommended: infscale's preset policy, "+shown+" here (") {
+		t.Fatalf("exit %d, stderr %q; want the legend to write recommended out as %s:\n%s", code, errs, shown, out)
+	}
+	code, out, errs = runSimulate(t, "--image-pull", "10s", "-p", "recommended", "-p", shown, "-q", "-o", "json")
+	var rows []simJSON
+	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || len(rows) != 2 {
+		t.Fatalf("exit %d (%v), stderr %q, stdout %s", code, err, errs, out)
+	}
+	if a, b := rows[0], rows[1]; a.ReplicaMinutes != b.ReplicaMinutes || a.Misses != b.Misses || a.ScaleEvents != b.ScaleEvents {
+		t.Errorf("recommended %+v\n%s %+v\nwant the same replay", a, shown, b)
+	}
+}
+
+// TestSimulateOneRequest: a trace of one request says "1 request" in the
+// header, of one pool and of a P/D pair ("1 requests" before).
+func TestSimulateOneRequest(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "one.csv")
+	if err := os.WriteFile(f, []byte("arrival_s,prompt_tokens,output_tokens\n0,100,20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--trace", f, "-p", "fixed:1", "-q"}, {"--trace", f, "--pd", "-p", "recommended", "-q"}} {
+		code, out, errs := runSimulate(t, args...)
+		if first, _, _ := strings.Cut(out, "\n"); code != 0 || !strings.HasPrefix(first, "trace one.csv: 1 request") || strings.Contains(first, "1 requests") {
+			t.Errorf("%v: exit %d, stderr %q, header %q; want \"trace one.csv: 1 request ...\"", args, code, errs, first)
+		}
 	}
 }

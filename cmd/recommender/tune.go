@@ -27,13 +27,13 @@ type TuneCmd struct {
 	PairSelectFlags      `embed:""`
 	ReplicaFlags         `embed:""`
 
-	MaxMiss   percent       `name:"max-miss" default:"0.1" placeholder:"P" help:"Miss budget in percent of requests, 0 to 100, with or without %, e.g. 0.1 or 0.1% (one in a thousand; 0: no miss at all): the winner must stay within it in sample, out of sample and on every stressed copy."`
-	Holdout   float64       `name:"holdout" default:"0.25" placeholder:"F" help:"Fraction of the history's span held out at its end (the out-of-sample part)."`
-	Finalists int           `name:"finalists" default:"3" placeholder:"N" help:"Candidates replayed out of sample and under stress (cheapest within budget on the screen)."`
+	MaxMiss   percent       `name:"max-miss" default:"0.1" placeholder:"P" help:"Miss budget in percent of requests, 0 to 100, with or without %, e.g. 0.1 or 0.1% (one in a thousand; 0: no miss at all): the winner must stay within it in sample, out of sample and on every stressed copy (default 0.1)."`
+	Holdout   float64       `name:"holdout" default:"0.25" placeholder:"F" help:"Fraction of the history's span held out at its end (the out-of-sample part; default 0.25)."`
+	Finalists int           `name:"finalists" default:"3" placeholder:"N" help:"Candidates replayed out of sample and under stress (cheapest within budget on the screen; default 3)."`
 	Stress    []string      `name:"stress" placeholder:"S" help:"Stressed copies the winner must hold on too, comma-separated or repeated: rate:K (the history at K times its rate), bursts:K (its bursts K times as high), gaps:K (its silent gaps of two periods or more K times as long), or none (default rate:1.5,rate:2,bursts:2,gaps:2)."`
 	Workers   int           `name:"workers" placeholder:"N" help:"Replays at once (default: the number of cores)."`
-	SLOTTFT   time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token comes later."`
-	Period    time.Duration `name:"period" default:"15s" placeholder:"D" help:"How often the simulated policies decide."`
+	SLOTTFT   time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token comes later (default 2s)."`
+	Period    time.Duration `name:"period" default:"15s" placeholder:"D" help:"How often the simulated policies decide (default 15s)."`
 	Seed      uint64        `name:"seed" default:"1" help:"Seed of generated traces, of the arrivals within a history step and of the burst copies."`
 	RateScale float64       `name:"rate-scale" default:"1" help:"With --trace: compress time by this factor, at most the trace's span / --period (as simulate)."`
 	Window    string        `name:"window" placeholder:"A:B" help:"With --trace: tune on [START:END) of the trace only (as simulate), e.g. 0:5d."`
@@ -114,7 +114,7 @@ func (c *TuneCmd) Run(e *env) error {
 	prog.Done()
 	if err != nil {
 		if se := (*tune.StressError)(nil); errors.As(err, &se) {
-			return invalidf("--stress: %v", err)
+			return stressInvalid(e.given, err)
 		}
 		if errors.Is(err, trace.ErrEmpty) || errors.Is(err, tune.ErrShortTrace) {
 			return invalid(err)
@@ -125,6 +125,7 @@ func (c *TuneCmd) Run(e *env) error {
 		if err := writeRendered(c.Plot, func(w io.Writer) error { return rep.Plot(w, format) }); err != nil {
 			return fmt.Errorf("--plot %s: %w", c.Plot, err)
 		}
+		fmt.Fprintf(e.stderr, "plot: wrote %s\n", c.Plot) // as simulate and backtest say it
 	}
 	if c.Output == "json" {
 		return rep.WriteJSON(e.stdout)
@@ -178,16 +179,16 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	if err := replica(res.replica); err != nil {
 		return trace.Source{}, tune.Serve{}, err
 	}
-	name := "history " + res.grid.Start.Format(time.RFC3339) + " .. " + res.grid.End().Format(time.RFC3339)
 	if res.pair != nil {
 		// A pair's history is tuned as tune --pd tunes a trace.
 		c.PD = true
-		prog := status.New(e.stderr)
+		prog := c.queryLine(e.stderr)
 		w, _, err := res.fetchPair(e, "tune", c.MaxGap, func(f float64) { prog.Printf("tune: queries %.0f%%", 100*f) })
 		prog.Done()
 		if err != nil {
 			return trace.Source{}, tune.Serve{}, err
 		}
+		name := historyName(w.Workload)
 		if res.pair.name != "" {
 			name += " (P/D pair " + res.pair.name + ")"
 		} else {
@@ -195,7 +196,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		}
 		return w.Source(name, c.Seed), tune.Serve{}, nil
 	}
-	prog := status.New(e.stderr)
+	prog := c.queryLine(e.stderr)
 	h, _, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
 		prog.Printf("tune: queries %d/%d", done, total)
 	})
@@ -207,7 +208,31 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	if err != nil {
 		return trace.Source{}, tune.Serve{}, res.reconstructError("tune", err)
 	}
-	return w.Source(name, c.Seed), res.serve, nil
+	return w.Source(historyName(w), c.Seed), res.serve, nil
+}
+
+// queryLine is the line the history's queries redraw on a terminal w;
+// with --quiet none (no progress at all, as the replays' too).
+func (c *TuneCmd) queryLine(w io.Writer) *status.Line {
+	l := status.New(w)
+	if c.Quiet {
+		l.SetActive(false)
+	}
+	return l
+}
+
+// historyName names a history tune replays, as its report's first line
+// prints it: the range the data covers (w.Grid, which Reconstruct shrinks
+// to the data when it starts after --start or ends before --end), so the
+// split's seconds count from the first time printed and end at the last;
+// when that is not the range asked, the asked range follows (as backtest's
+// "range asked" line).
+func historyName(w backtest.Workload) string {
+	name := "history " + w.Grid.Start.Format(time.RFC3339) + " .. " + w.Grid.End().Format(time.RFC3339)
+	if r := w.Coverage.Requested; r != nil {
+		name += " (the data within the asked " + r.From.Format(time.RFC3339) + " .. " + r.To.Format(time.RFC3339) + ")"
+	}
+	return name
 }
 
 // serveReplica is the serve config's replica: value for the tuned
@@ -244,6 +269,16 @@ func (c *TuneCmd) serveReplica(model *replica.Replica) (value, note string) {
 		note = "fill in: your GPU and model (tuned on the defaults; infscale gpu --list)"
 	}
 	return value, note
+}
+
+// stressInvalid is the invalid-input error of a stressed copy too short
+// to replay (a *tune.StressError in err): when --stress was not given,
+// it names the default the copy came from, which the user never typed.
+func stressInvalid(given map[string]bool, err error) error {
+	if !given["stress"] {
+		return invalidf("--stress (not given: the default, rate:1.5,rate:2,bursts:2,gaps:2): %v", err)
+	}
+	return invalidf("--stress: %v", err)
 }
 
 // parseStress reads --stress: rate:K, bursts:K and gaps:K (K > 1, at most 100),
@@ -306,7 +341,7 @@ func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *r
 	prog.Done()
 	if err != nil {
 		if se := (*tune.StressError)(nil); errors.As(err, &se) {
-			return invalidf("--stress: %v", err)
+			return stressInvalid(e.given, err)
 		}
 		if errors.Is(err, replay.ErrPDSLO) {
 			return invalidf("--slo-ttft %v with --kv-link %s: %v", c.SLOTTFT, c.KVLink, err)
@@ -320,6 +355,7 @@ func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *r
 		if err := writeRendered(c.Plot, func(w io.Writer) error { return rep.Plot(w, format) }); err != nil {
 			return fmt.Errorf("--plot %s: %w", c.Plot, err)
 		}
+		fmt.Fprintf(e.stderr, "plot: wrote %s\n", c.Plot) // as simulate and backtest say it
 	}
 	if c.Output == "json" {
 		return rep.WriteJSON(e.stdout)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	promconfig "github.com/prometheus/common/config"
 
 	"github.com/infscale/infscale/internal/atomicfile"
+	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/tune"
@@ -25,8 +27,11 @@ import (
 func parseShard(v string) (i, n int, err error) {
 	const want = "want I/N with 0 <= I < N, e.g. 0/4, or /N to take I from JOB_COMPLETION_INDEX (an indexed Job sets it)"
 	a, b, ok := strings.Cut(v, "/")
+	if !ok {
+		return 0, 0, invalidf("--shard %q: no /: %s", v, want)
+	}
 	n, errn := strconv.Atoi(b)
-	if !ok || errn != nil || n < 1 {
+	if errn != nil || n < 1 {
 		return 0, 0, invalidf("--shard %q: N (the number of shards, after the /) must be an integer >= 1; %s", v, want)
 	}
 	if a == "" {
@@ -77,6 +82,15 @@ func (c *TuneCmd) runShard(e *env) error {
 	i, n, err := parseShard(c.Shard)
 	if err != nil {
 		return err
+	}
+	if c.Workers < 0 {
+		return invalidf("--workers %d: want >= 0 (0: the number of cores)", c.Workers)
+	}
+	// --workers' default is the cores here too (TuneTarget's own default,
+	// one core, is serve's, tuning beside its decisions).
+	workers := c.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
 	}
 	file, err := loadConfig(c.PrometheusRangeFlags.Config)
 	if err != nil {
@@ -146,7 +160,12 @@ func (c *TuneCmd) runShard(e *env) error {
 			dir = t.Tune.Dir
 		}
 		r := shardResult{Target: t.Name}
-		res, err := tune.TuneTarget(e.ctx, api, t, now, tune.TargetOptions{Period: file.IntervalDuration(), Workers: c.Workers, Seed: c.Seed})
+		// Minutes per target on a week: progress as a trace's tune shows
+		// it, per target (--quiet: none).
+		prog := status.NewProgress(e.stderr, "tune: "+t.Name+": replays", 1, c.Quiet)
+		res, err := tune.TuneTarget(e.ctx, api, t, now, tune.TargetOptions{Period: file.IntervalDuration(), Workers: workers, Seed: c.Seed,
+			Progress: func(done, total int) { prog.Set(float64(done) / float64(total)) }})
+		prog.Done()
 		if err == nil {
 			err = tune.WriteResult(dir, res)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,5 +94,26 @@ func TestTuneShardOnPrometheus(t *testing.T) {
 		r.InSample.MissPct, r.InSample.ReplicaMinutes, r.OutOfSample.MissPct, r.OutOfSample.ReplicaMinutes, r.Replays, r.CPUSeconds)
 	if strings.Contains(stderr.String(), "warning") {
 		t.Errorf("stderr %q", stderr.String())
+	}
+
+	// Without --quiet, on a redirected stderr, shard 0/2 (chat) shows its
+	// progress as tune on a trace does: plain lines of the target's
+	// replays done, never going back, the last 100%.
+	code, errs := stderrFile(t, "tune", "--config", cfg, "--shard", "0/2", "--out", out, "--workers", "2")
+	if code != exitOK {
+		t.Fatalf("shard 0/2: exit %d, stderr %s", code, errs)
+	}
+	prev := -1
+	lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n")
+	for _, l := range lines {
+		pc, ok := strings.CutPrefix(l, "tune: chat: replays: ")
+		n, err := strconv.Atoi(strings.TrimSuffix(pc, "%"))
+		if !ok || err != nil || !strings.HasSuffix(pc, "%") || n < prev || n > 100 {
+			t.Fatalf("shard 0/2 stderr line %q after %d%%: want \"tune: chat: replays: N%%\", N non-decreasing up to 100:\n%s", l, prev, errs)
+		}
+		prev = n
+	}
+	if len(lines) < 2 || prev != 100 {
+		t.Errorf("shard 0/2 progress %q: want several lines, the last at 100%%", lines)
 	}
 }

@@ -40,6 +40,10 @@ func TestParseShardErrors(t *testing.T) {
 		{arg: "/2", unset: true, want: "JOB_COMPLETION_INDEX, which is not set (a Kubernetes indexed Job sets it); outside such a Job give the index: 0/2 to 1/2"},
 		{arg: "/2", env: "2", want: `JOB_COMPLETION_INDEX="2" is not a shard index from 0 to 1`},
 		{arg: "0/x", unset: true, want: "N (the number of shards, after the /) must be an integer >= 1"},
+		{arg: "0/0", unset: true, want: "N (the number of shards, after the /) must be an integer >= 1"},
+		{arg: "3/2", unset: true, want: "I (the shard index, before the /) must be an integer from 0 to 1"},
+		// One number, no slash: not "N after the /" (there is none).
+		{arg: "1", unset: true, want: `--shard "1": no /: want I/N with 0 <= I < N, e.g. 0/4`},
 	} {
 		t.Run(c.arg+"_"+c.env, func(t *testing.T) {
 			t.Setenv("JOB_COMPLETION_INDEX", c.env)
@@ -86,6 +90,8 @@ targets:
 		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--gpu", "a100-80gb"}, "--gpu does not go with --shard"},
 		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--pd"}, "--pd does not go with --shard"},
 		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--period", "30s"}, "--period does not go with --shard"},
+		// Checked as tune on a trace checks it (the shard ran on one core).
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--workers=-1"}, "--workers -1: want >= 0 (0: the number of cores)"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), c.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), c.want) {

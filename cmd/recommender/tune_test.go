@@ -21,13 +21,17 @@ import (
 
 // TestTuneReference: tune on the reference trace prints JSON with the
 // documented fields; the winner is a policy simulate accepts, and its serve
-// block loads; the plot is written.
+// block loads; the plot is written, and its path said on stderr (as
+// simulate and backtest say it).
 func TestTuneReference(t *testing.T) {
 	plot := filepath.Join(t.TempDir(), "tune.svg")
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"tune", "--trace", "reference", "--output", "json", "--plot", plot}, nil, &out, &errb)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if fi, err := os.Stat(plot); err != nil || fi.Size() == 0 || !strings.Contains(errb.String(), "plot: wrote "+plot+"\n") {
+		t.Errorf("plot %s: %v; stderr %q: want the file and \"plot: wrote %s\"", plot, err, errb.String(), plot)
 	}
 	var rep struct {
 		Policy   string `json:"policy"`
@@ -137,6 +141,24 @@ func testTuneHistory(t *testing.T, url string, truth synthweek.Truth) {
 	}
 	// The serve config reads the tuned history's own Prometheus and selector.
 	checkServeBlock(t, rep.ServeTarget, url, `{namespace="llm"}`)
+
+	// Asked from an hour before the week's first scrape to 2 h after it:
+	// the history tuned on is the 2 h with data, and the header says so,
+	// as its split's seconds do (the last quarter of 7200 s held out), with
+	// the 3 h asked beside it.
+	args = []string{"tune", "--prometheus-url", url, "--selector", `{namespace="llm"}`,
+		"--start", fmt.Sprint(truth.Start.Add(-time.Hour).Unix()), "--end", fmt.Sprint(truth.Start.Add(2 * time.Hour).Unix()), "--step", "2m",
+		"--finalists", "1", "--quiet"}
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	f := func(d time.Duration) string { return truth.Start.Add(d).UTC().Format(time.RFC3339) }
+	want := "tune history " + f(0) + " .. " + f(2*time.Hour) + " (the data within the asked " + f(-time.Hour) + " .. " + f(2*time.Hour) + "): in-sample [0, 5400s), held out [5400s, 7200s);"
+	if first, _, _ := strings.Cut(out.String(), "\n"); !strings.HasPrefix(first, want) {
+		t.Errorf("first line %q; want it to begin %q", first, want)
+	}
 }
 
 // TestTuneServeReplica: the printed replica: is the flags' GPU, model, tp
@@ -258,6 +280,13 @@ func TestTuneStressFlag(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || !rep.Holds || len(rep.StressNames) != 0 {
 		t.Errorf("--stress none: %+v %v\n%s", rep, err, out.String())
 	}
+	// The text says what it held on: no stressed copy to hold on (it
+	// said "on every stressed copy" of none).
+	out.Reset()
+	if code := run(context.Background(), []string{"tune", "--trace", "reference", "--stress", "none", "-q"}, nil, &out, &errb); code != exitOK ||
+		!strings.Contains(out.String(), " (holds in sample and out of sample; no stressed copy (--stress none))\n") || strings.Contains(out.String(), "every stressed copy") {
+		t.Errorf("--stress none: exit %d, text:\n%s", code, out.String())
+	}
 }
 
 // TestPrometheusRangeFlagsGiven: a flag that chooses a history is refused with
@@ -314,14 +343,21 @@ func TestFromTargetCalibration(t *testing.T) {
 // need 15 s, the held-out 25% of the span asks 15 / 0.25 = 60 s ("at most
 // 0 times" was said of x1.5 before). 0:59s: the held-out part is 59 - 44 =
 // 15 s, at 1.5x 10 s: no rate above 1 fits. 0:70s: 70 - 53 = 17 s, at most
-// 17 / 15 = 1.13 times.
+// 17 / 15 = 1.13 times. The copies are the default --stress's, which the
+// user did not type: the error says so. Given --stress rate:2 on 0:100s:
+// 100 - 75 = 25 s held out, at most 25 / 15 = 1.66 times.
 func TestTuneShortParts(t *testing.T) {
-	for _, c := range []struct{ window, want string }{
-		{"0:10s", "trace too short to tune on: the tuning part (8 s of the trace's 10 s) is shorter than one decision period (15 s), so no decision falls in it; give a trace (or --window) of 60 s or more"},
-		{"0:59s", "x1.5: the held-out part (15s) at 1.5 times its rate spans less than one period (15s): no rate copy fits"},
-		{"0:70s", "x1.5: the held-out part (17s) at 1.5 times its rate spans less than one period (15s): at most 1.13 times"},
+	const dflt = "--stress (not given: the default, rate:1.5,rate:2,bursts:2,gaps:2): "
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--window", "0:10s"}, "trace too short to tune on: the tuning part (8 s of the trace's 10 s) is shorter than one decision period (15 s), so no decision falls in it; give a trace (or --window) of 60 s or more"},
+		{[]string{"--window", "0:59s"}, dflt + "x1.5: the held-out part (15s) at 1.5 times its rate spans less than one period (15s): no rate copy fits"},
+		{[]string{"--window", "0:70s"}, dflt + "x1.5: the held-out part (17s) at 1.5 times its rate spans less than one period (15s): at most 1.13 times; give --stress with rate: copies of at most that (or none), or a longer trace (--window) or held-out part (--holdout)"},
+		{[]string{"--window", "0:100s", "--stress", "rate:2"}, "infscale: --stress: x2: the held-out part (25s) at 2 times its rate spans less than one period (15s): at most 1.66 times; give --stress"},
 	} {
-		wantRefused(t, []string{"tune", "--trace", "reference", "-q", "--window", c.window}, nil, c.want)
+		wantRefused(t, append([]string{"tune", "--trace", "reference", "-q"}, c.args...), nil, c.want)
 	}
 }
 

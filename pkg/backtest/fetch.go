@@ -60,11 +60,17 @@ func Fetch(ctx context.Context, api promql.API, t Target, g Grid, progress func(
 	if err != nil {
 		return History{}, FetchStats{}, err
 	}
-	total := 6
-	for _, s := range []string{q.Waiting, q.PromptHist, q.OutputHist, q.PromptMean, q.OutputMean, q.TTFTHist, q.TTFTHourly} {
+	// The queries read runs: the success counter and its timestamps, the
+	// running gauge and the replicas, then those the profile has, the
+	// hourly TTFT only over an hour or more; so done reaches total.
+	total := 4
+	for _, s := range []string{q.Waiting, q.PromptHist, q.OutputHist, q.PromptMean, q.OutputMean, q.TTFTHist} {
 		if s != "" {
 			total++
 		}
+	}
+	if q.TTFTHourly != "" && g.End().Sub(g.Start) >= time.Hour {
+		total++
 	}
 	f := &fetcher{ctx: ctx, api: api, g: g, total: total, progress: progress}
 	began := time.Now()

@@ -90,3 +90,31 @@ func TestReconstructNoTraffic(t *testing.T) {
 		t.Errorf("err %v, want ErrNoTraffic", err)
 	}
 }
+
+// TestFetchProgressTotal: the progress's total is the queries Fetch runs,
+// so the last call says done == total. vLLM has every family: the
+// success counter and its timestamps, running, waiting, the replicas, the
+// prompt, output and TTFT histograms and the two token means, 10; over an
+// hour or more the hourly TTFT too, 11 (the total said 13, and the
+// progress stopped at 11/13).
+func TestFetchProgressTotal(t *testing.T) {
+	ms, _ := promql.ParseSelector(`{namespace="llm"}`)
+	tgt := Target{Server: modelserver.VLLM, Selector: ms, Replicas: `kube_deployment_spec_replicas`}
+	for _, c := range []struct {
+		g    Grid
+		want int
+	}{
+		{Grid{Start: t0, Step: time.Minute, N: 2}, 10},
+		{Grid{Start: t0, Step: time.Minute, N: 60}, 11},
+	} {
+		var calls [][2]int
+		_, st, err := Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{}}, tgt, c.g, func(done, total int) { calls = append(calls, [2]int{done, total}) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := calls[len(calls)-1]
+		if st.Queries != c.want || last != [2]int{c.want, c.want} || len(calls) != c.want {
+			t.Errorf("%d steps: %d queries, calls %v; want %d, the last %d/%d", c.g.N, st.Queries, calls, c.want, c.want, c.want)
+		}
+	}
+}

@@ -183,7 +183,8 @@ func (rep PairReport) WriteCSV(w io.Writer) error {
 	f, p := csvNum, csvPtr
 	cw.Write([]string{"policy", "requests", "slo_misses", "miss_pct", "ttft_p95_s", "itl_p95_s", "prefill_replica_minutes", "decode_replica_minutes", "replica_minutes", "savings_pct", "prefill_peak", "decode_peak", "scale_events"})
 	a := rep.Actual
-	cw.Write([]string{"actual (observed)", f(rep.Requests), "", "", "", "", f(a.PrefillMinutes), f(a.DecodeMinutes), f(a.Minutes()), "", f(a.PrefillPeak), f(a.DecodePeak), ""})
+	// Requests whole, as Report.WriteCSV writes them.
+	cw.Write([]string{"actual (observed)", f(math.Round(rep.Requests)), "", "", "", "", f(a.PrefillMinutes), f(a.DecodeMinutes), f(a.Minutes()), "", f(a.PrefillPeak), f(a.DecodePeak), ""})
 	row := func(label string, r PairRow) {
 		jr := pairRowJSON(r)
 		cw.Write([]string{label, strconv.FormatInt(jr.Requests, 10), strconv.FormatInt(jr.Misses, 10), f(jr.MissPct), p(jr.TTFTP95), p(jr.ITLP95),

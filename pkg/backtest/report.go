@@ -228,7 +228,9 @@ func (rep Report) WriteCSV(w io.Writer) error {
 	f, p := csvNum, csvPtr
 	cw.Write([]string{"policy", "requests", "misses", "miss_pct", "ttft_p50_s", "ttft_p95_s", "replica_minutes", "savings_pct", "peak", "scale_events"})
 	a := rep.Actual
-	cw.Write([]string{"actual (observed)", f(rep.Requests), "", f(a.MissPct), "", f(a.TTFTP95), f(a.ReplicaMinutes), "", f(a.Peak), ""})
+	// The reconstructed total sums counter increases (1058463.2); the
+	// column holds request counts, whole as the text prints it.
+	cw.Write([]string{"actual (observed)", f(math.Round(rep.Requests)), "", f(a.MissPct), "", f(a.TTFTP95), f(a.ReplicaMinutes), "", f(a.Peak), ""})
 	row := func(label string, r Row) {
 		jr := rep.rowOf(r)
 		cw.Write([]string{label, strconv.FormatInt(jr.Requests, 10), strconv.FormatInt(jr.Misses, 10), f(jr.MissPct),
@@ -255,7 +257,7 @@ func (rep Report) legend() []string {
 	for _, r := range rep.Policies {
 		names = append(names, r.Policy)
 	}
-	out = append(out, replay.RowLegend(names)...)
+	out = append(out, replay.RowLegend(names, rep.ColdStart, rep.SLOTTFT)...)
 	return append(out, "More on the words and units: docs/README.md#reading-the-output; the warnings and the fidelity grades: docs/backtest.md")
 }
 

@@ -84,6 +84,9 @@ type Report struct {
 	CalibrationFile string
 	// SLOTTFT is the replays' TTFT SLO, seconds (the fidelity verdict's scale).
 	SLOTTFT float64
+	// ColdStart is the replayed replica's cold start, seconds (the
+	// legend writes `recommended` out with it); 0 when unknown.
+	ColdStart float64
 }
 
 // Run replays w under every policy of cfg and under the actual replica
@@ -100,6 +103,9 @@ func Run(ctx context.Context, w Workload, cfg Config) (Report, error) {
 	rc.Timeline = true
 	rc = rc.Defaults()
 	rep.SLOTTFT = rc.SLOTTFT
+	if rc.Model != nil {
+		rep.ColdStart = rc.Model.ColdStart()
+	}
 	if w.TTFT != nil {
 		rep.Actual.TTFTP95 = w.TTFT.Quantile(0.95)
 		rep.Actual.MissPct = 100 * w.TTFT.FractionAbove(rc.SLOTTFT)

@@ -45,6 +45,11 @@ func TestTuneBlock(t *testing.T) {
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {history: 0s}\n", "targets[0].tune.history: is empty or 0"},
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {slo_ttft: 0s}\n", "targets[0].tune.slo_ttft: is empty or 0"},
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {mode: ''}\n", "targets[0].tune.mode: is empty or 0"},
+		// A percentage, as tune --max-miss takes it: the key is a
+		// fraction, and the message gives the fraction meant (0.1 / 100).
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {max_miss: 0.1%}\n", `t.yaml:9:20: targets[0].tune.max_miss: got the string "0.1%"; expected a fraction of requests, not a percentage: 0.1% is 0.001`},
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {max_miss: '2 %'}\n", `targets[0].tune.max_miss: got the string "2 %"; expected a fraction of requests, not a percentage: 2% is 0.02`},
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {max_miss: few}\n", `targets[0].tune.max_miss: got the string "few"; expected a number`},
 	} {
 		_, err := Parse([]byte(base+c.block), "t.yaml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -474,6 +474,11 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 		} else if strings.Contains(msg, "cannot unmarshal") {
 			msg = "got " + describe(n) // the library's message names Go types
 		}
+		if pc, ok := percentFraction(n, path); ok {
+			// tune --max-miss takes percent; the file's key a fraction.
+			d.errorf(pos, path, "%s; expected a fraction of requests, not a percentage: %s%% is %s", strings.TrimSpace(msg), pc, percentToFraction(pc))
+			return
+		}
 		d.errorf(pos, path, "%s; expected %s", strings.TrimSpace(msg), expected(v.Type()))
 	}
 }
@@ -686,6 +691,27 @@ func describe(n ast.Node) string {
 		}
 	}
 	return quoteShort(n.String())
+}
+
+// percentFraction reports whether n, at path, is a tune: block's
+// max_miss written as a percentage ("0.1%"), and the number before the %.
+func percentFraction(n ast.Node, path string) (string, bool) {
+	sn, ok := n.(*ast.StringNode)
+	if !ok || !strings.HasSuffix(path, ".tune.max_miss") {
+		return "", false
+	}
+	pc, ok := strings.CutSuffix(strings.TrimSpace(sn.Value), "%")
+	if _, err := strconv.ParseFloat(strings.TrimSpace(pc), 64); !ok || err != nil {
+		return "", false
+	}
+	return strings.TrimSpace(pc), true
+}
+
+// percentToFraction writes percentage pc (a number's text) as the
+// fraction it is: "0.1" -> "0.001".
+func percentToFraction(pc string) string {
+	v, _ := strconv.ParseFloat(pc, 64)
+	return strconv.FormatFloat(v/100, 'g', -1, 64)
 }
 
 // quoteShort quotes s for a message, cut to 40 characters: a binary file's

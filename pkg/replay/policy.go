@@ -109,6 +109,18 @@ func RecommendedFor(cold, slo float64) string {
 		fnum(c+RecommendedLead.Seconds()), fnum(RecommendedDownWindow.Seconds()), fnum(RecommendedBreakEven*c), fnum(z), fnum(slo), fnum(slo*RecommendedQueueShare))
 }
 
+// RecommendedShown is `recommended` written out for a table's legend: the
+// preset as a replay of a replica whose cold start is cold seconds, at a
+// TTFT SLO of slo seconds, runs it (RecommendedFor), its ramp bound to two
+// decimals as RecommendedReference writes it (0.2602 is 0.26): so the
+// reference replica at 2 s gives RecommendedReference itself.
+func RecommendedShown(cold, slo float64) string {
+	c := math.Ceil(cold)
+	z := recommend.RampBoundFor(time.Duration(c)*time.Second, RecommendedDownWindow)
+	return fmt.Sprintf("demand:0.9,lookahead=%s,downwindow=%s,hold=%s,rampbound=%s,ttft:%s,queuewait:%s",
+		fnum(c+RecommendedLead.Seconds()), fnum(RecommendedDownWindow.Seconds()), fnum(RecommendedBreakEven*c), fnum(math.Round(z*100)/100), fnum(slo), fnum(slo*RecommendedQueueShare))
+}
+
 // fnum is x as the shortest decimal that parses back to x.
 func fnum(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 

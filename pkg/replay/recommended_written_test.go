@@ -139,7 +139,7 @@ func TestRecommendedReference(t *testing.T) {
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("recommended %+v\nwritten out as %s: %+v", a, RecommendedReference, b)
 	}
-	legend := strings.Join(RowLegend([]string{"recommended"}), "\n")
+	legend := strings.Join(RowLegend([]string{"recommended"}, 91, 2), "\n")
 	if !strings.Contains(legend, "demand:0.9,lookahead=136,downwindow=60,hold=182,rampbound=0.26,ttft:2,queuewait:0.4 on the reference replica") {
 		t.Errorf("legend %q lacks the preset written out with its hold and ramp bound", legend)
 	}
@@ -170,6 +170,33 @@ func TestRecommendedFor(t *testing.T) {
 			if a, b := decisionFields(t, preset), decisionFields(t, c.(*infscaleCtl).p); !reflect.DeepEqual(a, b) {
 				t.Errorf("%s at SLO %g s: recommended %+v\nwritten out as %s: %+v", r.name, slo, a, spec, b)
 			}
+		}
+	}
+}
+
+// TestRowLegendReplica: the legend writes `recommended` out with the
+// figures the replay ran it with, worked by hand: a 56 s cold start
+// (image 10 s + weights 16 s + warm-up 30 s) gives lookahead 56 + 45 =
+// 101, hold 2 x 56 = 112 and rampbound 0 (56 / 116 = 0.48 <= 0.5); 215 s
+// (4 x H100, Llama-3.1-70B) lookahead 260, hold 430, rampbound
+// Φ⁻¹(215 / 275 = 0.782) = 0.78 (Φ(0.78) = 0.7823); a 1 s SLO ttft:1
+// and queuewait 1 / 5 = 0.2. The reference replica at 2 s, or figures not
+// known (0), keep the reference line.
+func TestRowLegendReplica(t *testing.T) {
+	ref := "demand:0.9,lookahead=136,downwindow=60,hold=182,rampbound=0.26,ttft:2,queuewait:0.4 on the reference replica (lookahead"
+	for _, c := range []struct {
+		cold, slo float64
+		want      string
+	}{
+		{56, 2, "recommended: infscale's preset policy, demand:0.9,lookahead=101,downwindow=60,hold=112,rampbound=0,ttft:2,queuewait:0.4 here (lookahead, hold and rampbound follow this replica's cold start of 56 s, ttft and queuewait the 2 s SLO; "},
+		{215, 2, "demand:0.9,lookahead=260,downwindow=60,hold=430,rampbound=0.78,ttft:2,queuewait:0.4 here"},
+		{91, 1, "demand:0.9,lookahead=136,downwindow=60,hold=182,rampbound=0.26,ttft:1,queuewait:0.2 here"},
+		{90.2, 2, ref},
+		{0, 2, ref},
+	} {
+		got := strings.Join(RowLegend([]string{"recommended"}, c.cold, c.slo), "\n")
+		if !strings.Contains(got, c.want) {
+			t.Errorf("cold start %g s, SLO %g s: %q\nwant it to contain %q", c.cold, c.slo, got, c.want)
 		}
 	}
 }

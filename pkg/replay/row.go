@@ -146,10 +146,18 @@ func WriteTimelineCSV(w io.Writer, results []Result) error {
 // RowLegend explains the reference rows among policies, one line each for
 // `recommended`, `oracle` and `optimal` when present, for the lines under
 // a table (docs/README.md, "Reading the output", has the long form).
-func RowLegend(policies []string) []string {
+// cold is the replayed replica's cold start and slo the TTFT SLO, in
+// seconds: `recommended` is written out with the figures it ran with
+// (RecommendedShown), the reference replica's at 91 s and 2 s (and when
+// either is not known, 0).
+func RowLegend(policies []string, cold, slo float64) []string {
+	rec := "recommended: infscale's preset policy, " + RecommendedReference + " on the reference replica (lookahead, hold and rampbound follow the replica's cold start, ttft and queuewait the SLO; causal: it sees only the past, as serve does)."
+	if shown := RecommendedShown(cold, slo); cold > 0 && slo > 0 && shown != RecommendedReference {
+		rec = "recommended: infscale's preset policy, " + shown + " here (lookahead, hold and rampbound follow this replica's cold start of " + fnum(math.Ceil(cold)) + " s, ttft and queuewait the " + fnum(slo) + " s SLO; " + RecommendedReference + " on the reference replica; causal: it sees only the past, as serve does)."
+	}
 	var out []string
 	for _, l := range []struct{ name, text string }{
-		{"recommended", "recommended: infscale's preset policy, " + RecommendedReference + " on the reference replica (lookahead, hold and rampbound follow the replica's cold start, ttft and queuewait the SLO; causal: it sees only the past, as serve does)."},
+		{"recommended", rec},
 		{"oracle", "oracle: reads the arrivals ahead and sizes each 15 s bucket a cold start early: near the least replica time at zero misses, not a policy you can run."},
 		{"optimal", "optimal: the cheapest replica schedule found in hindsight with the fewest misses, the limit every other row is measured against; not a policy you can run."},
 	} {

@@ -26,6 +26,9 @@ func (r Report) WriteText(w io.Writer, traceName string) error {
 	fmt.Fprintf(b, "tune %s: in-sample [0, %.0fs), held out [%.0fs, %.0fs); budget %s misses; screened on %s; %d replays\n\n",
 		traceName, r.Split, r.Split, r.Duration, pct(r.MaxMissPct), r.Screened, r.Replays)
 	verdict := "holds in sample, out of sample and on every stressed copy"
+	if len(r.StressNames) == 0 {
+		verdict = "holds in sample and out of sample; no stressed copy (--stress none)"
+	}
 	if !r.Holds {
 		verdict = "NO candidate held everywhere; this one has the lowest worst miss %"
 	}

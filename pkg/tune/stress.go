@@ -35,7 +35,7 @@ func (e *StressError) Error() string {
 	if most <= 1 {
 		return head + ": no rate copy fits (its rate must be more than 1); give --stress without rate: copies (e.g. bursts:2,gaps:2, or none), or a longer trace"
 	}
-	return fmt.Sprintf("%s: at most %g times", head, most)
+	return fmt.Sprintf("%s: at most %g times; give --stress with rate: copies of at most that (or none), or a longer trace (--window) or held-out part (--holdout)", head, most)
 }
 
 // DefaultStress is the history at 1.5x and 2x its rate, with its bursts

@@ -54,6 +54,9 @@ type TargetOptions struct {
 	Seed uint64
 	// Space is the search space [DefaultSpace].
 	Space Space
+	// Progress, when set, is Config.Progress: called after each replay
+	// with the replays done and planned so far.
+	Progress func(done, total int)
 }
 
 // ReplicaOf is the replica model of a serve target's replica: block (GPU,
@@ -124,6 +127,12 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 		return TargetResult{}, fmt.Errorf("target %s: history: %w", t.Name, err)
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{})
+	if errors.Is(err, backtest.ErrNoTraffic) {
+		// Where it looked and what chose it, as backtest says it: a
+		// selector matching nothing is the usual cause.
+		return TargetResult{}, fmt.Errorf("target %s: history: %w: %s%s over %s..%s (check the target's selector: and server:)", t.Name, err,
+			t.Server.Families().Requests[0], t.Selector, g.Start.Format(time.RFC3339), g.End().Format(time.RFC3339))
+	}
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: history: %w", t.Name, err)
 	}
@@ -131,7 +140,7 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	budget := 100 * t.Tune.Budget() // 0 is a budget of no miss, not the default
 	rep, err := Run(ctx, w.Source("target "+t.Name, max(o.Seed, 1)), Config{
 		Replay:     replay.Config{Model: model, SLOTTFT: time.Duration(t.Tune.SLOTTFT).Seconds(), Period: o.Period.Seconds()},
-		MaxMissPct: &budget, Workers: o.Workers, Seed: o.Seed, Space: o.Space,
+		MaxMissPct: &budget, Workers: o.Workers, Seed: o.Seed, Space: o.Space, Progress: o.Progress,
 	})
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: %w", t.Name, err)
