@@ -381,7 +381,7 @@ func (r PDReport) WriteText(w io.Writer, traceName string) error {
 	if !r.Holds {
 		verdict = "does not hold (no finalist kept within the budget everywhere; the one with the lowest worst miss %)"
 	}
-	fmt.Fprintf(w, "P/D pair tuned on %s (in sample 0 to %gs, held out %gs to %gs; screened on %s): %d replays\n",
+	fmt.Fprintf(w, "P/D pair tuned on %s (in sample 0 to %.0fs, held out %.0fs to %.0fs; screened on %s): %d replays\n",
 		traceName, r.Split, r.Split, r.Duration, r.Screened, r.Replays)
 	fmt.Fprintf(w, "winner: %s, %s within %s misses\n\n", r.Policy, verdict, pct(r.MaxMissPct))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -77,3 +77,20 @@ func TestRunPDReference(t *testing.T) {
 		t.Errorf("text %v:\n%s", err, out.String())
 	}
 }
+
+// TestPDHeaderSeconds: a trace whose span is not whole seconds (azure-conv
+// at 3x: 1167.24 s) prints its split and span in whole seconds, as the
+// single pool's header does ("held out 875s to 1167.2406456666665s"
+// before).
+func TestPDHeaderSeconds(t *testing.T) {
+	var b strings.Builder
+	r := PDReport{Split: 875.43, Duration: 1167.2406456666665, Screened: "the whole in-sample part", Replays: 102, Policy: "recommended"}
+	r.Holds = true
+	if err := r.WriteText(&b, "azure x3"); err != nil {
+		t.Fatal(err)
+	}
+	want := "P/D pair tuned on azure x3 (in sample 0 to 875s, held out 875s to 1167s; screened on the whole in-sample part): 102 replays\n"
+	if first, _, _ := strings.Cut(b.String(), "\n"); first+"\n" != want {
+		t.Errorf("header %q, want %q", first, want)
+	}
+}
