@@ -180,8 +180,8 @@ func (f *PrometheusRangeFlags) resolve(given map[string]bool) (resolved, error) 
 	return r, nil
 }
 
-// historyRetries is how many times backtest, profile and tune ask a range
-// query again when Prometheus answers that it cannot now (a 5xx, a 429: it
+// historyRetries is how many times backtest, profile and tune ask a query
+// of the history (range or instant) again when Prometheus answers that it cannot now (a 5xx, a 429: it
 // restarts, it is overloaded) or the connection is cut, after its
 // Retry-After or 1 s, 2 s, 4 s (promql.ClientConfig.Retries): minutes of
 // queries are not lost to one hiccup.

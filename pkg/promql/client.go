@@ -55,9 +55,9 @@ type ClientConfig struct {
 	// Prometheus's own timeout parameter so the server stops evaluating
 	// too. 0 means no limit beyond the caller's context.
 	Timeout time.Duration
-	// Retries is how many times a range query (Range: history for
-	// backtest, profile, tune) is asked again when Prometheus could not
-	// answer it (see RangeRetryable: a 5xx other than its query timeout, a
+	// Retries is how many times a query (Range and Instant: the history
+	// for backtest, profile, tune) is asked again when Prometheus could not
+	// answer it (see Retryable: a 5xx other than its query timeout, a
 	// 429, a cut connection), after the answer's Retry-After
 	// (at most MaxRetryWait) or else 1 s, 2 s, 4 s, ... 0: never (serve,
 	// whose next cycle asks again, and whose start would wait on a down
@@ -105,7 +105,14 @@ func (c *Client) queryError(query string, err error, began time.Time) *QueryErro
 // samples are not at t (within MaxAnswerSkew) is refused,
 // ReasonBadResponse, and so is an answer of another type than the query's
 // (a scalar for a vector query).
+// With ClientConfig.Retries it is asked again as Range is.
 func (c *Client) Instant(ctx context.Context, query string, t time.Time) (model.Vector, []string, error) {
+	return retried(ctx, c, query, func(ctx context.Context) (model.Vector, []string, error) {
+		return c.instantOnce(ctx, query, t)
+	})
+}
+
+func (c *Client) instantOnce(ctx context.Context, query string, t time.Time) (model.Vector, []string, error) {
 	ctx, cancel, opts := c.context(ctx)
 	defer cancel()
 	began := time.Now()
@@ -191,6 +198,8 @@ func answerTime(at float64, t time.Time) error {
 // Range implements API. A range of more than MaxPointsPerSeries steps is
 // split into consecutive chunks, each one query, and the series are merged
 // by label set in time order. step must be > 0 and end not before start.
+// With ClientConfig.Retries each chunk is asked again while it fails
+// Retryable.
 func (c *Client) Range(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
 	if step <= 0 || end.Before(start) {
 		return nil, nil, &QueryError{Reason: ReasonBadData, Query: query,
@@ -202,7 +211,9 @@ func (c *Client) Range(ctx context.Context, query string, start, end time.Time, 
 		order    []model.Fingerprint
 	)
 	for _, ch := range rangeChunks(start, end, step) {
-		m, warn, err := c.rangeRetried(ctx, query, ch[0], ch[1], step)
+		m, warn, err := retried(ctx, c, query, func(ctx context.Context) (model.Matrix, []string, error) {
+			return c.rangeOnce(ctx, query, ch[0], ch[1], step)
+		})
 		warnings = append(warnings, warn...)
 		if err != nil {
 			return nil, warnings, err
@@ -226,17 +237,17 @@ func (c *Client) Range(ctx context.Context, query string, start, end time.Time, 
 	return out, warnings, nil
 }
 
-// MaxRetryWait caps the wait before a range query is asked again
+// MaxRetryWait caps the wait before a query is asked again
 // (ClientConfig.Retries), whatever the answer's Retry-After says.
 const MaxRetryWait = time.Minute
 
-// RangeRetryable reports whether a range query that failed with err is
-// asked again (ClientConfig.Retries): Prometheus answered that it could not
+// Retryable reports whether a query that failed with err is asked again
+// (ClientConfig.Retries): Prometheus answered that it could not
 // answer now (ReasonUnavailable: a 5xx, as it does while it starts, or a
 // 429) or the connection was cut, not because of the query (a timeout would
 // time out again), the credentials (401, 403, 407), the URL (404) or an
 // address where nothing listens (refused, no such host: said at once).
-func RangeRetryable(err error) bool {
+func Retryable(err error) bool {
 	qe, ok := errors.AsType[*QueryError](err)
 	if !ok || qe.Reason != ReasonUnavailable {
 		return false
@@ -250,22 +261,23 @@ func RangeRetryable(err error) bool {
 	return true
 }
 
-// rangeRetried is rangeOnce, asked again up to c.retries times while it
-// fails with a RangeRetryable error: after the answer's Retry-After (at
-// most MaxRetryWait), else 1 s doubling. The wait ends with ctx.
-func (c *Client) rangeRetried(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+// retried is once (one query, named query), asked again up to c.retries
+// times while it fails with a Retryable error: after the answer's
+// Retry-After (at most MaxRetryWait), else 1 s doubling. The wait ends
+// with ctx.
+func retried[T any](ctx context.Context, c *Client, query string, once func(context.Context) (T, []string, error)) (T, []string, error) {
 	backoff, began := time.Second, time.Now()
 	for attempt := 0; ; attempt++ {
 		ra := &retryAfter{}
-		m, warn, err := c.rangeOnce(context.WithValue(ctx, retryAfterKey{}, ra), query, start, end, step)
-		if err == nil || !RangeRetryable(err) {
-			return m, warn, err
+		v, warn, err := once(context.WithValue(ctx, retryAfterKey{}, ra))
+		if err == nil || !Retryable(err) {
+			return v, warn, err
 		}
 		if attempt >= c.retries {
 			if qe, ok := err.(*QueryError); ok && attempt > 0 {
 				qe.Err = fmt.Errorf("%w (asked %d times over %s)", qe.Err, attempt+1, time.Since(began).Round(time.Second))
 			}
-			return m, warn, err
+			return v, warn, err
 		}
 		wait, ok := ra.get()
 		if !ok {
@@ -275,7 +287,8 @@ func (c *Client) rangeRetried(ctx context.Context, query string, start, end time
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, warn, c.queryError(query, ctx.Err(), time.Now())
+			var zero T
+			return zero, warn, c.queryError(query, ctx.Err(), time.Now())
 		case <-t.C:
 		}
 	}

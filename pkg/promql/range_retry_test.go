@@ -109,3 +109,50 @@ func TestRangeRetries(t *testing.T) {
 		t.Errorf("no retries: %v after %d requests, want unavailable after 1", err, n.Load())
 	}
 }
+
+// TestInstantRetries: a history's instant queries (backtest's token and
+// TTFT histograms and means over the whole range, the heaviest it asks)
+// are asked again as its range queries are, on a Client with Retries; a
+// 503 there failed the backtest after its range queries had run. Without
+// Retries (serve) never again; a 401 never.
+func TestInstantRetries(t *testing.T) {
+	at := time.Unix(1767607200, 0)
+	vector := `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1767607200,"5"]}]}}`
+	for _, tc := range []struct {
+		name     string
+		retries  int
+		status   []int // the answers in order, the last repeating; 200 is the vector
+		requests int64
+		ok       bool
+	}{
+		{"503 then 200, Retries 3", 3, []int{503, 200}, 2, true},
+		{"429 twice then 200, Retries 3", 3, []int{429, 429, 200}, 3, true},
+		{"503 every time, Retries 3", 3, []int{503}, 4, false},
+		{"503 then 200, Retries 0 (serve)", 0, []int{503, 200}, 1, false},
+		{"401, Retries 3", 3, []int{401}, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var n atomic.Int64
+			c, _ := fakeProm(t, func(w http.ResponseWriter, r *http.Request) {
+				s := tc.status[min(int(n.Add(1))-1, len(tc.status)-1)]
+				if s == 200 {
+					fmt.Fprint(w, vector)
+					return
+				}
+				w.Header().Set("Retry-After", "0")
+				http.Error(w, http.StatusText(s), s)
+			})
+			c.retries = tc.retries
+			v, _, err := c.Instant(context.Background(), "sum(up)", at)
+			if got := n.Load(); got != tc.requests {
+				t.Errorf("%d requests, want %d", got, tc.requests)
+			}
+			switch {
+			case tc.ok && (err != nil || len(v) != 1 || v[0].Value != 5):
+				t.Errorf("%v, %v; want 5", v, err)
+			case !tc.ok && ReasonOf(err) != ReasonUnavailable:
+				t.Errorf("%v, %v; want unavailable", v, err)
+			}
+		})
+	}
+}

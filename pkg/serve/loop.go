@@ -639,7 +639,9 @@ func (l *Loop) finish(t *target, rd *Reading, pd pending, now time.Time, pair *P
 	}
 	d, decided, held, prev, hadPrev, reading := &pd.d, pd.decided, pd.held, pd.prev, pd.hadPrev, pd.reading
 	if !decided {
-		l.metrics.Record(Snapshot{Target: t.key, At: now, Signals: l.signalMap(signalsOf(rd.Obs)), Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
+		// Current as read (-1 while unknown: no series), not the zero
+		// value, which exported 0 replicas for a target never read.
+		l.metrics.Record(Snapshot{Target: t.key, At: now, Signals: l.signalMap(signalsOf(rd.Obs)), Current: observed, Stuck: rd.Stuck, StuckKnown: rd.StuckKnown})
 		return decision{}
 	}
 	l.tuning.shadow(t.key, reading, d.Current, now) // the candidate on the same observation

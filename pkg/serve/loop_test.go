@@ -222,6 +222,11 @@ func TestLoopNoDecisionBeforeCurrent(t *testing.T) {
 	if n := tableCount(t, m, "infscale_desired_replicas"); n != 0 {
 		t.Errorf("%d desired series before any current is known, want 0", n)
 	}
+	// Nor a current_replicas series: no count was read, and 0 would read as
+	// a target scaled to zero.
+	if n := tableCount(t, m, "infscale_current_replicas"); n != 0 {
+		t.Errorf("%d current_replicas series before any current is known, want 0", n)
+	}
 	if l.Ready() {
 		t.Error("ready without any decision")
 	}

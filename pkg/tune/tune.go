@@ -193,8 +193,9 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	}
 	if ok {
 		// A winner dearer than a floor would be: per metric the screen's
-		// nearest to holding among the cheaper rows, its floor bisected
-		// on the screen below the winner's mean replicas in sample.
+		// nearest to holding and cheapest among the cheaper rows, each
+		// one's floor bisected on the screen below the winner's mean
+		// replicas in sample (cheaperFloor).
 		screened, more, err := cheaperFloor(rows, finals, finals[best], in.Duration/60, budget,
 			func(c Candidate) (Row, error) {
 				rs, err := e.screen([]Candidate{c}, sets)
