@@ -57,6 +57,8 @@ func (r *retryAfter) set(h string, now time.Time) {
 			return
 		}
 		wait = time.Duration(min(secs, int64(MaxRetryWait/time.Second))) * time.Second
+	} else if errors.Is(err, strconv.ErrRange) && strings.Trim(h, "0123456789") == "" {
+		wait = MaxRetryWait // seconds past int64: as long as any wait
 	} else if at, err := http.ParseTime(h); err == nil {
 		wait = max(at.Sub(now), 0)
 	} else {

@@ -26,7 +26,7 @@ func TestAnswerOfAnotherMoment(t *testing.T) {
 		{-4*time.Minute - 59*time.Second, ""},
 		{4*time.Minute + 59*time.Second, ""},
 		{-time.Hour, "answer evaluated at 2026-01-05T09:00:00Z, 1h0m0s before the time asked (2026-01-05T10:00:00Z): another moment's answer (a cache in front of Prometheus?); an answer more than 5m0s from it is not read"},
-		{5*time.Minute + time.Second, "answer evaluated at 2026-01-05T10:05:01Z, 5m1s after the time asked (2026-01-05T10:00:00Z): another moment's answer (a server whose clock is ahead?)"},
+		{5*time.Minute + time.Second, "answer evaluated at 2026-01-05T10:05:01Z, 5m1s after the time asked (2026-01-05T10:00:00Z): another moment's answer (a server that evaluates at its own clock, ahead of this one, not at the time asked?)"},
 	} {
 		t.Run(tc.off.String(), func(t *testing.T) {
 			ts := strconv.FormatInt(at.Add(tc.off).Unix(), 10)

@@ -188,7 +188,7 @@ func answerTime(at float64, t time.Time) error {
 	}
 	d := time.Duration(min(math.Abs(at-asked), 1e9) * 1e9) // at most ~31 years: the text only
 	if at > asked {
-		return fmt.Errorf("answer evaluated at %s, %s after the time asked (%s): another moment's answer (a server whose clock is ahead?); an answer more than %s from it is not read",
+		return fmt.Errorf("answer evaluated at %s, %s after the time asked (%s): another moment's answer (a server that evaluates at its own clock, ahead of this one, not at the time asked?); an answer more than %s from it is not read",
 			time.Unix(int64(at), 0).UTC().Format(time.RFC3339), d.Round(time.Second), t.UTC().Format(time.RFC3339), MaxAnswerSkew)
 	}
 	return fmt.Errorf("answer evaluated at %s, %s before the time asked (%s): another moment's answer (a cache in front of Prometheus?); an answer more than %s from it is not read",

@@ -156,3 +156,31 @@ func TestInstantRetries(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryAfterHeader: Retry-After in seconds is capped at MaxRetryWait
+// (1 min), seconds beyond int64 too (they fell back to the 1 s backoff),
+// an HTTP date is the time until it (capped where it is waited for), and
+// a negative or unreadable value asks for nothing.
+func TestRetryAfterHeader(t *testing.T) {
+	now := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		h     string
+		wait  time.Duration
+		asked bool
+	}{
+		{"5", 5 * time.Second, true},
+		{"3600", time.Minute, true},
+		{"99999999999999999999", time.Minute, true},
+		{"Mon, 05 Jan 2026 10:00:20 GMT", 20 * time.Second, true},
+		{"Mon, 05 Jan 2026 09:00:00 GMT", 0, true},
+		{"-5", 0, false},
+		{"soon", 0, false},
+		{"", 0, false},
+	} {
+		var r retryAfter
+		r.set(tc.h, now)
+		if wait, asked := r.get(); wait != tc.wait || asked != tc.asked {
+			t.Errorf("Retry-After %q: wait %v asked %v, want %v %v", tc.h, wait, asked, tc.wait, tc.asked)
+		}
+	}
+}
