@@ -131,7 +131,7 @@ func Tokens(data []byte, budget membudget.Budget) (token.Tokens, error) {
 // bytes, more than the budget leaves, and what to do.
 func overBudget(b membudget.Budget, cost int64, what string) string {
 	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
-	return fmt.Sprintf("%s could take up to %.1f MiB, more than the %.1f MiB this process may use for it (its memory limit %.0f MiB, GOMEMLIMIT: 90%% of the container's limit unless given; %.1f MiB in use; an eighth and 8 MiB kept free); the budget passes here: "+
+	return fmt.Sprintf("%s could take up to %.1f MiB, more than the %.1f MiB this process may use for it (its memory limit %.0f MiB, GOMEMLIMIT: 90%% of the container's limit unless given; %.1f MiB in use; an eighth and 12 MiB kept free); the budget passes here: "+
 		"give it more memory (the chart's resources.limits.memory) or split the targets across instances; docs/evaluation/PERFORMANCE.md gives the cost per target",
 		what, mib(cost), mib(b.Available), mib(b.Limit), mib(b.Used))
 }
