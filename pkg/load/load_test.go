@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/infscale/infscale/pkg/trace"
 )
 
 // TestPercentile: numpy's linear percentile: of 1..5, p50 = 3, p95 = 4 +
@@ -352,5 +355,46 @@ func TestCutOffStreamFails(t *testing.T) {
 		case tc.want == "" && (r.Err != nil || r.OutputTokens != 2):
 			t.Errorf("with [DONE]: error %v, %d output tokens; want none and 2", r.Err, r.OutputTokens)
 		}
+	}
+}
+
+// sliceReader is a trace.Reader over fixed requests.
+type sliceReader struct{ qs []trace.Request }
+
+func (r *sliceReader) Next() (trace.Request, error) {
+	if len(r.qs) == 0 {
+		return trace.Request{}, io.EOF
+	}
+	q := r.qs[0]
+	r.qs = r.qs[1:]
+	return q, nil
+}
+
+func (r *sliceReader) Close() error { return nil }
+
+// TestDurationFromFirstSend: the duration throughput is divided by runs from
+// the first request's send to the last completion (genai-perf's benchmark
+// duration), not from the run's start. A trace whose two requests arrive at
+// 0.5 s and 0.6 s, each answered at once, lasts 0.1 s (plus loopback time),
+// so 2 requests / 0.1 s = 20 req/s; it read 0.6 s and 3.3 req/s, the first
+// arrival's idle half second counted as serving time.
+func TestDurationFromFirstSend(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	src := trace.NewSource("two", 0, func() (trace.Reader, error) {
+		return &sliceReader{qs: []trace.Request{{Arrival: 0.5, Prompt: 4, Output: 1}, {Arrival: 0.6, Prompt: 4, Output: 1}}}, nil
+	})
+	recs, dur, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Trace: &src, Duration: 10 * time.Second, Timeout: 5 * time.Second})
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("%v, %d records", err, len(recs))
+	}
+	if dur < 100*time.Millisecond || dur > 200*time.Millisecond {
+		t.Errorf("duration %s, want 0.1 s (first send at 0.5 s, last completion just after 0.6 s)", dur)
+	}
+	if s := Summarize(recs, dur); s.RequestsPerS < 10 || s.RequestsPerS > 20 {
+		t.Errorf("requests/s %.2f, want 2 / 0.1 s = 20 (less the loopback time)", s.RequestsPerS)
 	}
 }

@@ -21,7 +21,10 @@ type Summary struct {
 	// Requests is the count of successful requests; Errors the failed.
 	Requests int `json:"requests"`
 	Errors   int `json:"errors"`
-	// DurationS is the run's duration: first send to last completion.
+	// DurationS is the run's duration: the first request's send to the
+	// last successful request's last chunk (genai-perf's benchmark
+	// duration; vllm bench serve's also counts the wait for its first
+	// arrival and its failures' time).
 	DurationS float64 `json:"duration_s"`
 
 	TTFTP50  Float `json:"ttft_p50_s"`
