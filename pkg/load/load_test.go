@@ -47,8 +47,13 @@ func TestSummarize(t *testing.T) {
 	if math.Abs(float64(s.TPOTP50)-0.03) > 1e-12 || float64(s.ITLP50) != 0.02 || math.Abs(float64(s.TTFTP50)-0.2) > 1e-12 {
 		t.Errorf("TPOT p50 %v ITL p50 %v TTFT p50 %v, want 0.03, 0.02, 0.2", s.TPOTP50, s.ITLP50, s.TTFTP50)
 	}
+	// TTFTs 0.1, 0.3: p90 at rank 0.9 x 1 = 0.1 + 0.9 x 0.2 = 0.28 (the
+	// accuracy set's actual_ttft_p90_ms); e2e 0.16, 0.34: 0.16 + 0.9 x 0.18 = 0.322.
+	if math.Abs(float64(s.TTFTP90)-0.28) > 1e-12 || math.Abs(float64(s.E2EP90)-0.322) > 1e-12 {
+		t.Errorf("TTFT p90 %v e2e p90 %v, want 0.28, 0.322", s.TTFTP90, s.E2EP90)
+	}
 	b, _ := json.Marshal(Summarize(nil, 0))
-	for _, key := range []string{`"ttft_p50_s":null`, `"ttft_p95_s":null`, `"itl_p50_s":null`, `"itl_p95_s":null`, `"e2e_p50_s":null`, `"requests":0`, `"errors":0`, `"output_tokens_per_s":0`} {
+	for _, key := range []string{`"ttft_p50_s":null`, `"ttft_p90_s":null`, `"ttft_p95_s":null`, `"e2e_p90_s":null`, `"itl_p50_s":null`, `"itl_p95_s":null`, `"e2e_p50_s":null`, `"requests":0`, `"errors":0`, `"output_tokens_per_s":0`} {
 		if !strings.Contains(string(b), key) {
 			t.Errorf("JSON lacks %s: %s", key, b)
 		}
