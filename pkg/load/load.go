@@ -8,7 +8,7 @@
 // chunk; output tokens per second the output tokens of all successful
 // requests over the run's duration. Output token counts are the server's
 // `usage` (stream_options.include_usage), the count of text chunks when a
-// server sends none.
+// server sends none or a count of 0.
 //
 // Load is closed loop (Concurrency clients, each sending its next request
 // when the last one ends, as `vllm bench serve --max-concurrency`), open
@@ -521,7 +521,7 @@ func (r *runner) request(ctx context.Context, j job) Record {
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	var last time.Time
 	chunks := 0
-	usageTokens := -1
+	usageTokens := 0
 	done := false // the stream's data: [DONE] came
 	for sc.Scan() {
 		line := sc.Bytes()
@@ -587,8 +587,11 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		return rec
 	}
 	rec.E2E = last.Sub(start).Seconds()
+	// A usage of 0 completion tokens beside streamed text (a proxy's
+	// placeholder usage) is no count: the chunks are, as vllm bench serve
+	// falls back when its usage count is 0.
 	rec.OutputTokens = chunks
-	if usageTokens >= 0 {
+	if usageTokens > 0 {
 		rec.OutputTokens = usageTokens
 	}
 	return rec

@@ -403,3 +403,28 @@ func TestDurationFromFirstSend(t *testing.T) {
 		t.Errorf("requests/s %.2f, want 2 / 0.1 s = 20 (less the loopback time)", s.RequestsPerS)
 	}
 }
+
+// TestUsageZeroFallsBack: a stream of 3 text chunks whose usage says 0
+// completion tokens (a proxy's placeholder) counts 3 output tokens, as
+// vllm bench serve falls back when its usage count is 0 (it counted 0: no
+// TPOT, no output throughput); a usage of 5 is taken as it is.
+func TestUsageZeroFallsBack(t *testing.T) {
+	for _, tc := range []struct{ usage, want int }{{0, 3}, {5, 5}} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for range 3 {
+				fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\n")
+			}
+			fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", tc.usage)
+		}))
+		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
+			Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 3, PromptTokens: 4})
+		srv.Close()
+		if err != nil || len(recs) != 1 || recs[0].Err != nil {
+			t.Fatalf("usage %d: %v, %+v", tc.usage, err, recs)
+		}
+		if got := recs[0].OutputTokens; got != tc.want {
+			t.Errorf("usage %d: %d output tokens, want %d", tc.usage, got, tc.want)
+		}
+	}
+}
