@@ -428,3 +428,21 @@ func TestUsageZeroFallsBack(t *testing.T) {
 		}
 	}
 }
+
+// TestSummarizeOneTokenRequest: a request of 1 output token has no TPOT
+// (vLLM's calculate_metrics and genai-perf take TPOT only from outputs
+// of 2 or more) but counts in TTFT, e2e, requests and output tokens.
+// Requests (TTFT, e2e, output): (0.1, 0.5, 5) and (0.2, 0.2, 1): TPOT
+// 0.4 / 4 = 0.1 only; TTFT p50 0.15; output 6 tokens / 2 s = 3 tok/s.
+func TestSummarizeOneTokenRequest(t *testing.T) {
+	s := Summarize([]Record{
+		{TTFT: 0.1, ITL: []float64{0.1, 0.1, 0.1, 0.1}, E2E: 0.5, OutputTokens: 5},
+		{TTFT: 0.2, E2E: 0.2, OutputTokens: 1},
+	}, 2*time.Second)
+	if math.Abs(float64(s.TPOTP50)-0.1) > 1e-12 || math.Abs(float64(s.TPOTP95)-0.1) > 1e-12 {
+		t.Errorf("TPOT p50 %v p95 %v, want 0.1 (the 1-token request has none)", s.TPOTP50, s.TPOTP95)
+	}
+	if s.Requests != 2 || s.OutputTokens != 6 || s.OutputTokensPerS != 3 || math.Abs(float64(s.TTFTP50)-0.15) > 1e-12 {
+		t.Errorf("%+v", s)
+	}
+}
