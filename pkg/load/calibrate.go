@@ -51,8 +51,9 @@ type PromptSweep struct {
 // lengths (extra, run at concurrency up to fitMax only): each point of
 // concurrency c up to fitMax (and up to the base's batch limit) is a
 // decode step of batch c with c × (the point's prompt tokens per request
-// + max_tokens / 2) tokens of context (the sequences are halfway through
-// their output on average) taking the point's ITL p50; points at prompt
+// + its output tokens per request / 2) tokens of context (the sequences
+// are halfway through their output on average) taking the point's ITL
+// p50; points at prompt
 // lengths whose contexts differ by replica.MinContextSpread or more fit
 // the KV read efficiency (the calibration's KVNote says whether). The
 // points of points above fitMax are held out and predicted. The prefill
@@ -71,25 +72,7 @@ func Calibrate(ctx context.Context, base replica.Config, cfg Config, points []Su
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = 128
 	}
-	var fit, held []replica.StepPoint
-	for _, sw := range append([]PromptSweep{{PromptTokens: cfg.PromptTokens, Points: points}}, extra...) {
-		for _, p := range sw.Points {
-			if p.Concurrency < 1 || p.Concurrency > r.MaxBatch() || p.Requests == 0 || !(float64(p.ITLP50) > 0) {
-				continue
-			}
-			prompt := float64(sw.PromptTokens)
-			if p.PromptTokens > 0 {
-				prompt = float64(p.PromptTokens) / float64(p.Requests)
-			}
-			perSeq := prompt + float64(cfg.MaxTokens)/2
-			sp := replica.StepPoint{Batch: p.Concurrency, ContextTokens: int64(math.Round(float64(p.Concurrency) * perSeq)), StepS: float64(p.ITLP50)}
-			if p.Concurrency <= fitMax {
-				fit = append(fit, sp)
-			} else {
-				held = append(held, sp)
-			}
-		}
-	}
+	fit, held := decodePoints(append([]PromptSweep{{PromptTokens: cfg.PromptTokens, Points: points}}, extra...), cfg.MaxTokens, r.MaxBatch(), fitMax)
 	if len(fit) < 2 {
 		return replica.Calibration{}, fmt.Errorf("calibrate: %d sweep points at concurrency <= %d with data; want two or more (e.g. --concurrency 1,2,4,8,16,32,64)", len(fit), fitMax)
 	}
@@ -132,4 +115,38 @@ func Calibrate(ctx context.Context, base replica.Config, cfg Config, points []Su
 	// The prefill points' predictions, for the table (no held-out TTFT:
 	// both runs are fitted).
 	return cal, cal.PredictPrefill(base, nil)
+}
+
+// decodePoints turns sweeps' points into decode steps: a point of
+// concurrency c (1 to maxBatch, with a positive ITL p50) is a step of
+// batch c taking its ITL p50, with c x (prompt + output / 2) tokens of
+// context, prompt and output each a request's mean as the server's usage
+// counts them (a sequence is halfway through its output on average); the
+// sweep's prompt length and maxTokens when the point has no counts. Points
+// up to fitMax are fitted, the others held out.
+func decodePoints(sweeps []PromptSweep, maxTokens, maxBatch, fitMax int) (fit, held []replica.StepPoint) {
+	for _, sw := range sweeps {
+		for _, p := range sw.Points {
+			if p.Concurrency < 1 || p.Concurrency > maxBatch || p.Requests == 0 || !(float64(p.ITLP50) > 0) {
+				continue
+			}
+			prompt, output := float64(sw.PromptTokens), float64(maxTokens)
+			if p.PromptTokens > 0 {
+				prompt = float64(p.PromptTokens) / float64(p.Requests)
+			}
+			// The output generated, not max_tokens asked: a server that
+			// ignores ignore_eos stops at the end of text.
+			if p.OutputTokens > 0 {
+				output = float64(p.OutputTokens) / float64(p.Requests)
+			}
+			perSeq := prompt + output/2
+			sp := replica.StepPoint{Batch: p.Concurrency, ContextTokens: int64(math.Round(float64(p.Concurrency) * perSeq)), StepS: float64(p.ITLP50)}
+			if p.Concurrency <= fitMax {
+				fit = append(fit, sp)
+			} else {
+				held = append(held, sp)
+			}
+		}
+	}
+	return fit, held
 }

@@ -197,3 +197,31 @@ func TestCalibrateFitsKV(t *testing.T) {
 		t.Errorf("KV note %q: want the contexts 1032 to 2064 named", cal.KVNote)
 	}
 }
+
+// TestDecodePointsContext: a point's context per sequence is its prompt
+// plus half its output, each per request as the server's usage counts
+// them, not half of max_tokens. Sweep at 512-token prompts, max_tokens 128,
+// max batch 48, fitted up to 16:
+//   - c=4, 10 requests of 5200 prompt and 640 output tokens (520 and 64
+//     each: the server stopped at the end of text): 4 x (520 + 64/2) =
+//     2208 (it was 4 x (520 + 128/2) = 2336);
+//   - c=2 without counts: 2 x (512 + 128/2) = 1152;
+//   - c=32, 5 requests of 2560 and 640: held out, 32 x (512 + 64) = 18432;
+//   - c=64 is above the max batch and c=8 has no request: left out.
+func TestDecodePointsContext(t *testing.T) {
+	pts := []Summary{
+		{Concurrency: 2, Requests: 3, ITLP50: 0.01},
+		{Concurrency: 4, Requests: 10, PromptTokens: 5200, OutputTokens: 640, ITLP50: 0.02},
+		{Concurrency: 8, ITLP50: 0.03},
+		{Concurrency: 32, Requests: 5, PromptTokens: 2560, OutputTokens: 640, ITLP50: 0.04},
+		{Concurrency: 64, Requests: 5, PromptTokens: 2560, OutputTokens: 640, ITLP50: 0.05},
+	}
+	fit, held := decodePoints([]PromptSweep{{PromptTokens: 512, Points: pts}}, 128, 48, 16)
+	want := []replica.StepPoint{{Batch: 2, ContextTokens: 1152, StepS: 0.01}, {Batch: 4, ContextTokens: 2208, StepS: 0.02}}
+	if len(fit) != 2 || fit[0] != want[0] || fit[1] != want[1] {
+		t.Errorf("fitted %+v, want %+v", fit, want)
+	}
+	if len(held) != 1 || held[0] != (replica.StepPoint{Batch: 32, ContextTokens: 18432, StepS: 0.04}) {
+		t.Errorf("held out %+v, want batch 32 at 18432 tokens", held)
+	}
+}

@@ -8,7 +8,7 @@
 // chunk; output tokens per second the output tokens of all successful
 // requests over the run's duration. Output token counts are the server's
 // `usage` (stream_options.include_usage), the count of text chunks when a
-// server sends none.
+// server sends none or a count of 0.
 //
 // Load is closed loop (Concurrency clients, each sending its next request
 // when the last one ends, as `vllm bench serve --max-concurrency`), open
@@ -97,7 +97,8 @@ type Record struct {
 }
 
 // Run performs one load run and returns every request's record (in start
-// order) and the run's duration (first send to last completion).
+// order) and the run's duration: the first (measured) request's send to the
+// last successful request's last chunk.
 func Run(ctx context.Context, cfg Config) ([]Record, time.Duration, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, 0, err
@@ -360,13 +361,18 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 		// not counted as an error.
 		recs = slices.DeleteFunc(recs, func(rec Record) bool { return errors.Is(rec.Err, context.Canceled) })
 	}
+	// The duration starts at the first measured request's send (as
+	// genai-perf's), not at the run's start: an open loop's first arrival
+	// comes a random gap after it (1/Rate on average), a trace's at its
+	// first timestamp, and that idle time is no part of the throughput.
 	from := r.begin
 	if w := min(r.cfg.Warmup, len(recs)); w > 0 {
 		from = r.begin.Add(recs[w-1].Start)
-		if w < len(recs) {
-			from = r.begin.Add(recs[w].Start)
-		}
 		recs = recs[w:]
+	}
+	if len(recs) > 0 {
+		first := slices.MinFunc(recs, func(a, b Record) int { return cmp.Compare(a.Start, b.Start) })
+		from = r.begin.Add(first.Start)
 	}
 	dur := r.last.Sub(from)
 	if dur <= 0 {
@@ -515,7 +521,7 @@ func (r *runner) request(ctx context.Context, j job) Record {
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	var last time.Time
 	chunks := 0
-	usageTokens := -1
+	usageTokens := 0
 	done := false // the stream's data: [DONE] came
 	for sc.Scan() {
 		line := sc.Bytes()
@@ -581,8 +587,11 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		return rec
 	}
 	rec.E2E = last.Sub(start).Seconds()
+	// A usage of 0 completion tokens beside streamed text (a proxy's
+	// placeholder usage) is no count: the chunks are, as vllm bench serve
+	// falls back when its usage count is 0.
 	rec.OutputTokens = chunks
-	if usageTokens >= 0 {
+	if usageTokens > 0 {
 		rec.OutputTokens = usageTokens
 	}
 	return rec

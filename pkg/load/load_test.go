@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/infscale/infscale/pkg/trace"
 )
 
 // TestPercentile: numpy's linear percentile: of 1..5, p50 = 3, p95 = 4 +
@@ -44,8 +47,13 @@ func TestSummarize(t *testing.T) {
 	if math.Abs(float64(s.TPOTP50)-0.03) > 1e-12 || float64(s.ITLP50) != 0.02 || math.Abs(float64(s.TTFTP50)-0.2) > 1e-12 {
 		t.Errorf("TPOT p50 %v ITL p50 %v TTFT p50 %v, want 0.03, 0.02, 0.2", s.TPOTP50, s.ITLP50, s.TTFTP50)
 	}
+	// TTFTs 0.1, 0.3: p90 at rank 0.9 x 1 = 0.1 + 0.9 x 0.2 = 0.28 (the
+	// accuracy set's actual_ttft_p90_ms); e2e 0.16, 0.34: 0.16 + 0.9 x 0.18 = 0.322.
+	if math.Abs(float64(s.TTFTP90)-0.28) > 1e-12 || math.Abs(float64(s.E2EP90)-0.322) > 1e-12 {
+		t.Errorf("TTFT p90 %v e2e p90 %v, want 0.28, 0.322", s.TTFTP90, s.E2EP90)
+	}
 	b, _ := json.Marshal(Summarize(nil, 0))
-	for _, key := range []string{`"ttft_p50_s":null`, `"ttft_p95_s":null`, `"itl_p50_s":null`, `"itl_p95_s":null`, `"e2e_p50_s":null`, `"requests":0`, `"errors":0`, `"output_tokens_per_s":0`} {
+	for _, key := range []string{`"ttft_p50_s":null`, `"ttft_p90_s":null`, `"ttft_p95_s":null`, `"e2e_p90_s":null`, `"itl_p50_s":null`, `"itl_p95_s":null`, `"e2e_p50_s":null`, `"requests":0`, `"errors":0`, `"output_tokens_per_s":0`} {
 		if !strings.Contains(string(b), key) {
 			t.Errorf("JSON lacks %s: %s", key, b)
 		}
@@ -352,5 +360,92 @@ func TestCutOffStreamFails(t *testing.T) {
 		case tc.want == "" && (r.Err != nil || r.OutputTokens != 2):
 			t.Errorf("with [DONE]: error %v, %d output tokens; want none and 2", r.Err, r.OutputTokens)
 		}
+	}
+}
+
+// sliceReader is a trace.Reader over fixed requests.
+type sliceReader struct{ qs []trace.Request }
+
+func (r *sliceReader) Next() (trace.Request, error) {
+	if len(r.qs) == 0 {
+		return trace.Request{}, io.EOF
+	}
+	q := r.qs[0]
+	r.qs = r.qs[1:]
+	return q, nil
+}
+
+func (r *sliceReader) Close() error { return nil }
+
+// TestDurationFromFirstSend: the duration throughput is divided by runs from
+// the first request's send to the last completion (genai-perf's benchmark
+// duration), not from the run's start. A trace whose two requests arrive at
+// 0.5 s and 0.6 s, each answered at once, lasts 0.1 s (plus loopback time),
+// so 2 requests / 0.1 s = 20 req/s; it read 0.6 s and 3.3 req/s, the first
+// arrival's idle half second counted as serving time.
+func TestDurationFromFirstSend(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	src := trace.NewSource("two", 0, func() (trace.Reader, error) {
+		return &sliceReader{qs: []trace.Request{{Arrival: 0.5, Prompt: 4, Output: 1}, {Arrival: 0.6, Prompt: 4, Output: 1}}}, nil
+	})
+	recs, dur, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Trace: &src, Duration: 10 * time.Second, Timeout: 5 * time.Second})
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("%v, %d records", err, len(recs))
+	}
+	// From 0.08 s (the first send's timer may fire a little late) to 0.3 s
+	// (a busy machine may send the second late); the run's start would add
+	// the first arrival's 0.5 s.
+	if dur < 80*time.Millisecond || dur > 300*time.Millisecond {
+		t.Errorf("duration %s, want 0.1 s (first send at 0.5 s, last completion just after 0.6 s)", dur)
+	}
+	if s := Summarize(recs, dur); s.RequestsPerS < 2/0.3 || s.RequestsPerS > 2/0.08 {
+		t.Errorf("requests/s %.2f, want 2 / 0.1 s = 20 (less the loopback time)", s.RequestsPerS)
+	}
+}
+
+// TestUsageZeroFallsBack: a stream of 3 text chunks whose usage says 0
+// completion tokens (a proxy's placeholder) counts 3 output tokens, as
+// vllm bench serve falls back when its usage count is 0 (it counted 0: no
+// TPOT, no output throughput); a usage of 5 is taken as it is.
+func TestUsageZeroFallsBack(t *testing.T) {
+	for _, tc := range []struct{ usage, want int }{{0, 3}, {5, 5}} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for range 3 {
+				fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\n")
+			}
+			fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", tc.usage)
+		}))
+		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
+			Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 3, PromptTokens: 4})
+		srv.Close()
+		if err != nil || len(recs) != 1 || recs[0].Err != nil {
+			t.Fatalf("usage %d: %v, %+v", tc.usage, err, recs)
+		}
+		if got := recs[0].OutputTokens; got != tc.want {
+			t.Errorf("usage %d: %d output tokens, want %d", tc.usage, got, tc.want)
+		}
+	}
+}
+
+// TestSummarizeOneTokenRequest: a request of 1 output token has no TPOT
+// (vLLM's calculate_metrics and genai-perf take TPOT only from outputs
+// of 2 or more) but counts in TTFT, e2e, requests and output tokens.
+// Requests (TTFT, e2e, output): (0.1, 0.5, 5) and (0.2, 0.2, 1): TPOT
+// 0.4 / 4 = 0.1 only; TTFT p50 0.15; output 6 tokens / 2 s = 3 tok/s.
+func TestSummarizeOneTokenRequest(t *testing.T) {
+	s := Summarize([]Record{
+		{TTFT: 0.1, ITL: []float64{0.1, 0.1, 0.1, 0.1}, E2E: 0.5, OutputTokens: 5},
+		{TTFT: 0.2, E2E: 0.2, OutputTokens: 1},
+	}, 2*time.Second)
+	if math.Abs(float64(s.TPOTP50)-0.1) > 1e-12 || math.Abs(float64(s.TPOTP95)-0.1) > 1e-12 {
+		t.Errorf("TPOT p50 %v p95 %v, want 0.1 (the 1-token request has none)", s.TPOTP50, s.TPOTP95)
+	}
+	if s.Requests != 2 || s.OutputTokens != 6 || s.OutputTokensPerS != 3 || math.Abs(float64(s.TTFTP50)-0.15) > 1e-12 {
+		t.Errorf("%+v", s)
 	}
 }

@@ -21,10 +21,14 @@ type Summary struct {
 	// Requests is the count of successful requests; Errors the failed.
 	Requests int `json:"requests"`
 	Errors   int `json:"errors"`
-	// DurationS is the run's duration: first send to last completion.
+	// DurationS is the run's duration: the first request's send to the
+	// last successful request's last chunk (genai-perf's benchmark
+	// duration; vllm bench serve's also counts the wait for its first
+	// arrival and its failures' time).
 	DurationS float64 `json:"duration_s"`
 
 	TTFTP50  Float `json:"ttft_p50_s"`
+	TTFTP90  Float `json:"ttft_p90_s"`
 	TTFTP95  Float `json:"ttft_p95_s"`
 	TTFTP99  Float `json:"ttft_p99_s"`
 	TTFTMean Float `json:"ttft_mean_s"`
@@ -35,6 +39,7 @@ type Summary struct {
 	TPOTP50  Float `json:"tpot_p50_s"`
 	TPOTP95  Float `json:"tpot_p95_s"`
 	E2EP50   Float `json:"e2e_p50_s"`
+	E2EP90   Float `json:"e2e_p90_s"`
 	E2EP95   Float `json:"e2e_p95_s"`
 	E2EMean  Float `json:"e2e_mean_s"`
 
@@ -79,10 +84,10 @@ func Summarize(recs []Record, dur time.Duration) Summary {
 		slices.Sort(l)
 	}
 	p := func(l []float64, q float64) Float { return Float(percentile(l, q)) }
-	s.TTFTP50, s.TTFTP95, s.TTFTP99, s.TTFTMean = p(ttft, 50), p(ttft, 95), p(ttft, 99), Float(mean(ttft))
+	s.TTFTP50, s.TTFTP90, s.TTFTP95, s.TTFTP99, s.TTFTMean = p(ttft, 50), p(ttft, 90), p(ttft, 95), p(ttft, 99), Float(mean(ttft))
 	s.ITLP50, s.ITLP95, s.ITLP99, s.ITLMean = p(itl, 50), p(itl, 95), p(itl, 99), Float(mean(itl))
 	s.TPOTP50, s.TPOTP95 = p(tpot, 50), p(tpot, 95)
-	s.E2EP50, s.E2EP95, s.E2EMean = p(e2e, 50), p(e2e, 95), Float(mean(e2e))
+	s.E2EP50, s.E2EP90, s.E2EP95, s.E2EMean = p(e2e, 50), p(e2e, 90), p(e2e, 95), Float(mean(e2e))
 	s.DurationS = dur.Seconds()
 	if s.DurationS > 0 {
 		s.OutputTokensPerS = float64(s.OutputTokens) / s.DurationS
