@@ -282,34 +282,30 @@ func cheaperFloor(rows, finalists []Row, w Row, inMinutes, budget float64, scree
 			finals = append(finals, r)
 			return r.within(budget), nil
 		}
-		ok, err := onScreen(hi)
-		if err != nil || !ok {
-			if err != nil {
-				return screened, finals, err
-			}
-			continue
-		}
-		f, err := lowestHolding(lo, hi, onScreen)
-		if err != nil {
-			return screened, finals, err
-		}
-		// The screen's floor replayed whole; when it does not hold
-		// there, the top, and between them bisected on whole replays.
-		if ok, err = finalAt(f); err != nil || ok || f == hi {
-			if err != nil {
-				return screened, finals, err
-			}
-			continue
-		}
-		if ok, err = finalAt(hi); err != nil || !ok {
-			if err != nil {
-				return screened, finals, err
-			}
-			continue
-		}
-		if _, err := lowestHolding(f, hi, finalAt); err != nil {
+		if err := floorOf(lo, hi, onScreen, finalAt); err != nil {
 			return screened, finals, err
 		}
 	}
 	return screened, finals, nil
+}
+
+// floorOf is one base's search in (lo, hi]: the lowest floor that holds on
+// the screen (none when hi does not), replayed whole; when it does not hold
+// there, hi is, and between them the floor is bisected on whole replays.
+func floorOf(lo, hi int, onScreen, whole func(int) (bool, error)) error {
+	if ok, err := onScreen(hi); err != nil || !ok {
+		return err
+	}
+	f, err := lowestHolding(lo, hi, onScreen)
+	if err != nil {
+		return err
+	}
+	if ok, err := whole(f); err != nil || ok || f == hi {
+		return err
+	}
+	if ok, err := whole(hi); err != nil || !ok {
+		return err
+	}
+	_, err = lowestHolding(f, hi, whole)
+	return err
 }
