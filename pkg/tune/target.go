@@ -24,7 +24,8 @@ import (
 // FILE --shard I/N` writes, one JSON file per target (ResultPath).
 type TargetResult struct {
 	// Target is the target's name; At the end of the history it was
-	// tuned on; History its span in seconds.
+	// tuned on, as its data covers it (before the time asked when the
+	// data ends earlier); History that span in seconds.
 	Target  string    `json:"target"`
 	At      time.Time `json:"at"`
 	History float64   `json:"history_s"`
@@ -146,7 +147,9 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 		return TargetResult{}, fmt.Errorf("target %s: %w", t.Name, err)
 	}
 	return TargetResult{
-		Target: t.Name, At: g.End(), History: g.End().Sub(g.Start).Seconds(), Policy: rep.Policy, Candidate: rep.Winner(),
+		// The history as the data covers it (Reconstruct shrinks the grid
+		// to the data when it ends before now), not the range asked.
+		Target: t.Name, At: w.Grid.End(), History: w.Grid.End().Sub(w.Grid.Start).Seconds(), Policy: rep.Policy, Candidate: rep.Winner(),
 		Outcome: rep.Outcome, Replays: rep.Replays, CPUSeconds: cpuSeconds() - cpu0,
 	}, nil
 }
