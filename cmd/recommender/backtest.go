@@ -689,7 +689,7 @@ func (c *BacktestCmd) plotOK() error {
 
 // calibrate fits the replica flags' model to the target's history over g
 // (windows of --calibrate-window), holding out the last quarter of the
-// range, writes the calibration file and returns the calibrated replica
+// span its windows cover (backtest.HoldOutSplit), writes the calibration file and returns the calibrated replica
 // with the fit and the statistics of its queries.
 func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtest.History, prog *status.Progress) (*replica.Replica, *backtest.CalibrationFit, backtest.FetchStats, error) {
 	base, err := c.ReplicaFlags.Config()
@@ -702,8 +702,7 @@ func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtes
 	if err != nil {
 		return nil, nil, st, fmt.Errorf("backtest --calibrate: %w", err)
 	}
-	split := g.Start.Add(time.Duration(float64(g.End().Sub(g.Start)) * (1 - backtest.HoldOutFraction))).Truncate(time.Second)
-	fit, err := backtest.Calibrate(base, ws, h.PromptMean, h.OutputMean, split)
+	fit, err := backtest.Calibrate(base, ws, h.PromptMean, h.OutputMean, backtest.HoldOutSplit(ws, g))
 	if err != nil {
 		return nil, nil, st, fmt.Errorf("backtest --calibrate: %w", err)
 	}

@@ -125,6 +125,36 @@ type CalibrationFit struct {
 // windows a calibration holds out to measure its error.
 const HoldOutFraction = 0.25
 
+// HoldOutSplit is the time from which a calibration holds ws out: the last
+// HoldOutFraction of the span the windows cover (first to last window
+// time), g's span when there is no window. Not the range asked: a history
+// whose data ends an hour before it would hold out a quarter with little
+// or no data in it.
+func HoldOutSplit(ws []Window, g Grid) time.Time {
+	from, to := g.Start, g.End()
+	if len(ws) > 0 {
+		from, to = ws[0].T, ws[0].T
+		for _, w := range ws[1:] {
+			from, to = minTime(from, w.T), maxTime(to, w.T)
+		}
+	}
+	return from.Add(time.Duration(float64(to.Sub(from)) * (1 - HoldOutFraction))).Truncate(time.Second)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
 // Calibrate fits base's free parameters to history windows with
 // replica.Fit, holding out the windows from split on.
 //

@@ -301,3 +301,28 @@ func TestCalibrateFromWeek(t *testing.T) {
 	itl, ttft := res.HeldOutError()
 	t.Logf("%d decode and %d prefill windows fitted; held out: ITL mean |error| %.2f%%, TTFT %.2f%%", res.DecodeWindows, res.PrefillWindows, 100*itl, 100*ttft)
 }
+
+// TestHoldOutSplit: the held-out quarter is of the span the windows cover,
+// not of the range asked: windows of two pods from 00:00 to 03:00 (given
+// out of order) in a 4 h range asked hold out from 02:15 (3 h x 0.75;
+// the range would put it at 03:00, where an hour with no data begins).
+// Without windows, the range's: 03:00.
+func TestHoldOutSplit(t *testing.T) {
+	t0 := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	g, err := NewGrid(t0, t0.Add(4*time.Hour), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := []Window{
+		{Pod: "b", T: t0.Add(90 * time.Minute)},
+		{Pod: "a", T: t0.Add(3 * time.Hour)},
+		{Pod: "a", T: t0},
+		{Pod: "b", T: t0.Add(time.Hour)},
+	}
+	if got, want := HoldOutSplit(ws, g), t0.Add(135*time.Minute); !got.Equal(want) {
+		t.Errorf("split %s, want %s", got, want)
+	}
+	if got, want := HoldOutSplit(nil, g), t0.Add(3*time.Hour); !got.Equal(want) {
+		t.Errorf("no windows: split %s, want %s", got, want)
+	}
+}
