@@ -689,8 +689,9 @@ func (c *BacktestCmd) plotOK() error {
 
 // calibrate fits the replica flags' model to the target's history over g
 // (windows of --calibrate-window), holding out the last quarter of the
-// span its windows cover (backtest.HoldOutSplit), writes the calibration file and returns the calibrated replica
-// with the fit and the statistics of its queries.
+// span its windows cover (backtest.HoldOutSplit), writes the calibration
+// file and returns the calibrated replica with the fit and the statistics
+// of its queries.
 func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtest.History, prog *status.Progress) (*replica.Replica, *backtest.CalibrationFit, backtest.FetchStats, error) {
 	base, err := c.ReplicaFlags.Config()
 	if err != nil {
