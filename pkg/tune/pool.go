@@ -231,14 +231,6 @@ func cheaperFloor(rows, finalists []Row, w Row, inMinutes, budget float64, scree
 			bases = append(bases, cheap[m])
 		}
 	}
-	seen := map[string]Row{}
-	for _, r := range rows {
-		seen[r.Policy] = r
-	}
-	done := map[string]Row{}
-	for _, r := range finalists {
-		done[r.Policy] = r
-	}
 	for _, base := range bases {
 		m, _ := base.Candidate.Option("min")
 		lo := int(m)
@@ -252,14 +244,13 @@ func cheaperFloor(rows, finalists []Row, w Row, inMinutes, budget float64, scree
 		}
 		screenAt := func(f int) (Row, error) {
 			c := base.Candidate.with("min", float64(f))
-			if r, ok := seen[c.Policy()]; ok {
+			if r, ok := replayedAs(c.Policy(), rows, screened); ok {
 				return r, nil
 			}
 			r, err := screen(c)
 			if err != nil {
 				return Row{}, err
 			}
-			seen[r.Policy] = r
 			screened = append(screened, r)
 			return r, nil
 		}
@@ -272,13 +263,12 @@ func cheaperFloor(rows, finalists []Row, w Row, inMinutes, budget float64, scree
 			if err != nil {
 				return false, err
 			}
-			if x, ok := done[r.Policy]; ok {
+			if x, ok := replayedAs(r.Policy, finalists, finals); ok {
 				return x.within(budget), nil
 			}
 			if r, err = final(r); err != nil {
 				return false, err
 			}
-			done[r.Policy] = r
 			finals = append(finals, r)
 			return r.within(budget), nil
 		}

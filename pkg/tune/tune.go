@@ -172,18 +172,29 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	// The floor rounds' probes: a candidate screened (on the sample and its
+	// stressed copies), and a screened row replayed as a finalist.
+	screenOne := func(c Candidate) (Row, error) {
+		rs, err := e.screen([]Candidate{c}, sets)
+		if err != nil {
+			return Row{}, err
+		}
+		return rs[0], nil
+	}
+	finalOne := func(r Row) (Row, error) {
+		rs := []Row{r}
+		err := e.finalists(rs, in, sameIn, variants)
+		return rs[0], err
+	}
 	if !ok {
 		// The floor round: the finalist nearest to holding, its floor
 		// raised to the peak its replays reached, then bisected.
 		more, err := floorSearch(finals, budget, func(c Candidate) (Row, error) {
-			rs, err := e.screen([]Candidate{c}, sets)
+			r, err := screenOne(c)
 			if err != nil {
 				return Row{}, err
 			}
-			if err := e.finalists(rs, in, sameIn, variants); err != nil {
-				return Row{}, err
-			}
-			return rs[0], nil
+			return finalOne(r)
 		})
 		if err != nil {
 			return Report{}, err
@@ -196,19 +207,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 		// nearest to holding and cheapest among the cheaper rows, each
 		// one's floor bisected on the screen below the winner's mean
 		// replicas in sample (cheaperFloor).
-		screened, more, err := cheaperFloor(rows, finals, finals[best], in.Duration/60, budget,
-			func(c Candidate) (Row, error) {
-				rs, err := e.screen([]Candidate{c}, sets)
-				if err != nil {
-					return Row{}, err
-				}
-				return rs[0], nil
-			},
-			func(r Row) (Row, error) {
-				rs := []Row{r}
-				err := e.finalists(rs, in, sameIn, variants)
-				return rs[0], err
-			})
+		screened, more, err := cheaperFloor(rows, finals, finals[best], in.Duration/60, budget, screenOne, finalOne)
 		if err != nil {
 			return Report{}, err
 		}
