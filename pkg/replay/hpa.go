@@ -17,16 +17,13 @@ import (
 // max] (recommend.Policy.OutsideBounds): the same arithmetic the HPA
 // applies, checked against the controller in deploy/kubee2e.
 type hpaCtl struct {
-	inner   Controller
-	outer   *infscaleCtl
-	bounded recommend.Reason // the last decision was the HPA's bound check
+	inner Controller
+	outer *infscaleCtl
 }
 
 func (c *hpaCtl) Decide(now float64, obs recommend.Observation) int {
 	want := c.inner.Decide(now, obs)
-	c.bounded = 0
 	if n, ok := c.outer.outsideBounds(now, obs.Current); ok {
-		c.bounded = boundReason(n, obs.Current)
 		return n // the HPA sets a bound before it reads the metric
 	}
 	ext := recommend.Unknown()
@@ -42,22 +39,11 @@ const hpaMetric = "infscale_desired_replicas"
 // explain is the HPA's own reason (the consumer decides the count; the
 // inner policy's reason is in its own row), on the one metric it reads.
 func (c *hpaCtl) explain() (reason, metric string) {
-	if c.bounded != 0 {
-		return c.bounded.String(), ""
-	}
 	reason, metric = c.outer.explain()
 	if metric != "" {
 		metric = hpaMetric
 	}
 	return reason, metric
-}
-
-// boundReason is the reason of the HPA's bound check that set n from cur.
-func boundReason(n, cur int) recommend.Reason {
-	if n < cur {
-		return recommend.ReasonMax
-	}
-	return recommend.ReasonMin
 }
 
 func (c *hpaCtl) warm(n int, epoch time.Time) {

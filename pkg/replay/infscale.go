@@ -56,12 +56,18 @@ func explainDecision(d *recommend.Decision) (reason, metric string) {
 
 // outsideBounds is the HPA's check of a current count outside [min, max]
 // (recommend.Policy.OutsideBounds) on the loop's state: when it sets a
-// bound, that is the loop's output.
+// bound, that is the loop's output, and its decision (explain: the bound's
+// reason, no metric read).
 func (c *infscaleCtl) outsideBounds(now float64, cur int) (int, bool) {
 	n, ok := c.p.OutsideBounds(&c.run.State, cur, c.epoch.Add(time.Duration(now*float64(time.Second))))
 	if ok {
 		c.run.Desired, c.run.HasDesired = n, true
 		c.run.Current, c.run.HasCurrent = cur, true
+		c.d.Desired, c.d.Raw, c.d.Steps = n, c.d.Raw[:0], c.d.Steps[:0]
+		c.d.Reason = recommend.ReasonMin
+		if n < cur {
+			c.d.Reason = recommend.ReasonMax
+		}
 	}
 	return n, ok
 }

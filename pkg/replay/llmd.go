@@ -80,9 +80,8 @@ var LLMDBaselines = []string{"llmd-queue", "llmd-saturation", "llmd-tokens", "ll
 // metric per trigger, AverageValue: running and waiting as two additive
 // slots), after the HPA's check of a count outside [min, max].
 type llmdCtl struct {
-	values  func(now float64, obs recommend.Observation) (running, waiting float64)
-	outer   *infscaleCtl
-	bounded recommend.Reason // the last decision was the HPA's bound check
+	values func(now float64, obs recommend.Observation) (running, waiting float64)
+	outer  *infscaleCtl
 	// triggers name the metric each slot carries (the running slot's,
 	// then the waiting slot's), as the baseline's ScaledObject queries it.
 	triggers [2]string
@@ -98,9 +97,7 @@ var llmdTriggers = map[string][2]string{
 }
 
 func (c *llmdCtl) Decide(now float64, obs recommend.Observation) int {
-	c.bounded = 0
 	if n, ok := c.outer.outsideBounds(now, obs.Current); ok {
-		c.bounded = boundReason(n, obs.Current)
 		return n
 	}
 	a, b := c.values(now, obs)
@@ -117,9 +114,6 @@ func (c *llmdCtl) Decide(now float64, obs recommend.Observation) int {
 // the trigger queries it (the signals are the scaler's slots: running for
 // the first trigger, waiting for the second).
 func (c *llmdCtl) explain() (reason, metric string) {
-	if c.bounded != 0 {
-		return c.bounded.String(), ""
-	}
 	reason, metric = c.outer.explain()
 	slot := -1
 	switch metric {
