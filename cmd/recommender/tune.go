@@ -27,13 +27,13 @@ type TuneCmd struct {
 	PairSelectFlags      `embed:""`
 	ReplicaFlags         `embed:""`
 
-	MaxMiss   percent       `name:"max-miss" default:"0.1" placeholder:"P" help:"Miss budget in percent of requests, 0 to 100, with or without %, e.g. 0.1 or 0.1% (one in a thousand; 0: no miss at all): the winner must stay within it in sample, out of sample and on every stressed copy (default 0.1)."`
-	Holdout   float64       `name:"holdout" default:"0.25" placeholder:"F" help:"Fraction of the history's span held out at its end (the out-of-sample part; default 0.25)."`
-	Finalists int           `name:"finalists" default:"3" placeholder:"N" help:"Candidates replayed out of sample and under stress (cheapest within budget on the screen; default 3)."`
-	Stress    []string      `name:"stress" placeholder:"S" help:"Stressed copies the winner must hold on too, comma-separated or repeated: rate:K (the history at K times its rate), bursts:K (its bursts K times as high), gaps:K (its silent gaps of two periods or more K times as long), or none (default rate:1.5,rate:2,bursts:2,gaps:2)."`
+	MaxMiss   percent       `name:"max-miss" default:"0.1" placeholder:"P" help:"Miss budget in percent of requests, 0 to 100, with or without %, e.g. 0.1 or 0.1% (one in a thousand; 0: no miss at all): the winner must stay within it in sample, out of sample and on every stressed copy (default ${default})."`
+	Holdout   float64       `name:"holdout" default:"0.25" placeholder:"F" help:"Fraction of the history's span held out at its end (the out-of-sample part; default ${default})."`
+	Finalists int           `name:"finalists" default:"3" placeholder:"N" help:"Candidates replayed out of sample and under stress (cheapest within budget on the screen; default ${default})."`
+	Stress    []string      `name:"stress" placeholder:"S" help:"Stressed copies the winner must hold on too, comma-separated or repeated: rate:K (the history at K times its rate), bursts:K (its bursts K times as high), gaps:K (its silent gaps of two periods or more K times as long), or none (default ${default_stress})."`
 	Workers   int           `name:"workers" placeholder:"N" help:"Replays at once (default: the number of cores)."`
-	SLOTTFT   time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token comes later (default 2s)."`
-	Period    time.Duration `name:"period" default:"15s" placeholder:"D" help:"How often the simulated policies decide (default 15s)."`
+	SLOTTFT   time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token comes later (default ${default})."`
+	Period    time.Duration `name:"period" default:"15s" placeholder:"D" help:"How often the simulated policies decide (default ${default})."`
 	Seed      uint64        `name:"seed" default:"1" help:"Seed of generated traces, of the arrivals within a history step and of the burst copies."`
 	RateScale float64       `name:"rate-scale" default:"1" help:"With --trace: compress time by this factor, at most the trace's span / --period (as simulate)."`
 	Window    string        `name:"window" placeholder:"A:B" help:"With --trace: tune on [START:END) of the trace only (as simulate), e.g. 0:5d."`
@@ -276,9 +276,30 @@ func (c *TuneCmd) serveReplica(model *replica.Replica) (value, note string) {
 // it names the default the copy came from, which the user never typed.
 func stressInvalid(given map[string]bool, err error) error {
 	if !given["stress"] {
-		return invalidf("--stress (not given: the default, rate:1.5,rate:2,bursts:2,gaps:2): %v", err)
+		return invalidf("--stress (not given: the default, %s): %v", defaultStressSpec, err)
 	}
 	return invalidf("--stress: %v", err)
+}
+
+// defaultStressSpec is tune.DefaultStress as --stress writes it
+// (rate:1.5,rate:2,bursts:2,gaps:2), for the help and the errors.
+var defaultStressSpec = stressSpec(tune.DefaultStress)
+
+// stressSpec writes stressed copies as --stress takes them (parseStress
+// reads it back).
+func stressSpec(ss []tune.Stress) string {
+	specs := make([]string, len(ss))
+	for i, s := range ss {
+		switch {
+		case s.Bursts > 0:
+			specs[i] = "bursts:" + strconv.FormatFloat(s.Bursts, 'g', -1, 64)
+		case s.Gaps > 0:
+			specs[i] = "gaps:" + strconv.FormatFloat(s.Gaps, 'g', -1, 64)
+		default:
+			specs[i] = "rate:" + strconv.FormatFloat(s.Rate, 'g', -1, 64)
+		}
+	}
+	return strings.Join(specs, ",")
 }
 
 // parseStress reads --stress: rate:K, bursts:K and gaps:K (K > 1, at most 100),
@@ -286,7 +307,7 @@ func stressInvalid(given map[string]bool, err error) error {
 func parseStress(specs []string, given bool) ([]tune.Stress, error) {
 	if len(specs) == 0 {
 		if given {
-			return nil, invalidf("--stress \"\": want rate:K, bursts:K, gaps:K or none (leave the flag out for the default rate:1.5,rate:2,bursts:2,gaps:2)")
+			return nil, invalidf("--stress \"\": want rate:K, bursts:K, gaps:K or none (leave the flag out for the default %s)", defaultStressSpec)
 		}
 		return nil, nil
 	}
