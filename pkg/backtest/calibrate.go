@@ -133,26 +133,10 @@ const HoldOutFraction = 0.25
 func HoldOutSplit(ws []Window, g Grid) time.Time {
 	from, to := g.Start, g.End()
 	if len(ws) > 0 {
-		from, to = ws[0].T, ws[0].T
-		for _, w := range ws[1:] {
-			from, to = minTime(from, w.T), maxTime(to, w.T)
-		}
+		byTime := func(a, b Window) int { return a.T.Compare(b.T) }
+		from, to = slices.MinFunc(ws, byTime).T, slices.MaxFunc(ws, byTime).T
 	}
 	return from.Add(time.Duration(float64(to.Sub(from)) * (1 - HoldOutFraction))).Truncate(time.Second)
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // Calibrate fits base's free parameters to history windows with

@@ -253,7 +253,8 @@ func Retryable(err error) bool {
 		return false
 	}
 	if ae, ok := errors.AsType[*v1.Error](err); ok {
-		return clientStatus(ae) == 0 || clientStatus(ae) == http.StatusTooManyRequests
+		s := clientStatus(ae)
+		return s == 0 || s == http.StatusTooManyRequests
 	}
 	if _, dns := errors.AsType[*net.DNSError](err); dns || errors.Is(err, syscall.ECONNREFUSED) {
 		return false

@@ -104,7 +104,7 @@ func (e *QueryError) Error() string {
 				detail += " (Prometheus, or a proxy in front of it, refused infscale's credentials: check the prometheus block's authorization, basic_auth, oauth2 or tls_config, and the token's permissions)"
 			}
 		}
-		if ae, ok := errors.AsType[*v1.Error](e.Err); ok && ae.Type == v1.ErrClient && ae.Msg == "client error: 404" {
+		if ae, ok := errors.AsType[*v1.Error](e.Err); ok && clientStatus(ae) == http.StatusNotFound {
 			// Prometheus answers a bad query 400 or 422, never 404: the
 			// path is wrong.
 			detail += " (nothing answers at the URL's /api/v1/: it is probably not a Prometheus API root, or its path prefix is wrong; give the base URL, e.g. http://prometheus:9090)"
