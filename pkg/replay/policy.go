@@ -102,9 +102,16 @@ const RecommendedReference = "demand:0.9,lookahead=136,downwindow=60,hold=182,ra
 // RecommendedDownWindow), ttft at slo and queuewait at
 // RecommendedQueueShare of it). RecommendedFor(91, 2) is
 // RecommendedReference but for the ramp bound's digits.
-func RecommendedFor(cold, slo float64) string {
+func RecommendedFor(cold, slo float64) string { return recommendedWritten(cold, slo, nil) }
+
+// recommendedWritten is RecommendedFor with the ramp bound written by
+// round (nil: as it is).
+func recommendedWritten(cold, slo float64, round func(float64) float64) string {
 	c := math.Ceil(cold)
 	z := recommend.RampBoundFor(time.Duration(c)*time.Second, RecommendedDownWindow)
+	if round != nil {
+		z = round(z)
+	}
 	return fmt.Sprintf("demand:0.9,lookahead=%s,downwindow=%s,hold=%s,rampbound=%s,ttft:%s,queuewait:%s",
 		fnum(c+RecommendedLead.Seconds()), fnum(RecommendedDownWindow.Seconds()), fnum(RecommendedBreakEven*c), fnum(z), fnum(slo), fnum(slo*RecommendedQueueShare))
 }
@@ -115,10 +122,7 @@ func RecommendedFor(cold, slo float64) string {
 // decimals as RecommendedReference writes it (0.2602 is 0.26): so the
 // reference replica at 2 s gives RecommendedReference itself.
 func RecommendedShown(cold, slo float64) string {
-	c := math.Ceil(cold)
-	z := recommend.RampBoundFor(time.Duration(c)*time.Second, RecommendedDownWindow)
-	return fmt.Sprintf("demand:0.9,lookahead=%s,downwindow=%s,hold=%s,rampbound=%s,ttft:%s,queuewait:%s",
-		fnum(c+RecommendedLead.Seconds()), fnum(RecommendedDownWindow.Seconds()), fnum(RecommendedBreakEven*c), fnum(math.Round(z*100)/100), fnum(slo), fnum(slo*RecommendedQueueShare))
+	return recommendedWritten(cold, slo, func(z float64) float64 { return math.Round(z*100) / 100 })
 }
 
 // fnum is x as the shortest decimal that parses back to x.
