@@ -72,13 +72,7 @@ func TestLoadDurationBoundAllowed(t *testing.T) {
 // refused before any replay or request, exit 2, naming file:line.
 func TestTraceCutOrKeyTwice(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, body string) string { return writePage(t, dir, name, body) }
 	cut := write("cut.csv", "arrival_s,prompt_tokens,output_tokens\n0,512,128\n1.5,51")
 	twice := write("twice.jsonl", `{"timestamp": 0, "input_length": 10, "output_length": 5}`+"\n"+
 		`{"timestamp": 1, "input_length": 10, "input_length": 99999, "output_length": 5}`+"\n")
