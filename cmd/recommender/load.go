@@ -29,7 +29,9 @@ import (
 type LoadCmd struct {
 	URL          string        `arg:"" name:"url" help:"Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000 (loopback only unless --allow-remote)."`
 	Concurrency  string        `name:"concurrency" help:"Closed loop: N clients (1 to 1000000) each sending its next request when the last ends; a list (1,2,4,...) sweeps and finds the knee."`
-	Rate         string        `name:"rate" help:"Open loop: Poisson arrivals at R requests/s (0 < R <= 1000000); a list sweeps and finds the knee."`
+	Rate         string        `name:"rate" help:"Open loop: arrivals at R requests/s (0 < R <= 1000000), Poisson unless --burstiness; a list sweeps and finds the knee."`
+	Burstiness   float64       `name:"burstiness" default:"1" help:"With --rate: the gamma shape of the gaps between arrivals, their mean 1/R (vllm bench serve's --burstiness): 1 Poisson, below 1 burstier (0.25: gaps twice as spread), above 1 more regular, inf every gap 1/R."`
+	Goodput      string        `name:"goodput" placeholder:"ttft:D,tpot:D,e2el:D" help:"Also count the requests that meet every SLO given (vllm bench serve's --goodput keys; D a duration such as 500ms, a bare number milliseconds as there) and report them per second: the goodput column and goodput in JSON."`
 	Trace        string        `name:"trace" help:"Open loop: replay a trace file (as simulate reads it) at its timestamps with its token counts."`
 	Sort         bool          `name:"sort" help:"With --trace: accept a trace file whose rows are out of time order (sorted in memory, as simulate)."`
 	Duration     time.Duration `name:"duration" default:"60s" help:"Most time requests start in, per point (running requests finish); at most 168h (a week), as every duration flag of load."`
@@ -42,7 +44,7 @@ type LoadCmd struct {
 	Timeout      time.Duration `name:"timeout" default:"5m" help:"Most time one request may take (then it counts as an error)."`
 	SLOTTFT      time.Duration `name:"slo-ttft" default:"2s" help:"Knee SLO: the highest load whose TTFT p95 is at most this (0: not checked)..."`
 	SLOITL       time.Duration `name:"slo-itl" default:"100ms" help:"...and whose ITL p95 is at most this (0: not checked)."`
-	Seed         uint64        `name:"seed" default:"1" help:"Seed of the prompts and Poisson arrivals."`
+	Seed         uint64        `name:"seed" default:"1" help:"Seed of the prompts and the open loop's arrivals."`
 	Output       string        `name:"output" short:"o" default:"text" enum:"text,json" help:"text (table, knee) or json."`
 	AllowRemote  bool          `name:"allow-remote" help:"Allow a URL that is not loopback (load only servers you own)."`
 	Progress     string        `name:"progress" default:"auto" enum:"auto,always,never" help:"Progress on stderr: auto (a bar on a terminal; otherwise, for a sweep, a line as each point starts and ends), always (the bar), never."`
@@ -112,6 +114,16 @@ func (c *LoadCmd) Run(e *env) error {
 	if err := needsFlag(e.given, "ramp-up", c.Concurrency != "", "--concurrency (it spreads the closed loop's clients)"); err != nil {
 		return err
 	}
+	if err := needsFlag(e.given, "burstiness", c.Rate != "", "--rate (it shapes the open loop's gaps; a trace keeps its own timestamps)"); err != nil {
+		return err
+	}
+	if !(c.Burstiness > 0) {
+		return invalidf("--burstiness %g: want > 0 (1: Poisson arrivals; below 1 burstier, above 1 more regular, inf constant gaps)", c.Burstiness)
+	}
+	goodput, err := parseGoodput(c.Goodput)
+	if err != nil {
+		return err
+	}
 	if err := needsFlag(e.given, "calibrate-fit-max", c.Calibrate != "", "--calibrate"); err != nil {
 		return err
 	}
@@ -163,7 +175,7 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 	}
 	cfg := load.Config{URL: c.URL, Chat: c.Endpoint == "chat", Model: c.ServedModel, PromptTokens: c.PromptTokens, MaxTokens: c.MaxTokens,
-		Duration: c.Duration, Requests: c.Requests, RampUp: c.RampUp, Timeout: c.Timeout, Seed: c.Seed}
+		Duration: c.Duration, Requests: c.Requests, RampUp: c.RampUp, Timeout: c.Timeout, Seed: c.Seed, Burstiness: c.Burstiness, Goodput: goodput}
 	slo := load.SLO{TTFTP95: c.SLOTTFT.Seconds(), ITLP95: c.SLOITL.Seconds()}
 	var loads []float64
 	concurrency := c.Concurrency != ""
@@ -225,7 +237,7 @@ func (c *LoadCmd) Run(e *env) error {
 		if err != nil {
 			return err
 		}
-		rep.Summary = load.Summarize(recs, dur)
+		rep.Summary = load.SummarizeRun(cfg, recs, dur)
 	} else {
 		bar.start(cfg)
 		rep, err = load.Sweep(e.ctx, cfg, concurrency, loads, slo, c.Calibrate != "", bar.point)
@@ -352,12 +364,24 @@ func writeLoadTable(w io.Writer, rep load.Report, failedAt string) {
 	}
 	ms := func(v load.Float) string { return num(v, 1000, "%.1f") }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "load\trequests\terrors\tTTFT p50 ms\tTTFT p95 ms\tITL p50 ms\tITL p95 ms\tTPOT p50 ms\te2e p50 s\toutput tok/s\t")
+	goodput := points[0].Goodput != nil
+	head := "load\trequests\terrors\tTTFT p50 ms\tTTFT p95 ms\tITL p50 ms\tITL p95 ms\tTPOT p50 ms\te2e p50 s\toutput tok/s\t"
+	if goodput {
+		head += "goodput req/s\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, p := range points {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t\n", loadLabel(p), p.Requests, p.Errors, ms(p.TTFTP50), ms(p.TTFTP95),
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t", loadLabel(p), p.Requests, p.Errors, ms(p.TTFTP50), ms(p.TTFTP95),
 			ms(p.ITLP50), ms(p.ITLP95), ms(p.TPOTP50), num(p.E2EP50, 1, "%.2f"), p.OutputTokensPerS)
+		if g := p.Goodput; g != nil {
+			fmt.Fprintf(tw, "%.2f\t", g.RequestsPerS)
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	if g := points[0].Goodput; g != nil {
+		fmt.Fprintf(w, "goodput: requests with %s, per second of the point\n", goodputText(g.SLO))
+	}
 	if len(rep.Points) > 1 {
 		fmt.Fprintln(w)
 		plotLoad(w, rep)
@@ -401,10 +425,75 @@ func loadLabel(p load.Summary) string {
 	switch {
 	case p.Concurrency > 0:
 		return fmt.Sprintf("c=%d", p.Concurrency)
+	case p.Rate > 0 && float64(p.Burstiness) != 1 && p.Burstiness != 0:
+		return fmt.Sprintf("%g req/s, burstiness %g", p.Rate, float64(p.Burstiness))
 	case p.Rate > 0:
 		return fmt.Sprintf("%g req/s", p.Rate)
 	}
 	return "trace"
+}
+
+// parseGoodput reads --goodput: comma- or space-separated key:value pairs,
+// keys ttft, tpot and e2el (vllm bench serve's), each value a duration
+// (500ms, 2s) or a bare number of milliseconds (vllm bench serve's unit),
+// > 0 and at most a week. "" is no goodput (nil).
+func parseGoodput(s string) (*load.Goodput, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var g load.Goodput
+	seen := map[string]bool{}
+	for i, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+		key, val, ok := strings.Cut(item, ":")
+		key = strings.ToLower(strings.TrimSpace(key))
+		bad := func(why string) error {
+			return invalidf("--goodput: item %d %q: %s (want e.g. --goodput ttft:2s,tpot:100ms,e2el:30s)", i+1, item, why)
+		}
+		if !ok {
+			return nil, bad("want key:value")
+		}
+		var d time.Duration
+		if ms, err := strconv.ParseFloat(val, 64); err == nil {
+			if !(ms > 0) || ms > float64(maxLoadDuration/time.Millisecond) {
+				return nil, bad("want milliseconds > 0, at most a week")
+			}
+			d = time.Duration(ms * float64(time.Millisecond))
+		} else if d, err = time.ParseDuration(val); err != nil {
+			return nil, bad("want a duration (500ms, 2s) or milliseconds")
+		}
+		if d <= 0 || d > maxLoadDuration {
+			return nil, bad("want a duration > 0, at most a week")
+		}
+		if seen[key] {
+			return nil, bad(key + " given twice")
+		}
+		seen[key] = true
+		switch key {
+		case "ttft":
+			g.TTFT = d.Seconds()
+		case "tpot":
+			g.TPOT = d.Seconds()
+		case "e2el":
+			g.E2E = d.Seconds()
+		default:
+			return nil, bad("unknown key " + strconv.Quote(key) + ": want ttft, tpot or e2el")
+		}
+	}
+	return &g, nil
+}
+
+// goodputText names g's SLOs, e.g. "TTFT <= 2s and TPOT <= 100ms".
+func goodputText(g load.Goodput) string {
+	var parts []string
+	for _, x := range []struct {
+		name string
+		v    float64
+	}{{"TTFT", g.TTFT}, {"TPOT", g.TPOT}, {"e2e", g.E2E}} {
+		if x.v > 0 {
+			parts = append(parts, fmt.Sprintf("%s <= %v", x.name, time.Duration(x.v*float64(time.Second))))
+		}
+	}
+	return strings.Join(parts, " and ")
 }
 
 // plotLoad draws TTFT p95 and ITL p95 per point as bars scaled to the

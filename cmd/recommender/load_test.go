@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -68,6 +69,16 @@ func TestLoadInvalid(t *testing.T) {
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--slo-ttft", "200h"}, "--slo-ttft 200h0m0s: at most 168h0m0s"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--slo-itl", "2000000h"}, "--slo-itl 2000000h0m0s: at most 168h0m0s"},
 		{[]string{"http://127.0.0.1:1", "--trace", "/nonexistent.csv"}, "--trace:"},
+		// vllm bench serve's --burstiness and --goodput.
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--burstiness", "0.5"}, "--burstiness needs --rate"},
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--burstiness", "0"}, "--burstiness 0: want > 0 (1: Poisson arrivals"},
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--burstiness", "nan"}, "--burstiness NaN: want > 0"},
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "ttft"}, `--goodput: item 1 "ttft": want key:value`},
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "ttft:2s,itl:50"}, `--goodput: item 2 "itl:50": unknown key "itl": want ttft, tpot or e2el`},
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "ttft:2s ttft:1s"}, `--goodput: item 2 "ttft:1s": ttft given twice`},
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "tpot:-5"}, `--goodput: item 1 "tpot:-5": want milliseconds > 0`},
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "e2el:fast"}, `--goodput: item 1 "e2el:fast": want a duration (500ms, 2s) or milliseconds`},
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "e2el:200h"}, `--goodput: item 1 "e2el:200h": want a duration > 0, at most a week`},
 		// Checked before any load, as simulate reads it (exit 2, not 1).
 		{[]string{"http://127.0.0.1:1", "--trace", "testdata/garbage-trace.csv"}, "--trace: testdata/garbage-trace.csv:2: want 3 fields"},
 		// A header alone, or a first arrival past --duration (unix times in
@@ -119,6 +130,44 @@ func TestLoadJSON(t *testing.T) {
 	code, out, _ = runLoad(t, f.URL(), "--concurrency", "1,2", "--requests", "2", "--max-tokens", "2", "--prompt-tokens", "8")
 	if code != 0 || !strings.Contains(out, "TTFT p95 ms") || !strings.Contains(out, "no knee up to concurrency 2: every point within") || !strings.Contains(out, "a lower bound: metrics: [{type: queue, target: 2}] or more") {
 		t.Errorf("table: exit %d\n%s", code, out)
+	}
+}
+
+// TestLoadGoodputBurstiness: an open loop with gamma gaps and goodput SLOs
+// against the fleet. Every request meets e2el:60s (500 ms of an idle
+// replica for 4 tokens), none ttft:1ns; JSON and table say which.
+func TestLoadGoodputBurstiness(t *testing.T) {
+	f, err := fleet.Start(context.Background(), fleet.Config{Replicas: 1, Max: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	code, out, errs := runLoad(t, f.URL(), "--rate", "50", "--burstiness", "0.5", "--requests", "6", "--max-tokens", "4", "--prompt-tokens", "16",
+		"--goodput", "e2el:60000", "--output", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Requests   int      `json:"requests"`
+		Burstiness *float64 `json:"burstiness"`
+		Goodput    *struct {
+			SLO          map[string]float64 `json:"slo"`
+			Requests     int                `json:"requests"`
+			RequestsPerS float64            `json:"requests_per_s"`
+		} `json:"goodput"`
+		DurationS float64 `json:"duration_s"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Requests != 6 || rep.Burstiness == nil || *rep.Burstiness != 0.5 || rep.Goodput == nil || rep.Goodput.Requests != 6 || rep.Goodput.SLO["e2el_s"] != 60 ||
+		math.Abs(rep.Goodput.RequestsPerS-6/rep.DurationS) > 1e-9 {
+		t.Errorf("%s", out)
+	}
+	code, out, errs = runLoad(t, f.URL(), "--rate", "50", "--burstiness", "inf", "--requests", "3", "--max-tokens", "2", "--prompt-tokens", "8", "--goodput", "ttft:1ns,tpot:1s")
+	if code != 0 || !strings.Contains(out, "goodput req/s") || !strings.Contains(out, "50 req/s, burstiness +Inf") ||
+		!strings.Contains(out, "goodput: requests with TTFT <= 1ns and TPOT <= 1s, per second of the point") || !strings.Contains(out, "0.00") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
 	}
 }
 

@@ -37,6 +37,7 @@ import (
 
 	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/pkg/trace"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Config is one load run. Exactly one of Concurrency, Rate or Trace is set.
@@ -57,8 +58,16 @@ type Config struct {
 	MaxTokens int
 	// Concurrency is the closed loop's client count.
 	Concurrency int
-	// Rate is the open loop's Poisson arrival rate, requests per second.
+	// Rate is the open loop's arrival rate, requests per second.
 	Rate float64
+	// Burstiness is the shape of the gamma distribution the open loop's
+	// gaps between arrivals are drawn from, their mean 1/Rate (vllm bench
+	// serve's --burstiness): 1 (or 0, the default) Poisson arrivals, below
+	// 1 burstier, above 1 more regular, +Inf every gap 1/Rate.
+	Burstiness float64
+	// Goodput, when set, counts the requests that meet each of its SLOs
+	// (Summary.Goodput).
+	Goodput *Goodput
 	// Trace is replayed open loop at its timestamps with its token counts.
 	Trace *trace.Source
 	// Duration bounds the time requests start in (default 60 s).
@@ -75,7 +84,7 @@ type Config struct {
 	RampUp time.Duration
 	// Timeout bounds one request (default 5 min).
 	Timeout time.Duration
-	// Seed seeds the prompts and the Poisson arrivals.
+	// Seed seeds the prompts and the open loop's arrivals.
 	Seed uint64
 	// Client is the HTTP client (default: one with a connection per
 	// client).
@@ -127,6 +136,12 @@ func (c *Config) defaults() error {
 	}
 	if modes != 1 {
 		return errors.New("load: want exactly one of concurrency, rate or trace")
+	}
+	if c.Burstiness == 0 {
+		c.Burstiness = 1
+	}
+	if !(c.Burstiness > 0) {
+		return fmt.Errorf("load: burstiness %g: want > 0 (1: Poisson)", c.Burstiness)
 	}
 	if c.PromptTokens <= 0 {
 		c.PromptTokens = 512
@@ -308,8 +323,9 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 		// 20 s at 0.05 req/s; a gap of 1e300 s as a time.Duration
 		// overflows and would send every request at once).
 		at := 0.0
+		gap := r.gaps()
 		for ctx.Err() == nil {
-			at += r.rng.ExpFloat64() / r.cfg.Rate
+			at += gap()
 			if !(at < r.cfg.Duration.Seconds()) {
 				break
 			}
@@ -379,6 +395,22 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 		dur = time.Since(from)
 	}
 	return recs, dur, ctx.Err()
+}
+
+// gaps returns the open loop's source of gaps between arrivals, in
+// seconds: gamma-distributed with shape Burstiness and mean 1/Rate (vllm
+// bench serve's get_request), exponential at 1 (the same draws as before
+// burstiness was a setting), 1/Rate each at +Inf.
+func (r *runner) gaps() func() float64 {
+	b, rate := r.cfg.Burstiness, r.cfg.Rate
+	switch {
+	case b == 1:
+		return func() float64 { return r.rng.ExpFloat64() / rate }
+	case math.IsInf(b, 1):
+		return func() float64 { return 1 / rate }
+	}
+	g := distuv.Gamma{Alpha: b, Beta: b * rate, Src: r.rng}
+	return g.Rand
 }
 
 // sleep waits d or until ctx is done; false when ctx is done.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -447,5 +448,70 @@ func TestSummarizeOneTokenRequest(t *testing.T) {
 	}
 	if s.Requests != 2 || s.OutputTokens != 6 || s.OutputTokensPerS != 3 || math.Abs(float64(s.TTFTP50)-0.15) > 1e-12 {
 		t.Errorf("%+v", s)
+	}
+}
+
+// TestGaps: the open loop's gaps are gamma-distributed with shape b and
+// mean 1/R (vllm bench serve's burstiness): mean 1/R whatever b, and
+// coefficient of variation 1/sqrt(b) (the gamma's: sqrt(b)/rate over
+// b/rate): 2 at b = 0.25, 1 at 1 (exponential), 0.5 at 4, 0 at +Inf.
+func TestGaps(t *testing.T) {
+	const n, rate = 40000, 8.0
+	for _, tc := range []struct{ b, cv float64 }{{0.25, 2}, {1, 1}, {4, 0.5}, {math.Inf(1), 0}} {
+		r := &runner{cfg: Config{Rate: rate, Burstiness: tc.b}, rng: rand.New(rand.NewPCG(1, 2))}
+		gap := r.gaps()
+		sum, sq := 0.0, 0.0
+		for range n {
+			g := gap()
+			if !(g >= 0) {
+				t.Fatalf("b %g: gap %g", tc.b, g)
+			}
+			sum, sq = sum+g, sq+g*g
+		}
+		m := sum / n
+		cv := math.Sqrt(max(sq/n-m*m, 0)) / m
+		if math.Abs(m*rate-1) > 0.05 || math.Abs(cv-tc.cv) > 0.05*max(tc.cv, 1) {
+			t.Errorf("burstiness %g: mean gap %.4f s, CV %.3f; want 1/%g = %.4f s, CV %g", tc.b, m, cv, rate, 1/rate, tc.cv)
+		}
+	}
+	if err := (&Config{Rate: 1, Burstiness: -1}).defaults(); err == nil || !strings.Contains(err.Error(), "burstiness -1: want > 0") {
+		t.Errorf("burstiness -1: %v", err)
+	}
+}
+
+// TestGoodputCount works vllm bench serve's goodput by hand: a request is
+// good when it meets every SLO given (TPOT 0 for one output token); a
+// failed request never is. SLO TTFT <= 0.2 s and TPOT <= 0.03 s over:
+//
+//	TTFT 0.1, TPOT (0.16-0.1)/3 = 0.02        good
+//	TTFT 0.3                                  not (TTFT)
+//	TTFT 0.15, TPOT (0.35-0.15)/4 = 0.05      not (TPOT)
+//	TTFT 0.05, one token: TPOT 0              good
+//	an error                                  not
+//
+// 2 good over 4 s: 0.5 per second. With e2el <= 0.1 s as well, only the
+// one-token request (e2e 0.05) is.
+func TestGoodputCount(t *testing.T) {
+	recs := []Record{
+		{TTFT: 0.1, E2E: 0.16, OutputTokens: 4},
+		{TTFT: 0.3, E2E: 0.34, OutputTokens: 2},
+		{TTFT: 0.15, E2E: 0.35, OutputTokens: 5},
+		{TTFT: 0.05, E2E: 0.05, OutputTokens: 1},
+		{Err: context.DeadlineExceeded},
+	}
+	g := Goodput{TTFT: 0.2, TPOT: 0.03}
+	if r := g.Count(recs, 4*time.Second); r.Requests != 2 || r.RequestsPerS != 0.5 || r.SLO != g {
+		t.Errorf("%+v, want 2 good, 0.5/s", r)
+	}
+	g.E2E = 0.1
+	if r := g.Count(recs, 4*time.Second); r.Requests != 1 {
+		t.Errorf("with e2el 0.1 s: %+v, want 1 good", r)
+	}
+	s := SummarizeRun(Config{Rate: 2, Goodput: &g}, recs, 4*time.Second)
+	if s.Goodput == nil || s.Goodput.Requests != 1 || s.Rate != 2 || s.Burstiness != 1 {
+		t.Errorf("SummarizeRun: %+v", s)
+	}
+	if s := SummarizeRun(Config{Concurrency: 2}, recs, 4*time.Second); s.Goodput != nil || s.Burstiness != 0 {
+		t.Errorf("no goodput, closed loop: %+v", s)
 	}
 }

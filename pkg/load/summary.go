@@ -52,6 +52,70 @@ type Summary struct {
 	RequestsPerS     float64 `json:"requests_per_s"`
 	// FirstError is one error text, when there were errors.
 	FirstError string `json:"first_error,omitempty"`
+	// Burstiness is the open loop's gamma shape (Config.Burstiness; 0 for
+	// a closed loop or a trace; null: +Inf, constant gaps).
+	Burstiness Float `json:"burstiness,omitempty"`
+	// Goodput is what met Config.Goodput's SLOs (absent without them).
+	Goodput *GoodputResult `json:"goodput,omitempty"`
+}
+
+// Goodput are the SLOs a request must meet to count towards goodput, each
+// in seconds, 0 not checked (vllm bench serve's --goodput ttft, tpot and
+// e2el, given there in milliseconds).
+type Goodput struct {
+	TTFT float64 `json:"ttft_s,omitempty"`
+	TPOT float64 `json:"tpot_s,omitempty"`
+	E2E  float64 `json:"e2el_s,omitempty"`
+}
+
+// GoodputResult is a point's goodput: the successful requests that met
+// every SLO of SLO (a request with one output token has TPOT 0, as vllm
+// bench serve counts it), and those per second of the point's duration
+// (vllm bench serve's request goodput).
+type GoodputResult struct {
+	SLO          Goodput `json:"slo"`
+	Requests     int     `json:"requests"`
+	RequestsPerS float64 `json:"requests_per_s"`
+}
+
+// Count returns g's result over recs, a run of dur.
+func (g Goodput) Count(recs []Record, dur time.Duration) GoodputResult {
+	res := GoodputResult{SLO: g}
+	within := func(v, limit float64) bool { return limit <= 0 || v <= limit }
+	for _, r := range recs {
+		if r.Err != nil {
+			continue
+		}
+		tpot := 0.0
+		if r.OutputTokens > 1 {
+			tpot = (r.E2E - r.TTFT) / float64(r.OutputTokens-1)
+		}
+		if within(r.TTFT, g.TTFT) && within(tpot, g.TPOT) && within(r.E2E, g.E2E) {
+			res.Requests++
+		}
+	}
+	if d := dur.Seconds(); d > 0 {
+		res.RequestsPerS = float64(res.Requests) / d
+	}
+	return res
+}
+
+// SummarizeRun is Summarize with what cfg adds to a point: its load, its
+// burstiness and its goodput.
+func SummarizeRun(cfg Config, recs []Record, dur time.Duration) Summary {
+	s := Summarize(recs, dur)
+	s.Concurrency, s.Rate = cfg.Concurrency, cfg.Rate
+	if cfg.Rate > 0 {
+		s.Burstiness = Float(cfg.Burstiness)
+		if cfg.Burstiness == 0 {
+			s.Burstiness = 1
+		}
+	}
+	if cfg.Goodput != nil {
+		g := cfg.Goodput.Count(recs, dur)
+		s.Goodput = &g
+	}
+	return s
 }
 
 // Float is a float64 that marshals NaN and infinities as null and reads

@@ -53,8 +53,7 @@ func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, 
 		if err != nil {
 			return Report{}, err
 		}
-		s := Summarize(recs, dur)
-		s.Concurrency, s.Rate = cfg.Concurrency, cfg.Rate
+		s := SummarizeRun(cfg, recs, dur)
 		points = append(points, s)
 		if point != nil {
 			point(s)
