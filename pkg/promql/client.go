@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -41,6 +42,9 @@ type Client struct {
 	timeout time.Duration
 	retries int
 	answers answerBufs
+	// answered is set once a query has been answered: a connection
+	// refused after it is the server restarting, not a wrong address.
+	answered atomic.Bool
 }
 
 // ClientConfig configures NewClient.
@@ -58,7 +62,8 @@ type ClientConfig struct {
 	// Retries is how many times a query (Range and Instant: the history
 	// for backtest, profile, tune) is asked again when Prometheus could not
 	// answer it (see Retryable: a 5xx other than its query timeout, a
-	// 429, a cut connection), after the answer's Retry-After
+	// 429, a cut connection; a refused connection once the server has
+	// answered a query: it is restarting), after the answer's Retry-After
 	// (at most MaxRetryWait) or else 1 s, 2 s, 4 s, ... 0: never (serve,
 	// whose next cycle asks again, and whose start would wait on a down
 	// Prometheus).
@@ -246,7 +251,9 @@ const MaxRetryWait = time.Minute
 // answer now (ReasonUnavailable: a 5xx, as it does while it starts, or a
 // 429) or the connection was cut, not because of the query (a timeout would
 // time out again), the credentials (401, 403, 407), the URL (404) or an
-// address where nothing listens (refused, no such host: said at once).
+// address where nothing listens (refused, no such host: said at once;
+// a Client that has had an answer asks again after a refusal, see
+// ClientConfig.Retries).
 func Retryable(err error) bool {
 	qe, ok := errors.AsType[*QueryError](err)
 	if !ok || qe.Reason != ReasonUnavailable {
@@ -262,6 +269,14 @@ func Retryable(err error) bool {
 	return true
 }
 
+// refused reports whether err is a connection refused while Prometheus
+// could not answer (ReasonUnavailable): nothing listens at the address,
+// as while the server restarts.
+func refused(err error) bool {
+	qe, ok := errors.AsType[*QueryError](err)
+	return ok && qe.Reason == ReasonUnavailable && errors.Is(err, syscall.ECONNREFUSED)
+}
+
 // retried is once (one query, named query), asked again up to c.retries
 // times while it fails with a Retryable error: after the answer's
 // Retry-After (at most MaxRetryWait), else 1 s doubling. The wait ends
@@ -271,7 +286,11 @@ func retried[T any](ctx context.Context, c *Client, query string, once func(cont
 	for attempt := 0; ; attempt++ {
 		ra := &retryAfter{}
 		v, warn, err := once(context.WithValue(ctx, retryAfterKey{}, ra))
-		if err == nil || !Retryable(err) {
+		if err == nil {
+			c.answered.Store(true)
+			return v, warn, err
+		}
+		if !Retryable(err) && !(c.answered.Load() && refused(err)) {
 			return v, warn, err
 		}
 		if attempt >= c.retries {

@@ -3,6 +3,7 @@ package promql
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -182,5 +183,56 @@ func TestRetryAfterHeader(t *testing.T) {
 		if wait, asked := r.get(); wait != tc.wait || asked != tc.asked {
 			t.Errorf("Retry-After %q: wait %v asked %v, want %v %v", tc.h, wait, asked, tc.wait, tc.asked)
 		}
+	}
+}
+
+// TestRangeRetriesRestart: a Prometheus that restarts between a history's
+// queries refuses connections for a moment. A client that has had an
+// answer asks again (1 s, then 2 s: the server is back after 1.5 s, so the
+// third request, 3 s in, is answered); one that never had an answer says
+// "refused" at once (TestRangeRetries: a wrong address).
+func TestRangeRetriesRestart(t *testing.T) {
+	const matrix = `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1767607200,"5"]]}]}}`
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, matrix)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	srv := &http.Server{Handler: handler}
+	go srv.Serve(ln)
+	c, err := NewClient(ClientConfig{URL: "http://" + addr, Retries: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1767607200, 0)
+	if _, _, err := c.Range(context.Background(), "up", at, at, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close() // the restart: nothing listens until the new one does
+	back := make(chan *http.Server, 1)
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Error(err)
+			back <- nil
+			return
+		}
+		s := &http.Server{Handler: handler}
+		back <- s
+		s.Serve(ln)
+	}()
+	began := time.Now()
+	m, _, err := c.Range(context.Background(), "up", at, at, time.Minute)
+	took := time.Since(began)
+	if s := <-back; s != nil {
+		defer s.Close()
+	}
+	if err != nil || len(m) != 1 || took < 3*time.Second || took > 5*time.Second {
+		t.Errorf("after a restart: %v, %v in %v; want the matrix after 1 s + 2 s of waits", m, err, took)
 	}
 }
