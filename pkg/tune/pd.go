@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"text/tabwriter"
@@ -153,6 +154,24 @@ func RunPD(ctx context.Context, src trace.Source, cfg Config, pd replay.PDConfig
 			finals = append(finals, more...)
 			best, ok = Choose(finals, budget)
 		}
+	} else {
+		// A winner dearer than floors would be (pdCheaperFloor).
+		screened, more, err := pdCheaperFloor(rows, finals, finals[best], pr.in.Duration/60, budget, func(c pdCandidate) (Row, error) {
+			rs, err := screen([]pdCandidate{c})
+			if err != nil {
+				return Row{}, err
+			}
+			return rs[0], nil
+		}, func(r Row) (Row, error) {
+			rs := []Row{r}
+			err := e.finalists(rs, res, names, pr, sameIn)
+			return rs[0], err
+		})
+		if err != nil {
+			return PDReport{}, err
+		}
+		rows, finals = append(rows, screened...), append(finals, more...)
+		best, ok = Choose(finals, budget)
 	}
 	w := finals[best]
 	rep := PDReport{Policy: w.Policy, Outcome: Outcome{Holds: ok, MaxMissPct: budget, InSample: *w.InSample, OutOfSample: *w.OutOfSample, Stress: w.Stress},
@@ -262,11 +281,19 @@ func pdFloorSearch(finals []Row, budget float64, probe func(pdCandidate) (Row, e
 	}
 	lo := r.pair.floors()
 	hi := [2]int{max(r.rolePeak[0], lo[0]+1), max(r.rolePeak[1], lo[1]+1)}
+	_, _, err := pdLowest(lo, hi, try)
+	return out, err
+}
+
+// pdLowest is the pair's floor search between lo and hi: whether hi holds
+// (try), then, when it does, each role's floor bisected down in turn,
+// prefill first with decode's at hi, then decode with prefill's at what
+// was found (lo-1 stands for a floor that does not hold). It returns the
+// floors found and whether hi held.
+func pdLowest(lo, hi [2]int, try func([2]int) (bool, error)) ([2]int, bool, error) {
 	if ok, err := try(hi); err != nil || !ok {
-		return out, err
+		return hi, false, err
 	}
-	// Each role in turn: the lowest floor in [lo, hi] that holds, hi known
-	// to (lo-1 stands for one that does not).
 	for role := range 2 {
 		h, err := lowestHolding(lo[role]-1, hi[role], func(floor int) (bool, error) {
 			f := hi
@@ -274,11 +301,142 @@ func pdFloorSearch(finals []Row, budget float64, probe func(pdCandidate) (Row, e
 			return try(f)
 		})
 		if err != nil {
-			return out, err
+			return hi, false, err
 		}
 		hi[role] = h
 	}
-	return out, nil
+	return hi, true, nil
+}
+
+// pdCheaperFloor is RunPD's floor round when a finalist (w) holds, as
+// cheaperFloor is Run's: floors (P, D) cost at least (P + D) x inMinutes
+// replica-minutes in sample, so only floors summing below w's mean
+// replicas in sample (both pools') can undercut it. Its bases are two of
+// the screened rows without floors that are cheaper than w on the screen
+// and miss the budget there (its stressed copies included): the nearest
+// to holding and the cheapest. Each base's floors are raised to the most
+// replicas each role reached on the screen and, when that holds there,
+// bisected role by role on the screen (pdLowest); the pair found, when
+// its floors sum below that bound, is replayed as a finalist (final), and
+// when it does not hold there each role's floor alone (decode's first) is
+// raised towards the screen's peak as far as the bound allows, replayed,
+// and where that holds bisected back down on finalist replays. It
+// returns the rows screened and the new finalists, none when no floor
+// could undercut w.
+func pdCheaperFloor(rows, finalists []Row, w Row, inMinutes, budget float64, screen func(pdCandidate) (Row, error), final func(Row) (Row, error)) (screened, finals []Row, err error) {
+	if w.InSample == nil || !(inMinutes > 0) {
+		return nil, nil, nil
+	}
+	top := int(math.Ceil(w.InSample.ReplicaMinutes/inMinutes)) - 1
+	var bases []Row
+	var near, cheap Row
+	for _, r := range rows {
+		if r.pair.minP > 0 || r.pair.minD > 0 || r.Screen.ReplicaMinutes >= w.Screen.ReplicaMinutes || r.screenWorst() <= budget {
+			continue
+		}
+		if len(bases) == 0 {
+			near, cheap, bases = r, r, []Row{r}
+			continue
+		}
+		if r.screenWorst() < near.screenWorst() {
+			near = r
+		}
+		if r.Screen.ReplicaMinutes < cheap.Screen.ReplicaMinutes {
+			cheap = r
+		}
+	}
+	if len(bases) > 0 {
+		bases = []Row{near}
+		if cheap.Policy != near.Policy {
+			bases = append(bases, cheap)
+		}
+	}
+	for _, base := range bases {
+		lo := base.pair.floors()
+		if lo[0]+lo[1]+1 > top {
+			continue // one replica more than the rule's own floors already costs what w does
+		}
+		hi := [2]int{max(base.rolePeak[0], lo[0]+1), max(base.rolePeak[1], lo[1]+1)}
+		screenAt := func(f [2]int) (Row, error) {
+			c := base.pair
+			c.minP, c.minD = f[0], f[1]
+			if f[0] == 1 {
+				c.minP = 0 // the rule's own floor, as the grid writes it
+			}
+			if f[1] == 1 {
+				c.minD = 0
+			}
+			if r, ok := replayedAs(c.Policy(), rows, screened); ok {
+				return r, nil
+			}
+			r, err := screen(c)
+			if err != nil {
+				return Row{}, err
+			}
+			screened = append(screened, r)
+			return r, nil
+		}
+		onScreen := func(f [2]int) (bool, error) {
+			r, err := screenAt(f)
+			return r.screenWorst() <= budget, err
+		}
+		whole := func(f [2]int) (bool, error) {
+			if f[0]+f[1] > top {
+				return false, nil // it cannot undercut w: not replayed
+			}
+			r, err := screenAt(f)
+			if err != nil {
+				return false, err
+			}
+			if x, ok := replayedAs(r.Policy, finalists, finals); ok {
+				return x.within(budget), nil
+			}
+			if r, err = final(r); err != nil {
+				return false, err
+			}
+			finals = append(finals, r)
+			return r.within(budget), nil
+		}
+		f, ok, err := pdLowest(lo, hi, onScreen)
+		if err != nil {
+			return screened, finals, err
+		}
+		if !ok || f[0]+f[1] > top {
+			continue
+		}
+		if ok, err := whole(f); err != nil || ok || f == hi {
+			if err != nil {
+				return screened, finals, err
+			}
+			continue
+		}
+		// Short on the whole replays: each role's floor alone, decode's
+		// first, raised towards hi as far as the bound allows and, where
+		// that holds, bisected back down on finalist replays.
+		for _, role := range []int{1, 0} {
+			up := f
+			up[role] = min(hi[role], top-f[1-role])
+			if up[role] <= f[role] {
+				continue
+			}
+			ok, err := whole(up)
+			if err != nil {
+				return screened, finals, err
+			}
+			if !ok {
+				continue
+			}
+			if _, err := lowestHolding(f[role], up[role], func(floor int) (bool, error) {
+				x := f
+				x[role] = floor
+				return whole(x)
+			}); err != nil {
+				return screened, finals, err
+			}
+			break
+		}
+	}
+	return screened, finals, nil
 }
 
 // finalists replays rows (named in names, screened into res) on the whole

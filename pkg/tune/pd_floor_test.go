@@ -93,3 +93,79 @@ func TestPDCandidatePolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestPDCheaperFloor: a winner holds at 100 replica-minutes in sample over
+// 10 minutes (10 replicas on average): floors summing to at most 9 can
+// undercut it. Rows without floors cheaper on the screen that miss there:
+// b (0.6, 0.7; 5% worst, the nearest; peaks 4 prefill, 8 decode) and a
+// (0.8, 0.9; 30%, the cheapest; peaks 3 and 6); c is dearer than the
+// winner on the screen and is no base. In the fake, b holds on the screen
+// from prefill 2 and decode 5 but on whole replays only from decode 6; a
+// from 3 and 6 on both; a pair costs 10 replica-minutes per floor
+// replica. Worked by hand:
+//
+//	b: screen (4,8) holds; prefill (2,8) holds, (1,8) not: 2; decode
+//	   (2,4) not, (2,6) holds, (2,5) holds: 5. Whole (2,5) fails; decode
+//	   alone raised to min(8, 9-2) = 7: (2,7) holds; bisected in (5,7]:
+//	   (2,6) holds.
+//	a: screen (3,6) holds; prefill (1,6), (2,6) not: 3; decode (3,3),
+//	   (3,4), (3,5) not: 6. (3,6) is the raised pair itself, sum 9: whole,
+//	   holds.
+//
+// Finalists added: (2,5), (2,7), (2,6), (3,6); the cheapest holding is
+// b at (2,6), 80 replica-minutes. No pair whose floors sum above 9 is
+// replayed whole.
+func TestPDCheaperFloor(t *testing.T) {
+	fig := func(miss, rm float64) *Figures { return &Figures{MissPct: miss, ReplicaMinutes: rm} }
+	w := Row{Policy: "w", pair: pdCandidate{tp: 0.9, td: 0.9}, Screen: *fig(0, 100), InSample: fig(0, 100), OutOfSample: fig(0, 10), Stress: []Figures{*fig(0, 0)}}
+	rows := []Row{
+		{Policy: "a", pair: pdCandidate{tp: 0.8, td: 0.9}, Screen: *fig(30, 40), rolePeak: [2]int{3, 6}},
+		{Policy: "b", pair: pdCandidate{tp: 0.6, td: 0.7}, Screen: *fig(1, 50), ScreenStress: []Figures{*fig(5, 60)}, rolePeak: [2]int{4, 8}},
+		{Policy: "c", pair: pdCandidate{tp: 0.5, td: 0.5}, Screen: *fig(2, 120), rolePeak: [2]int{9, 9}},
+		w,
+	}
+	need := map[float64][2][2]int{0.6: {{2, 5}, {2, 6}}, 0.8: {{3, 6}, {3, 6}}} // by tp: screen, whole
+	var screenProbes, wholeProbes [][2]int
+	screen := func(c pdCandidate) (Row, error) {
+		f := c.floors()
+		screenProbes = append(screenProbes, f)
+		n := need[c.tp][0]
+		miss := 0.0
+		if f[0] < n[0] || f[1] < n[1] {
+			miss = 3
+		}
+		return Row{Policy: c.Policy(), pair: c, Screen: *fig(miss, float64(10*(f[0]+f[1])))}, nil
+	}
+	final := func(r Row) (Row, error) {
+		f := r.pair.floors()
+		wholeProbes = append(wholeProbes, f)
+		n := need[r.pair.tp][1]
+		miss := 0.0
+		if f[0] < n[0] || f[1] < n[1] {
+			miss = 3
+		}
+		r.InSample, r.OutOfSample, r.Stress = fig(miss, float64(10*(f[0]+f[1]))), fig(0, 5), []Figures{*fig(miss, 0)}
+		return r, nil
+	}
+	_, finals, err := pdCheaperFloor(rows, []Row{w}, w, 10, 0.1, screen, final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantScreen := [][2]int{{4, 8}, {2, 8}, {1, 8}, {2, 4}, {2, 6}, {2, 5}, {2, 7}, {3, 6}, {1, 6}, {2, 6}, {3, 3}, {3, 4}, {3, 5}}
+	wantWhole := [][2]int{{2, 5}, {2, 7}, {2, 6}, {3, 6}}
+	if !slices.Equal(screenProbes, wantScreen) || !slices.Equal(wholeProbes, wantWhole) {
+		t.Errorf("screened %v\nwant     %v\nwhole %v, want %v", screenProbes, wantScreen, wholeProbes, wantWhole)
+	}
+	best, ok := Choose(append([]Row{w}, finals...), 0.1)
+	if all := append([]Row{w}, finals...); !ok || all[best].Policy != "recommended(prefill=0.6,decode=0.7,prefill_min=2,decode_min=6)" {
+		t.Errorf("chose %s (holds %v), want b at (2,6)", all[best].Policy, ok)
+	}
+	// A winner no floor can undercut (mean 2.5 replicas: 1 + 1 + 1 > 2):
+	// nothing probed.
+	screenProbes, wholeProbes = nil, nil
+	w2 := w
+	w2.InSample = fig(0, 25)
+	if s, f, err := pdCheaperFloor(rows, []Row{w2}, w2, 10, 0.1, screen, final); err != nil || len(s)+len(f) != 0 || len(screenProbes) != 0 {
+		t.Errorf("no floor below the winner: %d screened, %d finals, %v", len(s), len(f), err)
+	}
+}
