@@ -328,6 +328,7 @@ func pdCheaperFloor(rows, finalists []Row, w Row, inMinutes, budget float64, scr
 		return nil, nil, nil
 	}
 	top := int(math.Ceil(w.InSample.ReplicaMinutes/inMinutes)) - 1
+	fr := &floorRound[pdCandidate]{rows: rows, finalists: finalists, budget: budget, screen: screen, final: final}
 	var bases []Row
 	var near, cheap Row
 	for _, r := range rows {
@@ -357,7 +358,7 @@ func pdCheaperFloor(rows, finalists []Row, w Row, inMinutes, budget float64, scr
 			continue // one replica more than the rule's own floors already costs what w does
 		}
 		hi := [2]int{max(base.rolePeak[0], lo[0]+1), max(base.rolePeak[1], lo[1]+1)}
-		screenAt := func(f [2]int) (Row, error) {
+		at := func(f [2]int) pdCandidate {
 			c := base.pair
 			c.minP, c.minD = f[0], f[1]
 			if f[0] == 1 {
@@ -366,47 +367,25 @@ func pdCheaperFloor(rows, finalists []Row, w Row, inMinutes, budget float64, scr
 			if f[1] == 1 {
 				c.minD = 0
 			}
-			if r, ok := replayedAs(c.Policy(), rows, screened); ok {
-				return r, nil
-			}
-			r, err := screen(c)
-			if err != nil {
-				return Row{}, err
-			}
-			screened = append(screened, r)
-			return r, nil
+			return c
 		}
-		onScreen := func(f [2]int) (bool, error) {
-			r, err := screenAt(f)
-			return r.screenWorst() <= budget, err
-		}
+		onScreen := func(f [2]int) (bool, error) { return fr.onScreen(at(f)) }
 		whole := func(f [2]int) (bool, error) {
 			if f[0]+f[1] > top {
 				return false, nil // it cannot undercut w: not replayed
 			}
-			r, err := screenAt(f)
-			if err != nil {
-				return false, err
-			}
-			if x, ok := replayedAs(r.Policy, finalists, finals); ok {
-				return x.within(budget), nil
-			}
-			if r, err = final(r); err != nil {
-				return false, err
-			}
-			finals = append(finals, r)
-			return r.within(budget), nil
+			return fr.whole(at(f))
 		}
 		f, ok, err := pdLowest(lo, hi, onScreen)
 		if err != nil {
-			return screened, finals, err
+			return fr.screened, fr.finals, err
 		}
 		if !ok || f[0]+f[1] > top {
 			continue
 		}
 		if ok, err := whole(f); err != nil || ok || f == hi {
 			if err != nil {
-				return screened, finals, err
+				return fr.screened, fr.finals, err
 			}
 			continue
 		}
@@ -421,7 +400,7 @@ func pdCheaperFloor(rows, finalists []Row, w Row, inMinutes, budget float64, scr
 			}
 			ok, err := whole(up)
 			if err != nil {
-				return screened, finals, err
+				return fr.screened, fr.finals, err
 			}
 			if !ok {
 				continue
@@ -431,12 +410,12 @@ func pdCheaperFloor(rows, finalists []Row, w Row, inMinutes, budget float64, scr
 				x[role] = floor
 				return whole(x)
 			}); err != nil {
-				return screened, finals, err
+				return fr.screened, fr.finals, err
 			}
 			break
 		}
 	}
-	return screened, finals, nil
+	return fr.screened, fr.finals, nil
 }
 
 // finalists replays rows (named in names, screened into res) on the whole

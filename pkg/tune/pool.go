@@ -224,6 +224,7 @@ func cheaperFloor(rows, finalists []Row, w Row, inMinutes, budget float64, scree
 			cheap[m] = r
 		}
 	}
+	fr := &floorRound[Candidate]{rows: rows, finalists: finalists, budget: budget, screen: screen, final: final}
 	var bases []Row
 	for _, m := range metrics {
 		bases = append(bases, near[m])
@@ -242,41 +243,62 @@ func cheaperFloor(rows, finalists []Row, w Row, inMinutes, budget float64, scree
 		if hi <= lo {
 			continue
 		}
-		screenAt := func(f int) (Row, error) {
-			c := base.Candidate.with("min", float64(f))
-			if r, ok := replayedAs(c.Policy(), rows, screened); ok {
-				return r, nil
-			}
-			r, err := screen(c)
-			if err != nil {
-				return Row{}, err
-			}
-			screened = append(screened, r)
-			return r, nil
-		}
-		onScreen := func(f int) (bool, error) {
-			r, err := screenAt(f)
-			return r.screenWorst() <= budget, err
-		}
-		finalAt := func(f int) (bool, error) {
-			r, err := screenAt(f)
-			if err != nil {
-				return false, err
-			}
-			if x, ok := replayedAs(r.Policy, finalists, finals); ok {
-				return x.within(budget), nil
-			}
-			if r, err = final(r); err != nil {
-				return false, err
-			}
-			finals = append(finals, r)
-			return r.within(budget), nil
-		}
+		at := func(f int) Candidate { return base.Candidate.with("min", float64(f)) }
+		onScreen := func(f int) (bool, error) { return fr.onScreen(at(f)) }
+		finalAt := func(f int) (bool, error) { return fr.whole(at(f)) }
 		if err := floorOf(lo, hi, onScreen, finalAt); err != nil {
-			return screened, finals, err
+			return fr.screened, fr.finals, err
 		}
 	}
-	return screened, finals, nil
+	return fr.screened, fr.finals, nil
+}
+
+// floorRound is a cheaper-floor round's probes of candidates C: each
+// screened once (read from rows or from the round's screened rows
+// otherwise), and replayed as a finalist once (read from finalists or the
+// round's finals otherwise).
+type floorRound[C interface{ Policy() string }] struct {
+	rows, finalists  []Row
+	budget           float64
+	screen           func(C) (Row, error)
+	final            func(Row) (Row, error)
+	screened, finals []Row
+}
+
+// screenAt is c's row on the screen.
+func (fr *floorRound[C]) screenAt(c C) (Row, error) {
+	if r, ok := replayedAs(c.Policy(), fr.rows, fr.screened); ok {
+		return r, nil
+	}
+	r, err := fr.screen(c)
+	if err != nil {
+		return Row{}, err
+	}
+	fr.screened = append(fr.screened, r)
+	return r, nil
+}
+
+// onScreen reports whether c is within budget on the screen and its
+// stressed copies.
+func (fr *floorRound[C]) onScreen(c C) (bool, error) {
+	r, err := fr.screenAt(c)
+	return r.screenWorst() <= fr.budget, err
+}
+
+// whole reports whether c holds replayed as a finalist.
+func (fr *floorRound[C]) whole(c C) (bool, error) {
+	r, err := fr.screenAt(c)
+	if err != nil {
+		return false, err
+	}
+	if x, ok := replayedAs(r.Policy, fr.finalists, fr.finals); ok {
+		return x.within(fr.budget), nil
+	}
+	if r, err = fr.final(r); err != nil {
+		return false, err
+	}
+	fr.finals = append(fr.finals, r)
+	return r.within(fr.budget), nil
 }
 
 // floorOf is one base's search in (lo, hi]: the lowest floor that holds on
