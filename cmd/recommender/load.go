@@ -224,7 +224,7 @@ func (c *LoadCmd) Run(e *env) error {
 			}
 		}
 	}
-	bar := newLoadProgress(e.stderr, c.Progress, concurrency, loads)
+	bar := newLoadProgress(e.stderr, c.Progress, concurrency, loads, c.Burstiness)
 	defer bar.reset() // an interrupted run leaves no bar behind
 	for _, n := range kvPrompts {
 		for _, l := range fitLoads {
@@ -576,8 +576,9 @@ type loadProgress struct {
 }
 
 // newLoadProgress returns the progress of a run of loads (the sweep's
-// points; concurrency or rates) on w under mode (auto, always, never).
-func newLoadProgress(w io.Writer, mode string, concurrency bool, loads []float64) *loadProgress {
+// points; concurrency or rates, the rates at burstiness, --burstiness) on w
+// under mode (auto, always, never).
+func newLoadProgress(w io.Writer, mode string, concurrency bool, loads []float64, burstiness float64) *loadProgress {
 	line := status.New(w)
 	p := &loadProgress{line: line}
 	switch mode {
@@ -591,7 +592,7 @@ func newLoadProgress(w io.Writer, mode string, concurrency bool, loads []float64
 		}
 	}
 	for _, l := range loads {
-		s := load.Summary{Rate: l}
+		s := load.Summary{Rate: l, Burstiness: load.Float(burstiness)} // labelled as the table labels it
 		if concurrency {
 			s = load.Summary{Concurrency: int(l)}
 		}
@@ -610,7 +611,11 @@ func (p *loadProgress) start(cfg load.Config) {
 	if cfg.Requests == 0 {
 		limit = cfg.Duration.String()
 	}
-	fmt.Fprintf(p.lines, "load: %d points (%s), each up to %s\n", len(p.labels), strings.Join(p.labels, ", "), limit)
+	sep := ", "
+	if strings.Contains(p.labels[0], ",") { // "2 req/s, burstiness 0.5"
+		sep = "; "
+	}
+	fmt.Fprintf(p.lines, "load: %d points (%s), each up to %s\n", len(p.labels), strings.Join(p.labels, sep), limit)
 	fmt.Fprintf(p.lines, "load: %s (1 of %d) started\n", p.labels[0], len(p.labels))
 }
 

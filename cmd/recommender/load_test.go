@@ -182,6 +182,14 @@ func TestLoadGoodputBurstiness(t *testing.T) {
 		!strings.Contains(out, "goodput: requests with TTFT <= 1ns and TPOT <= 1s, per second of the point") || !strings.Contains(out, "0.00") {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
 	}
+	// The progress lines off a terminal label the points as the table
+	// does (they said "50 req/s" alone).
+	code, out, errs = runLoad(t, f.URL(), "--rate", "50,100", "--burstiness", "4", "--requests", "2", "--max-tokens", "2", "--prompt-tokens", "8")
+	for _, want := range []string{"load: 2 points (50 req/s, burstiness 4; 100 req/s, burstiness 4), each up to", "load: 100 req/s, burstiness 4 (2 of 2) started\n"} {
+		if code != 0 || !strings.Contains(errs, want) || !strings.Contains(out, "100 req/s, burstiness 4") {
+			t.Errorf("exit %d: stderr lacks %q\n%s%s", code, want, out, errs)
+		}
+	}
 }
 
 // TestLoadCalibrate: --calibrate writes a file that gpu --calibration
