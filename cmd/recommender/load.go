@@ -518,7 +518,7 @@ func goodputText(g load.Goodput) string {
 		v    float64
 	}{{"TTFT", g.TTFT}, {"TPOT", g.TPOT}, {"e2e", g.E2E}} {
 		if x.v > 0 {
-			parts = append(parts, fmt.Sprintf("%s <= %v", x.name, time.Duration(x.v*float64(time.Second))))
+			parts = append(parts, fmt.Sprintf("%s <= %s", x.name, shortDuration(time.Duration(math.Round(x.v*float64(time.Second))))))
 		}
 	}
 	return strings.Join(parts, " and ")

@@ -420,6 +420,11 @@ func TestParseGoodput(t *testing.T) {
 			t.Errorf("%q: %+v, %v; want %+v", tc.in, g, err, tc.want)
 		}
 	}
+	// The line under the table names them as the flags write durations
+	// (it said 1h0m0s).
+	if got, want := goodputText(load.Goodput{TTFT: 0.3, TPOT: 1e-9, E2E: 3600}), "TTFT <= 300ms and TPOT <= 1ns and e2e <= 1h"; got != want {
+		t.Errorf("goodputText: %q, want %q", got, want)
+	}
 	if g, err := parseGoodput(""); g != nil || err != nil {
 		t.Errorf(`"": %+v, %v; want no goodput`, g, err)
 	}
