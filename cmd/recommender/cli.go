@@ -189,6 +189,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			err = errors.New("no command given: choose one of the commands above (infscale COMMAND --help shows its flags)")
 		}
 	}
+	if err != nil {
+		err = goodputArgHint(err)
+	}
 	if spErr != nil {
 		err = spErr // before a value's own error: the flag is given twice
 	}

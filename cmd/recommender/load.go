@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -223,7 +224,7 @@ func (c *LoadCmd) Run(e *env) error {
 			}
 		}
 	}
-	bar := newLoadProgress(e.stderr, c.Progress, concurrency, loads)
+	bar := newLoadProgress(e.stderr, c.Progress, concurrency, loads, c.Burstiness)
 	defer bar.reset() // an interrupted run leaves no bar behind
 	for _, n := range kvPrompts {
 		for _, l := range fitLoads {
@@ -425,6 +426,8 @@ func loadLabel(p load.Summary) string {
 	switch {
 	case p.Concurrency > 0:
 		return fmt.Sprintf("c=%d", p.Concurrency)
+	case math.IsInf(float64(p.Burstiness), 1):
+		return fmt.Sprintf("%g req/s, burstiness inf", p.Rate) // as the flag takes it, not Go's +Inf
 	case p.Rate > 0 && float64(p.Burstiness) != 1 && p.Burstiness != 0:
 		return fmt.Sprintf("%g req/s, burstiness %g", p.Rate, float64(p.Burstiness))
 	case p.Rate > 0:
@@ -434,52 +437,77 @@ func loadLabel(p load.Summary) string {
 }
 
 // parseGoodput reads --goodput: comma- or space-separated key:value pairs,
-// keys ttft, tpot and e2el (vllm bench serve's), each value a duration
-// (500ms, 2s) or a bare number of milliseconds (vllm bench serve's unit),
-// > 0 and at most a week. "" is no goodput (nil).
+// keys ttft, tpot and e2el (vllm bench serve's; any case), each value a
+// duration (500ms, 2s) or a bare number of milliseconds (vllm bench
+// serve's unit), > 0 and at most a week. "" is no goodput (nil); a value
+// with no pair in it (",") is an error, not an SLO that every request
+// meets.
 func parseGoodput(s string) (*load.Goodput, error) {
-	if strings.TrimSpace(s) == "" {
+	const example = "give e.g. --goodput ttft:2s,tpot:100ms,e2el:30s"
+	if s == "" {
 		return nil, nil
+	}
+	items := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
+	if len(items) == 0 {
+		return nil, invalidf("--goodput %q: no SLO in it; %s (or leave the flag out)", s, example)
 	}
 	var g load.Goodput
 	seen := map[string]bool{}
-	for i, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+	for i, item := range items {
 		key, val, ok := strings.Cut(item, ":")
-		key = strings.ToLower(strings.TrimSpace(key))
+		key = strings.ToLower(key)
 		bad := func(why string) error {
-			return invalidf("--goodput: item %d %q: %s (want e.g. --goodput ttft:2s,tpot:100ms,e2el:30s)", i+1, item, why)
+			return invalidf("--goodput: item %d %q: %s; %s", i+1, item, why, example)
 		}
 		if !ok {
 			return nil, bad("want key:value")
 		}
-		var d time.Duration
-		if ms, err := strconv.ParseFloat(val, 64); err == nil {
-			if !(ms > 0) || ms > float64(maxLoadDuration/time.Millisecond) {
-				return nil, bad("want milliseconds > 0, at most a week")
-			}
-			d = time.Duration(ms * float64(time.Millisecond))
-		} else if d, err = time.ParseDuration(val); err != nil {
-			return nil, bad("want a duration (500ms, 2s) or milliseconds")
-		}
-		if d <= 0 || d > maxLoadDuration {
-			return nil, bad("want a duration > 0, at most a week")
+		var slo *float64
+		switch key {
+		case "ttft":
+			slo = &g.TTFT
+		case "tpot":
+			slo = &g.TPOT
+		case "e2el":
+			slo = &g.E2E
+		default:
+			return nil, bad("unknown key " + strconv.Quote(key) + ": want ttft, tpot or e2el")
 		}
 		if seen[key] {
 			return nil, bad(key + " given twice")
 		}
 		seen[key] = true
-		switch key {
-		case "ttft":
-			g.TTFT = d.Seconds()
-		case "tpot":
-			g.TPOT = d.Seconds()
-		case "e2el":
-			g.E2E = d.Seconds()
-		default:
-			return nil, bad("unknown key " + strconv.Quote(key) + ": want ttft, tpot or e2el")
+		const bounds = "> 0 (vllm bench serve takes 0, which no request meets) and at most a week"
+		var d time.Duration
+		if ms, err := strconv.ParseFloat(val, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+			// A bare number is milliseconds, as vllm bench serve reads
+			// it; 1e400 parses as +Inf with ErrRange: too large.
+			if !(ms > 0) || ms > float64(maxLoadDuration/time.Millisecond) {
+				return nil, bad("want milliseconds " + bounds)
+			}
+			d = time.Duration(ms * float64(time.Millisecond))
+		} else if d, err = time.ParseDuration(val); err != nil {
+			return nil, bad("want a duration (500ms, 2s) or a number of milliseconds")
 		}
+		if d <= 0 || d > maxLoadDuration {
+			return nil, bad("want a duration " + bounds)
+		}
+		*slo = d.Seconds()
 	}
 	return &g, nil
+}
+
+// goodputArgHint adds to kong's "unexpected argument tpot:50" how to give
+// the SLOs: vllm bench serve's --goodput takes them as separate arguments
+// (--goodput ttft:100 tpot:50), load's --goodput as one value. Other
+// errors are returned as they are.
+func goodputArgHint(err error) error {
+	arg, ok := strings.CutPrefix(err.Error(), "unexpected argument ")
+	key, _, pair := strings.Cut(arg, ":")
+	if !ok || !pair || !slices.Contains([]string{"ttft", "tpot", "e2el"}, strings.ToLower(key)) {
+		return err
+	}
+	return fmt.Errorf("%w: --goodput takes its SLOs as one value, separated by commas (--goodput ttft:100,tpot:50), not as separate arguments as vllm bench serve's", err)
 }
 
 // goodputText names g's SLOs, e.g. "TTFT <= 2s and TPOT <= 100ms".
@@ -490,7 +518,7 @@ func goodputText(g load.Goodput) string {
 		v    float64
 	}{{"TTFT", g.TTFT}, {"TPOT", g.TPOT}, {"e2e", g.E2E}} {
 		if x.v > 0 {
-			parts = append(parts, fmt.Sprintf("%s <= %v", x.name, time.Duration(x.v*float64(time.Second))))
+			parts = append(parts, fmt.Sprintf("%s <= %s", x.name, shortDuration(time.Duration(math.Round(x.v*float64(time.Second))))))
 		}
 	}
 	return strings.Join(parts, " and ")
@@ -548,8 +576,9 @@ type loadProgress struct {
 }
 
 // newLoadProgress returns the progress of a run of loads (the sweep's
-// points; concurrency or rates) on w under mode (auto, always, never).
-func newLoadProgress(w io.Writer, mode string, concurrency bool, loads []float64) *loadProgress {
+// points; concurrency or rates, the rates at burstiness, --burstiness) on w
+// under mode (auto, always, never).
+func newLoadProgress(w io.Writer, mode string, concurrency bool, loads []float64, burstiness float64) *loadProgress {
 	line := status.New(w)
 	p := &loadProgress{line: line}
 	switch mode {
@@ -563,7 +592,7 @@ func newLoadProgress(w io.Writer, mode string, concurrency bool, loads []float64
 		}
 	}
 	for _, l := range loads {
-		s := load.Summary{Rate: l}
+		s := load.Summary{Rate: l, Burstiness: load.Float(burstiness)} // labelled as the table labels it
 		if concurrency {
 			s = load.Summary{Concurrency: int(l)}
 		}
@@ -582,7 +611,11 @@ func (p *loadProgress) start(cfg load.Config) {
 	if cfg.Requests == 0 {
 		limit = cfg.Duration.String()
 	}
-	fmt.Fprintf(p.lines, "load: %d points (%s), each up to %s\n", len(p.labels), strings.Join(p.labels, ", "), limit)
+	sep := ", "
+	if strings.Contains(p.labels[0], ",") { // "2 req/s, burstiness 0.5"
+		sep = "; "
+	}
+	fmt.Fprintf(p.lines, "load: %d points (%s), each up to %s\n", len(p.labels), strings.Join(p.labels, sep), limit)
 	fmt.Fprintf(p.lines, "load: %s (1 of %d) started\n", p.labels[0], len(p.labels))
 }
 

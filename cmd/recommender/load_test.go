@@ -77,8 +77,21 @@ func TestLoadInvalid(t *testing.T) {
 		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "ttft:2s,itl:50"}, `--goodput: item 2 "itl:50": unknown key "itl": want ttft, tpot or e2el`},
 		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "ttft:2s ttft:1s"}, `--goodput: item 2 "ttft:1s": ttft given twice`},
 		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "tpot:-5"}, `--goodput: item 1 "tpot:-5": want milliseconds > 0`},
-		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "e2el:fast"}, `--goodput: item 1 "e2el:fast": want a duration (500ms, 2s) or milliseconds`},
-		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "e2el:200h"}, `--goodput: item 1 "e2el:200h": want a duration > 0, at most a week`},
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "e2el:fast"}, `--goodput: item 1 "e2el:fast": want a duration (500ms, 2s) or a number of milliseconds; give e.g. --goodput ttft:2s`},
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "e2el:200h"}, `--goodput: item 1 "e2el:200h": want a duration > 0 (vllm bench serve takes 0, which no request meets) and at most a week`},
+		// A separator alone was taken as goodput without an SLO (every
+		// successful request good, "requests with , per second"); blank,
+		// the flag was ignored.
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", ","}, `--goodput ",": no SLO in it; give e.g. --goodput ttft:2s,tpot:100ms,e2el:30s`},
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", " "}, `--goodput " ": no SLO in it`},
+		// The key is named before the value is read ("want a duration").
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "foo:bar"}, `--goodput: item 1 "foo:bar": unknown key "foo": want ttft, tpot or e2el`},
+		// 1e400 ms is +Inf: too large, not "want a duration".
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "ttft:1e400"}, `--goodput: item 1 "ttft:1e400": want milliseconds > 0 (vllm bench serve takes 0, which no request meets) and at most a week`},
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "ttft:0"}, `--goodput: item 1 "ttft:0": want milliseconds > 0`},
+		// vllm bench serve's form, SLOs as separate arguments: kong's
+		// "unexpected argument tpot:50" alone did not say which flag.
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "ttft:100", "tpot:50"}, `unexpected argument tpot:50: --goodput takes its SLOs as one value, separated by commas (--goodput ttft:100,tpot:50)`},
 		// Checked before any load, as simulate reads it (exit 2, not 1).
 		{[]string{"http://127.0.0.1:1", "--trace", "testdata/garbage-trace.csv"}, "--trace: testdata/garbage-trace.csv:2: want 3 fields"},
 		// A header alone, or a first arrival past --duration (unix times in
@@ -165,9 +178,17 @@ func TestLoadGoodputBurstiness(t *testing.T) {
 		t.Errorf("%s", out)
 	}
 	code, out, errs = runLoad(t, f.URL(), "--rate", "50", "--burstiness", "inf", "--requests", "3", "--max-tokens", "2", "--prompt-tokens", "8", "--goodput", "ttft:1ns,tpot:1s")
-	if code != 0 || !strings.Contains(out, "goodput req/s") || !strings.Contains(out, "50 req/s, burstiness +Inf") ||
+	if code != 0 || !strings.Contains(out, "goodput req/s") || !strings.Contains(out, "50 req/s, burstiness inf") ||
 		!strings.Contains(out, "goodput: requests with TTFT <= 1ns and TPOT <= 1s, per second of the point") || !strings.Contains(out, "0.00") {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+	// The progress lines off a terminal label the points as the table
+	// does (they said "50 req/s" alone).
+	code, out, errs = runLoad(t, f.URL(), "--rate", "50,100", "--burstiness", "4", "--requests", "2", "--max-tokens", "2", "--prompt-tokens", "8")
+	for _, want := range []string{"load: 2 points (50 req/s, burstiness 4; 100 req/s, burstiness 4), each up to", "load: 100 req/s, burstiness 4 (2 of 2) started\n"} {
+		if code != 0 || !strings.Contains(errs, want) || !strings.Contains(out, "100 req/s, burstiness 4") {
+			t.Errorf("exit %d: stderr lacks %q\n%s%s", code, want, out, errs)
+		}
 	}
 }
 
@@ -377,5 +398,34 @@ func TestLoadSort(t *testing.T) {
 		if code != 2 || out != "" || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out, errs, tc.want)
 		}
+	}
+}
+
+// TestParseGoodput: the forms --goodput takes, each SLO worked out by hand
+// in seconds: a bare number is milliseconds (vllm bench serve's unit), a
+// unit is a Go duration; keys in any case; commas, spaces and empty items
+// between pairs.
+func TestParseGoodput(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want load.Goodput
+	}{
+		{"ttft:2", load.Goodput{TTFT: 0.002}},
+		{"ttft:2.5s", load.Goodput{TTFT: 2.5}},
+		{"TTFT:100, Tpot:50,,e2el:1m", load.Goodput{TTFT: 0.1, TPOT: 0.05, E2E: 60}},
+		{"e2el:0.5 tpot:1ns", load.Goodput{E2E: 0.0005, TPOT: 1e-9}},
+	} {
+		g, err := parseGoodput(tc.in)
+		if err != nil || g == nil || *g != tc.want {
+			t.Errorf("%q: %+v, %v; want %+v", tc.in, g, err, tc.want)
+		}
+	}
+	// The line under the table names them as the flags write durations
+	// (it said 1h0m0s).
+	if got, want := goodputText(load.Goodput{TTFT: 0.3, TPOT: 1e-9, E2E: 3600}), "TTFT <= 300ms and TPOT <= 1ns and e2e <= 1h"; got != want {
+		t.Errorf("goodputText: %q, want %q", got, want)
+	}
+	if g, err := parseGoodput(""); g != nil || err != nil {
+		t.Errorf(`"": %+v, %v; want no goodput`, g, err)
 	}
 }

@@ -400,7 +400,12 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 // gaps returns the open loop's source of gaps between arrivals, in
 // seconds: gamma-distributed with shape Burstiness and mean 1/Rate (vllm
 // bench serve's get_request), exponential at 1 (the same draws as before
-// burstiness was a setting), 1/Rate each at +Inf.
+// burstiness was a setting), 1/Rate each at +Inf. The draw is of unit
+// rate, divided by the shape and then the rate: a rate parameter of
+// shape x Rate underflows to 0 at an extreme small shape (5e-324 at 0.5
+// req/s, which gonum refuses with a panic) and overflows to +Inf at a
+// large one (1e306 at 1000 req/s, every gap 0 and the point one burst).
+// A gap may be +Inf (a tiny shape's rare huge gap): no later arrival.
 func (r *runner) gaps() func() float64 {
 	b, rate := r.cfg.Burstiness, r.cfg.Rate
 	switch {
@@ -409,8 +414,8 @@ func (r *runner) gaps() func() float64 {
 	case math.IsInf(b, 1):
 		return func() float64 { return 1 / rate }
 	}
-	g := distuv.Gamma{Alpha: b, Beta: b * rate, Src: r.rng}
-	return g.Rand
+	g := distuv.Gamma{Alpha: b, Beta: 1, Src: r.rng}
+	return func() float64 { return g.Rand() / b / rate }
 }
 
 // sleep waits d or until ctx is done; false when ctx is done.

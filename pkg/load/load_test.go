@@ -474,6 +474,22 @@ func TestGaps(t *testing.T) {
 			t.Errorf("burstiness %g: mean gap %.4f s, CV %.3f; want 1/%g = %.4f s, CV %g", tc.b, m, cv, rate, 1/rate, tc.cv)
 		}
 	}
+	// Extreme shapes (the flag takes any float > 0): at 1e306 and 1000
+	// req/s the CV is 1e-153, so every gap is 1 ms (a rate parameter of
+	// 1e306 x 1000 = +Inf made each 0: the point one burst); at 5e-324
+	// and 0.5 req/s (a rate parameter of 2.5e-324, 0 in float64: gonum
+	// panicked) a gap is a draw of the smallest shape, 0 all but never,
+	// but >= 0 (+Inf allowed: no later arrival).
+	steady := (&runner{cfg: Config{Rate: 1000, Burstiness: 1e306}, rng: rand.New(rand.NewPCG(1, 2))}).gaps()
+	tiny := (&runner{cfg: Config{Rate: 0.5, Burstiness: 5e-324}, rng: rand.New(rand.NewPCG(1, 2))}).gaps()
+	for range 1000 {
+		if g := steady(); math.Abs(g-1e-3) > 1e-12 {
+			t.Fatalf("burstiness 1e306 at 1000 req/s: gap %g s, want 0.001", g)
+		}
+		if g := tiny(); !(g >= 0) {
+			t.Fatalf("burstiness 5e-324 at 0.5 req/s: gap %g s, want >= 0", g)
+		}
+	}
 	if err := (&Config{Rate: 1, Burstiness: -1}).defaults(); err == nil || !strings.Contains(err.Error(), "burstiness -1: want > 0") {
 		t.Errorf("burstiness -1: %v", err)
 	}
