@@ -32,6 +32,7 @@ type LoadCmd struct {
 	Concurrency  string        `name:"concurrency" help:"Closed loop: N clients (1 to 1000000) each sending its next request when the last ends; a list (1,2,4,...) sweeps and finds the knee."`
 	Rate         string        `name:"rate" help:"Open loop: arrivals at R requests/s (0 < R <= 1000000), Poisson unless --burstiness; a list sweeps and finds the knee."`
 	Burstiness   float64       `name:"burstiness" default:"1" help:"With --rate: the gamma shape of the gaps between arrivals, their mean 1/R (vllm bench serve's --burstiness): 1 Poisson, below 1 burstier (0.25: gaps twice as spread), above 1 more regular, inf every gap 1/R."`
+	MaxConc      int           `name:"max-concurrency" default:"10000" help:"Open loop (--rate, --trace): the most requests in flight (vllm bench serve's --max-concurrency); an arrival that finds them all taken is sent when one ends, and the point, not offering its load, is not within the knee's SLO. The default bounds the load generator's memory."`
 	Goodput      string        `name:"goodput" placeholder:"ttft:D,tpot:D,e2el:D" help:"Also count the requests that meet every SLO given (vllm bench serve's --goodput keys; D a duration such as 500ms, a bare number milliseconds as there) and report them per second: the goodput column and goodput in JSON."`
 	Trace        string        `name:"trace" help:"Open loop: replay a trace file (as simulate reads it) at its timestamps with its token counts."`
 	Sort         bool          `name:"sort" help:"With --trace: accept a trace file whose rows are out of time order (sorted in memory, as simulate)."`
@@ -115,6 +116,12 @@ func (c *LoadCmd) Run(e *env) error {
 	if err := needsFlag(e.given, "ramp-up", c.Concurrency != "", "--concurrency (it spreads the closed loop's clients)"); err != nil {
 		return err
 	}
+	if err := needsFlag(e.given, "max-concurrency", c.Concurrency == "", "--rate or --trace (a closed loop's --concurrency is its own)"); err != nil {
+		return err
+	}
+	if c.MaxConc < 1 || c.MaxConc > 1000000 {
+		return invalidf("--max-concurrency %d: want 1 to 1000000 requests in flight", c.MaxConc)
+	}
 	if err := needsFlag(e.given, "burstiness", c.Rate != "", "--rate (it shapes the open loop's gaps; a trace keeps its own timestamps)"); err != nil {
 		return err
 	}
@@ -176,7 +183,7 @@ func (c *LoadCmd) Run(e *env) error {
 		}
 	}
 	cfg := load.Config{URL: c.URL, Chat: c.Endpoint == "chat", Model: c.ServedModel, PromptTokens: c.PromptTokens, MaxTokens: c.MaxTokens,
-		Duration: c.Duration, Requests: c.Requests, RampUp: c.RampUp, Timeout: c.Timeout, Seed: c.Seed, Burstiness: c.Burstiness, Goodput: goodput}
+		Duration: c.Duration, Requests: c.Requests, RampUp: c.RampUp, Timeout: c.Timeout, Seed: c.Seed, Burstiness: c.Burstiness, Goodput: goodput, MaxConcurrency: c.MaxConc}
 	slo := load.SLO{TTFTP95: c.SLOTTFT.Seconds(), ITLP95: c.SLOITL.Seconds()}
 	var loads []float64
 	concurrency := c.Concurrency != ""
@@ -388,6 +395,10 @@ func writeLoadTable(w io.Writer, rep load.Report, failedAt string) {
 		plotLoad(w, rep)
 	}
 	for _, p := range points {
+		if p.SentLate > 0 {
+			fmt.Fprintf(w, "%s: %d of %d requests were sent late, held for one of the --max-concurrency %d slots: the server did not keep up and the point did not offer its load (not within the SLO); raise --max-concurrency or lower the load\n",
+				loadLabel(p), p.SentLate, p.Requests+p.Errors, p.MaxConcurrency)
+		}
 		if p.FirstError != "" && loadLabel(p) != failedAt {
 			fmt.Fprintf(w, "%s: first error: %s\n", loadLabel(p), p.FirstError)
 		}
@@ -396,6 +407,9 @@ func writeLoadTable(w io.Writer, rep load.Report, failedAt string) {
 		slo := fmt.Sprintf("TTFT p95 <= %gs and ITL p95 <= %gs", k.SLO.TTFTP95, k.SLO.ITLP95)
 		if !k.Found {
 			why := "misses " + slo
+			if len(points) > 0 && points[0].SentLate > 0 && points[0].Errors == 0 {
+				why = fmt.Sprintf("sent %d request(s) late (above)", points[0].SentLate)
+			}
 			if len(points) > 0 && points[0].Errors > 0 { // a point with errors is not within the SLO
 				where := "above"
 				if loadLabel(points[0]) == failedAt {

@@ -69,6 +69,9 @@ func TestLoadInvalid(t *testing.T) {
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--slo-ttft", "200h"}, "--slo-ttft 200h0m0s: at most 168h0m0s"},
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--slo-itl", "2000000h"}, "--slo-itl 2000000h0m0s: at most 168h0m0s"},
 		{[]string{"http://127.0.0.1:1", "--trace", "/nonexistent.csv"}, "--trace:"},
+		// vllm bench serve's --max-concurrency bounds the open loop only.
+		{[]string{"http://127.0.0.1:1", "--concurrency", "4", "--max-concurrency", "2"}, "--max-concurrency needs --rate or --trace"},
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--max-concurrency", "0"}, "--max-concurrency 0: want 1 to 1000000 requests in flight"},
 		// vllm bench serve's --burstiness and --goodput.
 		{[]string{"http://127.0.0.1:1", "--concurrency", "1", "--burstiness", "0.5"}, "--burstiness needs --rate"},
 		{[]string{"http://127.0.0.1:1", "--rate", "1", "--burstiness", "0"}, "--burstiness 0: want > 0 (1: Poisson arrivals"},
@@ -427,5 +430,19 @@ func TestParseGoodput(t *testing.T) {
 	}
 	if g, err := parseGoodput(""); g != nil || err != nil {
 		t.Errorf(`"": %+v, %v; want no goodput`, g, err)
+	}
+}
+
+// TestLoadTableSentLate: a point whose open loop held requests for a slot
+// says how many, of how many, and is no knee.
+func TestLoadTableSentLate(t *testing.T) {
+	p := load.Summary{Rate: 8, Burstiness: 1, Requests: 30, SentLate: 12, MaxConcurrency: 4, TTFTP95: 0.1, ITLP95: 0.01}
+	rep := load.Report{Summary: p, Points: []load.Summary{p}, Knee: &load.Knee{SLO: load.SLO{TTFTP95: 2, ITLP95: 0.1}}}
+	var b bytes.Buffer
+	writeLoadTable(&b, rep, "")
+	for _, want := range []string{"8 req/s: 12 of 30 requests were sent late, held for one of the --max-concurrency 4 slots", "no knee: the lowest load already sent 12 request(s) late (above)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
 	}
 }

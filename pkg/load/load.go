@@ -68,6 +68,11 @@ type Config struct {
 	// Goodput, when set, counts the requests that meet each of its SLOs
 	// (Summary.Goodput).
 	Goodput *Goodput
+	// MaxConcurrency bounds the open loop's (Rate, Trace) requests in
+	// flight (vllm bench serve's --max-concurrency): an arrival that finds
+	// them all taken is sent when one ends, late (Record.Late). 0:
+	// DefaultMaxConcurrency.
+	MaxConcurrency int
 	// Trace is replayed open loop at its timestamps with its token counts.
 	Trace *trace.Source
 	// Duration bounds the time requests start in (default 60 s).
@@ -103,7 +108,16 @@ type Record struct {
 	PromptTokens int
 	OutputTokens int
 	Err          error
+	// Late is how long the open loop held the request for a slot of
+	// Config.MaxConcurrency before sending it (0: sent on time).
+	Late time.Duration
 }
+
+// DefaultMaxConcurrency is the open loop's bound on requests in flight
+// when Config.MaxConcurrency is 0: the load generator's memory (some tens
+// of KiB a request) stays under a GiB whatever the rate; a server that
+// keeps up has far fewer in flight.
+const DefaultMaxConcurrency = 10000
 
 // Run performs one load run and returns every request's record (in start
 // order) and the run's duration: the first (measured) request's send to the
@@ -142,6 +156,12 @@ func (c *Config) defaults() error {
 	}
 	if !(c.Burstiness > 0) {
 		return fmt.Errorf("load: burstiness %g: want > 0 (1: Poisson)", c.Burstiness)
+	}
+	if c.MaxConcurrency == 0 {
+		c.MaxConcurrency = DefaultMaxConcurrency
+	}
+	if c.MaxConcurrency < 0 {
+		return fmt.Errorf("load: max concurrency %d: want >= 1", c.MaxConcurrency)
 	}
 	if c.PromptTokens <= 0 {
 		c.PromptTokens = 512
@@ -253,6 +273,7 @@ type runner struct {
 type job struct {
 	prompt, output int
 	seed           uint64
+	late           time.Duration // held for a slot (Record.Late)
 }
 
 // total is the requests expected (0: unknown, bounded by time).
@@ -290,7 +311,31 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 	var wg sync.WaitGroup
 	send := func(i int, j job) {
 		defer wg.Done()
-		r.record(i, r.one(ctx, j))
+		rec := r.one(ctx, j)
+		rec.Late = j.late
+		r.record(i, rec)
+	}
+	// The open loop's slots (Config.MaxConcurrency): slot takes one for an
+	// arrival due now, waiting while all are taken (false when ctx ends
+	// first); the request gives it back when it ends.
+	slots := make(chan struct{}, max(r.cfg.MaxConcurrency, 1))
+	slot := func() (time.Duration, bool) {
+		select {
+		case slots <- struct{}{}:
+			return 0, true
+		default:
+		}
+		held := time.Now()
+		select {
+		case slots <- struct{}{}:
+			return time.Since(held), true
+		case <-ctx.Done():
+			return 0, false
+		}
+	}
+	sendOpen := func(i int, j job) {
+		defer func() { <-slots }()
+		send(i, j)
 	}
 	switch {
 	case r.cfg.Concurrency > 0:
@@ -332,12 +377,17 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 			if !sleep(ctx, time.Until(r.begin.Add(time.Duration(at*float64(time.Second))))) {
 				break
 			}
-			i, ok := r.take(time.Now())
+			late, ok := slot()
 			if !ok {
 				break
 			}
+			i, ok := r.take(time.Now())
+			if !ok {
+				<-slots
+				break
+			}
 			wg.Add(1)
-			go send(i, job{prompt: r.cfg.PromptTokens, output: r.cfg.MaxTokens, seed: r.rng.Uint64()})
+			go sendOpen(i, job{prompt: r.cfg.PromptTokens, output: r.cfg.MaxTokens, seed: r.rng.Uint64(), late: late})
 		}
 	default:
 		rd, err := r.cfg.Trace.Open()
@@ -362,12 +412,17 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 			if !sleep(ctx, time.Until(r.begin.Add(time.Duration(q.Arrival*float64(time.Second))))) {
 				break
 			}
-			i, ok := r.take(time.Now())
+			late, ok := slot()
 			if !ok {
 				break
 			}
+			i, ok := r.take(time.Now())
+			if !ok {
+				<-slots
+				break
+			}
 			wg.Add(1)
-			go send(i, job{prompt: int(q.Prompt), output: int(q.Output), seed: r.rng.Uint64()})
+			go sendOpen(i, job{prompt: int(q.Prompt), output: int(q.Output), seed: r.rng.Uint64(), late: late})
 		}
 	}
 	wg.Wait()

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,7 +42,8 @@ func TestSummarize(t *testing.T) {
 		{Err: context.DeadlineExceeded},
 	}
 	s := Summarize(recs, 2*time.Second)
-	if s.Requests != 2 || s.Errors != 1 || s.OutputTokens != 6 || s.OutputTokensPerS != 3 {
+	// Total tokens/s: (10 + 10 prompt + 4 + 2 output) / 2 s = 13.
+	if s.Requests != 2 || s.Errors != 1 || s.OutputTokens != 6 || s.OutputTokensPerS != 3 || s.TotalTokensPerS != 13 {
 		t.Errorf("%+v", s)
 	}
 	// TPOTs 0.06/3 = 0.02 and 0.04/1 = 0.04: p50 0.03. ITLs 0.02 x 3, 0.04: p50 0.02.
@@ -529,5 +531,44 @@ func TestGoodputCount(t *testing.T) {
 	}
 	if s := SummarizeRun(Config{Concurrency: 2}, recs, 4*time.Second); s.Goodput != nil || s.Burstiness != 0 {
 		t.Errorf("no goodput, closed loop: %+v", s)
+	}
+}
+
+// TestMaxConcurrency: the open loop holds an arrival that finds every slot
+// taken (vllm bench serve's --max-concurrency). 40 arrivals 5 ms apart
+// (--burstiness inf at 200 req/s), each answered after 200 ms, 4 slots:
+// the first 4 are sent on time (5-20 ms); the 5th, due at 25 ms, waits
+// for the first to end near 205 ms, and so does every later one: 36 sent
+// late, never more than 4 at the server. With 100 slots none is late.
+func TestMaxConcurrency(t *testing.T) {
+	var now, most atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := now.Add(1)
+		defer now.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(200 * time.Millisecond)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	for _, tc := range []struct{ slots, late int }{{4, 36}, {100, 0}} {
+		most.Store(0)
+		cfg := Config{URL: srv.URL, Model: "m", Rate: 200, Burstiness: math.Inf(1), Requests: 40, Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxConcurrency: tc.slots}
+		recs, dur, err := Run(context.Background(), cfg)
+		if err != nil || len(recs) != 40 {
+			t.Fatalf("%d slots: %v, %d records", tc.slots, err, len(recs))
+		}
+		s := SummarizeRun(cfg, recs, dur)
+		if s.Requests != 40 || s.SentLate != tc.late || s.MaxConcurrency != tc.slots || most.Load() > int64(tc.slots) {
+			t.Errorf("%d slots: %d requests, %d late, max_concurrency %d, %d at once at the server; want 40, %d, %d, at most %d",
+				tc.slots, s.Requests, s.SentLate, s.MaxConcurrency, most.Load(), tc.late, tc.slots, tc.slots)
+		}
+		if met := (SLO{TTFTP95: 10}).Meets(s); met != (tc.late == 0) {
+			t.Errorf("%d slots: within a 10 s TTFT SLO %v, want %v (a point that sent late did not offer its load)", tc.slots, met, tc.late == 0)
+		}
+	}
+	if err := (&Config{Rate: 1, MaxConcurrency: -1}).defaults(); err == nil || !strings.Contains(err.Error(), "max concurrency -1: want >= 1") {
+		t.Errorf("max concurrency -1: %v", err)
 	}
 }

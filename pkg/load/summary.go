@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -47,11 +48,21 @@ type Summary struct {
 	// requests (the server's usage).
 	PromptTokens int `json:"prompt_tokens"`
 	OutputTokens int `json:"output_tokens"`
-	// OutputTokensPerS is OutputTokens / DurationS; RequestsPerS likewise.
+	// OutputTokensPerS is OutputTokens / DurationS; RequestsPerS likewise;
+	// TotalTokensPerS (PromptTokens + OutputTokens) / DurationS (vllm
+	// bench serve's total token throughput).
 	OutputTokensPerS float64 `json:"output_tokens_per_s"`
 	RequestsPerS     float64 `json:"requests_per_s"`
+	TotalTokensPerS  float64 `json:"total_tokens_per_s"`
 	// FirstError is one error text, when there were errors.
 	FirstError string `json:"first_error,omitempty"`
+	// SentLate counts the requests (successful or not) the open loop held
+	// for a slot of its max concurrency before sending (Record.Late): the
+	// point did not offer its rate, and is not within an SLO (SLO.Meets).
+	SentLate int `json:"sent_late,omitempty"`
+	// MaxConcurrency is the open loop's bound on requests in flight
+	// (Config.MaxConcurrency; 0 for a closed loop).
+	MaxConcurrency int `json:"max_concurrency,omitempty"`
 	// Burstiness is the open loop's gamma shape (Config.Burstiness; 0 for
 	// a closed loop or a trace; null: +Inf, constant gaps).
 	Burstiness Float `json:"burstiness,omitempty"`
@@ -105,6 +116,9 @@ func (g Goodput) Count(recs []Record, dur time.Duration) GoodputResult {
 func SummarizeRun(cfg Config, recs []Record, dur time.Duration) Summary {
 	s := Summarize(recs, dur)
 	s.Concurrency, s.Rate = cfg.Concurrency, cfg.Rate
+	if cfg.Concurrency == 0 {
+		s.MaxConcurrency = cmp.Or(cfg.MaxConcurrency, DefaultMaxConcurrency)
+	}
 	if cfg.Rate > 0 {
 		s.Burstiness = Float(cfg.Burstiness)
 		if cfg.Burstiness == 0 {
@@ -127,6 +141,9 @@ func Summarize(recs []Record, dur time.Duration) Summary {
 	var s Summary
 	var ttft, itl, tpot, e2e []float64
 	for _, r := range recs {
+		if r.Late > 0 {
+			s.SentLate++
+		}
 		if r.Err != nil {
 			s.Errors++
 			if s.FirstError == "" {
@@ -156,6 +173,7 @@ func Summarize(recs []Record, dur time.Duration) Summary {
 	if s.DurationS > 0 {
 		s.OutputTokensPerS = float64(s.OutputTokens) / s.DurationS
 		s.RequestsPerS = float64(s.Requests) / s.DurationS
+		s.TotalTokensPerS = float64(s.PromptTokens+s.OutputTokens) / s.DurationS
 	}
 	return s
 }
@@ -178,10 +196,10 @@ type SLO struct {
 	ITLP95  float64 `json:"itl_p95_s"`
 }
 
-// Meets reports whether s is within the SLO (a point with errors, or
-// without data, is not).
+// Meets reports whether s is within the SLO (a point with errors, without
+// data, or that did not offer its load, SentLate, is not).
 func (slo SLO) Meets(s Summary) bool {
-	if s.Errors > 0 || s.Requests == 0 {
+	if s.Errors > 0 || s.Requests == 0 || s.SentLate > 0 {
 		return false
 	}
 	ok := func(v Float, limit float64) bool { return limit <= 0 || float64(v) <= limit }
