@@ -224,10 +224,19 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		r.Obs.QueueTime, _ = s.quantile(histQueueTime, keys, pages, q, w, now)
 	}
 	r.Obs.ITL, _ = s.quantile(histITL, keys, pages, demandITLQuantile, demandWindow, now)
-	for _, i := range s.rates(&r.Obs, keys, pages) {
-		r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: "bad_data", Err: fmt.Errorf(
-			"%s answered another process's page than at its previous scrape (process_start_time_seconds %.0f, before that scrape): several pods behind one URL (a Service?); its counters and histograms give no rate or quantile until two scrapes in a row reach one process: list each pod's own URL, or use a scaleTargetRef (docs/kubernetes.md)",
-			urls[i], pages[i].ProcessStart)})
+	for _, o := range s.rates(&r.Obs, keys, pages) {
+		const then = "its counters and histograms give no rate or quantile until two scrapes in a row reach one process: list each pod's own URL, or use a scaleTargetRef (docs/kubernetes.md)"
+		cur := pages[o.i].ProcessStart
+		err := fmt.Errorf("%s answered another process's page than at its previous scrape (process_start_time_seconds %.0f, before the previous page's process started at %.0f): several pods behind one URL (a Service?); %s",
+			urls[o.i], cur, o.prevStart, then)
+		if cur > o.prevStart {
+			// Later than the previous process but well before the
+			// previous scrape: another pod, or a restart whose clock is
+			// behind serve's.
+			err = fmt.Errorf("%s answered a page whose process started at %.0f (process_start_time_seconds), after the previous page's process (%.0f) but %.0f s before the previous scrape by serve's clock: several pods behind one URL (a Service?), or this pod restarted with its clock over %v behind serve's (then rates resume at the next scrape); %s",
+				urls[o.i], cur, o.prevStart, float64(o.prevAt.UnixNano())/1e9-cur, scrape.RestartSlack, then)
+		}
+		r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: "bad_data", Err: err})
 	}
 	r.Errors = append(r.Errors, boundRates(&r.Obs)...)
 	if t.Zero != nil && t.Zero.HeldScrape != "" {
@@ -246,6 +255,15 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	return r
 }
 
+// otherPage is a page of another process than its key's previous page
+// (rates): its index, and the previous page's process start (unix
+// seconds) and read time.
+type otherPage struct {
+	i         int
+	prevStart float64
+	prevAt    time.Time
+}
+
 // rates sets o's demand rates from the requests, prompt-token,
 // generation-token and prefix-cache counters' rates since each replica's
 // previous scrape (scrape.Rate: resets counted the Prometheus way), summed
@@ -257,10 +275,11 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 // samples yet: absent, not 0). A replica seen for the first time adds
 // nothing until its second scrape. ArrivalWindow is the shortest span
 // between a replica's two scrapes that gave a request rate (the demand
-// trend's noise gate reads it), 0 when none did. It returns the indices of
-// the pages that came from another process than the key's previous page
-// (scrape.OtherProcess: several pods behind one URL), which add nothing.
-func (s *ScrapeSource) rates(o *recommend.Observation, keys []string, pages []*scrape.Page) (other []int) {
+// trend's noise gate reads it), 0 when none did. It returns the pages
+// (their indices) that came from another process than the key's previous page
+// (scrape.OtherProcess: several pods behind one URL), which add nothing,
+// each with the previous page's process start and read time.
+func (s *ScrapeSource) rates(o *recommend.Observation, keys []string, pages []*scrape.Page) (other []otherPage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	requests, prompt, generation, hits, queries := math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
@@ -284,7 +303,7 @@ func (s *ScrapeSource) rates(o *recommend.Observation, keys []string, pages []*s
 		}
 		rt := scrape.Rate(s.last[u], p)
 		if rt.OtherProcess {
-			other = append(other, i)
+			other = append(other, otherPage{i: i, prevStart: s.last[u].ProcessStart, prevAt: s.last[u].Time})
 		}
 		if !math.IsNaN(rt.Requests) && (window == 0 || rt.Interval < window) {
 			window = rt.Interval // the shortest span: the noisiest rate
