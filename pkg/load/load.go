@@ -454,8 +454,8 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 
 // gaps returns the open loop's source of gaps between arrivals, in
 // seconds: gamma-distributed with shape Burstiness and mean 1/Rate (vllm
-// bench serve's get_request), exponential at 1 (the same draws as before
-// burstiness was a setting), 1/Rate each at +Inf. The draw is of unit
+// bench serve's get_request), exponential at 1 (ExpFloat64: a Poisson
+// run's arrivals depend on the seed alone), 1/Rate each at +Inf. The draw is of unit
 // rate, divided by the shape and then the rate: a rate parameter of
 // shape x Rate underflows to 0 at an extreme small shape (5e-324 at 0.5
 // req/s, which gonum refuses with a panic) and overflows to +Inf at a
