@@ -1,12 +1,15 @@
 package config
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/prometheus/prometheus/model/labels"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
+	"github.com/infscale/infscale/internal/sourcekey"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
 )
@@ -116,6 +119,20 @@ func (v *validator) pair(p string, t *Target) {
 		v.rolePrefix, v.parentPrefix = rp+".", p+"."
 		v.target(rp, &rt)
 		v.rolePrefix, v.parentPrefix = "", ""
+	}
+	// The EPP's page and series describe its whole InferencePool, and
+	// llm-d's P/D pool holds both roles' pods (llm-d.ai/role tells them
+	// apart): each pool would be decided on the whole pair's signals.
+	if t.Server == modelserver.EPP {
+		v.at(p+".server", "server: epp reads the Endpoint Picker, whose page describes its whole InferencePool: both roles' pods at once, not one pool's; read each role from its own model-server pods (server: vllm, each role's scrape: or selector:)")
+	}
+	// A page in both pools: each would be decided on the other's pods too.
+	if r := t.Roles; r.Prefill != nil && r.Decode != nil {
+		for i, u := range r.Decode.Scrape.URLs {
+			if slices.Contains(r.Prefill.Scrape.URLs, u) {
+				v.at(fmt.Sprintf("%s.roles.decode.scrape[%d]", p, i), "%s is in roles.prefill.scrape too: each pool's URLs must be its own pods' pages (llm-d's <name>-prefill and <name>-decode pods)", sourcekey.Redact(u))
+			}
+		}
 	}
 	// Both pools on one series set: each would be decided on the whole
 	// pair's signals.

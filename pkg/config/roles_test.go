@@ -132,3 +132,41 @@ targets:
 		t.Errorf("own selectors: %v", err)
 	}
 }
+
+// TestPairConfigEPPAndSharedPages: llm-d's P/D InferencePool selects both
+// roles' pods (llm-d.ai/role only tells them apart inside the EPP), so the
+// EPP's page is the whole pair's: server: epp on a pair is refused at the
+// target's server (line 3, column 13 after "    server: "), and a URL in
+// both roles' scrape lists at the decode role's entry (line 11: "        "
+// + "scrape: [" puts the list's first URL at column 18). Both were valid
+// before: each pool was decided on the other pool's load too.
+func TestPairConfigEPPAndSharedPages(t *testing.T) {
+	src := `targets:
+  - name: chat
+    server: epp
+    roles:
+      prefill:
+        scrape: [http://chat-epp:9090/metrics]
+        metrics: [{type: queue, target: 8}]
+        maxReplicaCount: 4
+      decode:
+        metrics: [{type: queue, target: 8}]
+        scrape: [http://chat-epp:9090/metrics]
+        maxReplicaCount: 4
+`
+	_, err := Parse([]byte(src), "pd.yaml")
+	for _, want := range []string{
+		`pd.yaml:3:13: targets[0].server: server: epp reads the Endpoint Picker, whose page describes its whole InferencePool`,
+		`pd.yaml:11:18: targets[0].roles.decode.scrape[0]: http://chat-epp:9090/metrics is in roles.prefill.scrape too`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want %q", err, want)
+		}
+	}
+	// vLLM pages, one pool each: valid.
+	ok := strings.Replace(strings.Replace(strings.Replace(src, "server: epp", "server: vllm", 1),
+		"http://chat-epp:9090/metrics]", "http://p0:8000/metrics]", 1), "http://chat-epp:9090/metrics]", "http://d0:8000/metrics]", 1)
+	if _, err := Parse([]byte(ok), "pd.yaml"); err != nil {
+		t.Errorf("own pages: %v", err)
+	}
+}
