@@ -645,7 +645,7 @@ func (c *BacktestCmd) Run(e *env) error {
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
 	if err != nil {
-		return res.reconstructError("backtest", err)
+		return res.reconstructError("backtest", err, st.Queried)
 	}
 	cfg := backtest.Config{Policies: pols, Seed: c.Seed, GPUs: float64(model.Config().TP), Replay: replay.Config{
 		Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(),
@@ -733,17 +733,22 @@ func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtes
 }
 
 // reconstructError is cmd's error for a failed Reconstruct of res's
-// history: with no traffic it names the counter queried, the range and the
-// flags that choose them, since a selector matching nothing is the usual
-// cause.
-func (res resolved) reconstructError(cmd string, err error) error {
+// history: with no traffic it names the counter's query as it was sent
+// (queried[0], the success counter's, with the selector: what to paste
+// into Prometheus), the range and the flags that choose them, since a
+// selector matching nothing is the usual cause.
+func (res resolved) reconstructError(cmd string, err error, queried []string) error {
 	if errors.Is(err, backtest.ErrNoTraffic) {
+		what := res.target.Server.Families().Requests[0]
+		if len(queried) > 0 {
+			what = queried[0]
+		}
 		check := "check --selector and --server"
 		if res.policy != nil { // --config: the target's keys chose them
 			check = "check the target's selector: and server: in the config, and --start/--end"
 		}
 		return fmt.Errorf("%s: %w: %s over %s..%s (%s)", cmd, err,
-			res.target.Server.Families().Requests[0], res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339), check)
+			what, res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339), check)
 	}
 	return fmt.Errorf("%s: %w", cmd, err)
 }
