@@ -190,7 +190,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		switch b {
 		case scrape.Unread:
 			pages[i] = nil
-			r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: scrapeReason(errs[i]), Err: errs[i]})
+			r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: scrapeReason(errs[i]), Err: pairEPPHint(t, errs[i])})
 			continue
 		case scrape.Stuck: // answered but does not vote: a missing pod for the HPA's rule
 			r.Stuck++
@@ -422,4 +422,16 @@ func scrapeReason(err error) string {
 func isTimeout(err error) bool {
 	var t interface{ Timeout() bool }
 	return errors.As(err, &t) && t.Timeout()
+}
+
+// pairEPPHint turns the hint of err, an EPP's page in a P/D pool's scrape
+// list, from server: epp (refused on a pair: the EPP's page is the whole
+// InferencePool, both roles) to the role's own model-server pods.
+func pairEPPHint(t *config.Target, err error) error {
+	var pe *scrape.PageError
+	var ose *scrape.OtherServerError
+	if t.Role == 0 || !errors.As(err, &pe) || !errors.As(pe.Err, &ose) || ose.Page != modelserver.EPP {
+		return err
+	}
+	return fmt.Errorf("%s: an llm-d Endpoint Picker's page, in the %s pool's scrape list: a P/D pair is read from each role's model-server pods, not from the EPP, whose page is the whole InferencePool (both roles); list the %s pods' /metrics in roles.%s.scrape", pe.Source, t.Role, t.Role, t.Role)
 }
