@@ -139,10 +139,27 @@ func (v *validator) pair(p string, t *Target) {
 	if r := t.Roles; r.Prefill != nil && r.Decode != nil && r.Prefill.Selector != "" && r.Decode.Selector != "" {
 		a, errA := promql.ParseSelector(r.Prefill.Selector)
 		b, errB := promql.ParseSelector(r.Decode.Selector)
-		if errA == nil && errB == nil && sameMatchers(a, b) {
+		switch {
+		case errA != nil || errB != nil:
+		case sameMatchers(a, b):
 			v.at(p+".roles.decode.selector", "selects the same series as roles.prefill.selector (%s): each pool's selector must match its own pods only (e.g. llm_d_ai_role=\"prefill\" and llm_d_ai_role=\"decode\", or pod=~\"chat-prefill-.*\" and pod=~\"chat-decode-.*\")", r.Prefill.Selector)
+		case subsetMatchers(a, b): // every series decode's selects, prefill's selects too
+			v.at(p+".roles.prefill.selector", "selects every series that roles.decode.selector (%s) selects: the prefill pool would count the decode pods too; add a matcher only the prefill pods carry (llm_d_ai_role=\"prefill\", or pod=~\"chat-prefill-.*\")", r.Decode.Selector)
+		case subsetMatchers(b, a):
+			v.at(p+".roles.decode.selector", "selects every series that roles.prefill.selector (%s) selects: the decode pool would count the prefill pods too; add a matcher only the decode pods carry (llm_d_ai_role=\"decode\", or pod=~\"chat-decode-.*\")", r.Prefill.Selector)
 		}
 	}
+}
+
+// subsetMatchers reports whether every matcher of a is among b's: a
+// selector of a's matchers selects every series b's selects.
+func subsetMatchers(a, b []*labels.Matcher) bool {
+	for _, m := range a {
+		if !slices.ContainsFunc(b, func(n *labels.Matcher) bool { return n.String() == m.String() }) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameMatchers reports whether a and b hold the same label matchers, in

@@ -170,3 +170,37 @@ func TestPairConfigEPPAndSharedPages(t *testing.T) {
 		t.Errorf("own pages: %v", err)
 	}
 }
+
+// TestPairConfigSelectorCovers: a role whose selector's matchers are all
+// among the other role's selects every series of the other pool too (its
+// pool would count both): refused at the wider selector, line 6 or 10,
+// its value at column 19 after 8 spaces and "selector: ". Two selectors
+// that each hold a matcher the other lacks are valid.
+func TestPairConfigSelectorCovers(t *testing.T) {
+	src := `prometheus: {url: "http://prom:9090"}
+targets:
+  - name: chat
+    roles:
+      prefill:
+        selector: '{namespace="llm"}'
+        metrics: [{type: queue, target: 8}]
+        maxReplicaCount: 4
+      decode:
+        selector: '{namespace="llm", llm_d_ai_role="decode"}'
+        metrics: [{type: queue, target: 8}]
+        maxReplicaCount: 4
+`
+	for _, c := range []struct{ src, want string }{
+		{src, `pd.yaml:6:19: targets[0].roles.prefill.selector: selects every series that roles.decode.selector ({namespace="llm", llm_d_ai_role="decode"}) selects: the prefill pool would count the decode pods too`},
+		{strings.Replace(strings.Replace(src, `'{namespace="llm"}'`, `'{namespace="llm", llm_d_ai_role="prefill"}'`, 1), `'{namespace="llm", llm_d_ai_role="decode"}'`, `'{namespace="llm"}'`, 1),
+			`pd.yaml:10:19: targets[0].roles.decode.selector: selects every series that roles.prefill.selector ({namespace="llm", llm_d_ai_role="prefill"}) selects: the decode pool would count the prefill pods too`},
+	} {
+		if _, err := Parse([]byte(c.src), "pd.yaml"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("err = %v, want %q", err, c.want)
+		}
+	}
+	ok := strings.Replace(src, `'{namespace="llm"}'`, `'{namespace="llm", llm_d_ai_role="prefill"}'`, 1)
+	if _, err := Parse([]byte(ok), "pd.yaml"); err != nil {
+		t.Errorf("each role its own label value: %v", err)
+	}
+}
