@@ -443,6 +443,11 @@ func (f *PrometheusRangeFlags) roleReplicasQuery(i int) string {
 // --prefill-selector / --decode-selector or --selector split by
 // --role-label (backtest.SplitPair), and its replicas query.
 func (f *PrometheusRangeFlags) pairFromURL(given map[string]bool, r *resolved) (where, error) {
+	if f.Server == modelserver.EPP {
+		// llm-d's P/D InferencePool selects both roles' pods: the EPP's
+		// series are the whole pair's, and carry no role label.
+		return where{}, invalidf("--server epp with --pd: the Endpoint Picker's series describe its whole InferencePool, both roles' pods, and cannot be split by role; read each pool from its model-server pods' series (--server vllm)")
+	}
 	w, err := f.urlClient()
 	if err != nil {
 		return where{}, err
