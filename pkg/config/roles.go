@@ -46,6 +46,7 @@ var pairRefused = map[string]string{
 	"schedule":          "schedules are for one pool: give each role's minReplicaCount instead",
 	"tune":              "serve's self-tuning re-tunes one pool; a P/D target is tuned by `infscale tune --config FILE --target NAME` on its history or `tune --trace T --pd` (docs/llm-d.md)",
 	"pod_deletion_cost": "is not available for P/D targets",
+	"inferencePoolRef":  "a P/D target's pools are read from each role's own pods, and llm-d's InferencePool holds both roles' pods: give each role its scaleTargetRef and scrape: {port: 8000} (its Deployment's Ready pods), or its scrape: URLs",
 }
 
 func (r *Roles) kube() bool {
@@ -72,7 +73,7 @@ func (t *Target) RoleTarget(r recommend.Role) (Target, bool) {
 	}
 	rt := *t
 	rt.Roles, rt.Role = nil, r
-	rt.Zero, rt.Schedule, rt.Tune, rt.PodDeletionCost = nil, nil, nil, false // refused on a pair (pairRefused)
+	rt.Zero, rt.Schedule, rt.Tune, rt.PodDeletionCost, rt.InferencePoolRef = nil, nil, nil, false, nil // refused on a pair (pairRefused)
 	rt.Selector, rt.Replicas, rt.ScaleTargetRef, rt.Scrape = src.Selector, src.Replicas, src.ScaleTargetRef, src.Scrape
 	rt.Metrics, rt.Min, rt.Max = src.Metrics, src.Min, src.Max
 	if rt.ScaleTargetRef == nil {

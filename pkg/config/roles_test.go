@@ -204,3 +204,40 @@ targets:
 		t.Errorf("each role its own label value: %v", err)
 	}
 }
+
+// TestPairConfigInferencePoolRef: inferencePoolRef on a pair was taken as
+// a shared key, and each role's missing scrape: was answered with "or name
+// the InferencePool: inferencePoolRef: {name: chat}", the key already
+// there. It is refused at its line (5, the mapping at column 21 after
+// "  inferencePoolRef: "), and the roles' scrape: message no longer
+// suggests it.
+func TestPairConfigInferencePoolRef(t *testing.T) {
+	src := `namespace: llm
+targets:
+- name: chat
+  server: vllm
+  inferencePoolRef: {name: chat}
+  roles:
+    prefill:
+      scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat-prefill}
+      metrics: [{type: queue, target: 4}]
+      maxReplicaCount: 4
+    decode:
+      scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat-decode}
+      metrics: [{type: queue, target: 4}]
+      maxReplicaCount: 4
+`
+	_, err := Parse([]byte(src), "pd.yaml")
+	want := "pd.yaml:5:21: targets[0].inferencePoolRef: a P/D target's pools are read from each role's own pods, and llm-d's InferencePool holds both roles' pods"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	if strings.Contains(err.Error(), "or name the InferencePool") {
+		t.Errorf("a role's scrape: message suggests inferencePoolRef:\n%v", err)
+	}
+	// Each role's Deployment pods at its port: valid.
+	ok := strings.ReplaceAll(strings.Replace(src, "  inferencePoolRef: {name: chat}\n", "", 1), "      metrics:", "      scrape: {port: 8000}\n      metrics:")
+	if _, err := Parse([]byte(ok), "pd.yaml"); err != nil {
+		t.Errorf("each role's scrape: {port}: %v", err)
+	}
+}
