@@ -46,7 +46,7 @@ type PrometheusRangeFlags struct {
 	Config        string             `placeholder:"FILE" help:"serve's YAML config: the Prometheus, the target's server, selector and replicas query come from it (with --target), and its replica: is the replay's replica where --gpu, --model, --tp and --calibration are not given${configuse}."`
 	Target        string             `placeholder:"NAME" help:"Target name in --config."`
 	PrometheusURL string             `name:"prometheus-url" placeholder:"URL" help:"Prometheus base URL, e.g. http://prometheus:9090 (instead of --config)."`
-	Server        modelserver.Server `default:"vllm" placeholder:"S" help:"Server profile of the series: vllm, sglang, trtllm (with --prometheus-url; default ${default})."`
+	Server        modelserver.Server `default:"vllm" placeholder:"S" help:"Server profile of the series, one with a success counter and a running gauge: vllm, sglang, trtllm, tgi, triton, or epp for an llm-d Endpoint Picker's (with --prometheus-url; default ${default})."`
 	Selector      string             `placeholder:"{...}" help:"Label matchers of the target's series, e.g. '{namespace=\"llm\",pod=~\"chat-.*\"}' (with --prometheus-url)."`
 	ReplicasQuery string             `name:"replicas-query" placeholder:"Q" help:"PromQL for the replicas that ran, one series (e.g. sum(kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"})); default the target's replicas: query, else its scaleTargetRef's kube-state-metrics gauge (a Deployment's kube_deployment_spec_replicas, ...), else the pods reporting."`
 	Start         string             `default:"-7d" placeholder:"T" help:"Start: unix seconds, RFC3339, or relative to now (-7d, -36h, now) (default ${default})."`
