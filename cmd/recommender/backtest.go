@@ -46,7 +46,7 @@ type PrometheusRangeFlags struct {
 	Config        string             `placeholder:"FILE" help:"serve's YAML config: the Prometheus, the target's server, selector and replicas query come from it (with --target), and its replica: is the replay's replica where --gpu, --model, --tp and --calibration are not given${configuse}."`
 	Target        string             `placeholder:"NAME" help:"Target name in --config."`
 	PrometheusURL string             `name:"prometheus-url" placeholder:"URL" help:"Prometheus base URL, e.g. http://prometheus:9090 (instead of --config)."`
-	Server        modelserver.Server `default:"vllm" placeholder:"S" help:"Server profile of the series: vllm, sglang, trtllm (with --prometheus-url; default ${default})."`
+	Server        modelserver.Server `default:"vllm" placeholder:"S" help:"Server profile of the series, one with a success counter and a running gauge: vllm, sglang, trtllm, tgi, triton, or epp for an llm-d Endpoint Picker's (with --prometheus-url; default ${default})."`
 	Selector      string             `placeholder:"{...}" help:"Label matchers of the target's series, e.g. '{namespace=\"llm\",pod=~\"chat-.*\"}' (with --prometheus-url)."`
 	ReplicasQuery string             `name:"replicas-query" placeholder:"Q" help:"PromQL for the replicas that ran, one series (e.g. sum(kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"})); default the target's replicas: query, else its scaleTargetRef's kube-state-metrics gauge (a Deployment's kube_deployment_spec_replicas, ...), else the pods reporting."`
 	Start         string             `default:"-7d" placeholder:"T" help:"Start: unix seconds, RFC3339, or relative to now (-7d, -36h, now) (default ${default})."`
@@ -443,6 +443,11 @@ func (f *PrometheusRangeFlags) roleReplicasQuery(i int) string {
 // --prefill-selector / --decode-selector or --selector split by
 // --role-label (backtest.SplitPair), and its replicas query.
 func (f *PrometheusRangeFlags) pairFromURL(given map[string]bool, r *resolved) (where, error) {
+	if f.Server == modelserver.EPP {
+		// llm-d's P/D InferencePool selects both roles' pods: the EPP's
+		// series are the whole pair's, and carry no role label.
+		return where{}, invalidf("--server epp with --pd: the Endpoint Picker's series describe its whole InferencePool, both roles' pods, and cannot be split by role; read each pool from its model-server pods' series (--server vllm)")
+	}
 	w, err := f.urlClient()
 	if err != nil {
 		return where{}, err
@@ -497,6 +502,15 @@ func (f *PrometheusRangeFlags) pairFromURL(given map[string]bool, r *resolved) (
 	if a, b := matcherSet(pt.roles[0].Selector), matcherSet(pt.roles[1].Selector); slices.Equal(a, b) {
 		return where{}, invalidf("%s and %s select the same series {%s}: each pool's selector must match its own pods only (e.g. pod=~\"chat-prefill-.*\" and pod=~\"chat-decode-.*\")", flags[0], flags[1], strings.Join(a, ","))
 	}
+	// One pool's matchers all among the other's: it selects every series
+	// of the other pool too, and its replay would count both pools.
+	for i := range 2 {
+		a, b := matcherSet(pt.roles[i].Selector), matcherSet(pt.roles[1-i].Selector)
+		if subset(a, b) {
+			return where{}, invalidf("%s {%s} selects every series that %s {%s} selects: the %s pool would count the %s pool's pods too; add a matcher only the %s pods carry (e.g. pod=~\"chat-%s-.*\")",
+				flags[i], strings.Join(a, ","), flags[1-i], strings.Join(b, ","), pairRoles[i], pairRoles[1-i], pairRoles[i], pairRoles[i])
+		}
+	}
 	r.pair = pt
 	return w, nil
 }
@@ -510,6 +524,17 @@ func matcherSet(ms []*labels.Matcher) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// subset reports whether every matcher of a (matcherSet's) is among b's:
+// a selector of a's matchers then selects every series b's selects.
+func subset(a, b []string) bool {
+	for _, m := range a {
+		if !slices.Contains(b, m) {
+			return false
+		}
+	}
+	return true
 }
 
 // target checks w's server profile, selector and replicas query.
@@ -645,7 +670,7 @@ func (c *BacktestCmd) Run(e *env) error {
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
 	if err != nil {
-		return res.reconstructError("backtest", err)
+		return res.reconstructError("backtest", err, st.Queried)
 	}
 	cfg := backtest.Config{Policies: pols, Seed: c.Seed, GPUs: float64(model.Config().TP), Replay: replay.Config{
 		Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(),
@@ -733,17 +758,22 @@ func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtes
 }
 
 // reconstructError is cmd's error for a failed Reconstruct of res's
-// history: with no traffic it names the counter queried, the range and the
-// flags that choose them, since a selector matching nothing is the usual
-// cause.
-func (res resolved) reconstructError(cmd string, err error) error {
+// history: with no traffic it names the counter's query as it was sent
+// (queried[0], the success counter's, with the selector: what to paste
+// into Prometheus), the range and the flags that choose them, since a
+// selector matching nothing is the usual cause.
+func (res resolved) reconstructError(cmd string, err error, queried []string) error {
 	if errors.Is(err, backtest.ErrNoTraffic) {
+		what := res.target.Server.Families().Requests[0]
+		if len(queried) > 0 {
+			what = queried[0]
+		}
 		check := "check --selector and --server"
 		if res.policy != nil { // --config: the target's keys chose them
 			check = "check the target's selector: and server: in the config, and --start/--end"
 		}
 		return fmt.Errorf("%s: %w: %s over %s..%s (%s)", cmd, err,
-			res.target.Server.Families().Requests[0], res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339), check)
+			what, res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339), check)
 	}
 	return fmt.Errorf("%s: %w", cmd, err)
 }

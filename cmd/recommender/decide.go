@@ -563,6 +563,13 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 			client = &http.Client{Timeout: c.Timeout}
 		}
 		pages, errs := scrape.LoadAll(e.ctx, client, c.Pages, e.stdin, c.Server, 0)
+		for i, p := range pages {
+			// Each page votes as one replica; an EPP's is its whole pool's
+			// (it was read as one replica, current 1).
+			if p != nil && p.Server == modelserver.EPP {
+				pages[i], errs[i] = nil, fmt.Errorf("%s: an llm-d Endpoint Picker's page: it describes its whole InferencePool (ready endpoints, their mean load, the flow-control queue), and decide counts each page as one replica; give the pool's model-server pages, or read it with `infscale parse %s` and give its figures (--current, --running, --waiting), or decide the pool with serve (a target with server: epp)", p.Source, p.Source)
+			}
+		}
 		var bad, unread []error
 		for _, err := range errs {
 			switch {

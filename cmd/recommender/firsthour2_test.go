@@ -113,8 +113,11 @@ func TestAccuracyFilesSwapped(t *testing.T) {
 
 // TestHistorySelectorMatchesNothing: on a real (empty) Prometheus, a
 // selector matching no series leaves backtest, profile and tune with no
-// traffic; each says which counter over which range and which flags to
-// check, as backtest did alone. Exit 1: the query ran, the data is absent.
+// traffic; each says which counter's query (the selector in it, what to
+// paste into Prometheus; it said the bare family name before) over which
+// range and which flags to check, as backtest did alone. Exit 1: the
+// query ran, the data is absent. An EPP's counter is asked under its
+// llm_d_epp_ name or its deprecated twin (docs/llm-d.md), both named.
 func TestHistorySelectorMatchesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus")
@@ -123,10 +126,15 @@ func TestHistorySelectorMatchesNothing(t *testing.T) {
 	for _, cmd := range []string{"backtest", "profile", "tune"} {
 		code, _, stderr := runIn(t, nil, cmd, "--prometheus-url", srv.URL, "--selector", `{namespace="nope"}`,
 			"--start", "2026-11-01T00:00:00Z", "--end", "2026-11-02T00:00:00Z")
-		want := "infscale: " + cmd + ": no request completed in the range: the success counter has no samples: vllm:request_success_total over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (check --selector and --server)"
+		want := "infscale: " + cmd + ": no request completed in the range: the success counter has no samples: vllm:request_success_total{namespace=\"nope\"} over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (check --selector and --server)"
 		if code != exitRuntime || !strings.Contains(stderr, want) {
 			t.Errorf("%s: exit %d, stderr:\n%s\nwant 1 and %q", cmd, code, stderr, want)
 		}
+	}
+	code, _, stderr := runIn(t, nil, "backtest", "--prometheus-url", srv.URL, "--selector", `{namespace="nope"}`, "--server", "epp",
+		"--start", "2026-11-01T00:00:00Z", "--end", "2026-11-02T00:00:00Z")
+	if want := `the success counter has no samples: llm_d_epp_request_total{namespace="nope"} or inference_objective_request_total{namespace="nope"} over`; code != exitRuntime || !strings.Contains(stderr, want) {
+		t.Errorf("backtest --server epp: exit %d, stderr:\n%s\nwant 1 and %q", code, stderr, want)
 	}
 	// With --config the target's keys chose the series, not the flags
 	// (--selector is refused there): the hint names them.

@@ -102,6 +102,16 @@ targets:
 			`--prefill-selector and --decode-selector select the same series {namespace="llm",pod=~"chat-.*"}`},
 		{with(sel, "--pd", "--prefill-selector", `{namespace="llm",llm_d_ai_role="decode"}`),
 			`--prefill-selector and --selector split by --role-label select the same series {llm_d_ai_role="decode",namespace="llm"}`},
+		// One pool's matchers all among the other's: it selects the other
+		// pool's series too (both were read before, the prefill pool's
+		// replay counting the decode pods).
+		{with(sel, "--pd", "--prefill-selector", `{namespace="llm"}`),
+			`--prefill-selector {namespace="llm"} selects every series that --selector split by --role-label {llm_d_ai_role="decode",namespace="llm"} selects: the prefill pool would count the decode pool's pods too`},
+		{with(url, "--pd", "--prefill-selector", `{namespace="llm",pod=~"chat-prefill-.*"}`, "--decode-selector", `{namespace="llm"}`),
+			`--decode-selector {namespace="llm"} selects every series that --prefill-selector {namespace="llm",pod=~"chat-prefill-.*"} selects: the decode pool would count the prefill pool's pods too`},
+		// The EPP's series are the whole InferencePool's (both roles): it
+		// ran the queries and failed with no traffic, exit 1.
+		{with(sel, "--pd", "--server", "epp"), "--server epp with --pd: the Endpoint Picker's series describe its whole InferencePool, both roles' pods"},
 		{with(sel, "--pd", "--calibrate", "x.json"), "--calibrate with a prefill/decode pair"},
 		{with(sel, "--pd", "--plot", "x.pdf"), `--plot "x.pdf": want a file name ending in .png or .svg`},
 		{[]string{"backtest", "--config", pair, "--target", "chat", "--prefill-selector", `{pod=~"p-.*"}`}, "--prefill-selector goes with --prometheus-url --pd; with --config each pool's series are its roles.ROLE.selector"},

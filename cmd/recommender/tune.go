@@ -197,7 +197,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		return w.Source(name, c.Seed), tune.Serve{}, nil
 	}
 	prog := c.queryLine(e.stderr)
-	h, _, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
+	h, st, err := backtest.Fetch(e.ctx, res.api, res.target, res.grid, func(done, total int) {
 		prog.Printf("tune: queries %d/%d", done, total)
 	})
 	prog.Done()
@@ -206,7 +206,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
 	if err != nil {
-		return trace.Source{}, tune.Serve{}, res.reconstructError("tune", err)
+		return trace.Source{}, tune.Serve{}, res.reconstructError("tune", err, st.Queried)
 	}
 	return w.Source(historyName(w), c.Seed), res.serve, nil
 }

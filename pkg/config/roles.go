@@ -1,12 +1,15 @@
 package config
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/prometheus/prometheus/model/labels"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
+	"github.com/infscale/infscale/internal/sourcekey"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
 )
@@ -43,6 +46,7 @@ var pairRefused = map[string]string{
 	"schedule":          "schedules are for one pool: give each role's minReplicaCount instead",
 	"tune":              "serve's self-tuning re-tunes one pool; a P/D target is tuned by `infscale tune --config FILE --target NAME` on its history or `tune --trace T --pd` (docs/llm-d.md)",
 	"pod_deletion_cost": "is not available for P/D targets",
+	"inferencePoolRef":  "a P/D target's pools are read from each role's own pods, and llm-d's InferencePool holds both roles' pods: give each role its scaleTargetRef and scrape: {port: 8000} (its Deployment's Ready pods), or its scrape: URLs",
 }
 
 func (r *Roles) kube() bool {
@@ -69,7 +73,7 @@ func (t *Target) RoleTarget(r recommend.Role) (Target, bool) {
 	}
 	rt := *t
 	rt.Roles, rt.Role = nil, r
-	rt.Zero, rt.Schedule, rt.Tune, rt.PodDeletionCost = nil, nil, nil, false // refused on a pair (pairRefused)
+	rt.Zero, rt.Schedule, rt.Tune, rt.PodDeletionCost, rt.InferencePoolRef = nil, nil, nil, false, nil // refused on a pair (pairRefused)
 	rt.Selector, rt.Replicas, rt.ScaleTargetRef, rt.Scrape = src.Selector, src.Replicas, src.ScaleTargetRef, src.Scrape
 	rt.Metrics, rt.Min, rt.Max = src.Metrics, src.Min, src.Max
 	if rt.ScaleTargetRef == nil {
@@ -117,15 +121,46 @@ func (v *validator) pair(p string, t *Target) {
 		v.target(rp, &rt)
 		v.rolePrefix, v.parentPrefix = "", ""
 	}
+	// The EPP's page and series describe its whole InferencePool, and
+	// llm-d's P/D pool holds both roles' pods (llm-d.ai/role tells them
+	// apart): each pool would be decided on the whole pair's signals.
+	if t.Server == modelserver.EPP {
+		v.at(p+".server", "server: epp reads the Endpoint Picker, whose page describes its whole InferencePool: both roles' pods at once, not one pool's; read each role from its own model-server pods (server: vllm, each role's scrape: or selector:)")
+	}
+	// A page in both pools: each would be decided on the other's pods too.
+	if r := t.Roles; r.Prefill != nil && r.Decode != nil {
+		for i, u := range r.Decode.Scrape.URLs {
+			if slices.Contains(r.Prefill.Scrape.URLs, u) {
+				v.at(fmt.Sprintf("%s.roles.decode.scrape[%d]", p, i), "%s is in roles.prefill.scrape too: each pool's URLs must be its own pods' pages (llm-d's <name>-prefill and <name>-decode pods)", sourcekey.Redact(u))
+			}
+		}
+	}
 	// Both pools on one series set: each would be decided on the whole
 	// pair's signals.
 	if r := t.Roles; r.Prefill != nil && r.Decode != nil && r.Prefill.Selector != "" && r.Decode.Selector != "" {
 		a, errA := promql.ParseSelector(r.Prefill.Selector)
 		b, errB := promql.ParseSelector(r.Decode.Selector)
-		if errA == nil && errB == nil && sameMatchers(a, b) {
+		switch {
+		case errA != nil || errB != nil:
+		case sameMatchers(a, b):
 			v.at(p+".roles.decode.selector", "selects the same series as roles.prefill.selector (%s): each pool's selector must match its own pods only (e.g. llm_d_ai_role=\"prefill\" and llm_d_ai_role=\"decode\", or pod=~\"chat-prefill-.*\" and pod=~\"chat-decode-.*\")", r.Prefill.Selector)
+		case subsetMatchers(a, b): // every series decode's selects, prefill's selects too
+			v.at(p+".roles.prefill.selector", "selects every series that roles.decode.selector (%s) selects: the prefill pool would count the decode pods too; add a matcher only the prefill pods carry (llm_d_ai_role=\"prefill\", or pod=~\"chat-prefill-.*\")", r.Decode.Selector)
+		case subsetMatchers(b, a):
+			v.at(p+".roles.decode.selector", "selects every series that roles.prefill.selector (%s) selects: the decode pool would count the prefill pods too; add a matcher only the decode pods carry (llm_d_ai_role=\"decode\", or pod=~\"chat-decode-.*\")", r.Prefill.Selector)
 		}
 	}
+}
+
+// subsetMatchers reports whether every matcher of a is among b's: a
+// selector of a's matchers selects every series b's selects.
+func subsetMatchers(a, b []*labels.Matcher) bool {
+	for _, m := range a {
+		if !slices.ContainsFunc(b, func(n *labels.Matcher) bool { return n.String() == m.String() }) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameMatchers reports whether a and b hold the same label matchers, in

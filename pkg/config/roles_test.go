@@ -132,3 +132,112 @@ targets:
 		t.Errorf("own selectors: %v", err)
 	}
 }
+
+// TestPairConfigEPPAndSharedPages: llm-d's P/D InferencePool selects both
+// roles' pods (llm-d.ai/role only tells them apart inside the EPP), so the
+// EPP's page is the whole pair's: server: epp on a pair is refused at the
+// target's server (line 3, column 13 after "    server: "), and a URL in
+// both roles' scrape lists at the decode role's entry (line 11: "        "
+// + "scrape: [" puts the list's first URL at column 18). Both were valid
+// before: each pool was decided on the other pool's load too.
+func TestPairConfigEPPAndSharedPages(t *testing.T) {
+	src := `targets:
+  - name: chat
+    server: epp
+    roles:
+      prefill:
+        scrape: [http://chat-epp:9090/metrics]
+        metrics: [{type: queue, target: 8}]
+        maxReplicaCount: 4
+      decode:
+        metrics: [{type: queue, target: 8}]
+        scrape: [http://chat-epp:9090/metrics]
+        maxReplicaCount: 4
+`
+	_, err := Parse([]byte(src), "pd.yaml")
+	for _, want := range []string{
+		`pd.yaml:3:13: targets[0].server: server: epp reads the Endpoint Picker, whose page describes its whole InferencePool`,
+		`pd.yaml:11:18: targets[0].roles.decode.scrape[0]: http://chat-epp:9090/metrics is in roles.prefill.scrape too`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want %q", err, want)
+		}
+	}
+	// vLLM pages, one pool each: valid.
+	ok := strings.Replace(strings.Replace(strings.Replace(src, "server: epp", "server: vllm", 1),
+		"http://chat-epp:9090/metrics]", "http://p0:8000/metrics]", 1), "http://chat-epp:9090/metrics]", "http://d0:8000/metrics]", 1)
+	if _, err := Parse([]byte(ok), "pd.yaml"); err != nil {
+		t.Errorf("own pages: %v", err)
+	}
+}
+
+// TestPairConfigSelectorCovers: a role whose selector's matchers are all
+// among the other role's selects every series of the other pool too (its
+// pool would count both): refused at the wider selector, line 6 or 10,
+// its value at column 19 after 8 spaces and "selector: ". Two selectors
+// that each hold a matcher the other lacks are valid.
+func TestPairConfigSelectorCovers(t *testing.T) {
+	src := `prometheus: {url: "http://prom:9090"}
+targets:
+  - name: chat
+    roles:
+      prefill:
+        selector: '{namespace="llm"}'
+        metrics: [{type: queue, target: 8}]
+        maxReplicaCount: 4
+      decode:
+        selector: '{namespace="llm", llm_d_ai_role="decode"}'
+        metrics: [{type: queue, target: 8}]
+        maxReplicaCount: 4
+`
+	for _, c := range []struct{ src, want string }{
+		{src, `pd.yaml:6:19: targets[0].roles.prefill.selector: selects every series that roles.decode.selector ({namespace="llm", llm_d_ai_role="decode"}) selects: the prefill pool would count the decode pods too`},
+		{strings.Replace(strings.Replace(src, `'{namespace="llm"}'`, `'{namespace="llm", llm_d_ai_role="prefill"}'`, 1), `'{namespace="llm", llm_d_ai_role="decode"}'`, `'{namespace="llm"}'`, 1),
+			`pd.yaml:10:19: targets[0].roles.decode.selector: selects every series that roles.prefill.selector ({namespace="llm", llm_d_ai_role="prefill"}) selects: the decode pool would count the prefill pods too`},
+	} {
+		if _, err := Parse([]byte(c.src), "pd.yaml"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("err = %v, want %q", err, c.want)
+		}
+	}
+	ok := strings.Replace(src, `'{namespace="llm"}'`, `'{namespace="llm", llm_d_ai_role="prefill"}'`, 1)
+	if _, err := Parse([]byte(ok), "pd.yaml"); err != nil {
+		t.Errorf("each role its own label value: %v", err)
+	}
+}
+
+// TestPairConfigInferencePoolRef: inferencePoolRef on a pair was taken as
+// a shared key, and each role's missing scrape: was answered with "or name
+// the InferencePool: inferencePoolRef: {name: chat}", the key already
+// there. It is refused at its line (5, the mapping at column 21 after
+// "  inferencePoolRef: "), and the roles' scrape: message no longer
+// suggests it.
+func TestPairConfigInferencePoolRef(t *testing.T) {
+	src := `namespace: llm
+targets:
+- name: chat
+  server: vllm
+  inferencePoolRef: {name: chat}
+  roles:
+    prefill:
+      scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat-prefill}
+      metrics: [{type: queue, target: 4}]
+      maxReplicaCount: 4
+    decode:
+      scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat-decode}
+      metrics: [{type: queue, target: 4}]
+      maxReplicaCount: 4
+`
+	_, err := Parse([]byte(src), "pd.yaml")
+	want := "pd.yaml:5:21: targets[0].inferencePoolRef: a P/D target's pools are read from each role's own pods, and llm-d's InferencePool holds both roles' pods"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	if strings.Contains(err.Error(), "or name the InferencePool") {
+		t.Errorf("a role's scrape: message suggests inferencePoolRef:\n%v", err)
+	}
+	// Each role's Deployment pods at its port: valid.
+	ok := strings.ReplaceAll(strings.Replace(src, "  inferencePoolRef: {name: chat}\n", "", 1), "      metrics:", "      scrape: {port: 8000}\n      metrics:")
+	if _, err := Parse([]byte(ok), "pd.yaml"); err != nil {
+		t.Errorf("each role's scrape: {port}: %v", err)
+	}
+}

@@ -245,7 +245,11 @@ func (v *validator) target(p string, t *Target) {
 	v.workload(p, t)
 	v.podDeletionCost(p, t)
 	if embedded && len(t.Scrape.URLs) == 0 && t.Scrape.Pods == nil && !v.bad(p+".scrape") {
-		v.at(p+".scrape", "required in embedded mode (no prometheus.url): the /metrics URLs of the replicas, or with scaleTargetRef the pods' port and path, e.g. {port: 8000, path: /metrics} (or name the InferencePool: inferencePoolRef: {name: chat})")
+		pool := " (or name the InferencePool: inferencePoolRef: {name: chat})"
+		if t.Role != 0 { // a pair takes no inferencePoolRef (pairRefused)
+			pool = ""
+		}
+		v.at(p+".scrape", "required in embedded mode (no prometheus.url): the /metrics URLs of the replicas, or with scaleTargetRef the pods' port and path, e.g. {port: 8000, path: /metrics}%s", pool)
 	}
 	if t.Server == modelserver.EPP && t.Scrape.Pods != nil && t.InferencePoolRef == nil {
 		v.at(p+".scrape", "server: epp reads the pool from its Endpoint Picker's page, not from the model-server pods: list the EPP's /metrics URL (scrape: [http://<pool>-epp.<namespace>:9090/metrics])")

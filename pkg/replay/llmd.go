@@ -179,7 +179,17 @@ func parseLLMD(full, s string, parts []part, off int) (Policy, error) {
 	if err != nil {
 		return Policy{}, err
 	}
-	lo = max(lo, 1) // the HPA's minReplicas
+	if lo == 0 {
+		// min=0 would run as 1 (the HPA's minReplicas) under a name
+		// that says 0; refuse it where it was written.
+		col := off + 1
+		for _, p := range parts[1:] {
+			if k, _, _ := strings.Cut(p.text, "="); k == "min" {
+				col = off + p.at + 1 + len("min=")
+			}
+		}
+		return Policy{}, policyError(full, col, "%s: min=0: llm-d's ScaledObjects scale through the HPA, whose minReplicas is at least 1 (KEDA's activation, scale to zero, is not modelled): give min=1 or more", name)
+	}
 	if lo > hi {
 		return Policy{}, policyError(full, off+1, "%s: want min <= max, got min %d max %d", name, lo, hi)
 	}

@@ -118,6 +118,11 @@ func TestLLMDParse(t *testing.T) {
 	for s, want := range map[string]string{
 		"llmd-foo":              `"llmd-foo": the llm-d baselines are llmd-queue, llmd-saturation, llmd-tokens, llmd-slo`,
 		"llmd-queue,upwindow=0": "this baseline takes only min= and max=",
+		// min=0 ran as min=1 under the name llmd-slo,min=0: refused at
+		// the 0 (8 + 1 + 4 characters before it: column 14; 10 + 1 + 5
+		// + 1 + 4 before the second: column 22).
+		"llmd-slo,min=0":         `at column 14: llmd-slo: min=0: llm-d's ScaledObjects scale through the HPA, whose minReplicas is at least 1`,
+		"llmd-queue,max=4,min=0": "at column 22: llmd-queue: min=0:",
 	} {
 		if _, err := ParsePolicy(s); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", s, err, want)

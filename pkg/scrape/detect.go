@@ -99,6 +99,16 @@ func otherServer(raw *rawPage, server modelserver.Server) error {
 	if other == modelserver.Unknown || other == server {
 		return nil
 	}
-	return fmt.Errorf("the page is %s's, not %s's: none of %s's families (%s) is on it; give the server as %s (server: in the config, --server on the command line), or auto to detect it",
-		other, server, server, strings.Join(server.Families().Queue(), ", "), other)
+	return &OtherServerError{Page: other, Want: server}
+}
+
+// OtherServerError is a page read as server Want that carries none of
+// Want's families but Page's (otherServer); a PageError's Err.
+type OtherServerError struct {
+	Page, Want modelserver.Server
+}
+
+func (e *OtherServerError) Error() string {
+	return fmt.Sprintf("the page is %s's, not %s's: none of %s's families (%s) is on it; give the server as %s (server: in the config, --server on the command line), or auto to detect it",
+		e.Page, e.Want, e.Want, strings.Join(e.Want.Families().Queue(), ", "), e.Page)
 }

@@ -148,6 +148,13 @@ func (s *ScrapeSource) loadPages(ctx context.Context, t *config.Target, server m
 		wg.Go(func() { pages[i], errs[i] = scrape.Load(ctx, s.Client, u, nil, server) })
 	}
 	wg.Wait()
+	for i, p := range pages {
+		// server: auto took an EPP's page for one replica's: its running
+		// and waiting are the whole pool's, counted as one replica.
+		if server == modelserver.Unknown && p != nil && p.Server == modelserver.EPP {
+			pages[i], errs[i] = nil, eppPageError(t, urls[i])
+		}
+	}
 	keys = make([]string, len(urls))
 	for i, u := range urls {
 		keys[i] = t.Key() + "\x00" + u
@@ -190,7 +197,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		switch b {
 		case scrape.Unread:
 			pages[i] = nil
-			r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: scrapeReason(errs[i]), Err: errs[i]})
+			r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: scrapeReason(errs[i]), Err: pairEPPHint(t, errs[i])})
 			continue
 		case scrape.Stuck: // answered but does not vote: a missing pod for the HPA's rule
 			r.Stuck++
@@ -441,4 +448,27 @@ func scrapeReason(err error) string {
 func isTimeout(err error) bool {
 	var t interface{ Timeout() bool }
 	return errors.As(err, &t) && t.Timeout()
+}
+
+// pairEPPHint turns the hint of err, an EPP's page in a P/D pool's scrape
+// list, from server: epp (refused on a pair: the EPP's page is the whole
+// InferencePool, both roles) to the role's own model-server pods.
+func pairEPPHint(t *config.Target, err error) error {
+	var pe *scrape.PageError
+	var ose *scrape.OtherServerError
+	if t.Role == 0 || !errors.As(err, &pe) || !errors.As(pe.Err, &ose) || ose.Page != modelserver.EPP {
+		return err
+	}
+	return eppPageError(t, pe.Source)
+}
+
+// eppPageError is the read error of an llm-d EPP's page at source in the
+// scrape list of target t, read as a model server's (a P/D pool's, or
+// with server: auto): the EPP's page describes its whole InferencePool,
+// so it is not one replica's page. It says what to give instead.
+func eppPageError(t *config.Target, source string) error {
+	if t.Role != 0 {
+		return fmt.Errorf("%s: an llm-d Endpoint Picker's page, in the %s pool's scrape list: a P/D pair is read from each role's model-server pods, not from the EPP, whose page is the whole InferencePool (both roles); list the %s pods' /metrics in roles.%s.scrape", source, t.Role, t.Role, t.Role)
+	}
+	return fmt.Errorf("%s: an llm-d Endpoint Picker's page, read with server: auto as one replica's: the EPP's page describes its whole InferencePool (its ready endpoints, their mean load, the flow-control queue); give the target server: epp", source)
 }
