@@ -106,8 +106,22 @@ func (res resolved) fetchPair(e *env, cmd string, maxGap time.Duration, progress
 			if pe.Role == pairRoles[1].String() {
 				i = 1
 			}
-			return w, st, fmt.Errorf("%s: %s, %s pool: %w: %s over %s..%s (check %s)", cmd, res.pair.of, pe.Role,
-				pe.Err, success[i], res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339), res.pair.check[i])
+			over := res.grid.Start.Format(time.RFC3339) + ".." + res.grid.End().Format(time.RFC3339)
+			if i == 1 {
+				// The decode pool is read first: is the prefill pool
+				// silent too (a role label or selector that matches
+				// neither)? Then both are named.
+				if _, perr := backtest.Reconstruct(hs[0], backtest.Options{GapThreshold: maxGap}); errors.Is(perr, backtest.ErrNoTraffic) {
+					check := res.pair.check[0]
+					if res.pair.check[1] != check {
+						check += "; " + res.pair.check[1]
+					}
+					return w, st, fmt.Errorf("%s: %s, both pools: %w: prefill %s, decode %s over %s (check %s)", cmd, res.pair.of,
+						backtest.ErrNoTraffic, success[0], success[1], over, check)
+				}
+			}
+			return w, st, fmt.Errorf("%s: %s, %s pool: %w: %s over %s (check %s)", cmd, res.pair.of, pe.Role,
+				pe.Err, success[i], over, res.pair.check[i])
 		}
 		return w, st, fmt.Errorf("%s: %s, %w", cmd, res.pair.of, err)
 	}
