@@ -145,7 +145,7 @@ func (f *fetcher) read(h *History, q promql.History) error {
 		return err
 	}
 	if len(reps) > 1 {
-		return fmt.Errorf("replicas query %q returned %d series; want one (wrap it in sum(...))", q.Replicas, len(reps))
+		return manySeriesError(q.Replicas, reps)
 	}
 	if len(reps) == 0 {
 		// Not an error (the replay runs without it), but no actual row:
@@ -378,4 +378,22 @@ func histogramOf(v model.Vector) (*Histogram, error) {
 		return nil, nil
 	}
 	return h, nil
+}
+
+// manySeriesError is the error for a replicas query that returned more
+// than one series: it shows up to three of their label sets, since what
+// to do depends on them. Several workloads' series (another deployment's
+// too) want the matchers narrowed to this one's; one workload's series
+// repeated (kube-state-metrics run twice, one series a pod) want an
+// aggregation, max(...) for copies of one count, sum(...) for parts of it.
+func manySeriesError(query string, m model.Matrix) error {
+	var sets []string
+	for _, s := range m[:min(len(m), 3)] {
+		sets = append(sets, s.Metric.String())
+	}
+	if len(m) > 3 {
+		sets = append(sets, "...")
+	}
+	return fmt.Errorf("replicas query %q returned %d series (%s); want one: if they are different workloads' replicas, narrow its matchers to this one's (e.g. deployment=\"...\"); if they are one workload's, aggregate them: max(...) over copies of one count (kube-state-metrics scraped twice), sum(...) over its parts",
+		query, len(m), strings.Join(sets, ", "))
 }

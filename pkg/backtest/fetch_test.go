@@ -48,8 +48,11 @@ func TestFetchErrors(t *testing.T) {
 		{Metric: model.Metric{"deployment": "b"}, Values: []model.SamplePair{{Timestamp: model.TimeFromUnix(t0.Unix()), Value: 2}}},
 	}
 	_, _, err := Fetch(context.Background(), fakeAPI{ranges: map[string]model.Matrix{"kube_deployment_spec_replicas": two}}, tgt, g, nil)
-	if err == nil || !strings.Contains(err.Error(), "returned 2 series") {
-		t.Errorf("two replica series: err %v, want 'returned 2 series'", err)
+	// Which advice fits depends on the series: their label sets are shown.
+	for _, want := range []string{`returned 2 series ({deployment="a"}, {deployment="b"}); want one`, "narrow its matchers", "max(...) over copies"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("two replica series: err %v, want %q", err, want)
+		}
 	}
 	// A replicas query that returns nothing is a warning naming it and the
 	// range (2026-01-05 00:00 + 2 steps of 1 min): the report had no
