@@ -75,6 +75,11 @@ func ParsePDPolicy(spec string) (PDPolicy, error) {
 		}
 		dp, err := parsePolicy(spec, b, 3+len(a)+1)
 		if err != nil {
+			if _, third, more := strings.Cut(b, ";"); more {
+				// A ';' is kept in the decode policy (a schedule= value
+				// has its own); a third policy was likely meant.
+				return PDPolicy{}, fmt.Errorf("%w (pd(PREFILL;DECODE) takes two policies: the decode policy here runs on past a second ';' into %q)", err, third)
+			}
 			return PDPolicy{}, err
 		}
 		if err := pdSupported(spec, pp); err != nil {

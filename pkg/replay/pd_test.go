@@ -135,7 +135,9 @@ func TestParsePDPolicy(t *testing.T) {
 		"knative:16":           "knative",
 		"oracle":               "for a pair use optimal alone",
 		"pd(queue:24;bogus:1)": "column 13",
-		"llmd-everything":      "llm-d baselines",
+		// "pd(queue:8;queue:" is 17 characters: the target at 18.
+		"pd(queue:8;queue:16;queue:4)": `at column 18: queue target "16;queue:4": want a number (requests per replica), e.g. 4 (pd(PREFILL;DECODE) takes two policies: the decode policy here runs on past a second ';' into "queue:4")`,
+		"llmd-everything":              "llm-d baselines",
 		// "recommended(prefill=0.7,decode=0.9," is 12 + 12 + 11 = 35 characters: the floor at 36.
 		"recommended(prefill=0.7,decode=0.9,prefill_min=0)":             "at column 36: prefill_min=0: want a floor of 1 to 100 replicas",
 		"recommended(prefill=0.7,decode=0.9,decode_min=2.5)":            "decode_min=2.5: want a floor of 1 to 100",
