@@ -512,13 +512,17 @@ func parseGoodput(s string) (*load.Goodput, error) {
 }
 
 // goodputArgHint adds to kong's "unexpected argument tpot:50" how to give
-// the SLOs: vllm bench serve's --goodput takes them as separate arguments
-// (--goodput ttft:100 tpot:50), load's --goodput as one value. Other
-// errors are returned as they are.
-func goodputArgHint(err error) error {
+// the SLOs when args hold --goodput (load's): vllm bench serve's --goodput
+// takes them as separate arguments (--goodput ttft:100 tpot:50), load's as
+// one value. Other errors, and a command line without --goodput (another
+// command's stray argument), are returned as they are.
+func goodputArgHint(err error, args []string) error {
 	arg, ok := strings.CutPrefix(err.Error(), "unexpected argument ")
 	key, _, pair := strings.Cut(arg, ":")
 	if !ok || !pair || !slices.Contains([]string{"ttft", "tpot", "e2el"}, strings.ToLower(key)) {
+		return err
+	}
+	if !slices.ContainsFunc(args, func(a string) bool { return a == "--goodput" || strings.HasPrefix(a, "--goodput=") }) {
 		return err
 	}
 	return fmt.Errorf("%w: --goodput takes its SLOs as one value, separated by commas (--goodput ttft:100,tpot:50), not as separate arguments as vllm bench serve's", err)

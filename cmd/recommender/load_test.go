@@ -446,3 +446,18 @@ func TestLoadTableSentLate(t *testing.T) {
 		}
 	}
 }
+
+// TestGoodputHintOnlyWithGoodput: the hint on a stray "tpot:50" (vllm
+// bench serve's separate --goodput arguments) is for a command line that
+// gives --goodput; simulate's stray "ttft:100" told the user how to give
+// a flag simulate does not have.
+func TestGoodputHintOnlyWithGoodput(t *testing.T) {
+	for _, args := range [][]string{{"simulate", "ttft:100"}, {"load", "http://127.0.0.1:1", "--rate", "1", "e2el:5"}} {
+		stderr := wantRefused(t, args, nil, "unexpected argument "+args[len(args)-1])
+		if strings.Contains(stderr, "--goodput") {
+			t.Errorf("%v: the error names --goodput, which was not given:\n%s", args, stderr)
+		}
+	}
+	wantRefused(t, []string{"load", "http://127.0.0.1:1", "--rate", "1", "--goodput=ttft:100", "tpot:50"}, nil,
+		"unexpected argument tpot:50: --goodput takes its SLOs as one value")
+}
