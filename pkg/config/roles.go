@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/prometheus/prometheus/model/labels"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
 	"github.com/infscale/infscale/internal/sourcekey"
@@ -142,39 +141,14 @@ func (v *validator) pair(p string, t *Target) {
 		b, errB := promql.ParseSelector(r.Decode.Selector)
 		switch {
 		case errA != nil || errB != nil:
-		case sameMatchers(a, b):
+		case slices.Equal(promql.MatcherSet(a), promql.MatcherSet(b)):
 			v.at(p+".roles.decode.selector", "selects the same series as roles.prefill.selector (%s): each pool's selector must match its own pods only (e.g. llm_d_ai_role=\"prefill\" and llm_d_ai_role=\"decode\", or pod=~\"chat-prefill-.*\" and pod=~\"chat-decode-.*\")", r.Prefill.Selector)
-		case subsetMatchers(a, b): // every series decode's selects, prefill's selects too
+		case promql.Covers(a, b): // every series decode's selects, prefill's selects too
 			v.at(p+".roles.prefill.selector", "selects every series that roles.decode.selector (%s) selects: the prefill pool would count the decode pods too; add a matcher only the prefill pods carry (llm_d_ai_role=\"prefill\", or pod=~\"chat-prefill-.*\")", r.Decode.Selector)
-		case subsetMatchers(b, a):
+		case promql.Covers(b, a):
 			v.at(p+".roles.decode.selector", "selects every series that roles.prefill.selector (%s) selects: the decode pool would count the prefill pods too; add a matcher only the decode pods carry (llm_d_ai_role=\"decode\", or pod=~\"chat-decode-.*\")", r.Prefill.Selector)
 		}
 	}
-}
-
-// subsetMatchers reports whether every matcher of a is among b's: a
-// selector of a's matchers selects every series b's selects.
-func subsetMatchers(a, b []*labels.Matcher) bool {
-	for _, m := range a {
-		if !slices.ContainsFunc(b, func(n *labels.Matcher) bool { return n.String() == m.String() }) {
-			return false
-		}
-	}
-	return true
-}
-
-// sameMatchers reports whether a and b hold the same label matchers, in
-// any order.
-func sameMatchers(a, b []*labels.Matcher) bool {
-	str := func(ms []*labels.Matcher) []string {
-		out := make([]string, len(ms))
-		for i, m := range ms {
-			out[i] = m.String()
-		}
-		slices.Sort(out)
-		return out
-	}
-	return slices.Equal(str(a), str(b))
 }
 
 // key maps a key of a role being validated (v.rolePrefix) that is not the
