@@ -127,10 +127,21 @@ func (v *validator) pair(p string, t *Target) {
 		v.at(p+".server", "server: epp reads the Endpoint Picker, whose page describes its whole InferencePool: both roles' pods at once, not one pool's; read each role from its own model-server pods (server: vllm, each role's scrape: or selector:)")
 	}
 	// A page in both pools: each would be decided on the other's pods too.
+	// URLs compare as within one list (sourcekey.Duplicates: after RFC 3986
+	// normalisation, http://P0:8000/./metrics and http://p0:8000/metrics
+	// are one page).
 	if r := t.Roles; r.Prefill != nil && r.Decode != nil {
+		pre := r.Prefill.Scrape.URLs
+		dups := sourcekey.Duplicates(append(slices.Clip(pre), r.Decode.Scrape.URLs...))
 		for i, u := range r.Decode.Scrape.URLs {
-			if slices.Contains(r.Prefill.Scrape.URLs, u) {
+			j := dups[len(pre)+i]
+			switch {
+			case j < 0 || j >= len(pre): // none, or a duplicate within decode's own list (said there)
+			case pre[j] == u:
 				v.at(fmt.Sprintf("%s.roles.decode.scrape[%d]", p, i), "%s is in roles.prefill.scrape too: each pool's URLs must be its own pods' pages (llm-d's <name>-prefill and <name>-decode pods)", sourcekey.Redact(u))
+			default:
+				v.at(fmt.Sprintf("%s.roles.decode.scrape[%d]", p, i), "%s is the same page as roles.prefill.scrape[%d] %s (both %s once normalised as RFC 3986 section 6 does): each pool's URLs must be its own pods' pages (llm-d's <name>-prefill and <name>-decode pods)",
+					sourcekey.Redact(u), j, sourcekey.Redact(pre[j]), sourcekey.Redact(sourcekey.Of(u)))
 			}
 		}
 	}

@@ -163,6 +163,14 @@ func TestPairConfigEPPAndSharedPages(t *testing.T) {
 			t.Errorf("err = %v, want %q", err, want)
 		}
 	}
+	// One page under two spellings (host case, a dot segment): the same
+	// page, as within one list (it slipped through, compared as written).
+	same := strings.Replace(strings.Replace(strings.Replace(src, "server: epp", "server: vllm", 1),
+		"http://chat-epp:9090/metrics]", "http://p0:8000/metrics]", 1), "http://chat-epp:9090/metrics]", "http://P0:8000/./metrics]", 1)
+	if _, err := Parse([]byte(same), "pd.yaml"); err == nil || !strings.Contains(err.Error(),
+		`pd.yaml:11:18: targets[0].roles.decode.scrape[0]: http://P0:8000/./metrics is the same page as roles.prefill.scrape[0] http://p0:8000/metrics (both http://p0:8000/metrics once normalised`) {
+		t.Errorf("one page, two spellings: %v", err)
+	}
 	// vLLM pages, one pool each: valid.
 	ok := strings.Replace(strings.Replace(strings.Replace(src, "server: epp", "server: vllm", 1),
 		"http://chat-epp:9090/metrics]", "http://p0:8000/metrics]", 1), "http://chat-epp:9090/metrics]", "http://d0:8000/metrics]", 1)
