@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/modelserver"
@@ -143,6 +144,16 @@ func (v *validator) pair(p string, t *Target) {
 				v.at(fmt.Sprintf("%s.roles.decode.scrape[%d]", p, i), "%s is the same page as roles.prefill.scrape[%d] %s (both %s once normalised as RFC 3986 section 6 does): each pool's URLs must be its own pods' pages (llm-d's <name>-prefill and <name>-decode pods)",
 					sourcekey.Redact(u), j, sourcekey.Redact(pre[j]), sourcekey.Redact(sourcekey.Of(u)))
 			}
+		}
+	}
+	// Both pools on one workload: each would be decided on, and scale,
+	// the same pods.
+	if r := t.Roles; r.Prefill != nil && r.Decode != nil && r.Prefill.ScaleTargetRef != nil && r.Decode.ScaleTargetRef != nil {
+		a, b := r.Prefill.ScaleTargetRef, r.Decode.ScaleTargetRef
+		ga, _ := schema.ParseGroupVersion(a.APIVersion)
+		gb, _ := schema.ParseGroupVersion(b.APIVersion)
+		if a.Name != "" && ga.Group == gb.Group && a.Kind == b.Kind && a.Name == b.Name {
+			v.at(p+".roles.decode.scaleTargetRef", "names the same workload as roles.prefill.scaleTargetRef (%s %s): each pool is its own workload, scaled and read on its own (llm-d's <name>-prefill and <name>-decode Deployments)", b.Kind, b.Name)
 		}
 	}
 	// Both pools on one series set: each would be decided on the whole
