@@ -827,5 +827,9 @@ func printDecision(w io.Writer, d recommend.Decision) error {
 // given to decide, which counts each page as one replica, and says what to
 // give instead.
 func decideEPPPageError(source string) error {
-	return fmt.Errorf("%s: an llm-d Endpoint Picker's page: it describes its whole InferencePool (ready endpoints, their mean load, the flow-control queue), and decide counts each page as one replica; give the pool's model-server pages, or read it with `infscale parse %s` and give its figures (--current, --running, --waiting), or decide the pool with serve (a target with server: epp)", source, source)
+	arg := source
+	if source == scrape.StdinSource {
+		arg = "-" // parse reads stdin as "-", not a file named stdin
+	}
+	return fmt.Errorf("%s: an llm-d Endpoint Picker's page: it describes its whole InferencePool (ready endpoints, their mean load, the flow-control queue), and decide counts each page as one replica; give the pool's model-server pages, or read it with `infscale parse %s` and give its figures (--current, --running, --waiting), or decide the pool with serve (a target with server: epp)", source, arg)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,4 +33,11 @@ func TestDecideEPPPage(t *testing.T) {
 		wantRefused(t, args, nil, page+": an llm-d Endpoint Picker's page: it describes its whole InferencePool",
 			"give the pool's model-server pages, or read it with `infscale parse "+page+"`")
 	}
+	// On stdin the hint gives parse's "-" (it said `infscale parse stdin`,
+	// a file of that name).
+	body, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, []string{"decide", "--target", "8", "-"}, bytes.NewReader(body), "stdin: an llm-d Endpoint Picker's page", "read it with `infscale parse -`")
 }
