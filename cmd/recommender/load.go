@@ -499,7 +499,10 @@ func parseGoodput(s string) (*load.Goodput, error) {
 			if !(ms > 0) || ms > float64(maxLoadDuration/time.Millisecond) {
 				return nil, bad("want milliseconds " + bounds)
 			}
-			d = time.Duration(ms * float64(time.Millisecond))
+			if d = time.Duration(ms * float64(time.Millisecond)); d <= 0 {
+				// Below a nanosecond (1e-7 ms): 0 as a duration.
+				return nil, bad("want milliseconds of at least 1e-6 (a nanosecond) and at most a week")
+			}
 		} else if d, err = time.ParseDuration(val); err != nil {
 			return nil, bad("want a duration (500ms, 2s) or a number of milliseconds")
 		}

@@ -92,6 +92,9 @@ func TestLoadInvalid(t *testing.T) {
 		// 1e400 ms is +Inf: too large, not "want a duration".
 		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "ttft:1e400"}, `--goodput: item 1 "ttft:1e400": want milliseconds > 0 (vllm bench serve takes 0, which no request meets) and at most a week`},
 		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "ttft:0"}, `--goodput: item 1 "ttft:0": want milliseconds > 0`},
+		// 1e-7 ms is 0.1 ns, 0 as a duration: said in milliseconds, as
+		// given (it said "want a duration").
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "ttft:1e-7"}, `--goodput: item 1 "ttft:1e-7": want milliseconds of at least 1e-6 (a nanosecond) and at most a week`},
 		// vllm bench serve's form, SLOs as separate arguments: kong's
 		// "unexpected argument tpot:50" alone did not say which flag.
 		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "ttft:100", "tpot:50"}, `unexpected argument tpot:50: --goodput takes its SLOs as one value, separated by commas (--goodput ttft:100,tpot:50)`},
