@@ -499,42 +499,20 @@ func (f *PrometheusRangeFlags) pairFromURL(given map[string]bool, r *resolved) (
 	}
 	// Both pools on one series set: each pool's replay would be the
 	// whole pair's traffic.
-	if a, b := matcherSet(pt.roles[0].Selector), matcherSet(pt.roles[1].Selector); slices.Equal(a, b) {
+	if a, b := promql.MatcherSet(pt.roles[0].Selector), promql.MatcherSet(pt.roles[1].Selector); slices.Equal(a, b) {
 		return where{}, invalidf("%s and %s select the same series {%s}: each pool's selector must match its own pods only (e.g. pod=~\"chat-prefill-.*\" and pod=~\"chat-decode-.*\")", flags[0], flags[1], strings.Join(a, ","))
 	}
 	// One pool's matchers all among the other's: it selects every series
 	// of the other pool too, and its replay would count both pools.
 	for i := range 2 {
-		a, b := matcherSet(pt.roles[i].Selector), matcherSet(pt.roles[1-i].Selector)
-		if subset(a, b) {
+		if promql.Covers(pt.roles[i].Selector, pt.roles[1-i].Selector) {
+			a, b := promql.MatcherSet(pt.roles[i].Selector), promql.MatcherSet(pt.roles[1-i].Selector)
 			return where{}, invalidf("%s {%s} selects every series that %s {%s} selects: the %s pool would count the %s pool's pods too; add a matcher only the %s pods carry (e.g. pod=~\"chat-%s-.*\")",
 				flags[i], strings.Join(a, ","), flags[1-i], strings.Join(b, ","), pairRoles[i], pairRoles[1-i], pairRoles[i], pairRoles[i])
 		}
 	}
 	r.pair = pt
 	return w, nil
-}
-
-// matcherSet is ms as sorted strings: two selectors with the same
-// matchers in another order compare equal.
-func matcherSet(ms []*labels.Matcher) []string {
-	out := make([]string, len(ms))
-	for i, m := range ms {
-		out[i] = m.String()
-	}
-	slices.Sort(out)
-	return out
-}
-
-// subset reports whether every matcher of a (matcherSet's) is among b's:
-// a selector of a's matchers then selects every series b's selects.
-func subset(a, b []string) bool {
-	for _, m := range a {
-		if !slices.Contains(b, m) {
-			return false
-		}
-	}
-	return true
 }
 
 // target checks w's server profile, selector and replicas query.

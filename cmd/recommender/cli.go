@@ -190,7 +190,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	if err != nil {
-		err = goodputArgHint(err)
+		err = goodputArgHint(err, args)
 	}
 	if spErr != nil {
 		err = spErr // before a value's own error: the flag is given twice

@@ -565,9 +565,16 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 		pages, errs := scrape.LoadAll(e.ctx, client, c.Pages, e.stdin, c.Server, 0)
 		for i, p := range pages {
 			// Each page votes as one replica; an EPP's is its whole pool's
-			// (it was read as one replica, current 1).
-			if p != nil && p.Server == modelserver.EPP {
-				pages[i], errs[i] = nil, fmt.Errorf("%s: an llm-d Endpoint Picker's page: it describes its whole InferencePool (ready endpoints, their mean load, the flow-control queue), and decide counts each page as one replica; give the pool's model-server pages, or read it with `infscale parse %s` and give its figures (--current, --running, --waiting), or decide the pool with serve (a target with server: epp)", p.Source, p.Source)
+			// (it was read as one replica, current 1). Read as another
+			// server's (--server vllm), its error said to give --server epp
+			// or auto, both refused here.
+			var pe *scrape.PageError
+			var ose *scrape.OtherServerError
+			switch {
+			case p != nil && p.Server == modelserver.EPP:
+				pages[i], errs[i] = nil, decideEPPPageError(p.Source)
+			case errors.As(errs[i], &pe) && errors.As(pe.Err, &ose) && ose.Page == modelserver.EPP:
+				errs[i] = decideEPPPageError(pe.Source)
 			}
 		}
 		var bad, unread []error
@@ -814,4 +821,15 @@ func printDecision(w io.Writer, d recommend.Decision) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// decideEPPPageError refuses an llm-d Endpoint Picker's page at source
+// given to decide, which counts each page as one replica, and says what to
+// give instead.
+func decideEPPPageError(source string) error {
+	arg := source
+	if source == scrape.StdinSource {
+		arg = "-" // parse reads stdin as "-", not a file named stdin
+	}
+	return fmt.Errorf("%s: an llm-d Endpoint Picker's page: it describes its whole InferencePool (ready endpoints, their mean load, the flow-control queue), and decide counts each page as one replica; give the pool's model-server pages, or read it with `infscale parse %s` and give its figures (--current, --running, --waiting), or decide the pool with serve (a target with server: epp)", source, arg)
 }

@@ -499,7 +499,10 @@ func parseGoodput(s string) (*load.Goodput, error) {
 			if !(ms > 0) || ms > float64(maxLoadDuration/time.Millisecond) {
 				return nil, bad("want milliseconds " + bounds)
 			}
-			d = time.Duration(ms * float64(time.Millisecond))
+			if d = time.Duration(ms * float64(time.Millisecond)); d <= 0 {
+				// Below a nanosecond (1e-7 ms): 0 as a duration.
+				return nil, bad("want milliseconds of at least 1e-6 (a nanosecond) and at most a week")
+			}
 		} else if d, err = time.ParseDuration(val); err != nil {
 			return nil, bad("want a duration (500ms, 2s) or a number of milliseconds")
 		}
@@ -512,13 +515,17 @@ func parseGoodput(s string) (*load.Goodput, error) {
 }
 
 // goodputArgHint adds to kong's "unexpected argument tpot:50" how to give
-// the SLOs: vllm bench serve's --goodput takes them as separate arguments
-// (--goodput ttft:100 tpot:50), load's --goodput as one value. Other
-// errors are returned as they are.
-func goodputArgHint(err error) error {
+// the SLOs when args hold --goodput (load's): vllm bench serve's --goodput
+// takes them as separate arguments (--goodput ttft:100 tpot:50), load's as
+// one value. Other errors, and a command line without --goodput (another
+// command's stray argument), are returned as they are.
+func goodputArgHint(err error, args []string) error {
 	arg, ok := strings.CutPrefix(err.Error(), "unexpected argument ")
 	key, _, pair := strings.Cut(arg, ":")
 	if !ok || !pair || !slices.Contains([]string{"ttft", "tpot", "e2el"}, strings.ToLower(key)) {
+		return err
+	}
+	if !slices.ContainsFunc(args, func(a string) bool { return a == "--goodput" || strings.HasPrefix(a, "--goodput=") }) {
 		return err
 	}
 	return fmt.Errorf("%w: --goodput takes its SLOs as one value, separated by commas (--goodput ttft:100,tpot:50), not as separate arguments as vllm bench serve's", err)

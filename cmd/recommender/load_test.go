@@ -92,6 +92,9 @@ func TestLoadInvalid(t *testing.T) {
 		// 1e400 ms is +Inf: too large, not "want a duration".
 		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "ttft:1e400"}, `--goodput: item 1 "ttft:1e400": want milliseconds > 0 (vllm bench serve takes 0, which no request meets) and at most a week`},
 		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "ttft:0"}, `--goodput: item 1 "ttft:0": want milliseconds > 0`},
+		// 1e-7 ms is 0.1 ns, 0 as a duration: said in milliseconds, as
+		// given (it said "want a duration").
+		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "ttft:1e-7"}, `--goodput: item 1 "ttft:1e-7": want milliseconds of at least 1e-6 (a nanosecond) and at most a week`},
 		// vllm bench serve's form, SLOs as separate arguments: kong's
 		// "unexpected argument tpot:50" alone did not say which flag.
 		{[]string{"http://127.0.0.1:1", "--rate", "1", "--goodput", "ttft:100", "tpot:50"}, `unexpected argument tpot:50: --goodput takes its SLOs as one value, separated by commas (--goodput ttft:100,tpot:50)`},
@@ -445,4 +448,19 @@ func TestLoadTableSentLate(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
 	}
+}
+
+// TestGoodputHintOnlyWithGoodput: the hint on a stray "tpot:50" (vllm
+// bench serve's separate --goodput arguments) is for a command line that
+// gives --goodput; simulate's stray "ttft:100" told the user how to give
+// a flag simulate does not have.
+func TestGoodputHintOnlyWithGoodput(t *testing.T) {
+	for _, args := range [][]string{{"simulate", "ttft:100"}, {"load", "http://127.0.0.1:1", "--rate", "1", "e2el:5"}} {
+		stderr := wantRefused(t, args, nil, "unexpected argument "+args[len(args)-1])
+		if strings.Contains(stderr, "--goodput") {
+			t.Errorf("%v: the error names --goodput, which was not given:\n%s", args, stderr)
+		}
+	}
+	wantRefused(t, []string{"load", "http://127.0.0.1:1", "--rate", "1", "--goodput=ttft:100", "tpot:50"}, nil,
+		"unexpected argument tpot:50: --goodput takes its SLOs as one value")
 }

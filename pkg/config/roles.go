@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/prometheus/prometheus/model/labels"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/modelserver"
@@ -128,11 +128,32 @@ func (v *validator) pair(p string, t *Target) {
 		v.at(p+".server", "server: epp reads the Endpoint Picker, whose page describes its whole InferencePool: both roles' pods at once, not one pool's; read each role from its own model-server pods (server: vllm, each role's scrape: or selector:)")
 	}
 	// A page in both pools: each would be decided on the other's pods too.
+	// URLs compare as within one list (sourcekey.Duplicates: after RFC 3986
+	// normalisation, http://P0:8000/./metrics and http://p0:8000/metrics
+	// are one page).
 	if r := t.Roles; r.Prefill != nil && r.Decode != nil {
+		pre := r.Prefill.Scrape.URLs
+		dups := sourcekey.Duplicates(append(slices.Clip(pre), r.Decode.Scrape.URLs...))
 		for i, u := range r.Decode.Scrape.URLs {
-			if slices.Contains(r.Prefill.Scrape.URLs, u) {
+			j := dups[len(pre)+i]
+			switch {
+			case j < 0 || j >= len(pre): // none, or a duplicate within decode's own list (said there)
+			case pre[j] == u:
 				v.at(fmt.Sprintf("%s.roles.decode.scrape[%d]", p, i), "%s is in roles.prefill.scrape too: each pool's URLs must be its own pods' pages (llm-d's <name>-prefill and <name>-decode pods)", sourcekey.Redact(u))
+			default:
+				v.at(fmt.Sprintf("%s.roles.decode.scrape[%d]", p, i), "%s is the same page as roles.prefill.scrape[%d] %s (both %s once normalised as RFC 3986 section 6 does): each pool's URLs must be its own pods' pages (llm-d's <name>-prefill and <name>-decode pods)",
+					sourcekey.Redact(u), j, sourcekey.Redact(pre[j]), sourcekey.Redact(sourcekey.Of(u)))
 			}
+		}
+	}
+	// Both pools on one workload: each would be decided on, and scale,
+	// the same pods.
+	if r := t.Roles; r.Prefill != nil && r.Decode != nil && r.Prefill.ScaleTargetRef != nil && r.Decode.ScaleTargetRef != nil {
+		a, b := r.Prefill.ScaleTargetRef, r.Decode.ScaleTargetRef
+		ga, _ := schema.ParseGroupVersion(a.APIVersion)
+		gb, _ := schema.ParseGroupVersion(b.APIVersion)
+		if a.Name != "" && ga.Group == gb.Group && a.Kind == b.Kind && a.Name == b.Name {
+			v.at(p+".roles.decode.scaleTargetRef", "names the same workload as roles.prefill.scaleTargetRef (%s %s): each pool is its own workload, scaled and read on its own (llm-d's <name>-prefill and <name>-decode Deployments)", b.Kind, b.Name)
 		}
 	}
 	// Both pools on one series set: each would be decided on the whole
@@ -142,39 +163,14 @@ func (v *validator) pair(p string, t *Target) {
 		b, errB := promql.ParseSelector(r.Decode.Selector)
 		switch {
 		case errA != nil || errB != nil:
-		case sameMatchers(a, b):
+		case slices.Equal(promql.MatcherSet(a), promql.MatcherSet(b)):
 			v.at(p+".roles.decode.selector", "selects the same series as roles.prefill.selector (%s): each pool's selector must match its own pods only (e.g. llm_d_ai_role=\"prefill\" and llm_d_ai_role=\"decode\", or pod=~\"chat-prefill-.*\" and pod=~\"chat-decode-.*\")", r.Prefill.Selector)
-		case subsetMatchers(a, b): // every series decode's selects, prefill's selects too
+		case promql.Covers(a, b): // every series decode's selects, prefill's selects too
 			v.at(p+".roles.prefill.selector", "selects every series that roles.decode.selector (%s) selects: the prefill pool would count the decode pods too; add a matcher only the prefill pods carry (llm_d_ai_role=\"prefill\", or pod=~\"chat-prefill-.*\")", r.Decode.Selector)
-		case subsetMatchers(b, a):
+		case promql.Covers(b, a):
 			v.at(p+".roles.decode.selector", "selects every series that roles.prefill.selector (%s) selects: the decode pool would count the prefill pods too; add a matcher only the decode pods carry (llm_d_ai_role=\"decode\", or pod=~\"chat-decode-.*\")", r.Prefill.Selector)
 		}
 	}
-}
-
-// subsetMatchers reports whether every matcher of a is among b's: a
-// selector of a's matchers selects every series b's selects.
-func subsetMatchers(a, b []*labels.Matcher) bool {
-	for _, m := range a {
-		if !slices.ContainsFunc(b, func(n *labels.Matcher) bool { return n.String() == m.String() }) {
-			return false
-		}
-	}
-	return true
-}
-
-// sameMatchers reports whether a and b hold the same label matchers, in
-// any order.
-func sameMatchers(a, b []*labels.Matcher) bool {
-	str := func(ms []*labels.Matcher) []string {
-		out := make([]string, len(ms))
-		for i, m := range ms {
-			out[i] = m.String()
-		}
-		slices.Sort(out)
-		return out
-	}
-	return slices.Equal(str(a), str(b))
 }
 
 // key maps a key of a role being validated (v.rolePrefix) that is not the

@@ -163,6 +163,14 @@ func TestPairConfigEPPAndSharedPages(t *testing.T) {
 			t.Errorf("err = %v, want %q", err, want)
 		}
 	}
+	// One page under two spellings (host case, a dot segment): the same
+	// page, as within one list (it slipped through, compared as written).
+	same := strings.Replace(strings.Replace(strings.Replace(src, "server: epp", "server: vllm", 1),
+		"http://chat-epp:9090/metrics]", "http://p0:8000/metrics]", 1), "http://chat-epp:9090/metrics]", "http://P0:8000/./metrics]", 1)
+	if _, err := Parse([]byte(same), "pd.yaml"); err == nil || !strings.Contains(err.Error(),
+		`pd.yaml:11:18: targets[0].roles.decode.scrape[0]: http://P0:8000/./metrics is the same page as roles.prefill.scrape[0] http://p0:8000/metrics (both http://p0:8000/metrics once normalised`) {
+		t.Errorf("one page, two spellings: %v", err)
+	}
 	// vLLM pages, one pool each: valid.
 	ok := strings.Replace(strings.Replace(strings.Replace(src, "server: epp", "server: vllm", 1),
 		"http://chat-epp:9090/metrics]", "http://p0:8000/metrics]", 1), "http://chat-epp:9090/metrics]", "http://d0:8000/metrics]", 1)
@@ -239,5 +247,45 @@ targets:
 	ok := strings.ReplaceAll(strings.Replace(src, "  inferencePoolRef: {name: chat}\n", "", 1), "      metrics:", "      scrape: {port: 8000}\n      metrics:")
 	if _, err := Parse([]byte(ok), "pd.yaml"); err != nil {
 		t.Errorf("each role's scrape: {port}: %v", err)
+	}
+}
+
+// TestPairConfigSameWorkload: two roles naming one Deployment (its keys in
+// another order) were valid, each pool read from and scaling the same
+// pods. Refused at the decode role's scaleTargetRef
+// (line 12, the mapping at column 23 after 6 spaces and
+// "scaleTargetRef: "). Two Deployments, or a Deployment and a
+// StatefulSet of one name, are valid.
+func TestPairConfigSameWorkload(t *testing.T) {
+	src := `namespace: llm
+targets:
+- name: chat
+  server: vllm
+  roles:
+    prefill:
+      scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}
+      scrape: {port: 8000}
+      metrics: [{type: queue, target: 4}]
+      maxReplicaCount: 4
+    decode:
+      scaleTargetRef: {kind: Deployment, apiVersion: apps/v1, name: chat}
+      scrape: {port: 8000}
+      metrics: [{type: queue, target: 4}]
+      maxReplicaCount: 4
+`
+	_, err := Parse([]byte(src), "pd.yaml")
+	if want := "pd.yaml:12:23: targets[0].roles.decode.scaleTargetRef: names the same workload as roles.prefill.scaleTargetRef (Deployment chat)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+	for _, ok := range []string{
+		strings.Replace(src, "kind: Deployment, apiVersion: apps/v1, name: chat}", "kind: Deployment, apiVersion: apps/v1, name: chat-decode}", 1),
+		strings.Replace(src, "kind: Deployment, apiVersion: apps/v1, name: chat}", "kind: StatefulSet, apiVersion: apps/v1, name: chat}", 1),
+	} {
+		if ok == src {
+			t.Fatal("replacement did not apply")
+		}
+		if _, err := Parse([]byte(ok), "pd.yaml"); err != nil {
+			t.Errorf("two workloads: %v", err)
+		}
 	}
 }

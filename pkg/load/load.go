@@ -12,9 +12,10 @@
 //
 // Load is closed loop (Concurrency clients, each sending its next request
 // when the last one ends, as `vllm bench serve --max-concurrency`), open
-// loop at a Poisson Rate, or a trace replayed at its timestamps with its
-// token counts. A run is bounded by Duration (no request starts after it)
-// and Requests.
+// loop at Rate (Poisson arrivals, or gamma-distributed gaps of shape
+// Burstiness), or a trace replayed at its timestamps with its token
+// counts; the open loop keeps at most MaxConcurrency requests in flight.
+// A run is bounded by Duration (no request starts after it) and Requests.
 package load
 
 import (
@@ -108,8 +109,10 @@ type Record struct {
 	PromptTokens int
 	OutputTokens int
 	Err          error
-	// Late is how long the open loop held the request for a slot of
-	// Config.MaxConcurrency before sending it (0: sent on time).
+	// Late is how long after its arrival time the open loop sent the
+	// request because every slot of Config.MaxConcurrency was taken: held
+	// for one itself, or due while the loop held an earlier arrival (0:
+	// sent on time).
 	Late time.Duration
 }
 
@@ -316,19 +319,29 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 		r.record(i, rec)
 	}
 	// The open loop's slots (Config.MaxConcurrency): slot takes one for an
-	// arrival due now, waiting while all are taken (false when ctx ends
-	// first); the request gives it back when it ends.
+	// arrival due at due, waiting while all are taken (false when ctx ends
+	// first), and returns how late past due the arrival is sent: 0 when a
+	// slot was free and the loop was not held since due (it was sent on
+	// time, give or take the timer's wake-up); else the time since due.
+	// An arrival due while the loop held an earlier one is late too, slot
+	// free or not when the loop reaches it: several slots freed together
+	// (a batch's requests ending at one step) let it through at once.
+	// The request gives its slot back when it ends.
 	slots := make(chan struct{}, max(r.cfg.MaxConcurrency, 1))
-	slot := func() (time.Duration, bool) {
+	var heldTill time.Time // when the loop's last wait for a slot ended
+	slot := func(due time.Time) (time.Duration, bool) {
 		select {
 		case slots <- struct{}{}:
+			if now := time.Now(); due.Before(heldTill) {
+				return max(now.Sub(due), 1), true
+			}
 			return 0, true
 		default:
 		}
-		held := time.Now()
 		select {
 		case slots <- struct{}{}:
-			return time.Since(held), true
+			heldTill = time.Now()
+			return max(heldTill.Sub(due), 1), true
 		case <-ctx.Done():
 			return 0, false
 		}
@@ -374,10 +387,11 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 			if !(at < r.cfg.Duration.Seconds()) {
 				break
 			}
-			if !sleep(ctx, time.Until(r.begin.Add(time.Duration(at*float64(time.Second))))) {
+			due := r.begin.Add(time.Duration(at * float64(time.Second)))
+			if !sleep(ctx, time.Until(due)) {
 				break
 			}
-			late, ok := slot()
+			late, ok := slot(due)
 			if !ok {
 				break
 			}
@@ -409,10 +423,11 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 			if !(q.Arrival < r.cfg.Duration.Seconds()) {
 				break
 			}
-			if !sleep(ctx, time.Until(r.begin.Add(time.Duration(q.Arrival*float64(time.Second))))) {
+			due := r.begin.Add(time.Duration(q.Arrival * float64(time.Second)))
+			if !sleep(ctx, time.Until(due)) {
 				break
 			}
-			late, ok := slot()
+			late, ok := slot(due)
 			if !ok {
 				break
 			}

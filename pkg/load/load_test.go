@@ -572,3 +572,37 @@ func TestMaxConcurrency(t *testing.T) {
 		t.Errorf("max concurrency -1: %v", err)
 	}
 }
+
+// TestMaxConcurrencyLateAfterHold: an arrival due while the loop held an
+// earlier one for a slot is sent late too, even when a slot is free by the
+// time the loop reaches it. 40 arrivals 5 ms apart (5 to 200 ms), 10
+// slots, every request answered at 300 ms (or at once after it): the first
+// 10 are sent on time; the 11th, due at 55 ms, waits for the first answer
+// at 300 ms, and the 12th to 40th, due by 200 ms, cannot be sent before
+// the 11th: 30 late, each by at least 300 - 200 = 100 ms. Late was the
+// wait inside the slot alone: microseconds for the 12th to 40th (the loop
+// reached them behind time), 0 (on time) for one that found a slot the
+// 300 ms answers had freed together.
+func TestMaxConcurrencyLateAfterHold(t *testing.T) {
+	var gate atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Until(time.Unix(0, gate.Load())))
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	cfg := Config{URL: srv.URL, Model: "m", Rate: 200, Burstiness: math.Inf(1), Requests: 40, Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxConcurrency: 10}
+	gate.Store(time.Now().Add(300 * time.Millisecond).UnixNano())
+	recs, dur, err := Run(context.Background(), cfg)
+	if err != nil || len(recs) != 40 {
+		t.Fatalf("%v, %d records", err, len(recs))
+	}
+	for i, r := range recs {
+		if wantLate := i >= 10; (r.Late > 0) != wantLate || (wantLate && r.Late < 100*time.Millisecond) {
+			t.Errorf("request %d (due at %d ms): late %v, want late %v (by >= 100 ms)", i+1, 5*(i+1), r.Late, wantLate)
+		}
+	}
+	if s := SummarizeRun(cfg, recs, dur); s.SentLate != 30 {
+		t.Errorf("sent_late %d, want 30", s.SentLate)
+	}
+}

@@ -56,9 +56,11 @@ type Summary struct {
 	TotalTokensPerS  float64 `json:"total_tokens_per_s"`
 	// FirstError is one error text, when there were errors.
 	FirstError string `json:"first_error,omitempty"`
-	// SentLate counts the requests (successful or not) the open loop held
-	// for a slot of its max concurrency before sending (Record.Late): the
-	// point did not offer its rate, and is not within an SLO (SLO.Meets).
+	// SentLate counts the requests (successful or not) the open loop sent
+	// after their arrival time for want of a slot of its max concurrency
+	// (Record.Late > 0: held themselves, or due while an earlier arrival
+	// was): the point did not offer its rate, and is not within an SLO
+	// (SLO.Meets).
 	SentLate int `json:"sent_late,omitempty"`
 	// MaxConcurrency is the open loop's bound on requests in flight
 	// (Config.MaxConcurrency; 0 for a closed loop).

@@ -3,6 +3,7 @@ package promql
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
@@ -57,4 +58,29 @@ func ParseSelector(sel string) ([]*labels.Matcher, error) {
 		}
 	}
 	return ms, nil
+}
+
+// MatcherSet is ms as text (each matcher's String, as PromQL writes it),
+// sorted: two selectors of the same matchers in any order give equal sets.
+func MatcherSet(ms []*labels.Matcher) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.String()
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Covers reports whether every matcher of a is among b's (compared as
+// MatcherSet's text): a selector of a's matchers then selects every series
+// one of b's selects (true for equal sets too). Matchers compare as
+// written: pod=~"chat-.*" does not cover pod=~"chat-prefill-.*".
+func Covers(a, b []*labels.Matcher) bool {
+	have := MatcherSet(b)
+	for _, m := range a {
+		if _, ok := slices.BinarySearch(have, m.String()); !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package promql
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,4 +114,36 @@ func FuzzValidate(f *testing.F) {
 			t.Fatalf("%q: printed query does not parse: %v", q, err)
 		}
 	})
+}
+
+// TestCovers: a selector covers another when each of its matchers is
+// among the other's, whatever the order and spacing: {namespace="llm"}
+// selects every series {namespace="llm", role="decode"} does, not the
+// reverse; equal sets cover each other; a regexp that would match more is
+// not read (matchers compare as written).
+func TestCovers(t *testing.T) {
+	ms := func(s string) []*labels.Matcher {
+		m, err := ParseSelector(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{`{namespace="llm"}`, `{role="decode", namespace="llm"}`, true},
+		{`{role="decode",namespace="llm"}`, `{namespace="llm"}`, false},
+		{`{pod=~"chat-.*", namespace="llm"}`, `{namespace="llm",pod=~"chat-.*"}`, true},
+		{`{namespace="llm", role!="decode"}`, `{namespace="llm", role="decode"}`, false},
+		{`{pod=~"chat-.*"}`, `{pod=~"chat-prefill-.*"}`, false},
+	} {
+		if got := Covers(ms(c.a), ms(c.b)); got != c.want {
+			t.Errorf("Covers(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+	if got, want := MatcherSet(ms(`{role="decode", namespace="llm"}`)), []string{`namespace="llm"`, `role="decode"`}; !slices.Equal(got, want) {
+		t.Errorf("MatcherSet: %q, want %q", got, want)
+	}
 }
