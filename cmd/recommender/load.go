@@ -241,11 +241,11 @@ func (c *LoadCmd) Run(e *env) error {
 	cfg.Progress = bar.update
 	var rep load.Report
 	if cfg.Trace != nil {
-		recs, dur, err := load.Run(e.ctx, cfg)
+		pt, err := load.RunPoint(e.ctx, cfg)
 		if err != nil {
 			return err
 		}
-		rep.Summary = load.SummarizeRun(cfg, recs, dur)
+		rep.Summary = load.SummarizeRun(cfg, pt)
 	} else {
 		bar.start(cfg)
 		rep, err = load.Sweep(e.ctx, cfg, concurrency, loads, slo, c.Calibrate != "", bar.point)
@@ -395,6 +395,10 @@ func writeLoadTable(w io.Writer, rep load.Report, failedAt string) {
 		plotLoad(w, rep)
 	}
 	for _, p := range points {
+		if p.UnsentFromS != nil {
+			fmt.Fprintf(w, "%s: the arrivals due from second %.3g on were not sent before the point's --duration ended (the load generator fell behind its schedule: held by its --max-concurrency %d slots, or a rate it cannot keep up with): the point did not offer its load (not within the SLO); lower the load or raise --max-concurrency\n",
+				loadLabel(p), *p.UnsentFromS, p.MaxConcurrency)
+		}
 		if p.SentLate > 0 {
 			fmt.Fprintf(w, "%s: %d of %d requests were sent late, held for one of the --max-concurrency %d slots: the server did not keep up and the point did not offer its load (not within the SLO); raise --max-concurrency or lower the load\n",
 				loadLabel(p), p.SentLate, p.Requests+p.Errors, p.MaxConcurrency)

@@ -439,11 +439,13 @@ func TestParseGoodput(t *testing.T) {
 // TestLoadTableSentLate: a point whose open loop held requests for a slot
 // says how many, of how many, and is no knee.
 func TestLoadTableSentLate(t *testing.T) {
-	p := load.Summary{Rate: 8, Burstiness: 1, Requests: 30, SentLate: 12, MaxConcurrency: 4, TTFTP95: 0.1, ITLP95: 0.01}
+	from := 0.085
+	p := load.Summary{Rate: 8, Burstiness: 1, Requests: 30, SentLate: 12, MaxConcurrency: 4, TTFTP95: 0.1, ITLP95: 0.01, UnsentFromS: &from}
 	rep := load.Report{Summary: p, Points: []load.Summary{p}, Knee: &load.Knee{SLO: load.SLO{TTFTP95: 2, ITLP95: 0.1}}}
 	var b bytes.Buffer
 	writeLoadTable(&b, rep, "")
-	for _, want := range []string{"8 req/s: 12 of 30 requests were sent late, held for one of the --max-concurrency 4 slots", "no knee: the lowest load already sent 12 request(s) late (above)"} {
+	for _, want := range []string{"8 req/s: 12 of 30 requests were sent late, held for one of the --max-concurrency 4 slots",
+		"8 req/s: the arrivals due from second 0.085 on were not sent before the point's --duration ended", "no knee: the lowest load already sent 12 request(s) late (above)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}

@@ -126,18 +126,41 @@ const DefaultMaxConcurrency = 10000
 // order) and the run's duration: the first (measured) request's send to the
 // last successful request's last chunk.
 func Run(ctx context.Context, cfg Config) ([]Record, time.Duration, error) {
+	p, err := RunPoint(ctx, cfg)
+	return p.Records, p.Duration, err
+}
+
+// Point is one load run's outcome (RunPoint).
+type Point struct {
+	// Records are every request's, in start order; Duration the run's
+	// (Run's).
+	Records  []Record
+	Duration time.Duration
+	// UnsentFrom is the arrival time, in seconds since the run's start,
+	// of the first arrival of the open loop that was due within Duration
+	// but not sent because Duration had passed when the loop reached it
+	// (behind its schedule: held by Config.MaxConcurrency's slots, or a
+	// rate the load generator cannot keep up with); nil when every due
+	// arrival was sent. An arrival due within the last tenth of a second
+	// (or hundredth of Duration) is not counted: a timer's wake-up.
+	UnsentFrom *float64
+}
+
+// RunPoint is Run with what the open loop left unsent (Point.UnsentFrom).
+func RunPoint(ctx context.Context, cfg Config) (Point, error) {
 	if err := cfg.defaults(); err != nil {
-		return nil, 0, err
+		return Point{}, err
 	}
 	if cfg.Model == "" {
 		m, err := DiscoverModel(ctx, cfg.Client, cfg.URL)
 		if err != nil {
-			return nil, 0, err
+			return Point{}, err
 		}
 		cfg.Model = m
 	}
 	r := &runner{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15))}
-	return r.run(ctx)
+	recs, dur, err := r.run(ctx)
+	return Point{Records: recs, Duration: dur, UnsentFrom: r.unsent}, err
 }
 
 func (c *Config) defaults() error {
@@ -270,6 +293,24 @@ type runner struct {
 	last  time.Time
 	sent  int
 	done  int
+	// unsent is Point.UnsentFrom (the open loop's goroutine alone sets it).
+	unsent *float64
+}
+
+// cutAt notes that the open loop's arrival due at second at was not sent
+// (take refused it) because Duration had passed, not Requests: when it
+// was due before the end's slack (Point.UnsentFrom).
+func (r *runner) cutAt(at float64) {
+	r.mu.Lock()
+	capped := r.cfg.Requests > 0 && r.sent >= r.cfg.Requests
+	r.mu.Unlock()
+	if capped {
+		return
+	}
+	d := r.cfg.Duration.Seconds()
+	if at < d-max(0.1, d/100) {
+		r.unsent = &at
+	}
 }
 
 // job is one request to send.
@@ -398,6 +439,7 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 			i, ok := r.take(time.Now())
 			if !ok {
 				<-slots
+				r.cutAt(at)
 				break
 			}
 			wg.Add(1)
@@ -434,6 +476,7 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 			i, ok := r.take(time.Now())
 			if !ok {
 				<-slots
+				r.cutAt(q.Arrival)
 				break
 			}
 			wg.Add(1)

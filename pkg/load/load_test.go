@@ -525,11 +525,11 @@ func TestGoodputCount(t *testing.T) {
 	if r := g.Count(recs, 4*time.Second); r.Requests != 1 {
 		t.Errorf("with e2el 0.1 s: %+v, want 1 good", r)
 	}
-	s := SummarizeRun(Config{Rate: 2, Goodput: &g}, recs, 4*time.Second)
+	s := SummarizeRun(Config{Rate: 2, Goodput: &g}, Point{Records: recs, Duration: 4 * time.Second})
 	if s.Goodput == nil || s.Goodput.Requests != 1 || s.Rate != 2 || s.Burstiness != 1 {
 		t.Errorf("SummarizeRun: %+v", s)
 	}
-	if s := SummarizeRun(Config{Concurrency: 2}, recs, 4*time.Second); s.Goodput != nil || s.Burstiness != 0 {
+	if s := SummarizeRun(Config{Concurrency: 2}, Point{Records: recs, Duration: 4 * time.Second}); s.Goodput != nil || s.Burstiness != 0 {
 		t.Errorf("no goodput, closed loop: %+v", s)
 	}
 }
@@ -559,7 +559,7 @@ func TestMaxConcurrency(t *testing.T) {
 		if err != nil || len(recs) != 40 {
 			t.Fatalf("%d slots: %v, %d records", tc.slots, err, len(recs))
 		}
-		s := SummarizeRun(cfg, recs, dur)
+		s := SummarizeRun(cfg, Point{Records: recs, Duration: dur})
 		if s.Requests != 40 || s.SentLate != tc.late || s.MaxConcurrency != tc.slots || most.Load() > int64(tc.slots) {
 			t.Errorf("%d slots: %d requests, %d late, max_concurrency %d, %d at once at the server; want 40, %d, %d, at most %d",
 				tc.slots, s.Requests, s.SentLate, s.MaxConcurrency, most.Load(), tc.late, tc.slots, tc.slots)
@@ -602,7 +602,38 @@ func TestMaxConcurrencyLateAfterHold(t *testing.T) {
 			t.Errorf("request %d (due at %d ms): late %v, want late %v (by >= 100 ms)", i+1, 5*(i+1), r.Late, wantLate)
 		}
 	}
-	if s := SummarizeRun(cfg, recs, dur); s.SentLate != 30 {
+	if s := SummarizeRun(cfg, Point{Records: recs, Duration: dur}); s.SentLate != 30 {
 		t.Errorf("sent_late %d, want 30", s.SentLate)
+	}
+}
+
+// TestUnsentFrom: arrivals due within the duration that the open loop
+// never sent are said, from the first one's due time. 200 req/s at
+// constant gaps (5 ms) for 1 s, 4 slots, each answer after 300 ms: the
+// arrivals at 5-20 ms are sent on time; 25-40 ms when the first four end
+// (about 305-320 ms), 45-60 ms at about 605-620 ms, 65-80 ms at about
+// 905-920 ms; the one due at 85 ms waits for a slot until about 1205 ms,
+// past the second: 16 sent (12 of them late), unsent from 0.085 s, and the
+// point is within no SLO. With 400 slots every due arrival is sent: nil.
+func TestUnsentFrom(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(300 * time.Millisecond)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	cfg := Config{URL: srv.URL, Model: "m", Rate: 200, Burstiness: math.Inf(1), Requests: 0, Duration: time.Second, Timeout: 5 * time.Second, MaxConcurrency: 4}
+	pt, err := RunPoint(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := SummarizeRun(cfg, pt)
+	if s.Requests != 16 || s.SentLate != 12 || s.UnsentFromS == nil || math.Abs(*s.UnsentFromS-0.085) > 1e-9 || (SLO{}).Meets(s) {
+		t.Errorf("%d requests, %d late, unsent from %v, meets %v; want 16, 12, 0.085 s, false", s.Requests, s.SentLate, s.UnsentFromS, (SLO{}).Meets(s))
+	}
+	cfg.MaxConcurrency = 400
+	pt, err = RunPoint(context.Background(), cfg)
+	if s := SummarizeRun(cfg, pt); err != nil || s.Requests != 199 || s.UnsentFromS != nil || s.SentLate != 0 {
+		t.Errorf("400 slots: %v, %d requests, unsent from %v, %d late; want 199 (5 ms to 995 ms), none unsent, none late", err, s.Requests, s.UnsentFromS, s.SentLate)
 	}
 }

@@ -62,6 +62,11 @@ type Summary struct {
 	// was): the point did not offer its rate, and is not within an SLO
 	// (SLO.Meets).
 	SentLate int `json:"sent_late,omitempty"`
+	// UnsentFromS is Point.UnsentFrom: the arrival time (seconds since the
+	// start) from which the open loop's arrivals due within the duration
+	// were not sent; absent when all were. Such a point did not offer its
+	// load and is not within an SLO (SLO.Meets).
+	UnsentFromS *float64 `json:"unsent_from_s,omitempty"`
 	// MaxConcurrency is the open loop's bound on requests in flight
 	// (Config.MaxConcurrency; 0 for a closed loop).
 	MaxConcurrency int `json:"max_concurrency,omitempty"`
@@ -113,10 +118,13 @@ func (g Goodput) Count(recs []Record, dur time.Duration) GoodputResult {
 	return res
 }
 
-// SummarizeRun is Summarize with what cfg adds to a point: its load, its
-// burstiness and its goodput.
-func SummarizeRun(cfg Config, recs []Record, dur time.Duration) Summary {
+// SummarizeRun is Summarize of p's records and duration with what cfg and
+// p add to a point: its load, its burstiness, its bound on requests in
+// flight, its goodput and what it left unsent.
+func SummarizeRun(cfg Config, p Point) Summary {
+	recs, dur := p.Records, p.Duration
 	s := Summarize(recs, dur)
+	s.UnsentFromS = p.UnsentFrom
 	s.Concurrency, s.Rate = cfg.Concurrency, cfg.Rate
 	if cfg.Concurrency == 0 {
 		s.MaxConcurrency = cmp.Or(cfg.MaxConcurrency, DefaultMaxConcurrency)
@@ -199,9 +207,9 @@ type SLO struct {
 }
 
 // Meets reports whether s is within the SLO (a point with errors, without
-// data, or that did not offer its load, SentLate, is not).
+// data, or that did not offer its load, SentLate or UnsentFromS, is not).
 func (slo SLO) Meets(s Summary) bool {
-	if s.Errors > 0 || s.Requests == 0 || s.SentLate > 0 {
+	if s.Errors > 0 || s.Requests == 0 || s.SentLate > 0 || s.UnsentFromS != nil {
 		return false
 	}
 	ok := func(v Float, limit float64) bool { return limit <= 0 || float64(v) <= limit }

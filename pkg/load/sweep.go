@@ -44,7 +44,7 @@ func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, 
 		} else {
 			cfg.Rate, cfg.Concurrency = l, 0
 		}
-		recs, dur, err := Run(ctx, cfg)
+		pt, err := RunPoint(ctx, cfg)
 		if ctx.Err() != nil {
 			// Interrupted: the point did not finish, and nothing after
 			// it starts; point is not called (nothing more is announced).
@@ -53,7 +53,7 @@ func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, 
 		if err != nil {
 			return Report{}, err
 		}
-		s := SummarizeRun(cfg, recs, dur)
+		s := SummarizeRun(cfg, pt)
 		points = append(points, s)
 		if point != nil {
 			point(s)
