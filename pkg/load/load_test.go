@@ -609,12 +609,14 @@ func TestMaxConcurrencyLateAfterHold(t *testing.T) {
 
 // TestUnsentFrom: arrivals due within the duration that the open loop
 // never sent are said, from the first one's due time. 200 req/s at
-// constant gaps (5 ms) for 1 s, 4 slots, each answer after 300 ms: the
-// arrivals at 5-20 ms are sent on time; 25-40 ms when the first four end
-// (about 305-320 ms), 45-60 ms at about 605-620 ms, 65-80 ms at about
-// 905-920 ms; the one due at 85 ms waits for a slot until about 1205 ms,
-// past the second: 16 sent (12 of them late), unsent from 0.085 s, and the
-// point is within no SLO. With 400 slots every due arrival is sent: nil.
+// constant gaps (5 ms) for 1.152 s, 4 slots, each answer after 300 ms:
+// the arrivals at 5-20 ms are sent on time; 25-40 ms when the first four
+// end (about 305-320 ms), 45-60 ms at about 605-620 ms, 65-80 ms at about
+// 905-920 ms (230 ms before the end: room for a busy machine); the one
+// due at 85 ms waits for a slot until 1205 ms at the earliest, past the
+// end: 16 sent (12 of them late), unsent from 0.085 s, and the point is
+// within no SLO. With 400 slots every due arrival (5 ms to 1150 ms: 230)
+// is sent, unsent is nil.
 func TestUnsentFrom(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(300 * time.Millisecond)
@@ -622,7 +624,7 @@ func TestUnsentFrom(t *testing.T) {
 		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n")
 	}))
 	defer srv.Close()
-	cfg := Config{URL: srv.URL, Model: "m", Rate: 200, Burstiness: math.Inf(1), Requests: 0, Duration: time.Second, Timeout: 5 * time.Second, MaxConcurrency: 4}
+	cfg := Config{URL: srv.URL, Model: "m", Rate: 200, Burstiness: math.Inf(1), Requests: 0, Duration: 1152 * time.Millisecond, Timeout: 5 * time.Second, MaxConcurrency: 4}
 	pt, err := RunPoint(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -633,7 +635,9 @@ func TestUnsentFrom(t *testing.T) {
 	}
 	cfg.MaxConcurrency = 400
 	pt, err = RunPoint(context.Background(), cfg)
-	if s := SummarizeRun(cfg, pt); err != nil || s.Requests != 199 || s.UnsentFromS != nil || s.SentLate != 0 {
-		t.Errorf("400 slots: %v, %d requests, unsent from %v, %d late; want 199 (5 ms to 995 ms), none unsent, none late", err, s.Requests, s.UnsentFromS, s.SentLate)
+	// The last, due 2 ms before the end, may miss it by a timer's
+	// wake-up: not counted as unsent (within the end's slack).
+	if s := SummarizeRun(cfg, pt); err != nil || s.Requests < 229 || s.Requests > 230 || s.UnsentFromS != nil || s.SentLate != 0 {
+		t.Errorf("400 slots: %v, %d requests, unsent from %v, %d late; want 230 (5 ms to 1150 ms; 229 when the last missed the end), none unsent, none late", err, s.Requests, s.UnsentFromS, s.SentLate)
 	}
 }
