@@ -121,6 +121,7 @@ type Activator struct {
 	refused      prometheus.Counter
 	bodyTimeouts prometheus.Counter
 	badPath      prometheus.Counter
+	clientLeft   prometheus.Counter
 
 	mu      sync.Mutex
 	up      bool      // the last probe passed; the queue is then empty
@@ -211,7 +212,8 @@ func New(cfg Config) (*Activator, error) {
 	a.refused = c(prometheus.CounterOpts{Name: "infscale_activator_upstream_refused_total", Help: "Attempts whose upstream connection was refused before any byte was sent; the request was held again."})
 	a.bodyTimeouts = c(prometheus.CounterOpts{Name: "infscale_activator_body_timeouts_total", Help: "Requests whose body did not arrive within the body timeout (408)."})
 	a.badPath = c(prometheus.CounterOpts{Name: "infscale_activator_bad_path_total", Help: "Requests refused with 400: a dot segment in the decoded path."})
-	a.reg.MustRegister(a.held, a.heldBytes, a.ready, a.released, a.timeouts, a.rejected, a.direct, a.probeFail, a.refused, a.bodyTimeouts, a.badPath)
+	a.clientLeft = c(prometheus.CounterOpts{Name: "infscale_activator_client_left_total", Help: "Held requests whose client went away (closed or reset its connection) before they were released or answered."})
+	a.reg.MustRegister(a.held, a.heldBytes, a.ready, a.released, a.timeouts, a.rejected, a.direct, a.probeFail, a.refused, a.bodyTimeouts, a.badPath, a.clientLeft)
 	return a, nil
 }
 
@@ -589,8 +591,9 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 				a.bodyTimeouts.Inc()
 				closeIfBody()
 				http.Error(rw, fmt.Sprintf("activator: the request body did not arrive within %v", a.cfg.BodyTimeout), http.StatusRequestTimeout)
+			default: // the client left: nobody to answer
+				a.clientLeft.Inc()
 			}
-			// Otherwise the client left: nobody to answer.
 			return nil, false
 		}
 		held = b
@@ -608,6 +611,7 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 		}
 	case <-r.Context().Done():
 		if a.abandon(w) {
+			a.clientLeft.Inc()
 			return held, false
 		}
 	}
@@ -618,6 +622,7 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 		select {
 		case <-t.C:
 		case <-r.Context().Done():
+			a.clientLeft.Inc()
 			return held, false
 		}
 	}
