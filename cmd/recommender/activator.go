@@ -59,7 +59,12 @@ func (c *ActivatorCmd) Run(e *env) error {
 	if errors.Is(err, httpurl.ErrPort) {
 		return invalidf("--upstream %q: %v", c.Upstream, err)
 	}
-	if err != nil || u.User != nil {
+	if err == nil && u.User != nil {
+		// The credentials would not be sent (the proxy takes the base
+		// URL's scheme, host and path alone), and they would be printed.
+		return invalidf("--upstream %q: want a base URL without user information (user:password@), such as http://chat:8000", c.Upstream)
+	}
+	if err != nil {
 		return invalidf("--upstream %q: want a base URL such as http://chat:8000", c.Upstream)
 	}
 	// A path prefixes every proxied path (the proxy joins them); a query
@@ -147,6 +152,9 @@ func heldBytes(s string) (int64, error) {
 	}
 	v, err := parseBytes(t)
 	if err != nil || !strings.HasSuffix(t, "b") { // parseBytes reads a bare number as GB
+		if strings.HasSuffix(t, "i") { // Kubernetes' quantity (128Mi), beside the container's limit
+			return 0, fmt.Errorf("want a size such as 128MiB, 100MB or a number of bytes (Kubernetes' %s is %sB here)", strings.TrimSpace(s), strings.TrimSpace(s))
+		}
 		return 0, errors.New("want a size such as 128MiB, 100MB or a number of bytes")
 	}
 	return bytesIn(v)

@@ -539,7 +539,7 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 			a.mu.Unlock()
 			a.rejected.Inc()
 			closeIfBody()
-			http.Error(rw, fmt.Sprintf("activator: a body of %d bytes is larger than --max-held-bytes (%d)", r.ContentLength, a.cfg.MaxHeldBytes), http.StatusRequestEntityTooLarge)
+			http.Error(rw, fmt.Sprintf("activator: a body of %d bytes is larger than --max-held-bytes (%d bytes): it is never held; send it when the upstream is up, or raise --max-held-bytes", r.ContentLength, a.cfg.MaxHeldBytes), http.StatusRequestEntityTooLarge)
 			return nil, false
 		}
 		if a.bytes+r.ContentLength > a.cfg.MaxHeldBytes {
