@@ -19,6 +19,7 @@ package activator
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -109,6 +110,7 @@ type Activator struct {
 	cfg   Config
 	proxy *httputil.ReverseProxy
 	reg   *prometheus.Registry
+	id    string // sent in ProbeHeader: this activator's own probe
 
 	held         prometheus.Gauge
 	heldBytes    prometheus.Gauge
@@ -171,7 +173,7 @@ func New(cfg Config) (*Activator, error) {
 	if cfg.Transport == nil {
 		cfg.Transport = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	a := &Activator{cfg: cfg, reg: prometheus.NewRegistry(), probeCh: make(chan struct{}, 1)}
+	a := &Activator{cfg: cfg, reg: prometheus.NewRegistry(), probeCh: make(chan struct{}, 1), id: rand.Text()}
 	a.proxy = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(cfg.Upstream)
@@ -315,6 +317,17 @@ func (a *Activator) kick() {
 	}
 }
 
+// ProbeHeader marks an activator's readiness probe (its value: that
+// activator's random id). An activator that receives its own probe answers
+// 508 Loop Detected (--upstream leads back to it); one that receives
+// another's while its upstream is not ready answers 503 at once: a probe
+// is never held, so it never counts as a held request.
+const ProbeHeader = "Infscale-Activator-Probe"
+
+// errLoop is the probe's reason when its request came back to this
+// activator.
+const errLoop = "508 Loop Detected: --upstream leads back to this activator (its own probe came back); point it at the model's Service"
+
 // probeURL is the readiness probe's URL: the upstream's host, ProbePath.
 func (a *Activator) probeURL() string {
 	u := *a.cfg.Upstream
@@ -329,12 +342,17 @@ func (a *Activator) probe(ctx context.Context) (ok bool, why, kind string) {
 	if err != nil {
 		return false, err.Error(), err.Error()
 	}
+	req.Header.Set(ProbeHeader, a.id)
 	resp, err := a.cfg.Client.Do(req)
 	if err != nil {
 		a.probeFail.Inc()
 		return false, err.Error(), failureKind(err)
 	}
 	resp.Body.Close()
+	if resp.StatusCode == http.StatusLoopDetected && resp.Header.Get(ProbeHeader) == a.id {
+		a.probeFail.Inc()
+		return false, errLoop, errLoop
+	}
 	if resp.StatusCode != http.StatusOK {
 		a.probeFail.Inc()
 		return false, resp.Status, resp.Status
@@ -397,6 +415,22 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		a.badPath.Inc()
 		http.Error(rw, "activator: "+err.Error(), http.StatusBadRequest)
 		return
+	}
+	if id := r.Header.Get(ProbeHeader); id != "" {
+		// A readiness probe, this activator's own (a loop) or one of an
+		// activator in front: never held, so never a phantom held request.
+		if id == a.id {
+			rw.Header().Set(ProbeHeader, a.id)
+			http.Error(rw, "activator: "+errLoop, http.StatusLoopDetected)
+			return
+		}
+		a.mu.Lock()
+		up := a.up
+		a.mu.Unlock()
+		if !up {
+			http.Error(rw, "activator: upstream not ready", http.StatusServiceUnavailable)
+			return
+		}
 	}
 	// The upstream may answer (an event stream's headers) before the
 	// transport's last read of the request body; net/http's HTTP/1 server
