@@ -28,6 +28,9 @@ func TestActivatorInvalid(t *testing.T) {
 		{[]string{"--upstream", "http://chat:8000", "--max-held", "100001"}, "--max-held 100001: want 1 to 100000"},
 		{[]string{"--upstream", "http://chat:8000", "--hold-timeout", "0s"}, "--hold-timeout 0s: want a duration > 0"},
 		{[]string{"--upstream", "http://chat:8000", "--retry-after", "0s"}, "--retry-after 0s: want a duration > 0"},
+		// 100h for 100s: accepted before, a day of holding or waiting.
+		{[]string{"--upstream", "http://chat:8000", "--hold-timeout", "100h"}, "--hold-timeout 100h: want at most 24h"},
+		{[]string{"--upstream", "http://chat:8000", "--retry-after", "2h"}, "--retry-after 2h: want at most 1h"},
 		{[]string{"--upstream", "http://chat:8000", "--probe-interval", "0s"}, "--probe-interval 0s: want 10ms to 1h"},
 		{[]string{"--upstream", "http://chat:8000", "--listen", "nope"}, `--listen "nope": must be host:port`},
 		{[]string{"--upstream", "http://chat:8000", "--probe-path", "health"}, `--probe-path "health": want a path starting with /`},
