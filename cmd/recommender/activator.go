@@ -29,13 +29,13 @@ const minProbeInterval = 10 * time.Millisecond
 type ActivatorCmd struct {
 	Listen        string        `name:"listen" default:"127.0.0.1:8080" help:"Address to serve on (host:port; in a pod, 0.0.0.0:8080). /metrics and /healthz are the activator's own; every other path is proxied."`
 	Upstream      string        `name:"upstream" required:"" help:"Base URL of the model's Service, e.g. http://chat:8000: no query or fragment; a path prefixes every proxied path (not --probe-path)."`
-	HoldTimeout   time.Duration `name:"hold-timeout" default:"5m" help:"Longest a request is held waiting for a ready upstream; then 503 with Retry-After. Make it longer than a cold start."`
+	HoldTimeout   time.Duration `name:"hold-timeout" default:"5m" help:"Longest a request is held waiting for a ready upstream, at most 24h; then 503 with Retry-After. Make it longer than a cold start."`
 	MaxHeld       int           `name:"max-held" default:"1000" help:"Most requests held at once, 1 to 100000 (each takes about 22 KB besides its body; with --max-held-bytes within the memory limit); beyond it, 429 with Retry-After."`
 	MaxHeldBytes  string        `name:"max-held-bytes" default:"128MiB" help:"Most bytes of request bodies held in memory at once, 1MiB to 1TiB (128MiB, 100MB, or a bare number of bytes); beyond it, 429 with Retry-After; a body larger on its own, 413. Keep it well under the container's memory limit."`
 	BodyTimeout   time.Duration `name:"body-timeout" default:"60s" help:"Longest a held request's body may take to arrive from the client (then 408), and any request with a body to be written upstream (then 504), 1s to 1h."`
 	ProbePath     string        `name:"probe-path" default:"/health" help:"Upstream readiness endpoint (200: ready), vLLM's /health by default."`
 	ProbeInterval time.Duration `name:"probe-interval" default:"500ms" help:"How often the upstream's readiness is probed, 10ms to 1h (at once when a request comes to be held)."`
-	RetryAfter    time.Duration `name:"retry-after" default:"5s" help:"Retry-After of a 503 (hold timeout) or 429 (queue full), rounded up to seconds."`
+	RetryAfter    time.Duration `name:"retry-after" default:"5s" help:"Retry-After of a 503 (hold timeout) or 429 (queue full), rounded up to seconds, at most 1h."`
 	IdleTimeout   time.Duration `name:"idle-timeout" default:"${idle_timeout}" help:"Longest a client's keep-alive connection may stay open with no request on it (between requests, never during one: a held request is not cut), 1s to 24h. Keep it longer than the idle timeout of the client or proxy in front (Go's 90s, nginx's and AWS ALB's 60s; GCP's load balancer's 600s, Envoy's 1h: raise it behind those)."`
 }
 
@@ -45,6 +45,14 @@ type ActivatorCmd struct {
 const (
 	minIdleTimeout = time.Second
 	maxIdleTimeout = 24 * time.Hour
+)
+
+// maxHoldTimeout bounds --hold-timeout (a cold start takes minutes, a
+// large image pull tens of them) and maxRetryAfter --retry-after: beyond
+// them a typo (100h for 100s) would hold requests or clients for days.
+const (
+	maxHoldTimeout = 24 * time.Hour
+	maxRetryAfter  = time.Hour
 )
 
 // Run serves the activator until the context ends (SIGTERM), then drains:
@@ -59,7 +67,12 @@ func (c *ActivatorCmd) Run(e *env) error {
 	if errors.Is(err, httpurl.ErrPort) {
 		return invalidf("--upstream %q: %v", c.Upstream, err)
 	}
-	if err != nil || u.User != nil {
+	if err == nil && u.User != nil {
+		// The credentials would not be sent (the proxy takes the base
+		// URL's scheme, host and path alone), and they would be printed.
+		return invalidf("--upstream %q: want a base URL without user information (user:password@), such as http://chat:8000", c.Upstream)
+	}
+	if err != nil {
 		return invalidf("--upstream %q: want a base URL such as http://chat:8000", c.Upstream)
 	}
 	// A path prefixes every proxied path (the proxy joins them); a query
@@ -71,8 +84,12 @@ func (c *ActivatorCmd) Run(e *env) error {
 	switch {
 	case c.HoldTimeout <= 0:
 		return invalidf("--hold-timeout %s: want a duration > 0, longer than a cold start (a held request gets 503 after it)", c.HoldTimeout)
+	case c.HoldTimeout > maxHoldTimeout:
+		return invalidf("--hold-timeout %s: want at most %s (a SIGTERM drain waits for it, and a pod's grace period must cover it; a client gives up long before)", shortDuration(c.HoldTimeout), shortDuration(maxHoldTimeout))
 	case c.RetryAfter <= 0:
 		return invalidf("--retry-after %s: want a duration > 0 (the Retry-After of a 503 or 429, rounded up to seconds)", c.RetryAfter)
+	case c.RetryAfter > maxRetryAfter:
+		return invalidf("--retry-after %s: want at most %s (clients that honour Retry-After would wait that long before trying again)", shortDuration(c.RetryAfter), shortDuration(maxRetryAfter))
 	case c.ProbeInterval < minProbeInterval || c.ProbeInterval > time.Hour:
 		return durationIn("probe-interval", c.ProbeInterval, minProbeInterval, time.Hour, "probing more often busy-loops against the upstream; rarer delays every activation")
 	case c.MaxHeld < 1 || c.MaxHeld > activator.MaxHeldLimit:
@@ -147,6 +164,9 @@ func heldBytes(s string) (int64, error) {
 	}
 	v, err := parseBytes(t)
 	if err != nil || !strings.HasSuffix(t, "b") { // parseBytes reads a bare number as GB
+		if strings.HasSuffix(t, "i") { // Kubernetes' quantity (128Mi), beside the container's limit
+			return 0, fmt.Errorf("want a size such as 128MiB, 100MB or a number of bytes (Kubernetes' %s is %sB here)", strings.TrimSpace(s), strings.TrimSpace(s))
+		}
 		return 0, errors.New("want a size such as 128MiB, 100MB or a number of bytes")
 	}
 	return bytesIn(v)

@@ -28,6 +28,9 @@ func TestActivatorInvalid(t *testing.T) {
 		{[]string{"--upstream", "http://chat:8000", "--max-held", "100001"}, "--max-held 100001: want 1 to 100000"},
 		{[]string{"--upstream", "http://chat:8000", "--hold-timeout", "0s"}, "--hold-timeout 0s: want a duration > 0"},
 		{[]string{"--upstream", "http://chat:8000", "--retry-after", "0s"}, "--retry-after 0s: want a duration > 0"},
+		// 100h for 100s: accepted before, a day of holding or waiting.
+		{[]string{"--upstream", "http://chat:8000", "--hold-timeout", "100h"}, "--hold-timeout 100h: want at most 24h"},
+		{[]string{"--upstream", "http://chat:8000", "--retry-after", "2h"}, "--retry-after 2h: want at most 1h"},
 		{[]string{"--upstream", "http://chat:8000", "--probe-interval", "0s"}, "--probe-interval 0s: want 10ms to 1h"},
 		{[]string{"--upstream", "http://chat:8000", "--listen", "nope"}, `--listen "nope": must be host:port`},
 		{[]string{"--upstream", "http://chat:8000", "--probe-path", "health"}, `--probe-path "health": want a path starting with /`},
@@ -49,6 +52,11 @@ func TestActivatorInvalid(t *testing.T) {
 		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "2TiB"}, `--max-held-bytes "2TiB": 2199023255552 bytes: want 1MiB to 1TiB`},
 		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "1.5"}, `--max-held-bytes "1.5": want a size such as 128MiB`},
 		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "lots"}, `--max-held-bytes "lots": want a size such as 128MiB`},
+		// Kubernetes' spelling of a quantity, as the container's limit
+		// beside the flag in deploy/activator is written.
+		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "128Mi"}, `--max-held-bytes "128Mi": want a size such as 128MiB, 100MB or a number of bytes (Kubernetes' 128Mi is 128MiB here)`},
+		// Credentials in the base URL were refused as if it were no URL.
+		{[]string{"--upstream", "http://u:p@chat:8000"}, `--upstream "http://u:p@chat:8000": want a base URL without user information (user:password@)`},
 		{[]string{"--upstream", "http://chat:8000", "--body-timeout", "10ms"}, "--body-timeout 10ms: want 1s to 1h"},
 		// 0 would be no idle timeout at all (net/http's zero), the leak.
 		{[]string{"--upstream", "http://chat:8000", "--idle-timeout", "0s"}, "--idle-timeout 0s: want 1s to 24h"},

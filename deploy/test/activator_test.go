@@ -42,8 +42,22 @@ func TestActivatorDeployment(t *testing.T) {
 			t.Errorf("probe %+v: want /healthz (the activator's own, not the upstream's)", p)
 		}
 	}
-	if ps.TerminationGracePeriodSeconds == nil || *ps.TerminationGracePeriodSeconds < 300 {
-		t.Errorf("terminationGracePeriodSeconds %v: want >= the 300 s hold timeout (SIGTERM drains held requests)", ps.TerminationGracePeriodSeconds)
+	// A deleted pod stays in the Service's endpoints until kube-proxy
+	// (and any ingress) sees the deletion; a listener closed at SIGTERM
+	// refuses the connections sent to it meanwhile. The preStop sleep
+	// keeps it accepting; the grace period, which counts the sleep too,
+	// must still hold the drain: a request held on the sleep's last
+	// second waits up to the hold timeout (300 s), and the drain gives
+	// 5 s more. 5 + 300 + 5 = 310.
+	var sleep int64
+	if l := c.Lifecycle; l != nil && l.PreStop != nil && l.PreStop.Sleep != nil {
+		sleep = l.PreStop.Sleep.Seconds
+	}
+	if sleep < 5 {
+		t.Errorf("preStop sleep %d s: want >= 5 s, so that connections sent while the Service drops the pod are not refused", sleep)
+	}
+	if ps.TerminationGracePeriodSeconds == nil || *ps.TerminationGracePeriodSeconds < sleep+300+5 {
+		t.Errorf("terminationGracePeriodSeconds %v: want >= the preStop sleep (%d s) + the 300 s hold timeout + 5 s (SIGTERM drains held requests)", ps.TerminationGracePeriodSeconds, sleep)
 	}
 	var svc *corev1.Service
 	for _, v := range objectsOf[*corev1.Service](t) {

@@ -19,6 +19,7 @@ package activator
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -109,6 +110,7 @@ type Activator struct {
 	cfg   Config
 	proxy *httputil.ReverseProxy
 	reg   *prometheus.Registry
+	id    string // sent in ProbeHeader: this activator's own probe
 
 	held         prometheus.Gauge
 	heldBytes    prometheus.Gauge
@@ -121,6 +123,7 @@ type Activator struct {
 	refused      prometheus.Counter
 	bodyTimeouts prometheus.Counter
 	badPath      prometheus.Counter
+	clientLeft   prometheus.Counter
 
 	mu      sync.Mutex
 	up      bool      // the last probe passed; the queue is then empty
@@ -170,7 +173,7 @@ func New(cfg Config) (*Activator, error) {
 	if cfg.Transport == nil {
 		cfg.Transport = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	a := &Activator{cfg: cfg, reg: prometheus.NewRegistry(), probeCh: make(chan struct{}, 1)}
+	a := &Activator{cfg: cfg, reg: prometheus.NewRegistry(), probeCh: make(chan struct{}, 1), id: rand.Text()}
 	a.proxy = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(cfg.Upstream)
@@ -211,7 +214,8 @@ func New(cfg Config) (*Activator, error) {
 	a.refused = c(prometheus.CounterOpts{Name: "infscale_activator_upstream_refused_total", Help: "Attempts whose upstream connection was refused before any byte was sent; the request was held again."})
 	a.bodyTimeouts = c(prometheus.CounterOpts{Name: "infscale_activator_body_timeouts_total", Help: "Requests whose body did not arrive within the body timeout (408)."})
 	a.badPath = c(prometheus.CounterOpts{Name: "infscale_activator_bad_path_total", Help: "Requests refused with 400: a dot segment in the decoded path."})
-	a.reg.MustRegister(a.held, a.heldBytes, a.ready, a.released, a.timeouts, a.rejected, a.direct, a.probeFail, a.refused, a.bodyTimeouts, a.badPath)
+	a.clientLeft = c(prometheus.CounterOpts{Name: "infscale_activator_client_left_total", Help: "Held requests whose client went away (closed or reset its connection) before they were released or answered."})
+	a.reg.MustRegister(a.held, a.heldBytes, a.ready, a.released, a.timeouts, a.rejected, a.direct, a.probeFail, a.refused, a.bodyTimeouts, a.badPath, a.clientLeft)
 	return a, nil
 }
 
@@ -313,6 +317,17 @@ func (a *Activator) kick() {
 	}
 }
 
+// ProbeHeader marks an activator's readiness probe (its value: that
+// activator's random id). An activator that receives its own probe answers
+// 508 Loop Detected (--upstream leads back to it); one that receives
+// another's while its upstream is not ready answers 503 at once: a probe
+// is never held, so it never counts as a held request.
+const ProbeHeader = "Infscale-Activator-Probe"
+
+// errLoop is the probe's reason when its request came back to this
+// activator.
+const errLoop = "508 Loop Detected: --upstream leads back to this activator (its own probe came back); point it at the model's Service"
+
 // probeURL is the readiness probe's URL: the upstream's host, ProbePath.
 func (a *Activator) probeURL() string {
 	u := *a.cfg.Upstream
@@ -327,12 +342,17 @@ func (a *Activator) probe(ctx context.Context) (ok bool, why, kind string) {
 	if err != nil {
 		return false, err.Error(), err.Error()
 	}
+	req.Header.Set(ProbeHeader, a.id)
 	resp, err := a.cfg.Client.Do(req)
 	if err != nil {
 		a.probeFail.Inc()
 		return false, err.Error(), failureKind(err)
 	}
 	resp.Body.Close()
+	if resp.StatusCode == http.StatusLoopDetected && resp.Header.Get(ProbeHeader) == a.id {
+		a.probeFail.Inc()
+		return false, errLoop, errLoop
+	}
 	if resp.StatusCode != http.StatusOK {
 		a.probeFail.Inc()
 		return false, resp.Status, resp.Status
@@ -395,6 +415,22 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		a.badPath.Inc()
 		http.Error(rw, "activator: "+err.Error(), http.StatusBadRequest)
 		return
+	}
+	if id := r.Header.Get(ProbeHeader); id != "" {
+		// A readiness probe, this activator's own (a loop) or one of an
+		// activator in front: never held, so never a phantom held request.
+		if id == a.id {
+			rw.Header().Set(ProbeHeader, a.id)
+			http.Error(rw, "activator: "+errLoop, http.StatusLoopDetected)
+			return
+		}
+		a.mu.Lock()
+		up := a.up
+		a.mu.Unlock()
+		if !up {
+			http.Error(rw, "activator: upstream not ready", http.StatusServiceUnavailable)
+			return
+		}
 	}
 	// The upstream may answer (an event stream's headers) before the
 	// transport's last read of the request body; net/http's HTTP/1 server
@@ -537,7 +573,7 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 			a.mu.Unlock()
 			a.rejected.Inc()
 			closeIfBody()
-			http.Error(rw, fmt.Sprintf("activator: a body of %d bytes is larger than --max-held-bytes (%d)", r.ContentLength, a.cfg.MaxHeldBytes), http.StatusRequestEntityTooLarge)
+			http.Error(rw, fmt.Sprintf("activator: a body of %d bytes is larger than --max-held-bytes (%d bytes): it is never held; send it when the upstream is up, or raise --max-held-bytes", r.ContentLength, a.cfg.MaxHeldBytes), http.StatusRequestEntityTooLarge)
 			return nil, false
 		}
 		if a.bytes+r.ContentLength > a.cfg.MaxHeldBytes {
@@ -589,8 +625,9 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 				a.bodyTimeouts.Inc()
 				closeIfBody()
 				http.Error(rw, fmt.Sprintf("activator: the request body did not arrive within %v", a.cfg.BodyTimeout), http.StatusRequestTimeout)
+			default: // the client left: nobody to answer
+				a.clientLeft.Inc()
 			}
-			// Otherwise the client left: nobody to answer.
 			return nil, false
 		}
 		held = b
@@ -608,6 +645,7 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 		}
 	case <-r.Context().Done():
 		if a.abandon(w) {
+			a.clientLeft.Inc()
 			return held, false
 		}
 	}
@@ -618,6 +656,7 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 		select {
 		case <-t.C:
 		case <-r.Context().Done():
+			a.clientLeft.Inc()
 			return held, false
 		}
 	}

@@ -122,6 +122,27 @@ func TestWriteDeadline(t *testing.T) {
 	}
 }
 
+// TestLengthBodyLargerThanBudget: a Content-Length of 1 MiB + 1 byte with
+// a 1 MiB budget gets 413 without Retry-After, and the answer says what to
+// do (before, it named the budget alone; the chunked case's answer already
+// said it).
+func TestLengthBodyLargerThanBudget(t *testing.T) {
+	const mib = 1 << 20
+	_, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, MaxHeldBytes: mib, HoldTimeout: time.Minute})
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/completions", bytes.NewReader(make([]byte, mib+1)))
+	req.Header.Set("Expect", "100-continue") // the body is never sent
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := "activator: a body of 1048577 bytes is larger than --max-held-bytes (1048576 bytes): it is never held; send it when the upstream is up, or raise --max-held-bytes\n"
+	if resp.StatusCode != 413 || resp.Header.Get("Retry-After") != "" || string(body) != want {
+		t.Errorf("%d Retry-After %q %q; want 413, none, %q", resp.StatusCode, resp.Header.Get("Retry-After"), body, want)
+	}
+}
+
 // TestChunkedBodyLargerThanBudget: a chunked body (no Content-Length)
 // larger on its own than --max-held-bytes gets 413, as one with a
 // Content-Length does: it never fits, so 429's "retry" would loop. With a

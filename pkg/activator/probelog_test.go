@@ -120,3 +120,64 @@ func TestFailureKind(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeLoop: --upstream pointing at the activator itself (its own
+// Service by mistake). Before: its /health probe was proxied to itself and
+// held, each probe a phantom held request (held 1 with no client, which
+// infscale reads as demand: the target never went to zero), and the log
+// said only "Client.Timeout exceeded". Now the probe comes back 508, the
+// log line names the loop, nothing is held but the client's request, which
+// gets 503 at the 1 s hold timeout, after which held is 0.
+func TestProbeLoop(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := &url.URL{Scheme: "http", Host: ln.Addr().String()}
+	var log syncbuf.Buffer
+	a, err := New(Config{Upstream: self, HoldTimeout: time.Second, ProbeInterval: 20 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: a.Mux()}
+	go srv.Serve(ln)
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.Run(ctx)
+	resp, err := http.Get(self.String() + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("the client's request: %d, want 503 at the hold timeout", resp.StatusCode)
+	}
+	time.Sleep(100 * time.Millisecond) // a few more probes
+	if a.Held() != 0 {
+		t.Errorf("held %d with no client waiting, want 0 (a probe held as a request)", a.Held())
+	}
+	want := `reason="508 Loop Detected: --upstream leads back to this activator`
+	if got := log.String(); !strings.Contains(got, want) || strings.Count(got, "upstream not ready") != 1 {
+		t.Errorf("log:\n%s\nwant one not-ready line with %q", got, want)
+	}
+}
+
+// TestForeignProbeNotHeld: an activator in front of another sends its
+// probe through it; while the second one's upstream is down, that probe
+// gets 503 at once and is not counted as held (before: held until the
+// front one's 2 s probe timeout, one phantom held request per probe).
+func TestForeignProbeNotHeld(t *testing.T) {
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, HoldTimeout: time.Minute, ProbeInterval: 50 * time.Millisecond})
+	req, _ := http.NewRequest(http.MethodGet, base+"/health", nil)
+	req.Header.Set(ProbeHeader, "another-activator")
+	t0 := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || time.Since(t0) > time.Second || a.Held() != 0 {
+		t.Errorf("a foreign probe: %d after %v, held %d; want 503 at once, 0 held", resp.StatusCode, time.Since(t0), a.Held())
+	}
+}

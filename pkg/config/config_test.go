@@ -70,6 +70,10 @@ func TestBadFiles(t *testing.T) {
 			"zero.bad.yaml:10:9: targets[2].zero: scale to zero needs min 0 (min is 2)",
 			"zero.bad.yaml:12:13: targets[3].selector: not a PromQL label-matcher set such as '{namespace=\"llm\", pod=~\"chat-.*\"}': invalid PromQL: selector `{__name__=\"up\"}` names a metric",
 			"zero.bad.yaml:13:46: targets[3].metrics[0].query: queue is running + waiting",
+			// Line 20: "  zero: {cooldownPeriod: 60s, held: 'sum(h)', " is 46
+			// characters. KEDA's activationThreshold, written where a
+			// KEDA user would: refused, saying what infscale does instead.
+			`zero.bad.yaml:20:47: targets[4].zero.activationThreshold: unknown key; allowed here: cooldownPeriod, flow_control, held, held_scrape; infscale has no activation threshold: any held request activates one replica (KEDA's activationThreshold belongs in the ScaledObject's trigger, "0" there, docs/keda.md)`,
 		},
 		// Columns counted by hand: line 6 "  metrics: [{type: ttft, target: 2s, quantile: " is 47
 		// characters; line 12 "      policies: [{type: Pods, value: " 37, then "1.5, periodSeconds: " 20.

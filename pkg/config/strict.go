@@ -67,6 +67,12 @@ var renamedKeys = map[reflect.Type]map[string]string{
 	reflect.TypeFor[Window](): {"min": "desiredReplicas"},
 }
 
+// keyHints says, for an unknown key a reader of another tool's docs
+// writes, what infscale does instead (after the list of allowed keys).
+var keyHints = map[reflect.Type]map[string]string{
+	reflect.TypeFor[Zero](): {"activationThreshold": "infscale has no activation threshold: any held request activates one replica (KEDA's activationThreshold belongs in the ScaledObject's trigger, \"0\" there, docs/keda.md)"},
+}
+
 var (
 	bytesUnmarshaler     = reflect.TypeFor[yaml.BytesUnmarshaler]()
 	interfaceUnmarshaler = reflect.TypeFor[yaml.InterfaceUnmarshaler]()
@@ -305,7 +311,11 @@ func (d *strictDecoder) mapping(n ast.Node, v reflect.Value, path string) {
 		}
 		f, known := fields[key]
 		if !known {
-			d.errorf(position(kn), kp, "unknown key; allowed here: %s", keyList(fields))
+			if h, ok := keyHints[v.Type()][key]; ok {
+				d.errorf(position(kn), kp, "unknown key; allowed here: %s; %s", keyList(fields), h)
+			} else {
+				d.errorf(position(kn), kp, "unknown key; allowed here: %s", keyList(fields))
+			}
 			continue
 		}
 		if was, ok := seen[key]; ok {
