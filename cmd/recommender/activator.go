@@ -137,7 +137,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 	// forever: a leaky or slowloris client holds its descriptor. Neither
 	// runs while a request is being handled, so a held request is not cut.
 	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.IdleTimeout}
-	fmt.Fprintf(stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held, %d bytes of bodies)\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld, maxBytes)
+	fmt.Fprintf(stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held, %s of bodies)\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld, heldBytesText(maxBytes))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -170,6 +170,18 @@ func heldBytes(s string) (int64, error) {
 		return 0, errors.New("want a size such as 128MiB, 100MB or a number of bytes")
 	}
 	return bytesIn(v)
+}
+
+// heldBytesText writes n bytes as --max-held-bytes takes them: whole GiB
+// or MiB when n is a multiple (134217728: 128MiB), else bytes.
+func heldBytesText(n int64) string {
+	switch {
+	case n > 0 && n%(1<<30) == 0:
+		return strconv.FormatInt(n>>30, 10) + "GiB"
+	case n > 0 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + "MiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 func bytesIn(v float64) (int64, error) {

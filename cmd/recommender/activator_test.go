@@ -315,3 +315,14 @@ func modelsUpstream(t *testing.T, addr string) *http.Server {
 	go up.Serve(ln)
 	return up
 }
+
+// TestHeldBytesText: the startup line writes the budget as the flag takes
+// it: 128 x 2^20 = 134217728 bytes is 128MiB, 2^30 is 1GiB, 100 x 10^6
+// (100MB) is not a whole MiB (95.4) and stays in bytes.
+func TestHeldBytesText(t *testing.T) {
+	for n, want := range map[int64]string{134217728: "128MiB", 1 << 30: "1GiB", 100000000: "100000000 bytes", 3 << 29: "1536MiB"} {
+		if got := heldBytesText(n); got != want {
+			t.Errorf("%d: %q, want %q", n, got, want)
+		}
+	}
+}
