@@ -9,9 +9,11 @@ package dashboards
 import (
 	"encoding/json"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -22,6 +24,7 @@ import (
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 
+	"github.com/infscale/infscale/pkg/activator"
 	"github.com/infscale/infscale/pkg/serve"
 )
 
@@ -54,6 +57,7 @@ func infscaleMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	reg := &capture{}
 	serve.NewMetrics(reg, "test")
+	serve.NewTuning(reg)
 	ch := make(chan *prometheus.Desc, 64)
 	go func() {
 		for _, c := range reg.collectors {
@@ -72,6 +76,21 @@ func infscaleMetrics(t *testing.T) map[string]bool {
 		for _, s := range []string{"_bucket", "_count", "_sum"} {
 			out[m[1]+s] = true
 		}
+	}
+	// The activator's own registry (its page, scraped by a ServiceMonitor).
+	act, err := activator.New(activator.Config{Upstream: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}})
+	if err != nil {
+		t.Fatalf("activator.New: %v", err)
+	}
+	mfs, err := act.Registry().Gather()
+	if err != nil {
+		t.Fatalf("activator registry: %v", err)
+	}
+	for _, mf := range mfs {
+		out[mf.GetName()] = true
+	}
+	if !out["infscale_activator_hold_timeouts_total"] {
+		t.Fatalf("pkg/activator does not register infscale_activator_hold_timeouts_total (registered: %v)", keys(out))
 	}
 	if !out["infscale_desired_replicas"] {
 		t.Fatalf("pkg/serve does not register infscale_desired_replicas (registered: %v)", keys(out))
@@ -343,7 +362,10 @@ func keys(m map[string]bool) []string {
 // decisionCopies are infscale's series that every serve replica exports
 // alike: each replica decides on the same signals (docs/ha.md), so two
 // replicas (the chart's replicas: 2 with leases) give two equal copies.
-var decisionCopies = []string{"infscale_decisions_total", "infscale_scale_changes_total", "infscale_scale_reversals_total"}
+// Each also reads the same sources, so a failed read is counted by each
+// (infscale_query_errors_total): "Query errors" and InfscaleQueryErrors
+// summed them, showing twice the failure rate.
+var decisionCopies = []string{"infscale_decisions_total", "infscale_scale_changes_total", "infscale_scale_reversals_total", "infscale_query_errors_total"}
 
 // TestDecisionCopiesNotSummed: an expression of the dashboards or rules
 // that aggregates a decision series takes the max of the copies, as the
@@ -396,5 +418,63 @@ func TestDecisionCopiesNotSummed(t *testing.T) {
 	}
 	if checked < 3 {
 		t.Errorf("%d aggregations of decision series checked, want the dashboard's and the alerts' (3 or more)", checked)
+	}
+}
+
+// targetOnly are the per-target series without a role label even for a
+// P/D target (the tuned candidate is decided per target).
+var targetOnly = map[string]bool{"infscale_candidate_desired_replicas": true, "infscale_tuned_policy_info": true}
+
+// TestPoolsKept: an expression of the dashboards or rules that aggregates
+// infscale's per-target series by target also keeps role, so a P/D target's
+// two pools (role="prefill", role="decode": docs/metrics.md) stay two
+// series. By target alone, max(prefill, decode) hid the smaller pool: its
+// desired 3 against current 2 under decode's 5 against 5 drew one line
+// and never alerted.
+func TestPoolsKept(t *testing.T) {
+	p := parser.NewParser(parser.Options{})
+	var exprs []string
+	for _, d := range loadDashboards(t) {
+		var walk func(ps []panel)
+		walk = func(ps []panel) {
+			for _, pn := range ps {
+				walk(pn.Panels)
+				for _, q := range pn.Targets {
+					exprs = append(exprs, q.Expr)
+				}
+			}
+		}
+		walk(d.Panels)
+	}
+	for _, rs := range ruleGroups(t) {
+		for _, r := range rs {
+			exprs = append(exprs, r.Expr)
+		}
+	}
+	checked := 0
+	for _, e := range exprs {
+		expr, err := p.ParseExpr(substitute(e, map[string]string{"slo": "2.5"}))
+		if err != nil {
+			t.Fatalf("%q: %v", e, err)
+		}
+		parser.Inspect(expr, func(n parser.Node, _ []parser.Node) error {
+			a, ok := n.(*parser.AggregateExpr)
+			if !ok || a.Without || !slices.Contains(a.Grouping, "target") {
+				return nil
+			}
+			for _, name := range selected(a.Expr) {
+				if !strings.HasPrefix(name, "infscale_") || strings.HasPrefix(name, "infscale_activator_") || targetOnly[name] {
+					continue
+				}
+				checked++
+				if !slices.Contains(a.Grouping, "role") {
+					t.Errorf("%q: %s by (%s) over %s folds a P/D target's pools; want by (..., role)", e, a.Op, strings.Join(a.Grouping, ", "), name)
+				}
+			}
+			return nil
+		})
+	}
+	if checked < 20 {
+		t.Errorf("%d aggregations by target checked, want the dashboard's and the rules' (20 or more)", checked)
 	}
 }

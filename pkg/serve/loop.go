@@ -486,7 +486,13 @@ func (l *Loop) Cycle(ctx context.Context) {
 	l.mu.Lock()
 	for i, t := range targets {
 		rd := &readings[i]
-		l.metrics.ObserveQuery(l.source.Name(), rd.Duration)
+		// A batched source (Prometheus: one evaluation of every target)
+		// carries the batch's time on its first reading and 0 on the
+		// others: one observation per batch, not a 0 per target, which
+		// pulled infscale_query_duration_seconds' quantiles to 0.
+		if rd.Duration > 0 {
+			l.metrics.ObserveQuery(l.source.Name(), rd.Duration)
+		}
 		for _, e := range rd.Errors {
 			if e.Reused {
 				continue // counted and logged at its read

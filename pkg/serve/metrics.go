@@ -67,7 +67,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		queryDuration: func() *prometheus.HistogramVec {
 			v := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 				Namespace: Namespace, Name: "query_duration_seconds",
-				Help:    "Time to read one target's signals (all its queries or scrapes), by source (prometheus, scrape).",
+				Help:    "Time of one read, by source: prometheus, one batched evaluation of every target per cycle; scrape, one target's scrapes.",
 				Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 			}, []string{"source"})
 			reg.MustRegister(v)

@@ -249,3 +249,56 @@ func TestStuckNeedsTime(t *testing.T) {
 		}
 	}
 }
+
+// TestPrometheusQueryDurationOncePerBatch: in Prometheus mode one
+// evaluation reads every target (docs/metrics.md), so a cycle of three
+// targets is one observation of infscale_query_duration_seconds with
+// source="prometheus", not three: the other two targets' readings carry no
+// time of their own, and observed as 0 they made the dashboard's p95 read
+// as 0 s (at 3 targets, 2 of every 3 observations were 0).
+func TestPrometheusQueryDurationOncePerBatch(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[%s,"2"]}]}}`, r.FormValue("time"))
+	}))
+	defer srv.Close()
+	const three = `
+prometheus: {url: %s, timeout: 1s}
+targets:
+- {name: a, selector: '{app="a"}', replicas: 'kube_deployment_spec_replicas{deployment="a"}', metrics: [{type: queue, target: 24}], max: 8}
+- {name: b, selector: '{app="b"}', replicas: 'kube_deployment_spec_replicas{deployment="b"}', metrics: [{type: queue, target: 24}], max: 8}
+- {name: c, selector: '{app="c"}', replicas: 'kube_deployment_spec_replicas{deployment="c"}', metrics: [{type: queue, target: 24}], max: 8}
+`
+	cfg, err := config.Parse([]byte(fmt.Sprintf(three, srv.URL)), "prom.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewPrometheusSource(cfg.Prometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg, "test")
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	l.Cycle(context.Background())
+	l.Cycle(context.Background())
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "infscale_query_duration_seconds" {
+			continue
+		}
+		h := mf.GetMetric()[0].GetHistogram()
+		// Two cycles, one batch each: 2 observations, each above 0.
+		if h.GetSampleCount() != 2 || h.GetSampleSum() <= 0 {
+			t.Fatalf("infscale_query_duration_seconds count %d sum %g, want 2 observations (one per cycle) summing above 0", h.GetSampleCount(), h.GetSampleSum())
+		}
+		return
+	}
+	t.Fatal("no infscale_query_duration_seconds")
+}
