@@ -374,24 +374,7 @@ var decisionCopies = []string{"infscale_decisions_total", "infscale_scale_change
 // by reason" summed them.
 func TestDecisionCopiesNotSummed(t *testing.T) {
 	p := parser.NewParser(parser.Options{})
-	var exprs []string
-	for _, d := range loadDashboards(t) {
-		var walk func(ps []panel)
-		walk = func(ps []panel) {
-			for _, pn := range ps {
-				walk(pn.Panels)
-				for _, q := range pn.Targets {
-					exprs = append(exprs, q.Expr)
-				}
-			}
-		}
-		walk(d.Panels)
-	}
-	for _, rs := range ruleGroups(t) {
-		for _, r := range rs {
-			exprs = append(exprs, r.Expr)
-		}
-	}
+	exprs := allExprs(t)
 	checked := 0
 	for _, e := range exprs {
 		expr, err := p.ParseExpr(substitute(e, map[string]string{"slo": "2.5"}))
@@ -433,24 +416,7 @@ var targetOnly = map[string]bool{"infscale_candidate_desired_replicas": true, "i
 // and never alerted.
 func TestPoolsKept(t *testing.T) {
 	p := parser.NewParser(parser.Options{})
-	var exprs []string
-	for _, d := range loadDashboards(t) {
-		var walk func(ps []panel)
-		walk = func(ps []panel) {
-			for _, pn := range ps {
-				walk(pn.Panels)
-				for _, q := range pn.Targets {
-					exprs = append(exprs, q.Expr)
-				}
-			}
-		}
-		walk(d.Panels)
-	}
-	for _, rs := range ruleGroups(t) {
-		for _, r := range rs {
-			exprs = append(exprs, r.Expr)
-		}
-	}
+	exprs := allExprs(t)
 	checked := 0
 	for _, e := range exprs {
 		expr, err := p.ParseExpr(substitute(e, map[string]string{"slo": "2.5"}))
@@ -477,4 +443,29 @@ func TestPoolsKept(t *testing.T) {
 	if checked < 20 {
 		t.Errorf("%d aggregations by target checked, want the dashboard's and the rules' (20 or more)", checked)
 	}
+}
+
+// allExprs are the expressions of every dashboard panel (nested panels
+// included) and every rule.
+func allExprs(t *testing.T) []string {
+	t.Helper()
+	var exprs []string
+	for _, d := range loadDashboards(t) {
+		var walk func(ps []panel)
+		walk = func(ps []panel) {
+			for _, pn := range ps {
+				walk(pn.Panels)
+				for _, q := range pn.Targets {
+					exprs = append(exprs, q.Expr)
+				}
+			}
+		}
+		walk(d.Panels)
+	}
+	for _, rs := range ruleGroups(t) {
+		for _, r := range rs {
+			exprs = append(exprs, r.Expr)
+		}
+	}
+	return exprs
 }
