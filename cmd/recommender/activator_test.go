@@ -105,7 +105,8 @@ func freePort(t *testing.T) string {
 // the activator stops accepting connections but keeps the held request;
 // the upstream comes up and the request is answered; then it exits 0.
 func TestActivatorDrain(t *testing.T) {
-	listen, upstream := freePort(t), freePort(t)
+	listen := freePort(t)
+	upstream, upstreamUp := downUpstream(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	code := make(chan int, 1)
@@ -156,7 +157,7 @@ func TestActivatorDrain(t *testing.T) {
 		c.Close()
 		t.Error("still accepting connections while draining")
 	}
-	defer modelsUpstream(t, upstream).Close()
+	defer upstreamUp().Close()
 	select {
 	case body := <-got:
 		if body != "models" || resp == nil || resp.StatusCode != 200 {
@@ -215,7 +216,8 @@ func TestActivatorHeldWithinMemoryLimit(t *testing.T) {
 // nothing meanwhile is answered, and its connection then carries a second
 // request.
 func TestActivatorIdleTimeout(t *testing.T) {
-	listen, upstream := freePort(t), freePort(t)
+	listen := freePort(t)
+	upstream, upstreamUp := downUpstream(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	code := make(chan int, 1)
 	var errb bytes.Buffer
@@ -288,7 +290,7 @@ func TestActivatorIdleTimeout(t *testing.T) {
 		t.Fatalf("held request answered %d %q (%v) before the upstream came up", a.code, a.body, a.err)
 	default:
 	}
-	defer modelsUpstream(t, upstream).Close()
+	defer upstreamUp().Close()
 	select {
 	case a := <-heldGot:
 		if a.err != nil || a.code != http.StatusOK || a.body != "models" {
@@ -303,17 +305,26 @@ func TestActivatorIdleTimeout(t *testing.T) {
 	}
 }
 
-// modelsUpstream starts, at addr, an upstream that answers "models" to
-// every request (the fleet coming up behind the activator).
-func modelsUpstream(t *testing.T, addr string) *http.Server {
+// downUpstream returns the address of an upstream that is down, and up,
+// which brings it up there answering "models" to every request (the fleet
+// coming up behind the activator).
+func downUpstream(t *testing.T) (addr string, up func() *http.Server) {
 	t.Helper()
-	ln, err := net.Listen("tcp", addr)
+	// The port stays bound while the upstream is down (its listener
+	// accepts nothing: the activator's probe gets no answer), so no other
+	// test run in parallel can take it meanwhile and answer the held
+	// request (a freed port was taken by another package's fake
+	// Prometheus).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "models") })}
-	go up.Serve(ln)
-	return up
+	t.Cleanup(func() { ln.Close() })
+	return ln.Addr().String(), func() *http.Server {
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "models") })}
+		go srv.Serve(ln)
+		return srv
+	}
 }
 
 // TestHeldBytesText: the startup line writes the budget as the flag takes

@@ -727,7 +727,18 @@ func check(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) {
 			vals.put(s, 0)
 		}
 	}
-	if _, ok := vals.get(Current); ok {
+	if cur, ok := vals.get(Current); ok {
+		// A workload its replicas query reads at 0 has no pod: its
+		// running and waiting are 0, not unknown (a scale-to-zero target
+		// idle at zero otherwise failed both reads every cycle).
+		if cur == 0 {
+			for _, s := range []Signal{Running, Waiting} {
+				if has.has(s) && ReasonOf(errs[s]) == ReasonEmpty {
+					delete(errs, s)
+					vals.put(s, 0)
+				}
+			}
+		}
 		return
 	}
 	pods := 0.0 // reporting and unready pods, rounded

@@ -421,3 +421,38 @@ func TestDemandAndLatencyBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroReplicasNoPods: a target whose replicas query reads 0 has no
+// pod, so its running and waiting (sums over no series) are 0, not failed
+// reads; with one replica and no series they stay empty (the pods are
+// there, their series are not), and with no replicas query too.
+func TestZeroReplicasNoPods(t *testing.T) {
+	for _, tc := range []struct {
+		replicas string // the replicas query's value; "" no replicas query
+		known    bool
+	}{{"0", true}, {"1", false}, {"", false}} {
+		c, _ := fakeProm(t, func(w http.ResponseWriter, r *http.Request) {
+			q := r.FormValue("query")
+			result := "[]"
+			if tc.replicas != "" && strings.Contains(q, "kube_deployment_spec_replicas") {
+				result = `[{"metric":{},"value":[1737152900,"` + tc.replicas + `"]}]`
+			}
+			fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":`+result+`}}`)
+		})
+		tg := Target{Name: "chat", Server: modelserver.VLLM}
+		if tc.replicas != "" {
+			tg.Replicas = `kube_deployment_spec_replicas{deployment="chat"}`
+		}
+		tg.Selector, _ = ParseSelector(`{namespace="llm"}`)
+		res, _ := (&Evaluator{API: c}).Evaluate(context.Background(), []Target{tg}, time.Unix(1737152900, 0))
+		r := res[0]
+		for _, s := range []Signal{Running, Waiting} {
+			switch {
+			case tc.known && (r.Errors[s] != nil || r.Values[s] != 0):
+				t.Errorf("replicas %q: %s %v (%v), want 0 and no error", tc.replicas, s, r.Values[s], r.Errors[s])
+			case !tc.known && (ReasonOf(r.Errors[s]) != ReasonEmpty || !math.IsNaN(r.Values[s])):
+				t.Errorf("replicas %q: %s %v (%v), want unknown, empty", tc.replicas, s, r.Values[s], r.Errors[s])
+			}
+		}
+	}
+}
