@@ -373,32 +373,19 @@ var decisionCopies = []string{"infscale_decisions_total", "infscale_scale_change
 // decisions in a window are 4 decisions, which a sum reads as 8. "Decisions
 // by reason" summed them.
 func TestDecisionCopiesNotSummed(t *testing.T) {
-	p := parser.NewParser(parser.Options{})
-	exprs := allExprs(t)
 	checked := 0
-	for _, e := range exprs {
-		expr, err := p.ParseExpr(substitute(e, map[string]string{"slo": "2.5"}))
-		if err != nil {
-			t.Fatalf("%q: %v", e, err)
-		}
-		parser.Inspect(expr, func(n parser.Node, _ []parser.Node) error {
-			a, ok := n.(*parser.AggregateExpr)
-			if !ok {
-				return nil
-			}
-			for _, name := range selected(a.Expr) {
-				for _, c := range decisionCopies {
-					if name == c {
-						checked++
-						if a.Op != parser.MAX {
-							t.Errorf("%q: %s over %s adds the copies of each serve replica; want max", e, a.Op, name)
-						}
+	eachAggregate(t, func(e string, a *parser.AggregateExpr) {
+		for _, name := range selected(a.Expr) {
+			for _, c := range decisionCopies {
+				if name == c {
+					checked++
+					if a.Op != parser.MAX {
+						t.Errorf("%q: %s over %s adds the copies of each serve replica; want max", e, a.Op, name)
 					}
 				}
 			}
-			return nil
-		})
-	}
+		}
+	})
 	if checked < 3 {
 		t.Errorf("%d aggregations of decision series checked, want the dashboard's and the alerts' (3 or more)", checked)
 	}
@@ -415,33 +402,43 @@ var targetOnly = map[string]bool{"infscale_candidate_desired_replicas": true, "i
 // desired 3 against current 2 under decode's 5 against 5 drew one line
 // and never alerted.
 func TestPoolsKept(t *testing.T) {
-	p := parser.NewParser(parser.Options{})
-	exprs := allExprs(t)
 	checked := 0
-	for _, e := range exprs {
+	eachAggregate(t, func(e string, a *parser.AggregateExpr) {
+		if a.Without || !slices.Contains(a.Grouping, "target") {
+			return
+		}
+		for _, name := range selected(a.Expr) {
+			if !strings.HasPrefix(name, "infscale_") || strings.HasPrefix(name, "infscale_activator_") || targetOnly[name] {
+				continue
+			}
+			checked++
+			if !slices.Contains(a.Grouping, "role") {
+				t.Errorf("%q: %s by (%s) over %s folds a P/D target's pools; want by (..., role)", e, a.Op, strings.Join(a.Grouping, ", "), name)
+			}
+		}
+	})
+	if checked < 20 {
+		t.Errorf("%d aggregations by target checked, want the dashboard's and the rules' (20 or more)", checked)
+	}
+}
+
+// eachAggregate calls f with each aggregation of every dashboard panel's
+// and rule's expression (allExprs, the $slo variable set), and the
+// expression it is in.
+func eachAggregate(t *testing.T, f func(expr string, a *parser.AggregateExpr)) {
+	t.Helper()
+	p := parser.NewParser(parser.Options{})
+	for _, e := range allExprs(t) {
 		expr, err := p.ParseExpr(substitute(e, map[string]string{"slo": "2.5"}))
 		if err != nil {
 			t.Fatalf("%q: %v", e, err)
 		}
 		parser.Inspect(expr, func(n parser.Node, _ []parser.Node) error {
-			a, ok := n.(*parser.AggregateExpr)
-			if !ok || a.Without || !slices.Contains(a.Grouping, "target") {
-				return nil
-			}
-			for _, name := range selected(a.Expr) {
-				if !strings.HasPrefix(name, "infscale_") || strings.HasPrefix(name, "infscale_activator_") || targetOnly[name] {
-					continue
-				}
-				checked++
-				if !slices.Contains(a.Grouping, "role") {
-					t.Errorf("%q: %s by (%s) over %s folds a P/D target's pools; want by (..., role)", e, a.Op, strings.Join(a.Grouping, ", "), name)
-				}
+			if a, ok := n.(*parser.AggregateExpr); ok {
+				f(e, a)
 			}
 			return nil
 		})
-	}
-	if checked < 20 {
-		t.Errorf("%d aggregations by target checked, want the dashboard's and the rules' (20 or more)", checked)
 	}
 }
 
