@@ -387,9 +387,32 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 			return 0, false
 		}
 	}
-	sendOpen := func(i int, j job) {
-		defer func() { <-slots }()
-		send(i, j)
+	// arrive is the open loop's arrival due at second at (of prompt and
+	// output tokens): it waits until then and for a slot, then sends it;
+	// false when the run ends there (interrupted, or its bounds reached:
+	// cutAt notes a due arrival left unsent).
+	arrive := func(at float64, prompt, output int) bool {
+		due := r.begin.Add(time.Duration(at * float64(time.Second)))
+		if !sleep(ctx, time.Until(due)) {
+			return false
+		}
+		late, ok := slot(due)
+		if !ok {
+			return false
+		}
+		i, ok := r.take(time.Now())
+		if !ok {
+			<-slots
+			r.cutAt(at)
+			return false
+		}
+		j := job{prompt: prompt, output: output, seed: r.rng.Uint64(), late: late} // the seed drawn here: rng is the loop's
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots }()
+			send(i, j)
+		}()
+		return true
 	}
 	switch {
 	case r.cfg.Concurrency > 0:
@@ -428,22 +451,9 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 			if !(at < r.cfg.Duration.Seconds()) {
 				break
 			}
-			due := r.begin.Add(time.Duration(at * float64(time.Second)))
-			if !sleep(ctx, time.Until(due)) {
+			if !arrive(at, r.cfg.PromptTokens, r.cfg.MaxTokens) {
 				break
 			}
-			late, ok := slot(due)
-			if !ok {
-				break
-			}
-			i, ok := r.take(time.Now())
-			if !ok {
-				<-slots
-				r.cutAt(at)
-				break
-			}
-			wg.Add(1)
-			go sendOpen(i, job{prompt: r.cfg.PromptTokens, output: r.cfg.MaxTokens, seed: r.rng.Uint64(), late: late})
 		}
 	default:
 		rd, err := r.cfg.Trace.Open()
@@ -465,22 +475,9 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 			if !(q.Arrival < r.cfg.Duration.Seconds()) {
 				break
 			}
-			due := r.begin.Add(time.Duration(q.Arrival * float64(time.Second)))
-			if !sleep(ctx, time.Until(due)) {
+			if !arrive(q.Arrival, int(q.Prompt), int(q.Output)) {
 				break
 			}
-			late, ok := slot(due)
-			if !ok {
-				break
-			}
-			i, ok := r.take(time.Now())
-			if !ok {
-				<-slots
-				r.cutAt(q.Arrival)
-				break
-			}
-			wg.Add(1)
-			go sendOpen(i, job{prompt: int(q.Prompt), output: int(q.Output), seed: r.rng.Uint64(), late: late})
 		}
 	}
 	wg.Wait()

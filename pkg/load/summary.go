@@ -104,10 +104,7 @@ func (g Goodput) Count(recs []Record, dur time.Duration) GoodputResult {
 		if r.Err != nil {
 			continue
 		}
-		tpot := 0.0
-		if r.OutputTokens > 1 {
-			tpot = (r.E2E - r.TTFT) / float64(r.OutputTokens-1)
-		}
+		tpot, _ := r.tpot() // 0 for one output token, as vllm bench serve counts it
 		if within(r.TTFT, g.TTFT) && within(tpot, g.TPOT) && within(r.E2E, g.E2E) {
 			res.Requests++
 		}
@@ -130,10 +127,7 @@ func SummarizeRun(cfg Config, p Point) Summary {
 		s.MaxConcurrency = cmp.Or(cfg.MaxConcurrency, DefaultMaxConcurrency)
 	}
 	if cfg.Rate > 0 {
-		s.Burstiness = Float(cfg.Burstiness)
-		if cfg.Burstiness == 0 {
-			s.Burstiness = 1
-		}
+		s.Burstiness = Float(cmp.Or(cfg.Burstiness, 1))
 	}
 	if cfg.Goodput != nil {
 		g := cfg.Goodput.Count(recs, dur)
@@ -167,8 +161,8 @@ func Summarize(recs []Record, dur time.Duration) Summary {
 		ttft = append(ttft, r.TTFT)
 		e2e = append(e2e, r.E2E)
 		itl = append(itl, r.ITL...)
-		if r.OutputTokens > 1 {
-			tpot = append(tpot, (r.E2E-r.TTFT)/float64(r.OutputTokens-1))
+		if v, ok := r.tpot(); ok {
+			tpot = append(tpot, v)
 		}
 	}
 	for _, l := range [][]float64{ttft, itl, tpot, e2e} {
@@ -261,4 +255,14 @@ func FindKnee(points []Summary, slo SLO) Knee {
 		}
 	}
 	return k
+}
+
+// tpot is r's time per output token after the first, (e2e - TTFT) /
+// (output tokens - 1), in seconds; 0 and false for one output token or
+// none (no interval).
+func (r Record) tpot() (float64, bool) {
+	if r.OutputTokens > 1 {
+		return (r.E2E - r.TTFT) / float64(r.OutputTokens-1), true
+	}
+	return 0, false
 }
