@@ -329,29 +329,8 @@ func pdCheaperFloor(rows, finalists []Row, w Row, inMinutes, budget float64, scr
 	}
 	top := int(math.Ceil(w.InSample.ReplicaMinutes/inMinutes)) - 1
 	fr := &floorRound[pdCandidate]{rows: rows, finalists: finalists, budget: budget, screen: screen, final: final}
-	var bases []Row
-	var near, cheap Row
-	for _, r := range rows {
-		if r.pair.minP > 0 || r.pair.minD > 0 || r.Screen.ReplicaMinutes >= w.Screen.ReplicaMinutes || r.screenWorst() <= budget {
-			continue
-		}
-		if len(bases) == 0 {
-			near, cheap, bases = r, r, []Row{r}
-			continue
-		}
-		if r.screenWorst() < near.screenWorst() {
-			near = r
-		}
-		if r.Screen.ReplicaMinutes < cheap.Screen.ReplicaMinutes {
-			cheap = r
-		}
-	}
-	if len(bases) > 0 {
-		bases = []Row{near}
-		if cheap.Policy != near.Policy {
-			bases = append(bases, cheap)
-		}
-	}
+	// One group: the grid's rows, without floors.
+	bases := floorBases(rows, w, budget, func(r Row) (string, bool) { return "", r.pair.minP == 0 && r.pair.minD == 0 })
 	for _, base := range bases {
 		lo := base.pair.floors()
 		if lo[0]+lo[1]+1 > top {

@@ -202,36 +202,11 @@ func cheaperFloor(rows, finalists []Row, w Row, inMinutes, budget float64, scree
 		return nil, nil, nil
 	}
 	top := int(math.Ceil(w.InSample.ReplicaMinutes/inMinutes)) - 1
-	// Per metric, in the order first met: the nearest to holding and the
-	// cheapest, one base when they are the same row.
-	var metrics []string
-	near, cheap := map[string]Row{}, map[string]Row{}
-	for _, r := range rows {
-		if _, ok := r.Candidate.Option("min"); !ok || r.Screen.ReplicaMinutes >= w.Screen.ReplicaMinutes || r.screenWorst() <= budget {
-			continue
-		}
-		m := r.Candidate.Metric
-		n, ok := near[m]
-		if !ok {
-			metrics = append(metrics, m)
-			near[m], cheap[m] = r, r
-			continue
-		}
-		if r.screenWorst() < n.screenWorst() {
-			near[m] = r
-		}
-		if r.Screen.ReplicaMinutes < cheap[m].Screen.ReplicaMinutes {
-			cheap[m] = r
-		}
-	}
+	bases := floorBases(rows, w, budget, func(r Row) (string, bool) {
+		_, ok := r.Candidate.Option("min")
+		return r.Candidate.Metric, ok
+	})
 	fr := &floorRound[Candidate]{rows: rows, finalists: finalists, budget: budget, screen: screen, final: final}
-	var bases []Row
-	for _, m := range metrics {
-		bases = append(bases, near[m])
-		if cheap[m].Policy != near[m].Policy {
-			bases = append(bases, cheap[m])
-		}
-	}
 	for _, base := range bases {
 		m, _ := base.Candidate.Option("min")
 		lo := int(m)
@@ -251,6 +226,42 @@ func cheaperFloor(rows, finalists []Row, w Row, inMinutes, budget float64, scree
 		}
 	}
 	return fr.screened, fr.finals, nil
+}
+
+// floorBases are a cheaper-floor round's bases among rows: per group
+// (group's key, in the order first met; rows it says no to are not
+// bases), of the rows cheaper than w on the screen that miss budget there
+// (its stressed copies included), the nearest to holding (lowest worst
+// miss %) and the cheapest, one base when they are the same row.
+func floorBases(rows []Row, w Row, budget float64, group func(Row) (string, bool)) []Row {
+	var keys []string
+	near, cheap := map[string]Row{}, map[string]Row{}
+	for _, r := range rows {
+		k, ok := group(r)
+		if !ok || r.Screen.ReplicaMinutes >= w.Screen.ReplicaMinutes || r.screenWorst() <= budget {
+			continue
+		}
+		n, seen := near[k]
+		if !seen {
+			keys = append(keys, k)
+			near[k], cheap[k] = r, r
+			continue
+		}
+		if r.screenWorst() < n.screenWorst() {
+			near[k] = r
+		}
+		if r.Screen.ReplicaMinutes < cheap[k].Screen.ReplicaMinutes {
+			cheap[k] = r
+		}
+	}
+	var bases []Row
+	for _, k := range keys {
+		bases = append(bases, near[k])
+		if cheap[k].Policy != near[k].Policy {
+			bases = append(bases, cheap[k])
+		}
+	}
+	return bases
 }
 
 // floorRound is a cheaper-floor round's probes of candidates C: each
