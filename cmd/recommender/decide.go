@@ -568,13 +568,8 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 			// (it was read as one replica, current 1). Read as another
 			// server's (--server vllm), its error said to give --server epp
 			// or auto, both refused here.
-			var pe *scrape.PageError
-			var ose *scrape.OtherServerError
-			switch {
-			case p != nil && p.Server == modelserver.EPP:
-				pages[i], errs[i] = nil, decideEPPPageError(p.Source)
-			case errors.As(errs[i], &pe) && errors.As(pe.Err, &ose) && ose.Page == modelserver.EPP:
-				errs[i] = decideEPPPageError(pe.Source)
+			if src, ok := scrape.EPPRefused(p, errs[i]); ok {
+				pages[i], errs[i] = nil, decideEPPPageError(src)
 			}
 		}
 		var bad, unread []error

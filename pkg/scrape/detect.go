@@ -1,6 +1,7 @@
 package scrape
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -111,4 +112,21 @@ type OtherServerError struct {
 func (e *OtherServerError) Error() string {
 	return fmt.Sprintf("the page is %s's, not %s's: none of %s's families (%s) is on it; give the server as %s (server: in the config, --server on the command line), or auto to detect it",
 		e.Page, e.Want, e.Want, strings.Join(e.Want.Families().Queue(), ", "), e.Page)
+}
+
+// EPPRefused reports the source of an llm-d Endpoint Picker's page among
+// a read's outcomes: read with server auto as one (p.Server EPP), or
+// refused as another server's (an OtherServerError whose page is the
+// EPP's). Readers that count each page as one replica refuse such a page:
+// it describes its whole InferencePool.
+func EPPRefused(p *Page, err error) (source string, ok bool) {
+	if p != nil && p.Server == modelserver.EPP {
+		return p.Source, true
+	}
+	var pe *PageError
+	var ose *OtherServerError
+	if errors.As(err, &pe) && errors.As(pe.Err, &ose) && ose.Page == modelserver.EPP {
+		return pe.Source, true
+	}
+	return "", false
 }

@@ -454,12 +454,10 @@ func isTimeout(err error) bool {
 // list, from server: epp (refused on a pair: the EPP's page is the whole
 // InferencePool, both roles) to the role's own model-server pods.
 func pairEPPHint(t *config.Target, err error) error {
-	var pe *scrape.PageError
-	var ose *scrape.OtherServerError
-	if t.Role == 0 || !errors.As(err, &pe) || !errors.As(pe.Err, &ose) || ose.Page != modelserver.EPP {
-		return err
+	if src, ok := scrape.EPPRefused(nil, err); ok && t.Role != 0 {
+		return eppPageError(t, src)
 	}
-	return eppPageError(t, pe.Source)
+	return err
 }
 
 // eppPageError is the read error of an llm-d EPP's page at source in the
