@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -648,7 +649,7 @@ func (c *BacktestCmd) Run(e *env) error {
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
 	if err != nil {
-		return res.reconstructError("backtest", err, st.Queried)
+		return res.reconstructError(e.ctx, "backtest", err, st.Queried)
 	}
 	cfg := backtest.Config{Policies: pols, Seed: c.Seed, GPUs: float64(model.Config().TP), Replay: replay.Config{
 		Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds(),
@@ -740,7 +741,7 @@ func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtes
 // (queried[0], the success counter's, with the selector: what to paste
 // into Prometheus), the range and the flags that choose them, since a
 // selector matching nothing is the usual cause.
-func (res resolved) reconstructError(cmd string, err error, queried []string) error {
+func (res resolved) reconstructError(ctx context.Context, cmd string, err error, queried []string) error {
 	if errors.Is(err, backtest.ErrNoTraffic) {
 		what := res.target.Server.Families().Requests[0]
 		if len(queried) > 0 {
@@ -749,6 +750,9 @@ func (res resolved) reconstructError(cmd string, err error, queried []string) er
 		check := "check --selector and --server"
 		if res.policy != nil { // --config: the target's keys chose them
 			check = "check the target's selector: and server: in the config, and --start/--end"
+		}
+		if why := backtest.DiagnoseNoTraffic(ctx, res.api, res.target, res.grid); why != "" {
+			check = why + "; " + check
 		}
 		return fmt.Errorf("%s: %w: %s over %s..%s (%s)", cmd, err,
 			what, res.grid.Start.Format(time.RFC3339), res.grid.End().Format(time.RFC3339), check)

@@ -115,8 +115,9 @@ func TestAccuracyFilesSwapped(t *testing.T) {
 // selector matching no series leaves backtest, profile and tune with no
 // traffic; each says which counter's query (the selector in it, what to
 // paste into Prometheus; it said the bare family name before) over which
-// range and which flags to check, as backtest did alone. Exit 1: the
-// query ran, the data is absent. An EPP's counter is asked under its
+// range and which flags to check, as backtest did alone, and why: the
+// selector's labels match no series at all (Prometheus's own list of the
+// names under it, empty). Exit 1: the query ran, the data is absent. An EPP's counter is asked under its
 // llm_d_epp_ name or its deprecated twin (docs/llm-d.md), both named.
 func TestHistorySelectorMatchesNothing(t *testing.T) {
 	if testing.Short() {
@@ -126,7 +127,7 @@ func TestHistorySelectorMatchesNothing(t *testing.T) {
 	for _, cmd := range []string{"backtest", "profile", "tune"} {
 		code, _, stderr := runIn(t, nil, cmd, "--prometheus-url", srv.URL, "--selector", `{namespace="nope"}`,
 			"--start", "2026-11-01T00:00:00Z", "--end", "2026-11-02T00:00:00Z")
-		want := "infscale: " + cmd + ": no request completed in the range: the success counter has no samples: vllm:request_success_total{namespace=\"nope\"} over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (check --selector and --server)"
+		want := "infscale: " + cmd + ": no request completed in the range: the success counter has no samples: vllm:request_success_total{namespace=\"nope\"} over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (no series in Prometheus match the selector {namespace=\"nope\"} in the range: its labels match nothing (compare them with count by (job, namespace, pod) (up)); check --selector and --server)"
 		if code != exitRuntime || !strings.Contains(stderr, want) {
 			t.Errorf("%s: exit %d, stderr:\n%s\nwant 1 and %q", cmd, code, stderr, want)
 		}
@@ -144,7 +145,7 @@ func TestHistorySelectorMatchesNothing(t *testing.T) {
 	}
 	for _, cmd := range []string{"backtest", "tune"} {
 		code, _, stderr := runIn(t, nil, cmd, "--config", cfg, "--target", "chat", "--start", "2026-11-01T00:00:00Z", "--end", "2026-11-02T00:00:00Z")
-		want := "over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (check the target's selector: and server: in the config, and --start/--end)"
+		want := "over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (no series in Prometheus match the selector {namespace=\"nope\"} in the range: its labels match nothing (compare them with count by (job, namespace, pod) (up)); check the target's selector: and server: in the config, and --start/--end)"
 		if code != exitRuntime || !strings.Contains(stderr, want) {
 			t.Errorf("%s --config: exit %d, stderr:\n%s\nwant 1 and %q", cmd, code, stderr, want)
 		}

@@ -89,7 +89,7 @@ func (c *ProfileCmd) Run(e *env) error {
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
 	if err != nil {
-		return res.reconstructError("profile", err, st.Queried)
+		return res.reconstructError(e.ctx, "profile", err, st.Queried)
 	}
 	p, err := seasonal.Build(res.grid.Start, res.grid.Step, w.Arrivals, w.Known(), loc)
 	if err != nil {

@@ -206,7 +206,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
 	if err != nil {
-		return trace.Source{}, tune.Serve{}, res.reconstructError("tune", err, st.Queried)
+		return trace.Source{}, tune.Serve{}, res.reconstructError(e.ctx, "tune", err, st.Queried)
 	}
 	return w.Source(historyName(w), c.Seed), res.serve, nil
 }

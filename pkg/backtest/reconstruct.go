@@ -1,10 +1,13 @@
 package backtest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/infscale/infscale/pkg/promql"
 )
 
 // Options tune Reconstruct. The zero value is usable.
@@ -266,4 +269,22 @@ func sliceOr(vs []float64, i0, i1 int) []float64 {
 		return vs
 	}
 	return vs[i0 : i1+1]
+}
+
+// DiagnoseNoTraffic says why t's history over g has no traffic
+// (promql.Diagnose: the selector matches nothing, another server's
+// series, renamed ones), asking api for the names t.Selector matches over
+// g when api is a promql.Namer; "" when it cannot tell (no Namer, no
+// selector, the names query failed) or the selector holds the server's
+// series.
+func DiagnoseNoTraffic(ctx context.Context, api promql.API, t Target, g Grid) string {
+	n, ok := api.(promql.Namer)
+	if !ok || len(t.Selector) == 0 {
+		return ""
+	}
+	names, err := n.Names(ctx, t.Selector, g.Start, g.End())
+	if err != nil {
+		return ""
+	}
+	return promql.Diagnose(names, t.Server, t.Selector, "in the range")
 }

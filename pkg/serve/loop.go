@@ -500,6 +500,9 @@ func (l *Loop) Cycle(ctx context.Context) {
 			l.metrics.QueryError(t.key, e.Reason)
 			l.limiter.log(l.log, now, t.key, e)
 		}
+		if rd.Diagnosis != "" {
+			l.log.Warn("the target's reads found none of its server's series", "target", t.key, "why", rd.Diagnosis)
+		}
 		if len(rd.Warnings) > 0 {
 			if suppressed, ok := l.limiter.allow(now, t.key+"\x00warnings"); ok {
 				l.log.Warn("prometheus answered with warnings; its values were read", "target", t.key, "warnings", rd.Warnings, "suppressed_since_last", suppressed)

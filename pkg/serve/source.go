@@ -55,6 +55,10 @@ type Reading struct {
 	// for targets with pod_deletion_cost in embedded mode: by scrape URL
 	// from ScrapeSource, by pod name from KubeSource. Nil otherwise.
 	Outstanding map[string]float64
+	// Diagnosis says why the target's selector finds none of its server's
+	// series (promql.Diagnose), when a read came back empty and the
+	// source could tell; "" otherwise. Each is given once.
+	Diagnosis string
 }
 
 // ReadError is one signal that could not be read.

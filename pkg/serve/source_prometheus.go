@@ -38,6 +38,70 @@ type PrometheusSource struct {
 	planFor   []promql.Target
 	planOpts  promql.Options
 	planBatch int
+
+	diag diagnoses
+}
+
+// diagnoseEvery is how often a target whose reads come back empty has its
+// selector diagnosed (one label values request, off the cycle).
+const diagnoseEvery = 10 * time.Minute
+
+// diagnoses are the selector diagnoses under way or done, by target key.
+type diagnoses struct {
+	mu    sync.Mutex
+	asked map[string]time.Time // when each target's was last asked for
+	ready map[string]string    // done, not yet given to a Reading
+	wg    sync.WaitGroup
+}
+
+// diagnose gives the diagnosis ready for t, and when r has an empty read
+// of a signal of t's selector (not a replicas query read at 0: a target at
+// zero replicas has no series) starts one off the cycle, at most once per
+// diagnoseEvery: its names over the 5 minutes before now (Prometheus's
+// lookback) with promql.Diagnose. Nothing when the client lists no names.
+func (s *PrometheusSource) diagnose(t *config.Target, r *Reading, now time.Time) {
+	n, ok := s.Evaluator.API.(promql.Namer)
+	if !ok || t.Selector == "" {
+		return
+	}
+	d := &s.diag
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	key := t.Key()
+	if why, ok := d.ready[key]; ok {
+		r.Diagnosis = why
+		delete(d.ready, key)
+	}
+	empty := false
+	for _, e := range r.Errors {
+		empty = empty || (e.Signal != promql.Current.String() && e.Reason == promql.ReasonEmpty.String())
+	}
+	if !empty || (r.CurrentKnown && r.Obs.Current == 0) || now.Sub(d.asked[key]) < diagnoseEvery {
+		return
+	}
+	sel, err := promql.ParseSelector(t.Selector)
+	if err != nil || len(sel) == 0 {
+		return
+	}
+	if d.asked == nil {
+		d.asked, d.ready = map[string]time.Time{}, map[string]string{}
+	}
+	d.asked[key] = now
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		names, err := n.Names(ctx, sel, now.Add(-5*time.Minute), now)
+		if err != nil {
+			return
+		}
+		if why := promql.Diagnose(names, t.Server, sel, "in the last 5 minutes"); why != "" {
+			d.mu.Lock()
+			d.ready[key] = why
+			d.mu.Unlock()
+		}
+	}()
 }
 
 // NewPrometheusSource builds the client from the config's prometheus block
@@ -115,6 +179,7 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 				r.Errors = append(r.Errors, ReadError{Signal: sig.String(), Reason: promql.ReasonOf(err).String(), Err: err, Reused: again})
 			}
 		}
+		s.diagnose(targets[i], &r, now)
 		out[i] = r
 	}
 	if len(out) > 0 {

@@ -131,8 +131,12 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	if errors.Is(err, backtest.ErrNoTraffic) {
 		// Where it looked and what chose it, as backtest says it: a
 		// selector matching nothing is the usual cause.
-		return TargetResult{}, fmt.Errorf("target %s: history: %w: %s%s over %s..%s (check the target's selector: and server:)", t.Name, err,
-			t.Server.Families().Requests[0], t.Selector, g.Start.Format(time.RFC3339), g.End().Format(time.RFC3339))
+		check := "check the target's selector: and server:"
+		if why := backtest.DiagnoseNoTraffic(ctx, api, backtest.Target{Server: t.Server, Selector: sel}, g); why != "" {
+			check = why + "; " + check
+		}
+		return TargetResult{}, fmt.Errorf("target %s: history: %w: %s%s over %s..%s (%s)", t.Name, err,
+			t.Server.Families().Requests[0], t.Selector, g.Start.Format(time.RFC3339), g.End().Format(time.RFC3339), check)
 	}
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: history: %w", t.Name, err)

@@ -1,0 +1,147 @@
+package promql
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/infscale/infscale/pkg/modelserver"
+)
+
+// Namer lists the metric names of the series a selector matches.
+// *Client is one.
+type Namer interface {
+	// Names returns the distinct __name__ values of the series matching
+	// sel (label matchers, at least one) with samples in [start, end].
+	Names(ctx context.Context, sel []*labels.Matcher, start, end time.Time) ([]string, error)
+}
+
+// Names implements Namer with Prometheus's label values endpoint
+// (/api/v1/label/__name__/values?match[]=...), an index lookup that
+// evaluates no query. Errors: *QueryError as for a query; a selector with
+// no matcher (Prometheus refuses to list every series).
+func (c *Client) Names(ctx context.Context, sel []*labels.Matcher, start, end time.Time) ([]string, error) {
+	if len(sel) == 0 {
+		return nil, fmt.Errorf("names: a selector with no label matcher")
+	}
+	match := SelectorText(sel)
+	ctx, cancel, _ := c.context(ctx)
+	defer cancel()
+	began := time.Now()
+	vals, _, _, err := c.api.LabelValues(ctx, labels.MetricName, []string{match}, start, end)
+	if err != nil {
+		return nil, c.queryError("label values of __name__ for "+match, err, began)
+	}
+	c.answered.Store(true)
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = string(v)
+	}
+	return out, nil
+}
+
+// SelectorText is sel as PromQL writes it: {namespace="llm",pod=~"chat-.*"}.
+func SelectorText(sel []*labels.Matcher) string {
+	parts := make([]string, len(sel))
+	for i, m := range sel {
+		parts[i] = m.String()
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// Diagnose says in one sentence why the queries of a target of server
+// whose selector is sel found no series, from names, the metric names of
+// the series sel matches (Namer.Names over the same time, which span
+// words: "in the range", "in the last 5 minutes"): nothing
+// matches the labels; the series are another model server's; they are the
+// server's metrics renamed with '_' for ':' (an OpenTelemetry or
+// remote-write path: infscale reads the names the server exports); or none
+// of them is the server's. It returns "" when some name is one of the
+// server's families: the selector is right, and what is missing is a
+// family the server's version does not export. server Unknown (auto)
+// accepts any known server's families.
+func Diagnose(names []string, server modelserver.Server, sel []*labels.Matcher, span string) string {
+	text := SelectorText(sel)
+	if len(names) == 0 {
+		return "no series in Prometheus match the selector " + text + " " + span + ": its labels match nothing (compare them with count by (job, namespace, pod) (up))"
+	}
+	servers := []modelserver.Server{server}
+	if server == modelserver.Unknown {
+		servers = modelserver.Servers()
+	}
+	for _, s := range servers {
+		if ofServer(names, s) != "" {
+			return ""
+		}
+	}
+	want := "a known model server's"
+	example := modelserver.VLLM.Families().Running[0]
+	if server != modelserver.Unknown {
+		want = server.String() + "'s"
+		if q := server.Families().Queue(); len(q) > 0 {
+			example = q[0]
+		}
+		for _, o := range modelserver.Servers() {
+			if n := ofServer(names, o); o != server && n != "" {
+				return fmt.Sprintf("the series the selector %s matches are %s's (%s), not %s: is the server %s?", text, o, n, want, o)
+			}
+		}
+	}
+	for _, s := range servers {
+		for _, f := range s.Families().All() {
+			u := strings.ReplaceAll(f, ":", "_")
+			if u == f {
+				continue
+			}
+			for _, n := range names {
+				if familyOf(n, u) {
+					return fmt.Sprintf("the selector %s matches %s, %s's %s with '_' for ':': a collector or remote-write path renamed it; infscale reads the names the server exports (export them unchanged)", text, n, s, f)
+				}
+			}
+		}
+	}
+	shown := slices.Clone(names)
+	slices.Sort(shown)
+	more := ""
+	if len(shown) > 5 {
+		more = fmt.Sprintf(" and %d more", len(shown)-5)
+		shown = shown[:5]
+	}
+	count := fmt.Sprintf("%d metric names", len(names))
+	if len(names) == 1 {
+		count = "1 metric name"
+	}
+	return fmt.Sprintf("the selector %s matches %s (%s%s), none of them %s (such as %s): does it select the model server's pods?", text, count, strings.Join(shown, ", "), more, want, example)
+}
+
+// ofServer is the first of names that is one of s's families (a
+// histogram's _bucket, _sum and _count series included) or in its
+// namespace (Families.Prefixes); "" when none is.
+func ofServer(names []string, s modelserver.Server) string {
+	f := s.Families()
+	for _, n := range names {
+		for _, fam := range f.All() {
+			if familyOf(n, fam) {
+				return n
+			}
+		}
+		for _, p := range f.Prefixes {
+			if strings.HasPrefix(n, p) {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
+// familyOf reports whether the series name n belongs to the family fam:
+// the name itself, or a histogram's or summary's _bucket, _sum, _count, or
+// a counter's _created.
+func familyOf(n, fam string) bool {
+	rest, ok := strings.CutPrefix(n, fam)
+	return ok && (rest == "" || rest == "_bucket" || rest == "_sum" || rest == "_count" || rest == "_created")
+}

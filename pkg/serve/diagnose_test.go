@@ -1,0 +1,85 @@
+package serve
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/internal/promtest"
+	"github.com/infscale/infscale/pkg/config"
+)
+
+// TestSelectorDiagnosis: on a real Prometheus, a vllm target whose
+// selector holds an SGLang server's series, and one whose selector matches
+// nothing, read empty; the source asks Prometheus for the names under each
+// selector off the cycle, and the next reading of each says why (another
+// server's series; labels that match nothing), once. A target whose
+// selector holds its server's series says nothing. The names are asked
+// again only after diagnoseEvery (10 minutes).
+func TestSelectorDiagnosis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Prometheus")
+	}
+	page := func(body string) *httptest.Server {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, body) }))
+		t.Cleanup(s.Close)
+		return s
+	}
+	sg := page("# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs{model_name=\"m\"} 3\n")
+	vl := page("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} 3\n")
+	prom := promtest.Start(t, promtest.Options{ScrapeInterval: time.Second, Targets: []promtest.Target{
+		{URL: sg.URL + "/metrics", Labels: map[string]string{"namespace": "llm", "pod": "sg-0"}},
+		{URL: vl.URL + "/metrics", Labels: map[string]string{"namespace": "llm", "pod": "vl-0"}},
+	}})
+	prom.WaitFor(t, `count(sglang:num_running_reqs) + count(vllm:num_requests_running)`, 60*time.Second, func(v model.Vector) bool { return len(v) == 1 })
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+prometheus: {url: %s}
+targets:
+- {name: sg, server: vllm, selector: '{namespace="llm", pod="sg-0"}', metrics: [{type: queue, target: 4}], max: 8}
+- {name: none, server: vllm, selector: '{namespace="llm", pod="nope"}', metrics: [{type: queue, target: 4}], max: 8}
+- {name: vl, server: vllm, selector: '{namespace="llm", pod="vl-0"}', metrics: [{type: kv, target: 0.8}], max: 8}
+`, prom.URL)), "diagnose.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewPrometheusSource(cfg.Prometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := []*config.Target{&cfg.Targets[0], &cfg.Targets[1], &cfg.Targets[2]}
+	read := func(at time.Time) []string {
+		rd := src.Read(t.Context(), targets, at)
+		src.diag.wg.Wait()
+		return []string{rd[0].Diagnosis, rd[1].Diagnosis, rd[2].Diagnosis}
+	}
+	now := time.Now()
+	if got := read(now); got[0]+got[1]+got[2] != "" {
+		t.Fatalf("first reading: %q, want none yet (asked off the cycle)", got)
+	}
+	got := read(now.Add(15 * time.Second))
+	wants := []string{
+		`the series the selector {namespace="llm",pod="sg-0"} matches are sglang's (sglang:num_running_reqs), not vllm's: is the server sglang?`,
+		`no series in Prometheus match the selector {namespace="llm",pod="nope"} in the last 5 minutes: its labels match nothing`,
+		"", // vl's kv gauge is absent, but its selector holds vLLM's series
+	}
+	for i, w := range wants {
+		if (w == "") != (got[i] == "") || !strings.HasPrefix(got[i], w) {
+			t.Errorf("%s: %q, want %q", targets[i].Name, got[i], w)
+		}
+	}
+	if got := read(now.Add(30 * time.Second)); got[0]+got[1]+got[2] != "" {
+		t.Errorf("third reading: %q, want none (each said once, not asked again within 10 minutes)", got)
+	}
+	for k, at := range src.diag.asked { // as if asked 10 minutes earlier
+		src.diag.asked[k] = at.Add(-diagnoseEvery)
+	}
+	read(now.Add(45 * time.Second))
+	if got := read(now.Add(60 * time.Second)); got[0] == "" || got[1] == "" || got[2] != "" {
+		t.Errorf("after 10 minutes: %q, want sg and none said again", got)
+	}
+}
