@@ -120,8 +120,14 @@ func (res resolved) fetchPair(e *env, cmd string, maxGap time.Duration, progress
 						backtest.ErrNoTraffic, success[0], success[1], over, check)
 				}
 			}
-			return w, st, fmt.Errorf("%s: %s, %s pool: %w: %s over %s (check %s)", cmd, res.pair.of, pe.Role,
-				pe.Err, success[i], over, res.pair.check[i])
+			check := res.pair.check[i]
+			if why := backtest.DiagnoseNoTraffic(e.ctx, res.api, res.pair.roles[i], res.grid); why != "" {
+				check = why + "; check " + check
+			} else {
+				check = "check " + check
+			}
+			return w, st, fmt.Errorf("%s: %s, %s pool: %w: %s over %s (%s)", cmd, res.pair.of, pe.Role,
+				pe.Err, success[i], over, check)
 		}
 		return w, st, fmt.Errorf("%s: %s, %w", cmd, res.pair.of, err)
 	}

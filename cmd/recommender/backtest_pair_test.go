@@ -313,7 +313,8 @@ func TestBacktestPairHistory(t *testing.T) {
 	}
 	t.Logf("\n%s", out.String())
 
-	// A pool whose selector matches nothing: the role and its query named.
+	// A pool whose selector matches nothing: the role and its query named,
+	// and why (no series under its labels at all).
 	bad := pairConfig(t, url, `{namespace="llm",pod=~"nope-.*"}`)
 	for _, cmd := range []string{"backtest", "tune"} {
 		errb.Reset()
@@ -322,7 +323,8 @@ func TestBacktestPairHistory(t *testing.T) {
 			args = append([]string{cmd, "--config", bad, "--target", "chat", "-q"}, rng...)
 		}
 		code := run(context.Background(), args, nil, &out, &errb)
-		for _, s := range []string{"target chat, decode pool: no request completed in the range", `vllm:request_success_total{namespace="llm",pod=~"nope-.*"}`, "roles.decode.selector"} {
+		for _, s := range []string{"target chat, decode pool: no request completed in the range", `vllm:request_success_total{namespace="llm",pod=~"nope-.*"}`, "roles.decode.selector",
+			`no series in Prometheus match the selector {namespace="llm",pod=~"nope-.*"} in the range: its labels match nothing`} {
 			if code != exitRuntime || !strings.Contains(errb.String(), s) {
 				t.Errorf("%s: exit %d, stderr %q; want exit %d naming %q", cmd, code, errb.String(), exitRuntime, s)
 			}
