@@ -21,15 +21,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-// freeAddr returns a loopback address nothing listens on yet.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+// down is downAddr's address alone: an upstream that stays down.
+func down(t *testing.T) string {
+	addr, _ := downAddr(t)
 	return addr
 }
 
@@ -70,7 +64,7 @@ func fifoUpstream() http.Handler {
 // at once (none waits for another's write: TestSlowUploadsDoNotBlockRelease),
 // each sent upstream once, and each client gets its own answer.
 func TestReleaseAll(t *testing.T) {
-	addr := freeAddr(t)
+	addr, release := downAddr(t)
 	sent := &orderTransport{rt: http.DefaultTransport}
 	a, url0 := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: addr}, ProbeInterval: 100 * time.Millisecond, Transport: sent})
 	type answer struct {
@@ -103,6 +97,7 @@ func TestReleaseAll(t *testing.T) {
 		t.Fatalf("held gauge %v (Held %d) while the upstream is down, want 5", got, a.Held())
 	}
 	time.Sleep(3 * time.Second)
+	release()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +155,7 @@ func (o *orderTransport) sent() []string {
 // TestHoldTimeout: --hold-timeout 2s and an upstream that never comes up:
 // five 503s with Retry-After, all within 2.5 s.
 func TestHoldTimeout(t *testing.T) {
-	a, url0 := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, HoldTimeout: 2 * time.Second, ProbeInterval: 100 * time.Millisecond})
+	a, url0 := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: down(t)}, HoldTimeout: 2 * time.Second, ProbeInterval: 100 * time.Millisecond})
 	begin := time.Now()
 	var wg sync.WaitGroup
 	codes := make([]int, 5)
@@ -196,7 +191,7 @@ func TestHoldTimeout(t *testing.T) {
 // TestQueueFull: with --max-held 2, a third request is refused at once
 // with 429; the two held ones are not disturbed.
 func TestQueueFull(t *testing.T) {
-	a, url0 := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, MaxHeld: 2, HoldTimeout: time.Second})
+	a, url0 := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: down(t)}, MaxHeld: 2, HoldTimeout: time.Second})
 	for range 2 {
 		go func() {
 			if resp, err := http.Get(url0); err == nil {

@@ -27,7 +27,7 @@ import (
 // bodies peaked at 440 MB).
 func TestByteBudget(t *testing.T) {
 	const mib = 1 << 20
-	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, MaxHeldBytes: 3 * mib, HoldTimeout: time.Minute, RetryAfter: 2 * time.Second})
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: down(t)}, MaxHeldBytes: 3 * mib, HoldTimeout: time.Minute, RetryAfter: 2 * time.Second})
 	ctxs := make([]context.CancelFunc, 3)
 	for i := range 3 {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -82,7 +82,7 @@ func TestByteBudget(t *testing.T) {
 // TestBodyTimeout: a held request whose body stalls is answered 408 after
 // --body-timeout and frees its slot (the hold timeout is a minute).
 func TestBodyTimeout(t *testing.T) {
-	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, BodyTimeout: 300 * time.Millisecond, HoldTimeout: time.Minute})
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: down(t)}, BodyTimeout: 300 * time.Millisecond, HoldTimeout: time.Minute})
 	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestWriteDeadline(t *testing.T) {
 // said it).
 func TestLengthBodyLargerThanBudget(t *testing.T) {
 	const mib = 1 << 20
-	_, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, MaxHeldBytes: mib, HoldTimeout: time.Minute})
+	_, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: down(t)}, MaxHeldBytes: mib, HoldTimeout: time.Minute})
 	req, _ := http.NewRequest(http.MethodPost, base+"/v1/completions", bytes.NewReader(make([]byte, mib+1)))
 	req.Header.Set("Expect", "100-continue") // the body is never sent
 	resp, err := http.DefaultClient.Do(req)
@@ -151,7 +151,7 @@ func TestLengthBodyLargerThanBudget(t *testing.T) {
 // Retry-After for the larger one.
 func TestChunkedBodyLargerThanBudget(t *testing.T) {
 	const mib = 1 << 20
-	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, MaxHeldBytes: mib, HoldTimeout: time.Minute, RetryAfter: 2 * time.Second})
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: down(t)}, MaxHeldBytes: mib, HoldTimeout: time.Minute, RetryAfter: 2 * time.Second})
 	req, _ := http.NewRequest(http.MethodPost, base+"/v1/completions", struct{ io.Reader }{bytes.NewReader(make([]byte, mib+1))})
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -225,7 +225,7 @@ func TestProxiedBodyStall(t *testing.T) {
 // (nothing unread) keeps the connection.
 func TestRefusalsSayClose(t *testing.T) {
 	const mib = 1 << 20
-	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, MaxHeld: 2, MaxHeldBytes: mib, HoldTimeout: time.Minute, BodyTimeout: 300 * time.Millisecond})
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: down(t)}, MaxHeld: 2, MaxHeldBytes: mib, HoldTimeout: time.Minute, BodyTimeout: 300 * time.Millisecond})
 	addr := strings.TrimPrefix(base, "http://")
 	send := func(req string) *http.Response {
 		t.Helper()

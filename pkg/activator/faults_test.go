@@ -233,7 +233,7 @@ func TestDepartedClientFreesSlot(t *testing.T) {
 		{"no body", "GET", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, HoldTimeout: time.Minute, ProbeInterval: 50 * time.Millisecond})
+			a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: down(t)}, HoldTimeout: time.Minute, ProbeInterval: 50 * time.Millisecond})
 			c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 			if err != nil {
 				t.Fatal(err)

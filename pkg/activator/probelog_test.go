@@ -168,7 +168,7 @@ func TestProbeLoop(t *testing.T) {
 // gets 503 at once and is not counted as held (before: held until the
 // front one's 2 s probe timeout, one phantom held request per probe).
 func TestForeignProbeNotHeld(t *testing.T) {
-	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: freeAddr(t)}, HoldTimeout: time.Minute, ProbeInterval: 50 * time.Millisecond})
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: down(t)}, HoldTimeout: time.Minute, ProbeInterval: 50 * time.Millisecond})
 	req, _ := http.NewRequest(http.MethodGet, base+"/health", nil)
 	req.Header.Set(ProbeHeader, "another-activator")
 	t0 := time.Now()
