@@ -134,10 +134,22 @@ func TestLoadFindsKnee(t *testing.T) {
 	}
 	defer f.Stop()
 	var seen []int
-	rep, err := Sweep(t.Context(), Config{URL: f.URL(), PromptTokens: 100, MaxTokens: 16, Requests: 24, Warmup: 8, RampUp: 1200 * time.Millisecond, Duration: time.Minute},
-		true, []float64{2, 4, 8, 16}, SLO{TTFTP95: 0.6, ITLP95: 0.25}, false, func(s Summary) { seen = append(seen, s.Concurrency) })
-	if err != nil {
-		t.Fatal(err)
+	sweep := func() Report {
+		seen = nil
+		rep, err := Sweep(t.Context(), Config{URL: f.URL(), PromptTokens: 100, MaxTokens: 16, Requests: 24, Warmup: 8, RampUp: 1200 * time.Millisecond, Duration: time.Minute},
+			true, []float64{2, 4, 8, 16}, SLO{TTFTP95: 0.6, ITLP95: 0.25}, false, func(s Summary) { seen = append(seen, s.Concurrency) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	rep := sweep()
+	if len(rep.Points) > 0 && float64(rep.Points[0].TTFTP95) > 0.6 {
+		// c=2 is 4.4x under the TTFT SLO on the model: beyond it, the
+		// machine starved the fleet's wall-time steps (seen at a load
+		// average of 5 on 2 cores). One sweep more, said.
+		t.Logf("c=2: TTFT p95 %.3f s, beyond the 0.6 s SLO the model puts it 4.4x under: the machine is starved; sweeping again", float64(rep.Points[0].TTFTP95))
+		rep = sweep()
 	}
 	if len(rep.Points) != 4 || rep.Knee == nil || !rep.Knee.Found || rep.Knee.Concurrency != 8 || rep.Knee.Metric != "queue" || rep.Knee.Target != 8 {
 		t.Fatalf("points %v, knee %+v; want 4 points and the knee at 8 (queue target 8)", seen, rep.Knee)

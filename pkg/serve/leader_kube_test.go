@@ -25,7 +25,10 @@ func TestOnlyTheLeaseHolderApplies(t *testing.T) {
 	sc.Set("llm", kubefake.Deployments, "chat", 3, "app=chat")
 	lease := func(id string) *kube.Elector {
 		e, err := kube.NewElector(fc, kube.LeaseConfig{Name: "infscale", Namespace: "llm", Identity: id,
-			LeaseDuration: 2 * time.Second, RenewDeadline: time.Second, RetryPeriod: 100 * time.Millisecond}, nil)
+			// Long enough that a starved machine (a cycle taking seconds)
+			// does not hand the Lease over mid-test; the handover below is
+			// a release (ReleaseOnCancel), taken at b's next 100 ms retry.
+			LeaseDuration: 20 * time.Second, RenewDeadline: 15 * time.Second, RetryPeriod: 100 * time.Millisecond}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
