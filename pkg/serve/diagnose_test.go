@@ -1,17 +1,21 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/infscale/infscale/internal/promtest"
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/promql"
 )
 
 // TestSelectorDiagnosis: on a real Prometheus, a vllm target whose
@@ -81,5 +85,63 @@ targets:
 	read(now.Add(45 * time.Second))
 	if got := read(now.Add(60 * time.Second)); got[0] == "" || got[1] == "" || got[2] != "" {
 		t.Errorf("after 10 minutes: %q, want sg and none said again", got)
+	}
+}
+
+// emptyNamer is a Prometheus with no series: every query answers an
+// empty vector, every names request an empty list, counted.
+type emptyNamer struct {
+	mu    sync.Mutex
+	names int
+}
+
+func (e *emptyNamer) Instant(context.Context, string, time.Time) (model.Vector, []string, error) {
+	return model.Vector{}, nil, nil
+}
+
+func (e *emptyNamer) Range(context.Context, string, time.Time, time.Time, time.Duration) (model.Matrix, []string, error) {
+	return model.Matrix{}, nil, nil
+}
+
+func (e *emptyNamer) Names(context.Context, []*labels.Matcher, time.Time, time.Time) ([]string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.names++
+	return nil, nil
+}
+
+// TestSelectorDiagnosisBounded: six targets whose selectors match nothing
+// are diagnosed diagnoseAtOnce (4) at a time: the first reading asks for
+// 4, the next gives those 4 and asks for the other 2, the third gives
+// those 2; nothing more is asked within diagnoseEvery.
+func TestSelectorDiagnosisBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("prometheus: {url: http://127.0.0.1:9}\ntargets:\n")
+	for i := range 6 {
+		fmt.Fprintf(&b, "- {name: t%d, server: vllm, selector: '{pod=\"t%d\"}', metrics: [{type: queue, target: 4}], max: 8}\n", i, i)
+	}
+	cfg, err := config.Parse([]byte(b.String()), "bounded.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := &emptyNamer{}
+	src := &PrometheusSource{Evaluator: &promql.Evaluator{API: api}}
+	var targets []*config.Target
+	for i := range cfg.Targets {
+		targets = append(targets, &cfg.Targets[i])
+	}
+	now := time.Now()
+	for k, want := range []struct{ said, asked int }{{0, 4}, {4, 6}, {2, 6}, {0, 6}} {
+		rd := src.Read(t.Context(), targets, now.Add(time.Duration(k)*15*time.Second))
+		src.diag.wg.Wait()
+		said := 0
+		for _, r := range rd {
+			if r.Diagnosis != "" {
+				said++
+			}
+		}
+		if said != want.said || api.names != want.asked {
+			t.Errorf("reading %d: %d said, %d asked in all; want %d and %d", k+1, said, api.names, want.said, want.asked)
+		}
 	}
 }

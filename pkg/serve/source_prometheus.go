@@ -43,15 +43,22 @@ type PrometheusSource struct {
 }
 
 // diagnoseEvery is how often a target whose reads come back empty has its
-// selector diagnosed (one label values request, off the cycle).
-const diagnoseEvery = 10 * time.Minute
+// selector diagnosed (one label values request, off the cycle);
+// diagnoseAtOnce bounds the requests in flight (a config whose thousands
+// of selectors all match nothing asks them a few at a time, cycle after
+// cycle, not all at once).
+const (
+	diagnoseEvery  = 10 * time.Minute
+	diagnoseAtOnce = 4
+)
 
 // diagnoses are the selector diagnoses under way or done, by target key.
 type diagnoses struct {
-	mu    sync.Mutex
-	asked map[string]time.Time // when each target's was last asked for
-	ready map[string]string    // done, not yet given to a Reading
-	wg    sync.WaitGroup
+	mu       sync.Mutex
+	asked    map[string]time.Time // when each target's was last asked for
+	ready    map[string]string    // done, not yet given to a Reading
+	inFlight int
+	wg       sync.WaitGroup
 }
 
 // diagnose gives the diagnosis ready for t, and when r has an empty read
@@ -76,7 +83,7 @@ func (s *PrometheusSource) diagnose(t *config.Target, r *Reading, now time.Time)
 	for _, e := range r.Errors {
 		empty = empty || (e.Signal != promql.Current.String() && e.Reason == promql.ReasonEmpty.String())
 	}
-	if !empty || (r.CurrentKnown && r.Obs.Current == 0) || now.Sub(d.asked[key]) < diagnoseEvery {
+	if !empty || (r.CurrentKnown && r.Obs.Current == 0) || now.Sub(d.asked[key]) < diagnoseEvery || d.inFlight >= diagnoseAtOnce {
 		return
 	}
 	sel, err := promql.ParseSelector(t.Selector)
@@ -87,19 +94,23 @@ func (s *PrometheusSource) diagnose(t *config.Target, r *Reading, now time.Time)
 		d.asked, d.ready = map[string]time.Time{}, map[string]string{}
 	}
 	d.asked[key] = now
+	d.inFlight++
 	d.wg.Add(1)
+	server := t.Server
 	go func() {
 		defer d.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		names, err := n.Names(ctx, sel, now.Add(-5*time.Minute), now)
-		if err != nil {
-			return
+		why := ""
+		if err == nil {
+			why = promql.Diagnose(names, server, sel, "in the last 5 minutes")
 		}
-		if why := promql.Diagnose(names, t.Server, sel, "in the last 5 minutes"); why != "" {
-			d.mu.Lock()
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.inFlight--
+		if why != "" {
 			d.ready[key] = why
-			d.mu.Unlock()
 		}
 	}()
 }
