@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -65,7 +66,10 @@ type Tuning struct {
 	// audit log).
 	Audit func(target string, at time.Time, event any)
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// period is serve's interval as last configured (setTargets; 0:
+	// Period).
+	period    time.Duration
 	targets   map[string]*tuned
 	candidate *prometheus.GaugeVec
 	info      *prometheus.GaugeVec
@@ -120,14 +124,21 @@ func (tn *Tuning) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// setTargets follows a (re)loaded config: targets with a tune: block keep
-// their state when their name stays; the others' series are removed.
-func (tn *Tuning) setTargets(ts []*target) {
+// setTargets follows a (re)loaded config, whose interval is period:
+// targets with a tune: block keep their state when their name stays and
+// their result was tuned for their config as it is now (Matches: the same
+// max_miss, slo_ttft and period); a result from before a change of these
+// is dropped, its candidate's series with it, and an adopted one hands the
+// target back to its configured policy. The others' series are removed.
+func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 	if tn == nil {
 		return
 	}
 	tn.mu.Lock()
 	defer tn.mu.Unlock()
+	if period > 0 {
+		tn.period = period
+	}
 	keep := map[string]bool{}
 	for _, t := range ts {
 		if t.cfg.Tune == nil {
@@ -141,6 +152,13 @@ func (tn *Tuning) setTargets(ts []*target) {
 		}
 		modeChanged := ok && s.cfg.Tune.Mode != t.cfg.Tune.Mode
 		s.cfg, s.live = t.cfg, t.policy
+		if s.res != nil {
+			if err := s.res.Matches(&s.cfg, tn.replayPeriod()); err != nil {
+				tn.logger().Warn("tuned candidate dropped: it was tuned for another max_miss, slo_ttft or interval; the configured policy decides until a new result", "target", s.cfg.Name, "policy", s.res.Policy,
+					"adopted", s.adopted != nil, "err", err)
+				tn.drop(s)
+			}
+		}
 		switch {
 		case s.res != nil && modeChanged:
 			// shadow -> adopt adopts the candidate at hand if it holds;
@@ -160,6 +178,27 @@ func (tn *Tuning) setTargets(ts []*target) {
 			delete(tn.targets, name)
 		}
 	}
+}
+
+// drop forgets s's result (under mu): no candidate, no series, the
+// configured policy deciding, and (in process) a run at the next Step.
+func (tn *Tuning) drop(s *tuned) {
+	tn.candidate.DeleteLabelValues(s.cfg.Name)
+	if s.infoPolicy != "" {
+		tn.info.DeleteLabelValues(s.cfg.Name, s.infoPolicy, s.infoState)
+	}
+	s.res, s.cand, s.adopted, s.adoptedPolicy = nil, nil, nil, ""
+	s.infoPolicy, s.infoState, s.state, s.hasCandidateGauge = "", "", "", false
+	s.lastRun = time.Time{}
+}
+
+// replayPeriod is the period tuning replays at (under mu): serve's
+// interval as last configured, else Period.
+func (tn *Tuning) replayPeriod() time.Duration {
+	if tn.period > 0 {
+		return tn.period
+	}
+	return tn.Period
 }
 
 // adapt rebuilds s's candidate on its live policy (after a new result or
@@ -299,9 +338,15 @@ func (tn *Tuning) result(ctx context.Context, cfg *config.Target, now time.Time)
 		tn.mu.Lock()
 		s := tn.targets[cfg.Name]
 		stale := s != nil && s.res != nil && !r.At.After(s.res.At)
+		period := tn.replayPeriod()
 		tn.mu.Unlock()
 		if stale {
 			return nil, nil
+		}
+		// A file tuned for another max_miss, slo_ttft or interval judged
+		// "holds" on other terms: not shadowed, never adopted.
+		if err := r.Matches(cfg, period); err != nil {
+			return nil, fmt.Errorf("%s: %w; not used until infscale tune --shard writes a result for this configuration", tune.ResultPath(dir, cfg.Name), err)
 		}
 		return &r, nil
 	}
@@ -310,7 +355,9 @@ func (tn *Tuning) result(ctx context.Context, cfg *config.Target, now time.Time)
 	}
 	o := tn.Options
 	if o.Period <= 0 {
-		o.Period = tn.Period
+		tn.mu.Lock()
+		o.Period = tn.replayPeriod()
+		tn.mu.Unlock()
 	}
 	start := time.Now()
 	r, err := tune.TuneTarget(ctx, tn.API, cfg, now, o)
@@ -456,7 +503,7 @@ func (l *Loop) SetTuning(tn *Tuning) {
 	l.tuning = tn
 	tn.Audit = l.auditEvent
 	l.mu.Lock()
-	tn.setTargets(l.targets)
+	tn.setTargets(l.targets, l.period())
 	l.mu.Unlock()
 }
 

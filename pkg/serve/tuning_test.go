@@ -120,7 +120,7 @@ func TestTuningBesideCycles(t *testing.T) {
 	dir := t.TempDir()
 	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", dir))
 	c := tune.Candidate{Metric: "queue", Target: 8}
-	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: time.Now(), Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true}}); err != nil {
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: time.Now(), Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
 		t.Fatal(err)
 	}
 	src := &fakeSource{}
@@ -183,5 +183,92 @@ func TestTuningFailureSaysRetry(t *testing.T) {
 	tn.Step(context.Background())
 	if n := strings.Count(log.String(), "tuning failed"); n != 2 {
 		t.Errorf("a minute later: %d failures logged, want 2 (the file is read again at the next Step)", n)
+	}
+}
+
+// TestTuningResultFromAnotherConfig: chat asks for a budget of 0.1%
+// (max_miss 0.001, the default) in adopt mode. A result file tuned at 1%
+// (max_miss_pct 1: what a CronJob run before the budget was tightened
+// wrote) judged "holds" on other terms: it is not used (no candidate, no
+// state, the configured policy deciding) and the log names the file and
+// both budgets. A result at 0.1% is adopted. A reload to max_miss 0.01
+// then drops it: the configured policy decides again and its series go.
+func TestTuningResultFromAnotherConfig(t *testing.T) {
+	dir := t.TempDir()
+	yaml := func(extra string) *config.File {
+		return tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt%s}", dir, extra))
+	}
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	src := &fakeSource{}
+	src.set("chat", load(2, 40, 0))
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock})
+	tn := NewTuning(reg)
+	tn.Now = clock
+	var log bytes.Buffer
+	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
+	l.SetTuning(tn)
+	ctx := context.Background()
+	if err := l.SetConfig(ctx, yaml("")); err != nil {
+		t.Fatal(err)
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8, Options: []tune.Option{{Name: "min", Value: 2, Default: 1, Key: "minReplicaCount"}}}
+	write := func(pct float64, at time.Time) {
+		r := tune.TargetResult{Target: "chat", At: at, SLOTTFT: 2, Period: 15, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: pct}}
+		if err := tune.WriteResult(dir, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(1, now)
+	tn.Step(ctx)
+	l.Cycle(ctx)
+	g := gatherer(l.metrics, reg)
+	if s, p := tuneState(tn, "chat"); s != "" || p != "" {
+		t.Errorf("a result tuned at 1%%: state %q %q, want none", s, p)
+	}
+	if v, ok := gauge(t, g, "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); ok {
+		t.Errorf("candidate %v exported from a result of another budget", v)
+	}
+	if d := desired(t, l.metrics, "chat"); d != 2 {
+		t.Errorf("live %v, want the configured queue 24's 2", d)
+	}
+	want := filepath.Join(dir, "chat.json") + ": tuned with max_miss 0.01 (the target's is 0.001): from another configuration of target chat; not used until infscale tune --shard writes a result for this configuration"
+	if !strings.Contains(log.String(), want) {
+		t.Errorf("log %q\nwant %q", log.String(), want)
+	}
+
+	now = now.Add(time.Minute)
+	write(0.1, now)
+	tn.Step(ctx)
+	if s, p := tuneState(tn, "chat"); s != TuneStateAdopted || p != "queue:8,min=2" {
+		t.Fatalf("a result at 0.1%%: state %q %q, want adopted", s, p)
+	}
+	now = now.Add(15 * time.Second)
+	l.Cycle(ctx)
+	if d := desired(t, l.metrics, "chat"); d != 5 {
+		t.Errorf("live %v adopted, want queue:8,min=2's 5", d)
+	}
+
+	if err := l.SetConfig(ctx, yaml(", max_miss: 0.01")); err != nil {
+		t.Fatal(err)
+	}
+	if s, p := tuneState(tn, "chat"); s != "" || p != "" {
+		t.Errorf("after max_miss changed: state %q %q, want none", s, p)
+	}
+	tn.mu.Lock()
+	adopted := tn.targets["chat"].adopted
+	tn.mu.Unlock()
+	if adopted != nil {
+		t.Error("after max_miss changed the tuned candidate still decides")
+	}
+	g = gatherer(l.metrics, reg)
+	for _, name := range []string{"infscale_candidate_desired_replicas", "infscale_tuned_policy_info"} {
+		if v, ok := gauge(t, g, name, map[string]string{"target": "chat"}); ok {
+			t.Errorf("%s %v after the result was dropped", name, v)
+		}
+	}
+	if !strings.Contains(log.String(), `msg="tuned candidate dropped: it was tuned for another max_miss, slo_ttft or interval; the configured policy decides until a new result" target=chat policy="queue:8,min=2" adopted=true`) {
+		t.Errorf("log %q: want the drop", log.String())
 	}
 }

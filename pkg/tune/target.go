@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
+	prommodel "github.com/prometheus/common/model"
+
 	"github.com/infscale/infscale/internal/atomicfile"
+	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/pkg/backtest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
@@ -29,6 +34,12 @@ type TargetResult struct {
 	Target  string    `json:"target"`
 	At      time.Time `json:"at"`
 	History float64   `json:"history_s"`
+	// SLOTTFT (seconds) and Period (seconds, serve's interval) are the
+	// replay's, with Outcome.MaxMissPct the budget: what "holds" was
+	// judged on. Matches compares them with a target's config (0: not
+	// recorded, as by an infscale before they were).
+	SLOTTFT float64 `json:"slo_ttft_s,omitempty"`
+	Period  float64 `json:"period_s,omitempty"`
 	// Policy is the winner as a `simulate --policy` string, Candidate the
 	// same as values; Outcome whether it holds, and its figures (the tune
 	// run's Report.Outcome).
@@ -61,7 +72,7 @@ type TargetOptions struct {
 }
 
 // ReplicaOf is the replica model of a serve target's replica: block (GPU,
-// model, tensor-parallel degree and calibration file), as pkg/config
+// model or model_config, tensor-parallel degree and calibration file), as pkg/config
 // sizes the demand metric on. Errors: an unknown GPU or model, an
 // unreadable calibration, a replica that does not fit.
 func ReplicaOf(r *config.Replica) (*replica.Replica, error) {
@@ -73,7 +84,14 @@ func ReplicaOf(r *config.Replica) (*replica.Replica, error) {
 	if c.GPU, err = replica.LookupGPU(r.GPU); err != nil {
 		return nil, err
 	}
-	if c.Model, err = replica.LookupModel(r.Model); err != nil {
+	// model_config (a Hugging Face config.json) replaces model, as
+	// pkg/config reads it.
+	if r.ModelConfig != "" {
+		c.Model, err = replica.LoadHFConfig(r.ModelConfig)
+	} else {
+		c.Model, err = replica.LookupModel(r.Model)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if r.TP > 0 {
@@ -91,12 +109,17 @@ func ReplicaOf(r *config.Replica) (*replica.Replica, error) {
 	return replica.New(c)
 }
 
+// ErrShortHistory is TuneTarget's error when the target's data covers
+// less than config.MinTuneHistory.
+var ErrShortHistory = errors.New("too little history to tune on")
+
 // TuneTarget tunes serve target t (which has a tune: block with its
 // defaults, as config.Load leaves it) on its own Prometheus history:
 // the span tune.history ending at now, read and rebuilt as `backtest`
 // does, replayed on the target's replica, with the budget tune.max_miss.
-// Errors: the history's (*promql.QueryError, backtest.ErrNoTraffic), the
-// replica's, and ctx's.
+// Errors: the history's (*promql.QueryError, backtest.ErrNoTraffic,
+// ErrShortHistory when the data covers less than config.MinTuneHistory),
+// the replica's, and ctx's.
 func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.Time, o TargetOptions) (TargetResult, error) {
 	if t.Tune == nil {
 		return TargetResult{}, fmt.Errorf("target %s: no tune: block", t.Name)
@@ -137,6 +160,14 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: history: %w", t.Name, err)
 	}
+	// The data may cover much less than the history asked (a new target,
+	// a Prometheus keeping less): under config.MinTuneHistory, too few
+	// cold starts to choose on, and the stressed copies' checks would
+	// name flags a tune: block has no keys for.
+	if covered := w.Grid.End().Sub(w.Grid.Start); covered < config.MinTuneHistory {
+		return TargetResult{}, fmt.Errorf("target %s: history: %w: the data covers %s (%s..%s) of the %s asked; at least %s is needed (a new target is tuned once its series span that)",
+			t.Name, ErrShortHistory, covered.Round(time.Second), w.Grid.Start.Format(time.RFC3339), w.Grid.End().Format(time.RFC3339), t.Tune.History, prommodel.Duration(config.MinTuneHistory))
+	}
 	cpu0 := cpuSeconds()
 	budget := 100 * t.Tune.Budget() // 0 is a budget of no miss, not the default
 	rep, err := Run(ctx, w.Source("target "+t.Name, max(o.Seed, 1)), Config{
@@ -149,7 +180,8 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	return TargetResult{
 		// The history as the data covers it (Reconstruct shrinks the grid
 		// to the data when it ends before now), not the range asked.
-		Target: t.Name, At: w.Grid.End(), History: w.Grid.End().Sub(w.Grid.Start).Seconds(), Policy: rep.Policy, Candidate: rep.Winner(),
+		Target: t.Name, At: w.Grid.End(), History: w.Grid.End().Sub(w.Grid.Start).Seconds(),
+		SLOTTFT: time.Duration(t.Tune.SLOTTFT).Seconds(), Period: o.Period.Seconds(), Policy: rep.Policy, Candidate: rep.Winner(),
 		Outcome: rep.Outcome, Replays: rep.Replays, CPUSeconds: cpuSeconds() - cpu0,
 	}, nil
 }
@@ -225,11 +257,15 @@ func WriteResult(dir string, r TargetResult) error {
 // ReadResult reads target name's result from dir; ok is false when there
 // is none yet (dir holds no NAME.json). Errors: dir missing or not a
 // directory (a misspelt tune.dir or an unmounted volume would otherwise
-// read as "no result yet" forever), an unreadable file, or one that is not
-// a result (naming the file).
+// read as "no result yet" forever), an unreadable file, one that is not a
+// regular file or is larger than MaxResultSize, or one that is not a
+// result (naming the file).
 func ReadResult(dir, name string) (r TargetResult, ok bool, err error) {
 	path := ResultPath(dir, name)
-	b, err := os.ReadFile(path)
+	// Bounded and never blocking: a named pipe or a huge file in the
+	// results directory would otherwise hold serve's tuning (every
+	// target's, and the live-miss checks) for good.
+	b, err := boundedfile.Read(path, MaxResultSize, "a tune result", "want the NAME.json infscale tune --shard writes")
 	if errors.Is(err, os.ErrNotExist) {
 		fi, derr := os.Stat(dir)
 		what := ""
@@ -255,5 +291,40 @@ func ReadResult(dir, name string) (r TargetResult, ok bool, err error) {
 	if r.Target != name || r.Candidate.Metric == "" {
 		return TargetResult{}, false, fmt.Errorf("%s: not a tune result for target %s", path, name)
 	}
+	// The policy string is what serve exports and logs, the candidate
+	// what decides: a file whose two differ was not written by tune.
+	if p := r.Candidate.Policy(); p != r.Policy {
+		return TargetResult{}, false, fmt.Errorf("%s: not a tune result: its policy %q is not its candidate's %q", path, r.Policy, p)
+	}
 	return r, true, nil
 }
+
+// MaxResultSize is the largest result file ReadResult reads (1 MiB; tune
+// writes a few KB).
+const MaxResultSize = 1 << 20
+
+// Matches reports whether r was tuned for t as configured now, with
+// period serve's interval: the budget (tune.max_miss), the TTFT SLO
+// (tune.slo_ttft) and the period its "holds" was judged on. A figure r
+// does not record (0) is not compared. The error names what differs and
+// both values.
+func (r *TargetResult) Matches(t *config.Target, period time.Duration) error {
+	var diff []string
+	if b := 100 * t.Tune.Budget(); !near(r.MaxMissPct, b) {
+		diff = append(diff, fmt.Sprintf("max_miss %g (the target's is %g)", r.MaxMissPct/100, t.Tune.Budget()))
+	}
+	if s := time.Duration(t.Tune.SLOTTFT).Seconds(); r.SLOTTFT != 0 && !near(r.SLOTTFT, s) {
+		diff = append(diff, fmt.Sprintf("slo_ttft %gs (the target's is %s)", r.SLOTTFT, t.Tune.SLOTTFT))
+	}
+	if p := period.Seconds(); r.Period != 0 && p > 0 && !near(r.Period, p) {
+		diff = append(diff, fmt.Sprintf("a %gs period (pollingInterval is %s)", r.Period, period))
+	}
+	if len(diff) == 0 {
+		return nil
+	}
+	return fmt.Errorf("tuned with %s: from another configuration of target %s", strings.Join(diff, ", "), t.Name)
+}
+
+// near compares two figures that went through JSON and a multiplication
+// by 100: equal within one part in a billion.
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(math.Abs(a), math.Abs(b)) }
