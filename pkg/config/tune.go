@@ -91,9 +91,11 @@ func (v *validator) tune(p string, t *Target) {
 	p += ".tune"
 	// A key written as 0 (or "") is a mistake, not the default: every: 0
 	// would otherwise re-tune each 24h, history: 0 tune on 7d.
-	zero := map[string]bool{"every": tu.Every == 0, "history": tu.History == 0, "slo_ttft": tu.SLOTTFT == 0, "mode": tu.Mode == ""}
+	// dir: "" (an unset variable in a template) would tune in process
+	// instead of reading the CronJob's results.
+	zero := map[string]bool{"every": tu.Every == 0, "history": tu.History == 0, "slo_ttft": tu.SLOTTFT == 0, "mode": tu.Mode == "", "dir": tu.Dir == ""}
 	tu.defaults()
-	for _, k := range []string{"every", "history", "slo_ttft", "mode"} {
+	for _, k := range []string{"every", "history", "slo_ttft", "mode", "dir"} {
 		if zero[k] && v.present(p+"."+k) {
 			v.at(p+"."+k, "is empty or 0: leave the key out for its default, or give a value (docs/tune.md)")
 		}
