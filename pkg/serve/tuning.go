@@ -307,7 +307,10 @@ func (tn *Tuning) Step(ctx context.Context) {
 				s.lastRun = now.Add(min(every, tuneRetry) - every) // again in tuneRetry
 			}
 			if err == nil && res != nil {
-				tn.apply(s, res, now)
+				// Adopted when the run ends, not when the Step began: an
+				// in-process run takes minutes, during which the configured
+				// policy decided (its misses are not the candidate's).
+				tn.apply(s, res, tn.now())
 			}
 		}
 		tn.mu.Unlock()
@@ -323,7 +326,7 @@ func (tn *Tuning) Step(ctx context.Context) {
 		}
 	}
 	for _, j := range check {
-		tn.check(ctx, j.name, &j.cfg, now)
+		tn.check(ctx, j.name, &j.cfg, tn.now()) // after this Step's runs
 	}
 }
 

@@ -272,3 +272,47 @@ func TestTuningResultFromAnotherConfig(t *testing.T) {
 		t.Errorf("log %q: want the drop", log.String())
 	}
 }
+
+// TestTuningAdoptedWhenTheRunEnds: a Step that begins at 12:00 and whose
+// run ends at 12:07 (an in-process run of a week takes minutes) adopts at
+// 12:07: the audit line says so, and the live misses are counted from
+// then. They were counted from 12:00, so the configured policy's misses
+// during the run were charged to the candidate, and its first check came
+// 5 minutes after the Step began, 2 minutes after the switch.
+func TestTuningAdoptedWhenTheRunEnds(t *testing.T) {
+	dir := t.TempDir()
+	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", dir))
+	start := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	calls := 0
+	clock := func() time.Time { // the Step's first reading is 12:00, later ones 12:07
+		calls++
+		if calls == 1 {
+			return start
+		}
+		return start.Add(7 * time.Minute)
+	}
+	reg := prometheus.NewRegistry()
+	var audit bytes.Buffer
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit})
+	tn := NewTuning(reg)
+	tn.Now = clock
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8}
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: start, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	calls = 0
+	tn.Step(context.Background())
+	tn.mu.Lock()
+	at := tn.targets["chat"].adoptedAt
+	tn.mu.Unlock()
+	if want := start.Add(7 * time.Minute); !at.Equal(want) {
+		t.Errorf("adopted at %s, want %s (when the run ended)", at, want)
+	}
+	if !strings.Contains(audit.String(), `{"target":"chat","at":"2026-01-05T12:07:00Z","tune":{"event":"adopted"`) {
+		t.Errorf("audit %s: want the adopt line at 12:07", audit.String())
+	}
+}
