@@ -3,13 +3,19 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/infscale/infscale/internal/atomicfile"
+	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
@@ -65,12 +71,19 @@ type Tuning struct {
 	// Audit, when set, receives the adopt and revert events (Loop's
 	// audit log).
 	Audit func(target string, at time.Time, event any)
+	// StateDir, when set (serve --state-dir), keeps each target's last
+	// result and what serve did with it (adopted, reverted, when, the
+	// last run) in StateDir/tune/NAME.json, read back when the target is
+	// first configured: a restart keeps an adopted candidate deciding and
+	// a reverted one reverted, and the limit of one switch per every.
+	StateDir string
 
 	mu sync.Mutex
 	// period is serve's interval as last configured (setTargets; 0:
 	// Period).
 	period    time.Duration
 	targets   map[string]*tuned
+	dirty     map[string]bool // targets whose StateDir file is behind
 	candidate *prometheus.GaugeVec
 	info      *prometheus.GaugeVec
 }
@@ -100,7 +113,7 @@ type tuned struct {
 // infscale_tuned_policy_info on reg.
 func NewTuning(reg prometheus.Registerer) *Tuning {
 	t := &Tuning{
-		targets: map[string]*tuned{},
+		targets: map[string]*tuned{}, dirty: map[string]bool{},
 		candidate: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "candidate_desired_replicas",
 			Help: "The tuned candidate policy's desired replicas, decided each cycle on the same observation as infscale_desired_replicas (targets with a tune: block, once a candidate exists)."}, []string{"target"}),
 		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "tuned_policy_info",
@@ -134,6 +147,7 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 	if tn == nil {
 		return
 	}
+	saved := tn.loadSaved(ts) // outside mu: file reads
 	tn.mu.Lock()
 	defer tn.mu.Unlock()
 	if period > 0 {
@@ -152,6 +166,9 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 		}
 		modeChanged := ok && s.cfg.Tune.Mode != t.cfg.Tune.Mode
 		s.cfg, s.live = t.cfg, t.policy
+		if sv := saved[t.cfg.Name]; !ok && sv != nil {
+			modeChanged = tn.restore(s, sv) && sv.Mode != t.cfg.Tune.Mode
+		}
 		if s.res != nil {
 			if err := s.res.Matches(&s.cfg, tn.replayPeriod()); err != nil {
 				tn.logger().Warn("tuned candidate dropped: it was tuned for another max_miss, slo_ttft or interval; the configured policy decides until a new result", "target", s.cfg.Name, "policy", s.res.Policy,
@@ -180,6 +197,143 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 	}
 }
 
+// tuneSaved is a target's tuning state in StateDir/tune/NAME.json.
+type tuneSaved struct {
+	// Result is the last result taken (tune.TargetResult's JSON).
+	Result *tune.TargetResult `json:"result"`
+	// Mode is the tune.mode it was saved under; State the
+	// infscale_tuned_policy_info state.
+	Mode  config.TuneMode `json:"mode"`
+	State string          `json:"state"`
+	// Adopted is the adopted policy ("": the configured one decides),
+	// AdoptedAt when it was adopted, Switched the last adopt or revert,
+	// LastRun the last in-process run's start.
+	Adopted   string    `json:"adopted,omitempty"`
+	AdoptedAt time.Time `json:"adopted_at,omitzero"`
+	Switched  time.Time `json:"switched,omitzero"`
+	LastRun   time.Time `json:"last_run,omitzero"`
+}
+
+// savedPath is target name's file under StateDir.
+func (tn *Tuning) savedPath(name string) string {
+	return filepath.Join(tn.StateDir, "tune", name+".json")
+}
+
+// loadSaved reads the StateDir files of the targets of ts with a tune:
+// block that tn does not know yet (first configured: at startup, or added
+// by a reload). A file that cannot be read or decoded is logged and the
+// target starts afresh.
+func (tn *Tuning) loadSaved(ts []*target) map[string]*tuneSaved {
+	if tn.StateDir == "" {
+		return nil
+	}
+	var names []string
+	tn.mu.Lock()
+	for _, t := range ts {
+		if _, ok := tn.targets[t.cfg.Name]; !ok && t.cfg.Tune != nil {
+			names = append(names, t.cfg.Name)
+		}
+	}
+	tn.mu.Unlock()
+	out := map[string]*tuneSaved{}
+	for _, name := range names {
+		path := tn.savedPath(name)
+		b, err := boundedfile.Read(path, 2*tune.MaxResultSize, "a tuning state file", "want the file serve writes under --state-dir/tune")
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		var sv tuneSaved
+		if err == nil {
+			if err = json.Unmarshal(b, &sv); err == nil && (sv.Result == nil || sv.Result.Target != name) {
+				err = fmt.Errorf("%s: not the tuning state of target %s", path, name)
+			} else if err != nil {
+				err = fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		if err != nil {
+			tn.logger().Warn("tuning state not restored; the target starts without a candidate", "target", name, "err", err)
+			continue
+		}
+		out[name] = &sv
+	}
+	return out
+}
+
+// restore takes s's saved state (under mu; s.cfg and s.live set): its
+// result when it was tuned for s's config as it is now (Matches), its
+// state, its adopted candidate while the mode is still adopt, and its
+// switch and run times. It reports whether the result was taken.
+func (tn *Tuning) restore(s *tuned, sv *tuneSaved) bool {
+	if err := sv.Result.Matches(&s.cfg, tn.replayPeriod()); err != nil {
+		tn.logger().Warn("tuning state not restored: its result was tuned for another configuration", "target", s.cfg.Name, "err", err)
+		return false
+	}
+	s.res, s.switched, s.lastRun = sv.Result, sv.Switched, sv.LastRun
+	tn.adapt(s)
+	if s.cand == nil {
+		tn.setInfo(s, s.res.Policy, TuneStateRejected)
+		return true
+	}
+	state := sv.State
+	if sv.Adopted != "" && sv.Adopted == s.res.Policy && sv.Mode == config.TuneAdopt && s.cfg.Tune.Mode == config.TuneAdopt {
+		s.adopted, s.adoptedPolicy, s.adoptedAt = s.cand, sv.Adopted, sv.AdoptedAt
+		state = TuneStateAdopted
+	} else if state == TuneStateAdopted {
+		state = TuneStateShadow
+	}
+	tn.setInfo(s, s.res.Policy, state)
+	tn.logger().Info("tuning state restored", "target", s.cfg.Name, "policy", s.res.Policy, "state", state, "tuned_at", s.res.At)
+	return true
+}
+
+// save writes the files of the targets marked dirty (snapshots taken
+// under mu, written outside it). A failed write is logged; the target
+// stays marked and is written again at the next Step.
+func (tn *Tuning) save() {
+	if tn.StateDir == "" {
+		return
+	}
+	type file struct {
+		name string
+		sv   tuneSaved
+	}
+	var files []file
+	tn.mu.Lock()
+	for name := range tn.dirty {
+		s := tn.targets[name]
+		delete(tn.dirty, name)
+		if s == nil {
+			continue
+		}
+		files = append(files, file{name, tuneSaved{Result: s.res, Mode: s.cfg.Tune.Mode, State: s.state, Adopted: s.adoptedPolicy,
+			AdoptedAt: s.adoptedAt, Switched: s.switched, LastRun: s.lastRun}})
+	}
+	tn.mu.Unlock()
+	for _, f := range files {
+		path := tn.savedPath(f.name)
+		var err error
+		if f.sv.Result == nil { // dropped: nothing to restore
+			err = os.Remove(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				err = nil
+			}
+		} else {
+			var b []byte
+			if b, err = json.MarshalIndent(f.sv, "", "  "); err == nil {
+				if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+					err = atomicfile.Write(path, append(b, '\n'))
+				}
+			}
+		}
+		if err != nil {
+			tn.logger().Warn("tuning state not saved; a restart would forget it", "target", f.name, "err", err)
+			tn.mu.Lock()
+			tn.dirty[f.name] = true
+			tn.mu.Unlock()
+		}
+	}
+}
+
 // drop forgets s's result (under mu): no candidate, no series, the
 // configured policy deciding, and (in process) a run at the next Step.
 func (tn *Tuning) drop(s *tuned) {
@@ -190,6 +344,7 @@ func (tn *Tuning) drop(s *tuned) {
 	s.res, s.cand, s.adopted, s.adoptedPolicy = nil, nil, nil, ""
 	s.infoPolicy, s.infoState, s.state, s.hasCandidateGauge = "", "", "", false
 	s.lastRun = time.Time{}
+	tn.dirty[s.cfg.Name] = true
 }
 
 // replayPeriod is the period tuning replays at (under mu): serve's
@@ -311,6 +466,7 @@ func (tn *Tuning) Step(ctx context.Context) {
 				// in-process run takes minutes, during which the configured
 				// policy decided (its misses are not the candidate's).
 				tn.apply(s, res, tn.now())
+				tn.dirty[j.name] = true
 			}
 		}
 		tn.mu.Unlock()
@@ -328,6 +484,7 @@ func (tn *Tuning) Step(ctx context.Context) {
 	for _, j := range check {
 		tn.check(ctx, j.name, &j.cfg, tn.now()) // after this Step's runs
 	}
+	tn.save()
 }
 
 // result tunes cfg in process, or reads its file from tune.dir (nil: none
@@ -438,6 +595,7 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 	policy := s.adoptedPolicy
 	s.adopted, s.adoptedPolicy, s.switched = nil, "", now
 	tn.setInfo(s, policy, TuneStateReverted)
+	tn.dirty[name] = true
 	tn.logger().Warn("tuned policy reverted: live SLO misses over budget", "target", name, "policy", policy, "miss_ratio", frac, "max_miss", cfg.Tune.Budget(), "requests", n)
 	live := frac
 	tn.event(name, now, tuneEvent{Event: TuneStateReverted, Policy: policy, From: policy, MaxMissPct: 100 * cfg.Tune.Budget(), LiveMissRatio: &live, LiveRequests: n, Since: since})
@@ -515,7 +673,7 @@ func (l *Loop) SetTuning(tn *Tuning) {
 // replays at serve's interval.
 func newTuning(reg prometheus.Registerer, src Source, cfg *config.File, o Options, log *slog.Logger) *Tuning {
 	tn := NewTuning(reg)
-	tn.Period, tn.Now, tn.Log = cfg.IntervalDuration(), o.Now, log
+	tn.Period, tn.Now, tn.Log, tn.StateDir = cfg.IntervalDuration(), o.Now, log, o.StateDir
 	if ps, ok := prometheusOf(src); ok {
 		tn.API = ps.Evaluator.API
 	}

@@ -231,7 +231,7 @@ func TestTuningOnPrometheusWeek(t *testing.T) {
 // first token within 1 ms (its TTFT histogram's first bucket is 0.1 s), so
 // 5 minutes after the switch the live misses are all of the requests,
 // above 1%: the configured queue metric decides again, state reverted,
-// with an audit line.
+// with an audit line; and so it stays after a restart.
 func TestTuningRevertOnPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled week")
@@ -251,7 +251,8 @@ func TestTuningRevertOnPrometheus(t *testing.T) {
 	var audit bytes.Buffer
 	loop := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit})
 	tn := NewTuning(reg)
-	tn.API, tn.Period, tn.Now = src.Evaluator.API, 15*time.Second, clock
+	state := t.TempDir()
+	tn.API, tn.Period, tn.Now, tn.StateDir = src.Evaluator.API, 15*time.Second, clock, state
 	tn.Log = slog.New(slog.NewTextHandler(t.Output(), nil))
 	loop.SetTuning(tn)
 	if err := loop.SetConfig(ctx, cfg); err != nil {
@@ -304,5 +305,28 @@ func TestTuningRevertOnPrometheus(t *testing.T) {
 	recs = loop.Recent()["chat"]
 	if raw := recs[len(recs)-1].Raw; len(raw) != 1 || raw[0].Signal.String() != "queue" || raw[0].Target != 24 {
 		t.Errorf("reverted: raw %+v, want the configured queue at 24 again", raw)
+	}
+
+	// serve restarts (the same --state-dir): the result file is the same,
+	// and the reverted candidate stays reverted. It was adopted again at
+	// the first Step, to miss the SLO for 5 more minutes.
+	now = now.Add(time.Minute)
+	var audit2 bytes.Buffer
+	reg2 := prometheus.NewRegistry()
+	loop2 := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg2, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit2})
+	tn2 := NewTuning(reg2)
+	tn2.API, tn2.Period, tn2.Now, tn2.StateDir = src.Evaluator.API, 15*time.Second, clock, state
+	loop2.SetTuning(tn2)
+	if err := loop2.SetConfig(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	tn2.Step(ctx)
+	if state, p := tuneState(tn2, "chat"); state != TuneStateReverted || p != "queue:8" || strings.Contains(audit2.String(), `"event":"adopted"`) {
+		t.Errorf("after a restart: state %q %q, want reverted queue:8; audit:\n%s", state, p, audit2.String())
+	}
+	loop2.Cycle(ctx)
+	recs = loop2.Recent()["chat"]
+	if raw := recs[len(recs)-1].Raw; len(raw) != 1 || raw[0].Target != 24 {
+		t.Errorf("after a restart: raw %+v, want the configured queue at 24", raw)
 	}
 }

@@ -316,3 +316,100 @@ func TestTuningAdoptedWhenTheRunEnds(t *testing.T) {
 		t.Errorf("audit %s: want the adopt line at 12:07", audit.String())
 	}
 }
+
+// TestTuningStateSurvivesRestart: with --state-dir, a restart keeps what
+// tuning did. Adopted at 12:00 (queue:8,min=2, which asks ceil(2 x 20/8)
+// = 5 where the configured queue 24 keeps 2), serve restarts at 12:10:
+// before any Step the candidate decides again (5) and is exported as
+// adopted, and the Step that reads the same result file switches nothing
+// (no second audit line). Without the file the restart handed the target
+// back to its configured policy until the next result and adopted it
+// again then, a second switch within every. A reload that drops the
+// result removes the file, so nothing comes back at the next restart.
+func TestTuningStateSurvivesRestart(t *testing.T) {
+	results, state := t.TempDir(), t.TempDir()
+	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", results))
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	ctx := context.Background()
+	start := func() (*Loop, *Tuning, *prometheus.Registry, *bytes.Buffer) {
+		src := &fakeSource{}
+		src.set("chat", load(2, 40, 0))
+		reg := prometheus.NewRegistry()
+		var audit bytes.Buffer
+		l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit})
+		tn := NewTuning(reg)
+		tn.Now, tn.StateDir = clock, state
+		l.SetTuning(tn)
+		if err := l.SetConfig(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		return l, tn, reg, &audit
+	}
+	l, tn, _, _ := start()
+	c := tune.Candidate{Metric: "queue", Target: 8, Options: []tune.Option{{Name: "min", Value: 2, Default: 1, Key: "minReplicaCount"}}}
+	if err := tune.WriteResult(results, tune.TargetResult{Target: "chat", At: now, SLOTTFT: 2, Period: 15, Policy: c.Policy(), Candidate: c,
+		Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(ctx)
+	l.Cycle(ctx)
+	if d := desired(t, l.metrics, "chat"); d != 5 {
+		t.Fatalf("adopted: live %v, want 5", d)
+	}
+
+	now = now.Add(10 * time.Minute)
+	l, tn, reg, audit := start()
+	if s, p := tuneState(tn, "chat"); s != TuneStateAdopted || p != "queue:8,min=2" {
+		t.Errorf("after the restart: state %q %q, want adopted queue:8,min=2", s, p)
+	}
+	l.Cycle(ctx)
+	if d := desired(t, l.metrics, "chat"); d != 5 {
+		t.Errorf("after the restart: live %v, want the adopted policy's 5", d)
+	}
+	if v, ok := gauge(t, gatherer(l.metrics, reg), "infscale_tuned_policy_info", map[string]string{"target": "chat", "policy": "queue:8,min=2", "state": "adopted"}); !ok || v != 1 {
+		t.Errorf("after the restart: info %v %v, want adopted", v, ok)
+	}
+	tn.Step(ctx)
+	if strings.Contains(audit.String(), `"tune"`) {
+		t.Errorf("after the restart the same result switched again:\n%s", audit.String())
+	}
+
+	// A reload to another budget drops the result and, at the next Step,
+	// its file: the restart after that starts without a candidate.
+	if err := l.SetConfig(ctx, tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt, max_miss: 0.01}", results))); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(ctx)
+	if _, err := os.Stat(filepath.Join(state, "tune", "chat.json")); !os.IsNotExist(err) {
+		t.Errorf("the dropped result's state file: %v, want it removed", err)
+	}
+}
+
+// TestTuningStateFileCorrupt: a tuning state file that does not decode
+// is logged, naming it, and the target starts without a candidate.
+func TestTuningStateFileCorrupt(t *testing.T) {
+	state := t.TempDir()
+	path := filepath.Join(state, "tune", "chat.json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(`{"result": {"target": "chat"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second})
+	tn := NewTuning(reg)
+	var log bytes.Buffer
+	tn.Log, tn.StateDir = slog.New(slog.NewTextHandler(&log, nil)), state
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), tuneTarget(t, fmt.Sprintf("{dir: %q}", t.TempDir()))); err != nil {
+		t.Fatal(err)
+	}
+	if s, p := tuneState(tn, "chat"); s != "" || p != "" {
+		t.Errorf("state %q %q, want none", s, p)
+	}
+	if !strings.Contains(log.String(), `msg="tuning state not restored; the target starts without a candidate" target=chat err="`+path+": unexpected end of JSON input") {
+		t.Errorf("log %q", log.String())
+	}
+}
