@@ -117,3 +117,46 @@ func TestTuneShardOnPrometheus(t *testing.T) {
 		t.Errorf("shard 0/2 progress %q: want several lines, the last at 100%%", lines)
 	}
 }
+
+// TestTuneShardSkipsNewTarget: a target whose series began 30 minutes
+// ago (a synthetic day whose first scrape is then) asks for 7d of history
+// and has half an hour, under the hour a run needs: the shard reports it
+// skipped, saying how much data there is, writes no file and exits 0 (a
+// new target is no failure: exit 1 failed the CronJob's pod, and its
+// backoffLimit reran the whole shard).
+func TestTuneShardSkipsNewTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled day")
+	}
+	start := time.Now().UTC().Truncate(time.Minute).Add(-30 * time.Minute)
+	srv, _ := synthweektest.Serve(t, synthweek.Config{Start: start, Days: 1})
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte(`prometheus: {url: `+srv.URL+`}
+targets:
+- name: fresh
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 20
+  tune: {history: 7d}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"tune", "--config", cfg, "--shard", "0/1", "--out", dir, "--quiet"}, nil, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0; stdout %s stderr %s", code, stdout.String(), stderr.String())
+	}
+	// 30 minutes of data, a minute more or less as the clock turns
+	// between the backfill and the run.
+	out := stdout.String()
+	if !strings.HasPrefix(out, "fresh: skipped: target fresh: history: too little history to tune on: the data covers ") ||
+		!strings.Contains(out, " of the 1w asked; at least 1h is needed") ||
+		!(strings.Contains(out, "covers 29m") || strings.Contains(out, "covers 30m") || strings.Contains(out, "covers 31m")) {
+		t.Errorf("stdout %q: want fresh skipped with its 30 minutes of data", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fresh.json")); !os.IsNotExist(err) {
+		t.Errorf("fresh.json: %v, want none", err)
+	}
+}

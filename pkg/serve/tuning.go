@@ -478,7 +478,11 @@ func (tn *Tuning) Step(ctx context.Context) {
 					retry = tn.Tick
 				}
 			}
-			tn.logger().Error("tuning failed; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
+			if errors.Is(err, tune.ErrShortHistory) { // a new target: nothing is wrong
+				tn.logger().Info("target not tuned yet: too little history; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
+			} else {
+				tn.logger().Error("tuning failed; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
+			}
 		}
 	}
 	for _, j := range check {
