@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/tune"
 )
@@ -411,5 +412,79 @@ func TestTuningStateFileCorrupt(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), `msg="tuning state not restored; the target starts without a candidate" target=chat err="`+path+": unexpected end of JSON input") {
 		t.Errorf("log %q", log.String())
+	}
+}
+
+// TestTuningHungPrometheusBesideCycles: a re-tune whose history query
+// never comes back (Prometheus hung on a week's range query) delays no
+// decision: 20 cycles and a config reload run while the run waits, each
+// deciding the configured queue 24's 2 (2 replicas running 40:
+// ceil(2 x 20/24) = 2). Stopping serve ends the run at once, with no
+// "tuning failed" line and nothing adopted.
+func TestTuningHungPrometheusBesideCycles(t *testing.T) {
+	f, err := config.Parse([]byte(`prometheus: {url: "http://prometheus:9090"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 8
+  tune: {every: 1h, mode: adopt}
+`), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &fakeSource{}
+	src.set("chat", load(2, 40, 0))
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second})
+	tn := NewTuning(reg)
+	tn.API = &hangingRange{}
+	var log syncbuf.Buffer
+	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); tn.Step(ctx) }()
+	for running := false; !running; {
+		time.Sleep(time.Millisecond)
+		tn.mu.Lock()
+		running = tn.targets["chat"].running
+		tn.mu.Unlock()
+	}
+	t0 := time.Now()
+	for i := range 20 {
+		l.Cycle(context.Background())
+		if d := desired(t, l.metrics, "chat"); d != 2 {
+			t.Fatalf("cycle %d: desired %v, want 2", i, d)
+		}
+		if i == 10 {
+			if err := l.SetConfig(context.Background(), f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("20 cycles and a reload took %s beside the hung run", d)
+	}
+	select {
+	case <-done:
+		t.Fatal("the run ended before the stop: the hung query was not hung")
+	default:
+	}
+	stop()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the run did not end at the stop")
+	}
+	if strings.Contains(log.String(), "tuning failed") {
+		t.Errorf("log %q: a stop is no failure", log.String())
+	}
+	if s, _ := tuneState(tn, "chat"); s != "" {
+		t.Errorf("state %q after a run that never finished", s)
 	}
 }
