@@ -78,7 +78,8 @@ type Tuning struct {
 	// a reverted one reverted, and the limit of one switch per every.
 	StateDir string
 
-	mu sync.Mutex
+	mu     sync.Mutex
+	saveMu sync.Mutex // one save at a time
 	// period is serve's interval as last configured (setTargets; 0:
 	// Period).
 	period    time.Duration
@@ -297,6 +298,10 @@ func (tn *Tuning) save() {
 		name string
 		sv   tuneSaved
 	}
+	// One save at a time (Run's two loops): the files are written in
+	// the order their snapshots were taken.
+	tn.saveMu.Lock()
+	defer tn.saveMu.Unlock()
 	var files []file
 	tn.mu.Lock()
 	for name := range tn.dirty {
@@ -406,89 +411,140 @@ func (tn *Tuning) shadow(name string, r recommend.Reading, current int, now time
 	}
 }
 
-// Run re-tunes the due targets every Tick until ctx ends.
+// Run re-tunes the due targets every Tick until ctx ends, in two
+// loops: one runs the in-process tunings, one target after the other
+// (minutes each, on one core); the other reads the tune.dir results and
+// checks the adopted candidates' live misses, so that neither waits for
+// the in-process runs of other targets (a revert waited for every run
+// due in the same Step: an hour with 60 targets of a minute each).
 func (tn *Tuning) Run(ctx context.Context) {
 	tick := tn.Tick
 	if tick <= 0 {
 		tick = time.Minute
 	}
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		tn.Step(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	loop := func(step func(context.Context)) {
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			step(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 		}
 	}
+	done := make(chan struct{})
+	go func() { defer close(done); loop(tn.stepRuns) }()
+	loop(tn.stepFast)
+	<-done
 }
 
-// Step tunes (or reads the result of) every target whose last run is
-// tune.every old or that has none, one after the other, then checks the
-// adopted candidates' live misses. Tests call it directly.
+// Step does what Run's two loops do once: it tunes every in-process target
+// whose last run is tune.every old or that has none, one after the
+// other, reads the tune.dir results, then checks the adopted candidates'
+// live misses. Tests call it directly.
 func (tn *Tuning) Step(ctx context.Context) {
-	now := tn.now()
-	type job struct {
-		name string
-		cfg  config.Target
+	tn.stepRuns(ctx)
+	tn.stepFast(ctx)
+}
+
+// stepRuns tunes the due in-process targets, one after the other.
+func (tn *Tuning) stepRuns(ctx context.Context) {
+	for _, j := range tn.due(false) {
+		tn.run(ctx, j)
 	}
-	var due, check []job
+	tn.save()
+}
+
+// stepFast reads the tune.dir targets' results and checks the adopted
+// candidates' live misses.
+func (tn *Tuning) stepFast(ctx context.Context) {
+	for _, j := range tn.due(true) {
+		tn.run(ctx, j)
+	}
+	now := tn.now()
+	every := tn.CheckEvery
+	if every <= 0 {
+		every = 5 * time.Minute
+	}
+	var check []tuneJob
 	tn.mu.Lock()
 	for name, s := range tn.targets {
-		// A dir: result is a file read, looked for every Step.
-		if !s.running && (s.cfg.Tune.Dir != "" || s.lastRun.IsZero() || now.Sub(s.lastRun) >= time.Duration(s.cfg.Tune.Every)) {
-			s.running = true
-			due = append(due, job{name, s.cfg})
-		}
-		every := tn.CheckEvery
-		if every <= 0 {
-			every = 5 * time.Minute
-		}
 		if s.adopted != nil && now.Sub(s.checked) >= every && now.Sub(s.adoptedAt) >= every {
-			check = append(check, job{name, s.cfg})
+			check = append(check, tuneJob{name, s.cfg})
 		}
 	}
 	tn.mu.Unlock()
-	for _, j := range due {
-		res, err := tn.result(ctx, &j.cfg, now)
-		tn.mu.Lock()
-		if s := tn.targets[j.name]; s != nil {
-			s.running = false
-			switch every := time.Duration(s.cfg.Tune.Every); {
-			case err == nil:
-				s.lastRun = now
-			case ctx.Err() == nil:
-				s.lastRun = now.Add(min(every, tuneRetry) - every) // again in tuneRetry
-			}
-			if err == nil && res != nil {
-				// Adopted when the run ends, not when the Step began: an
-				// in-process run takes minutes, during which the configured
-				// policy decided (its misses are not the candidate's).
-				tn.apply(s, res, tn.now())
-				tn.dirty[j.name] = true
-			}
-		}
-		tn.mu.Unlock()
-		if err != nil && ctx.Err() == nil {
-			retry := min(time.Duration(j.cfg.Tune.Every), tuneRetry)
-			if j.cfg.Tune.Dir != "" { // a dir: is looked at every Step
-				retry = time.Minute
-				if tn.Tick > 0 {
-					retry = tn.Tick
-				}
-			}
-			if errors.Is(err, tune.ErrShortHistory) { // a new target: nothing is wrong
-				tn.logger().Info("target not tuned yet: too little history; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
-			} else {
-				tn.logger().Error("tuning failed; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
-			}
-		}
-	}
 	for _, j := range check {
-		tn.check(ctx, j.name, &j.cfg, tn.now()) // after this Step's runs
+		tn.check(ctx, j.name, &j.cfg, tn.now())
 	}
 	tn.save()
+}
+
+// tuneJob is a target to tune or check, with its config as it was then.
+type tuneJob struct {
+	name string
+	cfg  config.Target
+}
+
+// due marks running and returns the targets due now: with dir, the
+// tune.dir targets (a file read, looked for every time); else the
+// in-process targets whose last run is tune.every old or that have none.
+func (tn *Tuning) due(dir bool) []tuneJob {
+	now := tn.now()
+	var due []tuneJob
+	tn.mu.Lock()
+	defer tn.mu.Unlock()
+	for name, s := range tn.targets {
+		if s.running || (s.cfg.Tune.Dir != "") != dir {
+			continue
+		}
+		if dir || s.lastRun.IsZero() || now.Sub(s.lastRun) >= time.Duration(s.cfg.Tune.Every) {
+			s.running = true
+			due = append(due, tuneJob{name, s.cfg})
+		}
+	}
+	return due
+}
+
+// run tunes (or reads the result of) one due target and takes its
+// result; a failure is logged with when it is tried again.
+func (tn *Tuning) run(ctx context.Context, j tuneJob) {
+	start := tn.now() // the history ends here; the next run is every later
+	res, err := tn.result(ctx, &j.cfg, start)
+	tn.mu.Lock()
+	if s := tn.targets[j.name]; s != nil {
+		s.running = false
+		switch every := time.Duration(s.cfg.Tune.Every); {
+		case err == nil:
+			s.lastRun = start
+		case ctx.Err() == nil:
+			s.lastRun = start.Add(min(every, tuneRetry) - every) // again in tuneRetry
+		}
+		if err == nil && res != nil {
+			// Adopted when the run ends, not when it began: an in-process
+			// run takes minutes, during which the configured policy
+			// decided (its misses are not the candidate's).
+			tn.apply(s, res, tn.now())
+			tn.dirty[j.name] = true
+		}
+	}
+	tn.mu.Unlock()
+	if err != nil && ctx.Err() == nil {
+		retry := min(time.Duration(j.cfg.Tune.Every), tuneRetry)
+		if j.cfg.Tune.Dir != "" { // a dir: is looked at every Tick
+			retry = time.Minute
+			if tn.Tick > 0 {
+				retry = tn.Tick
+			}
+		}
+		if errors.Is(err, tune.ErrShortHistory) { // a new target: nothing is wrong
+			tn.logger().Info("target not tuned yet: too little history; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
+		} else {
+			tn.logger().Error("tuning failed; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
+		}
+	}
 }
 
 // result tunes cfg in process, or reads its file from tune.dir (nil: none

@@ -285,9 +285,9 @@ func TestTuningAdoptedWhenTheRunEnds(t *testing.T) {
 	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", dir))
 	start := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
 	calls := 0
-	clock := func() time.Time { // the Step's first reading is 12:00, later ones 12:07
+	clock := func() time.Time { // due and the run's start read 12:00, later readings 12:07
 		calls++
-		if calls == 1 {
+		if calls <= 2 {
 			return start
 		}
 		return start.Add(7 * time.Minute)
@@ -306,7 +306,7 @@ func TestTuningAdoptedWhenTheRunEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls = 0
-	tn.Step(context.Background())
+	tn.stepFast(context.Background())
 	tn.mu.Lock()
 	at := tn.targets["chat"].adoptedAt
 	tn.mu.Unlock()
@@ -486,5 +486,65 @@ targets:
 	}
 	if s, _ := tuneState(tn, "chat"); s != "" {
 		t.Errorf("state %q after a run that never finished", s)
+	}
+}
+
+// TestTuningDirNotBehindRuns: the tune.dir results and the live-miss
+// checks do not wait for another target's in-process run. slow's run
+// hangs (its history query never answers); chat's result, written while
+// it hangs, is adopted within seconds. Run was one loop, one target
+// after the other: chat's file was read only once slow's run was over,
+// and an adopted candidate's revert check waited the same way.
+func TestTuningDirNotBehindRuns(t *testing.T) {
+	dir := t.TempDir()
+	f, err := config.Parse([]byte(fmt.Sprintf(`prometheus: {url: "http://prometheus:9090"}
+targets:
+- name: slow
+  selector: '{namespace="slow"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 8
+  tune: {every: 1h}
+- name: chat
+  selector: '{namespace="chat"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 8
+  tune: {every: 1h, mode: adopt, dir: %q}
+`, dir)), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second})
+	tn := NewTuning(reg)
+	tn.API, tn.Tick, tn.CheckEvery = &hangingRange{}, 10*time.Millisecond, time.Hour
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); tn.Run(ctx) }()
+	defer func() { stop(); <-done }()
+	for running := false; !running; {
+		time.Sleep(time.Millisecond)
+		tn.mu.Lock()
+		running = tn.targets["slow"].running
+		tn.mu.Unlock()
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8}
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: time.Now(), Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if s, _ := tuneState(tn, "chat"); s == TuneStateAdopted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("chat's result not adopted within 5 s while slow's run hangs")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
