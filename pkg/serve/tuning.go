@@ -471,6 +471,14 @@ func (tn *Tuning) stepFast(ctx context.Context) {
 	var check []tuneJob
 	tn.mu.Lock()
 	for name, s := range tn.targets {
+		// A candidate that held but came within every of the last switch
+		// waits in shadow; once every has passed it is adopted (it
+		// waited for a newer result, a day with a daily CronJob that ran
+		// a little faster than the day before).
+		if s.res != nil && s.state == TuneStateShadow && s.cfg.Tune.Mode == config.TuneAdopt && now.Sub(s.switched) >= time.Duration(s.cfg.Tune.Every) {
+			tn.apply(s, s.res, now)
+			tn.dirty[name] = true
+		}
 		if s.adopted != nil && now.Sub(s.checked) >= every && now.Sub(s.adoptedAt) >= every {
 			check = append(check, tuneJob{name, s.cfg})
 		}

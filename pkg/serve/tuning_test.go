@@ -548,3 +548,53 @@ targets:
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestTuningPendingAdoptedAfterEvery: in adopt mode with every 1h, A is
+// adopted at 12:00 and B, a result that holds, comes at 12:30: within
+// every of the switch, it waits in shadow. At 13:00, with no newer file,
+// B is adopted (from A), one more audit line. It stayed in shadow until
+// a newer result came (a daily CronJob's next file, read at 23h59m
+// after the switch, waited a further day).
+func TestTuningPendingAdoptedAfterEvery(t *testing.T) {
+	dir := t.TempDir()
+	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", dir))
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	reg := prometheus.NewRegistry()
+	var audit bytes.Buffer
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit})
+	tn := NewTuning(reg)
+	tn.Now = clock
+	l.SetTuning(tn)
+	ctx := context.Background()
+	if err := l.SetConfig(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	write := func(target float64) {
+		c := tune.Candidate{Metric: "queue", Target: target}
+		if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(8)
+	tn.Step(ctx)
+	now = now.Add(30 * time.Minute)
+	write(16)
+	tn.Step(ctx)
+	if s, p := tuneState(tn, "chat"); s != TuneStateShadow || p != "queue:16" {
+		t.Fatalf("12:30: %q %q, want queue:16 in shadow (within every of the switch)", s, p)
+	}
+	now = now.Add(29 * time.Minute)
+	tn.Step(ctx)
+	if s, _ := tuneState(tn, "chat"); s != TuneStateShadow {
+		t.Errorf("12:59: %q, want shadow still", s)
+	}
+	now = now.Add(time.Minute)
+	tn.Step(ctx)
+	if s, p := tuneState(tn, "chat"); s != TuneStateAdopted || p != "queue:16" {
+		t.Errorf("13:00: %q %q, want queue:16 adopted", s, p)
+	}
+	if !strings.Contains(audit.String(), `{"target":"chat","at":"2026-01-05T13:00:00Z","tune":{"event":"adopted","policy":"queue:16","from":"queue:8"`) {
+		t.Errorf("audit %s: want queue:16 adopted from queue:8 at 13:00", audit.String())
+	}
+}
