@@ -141,7 +141,7 @@ func (tn *Tuning) logger() *slog.Logger {
 // setTargets follows a (re)loaded config, whose interval is period:
 // targets with a tune: block keep their state when their name stays and
 // their result was tuned for their config as it is now (Matches: the same
-// max_miss, slo_ttft and period); a result from before a change of these
+// max_miss, slo_ttft, period and replica); a result from before a change of these
 // is dropped, its candidate's series with it, and an adopted one hands the
 // target back to its configured policy. The others' series are removed.
 func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
@@ -172,7 +172,7 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 		}
 		if s.res != nil {
 			if err := s.res.Matches(&s.cfg, tn.replayPeriod()); err != nil {
-				tn.logger().Warn("tuned candidate dropped: it was tuned for another max_miss, slo_ttft or interval; the configured policy decides until a new result", "target", s.cfg.Name, "policy", s.res.Policy,
+				tn.logger().Warn("tuned candidate dropped: it was tuned for another max_miss, slo_ttft, interval or replica; the configured policy decides until a new result", "target", s.cfg.Name, "policy", s.res.Policy,
 					"adopted", s.adopted != nil, "err", err)
 				tn.drop(s)
 			}
@@ -571,7 +571,7 @@ func (tn *Tuning) result(ctx context.Context, cfg *config.Target, now time.Time)
 		if stale {
 			return nil, nil
 		}
-		// A file tuned for another max_miss, slo_ttft or interval judged
+		// A file tuned for another max_miss, slo_ttft, interval or replica judged
 		// "holds" on other terms: not shadowed, never adopted.
 		if err := r.Matches(cfg, period); err != nil {
 			return nil, fmt.Errorf("%s: %w; not used until infscale tune --shard writes a result for this configuration", tune.ResultPath(dir, cfg.Name), err)

@@ -36,9 +36,9 @@ func TestReadResultDir(t *testing.T) {
 
 // TestResultMatches: a result decides only for the configuration it was
 // tuned for. chat's tune: block asks max_miss 0.001 (0.1%), slo_ttft 2s,
-// at a 15 s interval; a result tuned at 1% misses, a 1 s SLO or a 30 s
-// period judged "holds" on other terms, and each is named with both
-// values. A result that does not record the SLO and period (0) is
+// at a 15 s interval, on an H100 with Llama-3-8B; a result tuned at 1%
+// misses, a 1 s SLO, a 30 s period or on an A100 judged "holds" on other
+// terms, and each is named with both values. A result that does not record the SLO and period (0) is
 // compared on its budget alone.
 func TestResultMatches(t *testing.T) {
 	f, err := config.Parse([]byte(`prometheus: {url: "http://prometheus:9090"}
@@ -64,6 +64,11 @@ targets:
 		{TargetResult{Outcome: Outcome{MaxMissPct: 1}, SLOTTFT: 2, Period: 15}, "tuned with max_miss 0.01 (the target's is 0.001): from another configuration of target chat"},
 		{TargetResult{Outcome: Outcome{MaxMissPct: 0}, SLOTTFT: 2, Period: 15}, "tuned with max_miss 0 (the target's is 0.001): from another configuration of target chat"},
 		{TargetResult{Outcome: Outcome{MaxMissPct: 0.1}, SLOTTFT: 1, Period: 30}, "tuned with slo_ttft 1s (the target's is 2s), a 30s period (pollingInterval is 15s): from another configuration of target chat"},
+		// The replica: H100 and the same model at TP 1 (left out) match;
+		// an A100 does not.
+		{TargetResult{Outcome: Outcome{MaxMissPct: 0.1}, Replica: &ReplicaRef{GPU: "h100-sxm", Model: "llama-3-8b", TP: 1}}, ""},
+		{TargetResult{Outcome: Outcome{MaxMissPct: 0.1}, Replica: &ReplicaRef{GPU: "a100-80gb", Model: "llama-3-8b", TP: 1}},
+			"tuned with replica {gpu: a100-80gb, model: llama-3-8b, tp: 1} (the target's is {gpu: h100-sxm, model: llama-3-8b, tp: 1}): from another configuration of target chat"},
 	} {
 		err := c.r.Matches(tg, 15*time.Second)
 		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {

@@ -40,6 +40,9 @@ type TargetResult struct {
 	// recorded, as by an infscale before they were).
 	SLOTTFT float64 `json:"slo_ttft_s,omitempty"`
 	Period  float64 `json:"period_s,omitempty"`
+	// Replica is the target's replica: block the replay ran on (nil: not
+	// recorded).
+	Replica *ReplicaRef `json:"replica,omitempty"`
 	// Policy is the winner as a `simulate --policy` string, Candidate the
 	// same as values; Outcome whether it holds, and its figures (the tune
 	// run's Report.Outcome).
@@ -50,6 +53,25 @@ type TargetResult struct {
 	// took (user + system, of the whole process while it ran).
 	Replays    int     `json:"replays"`
 	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
+}
+
+// ReplicaRef is a serve target's replica: block as a result records it:
+// the GPU, the model (or its config.json), the tensor-parallel degree (1
+// when left out) and the calibration file, as written in the config.
+type ReplicaRef struct {
+	GPU         string `json:"gpu"`
+	Model       string `json:"model,omitempty"`
+	ModelConfig string `json:"model_config,omitempty"`
+	TP          int    `json:"tp"`
+	Calibration string `json:"calibration,omitempty"`
+}
+
+// replicaRef is r as a result records it (nil for nil).
+func replicaRef(r *config.Replica) *ReplicaRef {
+	if r == nil {
+		return nil
+	}
+	return &ReplicaRef{GPU: r.GPU, Model: r.Model, ModelConfig: r.ModelConfig, TP: max(r.TP, 1), Calibration: r.Calibration}
 }
 
 // TargetOptions set how TuneTarget reads and replays a target's history.
@@ -181,7 +203,7 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 		// The history as the data covers it (Reconstruct shrinks the grid
 		// to the data when it ends before now), not the range asked.
 		Target: t.Name, At: w.Grid.End(), History: w.Grid.End().Sub(w.Grid.Start).Seconds(),
-		SLOTTFT: time.Duration(t.Tune.SLOTTFT).Seconds(), Period: o.Period.Seconds(), Policy: rep.Policy, Candidate: rep.Winner(),
+		SLOTTFT: time.Duration(t.Tune.SLOTTFT).Seconds(), Period: o.Period.Seconds(), Replica: replicaRef(t.Replica), Policy: rep.Policy, Candidate: rep.Winner(),
 		Outcome: rep.Outcome, Replays: rep.Replays, CPUSeconds: cpuSeconds() - cpu0,
 	}, nil
 }
@@ -305,8 +327,8 @@ const MaxResultSize = 1 << 20
 
 // Matches reports whether r was tuned for t as configured now, with
 // period serve's interval: the budget (tune.max_miss), the TTFT SLO
-// (tune.slo_ttft) and the period its "holds" was judged on. A figure r
-// does not record (0) is not compared. The error names what differs and
+// (tune.slo_ttft), the period its "holds" was judged on and the replica
+// it replayed. A figure r does not record (0, nil) is not compared. The error names what differs and
 // both values.
 func (r *TargetResult) Matches(t *config.Target, period time.Duration) error {
 	var diff []string
@@ -319,10 +341,26 @@ func (r *TargetResult) Matches(t *config.Target, period time.Duration) error {
 	if p := period.Seconds(); r.Period != 0 && p > 0 && !near(r.Period, p) {
 		diff = append(diff, fmt.Sprintf("a %gs period (pollingInterval is %s)", r.Period, period))
 	}
+	if have := replicaRef(t.Replica); r.Replica != nil && have != nil && *r.Replica != *have {
+		diff = append(diff, fmt.Sprintf("replica %s (the target's is %s)", r.Replica, have))
+	}
 	if len(diff) == 0 {
 		return nil
 	}
 	return fmt.Errorf("tuned with %s: from another configuration of target %s", strings.Join(diff, ", "), t.Name)
+}
+
+// String is the replica as a replica: block: {gpu: G, model: M, tp: N[, calibration: F]}.
+func (r *ReplicaRef) String() string {
+	m := "model: " + r.Model
+	if r.ModelConfig != "" {
+		m = "model_config: " + r.ModelConfig
+	}
+	s := fmt.Sprintf("{gpu: %s, %s, tp: %d", r.GPU, m, r.TP)
+	if r.Calibration != "" {
+		s += ", calibration: " + r.Calibration
+	}
+	return s + "}"
 }
 
 // near compares two figures that went through JSON and a multiplication
