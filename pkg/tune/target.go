@@ -208,11 +208,17 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	}, nil
 }
 
+// MaxLivePoints bounds the points of each range query LiveMisses sends
+// (its step is a whole number of the step given, at least that).
+const MaxLivePoints = 1440
+
 // LiveMisses is the fraction of t's requests whose first token came later
 // than its tune: block's slo_ttft over [from, now], read from the
 // server's own TTFT histogram in Prometheus (interpolated within its
-// buckets), and how many requests that histogram counted. Errors: the
-// queries'; a server without a TTFT histogram (ok false).
+// buckets), and how many requests that histogram counted; step is the
+// grid's (serve's interval), made coarser over a span of more than
+// MaxLivePoints steps. Errors: the queries'; a server without a TTFT
+// histogram (ok false).
 func LiveMisses(ctx context.Context, api promql.API, t *config.Target, from, now time.Time, step time.Duration) (frac, requests float64, ok bool, err error) {
 	sel, err := promql.ParseSelector(t.Selector)
 	if err != nil {
@@ -221,7 +227,16 @@ func LiveMisses(ctx context.Context, api promql.API, t *config.Target, from, now
 	if step <= 0 {
 		step = 15 * time.Second
 	}
-	g, err := backtest.NewGrid(from.Truncate(step), now, step)
+	start := from.Truncate(step)
+	// The misses are the TTFT histogram's increase over the whole span
+	// (one instant query); the range queries beside it need no finer
+	// grid than MaxLivePoints points, however long the candidate has
+	// been adopted: at serve's step a month was 172,800 points of each
+	// series, read again every 5 minutes for each adopted target.
+	if n := now.Sub(start) / step; n > MaxLivePoints {
+		step *= (n + MaxLivePoints - 1) / MaxLivePoints
+	}
+	g, err := backtest.NewGrid(start, now, step)
 	if err != nil {
 		return 0, 0, false, err
 	}

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
@@ -95,5 +99,69 @@ targets:
 	want := "target chat: history: too little history to tune on: the data covers 40m0s (2026-01-05T00:00:00Z..2026-01-05T00:40:00Z) of the 1w asked; at least 1h is needed (a new target is tuned once its series span that)"
 	if err.Error() != want {
 		t.Errorf("err %q\nwant %q", err, want)
+	}
+}
+
+// stepAPI records the steps of the range queries it passes on.
+type stepAPI struct {
+	promql.API
+	mu    sync.Mutex
+	steps map[time.Duration]int
+	most  int
+}
+
+func (a *stepAPI) Range(ctx context.Context, q string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+	a.mu.Lock()
+	a.steps[step]++
+	a.most = max(a.most, int(end.Sub(start)/step)+1)
+	a.mu.Unlock()
+	return a.API.Range(ctx, q, start, end, step)
+}
+
+// TestLiveMissesLongAdoption: the live misses of a candidate adopted a
+// week ago are read on at most MaxLivePoints points a series: 7 days at
+// serve's 15 s step are 40,320 steps, so the step is 15 s x
+// ceil(40,320 / 1,440) = 15 s x 28 = 420 s. The misses are the TTFT
+// histogram's increase over the whole week all the same: with a 1 ms
+// SLO, at least 99% of the requests (interpolated within the first
+// bucket, [0, 0.1 s], at most 1 ms / 100 ms of them are under 1 ms), and
+// the requests counted are the week's completions (its arrivals less
+// those aborted by the pod restart) within 1%.
+func TestLiveMissesLongAdoption(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled week")
+	}
+	srv, tr := synthweektest.Serve(t, synthweek.Config{})
+	f, err := config.Parse([]byte(fmt.Sprintf(`prometheus: {url: %s}
+targets:
+- name: chat
+  server: vllm
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 20
+  tune: {slo_ttft: 1ms}
+`, srv.URL)), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := promql.NewClient(promql.ClientConfig{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := &stepAPI{API: c, steps: map[time.Duration]int{}}
+	frac, n, ok, err := LiveMisses(context.Background(), api, &f.Targets[0], tr.Start, tr.End, 15*time.Second)
+	if err != nil || !ok {
+		t.Fatalf("LiveMisses: %v %v", ok, err)
+	}
+	delete(api.steps, time.Hour) // the hourly TTFT p95 has its own step, 168 points
+	if len(api.steps) != 1 || api.steps[420*time.Second] == 0 || api.most > MaxLivePoints+1 {
+		t.Errorf("range steps %v (besides 1h), at most %d points; want 420 s only, at most %d", api.steps, api.most, MaxLivePoints+1)
+	}
+	if frac < 0.99 || frac > 1 {
+		t.Errorf("miss ratio %g, want 0.99 to 1", frac)
+	}
+	if want := float64(tr.Requests - tr.Aborted); math.Abs(n-want) > 0.01*want {
+		t.Errorf("%g requests counted, want the week's %g completions within 1%%", n, want)
 	}
 }
