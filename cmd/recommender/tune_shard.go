@@ -196,8 +196,15 @@ func (c *TuneCmd) runShard(e *env) error {
 			} else if err != nil {
 				fmt.Fprintf(e.stdout, "%s: failed: %v\n", t.Name, err)
 			} else {
-				fmt.Fprintf(e.stdout, "%s: %s (holds %v; in %.2f%% misses %.1f replica-min, out %.2f%% %.1f; %d replays, %.0f CPU-s) -> %s\n", t.Name, res.Policy, res.Holds,
-					res.InSample.MissPct, res.InSample.ReplicaMinutes, res.OutOfSample.MissPct, res.OutOfSample.ReplicaMinutes, res.Replays, res.CPUSeconds, r.Path)
+				// The history the data covered, and the span asked when
+				// that is less (Prometheus's retention, a newer target).
+				hist, short := res.Covered(time.Duration(t.Tune.History))
+				hist += " of history"
+				if short {
+					hist += " (" + t.Tune.History.String() + " asked)"
+				}
+				fmt.Fprintf(e.stdout, "%s: %s (holds %v; in %.2f%% misses %.1f replica-min, out %.2f%% %.1f; %s, %d replays, %.0f CPU-s) -> %s\n", t.Name, res.Policy, res.Holds,
+					res.InSample.MissPct, res.InSample.ReplicaMinutes, res.OutOfSample.MissPct, res.OutOfSample.ReplicaMinutes, hist, res.Replays, res.CPUSeconds, r.Path)
 			}
 		}
 	}

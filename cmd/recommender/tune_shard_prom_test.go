@@ -98,10 +98,34 @@ func TestTuneShardOnPrometheus(t *testing.T) {
 
 	// Without --quiet, on a redirected stderr, shard 0/2 (chat) shows its
 	// progress as tune on a trace does: plain lines of the target's
-	// replays done, never going back, the last 100%.
-	code, errs := stderrFile(t, "tune", "--config", cfg, "--shard", "0/2", "--out", out, "--workers", "2")
+	// replays done, never going back, the last 100%. chat asks for 2d of
+	// history here, of which the day's data covers 1d: the line on stdout
+	// says both (a Prometheus keeping less than tune.history was silent).
+	cfg2 := filepath.Join(dir, "serve2.yaml")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg2, []byte(strings.Replace(string(b), "history: 1h", "history: 2d", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	stdout.Reset()
+	code = run(context.Background(), []string{"tune", "--config", cfg2, "--shard", "0/2", "--out", out, "--workers", "2"}, strings.NewReader(""), &stdout, f)
+	b, err = os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := string(b)
 	if code != exitOK {
 		t.Fatalf("shard 0/2: exit %d, stderr %s", code, errs)
+	}
+	if !strings.Contains(stdout.String(), "; 1d of history (2d asked), ") {
+		t.Errorf("shard 0/2 stdout %q: want the 1d of history the data covers, of the 2d asked", stdout.String())
 	}
 	prev := -1
 	lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n")

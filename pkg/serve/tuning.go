@@ -592,7 +592,10 @@ func (tn *Tuning) result(ctx context.Context, cfg *config.Target, now time.Time)
 	if err != nil {
 		return nil, err
 	}
-	tn.logger().Info("target tuned", "target", cfg.Name, "policy", r.Policy, "holds", r.Holds, "in_sample_miss_pct", r.InSample.MissPct,
+	// The history the data covered beside the span asked: less when
+	// Prometheus keeps less than tune.history, or the target is newer.
+	hist, _ := r.Covered(time.Duration(cfg.Tune.History))
+	tn.logger().Info("target tuned", "target", cfg.Name, "policy", r.Policy, "holds", r.Holds, "history", hist, "history_asked", cfg.Tune.History.String(), "in_sample_miss_pct", r.InSample.MissPct,
 		"out_of_sample_miss_pct", r.OutOfSample.MissPct, "replays", r.Replays, "took", time.Since(start).Round(time.Millisecond), "cpu_s", r.CPUSeconds)
 	return &r, nil
 }

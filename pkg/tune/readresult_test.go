@@ -91,3 +91,26 @@ func TestReplicaOfModelConfig(t *testing.T) {
 		t.Errorf("model %d layers, hidden %d, %d KV heads; want 28, 3584, 4", m.Layers, m.Hidden, m.KVHeads)
 	}
 }
+
+// TestResultCovered: a result says how much history it was tuned on, as
+// tune.history is written, and whether that is short of the span asked
+// by more than an hour: 15 days of a 90d ask (a Prometheus keeping 15
+// days) is short; 6 days 23 hours 30 minutes of a 7d ask is not.
+func TestResultCovered(t *testing.T) {
+	for _, c := range []struct {
+		history float64
+		asked   time.Duration
+		want    string
+		short   bool
+	}{
+		{15 * 86400, 90 * 24 * time.Hour, "15d", true},
+		{7*86400 - 1800, 7 * 24 * time.Hour, "6d23h30m", false},
+		{3780, 2 * time.Hour, "1h3m", false},
+		{3600, 3 * time.Hour, "1h", true},
+	} {
+		r := TargetResult{History: c.history}
+		if got, short := r.Covered(c.asked); got != c.want || short != c.short {
+			t.Errorf("%g s of %s: %q %v, want %q %v", c.history, c.asked, got, short, c.want, c.short)
+		}
+	}
+}

@@ -208,6 +208,15 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	}, nil
 }
 
+// Covered is the history r was tuned on, as its data covered it, and
+// whether that is less than asked by more than an hour (Prometheus keeps
+// less than tune.history, or the target is newer), written as tune.history
+// is (e.g. "15d").
+func (r *TargetResult) Covered(asked time.Duration) (covered string, short bool) {
+	d := time.Duration(r.History * float64(time.Second)).Round(time.Minute)
+	return prommodel.Duration(d).String(), d < asked-time.Hour
+}
+
 // MaxLivePoints bounds the points of each range query LiveMisses sends
 // (its step is a whole number of the step given, at least that).
 const MaxLivePoints = 1440
