@@ -38,6 +38,10 @@ const (
 	TuneStateRejected = "rejected"
 )
 
+// maxClockSkew is how far after serve's clock a tune.dir result's at may
+// be (the CronJob's node's clock a little ahead).
+const maxClockSkew = 5 * time.Minute
+
 // tuneRetry is how soon a failed tuning run (Prometheus unreachable, no
 // traffic in the history) is tried again.
 const tuneRetry = 15 * time.Minute
@@ -575,6 +579,13 @@ func (tn *Tuning) result(ctx context.Context, cfg *config.Target, now time.Time)
 		// "holds" on other terms: not shadowed, never adopted.
 		if err := r.Matches(cfg, period); err != nil {
 			return nil, fmt.Errorf("%s: %w; not used until infscale tune --shard writes a result for this configuration", tune.ResultPath(dir, cfg.Name), err)
+		}
+		// Only a newer result replaces the one taken: one stamped ahead of
+		// serve's clock (a writer's clock running fast) would keep every
+		// later one out until that time came.
+		if r.At.After(now.Add(maxClockSkew)) {
+			return nil, fmt.Errorf("%s: tuned on history up to %s, after serve's clock (%s): the clock of the machine that wrote it is ahead; not used", tune.ResultPath(dir, cfg.Name),
+				r.At.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 		}
 		return &r, nil
 	}

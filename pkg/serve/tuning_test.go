@@ -598,3 +598,43 @@ func TestTuningPendingAdoptedAfterEvery(t *testing.T) {
 		t.Errorf("audit %s: want queue:16 adopted from queue:8 at 13:00", audit.String())
 	}
 }
+
+// TestTuningResultFromTheFuture: a result stamped an hour after serve's
+// clock (12:00) is refused, naming the file and both times: taken, it
+// kept every later result out until 13:00, since only a newer one
+// replaces it. One 4 minutes ahead (a clock a little fast) is taken.
+func TestTuningResultFromTheFuture(t *testing.T) {
+	dir := t.TempDir()
+	f := tuneTarget(t, fmt.Sprintf("{dir: %q}", dir))
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
+	tn := NewTuning(reg)
+	tn.Now = func() time.Time { return now }
+	var log bytes.Buffer
+	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	write := func(at time.Time) {
+		c := tune.Candidate{Metric: "queue", Target: 8}
+		if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: at, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(now.Add(time.Hour))
+	tn.Step(context.Background())
+	if s, _ := tuneState(tn, "chat"); s != "" {
+		t.Errorf("a result from 13:00 at 12:00: state %q, want none", s)
+	}
+	want := filepath.Join(dir, "chat.json") + ": tuned on history up to 2026-01-05T13:00:00Z, after serve's clock (2026-01-05T12:00:00Z): the clock of the machine that wrote it is ahead; not used"
+	if !strings.Contains(log.String(), want) {
+		t.Errorf("log %q\nwant %q", log.String(), want)
+	}
+	write(now.Add(4 * time.Minute))
+	tn.Step(context.Background())
+	if s, _ := tuneState(tn, "chat"); s != TuneStateShadow {
+		t.Errorf("a result 4 minutes ahead: state %q, want shadow", s)
+	}
+}
