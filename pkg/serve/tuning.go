@@ -366,12 +366,20 @@ func (tn *Tuning) replayPeriod() time.Duration {
 }
 
 // adapt rebuilds s's candidate on its live policy (after a new result or
-// a config reload); a candidate the live policy cannot take is dropped.
+// a config reload); a candidate the live policy cannot take is dropped:
+// its series go, it is rejected, and an adopted one hands the target back
+// to its configured policy (built on the config before, it would go on
+// deciding as if the reload had not happened).
 func (tn *Tuning) adapt(s *tuned) {
 	p, err := s.res.Candidate.Adapt(s.live)
 	if err != nil {
-		tn.logger().Error("tuned candidate not usable on the target's policy", "target", s.cfg.Name, "policy", s.res.Policy, "err", err)
+		tn.logger().Error("tuned candidate not usable on the target's policy; the configured policy decides", "target", s.cfg.Name, "policy", s.res.Policy,
+			"adopted", s.adopted != nil, "err", err)
 		s.cand = nil
+		s.adopted, s.adoptedPolicy = nil, ""
+		tn.candidate.DeleteLabelValues(s.cfg.Name)
+		tn.setInfo(s, s.res.Policy, TuneStateRejected)
+		tn.dirty[s.cfg.Name] = true
 		return
 	}
 	s.cand = &p

@@ -15,6 +15,7 @@ import (
 
 	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/tune"
 )
 
@@ -636,5 +637,73 @@ func TestTuningResultFromTheFuture(t *testing.T) {
 	tn.Step(context.Background())
 	if s, _ := tuneState(tn, "chat"); s != TuneStateShadow {
 		t.Errorf("a result 4 minutes ahead: state %q, want shadow", s)
+	}
+}
+
+// TestTuningUnusableAfterReload: queue:8,min=2 is adopted; a reload
+// makes the target scale to zero (minReplicaCount 0 and a zero: block),
+// which the candidate's floor of 2 cannot take (zero needs min 0). The
+// configured policy decides again, with the reload's zero: block, and
+// the candidate's series go (state rejected). The adopted policy, built
+// on the config before the reload, kept deciding: the reload did not
+// take effect, and the candidate's last value stayed exported.
+func TestTuningUnusableAfterReload(t *testing.T) {
+	dir := t.TempDir()
+	base := fmt.Sprintf(`
+targets:
+- name: chat
+  scrape: [http://127.0.0.1:1/metrics]
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  max: 8
+  tune: {every: 1h, dir: %q, mode: adopt}
+`, dir)
+	parse := func(text string) *config.File {
+		f, err := config.Parse([]byte(text), "tune.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	src := &fakeSource{}
+	src.set("chat", load(2, 40, 0))
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock})
+	tn := NewTuning(reg)
+	tn.Now = clock
+	l.SetTuning(tn)
+	ctx := context.Background()
+	if err := l.SetConfig(ctx, parse(base)); err != nil {
+		t.Fatal(err)
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8, Options: []tune.Option{{Name: "min", Value: 2, Default: 1, Key: "minReplicaCount"}}}
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(ctx)
+	l.Cycle(ctx)
+	if s, _ := tuneState(tn, "chat"); s != TuneStateAdopted {
+		t.Fatalf("state %q, want adopted", s)
+	}
+	zero := strings.Replace(base, "  max: 8\n", "  max: 8\n  min: 0\n  zero: {held_scrape: http://127.0.0.1:2/metrics}\n", 1)
+	if err := l.SetConfig(ctx, parse(zero)); err != nil {
+		t.Fatal(err)
+	}
+	var live recommend.Policy
+	l.mu.Lock()
+	for _, tg := range l.targets {
+		live = tg.policy
+	}
+	l.mu.Unlock()
+	if p := tn.policyFor("chat", &live); p != &live {
+		t.Errorf("after the reload the policy deciding is %+v, want the configured one (with zero:)", p)
+	}
+	if s, _ := tuneState(tn, "chat"); s != TuneStateRejected {
+		t.Errorf("state %q, want rejected", s)
+	}
+	if v, ok := gauge(t, gatherer(l.metrics, reg), "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); ok {
+		t.Errorf("candidate %v still exported", v)
 	}
 }
