@@ -101,9 +101,12 @@ type tuned struct {
 	res  *tune.TargetResult
 	cand *recommend.Policy
 	run  recommend.Decider
-	// adopted is the policy deciding the target (nil: the configured one).
+	// adopted is the policy deciding the target (nil: the configured
+	// one), adoptedRes the result it is the candidate of (res, or an
+	// earlier one when a later result was not adopted): adapt rebuilds
+	// adopted from it at each reload.
 	adopted           *recommend.Policy
-	adoptedPolicy     string
+	adoptedRes        *tune.TargetResult
 	adoptedAt         time.Time
 	switched          time.Time
 	state             string
@@ -181,11 +184,18 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 				tn.drop(s)
 			}
 		}
+		if a := s.adoptedRes; a != nil && a != s.res {
+			if err := a.Matches(&s.cfg, tn.replayPeriod()); err != nil {
+				tn.logger().Warn("adopted candidate handed back: it was tuned for another max_miss, slo_ttft, interval or replica; the configured policy decides", "target", s.cfg.Name, "policy", a.Policy, "err", err)
+				s.adopted, s.adoptedRes = nil, nil
+				tn.dirty[s.cfg.Name] = true
+			}
+		}
 		switch {
 		case s.res != nil && modeChanged:
 			// shadow -> adopt adopts the candidate at hand if it holds;
 			// adopt -> shadow hands the target back to its policy.
-			s.adopted, s.adoptedPolicy = nil, ""
+			s.adopted, s.adoptedRes = nil, nil
 			tn.apply(s, s.res, tn.now())
 		case s.res != nil:
 			tn.adapt(s)
@@ -210,13 +220,13 @@ type tuneSaved struct {
 	// infscale_tuned_policy_info state.
 	Mode  config.TuneMode `json:"mode"`
 	State string          `json:"state"`
-	// Adopted is the adopted policy ("": the configured one decides),
-	// AdoptedAt when it was adopted, Switched the last adopt or revert,
-	// LastRun the last in-process run's start.
-	Adopted   string    `json:"adopted,omitempty"`
-	AdoptedAt time.Time `json:"adopted_at,omitzero"`
-	Switched  time.Time `json:"switched,omitzero"`
-	LastRun   time.Time `json:"last_run,omitzero"`
+	// Adopted is the adopted result (nil: the configured policy
+	// decides), AdoptedAt when it was adopted, Switched the last adopt or
+	// revert, LastRun the last in-process run's start.
+	Adopted   *tune.TargetResult `json:"adopted,omitempty"`
+	AdoptedAt time.Time          `json:"adopted_at,omitzero"`
+	Switched  time.Time          `json:"switched,omitzero"`
+	LastRun   time.Time          `json:"last_run,omitzero"`
 }
 
 // savedPath is target name's file under StateDir.
@@ -274,16 +284,15 @@ func (tn *Tuning) restore(s *tuned, sv *tuneSaved) bool {
 		return false
 	}
 	s.res, s.switched, s.lastRun = sv.Result, sv.Switched, sv.LastRun
+	if a := sv.Adopted; a != nil && sv.Mode == config.TuneAdopt && s.cfg.Tune.Mode == config.TuneAdopt && a.Matches(&s.cfg, tn.replayPeriod()) == nil {
+		s.adoptedRes, s.adoptedAt = a, sv.AdoptedAt
+	}
 	tn.adapt(s)
 	if s.cand == nil {
-		tn.setInfo(s, s.res.Policy, TuneStateRejected)
-		return true
+		return true // rejected (adapt)
 	}
 	state := sv.State
-	if sv.Adopted != "" && sv.Adopted == s.res.Policy && sv.Mode == config.TuneAdopt && s.cfg.Tune.Mode == config.TuneAdopt {
-		s.adopted, s.adoptedPolicy, s.adoptedAt = s.cand, sv.Adopted, sv.AdoptedAt
-		state = TuneStateAdopted
-	} else if state == TuneStateAdopted {
+	if state == TuneStateAdopted && (s.adoptedRes == nil || s.adoptedRes.Policy != s.res.Policy) {
 		state = TuneStateShadow
 	}
 	tn.setInfo(s, s.res.Policy, state)
@@ -314,7 +323,7 @@ func (tn *Tuning) save() {
 		if s == nil {
 			continue
 		}
-		files = append(files, file{name, tuneSaved{Result: s.res, Mode: s.cfg.Tune.Mode, State: s.state, Adopted: s.adoptedPolicy,
+		files = append(files, file{name, tuneSaved{Result: s.res, Mode: s.cfg.Tune.Mode, State: s.state, Adopted: s.adoptedRes,
 			AdoptedAt: s.adoptedAt, Switched: s.switched, LastRun: s.lastRun}})
 	}
 	tn.mu.Unlock()
@@ -350,7 +359,7 @@ func (tn *Tuning) drop(s *tuned) {
 	if s.infoPolicy != "" {
 		tn.info.DeleteLabelValues(s.cfg.Name, s.infoPolicy, s.infoState)
 	}
-	s.res, s.cand, s.adopted, s.adoptedPolicy = nil, nil, nil, ""
+	s.res, s.cand, s.adopted, s.adoptedRes = nil, nil, nil, nil
 	s.infoPolicy, s.infoState, s.state, s.hasCandidateGauge = "", "", "", false
 	s.lastRun = time.Time{}
 	tn.dirty[s.cfg.Name] = true
@@ -365,27 +374,41 @@ func (tn *Tuning) replayPeriod() time.Duration {
 	return tn.Period
 }
 
-// adapt rebuilds s's candidate on its live policy (after a new result or
-// a config reload); a candidate the live policy cannot take is dropped:
-// its series go, it is rejected, and an adopted one hands the target back
-// to its configured policy (built on the config before, it would go on
-// deciding as if the reload had not happened).
+// adapt rebuilds s's candidate, and its adopted policy, on its live
+// policy (after a new result or a config reload). A candidate the live
+// policy cannot take is dropped: its series go and it is rejected. An
+// adopted one it cannot take hands the target back to its configured
+// policy: built on the config before, it would go on deciding as if the
+// reload had not happened.
 func (tn *Tuning) adapt(s *tuned) {
 	p, err := s.res.Candidate.Adapt(s.live)
 	if err != nil {
-		tn.logger().Error("tuned candidate not usable on the target's policy; the configured policy decides", "target", s.cfg.Name, "policy", s.res.Policy,
-			"adopted", s.adopted != nil, "err", err)
+		tn.logger().Error("tuned candidate not usable on the target's policy", "target", s.cfg.Name, "policy", s.res.Policy, "err", err)
 		s.cand = nil
-		s.adopted, s.adoptedPolicy = nil, ""
 		tn.candidate.DeleteLabelValues(s.cfg.Name)
 		tn.setInfo(s, s.res.Policy, TuneStateRejected)
 		tn.dirty[s.cfg.Name] = true
+	} else {
+		s.cand = &p
+	}
+	a := s.adoptedRes
+	switch {
+	case a == nil:
 		return
+	case a.Policy == s.res.Policy && s.cand != nil:
+		s.adopted = s.cand
+		return
+	case a.Policy != s.res.Policy:
+		q, err := a.Candidate.Adapt(s.live)
+		if err == nil {
+			s.adopted = &q
+			return
+		}
+		tn.logger().Error("adopted candidate not usable on the target's policy", "target", s.cfg.Name, "policy", a.Policy, "err", err)
 	}
-	s.cand = &p
-	if s.adopted != nil && s.adoptedPolicy == s.res.Policy {
-		s.adopted = &p
-	}
+	tn.logger().Warn("adopted candidate handed back: the configured policy decides", "target", s.cfg.Name, "policy", a.Policy)
+	s.adopted, s.adoptedRes = nil, nil
+	tn.dirty[s.cfg.Name] = true
 }
 
 // policyFor is the policy deciding target name this cycle: the adopted
@@ -638,16 +661,17 @@ func (tn *Tuning) apply(s *tuned, r *tune.TargetResult, now time.Time) {
 		tn.setInfo(s, r.Policy, TuneStateShadow)
 	case !r.Holds:
 		tn.setInfo(s, r.Policy, TuneStateRejected)
-	case s.adopted != nil && s.adoptedPolicy == r.Policy:
+	case s.adoptedRes != nil && s.adoptedRes.Policy == r.Policy:
+		s.adoptedRes = r // the same policy, newer figures
 		tn.setInfo(s, r.Policy, TuneStateAdopted)
 	case !s.switched.IsZero() && now.Sub(s.switched) < time.Duration(tu.Every):
 		tn.setInfo(s, r.Policy, TuneStateShadow) // at most one switch per every
 	default:
 		from := "configured"
-		if s.adopted != nil {
-			from = s.adoptedPolicy
+		if s.adoptedRes != nil {
+			from = s.adoptedRes.Policy
 		}
-		s.adopted, s.adoptedPolicy, s.adoptedAt, s.switched = s.cand, r.Policy, now, now
+		s.adopted, s.adoptedRes, s.adoptedAt, s.switched = s.cand, r, now, now
 		tn.setInfo(s, r.Policy, TuneStateAdopted)
 		tn.logger().Info("tuned policy adopted", "target", s.cfg.Name, "policy", r.Policy, "from", from)
 		tn.event(s.cfg.Name, now, tuneEvent{Event: TuneStateAdopted, Policy: r.Policy, From: from, Holds: r.Holds, MaxMissPct: r.MaxMissPct,
@@ -682,8 +706,8 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 	if !ok || s.adopted == nil || !s.adoptedAt.Equal(since) || frac <= cfg.Tune.Budget() {
 		return
 	}
-	policy := s.adoptedPolicy
-	s.adopted, s.adoptedPolicy, s.switched = nil, "", now
+	policy := s.adoptedRes.Policy
+	s.adopted, s.adoptedRes, s.switched = nil, nil, now
 	tn.setInfo(s, policy, TuneStateReverted)
 	tn.dirty[name] = true
 	tn.logger().Warn("tuned policy reverted: live SLO misses over budget", "target", name, "policy", policy, "miss_ratio", frac, "max_miss", cfg.Tune.Budget(), "requests", n)

@@ -707,3 +707,62 @@ targets:
 		t.Errorf("candidate %v still exported", v)
 	}
 }
+
+// TestTuningAdoptedFollowsReload: queue:8,min=2 is adopted (max 8); a
+// later result, queue:16, does not hold and is rejected, the adopted one
+// staying; a reload lowers maxReplicaCount to 3. The adopted policy is
+// rebuilt on the reloaded config: max 3, and 2 replicas running 40 ask
+// min(ceil(2 x 20/8), 3) = 3. It was rebuilt only while the last result
+// was the adopted one's, so it kept max 8 and asked 5.
+func TestTuningAdoptedFollowsReload(t *testing.T) {
+	dir := t.TempDir()
+	yaml := func(max int) *config.File {
+		f, err := config.Parse([]byte(fmt.Sprintf(`
+targets:
+- name: chat
+  scrape: [http://127.0.0.1:1/metrics]
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  max: %d
+  tune: {every: 1h, dir: %q, mode: adopt}
+`, max, dir)), "tune.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	src := &fakeSource{}
+	src.set("chat", load(2, 40, 0))
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock})
+	tn := NewTuning(reg)
+	tn.Now = clock
+	l.SetTuning(tn)
+	ctx := context.Background()
+	if err := l.SetConfig(ctx, yaml(8)); err != nil {
+		t.Fatal(err)
+	}
+	write := func(c tune.Candidate, holds bool) {
+		if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: holds, MaxMissPct: 0.1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(tune.Candidate{Metric: "queue", Target: 8, Options: []tune.Option{{Name: "min", Value: 2, Default: 1, Key: "minReplicaCount"}}}, true)
+	tn.Step(ctx)
+	now = now.Add(time.Minute)
+	write(tune.Candidate{Metric: "queue", Target: 16}, false)
+	tn.Step(ctx)
+	if s, p := tuneState(tn, "chat"); s != TuneStateRejected || p != "queue:16" {
+		t.Fatalf("state %q %q, want queue:16 rejected", s, p)
+	}
+	if err := l.SetConfig(ctx, yaml(3)); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(15 * time.Second)
+	l.Cycle(ctx)
+	if d := desired(t, l.metrics, "chat"); d != 3 {
+		t.Errorf("live %v after the reload to max 3, want 3 (the adopted queue:8,min=2 within max 3)", d)
+	}
+}
