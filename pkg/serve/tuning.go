@@ -148,9 +148,10 @@ func (tn *Tuning) logger() *slog.Logger {
 // setTargets follows a (re)loaded config, whose interval is period:
 // targets with a tune: block keep their state when their name stays and
 // their result was tuned for their config as it is now (Matches: the same
-// max_miss, slo_ttft, period and replica); a result from before a change of these
-// is dropped, its candidate's series with it, and an adopted one hands the
-// target back to its configured policy. The others' series are removed.
+// max_miss, slo_ttft, period and replica); a result from before a change
+// of these is dropped, its candidate's series with it, and an adopted one
+// hands the target back to its configured policy. A target first seen
+// takes its state from StateDir. The others' series are removed.
 func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 	if tn == nil {
 		return
@@ -197,6 +198,7 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 			// adopt -> shadow hands the target back to its policy.
 			s.adopted, s.adoptedRes = nil, nil
 			tn.apply(s, s.res, tn.now())
+			tn.dirty[s.cfg.Name] = true
 		case s.res != nil:
 			tn.adapt(s)
 		}
