@@ -795,3 +795,18 @@ func newTuning(reg prometheus.Registerer, src Source, cfg *config.File, o Option
 	}
 	return tn
 }
+
+// CheckReplicated refuses, for serve run as several replicas
+// (--leader-elect), a target that adopts candidates it tunes in process
+// (tune.mode adopt without tune.dir): each replica would tune on its own
+// history window at its own time, could adopt another candidate, and the
+// consumer's max() over the replicas would decide on the larger. Results
+// read from a tune.dir are the same file for every replica.
+func CheckReplicated(cfg *config.File) error {
+	for i, t := range cfg.Targets {
+		if tu := t.Tune; tu != nil && tu.Mode == config.TuneAdopt && tu.Dir == "" {
+			return fmt.Errorf("targets[%d].tune (target %q): mode: adopt tunes in process, and with several replicas (--leader-elect) each tunes on its own history at its own time, may adopt another candidate, and max() over the replicas decides on the larger: give the target tune.dir and run infscale tune --shard (the chart's CronJob), or use mode: shadow (docs/tune.md)", i, t.Name)
+		}
+	}
+	return nil
+}

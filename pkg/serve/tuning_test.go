@@ -766,3 +766,59 @@ targets:
 		t.Errorf("live %v after the reload to max 3, want 3 (the adopted queue:8,min=2 within max 3)", d)
 	}
 }
+
+// TestReloadReplicatedInProcessAdopt: serve with an elector (several
+// replicas) refuses a reload that gives a target mode: adopt without
+// tune.dir, as the start refuses it (CheckReplicated): the reload fails,
+// is counted, and the running config stays.
+func TestReloadReplicatedInProcessAdopt(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "serve.yaml")
+	write := func(tune string) {
+		if err := os.WriteFile(path, []byte(`targets:
+- name: chat
+  scrape: [http://127.0.0.1:1/metrics]
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  max: 8
+  tune: `+tune+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(fmt.Sprintf("{mode: adopt, dir: %q}", dir))
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &fakeSource{}
+	src.set("chat", load(1, 0, 0))
+	var logs syncbuf.Buffer
+	reload := make(chan os.Signal, 1)
+	base, cancel, done := startRun(t, cfg, Options{ConfigPath: path, Source: src, Version: "test", Elector: &fakeElector{ended: make(chan struct{})},
+		Log: slog.New(slog.NewTextHandler(&logs, nil)), Reload: reload})
+	// In embedded mode in-process tuning needs a dir (the config refuses
+	// it otherwise), so the refused file names a Prometheus.
+	if err := os.WriteFile(path, []byte(`prometheus: {url: "http://127.0.0.1:1"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  max: 8
+  tune: {mode: adopt}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reload <- os.Interrupt
+	waitFor(t, "the reload refused", func() bool {
+		_, body := get(t, base+"/metrics")
+		return strings.Contains(body, `infscale_config_reloads_total{result="failure"} 1`)
+	})
+	if !strings.Contains(logs.String(), `msg="config reload failed; keeping the running config"`) || !strings.Contains(logs.String(), `targets[0].tune (target \"chat\"): mode: adopt tunes in process`) {
+		t.Errorf("log %s: want the reload refused naming the target", logs.String())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
