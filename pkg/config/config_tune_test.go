@@ -34,6 +34,8 @@ func TestTuneBlock(t *testing.T) {
 	}
 	for _, c := range []struct{ block, want string }{
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {every: 10m}\n", "targets[0].tune.every"},
+		// 100000h is 11 years: refused as a mistype, as pollingInterval's is.
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {every: 100000h}\n", "t.yaml:9:17: targets[0].tune.every: must be at most 90d (in adopt mode also the least time between two switches), got 4166d16h"},
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {history: 100d}\n", "targets[0].tune.history"},
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {max_miss: 1.5}\n", "targets[0].tune.max_miss"},
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {mode: auto}\n", "targets[0].tune.mode"},
