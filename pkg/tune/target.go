@@ -187,8 +187,12 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	// cold starts to choose on, and the stressed copies' checks would
 	// name flags a tune: block has no keys for.
 	if covered := w.Grid.End().Sub(w.Grid.Start); covered < config.MinTuneHistory {
-		return TargetResult{}, fmt.Errorf("target %s: history: %w: the data covers %s (%s..%s) of the %s asked; at least %s is needed (a new target is tuned once its series span that)",
-			t.Name, ErrShortHistory, covered.Round(time.Second), w.Grid.Start.Format(time.RFC3339), w.Grid.End().Format(time.RFC3339), t.Tune.History, prommodel.Duration(config.MinTuneHistory))
+		why := "a new target is tuned once its series span that"
+		if late := now.Sub(w.Grid.End()); late > 2*o.Step {
+			why = fmt.Sprintf("its data ends %s before now: are its series still scraped?", late.Round(time.Second))
+		}
+		return TargetResult{}, fmt.Errorf("target %s: history: %w: the data covers %s (%s..%s) of the %s asked; at least %s is needed (%s)",
+			t.Name, ErrShortHistory, covered.Round(time.Second), w.Grid.Start.Format(time.RFC3339), w.Grid.End().Format(time.RFC3339), t.Tune.History, prommodel.Duration(config.MinTuneHistory), why)
 	}
 	cpu0 := cpuSeconds()
 	budget := 100 * t.Tune.Budget() // 0 is a budget of no miss, not the default

@@ -165,3 +165,42 @@ targets:
 		t.Errorf("%g requests counted, want the week's %g completions within 1%%", n, want)
 	}
 }
+
+// TestTuneTargetShortHistoryStopped: a target whose series stopped (the
+// synthetic day's data ends at 24:00, now 01:30 the next day) and a
+// history of 2h: the data covers the last 30 minutes of the day, and the
+// error says it ends 1h30m before now, not that the target is new.
+func TestTuneTargetShortHistoryStopped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled day")
+	}
+	srv, tr := synthweektest.Serve(t, synthweek.Config{Days: 1})
+	now := tr.End.Add(90 * time.Minute)
+	f, err := config.Parse([]byte(fmt.Sprintf(`prometheus: {url: %s}
+targets:
+- name: chat
+  server: vllm
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 20
+  tune: {history: 2h}
+`, srv.URL)), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := promql.NewClient(promql.ClientConfig{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = TuneTarget(context.Background(), api, &f.Targets[0], now, TargetOptions{})
+	if !errors.Is(err, ErrShortHistory) {
+		t.Fatalf("err %v, want ErrShortHistory", err)
+	}
+	// Asked from 23:30; the last scrape at 24:00 still counts in the
+	// rate of the step after it (00:00:30), 1h29m30s before 01:30.
+	want := "target chat: history: too little history to tune on: the data covers 30m30s (2026-01-05T23:30:00Z..2026-01-06T00:00:30Z) of the 2h asked; at least 1h is needed (its data ends 1h29m30s before now: are its series still scraped?)"
+	if err.Error() != want {
+		t.Errorf("err %q\nwant %q", err, want)
+	}
+}
