@@ -304,7 +304,7 @@ func (tn *Tuning) restore(s *tuned, sv *tuneSaved) bool {
 
 // save writes the files of the targets marked dirty (snapshots taken
 // under mu, written outside it). A failed write is logged; the target
-// stays marked and is written again at the next Step.
+// stays marked and is written again at the next save.
 func (tn *Tuning) save() {
 	if tn.StateDir == "" {
 		return
@@ -355,7 +355,7 @@ func (tn *Tuning) save() {
 }
 
 // drop forgets s's result (under mu): no candidate, no series, the
-// configured policy deciding, and (in process) a run at the next Step.
+// configured policy deciding, and (in process) a run at the next look.
 func (tn *Tuning) drop(s *tuned) {
 	tn.candidate.DeleteLabelValues(s.cfg.Name)
 	if s.infoPolicy != "" {
@@ -475,15 +475,6 @@ func (tn *Tuning) Run(ctx context.Context) {
 	go func() { defer close(done); loop(tn.stepRuns) }()
 	loop(tn.stepFast)
 	<-done
-}
-
-// Step does what Run's two loops do once: it tunes every in-process target
-// whose last run is tune.every old or that has none, one after the
-// other, reads the tune.dir results, then checks the adopted candidates'
-// live misses. Tests call it directly.
-func (tn *Tuning) Step(ctx context.Context) {
-	tn.stepRuns(ctx)
-	tn.stepFast(ctx)
 }
 
 // stepRuns tunes the due in-process targets, one after the other.
