@@ -47,9 +47,10 @@ const maxClockSkew = 5 * time.Minute
 const tuneRetry = 15 * time.Minute
 
 // Tuning is serve's self-tuning of the targets with a tune: block. Its
-// Run goroutine re-tunes each such target every tune.every on its own
-// Prometheus history (tune.TuneTarget, on Workers cores) or reads the
-// target's result file from tune.dir; the decision cycle only takes the
+// Run re-tunes each such target every tune.every on its own Prometheus
+// history (tune.TuneTarget, on Workers cores) in one loop, and in
+// another reads the targets' result files from tune.dir and checks the
+// adopted candidates' live misses; the decision cycle only takes the
 // result under a mutex held for a map lookup, so tuning never delays a
 // cycle. Every cycle the candidate decides on the same observation as the
 // live policy (infscale_candidate_desired_replicas); in adopt mode a
