@@ -106,9 +106,12 @@ type tuned struct {
 	// one), adoptedRes the result it is the candidate of (res, or an
 	// earlier one when a later result was not adopted): adapt rebuilds
 	// adopted from it at each reload.
-	adopted           *recommend.Policy
-	adoptedRes        *tune.TargetResult
-	adoptedAt         time.Time
+	adopted    *recommend.Policy
+	adoptedRes *tune.TargetResult
+	adoptedAt  time.Time
+	// reverted is the last policy reverted for its live misses: not
+	// adopted again while the tune: block's terms stay.
+	reverted          string
 	switched          time.Time
 	state             string
 	lastRun, checked  time.Time
@@ -228,8 +231,10 @@ type tuneSaved struct {
 	// revert, LastRun the last in-process run's start.
 	Adopted   *tune.TargetResult `json:"adopted,omitempty"`
 	AdoptedAt time.Time          `json:"adopted_at,omitzero"`
-	Switched  time.Time          `json:"switched,omitzero"`
-	LastRun   time.Time          `json:"last_run,omitzero"`
+	// Reverted is the last policy reverted for its live misses.
+	Reverted string    `json:"reverted,omitempty"`
+	Switched time.Time `json:"switched,omitzero"`
+	LastRun  time.Time `json:"last_run,omitzero"`
 }
 
 // savedPath is target name's file under StateDir.
@@ -286,7 +291,7 @@ func (tn *Tuning) restore(s *tuned, sv *tuneSaved) bool {
 		tn.logger().Warn("tuning state not restored: its result was tuned for another configuration", "target", s.cfg.Name, "err", err)
 		return false
 	}
-	s.res, s.switched, s.lastRun = sv.Result, sv.Switched, sv.LastRun
+	s.res, s.switched, s.lastRun, s.reverted = sv.Result, sv.Switched, sv.LastRun, sv.Reverted
 	if a := sv.Adopted; a != nil && sv.Mode == config.TuneAdopt && s.cfg.Tune.Mode == config.TuneAdopt && a.Matches(&s.cfg, tn.replayPeriod()) == nil {
 		s.adoptedRes, s.adoptedAt = a, sv.AdoptedAt
 	}
@@ -327,7 +332,7 @@ func (tn *Tuning) save() {
 			continue
 		}
 		files = append(files, file{name, tuneSaved{Result: s.res, Mode: s.cfg.Tune.Mode, State: s.state, Adopted: s.adoptedRes,
-			AdoptedAt: s.adoptedAt, Switched: s.switched, LastRun: s.lastRun}})
+			AdoptedAt: s.adoptedAt, Reverted: s.reverted, Switched: s.switched, LastRun: s.lastRun}})
 	}
 	tn.mu.Unlock()
 	for _, f := range files {
@@ -362,7 +367,7 @@ func (tn *Tuning) drop(s *tuned) {
 	if s.infoPolicy != "" {
 		tn.info.DeleteLabelValues(s.cfg.Name, s.infoPolicy, s.infoState)
 	}
-	s.res, s.cand, s.adopted, s.adoptedRes = nil, nil, nil, nil
+	s.res, s.cand, s.adopted, s.adoptedRes, s.reverted = nil, nil, nil, nil, ""
 	s.infoPolicy, s.infoState, s.state, s.hasCandidateGauge = "", "", "", false
 	s.lastRun = time.Time{}
 	tn.dirty[s.cfg.Name] = true
@@ -658,6 +663,11 @@ func (tn *Tuning) apply(s *tuned, r *tune.TargetResult, now time.Time) {
 	case s.adoptedRes != nil && s.adoptedRes.Policy == r.Policy:
 		s.adoptedRes = r // the same policy, newer figures
 		tn.setInfo(s, r.Policy, TuneStateAdopted)
+	case r.Policy == s.reverted:
+		// Its live misses were over the budget once: the replay that
+		// chose it again does not see them, and adopting it would miss
+		// again, one episode per every.
+		tn.setInfo(s, r.Policy, TuneStateReverted)
 	case !s.switched.IsZero() && now.Sub(s.switched) < time.Duration(tu.Every):
 		tn.setInfo(s, r.Policy, TuneStateShadow) // at most one switch per every
 	default:
@@ -701,7 +711,7 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 		return
 	}
 	policy := s.adoptedRes.Policy
-	s.adopted, s.adoptedRes, s.switched = nil, nil, now
+	s.adopted, s.adoptedRes, s.switched, s.reverted = nil, nil, now, policy
 	tn.setInfo(s, policy, TuneStateReverted)
 	tn.dirty[name] = true
 	tn.logger().Warn("tuned policy reverted: live SLO misses over budget", "target", name, "policy", policy, "miss_ratio", frac, "max_miss", cfg.Tune.Budget(), "requests", n)

@@ -231,7 +231,8 @@ func TestTuningOnPrometheusWeek(t *testing.T) {
 // first token within 1 ms (its TTFT histogram's first bucket is 0.1 s), so
 // 5 minutes after the switch the live misses are all of the requests,
 // above 1%: the configured queue metric decides again, state reverted,
-// with an audit line; and so it stays after a restart.
+// with an audit line; and so it stays after a restart, and when a later
+// result chooses it again.
 func TestTuningRevertOnPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled week")
@@ -328,5 +329,27 @@ func TestTuningRevertOnPrometheus(t *testing.T) {
 	recs = loop2.Recent()["chat"]
 	if raw := recs[len(recs)-1].Raw; len(raw) != 1 || raw[0].Target != 24 {
 		t.Errorf("after a restart: raw %+v, want the configured queue at 24", raw)
+	}
+
+	// An hour later (every has passed since the revert) the CronJob's
+	// next result chooses queue:8 again: it stays reverted, not adopted
+	// (it was, to miss the SLO again for 5 minutes, once per every). A
+	// result of another policy, queue:16, is adopted.
+	now = now.Add(time.Hour)
+	next := func(c tune.Candidate) {
+		if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, SLOTTFT: 0.001, Period: 15, Policy: c.Policy(), Candidate: c,
+			Outcome: tune.Outcome{Holds: true, MaxMissPct: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		tn2.Step(ctx)
+	}
+	next(c)
+	if state, p := tuneState(tn2, "chat"); state != TuneStateReverted || p != "queue:8" || strings.Contains(audit2.String(), `"event":"adopted"`) {
+		t.Errorf("queue:8 chosen again: state %q %q, want reverted; audit:\n%s", state, p, audit2.String())
+	}
+	now = now.Add(time.Minute)
+	next(tune.Candidate{Metric: "queue", Target: 16})
+	if state, p := tuneState(tn2, "chat"); state != TuneStateAdopted || p != "queue:16" {
+		t.Errorf("queue:16: state %q %q, want adopted", state, p)
 	}
 }
