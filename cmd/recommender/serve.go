@@ -124,6 +124,11 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 		return err
 	}
 	warnConfig(e.stderr, cfg.Deprecations)
+	if c.LeaderElect {
+		if err := serve.CheckReplicated(cfg); err != nil {
+			return invalidf("--leader-elect: %s: %v", c.Config, err)
+		}
+	}
 	if c.CheckConfig {
 		mode := "embedded (scraping the replicas)"
 		if !cfg.Prometheus.Embedded() {

@@ -94,3 +94,45 @@ func TestServeKubeconfigForLease(t *testing.T) {
 		t.Error("docs/serve.md: the --kubeconfig row does not name --leader-elect's Lease, or not exit 2")
 	}
 }
+
+// TestServeLeaderElectInProcessAdopt: with --leader-elect (several
+// replicas), a target that adopts what it tunes in process is refused,
+// exit 2 naming the flag, the file and the target, before anything
+// starts (--check-config too): each replica tuned on its own history
+// window (two runs 35 s apart chose different winners on the same week),
+// and KEDA's max() over the replicas decided on the larger candidate.
+// The same target reading a tune.dir, or in shadow mode, is accepted.
+func TestServeLeaderElectInProcessAdopt(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, tune string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(`prometheus: {url: "http://127.0.0.1:1"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 8
+  tune: `+tune+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	adopt := write("adopt.yaml", "{mode: adopt}")
+	for _, extra := range [][]string{nil, {"--check-config"}} {
+		var out, errb bytes.Buffer
+		args := append([]string{"serve", "--config", adopt, "--listen", "127.0.0.1:0", "--leader-elect"}, extra...)
+		code := run(context.Background(), args, nil, &out, &errb)
+		want := "--leader-elect: " + adopt + `: targets[0].tune (target "chat"): mode: adopt tunes in process, and with several replicas (--leader-elect) each tunes on its own history`
+		if code != exitInvalid || !strings.Contains(errb.String(), want) || strings.Contains(errb.String(), "serving") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", extra, code, errb.String(), want)
+		}
+	}
+	for _, tune := range []string{"{mode: adopt, dir: " + dir + "}", "{mode: shadow}"} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"serve", "--config", write("ok.yaml", tune), "--check-config", "--leader-elect"}, nil, &out, &errb)
+		if code != exitOK {
+			t.Errorf("%s: exit %d, stderr %q; want it accepted", tune, code, errb.String())
+		}
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -55,10 +56,13 @@ func parseShard(v string) (i, n int, err error) {
 // shardResult is one target's line of `tune --shard`'s JSON output.
 type shardResult struct {
 	Target string `json:"target"`
-	// Path is the result file written; Error why none was.
-	Path   string             `json:"path,omitempty"`
-	Result *tune.TargetResult `json:"result,omitempty"`
-	Error  string             `json:"error,omitempty"`
+	// Path is the result file written; Error why none was, or Skipped
+	// when the target's data covers too little history yet (a new
+	// target: not a failure).
+	Path    string             `json:"path,omitempty"`
+	Result  *tune.TargetResult `json:"result,omitempty"`
+	Error   string             `json:"error,omitempty"`
+	Skipped string             `json:"skipped,omitempty"`
 }
 
 // runShard is `tune --config FILE --shard I/N`: the config's targets with
@@ -66,7 +70,8 @@ type shardResult struct {
 // own history, one after the other, each result written to --out (or the
 // target's tune.dir) as NAME.json, where serve's tune: block reads it.
 // A target that fails is reported and the others still run; the exit code
-// is 1 when any failed.
+// is 1 when any failed. A target whose data covers less than an hour (a
+// new one) is reported as skipped, not failed.
 func (c *TuneCmd) runShard(e *env) error {
 	if c.PrometheusRangeFlags.Config == "" {
 		return invalidf("--shard needs --config FILE (the targets to tune are its targets with a tune: block)")
@@ -172,19 +177,34 @@ func (c *TuneCmd) runShard(e *env) error {
 		if e.ctx.Err() != nil {
 			return e.ctx.Err()
 		}
-		if err != nil {
+		switch {
+		case errors.Is(err, tune.ErrShortHistory):
+			// A new target: tuned by a later run, once its series span
+			// an hour. Failing the Job would rerun the whole shard
+			// (backoffLimit) for nothing.
+			r.Skipped = err.Error()
+		case err != nil:
 			failed++
 			r.Error = err.Error()
-		} else {
+		default:
 			r.Path, r.Result = tune.ResultPath(dir, t.Name), &res
 		}
 		out = append(out, r)
 		if c.Output != "json" {
-			if err != nil {
+			if r.Skipped != "" {
+				fmt.Fprintf(e.stdout, "%s: skipped: %v\n", t.Name, err)
+			} else if err != nil {
 				fmt.Fprintf(e.stdout, "%s: failed: %v\n", t.Name, err)
 			} else {
-				fmt.Fprintf(e.stdout, "%s: %s (holds %v; in %.2f%% misses %.1f replica-min, out %.2f%% %.1f; %d replays, %.0f CPU-s) -> %s\n", t.Name, res.Policy, res.Holds,
-					res.InSample.MissPct, res.InSample.ReplicaMinutes, res.OutOfSample.MissPct, res.OutOfSample.ReplicaMinutes, res.Replays, res.CPUSeconds, r.Path)
+				// The history the data covered, and the span asked when
+				// that is less (Prometheus's retention, a newer target).
+				hist, short := res.Covered(time.Duration(t.Tune.History))
+				hist += " of history"
+				if short {
+					hist += " (" + t.Tune.History.String() + " asked)"
+				}
+				fmt.Fprintf(e.stdout, "%s: %s (holds %v; in %.2f%% misses %.1f replica-min, out %.2f%% %.1f; %s, %d replays, %.0f CPU-s) -> %s\n", t.Name, res.Policy, res.Holds,
+					res.InSample.MissPct, res.InSample.ReplicaMinutes, res.OutOfSample.MissPct, res.OutOfSample.ReplicaMinutes, hist, res.Replays, res.CPUSeconds, r.Path)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -98,10 +99,37 @@ func TestTuneShardOnPrometheus(t *testing.T) {
 
 	// Without --quiet, on a redirected stderr, shard 0/2 (chat) shows its
 	// progress as tune on a trace does: plain lines of the target's
-	// replays done, never going back, the last 100%.
-	code, errs := stderrFile(t, "tune", "--config", cfg, "--shard", "0/2", "--out", out, "--workers", "2")
+	// replays done, never going back, the last 100%. chat asks for 2d of
+	// history here, of which the day's data covers 1d: the line on stdout
+	// says both (a Prometheus keeping less than tune.history was silent).
+	cfg2 := filepath.Join(dir, "serve2.yaml")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg2, []byte(strings.Replace(string(b), "history: 1h", "history: 2d", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	stdout.Reset()
+	code = run(context.Background(), []string{"tune", "--config", cfg2, "--shard", "0/2", "--out", out, "--workers", "2"}, strings.NewReader(""), &stdout, f)
+	b, err = os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := string(b)
 	if code != exitOK {
 		t.Fatalf("shard 0/2: exit %d, stderr %s", code, errs)
+	}
+	// The day's data starts 24 h less a minute before the run's minute;
+	// the grid ends at its last 30 s step before the run: 23h59m or, to
+	// the minute, 1d.
+	if !regexp.MustCompile(`; (1d|23h59m) of history \(2d asked\), `).MatchString(stdout.String()) {
+		t.Errorf("shard 0/2 stdout %q: want the day of history the data covers, of the 2d asked", stdout.String())
 	}
 	prev := -1
 	lines := strings.Split(strings.TrimSuffix(errs, "\n"), "\n")
@@ -115,5 +143,48 @@ func TestTuneShardOnPrometheus(t *testing.T) {
 	}
 	if len(lines) < 2 || prev != 100 {
 		t.Errorf("shard 0/2 progress %q: want several lines, the last at 100%%", lines)
+	}
+}
+
+// TestTuneShardSkipsNewTarget: a target whose series began 30 minutes
+// ago (a synthetic day whose first scrape is then) asks for 7d of history
+// and has half an hour, under the hour a run needs: the shard reports it
+// skipped, saying how much data there is, writes no file and exits 0 (a
+// new target is no failure: exit 1 failed the CronJob's pod, and its
+// backoffLimit reran the whole shard).
+func TestTuneShardSkipsNewTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled day")
+	}
+	start := time.Now().UTC().Truncate(time.Minute).Add(-30 * time.Minute)
+	srv, _ := synthweektest.Serve(t, synthweek.Config{Start: start, Days: 1})
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte(`prometheus: {url: `+srv.URL+`}
+targets:
+- name: fresh
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 20
+  tune: {history: 7d}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"tune", "--config", cfg, "--shard", "0/1", "--out", dir, "--quiet"}, nil, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0; stdout %s stderr %s", code, stdout.String(), stderr.String())
+	}
+	// 30 minutes of data, a minute more or less as the clock turns
+	// between the backfill and the run.
+	out := stdout.String()
+	if !strings.HasPrefix(out, "fresh: skipped: target fresh: history: too little history to tune on: the data covers ") ||
+		!strings.Contains(out, " of the 1w asked; at least 1h is needed") ||
+		!(strings.Contains(out, "covers 29m") || strings.Contains(out, "covers 30m") || strings.Contains(out, "covers 31m")) {
+		t.Errorf("stdout %q: want fresh skipped with its 30 minutes of data", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fresh.json")); !os.IsNotExist(err) {
+		t.Errorf("fresh.json: %v, want none", err)
 	}
 }

@@ -76,3 +76,21 @@ func TestTuneWorkersNotNegative(t *testing.T) {
 		t.Errorf("tune.workers 0: args %v, want --workers=0", args)
 	}
 }
+
+// TestTuneAdoptInProcessWithLeases: with rbac.modes leases serve runs
+// --leader-elect, which refuses a target that adopts what it tunes in
+// process (several replicas would each adopt their own candidate): the
+// render refuses it too, naming the target; the same target in shadow
+// mode renders, and so does adopt with the CronJob's dir.
+func TestTuneAdoptInProcessWithLeases(t *testing.T) {
+	target := func(tune string) string {
+		return "targets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, config: {server: vllm, selector: '{namespace=\"llm\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8, replica: {gpu: h100-sxm, model: llama-3-8b}, tune: " + tune + "}}\n"
+	}
+	_, err := tryRender("rbac: {modes: [leases]}\n" + target("{mode: adopt}"))
+	if err == nil || !strings.Contains(err.Error(), "targets[chat].config.tune: mode: adopt without dir tunes in serve, and with rbac.modes leases serve runs as several replicas (--leader-elect)") {
+		t.Errorf("adopt in process with leases: %v", err)
+	}
+	render(t, "rbac: {modes: [leases]}\n"+target("{mode: shadow}"))
+	render(t, "rbac: {modes: [leases]}\ntune: {enabled: true, results: {claimName: tune-results}}\n"+target("{mode: adopt, dir: /var/lib/infscale/tune}"))
+	render(t, target("{mode: adopt}"))
+}

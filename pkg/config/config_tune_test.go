@@ -34,6 +34,8 @@ func TestTuneBlock(t *testing.T) {
 	}
 	for _, c := range []struct{ block, want string }{
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {every: 10m}\n", "targets[0].tune.every"},
+		// 100000h is 11 years: refused as a mistype, as pollingInterval's is.
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {every: 100000h}\n", "t.yaml:9:17: targets[0].tune.every: must be at most 90d (in adopt mode also the least time between two switches), got 4166d16h"},
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {history: 100d}\n", "targets[0].tune.history"},
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {max_miss: 1.5}\n", "targets[0].tune.max_miss"},
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {mode: auto}\n", "targets[0].tune.mode"},
@@ -45,6 +47,9 @@ func TestTuneBlock(t *testing.T) {
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {history: 0s}\n", "targets[0].tune.history: is empty or 0"},
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {slo_ttft: 0s}\n", "targets[0].tune.slo_ttft: is empty or 0"},
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {mode: ''}\n", "targets[0].tune.mode: is empty or 0"},
+		// dir: "" tuned in process, on serve's one core, instead of
+		// reading the CronJob's results.
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {dir: ''}\n", "t.yaml:9:15: targets[0].tune.dir: is empty or 0"},
 		// A percentage, as tune --max-miss takes it: the key is a
 		// fraction, and the message gives the fraction meant (0.1 / 100).
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {max_miss: 0.1%}\n", `t.yaml:9:20: targets[0].tune.max_miss: got the string "0.1%"; expected a fraction of requests, not a percentage: 0.1% is 0.001`},

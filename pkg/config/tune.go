@@ -14,6 +14,9 @@ const (
 	// MinTuneEvery bounds every: a re-tune replays its history dozens of
 	// times, so more often than hourly would spend the cores on tuning.
 	MinTuneEvery = time.Hour
+	// MaxTuneEvery bounds every as history is bounded: a mistyped 100000h
+	// (11 years) would tune once and, in adopt mode, never switch again.
+	MaxTuneEvery = 90 * 24 * time.Hour
 	// MinTuneHistory bounds history: a shorter one holds too few cold
 	// starts to choose a scale-down hold on.
 	MinTuneHistory = time.Hour
@@ -37,7 +40,7 @@ const (
 // Tune is a target's tune: block: serve re-tunes the target on its own
 // Prometheus history (pkg/tune) in the background.
 type Tune struct {
-	// Every is how often the target is re-tuned [24h], at least 1h; in
+	// Every is how often the target is re-tuned [24h], 1h to 90d; in
 	// adopt mode also the least time between two switches.
 	Every model.Duration `yaml:"every"`
 	// History is the span of history each run tunes on, ending now [7d],
@@ -91,15 +94,19 @@ func (v *validator) tune(p string, t *Target) {
 	p += ".tune"
 	// A key written as 0 (or "") is a mistake, not the default: every: 0
 	// would otherwise re-tune each 24h, history: 0 tune on 7d.
-	zero := map[string]bool{"every": tu.Every == 0, "history": tu.History == 0, "slo_ttft": tu.SLOTTFT == 0, "mode": tu.Mode == ""}
+	// dir: "" (an unset variable in a template) would tune in process
+	// instead of reading the CronJob's results.
+	zero := map[string]bool{"every": tu.Every == 0, "history": tu.History == 0, "slo_ttft": tu.SLOTTFT == 0, "mode": tu.Mode == "", "dir": tu.Dir == ""}
 	tu.defaults()
-	for _, k := range []string{"every", "history", "slo_ttft", "mode"} {
+	for _, k := range []string{"every", "history", "slo_ttft", "mode", "dir"} {
 		if zero[k] && v.present(p+"."+k) {
 			v.at(p+"."+k, "is empty or 0: leave the key out for its default, or give a value (docs/tune.md)")
 		}
 	}
 	if d := time.Duration(tu.Every); d < MinTuneEvery && !v.bad(p+".every") {
 		v.at(p+".every", "must be at least %s (each run replays the history dozens of times), got %s", MinTuneEvery, d)
+	} else if d > MaxTuneEvery {
+		v.at(p+".every", "must be at most %s (in adopt mode also the least time between two switches), got %s", model.Duration(MaxTuneEvery), tu.Every)
 	}
 	if d := time.Duration(tu.History); d < MinTuneHistory || d > MaxTuneHistory {
 		v.at(p+".history", "must be %s to %s of history, got %s", MinTuneHistory, model.Duration(MaxTuneHistory), tu.History)

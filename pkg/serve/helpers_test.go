@@ -1,6 +1,10 @@
 package serve
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // gatherer is everything /metrics serves: reg's families (the Registerer
 // given to NewMetrics) and m's table.
@@ -24,4 +28,13 @@ func tuneState(tn *Tuning, name string) (state, policy string) {
 		return s.state, s.infoPolicy
 	}
 	return "", ""
+}
+
+// Step does what Tuning.Run's two loops do once: it tunes every
+// in-process target whose last run is tune.every old or that has none,
+// one after the other, reads the tune.dir results, then checks the
+// adopted candidates' live misses.
+func (tn *Tuning) Step(ctx context.Context) {
+	tn.stepRuns(ctx)
+	tn.stepFast(ctx)
 }

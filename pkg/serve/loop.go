@@ -217,7 +217,7 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 		})
 	}
 	_ = g.Wait()
-	l.tuning.setTargets(next)
+	l.tuning.setTargets(next, l.period())
 	return nil
 }
 

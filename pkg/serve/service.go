@@ -244,6 +244,19 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	if load == nil {
 		load = config.Load
 	}
+	if o.Elector != nil { // a reload is refused as the start is (cmd/recommender's serve)
+		inner := load
+		load = func(path string) (*config.File, error) {
+			f, err := inner(path)
+			if err == nil {
+				err = CheckReplicated(f)
+			}
+			if err != nil {
+				return nil, err
+			}
+			return f, nil
+		}
+	}
 	startReload := func() {
 		done := make(chan reloaded, 1)
 		reloading = done

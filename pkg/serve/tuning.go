@@ -3,12 +3,19 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/infscale/infscale/internal/atomicfile"
+	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
@@ -31,14 +38,19 @@ const (
 	TuneStateRejected = "rejected"
 )
 
+// maxClockSkew is how far after serve's clock a tune.dir result's at may
+// be (the CronJob's node's clock a little ahead).
+const maxClockSkew = 5 * time.Minute
+
 // tuneRetry is how soon a failed tuning run (Prometheus unreachable, no
 // traffic in the history) is tried again.
 const tuneRetry = 15 * time.Minute
 
 // Tuning is serve's self-tuning of the targets with a tune: block. Its
-// Run goroutine re-tunes each such target every tune.every on its own
-// Prometheus history (tune.TuneTarget, on Workers cores) or reads the
-// target's result file from tune.dir; the decision cycle only takes the
+// Run re-tunes each such target every tune.every on its own Prometheus
+// history (tune.TuneTarget, on Workers cores) in one loop, and in
+// another reads the targets' result files from tune.dir and checks the
+// adopted candidates' live misses; the decision cycle only takes the
 // result under a mutex held for a map lookup, so tuning never delays a
 // cycle. Every cycle the candidate decides on the same observation as the
 // live policy (infscale_candidate_desired_replicas); in adopt mode a
@@ -64,9 +76,20 @@ type Tuning struct {
 	// Audit, when set, receives the adopt and revert events (Loop's
 	// audit log).
 	Audit func(target string, at time.Time, event any)
+	// StateDir, when set (serve --state-dir), keeps each target's last
+	// result and what serve did with it (adopted, reverted, when, the
+	// last run) in StateDir/tune/NAME.json, read back when the target is
+	// first configured: a restart keeps an adopted candidate deciding and
+	// a reverted one reverted, and the limit of one switch per every.
+	StateDir string
 
-	mu        sync.Mutex
+	mu     sync.Mutex
+	saveMu sync.Mutex // one save at a time
+	// period is serve's interval as last configured (setTargets; 0:
+	// Period).
+	period    time.Duration
 	targets   map[string]*tuned
+	dirty     map[string]bool // targets whose StateDir file is behind
 	candidate *prometheus.GaugeVec
 	info      *prometheus.GaugeVec
 }
@@ -79,10 +102,16 @@ type tuned struct {
 	res  *tune.TargetResult
 	cand *recommend.Policy
 	run  recommend.Decider
-	// adopted is the policy deciding the target (nil: the configured one).
-	adopted           *recommend.Policy
-	adoptedPolicy     string
-	adoptedAt         time.Time
+	// adopted is the policy deciding the target (nil: the configured
+	// one), adoptedRes the result it is the candidate of (res, or an
+	// earlier one when a later result was not adopted): adapt rebuilds
+	// adopted from it at each reload.
+	adopted    *recommend.Policy
+	adoptedRes *tune.TargetResult
+	adoptedAt  time.Time
+	// reverted is the last policy reverted for its live misses: not
+	// adopted again while the tune: block's terms stay.
+	reverted          string
 	switched          time.Time
 	state             string
 	lastRun, checked  time.Time
@@ -96,7 +125,7 @@ type tuned struct {
 // infscale_tuned_policy_info on reg.
 func NewTuning(reg prometheus.Registerer) *Tuning {
 	t := &Tuning{
-		targets: map[string]*tuned{},
+		targets: map[string]*tuned{}, dirty: map[string]bool{},
 		candidate: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "candidate_desired_replicas",
 			Help: "The tuned candidate policy's desired replicas, decided each cycle on the same observation as infscale_desired_replicas (targets with a tune: block, once a candidate exists)."}, []string{"target"}),
 		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "tuned_policy_info",
@@ -120,14 +149,23 @@ func (tn *Tuning) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// setTargets follows a (re)loaded config: targets with a tune: block keep
-// their state when their name stays; the others' series are removed.
-func (tn *Tuning) setTargets(ts []*target) {
+// setTargets follows a (re)loaded config, whose interval is period:
+// targets with a tune: block keep their state when their name stays and
+// their result was tuned for their config as it is now (Matches: the same
+// max_miss, slo_ttft, period and replica); a result from before a change
+// of these is dropped, its candidate's series with it, and an adopted one
+// hands the target back to its configured policy. A target first seen
+// takes its state from StateDir. The others' series are removed.
+func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 	if tn == nil {
 		return
 	}
+	saved := tn.loadSaved(ts) // outside mu: file reads
 	tn.mu.Lock()
 	defer tn.mu.Unlock()
+	if period > 0 {
+		tn.period = period
+	}
 	keep := map[string]bool{}
 	for _, t := range ts {
 		if t.cfg.Tune == nil {
@@ -141,12 +179,30 @@ func (tn *Tuning) setTargets(ts []*target) {
 		}
 		modeChanged := ok && s.cfg.Tune.Mode != t.cfg.Tune.Mode
 		s.cfg, s.live = t.cfg, t.policy
+		if sv := saved[t.cfg.Name]; !ok && sv != nil {
+			modeChanged = tn.restore(s, sv) && sv.Mode != t.cfg.Tune.Mode
+		}
+		if s.res != nil {
+			if err := s.res.Matches(&s.cfg, tn.replayPeriod()); err != nil {
+				tn.logger().Warn("tuned candidate dropped: it was tuned for another max_miss, slo_ttft, interval or replica; the configured policy decides until a new result", "target", s.cfg.Name, "policy", s.res.Policy,
+					"adopted", s.adopted != nil, "err", err)
+				tn.drop(s)
+			}
+		}
+		if a := s.adoptedRes; a != nil && a != s.res {
+			if err := a.Matches(&s.cfg, tn.replayPeriod()); err != nil {
+				tn.logger().Warn("adopted candidate handed back: it was tuned for another max_miss, slo_ttft, interval or replica; the configured policy decides", "target", s.cfg.Name, "policy", a.Policy, "err", err)
+				s.adopted, s.adoptedRes = nil, nil
+				tn.dirty[s.cfg.Name] = true
+			}
+		}
 		switch {
 		case s.res != nil && modeChanged:
 			// shadow -> adopt adopts the candidate at hand if it holds;
 			// adopt -> shadow hands the target back to its policy.
-			s.adopted, s.adoptedPolicy = nil, ""
+			s.adopted, s.adoptedRes = nil, nil
 			tn.apply(s, s.res, tn.now())
+			tn.dirty[s.cfg.Name] = true
 		case s.res != nil:
 			tn.adapt(s)
 		}
@@ -162,19 +218,205 @@ func (tn *Tuning) setTargets(ts []*target) {
 	}
 }
 
-// adapt rebuilds s's candidate on its live policy (after a new result or
-// a config reload); a candidate the live policy cannot take is dropped.
+// tuneSaved is a target's tuning state in StateDir/tune/NAME.json.
+type tuneSaved struct {
+	// Result is the last result taken (tune.TargetResult's JSON).
+	Result *tune.TargetResult `json:"result"`
+	// Mode is the tune.mode it was saved under; State the
+	// infscale_tuned_policy_info state.
+	Mode  config.TuneMode `json:"mode"`
+	State string          `json:"state"`
+	// Adopted is the adopted result (nil: the configured policy
+	// decides), AdoptedAt when it was adopted, Switched the last adopt or
+	// revert, LastRun the last in-process run's start.
+	Adopted   *tune.TargetResult `json:"adopted,omitempty"`
+	AdoptedAt time.Time          `json:"adopted_at,omitzero"`
+	// Reverted is the last policy reverted for its live misses.
+	Reverted string    `json:"reverted,omitempty"`
+	Switched time.Time `json:"switched,omitzero"`
+	LastRun  time.Time `json:"last_run,omitzero"`
+}
+
+// savedPath is target name's file under StateDir.
+func (tn *Tuning) savedPath(name string) string {
+	return filepath.Join(tn.StateDir, "tune", name+".json")
+}
+
+// loadSaved reads the StateDir files of the targets of ts with a tune:
+// block that tn does not know yet (first configured: at startup, or added
+// by a reload). A file that cannot be read or decoded is logged and the
+// target starts afresh.
+func (tn *Tuning) loadSaved(ts []*target) map[string]*tuneSaved {
+	if tn.StateDir == "" {
+		return nil
+	}
+	var names []string
+	tn.mu.Lock()
+	for _, t := range ts {
+		if _, ok := tn.targets[t.cfg.Name]; !ok && t.cfg.Tune != nil {
+			names = append(names, t.cfg.Name)
+		}
+	}
+	tn.mu.Unlock()
+	out := map[string]*tuneSaved{}
+	for _, name := range names {
+		path := tn.savedPath(name)
+		b, err := boundedfile.Read(path, 2*tune.MaxResultSize, "a tuning state file", "want the file serve writes under --state-dir/tune")
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		var sv tuneSaved
+		if err == nil {
+			if err = json.Unmarshal(b, &sv); err == nil && (sv.Result == nil || sv.Result.Target != name) {
+				err = fmt.Errorf("%s: not the tuning state of target %s", path, name)
+			} else if err != nil {
+				err = fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		if err != nil {
+			tn.logger().Warn("tuning state not restored; the target starts without a candidate", "target", name, "err", err)
+			continue
+		}
+		out[name] = &sv
+	}
+	return out
+}
+
+// restore takes s's saved state (under mu; s.cfg and s.live set): its
+// result when it was tuned for s's config as it is now (Matches), its
+// state, its adopted candidate while the mode is still adopt, and its
+// switch and run times. It reports whether the result was taken.
+func (tn *Tuning) restore(s *tuned, sv *tuneSaved) bool {
+	if err := sv.Result.Matches(&s.cfg, tn.replayPeriod()); err != nil {
+		tn.logger().Warn("tuning state not restored: its result was tuned for another configuration", "target", s.cfg.Name, "err", err)
+		return false
+	}
+	s.res, s.switched, s.lastRun, s.reverted = sv.Result, sv.Switched, sv.LastRun, sv.Reverted
+	if a := sv.Adopted; a != nil && sv.Mode == config.TuneAdopt && s.cfg.Tune.Mode == config.TuneAdopt && a.Matches(&s.cfg, tn.replayPeriod()) == nil {
+		s.adoptedRes, s.adoptedAt = a, sv.AdoptedAt
+	}
+	tn.adapt(s)
+	if s.cand == nil {
+		return true // rejected (adapt)
+	}
+	state := sv.State
+	if state == TuneStateAdopted && (s.adoptedRes == nil || s.adoptedRes.Policy != s.res.Policy) {
+		state = TuneStateShadow
+	}
+	tn.setInfo(s, s.res.Policy, state)
+	tn.logger().Info("tuning state restored", "target", s.cfg.Name, "policy", s.res.Policy, "state", state, "tuned_at", s.res.At)
+	return true
+}
+
+// save writes the files of the targets marked dirty (snapshots taken
+// under mu, written outside it). A failed write is logged; the target
+// stays marked and is written again at the next save.
+func (tn *Tuning) save() {
+	if tn.StateDir == "" {
+		return
+	}
+	type file struct {
+		name string
+		sv   tuneSaved
+	}
+	// One save at a time (Run's two loops): the files are written in
+	// the order their snapshots were taken.
+	tn.saveMu.Lock()
+	defer tn.saveMu.Unlock()
+	var files []file
+	tn.mu.Lock()
+	for name := range tn.dirty {
+		s := tn.targets[name]
+		delete(tn.dirty, name)
+		if s == nil {
+			continue
+		}
+		files = append(files, file{name, tuneSaved{Result: s.res, Mode: s.cfg.Tune.Mode, State: s.state, Adopted: s.adoptedRes,
+			AdoptedAt: s.adoptedAt, Reverted: s.reverted, Switched: s.switched, LastRun: s.lastRun}})
+	}
+	tn.mu.Unlock()
+	for _, f := range files {
+		path := tn.savedPath(f.name)
+		var err error
+		if f.sv.Result == nil { // dropped: nothing to restore
+			err = os.Remove(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				err = nil
+			}
+		} else {
+			var b []byte
+			if b, err = json.MarshalIndent(f.sv, "", "  "); err == nil {
+				if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+					err = atomicfile.Write(path, append(b, '\n'))
+				}
+			}
+		}
+		if err != nil {
+			tn.logger().Warn("tuning state not saved; a restart would forget it", "target", f.name, "err", err)
+			tn.mu.Lock()
+			tn.dirty[f.name] = true
+			tn.mu.Unlock()
+		}
+	}
+}
+
+// drop forgets s's result (under mu): no candidate, no series, the
+// configured policy deciding, and (in process) a run at the next look.
+func (tn *Tuning) drop(s *tuned) {
+	tn.candidate.DeleteLabelValues(s.cfg.Name)
+	if s.infoPolicy != "" {
+		tn.info.DeleteLabelValues(s.cfg.Name, s.infoPolicy, s.infoState)
+	}
+	s.res, s.cand, s.adopted, s.adoptedRes, s.reverted = nil, nil, nil, nil, ""
+	s.infoPolicy, s.infoState, s.state, s.hasCandidateGauge = "", "", "", false
+	s.lastRun = time.Time{}
+	tn.dirty[s.cfg.Name] = true
+}
+
+// replayPeriod is the period tuning replays at (under mu): serve's
+// interval as last configured, else Period.
+func (tn *Tuning) replayPeriod() time.Duration {
+	if tn.period > 0 {
+		return tn.period
+	}
+	return tn.Period
+}
+
+// adapt rebuilds s's candidate, and its adopted policy, on its live
+// policy (after a new result or a config reload). A candidate the live
+// policy cannot take is dropped: its series go and it is rejected. An
+// adopted one it cannot take hands the target back to its configured
+// policy: built on the config before, it would go on deciding as if the
+// reload had not happened.
 func (tn *Tuning) adapt(s *tuned) {
 	p, err := s.res.Candidate.Adapt(s.live)
 	if err != nil {
 		tn.logger().Error("tuned candidate not usable on the target's policy", "target", s.cfg.Name, "policy", s.res.Policy, "err", err)
 		s.cand = nil
+		tn.candidate.DeleteLabelValues(s.cfg.Name)
+		tn.setInfo(s, s.res.Policy, TuneStateRejected)
+		tn.dirty[s.cfg.Name] = true
+	} else {
+		s.cand = &p
+	}
+	a := s.adoptedRes
+	switch {
+	case a == nil:
 		return
+	case a.Policy == s.res.Policy && s.cand != nil:
+		s.adopted = s.cand
+		return
+	case a.Policy != s.res.Policy:
+		q, err := a.Candidate.Adapt(s.live)
+		if err == nil {
+			s.adopted = &q
+			return
+		}
+		tn.logger().Error("adopted candidate not usable on the target's policy", "target", s.cfg.Name, "policy", a.Policy, "err", err)
 	}
-	s.cand = &p
-	if s.adopted != nil && s.adoptedPolicy == s.res.Policy {
-		s.adopted = &p
-	}
+	tn.logger().Warn("adopted candidate handed back: the configured policy decides", "target", s.cfg.Name, "policy", a.Policy)
+	s.adopted, s.adoptedRes = nil, nil
+	tn.dirty[s.cfg.Name] = true
 }
 
 // policyFor is the policy deciding target name this cycle: the adopted
@@ -212,79 +454,138 @@ func (tn *Tuning) shadow(name string, r recommend.Reading, current int, now time
 	}
 }
 
-// Run re-tunes the due targets every Tick until ctx ends.
+// Run re-tunes the due targets every Tick until ctx ends, in two
+// loops: one runs the in-process tunings, one target after the other
+// (minutes each, on one core); the other reads the tune.dir results and
+// checks the adopted candidates' live misses, so that neither waits for
+// the in-process runs of other targets (a revert waited for every run
+// due in the same Step: an hour with 60 targets of a minute each).
 func (tn *Tuning) Run(ctx context.Context) {
 	tick := tn.Tick
 	if tick <= 0 {
 		tick = time.Minute
 	}
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		tn.Step(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	loop := func(step func(context.Context)) {
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			step(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 		}
 	}
+	done := make(chan struct{})
+	go func() { defer close(done); loop(tn.stepRuns) }()
+	loop(tn.stepFast)
+	<-done
 }
 
-// Step tunes (or reads the result of) every target whose last run is
-// tune.every old or that has none, one after the other, then checks the
-// adopted candidates' live misses. Tests call it directly.
-func (tn *Tuning) Step(ctx context.Context) {
-	now := tn.now()
-	type job struct {
-		name string
-		cfg  config.Target
+// stepRuns tunes the due in-process targets, one after the other.
+func (tn *Tuning) stepRuns(ctx context.Context) {
+	for _, j := range tn.due(false) {
+		tn.run(ctx, j)
 	}
-	var due, check []job
+	tn.save()
+}
+
+// stepFast reads the tune.dir targets' results and checks the adopted
+// candidates' live misses.
+func (tn *Tuning) stepFast(ctx context.Context) {
+	for _, j := range tn.due(true) {
+		tn.run(ctx, j)
+	}
+	now := tn.now()
+	every := tn.CheckEvery
+	if every <= 0 {
+		every = 5 * time.Minute
+	}
+	var check []tuneJob
 	tn.mu.Lock()
 	for name, s := range tn.targets {
-		// A dir: result is a file read, looked for every Step.
-		if !s.running && (s.cfg.Tune.Dir != "" || s.lastRun.IsZero() || now.Sub(s.lastRun) >= time.Duration(s.cfg.Tune.Every)) {
-			s.running = true
-			due = append(due, job{name, s.cfg})
-		}
-		every := tn.CheckEvery
-		if every <= 0 {
-			every = 5 * time.Minute
+		// A candidate that held but came within every of the last switch
+		// waits in shadow; once every has passed it is adopted (it
+		// waited for a newer result, a day with a daily CronJob that ran
+		// a little faster than the day before).
+		if s.res != nil && s.state == TuneStateShadow && s.cfg.Tune.Mode == config.TuneAdopt && now.Sub(s.switched) >= time.Duration(s.cfg.Tune.Every) {
+			tn.apply(s, s.res, now)
+			tn.dirty[name] = true
 		}
 		if s.adopted != nil && now.Sub(s.checked) >= every && now.Sub(s.adoptedAt) >= every {
-			check = append(check, job{name, s.cfg})
+			check = append(check, tuneJob{name, s.cfg})
 		}
 	}
 	tn.mu.Unlock()
-	for _, j := range due {
-		res, err := tn.result(ctx, &j.cfg, now)
-		tn.mu.Lock()
-		if s := tn.targets[j.name]; s != nil {
-			s.running = false
-			switch every := time.Duration(s.cfg.Tune.Every); {
-			case err == nil:
-				s.lastRun = now
-			case ctx.Err() == nil:
-				s.lastRun = now.Add(min(every, tuneRetry) - every) // again in tuneRetry
-			}
-			if err == nil && res != nil {
-				tn.apply(s, res, now)
-			}
+	for _, j := range check {
+		tn.check(ctx, j.name, &j.cfg, tn.now())
+	}
+	tn.save()
+}
+
+// tuneJob is a target to tune or check, with its config as it was then.
+type tuneJob struct {
+	name string
+	cfg  config.Target
+}
+
+// due marks running and returns the targets due now: with dir, the
+// tune.dir targets (a file read, looked for every time); else the
+// in-process targets whose last run is tune.every old or that have none.
+func (tn *Tuning) due(dir bool) []tuneJob {
+	now := tn.now()
+	var due []tuneJob
+	tn.mu.Lock()
+	defer tn.mu.Unlock()
+	for name, s := range tn.targets {
+		if s.running || (s.cfg.Tune.Dir != "") != dir {
+			continue
 		}
-		tn.mu.Unlock()
-		if err != nil && ctx.Err() == nil {
-			retry := min(time.Duration(j.cfg.Tune.Every), tuneRetry)
-			if j.cfg.Tune.Dir != "" { // a dir: is looked at every Step
-				retry = time.Minute
-				if tn.Tick > 0 {
-					retry = tn.Tick
-				}
-			}
-			tn.logger().Error("tuning failed; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
+		if dir || s.lastRun.IsZero() || now.Sub(s.lastRun) >= time.Duration(s.cfg.Tune.Every) {
+			s.running = true
+			due = append(due, tuneJob{name, s.cfg})
 		}
 	}
-	for _, j := range check {
-		tn.check(ctx, j.name, &j.cfg, now)
+	return due
+}
+
+// run tunes (or reads the result of) one due target and takes its
+// result; a failure is logged with when it is tried again.
+func (tn *Tuning) run(ctx context.Context, j tuneJob) {
+	start := tn.now() // the history ends here; the next run is every later
+	res, err := tn.result(ctx, &j.cfg, start)
+	tn.mu.Lock()
+	if s := tn.targets[j.name]; s != nil {
+		s.running = false
+		switch every := time.Duration(s.cfg.Tune.Every); {
+		case err == nil:
+			s.lastRun = start
+		case ctx.Err() == nil:
+			s.lastRun = start.Add(min(every, tuneRetry) - every) // again in tuneRetry
+		}
+		if err == nil && res != nil {
+			// Adopted when the run ends, not when it began: an in-process
+			// run takes minutes, during which the configured policy
+			// decided (its misses are not the candidate's).
+			tn.apply(s, res, tn.now())
+			tn.dirty[j.name] = true
+		}
+	}
+	tn.mu.Unlock()
+	if err != nil && ctx.Err() == nil {
+		retry := min(time.Duration(j.cfg.Tune.Every), tuneRetry)
+		if j.cfg.Tune.Dir != "" { // a dir: is looked at every Tick
+			retry = time.Minute
+			if tn.Tick > 0 {
+				retry = tn.Tick
+			}
+		}
+		if errors.Is(err, tune.ErrShortHistory) { // a new target: nothing is wrong
+			tn.logger().Info("target not tuned yet: too little history; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
+		} else {
+			tn.logger().Error("tuning failed; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
+		}
 	}
 }
 
@@ -299,9 +600,22 @@ func (tn *Tuning) result(ctx context.Context, cfg *config.Target, now time.Time)
 		tn.mu.Lock()
 		s := tn.targets[cfg.Name]
 		stale := s != nil && s.res != nil && !r.At.After(s.res.At)
+		period := tn.replayPeriod()
 		tn.mu.Unlock()
 		if stale {
 			return nil, nil
+		}
+		// A file tuned for another max_miss, slo_ttft, interval or replica judged
+		// "holds" on other terms: not shadowed, never adopted.
+		if err := r.Matches(cfg, period); err != nil {
+			return nil, fmt.Errorf("%s: %w; not used until infscale tune --shard writes a result for this configuration", tune.ResultPath(dir, cfg.Name), err)
+		}
+		// Only a newer result replaces the one taken: one stamped ahead of
+		// serve's clock (a writer's clock running fast) would keep every
+		// later one out until that time came.
+		if r.At.After(now.Add(maxClockSkew)) {
+			return nil, fmt.Errorf("%s: tuned on history up to %s, after serve's clock (%s): the clock of the machine that wrote it is ahead; not used", tune.ResultPath(dir, cfg.Name),
+				r.At.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 		}
 		return &r, nil
 	}
@@ -310,14 +624,19 @@ func (tn *Tuning) result(ctx context.Context, cfg *config.Target, now time.Time)
 	}
 	o := tn.Options
 	if o.Period <= 0 {
-		o.Period = tn.Period
+		tn.mu.Lock()
+		o.Period = tn.replayPeriod()
+		tn.mu.Unlock()
 	}
 	start := time.Now()
 	r, err := tune.TuneTarget(ctx, tn.API, cfg, now, o)
 	if err != nil {
 		return nil, err
 	}
-	tn.logger().Info("target tuned", "target", cfg.Name, "policy", r.Policy, "holds", r.Holds, "in_sample_miss_pct", r.InSample.MissPct,
+	// The history the data covered beside the span asked: less when
+	// Prometheus keeps less than tune.history, or the target is newer.
+	hist, _ := r.Covered(time.Duration(cfg.Tune.History))
+	tn.logger().Info("target tuned", "target", cfg.Name, "policy", r.Policy, "holds", r.Holds, "history", hist, "history_asked", cfg.Tune.History.String(), "in_sample_miss_pct", r.InSample.MissPct,
 		"out_of_sample_miss_pct", r.OutOfSample.MissPct, "replays", r.Replays, "took", time.Since(start).Round(time.Millisecond), "cpu_s", r.CPUSeconds)
 	return &r, nil
 }
@@ -341,16 +660,22 @@ func (tn *Tuning) apply(s *tuned, r *tune.TargetResult, now time.Time) {
 		tn.setInfo(s, r.Policy, TuneStateShadow)
 	case !r.Holds:
 		tn.setInfo(s, r.Policy, TuneStateRejected)
-	case s.adopted != nil && s.adoptedPolicy == r.Policy:
+	case s.adoptedRes != nil && s.adoptedRes.Policy == r.Policy:
+		s.adoptedRes = r // the same policy, newer figures
 		tn.setInfo(s, r.Policy, TuneStateAdopted)
+	case r.Policy == s.reverted:
+		// Its live misses were over the budget once: the replay that
+		// chose it again does not see them, and adopting it would miss
+		// again, one episode per every.
+		tn.setInfo(s, r.Policy, TuneStateReverted)
 	case !s.switched.IsZero() && now.Sub(s.switched) < time.Duration(tu.Every):
 		tn.setInfo(s, r.Policy, TuneStateShadow) // at most one switch per every
 	default:
 		from := "configured"
-		if s.adopted != nil {
-			from = s.adoptedPolicy
+		if s.adoptedRes != nil {
+			from = s.adoptedRes.Policy
 		}
-		s.adopted, s.adoptedPolicy, s.adoptedAt, s.switched = s.cand, r.Policy, now, now
+		s.adopted, s.adoptedRes, s.adoptedAt, s.switched = s.cand, r, now, now
 		tn.setInfo(s, r.Policy, TuneStateAdopted)
 		tn.logger().Info("tuned policy adopted", "target", s.cfg.Name, "policy", r.Policy, "from", from)
 		tn.event(s.cfg.Name, now, tuneEvent{Event: TuneStateAdopted, Policy: r.Policy, From: from, Holds: r.Holds, MaxMissPct: r.MaxMissPct,
@@ -385,9 +710,10 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 	if !ok || s.adopted == nil || !s.adoptedAt.Equal(since) || frac <= cfg.Tune.Budget() {
 		return
 	}
-	policy := s.adoptedPolicy
-	s.adopted, s.adoptedPolicy, s.switched = nil, "", now
+	policy := s.adoptedRes.Policy
+	s.adopted, s.adoptedRes, s.switched, s.reverted = nil, nil, now, policy
 	tn.setInfo(s, policy, TuneStateReverted)
+	tn.dirty[name] = true
 	tn.logger().Warn("tuned policy reverted: live SLO misses over budget", "target", name, "policy", policy, "miss_ratio", frac, "max_miss", cfg.Tune.Budget(), "requests", n)
 	live := frac
 	tn.event(name, now, tuneEvent{Event: TuneStateReverted, Policy: policy, From: policy, MaxMissPct: 100 * cfg.Tune.Budget(), LiveMissRatio: &live, LiveRequests: n, Since: since})
@@ -456,7 +782,7 @@ func (l *Loop) SetTuning(tn *Tuning) {
 	l.tuning = tn
 	tn.Audit = l.auditEvent
 	l.mu.Lock()
-	tn.setTargets(l.targets)
+	tn.setTargets(l.targets, l.period())
 	l.mu.Unlock()
 }
 
@@ -465,9 +791,24 @@ func (l *Loop) SetTuning(tn *Tuning) {
 // replays at serve's interval.
 func newTuning(reg prometheus.Registerer, src Source, cfg *config.File, o Options, log *slog.Logger) *Tuning {
 	tn := NewTuning(reg)
-	tn.Period, tn.Now, tn.Log = cfg.IntervalDuration(), o.Now, log
+	tn.Period, tn.Now, tn.Log, tn.StateDir = cfg.IntervalDuration(), o.Now, log, o.StateDir
 	if ps, ok := prometheusOf(src); ok {
 		tn.API = ps.Evaluator.API
 	}
 	return tn
+}
+
+// CheckReplicated refuses, for serve run as several replicas
+// (--leader-elect), a target that adopts candidates it tunes in process
+// (tune.mode adopt without tune.dir): each replica would tune on its own
+// history window at its own time, could adopt another candidate, and the
+// consumer's max() over the replicas would decide on the larger. Results
+// read from a tune.dir are the same file for every replica.
+func CheckReplicated(cfg *config.File) error {
+	for i, t := range cfg.Targets {
+		if tu := t.Tune; tu != nil && tu.Mode == config.TuneAdopt && tu.Dir == "" {
+			return fmt.Errorf("targets[%d].tune (target %q): mode: adopt tunes in process, and with several replicas (--leader-elect) each tunes on its own history at its own time, may adopt another candidate, and max() over the replicas decides on the larger: give the target tune.dir and run infscale tune --shard (the chart's CronJob), or use mode: shadow (docs/tune.md)", i, t.Name)
+		}
+	}
+	return nil
 }

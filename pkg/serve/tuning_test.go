@@ -13,7 +13,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/tune"
 )
 
@@ -120,7 +122,7 @@ func TestTuningBesideCycles(t *testing.T) {
 	dir := t.TempDir()
 	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", dir))
 	c := tune.Candidate{Metric: "queue", Target: 8}
-	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: time.Now(), Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true}}); err != nil {
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: time.Now(), Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
 		t.Fatal(err)
 	}
 	src := &fakeSource{}
@@ -183,5 +185,640 @@ func TestTuningFailureSaysRetry(t *testing.T) {
 	tn.Step(context.Background())
 	if n := strings.Count(log.String(), "tuning failed"); n != 2 {
 		t.Errorf("a minute later: %d failures logged, want 2 (the file is read again at the next Step)", n)
+	}
+}
+
+// TestTuningResultFromAnotherConfig: chat asks for a budget of 0.1%
+// (max_miss 0.001, the default) in adopt mode. A result file tuned at 1%
+// (max_miss_pct 1: what a CronJob run before the budget was tightened
+// wrote) judged "holds" on other terms: it is not used (no candidate, no
+// state, the configured policy deciding) and the log names the file and
+// both budgets. A result at 0.1% is adopted. A reload to max_miss 0.01
+// then drops it: the configured policy decides again and its series go.
+func TestTuningResultFromAnotherConfig(t *testing.T) {
+	dir := t.TempDir()
+	yaml := func(extra string) *config.File {
+		return tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt%s}", dir, extra))
+	}
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	src := &fakeSource{}
+	src.set("chat", load(2, 40, 0))
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock})
+	tn := NewTuning(reg)
+	tn.Now = clock
+	var log bytes.Buffer
+	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
+	l.SetTuning(tn)
+	ctx := context.Background()
+	if err := l.SetConfig(ctx, yaml("")); err != nil {
+		t.Fatal(err)
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8, Options: []tune.Option{{Name: "min", Value: 2, Default: 1, Key: "minReplicaCount"}}}
+	write := func(pct float64, at time.Time) {
+		r := tune.TargetResult{Target: "chat", At: at, SLOTTFT: 2, Period: 15, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: pct}}
+		if err := tune.WriteResult(dir, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(1, now)
+	tn.Step(ctx)
+	l.Cycle(ctx)
+	g := gatherer(l.metrics, reg)
+	if s, p := tuneState(tn, "chat"); s != "" || p != "" {
+		t.Errorf("a result tuned at 1%%: state %q %q, want none", s, p)
+	}
+	if v, ok := gauge(t, g, "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); ok {
+		t.Errorf("candidate %v exported from a result of another budget", v)
+	}
+	if d := desired(t, l.metrics, "chat"); d != 2 {
+		t.Errorf("live %v, want the configured queue 24's 2", d)
+	}
+	want := filepath.Join(dir, "chat.json") + ": tuned with max_miss 0.01 (the target's is 0.001): from another configuration of target chat; not used until infscale tune --shard writes a result for this configuration"
+	if !strings.Contains(log.String(), want) {
+		t.Errorf("log %q\nwant %q", log.String(), want)
+	}
+
+	now = now.Add(time.Minute)
+	write(0.1, now)
+	tn.Step(ctx)
+	if s, p := tuneState(tn, "chat"); s != TuneStateAdopted || p != "queue:8,min=2" {
+		t.Fatalf("a result at 0.1%%: state %q %q, want adopted", s, p)
+	}
+	now = now.Add(15 * time.Second)
+	l.Cycle(ctx)
+	if d := desired(t, l.metrics, "chat"); d != 5 {
+		t.Errorf("live %v adopted, want queue:8,min=2's 5", d)
+	}
+
+	if err := l.SetConfig(ctx, yaml(", max_miss: 0.01")); err != nil {
+		t.Fatal(err)
+	}
+	if s, p := tuneState(tn, "chat"); s != "" || p != "" {
+		t.Errorf("after max_miss changed: state %q %q, want none", s, p)
+	}
+	tn.mu.Lock()
+	adopted := tn.targets["chat"].adopted
+	tn.mu.Unlock()
+	if adopted != nil {
+		t.Error("after max_miss changed the tuned candidate still decides")
+	}
+	g = gatherer(l.metrics, reg)
+	for _, name := range []string{"infscale_candidate_desired_replicas", "infscale_tuned_policy_info"} {
+		if v, ok := gauge(t, g, name, map[string]string{"target": "chat"}); ok {
+			t.Errorf("%s %v after the result was dropped", name, v)
+		}
+	}
+	if !strings.Contains(log.String(), `msg="tuned candidate dropped: it was tuned for another max_miss, slo_ttft, interval or replica; the configured policy decides until a new result" target=chat policy="queue:8,min=2" adopted=true`) {
+		t.Errorf("log %q: want the drop", log.String())
+	}
+}
+
+// TestTuningAdoptedWhenTheRunEnds: a Step that begins at 12:00 and whose
+// run ends at 12:07 (an in-process run of a week takes minutes) adopts at
+// 12:07: the audit line says so, and the live misses are counted from
+// then. They were counted from 12:00, so the configured policy's misses
+// during the run were charged to the candidate, and its first check came
+// 5 minutes after the Step began, 2 minutes after the switch.
+func TestTuningAdoptedWhenTheRunEnds(t *testing.T) {
+	dir := t.TempDir()
+	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", dir))
+	start := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	calls := 0
+	clock := func() time.Time { // due and the run's start read 12:00, later readings 12:07
+		calls++
+		if calls <= 2 {
+			return start
+		}
+		return start.Add(7 * time.Minute)
+	}
+	reg := prometheus.NewRegistry()
+	var audit bytes.Buffer
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit})
+	tn := NewTuning(reg)
+	tn.Now = clock
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8}
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: start, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	calls = 0
+	tn.stepFast(context.Background())
+	tn.mu.Lock()
+	at := tn.targets["chat"].adoptedAt
+	tn.mu.Unlock()
+	if want := start.Add(7 * time.Minute); !at.Equal(want) {
+		t.Errorf("adopted at %s, want %s (when the run ended)", at, want)
+	}
+	if !strings.Contains(audit.String(), `{"target":"chat","at":"2026-01-05T12:07:00Z","tune":{"event":"adopted"`) {
+		t.Errorf("audit %s: want the adopt line at 12:07", audit.String())
+	}
+}
+
+// TestTuningStateSurvivesRestart: with --state-dir, a restart keeps what
+// tuning did. Adopted at 12:00 (queue:8,min=2, which asks ceil(2 x 20/8)
+// = 5 where the configured queue 24 keeps 2), serve restarts at 12:10:
+// before any Step the candidate decides again (5) and is exported as
+// adopted, and the Step that reads the same result file switches nothing
+// (no second audit line). Without the file the restart handed the target
+// back to its configured policy until the next result and adopted it
+// again then, a second switch within every. A reload that drops the
+// result removes the file, so nothing comes back at the next restart.
+func TestTuningStateSurvivesRestart(t *testing.T) {
+	results, state := t.TempDir(), t.TempDir()
+	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", results))
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	ctx := context.Background()
+	start := func() (*Loop, *Tuning, *prometheus.Registry, *bytes.Buffer) {
+		src := &fakeSource{}
+		src.set("chat", load(2, 40, 0))
+		reg := prometheus.NewRegistry()
+		var audit bytes.Buffer
+		l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit})
+		tn := NewTuning(reg)
+		tn.Now, tn.StateDir = clock, state
+		l.SetTuning(tn)
+		if err := l.SetConfig(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		return l, tn, reg, &audit
+	}
+	l, tn, _, _ := start()
+	c := tune.Candidate{Metric: "queue", Target: 8, Options: []tune.Option{{Name: "min", Value: 2, Default: 1, Key: "minReplicaCount"}}}
+	if err := tune.WriteResult(results, tune.TargetResult{Target: "chat", At: now, SLOTTFT: 2, Period: 15, Policy: c.Policy(), Candidate: c,
+		Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(ctx)
+	l.Cycle(ctx)
+	if d := desired(t, l.metrics, "chat"); d != 5 {
+		t.Fatalf("adopted: live %v, want 5", d)
+	}
+
+	now = now.Add(10 * time.Minute)
+	l, tn, reg, audit := start()
+	if s, p := tuneState(tn, "chat"); s != TuneStateAdopted || p != "queue:8,min=2" {
+		t.Errorf("after the restart: state %q %q, want adopted queue:8,min=2", s, p)
+	}
+	l.Cycle(ctx)
+	if d := desired(t, l.metrics, "chat"); d != 5 {
+		t.Errorf("after the restart: live %v, want the adopted policy's 5", d)
+	}
+	if v, ok := gauge(t, gatherer(l.metrics, reg), "infscale_tuned_policy_info", map[string]string{"target": "chat", "policy": "queue:8,min=2", "state": "adopted"}); !ok || v != 1 {
+		t.Errorf("after the restart: info %v %v, want adopted", v, ok)
+	}
+	tn.Step(ctx)
+	if strings.Contains(audit.String(), `"tune"`) {
+		t.Errorf("after the restart the same result switched again:\n%s", audit.String())
+	}
+
+	// A reload to another budget drops the result and, at the next Step,
+	// its file: the restart after that starts without a candidate.
+	if err := l.SetConfig(ctx, tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt, max_miss: 0.01}", results))); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(ctx)
+	if _, err := os.Stat(filepath.Join(state, "tune", "chat.json")); !os.IsNotExist(err) {
+		t.Errorf("the dropped result's state file: %v, want it removed", err)
+	}
+}
+
+// TestTuningStateFileCorrupt: a tuning state file that does not decode
+// is logged, naming it, and the target starts without a candidate.
+func TestTuningStateFileCorrupt(t *testing.T) {
+	state := t.TempDir()
+	path := filepath.Join(state, "tune", "chat.json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(`{"result": {"target": "chat"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second})
+	tn := NewTuning(reg)
+	var log bytes.Buffer
+	tn.Log, tn.StateDir = slog.New(slog.NewTextHandler(&log, nil)), state
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), tuneTarget(t, fmt.Sprintf("{dir: %q}", t.TempDir()))); err != nil {
+		t.Fatal(err)
+	}
+	if s, p := tuneState(tn, "chat"); s != "" || p != "" {
+		t.Errorf("state %q %q, want none", s, p)
+	}
+	if !strings.Contains(log.String(), `msg="tuning state not restored; the target starts without a candidate" target=chat err="`+path+": unexpected end of JSON input") {
+		t.Errorf("log %q", log.String())
+	}
+}
+
+// TestTuningHungPrometheusBesideCycles: a re-tune whose history query
+// never comes back (Prometheus hung on a week's range query) delays no
+// decision: 20 cycles and a config reload run while the run waits, each
+// deciding the configured queue 24's 2 (2 replicas running 40:
+// ceil(2 x 20/24) = 2). Stopping serve ends the run at once, with no
+// "tuning failed" line and nothing adopted.
+func TestTuningHungPrometheusBesideCycles(t *testing.T) {
+	f, err := config.Parse([]byte(`prometheus: {url: "http://prometheus:9090"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 8
+  tune: {every: 1h, mode: adopt}
+`), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &fakeSource{}
+	src.set("chat", load(2, 40, 0))
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second})
+	tn := NewTuning(reg)
+	tn.API = &hangingRange{}
+	var log syncbuf.Buffer
+	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); tn.Step(ctx) }()
+	for running := false; !running; {
+		time.Sleep(time.Millisecond)
+		tn.mu.Lock()
+		running = tn.targets["chat"].running
+		tn.mu.Unlock()
+	}
+	t0 := time.Now()
+	for i := range 20 {
+		l.Cycle(context.Background())
+		if d := desired(t, l.metrics, "chat"); d != 2 {
+			t.Fatalf("cycle %d: desired %v, want 2", i, d)
+		}
+		if i == 10 {
+			if err := l.SetConfig(context.Background(), f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("20 cycles and a reload took %s beside the hung run", d)
+	}
+	select {
+	case <-done:
+		t.Fatal("the run ended before the stop: the hung query was not hung")
+	default:
+	}
+	stop()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the run did not end at the stop")
+	}
+	if strings.Contains(log.String(), "tuning failed") {
+		t.Errorf("log %q: a stop is no failure", log.String())
+	}
+	if s, _ := tuneState(tn, "chat"); s != "" {
+		t.Errorf("state %q after a run that never finished", s)
+	}
+}
+
+// TestTuningDirNotBehindRuns: the tune.dir results and the live-miss
+// checks do not wait for another target's in-process run. slow's run
+// hangs (its history query never answers); chat's result, written while
+// it hangs, is adopted within seconds. Run was one loop, one target
+// after the other: chat's file was read only once slow's run was over,
+// and an adopted candidate's revert check waited the same way.
+func TestTuningDirNotBehindRuns(t *testing.T) {
+	dir := t.TempDir()
+	f, err := config.Parse([]byte(fmt.Sprintf(`prometheus: {url: "http://prometheus:9090"}
+targets:
+- name: slow
+  selector: '{namespace="slow"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 8
+  tune: {every: 1h}
+- name: chat
+  selector: '{namespace="chat"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 8
+  tune: {every: 1h, mode: adopt, dir: %q}
+`, dir)), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second})
+	tn := NewTuning(reg)
+	tn.API, tn.Tick, tn.CheckEvery = &hangingRange{}, 10*time.Millisecond, time.Hour
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); tn.Run(ctx) }()
+	defer func() { stop(); <-done }()
+	for running := false; !running; {
+		time.Sleep(time.Millisecond)
+		tn.mu.Lock()
+		running = tn.targets["slow"].running
+		tn.mu.Unlock()
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8}
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: time.Now(), Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if s, _ := tuneState(tn, "chat"); s == TuneStateAdopted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("chat's result not adopted within 5 s while slow's run hangs")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestTuningPendingAdoptedAfterEvery: in adopt mode with every 1h, A is
+// adopted at 12:00 and B, a result that holds, comes at 12:30: within
+// every of the switch, it waits in shadow. At 13:00, with no newer file,
+// B is adopted (from A), one more audit line. It stayed in shadow until
+// a newer result came (a daily CronJob's next file, read at 23h59m
+// after the switch, waited a further day).
+func TestTuningPendingAdoptedAfterEvery(t *testing.T) {
+	dir := t.TempDir()
+	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", dir))
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	reg := prometheus.NewRegistry()
+	var audit bytes.Buffer
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit})
+	tn := NewTuning(reg)
+	tn.Now = clock
+	l.SetTuning(tn)
+	ctx := context.Background()
+	if err := l.SetConfig(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	write := func(target float64) {
+		c := tune.Candidate{Metric: "queue", Target: target}
+		if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(8)
+	tn.Step(ctx)
+	now = now.Add(30 * time.Minute)
+	write(16)
+	tn.Step(ctx)
+	if s, p := tuneState(tn, "chat"); s != TuneStateShadow || p != "queue:16" {
+		t.Fatalf("12:30: %q %q, want queue:16 in shadow (within every of the switch)", s, p)
+	}
+	now = now.Add(29 * time.Minute)
+	tn.Step(ctx)
+	if s, _ := tuneState(tn, "chat"); s != TuneStateShadow {
+		t.Errorf("12:59: %q, want shadow still", s)
+	}
+	now = now.Add(time.Minute)
+	tn.Step(ctx)
+	if s, p := tuneState(tn, "chat"); s != TuneStateAdopted || p != "queue:16" {
+		t.Errorf("13:00: %q %q, want queue:16 adopted", s, p)
+	}
+	if !strings.Contains(audit.String(), `{"target":"chat","at":"2026-01-05T13:00:00Z","tune":{"event":"adopted","policy":"queue:16","from":"queue:8"`) {
+		t.Errorf("audit %s: want queue:16 adopted from queue:8 at 13:00", audit.String())
+	}
+}
+
+// TestTuningResultFromTheFuture: a result stamped an hour after serve's
+// clock (12:00) is refused, naming the file and both times: taken, it
+// kept every later result out until 13:00, since only a newer one
+// replaces it. One 4 minutes ahead (a clock a little fast) is taken.
+func TestTuningResultFromTheFuture(t *testing.T) {
+	dir := t.TempDir()
+	f := tuneTarget(t, fmt.Sprintf("{dir: %q}", dir))
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
+	tn := NewTuning(reg)
+	tn.Now = func() time.Time { return now }
+	var log bytes.Buffer
+	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	write := func(at time.Time) {
+		c := tune.Candidate{Metric: "queue", Target: 8}
+		if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: at, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(now.Add(time.Hour))
+	tn.Step(context.Background())
+	if s, _ := tuneState(tn, "chat"); s != "" {
+		t.Errorf("a result from 13:00 at 12:00: state %q, want none", s)
+	}
+	want := filepath.Join(dir, "chat.json") + ": tuned on history up to 2026-01-05T13:00:00Z, after serve's clock (2026-01-05T12:00:00Z): the clock of the machine that wrote it is ahead; not used"
+	if !strings.Contains(log.String(), want) {
+		t.Errorf("log %q\nwant %q", log.String(), want)
+	}
+	write(now.Add(4 * time.Minute))
+	tn.Step(context.Background())
+	if s, _ := tuneState(tn, "chat"); s != TuneStateShadow {
+		t.Errorf("a result 4 minutes ahead: state %q, want shadow", s)
+	}
+}
+
+// TestTuningUnusableAfterReload: queue:8,min=2 is adopted; a reload
+// makes the target scale to zero (minReplicaCount 0 and a zero: block),
+// which the candidate's floor of 2 cannot take (zero needs min 0). The
+// configured policy decides again, with the reload's zero: block, and
+// the candidate's series go (state rejected). The adopted policy, built
+// on the config before the reload, kept deciding: the reload did not
+// take effect, and the candidate's last value stayed exported.
+func TestTuningUnusableAfterReload(t *testing.T) {
+	dir := t.TempDir()
+	base := fmt.Sprintf(`
+targets:
+- name: chat
+  scrape: [http://127.0.0.1:1/metrics]
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  max: 8
+  tune: {every: 1h, dir: %q, mode: adopt}
+`, dir)
+	parse := func(text string) *config.File {
+		f, err := config.Parse([]byte(text), "tune.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	src := &fakeSource{}
+	src.set("chat", load(2, 40, 0))
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock})
+	tn := NewTuning(reg)
+	tn.Now = clock
+	l.SetTuning(tn)
+	ctx := context.Background()
+	if err := l.SetConfig(ctx, parse(base)); err != nil {
+		t.Fatal(err)
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8, Options: []tune.Option{{Name: "min", Value: 2, Default: 1, Key: "minReplicaCount"}}}
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(ctx)
+	l.Cycle(ctx)
+	if s, _ := tuneState(tn, "chat"); s != TuneStateAdopted {
+		t.Fatalf("state %q, want adopted", s)
+	}
+	zero := strings.Replace(base, "  max: 8\n", "  max: 8\n  min: 0\n  zero: {held_scrape: http://127.0.0.1:2/metrics}\n", 1)
+	if err := l.SetConfig(ctx, parse(zero)); err != nil {
+		t.Fatal(err)
+	}
+	var live recommend.Policy
+	l.mu.Lock()
+	for _, tg := range l.targets {
+		live = tg.policy
+	}
+	l.mu.Unlock()
+	if p := tn.policyFor("chat", &live); p != &live {
+		t.Errorf("after the reload the policy deciding is %+v, want the configured one (with zero:)", p)
+	}
+	if s, _ := tuneState(tn, "chat"); s != TuneStateRejected {
+		t.Errorf("state %q, want rejected", s)
+	}
+	if v, ok := gauge(t, gatherer(l.metrics, reg), "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); ok {
+		t.Errorf("candidate %v still exported", v)
+	}
+}
+
+// TestTuningAdoptedFollowsReload: queue:8,min=2 is adopted (max 8); a
+// later result, queue:16, does not hold and is rejected, the adopted one
+// staying; a reload lowers maxReplicaCount to 3. The adopted policy is
+// rebuilt on the reloaded config: max 3, and 2 replicas running 40 ask
+// min(ceil(2 x 20/8), 3) = 3. It was rebuilt only while the last result
+// was the adopted one's, so it kept max 8 and asked 5.
+func TestTuningAdoptedFollowsReload(t *testing.T) {
+	dir := t.TempDir()
+	yaml := func(max int) *config.File {
+		f, err := config.Parse([]byte(fmt.Sprintf(`
+targets:
+- name: chat
+  scrape: [http://127.0.0.1:1/metrics]
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  max: %d
+  tune: {every: 1h, dir: %q, mode: adopt}
+`, max, dir)), "tune.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	src := &fakeSource{}
+	src.set("chat", load(2, 40, 0))
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock})
+	tn := NewTuning(reg)
+	tn.Now = clock
+	l.SetTuning(tn)
+	ctx := context.Background()
+	if err := l.SetConfig(ctx, yaml(8)); err != nil {
+		t.Fatal(err)
+	}
+	write := func(c tune.Candidate, holds bool) {
+		if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: holds, MaxMissPct: 0.1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(tune.Candidate{Metric: "queue", Target: 8, Options: []tune.Option{{Name: "min", Value: 2, Default: 1, Key: "minReplicaCount"}}}, true)
+	tn.Step(ctx)
+	now = now.Add(time.Minute)
+	write(tune.Candidate{Metric: "queue", Target: 16}, false)
+	tn.Step(ctx)
+	if s, p := tuneState(tn, "chat"); s != TuneStateRejected || p != "queue:16" {
+		t.Fatalf("state %q %q, want queue:16 rejected", s, p)
+	}
+	if err := l.SetConfig(ctx, yaml(3)); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(15 * time.Second)
+	l.Cycle(ctx)
+	if d := desired(t, l.metrics, "chat"); d != 3 {
+		t.Errorf("live %v after the reload to max 3, want 3 (the adopted queue:8,min=2 within max 3)", d)
+	}
+}
+
+// TestReloadReplicatedInProcessAdopt: serve with an elector (several
+// replicas) refuses a reload that gives a target mode: adopt without
+// tune.dir, as the start refuses it (CheckReplicated): the reload fails,
+// is counted, and the running config stays.
+func TestReloadReplicatedInProcessAdopt(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "serve.yaml")
+	write := func(tune string) {
+		if err := os.WriteFile(path, []byte(`targets:
+- name: chat
+  scrape: [http://127.0.0.1:1/metrics]
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  max: 8
+  tune: `+tune+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(fmt.Sprintf("{mode: adopt, dir: %q}", dir))
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &fakeSource{}
+	src.set("chat", load(1, 0, 0))
+	var logs syncbuf.Buffer
+	reload := make(chan os.Signal, 1)
+	base, cancel, done := startRun(t, cfg, Options{ConfigPath: path, Source: src, Version: "test", Elector: &fakeElector{ended: make(chan struct{})},
+		Log: slog.New(slog.NewTextHandler(&logs, nil)), Reload: reload})
+	// In embedded mode in-process tuning needs a dir (the config refuses
+	// it otherwise), so the refused file names a Prometheus.
+	if err := os.WriteFile(path, []byte(`prometheus: {url: "http://127.0.0.1:1"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  max: 8
+  tune: {mode: adopt}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reload <- os.Interrupt
+	waitFor(t, "the reload refused", func() bool {
+		_, body := get(t, base+"/metrics")
+		return strings.Contains(body, `infscale_config_reloads_total{result="failure"} 1`)
+	})
+	if !strings.Contains(logs.String(), `msg="config reload failed; keeping the running config"`) || !strings.Contains(logs.String(), `targets[0].tune (target \"chat\"): mode: adopt tunes in process`) {
+		t.Errorf("log %s: want the reload refused naming the target", logs.String())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

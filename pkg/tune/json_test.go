@@ -49,9 +49,10 @@ func TestJSONKeys(t *testing.T) {
 	if got := topKeys(t, rep); !slices.Equal(got, want) {
 		t.Errorf("Report's JSON keys:\n got %q\nwant %q", got, want)
 	}
-	tr := TargetResult{Target: "chat", At: time.Unix(0, 0).UTC(), History: 3600, Policy: "queue:8",
+	tr := TargetResult{Target: "chat", At: time.Unix(0, 0).UTC(), History: 3600, SLOTTFT: 2, Period: 15,
+		Replica: &ReplicaRef{GPU: "h100-sxm", Model: "llama-3-8b", TP: 1}, Policy: "queue:8",
 		Candidate: Candidate{Metric: "queue", Target: 8}, Outcome: o, Replays: 4, CPUSeconds: 1.5}
-	want = []string{"target", "at", "history_s", "policy", "candidate", "holds", "max_miss_pct", "in_sample",
+	want = []string{"target", "at", "history_s", "slo_ttft_s", "period_s", "replica", "policy", "candidate", "holds", "max_miss_pct", "in_sample",
 		"out_of_sample", "stress", "stress_names", "replays", "cpu_seconds"}
 	if got := topKeys(t, tr); !slices.Equal(got, want) {
 		t.Errorf("TargetResult's JSON keys:\n got %q\nwant %q", got, want)

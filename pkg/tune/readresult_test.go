@@ -1,10 +1,14 @@
 package tune
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/config"
 )
 
 // TestReadResultDir: a tune.dir that holds no NAME.json yet is "no result
@@ -26,6 +30,87 @@ func TestReadResultDir(t *testing.T) {
 	} {
 		if _, ok, err := ReadResult(c.dir, "chat"); ok || err == nil || !strings.Contains(err.Error(), c.dir) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: ok %v, err %v; want %q", c.dir, ok, err, c.want)
+		}
+	}
+}
+
+// TestResultMatches: a result decides only for the configuration it was
+// tuned for. chat's tune: block asks max_miss 0.001 (0.1%), slo_ttft 2s,
+// at a 15 s interval, on an H100 with Llama-3-8B; a result tuned at 1%
+// misses, a 1 s SLO, a 30 s period or on an A100 judged "holds" on other
+// terms, and each is named with both values. A result that does not record the SLO and period (0) is
+// compared on its budget alone.
+func TestResultMatches(t *testing.T) {
+	f, err := config.Parse([]byte(`prometheus: {url: "http://prometheus:9090"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  maxReplicaCount: 8
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  tune: {max_miss: 0.001}
+`), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &f.Targets[0]
+	same := TargetResult{Outcome: Outcome{MaxMissPct: 0.1}, SLOTTFT: 2, Period: 15}
+	for _, c := range []struct {
+		r    TargetResult
+		want string
+	}{
+		{same, ""},
+		{TargetResult{Outcome: Outcome{MaxMissPct: 0.1}}, ""},
+		{TargetResult{Outcome: Outcome{MaxMissPct: 1}, SLOTTFT: 2, Period: 15}, "tuned with max_miss 0.01 (the target's is 0.001): from another configuration of target chat"},
+		{TargetResult{Outcome: Outcome{MaxMissPct: 0}, SLOTTFT: 2, Period: 15}, "tuned with max_miss 0 (the target's is 0.001): from another configuration of target chat"},
+		{TargetResult{Outcome: Outcome{MaxMissPct: 0.1}, SLOTTFT: 1, Period: 30}, "tuned with slo_ttft 1s (the target's is 2s), a 30s period (pollingInterval is 15s): from another configuration of target chat"},
+		// The replica: H100 and the same model at TP 1 (left out) match;
+		// an A100 does not.
+		{TargetResult{Outcome: Outcome{MaxMissPct: 0.1}, Replica: &ReplicaRef{GPU: "h100-sxm", Model: "llama-3-8b", TP: 1}}, ""},
+		{TargetResult{Outcome: Outcome{MaxMissPct: 0.1}, Replica: &ReplicaRef{GPU: "a100-80gb", Model: "llama-3-8b", TP: 1}},
+			"tuned with replica {gpu: a100-80gb, model: llama-3-8b, tp: 1} (the target's is {gpu: h100-sxm, model: llama-3-8b, tp: 1}): from another configuration of target chat"},
+	} {
+		err := c.r.Matches(tg, 15*time.Second)
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("%+v: %v\nwant %q", c.r, err, c.want)
+		}
+	}
+}
+
+// TestReplicaOfModelConfig: a target whose replica: names its model by a
+// Hugging Face config.json (model_config, which serve's config accepts)
+// is tuned on that model: ReplicaOf read only model, so every run failed
+// with `unknown model ""`. Qwen2.5-7B-Instruct's config.json has 28
+// layers, hidden size 3584 and 4 KV heads.
+func TestReplicaOfModelConfig(t *testing.T) {
+	r, err := ReplicaOf(&config.Replica{GPU: "h100-sxm", ModelConfig: "../replica/testdata/hf/qwen2.5-7b-instruct.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := r.Config().Model; m.Layers != 28 || m.Hidden != 3584 || m.KVHeads != 4 {
+		t.Errorf("model %d layers, hidden %d, %d KV heads; want 28, 3584, 4", m.Layers, m.Hidden, m.KVHeads)
+	}
+}
+
+// TestResultCovered: a result says how much history it was tuned on, as
+// tune.history is written, and whether that is short of the span asked
+// by more than an hour: 15 days of a 90d ask (a Prometheus keeping 15
+// days) is short; 6 days 23 hours 30 minutes of a 7d ask is not.
+func TestResultCovered(t *testing.T) {
+	for _, c := range []struct {
+		history float64
+		asked   time.Duration
+		want    string
+		short   bool
+	}{
+		{15 * 86400, 90 * 24 * time.Hour, "15d", true},
+		{7*86400 - 1800, 7 * 24 * time.Hour, "6d23h30m", false},
+		{3780, 2 * time.Hour, "1h3m", false},
+		{3600, 3 * time.Hour, "1h", true},
+	} {
+		r := TargetResult{History: c.history}
+		if got, short := r.Covered(c.asked); got != c.want || short != c.short {
+			t.Errorf("%g s of %s: %q %v, want %q %v", c.history, c.asked, got, short, c.want, c.short)
 		}
 	}
 }

@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
+	prommodel "github.com/prometheus/common/model"
+
 	"github.com/infscale/infscale/internal/atomicfile"
+	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/pkg/backtest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
@@ -29,6 +34,15 @@ type TargetResult struct {
 	Target  string    `json:"target"`
 	At      time.Time `json:"at"`
 	History float64   `json:"history_s"`
+	// SLOTTFT (seconds) and Period (seconds, serve's interval) are the
+	// replay's, with Outcome.MaxMissPct the budget: what "holds" was
+	// judged on. Matches compares them with a target's config (0: not
+	// recorded, as by an infscale before they were).
+	SLOTTFT float64 `json:"slo_ttft_s,omitempty"`
+	Period  float64 `json:"period_s,omitempty"`
+	// Replica is the target's replica: block the replay ran on (nil: not
+	// recorded).
+	Replica *ReplicaRef `json:"replica,omitempty"`
 	// Policy is the winner as a `simulate --policy` string, Candidate the
 	// same as values; Outcome whether it holds, and its figures (the tune
 	// run's Report.Outcome).
@@ -39,6 +53,25 @@ type TargetResult struct {
 	// took (user + system, of the whole process while it ran).
 	Replays    int     `json:"replays"`
 	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
+}
+
+// ReplicaRef is a serve target's replica: block as a result records it:
+// the GPU, the model (or its config.json), the tensor-parallel degree (1
+// when left out) and the calibration file, as written in the config.
+type ReplicaRef struct {
+	GPU         string `json:"gpu"`
+	Model       string `json:"model,omitempty"`
+	ModelConfig string `json:"model_config,omitempty"`
+	TP          int    `json:"tp"`
+	Calibration string `json:"calibration,omitempty"`
+}
+
+// replicaRef is r as a result records it (nil for nil).
+func replicaRef(r *config.Replica) *ReplicaRef {
+	if r == nil {
+		return nil
+	}
+	return &ReplicaRef{GPU: r.GPU, Model: r.Model, ModelConfig: r.ModelConfig, TP: max(r.TP, 1), Calibration: r.Calibration}
 }
 
 // TargetOptions set how TuneTarget reads and replays a target's history.
@@ -61,7 +94,7 @@ type TargetOptions struct {
 }
 
 // ReplicaOf is the replica model of a serve target's replica: block (GPU,
-// model, tensor-parallel degree and calibration file), as pkg/config
+// model or model_config, tensor-parallel degree and calibration file), as pkg/config
 // sizes the demand metric on. Errors: an unknown GPU or model, an
 // unreadable calibration, a replica that does not fit.
 func ReplicaOf(r *config.Replica) (*replica.Replica, error) {
@@ -73,7 +106,14 @@ func ReplicaOf(r *config.Replica) (*replica.Replica, error) {
 	if c.GPU, err = replica.LookupGPU(r.GPU); err != nil {
 		return nil, err
 	}
-	if c.Model, err = replica.LookupModel(r.Model); err != nil {
+	// model_config (a Hugging Face config.json) replaces model, as
+	// pkg/config reads it.
+	if r.ModelConfig != "" {
+		c.Model, err = replica.LoadHFConfig(r.ModelConfig)
+	} else {
+		c.Model, err = replica.LookupModel(r.Model)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if r.TP > 0 {
@@ -91,12 +131,17 @@ func ReplicaOf(r *config.Replica) (*replica.Replica, error) {
 	return replica.New(c)
 }
 
+// ErrShortHistory is TuneTarget's error when the target's data covers
+// less than config.MinTuneHistory.
+var ErrShortHistory = errors.New("too little history to tune on")
+
 // TuneTarget tunes serve target t (which has a tune: block with its
 // defaults, as config.Load leaves it) on its own Prometheus history:
 // the span tune.history ending at now, read and rebuilt as `backtest`
 // does, replayed on the target's replica, with the budget tune.max_miss.
-// Errors: the history's (*promql.QueryError, backtest.ErrNoTraffic), the
-// replica's, and ctx's.
+// Errors: the history's (*promql.QueryError, backtest.ErrNoTraffic,
+// ErrShortHistory when the data covers less than config.MinTuneHistory),
+// the replica's, and ctx's.
 func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.Time, o TargetOptions) (TargetResult, error) {
 	if t.Tune == nil {
 		return TargetResult{}, fmt.Errorf("target %s: no tune: block", t.Name)
@@ -141,6 +186,18 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: history: %w", t.Name, err)
 	}
+	// The data may cover much less than the history asked (a new target,
+	// a Prometheus keeping less): under config.MinTuneHistory, too few
+	// cold starts to choose on, and the stressed copies' checks would
+	// name flags a tune: block has no keys for.
+	if covered := w.Grid.End().Sub(w.Grid.Start); covered < config.MinTuneHistory {
+		why := "a new target is tuned once its series span that"
+		if late := now.Sub(w.Grid.End()); late > 2*o.Step {
+			why = fmt.Sprintf("its data ends %s before now: are its series still scraped?", late.Round(time.Second))
+		}
+		return TargetResult{}, fmt.Errorf("target %s: history: %w: the data covers %s (%s..%s) of the %s asked; at least %s is needed (%s)",
+			t.Name, ErrShortHistory, covered.Round(time.Second), w.Grid.Start.Format(time.RFC3339), w.Grid.End().Format(time.RFC3339), t.Tune.History, prommodel.Duration(config.MinTuneHistory), why)
+	}
 	cpu0 := cpuSeconds()
 	budget := 100 * t.Tune.Budget() // 0 is a budget of no miss, not the default
 	rep, err := Run(ctx, w.Source("target "+t.Name, max(o.Seed, 1)), Config{
@@ -153,16 +210,32 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	return TargetResult{
 		// The history as the data covers it (Reconstruct shrinks the grid
 		// to the data when it ends before now), not the range asked.
-		Target: t.Name, At: w.Grid.End(), History: w.Grid.End().Sub(w.Grid.Start).Seconds(), Policy: rep.Policy, Candidate: rep.Winner(),
+		Target: t.Name, At: w.Grid.End(), History: w.Grid.End().Sub(w.Grid.Start).Seconds(),
+		SLOTTFT: time.Duration(t.Tune.SLOTTFT).Seconds(), Period: o.Period.Seconds(), Replica: replicaRef(t.Replica), Policy: rep.Policy, Candidate: rep.Winner(),
 		Outcome: rep.Outcome, Replays: rep.Replays, CPUSeconds: cpuSeconds() - cpu0,
 	}, nil
 }
 
+// Covered is the history r was tuned on, as its data covered it, and
+// whether that is less than asked by more than an hour (Prometheus keeps
+// less than tune.history, or the target is newer), written as tune.history
+// is (e.g. "15d").
+func (r *TargetResult) Covered(asked time.Duration) (covered string, short bool) {
+	d := time.Duration(r.History * float64(time.Second)).Round(time.Minute)
+	return prommodel.Duration(d).String(), d < asked-time.Hour
+}
+
+// MaxLivePoints bounds the points of each range query LiveMisses sends
+// (its step is a whole number of the step given, at least that).
+const MaxLivePoints = 1440
+
 // LiveMisses is the fraction of t's requests whose first token came later
 // than its tune: block's slo_ttft over [from, now], read from the
 // server's own TTFT histogram in Prometheus (interpolated within its
-// buckets), and how many requests that histogram counted. Errors: the
-// queries'; a server without a TTFT histogram (ok false).
+// buckets), and how many requests that histogram counted; step is the
+// grid's (serve's interval), made coarser over a span of more than
+// MaxLivePoints steps. Errors: the queries'; a server without a TTFT
+// histogram (ok false).
 func LiveMisses(ctx context.Context, api promql.API, t *config.Target, from, now time.Time, step time.Duration) (frac, requests float64, ok bool, err error) {
 	sel, err := promql.ParseSelector(t.Selector)
 	if err != nil {
@@ -171,7 +244,16 @@ func LiveMisses(ctx context.Context, api promql.API, t *config.Target, from, now
 	if step <= 0 {
 		step = 15 * time.Second
 	}
-	g, err := backtest.NewGrid(from.Truncate(step), now, step)
+	start := from.Truncate(step)
+	// The misses are the TTFT histogram's increase over the whole span
+	// (one instant query); the range queries beside it need no finer
+	// grid than MaxLivePoints points, however long the candidate has
+	// been adopted: at serve's step a month was 172,800 points of each
+	// series, read again every 5 minutes for each adopted target.
+	if n := now.Sub(start) / step; n > MaxLivePoints {
+		step *= (n + MaxLivePoints - 1) / MaxLivePoints
+	}
+	g, err := backtest.NewGrid(start, now, step)
 	if err != nil {
 		return 0, 0, false, err
 	}
@@ -229,11 +311,15 @@ func WriteResult(dir string, r TargetResult) error {
 // ReadResult reads target name's result from dir; ok is false when there
 // is none yet (dir holds no NAME.json). Errors: dir missing or not a
 // directory (a misspelt tune.dir or an unmounted volume would otherwise
-// read as "no result yet" forever), an unreadable file, or one that is not
-// a result (naming the file).
+// read as "no result yet" forever), an unreadable file, one that is not a
+// regular file or is larger than MaxResultSize, or one that is not a
+// result (naming the file).
 func ReadResult(dir, name string) (r TargetResult, ok bool, err error) {
 	path := ResultPath(dir, name)
-	b, err := os.ReadFile(path)
+	// Bounded and never blocking: a named pipe or a huge file in the
+	// results directory would otherwise hold serve's tuning (every
+	// target's, and the live-miss checks) for good.
+	b, err := boundedfile.Read(path, MaxResultSize, "a tune result", "want the NAME.json infscale tune --shard writes")
 	if errors.Is(err, os.ErrNotExist) {
 		fi, derr := os.Stat(dir)
 		what := ""
@@ -259,5 +345,56 @@ func ReadResult(dir, name string) (r TargetResult, ok bool, err error) {
 	if r.Target != name || r.Candidate.Metric == "" {
 		return TargetResult{}, false, fmt.Errorf("%s: not a tune result for target %s", path, name)
 	}
+	// The policy string is what serve exports and logs, the candidate
+	// what decides: a file whose two differ was not written by tune.
+	if p := r.Candidate.Policy(); p != r.Policy {
+		return TargetResult{}, false, fmt.Errorf("%s: not a tune result: its policy %q is not its candidate's %q", path, r.Policy, p)
+	}
 	return r, true, nil
 }
+
+// MaxResultSize is the largest result file ReadResult reads (1 MiB; tune
+// writes a few KB).
+const MaxResultSize = 1 << 20
+
+// Matches reports whether r was tuned for t as configured now, with
+// period serve's interval: the budget (tune.max_miss), the TTFT SLO
+// (tune.slo_ttft), the period its "holds" was judged on and the replica
+// it replayed. A figure r does not record (0, nil) is not compared. The error names what differs and
+// both values.
+func (r *TargetResult) Matches(t *config.Target, period time.Duration) error {
+	var diff []string
+	if b := 100 * t.Tune.Budget(); !near(r.MaxMissPct, b) {
+		diff = append(diff, fmt.Sprintf("max_miss %g (the target's is %g)", r.MaxMissPct/100, t.Tune.Budget()))
+	}
+	if s := time.Duration(t.Tune.SLOTTFT).Seconds(); r.SLOTTFT != 0 && !near(r.SLOTTFT, s) {
+		diff = append(diff, fmt.Sprintf("slo_ttft %gs (the target's is %s)", r.SLOTTFT, t.Tune.SLOTTFT))
+	}
+	if p := period.Seconds(); r.Period != 0 && p > 0 && !near(r.Period, p) {
+		diff = append(diff, fmt.Sprintf("a %gs period (pollingInterval is %s)", r.Period, period))
+	}
+	if have := replicaRef(t.Replica); r.Replica != nil && have != nil && *r.Replica != *have {
+		diff = append(diff, fmt.Sprintf("replica %s (the target's is %s)", r.Replica, have))
+	}
+	if len(diff) == 0 {
+		return nil
+	}
+	return fmt.Errorf("tuned with %s: from another configuration of target %s", strings.Join(diff, ", "), t.Name)
+}
+
+// String is the replica as a replica: block: {gpu: G, model: M, tp: N[, calibration: F]}.
+func (r *ReplicaRef) String() string {
+	m := "model: " + r.Model
+	if r.ModelConfig != "" {
+		m = "model_config: " + r.ModelConfig
+	}
+	s := fmt.Sprintf("{gpu: %s, %s, tp: %d", r.GPU, m, r.TP)
+	if r.Calibration != "" {
+		s += ", calibration: " + r.Calibration
+	}
+	return s + "}"
+}
+
+// near compares two figures that went through JSON and a multiplication
+// by 100: equal within one part in a billion.
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(math.Abs(a), math.Abs(b)) }

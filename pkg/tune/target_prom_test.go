@@ -2,9 +2,14 @@ package tune
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
@@ -54,5 +59,148 @@ targets:
 	}
 	if want := (2 * time.Hour).Seconds(); res.History < want-2*step.Seconds() || res.History > want+2*step.Seconds() {
 		t.Errorf("History %.0f s, want about %.0f (3 h asked, the last hour without data)", res.History, want)
+	}
+}
+
+// TestTuneTargetShortHistory: a new target whose series began 40 minutes
+// ago (the synthetic day's first scrape at 00:00, now 00:40) asks for 7d
+// and gets 40 minutes: under config.MinTuneHistory (1h) it is refused,
+// saying how much the data covers and what is needed. It was tuned on
+// those minutes (or failed naming --stress, a flag tune --shard refuses)
+// and a result that "held" on them could be adopted.
+func TestTuneTargetShortHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled day and tunes on it")
+	}
+	srv, tr := synthweektest.Serve(t, synthweek.Config{Days: 1})
+	now := tr.Start.Add(40 * time.Minute)
+	f, err := config.Parse([]byte(fmt.Sprintf(`prometheus: {url: %s}
+targets:
+- name: chat
+  server: vllm
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 20
+  tune: {history: 7d}
+`, srv.URL)), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := promql.NewClient(promql.ClientConfig{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = TuneTarget(context.Background(), api, &f.Targets[0], now, TargetOptions{})
+	if !errors.Is(err, ErrShortHistory) {
+		t.Fatalf("err %v, want ErrShortHistory", err)
+	}
+	// The data's span: the day's first scrape, 00:00, to now, 00:40.
+	want := "target chat: history: too little history to tune on: the data covers 40m0s (2026-01-05T00:00:00Z..2026-01-05T00:40:00Z) of the 1w asked; at least 1h is needed (a new target is tuned once its series span that)"
+	if err.Error() != want {
+		t.Errorf("err %q\nwant %q", err, want)
+	}
+}
+
+// stepAPI records the steps of the range queries it passes on.
+type stepAPI struct {
+	promql.API
+	mu    sync.Mutex
+	steps map[time.Duration]int
+	most  int
+}
+
+func (a *stepAPI) Range(ctx context.Context, q string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+	a.mu.Lock()
+	a.steps[step]++
+	a.most = max(a.most, int(end.Sub(start)/step)+1)
+	a.mu.Unlock()
+	return a.API.Range(ctx, q, start, end, step)
+}
+
+// TestLiveMissesLongAdoption: the live misses of a candidate adopted a
+// week ago are read on at most MaxLivePoints points a series: 7 days at
+// serve's 15 s step are 40,320 steps, so the step is 15 s x
+// ceil(40,320 / 1,440) = 15 s x 28 = 420 s. The misses are the TTFT
+// histogram's increase over the whole week all the same: with a 1 ms
+// SLO, at least 99% of the requests (interpolated within the first
+// bucket, [0, 0.1 s], at most 1 ms / 100 ms of them are under 1 ms), and
+// the requests counted are the week's completions (its arrivals less
+// those aborted by the pod restart) within 1%.
+func TestLiveMissesLongAdoption(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled week")
+	}
+	srv, tr := synthweektest.Serve(t, synthweek.Config{})
+	f, err := config.Parse([]byte(fmt.Sprintf(`prometheus: {url: %s}
+targets:
+- name: chat
+  server: vllm
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 20
+  tune: {slo_ttft: 1ms}
+`, srv.URL)), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := promql.NewClient(promql.ClientConfig{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := &stepAPI{API: c, steps: map[time.Duration]int{}}
+	frac, n, ok, err := LiveMisses(context.Background(), api, &f.Targets[0], tr.Start, tr.End, 15*time.Second)
+	if err != nil || !ok {
+		t.Fatalf("LiveMisses: %v %v", ok, err)
+	}
+	delete(api.steps, time.Hour) // the hourly TTFT p95 has its own step, 168 points
+	if len(api.steps) != 1 || api.steps[420*time.Second] == 0 || api.most > MaxLivePoints+1 {
+		t.Errorf("range steps %v (besides 1h), at most %d points; want 420 s only, at most %d", api.steps, api.most, MaxLivePoints+1)
+	}
+	if frac < 0.99 || frac > 1 {
+		t.Errorf("miss ratio %g, want 0.99 to 1", frac)
+	}
+	if want := float64(tr.Requests - tr.Aborted); math.Abs(n-want) > 0.01*want {
+		t.Errorf("%g requests counted, want the week's %g completions within 1%%", n, want)
+	}
+}
+
+// TestTuneTargetShortHistoryStopped: a target whose series stopped (the
+// synthetic day's data ends at 24:00, now 01:30 the next day) and a
+// history of 2h: the data covers the last 30 minutes of the day, and the
+// error says it ends 1h30m before now, not that the target is new.
+func TestTuneTargetShortHistoryStopped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled day")
+	}
+	srv, tr := synthweektest.Serve(t, synthweek.Config{Days: 1})
+	now := tr.End.Add(90 * time.Minute)
+	f, err := config.Parse([]byte(fmt.Sprintf(`prometheus: {url: %s}
+targets:
+- name: chat
+  server: vllm
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 20
+  tune: {history: 2h}
+`, srv.URL)), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := promql.NewClient(promql.ClientConfig{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = TuneTarget(context.Background(), api, &f.Targets[0], now, TargetOptions{})
+	if !errors.Is(err, ErrShortHistory) {
+		t.Fatalf("err %v, want ErrShortHistory", err)
+	}
+	// Asked from 23:30; the last scrape at 24:00 still counts in the
+	// rate of the step after it (00:00:30), 1h29m30s before 01:30.
+	want := "target chat: history: too little history to tune on: the data covers 30m30s (2026-01-05T23:30:00Z..2026-01-06T00:00:30Z) of the 2h asked; at least 1h is needed (its data ends 1h29m30s before now: are its series still scraped?)"
+	if err.Error() != want {
+		t.Errorf("err %q\nwant %q", err, want)
 	}
 }

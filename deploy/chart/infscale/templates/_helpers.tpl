@@ -230,7 +230,9 @@ tune.results.path with tune.enabled (the results claim, mounted read-only),
 or at or under a mountPath of extraVolumeMounts (results brought by the
 user). With tune.enabled the CronJob tunes every target with a tune: block
 into tune.results.path (--out), so a block without dir, or with another
-dir, would be tuned twice (the CronJob's result never read). */ -}}
+dir, would be tuned twice (the CronJob's result never read). With the
+leases mode serve runs --leader-elect, which refuses mode: adopt without
+dir (each replica would adopt its own in-process candidate). */ -}}
 {{- define "infscale.tuneDir" -}}
 {{- $root := .root }}
 {{- $name := .target.name }}
@@ -252,6 +254,8 @@ dir, would be tuned twice (the CronJob's result never read). */ -}}
 {{- end }}
 {{- else if $root.Values.tune.enabled }}
 {{- fail (printf "targets[%s].config.tune: has no dir, so serve tunes it in process while the tune CronJob (tune.enabled) also tunes it into tune.results.path, a result never read: set tune.dir: %s" $name $path) }}
+{{- else if and (eq (toString $tu.mode) "adopt") (has "leases" (splitList "," (include "infscale.modes" $root))) }}
+{{- fail (printf "targets[%s].config.tune: mode: adopt without dir tunes in serve, and with rbac.modes leases serve runs as several replicas (--leader-elect), each tuning on its own and adopting its own candidate; serve refuses it (exit 2): set tune.enabled: true with tune.results.claimName and tune.dir: %s, or mode: shadow" $name $path) }}
 {{- end }}
 {{- end }}
 {{- end }}
