@@ -69,7 +69,7 @@ const MaxRequests = 1e9
 // checkValues refuses values a server cannot export for the signals the
 // page is read for: a negative request count or one above MaxRequests, token, prefix-cache or
 // request counter or CPU time, a KV usage outside 0..1, a sum that overflows float64, or a
-// broken TTFT histogram (checkHistogram). It
+// broken TTFT, queue-time or inter-token-latency histogram (checkHistogram). It
 // returns the index of the offending sample (-1 for an overflowing sum) and
 // the error; -1 and nil when the page is sane. Non-finite samples are not
 // checked here: they are ABSENT by the reading rules.
@@ -115,8 +115,15 @@ func checkValues(raw *rawPage, p *Page) (int, error) {
 	if j, err := checkWorkers(raw, p); err != nil {
 		return j, err
 	}
-	if p.TTFT != nil {
-		return checkHistogram(raw, p.TTFT.Family)
+	// Each histogram a quantile is read from: TTFT, queue time
+	// (queuewait scales on it) and ITL.
+	for _, h := range []*Histogram{p.TTFT, p.QueueTime, p.ITL} {
+		if h == nil {
+			continue
+		}
+		if j, err := checkHistogram(raw, h.Family); err != nil {
+			return j, err
+		}
 	}
 	return -1, nil
 }

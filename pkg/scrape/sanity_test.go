@@ -60,6 +60,15 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 		"decreasing buckets": {"vllm:num_requests_running 1\n# TYPE vllm:time_to_first_token_seconds histogram\n" +
 			"vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.5\"} 50\nvllm:time_to_first_token_seconds_bucket{engine=\"1\",le=\"0.5\"} 1\n" +
 			"vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"1\"} 25\nvllm:time_to_first_token_seconds_bucket{engine=\"1\",le=\"1\"} 2\n", 5, "cumulative"},
+		// the queue-time and ITL histograms are read into quantiles too
+		// (queuewait scales on the first): a negative le=1 count gave a
+		// queue-time median of 1 s, buckets 50 then 10 an ITL median of 0.06 s.
+		"negative queue-time bucket": {"vllm:num_requests_running 1\n# TYPE vllm:request_queue_time_seconds histogram\n" +
+			"vllm:request_queue_time_seconds_bucket{le=\"1\"} -5\nvllm:request_queue_time_seconds_bucket{le=\"+Inf\"} 3\n", 3, "histogram count"},
+		"decreasing ITL buckets": {"vllm:num_requests_running 1\n# TYPE vllm:inter_token_latency_seconds histogram\n" +
+			"vllm:inter_token_latency_seconds_bucket{le=\"0.1\"} 50\nvllm:inter_token_latency_seconds_bucket{le=\"1\"} 10\nvllm:inter_token_latency_seconds_bucket{le=\"+Inf\"} 60\n", 4, "cumulative"},
+		"negative SGLang queue-time sum": {"sglang:num_running_reqs 1\n# TYPE sglang:queue_time_seconds histogram\n" +
+			"sglang:queue_time_seconds_bucket{le=\"+Inf\"} 3\nsglang:queue_time_seconds_sum -0.5\n", 4, "histogram count or sum"},
 		// parse errors get a hint when the cause is the line ending or a BOM
 		"CRLF": {"vllm:num_requests_running 1\r\nvllm:num_requests_waiting 2\r\n", 1, "CRLF line endings"},
 		"BOM":  {"\ufeffvllm:num_requests_running 1\n", 1, "byte-order mark"},
