@@ -66,30 +66,50 @@ func quoteSeries(lset labels.Labels) string {
 // scale on.
 const MaxRequests = 1e9
 
+// MaxEndpoints bounds an llm-d EPP's count of ready endpoints: the pods of
+// one InferencePool, at most the 150,000 pods of the largest cluster
+// Kubernetes supports ("Considerations for large clusters"). A larger
+// count is a broken exporter; it is also no int (1e300 became
+// -9223372036854775808 replicas).
+const MaxEndpoints = 150000
+
 // checkValues refuses values a server cannot export for the signals the
 // page is read for: a negative request count or one above MaxRequests, token, prefix-cache or
-// request counter or CPU time, a KV usage outside 0..1, a sum that overflows float64, or a
+// request counter or CPU time, a KV usage outside 0..1, a negative or
+// larger than MaxRequests batch capacity, on an llm-d EPP's page a ready
+// endpoint count outside 0..MaxEndpoints, a flow-control queue above
+// MaxRequests or a negative saturation, a sum that overflows float64, or a
 // broken TTFT, queue-time or inter-token-latency histogram (checkHistogram). It
 // returns the index of the offending sample (-1 for an overflowing sum) and
 // the error; -1 and nil when the page is sane. Non-finite samples are not
 // checked here: they are ABSENT by the reading rules.
 func checkValues(raw *rawPage, p *Page) (int, error) {
 	type rule struct {
-		family string
-		what   string
-		total  float64
-		max    float64 // inclusive upper bound
+		family   string
+		what     string
+		total    float64
+		min, max float64 // inclusive bounds
 	}
+	_, capacity := pick(raw, p.Server.Families().MaxRunning, sum, gaugeKind)
 	rules := []rule{
-		{p.Chosen.Running, "a running-request count", p.Running, MaxRequests},
-		{p.Chosen.Waiting, "a waiting-request count", p.Waiting, MaxRequests},
-		{p.Chosen.KV, "a KV-cache usage fraction", p.KV, 1},
-		{p.Chosen.PromptTokens, "a token counter", p.PromptTokens, math.Inf(1)},
-		{p.Chosen.GenerationTokens, "a token counter", p.GenerationTokens, math.Inf(1)},
-		{p.Chosen.Requests, "a request counter", p.Requests, math.Inf(1)},
-		{p.Chosen.CPUSeconds, "a CPU-seconds counter", p.CPUSeconds, math.Inf(1)},
-		{p.Chosen.PrefixHits, "a prefix-cache token counter", p.PrefixHits, math.Inf(1)},
-		{p.Chosen.PrefixQueries, "a prefix-cache token counter", p.PrefixQueries, math.Inf(1)},
+		{p.Chosen.Running, "a running-request count", p.Running, 0, MaxRequests},
+		{p.Chosen.Waiting, "a waiting-request count", p.Waiting, 0, MaxRequests},
+		{p.Chosen.KV, "a KV-cache usage fraction", p.KV, 0, 1},
+		{p.Chosen.PromptTokens, "a token counter", p.PromptTokens, 0, math.Inf(1)},
+		{p.Chosen.GenerationTokens, "a token counter", p.GenerationTokens, 0, math.Inf(1)},
+		{p.Chosen.Requests, "a request counter", p.Requests, 0, math.Inf(1)},
+		{p.Chosen.CPUSeconds, "a CPU-seconds counter", p.CPUSeconds, 0, math.Inf(1)},
+		{p.Chosen.PrefixHits, "a prefix-cache token counter", p.PrefixHits, 0, math.Inf(1)},
+		{p.Chosen.PrefixQueries, "a prefix-cache token counter", p.PrefixQueries, 0, math.Inf(1)},
+		{capacity, "a batch capacity in requests", p.MaxRunning, 0, MaxRequests},
+	}
+	if pool := p.Pool; pool != nil {
+		rules = append(rules,
+			rule{pool.Chosen["ready"], "a count of ready endpoints", pool.Ready, 0, MaxEndpoints},
+			// The router's queue gauge can dip below 0 after a flow's
+			// garbage collection (read as 0), never by a billion.
+			rule{pool.Chosen["flow_queue"], "a count of held requests", pool.FlowQueue, -MaxRequests, MaxRequests},
+			rule{pool.Chosen["saturation"], "a saturation (load over capacity)", 0, 0, math.Inf(1)})
 	}
 	for _, r := range rules {
 		if r.family == "" {
@@ -100,9 +120,12 @@ func checkValues(raw *rawPage, p *Page) (int, error) {
 			if !finite(v) {
 				continue
 			}
-			if v < 0 || v > r.max {
+			if v < r.min || v > r.max {
 				allowed := "a number >= 0"
-				if !math.IsInf(r.max, 1) {
+				switch {
+				case r.min < 0:
+					allowed = fmt.Sprintf("%g to %g", r.min, r.max)
+				case !math.IsInf(r.max, 1):
 					allowed = fmt.Sprintf("0 to %g", r.max)
 				}
 				return j, fmt.Errorf("%s is %g, not %s (allowed: %s)", quoteSeries(raw.samples[j].Labels), v, r.what, allowed)

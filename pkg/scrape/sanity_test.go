@@ -69,6 +69,19 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 			"vllm:inter_token_latency_seconds_bucket{le=\"0.1\"} 50\nvllm:inter_token_latency_seconds_bucket{le=\"1\"} 10\nvllm:inter_token_latency_seconds_bucket{le=\"+Inf\"} 60\n", 4, "cumulative"},
 		"negative SGLang queue-time sum": {"sglang:num_running_reqs 1\n# TYPE sglang:queue_time_seconds histogram\n" +
 			"sglang:queue_time_seconds_bucket{le=\"+Inf\"} 3\nsglang:queue_time_seconds_sum -0.5\n", 4, "histogram count or sum"},
+		// capacity is shown as max_running: -7 was printed as read.
+		"negative capacity": {"sglang:num_running_reqs 3\nsglang:max_running_requests -7\n", 2, "not a batch capacity in requests (allowed: 0 to 1e+09)"},
+		// an llm-d EPP's page: its ready endpoints are serve's current
+		// replicas and multiply the averages. -2 read as current -2,
+		// running 3 x -2 = -6; 1e300 as current -9223372036854775808 (Go's
+		// int of a float out of range) and running 3e300.
+		"EPP negative ready": {"llm_d_epp_ready_endpoints{name=\"p\"} -2\nllm_d_epp_average_running_requests{name=\"p\"} 3\n", 1, "not a count of ready endpoints (allowed: 0 to 150000)"},
+		"EPP absurd ready":   {"llm_d_epp_average_running_requests{name=\"p\"} 3\ninference_pool_ready_pods{name=\"p\"} 0\nllm_d_epp_ready_endpoints{name=\"p\"} 1e300\n", 3, "ready endpoints"},
+		// the flow-control queue is serve's held count (zero.flow_control):
+		// 5e20 held was read.
+		"EPP absurd flow queue": {"llm_d_epp_ready_endpoints{name=\"p\"} 0\nllm_d_epp_flow_control_queue_size{fairness_id=\"a\",priority=\"0\"} 5e20\n", 2, "not a count of held requests (allowed: -1e+09 to 1e+09)"},
+		// parse showed effective saturation 0 for -3 (the max with 0).
+		"EPP negative saturation": {"llm_d_epp_ready_endpoints{name=\"p\"} 2\nllm_d_epp_flow_control_pool_saturation{stage=\"decode\"} -3\n", 2, "not a saturation"},
 		// parse errors get a hint when the cause is the line ending or a BOM
 		"CRLF": {"vllm:num_requests_running 1\r\nvllm:num_requests_waiting 2\r\n", 1, "CRLF line endings"},
 		"BOM":  {"\ufeffvllm:num_requests_running 1\n", 1, "byte-order mark"},
@@ -121,6 +134,13 @@ vllm:time_to_first_token_seconds_bucket{engine="1",le="+Inf"} 1
 	if p.TTFT == nil || len(p.TTFT.Buckets) != 3 || p.TTFT.Buckets[2].Count != 6 {
 		t.Errorf("TTFT = %+v", p.TTFT)
 	}
+
+	// an EPP's flow-control queue that dipped below 0 after a flow's
+	// garbage collection is the router's own (its readers take it as 0);
+	// an empty pool (ready 0) reads saturation 1.0 (fail-closed).
+	p = readString(t, "llm_d_epp_ready_endpoints{name=\"p\"} 0\nllm_d_epp_flow_control_queue_size{fairness_id=\"a\"} -1\nllm_d_epp_flow_control_pool_saturation{stage=\"effective\"} 1\n", modelserver.Unknown)
+	checkFloat(t, "flow queue", p.Pool.FlowQueue, -1)
+	checkFloat(t, "ready", p.Pool.Ready, 0)
 
 	// a garbage value in a family the page is not read from is not refused:
 	// vLLM reads kv_cache_usage_perc and ignores gpu_cache_usage_perc.
