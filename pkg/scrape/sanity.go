@@ -156,22 +156,35 @@ func checkValues(raw *rawPage, p *Page) (int, error) {
 // e.g. "grpc://10.0.0.7:8001").
 const workerLabel = modelserver.GatewayWorkerLabel
 
+// backendLabels are the labels that name, on a page read as server, the
+// model server a gateway or router re-exports a series of: worker_addr
+// on any page, and on a vLLM page the vLLM production-stack router's
+// server (modelserver.VLLMRouterServerLabel).
+func backendLabels(server modelserver.Server) []string {
+	if server == modelserver.VLLM {
+		return []string{workerLabel, modelserver.VLLMRouterServerLabel}
+	}
+	return []string{workerLabel}
+}
+
 // checkWorkers refuses a page whose running or waiting series name more
-// than one worker (workerLabel): a gateway's page covering several
-// replicas, which read as one replica would be counted once with all
-// their load (a fleet of 4 read as 1 at 4 times the per-replica queue).
-// It returns the first sample of the second worker.
+// than one backend (backendLabels): a gateway's or router's page covering
+// several replicas, which read as one replica would be counted once with
+// all their load (a fleet of 4 read as 1 at 4 times the per-replica queue).
+// It returns the first sample of the second backend.
 func checkWorkers(raw *rawPage, p *Page) (int, error) {
-	seen := []string{}
-	for _, fam := range []string{p.Chosen.Running, p.Chosen.Waiting} {
-		for _, j := range raw.byName[fam] {
-			w := raw.samples[j].Labels.Get(workerLabel)
-			if w == "" || slices.Contains(seen, w) {
-				continue
-			}
-			seen = append(seen, w)
-			if len(seen) == 2 {
-				return j, severalWorkers{seen[0], seen[1]}
+	for _, label := range backendLabels(p.Server) {
+		seen := []string{}
+		for _, fam := range []string{p.Chosen.Running, p.Chosen.Waiting} {
+			for _, j := range raw.byName[fam] {
+				w := raw.samples[j].Labels.Get(label)
+				if w == "" || slices.Contains(seen, w) {
+					continue
+				}
+				seen = append(seen, w)
+				if len(seen) == 2 {
+					return j, severalWorkers{label, seen[0], seen[1]}
+				}
 			}
 		}
 	}
@@ -222,9 +235,13 @@ func checkHistogram(raw *rawPage, family string) (int, error) {
 }
 
 // severalWorkers is checkWorkers' refusal: a well-formed page that covers
-// two or more model servers (the first two workers seen).
-type severalWorkers struct{ a, b string }
+// two or more model servers (the backend label and the first two values
+// seen).
+type severalWorkers struct{ label, a, b string }
 
 func (e severalWorkers) Error() string {
-	return fmt.Sprintf("the page covers several model servers (%s %q and %q): a gateway's page, such as the SGLang Model Gateway's, and infscale reads one replica per page; point it at each worker's own /metrics, or at Prometheus with a selector for the gateway's pod (each worker_addr is read as one replica there)", workerLabel, e.a, e.b)
+	if e.label == modelserver.VLLMRouterServerLabel {
+		return fmt.Sprintf("the page covers several model servers (%s %q and %q): a router's page, such as the vLLM production-stack router's, whose running and waiting are each engine's as the router counts them, and infscale reads one replica per page; point it at each vLLM engine's own /metrics, or at Prometheus with a selector for the engines' pods, not the router's", e.label, e.a, e.b)
+	}
+	return fmt.Sprintf("the page covers several model servers (%s %q and %q): a gateway's page, such as the SGLang Model Gateway's, and infscale reads one replica per page; point it at each worker's own /metrics, or at Prometheus with a selector for the gateway's pod (each worker_addr is read as one replica there)", e.label, e.a, e.b)
 }

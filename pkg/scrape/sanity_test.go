@@ -45,6 +45,12 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 		// counted as 1 at twice the per-replica queue; line 2 is the second.
 		// The page is well formed: it says what it is not, not "invalid".
 		"two workers":      {"sglang_num_running_reqs{worker_addr=\"grpc://a:8001\"} 3\nsglang_num_running_reqs{worker_addr=\"grpc://b:8001\"} 5\n", 2, `bad.prom:2: not one replica's metrics page: the page covers several model servers (worker_addr "grpc://a:8001" and "grpc://b:8001")`},
+		// the vLLM production-stack router's page: one series per engine
+		// behind it (label server); read as one replica it was running
+		// 7 + 5 = 12 on one replica, the fleet's load.
+		"vLLM router": {"# HELP vllm:num_requests_running Number of running requests\n# TYPE vllm:num_requests_running gauge\n" +
+			"vllm:num_requests_running{server=\"http://10.0.0.7:8000\"} 7.0\nvllm:num_requests_running{server=\"http://10.0.0.8:8000\"} 5.0\n", 4,
+			`bad.prom:4: not one replica's metrics page: the page covers several model servers (server "http://10.0.0.7:8000" and "http://10.0.0.8:8000"): a router's page, such as the vLLM production-stack router's`},
 		"negative waiting": {"vllm:num_requests_running 1\nvllm:num_requests_waiting{engine=\"0\"} 0\nvllm:num_requests_waiting{engine=\"1\"} -3\n", 3, "not a waiting-request count (allowed: 0 to 1e+09)"},
 		"negative running": {"sglang:num_running_reqs -1\n", 1, "running-request count"},
 		"KV above 1":       {"vllm:num_requests_running 1\nvllm:kv_cache_usage_perc 1.7\n", 2, "not a KV-cache usage fraction (allowed: 0 to 1)"},
@@ -141,6 +147,11 @@ vllm:time_to_first_token_seconds_bucket{engine="1",le="+Inf"} 1
 	p = readString(t, "llm_d_epp_ready_endpoints{name=\"p\"} 0\nllm_d_epp_flow_control_queue_size{fairness_id=\"a\"} -1\nllm_d_epp_flow_control_pool_saturation{stage=\"effective\"} 1\n", modelserver.Unknown)
 	checkFloat(t, "flow queue", p.Pool.FlowQueue, -1)
 	checkFloat(t, "ready", p.Pool.Ready, 0)
+
+	// a router's page of one engine is that engine's load as the router
+	// counts it (its running: in prefill + decoding).
+	p = readString(t, "vllm:num_requests_running{server=\"http://10.0.0.7:8000\"} 7\n", modelserver.Unknown)
+	checkFloat(t, "router's one engine running", p.Running, 7)
 
 	// a garbage value in a family the page is not read from is not refused:
 	// vLLM reads kv_cache_usage_perc and ignores gpu_cache_usage_perc.
