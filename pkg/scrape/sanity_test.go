@@ -44,7 +44,7 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 		// worker_addr): read as one replica it carried both's load, 2 workers
 		// counted as 1 at twice the per-replica queue; line 2 is the second.
 		// The page is well formed: it says what it is not, not "invalid".
-		"two workers":      {"sglang_num_running_reqs{worker_addr=\"grpc://a:8001\"} 3\nsglang_num_running_reqs{worker_addr=\"grpc://b:8001\"} 5\n", 2, `bad.prom:2: not one replica's metrics page: the page covers several model servers (worker_addr "grpc://a:8001" and "grpc://b:8001")`},
+		"two workers": {"sglang_num_running_reqs{worker_addr=\"grpc://a:8001\"} 3\nsglang_num_running_reqs{worker_addr=\"grpc://b:8001\"} 5\n", 2, `bad.prom:2: not one replica's metrics page: the page covers several model servers (worker_addr "grpc://a:8001" and "grpc://b:8001")`},
 		// the vLLM production-stack router's page: one series per engine
 		// behind it (label server); read as one replica it was running
 		// 7 + 5 = 12 on one replica, the fleet's load.
