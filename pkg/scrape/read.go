@@ -149,6 +149,7 @@ func readBytes(b []byte, contentType, source string, server modelserver.Server) 
 // in words with the value and the line.
 func withHint(b []byte, err error) error {
 	var ne *strconv.NumError
+	var oe *offsetError
 	switch {
 	case bytes.HasPrefix(b, []byte("\ufeff")):
 		return fmt.Errorf("%w (the page starts with a UTF-8 byte-order mark, which the format does not allow)", err)
@@ -173,6 +174,14 @@ func withHint(b []byte, err error) error {
 			return fmt.Errorf("sample value %q is C's printf of a NaN%s, which the text format spells NaN (Prometheus refuses the page too): a server bug, e.g. llama.cpp's before its first request in early-2025 builds; upgrade the server", ne.Num, where)
 		}
 		return fmt.Errorf("sample value %q is not a number%s: a sample line is NAME{LABELS} VALUE; is this a model server's /metrics page?", ne.Num, where)
+	case errors.As(err, &oe) && oe.off < 0:
+		// Nothing parsed before the error: a body that is not a page
+		// at all (a proxy's "Unauthorized", "404 page not found").
+		first, _, _ := bytes.Cut(bytes.TrimLeft(b, " \t\n"), []byte("\n"))
+		if len(first) > 60 {
+			first = append(first[:60:60], "..."...)
+		}
+		return fmt.Errorf("%w (nothing before it reads as metrics; the body starts %q: is the URL a model server's /metrics, not an error or login page?)", err, first)
 	}
 	return err
 }
@@ -183,10 +192,10 @@ func withHint(b []byte, err error) error {
 func mediaType(b []byte, contentType string) (string, error) {
 	trimmed := bytes.TrimLeft(b, " \t\r\n\ufeff")
 	if len(trimmed) > 0 {
-		switch trimmed[0] {
-		case '{', '[':
+		switch {
+		case trimmed[0] == '[' || trimmed[0] == '{' && !quotedName(trimmed):
 			return "", errors.New("body is JSON, not Prometheus text (trtllm-serve serves JSON at /metrics and Prometheus text at /prometheus/metrics)")
-		case '<':
+		case trimmed[0] == '<':
 			return "", errors.New("body is HTML/XML, not Prometheus text (wrong URL or path?)")
 		}
 	}
@@ -211,6 +220,29 @@ func mediaType(b []byte, contentType string) (string, error) {
 		return ContentTypeOpenMetrics, nil
 	}
 	return ContentTypeText, nil
+}
+
+// quotedName reports whether b, which starts with '{', starts as a sample
+// line whose metric name is quoted (a UTF-8 name: Prometheus 3's parsers
+// read it, client_golang writes it under escaping=allow-utf-8):
+// {"name"} or {"name",label=...}, not a JSON object ({"key": ...} or {}).
+func quotedName(b []byte) bool {
+	rest := bytes.TrimLeft(b[1:], " \t")
+	if len(rest) == 0 || rest[0] != '"' {
+		return false
+	}
+	for i := 1; i < len(rest); i++ {
+		switch rest[i] {
+		case '\\':
+			i++
+		case '\n':
+			return false
+		case '"':
+			after := bytes.TrimLeft(rest[i+1:], " \t")
+			return len(after) > 0 && (after[0] == ',' || after[0] == '}')
+		}
+	}
+	return false
 }
 
 func hasEOFLine(b []byte) bool {
