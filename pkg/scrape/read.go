@@ -78,6 +78,9 @@ func tooLarge(source string) error {
 	return &PageError{Source: source, Err: fmt.Errorf("page larger than %d bytes, the most infscale reads of one replica's page: is it one model server's /metrics, not a federation endpoint's, an exporter's of a whole node, or a download?", MaxPageBytes)}
 }
 
+// gzipMagic starts gzip-compressed data (RFC 1952).
+var gzipMagic = []byte{0x1f, 0x8b}
+
 // parsePage parses the body b of a page (of any kind: a model server's, a
 // holder's) whose HTTP Content-Type is contentType ("" for files), and
 // returns it with the exposition format it was read as. Errors
@@ -85,7 +88,7 @@ func tooLarge(source string) error {
 // exposition format (JSON, HTML) or does not parse, a text page whose last
 // line has no newline (truncated).
 func parsePage(b []byte, contentType, source string) (raw *rawPage, ct string, err error) {
-	if bytes.HasPrefix(b, []byte{0x1f, 0x8b}) { // gzip's magic bytes
+	if bytes.HasPrefix(b, gzipMagic) {
 		return nil, "", &PageError{Source: source, Line: 1,
 			Err: errors.New("gzip-compressed data, not a text page: decompress it first (gunzip it, or save a live page with curl --compressed)")}
 	}
