@@ -217,17 +217,27 @@ func checkHistogram(raw *rawPage, family string) (int, error) {
 		k := labels.NewBuilder(s.Labels).Del("le").Labels().Hash()
 		series[k] = append(series[k], bucket{le, j})
 	}
-	bad := -1
+	bad, twin := -1, -1 // the first offending sample in page order; twin: the one whose bound it repeats
 	for _, bs := range series {
-		sort.Slice(bs, func(a, b int) bool { return bs[a].le < bs[b].le })
+		sort.SliceStable(bs, func(a, b int) bool { return bs[a].le < bs[b].le })
 		for i := 1; i < len(bs); i++ {
-			lo, hi := raw.samples[bs[i-1].j].Value, raw.samples[bs[i].j].Value
-			if hi < lo-1e-12*math.Max(1, lo) && (bad < 0 || bs[i].j < bad) {
-				bad = bs[i].j
+			j, other := bs[i].j, -1
+			if bs[i].le == bs[i-1].le {
+				// le="1" and le="1.0": one bound twice (Prometheus 3 reads
+				// a declared histogram's le as a number: a duplicate).
+				j, other = max(bs[i].j, bs[i-1].j), min(bs[i].j, bs[i-1].j)
+			} else if lo, hi := raw.samples[bs[i-1].j].Value, raw.samples[j].Value; hi >= lo-1e-12*math.Max(1, lo) {
+				continue
+			}
+			if bad < 0 || j < bad {
+				bad, twin = j, other
 			}
 		}
 	}
-	if bad >= 0 {
+	switch {
+	case bad >= 0 && twin >= 0:
+		return bad, fmt.Errorf("%s repeats the bound of %s: one bucket twice (allowed: each le once per series)", quoteSeries(raw.samples[bad].Labels), quoteSeries(raw.samples[twin].Labels))
+	case bad >= 0:
 		s := raw.samples[bad]
 		return bad, fmt.Errorf("%s is %g, below a smaller le's count: histogram buckets are cumulative (allowed: counts that never go down as le goes up)", quoteSeries(s.Labels), s.Value)
 	}

@@ -88,6 +88,12 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 		"EPP absurd flow queue": {"llm_d_epp_ready_endpoints{name=\"p\"} 0\nllm_d_epp_flow_control_queue_size{fairness_id=\"a\",priority=\"0\"} 5e20\n", 2, "not a count of held requests (allowed: -1e+09 to 1e+09)"},
 		// parse showed effective saturation 0 for -3 (the max with 0).
 		"EPP negative saturation": {"llm_d_epp_ready_endpoints{name=\"p\"} 2\nllm_d_epp_flow_control_pool_saturation{stage=\"decode\"} -3\n", 2, "not a saturation"},
+		// one bound twice in a series of an undeclared histogram (le "1" and
+		// "1.0"; Prometheus 3 reads a declared one's le as a number and calls
+		// it a duplicate): its counts were added, 3 + 3 = 6 at le 1 above
+		// the 3 at +Inf.
+		"one bound twice": {"vllm:num_requests_running 1\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} 3\n" +
+			"vllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} 3\nvllm:time_to_first_token_seconds_bucket{le=\"1.0\"} 3\n", 4, `le="1.0"} repeats the bound of`},
 		// parse errors get a hint when the cause is the line ending or a BOM
 		"CRLF": {"vllm:num_requests_running 1\r\nvllm:num_requests_waiting 2\r\n", 1, "CRLF line endings"},
 		"BOM":  {"\ufeffvllm:num_requests_running 1\n", 1, "byte-order mark"},
@@ -128,8 +134,12 @@ vllm:kv_cache_usage_perc{engine="1"} -Inf
 	}
 	checkFloat(t, "openmetrics running", om.Running, 4)
 
-	// two engines with different bucket layouts, each cumulative: the sum by
-	// le (0.1: 5, 0.5: 1, +Inf: 5 + 1 = 6) goes down, the page is still sane.
+	// two engines with different bucket layouts, each cumulative: the page
+	// is sane, and the engines are merged (histogram.Merge), each counted at
+	// a bound it lacks by its count below: 0.1: 5 + 0, 0.5: 5 + 1, +Inf:
+	// 5 + 1: p90 (rank 5.4 of 6) in (0.1, 0.5] is 0.1 + 0.4 × 0.4/1 = 0.26 s.
+	// The sum by le (0.1: 5, 0.5: 1, +Inf: 6) went down; read as PromQL
+	// reads it (0.5 raised to 5) its p90 fell in +Inf: 0.5 s.
 	p = readString(t, `vllm:num_requests_running 1
 # TYPE vllm:time_to_first_token_seconds histogram
 vllm:time_to_first_token_seconds_bucket{engine="0",le="0.1"} 5
@@ -137,9 +147,10 @@ vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf"} 5
 vllm:time_to_first_token_seconds_bucket{engine="1",le="0.5"} 1
 vllm:time_to_first_token_seconds_bucket{engine="1",le="+Inf"} 1
 `, modelserver.Unknown)
-	if p.TTFT == nil || len(p.TTFT.Buckets) != 3 || p.TTFT.Buckets[2].Count != 6 {
-		t.Errorf("TTFT = %+v", p.TTFT)
+	if p.TTFT == nil || len(p.TTFT.Buckets) != 3 || p.TTFT.Buckets[0].Count != 5 || p.TTFT.Buckets[1].Count != 6 || p.TTFT.Buckets[2].Count != 6 {
+		t.Errorf("TTFT = %+v, want 0.1: 5, 0.5: 6, +Inf: 6", p.TTFT)
 	}
+	checkFloat(t, "merged p90", p.TTFT.Quantile(0.9), 0.26)
 
 	// an EPP's flow-control queue that dipped below 0 after a flow's
 	// garbage collection is the router's own (its readers take it as 0);

@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prometheus/prometheus/model/labels"
+
+	hist "github.com/infscale/infscale/pkg/histogram"
 	"github.com/infscale/infscale/pkg/modelserver"
 )
 
@@ -138,29 +141,36 @@ func pick(raw *rawPage, alternatives []string, agg func([]float64) float64, want
 }
 
 // histogram sums the classic histogram of the first alternative family that
-// has finite _bucket samples; nil when none has.
+// has finite _bucket samples over its series (engines, models),
+// hist.Merge's sum when their layouts differ; nil when none has.
 func histogram(raw *rawPage, alternatives []string) *Histogram {
 	for _, fam := range alternatives {
 		if raw.checkType(fam, histogramKind) != nil || raw.checkType(fam+"_bucket", histogramKind) != nil {
 			continue
 		}
-		byLE := map[float64]float64{}
+		var order []uint64 // series in page order
+		series := map[uint64][]Bucket{}
 		for _, j := range raw.byName[fam+"_bucket"] {
 			s := raw.samples[j]
 			le, err := strconv.ParseFloat(s.Labels.Get("le"), 64)
 			if err != nil || math.IsNaN(le) || !finite(s.Value) {
 				continue
 			}
-			byLE[le] += s.Value
+			k := labels.NewBuilder(s.Labels).Del("le").Labels().Hash()
+			if _, ok := series[k]; !ok {
+				order = append(order, k)
+			}
+			series[k] = append(series[k], Bucket{UpperBound: le, Count: s.Value})
 		}
-		if len(byLE) == 0 {
+		if len(order) == 0 {
 			continue
 		}
 		h := &Histogram{Family: fam}
-		for le, c := range byLE {
-			h.Buckets = append(h.Buckets, Bucket{UpperBound: le, Count: c})
+		for _, k := range order {
+			bs := series[k]
+			sort.Slice(bs, func(a, b int) bool { return bs[a].UpperBound < bs[b].UpperBound })
+			h.Buckets = hist.Merge(h.Buckets, bs)
 		}
-		sort.Slice(h.Buckets, func(a, b int) bool { return h.Buckets[a].UpperBound < h.Buckets[b].UpperBound })
 		h.Count, _ = pick(raw, []string{fam + "_count"}, sum, histogramKind)
 		h.Sum, _ = pick(raw, []string{fam + "_sum"}, sum, histogramKind)
 		return h

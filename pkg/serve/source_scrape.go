@@ -383,7 +383,9 @@ func (s *ScrapeSource) quantile(kind histKind, keys []string, pages []*scrape.Pa
 		}
 		cur := histAt{at: now, h: kind.of(p), start: p.ProcessStart}
 		if inc := windowIncrease(h[first:], cur); inc != nil {
-			sum, _ = histogram.Add(sum, inc.Buckets)
+			// Replicas of two layouts (a rollout to a server version
+			// with other buckets) are merged, not the second dropped.
+			sum = histogram.Merge(sum, inc.Buckets)
 		}
 		s.histWindow[key] = append(h, cur)
 	}

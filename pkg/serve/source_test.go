@@ -258,6 +258,30 @@ func TestTTFTWindowIncrease(t *testing.T) {
 	}
 }
 
+// TestTTFTReplicasOfTwoLayouts: in a rollout to a server version with
+// other TTFT buckets, replica a (old: le 0.5, 1, +Inf) answered 10
+// requests within 0.5 s over the window and replica b (new: le 0.5, 1, 20,
+// +Inf) 10 in (1, 20]. Merged (histogram.Merge: a counts at 20 its 10 at
+// 1) the window holds 0.5: 10, 1: 10, 20: 20, +Inf: 20, so p95 (rank 19)
+// is 1 + 19 × 9/10 = 18.1 s. b was dropped (another layout than the first
+// replica's): p95 read a's alone, 0.5 × 9.5/10 = 0.475 s, and a TTFT
+// target saw no latency at all.
+func TestTTFTReplicasOfTwoLayouts(t *testing.T) {
+	src := NewScrapeSource(time.Second)
+	inf := math.Inf(1)
+	at := func(sec int, a, b []scrape.Bucket) float64 {
+		pages := []*scrape.Page{{TTFT: &scrape.Histogram{Buckets: a}, ProcessStart: math.NaN()}, {TTFT: &scrape.Histogram{Buckets: b}, ProcessStart: math.NaN()}}
+		q, _ := src.quantile(histTTFT, []string{"a", "b"}, pages, 0.95, time.Minute, t0.Add(time.Duration(sec)*time.Second))
+		return q
+	}
+	at(0, []scrape.Bucket{{UpperBound: 0.5}, {UpperBound: 1}, {UpperBound: inf}}, []scrape.Bucket{{UpperBound: 0.5}, {UpperBound: 1}, {UpperBound: 20}, {UpperBound: inf}})
+	got := at(15, []scrape.Bucket{{UpperBound: 0.5, Count: 10}, {UpperBound: 1, Count: 10}, {UpperBound: inf, Count: 10}},
+		[]scrape.Bucket{{UpperBound: 0.5}, {UpperBound: 1}, {UpperBound: 20, Count: 10}, {UpperBound: inf, Count: 10}})
+	if math.Abs(got-18.1) > 1e-9 {
+		t.Errorf("p95 over both replicas = %v, want 18.1", got)
+	}
+}
+
 // demandText is a vLLM page with the demand families: request counters by
 // finished_reason, token counters, and queue-time and ITL buckets at
 // (le 0.1, 0.5, +Inf) and (le 0.01, 0.05, +Inf).
