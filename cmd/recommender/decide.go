@@ -235,17 +235,7 @@ func pageNotes(p *scrape.Page) []string {
 	for _, w := range p.WrongType {
 		out = append(out, fmt.Sprintf("%s: %s", p.Source, w))
 	}
-	f := p.Server.Families()
-	alts := map[string][]string{"running": f.Running, "waiting": f.Waiting, "kv": f.KV}
-signals:
-	for _, sig := range p.Unknown {
-		for _, name := range alts[sig] {
-			for _, w := range p.WrongType {
-				if strings.HasPrefix(w, name+" ") {
-					continue signals // said above
-				}
-			}
-		}
+	for _, sig := range p.NonFinite {
 		out = append(out, fmt.Sprintf("%s: %s has a NaN or infinite sample: this replica's %s is unknown, and so is the total over the pages", p.Source, sig, sig))
 	}
 	if !p.Reporting() && len(p.Unknown) == 0 {

@@ -86,6 +86,18 @@ vllm:time_to_first_token_seconds_count 10
 	if strings.Join(p.WrongType, "\n") != strings.Join(want, "\n") {
 		t.Errorf("WrongType:\n%s\nwant:\n%s", strings.Join(p.WrongType, "\n"), strings.Join(want, "\n"))
 	}
+	// running is unknown by its type, not by a NaN sample (it was both).
+	if len(p.NonFinite) != 0 {
+		t.Errorf("NonFinite %v, want none: no sample is NaN", p.NonFinite)
+	}
+	// A NaN engine beside a wrong-typed family: waiting by the NaN.
+	p, err = Read(strings.NewReader("# TYPE vllm:num_requests_running counter\nvllm:num_requests_running 3\nvllm:num_requests_waiting{engine=\"0\"} 1\nvllm:num_requests_waiting{engine=\"1\"} NaN\n"), "", "p.prom", modelserver.VLLM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(p.Unknown, ",") != "running,waiting" || strings.Join(p.NonFinite, ",") != "waiting" {
+		t.Errorf("unknown %v, non-finite %v; want running,waiting and waiting", p.Unknown, p.NonFinite)
+	}
 }
 
 func contains(list []string, s string) bool {

@@ -77,6 +77,10 @@ type Page struct {
 	// number, or every sample is non-finite): the replica's value is
 	// unknown, and Aggregate's total with it.
 	Unknown []string
+	// NonFinite lists the signals of Unknown whose family has a NaN or
+	// ±Inf sample; the others are unknown because their family is
+	// declared with another type (WrongType says which).
+	NonFinite []string
 
 	// WrongType lists the families of the server's profile that the page
 	// declares with a # TYPE they are not read as (a running gauge

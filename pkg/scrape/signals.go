@@ -39,8 +39,12 @@ func reduce(raw *rawPage, source string, server modelserver.Server) *Page {
 	p.MaxRunning, _ = pick(raw, f.MaxRunning, sum, gaugeKind)
 	for _, sig := range []struct{ name, chosen string }{{"running", p.Chosen.Running}, {"waiting", p.Chosen.Waiting}, {"kv", p.Chosen.KV}} {
 		alts := map[string][]string{"running": f.Running, "waiting": f.Waiting, "kv": f.KV}[sig.name]
-		if nonFinite(raw, sig.chosen, alts) || (sig.chosen == "" && len(wrongTypes(raw, alts, gaugeKind)) > 0) {
+		nf := nonFinite(raw, sig.chosen, alts)
+		if nf || (sig.chosen == "" && len(wrongTypes(raw, alts, gaugeKind)) > 0) {
 			p.Unknown = append(p.Unknown, sig.name)
+		}
+		if nf {
+			p.NonFinite = append(p.NonFinite, sig.name)
 		}
 	}
 	for _, group := range []struct {
@@ -220,12 +224,14 @@ func sortedKeys(m map[string]bool) []string {
 
 // nonFinite reports whether a load signal's value on the page is unknown
 // because of a NaN or ±Inf sample: the chosen family has one, or no family
-// was chosen (no finite sample) while one of alternatives has samples. An
-// engine that reports NaN is not an engine at 0.
+// was chosen (no finite sample) while one of alternatives that is read (its
+// declared type a gauge's) has samples. An engine that reports NaN is not
+// an engine at 0. (A family declared with another type is unknown for
+// that reason: WrongType.)
 func nonFinite(raw *rawPage, chosen string, alternatives []string) bool {
 	if chosen == "" {
 		for _, name := range alternatives {
-			if len(raw.byName[name]) > 0 {
+			if len(raw.byName[name]) > 0 && raw.checkType(name, gaugeKind) == nil {
 				return true
 			}
 		}

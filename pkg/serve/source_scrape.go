@@ -213,8 +213,18 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	if answered > 0 {
 		r.Obs.Current, r.CurrentKnown = answered, true
 	}
-	for _, u := range tot.Unknown {
-		r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: "nan", Err: errors.New(u + " has a NaN or infinite sample: unknown")})
+	for _, p := range voting {
+		if p == nil {
+			continue
+		}
+		for _, sig := range p.NonFinite {
+			r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: "nan", Err: fmt.Errorf("%s: %s has a NaN or infinite sample: unknown", p.Source, sig)})
+		}
+		// A family declared with another # TYPE is not read: its signal
+		// is unknown (it said "NaN or infinite sample").
+		for _, w := range p.WrongType {
+			r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: "bad_data", Err: fmt.Errorf("%s: %s", p.Source, w)})
+		}
 	}
 	if answered > r.Stuck && len(tot.Unknown) == 0 { // when every page is stuck, the stuck count says why nothing votes
 		if math.IsNaN(tot.Running) {

@@ -465,3 +465,32 @@ vllm:prefix_cache_hits_total{engine="0"} %g
 		t.Errorf("unknown hit fraction: desired %d, want 3", d.Desired)
 	}
 }
+
+// TestScrapeWrongTypeSaysSo: a page declaring its running gauge a counter
+// (beside a page that reads running 2, waiting 1): running is unknown for
+// the target (that replica's is unknown), waiting 3 + 1 = 4, and the error
+// says why, counted as bad_data. It said "running has a NaN or infinite
+// sample" under reason nan, where no sample is NaN.
+func TestScrapeWrongTypeSaysSo(t *testing.T) {
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "# TYPE vllm:num_requests_running counter\nvllm:num_requests_running 5\nvllm:num_requests_waiting 3\n")
+	}))
+	defer bad.Close()
+	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "vllm:num_requests_running 2\nvllm:num_requests_waiting 1\n")
+	}))
+	defer good.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics, %s/metrics]\n  metrics: [{type: queue, target: 4}]\n  maxReplicaCount: 8\n", bad.URL, good.URL)), "emb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	if !math.IsNaN(r.Obs.Running) || r.Obs.Waiting != 4 || r.Obs.Current != 2 {
+		t.Errorf("running %v waiting %v current %d, want unknown, 4, 2", r.Obs.Running, r.Obs.Waiting, r.Obs.Current)
+	}
+	want := ReadError{Signal: "page", Reason: "bad_data"}
+	wantMsg := bad.URL + "/metrics: vllm:num_requests_running is declared a counter, infscale reads it as a gauge: its value is unknown"
+	if len(r.Errors) != 1 || r.Errors[0].Signal != want.Signal || r.Errors[0].Reason != want.Reason || r.Errors[0].Err.Error() != wantMsg {
+		t.Errorf("errors %+v, want one %s %s %q", r.Errors, want.Signal, want.Reason, wantMsg)
+	}
+}
