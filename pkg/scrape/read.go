@@ -102,7 +102,7 @@ func parsePage(b []byte, contentType, source string) (raw *rawPage, ct string, e
 	}
 	raw, err = parse(b, ct)
 	if err != nil {
-		return nil, "", &PageError{Source: source, Line: locate(b, ct, err), Err: withHint(b, err)}
+		return nil, "", &PageError{Source: source, Line: locate(b, ct, err), Err: withHint(b, ct, contentType, err)}
 	}
 	raw.selectSeries()
 	if ct == ContentTypeText && len(b) > 0 && b[len(b)-1] != '\n' {
@@ -146,14 +146,19 @@ func readBytes(b []byte, contentType, source string, server modelserver.Server) 
 	return p, nil
 }
 
-// withHint adds a likely cause to a parse error: Windows line endings or a
-// byte-order mark, which the exposition formats do not allow; a number that
+// withHint adds a likely cause to a parse error of b, read as ct (from the
+// HTTP Content-Type contentType, "" for files): an OpenMetrics page
+// without # EOF, Windows line endings or a byte-order mark, which the exposition formats do not allow; a number that
 // does not parse (strconv's error, which the parser passes up raw) is said
 // in words with the value and the line.
-func withHint(b []byte, err error) error {
+func withHint(b []byte, ct, contentType string, err error) error {
 	var ne *strconv.NumError
 	var oe *offsetError
 	switch {
+	case ct == ContentTypeOpenMetrics && !hasEOFLine(b) && strings.Contains(err.Error(), "# EOF"):
+		// Said OpenMetrics by its Content-Type, a page without # EOF is cut
+		// short, or a text-format page under the wrong header.
+		return fmt.Errorf("%w (the Content-Type %q says OpenMetrics, whose pages end with a # EOF line: the page was cut short, or is the text format sent as OpenMetrics)", err, contentType)
 	case bytes.HasPrefix(b, []byte("\ufeff")):
 		return fmt.Errorf("%w (the page starts with a UTF-8 byte-order mark, which the format does not allow)", err)
 	case bytes.Contains(b, []byte("\r\n")):

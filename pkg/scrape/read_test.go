@@ -168,7 +168,7 @@ func TestReadInvalid(t *testing.T) {
 		"HTML":                       {"<html><body>404</body></html>", "", 1, "HTML"},
 		"unsupported content type":   {"vllm:num_requests_running 1\n", "application/json", 1, "Content-Type"},
 		"protobuf content type":      {"x", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited", 1, "Content-Type"},
-		"OpenMetrics without # EOF":  {"vllm:num_requests_running 1\nvllm:num_requests_waiting 1\n", "application/openmetrics-text; version=1.0.0", 2, "EOF"},
+		"OpenMetrics without # EOF":  {"vllm:num_requests_running 1\nvllm:num_requests_waiting 1\n", "application/openmetrics-text; version=1.0.0", 2, `data does not end with # EOF (the Content-Type "application/openmetrics-text; version=1.0.0" says OpenMetrics, whose pages end with a # EOF line: the page was cut short, or is the text format sent as OpenMetrics)`},
 		"OpenMetrics data after EOF": {"vllm:num_requests_running 1\n# EOF\nvllm:num_requests_waiting 1\n", "", 3, "EOF"},
 	} {
 		t.Run(name, func(t *testing.T) {
