@@ -33,6 +33,14 @@ func TestReadHeld(t *testing.T) {
 		{"infscale_activator_held_requests 1e300\n", "is 1e+300: not a count of requests (allowed: 0 to 1e+09)", 0, 0},
 		{"# TYPE infscale_activator_held_requests counter\ninfscale_activator_held_requests 5\n", "declared a counter, infscale reads it as a gauge", 0, 0},
 		{"# TYPE infscale_activator_held_requests summary\ninfscale_activator_held_requests_sum 5\ninfscale_activator_held_requests_count 1\n", "declared a summary", 0, 0},
+		// Readiness that is not 1 or 0 is unknown (-1 read as not ready:
+		// serve took zero replicas as known); held is still read.
+		{"infscale_activator_held_requests 2\ninfscale_activator_upstream_ready -1\n", "", 2, math.NaN()},
+		{"infscale_activator_held_requests 2\ninfscale_activator_upstream_ready 7\n", "", 2, math.NaN()},
+		{"infscale_activator_held_requests 2\ninfscale_activator_upstream_ready 0\n", "", 2, 0},
+		// An EPP's ready endpoints -2: unknown readiness, not "none ready".
+		{"llm_d_epp_flow_control_queue_size 3\nllm_d_epp_ready_endpoints{name=\"p\"} -2\n", "", 3, math.NaN()},
+		{"llm_d_epp_flow_control_queue_size 3\nllm_d_epp_ready_endpoints{name=\"p\"} 0\n", "", 3, 0},
 		// Readiness declared a counter is unknown; held is still read.
 		{"infscale_activator_held_requests 1\n# TYPE infscale_activator_upstream_ready counter\ninfscale_activator_upstream_ready 1\n", "", 1, math.NaN()},
 	} {
