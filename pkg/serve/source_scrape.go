@@ -225,6 +225,13 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		for _, w := range p.WrongType {
 			r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: "bad_data", Err: fmt.Errorf("%s: %s", p.Source, w)})
 		}
+		// A page that answers with no load sample at all (an empty 200,
+		// another exporter's page, a server before its first request)
+		// is a missing replica: said, not counted as an error (a
+		// server may be in that state until its first request).
+		if !p.Reporting() && len(p.Unknown) == 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no running, waiting or KV-cache sample (%s's families absent, or declared without samples: before the first request, or not its /metrics?): a missing replica", p.Source, p.Server))
+		}
 	}
 	if answered > r.Stuck && len(tot.Unknown) == 0 { // when every page is stuck, the stuck count says why nothing votes
 		if math.IsNaN(tot.Running) {

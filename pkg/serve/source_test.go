@@ -494,3 +494,33 @@ func TestScrapeWrongTypeSaysSo(t *testing.T) {
 		t.Errorf("errors %+v, want one %s %s %q", r.Errors, want.Signal, want.Reason, wantMsg)
 	}
 }
+
+// TestScrapeNoSampleWarns: a scrape URL answering 200 with no load sample
+// (an empty body, another exporter's page: the target's server is vllm)
+// beside a page running 2, waiting 1: current 3 (the pages that answered),
+// 1 reporting, running 2 and waiting 1, no error counted, and one warning
+// per silent page naming it. It was a missing replica said nowhere.
+func TestScrapeNoSampleWarns(t *testing.T) {
+	empty := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer empty.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "# TYPE node_load1 gauge\nnode_load1 3\n")
+	}))
+	defer other.Close()
+	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "vllm:num_requests_running 2\nvllm:num_requests_waiting 1\n")
+	}))
+	defer good.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics, %s/metrics, %s/metrics]\n  metrics: [{type: queue, target: 4}]\n  maxReplicaCount: 8\n", empty.URL, other.URL, good.URL)), "emb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	if r.Obs.Current != 3 || r.Obs.Reporting != 1 || r.Obs.Running != 2 || r.Obs.Waiting != 1 || len(r.Errors) != 0 {
+		t.Errorf("current %d reporting %d running %v waiting %v errors %v; want 3, 1, 2, 1, none", r.Obs.Current, r.Obs.Reporting, r.Obs.Running, r.Obs.Waiting, r.Errors)
+	}
+	const why = "/metrics: no running, waiting or KV-cache sample (vllm's families absent, or declared without samples: before the first request, or not its /metrics?): a missing replica"
+	if len(r.Warnings) != 2 || r.Warnings[0] != empty.URL+why || r.Warnings[1] != other.URL+why {
+		t.Errorf("warnings %q, want one for %s and one for %s", r.Warnings, empty.URL, other.URL)
+	}
+}
