@@ -625,7 +625,11 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 			case scrape.Unread:
 				c.notVoting = append(c.notVoting, fmt.Sprintf("%v: not read, a missing replica", errs[i]))
 			case scrape.Stuck:
-				c.notVoting = append(c.notVoting, fmt.Sprintf("%s looks like a stuck engine (waiting %g with nothing running and an empty KV cache): not counted as load, a missing replica", pages[i].Source, pages[i].Waiting))
+				detail := fmt.Sprintf("waiting %g with nothing running and an empty KV cache", pages[i].Waiting)
+				if e := pages[i].SuspectEngine; e != "" {
+					detail = fmt.Sprintf("its engine %s waits with nothing running and an empty KV cache, beside engines running %g", e, pages[i].Running)
+				}
+				c.notVoting = append(c.notVoting, fmt.Sprintf("%s looks like a stuck engine (%s): not counted as load, a missing replica", pages[i].Source, detail))
 			}
 		}
 		obs.Running, obs.Waiting, obs.KV, obs.Reporting, obs.Queued = t.Running, t.Waiting, t.KV, t.Reporting, t.Queued

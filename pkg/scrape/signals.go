@@ -67,18 +67,31 @@ func reduce(raw *rawPage, source string, server modelserver.Server) *Page {
 		eppPool(raw, p)
 	}
 
-	engines, models := map[string]bool{}, map[string]bool{}
-	for _, name := range []string{p.Chosen.Running, p.Chosen.Waiting, p.Chosen.KV} {
+	engines, models := map[string]*engineLoad{}, map[string]bool{}
+	var order []string // engines in page order
+	for sig, name := range []string{p.Chosen.Running, p.Chosen.Waiting, p.Chosen.KV} {
 		for _, j := range raw.byName[name] {
 			s := raw.samples[j]
 			if !finite(s.Value) {
 				continue
 			}
-			var key strings.Builder
+			var key, shown strings.Builder
 			for _, l := range engineLabels {
 				fmt.Fprintf(&key, "%s=%q,", l, s.Labels.Get(l))
+				if v := s.Labels.Get(l); v != "" {
+					if shown.Len() > 0 {
+						shown.WriteByte(',')
+					}
+					fmt.Fprintf(&shown, "%s=%q", l, v)
+				}
 			}
-			engines[key.String()] = true
+			e := engines[key.String()]
+			if e == nil {
+				e = &engineLoad{name: "{" + shown.String() + "}", kv: math.Inf(-1)}
+				engines[key.String()] = e
+				order = append(order, key.String())
+			}
+			e.add(sig, s.Value)
 			for _, l := range modelLabels {
 				if v := s.Labels.Get(l); v != "" {
 					models[v] = true
@@ -95,6 +108,16 @@ func reduce(raw *rawPage, source string, server modelserver.Server) *Page {
 
 	if p.Waiting > 0 && p.Running == 0 && p.KV == 0 {
 		p.Suspect = fmt.Sprintf("stuck engine? waiting %g with running 0 and KV usage 0: queued requests are not being served (vllm-metal #479); not load", p.Waiting)
+	} else if len(order) > 1 && server != modelserver.EPP {
+		// One engine of several (vLLM data parallel) stuck: the page's
+		// sums hide it behind the others' running and KV.
+		for _, k := range order {
+			if e := engines[k]; e.stuck() {
+				p.Suspect = fmt.Sprintf("stuck engine? engine %s: waiting %g with running 0 and KV usage 0 while the page's other engines run %g: its queued requests are not being served (vllm-metal #479); not load", e.name, e.waiting, p.Running)
+				p.SuspectEngine = e.name
+				break
+			}
+		}
 	}
 
 	fams := map[string]bool{}
@@ -104,6 +127,34 @@ func reduce(raw *rawPage, source string, server modelserver.Server) *Page {
 	p.Families = sortedKeys(fams)
 	p.Declared = sortedKeys(raw.declared)
 	return p
+}
+
+// engineLoad is one engine's running, waiting and KV on a page (the
+// finite samples of the chosen families whose engine labels are its own),
+// and which of the three it has.
+type engineLoad struct {
+	name                   string // its engine labels, as {engine="1"}
+	running, waiting       float64
+	kv                     float64
+	hasRun, hasWait, hasKV bool
+}
+
+// add adds a sample of signal sig (0 running, 1 waiting, 2 KV).
+func (e *engineLoad) add(sig int, v float64) {
+	switch sig {
+	case 0:
+		e.running, e.hasRun = e.running+v, true
+	case 1:
+		e.waiting, e.hasWait = e.waiting+v, true
+	default:
+		e.kv, e.hasKV = math.Max(e.kv, v), true
+	}
+}
+
+// stuck is the page rule on one engine: requests wait, none runs, its KV
+// cache is empty (all three present).
+func (e *engineLoad) stuck() bool {
+	return e.hasRun && e.hasWait && e.hasKV && e.waiting > 0 && e.running == 0 && e.kv == 0
 }
 
 func sum(vals []float64) float64 {
