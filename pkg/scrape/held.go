@@ -31,12 +31,13 @@ type Held struct {
 // ready when ready_endpoints > 0) and reads its held requests (summed over
 // series) and readiness; the page is fetched and parsed as every page is
 // (get, parsePage). Ready is NaN (unknown) when absent, or outside 0..1
-// (the activator's) or 0..MaxEndpoints (an EPP's ready endpoints). Held is NaN with an error when the URL is not one to
-// fetch (ErrSource), the page cannot be fetched (ErrFetch) or parsed
-// (ErrInvalidPage), lacks the held family, declares it other than a gauge
-// (ErrWrongType: a counter's value is not read as a gauge's, nor as 0), or
-// holds NaN, ±Inf, a negative count or one above MaxRequests. A held count that is unknown keeps
-// the target from scaling to zero; it never reads as 0.
+// (the activator's) or 0..MaxEndpoints (an EPP's ready endpoints). Held
+// is NaN with an error when the URL is not one to fetch (ErrSource), the
+// page cannot be fetched (ErrFetch) or parsed (ErrInvalidPage), lacks the
+// held family, declares it other than a gauge (ErrWrongType: a counter's
+// value is not read as a gauge's, nor as 0), or holds NaN, ±Inf, a
+// negative count or one above MaxRequests. A held count that is unknown
+// keeps the target from scaling to zero; it never reads as 0.
 func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, error) {
 	bad := Held{Held: math.NaN(), Ready: math.NaN()}
 	b, contentType, url, _, err := get(ctx, client, rawURL)
