@@ -62,6 +62,10 @@ type DecideCmd struct {
 	// notVoting says, per PAGE that did not vote (not read, or a stuck
 	// engine), why.
 	notVoting []string
+	// pageNotes says, per PAGE that voted, which of its signals are
+	// unknown and why (a NaN sample, a family declared with another
+	// type), or that it reports none (pageNotes).
+	pageNotes []string
 	// client fetches the URL pages (nil: a plain client with --timeout;
 	// kube's API-server proxy passes the cluster's).
 	client *http.Client
@@ -192,7 +196,7 @@ func (c *DecideCmd) decide(e *env) (recommend.Decision, error) {
 			return d, err
 		}
 	}
-	notes := c.rateNotes(p)
+	notes := append(c.pageNotes, c.rateNotes(p)...)
 	if s := c.shown(); s != "" {
 		notes = append(notes, s)
 	}
@@ -218,6 +222,26 @@ func (c *DecideCmd) decide(e *env) (recommend.Decision, error) {
 		}
 	}
 	return d, nil
+}
+
+// pageNotes says why a page that votes leaves a load signal unknown: each
+// family declared with a type infscale does not read it as (its message),
+// each signal with a NaN or infinite sample (the replica's value unknown,
+// and the total with it, as PromQL's sum), or that it carries no running,
+// waiting or KV sample at all (a missing replica for the HPA's rule).
+// Without them the decision said "running unknown" and named no page.
+func pageNotes(p *scrape.Page) []string {
+	var out []string
+	for _, w := range p.WrongType {
+		out = append(out, fmt.Sprintf("%s: %s", p.Source, w))
+	}
+	for _, sig := range p.NonFinite {
+		out = append(out, fmt.Sprintf("%s: %s has a NaN or infinite sample: this replica's %s is unknown, and so is the total over the pages", p.Source, sig, sig))
+	}
+	if !p.Reporting() && len(p.Unknown) == 0 {
+		out = append(out, fmt.Sprintf("%s: no running, waiting or KV-cache sample (%s's families absent, or declared without samples: before the first request?): counted as a missing replica", p.Source, p.Server))
+	}
+	return out
 }
 
 // shown is the note that shows the signals given that no metric scales on
@@ -594,11 +618,18 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 		// engines").
 		ballots, _, t := scrape.Vote(pages, errs, func(_ int, p *scrape.Page) bool { return p.Suspect != "" })
 		for i, b := range ballots {
+			if b == scrape.Votes {
+				c.pageNotes = append(c.pageNotes, pageNotes(pages[i])...)
+			}
 			switch b {
 			case scrape.Unread:
 				c.notVoting = append(c.notVoting, fmt.Sprintf("%v: not read, a missing replica", errs[i]))
 			case scrape.Stuck:
-				c.notVoting = append(c.notVoting, fmt.Sprintf("%s looks like a stuck engine (waiting %g with nothing running and an empty KV cache): not counted as load, a missing replica", pages[i].Source, pages[i].Waiting))
+				detail := fmt.Sprintf("waiting %g with nothing running and an empty KV cache", pages[i].Waiting)
+				if e := pages[i].SuspectEngine; e != "" {
+					detail = fmt.Sprintf("its engine %s waits with nothing running and an empty KV cache, beside engines running %g", e, pages[i].Running)
+				}
+				c.notVoting = append(c.notVoting, fmt.Sprintf("%s looks like a stuck engine (%s): not counted as load, a missing replica", pages[i].Source, detail))
 			}
 		}
 		obs.Running, obs.Waiting, obs.KV, obs.Reporting, obs.Queued = t.Running, t.Waiting, t.KV, t.Reporting, t.Queued

@@ -710,3 +710,42 @@ func TestDecideSignalFlagBounds(t *testing.T) {
 		t.Errorf("at the bounds: exit %d, %s; want a decision", code, errs)
 	}
 }
+
+// TestDecidePageNotes: a page that votes but leaves a signal unknown says
+// which page and why (the decision only said "running unknown"): an
+// engine's NaN (testdata/vllm-engine-nan.prom), a running family declared
+// a counter, a page of declared families without samples (counted as a
+// missing replica). Queue target 4 over the three pages: running is
+// unknown (the NaN, and the counter), so queue is unknown: keep 3
+// (no-data).
+func TestDecidePageNotes(t *testing.T) {
+	dir := t.TempDir()
+	counter := filepath.Join(dir, "counter.prom")
+	empty := filepath.Join(dir, "empty.prom")
+	for f, page := range map[string]string{
+		counter: "# TYPE vllm:num_requests_running counter\nvllm:num_requests_running 5\nvllm:num_requests_waiting 3\n",
+		empty:   "# HELP vllm:num_requests_running Number of requests.\n# TYPE vllm:num_requests_running gauge\n",
+	} {
+		if err := os.WriteFile(f, []byte(page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"testdata/vllm-engine-nan.prom", counter, empty, "--target", "4"}
+	wantDecision(t, decideOK(t, args...), 3, "no-data")
+	code, out, errs := runDecide(t, args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"  note: testdata/vllm-engine-nan.prom: running has a NaN or infinite sample: this replica's running is unknown, and so is the total over the pages\n",
+		"  note: " + counter + ": vllm:num_requests_running is declared a counter, infscale reads it as a gauge: its value is unknown\n",
+		"  note: " + empty + ": no running, waiting or KV-cache sample (vllm's families absent, or declared without samples: before the first request?): counted as a missing replica\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, counter+": running has a NaN") {
+		t.Errorf("the counter page's running is said twice:\n%s", out)
+	}
+}

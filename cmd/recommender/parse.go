@@ -172,7 +172,8 @@ func (c *ParseCmd) writeText(w io.Writer, rows []parseRow) error {
 	var notes []string
 	for _, r := range rows {
 		p := r.page
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d", p.Source, p.Server, num(p.Running), num(p.Waiting), num(p.KV), p.Engines)
+		run, wait, kv := known(p)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d", p.Source, p.Server, num(run), num(wait), num(kv), p.Engines)
 		if withRates {
 			if r.rates == nil {
 				fmt.Fprint(tw, "\t-\t-\t-\t-\t-\t-\t-")
@@ -195,6 +196,10 @@ func (c *ParseCmd) writeText(w io.Writer, rows []parseRow) error {
 		for _, w := range p.WrongType {
 			notes = append(notes, p.Source+": "+w)
 		}
+		for _, sig := range p.NonFinite {
+			notes = append(notes, fmt.Sprintf("%s: %s has a NaN or infinite sample (an engine that reports no number): unknown, as decide and serve read it (the finite samples give %s)",
+				p.Source, sig, num(map[string]float64{"running": p.Running, "waiting": p.Waiting, "kv": p.KV}[sig])))
+		}
 		if pl := p.Pool; pl != nil {
 			notes = append(notes, fmt.Sprintf("%s: llm-d EPP of pool %q: %s ready endpoints, %s held in flow control, %s in flight, saturation %s (unknown when fail-closed: empty pool or stale endpoints)",
 				p.Source, pl.Name, num(pl.Ready), num(pl.FlowQueue), num(pl.RequestRunning), num(pl.Effective)))
@@ -203,7 +208,7 @@ func (c *ParseCmd) writeText(w io.Writer, rows []parseRow) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "(- = absent: no finite sample on the page; unknown, not 0)")
+	fmt.Fprintln(w, "(- = absent or unknown, not 0: no finite sample on the page, or a NaN beside finite ones: see its note)")
 	for _, n := range notes {
 		fmt.Fprintln(w, "note:", n)
 	}
@@ -229,6 +234,7 @@ type parseJSON struct {
 	PrefixQueries    *float64        `json:"prefix_cache_queries_total"`
 	MaxRunning       *float64        `json:"max_running"`
 	Suspect          string          `json:"suspect,omitempty"`
+	Unknown          []string        `json:"unknown,omitempty"`
 	Rates            *parseRatesJSON `json:"rates,omitempty"`
 	Pool             *parsePoolJSON  `json:"pool,omitempty"`
 }
@@ -262,6 +268,25 @@ type parseRatesJSON struct {
 	Suspect          string   `json:"suspect,omitempty"`
 }
 
+// known is the page's running, waiting and KV as decide and serve read
+// them: NaN (unknown) for a signal with a NaN or infinite sample beside
+// finite ones (scrape.Page.NonFinite), whose Page value is the finite
+// samples' sum or max.
+func known(p *scrape.Page) (running, waiting, kv float64) {
+	running, waiting, kv = p.Running, p.Waiting, p.KV
+	for _, sig := range p.NonFinite {
+		switch sig {
+		case "running":
+			running = math.NaN()
+		case "waiting":
+			waiting = math.NaN()
+		case "kv":
+			kv = math.NaN()
+		}
+	}
+	return running, waiting, kv
+}
+
 // jnum is v, or nil (JSON null) when v is absent or not finite.
 func jnum(v float64) *float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -274,9 +299,10 @@ func (c *ParseCmd) writeJSON(w io.Writer, rows []parseRow) error {
 	out := make([]parseJSON, 0, len(rows))
 	for _, r := range rows {
 		p := r.page
+		run, wait, kv := known(p)
 		j := parseJSON{
 			Source: p.Source, Server: p.Server.String(),
-			Running: jnum(p.Running), Waiting: jnum(p.Waiting), KVUsage: jnum(p.KV),
+			Running: jnum(run), Waiting: jnum(wait), KVUsage: jnum(kv), Unknown: p.NonFinite,
 			Engines: p.Engines, Models: p.Models, ReadFrom: p.Chosen,
 			CPUSeconds: jnum(p.CPUSeconds), PromptTokens: jnum(p.PromptTokens),
 			GenerationTokens: jnum(p.GenerationTokens), Requests: jnum(p.Requests),

@@ -334,3 +334,29 @@ func TestParseWrongType(t *testing.T) {
 		t.Errorf("exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// TestParseEngineNaN: engine 0 running 2 beside engine 1 running NaN
+// (testdata/vllm-engine-nan.prom). decide and serve read that replica's
+// running as unknown; parse showed 2. It shows - (JSON null, "unknown":
+// ["running"]) and a note giving the finite samples' 2; waiting 0 + 0 = 0
+// is read.
+func TestParseEngineNaN(t *testing.T) {
+	const page = "testdata/vllm-engine-nan.prom"
+	code, out, errs := runParseCLI(t, nil, page)
+	if code != 0 || !strings.Contains(out, page+"  vllm    -        0        -   2\n") ||
+		!strings.Contains(out, "note: "+page+": running has a NaN or infinite sample (an engine that reports no number): unknown, as decide and serve read it (the finite samples give 2)\n") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = runParseCLI(t, nil, "-o", "json", page)
+	var rows []struct {
+		Running *float64 `json:"running"`
+		Waiting *float64 `json:"waiting"`
+		Unknown []string `json:"unknown"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || len(rows) != 1 {
+		t.Fatalf("exit %d, %v\n%s\n%s", code, err, out, errs)
+	}
+	if r := rows[0]; r.Running != nil || r.Waiting == nil || *r.Waiting != 0 || len(r.Unknown) != 1 || r.Unknown[0] != "running" {
+		t.Errorf("row %+v, want running null, waiting 0, unknown [running]", r)
+	}
+}

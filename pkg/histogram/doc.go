@@ -1,7 +1,8 @@
 // Package histogram is the one reading of Prometheus counters and classic
 // histograms that infscale needs outside Prometheus: a counter's increase
 // between two samples with Prometheus's reset rule (counter.go), a
-// histogram's increase bucket by bucket (increase.go), its quantile
+// histogram's increase bucket by bucket and the sum of histograms of two
+// layouts (increase.go), its quantile
 // (Prometheus's own promql.BucketQuantile, what histogram_quantile does on
 // classic buckets) and its tail share by the same linear interpolation
 // inside a bucket (quantile.go).

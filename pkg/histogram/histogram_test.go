@@ -118,3 +118,53 @@ func TestFractionAbove(t *testing.T) {
 	near(t, "above 0.05", FractionAbove(0.05, h), 0.8)
 	near(t, "empty", FractionAbove(1, hist(0, 0, 0)), math.NaN())
 }
+
+// TestMerge: a replica of an old server version ({0.5, 1, +Inf}: 10 requests
+// within 0.5 s) beside one of a new version with an extra bound ({0.5, 1,
+// 20, +Inf}: 10 requests in (1, 20]). The old one counts at 20 its count at
+// 1 (10, all of its observations: its +Inf holds 10 too), so the sum is
+// 0.5: 10 + 0, 1: 10 + 0, 20: 10 + 10, +Inf: 10 + 10; its p95 (rank 19 of
+// 20, in (1, 20] holding 10 above 10) is 1 + 19 × 9/10 = 18.1 s. Add gave
+// up on the second (the old one's p95, 0.475 s, stood for both), PromQL's
+// sum by (le) counts 20: 10 only. Bounds on one side only (0.1, 2) take the
+// other's count below them (0 below its first); equal layouts are Add.
+func TestMerge(t *testing.T) {
+	old := []Bucket{{0.5, 10}, {1, 10}, {inf, 10}}
+	cur := []Bucket{{0.5, 0}, {1, 0}, {20, 10}, {inf, 10}}
+	got := Merge(old, cur)
+	want := []Bucket{{0.5, 10}, {1, 10}, {20, 20}, {inf, 20}}
+	if len(got) != len(want) {
+		t.Fatalf("Merge = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("Merge = %v, want %v", got, want)
+			break
+		}
+	}
+	near(t, "merged p95", Quantile(0.95, got), 18.1)
+	if m := Merge(got, nil); len(m) != 4 || m[2].Count != 20 {
+		t.Errorf("Merge with nothing = %v, want the first", m)
+	}
+
+	// a: {0.1: 2, 1: 5, +Inf: 6}, b: {0.5: 3, 2: 4, +Inf: 4}:
+	// 0.1: 2 + 0, 0.5: 2 + 3, 1: 5 + 3, 2: 5 + 4, +Inf: 6 + 4.
+	got = Merge([]Bucket{{0.1, 2}, {1, 5}, {inf, 6}}, []Bucket{{0.5, 3}, {2, 4}, {inf, 4}})
+	want = []Bucket{{0.1, 2}, {0.5, 5}, {1, 8}, {2, 9}, {inf, 10}}
+	if len(got) != len(want) {
+		t.Fatalf("Merge = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("Merge = %v, want %v", got, want)
+			break
+		}
+	}
+	sum, _ := Add(hist(1, 2, 3), hist(1, 1, 1))
+	if m := Merge(hist(1, 2, 3), hist(1, 1, 1)); len(m) != 3 || m[0] != sum[0] || m[1] != sum[1] || m[2] != sum[2] {
+		t.Errorf("Merge of equal layouts = %v, want Add's %v", m, sum)
+	}
+	if m := Merge(nil, old); len(m) != 3 || &m[0] == &old[0] || m[0] != old[0] {
+		t.Errorf("Merge(nil, b) = %v, want a copy of b", m)
+	}
+}

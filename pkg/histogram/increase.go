@@ -64,3 +64,37 @@ func Add(acc, b []Bucket) ([]Bucket, bool) {
 	}
 	return acc, true
 }
+
+// Merge is the sum of two classic histograms whose layouts may differ
+// (replicas of two server versions during a rollout, engines of one page):
+// a bucket at each bound of either, where each histogram counts at a bound
+// it lacks its count at its largest bound below (0 below its first). The
+// observations a histogram holds between two of its bounds are counted at
+// the upper one, as its own buckets count them, so the sum stays
+// cumulative (PromQL's sum by (le) counts them as 0 there and its buckets
+// go down). With equal layouts it is Add. a and b are sorted by upper
+// bound; a nil a gives a copy of b.
+func Merge(a, b []Bucket) []Bucket {
+	if a == nil {
+		return append([]Bucket(nil), b...)
+	}
+	out := make([]Bucket, 0, max(len(a), len(b)))
+	var ca, cb float64 // each histogram's count at the last of its bounds passed
+	for i, j := 0, 0; i < len(a) || j < len(b); {
+		var ub float64
+		switch {
+		case j == len(b) || i < len(a) && a[i].UpperBound < b[j].UpperBound:
+			ub, ca = a[i].UpperBound, a[i].Count
+			i++
+		case i == len(a) || b[j].UpperBound < a[i].UpperBound:
+			ub, cb = b[j].UpperBound, b[j].Count
+			j++
+		default: // a bound of both
+			ub, ca, cb = a[i].UpperBound, a[i].Count, b[j].Count
+			i++
+			j++
+		}
+		out = append(out, Bucket{UpperBound: ub, Count: ca + cb})
+	}
+	return out
+}

@@ -19,6 +19,15 @@ package modelserver
 // worker_addr="grpc://10.0.0.7:8001" (smg-project/smg PR #813).
 const GatewayWorkerLabel = "worker_addr"
 
+// VLLMRouterServerLabel names the vLLM engine a vLLM production-stack
+// router's /metrics re-exports a gauge of: its vllm:num_requests_running
+// and vllm:num_requests_waiting carry server="http://10.0.0.7:8000", one
+// series per engine behind the router (vllm-project/production-stack
+// src/vllm_router/services/metrics_service and routers/metrics_router.py).
+// A page with two values of it covers two replicas. No vLLM engine's own
+// page carries the label.
+const VLLMRouterServerLabel = "server"
+
 // Families are the metric names one server exports for each signal. Every
 // field is a list of alternatives in preference order: the first name that is
 // present with a finite sample wins, the others are ignored (never summed).

@@ -44,6 +44,25 @@ func FuzzRead(f *testing.F) {
 		if p.Suspect != "" && !(p.Waiting > 0) {
 			t.Fatalf("suspect without waiting: %+v", p)
 		}
+		if p.Running < 0 || p.Waiting < 0 || p.KV < 0 || p.KV > 1 || p.MaxRunning < 0 {
+			t.Fatalf("a count below 0 or KV outside 0..1: %+v", p)
+		}
+		if p.Pool != nil && (p.Pool.Ready < 0 || p.Pool.Ready > MaxEndpoints) {
+			t.Fatalf("ready endpoints %v outside 0..%d", p.Pool.Ready, MaxEndpoints)
+		}
+		// Every histogram read is cumulative: bounds increasing, counts
+		// never going down (float noise within checkHistogram's tolerance).
+		for _, h := range []*Histogram{p.TTFT, p.QueueTime, p.ITL} {
+			if h == nil {
+				continue
+			}
+			for i := 1; i < len(h.Buckets); i++ {
+				lo, hi := h.Buckets[i-1], h.Buckets[i]
+				if !(hi.UpperBound > lo.UpperBound) || hi.Count < lo.Count-1e-9*math.Max(1, math.Abs(lo.Count)) {
+					t.Fatalf("%s buckets not cumulative: %v", h.Family, h.Buckets)
+				}
+			}
+		}
 		_ = Rate(p, p)
 		_ = Aggregate([]*Page{p})
 	})

@@ -30,12 +30,14 @@ type Held struct {
 // EPP's: its flow-control queue, summed over flows and clamped at 0, and
 // ready when ready_endpoints > 0) and reads its held requests (summed over
 // series) and readiness; the page is fetched and parsed as every page is
-// (get, parsePage). Held is NaN with an error when the URL is not one to
-// fetch (ErrSource), the page cannot be fetched (ErrFetch) or parsed
-// (ErrInvalidPage), lacks the held family, declares it other than a gauge
-// (ErrWrongType: a counter's value is not read as a gauge's, nor as 0), or
-// holds NaN, ±Inf, a negative count or one above MaxRequests. A held count that is unknown keeps
-// the target from scaling to zero; it never reads as 0.
+// (get, parsePage). Ready is NaN (unknown) when absent, or outside 0..1
+// (the activator's) or 0..MaxEndpoints (an EPP's ready endpoints). Held
+// is NaN with an error when the URL is not one to fetch (ErrSource), the
+// page cannot be fetched (ErrFetch) or parsed (ErrInvalidPage), lacks the
+// held family, declares it other than a gauge (ErrWrongType: a counter's
+// value is not read as a gauge's, nor as 0), or holds NaN, ±Inf, a
+// negative count or one above MaxRequests. A held count that is unknown
+// keeps the target from scaling to zero; it never reads as 0.
 func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, error) {
 	bad := Held{Held: math.NaN(), Ready: math.NaN()}
 	b, contentType, url, _, err := get(ctx, client, rawURL)
@@ -47,6 +49,11 @@ func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, er
 		return bad, err
 	}
 	h := Held{Held: gaugeSum(raw, HeldFamily), Ready: gaugeSum(raw, ReadyFamily)}
+	if !(h.Ready >= 0 && h.Ready <= 1) {
+		// Not the 1 or 0 the activator writes: no readiness known (a
+		// garbage 0 would say zero replicas are known).
+		h.Ready = math.NaN()
+	}
 	family := HeldFamily
 	if !raw.has(HeldFamily) {
 		// An llm-d EPP's page: its flow-control queue holds the requests
@@ -66,9 +73,13 @@ func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, er
 			h.Ready = math.NaN()
 			for _, name := range f.ReadyEndpoints.Names() {
 				if r := gaugeSum(raw, name); !math.IsNaN(r) {
-					h.Ready = 0
-					if r > 0 {
-						h.Ready = 1
+					// A count of endpoints (0..MaxEndpoints); anything
+					// else (-2 read as none ready) is unknown.
+					if r >= 0 && r <= MaxEndpoints {
+						h.Ready = 0
+						if r > 0 {
+							h.Ready = 1
+						}
 					}
 					break
 				}

@@ -33,6 +33,14 @@ func TestReadHeld(t *testing.T) {
 		{"infscale_activator_held_requests 1e300\n", "is 1e+300: not a count of requests (allowed: 0 to 1e+09)", 0, 0},
 		{"# TYPE infscale_activator_held_requests counter\ninfscale_activator_held_requests 5\n", "declared a counter, infscale reads it as a gauge", 0, 0},
 		{"# TYPE infscale_activator_held_requests summary\ninfscale_activator_held_requests_sum 5\ninfscale_activator_held_requests_count 1\n", "declared a summary", 0, 0},
+		// Readiness that is not 1 or 0 is unknown (-1 read as not ready:
+		// serve took zero replicas as known); held is still read.
+		{"infscale_activator_held_requests 2\ninfscale_activator_upstream_ready -1\n", "", 2, math.NaN()},
+		{"infscale_activator_held_requests 2\ninfscale_activator_upstream_ready 7\n", "", 2, math.NaN()},
+		{"infscale_activator_held_requests 2\ninfscale_activator_upstream_ready 0\n", "", 2, 0},
+		// An EPP's ready endpoints -2: unknown readiness, not "none ready".
+		{"llm_d_epp_flow_control_queue_size 3\nllm_d_epp_ready_endpoints{name=\"p\"} -2\n", "", 3, math.NaN()},
+		{"llm_d_epp_flow_control_queue_size 3\nllm_d_epp_ready_endpoints{name=\"p\"} 0\n", "", 3, 0},
 		// Readiness declared a counter is unknown; held is still read.
 		{"infscale_activator_held_requests 1\n# TYPE infscale_activator_upstream_ready counter\ninfscale_activator_upstream_ready 1\n", "", 1, math.NaN()},
 	} {
@@ -85,6 +93,18 @@ vllm:time_to_first_token_seconds_count 10
 	}
 	if strings.Join(p.WrongType, "\n") != strings.Join(want, "\n") {
 		t.Errorf("WrongType:\n%s\nwant:\n%s", strings.Join(p.WrongType, "\n"), strings.Join(want, "\n"))
+	}
+	// running is unknown by its type, not by a NaN sample (it was both).
+	if len(p.NonFinite) != 0 {
+		t.Errorf("NonFinite %v, want none: no sample is NaN", p.NonFinite)
+	}
+	// A NaN engine beside a wrong-typed family: waiting by the NaN.
+	p, err = Read(strings.NewReader("# TYPE vllm:num_requests_running counter\nvllm:num_requests_running 3\nvllm:num_requests_waiting{engine=\"0\"} 1\nvllm:num_requests_waiting{engine=\"1\"} NaN\n"), "", "p.prom", modelserver.VLLM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(p.Unknown, ",") != "running,waiting" || strings.Join(p.NonFinite, ",") != "waiting" {
+		t.Errorf("unknown %v, non-finite %v; want running,waiting and waiting", p.Unknown, p.NonFinite)
 	}
 }
 

@@ -1,6 +1,7 @@
 package scrape
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -164,7 +165,29 @@ func get(ctx context.Context, client *http.Client, rawURL string) (body []byte, 
 	if err != nil {
 		return nil, "", url, at, err
 	}
+	if err := encoding(resp, b); err != nil {
+		return nil, "", url, at, &PageError{Source: url, Line: 1, Err: err}
+	}
 	return b, resp.Header.Get("Content-Type"), url, time.Now(), nil
+}
+
+// encoding is the error for a body b still encoded after the HTTP client
+// read it: a Content-Encoding the request did not ask for (Go's client
+// asks for gzip and removes the header once it has decompressed the
+// body), or gzip data without the header, or gzip inside gzip. Prometheus
+// cannot read such a body either. Nil for a plain body.
+func encoding(resp *http.Response, b []byte) error {
+	const fix = "a server or proxy bug (Prometheus's scrape fails on it too): serve the page plain, or gzip with Content-Encoding: gzip"
+	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		return fmt.Errorf("the body is sent with Content-Encoding %q, which infscale did not ask for (it asks for gzip only): %s", ce, fix)
+	}
+	if !bytes.HasPrefix(b, gzipMagic) {
+		return nil
+	}
+	if resp.Uncompressed {
+		return fmt.Errorf("the body is gzip-compressed twice (still gzip data after Content-Encoding: gzip was undone): %s", fix)
+	}
+	return fmt.Errorf("the body is gzip-compressed data without Content-Encoding: gzip: %s", fix)
 }
 
 // LoadAll loads every source concurrently (at most parallel at once; <= 0

@@ -1,6 +1,9 @@
 package scrape
 
 import (
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
 	"context"
 	"errors"
 	"net"
@@ -147,5 +150,95 @@ func TestLoadAll(t *testing.T) {
 	tot := Aggregate(pages)
 	if tot.Running != 6 || tot.Waiting != 3 || tot.Reporting != 3 || tot.Pages != 4 {
 		t.Errorf("totals %+v", tot)
+	}
+}
+
+// TestLoadEncodingsAndCuts: a page sent gzip-compressed with
+// Content-Encoding: gzip is read (Go's client asks for gzip and undoes
+// it); gzip without the header, gzip twice, or a Content-Encoding not asked
+// for is a page error naming the URL at line 1 and the server's fault
+// (they were "NUL byte: binary data" or "decompress it first (gunzip
+// it...)", a hint for a file); a page cut mid-body or sent half and then
+// held past the timeout is a fetch failure (runtime), never the half read.
+func TestLoadEncodingsAndCuts(t *testing.T) {
+	const page = "vllm:num_requests_running 2\nvllm:num_requests_waiting 10\n"
+	gz := func(b []byte) []byte {
+		var buf bytes.Buffer
+		w := gzip.NewWriter(&buf)
+		_, _ = w.Write(b)
+		_ = w.Close()
+		return buf.Bytes()
+	}
+	deflated := func(b []byte) []byte {
+		var buf bytes.Buffer
+		w, _ := flate.NewWriter(&buf, flate.BestSpeed)
+		_, _ = w.Write(b)
+		_ = w.Close()
+		return buf.Bytes()
+	}
+	release := make(chan struct{})
+	defer close(release)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/gzip", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Accept-Encoding") != "gzip" {
+			t.Errorf("Accept-Encoding = %q, want gzip (Go's transport)", r.Header.Get("Accept-Encoding"))
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(gz([]byte(page)))
+	})
+	mux.HandleFunc("/gzip-no-header", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(gz([]byte(page))) })
+	mux.HandleFunc("/gzip-twice", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(gz(gz([]byte(page))))
+	})
+	mux.HandleFunc("/deflate", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "deflate")
+		_, _ = w.Write(deflated([]byte(page)))
+	})
+	mux.HandleFunc("/cut", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "500")
+		_, _ = w.Write([]byte(page[:30]))
+		w.(http.Flusher).Flush()
+		conn, _, _ := http.NewResponseController(w).Hijack()
+		conn.Close()
+	})
+	mux.HandleFunc("/half-then-hang", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(page[:30]))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	ctx := context.Background()
+
+	p, err := Load(ctx, srv.Client(), srv.URL+"/gzip", nil, modelserver.Unknown)
+	if err != nil || p.Running != 2 || p.Waiting != 10 {
+		t.Fatalf("gzip with Content-Encoding: page %+v, err %v; want running 2, waiting 10", p, err)
+	}
+	for path, want := range map[string]string{
+		"/gzip-no-header": "gzip-compressed data without Content-Encoding: gzip",
+		"/gzip-twice":     "gzip-compressed twice",
+		"/deflate":        `Content-Encoding "deflate", which infscale did not ask for`,
+	} {
+		p, err := Load(ctx, srv.Client(), srv.URL+path, nil, modelserver.Unknown)
+		var pe *PageError
+		if p != nil || !errors.As(err, &pe) || pe.Line != 1 || IsRuntime(err) ||
+			!strings.HasPrefix(err.Error(), srv.URL+path+":1: invalid metrics page: ") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: page %v, err %v; want a page error at line 1 saying %q", path, p, err, want)
+		}
+	}
+	client := &http.Client{Timeout: 300 * time.Millisecond}
+	for _, path := range []string{"/cut", "/half-then-hang"} {
+		start := time.Now()
+		p, err := Load(ctx, client, srv.URL+path, nil, modelserver.Unknown)
+		if p != nil || !IsRuntime(err) || !strings.HasPrefix(err.Error(), srv.URL+path+": ") {
+			t.Errorf("%s: page %v, err %v; want a fetch failure naming the URL", path, p, err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s: took %v, want it cut by the 300ms timeout", path, d)
+		}
 	}
 }

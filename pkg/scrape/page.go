@@ -68,15 +68,24 @@ type Page struct {
 	// and mean (epp.go). Nil for a model server's page.
 	Pool *Pool
 	// Suspect is non-empty when the page looks like a stuck engine rather
-	// than load: waiting > 0 with running == 0 and KV == 0 (all three present).
+	// than load: waiting > 0 with running == 0 and KV == 0 (all three present),
+	// on the page or on one of its engines (data parallel: the page's sums
+	// hide one stuck engine behind the others);
 	// case C18 of docs/design.md (vllm-metal #479). The values are kept as read.
 	Suspect string
+	// SuspectEngine names that engine by its labels ({engine="1"}) when
+	// one of several is stuck; "" otherwise.
+	SuspectEngine string
 
 	// Unknown lists the load signals (running, waiting, kv) whose family
 	// has a NaN or ±Inf sample (an engine of the replica reports no
 	// number, or every sample is non-finite): the replica's value is
 	// unknown, and Aggregate's total with it.
 	Unknown []string
+	// NonFinite lists the signals of Unknown whose family has a NaN or
+	// ±Inf sample; the others are unknown because their family is
+	// declared with another type (WrongType says which).
+	NonFinite []string
 
 	// WrongType lists the families of the server's profile that the page
 	// declares with a # TYPE they are not read as (a running gauge

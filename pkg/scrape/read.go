@@ -78,6 +78,9 @@ func tooLarge(source string) error {
 	return &PageError{Source: source, Err: fmt.Errorf("page larger than %d bytes, the most infscale reads of one replica's page: is it one model server's /metrics, not a federation endpoint's, an exporter's of a whole node, or a download?", MaxPageBytes)}
 }
 
+// gzipMagic starts gzip-compressed data (RFC 1952).
+var gzipMagic = []byte{0x1f, 0x8b}
+
 // parsePage parses the body b of a page (of any kind: a model server's, a
 // holder's) whose HTTP Content-Type is contentType ("" for files), and
 // returns it with the exposition format it was read as. Errors
@@ -85,7 +88,7 @@ func tooLarge(source string) error {
 // exposition format (JSON, HTML) or does not parse, a text page whose last
 // line has no newline (truncated).
 func parsePage(b []byte, contentType, source string) (raw *rawPage, ct string, err error) {
-	if bytes.HasPrefix(b, []byte{0x1f, 0x8b}) { // gzip's magic bytes
+	if bytes.HasPrefix(b, gzipMagic) {
 		return nil, "", &PageError{Source: source, Line: 1,
 			Err: errors.New("gzip-compressed data, not a text page: decompress it first (gunzip it, or save a live page with curl --compressed)")}
 	}
@@ -99,7 +102,7 @@ func parsePage(b []byte, contentType, source string) (raw *rawPage, ct string, e
 	}
 	raw, err = parse(b, ct)
 	if err != nil {
-		return nil, "", &PageError{Source: source, Line: locate(b, ct, err), Err: withHint(b, err)}
+		return nil, "", &PageError{Source: source, Line: locate(b, ct, err), Err: withHint(b, ct, contentType, err)}
 	}
 	raw.selectSeries()
 	if ct == ContentTypeText && len(b) > 0 && b[len(b)-1] != '\n' {
@@ -143,13 +146,19 @@ func readBytes(b []byte, contentType, source string, server modelserver.Server) 
 	return p, nil
 }
 
-// withHint adds a likely cause to a parse error: Windows line endings or a
-// byte-order mark, which the exposition formats do not allow; a number that
+// withHint adds a likely cause to a parse error of b, read as ct (from the
+// HTTP Content-Type contentType, "" for files): an OpenMetrics page
+// without # EOF, Windows line endings or a byte-order mark, which the exposition formats do not allow; a number that
 // does not parse (strconv's error, which the parser passes up raw) is said
 // in words with the value and the line.
-func withHint(b []byte, err error) error {
+func withHint(b []byte, ct, contentType string, err error) error {
 	var ne *strconv.NumError
+	var oe *offsetError
 	switch {
+	case ct == ContentTypeOpenMetrics && !hasEOFLine(b) && strings.Contains(err.Error(), "# EOF"):
+		// Said OpenMetrics by its Content-Type, a page without # EOF is cut
+		// short, or a text-format page under the wrong header.
+		return fmt.Errorf("%w (the Content-Type %q says OpenMetrics, whose pages end with a # EOF line: the page was cut short, or is the text format sent as OpenMetrics)", err, contentType)
 	case bytes.HasPrefix(b, []byte("\ufeff")):
 		return fmt.Errorf("%w (the page starts with a UTF-8 byte-order mark, which the format does not allow)", err)
 	case bytes.Contains(b, []byte("\r\n")):
@@ -173,6 +182,14 @@ func withHint(b []byte, err error) error {
 			return fmt.Errorf("sample value %q is C's printf of a NaN%s, which the text format spells NaN (Prometheus refuses the page too): a server bug, e.g. llama.cpp's before its first request in early-2025 builds; upgrade the server", ne.Num, where)
 		}
 		return fmt.Errorf("sample value %q is not a number%s: a sample line is NAME{LABELS} VALUE; is this a model server's /metrics page?", ne.Num, where)
+	case errors.As(err, &oe) && oe.off < 0:
+		// Nothing parsed before the error: a body that is not a page
+		// at all (a proxy's "Unauthorized", "404 page not found").
+		first, _, _ := bytes.Cut(bytes.TrimLeft(b, " \t\n"), []byte("\n"))
+		if len(first) > 60 {
+			first = append(first[:60:60], "..."...)
+		}
+		return fmt.Errorf("%w (nothing before it reads as metrics; the body starts %q: is the URL a model server's /metrics, not an error or login page?)", err, first)
 	}
 	return err
 }
@@ -183,10 +200,10 @@ func withHint(b []byte, err error) error {
 func mediaType(b []byte, contentType string) (string, error) {
 	trimmed := bytes.TrimLeft(b, " \t\r\n\ufeff")
 	if len(trimmed) > 0 {
-		switch trimmed[0] {
-		case '{', '[':
+		switch {
+		case trimmed[0] == '[' || trimmed[0] == '{' && !quotedName(trimmed):
 			return "", errors.New("body is JSON, not Prometheus text (trtllm-serve serves JSON at /metrics and Prometheus text at /prometheus/metrics)")
-		case '<':
+		case trimmed[0] == '<':
 			return "", errors.New("body is HTML/XML, not Prometheus text (wrong URL or path?)")
 		}
 	}
@@ -211,6 +228,29 @@ func mediaType(b []byte, contentType string) (string, error) {
 		return ContentTypeOpenMetrics, nil
 	}
 	return ContentTypeText, nil
+}
+
+// quotedName reports whether b, which starts with '{', starts as a sample
+// line whose metric name is quoted (a UTF-8 name: Prometheus 3's parsers
+// read it, client_golang writes it under escaping=allow-utf-8):
+// {"name"} or {"name",label=...}, not a JSON object ({"key": ...} or {}).
+func quotedName(b []byte) bool {
+	rest := bytes.TrimLeft(b[1:], " \t")
+	if len(rest) == 0 || rest[0] != '"' {
+		return false
+	}
+	for i := 1; i < len(rest); i++ {
+		switch rest[i] {
+		case '\\':
+			i++
+		case '\n':
+			return false
+		case '"':
+			after := bytes.TrimLeft(rest[i+1:], " \t")
+			return len(after) > 0 && (after[0] == ',' || after[0] == '}')
+		}
+	}
+	return false
 }
 
 func hasEOFLine(b []byte) bool {

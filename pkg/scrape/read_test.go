@@ -159,11 +159,17 @@ func TestReadInvalid(t *testing.T) {
 		"unterminated label line 2":          {"vllm:num_requests_running 1\nvllm:num_requests_waiting{a=\"x} 1\nvllm:num_requests_running 2\n", "", 2, ""},
 		"after blank and comments":           {"vllm:num_requests_running 1\n\n# a comment\n\nvllm:num_requests_waiting 1 2 3 4\n", "", 5, ""},
 		"JSON (trtllm-serve /metrics)":       {`[{"gpuMemUsage": 1}]`, "", 1, "JSON"},
-		"HTML":                               {"<html><body>404</body></html>", "", 1, "HTML"},
-		"unsupported content type":           {"vllm:num_requests_running 1\n", "application/json", 1, "Content-Type"},
-		"protobuf content type":              {"x", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited", 1, "Content-Type"},
-		"OpenMetrics without # EOF":          {"vllm:num_requests_running 1\nvllm:num_requests_waiting 1\n", "application/openmetrics-text; version=1.0.0", 2, "EOF"},
-		"OpenMetrics data after EOF":         {"vllm:num_requests_running 1\n# EOF\nvllm:num_requests_waiting 1\n", "", 3, "EOF"},
+		"JSON object (an API's error)":       {`{"detail": "Not Found"}`, "", 1, "body is JSON"},
+		"empty JSON object":                  {"{}\n", "", 1, "body is JSON"},
+		// a proxy's plain-text answer with status 200: the parser's own
+		// message was all ("expected value after metric, got \"\\n\"").
+		"plain-text error page":      {"Unauthorized\n", "", 1, `expected value after metric, got "\n" ("INVALID") while parsing: "Unauthorized\n" (nothing before it reads as metrics; the body starts "Unauthorized": is the URL a model server's /metrics, not an error or login page?)`},
+		"404 text":                   {"\n404 page not found\n", "", 2, `(nothing before it reads as metrics; the body starts "404 page not found"`},
+		"HTML":                       {"<html><body>404</body></html>", "", 1, "HTML"},
+		"unsupported content type":   {"vllm:num_requests_running 1\n", "application/json", 1, "Content-Type"},
+		"protobuf content type":      {"x", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited", 1, "Content-Type"},
+		"OpenMetrics without # EOF":  {"vllm:num_requests_running 1\nvllm:num_requests_waiting 1\n", "application/openmetrics-text; version=1.0.0", 2, `data does not end with # EOF (the Content-Type "application/openmetrics-text; version=1.0.0" says OpenMetrics, whose pages end with a # EOF line: the page was cut short, or is the text format sent as OpenMetrics)`},
+		"OpenMetrics data after EOF": {"vllm:num_requests_running 1\n# EOF\nvllm:num_requests_waiting 1\n", "", 3, "EOF"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p, err := Read(strings.NewReader(tc.page), tc.contentType, "page.prom", modelserver.VLLM)
@@ -228,5 +234,18 @@ func TestReadCapBoundsTheRead(t *testing.T) {
 	}
 	if e.n > MaxPageBytes+1<<20 {
 		t.Errorf("read %d bytes of an endless page, want at most the cap and a buffer", e.n)
+	}
+}
+
+// A page whose first line quotes its metric name (the exposition formats'
+// UTF-8 names, which Prometheus 3 reads) is a page, not JSON: it was
+// refused as "body is JSON".
+func TestReadQuotedNames(t *testing.T) {
+	p := readString(t, "{\"vllm:num_requests_running\",engine=\"0\"} 3\n{ \"vllm:num_requests_running\" , engine=\"1\"} 4\n{\"vllm:num_requests_waiting\",engine=\"0\"} 2\n", modelserver.Unknown)
+	// running 3 + 4 over the two engines, waiting 2.
+	checkFloat(t, "running", p.Running, 7)
+	checkFloat(t, "waiting", p.Waiting, 2)
+	if p.Engines != 2 {
+		t.Errorf("engines %d, want 2", p.Engines)
 	}
 }

@@ -66,30 +66,50 @@ func quoteSeries(lset labels.Labels) string {
 // scale on.
 const MaxRequests = 1e9
 
+// MaxEndpoints bounds an llm-d EPP's count of ready endpoints: the pods of
+// one InferencePool, at most the 150,000 pods of the largest cluster
+// Kubernetes supports ("Considerations for large clusters"). A larger
+// count is a broken exporter; it is also no int (1e300 became
+// -9223372036854775808 replicas).
+const MaxEndpoints = 150000
+
 // checkValues refuses values a server cannot export for the signals the
 // page is read for: a negative request count or one above MaxRequests, token, prefix-cache or
-// request counter or CPU time, a KV usage outside 0..1, a sum that overflows float64, or a
-// broken TTFT histogram (checkHistogram). It
+// request counter or CPU time, a KV usage outside 0..1, a negative or
+// larger than MaxRequests batch capacity, on an llm-d EPP's page a ready
+// endpoint count outside 0..MaxEndpoints, a flow-control queue above
+// MaxRequests or a negative saturation, a sum that overflows float64, or a
+// broken TTFT, queue-time or inter-token-latency histogram (checkHistogram). It
 // returns the index of the offending sample (-1 for an overflowing sum) and
 // the error; -1 and nil when the page is sane. Non-finite samples are not
 // checked here: they are ABSENT by the reading rules.
 func checkValues(raw *rawPage, p *Page) (int, error) {
 	type rule struct {
-		family string
-		what   string
-		total  float64
-		max    float64 // inclusive upper bound
+		family   string
+		what     string
+		total    float64
+		min, max float64 // inclusive bounds
 	}
+	_, capacity := pick(raw, p.Server.Families().MaxRunning, sum, gaugeKind)
 	rules := []rule{
-		{p.Chosen.Running, "a running-request count", p.Running, MaxRequests},
-		{p.Chosen.Waiting, "a waiting-request count", p.Waiting, MaxRequests},
-		{p.Chosen.KV, "a KV-cache usage fraction", p.KV, 1},
-		{p.Chosen.PromptTokens, "a token counter", p.PromptTokens, math.Inf(1)},
-		{p.Chosen.GenerationTokens, "a token counter", p.GenerationTokens, math.Inf(1)},
-		{p.Chosen.Requests, "a request counter", p.Requests, math.Inf(1)},
-		{p.Chosen.CPUSeconds, "a CPU-seconds counter", p.CPUSeconds, math.Inf(1)},
-		{p.Chosen.PrefixHits, "a prefix-cache token counter", p.PrefixHits, math.Inf(1)},
-		{p.Chosen.PrefixQueries, "a prefix-cache token counter", p.PrefixQueries, math.Inf(1)},
+		{p.Chosen.Running, "a running-request count", p.Running, 0, MaxRequests},
+		{p.Chosen.Waiting, "a waiting-request count", p.Waiting, 0, MaxRequests},
+		{p.Chosen.KV, "a KV-cache usage fraction", p.KV, 0, 1},
+		{p.Chosen.PromptTokens, "a token counter", p.PromptTokens, 0, math.Inf(1)},
+		{p.Chosen.GenerationTokens, "a token counter", p.GenerationTokens, 0, math.Inf(1)},
+		{p.Chosen.Requests, "a request counter", p.Requests, 0, math.Inf(1)},
+		{p.Chosen.CPUSeconds, "a CPU-seconds counter", p.CPUSeconds, 0, math.Inf(1)},
+		{p.Chosen.PrefixHits, "a prefix-cache token counter", p.PrefixHits, 0, math.Inf(1)},
+		{p.Chosen.PrefixQueries, "a prefix-cache token counter", p.PrefixQueries, 0, math.Inf(1)},
+		{capacity, "a batch capacity in requests", p.MaxRunning, 0, MaxRequests},
+	}
+	if pool := p.Pool; pool != nil {
+		rules = append(rules,
+			rule{pool.Chosen["ready"], "a count of ready endpoints", pool.Ready, 0, MaxEndpoints},
+			// The router's queue gauge can dip below 0 after a flow's
+			// garbage collection (read as 0), never by a billion.
+			rule{pool.Chosen["flow_queue"], "a count of held requests", pool.FlowQueue, -MaxRequests, MaxRequests},
+			rule{pool.Chosen["saturation"], "a saturation (load over capacity)", 0, 0, math.Inf(1)})
 	}
 	for _, r := range rules {
 		if r.family == "" {
@@ -100,9 +120,12 @@ func checkValues(raw *rawPage, p *Page) (int, error) {
 			if !finite(v) {
 				continue
 			}
-			if v < 0 || v > r.max {
+			if v < r.min || v > r.max {
 				allowed := "a number >= 0"
-				if !math.IsInf(r.max, 1) {
+				switch {
+				case r.min < 0:
+					allowed = fmt.Sprintf("%g to %g", r.min, r.max)
+				case !math.IsInf(r.max, 1):
 					allowed = fmt.Sprintf("0 to %g", r.max)
 				}
 				return j, fmt.Errorf("%s is %g, not %s (allowed: %s)", quoteSeries(raw.samples[j].Labels), v, r.what, allowed)
@@ -115,8 +138,15 @@ func checkValues(raw *rawPage, p *Page) (int, error) {
 	if j, err := checkWorkers(raw, p); err != nil {
 		return j, err
 	}
-	if p.TTFT != nil {
-		return checkHistogram(raw, p.TTFT.Family)
+	// Each histogram a quantile is read from: TTFT, queue time
+	// (queuewait scales on it) and ITL.
+	for _, h := range []*Histogram{p.TTFT, p.QueueTime, p.ITL} {
+		if h == nil {
+			continue
+		}
+		if j, err := checkHistogram(raw, h.Family); err != nil {
+			return j, err
+		}
 	}
 	return -1, nil
 }
@@ -126,22 +156,35 @@ func checkValues(raw *rawPage, p *Page) (int, error) {
 // e.g. "grpc://10.0.0.7:8001").
 const workerLabel = modelserver.GatewayWorkerLabel
 
+// backendLabels are the labels that name, on a page read as server, the
+// model server a gateway or router re-exports a series of: worker_addr
+// on any page, and on a vLLM page the vLLM production-stack router's
+// server (modelserver.VLLMRouterServerLabel).
+func backendLabels(server modelserver.Server) []string {
+	if server == modelserver.VLLM {
+		return []string{workerLabel, modelserver.VLLMRouterServerLabel}
+	}
+	return []string{workerLabel}
+}
+
 // checkWorkers refuses a page whose running or waiting series name more
-// than one worker (workerLabel): a gateway's page covering several
-// replicas, which read as one replica would be counted once with all
-// their load (a fleet of 4 read as 1 at 4 times the per-replica queue).
-// It returns the first sample of the second worker.
+// than one backend (backendLabels): a gateway's or router's page covering
+// several replicas, which read as one replica would be counted once with
+// all their load (a fleet of 4 read as 1 at 4 times the per-replica queue).
+// It returns the first sample of the second backend.
 func checkWorkers(raw *rawPage, p *Page) (int, error) {
-	seen := []string{}
-	for _, fam := range []string{p.Chosen.Running, p.Chosen.Waiting} {
-		for _, j := range raw.byName[fam] {
-			w := raw.samples[j].Labels.Get(workerLabel)
-			if w == "" || slices.Contains(seen, w) {
-				continue
-			}
-			seen = append(seen, w)
-			if len(seen) == 2 {
-				return j, severalWorkers{seen[0], seen[1]}
+	for _, label := range backendLabels(p.Server) {
+		seen := []string{}
+		for _, fam := range []string{p.Chosen.Running, p.Chosen.Waiting} {
+			for _, j := range raw.byName[fam] {
+				w := raw.samples[j].Labels.Get(label)
+				if w == "" || slices.Contains(seen, w) {
+					continue
+				}
+				seen = append(seen, w)
+				if len(seen) == 2 {
+					return j, severalWorkers{label, seen[0], seen[1]}
+				}
 			}
 		}
 	}
@@ -174,17 +217,27 @@ func checkHistogram(raw *rawPage, family string) (int, error) {
 		k := labels.NewBuilder(s.Labels).Del("le").Labels().Hash()
 		series[k] = append(series[k], bucket{le, j})
 	}
-	bad := -1
+	bad, twin := -1, -1 // the first offending sample in page order; twin: the one whose bound it repeats
 	for _, bs := range series {
-		sort.Slice(bs, func(a, b int) bool { return bs[a].le < bs[b].le })
+		sort.SliceStable(bs, func(a, b int) bool { return bs[a].le < bs[b].le })
 		for i := 1; i < len(bs); i++ {
-			lo, hi := raw.samples[bs[i-1].j].Value, raw.samples[bs[i].j].Value
-			if hi < lo-1e-12*math.Max(1, lo) && (bad < 0 || bs[i].j < bad) {
-				bad = bs[i].j
+			j, other := bs[i].j, -1
+			if bs[i].le == bs[i-1].le {
+				// le="1" and le="1.0": one bound twice (Prometheus 3 reads
+				// a declared histogram's le as a number: a duplicate).
+				j, other = max(bs[i].j, bs[i-1].j), min(bs[i].j, bs[i-1].j)
+			} else if lo, hi := raw.samples[bs[i-1].j].Value, raw.samples[j].Value; hi >= lo-1e-12*math.Max(1, lo) {
+				continue
+			}
+			if bad < 0 || j < bad {
+				bad, twin = j, other
 			}
 		}
 	}
-	if bad >= 0 {
+	switch {
+	case bad >= 0 && twin >= 0:
+		return bad, fmt.Errorf("%s repeats the bound of %s: one bucket twice (allowed: each le once per series)", quoteSeries(raw.samples[bad].Labels), quoteSeries(raw.samples[twin].Labels))
+	case bad >= 0:
 		s := raw.samples[bad]
 		return bad, fmt.Errorf("%s is %g, below a smaller le's count: histogram buckets are cumulative (allowed: counts that never go down as le goes up)", quoteSeries(s.Labels), s.Value)
 	}
@@ -192,9 +245,13 @@ func checkHistogram(raw *rawPage, family string) (int, error) {
 }
 
 // severalWorkers is checkWorkers' refusal: a well-formed page that covers
-// two or more model servers (the first two workers seen).
-type severalWorkers struct{ a, b string }
+// two or more model servers (the backend label and the first two values
+// seen).
+type severalWorkers struct{ label, a, b string }
 
 func (e severalWorkers) Error() string {
-	return fmt.Sprintf("the page covers several model servers (%s %q and %q): a gateway's page, such as the SGLang Model Gateway's, and infscale reads one replica per page; point it at each worker's own /metrics, or at Prometheus with a selector for the gateway's pod (each worker_addr is read as one replica there)", workerLabel, e.a, e.b)
+	if e.label == modelserver.VLLMRouterServerLabel {
+		return fmt.Sprintf("the page covers several model servers (%s %q and %q): a router's page, such as the vLLM production-stack router's, whose running and waiting are each engine's as the router counts them, and infscale reads one replica per page; point it at each vLLM engine's own /metrics, or at Prometheus with a selector for the engines' pods, not the router's", e.label, e.a, e.b)
+	}
+	return fmt.Sprintf("the page covers several model servers (%s %q and %q): a gateway's page, such as the SGLang Model Gateway's, and infscale reads one replica per page; point it at each worker's own /metrics, or at Prometheus with a selector for the gateway's pod (each worker_addr is read as one replica there)", e.label, e.a, e.b)
 }

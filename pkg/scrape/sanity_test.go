@@ -44,7 +44,13 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 		// worker_addr): read as one replica it carried both's load, 2 workers
 		// counted as 1 at twice the per-replica queue; line 2 is the second.
 		// The page is well formed: it says what it is not, not "invalid".
-		"two workers":      {"sglang_num_running_reqs{worker_addr=\"grpc://a:8001\"} 3\nsglang_num_running_reqs{worker_addr=\"grpc://b:8001\"} 5\n", 2, `bad.prom:2: not one replica's metrics page: the page covers several model servers (worker_addr "grpc://a:8001" and "grpc://b:8001")`},
+		"two workers": {"sglang_num_running_reqs{worker_addr=\"grpc://a:8001\"} 3\nsglang_num_running_reqs{worker_addr=\"grpc://b:8001\"} 5\n", 2, `bad.prom:2: not one replica's metrics page: the page covers several model servers (worker_addr "grpc://a:8001" and "grpc://b:8001")`},
+		// the vLLM production-stack router's page: one series per engine
+		// behind it (label server); read as one replica it was running
+		// 7 + 5 = 12 on one replica, the fleet's load.
+		"vLLM router": {"# HELP vllm:num_requests_running Number of running requests\n# TYPE vllm:num_requests_running gauge\n" +
+			"vllm:num_requests_running{server=\"http://10.0.0.7:8000\"} 7.0\nvllm:num_requests_running{server=\"http://10.0.0.8:8000\"} 5.0\n", 4,
+			`bad.prom:4: not one replica's metrics page: the page covers several model servers (server "http://10.0.0.7:8000" and "http://10.0.0.8:8000"): a router's page, such as the vLLM production-stack router's`},
 		"negative waiting": {"vllm:num_requests_running 1\nvllm:num_requests_waiting{engine=\"0\"} 0\nvllm:num_requests_waiting{engine=\"1\"} -3\n", 3, "not a waiting-request count (allowed: 0 to 1e+09)"},
 		"negative running": {"sglang:num_running_reqs -1\n", 1, "running-request count"},
 		"KV above 1":       {"vllm:num_requests_running 1\nvllm:kv_cache_usage_perc 1.7\n", 2, "not a KV-cache usage fraction (allowed: 0 to 1)"},
@@ -60,6 +66,34 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 		"decreasing buckets": {"vllm:num_requests_running 1\n# TYPE vllm:time_to_first_token_seconds histogram\n" +
 			"vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.5\"} 50\nvllm:time_to_first_token_seconds_bucket{engine=\"1\",le=\"0.5\"} 1\n" +
 			"vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"1\"} 25\nvllm:time_to_first_token_seconds_bucket{engine=\"1\",le=\"1\"} 2\n", 5, "cumulative"},
+		// the queue-time and ITL histograms are read into quantiles too
+		// (queuewait scales on the first): a negative le=1 count gave a
+		// queue-time median of 1 s, buckets 50 then 10 an ITL median of 0.06 s.
+		"negative queue-time bucket": {"vllm:num_requests_running 1\n# TYPE vllm:request_queue_time_seconds histogram\n" +
+			"vllm:request_queue_time_seconds_bucket{le=\"1\"} -5\nvllm:request_queue_time_seconds_bucket{le=\"+Inf\"} 3\n", 3, "histogram count"},
+		"decreasing ITL buckets": {"vllm:num_requests_running 1\n# TYPE vllm:inter_token_latency_seconds histogram\n" +
+			"vllm:inter_token_latency_seconds_bucket{le=\"0.1\"} 50\nvllm:inter_token_latency_seconds_bucket{le=\"1\"} 10\nvllm:inter_token_latency_seconds_bucket{le=\"+Inf\"} 60\n", 4, "cumulative"},
+		"negative SGLang queue-time sum": {"sglang:num_running_reqs 1\n# TYPE sglang:queue_time_seconds histogram\n" +
+			"sglang:queue_time_seconds_bucket{le=\"+Inf\"} 3\nsglang:queue_time_seconds_sum -0.5\n", 4, "histogram count or sum"},
+		// capacity is shown as max_running: -7 was printed as read.
+		"negative capacity": {"sglang:num_running_reqs 3\nsglang:max_running_requests -7\n", 2, "not a batch capacity in requests (allowed: 0 to 1e+09)"},
+		// an llm-d EPP's page: its ready endpoints are serve's current
+		// replicas and multiply the averages. -2 read as current -2,
+		// running 3 x -2 = -6; 1e300 as current -9223372036854775808 (Go's
+		// int of a float out of range) and running 3e300.
+		"EPP negative ready": {"llm_d_epp_ready_endpoints{name=\"p\"} -2\nllm_d_epp_average_running_requests{name=\"p\"} 3\n", 1, "not a count of ready endpoints (allowed: 0 to 150000)"},
+		"EPP absurd ready":   {"llm_d_epp_average_running_requests{name=\"p\"} 3\ninference_pool_ready_pods{name=\"p\"} 0\nllm_d_epp_ready_endpoints{name=\"p\"} 1e300\n", 3, "ready endpoints"},
+		// the flow-control queue is serve's held count (zero.flow_control):
+		// 5e20 held was read.
+		"EPP absurd flow queue": {"llm_d_epp_ready_endpoints{name=\"p\"} 0\nllm_d_epp_flow_control_queue_size{fairness_id=\"a\",priority=\"0\"} 5e20\n", 2, "not a count of held requests (allowed: -1e+09 to 1e+09)"},
+		// parse showed effective saturation 0 for -3 (the max with 0).
+		"EPP negative saturation": {"llm_d_epp_ready_endpoints{name=\"p\"} 2\nllm_d_epp_flow_control_pool_saturation{stage=\"decode\"} -3\n", 2, "not a saturation"},
+		// one bound twice in a series of an undeclared histogram (le "1" and
+		// "1.0"; Prometheus 3 reads a declared one's le as a number and calls
+		// it a duplicate): its counts were added, 3 + 3 = 6 at le 1 above
+		// the 3 at +Inf.
+		"one bound twice": {"vllm:num_requests_running 1\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} 3\n" +
+			"vllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} 3\nvllm:time_to_first_token_seconds_bucket{le=\"1.0\"} 3\n", 4, `le="1.0"} repeats the bound of`},
 		// parse errors get a hint when the cause is the line ending or a BOM
 		"CRLF": {"vllm:num_requests_running 1\r\nvllm:num_requests_waiting 2\r\n", 1, "CRLF line endings"},
 		"BOM":  {"\ufeffvllm:num_requests_running 1\n", 1, "byte-order mark"},
@@ -100,8 +134,12 @@ vllm:kv_cache_usage_perc{engine="1"} -Inf
 	}
 	checkFloat(t, "openmetrics running", om.Running, 4)
 
-	// two engines with different bucket layouts, each cumulative: the sum by
-	// le (0.1: 5, 0.5: 1, +Inf: 5 + 1 = 6) goes down, the page is still sane.
+	// two engines with different bucket layouts, each cumulative: the page
+	// is sane, and the engines are merged (histogram.Merge), each counted at
+	// a bound it lacks by its count below: 0.1: 5 + 0, 0.5: 5 + 1, +Inf:
+	// 5 + 1: p90 (rank 5.4 of 6) in (0.1, 0.5] is 0.1 + 0.4 × 0.4/1 = 0.26 s.
+	// The sum by le (0.1: 5, 0.5: 1, +Inf: 6) went down; read as PromQL
+	// reads it (0.5 raised to 5) its p90 fell in +Inf: 0.5 s.
 	p = readString(t, `vllm:num_requests_running 1
 # TYPE vllm:time_to_first_token_seconds histogram
 vllm:time_to_first_token_seconds_bucket{engine="0",le="0.1"} 5
@@ -109,9 +147,22 @@ vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf"} 5
 vllm:time_to_first_token_seconds_bucket{engine="1",le="0.5"} 1
 vllm:time_to_first_token_seconds_bucket{engine="1",le="+Inf"} 1
 `, modelserver.Unknown)
-	if p.TTFT == nil || len(p.TTFT.Buckets) != 3 || p.TTFT.Buckets[2].Count != 6 {
-		t.Errorf("TTFT = %+v", p.TTFT)
+	if p.TTFT == nil || len(p.TTFT.Buckets) != 3 || p.TTFT.Buckets[0].Count != 5 || p.TTFT.Buckets[1].Count != 6 || p.TTFT.Buckets[2].Count != 6 {
+		t.Errorf("TTFT = %+v, want 0.1: 5, 0.5: 6, +Inf: 6", p.TTFT)
 	}
+	checkFloat(t, "merged p90", p.TTFT.Quantile(0.9), 0.26)
+
+	// an EPP's flow-control queue that dipped below 0 after a flow's
+	// garbage collection is the router's own (its readers take it as 0);
+	// an empty pool (ready 0) reads saturation 1.0 (fail-closed).
+	p = readString(t, "llm_d_epp_ready_endpoints{name=\"p\"} 0\nllm_d_epp_flow_control_queue_size{fairness_id=\"a\"} -1\nllm_d_epp_flow_control_pool_saturation{stage=\"effective\"} 1\n", modelserver.Unknown)
+	checkFloat(t, "flow queue", p.Pool.FlowQueue, -1)
+	checkFloat(t, "ready", p.Pool.Ready, 0)
+
+	// a router's page of one engine is that engine's load as the router
+	// counts it (its running: in prefill + decoding).
+	p = readString(t, "vllm:num_requests_running{server=\"http://10.0.0.7:8000\"} 7\n", modelserver.Unknown)
+	checkFloat(t, "router's one engine running", p.Running, 7)
 
 	// a garbage value in a family the page is not read from is not refused:
 	// vLLM reads kv_cache_usage_perc and ignores gpu_cache_usage_perc.

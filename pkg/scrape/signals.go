@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prometheus/prometheus/model/labels"
+
+	hist "github.com/infscale/infscale/pkg/histogram"
 	"github.com/infscale/infscale/pkg/modelserver"
 )
 
@@ -36,8 +39,12 @@ func reduce(raw *rawPage, source string, server modelserver.Server) *Page {
 	p.MaxRunning, _ = pick(raw, f.MaxRunning, sum, gaugeKind)
 	for _, sig := range []struct{ name, chosen string }{{"running", p.Chosen.Running}, {"waiting", p.Chosen.Waiting}, {"kv", p.Chosen.KV}} {
 		alts := map[string][]string{"running": f.Running, "waiting": f.Waiting, "kv": f.KV}[sig.name]
-		if nonFinite(raw, sig.chosen, alts) || (sig.chosen == "" && len(wrongTypes(raw, alts, gaugeKind)) > 0) {
+		nf := nonFinite(raw, sig.chosen, alts)
+		if nf || (sig.chosen == "" && len(wrongTypes(raw, alts, gaugeKind)) > 0) {
 			p.Unknown = append(p.Unknown, sig.name)
+		}
+		if nf {
+			p.NonFinite = append(p.NonFinite, sig.name)
 		}
 	}
 	for _, group := range []struct {
@@ -60,18 +67,31 @@ func reduce(raw *rawPage, source string, server modelserver.Server) *Page {
 		eppPool(raw, p)
 	}
 
-	engines, models := map[string]bool{}, map[string]bool{}
-	for _, name := range []string{p.Chosen.Running, p.Chosen.Waiting, p.Chosen.KV} {
+	engines, models := map[string]*engineLoad{}, map[string]bool{}
+	var order []string // engines in page order
+	for sig, name := range []string{p.Chosen.Running, p.Chosen.Waiting, p.Chosen.KV} {
 		for _, j := range raw.byName[name] {
 			s := raw.samples[j]
 			if !finite(s.Value) {
 				continue
 			}
-			var key strings.Builder
+			var key, shown strings.Builder
 			for _, l := range engineLabels {
 				fmt.Fprintf(&key, "%s=%q,", l, s.Labels.Get(l))
+				if v := s.Labels.Get(l); v != "" {
+					if shown.Len() > 0 {
+						shown.WriteByte(',')
+					}
+					fmt.Fprintf(&shown, "%s=%q", l, v)
+				}
 			}
-			engines[key.String()] = true
+			e := engines[key.String()]
+			if e == nil {
+				e = &engineLoad{name: "{" + shown.String() + "}", kv: math.Inf(-1)}
+				engines[key.String()] = e
+				order = append(order, key.String())
+			}
+			e.add(sig, s.Value)
 			for _, l := range modelLabels {
 				if v := s.Labels.Get(l); v != "" {
 					models[v] = true
@@ -88,6 +108,16 @@ func reduce(raw *rawPage, source string, server modelserver.Server) *Page {
 
 	if p.Waiting > 0 && p.Running == 0 && p.KV == 0 {
 		p.Suspect = fmt.Sprintf("stuck engine? waiting %g with running 0 and KV usage 0: queued requests are not being served (vllm-metal #479); not load", p.Waiting)
+	} else if len(order) > 1 && server != modelserver.EPP {
+		// One engine of several (vLLM data parallel) stuck: the page's
+		// sums hide it behind the others' running and KV.
+		for _, k := range order {
+			if e := engines[k]; e.stuck() {
+				p.Suspect = fmt.Sprintf("stuck engine? engine %s: waiting %g with running 0 and KV usage 0 while the page's other engines run %g: its queued requests are not being served (vllm-metal #479); not load", e.name, e.waiting, p.Running)
+				p.SuspectEngine = e.name
+				break
+			}
+		}
 	}
 
 	fams := map[string]bool{}
@@ -97,6 +127,34 @@ func reduce(raw *rawPage, source string, server modelserver.Server) *Page {
 	p.Families = sortedKeys(fams)
 	p.Declared = sortedKeys(raw.declared)
 	return p
+}
+
+// engineLoad is one engine's running, waiting and KV on a page (the
+// finite samples of the chosen families whose engine labels are its own),
+// and which of the three it has.
+type engineLoad struct {
+	name                   string // its engine labels, as {engine="1"}
+	running, waiting       float64
+	kv                     float64
+	hasRun, hasWait, hasKV bool
+}
+
+// add adds a sample of signal sig (0 running, 1 waiting, 2 KV).
+func (e *engineLoad) add(sig int, v float64) {
+	switch sig {
+	case 0:
+		e.running, e.hasRun = e.running+v, true
+	case 1:
+		e.waiting, e.hasWait = e.waiting+v, true
+	default:
+		e.kv, e.hasKV = math.Max(e.kv, v), true
+	}
+}
+
+// stuck is the page rule on one engine: requests wait, none runs, its KV
+// cache is empty (all three present).
+func (e *engineLoad) stuck() bool {
+	return e.hasRun && e.hasWait && e.hasKV && e.waiting > 0 && e.running == 0 && e.kv == 0
 }
 
 func sum(vals []float64) float64 {
@@ -138,29 +196,36 @@ func pick(raw *rawPage, alternatives []string, agg func([]float64) float64, want
 }
 
 // histogram sums the classic histogram of the first alternative family that
-// has finite _bucket samples; nil when none has.
+// has finite _bucket samples over its series (engines, models),
+// hist.Merge's sum when their layouts differ; nil when none has.
 func histogram(raw *rawPage, alternatives []string) *Histogram {
 	for _, fam := range alternatives {
 		if raw.checkType(fam, histogramKind) != nil || raw.checkType(fam+"_bucket", histogramKind) != nil {
 			continue
 		}
-		byLE := map[float64]float64{}
+		var order []uint64 // series in page order
+		series := map[uint64][]Bucket{}
 		for _, j := range raw.byName[fam+"_bucket"] {
 			s := raw.samples[j]
 			le, err := strconv.ParseFloat(s.Labels.Get("le"), 64)
 			if err != nil || math.IsNaN(le) || !finite(s.Value) {
 				continue
 			}
-			byLE[le] += s.Value
+			k := labels.NewBuilder(s.Labels).Del("le").Labels().Hash()
+			if _, ok := series[k]; !ok {
+				order = append(order, k)
+			}
+			series[k] = append(series[k], Bucket{UpperBound: le, Count: s.Value})
 		}
-		if len(byLE) == 0 {
+		if len(order) == 0 {
 			continue
 		}
 		h := &Histogram{Family: fam}
-		for le, c := range byLE {
-			h.Buckets = append(h.Buckets, Bucket{UpperBound: le, Count: c})
+		for _, k := range order {
+			bs := series[k]
+			sort.Slice(bs, func(a, b int) bool { return bs[a].UpperBound < bs[b].UpperBound })
+			h.Buckets = hist.Merge(h.Buckets, bs)
 		}
-		sort.Slice(h.Buckets, func(a, b int) bool { return h.Buckets[a].UpperBound < h.Buckets[b].UpperBound })
 		h.Count, _ = pick(raw, []string{fam + "_count"}, sum, histogramKind)
 		h.Sum, _ = pick(raw, []string{fam + "_sum"}, sum, histogramKind)
 		return h
@@ -210,12 +275,14 @@ func sortedKeys(m map[string]bool) []string {
 
 // nonFinite reports whether a load signal's value on the page is unknown
 // because of a NaN or ±Inf sample: the chosen family has one, or no family
-// was chosen (no finite sample) while one of alternatives has samples. An
-// engine that reports NaN is not an engine at 0.
+// was chosen (no finite sample) while one of alternatives that is read (its
+// declared type a gauge's) has samples. An engine that reports NaN is not
+// an engine at 0. (A family declared with another type is unknown for
+// that reason: WrongType.)
 func nonFinite(raw *rawPage, chosen string, alternatives []string) bool {
 	if chosen == "" {
 		for _, name := range alternatives {
-			if len(raw.byName[name]) > 0 {
+			if len(raw.byName[name]) > 0 && raw.checkType(name, gaugeKind) == nil {
 				return true
 			}
 		}

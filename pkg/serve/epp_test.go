@@ -1,8 +1,12 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,4 +156,47 @@ func TestEPPSameDecisionsBothModes(t *testing.T) {
 	})
 	readyIs(`llm_d_epp_ready_endpoints{service="chat-epp"}`, 0)
 	check("at zero", want{running: 0, waiting: 0, kv: math.NaN(), held: 4, current: 0, desired: 1})
+}
+
+// TestEPPGarbagePageNotRead: an EPP page whose ready endpoints or
+// flow-control queue no router writes is not read (bad_response, naming
+// the URL and line), and the pool's signals are unknown: its ready count
+// -2 was read as current -2 with running 3 x -2 = -6, 1e300 as current
+// -9223372036854775808 (Go's int of an out-of-range float) with running
+// 3e300, a queue of 5e20 as 5e20 held. The held error says a page was not
+// read, not that the flowControl gate may be off.
+func TestEPPGarbagePageNotRead(t *testing.T) {
+	for name, tc := range map[string]struct{ page, where string }{
+		"negative ready": {"llm_d_epp_ready_endpoints{name=\"p\"} -2\nllm_d_epp_average_running_requests{name=\"p\"} 3\nllm_d_epp_flow_control_queue_size 0\n", "/metrics:1: "},
+		"absurd ready":   {"llm_d_epp_ready_endpoints{name=\"p\"} 1e300\nllm_d_epp_average_running_requests{name=\"p\"} 3\nllm_d_epp_flow_control_queue_size 0\n", "/metrics:1: "},
+		"absurd queue":   {"llm_d_epp_ready_endpoints{name=\"p\"} 0\nllm_d_epp_average_running_requests{name=\"p\"} 3\nllm_d_epp_flow_control_queue_size 5e20\n", "/metrics:3: "},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, tc.page) }))
+			defer srv.Close()
+			cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]%s", srv.URL, eppTarget)), "emb.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+			if r.CurrentKnown || !math.IsNaN(r.Obs.Running) || !math.IsNaN(r.Obs.Waiting) || !math.IsNaN(r.Obs.Held) {
+				t.Errorf("current %d (known %v), running %v, waiting %v, held %v; want all unknown", r.Obs.Current, r.CurrentKnown, r.Obs.Running, r.Obs.Waiting, r.Obs.Held)
+			}
+			var page, held string
+			for _, e := range r.Errors {
+				switch e.Signal {
+				case "page":
+					page = e.Reason + " " + e.Err.Error()
+				case "held":
+					held = e.Err.Error()
+				}
+			}
+			if !strings.HasPrefix(page, "bad_response "+srv.URL+tc.where) {
+				t.Errorf("page error %q, want bad_response naming %s%s", page, srv.URL, tc.where)
+			}
+			if held != "held unknown: 1 of 1 EPP pages not read (their errors above), each holds its own flow-control queue" {
+				t.Errorf("held error %q", held)
+			}
+		})
+	}
 }

@@ -505,7 +505,11 @@ func (l *Loop) Cycle(ctx context.Context) {
 		}
 		if len(rd.Warnings) > 0 {
 			if suppressed, ok := l.limiter.allow(now, t.key+"\x00warnings"); ok {
-				l.log.Warn("prometheus answered with warnings; its values were read", "target", t.key, "warnings", rd.Warnings, "suppressed_since_last", suppressed)
+				msg := "prometheus answered with warnings; its values were read"
+				if l.source.Name() != "prometheus" { // embedded mode's pages
+					msg = "pages read with warnings"
+				}
+				l.log.Warn(msg, "target", t.key, "warnings", rd.Warnings, "suppressed_since_last", suppressed)
 			}
 		}
 		l.logStuck(now, t.key, rd)

@@ -32,7 +32,9 @@ type Reading struct {
 	Errors []ReadError
 	// Warnings are Prometheus's warnings on this target's queries (each
 	// once; a batched query's go to every target in it): the values came
-	// with them and were read, e.g. a Thanos partial response.
+	// with them and were read, e.g. a Thanos partial response. In embedded
+	// mode, each page that answered with no running, waiting or KV sample
+	// (a missing replica) is one.
 	Warnings []string
 	// Duration is the time spent reading this target (for a batched source,
 	// the whole batch's time).

@@ -27,11 +27,12 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 	urls, pages, errs, keys := s.loadPages(ctx, t, modelserver.EPP)
 	r := Reading{Obs: unknownObservation(), StuckKnown: true}
 	var best *scrape.Page
-	held, heldOK := 0.0, true
+	held, heldOK, unread := 0.0, true, 0
 	for i, p := range pages {
 		if errs[i] != nil || p == nil || p.Pool == nil {
 			pages[i] = nil
 			heldOK = false
+			unread++
 			err := errs[i]
 			if err == nil {
 				err = fmt.Errorf("%s: not an EPP page", urls[i])
@@ -67,9 +68,12 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 	r.Obs.ITL, _ = s.quantile(histITL, keys, pages, demandITLQuantile, demandWindow, now)
 	s.rates(&r.Obs, keys, pages) // an EPP page has no prefix-cache counters: PrefixHit unknown
 	if t.Zero != nil && t.Zero.FlowControl {
-		if heldOK && len(urls) > 0 {
+		switch {
+		case heldOK && len(urls) > 0:
 			r.Obs.Held = held
-		} else {
+		case unread > 0: // the page's own error says why; the gate is not in question
+			r.Errors = append(r.Errors, ReadError{Signal: "held", Reason: "empty", Err: fmt.Errorf("held unknown: %d of %d EPP pages not read (their errors above), each holds its own flow-control queue", unread, len(urls))})
+		default:
 			r.Errors = append(r.Errors, ReadError{Signal: "held", Reason: "empty", Err: errors.New("no flow-control queue on every EPP page (llm_d_epp_flow_control_queue_size or inference_extension_flow_control_queue_size): is the flowControl feature gate on?")})
 		}
 	}

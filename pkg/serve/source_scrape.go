@@ -213,8 +213,25 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	if answered > 0 {
 		r.Obs.Current, r.CurrentKnown = answered, true
 	}
-	for _, u := range tot.Unknown {
-		r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: "nan", Err: errors.New(u + " has a NaN or infinite sample: unknown")})
+	for _, p := range voting {
+		if p == nil {
+			continue
+		}
+		for _, sig := range p.NonFinite {
+			r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: "nan", Err: fmt.Errorf("%s: %s has a NaN or infinite sample: unknown", p.Source, sig)})
+		}
+		// A family declared with another # TYPE is not read: its signal
+		// is unknown (it said "NaN or infinite sample").
+		for _, w := range p.WrongType {
+			r.Errors = append(r.Errors, ReadError{Signal: "page", Reason: "bad_data", Err: fmt.Errorf("%s: %s", p.Source, w)})
+		}
+		// A page that answers with no load sample at all (an empty 200,
+		// another exporter's page, a server before its first request)
+		// is a missing replica: said, not counted as an error (a
+		// server may be in that state until its first request).
+		if !p.Reporting() && len(p.Unknown) == 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no running, waiting or KV-cache sample (%s's families absent, or declared without samples: before the first request, or not its /metrics?): a missing replica", p.Source, p.Server))
+		}
 	}
 	if answered > r.Stuck && len(tot.Unknown) == 0 { // when every page is stuck, the stuck count says why nothing votes
 		if math.IsNaN(tot.Running) {
@@ -383,7 +400,9 @@ func (s *ScrapeSource) quantile(kind histKind, keys []string, pages []*scrape.Pa
 		}
 		cur := histAt{at: now, h: kind.of(p), start: p.ProcessStart}
 		if inc := windowIncrease(h[first:], cur); inc != nil {
-			sum, _ = histogram.Add(sum, inc.Buckets)
+			// Replicas of two layouts (a rollout to a server version
+			// with other buckets) are merged, not the second dropped.
+			sum = histogram.Merge(sum, inc.Buckets)
 		}
 		s.histWindow[key] = append(h, cur)
 	}

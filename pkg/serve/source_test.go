@@ -258,6 +258,30 @@ func TestTTFTWindowIncrease(t *testing.T) {
 	}
 }
 
+// TestTTFTReplicasOfTwoLayouts: in a rollout to a server version with
+// other TTFT buckets, replica a (old: le 0.5, 1, +Inf) answered 10
+// requests within 0.5 s over the window and replica b (new: le 0.5, 1, 20,
+// +Inf) 10 in (1, 20]. Merged (histogram.Merge: a counts at 20 its 10 at
+// 1) the window holds 0.5: 10, 1: 10, 20: 20, +Inf: 20, so p95 (rank 19)
+// is 1 + 19 × 9/10 = 18.1 s. b was dropped (another layout than the first
+// replica's): p95 read a's alone, 0.5 × 9.5/10 = 0.475 s, and a TTFT
+// target saw no latency at all.
+func TestTTFTReplicasOfTwoLayouts(t *testing.T) {
+	src := NewScrapeSource(time.Second)
+	inf := math.Inf(1)
+	at := func(sec int, a, b []scrape.Bucket) float64 {
+		pages := []*scrape.Page{{TTFT: &scrape.Histogram{Buckets: a}, ProcessStart: math.NaN()}, {TTFT: &scrape.Histogram{Buckets: b}, ProcessStart: math.NaN()}}
+		q, _ := src.quantile(histTTFT, []string{"a", "b"}, pages, 0.95, time.Minute, t0.Add(time.Duration(sec)*time.Second))
+		return q
+	}
+	at(0, []scrape.Bucket{{UpperBound: 0.5}, {UpperBound: 1}, {UpperBound: inf}}, []scrape.Bucket{{UpperBound: 0.5}, {UpperBound: 1}, {UpperBound: 20}, {UpperBound: inf}})
+	got := at(15, []scrape.Bucket{{UpperBound: 0.5, Count: 10}, {UpperBound: 1, Count: 10}, {UpperBound: inf, Count: 10}},
+		[]scrape.Bucket{{UpperBound: 0.5}, {UpperBound: 1}, {UpperBound: 20, Count: 10}, {UpperBound: inf, Count: 10}})
+	if math.Abs(got-18.1) > 1e-9 {
+		t.Errorf("p95 over both replicas = %v, want 18.1", got)
+	}
+}
+
 // demandText is a vLLM page with the demand families: request counters by
 // finished_reason, token counters, and queue-time and ITL buckets at
 // (le 0.1, 0.5, +Inf) and (le 0.01, 0.05, +Inf).
@@ -439,5 +463,64 @@ vllm:prefix_cache_hits_total{engine="0"} %g
 	o.PrefixHit = math.NaN()
 	if d := recommend.Decide(p, o, nil, t0); d.Desired != 3 {
 		t.Errorf("unknown hit fraction: desired %d, want 3", d.Desired)
+	}
+}
+
+// TestScrapeWrongTypeSaysSo: a page declaring its running gauge a counter
+// (beside a page that reads running 2, waiting 1): running is unknown for
+// the target (that replica's is unknown), waiting 3 + 1 = 4, and the error
+// says why, counted as bad_data. It said "running has a NaN or infinite
+// sample" under reason nan, where no sample is NaN.
+func TestScrapeWrongTypeSaysSo(t *testing.T) {
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "# TYPE vllm:num_requests_running counter\nvllm:num_requests_running 5\nvllm:num_requests_waiting 3\n")
+	}))
+	defer bad.Close()
+	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "vllm:num_requests_running 2\nvllm:num_requests_waiting 1\n")
+	}))
+	defer good.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics, %s/metrics]\n  metrics: [{type: queue, target: 4}]\n  maxReplicaCount: 8\n", bad.URL, good.URL)), "emb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	if !math.IsNaN(r.Obs.Running) || r.Obs.Waiting != 4 || r.Obs.Current != 2 {
+		t.Errorf("running %v waiting %v current %d, want unknown, 4, 2", r.Obs.Running, r.Obs.Waiting, r.Obs.Current)
+	}
+	want := ReadError{Signal: "page", Reason: "bad_data"}
+	wantMsg := bad.URL + "/metrics: vllm:num_requests_running is declared a counter, infscale reads it as a gauge: its value is unknown"
+	if len(r.Errors) != 1 || r.Errors[0].Signal != want.Signal || r.Errors[0].Reason != want.Reason || r.Errors[0].Err.Error() != wantMsg {
+		t.Errorf("errors %+v, want one %s %s %q", r.Errors, want.Signal, want.Reason, wantMsg)
+	}
+}
+
+// TestScrapeNoSampleWarns: a scrape URL answering 200 with no load sample
+// (an empty body, another exporter's page: the target's server is vllm)
+// beside a page running 2, waiting 1: current 3 (the pages that answered),
+// 1 reporting, running 2 and waiting 1, no error counted, and one warning
+// per silent page naming it. It was a missing replica said nowhere.
+func TestScrapeNoSampleWarns(t *testing.T) {
+	empty := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer empty.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "# TYPE node_load1 gauge\nnode_load1 3\n")
+	}))
+	defer other.Close()
+	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "vllm:num_requests_running 2\nvllm:num_requests_waiting 1\n")
+	}))
+	defer good.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics, %s/metrics, %s/metrics]\n  metrics: [{type: queue, target: 4}]\n  maxReplicaCount: 8\n", empty.URL, other.URL, good.URL)), "emb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	if r.Obs.Current != 3 || r.Obs.Reporting != 1 || r.Obs.Running != 2 || r.Obs.Waiting != 1 || len(r.Errors) != 0 {
+		t.Errorf("current %d reporting %d running %v waiting %v errors %v; want 3, 1, 2, 1, none", r.Obs.Current, r.Obs.Reporting, r.Obs.Running, r.Obs.Waiting, r.Errors)
+	}
+	const why = "/metrics: no running, waiting or KV-cache sample (vllm's families absent, or declared without samples: before the first request, or not its /metrics?): a missing replica"
+	if len(r.Warnings) != 2 || r.Warnings[0] != empty.URL+why || r.Warnings[1] != other.URL+why {
+		t.Errorf("warnings %q, want one for %s and one for %s", r.Warnings, empty.URL, other.URL)
 	}
 }
