@@ -563,6 +563,12 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 			client = &http.Client{Timeout: c.Timeout}
 		}
 		pages, errs := scrape.LoadAll(e.ctx, client, c.Pages, e.stdin, c.Server, 0)
+		if err := e.ctx.Err(); err != nil {
+			// A signal (or kube's --timeout) ended the reads: a page cut
+			// short is not a replica that failed to answer, and a decision
+			// on the others would be printed and saved as if it were.
+			return obs, err
+		}
 		for i, p := range pages {
 			// Each page votes as one replica; an EPP's is its whole pool's
 			// (it was read as one replica, current 1). Read as another
