@@ -172,9 +172,21 @@ func (e *Elector) OnChange(f func(leader bool)) { e.onChange = f }
 
 // IsLeader reports whether this instance may write now.
 func (e *Elector) IsLeader() bool {
+	return e.now().Before(e.LeaderUntil())
+}
+
+// LeaderUntil is the time up to which this instance may write: the start
+// of its last successful write of the Lease plus RenewDeadline while it
+// leads, the zero time when it does not. A write bounded by it
+// (Applier.LeaderUntil) sends nothing after a renewal that failed for
+// RenewDeadline, before LeaseDuration lets another replica take over.
+func (e *Elector) LeaderUntil() time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.leading && e.now().Sub(e.renewed) < e.cfg.RenewDeadline
+	if !e.leading {
+		return time.Time{}
+	}
+	return e.renewed.Add(e.cfg.RenewDeadline)
 }
 
 // setLeading records leadership; a start whose election context has ended
