@@ -166,6 +166,18 @@ func (c *DecideCmd) decide(e *env) (recommend.Decision, error) {
 	if err != nil {
 		return none, err
 	}
+	if c.State != "" {
+		// One read-decide-write at a time per state file: a second decide
+		// (an overlapping cron run) waits and reads this one's decision.
+		unlock, err := statefile.Lock(e.ctx, c.State)
+		if err != nil {
+			return none, err
+		}
+		defer unlock()
+		if c.Now == "" {
+			now, _ = c.now() // the clock after the wait, not before the other's decision
+		}
+	}
 	st, err := readState(c.State)
 	if err != nil {
 		return none, err
