@@ -33,9 +33,13 @@ func LockPath(path string) string {
 // directory is missing or read-only: the caller's checks say so), and on
 // systems without flock, it locks nothing and returns a no-op unlock.
 func Lock(ctx context.Context, path string) (unlock func(), err error) {
-	f, err := os.OpenFile(LockPath(path), os.O_RDWR|os.O_CREATE, 0o644)
+	lp := LockPath(path)
+	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return func() {}, nil
+		// Another user's lock file (flock needs no write access to it).
+		if f, err = os.Open(lp); err != nil {
+			return func() {}, nil
+		}
 	}
 	for {
 		ok, err := tryLock(f)
