@@ -69,6 +69,11 @@ type DecideCmd struct {
 	// once its other flags are checked (decide's own; kube scrapes a
 	// workload that may have no Ready pod).
 	needSignals bool
+	// saveLater, set by kube --apply, leaves the --state write (and its
+	// lock) to the caller: decide neither locks nor writes, and leaves the
+	// write in save, done only once the decision was applied.
+	saveLater bool
+	save      func() error
 }
 
 // PolicyFlags are the policy flags of decide and kube (the same names and
@@ -166,7 +171,7 @@ func (c *DecideCmd) decide(e *env) (recommend.Decision, error) {
 	if err != nil {
 		return none, err
 	}
-	if c.State != "" {
+	if c.State != "" && !c.saveLater {
 		// One read-decide-write at a time per state file: a second decide
 		// (an overlapping cron run) waits and reads this one's decision.
 		unlock, err := statefile.Lock(e.ctx, c.State)
@@ -200,8 +205,11 @@ func (c *DecideCmd) decide(e *env) (recommend.Decision, error) {
 	}
 	d := recommend.Decide(p, obs, keep, now)
 	if c.State != "" {
-		if err := writeState(c.State, d, st, now); err != nil {
-			return d, err
+		c.save = func() error { return writeState(c.State, d, st, now) }
+		if !c.saveLater {
+			if err := c.save(); err != nil {
+				return d, err
+			}
 		}
 	}
 	notes := c.rateNotes(p)
