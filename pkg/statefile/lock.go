@@ -29,10 +29,14 @@ func LockPath(path string) string {
 // (its recommendation, scale event and dip). It waits while another holds
 // it, trying every 20 ms, until ctx ends (ctx.Err()). The lock is an
 // advisory flock(2) of LockPath, released by unlock or when the process
-// ends, however it ends. Where the lock file cannot be created (the
-// directory is missing or read-only: the caller's checks say so), and on
-// systems without flock, it locks nothing and returns a no-op unlock.
+// ends, however it ends. Where path is not a regular file or the lock
+// file cannot be created (the directory is missing or read-only: the
+// caller's checks say so), and on systems without flock, it locks nothing
+// and returns a no-op unlock.
 func Lock(ctx context.Context, path string) (unlock func(), err error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return func() {}, nil // a directory, a device: Read refuses it, no lock file beside it
+	}
 	lp := LockPath(path)
 	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
