@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -291,6 +292,11 @@ func outputDirWritable(flag, path, dir string) error {
 	if path != dir {
 		if err := atomicfile.CheckTarget(path); err != nil {
 			return invalidf("--%s %w", flag, err)
+		}
+		// A symlink is followed by the write: its file's directory
+		// takes the temporary file, not the link's.
+		if r, err := atomicfile.Resolve(path); err == nil && r != path {
+			dir = filepath.Dir(r)
 		}
 	}
 	if err := atomicfile.CheckDir(dir); err != nil {

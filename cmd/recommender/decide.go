@@ -73,6 +73,11 @@ type DecideCmd struct {
 	// once its other flags are checked (decide's own; kube scrapes a
 	// workload that may have no Ready pod).
 	needSignals bool
+	// saveLater, set by kube --apply, leaves the --state write (and its
+	// lock) to the caller: decide neither locks nor writes, and leaves the
+	// write in save, done only once the decision was applied.
+	saveLater bool
+	save      func() error
 }
 
 // PolicyFlags are the policy flags of decide and kube (the same names and
@@ -170,6 +175,18 @@ func (c *DecideCmd) decide(e *env) (recommend.Decision, error) {
 	if err != nil {
 		return none, err
 	}
+	if c.State != "" && !c.saveLater {
+		// One read-decide-write at a time per state file: a second decide
+		// (an overlapping cron run) waits and reads this one's decision.
+		unlock, err := statefile.Lock(e.ctx, c.State)
+		if err != nil {
+			return none, err
+		}
+		defer unlock()
+		if c.Now == "" {
+			now, _ = c.now() // the clock after the wait, not before the other's decision
+		}
+	}
 	st, err := readState(c.State)
 	if err != nil {
 		return none, err
@@ -192,8 +209,11 @@ func (c *DecideCmd) decide(e *env) (recommend.Decision, error) {
 	}
 	d := recommend.Decide(p, obs, keep, now)
 	if c.State != "" {
-		if err := writeState(c.State, d, st, now); err != nil {
-			return d, err
+		c.save = func() error { return writeState(c.State, d, st, now) }
+		if !c.saveLater {
+			if err := c.save(); err != nil {
+				return d, err
+			}
 		}
 	}
 	notes := append(c.pageNotes, c.rateNotes(p)...)
@@ -587,6 +607,12 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 			client = &http.Client{Timeout: c.Timeout}
 		}
 		pages, errs := scrape.LoadAll(e.ctx, client, c.Pages, e.stdin, c.Server, 0)
+		if err := e.ctx.Err(); err != nil {
+			// A signal (or kube's --timeout) ended the reads: a page cut
+			// short is not a replica that failed to answer, and a decision
+			// on the others would be printed and saved as if it were.
+			return obs, err
+		}
 		for i, p := range pages {
 			// Each page votes as one replica; an EPP's is its whole pool's
 			// (it was read as one replica, current 1). Read as another

@@ -19,6 +19,7 @@ import (
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/modelserver"
+	"github.com/infscale/infscale/pkg/statefile"
 )
 
 // KubeCmd is `infscale kube`: one decision on a live workload, its current
@@ -40,7 +41,7 @@ type KubeCmd struct {
 
 	PolicyFlags `embed:""`
 
-	State  string `placeholder:"FILE" help:"JSON file with the window history and scale events (as decide's --state): a cron job remembers, like the HPA controller."`
+	State  string `placeholder:"FILE" help:"JSON file with the window history and scale events (as decide's --state): a cron job remembers, like the HPA controller. With --apply, written only once the decision is applied."`
 	Now    string `placeholder:"T" help:"Decision time: unix seconds or RFC3339 (default: the clock)."`
 	Output string `short:"o" enum:"text,json" default:"text" help:"Output format: text or json (decide's)."`
 }
@@ -187,6 +188,19 @@ func (c *KubeCmd) run(e *env) error {
 	}
 	d := &DecideCmd{client: client, Pages: urls, Server: c.Server, Timeout: c.Timeout, Current: &cur, Unready: min(starting, cur-len(urls)),
 		PolicyFlags: c.PolicyFlags, State: c.State, Now: c.Now, Output: c.Output}
+	if c.Apply && c.State != "" {
+		// --state records the decision once it is applied: a refused,
+		// failed or interrupted write would leave in it a scale event that
+		// never happened (the next run's rate limit and runaway guard
+		// would count replicas that never came). Locked from the read to
+		// that write, as decide's.
+		unlock, err := statefile.Lock(e.ctx, c.State)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		d.saveLater = true
+	}
 	text := c.Output != "json"
 	info := e.stderr // json: stdout holds the decision alone
 	if text {
@@ -202,9 +216,16 @@ func (c *KubeCmd) run(e *env) error {
 	}
 	if int32(dec.Desired) == w.Replicas {
 		fmt.Fprintf(info, "not applied: spec.replicas is already %d\n", w.Replicas)
-		return nil
+	} else if err := apply(e.ctx, info, &kube.Applier{Cluster: cl}, w.Ref, dec.Desired); err != nil {
+		if d.save != nil && e.ctx.Err() == nil {
+			return fmt.Errorf("%w\n(--state %s not updated: the decision was not applied)", err, c.State)
+		}
+		return err
 	}
-	return apply(e.ctx, info, &kube.Applier{Cluster: cl}, w.Ref, dec.Desired)
+	if d.save != nil {
+		return d.save()
+	}
+	return nil
 }
 
 // apply writes desired and says what happened; a refusal (an HPA or a

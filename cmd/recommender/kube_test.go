@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/infscale/infscale/pkg/kube"
 	"github.com/infscale/infscale/pkg/kube/kubefake"
+	"github.com/infscale/infscale/pkg/statefile"
 )
 
 // servedPod is a Ready pod of Deployment chat (app=chat) whose container
@@ -202,5 +204,42 @@ func TestKubeNegativeReplicas(t *testing.T) {
 	code, out, errs := runKube("-n", "llm", "--deployment", "chat", "--port", "http", "--metric", "queue", "--target", "10", "--apply")
 	if code != exitRuntime || out != "" || !strings.Contains(errs, "spec.replicas -3, status.replicas -3: a replica count cannot be negative") || sc.Updates != 0 {
 		t.Errorf("exit %d, %d updates, stdout %q, stderr %q; want 1, no write, nothing on stdout, the count named", code, sc.Updates, out, errs)
+	}
+}
+
+// TestKubeApplyStateOnlyWhenApplied: with --apply, --state records the
+// decision once it is written. Refused under the ScaledObject (queue
+// 50 + 10 = 60 over target 10 at spec.replicas 2: desired 6), the state
+// file is not created (it recorded a +4 scale-up that never happened,
+// which the next run's rate limit and runaway guard counted), and the
+// error says so. Applied (no scaler), it holds desired 6 from current 2
+// and the +4 scale-up at --now.
+func TestKubeApplyStateOnlyWhenApplied(t *testing.T) {
+	h := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "llm", Name: "keda-hpa-chat",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "keda.sh/v1alpha1", Kind: "ScaledObject", Name: "chat", UID: "u"}}},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "chat"}, MaxReplicas: 8},
+	}
+	st := filepath.Join(t.TempDir(), "st.json")
+	fakeKube(t, servedPod(t, "chat-a", 50, 10), h)
+	code, out, errs := runKube("-n", "llm", "--deployment", "chat", "--metric", "queue", "--target", "10", "--apply", "--state", st, "--now", "1000")
+	if code != exitRuntime || !strings.Contains(out, "desired 6") || !strings.Contains(errs, "(--state "+st+" not updated: the decision was not applied)") {
+		t.Errorf("refused: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(st); !os.IsNotExist(err) {
+		t.Errorf("--state written for a refused apply (stat: %v)", err)
+	}
+
+	sc, _ := fakeKube(t, servedPod(t, "chat-a", 50, 10))
+	code, out, errs = runKube("-n", "llm", "--deployment", "chat", "--metric", "queue", "--target", "10", "--apply", "--state", st, "--now", "1000")
+	if code != exitOK || !strings.Contains(out, "applied: spec.replicas 2 -> 6") || sc.Replicas("llm", kubefake.Deployments, "chat") != 6 {
+		t.Fatalf("applied: exit %d\n%s%s", code, out, errs)
+	}
+	f, err := statefile.Read(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Desired != 6 || f.Current != 2 || len(f.State.ScaleUpEvents) != 1 || f.State.ScaleUpEvents[0].Change != 4 || f.State.ScaleUpEvents[0].At.Unix() != 1000 {
+		t.Errorf("state: desired %d, current %d, scale-ups %+v; want 6 from 2, one +4 at 1000", f.Desired, f.Current, f.State.ScaleUpEvents)
 	}
 }

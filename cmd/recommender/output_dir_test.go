@@ -102,3 +102,34 @@ func TestOutputNotRegular(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputDirNotWritableThroughSymlink: an output path that is a
+// symlink is written through (its file replaced, the link kept), so the
+// directory checked before the work is its file's, not the link's: a link
+// in a writable directory to a file in /proc is refused at once, naming
+// /proc (the check passed on the link's directory, the run went to its
+// end and failed to write "open /proc/.s.json.NNN.tmp").
+func TestOutputDirNotWritableThroughSymlink(t *testing.T) {
+	if fi, err := os.Stat("/proc/self"); err != nil || !fi.IsDir() {
+		t.Skip("no /proc for a directory no file can be created in")
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		flag, target string
+		args         []string
+	}{
+		{"state", "/proc/s.json", []string{"decide", "--queue", "10", "--target", "8"}},
+		{"plot", "/proc/x.svg", []string{"simulate", "--trace", "synthetic:poisson,rate=2,duration=5m"}},
+	} {
+		link := filepath.Join(dir, c.flag+"-link"+filepath.Ext(c.target))
+		if err := os.Symlink(c.target, link); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append(c.args, "--"+c.flag, link), nil, &out, &errb)
+		want := "infscale: --" + c.flag + " " + link + ": directory /proc: not writable: "
+		if code != exitRuntime || !strings.HasPrefix(errb.String(), want) || out.Len() > 0 {
+			t.Errorf("%v --%s %s: exit %d, stdout %q, stderr %q; want exit 1, %q", c.args, c.flag, link, code, out.String(), errb.String(), want)
+		}
+	}
+}

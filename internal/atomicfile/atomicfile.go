@@ -28,7 +28,7 @@ func Write(path string, data []byte) error {
 	if err := CheckTarget(path); err != nil {
 		return err
 	}
-	path, err := resolve(path)
+	path, err := Resolve(path)
 	if err != nil {
 		return err
 	}
@@ -95,9 +95,12 @@ func CheckTarget(path string) error {
 	return fmt.Errorf("%s: %w (%s); give the path of a file to write", path, ErrNotRegular, boundedfile.Kind(fi.Mode()))
 }
 
-// resolve is path with the symlinks of its last element followed (a
-// dangling link names the file to create); other paths as they are.
-func resolve(path string) (string, error) {
+// Resolve is the file Write replaces for path: path with the symlinks of
+// its last element followed (a dangling link names the file to create),
+// other paths as they are. Its directory is where Write creates its
+// temporary file (CheckDir it before a long run). Errors: a chain of more
+// than 40 links, an unreadable link.
+func Resolve(path string) (string, error) {
 	for range 40 { // Linux's own bound on a chain of links
 		fi, err := os.Lstat(path)
 		if err != nil || fi.Mode()&os.ModeSymlink == 0 {

@@ -2,7 +2,9 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 )
 
 // Applier writes decided replicas to workloads: the one writer of
@@ -15,6 +17,46 @@ type Applier struct {
 	// holder when serve runs several replicas); nil: always (no election
 	// configured). Called before every write.
 	IsLeader func() bool
+	// LeaderUntil, when set, replaces IsLeader: the time up to which this
+	// instance may write (Elector.LeaderUntil; zero or past: it may not).
+	// Every request of a write is bounded by it (WriteContext), so a
+	// write whose reads, conflict retries or HPA check outlast the
+	// leadership is not sent after it ended.
+	LeaderUntil func() time.Time
+}
+
+// WriteContext is ctx bounded by this instance's leadership for a write:
+// ErrNotLeader (and a nil context) when it may not write now; with
+// LeaderUntil, ctx with that deadline (cancel releases it), whose end
+// LeadershipEnded tells from the caller's own deadline.
+func (a *Applier) WriteContext(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	switch {
+	case a.LeaderUntil != nil:
+		until := a.LeaderUntil()
+		if !time.Now().Before(until) {
+			return nil, nil, ErrNotLeader
+		}
+		wctx, cancel := context.WithDeadlineCause(ctx, until, errLeadershipEnded)
+		return wctx, cancel, nil
+	case a.IsLeader != nil && !a.IsLeader():
+		return nil, nil, ErrNotLeader
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	return wctx, cancel, nil
+}
+
+// errLeadershipEnded is the cause of a WriteContext that ended with the
+// leadership.
+var errLeadershipEnded = errors.New("the Lease's renew deadline passed during the write")
+
+// LeadershipEnded returns err as an ErrNotLeader when wctx (from
+// WriteContext) ended because the leadership did (the write's remaining
+// requests were not sent), else err as it is.
+func LeadershipEnded(wctx context.Context, err error) error {
+	if err != nil && errors.Is(context.Cause(wctx), errLeadershipEnded) {
+		return fmt.Errorf("%w: %w", ErrNotLeader, errLeadershipEnded)
+	}
+	return err
 }
 
 // Applied is what Apply did.
@@ -27,7 +69,9 @@ type Applied struct {
 
 // Apply sets ref's spec.replicas to desired (Cluster.SetReplicas:
 // conflict-safe, nothing written when it already holds desired). It
-// refuses with ErrNotLeader when IsLeader says no, and with a
+// refuses with ErrNotLeader when IsLeader (LeaderUntil) says no, or when
+// the leadership ends before its last request (none is sent after), and
+// with a
 // *ScaledError when an HPA (a KEDA ScaledObject's included) scales ref;
 // the error of a failed read or write names the workload (Reason
 // classifies it).
@@ -35,17 +79,19 @@ func (a *Applier) Apply(ctx context.Context, ref Ref, desired int32) (Applied, e
 	if desired < 0 {
 		return Applied{}, fmt.Errorf("%s: desired replicas %d < 0", ref, desired)
 	}
-	if a.IsLeader != nil && !a.IsLeader() {
-		return Applied{}, ErrNotLeader
-	}
-	ref = a.Cluster.resolve(ref)
-	by, found, err := a.Cluster.ScaledBy(ctx, ref)
+	wctx, cancel, err := a.WriteContext(ctx)
 	if err != nil {
-		return Applied{}, fmt.Errorf("%s: checking for an HPA that scales it: %w", ref, err)
+		return Applied{}, err
+	}
+	defer cancel()
+	ref = a.Cluster.resolve(ref)
+	by, found, err := a.Cluster.ScaledBy(wctx, ref)
+	if err != nil {
+		return Applied{}, LeadershipEnded(wctx, fmt.Errorf("%s: checking for an HPA that scales it: %w", ref, err))
 	}
 	if found {
 		return Applied{}, &ScaledError{Ref: ref, By: by}
 	}
-	from, wrote, err := a.Cluster.SetReplicas(ctx, ref, desired)
-	return Applied{From: from, Wrote: wrote}, err
+	from, wrote, err := a.Cluster.SetReplicas(wctx, ref, desired)
+	return Applied{From: from, Wrote: wrote}, LeadershipEnded(wctx, err)
 }

@@ -7,8 +7,10 @@ package kube
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -27,6 +29,9 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 			}
 		}
 		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err == nil {
+			err = checkServer(cfg.Host)
+		}
 		if err != nil {
 			return nil, &ConfigError{fmt.Errorf("kubeconfig %s: %w", kubeconfig, explainEmpty(err))}
 		}
@@ -59,7 +64,35 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 		}
 		return nil, &ConfigError{fmt.Errorf("no Kubernetes client configuration: not in a cluster (no service account), and from %s: %w; pass --kubeconfig", read, explainEmpty(err))}
 	}
+	if err := checkServer(cfg.Host); err != nil {
+		read := "~/.kube/config"
+		if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+			read = "$KUBECONFIG (" + env + ")"
+		}
+		return nil, &ConfigError{fmt.Errorf("kubeconfig %s: %w", read, err)}
+	}
 	return cfg, nil
+}
+
+// checkServer refuses a cluster server URL client-go would only fail on at
+// its first request (an unsupported protocol scheme, "htp://..."): the
+// kubeconfig is wrong, not the cluster. A host without a scheme is
+// client-go's https (http when insecure).
+func checkServer(host string) error {
+	if !strings.Contains(host, "://") {
+		return nil
+	}
+	u, err := url.Parse(host)
+	if err != nil {
+		return fmt.Errorf("cluster server %q: %w", host, err)
+	}
+	if u.Scheme != "https" && u.Scheme != "http" {
+		return fmt.Errorf("cluster server %q: scheme %q, want https:// (or http://)", host, u.Scheme)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("cluster server %q: no host, want https://HOST[:PORT]", host)
+	}
+	return nil
 }
 
 // explainEmpty replaces clientcmd's error for a configuration with no

@@ -88,3 +88,32 @@ func TestRESTConfigNotAKubeconfig(t *testing.T) {
 		t.Errorf("no configuration anywhere: %v", err)
 	}
 }
+
+// TestRESTConfigBadServerURL: a kubeconfig whose cluster server has a
+// scheme client-go cannot speak ("htp://", a typo) or no host is the
+// file's fault, a *ConfigError naming it and the URL (exit 2), not a
+// discovery failure at the first request (exit 1, "unsupported protocol
+// scheme"). https://, http:// and a bare host:port are accepted.
+func TestRESTConfigBadServerURL(t *testing.T) {
+	for server, want := range map[string]string{
+		"htp://api.example:6443":  `cluster server "htp://api.example:6443": scheme "htp", want https:// (or http://)`,
+		"https://":                `cluster server "https://": no host`,
+		"https://api.example:443": "",
+		"http://127.0.0.1:8080":   "",
+		"api.example:6443":        "",
+	} {
+		path := filepath.Join(t.TempDir(), "kubeconfig")
+		kc := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"" + server + "\"}}]\ncontexts: [{name: c, context: {cluster: c}}]\ncurrent-context: c\n"
+		if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := RESTConfig(path)
+		var ce *ConfigError
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("server %q: %v, want accepted", server, err)
+		case want != "" && (!errors.As(err, &ce) || !strings.Contains(err.Error(), "kubeconfig "+path+": "+want)):
+			t.Errorf("server %q: %v, want a ConfigError %q", server, err, want)
+		}
+	}
+}

@@ -2,7 +2,9 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -71,6 +73,12 @@ type Cluster struct {
 	// Dynamic reads resources without Go types in this module (an
 	// InferencePool, as unstructured).
 	Dynamic dynamic.Interface
+	// Discovery, when set, is asked whether a kind's resource serves a
+	// scale subresource (its "<resource>/scale" in the group version's
+	// resource list); nil (tests' fakes): not asked.
+	Discovery discovery.DiscoveryInterface
+	// freshDiscovery is Discovery without its cache (NewCluster's).
+	freshDiscovery discovery.DiscoveryInterface
 	// Namespace is the default namespace of a Ref without one.
 	Namespace string
 	// Config is the client configuration NewCluster was given (nil in
@@ -157,7 +165,7 @@ func NewCluster(cfg *rest.Config, namespace string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cluster{Client: client, Scales: scales, Mapper: mapper, Dynamic: dyn, Namespace: namespace, Config: cfg}, nil
+	return &Cluster{Client: client, Scales: scales, Mapper: mapper, Dynamic: dyn, Discovery: disco, freshDiscovery: dc, Namespace: namespace, Config: cfg}, nil
 }
 
 // Close stops the informers.
@@ -202,7 +210,11 @@ func (c *Cluster) resource(ctx context.Context, ref Ref) (schema.GroupResource, 
 	// One discovery per kind in flight, shared by the targets that wait.
 	gk := schema.GroupKind{Group: gv.Group, Kind: ref.Kind}
 	call := c.mapping.DoChan(gk.WithVersion(gv.Version).String(), func() (any, error) {
-		return c.Mapper.RESTMapping(gk, gv.Version)
+		m, err := c.Mapper.RESTMapping(gk, gv.Version)
+		if err == nil {
+			err = c.checkScale(m.Resource, ref.Kind)
+		}
+		return m, err
 	})
 	ctx, cancel := c.bound(ctx)
 	defer cancel()
@@ -216,6 +228,10 @@ func (c *Cluster) resource(ctx context.Context, ref Ref) (schema.GroupResource, 
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
+	var ns *NoScaleError
+	if errors.As(err, &ns) {
+		return schema.GroupResource{}, fmt.Errorf("%s: %w", ref, err)
+	}
 	if meta.IsNoMatchError(err) {
 		return schema.GroupResource{}, fmt.Errorf("%s: no resource of kind %s in %s (a typo in kind or apiVersion, or its CRD is not installed): %w", ref, ref.Kind, ref.APIVersion, err)
 	}
@@ -223,4 +239,43 @@ func (c *Cluster) resource(ctx context.Context, ref Ref) (schema.GroupResource, 
 		return schema.GroupResource{}, fmt.Errorf("%s: the API server's discovery (to map kind %s in %s to its resource) failed: %w", ref, ref.Kind, ref.APIVersion, err)
 	}
 	return m.Resource.GroupResource(), nil
+}
+
+// NoScaleError is a scaleTargetRef whose kind exists but serves no scale
+// subresource (a Job, a Service, an InferencePool, a CRD without
+// subresources.scale): the object may well exist, it has no replicas to
+// read or write. Reason "no_scale".
+type NoScaleError struct {
+	// Resource is the kind's resource (jobs.batch).
+	Resource schema.GroupVersionResource
+	// Kind is the scaleTargetRef's kind.
+	Kind string
+}
+
+func (e *NoScaleError) Error() string {
+	msg := fmt.Sprintf("%s has no scale subresource (%s/scale is not served by %s): scaleTargetRef names the workload that runs the pods and has one (a Deployment, StatefulSet, Argo Rollout, LeaderWorkerSet, or a CRD with subresources.scale)",
+		e.Resource.GroupResource(), e.Resource.Resource, e.Resource.GroupVersion())
+	if e.Kind == "InferencePool" {
+		msg += "; an InferencePool is named in inferencePoolRef, the Deployment behind it in scaleTargetRef"
+	}
+	return msg
+}
+
+// checkScale returns a *NoScaleError when discovery lists gvr's group
+// version without "<resource>/scale". A negative answer of the cache is
+// asked again of the API server (one request: a CRD given a scale
+// subresource since); a discovery that fails says nothing (the scale
+// request then fails with its own error).
+func (c *Cluster) checkScale(gvr schema.GroupVersionResource, kind string) error {
+	if c.Discovery == nil {
+		return nil
+	}
+	has := func(d discovery.DiscoveryInterface) bool {
+		l, err := d.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+		return err != nil || slices.ContainsFunc(l.APIResources, func(r metav1.APIResource) bool { return r.Name == gvr.Resource+"/scale" })
+	}
+	if has(c.Discovery) || (c.freshDiscovery != nil && has(c.freshDiscovery)) {
+		return nil
+	}
+	return &NoScaleError{Resource: gvr, Kind: kind}
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -144,6 +145,13 @@ type Elector struct {
 	leading  bool
 	renewed  time.Time // last successful Create or Update of the Lease
 	onChange func(bool)
+	// tried are the renewTimes (to the microsecond, as the Lease keeps
+	// them) of this instance's last writes of the Lease naming itself;
+	// twin is when a record naming this identity that it did not write
+	// was last read, twinLogged when that was last logged.
+	tried            [8]time.Time
+	nTried           int
+	twin, twinLogged time.Time
 }
 
 // NewElector returns an elector on client for cfg (zero fields take the
@@ -172,9 +180,64 @@ func (e *Elector) OnChange(f func(leader bool)) { e.onChange = f }
 
 // IsLeader reports whether this instance may write now.
 func (e *Elector) IsLeader() bool {
+	return e.now().Before(e.LeaderUntil())
+}
+
+// LeaderUntil is the time up to which this instance may write: the start
+// of its last successful write of the Lease plus RenewDeadline while it
+// leads, the zero time when it does not. A write bounded by it
+// (Applier.LeaderUntil) sends nothing after a renewal that failed for
+// RenewDeadline, before LeaseDuration lets another replica take over.
+func (e *Elector) LeaderUntil() time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.leading && e.now().Sub(e.renewed) < e.cfg.RenewDeadline
+	if !e.leading || (!e.twin.IsZero() && e.now().Sub(e.twin) < e.cfg.LeaseDuration) {
+		return time.Time{}
+	}
+	return e.renewed.Add(e.cfg.RenewDeadline)
+}
+
+// trying notes the renewTime of a write of the Lease naming this instance.
+func (e *Elector) trying(r resourcelock.LeaderElectionRecord) {
+	if r.HolderIdentity != e.cfg.Identity {
+		return
+	}
+	e.mu.Lock()
+	e.tried[e.nTried%len(e.tried)] = r.RenewTime.Truncate(time.Microsecond)
+	e.nTried++
+	e.mu.Unlock()
+}
+
+// read checks a record read from the Lease: one naming this identity with
+// a renewTime it never wrote, once it has written one itself, was written
+// by another replica given the same identity (--leader-elect-identity set
+// alike in every pod). client-go lets both hold the Lease then, each
+// taking the other's record for its own: two writers. Neither may write
+// while such records keep coming (for LeaseDuration after the last), and
+// it is logged at error level at most once a minute. A record of this
+// identity from before its first write (a restarted pod of the same name)
+// is its own.
+func (e *Elector) read(r *resourcelock.LeaderElectionRecord) {
+	if r == nil || r.HolderIdentity != e.cfg.Identity {
+		return
+	}
+	t := r.RenewTime.Truncate(time.Microsecond)
+	e.mu.Lock()
+	if e.nTried == 0 || slices.ContainsFunc(e.tried[:], t.Equal) {
+		e.mu.Unlock()
+		return
+	}
+	now := e.now()
+	e.twin = now
+	log := e.twinLogged.IsZero() || now.Sub(e.twinLogged) >= ClientLogEvery
+	if log {
+		e.twinLogged = now
+	}
+	e.mu.Unlock()
+	if log {
+		e.log.Error("leader election: another replica holds the Lease under this identity; neither writes while both run (give each replica its own --leader-elect-identity, e.g. $POD_NAME from the downward API)",
+			"component", "leader-election", "lease", e.cfg.Namespace+"/"+e.cfg.Name, "identity", e.cfg.Identity)
+	}
 }
 
 // setLeading records leadership; a start whose election context has ended
@@ -244,7 +307,17 @@ type recordingLock struct {
 	e *Elector
 }
 
+// Get reads the Lease, checking for a twin of this identity (Elector.read).
+func (l *recordingLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	r, raw, err := l.Interface.Get(ctx)
+	if err == nil {
+		l.e.read(r)
+	}
+	return r, raw, err
+}
+
 func (l *recordingLock) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	l.e.trying(r)
 	t := l.e.now()
 	err := l.Interface.Create(ctx, r)
 	l.wrote(t, r, err)
@@ -252,6 +325,7 @@ func (l *recordingLock) Create(ctx context.Context, r resourcelock.LeaderElectio
 }
 
 func (l *recordingLock) Update(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	l.e.trying(r)
 	t := l.e.now()
 	err := l.Interface.Update(ctx, r)
 	l.wrote(t, r, err)

@@ -12,7 +12,7 @@ import (
 // Reason classifies a Kubernetes error for infscale_query_errors_total
 // and infscale_apply_errors_total: not_found, forbidden, unauthorized,
 // conflict, timeout, scaled_by_hpa, scaled_by_scaledobject, not_leader,
-// unavailable.
+// no_scale, unavailable.
 func Reason(err error) string {
 	var se *ScaledError
 	switch {
@@ -22,6 +22,8 @@ func Reason(err error) string {
 		return "scaled_by_hpa"
 	case errors.Is(err, ErrNotLeader):
 		return "not_leader"
+	case errors.As(err, new(*NoScaleError)):
+		return "no_scale"
 	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 		return "not_found"
 	case apierrors.IsForbidden(err):

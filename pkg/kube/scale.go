@@ -52,7 +52,8 @@ func workloadOf(ref Ref, gr schema.GroupResource, s *autoscalingv1.Scale) (Workl
 // unless it already holds them. The update carries the resourceVersion it
 // read; on a conflict (another writer between the read and the write) it
 // reads again and writes the same number (retry.RetryOnConflict's
-// backoff: 5 tries): what was decided is not re-decided. It returns
+// backoff: 5 tries): what was decided is not re-decided. No request is
+// sent once ctx has ended (checked before each, for any client). It returns
 // spec.replicas as last read before the write and whether it wrote.
 func (c *Cluster) SetReplicas(ctx context.Context, ref Ref, replicas int32) (from int32, wrote bool, err error) {
 	ref = c.resolve(ref)
@@ -62,6 +63,9 @@ func (c *Cluster) SetReplicas(ctx context.Context, ref Ref, replicas int32) (fro
 	}
 	sc := c.Scales.Scales(ref.Namespace)
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := ctx.Err(); err != nil {
+			return err // ended (a leadership's WriteContext): no request after
+		}
 		rctx, cancel := c.bound(ctx)
 		defer cancel()
 		s, err := sc.Get(rctx, gr, ref.Name, metav1.GetOptions{})
@@ -73,6 +77,9 @@ func (c *Cluster) SetReplicas(ctx context.Context, ref Ref, replicas int32) (fro
 			return nil
 		}
 		s.Spec.Replicas = replicas
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		wctx, wcancel := c.bound(ctx)
 		defer wcancel()
 		if _, err := sc.Update(wctx, gr, s, metav1.UpdateOptions{FieldManager: "infscale"}); err != nil {

@@ -42,11 +42,14 @@ type CostWriter interface {
 }
 
 // SetDeletionCosts implements CostWriter on the pods listed this cycle,
-// gated by the Applier's IsLeader.
+// gated and bounded by the Applier's leadership (kube.Applier.WriteContext:
+// no patch is sent after it ended).
 func (s *KubeSource) SetDeletionCosts(ctx context.Context, t *config.Target, outstanding map[string]float64) (int, int, error) {
-	if s.Applier.IsLeader != nil && !s.Applier.IsLeader() {
-		return 0, 0, kube.ErrNotLeader
+	wctx, cancel, err := s.Applier.WriteContext(ctx)
+	if err != nil {
+		return 0, 0, err
 	}
+	defer cancel()
 	s.mu.Lock()
 	pods := s.pods[t.Name]
 	s.mu.Unlock()
@@ -54,8 +57,8 @@ func (s *KubeSource) SetDeletionCosts(ctx context.Context, t *config.Target, out
 		return 0, 0, nil
 	}
 	plan, deferred := kube.PlanDeletionCosts(pods, outstanding, 0)
-	n, err := kube.SetDeletionCosts(ctx, s.Cluster.Client, pods[0].Namespace, plan)
-	return n, deferred, err
+	n, err := kube.SetDeletionCosts(wctx, s.Cluster.Client, pods[0].Namespace, plan)
+	return n, deferred, kube.LeadershipEnded(wctx, err)
 }
 
 // byPod re-keys a reading's Outstanding from scrape URLs to pod names.

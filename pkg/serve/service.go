@@ -67,6 +67,11 @@ type Options struct {
 	// written only while it returns true (the Lease holder of several
 	// serve replicas). Nil: this instance always writes.
 	IsLeader func() bool
+	// LeaderUntil, when set, bounds every write (and gates it, in place
+	// of IsLeader): the time up to which this instance may write
+	// (kube.Elector.LeaderUntil), so no request of a write is sent after
+	// the leadership ended. Nil: taken from Elector when it has one.
+	LeaderUntil func() time.Time
 	// Elector, when set, elects the writer among serve's replicas: Run
 	// campaigns from the start and is stopped (the Lease released) only
 	// after the loop, so no write follows the release; infscale_leader
@@ -110,7 +115,9 @@ func (ss *sources) wrap(cfg *config.File, src Source) (Source, error) {
 			}
 			ss.cluster = c
 		}
-		return NewKubeSource(src, ss.cluster, ss.o.IsLeader), nil
+		ks := NewKubeSource(src, ss.cluster, ss.o.IsLeader)
+		ks.Applier.LeaderUntil = ss.o.LeaderUntil
+		return ks, nil
 	case !cfg.Kube() && isKube:
 		return ks.Inner, nil
 	}
@@ -165,6 +172,9 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	m := NewMetrics(reg, o.Version)
 	if o.Elector != nil && o.IsLeader == nil {
 		o.IsLeader = o.Elector.IsLeader
+	}
+	if u, ok := o.Elector.(interface{ LeaderUntil() time.Time }); ok && o.LeaderUntil == nil {
+		o.LeaderUntil = u.LeaderUntil
 	}
 	ss := &sources{o: &o}
 	defer ss.close()

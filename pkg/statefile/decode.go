@@ -42,6 +42,11 @@ func Decode(data []byte, name string) (*File, error) {
 	if off := w.start(); off < int64(len(data)) {
 		return nil, w.located(name, &fieldError{off: off, msg: "data after the JSON object (want one object)"})
 	}
+	if v, ok := newerVersion(data, bare); ok {
+		// Its other keys would be reported as unknown: the version says why.
+		return nil, w.located(name, &fieldError{path: "version", off: -1,
+			msg: fmt.Sprintf("%d: written by a newer infscale (this one reads version %d): run the infscale that wrote it, or move the file away to start fresh", v, Version)})
+	}
 	if len(w.errs) > 0 {
 		return nil, w.located(name, w.errs...)
 	}
@@ -341,4 +346,21 @@ func (w *stateWalker) lookup(path string) int64 {
 		return w.pos[p]
 	}
 	return -1
+}
+
+// newerVersion returns the envelope's "version" when it is an integer
+// above Version (a file of a newer infscale), read leniently: the strict
+// walk reports the keys this version does not know before the version.
+func newerVersion(data []byte, bare bool) (int, bool) {
+	if bare {
+		return 0, false
+	}
+	var peek struct {
+		Version json.RawMessage `json:"version"`
+	}
+	if json.Unmarshal(data, &peek) != nil {
+		return 0, false
+	}
+	v, err := strconv.Atoi(string(peek.Version))
+	return v, err == nil && v > Version
 }

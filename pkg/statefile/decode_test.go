@@ -78,7 +78,8 @@ func TestDecodeDuplicateKeys(t *testing.T) {
 // The envelope's own bounds and keys.
 func TestDecodeEnvelope(t *testing.T) {
 	for doc, want := range map[string]string{
-		`{"version":2,"desired":1,"state":{}}`:                  "line 1:12: version: unknown version 2 (want 1)",
+		`{"version":2,"desired":1,"state":{}}`:                  "line 1:12: version: 2: written by a newer infscale (this one reads version 1): run the infscale that wrote it, or move the file away to start fresh",
+		`{"version":0,"desired":1,"state":{}}`:                  "line 1:12: version: unknown version 0 (want 1)",
 		`{"version":1,"desired":99999999999,"state":{}}`:        "desired: 99999999999: want 0..2147483647",
 		`{"version":1,"desired":1,"current":-2,"state":{}}`:     "current: -2: want -1 (unknown) or 0..2147483647",
 		`{"version":1,"state":{}}`:                              `no "desired"`,
@@ -213,5 +214,17 @@ func TestDecodeOpenDip(t *testing.T) {
 	bad := strings.Replace(lows, `"floor":1}]`, `"floor":4}]`, 1)
 	if _, err := Decode([]byte(strings.Replace(doc, `"open_dip":{"at":"1970-01-01T00:16:55Z","from":5,"floor":1}`, bad, 1)), "s.json"); err == nil || !strings.Contains(err.Error(), "open_dip.lows[1].floor") {
 		t.Errorf("a low above the one before: %v, want an error naming open_dip.lows[1].floor", err)
+	}
+}
+
+// TestDecodeNewerVersion: a file a newer infscale wrote, with a key this
+// one does not know, is one error naming its version at its position
+// (line 1:12), not an unknown key: the version is why.
+func TestDecodeNewerVersion(t *testing.T) {
+	doc := `{"version":3,"desired":3,"current":1,"state":{},"saved_at":"1970-01-01T00:16:40Z","shards":[1]}`
+	_, err := Decode([]byte(doc), "f.json")
+	want := "f.json: line 1:12: version: 3: written by a newer infscale (this one reads version 1)"
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "shards") {
+		t.Errorf("%v, want %q alone", err, want)
 	}
 }
