@@ -712,7 +712,13 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 	}
 	policy := s.adoptedRes.Policy
 	s.adopted, s.adoptedRes, s.switched, s.reverted = nil, nil, now, policy
-	tn.setInfo(s, policy, TuneStateReverted)
+	if s.res.Policy == policy {
+		tn.setInfo(s, policy, TuneStateReverted)
+	}
+	// Else a later result of another policy is the target's last
+	// candidate (its infscale_candidate_desired_replicas): its series and
+	// state stay, and one waiting in shadow is adopted once every has
+	// passed since this revert (stepFast).
 	tn.dirty[name] = true
 	tn.logger().Warn("tuned policy reverted: live SLO misses over budget", "target", name, "policy", policy, "miss_ratio", frac, "max_miss", cfg.Tune.Budget(), "requests", n)
 	live := frac
