@@ -555,6 +555,7 @@ func (tn *Tuning) due(dir bool) []tuneJob {
 func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 	start := tn.now() // the history ends here; the next run is every later
 	res, err := tn.result(ctx, &j.cfg, start)
+	var stale error
 	tn.mu.Lock()
 	if s := tn.targets[j.name]; s != nil {
 		s.running = false
@@ -565,6 +566,14 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 			s.lastRun = start.Add(min(every, tuneRetry) - every) // again in tuneRetry
 		}
 		if err == nil && res != nil {
+			// A reload during the run may have changed the terms it was
+			// tuned on (j.cfg): such a result is not taken, and an
+			// in-process target is tuned again at the next look.
+			stale = res.Matches(&s.cfg, tn.replayPeriod())
+		}
+		if stale != nil {
+			s.lastRun = time.Time{}
+		} else if err == nil && res != nil {
 			// Adopted when the run ends, not when it began: an in-process
 			// run takes minutes, during which the configured policy
 			// decided (its misses are not the candidate's).
@@ -573,6 +582,9 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 		}
 	}
 	tn.mu.Unlock()
+	if stale != nil {
+		tn.logger().Warn("tuning result not used: a reload changed the target's terms during the run; tuned again at the next look", "target", j.name, "policy", res.Policy, "err", stale)
+	}
 	if err != nil && ctx.Err() == nil {
 		retry := min(time.Duration(j.cfg.Tune.Every), tuneRetry)
 		if j.cfg.Tune.Dir != "" { // a dir: is looked at every Tick

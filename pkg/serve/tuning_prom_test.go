@@ -7,13 +7,17 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/model"
 
+	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/synthweek"
 	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
 	"github.com/infscale/infscale/pkg/tune"
@@ -430,5 +434,74 @@ func TestTuningRevertKeepsLaterCandidate(t *testing.T) {
 	at := t0.Add(66 * time.Minute).UTC().Format(time.RFC3339)
 	if !strings.Contains(audit.String(), `"at":"`+at+`","tune":{"event":"adopted","policy":"queue:16","from":"configured"`) {
 		t.Errorf("audit %s: want queue:16 adopted from configured at %s", audit.String(), at)
+	}
+}
+
+// reloadOnFirstRange is an API that runs reload once, at its first range
+// query (during a tuning run's history read), then answers as api.
+type reloadOnFirstRange struct {
+	promql.API
+	once   sync.Once
+	reload func()
+}
+
+func (r *reloadOnFirstRange) Range(ctx context.Context, q string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+	r.once.Do(r.reload)
+	return r.API.Range(ctx, q, start, end, step)
+}
+
+// TestTuningReloadDuringRun: an in-process run starts on slo_ttft 2s,
+// and a reload to 1s comes while it reads the history. The run's result,
+// judged at 2 s, is not taken (no candidate series, no state; it was
+// shadowed until a later reload, its "holds" judged on the old SLO), the
+// log says why, and the target is tuned again at the next look, whose
+// result records the 1 s SLO.
+func TestTuningReloadDuringRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled week and tunes on it")
+	}
+	srv, tr := synthweektest.Serve(t, synthweek.Config{})
+	now := tr.End.Add(-2 * time.Hour)
+	clock := func() time.Time { return now }
+	ctx := context.Background()
+	cfg := tuneTestConfig(t, srv.URL, "shadow", "2s")
+	src, err := NewPrometheusSource(cfg.Prometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	loop := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock})
+	tn := NewTuning(reg)
+	var log syncbuf.Buffer
+	api := &reloadOnFirstRange{API: src.Evaluator.API, reload: func() {
+		if err := loop.SetConfig(ctx, tuneTestConfig(t, srv.URL, "shadow", "1s")); err != nil {
+			t.Error(err)
+		}
+	}}
+	tn.API, tn.Period, tn.Now, tn.Log = api, 15*time.Second, clock, slog.New(slog.NewTextHandler(&log, nil))
+	tn.Options = tune.TargetOptions{Workers: 2, Space: tune.Space{
+		Metrics: []tune.MetricSpace{{Name: "queue", Targets: []float64{0.25, 0.5}, Integer: true, PerBatch: true}},
+		Dims:    tune.DefaultSpace.Dims,
+	}}
+	loop.SetTuning(tn)
+	if err := loop.SetConfig(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(ctx)
+	if s, p := tuneState(tn, "chat"); s != "" || p != "" {
+		t.Errorf("after the run across the reload: %q %q, want no candidate", s, p)
+	}
+	if _, ok := gauge(t, gatherer(loop.metrics, reg), "infscale_tuned_policy_info", nil); ok {
+		t.Error("an info series for a result tuned at the old slo_ttft")
+	}
+	if !strings.Contains(log.String(), "tuning result not used: a reload changed the target's terms during the run") || !strings.Contains(log.String(), "slo_ttft 2s (the target's is 1s)") {
+		t.Errorf("log %q: want the result refused, naming slo_ttft 2s against 1s", log.String())
+	}
+	tn.Step(ctx)
+	tn.mu.Lock()
+	res := tn.targets["chat"].res
+	tn.mu.Unlock()
+	if res == nil || res.SLOTTFT != 1 {
+		t.Errorf("the next look: result %+v, want one tuned at slo_ttft 1 s", res)
 	}
 }
