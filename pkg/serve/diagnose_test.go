@@ -89,10 +89,14 @@ targets:
 }
 
 // emptyNamer is a Prometheus with no series: every query answers an
-// empty vector, every names request an empty list, counted.
+// empty vector, every names request an empty list; names counts the
+// diagnoses asked (the requests over a span: each diagnosis that finds
+// none asks again over all the data). A names request waits for gate
+// to close, when set.
 type emptyNamer struct {
 	mu    sync.Mutex
 	names int
+	gate  chan struct{}
 }
 
 func (e *emptyNamer) Instant(context.Context, string, time.Time) (model.Vector, []string, error) {
@@ -103,10 +107,16 @@ func (e *emptyNamer) Range(context.Context, string, time.Time, time.Time, time.D
 	return model.Matrix{}, nil, nil
 }
 
-func (e *emptyNamer) Names(context.Context, []*labels.Matcher, time.Time, time.Time) ([]string, error) {
+func (e *emptyNamer) Names(_ context.Context, _ []*labels.Matcher, start, _ time.Time) ([]string, error) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.names++
+	gate := e.gate
+	if !start.IsZero() {
+		e.names++
+	}
+	e.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
 	return nil, nil
 }
 
@@ -132,7 +142,14 @@ func TestSelectorDiagnosisBounded(t *testing.T) {
 	}
 	now := time.Now()
 	for k, want := range []struct{ said, asked int }{{0, 4}, {4, 6}, {2, 6}, {0, 6}} {
+		// The diagnoses started wait until the Read is over: none ends
+		// and frees its place while the Read is under way.
+		gate := make(chan struct{})
+		api.mu.Lock()
+		api.gate = gate
+		api.mu.Unlock()
 		rd := src.Read(t.Context(), targets, now.Add(time.Duration(k)*15*time.Second))
+		close(gate)
 		src.diag.wg.Wait()
 		said := 0
 		for _, r := range rd {
