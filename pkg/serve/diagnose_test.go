@@ -162,3 +162,31 @@ func TestSelectorDiagnosisBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectorDiagnosisForgets: two targets whose selectors match
+// nothing are diagnosed at 12:00, then a reload leaves only a third. When
+// the third is diagnosed at 12:10 the first two's entries, 10 minutes old
+// (diagnoseEvery) and their diagnoses never given, are forgotten: the
+// source keeps 1 target's, not every target it ever read (3).
+func TestSelectorDiagnosisForgets(t *testing.T) {
+	cfg, err := config.Parse([]byte(`prometheus: {url: http://127.0.0.1:9}
+targets:
+- {name: a, server: vllm, selector: '{pod="a"}', metrics: [{type: queue, target: 4}], max: 8}
+- {name: b, server: vllm, selector: '{pod="b"}', metrics: [{type: queue, target: 4}], max: 8}
+- {name: c, server: vllm, selector: '{pod="c"}', metrics: [{type: queue, target: 4}], max: 8}
+`), "forget.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &PrometheusSource{Evaluator: &promql.Evaluator{API: &emptyNamer{}}}
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	src.Read(t.Context(), []*config.Target{&cfg.Targets[0], &cfg.Targets[1]}, now)
+	src.diag.wg.Wait()
+	src.Read(t.Context(), []*config.Target{&cfg.Targets[2]}, now.Add(diagnoseEvery))
+	src.diag.wg.Wait()
+	src.diag.mu.Lock()
+	defer src.diag.mu.Unlock()
+	if len(src.diag.asked) != 1 || len(src.diag.ready) != 1 || src.diag.ready[cfg.Targets[2].Key()] == "" {
+		t.Errorf("asked %v, ready %v: want c's alone", src.diag.asked, src.diag.ready)
+	}
+}

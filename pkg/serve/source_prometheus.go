@@ -94,6 +94,16 @@ func (s *PrometheusSource) diagnose(t *config.Target, r *Reading, now time.Time)
 	if d.asked == nil {
 		d.asked, d.ready = map[string]time.Time{}, map[string]string{}
 	}
+	// An entry diagnoseEvery old stops nothing: forgotten, with a
+	// diagnosis its target was not read again to be given (removed by a
+	// reload), so that the maps hold the targets of the last
+	// diagnoseEvery, not every target serve ever had.
+	for k, at := range d.asked {
+		if now.Sub(at) >= diagnoseEvery {
+			delete(d.asked, k)
+			delete(d.ready, k)
+		}
+	}
 	d.asked[key] = now
 	d.inFlight++
 	d.wg.Add(1)
