@@ -458,8 +458,8 @@ func (tn *Tuning) shadow(name string, r recommend.Reading, current int, now time
 // loops: one runs the in-process tunings, one target after the other
 // (minutes each, on one core); the other reads the tune.dir results and
 // checks the adopted candidates' live misses, so that neither waits for
-// the in-process runs of other targets (a revert waited for every run
-// due in the same Step: an hour with 60 targets of a minute each).
+// the in-process runs of other targets (in one loop a revert would wait
+// for every run due: an hour with 60 targets of a minute each).
 func (tn *Tuning) Run(ctx context.Context) {
 	tick := tn.Tick
 	if tick <= 0 {
