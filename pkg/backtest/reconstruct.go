@@ -272,9 +272,9 @@ func sliceOr(vs []float64, i0, i1 int) []float64 {
 }
 
 // DiagnoseNoTraffic says why t's history over g has no traffic
-// (promql.Diagnose: the selector matches nothing, another server's
-// series, renamed ones), asking api for the names t.Selector matches over
-// g when api is a promql.Namer; "" when it cannot tell (no Namer, no
+// (promql.DiagnoseSelector: the selector matches nothing, its series lie
+// outside g, another server's series, renamed ones), asking api for the
+// names t.Selector matches when api is a promql.Namer; "" when it cannot tell (no Namer, no
 // selector, the names query failed) or the selector holds the server's
 // series.
 func DiagnoseNoTraffic(ctx context.Context, api promql.API, t Target, g Grid) string {
@@ -282,9 +282,5 @@ func DiagnoseNoTraffic(ctx context.Context, api promql.API, t Target, g Grid) st
 	if !ok || len(t.Selector) == 0 {
 		return ""
 	}
-	names, err := n.Names(ctx, t.Selector, g.Start, g.End())
-	if err != nil {
-		return ""
-	}
-	return promql.Diagnose(names, t.Server, t.Selector, "in the range")
+	return promql.DiagnoseSelector(ctx, n, t.Server, t.Selector, g.Start, g.End(), "in the range")
 }

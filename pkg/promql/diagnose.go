@@ -16,7 +16,8 @@ import (
 // *Client is one.
 type Namer interface {
 	// Names returns the distinct __name__ values of the series matching
-	// sel (label matchers, at least one) with samples in [start, end].
+	// sel (label matchers, at least one) with samples in [start, end]
+	// (zero times: all the data Prometheus holds).
 	Names(ctx context.Context, sel []*labels.Matcher, start, end time.Time) ([]string, error)
 }
 
@@ -104,6 +105,12 @@ func Diagnose(names []string, server modelserver.Server, sel []*labels.Matcher, 
 			}
 		}
 	}
+	return fmt.Sprintf("the selector %s matches %s, none of them %s (such as %s): does it select the model server's pods?", text, nameList(names), want, example)
+}
+
+// nameList is names counted and the first 5 in order: "7 metric names
+// (a, b, c, d, e and 2 more)".
+func nameList(names []string) string {
 	shown := slices.Clone(names)
 	slices.Sort(shown)
 	more := ""
@@ -115,7 +122,33 @@ func Diagnose(names []string, server modelserver.Server, sel []*labels.Matcher, 
 	if len(names) == 1 {
 		count = "1 metric name"
 	}
-	return fmt.Sprintf("the selector %s matches %s (%s%s), none of them %s (such as %s): does it select the model server's pods?", text, count, strings.Join(shown, ", "), more, want, example)
+	return fmt.Sprintf("%s (%s%s)", count, strings.Join(shown, ", "), more)
+}
+
+// DiagnoseSelector asks n for the names sel matches over [start, end]
+// (span words it) and diagnoses them (Diagnose). When none has samples
+// there, it asks again over all the data Prometheus holds: a selector
+// whose series lie outside the span (a range before the data or past the
+// retention, pods no longer scraped) is said to be so, not to match
+// nothing. "" when Diagnose has nothing to say or the first names query
+// failed.
+func DiagnoseSelector(ctx context.Context, n Namer, server modelserver.Server, sel []*labels.Matcher, start, end time.Time, span string) string {
+	names, err := n.Names(ctx, sel, start, end)
+	if err != nil {
+		return ""
+	}
+	if len(names) > 0 {
+		return Diagnose(names, server, sel, span)
+	}
+	all, err := n.Names(ctx, sel, time.Time{}, time.Time{})
+	if err != nil || len(all) == 0 {
+		return Diagnose(nil, server, sel, span)
+	}
+	why := fmt.Sprintf("no series match the selector %s %s, but Prometheus holds series it matches outside that span, %s: check the span and Prometheus's retention, and whether they are still scraped", SelectorText(sel), span, nameList(all))
+	if d := Diagnose(all, server, sel, span); d != "" {
+		why += "; and " + d
+	}
+	return why
 }
 
 // ofServer is the first of names that is one of s's families (a

@@ -2,6 +2,7 @@ package promql
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -87,5 +88,50 @@ func TestNamesRealPrometheus(t *testing.T) {
 	}
 	if _, err := c.Names(context.Background(), nil, now.Add(-time.Minute), now); err == nil {
 		t.Error("no matcher: no error")
+	}
+}
+
+// TestDiagnoseSelectorOutsideSpan: a real Prometheus holding
+// vllm:num_requests_running{namespace="llm"} from 10:00 to 12:00 only.
+// Over 10:30..11:00 the selector holds the server's family: nothing to
+// say. Over 14:00..15:00 it has no series, but Prometheus holds the ones
+// it matches: said so, naming them (it was called a selector whose labels
+// match nothing, sending the user to fix a right selector for a wrong
+// range). {namespace="nope"} matches nothing at any time.
+func TestDiagnoseSelectorOutsideSpan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Prometheus")
+	}
+	t0 := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	b.WriteString("# TYPE vllm:num_requests_running gauge\n")
+	for at := t0; at.Before(t0.Add(2 * time.Hour)); at = at.Add(15 * time.Second) {
+		fmt.Fprintf(&b, "vllm:num_requests_running{namespace=\"llm\",pod=\"chat-1\"} 3 %d\n", at.Unix())
+	}
+	b.WriteString("# EOF\n")
+	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, b.String()), Flags: []string{"--storage.tsdb.retention.time=10y"}})
+	c, err := NewClient(ClientConfig{URL: prom.URL, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		sel        string
+		start, end time.Duration
+		want       string
+	}{
+		{`{namespace="llm"}`, 30 * time.Minute, time.Hour, ""},
+		{`{namespace="llm"}`, 4 * time.Hour, 5 * time.Hour,
+			`no series match the selector {namespace="llm"} in the range, but Prometheus holds series it matches outside that span, 1 metric name (vllm:num_requests_running): check the span and Prometheus's retention, and whether they are still scraped`},
+		{`{namespace="nope"}`, 4 * time.Hour, 5 * time.Hour,
+			`no series in Prometheus match the selector {namespace="nope"} in the range: its labels match nothing`},
+	} {
+		ms, err := ParseSelector(tc.sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := DiagnoseSelector(context.Background(), c, modelserver.VLLM, ms, t0.Add(tc.start), t0.Add(tc.end), "in the range")
+		if (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) || (tc.want != "" && strings.Contains(tc.want, "outside") && got != tc.want) {
+			t.Errorf("%s over +%s..+%s: %q\nwant %q", tc.sel, tc.start, tc.end, got, tc.want)
+		}
 	}
 }

@@ -89,10 +89,14 @@ targets:
 }
 
 // emptyNamer is a Prometheus with no series: every query answers an
-// empty vector, every names request an empty list, counted.
+// empty vector, every names request an empty list; names counts the
+// diagnoses asked (the requests over a span: each diagnosis that finds
+// none asks again over all the data). A names request waits for gate
+// to close, when set.
 type emptyNamer struct {
 	mu    sync.Mutex
 	names int
+	gate  chan struct{}
 }
 
 func (e *emptyNamer) Instant(context.Context, string, time.Time) (model.Vector, []string, error) {
@@ -103,10 +107,16 @@ func (e *emptyNamer) Range(context.Context, string, time.Time, time.Time, time.D
 	return model.Matrix{}, nil, nil
 }
 
-func (e *emptyNamer) Names(context.Context, []*labels.Matcher, time.Time, time.Time) ([]string, error) {
+func (e *emptyNamer) Names(_ context.Context, _ []*labels.Matcher, start, _ time.Time) ([]string, error) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.names++
+	gate := e.gate
+	if !start.IsZero() {
+		e.names++
+	}
+	e.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
 	return nil, nil
 }
 
@@ -132,7 +142,14 @@ func TestSelectorDiagnosisBounded(t *testing.T) {
 	}
 	now := time.Now()
 	for k, want := range []struct{ said, asked int }{{0, 4}, {4, 6}, {2, 6}, {0, 6}} {
+		// The diagnoses started wait until the Read is over: none ends
+		// and frees its place while the Read is under way.
+		gate := make(chan struct{})
+		api.mu.Lock()
+		api.gate = gate
+		api.mu.Unlock()
 		rd := src.Read(t.Context(), targets, now.Add(time.Duration(k)*15*time.Second))
+		close(gate)
 		src.diag.wg.Wait()
 		said := 0
 		for _, r := range rd {
@@ -143,5 +160,33 @@ func TestSelectorDiagnosisBounded(t *testing.T) {
 		if said != want.said || api.names != want.asked {
 			t.Errorf("reading %d: %d said, %d asked in all; want %d and %d", k+1, said, api.names, want.said, want.asked)
 		}
+	}
+}
+
+// TestSelectorDiagnosisForgets: two targets whose selectors match
+// nothing are diagnosed at 12:00, then a reload leaves only a third. When
+// the third is diagnosed at 12:10 the first two's entries, 10 minutes old
+// (diagnoseEvery) and their diagnoses never given, are forgotten: the
+// source keeps 1 target's, not every target it ever read (3).
+func TestSelectorDiagnosisForgets(t *testing.T) {
+	cfg, err := config.Parse([]byte(`prometheus: {url: http://127.0.0.1:9}
+targets:
+- {name: a, server: vllm, selector: '{pod="a"}', metrics: [{type: queue, target: 4}], max: 8}
+- {name: b, server: vllm, selector: '{pod="b"}', metrics: [{type: queue, target: 4}], max: 8}
+- {name: c, server: vllm, selector: '{pod="c"}', metrics: [{type: queue, target: 4}], max: 8}
+`), "forget.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &PrometheusSource{Evaluator: &promql.Evaluator{API: &emptyNamer{}}}
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	src.Read(t.Context(), []*config.Target{&cfg.Targets[0], &cfg.Targets[1]}, now)
+	src.diag.wg.Wait()
+	src.Read(t.Context(), []*config.Target{&cfg.Targets[2]}, now.Add(diagnoseEvery))
+	src.diag.wg.Wait()
+	src.diag.mu.Lock()
+	defer src.diag.mu.Unlock()
+	if len(src.diag.asked) != 1 || len(src.diag.ready) != 1 || src.diag.ready[cfg.Targets[2].Key()] == "" {
+		t.Errorf("asked %v, ready %v: want c's alone", src.diag.asked, src.diag.ready)
 	}
 }

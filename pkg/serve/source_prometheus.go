@@ -65,7 +65,8 @@ type diagnoses struct {
 // of a signal of t's selector (not a replicas query read at 0: a target at
 // zero replicas has no series) starts one off the cycle, at most once per
 // diagnoseEvery: its names over the 5 minutes before now (Prometheus's
-// lookback) with promql.Diagnose. Nothing when the client lists no names.
+// lookback) with promql.DiagnoseSelector. Nothing when the client lists
+// no names.
 func (s *PrometheusSource) diagnose(t *config.Target, r *Reading, now time.Time) {
 	n, ok := s.Evaluator.API.(promql.Namer)
 	if !ok || t.Selector == "" {
@@ -93,6 +94,16 @@ func (s *PrometheusSource) diagnose(t *config.Target, r *Reading, now time.Time)
 	if d.asked == nil {
 		d.asked, d.ready = map[string]time.Time{}, map[string]string{}
 	}
+	// An entry diagnoseEvery old stops nothing: forgotten, with a
+	// diagnosis its target was not read again to be given (removed by a
+	// reload), so that the maps hold the targets of the last
+	// diagnoseEvery, not every target serve ever had.
+	for k, at := range d.asked {
+		if now.Sub(at) >= diagnoseEvery {
+			delete(d.asked, k)
+			delete(d.ready, k)
+		}
+	}
 	d.asked[key] = now
 	d.inFlight++
 	d.wg.Add(1)
@@ -101,11 +112,7 @@ func (s *PrometheusSource) diagnose(t *config.Target, r *Reading, now time.Time)
 		defer d.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		names, err := n.Names(ctx, sel, now.Add(-5*time.Minute), now)
-		why := ""
-		if err == nil {
-			why = promql.Diagnose(names, server, sel, "in the last 5 minutes")
-		}
+		why := promql.DiagnoseSelector(ctx, n, server, sel, now.Add(-5*time.Minute), now, "in the last 5 minutes")
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		d.inFlight--

@@ -458,8 +458,8 @@ func (tn *Tuning) shadow(name string, r recommend.Reading, current int, now time
 // loops: one runs the in-process tunings, one target after the other
 // (minutes each, on one core); the other reads the tune.dir results and
 // checks the adopted candidates' live misses, so that neither waits for
-// the in-process runs of other targets (a revert waited for every run
-// due in the same Step: an hour with 60 targets of a minute each).
+// the in-process runs of other targets (in one loop a revert would wait
+// for every run due: an hour with 60 targets of a minute each).
 func (tn *Tuning) Run(ctx context.Context) {
 	tick := tn.Tick
 	if tick <= 0 {
@@ -555,6 +555,7 @@ func (tn *Tuning) due(dir bool) []tuneJob {
 func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 	start := tn.now() // the history ends here; the next run is every later
 	res, err := tn.result(ctx, &j.cfg, start)
+	var stale error
 	tn.mu.Lock()
 	if s := tn.targets[j.name]; s != nil {
 		s.running = false
@@ -565,6 +566,14 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 			s.lastRun = start.Add(min(every, tuneRetry) - every) // again in tuneRetry
 		}
 		if err == nil && res != nil {
+			// A reload during the run may have changed the terms it was
+			// tuned on (j.cfg): such a result is not taken, and an
+			// in-process target is tuned again at the next look.
+			stale = res.Matches(&s.cfg, tn.replayPeriod())
+		}
+		if stale != nil {
+			s.lastRun = time.Time{}
+		} else if err == nil && res != nil {
 			// Adopted when the run ends, not when it began: an in-process
 			// run takes minutes, during which the configured policy
 			// decided (its misses are not the candidate's).
@@ -573,6 +582,9 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 		}
 	}
 	tn.mu.Unlock()
+	if stale != nil {
+		tn.logger().Warn("tuning result not used: a reload changed the target's terms during the run; tuned again at the next look", "target", j.name, "policy", res.Policy, "err", stale)
+	}
 	if err != nil && ctx.Err() == nil {
 		retry := min(time.Duration(j.cfg.Tune.Every), tuneRetry)
 		if j.cfg.Tune.Dir != "" { // a dir: is looked at every Tick
@@ -712,7 +724,13 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 	}
 	policy := s.adoptedRes.Policy
 	s.adopted, s.adoptedRes, s.switched, s.reverted = nil, nil, now, policy
-	tn.setInfo(s, policy, TuneStateReverted)
+	if s.res.Policy == policy {
+		tn.setInfo(s, policy, TuneStateReverted)
+	}
+	// Else a later result of another policy is the target's last
+	// candidate (its infscale_candidate_desired_replicas): its series and
+	// state stay, and one waiting in shadow is adopted once every has
+	// passed since this revert (stepFast).
 	tn.dirty[name] = true
 	tn.logger().Warn("tuned policy reverted: live SLO misses over budget", "target", name, "policy", policy, "miss_ratio", frac, "max_miss", cfg.Tune.Budget(), "requests", n)
 	live := frac

@@ -7,13 +7,17 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/model"
 
+	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/synthweek"
 	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
 	"github.com/infscale/infscale/pkg/tune"
@@ -351,5 +355,153 @@ func TestTuningRevertOnPrometheus(t *testing.T) {
 	next(tune.Candidate{Metric: "queue", Target: 16})
 	if state, p := tuneState(tn2, "chat"); state != TuneStateAdopted || p != "queue:16" {
 		t.Errorf("queue:16: state %q %q, want adopted", state, p)
+	}
+}
+
+// TestTuningRevertKeepsLaterCandidate: queue:8 is adopted at 10:00 (the
+// week's end less 2h, called 10:00 here), and the CronJob's next result,
+// queue:16, comes at 10:01, within every (1h) of the switch: it waits in
+// shadow. At 10:06 queue:8's live misses (slo_ttft 1 ms) revert it. The
+// target's last candidate is still queue:16 (its
+// infscale_candidate_desired_replicas is queue:16's): the info series
+// stays {policy="queue:16", state="shadow"} (it read queue:8 reverted,
+// and queue:16 was never adopted without a newer file), and queue:16 is
+// adopted once every has passed since the revert, at 11:06, not at 11:05.
+func TestTuningRevertKeepsLaterCandidate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled week")
+	}
+	srv, tr := synthweektest.Serve(t, synthweek.Config{})
+	t0 := tr.End.Add(-2 * time.Hour)
+	now := t0
+	clock := func() time.Time { return now }
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := tuneTestConfig(t, srv.URL, "adopt", "1ms")
+	cfg.Targets[0].Tune.Dir = dir
+	src, err := NewPrometheusSource(cfg.Prometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	var audit bytes.Buffer
+	loop := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit})
+	tn := NewTuning(reg)
+	tn.API, tn.Period, tn.Now = src.Evaluator.API, 15*time.Second, clock
+	loop.SetTuning(tn)
+	if err := loop.SetConfig(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	write := func(target float64) {
+		c := tune.Candidate{Metric: "queue", Target: target}
+		if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, SLOTTFT: 0.001, Period: 15, Policy: c.Policy(), Candidate: c,
+			Outcome: tune.Outcome{Holds: true, MaxMissPct: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		tn.Step(ctx)
+	}
+	write(8)
+	now = t0.Add(time.Minute)
+	write(16)
+	if s, p := tuneState(tn, "chat"); s != TuneStateShadow || p != "queue:16" {
+		t.Fatalf("10:01: %q %q, want queue:16 in shadow (within every of the switch)", s, p)
+	}
+	now = t0.Add(6 * time.Minute)
+	tn.Step(ctx)
+	if !strings.Contains(audit.String(), `"event":"reverted","policy":"queue:8"`) {
+		t.Fatalf("10:06: no revert of queue:8; audit:\n%s", audit.String())
+	}
+	g := gatherer(loop.metrics, reg)
+	if s, p := tuneState(tn, "chat"); s != TuneStateShadow || p != "queue:16" {
+		t.Errorf("10:06, after the revert: %q %q, want queue:16 in shadow still", s, p)
+	}
+	if _, ok := gauge(t, g, "infscale_tuned_policy_info", map[string]string{"policy": "queue:16", "state": "shadow"}); !ok {
+		t.Errorf("10:06: no info series for queue:16 in shadow")
+	}
+	if _, ok := gauge(t, g, "infscale_tuned_policy_info", map[string]string{"policy": "queue:8"}); ok {
+		t.Errorf("10:06: an info series for queue:8, which is not the last candidate")
+	}
+	now = t0.Add(65 * time.Minute)
+	tn.Step(ctx)
+	if s, _ := tuneState(tn, "chat"); s != TuneStateShadow {
+		t.Errorf("11:05: %q, want shadow (every has not passed since the revert at 10:06)", s)
+	}
+	now = t0.Add(66 * time.Minute)
+	tn.Step(ctx)
+	if s, p := tuneState(tn, "chat"); s != TuneStateAdopted || p != "queue:16" {
+		t.Errorf("11:06: %q %q, want queue:16 adopted", s, p)
+	}
+	at := t0.Add(66 * time.Minute).UTC().Format(time.RFC3339)
+	if !strings.Contains(audit.String(), `"at":"`+at+`","tune":{"event":"adopted","policy":"queue:16","from":"configured"`) {
+		t.Errorf("audit %s: want queue:16 adopted from configured at %s", audit.String(), at)
+	}
+}
+
+// reloadOnFirstRange is an API that runs reload once, at its first range
+// query (during a tuning run's history read), then answers as api.
+type reloadOnFirstRange struct {
+	promql.API
+	once   sync.Once
+	reload func()
+}
+
+func (r *reloadOnFirstRange) Range(ctx context.Context, q string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+	r.once.Do(r.reload)
+	return r.API.Range(ctx, q, start, end, step)
+}
+
+// TestTuningReloadDuringRun: an in-process run starts on slo_ttft 2s,
+// and a reload to 1s comes while it reads the history. The run's result,
+// judged at 2 s, is not taken (no candidate series, no state; it was
+// shadowed until a later reload, its "holds" judged on the old SLO), the
+// log says why, and the target is tuned again at the next look, whose
+// result records the 1 s SLO.
+func TestTuningReloadDuringRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled week and tunes on it")
+	}
+	srv, tr := synthweektest.Serve(t, synthweek.Config{})
+	now := tr.End.Add(-2 * time.Hour)
+	clock := func() time.Time { return now }
+	ctx := context.Background()
+	cfg := tuneTestConfig(t, srv.URL, "shadow", "2s")
+	src, err := NewPrometheusSource(cfg.Prometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	loop := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock})
+	tn := NewTuning(reg)
+	var log syncbuf.Buffer
+	api := &reloadOnFirstRange{API: src.Evaluator.API, reload: func() {
+		if err := loop.SetConfig(ctx, tuneTestConfig(t, srv.URL, "shadow", "1s")); err != nil {
+			t.Error(err)
+		}
+	}}
+	tn.API, tn.Period, tn.Now, tn.Log = api, 15*time.Second, clock, slog.New(slog.NewTextHandler(&log, nil))
+	tn.Options = tune.TargetOptions{Workers: 2, Space: tune.Space{
+		Metrics: []tune.MetricSpace{{Name: "queue", Targets: []float64{0.25, 0.5}, Integer: true, PerBatch: true}},
+		Dims:    tune.DefaultSpace.Dims,
+	}}
+	loop.SetTuning(tn)
+	if err := loop.SetConfig(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(ctx)
+	if s, p := tuneState(tn, "chat"); s != "" || p != "" {
+		t.Errorf("after the run across the reload: %q %q, want no candidate", s, p)
+	}
+	if _, ok := gauge(t, gatherer(loop.metrics, reg), "infscale_tuned_policy_info", nil); ok {
+		t.Error("an info series for a result tuned at the old slo_ttft")
+	}
+	if !strings.Contains(log.String(), "tuning result not used: a reload changed the target's terms during the run") || !strings.Contains(log.String(), "slo_ttft 2s (the target's is 1s)") {
+		t.Errorf("log %q: want the result refused, naming slo_ttft 2s against 1s", log.String())
+	}
+	tn.Step(ctx)
+	tn.mu.Lock()
+	res := tn.targets["chat"].res
+	tn.mu.Unlock()
+	if res == nil || res.SLOTTFT != 1 {
+		t.Errorf("the next look: result %+v, want one tuned at slo_ttft 1 s", res)
 	}
 }

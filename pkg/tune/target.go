@@ -248,8 +248,8 @@ func LiveMisses(ctx context.Context, api promql.API, t *config.Target, from, now
 	// The misses are the TTFT histogram's increase over the whole span
 	// (one instant query); the range queries beside it need no finer
 	// grid than MaxLivePoints points, however long the candidate has
-	// been adopted: at serve's step a month was 172,800 points of each
-	// series, read again every 5 minutes for each adopted target.
+	// been adopted (a month at a 15 s step is 172,800 points of each
+	// series, every 5 minutes for each adopted target).
 	if n := now.Sub(start) / step; n > MaxLivePoints {
 		step *= (n + MaxLivePoints - 1) / MaxLivePoints
 	}
