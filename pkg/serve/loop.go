@@ -606,6 +606,7 @@ func (l *Loop) begin(t *target, rd *Reading, now time.Time) pending {
 // prepare is begin up to the decision: the reading and the policy.
 func (l *Loop) prepare(t *target, rd *Reading) pending {
 	pd := pending{prev: t.run.Desired, hadPrev: t.run.HasDesired}
+	t.keepEvents()
 	// The steps' words are most of a decision's cost: written each cycle
 	// only for the audit log and OnDecision, else when /debug/decisions
 	// asks for them (Recent).
@@ -799,6 +800,7 @@ func (l *Loop) reportWrite(j *writeJob, now time.Time) {
 	switch {
 	case errors.Is(j.err, kube.ErrNotLeader):
 	case j.err != nil:
+		j.t.dropEvents() // not written: no scale event, as the HPA stores none after a failed update
 		reason := kube.Reason(j.err)
 		l.metrics.ApplyError(name, reason)
 		rec.ApplyError = j.err.Error()

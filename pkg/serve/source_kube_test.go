@@ -137,6 +137,12 @@ func TestKubeApplyRefusedUnderHPA(t *testing.T) {
 	if sc.Updates != 0 || sc.Replicas("llm", kubefake.Deployments, "chat") != 3 {
 		t.Errorf("%d updates, spec.replicas %d: want none, 3", sc.Updates, sc.Replicas("llm", kubefake.Deployments, "chat"))
 	}
+	// The HPA stores a scale event only after its update succeeded
+	// (reconcileAutoscaler): the 3 -> 6 not written counts in no rate
+	// limit's period.
+	if st := l.targets[0].run.State; len(st.ScaleUpEvents)+len(st.ScaleDownEvents) != 0 {
+		t.Errorf("scale events %v / %v after a refused write, want none", st.ScaleUpEvents, st.ScaleDownEvents)
+	}
 	m.table.mu.Lock()
 	errs := m.table.targets["chat"].applyErrors
 	m.table.mu.Unlock()
@@ -187,6 +193,10 @@ func TestKubeApplyNotOnNoData(t *testing.T) {
 	a := pageServer(t, "50", "10")
 	l, _, _, sc := kubeLoop(t, replicaPod(t, "chat-a", a))
 	l.Cycle(context.Background())
+	// Written: the 3 -> 6 is a scale event (+3), as the HPA stores one.
+	if up := l.targets[0].run.State.ScaleUpEvents; len(up) != 1 || up[0].Change != 3 {
+		t.Errorf("scale-up events %v after writing 3 -> 6, want one of +3", up)
+	}
 	if r := sc.Replicas("llm", kubefake.Deployments, "chat"); r != 6 {
 		t.Fatalf("spec.replicas %d after the first cycle, want 6", r)
 	}

@@ -31,6 +31,10 @@ type target struct {
 	nRecent, oldest uint8
 	// dupLogged is set once folded duplicate series were logged.
 	dupLogged bool
+	// undo holds, for a target that applies its decisions (apply: true),
+	// its scale events before this cycle's decision: a write that fails
+	// puts them back (reportWrite). nil for the others.
+	undo *scaleEvents
 	// restoring is true from SetConfig's install of a new target until its
 	// restore has finished: cycles leave it out meanwhile.
 	restoring atomic.Bool
@@ -311,4 +315,38 @@ func (p *pastRecord) record(target string) Record {
 		}
 	}
 	return r
+}
+
+// scaleEvents are a State's scale events, as a decision found them.
+type scaleEvents struct {
+	up, down []recommend.ScaleEvent
+}
+
+// keepEvents notes t's scale events before its decision when t writes
+// its decisions: the HPA records a scale event only once its update of
+// the scale subresource succeeded (reconcileAutoscaler's storeScaleEvent
+// after Scales.Update), so a failed write must not count in the rate
+// limits' periods.
+func (t *target) keepEvents() {
+	if !t.cfg.Apply {
+		t.undo = nil
+		return
+	}
+	if t.undo == nil {
+		t.undo = &scaleEvents{}
+	}
+	st := &t.run.State
+	t.undo.up = append(t.undo.up[:0], st.ScaleUpEvents...)
+	t.undo.down = append(t.undo.down[:0], st.ScaleDownEvents...)
+}
+
+// dropEvents puts back the scale events keepEvents noted: this cycle's
+// decision was not written.
+func (t *target) dropEvents() {
+	if t.undo == nil {
+		return
+	}
+	st := &t.run.State
+	st.ScaleUpEvents = append(st.ScaleUpEvents[:0], t.undo.up...)
+	st.ScaleDownEvents = append(st.ScaleDownEvents[:0], t.undo.down...)
 }
