@@ -856,9 +856,10 @@ func readState(path string) (*recommend.State, error) {
 	return &f.State, nil
 }
 
-// writeState writes the state after a decision atomically (statefile.Write).
+// writeState writes the state after a decision atomically and durably
+// (statefile.WriteDurable: a run's state outlives a power loss).
 func writeState(path string, d recommend.Decision, st *recommend.State, now time.Time) error {
-	if err := statefile.Write(path, statefile.File{Desired: d.Desired, Current: d.Current, State: *st, SavedAt: now}); err != nil {
+	if err := statefile.WriteDurable(path, statefile.File{Desired: d.Desired, Current: d.Current, State: *st, SavedAt: now}); err != nil {
 		return fmt.Errorf("--state: %w", err)
 	}
 	return nil

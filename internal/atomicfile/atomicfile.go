@@ -2,8 +2,10 @@
 // it: the data goes to a temporary file in the same directory (so that the
 // rename stays within one file system), which is renamed over the path.
 // A crash leaves the old file or the new one, and at worst a hidden
-// ".NAME.*.tmp" beside them. There is no fsync: a power loss may lose the
-// last write, as it may lose any other.
+// ".NAME.*.tmp" beside them. Write does not fsync: a power loss may lose
+// the last write, and on some file systems leave the path empty;
+// WriteDurable syncs the data before the rename and the directory after
+// it, for a file a later run depends on (decide's --state).
 package atomicfile
 
 import (
@@ -12,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/infscale/infscale/internal/boundedfile"
 )
@@ -25,6 +28,18 @@ import (
 // any error; an existing path that is not a regular file (CheckTarget)
 // is left as it is.
 func Write(path string, data []byte) error {
+	return write(path, data, false)
+}
+
+// WriteDurable is Write that also survives a power loss: the data is
+// synced to the disk before the rename, and the directory (the rename
+// itself) after it. It costs a few milliseconds on a disk: for a file
+// written once a run, not one per target every cycle.
+func WriteDurable(path string, data []byte) error {
+	return write(path, data, true)
+}
+
+func write(path string, data []byte, durable bool) error {
 	if err := CheckTarget(path); err != nil {
 		return err
 	}
@@ -40,6 +55,9 @@ func Write(path string, data []byte) error {
 	if err == nil {
 		_, err = tmp.Write(data)
 	}
+	if err == nil && durable {
+		err = tmp.Sync()
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -49,6 +67,26 @@ func Write(path string, data []byte) error {
 	if err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("%s: %w", path, err)
+	}
+	if durable {
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			return fmt.Errorf("%s: written, but its directory not synced: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// syncDir syncs a directory, making a rename in it durable. A file system
+// that cannot sync a directory (EINVAL: some network and FUSE ones) is
+// taken as done: the rename is as durable as it can make it.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
 	}
 	return nil
 }

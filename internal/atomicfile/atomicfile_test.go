@@ -9,21 +9,27 @@ import (
 	"testing"
 )
 
-// TestWrite: a new file, then one replaced, each read back whole; the
-// directory holds nothing else (no temporary file left).
+// TestWrite: a new file, then one replaced, each read back whole, with
+// Write and WriteDurable alike; the directory holds nothing else (no
+// temporary file left), and the file is 0644 either way.
 func TestWrite(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "chat.json")
-	for _, data := range []string{"{\"a\": 1}\n", "{}\n"} {
-		if err := Write(path, []byte(data)); err != nil {
-			t.Fatal(err)
+	for name, put := range map[string]func(string, []byte) error{"Write": Write, "WriteDurable": WriteDurable} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "chat.json")
+		for _, data := range []string{"{\"a\": 1}\n", "{}\n"} {
+			if err := put(path, []byte(data)); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if got, err := os.ReadFile(path); err != nil || string(got) != data {
+				t.Errorf("%s: read back %q, %v; want %q", name, got, err, data)
+			}
 		}
-		if got, err := os.ReadFile(path); err != nil || string(got) != data {
-			t.Errorf("read back %q, %v; want %q", got, err, data)
+		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+			t.Errorf("%s: %d entries in the directory, want 1 (chat.json)", name, len(ents))
 		}
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
-		t.Errorf("%d entries in the directory, want 1 (chat.json)", len(ents))
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm()&^0o022 != 0o644&^0o022 {
+			t.Errorf("%s: mode %v, %v; want 0644 (less the umask)", name, fi.Mode(), err)
+		}
 	}
 }
 

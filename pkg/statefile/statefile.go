@@ -56,12 +56,23 @@ func Read(path string) (*File, error) {
 }
 
 // Write writes f (Version set) to path atomically (atomicfile.Write), so a
-// reader never sees half a file.
+// reader never sees half a file; serve's per-cycle saves.
 func Write(path string, f File) error {
+	return write(path, f, atomicfile.Write)
+}
+
+// WriteDurable is Write synced to the disk (atomicfile.WriteDurable): a
+// power loss after it returns keeps the file (decide's --state, which a
+// later run reads and refuses when empty).
+func WriteDurable(path string, f File) error {
+	return write(path, f, atomicfile.WriteDurable)
+}
+
+func write(path string, f File, put func(string, []byte) error) error {
 	f.Version = Version
 	b, err := json.Marshal(f)
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(path, append(b, '\n'))
+	return put(path, append(b, '\n'))
 }
