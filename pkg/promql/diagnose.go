@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/infscale/infscale/pkg/modelserver"
 )
@@ -45,13 +46,10 @@ func (c *Client) Names(ctx context.Context, sel []*labels.Matcher, start, end ti
 	return out, nil
 }
 
-// SelectorText is sel as PromQL writes it: {namespace="llm",pod=~"chat-.*"}.
+// SelectorText is sel as PromQL's printer writes it in a selector:
+// {namespace="llm",pod=~"chat-.*"}.
 func SelectorText(sel []*labels.Matcher) string {
-	parts := make([]string, len(sel))
-	for i, m := range sel {
-		parts[i] = m.String()
-	}
-	return "{" + strings.Join(parts, ",") + "}"
+	return (&parser.VectorSelector{LabelMatchers: sel}).String()
 }
 
 // Diagnose says in one sentence why the queries of a target of server

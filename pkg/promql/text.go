@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/promql/parser"
 )
 
 // A Plan holds its query texts compactly and writes a batch's text only
@@ -57,7 +56,7 @@ func newSelectorText(sel []*labels.Matcher, o Options) *selectorText {
 		if len(ms) == 0 {
 			return ""
 		}
-		s := (&parser.VectorSelector{LabelMatchers: ms}).String() // {a="b",...}
+		s := SelectorText(ms) // {a="b",...}
 		return strings.TrimSuffix(strings.TrimPrefix(s, "{"), "}")
 	}
 	st := &selectorText{sel: inner(sel), id: inner(identity(sel, o.withDefaults()))}
