@@ -12,6 +12,7 @@ import (
 	"time"
 
 	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
@@ -61,15 +62,15 @@ type diagnoses struct {
 	wg       sync.WaitGroup
 }
 
-// diagnose gives the diagnosis ready for t, and when r has an empty read
-// of a signal of t's selector (not a replicas query read at 0: a target at
-// zero replicas has no series) starts one off the cycle, at most once per
-// diagnoseEvery: its names over the 5 minutes before now (Prometheus's
-// lookback) with promql.DiagnoseSelector. Nothing when the client lists
-// no names.
-func (s *PrometheusSource) diagnose(t *config.Target, r *Reading, now time.Time) {
+// diagnose gives the diagnosis ready for t (its selector's matchers sel),
+// and when r has an empty read of a signal of t's selector (not a
+// replicas query read at 0: a target at zero replicas has no series)
+// starts one off the cycle, at most once per diagnoseEvery: its names over
+// the 5 minutes before now (Prometheus's lookback) with
+// promql.DiagnoseSelector. Nothing when the client lists no names.
+func (s *PrometheusSource) diagnose(t *config.Target, sel []*labels.Matcher, r *Reading, now time.Time) {
 	n, ok := s.Evaluator.API.(promql.Namer)
-	if !ok || t.Selector == "" {
+	if !ok || len(sel) == 0 {
 		return
 	}
 	d := &s.diag
@@ -85,10 +86,6 @@ func (s *PrometheusSource) diagnose(t *config.Target, r *Reading, now time.Time)
 		empty = empty || (e.Signal != promql.Current.String() && e.Reason == promql.ReasonEmpty.String())
 	}
 	if !empty || (r.CurrentKnown && r.Obs.Current == 0) || now.Sub(d.asked[key]) < diagnoseEvery || d.inFlight >= diagnoseAtOnce {
-		return
-	}
-	sel, err := promql.ParseSelector(t.Selector)
-	if err != nil || len(sel) == 0 {
 		return
 	}
 	if d.asked == nil {
@@ -197,7 +194,7 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 				r.Errors = append(r.Errors, ReadError{Signal: sig.String(), Reason: promql.ReasonOf(err).String(), Err: err, Reused: again})
 			}
 		}
-		s.diagnose(targets[i], &r, now)
+		s.diagnose(targets[i], pts[i].Selector, &r, now) // the matchers promTargets parsed
 		out[i] = r
 	}
 	if len(out) > 0 {
