@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/infscale/infscale/internal/atomicfile"
 )
 
 // lockPoll is how often Lock tries again while another process holds the
@@ -12,11 +14,12 @@ import (
 const lockPoll = 20 * time.Millisecond
 
 // LockPath is the lock file of the state file at path: ".NAME.lock"
-// beside the file a symlink at path names (so two links to one file share
-// its lock). It stays after the unlock: removing it would let a third
+// beside the file Write replaces for path (atomicfile.Resolve: the file a
+// symlink at path names, even before it exists), so two links to one file
+// share its lock. It stays after the unlock: removing it would let a third
 // process lock a new file while a second holds the old one.
 func LockPath(path string) string {
-	if p, err := filepath.EvalSymlinks(path); err == nil {
+	if p, err := atomicfile.Resolve(path); err == nil {
 		path = p
 	}
 	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".lock")
