@@ -46,6 +46,10 @@ const maxClockSkew = 5 * time.Minute
 // traffic in the history) is tried again.
 const tuneRetry = 15 * time.Minute
 
+// failRepeat is how often the same tuning failure is logged again at its
+// level (a refused tune.dir file is read each minute; between, debug).
+const failRepeat = time.Hour
+
 // Tuning is serve's self-tuning of the targets with a tune: block. Its
 // Run re-tunes each such target every tune.every on its own Prometheus
 // history (tune.TuneTarget, on Workers cores) in one loop, and in
@@ -111,11 +115,16 @@ type tuned struct {
 	adoptedAt  time.Time
 	// reverted is the last policy reverted for its live misses: not
 	// adopted again while the tune: block's terms stay.
-	reverted          string
-	switched          time.Time
-	state             string
-	lastRun, checked  time.Time
-	running           bool
+	reverted         string
+	switched         time.Time
+	state            string
+	lastRun, checked time.Time
+	running          bool
+	// failMsg is the last failure logged at its level and failLogged
+	// when: the same failure again (a tune.dir file refused, read every
+	// minute) is logged at debug until failRepeat has passed.
+	failMsg           string
+	failLogged        time.Time
 	infoPolicy        string
 	infoState         string
 	hasCandidateGauge bool
@@ -556,9 +565,17 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 	start := tn.now() // the history ends here; the next run is every later
 	res, err := tn.result(ctx, &j.cfg, start)
 	var stale error
+	loud := err != nil
 	tn.mu.Lock()
 	if s := tn.targets[j.name]; s != nil {
 		s.running = false
+		if err == nil {
+			s.failMsg = ""
+		} else if msg := err.Error(); msg != s.failMsg || start.Sub(s.failLogged) >= failRepeat {
+			s.failMsg, s.failLogged = msg, start
+		} else {
+			loud = false
+		}
 		switch every := time.Duration(s.cfg.Tune.Every); {
 		case err == nil:
 			s.lastRun = start
@@ -593,9 +610,12 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 				retry = tn.Tick
 			}
 		}
-		if errors.Is(err, tune.ErrShortHistory) { // a new target: nothing is wrong
+		switch {
+		case !loud:
+			tn.logger().Debug("tuning failed as before; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
+		case errors.Is(err, tune.ErrShortHistory): // a new target: nothing is wrong
 			tn.logger().Info("target not tuned yet: too little history; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
-		} else {
+		default:
 			tn.logger().Error("tuning failed; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
 		}
 	}

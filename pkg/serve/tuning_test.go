@@ -158,7 +158,8 @@ func TestTuningBesideCycles(t *testing.T) {
 // in tune.dir) is logged with when it is tried again. A dir: target's file
 // is looked at every Step (Tick, default a minute), so the retry is the
 // next Step, 1m0s: the log said 15m0s (tuneRetry, an in-process run's)
-// while the next Step logged the failure again. (In process, every 1h,
+// while the next Step read the file again. The same failure is logged
+// at error once an hour (failRepeat), another one at once. (In process, every 1h,
 // the retry is tuneRetry: TestTuningRetry... covers Step's timing.)
 func TestTuningFailureSaysRetry(t *testing.T) {
 	dir := t.TempDir()
@@ -181,10 +182,29 @@ func TestTuningFailureSaysRetry(t *testing.T) {
 	if !strings.Contains(log.String(), `msg="tuning failed; the target keeps its policy" target=chat`) || !strings.Contains(log.String(), "retry_in=1m0s") {
 		t.Errorf("log %q: want the failure with retry_in=1m0s", log.String())
 	}
+	// The file is read again at each Step; the same failure is not said
+	// again at error for an hour (it was once a line a minute).
+	const loud = "tuning failed; the target keeps its policy"
+	for range 59 {
+		now = now.Add(time.Minute)
+		tn.Step(context.Background())
+	}
+	if n := strings.Count(log.String(), loud); n != 1 {
+		t.Errorf("59 minutes later: %d failures logged at error, want 1", n)
+	}
 	now = now.Add(time.Minute)
 	tn.Step(context.Background())
-	if n := strings.Count(log.String(), "tuning failed"); n != 2 {
-		t.Errorf("a minute later: %d failures logged, want 2 (the file is read again at the next Step)", n)
+	if n := strings.Count(log.String(), loud); n != 2 {
+		t.Errorf("an hour later: %d failures logged at error, want 2", n)
+	}
+	// Another failure is said at once.
+	if err := os.WriteFile(filepath.Join(dir, "chat.json"), []byte("[]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	tn.Step(context.Background())
+	if n := strings.Count(log.String(), loud); n != 3 {
+		t.Errorf("another failure: %d failures logged at error, want 3", n)
 	}
 }
 
