@@ -15,7 +15,7 @@
 // loop at Rate (Poisson arrivals, or gamma-distributed gaps of shape
 // Burstiness), or a trace replayed at its timestamps with its token
 // counts; the open loop keeps at most MaxConcurrency requests in flight.
-// A run is bounded by Duration (no request starts after it) and Requests.
+// A run is bounded by Duration (no request starts after it, but an open-loop arrival due within it and reached on time) and Requests.
 package load
 
 import (
@@ -141,8 +141,8 @@ type Point struct {
 	// but not sent because Duration had passed when the loop reached it
 	// (behind its schedule: held by Config.MaxConcurrency's slots, or a
 	// rate the load generator cannot keep up with); nil when every due
-	// arrival was sent. An arrival due within the last tenth of a second
-	// (or hundredth of Duration) is not counted: a timer's wake-up.
+	// arrival was sent. One due within Duration and reached within
+	// wakeSlack of its due time is sent, even just past the end.
 	UnsentFrom *float64
 }
 
@@ -297,18 +297,20 @@ type runner struct {
 	unsent *float64
 }
 
+// wakeSlack is how long after its due time the open loop may reach an
+// arrival and still count it on time (a timer's wake-up on a busy
+// machine): such an arrival due within Duration is sent even when the
+// wake-up passed the end.
+const wakeSlack = 100 * time.Millisecond
+
 // cutAt notes that the open loop's arrival due at second at was not sent
-// (take refused it) because Duration had passed, not Requests: when it
-// was due before the end's slack (Point.UnsentFrom).
+// (take refused it) because Duration had passed, not Requests
+// (Point.UnsentFrom).
 func (r *runner) cutAt(at float64) {
 	r.mu.Lock()
 	capped := r.cfg.Requests > 0 && r.sent >= r.cfg.Requests
 	r.mu.Unlock()
-	if capped {
-		return
-	}
-	d := r.cfg.Duration.Seconds()
-	if at < d-max(0.1, d/100) {
+	if !capped {
 		r.unsent = &at
 	}
 }
@@ -400,7 +402,13 @@ func (r *runner) run(ctx context.Context) ([]Record, time.Duration, error) {
 		if !ok {
 			return false
 		}
-		i, ok := r.take(time.Now())
+		// Reached on time, give or take the timer's wake-up: taken at its
+		// due time, so one due just before the end is sent, not cut.
+		now := time.Now()
+		if late == 0 && now.Sub(due) <= wakeSlack {
+			now = due
+		}
+		i, ok := r.take(now)
 		if !ok {
 			<-slots
 			r.cutAt(at)
