@@ -15,7 +15,8 @@
 // loop at Rate (Poisson arrivals, or gamma-distributed gaps of shape
 // Burstiness), or a trace replayed at its timestamps with its token
 // counts; the open loop keeps at most MaxConcurrency requests in flight.
-// A run is bounded by Duration (no request starts after it, but an open-loop arrival due within it and reached on time) and Requests.
+// A run is bounded by Duration (no request starts after it, but an
+// open-loop arrival due within it and reached on time) and Requests.
 package load
 
 import (
