@@ -55,10 +55,11 @@ const (
 	maxRetryAfter  = time.Hour
 )
 
-// Run serves the activator until the context ends (SIGTERM), then drains:
-// it stops accepting connections and lets the held and in-flight requests
-// finish (held ones are still released or time out), for at most
-// --hold-timeout.
+// Run serves the activator until the context ends (SIGTERM), then drains
+// for at most --hold-timeout + 5 s: while requests are held it keeps
+// serving (its /metrics still counts them) until they are released or
+// time out, then stops accepting connections and lets the in-flight
+// requests finish.
 func (c *ActivatorCmd) Run(e *env) error {
 	if err := config.CheckListen(c.Listen); err != nil {
 		return invalidf("--listen %q: %v", c.Listen, err)
@@ -148,6 +149,21 @@ func (c *ActivatorCmd) Run(e *env) error {
 	fmt.Fprintf(stderr, "infscale activator: draining %d held requests\n", a.Held())
 	ctx, cancel := context.WithTimeout(context.Background(), c.HoldTimeout+5*time.Second)
 	defer cancel()
+	// While requests are held the listener stays open, so that /metrics
+	// still counts them (infscale scales from zero on that count: closed,
+	// they were not in held and waited out --hold-timeout); requests that
+	// still arrive are served as before. Then no new connections, and the
+	// in-flight ones finish.
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for a.Held() > 0 && ctx.Err() == nil {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+		case err := <-errc:
+			return err
+		}
+	}
 	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("drain: %w", err)
 	}

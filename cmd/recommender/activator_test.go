@@ -101,9 +101,11 @@ func freePort(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// TestActivatorDrain: a request is held, SIGTERM comes (the context ends),
-// the activator stops accepting connections but keeps the held request;
-// the upstream comes up and the request is answered; then it exits 0.
+// TestActivatorDrain: a request is held, SIGTERM comes (the context ends):
+// the activator keeps listening while it holds the request, and /metrics
+// still counts it (held 1: infscale scales from zero on it); the upstream
+// comes up and the request is answered; then it stops accepting
+// connections and exits 0.
 func TestActivatorDrain(t *testing.T) {
 	listen := freePort(t)
 	upstream, upstreamUp := downUpstream(t)
@@ -152,10 +154,9 @@ func TestActivatorDrain(t *testing.T) {
 		}
 	}
 	cancel() // SIGTERM
-	time.Sleep(200 * time.Millisecond)
-	if c, err := net.Dial("tcp", listen); err == nil {
-		c.Close()
-		t.Error("still accepting connections while draining")
+	time.Sleep(300 * time.Millisecond)
+	if _, body := fetchText(t, "http://"+listen+"/metrics"); !strings.Contains(body, "infscale_activator_held_requests 1") {
+		t.Errorf("metrics while draining with one held: want held 1 (it was gone with the listener):\n%s", body)
 	}
 	defer upstreamUp().Close()
 	select {
@@ -173,6 +174,10 @@ func TestActivatorDrain(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("activator did not exit after draining")
+	}
+	if c, err := net.Dial("tcp", listen); err == nil {
+		c.Close()
+		t.Error("still accepting connections after draining")
 	}
 }
 
