@@ -57,9 +57,9 @@ const (
 
 // Run serves the activator until the context ends (SIGTERM), then drains
 // for at most --hold-timeout + 5 s: while requests are held it keeps
-// serving (its /metrics still counts them) until they are released or
-// time out, then stops accepting connections and lets the in-flight
-// requests finish.
+// serving (its /metrics still counts them; a new request that would be
+// held gets 503) until they are released or time out, then stops
+// accepting connections and lets the in-flight requests finish.
 func (c *ActivatorCmd) Run(e *env) error {
 	if err := config.CheckListen(c.Listen); err != nil {
 		return invalidf("--listen %q: %v", c.Listen, err)
@@ -151,9 +151,11 @@ func (c *ActivatorCmd) Run(e *env) error {
 	defer cancel()
 	// While requests are held the listener stays open, so that /metrics
 	// still counts them (infscale scales from zero on that count: closed,
-	// they were not in held and waited out --hold-timeout); requests that
-	// still arrive are served as before. Then no new connections, and the
-	// in-flight ones finish.
+	// they were not in held and waited out --hold-timeout); a request
+	// that still arrives is proxied if the upstream takes it, else 503
+	// (Drain: never held, so the held count only falls). Then no new
+	// connections, and the in-flight ones finish.
+	a.Drain()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for a.Held() > 0 && ctx.Err() == nil {

@@ -127,6 +127,7 @@ type Activator struct {
 
 	mu      sync.Mutex
 	up      bool      // the last probe passed; the queue is then empty
+	drain   bool      // Drain was called: no new request is held
 	queue   []*waiter // held, oldest first (gone ones skipped)
 	count   int       // held: queued and not gone
 	bytes   int64     // reserved by bodies in memory
@@ -208,7 +209,7 @@ func New(cfg Config) (*Activator, error) {
 	a.ready = f(prometheus.GaugeOpts{Name: "infscale_activator_upstream_ready", Help: "1 when the upstream's last readiness probe succeeded, else 0."})
 	a.released = c(prometheus.CounterOpts{Name: "infscale_activator_released_total", Help: "Held requests released upstream once it was ready."})
 	a.timeouts = c(prometheus.CounterOpts{Name: "infscale_activator_hold_timeouts_total", Help: "Held requests answered 503 after the hold timeout."})
-	a.rejected = c(prometheus.CounterOpts{Name: "infscale_activator_rejected_total", Help: "Requests refused on arrival: 429 (queue or byte budget full) or 413 (body larger than the byte budget)."})
+	a.rejected = c(prometheus.CounterOpts{Name: "infscale_activator_rejected_total", Help: "Requests refused on arrival: 429 (queue or byte budget full), 413 (body larger than the byte budget), or 503 (arrived while draining, upstream not ready)."})
 	a.direct = c(prometheus.CounterOpts{Name: "infscale_activator_proxied_total", Help: "Requests proxied at once (the upstream was ready)."})
 	a.probeFail = c(prometheus.CounterOpts{Name: "infscale_activator_probe_failures_total", Help: "Readiness probes that failed."})
 	a.refused = c(prometheus.CounterOpts{Name: "infscale_activator_upstream_refused_total", Help: "Attempts whose upstream connection was refused before any byte was sent; the request was held again."})
@@ -217,6 +218,17 @@ func New(cfg Config) (*Activator, error) {
 	a.clientLeft = c(prometheus.CounterOpts{Name: "infscale_activator_client_left_total", Help: "Held requests whose client went away (closed or reset its connection) before they were released or answered."})
 	a.reg.MustRegister(a.held, a.heldBytes, a.ready, a.released, a.timeouts, a.rejected, a.direct, a.probeFail, a.refused, a.bodyTimeouts, a.badPath, a.clientLeft)
 	return a, nil
+}
+
+// Drain starts a drain (SIGTERM): from now on a request that arrives and
+// would be held is answered 503 with Retry-After at once (its retry
+// reaches another activator through the Service), so the held count only
+// falls and the drain ends within HoldTimeout; requests the upstream
+// takes at once are still proxied, and those held before still wait.
+func (a *Activator) Drain() {
+	a.mu.Lock()
+	a.drain = true
+	a.mu.Unlock()
 }
 
 // Registry is the activator's own registry (serve it on /metrics).
@@ -464,11 +476,22 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}()
 	deadline := time.Now().Add(a.cfg.HoldTimeout)
 	var notBefore time.Time // after a refusal: not tried again before
+	a.mu.Lock()
+	late := a.drain // arrived while draining: never held
+	a.mu.Unlock()
 	for {
 		a.mu.Lock()
 		if a.up && time.Now().After(notBefore) {
 			a.mu.Unlock()
 			a.direct.Inc()
+		} else if late {
+			a.mu.Unlock()
+			a.rejected.Inc()
+			if hasBody && !bodyDone.Load() {
+				rw.Header().Set("Connection", "close") // its body is not read to its end
+			}
+			a.refuse(rw, http.StatusServiceUnavailable, "activator: shutting down and the upstream is not ready; try again (another activator takes it)")
+			return
 		} else {
 			var ok bool
 			wasRead := held != nil

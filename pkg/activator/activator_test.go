@@ -388,3 +388,60 @@ func TestReleaseDocumented(t *testing.T) {
 		t.Errorf("docs/keda.md too long / too many of the activator: %q, want --max-held-bytes and its 413 too", got)
 	}
 }
+
+// TestDrainHoldsNoNewRequest: a POST is held while the upstream is down;
+// Drain (SIGTERM) comes: a second POST is answered 503 with Retry-After: 2
+// at once (--retry-after 2s) and counted rejected, the held count stays 1
+// (it only falls while draining); the upstream comes up: the first is
+// answered by it, and a third, sent now, is proxied at once.
+func TestDrainHoldsNoNewRequest(t *testing.T) {
+	addr, release := downAddr(t)
+	a, url0 := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: addr}, ProbeInterval: 50 * time.Millisecond, RetryAfter: 2 * time.Second})
+	post := func(body string) (int, string, string) {
+		resp, err := http.Post(url0+"/v1/completions", "text/plain", strings.NewReader(body))
+		if err != nil {
+			return 0, "", err.Error()
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Retry-After"), string(b)
+	}
+	first := make(chan string, 1)
+	go func() {
+		code, _, b := post("one")
+		first <- fmt.Sprint(code, " ", b)
+	}()
+	for deadline := time.Now().Add(5 * time.Second); a.Held() < 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("first request not held after 5 s")
+		}
+	}
+	a.Drain()
+	began := time.Now()
+	code, retry, _ := post("two")
+	if code != http.StatusServiceUnavailable || retry != "2" || time.Since(began) > 2*time.Second {
+		t.Errorf("a request while draining: %d, Retry-After %q after %v; want 503, 2, at once", code, retry, time.Since(began))
+	}
+	if a.Held() != 1 || testutil.ToFloat64(a.rejected) != 1 {
+		t.Errorf("held %d, rejected %v; want 1 (the first still held), 1", a.Held(), testutil.ToFloat64(a.rejected))
+	}
+	release()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := &http.Server{Handler: fifoUpstream()}
+	go up.Serve(ln)
+	defer up.Close()
+	select {
+	case got := <-first:
+		if got != "200 1 one" {
+			t.Errorf("the held request: %q, want 200 from the upstream (\"1 one\")", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the held request was not answered once the upstream came up")
+	}
+	if code, _, b := post("three"); code != 200 || b != "2 three" {
+		t.Errorf("a request while draining, upstream up: %d %q, want 200 \"2 three\"", code, b)
+	}
+}
