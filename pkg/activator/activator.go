@@ -377,7 +377,7 @@ func (a *Activator) probe(ctx context.Context) (ok bool, why, kind string) {
 // reset connection reads "read tcp 127.0.0.1:50008->...: connection reset
 // by peer"), so that the not-ready line is logged once per kind of
 // failure, not once per probe: "timeout", the system's error ("connection
-// reset by peer", whether the reset came while connecting or reading;
+// reset by peer", whether the reset came while connecting, reading or writing (a broken pipe);
 // "connection refused"), or the failed operation and its cause.
 func failureKind(err error) string {
 	var ne net.Error
@@ -386,6 +386,11 @@ func failureKind(err error) string {
 	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
+		if errno == syscall.EPIPE {
+			// A write on a connection the peer reset: the same fault as
+			// the read's reset, which of the two is seen is timing.
+			errno = syscall.ECONNRESET
+		}
 		return errno.Error()
 	}
 	var op *net.OpError

@@ -110,6 +110,8 @@ func TestFailureKind(t *testing.T) {
 		want string
 	}{
 		{reset, "connection reset by peer"},
+		// A write's broken pipe on a reset connection is the same fault.
+		{&url.Error{Op: "Get", URL: "x", Err: &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)}}, "connection reset by peer"},
 		{refused, "connection refused"},
 		{&url.Error{Op: "Get", URL: "x", Err: &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("lookup chat: no such host")}}, "dial: lookup chat: no such host"},
 		{timeout, "timeout"},
