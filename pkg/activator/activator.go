@@ -377,8 +377,9 @@ func (a *Activator) probe(ctx context.Context) (ok bool, why, kind string) {
 // reset connection reads "read tcp 127.0.0.1:50008->...: connection reset
 // by peer"), so that the not-ready line is logged once per kind of
 // failure, not once per probe: "timeout", the system's error ("connection
-// reset by peer", whether the reset came while connecting, reading or writing (a broken pipe);
-// "connection refused"), or the failed operation and its cause.
+// reset by peer", whether the reset came while connecting, reading or
+// writing, where it reads "broken pipe"; "connection refused"), or the
+// failed operation and its cause.
 func failureKind(err error) string {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
