@@ -407,15 +407,50 @@ type MismatchError struct {
 
 func (e *MismatchError) Error() string {
 	f, r := e.Fitted, e.Replica
-	return fmt.Sprintf("calibration fitted for %s on %d x %s, not %s on %d x %s (pass --model %s --gpu %s --tp %d)",
-		f.Model, f.TP, f.GPU, r.Model, r.TP, r.GPU, f.Model, f.GPU, f.TP)
+	var model string
+	if m, err := LookupModel(f.Model); err == nil {
+		model = "--model " + m.Name
+	} else {
+		// A model outside the catalog, fitted with --model-config: the
+		// --model the message gave was refused as unknown.
+		model = fmt.Sprintf("--model-config with the config.json of %s (not in the catalog: infscale gpu --list)", f.Model)
+	}
+	return fmt.Sprintf("calibration fitted for %s on %d x %s, not %s on %d x %s (pass %s --gpu %s --tp %d)",
+		f.Model, f.TP, f.GPU, r.Model, r.TP, r.GPU, model, f.GPU, f.TP)
+}
+
+// Matches reports whether cfg is the GPU, model and TP the calibration was
+// fitted on. Names match as the catalogs look them up (any case, an alias,
+// a model's Hugging Face repository or catalog key), so a file fitted with
+// --model-config of a catalog model applies to --model of it and the
+// reverse; a model outside the catalog matches its own name.
+func (c Calibration) Matches(cfg Config) bool {
+	return c.TP == cfg.TP && sameGPU(c.GPU, cfg.GPU.Name) && sameModel(c.Model, cfg.Model)
+}
+
+func sameGPU(a, b string) bool {
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	ga, errA := LookupGPU(a)
+	gb, errB := LookupGPU(b)
+	return errA == nil && errB == nil && ga.Name == gb.Name
+}
+
+func sameModel(name string, m Model) bool {
+	if strings.EqualFold(name, m.Name) || (m.HFRepo != "" && strings.EqualFold(name, m.HFRepo)) {
+		return true
+	}
+	a, errA := LookupModel(name)
+	b, errB := LookupModel(m.Name)
+	return errA == nil && errB == nil && a.Name == b.Name
 }
 
 // Apply returns cfg with the calibration's fitted fields. Errors with a
 // *MismatchError when cfg is not the GPU, model and TP the calibration was
-// fitted on.
+// fitted on (Matches).
 func (c Calibration) Apply(cfg Config) (Config, error) {
-	if c.GPU != cfg.GPU.Name || c.Model != cfg.Model.Name || c.TP != cfg.TP {
+	if !c.Matches(cfg) {
 		e := &MismatchError{}
 		e.Fitted.GPU, e.Fitted.Model, e.Fitted.TP = c.GPU, c.Model, c.TP
 		e.Replica.GPU, e.Replica.Model, e.Replica.TP = cfg.GPU.Name, cfg.Model.Name, cfg.TP
@@ -437,7 +472,9 @@ const maxCalibrationBytes = 1 << 20
 // value at fault ("FILE:3:27: mfu 2: want a fraction from 0.01 to 1 ..."): malformed
 // JSON, a truncated file, data after the object, a key given twice in one
 // object, a key the format does not have (exact names, with the allowed ones), a value of the wrong type (as
-// written, with what the key takes), and every value validate refuses.
+// written, with what the key takes), every value validate refuses, a GPU
+// outside the catalog and an empty model. The GPU is returned under its
+// catalog name; the model as written (Matches compares it).
 func LoadCalibration(path string) (Calibration, error) {
 	data, err := boundedfile.Read(path, maxCalibrationBytes, "a calibration file", "want the JSON file infscale load --calibrate writes")
 	if err != nil {
@@ -499,11 +536,15 @@ func LoadCalibration(path string) (Calibration, error) {
 	if len(errs) > 0 {
 		return Calibration{}, errors.Join(errs...)
 	}
-	if _, err := LookupGPU(c.GPU); err != nil {
+	g, err := LookupGPU(c.GPU)
+	if err != nil {
 		return Calibration{}, at(ix.Lookup("gpu").Value, "gpu: %v", err)
 	}
-	if _, err := LookupModel(c.Model); err != nil {
-		return Calibration{}, at(ix.Lookup("model").Value, "model: %v", err)
+	c.GPU = g.Name // an alias ("H100") as the catalog names it
+	// A model outside the catalog is one fitted with --model-config: Apply
+	// matches it by name, and refuses a replica of another model.
+	if strings.TrimSpace(c.Model) == "" {
+		return Calibration{}, at(ix.Lookup("model").Value, "model %q: want the model fitted: a catalog name (infscale gpu --list) or the Hugging Face repository of its config.json", c.Model)
 	}
 	return c, nil
 }

@@ -266,11 +266,17 @@ func TestLoadCalibrationPositions(t *testing.T) {
 			`:9:24: fit[0].batch: key given twice (first at 9:12); give it once`},
 		{"model", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4\n}\n",
 			""},
+		{"gpu", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4\n}\n",
+			""},
 	} {
 		body := head + tc.tail
-		if tc.name == "model" {
-			body = strings.Replace(body, `"llama-3-8b"`, `"llama-9"`, 1)
-			tc.want = `:5:12: model: unknown model "llama-9"`
+		switch tc.name {
+		case "model": // a model outside the catalog is a --model-config one; empty is none
+			body = strings.Replace(body, `"llama-3-8b"`, `" "`, 1)
+			tc.want = `:5:12: model " ": want the model fitted`
+		case "gpu":
+			body = strings.Replace(body, `"h100-sxm"`, `"h100-nvl"`, 1)
+			tc.want = `:4:10: gpu: unknown GPU "h100-nvl"`
 		}
 		p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
@@ -536,5 +542,68 @@ func TestFitSlowerThanFloorWarns(t *testing.T) {
 	}
 	if len(cal.Warnings) != 1 || !strings.Contains(cal.Warnings[0], "300 tokens a second, is below 1% of") || !strings.Contains(cal.Warnings[0], "(61875)") {
 		t.Errorf("warnings %q: want the 300 tokens/s prefill against 1%% of 61875", cal.Warnings)
+	}
+}
+
+// TestCalibrationNames: a calibration names its GPU and model as the
+// catalogs look them up. A hand-written "H100" and the Hugging Face
+// repository of llama-3-8b apply to --gpu h100-sxm --model llama-3-8b (the
+// mismatch error said "pass --model meta-llama/Meta-Llama-3-8B --gpu H100",
+// which resolved to the same replica and was refused again); a model
+// outside the catalog (load --calibrate --model-config writes its
+// repository) loads and applies to that config.json's model, and against
+// another replica the error says to pass --model-config.
+func TestCalibrationNames(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, gpu, model string) string {
+		body := `{"kind": "infscale-calibration", "version": 1, "gpu": "` + gpu + `", "model": "` + model + `", "tp": 1,
+  "bandwidth_efficiency": 0.5, "mfu": 0.3, "step_overhead_s": 0.001, "sequence_step_cost_s": 0, "request_overhead_s": 0.02,
+  "fit": [], "prefill": []}`
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cal, err := LoadCalibration(write("alias.json", "H100", "meta-llama/Meta-Llama-3-8B"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cal.GPU != "h100-sxm" {
+		t.Errorf("gpu %q, want the catalog's h100-sxm", cal.GPU)
+	}
+	cfg, err := cal.Apply(DefaultConfig())
+	if err != nil {
+		t.Fatalf("alias names against h100-sxm / llama-3-8b: %v", err)
+	}
+	if cfg.MFU != 0.3 || cfg.BandwidthEfficiency != 0.5 || cfg.RequestOverhead != 20*time.Millisecond {
+		t.Errorf("applied MFU %g, efficiency %g, request overhead %v; want the file's 0.3, 0.5, 20ms", cfg.MFU, cfg.BandwidthEfficiency, cfg.RequestOverhead)
+	}
+
+	// A model outside the catalog, as load --calibrate --model-config
+	// writes it.
+	custom, err := LookupModel("yi-34b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	custom.Name, custom.HFRepo = "acme/foo-34b", "acme/foo-34b"
+	cal, err = LoadCalibration(write("custom.json", "h100-sxm", "acme/foo-34b"))
+	if err != nil {
+		t.Fatalf("a --model-config model's calibration: %v", err)
+	}
+	cc := DefaultConfig()
+	cc.Model = custom
+	if _, err := cal.Apply(cc); err != nil {
+		t.Errorf("applied to its own model: %v", err)
+	}
+	_, err = cal.Apply(DefaultConfig())
+	if err == nil || !strings.Contains(err.Error(), "pass --model-config with the config.json of acme/foo-34b") {
+		t.Errorf("applied to llama-3-8b: %v, want a mismatch naming --model-config", err)
+	}
+	// Another TP is another replica, whatever the names.
+	tp2 := DefaultConfig()
+	tp2.TP = 2
+	if _, err := roundTrip(t, Calibration{Kind: CalibrationKind, Version: 1, GPU: "h100-sxm", Model: "llama-3-8b", TP: 1, BandwidthEfficiency: 0.5, MFU: 0.3}).Apply(tp2); err == nil || !strings.Contains(err.Error(), "--model llama-3-8b --gpu h100-sxm --tp 1") {
+		t.Errorf("applied at TP 2: %v", err)
 	}
 }
