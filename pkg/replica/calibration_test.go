@@ -264,6 +264,10 @@ func TestLoadCalibrationPositions(t *testing.T) {
 			`:9:3: mfu: key given twice (first at 8:3); give it once`},
 		{"twice in a point", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4,\n  \"fit\": [{\"batch\": 1, \"batch\": 2, \"step_s\": 0.007}]\n}\n",
 			`:9:24: fit[0].batch: key given twice (first at 9:12); give it once`},
+		// NaN is not JSON: placed at its own byte, not at the end of the
+		// line before (it was 6:11, the decoder's count from the value's start).
+		{"nan", "  \"bandwidth_efficiency\": NaN,\n  \"mfu\": 0.4\n}\n",
+			`:7:27: invalid character 'N' looking for beginning of value`},
 		{"model", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4\n}\n",
 			""},
 		{"gpu", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4\n}\n",
