@@ -65,6 +65,8 @@ type Calibration struct {
 	// without having been fitted (PredictPrefill fills both predictions).
 	Prefill        []PrefillPoint `json:"prefill"`
 	PrefillHeldOut []PrefillPoint `json:"prefill_held_out,omitempty"`
+	// path is the file LoadCalibration read it from, for Apply's errors.
+	path string
 	// Warnings are Fit's, not in the file: the measured steps or prefills
 	// were faster than the GPU's peak bandwidth or FLOPs allow the model
 	// on it, so an efficiency was capped at 1 and the fitted model is
@@ -461,7 +463,64 @@ func (c Calibration) Apply(cfg Config) (Config, error) {
 	// The file's fixed step is its step overhead plus its per-layer cost
 	// (0 when absent): the base's own per-layer cost does not add to it.
 	cfg.LayerStepCost = seconds(c.LayerStepCostS)
+	if err := c.reproduces(cfg); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
+}
+
+// MaxPredictionDrift is how far (relative) the replica a calibration is
+// applied to may predict one of the file's points from the prediction
+// the fit recorded for it (predicted_s). Applied to the base it was fitted
+// from, unedited, it reproduces them to rounding; beyond this, its values
+// were edited (a time in milliseconds where the file has seconds) or the
+// base is another (a fit from the reference base replayed with --fitted,
+// whose step model has terms the fit did not see).
+const MaxPredictionDrift = 0.05
+
+// reproduces is an error naming the point whose recorded prediction cfg
+// misses by the most, when that is more than MaxPredictionDrift; nil
+// when every point is within it, when no point has a prediction (a file
+// written by hand), or when cfg is not a valid replica (New says why).
+func (c Calibration) reproduces(cfg Config) error {
+	r, err := New(cfg)
+	if err != nil {
+		return nil
+	}
+	worst, key := 0.0, ""
+	var recorded, now float64
+	check := func(k string, was, is float64) {
+		if was > 0 {
+			if d := math.Abs(is-was) / was; d > worst {
+				worst, key, recorded, now = d, k, was, is
+			}
+		}
+	}
+	for _, set := range []struct {
+		key string
+		ps  []StepPoint
+	}{{"fit", c.Fit}, {"held_out", c.HeldOut}} {
+		for i, p := range set.ps {
+			check(fmt.Sprintf("%s[%d]", set.key, i), p.PredictedS, r.StepTime(p.Batch, p.ContextTokens))
+		}
+	}
+	for _, set := range []struct {
+		key string
+		ps  []PrefillPoint
+	}{{"prefill", c.Prefill}, {"prefill_held_out", c.PrefillHeldOut}} {
+		for i, p := range set.ps {
+			check(fmt.Sprintf("%s[%d]", set.key, i), p.PredictedS, r.RequestOverhead()+r.PrefillTime(p.PromptTokens))
+		}
+	}
+	if worst <= MaxPredictionDrift {
+		return nil
+	}
+	file := "the calibration"
+	if c.path != "" {
+		file = c.path
+	}
+	return fmt.Errorf("%s: applied to this replica it predicts %s at %.4g ms, where the fit predicted %.4g ms (%+.0f%%, more than the %.0f%% a replica of the fit's base reproduces): its values were edited (times are seconds: step_overhead_s 0.002 is 2 ms) or it was fitted from another base (give the --calibrated or --fitted the fit ran with, as its source says); refit, or delete the points' predicted_s to apply edited values as they are",
+		file, key, 1000*now, 1000*recorded, 100*(now-recorded)/recorded, 100*MaxPredictionDrift)
 }
 
 // maxCalibrationBytes bounds a calibration file.
@@ -541,6 +600,7 @@ func LoadCalibration(path string) (Calibration, error) {
 		return Calibration{}, at(ix.Lookup("gpu").Value, "gpu: %v", err)
 	}
 	c.GPU = g.Name // an alias ("H100") as the catalog names it
+	c.path = path
 	// A model outside the catalog is one fitted with --model-config: Apply
 	// matches it by name, and refuses a replica of another model.
 	if strings.TrimSpace(c.Model) == "" {

@@ -611,3 +611,53 @@ func TestCalibrationNames(t *testing.T) {
 		t.Errorf("applied at TP 2: %v", err)
 	}
 }
+
+// TestCalibrationReproducesItsFit: a calibration applied to a replica that
+// does not reproduce the predictions its fit recorded is refused, naming
+// the file and the point. By hand on the reference replica (16e9 B of
+// weights, 131072 B of KV a token, 3.35e12 B/s x 0.7): a step of batch 1
+// at 1,000 tokens reads 16.131e9 B in 6.8789 ms, + 1 ms of overhead =
+// 7.8789 ms; a 512-token prefill at 990e12 x 0.4 / 16e9 = 24,750 tokens/s
+// is 20.687 ms, + 20 ms of request overhead = 40.687 ms. The same file
+// with step_overhead_s 1 (milliseconds written where the file has
+// seconds) predicts the step at 1,006.88 ms, 999 ms (+12,679%) more.
+func TestCalibrationReproducesItsFit(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, overhead, predicted string) string {
+		body := `{"kind": "infscale-calibration", "version": 1, "gpu": "h100-sxm", "model": "llama-3-8b", "tp": 1,
+  "bandwidth_efficiency": 0.7, "mfu": 0.4, "step_overhead_s": ` + overhead + `, "sequence_step_cost_s": 0, "request_overhead_s": 0.02,
+  "fit": [{"batch": 1, "context_tokens": 1000, "step_s": 0.0079` + predicted + `}],
+  "prefill": [{"prompt_tokens": 512, "ttft_s": 0.041, "predicted_s": 0.040687}]}`
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	apply := func(p string) error {
+		cal, err := LoadCalibration(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = cal.Apply(DefaultConfig())
+		return err
+	}
+	if err := apply(write("fit.json", "0.001", `, "predicted_s": 0.0078789`)); err != nil {
+		t.Errorf("the fit's own replica: %v", err)
+	}
+	p := write("ms.json", "1", `, "predicted_s": 0.0078789`)
+	want := p + ": applied to this replica it predicts fit[0] at 1007 ms, where the fit predicted 7.879 ms (+12679%" // 999 ms more, / 7.8789 = 126.79x
+	if err := apply(p); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("step_overhead_s 1 for 1 ms: %v\nwant %s...", err, want)
+	}
+	// Without the step's recorded prediction the value is applied as it
+	// is (the prefill's still matches: the overhead is not in it).
+	if err := apply(write("edited.json", "1", "")); err != nil {
+		t.Errorf("an edited file without predicted_s: %v", err)
+	}
+	// 2.5% off is within the 5%: a step overhead of 1.2 ms predicts 8.0789
+	// ms, 2.5% above the recorded 7.8789.
+	if err := apply(write("near.json", "0.0012", `, "predicted_s": 0.0078789`)); err != nil {
+		t.Errorf("2.5%% off: %v", err)
+	}
+}
