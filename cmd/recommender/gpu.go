@@ -50,7 +50,7 @@ type ReplicaFlags struct {
 	Fitted              bool           `name:"fitted" aliases:"replica-fitted" help:"Start from the step model fitted on the shared H100 sim-to-real set (infscale accuracy, docs/evaluation/ACCURACY.md): calibrated, plus the fitted weight read efficiency, KV-cache read efficiency, MFU (MoE experts too), a cost per layer and a cost per attention block (sequence × KV head × layer) each step, the all-reduce latency, the per-request overhead and the output lag, with the prefill floor and the interconnect's bytes; other flags still override."`
 	SequenceStepCost    *time.Duration `name:"sequence-step-cost" aliases:"replica-sequence-step-cost" help:"Time added to a decode step per running sequence (default 0s)."`
 	RequestOverhead     *time.Duration `name:"request-overhead" aliases:"replica-request-overhead" help:"Time each request spends before the scheduler sees it: the TTFT floor beyond the prefill (default 0s)."`
-	Calibration         string         `name:"calibration" aliases:"replica-calibration" type:"path" help:"A calibration file (infscale load --calibrate) for this GPU and model: its fitted bandwidth efficiency, MFU, step overhead, sequence step cost and request overhead replace the base's; other flags still override."`
+	Calibration         string         `name:"calibration" aliases:"replica-calibration" type:"path" placeholder:"FILE" help:"A calibration file (infscale load --calibrate) for this GPU and model: its fitted bandwidth efficiency, MFU, step overhead, sequence step cost and request overhead replace the base's; other flags still override."`
 }
 
 // Config builds and validates the replica configuration. Every problem is
