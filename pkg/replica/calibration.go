@@ -557,6 +557,28 @@ func LoadCalibration(path string) (Calibration, error) {
 		}
 		return Calibration{}, fmt.Errorf("%s: %w", path, err)
 	}
+	// An object without "kind" is another file (gpu --output json, a
+	// tune result, a hand-written file): one error saying so, not one per
+	// key it has that a calibration does not.
+	if root := ix.Lookup(""); data[root.Value] == '{' && ix.Lookup("kind") == root {
+		var keys []string
+		for _, u := range ix.UnknownKeys(reflect.TypeFor[Calibration]()) {
+			if u.Path == u.Key { // top level
+				keys = append(keys, u.Key)
+			}
+		}
+		what := "the rest of it is a calibration's"
+		if strings.Join(strings.Fields(string(data)), "") == "{}" {
+			what = "an empty object"
+		}
+		if len(keys) > 0 {
+			if len(keys) > 6 {
+				keys = append(keys[:6], "...")
+			}
+			what = "its keys " + strings.Join(keys, ", ") + " are not a calibration's"
+		}
+		return Calibration{}, at(root.Value, "not a calibration file: no \"kind\": %q (%s); want the JSON file infscale load --calibrate or backtest --calibrate writes, or add \"kind\": %q, \"version\": 1 to one written by hand", CalibrationKind, what, CalibrationKind)
+	}
 	var errs []error
 	for _, d := range ix.Duplicates() {
 		line, col := ix.LineCol(d.First.Key)

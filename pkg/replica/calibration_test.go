@@ -661,3 +661,26 @@ func TestCalibrationReproducesItsFit(t *testing.T) {
 		t.Errorf("2.5%% off: %v", err)
 	}
 }
+
+// TestLoadCalibrationOtherFile: a JSON object without "kind" (infscale
+// gpu --output json, another tool's file) is said to be another file in
+// one error, not one "unknown key" line per key it has (gpu's output gave
+// 25, each with the allowed list).
+func TestLoadCalibrationOtherFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, body, want string }{
+		{"gpu.json", `{"gpu": "h100-sxm", "dtype": "fp16", "params": 8e9}`,
+			`:1:1: not a calibration file: no "kind": "infscale-calibration" (its keys dtype, params are not a calibration's); want the JSON file infscale load --calibrate`},
+		{"empty.json", "{ }\n", `:1:1: not a calibration file: no "kind": "infscale-calibration" (an empty object)`},
+		{"nokind.json", "\n{\"version\": 1, \"mfu\": 0.4}", `:2:1: not a calibration file: no "kind": "infscale-calibration" (the rest of it is a calibration's); want the JSON file infscale load --calibrate or backtest --calibrate writes, or add "kind": "infscale-calibration", "version": 1 to one written by hand`},
+	} {
+		p := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(p, []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadCalibration(p)
+		if err == nil || !strings.HasPrefix(err.Error(), p+tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v\nwant one line %s%s...", tc.name, err, p, tc.want)
+		}
+	}
+}
