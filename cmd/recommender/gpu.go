@@ -98,20 +98,6 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	// and model are known: against an unknown one it said "not  on 4 x
 	// h100-sxm" beside the --model error.
 	replicaKnown := len(errs) == 0
-	if f.Calibration != "" {
-		cal, err := replica.LoadCalibration(f.Calibration)
-		if errors.Is(err, fs.ErrNotExist) {
-			err = fmt.Errorf("%s: no such file (write one with infscale load --calibrate or backtest --calibrate)", f.Calibration)
-		}
-		if err == nil && replicaKnown {
-			c, err = cal.Apply(c)
-		}
-		if err != nil {
-			flagErr("calibration", err)
-		}
-		setFloat(&c.MFU, f.MFU)
-		setFloat(&c.BandwidthEfficiency, f.BandwidthEfficiency)
-	}
 	setDuration(&c.StepOverhead, f.StepOverhead)
 	setDuration(&c.SequenceStepCost, f.SequenceStepCost)
 	setDuration(&c.RequestOverhead, f.RequestOverhead)
@@ -157,6 +143,27 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	}
 	if f.BlockSize != nil && c.Accounting != replica.AccountingVLLM {
 		flagErr("block-size", fmt.Errorf("applies to vllm accounting only (--accounting vllm or --calibrated); %s accounting has no blocks", c.Accounting))
+	}
+	// The calibration goes on the replica the other flags made (its dtype,
+	// accounting, all-reduce latency: Apply checks that the file's fit
+	// points come out as the fit predicted them, on the replica the fit
+	// ran on), and the explicit flags of the terms it sets still override.
+	if f.Calibration != "" {
+		cal, err := replica.LoadCalibration(f.Calibration)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("%s: no such file (write one with infscale load --calibrate or backtest --calibrate)", f.Calibration)
+		}
+		if err == nil && replicaKnown {
+			c, err = cal.Apply(c)
+		}
+		if err != nil {
+			flagErr("calibration", err)
+		}
+		setFloat(&c.MFU, f.MFU)
+		setFloat(&c.BandwidthEfficiency, f.BandwidthEfficiency)
+		setDuration(&c.StepOverhead, f.StepOverhead)
+		setDuration(&c.SequenceStepCost, f.SequenceStepCost)
+		setDuration(&c.RequestOverhead, f.RequestOverhead)
 	}
 	// Validate only what the lookups did not already reject.
 	if err := c.Validate(); err != nil {

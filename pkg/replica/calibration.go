@@ -519,7 +519,7 @@ func (c Calibration) reproduces(cfg Config) error {
 	if c.path != "" {
 		file = c.path
 	}
-	return fmt.Errorf("%s: applied to this replica it predicts %s at %.4g ms, where the fit predicted %.4g ms (%+.0f%%, more than the %.0f%% a replica of the fit's base reproduces): its values were edited (times are seconds: step_overhead_s 0.002 is 2 ms) or it was fitted from another base (give the --calibrated or --fitted the fit ran with, as its source says, or accuracy's --replica calibrated, fitted or reference; a serve config's replica takes the reference base: fit without them for it); refit, or delete the points' predicted_s to apply edited values as they are",
+	return fmt.Errorf("%s: applied to this replica it predicts %s at %.4g ms, where the fit predicted %.4g ms (%+.0f%%, more than the %.0f%% a replica of the fit's base reproduces): its values were edited (times are seconds: step_overhead_s 0.002 is 2 ms) or it was fitted on another replica (give the replica flags of its source: --calibrated or --fitted, --dtype, --accounting, --allreduce-latency, ...; accuracy's --replica calibrated, fitted or reference; a serve config's replica takes the reference base: fit without them for it); refit, or delete the points' predicted_s to apply edited values as they are",
 		file, key, 1000*now, 1000*recorded, 100*(now-recorded)/recorded, 100*MaxPredictionDrift)
 }
 
