@@ -160,3 +160,15 @@ func TestCalibrationOnTheFlagsReplica(t *testing.T) {
 		t.Errorf("--request-overhead 5ms over the file's 20 ms: exit %d\n%s%s", code, out, stderr)
 	}
 }
+
+// TestReplicaFlagHint: --replica (accuracy's) on a command with the
+// replica flags is answered with the flags that choose the replica
+// model's mode, not kong's list of the 27 --replica-* aliases.
+func TestReplicaFlagHint(t *testing.T) {
+	for _, args := range [][]string{{"simulate", "--replica", "fitted"}, {"gpu", "--replica=calibrated"}} {
+		stderr := wantRefused(t, args, nil, "unknown flag --replica: here the replica model starts from the reference, or from --calibrated or --fitted (accuracy's --replica fitted|calibrated|reference)")
+		if strings.Contains(stderr, "--replica-gpu") {
+			t.Errorf("%v: still lists the aliases:\n%s", args, stderr)
+		}
+	}
+}
