@@ -50,7 +50,7 @@ func New(data []byte) (*Index, error) {
 	if err := ix.walk(dec, "", -1); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return ix, syntaxAt(data, se)
+			se.Offset = SyntaxOffset(data, se)
 		}
 		return ix, err
 	}
@@ -60,19 +60,19 @@ func New(data []byte) (*Index, error) {
 	return ix, nil
 }
 
-// syntaxAt is se at its place in data. A Decoder's Token counts a bad
-// value's offset from where that value's read began (an "x" after
-// "kind": on line 2 was put on line 1), so the document is scanned whole
-// again, as json.Unmarshal does, whose Offset is just past the offending
-// byte; se as it is when that scan does not fail alike.
-func syntaxAt(data []byte, se *json.SyntaxError) error {
+// SyntaxOffset is the offset in data of the byte se is about. A
+// Decoder's Token counts a bad value's offset from where that value's read
+// began (an "x" after "kind": on line 2 was put on line 1), so the
+// document is scanned whole again, as json.Unmarshal does, whose Offset is
+// just past the offending byte; se.Offset when that scan does not fail
+// alike.
+func SyntaxOffset(data []byte, se *json.SyntaxError) int64 {
 	var raw json.RawMessage
 	var whole *json.SyntaxError
 	if err := json.Unmarshal(data, &raw); errors.As(err, &whole) && whole.Offset > 0 && whole.Error() == se.Error() {
-		whole.Offset--
-		return whole
+		return whole.Offset - 1
 	}
-	return se
+	return se.Offset
 }
 
 // TrailingError is data after the document's one value.
