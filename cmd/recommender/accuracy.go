@@ -127,7 +127,7 @@ func (c *AccuracyCmd) Run(e *env) error {
 		}
 		before = accuracy.Compare(stages, pred, nil, nil).MAPE
 		opt.Adjust = func(cfg replica.Config) (replica.Config, error) {
-			if cal.GPU != cfg.GPU.Name || cal.Model != cfg.Model.Name || cal.TP != cfg.TP {
+			if !cal.Matches(cfg) {
 				return cfg, nil // another deployment: the calibration does not apply
 			}
 			applied.Add(1)

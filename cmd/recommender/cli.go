@@ -192,6 +192,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if err != nil {
 		err = goodputArgHint(err, args)
+		err = replicaFlagHint(err)
 	}
 	if spErr != nil {
 		err = spErr // before a value's own error: the flag is given twice
@@ -361,4 +362,14 @@ func needsFlag(given map[string]bool, flag string, enabled bool, need string) er
 		return nil
 	}
 	return invalidf("--%s needs %s (without it the flag would be ignored)", flag, need)
+}
+
+// replicaFlagHint replaces kong's answer to --replica on a command with
+// the replica flags (a list of its 27 --replica-* aliases) by the flags
+// that choose the replica model's mode: --replica is accuracy's alone.
+func replicaFlagHint(err error) error {
+	if !strings.HasPrefix(err.Error(), "unknown flag --replica, did you mean") {
+		return err
+	}
+	return errors.New("unknown flag --replica: here the replica model starts from the reference, or from --calibrated or --fitted (accuracy's --replica fitted|calibrated|reference), with --gpu, --model, --tp and --calibration FILE (COMMAND --help lists them)")
 }

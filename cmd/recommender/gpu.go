@@ -50,7 +50,7 @@ type ReplicaFlags struct {
 	Fitted              bool           `name:"fitted" aliases:"replica-fitted" help:"Start from the step model fitted on the shared H100 sim-to-real set (infscale accuracy, docs/evaluation/ACCURACY.md): calibrated, plus the fitted weight read efficiency, KV-cache read efficiency, MFU (MoE experts too), a cost per layer and a cost per attention block (sequence × KV head × layer) each step, the all-reduce latency, the per-request overhead and the output lag, with the prefill floor and the interconnect's bytes; other flags still override."`
 	SequenceStepCost    *time.Duration `name:"sequence-step-cost" aliases:"replica-sequence-step-cost" help:"Time added to a decode step per running sequence (default 0s)."`
 	RequestOverhead     *time.Duration `name:"request-overhead" aliases:"replica-request-overhead" help:"Time each request spends before the scheduler sees it: the TTFT floor beyond the prefill (default 0s)."`
-	Calibration         string         `name:"calibration" aliases:"replica-calibration" type:"path" help:"A calibration file (infscale load --calibrate) for this GPU and model: its fitted bandwidth efficiency, MFU, step overhead, sequence step cost and request overhead replace the base's; other flags still override."`
+	Calibration         string         `name:"calibration" aliases:"replica-calibration" type:"path" placeholder:"FILE" help:"A calibration file (infscale load --calibrate) for this GPU and model: its fitted bandwidth efficiency, MFU, step overhead, sequence step cost and request overhead replace the base's; other flags still override."`
 }
 
 // Config builds and validates the replica configuration. Every problem is
@@ -98,20 +98,6 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	// and model are known: against an unknown one it said "not  on 4 x
 	// h100-sxm" beside the --model error.
 	replicaKnown := len(errs) == 0
-	if f.Calibration != "" {
-		cal, err := replica.LoadCalibration(f.Calibration)
-		if errors.Is(err, fs.ErrNotExist) {
-			err = fmt.Errorf("%s: no such file (write one with infscale load --calibrate or backtest --calibrate)", f.Calibration)
-		}
-		if err == nil && replicaKnown {
-			c, err = cal.Apply(c)
-		}
-		if err != nil {
-			flagErr("calibration", err)
-		}
-		setFloat(&c.MFU, f.MFU)
-		setFloat(&c.BandwidthEfficiency, f.BandwidthEfficiency)
-	}
 	setDuration(&c.StepOverhead, f.StepOverhead)
 	setDuration(&c.SequenceStepCost, f.SequenceStepCost)
 	setDuration(&c.RequestOverhead, f.RequestOverhead)
@@ -157,6 +143,27 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	}
 	if f.BlockSize != nil && c.Accounting != replica.AccountingVLLM {
 		flagErr("block-size", fmt.Errorf("applies to vllm accounting only (--accounting vllm or --calibrated); %s accounting has no blocks", c.Accounting))
+	}
+	// The calibration goes on the replica the other flags made (its dtype,
+	// accounting, all-reduce latency: Apply checks that the file's fit
+	// points come out as the fit predicted them, on the replica the fit
+	// ran on), and the explicit flags of the terms it sets still override.
+	if f.Calibration != "" {
+		cal, err := replica.LoadCalibration(f.Calibration)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("%s: no such file (write one with infscale load --calibrate or backtest --calibrate)", f.Calibration)
+		}
+		if err == nil && replicaKnown {
+			c, err = cal.Apply(c)
+		}
+		if err != nil {
+			flagErr("calibration", err)
+		}
+		setFloat(&c.MFU, f.MFU)
+		setFloat(&c.BandwidthEfficiency, f.BandwidthEfficiency)
+		setDuration(&c.StepOverhead, f.StepOverhead)
+		setDuration(&c.SequenceStepCost, f.SequenceStepCost)
+		setDuration(&c.RequestOverhead, f.RequestOverhead)
 	}
 	// Validate only what the lookups did not already reject.
 	if err := c.Validate(); err != nil {

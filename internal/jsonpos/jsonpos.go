@@ -7,6 +7,7 @@ package jsonpos
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strconv"
 	"strings"
@@ -39,19 +40,39 @@ type Duplicate struct {
 func (ix *Index) Duplicates() []Duplicate { return ix.dups }
 
 // New walks data (one JSON value) and indexes it. Errors: encoding/json's
-// (*json.SyntaxError with its Offset for malformed JSON, io.ErrUnexpectedEOF
-// or io.EOF for a truncated or empty one), *TrailingError.
+// (*json.SyntaxError for malformed JSON, its Offset that of the offending
+// byte in data; io.ErrUnexpectedEOF or io.EOF for a truncated or empty
+// one), *TrailingError.
 func New(data []byte) (*Index, error) {
 	ix := &Index{data: data, pos: map[string]Pos{}}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := ix.walk(dec, "", -1); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			se.Offset = SyntaxOffset(data, se)
+		}
 		return ix, err
 	}
 	if off := ix.start(dec); off < int64(len(data)) {
 		return ix, &TrailingError{Offset: off}
 	}
 	return ix, nil
+}
+
+// SyntaxOffset is the offset in data of the byte se is about. A
+// Decoder's Token counts a bad value's offset from where that value's read
+// began (an "x" after "kind": on line 2 was put on line 1), so the
+// document is scanned whole again, as json.Unmarshal does, whose Offset is
+// just past the offending byte; se.Offset when that scan does not fail
+// alike.
+func SyntaxOffset(data []byte, se *json.SyntaxError) int64 {
+	var raw json.RawMessage
+	var whole *json.SyntaxError
+	if err := json.Unmarshal(data, &raw); errors.As(err, &whole) && whole.Offset > 0 && whole.Error() == se.Error() {
+		return whole.Offset - 1
+	}
+	return se.Offset
 }
 
 // TrailingError is data after the document's one value.

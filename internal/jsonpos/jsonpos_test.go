@@ -81,6 +81,31 @@ func TestIndex(t *testing.T) {
 			t.Errorf("%q: %v", tc.in, err)
 		}
 	}
+	// A bad value is placed at its own byte (the decoder counted from where
+	// the value's read began: the x below was put at 1:8, on the line above
+	// it). Offsets and line:column counted by hand.
+	for _, tc := range []struct {
+		in        string
+		off       int64
+		line, col int
+	}{
+		{"{\n  \"kind\": x\n}", 12, 2, 11}, // x: "{\n" is 2 bytes, then `  "kind": ` 10
+		{`{"a": [1, 2, x]}`, 13, 1, 14},    // the x in the array
+		{`{"a": 1, "b": NaN}`, 14, 1, 15},  // NaN is not JSON
+		{`{"a": tru}`, 9, 1, 10},           // the } that ends the literal
+		{"abc", 0, 1, 1},                   // a CSV header, say
+		{"\xef\xbb\xbf{}", 0, 1, 1},        // a byte-order mark
+	} {
+		_, err := New([]byte(tc.in))
+		var se *json.SyntaxError
+		if !errors.As(err, &se) || se.Offset != tc.off {
+			t.Errorf("%q: %v, want a syntax error at byte %d", tc.in, err, tc.off)
+			continue
+		}
+		if l, c := LineCol([]byte(tc.in), se.Offset); l != tc.line || c != tc.col {
+			t.Errorf("%q: %d:%d, want %d:%d", tc.in, l, c, tc.line, tc.col)
+		}
+	}
 }
 
 // TestDuplicates: a key given twice in one object is listed with both

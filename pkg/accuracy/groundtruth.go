@@ -175,6 +175,17 @@ func (t *table) num(col string) (v float64, ok bool, err error) {
 	return v, true, nil
 }
 
+// length reads a mean length in tokens, 1 to 2^24 as question_len; empty
+// gives ok false. A value outside was skipped for the next column, and a
+// prompt of 1e12 tokens replayed a 10 ms TTFT.
+func (t *table) length(col string) (v float64, ok bool, err error) {
+	v, ok, err = t.num(col)
+	if err == nil && ok && !(v >= 1 && v <= 1<<24) {
+		return 0, false, t.errorf(col, "%g: want a mean length in tokens from 1 to %d", v, 1<<24)
+	}
+	return v, ok, err
+}
+
 // count reads a whole number in [lo, hi] (a float spelling such as "5.0"
 // accepted); empty gives 0.
 func (t *table) count(col string, lo, hi int) (int, error) {
@@ -338,9 +349,9 @@ func (t *table) stage() (Stage, error) {
 		// No shared-prefix description: the whole prompt is the request's.
 		s.SystemPromptLen, s.UniqueSystemPrompts = 0, 0
 		for _, col := range []string{"prompt_len_spec_mean", "prompt_len_meas_mean"} {
-			v, ok, err := t.num(col)
+			v, ok, err := t.length(col)
 			try(err)
-			if ok && v >= 1 {
+			if ok {
 				s.QuestionLen = int(math.Round(v))
 				break
 			}
@@ -366,9 +377,9 @@ func (t *table) stage() (Stage, error) {
 	// The output length: measured; else the one the measured means imply
 	// (the file's ITL is (e2e mean - TTFT mean) / (output mean - 1), so
 	// the three give the output mean the server produced); else the spec.
-	if v, ok, err := t.num("output_len_meas_mean"); err != nil {
+	if v, ok, err := t.length("output_len_meas_mean"); err != nil {
 		try(err)
-	} else if ok && v >= 1 && v <= 1<<24 {
+	} else if ok {
 		s.OutputLen = int(math.Round(v))
 	}
 	if s.OutputLen == 0 {
@@ -381,9 +392,9 @@ func (t *table) stage() (Stage, error) {
 			}
 		}
 	}
-	if v, ok, err := t.num("output_len_spec"); err != nil {
+	if v, ok, err := t.length("output_len_spec"); err != nil {
 		try(err)
-	} else if ok && v >= 1 && v <= 1<<24 && s.OutputLen == 0 {
+	} else if ok && s.OutputLen == 0 {
 		s.OutputLen = int(math.Round(v))
 	}
 	if len(s.Measured) == 0 && len(s.Unmeasured) == len(Metrics) {

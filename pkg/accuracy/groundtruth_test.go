@@ -29,6 +29,19 @@ func TestParseGroundTruthErrors(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
 	}
+	// A length out of range was skipped for the next column (or, the
+	// last, for none): a prompt of 1e12 tokens replayed a 10 ms TTFT. The
+	// value's column counted by hand: "e,m,H100,1,0,1,600,100," is 23 bytes.
+	for _, tc := range []struct{ name, header, body, want string }{
+		{"output 0", header, "e,m,H100,1,0,1,600,100,0,5\n", "gt.csv:2:24: column output_len_spec: 0: want a mean length in tokens from 1 to 16777216"},
+		{"output huge", header, "e,m,H100,1,0,1,600,100,1e8,5\n", "gt.csv:2:24: column output_len_spec: 1e+08: want a mean length in tokens from 1 to 16777216"},
+		{"prompt huge", strings.Replace(header, "question_len", "prompt_len_spec_mean", 1), "e,m,H100,1,0,1,600,1e12,10,5\n", "gt.csv:2:20: column prompt_len_spec_mean: 1e+12: want a mean length in tokens from 1 to 16777216"},
+	} {
+		_, err := ParseGroundTruth("gt.csv", strings.NewReader(tc.header+tc.body))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
 	if _, err := ParseGroundTruth("gt.csv", strings.NewReader(header+"e,m,H100,1,0,1,600,100,10,1e10\n")); err != nil {
 		t.Errorf("1e10 ms (the bound): %v", err)
 	}

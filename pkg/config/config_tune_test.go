@@ -82,6 +82,19 @@ func TestReplicaCalibrationMismatchInFileTerms(t *testing.T) {
 	if _, err := Parse([]byte(base+"  replica: {gpu: h100-sxm, model: llama-3.1-8b, calibration: "+cal+"}\n"), "t.yaml"); err != nil {
 		t.Errorf("the calibration's own replica: %v", err)
 	}
+	// Fitted on a model outside the catalog (load --calibrate
+	// --model-config): the advice is model_config, not a model: the
+	// catalog refuses.
+	custom := filepath.Join(t.TempDir(), "custom.json")
+	if err := os.WriteFile(custom, []byte(`{"kind": "infscale-calibration", "version": 1, "gpu": "H100", "model": "acme/foo-34b", "tp": 1,
+"bandwidth_efficiency": 0.7, "mfu": 0.4, "step_overhead_s": 0.001, "sequence_step_cost_s": 0.00002, "request_overhead_s": 0.01, "fit": [], "prefill": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Parse([]byte(base+"  replica: {gpu: h100-sxm, model: llama-3-8b, calibration: "+custom+"}\n"), "t.yaml")
+	want = "set replica: {gpu: h100-sxm, model_config: the config.json of acme/foo-34b, tp: 1}"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want one containing %q", err, want)
+	}
 }
 
 // TestReplicaFileMissing: a calibration or model_config file that is not

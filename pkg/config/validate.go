@@ -406,8 +406,14 @@ func (v *validator) replica(p string, t *Target) {
 		if mm := (*replica.MismatchError)(nil); errors.As(err, &mm) {
 			// Said in the file's keys (the error's own text names the CLI flags).
 			f, rp := mm.Fitted, mm.Replica
-			v.at(p+".calibration", "%s was fitted for %s on %d x %s, not this replica's %s on %d x %s: set replica: {gpu: %s, model: %s, tp: %d}, or give a calibration fitted for this replica",
-				r.Calibration, f.Model, f.TP, f.GPU, rp.Model, rp.TP, rp.GPU, f.GPU, f.Model, f.TP)
+			model := "model: " + f.Model
+			if m, err := replica.LookupModel(f.Model); err == nil {
+				model = "model: " + m.Name
+			} else { // fitted with --model-config: the catalog has no such model
+				model = "model_config: the config.json of " + f.Model
+			}
+			v.at(p+".calibration", "%s was fitted for %s on %d x %s, not this replica's %s on %d x %s: set replica: {gpu: %s, %s, tp: %d}, or give a calibration fitted for this replica",
+				r.Calibration, f.Model, f.TP, f.GPU, rp.Model, rp.TP, rp.GPU, f.GPU, model, f.TP)
 			return
 		}
 		if err != nil {

@@ -65,6 +65,8 @@ type Calibration struct {
 	// without having been fitted (PredictPrefill fills both predictions).
 	Prefill        []PrefillPoint `json:"prefill"`
 	PrefillHeldOut []PrefillPoint `json:"prefill_held_out,omitempty"`
+	// path is the file LoadCalibration read it from, for Apply's errors.
+	path string
 	// Warnings are Fit's, not in the file: the measured steps or prefills
 	// were faster than the GPU's peak bandwidth or FLOPs allow the model
 	// on it, so an efficiency was capped at 1 and the fitted model is
@@ -407,15 +409,50 @@ type MismatchError struct {
 
 func (e *MismatchError) Error() string {
 	f, r := e.Fitted, e.Replica
-	return fmt.Sprintf("calibration fitted for %s on %d x %s, not %s on %d x %s (pass --model %s --gpu %s --tp %d)",
-		f.Model, f.TP, f.GPU, r.Model, r.TP, r.GPU, f.Model, f.GPU, f.TP)
+	var model string
+	if m, err := LookupModel(f.Model); err == nil {
+		model = "--model " + m.Name
+	} else {
+		// A model outside the catalog, fitted with --model-config: the
+		// --model the message gave was refused as unknown.
+		model = fmt.Sprintf("--model-config with the config.json of %s (not in the catalog: infscale gpu --list)", f.Model)
+	}
+	return fmt.Sprintf("calibration fitted for %s on %d x %s, not %s on %d x %s (pass %s --gpu %s --tp %d)",
+		f.Model, f.TP, f.GPU, r.Model, r.TP, r.GPU, model, f.GPU, f.TP)
+}
+
+// Matches reports whether cfg is the GPU, model and TP the calibration was
+// fitted on. Names match as the catalogs look them up (any case, an alias,
+// a model's Hugging Face repository or catalog key), so a file fitted with
+// --model-config of a catalog model applies to --model of it and the
+// reverse; a model outside the catalog matches its own name.
+func (c Calibration) Matches(cfg Config) bool {
+	return c.TP == cfg.TP && sameGPU(c.GPU, cfg.GPU.Name) && sameModel(c.Model, cfg.Model)
+}
+
+func sameGPU(a, b string) bool {
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	ga, errA := LookupGPU(a)
+	gb, errB := LookupGPU(b)
+	return errA == nil && errB == nil && ga.Name == gb.Name
+}
+
+func sameModel(name string, m Model) bool {
+	if strings.EqualFold(name, m.Name) || (m.HFRepo != "" && strings.EqualFold(name, m.HFRepo)) {
+		return true
+	}
+	a, errA := LookupModel(name)
+	b, errB := LookupModel(m.Name)
+	return errA == nil && errB == nil && a.Name == b.Name
 }
 
 // Apply returns cfg with the calibration's fitted fields. Errors with a
 // *MismatchError when cfg is not the GPU, model and TP the calibration was
-// fitted on.
+// fitted on (Matches).
 func (c Calibration) Apply(cfg Config) (Config, error) {
-	if c.GPU != cfg.GPU.Name || c.Model != cfg.Model.Name || c.TP != cfg.TP {
+	if !c.Matches(cfg) {
 		e := &MismatchError{}
 		e.Fitted.GPU, e.Fitted.Model, e.Fitted.TP = c.GPU, c.Model, c.TP
 		e.Replica.GPU, e.Replica.Model, e.Replica.TP = cfg.GPU.Name, cfg.Model.Name, cfg.TP
@@ -426,7 +463,64 @@ func (c Calibration) Apply(cfg Config) (Config, error) {
 	// The file's fixed step is its step overhead plus its per-layer cost
 	// (0 when absent): the base's own per-layer cost does not add to it.
 	cfg.LayerStepCost = seconds(c.LayerStepCostS)
+	if err := c.reproduces(cfg); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
+}
+
+// MaxPredictionDrift is how far (relative) the replica a calibration is
+// applied to may predict one of the file's points from the prediction
+// the fit recorded for it (predicted_s). Applied to the base it was fitted
+// from, unedited, it reproduces them to rounding; beyond this, its values
+// were edited (a time in milliseconds where the file has seconds) or the
+// base is another (a fit from the reference base replayed with --fitted,
+// whose step model has terms the fit did not see).
+const MaxPredictionDrift = 0.05
+
+// reproduces is an error naming the point whose recorded prediction cfg
+// misses by the most, when that is more than MaxPredictionDrift; nil
+// when every point is within it, when no point has a prediction (a file
+// written by hand), or when cfg is not a valid replica (New says why).
+func (c Calibration) reproduces(cfg Config) error {
+	r, err := New(cfg)
+	if err != nil {
+		return nil
+	}
+	worst, key := 0.0, ""
+	var recorded, now float64
+	check := func(k string, was, is float64) {
+		if was > 0 {
+			if d := math.Abs(is-was) / was; d > worst {
+				worst, key, recorded, now = d, k, was, is
+			}
+		}
+	}
+	for _, set := range []struct {
+		key string
+		ps  []StepPoint
+	}{{"fit", c.Fit}, {"held_out", c.HeldOut}} {
+		for i, p := range set.ps {
+			check(fmt.Sprintf("%s[%d]", set.key, i), p.PredictedS, r.StepTime(p.Batch, p.ContextTokens))
+		}
+	}
+	for _, set := range []struct {
+		key string
+		ps  []PrefillPoint
+	}{{"prefill", c.Prefill}, {"prefill_held_out", c.PrefillHeldOut}} {
+		for i, p := range set.ps {
+			check(fmt.Sprintf("%s[%d]", set.key, i), p.PredictedS, r.RequestOverhead()+r.PrefillTime(p.PromptTokens))
+		}
+	}
+	if worst <= MaxPredictionDrift {
+		return nil
+	}
+	file := "the calibration"
+	if c.path != "" {
+		file = c.path
+	}
+	return fmt.Errorf("%s: applied to this replica it predicts %s at %.4g ms, where the fit predicted %.4g ms (%+.0f%%, more than the %.0f%% a replica of the fit's base reproduces): its values were edited (times are seconds: step_overhead_s 0.002 is 2 ms) or it was fitted on another replica (give the replica flags of its source: --calibrated or --fitted, --dtype, --accounting, --allreduce-latency, ...; accuracy's --replica calibrated, fitted or reference; a serve config's replica takes the reference base: fit without them for it); refit, or delete the points' predicted_s to apply edited values as they are",
+		file, key, 1000*now, 1000*recorded, 100*(now-recorded)/recorded, 100*MaxPredictionDrift)
 }
 
 // maxCalibrationBytes bounds a calibration file.
@@ -437,7 +531,9 @@ const maxCalibrationBytes = 1 << 20
 // value at fault ("FILE:3:27: mfu 2: want a fraction from 0.01 to 1 ..."): malformed
 // JSON, a truncated file, data after the object, a key given twice in one
 // object, a key the format does not have (exact names, with the allowed ones), a value of the wrong type (as
-// written, with what the key takes), and every value validate refuses.
+// written, with what the key takes), every value validate refuses, a GPU
+// outside the catalog and an empty model. The GPU is returned under its
+// catalog name; the model as written (Matches compares it).
 func LoadCalibration(path string) (Calibration, error) {
 	data, err := boundedfile.Read(path, maxCalibrationBytes, "a calibration file", "want the JSON file infscale load --calibrate writes")
 	if err != nil {
@@ -460,6 +556,28 @@ func LoadCalibration(path string) (Calibration, error) {
 			return Calibration{}, at(int64(len(data)), "unexpected end of the JSON (truncated or empty file?)")
 		}
 		return Calibration{}, fmt.Errorf("%s: %w", path, err)
+	}
+	// An object without "kind" is another file (gpu --output json, a
+	// tune result, a hand-written file): one error saying so, not one per
+	// key it has that a calibration does not.
+	if root := ix.Lookup(""); data[root.Value] == '{' && ix.Lookup("kind") == root {
+		var keys []string
+		for _, u := range ix.UnknownKeys(reflect.TypeFor[Calibration]()) {
+			if u.Path == u.Key { // top level
+				keys = append(keys, u.Key)
+			}
+		}
+		what := "the rest of it is a calibration's"
+		if strings.Join(strings.Fields(string(data)), "") == "{}" {
+			what = "an empty object"
+		}
+		if len(keys) > 0 {
+			if len(keys) > 6 {
+				keys = append(keys[:6], "...")
+			}
+			what = "its keys " + strings.Join(keys, ", ") + " are not a calibration's"
+		}
+		return Calibration{}, at(root.Value, "not a calibration file: no \"kind\": %q (%s); want the JSON file infscale load --calibrate or backtest --calibrate writes, or add \"kind\": %q, \"version\": 1 to one written by hand", CalibrationKind, what, CalibrationKind)
 	}
 	var errs []error
 	for _, d := range ix.Duplicates() {
@@ -499,11 +617,16 @@ func LoadCalibration(path string) (Calibration, error) {
 	if len(errs) > 0 {
 		return Calibration{}, errors.Join(errs...)
 	}
-	if _, err := LookupGPU(c.GPU); err != nil {
+	g, err := LookupGPU(c.GPU)
+	if err != nil {
 		return Calibration{}, at(ix.Lookup("gpu").Value, "gpu: %v", err)
 	}
-	if _, err := LookupModel(c.Model); err != nil {
-		return Calibration{}, at(ix.Lookup("model").Value, "model: %v", err)
+	c.GPU = g.Name // an alias ("H100") as the catalog names it
+	c.path = path
+	// A model outside the catalog is one fitted with --model-config: Apply
+	// matches it by name, and refuses a replica of another model.
+	if strings.TrimSpace(c.Model) == "" {
+		return Calibration{}, at(ix.Lookup("model").Value, "model %q: want the model fitted: a catalog name (infscale gpu --list) or the Hugging Face repository of its config.json", c.Model)
 	}
 	return c, nil
 }

@@ -264,13 +264,23 @@ func TestLoadCalibrationPositions(t *testing.T) {
 			`:9:3: mfu: key given twice (first at 8:3); give it once`},
 		{"twice in a point", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4,\n  \"fit\": [{\"batch\": 1, \"batch\": 2, \"step_s\": 0.007}]\n}\n",
 			`:9:24: fit[0].batch: key given twice (first at 9:12); give it once`},
+		// NaN is not JSON: placed at its own byte, not at the end of the
+		// line before (it was 6:11, the decoder's count from the value's start).
+		{"nan", "  \"bandwidth_efficiency\": NaN,\n  \"mfu\": 0.4\n}\n",
+			`:7:27: invalid character 'N' looking for beginning of value`},
 		{"model", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4\n}\n",
+			""},
+		{"gpu", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4\n}\n",
 			""},
 	} {
 		body := head + tc.tail
-		if tc.name == "model" {
-			body = strings.Replace(body, `"llama-3-8b"`, `"llama-9"`, 1)
-			tc.want = `:5:12: model: unknown model "llama-9"`
+		switch tc.name {
+		case "model": // a model outside the catalog is a --model-config one; empty is none
+			body = strings.Replace(body, `"llama-3-8b"`, `" "`, 1)
+			tc.want = `:5:12: model " ": want the model fitted`
+		case "gpu":
+			body = strings.Replace(body, `"h100-sxm"`, `"h100-nvl"`, 1)
+			tc.want = `:4:10: gpu: unknown GPU "h100-nvl"`
 		}
 		p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
@@ -536,5 +546,141 @@ func TestFitSlowerThanFloorWarns(t *testing.T) {
 	}
 	if len(cal.Warnings) != 1 || !strings.Contains(cal.Warnings[0], "300 tokens a second, is below 1% of") || !strings.Contains(cal.Warnings[0], "(61875)") {
 		t.Errorf("warnings %q: want the 300 tokens/s prefill against 1%% of 61875", cal.Warnings)
+	}
+}
+
+// TestCalibrationNames: a calibration names its GPU and model as the
+// catalogs look them up. A hand-written "H100" and the Hugging Face
+// repository of llama-3-8b apply to --gpu h100-sxm --model llama-3-8b (the
+// mismatch error said "pass --model meta-llama/Meta-Llama-3-8B --gpu H100",
+// which resolved to the same replica and was refused again); a model
+// outside the catalog (load --calibrate --model-config writes its
+// repository) loads and applies to that config.json's model, and against
+// another replica the error says to pass --model-config.
+func TestCalibrationNames(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, gpu, model string) string {
+		body := `{"kind": "infscale-calibration", "version": 1, "gpu": "` + gpu + `", "model": "` + model + `", "tp": 1,
+  "bandwidth_efficiency": 0.5, "mfu": 0.3, "step_overhead_s": 0.001, "sequence_step_cost_s": 0, "request_overhead_s": 0.02,
+  "fit": [], "prefill": []}`
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cal, err := LoadCalibration(write("alias.json", "H100", "meta-llama/Meta-Llama-3-8B"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cal.GPU != "h100-sxm" {
+		t.Errorf("gpu %q, want the catalog's h100-sxm", cal.GPU)
+	}
+	cfg, err := cal.Apply(DefaultConfig())
+	if err != nil {
+		t.Fatalf("alias names against h100-sxm / llama-3-8b: %v", err)
+	}
+	if cfg.MFU != 0.3 || cfg.BandwidthEfficiency != 0.5 || cfg.RequestOverhead != 20*time.Millisecond {
+		t.Errorf("applied MFU %g, efficiency %g, request overhead %v; want the file's 0.3, 0.5, 20ms", cfg.MFU, cfg.BandwidthEfficiency, cfg.RequestOverhead)
+	}
+
+	// A model outside the catalog, as load --calibrate --model-config
+	// writes it.
+	custom, err := LookupModel("yi-34b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	custom.Name, custom.HFRepo = "acme/foo-34b", "acme/foo-34b"
+	cal, err = LoadCalibration(write("custom.json", "h100-sxm", "acme/foo-34b"))
+	if err != nil {
+		t.Fatalf("a --model-config model's calibration: %v", err)
+	}
+	cc := DefaultConfig()
+	cc.Model = custom
+	if _, err := cal.Apply(cc); err != nil {
+		t.Errorf("applied to its own model: %v", err)
+	}
+	_, err = cal.Apply(DefaultConfig())
+	if err == nil || !strings.Contains(err.Error(), "pass --model-config with the config.json of acme/foo-34b") {
+		t.Errorf("applied to llama-3-8b: %v, want a mismatch naming --model-config", err)
+	}
+	// Another TP is another replica, whatever the names.
+	tp2 := DefaultConfig()
+	tp2.TP = 2
+	if _, err := roundTrip(t, Calibration{Kind: CalibrationKind, Version: 1, GPU: "h100-sxm", Model: "llama-3-8b", TP: 1, BandwidthEfficiency: 0.5, MFU: 0.3}).Apply(tp2); err == nil || !strings.Contains(err.Error(), "--model llama-3-8b --gpu h100-sxm --tp 1") {
+		t.Errorf("applied at TP 2: %v", err)
+	}
+}
+
+// TestCalibrationReproducesItsFit: a calibration applied to a replica that
+// does not reproduce the predictions its fit recorded is refused, naming
+// the file and the point. By hand on the reference replica (16e9 B of
+// weights, 131072 B of KV a token, 3.35e12 B/s x 0.7): a step of batch 1
+// at 1,000 tokens reads 16.131e9 B in 6.8789 ms, + 1 ms of overhead =
+// 7.8789 ms; a 512-token prefill at 990e12 x 0.4 / 16e9 = 24,750 tokens/s
+// is 20.687 ms, + 20 ms of request overhead = 40.687 ms. The same file
+// with step_overhead_s 1 (milliseconds written where the file has
+// seconds) predicts the step at 1,006.88 ms, 999 ms (+12,679%) more.
+func TestCalibrationReproducesItsFit(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, overhead, predicted string) string {
+		body := `{"kind": "infscale-calibration", "version": 1, "gpu": "h100-sxm", "model": "llama-3-8b", "tp": 1,
+  "bandwidth_efficiency": 0.7, "mfu": 0.4, "step_overhead_s": ` + overhead + `, "sequence_step_cost_s": 0, "request_overhead_s": 0.02,
+  "fit": [{"batch": 1, "context_tokens": 1000, "step_s": 0.0079` + predicted + `}],
+  "prefill": [{"prompt_tokens": 512, "ttft_s": 0.041, "predicted_s": 0.040687}]}`
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	apply := func(p string) error {
+		cal, err := LoadCalibration(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = cal.Apply(DefaultConfig())
+		return err
+	}
+	if err := apply(write("fit.json", "0.001", `, "predicted_s": 0.0078789`)); err != nil {
+		t.Errorf("the fit's own replica: %v", err)
+	}
+	p := write("ms.json", "1", `, "predicted_s": 0.0078789`)
+	want := p + ": applied to this replica it predicts fit[0] at 1007 ms, where the fit predicted 7.879 ms (+12679%" // 999 ms more, / 7.8789 = 126.79x
+	if err := apply(p); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("step_overhead_s 1 for 1 ms: %v\nwant %s...", err, want)
+	}
+	// Without the step's recorded prediction the value is applied as it
+	// is (the prefill's still matches: the overhead is not in it).
+	if err := apply(write("edited.json", "1", "")); err != nil {
+		t.Errorf("an edited file without predicted_s: %v", err)
+	}
+	// 2.5% off is within the 5%: a step overhead of 1.2 ms predicts 8.0789
+	// ms, 2.5% above the recorded 7.8789.
+	if err := apply(write("near.json", "0.0012", `, "predicted_s": 0.0078789`)); err != nil {
+		t.Errorf("2.5%% off: %v", err)
+	}
+}
+
+// TestLoadCalibrationOtherFile: a JSON object without "kind" (infscale
+// gpu --output json, another tool's file) is said to be another file in
+// one error, not one "unknown key" line per key it has (gpu's output gave
+// 25, each with the allowed list).
+func TestLoadCalibrationOtherFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, body, want string }{
+		{"gpu.json", `{"gpu": "h100-sxm", "dtype": "fp16", "params": 8e9}`,
+			`:1:1: not a calibration file: no "kind": "infscale-calibration" (its keys dtype, params are not a calibration's); want the JSON file infscale load --calibrate`},
+		{"empty.json", "{ }\n", `:1:1: not a calibration file: no "kind": "infscale-calibration" (an empty object)`},
+		{"nokind.json", "\n{\"version\": 1, \"mfu\": 0.4}", `:2:1: not a calibration file: no "kind": "infscale-calibration" (the rest of it is a calibration's); want the JSON file infscale load --calibrate or backtest --calibrate writes, or add "kind": "infscale-calibration", "version": 1 to one written by hand`},
+	} {
+		p := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(p, []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadCalibration(p)
+		if err == nil || !strings.HasPrefix(err.Error(), p+tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v\nwant one line %s%s...", tc.name, err, p, tc.want)
+		}
 	}
 }

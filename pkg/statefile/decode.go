@@ -323,7 +323,7 @@ func (w *stateWalker) located(filename string, errs ...error) error {
 				off = w.lookup(fe.path)
 			}
 		case errors.As(err, &se):
-			off = se.Offset
+			off = jsonpos.SyntaxOffset(w.data, se)
 		case errors.As(err, &te):
 			off = te.Offset
 		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):

@@ -75,6 +75,21 @@ func TestDecodeDuplicateKeys(t *testing.T) {
 	}
 }
 
+// TestDecodeSyntaxPosition: a malformed value is placed at its own byte
+// (the decoder counted from where the value's read began: the x below
+// was put at 2:9, the N at 3:4). Columns by hand: `  "version": ` and
+// `  "targets": ` are 13 bytes, the value at 14.
+func TestDecodeSyntaxPosition(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{"{\n  \"version\": x\n}\n", "f.json: line 2:14: invalid character 'x' looking for beginning of value"},
+		{"{\n  \"version\": 1,\n  \"targets\": NaN\n}\n", "f.json: line 3:14: invalid character 'N' looking for beginning of value"},
+	} {
+		if _, err := Decode([]byte(tc.doc), "f.json"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.doc, err, tc.want)
+		}
+	}
+}
+
 // The envelope's own bounds and keys.
 func TestDecodeEnvelope(t *testing.T) {
 	for doc, want := range map[string]string{
