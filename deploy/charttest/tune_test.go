@@ -2,6 +2,7 @@ package charttest
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -93,4 +94,38 @@ func TestTuneAdoptInProcessWithLeases(t *testing.T) {
 	render(t, "rbac: {modes: [leases]}\n"+target("{mode: shadow}"))
 	render(t, "rbac: {modes: [leases]}\ntune: {enabled: true, results: {claimName: tune-results}}\n"+target("{mode: adopt, dir: /var/lib/infscale/tune}"))
 	render(t, target("{mode: adopt}"))
+}
+
+// TestTuneMountsExtraVolumes: the CronJob's tune reads serve's config,
+// and with it the files that config names: docs/chart.md's Prometheus
+// behind auth and TLS reads basic_auth.password_file and tls_config.ca_file
+// from a Secret mounted with extraVolumes, and a replica.calibration is a
+// file tune's replay loads. Without serve's extraVolumes the tune pods had
+// none of them: every shard failed ("unable to read basic auth password
+// ... no such file or directory"; a calibration "no such file"). The tune
+// pod mounts them where serve does, beside its config and results.
+func TestTuneMountsExtraVolumes(t *testing.T) {
+	values := "tune: {enabled: true, results: {claimName: tune-results}}\n" + tunedTarget +
+		"extraVolumes: [{name: prometheus-auth, secret: {secretName: prometheus-auth}}]\n" +
+		"extraVolumeMounts: [{name: prometheus-auth, mountPath: /etc/infscale-auth, readOnly: true}]\n"
+	ps := only[*batchv1.CronJob](t, render(t, values)).Spec.JobTemplate.Spec.Template.Spec
+	var mounts, vols []string
+	for _, m := range ps.Containers[0].VolumeMounts {
+		mounts = append(mounts, m.Name+"@"+m.MountPath+"@"+strconv.FormatBool(m.ReadOnly))
+	}
+	for _, v := range ps.Volumes {
+		switch {
+		case v.ConfigMap != nil:
+			vols = append(vols, v.Name+"=configmap:"+v.ConfigMap.Name)
+		case v.PersistentVolumeClaim != nil:
+			vols = append(vols, v.Name+"=pvc:"+v.PersistentVolumeClaim.ClaimName)
+		case v.Secret != nil:
+			vols = append(vols, v.Name+"=secret:"+v.Secret.SecretName)
+		}
+	}
+	wantMounts := []string{"config@/etc/infscale@true", "tune-results@/var/lib/infscale/tune@false", "prometheus-auth@/etc/infscale-auth@true"}
+	wantVols := []string{"config=configmap:infscale", "tune-results=pvc:tune-results", "prometheus-auth=secret:prometheus-auth"}
+	if !slices.Equal(mounts, wantMounts) || !slices.Equal(vols, wantVols) {
+		t.Errorf("tune pod mounts %v volumes %v\nwant mounts %v volumes %v", mounts, vols, wantMounts, wantVols)
+	}
 }
