@@ -1,6 +1,7 @@
 package charttest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -346,5 +347,35 @@ func TestSchemaShapes(t *testing.T) {
 		if _, err := tryRender(v); err != nil {
 			t.Errorf("%q: %v, want it rendered", v, err)
 		}
+	}
+}
+
+// TestSchemaRanges: values the API server or KEDA refuse at apply, or the
+// chart would silently replace, are refused at render naming the key.
+// replicas: -1 rendered a Deployment the API server refuses;
+// scaledObject.pollingInterval: 0 rendered pollingInterval 15 (Helm's
+// default takes 0 for unset), and a role's 0 left scaledObject's value in
+// place; a negative fallback.failureThreshold KEDA refuses. replicas 0
+// (serve stopped) and failureThreshold 0 (fallback at the first failure)
+// are valid and render.
+func TestSchemaRanges(t *testing.T) {
+	const target = "targets:\n- {name: chat, workload: {namespace: llm, name: chat}, scaledObject: %s, config: {maxReplicaCount: 8}}\n"
+	for _, c := range []struct{ values, want string }{
+		{"replicas: -1\n", "at '/replicas': minimum: got -1, want 0"},
+		{fmt.Sprintf(target, "{pollingInterval: 0}"), "at '/targets/0/scaledObject/pollingInterval': minimum: got 0, want 1"},
+		{fmt.Sprintf(target, "{fallback: {failureThreshold: -1}}"), "at '/targets/0/scaledObject/fallback/failureThreshold': minimum: got -1, want 0"},
+		{pairValues("{decode: {pollingInterval: 0}}", "[]"), "at '/targets/0/scaledObject/decode/pollingInterval': minimum: got 0, want 1"},
+		{pairValues("{prefill: {fallback: {failureThreshold: -3}}}", "[]"), "at '/targets/0/scaledObject/prefill/fallback/failureThreshold': minimum: got -3, want 0"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	if got := *only[*appsv1.Deployment](t, render(t, "replicas: 0\n")).Spec.Replicas; got != 0 {
+		t.Errorf("replicas: 0 rendered %d", got)
+	}
+	so := only[*kedav1alpha1.ScaledObject](t, render(t, fmt.Sprintf(target, "{pollingInterval: 1, fallback: {failureThreshold: 0}}")))
+	if *so.Spec.PollingInterval != 1 || so.Spec.Fallback.FailureThreshold != 0 {
+		t.Errorf("pollingInterval 1, failureThreshold 0: rendered %d, %d", *so.Spec.PollingInterval, so.Spec.Fallback.FailureThreshold)
 	}
 }
