@@ -410,7 +410,8 @@ func TestRBACModes(t *testing.T) {
 	refuse := func(ns string) []rule {
 		return []rule{{ns, "autoscaling", "horizontalpodautoscalers", "list,watch"}}
 	}
-	lease := []rule{{"infscale", "coordination.k8s.io", "leases", "get,create,update"}}
+	// get and update by name (TestRBACResourceNames), create by none.
+	lease := []rule{{"infscale", "coordination.k8s.io", "leases", "create"}, {"infscale", "coordination.k8s.io", "leases", "get,update"}}
 	cat := func(rs ...[]rule) []rule {
 		var out []rule
 		for _, r := range rs {
@@ -846,5 +847,45 @@ func TestDuplicateTargetNames(t *testing.T) {
 	objs := render(t, two("chat", "code"))
 	if f := serveConfig(t, objs); len(f.Targets) != 2 || f.Targets[0].Name != "chat" || f.Targets[1].Name != "code" {
 		t.Errorf("chat and code: targets %+v", f.Targets)
+	}
+}
+
+// TestRBACResourceNames: serve gets and updates the scale subresource of
+// the workloads it names, and its own Lease, by name only, so the Roles
+// name them: before, apply's `update` on deployments/scale let serve's
+// account rescale every Deployment of a workload namespace, and leases'
+// `get, update` take over any other component's leader election Lease in
+// the release namespace. create keeps no name (RBAC cannot limit it: the
+// object does not exist yet); list/watch and patch on pods, and the HPAs,
+// are read through namespace informers and cannot be by name either.
+func TestRBACResourceNames(t *testing.T) {
+	values := userValues("[apply, leases]") + `- name: chat2
+  workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat-b}
+  scaledObject: {enabled: true}
+  config:
+    server: vllm
+    selector: '{namespace="llm", pod=~"chat-b-.*"}'
+    metrics: [{type: queue, target: 24}]
+    maxReplicaCount: 4
+`
+	var got []string
+	for _, r := range every[*rbacv1.Role](render(t, values)) {
+		for _, p := range r.Rules {
+			got = append(got, fmt.Sprintf("%s/%s %v %v %v", r.Namespace, r.Name, p.Resources, p.Verbs, p.ResourceNames))
+		}
+	}
+	sort.Strings(got)
+	want := []string{
+		"batch/infscale [horizontalpodautoscalers] [list watch] []",
+		"batch/infscale [pods] [list watch] []",
+		"batch/infscale [statefulsets/scale] [get update] [code]",
+		"infscale/infscale-leases [leases] [create] []",
+		"infscale/infscale-leases [leases] [get update] [infscale]",
+		"llm/infscale [deployments/scale] [get update] [chat chat-b]",
+		"llm/infscale [horizontalpodautoscalers] [list watch] []",
+		"llm/infscale [pods] [list watch] []",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rules:\n got %q\nwant %q", got, want)
 	}
 }
