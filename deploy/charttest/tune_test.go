@@ -129,3 +129,20 @@ func TestTuneMountsExtraVolumes(t *testing.T) {
 		t.Errorf("tune pod mounts %v volumes %v\nwant mounts %v volumes %v", mounts, vols, wantMounts, wantVols)
 	}
 }
+
+// TestTuneNeedsPrometheus: the CronJob's `infscale tune --shard` replays
+// history from prometheus.url and exits 2 without one ("tune --shard needs
+// prometheus.url (history comes from range queries)"). In embedded mode
+// (prometheus: {url: null}) the chart rendered the CronJob anyway, and
+// serve's check passed (a tune: block with dir needs no Prometheus): every
+// nightly run failed, seen only in the Job's log. The render refuses it,
+// naming tune.enabled and prometheus.url.
+func TestTuneNeedsPrometheus(t *testing.T) {
+	values := "prometheus: {url: null}\nrbac: {modes: [apply]}\ntune: {enabled: true, results: {claimName: tune-results}}\n" +
+		"targets:\n- {name: chat, workload: {namespace: llm, name: chat}, apply: true, scaledObject: {enabled: false}, config: {server: vllm, scrape: {port: 8000}, metrics: [{type: queue, target: 24}], maxReplicaCount: 8, replica: {gpu: h100-sxm, model: llama-3-8b}, tune: {dir: /var/lib/infscale/tune}}}\n"
+	_, err := tryRender(values)
+	if err == nil || !strings.Contains(err.Error(), "tune.enabled: the tune CronJob replays each target's history from prometheus.url") || !strings.Contains(err.Error(), "prometheus.url is null") {
+		t.Errorf("tune.enabled in embedded mode: error %v, want one naming tune.enabled and prometheus.url", err)
+	}
+	render(t, strings.Replace(values, "tune: {enabled: true, results: {claimName: tune-results}}", "tune: {enabled: false}\nextraVolumes: [{name: r, persistentVolumeClaim: {claimName: r}}]\nextraVolumeMounts: [{name: r, mountPath: /var/lib/infscale/tune}]", 1))
+}
