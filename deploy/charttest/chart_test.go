@@ -888,4 +888,29 @@ func TestRBACResourceNames(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("rules:\n got %q\nwant %q", got, want)
 	}
+
+	// An InferencePool is got by its inferencePoolRef's name: two pools in
+	// one namespace, both named; the EPP's Service is not known at render.
+	pools := `prometheus: {url: null}
+rbac: {modes: [read-only]}
+targets:
+- {name: chat, workload: {namespace: llm, name: chat}, scaledObject: {enabled: false}, config: {server: epp, inferencePoolRef: {name: chat-pool}, metrics: [{type: queue, target: 24}], maxReplicaCount: 8}}
+- {name: code, workload: {namespace: llm, name: code}, scaledObject: {enabled: false}, config: {inferencePoolRef: {name: code-pool}, metrics: [{type: queue, target: 24}], maxReplicaCount: 8}}
+`
+	got = nil
+	for _, r := range every[*rbacv1.Role](render(t, pools)) {
+		for _, p := range r.Rules {
+			got = append(got, fmt.Sprintf("%s/%s %v %v %v", r.Namespace, r.Name, p.Resources, p.Verbs, p.ResourceNames))
+		}
+	}
+	sort.Strings(got)
+	want = []string{
+		"llm/infscale [deployments/scale] [get] [chat code]",
+		"llm/infscale [inferencepools] [get] [chat-pool code-pool]",
+		"llm/infscale [pods] [list watch] []",
+		"llm/infscale [services] [get] []",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("pool rules:\n got %q\nwant %q", got, want)
+	}
 }
