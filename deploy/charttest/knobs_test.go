@@ -379,3 +379,27 @@ func TestSchemaRanges(t *testing.T) {
 		t.Errorf("pollingInterval 1, failureThreshold 0: rendered %d, %d", *so.Spec.PollingInterval, so.Spec.Fallback.FailureThreshold)
 	}
 }
+
+// TestResourcesSchema: resources and tune.resources are a container's
+// resources, checked key by key. They were any object: `resources: {limit:
+// {memory: 1Gi}}` (limit for limits) rendered, and the API server drops an
+// unknown field, so serve ran without its memory limit (and GOMEMLIMIT);
+// a quantity the API server cannot parse (512MB) failed the install on
+// the Deployment, not on the value. Both are refused at render naming the
+// key; the defaults and quantities as numbers (cpu: 0.5) still render.
+func TestResourcesSchema(t *testing.T) {
+	for _, c := range []struct{ values, want string }{
+		{"resources: {limit: {memory: 1Gi}}\n", "at '/resources': additional properties 'limit' not allowed"},
+		{"tune: {resources: {request: {cpu: 2}}}\n", "at '/tune/resources': additional properties 'request' not allowed"},
+		{"resources: {limits: {memory: 512MB}}\n", "at '/resources/limits/memory'"},
+		{"tune: {resources: {requests: {cpu: []}}}\n", "at '/tune/resources/requests/cpu': got array, want number or string"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	res := podSpec(t, render(t, "resources: {requests: {cpu: 0.5, memory: 64Mi}, limits: {memory: 1e9}}\n")).Containers[0].Resources
+	if res.Requests.Cpu().MilliValue() != 500 || res.Requests.Memory().String() != "64Mi" || res.Limits.Memory().Value() != 1000000000 {
+		t.Errorf("resources rendered %+v, want requests cpu 500m memory 64Mi, limits memory 1e9", res)
+	}
+}
