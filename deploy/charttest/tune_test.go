@@ -146,3 +146,35 @@ func TestTuneNeedsPrometheus(t *testing.T) {
 	}
 	render(t, strings.Replace(values, "tune: {enabled: true, results: {claimName: tune-results}}", "tune: {enabled: false}\nextraVolumes: [{name: r, persistentVolumeClaim: {claimName: r}}]\nextraVolumeMounts: [{name: r, mountPath: /var/lib/infscale/tune}]", 1))
 }
+
+// TestTuneJobValues: the CronJob's Job fields the API server refuses at
+// apply are refused at render naming the value, as shards and workers
+// are: a negative parallelism, backoffLimit or activeDeadlineSeconds
+// (rendered as given: -5 is not empty, so `with` kept it), a schedule
+// that is not five cron fields or a macro ("every night", ""), a relative
+// results.path (a mountPath must be absolute). The values that work
+// render: parallelism 0 (all shards), backoffLimit 0, @daily.
+func TestTuneJobValues(t *testing.T) {
+	enabled := func(kv string) string {
+		return "tune: {enabled: true, results: {claimName: tune-results}, " + kv + "}\n" + tunedTarget
+	}
+	for _, c := range []struct{ kv, want string }{
+		{"parallelism: -1", "at '/tune/parallelism': minimum: got -1, want 0"},
+		{"backoffLimit: -1", "at '/tune/backoffLimit': minimum: got -1, want 0"},
+		{"activeDeadlineSeconds: -5", "at '/tune/activeDeadlineSeconds': minimum: got -5, want 0"},
+		{"schedule: every night", "at '/tune/schedule'"},
+		{"schedule: ''", "at '/tune/schedule'"},
+		{"schedule: '17 3 * * * *'", "at '/tune/schedule'"},
+		{"results: {claimName: tune-results, path: var/lib/tune}", "at '/tune/results/path'"},
+	} {
+		if _, err := tryRender(enabled(c.kv)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.kv, err, c.want)
+		}
+	}
+	js := only[*batchv1.CronJob](t, render(t, enabled("parallelism: 0, backoffLimit: 0, schedule: '@daily'")))
+	if cj := js.Spec; cj.Schedule != "@daily" || *cj.JobTemplate.Spec.Parallelism != 4 || *cj.JobTemplate.Spec.BackoffLimit != 0 || cj.JobTemplate.Spec.ActiveDeadlineSeconds != nil {
+		t.Errorf("schedule %q parallelism %d backoffLimit %d deadline %v; want @daily, 4 (all shards), 0, none", cj.Schedule, *cj.JobTemplate.Spec.Parallelism, *cj.JobTemplate.Spec.BackoffLimit, cj.JobTemplate.Spec.ActiveDeadlineSeconds)
+	}
+	// Disabled, the Job's ranges are not checked (the values are unused).
+	render(t, "tune: {parallelism: -1, schedule: ''}\n")
+}
