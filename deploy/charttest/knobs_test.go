@@ -403,3 +403,27 @@ func TestResourcesSchema(t *testing.T) {
 		t.Errorf("resources rendered %+v, want requests cpu 500m memory 64Mi, limits memory 1e9", res)
 	}
 }
+
+// TestPodListsSchema: extraEnv, extraVolumes and extraVolumeMounts are
+// the pod spec's lists, and workload.namespace a namespace's name. They
+// were any array or string: an env var or a volume without its name, a
+// mount without mountPath or with a relative one, a namespace "LLM"
+// rendered, and the install failed at the API server naming a Deployment
+// or Role field instead of the value. The render refuses each, naming it.
+func TestPodListsSchema(t *testing.T) {
+	for _, c := range []struct{ values, want string }{
+		{"extraEnv: [{value: debug}]\n", "at '/extraEnv/0': missing property 'name'"},
+		{"extraVolumes: [{secret: {secretName: auth}}]\n", "at '/extraVolumes/0': missing property 'name'"},
+		{"extraVolumeMounts: [{name: auth}]\n", "at '/extraVolumeMounts/0': missing property 'mountPath'"},
+		{"extraVolumeMounts: [{name: auth, mountPath: etc/auth}]\n", "at '/extraVolumeMounts/0/mountPath'"},
+		{"targets:\n- {name: chat, workload: {namespace: LLM, name: chat}, config: {maxReplicaCount: 8}}\n", "at '/targets/0/workload/namespace'"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	ps := podSpec(t, render(t, "extraEnv: [{name: GODEBUG, value: 'http2client=0'}]\nextraVolumes: [{name: auth, secret: {secretName: auth}}]\nextraVolumeMounts: [{name: auth, mountPath: /etc/auth, readOnly: true}]\n"))
+	if env := ps.Containers[0].Env; len(env) != 1 || env[0].Name != "GODEBUG" || ps.Volumes[len(ps.Volumes)-1].Name != "auth" || ps.Containers[0].VolumeMounts[len(ps.Containers[0].VolumeMounts)-1].MountPath != "/etc/auth" {
+		t.Errorf("env %+v volumes %+v mounts %+v", env, ps.Volumes, ps.Containers[0].VolumeMounts)
+	}
+}
