@@ -427,3 +427,23 @@ func TestPodListsSchema(t *testing.T) {
 		t.Errorf("env %+v volumes %+v mounts %+v", env, ps.Volumes, ps.Containers[0].VolumeMounts)
 	}
 }
+
+// TestExtraVolumesCollisions: an extra volume named as one of the chart's
+// (config, tmp, tune-results) or an extra mount at one of its mountPaths
+// (/etc/infscale, /tmp, tune.results.path with tune.enabled) rendered a pod
+// the API server refuses (a duplicate name or mountPath). The render
+// refuses it naming the value; /etc/infscale-auth (docs/chart.md's) renders.
+func TestExtraVolumesCollisions(t *testing.T) {
+	for _, c := range []struct{ values, want string }{
+		{"extraVolumes: [{name: config, secret: {secretName: auth}}]\n", `extraVolumes: "config" is the name of one of the chart's volumes`},
+		{"extraVolumes: [{name: tune-results, emptyDir: {}}]\n", `extraVolumes: "tune-results" is the name of one of the chart's volumes`},
+		{"extraVolumes: [{name: auth, secret: {secretName: auth}}]\nextraVolumeMounts: [{name: auth, mountPath: /etc/infscale/}]\n", "extraVolumeMounts: mountPath /etc/infscale/ is where the chart mounts its own"},
+		{"extraVolumes: [{name: auth, emptyDir: {}}]\nextraVolumeMounts: [{name: auth, mountPath: /tmp}]\n", "extraVolumeMounts: mountPath /tmp is where the chart mounts its own"},
+		{"tune: {enabled: true, results: {claimName: tune-results}}\n" + tunedTarget + "extraVolumes: [{name: r, emptyDir: {}}]\nextraVolumeMounts: [{name: r, mountPath: /var/lib/infscale/tune}]\n", "extraVolumeMounts: mountPath /var/lib/infscale/tune is where the chart mounts its own"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	render(t, "extraVolumes: [{name: prometheus-auth, secret: {secretName: prometheus-auth}}]\nextraVolumeMounts: [{name: prometheus-auth, mountPath: /etc/infscale-auth, readOnly: true}]\n")
+}
