@@ -447,3 +447,27 @@ func TestExtraVolumesCollisions(t *testing.T) {
 	}
 	render(t, "extraVolumes: [{name: prometheus-auth, secret: {secretName: prometheus-auth}}]\nextraVolumeMounts: [{name: prometheus-auth, mountPath: /etc/infscale-auth, readOnly: true}]\n")
 }
+
+// TestNullBlocksRefused: `KEY: null` in a values file deletes the chart's
+// default for KEY (Helm's way to unset a value). The templates read these
+// blocks, so each such values file failed with a template crash ("nil
+// pointer evaluating interface {}.enabled"), and `targets: null` even
+// rendered a config with no target, which serve refuses at start. The
+// schema requires them, so the render names the value instead;
+// prometheus: {url: null} (embedded mode) still renders.
+func TestNullBlocksRefused(t *testing.T) {
+	for _, c := range []struct{ values, want string }{
+		{"targets: null\n", "at '': missing property 'targets'"},
+		{"prometheus: null\n", "at '': missing property 'prometheus'"},
+		{"tune: null\n", "at '': missing property 'tune'"},
+		{"serviceMonitor: null\n", "at '': missing property 'serviceMonitor'"},
+		{"configCheck: null\n", "at '': missing property 'configCheck'"},
+		{"image: null\n", "at '': missing property 'image'"},
+		{"rbac: null\n", "at '': missing property 'rbac'"},
+		{"tune: {results: null}\n", "at '/tune': missing property 'results'"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+}
