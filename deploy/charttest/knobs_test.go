@@ -277,6 +277,14 @@ func TestPodMonitor(t *testing.T) {
 		!strings.Contains(err.Error(), "targets[chat].podMonitor.selector") {
 		t.Errorf("podMonitor without a selector: error %v", err)
 	}
+	// A PodMonitor endpoint's port is the container port's name (a
+	// string in the CRD): the schema took a number, rendered `port: 8000`,
+	// and the API server refused the PodMonitor at apply. It is refused at
+	// render naming the value.
+	if _, err := tryRender("targets:\n- {name: chat, workload: {namespace: llm, name: chat}, podMonitor: {enabled: true, selector: {matchLabels: {app: vllm}}, port: 8000}, config: {maxReplicaCount: 4}}"); err == nil ||
+		!strings.Contains(err.Error(), "at '/targets/0/podMonitor/port': got number, want string") {
+		t.Errorf("podMonitor.port 8000: error %v, want the schema naming /targets/0/podMonitor/port", err)
+	}
 }
 
 // TestPodDisruptionBudgetPercentages: a budget that lets no pod go blocks
