@@ -285,6 +285,13 @@ func TestPodMonitor(t *testing.T) {
 		!strings.Contains(err.Error(), "at '/targets/0/podMonitor/port': got number, want string") {
 		t.Errorf("podMonitor.port 8000: error %v, want the schema naming /targets/0/podMonitor/port", err)
 	}
+	// serve allows the target name Chat_1, no Kubernetes object may be
+	// named infscale-Chat_1: the PodMonitor rendered and the API server
+	// refused it. The render names the target and a name that works.
+	if _, err := tryRender("targets:\n- {name: Chat_1, workload: {namespace: llm, name: chat}, podMonitor: {enabled: true, selector: {matchLabels: {app: vllm}}, port: http}, config: {maxReplicaCount: 4}}"); err == nil ||
+		!strings.Contains(err.Error(), `targets[Chat_1].podMonitor: its PodMonitor would be named "infscale-Chat_1", which is not a Kubernetes object name`) || !strings.Contains(err.Error(), `(e.g. "chat-1")`) {
+		t.Errorf("podMonitor of target Chat_1: error %v", err)
+	}
 }
 
 // TestPodDisruptionBudgetPercentages: a budget that lets no pod go blocks
