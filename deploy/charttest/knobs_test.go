@@ -486,3 +486,21 @@ func TestNullBlocksRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestNameOverridesSchema: fullnameOverride names every object (the
+// Service's name must be a DNS label) and nameOverride is part of them and
+// of the app.kubernetes.io/name label; "Infscale_Prod" rendered objects
+// the API server refuses. The schema names the value; "infscale-prod" renders.
+func TestNameOverridesSchema(t *testing.T) {
+	for _, c := range []struct{ values, want string }{
+		{"fullnameOverride: Infscale_Prod\n", "at '/fullnameOverride'"},
+		{"nameOverride: infscale.prod\n", "at '/nameOverride'"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	if n := only[*appsv1.Deployment](t, render(t, "fullnameOverride: infscale-prod\n")).Name; n != "infscale-prod" {
+		t.Errorf("fullnameOverride infscale-prod: Deployment %q", n)
+	}
+}
