@@ -178,3 +178,26 @@ func TestTuneJobValues(t *testing.T) {
 	// Disabled, the Job's ranges are not checked (the values are unused).
 	render(t, "tune: {parallelism: -1, schedule: ''}\n")
 }
+
+// TestTuneRunsAsServe: tune reads serve's config against serve's
+// Prometheus, so it needs what serve has to reach it: the environment
+// (extraEnv: HTTPS_PROXY for proxy_from_environment) and the ServiceAccount
+// given for workload identity to a managed Prometheus
+// (serviceAccount.annotations). The tune pods had neither: the default
+// account and no env, so every shard failed where serve succeeded. They
+// run as serve's account (still no API token) with serve's extraEnv; with
+// no account given they keep the namespace's default.
+func TestTuneRunsAsServe(t *testing.T) {
+	values := "tune: {enabled: true, results: {claimName: tune-results}}\n" + tunedTarget +
+		"serviceAccount: {annotations: {eks.amazonaws.com/role-arn: 'arn:aws:iam::111122223333:role/prometheus-query'}}\n" +
+		"extraEnv: [{name: HTTPS_PROXY, value: 'http://proxy.example:3128'}]\n"
+	ps := only[*batchv1.CronJob](t, render(t, values)).Spec.JobTemplate.Spec.Template.Spec
+	env := ps.Containers[0].Env
+	if ps.ServiceAccountName != "infscale" || *ps.AutomountServiceAccountToken || len(env) != 1 || env[0].Name != "HTTPS_PROXY" || env[0].Value != "http://proxy.example:3128" {
+		t.Errorf("tune pod: serviceAccountName %q automount %v env %+v; want infscale, false, HTTPS_PROXY=http://proxy.example:3128", ps.ServiceAccountName, *ps.AutomountServiceAccountToken, env)
+	}
+	ps = only[*batchv1.CronJob](t, render(t, "tune: {enabled: true, results: {claimName: tune-results}}\n"+tunedTarget)).Spec.JobTemplate.Spec.Template.Spec
+	if ps.ServiceAccountName != "" || len(ps.Containers[0].Env) != 0 {
+		t.Errorf("no account, no extraEnv: serviceAccountName %q env %+v; want none", ps.ServiceAccountName, ps.Containers[0].Env)
+	}
+}
