@@ -396,21 +396,36 @@ func rules(objs []object) []rule {
 }
 
 // TestRBACModes: each mode grants exactly what pkg/kube calls for it
-// (scale get/update, pods list/watch, HPAs list/watch for the refusal;
-// pods patch for deletion cost), in the workload namespaces (the Lease in
-// the release's), bound to the chart's ServiceAccount; no mode renders no
-// account and no token.
+// (scale get/update, HPAs list/watch for the refusal; pods list/watch
+// where serve scrapes a workload's pods, patch there for deletion cost),
+// in the workload namespaces (the Lease in the release's), bound to the
+// chart's ServiceAccount; no mode renders no account and no token.
+//
+// Pods only in embedded mode, in the namespace of a target that scrapes
+// its pods (scrape: {port}): in Prometheus mode serve reads no pod (scrape:
+// and pod_deletion_cost are refused there), yet every mode granted list and
+// watch on pods (every pod spec of the namespace, env included) and
+// deletion-cost patch on them.
 func TestRBACModes(t *testing.T) {
 	readOnly := func(ns, scale string, scaleVerbs, podVerbs string) []rule {
-		return []rule{
-			{ns, "", "pods", podVerbs},
-			{ns, "apps", scale, scaleVerbs},
+		rs := []rule{{ns, "apps", scale, scaleVerbs}}
+		if podVerbs != "" {
+			rs = append(rs, rule{ns, "", "pods", podVerbs})
 		}
+		return rs
+	}
+	// embedded: userValues without Prometheus, chat (llm) scraping its
+	// pods, code (batch) read from a URL list.
+	embedded := func(modes string) string {
+		v := strings.Replace(userValues(modes), "prometheus: {url: http://prom.example:9090, timeout: 5s}", "prometheus: {url: null}", 1)
+		v = strings.Replace(v, "    replicas: 'kube_deployment_spec_replicas{namespace=\"llm\",deployment=\"chat\"}'\n", "    scrape: {port: 8000}\n", 1)
+		return strings.Replace(v, "    replicas: 'kube_statefulset_replicas{namespace=\"batch\",statefulset=\"code\"}'\n", "    scrape: ['http://code-0.code.batch:8000/metrics']\n", 1)
 	}
 	refuse := func(ns string) []rule {
 		return []rule{{ns, "autoscaling", "horizontalpodautoscalers", "list,watch"}}
 	}
-	lease := []rule{{"infscale", "coordination.k8s.io", "leases", "get,create,update"}}
+	// get and update by name (TestRBACResourceNames), create by none.
+	lease := []rule{{"infscale", "coordination.k8s.io", "leases", "create"}, {"infscale", "coordination.k8s.io", "leases", "get,update"}}
 	cat := func(rs ...[]rule) []rule {
 		var out []rule
 		for _, r := range rs {
@@ -421,17 +436,25 @@ func TestRBACModes(t *testing.T) {
 	}
 	cases := []struct {
 		modes string
+		mode  func(string) string
 		want  []rule
 	}{
-		{"[]", nil},
-		{"[read-only]", cat(readOnly("batch", "statefulsets/scale", "get", "list,watch"), readOnly("llm", "deployments/scale", "get", "list,watch"))},
-		{"[apply]", cat(readOnly("batch", "statefulsets/scale", "get,update", "list,watch"), readOnly("llm", "deployments/scale", "get,update", "list,watch"), refuse("batch"), refuse("llm"))},
-		{"[deletion-cost]", cat(readOnly("batch", "statefulsets/scale", "get", "list,watch,patch"), readOnly("llm", "deployments/scale", "get", "list,watch,patch"))},
-		{"[apply, deletion-cost, leases]", cat(readOnly("batch", "statefulsets/scale", "get,update", "list,watch,patch"), readOnly("llm", "deployments/scale", "get,update", "list,watch,patch"), refuse("batch"), refuse("llm"), lease)},
+		{"[]", userValues, nil},
+		{"[read-only]", userValues, cat(readOnly("batch", "statefulsets/scale", "get", ""), readOnly("llm", "deployments/scale", "get", ""))},
+		{"[apply]", userValues, cat(readOnly("batch", "statefulsets/scale", "get,update", ""), readOnly("llm", "deployments/scale", "get,update", ""), refuse("batch"), refuse("llm"))},
+		{"[deletion-cost]", userValues, cat(readOnly("batch", "statefulsets/scale", "get", ""), readOnly("llm", "deployments/scale", "get", ""))},
+		{"[apply, deletion-cost, leases]", userValues, cat(readOnly("batch", "statefulsets/scale", "get,update", ""), readOnly("llm", "deployments/scale", "get,update", ""), refuse("batch"), refuse("llm"), lease)},
+		{"[read-only]", embedded, cat(readOnly("batch", "statefulsets/scale", "get", ""), readOnly("llm", "deployments/scale", "get", "list,watch"))},
+		{"[deletion-cost]", embedded, cat(readOnly("batch", "statefulsets/scale", "get", ""), readOnly("llm", "deployments/scale", "get", "list,watch,patch"))},
+		{"[apply, deletion-cost, leases]", embedded, cat(readOnly("batch", "statefulsets/scale", "get,update", ""), readOnly("llm", "deployments/scale", "get,update", "list,watch,patch"), refuse("batch"), refuse("llm"), lease)},
 	}
 	for _, c := range cases {
-		t.Run(c.modes, func(t *testing.T) {
-			objs := render(t, userValues(c.modes))
+		name := c.modes
+		if c.mode != nil && c.want != nil && strings.Contains(c.mode(c.modes), "url: null") {
+			name += " embedded"
+		}
+		t.Run(name, func(t *testing.T) {
+			objs := render(t, c.mode(c.modes))
 			if got := rules(objs); !reflect.DeepEqual(got, c.want) {
 				t.Errorf("rules:\n got %v\nwant %v", got, c.want)
 			}
@@ -760,7 +783,7 @@ func TestScaledObjectWorkload(t *testing.T) {
 func TestKubeWorkloadDefaults(t *testing.T) {
 	const cfg = "config: {metrics: [{type: queue, target: 24}], selector: '{pod=\"x\"}', maxReplicaCount: 4}}"
 	objs := render(t, "rbac: {modes: [read-only]}\ntargets:\n- {name: chat, workload: {namespace: llm, name: chat}, "+cfg)
-	want := []rule{{"llm", "", "pods", "list,watch"}, {"llm", "apps", "deployments/scale", "get"}}
+	want := []rule{{"llm", "apps", "deployments/scale", "get"}} // Prometheus mode: no pods
 	if got := rules(objs); !reflect.DeepEqual(got, want) {
 		t.Errorf("rules %v, want %v", got, want)
 	}
@@ -846,5 +869,68 @@ func TestDuplicateTargetNames(t *testing.T) {
 	objs := render(t, two("chat", "code"))
 	if f := serveConfig(t, objs); len(f.Targets) != 2 || f.Targets[0].Name != "chat" || f.Targets[1].Name != "code" {
 		t.Errorf("chat and code: targets %+v", f.Targets)
+	}
+}
+
+// TestRBACResourceNames: serve gets and updates the scale subresource of
+// the workloads it names, and its own Lease, by name only, so the Roles
+// name them: before, apply's `update` on deployments/scale let serve's
+// account rescale every Deployment of a workload namespace, and leases'
+// `get, update` take over any other component's leader election Lease in
+// the release namespace. create keeps no name (RBAC cannot limit it: the
+// object does not exist yet); list/watch and patch on pods, and the HPAs,
+// are read through namespace informers and cannot be by name either.
+func TestRBACResourceNames(t *testing.T) {
+	values := userValues("[apply, leases]") + `- name: chat2
+  workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat-b}
+  scaledObject: {enabled: true}
+  config:
+    server: vllm
+    selector: '{namespace="llm", pod=~"chat-b-.*"}'
+    metrics: [{type: queue, target: 24}]
+    maxReplicaCount: 4
+`
+	var got []string
+	for _, r := range every[*rbacv1.Role](render(t, values)) {
+		for _, p := range r.Rules {
+			got = append(got, fmt.Sprintf("%s/%s %v %v %v", r.Namespace, r.Name, p.Resources, p.Verbs, p.ResourceNames))
+		}
+	}
+	sort.Strings(got)
+	want := []string{
+		"batch/infscale [horizontalpodautoscalers] [list watch] []",
+		"batch/infscale [statefulsets/scale] [get update] [code]",
+		"infscale/infscale-leases [leases] [create] []",
+		"infscale/infscale-leases [leases] [get update] [infscale]",
+		"llm/infscale [deployments/scale] [get update] [chat chat-b]",
+		"llm/infscale [horizontalpodautoscalers] [list watch] []",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rules:\n got %q\nwant %q", got, want)
+	}
+
+	// An InferencePool is got by its inferencePoolRef's name: two pools in
+	// one namespace, both named; the EPP's Service is not known at render.
+	pools := `prometheus: {url: null}
+rbac: {modes: [read-only]}
+targets:
+- {name: chat, workload: {namespace: llm, name: chat}, scaledObject: {enabled: false}, config: {server: epp, inferencePoolRef: {name: chat-pool}, metrics: [{type: queue, target: 24}], maxReplicaCount: 8}}
+- {name: code, workload: {namespace: llm, name: code}, scaledObject: {enabled: false}, config: {inferencePoolRef: {name: code-pool}, metrics: [{type: queue, target: 24}], maxReplicaCount: 8}}
+`
+	got = nil
+	for _, r := range every[*rbacv1.Role](render(t, pools)) {
+		for _, p := range r.Rules {
+			got = append(got, fmt.Sprintf("%s/%s %v %v %v", r.Namespace, r.Name, p.Resources, p.Verbs, p.ResourceNames))
+		}
+	}
+	sort.Strings(got)
+	want = []string{
+		"llm/infscale [deployments/scale] [get] [chat code]",
+		"llm/infscale [inferencepools] [get] [chat-pool code-pool]",
+		"llm/infscale [pods] [list watch] []",
+		"llm/infscale [services] [get] []",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("pool rules:\n got %q\nwant %q", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package charttest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -276,6 +277,21 @@ func TestPodMonitor(t *testing.T) {
 		!strings.Contains(err.Error(), "targets[chat].podMonitor.selector") {
 		t.Errorf("podMonitor without a selector: error %v", err)
 	}
+	// A PodMonitor endpoint's port is the container port's name (a
+	// string in the CRD): the schema took a number, rendered `port: 8000`,
+	// and the API server refused the PodMonitor at apply. It is refused at
+	// render naming the value.
+	if _, err := tryRender("targets:\n- {name: chat, workload: {namespace: llm, name: chat}, podMonitor: {enabled: true, selector: {matchLabels: {app: vllm}}, port: 8000}, config: {maxReplicaCount: 4}}"); err == nil ||
+		!strings.Contains(err.Error(), "at '/targets/0/podMonitor/port': got number, want string") {
+		t.Errorf("podMonitor.port 8000: error %v, want the schema naming /targets/0/podMonitor/port", err)
+	}
+	// serve allows the target name Chat_1, no Kubernetes object may be
+	// named infscale-Chat_1: the PodMonitor rendered and the API server
+	// refused it. The render names the target and a name that works.
+	if _, err := tryRender("targets:\n- {name: Chat_1, workload: {namespace: llm, name: chat}, podMonitor: {enabled: true, selector: {matchLabels: {app: vllm}}, port: http}, config: {maxReplicaCount: 4}}"); err == nil ||
+		!strings.Contains(err.Error(), `targets[Chat_1].podMonitor: its PodMonitor would be named "infscale-Chat_1", which is not a Kubernetes object name`) || !strings.Contains(err.Error(), `(e.g. "chat-1")`) {
+		t.Errorf("podMonitor of target Chat_1: error %v", err)
+	}
 }
 
 // TestPodDisruptionBudgetPercentages: a budget that lets no pod go blocks
@@ -346,5 +362,145 @@ func TestSchemaShapes(t *testing.T) {
 		if _, err := tryRender(v); err != nil {
 			t.Errorf("%q: %v, want it rendered", v, err)
 		}
+	}
+}
+
+// TestSchemaRanges: values the API server or KEDA refuse at apply, or the
+// chart would silently replace, are refused at render naming the key.
+// replicas: -1 rendered a Deployment the API server refuses;
+// scaledObject.pollingInterval: 0 rendered pollingInterval 15 (Helm's
+// default takes 0 for unset), and a role's 0 left scaledObject's value in
+// place; a negative fallback.failureThreshold KEDA refuses. replicas 0
+// (serve stopped) and failureThreshold 0 (fallback at the first failure)
+// are valid and render.
+func TestSchemaRanges(t *testing.T) {
+	const target = "targets:\n- {name: chat, workload: {namespace: llm, name: chat}, scaledObject: %s, config: {maxReplicaCount: 8}}\n"
+	for _, c := range []struct{ values, want string }{
+		{"replicas: -1\n", "at '/replicas': minimum: got -1, want 0"},
+		{fmt.Sprintf(target, "{pollingInterval: 0}"), "at '/targets/0/scaledObject/pollingInterval': minimum: got 0, want 1"},
+		{fmt.Sprintf(target, "{fallback: {failureThreshold: -1}}"), "at '/targets/0/scaledObject/fallback/failureThreshold': minimum: got -1, want 0"},
+		{pairValues("{decode: {pollingInterval: 0}}", "[]"), "at '/targets/0/scaledObject/decode/pollingInterval': minimum: got 0, want 1"},
+		{pairValues("{prefill: {fallback: {failureThreshold: -3}}}", "[]"), "at '/targets/0/scaledObject/prefill/fallback/failureThreshold': minimum: got -3, want 0"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	if got := *only[*appsv1.Deployment](t, render(t, "replicas: 0\n")).Spec.Replicas; got != 0 {
+		t.Errorf("replicas: 0 rendered %d", got)
+	}
+	so := only[*kedav1alpha1.ScaledObject](t, render(t, fmt.Sprintf(target, "{pollingInterval: 1, fallback: {failureThreshold: 0}}")))
+	if *so.Spec.PollingInterval != 1 || so.Spec.Fallback.FailureThreshold != 0 {
+		t.Errorf("pollingInterval 1, failureThreshold 0: rendered %d, %d", *so.Spec.PollingInterval, so.Spec.Fallback.FailureThreshold)
+	}
+}
+
+// TestResourcesSchema: resources and tune.resources are a container's
+// resources, checked key by key. They were any object: `resources: {limit:
+// {memory: 1Gi}}` (limit for limits) rendered, and the API server drops an
+// unknown field, so serve ran without its memory limit (and GOMEMLIMIT);
+// a quantity the API server cannot parse (512MB) failed the install on
+// the Deployment, not on the value. Both are refused at render naming the
+// key; the defaults and quantities as numbers (cpu: 0.5) still render.
+func TestResourcesSchema(t *testing.T) {
+	for _, c := range []struct{ values, want string }{
+		{"resources: {limit: {memory: 1Gi}}\n", "at '/resources': additional properties 'limit' not allowed"},
+		{"tune: {resources: {request: {cpu: 2}}}\n", "at '/tune/resources': additional properties 'request' not allowed"},
+		{"resources: {limits: {memory: 512MB}}\n", "at '/resources/limits/memory'"},
+		{"tune: {resources: {requests: {cpu: []}}}\n", "at '/tune/resources/requests/cpu': got array, want number or string"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	res := podSpec(t, render(t, "resources: {requests: {cpu: 0.5, memory: 64Mi}, limits: {memory: 1e9}}\n")).Containers[0].Resources
+	if res.Requests.Cpu().MilliValue() != 500 || res.Requests.Memory().String() != "64Mi" || res.Limits.Memory().Value() != 1000000000 {
+		t.Errorf("resources rendered %+v, want requests cpu 500m memory 64Mi, limits memory 1e9", res)
+	}
+}
+
+// TestPodListsSchema: extraEnv, extraVolumes and extraVolumeMounts are
+// the pod spec's lists, and workload.namespace a namespace's name. They
+// were any array or string: an env var or a volume without its name, a
+// mount without mountPath or with a relative one, a namespace "LLM"
+// rendered, and the install failed at the API server naming a Deployment
+// or Role field instead of the value. The render refuses each, naming it.
+func TestPodListsSchema(t *testing.T) {
+	for _, c := range []struct{ values, want string }{
+		{"extraEnv: [{value: debug}]\n", "at '/extraEnv/0': missing property 'name'"},
+		{"extraVolumes: [{secret: {secretName: auth}}]\n", "at '/extraVolumes/0': missing property 'name'"},
+		{"extraVolumeMounts: [{name: auth}]\n", "at '/extraVolumeMounts/0': missing property 'mountPath'"},
+		{"extraVolumeMounts: [{name: auth, mountPath: etc/auth}]\n", "at '/extraVolumeMounts/0/mountPath'"},
+		{"targets:\n- {name: chat, workload: {namespace: LLM, name: chat}, config: {maxReplicaCount: 8}}\n", "at '/targets/0/workload/namespace'"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	ps := podSpec(t, render(t, "extraEnv: [{name: GODEBUG, value: 'http2client=0'}]\nextraVolumes: [{name: auth, secret: {secretName: auth}}]\nextraVolumeMounts: [{name: auth, mountPath: /etc/auth, readOnly: true}]\n"))
+	if env := ps.Containers[0].Env; len(env) != 1 || env[0].Name != "GODEBUG" || ps.Volumes[len(ps.Volumes)-1].Name != "auth" || ps.Containers[0].VolumeMounts[len(ps.Containers[0].VolumeMounts)-1].MountPath != "/etc/auth" {
+		t.Errorf("env %+v volumes %+v mounts %+v", env, ps.Volumes, ps.Containers[0].VolumeMounts)
+	}
+}
+
+// TestExtraVolumesCollisions: an extra volume named as one of the chart's
+// (config, tmp, tune-results) or an extra mount at one of its mountPaths
+// (/etc/infscale, /tmp, tune.results.path with tune.enabled) rendered a pod
+// the API server refuses (a duplicate name or mountPath). The render
+// refuses it naming the value; /etc/infscale-auth (docs/chart.md's) renders.
+func TestExtraVolumesCollisions(t *testing.T) {
+	for _, c := range []struct{ values, want string }{
+		{"extraVolumes: [{name: config, secret: {secretName: auth}}]\n", `extraVolumes: "config" is the name of one of the chart's volumes`},
+		{"extraVolumes: [{name: tune-results, emptyDir: {}}]\n", `extraVolumes: "tune-results" is the name of one of the chart's volumes`},
+		{"extraVolumes: [{name: auth, secret: {secretName: auth}}]\nextraVolumeMounts: [{name: auth, mountPath: /etc/infscale/}]\n", "extraVolumeMounts: mountPath /etc/infscale/ is where the chart mounts its own"},
+		{"extraVolumes: [{name: auth, emptyDir: {}}]\nextraVolumeMounts: [{name: auth, mountPath: /tmp}]\n", "extraVolumeMounts: mountPath /tmp is where the chart mounts its own"},
+		{"tune: {enabled: true, results: {claimName: tune-results}}\n" + tunedTarget + "extraVolumes: [{name: r, emptyDir: {}}]\nextraVolumeMounts: [{name: r, mountPath: /var/lib/infscale/tune}]\n", "extraVolumeMounts: mountPath /var/lib/infscale/tune is where the chart mounts its own"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	render(t, "extraVolumes: [{name: prometheus-auth, secret: {secretName: prometheus-auth}}]\nextraVolumeMounts: [{name: prometheus-auth, mountPath: /etc/infscale-auth, readOnly: true}]\n")
+}
+
+// TestNullBlocksRefused: `KEY: null` in a values file deletes the chart's
+// default for KEY (Helm's way to unset a value). The templates read these
+// blocks, so each such values file failed with a template crash ("nil
+// pointer evaluating interface {}.enabled"), and `targets: null` even
+// rendered a config with no target, which serve refuses at start. The
+// schema requires them, so the render names the value instead;
+// prometheus: {url: null} (embedded mode) still renders.
+func TestNullBlocksRefused(t *testing.T) {
+	for _, c := range []struct{ values, want string }{
+		{"targets: null\n", "at '': missing property 'targets'"},
+		{"prometheus: null\n", "at '': missing property 'prometheus'"},
+		{"tune: null\n", "at '': missing property 'tune'"},
+		{"serviceMonitor: null\n", "at '': missing property 'serviceMonitor'"},
+		{"configCheck: null\n", "at '': missing property 'configCheck'"},
+		{"image: null\n", "at '': missing property 'image'"},
+		{"rbac: null\n", "at '': missing property 'rbac'"},
+		{"tune: {results: null}\n", "at '/tune': missing property 'results'"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+}
+
+// TestNameOverridesSchema: fullnameOverride names every object (the
+// Service's name must be a DNS label) and nameOverride is part of them and
+// of the app.kubernetes.io/name label; "Infscale_Prod" rendered objects
+// the API server refuses. The schema names the value; "infscale-prod" renders.
+func TestNameOverridesSchema(t *testing.T) {
+	for _, c := range []struct{ values, want string }{
+		{"fullnameOverride: Infscale_Prod\n", "at '/fullnameOverride'"},
+		{"nameOverride: infscale.prod\n", "at '/nameOverride'"},
+	} {
+		if _, err := tryRender(c.values); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.values, err, c.want)
+		}
+	}
+	if n := only[*appsv1.Deployment](t, render(t, "fullnameOverride: infscale-prod\n")).Name; n != "infscale-prod" {
+		t.Errorf("fullnameOverride infscale-prod: Deployment %q", n)
 	}
 }

@@ -200,8 +200,7 @@ func TestPairKube(t *testing.T) {
 	if r := d.ScaleTargetRef; r == nil || r.APIVersion != "leaderworkerset.x-k8s.io/v1" || r.Kind != "LeaderWorkerSet" || r.Name != "chat-decode" || d.Replicas != "" || *d.Min != 2 || *d.Max != 16 {
 		t.Errorf("decode: ref %+v replicas %q range %d..%d; want LeaderWorkerSet chat-decode, no query, 2..16", r, d.Replicas, *d.Min, *d.Max)
 	}
-	want := []rule{
-		{"llm", "", "pods", "list,watch"},
+	want := []rule{ // Prometheus mode: no pods
 		{"llm", "apps", "deployments/scale", "get,update"},
 		{"llm", "autoscaling", "horizontalpodautoscalers", "list,watch"},
 		{"llm", "leaderworkerset.x-k8s.io", "leaderworkersets/scale", "get,update"},
@@ -218,8 +217,8 @@ func TestPairKube(t *testing.T) {
 	if n := len(scaledObjects(objs)); n != 2 {
 		t.Errorf("read-only: %d ScaledObjects, want 2", n)
 	}
-	if got := rules(objs); len(got) != 2 || got[1].resource != "deployments/scale" || got[1].verbs != "get" {
-		t.Errorf("read-only: rules %v, want pods list,watch and deployments/scale get in llm", got)
+	if got := rules(objs); len(got) != 1 || got[0].resource != "deployments/scale" || got[0].verbs != "get" {
+		t.Errorf("read-only: rules %v, want deployments/scale get in llm (Prometheus mode: no pods)", got)
 	}
 }
 
@@ -228,12 +227,18 @@ func TestPairKube(t *testing.T) {
 // the deletion-cost mode grants patch on pods only in a namespace with a
 // one-pool target: a pair alone in llm gets list,watch there; a one-pool
 // target in web gets list,watch,patch in web (llm unchanged); one in llm
-// beside the pair gets patch in llm.
+// beside the pair gets patch in llm. Embedded mode, each pool scraping its
+// pods; in Prometheus mode no pod is read or patched, and none is granted.
 func TestPairDeletionCostRBAC(t *testing.T) {
 	one := func(ns string) string {
-		return "- {name: web, workload: {namespace: " + ns + ", name: web}, config: {selector: '{pod=\"x\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}\n"
+		return "- {name: web, workload: {namespace: " + ns + ", name: web}, config: {scrape: {port: 8000}, metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}\n"
 	}
-	pd := pairValues("", "[deletion-cost]")
+	pd := strings.Replace(pairValues("", "[deletion-cost]"), "\nrbac:", "\nprometheus: {url: null}\nkeda: {serverAddress: http://prom.example:9090}\nrbac:", 1)
+	pd = strings.Replace(pd, "        maxReplicaCount: 8\n", "        maxReplicaCount: 8\n        scrape: {port: 8000}\n", 1)
+	pd = strings.Replace(pd, "        maxReplicaCount: 16\n", "        maxReplicaCount: 16\n        scrape: {port: 8000}\n", 1)
+	if got := rules(render(t, pairValues("", "[deletion-cost]")+one("web"))); len(got) != 2 || got[0].resource != "deployments/scale" || got[1].resource != "deployments/scale" {
+		t.Errorf("Prometheus mode: rules %v, want only the scale get in llm and web", got)
+	}
 	for _, c := range []struct {
 		name, values string
 		want         []rule

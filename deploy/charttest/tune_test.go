@@ -2,6 +2,7 @@ package charttest
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -93,4 +94,110 @@ func TestTuneAdoptInProcessWithLeases(t *testing.T) {
 	render(t, "rbac: {modes: [leases]}\n"+target("{mode: shadow}"))
 	render(t, "rbac: {modes: [leases]}\ntune: {enabled: true, results: {claimName: tune-results}}\n"+target("{mode: adopt, dir: /var/lib/infscale/tune}"))
 	render(t, target("{mode: adopt}"))
+}
+
+// TestTuneMountsExtraVolumes: the CronJob's tune reads serve's config,
+// and with it the files that config names: docs/chart.md's Prometheus
+// behind auth and TLS reads basic_auth.password_file and tls_config.ca_file
+// from a Secret mounted with extraVolumes, and a replica.calibration is a
+// file tune's replay loads. Without serve's extraVolumes the tune pods had
+// none of them: every shard failed ("unable to read basic auth password
+// ... no such file or directory"; a calibration "no such file"). The tune
+// pod mounts them where serve does, beside its config and results.
+func TestTuneMountsExtraVolumes(t *testing.T) {
+	values := "tune: {enabled: true, results: {claimName: tune-results}}\n" + tunedTarget +
+		"extraVolumes: [{name: prometheus-auth, secret: {secretName: prometheus-auth}}]\n" +
+		"extraVolumeMounts: [{name: prometheus-auth, mountPath: /etc/infscale-auth, readOnly: true}]\n"
+	ps := only[*batchv1.CronJob](t, render(t, values)).Spec.JobTemplate.Spec.Template.Spec
+	var mounts, vols []string
+	for _, m := range ps.Containers[0].VolumeMounts {
+		mounts = append(mounts, m.Name+"@"+m.MountPath+"@"+strconv.FormatBool(m.ReadOnly))
+	}
+	for _, v := range ps.Volumes {
+		switch {
+		case v.ConfigMap != nil:
+			vols = append(vols, v.Name+"=configmap:"+v.ConfigMap.Name)
+		case v.PersistentVolumeClaim != nil:
+			vols = append(vols, v.Name+"=pvc:"+v.PersistentVolumeClaim.ClaimName)
+		case v.Secret != nil:
+			vols = append(vols, v.Name+"=secret:"+v.Secret.SecretName)
+		}
+	}
+	wantMounts := []string{"config@/etc/infscale@true", "tune-results@/var/lib/infscale/tune@false", "prometheus-auth@/etc/infscale-auth@true"}
+	wantVols := []string{"config=configmap:infscale", "tune-results=pvc:tune-results", "prometheus-auth=secret:prometheus-auth"}
+	if !slices.Equal(mounts, wantMounts) || !slices.Equal(vols, wantVols) {
+		t.Errorf("tune pod mounts %v volumes %v\nwant mounts %v volumes %v", mounts, vols, wantMounts, wantVols)
+	}
+}
+
+// TestTuneNeedsPrometheus: the CronJob's `infscale tune --shard` replays
+// history from prometheus.url and exits 2 without one ("tune --shard needs
+// prometheus.url (history comes from range queries)"). In embedded mode
+// (prometheus: {url: null}) the chart rendered the CronJob anyway, and
+// serve's check passed (a tune: block with dir needs no Prometheus): every
+// nightly run failed, seen only in the Job's log. The render refuses it,
+// naming tune.enabled and prometheus.url.
+func TestTuneNeedsPrometheus(t *testing.T) {
+	values := "prometheus: {url: null}\nrbac: {modes: [apply]}\ntune: {enabled: true, results: {claimName: tune-results}}\n" +
+		"targets:\n- {name: chat, workload: {namespace: llm, name: chat}, apply: true, scaledObject: {enabled: false}, config: {server: vllm, scrape: {port: 8000}, metrics: [{type: queue, target: 24}], maxReplicaCount: 8, replica: {gpu: h100-sxm, model: llama-3-8b}, tune: {dir: /var/lib/infscale/tune}}}\n"
+	_, err := tryRender(values)
+	if err == nil || !strings.Contains(err.Error(), "tune.enabled: the tune CronJob replays each target's history from prometheus.url") || !strings.Contains(err.Error(), "prometheus.url is null") {
+		t.Errorf("tune.enabled in embedded mode: error %v, want one naming tune.enabled and prometheus.url", err)
+	}
+	render(t, strings.Replace(values, "tune: {enabled: true, results: {claimName: tune-results}}", "tune: {enabled: false}\nextraVolumes: [{name: r, persistentVolumeClaim: {claimName: r}}]\nextraVolumeMounts: [{name: r, mountPath: /var/lib/infscale/tune}]", 1))
+}
+
+// TestTuneJobValues: the CronJob's Job fields the API server refuses at
+// apply are refused at render naming the value, as shards and workers
+// are: a negative parallelism, backoffLimit or activeDeadlineSeconds
+// (rendered as given: -5 is not empty, so `with` kept it), a schedule
+// that is not five cron fields or a macro ("every night", ""), a relative
+// results.path (a mountPath must be absolute). The values that work
+// render: parallelism 0 (all shards), backoffLimit 0, @daily.
+func TestTuneJobValues(t *testing.T) {
+	enabled := func(kv string) string {
+		return "tune: {enabled: true, results: {claimName: tune-results}, " + kv + "}\n" + tunedTarget
+	}
+	for _, c := range []struct{ kv, want string }{
+		{"parallelism: -1", "at '/tune/parallelism': minimum: got -1, want 0"},
+		{"backoffLimit: -1", "at '/tune/backoffLimit': minimum: got -1, want 0"},
+		{"activeDeadlineSeconds: -5", "at '/tune/activeDeadlineSeconds': minimum: got -5, want 0"},
+		{"schedule: every night", "at '/tune/schedule'"},
+		{"schedule: ''", "at '/tune/schedule'"},
+		{"schedule: '17 3 * * * *'", "at '/tune/schedule'"},
+		{"results: {claimName: tune-results, path: var/lib/tune}", "at '/tune/results/path'"},
+	} {
+		if _, err := tryRender(enabled(c.kv)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.kv, err, c.want)
+		}
+	}
+	js := only[*batchv1.CronJob](t, render(t, enabled("parallelism: 0, backoffLimit: 0, schedule: '@daily'")))
+	if cj := js.Spec; cj.Schedule != "@daily" || *cj.JobTemplate.Spec.Parallelism != 4 || *cj.JobTemplate.Spec.BackoffLimit != 0 || cj.JobTemplate.Spec.ActiveDeadlineSeconds != nil {
+		t.Errorf("schedule %q parallelism %d backoffLimit %d deadline %v; want @daily, 4 (all shards), 0, none", cj.Schedule, *cj.JobTemplate.Spec.Parallelism, *cj.JobTemplate.Spec.BackoffLimit, cj.JobTemplate.Spec.ActiveDeadlineSeconds)
+	}
+	// Disabled, the Job's ranges are not checked (the values are unused).
+	render(t, "tune: {parallelism: -1, schedule: ''}\n")
+}
+
+// TestTuneRunsAsServe: tune reads serve's config against serve's
+// Prometheus, so it needs what serve has to reach it: the environment
+// (extraEnv: HTTPS_PROXY for proxy_from_environment) and the ServiceAccount
+// given for workload identity to a managed Prometheus
+// (serviceAccount.annotations). The tune pods had neither: the default
+// account and no env, so every shard failed where serve succeeded. They
+// run as serve's account (still no API token) with serve's extraEnv; with
+// no account given they keep the namespace's default.
+func TestTuneRunsAsServe(t *testing.T) {
+	values := "tune: {enabled: true, results: {claimName: tune-results}}\n" + tunedTarget +
+		"serviceAccount: {annotations: {eks.amazonaws.com/role-arn: 'arn:aws:iam::111122223333:role/prometheus-query'}}\n" +
+		"extraEnv: [{name: HTTPS_PROXY, value: 'http://proxy.example:3128'}]\n"
+	ps := only[*batchv1.CronJob](t, render(t, values)).Spec.JobTemplate.Spec.Template.Spec
+	env := ps.Containers[0].Env
+	if ps.ServiceAccountName != "infscale" || *ps.AutomountServiceAccountToken || len(env) != 1 || env[0].Name != "HTTPS_PROXY" || env[0].Value != "http://proxy.example:3128" {
+		t.Errorf("tune pod: serviceAccountName %q automount %v env %+v; want infscale, false, HTTPS_PROXY=http://proxy.example:3128", ps.ServiceAccountName, *ps.AutomountServiceAccountToken, env)
+	}
+	ps = only[*batchv1.CronJob](t, render(t, "tune: {enabled: true, results: {claimName: tune-results}}\n"+tunedTarget)).Spec.JobTemplate.Spec.Template.Spec
+	if ps.ServiceAccountName != "" || len(ps.Containers[0].Env) != 0 {
+		t.Errorf("no account, no extraEnv: serviceAccountName %q env %+v; want none", ps.ServiceAccountName, ps.Containers[0].Env)
+	}
 }

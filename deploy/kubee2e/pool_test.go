@@ -136,9 +136,10 @@ func (s *server) lastOf(t *testing.T, name string) record {
 }
 
 // poolRules are docs/kubernetes.md's read-only rules with the
-// InferencePool's: get on the pool and on its EPP Service.
+// InferencePool's: get on the pool (by name, as the chart grants it) and
+// on its EPP Service.
 var poolRules = append(append([]rbacv1.PolicyRule{}, readOnlyRules...),
-	rbacv1.PolicyRule{APIGroups: []string{"inference.networking.k8s.io"}, Resources: []string{"inferencepools"}, Verbs: []string{"get"}},
+	rbacv1.PolicyRule{APIGroups: []string{"inference.networking.k8s.io"}, Resources: []string{"inferencepools"}, ResourceNames: []string{"chat-pool"}, Verbs: []string{"get"}},
 	rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get"}},
 )
 
