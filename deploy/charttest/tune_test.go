@@ -201,3 +201,23 @@ func TestTuneRunsAsServe(t *testing.T) {
 		t.Errorf("no account, no extraEnv: serviceAccountName %q env %+v; want none", ps.ServiceAccountName, ps.Containers[0].Env)
 	}
 }
+
+// TestTuneTimeZone: tune.timeZone is the CronJob's spec.timeZone (the
+// schedule read in that zone, not the kube-controller-manager's); unset,
+// the field is absent; a value that is no zone name ("Berlin time") is
+// refused at render naming the key.
+func TestTuneTimeZone(t *testing.T) {
+	values := func(tz string) string {
+		return "tune: {enabled: true, results: {claimName: tune-results}, timeZone: '" + tz + "'}\n" + tunedTarget
+	}
+	cj := only[*batchv1.CronJob](t, render(t, values("Europe/Berlin")))
+	if cj.Spec.TimeZone == nil || *cj.Spec.TimeZone != "Europe/Berlin" {
+		t.Errorf("timeZone %v, want Europe/Berlin", cj.Spec.TimeZone)
+	}
+	if cj := only[*batchv1.CronJob](t, render(t, values(""))); cj.Spec.TimeZone != nil {
+		t.Errorf("timeZone %q with none given, want the field absent", *cj.Spec.TimeZone)
+	}
+	if _, err := tryRender(values("Berlin time")); err == nil || !strings.Contains(err.Error(), "at '/tune/timeZone'") {
+		t.Errorf("timeZone 'Berlin time': error %v, want one naming /tune/timeZone", err)
+	}
+}
