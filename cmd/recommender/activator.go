@@ -57,8 +57,8 @@ const (
 
 // Run serves the activator until the context ends (SIGTERM), then drains
 // for at most --hold-timeout + 5 s: while requests are held it keeps
-// serving (its /metrics still counts them; a new request that would be
-// held gets 503) until they are released or time out, then stops
+// serving, without keep-alive (its /metrics still counts them; a new
+// request that would be held gets 503) until they are released or time out, then stops
 // accepting connections and lets the in-flight requests finish.
 func (c *ActivatorCmd) Run(e *env) error {
 	if err := config.CheckListen(c.Listen); err != nil {
@@ -156,6 +156,11 @@ func (c *ActivatorCmd) Run(e *env) error {
 	// (Drain: never held, so the held count only falls). Then no new
 	// connections, and the in-flight ones finish.
 	a.Drain()
+	// No keep-alive while draining (idle connections closed, each answer
+	// closes its own): a client's next request, its retry of a 503 among
+	// them, connects anew, through the Service to another activator, not
+	// to this one on a pooled connection for up to --hold-timeout.
+	srv.SetKeepAlivesEnabled(false)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for a.Held() > 0 && ctx.Err() == nil {

@@ -153,10 +153,42 @@ func TestActivatorDrain(t *testing.T) {
 			t.Fatalf("metrics while holding one:\n%s", body)
 		}
 	}
+	// A keep-alive connection opened before SIGTERM, idle.
+	pooled, err := net.Dial("tcp", listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pooled.Close()
+	if _, err := io.WriteString(pooled, "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(pooled)
+	if r, err := http.ReadResponse(br, nil); err != nil || r.Close {
+		t.Fatalf("before SIGTERM: %v, close %v; want a kept-alive answer", err, r != nil && r.Close)
+	} else {
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
 	cancel() // SIGTERM
 	time.Sleep(300 * time.Millisecond)
-	if _, body := fetchText(t, "http://"+listen+"/metrics"); !strings.Contains(body, "infscale_activator_held_requests 1") {
+	r, err := http.Get("http://" + listen + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if !strings.Contains(string(body), "infscale_activator_held_requests 1") {
 		t.Errorf("metrics while draining with one held: want held 1 (it was gone with the listener):\n%s", body)
+	}
+	// No keep-alive while draining: an answer closes its connection, and
+	// the idle one was closed, so that a client's next request (a retry)
+	// connects anew through the Service, to another activator.
+	if !r.Close {
+		t.Error("an answer while draining kept its connection alive; want Connection: close")
+	}
+	pooled.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if n, err := br.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("the idle keep-alive connection while draining: read %d, %v; want it closed (EOF)", n, err)
 	}
 	defer upstreamUp().Close()
 	select {

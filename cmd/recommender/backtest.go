@@ -720,8 +720,11 @@ func (c *BacktestCmd) calibrate(e *env, res resolved, g backtest.Grid, h backtes
 	if c.PrometheusRangeFlags.Config != "" {
 		of = fmt.Sprintf("target %s of %s", c.Target, c.PrometheusRangeFlags.Config)
 	}
-	fit.Calibration.Source = fmt.Sprintf("infscale backtest --calibrate: Prometheus history of %s (%s) over %s..%s, windows of %s",
-		of, res.target.Server, g.Start.Format(time.RFC3339), g.End().Format(time.RFC3339), g.Step)
+	// The command as typed (the URL's password redacted), as load's: the
+	// replica flags it was fitted with (--calibrated, --dtype, ...) are
+	// those a replica it is applied to needs (Calibration.Apply).
+	fit.Calibration.Source = fmt.Sprintf("%s: Prometheus history of %s (%s) over %s..%s, windows of %s",
+		commandLine(redactArgs(e.args, "prometheus-url", c.PrometheusURL, at)), of, res.target.Server, g.Start.Format(time.RFC3339), g.End().Format(time.RFC3339), g.Step)
 	if err := writeCalibrationFile(c.Calibrate, fit.Calibration); err != nil {
 		return nil, nil, st, err
 	}

@@ -47,6 +47,11 @@ func TestBacktestCalibrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The source is the command as typed: the replica flags a replica it
+	// is applied to needs are in it.
+	if want := "infscale backtest --prometheus-url " + srv.URL + ` --selector '{namespace="llm"}' --start `; !strings.HasPrefix(cal.Source, want) {
+		t.Errorf("source %q, want it to begin %q", cal.Source, want)
+	}
 	for _, c := range []struct {
 		what      string
 		got, want float64
@@ -82,5 +87,21 @@ func TestBacktestCalibrate(t *testing.T) {
 	errb.Reset()
 	if code := run(context.Background(), append(args, "--calibration", path), nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), "give one of them") {
 		t.Errorf("--calibrate --calibration: exit %d, %s", code, errb.String())
+	}
+}
+
+// TestRedactArgs: backtest --calibrate's source is its command line with
+// the Prometheus URL's password hidden, in either spelling of the flag;
+// an argument that only equals the URL elsewhere is left as typed.
+func TestRedactArgs(t *testing.T) {
+	const secret, shown = "http://u:pw@prom:9090", "http://u:xxxxx@prom:9090"
+	args := []string{"backtest", "--prometheus-url", secret, "--calibrated", "--prometheus-url=" + secret, "--selector", secret}
+	got := commandLine(redactArgs(args, "prometheus-url", secret, shown))
+	want := "infscale backtest --prometheus-url http://u:xxxxx@prom:9090 --calibrated --prometheus-url=http://u:xxxxx@prom:9090 --selector http://u:pw@prom:9090"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if args[2] != secret {
+		t.Error("the arguments themselves were changed")
 	}
 }

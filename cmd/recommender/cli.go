@@ -340,6 +340,21 @@ func httpURL(name, s string) (*url.URL, error) {
 	return nil, invalidf("%s %s: want http://HOST[:PORT][/PATH] or https://...", name, shown)
 }
 
+// redactArgs is args with the value of --flag, when it is secret,
+// replaced by shown (given as "--flag VALUE" or "--flag=VALUE").
+func redactArgs(args []string, flag, secret, shown string) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		switch {
+		case a == "--"+flag+"="+secret:
+			out[i] = "--" + flag + "=" + shown
+		case a == secret && i > 0 && out[i-1] == "--"+flag:
+			out[i] = shown
+		}
+	}
+	return out
+}
+
 // redactURL is s, a URL as typed, for a message or an output that must
 // hold no password: url.URL.Redacted when s holds user information, and
 // "(unparsable)" when s does not parse and has an "@".

@@ -251,11 +251,18 @@ func (c *TuneCmd) serveReplica(model *replica.Replica) (value, note string) {
 	}
 	var err error
 	if c.Calibration != "" {
-		value += ", calibration: " + tune.YAMLScalar(c.Calibration)
-		var cal replica.Calibration
-		if cal, err = replica.LoadCalibration(c.Calibration); err == nil {
+		cal, err := replica.LoadCalibration(c.Calibration)
+		if err == nil {
 			sc, err = cal.Apply(sc)
 		}
+		if err != nil {
+			// Fitted on another base (--calibrated, --fitted, --dtype,
+			// ...): serve's replica: takes the reference base, and
+			// Calibration.Apply refuses a file it does not reproduce, so
+			// printed, serve would not start.
+			return value + "}", fmt.Sprintf("not the tuned replica: --calibration %s was fitted on another base than the reference one serve's replica: takes, which refuses it, so it is left out; fit one without --calibrated, --fitted, --dtype, ... for serve (docs/load.md)", c.Calibration)
+		}
+		value += ", calibration: " + tune.YAMLScalar(c.Calibration)
 	}
 	value += "}"
 	var sm *replica.Replica

@@ -15,6 +15,7 @@ import (
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/replay"
+	"github.com/infscale/infscale/pkg/replica"
 
 	"github.com/infscale/infscale/internal/sharedtest"
 )
@@ -403,4 +404,68 @@ func TestTuneSort(t *testing.T) {
 		t.Errorf("--sort: still refused for order:\n%s", stderr)
 	}
 	wantRefused(t, []string{"tune", "-q", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{pod="x"}`, "--sort"}, nil, "--rate-scale, --window and --sort apply to --trace")
+}
+
+// TestTuneServeReplicaCalibrationOfAnotherBase: tuned with --fitted and a
+// calibration fitted on that base, the printed replica: must still load:
+// serve's replica: takes the reference base, which the file does not
+// reproduce (serve refused the printed line at start), so the
+// calibration is left out and the note says why; one fitted on the
+// reference base is printed as it was.
+func TestTuneServeReplicaCalibrationOfAnotherBase(t *testing.T) {
+	write := func(base replica.Config) string {
+		base.Model, _ = replica.LookupModel("llama-3.1-8b")
+		truth := base
+		truth.StepOverhead += 3 * time.Millisecond
+		truth.RequestOverhead = 30 * time.Millisecond
+		tr, err := replica.New(truth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var steps []replica.StepPoint
+		for _, b := range []int{1, 4, 16} {
+			steps = append(steps, replica.StepPoint{Batch: b, ContextTokens: int64(b * 600), StepS: tr.StepTime(b, int64(b*600))})
+		}
+		var pre []replica.PrefillPoint
+		for _, n := range []int{512, 1536} {
+			pre = append(pre, replica.PrefillPoint{PromptTokens: n, TTFTS: tr.RequestOverhead() + tr.PrefillTime(n)})
+		}
+		cal, err := replica.Fit(base, steps, pre, nil)
+		if err == nil {
+			err = cal.PredictPrefill(base, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "chat.json")
+		if err := writeCalibrationFile(path, cal); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	fitted, reference := write(replica.Fitted()), write(replica.DefaultConfig())
+	for _, c := range []struct {
+		flags ReplicaFlags
+		value string
+		note  string
+	}{
+		{ReplicaFlags{GPU: "h100-sxm", Model: "llama-3.1-8b", Fitted: true, Calibration: fitted},
+			"{gpu: h100-sxm, model: llama-3.1-8b}", "--calibration " + fitted + " was fitted on another base"},
+		{ReplicaFlags{GPU: "h100-sxm", Model: "llama-3.1-8b", Calibration: reference},
+			"{gpu: h100-sxm, model: llama-3.1-8b, calibration: " + reference + "}", ""},
+	} {
+		cmd := TuneCmd{ReplicaFlags: c.flags}
+		m, err := cmd.Replica()
+		if err != nil {
+			t.Fatal(err)
+		}
+		value, note := cmd.serveReplica(m)
+		if value != c.value || !strings.Contains(note, c.note) || (c.note == "") != (note == "") {
+			t.Errorf("fitted %v: %q, note %q; want %q, a note containing %q", c.flags.Fitted, value, note, c.value, c.note)
+		}
+		yaml := "prometheus:\n  url: http://prometheus:9090\ntargets:\n- name: chat\n  server: vllm\n  selector: '{namespace=\"llm\"}'\n  metrics:\n  - {type: demand, target: 0.8}\n  min: 1\n  max: 8\n  replica: " + value + "\n"
+		if _, err := config.Parse([]byte(yaml), "serve.yaml"); err != nil {
+			t.Errorf("fitted %v: the printed replica: does not load: %v", c.flags.Fitted, err)
+		}
+	}
 }
