@@ -58,8 +58,9 @@ const (
 // Run serves the activator until the context ends (SIGTERM), then drains
 // for at most --hold-timeout + 5 s: while requests are held it keeps
 // serving, without keep-alive (its /metrics still counts them; a new
-// request that would be held gets 503) until they are released or time out, then stops
-// accepting connections and lets the in-flight requests finish.
+// request that would be held gets 503) until they are released or time
+// out, then stops accepting connections and lets the in-flight requests
+// finish.
 func (c *ActivatorCmd) Run(e *env) error {
 	if err := config.CheckListen(c.Listen); err != nil {
 		return invalidf("--listen %q: %v", c.Listen, err)
