@@ -41,6 +41,20 @@ func start(t *testing.T, cfg Config) (*Activator, string) {
 	return a, srv.URL
 }
 
+// comeUp brings a downAddr upstream up: its socket released, h serves on
+// its address until the test ends.
+func comeUp(t *testing.T, addr string, release func(), h http.Handler) {
+	t.Helper()
+	release()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := &http.Server{Handler: h}
+	go up.Serve(ln)
+	t.Cleanup(func() { up.Close() })
+}
+
 // fifoUpstream serves one request at a time (a single-slot engine) and
 // answers each with its position in arrival order; /health is 200.
 func fifoUpstream() http.Handler {
@@ -97,14 +111,7 @@ func TestReleaseAll(t *testing.T) {
 		t.Fatalf("held gauge %v (Held %d) while the upstream is down, want 5", got, a.Held())
 	}
 	time.Sleep(3 * time.Second)
-	release()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := &http.Server{Handler: fifoUpstream()}
-	go up.Serve(ln)
-	defer up.Close()
+	comeUp(t, addr, release, fifoUpstream())
 	got := map[int]string{}
 	for range 5 {
 		select {
@@ -425,14 +432,7 @@ func TestDrainHoldsNoNewRequest(t *testing.T) {
 	if a.Held() != 1 || testutil.ToFloat64(a.rejected) != 1 {
 		t.Errorf("held %d, rejected %v; want 1 (the first still held), 1", a.Held(), testutil.ToFloat64(a.rejected))
 	}
-	release()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := &http.Server{Handler: fifoUpstream()}
-	go up.Serve(ln)
-	defer up.Close()
+	comeUp(t, addr, release, fifoUpstream())
 	select {
 	case got := <-first:
 		if got != "200 1 one" {
