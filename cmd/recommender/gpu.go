@@ -88,8 +88,6 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	setInt(&c.MaxNumSeqs, f.MaxNumSeqs)
 	setInt(&c.BlockSize, f.BlockSize)
 	setFloat(&c.MemoryUtilization, f.MemoryUtilization)
-	setFloat(&c.MFU, f.MFU)
-	setFloat(&c.BandwidthEfficiency, f.BandwidthEfficiency)
 	setFloat(&c.CPURequestCores, f.CPURequest)
 	setFloat(&c.CPUIdleCores, f.CPUIdle)
 	setFloat(&c.CPUEngineCores, f.CPUEngine)
@@ -98,9 +96,6 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	// and model are known: against an unknown one it said "not  on 4 x
 	// h100-sxm" beside the --model error.
 	replicaKnown := len(errs) == 0
-	setDuration(&c.StepOverhead, f.StepOverhead)
-	setDuration(&c.SequenceStepCost, f.SequenceStepCost)
-	setDuration(&c.RequestOverhead, f.RequestOverhead)
 	setDuration(&c.AllReduceLatency, f.AllReduceLatency)
 	setDuration(&c.ImagePull, f.ImagePull)
 	setDuration(&c.WarmUp, f.WarmUp)
@@ -147,7 +142,8 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 	// The calibration goes on the replica the other flags made (its dtype,
 	// accounting, all-reduce latency: Apply checks that the file's fit
 	// points come out as the fit predicted them, on the replica the fit
-	// ran on), and the explicit flags of the terms it sets still override.
+	// ran on), and the explicit flags of the terms it sets still override
+	// (set after it).
 	if f.Calibration != "" {
 		cal, err := replica.LoadCalibration(f.Calibration)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -159,12 +155,12 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 		if err != nil {
 			flagErr("calibration", err)
 		}
-		setFloat(&c.MFU, f.MFU)
-		setFloat(&c.BandwidthEfficiency, f.BandwidthEfficiency)
-		setDuration(&c.StepOverhead, f.StepOverhead)
-		setDuration(&c.SequenceStepCost, f.SequenceStepCost)
-		setDuration(&c.RequestOverhead, f.RequestOverhead)
 	}
+	setFloat(&c.MFU, f.MFU)
+	setFloat(&c.BandwidthEfficiency, f.BandwidthEfficiency)
+	setDuration(&c.StepOverhead, f.StepOverhead)
+	setDuration(&c.SequenceStepCost, f.SequenceStepCost)
+	setDuration(&c.RequestOverhead, f.RequestOverhead)
 	// Validate only what the lookups did not already reject.
 	if err := c.Validate(); err != nil {
 		for _, e := range unjoin(err) {
