@@ -62,19 +62,39 @@ targets:
 	}
 }
 
-// TestTuneTargetShortHistory: a new target whose series began 40 minutes
-// ago (the synthetic day's first scrape at 00:00, now 00:40) asks for 7d
-// and gets 40 minutes: under config.MinTuneHistory (1h) it is refused,
-// saying how much the data covers and what is needed. It was tuned on
-// those minutes (or failed naming --stress, a flag tune --shard refuses)
-// and a result that "held" on them could be adopted.
+// TestTuneTargetShortHistory: too little history is refused, saying how
+// much the data covers and what is needed, on one synthetic day (its
+// first scrape at 00:00, its data ending at 24:00):
+//   - a new target whose series began 40 minutes ago (now 00:40) asks for
+//     7d and gets 40 minutes: under config.MinTuneHistory (1h). It was
+//     tuned on those minutes (or failed naming --stress, a flag tune
+//     --shard refuses) and a result that "held" on them could be adopted.
+//   - a target whose series stopped (now 01:30 the next day) with a
+//     history of 2h: the data covers the last 30 minutes of the day, and
+//     the error says it ends 1h30m before now, not that the target is new.
 func TestTuneTargetShortHistory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled day and tunes on it")
 	}
 	srv, tr := synthweektest.Serve(t, synthweek.Config{Days: 1})
-	now := tr.Start.Add(40 * time.Minute)
-	f, err := config.Parse([]byte(fmt.Sprintf(`prometheus: {url: %s}
+	api, err := promql.NewClient(promql.ClientConfig{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, history string
+		now           time.Time
+		want          string
+	}{
+		// The data's span: the day's first scrape, 00:00, to now, 00:40.
+		{"new", "7d", tr.Start.Add(40 * time.Minute),
+			"target chat: history: too little history to tune on: the data covers 40m0s (2026-01-05T00:00:00Z..2026-01-05T00:40:00Z) of the 1w asked; at least 1h is needed (a new target is tuned once its series span that)"},
+		// Asked from 23:30; the last scrape at 24:00 still counts in the
+		// rate of the step after it (00:00:30), 1h29m30s before 01:30.
+		{"stopped", "2h", tr.End.Add(90 * time.Minute),
+			"target chat: history: too little history to tune on: the data covers 30m30s (2026-01-05T23:30:00Z..2026-01-06T00:00:30Z) of the 2h asked; at least 1h is needed (its data ends 1h29m30s before now: are its series still scraped?)"},
+	} {
+		f, err := config.Parse([]byte(fmt.Sprintf(`prometheus: {url: %s}
 targets:
 - name: chat
   server: vllm
@@ -82,23 +102,18 @@ targets:
   metrics: [{type: queue, target: 24}]
   replica: {gpu: h100-sxm, model: llama-3-8b}
   maxReplicaCount: 20
-  tune: {history: 7d}
-`, srv.URL)), "tune.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := promql.NewClient(promql.ClientConfig{URL: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = TuneTarget(context.Background(), api, &f.Targets[0], now, TargetOptions{})
-	if !errors.Is(err, ErrShortHistory) {
-		t.Fatalf("err %v, want ErrShortHistory", err)
-	}
-	// The data's span: the day's first scrape, 00:00, to now, 00:40.
-	want := "target chat: history: too little history to tune on: the data covers 40m0s (2026-01-05T00:00:00Z..2026-01-05T00:40:00Z) of the 1w asked; at least 1h is needed (a new target is tuned once its series span that)"
-	if err.Error() != want {
-		t.Errorf("err %q\nwant %q", err, want)
+  tune: {history: %s}
+`, srv.URL, c.history)), "tune.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = TuneTarget(context.Background(), api, &f.Targets[0], c.now, TargetOptions{})
+		if !errors.Is(err, ErrShortHistory) {
+			t.Fatalf("%s: err %v, want ErrShortHistory", c.name, err)
+		}
+		if err.Error() != c.want {
+			t.Errorf("%s: err %q\nwant %q", c.name, err, c.want)
+		}
 	}
 }
 
@@ -163,44 +178,5 @@ targets:
 	}
 	if want := float64(tr.Requests - tr.Aborted); math.Abs(n-want) > 0.01*want {
 		t.Errorf("%g requests counted, want the week's %g completions within 1%%", n, want)
-	}
-}
-
-// TestTuneTargetShortHistoryStopped: a target whose series stopped (the
-// synthetic day's data ends at 24:00, now 01:30 the next day) and a
-// history of 2h: the data covers the last 30 minutes of the day, and the
-// error says it ends 1h30m before now, not that the target is new.
-func TestTuneTargetShortHistoryStopped(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Prometheus on a backfilled day")
-	}
-	srv, tr := synthweektest.Serve(t, synthweek.Config{Days: 1})
-	now := tr.End.Add(90 * time.Minute)
-	f, err := config.Parse([]byte(fmt.Sprintf(`prometheus: {url: %s}
-targets:
-- name: chat
-  server: vllm
-  selector: '{namespace="llm"}'
-  metrics: [{type: queue, target: 24}]
-  replica: {gpu: h100-sxm, model: llama-3-8b}
-  maxReplicaCount: 20
-  tune: {history: 2h}
-`, srv.URL)), "tune.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := promql.NewClient(promql.ClientConfig{URL: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = TuneTarget(context.Background(), api, &f.Targets[0], now, TargetOptions{})
-	if !errors.Is(err, ErrShortHistory) {
-		t.Fatalf("err %v, want ErrShortHistory", err)
-	}
-	// Asked from 23:30; the last scrape at 24:00 still counts in the
-	// rate of the step after it (00:00:30), 1h29m30s before 01:30.
-	want := "target chat: history: too little history to tune on: the data covers 30m30s (2026-01-05T23:30:00Z..2026-01-06T00:00:30Z) of the 2h asked; at least 1h is needed (its data ends 1h29m30s before now: are its series still scraped?)"
-	if err.Error() != want {
-		t.Errorf("err %q\nwant %q", err, want)
 	}
 }
