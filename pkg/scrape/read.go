@@ -102,7 +102,14 @@ func parsePage(b []byte, contentType, source string) (raw *rawPage, ct string, e
 	}
 	raw, err = parse(b, ct)
 	if err != nil {
-		return nil, "", &PageError{Source: source, Line: locate(b, ct, err), Err: withHint(b, ct, contentType, err)}
+		line := locate(b, ct, err)
+		err = withHint(b, ct, contentType, err, lineText(b, line))
+		if ct == ContentTypeText && len(b) > 0 && b[len(b)-1] != '\n' && line == 1+bytes.Count(b, []byte("\n")) {
+			// The parser's complaint is about a line cut short (a
+			// truncated download or paste), not about what it says.
+			err = fmt.Errorf("%w; the last line has no newline: the page looks cut short mid-line (the text format ends every line with \\n): read the whole page", err)
+		}
+		return nil, "", &PageError{Source: source, Line: line, Err: err}
 	}
 	raw.selectSeries()
 	if ct == ContentTypeText && len(b) > 0 && b[len(b)-1] != '\n' {
@@ -147,11 +154,12 @@ func readBytes(b []byte, contentType, source string, server modelserver.Server) 
 }
 
 // withHint adds a likely cause to a parse error of b, read as ct (from the
-// HTTP Content-Type contentType, "" for files): an OpenMetrics page
+// HTTP Content-Type contentType, "" for files), at the line whose text is
+// line: an OpenMetrics page
 // without # EOF, Windows line endings or a byte-order mark, which the exposition formats do not allow; a number that
 // does not parse (strconv's error, which the parser passes up raw) is said
 // in words with the value and the line.
-func withHint(b []byte, ct, contentType string, err error) error {
+func withHint(b []byte, ct, contentType string, err error, line []byte) error {
 	var ne *strconv.NumError
 	var oe *offsetError
 	switch {
@@ -192,6 +200,19 @@ func withHint(b []byte, ct, contentType string, err error) error {
 		return fmt.Errorf("%w (nothing before it reads as metrics; the body starts %q: is the URL a model server's /metrics, not an error or login page?)", err, first)
 	}
 	return err
+}
+
+// lineText is the text of the 1-based line n of b (without its newline),
+// nil when b has no such line.
+func lineText(b []byte, n int) []byte {
+	for i := 1; len(b) > 0; i++ {
+		l, rest, _ := bytes.Cut(b, []byte("\n"))
+		if i == n {
+			return l
+		}
+		b = rest
+	}
+	return nil
 }
 
 // mediaType picks the parser's content type: from the header when given

@@ -34,6 +34,13 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 		// "35" cut to "3" by a truncated paste or file: the text format ends
 		// every line with \n, so a page whose last line lacks it is cut.
 		"truncated last line": {"vllm:num_requests_running 2\nvllm:num_requests_waiting 3", 2, "truncated"},
+		// cut mid-line where the rest does not parse: the parser's message
+		// alone ("expected equal, got \"\\n\"") did not say the page was
+		// cut, and a page cut inside its first line was taken for a
+		// proxy's error page.
+		"cut inside labels": {"vllm:num_requests_running{engine=\"0\"} 3\nvllm:num_requests_waiting{engine=\"0\",mod", 2, "the last line has no newline: the page looks cut short mid-line"},
+		"cut inside # TYPE": {"vllm:num_requests_running{engine=\"0\"} 3\n# TYPE vllm:num_requests_waiting gau", 2, "cut short mid-line"},
+		"cut inside a name": {"vllm:num_requests_wa", 1, "cut short mid-line"},
 		// the same series twice: summing gave running 2 + 3 = 5 for one engine.
 		"duplicate series": {"vllm:num_requests_running{engine=\"0\"} 2\nvllm:num_requests_waiting 0\nvllm:num_requests_running{engine=\"0\"} 3\n", 3, "appears twice"},
 		// with timestamps it is still one series: 1 + 5 = 6 was read.
