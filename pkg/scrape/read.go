@@ -156,12 +156,22 @@ func readBytes(b []byte, contentType, source string, server modelserver.Server) 
 // withHint adds a likely cause to a parse error of b, read as ct (from the
 // HTTP Content-Type contentType, "" for files), at the line whose text is
 // line: an OpenMetrics page
-// without # EOF, Windows line endings or a byte-order mark, which the exposition formats do not allow; a number that
+// without # EOF, Windows line endings or a byte-order mark, which the exposition formats do not allow,
+// OpenMetrics syntax (an exemplar, a timestamp in seconds) on a page read as the text format; a number that
 // does not parse (strconv's error, which the parser passes up raw) is said
 // in words with the value and the line.
 func withHint(b []byte, ct, contentType string, err error, line []byte) error {
 	var ne *strconv.NumError
 	var oe *offsetError
+	if ct == ContentTypeText {
+		if what := openMetricsSyntax(line); what != "" {
+			how := "no # EOF line"
+			if contentType != "" {
+				how = fmt.Sprintf("Content-Type %q", contentType)
+			}
+			return fmt.Errorf("%w (the line carries %s, which only OpenMetrics allows; the page was read as the text format (%s): give the whole OpenMetrics page, which ends with # EOF, or serve it as application/openmetrics-text)", err, what, how)
+		}
+	}
 	switch {
 	case ct == ContentTypeOpenMetrics && !hasEOFLine(b) && strings.Contains(err.Error(), "# EOF"):
 		// Said OpenMetrics by its Content-Type, a page without # EOF is cut
@@ -200,6 +210,32 @@ func withHint(b []byte, ct, contentType string, err error, line []byte) error {
 		return fmt.Errorf("%w (nothing before it reads as metrics; the body starts %q: is the URL a model server's /metrics, not an error or login page?)", err, first)
 	}
 	return err
+}
+
+// openMetricsSyntax names the OpenMetrics-only syntax a sample line
+// carries, "" when none: an exemplar after the value (` # {...}`), or a
+// timestamp with a fraction or exponent (OpenMetrics writes seconds, the
+// text format integer milliseconds).
+func openMetricsSyntax(line []byte) string {
+	l := strings.TrimSpace(string(line))
+	if l == "" || l[0] == '#' {
+		return ""
+	}
+	if strings.Contains(l, " # {") {
+		return "an exemplar (` # {...}` after the value)"
+	}
+	rest := l
+	if i := strings.LastIndexByte(l, '}'); i >= 0 {
+		rest = l[i+1:]
+	} else if i := strings.IndexAny(l, " \t"); i >= 0 {
+		rest = l[i:]
+	}
+	if f := strings.Fields(rest); len(f) == 2 && strings.ContainsAny(f[1], ".eE") {
+		if _, err := strconv.ParseFloat(f[1], 64); err == nil {
+			return fmt.Sprintf("the timestamp %s, in seconds as OpenMetrics writes them (the text format's are integer milliseconds)", f[1])
+		}
+	}
+	return ""
 }
 
 // lineText is the text of the 1-based line n of b (without its newline),

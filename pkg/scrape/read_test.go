@@ -170,6 +170,13 @@ func TestReadInvalid(t *testing.T) {
 		"protobuf content type":      {"x", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited", 1, "Content-Type"},
 		"OpenMetrics without # EOF":  {"vllm:num_requests_running 1\nvllm:num_requests_waiting 1\n", "application/openmetrics-text; version=1.0.0", 2, `data does not end with # EOF (the Content-Type "application/openmetrics-text; version=1.0.0" says OpenMetrics, whose pages end with a # EOF line: the page was cut short, or is the text format sent as OpenMetrics)`},
 		"OpenMetrics data after EOF": {"vllm:num_requests_running 1\n# EOF\nvllm:num_requests_waiting 1\n", "", 3, "EOF"},
+		// OpenMetrics syntax on a page read as the text format (no # EOF:
+		// an excerpt, a cut page, or OpenMetrics sent as text/plain): an
+		// exemplar was "nothing before it reads as metrics ... not an error
+		// or login page?", a float timestamp (seconds) "not an int64".
+		"exemplar without # EOF":        {"vllm:num_requests_running{engine=\"0\"} 3 # {trace_id=\"a\"} 1\n", "", 1, "an exemplar (` # {...}` after the value), which only OpenMetrics allows"},
+		"exemplar on line 2":            {"vllm:num_requests_running 1\nvllm:prompt_tokens_total 9 # {trace_id=\"a\"} 1 1.7e9\n", "text/plain; version=0.0.4", 2, "only OpenMetrics allows"},
+		"OpenMetrics seconds timestamp": {"vllm:num_requests_running 1 1700000000.5\n", "", 1, "in seconds as OpenMetrics writes them"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p, err := Read(strings.NewReader(tc.page), tc.contentType, "page.prom", modelserver.VLLM)
