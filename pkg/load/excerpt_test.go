@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/infscale/infscale/internal/bodyexcerpt"
 )
 
 // nginxPage is nginx's 502 page with a paragraph added: 14 lines.
@@ -43,7 +45,7 @@ func TestBodyExcerpt(t *testing.T) {
 		{"long", "500 Internal Server Error", "text/plain", long, strings.Repeat("é", 100) + " ..."},
 		{"empty", "500 Internal Server Error", "text/plain", " \n", ""},
 	} {
-		if got := bodyExcerpt(tc.status, tc.ct, []byte(tc.body)); got != tc.want {
+		if got := bodyexcerpt.Excerpt(tc.status, tc.ct, []byte(tc.body)); got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
 		}
 	}

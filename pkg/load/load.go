@@ -37,6 +37,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/infscale/infscale/internal/bodyexcerpt"
 	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/pkg/trace"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -668,7 +669,7 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		// An excerpt: a proxy's error page is a screenful of HTML.
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		rec.Err = errors.New(resp.Status)
-		if ex := bodyExcerpt(resp.Status, resp.Header.Get("Content-Type"), msg); ex != "" {
+		if ex := bodyexcerpt.Excerpt(resp.Status, resp.Header.Get("Content-Type"), msg); ex != "" {
 			rec.Err = fmt.Errorf("%s: %s", resp.Status, ex)
 		}
 		return rec
@@ -700,7 +701,7 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		if msg := c.streamError(); msg != "" {
 			// The server gave up on the request mid-stream: a failure,
 			// not an answer cut short that reads as a success.
-			rec.Err = fmt.Errorf("the server streamed an error after %d text chunks: %s", chunks, bodyExcerpt("", "", []byte(msg)))
+			rec.Err = fmt.Errorf("the server streamed an error after %d text chunks: %s", chunks, bodyexcerpt.Excerpt("", "", []byte(msg)))
 			return rec
 		}
 		if c.Usage != nil {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/infscale/infscale/internal/bodyexcerpt"
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/internal/sourcekey"
@@ -159,7 +160,14 @@ func get(ctx context.Context, client *http.Client, rawURL string) (body []byte, 
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return nil, "", url, at, fmt.Errorf("%s: %w: HTTP status %s", url, ErrFetch, resp.Status)
+		// The body often says what to do: llama.cpp's server without
+		// --metrics answers 501 "... Start it with `--metrics`".
+		says := ""
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		if ex := bodyexcerpt.Excerpt(resp.Status, resp.Header.Get("Content-Type"), body); ex != "" {
+			says = ": " + ex
+		}
+		return nil, "", url, at, fmt.Errorf("%s: %w: HTTP status %s%s", url, ErrFetch, resp.Status, says)
 	}
 	b, err := readAll(resp.Body, url)
 	if err != nil {

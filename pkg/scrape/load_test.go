@@ -242,3 +242,42 @@ func TestLoadEncodingsAndCuts(t *testing.T) {
 		}
 	}
 }
+
+// A non-2xx answer's body often says what to do: llama.cpp's server
+// without --metrics answers 501 with a JSON error saying "Start it with
+// `--metrics`" (tools/server, format_error_response), vLLM's FastAPI 404
+// {"detail":"Not Found"}, a proxy a line of text. The error quoted only
+// the status ("HTTP status 501 Not Implemented").
+func TestLoadStatusQuotesBody(t *testing.T) {
+	// tools/server's answer, format_error_response(..., ERROR_TYPE_NOT_SUPPORTED).
+	const llamaNoMetrics = `{"error":{"code":501,"message":"This server does not support metrics endpoint. Start it with ` + "`--metrics`" + `","type":"not_supported_error"}}`
+	for name, tc := range map[string]struct {
+		status      int
+		contentType string
+		body        string
+		want        string
+	}{
+		"llama.cpp without --metrics": {501, "application/json; charset=utf-8", llamaNoMetrics, "HTTP status 501 Not Implemented: " + llamaNoMetrics},
+		"FastAPI 404":                 {404, "application/json", `{"detail":"Not Found"}`, `HTTP status 404 Not Found: {"detail":"Not Found"}`},
+		"text, 2 lines":               {503, "text/plain", "upstream connect error\nreset reason: overflow\n", "HTTP status 503 Service Unavailable: upstream connect error ..."},
+		// nginx's page says only the status: nothing more to quote.
+		"HTML":       {502, "text/html", "<html><head><title>502 Bad Gateway</title></head></html>", "HTTP status 502 Bad Gateway"},
+		"long body":  {500, "text/plain", strings.Repeat("x", 5000), "HTTP status 500 Internal Server Error: " + strings.Repeat("x", 200) + " ..."},
+		"empty body": {401, "", "", "HTTP status 401 Unauthorized"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tc.contentType != "" {
+					w.Header().Set("Content-Type", tc.contentType)
+				}
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			_, err := Load(context.Background(), nil, srv.URL+"/metrics", nil, modelserver.Unknown)
+			if !errors.Is(err, ErrFetch) || !strings.HasSuffix(err.Error(), tc.want) {
+				t.Errorf("err = %v\nwant ErrFetch ending %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,4 +1,7 @@
-package load
+// Package bodyexcerpt quotes the body of a failed HTTP answer in an error
+// message: a line of it, never a proxy's screenful of HTML (pkg/load's
+// requests, pkg/scrape's /metrics fetches).
+package bodyexcerpt
 
 import (
 	"bytes"
@@ -8,18 +11,18 @@ import (
 	"golang.org/x/net/html"
 )
 
-// maxExcerpt is the most bytes of an error body a message quotes.
-const maxExcerpt = 200
+// Max is the most bytes of an error body a message quotes.
+const Max = 200
 
-// bodyExcerpt is what an error message quotes of a failed request's body
+// Excerpt is what an error message quotes of a failed request's body
 // (read up to a few KB) after its status: an HTML page (by contentType, or
 // a body that starts with '<') by its title or, when that only repeats the
 // status (nginx's "502 Bad Gateway"), its first text that does not; any
-// other body by its first non-empty line. At most maxExcerpt bytes, cut at
+// other body by its first non-empty line. At most Max bytes, cut at
 // a character, and " ..." when more followed; "" for an empty body or a
 // page that says only the status. A proxy's 14-line error page was quoted
 // whole.
-func bodyExcerpt(status, contentType string, body []byte) string {
+func Excerpt(status, contentType string, body []byte) string {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		return ""
@@ -42,8 +45,8 @@ func bodyExcerpt(status, contentType string, body []byte) string {
 		line, rest, _ := bytes.Cut(body, []byte("\n"))
 		text, more = string(bytes.TrimSpace(line)), len(bytes.TrimSpace(rest)) > 0
 	}
-	if len(text) > maxExcerpt {
-		cut := maxExcerpt
+	if len(text) > Max {
+		cut := Max
 		for cut > 0 && !utf8.RuneStart(text[cut]) {
 			cut--
 		}
