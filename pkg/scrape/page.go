@@ -131,7 +131,8 @@ type Sample struct {
 }
 
 // Histogram is a classic Prometheus histogram summed over series: cumulative
-// bucket counts by upper bound (sorted, +Inf last when present), the total
+// bucket counts by upper bound (sorted, +Inf last; none when a series of
+// the page lacks its +Inf bucket, so every quantile is unknown), the total
 // count and sum (NaN when the page lacks _count / _sum).
 type Histogram struct {
 	Family  string

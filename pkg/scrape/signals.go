@@ -197,7 +197,8 @@ func pick(raw *rawPage, alternatives []string, agg func([]float64) float64, want
 
 // histogram sums the classic histogram of the first alternative family that
 // has finite _bucket samples over its series (engines, models),
-// hist.Merge's sum when their layouts differ; nil when none has.
+// hist.Merge's sum when their layouts differ; nil when none has. Its
+// Buckets are nil (quantiles unknown) when a series lacks the +Inf bucket.
 func histogram(raw *rawPage, alternatives []string) *Histogram {
 	for _, fam := range alternatives {
 		if raw.checkType(fam, histogramKind) != nil || raw.checkType(fam+"_bucket", histogramKind) != nil {
@@ -221,10 +222,20 @@ func histogram(raw *rawPage, alternatives []string) *Histogram {
 			continue
 		}
 		h := &Histogram{Family: fam}
+		complete := true
 		for _, k := range order {
 			bs := series[k]
 			sort.Slice(bs, func(a, b int) bool { return bs[a].UpperBound < bs[b].UpperBound })
+			complete = complete && math.IsInf(bs[len(bs)-1].UpperBound, 1)
 			h.Buckets = hist.Merge(h.Buckets, bs)
+		}
+		if !complete {
+			// A series without its +Inf bucket (an excerpt cut before
+			// it) holds an unknown number of observations above its
+			// largest bound; merged, they would vanish from the sum. No
+			// buckets: every quantile of the page is unknown, as
+			// histogram_quantile of that series is.
+			h.Buckets = nil
 		}
 		h.Count, _ = pick(raw, []string{fam + "_count"}, sum, histogramKind)
 		h.Sum, _ = pick(raw, []string{fam + "_sum"}, sum, histogramKind)

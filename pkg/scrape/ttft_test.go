@@ -103,3 +103,37 @@ sglang:inter_token_latency_seconds_count{model_name="m"} 60
 		}
 	}
 }
+
+// A histogram series without its le="+Inf" bucket (an excerpt cut before
+// it; no client library writes one) holds an unknown number of
+// observations above its largest bound: PromQL's histogram_quantile of it
+// is NaN. Merged with another engine's complete series, its observations
+// above 1 s vanished (Merge counts it at +Inf with its count at le 1) and
+// the page's p90 read 1 s instead of unknown.
+func TestHistogramSeriesWithoutInf(t *testing.T) {
+	const head = "vllm:num_requests_running{engine=\"0\"} 1\nvllm:num_requests_running{engine=\"1\"} 1\n# TYPE vllm:time_to_first_token_seconds histogram\n"
+	complete := "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.1\"} 2\n" +
+		"vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"1.0\"} 4\n" +
+		"vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"+Inf\"} 4\n" +
+		"vllm:time_to_first_token_seconds_count{engine=\"0\"} 4\n"
+	cut := "vllm:time_to_first_token_seconds_bucket{engine=\"1\",le=\"0.1\"} 0\n" +
+		"vllm:time_to_first_token_seconds_bucket{engine=\"1\",le=\"1.0\"} 1\n" +
+		"vllm:time_to_first_token_seconds_count{engine=\"1\"} 16\n"
+
+	// Engine 0 alone: 4 observations, 2 <= 0.1 s, 2 in (0.1, 1]. p50: rank
+	// 2 in bucket le 0.1: 0.1 * 2/2 = 0.1; p90: rank 3.6 in le 1: 0.1 +
+	// 0.9 * (3.6-2)/(4-2) = 0.82.
+	p := readString(t, head+complete, modelserver.VLLM)
+	checkFloat(t, "complete p50", p.TTFT.Quantile(0.5), 0.1)
+	checkFloat(t, "complete p90", p.TTFT.Quantile(0.9), 0.82)
+
+	for name, page := range map[string]string{"one series": cut, "beside a complete one": complete + cut} {
+		p := readString(t, head+page, modelserver.VLLM)
+		if p.TTFT == nil || p.TTFT.Family != "vllm:time_to_first_token_seconds" {
+			t.Fatalf("%s: TTFT = %+v, want the family, its quantiles unknown", name, p.TTFT)
+		}
+		for _, q := range []float64{0.5, 0.9} {
+			checkFloat(t, name+" p"+ftoa(100*q), p.TTFT.Quantile(q), A)
+		}
+	}
+}
