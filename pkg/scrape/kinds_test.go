@@ -1,0 +1,181 @@
+package scrape
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/infscale/infscale/pkg/modelserver"
+)
+
+// Kinds of page the field cases (shared/testdata/LOG.md) do not hold, each
+// built from whole lines as the servers print them (the source beside
+// each), with what a reader derives worked out by hand under LOG.md's
+// conventions: running and waiting summed over series, KV the maximum,
+// ABSENT (A) distinct from 0.
+func TestFieldKinds(t *testing.T) {
+	for name, tc := range map[string]struct {
+		page, contentType    string
+		server               modelserver.Server
+		running, waiting, kv float64
+		prompt               float64
+		engines              int
+		check                func(t *testing.T, p *Page)
+	}{
+		// vLLM 0.10/0.11 with --api-server-count 8: vllm:kv_cache_usage_perc
+		// lacked multiprocess_mode="mostrecent", so each API server process
+		// wrote its own series (pid label), the stale ones 0.0 (lines from
+		// vllm-project/vllm PR #28792). KV is the maximum, 0.6530455880475035;
+		// the pid series are one engine, not eight.
+		"vLLM api-server-count pid series": {page: `# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="Qwen/Qwen3-VL-8B-Instruct"} 3.0
+# HELP vllm:num_requests_waiting Number of requests waiting to be processed.
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",model_name="Qwen/Qwen3-VL-8B-Instruct"} 0.0
+# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.
+# TYPE vllm:kv_cache_usage_perc gauge
+vllm:kv_cache_usage_perc{engine="0",model_name="Qwen/Qwen3-VL-8B-Instruct",pid="277"} 0.0
+vllm:kv_cache_usage_perc{engine="0",model_name="Qwen/Qwen3-VL-8B-Instruct",pid="275"} 0.0
+vllm:kv_cache_usage_perc{engine="0",model_name="Qwen/Qwen3-VL-8B-Instruct",pid="273"} 0.6530455880475035
+vllm:kv_cache_usage_perc{engine="0",model_name="Qwen/Qwen3-VL-8B-Instruct",pid="271"} 0.0
+vllm:kv_cache_usage_perc{engine="0",model_name="Qwen/Qwen3-VL-8B-Instruct",pid="272"} 0.0
+vllm:kv_cache_usage_perc{engine="0",model_name="Qwen/Qwen3-VL-8B-Instruct",pid="276"} 0.0
+vllm:kv_cache_usage_perc{engine="0",model_name="Qwen/Qwen3-VL-8B-Instruct",pid="274"} 0.0
+vllm:kv_cache_usage_perc{engine="0",model_name="Qwen/Qwen3-VL-8B-Instruct",pid="278"} 0.0
+`, server: modelserver.VLLM, running: 3, waiting: 0, kv: 0.6530455880475035, prompt: A, engines: 1},
+
+		// vLLM 2026 (PR #38435): vllm:num_requests_waiting_by_reason splits
+		// the waiting count by reason; its sum equals num_requests_waiting.
+		// Waiting is 3, not 3 + 3 + 0 = 6.
+		"vLLM waiting_by_reason": {page: `# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="qwen3.8-27b"} 2.0
+vllm:num_requests_waiting{engine="0",model_name="qwen3.8-27b"} 3.0
+vllm:num_requests_waiting_by_reason{engine="0",model_name="qwen3.8-27b",reason="capacity"} 3.0
+vllm:num_requests_waiting_by_reason{engine="0",model_name="qwen3.8-27b",reason="deferred"} 0.0
+vllm:kv_cache_usage_perc{engine="0",model_name="qwen3.8-27b"} 0.4567
+vllm:num_preemptions_total{engine="0",model_name="qwen3.8-27b"} 1.0
+vllm:prompt_tokens_total{engine="0",model_name="qwen3.8-27b"} 5.052943e+06
+`, server: modelserver.VLLM, running: 2, waiting: 3, kv: 0.4567, prompt: 5052943, engines: 1},
+
+		// SGLang with --enable-metrics-for-all-schedulers and two DP ranks
+		// (label layout of sgl-project/sglang PR #7597: dp_rank,
+		// engine_type, model_name, pp_rank, tp_rank). Running 12 + 9 = 21,
+		// waiting 3 + 0 = 3, KV max(0.41, 0.77) = 0.77, two engines; the
+		// grammar queue (num_grammar_queue_reqs) is another family.
+		"SGLang dp ranks": {page: `# HELP sglang:num_running_reqs The number of running requests.
+# TYPE sglang:num_running_reqs gauge
+sglang:num_running_reqs{dp_rank="1",engine_type="unified",model_name="/root/.cache/modelscope/hub/models/Qwen/Qwen3-0.6B",pp_rank="0",tp_rank="0"} 12.0
+sglang:num_running_reqs{dp_rank="0",engine_type="unified",model_name="/root/.cache/modelscope/hub/models/Qwen/Qwen3-0.6B",pp_rank="0",tp_rank="0"} 9.0
+# HELP sglang:token_usage The token usage.
+# TYPE sglang:token_usage gauge
+sglang:token_usage{dp_rank="1",engine_type="unified",model_name="/root/.cache/modelscope/hub/models/Qwen/Qwen3-0.6B",pp_rank="0",tp_rank="0"} 0.41
+sglang:token_usage{dp_rank="0",engine_type="unified",model_name="/root/.cache/modelscope/hub/models/Qwen/Qwen3-0.6B",pp_rank="0",tp_rank="0"} 0.77
+# HELP sglang:num_queue_reqs The number of requests in the waiting queue.
+# TYPE sglang:num_queue_reqs gauge
+sglang:num_queue_reqs{dp_rank="1",engine_type="unified",model_name="/root/.cache/modelscope/hub/models/Qwen/Qwen3-0.6B",pp_rank="0",tp_rank="0"} 3.0
+sglang:num_queue_reqs{dp_rank="0",engine_type="unified",model_name="/root/.cache/modelscope/hub/models/Qwen/Qwen3-0.6B",pp_rank="0",tp_rank="0"} 0.0
+# HELP sglang:num_grammar_queue_reqs The number of requests in the grammar waiting queue.
+# TYPE sglang:num_grammar_queue_reqs gauge
+sglang:num_grammar_queue_reqs{dp_rank="1",engine_type="unified",model_name="/root/.cache/modelscope/hub/models/Qwen/Qwen3-0.6B",pp_rank="0",tp_rank="0"} 5.0
+`, server: modelserver.SGLang, running: 21, waiting: 3, kv: 0.77, prompt: A, engines: 2},
+
+		// llama.cpp's --metrics page as tools/server writes it: "# HELP
+		// llamacpp:NAME", "# TYPE", then the value through a std::stringstream
+		// of a double (6 significant digits: 1234567 prompt tokens print
+		// as 1.23457e+06), counters first. No labels, no process_* families,
+		// no KV gauge in current builds: KV ABSENT.
+		"llama.cpp current build": {page: `# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.
+# TYPE llamacpp:prompt_tokens_total counter
+llamacpp:prompt_tokens_total 1.23457e+06
+# HELP llamacpp:prompt_seconds_total Prompt process time
+# TYPE llamacpp:prompt_seconds_total counter
+llamacpp:prompt_seconds_total 812.345
+# HELP llamacpp:tokens_predicted_total Number of generation tokens processed.
+# TYPE llamacpp:tokens_predicted_total counter
+llamacpp:tokens_predicted_total 39080
+# HELP llamacpp:n_busy_slots_per_decode Average number of busy slots per llama_decode() call
+# TYPE llamacpp:n_busy_slots_per_decode counter
+llamacpp:n_busy_slots_per_decode 3.87
+# HELP llamacpp:prompt_tokens_seconds Average prompt throughput in tokens/s.
+# TYPE llamacpp:prompt_tokens_seconds gauge
+llamacpp:prompt_tokens_seconds 0
+# HELP llamacpp:requests_processing Number of requests processing.
+# TYPE llamacpp:requests_processing gauge
+llamacpp:requests_processing 4
+# HELP llamacpp:requests_deferred Number of requests deferred.
+# TYPE llamacpp:requests_deferred gauge
+llamacpp:requests_deferred 46
+`, server: modelserver.LlamaCpp, running: 4, waiting: 46, kv: A, prompt: 1234570, engines: 1,
+			check: func(t *testing.T, p *Page) {
+				checkFloat(t, "generation tokens", p.GenerationTokens, 39080)
+				checkFloat(t, "process start", p.ProcessStart, A)
+			}},
+
+		// The OpenMetrics exposition of prometheus_client (what vLLM
+		// answers to Accept: application/openmetrics-text): a counter
+		// declared without _total, its _total and _created samples, a
+		// histogram's _created, a # UNIT line, an exemplar (client_golang's
+		// servers, llm-d-inference-sim), # EOF. Prompt tokens 100 (the
+		// _created start time is never added); TTFT p50 from the buckets:
+		// rank 2 of 4 in le 0.1, 0.1 * 2/2 = 0.1.
+		"OpenMetrics": {contentType: "application/openmetrics-text; version=1.0.0; charset=utf-8", page: `# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 3.0
+# HELP vllm:num_requests_waiting Number of requests waiting to be processed.
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",model_name="m"} 1.0
+# HELP vllm:prompt_tokens Number of prefill tokens processed.
+# TYPE vllm:prompt_tokens counter
+vllm:prompt_tokens_total{engine="0",model_name="m"} 100.0
+vllm:prompt_tokens_created{engine="0",model_name="m"} 1.7537953269352946e+09
+# HELP vllm:time_to_first_token_seconds Histogram of time to first token in seconds.
+# TYPE vllm:time_to_first_token_seconds histogram
+# UNIT vllm:time_to_first_token_seconds seconds
+vllm:time_to_first_token_seconds_bucket{engine="0",le="0.1",model_name="m"} 2.0 # {trace_id="abc"} 0.05 1.7537953269e+09
+vllm:time_to_first_token_seconds_bucket{engine="0",le="1.0",model_name="m"} 4.0
+vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf",model_name="m"} 4.0
+vllm:time_to_first_token_seconds_count{engine="0",model_name="m"} 4.0
+vllm:time_to_first_token_seconds_sum{engine="0",model_name="m"} 1.2
+vllm:time_to_first_token_seconds_created{engine="0",model_name="m"} 1.7537953269352946e+09
+# EOF
+`, server: modelserver.VLLM, running: 3, waiting: 1, kv: A, prompt: 100, engines: 1,
+			check: func(t *testing.T, p *Page) {
+				checkFloat(t, "TTFT p50", p.TTFT.Quantile(0.5), 0.1)
+				checkFloat(t, "TTFT count", p.TTFT.Count, 4)
+			}},
+
+		// Prometheus 3's UTF-8 names (client_golang under
+		// escaping=allow-utf-8, text format 1.0.0): the metric name quoted
+		// inside the braces. Running 3 + 4 = 7 over two engines.
+		"Prometheus 3 quoted names": {contentType: "text/plain; version=1.0.0; charset=utf-8; escaping=allow-utf-8", page: `# HELP "vllm:num_requests_running" Number of requests in model execution batches.
+# TYPE "vllm:num_requests_running" gauge
+{"vllm:num_requests_running",engine="0"} 3
+{"vllm:num_requests_running",engine="1"} 4
+{"vllm:num_requests_waiting",engine="0"} 1
+`, server: modelserver.VLLM, running: 7, waiting: 1, kv: A, prompt: A, engines: 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := Read(strings.NewReader(tc.page), tc.contentType, "kind.prom", modelserver.Unknown)
+			if err != nil {
+				t.Fatalf("Read: %v", err)
+			}
+			if p.Server != tc.server {
+				t.Errorf("server %v, want %v", p.Server, tc.server)
+			}
+			checkFloat(t, "running", p.Running, tc.running)
+			checkFloat(t, "waiting", p.Waiting, tc.waiting)
+			checkFloat(t, "kv", p.KV, tc.kv)
+			checkFloat(t, "prompt tokens", p.PromptTokens, tc.prompt)
+			if p.Engines != tc.engines {
+				t.Errorf("engines %d, want %d", p.Engines, tc.engines)
+			}
+			if len(p.Unknown) > 0 || len(p.WrongType) > 0 {
+				t.Errorf("unknown %v, wrong types %v; want none", p.Unknown, p.WrongType)
+			}
+			if tc.check != nil {
+				tc.check(t, p)
+			}
+		})
+	}
+}
