@@ -3,6 +3,7 @@ package scrape
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -109,6 +110,12 @@ func (e *NoProfileError) Error() string {
 		fmt.Fprintf(&b, "%s: %v: the page has no metric families (comments only): want a model server's /metrics text", e.Source, ErrNoProfile)
 		return b.String()
 	}
+	if runtime := runtimeOnly(e.Seen); runtime != "" {
+		// A model server whose metrics logger is off: listing every
+		// server's families would not say so.
+		fmt.Fprintf(&b, "%s: %v: the page has only the process and runtime families a client library exports (%s), none of a model server: is its metrics logger on? (vLLM 0.5.4 exported none, vllm issue #7188; vLLM with --disable-log-stats exports none)", e.Source, ErrNoProfile, runtime)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "%s: %v: none of these families is on the page (use --server to force one):", e.Source, ErrNoProfile)
 	for _, sf := range e.LookedFor {
 		fmt.Fprintf(&b, "\n  %s: %s", sf.Server, strings.Join(sf.Families, ", "))
@@ -121,6 +128,34 @@ func (e *NoProfileError) Error() string {
 	}
 	fmt.Fprintf(&b, "\nthe page has: %s%s", strings.Join(seen, ", "), more)
 	return b.String()
+}
+
+// runtimePrefixes name the families a Prometheus client library (or a
+// web framework's instrumentation, such as prometheus-fastapi-instrumentator's
+// http_*) exports on its own, in every process.
+var runtimePrefixes = []string{"python_", "process_", "go_", "promhttp_", "http_"}
+
+// runtimeOnly lists, as "python_*, process_*", the runtimePrefixes of
+// families when every family has one; "" when one has none.
+func runtimeOnly(families []string) string {
+	var present []string
+	for _, prefix := range runtimePrefixes {
+		n := 0
+		for _, f := range families {
+			if strings.HasPrefix(f, prefix) {
+				n++
+			}
+		}
+		if n > 0 {
+			present = append(present, prefix+"*")
+		}
+	}
+	for _, f := range families {
+		if !slices.ContainsFunc(runtimePrefixes, func(p string) bool { return strings.HasPrefix(f, p) }) {
+			return ""
+		}
+	}
+	return strings.Join(present, ", ")
 }
 
 // Unwrap returns ErrNoProfile.

@@ -256,3 +256,37 @@ func TestReadQuotedNames(t *testing.T) {
 		t.Errorf("engines %d, want 2", p.Engines)
 	}
 }
+
+// A page of nothing but a client library's own families (process_*,
+// python_*, http_* of prometheus-fastapi-instrumentator) is a model
+// server that exports no load family: vLLM 0.5.4's /metrics (vllm issue
+// #7188: "The only metrics that are exposed are python-specific metrics").
+// The error listed every server's families and the page's, not that.
+func TestReadRuntimeFamiliesOnly(t *testing.T) {
+	page := `# HELP python_gc_objects_collected_total Objects collected during gc
+# TYPE python_gc_objects_collected_total counter
+python_gc_objects_collected_total{generation="0"} 9178.0
+python_gc_objects_collected_total{generation="1"} 4566.0
+python_gc_objects_collected_total{generation="2"} 1294.0
+# HELP python_info Python platform information
+# TYPE python_info gauge
+python_info{implementation="CPython",major="3",minor="10",patchlevel="14",version="3.10.14"} 1.0
+# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.
+# TYPE process_cpu_seconds_total counter
+process_cpu_seconds_total 28.15
+# HELP http_requests_total Total number of requests by method, status and handler.
+# TYPE http_requests_total counter
+http_requests_total{handler="/metrics",method="GET",status="2xx"} 12.0
+`
+	_, err := Read(strings.NewReader(page), "", "py.prom", modelserver.Unknown)
+	want := "the page has only the process and runtime families a client library exports (python_*, process_*, http_*), none of a model server: is its metrics logger on? (vLLM 0.5.4 exported none, vllm issue #7188; vLLM with --disable-log-stats exports none)"
+	if !errors.Is(err, ErrNoProfile) || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v\nwant ErrNoProfile saying %q", err, want)
+	}
+	// A page with another family too (an exporter infscale does not
+	// know) gets the list of families looked for, not the hint.
+	_, err = Read(strings.NewReader(page+"node_load1 0.5\n"), "", "node.prom", modelserver.Unknown)
+	if !errors.Is(err, ErrNoProfile) || strings.Contains(err.Error(), "client library") {
+		t.Errorf("err = %v, want ErrNoProfile without the hint", err)
+	}
+}
