@@ -178,9 +178,9 @@ func withHint(b []byte, ct, contentType string, err error, line []byte) error {
 		// short, or a text-format page under the wrong header.
 		return fmt.Errorf("%w (the Content-Type %q says OpenMetrics, whose pages end with a # EOF line: the page was cut short, or is the text format sent as OpenMetrics)", err, contentType)
 	case bytes.HasPrefix(b, []byte("\ufeff")):
-		return fmt.Errorf("%w (the page starts with a UTF-8 byte-order mark, which the format does not allow)", err)
+		return fmt.Errorf("%w (the page starts with a UTF-8 byte-order mark, which the format does not allow: save the page without it)", err)
 	case bytes.Contains(b, []byte("\r\n")):
-		return fmt.Errorf("%w (the page has CRLF line endings; the format ends lines with \\n only)", err)
+		return fmt.Errorf("%w (the page has CRLF line endings; the format ends lines with \\n only: convert them (dos2unix FILE), or fix the server or proxy that sent them)", err)
 	case errors.As(err, &ne):
 		// Prometheus's parser passes strconv's error up as it is.
 		_, where, _ := strings.Cut(err.Error(), " while parsing: ")

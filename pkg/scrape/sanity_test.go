@@ -102,8 +102,9 @@ func TestReadRefusesGarbageValues(t *testing.T) {
 		"one bound twice": {"vllm:num_requests_running 1\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} 3\n" +
 			"vllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} 3\nvllm:time_to_first_token_seconds_bucket{le=\"1.0\"} 3\n", 4, `le="1.0"} repeats the bound of`},
 		// parse errors get a hint when the cause is the line ending or a BOM
-		"CRLF": {"vllm:num_requests_running 1\r\nvllm:num_requests_waiting 2\r\n", 1, "CRLF line endings"},
-		"BOM":  {"\ufeffvllm:num_requests_running 1\n", 1, "byte-order mark"},
+		// and say what to do: the hint named the cause only.
+		"CRLF": {"vllm:num_requests_running 1\r\nvllm:num_requests_waiting 2\r\n", 1, "CRLF line endings; the format ends lines with \\n only: convert them (dos2unix FILE), or fix the server or proxy that sent them"},
+		"BOM":  {"\ufeffvllm:num_requests_running 1\n", 1, "byte-order mark, which the format does not allow: save the page without it"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p, err := Read(strings.NewReader(tc.page), "", "bad.prom", modelserver.Unknown)
