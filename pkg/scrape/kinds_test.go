@@ -21,6 +21,36 @@ func TestFieldKinds(t *testing.T) {
 		engines              int
 		check                func(t *testing.T, p *Page)
 	}{
+		// vLLM V0 (0.4-0.6, vllm/engine/metrics.py): the families of the
+		// Metrics class, label model_name only, cache_config an Info (text
+		// format: a gauge _info at 1), swapped requests and the CPU cache
+		// beside the GPU's (values illustrative). Running 5, not 5 + 1
+		// swapped; waiting 2; KV the GPU cache's 0.93, not the CPU's 0.05;
+		// the info gauge is not load.
+		"vLLM V0 swapped and CPU cache": {page: `# HELP vllm:cache_config_info information of cache_config
+# TYPE vllm:cache_config_info gauge
+vllm:cache_config_info{block_size="16",cache_dtype="auto",enable_prefix_caching="False",gpu_memory_utilization="0.9",num_cpu_blocks="512",num_gpu_blocks="7413",num_gpu_blocks_override="None",sliding_window="None",swap_space_bytes="4294967296"} 1.0
+# HELP vllm:num_requests_running Number of requests currently running on GPU.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{model_name="meta-llama/Llama-2-7b-chat-hf"} 5.0
+# HELP vllm:num_requests_waiting Number of requests waiting to be processed.
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{model_name="meta-llama/Llama-2-7b-chat-hf"} 2.0
+# HELP vllm:num_requests_swapped Number of requests swapped to CPU.
+# TYPE vllm:num_requests_swapped gauge
+vllm:num_requests_swapped{model_name="meta-llama/Llama-2-7b-chat-hf"} 1.0
+# HELP vllm:gpu_cache_usage_perc GPU KV-cache usage. 1 means 100 percent usage.
+# TYPE vllm:gpu_cache_usage_perc gauge
+vllm:gpu_cache_usage_perc{model_name="meta-llama/Llama-2-7b-chat-hf"} 0.93
+# HELP vllm:cpu_cache_usage_perc CPU KV-cache usage. 1 means 100 percent usage.
+# TYPE vllm:cpu_cache_usage_perc gauge
+vllm:cpu_cache_usage_perc{model_name="meta-llama/Llama-2-7b-chat-hf"} 0.05
+# HELP vllm:prompt_tokens_total Number of prefill tokens processed.
+# TYPE vllm:prompt_tokens_total counter
+vllm:prompt_tokens_total{model_name="meta-llama/Llama-2-7b-chat-hf"} 81920.0
+`, server: modelserver.VLLM, running: 5, waiting: 2, kv: 0.93, prompt: 81920, engines: 1,
+			check: func(t *testing.T, p *Page) { wantModels(t, p, "meta-llama/Llama-2-7b-chat-hf") }},
+
 		// vLLM 0.10/0.11 with --api-server-count 8: vllm:kv_cache_usage_perc
 		// lacked multiprocess_mode="mostrecent", so each API server process
 		// wrote its own series (pid label), the stale ones 0.0 (lines from
