@@ -264,6 +264,8 @@ func TestLoadStatusQuotesBody(t *testing.T) {
 		"HTML":       {502, "text/html", "<html><head><title>502 Bad Gateway</title></head></html>", "HTTP status 502 Bad Gateway"},
 		"long body":  {500, "text/plain", strings.Repeat("x", 5000), "HTTP status 500 Internal Server Error: " + strings.Repeat("x", 200) + " ..."},
 		"empty body": {401, "", "", "HTTP status 401 Unauthorized"},
+		// Go's http.Error(w, "Unauthorized", 401): the body repeats the status.
+		"status again": {401, "text/plain; charset=utf-8", "Unauthorized\n", "HTTP status 401 Unauthorized"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
