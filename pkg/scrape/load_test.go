@@ -283,3 +283,34 @@ func TestLoadStatusQuotesBody(t *testing.T) {
 		})
 	}
 }
+
+// A body cut short in transit (the connection closed before the
+// Content-Length, a gzip stream truncated) is a fetch failure that says
+// so; it was "reading: unexpected EOF".
+func TestLoadBodyCutShort(t *testing.T) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte(strings.Repeat("vllm:num_requests_running 3\n", 50)))
+	_ = zw.Close()
+	cutGzip := gz.Bytes()[:gz.Len()-20]
+	for name, serve := range map[string]http.HandlerFunc{
+		"short of Content-Length": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "100")
+			_, _ = w.Write([]byte("vllm:num_requests_running 3\n"))
+		},
+		"gzip cut": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Encoding", "gzip")
+			_, _ = w.Write(cutGzip)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(serve)
+			defer srv.Close()
+			_, err := Load(context.Background(), nil, srv.URL, nil, modelserver.Unknown)
+			want := "the body was cut short (the connection closed early, or a compressed body was truncated): scrape again; if it persists, check the server and any proxy in between"
+			if !errors.Is(err, ErrFetch) || !strings.Contains(err.Error(), want) {
+				t.Errorf("err = %v\nwant ErrFetch saying %q", err, want)
+			}
+		})
+	}
+}

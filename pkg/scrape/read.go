@@ -64,6 +64,9 @@ func Read(r io.Reader, contentType, source string, server modelserver.Server) (*
 // ErrFetch when r fails, a *PageError naming source for a larger page.
 func readAll(r io.Reader, source string) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxPageBytes+1))
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fmt.Errorf("%s: %w: reading: %w: the body was cut short (the connection closed early, or a compressed body was truncated): scrape again; if it persists, check the server and any proxy in between", source, ErrFetch, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: reading: %w", source, ErrFetch, err)
 	}
