@@ -282,6 +282,40 @@ func TestTTFTReplicasOfTwoLayouts(t *testing.T) {
 	}
 }
 
+// A replica whose TTFT histogram has a series without its +Inf bucket (an
+// exporter cut short) does not vote on the fleet's quantile: its
+// observations above its largest bound are unknown. Replica a observes 10
+// first tokens <= 0.5 s in 15 s, replica b 20 of which 18 above 1 s (its
+// _count) but no +Inf bucket. Merged, b's 18 vanished: buckets (10, 12,
+// 12), p95 rank 11.4 in (0.5, 1]: 0.5 + 0.5 × 1.4/2 = 0.85 s, below the 1 s
+// most of b's requests took. Without b: rank 9.5 of 10 in [0, 0.5]:
+// 0.5 × 9.5/10 = 0.475.
+func TestTTFTReplicaWithoutInfBucket(t *testing.T) {
+	src := NewScrapeSource(time.Second)
+	read := func(page string) *scrape.Page {
+		p, err := scrape.Read(strings.NewReader(page), "", "r.prom", modelserver.VLLM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const head = "vllm:num_requests_running 1\n# TYPE vllm:time_to_first_token_seconds histogram\n"
+	complete := func(n int) string {
+		return head + fmt.Sprintf("vllm:time_to_first_token_seconds_bucket{le=\"0.5\"} %d\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} %d\nvllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} %d\nvllm:time_to_first_token_seconds_count %d\n", n, n, n, n)
+	}
+	cut := func(le1, count int) string {
+		return head + fmt.Sprintf("vllm:time_to_first_token_seconds_bucket{le=\"0.5\"} 0\nvllm:time_to_first_token_seconds_bucket{le=\"1\"} %d\nvllm:time_to_first_token_seconds_count %d\n", le1, count)
+	}
+	at := func(sec int, a, b string) float64 {
+		q, _ := src.quantile(histTTFT, []string{"a", "b"}, []*scrape.Page{read(a), read(b)}, 0.95, time.Minute, t0.Add(time.Duration(sec)*time.Second))
+		return q
+	}
+	at(0, complete(0), cut(0, 0))
+	if got := at(15, complete(10), cut(2, 20)); math.Abs(got-0.475) > 1e-9 {
+		t.Errorf("p95 = %v, want 0.475 (replica b, without its +Inf bucket, not voting)", got)
+	}
+}
+
 // demandText is a vLLM page with the demand families: request counters by
 // finished_reason, token counters, and queue-time and ITL buckets at
 // (le 0.1, 0.5, +Inf) and (le 0.01, 0.05, +Inf).
