@@ -6,10 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
-
-	"github.com/infscale/infscale/internal/bodyexcerpt"
 )
 
 // nginxPage is nginx's 502 page with a paragraph added: 14 lines.
@@ -27,29 +24,6 @@ const nginxPage = `<!DOCTYPE html>
 </body>
 </html>
 `
-
-// An error body is quoted by an excerpt: an HTML page by the first text
-// that is not the status again, anything else by its first line, at most
-// 200 bytes.
-func TestBodyExcerpt(t *testing.T) {
-	long := strings.Repeat("é", 150) // 300 bytes: cut at 200, a whole character
-	for _, tc := range []struct{ name, status, ct, body, want string }{
-		// title and h1 repeat the status: the next text, more after it.
-		{"nginx", "502 Bad Gateway", "text/html", nginxPage, "nginx/1.25.3 ..."},
-		// the title says something else: the title, more after it.
-		{"title", "503 Service Unavailable", "text/html; charset=utf-8", "<html><title>Down for maintenance</title><body>Back at 6</body></html>", "Down for maintenance ..."},
-		// a page that says only the status: nothing to add.
-		{"status only", "404 Not Found", "text/html", "<h1>404 Not Found</h1>", ""},
-		{"json", "404 Not Found", "application/json", `{"error":{"message":"model nosuch not found"}}`, `{"error":{"message":"model nosuch not found"}}`},
-		{"lines", "500 Internal Server Error", "text/plain", "boom\ntraceback line 1\ntraceback line 2\n", "boom ..."},
-		{"long", "500 Internal Server Error", "text/plain", long, strings.Repeat("é", 100) + " ..."},
-		{"empty", "500 Internal Server Error", "text/plain", " \n", ""},
-	} {
-		if got := bodyexcerpt.Excerpt(tc.status, tc.ct, []byte(tc.body)); got != tc.want {
-			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
-		}
-	}
-}
 
 // A request a server refuses with its error page records the status and
 // the excerpt, not the page.
