@@ -17,8 +17,9 @@ import (
 )
 
 // ErrNoSelector is WorkloadPods' error for a scale subresource without
-// status.selector (a custom resource that does not publish one).
-var ErrNoSelector = errors.New("its scale subresource has no status.selector: its pods cannot be found")
+// status.selector (a custom resource that does not publish one); it says
+// what to change, as the HPA needs the same field.
+var ErrNoSelector = errors.New("its scale subresource has no status.selector: its pods cannot be found (its CRD's scale subresource needs labelSelectorPath, a field its controller fills with the pods' label selector, as the HPA needs too)")
 
 // WorkloadPods are a workload's pods as the HPA counts them.
 type WorkloadPods struct {
