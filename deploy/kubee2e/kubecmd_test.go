@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -258,33 +257,55 @@ func TestKubeCommandWorkloads(t *testing.T) {
 }
 
 // TestKubeCommandForbidden: as a user missing a rule of docs/kubernetes.md's
-// `infscale kube` row, the command fails (exit 1) within its --timeout,
-// naming the verb and resource to grant.
+// `infscale kube` row, the command fails (exit 1) naming the verb and
+// resource to grant, at once: a 403 does not go away by waiting (the pods'
+// informer waited the whole --timeout before). Each case grants one rule
+// more; the last, with everything but update, leaves spec.replicas as it was.
 func TestKubeCommandForbidden(t *testing.T) {
 	c := startRBACCluster(t)
-	c.grant(t, []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"deployments/scale"}, ResourceNames: []string{"chat"}, Verbs: []string{"get"}}})
+	rules := []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"deployments/scale"}, ResourceNames: []string{"chat"}, Verbs: []string{"get"}}}
+	c.grant(t, rules)
 	c.createDeployment(t, "chat", 2)
 	f := newFleet(t)
 	c.servedPair(t, f, "chat")
+	infscale(t) // built before the clock starts
 	for _, tc := range []struct {
-		what string
-		args []string
-		says []string
+		what  string
+		grant []rbacv1.PolicyRule
+		args  []string
+		says  string
 	}{
-		{"no get on another Deployment's scale", []string{"--deployment", "other"}, []string{`cannot get resource "deployments/scale"`}},
-		{"no list on pods", []string{"--deployment", "chat"}, []string{`cannot list resource "pods"`}},
+		{"no get on another Deployment's scale", nil, []string{"--deployment", "other"}, `cannot get resource "deployments/scale" in API group "apps"`},
+		{"no list on pods", nil, []string{"--deployment", "chat"}, `cannot list resource "pods" in API group ""`},
+		{"--apply, no list on HPAs", []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}}},
+			[]string{"--deployment", "chat", "--apply"}, `cannot list resource "horizontalpodautoscalers" in API group "autoscaling"`},
+		{"--apply, no update on the scale", []rbacv1.PolicyRule{{APIGroups: []string{"autoscaling"}, Resources: []string{"horizontalpodautoscalers"}, Verbs: []string{"list", "watch"}}},
+			[]string{"--deployment", "chat", "--apply"}, `cannot update resource "deployments/scale" in API group "apps"`},
 	} {
+		if tc.grant != nil {
+			rules = append(rules, tc.grant...)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			r, err := c.client.RbacV1().Roles(metav1.NamespaceDefault).Get(ctx, "infscale", metav1.GetOptions{})
+			if err == nil {
+				r.Rules = rules
+				_, err = c.client.RbacV1().Roles(metav1.NamespaceDefault).Update(ctx, r, metav1.UpdateOptions{})
+			}
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
 		start := time.Now()
 		code, out, errs := c.kubeRun(t, append(append([]string{}, tc.args...), "--metric", "queue", "--target", "10", "--timeout", "8s")...)
 		took := time.Since(start)
-		t.Logf("%s: exit %d in %s\n%s%s", tc.what, code, took.Round(time.Millisecond), out, errs)
-		ok := code == 1
-		for _, s := range tc.says {
-			ok = ok && strings.Contains(errs, s)
+		if code != 1 || !strings.Contains(errs, tc.says) {
+			t.Errorf("%s: exit %d; want 1 saying %q\n%s%s", tc.what, code, tc.says, out, errs)
 		}
-		if !ok {
-			t.Errorf("%s: exit %d; want 1 naming %q\n%s%s", tc.what, code, tc.says, out, errs)
+		if took > 4*time.Second {
+			t.Errorf("%s: took %s of --timeout 8s: a 403 should fail at once\n%s", tc.what, took.Round(time.Millisecond), errs)
 		}
 	}
-	_ = fmt.Sprint()
+	if got := c.replicas(t, "chat"); got != 2 {
+		t.Errorf("spec.replicas %d, want 2 untouched", got)
+	}
 }
