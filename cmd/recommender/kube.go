@@ -175,6 +175,9 @@ func (c *KubeCmd) run(e *env) error {
 		return err
 	}
 	if pods.URLErr != nil {
+		if pe, ok := errors.AsType[*kube.PortError](pods.URLErr); ok {
+			pe.Flag = "--port NAME|NUMBER" // this command's, not serve's config key
+		}
 		return invalidf("--port: %v", pods.URLErr)
 	}
 	urls, starting := pods.URLs, pods.Starting

@@ -235,6 +235,27 @@ func TestKubeCommandWorkloads(t *testing.T) {
 		t.Errorf("no Ready pod: exit %d, spec.replicas %d\n%s%s", code, c.replicas(t, "cold"), out, errs)
 	}
 
+	// A Ready pod with two container ports and no --port: exit 2 naming
+	// the pod, its ports and this command's flag (it said serve's
+	// "scrape: {port: N}").
+	c.createDeployment(t, "ports", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	two := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "ports-a", Namespace: metav1.NamespaceDefault, Labels: map[string]string{"app": "ports"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "vllm", Image: "vllm/vllm-openai",
+			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8000}, {Name: "grpc", ContainerPort: 9000}}}}},
+	}
+	two, err := c.client.CoreV1().Pods(metav1.NamespaceDefault).Create(ctx, two, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.setPodStatus(t, two, "127.0.0.60", true)
+	code, out, errs = c.kubeRun(t, append([]string{"--deployment", "ports"}, queue10...)...)
+	if code != 2 || !strings.Contains(errs, "pod default/ports-a: give --port NAME|NUMBER: it declares 2 container ports [http:8000 grpc:9000]") {
+		t.Errorf("two ports, no --port: exit %d\n%s%s", code, out, errs)
+	}
+
 	// Mid-rollout: spec.replicas 2, the old ReplicaSet's two Ready pods,
 	// the new one's surge pod Ready, and an old pod terminating whose page
 	// says 90 + 10 (not read). Three pages at 20: the HPA's desired is

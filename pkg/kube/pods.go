@@ -170,15 +170,35 @@ func podPort(p *corev1.Pod, port intstr.IntOrString) (int32, error) {
 		n = declared[0].ContainerPort
 	}
 	if n == 0 {
-		names := make([]string, len(declared))
-		for i, cp := range declared {
-			names[i] = fmt.Sprintf("%s:%d", cp.Name, cp.ContainerPort)
-		}
-		want := fmt.Sprintf("give scrape: {port: N}: it declares %d container ports %v", len(declared), names)
+		e := &PortError{Pod: p.Namespace + "/" + p.Name, Flag: "scrape: {port: N}"}
 		if port.Type == intstr.String {
-			want = fmt.Sprintf("no container port named %q (it declares %v)", port.StrVal, names)
+			e.Named = port.StrVal
 		}
-		return 0, fmt.Errorf("pod %s/%s: %s", p.Namespace, p.Name, want)
+		for _, cp := range declared {
+			e.Declared = append(e.Declared, fmt.Sprintf("%s:%d", cp.Name, cp.ContainerPort))
+		}
+		return 0, e
 	}
 	return n, nil
+}
+
+// PortError is PodURL's error: the pod declares no container port of
+// that name, or, with no port asked for, not exactly one.
+type PortError struct {
+	// Pod is namespace/name.
+	Pod string
+	// Named is the container port name asked for ("" when none was).
+	Named string
+	// Declared are the pod's container ports as name:number.
+	Declared []string
+	// Flag is the key or flag that names the port (serve's scrape: {port:
+	// N}; `infscale kube`'s --port), said in the message.
+	Flag string
+}
+
+func (e *PortError) Error() string {
+	if e.Named != "" {
+		return fmt.Sprintf("pod %s: no container port named %q (it declares %v)", e.Pod, e.Named, e.Declared)
+	}
+	return fmt.Sprintf("pod %s: give %s: it declares %d container ports %v", e.Pod, e.Flag, len(e.Declared), e.Declared)
 }
