@@ -126,8 +126,8 @@ func (c LeaseConfig) Check() error {
 
 // Elector elects one writer among serve's replicas with a Lease (client-go
 // tools/leaderelection, resourcelock.LeaseLock). Every replica keeps
-// deciding and exporting; only the one for which IsLeader is true writes
-// (spec.replicas, pod-deletion-cost).
+// deciding; only the one for which IsLeader is true writes (spec.replicas,
+// pod-deletion-cost) and exports infscale_desired_replicas (pkg/serve).
 //
 // IsLeader is true from the Lease's acquisition until the election stops,
 // and only while the last successful write of the Lease (acquire or renew)

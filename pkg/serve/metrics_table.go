@@ -38,6 +38,13 @@ type seriesTable struct {
 	// each, shared by every target's series (read-only; a scrape shares
 	// them as it shares a target's own pair).
 	pairs map[[2]string]*dto.LabelPair
+	// exportDesired, when set, says whether infscale_desired_replicas is
+	// exported at this scrape: only the Lease holder's is (Metrics.SetLeader),
+	// so a replica that does not write exports nothing KEDA or the HPA acts
+	// on. Nil: always (no election). hideDesired is its answer for the
+	// scrape in progress (snapshot's two passes agree).
+	exportDesired func() bool
+	hideDesired   bool
 }
 
 // pair returns the shared label pair name="value". The caller holds g.mu.
@@ -298,6 +305,7 @@ func (g *seriesTable) snapshot() (rows []row, off []int) {
 		}
 		slices.SortFunc(g.sorted, func(a, b *targetSeries) int { return strings.Compare(a.name, b.name) })
 	}
+	g.hideDesired = g.exportDesired != nil && !g.exportDesired()
 	off = make([]int, len(g.families)+1)
 	g.series(func(f *tableFamily, _ float64, _ int64, _ *dto.LabelPair, _ *targetSeries) { off[f.idx+1]++ })
 	for i := 1; i < len(off); i++ {
@@ -429,7 +437,9 @@ func (g *seriesTable) series(f func(fam *tableFamily, v float64, created int64, 
 				f(fam, v, 0, first, tg)
 			}
 		}
-		gauge(g.desired, tg.desired, nil)
+		if !g.hideDesired {
+			gauge(g.desired, tg.desired, nil)
+		}
 		gauge(g.current, tg.current, nil)
 		gauge(g.lastDecision, tg.lastDecision, nil)
 		gauge(g.stuck, tg.stuck, nil)
