@@ -144,7 +144,16 @@ func TestKubeCommandApplies(t *testing.T) {
 
 	c.createDeployment(t, "chat", 2)
 	c.servedPair(t, f, "chat")
+	// Under KEDA's HPA: refused, exit 1, naming the ScaledObject and what
+	// to do; nothing written. Once it is gone, written.
+	c.createHPA(t, "keda-hpa-chat", map[string]string{"scaledobject.keda.sh/name": "chat"})
 	code, out, errs := c.kubeRun(t, append([]string{"--deployment", "chat", "--apply"}, queue10...)...)
+	if code != 1 || !strings.Contains(errs, "not applied: Deployment default/chat is scaled by ScaledObject chat (through HorizontalPodAutoscaler keda-hpa-chat)") ||
+		!strings.Contains(errs, "stop applying") || c.replicas(t, "chat") != 2 {
+		t.Errorf("under a ScaledObject: exit %d, spec.replicas %d\n%s%s", code, c.replicas(t, "chat"), out, errs)
+	}
+	c.deleteHPA(t, "keda-hpa-chat")
+	code, out, errs = c.kubeRun(t, append([]string{"--deployment", "chat", "--apply"}, queue10...)...)
 	if code != 0 || !strings.Contains(out, "Deployment default/chat: spec.replicas 2, 2 Ready pod(s) scraped, 0 starting") ||
 		!strings.Contains(out, "applied: spec.replicas 2 -> 4") || c.replicas(t, "chat") != 4 {
 		t.Errorf("Deployment: exit %d, spec.replicas %d\n%s%s", code, c.replicas(t, "chat"), out, errs)

@@ -221,4 +221,27 @@ func TestServeLeaseOneExporter(t *testing.T) {
 		db, lb, _ := exported(addrB)
 		return db == "4" && lb == "1" && c.holder(t) == "serve-b", fmt.Sprintf("desired %q leader %q holder %q", db, lb, c.holder(t))
 	})
+
+	// serve-b crashes (SIGKILL: no release). serve-c takes over after the
+	// lease duration without a renewal (4 s) plus at most a retry period
+	// and its jitter (1.1 s): docs/ha.md.
+	addrC := freeAddr(t)
+	sc := c.startServe(t, cfg, le("serve-c", addrC)...)
+	eventually(t, "serve-c decides 4 and exports no desired", func() (bool, string) {
+		dc, lc, _ := exported(addrC)
+		return dc == "" && lc == "0" && sc.last(t).Desired == 4, fmt.Sprintf("desired %q leader %q", dc, lc)
+	})
+	if err := sb.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	eventually(t, "serve-c exports after serve-b's crash", func() (bool, string) {
+		dc, lc, _ := exported(addrC)
+		return dc == "4" && lc == "1", fmt.Sprintf("desired %q leader %q", dc, lc)
+	})
+	if took := time.Since(start); took > 6*time.Second {
+		t.Errorf("serve-c exported %s after serve-b's crash; docs/ha.md: within the lease duration plus a retry (5.1 s)", took.Round(time.Millisecond))
+	} else {
+		t.Logf("crash failover: serve-c exported %s after serve-b was killed", took.Round(time.Millisecond))
+	}
 }
