@@ -74,10 +74,14 @@ type targetSeries struct {
 	label                          *dto.LabelPair // target="<name>"
 	role                           *dto.LabelPair // role="<role>" of a P/D target's pool; nil: none
 	desired, current, lastDecision float64
-	stuck                          float64        // NaN: unknown, no series
-	signals                        [15]float64    // by signalSeries index
-	reason                         *dto.LabelPair // reason="<reason>"; nil: no series
-	recommended                    []metricValue
+	// pending is a desired value recorded but not yet exported
+	// (Snapshot.DeferDesired: a scale-down whose pod deletion costs are
+	// written first); NaN: none.
+	pending     float64
+	stuck       float64        // NaN: unknown, no series
+	signals     [15]float64    // by signalSeries index
+	reason      *dto.LabelPair // reason="<reason>"; nil: no series
+	recommended []metricValue
 
 	decisions, queryErrors []labeledCount // by reason
 	applyErrors            []labeledCount // by reason
@@ -182,7 +186,7 @@ func (g *seriesTable) target(t string) *targetSeries {
 	if !ok {
 		nan := math.NaN()
 		name, role, pd := strings.Cut(t, roleSep)
-		tg = &targetSeries{name: t, label: labelPair("target", name), desired: nan, current: nan, lastDecision: nan, stuck: nan}
+		tg = &targetSeries{name: t, label: labelPair("target", name), desired: nan, pending: nan, current: nan, lastDecision: nan, stuck: nan}
 		if pd {
 			tg.role = labelPair("role", role)
 		}
