@@ -307,8 +307,9 @@ func TestKubeCommandForbidden(t *testing.T) {
 	}{
 		{"no get on another Deployment's scale", nil, []string{"--deployment", "other"}, `cannot get resource "deployments/scale" in API group "apps"`},
 		{"no list on pods", nil, []string{"--deployment", "chat"}, `cannot list resource "pods" in API group ""`},
-		{"--apply, no list on HPAs", []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}}},
-			[]string{"--deployment", "chat", "--apply"}, `cannot list resource "horizontalpodautoscalers" in API group "autoscaling"`},
+		{"--proxy, no get on pods/proxy", []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}}},
+			[]string{"--deployment", "chat", "--proxy"}, `cannot get resource "pods/proxy" in API group ""`},
+		{"--apply, no list on HPAs", nil, []string{"--deployment", "chat", "--apply"}, `cannot list resource "horizontalpodautoscalers" in API group "autoscaling"`},
 		{"--apply, no update on the scale", []rbacv1.PolicyRule{{APIGroups: []string{"autoscaling"}, Resources: []string{"horizontalpodautoscalers"}, Verbs: []string{"list", "watch"}}},
 			[]string{"--deployment", "chat", "--apply"}, `cannot update resource "deployments/scale" in API group "apps"`},
 	} {
