@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -165,6 +166,13 @@ func (c *KubeCmd) run(e *env) error {
 	}
 	w, err := cl.Scale(e.ctx, ref)
 	if err != nil {
+		if apierrors.IsNotFound(err) {
+			hint := "check the name and -n"
+			if c.Namespace == "" {
+				hint = "check the name, or give -n (the kubeconfig context's namespace was used)"
+			}
+			return fmt.Errorf("%w (no %s %s in namespace %s: %s)", err, ref.Kind, ref.Name, ref.Namespace, hint)
+		}
 		return err
 	}
 	pods, err := cl.WorkloadPods(e.ctx, w, func(p *corev1.Pod) (string, error) {

@@ -212,7 +212,8 @@ func TestKubeCommandWorkloads(t *testing.T) {
 
 	// A Deployment that does not exist: exit 1 naming it.
 	code, out, errs := c.kubeRun(t, append([]string{"--deployment", "nope"}, queue10...)...)
-	if code != 1 || !strings.Contains(errs, "Deployment default/nope") || !strings.Contains(errs, "not found") {
+	if code != 1 || !strings.Contains(errs, "Deployment default/nope") || !strings.Contains(errs, "not found") ||
+		!strings.Contains(errs, "no Deployment nope in namespace default: check the name and -n") {
 		t.Errorf("missing Deployment: exit %d\n%s%s", code, out, errs)
 	}
 	// A kind the API server does not serve (a CRD not installed).
