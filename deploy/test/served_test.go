@@ -8,6 +8,9 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -15,6 +18,8 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/recommend"
@@ -252,5 +257,71 @@ func TestConsumersReadWhatServeExports(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no consumer checked")
+	}
+}
+
+// TestDocQueriesReadWhatServeExports: every KEDA query for target chat that
+// the docs give (`max(infscale_desired_replicas{target="chat"...})`, a P/D
+// pool's with its role) and the prometheus-adapter rule docs/hpa.md
+// prints, evaluated on what serve's loop exports for the shipped configs
+// (a single target chat, and chat as a prefill/decode pair): each returns
+// one series, and a role's query only its pool's.
+func TestDocQueriesReadWhatServeExports(t *testing.T) {
+	var exported []labels.Labels
+	for _, b := range bundles(t) {
+		if b.dir == "base" || b.dir == "pd" {
+			for _, f := range b.configs {
+				exported = append(exported, servedDesired(t, f)...)
+			}
+		}
+	}
+	re := regexp.MustCompile(`max\(infscale_desired_replicas\{target="chat"[^}]*\}\)`)
+	n := 0
+	docs, err := filepath.Glob(filepath.Join(deployDir, "..", "docs", "*.md"))
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("docs/*.md: %v", err)
+	}
+	for _, d := range docs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range re.FindAllString(string(b), -1) {
+			n++
+			role := roleOf(t, q)
+			matched := 0
+			for _, s := range exported {
+				if s.Get("target") == "chat" && (role == 0 || s.Get("role") == role.String()) {
+					matched++
+				}
+			}
+			if got := evalMax(t, q, exported); len(got) != 1 || matched == 0 {
+				t.Errorf("%s: %s on serve's series %v returns %d series (its own: %d), want one", filepath.Base(d), q, exported, len(got), matched)
+			}
+		}
+		// docs/hpa.md's adapter rule, as printed.
+		if filepath.Base(d) == "hpa.md" {
+			text := string(b)
+			i := strings.Index(text, "```yaml\nexternalRules:")
+			if i < 0 {
+				t.Fatal("docs/hpa.md prints no externalRules block")
+			}
+			block := text[i+len("```yaml\n"):]
+			block = block[:strings.Index(block, "```")]
+			var ac AdapterConfig
+			if err := yaml.UnmarshalStrict([]byte(block), &ac); err != nil {
+				t.Fatalf("docs/hpa.md's externalRules: %v", err)
+			}
+			for _, r := range ac.ExternalRules {
+				n++
+				q := strings.NewReplacer("<<.Series>>", r.Name.As, "<<.LabelMatchers>>", `target="chat"`).Replace(r.MetricsQuery)
+				if got := evalMax(t, q, exported); len(got) != 1 || got[0] != "target=chat" {
+					t.Errorf("docs/hpa.md: adapter query %q on serve's series returns %v, want target chat's one series", q, got)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no query found in docs/")
 	}
 }
