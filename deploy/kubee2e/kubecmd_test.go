@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -339,5 +340,68 @@ func TestKubeCommandForbidden(t *testing.T) {
 	}
 	if got := c.replicas(t, "chat"); got != 2 {
 		t.Errorf("spec.replicas %d, want 2 untouched", got)
+	}
+}
+
+// TestServeRolloutAndNoSelector: serve (bin/infscale, no apply) on a
+// Deployment mid-rollout and on a custom resource whose scale subresource
+// has no selector. The Deployment at spec.replicas 2 has its old
+// ReplicaSet's two Ready pods, the new one's surge pod Ready, and an old
+// pod terminating (its page says 90 + 10): the three Ready pages at 20 are
+// read, the terminating one is not, queue 60 at target 10 per replica is
+// desired 6 on observed 2 (the HPA's ceil(20 / 10 x 3 Ready pods), which
+// its scale-up limit from 2, max(2 + 4, 2 x 2) = 6, allows). The custom
+// resource's decision has no pods to read: a pods error saying no_selector
+// and the labelSelectorPath to add, nothing decided from nothing.
+func TestServeRolloutAndNoSelector(t *testing.T) {
+	c := startCluster(t)
+	f := newFleet(t)
+	c.createDeployment(t, "roll", 2)
+	c.servedPair(t, f, "roll")
+	surge := f.Start(t, 16, 4)
+	c.createPod(t, "roll", "roll-c", f.Port, surge.IP, true)
+	old := f.Start(t, 90, 10)
+	c.terminatingPod(t, "roll", "roll-d", f.Port, old.IP)
+	dyn := c.installRolloutCRD(t, "Blind", "blinds", false)
+	createRollout(t, dyn, "Blind", "blinds", "blind", "blind", 2)
+
+	cfg := fmt.Sprintf(`pollingInterval: 1s
+namespace: default
+targets:
+- name: roll
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: roll}
+  scrape: {port: %d}
+  metrics: [{type: queue, target: 10}]
+  maxReplicaCount: 10
+  guard: {off: true}
+- name: blind
+  scaleTargetRef: {apiVersion: e2e.infscale.dev/v1, kind: Blind, name: blind}
+  scrape: {port: %d}
+  metrics: [{type: queue, target: 10}]
+  maxReplicaCount: 10
+`, f.Port, f.Port)
+	s := c.startServe(t, cfg)
+	last := func(target string) record {
+		rs := s.records(t)
+		for i := len(rs) - 1; i >= 0; i-- {
+			if rs[i].Target == target {
+				return rs[i]
+			}
+		}
+		return record{}
+	}
+	eventually(t, "roll: desired 6 on observed 2 from three pages", func() (bool, string) {
+		r := last("roll")
+		return r.Desired == 6 && r.Observed != nil && *r.Observed == 2 && r.Signals.Queue != nil && *r.Signals.Queue == 60, r.String()
+	})
+	if old.hits.Load() != 0 {
+		t.Errorf("the terminating pod's page was read %d times", old.hits.Load())
+	}
+	eventually(t, "blind: a pods error no_selector", func() (bool, string) {
+		r := last("blind")
+		return strings.Contains(strings.Join(r.Errors, " "), "labelSelectorPath"), fmt.Sprintf("%v errors %v", r, r.Errors)
+	})
+	if !strings.Contains(s.log(), "no_selector") {
+		t.Errorf("serve's log does not say no_selector:\n%s", s.log())
 	}
 }
