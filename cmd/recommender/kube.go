@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
@@ -163,6 +166,13 @@ func (c *KubeCmd) run(e *env) error {
 	}
 	w, err := cl.Scale(e.ctx, ref)
 	if err != nil {
+		if apierrors.IsNotFound(err) {
+			hint := "check the name and -n"
+			if c.Namespace == "" {
+				hint = "check the name, or give -n (the kubeconfig context's namespace was used)"
+			}
+			return fmt.Errorf("%w (no %s %s in namespace %s: %s)", err, ref.Kind, ref.Name, ref.Namespace, hint)
+		}
 		return err
 	}
 	pods, err := cl.WorkloadPods(e.ctx, w, func(p *corev1.Pod) (string, error) {
@@ -175,6 +185,9 @@ func (c *KubeCmd) run(e *env) error {
 		return err
 	}
 	if pods.URLErr != nil {
+		if pe, ok := errors.AsType[*kube.PortError](pods.URLErr); ok {
+			pe.Flag = "--port NAME|NUMBER" // this command's, not serve's config key
+		}
 		return invalidf("--port: %v", pods.URLErr)
 	}
 	urls, starting := pods.URLs, pods.Starting
@@ -185,6 +198,7 @@ func (c *KubeCmd) run(e *env) error {
 			return fmt.Errorf("--proxy: %w", err)
 		}
 		client.Timeout = c.Timeout
+		client.Transport = proxyRefusal{client.Transport}
 	}
 	d := &DecideCmd{client: client, Pages: urls, Server: c.Server, Timeout: c.Timeout, Current: &cur, Unready: min(starting, cur-len(urls)),
 		PolicyFlags: c.PolicyFlags, State: c.State, Now: c.Now, Output: c.Output}
@@ -244,4 +258,24 @@ func apply(ctx context.Context, w io.Writer, a *kube.Applier, ref kube.Ref, desi
 		fmt.Fprintf(w, "applied: spec.replicas %d -> %d\n", got.From, desired)
 	}
 	return nil
+}
+
+// proxyRefusal turns the API server's refusal of a pod proxy request (401,
+// 403: its own Status, not the pod's page) into an error carrying the API
+// server's message, which names the verb and resource to grant (get on
+// pods/proxy); the page reader would say only "HTTP status 403".
+type proxyRefusal struct{ base http.RoundTripper }
+
+func (p proxyRefusal) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := p.base.RoundTrip(req)
+	if err != nil || (resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusUnauthorized) {
+		return resp, err
+	}
+	defer resp.Body.Close()
+	var st metav1.Status
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if json.Unmarshal(b, &st) != nil || st.Kind != "Status" {
+		return nil, fmt.Errorf("the API server refused the pod proxy: HTTP %s (--proxy needs get on pods/proxy)", resp.Status)
+	}
+	return nil, fmt.Errorf("the API server refused the pod proxy: %s (--proxy needs get on pods/proxy)", st.Message)
 }

@@ -11,7 +11,7 @@ import (
 // kube-controller-manager's (component-base's LeaderElectionConfiguration)
 // with client-go's usual timings (docs/ha.md).
 type LeaderElectFlags struct {
-	LeaderElect   bool          `name:"leader-elect" help:"Run as one of several replicas: the writes (apply, pod_deletion_cost) come only from the holder of a coordination.k8s.io Lease; every replica decides and exports the same metrics (docs/ha.md). The --leader-elect-* flags need it."`
+	LeaderElect   bool          `name:"leader-elect" help:"Run as one of several replicas: only the holder of a coordination.k8s.io Lease exports infscale_desired_replicas and writes (apply, pod_deletion_cost); every replica decides (docs/ha.md). The --leader-elect-* flags need it."`
 	LeaseName     string        `name:"leader-elect-resource-name" default:"infscale" placeholder:"NAME" help:"Name of the Lease (default ${default})."`
 	LeaseNS       string        `name:"leader-elect-resource-namespace" placeholder:"NS" help:"Namespace of the Lease (default: the pod's own in a cluster, else the kubeconfig context's, else default)."`
 	Identity      string        `name:"leader-elect-identity" placeholder:"ID" help:"This replica's holder identity (default: $POD_NAME from the downward API, else the hostname with a random suffix)."`

@@ -126,8 +126,8 @@ func (c LeaseConfig) Check() error {
 
 // Elector elects one writer among serve's replicas with a Lease (client-go
 // tools/leaderelection, resourcelock.LeaseLock). Every replica keeps
-// deciding and exporting; only the one for which IsLeader is true writes
-// (spec.replicas, pod-deletion-cost).
+// deciding; only the one for which IsLeader is true writes (spec.replicas,
+// pod-deletion-cost) and exports infscale_desired_replicas (pkg/serve).
 //
 // IsLeader is true from the Lease's acquisition until the election stops,
 // and only while the last successful write of the Lease (acquire or renew)
@@ -217,7 +217,24 @@ func (e *Elector) trying(r resourcelock.LeaderElectionRecord) {
 // it is logged at error level at most once a minute. A record of this
 // identity from before its first write (a restarted pod of the same name)
 // is its own.
+//
+// A record naming another holder, read while this instance leads, means
+// the Lease was taken from it (an edit, another replica's acquisition
+// after a renewal it never saw): it stops writing at once, not only after
+// client-go's renewals have failed for RenewDeadline, and leads again only
+// after its next successful acquisition.
 func (e *Elector) read(r *resourcelock.LeaderElectionRecord) {
+	if r != nil && r.HolderIdentity != "" && r.HolderIdentity != e.cfg.Identity {
+		e.mu.Lock()
+		lost := e.leading && !e.renewed.IsZero()
+		e.renewed = time.Time{}
+		e.mu.Unlock()
+		if lost {
+			e.log.Info("leader election: the Lease is held by another replica; this instance stops writing", "component", "leader-election",
+				"lease", e.cfg.Namespace+"/"+e.cfg.Name, "identity", e.cfg.Identity, "holder", r.HolderIdentity)
+		}
+		return
+	}
 	if r == nil || r.HolderIdentity != e.cfg.Identity {
 		return
 	}

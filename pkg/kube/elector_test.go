@@ -268,3 +268,45 @@ func TestHandoverFigureDocumented(t *testing.T) {
 		t.Error("docs/ha.md does not give the handover after a release as within 4.4 s")
 	}
 }
+
+// TestElectorStopsWhenLeaseTaken: a Lease taken from its holder (another
+// holderIdentity written over it, fresh, as a replica that missed the
+// renewals or an operator's edit would) stops the holder writing at its
+// next read of the Lease (a retry period, 100 ms), not after client-go's
+// renewals have failed for the renew deadline (10 s here), and does not
+// lead again while the taker's Lease is fresh.
+func TestElectorStopsWhenLeaseTaken(t *testing.T) {
+	client := leaseAPI()
+	cfg := fastLease("a")
+	cfg.LeaseDuration, cfg.RenewDeadline = 20*time.Second, 10*time.Second
+	a, err := NewElector(client, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startElector(t, a)
+	waitFor(t, "a leads", 2*time.Second, a.IsLeader)
+	leases := client.CoordinationV1().Leases("llm")
+	steal := func(holder string) {
+		t.Helper()
+		for {
+			l, err := leases.Get(context.Background(), "infscale", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			now := metav1.NewMicroTime(time.Now())
+			l.Spec.HolderIdentity, l.Spec.RenewTime, l.Spec.AcquireTime = &holder, &now, &now
+			if _, err = leases.Update(context.Background(), l, metav1.UpdateOptions{}); err == nil {
+				return
+			} else if !apierrors.IsConflict(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	steal("thief")
+	waitFor(t, "a stops writing", 5*time.Second, func() bool { return !a.IsLeader() })
+	for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if a.IsLeader() {
+			t.Fatal("a leads again while the thief's Lease is fresh")
+		}
+	}
+}

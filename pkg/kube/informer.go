@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
@@ -71,9 +72,25 @@ func (c *Cluster) informer(ctx context.Context, ns, what string, slot func(*watc
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if !cache.WaitForCacheSync(wctx.Done(), inf.HasSynced) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !inf.HasSynced() {
 		w.mu.Lock()
 		err := w.lastErr
+		w.mu.Unlock()
+		// A list refused for RBAC or credentials is not going to succeed
+		// by waiting: say so at once, naming the verb and resource (the
+		// API server's message), rather than after the whole timeout.
+		refused := err != nil && (apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err))
+		if !refused {
+			select {
+			case <-tick.C:
+				continue
+			case <-wctx.Done():
+			}
+		}
+		w.mu.Lock()
+		err = w.lastErr
 		w.failed[what] = true
 		w.mu.Unlock()
 		if err == nil {

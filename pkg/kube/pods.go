@@ -17,8 +17,9 @@ import (
 )
 
 // ErrNoSelector is WorkloadPods' error for a scale subresource without
-// status.selector (a custom resource that does not publish one).
-var ErrNoSelector = errors.New("its scale subresource has no status.selector: its pods cannot be found")
+// status.selector (a custom resource that does not publish one); it says
+// what to change, as the HPA needs the same field.
+var ErrNoSelector = errors.New("its scale subresource has no status.selector: its pods cannot be found (its CRD's scale subresource needs labelSelectorPath, a field its controller fills with the pods' label selector, as the HPA needs too)")
 
 // WorkloadPods are a workload's pods as the HPA counts them.
 type WorkloadPods struct {
@@ -169,15 +170,35 @@ func podPort(p *corev1.Pod, port intstr.IntOrString) (int32, error) {
 		n = declared[0].ContainerPort
 	}
 	if n == 0 {
-		names := make([]string, len(declared))
-		for i, cp := range declared {
-			names[i] = fmt.Sprintf("%s:%d", cp.Name, cp.ContainerPort)
-		}
-		want := fmt.Sprintf("give scrape: {port: N}: it declares %d container ports %v", len(declared), names)
+		e := &PortError{Pod: p.Namespace + "/" + p.Name, Flag: "scrape: {port: N}"}
 		if port.Type == intstr.String {
-			want = fmt.Sprintf("no container port named %q (it declares %v)", port.StrVal, names)
+			e.Named = port.StrVal
 		}
-		return 0, fmt.Errorf("pod %s/%s: %s", p.Namespace, p.Name, want)
+		for _, cp := range declared {
+			e.Declared = append(e.Declared, fmt.Sprintf("%s:%d", cp.Name, cp.ContainerPort))
+		}
+		return 0, e
 	}
 	return n, nil
+}
+
+// PortError is PodURL's error: the pod declares no container port of
+// that name, or, with no port asked for, not exactly one.
+type PortError struct {
+	// Pod is namespace/name.
+	Pod string
+	// Named is the container port name asked for ("" when none was).
+	Named string
+	// Declared are the pod's container ports as name:number.
+	Declared []string
+	// Flag is the key or flag that names the port (serve's scrape: {port:
+	// N}; `infscale kube`'s --port), said in the message.
+	Flag string
+}
+
+func (e *PortError) Error() string {
+	if e.Named != "" {
+		return fmt.Sprintf("pod %s: no container port named %q (it declares %v)", e.Pod, e.Named, e.Declared)
+	}
+	return fmt.Sprintf("pod %s: give %s: it declares %d container ports %v", e.Pod, e.Flag, len(e.Declared), e.Declared)
 }

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +142,79 @@ func TestNoCostsWithoutScaleDown(t *testing.T) {
 	}
 	if got := costs(t, c); len(got) != 0 {
 		t.Errorf("costs %v on a scale-up, want none", got)
+	}
+}
+
+// peekingCosts is a CostWriter that, as it is called, reads what /metrics
+// exports for infscale_desired_replicas then (the value KEDA or the HPA
+// could read while the costs are being written), then sets the costs.
+type peekingCosts struct {
+	inner  CostWriter
+	m      *Metrics
+	seen   []string
+	called int
+}
+
+func (p *peekingCosts) SetDeletionCosts(ctx context.Context, t *config.Target, outstanding map[string]float64) (int, int, error) {
+	p.called++
+	p.seen = append(p.seen, exportedDesired(p.m))
+	return p.inner.SetDeletionCosts(ctx, t, outstanding)
+}
+
+// exportedDesired is chat's infscale_desired_replicas as exported ("" when absent).
+func exportedDesired(m *Metrics) string {
+	fams, _ := m.table.Gather()
+	for _, f := range fams {
+		if f.GetName() == "infscale_desired_replicas" {
+			for _, s := range f.GetMetric() {
+				return strconv.FormatFloat(s.GetGauge().GetValue(), 'g', -1, 64)
+			}
+		}
+	}
+	return ""
+}
+
+// TestScaleDownExportedAfterCosts: in KEDA's mode (no apply) the decision
+// 4 -> 3 of costLoop's pods is exported only once the pods' deletion costs
+// are written: while they are being written /metrics still says the
+// previous 4 (a scale-up cycle before), so KEDA or the HPA never acts on 3
+// with the pods' costs unset (the ReplicaSet would remove the youngest pod,
+// not the idle chat-a); after the cycle it says 3.
+func TestScaleDownExportedAfterCosts(t *testing.T) {
+	var objs []runtime.Object
+	for _, p := range []struct{ name, running, waiting string }{
+		{"chat-a", "0", "0"}, {"chat-b", "8", "4"}, {"chat-c", "3", "1"}, {"chat-d", "25", "5"},
+	} {
+		objs = append(objs, replicaPod(t, p.name, pageServer(t, p.running, p.waiting)))
+	}
+	text := strings.Replace(costConfig, "  apply: true\n", "", 1)
+	l, m, c, _ := fakeClusterLoop(t, strings.Replace(text, "target: 20", "target: 10", 1), 4, nil, objs...)
+	// queue 46 at target 10: ceil(4.6) = 5 from 4, a scale-up (no costs).
+	l.Cycle(context.Background())
+	if got := exportedDesired(m); got != "5" {
+		t.Fatalf("first cycle exports desired %q, want 5", got)
+	}
+	cfg, err := config.Parse([]byte(text), "cost.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	p := &peekingCosts{inner: l.costs, m: m}
+	l.costs = p
+	// queue 46 at target 20 on spec.replicas 4: 3, a scale-down.
+	l.Cycle(context.Background())
+	if p.called != 1 {
+		t.Fatalf("costs written %d times, want once before the scale-down", p.called)
+	}
+	if p.seen[0] != "5" {
+		t.Errorf("while the costs were written /metrics said desired %q, want the previous 5 (not yet the 3 they prepare)", p.seen[0])
+	}
+	if got := exportedDesired(m); got != "3" {
+		t.Errorf("after the cycle desired %q, want 3", got)
+	}
+	if got := costs(t, c); got["chat-b"] != "12" {
+		t.Errorf("costs %v, want chat-b 12", got)
 	}
 }

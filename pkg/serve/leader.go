@@ -9,9 +9,11 @@ import (
 )
 
 // Elector elects the one writer among serve's replicas (kube.Elector: a
-// coordination.k8s.io Lease). Every replica decides and exports the same
-// infscale_desired_replicas; only the one whose IsLeader is true writes
-// (spec.replicas, pod-deletion-cost).
+// coordination.k8s.io Lease). Every replica decides (its windows stay warm
+// for a takeover), but only the one whose IsLeader is true acts: it writes
+// (spec.replicas, pod-deletion-cost) and exports infscale_desired_replicas,
+// so that KEDA or the HPA never follows a replica that does not lead (one
+// whose reads fail would hold a stale value that max() keeps).
 type Elector interface {
 	// Run campaigns until ctx ends, then releases the Lease.
 	Run(ctx context.Context) error
@@ -33,8 +35,14 @@ func (m *Metrics) leaderGauge() prometheus.GaugeFunc {
 		})
 }
 
-// SetLeader makes infscale_leader follow isLeader (nil: always 1).
+// SetLeader makes infscale_leader follow isLeader (nil: always 1), and
+// exports infscale_desired_replicas only while isLeader is true, checked
+// at each scrape: a replica that loses the Lease stops exporting it at
+// its next scrape.
 func (m *Metrics) SetLeader(isLeader func() bool) {
+	m.table.mu.Lock()
+	m.table.exportDesired = isLeader
+	m.table.mu.Unlock()
 	if isLeader == nil {
 		m.isLeader.Store(nil)
 		return

@@ -545,6 +545,7 @@ func (l *Loop) Cycle(ctx context.Context) {
 		if !o.decided {
 			continue
 		}
+		l.metrics.ReleaseDesired(t.key) // a scale-down deferred until its costs were written
 		l.writeAudit(o.rec, now)
 		if l.store != nil {
 			if err := l.store.Save(t.key, Persisted{Desired: t.run.Desired, Current: currentOrUnknown(t), State: t.run.State, SavedAt: now}); err != nil {
@@ -680,6 +681,10 @@ func (l *Loop) finish(t *target, rd *Reading, pd pending, now time.Time, pair *P
 		Desired: d.Desired, Previous: prev, HadPrevious: hadPrev, Current: observed,
 		Reason: d.Reason.String(), Raw: raw, AllMetrics: names,
 		Stuck: rd.Stuck, StuckKnown: rd.StuckKnown,
+		// write sets the pods' deletion costs before a scale-down: the lower
+		// count is exported after them (Cycle releases it), as it is
+		// written after them with apply.
+		DeferDesired: l.setsCosts(t, rd, observed, d.Desired),
 	})
 	l.scratch.names = names
 	if hadPrev && prev != d.Desired {
@@ -728,6 +733,13 @@ type writeJob struct {
 	err                   error
 }
 
+// setsCosts reports whether write sets t's pod deletion costs this cycle:
+// a scale-down (desired below the observed replicas) of a
+// pod_deletion_cost target whose pods' outstanding requests were read.
+func (l *Loop) setsCosts(t *target, rd *Reading, observed, desired int) bool {
+	return t.cfg.PodDeletionCost && l.costs != nil && rd.Outstanding != nil && observed >= 0 && desired < observed
+}
+
 // write runs the cycle's writes, at most writeWorkers targets at once,
 // each call bounded by writeTimeout (and the cycle's ctx): a target's
 // deletion costs, then its scale. Their outcomes are then counted,
@@ -741,7 +753,7 @@ func (l *Loop) write(ctx context.Context, targets []*target, out []outcome, now 
 			continue
 		}
 		j := writeJob{t: t, rec: &o.rec}
-		if t.cfg.PodDeletionCost && l.costs != nil && o.rd.Outstanding != nil && o.rec.Observed != nil && o.rec.Desired < *o.rec.Observed {
+		if o.rec.Observed != nil && l.setsCosts(t, o.rd, *o.rec.Observed, o.rec.Desired) {
 			j.outstanding = o.rd.Outstanding // before the write lowers spec.replicas
 		}
 		// Nothing is written on no data, as the HPA does not scale without

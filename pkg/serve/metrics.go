@@ -133,6 +133,22 @@ type Snapshot struct {
 	// infscale_stuck_replicas when StuckKnown (else the series is removed).
 	Stuck      int
 	StuckKnown bool
+	// DeferDesired records Desired without exporting it: the series keeps
+	// its last value until ReleaseDesired. The loop defers a scale-down
+	// whose pod deletion costs it writes first, so that KEDA or the HPA
+	// never reads the lower count before the costs are set.
+	DeferDesired bool
+}
+
+// ReleaseDesired exports target's desired value deferred by Record
+// (Snapshot.DeferDesired); nothing when none is pending.
+func (m *Metrics) ReleaseDesired(target string) {
+	g := m.table
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if tg, ok := g.targets[target]; ok && !math.IsNaN(tg.pending) {
+		tg.desired, tg.pending = tg.pending, math.NaN()
+	}
 }
 
 // Record exports one target's snapshot. Not safe for concurrent calls on the
@@ -177,7 +193,12 @@ func (m *Metrics) Record(s Snapshot) {
 	tg.recommended = slices.DeleteFunc(tg.recommended, func(mv metricValue) bool {
 		return !slices.Contains(s.AllMetrics, mv.metric.GetValue())
 	})
-	tg.desired = float64(s.Desired)
+	tg.pending = math.NaN()
+	if s.DeferDesired {
+		tg.pending = float64(s.Desired)
+	} else {
+		tg.desired = float64(s.Desired)
+	}
 	if tg.reason.GetValue() != s.Reason || tg.reason == nil {
 		tg.reason = g.pair("reason", s.Reason) // the old reason's series goes
 	}

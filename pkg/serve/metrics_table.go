@@ -38,6 +38,13 @@ type seriesTable struct {
 	// each, shared by every target's series (read-only; a scrape shares
 	// them as it shares a target's own pair).
 	pairs map[[2]string]*dto.LabelPair
+	// exportDesired, when set, says whether infscale_desired_replicas is
+	// exported at this scrape: only the Lease holder's is (Metrics.SetLeader),
+	// so a replica that does not write exports nothing KEDA or the HPA acts
+	// on. Nil: always (no election). hideDesired is its answer for the
+	// scrape in progress (snapshot's two passes agree).
+	exportDesired func() bool
+	hideDesired   bool
 }
 
 // pair returns the shared label pair name="value". The caller holds g.mu.
@@ -67,10 +74,14 @@ type targetSeries struct {
 	label                          *dto.LabelPair // target="<name>"
 	role                           *dto.LabelPair // role="<role>" of a P/D target's pool; nil: none
 	desired, current, lastDecision float64
-	stuck                          float64        // NaN: unknown, no series
-	signals                        [15]float64    // by signalSeries index
-	reason                         *dto.LabelPair // reason="<reason>"; nil: no series
-	recommended                    []metricValue
+	// pending is a desired value recorded but not yet exported
+	// (Snapshot.DeferDesired: a scale-down whose pod deletion costs are
+	// written first); NaN: none.
+	pending     float64
+	stuck       float64        // NaN: unknown, no series
+	signals     [15]float64    // by signalSeries index
+	reason      *dto.LabelPair // reason="<reason>"; nil: no series
+	recommended []metricValue
 
 	decisions, queryErrors []labeledCount // by reason
 	applyErrors            []labeledCount // by reason
@@ -175,7 +186,7 @@ func (g *seriesTable) target(t string) *targetSeries {
 	if !ok {
 		nan := math.NaN()
 		name, role, pd := strings.Cut(t, roleSep)
-		tg = &targetSeries{name: t, label: labelPair("target", name), desired: nan, current: nan, lastDecision: nan, stuck: nan}
+		tg = &targetSeries{name: t, label: labelPair("target", name), desired: nan, pending: nan, current: nan, lastDecision: nan, stuck: nan}
 		if pd {
 			tg.role = labelPair("role", role)
 		}
@@ -298,6 +309,7 @@ func (g *seriesTable) snapshot() (rows []row, off []int) {
 		}
 		slices.SortFunc(g.sorted, func(a, b *targetSeries) int { return strings.Compare(a.name, b.name) })
 	}
+	g.hideDesired = g.exportDesired != nil && !g.exportDesired()
 	off = make([]int, len(g.families)+1)
 	g.series(func(f *tableFamily, _ float64, _ int64, _ *dto.LabelPair, _ *targetSeries) { off[f.idx+1]++ })
 	for i := 1; i < len(off); i++ {
@@ -429,7 +441,9 @@ func (g *seriesTable) series(f func(fam *tableFamily, v float64, created int64, 
 				f(fam, v, 0, first, tg)
 			}
 		}
-		gauge(g.desired, tg.desired, nil)
+		if !g.hideDesired {
+			gauge(g.desired, tg.desired, nil)
+		}
 		gauge(g.current, tg.current, nil)
 		gauge(g.lastDecision, tg.lastDecision, nil)
 		gauge(g.stuck, tg.stuck, nil)
