@@ -520,6 +520,18 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, q queryText, formL
 		}
 		return out, qe
 	}
+	if w, ok := Partial(warn); ok {
+		// Not garbage by its shape, but a part of the series is missing:
+		// read as complete, a store outage reads as a drop in load.
+		for k, j := range jobs {
+			q := query
+			if len(jobs) > 1 {
+				q = j.short()
+			}
+			out[k] = answer{value: math.NaN(), err: partialError(q, w), warn: warn}
+		}
+		return out, nil
+	}
 	if tagged == nil {
 		tagged = make([]taggedValue, len(vec))
 		for i, s := range vec {
