@@ -443,6 +443,7 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 			}
 		}
 		check(tg, p.signals[i], &values[i], results[i].Errors)
+		rateHints(tg, p.opts, &values[i], results[i].Errors)
 		results[i].Values = values[i].all()
 		results[i].Stuck = math.NaN()
 		if p.signals[i].has(Stuck) {
@@ -769,5 +770,34 @@ func check(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) {
 			err = &QueryError{Reason: ReasonEmpty, Err: fmt.Errorf("no replicas query and no reporting pods")}
 		}
 		errs[Current] = err
+	}
+}
+
+// rateHints says why a rate signal of tg (a rate() or a histogram
+// quantile over one) found no series while pods report their gauges:
+// "no series" alone read as a family the server lacks, while the usual
+// cause is a scrape interval of half the window or more. A rate needs two
+// samples inside its window, and Prometheus 3 leaves out the window's
+// start, so a 1m window over pods scraped every 60 s holds one sample and
+// every demand rate is empty, cycle after cycle (TestRateWindowHint). The
+// signal stays unknown; its error says what to change.
+func rateHints(tg Target, o Options, vals *sigValues, errs map[Signal]error) {
+	o = o.withDefaults()
+	pods, ok := vals.get(Reporting)
+	if !ok || !(pods > 0) {
+		return
+	}
+	for _, r := range []struct {
+		s Signal
+		w time.Duration
+	}{{Arrivals, o.DemandWindow}, {PromptTokens, o.DemandWindow}, {GenerationTokens, o.DemandWindow}, {PrefixHit, o.DemandWindow},
+		{TTFT, tg.TTFTWindow}, {QueueTime, tg.QueueTimeWindow}, {ITL, tg.ITLWindow}, {CPU, o.CPUWindow}} {
+		qe, ok := errs[r.s].(*QueryError)
+		if _, own := tg.Overrides[r.s]; !ok || own || qe.Reason != ReasonEmpty || r.w <= 0 {
+			continue
+		}
+		errs[r.s] = &QueryError{Reason: qe.Reason, Query: qe.Query, Err: fmt.Errorf(
+			"%w, while %.0f pod(s) report their gauges: no counter of the family has two samples inside the %s window: its pods are scraped every %s or more (a rate needs two samples inside its window, and Prometheus 3 leaves out the window's start: scrape them every %s or less), or the family is absent (another version of the server, or before the first request it counts)",
+			qe.Err, pods, model.Duration(r.w), model.Duration(r.w/2), model.Duration(r.w/4))}
 	}
 }
