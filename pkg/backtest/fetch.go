@@ -122,6 +122,45 @@ func (f *fetcher) inst(query string) (model.Vector, error) {
 	return v, err
 }
 
+// baselines gives each success series whose first sample comes after the
+// grid's start a first point at the start: the counter's last value
+// before it (query, promql.History.SuccessBaseline, at the start), when
+// the series has one. Without it the first sample was a new pod's, its
+// whole count completions in the range: a pod that served for days
+// before the range and whose scrapes failed across its start (a /metrics
+// that times out under load) put its lifetime's requests, hundreds of
+// thousands, into one step of the replay (TestFetchLateSeriesBaseline). A
+// series with no value in the day before the start is a new pod, as
+// before. The query is sent only when a series starts late.
+func (f *fetcher) baselines(series []Series, query string) error {
+	late := slices.ContainsFunc(series, func(s Series) bool { return len(s.Points) > 0 && s.Points[0].T.After(f.g.Start) })
+	if !late || query == "" {
+		return nil
+	}
+	f.total++
+	v, warn, err := f.api.Instant(f.ctx, query, f.g.Start)
+	f.st.Warnings = append(f.st.Warnings, warn...)
+	f.st.Queried = append(f.st.Queried, query)
+	f.step()
+	f.st.Points += int64(len(v))
+	if err != nil {
+		return err
+	}
+	base := make(map[string]float64, len(v))
+	for _, s := range v {
+		k := seriesKey(s.Metric)
+		if _, ok := base[k]; !ok && !math.IsNaN(float64(s.Value)) && s.Value >= 0 { // an HA pair's copies: the first
+			base[k] = float64(s.Value)
+		}
+	}
+	for i, s := range series {
+		if b, ok := base[s.Labels]; ok && len(s.Points) > 0 && s.Points[0].T.After(f.g.Start) {
+			series[i].Points = append([]Point{{T: f.g.Start, V: b}}, s.Points...)
+		}
+	}
+	return nil
+}
+
 // read fills h from the queries q, in order: completions, in-flight
 // requests, replicas, token and TTFT histograms, token means, hourly TTFT.
 func (f *fetcher) read(h *History, q promql.History) error {
@@ -136,6 +175,9 @@ func (f *fetcher) read(h *History, q promql.History) error {
 	}
 	if h.Success, err = joinTimestamps(vals, stamps); err != nil {
 		return fmt.Errorf("%s: %w", q.SuccessTimestamps, err)
+	}
+	if err := f.baselines(h.Success, q.SuccessBaseline); err != nil {
+		return err
 	}
 	if h.InFlight, err = f.inFlight(q); err != nil {
 		return err
