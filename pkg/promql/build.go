@@ -288,7 +288,7 @@ type shapes struct {
 // newShapes is the shapes of target t's series under o (defaults applied).
 func newShapes(t Target, o Options) shapes {
 	o = o.withDefaults()
-	return shapes{o: o, sel: ownSeries(t.Server, t.Selector), id: identity(t.Selector, o), worker: t.Server.Families().Worker}
+	return shapes{o: o, sel: ownSeries(t.Server, t.Selector), id: liveIdentity(t.Selector, o), worker: t.Server.Families().Worker}
 }
 
 // ownSeries is sel for the series of server's own pods: for vLLM, sel and
@@ -306,6 +306,17 @@ func ownSeries(server modelserver.Server, sel []*labels.Matcher) []*labels.Match
 		return sel
 	}
 	return append(slices.Clip(sel), labels.MustNewMatcher(labels.MatchEqual, modelserver.VLLMRouterServerLabel, ""))
+}
+
+// liveIdentity is identity and pod!="" (Options.PodLabel): the matchers
+// of the liveness and kube-state-metrics series. A series without a pod
+// label cannot be told apart by pod: the dedup folded every pod into one
+// (3 pods running 10 each read 10, not 30: TestEngineNoPodLabel), and
+// `and on (pod)` matched it with an up series without one on the empty
+// value. With pod!="" on up such series join nothing: unknown, the error
+// saying why (liveHints). kube-state-metrics series always have the label.
+func liveIdentity(sel []*labels.Matcher, o Options) []*labels.Matcher {
+	return append(identity(sel, o), labels.MustNewMatcher(labels.MatchNotEqual, o.PodLabel, ""))
 }
 
 // identity keeps the matchers that also apply to liveness series.

@@ -115,7 +115,7 @@ func TestGoldenBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		jobs = append(jobs, job{target: i, text: shapes.compact(ex[Running].String(), newSelectorText(tg.Selector, Options{}))})
+		jobs = append(jobs, job{target: i, text: shapes.compact(ex[Running].String(), newSelectorText(tg.Selector, tg.Server, Options{}))})
 		exprs = append(exprs, ex[Running])
 	}
 	scalar, err := Validate(`scalar(sum(infscale_activator_held_requests{service="activator-chat"}))`)

@@ -1,6 +1,8 @@
 package promql
 
 import (
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/infscale/infscale/pkg/modelserver"
@@ -75,5 +77,43 @@ func TestEngineEPPHeldHADuplicates(t *testing.T) {
 	r := evalOne(t, api, tg, Options{})
 	if v := r.Values[Held]; !near(v, 6) {
 		t.Fatalf("held %v, want 6 (errors %v)", v, r.Errors)
+	}
+}
+
+// TestEngineNoPodLabel: a scrape config that puts no pod label on the
+// series (here the older prometheus-community chart's
+// kubernetes_pod_name; a static scrape has none at all). Three pods run 10
+// and have 2 waiting each. The per-pod dedup keys on pod, so the three
+// pods' series folded into one "pod" and `and on (pod)` matched up on the
+// empty value: running 10, waiting 2, 1 pod reporting, and a log of 2
+// duplicated series folded; the truth is 30, 6 and 3 pods, a third of the
+// load. Such series cannot be told apart by pod: every live signal is
+// unknown (no decision on them), and its error says what to relabel.
+// Named by a selector's PodLabel (Options), the same series read right.
+func TestEngineNoPodLabel(t *testing.T) {
+	api := newEngineAPI(t, `
+  vllm:num_requests_running{namespace="llm",kubernetes_pod_name="chat-1",instance="10.0.0.1:8000",model_name="m"} 10x40
+  vllm:num_requests_running{namespace="llm",kubernetes_pod_name="chat-2",instance="10.0.0.2:8000",model_name="m"} 10x40
+  vllm:num_requests_running{namespace="llm",kubernetes_pod_name="chat-3",instance="10.0.0.3:8000",model_name="m"} 10x40
+  vllm:num_requests_waiting{namespace="llm",kubernetes_pod_name="chat-1",instance="10.0.0.1:8000",model_name="m"} 2x40
+  vllm:num_requests_waiting{namespace="llm",kubernetes_pod_name="chat-2",instance="10.0.0.2:8000",model_name="m"} 2x40
+  vllm:num_requests_waiting{namespace="llm",kubernetes_pod_name="chat-3",instance="10.0.0.3:8000",model_name="m"} 2x40
+  up{namespace="llm",kubernetes_pod_name="chat-1",instance="10.0.0.1:8000"} 1x40
+  up{namespace="llm",kubernetes_pod_name="chat-2",instance="10.0.0.2:8000"} 1x40
+  up{namespace="llm",kubernetes_pod_name="chat-3",instance="10.0.0.3:8000"} 1x40
+`)
+	tg := sel(t, `{namespace="llm"}`)
+	tg.Duplicates = true
+	r := evalOne(t, api, tg, Options{})
+	for _, s := range []Signal{Running, Waiting, Reporting} {
+		if err := r.Errors[s]; !math.IsNaN(r.Values[s]) || ReasonOf(err) != ReasonEmpty || err == nil ||
+			!strings.Contains(err.Error(), "no series of a live pod, though the family has series under the selector") ||
+			!strings.Contains(err.Error(), "relabel __meta_kubernetes_pod_name to pod") {
+			t.Errorf("%s %v (%v): want unknown, its error saying the pod label", s, r.Values[s], err)
+		}
+	}
+	r = evalOne(t, api, tg, Options{PodLabel: "kubernetes_pod_name"})
+	if o := r.Values; !near(o[Running], 30) || !near(o[Waiting], 6) || o[Reporting] != 3 {
+		t.Errorf("pod label kubernetes_pod_name: running %v waiting %v reporting %v, want 30 6 3 (%v)", o[Running], o[Waiting], o[Reporting], r.Errors)
 	}
 }

@@ -25,7 +25,7 @@ func TestRateWindowHint(t *testing.T) {
   up{namespace="llm",pod="chat-1"} 1x40
 `
 	for _, tc := range []struct {
-		step string
+		step  string
 		every time.Duration
 	}{{"60", time.Minute}, {"15", 15 * time.Second}} {
 		api := newEngineAPI(t, "")
