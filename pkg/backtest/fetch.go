@@ -49,7 +49,10 @@ type FetchStats struct {
 // Fetch reads t's history over g through api. progress, when set, is
 // called after each query with the queries done and the total. Errors:
 // *promql.QueryError from the client (a failed query is never read as no
-// data); a replicas query that does not validate (promql.ErrInvalidQuery).
+// data), ReasonPartial for an answer that says part of the data was not
+// read (promql.Partial: a Thanos partial response; the history would be
+// less traffic than ran); a replicas query that does not validate
+// (promql.ErrInvalidQuery).
 func Fetch(ctx context.Context, api promql.API, t Target, g Grid, progress func(done, total int)) (History, FetchStats, error) {
 	if t.Replicas != "" {
 		if _, err := promql.Validate(t.Replicas); err != nil {
@@ -106,6 +109,9 @@ func (f *fetcher) rng(query string, start time.Time, stp time.Duration) (model.M
 	for _, s := range m {
 		f.st.Points += int64(len(s.Values))
 	}
+	if err == nil {
+		err = promql.PartialAnswer(query, warn)
+	}
 	return m, err
 }
 
@@ -119,6 +125,9 @@ func (f *fetcher) inst(query string) (model.Vector, error) {
 	f.st.Queried = append(f.st.Queried, query)
 	f.step()
 	f.st.Points += int64(len(v))
+	if err == nil {
+		err = promql.PartialAnswer(query, warn)
+	}
 	return v, err
 }
 
@@ -143,6 +152,9 @@ func (f *fetcher) baselines(series []Series, query string) error {
 	f.st.Queried = append(f.st.Queried, query)
 	f.step()
 	f.st.Points += int64(len(v))
+	if err == nil {
+		err = promql.PartialAnswer(query, warn)
+	}
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/infscale/infscale/internal/promtest"
 	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
@@ -78,5 +80,36 @@ func TestFetchLateSeriesBaseline(t *testing.T) {
 	t.Logf("completions %.0f", total)
 	if n := strings.Count(strings.Join(st.Queried, "\n"), "last_over_time"); n != 1 {
 		t.Errorf("baseline queries %d, want 1 (a series starts late)", n)
+	}
+}
+
+// warnAPI is fakeAPI whose range answers carry warnings.
+type warnAPI struct {
+	fakeAPI
+	warn []string
+}
+
+func (w warnAPI) Range(ctx context.Context, q string, s, e time.Time, st time.Duration) (model.Matrix, []string, error) {
+	m, _, err := w.fakeAPI.Range(ctx, q, s, e, st)
+	return m, w.warn, err
+}
+
+// TestFetchPartialHistory: a Thanos querier with a store down answers the
+// history with the other stores' series and a warning. Read as whole, the
+// replay had the traffic of the stores read only (and tune adopted a policy
+// sized for it); the history is refused (reason partial), naming the
+// warning. A PromQL annotation is no missing data: read.
+func TestFetchPartialHistory(t *testing.T) {
+	ms, _ := promql.ParseSelector(`{namespace="llm"}`)
+	g := Grid{Start: t0, Step: time.Minute, N: 2}
+	tgt := Target{Server: modelserver.VLLM, Selector: ms}
+	const thanos = `receive series from Addr: prometheus-b:10901: rpc error: code = Unavailable`
+	_, _, err := Fetch(context.Background(), warnAPI{fakeAPI{ranges: map[string]model.Matrix{}}, []string{thanos}}, tgt, g, nil)
+	if promql.ReasonOf(err) != promql.ReasonPartial || !strings.Contains(err.Error(), "prometheus-b:10901") {
+		t.Errorf("partial history: err %v, want reason partial naming the warning", err)
+	}
+	_, st, err := Fetch(context.Background(), warnAPI{fakeAPI{ranges: map[string]model.Matrix{}}, []string{"PromQL info: metric might not be a counter"}}, tgt, g, nil)
+	if err != nil || len(st.Warnings) == 0 {
+		t.Errorf("annotation: err %v, warnings %q; want read, the warning kept", err, st.Warnings)
 	}
 }

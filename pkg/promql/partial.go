@@ -109,3 +109,14 @@ func partialError(query, w string) *QueryError {
 	return &QueryError{Reason: ReasonPartial, Query: query, Err: fmt.Errorf(
 		"the answer is partial (warning %q): the series of the part not read are missing, so its totals read low; the signal is unknown until an answer is whole (bring the failed store back, or have the querier refuse partial answers: Thanos --no-query.partial-response, VictoriaMetrics -search.denyPartialResponse)", w)}
 }
+
+// PartialAnswer is nil when warnings (an answer's to query) are whole
+// (Partial), else the error of a partial answer, ReasonPartial, quoting
+// its warning: for a caller that reads a whole history (backtest, tune,
+// profile), where a partial one is read as less traffic than ran.
+func PartialAnswer(query string, warnings []string) error {
+	if w, ok := Partial(warnings); ok {
+		return partialError(query, w)
+	}
+	return nil
+}
