@@ -449,8 +449,11 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 		}
 		check(tg, p.signals[i], &values[i], results[i].Errors)
 		rateHints(tg, p.opts, &values[i], results[i].Errors)
-		if seriesExist {
-			liveHints(tg, p.opts, results[i].Errors)
+		if seriesExist && liveHints(tg, p.signals[i], p.opts, results[i].Errors) {
+			// None of the series is a live pod's: what the count folded
+			// is no copies of one pod (without a pod label, every pod's
+			// series fold into one), nothing to say of duplicates.
+			results[i].Duplicated = math.NaN()
 		}
 		results[i].Values = values[i].all()
 		results[i].Stuck = math.NaN()
@@ -812,23 +815,38 @@ func rateHints(tg Target, o Options, vals *sigValues, errs map[Signal]error) {
 
 // liveHints says why the live per-pod signals of tg found no series while
 // the family has series under its selector (the Duplicated count, which
-// reads them without the liveness join): none is of a pod whose up is 1.
-// Series without a pod label (a scrape config that names it otherwise,
-// such as kubernetes_pod_name, or none) cannot be told apart by pod and
-// join nothing; or every pod's scrape is down. "no series" alone read as
-// a family the server lacks.
-func liveHints(tg Target, o Options, errs map[Signal]error) {
+// reads the running family, else the waiting one, without the liveness
+// join): none is of a pod whose up is 1. Series without a pod label (a
+// scrape config that names it otherwise, such as kubernetes_pod_name, or
+// none) cannot be told apart by pod and join nothing; or every pod's
+// scrape is down. "no series" alone read as a family the server lacks.
+// Only when that family's own total (running, else waiting) is empty; it
+// reports whether it was.
+func liveHints(tg Target, has signalSet, o Options, errs map[Signal]error) bool {
 	o = o.withDefaults()
 	if o.Liveness != LiveUp || tg.Server == modelserver.EPP {
-		return
+		return false
+	}
+	empty := func(s Signal) (*QueryError, bool) {
+		qe, ok := errs[s].(*QueryError)
+		_, own := tg.Overrides[s]
+		return qe, ok && !own && qe.Reason == ReasonEmpty
+	}
+	anchor := Running
+	if !has.has(Running) {
+		anchor = Waiting
+	}
+	if _, ok := empty(anchor); !ok {
+		return false
 	}
 	for _, s := range []Signal{Running, Waiting, Reporting, KV} {
-		qe, ok := errs[s].(*QueryError)
-		if _, own := tg.Overrides[s]; !ok || own || qe.Reason != ReasonEmpty {
+		qe, ok := empty(s)
+		if !ok {
 			continue
 		}
 		errs[s] = &QueryError{Reason: qe.Reason, Query: qe.Query, Err: fmt.Errorf(
 			"%w of a live pod, though the family has series under the selector: a series counts when its %s label names a pod whose up is 1; do the series and up carry a %s label (a scrape config that names it otherwise, e.g. kubernetes_pod_name, or none, cannot tell pods apart: relabel __meta_kubernetes_pod_name to %s, as ServiceMonitors and PodMonitors do)? else every pod's scrape is down",
 			qe.Err, o.PodLabel, o.PodLabel, o.PodLabel)}
 	}
+	return true
 }

@@ -112,6 +112,9 @@ func TestEngineNoPodLabel(t *testing.T) {
 			t.Errorf("%s %v (%v): want unknown, its error saying the pod label", s, r.Values[s], err)
 		}
 	}
+	if !math.IsNaN(r.Duplicated) {
+		t.Errorf("duplicated %v, want NaN: the 2 series folded were other pods, not copies (serve logged them as duplicates)", r.Duplicated)
+	}
 	r = evalOne(t, api, tg, Options{PodLabel: "kubernetes_pod_name"})
 	if o := r.Values; !near(o[Running], 30) || !near(o[Waiting], 6) || o[Reporting] != 3 {
 		t.Errorf("pod label kubernetes_pod_name: running %v waiting %v reporting %v, want 30 6 3 (%v)", o[Running], o[Waiting], o[Reporting], r.Errors)
