@@ -323,7 +323,7 @@ func TestBacktestPairHistory(t *testing.T) {
 			args = append([]string{cmd, "--config", bad, "--target", "chat", "-q"}, rng...)
 		}
 		code := run(context.Background(), args, nil, &out, &errb)
-		for _, s := range []string{"target chat, decode pool: no request completed in the range", `vllm:request_success_total{namespace="llm",pod=~"nope-.*"}`, "roles.decode.selector",
+		for _, s := range []string{"target chat, decode pool: no request completed in the range", `vllm:request_success_total{namespace="llm",pod=~"nope-.*",server=""}`, "roles.decode.selector",
 			`no series in Prometheus match the selector {namespace="llm",pod=~"nope-.*"} in the range: its labels match nothing`} {
 			if code != exitRuntime || !strings.Contains(errb.String(), s) {
 				t.Errorf("%s: exit %d, stderr %q; want exit %d naming %q", cmd, code, errb.String(), exitRuntime, s)
@@ -521,7 +521,7 @@ func TestBacktestPairPrometheusURL(t *testing.T) {
 	code := run(context.Background(), args, nil, &out, &errb)
 	// The history has no role label: neither pool has traffic, and both
 	// are named (the decode pool alone was, read first).
-	for _, s := range []string{"backtest: --pd, both pools: no request completed in the range: prefill " + `vllm:request_success_total{namespace="llm",role="prefill"}, decode vllm:request_success_total{namespace="llm",role="decode"}`, "(check --selector, --role-label role"} {
+	for _, s := range []string{"backtest: --pd, both pools: no request completed in the range: prefill " + `vllm:request_success_total{namespace="llm",role="prefill",server=""}, decode vllm:request_success_total{namespace="llm",role="decode",server=""}`, "(check --selector, --role-label role"} {
 		if code != exitRuntime || !strings.Contains(errb.String(), s) {
 			t.Errorf("--role-label role: exit %d, stderr %q; want exit %d naming %q", code, errb.String(), exitRuntime, s)
 		}

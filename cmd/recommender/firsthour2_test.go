@@ -127,7 +127,7 @@ func TestHistorySelectorMatchesNothing(t *testing.T) {
 	for _, cmd := range []string{"backtest", "profile", "tune"} {
 		code, _, stderr := runIn(t, nil, cmd, "--prometheus-url", srv.URL, "--selector", `{namespace="nope"}`,
 			"--start", "2026-11-01T00:00:00Z", "--end", "2026-11-02T00:00:00Z")
-		want := "infscale: " + cmd + ": no request completed in the range: the success counter has no samples: vllm:request_success_total{namespace=\"nope\"} over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (no series in Prometheus match the selector {namespace=\"nope\"} in the range: its labels match nothing (compare them with count by (job, namespace, pod) (up)); check --selector and --server)"
+		want := "infscale: " + cmd + ": no request completed in the range: the success counter has no samples: vllm:request_success_total{namespace=\"nope\",server=\"\"} over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (no series in Prometheus match the selector {namespace=\"nope\"} in the range: its labels match nothing (compare them with count by (job, namespace, pod) (up)); check --selector and --server)"
 		if code != exitRuntime || !strings.Contains(stderr, want) {
 			t.Errorf("%s: exit %d, stderr:\n%s\nwant 1 and %q", cmd, code, stderr, want)
 		}

@@ -49,7 +49,10 @@ type FetchStats struct {
 // Fetch reads t's history over g through api. progress, when set, is
 // called after each query with the queries done and the total. Errors:
 // *promql.QueryError from the client (a failed query is never read as no
-// data); a replicas query that does not validate (promql.ErrInvalidQuery).
+// data), ReasonPartial for an answer that says part of the data was not
+// read (promql.Partial: a Thanos partial response; the history would be
+// less traffic than ran); a replicas query that does not validate
+// (promql.ErrInvalidQuery).
 func Fetch(ctx context.Context, api promql.API, t Target, g Grid, progress func(done, total int)) (History, FetchStats, error) {
 	if t.Replicas != "" {
 		if _, err := promql.Validate(t.Replicas); err != nil {
@@ -106,6 +109,9 @@ func (f *fetcher) rng(query string, start time.Time, stp time.Duration) (model.M
 	for _, s := range m {
 		f.st.Points += int64(len(s.Values))
 	}
+	if err == nil {
+		err = promql.PartialAnswer(query, warn)
+	}
 	return m, err
 }
 
@@ -119,7 +125,52 @@ func (f *fetcher) inst(query string) (model.Vector, error) {
 	f.st.Queried = append(f.st.Queried, query)
 	f.step()
 	f.st.Points += int64(len(v))
+	if err == nil {
+		err = promql.PartialAnswer(query, warn)
+	}
 	return v, err
+}
+
+// baselines gives each success series whose first sample comes after the
+// grid's start a first point at the start: the counter's last value
+// before it (query, promql.History.SuccessBaseline, at the start), when
+// the series has one. Without it the first sample was a new pod's, its
+// whole count completions in the range: a pod that served for days
+// before the range and whose scrapes failed across its start (a /metrics
+// that times out under load) put its lifetime's requests, hundreds of
+// thousands, into one step of the replay (TestFetchLateSeriesBaseline). A
+// series with no value in the day before the start is a new pod, as
+// before. The query is sent only when a series starts late.
+func (f *fetcher) baselines(series []Series, query string) error {
+	late := slices.ContainsFunc(series, func(s Series) bool { return len(s.Points) > 0 && s.Points[0].T.After(f.g.Start) })
+	if !late || query == "" {
+		return nil
+	}
+	f.total++
+	v, warn, err := f.api.Instant(f.ctx, query, f.g.Start)
+	f.st.Warnings = append(f.st.Warnings, warn...)
+	f.st.Queried = append(f.st.Queried, query)
+	f.step()
+	f.st.Points += int64(len(v))
+	if err == nil {
+		err = promql.PartialAnswer(query, warn)
+	}
+	if err != nil {
+		return err
+	}
+	base := make(map[string]float64, len(v))
+	for _, s := range v {
+		k := seriesKey(s.Metric)
+		if _, ok := base[k]; !ok && !math.IsNaN(float64(s.Value)) && s.Value >= 0 { // an HA pair's copies: the first
+			base[k] = float64(s.Value)
+		}
+	}
+	for i, s := range series {
+		if b, ok := base[s.Labels]; ok && len(s.Points) > 0 && s.Points[0].T.After(f.g.Start) {
+			series[i].Points = append([]Point{{T: f.g.Start, V: b}}, s.Points...)
+		}
+	}
+	return nil
 }
 
 // read fills h from the queries q, in order: completions, in-flight
@@ -136,6 +187,9 @@ func (f *fetcher) read(h *History, q promql.History) error {
 	}
 	if h.Success, err = joinTimestamps(vals, stamps); err != nil {
 		return fmt.Errorf("%s: %w", q.SuccessTimestamps, err)
+	}
+	if err := f.baselines(h.Success, q.SuccessBaseline); err != nil {
+		return err
 	}
 	if h.InFlight, err = f.inFlight(q); err != nil {
 		return err

@@ -32,7 +32,9 @@ var ErrAnswerTooLarge = errors.New("answer too large")
 // ErrAnswerTooLarge past the bound of their query's kind (query_range:
 // MaxRangeAnswerBytes, anything else MaxInstantAnswerBytes). It also
 // notes a 429's or 503's Retry-After in the request context's retryAfter,
-// if any (client_golang's errors do not keep the headers).
+// if any (client_golang's errors do not keep the headers), and an answer
+// VictoriaMetrics marked partial in the context's partialMark, if any
+// (client_golang does not read that key).
 type limitAnswers struct{ rt http.RoundTripper }
 
 // retryAfterKey is the context key of a request's *retryAfter.
@@ -89,7 +91,11 @@ func (l limitAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
 	if strings.HasSuffix(req.URL.Path, "/query_range") {
 		max = MaxRangeAnswerBytes
 	}
-	resp.Body = &limitedBody{rc: resp.Body, left: max, max: max, declared: resp.ContentLength}
+	lb := &limitedBody{rc: resp.Body, left: max, max: max, declared: resp.ContentLength}
+	if pm, ok := req.Context().Value(partialKey{}).(*partialMark); ok {
+		lb.partial, lb.scan = pm, &isPartialScan{}
+	}
+	resp.Body = lb
 	return resp, nil
 }
 
@@ -100,6 +106,9 @@ type limitedBody struct {
 	left     int64
 	max      int64
 	declared int64
+	// partial is marked when scan finds "isPartial":true in the body.
+	partial *partialMark
+	scan    *isPartialScan
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -110,6 +119,9 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 		p = p[:b.left+1]
 	}
 	n, err := b.rc.Read(p)
+	if b.scan != nil && b.scan.feed(p[:n]) {
+		b.partial.seen.Store(true)
+	}
 	b.left -= int64(n)
 	if b.left < 0 {
 		return n, b.tooLarge()

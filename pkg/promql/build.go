@@ -288,7 +288,35 @@ type shapes struct {
 // newShapes is the shapes of target t's series under o (defaults applied).
 func newShapes(t Target, o Options) shapes {
 	o = o.withDefaults()
-	return shapes{o: o, sel: t.Selector, id: identity(t.Selector, o), worker: t.Server.Families().Worker}
+	return shapes{o: o, sel: ownSeries(t.Server, t.Selector), id: liveIdentity(t.Selector, o), worker: t.Server.Families().Worker}
+}
+
+// ownSeries is sel for the series of server's own pods: for vLLM, sel and
+// server="" (modelserver.VLLMRouterServerLabel), unless sel has a matcher
+// on that label. The vLLM production-stack router exports its view of
+// each engine behind it under vLLM's own names, one series per engine
+// labelled server="http://<engine>:8000"; a selector of the namespace
+// matches them too, and they added the engines' running and waiting
+// again and counted the router's pod as a replica (running 12 over 2
+// engines read 19 over 3: TestEngineRouterSeriesNotReplicas). No vLLM
+// engine's series carries the label (a selector that names it is the
+// user's word that their series do).
+func ownSeries(server modelserver.Server, sel []*labels.Matcher) []*labels.Matcher {
+	if server != modelserver.VLLM || slices.ContainsFunc(sel, func(m *labels.Matcher) bool { return m.Name == modelserver.VLLMRouterServerLabel }) {
+		return sel
+	}
+	return append(slices.Clip(sel), labels.MustNewMatcher(labels.MatchEqual, modelserver.VLLMRouterServerLabel, ""))
+}
+
+// liveIdentity is identity and pod!="" (Options.PodLabel): the matchers
+// of the liveness and kube-state-metrics series. A series without a pod
+// label cannot be told apart by pod: the dedup folded every pod into one
+// (3 pods running 10 each read 10, not 30: TestEngineNoPodLabel), and
+// `and on (pod)` matched it with an up series without one on the empty
+// value. With pod!="" on up such series join nothing: unknown, the error
+// saying why (liveHints). kube-state-metrics series always have the label.
+func liveIdentity(sel []*labels.Matcher, o Options) []*labels.Matcher {
+	return append(identity(sel, o), labels.MustNewMatcher(labels.MatchNotEqual, o.PodLabel, ""))
 }
 
 // identity keeps the matchers that also apply to liveness series.

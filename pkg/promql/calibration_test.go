@@ -22,10 +22,10 @@ func TestCalibrationQueries(t *testing.T) {
 	pod := func(e string) string {
 		return "sum by (pod) (max by (namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model) (" + e + "))"
 	}
-	rate := func(f string) string { return pod(`rate(` + f + `{namespace="llm"}[1m])`) }
+	rate := func(f string) string { return pod(`rate(` + f + `{namespace="llm",server=""}[1m])`) }
 	for name, tc := range map[string]struct{ got, want string }{
-		"running": {c.Running, pod(`avg_over_time(vllm:num_requests_running{namespace="llm"}[1m])`)},
-		"waiting": {c.Waiting, pod(`max_over_time(vllm:num_requests_waiting{namespace="llm"}[1m])`)},
+		"running": {c.Running, pod(`avg_over_time(vllm:num_requests_running{namespace="llm",server=""}[1m])`)},
+		"waiting": {c.Waiting, pod(`max_over_time(vllm:num_requests_waiting{namespace="llm",server=""}[1m])`)},
 		"itl": {c.ITL, rate("vllm:inter_token_latency_seconds_sum") + " / " + rate("vllm:inter_token_latency_seconds_count") +
 			" or (" + rate("vllm:time_per_output_token_seconds_sum") + " / " + rate("vllm:time_per_output_token_seconds_count") + ")"},
 		"ttft":   {c.TTFT, rate("vllm:time_to_first_token_seconds_sum") + " / " + rate("vllm:time_to_first_token_seconds_count")},

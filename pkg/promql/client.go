@@ -280,14 +280,18 @@ func refused(err error) bool {
 // retried is once (one query, named query), asked again up to c.retries
 // times while it fails with a Retryable error: after the answer's
 // Retry-After (at most MaxRetryWait), else 1 s doubling. The wait ends
-// with ctx.
+// with ctx. An answer VictoriaMetrics marked partial gets the warning
+// PartialVictoriaMetrics.
 func retried[T any](ctx context.Context, c *Client, query string, once func(context.Context) (T, []string, error)) (T, []string, error) {
 	backoff, began := time.Second, time.Now()
 	for attempt := 0; ; attempt++ {
-		ra := &retryAfter{}
-		v, warn, err := once(context.WithValue(ctx, retryAfterKey{}, ra))
+		ra, pm := &retryAfter{}, &partialMark{}
+		v, warn, err := once(context.WithValue(context.WithValue(ctx, retryAfterKey{}, ra), partialKey{}, pm))
 		if err == nil {
 			c.answered.Store(true)
+			if pm.seen.Load() {
+				warn = append(warn, PartialVictoriaMetrics)
+			}
 			return v, warn, err
 		}
 		if !Retryable(err) && !(c.answered.Load() && refused(err)) {

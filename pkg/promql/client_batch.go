@@ -58,6 +58,8 @@ func (c *Client) instantTagged(ctx context.Context, q queryText, formLen int, t 
 	query := q.short()
 	ctx, cancel, _ := c.context(ctx)
 	defer cancel()
+	pm := &partialMark{}
+	ctx = context.WithValue(ctx, partialKey{}, pm)
 	u := c.http.URL("/api/v1/query", nil)
 	params := u.Query() // parameters of the configured URL, as v1 sends them
 	params.Del("query")
@@ -101,6 +103,9 @@ func (c *Client) instantTagged(ctx context.Context, q queryText, formLen int, t 
 		if err := answerTime(v.at, t); err != nil {
 			return nil, warn, &QueryError{Reason: ReasonBadResponse, Query: query, Err: err}
 		}
+	}
+	if pm.seen.Load() {
+		warn = append(warn, PartialVictoriaMetrics)
 	}
 	return vals, warn, nil
 }

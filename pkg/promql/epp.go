@@ -17,7 +17,7 @@ import (
 //	reporting, current  max(ready_endpoints)
 //	running, waiting    round(max(average_*) * max(ready_endpoints)) or (max(ready_endpoints) == 0)
 //	kv                  max(average_kv_cache_utilization) and (max(ready_endpoints) > 0)
-//	held                clamp_min(sum(flow_control_queue_size), 0)    (Target.FlowControlHeld)
+//	held                clamp_min(sum(max without (<HA labels>) (flow_control_queue_size)), 0)    (Target.FlowControlHeld)
 //	queued              count(max by (<endpoint>) (per_endpoint_queue_size) > 0)   (Target.Demand)
 //	arrivals, tokens    sum(max without (<HA labels>) (rate(request_total[w]))), ..._input_tokens_sum, ..._output_tokens_sum
 //	ttft, itl           histogram_quantile over request_ttft_seconds / request_streaming_itl_seconds
@@ -56,18 +56,22 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 	out[KV] = twin(f.AvgKV, func(cur bool, n string) parser.Expr {
 		return binary(parser.LAND, maxOf(n), binary(parser.GTR, maxOf(ready(cur)), number(0), nil), nil)
 	})
+	// The copies an HA Prometheus pair returns (Thanos, Mimir, federation
+	// without dedup) differ in a replica label only: one of each is summed.
+	noCopies := func(e parser.Expr) parser.Expr {
+		if len(b.o.ReplicaLabels) > 0 {
+			return aggregate(parser.MAX, true, b.o.ReplicaLabels, e)
+		}
+		return e
+	}
 	if t.FlowControlHeld && t.Held == "" {
 		out[Held] = call("clamp_min", twin(f.FlowQueue, func(_ bool, n string) parser.Expr {
-			return aggregate(parser.SUM, false, nil, selector(n, b.sel))
+			return aggregate(parser.SUM, false, nil, noCopies(selector(n, b.sel)))
 		}), number(0))
 	}
 	rateOf := func(tw modelserver.Twin, suffix string) parser.Expr {
 		return twin(tw, func(_ bool, n string) parser.Expr {
-			r := parser.Expr(call("rate", rangeOf(selector(n+suffix, b.sel), b.o.DemandWindow)))
-			if len(b.o.ReplicaLabels) > 0 {
-				r = aggregate(parser.MAX, true, b.o.ReplicaLabels, r)
-			}
-			return aggregate(parser.SUM, false, nil, r)
+			return aggregate(parser.SUM, false, nil, noCopies(call("rate", rangeOf(selector(n+suffix, b.sel), b.o.DemandWindow))))
 		})
 	}
 	if _, own := t.Overrides[Waiting]; !own && t.Demand {

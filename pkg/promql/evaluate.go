@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // DefaultBatchSize is how many targets share one query per signal when
@@ -267,7 +269,7 @@ func NewPlan(targets []Target, opts Options, batchSize int) *Plan {
 		exprs, p.buildErrs[i] = buildExprs(tg, opts)
 		var st *selectorText
 		if p.buildErrs[i] == nil {
-			st = newSelectorText(tg.Selector, opts)
+			st = newSelectorText(tg.Selector, tg.Server, opts)
 		}
 		for s, ex := range exprs {
 			p.signals[i] |= 1 << s
@@ -433,6 +435,9 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 			continue
 		}
 		results[i].Duplicated = math.NaN()
+		// The running (else waiting) family has series under the selector,
+		// liveness aside (the Duplicated count reads them without a join).
+		_, seriesExist := values[i].get(Duplicated)
 		if p.signals[i].has(Duplicated) {
 			if ReasonOf(results[i].Errors[Duplicated]) == ReasonEmpty {
 				delete(results[i].Errors, Duplicated) // no series: nothing to fold
@@ -443,6 +448,13 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 			}
 		}
 		check(tg, p.signals[i], &values[i], results[i].Errors)
+		rateHints(tg, p.opts, &values[i], results[i].Errors)
+		if seriesExist && liveHints(tg, p.signals[i], p.opts, results[i].Errors) {
+			// None of the series is a live pod's: what the count folded
+			// is no copies of one pod (without a pod label, every pod's
+			// series fold into one), nothing to say of duplicates.
+			results[i].Duplicated = math.NaN()
+		}
 		results[i].Values = values[i].all()
 		results[i].Stuck = math.NaN()
 		if p.signals[i].has(Stuck) {
@@ -519,6 +531,18 @@ func (e *Evaluator) runBatch(ctx context.Context, jobs []job, q queryText, formL
 			}
 		}
 		return out, qe
+	}
+	if w, ok := Partial(warn); ok {
+		// Not garbage by its shape, but a part of the series is missing:
+		// read as complete, a store outage reads as a drop in load.
+		for k, j := range jobs {
+			q := query
+			if len(jobs) > 1 {
+				q = j.short()
+			}
+			out[k] = answer{value: math.NaN(), err: partialError(q, w), warn: warn}
+		}
+		return out, nil
 	}
 	if tagged == nil {
 		tagged = make([]taggedValue, len(vec))
@@ -758,4 +782,71 @@ func check(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) {
 		}
 		errs[Current] = err
 	}
+}
+
+// rateHints says why a rate signal of tg (a rate() or a histogram
+// quantile over one) found no series while pods report their gauges:
+// "no series" alone read as a family the server lacks, while the usual
+// cause is a scrape interval of half the window or more. A rate needs two
+// samples inside its window, and Prometheus 3 leaves out the window's
+// start, so a 1m window over pods scraped every 60 s holds one sample and
+// every demand rate is empty, cycle after cycle (TestRateWindowHint). The
+// signal stays unknown; its error says what to change.
+func rateHints(tg Target, o Options, vals *sigValues, errs map[Signal]error) {
+	o = o.withDefaults()
+	pods, ok := vals.get(Reporting)
+	if !ok || !(pods > 0) {
+		return
+	}
+	for _, r := range []struct {
+		s Signal
+		w time.Duration
+	}{{Arrivals, o.DemandWindow}, {PromptTokens, o.DemandWindow}, {GenerationTokens, o.DemandWindow}, {PrefixHit, o.DemandWindow},
+		{TTFT, tg.TTFTWindow}, {QueueTime, tg.QueueTimeWindow}, {ITL, tg.ITLWindow}, {CPU, o.CPUWindow}} {
+		qe, ok := errs[r.s].(*QueryError)
+		if _, own := tg.Overrides[r.s]; !ok || own || qe.Reason != ReasonEmpty || r.w <= 0 {
+			continue
+		}
+		errs[r.s] = &QueryError{Reason: qe.Reason, Query: qe.Query, Err: fmt.Errorf(
+			"%w, while %.0f pod(s) report their gauges: no counter of the family has two samples inside the %s window: its pods are scraped every %s or more (a rate needs two samples inside its window, and Prometheus 3 leaves out the window's start: scrape them every %s or less), or the family is absent (another version of the server, or before the first request it counts)",
+			qe.Err, pods, model.Duration(r.w), model.Duration(r.w/2), model.Duration(r.w/4))}
+	}
+}
+
+// liveHints says why the live per-pod signals of tg found no series while
+// the family has series under its selector (the Duplicated count, which
+// reads the running family, else the waiting one, without the liveness
+// join): none is of a pod whose up is 1. Series without a pod label (a
+// scrape config that names it otherwise, such as kubernetes_pod_name, or
+// none) cannot be told apart by pod and join nothing; or every pod's
+// scrape is down. "no series" alone read as a family the server lacks.
+// Only when that family's own total (running, else waiting) is empty; it
+// reports whether it was.
+func liveHints(tg Target, has signalSet, o Options, errs map[Signal]error) bool {
+	o = o.withDefaults()
+	if o.Liveness != LiveUp || tg.Server == modelserver.EPP {
+		return false
+	}
+	empty := func(s Signal) (*QueryError, bool) {
+		qe, ok := errs[s].(*QueryError)
+		_, own := tg.Overrides[s]
+		return qe, ok && !own && qe.Reason == ReasonEmpty
+	}
+	anchor := Running
+	if !has.has(Running) {
+		anchor = Waiting
+	}
+	if _, ok := empty(anchor); !ok {
+		return false
+	}
+	for _, s := range []Signal{Running, Waiting, Reporting, KV} {
+		qe, ok := empty(s)
+		if !ok {
+			continue
+		}
+		errs[s] = &QueryError{Reason: qe.Reason, Query: qe.Query, Err: fmt.Errorf(
+			"%w of a live pod, though the family has series under the selector: a series counts when its %s label names a pod whose up is 1; do the series and up carry a %s label (a scrape config that names it otherwise, e.g. kubernetes_pod_name, or none, cannot tell pods apart: relabel __meta_kubernetes_pod_name to %s, as ServiceMonitors and PodMonitors do)? else every pod's scrape is down",
+			qe.Err, o.PodLabel, o.PodLabel, o.PodLabel)}
+	}
+	return true
 }

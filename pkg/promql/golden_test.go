@@ -115,7 +115,7 @@ func TestGoldenBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		jobs = append(jobs, job{target: i, text: shapes.compact(ex[Running].String(), newSelectorText(tg.Selector, Options{}))})
+		jobs = append(jobs, job{target: i, text: shapes.compact(ex[Running].String(), newSelectorText(tg.Selector, tg.Server, Options{}))})
 		exprs = append(exprs, ex[Running])
 	}
 	scalar, err := Validate(`scalar(sum(infscale_activator_held_requests{service="activator-chat"}))`)
@@ -208,7 +208,7 @@ func TestGoldenEPP(t *testing.T) {
 	golden(t, "epp", got)
 	for _, want := range []string{
 		"running: round(max(llm_d_epp_average_running_requests{namespace=\"llm\",service=\"chat-epp\"}) * max(llm_d_epp_ready_endpoints{namespace=\"llm\",service=\"chat-epp\"})) or (max(llm_d_epp_ready_endpoints{namespace=\"llm\",service=\"chat-epp\"}) == 0) or (round(max(inference_pool_average_running_requests",
-		"held: clamp_min(sum(llm_d_epp_flow_control_queue_size{namespace=\"llm\",service=\"chat-epp\"}) or sum(inference_extension_flow_control_queue_size{namespace=\"llm\",service=\"chat-epp\"}), 0)",
+		"held: clamp_min(sum(max without (prometheus, prometheus_replica, replica) (llm_d_epp_flow_control_queue_size{namespace=\"llm\",service=\"chat-epp\"})) or sum(max without (prometheus, prometheus_replica, replica) (inference_extension_flow_control_queue_size{namespace=\"llm\",service=\"chat-epp\"})), 0)",
 		"stuck: (none)", "cpu: (none)",
 	} {
 		if !strings.Contains(got, want) {

@@ -20,6 +20,12 @@ type History struct {
 	// their sample times (timestamp() of the same selector), for the
 	// arrivals' reconstruction.
 	Success, SuccessTimestamps string
+	// SuccessBaseline is each success series' last value at or before the
+	// range's start, within BaselineLookback (`last_over_time(F{sel}[1d])`,
+	// evaluated at the start): the baseline of a series whose first sample
+	// in the range comes after its start (failed scrapes across the start),
+	// which is otherwise a new pod's, counted in full.
+	SuccessBaseline string
 	// Running and Waiting are the Running and Waiting signals' queries.
 	Running, Waiting string
 	// Replicas is Target.Replicas when set, else the Reporting signal's
@@ -37,6 +43,10 @@ type History struct {
 	// its p95 over each hour (histogram_quantile over a 1h increase).
 	TTFTHist, TTFTHourly string
 }
+
+// BaselineLookback is how far before a history's start History's
+// SuccessBaseline looks for a series' last value: a day.
+const BaselineLookback = 24 * time.Hour
 
 // HistoryQueries builds the History of t over a range of span.
 // promptHist and outputHist name the per-request token-length histogram
@@ -57,6 +67,9 @@ func HistoryQueries(t Target, opts Options, span time.Duration, promptHist, outp
 	h.Success = b.series(f.Requests).String()
 	h.SuccessTimestamps = alternatives(f.Requests, func(fam string) parser.Expr {
 		return call("timestamp", selector(fam, b.sel))
+	}).String()
+	h.SuccessBaseline = alternatives(f.Requests, func(fam string) parser.Expr {
+		return call("last_over_time", rangeOf(selector(fam, b.sel), BaselineLookback))
 	}).String()
 	h.Running = exprs[Running].String()
 	if e, ok := exprs[Waiting]; ok {

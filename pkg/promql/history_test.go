@@ -32,14 +32,14 @@ func TestHistoryQueries(t *testing.T) {
 	dedup := "max by (namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model) "
 	bucketDedup := "max by (namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model, le) "
 	for name, c := range map[string]struct{ got, want string }{
-		"success":    {h.Success, `vllm:request_success_total{namespace="llm"}`},
-		"timestamps": {h.SuccessTimestamps, `timestamp(vllm:request_success_total{namespace="llm"})`},
-		"prompt":     {h.PromptHist, `sum by (le) (` + bucketDedup + `(increase(vllm:request_prompt_tokens_bucket{namespace="llm"}[1h])))`},
+		"success":    {h.Success, `vllm:request_success_total{namespace="llm",server=""}`},
+		"timestamps": {h.SuccessTimestamps, `timestamp(vllm:request_success_total{namespace="llm",server=""})`},
+		"prompt":     {h.PromptHist, `sum by (le) (` + bucketDedup + `(increase(vllm:request_prompt_tokens_bucket{namespace="llm",server=""}[1h])))`},
 		"output":     {h.OutputHist, ``},
 		"ttft hourly": {h.TTFTHourly, `histogram_quantile(0.95, sum by (le) (` + bucketDedup +
-			`(increase(vllm:time_to_first_token_seconds_bucket{namespace="llm"}[1h]))))`},
-		"prompt mean": {h.PromptMean, `sum(` + dedup + `(increase(vllm:prompt_tokens_total{namespace="llm"}[1h]))) / sum(` +
-			dedup + `(increase(vllm:request_success_total{namespace="llm"}[1h])))`},
+			`(increase(vllm:time_to_first_token_seconds_bucket{namespace="llm",server=""}[1h]))))`},
+		"prompt mean": {h.PromptMean, `sum(` + dedup + `(increase(vllm:prompt_tokens_total{namespace="llm",server=""}[1h]))) / sum(` +
+			dedup + `(increase(vllm:request_success_total{namespace="llm",server=""}[1h])))`},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", name, c.got, c.want)

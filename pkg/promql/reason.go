@@ -48,13 +48,18 @@ const (
 	ReasonUnsupported
 	// ReasonInvalidQuery: the query does not parse (user override).
 	ReasonInvalidQuery
+	// ReasonPartial: the answer came with a sign that some of the data
+	// was not read (Partial: a Thanos partial response's warning, a
+	// remote-read failure, VictoriaMetrics's isPartial): series of the
+	// part not read are missing, so a sum or count reads low.
+	ReasonPartial
 )
 
 var reasonNames = [...]string{
 	ReasonTimeout: "timeout", ReasonUnavailable: "unavailable", ReasonBadData: "bad_data",
 	ReasonCanceled: "canceled", ReasonBadResponse: "bad_response", ReasonEmpty: "empty",
 	ReasonNaN: "nan", ReasonAmbiguous: "ambiguous", ReasonUnsupported: "unsupported",
-	ReasonInvalidQuery: "invalid_query",
+	ReasonInvalidQuery: "invalid_query", ReasonPartial: "partial",
 }
 
 // String returns the snake_case label value ("timeout", "empty", ...).

@@ -28,13 +28,13 @@ func TestBuildStuck(t *testing.T) {
 	// The printer parenthesises each binary operand of and (helper paren()).
 	// The last operand asks that requests already waited at the window's
 	// start (a minimum sees only the samples inside the window).
-	want := `count((((sum by (pod) (max by (namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model) (min_over_time(vllm:num_requests_waiting{namespace="llm"}[2m]))) and on (pod) (up{namespace="llm"} == 1)) > 0) and on (pod) (max by (pod) (increase(vllm:generation_tokens_total{namespace="llm"}[2m])) == 0)) and on (pod) (vllm:num_requests_waiting{namespace="llm"} offset 2m > 0))`
+	want := `count((((sum by (pod) (max by (namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model) (min_over_time(vllm:num_requests_waiting{namespace="llm",server=""}[2m]))) and on (pod) (up{namespace="llm",pod!=""} == 1)) > 0) and on (pod) (max by (pod) (increase(vllm:generation_tokens_total{namespace="llm",server=""}[2m])) == 0)) and on (pod) (vllm:num_requests_waiting{namespace="llm",server=""} offset 2m > 0))`
 	if got := qs[Stuck]; got != want {
 		t.Errorf("stuck query\n got %s\nwant %s", got, want)
 	}
 	// The stuck pods' waiting is the waiting total's shape "and on (pod)" them.
 	inner := strings.TrimSuffix(strings.TrimPrefix(want, "count("), ")")
-	wantW := `sum((sum by (pod) (max by (namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model) (vllm:num_requests_waiting{namespace="llm"})) and on (pod) (up{namespace="llm"} == 1)) and on (pod) (` + inner + `))`
+	wantW := `sum((sum by (pod) (max by (namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model) (vllm:num_requests_waiting{namespace="llm",server=""})) and on (pod) (up{namespace="llm",pod!=""} == 1)) and on (pod) (` + inner + `))`
 	if got := qs[StuckWaiting]; got != wantW {
 		t.Errorf("stuck_waiting query\n got %s\nwant %s", got, wantW)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/infscale/infscale/pkg/modelserver"
 )
 
 // A Plan holds its query texts compactly and writes a batch's text only
@@ -49,9 +51,10 @@ type jobText struct {
 	sel   *selectorText
 }
 
-// newSelectorText prints sel's matchers and those of them on the pod and
-// namespace labels (identity) as the printer writes them in a selector.
-func newSelectorText(sel []*labels.Matcher, o Options) *selectorText {
+// newSelectorText prints sel's matchers as the shapes of server's series
+// use them (ownSeries) and those on the pod and namespace labels
+// (liveIdentity) as the printer writes them in a selector.
+func newSelectorText(sel []*labels.Matcher, server modelserver.Server, o Options) *selectorText {
 	inner := func(ms []*labels.Matcher) string {
 		if len(ms) == 0 {
 			return ""
@@ -59,7 +62,7 @@ func newSelectorText(sel []*labels.Matcher, o Options) *selectorText {
 		s := SelectorText(ms) // {a="b",...}
 		return strings.TrimSuffix(strings.TrimPrefix(s, "{"), "}")
 	}
-	st := &selectorText{sel: inner(sel), id: inner(identity(sel, o.withDefaults()))}
+	st := &selectorText{sel: inner(ownSeries(server, sel)), id: inner(liveIdentity(sel, o.withDefaults()))}
 	st.selEsc, st.idEsc = appendForm(nil, st.sel), appendForm(nil, st.id)
 	return st
 }

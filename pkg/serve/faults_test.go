@@ -406,15 +406,16 @@ targets:
 	}
 }
 
-// TestServeShowsPrometheusWarnings: Prometheus (or Thanos answering a
-// partial response) sends its values with warnings. They were dropped: the
-// decision read the values and nothing said they came with a warning. The
-// values are still read (running 1 + waiting 7 = 8 over target 4: desired
-// 2), and the warning is in the decision record and logged at warn, at
-// most once a minute per target (cycles 15 s apart: logged at 0 s and
-// 60 s, 3 suppressed in between).
+// TestServeShowsPrometheusWarnings: Prometheus sends its values with
+// warnings (a PromQL annotation: the arithmetic's, over data it read
+// whole). They were dropped: the decision read the values and nothing said
+// they came with a warning. The values are still read (running 1 +
+// waiting 7 = 8 over target 4: desired 2), and the warning is in the
+// decision record and logged at warn, at most once a minute per target
+// (cycles 15 s apart: logged at 0 s and 60 s, 3 suppressed in between).
+// A warning of data not read (a partial answer) is TestServePartialAnswer's.
 func TestServeShowsPrometheusWarnings(t *testing.T) {
-	const w = "partial response: store 10.0.0.7:10901 unavailable"
+	const w = "PromQL warning: encountered a mix of histograms and floats for metric name vllm:num_requests_waiting"
 	fake := &promAnswers{}
 	fake.set(vllmRules("1", "1", "7",
 		promRule{needle: "min_over_time"}, // the stuck queries (they read the waiting family too): none
@@ -432,6 +433,50 @@ func TestServeShowsPrometheusWarnings(t *testing.T) {
 	if n := strings.Count(logs.String(), "prometheus answered with warnings"); n != 2 || !strings.Contains(logs.String(), "suppressed_since_last=3") ||
 		!strings.Contains(logs.String(), w) {
 		t.Errorf("%d log lines, want 2 (at 0 s and 60 s, 3 suppressed), naming the warning:\n%s", n, logs.String())
+	}
+}
+
+// TestServePartialAnswer: a Thanos querier whose store of two of the four
+// pods is down answers 200 with the other two's series and a warning (its
+// partial response; VictoriaMetrics says "isPartial": true). 4 pods run 3
+// and have 2 waiting each: queue 20 over target 4, desired 5. Then the
+// store goes: the answers say running 6 and waiting 4 (half). Read as
+// complete that was a queue of 10, ceil(10 / 4) = 3 with no stabilisation
+// window: two replicas gone on a storage outage. The signals are unknown
+// instead (reason partial, counted per signal), so the last desired, 5,
+// is held (no-data) until the answers are whole again.
+func TestServePartialAnswer(t *testing.T) {
+	const w = `receive series from Addr: prometheus-b:10901 LabelSets: {replica="b"}: rpc error: code = Unavailable desc = connection refused`
+	fake := &promAnswers{}
+	fake.set(vllmRules("4", "12", "8")...)
+	l, m, now := promLoop(t, fake.serve(t), chatConfig+"  behavior: {scaleDown: {stabilizationWindowSeconds: 0}}\n", 1, nil)
+	l.Cycle(context.Background())
+	if got := desired(t, m, "chat"); got != 5 {
+		t.Fatalf("desired %v on whole answers, want 5 (ceil(20 / 4))", got)
+	}
+	fake.set(vllmRules("4", "12", "8",
+		promRule{needle: "min_over_time"},
+		promRule{needle: "count(", values: []string{"4"}},
+		promRule{needle: "num_requests_running", values: []string{"6"}, warning: w},
+		promRule{needle: "num_requests_waiting", values: []string{"4"}, warning: w})...)
+	for range 3 {
+		*now = now.Add(15 * time.Second)
+		l.Cycle(context.Background())
+		if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 5 || r.Reason != "no-data" {
+			t.Fatalf("desired %v (%s) on partial answers, want 5 held (no-data); errors %q", got, r.Reason, r.Errors)
+		}
+	}
+	if got := queryErrors(m, "chat", "partial"); got != 6 {
+		t.Errorf("query_errors_total{reason=partial} = %v, want 6 (running and waiting, 3 cycles)", got)
+	}
+	if r := lastRecord(l, "chat"); len(r.Errors) != 2 || !strings.Contains(r.Errors[0], "the answer is partial") || !strings.Contains(r.Errors[0], "prometheus-b:10901") {
+		t.Errorf("record errors %q, want running's and waiting's, saying partial and quoting the warning", r.Errors)
+	}
+	fake.set(vllmRules("4", "6", "2")...)
+	*now = now.Add(15 * time.Second)
+	l.Cycle(context.Background())
+	if got := desired(t, m, "chat"); got != 2 {
+		t.Errorf("desired %v once whole again (queue 8), want 2", got)
 	}
 }
 

@@ -1,0 +1,117 @@
+package promql
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/modelserver"
+)
+
+// TestPartialAnswerIsUnknown: a querier that could not read every store
+// answers 200 with what the others hold. Thanos says so in a warning
+// (its partial response), VictoriaMetrics in "isPartial": true, which
+// client_golang does not read. Here 4 pods run 5 requests each; the store
+// of two of them is down, so the answer's sum is 10 where it is 20: read as
+// complete it halves the load and a scale-down follows. Both answers, on
+// the single-query (v1) path and the batched one, make the signal unknown
+// (ReasonPartial, NaN), the error saying what to do. A PromQL annotation
+// (Prometheus's own "PromQL warning: ..." / "PromQL info: ...") is about
+// the arithmetic, not missing data: its values are read.
+func TestPartialAnswerIsUnknown(t *testing.T) {
+	const thanos = `receive series from Addr: prometheus-b:10901 LabelSets: {replica="b"}: rpc error: code = Unavailable desc = connection refused`
+	at := time.Unix(1737152900, 0)
+	body := func(env string, vals ...string) string {
+		var rs []string
+		for i, v := range vals {
+			rs = append(rs, fmt.Sprintf(`{"metric":{"%s":"%d"},"value":[1737152900,"%s"]}`, TargetLabel, i, v))
+		}
+		return `{"status":"success",` + env + `"data":{"resultType":"vector","result":[` + strings.Join(rs, ",") + `]}}`
+	}
+	for _, tc := range []struct {
+		name, env string
+		partial   bool
+	}{
+		{"thanos partial response", `"warnings":[` + fmt.Sprintf("%q", thanos) + `],`, true},
+		{"victoriametrics isPartial", `"isPartial":true,`, true},
+		{"victoriametrics isPartial, spaced", `"isPartial" : true,`, true},
+		{"victoriametrics whole", `"isPartial":false,`, false},
+		{"promql annotation", `"warnings":["PromQL warning: encountered a mix of histograms and floats for metric name \"x\""],"infos":["PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: \"y\""],`, false},
+		{"a label named isPartial", ``, false},
+	} {
+		for _, batched := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/batched=%v", tc.name, batched), func(t *testing.T) {
+				answer := body(tc.env, "10", "10")
+				if tc.name == "a label named isPartial" {
+					answer = strings.Replace(answer, `"metric":{`, `"metric":{"isPartial":"true",`, 2)
+				}
+				c, _ := fakeProm(t, reply(http.StatusOK, answer))
+				var targets []Target
+				for i := range 2 {
+					tg := Target{Name: fmt.Sprint("chat", i), Server: modelserver.VLLM,
+						Overrides: map[Signal]string{Running: `sum(vllm:num_requests_running{namespace="llm"})`}}
+					tg.Selector, _ = ParseSelector(`{namespace="llm"}`)
+					targets = append(targets, tg)
+				}
+				ev := &Evaluator{API: c, BatchSize: 1}
+				if batched {
+					ev.BatchSize = 2
+				}
+				res, _ := ev.Evaluate(context.Background(), targets, at)
+				for i, r := range res {
+					v, err := r.Values[Running], r.Errors[Running]
+					if !tc.partial {
+						if v != 10 || err != nil {
+							t.Fatalf("target %d running %v (%v), want 10", i, v, err)
+						}
+						continue
+					}
+					if !math.IsNaN(v) || ReasonOf(err) != ReasonPartial {
+						t.Fatalf("target %d running %v (%v), want NaN, reason partial", i, v, err)
+					}
+					for _, want := range []string{"promql: partial: the answer is partial", "no-query.partial-response", "denyPartialResponse", "(query: "} {
+						if !strings.Contains(err.Error(), want) {
+							t.Errorf("error %q lacks %q", err, want)
+						}
+					}
+					if w, ok := Partial(r.Warnings); !ok || (tc.env != "" && !strings.Contains(tc.env, "isPartial") && w != thanos) {
+						t.Errorf("warnings %q: want the partial one kept", r.Warnings)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestIsPartialScan: the key is found across read boundaries, only with a
+// bare true.
+func TestIsPartialScan(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want bool
+	}{
+		{`{"status":"success","isPartial":true,"data":{}}`, true},
+		{`{"status":"success","isPartial":false,"data":{}}`, false},
+		{`{"status":"success","isPartial":"true"}`, false},
+		{`{"metric":{"a":"\"isPartial\":true"}}`, false},
+		{`{"""isPartial":true}`, true},
+		{"{\"isPartial\"\n:\ttrue}", true},
+		{`{"xisPartial":true}`, false},
+		{`{"isPartial":tru}`, false},
+	} {
+		for size := 1; size <= len(tc.body); size++ {
+			var s isPartialScan
+			got := false
+			for i := 0; i < len(tc.body); i += size {
+				got = s.feed([]byte(tc.body[i:min(i+size, len(tc.body))])) || got
+			}
+			if got != tc.want {
+				t.Fatalf("%s in pieces of %d: %v, want %v", tc.body, size, got, tc.want)
+			}
+		}
+	}
+}

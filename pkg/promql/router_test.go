@@ -1,0 +1,122 @@
+package promql
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/infscale/infscale/pkg/modelserver"
+)
+
+// TestEngineRouterSeriesNotReplicas: the vLLM production-stack router
+// exports its own view of each engine behind it under vLLM's names,
+// vllm:num_requests_running{server="http://<engine>:8000"} (and waiting),
+// from the router's pod (vllm-project/production-stack
+// src/vllm_router/services/metrics_service). A selector of the namespace
+// ({namespace="llm"}, as its KEDA and prometheus-adapter tutorials query)
+// matches them too. Two engines run 7 and 5 with 4 and 1 waiting; the
+// router says the same per server. By hand: running 12, waiting 5, 2
+// replicas reporting; the router is no replica and its series are
+// copies.
+func TestEngineRouterSeriesNotReplicas(t *testing.T) {
+	api := newEngineAPI(t, `
+  vllm:num_requests_running{namespace="llm",pod="chat-1",model_name="m"} 7x40
+  vllm:num_requests_running{namespace="llm",pod="chat-2",model_name="m"} 5x40
+  vllm:num_requests_waiting{namespace="llm",pod="chat-1",model_name="m"} 4x40
+  vllm:num_requests_waiting{namespace="llm",pod="chat-2",model_name="m"} 1x40
+  vllm:kv_cache_usage_perc{namespace="llm",pod="chat-1",model_name="m"} 0.5x40
+  vllm:kv_cache_usage_perc{namespace="llm",pod="chat-2",model_name="m"} 0.3x40
+  vllm:num_requests_running{namespace="llm",pod="vllm-router-7d9",server="http://10.0.0.1:8000"} 7x40
+  vllm:num_requests_running{namespace="llm",pod="vllm-router-7d9",server="http://10.0.0.2:8000"} 5x40
+  vllm:num_requests_waiting{namespace="llm",pod="vllm-router-7d9",server="http://10.0.0.1:8000"} 4x40
+  vllm:num_requests_waiting{namespace="llm",pod="vllm-router-7d9",server="http://10.0.0.2:8000"} 1x40
+  up{namespace="llm",pod="chat-1"} 1x40
+  up{namespace="llm",pod="chat-2"} 1x40
+  up{namespace="llm",pod="vllm-router-7d9"} 1x40
+`)
+	r := evalOne(t, api, sel(t, `{namespace="llm"}`), Options{})
+	o := r.Values
+	if !near(o[Running], 12) || !near(o[Waiting], 5) || o[Reporting] != 2 || !near(o[KV], 0.4) {
+		t.Fatalf("running %v waiting %v reporting %v kv %v; want 12 5 2 0.4 (errors %v)", o[Running], o[Waiting], o[Reporting], o[KV], r.Errors)
+	}
+}
+
+// TestEngineRouterServerMatcherKept: a selector that names the server
+// label itself is the user's word that their engines' series carry it:
+// it is kept as given (no server="" added), and reads those series.
+func TestEngineRouterServerMatcherKept(t *testing.T) {
+	api := newEngineAPI(t, `
+  vllm:num_requests_running{namespace="llm",pod="chat-1",server="a"} 7x40
+  vllm:num_requests_running{namespace="llm",pod="chat-2",server="a"} 5x40
+  up{namespace="llm",pod="chat-1"} 1x40
+  up{namespace="llm",pod="chat-2"} 1x40
+`)
+	r := evalOne(t, api, sel(t, `{namespace="llm",server="a"}`), Options{})
+	if o := r.Values; !near(o[Running], 12) || o[Reporting] != 2 {
+		t.Fatalf("running %v reporting %v; want 12 and 2 (errors %v)", o[Running], o[Reporting], r.Errors)
+	}
+}
+
+// TestEngineEPPHeldHADuplicates: the EPP's flow-control queue (the
+// requests it holds, Held: what wakes a pool at zero) read through an HA
+// Prometheus pair queried without dedup (Thanos, Mimir, federation)
+// comes back twice, replica="A" and "B". Each EPP replica's queue adds
+// up (two flows here: 4 + 2), the copies of one do not: held 6, not 12.
+// The arrivals of the same shape already dropped the replica labels.
+func TestEngineEPPHeldHADuplicates(t *testing.T) {
+	api := newEngineAPI(t, `
+  llm_d_epp_flow_control_queue_size{namespace="llm",service="chat-epp",pod="epp-1",fairness_id="a",priority="0",replica="A"} 4x40
+  llm_d_epp_flow_control_queue_size{namespace="llm",service="chat-epp",pod="epp-1",fairness_id="b",priority="0",replica="A"} 2x40
+  llm_d_epp_flow_control_queue_size{namespace="llm",service="chat-epp",pod="epp-1",fairness_id="a",priority="0",replica="B"} 4x40
+  llm_d_epp_flow_control_queue_size{namespace="llm",service="chat-epp",pod="epp-1",fairness_id="b",priority="0",replica="B"} 2x40
+  llm_d_epp_ready_endpoints{namespace="llm",service="chat-epp",pod="epp-1",replica="A"} 0x40
+  llm_d_epp_ready_endpoints{namespace="llm",service="chat-epp",pod="epp-1",replica="B"} 0x40
+`)
+	tg := sel(t, `{namespace="llm",service="chat-epp"}`)
+	tg.Server, tg.FlowControlHeld = modelserver.EPP, true
+	r := evalOne(t, api, tg, Options{})
+	if v := r.Values[Held]; !near(v, 6) {
+		t.Fatalf("held %v, want 6 (errors %v)", v, r.Errors)
+	}
+}
+
+// TestEngineNoPodLabel: a scrape config that puts no pod label on the
+// series (here the older prometheus-community chart's
+// kubernetes_pod_name; a static scrape has none at all). Three pods run 10
+// and have 2 waiting each. The per-pod dedup keys on pod, so the three
+// pods' series folded into one "pod" and `and on (pod)` matched up on the
+// empty value: running 10, waiting 2, 1 pod reporting, and a log of 2
+// duplicated series folded; the truth is 30, 6 and 3 pods, a third of the
+// load. Such series cannot be told apart by pod: every live signal is
+// unknown (no decision on them), and its error says what to relabel.
+// Named by a selector's PodLabel (Options), the same series read right.
+func TestEngineNoPodLabel(t *testing.T) {
+	api := newEngineAPI(t, `
+  vllm:num_requests_running{namespace="llm",kubernetes_pod_name="chat-1",instance="10.0.0.1:8000",model_name="m"} 10x40
+  vllm:num_requests_running{namespace="llm",kubernetes_pod_name="chat-2",instance="10.0.0.2:8000",model_name="m"} 10x40
+  vllm:num_requests_running{namespace="llm",kubernetes_pod_name="chat-3",instance="10.0.0.3:8000",model_name="m"} 10x40
+  vllm:num_requests_waiting{namespace="llm",kubernetes_pod_name="chat-1",instance="10.0.0.1:8000",model_name="m"} 2x40
+  vllm:num_requests_waiting{namespace="llm",kubernetes_pod_name="chat-2",instance="10.0.0.2:8000",model_name="m"} 2x40
+  vllm:num_requests_waiting{namespace="llm",kubernetes_pod_name="chat-3",instance="10.0.0.3:8000",model_name="m"} 2x40
+  up{namespace="llm",kubernetes_pod_name="chat-1",instance="10.0.0.1:8000"} 1x40
+  up{namespace="llm",kubernetes_pod_name="chat-2",instance="10.0.0.2:8000"} 1x40
+  up{namespace="llm",kubernetes_pod_name="chat-3",instance="10.0.0.3:8000"} 1x40
+`)
+	tg := sel(t, `{namespace="llm"}`)
+	tg.Duplicates = true
+	r := evalOne(t, api, tg, Options{})
+	for _, s := range []Signal{Running, Waiting, Reporting} {
+		if err := r.Errors[s]; !math.IsNaN(r.Values[s]) || ReasonOf(err) != ReasonEmpty || err == nil ||
+			!strings.Contains(err.Error(), "no series of a live pod, though the family has series under the selector") ||
+			!strings.Contains(err.Error(), "relabel __meta_kubernetes_pod_name to pod") {
+			t.Errorf("%s %v (%v): want unknown, its error saying the pod label", s, r.Values[s], err)
+		}
+	}
+	if !math.IsNaN(r.Duplicated) {
+		t.Errorf("duplicated %v, want NaN: the 2 series folded were other pods, not copies (serve logged them as duplicates)", r.Duplicated)
+	}
+	r = evalOne(t, api, tg, Options{PodLabel: "kubernetes_pod_name"})
+	if o := r.Values; !near(o[Running], 30) || !near(o[Waiting], 6) || o[Reporting] != 3 {
+		t.Errorf("pod label kubernetes_pod_name: running %v waiting %v reporting %v, want 30 6 3 (%v)", o[Running], o[Waiting], o[Reporting], r.Errors)
+	}
+}
