@@ -1,6 +1,9 @@
 package recommend
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Decide computes the desired replicas for one observation at now and
 // updates st: the HPA's algorithm plus lookahead, scale to zero and the
@@ -51,6 +54,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	base := p.base(st, cur, now)
 	g := p.guard(st, obs, base, now)
 	rec, reason, valid, invalid := cur, Reason(0), 0, 0
+	var unknown []string // the unknown metrics' signals, for the partial-data text
 	for _, m := range p.Metrics {
 		var r Raw
 		var why Reason
@@ -78,6 +82,9 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 			continue // neither a recommendation nor missing data
 		}
 		if !r.Valid {
+			if !d.quiet {
+				unknown = append(unknown, m.Signal.String())
+			}
 			invalid++
 			continue
 		}
@@ -117,7 +124,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	// 4. missing data never scales down (HPA: "invalid metrics and we would
 	// scale down": no change).
 	if invalid > 0 && rec < base {
-		p.hold(d, st, base, floor, byWindow, ReasonPartialData, "partial data: "+itoa(invalid)+" metric(s) unknown, no scale-down from "+itoa(base)+" to "+itoa(rec), now)
+		p.hold(d, st, base, floor, byWindow, ReasonPartialData, "partial data: "+strings.Join(unknown, ", ")+" unknown ("+itoa(invalid)+" of "+itoa(valid+invalid)+" metrics), no scale-down from "+itoa(base)+" to "+itoa(rec)+" on the others", now)
 		return
 	}
 
