@@ -76,6 +76,13 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 				text += "; " + g.text + ": hold " + itoa(base)
 			}
 		}
+		if !r.Valid {
+			// An unknown metric recommends nothing and sets no count: its
+			// step is unlabelled, as a stage that changed nothing. no-data
+			// is the decision's reason only when no metric is known (the
+			// hold below), never beside a metric that decided.
+			why = 0
+		}
 		d.Raw = append(d.Raw, r)
 		d.step(why, r.Desired, text)
 		if r.Abstained {
