@@ -55,6 +55,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	g := p.guard(st, obs, base, now)
 	rec, reason, valid, invalid := cur, Reason(0), 0, 0
 	var unknown []string // the unknown metrics' signals, for the partial-data text
+	var largest Signal   // the metric whose recommendation is the largest (the first on a tie)
 	for _, m := range p.Metrics {
 		var r Raw
 		var why Reason
@@ -96,7 +97,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 			continue
 		}
 		if valid == 0 || r.Desired > rec {
-			rec, reason = r.Desired, why
+			rec, reason, largest = r.Desired, why, m.Signal
 		}
 		valid++
 	}
@@ -111,7 +112,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	}
 	if valid > 1 && !d.quiet {
 		d.stage = StageLargest
-		d.step(reason, rec, "largest of the metrics' recommendations = "+itoa(rec))
+		d.step(reason, rec, "largest of the metrics' recommendations = "+itoa(rec)+" ("+largest.String()+")")
 	}
 
 	// 3. lookahead on the first additive metric's demand.

@@ -18,3 +18,29 @@ func TestPartialDataNamesTheMetric(t *testing.T) {
 		t.Errorf("want a partial-data step %q\n%s", want, stepsText(d))
 	}
 }
+
+// TestLargestNamesTheMetric: the step that takes the largest of several
+// metrics names the one that set it. queue:4 and waiting:2 on 2 replicas,
+// 20 waiting: queue ceil(20/4) = 5, waiting ceil(20/2) = 10: waiting's 10;
+// queue:4 and kv:0.5 with kv 0.25 on 4: queue 5, kv ceil(0.25/0.5 × 4) = 2:
+// queue's 5.
+func TestLargestNamesTheMetric(t *testing.T) {
+	for _, tc := range []struct {
+		metrics []Metric
+		obs     Observation
+		want    string
+	}{
+		{[]Metric{{Signal: SignalQueue, Target: 4}, {Signal: SignalWaiting, Target: 2}}, queueObs(2, 20), "largest of the metrics' recommendations = 10 (waiting)"},
+		{[]Metric{{Signal: SignalQueue, Target: 4}, {Signal: SignalKV, Target: 0.5}}, Observation{Current: 4, Running: 0, Waiting: 20, Held: nan, KV: 0.25, CPU: nan, TTFT: nan}, "largest of the metrics' recommendations = 5 (queue)"},
+	} {
+		p := mustValidate(t, &Policy{Metrics: tc.metrics, Min: 1, Max: 20})
+		d := Decide(p, tc.obs, nil, at(1000))
+		found := false
+		for _, s := range d.Steps {
+			found = found || s.Stage == StageLargest && s.Text == tc.want
+		}
+		if !found {
+			t.Errorf("want a step %q\n%s", tc.want, stepsText(d))
+		}
+	}
+}
