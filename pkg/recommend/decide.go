@@ -187,14 +187,14 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	if byWindow != nil {
 		b.loReason = ReasonSchedule
 		if !d.quiet {
-			b.loText = "schedule " + byWindow.text + " raises min to " + itoa(floor)
+			b.loWindow, b.loFloor, b.at = byWindow, floor, now
 		}
 	}
 	zeroing := floor == 0
 	if zeroing {
 		// The last replica goes only by the cooldown (step 8), as under KEDA,
 		// which keeps the HPA's minReplicas at 1.
-		b.lo, b.loReason, b.loText = 1, ReasonCooldown, "scale to zero: the last replica goes only after the cooldown, floor 1"
+		b.lo, b.loReason, b.loText, b.loWindow = 1, ReasonCooldown, "scale to zero: the last replica goes only after the cooldown, floor 1", nil
 	}
 	d.stage = StageLimits
 	if limited, why, text := p.rateLimit(st, out, base, b, now); text != "" {
@@ -205,7 +205,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	}
 	if out < b.lo {
 		out, reason = b.lo, b.loReason
-		d.step(reason, out, b.loText+": raised to "+itoa(out))
+		d.step(reason, out, b.lowText()+": raised to "+itoa(out))
 	}
 	if out > b.hi {
 		out, reason = b.hi, ReasonMax
@@ -266,7 +266,7 @@ func (p *Policy) hold(d *Decision, st *State, base, floor int, byWindow *compile
 		d.step(ReasonMax, out, "max "+itoa(p.Max)+": lowered to "+itoa(out))
 	case out < floor && byWindow != nil:
 		out = floor
-		d.step(ReasonSchedule, out, "schedule "+byWindow.text+" raises min to "+itoa(floor)+": raised to "+itoa(out))
+		d.step(ReasonSchedule, out, "schedule "+byWindow.text+" ("+byWindow.open(now)+") raises min to "+itoa(floor)+": raised to "+itoa(out))
 	case out < floor:
 		out = floor
 		d.step(ReasonMin, out, "min "+itoa(floor)+": raised to "+itoa(out))
