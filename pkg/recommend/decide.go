@@ -221,12 +221,12 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	if zeroing && cur > 0 && activityKnown && !active {
 		idle, since := idleFor(st, now)
 		if idle >= p.cooldown {
-			p.finish(d, st, 0, ReasonIdleToZero, "scale to zero: idle "+secs(idle)+" since "+since+" >= cooldown "+secs(p.cooldown)+": 0", now)
+			p.finish(d, st, 0, ReasonIdleToZero, "scale to zero: idle "+age(idle)+" since "+since+" >= cooldown "+secs(p.cooldown)+": 0", now)
 			return
 		}
 		if out == 1 {
 			reason = ReasonCooldown
-			d.step(reason, out, "scale to zero: idle "+secs(idle)+" since "+since+" < cooldown "+secs(p.cooldown)+": keep 1")
+			d.step(reason, out, "scale to zero: idle "+age(idle)+" since "+since+" < cooldown "+secs(p.cooldown)+": keep 1")
 		}
 	}
 	p.finish(d, st, out, reason, "", now)

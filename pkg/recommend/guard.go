@@ -82,11 +82,11 @@ func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time) gua
 	since := now.Sub(st.ReadyAt)
 	g.other, g.trailing = since < drain, since < settle
 	if g.other || g.trailing {
-		g.text = "guard: the " + itoa(asked) + " replicas asked for serve since " + secs(since) + " at most (drain " + secs(drain) + ", settle " + secs(settle) + " for a trailing quantile): the signal has not seen their capacity yet"
+		g.text = "guard: the " + itoa(asked) + " replicas asked for serve since " + age(since) + " at most (drain " + secs(drain) + ", settle " + secs(settle) + " for a trailing quantile): the signal has not seen their capacity yet"
 		if g.other {
-			g.text += "; held " + secs(drain-since) + " more (" + secs(settle-since) + " for a trailing quantile)"
+			g.text += "; held " + age(drain-since) + " more (" + age(settle-since) + " for a trailing quantile)"
 		} else {
-			g.text += "; a trailing quantile is held " + secs(settle-since) + " more"
+			g.text += "; a trailing quantile is held " + age(settle-since) + " more"
 		}
 	}
 	return g

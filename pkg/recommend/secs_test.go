@@ -34,9 +34,10 @@ func TestStepDurationsMillisecond(t *testing.T) {
 			t.Errorf("after %v: last step %q, want %q\n%s", tc.after, last, tc.want, stepsText(d))
 		}
 	}
-	for d, want := range map[time.Duration]string{90 * time.Second: "1m30s", 300 * time.Second: "5m0s", 500 * time.Microsecond: "500µs", 0: "0s"} {
-		if got := secs(d); got != want || strings.Contains(got, "ns") {
-			t.Errorf("secs(%v) = %q, want %q", d, got, want)
+	for d, want := range map[time.Duration]string{90 * time.Second: "1m30s", 300 * time.Second: "5m0s", 500 * time.Microsecond: "500µs", 0: "0s",
+		-5064594029 * time.Nanosecond: "-5.064s"} {
+		if got := age(d); got != want || strings.Contains(got, "ns") {
+			t.Errorf("age(%v) = %q, want %q", d, got, want)
 		}
 	}
 }

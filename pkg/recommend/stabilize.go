@@ -29,15 +29,16 @@ func (p *Policy) stabilize(st *State, rec, base int, now time.Time) (int, string
 	if out > downRec {
 		out = downRec
 	}
-	text := "stabilisation: lowest recommendation in the scaleUp window " + secs(p.upWindow) + " = " + itoa(upRec) +
-		", highest in the scaleDown window " + secs(p.downWindow) + " = " + itoa(downRec) +
-		"; min(max(" + itoa(base) + ", " + itoa(upRec) + "), " + itoa(downRec) + ") = " + itoa(out)
+	held := ""
 	switch {
 	case out > rec:
-		text += heldUntil(st.Recommendations, downCutoff, p.downWindow, now, out, true)
+		held = heldUntil(st.Recommendations, downCutoff, p.downWindow, now, out, true)
 	case out < rec:
-		text += heldUntil(st.Recommendations, upCutoff, p.upWindow, now, out, false)
+		held = heldUntil(st.Recommendations, upCutoff, p.upWindow, now, out, false)
 	}
+	text := "stabilisation: lowest recommendation in the scaleUp window " + secs(p.upWindow) + " = " + itoa(upRec) +
+		", highest in the scaleDown window " + secs(p.downWindow) + " = " + itoa(downRec) +
+		"; min(max(" + itoa(base) + ", " + itoa(upRec) + "), " + itoa(downRec) + ") = " + itoa(out) + held
 	st.Recommendations = pruneOld(st.Recommendations, now.Add(-max(p.upWindow, p.downWindow)), recAt, false)
 	st.Recommendations = append(st.Recommendations, TimedReplicas{At: now, Replicas: rec})
 	return out, text
@@ -63,8 +64,8 @@ func heldUntil(recs []TimedReplicas, cutoff time.Time, window time.Duration, now
 	if !down {
 		what, field = " or fewer", "scaleUp"
 	}
-	return "; held: the last recommendation of " + itoa(out) + what + ", " + secs(now.Sub(last)) + " ago, leaves the " +
-		secs(window) + " window in " + secs(last.Add(window).Sub(now)) + " (behavior." + field + ".stabilizationWindowSeconds)"
+	return "; held: the last recommendation of " + itoa(out) + what + ", " + age(now.Sub(last)) + " ago, leaves the " +
+		secs(window) + " window in " + age(last.Add(window).Sub(now)) + " (behavior." + field + ".stabilizationWindowSeconds)"
 }
 
 // recordInitial is the HPA's recordInitialRecommendation: when the
