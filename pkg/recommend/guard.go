@@ -82,7 +82,14 @@ func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time) gua
 	since := now.Sub(st.ReadyAt)
 	g.other, g.trailing = since < drain, since < settle
 	if g.other || g.trailing {
-		g.text = "guard: the " + itoa(asked) + " replicas asked for serve since " + age(since) + " at most (drain " + secs(drain) + ", settle " + secs(settle) + " for a trailing quantile): the signal has not seen their capacity yet"
+		notRead := ""
+		if m := countPods(obs, max(obs.Current, 0)).missing; m > 0 {
+			// Present but not read (a failed scrape, a page answering 503
+			// while it starts): the guard counts them as serving, so say so
+			// beside the errors that name them.
+			notRead = ", " + itoa(m) + " of them not read this cycle (counted as serving, not as coming)"
+		}
+		g.text = "guard: the " + itoa(asked) + " replicas asked for serve since " + age(since) + " at most" + notRead + " (drain " + secs(drain) + ", settle " + secs(settle) + " for a trailing quantile): the signal has not seen their capacity yet"
 		if g.other {
 			g.text += "; held " + age(drain-since) + " more (" + age(settle-since) + " for a trailing quantile)"
 		} else {

@@ -33,3 +33,25 @@ func TestGuardSaysUntilWhen(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardSaysNotRead: replicas present but not read (neither reporting
+// nor unready: a failed scrape, a starting server's 503) count as serving
+// for the guard, and its step says so rather than claiming they serve.
+// queue:4, 2 replicas, queue 16 at t=0: ceil(16/4) = 4 (limit max(2+4,
+// 2×2) = 6), 2 coming. t=15: 4 current, 2 reporting, 2 missing, queue 40:
+// usage 40/(2×4) = 5 says up, the missing at 0: 40/(4×4) = 2.5 → ceil(2.5 ×
+// 4) = 10 > 4; nothing unready, so nothing is coming and all 4 count from
+// the last decision (t=0), 15 s < drain 30 s: hold 4.
+func TestGuardSaysNotRead(t *testing.T) {
+	p := mustValidate(t, queuePolicy(4))
+	var st State
+	expect(t, Decide(p, queueObs(2, 16), &st, at(0)), 4, ReasonMetric)
+	obs := queueObs(4, 40)
+	obs.Reporting = 2
+	d := Decide(p, obs, &st, at(15))
+	expect(t, d, 4, ReasonGuard)
+	want := "guard: the 4 replicas asked for serve since 15s at most, 2 of them not read this cycle (counted as serving, not as coming) (drain 30s"
+	if !strings.Contains(d.Steps[0].Text, want) {
+		t.Errorf("step %q, want it to contain %q", d.Steps[0].Text, want)
+	}
+}
