@@ -865,12 +865,22 @@ func writeState(path string, d recommend.Decision, st *recommend.State, now time
 	return nil
 }
 
+// reasonWidth is the longest reason's name (ScaleDownStabilized, 19), the
+// width of printDecision's reason column, so every step's count lines up.
+var reasonWidth = func() int {
+	w := 0
+	for r := recommend.ReasonMetric; r <= recommend.ReasonGuard; r++ {
+		w = max(w, len(r.String()))
+	}
+	return w
+}()
+
 // printDecision writes the decision and its steps as text.
 func printDecision(w io.Writer, d recommend.Decision) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "desired %d (reason %s), current %d\n", d.Desired, d.Reason, d.Current)
 	for i, s := range d.Steps {
-		fmt.Fprintf(&b, "  %d. %-18s %3d  %s\n", i+1, s.Reason, s.Value, s.Text) // 18: DesiredWithinRange
+		fmt.Fprintf(&b, "  %d. %-*s %3d  %s\n", i+1, reasonWidth, s.Reason, s.Value, s.Text)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -525,7 +525,8 @@ func TestDecideCLITimeBackwards(t *testing.T) {
 
 // A step that changed nothing carries no reason: queue 20 on 2 at target 4
 // → 5; the stabilisation (5 → 5) and the rate limit (limit 6, 5 allowed)
-// explain themselves unlabelled; the decision's reason stays metric.
+// explain themselves unlabelled; the decision's reason stays metric (text:
+// "-" in the 19-wide reason column, then the count "  5").
 func TestDecideCLIUnchangedStepsUnlabelled(t *testing.T) {
 	d := decideOK(t, "--queue", "20", "--current", "2")
 	wantDecision(t, d, 5, "DesiredWithinRange")
@@ -535,7 +536,7 @@ func TestDecideCLIUnchangedStepsUnlabelled(t *testing.T) {
 		t.Errorf("steps %+v, want metric (DesiredWithinRange) 5, stabilization 5 and limits 5 unlabelled", d.Steps)
 	}
 	code, out, _ := runDecide(t, "--queue", "20", "--current", "2")
-	if code != exitOK || !strings.Contains(out, "  2. -"+strings.Repeat(" ", 20)+"5  stabilisation") || strings.Contains(out, "Stabilized") || strings.Contains(out, "ScaleUpLimit") {
+	if code != exitOK || !strings.Contains(out, "  2. -"+strings.Repeat(" ", 21)+"5  stabilisation") || strings.Contains(out, "Stabilized") || strings.Contains(out, "ScaleUpLimit") {
 		t.Errorf("text output (exit %d):\n%s", code, out)
 	}
 }

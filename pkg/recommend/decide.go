@@ -1,6 +1,9 @@
 package recommend
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Decide computes the desired replicas for one observation at now and
 // updates st: the HPA's algorithm plus lookahead, scale to zero and the
@@ -51,6 +54,8 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	base := p.base(st, cur, now)
 	g := p.guard(st, obs, base, now)
 	rec, reason, valid, invalid := cur, Reason(0), 0, 0
+	var unknown []string // the unknown metrics' signals, for the partial-data text
+	var largest Signal   // the metric whose recommendation is the largest (the first on a tie)
 	for _, m := range p.Metrics {
 		var r Raw
 		var why Reason
@@ -72,17 +77,27 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 				text += "; " + g.text + ": hold " + itoa(base)
 			}
 		}
+		if !r.Valid {
+			// An unknown metric recommends nothing and sets no count: its
+			// step is unlabelled, as a stage that changed nothing. no-data
+			// is the decision's reason only when no metric is known (the
+			// hold below), never beside a metric that decided.
+			why = 0
+		}
 		d.Raw = append(d.Raw, r)
 		d.step(why, r.Desired, text)
 		if r.Abstained {
 			continue // neither a recommendation nor missing data
 		}
 		if !r.Valid {
+			if !d.quiet {
+				unknown = append(unknown, m.Signal.String())
+			}
 			invalid++
 			continue
 		}
 		if valid == 0 || r.Desired > rec {
-			rec, reason = r.Desired, why
+			rec, reason, largest = r.Desired, why, m.Signal
 		}
 		valid++
 	}
@@ -97,7 +112,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	}
 	if valid > 1 && !d.quiet {
 		d.stage = StageLargest
-		d.step(reason, rec, "largest of the metrics' recommendations = "+itoa(rec))
+		d.step(reason, rec, "largest of the metrics' recommendations = "+itoa(rec)+" ("+largest.String()+")")
 	}
 
 	// 3. lookahead on the first additive metric's demand.
@@ -117,7 +132,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	// 4. missing data never scales down (HPA: "invalid metrics and we would
 	// scale down": no change).
 	if invalid > 0 && rec < base {
-		p.hold(d, st, base, floor, byWindow, ReasonPartialData, "partial data: "+itoa(invalid)+" metric(s) unknown, no scale-down from "+itoa(base)+" to "+itoa(rec), now)
+		p.hold(d, st, base, floor, byWindow, ReasonPartialData, "partial data: "+strings.Join(unknown, ", ")+" unknown ("+itoa(invalid)+" of "+itoa(valid+invalid)+" metrics), no scale-down from "+itoa(base)+" to "+itoa(rec)+" on the others", now)
 		return
 	}
 
@@ -172,14 +187,14 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	if byWindow != nil {
 		b.loReason = ReasonSchedule
 		if !d.quiet {
-			b.loText = "schedule " + byWindow.text + " raises min to " + itoa(floor)
+			b.loWindow, b.loFloor, b.at = byWindow, floor, now
 		}
 	}
 	zeroing := floor == 0
 	if zeroing {
 		// The last replica goes only by the cooldown (step 8), as under KEDA,
 		// which keeps the HPA's minReplicas at 1.
-		b.lo, b.loReason, b.loText = 1, ReasonCooldown, "scale to zero: the last replica goes only after the cooldown, floor 1"
+		b.lo, b.loReason, b.loText, b.loWindow = 1, ReasonCooldown, "scale to zero: the last replica goes only after the cooldown, floor 1", nil
 	}
 	d.stage = StageLimits
 	if limited, why, text := p.rateLimit(st, out, base, b, now); text != "" {
@@ -190,7 +205,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	}
 	if out < b.lo {
 		out, reason = b.lo, b.loReason
-		d.step(reason, out, b.loText+": raised to "+itoa(out))
+		d.step(reason, out, b.lowText()+": raised to "+itoa(out))
 	}
 	if out > b.hi {
 		out, reason = b.hi, ReasonMax
@@ -206,12 +221,12 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	if zeroing && cur > 0 && activityKnown && !active {
 		idle, since := idleFor(st, now)
 		if idle >= p.cooldown {
-			p.finish(d, st, 0, ReasonIdleToZero, "scale to zero: idle "+secs(idle)+" since "+since+" >= cooldown "+secs(p.cooldown)+": 0", now)
+			p.finish(d, st, 0, ReasonIdleToZero, "scale to zero: idle "+age(idle)+" since "+since+" >= cooldown "+secs(p.cooldown)+": 0", now)
 			return
 		}
 		if out == 1 {
 			reason = ReasonCooldown
-			d.step(reason, out, "scale to zero: idle "+secs(idle)+" since "+since+" < cooldown "+secs(p.cooldown)+": keep 1")
+			d.step(reason, out, "scale to zero: idle "+age(idle)+" since "+since+" < cooldown "+secs(p.cooldown)+": keep 1")
 		}
 	}
 	p.finish(d, st, out, reason, "", now)
@@ -251,7 +266,7 @@ func (p *Policy) hold(d *Decision, st *State, base, floor int, byWindow *compile
 		d.step(ReasonMax, out, "max "+itoa(p.Max)+": lowered to "+itoa(out))
 	case out < floor && byWindow != nil:
 		out = floor
-		d.step(ReasonSchedule, out, "schedule "+byWindow.text+" raises min to "+itoa(floor)+": raised to "+itoa(out))
+		d.step(ReasonSchedule, out, "schedule "+byWindow.text+" ("+byWindow.open(now)+") raises min to "+itoa(floor)+": raised to "+itoa(out))
 	case out < floor:
 		out = floor
 		d.step(ReasonMin, out, "min "+itoa(floor)+": raised to "+itoa(out))

@@ -129,9 +129,12 @@ func (l *Decider) decide(d *Decision, p *Policy, r Reading, now time.Time, quiet
 	if d.Reason == ReasonNoData && l.HasDesired {
 		hold := p.Bound(l.Desired, now)
 		if !quiet {
-			text := fmt.Sprintf("no metric is known: hold the last desired %d (not current %d)", l.Desired, obs.Current)
+			text := fmt.Sprintf("no metric is known: hold the last desired %d", l.Desired)
 			if hold != l.Desired {
-				text = fmt.Sprintf("no metric is known: hold the last desired %d within min %d (schedule included), max %d: %d (not current %d)", l.Desired, p.Floor(now), p.Max, hold, obs.Current)
+				text = fmt.Sprintf("no metric is known: hold the last desired %d within min %d (schedule included), max %d: %d", l.Desired, p.Floor(now), p.Max, hold)
+			}
+			if obs.Current != hold { // said only where it differs: "(not current 4)" beside 4 read as a contradiction
+				text += fmt.Sprintf(" (not current %d)", obs.Current)
 			}
 			d.stage = StageMissingData
 			d.step(ReasonNoData, hold, text)

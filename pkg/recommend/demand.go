@@ -162,7 +162,7 @@ func arrivalTrend(st *State, rate float64, window time.Duration, now time.Time, 
 	}
 	switch {
 	case now.Sub(s[0].At) < demandBaseline:
-		return slope, se, n, false, "samples reach back " + secs(now.Sub(s[0].At)) + " < " + secs(demandBaseline) + ": no baseline yet, not counted"
+		return slope, se, n, false, "samples reach back " + age(now.Sub(s[0].At)) + " < " + secs(demandBaseline) + ": no baseline yet, not counted"
 	case !(slope > trendSignificance*se):
 		return slope, se, n, false, "within " + itoa(trendSignificance) + " × the Poisson standard error " + num(se) + ": noise, not counted"
 	}

@@ -38,5 +38,20 @@ func ratio(x float64) string {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// secs formats a duration in Go syntax (90s, 5m0s).
+// secs formats a duration in Go syntax (90s, 5m0s). Small enough to
+// inline, so the string stays off the heap (the windows' texts are written
+// at every decision).
 func secs(d time.Duration) string { return d.String() }
+
+// age formats a time measured between two instants (an idle time, how long
+// replicas serve, how old a recommendation is) as secs does, cut to the
+// millisecond: serve reads the wall clock, whose nanoseconds
+// (5.064594029s) are noise to a reader. Truncated, not rounded, so a
+// comparison the text shows stays true (idle 4m59.9996s reads 4m59.999s <
+// cooldown 5m0s, never 5m0s < 5m0s); below a millisecond it is as is.
+func age(d time.Duration) string {
+	if d > time.Millisecond || d < -time.Millisecond {
+		d -= d % time.Millisecond
+	}
+	return d.String()
+}

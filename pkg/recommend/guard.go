@@ -67,9 +67,10 @@ func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time) gua
 		return g
 	}
 	ready := present(obs)
+	settle, drain := p.guardSpans()
 	if coming := asked - ready; coming > 0 {
 		g.other, g.trailing = true, true
-		g.text = "guard: " + itoa(ready) + " of the " + itoa(asked) + " replicas asked for ready, " + itoa(coming) + " coming (" + itoa(ready) + " + " + itoa(coming) + " = " + itoa(asked) + "): the signal has not seen their capacity"
+		g.text = "guard: " + itoa(ready) + " of the " + itoa(asked) + " replicas asked for ready, " + itoa(coming) + " coming (" + itoa(ready) + " + " + itoa(coming) + " = " + itoa(asked) + "): the signal has not seen their capacity; the runaway guard holds until they serve, then " + secs(drain) + " more (" + secs(settle) + " for a trailing quantile)"
 		return g
 	}
 	if st.Coming > 0 { // the previous output left replicas coming; now all serve
@@ -79,10 +80,21 @@ func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time) gua
 		return g
 	}
 	since := now.Sub(st.ReadyAt)
-	settle, drain := p.guardSpans()
 	g.other, g.trailing = since < drain, since < settle
 	if g.other || g.trailing {
-		g.text = "guard: the " + itoa(asked) + " replicas asked for serve since " + secs(since) + " at most (drain " + secs(drain) + ", settle " + secs(settle) + " for a trailing quantile): the signal has not seen their capacity yet"
+		notRead := ""
+		if m := countPods(obs, max(obs.Current, 0)).missing; m > 0 {
+			// Present but not read (a failed scrape, a page answering 503
+			// while it starts): the guard counts them as serving, so say so
+			// beside the errors that name them.
+			notRead = ", " + itoa(m) + " of them not read this cycle (counted as serving, not as coming)"
+		}
+		g.text = "guard: the " + itoa(asked) + " replicas asked for serve since " + age(since) + " at most" + notRead + " (drain " + secs(drain) + ", settle " + secs(settle) + " for a trailing quantile): the signal has not seen their capacity yet"
+		if g.other {
+			g.text += "; held " + age(drain-since) + " more (" + age(settle-since) + " for a trailing quantile)"
+		} else {
+			g.text += "; a trailing quantile is held " + age(settle-since) + " more"
+		}
 	}
 	return g
 }

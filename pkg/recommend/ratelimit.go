@@ -119,6 +119,19 @@ type bounds struct {
 	loText     string
 	hiReason   Reason
 	scheduleBy *compiledWindow
+	// loWindow, when set, is the schedule window behind lo, whose text
+	// (when it fired and closes) lowText writes only when lo binds.
+	loWindow *compiledWindow
+	loFloor  int
+	at       time.Time
+}
+
+// lowText says what lo stands for.
+func (b *bounds) lowText() string {
+	if b.loWindow != nil {
+		return "schedule " + b.loWindow.text + " (" + b.loWindow.open(b.at) + ") raises min to " + itoa(b.loFloor)
+	}
+	return b.loText
 }
 
 // rateLimit is the HPA's convertDesiredReplicasWithBehaviorRate: scaling up,
@@ -160,7 +173,7 @@ func (p *Policy) rateLimit(st *State, desired, cur int, b bounds, now time.Time)
 			if reason == ReasonScaleDownLimit {
 				return allowed, reason, "rate limit: " + text + ": " + itoa(desired) + " limited to " + itoa(allowed)
 			}
-			return allowed, reason, b.loText + ": " + itoa(desired) + " raised to " + itoa(allowed)
+			return allowed, reason, b.lowText() + ": " + itoa(desired) + " raised to " + itoa(allowed)
 		}
 		return desired, 0, "rate limit: " + text + ": " + itoa(desired) + " allowed"
 	}
@@ -180,7 +193,7 @@ func noBehaviorLimit(desired, cur int, b bounds) (int, Reason, string) {
 	}
 	switch {
 	case desired < b.lo:
-		return b.lo, b.loReason, b.loText + ": " + itoa(desired) + " raised to " + itoa(b.lo)
+		return b.lo, b.loReason, b.lowText() + ": " + itoa(desired) + " raised to " + itoa(b.lo)
 	case desired > allowed && reason == ReasonScaleUpLimit:
 		return allowed, reason, "rate limit: " + text + ": " + itoa(desired) + " limited to " + itoa(allowed)
 	case desired > allowed:

@@ -136,6 +136,41 @@ func (w *compiledWindow) active(now time.Time) bool {
 	return !fire.IsZero() && !fire.After(now)
 }
 
+// open says, for a window active at now, when it last fired and when it
+// closes, so a reader knows how long the floor lasts: "fired
+// 2026-12-05T08:00:00+01:00, open until 2026-12-05T20:00:00+01:00", and
+// when it fires again before then (which keeps it open longer), that
+// firing too. Times are in the window's zone. Only for the step's text:
+// the floor is active's.
+func (w *compiledWindow) open(now time.Time) string {
+	lo, hi := now.Add(-w.duration), now
+	if f := w.sched.Next(lo); f.IsZero() || f.After(now) {
+		return ""
+	}
+	// The latest firing at or before now is Next of the latest instant
+	// whose Next is not after now (Next does not decrease); a cron fires
+	// on whole minutes, so a second's precision finds it.
+	for hi.Sub(lo) > time.Second {
+		mid := lo.Add(hi.Sub(lo) / 2)
+		if w.sched.Next(mid).After(now) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	last := w.sched.Next(lo)
+	next := w.sched.Next(last)
+	if s, ok := w.sched.(*cron.SpecSchedule); ok && s.Location != nil {
+		last, next = last.In(s.Location), next.In(s.Location)
+	}
+	end := last.Add(w.duration)
+	text := "fired " + last.Format(time.RFC3339) + ", open until " + end.Format(time.RFC3339)
+	if !next.IsZero() && next.Before(end) {
+		text += "; it fires again at " + next.Format(time.RFC3339) + " before that, which keeps it open longer"
+	}
+	return text
+}
+
 // Floor returns the effective minimum replicas at now: Policy.Min raised by
 // every schedule window open at now (timezone-aware). Callers that hold or
 // restore a desired value outside Decide (serve during an outage) bound it

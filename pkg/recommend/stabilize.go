@@ -29,12 +29,43 @@ func (p *Policy) stabilize(st *State, rec, base int, now time.Time) (int, string
 	if out > downRec {
 		out = downRec
 	}
-	st.Recommendations = pruneOld(st.Recommendations, now.Add(-max(p.upWindow, p.downWindow)), recAt, false)
-	st.Recommendations = append(st.Recommendations, TimedReplicas{At: now, Replicas: rec})
+	held := ""
+	switch {
+	case out > rec:
+		held = heldUntil(st.Recommendations, downCutoff, p.downWindow, now, out, true)
+	case out < rec:
+		held = heldUntil(st.Recommendations, upCutoff, p.upWindow, now, out, false)
+	}
 	text := "stabilisation: lowest recommendation in the scaleUp window " + secs(p.upWindow) + " = " + itoa(upRec) +
 		", highest in the scaleDown window " + secs(p.downWindow) + " = " + itoa(downRec) +
-		"; min(max(" + itoa(base) + ", " + itoa(upRec) + "), " + itoa(downRec) + ") = " + itoa(out)
+		"; min(max(" + itoa(base) + ", " + itoa(upRec) + "), " + itoa(downRec) + ") = " + itoa(out) + held
+	st.Recommendations = pruneOld(st.Recommendations, now.Add(-max(p.upWindow, p.downWindow)), recAt, false)
+	st.Recommendations = append(st.Recommendations, TimedReplicas{At: now, Replicas: rec})
 	return out, text
+}
+
+// heldUntil says which recorded recommendation holds a stabilised output
+// out and when it leaves its window (recorded at a, it is inside while
+// a > now − window), so a reader knows how long the hold lasts and which
+// setting sets it: on a scale-down (down) the last one of out or more in
+// the scaleDown window, on a scale-up the last one of out or fewer in the
+// scaleUp window. Only the text: the arithmetic is stabilize's.
+func heldUntil(recs []TimedReplicas, cutoff time.Time, window time.Duration, now time.Time, out int, down bool) string {
+	var last time.Time
+	for _, r := range recs {
+		if r.At.After(cutoff) && (down && r.Replicas >= out || !down && r.Replicas <= out) && r.At.After(last) {
+			last = r.At
+		}
+	}
+	if last.IsZero() {
+		return ""
+	}
+	what, field := " or more", "scaleDown"
+	if !down {
+		what, field = " or fewer", "scaleUp"
+	}
+	return "; held: the last recommendation of " + itoa(out) + what + ", " + age(now.Sub(last)) + " ago, leaves the " +
+		secs(window) + " window in " + age(last.Add(window).Sub(now)) + " (behavior." + field + ".stabilizationWindowSeconds)"
 }
 
 // recordInitial is the HPA's recordInitialRecommendation: when the

@@ -14,7 +14,11 @@ import (
 //   - queue:4 and waiting:2, 2 replicas, 20 waiting: 5 and ceil(20/2) = 10,
 //     the largest 10, stabilisation 10, the limits 2 + 4 = 6.
 //   - nothing known on 4 replicas: the metric's step recommends nothing
-//     (no-data at the current 4), then the count is held at 4.
+//     (unlabelled, at the current 4), then the count is held at 4 (no-data).
+//   - queue:4 and waiting:2 with waiting known and running not (so queue
+//     unknown), 2 replicas, 20 waiting: waiting says ceil(20/2) = 10 and
+//     decides; queue's step is unlabelled (no-data would say no metric was
+//     known), the limits 2 + 4 = 6.
 func TestStepStages(t *testing.T) {
 	type step struct {
 		stage  Stage
@@ -34,7 +38,9 @@ func TestStepStages(t *testing.T) {
 		{"largest", two, queueObs(2, 20), []step{{StageMetric, ReasonMetric, 5}, {StageMetric, ReasonMetric, 10}, {StageLargest, ReasonMetric, 10},
 			{StageStabilization, 0, 10}, {StageLimits, ReasonScaleUpLimit, 6}}},
 		{"no data", queuePolicy(4), Observation{Current: 4, Running: nan, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan},
-			[]step{{StageMetric, ReasonNoData, 4}, {StageMissingData, ReasonNoData, 4}}},
+			[]step{{StageMetric, 0, 4}, {StageMissingData, ReasonNoData, 4}}},
+		{"one unknown", two, Observation{Current: 2, Running: nan, Waiting: 20, Held: nan, KV: nan, CPU: nan, TTFT: nan},
+			[]step{{StageMetric, 0, 2}, {StageMetric, ReasonMetric, 10}, {StageStabilization, 0, 10}, {StageLimits, ReasonScaleUpLimit, 6}}},
 	} {
 		d := Decide(mustValidate(t, tc.p), tc.obs, nil, at(0))
 		var got []step

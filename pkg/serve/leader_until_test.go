@@ -18,18 +18,20 @@ import (
 // a kube target (the scale and the deletion costs). costLoop's pods
 // (queue 46 / target 20: 3 from 4, a scale-down): with the leadership
 // ended a second ago the decision is the same 3 and nothing is written
-// (no cost, spec.replicas 4, no apply error counted); with it ending in a
-// minute the costs (chat-b 12, chat-c 4, chat-d 30) and spec.replicas 3
-// are written.
+// (no cost, spec.replicas 4, no apply error counted), and the record says
+// why (apply_skipped: not the leader); with it ending in a minute the
+// costs (chat-b 12, chat-c 4, chat-d 30) and spec.replicas 3 are written
+// (applied 3, nothing skipped).
 func TestLeaderUntilGatesWrites(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		until time.Duration
 		costs map[string]string
 		spec  int32
+		skip  string
 	}{
-		{"ended", -time.Second, map[string]string{}, 4},
-		{"leading", time.Minute, map[string]string{"chat-b": "12", "chat-c": "4", "chat-d": "30"}, 3},
+		{"ended", -time.Second, map[string]string{}, 4, "not the leader: another instance writes"},
+		{"leading", time.Minute, map[string]string{"chat-b": "12", "chat-c": "4", "chat-d": "30"}, 3, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var objs []runtime.Object
@@ -58,8 +60,8 @@ func TestLeaderUntilGatesWrites(t *testing.T) {
 			}
 			l.Cycle(context.Background())
 			rec := lastRecord(l, "chat")
-			if rec.Desired != 3 || rec.ApplyError != "" {
-				t.Errorf("desired %d, apply error %q; want 3, none", rec.Desired, rec.ApplyError)
+			if rec.Desired != 3 || rec.ApplyError != "" || rec.ApplySkipped != c.skip || (rec.Applied != nil) != (c.skip == "") {
+				t.Errorf("desired %d, apply error %q, skipped %q, applied %v; want 3, none, %q, applied %v", rec.Desired, rec.ApplyError, rec.ApplySkipped, rec.Applied, c.skip, c.skip == "")
 			}
 			if got := costs(t, cl); !reflect.DeepEqual(got, c.costs) || sc.Replicas("llm", kubefake.Deployments, "chat") != c.spec {
 				t.Errorf("costs %v, spec.replicas %d; want %v, %d", got, sc.Replicas("llm", kubefake.Deployments, "chat"), c.costs, c.spec)

@@ -795,7 +795,7 @@ func (l *Loop) write(ctx context.Context, targets []*target, out []outcome, now 
 		}
 		if j.scale {
 			l.reportWrite(j, now)
-			j.t.noteWrite(j.rec.Applied, j.rec.ApplyError)
+			j.t.noteWrite(j.rec.Applied, j.rec.ApplyError, j.rec.ApplySkipped)
 		}
 	}
 	l.mu.Unlock()
@@ -808,11 +808,12 @@ func (l *Loop) write(ctx context.Context, targets []*target, out []outcome, now 
 // counted in infscale_apply_errors_total by kube.Reason, logged at error
 // level at most once a minute per target and reason, and said in
 // rec.ApplyError; the decision is exported all the same. Off the Lease
-// nothing is written or counted.
+// nothing is written or counted, and rec.ApplySkipped says so.
 func (l *Loop) reportWrite(j *writeJob, now time.Time) {
 	name, rec := j.t.key, j.rec
 	switch {
 	case errors.Is(j.err, kube.ErrNotLeader):
+		rec.ApplySkipped = j.err.Error()
 	case j.err != nil:
 		j.t.dropEvents() // not written: no scale event, as the HPA stores none after a failed update
 		reason := kube.Reason(j.err)

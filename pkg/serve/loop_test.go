@@ -495,7 +495,7 @@ func TestLoopQuietStepsSame(t *testing.T) {
 func TestRememberKeepsEveryField(t *testing.T) {
 	// Role is the target's own (records sets it) and Pair, as Raw and
 	// Steps, the newest decision's only (TestPairEmbedded reads both).
-	if n := reflect.TypeFor[Record]().NumField(); n != 18 {
+	if n := reflect.TypeFor[Record]().NumField(); n != 19 {
 		t.Fatalf("Record has %d fields: keep the new ones in pastRecord", n)
 	}
 	if n := reflect.TypeFor[Signals]().NumField(); n != signalFields {
@@ -504,7 +504,7 @@ func TestRememberKeepsEveryField(t *testing.T) {
 	full := func(i int) Record {
 		r := Record{Target: "chat", At: t0.Add(time.Duration(i) * time.Second), Desired: 3 + i, Current: 2 + i,
 			Observed: ptr(1 + i), Reason: "metric", Held: i%2 == 0, Errors: []string{"kv: timeout: x"}, Warnings: []string{"partial response"},
-			Stuck: ptr(i), StuckReplicas: []string{"http://p1"}, Applied: ptr(4 + i), ApplyError: "refused",
+			Stuck: ptr(i), StuckReplicas: []string{"http://p1"}, Applied: ptr(4 + i), ApplyError: "refused", ApplySkipped: "not the leader",
 			Raw:   recommend.RawResults{{Signal: recommend.SignalQueue, Value: 60, Target: 24, Replicas: 3, Desired: 3, Valid: true}},
 			Steps: []recommend.Step{{Reason: recommend.ReasonMetric, Value: 3, Text: "queue 60 / target 24"}}}
 		v := reflect.ValueOf(&r.Signals).Elem()

@@ -89,6 +89,11 @@ type Record struct {
 	// failed.
 	Applied    *int   `json:"applied,omitempty"`
 	ApplyError string `json:"apply_error,omitempty"`
+	// ApplySkipped says why a decision that differed from the workload's
+	// spec.replicas was not written by this instance: it does not hold the
+	// Lease (--leader-elect; the holder writes). Without it such a record
+	// read like one with nothing to write.
+	ApplySkipped string `json:"apply_skipped,omitempty"`
 	// Pair is a P/D pool's ratio bound this cycle (recommend.Bound);
 	// absent for other targets, or when a pool was not decided.
 	Pair *PairNote `json:"pair,omitempty"`
@@ -205,7 +210,7 @@ func (t *target) remember(r Record) {
 
 // noteWrite sets the newest decision's write outcome (Record.Applied and
 // ApplyError), known only after the cycle's writes.
-func (t *target) noteWrite(applied *int, applyError string) {
+func (t *target) noteWrite(applied *int, applyError, applySkipped string) {
 	if t.nRecent == 0 {
 		return
 	}
@@ -218,6 +223,12 @@ func (t *target) noteWrite(applied *int, applyError string) {
 			p.rare = &pastRare{}
 		}
 		p.rare.applyError = applyError
+	}
+	if applySkipped != "" {
+		if p.rare == nil {
+			p.rare = &pastRare{}
+		}
+		p.rare.applySkipped = applySkipped
 	}
 }
 
@@ -256,7 +267,7 @@ type pastRecord struct {
 // kept aside (8 bytes a record instead of 64 when unset).
 type pastRare struct {
 	errors, stuckReplicas, warnings []string
-	applyError                      string
+	applyError, applySkipped        string
 }
 
 // signalFields is the number of Signals fields.
@@ -270,8 +281,8 @@ func (s *Signals) fields() [signalFields]**float64 {
 
 func compact(r Record) pastRecord {
 	p := pastRecord{at: r.At, desired: r.Desired, current: r.Current, held: r.Held, reason: r.Reason}
-	if r.Errors != nil || r.StuckReplicas != nil || r.Warnings != nil || r.ApplyError != "" {
-		p.rare = &pastRare{errors: r.Errors, stuckReplicas: r.StuckReplicas, warnings: r.Warnings, applyError: r.ApplyError}
+	if r.Errors != nil || r.StuckReplicas != nil || r.Warnings != nil || r.ApplyError != "" || r.ApplySkipped != "" {
+		p.rare = &pastRare{errors: r.Errors, stuckReplicas: r.StuckReplicas, warnings: r.Warnings, applyError: r.ApplyError, applySkipped: r.ApplySkipped}
 	}
 	if r.Observed != nil {
 		p.observed, p.hasObserved = *r.Observed, true
@@ -294,7 +305,7 @@ func compact(r Record) pastRecord {
 func (p *pastRecord) record(target string) Record {
 	r := Record{Target: target, At: p.at, Desired: p.desired, Current: p.current, Reason: p.reason, Held: p.held}
 	if p.rare != nil {
-		r.Errors, r.StuckReplicas, r.Warnings, r.ApplyError = p.rare.errors, p.rare.stuckReplicas, p.rare.warnings, p.rare.applyError
+		r.Errors, r.StuckReplicas, r.Warnings, r.ApplyError, r.ApplySkipped = p.rare.errors, p.rare.stuckReplicas, p.rare.warnings, p.rare.applyError, p.rare.applySkipped
 	}
 	if p.hasObserved {
 		v := p.observed
