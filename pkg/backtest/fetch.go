@@ -116,11 +116,15 @@ func (f *fetcher) rng(query string, start time.Time, stp time.Duration) (model.M
 }
 
 // inst runs an instant query at the grid's end; nothing for an empty query.
-func (f *fetcher) inst(query string) (model.Vector, error) {
+func (f *fetcher) inst(query string) (model.Vector, error) { return f.instAt(query, f.g.End()) }
+
+// instAt runs an instant query at t, counting it in the fetch's status
+// (queried, points, warnings); a partial answer is an error.
+func (f *fetcher) instAt(query string, t time.Time) (model.Vector, error) {
 	if query == "" {
 		return nil, nil
 	}
-	v, warn, err := f.api.Instant(f.ctx, query, f.g.End())
+	v, warn, err := f.api.Instant(f.ctx, query, t)
 	f.st.Warnings = append(f.st.Warnings, warn...)
 	f.st.Queried = append(f.st.Queried, query)
 	f.step()
@@ -147,14 +151,7 @@ func (f *fetcher) baselines(series []Series, query string) error {
 		return nil
 	}
 	f.total++
-	v, warn, err := f.api.Instant(f.ctx, query, f.g.Start)
-	f.st.Warnings = append(f.st.Warnings, warn...)
-	f.st.Queried = append(f.st.Queried, query)
-	f.step()
-	f.st.Points += int64(len(v))
-	if err == nil {
-		err = promql.PartialAnswer(query, warn)
-	}
+	v, err := f.instAt(query, f.g.Start)
 	if err != nil {
 		return err
 	}
