@@ -66,22 +66,7 @@ func (c *cluster) installRolloutCRD(t *testing.T, kind, plural string, withSelec
 			}},
 		},
 	}}
-	dyn, err := dynamic.NewForConfig(c.config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	if _, err := dyn.Resource(crds).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("install the %s CRD: %v", kind, err)
-	}
-	gvr := schema.GroupVersionResource{Group: "e2e.infscale.dev", Version: "v1", Resource: plural}
-	eventually(t, plural+" served", func() (bool, string) {
-		_, err := dyn.Resource(gvr).Namespace(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{})
-		return err == nil, "list: " + errString(err)
-	})
-	return dyn
+	return c.installCRD(t, crd, schema.GroupVersionResource{Group: "e2e.infscale.dev", Version: "v1", Resource: plural})
 }
 
 // createRollout creates name of the CRD (plural) at spec.replicas and, as
@@ -187,6 +172,21 @@ func TestKubeCommandApplies(t *testing.T) {
 	}
 }
 
+// midRollout creates Deployment roll mid-rollout: spec.replicas 2, the
+// old ReplicaSet's two Ready pods at 16 + 4 (servedPair), the new one's
+// surge pod Ready at 16 + 4, and an old pod terminating whose page says
+// 90 + 10, which it returns.
+func (c *cluster) midRollout(t *testing.T, f *fleet) *replica {
+	t.Helper()
+	c.createDeployment(t, "roll", 2)
+	c.servedPair(t, f, "roll")
+	surge := f.Start(t, 16, 4)
+	c.createPod(t, "roll", "roll-c", f.Port, surge.IP, true)
+	old := f.Start(t, 90, 10)
+	c.terminatingPod(t, "roll", "roll-d", f.Port, old.IP)
+	return old
+}
+
 // terminatingPod creates a Ready pod of app on ip that is being deleted (a
 // finalizer holds it, as a kubelet's graceful shutdown would): its page
 // must not be read.
@@ -272,12 +272,7 @@ func TestKubeCommandWorkloads(t *testing.T) {
 	// says 90 + 10 (not read). Three pages at 20: the HPA's desired is
 	// ceil(20 / 10 x 3 Ready pods) = 6, which its scale-up limit from 2
 	// (max(2 + 4, 2 x 2) = 6) allows.
-	c.createDeployment(t, "roll", 2)
-	c.servedPair(t, f, "roll")
-	surge := f.Start(t, 16, 4)
-	c.createPod(t, "roll", "roll-c", f.Port, surge.IP, true)
-	old := f.Start(t, 90, 10)
-	c.terminatingPod(t, "roll", "roll-d", f.Port, old.IP)
+	old := c.midRollout(t, f)
 	code, out, errs = c.kubeRun(t, append([]string{"--deployment", "roll", "--apply"}, queue10...)...)
 	if code != 0 || !strings.Contains(out, "Deployment default/roll: spec.replicas 2, 3 Ready pod(s) scraped, 0 starting") ||
 		!strings.Contains(out, "applied: spec.replicas 2 -> 6") || c.replicas(t, "roll") != 6 {
@@ -356,12 +351,7 @@ func TestKubeCommandForbidden(t *testing.T) {
 func TestServeRolloutAndNoSelector(t *testing.T) {
 	c := startCluster(t)
 	f := newFleet(t)
-	c.createDeployment(t, "roll", 2)
-	c.servedPair(t, f, "roll")
-	surge := f.Start(t, 16, 4)
-	c.createPod(t, "roll", "roll-c", f.Port, surge.IP, true)
-	old := f.Start(t, 90, 10)
-	c.terminatingPod(t, "roll", "roll-d", f.Port, old.IP)
+	old := c.midRollout(t, f)
 	dyn := c.installRolloutCRD(t, "Blind", "blinds", false)
 	createRollout(t, dyn, "Blind", "blinds", "blind", "blind", 2)
 

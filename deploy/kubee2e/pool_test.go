@@ -38,6 +38,13 @@ func (c *cluster) installPoolCRD(t *testing.T) dynamic.Interface {
 	if err := yaml.Unmarshal(b, &crd.Object); err != nil {
 		t.Fatal(err)
 	}
+	return c.installCRD(t, crd, kube.InferencePools)
+}
+
+// installCRD creates crd on the test API server and waits until it serves
+// gvr, the CRD's resource; it returns a dynamic client of the server.
+func (c *cluster) installCRD(t *testing.T, crd *unstructured.Unstructured, gvr schema.GroupVersionResource) dynamic.Interface {
+	t.Helper()
 	dyn, err := dynamic.NewForConfig(c.config)
 	if err != nil {
 		t.Fatal(err)
@@ -46,10 +53,10 @@ func (c *cluster) installPoolCRD(t *testing.T) dynamic.Interface {
 	defer cancel()
 	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	if _, err := dyn.Resource(crds).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("install the InferencePool CRD: %v", err)
+		t.Fatalf("install the %s CRD: %v", crd.GetName(), err)
 	}
-	eventually(t, "InferencePools served", func() (bool, string) {
-		_, err := dyn.Resource(kube.InferencePools).Namespace(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{})
+	eventually(t, gvr.Resource+" served", func() (bool, string) {
+		_, err := dyn.Resource(gvr).Namespace(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{})
 		return err == nil, "list: " + errString(err)
 	})
 	return dyn
