@@ -266,7 +266,9 @@ func (p *Policy) hold(d *Decision, st *State, base, floor int, byWindow *compile
 		d.step(ReasonMax, out, "max "+itoa(p.Max)+": lowered to "+itoa(out))
 	case out < floor && byWindow != nil:
 		out = floor
-		d.step(ReasonSchedule, out, "schedule "+byWindow.text+" ("+byWindow.open(now)+") raises min to "+itoa(floor)+": raised to "+itoa(out))
+		if !d.quiet { // open searches the cron's last firing: only for the text
+			d.step(ReasonSchedule, out, "schedule "+byWindow.text+" ("+byWindow.open(now)+") raises min to "+itoa(floor)+": raised to "+itoa(out))
+		}
 	case out < floor:
 		out = floor
 		d.step(ReasonMin, out, "min "+itoa(floor)+": raised to "+itoa(out))
