@@ -52,7 +52,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	// 1-2. per metric, the largest wins; the guard holds a ratio or backlog
 	// metric while the capacity asked for earlier is coming (guard.go).
 	base := p.base(st, cur, now)
-	g := p.guard(st, obs, base, now)
+	g := p.guard(st, obs, base, now, !d.quiet)
 	rec, reason, valid, invalid := cur, Reason(0), 0, 0
 	var unknown []string // the unknown metrics' signals, for the partial-data text
 	var largest Signal   // the metric whose recommendation is the largest (the first on a tie)
