@@ -155,7 +155,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 
 	// 6. stabilisation, from the previous output (see the doc comment).
 	d.stage = StageStabilization
-	out, text := p.stabilize(st, rec, base, now)
+	out, text := p.stabilize(st, rec, base, now, !d.quiet)
 	if initial && !d.quiet {
 		text += " (the windows include the current " + itoa(obs.Current) + ", recorded at this first decision as the HPA's recordInitialRecommendation does)"
 	}
