@@ -20,8 +20,9 @@ const Max = 200
 // status (nginx's "502 Bad Gateway"), its first text that does not; any
 // other body by its first non-empty line. At most Max bytes, cut at
 // a character, and " ..." when more followed; "" for an empty body or a
-// page that says only the status. A proxy's 14-line error page was quoted
-// whole.
+// body that says only the status, with or without its code (Go's
+// http.Error(w, "Unauthorized", 401)). A proxy's 14-line error page was
+// quoted whole.
 func Excerpt(status, contentType string, body []byte) string {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
@@ -32,7 +33,7 @@ func Excerpt(status, contentType string, body []byte) string {
 	if strings.Contains(strings.ToLower(contentType), "html") || body[0] == '<' {
 		texts := htmlTexts(body)
 		for i, t := range texts {
-			if !strings.EqualFold(t, status) {
+			if !repeats(t, status) {
 				text, more = t, i < len(texts)-1
 				break
 			}
@@ -44,6 +45,9 @@ func Excerpt(status, contentType string, body []byte) string {
 	if text == "" {
 		line, rest, _ := bytes.Cut(body, []byte("\n"))
 		text, more = string(bytes.TrimSpace(line)), len(bytes.TrimSpace(rest)) > 0
+		if !more && repeats(text, status) {
+			return "" // the body says the status alone
+		}
 	}
 	if len(text) > Max {
 		cut := Max
@@ -56,6 +60,16 @@ func Excerpt(status, contentType string, body []byte) string {
 		text += " ..."
 	}
 	return text
+}
+
+// repeats reports whether text is status ("401 Unauthorized") again, or
+// its words without the code ("Unauthorized").
+func repeats(text, status string) bool {
+	if status == "" {
+		return false
+	}
+	_, words, _ := strings.Cut(status, " ")
+	return strings.EqualFold(text, status) || words != "" && strings.EqualFold(text, words)
 }
 
 // htmlTexts are an HTML page's texts (golang.org/x/net/html's tokenizer),

@@ -32,6 +32,12 @@ func TestExcerpt(t *testing.T) {
 		{"lines", "500 Internal Server Error", "text/plain", "boom\ntraceback line 1\ntraceback line 2\n", "boom ..."},
 		{"long", "500 Internal Server Error", "text/plain", long, strings.Repeat("é", 100) + " ..."},
 		{"empty", "500 Internal Server Error", "text/plain", " \n", ""},
+		// http.Error(w, "Unauthorized", 401): the status's words again.
+		{"status words", "401 Unauthorized", "text/plain; charset=utf-8", "Unauthorized\n", ""},
+		{"status again", "404 Not Found", "text/plain", "404 not found", ""},
+		// a body that ends like the status says more: quoted.
+		{"more than the status", "404 Not Found", "text/plain", "model not found", "model not found"},
+		{"html title of the status's words", "401 Unauthorized", "text/html", "<title>Unauthorized</title><p>Sign in at /login</p>", "Sign in at /login"},
 	} {
 		if got := Excerpt(tc.status, tc.ct, []byte(tc.body)); got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)

@@ -295,3 +295,24 @@ func TestPodsForbidden(t *testing.T) {
 		t.Errorf("second read: %v after %v, want forbidden without waiting out SyncTimeout (2s)", err, time.Since(start))
 	}
 }
+
+// TestPodsNotFailedByHPAForbidden: the pod and HPA informers of a
+// namespace are separate lists; an HPA list refused (a Role granting pods
+// but not horizontalpodautoscalers) fails the HPA check, not a pod read
+// started after it, which lists fine. The refusal was kept per namespace,
+// so the pod read failed at once with the HPAs' 403.
+func TestPodsNotFailedByHPAForbidden(t *testing.T) {
+	c, client, _ := kubefake.New("llm")
+	defer c.Close()
+	c.SyncTimeout = 5 * time.Second
+	client.PrependReactor("list", "horizontalpodautoscalers", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "autoscaling", Resource: "horizontalpodautoscalers"}, "", errors.New(`User "system:serviceaccount:infscale:infscale" cannot list resource "horizontalpodautoscalers"`))
+	})
+	if _, _, err := c.ScaledBy(context.Background(), chatRef()); kube.Reason(err) != "forbidden" {
+		t.Fatalf("HPA check: %v (reason %s), want forbidden", err, kube.Reason(err))
+	}
+	sel := labels.SelectorFromSet(labels.Set{"app": "chat"})
+	if _, err := c.Pods(context.Background(), "llm", sel); err != nil {
+		t.Errorf("pod read after the HPAs' 403: %v, want the pods (their list is allowed)", err)
+	}
+}

@@ -18,8 +18,8 @@ type watched struct {
 	pods    cache.SharedIndexInformer
 	hpas    cache.SharedIndexInformer
 	mu      sync.Mutex
-	lastErr error           // the last list/watch error of an informer
-	failed  map[string]bool // informers that did not list in time once
+	lastErr map[string]error // each informer's last list/watch error, by what
+	failed  map[string]bool  // informers that did not list in time once
 }
 
 // namespace returns ns's informers, creating the factory on first use.
@@ -32,7 +32,7 @@ func (c *Cluster) namespace(ns string) *watched {
 	}
 	w := c.nss[ns]
 	if w == nil {
-		w = &watched{factory: informers.NewSharedInformerFactoryWithOptions(c.Client, 0, informers.WithNamespace(ns)), failed: map[string]bool{}}
+		w = &watched{factory: informers.NewSharedInformerFactoryWithOptions(c.Client, 0, informers.WithNamespace(ns)), failed: map[string]bool{}, lastErr: map[string]error{}}
 		c.nss[ns] = w
 	}
 	return w
@@ -49,7 +49,7 @@ func (c *Cluster) informer(ctx context.Context, ns, what string, slot func(*watc
 		_ = inf.SetTransform(stripManagedFields)
 		_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 			w.mu.Lock()
-			w.lastErr = err
+			w.lastErr[what] = err // its own: another informer's 403 says nothing of this one
 			w.mu.Unlock()
 		})
 		*p = inf
@@ -76,7 +76,7 @@ func (c *Cluster) informer(ctx context.Context, ns, what string, slot func(*watc
 	defer tick.Stop()
 	for !inf.HasSynced() {
 		w.mu.Lock()
-		err := w.lastErr
+		err := w.lastErr[what]
 		w.mu.Unlock()
 		// A list refused for RBAC or credentials is not going to succeed
 		// by waiting: say so at once, naming the verb and resource (the
@@ -90,7 +90,7 @@ func (c *Cluster) informer(ctx context.Context, ns, what string, slot func(*watc
 			}
 		}
 		w.mu.Lock()
-		err = w.lastErr
+		err = w.lastErr[what]
 		w.failed[what] = true
 		w.mu.Unlock()
 		if err == nil {

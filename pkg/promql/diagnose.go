@@ -136,7 +136,10 @@ func DiagnoseSelector(ctx context.Context, n Namer, server modelserver.Server, s
 		return ""
 	}
 	if len(names) > 0 {
-		return Diagnose(names, server, sel, span)
+		if why := Diagnose(names, server, sel, span); why != "" {
+			return why
+		}
+		return serverLabelled(ctx, n, server, sel, start, end, span)
 	}
 	all, err := n.Names(ctx, sel, time.Time{}, time.Time{})
 	if err != nil || len(all) == 0 {
@@ -147,6 +150,25 @@ func DiagnoseSelector(ctx context.Context, n Namer, server modelserver.Server, s
 		why += "; and " + d
 	}
 	return why
+}
+
+// serverLabelled says, for a vLLM target whose selector sel matches the
+// server's families in [start, end], when none of them is left once
+// ownSeries adds server="": every series carries a server label, so the
+// queries, which leave those out as the vLLM production-stack router's
+// copies, read nothing, and Diagnose, on sel, had nothing to say. ""
+// otherwise (or when the names query fails).
+func serverLabelled(ctx context.Context, n Namer, server modelserver.Server, sel []*labels.Matcher, start, end time.Time, span string) string {
+	own := ownSeries(server, sel)
+	if len(own) == len(sel) {
+		return "" // not vLLM, or sel names server itself
+	}
+	names, err := n.Names(ctx, own, start, end)
+	if err != nil || ofServer(names, server) != "" {
+		return ""
+	}
+	return fmt.Sprintf("the %s series the selector %s matches %s all carry a %s label, which infscale's queries leave out as the vLLM production-stack router's copies of its engines' series (%s): if your engines' series carry it (a relabelling or an external label), name it in the selector (%s=~\".+\"), else select the engines' pods, not the router's",
+		server, SelectorText(sel), span, modelserver.VLLMRouterServerLabel, SelectorText(own), modelserver.VLLMRouterServerLabel)
 }
 
 // ofServer is the first of names that is one of s's families (a

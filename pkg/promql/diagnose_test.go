@@ -135,3 +135,48 @@ func TestDiagnoseSelectorOutsideSpan(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagnoseSelectorServerLabel: a vLLM target's queries add server=""
+// to its selector (the production-stack router's copies of its engines'
+// series carry server). When every vLLM series the selector matches
+// carries the label (an external label or relabelling named server, or a
+// selector of the router's pod alone), each signal reads no series while
+// the selector plainly holds vLLM's families, so Diagnose said nothing;
+// now it says the label is why and what to do. A selector that names
+// server itself, or whose engines' series lack it, gets nothing.
+func TestDiagnoseSelectorServerLabel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Prometheus")
+	}
+	t0 := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	b.WriteString("# TYPE vllm:num_requests_running gauge\n")
+	for at := t0; at.Before(t0.Add(time.Hour)); at = at.Add(15 * time.Second) {
+		fmt.Fprintf(&b, "vllm:num_requests_running{namespace=\"labelled\",pod=\"chat-1\",server=\"prom-a\"} 3 %d\n", at.Unix())
+		fmt.Fprintf(&b, "vllm:num_requests_running{namespace=\"llm\",pod=\"chat-1\"} 3 %d\n", at.Unix())
+		fmt.Fprintf(&b, "vllm:num_requests_running{namespace=\"llm\",pod=\"router-1\",server=\"http://chat-1:8000\"} 3 %d\n", at.Unix())
+	}
+	b.WriteString("# EOF\n")
+	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, b.String()), Flags: []string{"--storage.tsdb.retention.time=10y"}})
+	c, err := NewClient(ClientConfig{URL: prom.URL, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		sel, want string
+	}{
+		{`{namespace="labelled"}`, `the vllm series the selector {namespace="labelled"} matches in the range all carry a server label, which infscale's queries leave out as the vLLM production-stack router's copies of its engines' series ({namespace="labelled",server=""}): if your engines' series carry it (a relabelling or an external label), name it in the selector (server=~".+"), else select the engines' pods, not the router's`},
+		{`{namespace="llm",pod="router-1"}`, `the vllm series the selector {namespace="llm",pod="router-1"} matches in the range all carry a server label`},
+		{`{namespace="labelled",server="prom-a"}`, ""},
+		{`{namespace="llm"}`, ""},
+	} {
+		ms, err := ParseSelector(tc.sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := DiagnoseSelector(context.Background(), c, modelserver.VLLM, ms, t0.Add(10*time.Minute), t0.Add(20*time.Minute), "in the range")
+		if (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: %q\nwant %q", tc.sel, got, tc.want)
+		}
+	}
+}

@@ -35,10 +35,14 @@ func Partial(warnings []string) (string, bool) {
 
 // annotation reports whether w is one of Prometheus's PromQL annotations
 // (util/annotations: the prefixes "PromQL warning" and "PromQL info", and
-// "N more warning annotations omitted" past its first 10).
+// the line counting those past its first 10: "N more warning annotations
+// omitted" and "N more info annotations omitted", or "N more annotations
+// omitted" from the releases that returned warnings and infos in one
+// list, from 2.47 on).
 func annotation(w string) bool {
 	return strings.HasPrefix(w, "PromQL warning") || strings.HasPrefix(w, "PromQL info") ||
-		strings.HasSuffix(w, " more warning annotations omitted") || strings.HasSuffix(w, " more info annotations omitted")
+		strings.HasSuffix(w, " more warning annotations omitted") || strings.HasSuffix(w, " more info annotations omitted") ||
+		strings.HasSuffix(w, " more annotations omitted")
 }
 
 // partialKey is the context key of a request's *partialMark.

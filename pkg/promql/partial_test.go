@@ -115,3 +115,28 @@ func TestIsPartialScan(t *testing.T) {
 		}
 	}
 }
+
+// TestPartialAnnotationCounts: past its first 10 annotations Prometheus
+// adds a line counting the rest, "N more warning annotations omitted"
+// (util/annotations.AsStrings), or, in the releases that kept warnings
+// and infos in one list (from 2.47 on), "N more annotations omitted". A
+// batched query over many families can have more than 10 distinct
+// annotations; the count line is not a store's failure, so such an answer
+// is whole. A storage warning beside them is still partial.
+func TestPartialAnnotationCounts(t *testing.T) {
+	anns := []string{`PromQL info: input to histogram_quantile needed to be fixed for monotonicity for metric name "a"`}
+	for _, tc := range []struct {
+		warnings []string
+		partial  bool
+	}{
+		{append(anns, "3 more warning annotations omitted"), false},
+		{append(anns, "12 more info annotations omitted"), false},
+		{append(anns, "5 more annotations omitted"), false},
+		{append(anns, "5 more annotations omitted", "remote_read: context deadline exceeded"), true},
+	} {
+		w, got := Partial(tc.warnings)
+		if got != tc.partial {
+			t.Errorf("Partial(%q) = %q, %v; want partial %v", tc.warnings, w, got, tc.partial)
+		}
+	}
+}

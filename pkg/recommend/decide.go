@@ -52,7 +52,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	// 1-2. per metric, the largest wins; the guard holds a ratio or backlog
 	// metric while the capacity asked for earlier is coming (guard.go).
 	base := p.base(st, cur, now)
-	g := p.guard(st, obs, base, now)
+	g := p.guard(st, obs, base, now, !d.quiet)
 	rec, reason, valid, invalid := cur, Reason(0), 0, 0
 	var unknown []string // the unknown metrics' signals, for the partial-data text
 	var largest Signal   // the metric whose recommendation is the largest (the first on a tie)
@@ -155,7 +155,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 
 	// 6. stabilisation, from the previous output (see the doc comment).
 	d.stage = StageStabilization
-	out, text := p.stabilize(st, rec, base, now)
+	out, text := p.stabilize(st, rec, base, now, !d.quiet)
 	if initial && !d.quiet {
 		text += " (the windows include the current " + itoa(obs.Current) + ", recorded at this first decision as the HPA's recordInitialRecommendation does)"
 	}
@@ -266,7 +266,9 @@ func (p *Policy) hold(d *Decision, st *State, base, floor int, byWindow *compile
 		d.step(ReasonMax, out, "max "+itoa(p.Max)+": lowered to "+itoa(out))
 	case out < floor && byWindow != nil:
 		out = floor
-		d.step(ReasonSchedule, out, "schedule "+byWindow.text+" ("+byWindow.open(now)+") raises min to "+itoa(floor)+": raised to "+itoa(out))
+		if !d.quiet { // open searches the cron's last firing: only for the text
+			d.step(ReasonSchedule, out, "schedule "+byWindow.text+" ("+byWindow.open(now)+") raises min to "+itoa(floor)+": raised to "+itoa(out))
+		}
 	case out < floor:
 		out = floor
 		d.step(ReasonMin, out, "min "+itoa(floor)+": raised to "+itoa(out))

@@ -60,8 +60,9 @@ func (g guarding) holds(s Signal) bool {
 
 // guard updates the guard's state for this decision (st.ReadyAt) and says
 // what it holds. st.Coming is what the previous output left coming
-// (decideInto records it).
-func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time) guarding {
+// (decideInto records it). Its text is built only when explain is set
+// (not for a quiet decision: simulate and tune drop it).
+func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time, explain bool) guarding {
 	g := guarding{asked: asked}
 	if p.Guard != nil && p.Guard.Off || st.LastAt.IsZero() {
 		return g
@@ -70,6 +71,9 @@ func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time) gua
 	settle, drain := p.guardSpans()
 	if coming := asked - ready; coming > 0 {
 		g.other, g.trailing = true, true
+		if !explain {
+			return g
+		}
 		g.text = "guard: " + itoa(ready) + " of the " + itoa(asked) + " replicas asked for ready, " + itoa(coming) + " coming (" + itoa(ready) + " + " + itoa(coming) + " = " + itoa(asked) + "): the signal has not seen their capacity; the runaway guard holds until they serve, then " + secs(drain) + " more (" + secs(settle) + " for a trailing quantile)"
 		return g
 	}
@@ -81,7 +85,7 @@ func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time) gua
 	}
 	since := now.Sub(st.ReadyAt)
 	g.other, g.trailing = since < drain, since < settle
-	if g.other || g.trailing {
+	if (g.other || g.trailing) && explain {
 		notRead := ""
 		if m := countPods(obs, max(obs.Current, 0)).missing; m > 0 {
 			// Present but not read (a failed scrape, a page answering 503

@@ -150,7 +150,7 @@ func TestHPANormalizeDesiredReplicasWithBehavior(t *testing.T) {
 			mustValidate(t, p)
 			// infscale keeps its history time-ordered (the HPA reuses slots).
 			st := &State{Recommendations: append([]TimedReplicas(nil), tc.recs...)}
-			if got, text := p.stabilize(st, tc.desired, tc.current, now); got != tc.want {
+			if got, text := p.stabilize(st, tc.desired, tc.current, now, true); got != tc.want {
 				t.Errorf("got %d, want %d: %s", got, tc.want, text)
 			}
 		})

@@ -7,10 +7,11 @@ import "time"
 // scaleDown window (both including rec, windows exclusive of their start)
 // bound base (the previous output, see Decide): result = min(max(base,
 // upRec), downRec). rec is then
-// recorded; entries older than the longer window are pruned.
-func (p *Policy) stabilize(st *State, rec, base int, now time.Time) (int, string) {
+// recorded; entries older than the longer window are pruned. The text is
+// built only when explain is set (a quiet decision drops it).
+func (p *Policy) stabilize(st *State, rec, base int, now time.Time, explain bool) (int, string) {
 	if p.NoBehavior {
-		return p.stabilizeNoBehavior(st, rec, now)
+		return p.stabilizeNoBehavior(st, rec, now, explain)
 	}
 	upCutoff, downCutoff := now.Add(-p.upWindow), now.Add(-p.downWindow)
 	upRec, downRec := rec, rec
@@ -28,6 +29,11 @@ func (p *Policy) stabilize(st *State, rec, base int, now time.Time) (int, string
 	}
 	if out > downRec {
 		out = downRec
+	}
+	if !explain {
+		st.Recommendations = pruneOld(st.Recommendations, now.Add(-max(p.upWindow, p.downWindow)), recAt, false)
+		st.Recommendations = append(st.Recommendations, TimedReplicas{At: now, Replicas: rec})
+		return out, ""
 	}
 	held := ""
 	switch {
@@ -90,7 +96,7 @@ func recordInitial(st *State, cur int, now time.Time) bool {
 // behavior): the highest recommendation within the downscale window, its
 // start included, and rec itself, whatever the previous output; rec is
 // then recorded, entries before the window's start pruned.
-func (p *Policy) stabilizeNoBehavior(st *State, rec int, now time.Time) (int, string) {
+func (p *Policy) stabilizeNoBehavior(st *State, rec int, now time.Time, explain bool) (int, string) {
 	cutoff := now.Add(-p.downWindow)
 	out := rec
 	// This window counts its start: the HPA without behavior skips only
@@ -100,5 +106,8 @@ func (p *Policy) stabilizeNoBehavior(st *State, rec int, now time.Time) (int, st
 		out = max(out, r.Replicas)
 	}
 	st.Recommendations = append(st.Recommendations, TimedReplicas{At: now, Replicas: rec})
+	if !explain {
+		return out, ""
+	}
 	return out, "stabilisation (an HPA without behavior): highest recommendation in the downscale window " + secs(p.downWindow) + " and " + itoa(rec) + " = " + itoa(out)
 }

@@ -164,7 +164,7 @@ func get(ctx context.Context, client *http.Client, rawURL string) (body []byte, 
 		// --metrics answers 501 "... Start it with `--metrics`".
 		says := ""
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-		if ex := bodyexcerpt.Excerpt(resp.Status, resp.Header.Get("Content-Type"), body); ex != "" && !strings.HasSuffix(strings.ToLower(resp.Status), strings.ToLower(ex)) {
+		if ex := bodyexcerpt.Excerpt(resp.Status, resp.Header.Get("Content-Type"), body); ex != "" {
 			says = ": " + ex
 		}
 		return nil, "", url, at, fmt.Errorf("%s: %w: HTTP status %s%s", url, ErrFetch, resp.Status, says)

@@ -509,7 +509,7 @@ func (l *Loop) Cycle(ctx context.Context) {
 				if l.source.Name() != "prometheus" { // embedded mode's pages
 					msg = "pages read with warnings"
 				} else if _, partial := promql.Partial(rd.Warnings); partial {
-					msg = "prometheus answered with warnings, some of data it could not read: the signals of those answers are unknown (reason partial)"
+					msg = "prometheus answered with warnings, some of the data it could not read: the signals of those answers are unknown (reason partial)"
 				}
 				l.log.Warn(msg, "target", t.key, "warnings", rd.Warnings, "suppressed_since_last", suppressed)
 			}
