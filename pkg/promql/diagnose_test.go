@@ -103,17 +103,7 @@ func TestDiagnoseSelectorOutsideSpan(t *testing.T) {
 		t.Skip("starts a real Prometheus")
 	}
 	t0 := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
-	var b strings.Builder
-	b.WriteString("# TYPE vllm:num_requests_running gauge\n")
-	for at := t0; at.Before(t0.Add(2 * time.Hour)); at = at.Add(15 * time.Second) {
-		fmt.Fprintf(&b, "vllm:num_requests_running{namespace=\"llm\",pod=\"chat-1\"} 3 %d\n", at.Unix())
-	}
-	b.WriteString("# EOF\n")
-	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, b.String()), Flags: []string{"--storage.tsdb.retention.time=10y"}})
-	c, err := NewClient(ClientConfig{URL: prom.URL, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := runningHistory(t, t0, 2*time.Hour, `{namespace="llm",pod="chat-1"}`)
 	for _, tc := range []struct {
 		sel        string
 		start, end time.Duration
@@ -149,19 +139,8 @@ func TestDiagnoseSelectorServerLabel(t *testing.T) {
 		t.Skip("starts a real Prometheus")
 	}
 	t0 := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
-	var b strings.Builder
-	b.WriteString("# TYPE vllm:num_requests_running gauge\n")
-	for at := t0; at.Before(t0.Add(time.Hour)); at = at.Add(15 * time.Second) {
-		fmt.Fprintf(&b, "vllm:num_requests_running{namespace=\"labelled\",pod=\"chat-1\",server=\"prom-a\"} 3 %d\n", at.Unix())
-		fmt.Fprintf(&b, "vllm:num_requests_running{namespace=\"llm\",pod=\"chat-1\"} 3 %d\n", at.Unix())
-		fmt.Fprintf(&b, "vllm:num_requests_running{namespace=\"llm\",pod=\"router-1\",server=\"http://chat-1:8000\"} 3 %d\n", at.Unix())
-	}
-	b.WriteString("# EOF\n")
-	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, b.String()), Flags: []string{"--storage.tsdb.retention.time=10y"}})
-	c, err := NewClient(ClientConfig{URL: prom.URL, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := runningHistory(t, t0, time.Hour, `{namespace="labelled",pod="chat-1",server="prom-a"}`,
+		`{namespace="llm",pod="chat-1"}`, `{namespace="llm",pod="router-1",server="http://chat-1:8000"}`)
 	for _, tc := range []struct {
 		sel, want string
 	}{
@@ -179,4 +158,25 @@ func TestDiagnoseSelectorServerLabel(t *testing.T) {
 			t.Errorf("%s: %q\nwant %q", tc.sel, got, tc.want)
 		}
 	}
+}
+
+// runningHistory starts a real Prometheus holding vllm:num_requests_running
+// at 3 for each label set (`{...}`) every 15 s over [t0, t0+span), and
+// returns a client of it.
+func runningHistory(t *testing.T, t0 time.Time, span time.Duration, labelSets ...string) *Client {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("# TYPE vllm:num_requests_running gauge\n")
+	for at := t0; at.Before(t0.Add(span)); at = at.Add(15 * time.Second) {
+		for _, ls := range labelSets {
+			fmt.Fprintf(&b, "vllm:num_requests_running%s 3 %d\n", ls, at.Unix())
+		}
+	}
+	b.WriteString("# EOF\n")
+	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, b.String()), Flags: []string{"--storage.tsdb.retention.time=10y"}})
+	c, err := NewClient(ClientConfig{URL: prom.URL, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
