@@ -30,11 +30,12 @@ func (p *Policy) stabilize(st *State, rec, base int, now time.Time, explain bool
 	if out > downRec {
 		out = downRec
 	}
+	st.Recommendations = pruneOld(st.Recommendations, now.Add(-max(p.upWindow, p.downWindow)), recAt, false)
+	st.Recommendations = append(st.Recommendations, TimedReplicas{At: now, Replicas: rec})
 	if !explain {
-		st.Recommendations = pruneOld(st.Recommendations, now.Add(-max(p.upWindow, p.downWindow)), recAt, false)
-		st.Recommendations = append(st.Recommendations, TimedReplicas{At: now, Replicas: rec})
 		return out, ""
 	}
+	// rec, just recorded, is on the other side of out: never the holder.
 	held := ""
 	switch {
 	case out > rec:
@@ -45,8 +46,6 @@ func (p *Policy) stabilize(st *State, rec, base int, now time.Time, explain bool
 	text := "stabilisation: lowest recommendation in the scaleUp window " + secs(p.upWindow) + " = " + itoa(upRec) +
 		", highest in the scaleDown window " + secs(p.downWindow) + " = " + itoa(downRec) +
 		"; min(max(" + itoa(base) + ", " + itoa(upRec) + "), " + itoa(downRec) + ") = " + itoa(out) + held
-	st.Recommendations = pruneOld(st.Recommendations, now.Add(-max(p.upWindow, p.downWindow)), recAt, false)
-	st.Recommendations = append(st.Recommendations, TimedReplicas{At: now, Replicas: rec})
 	return out, text
 }
 
