@@ -138,21 +138,18 @@ var runtimePrefixes = []string{"python_", "process_", "go_", "promhttp_", "http_
 // runtimeOnly lists, as "python_*, process_*", the runtimePrefixes of
 // families when every family has one; "" when one has none.
 func runtimeOnly(families []string) string {
-	var present []string
-	for _, prefix := range runtimePrefixes {
-		n := 0
-		for _, f := range families {
-			if strings.HasPrefix(f, prefix) {
-				n++
-			}
-		}
-		if n > 0 {
-			present = append(present, prefix+"*")
-		}
-	}
+	has := make([]bool, len(runtimePrefixes))
 	for _, f := range families {
-		if !slices.ContainsFunc(runtimePrefixes, func(p string) bool { return strings.HasPrefix(f, p) }) {
+		i := slices.IndexFunc(runtimePrefixes, func(p string) bool { return strings.HasPrefix(f, p) })
+		if i < 0 {
 			return ""
+		}
+		has[i] = true
+	}
+	var present []string
+	for i, prefix := range runtimePrefixes {
+		if has[i] {
+			present = append(present, prefix+"*")
 		}
 	}
 	return strings.Join(present, ", ")
