@@ -146,8 +146,8 @@ func (f *fetcher) instAt(query string, t time.Time) (model.Vector, error) {
 // series with no value in the day before the start is a new pod, as
 // before. The query is sent only when a series starts late.
 func (f *fetcher) baselines(series []Series, query string) error {
-	late := slices.ContainsFunc(series, func(s Series) bool { return len(s.Points) > 0 && s.Points[0].T.After(f.g.Start) })
-	if !late || query == "" {
+	late := func(s Series) bool { return len(s.Points) > 0 && s.Points[0].T.After(f.g.Start) }
+	if !slices.ContainsFunc(series, late) || query == "" {
 		return nil
 	}
 	f.total++
@@ -163,7 +163,7 @@ func (f *fetcher) baselines(series []Series, query string) error {
 		}
 	}
 	for i, s := range series {
-		if b, ok := base[s.Labels]; ok && len(s.Points) > 0 && s.Points[0].T.After(f.g.Start) {
+		if b, ok := base[s.Labels]; ok && late(s) {
 			series[i].Points = append([]Point{{T: f.g.Start, V: b}}, s.Points...)
 		}
 	}
