@@ -463,10 +463,7 @@ func (c Calibration) Apply(cfg Config) (Config, error) {
 	// The file's fixed step is its step overhead plus its per-layer cost
 	// (0 when absent): the base's own per-layer cost does not add to it.
 	cfg.LayerStepCost = seconds(c.LayerStepCostS)
-	if err := c.reproduces(cfg); err != nil {
-		return cfg, err
-	}
-	return cfg, nil
+	return cfg, c.reproduces(cfg)
 }
 
 // MaxPredictionDrift is how far (relative) the replica a calibration is
