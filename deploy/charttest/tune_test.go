@@ -221,3 +221,31 @@ func TestTuneTimeZone(t *testing.T) {
 		t.Errorf("timeZone 'Berlin time': error %v, want one naming /tune/timeZone", err)
 	}
 }
+
+// TestTunePodPlacement: the tune pods take tune.priorityClassName and
+// tune.affinity, not serve's (a nightly batch job given serve's priority
+// would preempt like the decision loop; serve's anti-affinity is about its
+// own replicas), and serve's nodeSelector and tolerations as before.
+func TestTunePodPlacement(t *testing.T) {
+	objs := render(t, "priorityClassName: serve-critical\naffinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app.kubernetes.io/name: infscale}}}]}}\nnodeSelector: {pool: cpu}\n"+
+		"tune: {enabled: true, results: {claimName: tune-results}, priorityClassName: batch-low, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: spot, operator: In, values: [\"true\"]}]}]}}}}\n"+tunedTarget)
+	ps := only[*batchv1.CronJob](t, objs).Spec.JobTemplate.Spec.Template.Spec
+	if ps.PriorityClassName != "batch-low" {
+		t.Errorf("tune pods' priorityClassName %q, want batch-low", ps.PriorityClassName)
+	}
+	if a := ps.Affinity; a == nil || a.PodAntiAffinity != nil || a.NodeAffinity == nil ||
+		a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Key != "spot" {
+		t.Errorf("tune pods' affinity %+v, want tune.affinity's node affinity on spot only", a)
+	}
+	if ps.NodeSelector["pool"] != "cpu" {
+		t.Errorf("tune pods' nodeSelector %v, want serve's {pool: cpu}", ps.NodeSelector)
+	}
+	d := only[*appsv1.Deployment](t, objs).Spec.Template.Spec
+	if d.PriorityClassName != "serve-critical" || d.Affinity == nil || d.Affinity.PodAntiAffinity == nil {
+		t.Errorf("serve's priorityClassName %q affinity %+v, want its own", d.PriorityClassName, d.Affinity)
+	}
+	ps = only[*batchv1.CronJob](t, render(t, "priorityClassName: serve-critical\ntune: {enabled: true, results: {claimName: tune-results}}\n"+tunedTarget)).Spec.JobTemplate.Spec.Template.Spec
+	if ps.PriorityClassName != "" || ps.Affinity != nil {
+		t.Errorf("by default the tune pods took priorityClassName %q affinity %+v, want none", ps.PriorityClassName, ps.Affinity)
+	}
+}
