@@ -91,6 +91,12 @@ func (c *TuneCmd) runShard(e *env) error {
 	if c.Workers < 0 {
 		return invalidf("--workers %d: want >= 0 (0: the number of cores)", c.Workers)
 	}
+	// Checked as backtest checks it: 0 is no limit (promql.ClientConfig),
+	// and a hung Prometheus would hang the shard's Job for good (the
+	// chart's activeDeadlineSeconds is none by default).
+	if err := durationIn("query-timeout", c.QueryTimeout, minQueryTimeout, maxQueryTimeout, "each Prometheus query's; 0 would disable it and a hung Prometheus would hang the command"); err != nil {
+		return err
+	}
 	// --workers' default is the cores here too (TuneTarget's own default,
 	// one core, is serve's, tuning beside its decisions).
 	workers := c.Workers

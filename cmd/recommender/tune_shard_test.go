@@ -92,6 +92,11 @@ targets:
 		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--period", "30s"}, "--period does not go with --shard"},
 		// Checked as tune on a trace checks it (the shard ran on one core).
 		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--workers=-1"}, "--workers -1: want >= 0 (0: the number of cores)"},
+		// Bounded as backtest bounds it: 0 was taken as no limit, and a hung
+		// Prometheus held the shard for good; -5s and 100h were taken too.
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--query-timeout", "0s"}, "--query-timeout 0s"},
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--query-timeout=-5s"}, "--query-timeout -5s"},
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--query-timeout", "100h"}, "--query-timeout 100h: want 1s to 1h"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), c.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), c.want) {
