@@ -313,7 +313,9 @@ func WriteResult(dir string, r TargetResult) error {
 // directory (a misspelt tune.dir or an unmounted volume would otherwise
 // read as "no result yet" forever), an unreadable file, one that is not a
 // regular file or is larger than MaxResultSize, or one that is not a
-// result (naming the file).
+// result (naming the file): another target's, a policy string that is not
+// its candidate's, or one that says it holds while a figure of its own is
+// over its budget.
 func ReadResult(dir, name string) (r TargetResult, ok bool, err error) {
 	path := ResultPath(dir, name)
 	// Bounded and never blocking: a named pipe or a huge file in the
@@ -350,7 +352,35 @@ func ReadResult(dir, name string) (r TargetResult, ok bool, err error) {
 	if p := r.Candidate.Policy(); p != r.Policy {
 		return TargetResult{}, false, fmt.Errorf("%s: not a tune result: its policy %q is not its candidate's %q", path, r.Policy, p)
 	}
+	// holds is what serve's adopt mode acts on: a file whose own figures
+	// contradict it was not judged by tune's rule (Choose).
+	if err := r.Outcome.holdsByFigures(); err != nil {
+		return TargetResult{}, false, fmt.Errorf("%s: not a tune result: %w", path, err)
+	}
 	return r, true, nil
+}
+
+// holdsByFigures checks that an outcome that says it holds keeps within
+// its budget on each of its figures (in sample, out of sample, every
+// stressed copy, one per stress name), as Choose required of it.
+func (o *Outcome) holdsByFigures() error {
+	if !o.Holds {
+		return nil
+	}
+	if len(o.Stress) != len(o.StressNames) {
+		return fmt.Errorf("it has %d stressed figures for %d stress names", len(o.Stress), len(o.StressNames))
+	}
+	figs := []Figures{o.InSample, o.OutOfSample}
+	names := []string{"in_sample", "out_of_sample"}
+	for i, f := range o.Stress {
+		figs, names = append(figs, f), append(names, "stress "+o.StressNames[i])
+	}
+	for i, f := range figs {
+		if !(f.MissPct <= o.MaxMissPct) {
+			return fmt.Errorf("it says it holds, but its %s misses %g%% of requests, over its budget of %g%%", names[i], f.MissPct, o.MaxMissPct)
+		}
+	}
+	return nil
 }
 
 // MaxResultSize is the largest result file ReadResult reads (1 MiB; tune
