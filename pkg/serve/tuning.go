@@ -123,8 +123,12 @@ type tuned struct {
 	// failMsg is the last failure logged at its level and failLogged
 	// when: the same failure again (a tune.dir file refused, read every
 	// minute) is logged at debug until failRepeat has passed.
-	failMsg           string
-	failLogged        time.Time
+	failMsg    string
+	failLogged time.Time
+	// checkFailMsg and checkFailLogged are the same for the live-miss
+	// reads (tried again each minute while they fail).
+	checkFailMsg      string
+	checkFailLogged   time.Time
 	infoPolicy        string
 	infoState         string
 	hasCandidateGauge bool
@@ -733,14 +737,30 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 	from := liveFrom(since, now, time.Duration(cfg.Tune.History))
 	frac, n, ok, err := tune.LiveMisses(ctx, tn.API, cfg, from, now, tn.Period)
 	if err != nil {
-		if ctx.Err() == nil {
+		if ctx.Err() != nil {
+			return
+		}
+		// Read again at the next look (a minute): the same failure is
+		// said at debug until failRepeat has passed, as a run's is (a
+		// Prometheus down for an hour said it 60 times per target).
+		tn.mu.Lock()
+		loud := true
+		if msg := err.Error(); msg != s.checkFailMsg || now.Sub(s.checkFailLogged) >= failRepeat {
+			s.checkFailMsg, s.checkFailLogged = msg, now
+		} else {
+			loud = false
+		}
+		tn.mu.Unlock()
+		if loud {
 			tn.logger().Warn("live misses not read; the adopted policy stays", "target", name, "err", err)
+		} else {
+			tn.logger().Debug("live misses not read as before; the adopted policy stays", "target", name, "err", err)
 		}
 		return
 	}
 	tn.mu.Lock()
 	defer tn.mu.Unlock()
-	s.checked = now
+	s.checked, s.checkFailMsg = now, ""
 	if !ok || s.adopted == nil || !s.adoptedAt.Equal(since) || frac <= cfg.Tune.Budget() {
 		return
 	}

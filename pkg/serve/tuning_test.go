@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/infscale/infscale/pkg/config"
@@ -840,5 +842,64 @@ targets:
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// downAPI is a Prometheus that refuses every query (a fault).
+type downAPI struct{}
+
+func (downAPI) Instant(context.Context, string, time.Time) (model.Vector, []string, error) {
+	return nil, nil, errors.New("connection refused")
+}
+
+func (downAPI) Range(context.Context, string, time.Time, time.Time, time.Duration) (model.Matrix, []string, error) {
+	return nil, nil, errors.New("connection refused")
+}
+
+// TestTuningLiveCheckFailureLogged: an adopted candidate's live misses
+// cannot be read (Prometheus down): it stays adopted, and the read is
+// tried each minute, but the same failure is said at warn once an hour,
+// as a run's failure is: 5 minutes after the switch, then not in the 59
+// minutes after (it was 60 lines an hour per adopted target), then again.
+func TestTuningLiveCheckFailureLogged(t *testing.T) {
+	dir := t.TempDir()
+	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", dir))
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
+	tn := NewTuning(reg)
+	tn.Now, tn.API = func() time.Time { return now }, downAPI{}
+	var log bytes.Buffer
+	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8}
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tn.Step(ctx)
+	const loud = `level=WARN msg="live misses not read; the adopted policy stays" target=chat`
+	now = now.Add(5 * time.Minute)
+	tn.Step(ctx)
+	if n := strings.Count(log.String(), loud); n != 1 {
+		t.Fatalf("5 minutes after the switch: %d warnings, want 1; log:\n%s", n, log.String())
+	}
+	for range 59 {
+		now = now.Add(time.Minute)
+		tn.Step(ctx)
+	}
+	if n := strings.Count(log.String(), loud); n != 1 {
+		t.Errorf("59 minutes later: %d warnings, want 1", n)
+	}
+	now = now.Add(time.Minute)
+	tn.Step(ctx)
+	if n := strings.Count(log.String(), loud); n != 2 {
+		t.Errorf("an hour later: %d warnings, want 2", n)
+	}
+	if s, p := tuneState(tn, "chat"); s != TuneStateAdopted || p != "queue:8" {
+		t.Errorf("state %q %q, want adopted queue:8 still", s, p)
 	}
 }
