@@ -134,3 +134,42 @@ targets:
 		t.Errorf("json %s: want shard 1/2 and targets [] (err %v)", out.String(), err)
 	}
 }
+
+// TestTuneShardOutNotServes: --out writes each result where serve reads it
+// only for a target whose tune.dir is that directory. chat reads from
+// results/, code has no tune.dir (serve tunes it in process): with --out
+// elsewhere/, each is warned about before any query (the run then fails
+// on the unreachable Prometheus, as it would have); with --out naming
+// results/ another way (results/../results/), only code is.
+func TestTuneShardOutNotServes(t *testing.T) {
+	dir := t.TempDir()
+	results, elsewhere := filepath.Join(dir, "results"), filepath.Join(dir, "elsewhere")
+	for _, d := range []string{results, elsewhere} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(dir, "t.yaml")
+	if err := os.WriteFile(cfg, []byte(`prometheus: {url: "http://127.0.0.1:1"}
+targets:
+- {name: chat, server: vllm, selector: '{app="chat"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8, replica: {gpu: h100-sxm, model: llama-3-8b}, tune: {dir: `+results+`}}
+- {name: code, server: vllm, selector: '{app="code"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8, replica: {gpu: h100-sxm, model: llama-3-8b}, tune: {}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chat := "infscale: warning: target chat: serve reads its result from tune.dir " + results + ", not from --out " + elsewhere + ": it will not see this run's\n"
+	code := func(out string) string {
+		return "infscale: warning: target code has no tune.dir: serve tunes it in process and does not read the result written to --out " + out + "\n"
+	}
+	var stdout, stderr bytes.Buffer
+	run(context.Background(), []string{"tune", "--config", cfg, "--shard", "0/1", "--out", elsewhere, "-q", "--query-timeout", "1s"}, nil, &stdout, &stderr)
+	if !strings.HasPrefix(stderr.String(), chat+code(elsewhere)) {
+		t.Errorf("--out elsewhere: stderr %q, want it to begin with both warnings", stderr.String())
+	}
+	stderr.Reset()
+	other := results + "/../results/"
+	run(context.Background(), []string{"tune", "--config", cfg, "--shard", "0/1", "--out", other, "-q", "--query-timeout", "1s"}, nil, &stdout, &stderr)
+	if got := stderr.String(); strings.Contains(got, "target chat") || !strings.HasPrefix(got, code(other)) {
+		t.Errorf("--out results: stderr %q, want only code's warning", got)
+	}
+}
