@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/internal/atomicfile"
 	"github.com/infscale/infscale/internal/boundedfile"
@@ -49,6 +50,12 @@ const tuneRetry = 15 * time.Minute
 // failRepeat is how often the same tuning failure is logged again at its
 // level (a refused tune.dir file is read each minute; between, debug).
 const failRepeat = time.Hour
+
+// staleResults is how many tune.every a tune.dir result's at may be
+// behind serve's clock before serve says so: the CronJob writes one each
+// every, so an older one means a missed run (it failed, or stopped) while
+// serve goes on with what it last wrote.
+const staleResults = 2
 
 // Tuning is serve's self-tuning of the targets with a tune: block. Its
 // Run re-tunes each such target every tune.every on its own Prometheus
@@ -127,8 +134,11 @@ type tuned struct {
 	failLogged time.Time
 	// checkFailMsg and checkFailLogged are the same for the live-miss
 	// reads (tried again each minute while they fail).
-	checkFailMsg      string
-	checkFailLogged   time.Time
+	checkFailMsg    string
+	checkFailLogged time.Time
+	// oldLogged is when a tune.dir result older than staleResults
+	// every was last said to be (once per failRepeat while it lasts).
+	oldLogged         time.Time
 	infoPolicy        string
 	infoState         string
 	hasCandidateGauge bool
@@ -516,8 +526,20 @@ func (tn *Tuning) stepFast(ctx context.Context) {
 		every = 5 * time.Minute
 	}
 	var check []tuneJob
+	type old struct {
+		name, policy string
+		at           time.Time
+		every        time.Duration
+	}
+	var olds []old
 	tn.mu.Lock()
 	for name, s := range tn.targets {
+		// A tune.dir result far older than every: the CronJob missed its
+		// runs, and nothing else would say so (serve keeps the last one).
+		if every := time.Duration(s.cfg.Tune.Every); s.res != nil && s.cfg.Tune.Dir != "" && now.Sub(s.res.At) > staleResults*every && now.Sub(s.oldLogged) >= failRepeat {
+			s.oldLogged = now
+			olds = append(olds, old{name, s.res.Policy, s.res.At, every})
+		}
 		// A candidate that held but came within every of the last switch
 		// waits in shadow; once every has passed it is adopted (it
 		// waited for a newer result, a day with a daily CronJob that ran
@@ -531,6 +553,10 @@ func (tn *Tuning) stepFast(ctx context.Context) {
 		}
 	}
 	tn.mu.Unlock()
+	for _, o := range olds {
+		tn.logger().Warn("tuning result is old: no newer one came from infscale tune --shard (the CronJob) for over twice tune.every; is it running? The target goes on with this one", "target", o.name, "policy", o.policy,
+			"tuned_at", o.at.UTC().Format(time.RFC3339), "age", now.Sub(o.at).Round(time.Minute), "every", model.Duration(o.every))
+	}
 	for _, j := range check {
 		tn.check(ctx, j.name, &j.cfg, tn.now())
 	}

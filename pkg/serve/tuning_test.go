@@ -903,3 +903,53 @@ func TestTuningLiveCheckFailureLogged(t *testing.T) {
 		t.Errorf("state %q %q, want adopted queue:8 still", s, p)
 	}
 }
+
+// TestTuningOldResultSaid: the CronJob writes a tune.dir result each
+// every (1h here); when none newer comes for over 2 hours the one in use
+// is said to be old, once an hour while it lasts (serve went on with it
+// and nothing said the CronJob had stopped). Taken at 12:00 from history
+// up to 12:00: nothing at 14:00 (exactly twice every), a warning at 14:01
+// naming its age, none at 15:00, another at 15:01; a newer result at
+// 15:02 is not old.
+func TestTuningOldResultSaid(t *testing.T) {
+	dir := t.TempDir()
+	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q}", dir))
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
+	tn := NewTuning(reg)
+	tn.Now = func() time.Time { return now }
+	var log bytes.Buffer
+	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	write := func() {
+		c := tune.Candidate{Metric: "queue", Target: 8}
+		if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	write()
+	const old = `level=WARN msg="tuning result is old: no newer one came from infscale tune --shard (the CronJob) for over twice tune.every; is it running? The target goes on with this one" target=chat policy=queue:8 tuned_at=2026-01-05T12:00:00Z`
+	for _, c := range []struct {
+		at   time.Duration
+		want int
+		age  string
+	}{{0, 0, ""}, {2 * time.Hour, 0, ""}, {2*time.Hour + time.Minute, 1, "age=2h1m0s every=1h"}, {3 * time.Hour, 1, ""}, {3*time.Hour + time.Minute, 2, "age=3h1m0s every=1h"}} {
+		now = time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC).Add(c.at)
+		tn.Step(ctx)
+		if n := strings.Count(log.String(), old); n != c.want || !strings.Contains(log.String(), c.age) {
+			t.Errorf("at 12:00 + %s: %d warnings, want %d (with %q); log:\n%s", c.at, n, c.want, c.age, log.String())
+		}
+	}
+	now = now.Add(time.Minute)
+	write()
+	log.Reset()
+	tn.Step(ctx)
+	if strings.Contains(log.String(), "tuning result is old") {
+		t.Errorf("a new result: %s", log.String())
+	}
+}
