@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,5 +172,66 @@ targets:
 	run(context.Background(), []string{"tune", "--config", cfg, "--shard", "0/1", "--out", other, "-q", "--query-timeout", "1s"}, nil, &stdout, &stderr)
 	if got := stderr.String(); strings.Contains(got, "target chat") || !strings.HasPrefix(got, code(other)) {
 		t.Errorf("--out results: stderr %q, want only code's warning", got)
+	}
+}
+
+// TestTuneShardPartition: the shards of N = 1 to 8 cover a config's 7
+// targets with a tune: block exactly once each, the k-th such target (t3
+// has none, so t4 is the 4th) in shard k mod N. By hand, N = 3: shard 0
+// has t0, t4, t7 (k = 0, 3, 6), shard 1 t1, t5, shard 2 t2, t6; N = 8: one
+// each in shards 0 to 6, none in shard 7. The targets fail on the
+// unreachable Prometheus: the lines name each shard's targets.
+func TestTuneShardPartition(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("prometheus: {url: \"http://127.0.0.1:1\"}\ntargets:\n")
+	var tuned []string
+	for i := range 8 {
+		tune := ", tune: {}"
+		if i == 3 {
+			tune = ""
+		} else {
+			tuned = append(tuned, fmt.Sprintf("t%d", i))
+		}
+		fmt.Fprintf(&b, "- {name: t%d, server: vllm, selector: '{app=\"t%d\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8, replica: {gpu: h100-sxm, model: llama-3-8b}%s}\n", i, i, tune)
+	}
+	cfg := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(cfg, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shard := func(i, n int) []string {
+		var out, errb bytes.Buffer
+		run(context.Background(), []string{"tune", "--config", cfg, "--shard", fmt.Sprintf("%d/%d", i, n), "--out", dir, "-q", "--query-timeout", "1s"}, nil, &out, &errb)
+		var names []string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if name, _, ok := strings.Cut(l, ": failed: "); ok {
+				names = append(names, name)
+			}
+		}
+		return names
+	}
+	for n := 1; n <= 8; n++ {
+		seen := map[string]int{}
+		for i := range n {
+			for _, name := range shard(i, n) {
+				seen[name]++
+			}
+		}
+		for _, name := range tuned {
+			if seen[name] != 1 {
+				t.Errorf("N=%d: %s in %d shards, want 1 (%v)", n, name, seen[name], seen)
+			}
+		}
+		if len(seen) != len(tuned) {
+			t.Errorf("N=%d: shards hold %v, want exactly %v", n, seen, tuned)
+		}
+	}
+	for _, c := range []struct {
+		i, n int
+		want string
+	}{{0, 3, "t0 t4 t7"}, {1, 3, "t1 t5"}, {2, 3, "t2 t6"}, {6, 8, "t7"}, {7, 8, ""}} {
+		if got := strings.Join(shard(c.i, c.n), " "); got != c.want {
+			t.Errorf("shard %d/%d: %q, want %q", c.i, c.n, got, c.want)
+		}
 	}
 }
