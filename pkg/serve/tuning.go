@@ -98,9 +98,15 @@ type Tuning struct {
 	saveMu sync.Mutex // one save at a time
 	// period is serve's interval as last configured (setTargets; 0:
 	// Period).
-	period    time.Duration
-	targets   map[string]*tuned
-	dirty     map[string]bool // targets whose StateDir file is behind
+	period  time.Duration
+	targets map[string]*tuned
+	dirty   map[string]bool // targets whose StateDir file is behind
+	// forgotten are configured targets whose tune: block a reload (or the
+	// config serve started with) took away: their StateDir file is
+	// removed at the next save, so that a block given back starts afresh
+	// rather than restoring what was rolled back.
+	forgotten map[string]bool
+	untuned   map[string]bool // configured without a tune: block, as last set
 	candidate *prometheus.GaugeVec
 	info      *prometheus.GaugeVec
 }
@@ -148,7 +154,7 @@ type tuned struct {
 // infscale_tuned_policy_info on reg.
 func NewTuning(reg prometheus.Registerer) *Tuning {
 	t := &Tuning{
-		targets: map[string]*tuned{}, dirty: map[string]bool{},
+		targets: map[string]*tuned{}, dirty: map[string]bool{}, forgotten: map[string]bool{},
 		candidate: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "candidate_desired_replicas",
 			Help: "The tuned candidate policy's desired replicas, decided each cycle on the same observation as infscale_desired_replicas (targets with a tune: block, once a candidate exists)."}, []string{"target"}),
 		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "tuned_policy_info",
@@ -178,7 +184,11 @@ func (tn *Tuning) logger() *slog.Logger {
 // max_miss, slo_ttft, period and replica); a result from before a change
 // of these is dropped, its candidate's series with it, and an adopted one
 // hands the target back to its configured policy. A target first seen
-// takes its state from StateDir. The others' series are removed.
+// takes its state from StateDir. The others' series are removed; a target
+// still configured without its tune: block (the documented roll-back) has
+// its StateDir file removed too, so that giving the block back does not
+// restore the candidate rolled back (an adopted one decided again from
+// the first cycle, with no audit line).
 func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 	if tn == nil {
 		return
@@ -189,9 +199,14 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 	if period > 0 {
 		tn.period = period
 	}
-	keep := map[string]bool{}
+	keep, untuned := map[string]bool{}, map[string]bool{}
 	for _, t := range ts {
 		if t.cfg.Tune == nil {
+			// Newly without a block (at start, or a reload took it
+			// away): its file, if any, goes at the next save.
+			if untuned[t.cfg.Name] = true; tn.StateDir != "" && !tn.untuned[t.cfg.Name] {
+				tn.forgotten[t.cfg.Name] = true
+			}
 			continue
 		}
 		keep[t.cfg.Name] = true
@@ -230,6 +245,7 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 			tn.adapt(s)
 		}
 	}
+	tn.untuned = untuned
 	for name, s := range tn.targets {
 		if !keep[name] {
 			tn.candidate.DeleteLabelValues(name)
@@ -276,7 +292,9 @@ func (tn *Tuning) loadSaved(ts []*target) map[string]*tuneSaved {
 	var names []string
 	tn.mu.Lock()
 	for _, t := range ts {
-		if _, ok := tn.targets[t.cfg.Name]; !ok && t.cfg.Tune != nil {
+		// A forgotten target's file is the state rolled back (its
+		// removal pending): the block given back starts afresh.
+		if _, ok := tn.targets[t.cfg.Name]; !ok && t.cfg.Tune != nil && !tn.forgotten[t.cfg.Name] {
 			names = append(names, t.cfg.Name)
 		}
 	}
@@ -339,8 +357,9 @@ func (tn *Tuning) save() {
 		return
 	}
 	type file struct {
-		name string
-		sv   tuneSaved
+		name   string
+		sv     tuneSaved
+		forget bool // a forgotten target's file, removed
 	}
 	// One save at a time (Run's two loops): the files are written in
 	// the order their snapshots were taken.
@@ -348,13 +367,20 @@ func (tn *Tuning) save() {
 	defer tn.saveMu.Unlock()
 	var files []file
 	tn.mu.Lock()
+	for name := range tn.forgotten {
+		delete(tn.forgotten, name)
+		if tn.dirty[name] && tn.targets[name] != nil {
+			continue // given back and changed since: written below
+		}
+		files = append(files, file{name: name, forget: true})
+	}
 	for name := range tn.dirty {
 		s := tn.targets[name]
 		delete(tn.dirty, name)
 		if s == nil {
 			continue
 		}
-		files = append(files, file{name, tuneSaved{Result: s.res, Mode: s.cfg.Tune.Mode, State: s.state, Adopted: s.adoptedRes,
+		files = append(files, file{name: name, sv: tuneSaved{Result: s.res, Mode: s.cfg.Tune.Mode, State: s.state, Adopted: s.adoptedRes,
 			AdoptedAt: s.adoptedAt, Reverted: s.reverted, Switched: s.switched, LastRun: s.lastRun}})
 	}
 	tn.mu.Unlock()
@@ -374,7 +400,13 @@ func (tn *Tuning) save() {
 				}
 			}
 		}
-		if err != nil {
+		switch {
+		case err != nil && f.forget:
+			tn.logger().Warn("tuning state of a target without a tune: block not removed; the block given back would restore it", "target", f.name, "err", err)
+			tn.mu.Lock()
+			tn.forgotten[f.name] = true
+			tn.mu.Unlock()
+		case err != nil:
 			tn.logger().Warn("tuning state not saved; a restart would forget it", "target", f.name, "err", err)
 			tn.mu.Lock()
 			tn.dirty[f.name] = true

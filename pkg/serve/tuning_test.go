@@ -953,3 +953,104 @@ func TestTuningOldResultSaid(t *testing.T) {
 		t.Errorf("a new result: %s", log.String())
 	}
 }
+
+// TestTuningBlockRemovedForgets: removing a target's tune: block is the
+// documented roll-back; giving the block back starts afresh. With
+// --state-dir, queue:8,min=2 is adopted from tune.dir (2 replicas running
+// 40: ceil(2 x 20/8) = 5); the block is removed (the configured queue 24
+// decides) and its state file goes at the next save; given back, the
+// target has no candidate and decides on queue 24 until the file is read
+// again, and that adoption is an audit line of its own. The state file
+// restored it at once, deciding on queue 8 from the first cycle with no
+// audit line; and so it did when serve started on a config without the
+// block and a reload gave it back.
+func TestTuningBlockRemovedForgets(t *testing.T) {
+	results, state := t.TempDir(), t.TempDir()
+	with := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", results))
+	without := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", results))
+	without.Targets[0].Tune = nil
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	ctx := context.Background()
+	src := &fakeSource{}
+	src.set("chat", load(2, 40, 0))
+	var audit bytes.Buffer
+	start := func(f *config.File) (*Loop, *Tuning) {
+		reg := prometheus.NewRegistry()
+		l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit})
+		tn := NewTuning(reg)
+		tn.Now, tn.StateDir = clock, state
+		l.SetTuning(tn)
+		if err := l.SetConfig(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		return l, tn
+	}
+	l, tn := start(with)
+	c := tune.Candidate{Metric: "queue", Target: 8, Options: []tune.Option{{Name: "min", Value: 2, Default: 1, Key: "minReplicaCount"}}}
+	if err := tune.WriteResult(results, tune.TargetResult{Target: "chat", At: now, SLOTTFT: 2, Period: 15, Policy: c.Policy(), Candidate: c,
+		Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(ctx)
+	l.Cycle(ctx)
+	if d := desired(t, l.metrics, "chat"); d != 5 {
+		t.Fatalf("adopted: live %v, want 5", d)
+	}
+	path := filepath.Join(state, "tune", "chat.json")
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("state file: %v", err)
+	}
+	adopts := func() int { return strings.Count(audit.String(), `"event":"adopted"`) }
+
+	now = now.Add(time.Minute)
+	if err := l.SetConfig(ctx, without); err != nil {
+		t.Fatal(err)
+	}
+	l.Cycle(ctx)
+	if q := queueTarget(l); q != 24 {
+		t.Errorf("block removed: decided on queue %v, want the configured 24", q)
+	}
+	tn.Step(ctx)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("block removed: state file %v, want it removed", err)
+	}
+
+	now = now.Add(time.Minute)
+	if err := l.SetConfig(ctx, with); err != nil {
+		t.Fatal(err)
+	}
+	if s, p := tuneState(tn, "chat"); s != "" || p != "" {
+		t.Errorf("block given back: state %q %q, want none before the file is read", s, p)
+	}
+	l.Cycle(ctx)
+	if q := queueTarget(l); q != 24 {
+		t.Errorf("block given back: decided on queue %v, want the configured 24 until the file is read", q)
+	}
+	tn.Step(ctx)
+	if s, _ := tuneState(tn, "chat"); s != TuneStateAdopted || adopts() != 2 {
+		t.Errorf("file read again: state %q, %d adopt lines; want adopted, 2 lines:\n%s", s, adopts(), audit.String())
+	}
+
+	// Across a restart: serve stopped with the candidate adopted and
+	// started on a config without the block; a reload gives it back.
+	now = now.Add(time.Minute)
+	l, tn = start(without)
+	tn.Step(ctx)
+	if err := l.SetConfig(ctx, with); err != nil {
+		t.Fatal(err)
+	}
+	if s, p := tuneState(tn, "chat"); s != "" || p != "" {
+		t.Errorf("started without the block, given back: state %q %q, want none", s, p)
+	}
+}
+
+// queueTarget is the queue target chat's last decision was made on (0:
+// none).
+func queueTarget(l *Loop) float64 {
+	recs := l.Recent()["chat"]
+	if len(recs) == 0 || len(recs[len(recs)-1].Raw) != 1 {
+		return 0
+	}
+	return recs[len(recs)-1].Raw[0].Target
+}
