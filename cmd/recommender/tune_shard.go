@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -53,6 +54,20 @@ func parseShard(v string) (i, n int, err error) {
 	return i, n, nil
 }
 
+// sameDir reports whether paths a and b name one directory: equal once
+// absolute and cleaned, or the same file (a symbolic link, a mount seen
+// twice).
+func sameDir(a, b string) bool {
+	aa, erra := filepath.Abs(a)
+	ab, errb := filepath.Abs(b)
+	if erra == nil && errb == nil && aa == ab {
+		return true
+	}
+	fa, erra := os.Stat(a)
+	fb, errb := os.Stat(b)
+	return erra == nil && errb == nil && os.SameFile(fa, fb)
+}
+
 // shardResult is one target's line of `tune --shard`'s JSON output.
 type shardResult struct {
 	Target string `json:"target"`
@@ -90,6 +105,12 @@ func (c *TuneCmd) runShard(e *env) error {
 	}
 	if c.Workers < 0 {
 		return invalidf("--workers %d: want >= 0 (0: the number of cores)", c.Workers)
+	}
+	// Checked as backtest checks it: 0 is no limit (promql.ClientConfig),
+	// and a hung Prometheus would hang the shard's Job for good (the
+	// chart's activeDeadlineSeconds is none by default).
+	if err := durationIn("query-timeout", c.QueryTimeout, minQueryTimeout, maxQueryTimeout, "each Prometheus query's; 0 would disable it and a hung Prometheus would hang the command"); err != nil {
+		return err
 	}
 	// --workers' default is the cores here too (TuneTarget's own default,
 	// one core, is serve's, tuning beside its decisions).
@@ -132,6 +153,14 @@ func (c *TuneCmd) runShard(e *env) error {
 			}
 			if err := outputDirWritable("out", c.Out, c.Out); err != nil {
 				return err
+			}
+			// Written, but where serve does not read it: said before the
+			// minutes of tuning (a preview may mean it; a CronJob not).
+			switch {
+			case t.Tune.Dir == "":
+				fmt.Fprintf(e.stderr, "infscale: warning: target %s has no tune.dir: serve tunes it in process and does not read the result written to --out %s\n", t.Name, c.Out)
+			case !sameDir(t.Tune.Dir, c.Out):
+				fmt.Fprintf(e.stderr, "infscale: warning: target %s: serve reads its result from tune.dir %s, not from --out %s: it will not see this run's\n", t.Name, t.Tune.Dir, c.Out)
 			}
 			continue
 		}

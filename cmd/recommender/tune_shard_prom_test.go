@@ -21,7 +21,8 @@ import (
 
 // TestTuneShardOnPrometheus: `infscale tune --config FILE --shard 1/2 --out
 // DIR` on a real Prometheus holding a synthetic day (pkg/synthweek) that
-// ends now. The config has two targets with a tune: block; the second
+// ends now. The config has two targets with a tune: block reading DIR (as
+// the chart's CronJob and serve share it); the second
 // (chat-b, index 1) is shard 1's, the first is not tuned. chat-b is tuned
 // on its tune.history, the last hour, and DIR/chat-b.json is what serve's
 // tune: block reads (tune.ReadResult): the target, the history's span
@@ -46,8 +47,8 @@ func TestTuneShardOnPrometheus(t *testing.T) {
   metrics: [{type: queue, target: 24}]
   replica: {gpu: h100-sxm, model: llama-3-8b}
   maxReplicaCount: 20
-  tune: {every: 1h, history: 1h, max_miss: 0.01, mode: shadow}
-`, name)
+  tune: {every: 1h, history: 1h, max_miss: 0.01, mode: shadow, dir: %q}
+`, name, out)
 	}
 	cfg := filepath.Join(dir, "serve.yaml")
 	if err := os.WriteFile(cfg, []byte("prometheus: {url: "+srv.URL+"}\npollingInterval: 15s\ntargets:\n"+target("chat")+target("chat-b")), 0o644); err != nil {

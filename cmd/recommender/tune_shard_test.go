@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,6 +93,11 @@ targets:
 		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--period", "30s"}, "--period does not go with --shard"},
 		// Checked as tune on a trace checks it (the shard ran on one core).
 		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--workers=-1"}, "--workers -1: want >= 0 (0: the number of cores)"},
+		// Bounded as backtest bounds it: 0 was taken as no limit, and a hung
+		// Prometheus held the shard for good; -5s and 100h were taken too.
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--query-timeout", "0s"}, "--query-timeout 0s"},
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--query-timeout=-5s"}, "--query-timeout -5s"},
+		{[]string{"tune", "--config", withTune, "--shard", "0/1", "--out", dir, "--query-timeout", "100h"}, "--query-timeout 100h: want 1s to 1h"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), c.args, nil, &out, &errb); code != exitInvalid || !strings.Contains(errb.String(), c.want) {
@@ -127,5 +133,105 @@ targets:
 	}
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.Shard != "1/2" || got.Targets == nil || len(got.Targets) != 0 {
 		t.Errorf("json %s: want shard 1/2 and targets [] (err %v)", out.String(), err)
+	}
+}
+
+// TestTuneShardOutNotServes: --out writes each result where serve reads it
+// only for a target whose tune.dir is that directory. chat reads from
+// results/, code has no tune.dir (serve tunes it in process): with --out
+// elsewhere/, each is warned about before any query (the run then fails
+// on the unreachable Prometheus, as it would have); with --out naming
+// results/ another way (results/../results/), only code is.
+func TestTuneShardOutNotServes(t *testing.T) {
+	dir := t.TempDir()
+	results, elsewhere := filepath.Join(dir, "results"), filepath.Join(dir, "elsewhere")
+	for _, d := range []string{results, elsewhere} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(dir, "t.yaml")
+	if err := os.WriteFile(cfg, []byte(`prometheus: {url: "http://127.0.0.1:1"}
+targets:
+- {name: chat, server: vllm, selector: '{app="chat"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8, replica: {gpu: h100-sxm, model: llama-3-8b}, tune: {dir: `+results+`}}
+- {name: code, server: vllm, selector: '{app="code"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8, replica: {gpu: h100-sxm, model: llama-3-8b}, tune: {}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chat := "infscale: warning: target chat: serve reads its result from tune.dir " + results + ", not from --out " + elsewhere + ": it will not see this run's\n"
+	code := func(out string) string {
+		return "infscale: warning: target code has no tune.dir: serve tunes it in process and does not read the result written to --out " + out + "\n"
+	}
+	var stdout, stderr bytes.Buffer
+	run(context.Background(), []string{"tune", "--config", cfg, "--shard", "0/1", "--out", elsewhere, "-q", "--query-timeout", "1s"}, nil, &stdout, &stderr)
+	if !strings.HasPrefix(stderr.String(), chat+code(elsewhere)) {
+		t.Errorf("--out elsewhere: stderr %q, want it to begin with both warnings", stderr.String())
+	}
+	stderr.Reset()
+	other := results + "/../results/"
+	run(context.Background(), []string{"tune", "--config", cfg, "--shard", "0/1", "--out", other, "-q", "--query-timeout", "1s"}, nil, &stdout, &stderr)
+	if got := stderr.String(); strings.Contains(got, "target chat") || !strings.HasPrefix(got, code(other)) {
+		t.Errorf("--out results: stderr %q, want only code's warning", got)
+	}
+}
+
+// TestTuneShardPartition: the shards of N = 1 to 8 cover a config's 7
+// targets with a tune: block exactly once each, the k-th such target (t3
+// has none, so t4 is the 4th) in shard k mod N. By hand, N = 3: shard 0
+// has t0, t4, t7 (k = 0, 3, 6), shard 1 t1, t5, shard 2 t2, t6; N = 8: one
+// each in shards 0 to 6, none in shard 7. The targets fail on the
+// unreachable Prometheus: the lines name each shard's targets.
+func TestTuneShardPartition(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("prometheus: {url: \"http://127.0.0.1:1\"}\ntargets:\n")
+	var tuned []string
+	for i := range 8 {
+		tune := ", tune: {}"
+		if i == 3 {
+			tune = ""
+		} else {
+			tuned = append(tuned, fmt.Sprintf("t%d", i))
+		}
+		fmt.Fprintf(&b, "- {name: t%d, server: vllm, selector: '{app=\"t%d\"}', metrics: [{type: queue, target: 24}], maxReplicaCount: 8, replica: {gpu: h100-sxm, model: llama-3-8b}%s}\n", i, i, tune)
+	}
+	cfg := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(cfg, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shard := func(i, n int) []string {
+		var out, errb bytes.Buffer
+		run(context.Background(), []string{"tune", "--config", cfg, "--shard", fmt.Sprintf("%d/%d", i, n), "--out", dir, "-q", "--query-timeout", "1s"}, nil, &out, &errb)
+		var names []string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if name, _, ok := strings.Cut(l, ": failed: "); ok {
+				names = append(names, name)
+			}
+		}
+		return names
+	}
+	for n := 1; n <= 8; n++ {
+		seen := map[string]int{}
+		for i := range n {
+			for _, name := range shard(i, n) {
+				seen[name]++
+			}
+		}
+		for _, name := range tuned {
+			if seen[name] != 1 {
+				t.Errorf("N=%d: %s in %d shards, want 1 (%v)", n, name, seen[name], seen)
+			}
+		}
+		if len(seen) != len(tuned) {
+			t.Errorf("N=%d: shards hold %v, want exactly %v", n, seen, tuned)
+		}
+	}
+	for _, c := range []struct {
+		i, n int
+		want string
+	}{{0, 3, "t0 t4 t7"}, {1, 3, "t1 t5"}, {2, 3, "t2 t6"}, {6, 8, "t7"}, {7, 8, ""}} {
+		if got := strings.Join(shard(c.i, c.n), " "); got != c.want {
+			t.Errorf("shard %d/%d: %q, want %q", c.i, c.n, got, c.want)
+		}
 	}
 }

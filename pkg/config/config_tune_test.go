@@ -33,7 +33,9 @@ func TestTuneBlock(t *testing.T) {
 		t.Errorf("defaults %+v", tu)
 	}
 	for _, c := range []struct{ block, want string }{
-		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {every: 10m}\n", "targets[0].tune.every"},
+		// Both bounds as the key is written (10m, not 10m0s; 1h, not 1h0m0s).
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {every: 10m}\n", "t.yaml:9:17: targets[0].tune.every: must be at least 1h (each run replays the history dozens of times), got 10m"},
+		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {history: 30m}\n", "t.yaml:9:19: targets[0].tune.history: must be 1h to 90d of history, got 30m"},
 		// 100000h is 11 years: refused as a mistype, as pollingInterval's is.
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {every: 100000h}\n", "t.yaml:9:17: targets[0].tune.every: must be at most 90d (in adopt mode also the least time between two switches), got 4166d16h"},
 		{"  replica: {gpu: h100-sxm, model: llama-3-8b}\n  tune: {history: 100d}\n", "targets[0].tune.history"},

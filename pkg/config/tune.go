@@ -104,12 +104,12 @@ func (v *validator) tune(p string, t *Target) {
 		}
 	}
 	if d := time.Duration(tu.Every); d < MinTuneEvery && !v.bad(p+".every") {
-		v.at(p+".every", "must be at least %s (each run replays the history dozens of times), got %s", MinTuneEvery, d)
+		v.at(p+".every", "must be at least %s (each run replays the history dozens of times), got %s", model.Duration(MinTuneEvery), tu.Every)
 	} else if d > MaxTuneEvery {
 		v.at(p+".every", "must be at most %s (in adopt mode also the least time between two switches), got %s", model.Duration(MaxTuneEvery), tu.Every)
 	}
 	if d := time.Duration(tu.History); d < MinTuneHistory || d > MaxTuneHistory {
-		v.at(p+".history", "must be %s to %s of history, got %s", MinTuneHistory, model.Duration(MaxTuneHistory), tu.History)
+		v.at(p+".history", "must be %s to %s of history, got %s", model.Duration(MinTuneHistory), model.Duration(MaxTuneHistory), tu.History)
 	}
 	if m := tu.Budget(); !(m >= 0 && m < 1) {
 		v.at(p+".max_miss", "must be a fraction of requests in [0, 1), e.g. 0.001 (one in a thousand), got %g", m)

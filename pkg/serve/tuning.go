@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/internal/atomicfile"
 	"github.com/infscale/infscale/internal/boundedfile"
@@ -49,6 +50,12 @@ const tuneRetry = 15 * time.Minute
 // failRepeat is how often the same tuning failure is logged again at its
 // level (a refused tune.dir file is read each minute; between, debug).
 const failRepeat = time.Hour
+
+// staleResults is how many tune.every a tune.dir result's at may be
+// behind serve's clock before serve says so: the CronJob writes one each
+// every, so an older one means a missed run (it failed, or stopped) while
+// serve goes on with what it last wrote.
+const staleResults = 2
 
 // Tuning is serve's self-tuning of the targets with a tune: block. Its
 // Run re-tunes each such target every tune.every on its own Prometheus
@@ -91,9 +98,15 @@ type Tuning struct {
 	saveMu sync.Mutex // one save at a time
 	// period is serve's interval as last configured (setTargets; 0:
 	// Period).
-	period    time.Duration
-	targets   map[string]*tuned
-	dirty     map[string]bool // targets whose StateDir file is behind
+	period  time.Duration
+	targets map[string]*tuned
+	dirty   map[string]bool // targets whose StateDir file is behind
+	// forgotten are configured targets whose tune: block a reload (or the
+	// config serve started with) took away: their StateDir file is
+	// removed at the next save, so that a block given back starts afresh
+	// rather than restoring what was rolled back.
+	forgotten map[string]bool
+	untuned   map[string]bool // configured without a tune: block, as last set
 	candidate *prometheus.GaugeVec
 	info      *prometheus.GaugeVec
 }
@@ -123,8 +136,15 @@ type tuned struct {
 	// failMsg is the last failure logged at its level and failLogged
 	// when: the same failure again (a tune.dir file refused, read every
 	// minute) is logged at debug until failRepeat has passed.
-	failMsg           string
-	failLogged        time.Time
+	failMsg    string
+	failLogged time.Time
+	// checkFailMsg and checkFailLogged are the same for the live-miss
+	// reads (tried again each minute while they fail).
+	checkFailMsg    string
+	checkFailLogged time.Time
+	// oldLogged is when a tune.dir result older than staleResults
+	// every was last said to be (once per failRepeat while it lasts).
+	oldLogged         time.Time
 	infoPolicy        string
 	infoState         string
 	hasCandidateGauge bool
@@ -134,7 +154,7 @@ type tuned struct {
 // infscale_tuned_policy_info on reg.
 func NewTuning(reg prometheus.Registerer) *Tuning {
 	t := &Tuning{
-		targets: map[string]*tuned{}, dirty: map[string]bool{},
+		targets: map[string]*tuned{}, dirty: map[string]bool{}, forgotten: map[string]bool{},
 		candidate: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "candidate_desired_replicas",
 			Help: "The tuned candidate policy's desired replicas, decided each cycle on the same observation as infscale_desired_replicas (targets with a tune: block, once a candidate exists)."}, []string{"target"}),
 		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "tuned_policy_info",
@@ -164,7 +184,11 @@ func (tn *Tuning) logger() *slog.Logger {
 // max_miss, slo_ttft, period and replica); a result from before a change
 // of these is dropped, its candidate's series with it, and an adopted one
 // hands the target back to its configured policy. A target first seen
-// takes its state from StateDir. The others' series are removed.
+// takes its state from StateDir. The others' series are removed; a target
+// still configured without its tune: block (the documented roll-back) has
+// its StateDir file removed too, so that giving the block back does not
+// restore the candidate rolled back (an adopted one decided again from
+// the first cycle, with no audit line).
 func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 	if tn == nil {
 		return
@@ -175,9 +199,14 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 	if period > 0 {
 		tn.period = period
 	}
-	keep := map[string]bool{}
+	keep, untuned := map[string]bool{}, map[string]bool{}
 	for _, t := range ts {
 		if t.cfg.Tune == nil {
+			// Newly without a block (at start, or a reload took it
+			// away): its file, if any, goes at the next save.
+			if untuned[t.cfg.Name] = true; tn.StateDir != "" && !tn.untuned[t.cfg.Name] {
+				tn.forgotten[t.cfg.Name] = true
+			}
 			continue
 		}
 		keep[t.cfg.Name] = true
@@ -216,6 +245,7 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 			tn.adapt(s)
 		}
 	}
+	tn.untuned = untuned
 	for name, s := range tn.targets {
 		if !keep[name] {
 			tn.candidate.DeleteLabelValues(name)
@@ -262,7 +292,9 @@ func (tn *Tuning) loadSaved(ts []*target) map[string]*tuneSaved {
 	var names []string
 	tn.mu.Lock()
 	for _, t := range ts {
-		if _, ok := tn.targets[t.cfg.Name]; !ok && t.cfg.Tune != nil {
+		// A forgotten target's file is the state rolled back (its
+		// removal pending): the block given back starts afresh.
+		if _, ok := tn.targets[t.cfg.Name]; !ok && t.cfg.Tune != nil && !tn.forgotten[t.cfg.Name] {
 			names = append(names, t.cfg.Name)
 		}
 	}
@@ -325,8 +357,9 @@ func (tn *Tuning) save() {
 		return
 	}
 	type file struct {
-		name string
-		sv   tuneSaved
+		name   string
+		sv     tuneSaved
+		forget bool // a forgotten target's file, removed
 	}
 	// One save at a time (Run's two loops): the files are written in
 	// the order their snapshots were taken.
@@ -334,13 +367,20 @@ func (tn *Tuning) save() {
 	defer tn.saveMu.Unlock()
 	var files []file
 	tn.mu.Lock()
+	for name := range tn.forgotten {
+		delete(tn.forgotten, name)
+		if tn.dirty[name] && tn.targets[name] != nil {
+			continue // given back and changed since: written below
+		}
+		files = append(files, file{name: name, forget: true})
+	}
 	for name := range tn.dirty {
 		s := tn.targets[name]
 		delete(tn.dirty, name)
 		if s == nil {
 			continue
 		}
-		files = append(files, file{name, tuneSaved{Result: s.res, Mode: s.cfg.Tune.Mode, State: s.state, Adopted: s.adoptedRes,
+		files = append(files, file{name: name, sv: tuneSaved{Result: s.res, Mode: s.cfg.Tune.Mode, State: s.state, Adopted: s.adoptedRes,
 			AdoptedAt: s.adoptedAt, Reverted: s.reverted, Switched: s.switched, LastRun: s.lastRun}})
 	}
 	tn.mu.Unlock()
@@ -360,7 +400,13 @@ func (tn *Tuning) save() {
 				}
 			}
 		}
-		if err != nil {
+		switch {
+		case err != nil && f.forget:
+			tn.logger().Warn("tuning state of a target without a tune: block not removed; the block given back would restore it", "target", f.name, "err", err)
+			tn.mu.Lock()
+			tn.forgotten[f.name] = true
+			tn.mu.Unlock()
+		case err != nil:
 			tn.logger().Warn("tuning state not saved; a restart would forget it", "target", f.name, "err", err)
 			tn.mu.Lock()
 			tn.dirty[f.name] = true
@@ -512,8 +558,20 @@ func (tn *Tuning) stepFast(ctx context.Context) {
 		every = 5 * time.Minute
 	}
 	var check []tuneJob
+	type old struct {
+		name, policy string
+		at           time.Time
+		every        time.Duration
+	}
+	var olds []old
 	tn.mu.Lock()
 	for name, s := range tn.targets {
+		// A tune.dir result far older than every: the CronJob missed its
+		// runs, and nothing else would say so (serve keeps the last one).
+		if every := time.Duration(s.cfg.Tune.Every); s.res != nil && s.cfg.Tune.Dir != "" && now.Sub(s.res.At) > staleResults*every && now.Sub(s.oldLogged) >= failRepeat {
+			s.oldLogged = now
+			olds = append(olds, old{name, s.res.Policy, s.res.At, every})
+		}
 		// A candidate that held but came within every of the last switch
 		// waits in shadow; once every has passed it is adopted (it
 		// waited for a newer result, a day with a daily CronJob that ran
@@ -527,6 +585,10 @@ func (tn *Tuning) stepFast(ctx context.Context) {
 		}
 	}
 	tn.mu.Unlock()
+	for _, o := range olds {
+		tn.logger().Warn("tuning result is old: no newer one came from infscale tune --shard (the CronJob) for over twice tune.every; is it running? The target goes on with this one", "target", o.name, "policy", o.policy,
+			"tuned_at", o.at.UTC().Format(time.RFC3339), "age", now.Sub(o.at).Round(time.Minute), "every", model.Duration(o.every))
+	}
 	for _, j := range check {
 		tn.check(ctx, j.name, &j.cfg, tn.now())
 	}
@@ -716,7 +778,8 @@ func (tn *Tuning) apply(s *tuned, r *tune.TargetResult, now time.Time) {
 }
 
 // check reads the adopted candidate's live TTFT misses since the switch
-// and reverts it when they exceed the budget.
+// (over tune.history at most: liveFrom) and reverts it when they exceed
+// the budget.
 func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, now time.Time) {
 	if tn.API == nil {
 		return
@@ -729,16 +792,33 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 	}
 	since := s.adoptedAt
 	tn.mu.Unlock()
-	frac, n, ok, err := tune.LiveMisses(ctx, tn.API, cfg, since, now, tn.Period)
+	from := liveFrom(since, now, time.Duration(cfg.Tune.History))
+	frac, n, ok, err := tune.LiveMisses(ctx, tn.API, cfg, from, now, tn.Period)
 	if err != nil {
-		if ctx.Err() == nil {
+		if ctx.Err() != nil {
+			return
+		}
+		// Read again at the next look (a minute): the same failure is
+		// said at debug until failRepeat has passed, as a run's is (a
+		// Prometheus down for an hour said it 60 times per target).
+		tn.mu.Lock()
+		loud := true
+		if msg := err.Error(); msg != s.checkFailMsg || now.Sub(s.checkFailLogged) >= failRepeat {
+			s.checkFailMsg, s.checkFailLogged = msg, now
+		} else {
+			loud = false
+		}
+		tn.mu.Unlock()
+		if loud {
 			tn.logger().Warn("live misses not read; the adopted policy stays", "target", name, "err", err)
+		} else {
+			tn.logger().Debug("live misses not read as before; the adopted policy stays", "target", name, "err", err)
 		}
 		return
 	}
 	tn.mu.Lock()
 	defer tn.mu.Unlock()
-	s.checked = now
+	s.checked, s.checkFailMsg = now, ""
 	if !ok || s.adopted == nil || !s.adoptedAt.Equal(since) || frac <= cfg.Tune.Budget() {
 		return
 	}
@@ -754,7 +834,21 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 	tn.dirty[name] = true
 	tn.logger().Warn("tuned policy reverted: live SLO misses over budget", "target", name, "policy", policy, "miss_ratio", frac, "max_miss", cfg.Tune.Budget(), "requests", n)
 	live := frac
-	tn.event(name, now, tuneEvent{Event: TuneStateReverted, Policy: policy, From: policy, MaxMissPct: 100 * cfg.Tune.Budget(), LiveMissRatio: &live, LiveRequests: n, Since: since})
+	tn.event(name, now, tuneEvent{Event: TuneStateReverted, Policy: policy, From: policy, MaxMissPct: 100 * cfg.Tune.Budget(), LiveMissRatio: &live, LiveRequests: n, Since: from})
+}
+
+// liveFrom is where the live misses of a candidate adopted at adopted are
+// read from at now: the switch, or history (tune.history, the span its
+// budget was judged on) before now when the switch is older. Counted from
+// the switch alone, a candidate re-chosen by every later result (the same
+// policy keeps its adoption time) was judged on ever more days: adopted 30
+// days, a day at 2% misses read as 0.07%, under a 0.1% budget, and it was
+// never reverted however it missed.
+func liveFrom(adopted, now time.Time, history time.Duration) time.Time {
+	if history > 0 && now.Sub(adopted) > history {
+		return now.Add(-history)
+	}
+	return adopted
 }
 
 // setInfo sets the target's one infscale_tuned_policy_info series.

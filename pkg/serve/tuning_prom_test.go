@@ -505,3 +505,70 @@ func TestTuningReloadDuringRun(t *testing.T) {
 		t.Errorf("the next look: result %+v, want one tuned at slo_ttft 1 s", res)
 	}
 }
+
+// TestTuningLiveMissesOverHistory: the live misses of a candidate adopted
+// long ago are read over tune.history (6h here) before now, not since the
+// switch: a candidate re-chosen by each later result keeps its adoption
+// time, and misses counted over every day since then were diluted until
+// none could revert it. queue:8 is adopted 3 days before the week's end,
+// and first checked 2 hours before it (slo_ttft 1 ms: every request
+// misses, the histogram's first bucket is 0.1 s): reverted, its audit
+// line counting from 8 hours before the week's end (now less 6h), not
+// from the switch 3 days before it.
+func TestTuningLiveMissesOverHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled week")
+	}
+	srv, tr := synthweektest.Serve(t, synthweek.Config{})
+	adopted := tr.End.Add(-72 * time.Hour)
+	now := adopted
+	clock := func() time.Time { return now }
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := tuneTestConfig(t, srv.URL, "adopt", "1ms")
+	cfg.Targets[0].Tune.Dir = dir
+	src, err := NewPrometheusSource(cfg.Prometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	var audit bytes.Buffer
+	loop := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit})
+	tn := NewTuning(reg)
+	tn.API, tn.Period, tn.Now = src.Evaluator.API, 15*time.Second, clock
+	loop.SetTuning(tn)
+	if err := loop.SetConfig(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8}
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, SLOTTFT: 0.001, Period: 15, Policy: c.Policy(), Candidate: c,
+		Outcome: tune.Outcome{Holds: true, MaxMissPct: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(ctx)
+	if state, _ := tuneState(tn, "chat"); state != TuneStateAdopted {
+		t.Fatalf("state %q, want adopted", state)
+	}
+	now = tr.End.Add(-2 * time.Hour)
+	tn.Step(ctx)
+	if state, _ := tuneState(tn, "chat"); state != TuneStateReverted {
+		t.Errorf("state %q, want reverted", state)
+	}
+	var ev struct {
+		Tune struct {
+			Event         string
+			Since         time.Time `json:"since"`
+			LiveMissRatio float64   `json:"live_miss_ratio"`
+		} `json:"tune"`
+	}
+	for _, l := range strings.Split(audit.String(), "\n") {
+		if strings.Contains(l, `"event":"reverted"`) {
+			if err := json.Unmarshal([]byte(l), &ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if want := tr.End.Add(-8 * time.Hour); !ev.Tune.Since.Equal(want) || ev.Tune.LiveMissRatio < 0.99 || ev.Tune.LiveMissRatio > 1 {
+		t.Errorf("revert line since %s, live miss ratio %g; want since %s (6h before the check) and 0.99 to 1; audit:\n%s", ev.Tune.Since, ev.Tune.LiveMissRatio, want, audit.String())
+	}
+}

@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/infscale/infscale/pkg/config"
@@ -841,4 +843,214 @@ targets:
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// downAPI is a Prometheus that refuses every query (a fault).
+type downAPI struct{}
+
+func (downAPI) Instant(context.Context, string, time.Time) (model.Vector, []string, error) {
+	return nil, nil, errors.New("connection refused")
+}
+
+func (downAPI) Range(context.Context, string, time.Time, time.Time, time.Duration) (model.Matrix, []string, error) {
+	return nil, nil, errors.New("connection refused")
+}
+
+// TestTuningLiveCheckFailureLogged: an adopted candidate's live misses
+// cannot be read (Prometheus down): it stays adopted, and the read is
+// tried each minute, but the same failure is said at warn once an hour,
+// as a run's failure is: 5 minutes after the switch, then not in the 59
+// minutes after (it was 60 lines an hour per adopted target), then again.
+func TestTuningLiveCheckFailureLogged(t *testing.T) {
+	dir := t.TempDir()
+	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", dir))
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
+	tn := NewTuning(reg)
+	tn.Now, tn.API = func() time.Time { return now }, downAPI{}
+	var log bytes.Buffer
+	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8}
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tn.Step(ctx)
+	const loud = `level=WARN msg="live misses not read; the adopted policy stays" target=chat`
+	now = now.Add(5 * time.Minute)
+	tn.Step(ctx)
+	if n := strings.Count(log.String(), loud); n != 1 {
+		t.Fatalf("5 minutes after the switch: %d warnings, want 1; log:\n%s", n, log.String())
+	}
+	for range 59 {
+		now = now.Add(time.Minute)
+		tn.Step(ctx)
+	}
+	if n := strings.Count(log.String(), loud); n != 1 {
+		t.Errorf("59 minutes later: %d warnings, want 1", n)
+	}
+	now = now.Add(time.Minute)
+	tn.Step(ctx)
+	if n := strings.Count(log.String(), loud); n != 2 {
+		t.Errorf("an hour later: %d warnings, want 2", n)
+	}
+	if s, p := tuneState(tn, "chat"); s != TuneStateAdopted || p != "queue:8" {
+		t.Errorf("state %q %q, want adopted queue:8 still", s, p)
+	}
+}
+
+// TestTuningOldResultSaid: the CronJob writes a tune.dir result each
+// every (1h here); when none newer comes for over 2 hours the one in use
+// is said to be old, once an hour while it lasts (serve went on with it
+// and nothing said the CronJob had stopped). Taken at 12:00 from history
+// up to 12:00: nothing at 14:00 (exactly twice every), a warning at 14:01
+// naming its age, none at 15:00, another at 15:01; a newer result at
+// 15:02 is not old.
+func TestTuningOldResultSaid(t *testing.T) {
+	dir := t.TempDir()
+	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q}", dir))
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
+	tn := NewTuning(reg)
+	tn.Now = func() time.Time { return now }
+	var log bytes.Buffer
+	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	write := func() {
+		c := tune.Candidate{Metric: "queue", Target: 8}
+		if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	write()
+	const old = `level=WARN msg="tuning result is old: no newer one came from infscale tune --shard (the CronJob) for over twice tune.every; is it running? The target goes on with this one" target=chat policy=queue:8 tuned_at=2026-01-05T12:00:00Z`
+	for _, c := range []struct {
+		at   time.Duration
+		want int
+		age  string
+	}{{0, 0, ""}, {2 * time.Hour, 0, ""}, {2*time.Hour + time.Minute, 1, "age=2h1m0s every=1h"}, {3 * time.Hour, 1, ""}, {3*time.Hour + time.Minute, 2, "age=3h1m0s every=1h"}} {
+		now = time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC).Add(c.at)
+		tn.Step(ctx)
+		if n := strings.Count(log.String(), old); n != c.want || !strings.Contains(log.String(), c.age) {
+			t.Errorf("at 12:00 + %s: %d warnings, want %d (with %q); log:\n%s", c.at, n, c.want, c.age, log.String())
+		}
+	}
+	now = now.Add(time.Minute)
+	write()
+	log.Reset()
+	tn.Step(ctx)
+	if strings.Contains(log.String(), "tuning result is old") {
+		t.Errorf("a new result: %s", log.String())
+	}
+}
+
+// TestTuningBlockRemovedForgets: removing a target's tune: block is the
+// documented roll-back; giving the block back starts afresh. With
+// --state-dir, queue:8,min=2 is adopted from tune.dir (2 replicas running
+// 40: ceil(2 x 20/8) = 5); the block is removed (the configured queue 24
+// decides) and its state file goes at the next save; given back, the
+// target has no candidate and decides on queue 24 until the file is read
+// again, and that adoption is an audit line of its own. The state file
+// restored it at once, deciding on queue 8 from the first cycle with no
+// audit line; and so it did when serve started on a config without the
+// block and a reload gave it back.
+func TestTuningBlockRemovedForgets(t *testing.T) {
+	results, state := t.TempDir(), t.TempDir()
+	with := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", results))
+	without := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", results))
+	without.Targets[0].Tune = nil
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	ctx := context.Background()
+	src := &fakeSource{}
+	src.set("chat", load(2, 40, 0))
+	var audit bytes.Buffer
+	start := func(f *config.File) (*Loop, *Tuning) {
+		reg := prometheus.NewRegistry()
+		l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock, Audit: &audit})
+		tn := NewTuning(reg)
+		tn.Now, tn.StateDir = clock, state
+		l.SetTuning(tn)
+		if err := l.SetConfig(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		return l, tn
+	}
+	l, tn := start(with)
+	c := tune.Candidate{Metric: "queue", Target: 8, Options: []tune.Option{{Name: "min", Value: 2, Default: 1, Key: "minReplicaCount"}}}
+	if err := tune.WriteResult(results, tune.TargetResult{Target: "chat", At: now, SLOTTFT: 2, Period: 15, Policy: c.Policy(), Candidate: c,
+		Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(ctx)
+	l.Cycle(ctx)
+	if d := desired(t, l.metrics, "chat"); d != 5 {
+		t.Fatalf("adopted: live %v, want 5", d)
+	}
+	path := filepath.Join(state, "tune", "chat.json")
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("state file: %v", err)
+	}
+	adopts := func() int { return strings.Count(audit.String(), `"event":"adopted"`) }
+
+	now = now.Add(time.Minute)
+	if err := l.SetConfig(ctx, without); err != nil {
+		t.Fatal(err)
+	}
+	l.Cycle(ctx)
+	if q := queueTarget(l); q != 24 {
+		t.Errorf("block removed: decided on queue %v, want the configured 24", q)
+	}
+	tn.Step(ctx)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("block removed: state file %v, want it removed", err)
+	}
+
+	now = now.Add(time.Minute)
+	if err := l.SetConfig(ctx, with); err != nil {
+		t.Fatal(err)
+	}
+	if s, p := tuneState(tn, "chat"); s != "" || p != "" {
+		t.Errorf("block given back: state %q %q, want none before the file is read", s, p)
+	}
+	l.Cycle(ctx)
+	if q := queueTarget(l); q != 24 {
+		t.Errorf("block given back: decided on queue %v, want the configured 24 until the file is read", q)
+	}
+	tn.Step(ctx)
+	if s, _ := tuneState(tn, "chat"); s != TuneStateAdopted || adopts() != 2 {
+		t.Errorf("file read again: state %q, %d adopt lines; want adopted, 2 lines:\n%s", s, adopts(), audit.String())
+	}
+
+	// Across a restart: serve stopped with the candidate adopted and
+	// started on a config without the block; a reload gives it back.
+	now = now.Add(time.Minute)
+	l, tn = start(without)
+	tn.Step(ctx)
+	if err := l.SetConfig(ctx, with); err != nil {
+		t.Fatal(err)
+	}
+	if s, p := tuneState(tn, "chat"); s != "" || p != "" {
+		t.Errorf("started without the block, given back: state %q %q, want none", s, p)
+	}
+}
+
+// queueTarget is the queue target chat's last decision was made on (0:
+// none).
+func queueTarget(l *Loop) float64 {
+	recs := l.Recent()["chat"]
+	if len(recs) == 0 || len(recs[len(recs)-1].Raw) != 1 {
+		return 0
+	}
+	return recs[len(recs)-1].Raw[0].Target
 }

@@ -114,3 +114,44 @@ func TestResultCovered(t *testing.T) {
 		}
 	}
 }
+
+// TestReadResultHoldsByFigures: serve adopts a result that says it holds,
+// so a file whose own figures say otherwise is refused, naming the figure:
+// at a budget of 0.1%, 50 of 1000 requests missed out of sample is 5%;
+// the second stressed copy (x2) at 0.2% is over it too; two stressed
+// figures under one name do not say which stress each is. The same figures
+// with holds false are read (a rejected candidate, exported as such), and
+// so are figures at the budget exactly (Choose's <=).
+func TestReadResultHoldsByFigures(t *testing.T) {
+	c := Candidate{Metric: "queue", Target: 16}
+	ok := Figures{Requests: 1000, Misses: 1, MissPct: 0.1}
+	for _, tc := range []struct {
+		name string
+		o    Outcome
+		want string
+	}{
+		{"out of sample", Outcome{Holds: true, MaxMissPct: 0.1, InSample: ok, OutOfSample: Figures{Requests: 1000, Misses: 50, MissPct: 5}},
+			"not a tune result: it says it holds, but its out_of_sample misses 5% of requests, over its budget of 0.1%"},
+		{"stress", Outcome{Holds: true, MaxMissPct: 0.1, InSample: ok, OutOfSample: ok, Stress: []Figures{ok, {Requests: 1000, Misses: 2, MissPct: 0.2}}, StressNames: []string{"x1.5", "x2"}},
+			"it says it holds, but its stress x2 misses 0.2% of requests, over its budget of 0.1%"},
+		{"names", Outcome{Holds: true, MaxMissPct: 0.1, InSample: ok, OutOfSample: ok, Stress: []Figures{ok, ok}, StressNames: []string{"x1.5"}},
+			"it has 2 stressed figures for 1 stress names"},
+		{"does not hold", Outcome{Holds: false, MaxMissPct: 0.1, InSample: ok, OutOfSample: Figures{Requests: 1000, Misses: 50, MissPct: 5}}, ""},
+		{"at the budget", Outcome{Holds: true, MaxMissPct: 0.1, InSample: ok, OutOfSample: ok, Stress: []Figures{ok}, StressNames: []string{"x1.5"}}, ""},
+	} {
+		dir := t.TempDir()
+		if err := WriteResult(dir, TargetResult{Target: "chat", At: time.Now(), Policy: c.Policy(), Candidate: c, Outcome: tc.o}); err != nil {
+			t.Fatal(err)
+		}
+		_, got, err := ReadResult(dir, "chat")
+		if tc.want == "" {
+			if err != nil || !got {
+				t.Errorf("%s: ok %v, err %v; want it read", tc.name, got, err)
+			}
+			continue
+		}
+		if got || err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "chat.json")) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: ok %v, err %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+}

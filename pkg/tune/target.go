@@ -140,7 +140,8 @@ var ErrShortHistory = errors.New("too little history to tune on")
 // the span tune.history ending at now, read and rebuilt as `backtest`
 // does, replayed on the target's replica, with the budget tune.max_miss.
 // Errors: the history's (*promql.QueryError, backtest.ErrNoTraffic,
-// ErrShortHistory when the data covers less than config.MinTuneHistory),
+// ErrShortHistory when the data covers less than config.MinTuneHistory,
+// ErrHistoryGaps when gaps cover more than half of a part of its split),
 // the replica's, and ctx's.
 func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.Time, o TargetOptions) (TargetResult, error) {
 	if t.Tune == nil {
@@ -198,6 +199,9 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 		return TargetResult{}, fmt.Errorf("target %s: history: %w: the data covers %s (%s..%s) of the %s asked; at least %s is needed (%s)",
 			t.Name, ErrShortHistory, covered.Round(time.Second), w.Grid.Start.Format(time.RFC3339), w.Grid.End().Format(time.RFC3339), t.Tune.History, prommodel.Duration(config.MinTuneHistory), why)
 	}
+	if err := partsCovered(w); err != nil {
+		return TargetResult{}, fmt.Errorf("target %s: history: %w", t.Name, err)
+	}
 	cpu0 := cpuSeconds()
 	budget := 100 * t.Tune.Budget() // 0 is a budget of no miss, not the default
 	rep, err := Run(ctx, w.Source("target "+t.Name, max(o.Seed, 1)), Config{
@@ -214,6 +218,53 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 		SLOTTFT: time.Duration(t.Tune.SLOTTFT).Seconds(), Period: o.Period.Seconds(), Replica: replicaRef(t.Replica), Policy: rep.Policy, Candidate: rep.Winner(),
 		Outcome: rep.Outcome, Replays: rep.Replays, CPUSeconds: cpuSeconds() - cpu0,
 	}, nil
+}
+
+// ErrHistoryGaps is TuneTarget's error when more than half of the tuning
+// part or of the held-out part of the history lies in gaps (no sample of
+// the success counter: Prometheus or its scrapes down).
+var ErrHistoryGaps = errors.New("too much of the history is gaps")
+
+// partsCovered checks that each part of w's split (the tuning part, the
+// held-out last DefaultHoldout) has samples over at least half its span.
+// Within a gap the arrivals are the counters' increase spread evenly
+// (backtest's reconstruction): a held-out part that is mostly gap judged
+// the candidate out of sample on flat traffic it made up, and "holds"
+// then said little.
+func partsCovered(w backtest.Workload) error {
+	start, end := w.Grid.Start, w.Grid.End()
+	span := float64(w.Grid.N) * w.Grid.Step.Seconds()
+	split := start.Add(time.Duration(math.Round(span*(1-DefaultHoldout))) * time.Second)
+	for _, p := range []struct {
+		name     string
+		from, to time.Time
+	}{{"tuning part", start, split}, {"held-out part", split, end}} {
+		var in time.Duration
+		for _, g := range w.Coverage.Gaps {
+			if a, b := maxTime(g.From, p.from), minTime(g.To, p.to); b.After(a) {
+				in += b.Sub(a)
+			}
+		}
+		if part := p.to.Sub(p.from); part > 0 && 2*in > part {
+			return fmt.Errorf("%w: the %s (%s..%s) has no sample for %s of its %s, more than half (the arrivals there would be the counters' increase spread evenly, and the candidate judged on them); was Prometheus or its scraping down? Tuned again once the gaps leave that part",
+				ErrHistoryGaps, p.name, p.from.UTC().Format(time.RFC3339), p.to.UTC().Format(time.RFC3339), in.Round(time.Second), part.Round(time.Second))
+		}
+	}
+	return nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // Covered is the history r was tuned on, as its data covered it, and
@@ -313,7 +364,9 @@ func WriteResult(dir string, r TargetResult) error {
 // directory (a misspelt tune.dir or an unmounted volume would otherwise
 // read as "no result yet" forever), an unreadable file, one that is not a
 // regular file or is larger than MaxResultSize, or one that is not a
-// result (naming the file).
+// result (naming the file): another target's, a policy string that is not
+// its candidate's, or one that says it holds while a figure of its own is
+// over its budget.
 func ReadResult(dir, name string) (r TargetResult, ok bool, err error) {
 	path := ResultPath(dir, name)
 	// Bounded and never blocking: a named pipe or a huge file in the
@@ -350,7 +403,35 @@ func ReadResult(dir, name string) (r TargetResult, ok bool, err error) {
 	if p := r.Candidate.Policy(); p != r.Policy {
 		return TargetResult{}, false, fmt.Errorf("%s: not a tune result: its policy %q is not its candidate's %q", path, r.Policy, p)
 	}
+	// holds is what serve's adopt mode acts on: a file whose own figures
+	// contradict it was not judged by tune's rule (Choose).
+	if err := r.Outcome.holdsByFigures(); err != nil {
+		return TargetResult{}, false, fmt.Errorf("%s: not a tune result: %w", path, err)
+	}
 	return r, true, nil
+}
+
+// holdsByFigures checks that an outcome that says it holds keeps within
+// its budget on each of its figures (in sample, out of sample, every
+// stressed copy, one per stress name), as Choose required of it.
+func (o *Outcome) holdsByFigures() error {
+	if !o.Holds {
+		return nil
+	}
+	if len(o.Stress) != len(o.StressNames) {
+		return fmt.Errorf("it has %d stressed figures for %d stress names", len(o.Stress), len(o.StressNames))
+	}
+	figs := []Figures{o.InSample, o.OutOfSample}
+	names := []string{"in_sample", "out_of_sample"}
+	for i, f := range o.Stress {
+		figs, names = append(figs, f), append(names, "stress "+o.StressNames[i])
+	}
+	for i, f := range figs {
+		if !(f.MissPct <= o.MaxMissPct) {
+			return fmt.Errorf("it says it holds, but its %s misses %g%% of requests, over its budget of %g%%", names[i], f.MissPct, o.MaxMissPct)
+		}
+	}
+	return nil
 }
 
 // MaxResultSize is the largest result file ReadResult reads (1 MiB; tune

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -178,5 +179,52 @@ targets:
 	}
 	if want := float64(tr.Requests - tr.Aborted); math.Abs(n-want) > 0.01*want {
 		t.Errorf("%g requests counted, want the week's %g completions within 1%%", n, want)
+	}
+}
+
+// TestTuneTargetHeldOutGap: the synthetic week's scrape gap (Friday
+// 16:00-16:20, no sample of any series) in the held-out part of an hour
+// of history ending at 16:25: the held-out part is its last quarter,
+// 16:10 to 16:25, of which 16:10 to 16:20 and the seconds to the first
+// scrape after it (10 of 15 minutes) have no sample. The arrivals there would be the counters' increase spread
+// evenly, and the candidate judged out of sample on that flat traffic: it
+// is refused, naming the part and how much of it is gap. (It was tuned,
+// and its "holds" adopted.)
+func TestTuneTargetHeldOutGap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled week")
+	}
+	srv, tr := synthweektest.Serve(t, synthweek.Config{})
+	f, err := config.Parse([]byte(fmt.Sprintf(`prometheus: {url: %s}
+targets:
+- name: chat
+  server: vllm
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 20
+  tune: {every: 1h, history: 1h}
+`, srv.URL)), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := promql.NewClient(promql.ClientConfig{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	friday := time.Date(2026, 1, 9, 0, 0, 0, 0, time.UTC)
+	if !tr.Gap[0].Equal(friday.Add(16 * time.Hour)) {
+		t.Fatalf("the week's gap starts %s, want Friday 16:00", tr.Gap[0])
+	}
+	_, err = TuneTarget(context.Background(), api, &f.Targets[0], friday.Add(16*time.Hour+25*time.Minute), TargetOptions{Workers: 2, Space: Space{
+		Metrics: []MetricSpace{{Name: "queue", Targets: []float64{0.5}, Integer: true, PerBatch: true}},
+		Dims:    DefaultSpace.Dims,
+	}})
+	// The gap ends at the first scrape after 16:20, at the lowest offset
+	// (under a minute) of the pods scraped then: 10 minutes and some
+	// seconds of the held-out part.
+	want := "target chat: history: too much of the history is gaps: the held-out part (2026-01-09T16:10:00Z..2026-01-09T16:25:00Z) has no sample for 10m"
+	if !errors.Is(err, ErrHistoryGaps) || !strings.Contains(fmt.Sprint(err), want) || !strings.Contains(fmt.Sprint(err), "s of its 15m0s, more than half") {
+		t.Errorf("err %v\nwant %q...s of its 15m0s, more than half", err, want)
 	}
 }

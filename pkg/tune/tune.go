@@ -79,9 +79,13 @@ func (c Config) Budget() float64 {
 	return *c.MaxMissPct
 }
 
+// DefaultHoldout is Config.Holdout's default: the last quarter of the
+// history's span is held out.
+const DefaultHoldout = 0.25
+
 func (c Config) defaults() Config {
 	if c.Holdout == 0 {
-		c.Holdout = 0.25
+		c.Holdout = DefaultHoldout
 	}
 	if len(c.Space.Metrics) == 0 {
 		c.Space = DefaultSpace
