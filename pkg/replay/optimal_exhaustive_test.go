@@ -1,0 +1,382 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/infscale/infscale/pkg/trace"
+)
+
+// The hindsight optimum and its certified bound checked against the true
+// optimum of tiny instances: every replica schedule on the decision grid (a
+// warm start of 0..R replicas at second 0, then 0..R asked for at each
+// tick) is replayed by a small simulator written here from the replay's
+// documented rules (docs/simulate.md, Semantics), not by the code under
+// test, and the cheapest schedule at each miss count is kept. Then
+//
+//	bound <= true optimum <= optimal's schedule
+//
+// and no causal policy reaches optimal's misses at less than 0.99x its
+// replica time (docs/evaluation/recommended.md).
+
+// gridModel is a replica whose requests are served one prefill each: a
+// prompt prefills at 1,000 tokens/s, the output is 1 token (the request
+// completes at its first token, so there is no decode), at most batch
+// requests prefill together (one phase of their summed prompt), and the KV
+// cache holds kv tokens.
+type gridModel struct {
+	cold  float64
+	batch int
+	kv    int64
+}
+
+func (gridModel) StepTime(b int, c int64) float64 { return 0.01 }
+func (gridModel) PrefillTime(t int) float64       { return float64(t) / 1000 }
+func (m gridModel) KVCapacityTokens() int64       { return m.kv }
+func (m gridModel) MaxBatch() int                 { return m.batch }
+func (m gridModel) ColdStart() float64            { return m.cold }
+func (gridModel) CPUPercent(running int) float64  { return 10 }
+
+// gridCase is one tiny instance.
+type gridCase struct {
+	name   string
+	model  gridModel
+	period float64
+	slo    float64
+	end    float64 // the trace's declared span
+	maxR   int     // replicas per tick the enumeration tries (0..maxR)
+	reqs   []trace.Request
+}
+
+// handEval replays a schedule (init ready at 0; d[k-1] asked for at tick
+// k·period, the last entry after) by the replay's rules: events at one
+// instant go replica events first (ready, phase ends, by id), then the
+// arrival, then the tick; an arrival goes to the ready replica with the
+// fewest outstanding requests (ties: lowest id), else it is held until a
+// replica is ready; a scale-down cancels the newest starting replica
+// first, then drains the ready one with the fewest outstanding (ties:
+// newest), which leaves when idle; replica time counts over [0, end].
+func handEval(c gridCase, init int, d []int) (misses int, cost float64) {
+	const drain = 600.0
+	type rep struct {
+		id       int
+		added    float64
+		readyAt  float64
+		state    int // 0 starting, 1 ready, 2 draining
+		gone     bool
+		waiting  []int
+		pre      []int
+		kvRes    int64
+		phaseEnd float64
+	}
+	var reps []*rep
+	var held []int
+	outstanding := 0
+	lastTick := 0.0
+	retire := func(r *rep, now float64) {
+		r.gone = true
+		cost += max(0, min(now, c.end)-r.added)
+	}
+	outst := func(r *rep) int { return len(r.waiting) + len(r.pre) }
+	least := func() *rep {
+		var best *rep
+		for _, r := range reps {
+			if !r.gone && r.state == 1 && (best == nil || outst(r) < outst(best)) {
+				best = r
+			}
+		}
+		return best
+	}
+	var startNext func(r *rep, now float64)
+	startNext = func(r *rep, now float64) {
+		tokens := 0
+		for len(r.waiting) > 0 && len(r.pre) < c.model.batch {
+			q := c.reqs[r.waiting[0]]
+			res := int64(q.Prompt) + int64(q.Output)
+			if r.kvRes+res > c.model.kv || (tokens > 0 && tokens+int(q.Prompt) > 8192) {
+				break
+			}
+			r.pre = append(r.pre, r.waiting[0])
+			r.waiting = r.waiting[1:]
+			tokens += int(q.Prompt)
+			r.kvRes += res
+		}
+		if len(r.pre) > 0 {
+			r.phaseEnd = now + c.model.PrefillTime(tokens)
+			return
+		}
+		r.phaseEnd = math.Inf(1)
+		if r.state == 2 && outst(r) == 0 {
+			retire(r, now)
+		}
+	}
+	enqueue := func(r *rep, now float64, i int) {
+		r.waiting = append(r.waiting, i)
+		if len(r.pre) == 0 && math.IsInf(r.phaseEnd, 1) {
+			startNext(r, now)
+		}
+	}
+	ready := func(r *rep, now float64) {
+		r.state, r.phaseEnd = 1, math.Inf(1)
+		for len(held) > 0 {
+			i := held[0]
+			held = held[1:]
+			enqueue(least(), now, i)
+		}
+	}
+	add := func(now float64, warm bool) {
+		r := &rep{id: len(reps), added: now, readyAt: now + c.model.cold, phaseEnd: math.Inf(1)}
+		reps = append(reps, r)
+		if warm {
+			ready(r, now)
+		}
+	}
+	scale := func(now float64, want int) {
+		cur := 0
+		for _, r := range reps {
+			if !r.gone && r.state != 2 {
+				cur++
+			}
+		}
+		for ; cur < want; cur++ {
+			add(now, false)
+		}
+		for ; cur > want; cur-- {
+			var v *rep
+			for i := len(reps) - 1; i >= 0; i-- {
+				if r := reps[i]; !r.gone && r.state == 0 {
+					v = r
+					break
+				}
+			}
+			if v != nil {
+				retire(v, now)
+				continue
+			}
+			for i := len(reps) - 1; i >= 0; i-- {
+				if r := reps[i]; !r.gone && r.state == 1 && (v == nil || outst(r) < outst(v)) {
+					v = r
+				}
+			}
+			v.state = 2
+			if outst(v) == 0 {
+				retire(v, now)
+			}
+		}
+	}
+	for range init {
+		add(0, true)
+	}
+	next, tick := 0, c.period
+	for {
+		// The earliest replica event (ties: lowest id).
+		var er *rep
+		tr := math.Inf(1)
+		for _, r := range reps {
+			if r.gone {
+				continue
+			}
+			t := r.phaseEnd
+			if r.state == 0 {
+				t = r.readyAt
+			}
+			if t < tr {
+				er, tr = r, t
+			}
+		}
+		ta := math.Inf(1)
+		if next < len(c.reqs) {
+			ta = c.reqs[next].Arrival
+		}
+		t := min(tr, ta, tick)
+		if next == len(c.reqs) && outstanding == 0 && t >= c.end {
+			break
+		}
+		if t > c.end+drain {
+			break
+		}
+		switch {
+		case tr <= ta && tr <= tick:
+			if er.state == 0 {
+				ready(er, tr)
+				break
+			}
+			for _, i := range er.pre {
+				if tr-c.reqs[i].Arrival > c.slo {
+					misses++ // late
+				}
+				outstanding--
+			}
+			er.kvRes, er.pre = 0, nil
+			startNext(er, tr)
+		case ta <= tick:
+			q := c.reqs[next]
+			if int64(q.Prompt)+int64(q.Output) > c.model.kv {
+				misses++ // rejected
+			} else if outstanding++; least() != nil {
+				enqueue(least(), ta, next)
+			} else {
+				held = append(held, next)
+			}
+			next++
+		default:
+			k := int(math.Round(tick / c.period))
+			want := d[min(k, len(d))-1]
+			scale(tick, want)
+			lastTick = tick
+			tick += c.period
+		}
+	}
+	misses += outstanding // unserved at the stop
+	_ = lastTick
+	for _, r := range reps {
+		if !r.gone {
+			cost += max(0, c.end-r.added)
+		}
+	}
+	return misses, cost
+}
+
+// gridOptimum enumerates every schedule (warm start and one ask per tick
+// up to the last tick before end + SLO, the asks after it kept) and
+// returns the least replica time at each miss count.
+func gridOptimum(c gridCase, visit func(init int, d []int, misses int, cost float64)) map[int]float64 {
+	ticks := int(math.Ceil((c.end+c.slo)/c.period)) - 1
+	best := map[int]float64{}
+	d := make([]int, max(ticks, 1))
+	var rec func(k int)
+	var init int
+	rec = func(k int) {
+		if k == len(d) {
+			m, cost := handEval(c, init, d)
+			if v, ok := best[m]; !ok || cost < v {
+				best[m] = cost
+			}
+			if visit != nil {
+				visit(init, d, m, cost)
+			}
+			return
+		}
+		for x := 0; x <= c.maxR; x++ {
+			d[k] = x
+			rec(k + 1)
+		}
+	}
+	for init = 0; init <= c.maxR; init++ {
+		rec(0)
+	}
+	return best
+}
+
+func gridCases() []gridCase {
+	r := func(a float64, p int32) trace.Request { return trace.Request{Arrival: a, Prompt: p, Output: 1} }
+	m20 := gridModel{cold: 20, batch: 1, kv: 100000}
+	return []gridCase{
+		// One request at 45 s: a replica asked for at tick 20 (ready at
+		// 40) and dropped at 50 after serving: 30 replica-seconds.
+		{"one request", m20, 10, 2, 60, 2, []trace.Request{r(45, 500)}},
+		// Requests at 3 (warm), 31 and 55 s.
+		{"three apart", m20, 10, 2, 60, 2, []trace.Request{r(3, 500), r(31, 500), r(55, 500)}},
+		// Three at once at 25 s, 1.5 s of prefill each: one replica meets
+		// one, the others are late (1.5 + 1.5 > 2 s): three replicas meet all.
+		{"burst of three", m20, 10, 2, 50, 3, []trace.Request{r(25, 1500), r(25.1, 1500), r(25.2, 1500)}},
+		// As above, two prefilled together on a replica of batch 2 (3 s of
+		// prefill: both late), so batching does not help.
+		{"burst, batch 2", gridModel{cold: 20, batch: 2, kv: 100000}, 10, 2, 50, 3, []trace.Request{r(25, 1500), r(25.1, 1500), r(25.2, 1500)}},
+		// Unmeetable requests: 3 s of prefill (> the 2 s SLO) and one over
+		// the KV cache, beside a meetable one at 35 s.
+		{"unmeetable", m20, 10, 2, 50, 2, []trace.Request{r(12, 3000), r(20, 100000), r(35, 500)}},
+		// A trace shorter than the cold start: only the warm start serves.
+		{"shorter than cold start", m20, 10, 2, 15, 2, []trace.Request{r(4, 500), r(12, 500)}},
+		// Zero-length gaps: four requests at the same second.
+		{"zero gaps", m20, 10, 2, 40, 3, []trace.Request{r(22, 900), r(22, 900), r(22, 900), r(22, 900)}},
+		// A cold start of 0: a replica asked for at a tick serves at once.
+		{"cold start 0", gridModel{cold: 0, batch: 1, kv: 100000}, 10, 2, 60, 2, []trace.Request{r(0, 500), r(20, 500), r(41, 500), r(59, 500)}},
+		// A short cold start (5 s) and a busy middle.
+		{"cold start 5", gridModel{cold: 5, batch: 1, kv: 100000}, 10, 2, 60, 2, []trace.Request{r(1, 500), r(24, 1200), r(24.5, 1200), r(47, 500)}},
+		// A request that cannot be met even on an idle replica, alone.
+		{"never meetable", m20, 10, 2, 30, 2, []trace.Request{r(5, 2500)}},
+	}
+}
+
+// TestOptimalAgainstExhaustive is the check above on each tiny instance.
+func TestOptimalAgainstExhaustive(t *testing.T) {
+	for _, c := range gridCases() {
+		t.Run(c.name, func(t *testing.T) {
+			src := trace.FromSlice(c.name, c.end, c.reqs)
+			cfg := Config{Model: c.model, Period: c.period, SLOTTFT: c.slo}
+			// The hand simulator is the replay's rules: it agrees with the
+			// replay on every schedule it enumerates (a sample of them, every
+			// 7th, to keep the test short).
+			n := 0
+			best := gridOptimum(c, func(init int, d []int, misses int, cost float64) {
+				n++
+				if n%7 != 0 {
+					return
+				}
+				pol, err := Follow("sched", c.period, append([]float64{float64(init)}, ints2f(d)...))
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := Run(context.Background(), src, pol, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Misses() != int64(misses) || math.Abs(res.ReplicaSeconds-cost) > 1e-6 {
+					t.Fatalf("schedule %d %v: replay %d misses %.6f s, hand %d misses %.6f s", init, d, res.Misses(), res.ReplicaSeconds, misses, cost)
+				}
+			})
+			keys := make([]int, 0, len(best))
+			for m := range best {
+				keys = append(keys, m)
+			}
+			slices.Sort(keys)
+			fewest := keys[0]
+			trueCost := best[fewest]
+
+			specs := append([]string{"optimal"}, defaultSetForTest...)
+			for i := 1; i <= 6; i++ {
+				specs = append(specs, fmt.Sprintf("fixed:%d", i))
+			}
+			res := runPolicies(t, src, cfg, specs...)
+			opt := res[0]
+			lb := opt.LowerBound
+			t.Logf("true optimum %d misses at %.3f s (pareto %v); optimal %d at %.3f s; bound %d at %.3f s",
+				fewest, trueCost, best, opt.Misses(), opt.ReplicaSeconds, lb.Unmeetable, lb.ReplicaSeconds)
+			if lb.Unmeetable > int64(fewest) {
+				t.Errorf("bound: %d unmeetable, but a schedule misses only %d", lb.Unmeetable, fewest)
+			}
+			if lb.Unmeetable == int64(fewest) && lb.ReplicaSeconds > trueCost+1e-9 {
+				t.Errorf("bound %.4f s above the true optimum %.4f s at %d misses", lb.ReplicaSeconds, trueCost, fewest)
+			}
+			if opt.Misses() < int64(fewest) || (opt.Misses() == int64(fewest) && opt.ReplicaSeconds < trueCost-1e-6) {
+				t.Errorf("optimal %d misses at %.4f s beats the enumeration (%d at %.4f s): the hand simulator is wrong", opt.Misses(), opt.ReplicaSeconds, fewest, trueCost)
+			}
+			if opt.Misses() > int64(fewest) {
+				t.Errorf("optimal misses %d, the fewest any schedule misses is %d (at %.3f s)", opt.Misses(), fewest, trueCost)
+			} else if opt.ReplicaSeconds > trueCost*1.01+1e-9 {
+				t.Logf("GAP optimal %.3f s, the true optimum %.3f s at %d misses (%.2fx)", opt.ReplicaSeconds, trueCost, fewest, opt.ReplicaSeconds/trueCost)
+			}
+			for _, r := range res[1:] {
+				if r.Misses() < opt.Misses() || (r.Misses() == opt.Misses() && r.ReplicaSeconds < 0.99*opt.ReplicaSeconds) {
+					t.Errorf("%s: %d misses at %.3f s beats optimal's %d at %.3f s", r.Policy, r.Misses(), r.ReplicaSeconds, opt.Misses(), opt.ReplicaSeconds)
+				}
+			}
+		})
+	}
+}
+
+// defaultSetForTest is simulate's default set without optimal.
+var defaultSetForTest = []string{"cpu:60", "cpu:25", "queue:24", "queue:24,lookahead=90", "queue:24,min=0,cooldown=120",
+	"knative:16", "hpa(recommended)", "recommended", "oracle"}
+
+func ints2f(d []int) []float64 {
+	out := make([]float64, len(d))
+	for i, v := range d {
+		out[i] = float64(v)
+	}
+	return out
+}
