@@ -15,12 +15,15 @@ import (
 // warm start of 0..R replicas at second 0, then 0..R asked for at each
 // tick) is replayed by a small simulator written here from the replay's
 // documented rules (docs/simulate.md, Semantics), not by the code under
-// test, and the cheapest schedule at each miss count is kept. Then
-//
-//	bound <= true optimum <= optimal's schedule
-//
-// and no causal policy reaches optimal's misses at less than 0.99x its
-// replica time (docs/evaluation/recommended.md).
+// test, and the cheapest schedule at each miss count is kept. Then the
+// bound is at most that least replica time and at most optimal's (and its
+// unmeetable count at most either's misses), optimal misses no more than
+// the fewest any schedule misses, and no causal policy reaches optimal's
+// misses at less than 0.99x its replica time
+// (docs/evaluation/recommended.md). optimal above the grid's least is
+// logged, not asserted: the search is not a proven optimum
+// (docs/simulate.md, "Optimality gap"); it may be below it on a seed's
+// finer tick (knative's 2 s).
 
 // gridModel is a replica whose requests are served one prefill each: a
 // prompt prefills at 1,000 tokens/s, the output is 1 token (the request
@@ -352,13 +355,18 @@ func TestOptimalAgainstExhaustive(t *testing.T) {
 			if lb.Unmeetable == int64(fewest) && lb.ReplicaSeconds > trueCost+1e-9 {
 				t.Errorf("bound %.4f s above the true optimum %.4f s at %d misses", lb.ReplicaSeconds, trueCost, fewest)
 			}
-			if opt.Misses() < int64(fewest) || (opt.Misses() == int64(fewest) && opt.ReplicaSeconds < trueCost-1e-6) {
-				t.Errorf("optimal %d misses at %.4f s beats the enumeration (%d at %.4f s): the hand simulator is wrong", opt.Misses(), opt.ReplicaSeconds, fewest, trueCost)
-			}
+			// optimal's schedule is on the period's grid or, from a seed,
+			// on the seed's own finer tick (knative's 2 s): it may beat the
+			// grid, never miss more than its fewest.
 			if opt.Misses() > int64(fewest) {
 				t.Errorf("optimal misses %d, the fewest any schedule misses is %d (at %.3f s)", opt.Misses(), fewest, trueCost)
-			} else if opt.ReplicaSeconds > trueCost*1.01+1e-9 {
-				t.Logf("GAP optimal %.3f s, the true optimum %.3f s at %d misses (%.2fx)", opt.ReplicaSeconds, trueCost, fewest, opt.ReplicaSeconds/trueCost)
+			}
+			if lb.Unmeetable > opt.Misses() || (lb.Unmeetable == opt.Misses() && lb.ReplicaSeconds > opt.ReplicaSeconds+1e-9) {
+				t.Errorf("bound %d misses at %.4f s above optimal's %d at %.4f s", lb.Unmeetable, lb.ReplicaSeconds, opt.Misses(), opt.ReplicaSeconds)
+			}
+			if opt.Misses() == int64(fewest) && opt.ReplicaSeconds > trueCost*1.01+1e-9 {
+				// Not a proven optimum (docs/simulate.md, "Optimality gap").
+				t.Logf("gap: optimal %.3f s, the grid's least %.3f s at %d misses (%.2fx)", opt.ReplicaSeconds, trueCost, fewest, opt.ReplicaSeconds/trueCost)
 			}
 			for _, r := range res[1:] {
 				if r.Misses() < opt.Misses() || (r.Misses() == opt.Misses() && r.ReplicaSeconds < 0.99*opt.ReplicaSeconds) {
@@ -379,4 +387,30 @@ func ints2f(d []int) []float64 {
 		out[i] = float64(v)
 	}
 	return out
+}
+
+// TestOptimalBelowKnative: `optimal` asks for replicas at its period's
+// ticks, `knative:16` at Knative's 2 s tick, so where the cold start is
+// short next to the period, knative's schedule was cheaper than any the
+// search found: here 2 replica-seconds against 10. Its recorded schedule,
+// replayed on its own tick, is now a seed like the other causal policies'.
+//
+// Worked by hand: a replica of cold start 0, one request at 0.3 s (116
+// tokens: 0.116 s of prefill), a 10 s period, a 30 s trace. On a 2 s tick
+// the least is one replica over [0, 2] (warm, dropped at the first tick,
+// the request long served) or [2, 4] (asked for at 2, it serves the held
+// request at once: first token at 2.116, 1.816 s after its arrival, within
+// the 2 s SLO): 2 replica-seconds, no miss, and no replica lives less than
+// a tick. On the 10 s grid the least is 10 (the warm one to the tick at
+// 10, or one from 10: 9.8 s late).
+func TestOptimalBelowKnative(t *testing.T) {
+	src := trace.FromSlice("one", 30, []trace.Request{{Arrival: 0.3, Prompt: 116, Output: 1}})
+	res := runPolicies(t, src, Config{Model: gridModel{cold: 0, batch: 1, kv: 100000}, Period: 10}, "optimal", "knative:16")
+	opt, kn := res[0], res[1]
+	if opt.Misses() != 0 || !near(opt.ReplicaSeconds, 2) {
+		t.Errorf("optimal: %d misses at %g replica-seconds; want 0 at 2", opt.Misses(), opt.ReplicaSeconds)
+	}
+	if kn.Misses() < opt.Misses() || (kn.Misses() == opt.Misses() && kn.ReplicaSeconds < opt.ReplicaSeconds-1e-9) {
+		t.Errorf("knative:16 %d misses at %g replica-seconds beats optimal's %d at %g", kn.Misses(), kn.ReplicaSeconds, opt.Misses(), opt.ReplicaSeconds)
+	}
 }
