@@ -419,7 +419,8 @@ func TestOptimalBelowKnative(t *testing.T) {
 }
 
 // TestOptimalAgainstExhaustiveRandom is TestOptimalAgainstExhaustive's
-// check on 300 random tiny instances (seeded): one to five requests of
+// check (fixed:1, fixed:2 and the default set against optimal) on 300
+// random tiny instances (seeded): one to five requests of
 // 0.1-2.7 s of prefill in a 30-60 s trace, cold starts of 0, 5, 20 and
 // 35 s, batches of 1 and 2, a 10 s period, schedules of 0-2 replicas. It
 // logs how often optimal is above the grid's least replica time, and by
@@ -439,7 +440,7 @@ func TestOptimalAgainstExhaustiveRandom(t *testing.T) {
 		c := gridCase{name: fmt.Sprint(i), model: m, period: 10, slo: 2, end: end, maxR: 2, reqs: reqs}
 		best := gridOptimum(c, nil)
 		fewest := slices.Min(slices.Collect(maps.Keys(best)))
-		res := runPolicies(t, trace.FromSlice(c.name, c.end, c.reqs), Config{Model: m, Period: c.period, SLOTTFT: c.slo}, append([]string{"optimal"}, defaultSetForTest...)...)
+		res := runPolicies(t, trace.FromSlice(c.name, c.end, c.reqs), Config{Model: m, Period: c.period, SLOTTFT: c.slo}, append([]string{"optimal", "fixed:1", "fixed:2"}, defaultSetForTest...)...)
 		opt, lb := res[0], res[0].LowerBound
 		if lb.Unmeetable > int64(fewest) || (lb.Unmeetable == int64(fewest) && lb.ReplicaSeconds > best[fewest]+1e-9) {
 			t.Errorf("instance %d (cold %g, %v): bound %d at %.4f s above the grid's least %d at %.4f s", i, m.cold, reqs, lb.Unmeetable, lb.ReplicaSeconds, fewest, best[fewest])
