@@ -9,7 +9,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
+	gpu "github.com/infscale/infscale/pkg/replica"
 	"github.com/infscale/infscale/pkg/trace"
 )
 
@@ -484,5 +486,70 @@ func TestOptimalFarTrace(t *testing.T) {
 	}
 	if res.Misses() != 0 || res.ReplicaSeconds < 1200-1e-9 {
 		t.Errorf("optimal: %d misses at %g replica-seconds; want 0 at >= 1200", res.Misses(), res.ReplicaSeconds)
+	}
+}
+
+// TestBoundBelowEveryPolicy holds the certified bound to the replay with
+// the full replica model (decode, batch slots, KV, chunked and stalled
+// prefill, a small max_num_batched_tokens), on 40 random traces of 1-11
+// minutes (Poisson, or bursts of 1-30 requests of up to 60,000 prompt and
+// 800 output tokens), cold starts up to 104 s, periods of 5, 15 and 30 s
+// and SLOs of 0.5, 2 and 5 s: no policy misses fewer requests than the
+// bound's unmeetable ones, nor, missing as many, costs less than it. And
+// none of the default set or fixed:1..6 (optimal's seeds) reaches
+// optimal's misses at less than 0.99x its replica time. A fixed count
+// beyond the seeds can miss fewer (logged): the search's fewest misses
+// are its own (docs/simulate.md, "Optimality gap").
+func TestBoundBelowEveryPolicy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for i := range 40 {
+		c := gpu.DefaultConfig()
+		c.ImagePull = time.Duration(rng.IntN(60)) * time.Second
+		c.WarmUp = time.Duration(rng.IntN(30)) * time.Second
+		if rng.IntN(2) == 0 {
+			c.WeightLoadBytesPerSecond = 1e12
+		}
+		m, err := gpu.New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dur := 60 + float64(rng.IntN(600))
+		var src trace.Source
+		if rng.IntN(3) == 0 {
+			src = trace.Synthetic{Rate: 0.2 + 20*rng.Float64(), Duration: dur, Prompt: trace.ReferenceShape.Prompt, Output: trace.ReferenceShape.Output, Seed: uint64(i)}.Source()
+		} else {
+			var reqs []trace.Request
+			for at := 0.0; at < dur; {
+				at += rng.ExpFloat64() * 5
+				for range 1 + rng.IntN(30) {
+					reqs = append(reqs, trace.Request{Arrival: at, Prompt: int32(50 + rng.IntN(60000)), Output: int32(1 + rng.IntN(800))})
+				}
+			}
+			src = trace.FromSlice(fmt.Sprint(i), 0, reqs)
+		}
+		cfg := Config{Model: m, Period: []float64{5, 15, 30}[rng.IntN(3)], SLOTTFT: []float64{0.5, 2, 5}[rng.IntN(3)]}
+		if rng.IntN(3) == 0 {
+			cfg.Prefill = PrefillStall
+		}
+		if rng.IntN(3) == 0 {
+			cfg.MaxBatchedTokens = 512 + rng.IntN(4096)
+		}
+		specs := append([]string{"optimal", "fixed:1", "fixed:2", "fixed:4", "fixed:6"}, defaultSetForTest...)
+		specs = append(specs, "fixed:8", "fixed:16")
+		res := runPolicies(t, src, cfg, specs...)
+		opt, lb := res[0], res[0].LowerBound
+		for j, r := range res {
+			if r.Misses() < lb.Unmeetable || (r.Misses() == lb.Unmeetable && r.ReplicaSeconds < lb.ReplicaSeconds-1e-9) {
+				t.Errorf("trace %d (cold start %.0f s, period %g s, SLO %g s): %s %d misses at %.1f s below the bound's %d at %.1f s", i, m.ColdStart(), cfg.Period, cfg.SLOTTFT, r.Policy, r.Misses(), r.ReplicaSeconds, lb.Unmeetable, lb.ReplicaSeconds)
+			}
+			if j == 0 || !(r.Misses() < opt.Misses() || (r.Misses() == opt.Misses() && r.ReplicaSeconds < 0.99*opt.ReplicaSeconds)) {
+				continue
+			}
+			if j >= len(specs)-2 {
+				t.Logf("trace %d (cold start %.0f s, period %g s, SLO %g s): %s %d misses at %.1f s, optimal %d at %.1f s", i, m.ColdStart(), cfg.Period, cfg.SLOTTFT, r.Policy, r.Misses(), r.ReplicaSeconds, opt.Misses(), opt.ReplicaSeconds)
+				continue
+			}
+			t.Errorf("trace %d (cold start %.0f s, period %g s, SLO %g s): %s %d misses at %.1f s beats optimal's %d at %.1f s", i, m.ColdStart(), cfg.Period, cfg.SLOTTFT, r.Policy, r.Misses(), r.ReplicaSeconds, opt.Misses(), opt.ReplicaSeconds)
+		}
 	}
 }
