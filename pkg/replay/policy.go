@@ -98,7 +98,7 @@ const RecommendedReference = "demand:0.9,lookahead=136,downwindow=60,hold=182,ra
 // start is cold seconds, at a TTFT SLO of slo seconds: the policy string
 // that decides as the preset does in a replay of that replica at that SLO
 // (lookahead ceil(cold) + RecommendedLead, hold RecommendedBreakEven ×
-// ceil(cold), ramp bound recommend.RampBoundFor(ceil(cold),
+// ceil(cold), off for a cold start of 0, ramp bound recommend.RampBoundFor(ceil(cold),
 // RecommendedDownWindow), ttft at slo and queuewait at
 // RecommendedQueueShare of it). RecommendedFor(91, 2) is
 // RecommendedReference but for the ramp bound's digits.
@@ -112,8 +112,12 @@ func recommendedWritten(cold, slo float64, round func(float64) float64) string {
 	if round != nil {
 		z = round(z)
 	}
+	hold := "off" // a cold start of 0: nothing for a hold to save
+	if c > 0 {
+		hold = fnum(RecommendedBreakEven * c)
+	}
 	return fmt.Sprintf("demand:0.9,lookahead=%s,downwindow=%s,hold=%s,rampbound=%s,ttft:%s,queuewait:%s",
-		fnum(c+RecommendedLead.Seconds()), fnum(RecommendedDownWindow.Seconds()), fnum(RecommendedBreakEven*c), fnum(z), fnum(slo), fnum(slo*RecommendedQueueShare))
+		fnum(c+RecommendedLead.Seconds()), fnum(RecommendedDownWindow.Seconds()), hold, fnum(z), fnum(slo), fnum(slo*RecommendedQueueShare))
 }
 
 // RecommendedShown is `recommended` written out for a table's legend: the
@@ -184,7 +188,12 @@ func parsePolicy(full, s string, off int) (Policy, error) {
 			rp := *base
 			rp.Lookahead = time.Duration(math.Ceil(e.sp.cold))*time.Second + RecommendedLead
 			// The hold's break-even is RecommendedBreakEven cold starts of the replica.
-			rp.Hold = &recommend.Hold{BreakEven: time.Duration(RecommendedBreakEven*math.Ceil(e.sp.cold)) * time.Second}
+			// A replica that serves the instant it is asked for (a cold start
+			// of 0) costs nothing to ask for again: no hold.
+			rp.Hold = nil
+			if c := math.Ceil(e.sp.cold); c > 0 {
+				rp.Hold = &recommend.Hold{BreakEven: time.Duration(RecommendedBreakEven*c) * time.Second}
+			}
 			// A counted ramp is projected at the quantile of its slope that the
 			// cold start and the scale-down window make the cheapest.
 			rp.RampBound = recommend.RampBoundFor(time.Duration(math.Ceil(e.sp.cold))*time.Second, RecommendedDownWindow)
