@@ -7,8 +7,8 @@
 // once and the upstream's answer, whatever it is (a 503 included), goes
 // back to the client, as KEDA's HTTP add-on interceptor and Knative's
 // activator do: readiness comes from the probe alone, and a request is
-// tried again only when its connection was refused before any byte of it
-// was sent. A held request that waits past HoldTimeout gets 503 with
+// tried again only when its connection was refused or not made (the dial
+// failed) before any byte of it was sent. A held request that waits past HoldTimeout gets 503 with
 // Retry-After; one arriving at a full queue or byte budget gets 429 with
 // Retry-After. Responses stream through unbuffered (server-sent events
 // flush per write). Requests in flight upstream are not counted: the
@@ -212,7 +212,7 @@ func New(cfg Config) (*Activator, error) {
 	a.rejected = c(prometheus.CounterOpts{Name: "infscale_activator_rejected_total", Help: "Requests refused on arrival: 429 (queue or byte budget full), 413 (body larger than the byte budget), or 503 (arrived while draining, upstream not ready)."})
 	a.direct = c(prometheus.CounterOpts{Name: "infscale_activator_proxied_total", Help: "Requests proxied at once (the upstream was ready)."})
 	a.probeFail = c(prometheus.CounterOpts{Name: "infscale_activator_probe_failures_total", Help: "Readiness probes that failed."})
-	a.refused = c(prometheus.CounterOpts{Name: "infscale_activator_upstream_refused_total", Help: "Attempts whose upstream connection was refused before any byte was sent; the request was held again."})
+	a.refused = c(prometheus.CounterOpts{Name: "infscale_activator_upstream_refused_total", Help: "Attempts whose upstream connection was refused or not made (the dial failed: DNS, unreachable, timeout) before any byte was sent; the request was held again."})
 	a.bodyTimeouts = c(prometheus.CounterOpts{Name: "infscale_activator_body_timeouts_total", Help: "Requests whose body did not arrive within the body timeout (408)."})
 	a.badPath = c(prometheus.CounterOpts{Name: "infscale_activator_bad_path_total", Help: "Requests refused with 400: a dot segment in the decoded path."})
 	a.clientLeft = c(prometheus.CounterOpts{Name: "infscale_activator_client_left_total", Help: "Held requests whose client went away (closed or reset its connection) before they were released or answered."})
@@ -425,8 +425,8 @@ func (a *Activator) releaseAll() {
 // when the upstream is ready; otherwise holds it (reading its body into
 // memory, so that a client that leaves frees its slot at once) until the
 // upstream is ready or HoldTimeout passes, and then forwards it once. A
-// request whose connection upstream is refused before any byte of it was
-// sent is held again for a probe interval and tried again; any other
+// request whose connection upstream is refused or not made (the dial
+// failed) before any byte of it was sent is held again for a probe interval and tried again; any other
 // answer or failure is the client's.
 func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if err := checkPath(r.URL.Path); err != nil {
@@ -521,14 +521,15 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		notBefore = time.Now().Add(a.cfg.ProbeInterval)
 		if !notBefore.Before(deadline) {
 			a.timeouts.Inc()
-			a.refuse(rw, http.StatusServiceUnavailable, fmt.Sprintf("activator: upstream refused connections for %v", a.cfg.HoldTimeout))
+			a.refuse(rw, http.StatusServiceUnavailable, fmt.Sprintf("activator: upstream refused or could not be connected to for %v", a.cfg.HoldTimeout))
 			return
 		}
 	}
 }
 
 // forward proxies r once, its body from held when read into memory, and
-// reports whether it is done: false when the connection was refused before
+// reports whether it is done: false when the connection was refused or not
+// made before
 // any byte was sent (nothing written to rw either).
 func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, held *heldBody, hasBody bool, bodyDone *atomic.Bool) bool {
 	at := &attempt{}
@@ -901,7 +902,8 @@ func clientStalled(r *http.Request) bool {
 
 type attemptKey struct{}
 
-// errRefused marks an attempt refused before anything was sent;
+// errRefused marks an attempt whose connection was refused or not made
+// before anything was sent;
 // errWriteTimeout one whose request was not written within BodyTimeout;
 // errClientBodyTimeout one whose body, streamed from the client, had not
 // arrived then.
@@ -911,17 +913,27 @@ var (
 	errClientBodyTimeout = errors.New("request body not received from the client within the body timeout")
 )
 
-// refusedTransport turns a refused connection, when no byte of the body
-// was read, into errRefused; every answer (a 503 included) passes as is.
+// refusedTransport turns a connection that was refused or not made (the
+// dial failed), when no byte of the body was read, into errRefused; every
+// answer (a 503 included) passes as is.
 type refusedTransport struct{ base http.RoundTripper }
 
 func (t refusedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
-	if at, _ := req.Context().Value(attemptKey{}).(*attempt); err != nil && at != nil && !at.sent.Load() && errors.Is(err, syscall.ECONNREFUSED) {
+	if at, _ := req.Context().Value(attemptKey{}).(*attempt); err != nil && at != nil && !at.sent.Load() && req.Context().Err() == nil && notConnected(err) {
 		at.refused.Store(true)
 		return nil, fmt.Errorf("%w: %v", errRefused, err)
 	}
 	return resp, err
+}
+
+// notConnected reports whether err is a failure to connect, so that no
+// byte of the request can have reached the upstream: the connection
+// refused, or the dial failed (a headless Service with no endpoints has no
+// DNS name, a route is gone, a SYN dropped until the dial timed out).
+func notConnected(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &op) && op.Op == "dial"
 }
 
 // checkPath refuses a path (decoded, as net/http gives it) with a "." or

@@ -419,3 +419,77 @@ func FuzzCheckPath(f *testing.F) {
 		}
 	})
 }
+
+// failDialTransport fails its first fails dials with err, as net.Dialer
+// wraps a dial's error (a *net.OpError, Op "dial"), then dials for real.
+type failDialTransport struct {
+	*http.Transport
+	fails atomic.Int64
+	dials atomic.Int64
+}
+
+func newFailDialTransport(fails int64, err error) *failDialTransport {
+	t := &failDialTransport{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	t.fails.Store(fails)
+	var d net.Dialer
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		t.dials.Add(1)
+		if t.fails.Add(-1) >= 0 {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	t.DisableKeepAlives = true // every attempt dials
+	return t
+}
+
+// TestDialFailureHeldAgain: the probe passed, then the request's own dial
+// fails before any byte is written: a headless Service with no endpoints
+// has no DNS name (NXDOMAIN), a node route is gone (EHOSTUNREACH), a CNI
+// drops the SYN of a Service with no endpoints (the dial times out). As a
+// refused connection, nothing reached the upstream, so the request is held
+// again and tried once a dial succeeds: the upstream gets it once, the
+// client its answer. Before: only ECONNREFUSED was held again; these were
+// the client's 502 ("dial tcp: lookup chat: no such host") although the
+// request was never sent.
+func TestDialFailureHeldAgain(t *testing.T) {
+	up := &countingUpstream{health: func() int { return 200 }, answer: func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "ok %s", b)
+	}}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"no such host", &net.DNSError{Err: "no such host", Name: "chat", IsNotFound: true}},
+		{"host unreachable", os.NewSyscallError("connect", syscall.EHOSTUNREACH)},
+		{"dial timeout", &timeoutError{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := newFailDialTransport(2, tc.err)
+			a, base := start(t, Config{Upstream: u, ProbeInterval: 20 * time.Millisecond, HoldTimeout: 5 * time.Second, Transport: rt})
+			waitFor(t, "ready", 5*time.Second, a.Ready)
+			code, body := post(t, base+"/v1/completions", tc.name, "prompt")
+			// Two failed dials, then the third reaches the upstream.
+			if code != 200 || body != "ok prompt" || rt.dials.Load() != 3 {
+				t.Errorf("%d %q after %d dials, want 200 \"ok prompt\" after 3", code, body, rt.dials.Load())
+			}
+			if n := up.count(tc.name); n != 1 {
+				t.Errorf("the upstream got the request %d times, want once", n)
+			}
+			if n := testutil.ToFloat64(a.refused); n != 2 {
+				t.Errorf("upstream_refused_total %v, want 2 (the failed dials)", n)
+			}
+		})
+	}
+}
+
+// timeoutError is a dial timeout's error (net.Error with Timeout true).
+type timeoutError struct{}
+
+func (*timeoutError) Error() string   { return "i/o timeout" }
+func (*timeoutError) Timeout() bool   { return true }
+func (*timeoutError) Temporary() bool { return true }
