@@ -415,7 +415,9 @@ func (a *Activator) releaseAll() {
 		close(w.release)
 		a.count--
 		a.held.Dec()
-		a.released.Inc()
+		// released is counted by the request itself once it goes upstream
+		// (hold): one still reading its body may end otherwise (the client
+		// leaves, the body stalls), and is counted once, as that.
 	}
 	clear(a.queue)
 	a.queue = a.queue[:0]
@@ -690,6 +692,7 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 			return held, false
 		}
 	}
+	a.released.Inc()
 	return held, true
 }
 
@@ -805,12 +808,12 @@ func (a *Activator) readBody(r *http.Request, rc *http.ResponseController, holdD
 			b.reserved += size
 		}
 		chunk := make([]byte, size)
-		n, err := io.ReadFull(r.Body, chunk)
+		n, err := fill(r.Body, chunk)
 		if n > 0 {
 			b.chunks = append(b.chunks, chunk[:n])
 			b.n += int64(n)
 		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF && !known {
+		if err == io.EOF {
 			break
 		}
 		if err != nil {
@@ -827,6 +830,22 @@ func (a *Activator) readBody(r *http.Request, rc *http.ResponseController, holdD
 		return nil, nil
 	}
 	return b, nil
+}
+
+// fill reads into p until it is full or r fails. Unlike io.ReadFull it
+// returns r's own error: a chunked body cut off (the client gone mid-body:
+// io.ErrUnexpectedEOF from net/http's chunked reader) is not taken for a
+// short last chunk, io.ReadFull's io.ErrUnexpectedEOF.
+func fill(r io.Reader, p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := r.Read(p[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // heldBody is a request body in memory, in chunks, with the bytes it has

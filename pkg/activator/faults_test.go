@@ -493,3 +493,54 @@ type timeoutError struct{}
 func (*timeoutError) Error() string   { return "i/o timeout" }
 func (*timeoutError) Timeout() bool   { return true }
 func (*timeoutError) Temporary() bool { return true }
+
+// TestReleasedWhileBodyArrivesCountedOnce: a chunked upload is held, its
+// body half sent, when the upstream comes up and every held request is
+// released; then the client leaves (or its body stalls past
+// --body-timeout). The request left the held count once and never went
+// upstream: it is counted once, as the client's leaving (or a body
+// timeout), not as released. Before: the stalled body counted released 1
+// and body_timeouts 1, so the counters that account for every request
+// leaving the held count (docs/activator.md) added up to 2; the departed
+// client counted released 1 and nothing else (its cut-off chunked body,
+// io.ErrUnexpectedEOF, was read as a complete one, and the request died
+// unseen on its cancelled context).
+func TestReleasedWhileBodyArrivesCountedOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		leave bool
+		want  [3]float64 // released, client left, body timeouts
+	}{
+		{"client leaves", true, [3]float64{0, 1, 0}},
+		{"body stalls", false, [3]float64{0, 0, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, release := downAddr(t)
+			up := &countingUpstream{health: func() int { return 200 }, answer: func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }}
+			a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: addr}, HoldTimeout: time.Minute, BodyTimeout: time.Second, ProbeInterval: 20 * time.Millisecond})
+			c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nX-Req: slow\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+			waitFor(t, "held", 5*time.Second, func() bool { return a.Held() == 1 })
+			comeUp(t, addr, release, up)
+			waitFor(t, "released", 5*time.Second, func() bool { return a.Ready() && a.Held() == 0 })
+			if tc.leave {
+				c.Close()
+			}
+			waitFor(t, "answered or gone", 5*time.Second, func() bool {
+				return testutil.ToFloat64(a.clientLeft)+testutil.ToFloat64(a.bodyTimeouts) > 0
+			})
+			time.Sleep(50 * time.Millisecond) // any second count would be in by now
+			got := [3]float64{testutil.ToFloat64(a.released), testutil.ToFloat64(a.clientLeft), testutil.ToFloat64(a.bodyTimeouts)}
+			if got != tc.want {
+				t.Errorf("released, client left, body timeouts = %v, want %v", got, tc.want)
+			}
+			if n := up.count("slow"); n != 0 || a.Held() != 0 || testutil.ToFloat64(a.held) != 0 {
+				t.Errorf("upstream got it %d times, held %d (gauge %v); want 0, 0, 0", n, a.Held(), testutil.ToFloat64(a.held))
+			}
+		})
+	}
+}
