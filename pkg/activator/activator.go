@@ -465,13 +465,27 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		// of an unread body, after it stopped its background read, can
 		// reach the end of the body and start that read again, which then
 		// races the next request's read (a recovered panic, "invalid
-		// concurrent Body.Read call"). An unfinished body is not waited
-		// for (its connection is not reused); a body the transport still
-		// reads is safe to close (reads after it fail).
-		orig := r.Body
+		// concurrent Body.Read call"). A body the transport still reads is
+		// safe to close (reads after it fail).
+		//
+		// An unfinished body (a refusal, a failure) lingers: the close
+		// reads and discards up to 256 KiB more of it (net/http's bound;
+		// beyond it net/http half-closes and waits), for at most
+		// lingerTimeout. Closed with the client's bytes unread, the socket
+		// sent a reset, and a client still writing its body (a 100 KB
+		// prompt) failed on "connection reset by peer" and never read its
+		// 429, 413 or 503. A client that asked for 100-continue and was
+		// never read sends nothing: no wait.
+		orig := &markedBody{ReadCloser: r.Body}
+		r.Body = orig
+		expect := strings.EqualFold(r.Header.Get("Expect"), "100-continue")
 		defer func() {
 			if !bodyDone.Load() {
-				_ = rc.SetReadDeadline(time.Now())
+				linger := min(lingerTimeout, a.cfg.BodyTimeout)
+				if expect && !orig.read.Load() {
+					linger = 0
+				}
+				_ = rc.SetReadDeadline(time.Now().Add(linger))
 			}
 			orig.Close()
 		}()
@@ -830,6 +844,21 @@ func (a *Activator) readBody(r *http.Request, rc *http.ResponseController, holdD
 		return nil, nil
 	}
 	return b, nil
+}
+
+// lingerTimeout bounds how long an unfinished request body is read and
+// discarded before its connection is closed (ServeHTTP).
+const lingerTimeout = time.Second
+
+// markedBody is a request body that records whether it was ever read.
+type markedBody struct {
+	io.ReadCloser
+	read atomic.Bool
+}
+
+func (m *markedBody) Read(p []byte) (int, error) {
+	m.read.Store(true)
+	return m.ReadCloser.Read(p)
 }
 
 // fill reads into p until it is full or r fails. Unlike io.ReadFull it
