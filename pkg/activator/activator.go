@@ -124,6 +124,7 @@ type Activator struct {
 	bodyTimeouts prometheus.Counter
 	badPath      prometheus.Counter
 	clientLeft   prometheus.Counter
+	upFailed     prometheus.Counter
 
 	mu      sync.Mutex
 	up      bool      // the last probe passed; the queue is then empty
@@ -182,6 +183,16 @@ func New(cfg Config) (*Activator, error) {
 		},
 		Transport:     refusedTransport{cfg.Transport},
 		FlushInterval: -1, // flush every write: token streams pass unbuffered
+		ModifyResponse: func(resp *http.Response) error {
+			// An answer cut off mid-body (a reset mid-stream, a pod gone):
+			// the client's stream ends in an error; counted here. Not a
+			// 101's, the upgraded connection ReverseProxy writes to.
+			if resp.StatusCode == http.StatusSwitchingProtocols {
+				return nil
+			}
+			resp.Body = &cutBody{ReadCloser: resp.Body, ctx: resp.Request.Context(), failed: a.upFailed}
+			return nil
+		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			switch {
 			case errors.Is(err, errRefused):
@@ -191,11 +202,13 @@ func New(cfg Config) (*Activator, error) {
 				w.Header().Set("Connection", "close") // its body is not read to its end
 				http.Error(w, fmt.Sprintf("activator: the request body did not arrive from the client within %v", cfg.BodyTimeout), http.StatusRequestTimeout)
 			case errors.Is(context.Cause(r.Context()), errWriteTimeout):
+				a.upFailed.Inc()
 				w.Header().Set("Connection", "close") // nor this one's
 				http.Error(w, fmt.Sprintf("activator: upstream did not take the request within %v", cfg.BodyTimeout), http.StatusGatewayTimeout)
 			case errors.Is(err, context.Canceled):
 				// The client left.
 			default:
+				a.upFailed.Inc()
 				// The client's body may not have been read to its end.
 				w.Header().Set("Connection", "close")
 				http.Error(w, "activator: upstream: "+err.Error(), http.StatusBadGateway)
@@ -216,7 +229,8 @@ func New(cfg Config) (*Activator, error) {
 	a.bodyTimeouts = c(prometheus.CounterOpts{Name: "infscale_activator_body_timeouts_total", Help: "Requests whose body did not arrive within the body timeout (408)."})
 	a.badPath = c(prometheus.CounterOpts{Name: "infscale_activator_bad_path_total", Help: "Requests refused with 400: a dot segment in the decoded path."})
 	a.clientLeft = c(prometheus.CounterOpts{Name: "infscale_activator_client_left_total", Help: "Held requests whose client went away (closed or reset its connection) before they were released or answered."})
-	a.reg.MustRegister(a.held, a.heldBytes, a.ready, a.released, a.timeouts, a.rejected, a.direct, a.probeFail, a.refused, a.bodyTimeouts, a.badPath, a.clientLeft)
+	a.upFailed = c(prometheus.CounterOpts{Name: "infscale_activator_upstream_failures_total", Help: "Requests sent upstream that got no whole answer: 502 (the upstream failed before answering), 504 (it did not take the request), or an answer cut off mid-body (the client's stream ends in an error). Never sent again."})
+	a.reg.MustRegister(a.held, a.heldBytes, a.ready, a.released, a.timeouts, a.rejected, a.direct, a.probeFail, a.refused, a.bodyTimeouts, a.badPath, a.clientLeft, a.upFailed)
 	return a, nil
 }
 
@@ -844,6 +858,24 @@ func (a *Activator) readBody(r *http.Request, rc *http.ResponseController, holdD
 		return nil, nil
 	}
 	return b, nil
+}
+
+// cutBody is an upstream answer's body that counts, once, a read that
+// fails other than at its end while the client is still there (the
+// upstream reset or closed the connection mid-answer).
+type cutBody struct {
+	io.ReadCloser
+	ctx    context.Context
+	failed prometheus.Counter
+	once   sync.Once
+}
+
+func (b *cutBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && b.ctx.Err() == nil {
+		b.once.Do(b.failed.Inc)
+	}
+	return n, err
 }
 
 // lingerTimeout bounds how long an unfinished request body is read and

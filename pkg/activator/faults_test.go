@@ -544,3 +544,158 @@ func TestReleasedWhileBodyArrivesCountedOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestUpstreamFailuresCounted: requests the upstream takes and does not
+// answer whole are counted in infscale_activator_upstream_failures_total,
+// and never sent again: an event stream reset after its first event (the
+// client reads "data: 1" and then an error, not a clean end), and a
+// connection closed before any answer (502). A client that leaves
+// mid-stream is not an upstream failure, nor is a whole answer.
+// Before: no counter moved for either failure; the reset was a line of
+// net/http's own log on stderr, the 502 nothing.
+func TestUpstreamFailuresCounted(t *testing.T) {
+	up := &countingUpstream{health: func() int { return 200 }, answer: func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/reset":
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: 1\n\n")
+			w.(http.Flusher).Flush()
+			time.Sleep(50 * time.Millisecond)
+			fallthrough
+		case "/close":
+			c, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				c.(*net.TCPConn).SetLinger(0)
+				c.Close()
+			}
+		case "/endless":
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := 0; r.Context().Err() == nil; i++ {
+				fmt.Fprintf(w, "data: %d\n\n", i)
+				w.(http.Flusher).Flush()
+				time.Sleep(10 * time.Millisecond)
+			}
+		default:
+			fmt.Fprint(w, "whole")
+		}
+	}}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	a, base := start(t, Config{Upstream: u, ProbeInterval: 20 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	failures := func() float64 {
+		mfs, err := a.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "infscale_activator_upstream_failures_total" {
+				return mf.GetMetric()[0].GetCounter().GetValue()
+			}
+		}
+		return -1 // not exported
+	}
+	get := func(path string) (int, string, error) {
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.Header.Set("X-Req", path)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), err
+	}
+	if code, body, err := get("/whole"); code != 200 || body != "whole" || err != nil || failures() != 0 {
+		t.Fatalf("a whole answer: %d %q %v, failures %v; want 200, 0", code, body, err, failures())
+	}
+	code, body, err := get("/reset")
+	if code != 200 || body != "data: 1\n\n" || err == nil || failures() != 1 {
+		t.Errorf("reset mid-stream: %d %q err %v, failures %v; want 200, the first event, an error, 1", code, body, err, failures())
+	}
+	if code, _, err := get("/close"); code != 502 || err != nil || failures() != 2 {
+		t.Errorf("closed before answering: %d %v, failures %v; want 502, 2", code, err, failures())
+	}
+	// A client that leaves mid-stream.
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/endless", nil)
+	req.Header.Set("X-Req", "/endless")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = bufio.NewReader(resp.Body).ReadString('\n')
+	cancel()
+	resp.Body.Close()
+	time.Sleep(100 * time.Millisecond) // the proxy sees the client go
+	if f := failures(); f != 2 {
+		t.Errorf("after a client left mid-stream: failures %v, want still 2", f)
+	}
+	for _, p := range []string{"/whole", "/reset", "/close", "/endless"} {
+		if n := up.count(p); n != 1 {
+			t.Errorf("%s sent upstream %d times, want once", p, n)
+		}
+	}
+}
+
+// TestUpgradeHeldAndProxied: a WebSocket upgrade passes through once the
+// upstream answers 101, whether the upstream was ready when it came or it
+// was held until the upstream came up: the client reads the upstream's
+// 101 and then talks to it on the same connection ("hello" echoed).
+// Guards the wrapping of answers' bodies (TestUpstreamFailuresCounted),
+// which a 101's body must escape: ReverseProxy writes to it.
+func TestUpgradeHeldAndProxied(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		t.Run(fmt.Sprintf("held %v", held), func(t *testing.T) {
+			addr, release := downAddr(t)
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/health" {
+					return
+				}
+				if r.Header.Get("Upgrade") != "websocket" {
+					http.Error(w, "no upgrade", http.StatusBadRequest)
+					return
+				}
+				c, brw, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				fmt.Fprint(brw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+				brw.Flush()
+				l, _ := brw.ReadString('\n')
+				fmt.Fprintf(brw, "echo %s", l)
+				brw.Flush()
+			})
+			if !held {
+				comeUp(t, addr, release, h)
+			}
+			a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: addr}, ProbeInterval: 20 * time.Millisecond})
+			if !held {
+				waitFor(t, "ready", 5*time.Second, a.Ready)
+			}
+			c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+			fmt.Fprint(c, "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+			if held {
+				waitFor(t, "held", 5*time.Second, func() bool { return a.Held() == 1 })
+				comeUp(t, addr, release, h)
+			}
+			br := bufio.NewReader(c)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprint(c, "hello\n")
+			l, err := br.ReadString('\n')
+			if resp.StatusCode != 101 || l != "echo hello\n" || err != nil {
+				t.Errorf("%d, then %q %v; want 101, then \"echo hello\\n\"", resp.StatusCode, l, err)
+			}
+		})
+	}
+}
