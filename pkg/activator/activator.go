@@ -8,12 +8,12 @@
 // back to the client, as KEDA's HTTP add-on interceptor and Knative's
 // activator do: readiness comes from the probe alone, and a request is
 // tried again only when its connection was refused or not made (the dial
-// failed) before any byte of it was sent. A held request that waits past HoldTimeout gets 503 with
-// Retry-After; one arriving at a full queue or byte budget gets 429 with
-// Retry-After. Responses stream through unbuffered (server-sent events
-// flush per write). Requests in flight upstream are not counted: the
-// servers' own running and waiting count them, so `queue` does not count a
-// request twice.
+// failed) before any byte of it was sent. A held request that waits past
+// HoldTimeout gets 503 with Retry-After; one arriving at a full queue or
+// byte budget gets 429 with Retry-After. Responses stream through
+// unbuffered (server-sent events flush per write). Requests in flight
+// upstream are not counted: the servers' own running and waiting count
+// them, so `queue` does not count a request twice.
 package activator
 
 import (
@@ -205,8 +205,8 @@ func New(cfg Config) (*Activator, error) {
 				a.upFailed.Inc()
 				w.Header().Set("Connection", "close") // nor this one's
 				http.Error(w, fmt.Sprintf("activator: upstream did not take the request within %v", cfg.BodyTimeout), http.StatusGatewayTimeout)
-			case errors.Is(err, context.Canceled):
-				// The client left.
+			case errors.Is(err, context.Canceled) || context.Cause(r.Context()) == context.Canceled:
+				// The client left (whatever the transport's error then).
 			default:
 				a.upFailed.Inc()
 				// The client's body may not have been read to its end.
@@ -442,8 +442,8 @@ func (a *Activator) releaseAll() {
 // memory, so that a client that leaves frees its slot at once) until the
 // upstream is ready or HoldTimeout passes, and then forwards it once. A
 // request whose connection upstream is refused or not made (the dial
-// failed) before any byte of it was sent is held again for a probe interval and tried again; any other
-// answer or failure is the client's.
+// failed) before any byte of it was sent is held again for a probe
+// interval and tried again; any other answer or failure is the client's.
 func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if err := checkPath(r.URL.Path); err != nil {
 		a.badPath.Inc()
@@ -559,8 +559,7 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 
 // forward proxies r once, its body from held when read into memory, and
 // reports whether it is done: false when the connection was refused or not
-// made before
-// any byte was sent (nothing written to rw either).
+// made before any byte was sent (nothing written to rw either).
 func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, held *heldBody, hasBody bool, bodyDone *atomic.Bool) bool {
 	at := &attempt{}
 	var streamed *trackedBody // the client's body, when proxied as it comes
@@ -983,8 +982,8 @@ func clientStalled(r *http.Request) bool {
 type attemptKey struct{}
 
 // errRefused marks an attempt whose connection was refused or not made
-// before anything was sent;
-// errWriteTimeout one whose request was not written within BodyTimeout;
+// before anything was sent; errWriteTimeout one whose request was not
+// written within BodyTimeout;
 // errClientBodyTimeout one whose body, streamed from the client, had not
 // arrived then.
 var (
