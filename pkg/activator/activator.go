@@ -82,7 +82,9 @@ type Config struct {
 	// BodyTimeout is the longest a held request's body may take to arrive
 	// from the client (then 408), and the longest a released request may
 	// take to be written upstream (then 504); a proxied body's client
-	// reads have the same deadline (default 60 s).
+	// reads have the same deadline, and so has each write of an answer to
+	// a client that stopped reading (then the answer is cut and the
+	// upstream request cancelled) (default 60 s).
 	BodyTimeout time.Duration
 	// ProbePath is the upstream's readiness endpoint (default /health,
 	// vLLM's; 200 means ready).
@@ -599,9 +601,33 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 		defer timer.Stop()
 		out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { timer.Stop() }}))
 	}
-	a.proxy.ServeHTTP(rw, out)
+	// Each write of the answer to the client has BodyTimeout to make
+	// progress: a client that stops reading (its connection open) would
+	// hold the upstream request, and this goroutine, for as long as it
+	// stays connected. Lifted after the answer (keep-alive).
+	defer rc.SetWriteDeadline(time.Time{})
+	a.proxy.ServeHTTP(&stallWriter{ResponseWriter: rw, rc: rc, d: a.cfg.BodyTimeout}, out)
 	return !at.refused.Load()
 }
+
+// stallWriter sets a write deadline of d before each write to the client
+// (ReverseProxy flushes after each one, through Unwrap): a write that
+// makes no progress for d fails, ReverseProxy aborts the answer, and the
+// upstream request is cancelled.
+type stallWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (w *stallWriter) Write(p []byte) (int, error) {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection (Flush,
+// Hijack for an upgrade).
+func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // hold queues r (a.mu held on entry, released) and waits until it is
 // released (true) or answered: 429 when the queue or the byte budget is

@@ -699,3 +699,49 @@ func TestUpgradeHeldAndProxied(t *testing.T) {
 		})
 	}
 }
+
+// TestStalledReaderCancelsUpstream: a client takes the headers of an event
+// stream and then stops reading, its connection open (a hung client, a
+// proxy that lost track of it). Once the socket buffers are full, a write
+// to it that makes no progress for --body-timeout (300 ms here) ends the
+// answer: the upstream request is cancelled, its slot (a running request
+// on the model server) given back, and the activator's goroutine and
+// connections with it. Before: the write blocked for as long as the client
+// kept its connection open, and the upstream request with it (still open
+// after 5 s here; forever in a pod).
+func TestStalledReaderCancelsUpstream(t *testing.T) {
+	cancelled := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		event := "data: " + strings.Repeat("x", 1000) + "\n\n"
+		for r.Context().Err() == nil {
+			if _, err := io.WriteString(w, event); err != nil {
+				break
+			}
+			w.(http.Flusher).Flush()
+		}
+		close(cancelled)
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	a, base := start(t, Config{Upstream: u, BodyTimeout: 300 * time.Millisecond, ProbeInterval: 20 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, "GET /v1/stream HTTP/1.1\r\nHost: x\r\n\r\n")
+	if l, err := bufio.NewReader(c).ReadString('\n'); err != nil || l != "HTTP/1.1 200 OK\r\n" {
+		t.Fatalf("status line %q %v", l, err)
+	}
+	// The client reads no more and keeps its connection open.
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream request still runs 5 s after its client stopped reading")
+	}
+}
