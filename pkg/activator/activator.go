@@ -489,8 +489,8 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		// beyond it net/http half-closes and waits), for at most
 		// lingerTimeout. Closed with the client's bytes unread, the socket
 		// sent a reset, and a client still writing its body (a 100 KB
-		// prompt) failed on "connection reset by peer" and never read its
-		// 429, 413 or 503. A client that asked for 100-continue and was
+		// prompt) failed on "connection reset by peer" (Go's client reports
+		// its write's error) and never read its 429, 413 or 503. A client that asked for 100-continue and was
 		// never read sends nothing: no wait.
 		orig := &markedBody{ReadCloser: r.Body}
 		r.Body = orig
