@@ -7,13 +7,13 @@
 // once and the upstream's answer, whatever it is (a 503 included), goes
 // back to the client, as KEDA's HTTP add-on interceptor and Knative's
 // activator do: readiness comes from the probe alone, and a request is
-// tried again only when its connection was refused before any byte of it
-// was sent. A held request that waits past HoldTimeout gets 503 with
-// Retry-After; one arriving at a full queue or byte budget gets 429 with
-// Retry-After. Responses stream through unbuffered (server-sent events
-// flush per write). Requests in flight upstream are not counted: the
-// servers' own running and waiting count them, so `queue` does not count a
-// request twice.
+// tried again only when its connection was refused or not made (the dial
+// failed) before any byte of it was sent. A held request that waits past
+// HoldTimeout gets 503 with Retry-After; one arriving at a full queue or
+// byte budget gets 429 with Retry-After. Responses stream through
+// unbuffered (server-sent events flush per write). Requests in flight
+// upstream are not counted: the servers' own running and waiting count
+// them, so `queue` does not count a request twice.
 package activator
 
 import (
@@ -82,7 +82,9 @@ type Config struct {
 	// BodyTimeout is the longest a held request's body may take to arrive
 	// from the client (then 408), and the longest a released request may
 	// take to be written upstream (then 504); a proxied body's client
-	// reads have the same deadline (default 60 s).
+	// reads have the same deadline, and so has each write of an answer to
+	// a client that stopped reading (then the answer is cut and the
+	// upstream request cancelled) (default 60 s).
 	BodyTimeout time.Duration
 	// ProbePath is the upstream's readiness endpoint (default /health,
 	// vLLM's; 200 means ready).
@@ -124,6 +126,7 @@ type Activator struct {
 	bodyTimeouts prometheus.Counter
 	badPath      prometheus.Counter
 	clientLeft   prometheus.Counter
+	upFailed     prometheus.Counter
 
 	mu      sync.Mutex
 	up      bool      // the last probe passed; the queue is then empty
@@ -182,6 +185,16 @@ func New(cfg Config) (*Activator, error) {
 		},
 		Transport:     refusedTransport{cfg.Transport},
 		FlushInterval: -1, // flush every write: token streams pass unbuffered
+		ModifyResponse: func(resp *http.Response) error {
+			// An answer cut off mid-body (a reset mid-stream, a pod gone):
+			// the client's stream ends in an error; counted here. Not a
+			// 101's, the upgraded connection ReverseProxy writes to.
+			if resp.StatusCode == http.StatusSwitchingProtocols {
+				return nil
+			}
+			resp.Body = &cutBody{ReadCloser: resp.Body, ctx: resp.Request.Context(), failed: a.upFailed}
+			return nil
+		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			switch {
 			case errors.Is(err, errRefused):
@@ -191,11 +204,13 @@ func New(cfg Config) (*Activator, error) {
 				w.Header().Set("Connection", "close") // its body is not read to its end
 				http.Error(w, fmt.Sprintf("activator: the request body did not arrive from the client within %v", cfg.BodyTimeout), http.StatusRequestTimeout)
 			case errors.Is(context.Cause(r.Context()), errWriteTimeout):
+				a.upFailed.Inc()
 				w.Header().Set("Connection", "close") // nor this one's
 				http.Error(w, fmt.Sprintf("activator: upstream did not take the request within %v", cfg.BodyTimeout), http.StatusGatewayTimeout)
-			case errors.Is(err, context.Canceled):
-				// The client left.
+			case errors.Is(err, context.Canceled) || context.Cause(r.Context()) == context.Canceled:
+				// The client left (whatever the transport's error then).
 			default:
+				a.upFailed.Inc()
 				// The client's body may not have been read to its end.
 				w.Header().Set("Connection", "close")
 				http.Error(w, "activator: upstream: "+err.Error(), http.StatusBadGateway)
@@ -212,11 +227,12 @@ func New(cfg Config) (*Activator, error) {
 	a.rejected = c(prometheus.CounterOpts{Name: "infscale_activator_rejected_total", Help: "Requests refused on arrival: 429 (queue or byte budget full), 413 (body larger than the byte budget), or 503 (arrived while draining, upstream not ready)."})
 	a.direct = c(prometheus.CounterOpts{Name: "infscale_activator_proxied_total", Help: "Requests proxied at once (the upstream was ready)."})
 	a.probeFail = c(prometheus.CounterOpts{Name: "infscale_activator_probe_failures_total", Help: "Readiness probes that failed."})
-	a.refused = c(prometheus.CounterOpts{Name: "infscale_activator_upstream_refused_total", Help: "Attempts whose upstream connection was refused before any byte was sent; the request was held again."})
+	a.refused = c(prometheus.CounterOpts{Name: "infscale_activator_upstream_refused_total", Help: "Attempts whose upstream connection was refused or not made (the dial failed: DNS, unreachable, timeout) before any byte was sent; the request was held again."})
 	a.bodyTimeouts = c(prometheus.CounterOpts{Name: "infscale_activator_body_timeouts_total", Help: "Requests whose body did not arrive within the body timeout (408)."})
 	a.badPath = c(prometheus.CounterOpts{Name: "infscale_activator_bad_path_total", Help: "Requests refused with 400: a dot segment in the decoded path."})
 	a.clientLeft = c(prometheus.CounterOpts{Name: "infscale_activator_client_left_total", Help: "Held requests whose client went away (closed or reset its connection) before they were released or answered."})
-	a.reg.MustRegister(a.held, a.heldBytes, a.ready, a.released, a.timeouts, a.rejected, a.direct, a.probeFail, a.refused, a.bodyTimeouts, a.badPath, a.clientLeft)
+	a.upFailed = c(prometheus.CounterOpts{Name: "infscale_activator_upstream_failures_total", Help: "Requests sent upstream that got no whole answer: 502 (the upstream failed before answering), 504 (it did not take the request), or an answer cut off mid-body (the client's stream ends in an error). Never sent again."})
+	a.reg.MustRegister(a.held, a.heldBytes, a.ready, a.released, a.timeouts, a.rejected, a.direct, a.probeFail, a.refused, a.bodyTimeouts, a.badPath, a.clientLeft, a.upFailed)
 	return a, nil
 }
 
@@ -415,7 +431,9 @@ func (a *Activator) releaseAll() {
 		close(w.release)
 		a.count--
 		a.held.Dec()
-		a.released.Inc()
+		// released is counted by the request itself once it goes upstream
+		// (hold): one still reading its body may end otherwise (the client
+		// leaves, the body stalls), and is counted once, as that.
 	}
 	clear(a.queue)
 	a.queue = a.queue[:0]
@@ -425,9 +443,9 @@ func (a *Activator) releaseAll() {
 // when the upstream is ready; otherwise holds it (reading its body into
 // memory, so that a client that leaves frees its slot at once) until the
 // upstream is ready or HoldTimeout passes, and then forwards it once. A
-// request whose connection upstream is refused before any byte of it was
-// sent is held again for a probe interval and tried again; any other
-// answer or failure is the client's.
+// request whose connection upstream is refused or not made (the dial
+// failed) before any byte of it was sent is held again for a probe
+// interval and tried again; any other answer or failure is the client's.
 func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if err := checkPath(r.URL.Path); err != nil {
 		a.badPath.Inc()
@@ -463,13 +481,27 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		// of an unread body, after it stopped its background read, can
 		// reach the end of the body and start that read again, which then
 		// races the next request's read (a recovered panic, "invalid
-		// concurrent Body.Read call"). An unfinished body is not waited
-		// for (its connection is not reused); a body the transport still
-		// reads is safe to close (reads after it fail).
-		orig := r.Body
+		// concurrent Body.Read call"). A body the transport still reads is
+		// safe to close (reads after it fail).
+		//
+		// An unfinished body (a refusal, a failure) lingers: the close
+		// reads and discards up to 256 KiB more of it (net/http's bound;
+		// beyond it net/http half-closes and waits), for at most
+		// lingerTimeout. Closed with the client's bytes unread, the socket
+		// sent a reset, and a client still writing its body (a 100 KB
+		// prompt) failed on "connection reset by peer" (Go's client reports
+		// its write's error) and never read its 429, 413 or 503. A client that asked for 100-continue and was
+		// never read sends nothing: no wait.
+		orig := &markedBody{ReadCloser: r.Body}
+		r.Body = orig
+		expect := strings.EqualFold(r.Header.Get("Expect"), "100-continue")
 		defer func() {
 			if !bodyDone.Load() {
-				_ = rc.SetReadDeadline(time.Now())
+				linger := min(lingerTimeout, a.cfg.BodyTimeout)
+				if expect && !orig.read.Load() {
+					linger = 0
+				}
+				_ = rc.SetReadDeadline(time.Now().Add(linger))
 			}
 			orig.Close()
 		}()
@@ -521,15 +553,15 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		notBefore = time.Now().Add(a.cfg.ProbeInterval)
 		if !notBefore.Before(deadline) {
 			a.timeouts.Inc()
-			a.refuse(rw, http.StatusServiceUnavailable, fmt.Sprintf("activator: upstream refused connections for %v", a.cfg.HoldTimeout))
+			a.refuse(rw, http.StatusServiceUnavailable, fmt.Sprintf("activator: upstream refused or could not be connected to for %v", a.cfg.HoldTimeout))
 			return
 		}
 	}
 }
 
 // forward proxies r once, its body from held when read into memory, and
-// reports whether it is done: false when the connection was refused before
-// any byte was sent (nothing written to rw either).
+// reports whether it is done: false when the connection was refused or not
+// made before any byte was sent (nothing written to rw either).
 func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, held *heldBody, hasBody bool, bodyDone *atomic.Bool) bool {
 	at := &attempt{}
 	var streamed *trackedBody // the client's body, when proxied as it comes
@@ -569,9 +601,33 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 		defer timer.Stop()
 		out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { timer.Stop() }}))
 	}
-	a.proxy.ServeHTTP(rw, out)
+	// Each write of the answer to the client has BodyTimeout to make
+	// progress: a client that stops reading (its connection open) would
+	// hold the upstream request, and this goroutine, for as long as it
+	// stays connected. Lifted after the answer (keep-alive).
+	defer rc.SetWriteDeadline(time.Time{})
+	a.proxy.ServeHTTP(&stallWriter{ResponseWriter: rw, rc: rc, d: a.cfg.BodyTimeout}, out)
 	return !at.refused.Load()
 }
+
+// stallWriter sets a write deadline of d before each write to the client
+// (ReverseProxy flushes after each one, through Unwrap): a write that
+// makes no progress for d fails, ReverseProxy aborts the answer, and the
+// upstream request is cancelled.
+type stallWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (w *stallWriter) Write(p []byte) (int, error) {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection (Flush,
+// Hijack for an upgrade).
+func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // hold queues r (a.mu held on entry, released) and waits until it is
 // released (true) or answered: 429 when the queue or the byte budget is
@@ -689,6 +745,7 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 			return held, false
 		}
 	}
+	a.released.Inc()
 	return held, true
 }
 
@@ -804,12 +861,12 @@ func (a *Activator) readBody(r *http.Request, rc *http.ResponseController, holdD
 			b.reserved += size
 		}
 		chunk := make([]byte, size)
-		n, err := io.ReadFull(r.Body, chunk)
+		n, err := fill(r.Body, chunk)
 		if n > 0 {
 			b.chunks = append(b.chunks, chunk[:n])
 			b.n += int64(n)
 		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF && !known {
+		if err == io.EOF {
 			break
 		}
 		if err != nil {
@@ -826,6 +883,55 @@ func (a *Activator) readBody(r *http.Request, rc *http.ResponseController, holdD
 		return nil, nil
 	}
 	return b, nil
+}
+
+// cutBody is an upstream answer's body that counts, once, a read that
+// fails other than at its end while the client is still there (the
+// upstream reset or closed the connection mid-answer).
+type cutBody struct {
+	io.ReadCloser
+	ctx    context.Context
+	failed prometheus.Counter
+	once   sync.Once
+}
+
+func (b *cutBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && b.ctx.Err() == nil {
+		b.once.Do(b.failed.Inc)
+	}
+	return n, err
+}
+
+// lingerTimeout bounds how long an unfinished request body is read and
+// discarded before its connection is closed (ServeHTTP).
+const lingerTimeout = time.Second
+
+// markedBody is a request body that records whether it was ever read.
+type markedBody struct {
+	io.ReadCloser
+	read atomic.Bool
+}
+
+func (m *markedBody) Read(p []byte) (int, error) {
+	m.read.Store(true)
+	return m.ReadCloser.Read(p)
+}
+
+// fill reads into p until it is full or r fails. Unlike io.ReadFull it
+// returns r's own error: a chunked body cut off (the client gone mid-body:
+// io.ErrUnexpectedEOF from net/http's chunked reader) is not taken for a
+// short last chunk, io.ReadFull's io.ErrUnexpectedEOF.
+func fill(r io.Reader, p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := r.Read(p[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // heldBody is a request body in memory, in chunks, with the bytes it has
@@ -901,8 +1007,9 @@ func clientStalled(r *http.Request) bool {
 
 type attemptKey struct{}
 
-// errRefused marks an attempt refused before anything was sent;
-// errWriteTimeout one whose request was not written within BodyTimeout;
+// errRefused marks an attempt whose connection was refused or not made
+// before anything was sent; errWriteTimeout one whose request was not
+// written within BodyTimeout;
 // errClientBodyTimeout one whose body, streamed from the client, had not
 // arrived then.
 var (
@@ -911,17 +1018,27 @@ var (
 	errClientBodyTimeout = errors.New("request body not received from the client within the body timeout")
 )
 
-// refusedTransport turns a refused connection, when no byte of the body
-// was read, into errRefused; every answer (a 503 included) passes as is.
+// refusedTransport turns a connection that was refused or not made (the
+// dial failed), when no byte of the body was read, into errRefused; every
+// answer (a 503 included) passes as is.
 type refusedTransport struct{ base http.RoundTripper }
 
 func (t refusedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
-	if at, _ := req.Context().Value(attemptKey{}).(*attempt); err != nil && at != nil && !at.sent.Load() && errors.Is(err, syscall.ECONNREFUSED) {
+	if at, _ := req.Context().Value(attemptKey{}).(*attempt); err != nil && at != nil && !at.sent.Load() && req.Context().Err() == nil && notConnected(err) {
 		at.refused.Store(true)
 		return nil, fmt.Errorf("%w: %v", errRefused, err)
 	}
 	return resp, err
+}
+
+// notConnected reports whether err is a failure to connect, so that no
+// byte of the request can have reached the upstream: the connection
+// refused, or the dial failed (a headless Service with no endpoints has no
+// DNS name, a route is gone, a SYN dropped until the dial timed out).
+func notConnected(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &op) && op.Op == "dial"
 }
 
 // checkPath refuses a path (decoded, as net/http gives it) with a "." or

@@ -309,3 +309,57 @@ func TestUpstreamFailsMidBody(t *testing.T) {
 		t.Errorf("upstream dropped mid-body: %d, Connection: close %v; want 502 and close", resp.StatusCode, resp.Close)
 	}
 }
+
+// TestRefusedBodyNotReset: a client sends half of a 100 KiB body, the
+// activator refuses the request on its headers (--max-held full: 429;
+// 413, 503 and 408 close the same way), and the client, which had not
+// read the answer yet, sends the other half. The activator reads and
+// discards the rest before closing, so the client's write succeeds and it
+// reads the refusal. Before: the connection was closed with the client's
+// bytes unread, the kernel answered them with a reset, and the second
+// write failed with "connection reset by peer": Go's and Python's HTTP
+// clients then report that write error, not the 429 and its Retry-After
+// (seen in 4 of 117 refusals under load).
+func TestRefusedBodyNotReset(t *testing.T) {
+	const kib = 1 << 10
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: down(t)}, MaxHeld: 1, MaxHeldBytes: 64 * kib, HoldTimeout: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/models", nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitFor(t, "held", 5*time.Second, func() bool { return a.Held() == 1 })
+	half := strings.Repeat("a", 50*kib)
+	for _, tc := range []struct {
+		name, head, first, rest string
+		code                    int
+	}{
+		{"429, Content-Length", "Content-Length: 102400\r\n", half, half, 429},
+		{"429, chunked", "Transfer-Encoding: chunked\r\n", fmt.Sprintf("c800\r\n%s\r\n", half), fmt.Sprintf("c800\r\n%s\r\n0\r\n\r\n", half), 429},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+			fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\n%s\r\n%s", tc.head, tc.first)
+			time.Sleep(200 * time.Millisecond) // the refusal is written meanwhile
+			if _, err := io.WriteString(c, tc.rest); err != nil {
+				t.Errorf("the second half of the body: %v, want it taken", err)
+			}
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.code || !resp.Close || (tc.code == 429 && resp.Header.Get("Retry-After") != "5") {
+				t.Errorf("%d, Connection: close %v, Retry-After %q; want %d and close", resp.StatusCode, resp.Close, resp.Header.Get("Retry-After"), tc.code)
+			}
+		})
+	}
+}

@@ -419,3 +419,329 @@ func FuzzCheckPath(f *testing.F) {
 		}
 	})
 }
+
+// failDialTransport fails its first fails dials with err, as net.Dialer
+// wraps a dial's error (a *net.OpError, Op "dial"), then dials for real.
+type failDialTransport struct {
+	*http.Transport
+	fails atomic.Int64
+	dials atomic.Int64
+}
+
+func newFailDialTransport(fails int64, err error) *failDialTransport {
+	t := &failDialTransport{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	t.fails.Store(fails)
+	var d net.Dialer
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		t.dials.Add(1)
+		if t.fails.Add(-1) >= 0 {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	t.DisableKeepAlives = true // every attempt dials
+	return t
+}
+
+// TestDialFailureHeldAgain: the probe passed, then the request's own dial
+// fails before any byte is written: a headless Service with no endpoints
+// has no DNS name (NXDOMAIN), a node route is gone (EHOSTUNREACH), a CNI
+// drops the SYN of a Service with no endpoints (the dial times out). As a
+// refused connection, nothing reached the upstream, so the request is held
+// again and tried once a dial succeeds: the upstream gets it once, the
+// client its answer. Before: only ECONNREFUSED was held again; these were
+// the client's 502 ("dial tcp: lookup chat: no such host") although the
+// request was never sent.
+func TestDialFailureHeldAgain(t *testing.T) {
+	up := &countingUpstream{health: func() int { return 200 }, answer: func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "ok %s", b)
+	}}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"no such host", &net.DNSError{Err: "no such host", Name: "chat", IsNotFound: true}},
+		{"host unreachable", os.NewSyscallError("connect", syscall.EHOSTUNREACH)},
+		{"dial timeout", &timeoutError{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := newFailDialTransport(2, tc.err)
+			a, base := start(t, Config{Upstream: u, ProbeInterval: 20 * time.Millisecond, HoldTimeout: 5 * time.Second, Transport: rt})
+			waitFor(t, "ready", 5*time.Second, a.Ready)
+			code, body := post(t, base+"/v1/completions", tc.name, "prompt")
+			// Two failed dials, then the third reaches the upstream.
+			if code != 200 || body != "ok prompt" || rt.dials.Load() != 3 {
+				t.Errorf("%d %q after %d dials, want 200 \"ok prompt\" after 3", code, body, rt.dials.Load())
+			}
+			if n := up.count(tc.name); n != 1 {
+				t.Errorf("the upstream got the request %d times, want once", n)
+			}
+			if n := testutil.ToFloat64(a.refused); n != 2 {
+				t.Errorf("upstream_refused_total %v, want 2 (the failed dials)", n)
+			}
+		})
+	}
+}
+
+// timeoutError is a dial timeout's error (net.Error with Timeout true).
+type timeoutError struct{}
+
+func (*timeoutError) Error() string   { return "i/o timeout" }
+func (*timeoutError) Timeout() bool   { return true }
+func (*timeoutError) Temporary() bool { return true }
+
+// TestReleasedWhileBodyArrivesCountedOnce: a chunked upload is held, its
+// body half sent, when the upstream comes up and every held request is
+// released; then the client leaves (or its body stalls past
+// --body-timeout). The request left the held count once and never went
+// upstream: it is counted once, as the client's leaving (or a body
+// timeout), not as released. Before: the stalled body counted released 1
+// and body_timeouts 1, so the counters that account for every request
+// leaving the held count (docs/activator.md) added up to 2; the departed
+// client counted released 1 and nothing else (its cut-off chunked body,
+// io.ErrUnexpectedEOF, was read as a complete one, and the request died
+// unseen on its cancelled context).
+func TestReleasedWhileBodyArrivesCountedOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		leave bool
+		want  [3]float64 // released, client left, body timeouts
+	}{
+		{"client leaves", true, [3]float64{0, 1, 0}},
+		{"body stalls", false, [3]float64{0, 0, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, release := downAddr(t)
+			up := &countingUpstream{health: func() int { return 200 }, answer: func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }}
+			a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: addr}, HoldTimeout: time.Minute, BodyTimeout: time.Second, ProbeInterval: 20 * time.Millisecond})
+			c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nX-Req: slow\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+			waitFor(t, "held", 5*time.Second, func() bool { return a.Held() == 1 })
+			comeUp(t, addr, release, up)
+			waitFor(t, "released", 5*time.Second, func() bool { return a.Ready() && a.Held() == 0 })
+			if tc.leave {
+				c.Close()
+			}
+			waitFor(t, "answered or gone", 5*time.Second, func() bool {
+				return testutil.ToFloat64(a.clientLeft)+testutil.ToFloat64(a.bodyTimeouts) > 0
+			})
+			time.Sleep(50 * time.Millisecond) // any second count would be in by now
+			got := [3]float64{testutil.ToFloat64(a.released), testutil.ToFloat64(a.clientLeft), testutil.ToFloat64(a.bodyTimeouts)}
+			if got != tc.want {
+				t.Errorf("released, client left, body timeouts = %v, want %v", got, tc.want)
+			}
+			if n := up.count("slow"); n != 0 || a.Held() != 0 || testutil.ToFloat64(a.held) != 0 {
+				t.Errorf("upstream got it %d times, held %d (gauge %v); want 0, 0, 0", n, a.Held(), testutil.ToFloat64(a.held))
+			}
+		})
+	}
+}
+
+// TestUpstreamFailuresCounted: requests the upstream takes and does not
+// answer whole are counted in infscale_activator_upstream_failures_total,
+// and never sent again: an event stream reset after its first event (the
+// client reads "data: 1" and then an error, not a clean end), and a
+// connection closed before any answer (502). A client that leaves
+// mid-stream is not an upstream failure, nor is a whole answer.
+// Before: no counter moved for either failure; the reset was a line of
+// net/http's own log on stderr, the 502 nothing.
+func TestUpstreamFailuresCounted(t *testing.T) {
+	up := &countingUpstream{health: func() int { return 200 }, answer: func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/reset":
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: 1\n\n")
+			w.(http.Flusher).Flush()
+			time.Sleep(50 * time.Millisecond)
+			fallthrough
+		case "/close":
+			c, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				c.(*net.TCPConn).SetLinger(0)
+				c.Close()
+			}
+		case "/endless":
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := 0; r.Context().Err() == nil; i++ {
+				fmt.Fprintf(w, "data: %d\n\n", i)
+				w.(http.Flusher).Flush()
+				time.Sleep(10 * time.Millisecond)
+			}
+		default:
+			fmt.Fprint(w, "whole")
+		}
+	}}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	a, base := start(t, Config{Upstream: u, ProbeInterval: 20 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	failures := func() float64 {
+		mfs, err := a.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "infscale_activator_upstream_failures_total" {
+				return mf.GetMetric()[0].GetCounter().GetValue()
+			}
+		}
+		return -1 // not exported
+	}
+	get := func(path string) (int, string, error) {
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.Header.Set("X-Req", path)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), err
+	}
+	if code, body, err := get("/whole"); code != 200 || body != "whole" || err != nil || failures() != 0 {
+		t.Fatalf("a whole answer: %d %q %v, failures %v; want 200, 0", code, body, err, failures())
+	}
+	code, body, err := get("/reset")
+	if code != 200 || body != "data: 1\n\n" || err == nil || failures() != 1 {
+		t.Errorf("reset mid-stream: %d %q err %v, failures %v; want 200, the first event, an error, 1", code, body, err, failures())
+	}
+	if code, _, err := get("/close"); code != 502 || err != nil || failures() != 2 {
+		t.Errorf("closed before answering: %d %v, failures %v; want 502, 2", code, err, failures())
+	}
+	// A client that leaves mid-stream.
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/endless", nil)
+	req.Header.Set("X-Req", "/endless")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = bufio.NewReader(resp.Body).ReadString('\n')
+	cancel()
+	resp.Body.Close()
+	time.Sleep(100 * time.Millisecond) // the proxy sees the client go
+	if f := failures(); f != 2 {
+		t.Errorf("after a client left mid-stream: failures %v, want still 2", f)
+	}
+	for _, p := range []string{"/whole", "/reset", "/close", "/endless"} {
+		if n := up.count(p); n != 1 {
+			t.Errorf("%s sent upstream %d times, want once", p, n)
+		}
+	}
+}
+
+// TestUpgradeHeldAndProxied: a WebSocket upgrade passes through once the
+// upstream answers 101, whether the upstream was ready when it came or it
+// was held until the upstream came up: the client reads the upstream's
+// 101 and then talks to it on the same connection ("hello" echoed).
+// Guards the wrapping of answers' bodies (TestUpstreamFailuresCounted),
+// which a 101's body must escape: ReverseProxy writes to it.
+func TestUpgradeHeldAndProxied(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		t.Run(fmt.Sprintf("held %v", held), func(t *testing.T) {
+			addr, release := downAddr(t)
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/health" {
+					return
+				}
+				if r.Header.Get("Upgrade") != "websocket" {
+					http.Error(w, "no upgrade", http.StatusBadRequest)
+					return
+				}
+				c, brw, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				fmt.Fprint(brw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+				brw.Flush()
+				l, _ := brw.ReadString('\n')
+				fmt.Fprintf(brw, "echo %s", l)
+				brw.Flush()
+			})
+			if !held {
+				comeUp(t, addr, release, h)
+			}
+			a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: addr}, ProbeInterval: 20 * time.Millisecond})
+			if !held {
+				waitFor(t, "ready", 5*time.Second, a.Ready)
+			}
+			c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+			fmt.Fprint(c, "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+			if held {
+				waitFor(t, "held", 5*time.Second, func() bool { return a.Held() == 1 })
+				comeUp(t, addr, release, h)
+			}
+			br := bufio.NewReader(c)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprint(c, "hello\n")
+			l, err := br.ReadString('\n')
+			if resp.StatusCode != 101 || l != "echo hello\n" || err != nil {
+				t.Errorf("%d, then %q %v; want 101, then \"echo hello\\n\"", resp.StatusCode, l, err)
+			}
+		})
+	}
+}
+
+// TestStalledReaderCancelsUpstream: a client takes the headers of an event
+// stream and then stops reading, its connection open (a hung client, a
+// proxy that lost track of it). Once the socket buffers are full, a write
+// to it that makes no progress for --body-timeout (300 ms here) ends the
+// answer: the upstream request is cancelled, its slot (a running request
+// on the model server) given back, and the activator's goroutine and
+// connections with it. Before: the write blocked for as long as the client
+// kept its connection open, and the upstream request with it (still open
+// after 5 s here; forever in a pod).
+func TestStalledReaderCancelsUpstream(t *testing.T) {
+	cancelled := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		event := "data: " + strings.Repeat("x", 1000) + "\n\n"
+		for r.Context().Err() == nil {
+			if _, err := io.WriteString(w, event); err != nil {
+				break
+			}
+			w.(http.Flusher).Flush()
+		}
+		close(cancelled)
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	a, base := start(t, Config{Upstream: u, BodyTimeout: 300 * time.Millisecond, ProbeInterval: 20 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, "GET /v1/stream HTTP/1.1\r\nHost: x\r\n\r\n")
+	if l, err := bufio.NewReader(c).ReadString('\n'); err != nil || l != "HTTP/1.1 200 OK\r\n" {
+		t.Fatalf("status line %q %v", l, err)
+	}
+	// The client reads no more and keeps its connection open.
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream request still runs 5 s after its client stopped reading")
+	}
+}

@@ -449,10 +449,10 @@ func (v *validator) zero(p string, t *Target) {
 		case t.Zero.Held != "":
 			v.at(p+".zero", "held (PromQL, with prometheus.url) and held_scrape (embedded mode) are exclusive")
 		case !v.cfg.Prometheus.Embedded():
-			v.at(p+".zero.held_scrape", "is for embedded mode; with prometheus.url use held: 'sum(infscale_activator_held_requests{...})'")
+			v.at(p+".zero.held_scrape", "is for embedded mode; with prometheus.url use held: 'sum(max without (prometheus, prometheus_replica, replica) (infscale_activator_held_requests{...}))'")
 		}
 	} else if t.Zero.Held == "" {
-		v.at(p+".zero.held", "required: a PromQL expression for the requests held in front of the servers (e.g. sum(infscale_activator_held_requests{service=\"activator-chat\"})), or in embedded mode held_scrape: the activator's /metrics URL, or with server: epp flow_control: true")
+		v.at(p+".zero.held", "required: a PromQL expression for the requests held in front of the servers (e.g. sum(max without (prometheus, prometheus_replica, replica) (infscale_activator_held_requests{service=\"activator-chat\"}))), or in embedded mode held_scrape: the activator's /metrics URL, or with server: epp flow_control: true")
 	} else {
 		v.query(p+".zero.held", t.Zero.Held)
 		if v.cfg.Prometheus.Embedded() {

@@ -141,7 +141,9 @@ type Target struct {
 	// Empty: Current is Reporting.
 	Replicas string
 	// Held is a PromQL query for requests held in front of the servers, run
-	// verbatim (e.g. sum(infscale_activator_held_requests{service="activator-chat"})). Empty: no Held.
+	// verbatim (e.g. sum(max without (prometheus, prometheus_replica,
+	// replica) (infscale_activator_held_requests{service="activator-chat"})):
+	// each activator once, an HA pair's copies folded). Empty: no Held.
 	Held string
 	// FlowControlHeld (server epp, no Held) reads Held from the EPP's
 	// flow-control queue (the target's zero.flow_control).
