@@ -207,10 +207,11 @@ func (c *TuneCmd) runShard(e *env) error {
 			return e.ctx.Err()
 		}
 		switch {
-		case errors.Is(err, tune.ErrShortHistory):
-			// A new target: tuned by a later run, once its series span
-			// an hour. Failing the Job would rerun the whole shard
-			// (backoffLimit) for nothing.
+		case errors.Is(err, tune.ErrShortHistory), errors.Is(err, tune.ErrHistoryGaps):
+			// A new target, or one whose history is mostly gaps: tuned by
+			// a later run, once its series span an hour or the gaps have
+			// left the span. Failing the Job would rerun the whole shard
+			// (backoffLimitPerIndex) for nothing.
 			r.Skipped = err.Error()
 		case err != nil:
 			failed++

@@ -189,3 +189,45 @@ targets:
 		t.Errorf("fresh.json: %v, want none", err)
 	}
 }
+
+// TestTuneShardSkipsGappedHistory: a target whose last hour holds the
+// synthetic week's 20-minute scrape gap, 25 to 5 minutes before the run,
+// has 10 of its held-out quarter's 15 minutes without a sample, over half:
+// the shard reports it skipped (tuned again once the gap has left the
+// span), writes no file and exits 0, as for a new target: exit 1 would
+// have the CronJob retry the shard for nothing.
+func TestTuneShardSkipsGappedHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled week")
+	}
+	// The week's gap is 4 days 16 hours after its start.
+	start := time.Now().UTC().Truncate(time.Minute).Add(-(4*24*time.Hour + 16*time.Hour + 25*time.Minute))
+	srv, tr := synthweektest.Serve(t, synthweek.Config{Start: start, Days: 5})
+	if d := time.Until(tr.Gap[1]); d > -4*time.Minute || d < -6*time.Minute {
+		t.Fatalf("the gap ends %s from now, want about 5 minutes ago", d)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte(`prometheus: {url: `+srv.URL+`}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 20
+  tune: {every: 1h, history: 1h, dir: `+dir+`}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"tune", "--config", cfg, "--shard", "0/1", "--quiet"}, nil, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0; stdout %s stderr %s", code, stdout.String(), stderr.String())
+	}
+	if out := stdout.String(); !strings.HasPrefix(out, "chat: skipped: target chat: history: too much of the history is gaps: the held-out part") {
+		t.Errorf("stdout %q: want chat skipped for the gap in its held-out part", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "chat.json")); !os.IsNotExist(err) {
+		t.Errorf("chat.json: %v, want none", err)
+	}
+}

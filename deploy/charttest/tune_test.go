@@ -161,6 +161,7 @@ func TestTuneJobValues(t *testing.T) {
 	for _, c := range []struct{ kv, want string }{
 		{"parallelism: -1", "at '/tune/parallelism': minimum: got -1, want 0"},
 		{"backoffLimit: -1", "at '/tune/backoffLimit': minimum: got -1, want 0"},
+		{"backoffLimitPerIndex: -1", "at '/tune/backoffLimitPerIndex': minimum: got -1, want 0"},
 		{"activeDeadlineSeconds: -5", "at '/tune/activeDeadlineSeconds': minimum: got -5, want 0"},
 		{"schedule: every night", "at '/tune/schedule'"},
 		{"schedule: ''", "at '/tune/schedule'"},
@@ -247,5 +248,35 @@ func TestTunePodPlacement(t *testing.T) {
 	ps = only[*batchv1.CronJob](t, render(t, "priorityClassName: serve-critical\ntune: {enabled: true, results: {claimName: tune-results}}\n"+tunedTarget)).Spec.JobTemplate.Spec.Template.Spec
 	if ps.PriorityClassName != "" || ps.Affinity != nil {
 		t.Errorf("by default the tune pods took priorityClassName %q affinity %+v, want none", ps.PriorityClassName, ps.Affinity)
+	}
+}
+
+// TestTuneShardsFailAlone: a shard that keeps failing is retried
+// tune.backoffLimitPerIndex times (2) and failed alone; the Job has no
+// total backoffLimit by default (a Job-wide 3 let one shard's failures end
+// the Job and stop the others mid-run); exit 2 (invalid input: the same
+// config fails the same) fails its shard with no retry; a disrupted pod
+// (evicted, preempted) is not counted. backoffLimit given is rendered.
+func TestTuneShardsFailAlone(t *testing.T) {
+	js := only[*batchv1.CronJob](t, render(t, "tune: {enabled: true, results: {claimName: tune-results}}\n"+tunedTarget)).Spec.JobTemplate.Spec
+	if js.BackoffLimitPerIndex == nil || *js.BackoffLimitPerIndex != 2 || js.BackoffLimit != nil {
+		t.Errorf("backoffLimitPerIndex %v backoffLimit %v, want 2 and unset", js.BackoffLimitPerIndex, js.BackoffLimit)
+	}
+	p := js.PodFailurePolicy
+	if p == nil || len(p.Rules) != 2 {
+		t.Fatalf("podFailurePolicy %+v, want two rules", p)
+	}
+	fail, ignore := p.Rules[0], p.Rules[1]
+	if fail.Action != batchv1.PodFailurePolicyActionFailIndex || fail.OnExitCodes == nil || fail.OnExitCodes.ContainerName == nil ||
+		*fail.OnExitCodes.ContainerName != js.Template.Spec.Containers[0].Name || fail.OnExitCodes.Operator != batchv1.PodFailurePolicyOnExitCodesOpIn ||
+		!slices.Equal(fail.OnExitCodes.Values, []int32{2}) {
+		t.Errorf("first rule %+v, want FailIndex on the tune container's exit code 2", fail)
+	}
+	if ignore.Action != batchv1.PodFailurePolicyActionIgnore || len(ignore.OnPodConditions) != 1 || ignore.OnPodConditions[0].Type != "DisruptionTarget" {
+		t.Errorf("second rule %+v, want Ignore on DisruptionTarget", ignore)
+	}
+	js = only[*batchv1.CronJob](t, render(t, "tune: {enabled: true, backoffLimit: 10, backoffLimitPerIndex: 0, results: {claimName: tune-results}}\n"+tunedTarget)).Spec.JobTemplate.Spec
+	if js.BackoffLimit == nil || *js.BackoffLimit != 10 || *js.BackoffLimitPerIndex != 0 {
+		t.Errorf("backoffLimit %v backoffLimitPerIndex %v, want 10 and 0", js.BackoffLimit, js.BackoffLimitPerIndex)
 	}
 }
