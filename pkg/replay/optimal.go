@@ -155,10 +155,17 @@ func newOptimal(e env) (Controller, error) {
 		best, bestRes = schedule{ctl: d}, dres
 	}
 	// A cap: the lowest ceiling on the schedule that misses no more.
-	if c, cres, ok, err := capSchedule(ctx, e, best.ctl, bestRes, prog(0.95, 1)); err != nil {
+	if c, cres, ok, err := capSchedule(ctx, e, best.ctl, bestRes, prog(0.95, 0.98)); err != nil {
 		return nil, err
 	} else if ok && cres.better(bestRes) {
 		best, bestRes = c, cres
+	}
+	// The warm start alone: a seed's (its policy's, the oracle's) is not
+	// one of the asks the descent lowers.
+	if w, wres, ok, err := warmStart(ctx, e, best.ctl, bestRes, prog(0.98, 1)); err != nil {
+		return nil, err
+	} else if ok && wres.better(bestRes) {
+		best, bestRes = w, wres
 	}
 	best.ctl.bound = &bound
 	return best.ctl, nil
@@ -395,6 +402,39 @@ func capSchedule(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult
 			return true
 		}
 		n := capped(c)
+		var r scheduleResult
+		if r, err = replayCtl(ctx, e, n, n.init, prog); err != nil {
+			return true
+		}
+		if r.misses <= res.misses {
+			best, bestRes, found = schedule{ctl: n}, r, true
+			return true
+		}
+		return false
+	})
+	return best, bestRes, found && err == nil, err
+}
+
+// warmStart bisects the fewest replicas ready at second 0 (ctl's asks
+// unchanged) with no more misses than res, taking misses as non-increasing
+// in the warm start; with Config.Initial set the warm start is given, and
+// nothing is searched. A seed's schedule (a policy's recorded asks) starts
+// with the policy's own warm start, which no ask of the descent holds: on
+// a trace whose first request comes after a cold start, one replica
+// idled from second 0 until the schedule dropped it.
+func warmStart(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult, prog func(float64)) (schedule, scheduleResult, bool, error) {
+	if e.cfg.Initial > 0 || ctl.init == 0 {
+		return schedule{}, scheduleResult{}, false, nil
+	}
+	var best schedule
+	var bestRes scheduleResult
+	var err error
+	found := false
+	bisect(-1, ctl.init, func(w int) bool {
+		if err != nil {
+			return true
+		}
+		n := &optimalCtl{period: ctl.period, init: w, d: ctl.d}
 		var r scheduleResult
 		if r, err = replayCtl(ctx, e, n, n.init, prog); err != nil {
 			return true

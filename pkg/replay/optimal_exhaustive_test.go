@@ -307,6 +307,8 @@ func gridCases() []gridCase {
 		{"cold start 5", gridModel{cold: 5, batch: 1, kv: 100000}, 10, 2, 60, 2, []trace.Request{r(1, 500), r(24, 1200), r(24.5, 1200), r(47, 500)}},
 		// A request that cannot be met even on an idle replica, alone.
 		{"never meetable", m20, 10, 2, 30, 2, []trace.Request{r(5, 2500)}},
+		// A warm start above the first ask (TestOptimalLowersWarmStart).
+		{"warm start above the first ask", m20, 10, 2, 60, 2, []trace.Request{r(33.1, 3000), r(46.2, 500)}},
 	}
 }
 
@@ -551,5 +553,24 @@ func TestBoundBelowEveryPolicy(t *testing.T) {
 			}
 			t.Errorf("trace %d (cold start %.0f s, period %g s, SLO %g s): %s %d misses at %.1f s beats optimal's %d at %.1f s", i, m.ColdStart(), cfg.Period, cfg.SLOTTFT, r.Policy, r.Misses(), r.ReplicaSeconds, opt.Misses(), opt.ReplicaSeconds)
 		}
+	}
+}
+
+// TestOptimalLowersWarmStart: a request at 33.1 s that no replica can
+// meet (3 s of prefill against the 2 s SLO) and one at 46.2 s, a 20 s
+// cold start, 10 s ticks. The one met needs a replica ready by 48.2 s:
+// asked for at tick 20 at the latest (ready at 40; tick 30 would be ready
+// at 50, 3.8 s late), kept until it has answered (the 33.1 s request,
+// queued until 40, is done at 43; the 46.2 s one at 46.7) and dropped at
+// tick 50: 30 replica-seconds, the least of any schedule, with the one
+// miss no schedule avoids. The search kept a seed's warm replica from
+// second 0 to the first tick besides: 40. The warm start is now lowered
+// on its own.
+func TestOptimalLowersWarmStart(t *testing.T) {
+	c := gridCases()[len(gridCases())-1]
+	src := trace.FromSlice(c.name, c.end, c.reqs)
+	res := runPolicies(t, src, Config{Model: c.model, Period: c.period, SLOTTFT: c.slo}, "optimal")
+	if o := res[0]; o.Misses() != 1 || math.Abs(o.ReplicaSeconds-30) > 1e-6 {
+		t.Errorf("optimal %d misses at %.3f replica-seconds, want 1 at 30", o.Misses(), o.ReplicaSeconds)
 	}
 }
