@@ -568,9 +568,9 @@ func (tn *Tuning) stepFast(ctx context.Context) {
 	for name, s := range tn.targets {
 		// A tune.dir result far older than every: the CronJob missed its
 		// runs, and nothing else would say so (serve keeps the last one).
-		if every := time.Duration(s.cfg.Tune.Every); s.res != nil && s.cfg.Tune.Dir != "" && now.Sub(s.res.At) > staleResults*every && now.Sub(s.oldLogged) >= failRepeat {
+		if runEvery := time.Duration(s.cfg.Tune.Every); s.res != nil && s.cfg.Tune.Dir != "" && now.Sub(s.res.At) > staleResults*runEvery && now.Sub(s.oldLogged) >= failRepeat {
 			s.oldLogged = now
-			olds = append(olds, old{name, s.res.Policy, s.res.At, every})
+			olds = append(olds, old{name, s.res.Policy, s.res.At, runEvery})
 		}
 		// A candidate that held but came within every of the last switch
 		// waits in shadow; once every has passed it is adopted (it
