@@ -53,8 +53,9 @@ const failRepeat = time.Hour
 
 // staleResults is how many tune.every a tune.dir result's at may be
 // behind serve's clock before serve says so: the CronJob writes one each
-// every, so an older one means a missed run (it failed, or stopped) while
-// serve goes on with what it last wrote.
+// every, so an older one whose file was not rewritten in that time either
+// means a missed run (it failed, or stopped) while serve goes on with what
+// it last wrote.
 const staleResults = 2
 
 // repeated is a failure said at its level at most once per failRepeat:
@@ -575,9 +576,9 @@ func (tn *Tuning) stepFast(ctx context.Context) {
 	}
 	var check []tuneJob
 	type old struct {
-		name, policy string
-		at           time.Time
-		every        time.Duration
+		name, policy, dir string
+		at                time.Time
+		every             time.Duration
 	}
 	var olds []old
 	tn.mu.Lock()
@@ -586,7 +587,7 @@ func (tn *Tuning) stepFast(ctx context.Context) {
 		// runs, and nothing else would say so (serve keeps the last one).
 		if runEvery := time.Duration(s.cfg.Tune.Every); s.res != nil && s.cfg.Tune.Dir != "" && now.Sub(s.res.At) > staleResults*runEvery && now.Sub(s.oldLogged) >= failRepeat {
 			s.oldLogged = now
-			olds = append(olds, old{name, s.res.Policy, s.res.At, runEvery})
+			olds = append(olds, old{name, s.res.Policy, s.cfg.Tune.Dir, s.res.At, runEvery})
 		}
 		// A candidate that held but came within every of the last switch
 		// waits in shadow; once every has passed it is adopted (it
@@ -602,6 +603,12 @@ func (tn *Tuning) stepFast(ctx context.Context) {
 	}
 	tn.mu.Unlock()
 	for _, o := range olds {
+		// The file rewritten since (within twice every, its time not
+		// ahead of serve's clock): the CronJob runs, and its history ends
+		// there (a scale-to-zero target at zero has no newer series).
+		if fi, err := os.Stat(tune.ResultPath(o.dir, o.name)); err == nil && !fi.ModTime().After(now.Add(maxClockSkew)) && now.Sub(fi.ModTime()) <= staleResults*o.every {
+			continue
+		}
 		tn.logger().Warn("tuning result is old: no newer one came from infscale tune --shard (the CronJob) for over twice tune.every; is it running? The target goes on with this one", "target", o.name, "policy", o.policy,
 			"tuned_at", o.at.UTC().Format(time.RFC3339), "age", now.Sub(o.at).Round(time.Minute), "every", model.Duration(o.every))
 	}
