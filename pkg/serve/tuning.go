@@ -53,9 +53,31 @@ const failRepeat = time.Hour
 
 // staleResults is how many tune.every a tune.dir result's at may be
 // behind serve's clock before serve says so: the CronJob writes one each
-// every, so an older one means a missed run (it failed, or stopped) while
-// serve goes on with what it last wrote.
+// every, so an older one whose file was not rewritten in that time either
+// means a missed run (it failed, or stopped) while serve goes on with what
+// it last wrote.
 const staleResults = 2
+
+// repeated is a failure said at its level at most once per failRepeat:
+// the same message again within it is said at debug.
+type repeated struct {
+	msg string
+	at  time.Time // when msg was last said at its level
+}
+
+// loud records msg at now and reports whether it is said at its level: a
+// message other than the last, or the same once failRepeat has passed.
+func (r *repeated) loud(msg string, now time.Time) bool {
+	if msg != r.msg || now.Sub(r.at) >= failRepeat {
+		r.msg, r.at = msg, now
+		return true
+	}
+	return false
+}
+
+// clear forgets the last message (the operation succeeded): its next
+// failure is said at its level.
+func (r *repeated) clear() { r.msg = "" }
 
 // Tuning is serve's self-tuning of the targets with a tune: block. Its
 // Run re-tunes each such target every tune.every on its own Prometheus
@@ -133,15 +155,10 @@ type tuned struct {
 	state            string
 	lastRun, checked time.Time
 	running          bool
-	// failMsg is the last failure logged at its level and failLogged
-	// when: the same failure again (a tune.dir file refused, read every
-	// minute) is logged at debug until failRepeat has passed.
-	failMsg    string
-	failLogged time.Time
-	// checkFailMsg and checkFailLogged are the same for the live-miss
-	// reads (tried again each minute while they fail).
-	checkFailMsg    string
-	checkFailLogged time.Time
+	// runFail is the last run failure logged at its level (a tune.dir
+	// file refused, read every minute); checkFail the last live-miss read
+	// failure (tried again each minute while it fails).
+	runFail, checkFail repeated
 	// oldLogged is when a tune.dir result older than staleResults
 	// every was last said to be (once per failRepeat while it lasts).
 	oldLogged         time.Time
@@ -559,18 +576,18 @@ func (tn *Tuning) stepFast(ctx context.Context) {
 	}
 	var check []tuneJob
 	type old struct {
-		name, policy string
-		at           time.Time
-		every        time.Duration
+		name, policy, dir string
+		at                time.Time
+		every             time.Duration
 	}
 	var olds []old
 	tn.mu.Lock()
 	for name, s := range tn.targets {
 		// A tune.dir result far older than every: the CronJob missed its
 		// runs, and nothing else would say so (serve keeps the last one).
-		if every := time.Duration(s.cfg.Tune.Every); s.res != nil && s.cfg.Tune.Dir != "" && now.Sub(s.res.At) > staleResults*every && now.Sub(s.oldLogged) >= failRepeat {
+		if runEvery := time.Duration(s.cfg.Tune.Every); s.res != nil && s.cfg.Tune.Dir != "" && now.Sub(s.res.At) > staleResults*runEvery && now.Sub(s.oldLogged) >= failRepeat {
 			s.oldLogged = now
-			olds = append(olds, old{name, s.res.Policy, s.res.At, every})
+			olds = append(olds, old{name, s.res.Policy, s.cfg.Tune.Dir, s.res.At, runEvery})
 		}
 		// A candidate that held but came within every of the last switch
 		// waits in shadow; once every has passed it is adopted (it
@@ -586,6 +603,12 @@ func (tn *Tuning) stepFast(ctx context.Context) {
 	}
 	tn.mu.Unlock()
 	for _, o := range olds {
+		// The file rewritten since (within twice every, its time not
+		// ahead of serve's clock): the CronJob runs, and its history ends
+		// there (a scale-to-zero target at zero has no newer series).
+		if fi, err := os.Stat(tune.ResultPath(o.dir, o.name)); err == nil && !fi.ModTime().After(now.Add(maxClockSkew)) && now.Sub(fi.ModTime()) <= staleResults*o.every {
+			continue
+		}
 		tn.logger().Warn("tuning result is old: no newer one came from infscale tune --shard (the CronJob) for over twice tune.every; is it running? The target goes on with this one", "target", o.name, "policy", o.policy,
 			"tuned_at", o.at.UTC().Format(time.RFC3339), "age", now.Sub(o.at).Round(time.Minute), "every", model.Duration(o.every))
 	}
@@ -632,11 +655,9 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 	if s := tn.targets[j.name]; s != nil {
 		s.running = false
 		if err == nil {
-			s.failMsg = ""
-		} else if msg := err.Error(); msg != s.failMsg || start.Sub(s.failLogged) >= failRepeat {
-			s.failMsg, s.failLogged = msg, start
+			s.runFail.clear()
 		} else {
-			loud = false
+			loud = s.runFail.loud(err.Error(), start)
 		}
 		switch every := time.Duration(s.cfg.Tune.Every); {
 		case err == nil:
@@ -802,12 +823,7 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 		// said at debug until failRepeat has passed, as a run's is (a
 		// Prometheus down for an hour said it 60 times per target).
 		tn.mu.Lock()
-		loud := true
-		if msg := err.Error(); msg != s.checkFailMsg || now.Sub(s.checkFailLogged) >= failRepeat {
-			s.checkFailMsg, s.checkFailLogged = msg, now
-		} else {
-			loud = false
-		}
+		loud := s.checkFail.loud(err.Error(), now)
 		tn.mu.Unlock()
 		if loud {
 			tn.logger().Warn("live misses not read; the adopted policy stays", "target", name, "err", err)
@@ -818,7 +834,8 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 	}
 	tn.mu.Lock()
 	defer tn.mu.Unlock()
-	s.checked, s.checkFailMsg = now, ""
+	s.checked = now
+	s.checkFail.clear()
 	if !ok || s.adopted == nil || !s.adoptedAt.Equal(since) || frac <= cfg.Tune.Budget() {
 		return
 	}

@@ -930,6 +930,11 @@ func TestTuningOldResultSaid(t *testing.T) {
 		if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
 			t.Fatal(err)
 		}
+		// Written at the test's clock, as the CronJob writes it at its
+		// run (a rewritten file is no missed run).
+		if err := os.Chtimes(tune.ResultPath(dir, "chat"), now, now); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx := context.Background()
 	write()
@@ -1053,4 +1058,52 @@ func queueTarget(l *Loop) float64 {
 		return 0
 	}
 	return recs[len(recs)-1].Raw[0].Target
+}
+
+// TestTuningOldHistoryRewritten: a tune.dir result whose at (the end of
+// the history it was tuned on) is old, but whose file the CronJob
+// rewrote since, is no missed run: a scale-to-zero target at zero since
+// 12:00 has no newer series, and each run writes a result tuned up to
+// then again. Taken at 12:00 (every 1h); the file rewritten at 14:00:
+// nothing at 14:01 nor 15:01 (the file 1h01m old, within twice every);
+// at 16:02 the file is 2h02m old too: said. Before, "is it running?" was
+// said at 14:01 while the CronJob ran every hour.
+func TestTuningOldHistoryRewritten(t *testing.T) {
+	dir := t.TempDir()
+	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q}", dir))
+	t0 := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	now := t0
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
+	tn := NewTuning(reg)
+	tn.Now = func() time.Time { return now }
+	var log bytes.Buffer
+	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8}
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: t0, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	path := tune.ResultPath(dir, "chat")
+	if err := os.Chtimes(path, t0, t0); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tn.Step(ctx)
+	if err := os.Chtimes(path, t0.Add(2*time.Hour), t0.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		at   time.Duration
+		want int
+	}{{2*time.Hour + time.Minute, 0}, {3*time.Hour + time.Minute, 0}, {4*time.Hour + 2*time.Minute, 1}} {
+		now = t0.Add(c.at)
+		tn.Step(ctx)
+		if n := strings.Count(log.String(), "tuning result is old"); n != c.want {
+			t.Errorf("at 12:00 + %s: %d warnings, want %d; log:\n%s", c.at, n, c.want, log.String())
+		}
+	}
 }

@@ -230,7 +230,10 @@ var ErrHistoryGaps = errors.New("too much of the history is gaps")
 // Within a gap the arrivals are the counters' increase spread evenly
 // (backtest's reconstruction): a held-out part that is mostly gap judged
 // the candidate out of sample on flat traffic it made up, and "holds"
-// then said little.
+// then said little. A step the replicas query reads as 0 at both ends is
+// not counted: a scale-to-zero target at zero has no pod to export the
+// counter, and nothing was served there (a target that sleeps most nights
+// was refused every run).
 func partsCovered(w backtest.Workload) error {
 	start, end := w.Grid.Start, w.Grid.End()
 	span := float64(w.Grid.N) * w.Grid.Step.Seconds()
@@ -241,12 +244,18 @@ func partsCovered(w backtest.Workload) error {
 	}{{"tuning part", start, split}, {"held-out part", split, end}} {
 		var in time.Duration
 		for _, g := range w.Coverage.Gaps {
-			if a, b := maxTime(g.From, p.from), minTime(g.To, p.to); b.After(a) {
-				in += b.Sub(a)
+			// Step by step: those at zero replicas are left out.
+			for a, b := maxTime(g.From, p.from), minTime(g.To, p.to); b.After(a); {
+				j := int(a.Sub(start) / w.Grid.Step) // the step from point j to j+1 (start <= a < end)
+				e := minTime(w.Grid.At(j+1), b)
+				if !(len(w.Replicas) > j+1 && w.Replicas[j] == 0 && w.Replicas[j+1] == 0) {
+					in += e.Sub(a)
+				}
+				a = e
 			}
 		}
 		if part := p.to.Sub(p.from); part > 0 && 2*in > part {
-			return fmt.Errorf("%w: the %s (%s..%s) has no sample for %s of its %s, more than half (the arrivals there would be the counters' increase spread evenly, and the candidate judged on them); was Prometheus or its scraping down? Tuned again once the gaps leave that part",
+			return fmt.Errorf("%w: the %s (%s..%s) has no sample for %s of its %s, more than half (the arrivals there would be the counters' increase spread evenly, and the candidate judged on them); was Prometheus or its scraping down? (spans the target's replicas: query reads as 0 are not counted) Tuned again once the gaps leave that part",
 				ErrHistoryGaps, p.name, p.from.UTC().Format(time.RFC3339), p.to.UTC().Format(time.RFC3339), in.Round(time.Second), part.Round(time.Second))
 		}
 	}
