@@ -392,16 +392,25 @@ func capSchedule(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult
 		}
 		return n
 	}
+	// The cap at the peak is the schedule itself; 0 asks for nothing.
+	return bisectSchedule(ctx, e, 0, peak, res, prog, capped)
+}
+
+// bisectSchedule bisects c strictly between lo and hi (at(hi) is the
+// schedule res is of) for the lowest whose schedule at(c) misses no more
+// than res, misses taken as non-increasing in c, and returns that schedule
+// and its replay; false when none held or a replay failed (then with its
+// error). capSchedule's ceiling and warmStart's warm start are such a c.
+func bisectSchedule(ctx context.Context, e env, lo, hi int, res scheduleResult, prog func(float64), at func(int) *optimalCtl) (schedule, scheduleResult, bool, error) {
 	var best schedule
 	var bestRes scheduleResult
 	var err error
 	found := false
-	// The cap at the peak is the schedule itself; 0 asks for nothing.
-	bisect(0, peak, func(c int) bool {
+	bisect(lo, hi, func(c int) bool {
 		if err != nil {
 			return true
 		}
-		n := capped(c)
+		n := at(c)
 		var r scheduleResult
 		if r, err = replayCtl(ctx, e, n, n.init, prog); err != nil {
 			return true
@@ -426,26 +435,9 @@ func warmStart(ctx context.Context, e env, ctl *optimalCtl, res scheduleResult, 
 	if e.cfg.Initial > 0 || ctl.init == 0 {
 		return schedule{}, scheduleResult{}, false, nil
 	}
-	var best schedule
-	var bestRes scheduleResult
-	var err error
-	found := false
-	bisect(-1, ctl.init, func(w int) bool {
-		if err != nil {
-			return true
-		}
-		n := &optimalCtl{period: ctl.period, init: w, d: ctl.d}
-		var r scheduleResult
-		if r, err = replayCtl(ctx, e, n, n.init, prog); err != nil {
-			return true
-		}
-		if r.misses <= res.misses {
-			best, bestRes, found = schedule{ctl: n}, r, true
-			return true
-		}
-		return false
+	return bisectSchedule(ctx, e, -1, ctl.init, res, prog, func(w int) *optimalCtl {
+		return &optimalCtl{period: ctl.period, init: w, d: ctl.d}
 	})
-	return best, bestRes, found && err == nil, err
 }
 
 // progressPhases maps a phase's [0, 1] onto [lo, hi] of the progress bar.
