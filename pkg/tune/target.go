@@ -237,7 +237,7 @@ var ErrHistoryGaps = errors.New("too much of the history is gaps")
 func partsCovered(w backtest.Workload) error {
 	start, end := w.Grid.Start, w.Grid.End()
 	span := float64(w.Grid.N) * w.Grid.Step.Seconds()
-	split := start.Add(time.Duration(math.Round(span*(1-DefaultHoldout))) * time.Second)
+	split := start.Add(time.Duration(splitAt(span, DefaultHoldout)) * time.Second) // as Run splits it
 	for _, p := range []struct {
 		name     string
 		from, to time.Time

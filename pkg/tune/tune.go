@@ -83,6 +83,10 @@ func (c Config) Budget() float64 {
 // history's span is held out.
 const DefaultHoldout = 0.25
 
+// splitAt is where a history of dur seconds is split, in seconds from its
+// start: the last holdout of it is held out, the rest tuned on.
+func splitAt(dur, holdout float64) float64 { return math.Round(dur * (1 - holdout)) }
+
 func (c Config) defaults() Config {
 	if c.Holdout == 0 {
 		c.Holdout = DefaultHoldout
@@ -272,7 +276,7 @@ func prepare(src trace.Source, cfg Config) (prep, error) {
 		}
 		dur = last
 	}
-	split := math.Round(dur * (1 - cfg.Holdout))
+	split := splitAt(dur, cfg.Holdout)
 	if err := splitCheck(src, dur, split, cfg.Holdout); err != nil {
 		return prep{}, err
 	}
