@@ -182,12 +182,11 @@ func (f *PrometheusRangeFlags) resolve(given map[string]bool) (resolved, error) 
 }
 
 // historyRetries is how many times backtest, profile and tune ask a query
-// of the history (range or instant) again when Prometheus answers that it cannot now (a 5xx, a 429: it
-// restarts, it is overloaded) or the connection is cut or refused after
-// an answer, after its Retry-After or 1 s, 2 s, 4 s, 8 s, 16 s
-// (promql.ClientConfig.Retries): minutes of queries are not lost to a
-// hiccup or a restart of half a minute.
-const historyRetries = 5
+// of the history (range or instant) again when Prometheus answers that it
+// cannot now (a 5xx, a 429: it restarts, it is overloaded) or the
+// connection is cut or refused after an answer (promql.HistoryRetries,
+// serve's in-process tuning's too).
+const historyRetries = promql.HistoryRetries
 
 // grid checks --start, --end, --step, --query-timeout and --max-gap and
 // returns the steps from --start (truncated to a step) to --end.

@@ -70,6 +70,29 @@ type ClientConfig struct {
 	Retries int
 }
 
+// HistoryTimeout and HistoryRetries are the per-query timeout and the
+// retries (ClientConfig.Timeout, ClientConfig.Retries) of queries over a
+// history: backtest's, profile's and tune's defaults, and serve's
+// in-process tuning (Client.ForHistory). A range over a week takes
+// Prometheus far longer than a decision's instant query, and minutes of
+// queries are not lost to a hiccup or a restart of half a minute (1 s,
+// 2 s, 4 s, 8 s, 16 s between the asks).
+const (
+	HistoryTimeout = 2 * time.Minute
+	HistoryRetries = 5
+)
+
+// ForHistory returns a Client on c's connection, auth and TLS with
+// another per-query timeout and retries: serve's decisions ask with
+// prometheus.timeout and no retry (the next cycle asks again), its tuning
+// of a week of history with HistoryTimeout and HistoryRetries. c is not
+// changed.
+func (c *Client) ForHistory(timeout time.Duration, retries int) *Client {
+	h := &Client{api: c.api, http: c.http, hc: c.hc, timeout: timeout, retries: max(retries, 0)}
+	h.answered.Store(c.answered.Load())
+	return h
+}
+
 // NewClient returns a Client for cfg. Errors: an unparsable URL.
 func NewClient(cfg ClientConfig) (*Client, error) {
 	rt := cfg.RoundTripper

@@ -943,6 +943,12 @@ func newTuning(reg prometheus.Registerer, src Source, cfg *config.File, o Option
 	tn.Period, tn.Now, tn.Log, tn.StateDir = cfg.IntervalDuration(), o.Now, log, o.StateDir
 	if ps, ok := prometheusOf(src); ok {
 		tn.API = ps.Evaluator.API
+		// A week's range queries get what tune --shard gets, not a
+		// decision's prometheus.timeout and no retry: a hiccup would
+		// cost the whole run, tried again only in tuneRetry.
+		if c, ok := tn.API.(*promql.Client); ok {
+			tn.API = c.ForHistory(max(promql.HistoryTimeout, time.Duration(cfg.Prometheus.Timeout)), promql.HistoryRetries)
+		}
 	}
 	return tn
 }
