@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"time"
 
@@ -59,25 +60,39 @@ const failRepeat = time.Hour
 const staleResults = 2
 
 // repeated is a failure said at its level at most once per failRepeat:
-// the same message again within it is said at debug.
+// the same kind of failure again within it is said at debug.
 type repeated struct {
-	msg string
-	at  time.Time // when msg was last said at its level
+	kind string
+	at   time.Time // when kind was last said at its level
 }
 
-// loud records msg at now and reports whether it is said at its level: a
-// message other than the last, or the same once failRepeat has passed.
-func (r *repeated) loud(msg string, now time.Time) bool {
-	if msg != r.msg || now.Sub(r.at) >= failRepeat {
-		r.msg, r.at = msg, now
+// loud records err at now and reports whether it is said at its level: a
+// failure of another kind than the last (failKind), or of the same once
+// failRepeat has passed.
+func (r *repeated) loud(err error, now time.Time) bool {
+	if k := failKind(err); k != r.kind || now.Sub(r.at) >= failRepeat {
+		r.kind, r.at = k, now
 		return true
 	}
 	return false
 }
 
+// digits are the figures failKind masks.
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// failKind is err's message with its figures masked: the same failure
+// names a moving span (the history's ends, how much of it the data
+// covers, serve's clock), so its message changes at every run, and once
+// told apart by the message, a target with too little history (tuned
+// every 15 minutes until it has an hour) or a result file stamped ahead
+// of serve's clock (read every minute) was said at each run.
+func failKind(err error) string {
+	return digits.ReplaceAllLiteralString(err.Error(), "#")
+}
+
 // clear forgets the last message (the operation succeeded): its next
 // failure is said at its level.
-func (r *repeated) clear() { r.msg = "" }
+func (r *repeated) clear() { r.kind = "" }
 
 // Tuning is serve's self-tuning of the targets with a tune: block. Its
 // Run re-tunes each such target every tune.every on its own Prometheus
@@ -657,7 +672,7 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 		if err == nil {
 			s.runFail.clear()
 		} else {
-			loud = s.runFail.loud(err.Error(), start)
+			loud = s.runFail.loud(err, start)
 		}
 		switch every := time.Duration(s.cfg.Tune.Every); {
 		case err == nil:
@@ -823,7 +838,7 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 		// said at debug until failRepeat has passed, as a run's is (a
 		// Prometheus down for an hour said it 60 times per target).
 		tn.mu.Lock()
-		loud := s.checkFail.loud(err.Error(), now)
+		loud := s.checkFail.loud(err, now)
 		tn.mu.Unlock()
 		if loud {
 			tn.logger().Warn("live misses not read; the adopted policy stays", "target", name, "err", err)

@@ -662,6 +662,46 @@ func TestTuningResultFromTheFuture(t *testing.T) {
 	}
 }
 
+// TestTuningMovingFailureSaidOnce: a failure whose message names a
+// moving span is one failure. A result stamped an hour ahead of serve's
+// clock is refused at each minute's read with serve's clock in the
+// message: said at error once in the 55 minutes it stays ahead (it was
+// said 55 times), and a failure of another kind at once.
+func TestTuningMovingFailureSaidOnce(t *testing.T) {
+	dir := t.TempDir()
+	f := tuneTarget(t, fmt.Sprintf("{dir: %q}", dir))
+	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
+	tn := NewTuning(reg)
+	tn.Now = func() time.Time { return now }
+	var log bytes.Buffer
+	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8}
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now.Add(time.Hour), Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	const loud = "tuning failed; the target keeps its policy"
+	for range 55 {
+		tn.Step(context.Background())
+		now = now.Add(time.Minute)
+	}
+	if n := strings.Count(log.String(), loud); n != 1 || !strings.Contains(log.String(), "after serve's clock (2026-01-05T12:00:00Z)") {
+		t.Errorf("55 reads of a result an hour ahead: %d failures logged at error, want 1 (at 12:00); log:\n%s", n, log.String())
+	}
+	if err := os.WriteFile(filepath.Join(dir, "chat.json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(context.Background())
+	if n := strings.Count(log.String(), loud); n != 2 {
+		t.Errorf("another failure: %d failures logged at error, want 2", n)
+	}
+}
+
 // TestTuningUnusableAfterReload: queue:8,min=2 is adopted; a reload
 // makes the target scale to zero (minReplicaCount 0 and a zero: block),
 // which the candidate's floor of 2 cannot take (zero needs min 0). The
