@@ -245,7 +245,18 @@ type Replica struct {
 	Calibration string `yaml:"calibration"`
 
 	capacity *recommend.Capacity // set by Load from the fields above
+	// The digests (replica.Model.Digest, replica.Calibration.Digest) of
+	// model_config's and calibration's contents as Load read them.
+	modelConfigDigest, calibrationDigest string
 }
+
+// ModelConfigDigest is the digest of model_config's model as Load read
+// it (replica.Model.Digest); empty without model_config.
+func (r *Replica) ModelConfigDigest() string { return r.modelConfigDigest }
+
+// CalibrationDigest is the digest of the calibration's fitted figures as
+// Load read them (replica.Calibration.Digest); empty without calibration.
+func (r *Replica) CalibrationDigest() string { return r.calibrationDigest }
 
 // Guard is the target's runaway guard (recommend.Guard).
 type Guard struct {

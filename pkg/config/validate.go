@@ -382,6 +382,8 @@ func (v *validator) replica(p string, t *Target) {
 		if c.Model, err = replica.LoadHFConfig(r.ModelConfig); err != nil {
 			v.at(p+".model_config", "%v", missingFile(r.ModelConfig, err, "the model's Hugging Face config.json"))
 			ok = false
+		} else {
+			r.modelConfigDigest = c.Model.Digest()
 		}
 	default:
 		if c.Model, err = replica.LookupModel(r.Model); err != nil {
@@ -401,6 +403,7 @@ func (v *validator) replica(p string, t *Target) {
 	if r.Calibration != "" {
 		cal, err := replica.LoadCalibration(r.Calibration)
 		if err == nil {
+			r.calibrationDigest = cal.Digest()
 			c, err = cal.Apply(c)
 		}
 		if mm := (*replica.MismatchError)(nil); errors.As(err, &mm) {

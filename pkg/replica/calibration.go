@@ -2,6 +2,8 @@ package replica
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -446,6 +448,29 @@ func sameModel(name string, m Model) bool {
 	a, errA := LookupModel(name)
 	b, errB := LookupModel(m.Name)
 	return errA == nil && errB == nil && a.Name == b.Name
+}
+
+// Digest is the calibration's fitted figures as a hex SHA-256 (of their
+// JSON): what Apply makes of a replica, without the measurements the fit
+// came from, its notes or its file's path. Two files with the same
+// figures have the same digest; a refit that changed a figure another.
+// A tune result records it, so a result tuned on one fit is not taken
+// for a replica on another fit that sits at the same path.
+func (c Calibration) Digest() string {
+	c.Source, c.KVNote, c.path, c.Warnings = "", "", "", nil
+	c.Fit, c.HeldOut, c.Prefill, c.PrefillHeldOut = nil, nil, nil, nil
+	return digestJSON(c)
+}
+
+// digestJSON is v's JSON as a hex SHA-256 (v has no map, so its JSON is
+// one byte string for one value).
+func digestJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("replica: digest of %T: %v", v, err)) // plain structs of numbers and strings
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // Apply returns cfg with the calibration's fitted fields. Errors with a

@@ -155,3 +155,64 @@ func TestReadResultHoldsByFigures(t *testing.T) {
 		}
 	}
 }
+
+// TestResultCalibrationContents: a result records the calibration's
+// fitted figures (their digest) beside its path. A refit written over the
+// same file (mfu 0.4627 -> 0.5) is another replica: the result is not
+// taken, and the error says the files are the same and their contents
+// not. The same figures with another source note and layout, or a result
+// written before digests, still match.
+func TestResultCalibrationContents(t *testing.T) {
+	orig, err := os.ReadFile("../../examples/vllm-0.21-h100-llama-3.1-8b.calibration.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := filepath.Join(t.TempDir(), "cal.json")
+	load := func(data []byte) *config.Target {
+		t.Helper()
+		if err := os.WriteFile(cal, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := config.Parse(fmt.Appendf(nil, `prometheus: {url: "http://prometheus:9090"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  maxReplicaCount: 8
+  replica: {gpu: h100-sxm, model: llama-3.1-8b, calibration: %q}
+  tune: {max_miss: 0.001}
+`, cal), "tune.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &f.Targets[0]
+	}
+	tg := load(orig)
+	_, ref, err := replicaOf(tg.Replica)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.CalibrationDigest == "" || ref.CalibrationDigest != tg.Replica.CalibrationDigest() {
+		t.Fatalf("digest tuned on %q, loaded %q: want the same, not empty", ref.CalibrationDigest, tg.Replica.CalibrationDigest())
+	}
+	r := TargetResult{Outcome: Outcome{MaxMissPct: 0.1}, SLOTTFT: 2, Period: 15, Replica: ref}
+	if err := r.Matches(tg, 15*time.Second); err != nil {
+		t.Errorf("the file tuned on: %v", err)
+	}
+
+	relaid := strings.Replace(strings.Join(strings.Fields(string(orig)), " "), `"source": "hand fit`, `"source": "copied from the hand fit`, 1)
+	if err := r.Matches(load([]byte(relaid)), 15*time.Second); err != nil {
+		t.Errorf("the same figures, another source and layout: %v", err)
+	}
+
+	refit := strings.Replace(string(orig), `"mfu": 0.4627`, `"mfu": 0.5`, 1)
+	err = r.Matches(load([]byte(refit)), 15*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "calibration: "+cal+" (digest "+ref.CalibrationDigest[:8]+")") || !strings.Contains(err.Error(), "the same files, other contents") {
+		t.Errorf("refitted over the same file: %v; want the replica refused, naming both digests and saying the contents differ", err)
+	}
+	old := r
+	old.Replica = &ReplicaRef{GPU: ref.GPU, Model: ref.Model, TP: ref.TP, Calibration: ref.Calibration}
+	if err := old.Matches(load([]byte(refit)), 15*time.Second); err != nil {
+		t.Errorf("a result without digests (written before them): %v", err)
+	}
+}

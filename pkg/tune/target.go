@@ -57,21 +57,40 @@ type TargetResult struct {
 
 // ReplicaRef is a serve target's replica: block as a result records it:
 // the GPU, the model (or its config.json), the tensor-parallel degree (1
-// when left out) and the calibration file, as written in the config.
+// when left out) and the calibration file, as written in the config, with
+// the digests of the model_config's model and the calibration's fitted
+// figures (replica.Model.Digest, replica.Calibration.Digest) the replays
+// ran on: a file refitted or edited at the same path is another replica.
 type ReplicaRef struct {
-	GPU         string `json:"gpu"`
-	Model       string `json:"model,omitempty"`
-	ModelConfig string `json:"model_config,omitempty"`
-	TP          int    `json:"tp"`
-	Calibration string `json:"calibration,omitempty"`
+	GPU               string `json:"gpu"`
+	Model             string `json:"model,omitempty"`
+	ModelConfig       string `json:"model_config,omitempty"`
+	ModelConfigDigest string `json:"model_config_digest,omitempty"`
+	TP                int    `json:"tp"`
+	Calibration       string `json:"calibration,omitempty"`
+	CalibrationDigest string `json:"calibration_digest,omitempty"`
 }
 
-// replicaRef is r as a result records it (nil for nil).
+// replicaRef is r as a result records it, with the digests of the files
+// as config.Load read them (nil for nil).
 func replicaRef(r *config.Replica) *ReplicaRef {
 	if r == nil {
 		return nil
 	}
-	return &ReplicaRef{GPU: r.GPU, Model: r.Model, ModelConfig: r.ModelConfig, TP: max(r.TP, 1), Calibration: r.Calibration}
+	return &ReplicaRef{GPU: r.GPU, Model: r.Model, ModelConfig: r.ModelConfig, ModelConfigDigest: r.ModelConfigDigest(),
+		TP: max(r.TP, 1), Calibration: r.Calibration, CalibrationDigest: r.CalibrationDigest()}
+}
+
+// same reports whether r and o name the same replica: a digest either
+// does not record (a result written before digests) is not compared.
+func (r ReplicaRef) same(o ReplicaRef) bool {
+	if r.ModelConfigDigest == "" || o.ModelConfigDigest == "" {
+		r.ModelConfigDigest, o.ModelConfigDigest = "", ""
+	}
+	if r.CalibrationDigest == "" || o.CalibrationDigest == "" {
+		r.CalibrationDigest, o.CalibrationDigest = "", ""
+	}
+	return r == o
 }
 
 // TargetOptions set how TuneTarget reads and replays a target's history.
@@ -98,23 +117,34 @@ type TargetOptions struct {
 // sizes the demand metric on. Errors: an unknown GPU or model, an
 // unreadable calibration, a replica that does not fit.
 func ReplicaOf(r *config.Replica) (*replica.Replica, error) {
+	m, _, err := replicaOf(r)
+	return m, err
+}
+
+// replicaOf is ReplicaOf with the replica as a result records it, the
+// digests of the files as read here (nil for nil).
+func replicaOf(r *config.Replica) (*replica.Replica, *ReplicaRef, error) {
 	c := replica.DefaultConfig()
 	if r == nil {
-		return replica.New(c)
+		m, err := replica.New(c)
+		return m, nil, err
 	}
+	ref := replicaRef(r)
+	ref.ModelConfigDigest, ref.CalibrationDigest = "", ""
 	var err error
 	if c.GPU, err = replica.LookupGPU(r.GPU); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// model_config (a Hugging Face config.json) replaces model, as
 	// pkg/config reads it.
 	if r.ModelConfig != "" {
 		c.Model, err = replica.LoadHFConfig(r.ModelConfig)
+		ref.ModelConfigDigest = c.Model.Digest()
 	} else {
 		c.Model, err = replica.LookupModel(r.Model)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if r.TP > 0 {
 		c.TP = r.TP
@@ -122,13 +152,15 @@ func ReplicaOf(r *config.Replica) (*replica.Replica, error) {
 	if r.Calibration != "" {
 		cal, err := replica.LoadCalibration(r.Calibration)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		ref.CalibrationDigest = cal.Digest()
 		if c, err = cal.Apply(c); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return replica.New(c)
+	m, err := replica.New(c)
+	return m, ref, err
 }
 
 // ErrShortHistory is TuneTarget's error when the target's data covers
@@ -157,7 +189,7 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	if o.Step <= 0 {
 		o.Step = max(30*time.Second, (hist/backtest.MaxSteps).Truncate(time.Second)+time.Second)
 	}
-	model, err := ReplicaOf(t.Replica)
+	model, ref, err := replicaOf(t.Replica)
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: replica: %w", t.Name, err)
 	}
@@ -215,7 +247,7 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 		// The history as the data covers it (Reconstruct shrinks the grid
 		// to the data when it ends before now), not the range asked.
 		Target: t.Name, At: w.Grid.End(), History: w.Grid.End().Sub(w.Grid.Start).Seconds(),
-		SLOTTFT: time.Duration(t.Tune.SLOTTFT).Seconds(), Period: o.Period.Seconds(), Replica: replicaRef(t.Replica), Policy: rep.Policy, Candidate: rep.Winner(),
+		SLOTTFT: time.Duration(t.Tune.SLOTTFT).Seconds(), Period: o.Period.Seconds(), Replica: ref, Policy: rep.Policy, Candidate: rep.Winner(),
 		Outcome: rep.Outcome, Replays: rep.Replays, CPUSeconds: cpuSeconds() - cpu0,
 	}, nil
 }
@@ -463,8 +495,14 @@ func (r *TargetResult) Matches(t *config.Target, period time.Duration) error {
 	if p := period.Seconds(); r.Period != 0 && p > 0 && !near(r.Period, p) {
 		diff = append(diff, fmt.Sprintf("a %gs period (pollingInterval is %s)", r.Period, period))
 	}
-	if have := replicaRef(t.Replica); r.Replica != nil && have != nil && *r.Replica != *have {
-		diff = append(diff, fmt.Sprintf("replica %s (the target's is %s)", r.Replica, have))
+	if have := replicaRef(t.Replica); r.Replica != nil && have != nil && !r.Replica.same(*have) {
+		d := fmt.Sprintf("replica %s (the target's is %s", r.Replica, have)
+		if o := *r.Replica; o.ModelConfigDigest != "" && have.ModelConfigDigest != "" || o.CalibrationDigest != "" && have.CalibrationDigest != "" {
+			if o.ModelConfigDigest, o.CalibrationDigest = have.ModelConfigDigest, have.CalibrationDigest; o == *have {
+				d += ": the same files, other contents; serve compares them as it loaded them, so reload serve (SIGHUP) after replacing one"
+			}
+		}
+		diff = append(diff, d+")")
 	}
 	if len(diff) == 0 {
 		return nil
@@ -472,17 +510,27 @@ func (r *TargetResult) Matches(t *config.Target, period time.Duration) error {
 	return fmt.Errorf("tuned with %s: from another configuration of target %s", strings.Join(diff, ", "), t.Name)
 }
 
-// String is the replica as a replica: block: {gpu: G, model: M, tp: N[, calibration: F]}.
+// String is the replica as a replica: block, {gpu: G, model: M, tp: N[,
+// calibration: F]}, a file's digest's first 8 digits after its path
+// ("model_config: qwen.json (digest 1a2b3c4d)").
 func (r *ReplicaRef) String() string {
 	m := "model: " + r.Model
 	if r.ModelConfig != "" {
-		m = "model_config: " + r.ModelConfig
+		m = "model_config: " + r.ModelConfig + short(r.ModelConfigDigest)
 	}
 	s := fmt.Sprintf("{gpu: %s, %s, tp: %d", r.GPU, m, r.TP)
 	if r.Calibration != "" {
-		s += ", calibration: " + r.Calibration
+		s += ", calibration: " + r.Calibration + short(r.CalibrationDigest)
 	}
 	return s + "}"
+}
+
+// short is " (digest D)", D digest's first 8 digits; "" for none.
+func short(digest string) string {
+	if digest == "" {
+		return ""
+	}
+	return " (digest " + digest[:min(8, len(digest))] + ")"
 }
 
 // near compares two figures that went through JSON and a multiplication
