@@ -27,16 +27,17 @@ const minProbeInterval = 10 * time.Millisecond
 // has no ready endpoint, release them in order once it has (docs/keda.md,
 // "Scale to zero with infscale activator").
 type ActivatorCmd struct {
-	Listen        string        `name:"listen" default:"127.0.0.1:8080" help:"Address to serve on (host:port; in a pod, 0.0.0.0:8080). /metrics and /healthz are the activator's own; every other path is proxied."`
-	Upstream      string        `name:"upstream" required:"" help:"Base URL of the model's Service, e.g. http://chat:8000: no query or fragment; a path prefixes every proxied path (not --probe-path)."`
-	HoldTimeout   time.Duration `name:"hold-timeout" default:"5m" help:"Longest a request is held waiting for a ready upstream, at most 24h; then 503 with Retry-After. Make it longer than a cold start."`
-	MaxHeld       int           `name:"max-held" default:"1000" help:"Most requests held at once, 1 to 100000 (each takes about 22 KB besides its body; with --max-held-bytes within the memory limit); beyond it, 429 with Retry-After."`
-	MaxHeldBytes  string        `name:"max-held-bytes" default:"128MiB" help:"Most bytes of request bodies held in memory at once, 1MiB to 1TiB (128MiB, 100MB, or a bare number of bytes); beyond it, 429 with Retry-After; a body larger on its own, 413. Keep it well under the container's memory limit."`
-	BodyTimeout   time.Duration `name:"body-timeout" default:"60s" help:"Longest a held request's body may take to arrive from the client (then 408), any request with a body to be written upstream (then 504), and a write of an answer to a client that stopped reading (then the answer is cut and the upstream request cancelled), 1s to 1h."`
-	ProbePath     string        `name:"probe-path" default:"/health" help:"Upstream readiness endpoint (200: ready), vLLM's /health by default."`
-	ProbeInterval time.Duration `name:"probe-interval" default:"500ms" help:"How often the upstream's readiness is probed, 10ms to 1h (at once when a request comes to be held)."`
-	RetryAfter    time.Duration `name:"retry-after" default:"5s" help:"Retry-After of a 503 (hold timeout) or 429 (queue full), rounded up to seconds, at most 1h."`
-	IdleTimeout   time.Duration `name:"idle-timeout" default:"${idle_timeout}" help:"Longest a client's keep-alive connection may stay open with no request on it (between requests, never during one: a held request is not cut), 1s to 24h. Keep it longer than the idle timeout of the client or proxy in front (Go's 90s, nginx's and AWS ALB's 60s; GCP's load balancer's 600s, Envoy's 1h: raise it behind those)."`
+	Listen              string        `name:"listen" default:"127.0.0.1:8080" help:"Address to serve on (host:port; in a pod, 0.0.0.0:8080). /metrics and /healthz are the activator's own; every other path is proxied."`
+	Upstream            string        `name:"upstream" required:"" help:"Base URL of the model's Service, e.g. http://chat:8000: no query or fragment; a path prefixes every proxied path (not --probe-path)."`
+	HoldTimeout         time.Duration `name:"hold-timeout" default:"5m" help:"Longest a request is held waiting for a ready upstream, at most 24h; then 503 with Retry-After. Make it longer than a cold start."`
+	MaxHeld             int           `name:"max-held" default:"1000" help:"Most requests held at once, 1 to 100000 (each takes about 22 KB besides its body; with --max-held-bytes within the memory limit); beyond it, 429 with Retry-After."`
+	MaxHeldBytes        string        `name:"max-held-bytes" default:"128MiB" help:"Most bytes of request bodies held in memory at once, 1MiB to 1TiB (128MiB, 100MB, or a bare number of bytes); beyond it, 429 with Retry-After; a body larger on its own, 413. Keep it well under the container's memory limit."`
+	BodyTimeout         time.Duration `name:"body-timeout" default:"60s" help:"Longest a held request's body may take to arrive from the client (then 408), any request with a body to be written upstream (then 504), and a write of an answer to a client that stopped reading (then the answer is cut and the upstream request cancelled), 1s to 1h."`
+	ProbePath           string        `name:"probe-path" default:"/health" help:"Upstream readiness endpoint (200: ready), vLLM's /health by default."`
+	ProbeInterval       time.Duration `name:"probe-interval" default:"500ms" help:"How often the upstream's readiness is probed, 10ms to 1h (at once when a request comes to be held)."`
+	RetryAfter          time.Duration `name:"retry-after" default:"5s" help:"Retry-After of a 503 (hold timeout) or 429 (queue full), rounded up to seconds, at most 1h."`
+	IdleTimeout         time.Duration `name:"idle-timeout" default:"${idle_timeout}" help:"Longest a client's keep-alive connection may stay open with no request on it (between requests, never during one: a held request is not cut), 1s to 24h. Keep it longer than the idle timeout of the client or proxy in front (Go's 90s, nginx's and AWS ALB's 60s; GCP's load balancer's 600s, Envoy's 1h: raise it behind those)."`
+	UpstreamIdleTimeout time.Duration `name:"upstream-idle-timeout" default:"${upstream_idle_timeout}" help:"Longest an upstream keep-alive connection is kept idle for the next request, 100ms to 1h. Keep it shorter than the model server's keep-alive timeout (vLLM's and SGLang's 5s: VLLM_HTTP_TIMEOUT_KEEP_ALIVE, uvicorn's --timeout-keep-alive), or a request sent as the server closes the connection gets a 502."`
 }
 
 // minIdleTimeout and maxIdleTimeout bound --idle-timeout: below a second a
@@ -106,6 +107,8 @@ func (c *ActivatorCmd) Run(e *env) error {
 		return durationIn("body-timeout", c.BodyTimeout, time.Second, time.Hour, "a body read or write upstream needs a deadline, and one longer than an hour holds memory for nothing")
 	case c.IdleTimeout < minIdleTimeout || c.IdleTimeout > maxIdleTimeout:
 		return durationIn("idle-timeout", c.IdleTimeout, minIdleTimeout, maxIdleTimeout, "keep it longer than the idle timeout of the client or proxy in front, so that the client closes first")
+	case c.UpstreamIdleTimeout < 100*time.Millisecond || c.UpstreamIdleTimeout > time.Hour:
+		return durationIn("upstream-idle-timeout", c.UpstreamIdleTimeout, 100*time.Millisecond, time.Hour, "keep it shorter than the model server's keep-alive timeout (vLLM's 5s), so that the activator closes first; 0 would keep idle connections for good")
 	}
 	maxBytes, err := heldBytes(c.MaxHeldBytes)
 	if err != nil {
@@ -120,7 +123,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 	}
 	stderr := &lockedWriter{w: e.stderr} // the probe's lines and these
 	a, err := activator.New(activator.Config{Upstream: u, HoldTimeout: c.HoldTimeout, MaxHeld: c.MaxHeld, MaxHeldBytes: maxBytes, BodyTimeout: c.BodyTimeout,
-		ProbePath: c.ProbePath, ProbeInterval: c.ProbeInterval, RetryAfter: c.RetryAfter, Log: slog.New(slog.NewTextHandler(stderr, nil))})
+		ProbePath: c.ProbePath, ProbeInterval: c.ProbeInterval, RetryAfter: c.RetryAfter, UpstreamIdleTimeout: c.UpstreamIdleTimeout, Log: slog.New(slog.NewTextHandler(stderr, nil))})
 	if err != nil {
 		return invalid(err)
 	}

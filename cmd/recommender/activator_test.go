@@ -61,6 +61,9 @@ func TestActivatorInvalid(t *testing.T) {
 		// 0 would be no idle timeout at all (net/http's zero), the leak.
 		{[]string{"--upstream", "http://chat:8000", "--idle-timeout", "0s"}, "--idle-timeout 0s: want 1s to 24h"},
 		{[]string{"--upstream", "http://chat:8000", "--idle-timeout", "25h"}, "--idle-timeout 25h: want 1s to 24h"},
+		// 0 would keep idle upstream connections for good (Transport's zero).
+		{[]string{"--upstream", "http://chat:8000", "--upstream-idle-timeout", "0s"}, "--upstream-idle-timeout 0s: want 100ms to 1h"},
+		{[]string{"--upstream", "http://chat:8000", "--upstream-idle-timeout", "2h"}, "--upstream-idle-timeout 2h: want 100ms to 1h"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(t.Context(), append([]string{"activator"}, tc.args...), strings.NewReader(""), &out, &errb)

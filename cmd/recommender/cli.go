@@ -151,7 +151,7 @@ func newParser(cli *CLI, stdout, stderr io.Writer, exit func(int)) (*kong.Kong, 
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		// From pkg/recommend, so that help and defaults follow the core.
-		kong.Vars{"version": versionLine(buildInfo()), "signals": recommend.SignalNames(), "default_max": strconv.Itoa(recommend.DefaultMax), "max_fleet_rate": strconv.Itoa(maxFleetRate), "idle_timeout": model.Duration(activator.DefaultIdleTimeout).String(), "default_stress": defaultStressSpec},
+		kong.Vars{"version": versionLine(buildInfo()), "signals": recommend.SignalNames(), "default_max": strconv.Itoa(recommend.DefaultMax), "max_fleet_rate": strconv.Itoa(maxFleetRate), "idle_timeout": model.Duration(activator.DefaultIdleTimeout).String(), "upstream_idle_timeout": model.Duration(activator.DefaultUpstreamIdleTimeout).String(), "default_stress": defaultStressSpec},
 	}, flagMappers...)
 	return kong.New(cli, opts...)
 }

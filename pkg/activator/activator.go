@@ -51,6 +51,16 @@ import (
 // clients and proxies in front (Go's 90 s, nginx's and AWS ALB's 60 s).
 const DefaultIdleTimeout = 2 * time.Minute
 
+// DefaultUpstreamIdleTimeout is how long an upstream keep-alive
+// connection is kept idle for the next proxied request
+// (http.Transport.IdleConnTimeout): `infscale activator`'s
+// --upstream-idle-timeout default, shorter than the model servers' own
+// (vLLM's and SGLang's uvicorn close an idle connection after 5 s:
+// VLLM_HTTP_TIMEOUT_KEEP_ALIVE, uvicorn's timeout_keep_alive). Kept
+// longer, the activator sends a request on a connection the server is
+// closing: the server never reads it, and the client gets a 502.
+const DefaultUpstreamIdleTimeout = 4 * time.Second
+
 // DefaultMaxHeldBytes is the default byte budget for held bodies: 128 MiB,
 // half of deploy/activator's 256 MiB memory limit (the rest: about 22 KB
 // per held request, the runtime, and the garbage collector's headroom).
@@ -96,10 +106,13 @@ type Config struct {
 	// Client probes the upstream (default: a 2 s timeout).
 	Client *http.Client
 	// Transport carries proxied requests (default http.DefaultTransport's
-	// clone: idle upstream connections closed after 90 s, and no deadline
-	// on an answer, which a non-streamed completion may take minutes to
-	// start).
+	// clone with UpstreamIdleTimeout: no deadline on an answer, which a
+	// non-streamed completion may take minutes to start).
 	Transport http.RoundTripper
+	// UpstreamIdleTimeout closes an upstream connection idle that long
+	// (default DefaultUpstreamIdleTimeout); keep it shorter than the
+	// model server's keep-alive timeout. Not used with Transport.
+	UpstreamIdleTimeout time.Duration
 	// Log, if set, gets a line each time the probe's answer changes
 	// readiness (and the first probe's when not ready), with the failed
 	// probe's status or error.
@@ -174,8 +187,13 @@ func New(cfg Config) (*Activator, error) {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: 2 * time.Second}
 	}
+	if cfg.UpstreamIdleTimeout <= 0 {
+		cfg.UpstreamIdleTimeout = DefaultUpstreamIdleTimeout
+	}
 	if cfg.Transport == nil {
-		cfg.Transport = http.DefaultTransport.(*http.Transport).Clone()
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.IdleConnTimeout = cfg.UpstreamIdleTimeout
+		cfg.Transport = t
 	}
 	a := &Activator{cfg: cfg, reg: prometheus.NewRegistry(), probeCh: make(chan struct{}, 1), id: rand.Text()}
 	a.proxy = &httputil.ReverseProxy{
