@@ -492,6 +492,14 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	// and the transport then drops the upstream connection mid-stream.
 	rc := http.NewResponseController(rw)
 	_ = rc.EnableFullDuplex()
+	// The answer's last write has BodyTimeout to make progress, as each
+	// proxied write has (stallWriter): net/http writes what is buffered,
+	// and a chunked answer's terminator, after the handler returns, with
+	// no deadline of its own, so a client that stopped reading just before
+	// the end held the connection and its goroutine while it stayed
+	// connected. Deferred first, so set last, after the body's linger;
+	// net/http lifts it once the answer is written (keep-alive).
+	defer func() { _ = rc.SetWriteDeadline(time.Now().Add(a.cfg.BodyTimeout)) }()
 	hasBody := r.Body != nil && r.Body != http.NoBody
 	var bodyDone atomic.Bool // the client's body was read to its end
 	streamed := false        // the body went upstream as it came (not held)
@@ -628,8 +636,7 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 	// Each write of the answer to the client has BodyTimeout to make
 	// progress: a client that stops reading (its connection open) would
 	// hold the upstream request, and this goroutine, for as long as it
-	// stays connected. Lifted after the answer (keep-alive).
-	defer rc.SetWriteDeadline(time.Time{})
+	// stays connected (the last one: ServeHTTP).
 	a.proxy.ServeHTTP(&stallWriter{ResponseWriter: rw, rc: rc, d: a.cfg.BodyTimeout}, out)
 	return !at.refused.Load()
 }
