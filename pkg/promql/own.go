@@ -14,3 +14,11 @@ func OwnSeries(metric, target string) string {
 	ms := []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "target", target)}
 	return aggregate(parser.MAX, false, nil, selector(metric, ms)).String()
 }
+
+// OwnSeriesBy is `max by (<by>) (<metric>{target="<target>"})`: OwnSeries
+// keeping the labels by, e.g. the policy and state of
+// infscale_tuned_policy_info, each combination a series of its own.
+func OwnSeriesBy(metric, target string, by ...string) string {
+	ms := []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "target", target)}
+	return aggregate(parser.MAX, false, by, selector(metric, ms)).String()
+}

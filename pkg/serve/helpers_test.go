@@ -33,8 +33,10 @@ func tuneState(tn *Tuning, name string) (state, policy string) {
 // Step does what Tuning.Run's two loops do once: it tunes every
 // in-process target whose last run is tune.every old or that has none,
 // one after the other, reads the tune.dir results, then checks the
-// adopted candidates' live misses.
+// adopted candidates' live misses, and waits for the look-backs it
+// started (lookBack).
 func (tn *Tuning) Step(ctx context.Context) {
 	tn.stepRuns(ctx)
 	tn.stepFast(ctx)
+	tn.lookingBack.Wait()
 }

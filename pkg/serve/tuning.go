@@ -121,6 +121,10 @@ type Tuning struct {
 	// Tick is how often Run looks for a due target [1 min]; CheckEvery
 	// how often an adopted candidate's live misses are read [5 min].
 	Tick, CheckEvery time.Duration
+	// LookBackTimeout bounds lookBack's query, which a target's first
+	// result waits for in adopt mode [10 s, the decisions' default
+	// prometheus.timeout].
+	LookBackTimeout time.Duration
 	// Audit, when set, receives the adopt and revert events (Loop's
 	// audit log).
 	Audit func(target string, at time.Time, event any)
@@ -143,9 +147,14 @@ type Tuning struct {
 	// removed at the next save, so that a block given back starts afresh
 	// rather than restoring what was rolled back.
 	forgotten map[string]bool
-	untuned   map[string]bool // configured without a tune: block, as last set
-	candidate *prometheus.GaugeVec
-	info      *prometheus.GaugeVec
+	// looked are the targets whose last exported state was looked up in
+	// Prometheus (lookBack), once per process; lookingBack counts the
+	// look-ups under way.
+	looked      map[string]bool
+	lookingBack sync.WaitGroup
+	untuned     map[string]bool // configured without a tune: block, as last set
+	candidate   *prometheus.GaugeVec
+	info        *prometheus.GaugeVec
 }
 
 // tuned is one target's self-tuning state.
@@ -165,7 +174,10 @@ type tuned struct {
 	adoptedAt  time.Time
 	// reverted is the last policy reverted for its live misses: not
 	// adopted again while the tune: block's terms stay.
-	reverted         string
+	reverted string
+	// lookingBack: lookBack is reading what serve exported before this
+	// start; adoption waits for it.
+	lookingBack      bool
 	switched         time.Time
 	state            string
 	lastRun, checked time.Time
@@ -186,7 +198,7 @@ type tuned struct {
 // infscale_tuned_policy_info on reg.
 func NewTuning(reg prometheus.Registerer) *Tuning {
 	t := &Tuning{
-		targets: map[string]*tuned{}, dirty: map[string]bool{}, forgotten: map[string]bool{},
+		targets: map[string]*tuned{}, dirty: map[string]bool{}, forgotten: map[string]bool{}, looked: map[string]bool{},
 		candidate: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "candidate_desired_replicas",
 			Help: "The tuned candidate policy's desired replicas, decided each cycle on the same observation as infscale_desired_replicas (targets with a tune: block, once a candidate exists)."}, []string{"target"}),
 		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "tuned_policy_info",
@@ -664,6 +676,9 @@ func (tn *Tuning) due(dir bool) []tuneJob {
 func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 	start := tn.now() // the history ends here; the next run is every later
 	res, err := tn.result(ctx, &j.cfg, start)
+	if err == nil && res != nil {
+		tn.lookBack(ctx, j, start)
+	}
 	var stale error
 	loud := err != nil
 	tn.mu.Lock()
@@ -717,6 +732,96 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 			tn.logger().Error("tuning failed; the target keeps its policy", "target", j.name, "err", err, "retry_in", retry)
 		}
 	}
+}
+
+// revertLookBack is how far back lookBack reads serve's own
+// infscale_tuned_policy_info: a restart, or a pod rescheduled, within it
+// keeps a revert.
+const revertLookBack = 24 * time.Hour
+
+// lookBack restores, without --state-dir, a revert from what serve last
+// exported for the target in Prometheus, once per target and process,
+// before its first result is taken in adopt mode: the series of
+// infscale_tuned_policy_info (any serve replica's) with the latest sample
+// in the last revertLookBack. When that one says reverted, its policy
+// stays reverted, switched at the start of its last run of samples. A
+// restart forgot the revert, and the same result was adopted again and
+// missed again; with several serve replicas, one restarted adopted what
+// the others had reverted. The query runs on its own goroutine, so a
+// Prometheus that hangs holds no other target's result; the target's
+// waits in shadow until it is answered, or fails (LookBackTimeout): then
+// it is taken as before.
+func (tn *Tuning) lookBack(ctx context.Context, j tuneJob, now time.Time) {
+	if tn.StateDir != "" || tn.API == nil || j.cfg.Tune.Mode != config.TuneAdopt {
+		return
+	}
+	tn.mu.Lock()
+	defer tn.mu.Unlock()
+	s := tn.targets[j.name]
+	if tn.looked[j.name] || s == nil || s.reverted != "" || s.adoptedRes != nil {
+		return
+	}
+	tn.looked[j.name] = true
+	s.lookingBack = true
+	period := tn.replayPeriod()
+	tn.lookingBack.Add(1)
+	timeout := tn.LookBackTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	go func() {
+		defer tn.lookingBack.Done()
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		policy, since, err := lastReverted(ctx, tn.API, j.name, now, period)
+		if err != nil {
+			tn.logger().Warn("tuning state not read back from Prometheus; a candidate reverted before serve started may be adopted again", "target", j.name, "err", err)
+		}
+		tn.mu.Lock()
+		defer tn.mu.Unlock()
+		if s.lookingBack = false; tn.targets[j.name] != s {
+			return // the target was dropped or reconfigured meanwhile
+		}
+		if policy != "" && s.reverted == "" && s.adoptedRes == nil {
+			s.reverted, s.switched = policy, since
+			tn.logger().Info("tuned policy stays reverted: serve exported it reverted before this start (read back from Prometheus)", "target", j.name, "policy", policy, "since", since.UTC().Format(time.RFC3339))
+		}
+		if s.res != nil && s.state == TuneStateShadow && s.cfg.Tune.Mode == config.TuneAdopt {
+			tn.apply(s, s.res, tn.now())
+			tn.dirty[j.name] = true
+		}
+	}()
+}
+
+// lastReverted reads max by (policy, state) (infscale_tuned_policy_info{target})
+// over the revertLookBack before now at step, and returns the policy of
+// the series with the latest sample when that series says reverted (a
+// tie: any that does), with the start of its last run of samples; "" when
+// none does.
+func lastReverted(ctx context.Context, api promql.API, target string, now time.Time, step time.Duration) (string, time.Time, error) {
+	step = max(step, revertLookBack/(promql.MaxPointsPerSeries-1)+time.Second)
+	m, _, err := api.Range(ctx, promql.OwnSeriesBy(Namespace+"_tuned_policy_info", target, "policy", "state"), now.Add(-revertLookBack), now, step)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	var last model.Time
+	for _, ss := range m {
+		if n := len(ss.Values); n > 0 && ss.Values[n-1].Timestamp > last {
+			last = ss.Values[n-1].Timestamp
+		}
+	}
+	for _, ss := range m {
+		n := len(ss.Values)
+		if n == 0 || ss.Values[n-1].Timestamp != last || string(ss.Metric["state"]) != TuneStateReverted {
+			continue
+		}
+		i := n - 1
+		for i > 0 && ss.Values[i].Timestamp.Sub(ss.Values[i-1].Timestamp) <= step {
+			i--
+		}
+		return string(ss.Metric["policy"]), ss.Values[i].Timestamp.Time(), nil
+	}
+	return "", time.Time{}, nil
 }
 
 // result tunes cfg in process, or reads its file from tune.dir (nil: none
@@ -793,6 +898,8 @@ func (tn *Tuning) apply(s *tuned, r *tune.TargetResult, now time.Time) {
 	case s.adoptedRes != nil && s.adoptedRes.Policy == r.Policy:
 		s.adoptedRes = r // the same policy, newer figures
 		tn.setInfo(s, r.Policy, TuneStateAdopted)
+	case s.lookingBack:
+		tn.setInfo(s, r.Policy, TuneStateShadow) // lookBack adopts it, or not, once read
 	case r.Policy == s.reverted:
 		// Its live misses were over the budget once: the replay that
 		// chose it again does not see them, and adopting it would miss

@@ -541,7 +541,9 @@ targets:
 	reg := prometheus.NewRegistry()
 	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second})
 	tn := NewTuning(reg)
-	tn.API, tn.Tick, tn.CheckEvery = &hangingRange{}, 10*time.Millisecond, time.Hour
+	// chat's first result waits for the look-back of its state before
+	// this start (lookBack), on the same hanging Prometheus: bounded.
+	tn.API, tn.Tick, tn.CheckEvery, tn.LookBackTimeout = &hangingRange{}, 10*time.Millisecond, time.Hour, time.Second
 	l.SetTuning(tn)
 	if err := l.SetConfig(context.Background(), f); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,94 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/infscale/infscale/internal/promtest"
+	"github.com/infscale/infscale/pkg/promql"
+	"github.com/infscale/infscale/pkg/tune"
+)
+
+// TestTuningRevertReadBack: serve without --state-dir reads back from
+// Prometheus what it (or another serve replica) last exported for a
+// target before taking its first result in adopt mode. The history, as
+// Prometheus scraped serve every 15 s from T: queue:8 adopted for 20
+// minutes, reverted for 30 (live misses over budget), then adopted again
+// for 20 (a reload that changed the terms forgot the revert). A serve
+// started 5 minutes into the revert with the tune.dir result queue:8
+// (holds) keeps it reverted, switched when the revert began (T+20m); it
+// adopted it again before. One started during the second adoption adopts
+// it; one started more than 24 h after the last sample, or with no
+// history at all, adopts it as before.
+func TestTuningRevertReadBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on backfilled series")
+	}
+	T := time.Now().Add(-30 * time.Hour).Truncate(time.Hour)
+	var om strings.Builder
+	om.WriteString("# TYPE infscale_tuned_policy_info gauge\n")
+	for _, run := range []struct {
+		state    string
+		from, to time.Duration
+	}{{"adopted", 0, 20 * time.Minute}, {"reverted", 20 * time.Minute, 50 * time.Minute}, {"adopted", 50 * time.Minute, 70 * time.Minute}} {
+		for at := run.from; at < run.to; at += 15 * time.Second {
+			fmt.Fprintf(&om, "infscale_tuned_policy_info{target=\"chat\",policy=\"queue:8\",state=%q,pod=\"infscale-0\"} 1 %d\n", run.state, T.Add(at).Unix())
+		}
+	}
+	om.WriteString("# EOF\n")
+	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, om.String()), Flags: []string{"--storage.tsdb.retention.time=30d"}})
+	api, err := promql.NewClient(promql.ClientConfig{URL: prom.URL, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		now       time.Time
+		state     string
+		switched  time.Time
+		readsBack bool
+	}{
+		{"5 minutes into the revert", T.Add(25 * time.Minute), TuneStateReverted, T.Add(20 * time.Minute), true},
+		{"during the second adoption", T.Add(65 * time.Minute), TuneStateAdopted, time.Time{}, false},
+		{"a day after the last sample", T.Add(70*time.Minute + 25*time.Hour), TuneStateAdopted, time.Time{}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			now := c.now
+			reg := prometheus.NewRegistry()
+			l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
+			tn := NewTuning(reg)
+			tn.Now, tn.API = func() time.Time { return now }, api
+			var log bytes.Buffer
+			tn.Log = slog.New(slog.NewTextHandler(&log, nil))
+			l.SetTuning(tn)
+			if err := l.SetConfig(context.Background(), tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", dir))); err != nil {
+				t.Fatal(err)
+			}
+			cand := tune.Candidate{Metric: "queue", Target: 8}
+			if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: cand.Policy(), Candidate: cand, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+				t.Fatal(err)
+			}
+			tn.Step(context.Background())
+			if s, p := tuneState(tn, "chat"); s != c.state || p != "queue:8" {
+				t.Errorf("state %q %q, want %s queue:8; log:\n%s", s, p, c.state, log.String())
+			}
+			tn.mu.Lock()
+			switched := tn.targets["chat"].switched
+			tn.mu.Unlock()
+			if c.readsBack && !switched.Equal(c.switched) {
+				t.Errorf("switched %v, want %v (the revert's first sample)", switched, c.switched)
+			}
+			if said := strings.Contains(log.String(), "tuned policy stays reverted"); said != c.readsBack {
+				t.Errorf("log says the revert was read back: %v, want %v; log:\n%s", said, c.readsBack, log.String())
+			}
+		})
+	}
+}
