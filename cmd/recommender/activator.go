@@ -108,7 +108,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 	case c.IdleTimeout < minIdleTimeout || c.IdleTimeout > maxIdleTimeout:
 		return durationIn("idle-timeout", c.IdleTimeout, minIdleTimeout, maxIdleTimeout, "keep it longer than the idle timeout of the client or proxy in front, so that the client closes first")
 	case c.UpstreamIdleTimeout < 100*time.Millisecond || c.UpstreamIdleTimeout > time.Hour:
-		return durationIn("upstream-idle-timeout", c.UpstreamIdleTimeout, 100*time.Millisecond, time.Hour, "keep it shorter than the model server's keep-alive timeout (vLLM's 5s), so that the activator closes first; 0 would keep idle connections for good")
+		return durationIn("upstream-idle-timeout", c.UpstreamIdleTimeout, 100*time.Millisecond, time.Hour, "keep it shorter than the model server's keep-alive timeout (vLLM's 5s), so that the activator closes first")
 	}
 	maxBytes, err := heldBytes(c.MaxHeldBytes)
 	if err != nil {

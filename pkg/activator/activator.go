@@ -465,6 +465,16 @@ func (a *Activator) releaseAll() {
 // failed) before any byte of it was sent is held again for a probe
 // interval and tried again; any other answer or failure is the client's.
 func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	// The answer's last write has BodyTimeout to make progress, as each
+	// proxied write has (stallWriter): net/http writes what is buffered,
+	// and a chunked answer's terminator, after the handler returns, with
+	// no deadline of its own, so a client that stopped reading just before
+	// the end (or pipelined requests it never read the 400s of) held the
+	// connection and its goroutine while it stayed connected. Deferred
+	// first, so set last, after the body's linger, and for every answer;
+	// net/http lifts it once the answer is written (keep-alive).
+	rc := http.NewResponseController(rw)
+	defer func() { _ = rc.SetWriteDeadline(time.Now().Add(a.cfg.BodyTimeout)) }()
 	if err := checkPath(r.URL.Path); err != nil {
 		a.badPath.Inc()
 		http.Error(rw, "activator: "+err.Error(), http.StatusBadRequest)
@@ -490,16 +500,7 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	// transport's last read of the request body; net/http's HTTP/1 server
 	// closes the body once the response starts unless full duplex is on,
 	// and the transport then drops the upstream connection mid-stream.
-	rc := http.NewResponseController(rw)
 	_ = rc.EnableFullDuplex()
-	// The answer's last write has BodyTimeout to make progress, as each
-	// proxied write has (stallWriter): net/http writes what is buffered,
-	// and a chunked answer's terminator, after the handler returns, with
-	// no deadline of its own, so a client that stopped reading just before
-	// the end held the connection and its goroutine while it stayed
-	// connected. Deferred first, so set last, after the body's linger;
-	// net/http lifts it once the answer is written (keep-alive).
-	defer func() { _ = rc.SetWriteDeadline(time.Now().Add(a.cfg.BodyTimeout)) }()
 	hasBody := r.Body != nil && r.Body != http.NoBody
 	var bodyDone atomic.Bool // the client's body was read to its end
 	streamed := false        // the body went upstream as it came (not held)

@@ -44,7 +44,8 @@ type Client struct {
 	answers answerBufs
 	// answered is set once a query has been answered: a connection
 	// refused after it is the server restarting, not a wrong address.
-	answered atomic.Bool
+	// Shared with the clients ForHistory makes (one server).
+	answered *atomic.Bool
 }
 
 // ClientConfig configures NewClient.
@@ -85,12 +86,12 @@ const (
 // ForHistory returns a Client on c's connection, auth and TLS with
 // another per-query timeout and retries: serve's decisions ask with
 // prometheus.timeout and no retry (the next cycle asks again), its tuning
-// of a week of history with HistoryTimeout and HistoryRetries. c is not
-// changed.
+// of a week of history with HistoryTimeout and HistoryRetries. c's
+// timeout and retries are not changed; whether the server has answered
+// is shared (a connection refused after an answer to either is a
+// restart, asked again).
 func (c *Client) ForHistory(timeout time.Duration, retries int) *Client {
-	h := &Client{api: c.api, http: c.http, hc: c.hc, timeout: timeout, retries: max(retries, 0)}
-	h.answered.Store(c.answered.Load())
-	return h
+	return &Client{api: c.api, http: c.http, hc: c.hc, timeout: timeout, retries: max(retries, 0), answered: c.answered}
 }
 
 // NewClient returns a Client for cfg. Errors: an unparsable URL.
@@ -104,7 +105,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prometheus url %q: %w", cfg.URL, err)
 	}
-	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout, retries: max(cfg.Retries, 0)}, nil
+	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout, retries: max(cfg.Retries, 0), answered: new(atomic.Bool)}, nil
 }
 
 func (c *Client) context(ctx context.Context) (context.Context, context.CancelFunc, []v1.Option) {

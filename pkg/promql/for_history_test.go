@@ -3,6 +3,7 @@ package promql
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -53,5 +54,59 @@ func TestForHistory(t *testing.T) {
 	}
 	if c.timeout != 300*time.Millisecond || c.retries != 0 {
 		t.Errorf("the decision client changed: timeout %v retries %d", c.timeout, c.retries)
+	}
+}
+
+// TestForHistorySharesAnswered: a refused connection after Prometheus
+// has answered is a restart, asked again, whichever of the two clients
+// had the answer. serve makes its history client at start, before its
+// decisions' client (its startup rebuild) has had one; the flag was
+// copied then, so the first history query that met a restart was taken
+// for a wrong address and failed the run at once (tried again 15 min
+// later). Here the decision client answers, Prometheus restarts (back
+// after 1.5 s) and the history client's query is answered after its
+// 1 s and 2 s waits.
+func TestForHistorySharesAnswered(t *testing.T) {
+	const matrix = `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1767607200,"5"]]}]}}`
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, matrix)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	srv := &http.Server{Handler: handler}
+	go srv.Serve(ln)
+	c, err := NewClient(ClientConfig{URL: "http://" + addr, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := c.ForHistory(10*time.Second, 3) // made before any answer, as serve does
+	at := time.Unix(1767607200, 0)
+	if _, _, err := c.Range(context.Background(), "up", at, at, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	back := make(chan *http.Server, 1)
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Error(err)
+			back <- nil
+			return
+		}
+		s := &http.Server{Handler: handler}
+		back <- s
+		s.Serve(ln)
+	}()
+	m, _, err := h.Range(context.Background(), "up", at, at, time.Minute)
+	if s := <-back; s != nil {
+		defer s.Close()
+	}
+	if err != nil || len(m) != 1 {
+		t.Errorf("history client after the decision client's answer and a restart: %v, %v; want the matrix, asked again", m, err)
 	}
 }

@@ -64,12 +64,12 @@ type Model struct {
 	DType DType `json:"dtype"`
 }
 
-// attentionParams is one layer's attention projections plus its norms.
 // Digest is the model's figures as a hex SHA-256 (of their JSON): a
 // model_config (a Hugging Face config.json) edited in place, so that
 // another model sits at the same path, has another digest.
 func (m Model) Digest() string { return digestJSON(m) }
 
+// attentionParams is one layer's attention projections plus its norms.
 func (m Model) attentionParams() float64 {
 	h, q, kv := float64(m.Hidden), float64(m.Heads*m.HeadDim), float64(m.KVHeads*m.HeadDim)
 	p := h*q + 2*h*kv + q*h // q, k, v, o projections

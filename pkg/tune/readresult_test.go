@@ -216,3 +216,54 @@ targets:
 		t.Errorf("a result without digests (written before them): %v", err)
 	}
 }
+
+// TestTuneOnTheReplicaAsLoaded: a calibration refitted over its file
+// after the configuration was loaded (serve running, not yet reloaded).
+// A run reads the file again; before, it replayed on the new figures and
+// recorded their digest, which the loaded configuration's does not
+// match: serve refused its in-process result as stale ("a reload changed
+// the target's terms during the run"), though nothing was reloaded, and
+// tuned again at the next look, a week's replays every minute. The run
+// now fails at once, naming the file and the reload that takes it.
+func TestTuneOnTheReplicaAsLoaded(t *testing.T) {
+	orig, err := os.ReadFile("../../examples/vllm-0.21-h100-llama-3.1-8b.calibration.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal := filepath.Join(t.TempDir(), "cal.json")
+	if err := os.WriteFile(cal, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := config.Parse(fmt.Appendf(nil, `prometheus: {url: "http://prometheus:9090"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  maxReplicaCount: 8
+  replica: {gpu: h100-sxm, model: llama-3.1-8b, calibration: %q}
+  tune: {max_miss: 0.001}
+`, cal), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &f.Targets[0]
+	refit := strings.Replace(string(orig), `"mfu": 0.4627`, `"mfu": 0.5`, 1)
+	if err := os.WriteFile(cal, []byte(refit), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, ref, err := replicaOf(tg.Replica)
+	if err == nil {
+		r := TargetResult{Outcome: Outcome{MaxMissPct: 0.1}, SLOTTFT: 2, Period: 15, Replica: ref}
+		t.Fatalf("refitted after the load: tuned on %s, which the loaded configuration refuses (%v); want an error", ref, r.Matches(tg, 15*time.Second))
+	}
+	if !strings.Contains(err.Error(), cal) || !strings.Contains(err.Error(), "changed since the configuration was loaded") || !strings.Contains(err.Error(), "SIGHUP") {
+		t.Errorf("error %q: want the file named, said changed since the load, and the reload that takes it", err)
+	}
+	// The same figures again (the file put back): tuned as before.
+	if err := os.WriteFile(cal, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := replicaOf(tg.Replica); err != nil {
+		t.Errorf("the file as loaded: %v", err)
+	}
+}

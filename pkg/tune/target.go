@@ -122,7 +122,10 @@ func ReplicaOf(r *config.Replica) (*replica.Replica, error) {
 }
 
 // replicaOf is ReplicaOf with the replica as a result records it, the
-// digests of the files as read here (nil for nil).
+// digests of the files as read here (nil for nil). Errors also when a
+// file's contents are not those config.Load read (a digest r records):
+// a result tuned on them would not match the configuration it is for
+// (TargetResult.Matches), and serve would refuse it and tune again.
 func replicaOf(r *config.Replica) (*replica.Replica, *ReplicaRef, error) {
 	c := replica.DefaultConfig()
 	if r == nil {
@@ -139,7 +142,10 @@ func replicaOf(r *config.Replica) (*replica.Replica, *ReplicaRef, error) {
 	// pkg/config reads it.
 	if r.ModelConfig != "" {
 		c.Model, err = replica.LoadHFConfig(r.ModelConfig)
-		ref.ModelConfigDigest = c.Model.Digest()
+		if err == nil {
+			ref.ModelConfigDigest = c.Model.Digest()
+			err = changed("model_config", r.ModelConfig, r.ModelConfigDigest(), ref.ModelConfigDigest)
+		}
 	} else {
 		c.Model, err = replica.LookupModel(r.Model)
 	}
@@ -155,12 +161,26 @@ func replicaOf(r *config.Replica) (*replica.Replica, *ReplicaRef, error) {
 			return nil, nil, err
 		}
 		ref.CalibrationDigest = cal.Digest()
+		if err := changed("calibration", r.Calibration, r.CalibrationDigest(), ref.CalibrationDigest); err != nil {
+			return nil, nil, err
+		}
 		if c, err = cal.Apply(c); err != nil {
 			return nil, nil, err
 		}
 	}
 	m, err := replica.New(c)
 	return m, ref, err
+}
+
+// changed is replicaOf's error when file (the replica: block's key) now
+// has digest now where config.Load read loaded ("": not recorded, as in
+// a Replica not from Load; nil).
+func changed(key, file, loaded, now string) error {
+	if loaded == "" || loaded == now {
+		return nil
+	}
+	return fmt.Errorf("%s %s changed since the configuration was loaded (digest %s, loaded %s): a result tuned on it would not be for the configuration in use; reload serve (SIGHUP) to take it, or put the file back",
+		key, file, now[:min(8, len(now))], loaded[:min(8, len(loaded))])
 }
 
 // ErrShortHistory is TuneTarget's error when the target's data covers
