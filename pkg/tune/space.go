@@ -83,6 +83,9 @@ type Dim struct {
 type Space struct {
 	Metrics []MetricSpace
 	Dims    []Dim
+	// FixedFloor skips the floor rounds (floorSearch, cheaperFloor): the
+	// min dimension's values are the target's own (scaleToZero).
+	FixedFloor bool
 }
 
 // DefaultSpace is tune's default search space: the demand signal at 50%,
@@ -106,6 +109,28 @@ var DefaultSpace = Space{
 		{Name: "lookahead", Unit: ColdStarts, Values: []float64{0, 1}, Step: 0.5, Default: 0, Key: "lookahead"},
 		{Name: "downwindow", Unit: ColdStarts, Values: []float64{1, 4}, Fine: []float64{0.5, 2}, Default: -1, Key: "behavior.scaleDown.stabilizationWindowSeconds"},
 	},
+}
+
+// scaleToZero is sp for a target that scales to zero (minReplicaCount 0,
+// its zero: block's cooldownPeriod cooldown): every candidate keeps min 0
+// and the cooldown, so the replays go to zero after cooldown idle and
+// wake on the next request, a cold start later, as the target does; a
+// floor would not scale to zero (serve rejects such a candidate), and
+// replayed at a floor of 1 a candidate's idle replica-minutes and wake-up
+// misses were never counted.
+func (sp Space) scaleToZero(cooldown time.Duration) Space {
+	out := sp
+	out.Dims = nil
+	for _, d := range sp.Dims {
+		if d.Name != "min" {
+			out.Dims = append(out.Dims, d)
+		}
+	}
+	out.Dims = append(out.Dims,
+		Dim{Name: "min", Unit: Count, Values: []float64{0}, Default: 1, Key: "minReplicaCount"},
+		Dim{Name: "cooldown", Unit: Seconds, Values: []float64{math.Ceil(cooldown.Seconds())}, Default: -1, Key: "zero.cooldownPeriod"})
+	out.FixedFloor = true
+	return out
 }
 
 // forReplica turns PerBatch targets into the replica's units.

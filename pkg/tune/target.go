@@ -213,6 +213,21 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: replica: %w", t.Name, err)
 	}
+	live, err := t.Policy()
+	if err != nil {
+		return TargetResult{}, fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	space := o.Space
+	if len(space.Metrics) == 0 {
+		space = DefaultSpace
+	}
+	if live.Min == 0 { // replayed as the target runs: at zero when idle
+		cooldown := recommend.DefaultZeroCooldown
+		if live.Zero != nil {
+			cooldown = live.Zero.Cooldown
+		}
+		space = space.scaleToZero(cooldown)
+	}
 	sel, err := promql.ParseSelector(t.Selector)
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: selector: %w", t.Name, err)
@@ -258,7 +273,7 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	budget := 100 * t.Tune.Budget() // 0 is a budget of no miss, not the default
 	rep, err := Run(ctx, w.Source("target "+t.Name, max(o.Seed, 1)), Config{
 		Replay:     replay.Config{Model: model, SLOTTFT: time.Duration(t.Tune.SLOTTFT).Seconds(), Period: o.Period.Seconds()},
-		MaxMissPct: &budget, Workers: o.Workers, Seed: o.Seed, Space: o.Space, Progress: o.Progress,
+		MaxMissPct: &budget, Workers: o.Workers, Seed: o.Seed, Space: space, Progress: o.Progress,
 	})
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: %w", t.Name, err)

@@ -228,3 +228,59 @@ targets:
 		t.Errorf("err %v\nwant %q...s of its 15m0s, more than half", err, want)
 	}
 }
+
+// TestTuneTargetScalesToZero: a target that scales to zero
+// (minReplicaCount 0, cooldownPeriod 2m) is tuned as it runs: every
+// candidate replayed keeps min 0 and the 120 s cooldown (the replay goes
+// to zero after 120 s idle and wakes on the next request), and the
+// winner adapts onto the live policy without a floor. Its candidates were
+// replayed at the default floor of 1: never at zero, their wake-up misses
+// and saved replica-minutes uncounted, and a winner with min=2 could not
+// be used on the target at all.
+func TestTuneTargetScalesToZero(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled week and tunes on it")
+	}
+	srv, tr := synthweektest.Serve(t, synthweek.Config{Days: 1})
+	f, err := config.Parse([]byte(fmt.Sprintf(`prometheus: {url: %s}
+targets:
+- name: chat
+  server: vllm
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  minReplicaCount: 0
+  maxReplicaCount: 20
+  zero: {cooldownPeriod: 2m, held: 'sum(infscale_activator_held_requests)'}
+  tune: {every: 1h, history: 3h}
+`, srv.URL)), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := promql.NewClient(promql.ClientConfig{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := TuneTarget(context.Background(), api, &f.Targets[0], tr.End, TargetOptions{Workers: 2, Space: Space{
+		Metrics: []MetricSpace{{Name: "queue", Targets: []float64{0.25, 0.5}, Integer: true, PerBatch: true}},
+		Dims:    DefaultSpace.Dims,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := res.Candidate.Option("min"); !ok || v != 0 {
+		t.Errorf("winner %s: min %v (set %v), want 0", res.Policy, v, ok)
+	}
+	if v, ok := res.Candidate.Option("cooldown"); !ok || v != 120 {
+		t.Errorf("winner %s: cooldown %v (set %v), want 120 (the target's cooldownPeriod)", res.Policy, v, ok)
+	}
+	live, err := f.Targets[0].Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := res.Candidate.Adapt(live)
+	if err != nil || p.Min != 0 || p.Zero == nil || p.Zero.Cooldown != 2*time.Minute {
+		t.Errorf("adapted: min %d zero %+v err %v; want min 0 and a 2m cooldown", p.Min, p.Zero, err)
+	}
+	t.Logf("winner %s: in sample %+v", res.Policy, res.InSample)
+}

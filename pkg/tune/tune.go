@@ -194,7 +194,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 		err := e.finalists(rs, in, sameIn, variants)
 		return rs[0], err
 	}
-	if !ok {
+	if !ok && !cfg.Space.FixedFloor {
 		// The floor round: the finalist nearest to holding, its floor
 		// raised to the peak its replays reached, then bisected.
 		more, err := floorSearch(finals, budget, func(c Candidate) (Row, error) {
@@ -210,7 +210,7 @@ func Run(ctx context.Context, src trace.Source, cfg Config) (Report, error) {
 		rows, finals = append(rows, more...), append(finals, more...)
 		best, ok = Choose(finals, budget)
 	}
-	if ok {
+	if ok && !cfg.Space.FixedFloor {
 		// A winner dearer than a floor would be: per metric the screen's
 		// nearest to holding and cheapest among the cheaper rows, each
 		// one's floor bisected on the screen below the winner's mean
