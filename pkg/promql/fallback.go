@@ -145,6 +145,19 @@ func (e *Evaluator) runBounded(ctx context.Context, fb *fallbackState, sig Signa
 	}
 	a, err := e.runBatch(ctx, keep, q, formLen, t)
 	sent++
+	if err == nil && len(keep) > 1 && len(a) > 0 && warningsOmitted(a[0].warn) {
+		// Prometheus lists a query's first 10 warnings and counts the
+		// rest: a storage warning (a partial answer: Partial) among those
+		// left out cannot be told from PromQL's own, which a batch gets
+		// for each of its targets' expressions. Asked alone, each target's
+		// answer lists its own few.
+		for i, j := range keep {
+			one, _ := e.runBatch(ctx, []job{j}, plainText(j.text.String()), 0, t)
+			sent++
+			out[pos(i)] = one[0]
+		}
+		return out, sent
+	}
 	if err == nil || err.Reason != ReasonBadData || len(keep) == 1 {
 		for i, v := range a {
 			out[pos(i)] = v

@@ -45,6 +45,21 @@ func annotation(w string) bool {
 		strings.HasSuffix(w, " more annotations omitted")
 }
 
+// warningsOmitted reports whether warnings (an answer's) end with
+// Prometheus's count of the warnings it left out ("N more warning
+// annotations omitted", or "N more annotations omitted" from the
+// releases that listed warnings and infos together): storage warnings
+// count against the same limit of 10 as PromQL's own, in no set order,
+// so Partial cannot see one that was left out.
+func warningsOmitted(warnings []string) bool {
+	for _, w := range warnings {
+		if strings.HasSuffix(w, " more warning annotations omitted") || strings.HasSuffix(w, " more annotations omitted") {
+			return true
+		}
+	}
+	return false
+}
+
 // partialKey is the context key of a request's *partialMark.
 type partialKey struct{}
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,5 +139,65 @@ func TestPartialAnnotationCounts(t *testing.T) {
 		if got != tc.partial {
 			t.Errorf("Partial(%q) = %q, %v; want partial %v", tc.warnings, w, got, tc.partial)
 		}
+	}
+}
+
+// TestOmittedWarningsAskedAlone: Prometheus lists a query's first 10
+// warnings and counts the rest ("N more warning annotations omitted"),
+// storage warnings and PromQL's own alike, in no set order. A batch of
+// two targets is answered with 10 PromQL warnings (its targets'
+// expressions each add theirs) and "3 more warning annotations omitted";
+// one of the three is the store of chat1's pods failing (Thanos's partial
+// response), which asked alone chat1's answer lists. Before, the batch was
+// read as complete: chat1's 10 requests read where 20 run, and a
+// scale-down followed. Each target is now asked alone: chat0 reads 10,
+// chat1 is unknown (partial).
+func TestOmittedWarningsAskedAlone(t *testing.T) {
+	const thanos = `receive series from Addr: prometheus-b:10901 LabelSets: {replica="b"}: rpc error: code = Unavailable desc = connection refused`
+	var promql []string
+	for i := range 10 {
+		promql = append(promql, fmt.Sprintf("%q", fmt.Sprintf(`PromQL warning: encountered a mix of histograms and floats for metric name "x%d"`, i)))
+	}
+	batched := `{"status":"success","warnings":[` + strings.Join(promql, ",") + `,"3 more warning annotations omitted"],"data":{"resultType":"vector","result":[` +
+		fmt.Sprintf(`{"metric":{"%s":"0"},"value":[1737152900,"10"]},{"metric":{"%s":"1"},"value":[1737152900,"10"]}`, TargetLabel, TargetLabel) + `]}}`
+	alone := func(warn string) string {
+		return `{"status":"success",` + warn + `"data":{"resultType":"vector","result":[{"metric":{},"value":[1737152900,"10"]}]}}`
+	}
+	var mu sync.Mutex
+	var asked []string
+	c, _ := fakeProm(t, func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		q := r.Form.Get("query")
+		mu.Lock()
+		asked = append(asked, q)
+		mu.Unlock()
+		switch {
+		case strings.Contains(q, TargetLabel):
+			fmt.Fprint(w, batched)
+		case strings.Contains(q, `"b"`):
+			fmt.Fprint(w, alone(`"warnings":[`+fmt.Sprintf("%q", thanos)+`],`))
+		default:
+			fmt.Fprint(w, alone(""))
+		}
+	})
+	var targets []Target
+	for i, ns := range []string{"a", "b"} {
+		tg := Target{Name: fmt.Sprint("chat", i), Server: modelserver.VLLM,
+			Overrides: map[Signal]string{Running: fmt.Sprintf(`sum(vllm:num_requests_running{namespace=%q})`, ns)}}
+		tg.Selector, _ = ParseSelector(fmt.Sprintf(`{namespace=%q}`, ns))
+		targets = append(targets, tg)
+	}
+	ev := &Evaluator{API: c, BatchSize: 2}
+	res, _ := ev.Evaluate(context.Background(), targets, time.Unix(1737152900, 0))
+	if v, err := res[0].Values[Running], res[0].Errors[Running]; v != 10 || err != nil {
+		t.Errorf("chat0 running %v (%v), want 10", v, err)
+	}
+	if v, err := res[1].Values[Running], res[1].Errors[Running]; !math.IsNaN(v) || ReasonOf(err) != ReasonPartial {
+		t.Errorf("chat1 running %v (%v), want NaN, reason partial (its store's warning, left out of the batch's 10)", v, err)
+	}
+	// Each signal read (running, waiting, KV usage, the pods serving):
+	// its batch, then each of the two targets alone.
+	if n := len(asked); n != 4*3 {
+		t.Errorf("%d queries (%q), want 12: for each of 4 signals the batch, then each target alone", n, asked)
 	}
 }
