@@ -61,7 +61,7 @@ const (
 // serving, without keep-alive (its /metrics still counts them; a new
 // request that would be held gets 503) until they are released or time
 // out, then stops accepting connections and lets the in-flight requests
-// finish.
+// and the upgraded connections (WebSockets) finish.
 func (c *ActivatorCmd) Run(e *env) error {
 	if err := config.CheckListen(c.Listen); err != nil {
 		return invalidf("--listen %q: %v", c.Listen, err)
@@ -150,7 +150,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 		return err
 	case <-e.ctx.Done():
 	}
-	fmt.Fprintf(stderr, "infscale activator: draining %d held requests\n", a.Held())
+	fmt.Fprintf(stderr, "infscale activator: draining %d held requests, %d upgraded connections (WebSockets) open\n", a.Held(), a.Upgrades())
 	ctx, cancel := context.WithTimeout(context.Background(), c.HoldTimeout+5*time.Second)
 	defer cancel()
 	// While requests are held the listener stays open, so that /metrics
@@ -177,6 +177,12 @@ func (c *ActivatorCmd) Run(e *env) error {
 	}
 	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("drain: %w", err)
+	}
+	// Shutdown leaves upgraded connections (WebSockets: hijacked) alone;
+	// an exit now would cut them mid-session. They run on, each until
+	// either side closes it, within the same bound.
+	if n := a.WaitUpgrades(ctx); n > 0 {
+		fmt.Fprintf(stderr, "infscale activator: %d upgraded connections (WebSockets) still open at the end of the drain (--hold-timeout + 5s): cut\n", n)
 	}
 	return nil
 }

@@ -9,10 +9,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/infscale/infscale/internal/syncbuf"
 )
 
 func TestActivatorInvalid(t *testing.T) {
@@ -377,5 +380,89 @@ func TestHeldBytesText(t *testing.T) {
 		if got := heldBytesText(n); got != want {
 			t.Errorf("%d: %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestActivatorDrainKeepsWebSockets: a WebSocket open through the
+// activator at SIGTERM carries on until its client closes it, and the
+// activator exits then. http.Server's Shutdown neither waits for nor
+// closes upgraded (hijacked) connections: the activator returned as soon
+// as its other requests were done, and the exit cut the session (here a
+// line written 300 ms after SIGTERM got no echo: EOF).
+func TestActivatorDrainKeepsWebSockets(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		fmt.Fprint(brw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		brw.Flush()
+		for {
+			l, err := brw.ReadString('\n')
+			if err != nil {
+				return
+			}
+			fmt.Fprintf(brw, "echo %s", l)
+			brw.Flush()
+		}
+	}))
+	defer up.Close()
+	listen := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := make(chan int, 1)
+	var errb syncbuf.Buffer
+	go func() {
+		code <- run(ctx, []string{"activator", "--listen", listen, "--upstream", up.URL, "--probe-interval", "50ms", "--hold-timeout", "10s"}, strings.NewReader(""), io.Discard, &errb)
+	}()
+	var c net.Conn
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var err error
+		if c, err = net.Dial("tcp", listen); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("activator did not listen")
+		}
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprint(c, "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+	br := bufio.NewReader(c)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 101 {
+		t.Fatalf("upgrade: %v %v, want 101", resp, err)
+	}
+	echo := func(s string) (string, error) {
+		fmt.Fprint(c, s+"\n")
+		return br.ReadString('\n')
+	}
+	if l, err := echo("before"); l != "echo before\n" || err != nil {
+		t.Fatalf("before SIGTERM: %q %v", l, err)
+	}
+	cancel() // SIGTERM
+	time.Sleep(300 * time.Millisecond)
+	if l, err := echo("after"); l != "echo after\n" || err != nil {
+		t.Errorf("300 ms after SIGTERM: %q %v; want the session going on (\"echo after\")", l, err)
+	}
+	select {
+	case n := <-code:
+		t.Fatalf("the activator exited (%d) with a WebSocket open; stderr: %s", n, errb.String())
+	default:
+	}
+	c.Close()
+	select {
+	case n := <-code:
+		if n != 0 {
+			t.Errorf("exit %d: %s", n, errb.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the activator did not exit once the WebSocket closed")
+	}
+	if !strings.Contains(errb.String(), "1 upgraded connections (WebSockets) open") {
+		t.Errorf("stderr %q: want the drain to say one WebSocket is open", errb.String())
 	}
 }

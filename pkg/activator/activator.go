@@ -141,6 +141,11 @@ type Activator struct {
 	clientLeft   prometheus.Counter
 	upFailed     prometheus.Counter
 
+	// upgrades counts the upgraded connections (WebSockets) being
+	// proxied, upgradesOpen the same as a number (WaitUpgrades).
+	upgrades     sync.WaitGroup
+	upgradesOpen atomic.Int64
+
 	mu      sync.Mutex
 	up      bool      // the last probe passed; the queue is then empty
 	drain   bool      // Drain was called: no new request is held
@@ -263,6 +268,44 @@ func (a *Activator) Drain() {
 	a.mu.Lock()
 	a.drain = true
 	a.mu.Unlock()
+}
+
+// isUpgrade reports whether h asks to switch protocols (RFC 9110 7.8):
+// an Upgrade header and "upgrade" among Connection's tokens, as
+// ReverseProxy tells an upgrade.
+func isUpgrade(h http.Header) bool {
+	if h.Get("Upgrade") == "" {
+		return false
+	}
+	for _, v := range h["Connection"] {
+		for tok := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Upgrades is the number of upgraded connections (WebSockets) open
+// through the activator now.
+func (a *Activator) Upgrades() int { return int(a.upgradesOpen.Load()) }
+
+// WaitUpgrades waits until every upgraded connection (a WebSocket) open
+// through the activator is closed by either side, or ctx ends, and
+// returns how many are still open (0 when all closed). http.Server's
+// Shutdown neither waits for nor closes them (they are hijacked), so an
+// exit right after it cuts them mid-session: `infscale activator` waits
+// for them within its drain.
+func (a *Activator) WaitUpgrades(ctx context.Context) int {
+	done := make(chan struct{})
+	go func() { a.upgrades.Wait(); close(done) }()
+	select {
+	case <-done:
+		return 0
+	case <-ctx.Done():
+		return a.Upgrades()
+	}
 }
 
 // Registry is the activator's own registry (serve it on /metrics).
@@ -638,6 +681,13 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 	// progress: a client that stops reading (its connection open) would
 	// hold the upstream request, and this goroutine, for as long as it
 	// stays connected (the last one: ServeHTTP).
+	if isUpgrade(r.Header) {
+		// A WebSocket, say: ReverseProxy copies both ways on the hijacked
+		// connection until either side closes, here (WaitUpgrades).
+		a.upgrades.Add(1)
+		a.upgradesOpen.Add(1)
+		defer func() { a.upgradesOpen.Add(-1); a.upgrades.Done() }()
+	}
 	a.proxy.ServeHTTP(&stallWriter{ResponseWriter: rw, rc: rc, d: a.cfg.BodyTimeout}, out)
 	return !at.refused.Load()
 }
