@@ -267,3 +267,56 @@ targets:
 		t.Errorf("the file as loaded: %v", err)
 	}
 }
+
+// TestResultMatchesScaleToZero: a result tuned for a target at zero
+// (min 0 and its cooldownPeriod, 120 s) decides only while the target
+// scales to zero with that cooldown. Before, a reload to minReplicaCount
+// 1 (no zero: block) kept it, and its min=0 and cooldown=120 took the
+// target to zero with nothing to wake it; a reload to cooldownPeriod 10m
+// kept it too, deciding with the 120 s it was tuned on. A cooldown above
+// a year is compared as a year's, the cooldown it was replayed with.
+func TestResultMatchesScaleToZero(t *testing.T) {
+	target := func(zero string) *config.Target {
+		f, err := config.Parse([]byte(`prometheus: {url: "http://prometheus:9090"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  maxReplicaCount: 8
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  tune: {max_miss: 0.001}
+`+zero), "tune.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &f.Targets[0]
+	}
+	const held = "  minReplicaCount: 0\n  zero: {held: 'sum(held)', cooldownPeriod: %s}\n"
+	atZero := func(cooldown float64) TargetResult {
+		return TargetResult{Outcome: Outcome{MaxMissPct: 0.1}, SLOTTFT: 2, Period: 15, Candidate: Candidate{Metric: "queue", Target: 16, Options: []Option{
+			{Name: "min", Value: 0, Default: 1, Key: "minReplicaCount"},
+			{Name: "cooldown", Value: cooldown, Default: -1, Key: "zero.cooldownPeriod", Duration: true}}}}
+	}
+	floor := TargetResult{Outcome: Outcome{MaxMissPct: 0.1}, SLOTTFT: 2, Period: 15, Candidate: Candidate{Metric: "queue", Target: 16, Options: []Option{
+		{Name: "min", Value: 2, Default: 1, Key: "minReplicaCount"}}}}
+	for _, c := range []struct {
+		name string
+		r    TargetResult
+		t    *config.Target
+		want string
+	}{
+		{"same cooldown", atZero(120), target(fmt.Sprintf(held, "120s")), ""},
+		{"cooldown as seconds", atZero(120), target(fmt.Sprintf(held, "120")), ""},
+		{"a year and more", atZero(365 * 86400), target(fmt.Sprintf(held, "2147483647")), ""},
+		{"no longer at zero", atZero(120), target(""),
+			"tuned with scale to zero, cooldownPeriod 120s (the target keeps minReplicaCount 1): from another configuration of target chat"},
+		{"another cooldown", atZero(120), target(fmt.Sprintf(held, "10m")),
+			"tuned with scale to zero, cooldownPeriod 120s (the target's is 10m): from another configuration of target chat"},
+		{"a floor's result", floor, target(""), ""},
+	} {
+		err := c.r.Matches(c.t, 15*time.Second)
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("%s: %v\nwant %q", c.name, err, c.want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -413,6 +414,12 @@ func (c Candidate) Adapt(live recommend.Policy) (recommend.Policy, error) {
 			return recommend.Policy{}, fmt.Errorf("option %s=%s: %w", o.Name, o.text(), err)
 		}
 	}
+	if live.Zero != nil && p.Zero != nil {
+		// cooldown= is the live one rounded up to seconds, capped at a
+		// year (replayedCooldown; Matches checks it): the target's stays.
+		z := *live.Zero
+		p.Zero = &z
+	}
 	if p.Min > p.Max {
 		p.Min = p.Max
 	}
@@ -539,10 +546,36 @@ func (r *TargetResult) Matches(t *config.Target, period time.Duration) error {
 		}
 		diff = append(diff, d+")")
 	}
+	if rc, ok := r.Candidate.Option("cooldown"); ok { // replayed at zero with that cooldown
+		switch tc, zero := zeroCooldown(t); {
+		case !zero:
+			floor := 1 // minReplicaCount's default
+			if t.Min != nil {
+				floor = *t.Min
+			}
+			diff = append(diff, fmt.Sprintf("scale to zero, cooldownPeriod %ss (the target keeps minReplicaCount %d)", strconv.FormatFloat(rc, 'f', -1, 64), floor))
+		case !near(rc, tc):
+			diff = append(diff, fmt.Sprintf("scale to zero, cooldownPeriod %ss (the target's is %s)", strconv.FormatFloat(rc, 'f', -1, 64), t.Zero.Cooldown))
+		}
+	}
 	if len(diff) == 0 {
 		return nil
 	}
 	return fmt.Errorf("tuned with %s: from another configuration of target %s", strings.Join(diff, ", "), t.Name)
+}
+
+// zeroCooldown is the cooldown= t is tuned with (replayedCooldown of its
+// zero: block's cooldownPeriod) and true when t scales to zero
+// (minReplicaCount 0); 0 and false when it keeps a floor.
+func zeroCooldown(t *config.Target) (float64, bool) {
+	if t.Min == nil || *t.Min != 0 {
+		return 0, false
+	}
+	c := recommend.DefaultZeroCooldown
+	if t.Zero != nil {
+		c = time.Duration(t.Zero.Cooldown)
+	}
+	return replayedCooldown(c), true
 }
 
 // String is the replica as a replica: block, {gpu: G, model: M, tp: N[,
