@@ -133,6 +133,11 @@ func (sp Space) scaleToZero(cooldown time.Duration) Space {
 	return out
 }
 
+// ZeroSpace is DefaultSpace for a target that scales to zero with
+// cooldownPeriod cooldown (scaleToZero): tune --config FILE --target NAME
+// tunes it as tune --shard and serve do.
+func ZeroSpace(cooldown time.Duration) Space { return DefaultSpace.scaleToZero(cooldown) }
+
 // maxCooldown is replay's bound on cooldown= in seconds (a year): serve
 // takes a cooldownPeriod up to KEDA's int32 seconds, but one longer than
 // the history (90 days at most) never ends in a replay, as a year's.

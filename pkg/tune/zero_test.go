@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
@@ -85,5 +88,28 @@ func TestAdaptKeepsZero(t *testing.T) {
 		if p.Min != 0 || p.Zero == nil || p.Zero.Cooldown != cooldown {
 			t.Errorf("%v: min %d, zero %+v; want min 0 and the target's cooldown %v", cooldown, p.Min, p.Zero, cooldown)
 		}
+	}
+}
+
+// TestZeroBlock: tune --config FILE --target NAME on a target that scales
+// to zero prints a serve block that still does: min 0 and the target's
+// own zero: block (its held query and cooldownPeriod, as given: 500ms is
+// replayed as cooldown=1), which serve's config loads as printed. Before,
+// the history was tuned at floors of 1 to 3 and the block printed
+// minReplicaCount 1 with no zero: block, turning the target always-on
+// (where tune --shard on the same target tunes it at zero).
+func TestZeroBlock(t *testing.T) {
+	held := `sum(infscale_activator_held_requests{service="activator-chat"})`
+	z := &config.Zero{Cooldown: model.Duration(500 * time.Millisecond), Held: held}
+	sp := DefaultSpace.scaleToZero(time.Duration(z.Cooldown))
+	c := Candidate{Metric: "queue", Target: 16, Options: grid(sp.Dims, 91)[0]}
+	block := c.Block(Serve{Name: "chat", PrometheusURL: "http://prometheus:9090", Server: "vllm", Selector: `{namespace="llm"}`, Zero: z}, 8)
+	f, err := config.Parse([]byte(block), "block.yaml")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, block)
+	}
+	tg := f.Targets[0]
+	if tg.Min == nil || *tg.Min != 0 || tg.Zero == nil || tg.Zero.Held != held || time.Duration(tg.Zero.Cooldown) != 500*time.Millisecond {
+		t.Errorf("block:\n%s\nwant minReplicaCount 0 and zero: {held: %s, cooldownPeriod: 500ms}", block, held)
 	}
 }
