@@ -320,3 +320,80 @@ targets:
 		}
 	}
 }
+
+// TestTuneOnTheReplicaGone: a calibration removed, or overwritten with
+// something that is not one, after the configuration was loaded fails the
+// run naming the file, and says it was read at the load and what to do
+// (put it back, or reload serve). Before, the error was the read's alone
+// (`open cal.json: no such file or directory`), which for a file serve
+// had loaded and decided on said nothing of why it was read again.
+func TestTuneOnTheReplicaGone(t *testing.T) {
+	orig, err := os.ReadFile("../../examples/vllm-0.21-h100-llama-3.1-8b.calibration.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		after func(cal string) error
+	}{
+		{"removed", os.Remove},
+		{"not a calibration", func(cal string) error { return os.WriteFile(cal, []byte("{garbage"), 0o644) }},
+	} {
+		cal := filepath.Join(t.TempDir(), "cal.json")
+		if err := os.WriteFile(cal, orig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := config.Parse(fmt.Appendf(nil, `prometheus: {url: "http://prometheus:9090"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  maxReplicaCount: 8
+  replica: {gpu: h100-sxm, model: llama-3.1-8b, calibration: %q}
+  tune: {max_miss: 0.001}
+`, cal), "tune.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.after(cal); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = replicaOf(f.Targets[0].Replica)
+		if err == nil || !strings.Contains(err.Error(), cal) || !strings.Contains(err.Error(), "since the configuration was loaded") || !strings.Contains(err.Error(), "SIGHUP") {
+			t.Errorf("%s: %v; want the file named, said read at the load, and the reload or the file put back", c.name, err)
+		}
+	}
+}
+
+// TestTuneOnTheModelConfigGone: as TestTuneOnTheReplicaGone, for a
+// replica's model_config (a Hugging Face config.json) removed after the
+// load.
+func TestTuneOnTheModelConfigGone(t *testing.T) {
+	orig, err := os.ReadFile("../replica/testdata/hf/qwen2.5-7b-instruct.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(mc, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := config.Parse(fmt.Appendf(nil, `prometheus: {url: "http://prometheus:9090"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  maxReplicaCount: 8
+  replica: {gpu: h100-sxm, model_config: %q}
+  tune: {max_miss: 0.001}
+`, mc), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(mc); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = replicaOf(f.Targets[0].Replica)
+	if err == nil || !strings.Contains(err.Error(), mc) || !strings.Contains(err.Error(), "since the configuration was loaded") || !strings.Contains(err.Error(), "SIGHUP") {
+		t.Errorf("%v; want the file named, said read at the load, and the reload or the file put back", err)
+	}
+}

@@ -143,6 +143,9 @@ func replicaOf(r *config.Replica) (*replica.Replica, *ReplicaRef, error) {
 	// pkg/config reads it.
 	if r.ModelConfig != "" {
 		c.Model, err = replica.LoadHFConfig(r.ModelConfig)
+		if err != nil && r.ModelConfigDigest() != "" { // read at the load: gone or garbled since
+			err = goneSince("model_config", r.ModelConfig, err)
+		}
 		if err == nil {
 			ref.ModelConfigDigest = c.Model.Digest()
 			err = changed("model_config", r.ModelConfig, r.ModelConfigDigest(), ref.ModelConfigDigest)
@@ -158,6 +161,9 @@ func replicaOf(r *config.Replica) (*replica.Replica, *ReplicaRef, error) {
 	}
 	if r.Calibration != "" {
 		cal, err := replica.LoadCalibration(r.Calibration)
+		if err != nil && r.CalibrationDigest() != "" { // read at the load: gone or garbled since
+			err = goneSince("calibration", r.Calibration, err)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -171,6 +177,12 @@ func replicaOf(r *config.Replica) (*replica.Replica, *ReplicaRef, error) {
 	}
 	m, err := replica.New(c)
 	return m, ref, err
+}
+
+// goneSince is replicaOf's error when file (the replica: block's key),
+// which config.Load read, cannot be read now (err).
+func goneSince(key, file string, err error) error {
+	return fmt.Errorf("%s %s cannot be read since the configuration was loaded: %w; put the file back, or reload serve (SIGHUP) to take the change", key, file, err)
 }
 
 // changed is replicaOf's error when file (the replica: block's key) now
