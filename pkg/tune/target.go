@@ -179,6 +179,22 @@ func replicaOf(r *config.Replica) (*replica.Replica, *ReplicaRef, error) {
 	return m, ref, err
 }
 
+// atZero reports whether a replicas series read 0 wherever it has a
+// point, and has one.
+func atZero(replicas []float64) bool {
+	seen := false
+	for _, v := range replicas {
+		switch {
+		case math.IsNaN(v):
+		case v != 0:
+			return false
+		default:
+			seen = true
+		}
+	}
+	return seen
+}
+
 // goneSince is replicaOf's error when file (the replica: block's key),
 // which config.Load read, cannot be read now (err).
 func goneSince(key, file string, err error) error {
@@ -254,6 +270,12 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 		return TargetResult{}, fmt.Errorf("target %s: history: %w", t.Name, err)
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{})
+	if errors.Is(err, backtest.ErrNoTraffic) && live.Min == 0 && atZero(h.Replicas) {
+		// Idle at zero, not misread: nothing to tune on yet, as a new
+		// target (tune --shard skips it; serve tries again).
+		return TargetResult{}, fmt.Errorf("target %s: history: %w: no request over %s..%s, the target at zero throughout (its replicas: query reads 0); it is tuned once its series span %s",
+			t.Name, ErrShortHistory, g.Start.Format(time.RFC3339), g.End().Format(time.RFC3339), prommodel.Duration(config.MinTuneHistory))
+	}
 	if errors.Is(err, backtest.ErrNoTraffic) {
 		// Where it looked and what chose it, as backtest says it: a
 		// selector matching nothing is the usual cause.
