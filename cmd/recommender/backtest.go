@@ -12,6 +12,7 @@ import (
 	"time"
 
 	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/infscale/infscale/cmd/recommender/internal/timearg"
@@ -300,6 +301,12 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 	r.policy = &pol
 	r.replica = tg.Replica
 	r.serve = tune.Serve{Name: tg.Name, PrometheusURL: file.Prometheus.URL, Server: w.server.String(), Selector: w.selector, Replicas: w.replicas, From: f.Config}
+	if rp.Min == 0 { // tuned at zero, as tune --shard tunes it
+		r.serve.Zero = tg.Zero
+		if r.serve.Zero == nil {
+			r.serve.Zero = &config.Zero{Cooldown: model.Duration(recommend.DefaultZeroCooldown)}
+		}
+	}
 	return w, nil
 }
 

@@ -102,8 +102,13 @@ func (c *TuneCmd) Run(e *env) error {
 		return c.runPD(e, src, stress, model, format)
 	}
 	serve.Replica, serve.ReplicaNote = c.serveReplica(model)
+	var space tune.Space // the default
+	if serve.Zero != nil {
+		space = tune.ZeroSpace(time.Duration(serve.Zero.Cooldown))
+	}
 	prog := status.NewProgress(e.stderr, "tune: replays", 1, c.Quiet)
 	rep, err := tune.Run(e.ctx, src, tune.Config{
+		Space:      space,
 		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds()},
 		MaxMissPct: (*float64)(&c.MaxMiss), Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed, Serve: serve, Stress: stress,
 		Baselines: tune.DefaultBaselines,

@@ -266,14 +266,14 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 		}
 		if s.res != nil {
 			if err := s.res.Matches(&s.cfg, tn.replayPeriod()); err != nil {
-				tn.logger().Warn("tuned candidate dropped: it was tuned for another max_miss, slo_ttft, interval or replica; the configured policy decides until a new result", "target", s.cfg.Name, "policy", s.res.Policy,
+				tn.logger().Warn("tuned candidate dropped: it was tuned for another max_miss, slo_ttft, interval, replica or scale to zero; the configured policy decides until a new result", "target", s.cfg.Name, "policy", s.res.Policy,
 					"adopted", s.adopted != nil, "err", err)
 				tn.drop(s)
 			}
 		}
 		if a := s.adoptedRes; a != nil && a != s.res {
 			if err := a.Matches(&s.cfg, tn.replayPeriod()); err != nil {
-				tn.logger().Warn("adopted candidate handed back: it was tuned for another max_miss, slo_ttft, interval or replica; the configured policy decides", "target", s.cfg.Name, "policy", a.Policy, "err", err)
+				tn.logger().Warn("adopted candidate handed back: it was tuned for another max_miss, slo_ttft, interval, replica or scale to zero; the configured policy decides", "target", s.cfg.Name, "policy", a.Policy, "err", err)
 				s.adopted, s.adoptedRes = nil, nil
 				tn.dirty[s.cfg.Name] = true
 			}
@@ -840,7 +840,7 @@ func (tn *Tuning) result(ctx context.Context, cfg *config.Target, now time.Time)
 		if stale {
 			return nil, nil
 		}
-		// A file tuned for another max_miss, slo_ttft, interval or replica judged
+		// A file tuned for another max_miss, slo_ttft, interval, replica or scale to zero judged
 		// "holds" on other terms: not shadowed, never adopted.
 		if err := r.Matches(cfg, period); err != nil {
 			return nil, fmt.Errorf("%s: %w; not used until infscale tune --shard writes a result for this configuration", tune.ResultPath(dir, cfg.Name), err)

@@ -292,7 +292,7 @@ func TestTuningResultFromAnotherConfig(t *testing.T) {
 			t.Errorf("%s %v after the result was dropped", name, v)
 		}
 	}
-	if !strings.Contains(log.String(), `msg="tuned candidate dropped: it was tuned for another max_miss, slo_ttft, interval or replica; the configured policy decides until a new result" target=chat policy="queue:8,min=2" adopted=true`) {
+	if !strings.Contains(log.String(), `msg="tuned candidate dropped: it was tuned for another max_miss, slo_ttft, interval, replica or scale to zero; the configured policy decides until a new result" target=chat policy="queue:8,min=2" adopted=true`) {
 		t.Errorf("log %q: want the drop", log.String())
 	}
 }

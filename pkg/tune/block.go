@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/modelserver"
 )
 
@@ -26,6 +27,10 @@ type Serve struct {
 	// ReplicaNote, when set, is a comment beside it (e.g. that the
 	// replay's replica had settings serve's replica: cannot carry).
 	Replica, ReplicaNote string
+	// Zero is the target's zero: block when it scales to zero
+	// (minReplicaCount 0): the block keeps it, its cooldownPeriod as
+	// given (the candidate's cooldown= is it rounded to seconds).
+	Zero *config.Zero
 }
 
 // Block is the candidate as a whole serve configuration file (pkg/config):
@@ -83,6 +88,7 @@ func (c Candidate) Block(s Serve, max int) string {
 	for _, o := range c.Options {
 		switch {
 		case o.Key == "minReplicaCount":
+		case o.Key == "zero.cooldownPeriod" && s.Zero != nil: // the target's, below
 		case o.Key == "":
 			fmt.Fprintf(&b, "  # %s=%s: serve has no key for this option yet; the replay ran with it\n", o.Name, o.text())
 		case o.Value != o.Default:
@@ -98,6 +104,15 @@ func (c Candidate) Block(s Serve, max int) string {
 	}
 	if c.Hold > 0 {
 		fmt.Fprintf(&b, "  hold: {break_even: %ss}\n", strconv.FormatFloat(c.Hold, 'g', -1, 64))
+	}
+	if z := s.Zero; z != nil {
+		keys = append(keys, keyValue{[]string{"zero", "cooldownPeriod"}, z.Cooldown.String()})
+		if z.Held != "" {
+			keys = append(keys, keyValue{[]string{"zero", "held"}, YAMLScalar(z.Held)})
+		}
+		if z.FlowControl {
+			keys = append(keys, keyValue{[]string{"zero", "flow_control"}, "true"})
+		}
 	}
 	writeKeys(&b, "  ", keys)
 	return b.String()

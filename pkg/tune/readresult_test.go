@@ -267,3 +267,133 @@ targets:
 		t.Errorf("the file as loaded: %v", err)
 	}
 }
+
+// TestResultMatchesScaleToZero: a result tuned for a target at zero
+// (min 0 and its cooldownPeriod, 120 s) decides only while the target
+// scales to zero with that cooldown. Before, a reload to minReplicaCount
+// 1 (no zero: block) kept it, and its min=0 and cooldown=120 took the
+// target to zero with nothing to wake it; a reload to cooldownPeriod 10m
+// kept it too, deciding with the 120 s it was tuned on. A cooldown above
+// a year is compared as a year's, the cooldown it was replayed with.
+func TestResultMatchesScaleToZero(t *testing.T) {
+	target := func(zero string) *config.Target {
+		f, err := config.Parse([]byte(`prometheus: {url: "http://prometheus:9090"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  maxReplicaCount: 8
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  tune: {max_miss: 0.001}
+`+zero), "tune.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &f.Targets[0]
+	}
+	const held = "  minReplicaCount: 0\n  zero: {held: 'sum(held)', cooldownPeriod: %s}\n"
+	atZero := func(cooldown float64) TargetResult {
+		return TargetResult{Outcome: Outcome{MaxMissPct: 0.1}, SLOTTFT: 2, Period: 15, Candidate: Candidate{Metric: "queue", Target: 16, Options: []Option{
+			{Name: "min", Value: 0, Default: 1, Key: "minReplicaCount"},
+			{Name: "cooldown", Value: cooldown, Default: -1, Key: "zero.cooldownPeriod", Duration: true}}}}
+	}
+	floor := TargetResult{Outcome: Outcome{MaxMissPct: 0.1}, SLOTTFT: 2, Period: 15, Candidate: Candidate{Metric: "queue", Target: 16, Options: []Option{
+		{Name: "min", Value: 2, Default: 1, Key: "minReplicaCount"}}}}
+	for _, c := range []struct {
+		name string
+		r    TargetResult
+		t    *config.Target
+		want string
+	}{
+		{"same cooldown", atZero(120), target(fmt.Sprintf(held, "120s")), ""},
+		{"cooldown as seconds", atZero(120), target(fmt.Sprintf(held, "120")), ""},
+		{"a year and more", atZero(365 * 86400), target(fmt.Sprintf(held, "2147483647")), ""},
+		{"no longer at zero", atZero(120), target(""),
+			"tuned with scale to zero, cooldownPeriod 120s (the target keeps minReplicaCount 1): from another configuration of target chat"},
+		{"another cooldown", atZero(120), target(fmt.Sprintf(held, "10m")),
+			"tuned with scale to zero, cooldownPeriod 120s (the target's is 10m): from another configuration of target chat"},
+		{"a floor's result", floor, target(""), ""},
+	} {
+		err := c.r.Matches(c.t, 15*time.Second)
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("%s: %v\nwant %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestTuneOnTheReplicaGone: a calibration removed, or overwritten with
+// something that is not one, after the configuration was loaded fails the
+// run naming the file, and says it was read at the load and what to do
+// (put it back, or reload serve). Before, the error was the read's alone
+// (`open cal.json: no such file or directory`), which for a file serve
+// had loaded and decided on said nothing of why it was read again.
+func TestTuneOnTheReplicaGone(t *testing.T) {
+	orig, err := os.ReadFile("../../examples/vllm-0.21-h100-llama-3.1-8b.calibration.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		after func(cal string) error
+	}{
+		{"removed", os.Remove},
+		{"not a calibration", func(cal string) error { return os.WriteFile(cal, []byte("{garbage"), 0o644) }},
+	} {
+		cal := filepath.Join(t.TempDir(), "cal.json")
+		if err := os.WriteFile(cal, orig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := config.Parse(fmt.Appendf(nil, `prometheus: {url: "http://prometheus:9090"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  maxReplicaCount: 8
+  replica: {gpu: h100-sxm, model: llama-3.1-8b, calibration: %q}
+  tune: {max_miss: 0.001}
+`, cal), "tune.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.after(cal); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = replicaOf(f.Targets[0].Replica)
+		if err == nil || !strings.Contains(err.Error(), cal) || !strings.Contains(err.Error(), "since the configuration was loaded") || !strings.Contains(err.Error(), "SIGHUP") {
+			t.Errorf("%s: %v; want the file named, said read at the load, and the reload or the file put back", c.name, err)
+		}
+	}
+}
+
+// TestTuneOnTheModelConfigGone: as TestTuneOnTheReplicaGone, for a
+// replica's model_config (a Hugging Face config.json) removed after the
+// load.
+func TestTuneOnTheModelConfigGone(t *testing.T) {
+	orig, err := os.ReadFile("../replica/testdata/hf/qwen2.5-7b-instruct.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(mc, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := config.Parse(fmt.Appendf(nil, `prometheus: {url: "http://prometheus:9090"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  maxReplicaCount: 8
+  replica: {gpu: h100-sxm, model_config: %q}
+  tune: {max_miss: 0.001}
+`, mc), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(mc); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = replicaOf(f.Targets[0].Replica)
+	if err == nil || !strings.Contains(err.Error(), mc) || !strings.Contains(err.Error(), "since the configuration was loaded") || !strings.Contains(err.Error(), "SIGHUP") {
+		t.Errorf("%v; want the file named, said read at the load, and the reload or the file put back", err)
+	}
+}

@@ -128,10 +128,24 @@ func (sp Space) scaleToZero(cooldown time.Duration) Space {
 	}
 	out.Dims = append(out.Dims,
 		Dim{Name: "min", Unit: Count, Values: []float64{0}, Default: 1, Key: "minReplicaCount"},
-		Dim{Name: "cooldown", Unit: Seconds, Values: []float64{math.Ceil(cooldown.Seconds())}, Default: -1, Key: "zero.cooldownPeriod"})
+		Dim{Name: "cooldown", Unit: Seconds, Values: []float64{replayedCooldown(cooldown)}, Default: -1, Key: "zero.cooldownPeriod"})
 	out.FixedFloor = true
 	return out
 }
+
+// ZeroSpace is DefaultSpace for a target that scales to zero with
+// cooldownPeriod cooldown (scaleToZero): tune --config FILE --target NAME
+// tunes it as tune --shard and serve do.
+func ZeroSpace(cooldown time.Duration) Space { return DefaultSpace.scaleToZero(cooldown) }
+
+// maxCooldown is replay's bound on cooldown= in seconds (a year): serve
+// takes a cooldownPeriod up to KEDA's int32 seconds, but one longer than
+// the history (90 days at most) never ends in a replay, as a year's.
+const maxCooldown = 365 * 86400
+
+// replayedCooldown is the cooldown= a cooldownPeriod d is replayed with:
+// whole seconds, rounded up, at most maxCooldown.
+func replayedCooldown(d time.Duration) float64 { return min(math.Ceil(d.Seconds()), maxCooldown) }
 
 // forReplica turns PerBatch targets into the replica's units.
 func (sp Space) forReplica(maxBatch int) Space {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -142,6 +143,9 @@ func replicaOf(r *config.Replica) (*replica.Replica, *ReplicaRef, error) {
 	// pkg/config reads it.
 	if r.ModelConfig != "" {
 		c.Model, err = replica.LoadHFConfig(r.ModelConfig)
+		if err != nil && r.ModelConfigDigest() != "" { // read at the load: gone or garbled since
+			err = goneSince("model_config", r.ModelConfig, err)
+		}
 		if err == nil {
 			ref.ModelConfigDigest = c.Model.Digest()
 			err = changed("model_config", r.ModelConfig, r.ModelConfigDigest(), ref.ModelConfigDigest)
@@ -157,6 +161,9 @@ func replicaOf(r *config.Replica) (*replica.Replica, *ReplicaRef, error) {
 	}
 	if r.Calibration != "" {
 		cal, err := replica.LoadCalibration(r.Calibration)
+		if err != nil && r.CalibrationDigest() != "" { // read at the load: gone or garbled since
+			err = goneSince("calibration", r.Calibration, err)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -170,6 +177,28 @@ func replicaOf(r *config.Replica) (*replica.Replica, *ReplicaRef, error) {
 	}
 	m, err := replica.New(c)
 	return m, ref, err
+}
+
+// atZero reports whether a replicas series read 0 wherever it has a
+// point, and has one.
+func atZero(replicas []float64) bool {
+	seen := false
+	for _, v := range replicas {
+		switch {
+		case math.IsNaN(v):
+		case v != 0:
+			return false
+		default:
+			seen = true
+		}
+	}
+	return seen
+}
+
+// goneSince is replicaOf's error when file (the replica: block's key),
+// which config.Load read, cannot be read now (err).
+func goneSince(key, file string, err error) error {
+	return fmt.Errorf("%s %s cannot be read since the configuration was loaded: %w; put the file back, or reload serve (SIGHUP) to take the change", key, file, err)
 }
 
 // changed is replicaOf's error when file (the replica: block's key) now
@@ -241,6 +270,12 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 		return TargetResult{}, fmt.Errorf("target %s: history: %w", t.Name, err)
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{})
+	if errors.Is(err, backtest.ErrNoTraffic) && live.Min == 0 && atZero(h.Replicas) {
+		// Idle at zero, not misread: nothing to tune on yet, as a new
+		// target (tune --shard skips it; serve tries again).
+		return TargetResult{}, fmt.Errorf("target %s: history: %w: no request over %s..%s, the target at zero throughout (its replicas: query reads 0); it is tuned once its series span %s",
+			t.Name, ErrShortHistory, g.Start.Format(time.RFC3339), g.End().Format(time.RFC3339), prommodel.Duration(config.MinTuneHistory))
+	}
 	if errors.Is(err, backtest.ErrNoTraffic) {
 		// Where it looked and what chose it, as backtest says it: a
 		// selector matching nothing is the usual cause.
@@ -413,6 +448,12 @@ func (c Candidate) Adapt(live recommend.Policy) (recommend.Policy, error) {
 			return recommend.Policy{}, fmt.Errorf("option %s=%s: %w", o.Name, o.text(), err)
 		}
 	}
+	if live.Zero != nil && p.Zero != nil {
+		// cooldown= is the live one rounded up to seconds, capped at a
+		// year (replayedCooldown; Matches checks it): the target's stays.
+		z := *live.Zero
+		p.Zero = &z
+	}
 	if p.Min > p.Max {
 		p.Min = p.Max
 	}
@@ -539,10 +580,36 @@ func (r *TargetResult) Matches(t *config.Target, period time.Duration) error {
 		}
 		diff = append(diff, d+")")
 	}
+	if rc, ok := r.Candidate.Option("cooldown"); ok { // replayed at zero with that cooldown
+		switch tc, zero := zeroCooldown(t); {
+		case !zero:
+			floor := 1 // minReplicaCount's default
+			if t.Min != nil {
+				floor = *t.Min
+			}
+			diff = append(diff, fmt.Sprintf("scale to zero, cooldownPeriod %ss (the target keeps minReplicaCount %d)", strconv.FormatFloat(rc, 'f', -1, 64), floor))
+		case !near(rc, tc):
+			diff = append(diff, fmt.Sprintf("scale to zero, cooldownPeriod %ss (the target's is %s)", strconv.FormatFloat(rc, 'f', -1, 64), t.Zero.Cooldown))
+		}
+	}
 	if len(diff) == 0 {
 		return nil
 	}
 	return fmt.Errorf("tuned with %s: from another configuration of target %s", strings.Join(diff, ", "), t.Name)
+}
+
+// zeroCooldown is the cooldown= t is tuned with (replayedCooldown of its
+// zero: block's cooldownPeriod) and true when t scales to zero
+// (minReplicaCount 0); 0 and false when it keeps a floor.
+func zeroCooldown(t *config.Target) (float64, bool) {
+	if t.Min == nil || *t.Min != 0 {
+		return 0, false
+	}
+	c := recommend.DefaultZeroCooldown
+	if t.Zero != nil {
+		c = time.Duration(t.Zero.Cooldown)
+	}
+	return replayedCooldown(c), true
 }
 
 // String is the replica as a replica: block, {gpu: G, model: M, tp: N[,

@@ -5,6 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/replica"
 	"github.com/infscale/infscale/pkg/trace"
@@ -46,5 +50,66 @@ func TestZeroSpaceNoFloorRound(t *testing.T) {
 	}
 	if _, holds := Choose(rep.Finalists, zero); holds {
 		t.Errorf("a candidate at zero holds a budget of no miss over 300 s gaps: %s", rep.Policy)
+	}
+}
+
+// TestZeroSpaceLongCooldown: serve's config takes a cooldownPeriod up to
+// 2147483647 s (KEDA's int32), replay's cooldown= at most a year
+// (31536000 s). Every run of such a target failed, `search space: ...
+// option cooldown=2.147483647e+09: want seconds 0..3.1536e+07`; a
+// cooldown longer than the history (90 days at most) replays as a year's.
+func TestZeroSpaceLongCooldown(t *testing.T) {
+	sp := DefaultSpace.scaleToZero(2147483647 * time.Second)
+	for _, opts := range grid(sp.Dims, 91) {
+		c := Candidate{Metric: "queue", Target: 16, Options: opts}
+		if v, _ := c.Option("cooldown"); v != 365*86400 {
+			t.Errorf("%s: cooldown %v, want 31536000 (a year)", c.Policy(), v)
+		}
+		if _, err := c.replayPolicy(); err != nil {
+			t.Errorf("%s: %v", c.Policy(), err)
+		}
+	}
+}
+
+// TestAdaptKeepsZero: the candidate decides with the target's own zero:
+// block (docs/tune.md: zero stays the target's), not the cooldown= it
+// was replayed with, which is rounded up to whole seconds and capped at
+// a year: a cooldownPeriod of 500ms ran at 1s and one of 2147483647 s
+// at a year once adopted.
+func TestAdaptKeepsZero(t *testing.T) {
+	for _, cooldown := range []time.Duration{500 * time.Millisecond, 2147483647 * time.Second, 2 * time.Minute} {
+		live := recommend.Policy{Metrics: []recommend.Metric{{Signal: recommend.SignalQueue, Target: 24}}, Min: 0, Max: 8, Zero: &recommend.Zero{Cooldown: cooldown}}
+		sp := DefaultSpace.scaleToZero(cooldown)
+		c := Candidate{Metric: "queue", Target: 16, Options: grid(sp.Dims, 91)[0]}
+		p, err := c.Adapt(live)
+		if err != nil {
+			t.Fatalf("%v: %v", cooldown, err)
+		}
+		if p.Min != 0 || p.Zero == nil || p.Zero.Cooldown != cooldown {
+			t.Errorf("%v: min %d, zero %+v; want min 0 and the target's cooldown %v", cooldown, p.Min, p.Zero, cooldown)
+		}
+	}
+}
+
+// TestZeroBlock: tune --config FILE --target NAME on a target that scales
+// to zero prints a serve block that still does: min 0 and the target's
+// own zero: block (its held query and cooldownPeriod, as given: 500ms is
+// replayed as cooldown=1), which serve's config loads as printed. Before,
+// the history was tuned at floors of 1 to 3 and the block printed
+// minReplicaCount 1 with no zero: block, turning the target always-on
+// (where tune --shard on the same target tunes it at zero).
+func TestZeroBlock(t *testing.T) {
+	held := `sum(infscale_activator_held_requests{service="activator-chat"})`
+	z := &config.Zero{Cooldown: model.Duration(500 * time.Millisecond), Held: held}
+	sp := DefaultSpace.scaleToZero(time.Duration(z.Cooldown))
+	c := Candidate{Metric: "queue", Target: 16, Options: grid(sp.Dims, 91)[0]}
+	block := c.Block(Serve{Name: "chat", PrometheusURL: "http://prometheus:9090", Server: "vllm", Selector: `{namespace="llm"}`, Zero: z}, 8)
+	f, err := config.Parse([]byte(block), "block.yaml")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, block)
+	}
+	tg := f.Targets[0]
+	if tg.Min == nil || *tg.Min != 0 || tg.Zero == nil || tg.Zero.Held != held || time.Duration(tg.Zero.Cooldown) != 500*time.Millisecond {
+		t.Errorf("block:\n%s\nwant minReplicaCount 0 and zero: {held: %s, cooldownPeriod: 500ms}", block, held)
 	}
 }
