@@ -79,11 +79,11 @@ targets:
 
 // TestReplicaOfModelConfig: a target whose replica: names its model by a
 // Hugging Face config.json (model_config, which serve's config accepts)
-// is tuned on that model: ReplicaOf read only model, so every run failed
+// is tuned on that model: the replica was read from model alone, so every run failed
 // with `unknown model ""`. Qwen2.5-7B-Instruct's config.json has 28
 // layers, hidden size 3584 and 4 KV heads.
 func TestReplicaOfModelConfig(t *testing.T) {
-	r, err := ReplicaOf(&config.Replica{GPU: "h100-sxm", ModelConfig: "../replica/testdata/hf/qwen2.5-7b-instruct.json"})
+	r, _, err := replicaOf(&config.Replica{GPU: "h100-sxm", ModelConfig: "../replica/testdata/hf/qwen2.5-7b-instruct.json"})
 	if err != nil {
 		t.Fatal(err)
 	}

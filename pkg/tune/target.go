@@ -113,20 +113,15 @@ type TargetOptions struct {
 	Progress func(done, total int)
 }
 
-// ReplicaOf is the replica model of a serve target's replica: block (GPU,
-// model or model_config, tensor-parallel degree and calibration file), as pkg/config
-// sizes the demand metric on. Errors: an unknown GPU or model, an
-// unreadable calibration, a replica that does not fit.
-func ReplicaOf(r *config.Replica) (*replica.Replica, error) {
-	m, _, err := replicaOf(r)
-	return m, err
-}
-
-// replicaOf is ReplicaOf with the replica as a result records it, the
-// digests of the files as read here (nil for nil). Errors also when a
-// file's contents are not those config.Load read (a digest r records):
-// a result tuned on them would not match the configuration it is for
-// (TargetResult.Matches), and serve would refuse it and tune again.
+// replicaOf is the replica model of a serve target's replica: block (GPU,
+// model or model_config, tensor-parallel degree and calibration file), as
+// pkg/config sizes the demand metric on, with the replica as a result
+// records it, the digests of the files as read here (nil for nil).
+// Errors: an unknown GPU or model, an unreadable calibration, a replica
+// that does not fit, and a file whose contents are not those config.Load
+// read (a digest r records): a result tuned on them would not match the
+// configuration it is for (TargetResult.Matches), and serve would refuse
+// it and tune again.
 func replicaOf(r *config.Replica) (*replica.Replica, *ReplicaRef, error) {
 	c := replica.DefaultConfig()
 	if r == nil {
