@@ -301,10 +301,10 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 	r.policy = &pol
 	r.replica = tg.Replica
 	r.serve = tune.Serve{Name: tg.Name, PrometheusURL: file.Prometheus.URL, Server: w.server.String(), Selector: w.selector, Replicas: w.replicas, From: f.Config}
-	if rp.Min == 0 { // tuned at zero, as tune --shard tunes it
+	if cooldown, ok := tg.ScalesToZero(); ok { // tuned at zero, as tune --shard tunes it
 		r.serve.Zero = tg.Zero
 		if r.serve.Zero == nil {
-			r.serve.Zero = &config.Zero{Cooldown: model.Duration(recommend.DefaultZeroCooldown)}
+			r.serve.Zero = &config.Zero{Cooldown: model.Duration(cooldown)}
 		}
 	}
 	return w, nil

@@ -20,6 +20,20 @@ func (t *Target) Policy() (recommend.Policy, error) {
 	return p, nil
 }
 
+// ScalesToZero reports whether t scales to zero (minReplicaCount 0) and
+// the cooldown it goes to zero after: its zero: block's cooldownPeriod,
+// or recommend.DefaultZeroCooldown without one (as its Policy decides;
+// Load refuses minReplicaCount 0 without the block).
+func (t *Target) ScalesToZero() (cooldown time.Duration, ok bool) {
+	if t.Min == nil || *t.Min != 0 {
+		return 0, false
+	}
+	if t.Zero == nil {
+		return recommend.DefaultZeroCooldown, true
+	}
+	return time.Duration(t.Zero.Cooldown), true
+}
+
 // policy is the target's recommend.Policy, not validated; an absent max is
 // 0.
 func (t *Target) policy() recommend.Policy {

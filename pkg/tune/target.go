@@ -237,19 +237,12 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: replica: %w", t.Name, err)
 	}
-	live, err := t.Policy()
-	if err != nil {
-		return TargetResult{}, fmt.Errorf("target %s: %w", t.Name, err)
-	}
 	space := o.Space
 	if len(space.Metrics) == 0 {
 		space = DefaultSpace
 	}
-	if live.Min == 0 { // replayed as the target runs: at zero when idle
-		cooldown := recommend.DefaultZeroCooldown
-		if live.Zero != nil {
-			cooldown = live.Zero.Cooldown
-		}
+	cooldown, zero := t.ScalesToZero()
+	if zero { // replayed as the target runs: at zero when idle
 		space = space.scaleToZero(cooldown)
 	}
 	sel, err := promql.ParseSelector(t.Selector)
@@ -265,7 +258,7 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 		return TargetResult{}, fmt.Errorf("target %s: history: %w", t.Name, err)
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{})
-	if errors.Is(err, backtest.ErrNoTraffic) && live.Min == 0 && atZero(h.Replicas) {
+	if errors.Is(err, backtest.ErrNoTraffic) && zero && atZero(h.Replicas) {
 		// Idle at zero, not misread: nothing to tune on yet, as a new
 		// target (tune --shard skips it; serve tries again).
 		return TargetResult{}, fmt.Errorf("target %s: history: %w: no request over %s..%s, the target at zero throughout (its replicas: query reads 0); it is tuned once its series span %s",
@@ -576,35 +569,21 @@ func (r *TargetResult) Matches(t *config.Target, period time.Duration) error {
 		diff = append(diff, d+")")
 	}
 	if rc, ok := r.Candidate.Option("cooldown"); ok { // replayed at zero with that cooldown
-		switch tc, zero := zeroCooldown(t); {
+		switch tc, zero := t.ScalesToZero(); {
 		case !zero:
 			floor := 1 // minReplicaCount's default
 			if t.Min != nil {
 				floor = *t.Min
 			}
 			diff = append(diff, fmt.Sprintf("scale to zero, cooldownPeriod %ss (the target keeps minReplicaCount %d)", strconv.FormatFloat(rc, 'f', -1, 64), floor))
-		case !near(rc, tc):
-			diff = append(diff, fmt.Sprintf("scale to zero, cooldownPeriod %ss (the target's is %s)", strconv.FormatFloat(rc, 'f', -1, 64), t.Zero.Cooldown))
+		case !near(rc, replayedCooldown(tc)):
+			diff = append(diff, fmt.Sprintf("scale to zero, cooldownPeriod %ss (the target's is %s)", strconv.FormatFloat(rc, 'f', -1, 64), prommodel.Duration(tc)))
 		}
 	}
 	if len(diff) == 0 {
 		return nil
 	}
 	return fmt.Errorf("tuned with %s: from another configuration of target %s", strings.Join(diff, ", "), t.Name)
-}
-
-// zeroCooldown is the cooldown= t is tuned with (replayedCooldown of its
-// zero: block's cooldownPeriod) and true when t scales to zero
-// (minReplicaCount 0); 0 and false when it keeps a floor.
-func zeroCooldown(t *config.Target) (float64, bool) {
-	if t.Min == nil || *t.Min != 0 {
-		return 0, false
-	}
-	c := recommend.DefaultZeroCooldown
-	if t.Zero != nil {
-		c = time.Duration(t.Zero.Cooldown)
-	}
-	return replayedCooldown(c), true
 }
 
 // String is the replica as a replica: block, {gpu: G, model: M, tp: N[,
