@@ -2,6 +2,7 @@ package promql
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 )
@@ -41,24 +42,22 @@ func Partial(warnings []string) (string, bool) {
 // list, from 2.47 on).
 func annotation(w string) bool {
 	return strings.HasPrefix(w, "PromQL warning") || strings.HasPrefix(w, "PromQL info") ||
-		strings.HasSuffix(w, " more warning annotations omitted") || strings.HasSuffix(w, " more info annotations omitted") ||
-		strings.HasSuffix(w, " more annotations omitted")
+		warningsLeftOut(w) || strings.HasSuffix(w, " more info annotations omitted")
 }
 
-// warningsOmitted reports whether warnings (an answer's) end with
-// Prometheus's count of the warnings it left out ("N more warning
-// annotations omitted", or "N more annotations omitted" from the
-// releases that listed warnings and infos together): storage warnings
-// count against the same limit of 10 as PromQL's own, in no set order,
-// so Partial cannot see one that was left out.
-func warningsOmitted(warnings []string) bool {
-	for _, w := range warnings {
-		if strings.HasSuffix(w, " more warning annotations omitted") || strings.HasSuffix(w, " more annotations omitted") {
-			return true
-		}
-	}
-	return false
+// warningsLeftOut reports whether w is Prometheus's count of the warnings
+// it left out: "N more warning annotations omitted", or "N more
+// annotations omitted" from the releases that listed warnings and infos
+// together.
+func warningsLeftOut(w string) bool {
+	return strings.HasSuffix(w, " more warning annotations omitted") || strings.HasSuffix(w, " more annotations omitted")
 }
+
+// warningsOmitted reports whether warnings (an answer's) hold
+// Prometheus's count of the warnings it left out (warningsLeftOut):
+// storage warnings count against the same limit of 10 as PromQL's own, in
+// no set order, so Partial cannot see one that was left out.
+func warningsOmitted(warnings []string) bool { return slices.ContainsFunc(warnings, warningsLeftOut) }
 
 // partialKey is the context key of a request's *partialMark.
 type partialKey struct{}
