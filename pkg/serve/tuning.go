@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -797,12 +798,17 @@ func (tn *Tuning) lookBack(ctx context.Context, j tuneJob, now time.Time) {
 // over the revertLookBack before now at step, and returns the policy of
 // the series with the latest sample when that series says reverted (a
 // tie: any that does), with the start of its last run of samples; "" when
-// none does.
+// none does. Only samples of value 1 count (serve's).
 func lastReverted(ctx context.Context, api promql.API, target string, now time.Time, step time.Duration) (string, time.Time, error) {
 	step = max(step, revertLookBack/(promql.MaxPointsPerSeries-1)+time.Second)
 	m, _, err := api.Range(ctx, promql.OwnSeriesBy(Namespace+"_tuned_policy_info", target, "policy", "state"), now.Add(-revertLookBack), now, step)
 	if err != nil {
 		return "", time.Time{}, err
+	}
+	// serve exports 1; any other value (NaN, 0: another writer's) is no
+	// sample of the state.
+	for _, ss := range m {
+		ss.Values = slices.DeleteFunc(ss.Values, func(p model.SamplePair) bool { return p.Value != 1 })
 	}
 	var last model.Time
 	for _, ss := range m {

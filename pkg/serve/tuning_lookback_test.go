@@ -5,11 +5,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/internal/promtest"
 	"github.com/infscale/infscale/pkg/promql"
@@ -90,5 +92,40 @@ func TestTuningRevertReadBack(t *testing.T) {
 				t.Errorf("log says the revert was read back: %v, want %v; log:\n%s", said, c.readsBack, log.String())
 			}
 		})
+	}
+}
+
+// rangeAPI answers every range query with m.
+type rangeAPI struct{ m model.Matrix }
+
+func (a rangeAPI) Instant(context.Context, string, time.Time) (model.Vector, []string, error) {
+	return nil, nil, nil
+}
+
+func (a rangeAPI) Range(context.Context, string, time.Time, time.Time, time.Duration) (model.Matrix, []string, error) {
+	return a.m, nil, nil
+}
+
+// TestLastRevertedCountsOnlyServesSamples: serve exports 1 for a state;
+// a NaN or 0 sample (another writer's) is none. The reverted series'
+// samples at 60 and 75 s are NaN and 0, so its last is at 45 s, before
+// the adopted series' at 60 s: adopted is the latest state, nothing is
+// reverted. With the adopted series gone, the revert is read from its run
+// of 1s: 15 to 45 s.
+func TestLastRevertedCountsOnlyServesSamples(t *testing.T) {
+	at := func(s int64) model.Time { return model.TimeFromUnix(1000 + s) }
+	reverted := &model.SampleStream{Metric: model.Metric{"policy": "queue:8", "state": "reverted"}, Values: []model.SamplePair{
+		{Timestamp: at(15), Value: 1}, {Timestamp: at(30), Value: 1}, {Timestamp: at(45), Value: 1},
+		{Timestamp: at(60), Value: model.SampleValue(math.NaN())}, {Timestamp: at(75), Value: 0}}}
+	adopted := &model.SampleStream{Metric: model.Metric{"policy": "queue:8", "state": "adopted"}, Values: []model.SamplePair{{Timestamp: at(60), Value: 1}}}
+	now := time.Unix(1100, 0)
+	p, _, err := lastReverted(context.Background(), rangeAPI{model.Matrix{reverted, adopted}}, "chat", now, 15*time.Second)
+	if err != nil || p != "" {
+		t.Errorf("lastReverted = %q, %v; want none (adopted at 60 s is the latest state)", p, err)
+	}
+	reverted.Values = append(reverted.Values[:3:3], model.SamplePair{Timestamp: at(60), Value: model.SampleValue(math.NaN())})
+	p, since, err := lastReverted(context.Background(), rangeAPI{model.Matrix{reverted}}, "chat", now, 15*time.Second)
+	if err != nil || p != "queue:8" || !since.Equal(at(15).Time()) {
+		t.Errorf("lastReverted = %q, %v, %v; want queue:8 since %v", p, since, err, at(15).Time())
 	}
 }
