@@ -37,6 +37,7 @@ type ActivatorCmd struct {
 	ProbeInterval       time.Duration `name:"probe-interval" default:"500ms" help:"How often the upstream's readiness is probed, 10ms to 1h (at once when a request comes to be held)."`
 	RetryAfter          time.Duration `name:"retry-after" default:"5s" help:"Retry-After of a 503 (hold timeout) or 429 (queue full), rounded up to seconds, at most 1h."`
 	IdleTimeout         time.Duration `name:"idle-timeout" default:"${idle_timeout}" help:"Longest a client's keep-alive connection may stay open with no request on it (between requests, never during one: a held request is not cut), 1s to 24h. Keep it longer than the idle timeout of the client or proxy in front (Go's 90s, nginx's and AWS ALB's 60s; GCP's load balancer's 600s, Envoy's 1h: raise it behind those)."`
+	UpstreamProtocol    string        `name:"upstream-protocol" default:"auto" enum:"auto,http1,h2c" help:"How requests go upstream: auto (each in the client's protocol: a cleartext HTTP/2 (h2c) client's, gRPC's, as h2c; HTTP/1.x as HTTP/1.1; an https upstream negotiates by TLS), http1 (always HTTP/1.1: an HTTP/2 gateway in front of vLLM, SGLang or llama.cpp, which speak HTTP/1.1 only) or h2c (always cleartext HTTP/2, the probe too: a gRPC server). Clients may speak HTTP/1.x or h2c in every case."`
 	UpstreamIdleTimeout time.Duration `name:"upstream-idle-timeout" default:"${upstream_idle_timeout}" help:"Longest an upstream keep-alive connection is kept idle for the next request, 100ms to 1h. Keep it shorter than the model server's keep-alive timeout (vLLM's and SGLang's 5s: VLLM_HTTP_TIMEOUT_KEEP_ALIVE, uvicorn's --timeout-keep-alive), or a request sent as the server closes the connection gets a 502."`
 }
 
@@ -110,6 +111,9 @@ func (c *ActivatorCmd) Run(e *env) error {
 	case c.UpstreamIdleTimeout < 100*time.Millisecond || c.UpstreamIdleTimeout > time.Hour:
 		return durationIn("upstream-idle-timeout", c.UpstreamIdleTimeout, 100*time.Millisecond, time.Hour, "keep it shorter than the model server's keep-alive timeout (vLLM's 5s), so that the activator closes first")
 	}
+	if err := activator.CheckProtocol(c.UpstreamProtocol, u.Scheme, c.ProbePath); err != nil {
+		return invalidf("--upstream-protocol %s with --upstream %s and --probe-path %s: %v", c.UpstreamProtocol, c.Upstream, c.ProbePath, err)
+	}
 	maxBytes, err := heldBytes(c.MaxHeldBytes)
 	if err != nil {
 		return invalidf("--max-held-bytes %q: %v", c.MaxHeldBytes, err)
@@ -123,7 +127,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 	}
 	stderr := &lockedWriter{w: e.stderr} // the probe's lines and these
 	a, err := activator.New(activator.Config{Upstream: u, HoldTimeout: c.HoldTimeout, MaxHeld: c.MaxHeld, MaxHeldBytes: maxBytes, BodyTimeout: c.BodyTimeout,
-		ProbePath: c.ProbePath, ProbeInterval: c.ProbeInterval, RetryAfter: c.RetryAfter, UpstreamIdleTimeout: c.UpstreamIdleTimeout, Log: slog.New(slog.NewTextHandler(stderr, nil))})
+		ProbePath: c.ProbePath, ProbeInterval: c.ProbeInterval, RetryAfter: c.RetryAfter, UpstreamIdleTimeout: c.UpstreamIdleTimeout, UpstreamProtocol: c.UpstreamProtocol, Log: slog.New(slog.NewTextHandler(stderr, nil))})
 	if err != nil {
 		return invalid(err)
 	}
@@ -141,7 +145,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 	// ReadTimeout, which would cut held requests and streamed bodies) is
 	// forever: a leaky or slowloris client holds its descriptor. Neither
 	// runs while a request is being handled, so a held request is not cut.
-	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.IdleTimeout}
+	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.IdleTimeout, Protocols: activator.Protocols()}
 	fmt.Fprintf(stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held, %s of bodies)\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld, heldBytesText(maxBytes))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

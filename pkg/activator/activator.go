@@ -97,13 +97,15 @@ type Config struct {
 	// upstream request cancelled) (default 60 s).
 	BodyTimeout time.Duration
 	// ProbePath is the upstream's readiness endpoint (default /health,
-	// vLLM's; 200 means ready).
+	// vLLM's; 200 means ready), or GRPCHealthPath (a gRPC health check;
+	// SERVING means ready).
 	ProbePath string
 	// ProbeInterval is how often readiness is probed (default 500 ms).
 	ProbeInterval time.Duration
 	// RetryAfter is the Retry-After of a 503 or 429 (default 5 s).
 	RetryAfter time.Duration
-	// Client probes the upstream (default: a 2 s timeout).
+	// Client probes the upstream (default: a 2 s timeout, over h2c with
+	// ProtocolH2C or a gRPC health probe on an http upstream).
 	Client *http.Client
 	// Transport carries proxied requests (default http.DefaultTransport's
 	// clone with UpstreamIdleTimeout: no deadline on an answer, which a
@@ -113,6 +115,11 @@ type Config struct {
 	// (default DefaultUpstreamIdleTimeout); keep it shorter than the
 	// model server's keep-alive timeout. Not used with Transport.
 	UpstreamIdleTimeout time.Duration
+	// UpstreamProtocol is how requests go upstream: ProtocolAuto (""; in
+	// the client's protocol, h2c for an HTTP/2 client), ProtocolHTTP1 or
+	// ProtocolH2C (CheckProtocol). Not used with Transport, except that
+	// ProtocolH2C then still probes over h2c.
+	UpstreamProtocol string
 	// Log, if set, gets a line each time the probe's answer changes
 	// readiness (and the first probe's when not ready), with the failed
 	// probe's status or error.
@@ -189,16 +196,25 @@ func New(cfg Config) (*Activator, error) {
 	if cfg.RetryAfter <= 0 {
 		cfg.RetryAfter = 5 * time.Second
 	}
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: 2 * time.Second}
+	if err := CheckProtocol(cfg.UpstreamProtocol, cfg.Upstream.Scheme, cfg.ProbePath); err != nil {
+		return nil, fmt.Errorf("activator: %w", err)
 	}
 	if cfg.UpstreamIdleTimeout <= 0 {
 		cfg.UpstreamIdleTimeout = DefaultUpstreamIdleTimeout
 	}
 	if cfg.Transport == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.IdleConnTimeout = cfg.UpstreamIdleTimeout
-		cfg.Transport = t
+		h1, h2c := transports(cfg)
+		cfg.Transport = h1
+		if h2c != nil {
+			cfg.Transport = protocolTransport{h1: h1, h2c: h2c, always: cfg.UpstreamProtocol == ProtocolH2C}
+		}
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: 2 * time.Second}
+		if cfg.Upstream.Scheme == "http" && (cfg.UpstreamProtocol == ProtocolH2C || cfg.ProbePath == GRPCHealthPath) {
+			_, h2c := transports(Config{Upstream: cfg.Upstream, UpstreamIdleTimeout: cfg.UpstreamIdleTimeout})
+			cfg.Client.Transport = h2c
+		}
 	}
 	a := &Activator{cfg: cfg, reg: prometheus.NewRegistry(), probeCh: make(chan struct{}, 1), id: rand.Text()}
 	a.proxy = &httputil.ReverseProxy{
@@ -224,18 +240,18 @@ func New(cfg Config) (*Activator, error) {
 				// ServeHTTP holds it again; nothing was sent or written.
 			case errors.Is(context.Cause(r.Context()), errClientBodyTimeout) || clientStalled(r):
 				a.bodyTimeouts.Inc()
-				w.Header().Set("Connection", "close") // its body is not read to its end
+				closeConnection(w, r) // its body is not read to its end
 				http.Error(w, fmt.Sprintf("activator: the request body did not arrive from the client within %v", cfg.BodyTimeout), http.StatusRequestTimeout)
 			case errors.Is(context.Cause(r.Context()), errWriteTimeout):
 				a.upFailed.Inc()
-				w.Header().Set("Connection", "close") // nor this one's
+				closeConnection(w, r) // nor this one's
 				http.Error(w, fmt.Sprintf("activator: upstream did not take the request within %v", cfg.BodyTimeout), http.StatusGatewayTimeout)
 			case errors.Is(err, context.Canceled) || context.Cause(r.Context()) == context.Canceled:
 				// The client left (whatever the transport's error then).
 			default:
 				a.upFailed.Inc()
 				// The client's body may not have been read to its end.
-				w.Header().Set("Connection", "close")
+				closeConnection(w, r)
 				http.Error(w, "activator: upstream: "+err.Error(), http.StatusBadGateway)
 			}
 		},
@@ -432,6 +448,18 @@ func (a *Activator) probe(ctx context.Context) (ok bool, why, kind string) {
 		return false, err.Error(), err.Error()
 	}
 	req.Header.Set(ProbeHeader, a.id)
+	if a.cfg.ProbePath == GRPCHealthPath {
+		ok, why, err := probeGRPC(ctx, a.cfg.Client, a.probeURL(), a.id)
+		switch {
+		case err != nil:
+			a.probeFail.Inc()
+			return false, err.Error(), failureKind(err)
+		case !ok:
+			a.probeFail.Inc()
+			return false, why, why
+		}
+		return true, "", ""
+	}
 	resp, err := a.cfg.Client.Do(req)
 	if err != nil {
 		a.probeFail.Inc()
@@ -600,8 +628,15 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		} else if late {
 			a.mu.Unlock()
 			a.rejected.Inc()
-			if hasBody && !bodyDone.Load() {
-				rw.Header().Set("Connection", "close") // its body is not read to its end
+			switch {
+			case r.ProtoMajor == 2:
+				// Go's server sends GOAWAY: the retry opens a new connection,
+				// through the Service to another activator (a gateway's
+				// connection is never idle, so keep-alive being off would
+				// not end it); its other streams finish.
+				rw.Header().Set("Connection", "close")
+			case hasBody && !bodyDone.Load():
+				closeConnection(rw, r) // its body is not read to its end
 			}
 			a.refuse(rw, http.StatusServiceUnavailable, "activator: shutting down and the upstream is not ready; try again (another activator takes it)")
 			return
@@ -724,7 +759,7 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 	// connection that is going away (a POST is not retried: lost).
 	closeIfBody := func() {
 		if r.Body != nil && r.Body != http.NoBody {
-			rw.Header().Set("Connection", "close")
+			closeConnection(rw, r)
 		}
 	}
 	if a.count >= a.cfg.MaxHeld {

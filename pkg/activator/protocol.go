@@ -1,0 +1,229 @@
+package activator
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// The upstream protocols (Config.UpstreamProtocol, `infscale activator
+// --upstream-protocol`).
+const (
+	// ProtocolAuto proxies each request in the protocol it came in: a
+	// client's cleartext HTTP/2 (h2c, as gRPC speaks it) goes upstream as
+	// h2c, HTTP/1.x as HTTP/1.1 (KEDA's HTTP add-on interceptor's rule).
+	// An https upstream negotiates HTTP/2 or HTTP/1.1 by TLS (ALPN)
+	// whatever the client spoke.
+	ProtocolAuto = "auto"
+	// ProtocolHTTP1 proxies every request as HTTP/1.1: an HTTP/2 gateway
+	// in front of a server that speaks HTTP/1.1 only (vLLM's, SGLang's
+	// and llama.cpp's servers).
+	ProtocolHTTP1 = "http1"
+	// ProtocolH2C proxies every request as cleartext HTTP/2 (an http
+	// upstream that speaks only HTTP/2: a gRPC server); the readiness
+	// probe goes over h2c too.
+	ProtocolH2C = "h2c"
+)
+
+// Protocols are the protocols the activator's server speaks to clients:
+// HTTP/1.x, and cleartext HTTP/2 with prior knowledge (h2c, as gRPC
+// clients and HTTP/2 gateways speak it; an HTTP/1.1 Upgrade to h2c, which
+// RFC 9113 deprecates, is not taken). Set them as http.Server.Protocols.
+func Protocols() *http.Protocols {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return p
+}
+
+// GRPCHealthPath is the gRPC health checking protocol's method
+// (grpc.health.v1.Health/Check, github.com/grpc/grpc/blob/master/doc/health-checking.md)
+// as an HTTP/2 path. As ProbePath it makes the readiness probe a gRPC
+// health check of the whole server (service ""): ready when the answer
+// is grpc-status 0 with status SERVING.
+const GRPCHealthPath = "/grpc.health.v1.Health/Check"
+
+// CheckProtocol returns an error when protocol is not one of "",
+// ProtocolAuto, ProtocolHTTP1 and ProtocolH2C, or cannot carry a probe at
+// probePath to an upstream of scheme (h2c is cleartext: an https upstream
+// negotiates HTTP/2 by TLS; a gRPC health probe, sent over h2c to an http
+// upstream, needs HTTP/2).
+func CheckProtocol(protocol, scheme, probePath string) error {
+	switch protocol {
+	case "", ProtocolAuto, ProtocolHTTP1, ProtocolH2C:
+	default:
+		return fmt.Errorf("upstream protocol %q: want auto, http1 or h2c", protocol)
+	}
+	if protocol == ProtocolH2C && scheme == "https" {
+		return errors.New("upstream protocol h2c is cleartext HTTP/2: an https upstream negotiates HTTP/2 by TLS (ALPN); use auto")
+	}
+	if probePath == GRPCHealthPath && protocol == ProtocolHTTP1 {
+		return fmt.Errorf("probe path %s is a gRPC health check, which needs HTTP/2, and gRPC requests too: use upstream protocol auto or h2c, not http1", GRPCHealthPath)
+	}
+	return nil
+}
+
+// transports builds the transports for cfg (Transport unset): the one
+// for HTTP/1.x requests (over TLS, HTTP/2 when the upstream offers it,
+// unless cfg.UpstreamProtocol is http1) and, for an http upstream, the h2c
+// one (nil when the protocol is http1 or the upstream https). Each closes
+// idle connections after cfg.UpstreamIdleTimeout.
+func transports(cfg Config) (h1, h2c *http.Transport) {
+	h1 = http.DefaultTransport.(*http.Transport).Clone()
+	h1.IdleConnTimeout = cfg.UpstreamIdleTimeout
+	if cfg.UpstreamProtocol == ProtocolHTTP1 {
+		h1.Protocols = new(http.Protocols)
+		h1.Protocols.SetHTTP1(true)
+		h1.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // no HTTP/2 over TLS either
+	}
+	if cfg.UpstreamProtocol == ProtocolHTTP1 || cfg.Upstream.Scheme == "https" {
+		return h1, nil
+	}
+	h2c = http.DefaultTransport.(*http.Transport).Clone()
+	h2c.IdleConnTimeout = cfg.UpstreamIdleTimeout
+	h2c.Protocols = new(http.Protocols)
+	h2c.Protocols.SetUnencryptedHTTP2(true)
+	return h1, h2c
+}
+
+// protocolTransport sends each request over h2c or h1 as the upstream
+// protocol says: h2c always (ProtocolH2C), for a request that came in
+// over HTTP/2 (ProtocolAuto), never when h2c is nil.
+type protocolTransport struct {
+	h1, h2c http.RoundTripper
+	always  bool // ProtocolH2C
+}
+
+func (t protocolTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.h2c != nil && (t.always || req.ProtoMajor == 2) {
+		return t.h2c.RoundTrip(req)
+	}
+	return t.h1.RoundTrip(req)
+}
+
+// closeConnection makes the answer to an HTTP/1.x request r the last on
+// its connection (a body not read to its end cannot be followed by
+// another request). Not over HTTP/2, where the connection's other streams
+// are other clients' requests (a gateway's) and a stream's unread body is
+// reset with the stream alone; Go's server would send GOAWAY.
+func closeConnection(rw http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor < 2 {
+		rw.Header().Set("Connection", "close")
+	}
+}
+
+// grpcHealthRequest is a grpc.health.v1.HealthCheckRequest for the whole
+// server (service "": an empty message) in a gRPC message frame: not
+// compressed, length 0.
+var grpcHealthRequest = []byte{0, 0, 0, 0, 0}
+
+// grpcServing is grpc.health.v1.HealthCheckResponse.ServingStatus SERVING.
+const grpcServing = 1
+
+// probeGRPC sends a gRPC health check to url with client, marked as the
+// probe of activator id (ProbeHeader), and reports whether the server is
+// SERVING, and if not why (errLoop when it reached activator id again).
+func probeGRPC(ctx context.Context, client *http.Client, url, id string) (ok bool, why string, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(grpcHealthRequest))
+	if err != nil {
+		return false, "", err
+	}
+	req.Header.Set(ProbeHeader, id)
+	req.Header.Set("Content-Type", "application/grpc")
+	req.Header.Set("Te", "trailers")
+	resp, err := client.Do(req)
+	if err != nil {
+		return false, "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusLoopDetected && resp.Header.Get(ProbeHeader) == id {
+		return false, errLoop, nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		return false, resp.Status, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if err != nil {
+		return false, "", err
+	}
+	// grpc-status is a trailer, or a header in a trailers-only answer.
+	st := resp.Trailer.Get("Grpc-Status")
+	if st == "" {
+		st = resp.Header.Get("Grpc-Status")
+	}
+	if st != "0" {
+		msg := resp.Trailer.Get("Grpc-Message") + resp.Header.Get("Grpc-Message")
+		if st == "" {
+			return false, "gRPC health check: no grpc-status in the answer (not a gRPC server?)", nil
+		}
+		return false, fmt.Sprintf("gRPC health check: grpc-status %s %s", st, msg), nil
+	}
+	status, err := healthStatus(body)
+	if err != nil {
+		return false, "gRPC health check: " + err.Error(), nil
+	}
+	if status != grpcServing {
+		return false, fmt.Sprintf("gRPC health check: status %s", servingStatus(status)), nil
+	}
+	return true, "", nil
+}
+
+// healthStatus reads a HealthCheckResponse's status (field 1, a varint;
+// absent: 0, UNKNOWN) from one uncompressed gRPC message frame.
+func healthStatus(frame []byte) (uint64, error) {
+	if len(frame) < 5 {
+		return 0, fmt.Errorf("answer of %d bytes, not a gRPC message", len(frame))
+	}
+	if frame[0] != 0 {
+		return 0, errors.New("compressed answer (the probe asks for none)")
+	}
+	msg := frame[5:]
+	if n := binary.BigEndian.Uint32(frame[1:5]); uint64(n) != uint64(len(msg)) {
+		return 0, fmt.Errorf("message of %d bytes announced, %d read", n, len(msg))
+	}
+	var status uint64
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return 0, fmt.Errorf("malformed HealthCheckResponse: %v", protowire.ParseError(n))
+		}
+		msg = msg[n:]
+		if num == 1 && typ == protowire.VarintType {
+			v, m := protowire.ConsumeVarint(msg)
+			if m < 0 {
+				return 0, fmt.Errorf("malformed HealthCheckResponse: %v", protowire.ParseError(m))
+			}
+			status, msg = v, msg[m:]
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, msg)
+		if m < 0 {
+			return 0, fmt.Errorf("malformed HealthCheckResponse: %v", protowire.ParseError(m))
+		}
+		msg = msg[m:]
+	}
+	return status, nil
+}
+
+// servingStatus names a HealthCheckResponse.ServingStatus.
+func servingStatus(s uint64) string {
+	switch s {
+	case 0:
+		return "UNKNOWN"
+	case 1:
+		return "SERVING"
+	case 2:
+		return "NOT_SERVING"
+	case 3:
+		return "SERVICE_UNKNOWN"
+	}
+	return strconv.FormatUint(s, 10)
+}

@@ -1,0 +1,329 @@
+package activator
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// h2cClient speaks cleartext HTTP/2 with prior knowledge (as gRPC clients
+// and HTTP/2 gateways do) and nothing else.
+func h2cClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Protocols = new(http.Protocols)
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+}
+
+// startH2C serves the activator as `infscale activator` does: HTTP/1.x
+// and h2c (Protocols).
+func startH2C(t *testing.T, cfg Config) (*Activator, string) {
+	t.Helper()
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go a.Run(ctx)
+	srv := httptest.NewUnstartedServer(a)
+	srv.Config.Protocols = Protocols()
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return a, srv.URL
+}
+
+// grpcLike answers each request as a gRPC server does (over HTTP/2 only:
+// an HTTP/1.x request gets 505): its body echoed, with the protocol it
+// came in as a header and grpc-status 0 as a trailer; /health is 200 over
+// either protocol.
+func grpcLike() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		w.Header().Set("X-Upstream-Proto", r.Proto)
+		if r.ProtoMajor != 2 && r.Header.Get("Content-Type") == "application/grpc" {
+			w.WriteHeader(http.StatusHTTPVersionNotSupported)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Trailer", "Grpc-Status")
+		w.Header().Set("Content-Type", r.Header.Get("Content-Type"))
+		w.Write(body)
+		w.Header().Set("Grpc-Status", "0")
+	})
+}
+
+// serveH2C serves h on addr over HTTP/1.x and h2c until the test ends.
+func serveH2C(t *testing.T, addr string, h http.Handler) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := &http.Server{Handler: h, Protocols: Protocols()}
+	go up.Serve(ln)
+	t.Cleanup(func() { up.Close() })
+}
+
+// TestH2CHeldAndProxied: a gRPC-shaped call (HTTP/2 with prior knowledge,
+// application/grpc, TE: trailers) to an activator whose upstream is down
+// is held, and once the upstream comes up 1 s later it is proxied over
+// h2c (the upstream sees HTTP/2.0) with its trailer (grpc-status 0) back
+// to the client. Before, the activator spoke HTTP/1.1 only and the
+// client's first bytes got 400 Bad Request.
+func TestH2CHeldAndProxied(t *testing.T) {
+	addr, release := downAddr(t)
+	a, base := startH2C(t, Config{Upstream: &url.URL{Scheme: "http", Host: addr}, ProbeInterval: 50 * time.Millisecond, HoldTimeout: 10 * time.Second})
+	type answer struct {
+		resp *http.Response
+		body string
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, base+"/pkg.Echo/Say", strings.NewReader("\x00\x00\x00\x00\x02hi"))
+		req.Header.Set("Content-Type", "application/grpc")
+		req.Header.Set("Te", "trailers")
+		resp, err := h2cClient().Do(req)
+		if err != nil {
+			done <- answer{err: err}
+			return
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		done <- answer{resp, string(b), err}
+	}()
+	waitFor(t, "the call held", 5*time.Second, func() bool { return a.Held() == 1 })
+	time.Sleep(time.Second)
+	release()
+	serveH2C(t, addr, grpcLike())
+	got := <-done
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if got.resp.StatusCode != 200 || got.resp.Proto != "HTTP/2.0" || got.body != "\x00\x00\x00\x00\x02hi" {
+		t.Errorf("answer %s %s %q, want 200 over HTTP/2.0 with the echoed message", got.resp.Proto, got.resp.Status, got.body)
+	}
+	if p := got.resp.Header.Get("X-Upstream-Proto"); p != "HTTP/2.0" {
+		t.Errorf("the upstream got the call over %q, want HTTP/2.0 (h2c)", p)
+	}
+	if s := got.resp.Trailer.Get("Grpc-Status"); s != "0" {
+		t.Errorf("trailer grpc-status %q, want 0 (proxied after the body)", s)
+	}
+}
+
+// TestUpstreamProtocol: which protocol each client's request goes
+// upstream in. auto: the client's (HTTP/1.1 as HTTP/1.1, h2c as h2c);
+// http1: HTTP/1.1 for both (an HTTP/2 gateway in front of vLLM, whose
+// uvicorn speaks HTTP/1.1 only); h2c: HTTP/2 for both.
+func TestUpstreamProtocol(t *testing.T) {
+	up := httptest.NewUnstartedServer(grpcLike())
+	up.Config.Protocols = Protocols()
+	up.Start()
+	t.Cleanup(up.Close)
+	u, _ := url.Parse(up.URL)
+	for _, c := range []struct {
+		protocol     string
+		fromHTTP1    string
+		fromH2C      string
+		probeOverH2C bool
+	}{
+		{ProtocolAuto, "HTTP/1.1", "HTTP/2.0", false},
+		{ProtocolHTTP1, "HTTP/1.1", "HTTP/1.1", false},
+		{ProtocolH2C, "HTTP/2.0", "HTTP/2.0", true},
+	} {
+		t.Run(c.protocol, func(t *testing.T) {
+			a, base := startH2C(t, Config{Upstream: u, UpstreamProtocol: c.protocol, ProbeInterval: 50 * time.Millisecond})
+			waitFor(t, "ready", 5*time.Second, a.Ready)
+			for _, k := range []struct {
+				client *http.Client
+				want   string
+			}{{http.DefaultClient, c.fromHTTP1}, {h2cClient(), c.fromH2C}} {
+				resp, err := k.client.Post(base+"/v1/completions", "application/json", strings.NewReader("{}"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if p := resp.Header.Get("X-Upstream-Proto"); resp.StatusCode != 200 || p != k.want {
+					t.Errorf("a %s client: %s, upstream got %q, want 200 and %s", resp.Proto, resp.Status, p, k.want)
+				}
+			}
+		})
+	}
+}
+
+// grpcHealth is a gRPC health server's answer to Check (over HTTP/2
+// only): status (a HealthCheckResponse's field 1) in a message frame and
+// grpc-status 0, or grpc-status code with no message when code is not
+// "0" (a trailers-only answer).
+func grpcHealth(t *testing.T, status func() (code string, serving uint64)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 2 || r.Method != http.MethodPost || r.URL.Path != GRPCHealthPath || r.Header.Get("Content-Type") != "application/grpc" {
+			t.Errorf("probe %s %s %s content-type %q: want a gRPC call over HTTP/2", r.Proto, r.Method, r.URL.Path, r.Header.Get("Content-Type"))
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if b, _ := io.ReadAll(r.Body); string(b) != "\x00\x00\x00\x00\x00" {
+			t.Errorf("probe message %q, want an empty HealthCheckRequest frame", b)
+		}
+		code, serving := status()
+		w.Header().Set("Content-Type", "application/grpc")
+		if code != "0" {
+			w.Header().Set("Grpc-Status", code)
+			return
+		}
+		w.Header().Set("Trailer", "Grpc-Status")
+		msg := []byte{0x08, byte(serving)} // field 1, varint
+		frame := binary.BigEndian.AppendUint32([]byte{0}, uint32(len(msg)))
+		w.Write(append(frame, msg...))
+		w.Header().Set("Grpc-Status", "0")
+	})
+}
+
+// TestGRPCHealthProbe: with --probe-path /grpc.health.v1.Health/Check the
+// upstream is ready only when its gRPC health check answers SERVING:
+// grpc-status 14 (UNAVAILABLE) and NOT_SERVING (2) are not ready, and
+// each says why.
+func TestGRPCHealthProbe(t *testing.T) {
+	var code = "14"
+	var serving uint64 = 2
+	var mu = make(chan struct{}, 1)
+	mu <- struct{}{}
+	state := func() (string, uint64) { <-mu; defer func() { mu <- struct{}{} }(); return code, serving }
+	set := func(c string, s uint64) { <-mu; code, serving = c, s; mu <- struct{}{} }
+	up := httptest.NewUnstartedServer(grpcHealth(t, state))
+	up.Config.Protocols = Protocols()
+	up.Start()
+	t.Cleanup(up.Close)
+	u, _ := url.Parse(up.URL)
+	a, err := New(Config{Upstream: u, ProbePath: GRPCHealthPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		code    string
+		serving uint64
+		ok      bool
+		why     string
+	}{
+		{"14", 0, false, "gRPC health check: grpc-status 14"},
+		{"0", 2, false, "gRPC health check: status NOT_SERVING"},
+		{"0", 0, false, "gRPC health check: status UNKNOWN"},
+		{"0", 1, true, ""},
+	} {
+		set(c.code, c.serving)
+		ok, why, _ := a.probe(context.Background())
+		if ok != c.ok || !strings.HasPrefix(why, c.why) {
+			t.Errorf("grpc-status %s, status %d: ready %v (%q), want %v (%q)", c.code, c.serving, ok, why, c.ok, c.why)
+		}
+	}
+}
+
+// TestHealthStatus decodes HealthCheckResponse frames built by hand from
+// the protobuf encoding (field 1 varint: tag 0x08): SERVING, an unknown
+// field before it (field 2, length-delimited "ab": 0x12 0x02), the empty
+// message (status UNKNOWN, 0), and malformed frames.
+func TestHealthStatus(t *testing.T) {
+	for _, c := range []struct {
+		frame string
+		want  uint64
+		err   bool
+	}{
+		{"\x00\x00\x00\x00\x02\x08\x01", 1, false},
+		{"\x00\x00\x00\x00\x06\x12\x02ab\x08\x02", 2, false},
+		{"\x00\x00\x00\x00\x00", 0, false},
+		{"\x00\x00\x00\x00\x05\x08\x01", 0, true}, // 5 announced, 2 read
+		{"\x01\x00\x00\x00\x02\x08\x01", 0, true}, // compressed
+		{"\x00\x00\x00\x00\x01\x08", 0, true},     // a tag without its value
+		{"\x00\x00", 0, true},
+	} {
+		got, err := healthStatus([]byte(c.frame))
+		if got != c.want || (err != nil) != c.err {
+			t.Errorf("healthStatus(%q) = %d, %v; want %d, error %v", c.frame, got, err, c.want, c.err)
+		}
+	}
+}
+
+// TestCheckProtocol: h2c to an https upstream, a gRPC health probe with
+// http1, and an unknown protocol are refused; the rest pass.
+func TestCheckProtocol(t *testing.T) {
+	for _, c := range []struct {
+		protocol, scheme, probe string
+		ok                      bool
+	}{
+		{"", "http", "/health", true},
+		{ProtocolAuto, "https", GRPCHealthPath, true},
+		{ProtocolAuto, "http", GRPCHealthPath, true},
+		{ProtocolH2C, "http", GRPCHealthPath, true},
+		{ProtocolH2C, "https", "/health", false},
+		{ProtocolHTTP1, "http", GRPCHealthPath, false},
+		{"h2", "http", "/health", false},
+	} {
+		if err := CheckProtocol(c.protocol, c.scheme, c.probe); (err == nil) != c.ok {
+			t.Errorf("CheckProtocol(%q, %q, %q) = %v, want ok %v", c.protocol, c.scheme, c.probe, err, c.ok)
+		}
+	}
+}
+
+// TestDrainH2CGoesAway: while draining, a request over an HTTP/2
+// connection that is refused (503: the upstream is down) is the last on
+// that connection, even with another request of it still held, so that
+// the client's retry opens a new connection, through the Service to
+// another activator: a gateway's connection carries many clients'
+// requests and is never idle while traffic flows, so Go's server, which
+// sends GOAWAY once an HTTP/2 connection is idle while keep-alives are
+// off, would keep it.
+func TestDrainH2CGoesAway(t *testing.T) {
+	a, err := New(Config{Upstream: &url.URL{Scheme: "http", Host: down(t)}, ProbeInterval: 50 * time.Millisecond, HoldTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go a.Run(ctx)
+	srv := httptest.NewUnstartedServer(a)
+	srv.Config.Protocols = Protocols()
+	srv.Start()
+	t.Cleanup(srv.Close)
+	client := h2cClient()
+	heldDone := make(chan struct{})
+	go func() {
+		defer close(heldDone)
+		if resp, err := client.Get(srv.URL + "/v1/models"); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitFor(t, "a request held", 5*time.Second, func() bool { return a.Held() == 1 })
+	a.Drain()
+	srv.Config.SetKeepAlivesEnabled(false) // as `infscale activator` drains
+	get := func() (int, bool) {
+		var reused bool
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/models", nil)
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, reused
+	}
+	if code, reused := get(); code != http.StatusServiceUnavailable || !reused {
+		t.Fatalf("a request while draining: %d, on the held request's connection %v; want 503 on it", code, reused)
+	}
+	if code, reused := get(); reused {
+		t.Errorf("its retry (%d) went on the same connection to the draining activator; want a new one (GOAWAY)", code)
+	}
+	<-heldDone
+}
