@@ -91,7 +91,11 @@ func (c *ProfileCmd) Run(e *env) error {
 	if err != nil {
 		return res.reconstructError(e.ctx, "profile", err, st.Queried)
 	}
-	p, err := seasonal.Build(res.grid.Start, res.grid.Step, w.Arrivals, w.Known(), loc)
+	// The range may have shrunk to the data (less retention than asked, a
+	// new target): the hours are the data's, so every step from here on is
+	// w.Grid's, not the asked range's.
+	g := w.Grid
+	p, err := seasonal.Build(g.Start, g.Step, w.Arrivals, w.Known(), loc)
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
@@ -120,8 +124,8 @@ func (c *ProfileCmd) Run(e *env) error {
 		return fmt.Errorf("profile: %w", err)
 	}
 	rep.Fetch = st
-	held, known := heldReplicaSeconds(rep.Policies[0].Timeline, res.grid.Step.Seconds(), res.grid.N, w.Known())
-	hp, err := seasonal.Build(res.grid.Start, res.grid.Step, held, known, loc)
+	held, known := heldReplicaSeconds(rep.Policies[0].Timeline, g.Step.Seconds(), g.N, w.Known())
+	hp, err := seasonal.Build(g.Start, g.Step, held, known, loc)
 	if err != nil {
 		return fmt.Errorf("profile: the reactive replay's replicas: %w", err)
 	}
@@ -133,14 +137,14 @@ func (c *ProfileCmd) Run(e *env) error {
 	fl.Cap(reactive.Recommend.Max) // a window above max is not a valid schedule
 	wins := fl.Windows(minReplicas)
 	out := profileOut{p: p, held: hp, floor: fl, windows: wins, zone: c.Timezone,
-		policy: c.Policy, fraction: c.FloorFraction, coverage: w.Coverage, start: res.grid.Start, end: res.grid.End()}
+		policy: c.Policy, fraction: c.FloorFraction, coverage: w.Coverage, start: g.Start, end: g.End()}
 	if c.Simulate {
 		if len(wins) > 0 {
-			tl := fl.Timeline(res.grid.Start, res.grid.Step, res.grid.N+1)
+			tl := fl.Timeline(g.Start, g.Step, g.N+1)
 			for i := range tl {
 				tl[i] = max(tl[i], float64(minReplicas)) // never below the policy's minimum
 			}
-			sched, err := replay.Follow(ScheduleOnlyRow, res.grid.Step.Seconds(), tl)
+			sched, err := replay.Follow(ScheduleOnlyRow, g.Step.Seconds(), tl)
 			if err != nil {
 				return err
 			}
@@ -204,6 +208,9 @@ func (o profileOut) writeText(w io.Writer) error {
 	p := o.p
 	fmt.Fprintf(w, "history   %s .. %s: %.1f days of data (coverage %.1f%%), hours in %s\n",
 		o.start.Format(time.RFC3339), o.end.Format(time.RFC3339), p.Days, 100*o.coverage.Fraction, o.zone)
+	if r := o.coverage.Requested; r != nil {
+		fmt.Fprintf(w, "  range   asked %s .. %s; the data covers only the range above\n", r.From.Format(time.RFC3339), r.To.Format(time.RFC3339))
+	}
 	if p.Days < 7 {
 		fmt.Fprintln(w, "note      less than a week: days of the week without data are estimated from the hour-of-day shape")
 	}
