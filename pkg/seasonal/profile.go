@@ -61,7 +61,7 @@ func Build(start time.Time, step time.Duration, arrivals []float64, known []bool
 		if j < len(known) && !known[j] {
 			continue
 		}
-		t := start.Add(time.Duration(j)*step - step/2).In(loc).Truncate(time.Hour)
+		t := clockHour(start.Add(time.Duration(j)*step - step/2).In(loc))
 		if n := len(hours); n == 0 || !hours[n-1].t.Equal(t) {
 			hours = append(hours, hour{t: t})
 		}
@@ -138,6 +138,15 @@ func Build(start time.Time, step time.Duration, arrivals []float64, known []bool
 		p.VarianceExplained = 1 - ssRes/ssTot
 	}
 	return p, nil
+}
+
+// clockHour is the start of t's hour on its location's clock. Truncate
+// works on the absolute instant: in a zone off UTC by a fraction of an hour
+// (Asia/Kolkata +05:30) its hours run from :30 to :30 local, not the hours
+// a schedule's cron reads. Subtracting the clock's minutes keeps the two
+// instances of a repeated hour (a DST fall-back) apart.
+func clockHour(t time.Time) time.Time {
+	return t.Add(-time.Duration(t.Minute())*time.Minute - time.Duration(t.Second())*time.Second - time.Duration(t.Nanosecond()))
 }
 
 func div(a, b float64) float64 {

@@ -287,3 +287,37 @@ func TestFloorFromHeldReplicas(t *testing.T) {
 		t.Errorf("windows %+v, want one 0 10 * * 1-5 for 8h at 4 supported by 5 days", ws)
 	}
 }
+
+// TestBuildHalfHourZone: in a zone half an hour off UTC (Asia/Kolkata,
+// +05:30) the hours are the local clock's, 10:00 to 11:00, as a schedule's
+// cron reads them (Floor.Timeline too). Truncating the instant to the hour
+// gave buckets from :30 to :30 local: a burst of 10 req/s at exactly 10:00
+// to 11:00 read as 5.5 req/s at 09 and at 10.
+func TestBuildHalfHourZone(t *testing.T) {
+	loc, err := time.LoadLocation("Asia/Kolkata")
+	if err != nil {
+		t.Skipf("no tzdata: %v", err)
+	}
+	start := time.Date(2026, 1, 5, 0, 0, 0, 0, loc) // Monday 00:00 local
+	step := 30 * time.Minute
+	a := make([]float64, 3*48+1)
+	for j := 1; j < len(a); j++ {
+		r := 1.0
+		if h := start.Add(time.Duration(j-1) * step).In(loc).Hour(); h == 10 {
+			r = 10
+		}
+		a[j] = r * step.Seconds()
+	}
+	p, err := Build(start, step, a, nil, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h, want := range map[int]float64{9: 1, 10: 10, 11: 1} {
+		if got := p.Rate[time.Monday][h]; math.Abs(got-want) > 1e-9 {
+			t.Errorf("Monday %02d:00 rate %g, want %g", h, got, want)
+		}
+	}
+	if p.PeakHour != 10 || p.Days != 3 {
+		t.Errorf("peak hour %d, days %g; want 10 and 3", p.PeakHour, p.Days)
+	}
+}
