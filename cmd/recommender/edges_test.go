@@ -202,3 +202,19 @@ func TestSimulateWindowPastEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileStepAndZone: profile groups steps into clock hours, so a step
+// over an hour is refused before any query (--step 2h profiled every other
+// hour and read a week as 3.5 days; 48h said "less than 24 hours of data");
+// and "Local", the machine's zone, which serve's schedule: refuses, is not
+// a zone to propose a schedule in.
+func TestProfileStepAndZone(t *testing.T) {
+	base := []string{"profile", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`}
+	wantRefused(t, append(base, "--step", "2h"), nil, "--step 2h0m0s: profile groups the steps into clock hours: want at most 1h")
+	wantRefused(t, append(base, "--step", "61m"), nil, "--step 1h1m0s: profile groups")
+	wantRefused(t, append(base, "--timezone", "Local"), nil, `--timezone "Local" is the machine's zone`, "Europe/Berlin")
+	// An hour is a step profile takes: the unreachable Prometheus (exit 1).
+	if code, _, stderr := runIn(t, nil, append(base, "--step", "1h", "--query-timeout", "1s")...); code != exitRuntime {
+		t.Errorf("--step 1h: exit %d, want 1 (Prometheus unreachable); stderr:\n%s", code, stderr)
+	}
+}

@@ -27,7 +27,7 @@ type ProfileCmd struct {
 
 	Policy        string        `short:"p" default:"queue:24" placeholder:"P" help:"The reactive policy (a simulate policy string); it is replayed on the history and the floor is a share of the replicas it held at each weekday and hour (default ${default})."`
 	FloorFraction float64       `name:"floor-fraction" default:"0.8" placeholder:"F" help:"The floor covers this fraction of the replicas the reactive policy held (0 < F <= 1); the policy scales on the rest (default ${default})."`
-	Timezone      string        `default:"UTC" placeholder:"TZ" help:"IANA time zone of the hours and of the schedule (default ${default})."`
+	Timezone      string        `default:"UTC" placeholder:"TZ" help:"IANA time zone of the hours and of the schedule, e.g. Europe/Berlin (not Local, the machine's) (default ${default})."`
 	Simulate      bool          `default:"true" negatable:"" help:"Print the replay of reactive only, and of schedule only and both when there is a schedule (--no-simulate: print no replay; the reactive policy is still replayed, the floor comes from it)."`
 	SLOTTFT       time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO of the replay (default ${default})."`
 	Seed          uint64        `default:"1" help:"Seed of the replay's arrivals within a step and token draws."`
@@ -36,9 +36,18 @@ type ProfileCmd struct {
 
 // Run fetches, profiles, proposes the floor and replays.
 func (c *ProfileCmd) Run(e *env) error {
+	// "Local" is this machine's zone, not the cluster's: serve's schedule:
+	// refuses it (pkg/recommend), so it is no zone to propose one in.
+	if c.Timezone == "Local" {
+		return invalidf("--timezone %q is the machine's zone (UTC in most containers): name an IANA zone, e.g. Europe/Berlin or UTC", c.Timezone)
+	}
 	loc, err := time.LoadLocation(c.Timezone)
 	if err != nil {
 		return invalidf("--timezone %q: %v", c.Timezone, err)
+	}
+	// Steps are grouped into clock hours: a longer step fills only some.
+	if c.Step > time.Hour {
+		return invalidf("--step %s: profile groups the steps into clock hours: want at most 1h (e.g. 30s, 5m)", c.Step)
 	}
 	c.Policy = policySpec(c.Policy)
 	reactive, err := replay.ParsePolicy(c.Policy)
