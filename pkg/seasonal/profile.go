@@ -51,7 +51,14 @@ func Build(start time.Time, step time.Duration, arrivals []float64, known []bool
 		loc = time.UTC
 	}
 	p := Profile{Location: loc}
+	// An hour is a clock hour in loc, keyed by the wall clock: in a zone off
+	// UTC by a fraction of an hour (Asia/Kolkata +05:30) it runs from :00
+	// local, as a schedule's cron reads it (truncating the instant ran from
+	// :30 to :30), and the hour a DST fall-back repeats is one hour of its
+	// day (two made one day's hour look like two weeks' at ProposeFloor).
+	type clock struct{ y, m, d, h int }
 	type hour struct {
+		c          clock
 		t          time.Time
 		sum, steps float64
 	}
@@ -61,9 +68,11 @@ func Build(start time.Time, step time.Duration, arrivals []float64, known []bool
 		if j < len(known) && !known[j] {
 			continue
 		}
-		t := clockHour(start.Add(time.Duration(j)*step - step/2).In(loc))
-		if n := len(hours); n == 0 || !hours[n-1].t.Equal(t) {
-			hours = append(hours, hour{t: t})
+		t := start.Add(time.Duration(j)*step - step/2).In(loc)
+		y, m, d := t.Date()
+		c := clock{y, int(m), d, t.Hour()}
+		if n := len(hours); n == 0 || hours[n-1].c != c {
+			hours = append(hours, hour{c: c, t: t})
 		}
 		h := &hours[len(hours)-1]
 		h.sum += arrivals[j]
@@ -138,15 +147,6 @@ func Build(start time.Time, step time.Duration, arrivals []float64, known []bool
 		p.VarianceExplained = 1 - ssRes/ssTot
 	}
 	return p, nil
-}
-
-// clockHour is the start of t's hour on its location's clock. Truncate
-// works on the absolute instant: in a zone off UTC by a fraction of an hour
-// (Asia/Kolkata +05:30) its hours run from :30 to :30 local, not the hours
-// a schedule's cron reads. Subtracting the clock's minutes keeps the two
-// instances of a repeated hour (a DST fall-back) apart.
-func clockHour(t time.Time) time.Time {
-	return t.Add(-time.Duration(t.Minute())*time.Minute - time.Duration(t.Second())*time.Second - time.Duration(t.Nanosecond()))
 }
 
 func div(a, b float64) float64 {

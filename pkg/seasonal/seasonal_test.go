@@ -321,3 +321,48 @@ func TestBuildHalfHourZone(t *testing.T) {
 		t.Errorf("peak hour %d, days %g; want 10 and 3", p.PeakHour, p.Days)
 	}
 }
+
+// TestBuildFallBackHourOnce: the clock hour a DST fall-back repeats
+// (America/New_York, Sunday 2026-11-01, 01:00 to 02:00 twice) is one hour
+// of that day: one occurrence, at the mean rate of its two instances. Read
+// as two occurrences, one Sunday's burst at 01:00 looked like the same
+// weekday and hour in seasonal.MinWeeks = 2 weeks, and a floor was proposed
+// from it.
+func TestBuildFallBackHourOnce(t *testing.T) {
+	loc, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skipf("no tzdata: %v", err)
+	}
+	start := time.Date(2026, 10, 30, 0, 0, 0, 0, loc) // Friday 00:00 local
+	step := 30 * time.Minute
+	end := time.Date(2026, 11, 3, 0, 0, 0, 0, loc) // 97 hours later
+	n := int(end.Sub(start) / step)
+	a := make([]float64, n+1)
+	for j := 1; j <= n; j++ {
+		lt := start.Add(time.Duration(j-1) * step).In(loc)
+		r := 1.0
+		if lt.Weekday() == time.Sunday && lt.Hour() == 1 {
+			r = 4
+		}
+		a[j] = r * step.Seconds()
+	}
+	p, err := Build(start, step, a, nil, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if occ := p.Occurrences[time.Sunday][1]; len(occ) != 1 || occ[0] != 4 {
+		t.Errorf("Sunday 01:00 occurrences %v, want [4]: one day's hour", occ)
+	}
+	// 4 days of clock hours (Sunday has 25 h of time but 24 clock hours).
+	if p.Days != 4 {
+		t.Errorf("days %v, want 4", p.Days)
+	}
+	// Replicas held: 4 at Sunday 01:00 once, 1 elsewhere: nothing recurs.
+	f, err := ProposeFloor(p, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := f.Min[time.Sunday][1]; m > 1 {
+		t.Errorf("floor Sunday 01:00 %d (support %d), want at most 1: one Sunday is no recurrence", m, f.Support[time.Sunday][1])
+	}
+}
