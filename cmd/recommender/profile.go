@@ -220,8 +220,16 @@ func (o profileOut) writeText(w io.Writer) error {
 	if r := o.coverage.Requested; r != nil {
 		fmt.Fprintf(w, "  range   asked %s .. %s; the data covers only the range above\n", r.From.Format(time.RFC3339), r.To.Format(time.RFC3339))
 	}
-	if p.Days < 7 {
-		fmt.Fprintln(w, "note      less than a week: days of the week without data are estimated from the hour-of-day shape")
+	// A weekday without data has no rate and no floor (Profile.Expected is
+	// NaN there); an hour missing from a day with data is estimated.
+	var none []string
+	for _, d := range []int{1, 2, 3, 4, 5, 6, 0} {
+		if math.IsNaN(p.DayOfWeek[d]) {
+			none = append(none, dayNames[d])
+		}
+	}
+	if len(none) > 0 {
+		fmt.Fprintf(w, "note      no data on %s: no rate and no floor there (a week of history covers every weekday)\n", strings.Join(none, ", "))
 	}
 	fmt.Fprintln(w, "\narrival rate (requests/s) by hour of day and day of week:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -283,3 +283,41 @@ func TestProfileRangeShrunkToData(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileTextNamesDaysWithoutData: weekdays without data have no rate
+// and no floor (Profile.Expected is NaN there), and the note says so,
+// naming them; it said they were "estimated from the hour-of-day shape".
+// A history just short of 7 days that touches every weekday (the
+// synthetic week asked from a minute past its start) has no note.
+func TestProfileTextNamesDaysWithoutData(t *testing.T) {
+	var p seasonal.Profile
+	for d := range 7 {
+		p.DayOfWeek[d] = 10
+	}
+	for _, d := range []time.Weekday{time.Thursday, time.Friday, time.Saturday, time.Sunday} {
+		p.DayOfWeek[d] = math.NaN()
+	}
+	p.Days = 3
+	o := profileOut{p: p, policy: "queue:24", fraction: 0.8, zone: "UTC"}
+	var b bytes.Buffer
+	if err := o.writeText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "note      no data on Thu, Fri, Sat, Sun: no rate and no floor there (a week of history covers every weekday)"; !strings.Contains(b.String(), want) {
+		t.Errorf("text lacks %q:\n%s", want, b.String())
+	}
+	if strings.Contains(b.String(), "estimated") {
+		t.Errorf("text says days without data are estimated:\n%s", b.String())
+	}
+	for d := range 7 {
+		o.p.DayOfWeek[d] = 10
+	}
+	o.p.Days = 6.96
+	b.Reset()
+	if err := o.writeText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "note ") {
+		t.Errorf("a note on a history with every weekday:\n%s", b.String())
+	}
+}
