@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -216,5 +218,33 @@ func TestProfileStepAndZone(t *testing.T) {
 	// An hour is a step profile takes: the unreachable Prometheus (exit 1).
 	if code, _, stderr := runIn(t, nil, append(base, "--step", "1h", "--query-timeout", "1s")...); code != exitRuntime {
 		t.Errorf("--step 1h: exit %d, want 1 (Prometheus unreachable); stderr:\n%s", code, stderr)
+	}
+}
+
+// TestHistoryRetryNotice: while Prometheus cannot answer (a 503 while it
+// starts, a 429), backtest, profile and tune ask again up to 5 times after
+// its Retry-After (at most a minute each): minutes in which stderr said
+// nothing, as if the command hung. Each wait is now one line naming the
+// answer, the wait and the ask.
+func TestHistoryRetryNotice(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "0")
+		http.Error(w, `{"status":"error","errorType":"unavailable","error":"starting"}`, http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	for _, cmd := range []string{"backtest", "profile"} {
+		code, _, stderr := runIn(t, nil, cmd, "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`)
+		if code != exitRuntime {
+			t.Errorf("%s: exit %d, want 1; stderr:\n%s", cmd, code, stderr)
+		}
+		for _, want := range []string{
+			"infscale: Prometheus could not answer now (server error: 503): asking again in 0s (ask 2 of 6)",
+			"asking again in 0s (ask 6 of 6)",
+			"(asked 6 times over ",
+		} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%s: stderr lacks %q:\n%s", cmd, want, stderr)
+			}
+		}
 	}
 }

@@ -67,7 +67,7 @@ func (c *ProfileCmd) Run(e *env) error {
 	if c.SLOTTFT <= 0 {
 		return invalidf("--slo-ttft %s: want > 0", c.SLOTTFT)
 	}
-	res, err := c.resolve(e.given)
+	res, err := c.resolve(e.given, e.stderr)
 	if err != nil {
 		return err
 	}
