@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	promconfig "github.com/prometheus/common/config"
@@ -140,7 +141,7 @@ func historyGiven(given map[string]bool) string {
 // resolve checks the flags (exit 2 on bad input) and builds the client:
 // the steps (grid), where the series are (fromConfig or fromURL), the
 // target read from there, and the Prometheus client.
-func (f *PrometheusRangeFlags) resolve(given map[string]bool) (resolved, error) {
+func (f *PrometheusRangeFlags) resolve(given map[string]bool, stderr io.Writer) (resolved, error) {
 	var r resolved
 	var err error
 	if r.grid, err = f.grid(); err != nil {
@@ -174,12 +175,29 @@ func (f *PrometheusRangeFlags) resolve(given map[string]bool) (resolved, error) 
 	}
 	cfg := w.client
 	cfg.Retries = historyRetries
+	cfg.OnRetry = retryNotice(stderr)
 	c, err := promql.NewClient(cfg)
 	if err != nil {
 		return r, invalid(err)
 	}
 	r.api = c
 	return r, nil
+}
+
+// retryNotice writes one line on w per wait of a retried query: up to 5
+// waits of a minute each would otherwise pass in silence. On a terminal
+// it first clears the progress line.
+func retryNotice(w io.Writer) func(query, cause string, wait time.Duration, ask, asks int) {
+	clear := ""
+	if status.New(w).Active() {
+		clear = "\r\033[K"
+	}
+	var mu sync.Mutex
+	return func(_, cause string, wait time.Duration, ask, asks int) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, "%sinfscale: Prometheus could not answer now (%s): asking again in %s (ask %d of %d)\n", clear, cause, wait.Round(time.Second), ask, asks)
+	}
 }
 
 // historyRetries is how many times backtest, profile and tune ask a query
@@ -573,7 +591,7 @@ type BacktestCmd struct {
 // Run fetches, reconstructs, replays and reports.
 func (c *BacktestCmd) Run(e *env) error {
 	c.PrometheusRangeFlags.pair, c.PrometheusRangeFlags.pairPD = &c.PairSelectFlags, c.PD
-	res, err := c.resolve(e.given)
+	res, err := c.resolve(e.given, e.stderr)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,6 +201,50 @@ func TestSimulateWindowPastEnd(t *testing.T) {
 		code, out, errs := runSimulate(t, "--trace", f, "--window", c.window, "--policy", "fixed:1")
 		if code != 0 || !strings.Contains(out, c.want) {
 			t.Errorf("--window %s: exit %d, stdout %q, stderr %q; want %q", c.window, code, out, errs, c.want)
+		}
+	}
+}
+
+// TestProfileStepAndZone: profile groups steps into clock hours, so a step
+// over an hour is refused before any query (--step 2h profiled every other
+// hour and read a week as 3.5 days; 48h said "less than 24 hours of data");
+// and "Local", the machine's zone, which serve's schedule: refuses, is not
+// a zone to propose a schedule in.
+func TestProfileStepAndZone(t *testing.T) {
+	base := []string{"profile", "--prometheus-url", "http://127.0.0.1:1", "--selector", `{namespace="llm"}`}
+	wantRefused(t, append(base, "--step", "2h"), nil, "--step 2h0m0s: profile groups the steps into clock hours: want at most 1h")
+	wantRefused(t, append(base, "--step", "61m"), nil, "--step 1h1m0s: profile groups")
+	wantRefused(t, append(base, "--timezone", "Local"), nil, `--timezone "Local" is the machine's zone`, "Europe/Berlin")
+	// An hour is a step profile takes: the unreachable Prometheus (exit 1).
+	if code, _, stderr := runIn(t, nil, append(base, "--step", "1h", "--query-timeout", "1s")...); code != exitRuntime {
+		t.Errorf("--step 1h: exit %d, want 1 (Prometheus unreachable); stderr:\n%s", code, stderr)
+	}
+}
+
+// TestHistoryRetryNotice: while Prometheus cannot answer (a 503 while it
+// starts, a 429), backtest, profile and tune ask again up to 5 times after
+// its Retry-After (at most a minute each): minutes in which stderr said
+// nothing, as if the command hung. Each wait is now one line naming the
+// answer, the wait and the ask.
+func TestHistoryRetryNotice(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "0")
+		http.Error(w, `{"status":"error","errorType":"unavailable","error":"starting"}`, http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	for _, cmd := range []string{"backtest", "profile"} {
+		code, _, stderr := runIn(t, nil, cmd, "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`)
+		if code != exitRuntime {
+			t.Errorf("%s: exit %d, want 1; stderr:\n%s", cmd, code, stderr)
+		}
+		for _, want := range []string{
+			"infscale: Prometheus could not answer now (server error: 503): asking again in 0s (ask 2 of 6)",
+			"asking again in 0s (ask 6 of 6)",
+			"(asked 6 times over ",
+		} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%s: stderr lacks %q:\n%s", cmd, want, stderr)
+			}
 		}
 	}
 }

@@ -27,7 +27,7 @@ type ProfileCmd struct {
 
 	Policy        string        `short:"p" default:"queue:24" placeholder:"P" help:"The reactive policy (a simulate policy string); it is replayed on the history and the floor is a share of the replicas it held at each weekday and hour (default ${default})."`
 	FloorFraction float64       `name:"floor-fraction" default:"0.8" placeholder:"F" help:"The floor covers this fraction of the replicas the reactive policy held (0 < F <= 1); the policy scales on the rest (default ${default})."`
-	Timezone      string        `default:"UTC" placeholder:"TZ" help:"IANA time zone of the hours and of the schedule (default ${default})."`
+	Timezone      string        `default:"UTC" placeholder:"TZ" help:"IANA time zone of the hours and of the schedule, e.g. Europe/Berlin (not Local, the machine's) (default ${default})."`
 	Simulate      bool          `default:"true" negatable:"" help:"Print the replay of reactive only, and of schedule only and both when there is a schedule (--no-simulate: print no replay; the reactive policy is still replayed, the floor comes from it)."`
 	SLOTTFT       time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO of the replay (default ${default})."`
 	Seed          uint64        `default:"1" help:"Seed of the replay's arrivals within a step and token draws."`
@@ -36,9 +36,18 @@ type ProfileCmd struct {
 
 // Run fetches, profiles, proposes the floor and replays.
 func (c *ProfileCmd) Run(e *env) error {
+	// "Local" is this machine's zone, not the cluster's: serve's schedule:
+	// refuses it (pkg/recommend), so it is no zone to propose one in.
+	if c.Timezone == "Local" {
+		return invalidf("--timezone %q is the machine's zone (UTC in most containers): name an IANA zone, e.g. Europe/Berlin or UTC", c.Timezone)
+	}
 	loc, err := time.LoadLocation(c.Timezone)
 	if err != nil {
 		return invalidf("--timezone %q: %v", c.Timezone, err)
+	}
+	// Steps are grouped into clock hours: a longer step fills only some.
+	if c.Step > time.Hour {
+		return invalidf("--step %s: profile groups the steps into clock hours: want at most 1h (e.g. 30s, 5m)", c.Step)
 	}
 	c.Policy = policySpec(c.Policy)
 	reactive, err := replay.ParsePolicy(c.Policy)
@@ -58,7 +67,7 @@ func (c *ProfileCmd) Run(e *env) error {
 	if c.SLOTTFT <= 0 {
 		return invalidf("--slo-ttft %s: want > 0", c.SLOTTFT)
 	}
-	res, err := c.resolve(e.given)
+	res, err := c.resolve(e.given, e.stderr)
 	if err != nil {
 		return err
 	}
@@ -91,7 +100,11 @@ func (c *ProfileCmd) Run(e *env) error {
 	if err != nil {
 		return res.reconstructError(e.ctx, "profile", err, st.Queried)
 	}
-	p, err := seasonal.Build(res.grid.Start, res.grid.Step, w.Arrivals, w.Known(), loc)
+	// The range may have shrunk to the data (less retention than asked, a
+	// new target): the hours are the data's, so every step from here on is
+	// w.Grid's, not the asked range's.
+	g := w.Grid
+	p, err := seasonal.Build(g.Start, g.Step, w.Arrivals, w.Known(), loc)
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
@@ -120,8 +133,8 @@ func (c *ProfileCmd) Run(e *env) error {
 		return fmt.Errorf("profile: %w", err)
 	}
 	rep.Fetch = st
-	held, known := heldReplicaSeconds(rep.Policies[0].Timeline, res.grid.Step.Seconds(), res.grid.N, w.Known())
-	hp, err := seasonal.Build(res.grid.Start, res.grid.Step, held, known, loc)
+	held, known := heldReplicaSeconds(rep.Policies[0].Timeline, g.Step.Seconds(), g.N, w.Known())
+	hp, err := seasonal.Build(g.Start, g.Step, held, known, loc)
 	if err != nil {
 		return fmt.Errorf("profile: the reactive replay's replicas: %w", err)
 	}
@@ -133,14 +146,14 @@ func (c *ProfileCmd) Run(e *env) error {
 	fl.Cap(reactive.Recommend.Max) // a window above max is not a valid schedule
 	wins := fl.Windows(minReplicas)
 	out := profileOut{p: p, held: hp, floor: fl, windows: wins, zone: c.Timezone,
-		policy: c.Policy, fraction: c.FloorFraction, coverage: w.Coverage, start: res.grid.Start, end: res.grid.End()}
+		policy: c.Policy, fraction: c.FloorFraction, coverage: w.Coverage, start: g.Start, end: g.End()}
 	if c.Simulate {
 		if len(wins) > 0 {
-			tl := fl.Timeline(res.grid.Start, res.grid.Step, res.grid.N+1)
+			tl := fl.Timeline(g.Start, g.Step, g.N+1)
 			for i := range tl {
 				tl[i] = max(tl[i], float64(minReplicas)) // never below the policy's minimum
 			}
-			sched, err := replay.Follow(ScheduleOnlyRow, res.grid.Step.Seconds(), tl)
+			sched, err := replay.Follow(ScheduleOnlyRow, g.Step.Seconds(), tl)
 			if err != nil {
 				return err
 			}
@@ -204,8 +217,19 @@ func (o profileOut) writeText(w io.Writer) error {
 	p := o.p
 	fmt.Fprintf(w, "history   %s .. %s: %.1f days of data (coverage %.1f%%), hours in %s\n",
 		o.start.Format(time.RFC3339), o.end.Format(time.RFC3339), p.Days, 100*o.coverage.Fraction, o.zone)
-	if p.Days < 7 {
-		fmt.Fprintln(w, "note      less than a week: days of the week without data are estimated from the hour-of-day shape")
+	if r := o.coverage.Requested; r != nil {
+		fmt.Fprintf(w, "  range   asked %s .. %s; the data covers only the range above\n", r.From.Format(time.RFC3339), r.To.Format(time.RFC3339))
+	}
+	// A weekday without data has no rate and no floor (Profile.Expected is
+	// NaN there); an hour missing from a day with data is estimated.
+	var none []string
+	for _, d := range []int{1, 2, 3, 4, 5, 6, 0} {
+		if math.IsNaN(p.DayOfWeek[d]) {
+			none = append(none, dayNames[d])
+		}
+	}
+	if len(none) > 0 {
+		fmt.Fprintf(w, "note      no data on %s: no rate and no floor there (a week of history covers every weekday)\n", strings.Join(none, ", "))
 	}
 	fmt.Fprintln(w, "\narrival rate (requests/s) by hour of day and day of week:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

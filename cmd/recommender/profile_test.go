@@ -16,6 +16,7 @@ import (
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/seasonal"
 	"github.com/infscale/infscale/pkg/synthweek"
+	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
 )
 
 // testProfile profiles the whole synthetic week: the generator peaks at
@@ -219,5 +220,104 @@ func TestProfileTextSaysWhenTheFloorNeverBinds(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "the same as reactive only") {
 		t.Errorf("says the floor changed nothing when it did:\n%s", b.String())
+	}
+}
+
+// TestProfileRangeShrunkToData: --start before the first sample (less
+// retention than asked, a new target) shrinks the range to the data; the
+// hours are those of the data, not of --start. Two weekdays from Monday
+// 2026-01-05 peaking at 15:00 UTC (no spike: it lies on the third day),
+// asked from 1 day 5 h before: read from --start, Monday 15:00 would be
+// labelled Sunday 10:00, and Monday 00:00 Saturday 19:00.
+func TestProfileRangeShrunkToData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled history")
+	}
+	srv, truth := synthweektest.Serve(t, synthweek.Config{Days: 2, Scrape: 2 * time.Minute})
+	asked := truth.Start.Add(-29 * time.Hour)
+	args := []string{"profile", "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`,
+		"--start", fmt.Sprint(asked.Unix()), "--end", fmt.Sprint(truth.End.Unix()), "--step", "2m",
+		"--no-simulate", "--output", "json"}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var p struct {
+		Start    time.Time             `json:"start"`
+		PeakHour int                   `json:"peak_hour"`
+		Rates    map[string][]*float64 `json:"rate_by_day_hour"`
+		Floor    map[string][]int      `json:"floor"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !p.Start.Equal(truth.Start) {
+		t.Errorf("start %s, want the first sample's %s", p.Start, truth.Start)
+	}
+	// The cosine peaks at 15:00 exactly: hours 14 and 15 tie.
+	if p.PeakHour != 14 && p.PeakHour != 15 {
+		t.Errorf("peak hour %d, want 14 or 15", p.PeakHour)
+	}
+	// Monday and Tuesday hold data; the other days none.
+	for _, d := range []string{"Mon", "Tue"} {
+		if p.Rates[d][15] == nil {
+			t.Errorf("%s 15:00 has no rate, want the data's", d)
+		}
+	}
+	for _, d := range []string{"Wed", "Thu", "Fri", "Sat", "Sun"} {
+		for h, r := range p.Rates[d] {
+			if r != nil {
+				t.Errorf("%s %02d:00 rate %g: the history has only Monday and Tuesday", d, h, *r)
+			}
+		}
+	}
+	// The text names the range asked beside the data's.
+	args[len(args)-1] = "text"
+	out.Reset()
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("text: exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"history   2026-01-05T00:00:00Z .. ", "range   asked 2026-01-03T19:00:00Z .. "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestProfileTextNamesDaysWithoutData: weekdays without data have no rate
+// and no floor (Profile.Expected is NaN there), and the note says so,
+// naming them; it said they were "estimated from the hour-of-day shape".
+// A history just short of 7 days that touches every weekday (the
+// synthetic week asked from a minute past its start) has no note.
+func TestProfileTextNamesDaysWithoutData(t *testing.T) {
+	var p seasonal.Profile
+	for d := range 7 {
+		p.DayOfWeek[d] = 10
+	}
+	for _, d := range []time.Weekday{time.Thursday, time.Friday, time.Saturday, time.Sunday} {
+		p.DayOfWeek[d] = math.NaN()
+	}
+	p.Days = 3
+	o := profileOut{p: p, policy: "queue:24", fraction: 0.8, zone: "UTC"}
+	var b bytes.Buffer
+	if err := o.writeText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "note      no data on Thu, Fri, Sat, Sun: no rate and no floor there (a week of history covers every weekday)"; !strings.Contains(b.String(), want) {
+		t.Errorf("text lacks %q:\n%s", want, b.String())
+	}
+	if strings.Contains(b.String(), "estimated") {
+		t.Errorf("text says days without data are estimated:\n%s", b.String())
+	}
+	for d := range 7 {
+		o.p.DayOfWeek[d] = 10
+	}
+	o.p.Days = 6.96
+	b.Reset()
+	if err := o.writeText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "note ") {
+		t.Errorf("a note on a history with every weekday:\n%s", b.String())
 	}
 }

@@ -61,6 +61,11 @@ func (c *SynthWeekCmd) Run(e *env) error {
 	}
 	end = end.UTC().Truncate(time.Hour)
 	cfg := synthweek.Config{Start: end.AddDate(0, 0, -c.Days), Days: c.Days, Scrape: c.Scrape, Seed: c.Seed}
+	// backtest's and profile's --start take unix seconds from 0.
+	if cfg.Start.Before(time.Unix(0, 0)) {
+		return invalidf("--end %s: its %d days would start at %s, before 1970: want --end at or after %s",
+			end.Format(time.RFC3339), c.Days, cfg.Start.Format(time.RFC3339), time.Unix(0, 0).UTC().AddDate(0, 0, c.Days).Format(time.RFC3339))
+	}
 
 	// Everything is written beside its destination under a temporary
 	// name and renamed into place at the end: an interrupted or failed

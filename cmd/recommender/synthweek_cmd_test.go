@@ -72,3 +72,15 @@ func TestHistoryDeprecated(t *testing.T) {
 		t.Errorf("--help (exit %d) lists history, or not synth-week:\n%s", code, out.String())
 	}
 }
+
+// TestSynthWeekBeforeEpoch: days that would start before 1970 are refused
+// before promtool runs (--end 0 wrote 1969-12-31, which backtest's and
+// profile's --start, unix seconds from 0, cannot ask for).
+func TestSynthWeekBeforeEpoch(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "week")
+	wantRefused(t, []string{"synth-week", "--data", dir, "--promtool", "/bin/true", "--days", "2", "--end", "86400"}, nil,
+		"--end 1970-01-02T00:00:00Z: its 2 days would start at 1969-12-31T00:00:00Z, before 1970: want --end at or after 1970-01-03T00:00:00Z")
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("--data %s: %v, want nothing created", dir, err)
+	}
+}

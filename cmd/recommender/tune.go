@@ -167,7 +167,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		return trace.Source{}, tune.Serve{}, invalidf("--rate-scale, --window and --sort apply to --trace; for history choose --start and --end")
 	}
 	c.PrometheusRangeFlags.pair, c.PrometheusRangeFlags.pairPD = &c.PairSelectFlags, c.PD
-	res, err := c.resolve(e.given)
+	res, err := c.resolve(e.given, e.stderr)
 	if err == nil {
 		err = checkPeriodSpan(e.given, c.Period, res.grid.End().Sub(res.grid.Start).Seconds())
 	}

@@ -41,6 +41,7 @@ type Client struct {
 	hc      *http.Client // api.Client's HTTP client: batched answers are read into answerBufs
 	timeout time.Duration
 	retries int
+	onRetry func(query, cause string, wait time.Duration, ask, asks int)
 	answers answerBufs
 	// answered is set once a query has been answered: a connection
 	// refused after it is the server restarting, not a wrong address.
@@ -69,6 +70,11 @@ type ClientConfig struct {
 	// whose next cycle asks again, and whose start would wait on a down
 	// Prometheus).
 	Retries int
+	// OnRetry, when set, is called before each wait of a retry: the query,
+	// why it is asked again (the answer, or the connection's error), the
+	// wait, and the ask that follows of the most (2 of 6, ...). Five waits
+	// of up to MaxRetryWait would otherwise pass in silence.
+	OnRetry func(query, cause string, wait time.Duration, ask, asks int)
 }
 
 // HistoryTimeout and HistoryRetries are the per-query timeout and the
@@ -91,7 +97,7 @@ const (
 // is shared (a connection refused after an answer to either is a
 // restart, asked again).
 func (c *Client) ForHistory(timeout time.Duration, retries int) *Client {
-	return &Client{api: c.api, http: c.http, hc: c.hc, timeout: timeout, retries: max(retries, 0), answered: c.answered}
+	return &Client{api: c.api, http: c.http, hc: c.hc, timeout: timeout, retries: max(retries, 0), onRetry: c.onRetry, answered: c.answered}
 }
 
 // NewClient returns a Client for cfg. Errors: an unparsable URL.
@@ -105,7 +111,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prometheus url %q: %w", cfg.URL, err)
 	}
-	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout, retries: max(cfg.Retries, 0), answered: new(atomic.Bool)}, nil
+	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout, retries: max(cfg.Retries, 0), onRetry: cfg.OnRetry, answered: new(atomic.Bool)}, nil
 }
 
 func (c *Client) context(ctx context.Context) (context.Context, context.CancelFunc, []v1.Option) {
@@ -331,7 +337,11 @@ func retried[T any](ctx context.Context, c *Client, query string, once func(cont
 		if !ok {
 			wait, backoff = backoff, 2*backoff
 		}
-		t := time.NewTimer(min(wait, MaxRetryWait))
+		wait = min(wait, MaxRetryWait)
+		if c.onRetry != nil {
+			c.onRetry(query, retryCause(err), wait, attempt+2, c.retries+1)
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -403,4 +413,16 @@ func rangeChunks(start, end time.Time, step time.Duration) [][2]time.Time {
 		out = append(out, [2]time.Time{s, e})
 	}
 	return out
+}
+
+// retryCause is why a query is asked again, without the query: the
+// answer's message (server error: 503), else the underlying error.
+func retryCause(err error) string {
+	if ae, ok := errors.AsType[*v1.Error](err); ok {
+		return ae.Msg
+	}
+	if qe, ok := errors.AsType[*QueryError](err); ok && qe.Err != nil {
+		return qe.Err.Error()
+	}
+	return err.Error()
 }

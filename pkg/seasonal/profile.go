@@ -51,7 +51,14 @@ func Build(start time.Time, step time.Duration, arrivals []float64, known []bool
 		loc = time.UTC
 	}
 	p := Profile{Location: loc}
+	// An hour is a clock hour in loc, keyed by the wall clock: in a zone off
+	// UTC by a fraction of an hour (Asia/Kolkata +05:30) it runs from :00
+	// local, as a schedule's cron reads it (truncating the instant ran from
+	// :30 to :30), and the hour a DST fall-back repeats is one hour of its
+	// day (two made one day's hour look like two weeks' at ProposeFloor).
+	type clock struct{ y, m, d, h int }
 	type hour struct {
+		c          clock
 		t          time.Time
 		sum, steps float64
 	}
@@ -61,9 +68,11 @@ func Build(start time.Time, step time.Duration, arrivals []float64, known []bool
 		if j < len(known) && !known[j] {
 			continue
 		}
-		t := start.Add(time.Duration(j)*step - step/2).In(loc).Truncate(time.Hour)
-		if n := len(hours); n == 0 || !hours[n-1].t.Equal(t) {
-			hours = append(hours, hour{t: t})
+		t := start.Add(time.Duration(j)*step - step/2).In(loc)
+		y, m, d := t.Date()
+		c := clock{y, int(m), d, t.Hour()}
+		if n := len(hours); n == 0 || hours[n-1].c != c {
+			hours = append(hours, hour{c: c, t: t})
 		}
 		h := &hours[len(hours)-1]
 		h.sum += arrivals[j]

@@ -287,3 +287,82 @@ func TestFloorFromHeldReplicas(t *testing.T) {
 		t.Errorf("windows %+v, want one 0 10 * * 1-5 for 8h at 4 supported by 5 days", ws)
 	}
 }
+
+// TestBuildHalfHourZone: in a zone half an hour off UTC (Asia/Kolkata,
+// +05:30) the hours are the local clock's, 10:00 to 11:00, as a schedule's
+// cron reads them (Floor.Timeline too). Truncating the instant to the hour
+// gave buckets from :30 to :30 local: a burst of 10 req/s at exactly 10:00
+// to 11:00 read as 5.5 req/s at 09 and at 10.
+func TestBuildHalfHourZone(t *testing.T) {
+	loc, err := time.LoadLocation("Asia/Kolkata")
+	if err != nil {
+		t.Skipf("no tzdata: %v", err)
+	}
+	start := time.Date(2026, 1, 5, 0, 0, 0, 0, loc) // Monday 00:00 local
+	step := 30 * time.Minute
+	a := make([]float64, 3*48+1)
+	for j := 1; j < len(a); j++ {
+		r := 1.0
+		if h := start.Add(time.Duration(j-1) * step).In(loc).Hour(); h == 10 {
+			r = 10
+		}
+		a[j] = r * step.Seconds()
+	}
+	p, err := Build(start, step, a, nil, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h, want := range map[int]float64{9: 1, 10: 10, 11: 1} {
+		if got := p.Rate[time.Monday][h]; math.Abs(got-want) > 1e-9 {
+			t.Errorf("Monday %02d:00 rate %g, want %g", h, got, want)
+		}
+	}
+	if p.PeakHour != 10 || p.Days != 3 {
+		t.Errorf("peak hour %d, days %g; want 10 and 3", p.PeakHour, p.Days)
+	}
+}
+
+// TestBuildFallBackHourOnce: the clock hour a DST fall-back repeats
+// (America/New_York, Sunday 2026-11-01, 01:00 to 02:00 twice) is one hour
+// of that day: one occurrence, at the mean rate of its two instances. Read
+// as two occurrences, one Sunday's burst at 01:00 looked like the same
+// weekday and hour in seasonal.MinWeeks = 2 weeks, and a floor was proposed
+// from it.
+func TestBuildFallBackHourOnce(t *testing.T) {
+	loc, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skipf("no tzdata: %v", err)
+	}
+	start := time.Date(2026, 10, 30, 0, 0, 0, 0, loc) // Friday 00:00 local
+	step := 30 * time.Minute
+	end := time.Date(2026, 11, 3, 0, 0, 0, 0, loc) // 97 hours later
+	n := int(end.Sub(start) / step)
+	a := make([]float64, n+1)
+	for j := 1; j <= n; j++ {
+		lt := start.Add(time.Duration(j-1) * step).In(loc)
+		r := 1.0
+		if lt.Weekday() == time.Sunday && lt.Hour() == 1 {
+			r = 4
+		}
+		a[j] = r * step.Seconds()
+	}
+	p, err := Build(start, step, a, nil, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if occ := p.Occurrences[time.Sunday][1]; len(occ) != 1 || occ[0] != 4 {
+		t.Errorf("Sunday 01:00 occurrences %v, want [4]: one day's hour", occ)
+	}
+	// 4 days of clock hours (Sunday has 25 h of time but 24 clock hours).
+	if p.Days != 4 {
+		t.Errorf("days %v, want 4", p.Days)
+	}
+	// Replicas held: 4 at Sunday 01:00 once, 1 elsewhere: nothing recurs.
+	f, err := ProposeFloor(p, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := f.Min[time.Sunday][1]; m > 1 {
+		t.Errorf("floor Sunday 01:00 %d (support %d), want at most 1: one Sunday is no recurrence", m, f.Support[time.Sunday][1])
+	}
+}
