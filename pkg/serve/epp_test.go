@@ -200,3 +200,31 @@ func TestEPPGarbagePageNotRead(t *testing.T) {
 		})
 	}
 }
+
+// TestEPPPagesOfTwoPools: an Endpoint Picker serves one InferencePool, so
+// several scrape: URLs are one pool's EPP replicas; two pools' EPPs listed
+// in one target are refused (a page error naming both URLs and pools) and
+// every signal is unknown. They were read as one pool: chat (3 endpoints,
+// 31 running, 5 held) beside code (5 endpoints) gave current 5 from code's
+// page and held 5 + 5 = 10 from both.
+func TestEPPPagesOfTwoPools(t *testing.T) {
+	chat := epptest.Serve(eppBusyPool())
+	defer chat.Close()
+	code := eppBusyPool()
+	code.Pool = "code"
+	code.Endpoints = append(code.Endpoints, epptest.Endpoint{Name: "code-3", Fresh: true}, epptest.Endpoint{Name: "code-4", Fresh: true})
+	other := epptest.Serve(code)
+	defer other.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics, %s/metrics]%s", chat.URL, other.URL, eppTarget)), "emb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	if r.CurrentKnown || !math.IsNaN(r.Obs.Running) || !math.IsNaN(r.Obs.Held) || !math.IsNaN(r.Obs.ArrivalRate) {
+		t.Errorf("current %d (known %v), running %v, held %v, arrivals %v; want all unknown", r.Obs.Current, r.CurrentKnown, r.Obs.Running, r.Obs.Held, r.Obs.ArrivalRate)
+	}
+	want := fmt.Sprintf("ambiguous %s/metrics is the Endpoint Picker of InferencePool \"code\" and %s/metrics of \"chat\"", other.URL, chat.URL)
+	if len(r.Errors) != 1 || r.Errors[0].Signal != "page" || !strings.HasPrefix(r.Errors[0].Reason+" "+r.Errors[0].Err.Error(), want) {
+		t.Errorf("errors %v, want one page error starting %q", r.Errors, want)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/recommend"
@@ -26,6 +27,11 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 	start := time.Now()
 	urls, pages, errs, keys := s.loadPages(ctx, t, modelserver.EPP)
 	r := Reading{Obs: unknownObservation(), StuckKnown: true}
+	if err := eppPools(t, urls, pages, errs); err != nil {
+		r.Errors = append(r.Errors, *err)
+		r.Duration = time.Since(start)
+		return r
+	}
 	var best *scrape.Page
 	held, heldOK, unread := 0.0, true, 0
 	for i, p := range pages {
@@ -79,6 +85,30 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 	}
 	r.Duration = time.Since(start)
 	return r
+}
+
+// eppPools refuses pages of an InferencePool other than the target's: an
+// Endpoint Picker serves one pool (its gauges' name label), so pages of two
+// pools are not replicas of one EPP, and with inferencePoolRef a page must
+// be of that pool. Read together, one pool's ready count went with the
+// other's rates and both pools' held requests were summed.
+func eppPools(t *config.Target, urls []string, pages []*scrape.Page, errs []error) *ReadError {
+	first, firstURL := "", ""
+	for i, p := range pages {
+		if errs[i] != nil || p == nil || p.Pool == nil || p.Pool.Name == "" {
+			continue
+		}
+		name := p.Pool.Name
+		switch {
+		case t.InferencePoolRef != nil && name != t.InferencePoolRef.Name:
+			return &ReadError{Signal: "epp", Reason: "not_in_pool", Err: fmt.Errorf("%s is the Endpoint Picker of InferencePool %q, not of %q (inferencePoolRef): the pool's endpointPickerRef names another pool's EPP Service", sourcekey.Redact(urls[i]), name, t.InferencePoolRef.Name)}
+		case first == "":
+			first, firstURL = name, urls[i]
+		case name != first:
+			return &ReadError{Signal: "page", Reason: "ambiguous", Err: fmt.Errorf("%s is the Endpoint Picker of InferencePool %q and %s of %q: an EPP serves one pool, and a target's scrape: URLs are its EPP replicas; give each pool its own target", sourcekey.Redact(urls[i]), name, sourcekey.Redact(firstURL), first)}
+		}
+	}
+	return nil
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
