@@ -289,3 +289,24 @@ targets:
 		}
 	}
 }
+
+// TestPairConfigRoleMinZero: a role's minReplicaCount 0 is refused with
+// what a pair allows (1 or more), not with the one-pool advice to add a
+// zero: block, which a pair refuses too. Line 8, column 26: the value
+// after 8 spaces and "minReplicaCount: ".
+func TestPairConfigRoleMinZero(t *testing.T) {
+	src := strings.Replace(pdGood, "        minReplicaCount: 2\n", "        minReplicaCount: 0\n", 1)
+	src = strings.Replace(src, "        maxReplicaCount: 4\n", "        minReplicaCount: 0\n        maxReplicaCount: 4\n", 1)
+	_, err := Parse([]byte(src), "pd.yaml")
+	if err == nil {
+		t.Fatal("minReplicaCount 0 on a role accepted")
+	}
+	got := err.Error()
+	want := "pd.yaml:8:26: targets[0].roles.prefill.minReplicaCount: 0: a P/D pool runs at least 1 replica (zero: is refused on a pair: the pair has no held count to wake a pool at zero); use 1 or more"
+	if !strings.Contains(got, want) || strings.Contains(got, "needs a zero: block") {
+		t.Errorf("got\n%s\nwant %q and no zero: block advice", got, want)
+	}
+	if !strings.Contains(got, "targets[0].roles.decode.minReplicaCount: 0: a P/D pool runs at least 1 replica") {
+		t.Errorf("decode's minReplicaCount 0 not reported:\n%s", got)
+	}
+}

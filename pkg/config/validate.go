@@ -282,9 +282,12 @@ func (v *validator) target(p string, t *Target) {
 	if t.Max == nil && !v.bad(p+".maxReplicaCount") {
 		v.at(p+".maxReplicaCount", "required: the most replicas the target may run (>= 1)")
 	}
-	if t.Zero != nil {
+	switch {
+	case t.Zero != nil:
 		v.zero(p, t)
-	} else if *t.Min == 0 && !v.bad(p+".minReplicaCount") {
+	case *t.Min == 0 && !v.bad(p+".minReplicaCount") && t.Role != 0: // a pair refuses zero: (pairRefused)
+		v.at(p+".minReplicaCount", "0: a P/D pool runs at least 1 replica (zero: is refused on a pair: the pair has no held count to wake a pool at zero); use 1 or more")
+	case *t.Min == 0 && !v.bad(p+".minReplicaCount"):
 		v.at(p+".minReplicaCount", "0 needs a zero: block naming what holds the first request (held:); otherwise use 1 or more")
 	}
 	if t.Hold != nil && !v.present(p+".hold.break_even") && !v.bad(p+".hold") {
