@@ -228,3 +228,53 @@ func TestEPPPagesOfTwoPools(t *testing.T) {
 		t.Errorf("errors %v, want one page error starting %q", r.Errors, want)
 	}
 }
+
+// TestEPPNoReadyEndpointNotIdle: an EPP reporting no ready endpoint (no
+// model-server pod with fresh metrics: all starting or crashed, or their
+// metrics unreadable to the EPP) for a target that does not scale to zero
+// says nothing of the pool's load: running and waiting are unknown, with
+// an error saying why, in both modes, so the decision holds the last
+// desired (no-data). They read as 0, an idle pool: a pool decided at 7 went
+// to minReplicaCount 1 after the scale-down window. A target with a zero:
+// block still reads the empty pool as idle (TestEPPSameDecisionsBothModes).
+func TestEPPNoReadyEndpointNotIdle(t *testing.T) {
+	epp := epptest.Serve(epptest.State{Pool: "chat", Model: "llama", Requests: 10})
+	defer epp.Close()
+	const target = "\n  server: epp\n  metrics: [{type: queue, target: 10}]\n  maxReplicaCount: 10\n"
+	emb, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]%s", epp.URL, target)), "emb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(mode string, src Source, tg *config.Target) {
+		t.Helper()
+		r := src.Read(t.Context(), []*config.Target{tg}, time.Now())[0]
+		if !math.IsNaN(r.Obs.Running) || !math.IsNaN(r.Obs.Waiting) {
+			t.Errorf("%s: running %v, waiting %v; want unknown", mode, r.Obs.Running, r.Obs.Waiting)
+		}
+		want := "running: empty: the EPP reports no ready endpoint"
+		found := false
+		for _, e := range r.Errors {
+			found = found || strings.HasPrefix(e.Signal+": "+e.Reason+": "+e.Err.Error(), want)
+		}
+		if !found {
+			t.Errorf("%s: errors %v, want one starting %q", mode, r.Errors, want)
+		}
+	}
+	check("embedded", NewScrapeSource(5*time.Second), &emb.Targets[0])
+
+	if testing.Short() {
+		return
+	}
+	prom := promtest.Start(t, promtest.Options{ScrapeInterval: time.Second,
+		Targets: []promtest.Target{{URL: epp.URL + "/metrics", Labels: map[string]string{"namespace": "llm", "service": "chat-epp"}}}})
+	pc, err := config.Parse([]byte(fmt.Sprintf("prometheus: {url: %s}\ntargets:\n- name: chat\n  selector: '{namespace=\"llm\", service=\"chat-epp\"}'%s", prom.URL, target)), "prom.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := NewPrometheusSource(pc.Prometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom.WaitFor(t, `llm_d_epp_ready_endpoints{service="chat-epp"}`, 30*time.Second, func(vec model.Vector) bool { return len(vec) == 1 && vec[0].Value == 0 })
+	check("prometheus", ps, &pc.Targets[0])
+}

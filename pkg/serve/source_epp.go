@@ -67,6 +67,9 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 				r.Errors = append(r.Errors, ReadError{Signal: sig, Reason: "empty", Err: errors.New("the EPP page has no pool average for " + sig)})
 			}
 		}
+		if ready == 0 {
+			eppNoEndpoint(t, &r)
+		}
 	}
 	if q, w := s.quantileOf(t, recommend.SignalTTFT); w > 0 {
 		r.Obs.TTFT, r.Obs.NoneFinished = s.quantile(histTTFT, keys, pages, q, w, now)
@@ -85,6 +88,22 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 	}
 	r.Duration = time.Since(start)
 	return r
+}
+
+// eppNoEndpoint makes the load of a pool whose EPP reports no ready
+// endpoint unknown, with an error saying why, when the target does not
+// scale to zero: such a pool is not at 0 replicas, its pods are starting,
+// crashed or unreadable to the EPP, and no endpoint's load is known (the
+// HPA does not scale without a ready pod's metrics either). Read as 0 (an
+// idle pool) it was scaled down to minReplicaCount. A target with zero:
+// reads it as an empty pool (current 0, nothing running; the held requests
+// wake it).
+func eppNoEndpoint(t *config.Target, r *Reading) {
+	if t.Zero != nil {
+		return
+	}
+	r.Obs.Running, r.Obs.Waiting, r.Obs.KV, r.Obs.Queued = math.NaN(), math.NaN(), math.NaN(), 0
+	r.Errors = append(r.Errors, ReadError{Signal: "running", Reason: "empty", Err: errors.New("the EPP reports no ready endpoint (no model-server pod with fresh metrics: all starting or failing, or their /metrics unreadable to the EPP), and the target does not scale to zero (no zero: block): the pool's load is unknown, not 0, and the last desired is held")})
 }
 
 // eppPools refuses pages of an InferencePool other than the target's: an
