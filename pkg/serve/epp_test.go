@@ -278,3 +278,44 @@ func TestEPPNoReadyEndpointNotIdle(t *testing.T) {
 	prom.WaitFor(t, `llm_d_epp_ready_endpoints{service="chat-epp"}`, 30*time.Second, func(vec model.Vector) bool { return len(vec) == 1 && vec[0].Value == 0 })
 	check("prometheus", ps, &pc.Targets[0])
 }
+
+// TestEPPNoReadyGaugeNamesThePage: a page read without the EPP's ready
+// endpoints (another port of the EPP, a router build without pool metrics)
+// is named in the current error with what to check; a page that was not
+// read at all has its own page error and no second one: "no EPP page
+// reports ready endpoints" was said (and counted) for a page that answered
+// 500 too.
+func TestEPPNoReadyGaugeNamesThePage(t *testing.T) {
+	for name, tc := range map[string]struct {
+		status int
+		want   []string // each error as "signal: reason: message" prefix
+	}{
+		"no ready gauge": {200, []string{"current: empty: %s/metrics: the page has no ready endpoints (llm_d_epp_ready_endpoints or inference_pool_ready_pods, a NaN read as none): is it the EPP's metrics port"}},
+		"not read":       {500, []string{"page: unavailable: %s/metrics"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(tc.status)
+				fmt.Fprint(w, "# TYPE llm_d_epp_request_total counter\nllm_d_epp_request_total 10\n")
+			}))
+			defer srv.Close()
+			cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]\n  server: epp\n  metrics: [{type: queue, target: 10}]\n  maxReplicaCount: 10\n", srv.URL)), "emb.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+			if r.CurrentKnown {
+				t.Errorf("current %d known, want unknown", r.Obs.Current)
+			}
+			if len(r.Errors) != len(tc.want) {
+				t.Fatalf("errors %v, want %d", r.Errors, len(tc.want))
+			}
+			for i, w := range tc.want {
+				w = fmt.Sprintf(w, srv.URL)
+				if got := r.Errors[i].Signal + ": " + r.Errors[i].Reason + ": " + r.Errors[i].Err.Error(); !strings.HasPrefix(got, w) {
+					t.Errorf("error %q, want it to start %q", got, w)
+				}
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/infscale/infscale/internal/sourcekey"
@@ -55,9 +56,17 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 			held += max(p.Pool.FlowQueue, 0) // the router's gauge can dip below 0 after a flow's GC
 		}
 	}
-	if best == nil {
-		r.Errors = append(r.Errors, ReadError{Signal: "current", Reason: "empty", Err: errors.New("no EPP page reports ready endpoints (llm_d_epp_ready_endpoints or inference_pool_ready_pods)")})
-	} else {
+	switch {
+	case best == nil && unread == len(pages): // each page's error says why
+	case best == nil:
+		var read []string
+		for i, p := range pages {
+			if p != nil {
+				read = append(read, sourcekey.Redact(urls[i]))
+			}
+		}
+		r.Errors = append(r.Errors, ReadError{Signal: "current", Reason: "empty", Err: fmt.Errorf("%s: the page has no ready endpoints (llm_d_epp_ready_endpoints or inference_pool_ready_pods, a NaN read as none): is it the EPP's metrics port (9090 in llm-d-router's chart), of a router that writes its pool's metrics?", strings.Join(read, ", "))})
+	default:
 		ready := int(math.Round(best.Pool.Ready))
 		r.Obs.Current, r.Obs.Reporting, r.CurrentKnown = ready, ready, true
 		r.Obs.Running, r.Obs.Waiting, r.Obs.KV = best.Running, best.Waiting, best.KV
