@@ -239,7 +239,13 @@ func (v *validator) target(p string, t *Target) {
 	case !embedded:
 		v.at(p+".selector", "required with prometheus.url: the label matchers of the target's pods, e.g. '{namespace=\"llm\", pod=~\"chat-.*\"}'")
 	}
-	if t.Replicas != "" {
+	switch {
+	case t.Replicas != "" && embedded && t.ScaleTargetRef == nil: // with it, workload says drop replicas
+		// Never run, yet it turned off reading the current replicas as
+		// the last desired (serve's SpecFollows): pods not answering were
+		// no longer missing pods, and a scale-down went through.
+		v.at(p+".replicas", "is a PromQL query, read only with prometheus.url; embedded mode never runs it: remove it (the current replicas are then infscale's last desired, the pods not answering counted missing), or give scaleTargetRef to read them from the workload")
+	case t.Replicas != "":
 		v.query(p+".replicas", t.Replicas)
 	}
 	v.workload(p, t)
