@@ -212,3 +212,17 @@ func TestEPPTwoPoolsRefused(t *testing.T) {
 		t.Errorf("busy pool read as %q", p.Pool.Name)
 	}
 }
+
+// TestEPPFractionalReadyRefused: the router writes its ready endpoints as
+// a count (float64(len(endpoints))); 2.5 is a broken exporter. It was read
+// as current round(2.5) = 3 beside running 20 x 2.5 = 50, a pool of 3 with
+// 50 running where the averages say 20 a replica (60). Refused at its line.
+func TestEPPFractionalReadyRefused(t *testing.T) {
+	page := "# TYPE llm_d_epp_ready_endpoints gauge\nllm_d_epp_ready_endpoints{name=\"chat\"} 2.5\n" +
+		"# TYPE llm_d_epp_average_running_requests gauge\nllm_d_epp_average_running_requests{name=\"chat\"} 20\n"
+	_, err := Read(strings.NewReader(page), "text/plain", "epp", modelserver.EPP)
+	want := `epp:2: invalid metrics page: {__name__="llm_d_epp_ready_endpoints", name="chat"} is 2.5, not a count of ready endpoints (allowed: whole numbers 0 to 150000)`
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+}

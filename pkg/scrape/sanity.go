@@ -139,6 +139,13 @@ func checkValues(raw *rawPage, p *Page) (int, error) {
 		return j, err
 	}
 	if p.Pool != nil {
+		// The router writes a count (float64(len(endpoints))): 2.5 is no
+		// pool, and read as current 3 beside running 20 x 2.5 = 50.
+		for _, j := range raw.byName[p.Pool.Chosen["ready"]] {
+			if v := raw.samples[j].Value; finite(v) && v != math.Trunc(v) {
+				return j, fmt.Errorf("%s is %g, not a count of ready endpoints (allowed: whole numbers 0 to %d)", quoteSeries(raw.samples[j].Labels), v, MaxEndpoints)
+			}
+		}
 		if j, err := checkPools(raw); err != nil {
 			return j, err
 		}
