@@ -289,3 +289,51 @@ targets:
 		}
 	}
 }
+
+// TestPairConfigRoleMinZero: a role's minReplicaCount 0 is refused with
+// what a pair allows (1 or more), not with the one-pool advice to add a
+// zero: block, which a pair refuses too. Line 8, column 26: the value
+// after 8 spaces and "minReplicaCount: ".
+func TestPairConfigRoleMinZero(t *testing.T) {
+	src := strings.Replace(pdGood, "        minReplicaCount: 2\n", "        minReplicaCount: 0\n", 1)
+	src = strings.Replace(src, "        maxReplicaCount: 4\n", "        minReplicaCount: 0\n        maxReplicaCount: 4\n", 1)
+	_, err := Parse([]byte(src), "pd.yaml")
+	if err == nil {
+		t.Fatal("minReplicaCount 0 on a role accepted")
+	}
+	got := err.Error()
+	want := "pd.yaml:8:26: targets[0].roles.prefill.minReplicaCount: 0: a P/D pool runs at least 1 replica (zero: is refused on a pair: the pair has no held count to wake a pool at zero); use 1 or more"
+	if !strings.Contains(got, want) || strings.Contains(got, "needs a zero: block") {
+		t.Errorf("got\n%s\nwant %q and no zero: block advice", got, want)
+	}
+	if !strings.Contains(got, "targets[0].roles.decode.minReplicaCount: 0: a P/D pool runs at least 1 replica") {
+		t.Errorf("decode's minReplicaCount 0 not reported:\n%s", got)
+	}
+}
+
+// TestEmbeddedReplicasRefused: replicas: is a PromQL query, which embedded
+// mode never runs; its presence alone turned off serve's reading of the
+// current replicas as the last desired (SpecFollows), so pods that do not
+// answer were no longer missing pods and a scale-down went through while
+// they started. Refused at its value (line 4, column 15; the role's at line
+// 7, column 19), on a target and on a P/D role.
+func TestEmbeddedReplicasRefused(t *testing.T) {
+	src := `targets:
+  - name: chat
+    scrape: [http://10.0.0.5:8000/metrics]
+    replicas: 'kube_deployment_spec_replicas{deployment="chat"}'
+    metrics: [{type: queue, target: 24}]
+    maxReplicaCount: 8
+`
+	_, err := Parse([]byte(src), "emb.yaml")
+	want := "emb.yaml:4:15: targets[0].replicas: is a PromQL query, read only with prometheus.url"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+	pd := strings.Replace(pdGood, "        scrape: [http://p0:8000/metrics]\n", "        scrape: [http://p0:8000/metrics]\n        replicas: 'up'\n", 1)
+	_, err = Parse([]byte(pd), "pd.yaml")
+	want = "pd.yaml:7:19: targets[0].roles.prefill.replicas: is a PromQL query, read only with prometheus.url"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+}

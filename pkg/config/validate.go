@@ -239,7 +239,13 @@ func (v *validator) target(p string, t *Target) {
 	case !embedded:
 		v.at(p+".selector", "required with prometheus.url: the label matchers of the target's pods, e.g. '{namespace=\"llm\", pod=~\"chat-.*\"}'")
 	}
-	if t.Replicas != "" {
+	switch {
+	case t.Replicas != "" && embedded && t.ScaleTargetRef == nil: // with it, workload says drop replicas
+		// Never run, yet it turned off reading the current replicas as
+		// the last desired (serve's SpecFollows): pods not answering were
+		// no longer missing pods, and a scale-down went through.
+		v.at(p+".replicas", "is a PromQL query, read only with prometheus.url; embedded mode never runs it: remove it (the current replicas are then infscale's last desired, the pods not answering counted missing), or give scaleTargetRef to read them from the workload")
+	case t.Replicas != "":
 		v.query(p+".replicas", t.Replicas)
 	}
 	v.workload(p, t)
@@ -282,9 +288,12 @@ func (v *validator) target(p string, t *Target) {
 	if t.Max == nil && !v.bad(p+".maxReplicaCount") {
 		v.at(p+".maxReplicaCount", "required: the most replicas the target may run (>= 1)")
 	}
-	if t.Zero != nil {
+	switch {
+	case t.Zero != nil:
 		v.zero(p, t)
-	} else if *t.Min == 0 && !v.bad(p+".minReplicaCount") {
+	case *t.Min == 0 && !v.bad(p+".minReplicaCount") && t.Role != 0: // a pair refuses zero: (pairRefused)
+		v.at(p+".minReplicaCount", "0: a P/D pool runs at least 1 replica (zero: is refused on a pair: the pair has no held count to wake a pool at zero); use 1 or more")
+	case *t.Min == 0 && !v.bad(p+".minReplicaCount"):
 		v.at(p+".minReplicaCount", "0 needs a zero: block naming what holds the first request (held:); otherwise use 1 or more")
 	}
 	if t.Hold != nil && !v.present(p+".hold.break_even") && !v.bad(p+".hold") {

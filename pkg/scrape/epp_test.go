@@ -187,3 +187,42 @@ func TestEPPReadHeld(t *testing.T) {
 		t.Errorf("no flow control: %v, want an error (held unknown, not 0)", err)
 	}
 }
+
+// TestEPPTwoPoolsRefused: an EPP serves one InferencePool, so a page whose
+// pool gauges name two pools (a federation or aggregation of EPPs) is no
+// one EPP's page. It was read as one pool: ready the larger pool's (7),
+// running its mean x 7, so pool "chat" (3 endpoints, 31 running) read as 7
+// endpoints and 140 running. It is refused at the first sample of the
+// second pool (line 5: the first family's two samples, each after its
+// HELP and TYPE lines, the twin's lines after), naming both pools.
+func TestEPPTwoPoolsRefused(t *testing.T) {
+	page := "# HELP llm_d_epp_ready_endpoints x\n# TYPE llm_d_epp_ready_endpoints gauge\n" +
+		"llm_d_epp_ready_endpoints{name=\"chat\"} 3\n" +
+		"# TYPE llm_d_epp_average_running_requests gauge\n" +
+		"llm_d_epp_average_running_requests{name=\"other\"} 20\n" +
+		"llm_d_epp_average_running_requests{name=\"chat\"} 10.33\n"
+	_, err := Read(strings.NewReader(page), "text/plain", "epp", modelserver.EPP)
+	want := `epp:5: not one Endpoint Picker's page: the pool gauges name two InferencePools ("chat" and "other")`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("error %v, want one starting %q", err, want)
+	}
+	// One pool under both names (dual emission) and unlabelled families
+	// (the flow-control queue's inference_pool is not read here) are one pool.
+	if p := readEPP(t, eppBusy); p.Pool.Name != "chat" {
+		t.Errorf("busy pool read as %q", p.Pool.Name)
+	}
+}
+
+// TestEPPFractionalReadyRefused: the router writes its ready endpoints as
+// a count (float64(len(endpoints))); 2.5 is a broken exporter. It was read
+// as current round(2.5) = 3 beside running 20 x 2.5 = 50, a pool of 3 with
+// 50 running where the averages say 20 a replica (60). Refused at its line.
+func TestEPPFractionalReadyRefused(t *testing.T) {
+	page := "# TYPE llm_d_epp_ready_endpoints gauge\nllm_d_epp_ready_endpoints{name=\"chat\"} 2.5\n" +
+		"# TYPE llm_d_epp_average_running_requests gauge\nllm_d_epp_average_running_requests{name=\"chat\"} 20\n"
+	_, err := Read(strings.NewReader(page), "text/plain", "epp", modelserver.EPP)
+	want := `epp:2: invalid metrics page: {__name__="llm_d_epp_ready_endpoints", name="chat"} is 2.5, not a count of ready endpoints (allowed: whole numbers 0 to 150000)`
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+}

@@ -148,8 +148,12 @@ func readBytes(b []byte, contentType, source string, server modelserver.Server) 
 		}
 		pe := &PageError{Source: source, Line: line, Err: err}
 		var several severalWorkers
-		if errors.As(err, &several) {
+		var pools *severalPools
+		switch {
+		case errors.As(err, &several):
 			pe.What = "not one replica's metrics page"
+		case errors.As(err, &pools):
+			pe.What = "not one Endpoint Picker's page"
 		}
 		return nil, pe
 	}

@@ -138,6 +138,18 @@ func checkValues(raw *rawPage, p *Page) (int, error) {
 	if j, err := checkWorkers(raw, p); err != nil {
 		return j, err
 	}
+	if p.Pool != nil {
+		// The router writes a count (float64(len(endpoints))): 2.5 is no
+		// pool, and read as current 3 beside running 20 x 2.5 = 50.
+		for _, j := range raw.byName[p.Pool.Chosen["ready"]] {
+			if v := raw.samples[j].Value; finite(v) && v != math.Trunc(v) {
+				return j, fmt.Errorf("%s is %g, not a count of ready endpoints (allowed: whole numbers 0 to %d)", quoteSeries(raw.samples[j].Labels), v, MaxEndpoints)
+			}
+		}
+		if j, err := checkPools(raw); err != nil {
+			return j, err
+		}
+	}
 	// Each histogram a quantile is read from: TTFT, queue time
 	// (queuewait scales on it) and ITL.
 	for _, h := range []*Histogram{p.TTFT, p.QueueTime, p.ITL} {
@@ -189,6 +201,42 @@ func checkWorkers(raw *rawPage, p *Page) (int, error) {
 		}
 	}
 	return -1, nil
+}
+
+// checkPools refuses an EPP page whose pool gauges (label name: ready
+// endpoints, the averages, the per-endpoint queue) name two InferencePools:
+// an EPP serves one pool, and the reader takes the gauges' largest values,
+// so two pools' would mix (one pool's ready count times another's mean). It
+// returns the first sample, in page order, of the second pool.
+func checkPools(raw *rawPage) (int, error) {
+	f := modelserver.EPPFamilies()
+	fams := map[string]bool{}
+	for _, t := range []modelserver.Twin{f.ReadyEndpoints, f.AvgRunning, f.AvgQueue, f.AvgKV, f.EndpointQueue} {
+		for _, n := range t.Names() {
+			fams[n] = true
+		}
+	}
+	first := ""
+	for j, s := range raw.samples {
+		if !fams[s.Name] {
+			continue
+		}
+		switch n := s.Labels.Get("name"); {
+		case n == "" || n == first:
+		case first == "":
+			first = n
+		default:
+			return j, &severalPools{first, n}
+		}
+	}
+	return -1, nil
+}
+
+// severalPools is checkPools' refusal: the first two pool names seen.
+type severalPools struct{ a, b string }
+
+func (e *severalPools) Error() string {
+	return fmt.Sprintf("the pool gauges name two InferencePools (%q and %q): an Endpoint Picker serves one pool; give each pool's own EPP /metrics (its pods' port 9090) as its own target", e.a, e.b)
 }
 
 // checkHistogram refuses a classic histogram with a negative count or sum,

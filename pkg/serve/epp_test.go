@@ -200,3 +200,122 @@ func TestEPPGarbagePageNotRead(t *testing.T) {
 		})
 	}
 }
+
+// TestEPPPagesOfTwoPools: an Endpoint Picker serves one InferencePool, so
+// several scrape: URLs are one pool's EPP replicas; two pools' EPPs listed
+// in one target are refused (a page error naming both URLs and pools) and
+// every signal is unknown. They were read as one pool: chat (3 endpoints,
+// 31 running, 5 held) beside code (5 endpoints) gave current 5 from code's
+// page and held 5 + 5 = 10 from both.
+func TestEPPPagesOfTwoPools(t *testing.T) {
+	chat := epptest.Serve(eppBusyPool())
+	defer chat.Close()
+	code := eppBusyPool()
+	code.Pool = "code"
+	code.Endpoints = append(code.Endpoints, epptest.Endpoint{Name: "code-3", Fresh: true}, epptest.Endpoint{Name: "code-4", Fresh: true})
+	other := epptest.Serve(code)
+	defer other.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics, %s/metrics]%s", chat.URL, other.URL, eppTarget)), "emb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	if r.CurrentKnown || !math.IsNaN(r.Obs.Running) || !math.IsNaN(r.Obs.Held) || !math.IsNaN(r.Obs.ArrivalRate) {
+		t.Errorf("current %d (known %v), running %v, held %v, arrivals %v; want all unknown", r.Obs.Current, r.CurrentKnown, r.Obs.Running, r.Obs.Held, r.Obs.ArrivalRate)
+	}
+	want := fmt.Sprintf("ambiguous %s/metrics is the Endpoint Picker of InferencePool \"code\" and %s/metrics of \"chat\"", other.URL, chat.URL)
+	if len(r.Errors) != 1 || r.Errors[0].Signal != "page" || !strings.HasPrefix(r.Errors[0].Reason+" "+r.Errors[0].Err.Error(), want) {
+		t.Errorf("errors %v, want one page error starting %q", r.Errors, want)
+	}
+}
+
+// TestEPPNoReadyEndpointNotIdle: an EPP reporting no ready endpoint (no
+// model-server pod with fresh metrics: all starting or crashed, or their
+// metrics unreadable to the EPP) for a target that does not scale to zero
+// says nothing of the pool's load: running and waiting are unknown, with
+// an error saying why, in both modes, so the decision holds the last
+// desired (no-data). They read as 0, an idle pool: a pool decided at 7 went
+// to minReplicaCount 1 after the scale-down window. A target with a zero:
+// block still reads the empty pool as idle (TestEPPSameDecisionsBothModes).
+func TestEPPNoReadyEndpointNotIdle(t *testing.T) {
+	epp := epptest.Serve(epptest.State{Pool: "chat", Model: "llama", Requests: 10})
+	defer epp.Close()
+	const target = "\n  server: epp\n  metrics: [{type: queue, target: 10}]\n  maxReplicaCount: 10\n"
+	emb, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]%s", epp.URL, target)), "emb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(mode string, src Source, tg *config.Target) {
+		t.Helper()
+		r := src.Read(t.Context(), []*config.Target{tg}, time.Now())[0]
+		if !math.IsNaN(r.Obs.Running) || !math.IsNaN(r.Obs.Waiting) {
+			t.Errorf("%s: running %v, waiting %v; want unknown", mode, r.Obs.Running, r.Obs.Waiting)
+		}
+		want := "running: empty: the EPP reports no ready endpoint"
+		found := false
+		for _, e := range r.Errors {
+			found = found || strings.HasPrefix(e.Signal+": "+e.Reason+": "+e.Err.Error(), want)
+		}
+		if !found {
+			t.Errorf("%s: errors %v, want one starting %q", mode, r.Errors, want)
+		}
+	}
+	check("embedded", NewScrapeSource(5*time.Second), &emb.Targets[0])
+
+	if testing.Short() {
+		return
+	}
+	prom := promtest.Start(t, promtest.Options{ScrapeInterval: time.Second,
+		Targets: []promtest.Target{{URL: epp.URL + "/metrics", Labels: map[string]string{"namespace": "llm", "service": "chat-epp"}}}})
+	pc, err := config.Parse([]byte(fmt.Sprintf("prometheus: {url: %s}\ntargets:\n- name: chat\n  selector: '{namespace=\"llm\", service=\"chat-epp\"}'%s", prom.URL, target)), "prom.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := NewPrometheusSource(pc.Prometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom.WaitFor(t, `llm_d_epp_ready_endpoints{service="chat-epp"}`, 30*time.Second, func(vec model.Vector) bool { return len(vec) == 1 && vec[0].Value == 0 })
+	check("prometheus", ps, &pc.Targets[0])
+}
+
+// TestEPPNoReadyGaugeNamesThePage: a page read without the EPP's ready
+// endpoints (another port of the EPP, a router build without pool metrics)
+// is named in the current error with what to check; a page that was not
+// read at all has its own page error and no second one: "no EPP page
+// reports ready endpoints" was said (and counted) for a page that answered
+// 500 too.
+func TestEPPNoReadyGaugeNamesThePage(t *testing.T) {
+	for name, tc := range map[string]struct {
+		status int
+		want   []string // each error as "signal: reason: message" prefix
+	}{
+		"no ready gauge": {200, []string{"current: empty: %s/metrics: the page has no ready endpoints (llm_d_epp_ready_endpoints or inference_pool_ready_pods, a NaN read as none): is it the EPP's metrics port"}},
+		"not read":       {500, []string{"page: unavailable: %s/metrics"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(tc.status)
+				fmt.Fprint(w, "# TYPE llm_d_epp_request_total counter\nllm_d_epp_request_total 10\n")
+			}))
+			defer srv.Close()
+			cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]\n  server: epp\n  metrics: [{type: queue, target: 10}]\n  maxReplicaCount: 10\n", srv.URL)), "emb.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+			if r.CurrentKnown {
+				t.Errorf("current %d known, want unknown", r.Obs.Current)
+			}
+			if len(r.Errors) != len(tc.want) {
+				t.Fatalf("errors %v, want %d", r.Errors, len(tc.want))
+			}
+			for i, w := range tc.want {
+				w = fmt.Sprintf(w, srv.URL)
+				if got := r.Errors[i].Signal + ": " + r.Errors[i].Reason + ": " + r.Errors[i].Err.Error(); !strings.HasPrefix(got, w) {
+					t.Errorf("error %q, want it to start %q", got, w)
+				}
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -517,6 +518,11 @@ func (l *Loop) Cycle(ctx context.Context) {
 		l.logStuck(now, t.key, rd)
 		l.noteDuplicates(t, rd)
 	}
+	for i := 0; i+1 < len(targets); i++ {
+		if targets[i].cfg.Role == recommend.RolePrefill { // its decode pool follows (SetConfig)
+			l.pairRolesRead(targets[i], targets[i+1], &readings[i], &readings[i+1], now)
+		}
+	}
 	for i := 0; i < len(targets); i++ {
 		t, rd := targets[i], &readings[i]
 		if t.cfg.Role == recommend.RolePrefill && i+1 < len(targets) { // its decode pool follows (SetConfig)
@@ -645,6 +651,40 @@ func (l *Loop) decidePair(tp, td *target, rp, rd *Reading, now time.Time) (decis
 		np, nd = note(b.PrefillFloor, before[0], pp.d.Desired), note(b.DecodeFloor, before[1], pd.d.Desired)
 	}
 	return l.finish(tp, rp, pp, now, np), l.finish(td, rd, pd, now, nd)
+}
+
+// pairRolesRead warns, in a pool's record and the log, when a pool's pods
+// do not generate what its role's pods do: llm-d's prefill pods generate 1
+// token a request (the decode sidecar's max_tokens=1 requests), its decode
+// pods the whole outputs. A prefill pool averaging 1.5 tokens or more, or a
+// decode pool below 1.5, reads the other role's pods (the roles' scrape:
+// or selector: swapped), and each pool would be decided on the other's
+// load. The decisions are not changed.
+func (l *Loop) pairRolesRead(tp, td *target, rp, rd *Reading, now time.Time) {
+	const between = 1.5
+	for _, c := range []struct {
+		t        *target
+		r        *Reading
+		wrong    bool
+		role, as string
+	}{
+		{tp, rp, rp.Obs.MeanOutput >= between, "prefill", "a decode pod does (whole outputs), where llm-d's prefill pods generate 1 (the decode sidecar's max_tokens=1 requests)"},
+		{td, rd, rd.Obs.MeanOutput < between, "decode", "llm-d's prefill pods do (the decode sidecar's max_tokens=1 requests), where a decode pool generates the whole outputs"},
+	} {
+		if math.IsNaN(c.r.Obs.MeanOutput) || !c.wrong {
+			continue
+		}
+		n := strconv.FormatFloat(math.Round(c.r.Obs.MeanOutput*100)/100, 'f', -1, 64)
+		unit := "output tokens"
+		if n == "1" {
+			unit = "output token"
+		}
+		w := fmt.Sprintf("roles.%s: its pods generated %s %s a request, as %s: does roles.%s's scrape: or selector: name the other role's pods (the roles swapped)? Each pool is decided on the load it reads", c.role, n, unit, c.as, c.role)
+		c.r.Warnings = append(c.r.Warnings, w)
+		if suppressed, ok := l.limiter.allow(now, c.t.key+"\x00role"); ok {
+			l.log.Warn("a P/D pool's pods do not look like its role's", "target", c.t.key, "why", w, "suppressed_since_last", suppressed)
+		}
+	}
 }
 
 // finish is the second half of decide: the decision exported and its

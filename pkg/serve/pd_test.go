@@ -416,3 +416,44 @@ func demandPair(t *testing.T, prefill, decode, prefillMetrics string) (*config.F
 	}
 	return cfg, pol.Capacity
 }
+
+// TestPairRolesSwappedWarned: llm-d's prefill pods generate 1 token a
+// request (the sidecar's max_tokens=1), the decode pods the whole outputs.
+// A pair whose roles read each other's pods (scrape: lists swapped) is
+// warned about in each pool's record, naming the role and the mean output
+// it read: the decode pool here reads 20 requests/s of 1 output token, the
+// prefill pool 2 requests/s of 1,000. Each pool was decided on the other's
+// load without a word. The pair the right way round has no warning.
+func TestPairRolesSwappedWarned(t *testing.T) {
+	t0 := time.Now()
+	pre, dec := ratePage(t0, 20, 20000, 20), ratePage(t0, 2, 2000, 2000)
+	defer pre.Close()
+	defer dec.Close()
+	for name, tc := range map[string]struct {
+		prefill, decode string
+		want            map[string]string // role -> warning prefix, "" none
+	}{
+		"swapped": {dec.URL, pre.URL, map[string]string{
+			"prefill": "roles.prefill: its pods generated 1000 output tokens a request",
+			"decode":  "roles.decode: its pods generated 1 output token a request"}},
+		"right": {pre.URL, dec.URL, map[string]string{"prefill": "", "decode": ""}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, _ := demandPair(t, tc.prefill, tc.decode, "[{type: demand, target: 0.9}]")
+			l := newLoop(t, LoopOptions{Source: NewScrapeSource(time.Second), Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 5 * time.Second})
+			if err := l.SetConfig(t.Context(), cfg); err != nil {
+				t.Fatal(err)
+			}
+			l.Cycle(t.Context()) // the counters' baseline
+			time.Sleep(1500 * time.Millisecond)
+			l.Cycle(t.Context())
+			for role, want := range tc.want {
+				rec := lastRecord(l, "chat@"+role)
+				got := strings.Join(rec.Warnings, "\n")
+				if want == "" && got != "" || want != "" && !strings.HasPrefix(got, want) {
+					t.Errorf("%s warnings %q, want %q", role, got, want)
+				}
+			}
+		})
+	}
+}

@@ -69,6 +69,14 @@ func labelledPod(name, ip string, lbls map[string]string, ports map[string]int32
 	return p
 }
 
+// chatPool is eppBusyPool as the EPP of InferencePool chat-pool reports
+// it (its gauges' name label is the pool's name).
+func chatPool() epptest.State {
+	s := eppBusyPool()
+	s.Pool = "chat-pool"
+	return s
+}
+
 const poolConfig = `namespace: llm
 targets:
 - name: chat
@@ -121,7 +129,7 @@ func TestPoolPods(t *testing.T) {
 // and 2.33, x 3): queue 38 at spec.replicas 3, 38 / 30 = 1.27 past the
 // tolerance, desired ceil(3 x 1.27) = 4.
 func TestPoolEPP(t *testing.T) {
-	epp := epptest.Serve(eppBusyPool())
+	epp := epptest.Serve(chatPool())
 	defer epp.Close()
 	host, p, _ := net.SplitHostPort(strings.TrimPrefix(epp.URL, "http://"))
 	eport, _ := strconv.Atoi(p)
@@ -139,6 +147,35 @@ func TestPoolEPP(t *testing.T) {
 	rec := lastRecord(l, "chat")
 	if rec.Desired != 4 || rec.Current != 3 || ptrVal(rec.Signals.Running) != 31 || ptrVal(rec.Signals.Waiting) != 7 || len(rec.Errors) != 0 {
 		t.Fatalf("record %+v (running %v, waiting %v), want desired 4 from current 3, running 31, waiting 7, no errors", rec, ptrVal(rec.Signals.Running), ptrVal(rec.Signals.Waiting))
+	}
+}
+
+// TestPoolEPPOfAnotherPool: the Pods behind chat-pool's endpointPickerRef
+// serve the EPP of pool chat (its gauges' name label), not chat-pool's:
+// an epp not_in_pool error naming both, every signal unknown and
+// spec.replicas 3 kept (no-data). It was decided on the other pool's load
+// (31 running + 7 waiting: desired 4).
+func TestPoolEPPOfAnotherPool(t *testing.T) {
+	epp := epptest.Serve(eppBusyPool())
+	defer epp.Close()
+	host, p, _ := net.SplitHostPort(strings.TrimPrefix(epp.URL, "http://"))
+	eport, _ := strconv.Atoi(p)
+	chat := map[string]string{"app": "chat"}
+	l, _, c, _ := fakeClusterLoop(t, strings.Replace(poolConfig, "  metrics:", "  server: epp\n  metrics:", 1), 3, nil,
+		labelledPod("chat-a", "10.0.0.1", chat, map[string]int32{"http": 8000}),
+		labelledPod("chat-epp-0", host, map[string]string{"app": "chat-epp"}, map[string]int32{"metrics": int32(eport)}),
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "llm", Name: "chat-epp"},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "chat-epp"}, Ports: []corev1.ServicePort{{Name: "grpc-ext-proc", Port: 9002}}}},
+	)
+	createPool(t, c, kubefake.Pool("llm", "chat-pool", chat, []int64{8000}, "chat-epp"))
+	l.Cycle(context.Background())
+	rec := lastRecord(l, "chat")
+	want := fmt.Sprintf(`epp: not_in_pool: %s/metrics is the Endpoint Picker of InferencePool "chat", not of "chat-pool" (inferencePoolRef)`, epp.URL)
+	if len(rec.Errors) != 1 || !strings.HasPrefix(rec.Errors[0], want) {
+		t.Errorf("errors %q, want one starting %q", rec.Errors, want)
+	}
+	if rec.Signals.Running != nil || rec.Signals.Queue != nil || rec.Current != 3 || rec.Desired != 3 || rec.Reason != "no-data" {
+		t.Errorf("record %+v: want every signal unknown, current 3 kept (no-data)", rec)
 	}
 }
 
@@ -232,7 +269,7 @@ func TestPoolEPPFromZero(t *testing.T) {
 // pods found through the pool, re-read at each scrape (a rotated token is
 // used), and the pool is read: running 31, waiting 7 as in TestPoolEPP.
 func TestPoolEPPBearerToken(t *testing.T) {
-	page := epptest.Page(eppBusyPool())
+	page := epptest.Page(chatPool())
 	var want atomic.Value
 	want.Store("Bearer first")
 	epp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
+	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/recommend"
@@ -26,6 +28,11 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 	start := time.Now()
 	urls, pages, errs, keys := s.loadPages(ctx, t, modelserver.EPP)
 	r := Reading{Obs: unknownObservation(), StuckKnown: true}
+	if err := eppPools(t, urls, pages, errs); err != nil {
+		r.Errors = append(r.Errors, *err)
+		r.Duration = time.Since(start)
+		return r
+	}
 	var best *scrape.Page
 	held, heldOK, unread := 0.0, true, 0
 	for i, p := range pages {
@@ -49,9 +56,17 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 			held += max(p.Pool.FlowQueue, 0) // the router's gauge can dip below 0 after a flow's GC
 		}
 	}
-	if best == nil {
-		r.Errors = append(r.Errors, ReadError{Signal: "current", Reason: "empty", Err: errors.New("no EPP page reports ready endpoints (llm_d_epp_ready_endpoints or inference_pool_ready_pods)")})
-	} else {
+	switch {
+	case best == nil && unread == len(pages): // each page's error says why
+	case best == nil:
+		var read []string
+		for i, p := range pages {
+			if p != nil {
+				read = append(read, sourcekey.Redact(urls[i]))
+			}
+		}
+		r.Errors = append(r.Errors, ReadError{Signal: "current", Reason: "empty", Err: fmt.Errorf("%s: the page has no ready endpoints (llm_d_epp_ready_endpoints or inference_pool_ready_pods, a NaN read as none): is it the EPP's metrics port (9090 in llm-d-router's chart), of a router that writes its pool's metrics?", strings.Join(read, ", "))})
+	default:
 		ready := int(math.Round(best.Pool.Ready))
 		r.Obs.Current, r.Obs.Reporting, r.CurrentKnown = ready, ready, true
 		r.Obs.Running, r.Obs.Waiting, r.Obs.KV = best.Running, best.Waiting, best.KV
@@ -60,6 +75,9 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 			if math.IsNaN(v) {
 				r.Errors = append(r.Errors, ReadError{Signal: sig, Reason: "empty", Err: errors.New("the EPP page has no pool average for " + sig)})
 			}
+		}
+		if ready == 0 {
+			eppNoEndpoint(t, &r)
 		}
 	}
 	if q, w := s.quantileOf(t, recommend.SignalTTFT); w > 0 {
@@ -79,6 +97,46 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 	}
 	r.Duration = time.Since(start)
 	return r
+}
+
+// eppNoEndpoint makes the load of a pool whose EPP reports no ready
+// endpoint unknown, with an error saying why, when the target does not
+// scale to zero: such a pool is not at 0 replicas, its pods are starting,
+// crashed or unreadable to the EPP, and no endpoint's load is known (the
+// HPA does not scale without a ready pod's metrics either). Read as 0 (an
+// idle pool) it was scaled down to minReplicaCount. A target with zero:
+// reads it as an empty pool (current 0, nothing running; the held requests
+// wake it).
+func eppNoEndpoint(t *config.Target, r *Reading) {
+	if t.Zero != nil {
+		return
+	}
+	r.Obs.Running, r.Obs.Waiting, r.Obs.KV, r.Obs.Queued = math.NaN(), math.NaN(), math.NaN(), 0
+	r.Errors = append(r.Errors, ReadError{Signal: "running", Reason: "empty", Err: errors.New("the EPP reports no ready endpoint (no model-server pod with fresh metrics: all starting or failing, or their /metrics unreadable to the EPP), and the target does not scale to zero (no zero: block): the pool's load is unknown, not 0, and the last desired is held")})
+}
+
+// eppPools refuses pages of an InferencePool other than the target's: an
+// Endpoint Picker serves one pool (its gauges' name label), so pages of two
+// pools are not replicas of one EPP, and with inferencePoolRef a page must
+// be of that pool. Read together, one pool's ready count went with the
+// other's rates and both pools' held requests were summed.
+func eppPools(t *config.Target, urls []string, pages []*scrape.Page, errs []error) *ReadError {
+	first, firstURL := "", ""
+	for i, p := range pages {
+		if errs[i] != nil || p == nil || p.Pool == nil || p.Pool.Name == "" {
+			continue
+		}
+		name := p.Pool.Name
+		switch {
+		case t.InferencePoolRef != nil && name != t.InferencePoolRef.Name:
+			return &ReadError{Signal: "epp", Reason: "not_in_pool", Err: fmt.Errorf("%s is the Endpoint Picker of InferencePool %q, not of %q (inferencePoolRef): the pool's endpointPickerRef names another pool's EPP Service", sourcekey.Redact(urls[i]), name, t.InferencePoolRef.Name)}
+		case first == "":
+			first, firstURL = name, urls[i]
+		case name != first:
+			return &ReadError{Signal: "page", Reason: "ambiguous", Err: fmt.Errorf("%s is the Endpoint Picker of InferencePool %q and %s of %q: an EPP serves one pool, and a target's scrape: URLs are its EPP replicas; give each pool its own target", sourcekey.Redact(urls[i]), name, sourcekey.Redact(firstURL), first)}
+		}
+	}
+	return nil
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

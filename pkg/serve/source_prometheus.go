@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
 )
@@ -176,6 +177,9 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 		}
 		if !r.CurrentKnown {
 			r.Obs.Current = 0
+		}
+		if targets[i].Server == modelserver.EPP && res.Values[promql.Reporting] == 0 { // the EPP's ready endpoints (NaN unknown)
+			eppNoEndpoint(targets[i], &r)
 		}
 		if d := res.Duplicated; d > 0 && !math.IsInf(d, 1) {
 			r.Duplicated = int(math.Round(min(d, math.MaxInt32)))
