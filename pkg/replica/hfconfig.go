@@ -248,7 +248,9 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 		}
 	}
 	if m.Experts > 1 {
+		before := len(errs)
 		m.ExpertsPerToken = posInt("num_experts_per_tok", true)
+		saidK := len(errs) > before // missing or not a count: said once
 		if mi := posInt("moe_intermediate_size", false); mi > 0 {
 			m.DenseIntermediate, m.Intermediate = m.Intermediate, mi
 		}
@@ -274,7 +276,7 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 				errs = append(errs, cerr(prefix+"moe_layers", fmt.Sprintf("%d layers listed: want %d (num_hidden_layers %d / interleave_moe_layer_step %d); infscale models every step-th layer as MoE", len(moeLayers), want, m.Layers, max(m.MoELayerStep, 1))))
 			}
 		}
-		if m.ExpertsPerToken < 1 || m.ExpertsPerToken > m.Experts {
+		if !saidK && (m.ExpertsPerToken < 1 || m.ExpertsPerToken > m.Experts) {
 			errs = append(errs, cerr(prefix+"num_experts_per_tok", fmt.Sprintf("%d: want 1 to the %d experts", m.ExpertsPerToken, m.Experts)))
 		}
 	}
