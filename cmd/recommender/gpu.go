@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -348,6 +349,18 @@ type GPUCmd struct {
 // Run prints the replica block (or the catalogs with --list).
 func (c *GPUCmd) Run(e *env) error {
 	if c.List {
+		// The catalogs depend on no other flag: one given would be ignored
+		// (an unknown --model printed the catalogs, exit 0).
+		var other []string
+		for name := range e.given {
+			if name != "list" && name != "output" {
+				other = append(other, "--"+name)
+			}
+		}
+		if len(other) > 0 {
+			sort.Strings(other)
+			return invalidf("--list prints the catalogs: %s would be ignored; drop --list to size a replica", strings.Join(other, ", "))
+		}
 		return writeCatalogs(e.stdout, c.Output)
 	}
 	if err := needsFlag(e.given, "kv-link", c.PD != "", "--pd"); err != nil {

@@ -122,3 +122,14 @@ func TestGPUKVLinkNeedsPD(t *testing.T) {
 		t.Errorf("--pd with --kv-link: exit %d: %s", code, errs)
 	}
 }
+
+// TestGPUListAlone: --list prints the catalogs and ignored every other
+// flag, an unknown --model or an invalid --tp included (exit 0); such a
+// flag is refused naming it. --output goes with --list.
+func TestGPUListAlone(t *testing.T) {
+	wantRefused(t, []string{"gpu", "--list", "--model", "nonexistent"}, nil, "--list prints the catalogs: --model would be ignored")
+	wantRefused(t, []string{"gpu", "--list", "--tp", "3", "--context", "10"}, nil, "--list prints the catalogs: --context, --tp would be ignored")
+	if code, out, errs := runGPU(t, "--list", "-o", "json"); code != 0 || !strings.HasPrefix(out, "{") {
+		t.Errorf("--list -o json: exit %d: %s%s", code, out, errs)
+	}
+}
