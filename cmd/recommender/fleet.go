@@ -90,6 +90,9 @@ func (c *FleetCmd) Run(e *env) error {
 		control = ""
 	} else if err := config.CheckListen(control); err != nil {
 		return invalidf("--control %q: %v; or off for no fault-drill API", c.Control, err)
+	} else if sameListen(control, c.Listen) {
+		// Binding it failed as "another process holds the port".
+		return invalidf("--control %s: the port of --listen %s: give each its own (port 0: any free one) or --control off", control, c.Listen)
 	}
 	rc, err := c.ReplicaFlags.Config()
 	if err != nil {
@@ -179,4 +182,14 @@ func sayAbsent(read fleet.DesiredFunc, url, target string, current func() int) f
 		}
 		return n, ok, err
 	}
+}
+
+// sameListen tells whether two host:port addresses (CheckListen's) would
+// bind the same port: the same port, not 0, on the same host or a
+// wildcard one.
+func sameListen(a, b string) bool {
+	ha, pa, err1 := net.SplitHostPort(a)
+	hb, pb, err2 := net.SplitHostPort(b)
+	wild := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
+	return err1 == nil && err2 == nil && pa == pb && pa != "0" && (ha == hb || wild(ha) || wild(hb))
 }

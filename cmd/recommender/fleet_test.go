@@ -75,3 +75,18 @@ func TestFleetControl(t *testing.T) {
 		t.Errorf("--control=off: exit %d, stdout:\n%s\nwant 0 and no drill line (stderr %q)", code, out.String(), errb.String())
 	}
 }
+
+// TestFleetControlIsListen: --control on --listen's own address failed
+// binding it, saying another process held the port ("an infscale already
+// running?"): it is this command's --listen. It is refused before
+// binding, naming both flags; port 0 (any free port) twice is fine.
+func TestFleetControlIsListen(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"127.0.0.1:18439", "127.0.0.1:18439"},
+		{":18439", "127.0.0.1:18439"},
+		{"127.0.0.1:18439", "0.0.0.0:18439"},
+	} {
+		wantRefused(t, []string{"fleet", "--rate", "0", "--status", "0", "--listen", pair[0], "--control", pair[1]}, nil,
+			"--control "+pair[1]+": the port of --listen "+pair[0])
+	}
+}
