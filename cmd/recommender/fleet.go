@@ -60,6 +60,10 @@ func (c *FleetCmd) Run(e *env) error {
 	if !(c.Rate >= 0 && c.Rate <= maxFleetRate) { // NaN too
 		return invalidf("--rate %v: want requests per second in 0..%d (the fleet simulates every request in wall time on this machine)", c.Rate, maxFleetRate)
 	}
+	if c.Replicas == 0 && c.Follow == "" && c.Rate > 0 {
+		// Nothing else scales the fleet: the traffic piled up pending.
+		return invalidf("--replicas 0 without --follow: no replica ever starts, and --rate %v's requests would pile up pending without end; give --replicas 1 or more, --follow URL, or --rate 0", c.Rate)
+	}
 	if c.PromptTokens < 1 || c.OutputTokens < 1 {
 		return invalidf("--prompt-tokens and --output-tokens must be >= 1")
 	}

@@ -90,3 +90,23 @@ func TestFleetControlIsListen(t *testing.T) {
 			"--control "+pair[1]+": the port of --listen "+pair[0])
 	}
 }
+
+// TestFleetZeroNeverStarts: --replicas 0 without --follow never starts a
+// replica (nothing else scales the fleet), so --rate's simulated traffic
+// piled up pending without end (120,000 requests in 12 s at 10,000/s,
+// memory growing): refused naming the flags. At --rate 0 (the OpenAI API
+// answering 503, the activator's upstream) it runs until stopped.
+func TestFleetZeroNeverStarts(t *testing.T) {
+	for _, c := range []struct {
+		rate string
+		code int
+	}{{"5", exitInvalid}, {"0", exitOK}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		var out, errb bytes.Buffer
+		code := run(ctx, []string{"fleet", "--replicas", "0", "--rate", c.rate, "--status", "0", "--control", "off"}, nil, &out, &errb)
+		cancel()
+		if code != c.code || c.code == exitInvalid && !strings.Contains(errb.String(), "--replicas 0 without --follow: no replica ever starts") {
+			t.Errorf("--rate %s: exit %d, want %d; stderr %q", c.rate, code, c.code, errb.String())
+		}
+	}
+}
