@@ -122,6 +122,13 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
+		// The value is well-formed (jsonpos read it): not an object.
+		var ue *json.UnmarshalTypeError
+		if errors.As(err, &ue) {
+			at := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
+			line, col := jsonpos.LineCol(data, int64(at))
+			return Model{}, fmt.Errorf("%s:%d:%d: the file is a JSON %s: want an object (a Hugging Face config.json)", file, line, col, ue.Value)
+		}
 		return Model{}, fmt.Errorf("%s: want a JSON object: %w", file, err)
 	}
 	cerr := func(path, msg string) *ConfigError {

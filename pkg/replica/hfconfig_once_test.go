@@ -25,3 +25,17 @@ func TestHFConfigExpertsPerTokenOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestHFConfigNotObject: a config.json that is an array, a number or a
+// string said "json: cannot unmarshal array into Go value of type
+// map[string]json.RawMessage"; it names the JSON kind and what is wanted,
+// as a calibration file's error does.
+func TestHFConfigNotObject(t *testing.T) {
+	for data, kind := range map[string]string{"[1]": "array", "4096": "number", `"x"`: "string"} {
+		_, err := ParseHFConfig("c.json", "c", []byte(data))
+		want := "c.json:1:1: the file is a JSON " + kind + ": want an object (a Hugging Face config.json)"
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", data, err, want)
+		}
+	}
+}
