@@ -100,6 +100,15 @@ func (c *AccuracyCmd) Run(e *env) error {
 		base = replica.Fitted()
 	}
 	heldOut = slices.DeleteFunc(heldOut, func(s string) bool { return s == "" })
+	// One model given twice (any case, as rows match) is held out, and
+	// named in the footnote, once.
+	var once []string
+	for _, h := range heldOut {
+		if !slices.ContainsFunc(once, func(o string) bool { return strings.EqualFold(o, h) }) {
+			once = append(once, h)
+		}
+	}
+	heldOut = once
 	if err := heldOutInRows(c.HeldOut, stages, c.GroundTruth); err != nil {
 		return err
 	}

@@ -230,3 +230,15 @@ func TestAccuracyCalibrationNoRow(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q: want 2, nothing on stdout, and %q", code, out, errs, want)
 	}
 }
+
+// TestAccuracyHeldOutOnce: a model given twice to --held-out (or in two
+// spellings, as the rows match it, any case) was named twice in the
+// footnote ("held out of the fit: Qwen/Qwen2.5-7B-Instruct,
+// Qwen/Qwen2.5-7B-Instruct"); it is held out, and named, once.
+func TestAccuracyHeldOutOnce(t *testing.T) {
+	code, out, errs := runAccuracy(t, "--ground-truth", "testdata/accuracy-two-stages.csv",
+		"--held-out", "Qwen/Qwen2.5-7B-Instruct", "--held-out", "qwen/qwen2.5-7b-instruct")
+	if code != 0 || !strings.Contains(out, "held out of the fit: Qwen/Qwen2.5-7B-Instruct\n") {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant the model named once", code, errs, out)
+	}
+}

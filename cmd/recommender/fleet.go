@@ -60,6 +60,10 @@ func (c *FleetCmd) Run(e *env) error {
 	if !(c.Rate >= 0 && c.Rate <= maxFleetRate) { // NaN too
 		return invalidf("--rate %v: want requests per second in 0..%d (the fleet simulates every request in wall time on this machine)", c.Rate, maxFleetRate)
 	}
+	if c.Replicas == 0 && c.Follow == "" && c.Rate > 0 {
+		// Nothing else scales the fleet: the traffic piled up pending.
+		return invalidf("--replicas 0 without --follow: no replica ever starts, and --rate %v's requests would pile up pending without end; give --replicas 1 or more, --follow URL, or --rate 0", c.Rate)
+	}
 	if c.PromptTokens < 1 || c.OutputTokens < 1 {
 		return invalidf("--prompt-tokens and --output-tokens must be >= 1")
 	}
@@ -90,6 +94,9 @@ func (c *FleetCmd) Run(e *env) error {
 		control = ""
 	} else if err := config.CheckListen(control); err != nil {
 		return invalidf("--control %q: %v; or off for no fault-drill API", c.Control, err)
+	} else if sameListen(control, c.Listen) {
+		// Binding it failed as "another process holds the port".
+		return invalidf("--control %s: the port of --listen %s: give each its own (port 0: any free one) or --control off", control, c.Listen)
 	}
 	rc, err := c.ReplicaFlags.Config()
 	if err != nil {
@@ -179,4 +186,14 @@ func sayAbsent(read fleet.DesiredFunc, url, target string, current func() int) f
 		}
 		return n, ok, err
 	}
+}
+
+// sameListen tells whether two host:port addresses (CheckListen's) would
+// bind the same port: the same port, not 0, on the same host or a
+// wildcard one.
+func sameListen(a, b string) bool {
+	ha, pa, err1 := net.SplitHostPort(a)
+	hb, pb, err2 := net.SplitHostPort(b)
+	wild := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
+	return err1 == nil && err2 == nil && pa == pb && pa != "0" && (ha == hb || wild(ha) || wild(hb))
 }

@@ -75,3 +75,38 @@ func TestFleetControl(t *testing.T) {
 		t.Errorf("--control=off: exit %d, stdout:\n%s\nwant 0 and no drill line (stderr %q)", code, out.String(), errb.String())
 	}
 }
+
+// TestFleetControlIsListen: --control on --listen's own address failed
+// binding it, saying another process held the port ("an infscale already
+// running?"): it is this command's --listen. It is refused before
+// binding, naming both flags; port 0 (any free port) twice is fine.
+func TestFleetControlIsListen(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"127.0.0.1:18439", "127.0.0.1:18439"},
+		{":18439", "127.0.0.1:18439"},
+		{"127.0.0.1:18439", "0.0.0.0:18439"},
+	} {
+		wantRefused(t, []string{"fleet", "--rate", "0", "--status", "0", "--listen", pair[0], "--control", pair[1]}, nil,
+			"--control "+pair[1]+": the port of --listen "+pair[0])
+	}
+}
+
+// TestFleetZeroNeverStarts: --replicas 0 without --follow never starts a
+// replica (nothing else scales the fleet), so --rate's simulated traffic
+// piled up pending without end (120,000 requests in 12 s at 10,000/s,
+// memory growing): refused naming the flags. At --rate 0 (the OpenAI API
+// answering 503, the activator's upstream) it runs until stopped.
+func TestFleetZeroNeverStarts(t *testing.T) {
+	for _, c := range []struct {
+		rate string
+		code int
+	}{{"5", exitInvalid}, {"0", exitOK}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		var out, errb bytes.Buffer
+		code := run(ctx, []string{"fleet", "--replicas", "0", "--rate", c.rate, "--status", "0", "--control", "off"}, nil, &out, &errb)
+		cancel()
+		if code != c.code || c.code == exitInvalid && !strings.Contains(errb.String(), "--replicas 0 without --follow: no replica ever starts") {
+			t.Errorf("--rate %s: exit %d, want %d; stderr %q", c.rate, code, c.code, errb.String())
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -38,7 +39,7 @@ type ReplicaFlags struct {
 	StepOverhead        *time.Duration `name:"step-overhead" aliases:"replica-step-overhead" help:"Fixed time added to every decode step (default 0s; 1.5ms with --calibrated)."`
 	AllReduceLatency    *time.Duration `name:"allreduce-latency" aliases:"replica-allreduce-latency" help:"Time of one tensor-parallel all-reduce; each step pays 2 x layers of them when --tp > 1 (default 0s; 32us with --calibrated)."`
 	ImagePull           *time.Duration `name:"image-pull" aliases:"replica-image-pull" help:"Image pull time of a cold start (default 45s)."`
-	WeightLoadRate      *string        `name:"weight-load-rate" aliases:"replica-weight-load-rate" help:"Weight loading rate per second at a cold start, e.g. 1GB, 500MB; a bare number is GB (default 1GB)."`
+	WeightLoadRate      *string        `name:"weight-load-rate" aliases:"replica-weight-load-rate" help:"Weight loading rate per second at a cold start, in bytes, e.g. 1GB, 500MB (1 Gb/s is 125MB); a bare number is GB (default 1GB)."`
 	WarmUp              *time.Duration `name:"warm-up" aliases:"replica-warm-up" help:"Engine warm-up after the weights load (default 30s)."`
 	CPURequest          *float64       `name:"cpu-request" aliases:"replica-cpu-request" help:"Pod CPU request in cores; CPU percent is relative to it (default 4)."`
 	CPUIdle             *float64       `name:"cpu-idle" aliases:"replica-cpu-idle" help:"Pod CPU with nothing running, in cores (default 0.2)."`
@@ -130,7 +131,8 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 		}
 	}
 	if f.WeightLoadRate != nil {
-		if v, err := parseBytes(*f.WeightLoadRate); err != nil {
+		// A rate: 1Gb is a storage or network link's bits, not bytes.
+		if v, err := parseLinkBytes(*f.WeightLoadRate); err != nil {
 			flagErr("weight-load-rate", err)
 		} else {
 			c.WeightLoadBytesPerSecond = v
@@ -347,7 +349,22 @@ type GPUCmd struct {
 // Run prints the replica block (or the catalogs with --list).
 func (c *GPUCmd) Run(e *env) error {
 	if c.List {
+		// The catalogs depend on no other flag: one given would be ignored
+		// (an unknown --model printed the catalogs, exit 0).
+		var other []string
+		for name := range e.given {
+			if name != "list" && name != "output" {
+				other = append(other, "--"+name)
+			}
+		}
+		if len(other) > 0 {
+			sort.Strings(other)
+			return invalidf("--list prints the catalogs: %s would be ignored; drop --list to size a replica", strings.Join(other, ", "))
+		}
 		return writeCatalogs(e.stdout, c.Output)
+	}
+	if err := needsFlag(e.given, "kv-link", c.PD != "", "--pd"); err != nil {
+		return err
 	}
 	if c.Context < 1 {
 		return invalidf("--context: %d is invalid (allowed: an integer >= 1)", c.Context)

@@ -92,3 +92,44 @@ func TestSimulateColdStartBound(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errs, want)
 	}
 }
+
+// TestWeightLoadRateBits: a weight load rate written in bits (1Gb, a
+// storage or network link's rate) was read as bytes: --weight-load-rate
+// 1Gb printed "weights 16 s at 1 GB/s" where 1 Gb/s (125 MB/s) loads the
+// 16 GB in 128 s, a cold start 112 s short. It is refused as --kv-link
+// refuses bits; 1GB and 125MB are the bytes they say (16e9 / 125e6 = 128 s,
+// cold start 45 + 128 + 30 = 203 s).
+func TestWeightLoadRateBits(t *testing.T) {
+	for _, bits := range []string{"1Gb", "1gb", "500Mbps", "10 Gbit", "1Gb/s"} {
+		for _, args := range [][]string{
+			{"gpu", "--weight-load-rate", bits},
+			{"simulate", "-q", "--weight-load-rate", bits},
+		} {
+			wantRefused(t, args, nil, "--weight-load-rate", "is in bits")
+		}
+	}
+	code, out, errs := runGPU(t, "--weight-load-rate", "125MB")
+	if code != 0 || !strings.Contains(out, "cold start 203 s = image 45 s + weights 128 s at 125 MB/s") {
+		t.Errorf("--weight-load-rate 125MB: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestGPUKVLinkNeedsPD: gpu --kv-link without --pd printed the replica
+// block and ignored the link, where simulate refuses the same flags.
+func TestGPUKVLinkNeedsPD(t *testing.T) {
+	wantRefused(t, []string{"gpu", "--kv-link", "1GB"}, nil, "--kv-link needs --pd")
+	if code, _, errs := runGPU(t, "--pd", "10,512,128", "--kv-link", "1.25GB"); code != 0 {
+		t.Errorf("--pd with --kv-link: exit %d: %s", code, errs)
+	}
+}
+
+// TestGPUListAlone: --list prints the catalogs and ignored every other
+// flag, an unknown --model or an invalid --tp included (exit 0); such a
+// flag is refused naming it. --output goes with --list.
+func TestGPUListAlone(t *testing.T) {
+	wantRefused(t, []string{"gpu", "--list", "--model", "nonexistent"}, nil, "--list prints the catalogs: --model would be ignored")
+	wantRefused(t, []string{"gpu", "--list", "--tp", "3", "--context", "10"}, nil, "--list prints the catalogs: --context, --tp would be ignored")
+	if code, out, errs := runGPU(t, "--list", "-o", "json"); code != 0 || !strings.HasPrefix(out, "{") {
+		t.Errorf("--list -o json: exit %d: %s%s", code, out, errs)
+	}
+}

@@ -92,6 +92,10 @@ func (c *SimulateCmd) Run(e *env) error {
 	if c.Period < time.Duration(replay.MinPeriod*float64(time.Second)) {
 		return invalidf("--period %v: want at least %gs (policies observe what a scrape shows)", c.Period, replay.MinPeriod)
 	}
+	if c.Plot != "" && src.Duration < 2*c.Period.Seconds() {
+		// One timeline row a policy: every panel was drawn empty.
+		return invalidf("--plot: the replay spans %.4g s, less than two periods of %s: a plot draws a line through two or more (a timeline row each); give a longer trace or --window, or a shorter --period", src.Duration, c.Period)
+	}
 	if c.SLOTTFT <= 0 {
 		return invalidf("--slo-ttft %v: want a duration > 0", c.SLOTTFT)
 	}

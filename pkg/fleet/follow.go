@@ -76,20 +76,52 @@ func DesiredFromURL(client *http.Client, url, target string) DesiredFunc {
 		if ty := fam.GetType(); ty != dto.MetricType_GAUGE && ty != dto.MetricType_UNTYPED {
 			return 0, false, fmt.Errorf("%s: infscale_desired_replicas is declared a %s, not a gauge: not read", url, strings.ToLower(ty.String()))
 		}
+		var (
+			found, pooled int
+			v             = math.Inf(-1)
+			roles         []string
+		)
 		for _, m := range fam.GetMetric() {
+			mine, role := false, ""
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "target" && l.GetValue() == target {
-					v := m.GetGauge().GetValue()
-					if m.GetGauge() == nil {
-						v = m.GetUntyped().GetValue()
-					}
-					if math.IsNaN(v) || v < 0 {
-						return 0, false, fmt.Errorf("%s: desired %v", url, v)
-					}
-					return int(math.Round(v)), true, nil
+				switch {
+				case l.GetName() == "target" && l.GetValue() == target:
+					mine = true
+				case l.GetName() == "role":
+					role = l.GetValue()
 				}
 			}
+			if !mine {
+				continue
+			}
+			found++
+			if role != "" {
+				pooled++
+				roles = append(roles, fmt.Sprintf("role=%q", role))
+			}
+			x := m.GetGauge().GetValue()
+			if m.GetGauge() == nil {
+				x = m.GetUntyped().GetValue()
+			}
+			// Series differing in other labels: the largest, as KEDA's
+			// max(infscale_desired_replicas{target=...}) reads them; NaN
+			// wins, to be refused below.
+			if math.IsNaN(x) || !math.IsNaN(v) && x > v {
+				v = x
+			}
 		}
-		return 0, false, nil
+		switch {
+		case found == 0:
+			return 0, false, nil
+		case found > 1 && pooled > 0:
+			// A prefill/decode target has a series per pool: following
+			// the first one silently followed one pool of the pair.
+			return 0, false, fmt.Errorf("%s: %d series of infscale_desired_replicas{target=%q} (%s): a prefill/decode pair's pools; the fleet is one pool: follow a target without roles", url, found, target, strings.Join(roles, ", "))
+		case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
+			return 0, false, fmt.Errorf("%s: desired %v", url, v)
+		}
+		// A count past any fleet (1e19 overflowed int to a negative, which
+		// scaled the fleet to zero) is a count that large: SetDesired caps it.
+		return int(math.Round(min(v, math.MaxInt32))), true, nil
 	}
 }

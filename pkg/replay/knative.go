@@ -131,13 +131,18 @@ func parseKnative(full, s string, parts []part, off int) (Policy, error) {
 // bounds reads min= and max= options (the only ones baselines take).
 func bounds(full string, parts []part, off, defMin int) (lo, hi int, err error) {
 	lo, hi = defMin, 100
+	once := map[string]int{}
 	for _, p := range parts {
 		k, v, _ := strings.Cut(p.text, "=")
 		n, cerr := strconv.Atoi(v)
 		col := off + p.at + 1
+		prev, dup := once[k]
 		switch {
 		case k != "min" && k != "max":
 			return 0, 0, policyError(full, col, "%q: this baseline takes only min= and max=", p.text)
+		case dup:
+			// As an infscale policy's option: the last would win silently.
+			return 0, 0, policyError(full, col, "option %s given twice (also at column %d); give it once", k, prev)
 		case cerr != nil || n < 0 || n > MaxReplicas:
 			return 0, 0, policyError(full, col+len(k)+1, "%s=%q: want a replica count 0..%d", k, v, MaxReplicas)
 		case k == "min":
@@ -145,6 +150,7 @@ func bounds(full string, parts []part, off, defMin int) (lo, hi int, err error) 
 		default:
 			hi = n
 		}
+		once[k] = col
 	}
 	if hi < 1 || lo > hi {
 		return 0, 0, policyError(full, off+1, "want 0 <= min <= max and max >= 1, got min %d max %d", lo, hi)

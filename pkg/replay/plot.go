@@ -477,15 +477,23 @@ func replicasAxisMax(desired []float64, peak int) float64 {
 // percentiles.
 func ttftBands(tl []Sample, span float64, x func(float64) float64) (plotter.XYs, []plotter.XYs) {
 	width := span / plotBins
+	// A bin is at least one period (the timeline's step): narrower ones
+	// left empty bins between the periods, and the line, broken at each,
+	// drew nothing for a replay of fewer than plotBins periods.
+	if len(tl) >= 2 {
+		width = max(width, tl[1].T-tl[0].T)
+	}
 	if width <= 0 {
 		width = 1
 	}
-	vals := make([]hist, plotBins) // the replay's own quantile sketch
+	n := max(1, min(plotBins, int(math.Ceil(span/width))))
+	vals := make([]hist, n) // the replay's own quantile sketch
 	for _, s := range tl {
 		if math.IsNaN(s.TTFTP95) || s.TTFTP95 <= 0 {
 			continue
 		}
-		vals[min(int(s.T/width), plotBins-1)].add(s.TTFTP95)
+		// A sample at t closes the period (t - step, t]: its bin.
+		vals[max(0, min(int(math.Ceil(s.T/width))-1, n-1))].add(s.TTFTP95)
 	}
 	var med plotter.XYs
 	var bands []plotter.XYs

@@ -122,6 +122,13 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
+		// The value is well-formed (jsonpos read it): not an object.
+		var ue *json.UnmarshalTypeError
+		if errors.As(err, &ue) {
+			at := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
+			line, col := jsonpos.LineCol(data, int64(at))
+			return Model{}, fmt.Errorf("%s:%d:%d: the file is a JSON %s: want an object (a Hugging Face config.json)", file, line, col, ue.Value)
+		}
 		return Model{}, fmt.Errorf("%s: want a JSON object: %w", file, err)
 	}
 	cerr := func(path, msg string) *ConfigError {
@@ -248,7 +255,9 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 		}
 	}
 	if m.Experts > 1 {
+		before := len(errs)
 		m.ExpertsPerToken = posInt("num_experts_per_tok", true)
+		saidK := len(errs) > before // missing or not a count: said once
 		if mi := posInt("moe_intermediate_size", false); mi > 0 {
 			m.DenseIntermediate, m.Intermediate = m.Intermediate, mi
 		}
@@ -274,7 +283,7 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 				errs = append(errs, cerr(prefix+"moe_layers", fmt.Sprintf("%d layers listed: want %d (num_hidden_layers %d / interleave_moe_layer_step %d); infscale models every step-th layer as MoE", len(moeLayers), want, m.Layers, max(m.MoELayerStep, 1))))
 			}
 		}
-		if m.ExpertsPerToken < 1 || m.ExpertsPerToken > m.Experts {
+		if !saidK && (m.ExpertsPerToken < 1 || m.ExpertsPerToken > m.Experts) {
 			errs = append(errs, cerr(prefix+"num_experts_per_tok", fmt.Sprintf("%d: want 1 to the %d experts", m.ExpertsPerToken, m.Experts)))
 		}
 	}

@@ -77,6 +77,9 @@ func parseBase(spec string, seed uint64) (Source, error) {
 		}
 		return Reference(seed), nil
 	case "synthetic":
+		if err := syntheticKeyOnce(rest); err != nil {
+			return Source{}, err
+		}
 		if name, _, _ := strings.Cut(rest, ","); name == "onoff" {
 			o, err := parseOnOff(rest, seed)
 			if err != nil {
@@ -190,3 +193,21 @@ type noFile string
 
 func (e noFile) Error() string        { return string(e) + ": no such file" }
 func (e noFile) Is(target error) bool { return target == fs.ErrNotExist }
+
+// syntheticKeyOnce refuses a synthetic spec's key given twice: each
+// parser keeps the last, so rate=2,rate=3 replayed 3 req/s silently.
+// Positions are the parsers' (1-based fields, the process name first).
+func syntheticKeyOnce(spec string) error {
+	seen := map[string]int{}
+	for i, f := range strings.Split(spec, ",")[1:] {
+		k, _, ok := strings.Cut(f, "=")
+		if !ok {
+			continue // the parser names a field without a value
+		}
+		if prev, dup := seen[k]; dup {
+			return fmt.Errorf("synthetic field %d %s: given twice (also field %d); give it once", i+2, k, prev)
+		}
+		seen[k] = i + 2
+	}
+	return nil
+}
