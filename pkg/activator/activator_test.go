@@ -29,6 +29,14 @@ func down(t *testing.T) string {
 
 func start(t *testing.T, cfg Config) (*Activator, string) {
 	t.Helper()
+	a, srv := serve(t, cfg, nil)
+	return a, srv.URL
+}
+
+// serve runs an Activator for cfg, its probe and a test server speaking
+// protocols (nil: HTTP/1.x) until the test ends.
+func serve(t *testing.T, cfg Config, protocols *http.Protocols) (*Activator, *httptest.Server) {
+	t.Helper()
 	a, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -36,9 +44,11 @@ func start(t *testing.T, cfg Config) (*Activator, string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go a.Run(ctx)
-	srv := httptest.NewServer(a)
+	srv := httptest.NewUnstartedServer(a)
+	srv.Config.Protocols = protocols
+	srv.Start()
 	t.Cleanup(srv.Close)
-	return a, srv.URL
+	return a, srv
 }
 
 // comeUp brings a downAddr upstream up: its socket released, h serves on

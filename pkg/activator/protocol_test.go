@@ -27,17 +27,7 @@ func h2cClient() *http.Client {
 // and h2c (Protocols).
 func startH2C(t *testing.T, cfg Config) (*Activator, string) {
 	t.Helper()
-	a, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go a.Run(ctx)
-	srv := httptest.NewUnstartedServer(a)
-	srv.Config.Protocols = Protocols()
-	srv.Start()
-	t.Cleanup(srv.Close)
+	a, srv := serve(t, cfg, Protocols())
 	return a, srv.URL
 }
 
@@ -285,17 +275,7 @@ func TestCheckProtocol(t *testing.T) {
 // sends GOAWAY once an HTTP/2 connection is idle while keep-alives are
 // off, would keep it.
 func TestDrainH2CGoesAway(t *testing.T) {
-	a, err := New(Config{Upstream: &url.URL{Scheme: "http", Host: down(t)}, ProbeInterval: 50 * time.Millisecond, HoldTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go a.Run(ctx)
-	srv := httptest.NewUnstartedServer(a)
-	srv.Config.Protocols = Protocols()
-	srv.Start()
-	t.Cleanup(srv.Close)
+	a, srv := serve(t, Config{Upstream: &url.URL{Scheme: "http", Host: down(t)}, ProbeInterval: 50 * time.Millisecond, HoldTimeout: 2 * time.Second}, Protocols())
 	client := h2cClient()
 	heldDone := make(chan struct{})
 	go func() {
