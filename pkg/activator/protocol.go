@@ -3,7 +3,6 @@ package activator
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -81,8 +80,7 @@ func transports(cfg Config) (h1, h2c *http.Transport) {
 	h1.IdleConnTimeout = cfg.UpstreamIdleTimeout
 	if cfg.UpstreamProtocol == ProtocolHTTP1 {
 		h1.Protocols = new(http.Protocols)
-		h1.Protocols.SetHTTP1(true)
-		h1.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // no HTTP/2 over TLS either
+		h1.Protocols.SetHTTP1(true) // no HTTP/2 over TLS either
 	}
 	if cfg.UpstreamProtocol == ProtocolHTTP1 || cfg.Upstream.Scheme == "https" {
 		return h1, nil
