@@ -559,6 +559,11 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []repla
 	if w := firstRejectedWarning(results); w != "" {
 		fmt.Fprintf(b, "\nnote: %s\n", w)
 	}
+	for _, r := range results {
+		if w := r.ShedWarning(); w != "" {
+			fmt.Fprintf(b, "\nnote: %s\n", w)
+		}
+	}
 	b.WriteString("\n")
 	for _, l := range simLegend(rows, gpus, price, cfg.Model.ColdStart(), cfg.SLOTTFT) {
 		b.WriteString(l + "\n")
@@ -617,10 +622,16 @@ func firstRejectedWarning(results []replay.Result) string {
 	return ""
 }
 
-// warnUnservable writes firstRejectedWarning to w as a warning line.
+// warnUnservable writes firstRejectedWarning and each policy's
+// ShedWarning to w as warning lines.
 func warnUnservable(w io.Writer, results []replay.Result) {
 	if msg := firstRejectedWarning(results); msg != "" {
 		fmt.Fprintf(w, "warning: %s\n", msg)
+	}
+	for _, r := range results {
+		if msg := r.ShedWarning(); msg != "" {
+			fmt.Fprintf(w, "warning: %s\n", msg)
+		}
 	}
 }
 

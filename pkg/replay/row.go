@@ -12,13 +12,15 @@ import (
 // and CSV schema of docs/simulate.md ("JSON and CSV"; backtest adds
 // savings_pct). Unknown numbers are nil (JSON null, an empty CSV cell).
 type Row struct {
-	Policy           string   `json:"policy"`
-	Trace            string   `json:"trace"`
-	Requests         int64    `json:"requests"`
-	Met              int64    `json:"met"`
-	Late             int64    `json:"late"`
-	Unserved         int64    `json:"unserved"`
-	Rejected         int64    `json:"rejected"`
+	Policy   string `json:"policy"`
+	Trace    string `json:"trace"`
+	Requests int64  `json:"requests"`
+	Met      int64  `json:"met"`
+	Late     int64  `json:"late"`
+	Unserved int64  `json:"unserved"`
+	Rejected int64  `json:"rejected"`
+	// Shed is Result.Shed (among Unserved): absent when none was.
+	Shed             int64    `json:"shed,omitempty"`
 	Misses           int64    `json:"slo_misses"`
 	MissPct          float64  `json:"miss_pct"`
 	TTFTP50          *float64 `json:"ttft_p50_s"`
@@ -77,7 +79,7 @@ func NewRow(r Result, gpus, price float64, timeline bool) Row {
 		gh = math.NaN()
 	}
 	row := Row{
-		Policy: r.Policy, Trace: r.Trace, Requests: r.Requests, Met: r.Met, Late: r.Late, Unserved: r.Unserved, Rejected: r.Rejected,
+		Policy: r.Policy, Trace: r.Trace, Requests: r.Requests, Met: r.Met, Late: r.Late, Unserved: r.Unserved, Rejected: r.Rejected, Shed: r.Shed,
 		Misses: r.Misses(), MissPct: r.MissPct(), TTFTP50: FiniteOrNil(r.TTFTP50), TTFTP95: FiniteOrNil(r.TTFTP95),
 		ReplicaMinutes: r.ReplicaMinutes(), GPUHours: FiniteOrNil(gh), GPUCost: FiniteOrNil(gh * price), Peak: r.Peak, ScaleEvents: r.ScaleEvents,
 		Reversals: r.Reversals, OutputTokens: r.OutputTokens, TokensPerGPUHour: FiniteOrNil(r.TokensPerReplicaHour() / gpus), Duration: r.Duration,

@@ -160,7 +160,8 @@ type Result struct {
 	// Policy is the policy string; Trace the trace's name.
 	Policy string
 	Trace  string
-	// Requests is every request of the trace: Met + Late + Unserved + Rejected.
+	// Requests is every request of the trace: Met + Late + Unserved + Rejected
+	// (Shed among Unserved).
 	Requests int64
 	// Met got a first token within the SLO; Late after it; Unserved never
 	// (still queued when the replay stopped, Drain after the trace's end);
@@ -169,6 +170,13 @@ type Result struct {
 	Late     int64
 	Unserved int64
 	Rejected int64
+	// Shed counts the requests that arrived while MaxBacklog requests were
+	// in the system (held, waiting or running): counted unserved at
+	// arrival, never queued, so that a policy far short of the traffic
+	// does not take the replay's memory with its queue (ShedWarning);
+	// FirstShed is the first one's arrival, in seconds.
+	Shed      int64
+	FirstShed float64
 	// LongestRejected is the tokens (prompt + output) of the longest
 	// rejected request, KVCapacity a replica's KV cache in tokens: a
 	// request longer than the cache is unservable by any replica
@@ -213,6 +221,27 @@ func (r Result) RejectedWarning() string {
 	}
 	return fmt.Sprintf("%s: %d of %d requests (%s) are longer than a replica's KV cache (the longest %d prompt+output tokens, the cache %d tokens): no replica can serve them; counted as unservable (rejected), an SLO miss of every policy that costs no replica time",
 		r.Trace, r.Rejected, r.Requests, FormatPct(100*float64(r.Rejected)/float64(r.Requests)), r.LongestRejected, r.KVCapacity)
+}
+
+// MaxBacklog bounds the requests a replay keeps in the system (held,
+// waiting and running, over the fleet): 16,777,216, about 0.5 GiB of
+// queues. A request behind that many waits at least MaxBacklog / (the
+// fleet's rate) to start: 8 s at 2 million requests a second, beyond any
+// fleet the replica catalog sizes; past it a request is shed (Result.Shed).
+const MaxBacklog = 1 << 24
+
+// maxBacklog is MaxBacklog, lowered by tests.
+var maxBacklog int64 = MaxBacklog
+
+// ShedWarning says, when the policy's backlog reached MaxBacklog, how many
+// requests were shed and from when: they count as unserved misses; the
+// policy is far short of the traffic. "" when none was.
+func (r Result) ShedWarning() string {
+	if r.Shed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d requests were in the system (held, waiting, running) from t=%.0fs: %d later arrivals (%s of the trace) were counted unserved without being queued (the replay's memory bound); the policy is far short of this traffic",
+		r.Policy, maxBacklog, r.FirstShed, r.Shed, FormatPct(100*float64(r.Shed)/float64(r.Requests)))
 }
 
 // Misses counts the requests that missed the SLO: late, unserved or rejected.

@@ -336,8 +336,9 @@ func (s *sim) ctlPeriod() float64 {
 }
 
 // arrive routes a request: rejected when it can never fit a replica's KV
-// cache, to the ready replica with the fewest outstanding requests (ties:
-// the lowest id), else held by the activator.
+// cache, shed when maxBacklog requests are in the system already, to the
+// ready replica with the fewest outstanding requests (ties: the lowest
+// id), else held by the activator.
 func (s *sim) arrive(now float64, q trace.Request) {
 	s.res.Requests++
 	s.arrivalsInSample++
@@ -345,6 +346,15 @@ func (s *sim) arrive(now float64, q trace.Request) {
 	if n := int64(q.Prompt) + int64(q.Output); n > s.sp.kvCap {
 		s.res.Rejected++
 		s.res.LongestRejected, s.res.KVCapacity = max(s.res.LongestRejected, n), s.sp.kvCap
+		s.sample.Misses++
+		return
+	}
+	if s.outstanding >= maxBacklog {
+		// Shed: unserved (Requests less the rest), never queued.
+		if s.res.Shed == 0 {
+			s.res.FirstShed = now
+		}
+		s.res.Shed++
 		s.sample.Misses++
 		return
 	}
