@@ -28,7 +28,7 @@ type ReplicaFlags struct {
 	GPU                 string         `name:"gpu" aliases:"replica-gpu" placeholder:"NAME" help:"GPU from the catalog (infscale gpu --list shows their figures): a10g, l4, l40s, a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, b200, mi300x (default h100-sxm)."`
 	Model               string         `name:"model" aliases:"replica-model" placeholder:"NAME" help:"Model from the catalog (infscale gpu --list), or its Hugging Face repository (default llama-3-8b)."`
 	ModelConfig         string         `name:"model-config" aliases:"replica-model-config" type:"path" placeholder:"FILE" help:"The model's Hugging Face config.json, for a model outside the catalog (dense or MoE, GQA, FP8/BF16, sliding windows); replaces --model."`
-	TP                  *int           `name:"tp" aliases:"replica-tp" help:"Tensor-parallel degree: GPUs per replica; it divides the model's attention heads, as vLLM requires (default 1)."`
+	TP                  *int           `name:"tp" aliases:"replica-tp" help:"Tensor-parallel degree: GPUs per replica; it divides the model's attention heads and MLP size, as vLLM requires (default 1)."`
 	DType               *string        `name:"dtype" aliases:"replica-dtype" help:"Weight dtype: auto (the model's config.json torch_dtype), fp16, bf16, fp8, int8, int4 (default fp16; auto with --calibrated)."`
 	KVDType             *string        `name:"kv-dtype" aliases:"replica-kv-dtype" help:"KV cache dtype: auto, fp16, bf16, fp8, int8 (default auto: the 16-bit activation dtype)."`
 	MemoryUtilization   *float64       `name:"memory-utilization" aliases:"replica-memory-utilization" help:"vLLM --gpu-memory-utilization, in (0, 1] (default 0.9)."`

@@ -342,8 +342,12 @@ func (c Config) Validate() error {
 	if c.TP < 1 || c.TP > 64 {
 		bad("tp", fmt.Sprint(c.TP), "an integer from 1 to 64")
 	} else if m.Heads > 0 && m.KVHeads > 0 && !tpDivides(c.TP, m) {
-		bad("tp", fmt.Sprint(c.TP), fmt.Sprintf("a degree that divides %s's %d attention heads and divides or is a multiple of its %d KV heads, as vLLM requires: %s",
-			m.Name, m.Heads, m.KVHeads, joinInts(tpDegrees(m))))
+		mlp := ""
+		if sizes := m.denseMLPSizes(); len(sizes) > 0 {
+			mlp = " and its MLP intermediate size " + strings.Join(strings.Split(joinInts(sizes), ", "), " and ")
+		}
+		bad("tp", fmt.Sprint(c.TP), fmt.Sprintf("a degree that divides %s's %d attention heads%s, and divides or is a multiple of its %d KV heads, as vLLM requires: %s",
+			m.Name, m.Heads, mlp, m.KVHeads, joinInts(tpDegrees(m))))
 	}
 	if c.WeightDType != DTypeAuto && c.WeightDType.Bytes() == 0 {
 		bad("dtype", c.WeightDType.String(), "auto, fp16, bf16, fp8, int8, int4")
@@ -408,10 +412,41 @@ func (c Config) Validate() error {
 
 // tpDivides reports whether vLLM can shard m over tp GPUs: the attention
 // heads split evenly (vLLM's "Total number of attention heads must be
-// divisible by tensor parallel size"), and the KV heads either split evenly
-// or are replicated a whole number of times (QKVParallelLinear).
+// divisible by tensor parallel size"), the KV heads either split evenly
+// or are replicated a whole number of times (QKVParallelLinear), and each
+// dense MLP's intermediate size splits evenly (its gate/up projection is a
+// MergedColumnParallelLinear, its down projection a RowParallelLinear:
+// vLLM's divide() asserts it; Qwen2.5-7B's 18,944 refuses TP 28, which its
+// 28 heads allow). A MoE model's expert MLPs are sharded by the fused MoE
+// layer and not checked here.
 func tpDivides(tp int, m Model) bool {
-	return m.Heads%tp == 0 && (m.KVHeads%tp == 0 || tp%m.KVHeads == 0)
+	if m.Heads%tp != 0 || (m.KVHeads%tp != 0 && tp%m.KVHeads != 0) {
+		return false
+	}
+	for _, size := range m.denseMLPSizes() {
+		if size%tp != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// denseMLPSizes are the intermediate sizes of m's dense MLPs, as sharded
+// by tensor parallelism: a dense model's, a MoE model's dense layers' (when
+// not every layer is MoE) and its shared experts'.
+func (m Model) denseMLPSizes() []int {
+	var out []int
+	if m.Experts <= 1 || m.moeLayers() < m.Layers {
+		i := m.Intermediate
+		if m.Experts > 1 && m.DenseIntermediate > 0 {
+			i = m.DenseIntermediate
+		}
+		out = append(out, i)
+	}
+	if m.Experts > 1 && m.SharedExpertIntermediate > 0 {
+		out = append(out, m.SharedExpertIntermediate)
+	}
+	return out
 }
 
 // tpDegrees lists the degrees from 1 to 64 that tpDivides accepts for m.

@@ -135,7 +135,10 @@ func TestTensorParallelDivides(t *testing.T) {
 		bad   []int
 	}{
 		{"llama-3-8b", []int{1, 2, 4, 8, 16, 32}, []int{3, 5, 6, 12, 64}},
-		{"qwen2.5-7b", []int{1, 2, 4, 28}, []int{3, 7, 8, 14}},
+		// 28 heads and 4 KV heads allow 28; its MLP (18,944 = 2^8 x 74) does not.
+		{"qwen2.5-7b", []int{1, 2, 4}, []int{3, 7, 8, 14, 28}},
+		// Llama 4 Scout: 40 heads, 8 KV heads allow 40; its shared expert's 8,192 does not.
+		{"llama-4-scout-17b-16e", []int{1, 2, 4, 8}, []int{5, 10, 20, 40}},
 	} {
 		m, err := LookupModel(tc.model)
 		if err != nil {
