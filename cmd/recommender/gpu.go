@@ -180,7 +180,10 @@ func (f *ReplicaFlags) Config() (replica.Config, error) {
 		// What New derives (the weights' load time) named by its flag;
 		// ErrDoesNotFit is the callers'.
 		var fe *replica.FieldError
-		if errors.As(err, &fe) {
+		switch {
+		case errors.As(err, &fe) && fe.Field == replica.FieldStep: // no flag of its own: several add up to it
+			errs = append(errs, fmt.Errorf("the replica's decode step: %s is invalid (allowed: %s)", fe.Value, fe.Allowed))
+		case errors.As(err, &fe):
 			errs = append(errs, fmt.Errorf("--%s: %s is invalid (allowed: %s)", fe.Field, fe.Value, fe.Allowed))
 		}
 	}

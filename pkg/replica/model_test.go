@@ -441,3 +441,21 @@ func TestQuantizedHead16Bit(t *testing.T) {
 	n, _ := New(d)
 	near(t, "nominal WeightsBytes", n.WeightsBytes(), 8e9, 1e-12)
 }
+
+// TestMaxDecodeStep: each figure within its own bound may still add up to
+// a step no GPU takes. The reference replica's step at batch 1 with no
+// context is 6.82 ms (docs/recommend.md's worked example); with a 1.5 s
+// step overhead it is 1.50682 s, refused; with 0.99 s, 0.99682 s, accepted.
+func TestMaxDecodeStep(t *testing.T) {
+	c := DefaultConfig()
+	c.StepOverhead = 1500 * time.Millisecond
+	_, err := New(c)
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != FieldStep || fe.Value != "1.507 s" {
+		t.Errorf("step overhead 1.5 s: %v, want a %s FieldError of 1.507 s", err, FieldStep)
+	}
+	c.StepOverhead = 990 * time.Millisecond
+	if _, err := New(c); err != nil {
+		t.Errorf("step overhead 0.99 s: %v, want accepted (a 0.997 s step)", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 )
 
 // ErrDoesNotFit reports a configuration whose weights and reserve leave no
@@ -48,9 +49,13 @@ type Replica struct {
 
 // New validates cfg and derives the Replica. Errors: the joined
 // *FieldError list of Config.Validate, ErrDoesNotFit (wrapped, with the
-// figures) when no KV cache is left, or a *FieldError for a weight load
-// rate that loads the weights in more than MaxColdStartPart.
-func New(cfg Config) (*Replica, error) {
+// figures) when no KV cache is left, a *FieldError for a weight load
+// rate that loads the weights in more than MaxColdStartPart, or one of
+// Field FieldStep for a decode step at batch 1 of MaxDecodeStep or more.
+func New(cfg Config) (*Replica, error) { return build(cfg, true) }
+
+// build is New, with the decode step's bound checked when checkStep.
+func build(cfg Config, checkStep bool) (*Replica, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -180,8 +185,25 @@ func New(cfg Config) (*Replica, error) {
 	r.cpuIdlePercent = cfg.CPUIdleCores * pct
 	r.cpuBusyPercent = (cfg.CPUIdleCores + cfg.CPUEngineCores) * pct
 	r.cpuPerSeqPercent = cfg.CPUPerSequenceCores * pct
+	// Each figure has its own bound; together they may still make a step
+	// no GPU takes (a calibration's layer_step_cost_s 0.99 read 41.7 s a
+	// token at batch 1).
+	if step := r.StepTime(1, 0); checkStep && !(step < MaxDecodeStep.Seconds()) {
+		return nil, &FieldError{Field: FieldStep, Value: fmt.Sprintf("%.4g s", step),
+			Allowed: fmt.Sprintf("a decode step of one sequence under %v (real ones take milliseconds: the fixed step overhead, the per-layer cost and the weights read at the bandwidth efficiency add up to this one); times are in seconds: check --step-overhead, --layer-step-cost, --bandwidth-efficiency, or the calibration file's *_s values", MaxDecodeStep)}
+	}
 	return r, nil
 }
+
+// FieldStep is the FieldError.Field of a decode step over MaxDecodeStep:
+// no one flag or key sets it.
+const FieldStep = "step"
+
+// MaxDecodeStep bounds a replica's decode step at batch 1 with no
+// context: one token a second per request is beyond any GPU of the
+// catalog (their steps take 5 to 100 ms); a slower one is figures in the
+// wrong unit.
+const MaxDecodeStep = time.Second
 
 // CaptureSize is the batch vLLM runs a decode step of batch sequences
 // as: the smallest of its default CUDA graph capture sizes at or above
