@@ -186,7 +186,7 @@ func build(cfg Config, checkStep bool) (*Replica, error) {
 	r.cpuBusyPercent = (cfg.CPUIdleCores + cfg.CPUEngineCores) * pct
 	r.cpuPerSeqPercent = cfg.CPUPerSequenceCores * pct
 	// Each figure has its own bound; together they may still make a step
-	// no GPU takes (a calibration's layer_step_cost_s 0.99 read 41.7 s a
+	// no GPU takes (a calibration's layer_step_cost_s 0.99 read 31.7 s a
 	// token at batch 1).
 	if step := r.StepTime(1, 0); checkStep && !(step < MaxDecodeStep.Seconds()) {
 		return nil, &FieldError{Field: FieldStep, Value: fmt.Sprintf("%.4g s", step),
