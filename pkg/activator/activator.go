@@ -92,7 +92,8 @@ type Config struct {
 	// BodyTimeout is the longest a held request's body may take to arrive
 	// from the client (then 408), and the longest a released request may
 	// take to be written upstream (then 504); a proxied body's client
-	// reads have the same deadline, and so has each write of an answer to
+	// reads have the same deadline (over HTTP/2 until the answer begins:
+	// a duplex stream, gRPC's), and so has each write of an answer to
 	// a client that stopped reading (then the answer is cut and the
 	// upstream request cancelled) (default 60 s).
 	BodyTimeout time.Duration
@@ -232,6 +233,9 @@ func New(cfg Config) (*Activator, error) {
 				return nil
 			}
 			resp.Body = &cutBody{ReadCloser: resp.Body, ctx: resp.Request.Context(), failed: a.upFailed}
+			if at, _ := resp.Request.Context().Value(attemptKey{}).(*attempt); at != nil && at.answered != nil {
+				at.answered()
+			}
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -710,6 +714,18 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 			cancel(errWriteTimeout)
 		})
 		defer timer.Stop()
+		if r.ProtoMajor == 2 {
+			// An HTTP/2 stream whose answer has begun is a duplex exchange
+			// (a gRPC bidirectional or client stream): the client sends as
+			// the conversation goes, for as long as it lasts, so the body
+			// is bounded no more.
+			at.answered = func() {
+				timer.Stop()
+				if streamed != nil {
+					_ = rc.SetReadDeadline(time.Time{})
+				}
+			}
+		}
 		out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { timer.Stop() }}))
 	}
 	// Each write of the answer to the client has BodyTimeout to make
@@ -1102,7 +1118,11 @@ func (t *trackedBody) Close() error { return nil }
 // byte of its body; refused when its connection was refused before that;
 // stalled when the body streamed from the client did not arrive within
 // the body timeout.
-type attempt struct{ sent, refused, stalled atomic.Bool }
+type attempt struct {
+	sent, refused, stalled atomic.Bool
+	// answered, if set, runs when the upstream's answer begins.
+	answered func()
+}
 
 // clientStalled reports whether r's attempt failed waiting on the
 // client's body.

@@ -307,3 +307,62 @@ func TestDrainH2CGoesAway(t *testing.T) {
 	}
 	<-heldDone
 }
+
+// TestH2CBidiStreamOutlivesBodyTimeout: a bidirectional stream over h2c
+// (a gRPC bidi call: the client sends a message, reads the server's
+// answer to it, sends the next) through a ready upstream lasts 1.2 s with
+// --body-timeout 300ms; once the upstream has answered, the exchange is
+// the two ends' own, and every message goes through. Before, the body
+// timeout bounded the whole stream from its start: at 300 ms the
+// activator cut it (the client's next send read EOF).
+func TestH2CBidiStreamOutlivesBodyTimeout(t *testing.T) {
+	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		http.NewResponseController(w).Flush()
+		buf := make([]byte, 1)
+		for {
+			n, err := r.Body.Read(buf)
+			if n > 0 {
+				w.Write(buf[:n])
+				http.NewResponseController(w).Flush()
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+	up := httptest.NewUnstartedServer(echo)
+	up.Config.Protocols = Protocols()
+	up.Start()
+	t.Cleanup(up.Close)
+	u, _ := url.Parse(up.URL)
+	a, base := startH2C(t, Config{Upstream: u, ProbeInterval: 20 * time.Millisecond, BodyTimeout: 300 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	req, _ := http.NewRequest(http.MethodPost, base+"/pkg.Echo/Chat", pr)
+	resp, err := h2cClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	start := time.Now()
+	for i := range 12 { // 12 messages, 100 ms apart: 1.2 s
+		msg := []byte{'a' + byte(i)}
+		if _, err := pw.Write(msg); err != nil {
+			t.Fatalf("send %d after %v: %v", i, time.Since(start), err)
+		}
+		got := make([]byte, 1)
+		if _, err := io.ReadFull(resp.Body, got); err != nil || got[0] != msg[0] {
+			t.Fatalf("answer %d after %v: %q, %v; want %q", i, time.Since(start), got, err, msg)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	pw.Close()
+	if rest, err := io.ReadAll(resp.Body); err != nil || len(rest) != 0 {
+		t.Fatalf("end of the stream: %q, %v; want a clean end", rest, err)
+	}
+}
