@@ -123,7 +123,7 @@ type Config struct {
 	UpstreamProtocol string
 	// Log, if set, gets a line each time the probe's answer changes
 	// readiness (and the first probe's when not ready), with the failed
-	// probe's status or error.
+	// probe's status or error, each kind of failure once while not ready.
 	Log *slog.Logger
 }
 
@@ -371,7 +371,11 @@ func (a *Activator) Run(ctx context.Context) {
 	tick := time.NewTicker(a.cfg.ProbeInterval)
 	defer tick.Stop()
 	minGap := a.cfg.ProbeInterval / 4
-	was := "" // "", "ready" or the last failure's kind: a line when it changes
+	was := "" // "", "ready" or the last failure's kind
+	// The failure kinds logged since the upstream was last ready: each
+	// once, so that probes failing in two ways by turns (an h2c probe to
+	// an HTTP/1.1 server) log two lines, not one per probe.
+	logged := map[string]bool{}
 	for {
 		last := time.Now()
 		up, why, kind := a.probe(ctx)
@@ -379,11 +383,16 @@ func (a *Activator) Run(ctx context.Context) {
 		if !up {
 			now = kind
 		}
-		if a.cfg.Log != nil && now != was && ctx.Err() == nil {
+		if a.cfg.Log != nil && now != was && ctx.Err() == nil && !logged[now] {
 			if up {
 				a.cfg.Log.Info("upstream ready", "probe", a.probeURL())
+				clear(logged)
 			} else {
 				a.cfg.Log.Warn("upstream not ready; requests are held", "probe", a.probeURL(), "reason", why)
+				if len(logged) >= 64 { // kinds that vary without end: bounded
+					clear(logged)
+				}
+				logged[now] = true
 			}
 			was = now
 		}
