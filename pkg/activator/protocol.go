@@ -83,6 +83,13 @@ func transports(cfg Config) (h1, h2c *http.Transport) {
 		h1.Protocols = new(http.Protocols)
 		h1.Protocols.SetHTTP1(true)
 		h1.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // no HTTP/2 over TLS either
+		// Nor offered: the clone keeps http.DefaultTransport's ALPN offer
+		// of h2, and a server that took it got HTTP/1.1 on an HTTP/2
+		// connection (every request failed, 502).
+		if h1.TLSClientConfig == nil { // Clone gave it its own otherwise
+			h1.TLSClientConfig = new(tls.Config)
+		}
+		h1.TLSClientConfig.NextProtos = []string{"http/1.1"}
 	}
 	if cfg.UpstreamProtocol == ProtocolHTTP1 || cfg.Upstream.Scheme == "https" {
 		return h1, nil

@@ -2,6 +2,8 @@ package activator
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"io"
 	"net"
@@ -364,5 +366,48 @@ func TestH2CBidiStreamOutlivesBodyTimeout(t *testing.T) {
 	pw.Close()
 	if rest, err := io.ReadAll(resp.Body); err != nil || len(rest) != 0 {
 		t.Fatalf("end of the stream: %q, %v; want a clean end", rest, err)
+	}
+}
+
+// TestHTTP1OverTLS: --upstream-protocol http1 with an https upstream that
+// offers HTTP/2 and HTTP/1.1 (ALPN h2, http/1.1: most TLS servers and
+// gateways) speaks HTTP/1.1 to it; auto negotiates HTTP/2. Before, the
+// http1 transport, a clone of http.DefaultTransport, kept the clone's
+// ALPN offer of h2: the server chose HTTP/2, the transport spoke HTTP/1.1
+// on it, and every request failed ("malformed HTTP response", 502) while
+// the probe said ready.
+func TestHTTP1OverTLS(t *testing.T) {
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.Proto)
+	}))
+	up.EnableHTTP2 = true
+	up.Config.Protocols = new(http.Protocols)
+	up.Config.Protocols.SetHTTP1(true)
+	up.Config.Protocols.SetHTTP2(true)
+	up.TLS = &tls.Config{NextProtos: []string{"h2", "http/1.1"}}
+	up.StartTLS()
+	t.Cleanup(up.Close)
+	u, _ := url.Parse(up.URL)
+	pool := x509.NewCertPool()
+	pool.AddCert(up.Certificate())
+	for _, c := range []struct{ protocol, want string }{{ProtocolHTTP1, "HTTP/1.1"}, {ProtocolAuto, "HTTP/2.0"}} {
+		h1, h2c := transports(Config{Upstream: u, UpstreamProtocol: c.protocol, UpstreamIdleTimeout: time.Second})
+		if h2c != nil {
+			t.Errorf("%s: an h2c transport for an https upstream", c.protocol)
+		}
+		if h1.TLSClientConfig == nil {
+			h1.TLSClientConfig = new(tls.Config)
+		}
+		h1.TLSClientConfig.RootCAs = pool
+		resp, err := (&http.Client{Transport: h1, Timeout: 5 * time.Second}).Get(up.URL + "/v1/models")
+		if err != nil {
+			t.Errorf("%s: %v; want the upstream's answer over %s", c.protocol, err, c.want)
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != c.want {
+			t.Errorf("%s: the upstream got the request over %q, want %s", c.protocol, b, c.want)
+		}
 	}
 }
