@@ -748,7 +748,7 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 		a.upgradesOpen.Add(1)
 		defer func() { a.upgradesOpen.Add(-1); a.upgrades.Done() }()
 	}
-	a.proxy.ServeHTTP(&stallWriter{ResponseWriter: rw, rc: rc, d: a.cfg.BodyTimeout}, out)
+	a.proxy.ServeHTTP(&stallWriter{ResponseWriter: rw, rc: rc, d: a.cfg.BodyTimeout, h2: r.ProtoMajor == 2}, out)
 	return !at.refused.Load()
 }
 
@@ -760,11 +760,27 @@ type stallWriter struct {
 	http.ResponseWriter
 	rc *http.ResponseController
 	d  time.Duration
+	// h2: the client's request is an HTTP/2 stream, which Go's server
+	// resets when its write deadline passes, writing or not: the deadline
+	// is lifted once each write is flushed, or a server stream silent for
+	// d between messages (a gRPC Watch) was cut.
+	h2 bool
 }
 
 func (w *stallWriter) Write(p []byte) (int, error) {
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
 	return w.ResponseWriter.Write(p)
+}
+
+// FlushError flushes what was written (http.ResponseController's Flush,
+// which ReverseProxy calls after each write) within the write's deadline,
+// then lifts it on HTTP/2.
+func (w *stallWriter) FlushError() error {
+	err := w.rc.Flush()
+	if w.h2 {
+		_ = w.rc.SetWriteDeadline(time.Time{})
+	}
+	return err
 }
 
 // Unwrap lets http.ResponseController reach the connection (Flush,

@@ -411,3 +411,39 @@ func TestHTTP1OverTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestH2CIdleServerStream: a server stream over h2c (a gRPC Watch, a
+// token stream that pauses) through a ready upstream sends a message,
+// then nothing for 600 ms, then another, with --body-timeout 300ms: the
+// client gets both and a clean end. The write deadline bounds each write
+// to a client that stopped reading, not the upstream's silence between
+// writes. Before, over HTTP/2 the deadline set for a write stayed armed
+// after it, and Go's HTTP/2 server resets a stream when it passes,
+// writing or not: the stream was reset (INTERNAL_ERROR) 300 ms after its
+// first message.
+func TestH2CIdleServerStream(t *testing.T) {
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		io.WriteString(w, "a")
+		http.NewResponseController(w).Flush()
+		time.Sleep(600 * time.Millisecond)
+		io.WriteString(w, "b")
+	}))
+	up.Config.Protocols = Protocols()
+	up.Start()
+	t.Cleanup(up.Close)
+	u, _ := url.Parse(up.URL)
+	a, base := startH2C(t, Config{Upstream: u, ProbeInterval: 20 * time.Millisecond, BodyTimeout: 300 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	resp, err := h2cClient().Get(base + "/pkg.Health/Watch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || string(b) != "ab" || resp.Proto != "HTTP/2.0" {
+		t.Fatalf("stream over %s: %q, %v; want \"ab\" and a clean end over HTTP/2.0", resp.Proto, b, err)
+	}
+}
