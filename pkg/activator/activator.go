@@ -256,7 +256,7 @@ func New(cfg Config) (*Activator, error) {
 				a.upFailed.Inc()
 				// The client's body may not have been read to its end.
 				closeConnection(w, r)
-				http.Error(w, "activator: upstream: "+err.Error(), http.StatusBadGateway)
+				http.Error(w, "activator: upstream: "+err.Error()+h2cHint(err), http.StatusBadGateway)
 			}
 		},
 	}
@@ -466,7 +466,7 @@ func (a *Activator) probe(ctx context.Context) (ok bool, why, kind string) {
 		switch {
 		case err != nil:
 			a.probeFail.Inc()
-			return false, err.Error(), failureKind(err)
+			return false, err.Error() + h2cHint(err), failureKind(err)
 		case !ok:
 			a.probeFail.Inc()
 			return false, why, why
@@ -476,7 +476,7 @@ func (a *Activator) probe(ctx context.Context) (ok bool, why, kind string) {
 	resp, err := a.cfg.Client.Do(req)
 	if err != nil {
 		a.probeFail.Inc()
-		return false, err.Error(), failureKind(err)
+		return false, err.Error() + h2cHint(err), failureKind(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusLoopDetected && resp.Header.Get(ProbeHeader) == a.id {

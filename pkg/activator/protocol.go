@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -125,6 +126,21 @@ func closeConnection(rw http.ResponseWriter, r *http.Request) {
 	if r.ProtoMajor < 2 {
 		rw.Header().Set("Connection", "close")
 	}
+}
+
+// http1Answer is what h2c to a server that speaks HTTP/1.1 only (vLLM's,
+// SGLang's, llama.cpp's) fails with: Go's HTTP/2 framer read an HTTP/1.1
+// answer ("... note that the frame header looked like an HTTP/1.1
+// header").
+const http1Answer = "looked like an HTTP/1.1 header"
+
+// h2cHint is the advice added to an error that is an HTTP/1.1 answer to
+// h2c (http1Answer), else "".
+func h2cHint(err error) string {
+	if err == nil || !strings.Contains(err.Error(), http1Answer) {
+		return ""
+	}
+	return "; the upstream speaks HTTP/1.1, not cleartext HTTP/2 (h2c): set --upstream-protocol http1 for it (a gRPC health --probe-path needs an HTTP/2 server)"
 }
 
 // grpcHealthRequest is a grpc.health.v1.HealthCheckRequest for the whole

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/binary"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/infscale/infscale/internal/syncbuf"
 )
 
 // h2cClient speaks cleartext HTTP/2 with prior knowledge (as gRPC clients
@@ -445,5 +448,43 @@ func TestH2CIdleServerStream(t *testing.T) {
 	b, err := io.ReadAll(resp.Body)
 	if err != nil || string(b) != "ab" || resp.Proto != "HTTP/2.0" {
 		t.Fatalf("stream over %s: %q, %v; want \"ab\" and a clean end over HTTP/2.0", resp.Proto, b, err)
+	}
+}
+
+// TestH2CToHTTP1UpstreamSaysWhy: h2c to a server that speaks HTTP/1.1
+// only (vLLM's uvicorn) fails, as docs/activator.md says: an h2c client's
+// request with auto gets 502, and with h2c the probe never passes. Each
+// now says what to do: the 502's body and the not-ready line name
+// --upstream-protocol http1. Before, they said only Go's "frame too
+// large, note that the frame header looked like an HTTP/1.1 header".
+func TestH2CToHTTP1UpstreamSaysWhy(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(up.Close)
+	u, _ := url.Parse(up.URL)
+	const hint = "--upstream-protocol http1"
+	a, base := startH2C(t, Config{Upstream: u, ProbeInterval: 20 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	resp, err := h2cClient().Post(base+"/v1/completions", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), hint) {
+		t.Errorf("an h2c request with auto: %s %q; want 502 naming %s", resp.Status, b, hint)
+	}
+	var log syncbuf.Buffer
+	a, err = New(Config{Upstream: u, UpstreamProtocol: ProtocolH2C, ProbeInterval: 20 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); a.Run(ctx) }()
+	waitFor(t, "a not-ready line on the HTTP/1.1 answer", 5*time.Second, func() bool { return strings.Contains(log.String(), "looked like an HTTP/1.1 header") })
+	cancel()
+	<-done
+	if got := log.String(); !strings.Contains(got, hint) {
+		t.Errorf("probe over h2c, log:\n%s\nwant the not-ready line to name %s", got, hint)
 	}
 }
