@@ -92,7 +92,8 @@ type Config struct {
 	// BodyTimeout is the longest a held request's body may take to arrive
 	// from the client (then 408), and the longest a released request may
 	// take to be written upstream (then 504); a proxied body's client
-	// reads have the same deadline, and so has each write of an answer to
+	// reads have the same deadline (over HTTP/2 until the answer begins:
+	// a duplex stream, gRPC's), and so has each write of an answer to
 	// a client that stopped reading (then the answer is cut and the
 	// upstream request cancelled) (default 60 s).
 	BodyTimeout time.Duration
@@ -122,7 +123,7 @@ type Config struct {
 	UpstreamProtocol string
 	// Log, if set, gets a line each time the probe's answer changes
 	// readiness (and the first probe's when not ready), with the failed
-	// probe's status or error.
+	// probe's status or error, each kind of failure once while not ready.
 	Log *slog.Logger
 }
 
@@ -232,6 +233,9 @@ func New(cfg Config) (*Activator, error) {
 				return nil
 			}
 			resp.Body = &cutBody{ReadCloser: resp.Body, ctx: resp.Request.Context(), failed: a.upFailed}
+			if at, _ := resp.Request.Context().Value(attemptKey{}).(*attempt); at != nil && at.answered != nil {
+				at.answered()
+			}
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -252,7 +256,7 @@ func New(cfg Config) (*Activator, error) {
 				a.upFailed.Inc()
 				// The client's body may not have been read to its end.
 				closeConnection(w, r)
-				http.Error(w, "activator: upstream: "+err.Error(), http.StatusBadGateway)
+				http.Error(w, "activator: upstream: "+err.Error()+h2cHint(err), http.StatusBadGateway)
 			}
 		},
 	}
@@ -367,7 +371,11 @@ func (a *Activator) Run(ctx context.Context) {
 	tick := time.NewTicker(a.cfg.ProbeInterval)
 	defer tick.Stop()
 	minGap := a.cfg.ProbeInterval / 4
-	was := "" // "", "ready" or the last failure's kind: a line when it changes
+	was := "" // "", "ready" or the last failure's kind
+	// The failure kinds logged since the upstream was last ready: each
+	// once, so that probes failing in two ways by turns (an h2c probe to
+	// an HTTP/1.1 server) log two lines, not one per probe.
+	logged := map[string]bool{}
 	for {
 		last := time.Now()
 		up, why, kind := a.probe(ctx)
@@ -375,11 +383,16 @@ func (a *Activator) Run(ctx context.Context) {
 		if !up {
 			now = kind
 		}
-		if a.cfg.Log != nil && now != was && ctx.Err() == nil {
+		if a.cfg.Log != nil && now != was && ctx.Err() == nil && !logged[now] {
 			if up {
 				a.cfg.Log.Info("upstream ready", "probe", a.probeURL())
+				clear(logged)
 			} else {
 				a.cfg.Log.Warn("upstream not ready; requests are held", "probe", a.probeURL(), "reason", why)
+				if len(logged) >= 64 { // kinds that vary without end: bounded
+					clear(logged)
+				}
+				logged[now] = true
 			}
 			was = now
 		}
@@ -453,7 +466,7 @@ func (a *Activator) probe(ctx context.Context) (ok bool, why, kind string) {
 		switch {
 		case err != nil:
 			a.probeFail.Inc()
-			return false, err.Error(), failureKind(err)
+			return false, err.Error() + h2cHint(err), failureKind(err)
 		case !ok:
 			a.probeFail.Inc()
 			return false, why, why
@@ -463,7 +476,7 @@ func (a *Activator) probe(ctx context.Context) (ok bool, why, kind string) {
 	resp, err := a.cfg.Client.Do(req)
 	if err != nil {
 		a.probeFail.Inc()
-		return false, err.Error(), failureKind(err)
+		return false, err.Error() + h2cHint(err), failureKind(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusLoopDetected && resp.Header.Get(ProbeHeader) == a.id {
@@ -710,6 +723,18 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 			cancel(errWriteTimeout)
 		})
 		defer timer.Stop()
+		if r.ProtoMajor == 2 {
+			// An HTTP/2 stream whose answer has begun is a duplex exchange
+			// (a gRPC bidirectional or client stream): the client sends as
+			// the conversation goes, for as long as it lasts, so the body
+			// is bounded no more.
+			at.answered = func() {
+				timer.Stop()
+				if streamed != nil {
+					_ = rc.SetReadDeadline(time.Time{})
+				}
+			}
+		}
 		out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { timer.Stop() }}))
 	}
 	// Each write of the answer to the client has BodyTimeout to make
@@ -723,7 +748,7 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 		a.upgradesOpen.Add(1)
 		defer func() { a.upgradesOpen.Add(-1); a.upgrades.Done() }()
 	}
-	a.proxy.ServeHTTP(&stallWriter{ResponseWriter: rw, rc: rc, d: a.cfg.BodyTimeout}, out)
+	a.proxy.ServeHTTP(&stallWriter{ResponseWriter: rw, rc: rc, d: a.cfg.BodyTimeout, h2: r.ProtoMajor == 2}, out)
 	return !at.refused.Load()
 }
 
@@ -735,11 +760,27 @@ type stallWriter struct {
 	http.ResponseWriter
 	rc *http.ResponseController
 	d  time.Duration
+	// h2: the client's request is an HTTP/2 stream, which Go's server
+	// resets when its write deadline passes, writing or not: the deadline
+	// is lifted once each write is flushed, or a server stream silent for
+	// d between messages (a gRPC Watch) was cut.
+	h2 bool
 }
 
 func (w *stallWriter) Write(p []byte) (int, error) {
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
 	return w.ResponseWriter.Write(p)
+}
+
+// FlushError flushes what was written (http.ResponseController's Flush,
+// which ReverseProxy calls after each write) within the write's deadline,
+// then lifts it on HTTP/2.
+func (w *stallWriter) FlushError() error {
+	err := w.rc.Flush()
+	if w.h2 {
+		_ = w.rc.SetWriteDeadline(time.Time{})
+	}
+	return err
 }
 
 // Unwrap lets http.ResponseController reach the connection (Flush,
@@ -1102,7 +1143,11 @@ func (t *trackedBody) Close() error { return nil }
 // byte of its body; refused when its connection was refused before that;
 // stalled when the body streamed from the client did not arrive within
 // the body timeout.
-type attempt struct{ sent, refused, stalled atomic.Bool }
+type attempt struct {
+	sent, refused, stalled atomic.Bool
+	// answered, if set, runs when the upstream's answer begins.
+	answered func()
+}
 
 // clientStalled reports whether r's attempt failed waiting on the
 // client's body.

@@ -183,3 +183,42 @@ func TestForeignProbeNotHeld(t *testing.T) {
 		t.Errorf("a foreign probe: %d after %v, held %d; want 503 at once, 0 held", resp.StatusCode, time.Since(t0), a.Held())
 	}
 }
+
+// TestProbeLogsAlternatingKindsOnce: probes that fail in two ways by turns
+// (here /health answers 500 and 404 alternately; for real, an h2c probe,
+// --upstream-protocol h2c or the gRPC health probe, to a server that
+// speaks HTTP/1.1 only: "frame too large ... looked like an HTTP/1.1
+// header", then "client conn could not be established", by turns) are
+// logged once per kind while not ready: two lines over 300 ms of 10 ms
+// probes. Before, the line was logged at each change of kind: at every
+// probe.
+func TestProbeLogsAlternatingKindsOnce(t *testing.T) {
+	var n atomic.Int32
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%2 == 0 {
+			http.NotFound(w, r)
+			return
+		}
+		http.Error(w, "down", http.StatusInternalServerError)
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	var log syncbuf.Buffer
+	a, err := New(Config{Upstream: u, ProbeInterval: 10 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); a.Run(ctx) }()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	<-done
+	if n.Load() < 5 {
+		t.Skipf("only %d probes in 300 ms (a loaded machine): too few to tell", n.Load())
+	}
+	got := log.String()
+	if strings.Count(got, "upstream not ready") != 2 || strings.Count(got, `reason="404 Not Found"`) != 1 || strings.Count(got, `reason="500 Internal Server Error"`) != 1 {
+		t.Errorf("after %d probes failing 500 and 404 by turns, log:\n%s\nwant two upstream not ready lines, one per status", n.Load(), got)
+	}
+}

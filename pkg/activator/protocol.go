@@ -3,12 +3,14 @@ package activator
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -80,7 +82,15 @@ func transports(cfg Config) (h1, h2c *http.Transport) {
 	h1.IdleConnTimeout = cfg.UpstreamIdleTimeout
 	if cfg.UpstreamProtocol == ProtocolHTTP1 {
 		h1.Protocols = new(http.Protocols)
-		h1.Protocols.SetHTTP1(true) // no HTTP/2 over TLS either
+		h1.Protocols.SetHTTP1(true)
+		h1.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // no HTTP/2 over TLS either
+		// Nor offered: the clone keeps http.DefaultTransport's ALPN offer
+		// of h2, and a server that took it got HTTP/1.1 on an HTTP/2
+		// connection (every request failed, 502).
+		if h1.TLSClientConfig == nil { // Clone gave it its own otherwise
+			h1.TLSClientConfig = new(tls.Config)
+		}
+		h1.TLSClientConfig.NextProtos = []string{"http/1.1"}
 	}
 	if cfg.UpstreamProtocol == ProtocolHTTP1 || cfg.Upstream.Scheme == "https" {
 		return h1, nil
@@ -116,6 +126,21 @@ func closeConnection(rw http.ResponseWriter, r *http.Request) {
 	if r.ProtoMajor < 2 {
 		rw.Header().Set("Connection", "close")
 	}
+}
+
+// http1Answer is what h2c to a server that speaks HTTP/1.1 only (vLLM's,
+// SGLang's, llama.cpp's) fails with: Go's HTTP/2 framer read an HTTP/1.1
+// answer ("... note that the frame header looked like an HTTP/1.1
+// header").
+const http1Answer = "looked like an HTTP/1.1 header"
+
+// h2cHint is the advice added to an error that is an HTTP/1.1 answer to
+// h2c (http1Answer), else "".
+func h2cHint(err error) string {
+	if err == nil || !strings.Contains(err.Error(), http1Answer) {
+		return ""
+	}
+	return "; the upstream speaks HTTP/1.1, not cleartext HTTP/2 (h2c): set --upstream-protocol http1 for it (a gRPC health --probe-path needs an HTTP/2 server)"
 }
 
 // grpcHealthRequest is a grpc.health.v1.HealthCheckRequest for the whole

@@ -2,8 +2,11 @@ package activator
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/infscale/infscale/internal/syncbuf"
 )
 
 // h2cClient speaks cleartext HTTP/2 with prior knowledge (as gRPC clients
@@ -306,4 +311,180 @@ func TestDrainH2CGoesAway(t *testing.T) {
 		t.Errorf("its retry (%d) went on the same connection to the draining activator; want a new one (GOAWAY)", code)
 	}
 	<-heldDone
+}
+
+// TestH2CBidiStreamOutlivesBodyTimeout: a bidirectional stream over h2c
+// (a gRPC bidi call: the client sends a message, reads the server's
+// answer to it, sends the next) through a ready upstream lasts 1.2 s with
+// --body-timeout 300ms; once the upstream has answered, the exchange is
+// the two ends' own, and every message goes through. Before, the body
+// timeout bounded the whole stream from its start: at 300 ms the
+// activator cut it (the client's next send read EOF).
+func TestH2CBidiStreamOutlivesBodyTimeout(t *testing.T) {
+	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		http.NewResponseController(w).Flush()
+		buf := make([]byte, 1)
+		for {
+			n, err := r.Body.Read(buf)
+			if n > 0 {
+				w.Write(buf[:n])
+				http.NewResponseController(w).Flush()
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+	up := httptest.NewUnstartedServer(echo)
+	up.Config.Protocols = Protocols()
+	up.Start()
+	t.Cleanup(up.Close)
+	u, _ := url.Parse(up.URL)
+	a, base := startH2C(t, Config{Upstream: u, ProbeInterval: 20 * time.Millisecond, BodyTimeout: 300 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	req, _ := http.NewRequest(http.MethodPost, base+"/pkg.Echo/Chat", pr)
+	resp, err := h2cClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	start := time.Now()
+	for i := range 12 { // 12 messages, 100 ms apart: 1.2 s
+		msg := []byte{'a' + byte(i)}
+		if _, err := pw.Write(msg); err != nil {
+			t.Fatalf("send %d after %v: %v", i, time.Since(start), err)
+		}
+		got := make([]byte, 1)
+		if _, err := io.ReadFull(resp.Body, got); err != nil || got[0] != msg[0] {
+			t.Fatalf("answer %d after %v: %q, %v; want %q", i, time.Since(start), got, err, msg)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	pw.Close()
+	if rest, err := io.ReadAll(resp.Body); err != nil || len(rest) != 0 {
+		t.Fatalf("end of the stream: %q, %v; want a clean end", rest, err)
+	}
+}
+
+// TestHTTP1OverTLS: --upstream-protocol http1 with an https upstream that
+// offers HTTP/2 and HTTP/1.1 (ALPN h2, http/1.1: most TLS servers and
+// gateways) speaks HTTP/1.1 to it; auto negotiates HTTP/2. Before, the
+// http1 transport, a clone of http.DefaultTransport, kept the clone's
+// ALPN offer of h2: the server chose HTTP/2, the transport spoke HTTP/1.1
+// on it, and every request failed ("malformed HTTP response", 502) while
+// the probe said ready.
+func TestHTTP1OverTLS(t *testing.T) {
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.Proto)
+	}))
+	up.EnableHTTP2 = true
+	up.Config.Protocols = new(http.Protocols)
+	up.Config.Protocols.SetHTTP1(true)
+	up.Config.Protocols.SetHTTP2(true)
+	up.TLS = &tls.Config{NextProtos: []string{"h2", "http/1.1"}}
+	up.StartTLS()
+	t.Cleanup(up.Close)
+	u, _ := url.Parse(up.URL)
+	pool := x509.NewCertPool()
+	pool.AddCert(up.Certificate())
+	for _, c := range []struct{ protocol, want string }{{ProtocolHTTP1, "HTTP/1.1"}, {ProtocolAuto, "HTTP/2.0"}} {
+		h1, h2c := transports(Config{Upstream: u, UpstreamProtocol: c.protocol, UpstreamIdleTimeout: time.Second})
+		if h2c != nil {
+			t.Errorf("%s: an h2c transport for an https upstream", c.protocol)
+		}
+		if h1.TLSClientConfig == nil {
+			h1.TLSClientConfig = new(tls.Config)
+		}
+		h1.TLSClientConfig.RootCAs = pool
+		resp, err := (&http.Client{Transport: h1, Timeout: 5 * time.Second}).Get(up.URL + "/v1/models")
+		if err != nil {
+			t.Errorf("%s: %v; want the upstream's answer over %s", c.protocol, err, c.want)
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != c.want {
+			t.Errorf("%s: the upstream got the request over %q, want %s", c.protocol, b, c.want)
+		}
+	}
+}
+
+// TestH2CIdleServerStream: a server stream over h2c (a gRPC Watch, a
+// token stream that pauses) through a ready upstream sends a message,
+// then nothing for 600 ms, then another, with --body-timeout 300ms: the
+// client gets both and a clean end. The write deadline bounds each write
+// to a client that stopped reading, not the upstream's silence between
+// writes. Before, over HTTP/2 the deadline set for a write stayed armed
+// after it, and Go's HTTP/2 server resets a stream when it passes,
+// writing or not: the stream was reset (INTERNAL_ERROR) 300 ms after its
+// first message.
+func TestH2CIdleServerStream(t *testing.T) {
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		io.WriteString(w, "a")
+		http.NewResponseController(w).Flush()
+		time.Sleep(600 * time.Millisecond)
+		io.WriteString(w, "b")
+	}))
+	up.Config.Protocols = Protocols()
+	up.Start()
+	t.Cleanup(up.Close)
+	u, _ := url.Parse(up.URL)
+	a, base := startH2C(t, Config{Upstream: u, ProbeInterval: 20 * time.Millisecond, BodyTimeout: 300 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	resp, err := h2cClient().Get(base + "/pkg.Health/Watch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || string(b) != "ab" || resp.Proto != "HTTP/2.0" {
+		t.Fatalf("stream over %s: %q, %v; want \"ab\" and a clean end over HTTP/2.0", resp.Proto, b, err)
+	}
+}
+
+// TestH2CToHTTP1UpstreamSaysWhy: h2c to a server that speaks HTTP/1.1
+// only (vLLM's uvicorn) fails, as docs/activator.md says: an h2c client's
+// request with auto gets 502, and with h2c the probe never passes. Each
+// now says what to do: the 502's body and the not-ready line name
+// --upstream-protocol http1. Before, they said only Go's "frame too
+// large, note that the frame header looked like an HTTP/1.1 header".
+func TestH2CToHTTP1UpstreamSaysWhy(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(up.Close)
+	u, _ := url.Parse(up.URL)
+	const hint = "--upstream-protocol http1"
+	a, base := startH2C(t, Config{Upstream: u, ProbeInterval: 20 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	resp, err := h2cClient().Post(base+"/v1/completions", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), hint) {
+		t.Errorf("an h2c request with auto: %s %q; want 502 naming %s", resp.Status, b, hint)
+	}
+	var log syncbuf.Buffer
+	a, err = New(Config{Upstream: u, UpstreamProtocol: ProtocolH2C, ProbeInterval: 20 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); a.Run(ctx) }()
+	waitFor(t, "a not-ready line on the HTTP/1.1 answer", 5*time.Second, func() bool { return strings.Contains(log.String(), "looked like an HTTP/1.1 header") })
+	cancel()
+	<-done
+	if got := log.String(); !strings.Contains(got, hint) {
+		t.Errorf("probe over h2c, log:\n%s\nwant the not-ready line to name %s", got, hint)
+	}
 }
