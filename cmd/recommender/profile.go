@@ -142,7 +142,10 @@ func (c *ProfileCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
-	minReplicas := max(reactive.Recommend.Min, 1)
+	// Floors at or below the policy's minimum are left out: for one that
+	// scales to zero (min=0), a floor of 1 keeps a replica warm through
+	// the hours it is busy, which is no cold start for their requests.
+	minReplicas := reactive.Recommend.Min
 	fl.Cap(reactive.Recommend.Max) // a window above max is not a valid schedule
 	wins := fl.Windows(minReplicas)
 	out := profileOut{p: p, held: hp, floor: fl, windows: wins, zone: c.Timezone,

@@ -321,3 +321,89 @@ func TestProfileTextNamesDaysWithoutData(t *testing.T) {
 		t.Errorf("a note on a history with every weekday:\n%s", b.String())
 	}
 }
+
+// TestProfileScaleToZeroFloorOfOne: for a policy that scales to zero
+// (min=0), floors at or below its minimum are left out, so a floor of 1
+// is a window (one replica kept warm through the busy hours): every
+// weekday hour whose floor is 1 or more lies in a window of at least that
+// many. Before, floors of 1 were left out whatever the minimum, and the
+// hours where a zero target most needs a warm replica had none.
+func TestProfileScaleToZeroFloorOfOne(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled history")
+	}
+	srv, truth := synthweektest.Serve(t, synthweek.Config{Days: 4, Scrape: 2 * time.Minute})
+	args := []string{"profile", "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`,
+		"--start", fmt.Sprint(truth.Start.Unix()), "--end", fmt.Sprint(truth.End.Unix()), "--step", "2m",
+		"--policy", "queue:24,min=0,cooldown=120", "--output", "json"}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), args, nil, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var p struct {
+		Floor    map[string][]int `json:"floor"`
+		Schedule []struct {
+			Cron     string `json:"cron"`
+			Duration string `json:"duration"`
+			Min      int    `json:"min"`
+		} `json:"schedule"`
+		Simulation *struct {
+			Policies []struct {
+				Policy string `json:"policy"`
+			} `json:"policies"`
+		} `json:"simulation"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	ones := 0
+	for d, name := range []string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"} {
+		for h, f := range p.Floor[name] {
+			if f < 1 {
+				continue
+			}
+			ones++
+			covered := false
+			for _, w := range p.Schedule {
+				var hour int
+				var days string
+				dur, err := time.ParseDuration(w.Duration)
+				if _, err2 := fmt.Sscanf(w.Cron, "0 %d * * %s", &hour, &days); err != nil || err2 != nil {
+					t.Fatalf("window %+v: unreadable", w)
+				}
+				if w.Min >= f && h >= hour && h < hour+int(dur.Hours()) && cronHasDay(days, d) {
+					covered = true
+				}
+			}
+			if !covered {
+				t.Errorf("%s %02d:00 floor %d: no window of at least %d covers it; schedule %+v", name, h, f, f, p.Schedule)
+			}
+		}
+	}
+	if ones == 0 {
+		t.Fatalf("no hour with a floor: %s", out.String())
+	}
+	both := false
+	for _, r := range p.Simulation.Policies {
+		both = both || r.Policy == "queue:24,min=0,cooldown=120 + schedule"
+	}
+	if !both {
+		t.Errorf("no \"+ schedule\" row replayed: %s", out.String())
+	}
+}
+
+// cronHasDay reports whether a cron day-of-week field (N, N-M, or a
+// comma list of those) holds weekday d (0 = Sunday).
+func cronHasDay(field string, d int) bool {
+	for _, part := range strings.Split(field, ",") {
+		var a, b int
+		if n, _ := fmt.Sscanf(part, "%d-%d", &a, &b); n == 2 {
+			if d >= a && d <= b {
+				return true
+			}
+		} else if n, _ := fmt.Sscanf(part, "%d", &a); n == 1 && a == d {
+			return true
+		}
+	}
+	return false
+}
