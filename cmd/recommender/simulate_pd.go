@@ -78,6 +78,11 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *
 		}
 		return invalid(err)
 	}
+	for _, r := range res {
+		for _, w := range r.ShedWarnings() {
+			fmt.Fprintf(e.stderr, "warning: %s\n", w)
+		}
+	}
 	if c.Plot != "" {
 		// As plotFileFormat checked it: .PNG is png (it was checked, then
 		// refused after the replay, exit 1).

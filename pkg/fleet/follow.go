@@ -113,9 +113,10 @@ func DesiredFromURL(client *http.Client, url, target string) DesiredFunc {
 		switch {
 		case found == 0:
 			return 0, false, nil
-		case found > 1 && pooled > 0:
+		case pooled > 0:
 			// A prefill/decode target has a series per pool: following
-			// the first one silently followed one pool of the pair.
+			// one (the first, or the only one on the page) silently
+			// followed one pool of the pair.
 			return 0, false, fmt.Errorf("%s: %d series of infscale_desired_replicas{target=%q} (%s): a prefill/decode pair's pools; the fleet is one pool: follow a target without roles", url, found, target, strings.Join(roles, ", "))
 		case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
 			return 0, false, fmt.Errorf("%s: desired %v", url, v)

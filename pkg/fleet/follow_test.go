@@ -71,3 +71,19 @@ func TestDesiredFromURLLargest(t *testing.T) {
 		}
 	}
 }
+
+// TestDesiredFromURLOneRoleSeries: a page with one pool's series of a
+// prefill/decode target (role="decode" alone: the other pool not decided
+// yet, or its series dropped) was followed silently as the fleet's count,
+// where two were refused; a role series is a pool of a pair, not the
+// fleet, however many there are (docs/serve.md).
+func TestDesiredFromURLOneRoleSeries(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "infscale_desired_replicas{role=\"decode\",target=\"chat\"} 2\n")
+	}))
+	defer srv.Close()
+	n, ok, err := DesiredFromURL(nil, srv.URL, "chat")(context.Background())
+	if err == nil || ok || !strings.Contains(err.Error(), `role="decode"`) {
+		t.Errorf("one role series: %d %v %v, want an error naming the role", n, ok, err)
+	}
+}

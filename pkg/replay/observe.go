@@ -93,7 +93,7 @@ type Sample struct {
 	// TTFTP95 is the p95 TTFT of first tokens in the interval, seconds (NaN: none).
 	TTFTP95 float64
 	// Misses are the interval's requests that missed the SLO (counted when
-	// their first token came late, or at arrival when rejected).
+	// their first token came late, or at arrival when rejected or shed).
 	Misses int64
 	// Reason is the step that decided Desired (recommend.Reason's name:
 	// DesiredWithinRange, ScaleDownStabilized, guard, ...) and Metric the

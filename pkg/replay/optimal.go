@@ -532,6 +532,7 @@ func replayCtl(ctx context.Context, e env, ctl Controller, initial int, prog fun
 			miss(p.arrival)
 		}
 	}
+	s.onShed = miss // unserved, never queued
 	for range initial {
 		s.addReplica(0, true)
 	}

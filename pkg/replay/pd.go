@@ -125,6 +125,19 @@ type PDResult struct {
 // Misses counts late, unserved and rejected requests.
 func (r PDResult) Misses() int64 { return r.Late + r.Unserved + r.Rejected }
 
+// ShedWarnings are the pools' ShedWarning (prefill first), each share
+// of the pair's requests; none when neither pool reached MaxBacklog.
+func (r PDResult) ShedWarnings() []string {
+	var out []string
+	for _, p := range []Result{r.Prefill, r.Decode} {
+		p.Requests = r.Requests // the share is of the trace's, not of the pool's arrivals
+		if w := p.ShedWarning(); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // MissPct is Misses as a percentage of Requests.
 func (r PDResult) MissPct() float64 {
 	if r.Requests == 0 {

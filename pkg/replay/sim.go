@@ -59,6 +59,8 @@ type sim struct {
 	// hooks for tests: each first token and each completion
 	onFirst func(now float64, p pending)
 	onDone  func(now float64, output int32)
+	// onShed, if set, gets the arrival of each request shed (MaxBacklog).
+	onShed func(arrival float64)
 }
 
 // heapEvent is an entry of the event heap: the replica's next event time
@@ -356,6 +358,9 @@ func (s *sim) arrive(now float64, q trace.Request) {
 		}
 		s.res.Shed++
 		s.sample.Misses++
+		if s.onShed != nil {
+			s.onShed(q.Arrival)
+		}
 		return
 	}
 	s.outstanding++
