@@ -343,8 +343,12 @@ func (c Config) Validate() error {
 		bad("tp", fmt.Sprint(c.TP), "an integer from 1 to 64")
 	} else if m.Heads > 0 && m.KVHeads > 0 && !tpDivides(c.TP, m) {
 		mlp := ""
-		if sizes := m.denseMLPSizes(); len(sizes) > 0 {
-			mlp = " and its MLP intermediate size " + strings.Join(strings.Split(joinInts(sizes), ", "), " and ")
+		switch sizes := m.denseMLPSizes(); len(sizes) {
+		case 0:
+		case 1:
+			mlp = fmt.Sprintf(" and its MLP intermediate size %d", sizes[0])
+		default:
+			mlp = " and its MLP intermediate sizes " + strings.Join(strings.Split(joinInts(sizes), ", "), " and ")
 		}
 		bad("tp", fmt.Sprint(c.TP), fmt.Sprintf("a degree that divides %s's %d attention heads%s, and divides or is a multiple of its %d KV heads, as vLLM requires: %s",
 			m.Name, m.Heads, mlp, m.KVHeads, joinInts(tpDegrees(m))))
@@ -437,11 +441,7 @@ func tpDivides(tp int, m Model) bool {
 func (m Model) denseMLPSizes() []int {
 	var out []int
 	if m.Experts <= 1 || m.moeLayers() < m.Layers {
-		i := m.Intermediate
-		if m.Experts > 1 && m.DenseIntermediate > 0 {
-			i = m.DenseIntermediate
-		}
-		out = append(out, i)
+		out = append(out, m.denseIntermediate())
 	}
 	if m.Experts > 1 && m.SharedExpertIntermediate > 0 {
 		out = append(out, m.SharedExpertIntermediate)

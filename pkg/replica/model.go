@@ -97,11 +97,16 @@ func (m Model) moeLayers() int {
 
 // denseMLPParams is one dense layer's MLP.
 func (m Model) denseMLPParams() float64 {
-	i := m.Intermediate
+	return 3 * float64(m.Hidden) * float64(m.denseIntermediate())
+}
+
+// denseIntermediate is a dense layer's MLP size: a MoE model's
+// DenseIntermediate when it has one, else Intermediate.
+func (m Model) denseIntermediate() int {
 	if m.Experts > 1 && m.DenseIntermediate > 0 {
-		i = m.DenseIntermediate
+		return m.DenseIntermediate
 	}
-	return 3 * float64(m.Hidden) * float64(i)
+	return m.Intermediate
 }
 
 // embeddingParams counts the token embedding, the lm_head unless tied, and
