@@ -2,9 +2,6 @@ package replay
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,21 +15,7 @@ import (
 // warning says so. Before, the queue grew with the trace: 35 bytes a
 // request, 24 GB in 37 s on a 30-day synthetic trace at 5,000 req/s.
 func TestBacklogShed(t *testing.T) {
-	defer func(m int64) { maxBacklog = m }(maxBacklog)
-	maxBacklog = 100
-	var b strings.Builder
-	b.WriteString(trace.GenericHeader + "\n")
-	for i := range 250 {
-		fmt.Fprintf(&b, "%g,320,256\n", float64(i)/10)
-	}
-	path := filepath.Join(t.TempDir(), "t.csv")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	src, err := trace.Parse("csv:"+path, trace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := trace.FromSlice("t", 25, shedTrace(t))
 	pol, err := ParsePolicy("fixed:0")
 	if err != nil {
 		t.Fatal(err)
@@ -57,13 +40,7 @@ func TestBacklogShed(t *testing.T) {
 // from t = 10 s (the 101st): one warning, for the prefill pool, naming the
 // bound, the time and the share of the pair's 250 requests (60.0%).
 func TestPDBacklogShedWarned(t *testing.T) {
-	defer func(m int64) { maxBacklog = m }(maxBacklog)
-	maxBacklog = 100
-	var reqs []trace.Request
-	for i := range 250 {
-		reqs = append(reqs, trace.Request{Arrival: float64(i) / 10, Prompt: 320, Output: 256})
-	}
-	src := trace.FromSlice("t", 25, reqs)
+	src := trace.FromSlice("t", 25, shedTrace(t))
 	res, err := RunPD(context.Background(), src, scriptedPD(0, 1), Config{Model: linKV{}}, PDConfig{KVLinkBytesPerSecond: 1e9})
 	if err != nil {
 		t.Fatal(err)
@@ -85,12 +62,7 @@ func TestPDBacklogShedWarned(t *testing.T) {
 // unserved: 150 arrived in the first 15 s period, 100 in the second, the
 // last 150 of them shed.
 func TestScheduleMissesCountShed(t *testing.T) {
-	defer func(m int64) { maxBacklog = m }(maxBacklog)
-	maxBacklog = 100
-	var reqs []trace.Request
-	for i := range 250 {
-		reqs = append(reqs, trace.Request{Arrival: float64(i) / 10, Prompt: 320, Output: 256})
-	}
+	reqs := shedTrace(t)
 	cfg := Config{Model: referenceModel(t), Period: 15}.Defaults()
 	sp, err := newSpeed(cfg.Model)
 	if err != nil {
@@ -104,4 +76,17 @@ func TestScheduleMissesCountShed(t *testing.T) {
 	if res.misses != 250 || len(res.missPer) != 2 || res.missPer[0] != 150 || res.missPer[1] != 100 {
 		t.Errorf("misses %d by period %v; want 250 as [150 100]", res.misses, res.missPer)
 	}
+}
+
+// shedTrace lowers the backlog bound to 100 for the test and returns its
+// 250 requests, one every 0.1 s from 0 (320 prompt, 256 output tokens).
+func shedTrace(t *testing.T) []trace.Request {
+	m := maxBacklog
+	t.Cleanup(func() { maxBacklog = m })
+	maxBacklog = 100
+	reqs := make([]trace.Request, 250)
+	for i := range reqs {
+		reqs[i] = trace.Request{Arrival: float64(i) / 10, Prompt: 320, Output: 256}
+	}
+	return reqs
 }
