@@ -456,29 +456,24 @@ func (a *Activator) probeURL() string {
 // probe reports whether the upstream answers the probe 200, and if not why
 // (the status, or the request's error) and the failure's kind (failureKind).
 func (a *Activator) probe(ctx context.Context) (ok bool, why, kind string) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.probeURL(), nil)
+	grpc := a.cfg.ProbePath == GRPCHealthPath
+	var req *http.Request
+	var err error
+	if grpc {
+		req, err = newGRPCHealthCheck(ctx, a.probeURL())
+	} else {
+		req, err = http.NewRequestWithContext(ctx, http.MethodGet, a.probeURL(), nil)
+	}
 	if err != nil {
 		return false, err.Error(), err.Error()
 	}
 	req.Header.Set(ProbeHeader, a.id)
-	if a.cfg.ProbePath == GRPCHealthPath {
-		ok, why, err := probeGRPC(ctx, a.cfg.Client, a.probeURL(), a.id)
-		switch {
-		case err != nil:
-			a.probeFail.Inc()
-			return false, err.Error() + h2cHint(err), failureKind(err)
-		case !ok:
-			a.probeFail.Inc()
-			return false, why, why
-		}
-		return true, "", ""
-	}
 	resp, err := a.cfg.Client.Do(req)
 	if err != nil {
 		a.probeFail.Inc()
 		return false, err.Error() + h2cHint(err), failureKind(err)
 	}
-	resp.Body.Close()
+	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusLoopDetected && resp.Header.Get(ProbeHeader) == a.id {
 		a.probeFail.Inc()
 		return false, errLoop, errLoop
@@ -486,6 +481,15 @@ func (a *Activator) probe(ctx context.Context) (ok bool, why, kind string) {
 	if resp.StatusCode != http.StatusOK {
 		a.probeFail.Inc()
 		return false, resp.Status, resp.Status
+	}
+	if grpc {
+		if why, err := grpcServing(resp); err != nil {
+			a.probeFail.Inc()
+			return false, err.Error() + h2cHint(err), failureKind(err)
+		} else if why != "" {
+			a.probeFail.Inc()
+			return false, why, why
+		}
 	}
 	return true, "", ""
 }

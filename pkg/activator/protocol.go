@@ -148,55 +148,50 @@ func h2cHint(err error) string {
 // compressed, length 0.
 var grpcHealthRequest = []byte{0, 0, 0, 0, 0}
 
-// grpcServing is grpc.health.v1.HealthCheckResponse.ServingStatus SERVING.
-const grpcServing = 1
+// grpcServingStatus is grpc.health.v1.HealthCheckResponse.ServingStatus
+// SERVING.
+const grpcServingStatus = 1
 
-// probeGRPC sends a gRPC health check to url with client, marked as the
-// probe of activator id (ProbeHeader), and reports whether the server is
-// SERVING, and if not why (errLoop when it reached activator id again).
-func probeGRPC(ctx context.Context, client *http.Client, url, id string) (ok bool, why string, err error) {
+// newGRPCHealthCheck is a gRPC health check of the whole server at url (a
+// POST of grpcHealthRequest, GRPCHealthPath's).
+func newGRPCHealthCheck(ctx context.Context, url string) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(grpcHealthRequest))
 	if err != nil {
-		return false, "", err
+		return nil, err
 	}
-	req.Header.Set(ProbeHeader, id)
 	req.Header.Set("Content-Type", "application/grpc")
 	req.Header.Set("Te", "trailers")
-	resp, err := client.Do(req)
-	if err != nil {
-		return false, "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusLoopDetected && resp.Header.Get(ProbeHeader) == id {
-		return false, errLoop, nil
-	}
-	if resp.StatusCode != http.StatusOK {
-		return false, resp.Status, nil
-	}
+	return req, nil
+}
+
+// grpcServing reads a 200 answer to newGRPCHealthCheck: "" when the
+// server is SERVING, else why not; an error when its body could not be
+// read.
+func grpcServing(resp *http.Response) (why string, err error) {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	if err != nil {
-		return false, "", err
+		return "", err
 	}
-	// grpc-status is a trailer, or a header in a trailers-only answer.
+	// grpc-status is a trailer (set once the body is read), or a header
+	// in a trailers-only answer.
 	st := resp.Trailer.Get("Grpc-Status")
 	if st == "" {
 		st = resp.Header.Get("Grpc-Status")
 	}
 	if st != "0" {
-		msg := resp.Trailer.Get("Grpc-Message") + resp.Header.Get("Grpc-Message")
 		if st == "" {
-			return false, "gRPC health check: no grpc-status in the answer (not a gRPC server?)", nil
+			return "gRPC health check: no grpc-status in the answer (not a gRPC server?)", nil
 		}
-		return false, fmt.Sprintf("gRPC health check: grpc-status %s %s", st, msg), nil
+		return fmt.Sprintf("gRPC health check: grpc-status %s %s", st, resp.Trailer.Get("Grpc-Message")+resp.Header.Get("Grpc-Message")), nil
 	}
 	status, err := healthStatus(body)
 	if err != nil {
-		return false, "gRPC health check: " + err.Error(), nil
+		return "gRPC health check: " + err.Error(), nil
 	}
-	if status != grpcServing {
-		return false, fmt.Sprintf("gRPC health check: status %s", servingStatus(status)), nil
+	if status != grpcServingStatus {
+		return fmt.Sprintf("gRPC health check: status %s", servingStatus(status)), nil
 	}
-	return true, "", nil
+	return "", nil
 }
 
 // healthStatus reads a HealthCheckResponse's status (field 1, a varint;
