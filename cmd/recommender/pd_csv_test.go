@@ -19,7 +19,7 @@ func TestPDCSVExact(t *testing.T) {
 	row := replay.PDRow{Policy: "recommended", Requests: 25000, Misses: 1, MissPct: 0.004, TTFTP95: &ttft, ITLP95: &itl,
 		PrefillMinutes: 1.125, DecodeMinutes: 0.4375, TotalMinutes: 1.5625, PrefillPeak: 1, DecodePeak: 2, ScaleEvents: 3}
 	var b bytes.Buffer
-	if err := writePDCSV(&b, []replay.PDRow{row}); err != nil {
+	if err := replay.WritePDCSV(&b, []replay.PDRow{row}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")

@@ -556,13 +556,8 @@ func writeSimText(w io.Writer, traceName string, cfg replay.Config, rows []repla
 		}
 		b.WriteString("\n")
 	}
-	if w := firstRejectedWarning(results); w != "" {
+	for _, w := range unservable(results) {
 		fmt.Fprintf(b, "\nnote: %s\n", w)
-	}
-	for _, r := range results {
-		if w := r.ShedWarning(); w != "" {
-			fmt.Fprintf(b, "\nnote: %s\n", w)
-		}
 	}
 	b.WriteString("\n")
 	for _, l := range simLegend(rows, gpus, price, cfg.Model.ColdStart(), cfg.SLOTTFT) {
@@ -610,28 +605,31 @@ func num0(x float64) string {
 	return strconv.FormatFloat(x, 'f', 0, 64)
 }
 
-// firstRejectedWarning is the replay's warning about requests longer than
-// a replica's KV cache (replay.Result.RejectedWarning), "" when there is
-// none; every policy replays the same trace, so the first one says it.
-func firstRejectedWarning(results []replay.Result) string {
+// unservable are the replay's warnings about requests no policy or its
+// fleet could serve: those longer than a replica's KV cache
+// (replay.Result.RejectedWarning; every policy replays the same trace, so
+// the first one says it), then each policy's shed at the backlog bound
+// (ShedWarning).
+func unservable(results []replay.Result) []string {
+	var out []string
 	for _, r := range results {
 		if w := r.RejectedWarning(); w != "" {
-			return w
+			out = append(out, w)
+			break
 		}
-	}
-	return ""
-}
-
-// warnUnservable writes firstRejectedWarning and each policy's
-// ShedWarning to w as warning lines.
-func warnUnservable(w io.Writer, results []replay.Result) {
-	if msg := firstRejectedWarning(results); msg != "" {
-		fmt.Fprintf(w, "warning: %s\n", msg)
 	}
 	for _, r := range results {
-		if msg := r.ShedWarning(); msg != "" {
-			fmt.Fprintf(w, "warning: %s\n", msg)
+		if w := r.ShedWarning(); w != "" {
+			out = append(out, w)
 		}
+	}
+	return out
+}
+
+// warnUnservable writes unservable's warnings to w, a line each.
+func warnUnservable(w io.Writer, results []replay.Result) {
+	for _, msg := range unservable(results) {
+		fmt.Fprintf(w, "warning: %s\n", msg)
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -105,7 +104,7 @@ func (c *SimulateCmd) runPD(e *env, src trace.Source, cfg replay.Config, model *
 		if c.Timeline {
 			return replay.WritePDTimelineCSV(e.stdout, rows)
 		}
-		return writePDCSV(e.stdout, rows)
+		return replay.WritePDCSV(e.stdout, rows)
 	}
 	return writePDText(e.stdout, src.Name, cfg, link, model, rows)
 }
@@ -175,25 +174,4 @@ func numP(p *float64) string {
 		return "-"
 	}
 	return num0(*p)
-}
-
-func writePDCSV(w io.Writer, rows []replay.PDRow) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"policy", "requests", "slo_misses", "miss_pct", "ttft_p95_s", "itl_p95_s", "prefill_replica_minutes", "decode_replica_minutes", "replica_minutes", "prefill_peak", "decode_peak", "scale_events"})
-	// Exact, as the single-pool CSV: a miss share of 0.004% read 0.00
-	// at two decimals, where a budget is held against it.
-	n := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	f := func(p *float64) string {
-		if p == nil {
-			return ""
-		}
-		return n(*p)
-	}
-	for _, r := range rows {
-		_ = cw.Write([]string{r.Policy, strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Misses, 10), n(r.MissPct),
-			f(r.TTFTP95), f(r.ITLP95), n(r.PrefillMinutes), n(r.DecodeMinutes),
-			n(r.TotalMinutes), strconv.Itoa(r.PrefillPeak), strconv.Itoa(r.DecodePeak), strconv.Itoa(r.ScaleEvents)})
-	}
-	cw.Flush()
-	return cw.Error()
 }

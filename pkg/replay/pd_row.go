@@ -33,6 +33,30 @@ type PDRow struct {
 	DecodeTimeline  []TimelineEntry `json:"decode_timeline,omitempty"`
 }
 
+// PDCSVHeader is the CSV header of PDRows (WritePDCSV's first line).
+var PDCSVHeader = []string{"policy", "requests", "slo_misses", "miss_pct", "ttft_p95_s", "itl_p95_s", "prefill_replica_minutes", "decode_replica_minutes",
+	"replica_minutes", "prefill_peak", "decode_peak", "scale_events"}
+
+// CSV is the row's cells under PDCSVHeader (numbers exact, as Row.CSV's;
+// unknown ones empty).
+func (r PDRow) CSV() []string {
+	return []string{r.Policy, strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Misses, 10), csvFloat(r.MissPct),
+		csvNum(r.TTFTP95), csvNum(r.ITLP95), csvFloat(r.PrefillMinutes), csvFloat(r.DecodeMinutes),
+		csvFloat(r.TotalMinutes), strconv.Itoa(r.PrefillPeak), strconv.Itoa(r.DecodePeak), strconv.Itoa(r.ScaleEvents)}
+}
+
+// WritePDCSV writes PDCSVHeader and one line per row (simulate --pd
+// --output csv).
+func WritePDCSV(w io.Writer, rows []PDRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write(PDCSVHeader)
+	for _, r := range rows {
+		cw.Write(r.CSV())
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
 // NewPDRow is r as a PDRow, with each pool's timeline when timeline is set.
 func NewPDRow(r PDResult, timeline bool) PDRow {
 	row := PDRow{Policy: r.Policy, Requests: r.Requests, Met: r.Met, Late: r.Late, Unserved: r.Unserved, Rejected: r.Rejected,

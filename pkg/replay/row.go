@@ -96,12 +96,17 @@ func NewRow(r Result, gpus, price float64, timeline bool) Row {
 	return row
 }
 
+// csvNum is *p as a CSV cell (csvFloat), empty when p is nil.
 func csvNum(p *float64) string {
 	if p == nil {
 		return ""
 	}
-	return strconv.FormatFloat(*p, 'g', -1, 64)
+	return csvFloat(*p)
 }
+
+// csvFloat is x as a CSV cell: Go's shortest form, exact (a miss share of
+// 0.004% is 0.004, not 0.00: budgets are held against it).
+func csvFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // CSVHeader is the CSV header of Rows (WriteCSV's first line).
 var CSVHeader = []string{"policy", "trace", "requests", "met", "late", "unserved", "rejected", "slo_misses", "miss_pct", "ttft_p50_s", "ttft_p95_s",
@@ -110,7 +115,7 @@ var CSVHeader = []string{"policy", "trace", "requests", "met", "late", "unserved
 // CSV is the row's cells under CSVHeader (numbers in Go's shortest form,
 // unknown ones empty).
 func (r Row) CSV() []string {
-	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	f := csvFloat
 	return []string{r.Policy, r.Trace, strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Met, 10), strconv.FormatInt(r.Late, 10),
 		strconv.FormatInt(r.Unserved, 10), strconv.FormatInt(r.Rejected, 10), strconv.FormatInt(r.Misses, 10), f(r.MissPct),
 		csvNum(r.TTFTP50), csvNum(r.TTFTP95), f(r.ReplicaMinutes), csvNum(r.GPUHours), csvNum(r.GPUCost), strconv.Itoa(r.Peak),
@@ -133,7 +138,7 @@ func WriteCSV(w io.Writer, rows []Row) error {
 func WriteTimelineCSV(w io.Writer, results []Result) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"policy", "t_s", "arrival_rate", "desired", "ready", "starting", "draining", "running", "waiting", "held", "ttft_p95_s", "misses", "reason", "metric"})
-	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	f := csvFloat
 	for _, r := range results {
 		for _, s := range r.Timeline {
 			cw.Write([]string{r.Policy, f(s.T), f(s.ArrivalRate), strconv.Itoa(s.Desired), strconv.Itoa(s.Ready), strconv.Itoa(s.Starting),
