@@ -518,14 +518,10 @@ func (l *Loop) Cycle(ctx context.Context) {
 		l.logStuck(now, t.key, rd)
 		l.noteDuplicates(t, rd)
 	}
-	for i := 0; i+1 < len(targets); i++ {
-		if targets[i].cfg.Role == recommend.RolePrefill { // its decode pool follows (SetConfig)
-			l.pairRolesRead(targets[i], targets[i+1], &readings[i], &readings[i+1], now)
-		}
-	}
 	for i := 0; i < len(targets); i++ {
 		t, rd := targets[i], &readings[i]
 		if t.cfg.Role == recommend.RolePrefill && i+1 < len(targets) { // its decode pool follows (SetConfig)
+			l.pairRolesRead(t, targets[i+1], rd, &readings[i+1], now)
 			dp, dd := l.decidePair(t, targets[i+1], rd, &readings[i+1], now)
 			for j, d := range [2]decision{dp, dd} {
 				if d.decided {
