@@ -77,9 +77,9 @@ func DesiredFromURL(client *http.Client, url, target string) DesiredFunc {
 			return 0, false, fmt.Errorf("%s: infscale_desired_replicas is declared a %s, not a gauge: not read", url, strings.ToLower(ty.String()))
 		}
 		var (
-			found, pooled int
-			v             = math.Inf(-1)
-			roles         []string
+			found int
+			v     = math.Inf(-1)
+			roles []string
 		)
 		for _, m := range fam.GetMetric() {
 			mine, role := false, ""
@@ -96,7 +96,6 @@ func DesiredFromURL(client *http.Client, url, target string) DesiredFunc {
 			}
 			found++
 			if role != "" {
-				pooled++
 				roles = append(roles, fmt.Sprintf("role=%q", role))
 			}
 			x := m.GetGauge().GetValue()
@@ -113,7 +112,7 @@ func DesiredFromURL(client *http.Client, url, target string) DesiredFunc {
 		switch {
 		case found == 0:
 			return 0, false, nil
-		case pooled > 0:
+		case len(roles) > 0:
 			// A prefill/decode target has a series per pool: following
 			// one (the first, or the only one on the page) silently
 			// followed one pool of the pair.
