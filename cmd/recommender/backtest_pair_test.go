@@ -521,7 +521,8 @@ func TestBacktestPairPrometheusURL(t *testing.T) {
 	code := run(context.Background(), args, nil, &out, &errb)
 	// The history has no role label: neither pool has traffic, and both
 	// are named (the decode pool alone was, read first).
-	for _, s := range []string{"backtest: --pd, both pools: no request completed in the range: prefill " + `vllm:request_success_total{namespace="llm",role="prefill",server=""}, decode vllm:request_success_total{namespace="llm",role="decode",server=""}`, "(check --selector, --role-label role"} {
+	const key = "namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model"
+	for _, s := range []string{"backtest: --pd, both pools: no request completed in the range: prefill " + `vllm:request_success_total{namespace="llm",role="prefill",server=""} or on (` + key + `) vllm:e2e_request_latency_seconds_count{namespace="llm",role="prefill",server=""}, decode vllm:request_success_total{namespace="llm",role="decode",server=""} or on (` + key + `) vllm:e2e_request_latency_seconds_count{namespace="llm",role="decode",server=""}`, "(check --selector, --role-label role"} {
 		if code != exitRuntime || !strings.Contains(errb.String(), s) {
 			t.Errorf("--role-label role: exit %d, stderr %q; want exit %d naming %q", code, errb.String(), exitRuntime, s)
 		}

@@ -127,14 +127,14 @@ func TestHistorySelectorMatchesNothing(t *testing.T) {
 	for _, cmd := range []string{"backtest", "profile", "tune"} {
 		code, _, stderr := runIn(t, nil, cmd, "--prometheus-url", srv.URL, "--selector", `{namespace="nope"}`,
 			"--start", "2026-11-01T00:00:00Z", "--end", "2026-11-02T00:00:00Z")
-		want := "infscale: " + cmd + ": no request completed in the range: the success counter has no samples: vllm:request_success_total{namespace=\"nope\",server=\"\"} over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (no series in Prometheus match the selector {namespace=\"nope\"} in the range: its labels match nothing (compare them with count by (job, namespace, pod) (up)); check --selector and --server)"
+		want := "infscale: " + cmd + ": no request completed in the range: the success counter has no samples: vllm:request_success_total{namespace=\"nope\",server=\"\"} or on (namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model) vllm:e2e_request_latency_seconds_count{namespace=\"nope\",server=\"\"} over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (no series in Prometheus match the selector {namespace=\"nope\"} in the range: its labels match nothing (compare them with count by (job, namespace, pod) (up)); check --selector and --server)"
 		if code != exitRuntime || !strings.Contains(stderr, want) {
 			t.Errorf("%s: exit %d, stderr:\n%s\nwant 1 and %q", cmd, code, stderr, want)
 		}
 	}
 	code, _, stderr := runIn(t, nil, "backtest", "--prometheus-url", srv.URL, "--selector", `{namespace="nope"}`, "--server", "epp",
 		"--start", "2026-11-01T00:00:00Z", "--end", "2026-11-02T00:00:00Z")
-	if want := `the success counter has no samples: llm_d_epp_request_total{namespace="nope"} or inference_objective_request_total{namespace="nope"} over`; code != exitRuntime || !strings.Contains(stderr, want) {
+	if want := `the success counter has no samples: llm_d_epp_request_total{namespace="nope"} or on (namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model) inference_objective_request_total{namespace="nope"} over`; code != exitRuntime || !strings.Contains(stderr, want) {
 		t.Errorf("backtest --server epp: exit %d, stderr:\n%s\nwant 1 and %q", code, stderr, want)
 	}
 	// With --config the target's keys chose the series, not the flags

@@ -120,7 +120,11 @@ func (s Server) Families() Families {
 			KV:               []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"},
 			PromptTokens:     []string{"vllm:prompt_tokens_total"},
 			GenerationTokens: []string{"vllm:generation_tokens_total"},
-			Requests:         []string{"vllm:request_success_total"},
+			// The end-to-end latency histogram is observed once per finished
+			// request, so its _count is the same count: Triton's vLLM
+			// backend (vllm_backend src/utils/metrics.py) exports vLLM's
+			// families (labels model, version) but no request_success_total.
+			Requests: []string{"vllm:request_success_total", "vllm:e2e_request_latency_seconds_count"},
 			// vLLM V1 vllm/v1/metrics/loggers.py: prefix_cache_queries and
 			// prefix_cache_hits, counters in tokens ("Prefix cache queries,
 			// in terms of number of queried tokens"; prefix caching is on by

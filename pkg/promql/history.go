@@ -65,10 +65,10 @@ func HistoryQueries(t Target, opts Options, span time.Duration, promptHist, outp
 	b := newShapes(Target{Server: t.Server, Selector: t.Selector}, opts)
 	var h History
 	h.Success = b.series(f.Requests).String()
-	h.SuccessTimestamps = alternatives(f.Requests, func(fam string) parser.Expr {
+	h.SuccessTimestamps = b.alternativesOn(f.Requests, func(fam string) parser.Expr {
 		return call("timestamp", selector(fam, b.sel))
 	}).String()
-	h.SuccessBaseline = alternatives(f.Requests, func(fam string) parser.Expr {
+	h.SuccessBaseline = b.alternativesOn(f.Requests, func(fam string) parser.Expr {
 		return call("last_over_time", rangeOf(selector(fam, b.sel), BaselineLookback))
 	}).String()
 	h.Running = exprs[Running].String()
@@ -111,17 +111,37 @@ func CheckHistory(s modelserver.Server) error {
 }
 
 // series is the raw series of the first family name that has any, per
-// label set (`F1{sel} or F2{sel}`).
+// pod, engine and model (`F1{sel} or on (<dedup key>) F2{sel}`).
 func (b shapes) series(families []string) parser.Expr {
-	return alternatives(families, func(fam string) parser.Expr { return selector(fam, b.sel) })
+	return b.alternativesOn(families, func(fam string) parser.Expr { return selector(fam, b.sel) })
 }
 
-// counterIncrease is `sum(max by (<dedup key>) (increase(F{sel}[w])))` over
-// the alternatives: the counter's increase over w summed over every series,
-// copies of a pod's series (HA pairs, two scrape jobs) counted once.
+// alternativesOn is alternatives joined with `or on (<dedup key>)`: a later
+// family's series count only for a pod, engine and model that has none of
+// an earlier one's, whatever other labels tell them apart (vLLM's success
+// counter has one series per finished_reason; its second name, the e2e
+// latency histogram's _count, one in all: a plain or kept both).
+func (b shapes) alternativesOn(families []string, per func(string) parser.Expr) parser.Expr {
+	var out parser.Expr
+	for _, f := range families {
+		if out == nil {
+			out = per(f)
+			continue
+		}
+		out = binary(parser.LOR, out, per(f), b.dedupKey())
+	}
+	return out
+}
+
+// counterIncrease is `sum(sum by (<dedup key>) (max by (<dedup key>,
+// finished_reason) (increase(F{sel}[w]))))` over the alternatives: the
+// counter's increase over w summed over every series, copies of a pod's
+// series (HA pairs, two scrape jobs) counted once and the series of one
+// pod's finished reasons summed (max over them took the largest reason's
+// count for the pod's).
 func (b shapes) counterIncrease(families []string, w time.Duration) parser.Expr {
 	return aggregate(parser.SUM, false, nil, alternatives(families, func(fam string) parser.Expr {
-		return b.dedup(call("increase", rangeOf(selector(fam, b.sel), w)))
+		return aggregate(parser.SUM, false, b.dedupKey(), b.dedup(call("increase", rangeOf(selector(fam, b.sel), w)), "finished_reason"))
 	}))
 }
 

@@ -29,17 +29,22 @@ func TestHistoryQueries(t *testing.T) {
 		t.Errorf("history totals differ from the live signals:\n%s\n%s\n%s", h.Running, h.Waiting, h.Replicas)
 	}
 	// Copies of a pod's series (HA pairs, two scrape jobs) fold on the pod's identity.
-	dedup := "max by (namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model) "
+	key := "namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model"
+	reasons := "max by (" + key + ", finished_reason) "
 	bucketDedup := "max by (namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model, le) "
 	for name, c := range map[string]struct{ got, want string }{
-		"success":    {h.Success, `vllm:request_success_total{namespace="llm",server=""}`},
-		"timestamps": {h.SuccessTimestamps, `timestamp(vllm:request_success_total{namespace="llm",server=""})`},
-		"prompt":     {h.PromptHist, `sum by (le) (` + bucketDedup + `(increase(vllm:request_prompt_tokens_bucket{namespace="llm",server=""}[1h])))`},
-		"output":     {h.OutputHist, ``},
+		"success": {h.Success, `vllm:request_success_total{namespace="llm",server=""} or on (` + key +
+			`) vllm:e2e_request_latency_seconds_count{namespace="llm",server=""}`},
+		"timestamps": {h.SuccessTimestamps, `timestamp(vllm:request_success_total{namespace="llm",server=""}) or on (` + key +
+			`) timestamp(vllm:e2e_request_latency_seconds_count{namespace="llm",server=""})`},
+		"prompt": {h.PromptHist, `sum by (le) (` + bucketDedup + `(increase(vllm:request_prompt_tokens_bucket{namespace="llm",server=""}[1h])))`},
+		"output": {h.OutputHist, ``},
 		"ttft hourly": {h.TTFTHourly, `histogram_quantile(0.95, sum by (le) (` + bucketDedup +
 			`(increase(vllm:time_to_first_token_seconds_bucket{namespace="llm",server=""}[1h]))))`},
-		"prompt mean": {h.PromptMean, `sum(` + dedup + `(increase(vllm:prompt_tokens_total{namespace="llm",server=""}[1h]))) / sum(` +
-			dedup + `(increase(vllm:request_success_total{namespace="llm",server=""}[1h])))`},
+		// A pod's finished reasons are summed (sum by the key of max by the key and the reason).
+		"prompt mean": {h.PromptMean, `sum(sum by (` + key + `) (` + reasons + `(increase(vllm:prompt_tokens_total{namespace="llm",server=""}[1h])))) / sum(sum by (` +
+			key + `) (` + reasons + `(increase(vllm:request_success_total{namespace="llm",server=""}[1h]))) or sum by (` +
+			key + `) (` + reasons + `(increase(vllm:e2e_request_latency_seconds_count{namespace="llm",server=""}[1h]))))`},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", name, c.got, c.want)
@@ -50,7 +55,7 @@ func TestHistoryQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `sglang:num_requests_total{namespace="llm"} or sglang_num_requests_total{namespace="llm"}`; h.Success != want {
+	if want := `sglang:num_requests_total{namespace="llm"} or on (` + key + `, worker_addr) sglang_num_requests_total{namespace="llm"}`; h.Success != want {
 		t.Errorf("sglang success %s, want %s", h.Success, want)
 	}
 	// A replicas query is run as given.

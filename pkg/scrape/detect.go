@@ -92,8 +92,26 @@ func carries(raw *rawPage, s modelserver.Server) bool {
 // server: in a config, or a wrong --server), and read as server every
 // signal on it would be unknown for no reason the user could see. A page
 // with neither (a replica still starting) is left to the readers.
+//
+// A page that carries some of server's families but not its running
+// gauge, while another server's running gauge has values, is refused the
+// same way: the load is in the other server's families (Triton with its
+// vLLM backend exports Triton's request counters beside vLLM's gauges; read
+// as triton its running requests are unknown).
 func otherServer(raw *rawPage, server modelserver.Server) error {
 	if carries(raw, server) {
+		for _, n := range server.Families().Running {
+			if raw.has(n) {
+				return nil
+			}
+		}
+		for _, s := range modelserver.Servers() {
+			for _, n := range s.Families().Running {
+				if s != server && raw.hasFinite(n) {
+					return &OtherServerError{Page: s, Want: server, Running: n}
+				}
+			}
+		}
 		return nil
 	}
 	other := detect(raw)
@@ -107,9 +125,17 @@ func otherServer(raw *rawPage, server modelserver.Server) error {
 // Want's families but Page's (otherServer); a PageError's Err.
 type OtherServerError struct {
 	Page, Want modelserver.Server
+	// Running is Page's running family on a page that also carries some
+	// of Want's families but not Want's running gauge; "" when the page
+	// carries none of Want's families.
+	Running string
 }
 
 func (e *OtherServerError) Error() string {
+	if e.Running != "" {
+		return fmt.Sprintf("the page's running requests are %s's (%s), and %s's running gauge (%s) is not on it: read as %s the load is unknown; give the server as %s (server: in the config, --server on the command line; Triton with its vLLM backend is read as vllm), or auto to detect it",
+			e.Page, e.Running, e.Want, strings.Join(e.Want.Families().Running, ", "), e.Want, e.Page)
+	}
 	return fmt.Sprintf("the page is %s's, not %s's: none of %s's families (%s) is on it; give the server as %s (server: in the config, --server on the command line), or auto to detect it",
 		e.Page, e.Want, e.Want, strings.Join(e.Want.Families().Queue(), ", "), e.Page)
 }

@@ -3,6 +3,7 @@ package scrape
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/prometheus/common/model"
 )
@@ -60,7 +61,11 @@ func (e *typeError) Is(target error) bool { return target == ErrWrongType }
 // checkType is nil when name's declared type (raw.typeOf) can be read as
 // want, else a *typeError.
 func (r *rawPage) checkType(name string, want kind) error {
-	if t := r.typeOf(name); !want.accepts(t) {
+	t := r.typeOf(name)
+	if want == counterKind && t == model.MetricTypeHistogram && strings.HasSuffix(name, "_count") {
+		return nil // a classic histogram's _count is a counter of its observations (a gauge histogram's _gcount is not)
+	}
+	if !want.accepts(t) {
 		return &typeError{family: name, t: t, want: want}
 	}
 	return nil
