@@ -250,6 +250,16 @@ func (c *LoadCmd) Run(e *env) error {
 		bar.start(cfg)
 		rep, err = load.Sweep(e.ctx, cfg, concurrency, loads, slo, c.Calibrate != "", bar.point)
 		if err != nil {
+			if rep.Interrupted { // the points that finished before the interrupt (exit 130 still)
+				cut := rep.Points[len(rep.Points)-1]
+				if concurrency {
+					cut.Concurrency = int(loads[len(rep.Points)])
+				} else {
+					cut.Rate = loads[len(rep.Points)]
+				}
+				bar.reset()
+				c.writeInterrupted(e, rep, fmt.Sprintf("interrupted during %s: %d of %d points finished (the knee above is over them)", loadLabel(cut), len(rep.Points), len(loads)))
+			}
 			return err
 		}
 	}
@@ -264,6 +274,11 @@ func (c *LoadCmd) Run(e *env) error {
 			kcfg.PromptTokens = n
 			kr, err := load.Sweep(e.ctx, kcfg, true, fitLoads, slo, true, bar.point)
 			if err != nil {
+				if e.ctx.Err() != nil { // the sweep finished: print it (exit 130 still)
+					rep.Interrupted = true
+					bar.reset()
+					c.writeInterrupted(e, rep, fmt.Sprintf("interrupted during the calibration's points at %d-token prompts: no calibration written", n))
+				}
 				return err
 			}
 			points := kr.Points
@@ -305,6 +320,19 @@ func (c *LoadCmd) Run(e *env) error {
 	// The failed point's first error is the error's (stderr), said once.
 	writeLoadTable(e.stdout, rep, failedAt)
 	return failed
+}
+
+// writeInterrupted prints the points of a run an interrupt cut short, as
+// a finished run's output, and note (text: under the table).
+func (c *LoadCmd) writeInterrupted(e *env, rep load.Report, note string) {
+	if c.Output == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+		return
+	}
+	writeLoadTable(e.stdout, rep, "")
+	fmt.Fprintf(e.stdout, "\n%s\n", note)
 }
 
 // kvPrompts returns the prompt lengths a calibration sweeps its fitted
