@@ -438,18 +438,23 @@ func writeLoadTable(w io.Writer, rep load.Report, failedAt string) {
 	if k := rep.Knee; k != nil {
 		slo := fmt.Sprintf("TTFT p95 <= %gs and ITL p95 <= %gs", k.SLO.TTFTP95, k.SLO.ITLP95)
 		if !k.Found {
-			why := "misses " + slo
+			why := "already misses " + slo
 			if len(points) > 0 && points[0].SentLate > 0 && points[0].Errors == 0 {
-				why = fmt.Sprintf("sent %d request(s) late (above)", points[0].SentLate)
+				why = fmt.Sprintf("already sent %d request(s) late (above)", points[0].SentLate)
 			}
 			if len(points) > 0 && points[0].Errors > 0 { // a point with errors is not within the SLO
 				where := "above"
 				if loadLabel(points[0]) == failedAt {
 					where = "in the error below"
 				}
-				why = fmt.Sprintf("has %d failed request(s) (a point with errors is not within the SLO; first error %s)", points[0].Errors, where)
+				why = fmt.Sprintf("already has %d failed request(s) (a point with errors is not within the SLO; first error %s)", points[0].Errors, where)
 			}
-			fmt.Fprintf(w, "\nno knee: the lowest load already %s\n", why)
+			if p := points[0]; p.Requests > 0 && p.Errors == 0 && p.SentLate == 0 && p.UnsentFromS == nil &&
+				math.IsNaN(float64(p.ITLP95)) && k.SLO.ITLP95 > 0 && (k.SLO.TTFTP95 <= 0 || float64(p.TTFTP95) <= k.SLO.TTFTP95) {
+				// No interval to check: one-token answers miss no ITL SLO, they lack one.
+				why = fmt.Sprintf("has no ITL p95 for --slo-itl %gs to check (no request streamed 2 or more text chunks, as with --max-tokens 1); give --slo-itl 0 to find the knee on TTFT p95 alone", k.SLO.ITLP95)
+			}
+			fmt.Fprintf(w, "\nno knee: the lowest load %s\n", why)
 			return
 		}
 		at := fmt.Sprintf("concurrency %d", k.Concurrency)
