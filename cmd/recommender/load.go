@@ -423,6 +423,10 @@ func writeLoadTable(w io.Writer, rep load.Report, failedAt string) {
 		plotLoad(w, rep)
 	}
 	for _, p := range points {
+		if p.Requests == 0 && p.Errors == 0 && p.Rate > 0 && p.UnsentFromS == nil {
+			fmt.Fprintf(w, "%s: no request was sent: no arrival of its schedule fell within --duration (the mean gap at %g req/s is %s); give a longer --duration\n",
+				loadLabel(p), p.Rate, time.Duration(float64(time.Second)/p.Rate).Round(time.Microsecond))
+		}
 		if p.UnsentFromS != nil {
 			fmt.Fprintf(w, "%s: the arrivals due from second %.3g on were not sent before the point's --duration ended (the load generator fell behind its schedule: held by its --max-concurrency %d slots, or a rate it cannot keep up with): the point did not offer its load (not within the SLO); lower the load or raise --max-concurrency\n",
 				loadLabel(p), *p.UnsentFromS, p.MaxConcurrency)
@@ -448,6 +452,9 @@ func writeLoadTable(w io.Writer, rep load.Report, failedAt string) {
 					where = "in the error below"
 				}
 				why = fmt.Sprintf("already has %d failed request(s) (a point with errors is not within the SLO; first error %s)", points[0].Errors, where)
+			}
+			if p := points[0]; p.Requests == 0 && p.Errors == 0 && p.Rate > 0 && p.UnsentFromS == nil {
+				why = "sent no request (above)"
 			}
 			if p := points[0]; p.Requests > 0 && p.Errors == 0 && p.SentLate == 0 && p.UnsentFromS == nil &&
 				math.IsNaN(float64(p.ITLP95)) && k.SLO.ITLP95 > 0 && (k.SLO.TTFTP95 <= 0 || float64(p.TTFTP95) <= k.SLO.TTFTP95) {

@@ -486,3 +486,27 @@ func TestLoadNoITLSaysWhy(t *testing.T) {
 		t.Errorf("exit %d, stdout:\n%s%s\nwant 0 and %q", code, out, errs, want)
 	}
 }
+
+// An open-loop point whose first arrival falls after --duration sends
+// nothing (at 0.001 req/s the mean gap is 1000 s; --duration 1s). The
+// output says so and what to give, not that the point "misses" the SLO:
+// it measured nothing. It read "no knee: the lowest load already misses
+// TTFT p95 <= 2s and ITL p95 <= 0.1s".
+func TestLoadNothingSentSaysWhy(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("a request was sent: %s", r.URL)
+	}))
+	defer srv.Close()
+	code, out, errs := runLoad(t, srv.URL, "--rate", "0.001,0.002", "--duration", "1s", "--served-model-name", "m", "--progress", "never")
+	for _, want := range []string{
+		"0.001 req/s: no request was sent: no arrival of its schedule fell within --duration (the mean gap at 0.001 req/s is 16m40s); give a longer --duration",
+		"no knee: the lowest load sent no request (above)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s%s", want, out, errs)
+		}
+	}
+	if code != 0 || strings.Contains(out, "already misses") {
+		t.Errorf("exit %d, stdout:\n%s", code, out)
+	}
+}
