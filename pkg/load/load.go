@@ -698,7 +698,7 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		now := time.Now()
 		var c chunk
 		if err := json.Unmarshal(data, &c); err != nil {
-			rec.Err = fmt.Errorf("bad stream chunk: %v", err)
+			rec.Err = fmt.Errorf("bad stream chunk after %d text chunks: %v: %s", chunks, err, bodyexcerpt.Excerpt("", "", data))
 			return rec
 		}
 		if msg := c.streamError(); msg != "" {

@@ -686,3 +686,24 @@ func TestChatReasoningCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestBadChunkQuoted: a stream chunk that is not JSON fails the request
+// with where it came (after 1 text chunk) and an excerpt of it, so that
+// the server's output can be recognised. It said only Go's "invalid
+// character 'n' looking for beginning of object key string".
+func TestBadChunkQuoted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {not json\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
+		Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 3, PromptTokens: 4})
+	if err != nil || len(recs) != 1 || recs[0].Err == nil {
+		t.Fatalf("%v, %+v; want one failed request", err, recs)
+	}
+	want := "bad stream chunk after 1 text chunks: invalid character 'n' looking for beginning of object key string: {not json"
+	if got := recs[0].Err.Error(); got != want {
+		t.Errorf("error %q, want %q", got, want)
+	}
+}
