@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -133,5 +135,55 @@ func TestLoadInterruptedPrintsFinishedPoints(t *testing.T) {
 			rep.Points[0].Requests != 2 || !rep.Interrupted {
 			t.Errorf("json: %v, stdout:\n%s\nwant points [c=1, 2 requests] and interrupted true", err, out.String())
 		}
+	}
+}
+
+// A calibration interrupted in its second prompt length's points prints
+// the sweep that finished (c=1 and c=2, 2 requests each; --prompt-tokens
+// 64 and --max-tokens 2 make the second length 2 x 64 + 2 / 2 = 129) and
+// writes no file.
+func TestLoadCalibrateInterruptedPrintsSweep(t *testing.T) {
+	var n atomic.Int32
+	third, stop := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.Method == http.MethodGet {
+			_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m","max_model_len":4096}]}`)
+			return
+		}
+		switch n.Add(1) {
+		case 1, 2, 3, 4:
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, strings.Repeat("data: {\"choices\":[{\"text\":\"a\"}]}\n\n", 2)+"data: [DONE]\n\n")
+			return
+		case 5:
+			close(third)
+		}
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	defer srv.Close()
+	defer close(stop)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-third:
+		case <-time.After(10 * time.Second):
+		}
+		cancel()
+	}()
+	file := filepath.Join(t.TempDir(), "cal.json")
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"load", srv.URL, "--concurrency", "1,2", "--requests", "2", "--prompt-tokens", "64", "--max-tokens", "2",
+		"--calibrate", file, "--calibrate-fit-max", "2", "--progress", "never"}, strings.NewReader(""), &out, &errb)
+	if code != exitInterrupted || !strings.Contains(out.String(), "\n   c=1         2       0") || !strings.Contains(out.String(), "\n   c=2         2       0") ||
+		!strings.Contains(out.String(), "interrupted during the calibration's points at 129-token prompts: no calibration written") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant 130, c=1's and c=2's rows and the interrupted line", code, out.String(), errb.String())
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Errorf("calibration file: %v; want none written", err)
 	}
 }
