@@ -250,6 +250,16 @@ func (c *LoadCmd) Run(e *env) error {
 		bar.start(cfg)
 		rep, err = load.Sweep(e.ctx, cfg, concurrency, loads, slo, c.Calibrate != "", bar.point)
 		if err != nil {
+			if rep.Interrupted { // the points that finished before the interrupt (exit 130 still)
+				cut := rep.Points[len(rep.Points)-1]
+				if concurrency {
+					cut.Concurrency = int(loads[len(rep.Points)])
+				} else {
+					cut.Rate = loads[len(rep.Points)]
+				}
+				bar.reset()
+				c.writeInterrupted(e, rep, fmt.Sprintf("interrupted during %s: %d of %d points finished (the knee above is over them)", loadLabel(cut), len(rep.Points), len(loads)))
+			}
 			return err
 		}
 	}
@@ -264,6 +274,11 @@ func (c *LoadCmd) Run(e *env) error {
 			kcfg.PromptTokens = n
 			kr, err := load.Sweep(e.ctx, kcfg, true, fitLoads, slo, true, bar.point)
 			if err != nil {
+				if e.ctx.Err() != nil { // the sweep finished: print it (exit 130 still)
+					rep.Interrupted = true
+					bar.reset()
+					c.writeInterrupted(e, rep, fmt.Sprintf("interrupted during the calibration's points at %d-token prompts: no calibration written", n))
+				}
 				return err
 			}
 			points := kr.Points
@@ -305,6 +320,19 @@ func (c *LoadCmd) Run(e *env) error {
 	// The failed point's first error is the error's (stderr), said once.
 	writeLoadTable(e.stdout, rep, failedAt)
 	return failed
+}
+
+// writeInterrupted prints the points of a run an interrupt cut short, as
+// a finished run's output, and note (text: under the table).
+func (c *LoadCmd) writeInterrupted(e *env, rep load.Report, note string) {
+	if c.Output == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+		return
+	}
+	writeLoadTable(e.stdout, rep, "")
+	fmt.Fprintf(e.stdout, "\n%s\n", note)
 }
 
 // kvPrompts returns the prompt lengths a calibration sweeps its fitted
@@ -395,6 +423,10 @@ func writeLoadTable(w io.Writer, rep load.Report, failedAt string) {
 		plotLoad(w, rep)
 	}
 	for _, p := range points {
+		if p.Requests == 0 && p.Errors == 0 && p.Rate > 0 && p.UnsentFromS == nil {
+			fmt.Fprintf(w, "%s: no request was sent: no arrival of its schedule fell within --duration (the mean gap at %g req/s is %s); give a longer --duration\n",
+				loadLabel(p), p.Rate, time.Duration(float64(time.Second)/p.Rate).Round(time.Microsecond))
+		}
 		if p.UnsentFromS != nil {
 			fmt.Fprintf(w, "%s: the arrivals due from second %.3g on were not sent before the point's --duration ended (the load generator fell behind its schedule: held by its --max-concurrency %d slots, or a rate it cannot keep up with): the point did not offer its load (not within the SLO); lower the load or raise --max-concurrency\n",
 				loadLabel(p), *p.UnsentFromS, p.MaxConcurrency)
@@ -410,18 +442,26 @@ func writeLoadTable(w io.Writer, rep load.Report, failedAt string) {
 	if k := rep.Knee; k != nil {
 		slo := fmt.Sprintf("TTFT p95 <= %gs and ITL p95 <= %gs", k.SLO.TTFTP95, k.SLO.ITLP95)
 		if !k.Found {
-			why := "misses " + slo
+			why := "already misses " + slo
 			if len(points) > 0 && points[0].SentLate > 0 && points[0].Errors == 0 {
-				why = fmt.Sprintf("sent %d request(s) late (above)", points[0].SentLate)
+				why = fmt.Sprintf("already sent %d request(s) late (above)", points[0].SentLate)
 			}
 			if len(points) > 0 && points[0].Errors > 0 { // a point with errors is not within the SLO
 				where := "above"
 				if loadLabel(points[0]) == failedAt {
 					where = "in the error below"
 				}
-				why = fmt.Sprintf("has %d failed request(s) (a point with errors is not within the SLO; first error %s)", points[0].Errors, where)
+				why = fmt.Sprintf("already has %d failed request(s) (a point with errors is not within the SLO; first error %s)", points[0].Errors, where)
 			}
-			fmt.Fprintf(w, "\nno knee: the lowest load already %s\n", why)
+			if p := points[0]; p.Requests == 0 && p.Errors == 0 && p.Rate > 0 && p.UnsentFromS == nil {
+				why = "sent no request (above)"
+			}
+			if p := points[0]; p.Requests > 0 && p.Errors == 0 && p.SentLate == 0 && p.UnsentFromS == nil &&
+				math.IsNaN(float64(p.ITLP95)) && k.SLO.ITLP95 > 0 && (k.SLO.TTFTP95 <= 0 || float64(p.TTFTP95) <= k.SLO.TTFTP95) {
+				// No interval to check: one-token answers miss no ITL SLO, they lack one.
+				why = fmt.Sprintf("has no ITL p95 for --slo-itl %gs to check (no request streamed 2 or more text chunks, as with --max-tokens 1); give --slo-itl 0 to find the knee on TTFT p95 alone", k.SLO.ITLP95)
+			}
+			fmt.Fprintf(w, "\nno knee: the lowest load %s\n", why)
 			return
 		}
 		at := fmt.Sprintf("concurrency %d", k.Concurrency)

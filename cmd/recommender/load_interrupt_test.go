@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -69,5 +73,117 @@ func TestLoadErrorPageOnce(t *testing.T) {
 	}
 	if strings.Contains(out, "nginx") || strings.Contains(out, "first error:") || !strings.Contains(out, "no knee: the lowest load already has 2 failed request(s) (a point with errors is not within the SLO; first error in the error below)") {
 		t.Errorf("stdout repeats the error or lacks the no-knee line:\n%s", out)
+	}
+}
+
+// A sweep interrupted in its second point prints the points that finished
+// (exit 130 still): c=1's 2 requests answered (two text chunks each), c=2's
+// hang until the interrupt. The table has c=1's row and says the sweep was
+// cut short; JSON has c=1 as its one point and "interrupted": true. The
+// finished points were dropped: stdout was empty, minutes of a sweep lost.
+func TestLoadInterruptedPrintsFinishedPoints(t *testing.T) {
+	for _, output := range []string{"text", "json"} {
+		var n atomic.Int32
+		third, stop := make(chan struct{}), make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			switch n.Add(1) {
+			case 1, 2:
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, strings.Repeat("data: {\"choices\":[{\"text\":\"a\"}]}\n\n", 2)+"data: [DONE]\n\n")
+				return
+			case 3:
+				close(third)
+			}
+			select {
+			case <-r.Context().Done():
+			case <-stop:
+			}
+		}))
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			select {
+			case <-third: // c=2 is running
+			case <-time.After(10 * time.Second):
+			}
+			cancel()
+		}()
+		var out, errb bytes.Buffer
+		code := run(ctx, []string{"load", srv.URL, "--concurrency", "1,2", "--requests", "2", "--duration", "30s",
+			"--served-model-name", "m", "--progress", "never", "-o", output}, strings.NewReader(""), &out, &errb)
+		cancel()
+		close(stop)
+		srv.Close()
+		if code != exitInterrupted || !strings.HasSuffix(errb.String(), "infscale: interrupted\n") {
+			t.Errorf("%s: exit %d, stderr:\n%s\nwant 130 ending in infscale: interrupted", output, code, errb.String())
+		}
+		if output == "text" {
+			if !strings.Contains(out.String(), "\n   c=1         2       0") || strings.Contains(out.String(), "c=2 ") ||
+				!strings.Contains(out.String(), "interrupted during c=2: 1 of 2 points finished") {
+				t.Errorf("text: stdout:\n%s\nwant c=1's row (2 requests, 0 errors), no c=2 row, and the interrupted line", out.String())
+			}
+			continue
+		}
+		var rep struct {
+			Points []struct {
+				Concurrency int `json:"concurrency"`
+				Requests    int `json:"requests"`
+			} `json:"points"`
+			Interrupted bool `json:"interrupted"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Points) != 1 || rep.Points[0].Concurrency != 1 ||
+			rep.Points[0].Requests != 2 || !rep.Interrupted {
+			t.Errorf("json: %v, stdout:\n%s\nwant points [c=1, 2 requests] and interrupted true", err, out.String())
+		}
+	}
+}
+
+// A calibration interrupted in its second prompt length's points prints
+// the sweep that finished (c=1 and c=2, 2 requests each; --prompt-tokens
+// 64 and --max-tokens 2 make the second length 2 x 64 + 2 / 2 = 129) and
+// writes no file.
+func TestLoadCalibrateInterruptedPrintsSweep(t *testing.T) {
+	var n atomic.Int32
+	third, stop := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.Method == http.MethodGet {
+			_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m","max_model_len":4096}]}`)
+			return
+		}
+		switch n.Add(1) {
+		case 1, 2, 3, 4:
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, strings.Repeat("data: {\"choices\":[{\"text\":\"a\"}]}\n\n", 2)+"data: [DONE]\n\n")
+			return
+		case 5:
+			close(third)
+		}
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	defer srv.Close()
+	defer close(stop)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-third:
+		case <-time.After(10 * time.Second):
+		}
+		cancel()
+	}()
+	file := filepath.Join(t.TempDir(), "cal.json")
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"load", srv.URL, "--concurrency", "1,2", "--requests", "2", "--prompt-tokens", "64", "--max-tokens", "2",
+		"--calibrate", file, "--calibrate-fit-max", "2", "--progress", "never"}, strings.NewReader(""), &out, &errb)
+	if code != exitInterrupted || !strings.Contains(out.String(), "\n   c=1         2       0") || !strings.Contains(out.String(), "\n   c=2         2       0") ||
+		!strings.Contains(out.String(), "interrupted during the calibration's points at 129-token prompts: no calibration written") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant 130, c=1's and c=2's rows and the interrupted line", code, out.String(), errb.String())
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Errorf("calibration file: %v; want none written", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -465,4 +466,47 @@ func TestGoodputHintOnlyWithGoodput(t *testing.T) {
 	}
 	wantRefused(t, []string{"load", "http://127.0.0.1:1", "--rate", "1", "--goodput=ttft:100", "tpot:50"}, nil,
 		"unexpected argument tpot:50: --goodput takes its SLOs as one value")
+}
+
+// A sweep of one-token answers (--max-tokens 1, a TTFT-only sweep, or a
+// server that sends the whole answer in one chunk) has no inter-token
+// interval: ITL p95 is unknown, which no --slo-itl is met by. The no-knee
+// line says so and what to give, not that the point "misses" an ITL it
+// does not have (TTFT well within 2 s).
+func TestLoadNoITLSaysWhy(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	code, out, errs := runLoad(t, srv.URL, "--concurrency", "1,2", "--requests", "2", "--max-tokens", "1", "--served-model-name", "m", "--progress", "never")
+	want := "no knee: the lowest load has no ITL p95 for --slo-itl 0.1s to check (no request streamed 2 or more text chunks, as with --max-tokens 1); give --slo-itl 0 to find the knee on TTFT p95 alone"
+	if code != 0 || !strings.Contains(out, want) || strings.Contains(out, "already misses") {
+		t.Errorf("exit %d, stdout:\n%s%s\nwant 0 and %q", code, out, errs, want)
+	}
+}
+
+// An open-loop point whose first arrival falls after --duration sends
+// nothing (at 0.001 req/s the mean gap is 1000 s; --duration 1s). The
+// output says so and what to give, not that the point "misses" the SLO:
+// it measured nothing. It read "no knee: the lowest load already misses
+// TTFT p95 <= 2s and ITL p95 <= 0.1s".
+func TestLoadNothingSentSaysWhy(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("a request was sent: %s", r.URL)
+	}))
+	defer srv.Close()
+	code, out, errs := runLoad(t, srv.URL, "--rate", "0.001,0.002", "--duration", "1s", "--served-model-name", "m", "--progress", "never")
+	for _, want := range []string{
+		"0.001 req/s: no request was sent: no arrival of its schedule fell within --duration (the mean gap at 0.001 req/s is 16m40s); give a longer --duration",
+		"no knee: the lowest load sent no request (above)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s%s", want, out, errs)
+		}
+	}
+	if code != 0 || strings.Contains(out, "already misses") {
+		t.Errorf("exit %d, stdout:\n%s", code, out)
+	}
 }

@@ -729,6 +729,10 @@ func TestValuesTypos(t *testing.T) {
 		// YAML reads an unquoted 1.10 as the number 1.1: the image would be :1.1.
 		{"image: {tag: 1.10}", "at '/image/tag': got number, want string"},
 		{"targets:\n- {config: {maxReplicaCount: 4}}", "at '/targets/0': missing property 'name'"},
+		// prometheus-operator's Duration (the CRD's pattern): the API
+		// server refused them at install, after the config check had run.
+		{"serviceMonitor: {interval: 15 s}", "at '/serviceMonitor/interval'"},
+		{"podMonitor: {interval: 1.5m}", "at '/podMonitor/interval'"},
 	} {
 		_, err := tryRender(c.values)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -741,6 +745,7 @@ func TestValuesTypos(t *testing.T) {
 		"prometheus: {url: null}\nrbac: {modes: [apply]}\ntargets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, apply: true, scaledObject: {enabled: false}, config: {scrape: {port: 8000}, metrics: [{type: queue, target: 24}], maxReplicaCount: 8}}",
 		"prometheus: {url: 'https://prometheus.example:9090', basic_auth: {username: infscale, password_file: /etc/infscale-auth/password}}\nkeda: {serverAddress: 'http://prometheus-operated.monitoring.svc:9090'}\nextraVolumes: [{name: prometheus-auth, secret: {secretName: prometheus-auth}}]\nextraVolumeMounts: [{name: prometheus-auth, mountPath: /etc/infscale-auth, readOnly: true}]",
 		"replicas: 2\nrbac: {modes: [apply, leases]}\npodDisruptionBudget: {minAvailable: 1}",
+		"serviceMonitor: {interval: 1m30s}\npodMonitor: {interval: 500ms}",
 	} {
 		if _, err := tryRender(v); err != nil {
 			t.Errorf("values %q: %v", v, err)

@@ -582,7 +582,10 @@ type chunk struct {
 	Choices []struct {
 		Text  string `json:"text"`
 		Delta struct {
-			Content          string `json:"content"`
+			Content string `json:"content"`
+			// A reasoning model's thinking: vLLM's delta.reasoning (since
+			// its PR 27752), reasoning_content before it (and DeepSeek's).
+			Reasoning        string `json:"reasoning"`
 			ReasoningContent string `json:"reasoning_content"`
 		} `json:"delta"`
 	} `json:"choices"`
@@ -695,7 +698,7 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		now := time.Now()
 		var c chunk
 		if err := json.Unmarshal(data, &c); err != nil {
-			rec.Err = fmt.Errorf("bad stream chunk: %v", err)
+			rec.Err = fmt.Errorf("bad stream chunk after %d text chunks: %v: %s", chunks, err, bodyexcerpt.Excerpt("", "", data))
 			return rec
 		}
 		if msg := c.streamError(); msg != "" {
@@ -712,7 +715,7 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		}
 		text := false
 		for _, ch := range c.Choices {
-			if ch.Text != "" || ch.Delta.Content != "" || ch.Delta.ReasoningContent != "" {
+			if ch.Text != "" || ch.Delta.Content != "" || ch.Delta.Reasoning != "" || ch.Delta.ReasoningContent != "" {
 				text = true
 			}
 		}

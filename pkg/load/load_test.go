@@ -650,3 +650,60 @@ func TestUnsentFrom(t *testing.T) {
 		t.Errorf("400 slots: %v, %d requests, unsent from %v, %d late; want 230 (5 ms to 1150 ms), none unsent, none late", err, s.Requests, s.UnsentFromS, s.SentLate)
 	}
 }
+
+// TestChatReasoningCounts: a reasoning model's chat stream on vLLM since
+// its rename of reasoning_content (PR 27752; the old name removed in PR
+// 33402) carries its thinking in delta.reasoning: 3 reasoning chunks at
+// 100, 150 and 200 ms, then the answer's one content chunk at 400 ms. The
+// first token is the first reasoning chunk (TTFT about 100 ms, not 400) and
+// all 4 chunks are tokens (3 intervals); reasoning_content, the older name,
+// counts alike. delta.reasoning was skipped: TTFT 400 ms, no ITL, and a
+// stream of thinking alone failed with no output.
+func TestChatReasoningCounts(t *testing.T) {
+	for _, field := range []string{"reasoning", "reasoning_content"} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			flush := func(s string) { fmt.Fprint(w, s); w.(http.Flusher).Flush() }
+			start := time.Now()
+			at := func(d time.Duration) { time.Sleep(time.Until(start.Add(d))) }
+			flush("data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n")
+			for _, d := range []time.Duration{100, 150, 200} {
+				at(d * time.Millisecond)
+				flush(fmt.Sprintf("data: {\"choices\":[{\"delta\":{%q:\"hm\"}}]}\n\n", field))
+			}
+			at(400 * time.Millisecond)
+			flush("data: {\"choices\":[{\"delta\":{\"content\":\"yes\"}}]}\n\n")
+			flush("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":4}}\n\ndata: [DONE]\n\n")
+		}))
+		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Chat: true, Concurrency: 1, Requests: 1,
+			Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 4, PromptTokens: 4})
+		srv.Close()
+		if err != nil || len(recs) != 1 || recs[0].Err != nil {
+			t.Fatalf("%s: %v, %+v", field, err, recs)
+		}
+		if r := recs[0]; r.TTFT < 0.09 || r.TTFT > 0.3 || len(r.ITL) != 3 || r.OutputTokens != 4 {
+			t.Errorf("%s: TTFT %.3f s, %d intervals, %d tokens; want about 0.1 s, 3, 4", field, r.TTFT, len(r.ITL), r.OutputTokens)
+		}
+	}
+}
+
+// TestBadChunkQuoted: a stream chunk that is not JSON fails the request
+// with where it came (after 1 text chunk) and an excerpt of it, so that
+// the server's output can be recognised. It said only Go's "invalid
+// character 'n' looking for beginning of object key string".
+func TestBadChunkQuoted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {not json\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
+		Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 3, PromptTokens: 4})
+	if err != nil || len(recs) != 1 || recs[0].Err == nil {
+		t.Fatalf("%v, %+v; want one failed request", err, recs)
+	}
+	want := "bad stream chunk after 1 text chunks: invalid character 'n' looking for beginning of object key string: {not json"
+	if got := recs[0].Err.Error(); got != want {
+		t.Errorf("error %q, want %q", got, want)
+	}
+}

@@ -23,6 +23,9 @@ type Report struct {
 	CalibrationPoints []Summary `json:"calibration_points,omitempty"`
 	// Calibration is the fit written with --calibrate.
 	Calibration *replica.Calibration `json:"calibration,omitempty"`
+	// Interrupted is set when an interrupt cut the sweep short: Points
+	// are those that finished before it.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Sweep runs base at each load of loads in increasing order: concurrency
@@ -31,7 +34,9 @@ type Report struct {
 // unless all is set (a calibration needs every point).
 // point, if set, is called after each point that finished; a point an
 // interrupt (ctx) cut short is not reported: Sweep returns ctx's error at
-// once. With one load the report is that point's summary alone.
+// once, with the report of the points that finished before it (Interrupted
+// set; empty when none did). With one load the report is that point's
+// summary alone.
 func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, slo SLO, all bool, point func(Summary)) (Report, error) {
 	if len(loads) == 0 {
 		return Report{}, errors.New("load: no load given")
@@ -48,7 +53,13 @@ func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, 
 		if ctx.Err() != nil {
 			// Interrupted: the point did not finish, and nothing after
 			// it starts; point is not called (nothing more is announced).
-			return Report{}, ctx.Err()
+			// The points that finished are still measurements.
+			if len(points) == 0 {
+				return Report{}, ctx.Err()
+			}
+			rep := sweepReport(points, slo)
+			rep.Interrupted = true
+			return rep, ctx.Err()
 		}
 		if err != nil {
 			return Report{}, err
@@ -65,6 +76,12 @@ func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, 
 	if len(loads) == 1 {
 		return Report{Summary: points[0]}, nil
 	}
+	return sweepReport(points, slo), nil
+}
+
+// sweepReport is the report of a sweep's points: the knee and, at the top
+// level, the knee point's summary (else the last point's).
+func sweepReport(points []Summary, slo SLO) Report {
 	k := FindKnee(points, slo)
 	top := points[len(points)-1]
 	if k.Found {
@@ -74,7 +91,7 @@ func Sweep(ctx context.Context, base Config, concurrency bool, loads []float64, 
 			}
 		}
 	}
-	return Report{Summary: top, Points: points, Knee: &k}, nil
+	return Report{Summary: top, Points: points, Knee: &k}
 }
 
 // ParseLoads reads a comma-separated list of loads ("1,2,4,8"), each > 0

@@ -101,7 +101,9 @@ func parsePage(b []byte, contentType, source string) (raw *rawPage, ct string, e
 	}
 	ct, err = mediaType(b, contentType)
 	if err != nil {
-		return nil, "", &PageError{Source: source, Line: 1, Err: err}
+		// The line the body starts on (a JSON or HTML body after blank lines).
+		lead := len(b) - len(bytes.TrimLeft(b, " \t\r\n\ufeff"))
+		return nil, "", &PageError{Source: source, Line: 1 + bytes.Count(b[:lead], []byte("\n")), Err: err}
 	}
 	raw, err = parse(b, ct)
 	if err != nil {

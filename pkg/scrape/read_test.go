@@ -163,9 +163,12 @@ func TestReadInvalid(t *testing.T) {
 		"empty JSON object":                  {"{}\n", "", 1, "body is JSON"},
 		// a proxy's plain-text answer with status 200: the parser's own
 		// message was all ("expected value after metric, got \"\\n\"").
-		"plain-text error page":      {"Unauthorized\n", "", 1, `expected value after metric, got "\n" ("INVALID") while parsing: "Unauthorized\n" (nothing before it reads as metrics; the body starts "Unauthorized": is the URL a model server's /metrics, not an error or login page?)`},
-		"404 text":                   {"\n404 page not found\n", "", 2, `(nothing before it reads as metrics; the body starts "404 page not found"`},
-		"HTML":                       {"<html><body>404</body></html>", "", 1, "HTML"},
+		"plain-text error page": {"Unauthorized\n", "", 1, `expected value after metric, got "\n" ("INVALID") while parsing: "Unauthorized\n" (nothing before it reads as metrics; the body starts "Unauthorized": is the URL a model server's /metrics, not an error or login page?)`},
+		"404 text":              {"\n404 page not found\n", "", 2, `(nothing before it reads as metrics; the body starts "404 page not found"`},
+		"HTML":                  {"<html><body>404</body></html>", "", 1, "HTML"},
+		// the line the body starts on, as "404 text": it said line 1
+		"HTML after blank lines":     {"\n\n  <html><body>404</body></html>\n", "", 3, "HTML"},
+		"JSON after a blank line":    {"\r\n{\"detail\": \"Not Found\"}", "", 2, "body is JSON"},
 		"unsupported content type":   {"vllm:num_requests_running 1\n", "application/json", 1, "Content-Type"},
 		"protobuf content type":      {"x", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited", 1, "Content-Type"},
 		"OpenMetrics without # EOF":  {"vllm:num_requests_running 1\nvllm:num_requests_waiting 1\n", "application/openmetrics-text; version=1.0.0", 2, `data does not end with # EOF (the Content-Type "application/openmetrics-text; version=1.0.0" says OpenMetrics, whose pages end with a # EOF line: the page was cut short, or is the text format sent as OpenMetrics)`},

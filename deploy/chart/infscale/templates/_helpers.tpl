@@ -9,10 +9,12 @@ label rules/ alerts on); else <release>-<name>. */}}
 {{- /*
 A component's name: the fullname and a suffix, cut to the length the
 kind allows (a Job's 63: its pods carry it as the job-name label; a
-CronJob's 52: it appends 11 characters for its Jobs).
+CronJob's 52: it appends 11 characters for its Jobs). The check's keeps
+its suffix (the fullname cut to 50): its ConfigMap cut to the fullname
+would be the release's, which the hook would replace.
 */ -}}
 {{- define "infscale.checkConfigName" -}}
-{{- printf "%s-check-config" (include "infscale.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-check-config" (include "infscale.fullname" . | trunc 50 | trimSuffix "-") -}}
 {{- end -}}
 {{- define "infscale.tuneName" -}}
 {{- printf "%s-tune" (include "infscale.fullname" .) | trunc 52 | trimSuffix "-" -}}
