@@ -203,8 +203,10 @@ func TestTuneShardSkipsGappedHistory(t *testing.T) {
 	// The week's gap is 4 days 16 hours after its start.
 	start := time.Now().UTC().Truncate(time.Minute).Add(-(4*24*time.Hour + 16*time.Hour + 25*time.Minute))
 	srv, tr := synthweektest.Serve(t, synthweek.Config{Start: start, Days: 5})
-	if d := time.Until(tr.Gap[1]); d > -4*time.Minute || d < -6*time.Minute {
-		t.Fatalf("the gap ends %s from now, want about 5 minutes ago", d)
+	// Backfilling the week takes a minute or more on a loaded machine; the
+	// gap holds over half the held-out quarter until it ends 7.5 minutes ago.
+	if d := time.Until(tr.Gap[1]); d > -4*time.Minute || d < -7*time.Minute {
+		t.Fatalf("the gap ends %s from now, want 5 to 7 minutes ago (backfill too slow?)", d)
 	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "serve.yaml")
