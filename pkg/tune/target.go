@@ -437,8 +437,8 @@ func (c Candidate) Adapt(live recommend.Policy) (recommend.Policy, error) {
 		}
 	}
 	if live.Zero != nil && p.Zero != nil {
-		// cooldown= is the live one rounded up to seconds, capped at a
-		// year (replayedCooldown; Matches checks it): the target's stays.
+		// cooldown= is the live one to the millisecond, capped at a year
+		// (replayedCooldown; Matches checks it): the target's stays.
 		z := *live.Zero
 		p.Zero = &z
 	}
