@@ -381,8 +381,13 @@ const MaxLivePoints = 1440
 
 // LiveMisses is the fraction of t's requests whose first token came later
 // than its tune: block's slo_ttft over [from, now], read from the
-// server's own TTFT histogram in Prometheus (interpolated within its
-// buckets), and how many requests that histogram counted; step is the
+// server's own TTFT histogram in Prometheus, and how many requests that
+// histogram counted. Only the buckets wholly above slo_ttft are counted
+// (FractionAboveEdge): a bucket that straddles it holds requests on both
+// sides in unknown shares, and a linear split counted a third of vLLM's
+// (1, 2.5] late at 2 s where replays put 0 to 26% of it there, reverting
+// policies that held; an slo_ttft at a bucket bound is counted exactly.
+// step is the
 // grid's (serve's interval), made coarser over a span of more than
 // MaxLivePoints steps. Errors: the queries'; a server without a TTFT
 // histogram (ok false).
@@ -414,7 +419,7 @@ func LiveMisses(ctx context.Context, api promql.API, t *config.Target, from, now
 	if h.TTFT == nil || h.TTFT.Count() == 0 {
 		return 0, 0, false, nil
 	}
-	return h.TTFT.FractionAbove(time.Duration(t.Tune.SLOTTFT).Seconds()), h.TTFT.Count(), true, nil
+	return h.TTFT.FractionAboveEdge(time.Duration(t.Tune.SLOTTFT).Seconds()), h.TTFT.Count(), true, nil
 }
 
 // Adapt is the live policy with c's tuned parts in place: c's metrics
