@@ -386,8 +386,8 @@ const MaxLivePoints = 1440
 // (FractionAboveEdge): a bucket that straddles it holds requests on both
 // sides in unknown shares, and a linear split counted a third of vLLM's
 // (1, 2.5] late at 2 s where replays put 0 to 26% of it there, reverting
-// policies that held; an slo_ttft at a bucket bound is counted exactly.
-// step is the
+// policies that held; an slo_ttft at a bucket bound is counted exactly
+// (config warns of one that is not, on vLLM in adopt mode). step is the
 // grid's (serve's interval), made coarser over a span of more than
 // MaxLivePoints steps. Errors: the queries'; a server without a TTFT
 // histogram (ok false).
