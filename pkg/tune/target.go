@@ -111,6 +111,9 @@ type TargetOptions struct {
 	// Progress, when set, is Config.Progress: called after each replay
 	// with the replays done and planned so far.
 	Progress func(done, total int)
+	// Warn, when set, is Config.Warn: a policy's requests shed at the
+	// replay's backlog bound, once per policy.
+	Warn func(msg string)
 }
 
 // replicaOf is the replica model of a serve target's replica: block (GPU,
@@ -296,7 +299,7 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	budget := 100 * t.Tune.Budget() // 0 is a budget of no miss, not the default
 	rep, err := Run(ctx, w.Source("target "+t.Name, max(o.Seed, 1)), Config{
 		Replay:     replay.Config{Model: model, SLOTTFT: time.Duration(t.Tune.SLOTTFT).Seconds(), Period: o.Period.Seconds()},
-		MaxMissPct: &budget, Workers: o.Workers, Seed: o.Seed, Space: space, Progress: o.Progress,
+		MaxMissPct: &budget, Workers: o.Workers, Seed: o.Seed, Space: space, Progress: o.Progress, Warn: o.Warn,
 	})
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: %w", t.Name, err)
