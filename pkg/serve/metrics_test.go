@@ -158,7 +158,7 @@ func TestMetricsDocumented(t *testing.T) {
 	m.Cycle(time.Millisecond)
 	tn := NewTuning(reg) // serve's self-tuning series (tuning.go)
 	tn.candidate.WithLabelValues("x").Set(1)
-	tn.info.WithLabelValues("x", "queue:8", TuneStateShadow).Set(1)
+	tn.info.WithLabelValues("x", "queue:8", TuneStateShadow, "0123456789abcdef").Set(1)
 	mfs, err := gatherer(m, reg).Gather()
 	if err != nil {
 		t.Fatal(err)

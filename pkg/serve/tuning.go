@@ -192,6 +192,7 @@ type tuned struct {
 	oldLogged         time.Time
 	infoPolicy        string
 	infoState         string
+	infoTerms         string
 	hasCandidateGauge bool
 }
 
@@ -203,7 +204,7 @@ func NewTuning(reg prometheus.Registerer) *Tuning {
 		candidate: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "candidate_desired_replicas",
 			Help: "The tuned candidate policy's desired replicas, decided each cycle on the same observation as infscale_desired_replicas (targets with a tune: block, once a candidate exists)."}, []string{"target"}),
 		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "tuned_policy_info",
-			Help: "1 for a target's last tuned candidate: policy is its simulate --policy string, state shadow, adopted, reverted or rejected."}, []string{"target", "policy", "state"}),
+			Help: "1 for a target's last tuned candidate: policy is its simulate --policy string, state shadow, adopted, reverted or rejected, terms a digest of the terms it is judged on (max_miss, slo_ttft, interval, replica, scale to zero)."}, []string{"target", "policy", "state", "terms"}),
 	}
 	reg.MustRegister(t.candidate, t.info)
 	return t
@@ -289,13 +290,16 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 		case s.res != nil:
 			tn.adapt(s)
 		}
+		if s.infoPolicy != "" && s.infoTerms != tune.Terms(&s.cfg, tn.replayPeriod()) {
+			tn.setInfo(s, s.infoPolicy, s.infoState) // the same state under the terms now
+		}
 	}
 	tn.untuned = untuned
 	for name, s := range tn.targets {
 		if !keep[name] {
 			tn.candidate.DeleteLabelValues(name)
 			if s.infoPolicy != "" {
-				tn.info.DeleteLabelValues(name, s.infoPolicy, s.infoState)
+				tn.info.DeleteLabelValues(name, s.infoPolicy, s.infoState, s.infoTerms)
 			}
 			delete(tn.targets, name)
 		}
@@ -465,10 +469,10 @@ func (tn *Tuning) save() {
 func (tn *Tuning) drop(s *tuned) {
 	tn.candidate.DeleteLabelValues(s.cfg.Name)
 	if s.infoPolicy != "" {
-		tn.info.DeleteLabelValues(s.cfg.Name, s.infoPolicy, s.infoState)
+		tn.info.DeleteLabelValues(s.cfg.Name, s.infoPolicy, s.infoState, s.infoTerms)
 	}
 	s.res, s.cand, s.adopted, s.adoptedRes, s.reverted = nil, nil, nil, nil, ""
-	s.infoPolicy, s.infoState, s.state, s.hasCandidateGauge = "", "", "", false
+	s.infoPolicy, s.infoState, s.infoTerms, s.state, s.hasCandidateGauge = "", "", "", "", false
 	s.lastRun = time.Time{}
 	tn.dirty[s.cfg.Name] = true
 }
@@ -774,7 +778,7 @@ func (tn *Tuning) lookBack(ctx context.Context, j tuneJob, now time.Time) {
 		defer tn.lookingBack.Done()
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		policy, since, err := lastReverted(ctx, tn.API, j.name, now, period)
+		policy, since, terms, err := lastReverted(ctx, tn.API, j.name, now, period)
 		if err != nil {
 			tn.logger().Warn("tuning state not read back from Prometheus; a candidate reverted before serve started may be adopted again", "target", j.name, "err", err)
 		}
@@ -782,6 +786,12 @@ func (tn *Tuning) lookBack(ctx context.Context, j tuneJob, now time.Time) {
 		defer tn.mu.Unlock()
 		if s.lookingBack = false; tn.targets[j.name] != s {
 			return // the target was dropped or reconfigured meanwhile
+		}
+		if now := tune.Terms(&s.cfg, tn.replayPeriod()); policy != "" && terms != "" && terms != now {
+			// As a reload that changes the terms forgets a revert: the
+			// chart restarts serve on a config change.
+			tn.logger().Info("tuned policy revert not kept: serve reverted it before this start under other terms (max_miss, slo_ttft, interval, replica or scale to zero)", "target", j.name, "policy", policy, "since", since.UTC().Format(time.RFC3339), "terms", terms, "terms_now", now)
+			policy = ""
 		}
 		if policy != "" && s.reverted == "" && s.adoptedRes == nil {
 			s.reverted, s.switched = policy, since
@@ -794,16 +804,17 @@ func (tn *Tuning) lookBack(ctx context.Context, j tuneJob, now time.Time) {
 	}()
 }
 
-// lastReverted reads max by (policy, state) (infscale_tuned_policy_info{target})
+// lastReverted reads max by (policy, state, terms) (infscale_tuned_policy_info{target})
 // over the revertLookBack before now at step, and returns the policy of
 // the series with the latest sample when that series says reverted (a
-// tie: any that does), with the start of its last run of samples; "" when
-// none does. Only samples of value 1 count (serve's).
-func lastReverted(ctx context.Context, api promql.API, target string, now time.Time, step time.Duration) (string, time.Time, error) {
+// tie: any that does), with the start of its last run of samples and its
+// terms ("" from a serve that did not export them); "" when none does.
+// Only samples of value 1 count (serve's).
+func lastReverted(ctx context.Context, api promql.API, target string, now time.Time, step time.Duration) (policy string, since time.Time, terms string, err error) {
 	step = max(step, revertLookBack/(promql.MaxPointsPerSeries-1)+time.Second)
-	m, _, err := api.Range(ctx, promql.OwnSeriesBy(Namespace+"_tuned_policy_info", target, "policy", "state"), now.Add(-revertLookBack), now, step)
+	m, _, err := api.Range(ctx, promql.OwnSeriesBy(Namespace+"_tuned_policy_info", target, "policy", "state", "terms"), now.Add(-revertLookBack), now, step)
 	if err != nil {
-		return "", time.Time{}, err
+		return "", time.Time{}, "", err
 	}
 	// serve exports 1; any other value (NaN, 0: another writer's) is no
 	// sample of the state.
@@ -825,9 +836,9 @@ func lastReverted(ctx context.Context, api promql.API, target string, now time.T
 		for i > 0 && ss.Values[i].Timestamp.Sub(ss.Values[i-1].Timestamp) <= step {
 			i--
 		}
-		return string(ss.Metric["policy"]), ss.Values[i].Timestamp.Time(), nil
+		return string(ss.Metric["policy"]), ss.Values[i].Timestamp.Time(), string(ss.Metric["terms"]), nil
 	}
-	return "", time.Time{}, nil
+	return "", time.Time{}, "", nil
 }
 
 // result tunes cfg in process, or reads its file from tune.dir (nil: none
@@ -996,13 +1007,14 @@ func liveFrom(adopted, now time.Time, history time.Duration) time.Time {
 	return adopted
 }
 
-// setInfo sets the target's one infscale_tuned_policy_info series.
+// setInfo sets the target's one infscale_tuned_policy_info series (under
+// mu), with the terms it is in that state under (tune.Terms).
 func (tn *Tuning) setInfo(s *tuned, policy, state string) {
 	if s.infoPolicy != "" {
-		tn.info.DeleteLabelValues(s.cfg.Name, s.infoPolicy, s.infoState)
+		tn.info.DeleteLabelValues(s.cfg.Name, s.infoPolicy, s.infoState, s.infoTerms)
 	}
-	s.infoPolicy, s.infoState, s.state = policy, state, state
-	tn.info.WithLabelValues(s.cfg.Name, policy, state).Set(1)
+	s.infoPolicy, s.infoState, s.infoTerms, s.state = policy, state, tune.Terms(&s.cfg, tn.replayPeriod()), state
+	tn.info.WithLabelValues(s.cfg.Name, policy, state, s.infoTerms).Set(1)
 }
 
 // tuneEvent is an adopt or revert line of the audit log (under "tune").

@@ -119,13 +119,68 @@ func TestLastRevertedCountsOnlyServesSamples(t *testing.T) {
 		{Timestamp: at(60), Value: model.SampleValue(math.NaN())}, {Timestamp: at(75), Value: 0}}}
 	adopted := &model.SampleStream{Metric: model.Metric{"policy": "queue:8", "state": "adopted"}, Values: []model.SamplePair{{Timestamp: at(60), Value: 1}}}
 	now := time.Unix(1100, 0)
-	p, _, err := lastReverted(context.Background(), rangeAPI{model.Matrix{reverted, adopted}}, "chat", now, 15*time.Second)
+	p, _, _, err := lastReverted(context.Background(), rangeAPI{model.Matrix{reverted, adopted}}, "chat", now, 15*time.Second)
 	if err != nil || p != "" {
 		t.Errorf("lastReverted = %q, %v; want none (adopted at 60 s is the latest state)", p, err)
 	}
 	reverted.Values = append(reverted.Values[:3:3], model.SamplePair{Timestamp: at(60), Value: model.SampleValue(math.NaN())})
-	p, since, err := lastReverted(context.Background(), rangeAPI{model.Matrix{reverted}}, "chat", now, 15*time.Second)
+	p, since, _, err := lastReverted(context.Background(), rangeAPI{model.Matrix{reverted}}, "chat", now, 15*time.Second)
 	if err != nil || p != "queue:8" || !since.Equal(at(15).Time()) {
 		t.Errorf("lastReverted = %q, %v, %v; want queue:8 since %v", p, since, err, at(15).Time())
+	}
+}
+
+// TestTuningRevertReadBackOtherTerms: the revert serve reads back after a
+// restart (without --state-dir) is kept only under the terms it was made
+// under, as a reload forgets a revert when it changes them: the chart
+// restarts serve on a config change, so after a revert at max_miss 0.001
+// a change to 0.01 (the remedy for a budget too tight) restored the revert
+// under the new budget, and the policy stayed reverted however often the
+// tuner chose it. Serve exports the terms beside the state
+// (infscale_tuned_policy_info's terms label, tune.Terms); a revert under
+// the target's terms now, or from a serve that did not export them, is
+// kept.
+func TestTuningRevertReadBackOtherTerms(t *testing.T) {
+	at := func(s int64) model.Time { return model.TimeFromUnix(1000 + s) }
+	now := time.Unix(1100, 0)
+	old := tuneTarget(t, `{every: 1h, dir: /nonexistent, mode: adopt, max_miss: 0.001}`)
+	for _, c := range []struct {
+		name, terms, state string
+	}{
+		{"made under max_miss 0.001", tune.Terms(&old.Targets[0], 15*time.Second), TuneStateAdopted},
+		{"made under the terms now", "", TuneStateReverted}, // filled in below
+		{"from a serve without terms", "-", TuneStateReverted},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt, max_miss: 0.01}", dir))
+			m := model.Metric{"policy": "queue:8", "state": "reverted"}
+			switch c.terms {
+			case "":
+				m["terms"] = model.LabelValue(tune.Terms(&cfg.Targets[0], 15*time.Second))
+			case "-":
+			default:
+				m["terms"] = model.LabelValue(c.terms)
+			}
+			api := rangeAPI{model.Matrix{{Metric: m, Values: []model.SamplePair{{Timestamp: at(15), Value: 1}, {Timestamp: at(30), Value: 1}}}}}
+			reg := prometheus.NewRegistry()
+			l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
+			tn := NewTuning(reg)
+			tn.Now, tn.API = func() time.Time { return now }, api
+			var log bytes.Buffer
+			tn.Log = slog.New(slog.NewTextHandler(&log, nil))
+			l.SetTuning(tn)
+			if err := l.SetConfig(context.Background(), cfg); err != nil {
+				t.Fatal(err)
+			}
+			cand := tune.Candidate{Metric: "queue", Target: 8}
+			if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: cand.Policy(), Candidate: cand, Outcome: tune.Outcome{Holds: true, MaxMissPct: 1}}); err != nil {
+				t.Fatal(err)
+			}
+			tn.Step(context.Background())
+			if s, p := tuneState(tn, "chat"); s != c.state || p != "queue:8" {
+				t.Errorf("state %q %q, want %s queue:8; log:\n%s", s, p, c.state, log.String())
+			}
+		})
 	}
 }

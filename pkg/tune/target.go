@@ -2,6 +2,8 @@ package tune
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -592,6 +594,25 @@ func (r *TargetResult) Matches(t *config.Target, period time.Duration) error {
 		return nil
 	}
 	return fmt.Errorf("tuned with %s: from another configuration of target %s", strings.Join(diff, ", "), t.Name)
+}
+
+// Terms names the terms a result for t is judged on, with period serve's
+// interval: what Matches compares (the budget, the TTFT SLO, the period,
+// the replica with its files' digests, and scale to zero with its
+// cooldown as replayed), as the first 16 hex digits of their SHA-256.
+// serve exports it beside a candidate's state, so that a revert read back
+// after a restart is kept only under the terms it was made under.
+func Terms(t *config.Target, period time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "max_miss=%g slo_ttft=%d period=%d", t.Tune.Budget(), time.Duration(t.Tune.SLOTTFT), period)
+	if r := replicaRef(t.Replica); r != nil {
+		fmt.Fprintf(&b, " replica=%q/%q/%q/%s/%d/%q/%s", r.GPU, r.Model, r.ModelConfig, r.ModelConfigDigest, r.TP, r.Calibration, r.CalibrationDigest)
+	}
+	if cooldown, zero := t.ScalesToZero(); zero {
+		fmt.Fprintf(&b, " cooldown=%g", replayedCooldown(cooldown))
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:8])
 }
 
 // String is the replica as a replica: block, {gpu: G, model: M, tp: N[,
