@@ -156,6 +156,7 @@ type Tuning struct {
 	untuned     map[string]bool // configured without a tune: block, as last set
 	candidate   *prometheus.GaugeVec
 	info        *prometheus.GaugeVec
+	revertedVec *prometheus.GaugeVec
 }
 
 // tuned is one target's self-tuning state.
@@ -174,8 +175,9 @@ type tuned struct {
 	adoptedRes *tune.TargetResult
 	adoptedAt  time.Time
 	// reverted is the last policy reverted for its live misses: not
-	// adopted again while the tune: block's terms stay.
-	reverted string
+	// adopted again while the tune: block's terms stay (setReverted);
+	// revertedTerms the terms of its infscale_tuned_policy_reverted.
+	reverted, revertedTerms string
 	// lookingBack: lookBack is reading what serve exported before this
 	// start; adoption waits for it.
 	lookingBack      bool
@@ -205,8 +207,10 @@ func NewTuning(reg prometheus.Registerer) *Tuning {
 			Help: "The tuned candidate policy's desired replicas, decided each cycle on the same observation as infscale_desired_replicas (targets with a tune: block, once a candidate exists)."}, []string{"target"}),
 		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "tuned_policy_info",
 			Help: "1 for a target's last tuned candidate: policy is its simulate --policy string, state shadow, adopted, reverted or rejected, terms a digest of the terms it is judged on (max_miss, slo_ttft, interval, replica, scale to zero)."}, []string{"target", "policy", "state", "terms"}),
+		revertedVec: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "tuned_policy_reverted",
+			Help: "1 for the policy serve keeps reverted for a target (its live SLO misses exceeded max_miss; not adopted again under these terms), whatever the target's candidate is now; terms as infscale_tuned_policy_info's."}, []string{"target", "policy", "terms"}),
 	}
-	reg.MustRegister(t.candidate, t.info)
+	reg.MustRegister(t.candidate, t.info, t.revertedVec)
 	return t
 }
 
@@ -293,6 +297,9 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 		if s.infoPolicy != "" && s.infoTerms != tune.Terms(&s.cfg, tn.replayPeriod()) {
 			tn.setInfo(s, s.infoPolicy, s.infoState) // the same state under the terms now
 		}
+		if s.reverted != "" && s.revertedTerms != tune.Terms(&s.cfg, tn.replayPeriod()) {
+			tn.setReverted(s, s.reverted)
+		}
 	}
 	tn.untuned = untuned
 	for name, s := range tn.targets {
@@ -301,6 +308,7 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 			if s.infoPolicy != "" {
 				tn.info.DeleteLabelValues(name, s.infoPolicy, s.infoState, s.infoTerms)
 			}
+			tn.setReverted(s, "")
 			delete(tn.targets, name)
 		}
 	}
@@ -381,7 +389,8 @@ func (tn *Tuning) restore(s *tuned, sv *tuneSaved) bool {
 		tn.logger().Warn("tuning state not restored: its result was tuned for another configuration", "target", s.cfg.Name, "err", err)
 		return false
 	}
-	s.res, s.switched, s.lastRun, s.reverted = sv.Result, sv.Switched, sv.LastRun, sv.Reverted
+	s.res, s.switched, s.lastRun = sv.Result, sv.Switched, sv.LastRun
+	tn.setReverted(s, sv.Reverted)
 	if a := sv.Adopted; a != nil && sv.Mode == config.TuneAdopt && s.cfg.Tune.Mode == config.TuneAdopt && a.Matches(&s.cfg, tn.replayPeriod()) == nil {
 		s.adoptedRes, s.adoptedAt = a, sv.AdoptedAt
 	}
@@ -471,7 +480,8 @@ func (tn *Tuning) drop(s *tuned) {
 	if s.infoPolicy != "" {
 		tn.info.DeleteLabelValues(s.cfg.Name, s.infoPolicy, s.infoState, s.infoTerms)
 	}
-	s.res, s.cand, s.adopted, s.adoptedRes, s.reverted = nil, nil, nil, nil, ""
+	s.res, s.cand, s.adopted, s.adoptedRes = nil, nil, nil, nil
+	tn.setReverted(s, "")
 	s.infoPolicy, s.infoState, s.infoTerms, s.state, s.hasCandidateGauge = "", "", "", "", false
 	s.lastRun = time.Time{}
 	tn.dirty[s.cfg.Name] = true
@@ -749,7 +759,11 @@ const revertLookBack = 24 * time.Hour
 // before its first result is taken in adopt mode: the series of
 // infscale_tuned_policy_info (any serve replica's) with the latest sample
 // in the last revertLookBack. When that one says reverted, its policy
-// stays reverted, switched at the start of its last run of samples. A
+// stays reverted, switched at the start of its last run of samples; else
+// the policy of the latest infscale_tuned_policy_reverted series stays
+// reverted (one reverted beside a later candidate). Either only under
+// the terms it was reverted under (a reload that changes them forgets
+// it). A
 // restart forgot the revert, and the same result was adopted again and
 // missed again; with several serve replicas, one restarted adopted what
 // the others had reverted. The query runs on its own goroutine, so a
@@ -779,6 +793,12 @@ func (tn *Tuning) lookBack(ctx context.Context, j tuneJob, now time.Time) {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		policy, since, terms, err := lastReverted(ctx, tn.API, j.name, now, period)
+		if err == nil && policy == "" {
+			// Reverted while a later result of another policy was the
+			// candidate (infscale_tuned_policy_info on that one), or
+			// before another policy was adopted: kept all the same.
+			policy, terms, err = keptReverted(ctx, tn.API, j.name, now, period)
+		}
 		if err != nil {
 			tn.logger().Warn("tuning state not read back from Prometheus; a candidate reverted before serve started may be adopted again", "target", j.name, "err", err)
 		}
@@ -794,8 +814,13 @@ func (tn *Tuning) lookBack(ctx context.Context, j tuneJob, now time.Time) {
 			policy = ""
 		}
 		if policy != "" && s.reverted == "" && s.adoptedRes == nil {
-			s.reverted, s.switched = policy, since
-			tn.logger().Info("tuned policy stays reverted: serve exported it reverted before this start (read back from Prometheus)", "target", j.name, "policy", policy, "since", since.UTC().Format(time.RFC3339))
+			tn.setReverted(s, policy)
+			args := []any{"target", j.name, "policy", policy}
+			if !since.IsZero() { // the info series' revert: the last switch
+				s.switched = since
+				args = append(args, "since", since.UTC().Format(time.RFC3339))
+			}
+			tn.logger().Info("tuned policy stays reverted: serve exported it reverted before this start (read back from Prometheus)", args...)
 		}
 		if s.res != nil && s.state == TuneStateShadow && s.cfg.Tune.Mode == config.TuneAdopt {
 			tn.apply(s, s.res, tn.now())
@@ -839,6 +864,27 @@ func lastReverted(ctx context.Context, api promql.API, target string, now time.T
 		return string(ss.Metric["policy"]), ss.Values[i].Timestamp.Time(), string(ss.Metric["terms"]), nil
 	}
 	return "", time.Time{}, "", nil
+}
+
+// keptReverted reads max by (policy, terms) (infscale_tuned_policy_reverted{target})
+// over the revertLookBack before now at step and returns the policy and
+// terms of the series with the latest sample of value 1 (serve's), the
+// policy serve last kept reverted; "" when none.
+func keptReverted(ctx context.Context, api promql.API, target string, now time.Time, step time.Duration) (policy, terms string, err error) {
+	step = max(step, revertLookBack/(promql.MaxPointsPerSeries-1)+time.Second)
+	m, _, err := api.Range(ctx, promql.OwnSeriesBy(Namespace+"_tuned_policy_reverted", target, "policy", "terms"), now.Add(-revertLookBack), now, step)
+	if err != nil {
+		return "", "", err
+	}
+	var last model.Time
+	for _, ss := range m {
+		for _, p := range ss.Values {
+			if p.Value == 1 && p.Timestamp > last {
+				last, policy, terms = p.Timestamp, string(ss.Metric["policy"]), string(ss.Metric["terms"])
+			}
+		}
+	}
+	return policy, terms, nil
 }
 
 // result tunes cfg in process, or reads its file from tune.dir (nil: none
@@ -979,7 +1025,8 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 		return
 	}
 	policy := s.adoptedRes.Policy
-	s.adopted, s.adoptedRes, s.switched, s.reverted = nil, nil, now, policy
+	s.adopted, s.adoptedRes, s.switched = nil, nil, now
+	tn.setReverted(s, policy)
 	if s.res.Policy == policy {
 		tn.setInfo(s, policy, TuneStateReverted)
 	}
@@ -1015,6 +1062,20 @@ func (tn *Tuning) setInfo(s *tuned, policy, state string) {
 	}
 	s.infoPolicy, s.infoState, s.infoTerms, s.state = policy, state, tune.Terms(&s.cfg, tn.replayPeriod()), state
 	tn.info.WithLabelValues(s.cfg.Name, policy, state, s.infoTerms).Set(1)
+}
+
+// setReverted sets s.reverted to policy (under mu) and exports it as the
+// target's one infscale_tuned_policy_reverted series ("": none), read back
+// after a restart (lookBack) whatever the candidate then is.
+func (tn *Tuning) setReverted(s *tuned, policy string) {
+	if s.reverted != "" {
+		tn.revertedVec.DeleteLabelValues(s.cfg.Name, s.reverted, s.revertedTerms)
+	}
+	s.reverted, s.revertedTerms = policy, ""
+	if policy != "" {
+		s.revertedTerms = tune.Terms(&s.cfg, tn.replayPeriod())
+		tn.revertedVec.WithLabelValues(s.cfg.Name, policy, s.revertedTerms).Set(1)
+	}
 }
 
 // tuneEvent is an adopt or revert line of the audit log (under "tune").

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/internal/promtest"
+	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/tune"
 )
@@ -182,5 +184,136 @@ func TestTuningRevertReadBackOtherTerms(t *testing.T) {
 				t.Errorf("state %q %q, want %s queue:8; log:\n%s", s, p, c.state, log.String())
 			}
 		})
+	}
+}
+
+// promAPI answers the TTFT histogram's increase with ttft (le -> count),
+// and a range query of infscale_tuned_policy_info or of
+// infscale_tuned_policy_reverted with info or reverted.
+type promAPI struct {
+	ttft           map[string]float64
+	info, reverted model.Matrix
+}
+
+func (a promAPI) Instant(_ context.Context, q string, ts time.Time) (model.Vector, []string, error) {
+	if !strings.Contains(q, "time_to_first_token_seconds_bucket") {
+		return nil, nil, nil
+	}
+	var v model.Vector
+	for le, n := range a.ttft {
+		v = append(v, &model.Sample{Metric: model.Metric{"le": model.LabelValue(le)}, Value: model.SampleValue(n), Timestamp: model.TimeFromUnixNano(ts.UnixNano())})
+	}
+	return v, nil, nil
+}
+
+func (a promAPI) Range(_ context.Context, q string, _, _ time.Time, _ time.Duration) (model.Matrix, []string, error) {
+	switch {
+	case strings.Contains(q, "infscale_tuned_policy_reverted"):
+		return a.reverted, nil, nil
+	case strings.Contains(q, "infscale_tuned_policy_info"):
+		return a.info, nil, nil
+	}
+	return nil, nil, nil
+}
+
+// TestTuningRevertReadBackBesideLaterCandidate: a revert made while a
+// later result of another policy is the target's candidate (waiting in
+// shadow for every to pass since the switch) left
+// infscale_tuned_policy_info on that candidate, so a restarted serve read
+// no revert back and adopted the reverted policy again when a result chose
+// it, to miss again. serve exports the policy it keeps reverted on its own
+// (infscale_tuned_policy_reverted{target,policy,terms}, 1), and reads it
+// back: queue:8, adopted at T and reverted at T+40m for its live misses
+// (all 1,000 requests above 2.5 s) while queue:16 (tuned at T+30m) waits
+// in shadow, stays reverted after a restart when a result chooses it.
+func TestTuningRevertReadBackBesideLaterCandidate(t *testing.T) {
+	dir := t.TempDir()
+	f, err := config.Parse([]byte(fmt.Sprintf(`prometheus: {url: "http://prometheus:9090"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 8
+  tune: {every: 1h, dir: %q, mode: adopt, slo_ttft: 2500ms}
+`, dir)), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	T := time.Date(2026, 1, 11, 10, 0, 0, 0, time.UTC)
+	now := T
+	result := func(target float64, at time.Time) {
+		t.Helper()
+		c := tune.Candidate{Metric: "queue", Target: target}
+		if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: at, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	serve := func(api promql.API) (*Tuning, *prometheus.Registry, *bytes.Buffer) {
+		reg := prometheus.NewRegistry()
+		l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
+		tn := NewTuning(reg)
+		tn.Now, tn.API = func() time.Time { return now }, api
+		var log bytes.Buffer
+		tn.Log = slog.New(slog.NewTextHandler(&log, nil))
+		l.SetTuning(tn)
+		if err := l.SetConfig(context.Background(), f); err != nil {
+			t.Fatal(err)
+		}
+		return tn, reg, &log
+	}
+	tn, reg, log := serve(promAPI{ttft: map[string]float64{"1": 0, "2.5": 0, "+Inf": 1000}})
+	result(8, T)
+	tn.Step(context.Background())
+	if s, p := tuneState(tn, "chat"); s != TuneStateAdopted || p != "queue:8" {
+		t.Fatalf("at T: %s %s, want queue:8 adopted; log:\n%s", s, p, log)
+	}
+	now = T.Add(30 * time.Minute)
+	result(16, now)
+	tn.Step(context.Background())
+	now = T.Add(40 * time.Minute)
+	tn.Step(context.Background())
+	if s, p := tuneState(tn, "chat"); s != TuneStateShadow || p != "queue:16" || !strings.Contains(log.String(), "tuned policy reverted") {
+		t.Fatalf("at T+40m: %s %s, want queue:16 in shadow and queue:8 reverted; log:\n%s", s, p, log)
+	}
+	// What Prometheus scraped of the first serve, from T+40m to T+45m.
+	var info, reverted model.Matrix
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(lp []*dto.LabelPair) *model.SampleStream {
+		m := model.Metric{}
+		for _, p := range lp {
+			if p.GetName() != "target" {
+				m[model.LabelName(p.GetName())] = model.LabelValue(p.GetValue())
+			}
+		}
+		ss := &model.SampleStream{Metric: m}
+		for at := now; !at.After(T.Add(45 * time.Minute)); at = at.Add(15 * time.Second) {
+			ss.Values = append(ss.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(at.UnixNano()), Value: 1})
+		}
+		return ss
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			switch mf.GetName() {
+			case "infscale_tuned_policy_info":
+				info = append(info, run(m.GetLabel()))
+			case "infscale_tuned_policy_reverted":
+				reverted = append(reverted, run(m.GetLabel()))
+			}
+		}
+	}
+	if len(reverted) != 1 || reverted[0].Metric["policy"] != "queue:8" || reverted[0].Metric["terms"] != model.LabelValue(tune.Terms(&f.Targets[0], 15*time.Second)) {
+		t.Fatalf("infscale_tuned_policy_reverted %v, want queue:8 under the target's terms", reverted)
+	}
+	// A restart at T+46m; the CronJob's next result chooses queue:8 again.
+	now = T.Add(46 * time.Minute)
+	result(8, now)
+	tn, _, log = serve(promAPI{info: info, reverted: reverted})
+	tn.Step(context.Background())
+	if s, p := tuneState(tn, "chat"); s != TuneStateReverted || p != "queue:8" {
+		t.Errorf("after the restart: %s %s, want queue:8 reverted; log:\n%s", s, p, log)
 	}
 }
