@@ -393,7 +393,7 @@ func TestDecisionCopiesNotSummed(t *testing.T) {
 
 // targetOnly are the per-target series without a role label even for a
 // P/D target (the tuned candidate is decided per target).
-var targetOnly = map[string]bool{"infscale_candidate_desired_replicas": true, "infscale_tuned_policy_info": true}
+var targetOnly = map[string]bool{"infscale_candidate_desired_replicas": true, "infscale_tuned_policy_info": true, "infscale_tuned_policy_reverted": true}
 
 // TestPoolsKept: an expression of the dashboards or rules that aggregates
 // infscale's per-target series by target also keeps role, so a P/D target's

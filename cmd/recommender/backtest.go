@@ -688,6 +688,9 @@ func (c *BacktestCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("backtest: %w", err)
 	}
+	for _, r := range rep.Policies {
+		warnShed(e.stderr, r.Result)
+	}
 	rep.Fetch = st
 	rep.Calibration, rep.CalibrationFile = fit, c.Calibrate
 	if fit != nil && c.Output == "csv" {

@@ -61,6 +61,11 @@ func (c *BacktestCmd) runPair(e *env, res resolved) error {
 		}
 		return fmt.Errorf("backtest: %w", err)
 	}
+	for _, r := range rep.Policies {
+		for _, w := range r.ShedWarnings() {
+			fmt.Fprintf(e.stderr, "warning: %s\n", w)
+		}
+	}
 	rep.Fetch = st
 	if c.Plot != "" {
 		if err := plotPairBacktest(e.stderr, c.Plot, rep); err != nil {

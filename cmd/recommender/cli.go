@@ -95,8 +95,8 @@ func warnDeprecated(sp spellings, stderr io.Writer) {
 }
 
 // warnConfig prints one line on stderr for each configuration key written
-// under its old name (config.File.Deprecations): file:line:col, the key,
-// and the name to write instead.
+// under its old name (config.File.Deprecations: file:line:col, the key,
+// and the name to write instead) or warned of (config.File.Warnings).
 func warnConfig(stderr io.Writer, deprecations []config.Error) {
 	for _, d := range deprecations {
 		fmt.Fprintf(stderr, "infscale: warning: %v\n", d)

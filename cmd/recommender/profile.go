@@ -132,6 +132,9 @@ func (c *ProfileCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
+	for _, r := range rep.Policies {
+		warnShed(e.stderr, r.Result)
+	}
 	rep.Fetch = st
 	held, known := heldReplicaSeconds(rep.Policies[0].Timeline, g.Step.Seconds(), g.N, w.Known())
 	hp, err := seasonal.Build(g.Start, g.Step, held, known, loc)
@@ -177,6 +180,7 @@ func (c *ProfileCmd) Run(e *env) error {
 				return fmt.Errorf("profile: %w", err)
 			}
 			for _, r := range more.Policies {
+				warnShed(e.stderr, r.Result)
 				if am := rep.Actual.ReplicaMinutes; am > 0 {
 					r.SavingsPct = 100 * (am - r.ReplicaMinutes()) / am
 				}

@@ -124,6 +124,7 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 		return err
 	}
 	warnConfig(e.stderr, cfg.Deprecations)
+	warnConfig(e.stderr, cfg.Warnings)
 	if c.LeaderElect {
 		if err := serve.CheckReplicated(cfg); err != nil {
 			return invalidf("--leader-elect: %s: %v", c.Config, err)

@@ -178,3 +178,28 @@ targets:
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 }
+
+// TestCheckConfigWarnsSLOBucket: a vLLM target tuned in adopt mode with
+// the default slo_ttft (2s, inside vLLM's TTFT bucket (1s, 2.5s]) loads,
+// and serve says on stderr that the live-miss check counts only the
+// requests above 2.5s, naming the bounds to give.
+func TestCheckConfigWarnsSLOBucket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tune.yaml")
+	if err := os.WriteFile(path, []byte(`prometheus: {url: http://prometheus:9090}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  maxReplicaCount: 8
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  tune: {mode: adopt, dir: /var/lib/infscale/tune}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb strings.Builder
+	code := run(context.Background(), []string{"serve", "--config", path, "--check-config"}, nil, &out, &errb)
+	want := "infscale: warning: " + path + ":8:9: targets[0].tune.slo_ttft: 2s (the default) is inside vllm's TTFT bucket (1s, 2s500ms]: the live-miss check that reverts an adopted candidate counts only the requests above 2s500ms as late; give 1s or 2s500ms, a bucket bound, for an exact count (docs/tune.md) (target \"chat\")\n"
+	if code != exitOK || errb.String() != want {
+		t.Errorf("exit %d, stderr %q\nwant %q", code, errb.String(), want)
+	}
+}

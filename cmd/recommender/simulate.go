@@ -633,6 +633,18 @@ func warnUnservable(w io.Writer, results []replay.Result) {
 	}
 }
 
+// warnShed writes to w each result's ShedWarning, a line each as
+// simulate writes it: backtest and profile replay their policies as
+// simulate does, and a policy's requests shed at the backlog bound are
+// unserved misses in their figures too.
+func warnShed(w io.Writer, results ...replay.Result) {
+	for _, r := range results {
+		if msg := r.ShedWarning(); msg != "" {
+			fmt.Fprintf(w, "warning: %s\n", msg)
+		}
+	}
+}
+
 // writeHead writes a table's header line, "policy" padded to the longest
 // of policies and then each of head, and returns the policy column's width.
 func writeHead(b *strings.Builder, policies []string, head ...string) int {

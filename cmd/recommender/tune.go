@@ -107,6 +107,7 @@ func (c *TuneCmd) Run(e *env) error {
 		space = tune.ZeroSpace(time.Duration(serve.Zero.Cooldown))
 	}
 	prog := status.NewProgress(e.stderr, "tune: replays", 1, c.Quiet)
+	var shed []string // said after the progress line, as simulate says them
 	rep, err := tune.Run(e.ctx, src, tune.Config{
 		Space:      space,
 		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds()},
@@ -115,8 +116,12 @@ func (c *TuneCmd) Run(e *env) error {
 		// The plan grows by stage (screen, finalists, stress): the share
 		// done may fall when a stage is added; Progress never shows less.
 		Progress: func(done, total int) { prog.Set(float64(done) / float64(total)) },
+		Warn:     func(msg string) { shed = append(shed, msg) },
 	})
 	prog.Done()
+	for _, msg := range shed {
+		fmt.Fprintf(e.stderr, "warning: %s\n", msg)
+	}
 	if err != nil {
 		if se := (*tune.StressError)(nil); errors.As(err, &se) {
 			return stressInvalid(e.given, err)
@@ -365,13 +370,18 @@ func (c *TuneCmd) runPD(e *env, src trace.Source, stress []tune.Stress, model *r
 		return err
 	}
 	prog := status.NewProgress(e.stderr, "tune: replays", 1, c.Quiet)
+	var shed []string // said after the progress line, as simulate says them
 	rep, err := tune.RunPD(e.ctx, src, tune.Config{
 		Replay:     replay.Config{Model: model, SLOTTFT: c.SLOTTFT.Seconds(), Period: c.Period.Seconds()},
 		MaxMissPct: (*float64)(&c.MaxMiss), Holdout: c.Holdout, Finalists: c.Finalists, Workers: c.Workers, Seed: c.Seed, Stress: stress,
 		Baselines: tune.PDBaselines,
 		Progress:  func(done, total int) { prog.Set(float64(done) / float64(total)) },
+		Warn:      func(msg string) { shed = append(shed, msg) },
 	}, replay.PDConfig{KVLinkBytesPerSecond: link})
 	prog.Done()
+	for _, msg := range shed {
+		fmt.Fprintf(e.stderr, "warning: %s\n", msg)
+	}
 	if err != nil {
 		if se := (*tune.StressError)(nil); errors.As(err, &se) {
 			return stressInvalid(e.given, err)

@@ -197,9 +197,14 @@ func (c *TuneCmd) runShard(e *env) error {
 		// Minutes per target on a week: progress as a trace's tune shows
 		// it, per target (--quiet: none).
 		prog := status.NewProgress(e.stderr, "tune: "+t.Name+": replays", 1, c.Quiet)
+		var shed []string // said after the progress line
 		res, err := tune.TuneTarget(e.ctx, api, t, now, tune.TargetOptions{Period: file.IntervalDuration(), Workers: workers, Seed: c.Seed,
-			Progress: func(done, total int) { prog.Set(float64(done) / float64(total)) }})
+			Progress: func(done, total int) { prog.Set(float64(done) / float64(total)) },
+			Warn:     func(msg string) { shed = append(shed, msg) }})
 		prog.Done()
+		for _, msg := range shed {
+			fmt.Fprintf(e.stderr, "warning: target %s: %s\n", t.Name, msg)
+		}
 		if err == nil {
 			err = tune.WriteResult(dir, res)
 		}

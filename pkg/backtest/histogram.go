@@ -80,6 +80,13 @@ func (h *Histogram) buckets() []histogram.Bucket {
 // without observations.
 func (h *Histogram) FractionAbove(x float64) float64 { return histogram.FractionAbove(x, h.buckets()) }
 
+// FractionAboveEdge is the share of observations the buckets prove above
+// x: those in buckets wholly above it (histogram.FractionAboveEdge). NaN
+// without observations.
+func (h *Histogram) FractionAboveEdge(x float64) float64 {
+	return histogram.FractionAboveEdge(x, h.buckets())
+}
+
 // Quantile is the q-quantile as histogram_quantile reads the buckets
 // (histogram.Quantile; the +Inf bucket returns the last finite bound). NaN
 // without observations.

@@ -61,6 +61,10 @@ type File struct {
 	// each at its file:line:col, naming the key that replaces it: the file
 	// loads, and the caller prints them as warnings.
 	Deprecations []Error `yaml:"-"`
+	// Warnings are values that load but may not do what is meant (a tune:
+	// block's slo_ttft inside a bucket of the server's TTFT histogram),
+	// each at its file:line:col: the caller prints them as warnings.
+	Warnings []Error `yaml:"-"`
 }
 
 // Prometheus is the signal source: a Prometheus (or compatible) HTTP API.

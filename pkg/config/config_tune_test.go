@@ -121,3 +121,39 @@ func TestReplicaFileMissing(t *testing.T) {
 		t.Errorf("model_config: %v\nwant %q", err, want)
 	}
 }
+
+// TestTuneSLOBucketWarning: in adopt mode the live-miss check that
+// reverts a candidate reads the server's TTFT histogram and counts only
+// the buckets wholly above slo_ttft; on vLLM (buckets ..., 0.75, 1, 2.5,
+// 5, ...) an slo_ttft between two bounds leaves the requests between it
+// and the next bound uncounted. The file loads, with a warning at the key
+// naming the bucket and the bounds around it; at a bound, in shadow mode
+// (nothing is reverted) or on a server whose buckets are not known, none.
+func TestTuneSLOBucketWarning(t *testing.T) {
+	const replica = "  replica: {gpu: h100-sxm, model: llama-3-8b}\n"
+	for _, c := range []struct {
+		name, file, want string
+	}{
+		{"default 2s", tuneBase + replica + "  tune: {mode: adopt}\n",
+			"t.yaml:9:9: targets[0].tune.slo_ttft: 2s (the default) is inside vllm's TTFT bucket (1s, 2s500ms]: the live-miss check that reverts an adopted candidate counts only the requests above 2s500ms as late; give 1s or 2s500ms, a bucket bound, for an exact count (docs/tune.md) (target \"chat\")"},
+		{"given 800ms", tuneBase + replica + "  tune:\n    mode: adopt\n    slo_ttft: 800ms\n",
+			"t.yaml:11:15: targets[0].tune.slo_ttft: 800ms is inside vllm's TTFT bucket (750ms, 1s]: the live-miss check that reverts an adopted candidate counts only the requests above 1s as late; give 750ms or 1s, a bucket bound, for an exact count (docs/tune.md) (target \"chat\")"},
+		{"past the last bound", tuneBase + replica + "  tune: {mode: adopt, slo_ttft: 1h}\n",
+			"t.yaml:9:33: targets[0].tune.slo_ttft: 1h is above vllm's highest TTFT bucket bound, 42m40s: the live-miss check that reverts an adopted candidate counts no request as late; give 42m40s or less (docs/tune.md) (target \"chat\")"},
+		{"at a bound", tuneBase + replica + "  tune: {mode: adopt, slo_ttft: 2500ms}\n", ""},
+		{"shadow", tuneBase + replica + "  tune: {slo_ttft: 2s}\n", ""},
+		{"sglang", strings.Replace(tuneBase, "server: vllm", "server: sglang", 1) + replica + "  tune: {mode: adopt}\n", ""},
+	} {
+		f, err := Parse([]byte(c.file), "t.yaml")
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := ""
+		if len(f.Warnings) > 0 {
+			got = Errors(f.Warnings).Error()
+		}
+		if got != c.want {
+			t.Errorf("%s: warnings %q\nwant %q", c.name, got, c.want)
+		}
+	}
+}

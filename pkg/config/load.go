@@ -118,6 +118,8 @@ func parse(data []byte, name string, files bool) (*File, error) {
 		nameTargets(errs, cfg)
 		return nil, errs
 	}
+	nameTargets(d.warnings, cfg)
+	cfg.Warnings = d.warnings
 	return cfg, nil
 }
 

@@ -53,6 +53,8 @@ type strictDecoder struct {
 	spelled map[string]string
 	// deprecations are the keys written under their old names.
 	deprecations []Error
+	// warnings are the validators' File.Warnings.
+	warnings []Error
 }
 
 // renamedKeys are the keys renamed to the HPA's and KEDA's names, by the

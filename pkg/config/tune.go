@@ -1,6 +1,7 @@
 package config
 
 import (
+	"math"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -119,6 +120,8 @@ func (v *validator) tune(p string, t *Target) {
 	}
 	if tu.SLOTTFT < 0 {
 		v.at(p+".slo_ttft", "must be > 0, got %s", tu.SLOTTFT)
+	} else if tu.Mode == TuneAdopt && !v.cfg.Prometheus.Embedded() && !v.bad(p+".slo_ttft") {
+		v.sloBucket(p+".slo_ttft", t, zero["slo_ttft"] || !v.present(p+".slo_ttft"))
 	}
 	if v.cfg.Prometheus.Embedded() && tu.Dir == "" {
 		v.at(p, "tunes on the target's Prometheus history: needs prometheus.url (or dir: with results written by infscale tune --shard)")
@@ -126,4 +129,36 @@ func (v *validator) tune(p string, t *Target) {
 	if t.Replica == nil && !v.bad(p) {
 		v.at(p, "needs the target's replica: ({gpu, model[, tp][, calibration]}): the replay runs on it")
 	}
+}
+
+// sloBucket warns when target t's tune.slo_ttft (at key; defaulted: not
+// written) is not a bound of its server's known TTFT buckets: the
+// live-miss check counts only the buckets wholly above it
+// (tune.LiveMisses), so the requests between it and the next bound are
+// not counted late.
+func (v *validator) sloBucket(key string, t *Target, defaulted bool) {
+	bs := t.Server.TTFTBuckets()
+	slo := time.Duration(t.Tune.SLOTTFT)
+	if len(bs) == 0 {
+		return
+	}
+	sec := func(b float64) model.Duration { return model.Duration(time.Duration(math.Round(b*1e3) * 1e6)) }
+	given := t.Tune.SLOTTFT.String()
+	if defaulted {
+		given += " (the default)"
+	}
+	lo := 0.0
+	for _, b := range bs {
+		if sec(b) == t.Tune.SLOTTFT {
+			return
+		}
+		if slo < time.Duration(sec(b)) {
+			v.warn(key, "%s is inside %s's TTFT bucket (%s, %s]: the live-miss check that reverts an adopted candidate counts only the requests above %s as late; give %s or %s, a bucket bound, for an exact count (docs/tune.md)",
+				given, t.Server, sec(lo), sec(b), sec(b), sec(lo), sec(b))
+			return
+		}
+		lo = b
+	}
+	v.warn(key, "%s is above %s's highest TTFT bucket bound, %s: the live-miss check that reverts an adopted candidate counts no request as late; give %s or less (docs/tune.md)",
+		given, t.Server, sec(lo), sec(lo))
 }

@@ -75,6 +75,19 @@ func (v *validator) at(key, format string, args ...any) {
 	v.d.errorf(v.posOf(key), key, format, args...)
 }
 
+// warn records a File.Warnings entry at key (or the nearest parent
+// written), at most MaxErrors of them.
+func (v *validator) warn(key, format string, args ...any) {
+	if len(v.d.warnings) >= MaxErrors {
+		return
+	}
+	e := Error{File: v.d.file, Key: v.key(key), Msg: fmt.Sprintf(format, args...)}
+	if p := v.posOf(key); p != nil {
+		e.Line, e.Column = p.Line, p.Column
+	}
+	v.d.warnings = append(v.d.warnings, e)
+}
+
 func (v *validator) posOf(key string) *token.Position {
 	for k := v.key(key); ; {
 		if p, ok := v.d.pos[k]; ok && p != nil {

@@ -119,6 +119,21 @@ func TestFractionAbove(t *testing.T) {
 	near(t, "empty", FractionAbove(1, hist(0, 0, 0)), math.NaN())
 }
 
+// TestFractionAboveEdge: the same 100 observations (40 <= 0.1, 90 <=
+// 0.5): above 0.3, only the +Inf bucket is wholly above it: 0.1 (not
+// FractionAbove's 0.35); at the bound 0.5: 0.1, and at 0.1: 0.6, as
+// FractionAbove; above 0.05: the buckets above 0.1, 0.6; above 2 (inside
+// +Inf): none proven, 0.
+func TestFractionAboveEdge(t *testing.T) {
+	h := hist(40, 90, 100)
+	near(t, "above 0.3", FractionAboveEdge(0.3, h), 0.1)
+	near(t, "above 0.5", FractionAboveEdge(0.5, h), 0.1)
+	near(t, "above 0.1", FractionAboveEdge(0.1, h), 0.6)
+	near(t, "above 0.05", FractionAboveEdge(0.05, h), 0.6)
+	near(t, "above 2", FractionAboveEdge(2, h), 0)
+	near(t, "empty", FractionAboveEdge(1, hist(0, 0, 0)), math.NaN())
+}
+
 // TestMerge: a replica of an old server version ({0.5, 1, +Inf}: 10 requests
 // within 0.5 s) beside one of a new version with an extra bound ({0.5, 1,
 // 20, +Inf}: 10 requests in (1, 20]). The old one counts at 20 its count at

@@ -52,6 +52,30 @@ func FractionAbove(x float64, bs []Bucket) float64 {
 	return 0
 }
 
+// FractionAboveEdge is the share (0..1) of the observations in bs that
+// the buckets prove above x: those in the buckets wholly above it, above
+// the lowest bucket bound at or above x (none when x is above the highest
+// finite bound). At a bucket bound it is FractionAbove; inside a bucket it
+// counts none of that bucket, where FractionAbove's linear split guesses
+// (vLLM's TTFT bucket (1, 2.5] around a 2 s SLO: a third of it, where
+// TTFTs there bunch near 1 s). NaN as FractionAbove.
+func FractionAboveEdge(x float64, bs []Bucket) float64 {
+	if len(bs) == 0 || !math.IsInf(bs[len(bs)-1].UpperBound, 1) {
+		return math.NaN()
+	}
+	b := monotonic(bs)
+	n := b[len(b)-1].Count
+	if !(n > 0) {
+		return math.NaN()
+	}
+	for _, c := range b {
+		if x <= c.UpperBound {
+			return (n - c.Count) / n
+		}
+	}
+	return 0
+}
+
 // monotonic returns a copy of bs whose counts never decrease with the
 // upper bound (increase() extrapolation and float noise can dip a bucket
 // below the previous one; PromQL raises it).

@@ -2,6 +2,7 @@ package modelserver
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -102,5 +103,19 @@ func (s *Server) UnmarshalText(b []byte) error {
 		return err
 	}
 	*s = v
+	return nil
+}
+
+// vllmTTFTBuckets are vLLM's vllm:time_to_first_token_seconds bucket
+// bounds in seconds (vllm/v1/metrics/loggers.py, as pkg/fleet and
+// pkg/replay export them).
+var vllmTTFTBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
+
+// TTFTBuckets are the finite bucket bounds, in seconds, of s's TTFT
+// histogram when they are known (vLLM's), else nil.
+func (s Server) TTFTBuckets() []float64 {
+	if s == VLLM {
+		return slices.Clone(vllmTTFTBuckets)
+	}
 	return nil
 }

@@ -233,6 +233,17 @@ const MaxBacklog = 1 << 24
 // maxBacklog is MaxBacklog, lowered by tests.
 var maxBacklog int64 = MaxBacklog
 
+// SetMaxBacklog sets the backlog bound to n (MaxBacklog unless set) and
+// returns a func that restores it: a test hook for the commands that warn
+// of shed requests (ShedWarning), which a real bound of 16,777,216
+// requests would take 0.5 GiB and minutes to reach. Not to be called while
+// a replay runs.
+func SetMaxBacklog(n int64) (restore func()) {
+	old := maxBacklog
+	maxBacklog = n
+	return func() { maxBacklog = old }
+}
+
 // ShedWarning says, when the policy's backlog reached MaxBacklog, how many
 // requests were shed and from when: they count as unserved misses; the
 // policy is far short of the traffic. "" when none was.

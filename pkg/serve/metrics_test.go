@@ -158,7 +158,8 @@ func TestMetricsDocumented(t *testing.T) {
 	m.Cycle(time.Millisecond)
 	tn := NewTuning(reg) // serve's self-tuning series (tuning.go)
 	tn.candidate.WithLabelValues("x").Set(1)
-	tn.info.WithLabelValues("x", "queue:8", TuneStateShadow).Set(1)
+	tn.info.WithLabelValues("x", "queue:8", TuneStateShadow, "0123456789abcdef").Set(1)
+	tn.revertedVec.WithLabelValues("x", "queue:4", "0123456789abcdef").Set(1)
 	mfs, err := gatherer(m, reg).Gather()
 	if err != nil {
 		t.Fatal(err)

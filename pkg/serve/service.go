@@ -366,6 +366,9 @@ func applyReload(r reloaded, current *config.File, e reloadEnv) *config.File {
 	for _, d := range next.Deprecations {
 		log.Warn("deprecated configuration key", "at", d.Error())
 	}
+	for _, w := range next.Warnings {
+		log.Warn("configuration warning", "at", w.Error())
+	}
 	if !reflect.DeepEqual(next.Prometheus, current.Prometheus) && o.Source == nil {
 		if s, err := e.ss.build(next); err != nil {
 			log.Error("new prometheus block not applied", "err", err)

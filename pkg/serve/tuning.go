@@ -156,6 +156,7 @@ type Tuning struct {
 	untuned     map[string]bool // configured without a tune: block, as last set
 	candidate   *prometheus.GaugeVec
 	info        *prometheus.GaugeVec
+	revertedVec *prometheus.GaugeVec
 }
 
 // tuned is one target's self-tuning state.
@@ -174,8 +175,9 @@ type tuned struct {
 	adoptedRes *tune.TargetResult
 	adoptedAt  time.Time
 	// reverted is the last policy reverted for its live misses: not
-	// adopted again while the tune: block's terms stay.
-	reverted string
+	// adopted again while the tune: block's terms stay (setReverted);
+	// revertedTerms the terms of its infscale_tuned_policy_reverted.
+	reverted, revertedTerms string
 	// lookingBack: lookBack is reading what serve exported before this
 	// start; adoption waits for it.
 	lookingBack      bool
@@ -192,6 +194,7 @@ type tuned struct {
 	oldLogged         time.Time
 	infoPolicy        string
 	infoState         string
+	infoTerms         string
 	hasCandidateGauge bool
 }
 
@@ -203,9 +206,11 @@ func NewTuning(reg prometheus.Registerer) *Tuning {
 		candidate: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "candidate_desired_replicas",
 			Help: "The tuned candidate policy's desired replicas, decided each cycle on the same observation as infscale_desired_replicas (targets with a tune: block, once a candidate exists)."}, []string{"target"}),
 		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "tuned_policy_info",
-			Help: "1 for a target's last tuned candidate: policy is its simulate --policy string, state shadow, adopted, reverted or rejected."}, []string{"target", "policy", "state"}),
+			Help: "1 for a target's last tuned candidate: policy is its simulate --policy string, state shadow, adopted, reverted or rejected, terms a digest of the terms it is judged on (max_miss, slo_ttft, interval, replica, scale to zero)."}, []string{"target", "policy", "state", "terms"}),
+		revertedVec: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "tuned_policy_reverted",
+			Help: "1 for the policy serve keeps reverted for a target (its live SLO misses exceeded max_miss; not adopted again under these terms), whatever the target's candidate is now; terms as infscale_tuned_policy_info's."}, []string{"target", "policy", "terms"}),
 	}
-	reg.MustRegister(t.candidate, t.info)
+	reg.MustRegister(t.candidate, t.info, t.revertedVec)
 	return t
 }
 
@@ -289,14 +294,21 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 		case s.res != nil:
 			tn.adapt(s)
 		}
+		if s.infoPolicy != "" && s.infoTerms != tune.Terms(&s.cfg, tn.replayPeriod()) {
+			tn.setInfo(s, s.infoPolicy, s.infoState) // the same state under the terms now
+		}
+		if s.reverted != "" && s.revertedTerms != tune.Terms(&s.cfg, tn.replayPeriod()) {
+			tn.setReverted(s, s.reverted)
+		}
 	}
 	tn.untuned = untuned
 	for name, s := range tn.targets {
 		if !keep[name] {
 			tn.candidate.DeleteLabelValues(name)
 			if s.infoPolicy != "" {
-				tn.info.DeleteLabelValues(name, s.infoPolicy, s.infoState)
+				tn.info.DeleteLabelValues(name, s.infoPolicy, s.infoState, s.infoTerms)
 			}
+			tn.setReverted(s, "")
 			delete(tn.targets, name)
 		}
 	}
@@ -377,7 +389,8 @@ func (tn *Tuning) restore(s *tuned, sv *tuneSaved) bool {
 		tn.logger().Warn("tuning state not restored: its result was tuned for another configuration", "target", s.cfg.Name, "err", err)
 		return false
 	}
-	s.res, s.switched, s.lastRun, s.reverted = sv.Result, sv.Switched, sv.LastRun, sv.Reverted
+	s.res, s.switched, s.lastRun = sv.Result, sv.Switched, sv.LastRun
+	tn.setReverted(s, sv.Reverted)
 	if a := sv.Adopted; a != nil && sv.Mode == config.TuneAdopt && s.cfg.Tune.Mode == config.TuneAdopt && a.Matches(&s.cfg, tn.replayPeriod()) == nil {
 		s.adoptedRes, s.adoptedAt = a, sv.AdoptedAt
 	}
@@ -465,10 +478,11 @@ func (tn *Tuning) save() {
 func (tn *Tuning) drop(s *tuned) {
 	tn.candidate.DeleteLabelValues(s.cfg.Name)
 	if s.infoPolicy != "" {
-		tn.info.DeleteLabelValues(s.cfg.Name, s.infoPolicy, s.infoState)
+		tn.info.DeleteLabelValues(s.cfg.Name, s.infoPolicy, s.infoState, s.infoTerms)
 	}
-	s.res, s.cand, s.adopted, s.adoptedRes, s.reverted = nil, nil, nil, nil, ""
-	s.infoPolicy, s.infoState, s.state, s.hasCandidateGauge = "", "", "", false
+	s.res, s.cand, s.adopted, s.adoptedRes = nil, nil, nil, nil
+	tn.setReverted(s, "")
+	s.infoPolicy, s.infoState, s.infoTerms, s.state, s.hasCandidateGauge = "", "", "", "", false
 	s.lastRun = time.Time{}
 	tn.dirty[s.cfg.Name] = true
 }
@@ -745,7 +759,11 @@ const revertLookBack = 24 * time.Hour
 // before its first result is taken in adopt mode: the series of
 // infscale_tuned_policy_info (any serve replica's) with the latest sample
 // in the last revertLookBack. When that one says reverted, its policy
-// stays reverted, switched at the start of its last run of samples. A
+// stays reverted, switched at the start of its last run of samples; else
+// the policy of the latest infscale_tuned_policy_reverted series stays
+// reverted (one reverted beside a later candidate). Either only under
+// the terms it was reverted under (a reload that changes them forgets
+// it). A
 // restart forgot the revert, and the same result was adopted again and
 // missed again; with several serve replicas, one restarted adopted what
 // the others had reverted. The query runs on its own goroutine, so a
@@ -774,7 +792,13 @@ func (tn *Tuning) lookBack(ctx context.Context, j tuneJob, now time.Time) {
 		defer tn.lookingBack.Done()
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		policy, since, err := lastReverted(ctx, tn.API, j.name, now, period)
+		policy, since, terms, err := lastReverted(ctx, tn.API, j.name, now, period)
+		if err == nil && policy == "" {
+			// Reverted while a later result of another policy was the
+			// candidate (infscale_tuned_policy_info on that one), or
+			// before another policy was adopted: kept all the same.
+			policy, terms, err = keptReverted(ctx, tn.API, j.name, now, period)
+		}
 		if err != nil {
 			tn.logger().Warn("tuning state not read back from Prometheus; a candidate reverted before serve started may be adopted again", "target", j.name, "err", err)
 		}
@@ -783,9 +807,20 @@ func (tn *Tuning) lookBack(ctx context.Context, j tuneJob, now time.Time) {
 		if s.lookingBack = false; tn.targets[j.name] != s {
 			return // the target was dropped or reconfigured meanwhile
 		}
+		if now := tune.Terms(&s.cfg, tn.replayPeriod()); policy != "" && terms != "" && terms != now {
+			// As a reload that changes the terms forgets a revert: the
+			// chart restarts serve on a config change.
+			tn.logger().Info("tuned policy revert not kept: serve reverted it before this start under other terms (max_miss, slo_ttft, interval, replica or scale to zero)", "target", j.name, "policy", policy, "since", since.UTC().Format(time.RFC3339), "terms", terms, "terms_now", now)
+			policy = ""
+		}
 		if policy != "" && s.reverted == "" && s.adoptedRes == nil {
-			s.reverted, s.switched = policy, since
-			tn.logger().Info("tuned policy stays reverted: serve exported it reverted before this start (read back from Prometheus)", "target", j.name, "policy", policy, "since", since.UTC().Format(time.RFC3339))
+			tn.setReverted(s, policy)
+			args := []any{"target", j.name, "policy", policy}
+			if !since.IsZero() { // the info series' revert: the last switch
+				s.switched = since
+				args = append(args, "since", since.UTC().Format(time.RFC3339))
+			}
+			tn.logger().Info("tuned policy stays reverted: serve exported it reverted before this start (read back from Prometheus)", args...)
 		}
 		if s.res != nil && s.state == TuneStateShadow && s.cfg.Tune.Mode == config.TuneAdopt {
 			tn.apply(s, s.res, tn.now())
@@ -794,16 +829,17 @@ func (tn *Tuning) lookBack(ctx context.Context, j tuneJob, now time.Time) {
 	}()
 }
 
-// lastReverted reads max by (policy, state) (infscale_tuned_policy_info{target})
+// lastReverted reads max by (policy, state, terms) (infscale_tuned_policy_info{target})
 // over the revertLookBack before now at step, and returns the policy of
 // the series with the latest sample when that series says reverted (a
-// tie: any that does), with the start of its last run of samples; "" when
-// none does. Only samples of value 1 count (serve's).
-func lastReverted(ctx context.Context, api promql.API, target string, now time.Time, step time.Duration) (string, time.Time, error) {
+// tie: any that does), with the start of its last run of samples and its
+// terms ("" from a serve that did not export them); "" when none does.
+// Only samples of value 1 count (serve's).
+func lastReverted(ctx context.Context, api promql.API, target string, now time.Time, step time.Duration) (policy string, since time.Time, terms string, err error) {
 	step = max(step, revertLookBack/(promql.MaxPointsPerSeries-1)+time.Second)
-	m, _, err := api.Range(ctx, promql.OwnSeriesBy(Namespace+"_tuned_policy_info", target, "policy", "state"), now.Add(-revertLookBack), now, step)
+	m, _, err := api.Range(ctx, promql.OwnSeriesBy(Namespace+"_tuned_policy_info", target, "policy", "state", "terms"), now.Add(-revertLookBack), now, step)
 	if err != nil {
-		return "", time.Time{}, err
+		return "", time.Time{}, "", err
 	}
 	// serve exports 1; any other value (NaN, 0: another writer's) is no
 	// sample of the state.
@@ -825,9 +861,30 @@ func lastReverted(ctx context.Context, api promql.API, target string, now time.T
 		for i > 0 && ss.Values[i].Timestamp.Sub(ss.Values[i-1].Timestamp) <= step {
 			i--
 		}
-		return string(ss.Metric["policy"]), ss.Values[i].Timestamp.Time(), nil
+		return string(ss.Metric["policy"]), ss.Values[i].Timestamp.Time(), string(ss.Metric["terms"]), nil
 	}
-	return "", time.Time{}, nil
+	return "", time.Time{}, "", nil
+}
+
+// keptReverted reads max by (policy, terms) (infscale_tuned_policy_reverted{target})
+// over the revertLookBack before now at step and returns the policy and
+// terms of the series with the latest sample of value 1 (serve's), the
+// policy serve last kept reverted; "" when none.
+func keptReverted(ctx context.Context, api promql.API, target string, now time.Time, step time.Duration) (policy, terms string, err error) {
+	step = max(step, revertLookBack/(promql.MaxPointsPerSeries-1)+time.Second)
+	m, _, err := api.Range(ctx, promql.OwnSeriesBy(Namespace+"_tuned_policy_reverted", target, "policy", "terms"), now.Add(-revertLookBack), now, step)
+	if err != nil {
+		return "", "", err
+	}
+	var last model.Time
+	for _, ss := range m {
+		for _, p := range ss.Values {
+			if p.Value == 1 && p.Timestamp > last {
+				last, policy, terms = p.Timestamp, string(ss.Metric["policy"]), string(ss.Metric["terms"])
+			}
+		}
+	}
+	return policy, terms, nil
 }
 
 // result tunes cfg in process, or reads its file from tune.dir (nil: none
@@ -968,7 +1025,8 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 		return
 	}
 	policy := s.adoptedRes.Policy
-	s.adopted, s.adoptedRes, s.switched, s.reverted = nil, nil, now, policy
+	s.adopted, s.adoptedRes, s.switched = nil, nil, now
+	tn.setReverted(s, policy)
 	if s.res.Policy == policy {
 		tn.setInfo(s, policy, TuneStateReverted)
 	}
@@ -996,13 +1054,28 @@ func liveFrom(adopted, now time.Time, history time.Duration) time.Time {
 	return adopted
 }
 
-// setInfo sets the target's one infscale_tuned_policy_info series.
+// setInfo sets the target's one infscale_tuned_policy_info series (under
+// mu), with the terms it is in that state under (tune.Terms).
 func (tn *Tuning) setInfo(s *tuned, policy, state string) {
 	if s.infoPolicy != "" {
-		tn.info.DeleteLabelValues(s.cfg.Name, s.infoPolicy, s.infoState)
+		tn.info.DeleteLabelValues(s.cfg.Name, s.infoPolicy, s.infoState, s.infoTerms)
 	}
-	s.infoPolicy, s.infoState, s.state = policy, state, state
-	tn.info.WithLabelValues(s.cfg.Name, policy, state).Set(1)
+	s.infoPolicy, s.infoState, s.infoTerms, s.state = policy, state, tune.Terms(&s.cfg, tn.replayPeriod()), state
+	tn.info.WithLabelValues(s.cfg.Name, policy, state, s.infoTerms).Set(1)
+}
+
+// setReverted sets s.reverted to policy (under mu) and exports it as the
+// target's one infscale_tuned_policy_reverted series ("": none), read back
+// after a restart (lookBack) whatever the candidate then is.
+func (tn *Tuning) setReverted(s *tuned, policy string) {
+	if s.reverted != "" {
+		tn.revertedVec.DeleteLabelValues(s.cfg.Name, s.reverted, s.revertedTerms)
+	}
+	s.reverted, s.revertedTerms = policy, ""
+	if policy != "" {
+		s.revertedTerms = tune.Terms(&s.cfg, tn.replayPeriod())
+		tn.revertedVec.WithLabelValues(s.cfg.Name, policy, s.revertedTerms).Set(1)
+	}
 }
 
 // tuneEvent is an adopt or revert line of the audit log (under "tune").

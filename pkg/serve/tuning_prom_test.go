@@ -232,9 +232,10 @@ func TestTuningOnPrometheusWeek(t *testing.T) {
 // misses exceed max_miss is reverted. The result (a tune.dir file, as the
 // CronJob writes) was tuned for a 1 ms SLO and a 1% budget at serve's
 // 15 s interval and holds; on the synthetic week no request gets its
-// first token within 1 ms (its TTFT histogram's first bucket is 0.1 s), so
-// 5 minutes after the switch the live misses are all of the requests,
-// above 1%: the configured queue metric decides again, state reverted,
+// first token within 1 ms, and those above its TTFT histogram's first
+// bound, 0.1 s (the buckets wholly above the SLO, what the live check
+// counts), are about a quarter of them, so 5 minutes after the switch the
+// live misses are over 1%: the configured queue metric decides again, state reverted,
 // with an audit line; and so it stays after a restart, and when a later
 // result chooses it again.
 func TestTuningRevertOnPrometheus(t *testing.T) {
@@ -302,8 +303,8 @@ func TestTuningRevertOnPrometheus(t *testing.T) {
 			}
 		}
 	}
-	if e := ev.Tune; ev.Target != "chat" || e.Policy != "queue:8" || e.MaxMissPct != 1 || e.LiveMissRatio < 0.99 || e.LiveMissRatio > 1 || e.LiveRequests <= 0 {
-		t.Errorf("revert line %+v, want chat's queue:8 at a 1%% budget, a live miss ratio of 0.99 to 1; audit:\n%s", ev, audit.String())
+	if e := ev.Tune; ev.Target != "chat" || e.Policy != "queue:8" || e.MaxMissPct != 1 || e.LiveMissRatio < 0.2 || e.LiveMissRatio > 0.3 || e.LiveRequests <= 0 {
+		t.Errorf("revert line %+v, want chat's queue:8 at a 1%% budget, a live miss ratio of 0.2 to 0.3; audit:\n%s", ev, audit.String())
 	}
 	now = now.Add(time.Minute)
 	loop.Cycle(ctx)
@@ -512,7 +513,8 @@ func TestTuningReloadDuringRun(t *testing.T) {
 // time, and misses counted over every day since then were diluted until
 // none could revert it. queue:8 is adopted 3 days before the week's end,
 // and first checked 2 hours before it (slo_ttft 1 ms: every request
-// misses, the histogram's first bucket is 0.1 s): reverted, its audit
+// misses, and the live check counts those above the histogram's first
+// bound, 0.1 s, about a quarter): reverted, its audit
 // line counting from 8 hours before the week's end (now less 6h), not
 // from the switch 3 days before it.
 func TestTuningLiveMissesOverHistory(t *testing.T) {
@@ -568,7 +570,7 @@ func TestTuningLiveMissesOverHistory(t *testing.T) {
 			}
 		}
 	}
-	if want := tr.End.Add(-8 * time.Hour); !ev.Tune.Since.Equal(want) || ev.Tune.LiveMissRatio < 0.99 || ev.Tune.LiveMissRatio > 1 {
-		t.Errorf("revert line since %s, live miss ratio %g; want since %s (6h before the check) and 0.99 to 1; audit:\n%s", ev.Tune.Since, ev.Tune.LiveMissRatio, want, audit.String())
+	if want := tr.End.Add(-8 * time.Hour); !ev.Tune.Since.Equal(want) || ev.Tune.LiveMissRatio < 0.2 || ev.Tune.LiveMissRatio > 0.3 {
+		t.Errorf("revert line since %s, live miss ratio %g; want since %s (6h before the check) and 0.2 to 0.3; audit:\n%s", ev.Tune.Since, ev.Tune.LiveMissRatio, want, audit.String())
 	}
 }

@@ -29,7 +29,7 @@ type Serve struct {
 	Replica, ReplicaNote string
 	// Zero is the target's zero: block when it scales to zero
 	// (minReplicaCount 0): the block keeps it, its cooldownPeriod as
-	// given (the candidate's cooldown= is it rounded to seconds).
+	// given (the candidate's cooldown= is it in seconds, at most a year).
 	Zero *config.Zero
 }
 

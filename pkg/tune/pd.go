@@ -478,6 +478,7 @@ func (e *pdEvaluator) run(jobs []pdJob) error {
 			return err
 		}
 		*j.out = r
+		e.shed(e.cfg.Warn, r.Policy, r.ShedWarnings()...)
 		e.finished(e.cfg.Progress)
 		return nil
 	})

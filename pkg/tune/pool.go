@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/infscale/infscale/pkg/replay"
@@ -34,17 +35,38 @@ func (e *evaluator) run(jobs []job) error {
 			return err
 		}
 		*j.out = r
+		e.shed(e.cfg.Warn, r.Policy, r.ShedWarning())
 		e.finished(e.cfg.Progress)
 		return nil
 	})
 }
 
 // tally counts a search's replays, planned (growing by stage) and done,
-// for Config.Progress.
+// for Config.Progress, and the policies warned of (Config.Warn).
 type tally struct {
-	mu    sync.Mutex
-	done  int
-	total int
+	mu     sync.Mutex
+	done   int
+	total  int
+	warned map[string]bool
+}
+
+// shed passes policy's shed warnings to warn, the first time a replay of
+// policy has any.
+func (t *tally) shed(warn func(string), policy string, msgs ...string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if warn == nil || t.warned[policy] || !slices.ContainsFunc(msgs, func(m string) bool { return m != "" }) {
+		return
+	}
+	if t.warned == nil {
+		t.warned = map[string]bool{}
+	}
+	t.warned[policy] = true
+	for _, m := range msgs {
+		if m != "" {
+			warn(m)
+		}
+	}
 }
 
 func (t *tally) planned(n int) {

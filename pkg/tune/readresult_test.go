@@ -397,3 +397,51 @@ targets:
 		t.Errorf("%v; want the file named, said read at the load, and the reload or the file put back", err)
 	}
 }
+
+// TestTerms: Terms changes with each term Matches compares (max_miss,
+// slo_ttft, the period, the replica, scale to zero and its cooldown) and
+// with nothing else (mode, every, the metrics).
+func TestTerms(t *testing.T) {
+	target := func(tuneBlock, extra string) *config.Target {
+		f, err := config.Parse([]byte(`prometheus: {url: "http://prometheus:9090"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  maxReplicaCount: 8
+  tune: `+tuneBlock+"\n"+extra), "tune.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &f.Targets[0]
+	}
+	const h100 = "  replica: {gpu: h100-sxm, model: llama-3-8b}\n"
+	base := Terms(target("{max_miss: 0.001}", h100), 15*time.Second)
+	if len(base) != 16 {
+		t.Errorf("terms %q, want 16 hex digits", base)
+	}
+	for _, c := range []struct {
+		name   string
+		t      *config.Target
+		period time.Duration
+		same   bool
+	}{
+		{"the same", target("{max_miss: 0.001}", h100), 15 * time.Second, true},
+		{"mode, every", target("{max_miss: 0.001, mode: adopt, every: 2h}", h100), 15 * time.Second, true},
+		{"max_miss", target("{max_miss: 0.01}", h100), 15 * time.Second, false},
+		{"slo_ttft", target("{max_miss: 0.001, slo_ttft: 1s}", h100), 15 * time.Second, false},
+		{"period", target("{max_miss: 0.001}", h100), 30 * time.Second, false},
+		{"replica", target("{max_miss: 0.001}", "  replica: {gpu: a100-80gb, model: llama-3-8b}\n"), 15 * time.Second, false},
+		{"scale to zero", target("{max_miss: 0.001}", h100+"  minReplicaCount: 0\n  zero: {held: 'sum(held)', cooldownPeriod: 2m}\n"), 15 * time.Second, false},
+	} {
+		if got := Terms(c.t, c.period); (got == base) != c.same {
+			t.Errorf("%s: terms %s beside %s, want the same: %v", c.name, got, base, c.same)
+		}
+	}
+	z := func(cd string) string {
+		return Terms(target("{max_miss: 0.001}", h100+"  minReplicaCount: 0\n  zero: {held: 'sum(held)', cooldownPeriod: "+cd+"}\n"), 15*time.Second)
+	}
+	if z("2m") == z("3m") || z("2m") != z("120") {
+		t.Errorf("cooldown 2m %s, 3m %s, 120 %s: want 2m and 120 alike, 3m another", z("2m"), z("3m"), z("120"))
+	}
+}

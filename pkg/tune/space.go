@@ -144,8 +144,12 @@ func ZeroSpace(cooldown time.Duration) Space { return DefaultSpace.scaleToZero(c
 const maxCooldown = 365 * 86400
 
 // replayedCooldown is the cooldown= a cooldownPeriod d is replayed with:
-// whole seconds, rounded up, at most maxCooldown.
-func replayedCooldown(d time.Duration) float64 { return min(math.Ceil(d.Seconds()), maxCooldown) }
+// in seconds to the millisecond (the config's precision, which serve
+// decides on: 1500ms at pollingInterval 1500ms is one idle decision, not
+// the two of a whole 2 s), at most maxCooldown.
+func replayedCooldown(d time.Duration) float64 {
+	return min(float64(d.Round(time.Millisecond).Milliseconds())/1000, maxCooldown)
+}
 
 // forReplica turns PerBatch targets into the replica's units.
 func (sp Space) forReplica(maxBatch int) Space {

@@ -2,6 +2,8 @@ package tune
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,6 +113,9 @@ type TargetOptions struct {
 	// Progress, when set, is Config.Progress: called after each replay
 	// with the replays done and planned so far.
 	Progress func(done, total int)
+	// Warn, when set, is Config.Warn: a policy's requests shed at the
+	// replay's backlog bound, once per policy.
+	Warn func(msg string)
 }
 
 // replicaOf is the replica model of a serve target's replica: block (GPU,
@@ -296,7 +301,7 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	budget := 100 * t.Tune.Budget() // 0 is a budget of no miss, not the default
 	rep, err := Run(ctx, w.Source("target "+t.Name, max(o.Seed, 1)), Config{
 		Replay:     replay.Config{Model: model, SLOTTFT: time.Duration(t.Tune.SLOTTFT).Seconds(), Period: o.Period.Seconds()},
-		MaxMissPct: &budget, Workers: o.Workers, Seed: o.Seed, Space: space, Progress: o.Progress,
+		MaxMissPct: &budget, Workers: o.Workers, Seed: o.Seed, Space: space, Progress: o.Progress, Warn: o.Warn,
 	})
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: %w", t.Name, err)
@@ -381,8 +386,13 @@ const MaxLivePoints = 1440
 
 // LiveMisses is the fraction of t's requests whose first token came later
 // than its tune: block's slo_ttft over [from, now], read from the
-// server's own TTFT histogram in Prometheus (interpolated within its
-// buckets), and how many requests that histogram counted; step is the
+// server's own TTFT histogram in Prometheus, and how many requests that
+// histogram counted. Only the buckets wholly above slo_ttft are counted
+// (FractionAboveEdge): a bucket that straddles it holds requests on both
+// sides in unknown shares, and a linear split counted a third of vLLM's
+// (1, 2.5] late at 2 s where replays put 0 to 26% of it there, reverting
+// policies that held; an slo_ttft at a bucket bound is counted exactly
+// (config warns of one that is not, on vLLM in adopt mode). step is the
 // grid's (serve's interval), made coarser over a span of more than
 // MaxLivePoints steps. Errors: the queries'; a server without a TTFT
 // histogram (ok false).
@@ -414,7 +424,7 @@ func LiveMisses(ctx context.Context, api promql.API, t *config.Target, from, now
 	if h.TTFT == nil || h.TTFT.Count() == 0 {
 		return 0, 0, false, nil
 	}
-	return h.TTFT.FractionAbove(time.Duration(t.Tune.SLOTTFT).Seconds()), h.TTFT.Count(), true, nil
+	return h.TTFT.FractionAboveEdge(time.Duration(t.Tune.SLOTTFT).Seconds()), h.TTFT.Count(), true, nil
 }
 
 // Adapt is the live policy with c's tuned parts in place: c's metrics
@@ -437,8 +447,8 @@ func (c Candidate) Adapt(live recommend.Policy) (recommend.Policy, error) {
 		}
 	}
 	if live.Zero != nil && p.Zero != nil {
-		// cooldown= is the live one rounded up to seconds, capped at a
-		// year (replayedCooldown; Matches checks it): the target's stays.
+		// cooldown= is the live one to the millisecond, capped at a year
+		// (replayedCooldown; Matches checks it): the target's stays.
 		z := *live.Zero
 		p.Zero = &z
 	}
@@ -584,6 +594,25 @@ func (r *TargetResult) Matches(t *config.Target, period time.Duration) error {
 		return nil
 	}
 	return fmt.Errorf("tuned with %s: from another configuration of target %s", strings.Join(diff, ", "), t.Name)
+}
+
+// Terms names the terms a result for t is judged on, with period serve's
+// interval: what Matches compares (the budget, the TTFT SLO, the period,
+// the replica with its files' digests, and scale to zero with its
+// cooldown as replayed), as the first 16 hex digits of their SHA-256.
+// serve exports it beside a candidate's state, so that a revert read back
+// after a restart is kept only under the terms it was made under.
+func Terms(t *config.Target, period time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "max_miss=%g slo_ttft=%d period=%d", t.Tune.Budget(), time.Duration(t.Tune.SLOTTFT), period)
+	if r := replicaRef(t.Replica); r != nil {
+		fmt.Fprintf(&b, " replica=%q/%q/%q/%s/%d/%q/%s", r.GPU, r.Model, r.ModelConfig, r.ModelConfigDigest, r.TP, r.Calibration, r.CalibrationDigest)
+	}
+	if cooldown, zero := t.ScalesToZero(); zero {
+		fmt.Fprintf(&b, " cooldown=%g", replayedCooldown(cooldown))
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:8])
 }
 
 // String is the replica as a replica: block, {gpu: G, model: M, tp: N[,

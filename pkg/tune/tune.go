@@ -64,6 +64,12 @@ type Config struct {
 	// Progress, when set, is called after each replay with the replays done
 	// and planned so far (the plan grows by stage).
 	Progress func(done, total int)
+	// Warn, when set, gets the warning of a replay whose backlog reached
+	// the replay's bound (replay.Result.ShedWarning; a pair's, each
+	// pool's), once per policy however many parts and copies shed, one
+	// call at a time: those requests are counted unserved, as simulate
+	// counts and warns of them.
+	Warn func(msg string)
 }
 
 // DefaultMaxMissPct is the miss budget when Config.MaxMissPct is nil: one

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -111,5 +112,53 @@ func TestZeroBlock(t *testing.T) {
 	tg := f.Targets[0]
 	if tg.Min == nil || *tg.Min != 0 || tg.Zero == nil || tg.Zero.Held != held || time.Duration(tg.Zero.Cooldown) != 500*time.Millisecond {
 		t.Errorf("block:\n%s\nwant minReplicaCount 0 and zero: {held: %s, cooldownPeriod: 500ms}", block, held)
+	}
+}
+
+// TestZeroSpaceCooldownExact: serve goes to zero after the target's
+// cooldownPeriod at millisecond precision (zero.cooldownPeriod: 1500ms,
+// decided each pollingInterval), so the replay must too. Before, it was
+// rounded up to whole seconds: at pollingInterval 1500ms a cooldown of
+// 1500ms (one decision idle) was replayed as 2 s (two decisions), and on
+// the reference trace queue:24,min=0 missed 0.2% where serve's 1.5 s
+// misses 2.3%; a result tuned at 1200ms (replayed as 2 s) matched a
+// target reloaded to 1800ms.
+func TestZeroSpaceCooldownExact(t *testing.T) {
+	for _, cooldown := range []time.Duration{500 * time.Millisecond, 1500 * time.Millisecond, 1001 * time.Millisecond, 120 * time.Second} {
+		sp := DefaultSpace.scaleToZero(cooldown)
+		c := Candidate{Metric: "queue", Target: 16, Options: grid(sp.Dims, 91)[0]}
+		if v, _ := c.Option("cooldown"); v != float64(cooldown.Milliseconds())/1000 {
+			t.Errorf("%v: cooldown=%v, want %v", cooldown, v, float64(cooldown.Milliseconds())/1000)
+		}
+		p, err := c.Recommend()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Zero == nil || (p.Zero.Cooldown-cooldown).Abs() > time.Nanosecond {
+			t.Errorf("%v: replayed with zero %+v, want cooldown %v", cooldown, p.Zero, cooldown)
+		}
+	}
+	// A result tuned at 1200ms is from another configuration once the
+	// target's cooldownPeriod is 1800ms.
+	c := Candidate{Metric: "queue", Target: 16, Options: grid(DefaultSpace.scaleToZero(1200*time.Millisecond).Dims, 91)[0]}
+	r := TargetResult{Outcome: Outcome{MaxMissPct: 0.1}, SLOTTFT: 2, Period: 1.5, Candidate: c}
+	f, err := config.Parse([]byte(`prometheus: {url: "http://prometheus:9090"}
+pollingInterval: 1500ms
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  minReplicaCount: 0
+  maxReplicaCount: 8
+  zero: {held: 'sum(held)', cooldownPeriod: 1800ms}
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  tune: {max_miss: 0.001}
+`), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "tuned with scale to zero, cooldownPeriod 1.2s (the target's is 1s800ms): from another configuration of target chat"
+	if err := r.Matches(&f.Targets[0], 1500*time.Millisecond); fmt.Sprint(err) != want {
+		t.Errorf("tuned at 1200ms, target at 1800ms: %v, want %q", err, want)
 	}
 }
