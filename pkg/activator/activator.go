@@ -61,6 +61,25 @@ const DefaultIdleTimeout = 2 * time.Minute
 // closing: the server never reads it, and the client gets a 502.
 const DefaultUpstreamIdleTimeout = 4 * time.Second
 
+// DefaultUpstreamPingInterval is how long an upstream HTTP/2 connection
+// may be silent (no frame read) before it is pinged, and
+// DefaultUpstreamPingTimeout how long the ping's answer may take before
+// the connection is closed and its requests fail (502, or an answer cut):
+// a dead connection is known within 30 s of its last frame, where a model
+// server's own silence (a non-streamed completion) costs a ping frame
+// every 15 s. 15 s each: the ping's answer is a control frame a live
+// server sends at once; Kubernetes' client-go uses 30 s and 15 s.
+const (
+	DefaultUpstreamPingInterval = 15 * time.Second
+	DefaultUpstreamPingTimeout  = 15 * time.Second
+)
+
+// DefaultUpstreamGRPCPingInterval is DefaultUpstreamPingInterval for
+// gRPC requests' connections: above the 5 minutes gRPC servers require
+// between pings while they send no data (grpcTransport), with 10 s to
+// spare.
+const DefaultUpstreamGRPCPingInterval = 5*time.Minute + 10*time.Second
+
 // DefaultMaxHeldBytes is the default byte budget for held bodies: 128 MiB,
 // half of deploy/activator's 256 MiB memory limit (the rest: about 22 KB
 // per held request, the runtime, and the garbage collector's headroom).
@@ -121,6 +140,17 @@ type Config struct {
 	// ProtocolH2C (CheckProtocol). Not used with Transport, except that
 	// ProtocolH2C then still probes over h2c.
 	UpstreamProtocol string
+	// UpstreamPingInterval: an upstream HTTP/2 connection (h2c, or h2
+	// by TLS) on which nothing has been read this long is pinged, and
+	// closed, failing its requests, when the ping is not answered within
+	// UpstreamPingTimeout: a peer gone without a FIN or reset (a pod on a
+	// partitioned node) held them, and every request multiplexed on the
+	// connection after them, until the clients gave up (defaults
+	// DefaultUpstreamPingInterval, DefaultUpstreamPingTimeout). gRPC
+	// requests go on connections of their own, pinged after
+	// UpstreamGRPCPingInterval (default DefaultUpstreamGRPCPingInterval).
+	// Not used with Transport.
+	UpstreamPingInterval, UpstreamPingTimeout, UpstreamGRPCPingInterval time.Duration
 	// Log, if set, gets a line each time the probe's answer changes
 	// readiness (and the first probe's when not ready), with the failed
 	// probe's status or error, each kind of failure once while not ready.
@@ -203,17 +233,26 @@ func New(cfg Config) (*Activator, error) {
 	if cfg.UpstreamIdleTimeout <= 0 {
 		cfg.UpstreamIdleTimeout = DefaultUpstreamIdleTimeout
 	}
+	if cfg.UpstreamPingInterval <= 0 {
+		cfg.UpstreamPingInterval = DefaultUpstreamPingInterval
+	}
+	if cfg.UpstreamPingTimeout <= 0 {
+		cfg.UpstreamPingTimeout = DefaultUpstreamPingTimeout
+	}
+	if cfg.UpstreamGRPCPingInterval <= 0 {
+		cfg.UpstreamGRPCPingInterval = DefaultUpstreamGRPCPingInterval
+	}
 	if cfg.Transport == nil {
-		h1, h2c := transports(cfg)
-		cfg.Transport = h1
-		if h2c != nil {
-			cfg.Transport = protocolTransport{h1: h1, h2c: h2c, always: cfg.UpstreamProtocol == ProtocolH2C}
-		}
+		cfg.Transport = upstreamTransport(cfg)
 	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: 2 * time.Second}
 		if cfg.Upstream.Scheme == "http" && (cfg.UpstreamProtocol == ProtocolH2C || cfg.ProbePath == GRPCHealthPath) {
-			_, h2c := transports(Config{Upstream: cfg.Upstream, UpstreamIdleTimeout: cfg.UpstreamIdleTimeout})
+			ping := cfg.UpstreamPingInterval
+			if cfg.ProbePath == GRPCHealthPath {
+				ping = cfg.UpstreamGRPCPingInterval
+			}
+			_, h2c := transports(Config{Upstream: cfg.Upstream, UpstreamIdleTimeout: cfg.UpstreamIdleTimeout, UpstreamPingInterval: ping, UpstreamPingTimeout: cfg.UpstreamPingTimeout})
 			cfg.Client.Transport = h2c
 		}
 	}

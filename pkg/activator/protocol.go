@@ -76,10 +76,13 @@ func CheckProtocol(protocol, scheme, probePath string) error {
 // for HTTP/1.x requests (over TLS, HTTP/2 when the upstream offers it,
 // unless cfg.UpstreamProtocol is http1) and, for an http upstream, the h2c
 // one (nil when the protocol is http1 or the upstream https). Each closes
-// idle connections after cfg.UpstreamIdleTimeout.
+// idle connections after cfg.UpstreamIdleTimeout, and pings an HTTP/2
+// connection silent for cfg.UpstreamPingInterval (none when 0).
 func transports(cfg Config) (h1, h2c *http.Transport) {
+	h2 := &http.HTTP2Config{SendPingTimeout: cfg.UpstreamPingInterval, PingTimeout: cfg.UpstreamPingTimeout}
 	h1 = http.DefaultTransport.(*http.Transport).Clone()
 	h1.IdleConnTimeout = cfg.UpstreamIdleTimeout
+	h1.HTTP2 = h2
 	if cfg.UpstreamProtocol == ProtocolHTTP1 {
 		h1.Protocols = new(http.Protocols)
 		h1.Protocols.SetHTTP1(true)
@@ -97,9 +100,51 @@ func transports(cfg Config) (h1, h2c *http.Transport) {
 	}
 	h2c = http.DefaultTransport.(*http.Transport).Clone()
 	h2c.IdleConnTimeout = cfg.UpstreamIdleTimeout
+	h2c.HTTP2 = h2
 	h2c.Protocols = new(http.Protocols)
 	h2c.Protocols.SetUnencryptedHTTP2(true)
 	return h1, h2c
+}
+
+// upstreamTransport is the transport for cfg (Transport unset): gRPC
+// requests on connections of their own, pinged after
+// cfg.UpstreamGRPCPingInterval (grpcTransport), the others pinged after
+// cfg.UpstreamPingInterval.
+func upstreamTransport(cfg Config) http.RoundTripper {
+	build := func(cfg Config) http.RoundTripper {
+		h1, h2c := transports(cfg)
+		if h2c == nil {
+			return h1
+		}
+		return protocolTransport{h1: h1, h2c: h2c, always: cfg.UpstreamProtocol == ProtocolH2C}
+	}
+	other := build(cfg)
+	cfg.UpstreamPingInterval = cfg.UpstreamGRPCPingInterval
+	return grpcTransport{grpc: build(cfg), other: other}
+}
+
+// grpcTransport sends gRPC requests (Content-Type application/grpc...)
+// by grpc, the others by other. gRPC servers count a ping that comes
+// less than 5 minutes after the last one, while they sent no data, as a
+// strike, and at the third close the connection with GOAWAY
+// ENHANCE_YOUR_CALM "too_many_pings" (grpc-go's and gRPC C-core's default
+// keepalive enforcement: MinTime, GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS;
+// Triton's too): a unary call computing for minutes, or a Watch stream
+// with nothing to say, would be cut by pings every 15 s.
+type grpcTransport struct{ grpc, other http.RoundTripper }
+
+func (t grpcTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if isGRPC(req.Header) {
+		return t.grpc.RoundTrip(req)
+	}
+	return t.other.RoundTrip(req)
+}
+
+// isGRPC reports whether h is a gRPC request's: Content-Type
+// application/grpc, alone or with a suffix (+proto, ;charset).
+func isGRPC(h http.Header) bool {
+	ct := h.Get("Content-Type")
+	return ct == "application/grpc" || strings.HasPrefix(ct, "application/grpc+") || strings.HasPrefix(ct, "application/grpc;")
 }
 
 // protocolTransport sends each request over h2c or h1 as the upstream
