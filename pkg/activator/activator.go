@@ -8,7 +8,9 @@
 // back to the client, as KEDA's HTTP add-on interceptor and Knative's
 // activator do: readiness comes from the probe alone, and a request is
 // tried again only when its connection was refused or not made (the dial
-// failed) before any byte of it was sent. A held request that waits past
+// failed) before any byte of it was sent, or when the protocol says the
+// upstream did not process it (an HTTP/2 GOAWAY or REFUSED_STREAM: the
+// transport sends it again, a held body from memory). A held request that waits past
 // HoldTimeout gets 503 with Retry-After; one arriving at a full queue or
 // byte budget gets 429 with Retry-After. Responses stream through
 // unbuffered (server-sent events flush per write). Requests in flight
@@ -295,7 +297,7 @@ func New(cfg Config) (*Activator, error) {
 				a.upFailed.Inc()
 				// The client's body may not have been read to its end.
 				closeConnection(w, r)
-				http.Error(w, "activator: upstream: "+err.Error()+h2cHint(err), http.StatusBadGateway)
+				http.Error(w, "activator: upstream: "+upstreamError(err), http.StatusBadGateway)
 			}
 		},
 	}
@@ -732,15 +734,39 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, held *heldBody, hasBody bool, bodyDone *atomic.Bool) bool {
 	at := &attempt{}
 	var streamed *trackedBody // the client's body, when proxied as it comes
+	var onAnswer []func()     // run when the upstream's answer begins
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	ctx = context.WithValue(ctx, attemptKey{}, at)
 	out := r.Clone(ctx)
 	switch {
 	case held != nil:
-		// Its memory is given back once the transport has read it all
-		// (it is not sent again after that).
-		out.Body = &trackedBody{r: held.reader(), at: at, eof: func(error) { held.free() }}
+		// It may be sent again from its start until the upstream's answer
+		// begins (GetBody), as the transport does when it knows the
+		// upstream did not process the request: a stream above a GOAWAY's
+		// last-stream-id or refused (REFUSED_STREAM), a reused HTTP/1
+		// connection that failed before anything was written on it (an
+		// idempotent request also when it closed before the answer).
+		// Without GetBody the transport could not, and the client got
+		// 502. Its memory is given back once the answer has begun and the
+		// transport has read it all, or when ServeHTTP returns.
+		var began, read atomic.Bool
+		giveBack := func() {
+			if began.Load() && read.Load() {
+				held.free()
+			}
+		}
+		body := func() (io.ReadCloser, error) {
+			r, ok := held.reader()
+			if !ok {
+				return nil, errors.New("the held body was given back: not sent again")
+			}
+			read.Store(false)
+			return &trackedBody{r: r, at: at, eof: func(error) { read.Store(true); giveBack() }}, nil
+		}
+		out.Body, _ = body()
+		out.GetBody = body
+		onAnswer = append(onAnswer, func() { began.Store(true); giveBack() })
 		out.ContentLength, out.TransferEncoding = held.n, nil
 		out.Header.Del("Expect") // the body is here already
 	case hasBody && r.Body != http.NoBody:
@@ -771,12 +797,12 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 			// (a gRPC bidirectional or client stream): the client sends as
 			// the conversation goes, for as long as it lasts, so the body
 			// is bounded no more.
-			at.answered = func() {
+			onAnswer = append(onAnswer, func() {
 				timer.Stop()
 				if streamed != nil {
 					_ = rc.SetReadDeadline(time.Time{})
 				}
-			}
+			})
 		}
 		out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { timer.Stop() }}))
 	}
@@ -784,6 +810,13 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 	// progress: a client that stops reading (its connection open) would
 	// hold the upstream request, and this goroutine, for as long as it
 	// stays connected (the last one: ServeHTTP).
+	if len(onAnswer) > 0 {
+		at.answered = func() {
+			for _, f := range onAnswer {
+				f()
+			}
+		}
+	}
 	if isUpgrade(r.Header) {
 		// A WebSocket, say: ReverseProxy copies both ways on the hijacked
 		// connection until either side closes, here (WaitUpgrades).
@@ -1128,26 +1161,35 @@ func fill(r io.Reader, p []byte) (int, error) {
 // reserved from the budget (given back by free, once).
 type heldBody struct {
 	a        *Activator
-	chunks   [][]byte
 	n        int64
 	reserved int64
 	once     sync.Once
+	mu       sync.Mutex // chunks: free and a retry's reader may race
+	chunks   [][]byte
+	freed    bool
 }
 
 func (b *heldBody) free() {
 	b.once.Do(func() {
-		b.chunks = nil
+		b.mu.Lock()
+		b.chunks, b.freed = nil, true
+		b.mu.Unlock()
 		b.a.unreserve(b.reserved)
 	})
 }
 
-// reader reads the body from its start.
-func (b *heldBody) reader() io.Reader {
+// reader reads the body from its start; false once it was given back.
+func (b *heldBody) reader() (io.Reader, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.freed {
+		return nil, false
+	}
 	rs := make([]io.Reader, len(b.chunks))
 	for i, c := range b.chunks {
 		rs[i] = bytes.NewReader(c)
 	}
-	return io.MultiReader(rs...)
+	return io.MultiReader(rs...), true
 }
 
 // trackedBody counts what the transport read of a body (so that a refused

@@ -188,6 +188,23 @@ func h2cHint(err error) string {
 	return "; the upstream speaks HTTP/1.1, not cleartext HTTP/2 (h2c): set --upstream-protocol http1 for it (a gRPC health --probe-path needs an HTTP/2 server)"
 }
 
+// upstreamError is a failed proxied request's error for the client's 502:
+// err, with h2cHint's advice; or, when Go's HTTP/2 transport could not
+// send again a request the upstream refused unprocessed ("cannot retry
+// err [...] after Request.Body was written; define Request.GetBody"), why
+// in the client's terms: a body streamed from the client is not kept.
+func upstreamError(err error) string {
+	msg := err.Error()
+	if !strings.Contains(msg, "define Request.GetBody") {
+		return msg + h2cHint(err)
+	}
+	why := msg
+	if i, j := strings.Index(msg, "err ["), strings.LastIndex(msg, "] after"); i >= 0 && j > i {
+		why = msg[i+len("err [") : j]
+	}
+	return "the upstream refused the request unprocessed (" + why + "), after its body had begun to be sent; the body was streamed from the client, not held, so it could not be sent again: send the request again"
+}
+
 // grpcHealthRequest is a grpc.health.v1.HealthCheckRequest for the whole
 // server (service "": an empty message) in a gRPC message frame: not
 // compressed, length 0.
