@@ -765,7 +765,13 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 			return &trackedBody{r: r, at: at, eof: func(error) { read.Store(true); giveBack() }}, nil
 		}
 		out.Body, _ = body()
-		out.GetBody = body
+		out.GetBody = func() (io.ReadCloser, error) {
+			// The transport sends it again only when the upstream did not
+			// process it: nothing of the new attempt is sent yet, and one
+			// whose dial is refused (the last pod gone) is held again.
+			at.sent.Store(false)
+			return body()
+		}
 		onAnswer = append(onAnswer, func() { began.Store(true); giveBack() })
 		out.ContentLength, out.TransferEncoding = held.n, nil
 		out.Header.Del("Expect") // the body is here already

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
@@ -71,6 +72,11 @@ func newH2Upstream(t *testing.T, turns ...turn) *h2Upstream {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newH2UpstreamOn(t, ln, turns...)
+}
+
+// newH2UpstreamOn is an h2Upstream serving on ln.
+func newH2UpstreamOn(t *testing.T, ln net.Listener, turns ...turn) *h2Upstream {
 	u := &h2Upstream{ln: ln, turns: turns}
 	t.Cleanup(func() { ln.Close() })
 	go func() {
@@ -222,5 +228,53 @@ func TestStreamedBodyNotRetriedSaysWhy(t *testing.T) {
 	}
 	if got := up.got(); len(got) != 1 {
 		t.Errorf("the upstream read %d requests, want 1", len(got))
+	}
+}
+
+// TestGoAwayRetryRefusedHeldAgain: the upstream's last pod shuts down
+// (GOAWAY below the released request's stream, then its listener
+// closed); the transport sends the request again, and that dial is
+// refused (a Service with no endpoints). The request was not processed
+// and nothing of the new attempt was sent, so it is held again as any
+// refused request, and answered once the upstream is back 300 ms later.
+// Before, the first attempt's bytes counted as sent: 502.
+func TestGoAwayRetryRefusedHeldAgain(t *testing.T) {
+	var first *h2Upstream
+	first = newH2Upstream(t, func(fr *http2.Framer, s uint32) bool {
+		fr.WriteGoAway(s-1, http2.ErrCodeNo, nil)
+		first.ln.Close()
+		return false
+	})
+	addr := first.ln.Addr().String()
+	var ready atomic.Bool
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: addr}, UpstreamProtocol: ProtocolH2C, Client: switchProbe(&ready),
+		ProbeInterval: 50 * time.Millisecond, HoldTimeout: 5 * time.Second})
+	type result struct {
+		code int
+		body string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, body := post(t, base+"/v1/completions", "held", "a prompt of some length")
+		done <- result{code, body}
+	}()
+	waitFor(t, "held", 5*time.Second, func() bool { return a.Held() == 1 })
+	ready.Store(true)
+	waitFor(t, "the first upstream gone", 5*time.Second, func() bool { return len(first.got()) == 1 })
+	time.Sleep(300 * time.Millisecond)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := newH2UpstreamOn(t, ln)
+	r := <-done
+	if r.code != 200 || r.body != "ok" {
+		t.Errorf("client got %d %q, want 200 ok", r.code, r.body)
+	}
+	if got := second.got(); len(got) != 1 || got[0] != "a prompt of some length" {
+		t.Errorf("the second upstream read %q, want the prompt once", got)
+	}
+	if n := testutil.ToFloat64(a.refused); n < 1 {
+		t.Errorf("upstream_refused_total %v, want at least 1", n)
 	}
 }
