@@ -185,6 +185,9 @@ type Activator struct {
 	// proxied, upgradesOpen the same as a number (WaitUpgrades).
 	upgrades     sync.WaitGroup
 	upgradesOpen atomic.Int64
+	// ws are the WebSockets among them (CloseUpgrades).
+	wsMu sync.Mutex
+	ws   map[*wsConn]struct{}
 
 	mu      sync.Mutex
 	up      bool      // the last probe passed; the queue is then empty
@@ -258,7 +261,7 @@ func New(cfg Config) (*Activator, error) {
 			cfg.Client.Transport = h2c
 		}
 	}
-	a := &Activator{cfg: cfg, reg: prometheus.NewRegistry(), probeCh: make(chan struct{}, 1), id: rand.Text()}
+	a := &Activator{cfg: cfg, reg: prometheus.NewRegistry(), probeCh: make(chan struct{}, 1), id: rand.Text(), ws: map[*wsConn]struct{}{}}
 	a.proxy = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(cfg.Upstream)
@@ -269,8 +272,12 @@ func New(cfg Config) (*Activator, error) {
 		ModifyResponse: func(resp *http.Response) error {
 			// An answer cut off mid-body (a reset mid-stream, a pod gone):
 			// the client's stream ends in an error; counted here. Not a
-			// 101's, the upgraded connection ReverseProxy writes to.
+			// 101's, the upgraded connection ReverseProxy writes to: a
+			// WebSocket's is followed frame by frame (CloseUpgrades).
 			if resp.StatusCode == http.StatusSwitchingProtocols {
+				if rwc, ok := resp.Body.(io.ReadWriteCloser); ok && isWebSocket(resp.Header) {
+					resp.Body = a.newWSConn(resp.Request.Context(), rwc)
+				}
 				return nil
 			}
 			resp.Body = &cutBody{ReadCloser: resp.Body, ctx: resp.Request.Context(), failed: a.upFailed}
