@@ -62,7 +62,8 @@ const (
 // serving, without keep-alive (its /metrics still counts them; a new
 // request that would be held gets 503) until they are released or time
 // out, then stops accepting connections and lets the in-flight requests
-// and the upgraded connections (WebSockets) finish.
+// and the upgraded connections (WebSockets) finish; WebSockets still open
+// in the bound's last UpgradeCloseGrace are closed with 1001 going away.
 func (c *ActivatorCmd) Run(e *env) error {
 	if err := config.CheckListen(c.Listen); err != nil {
 		return invalidf("--listen %q: %v", c.Listen, err)

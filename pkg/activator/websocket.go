@@ -175,12 +175,12 @@ func (a *Activator) newWSConn(ctx context.Context, up io.ReadWriteCloser) *wsCon
 // pump reads up and hands each read to Read, until up fails or c closes.
 func (c *wsConn) pump() {
 	defer close(c.in)
+	b := make([]byte, 32<<10)
 	for {
-		b := make([]byte, 32<<10)
 		n, err := c.up.Read(b)
 		if n > 0 {
 			select {
-			case c.in <- b[:n]:
+			case c.in <- append([]byte(nil), b[:n]...):
 			case <-c.closed:
 				return
 			}
@@ -269,6 +269,8 @@ func (c *wsConn) wait() error {
 			select { // the client is mid-frame: its end sends the server's close
 			case <-c.echoed:
 				continue
+			case <-c.closed: // the client left
+				return io.EOF
 			case <-t.C:
 				c.cut.Store(true)
 				return errWSCut
