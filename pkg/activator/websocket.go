@@ -175,7 +175,9 @@ func (a *Activator) newWSConn(ctx context.Context, up io.ReadWriteCloser) *wsCon
 // pump reads up and hands each read to Read, until up fails or c closes.
 func (c *wsConn) pump() {
 	defer close(c.in)
-	b := make([]byte, 32<<10)
+	// Small: it is held while the WebSocket is idle (most of its life);
+	// ReverseProxy copies each read on with a buffer of its own.
+	b := make([]byte, 4<<10)
 	for {
 		n, err := c.up.Read(b)
 		if n > 0 {

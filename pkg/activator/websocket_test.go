@@ -269,3 +269,28 @@ func TestWSFrames(t *testing.T) {
 		t.Errorf("feed with stop took %d bytes, want %d: up to the second frame's end", n, ends[1]-ends[0]-1)
 	}
 }
+
+// TestWebSocketPassesLargeFrames: frames pass whole and in order through
+// the followed connection both ways: 1 MiB (a 64-bit length) and small
+// ones after it.
+func TestWebSocketPassesLargeFrames(t *testing.T) {
+	addr, release := downAddr(t)
+	comeUp(t, addr, release, &wsEcho{})
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: addr}, ProbeInterval: 20 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	conn, br := dialWS(t, base)
+	big := make([]byte, 1<<20)
+	for i := range big {
+		big[i] = byte(i % 251)
+	}
+	go func() {
+		conn.Write(frame(2, big, true))
+		conn.Write(frame(1, []byte("after"), true))
+	}()
+	if f, err := readFrame(br); err != nil || string(f.payload) != string(big) {
+		t.Fatalf("1 MiB frame: %d bytes %v, want it whole", len(f.payload), err)
+	}
+	if f, err := readFrame(br); err != nil || string(f.payload) != "after" {
+		t.Fatalf("the frame after: %q %v", f.payload, err)
+	}
+}
