@@ -224,8 +224,12 @@ func (c *wsConn) Read(p []byte) (int, error) {
 		}
 		if going && c.down.at() {
 			// The server's bytes after this boundary (pending) are not
-			// the client's: wait follows them.
-			c.out, c.toClient = closeFrame(false), true
+			// the client's: wait follows them. A server that sent its
+			// own close frame already is closing the session itself.
+			if c.down.closes == 0 {
+				c.out = closeFrame(false)
+			}
+			c.toClient = true
 			continue
 		}
 		var timeout <-chan time.Time
@@ -327,10 +331,13 @@ func (c *wsConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// closeServerLocked writes the close frame to the server (c.mu held).
+// closeServerLocked writes the close frame to the server (c.mu held),
+// unless the client sent its own already.
 func (c *wsConn) closeServerLocked() {
 	c.toServer = true
-	_, _ = c.up.Write(closeFrame(true))
+	if c.upFrames.closes == 0 {
+		_, _ = c.up.Write(closeFrame(true))
+	}
 }
 
 func (c *wsConn) kick() {
