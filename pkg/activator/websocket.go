@@ -148,8 +148,11 @@ type wsConn struct {
 
 	mu       sync.Mutex // Write's, and goingAway's close to the server
 	upFrames wsFrames   // client -> server
-	toServer bool       // the close frame was written to the server
-	echoed   chan struct{}
+	// toServer: the close frame was written to the server; clientClosed:
+	// the client sent a close frame (read without c.mu, which a Write
+	// blocked on the server holds).
+	toServer, clientClosed atomic.Bool
+	echoed                 chan struct{}
 
 	clean, cut atomic.Bool // the outcome of goingAway
 }
@@ -268,10 +271,9 @@ func (c *wsConn) wait() error {
 	c.down.feed(c.pending, false)
 	c.pending = nil
 	serverDone := c.down.closes > 0
+	in := c.in
 	for {
-		c.mu.Lock()
-		if !c.toServer {
-			c.mu.Unlock()
+		if !c.toServer.Load() {
 			select { // the client is mid-frame: its end sends the server's close
 			case <-c.echoed:
 				continue
@@ -282,16 +284,14 @@ func (c *wsConn) wait() error {
 				return errWSCut
 			}
 		}
-		clientDone := c.upFrames.closes > 0
-		c.mu.Unlock()
-		if clientDone && serverDone {
+		if c.clientClosed.Load() && serverDone {
 			c.clean.Store(true)
 			return errGoingAway
 		}
 		select {
-		case b, ok := <-c.in:
+		case b, ok := <-in:
 			if !ok {
-				serverDone = true
+				serverDone, in = true, nil
 				continue
 			}
 			c.down.feed(b, false)
@@ -307,7 +307,8 @@ func (c *wsConn) wait() error {
 func (c *wsConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.toServer {
+	defer func() { c.clientClosed.Store(c.upFrames.closes > 0) }()
+	if c.toServer.Load() {
 		// The server was sent its close frame: the client's bytes after
 		// it are followed (its own close frame), not passed on.
 		c.upFrames.feed(p, false)
@@ -334,7 +335,7 @@ func (c *wsConn) Write(p []byte) (int, error) {
 // closeServerLocked writes the close frame to the server (c.mu held),
 // unless the client sent its own already.
 func (c *wsConn) closeServerLocked() {
-	c.toServer = true
+	c.toServer.Store(true)
 	if c.upFrames.closes == 0 {
 		_, _ = c.up.Write(closeFrame(true))
 	}
@@ -353,12 +354,16 @@ func (c *wsConn) goingAway(deadline time.Time) {
 	c.goOnce.Do(func() {
 		c.deadline = deadline
 		close(c.going)
-		c.mu.Lock()
-		if c.upFrames.at() {
-			c.closeServerLocked()
-			c.kick()
-		}
-		c.mu.Unlock()
+		// Not waited for: a Write blocked on a server that does not read
+		// holds c.mu (the session is then cut at the deadline).
+		go func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if !c.toServer.Load() && c.upFrames.at() {
+				c.closeServerLocked()
+				c.kick()
+			}
+		}()
 	})
 }
 

@@ -118,6 +118,9 @@ func (e *wsEcho) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			e.mu.Unlock()
 			c.Write(frame(8, f.payload, false))
 			return
+		case string(f.payload) == "stall": // reads nothing more for a while
+			time.Sleep(5 * time.Second)
+			return
 		case string(f.payload) == "half":
 			b := frame(1, []byte("0123456789"), false)
 			c.Write(b[:7])
@@ -292,5 +295,29 @@ func TestWebSocketPassesLargeFrames(t *testing.T) {
 	}
 	if f, err := readFrame(br); err != nil || string(f.payload) != "after" {
 		t.Fatalf("the frame after: %q %v", f.payload, err)
+	}
+}
+
+// TestCloseUpgradesServerNotReading: a server that stops reading while
+// the client sends megabytes leaves the activator's write to it blocked;
+// CloseUpgrades still returns at its grace, the session counted cut
+// (its close frame could not be sent at a frame boundary). A guard: the
+// close to the server is tried beside the blocked write, not behind it.
+func TestCloseUpgradesServerNotReading(t *testing.T) {
+	addr, release := downAddr(t)
+	comeUp(t, addr, release, &wsEcho{})
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: addr}, ProbeInterval: 20 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	conn, _ := dialWS(t, base)
+	conn.Write(frame(1, []byte("stall"), true))
+	go conn.Write(frame(2, make([]byte, 32<<20), true)) // more than the socket buffers take
+	time.Sleep(300 * time.Millisecond)
+	t0 := time.Now()
+	closed, cut := a.CloseUpgrades(500 * time.Millisecond)
+	if took := time.Since(t0); took > 1500*time.Millisecond {
+		t.Errorf("CloseUpgrades took %v, want about its 500 ms grace", took)
+	}
+	if closed != 0 || cut != 1 {
+		t.Errorf("CloseUpgrades: %d closed, %d cut; want 0, 1", closed, cut)
 	}
 }
