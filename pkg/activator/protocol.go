@@ -188,13 +188,25 @@ func h2cHint(err error) string {
 	return "; the upstream speaks HTTP/1.1, not cleartext HTTP/2 (h2c): set --upstream-protocol http1 for it (a gRPC health --probe-path needs an HTTP/2 server)"
 }
 
+// notEstablished is Go's HTTP/2 transport's error when a new connection
+// closed before its first request could go out: over h2c, what a server
+// that speaks HTTP/1.1 only does to the HTTP/2 preface (it answers 400
+// and closes), when the close is seen before the answer is read (3 runs
+// of 10 of TestH2CToHTTP1UpstreamSaysWhy under -race on a loaded machine).
+const notEstablished = "client conn could not be established"
+
 // upstreamError is a failed proxied request's error for the client's 502:
-// err, with h2cHint's advice; or, when Go's HTTP/2 transport could not
-// send again a request the upstream refused unprocessed ("cannot retry
-// err [...] after Request.Body was written; define Request.GetBody"), why
-// in the client's terms: a body streamed from the client is not kept.
-func upstreamError(err error) string {
+// err, with h2cHint's advice (also for notEstablished over h2c: cleartext
+// is the upstream's an http one); or, when Go's HTTP/2 transport could
+// not send again a request the upstream refused unprocessed ("cannot
+// retry err [...] after Request.Body was written; define
+// Request.GetBody"), why in the client's terms: a body streamed from the
+// client is not kept.
+func upstreamError(err error, cleartext bool) string {
 	msg := err.Error()
+	if cleartext && strings.Contains(msg, notEstablished) {
+		return msg + "; the upstream closed the cleartext HTTP/2 (h2c) connection before its first request: if it speaks HTTP/1.1 only, set --upstream-protocol http1 for it"
+	}
 	if !strings.Contains(msg, "define Request.GetBody") {
 		return msg + h2cHint(err)
 	}
