@@ -62,7 +62,8 @@ const (
 // serving, without keep-alive (its /metrics still counts them; a new
 // request that would be held gets 503) until they are released or time
 // out, then stops accepting connections and lets the in-flight requests
-// and the upgraded connections (WebSockets) finish.
+// and the upgraded connections (WebSockets) finish; WebSockets still open
+// in the bound's last UpgradeCloseGrace are closed with 1001 going away.
 func (c *ActivatorCmd) Run(e *env) error {
 	if err := config.CheckListen(c.Listen); err != nil {
 		return invalidf("--listen %q: %v", c.Listen, err)
@@ -184,9 +185,17 @@ func (c *ActivatorCmd) Run(e *env) error {
 	}
 	// Shutdown leaves upgraded connections (WebSockets: hijacked) alone;
 	// an exit now would cut them mid-session. They run on, each until
-	// either side closes it, within the same bound.
-	if n := a.WaitUpgrades(ctx); n > 0 {
-		fmt.Fprintf(stderr, "infscale activator: %d upgraded connections (WebSockets) still open at the end of the drain (--hold-timeout + 5s): cut\n", n)
+	// either side closes it, within the same bound; in its last
+	// UpgradeCloseGrace those still open are closed: a WebSocket with a
+	// close frame 1001 (going away) to both sides, so that its client
+	// reconnects (through the Service, to another activator) knowing
+	// why, rather than reading a reset.
+	dl, _ := ctx.Deadline()
+	wsCtx, wsCancel := context.WithDeadline(ctx, dl.Add(-activator.UpgradeCloseGrace))
+	defer wsCancel()
+	if n := a.WaitUpgrades(wsCtx); n > 0 {
+		closed, cut := a.CloseUpgrades(time.Until(dl))
+		fmt.Fprintf(stderr, "infscale activator: %d upgraded connections (WebSockets) still open at the end of the drain (--hold-timeout + 5s): %d closed with a close frame 1001 (going away) to both sides, %d cut\n", n, closed, cut)
 	}
 	return nil
 }

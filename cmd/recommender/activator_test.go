@@ -466,3 +466,97 @@ func TestActivatorDrainKeepsWebSockets(t *testing.T) {
 		t.Errorf("stderr %q: want the drain to say one WebSocket is open", errb.String())
 	}
 }
+
+// TestActivatorDrainClosesWebSocketsGoingAway: a WebSocket still open at
+// the end of the drain's bound (--hold-timeout 1s + 5 s) is closed, not
+// cut: its client reads a close frame with status 1001 (going away) and
+// the server gets one too, and stderr says one was closed so. Before, the
+// exit cut it: the client read EOF with no close frame (a browser's
+// onclose says 1006, abnormal closure).
+func TestActivatorDrainClosesWebSocketsGoingAway(t *testing.T) {
+	serverClose := make(chan []byte, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		fmt.Fprint(brw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		brw.Flush()
+		// Frames of at most 125 bytes: a close frame from the (masking)
+		// activator is 0x88, 0x80|length, a 4-byte key, the payload.
+		var h [2]byte
+		if _, err := io.ReadFull(brw, h[:]); err != nil || h[0] != 0x88 || h[1]&0x80 == 0 {
+			return
+		}
+		b := make([]byte, 4+int(h[1]&0x7f))
+		if _, err := io.ReadFull(brw, b); err != nil {
+			return
+		}
+		for i := range b[4:] {
+			b[4+i] ^= b[i%4]
+		}
+		serverClose <- b[4:]
+	}))
+	defer up.Close()
+	listen := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := make(chan int, 1)
+	var errb syncbuf.Buffer
+	go func() {
+		code <- run(ctx, []string{"activator", "--listen", listen, "--upstream", up.URL, "--probe-interval", "50ms", "--hold-timeout", "1s"}, strings.NewReader(""), io.Discard, &errb)
+	}()
+	var c net.Conn
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var err error
+		if c, err = net.Dial("tcp", listen); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("activator did not listen")
+		}
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(15 * time.Second))
+	fmt.Fprint(c, "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+	br := bufio.NewReader(c)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 101 {
+		t.Fatalf("upgrade: %v %v, want 101", resp, err)
+	}
+	t0 := time.Now()
+	cancel() // SIGTERM
+	var h [2]byte
+	if _, err := io.ReadFull(br, h[:]); err != nil || h[0] != 0x88 {
+		t.Fatalf("at the drain's end the client read % x %v (after %v), want a close frame (88 ...)", h, err, time.Since(t0).Round(100*time.Millisecond))
+	}
+	p := make([]byte, h[1]&0x7f)
+	if _, err := io.ReadFull(br, p); err != nil || len(p) < 2 || p[0] != 0x03 || p[1] != 0xe9 {
+		t.Fatalf("close frame payload % x %v, want status 1001 (03 e9)", p, err)
+	}
+	if took := time.Since(t0); took < 4*time.Second || took > 6500*time.Millisecond {
+		t.Errorf("close frame %v after SIGTERM, want within the last 2 s of the 6 s bound", took)
+	}
+	select {
+	case b := <-serverClose:
+		if len(b) < 2 || b[0] != 0x03 || b[1] != 0xe9 {
+			t.Errorf("server's close frame payload % x, want status 1001", b)
+		}
+	case <-time.After(3 * time.Second):
+		t.Error("the server got no close frame")
+	}
+	select {
+	case n := <-code:
+		if n != 0 {
+			t.Errorf("exit %d: %s", n, errb.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the activator did not exit")
+	}
+	if !strings.Contains(errb.String(), "1 closed with a close frame 1001 (going away) to both sides, 0 cut") {
+		t.Errorf("stderr %q: want the drain to say one WebSocket was closed with 1001", errb.String())
+	}
+}

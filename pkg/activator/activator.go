@@ -8,7 +8,9 @@
 // back to the client, as KEDA's HTTP add-on interceptor and Knative's
 // activator do: readiness comes from the probe alone, and a request is
 // tried again only when its connection was refused or not made (the dial
-// failed) before any byte of it was sent. A held request that waits past
+// failed) before any byte of it was sent, or when the protocol says the
+// upstream did not process it (an HTTP/2 GOAWAY or REFUSED_STREAM: the
+// transport sends it again, a held body from memory). A held request that waits past
 // HoldTimeout gets 503 with Retry-After; one arriving at a full queue or
 // byte budget gets 429 with Retry-After. Responses stream through
 // unbuffered (server-sent events flush per write). Requests in flight
@@ -61,6 +63,25 @@ const DefaultIdleTimeout = 2 * time.Minute
 // closing: the server never reads it, and the client gets a 502.
 const DefaultUpstreamIdleTimeout = 4 * time.Second
 
+// DefaultUpstreamPingInterval is how long an upstream HTTP/2 connection
+// may be silent (no frame read) before it is pinged, and
+// DefaultUpstreamPingTimeout how long the ping's answer may take before
+// the connection is closed and its requests fail (502, or an answer cut):
+// a dead connection is known within 30 s of its last frame, where a model
+// server's own silence (a non-streamed completion) costs a ping frame
+// every 15 s. 15 s each: the ping's answer is a control frame a live
+// server sends at once; Kubernetes' client-go uses 30 s and 15 s.
+const (
+	DefaultUpstreamPingInterval = 15 * time.Second
+	DefaultUpstreamPingTimeout  = 15 * time.Second
+)
+
+// DefaultUpstreamGRPCPingInterval is DefaultUpstreamPingInterval for
+// gRPC requests' connections: above the 5 minutes gRPC servers require
+// between pings while they send no data (grpcTransport), with 10 s to
+// spare.
+const DefaultUpstreamGRPCPingInterval = 5*time.Minute + 10*time.Second
+
 // DefaultMaxHeldBytes is the default byte budget for held bodies: 128 MiB,
 // half of deploy/activator's 256 MiB memory limit (the rest: about 22 KB
 // per held request, the runtime, and the garbage collector's headroom).
@@ -109,8 +130,9 @@ type Config struct {
 	// ProtocolH2C or a gRPC health probe on an http upstream).
 	Client *http.Client
 	// Transport carries proxied requests (default http.DefaultTransport's
-	// clone with UpstreamIdleTimeout: no deadline on an answer, which a
-	// non-streamed completion may take minutes to start).
+	// clones with UpstreamIdleTimeout and the HTTP/2 pings, gRPC requests
+	// on their own: no deadline on an answer, which a non-streamed
+	// completion may take minutes to start).
 	Transport http.RoundTripper
 	// UpstreamIdleTimeout closes an upstream connection idle that long
 	// (default DefaultUpstreamIdleTimeout); keep it shorter than the
@@ -121,6 +143,17 @@ type Config struct {
 	// ProtocolH2C (CheckProtocol). Not used with Transport, except that
 	// ProtocolH2C then still probes over h2c.
 	UpstreamProtocol string
+	// UpstreamPingInterval: an upstream HTTP/2 connection (h2c, or h2
+	// by TLS) on which nothing has been read this long is pinged, and
+	// closed, failing its requests, when the ping is not answered within
+	// UpstreamPingTimeout: a peer gone without a FIN or reset (a pod on a
+	// partitioned node) held them, and every request multiplexed on the
+	// connection after them, until the clients gave up (defaults
+	// DefaultUpstreamPingInterval, DefaultUpstreamPingTimeout). gRPC
+	// requests go on connections of their own, pinged after
+	// UpstreamGRPCPingInterval (default DefaultUpstreamGRPCPingInterval).
+	// Not used with Transport.
+	UpstreamPingInterval, UpstreamPingTimeout, UpstreamGRPCPingInterval time.Duration
 	// Log, if set, gets a line each time the probe's answer changes
 	// readiness (and the first probe's when not ready), with the failed
 	// probe's status or error, each kind of failure once while not ready.
@@ -153,6 +186,9 @@ type Activator struct {
 	// proxied, upgradesOpen the same as a number (WaitUpgrades).
 	upgrades     sync.WaitGroup
 	upgradesOpen atomic.Int64
+	// ws are the WebSockets among them (CloseUpgrades).
+	wsMu sync.Mutex
+	ws   map[*wsConn]struct{}
 
 	mu      sync.Mutex
 	up      bool      // the last probe passed; the queue is then empty
@@ -203,21 +239,30 @@ func New(cfg Config) (*Activator, error) {
 	if cfg.UpstreamIdleTimeout <= 0 {
 		cfg.UpstreamIdleTimeout = DefaultUpstreamIdleTimeout
 	}
+	if cfg.UpstreamPingInterval <= 0 {
+		cfg.UpstreamPingInterval = DefaultUpstreamPingInterval
+	}
+	if cfg.UpstreamPingTimeout <= 0 {
+		cfg.UpstreamPingTimeout = DefaultUpstreamPingTimeout
+	}
+	if cfg.UpstreamGRPCPingInterval <= 0 {
+		cfg.UpstreamGRPCPingInterval = DefaultUpstreamGRPCPingInterval
+	}
 	if cfg.Transport == nil {
-		h1, h2c := transports(cfg)
-		cfg.Transport = h1
-		if h2c != nil {
-			cfg.Transport = protocolTransport{h1: h1, h2c: h2c, always: cfg.UpstreamProtocol == ProtocolH2C}
-		}
+		cfg.Transport = upstreamTransport(cfg)
 	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: 2 * time.Second}
 		if cfg.Upstream.Scheme == "http" && (cfg.UpstreamProtocol == ProtocolH2C || cfg.ProbePath == GRPCHealthPath) {
-			_, h2c := transports(Config{Upstream: cfg.Upstream, UpstreamIdleTimeout: cfg.UpstreamIdleTimeout})
+			ping := cfg.UpstreamPingInterval
+			if cfg.ProbePath == GRPCHealthPath {
+				ping = cfg.UpstreamGRPCPingInterval
+			}
+			_, h2c := transports(Config{Upstream: cfg.Upstream, UpstreamIdleTimeout: cfg.UpstreamIdleTimeout, UpstreamPingInterval: ping, UpstreamPingTimeout: cfg.UpstreamPingTimeout})
 			cfg.Client.Transport = h2c
 		}
 	}
-	a := &Activator{cfg: cfg, reg: prometheus.NewRegistry(), probeCh: make(chan struct{}, 1), id: rand.Text()}
+	a := &Activator{cfg: cfg, reg: prometheus.NewRegistry(), probeCh: make(chan struct{}, 1), id: rand.Text(), ws: map[*wsConn]struct{}{}}
 	a.proxy = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(cfg.Upstream)
@@ -228,8 +273,12 @@ func New(cfg Config) (*Activator, error) {
 		ModifyResponse: func(resp *http.Response) error {
 			// An answer cut off mid-body (a reset mid-stream, a pod gone):
 			// the client's stream ends in an error; counted here. Not a
-			// 101's, the upgraded connection ReverseProxy writes to.
+			// 101's, the upgraded connection ReverseProxy writes to: a
+			// WebSocket's is followed frame by frame (CloseUpgrades).
 			if resp.StatusCode == http.StatusSwitchingProtocols {
+				if rwc, ok := resp.Body.(io.ReadWriteCloser); ok && isWebSocket(resp.Header) {
+					resp.Body = a.newWSConn(resp.Request.Context(), rwc)
+				}
 				return nil
 			}
 			resp.Body = &cutBody{ReadCloser: resp.Body, ctx: resp.Request.Context(), failed: a.upFailed}
@@ -256,7 +305,7 @@ func New(cfg Config) (*Activator, error) {
 				a.upFailed.Inc()
 				// The client's body may not have been read to its end.
 				closeConnection(w, r)
-				http.Error(w, "activator: upstream: "+err.Error()+h2cHint(err), http.StatusBadGateway)
+				http.Error(w, "activator: upstream: "+upstreamError(err, cfg.Upstream.Scheme == "http"), http.StatusBadGateway)
 			}
 		},
 	}
@@ -693,15 +742,45 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, held *heldBody, hasBody bool, bodyDone *atomic.Bool) bool {
 	at := &attempt{}
 	var streamed *trackedBody // the client's body, when proxied as it comes
+	var onAnswer []func()     // run when the upstream's answer begins
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	ctx = context.WithValue(ctx, attemptKey{}, at)
 	out := r.Clone(ctx)
 	switch {
 	case held != nil:
-		// Its memory is given back once the transport has read it all
-		// (it is not sent again after that).
-		out.Body = &trackedBody{r: held.reader(), at: at, eof: func(error) { held.free() }}
+		// It may be sent again from its start until the upstream's answer
+		// begins (GetBody), as the transport does when it knows the
+		// upstream did not process the request: a stream above a GOAWAY's
+		// last-stream-id or refused (REFUSED_STREAM), a reused HTTP/1
+		// connection that failed before anything was written on it (an
+		// idempotent request also when it closed before the answer).
+		// Without GetBody the transport could not, and the client got
+		// 502. Its memory is given back once the answer has begun and the
+		// transport has read it all, or when ServeHTTP returns.
+		var began, read atomic.Bool
+		giveBack := func() {
+			if began.Load() && read.Load() {
+				held.free()
+			}
+		}
+		body := func() (io.ReadCloser, error) {
+			r, ok := held.reader()
+			if !ok {
+				return nil, errors.New("the held body was given back: not sent again")
+			}
+			read.Store(false)
+			return &trackedBody{r: r, at: at, eof: func(error) { read.Store(true); giveBack() }}, nil
+		}
+		out.Body, _ = body()
+		out.GetBody = func() (io.ReadCloser, error) {
+			// The transport sends it again only when the upstream did not
+			// process it: nothing of the new attempt is sent yet, and one
+			// whose dial is refused (the last pod gone) is held again.
+			at.sent.Store(false)
+			return body()
+		}
+		onAnswer = append(onAnswer, func() { began.Store(true); giveBack() })
 		out.ContentLength, out.TransferEncoding = held.n, nil
 		out.Header.Del("Expect") // the body is here already
 	case hasBody && r.Body != http.NoBody:
@@ -732,12 +811,12 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 			// (a gRPC bidirectional or client stream): the client sends as
 			// the conversation goes, for as long as it lasts, so the body
 			// is bounded no more.
-			at.answered = func() {
+			onAnswer = append(onAnswer, func() {
 				timer.Stop()
 				if streamed != nil {
 					_ = rc.SetReadDeadline(time.Time{})
 				}
-			}
+			})
 		}
 		out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { timer.Stop() }}))
 	}
@@ -745,6 +824,13 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 	// progress: a client that stops reading (its connection open) would
 	// hold the upstream request, and this goroutine, for as long as it
 	// stays connected (the last one: ServeHTTP).
+	if len(onAnswer) > 0 {
+		at.answered = func() {
+			for _, f := range onAnswer {
+				f()
+			}
+		}
+	}
 	if isUpgrade(r.Header) {
 		// A WebSocket, say: ReverseProxy copies both ways on the hijacked
 		// connection until either side closes, here (WaitUpgrades).
@@ -1089,26 +1175,35 @@ func fill(r io.Reader, p []byte) (int, error) {
 // reserved from the budget (given back by free, once).
 type heldBody struct {
 	a        *Activator
-	chunks   [][]byte
 	n        int64
 	reserved int64
 	once     sync.Once
+	mu       sync.Mutex // chunks: free and a retry's reader may race
+	chunks   [][]byte
+	freed    bool
 }
 
 func (b *heldBody) free() {
 	b.once.Do(func() {
-		b.chunks = nil
+		b.mu.Lock()
+		b.chunks, b.freed = nil, true
+		b.mu.Unlock()
 		b.a.unreserve(b.reserved)
 	})
 }
 
-// reader reads the body from its start.
-func (b *heldBody) reader() io.Reader {
+// reader reads the body from its start; false once it was given back.
+func (b *heldBody) reader() (io.Reader, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.freed {
+		return nil, false
+	}
 	rs := make([]io.Reader, len(b.chunks))
 	for i, c := range b.chunks {
 		rs[i] = bytes.NewReader(c)
 	}
-	return io.MultiReader(rs...)
+	return io.MultiReader(rs...), true
 }
 
 // trackedBody counts what the transport read of a body (so that a refused

@@ -76,10 +76,13 @@ func CheckProtocol(protocol, scheme, probePath string) error {
 // for HTTP/1.x requests (over TLS, HTTP/2 when the upstream offers it,
 // unless cfg.UpstreamProtocol is http1) and, for an http upstream, the h2c
 // one (nil when the protocol is http1 or the upstream https). Each closes
-// idle connections after cfg.UpstreamIdleTimeout.
+// idle connections after cfg.UpstreamIdleTimeout, and pings an HTTP/2
+// connection silent for cfg.UpstreamPingInterval (none when 0).
 func transports(cfg Config) (h1, h2c *http.Transport) {
+	h2 := &http.HTTP2Config{SendPingTimeout: cfg.UpstreamPingInterval, PingTimeout: cfg.UpstreamPingTimeout}
 	h1 = http.DefaultTransport.(*http.Transport).Clone()
 	h1.IdleConnTimeout = cfg.UpstreamIdleTimeout
+	h1.HTTP2 = h2
 	if cfg.UpstreamProtocol == ProtocolHTTP1 {
 		h1.Protocols = new(http.Protocols)
 		h1.Protocols.SetHTTP1(true)
@@ -97,9 +100,51 @@ func transports(cfg Config) (h1, h2c *http.Transport) {
 	}
 	h2c = http.DefaultTransport.(*http.Transport).Clone()
 	h2c.IdleConnTimeout = cfg.UpstreamIdleTimeout
+	h2c.HTTP2 = h2
 	h2c.Protocols = new(http.Protocols)
 	h2c.Protocols.SetUnencryptedHTTP2(true)
 	return h1, h2c
+}
+
+// upstreamTransport is the transport for cfg (Transport unset): gRPC
+// requests on connections of their own, pinged after
+// cfg.UpstreamGRPCPingInterval (grpcTransport), the others pinged after
+// cfg.UpstreamPingInterval.
+func upstreamTransport(cfg Config) http.RoundTripper {
+	build := func(cfg Config) http.RoundTripper {
+		h1, h2c := transports(cfg)
+		if h2c == nil {
+			return h1
+		}
+		return protocolTransport{h1: h1, h2c: h2c, always: cfg.UpstreamProtocol == ProtocolH2C}
+	}
+	other := build(cfg)
+	cfg.UpstreamPingInterval = cfg.UpstreamGRPCPingInterval
+	return grpcTransport{grpc: build(cfg), other: other}
+}
+
+// grpcTransport sends gRPC requests (Content-Type application/grpc...)
+// by grpc, the others by other. gRPC servers count a ping that comes
+// less than 5 minutes after the last one, while they sent no data, as a
+// strike, and at the third close the connection with GOAWAY
+// ENHANCE_YOUR_CALM "too_many_pings" (grpc-go's and gRPC C-core's default
+// keepalive enforcement: MinTime, GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS;
+// Triton's too): a unary call computing for minutes, or a Watch stream
+// with nothing to say, would be cut by pings every 15 s.
+type grpcTransport struct{ grpc, other http.RoundTripper }
+
+func (t grpcTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if isGRPC(req.Header) {
+		return t.grpc.RoundTrip(req)
+	}
+	return t.other.RoundTrip(req)
+}
+
+// isGRPC reports whether h is a gRPC request's: Content-Type
+// application/grpc, alone or with a suffix (+proto, ;charset).
+func isGRPC(h http.Header) bool {
+	ct := h.Get("Content-Type")
+	return ct == "application/grpc" || strings.HasPrefix(ct, "application/grpc+") || strings.HasPrefix(ct, "application/grpc;")
 }
 
 // protocolTransport sends each request over h2c or h1 as the upstream
@@ -141,6 +186,35 @@ func h2cHint(err error) string {
 		return ""
 	}
 	return "; the upstream speaks HTTP/1.1, not cleartext HTTP/2 (h2c): set --upstream-protocol http1 for it (a gRPC health --probe-path needs an HTTP/2 server)"
+}
+
+// notEstablished is Go's HTTP/2 transport's error when a new connection
+// closed before its first request could go out: over h2c, what a server
+// that speaks HTTP/1.1 only does to the HTTP/2 preface (it answers 400
+// and closes), when the close is seen before the answer is read (3 runs
+// of 10 of TestH2CToHTTP1UpstreamSaysWhy under -race on a loaded machine).
+const notEstablished = "client conn could not be established"
+
+// upstreamError is a failed proxied request's error for the client's 502:
+// err, with h2cHint's advice (also for notEstablished over h2c: cleartext
+// is the upstream's an http one); or, when Go's HTTP/2 transport could
+// not send again a request the upstream refused unprocessed ("cannot
+// retry err [...] after Request.Body was written; define
+// Request.GetBody"), why in the client's terms: a body streamed from the
+// client is not kept.
+func upstreamError(err error, cleartext bool) string {
+	msg := err.Error()
+	if cleartext && strings.Contains(msg, notEstablished) {
+		return msg + "; the upstream closed the cleartext HTTP/2 (h2c) connection before its first request: if it speaks HTTP/1.1 only, set --upstream-protocol http1 for it"
+	}
+	if !strings.Contains(msg, "define Request.GetBody") {
+		return msg + h2cHint(err)
+	}
+	why := msg
+	if i, j := strings.Index(msg, "err ["), strings.LastIndex(msg, "] after"); i >= 0 && j > i {
+		why = msg[i+len("err [") : j]
+	}
+	return "the upstream refused the request unprocessed (" + why + "), after its body had begun to be sent; the body was streamed from the client, not held, so it could not be sent again: send the request again"
 }
 
 // grpcHealthRequest is a grpc.health.v1.HealthCheckRequest for the whole

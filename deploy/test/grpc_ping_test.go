@@ -1,0 +1,95 @@
+package deploytest
+
+import (
+	"context"
+	"net"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+
+	"github.com/infscale/infscale/pkg/activator"
+)
+
+// TestActivatorGRPCPingsWithinPolicy: the activator pings silent upstream
+// HTTP/2 connections (UpstreamPingInterval), and a grpc-go server counts
+// a ping less than its keepalive policy's MinTime (5 min by default;
+// 1 s here) after the last one, while it sent no data, as a strike, and
+// at the third closes the connection (GOAWAY ENHANCE_YOUR_CALM
+// "too_many_pings"). A Watch stream silent for 4 s after its first
+// status gets the next one: gRPC requests go on connections pinged after
+// UpstreamGRPCPingInterval (1.2 s here, above MinTime). With the HTTP
+// requests' interval (100 ms here, 15 s by default) for them too, the
+// stream was cut after about 0.4 s of silence.
+func TestActivatorGRPCPingsWithinPolicy(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		grpc time.Duration
+		cut  bool
+	}{
+		{"gRPC interval above MinTime", 1200 * time.Millisecond, false},
+		{"HTTP's interval for gRPC too", 100 * time.Millisecond, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := grpc.NewServer(grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second}))
+			hs := health.NewServer()
+			healthpb.RegisterHealthServer(srv, hs)
+			go srv.Serve(ln)
+			t.Cleanup(srv.Stop)
+			a, err := activator.New(activator.Config{Upstream: &url.URL{Scheme: "http", Host: ln.Addr().String()}, ProbePath: activator.GRPCHealthPath,
+				ProbeInterval: 50 * time.Millisecond, UpstreamPingInterval: 100 * time.Millisecond, UpstreamPingTimeout: time.Second, UpstreamGRPCPingInterval: c.grpc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			go a.Run(ctx)
+			front := httptest.NewUnstartedServer(a)
+			front.Config.Protocols = activator.Protocols()
+			front.Start()
+			t.Cleanup(front.Close)
+			for deadline := time.Now().Add(5 * time.Second); !a.Ready(); time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("not ready")
+				}
+			}
+			conn, err := grpc.NewClient(strings.TrimPrefix(front.URL, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { conn.Close() })
+			wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer wcancel()
+			w, err := healthpb.NewHealthClient(conn).Watch(wctx, &healthpb.HealthCheckRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m, err := w.Recv(); err != nil || m.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+				t.Fatalf("Watch's first status: %v, %v; want SERVING", m, err)
+			}
+			time.Sleep(4 * time.Second)
+			hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+			m, err := w.Recv()
+			switch {
+			case c.cut && err == nil:
+				t.Errorf("Watch after 4 s of silence: %v, want it cut (too_many_pings)", m)
+			case !c.cut && (err != nil || m.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING):
+				t.Errorf("Watch after 4 s of silence: %v, %v; want NOT_SERVING", m, err)
+			}
+			if err != nil {
+				t.Logf("cut: %v", err)
+			}
+		})
+	}
+}
