@@ -30,12 +30,8 @@ func Quantile(q float64, bs []Bucket) float64 {
 // lowest bucket starts at 0; above the highest finite bound, all of the
 // +Inf bucket). NaN without observations or without a +Inf bucket.
 func FractionAbove(x float64, bs []Bucket) float64 {
-	if len(bs) == 0 || !math.IsInf(bs[len(bs)-1].UpperBound, 1) {
-		return math.NaN()
-	}
-	b := monotonic(bs)
-	n := b[len(b)-1].Count
-	if !(n > 0) {
+	b, n := counted(bs)
+	if b == nil {
 		return math.NaN()
 	}
 	lo, clo := 0.0, 0.0
@@ -60,12 +56,8 @@ func FractionAbove(x float64, bs []Bucket) float64 {
 // (vLLM's TTFT bucket (1, 2.5] around a 2 s SLO: a third of it, where
 // TTFTs there bunch near 1 s). NaN as FractionAbove.
 func FractionAboveEdge(x float64, bs []Bucket) float64 {
-	if len(bs) == 0 || !math.IsInf(bs[len(bs)-1].UpperBound, 1) {
-		return math.NaN()
-	}
-	b := monotonic(bs)
-	n := b[len(b)-1].Count
-	if !(n > 0) {
+	b, n := counted(bs)
+	if b == nil {
 		return math.NaN()
 	}
 	for _, c := range b {
@@ -74,6 +66,19 @@ func FractionAboveEdge(x float64, bs []Bucket) float64 {
 		}
 	}
 	return 0
+}
+
+// counted is bs made monotonic and its observation count n; nil without
+// a +Inf bucket or without observations.
+func counted(bs []Bucket) (b []Bucket, n float64) {
+	if len(bs) == 0 || !math.IsInf(bs[len(bs)-1].UpperBound, 1) {
+		return nil, 0
+	}
+	b = monotonic(bs)
+	if n = b[len(b)-1].Count; !(n > 0) {
+		return nil, 0
+	}
+	return b, n
 }
 
 // monotonic returns a copy of bs whose counts never decrease with the
