@@ -180,22 +180,45 @@ func (c *ActivatorCmd) Run(e *env) error {
 			return err
 		}
 	}
-	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("drain: %w", err)
-	}
 	// Shutdown leaves upgraded connections (WebSockets: hijacked) alone;
 	// an exit now would cut them mid-session. They run on, each until
 	// either side closes it, within the same bound; in its last
 	// UpgradeCloseGrace those still open are closed: a WebSocket with a
 	// close frame 1001 (going away) to both sides, so that its client
 	// reconnects (through the Service, to another activator) knowing
-	// why, rather than reading a reset.
+	// why, rather than reading a reset. An answer still in flight holds
+	// Shutdown up to the bound: the close starts beside it, at the same
+	// time (else it never came, and the exit cut the WebSockets).
 	dl, _ := ctx.Deadline()
-	wsCtx, wsCancel := context.WithDeadline(ctx, dl.Add(-activator.UpgradeCloseGrace))
-	defer wsCancel()
-	if n := a.WaitUpgrades(wsCtx); n > 0 {
+	closeAt := dl.Add(-activator.UpgradeCloseGrace)
+	closeUpgrades := func(n int) {
 		closed, cut := a.CloseUpgrades(time.Until(dl))
 		fmt.Fprintf(stderr, "infscale activator: %d upgraded connections (WebSockets) still open at the end of the drain (--hold-timeout + 5s): %d closed with a close frame 1001 (going away) to both sides, %d cut\n", n, closed, cut)
+	}
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(ctx) }()
+	closing := time.NewTimer(time.Until(closeAt))
+	defer closing.Stop()
+	var serr error
+	upgradesClosed := false
+	select {
+	case serr = <-shut:
+	case <-closing.C:
+		if n := a.Upgrades(); n > 0 {
+			closeUpgrades(n)
+		}
+		serr, upgradesClosed = <-shut, true
+	}
+	if serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return fmt.Errorf("drain: %w", serr)
+	}
+	if upgradesClosed {
+		return nil
+	}
+	wsCtx, wsCancel := context.WithDeadline(ctx, closeAt)
+	defer wsCancel()
+	if n := a.WaitUpgrades(wsCtx); n > 0 {
+		closeUpgrades(n)
 	}
 	return nil
 }

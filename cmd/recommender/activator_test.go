@@ -560,3 +560,90 @@ func TestActivatorDrainClosesWebSocketsGoingAway(t *testing.T) {
 		t.Errorf("stderr %q: want the drain to say one WebSocket was closed with 1001", errb.String())
 	}
 }
+
+// TestActivatorDrainClosesWebSocketsBesideSlowAnswer: a WebSocket is
+// closed with 1001 in the drain's last 2 s also while a plain request's
+// answer is still in flight (a non-streamed completion taking minutes):
+// Shutdown waits on that answer up to the bound, and the close window is
+// the bound's last 2 s, not what is left after it. Before, Shutdown
+// returned only at the bound (context deadline exceeded), the close was
+// never sent, and the exit cut the WebSocket (the client read EOF).
+func TestActivatorDrainClosesWebSocketsBesideSlowAnswer(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/health":
+			return
+		case "/slow":
+			w.WriteHeader(200)
+			http.NewResponseController(w).Flush()
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		fmt.Fprint(brw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		brw.Flush()
+		_, _ = io.Copy(io.Discard, brw) // until the activator closes it
+	}))
+	defer up.Close()
+	listen := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := make(chan int, 1)
+	var errb syncbuf.Buffer
+	go func() {
+		code <- run(ctx, []string{"activator", "--listen", listen, "--upstream", up.URL, "--probe-interval", "50ms", "--hold-timeout", "1s"}, strings.NewReader(""), io.Discard, &errb)
+	}()
+	var c net.Conn
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var err error
+		if c, err = net.Dial("tcp", listen); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("activator did not listen")
+		}
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(15 * time.Second))
+	fmt.Fprint(c, "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+	br := bufio.NewReader(c)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 101 {
+		t.Fatalf("upgrade: %v %v, want 101", resp, err)
+	}
+	// The slow answer, begun before SIGTERM and still going at the bound.
+	slow, err := http.Get("http://" + listen + "/slow")
+	if err != nil || slow.StatusCode != 200 {
+		t.Fatalf("slow request: %v %v", slow, err)
+	}
+	defer slow.Body.Close()
+	t0 := time.Now()
+	cancel() // SIGTERM
+	var h [2]byte
+	if _, err := io.ReadFull(br, h[:]); err != nil || h[0] != 0x88 {
+		t.Fatalf("at the drain's end the client read % x %v (after %v), want a close frame (88 ...)", h, err, time.Since(t0).Round(100*time.Millisecond))
+	}
+	p := make([]byte, h[1]&0x7f)
+	if _, err := io.ReadFull(br, p); err != nil || len(p) < 2 || p[0] != 0x03 || p[1] != 0xe9 {
+		t.Fatalf("close frame payload % x %v, want status 1001 (03 e9)", p, err)
+	}
+	if took := time.Since(t0); took < 3500*time.Millisecond || took > 6500*time.Millisecond {
+		t.Errorf("close frame %v after SIGTERM, want within the last 2 s of the 6 s bound", took)
+	}
+	select {
+	case <-code:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the activator did not exit")
+	}
+	if !strings.Contains(errb.String(), "closed with a close frame 1001 (going away) to both sides") {
+		t.Errorf("stderr %q: want the drain to say the WebSocket was closed with 1001", errb.String())
+	}
+}

@@ -708,9 +708,12 @@ func TestTuningMovingFailureSaidOnce(t *testing.T) {
 // makes the target scale to zero (minReplicaCount 0 and a zero: block),
 // which the candidate's floor of 2 cannot take (zero needs min 0). The
 // configured policy decides again, with the reload's zero: block, and
-// the candidate's series go (state rejected). The adopted policy, built
-// on the config before the reload, kept deciding: the reload did not
-// take effect, and the candidate's last value stayed exported.
+// the candidate's series go. The adopted policy, built on the config
+// before the reload, kept deciding: the reload did not take effect, and
+// the candidate's last value stayed exported. The result, replayed at a
+// floor, is dropped as from another configuration (tune.Matches), so the
+// target is tuned again at the next look; it was kept as rejected before,
+// until the next run, up to every later.
 func TestTuningUnusableAfterReload(t *testing.T) {
 	dir := t.TempDir()
 	base := fmt.Sprintf(`
@@ -764,8 +767,11 @@ targets:
 	if p := tn.policyFor("chat", &live); p != &live {
 		t.Errorf("after the reload the policy deciding is %+v, want the configured one (with zero:)", p)
 	}
-	if s, _ := tuneState(tn, "chat"); s != TuneStateRejected {
-		t.Errorf("state %q, want rejected", s)
+	tn.mu.Lock()
+	res, lastRun := tn.targets["chat"].res, tn.targets["chat"].lastRun
+	tn.mu.Unlock()
+	if s, _ := tuneState(tn, "chat"); s != "" || res != nil || !lastRun.IsZero() {
+		t.Errorf("state %q, result %v, last run %v; want the result dropped (tuned at a floor, the target at zero) and the target due", s, res != nil, lastRun)
 	}
 	if v, ok := gauge(t, gatherer(l.metrics, reg), "infscale_candidate_desired_replicas", map[string]string{"target": "chat"}); ok {
 		t.Errorf("candidate %v still exported", v)

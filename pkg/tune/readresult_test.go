@@ -274,7 +274,10 @@ targets:
 // 1 (no zero: block) kept it, and its min=0 and cooldown=120 took the
 // target to zero with nothing to wake it; a reload to cooldownPeriod 10m
 // kept it too, deciding with the 120 s it was tuned on. A cooldown above
-// a year is compared as a year's, the cooldown it was replayed with.
+// a year is compared as a year's, the cooldown it was replayed with. A
+// result tuned at a floor does not decide for a target reloaded to scale
+// to zero: before, it was kept, and rejected by Adapt (min beside a zero:
+// block) until the next run, up to every later.
 func TestResultMatchesScaleToZero(t *testing.T) {
 	target := func(zero string) *config.Target {
 		f, err := config.Parse([]byte(`prometheus: {url: "http://prometheus:9090"}
@@ -313,6 +316,13 @@ targets:
 		{"another cooldown", atZero(120), target(fmt.Sprintf(held, "10m")),
 			"tuned with scale to zero, cooldownPeriod 120s (the target's is 10m): from another configuration of target chat"},
 		{"a floor's result", floor, target(""), ""},
+		// Replayed at a floor, never at zero: its "holds" is not the
+		// target's (and Adapt refuses its min=2 beside the zero: block).
+		{"a floor's result, the target now at zero", floor, target(fmt.Sprintf(held, "120s")),
+			"tuned with minReplicaCount 2, not at zero (the target scales to zero: minReplicaCount 0, cooldownPeriod 2m): from another configuration of target chat"},
+		{"a floor of 1 (the default, not written)", TargetResult{Outcome: Outcome{MaxMissPct: 0.1}, SLOTTFT: 2, Period: 15, Candidate: Candidate{Metric: "queue", Target: 16}},
+			target(fmt.Sprintf(held, "120s")),
+			"tuned with minReplicaCount 1, not at zero (the target scales to zero: minReplicaCount 0, cooldownPeriod 2m): from another configuration of target chat"},
 	} {
 		err := c.r.Matches(c.t, 15*time.Second)
 		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {

@@ -555,8 +555,10 @@ const MaxResultSize = 1 << 20
 
 // Matches reports whether r was tuned for t as configured now, with
 // period serve's interval: the budget (tune.max_miss), the TTFT SLO
-// (tune.slo_ttft), the period its "holds" was judged on and the replica
-// it replayed. A figure r does not record (0, nil) is not compared. The error names what differs and
+// (tune.slo_ttft), the period its "holds" was judged on, the replica it
+// replayed, and scale to zero (at zero with the target's cooldownPeriod,
+// or at a floor while the target keeps one). A figure r does not record
+// (0, nil) is not compared. The error names what differs and
 // both values.
 func (r *TargetResult) Matches(t *config.Target, period time.Duration) error {
 	var diff []string
@@ -578,7 +580,16 @@ func (r *TargetResult) Matches(t *config.Target, period time.Duration) error {
 		}
 		diff = append(diff, d+")")
 	}
-	if rc, ok := r.Candidate.Option("cooldown"); ok { // replayed at zero with that cooldown
+	if rc, ok := r.Candidate.Option("cooldown"); !ok {
+		// Replayed at a floor (min=, 1 when not written), never at zero.
+		if tc, zero := t.ScalesToZero(); zero {
+			floor := 1.0
+			if m, ok := r.Candidate.Option("min"); ok {
+				floor = m
+			}
+			diff = append(diff, fmt.Sprintf("minReplicaCount %s, not at zero (the target scales to zero: minReplicaCount 0, cooldownPeriod %s)", strconv.FormatFloat(floor, 'f', -1, 64), prommodel.Duration(tc)))
+		}
+	} else { // replayed at zero with that cooldown
 		switch tc, zero := t.ScalesToZero(); {
 		case !zero:
 			floor := 1 // minReplicaCount's default
