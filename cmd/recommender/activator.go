@@ -146,7 +146,10 @@ func (c *ActivatorCmd) Run(e *env) error {
 	// ReadTimeout, which would cut held requests and streamed bodies) is
 	// forever: a leaky or slowloris client holds its descriptor. Neither
 	// runs while a request is being handled, so a held request is not cut.
-	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.IdleTimeout, Protocols: activator.Protocols()}
+	// HTTP2 pings client connections (ServerHTTP2): a dead gateway's held
+	// requests do not stay counted as demand until --hold-timeout.
+	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.IdleTimeout, Protocols: activator.Protocols(),
+		HTTP2: activator.ServerHTTP2(activator.DefaultClientPingInterval, activator.DefaultClientPingTimeout)}
 	fmt.Fprintf(stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held, %s of bodies)\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld, heldBytesText(maxBytes))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -76,6 +76,16 @@ const (
 	DefaultUpstreamPingTimeout  = 15 * time.Second
 )
 
+// DefaultClientPingInterval and DefaultClientPingTimeout are the pings of
+// client HTTP/2 connections (ServerHTTP2): a dead gateway connection's
+// held requests leave the held count within 30 s of its last frame, as
+// upstream connections' (DefaultUpstreamPingInterval); a live client's
+// silence costs a ping frame each way every 15 s.
+const (
+	DefaultClientPingInterval = 15 * time.Second
+	DefaultClientPingTimeout  = 15 * time.Second
+)
+
 // DefaultUpstreamGRPCPingInterval is DefaultUpstreamPingInterval for
 // gRPC requests' connections: above the 5 minutes gRPC servers require
 // between pings while they send no data (grpcTransport), with 10 s to

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -318,4 +319,20 @@ func servingStatus(s uint64) string {
 		return "SERVICE_UNKNOWN"
 	}
 	return strconv.FormatUint(s, 10)
+}
+
+// ServerHTTP2 is the HTTP/2 configuration of the server clients connect
+// to (http.Server.HTTP2; `infscale activator` gives it
+// DefaultClientPingInterval and DefaultClientPingTimeout): a client
+// connection (h2c: a gateway's, a gRPC client's) on which nothing has been
+// read for pingInterval is pinged, and closed when the ping is not
+// answered within pingTimeout, which ends its requests (a held one leaves
+// the held count as a client that left). Without it a client gone without
+// a FIN or reset kept its held requests counted as demand: a hung gateway
+// or sidecar (its kernel still acknowledges) until --hold-timeout, a lost
+// node until TCP keep-alive found it. A live client answers a ping at once, however long its
+// request is silent; gRPC clients answer server pings without counting
+// them (keepalive enforcement is a server's, against clients' pings).
+func ServerHTTP2(pingInterval, pingTimeout time.Duration) *http.HTTP2Config {
+	return &http.HTTP2Config{SendPingTimeout: pingInterval, PingTimeout: pingTimeout}
 }
