@@ -14,7 +14,6 @@ import (
 
 	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/internal/membudget"
-	"github.com/infscale/infscale/internal/tcplisten"
 	"github.com/infscale/infscale/pkg/activator"
 	"github.com/infscale/infscale/pkg/config"
 )
@@ -132,7 +131,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 	if err != nil {
 		return invalid(err)
 	}
-	ln, err := tcplisten.Listen(c.Listen, "--listen "+c.Listen, "--listen")
+	ln, err := activator.Listen(c.Listen, "--listen "+c.Listen, "--listen") // with ClientKeepAlive
 	if err != nil {
 		return err // runtime: exit 1
 	}
