@@ -355,9 +355,10 @@ func Listen(addr, from, flag string) (net.Listener, error) {
 // the held count as a client that left). Without it a client gone without
 // a FIN or reset kept its held requests counted as demand: a hung gateway
 // or sidecar (its kernel still acknowledges) until --hold-timeout, a lost
-// node until TCP keep-alive found it. A live client answers a ping at once, however long its
-// request is silent; gRPC clients answer server pings without counting
-// them (keepalive enforcement is a server's, against clients' pings).
+// node until TCP keep-alive found it (ClientKeepAlive). A live client
+// answers a ping at once, however long its request is silent; gRPC
+// clients answer server pings without counting them (keepalive
+// enforcement is a server's, against clients' pings).
 func ServerHTTP2(pingInterval, pingTimeout time.Duration) *http.HTTP2Config {
 	return &http.HTTP2Config{SendPingTimeout: pingInterval, PingTimeout: pingTimeout}
 }
