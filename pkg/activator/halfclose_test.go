@@ -91,9 +91,9 @@ func TestHalfClosedClientGetsNoFalseAnswer(t *testing.T) {
 		waitFor(t, "ready", 5*time.Second, func() bool { a.mu.Lock(); defer a.mu.Unlock(); return a.up })
 		answer, err := halfClose(t, base, func() bool { return started.Load() == 1 })
 		check(t, answer, err)
-		if n := cancelled.Load(); n != 1 {
-			t.Errorf("upstream request cancelled %d times, want 1", n)
-		}
+		// The upstream sees the cancel once its connection closes: soon
+		// after the client's, not before (1 run of 3 under -race).
+		waitFor(t, "upstream request cancelled", 5*time.Second, func() bool { return cancelled.Load() == 1 })
 	})
 }
 
