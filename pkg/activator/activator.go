@@ -894,8 +894,9 @@ func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // released (true) or answered: 429 when the queue or the byte budget is
 // full, 413 when its body alone is larger than the budget, 408 when its
 // body does not arrive within BodyTimeout, 503 at the deadline; a client
-// that left ends the handler (leave). The body is read into memory while r waits, once
-// (held, if not nil, is the body read before); the result is it.
+// that left ends the handler (leave). The body is read into memory while
+// r waits, once (held, if not nil, is the body read before); the result
+// is it.
 func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, deadline, notBefore time.Time, held *heldBody) (*heldBody, bool) {
 	// ServeHTTP drops the connection of a refused request with a body
 	// (the body is not read to its end, or not known to be), so the answer
