@@ -14,7 +14,6 @@ import (
 
 	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/internal/membudget"
-	"github.com/infscale/infscale/internal/tcplisten"
 	"github.com/infscale/infscale/pkg/activator"
 	"github.com/infscale/infscale/pkg/config"
 )
@@ -132,7 +131,7 @@ func (c *ActivatorCmd) Run(e *env) error {
 	if err != nil {
 		return invalid(err)
 	}
-	ln, err := tcplisten.Listen(c.Listen, "--listen "+c.Listen, "--listen")
+	ln, err := activator.Listen(c.Listen, "--listen "+c.Listen, "--listen") // with ClientKeepAlive
 	if err != nil {
 		return err // runtime: exit 1
 	}
@@ -146,7 +145,10 @@ func (c *ActivatorCmd) Run(e *env) error {
 	// ReadTimeout, which would cut held requests and streamed bodies) is
 	// forever: a leaky or slowloris client holds its descriptor. Neither
 	// runs while a request is being handled, so a held request is not cut.
-	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.IdleTimeout, Protocols: activator.Protocols()}
+	// HTTP2 pings client connections (ServerHTTP2): a dead gateway's held
+	// requests do not stay counted as demand until --hold-timeout.
+	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.IdleTimeout, Protocols: activator.Protocols(),
+		HTTP2: activator.ServerHTTP2(activator.DefaultClientPingInterval, activator.DefaultClientPingTimeout)}
 	fmt.Fprintf(stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held, %s of bodies)\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld, heldBytesText(maxBytes))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -93,3 +93,57 @@ func TestActivatorGRPCPingsWithinPolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestActivatorPingsGRPCClients: the activator's server pings client
+// HTTP/2 connections silent for its ping interval (ServerHTTP2: 15 s by
+// default, 100 ms here), and a grpc-go client acknowledges server pings
+// without counting them (keepalive enforcement is a server's, of its
+// clients' pings): a Watch through the activator silent for 2 s, about 20
+// pings, gets the next status, on the same stream.
+func TestActivatorPingsGRPCClients(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(srv, hs)
+	go srv.Serve(ln)
+	t.Cleanup(srv.Stop)
+	a, err := activator.New(activator.Config{Upstream: &url.URL{Scheme: "http", Host: ln.Addr().String()}, ProbePath: activator.GRPCHealthPath, ProbeInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go a.Run(ctx)
+	front := httptest.NewUnstartedServer(a)
+	front.Config.Protocols = activator.Protocols()
+	front.Config.HTTP2 = activator.ServerHTTP2(100*time.Millisecond, time.Second)
+	front.Start()
+	t.Cleanup(front.Close)
+	for deadline := time.Now().Add(5 * time.Second); !a.Ready(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("not ready")
+		}
+	}
+	conn, err := grpc.NewClient(strings.TrimPrefix(front.URL, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	w, err := healthpb.NewHealthClient(conn).Watch(wctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := w.Recv(); err != nil || m.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("Watch's first status: %v, %v; want SERVING", m, err)
+	}
+	time.Sleep(2 * time.Second)
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	if m, err := w.Recv(); err != nil || m.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Errorf("Watch after 2 s of server pings every 100 ms: %v, %v; want NOT_SERVING", m, err)
+	}
+}

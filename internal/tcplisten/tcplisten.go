@@ -4,6 +4,7 @@
 package tcplisten
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -20,7 +21,13 @@ import (
 // prefix, which repeats the address, is left out. Any other failure is
 // from followed by net's error.
 func Listen(addr, from, flag string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
+	return ListenConfig(net.ListenConfig{}, addr, from, flag)
+}
+
+// ListenConfig is Listen with lc's options (the accepted connections'
+// TCP keep-alive: lc.KeepAliveConfig).
+func ListenConfig(lc net.ListenConfig, addr, from, flag string) (net.Listener, error) {
+	ln, err := lc.Listen(context.Background(), "tcp", addr)
 	if err == nil {
 		return ln, nil
 	}

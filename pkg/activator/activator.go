@@ -76,6 +76,16 @@ const (
 	DefaultUpstreamPingTimeout  = 15 * time.Second
 )
 
+// DefaultClientPingInterval and DefaultClientPingTimeout are the pings of
+// client HTTP/2 connections (ServerHTTP2): a dead gateway connection's
+// held requests leave the held count within 30 s of its last frame, as
+// upstream connections' (DefaultUpstreamPingInterval); a live client's
+// silence costs a ping frame each way every 15 s.
+const (
+	DefaultClientPingInterval = 15 * time.Second
+	DefaultClientPingTimeout  = 15 * time.Second
+)
+
 // DefaultUpstreamGRPCPingInterval is DefaultUpstreamPingInterval for
 // gRPC requests' connections: above the 5 minutes gRPC servers require
 // between pings while they send no data (grpcTransport), with 10 s to
@@ -300,7 +310,10 @@ func New(cfg Config) (*Activator, error) {
 				closeConnection(w, r) // nor this one's
 				http.Error(w, fmt.Sprintf("activator: upstream did not take the request within %v", cfg.BodyTimeout), http.StatusGatewayTimeout)
 			case errors.Is(err, context.Canceled) || context.Cause(r.Context()) == context.Canceled:
-				// The client left (whatever the transport's error then).
+				// The client left (whatever the transport's error then), or
+				// shut its sending side (the same FIN): no answer, not
+				// net/http's empty 200 (leave).
+				panic(http.ErrAbortHandler)
 			default:
 				a.upFailed.Inc()
 				// The client's body may not have been read to its end.
@@ -880,9 +893,10 @@ func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // hold queues r (a.mu held on entry, released) and waits until it is
 // released (true) or answered: 429 when the queue or the byte budget is
 // full, 413 when its body alone is larger than the budget, 408 when its
-// body does not arrive within BodyTimeout, 503 at the deadline, nothing
-// when the client left. The body is read into memory while r waits, once
-// (held, if not nil, is the body read before); the result is it.
+// body does not arrive within BodyTimeout, 503 at the deadline; a client
+// that left ends the handler (leave). The body is read into memory while
+// r waits, once (held, if not nil, is the body read before); the result
+// is it.
 func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, deadline, notBefore time.Time, held *heldBody) (*heldBody, bool) {
 	// ServeHTTP drops the connection of a refused request with a body
 	// (the body is not read to its end, or not known to be), so the answer
@@ -959,7 +973,7 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 				closeIfBody()
 				http.Error(rw, fmt.Sprintf("activator: the request body did not arrive within %v", a.cfg.BodyTimeout), http.StatusRequestTimeout)
 			default: // the client left: nobody to answer
-				a.clientLeft.Inc()
+				a.leave(nil)
 			}
 			return nil, false
 		}
@@ -978,8 +992,7 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 		}
 	case <-r.Context().Done():
 		if a.abandon(w) {
-			a.clientLeft.Inc()
-			return held, false
+			a.leave(held)
 		}
 	}
 	// Held again after a refusal: wait out the rest of the interval.
@@ -989,12 +1002,26 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 		select {
 		case <-t.C:
 		case <-r.Context().Done():
-			a.clientLeft.Inc()
-			return held, false
+			a.leave(held)
 		}
 	}
 	a.released.Inc()
 	return held, true
+}
+
+// leave ends the handling of a held request whose client left (held, its
+// body, given back): net/http cancels the request on the connection's
+// close and on its FIN alone (a client that shut only its sending side,
+// CloseWrite, as `nc -N` does: the same bytes on the wire), and wrote an
+// empty 200 OK once the handler returned, which such a client read as its
+// request's success, never proxied. ErrAbortHandler closes the connection
+// without an answer (over HTTP/2, resets the stream).
+func (a *Activator) leave(held *heldBody) {
+	a.clientLeft.Inc()
+	if held != nil {
+		held.free()
+	}
+	panic(http.ErrAbortHandler)
 }
 
 // abandon marks w gone if it was not released yet; false when the releaser

@@ -8,11 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/infscale/infscale/internal/tcplisten"
 )
 
 // The upstream protocols (Config.UpstreamProtocol, `infscale activator
@@ -318,4 +322,43 @@ func servingStatus(s uint64) string {
 		return "SERVICE_UNKNOWN"
 	}
 	return strconv.FormatUint(s, 10)
+}
+
+// ClientKeepAlive is the TCP keep-alive of the connections clients open
+// to the activator (Listen): a connection silent for 15 s is probed every
+// 5 s, and closed after 3 probes go unanswered, which ends its requests (a
+// held one leaves the held count as a client that left). So a client whose
+// node was lost (no FIN or reset; its kernel answers nothing) is known 30 s
+// after its last segment, over HTTP/1.1 too, where nothing else can ask a
+// client that sends nothing; Go's default (15 s, then every 15 s, 9 probes)
+// took 150 s. A live client's kernel answers the probes whatever its
+// request's silence. A peer whose kernel lives on (a hung gateway process,
+// a TCP proxy in between) answers them: over HTTP/2 the pings
+// (ServerHTTP2) find it, over HTTP/1.1 nothing does before --hold-timeout.
+func ClientKeepAlive() net.KeepAliveConfig {
+	return net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3}
+}
+
+// Listen binds addr (host:port, TCP) for clients as tcplisten.Listen does
+// (from and flag word a failure), with ClientKeepAlive on every accepted
+// connection.
+func Listen(addr, from, flag string) (net.Listener, error) {
+	return tcplisten.ListenConfig(net.ListenConfig{KeepAliveConfig: ClientKeepAlive()}, addr, from, flag)
+}
+
+// ServerHTTP2 is the HTTP/2 configuration of the server clients connect
+// to (http.Server.HTTP2; `infscale activator` gives it
+// DefaultClientPingInterval and DefaultClientPingTimeout): a client
+// connection (h2c: a gateway's, a gRPC client's) on which nothing has been
+// read for pingInterval is pinged, and closed when the ping is not
+// answered within pingTimeout, which ends its requests (a held one leaves
+// the held count as a client that left). Without it a client gone without
+// a FIN or reset kept its held requests counted as demand: a hung gateway
+// or sidecar (its kernel still acknowledges) until --hold-timeout, a lost
+// node until TCP keep-alive found it (ClientKeepAlive). A live client
+// answers a ping at once, however long its request is silent; gRPC
+// clients answer server pings without counting them (keepalive
+// enforcement is a server's, against clients' pings).
+func ServerHTTP2(pingInterval, pingTimeout time.Duration) *http.HTTP2Config {
+	return &http.HTTP2Config{SendPingTimeout: pingInterval, PingTimeout: pingTimeout}
 }
