@@ -47,7 +47,7 @@ func shedWarned(t *testing.T, what, stderr string) []string {
 // is warned of once on stderr, however many parts and copies it was
 // replayed on.
 func TestTuneWarnsShed(t *testing.T) {
-	defer replay.SetMaxBacklog(50)()
+	lowerBacklog(t, 50)
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"tune", "--trace", "synthetic:poisson,rate=40,duration=20m,prompt=2000,output=400,seed=1",
 		"--stress", "none", "--output", "json", "--quiet"}, nil, &out, &errb)
@@ -67,7 +67,7 @@ func TestBacktestProfileWarnShed(t *testing.T) {
 		t.Skip("starts Prometheus on a backfilled history")
 	}
 	srv, truth := synthweektest.Serve(t, synthweek.Config{Days: 2, Scrape: 2 * time.Minute})
-	defer replay.SetMaxBacklog(50)()
+	lowerBacklog(t, 50)
 	span := func(h time.Duration) []string {
 		return []string{"--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`,
 			"--start", fmt.Sprint(truth.Start.Unix()), "--end", fmt.Sprint(truth.Start.Add(h).Unix()), "--step", "2m"}
@@ -110,7 +110,7 @@ targets:
 `, srv.URL, dir)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer replay.SetMaxBacklog(5)()
+	lowerBacklog(t, 5)
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"tune", "--config", cfg, "--shard", "0/1", "--workers", "2", "--quiet"}, nil, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
@@ -124,7 +124,7 @@ targets:
 // TestTunePDWarnsShed: tune --pd warns as tune does, each pool's warning
 // of a pair policy once (the bound lowered to 50, 40 requests a second).
 func TestTunePDWarnsShed(t *testing.T) {
-	defer replay.SetMaxBacklog(50)()
+	lowerBacklog(t, 50)
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"tune", "--pd", "--trace", "synthetic:poisson,rate=40,duration=20m,prompt=2000,output=400,seed=1",
 		"--stress", "none", "--output", "json", "--quiet"}, nil, &out, &errb)
@@ -144,7 +144,7 @@ func TestBacktestPairWarnsShed(t *testing.T) {
 	first := time.Now().UTC().Add(-5 * time.Hour).Truncate(time.Hour)
 	url := pairHistory(t, first)
 	cfg := pairConfig(t, url, `{namespace="llm",pod=~"chat-decode-.*"}`)
-	defer replay.SetMaxBacklog(5)()
+	lowerBacklog(t, 5)
 	var out, errb bytes.Buffer
 	args := []string{"backtest", "--config", cfg, "--target", "chat", "-q", "--output", "json", "-p", "pd(fixed:0;fixed:1)",
 		"--start", fmt.Sprint(first.Unix()), "--end", fmt.Sprint(first.Add(2 * time.Hour).Unix()), "--step", "1m"}
@@ -152,4 +152,11 @@ func TestBacktestPairWarnsShed(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	shedWarned(t, "backtest (pair)", errb.String())
+}
+
+// lowerBacklog sets the replay's backlog bound to n for the test.
+func lowerBacklog(t *testing.T, n int64) {
+	old := replay.MaxBacklog
+	replay.MaxBacklog = n
+	t.Cleanup(func() { replay.MaxBacklog = old })
 }

@@ -228,21 +228,9 @@ func (r Result) RejectedWarning() string {
 // queues. A request behind that many waits at least MaxBacklog / (the
 // fleet's rate) to start: 8 s at 2 million requests a second, beyond any
 // fleet the replica catalog sizes; past it a request is shed (Result.Shed).
-const MaxBacklog = 1 << 24
-
-// maxBacklog is MaxBacklog, lowered by tests.
-var maxBacklog int64 = MaxBacklog
-
-// SetMaxBacklog sets the backlog bound to n (MaxBacklog unless set) and
-// returns a func that restores it: a test hook for the commands that warn
-// of shed requests (ShedWarning), which a real bound of 16,777,216
-// requests would take 0.5 GiB and minutes to reach. Not to be called while
-// a replay runs.
-func SetMaxBacklog(n int64) (restore func()) {
-	old := maxBacklog
-	maxBacklog = n
-	return func() { maxBacklog = old }
-}
+// A variable so that the commands' tests can lower it (and restore it)
+// rather than fill half a GiB; it is not to change while a replay runs.
+var MaxBacklog int64 = 1 << 24
 
 // ShedWarning says, when the policy's backlog reached MaxBacklog, how many
 // requests were shed and from when: they count as unserved misses; the
@@ -252,7 +240,7 @@ func (r Result) ShedWarning() string {
 		return ""
 	}
 	return fmt.Sprintf("%s: %d requests were in the system (held, waiting, running) from t=%.0fs: %d later arrivals (%s of the trace) were counted unserved without being queued (the replay's memory bound); the policy is far short of this traffic",
-		r.Policy, maxBacklog, r.FirstShed, r.Shed, FormatPct(100*float64(r.Shed)/float64(r.Requests)))
+		r.Policy, MaxBacklog, r.FirstShed, r.Shed, FormatPct(100*float64(r.Shed)/float64(r.Requests)))
 }
 
 // Misses counts the requests that missed the SLO: late, unserved or rejected.

@@ -81,9 +81,9 @@ func TestScheduleMissesCountShed(t *testing.T) {
 // shedTrace lowers the backlog bound to 100 for the test and returns its
 // 250 requests, one every 0.1 s from 0 (320 prompt, 256 output tokens).
 func shedTrace(t *testing.T) []trace.Request {
-	m := maxBacklog
-	t.Cleanup(func() { maxBacklog = m })
-	maxBacklog = 100
+	m := MaxBacklog
+	t.Cleanup(func() { MaxBacklog = m })
+	MaxBacklog = 100
 	reqs := make([]trace.Request, 250)
 	for i := range reqs {
 		reqs[i] = trace.Request{Arrival: float64(i) / 10, Prompt: 320, Output: 256}

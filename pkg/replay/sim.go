@@ -338,7 +338,7 @@ func (s *sim) ctlPeriod() float64 {
 }
 
 // arrive routes a request: rejected when it can never fit a replica's KV
-// cache, shed when maxBacklog requests are in the system already, to the
+// cache, shed when MaxBacklog requests are in the system already, to the
 // ready replica with the fewest outstanding requests (ties: the lowest
 // id), else held by the activator.
 func (s *sim) arrive(now float64, q trace.Request) {
@@ -351,7 +351,7 @@ func (s *sim) arrive(now float64, q trace.Request) {
 		s.sample.Misses++
 		return
 	}
-	if s.outstanding >= maxBacklog {
+	if s.outstanding >= MaxBacklog {
 		// Shed: unserved (Requests less the rest), never queued.
 		if s.res.Shed == 0 {
 			s.res.FirstShed = now
