@@ -69,8 +69,8 @@ func TestClientUserTimeout(t *testing.T) {
 //     the next retransmission's check); before, the kernel retransmitted
 //     for about 15 min and the upstream request ran all along (still open
 //     after 10 s here).
-//   - live: reads in bursts 700 ms apart (a slow reader, its 4 KB receive
-//     window shut for most of each pause): never cut, 4 s on.
+//   - live: reads in bursts 700 ms apart (a slow reader whose small receive
+//     window fills in each pause): never cut, 4 s on.
 //   - stalled: alive but reads nothing, its window shut: cut 1 to 5 s on,
 //     the user timeout's bound on a shut window (Linux 5.11 or later), not
 //     --body-timeout's minute.
@@ -151,8 +151,7 @@ func TestLostClientCancelsStream(t *testing.T) {
 		}
 		return br
 	}
-	lost := open("10.9.9.2", "/lost")
-	_ = lost
+	open("10.9.9.2", "/lost")
 	live := open("10.9.9.3", "/live")
 	open("10.9.9.4", "/stalled") // reads no more
 	liveErr := make(chan error, 1)
