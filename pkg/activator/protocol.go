@@ -352,7 +352,10 @@ func ClientKeepAlive() net.KeepAliveConfig {
 // buffers fill, then --body-timeout cuts it). A live client acknowledges
 // each segment within a round trip, however slowly it reads; one whose
 // receive window stays shut (it reads nothing) is cut after the same 30 s
-// (Linux 5.11 or later), or --body-timeout if shorter. Not set elsewhere.
+// (Linux 5.11 or later), or by --body-timeout once the buffers are full if
+// that comes first. On an idle connection Linux closes at the user timeout
+// after the last segment received, once a probe went unanswered: 30 s, as
+// the probes' count alone did. Not set elsewhere than Linux.
 func ClientUserTimeout() time.Duration {
 	ka := ClientKeepAlive()
 	return ka.Idle + time.Duration(ka.Count)*ka.Interval
