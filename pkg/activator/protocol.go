@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -339,11 +340,48 @@ func ClientKeepAlive() net.KeepAliveConfig {
 	return net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3}
 }
 
+// ClientUserTimeout is the TCP user timeout (TCP_USER_TIMEOUT, Linux) of
+// the connections clients open to the activator (Listen): data the client
+// has not acknowledged for that long closes the connection, which fails
+// the answer's next write and cancels the upstream request. It is the
+// keep-alive's own bound (ClientKeepAlive: 15 s + 3 x 5 s), for a client
+// lost while the answer streams to it: keep-alive probes only a connection
+// with nothing in flight, so a dead client's unacknowledged chunks were
+// retransmitted for about 15 min (tcp_retries2), the upstream request
+// generating for nobody all along (the write blocks only once the socket
+// buffers fill, then --body-timeout cuts it). A live client acknowledges
+// each segment within a round trip, however slowly it reads; one whose
+// receive window stays shut (it reads nothing) is cut after the same 30 s
+// (Linux 5.11 or later), or by --body-timeout once the buffers are full if
+// that comes first. On an idle connection Linux closes at the user timeout
+// after the last segment received, once a probe went unanswered: 30 s, as
+// the probes' count alone did. Not set elsewhere than Linux.
+func ClientUserTimeout() time.Duration {
+	ka := ClientKeepAlive()
+	return ka.Idle + time.Duration(ka.Count)*ka.Interval
+}
+
 // Listen binds addr (host:port, TCP) for clients as tcplisten.Listen does
-// (from and flag word a failure), with ClientKeepAlive on every accepted
-// connection.
+// (from and flag word a failure), with ClientKeepAlive and
+// ClientUserTimeout on every accepted connection.
 func Listen(addr, from, flag string) (net.Listener, error) {
-	return tcplisten.ListenConfig(net.ListenConfig{KeepAliveConfig: ClientKeepAlive()}, addr, from, flag)
+	return listen(addr, from, flag, ClientUserTimeout())
+}
+
+// listen is Listen with a user timeout of userTimeout (none when 0): set on
+// the listening socket, which the accepted ones inherit.
+func listen(addr, from, flag string, userTimeout time.Duration) (net.Listener, error) {
+	lc := net.ListenConfig{KeepAliveConfig: ClientKeepAlive()}
+	if userTimeout > 0 {
+		lc.Control = func(_, _ string, c syscall.RawConn) error {
+			var err error
+			if cerr := c.Control(func(fd uintptr) { err = setUserTimeout(fd, userTimeout) }); cerr != nil {
+				return cerr
+			}
+			return err
+		}
+	}
+	return tcplisten.ListenConfig(lc, addr, from, flag)
 }
 
 // ServerHTTP2 is the HTTP/2 configuration of the server clients connect
