@@ -18,22 +18,7 @@ import (
 // times their count. Before, Go's default: 15 s + 9 x 15 s = 150 s, the
 // held request counted as demand that long.
 func TestClientKeepAlive(t *testing.T) {
-	ln, err := Listen("127.0.0.1:0", "--listen 127.0.0.1:0", "--listen")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	s, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	on, idle, dead := keepAliveOf(t, s.(*net.TCPConn))
+	on, idle, dead := keepAliveOf(t, acceptedClient(t))
 	if !on || dead > 30*time.Second {
 		t.Errorf("a client whose node is lost is known after %v (keep-alive %v), want within 30 s", dead, on)
 	}
@@ -100,4 +85,26 @@ func keepAliveOf(t *testing.T, c *net.TCPConn) (on bool, idle, dead time.Duratio
 	}
 	t.Logf("SO_KEEPALIVE %d, idle %d s, interval %d s, count %d", o, i, intvl, cnt)
 	return o != 0, time.Duration(i) * time.Second, time.Duration(i+intvl*cnt) * time.Second
+}
+
+// acceptedClient is the server side of a client connection accepted by
+// Listen (the command's listener), closed with the test.
+func acceptedClient(t *testing.T) *net.TCPConn {
+	t.Helper()
+	ln, err := Listen("127.0.0.1:0", "--listen 127.0.0.1:0", "--listen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s.(*net.TCPConn)
 }

@@ -27,22 +27,7 @@ import (
 // keep-alive, which probes only a connection with nothing in flight, does
 // not run. Before: none (0, the kernel's retransmissions: about 15 min).
 func TestClientUserTimeout(t *testing.T) {
-	ln, err := Listen("127.0.0.1:0", "--listen 127.0.0.1:0", "--listen")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	s, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	raw, err := s.(*net.TCPConn).SyscallConn()
+	raw, err := acceptedClient(t).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
