@@ -140,9 +140,9 @@ type Config struct {
 	// ProtocolH2C or a gRPC health probe on an http upstream).
 	Client *http.Client
 	// Transport carries proxied requests (default http.DefaultTransport's
-	// clones with UpstreamIdleTimeout and the HTTP/2 pings, gRPC requests
-	// on their own: no deadline on an answer, which a non-streamed
-	// completion may take minutes to start).
+	// clones dialing with ClientKeepAlive, with UpstreamIdleTimeout and the
+	// HTTP/2 pings, gRPC requests on their own: no deadline on an answer,
+	// which a non-streamed completion may take minutes to start).
 	Transport http.RoundTripper
 	// UpstreamIdleTimeout closes an upstream connection idle that long
 	// (default DefaultUpstreamIdleTimeout); keep it shorter than the
