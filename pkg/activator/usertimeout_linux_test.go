@@ -161,7 +161,11 @@ func TestLostClientCancelsStream(t *testing.T) {
 	// address is no longer local and nothing forwards), its socket stays.
 	ipCmd(t, "addr", "del", "10.9.9.2/32", "dev", "lo")
 	ipCmd(t, "route", "add", "10.9.9.2/32", "dev", "lo")
-	for _, path := range []string{"/lost", "/stalled"} {
+	paths := []string{"/lost", "/stalled"}
+	if !kernelAtLeast(5, 11) { // before 5.11 the user timeout does not count window probes
+		paths = paths[:1]
+	}
+	for _, path := range paths {
 		for time.Since(t0) < 10*time.Second {
 			if _, ok := endedAt(path); ok {
 				break
@@ -230,4 +234,18 @@ func ipCmd(t *testing.T, args ...string) {
 	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 		t.Skipf("ip %s: %v %s", strings.Join(args, " "), err, out)
 	}
+}
+
+// kernelAtLeast reports whether the running Linux kernel's release is
+// major.minor or later (false when it cannot be read).
+func kernelAtLeast(major, minor int) bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	var ma, mi int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &ma, &mi); err != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
 }
