@@ -411,31 +411,9 @@ func TestActivatorDrainKeepsWebSockets(t *testing.T) {
 		}
 	}))
 	defer up.Close()
-	listen := freePort(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	code := make(chan int, 1)
-	var errb syncbuf.Buffer
-	go func() {
-		code <- run(ctx, []string{"activator", "--listen", listen, "--upstream", up.URL, "--probe-interval", "50ms", "--hold-timeout", "10s"}, strings.NewReader(""), io.Discard, &errb)
-	}()
-	var c net.Conn
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var err error
-		if c, err = net.Dial("tcp", listen); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("activator did not listen")
-		}
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprint(c, "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
-	br := bufio.NewReader(c)
-	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 101 {
-		t.Fatalf("upgrade: %v %v, want 101", resp, err)
-	}
+	ws := startActivatorWebSocket(t, up.URL, "10s", 10*time.Second)
+	cancel, code, c, br := ws.cancel, ws.code, ws.conn, ws.br
+	errb := &ws.errb
 	echo := func(s string) (string, error) {
 		fmt.Fprint(c, s+"\n")
 		return br.ReadString('\n')
@@ -502,31 +480,9 @@ func TestActivatorDrainClosesWebSocketsGoingAway(t *testing.T) {
 		serverClose <- b[4:]
 	}))
 	defer up.Close()
-	listen := freePort(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	code := make(chan int, 1)
-	var errb syncbuf.Buffer
-	go func() {
-		code <- run(ctx, []string{"activator", "--listen", listen, "--upstream", up.URL, "--probe-interval", "50ms", "--hold-timeout", "1s"}, strings.NewReader(""), io.Discard, &errb)
-	}()
-	var c net.Conn
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var err error
-		if c, err = net.Dial("tcp", listen); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("activator did not listen")
-		}
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(15 * time.Second))
-	fmt.Fprint(c, "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
-	br := bufio.NewReader(c)
-	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 101 {
-		t.Fatalf("upgrade: %v %v, want 101", resp, err)
-	}
+	ws := startActivatorWebSocket(t, up.URL, "1s", 15*time.Second)
+	cancel, code, br := ws.cancel, ws.code, ws.br
+	errb := &ws.errb
 	t0 := time.Now()
 	cancel() // SIGTERM
 	var h [2]byte
@@ -594,33 +550,11 @@ func TestActivatorDrainClosesWebSocketsBesideSlowAnswer(t *testing.T) {
 		_, _ = io.Copy(io.Discard, brw) // until the activator closes it
 	}))
 	defer up.Close()
-	listen := freePort(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	code := make(chan int, 1)
-	var errb syncbuf.Buffer
-	go func() {
-		code <- run(ctx, []string{"activator", "--listen", listen, "--upstream", up.URL, "--probe-interval", "50ms", "--hold-timeout", "1s"}, strings.NewReader(""), io.Discard, &errb)
-	}()
-	var c net.Conn
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var err error
-		if c, err = net.Dial("tcp", listen); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("activator did not listen")
-		}
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(15 * time.Second))
-	fmt.Fprint(c, "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
-	br := bufio.NewReader(c)
-	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 101 {
-		t.Fatalf("upgrade: %v %v, want 101", resp, err)
-	}
+	ws := startActivatorWebSocket(t, up.URL, "1s", 15*time.Second)
+	cancel, code, br := ws.cancel, ws.code, ws.br
+	errb := &ws.errb
 	// The slow answer, begun before SIGTERM and still going at the bound.
-	slow, err := http.Get("http://" + listen + "/slow")
+	slow, err := http.Get("http://" + ws.listen + "/slow")
 	if err != nil || slow.StatusCode != 200 {
 		t.Fatalf("slow request: %v %v", slow, err)
 	}
@@ -646,4 +580,47 @@ func TestActivatorDrainClosesWebSocketsBesideSlowAnswer(t *testing.T) {
 	if !strings.Contains(errb.String(), "closed with a close frame 1001 (going away) to both sides") {
 		t.Errorf("stderr %q: want the drain to say the WebSocket was closed with 1001", errb.String())
 	}
+}
+
+// activatorWebSocket is an `infscale activator` run by startActivatorWebSocket
+// and a WebSocket opened through it.
+type activatorWebSocket struct {
+	listen string
+	cancel context.CancelFunc // SIGTERM
+	code   chan int           // the command's exit code
+	errb   syncbuf.Buffer     // its stderr
+	conn   net.Conn           // the client's connection, upgraded
+	br     *bufio.Reader      // conn's reader, past the 101
+}
+
+// startActivatorWebSocket runs the activator in front of upstream with
+// --hold-timeout hold, and opens a WebSocket through it (GET /ws answered
+// 101), its connection's deadline d on; both end with the test.
+func startActivatorWebSocket(t *testing.T, upstream, hold string, d time.Duration) *activatorWebSocket {
+	t.Helper()
+	ws := &activatorWebSocket{listen: freePort(t), code: make(chan int, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	ws.cancel = cancel
+	t.Cleanup(cancel)
+	go func() {
+		ws.code <- run(ctx, []string{"activator", "--listen", ws.listen, "--upstream", upstream, "--probe-interval", "50ms", "--hold-timeout", hold}, strings.NewReader(""), io.Discard, &ws.errb)
+	}()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c, err := net.Dial("tcp", ws.listen)
+		if err == nil {
+			ws.conn = c
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("activator did not listen")
+		}
+	}
+	t.Cleanup(func() { ws.conn.Close() })
+	_ = ws.conn.SetDeadline(time.Now().Add(d))
+	fmt.Fprint(ws.conn, "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+	ws.br = bufio.NewReader(ws.conn)
+	if resp, err := http.ReadResponse(ws.br, nil); err != nil || resp.StatusCode != 101 {
+		t.Fatalf("upgrade: %v %v, want 101", resp, err)
+	}
+	return ws
 }
