@@ -39,6 +39,9 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	if stateful {
 		dropFuture(st, now)
 		initial = recordInitial(st, obs.Current, now)
+		if initial && p.Hold != nil {
+			st.Inherited = obs.Current
+		}
 	}
 	cur := max(obs.Current, 0)
 	d.Current, d.Desired, d.Reason = obs.Current, cur, 0

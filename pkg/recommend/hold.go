@@ -248,6 +248,9 @@ func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch, window
 	// threshold per run of replicas between those, not per replica (a
 	// From of millions is a few runs).
 	bps := []int{d.From, out}
+	if st.Inherited > out && st.Inherited < d.From {
+		bps = append(bps, st.Inherited)
+	}
 	for _, l := range d.Lows {
 		if l.Floor > out && l.Floor < d.From {
 			bps = append(bps, l.Floor)
@@ -265,6 +268,11 @@ func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch, window
 	for i := len(bps) - 1; i > 0; i-- {
 		hi, lo := bps[i], bps[i-1] // replicas lo+1..hi share a threshold
 		t, ct, z, rel, back := h.threshold(st.Dips, hi)
+		if hi <= st.Inherited && rel == 0 {
+			// The fleet the state began with, before any dip released
+			// it: no history prices it, so the rental's own break-even.
+			t, ct, z = h.BreakEven.Seconds(), math.NaN(), math.NaN()
+		}
 		a := now.Sub(d.since(hi)).Seconds() // replicas lo+1..hi were released together
 		if a < t {
 			held += hi - lo
@@ -280,8 +288,12 @@ func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch, window
 	if quiet {
 		return held, ""
 	}
+	why := "cost over the history " + num(cT) + " s against " + num(c0) + " s releasing at once"
+	if math.IsNaN(cT) {
+		why = "replica " + itoa(top) + " was in the " + itoa(st.Inherited) + " of the first decision and no dip has released it: no history prices it, the break-even itself"
+	}
 	text := "hold: " + strconv.Itoa(len(st.Dips)) + " dips recorded, " + strconv.Itoa(n) + " released replica " + itoa(top) + " (" + strconv.Itoa(nb) + " wanted it again), break-even " + secs(h.BreakEven) +
-		"; its threshold T* = " + num(T) + " s (cost over the history " + num(cT) + " s against " + num(c0) + " s releasing at once)" +
+		"; its threshold T* = " + num(T) + " s (" + why + ")" +
 		"; dip from " + itoa(d.From) + " open " + num(age) + " s"
 	if held > out {
 		return held, text + " < " + num(T) + " s: hold " + itoa(held-out) + " of the " + itoa(d.From-out) + " replicas it released (" + itoa(out) + " + " + itoa(held-out) + " = " + itoa(held) + ")"

@@ -318,10 +318,13 @@ func TestLatencyCapStarting(t *testing.T) {
 //	      released them, T* = 0: released. 1 + 1 = 2, not the 8 a
 //	      threshold for the whole fleet held.
 //	t=60  10 -> open 15 s >= 15: release to 1
+//
+// The state has decided before (its first decision was not at this fleet:
+// no inherited replicas, TestHoldInherited).
 func TestHoldPerReplica(t *testing.T) {
 	p := holdPolicy(t, 90*time.Second, func(p *Policy) { p.Behavior.ScaleUp = rules(int32(0), "Max", pods(10, 15)) })
 	obs := runObs
-	var st State
+	st := State{LastDesired: 8, LastAt: at(-15)}
 	expect(t, Decide(p, obs(8, 80), &st, at(0)), 8, ReasonTolerance)
 	expect(t, Decide(p, obs(8, 70), &st, at(15)), 7, ReasonMetric)
 	expect(t, Decide(p, obs(7, 80), &st, at(30)), 8, ReasonMetric)
@@ -334,6 +337,49 @@ func TestHoldPerReplica(t *testing.T) {
 		t.Errorf("steps:\n%s", stepsText(d))
 	}
 	expect(t, Decide(p, obs(2, 10), &st, at(60)), 1, ReasonMetric)
+}
+
+// TestHoldInherited: the fleet a state's first decision finds is held for
+// the break-even until a dip has released it (ski-rental with no history).
+// running:10, B = 90 s, no scale-down window, scale-up by up to 10 pods a
+// period, the first decision at 8 replicas:
+//
+//	t=0    80 running on 8 -> 8; Inherited = 8
+//	t=15   10 -> 1: a dip from 8 opens; replicas 2-8 were inherited and no
+//	       dip released them: T* = B = 90 s > 0 s open: hold 8
+//	t=90   10 -> open 75 s < 90: hold 8
+//	t=105  10 -> open 90 s >= 90: release to 1
+//	t=120  80 on 1 -> 8 (scale-up 1 + 10 pods >= 8): the dip returns
+//	       after 105 s, Back 8, recorded
+//	t=135  10 -> 1: replicas 2-8 were released once and wanted back after
+//	       105 s: cost(0) = 0 + 90 = 90 < cost(105) = 105, T* = 0:
+//	       released at once, as with any history
+func TestHoldInherited(t *testing.T) {
+	p := holdPolicy(t, 90*time.Second, func(p *Policy) { p.Behavior.ScaleUp = rules(int32(0), "Max", pods(10, 15)) })
+	obs := runObs
+	var st State
+	expect(t, Decide(p, obs(8, 80), &st, at(0)), 8, ReasonTolerance)
+	if st.Inherited != 8 {
+		t.Fatalf("inherited %d, want the first decision's 8", st.Inherited)
+	}
+	d := Decide(p, obs(8, 10), &st, at(15))
+	expect(t, d, 8, ReasonScaleDownStabilized)
+	if !strings.Contains(stepsText(d), "T* = 90 s (replica 8 was in the 8 of the first decision and no dip has released it") {
+		t.Errorf("steps:\n%s", stepsText(d))
+	}
+	expect(t, Decide(p, obs(8, 10), &st, at(90)), 8, ReasonScaleDownStabilized)
+	expect(t, Decide(p, obs(8, 10), &st, at(105)), 1, ReasonMetric)
+	expect(t, Decide(p, obs(1, 80), &st, at(120)), 8, ReasonMetric)
+	if len(st.Dips) != 1 || st.Dips[0].Seconds != 105 || st.Dips[0].Back != 8 {
+		t.Fatalf("dips %+v, want one of 105 s, back to 8", st.Dips)
+	}
+	expect(t, Decide(p, obs(8, 10), &st, at(135)), 1, ReasonMetric)
+	if err := st.Validate(); err != nil {
+		t.Errorf("state: %v", err)
+	}
+	if err := (&State{Inherited: -1}).Validate(); err == nil || !strings.Contains(err.Error(), "inherited: -1 must be in 0..") {
+		t.Errorf("a negative inherited count: %v, want an inherited error", err)
+	}
 }
 
 // TestHoldMissedReturn: a release the returning traffic missed on is not

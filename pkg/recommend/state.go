@@ -6,7 +6,7 @@ import (
 )
 
 // Validate reports (FieldErrors) what Decide never writes into a State:
-// replica counts outside 0..2147483647, scale-event changes below 1,
+// replica counts (inherited among them) outside 0..2147483647, scale-event changes below 1,
 // negative or non-finite demand, times unset, and recommendations or
 // samples not oldest first (scale events are in the HPA's slot order, see
 // recordEvent), more than MaxDips dips, a dip ending after last_at or
@@ -135,6 +135,7 @@ func (s *State) Validate() error {
 	}
 	count("coming", s.Coming)
 	count("last_desired", s.LastDesired)
+	count("inherited", s.Inherited)
 	return errs.err()
 }
 

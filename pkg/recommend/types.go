@@ -425,6 +425,11 @@ type State struct {
 	// in progress (hold.go).
 	Dips    []Dip    `json:"dips,omitempty"`
 	OpenDip *OpenDip `json:"open_dip,omitempty"`
+	// Inherited is the current count at the state's first decision under
+	// Hold (the fleet it began with; 0: none recorded): until a recorded
+	// dip has released replica k <= Inherited, its threshold is the
+	// break-even (hold.go).
+	Inherited int `json:"inherited,omitempty"`
 	// RatePeaks are the highest arrival rates (requests/s) per twelfth of
 	// the hold's memory, oldest first (hold.go).
 	RatePeaks []DemandSample `json:"rate_peaks,omitempty"`

@@ -83,4 +83,7 @@ func (c *infscaleCtl) warm(n int, epoch time.Time) {
 	c.run.State.Recommendations = []recommend.TimedReplicas{{At: epoch, Replicas: n}}
 	c.run.State.LastDesired, c.run.State.LastAt = n, epoch
 	c.run.Desired, c.run.HasDesired = n, true
+	if c.p.Hold != nil {
+		c.run.State.Inherited = n // the fleet its first decision found, as serve's
+	}
 }

@@ -54,3 +54,48 @@ func TestWarmStartIgnoresUnservable(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmStartInherited: recommended inherits its warm start (the fleet
+// its first decision finds, docs/recommend.md "The inherited fleet") and
+// holds it for the hold's break-even, two cold starts (2 × 91 s = 182 s on
+// the reference replica), before releasing it. 30 req/s for 30 s warm it
+// to at least 2 replicas (TestWarmStart); the traffic then stops, the
+// demand asks for 1 and a dip opens by 45 s at the latest, so the fleet
+// is still held at 180 s (open at most 180 - 30 = 150 s < 182 s) and
+// released by 300 s (open at least 300 - 45 - 15 = 240 s, a period late).
+func TestWarmStartInherited(t *testing.T) {
+	rd, err := trace.Synthetic{Rate: 30, Duration: 30, Prompt: trace.ReferenceShape.Prompt, Output: trace.ReferenceShape.Output, Seed: 3}.Source().Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reqs []trace.Request
+	for {
+		q, err := rd.Next()
+		if err != nil {
+			break
+		}
+		reqs = append(reqs, q)
+	}
+	rd.Close()
+	reqs = append(reqs, trace.Request{Arrival: 400, Prompt: 100, Output: 10})
+	cfg := Config{Model: referenceModel(t), Timeline: true}
+	r := runPolicies(t, trace.FromSlice("burst then silence", 400, reqs), cfg, "recommended")[0]
+	at := func(sec float64) Sample {
+		for _, s := range r.Timeline {
+			if s.T == sec {
+				return s
+			}
+		}
+		t.Fatalf("no sample at %g s", sec)
+		return Sample{}
+	}
+	if w := r.Timeline[0].Ready; w < 2 {
+		t.Fatalf("warm start %d, want >= 2", w)
+	}
+	if s := at(180); s.Ready+s.Starting != r.Timeline[0].Ready {
+		t.Errorf("at 180 s: %d replicas, want the warm %d held (break-even 182 s)", s.Ready+s.Starting, r.Timeline[0].Ready)
+	}
+	if s := at(300); s.Desired != 1 {
+		t.Errorf("at 300 s: desired %d, want 1 (the hold expired)", s.Desired)
+	}
+}
