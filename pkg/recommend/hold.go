@@ -288,13 +288,13 @@ func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch, window
 	if quiet {
 		return held, ""
 	}
-	why := "cost over the history " + num(cT) + " s against " + num(c0) + " s releasing at once"
-	if math.IsNaN(cT) {
-		why = "replica " + itoa(top) + " was in the " + itoa(st.Inherited) + " of the first decision and no dip has released it: no history prices it, the break-even itself"
-	}
 	text := "hold: " + strconv.Itoa(len(st.Dips)) + " dips recorded, " + strconv.Itoa(n) + " released replica " + itoa(top) + " (" + strconv.Itoa(nb) + " wanted it again), break-even " + secs(h.BreakEven) +
-		"; its threshold T* = " + num(T) + " s (" + why + ")" +
-		"; dip from " + itoa(d.From) + " open " + num(age) + " s"
+		"; its threshold T* = " + num(T) + " s (cost over the history " + num(cT) + " s against " + num(c0) + " s releasing at once)"
+	if math.IsNaN(cT) {
+		text = "hold: " + strconv.Itoa(len(st.Dips)) + " dips recorded, none released replica " + itoa(top) + ", one of the " + itoa(st.Inherited) +
+			" the first decision found (no history prices it); break-even " + secs(h.BreakEven) + ", its threshold T* = the break-even " + num(T) + " s"
+	}
+	text += "; dip from " + itoa(d.From) + " open " + num(age) + " s"
 	if held > out {
 		return held, text + " < " + num(T) + " s: hold " + itoa(held-out) + " of the " + itoa(d.From-out) + " replicas it released (" + itoa(out) + " + " + itoa(held-out) + " = " + itoa(held) + ")"
 	}

@@ -364,7 +364,7 @@ func TestHoldInherited(t *testing.T) {
 	}
 	d := Decide(p, obs(8, 10), &st, at(15))
 	expect(t, d, 8, ReasonScaleDownStabilized)
-	if !strings.Contains(stepsText(d), "T* = 90 s (replica 8 was in the 8 of the first decision and no dip has released it") {
+	if !strings.Contains(stepsText(d), "none released replica 8, one of the 8 the first decision found (no history prices it); break-even 1m30s, its threshold T* = the break-even 90 s; dip from 8 open 0 s < 90 s") {
 		t.Errorf("steps:\n%s", stepsText(d))
 	}
 	expect(t, Decide(p, obs(8, 10), &st, at(90)), 8, ReasonScaleDownStabilized)
