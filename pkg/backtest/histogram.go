@@ -87,6 +87,13 @@ func (h *Histogram) FractionAboveEdge(x float64) float64 {
 	return histogram.FractionAboveEdge(x, h.buckets())
 }
 
+// FractionAboveAtMost is the most the share of observations above x can
+// be by the buckets (histogram.FractionAboveAtMost). NaN without
+// observations.
+func (h *Histogram) FractionAboveAtMost(x float64) float64 {
+	return histogram.FractionAboveAtMost(x, h.buckets())
+}
+
 // Quantile is the q-quantile as histogram_quantile reads the buckets
 // (histogram.Quantile; the +Inf bucket returns the last finite bound). NaN
 // without observations.

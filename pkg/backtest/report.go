@@ -30,6 +30,8 @@ type jsonActual struct {
 	Peak           num        `json:"peak"`
 	TTFTP95        num        `json:"ttft_p95_s"`
 	MissPct        num        `json:"miss_pct"`
+	MissPctLow     num        `json:"miss_pct_low"`
+	MissPctHigh    num        `json:"miss_pct_high"`
 	TTFTHourly     []jsonHour `json:"ttft_p95_hourly"`
 	Simulated      *jsonRow   `json:"simulated,omitempty"`
 }
@@ -109,7 +111,8 @@ func (rep Report) WriteJSON(w io.Writer) error {
 		Coverage: jsonCoverage{Fraction: num(rep.Coverage.Fraction), Threshold: rep.Coverage.Threshold.String(),
 			Gaps: []jsonGap{}, Interpolated: rep.Coverage.Interpolated},
 		Actual: jsonActual{ReplicaMinutes: num(rep.Actual.ReplicaMinutes), Peak: num(rep.Actual.Peak),
-			TTFTP95: num(rep.Actual.TTFTP95), MissPct: num(rep.Actual.MissPct)},
+			TTFTP95: num(rep.Actual.TTFTP95), MissPct: num(rep.Actual.MissPct),
+			MissPctLow: num(rep.Actual.MissPctLow), MissPctHigh: num(rep.Actual.MissPctHigh)},
 		Policies:   []jsonRow{},
 		QueryTime:  num(rep.Fetch.Duration.Seconds()),
 		ReplayTime: num(rep.ReplayTime.Seconds()),
@@ -200,6 +203,10 @@ func (rep Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "vs actual: replica-minutes saved against the observed replicas (negative: costs more).")
+	if a.MissPctHigh > a.MissPctLow {
+		fmt.Fprintf(w, "actual (observed) miss %%: %s splits the TTFT bucket holding the %s SLO linearly; the buckets bound it between %s and %s (an SLO at a bucket bound reads it exactly).\n",
+			replay.FormatPct(a.MissPct), strconv.FormatFloat(rep.SLOTTFT, 'g', -1, 64)+"s", replay.FormatPct(a.MissPctLow), replay.FormatPct(a.MissPctHigh))
+	}
 	for _, l := range rep.legend() {
 		fmt.Fprintln(w, l)
 	}

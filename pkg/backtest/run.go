@@ -39,6 +39,11 @@ type Actual struct {
 	// percent; both from the TTFT histogram's buckets (NaN without one).
 	TTFTP95 float64
 	MissPct float64
+	// MissPctLow and MissPctHigh bound MissPct by the buckets, percent:
+	// the requests in buckets wholly above the SLO, and all but those in
+	// buckets wholly at or below it (MissPct splits the bucket holding the
+	// SLO linearly). Equal when the SLO is a bucket bound; NaN as MissPct.
+	MissPctLow, MissPctHigh float64
 	// Simulated is the replay of the actual replica timeline.
 	Simulated *replay.Result
 }
@@ -97,7 +102,8 @@ func Run(ctx context.Context, w Workload, cfg Config) (Report, error) {
 	g := w.Grid
 	rep := Report{Start: g.Start, End: g.End(), Step: g.Step, Requests: w.Requests, Coverage: w.Coverage,
 		PromptMean: w.Prompt.Mean, OutputMean: w.Output.Mean, GPUs: cfg.GPUs}
-	rep.Actual = Actual{ReplicaMinutes: w.ReplicaSeconds() / 60, Peak: w.Peak(), TTFTP95: math.NaN(), MissPct: math.NaN()}
+	rep.Actual = Actual{ReplicaMinutes: w.ReplicaSeconds() / 60, Peak: w.Peak(), TTFTP95: math.NaN(), MissPct: math.NaN(),
+		MissPctLow: math.NaN(), MissPctHigh: math.NaN()}
 	rc := cfg.Replay
 	rc.Epoch = g.Start
 	rc.Timeline = true
@@ -109,6 +115,8 @@ func Run(ctx context.Context, w Workload, cfg Config) (Report, error) {
 	if w.TTFT != nil {
 		rep.Actual.TTFTP95 = w.TTFT.Quantile(0.95)
 		rep.Actual.MissPct = 100 * w.TTFT.FractionAbove(rc.SLOTTFT)
+		rep.Actual.MissPctLow = 100 * w.TTFT.FractionAboveEdge(rc.SLOTTFT)
+		rep.Actual.MissPctHigh = 100 * w.TTFT.FractionAboveAtMost(rc.SLOTTFT)
 	}
 	pols := cfg.Policies
 	hasActual := len(w.Replicas) > 0 && !math.IsNaN(w.Replicas[0])

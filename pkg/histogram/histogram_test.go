@@ -134,6 +134,21 @@ func TestFractionAboveEdge(t *testing.T) {
 	near(t, "empty", FractionAboveEdge(1, hist(0, 0, 0)), math.NaN())
 }
 
+// TestFractionAboveAtMost: the same 100 observations (40 <= 0.1, 90 <=
+// 0.5): above 0.3, all but the 40 wholly at or below 0.1 may be: 0.6 (the
+// edge's 0.1 and the linear 0.35 lie between); at the bounds 0.5 and 0.1:
+// 0.1 and 0.6, as FractionAbove; above 0.05: all 100 may be, 1; above 2
+// (inside +Inf): the +Inf bucket's 10, 0.1.
+func TestFractionAboveAtMost(t *testing.T) {
+	h := hist(40, 90, 100)
+	near(t, "above 0.3", FractionAboveAtMost(0.3, h), 0.6)
+	near(t, "above 0.5", FractionAboveAtMost(0.5, h), 0.1)
+	near(t, "above 0.1", FractionAboveAtMost(0.1, h), 0.6)
+	near(t, "above 0.05", FractionAboveAtMost(0.05, h), 1)
+	near(t, "above 2", FractionAboveAtMost(2, h), 0.1)
+	near(t, "empty", FractionAboveAtMost(1, hist(0, 0, 0)), math.NaN())
+}
+
 // TestMerge: a replica of an old server version ({0.5, 1, +Inf}: 10 requests
 // within 0.5 s) beside one of a new version with an extra bound ({0.5, 1,
 // 20, +Inf}: 10 requests in (1, 20]). The old one counts at 20 its count at

@@ -68,6 +68,26 @@ func FractionAboveEdge(x float64, bs []Bucket) float64 {
 	return 0
 }
 
+// FractionAboveAtMost is the most the share (0..1) of the observations
+// in bs above x can be: all but those in buckets wholly at or below x (up
+// to the highest bucket bound at or below x). With FractionAboveEdge it
+// bounds FractionAbove's guess; at a bucket bound all three agree. NaN as
+// FractionAbove.
+func FractionAboveAtMost(x float64, bs []Bucket) float64 {
+	b, n := counted(bs)
+	if b == nil {
+		return math.NaN()
+	}
+	below := 0.0
+	for _, c := range b {
+		if c.UpperBound > x {
+			break
+		}
+		below = c.Count
+	}
+	return (n - below) / n
+}
+
 // counted is bs made monotonic and its observation count n; nil without
 // a +Inf bucket or without observations.
 func counted(bs []Bucket) (b []Bucket, n float64) {
