@@ -660,3 +660,23 @@ func missedReturnPolicy(t *testing.T) (*Policy, func(cur int, running, ttft floa
 		return Observation{Current: cur, Running: running, Waiting: 0, Held: nan, KV: nan, CPU: nan, TTFT: ttft, ArrivalRate: nan, MeanPrompt: nan, MeanOutput: nan, QueueTime: nan}
 	}
 }
+
+// TestFirstDecisionZeroWindows: the first decision records the current
+// count at now (recordInitialRecommendation); a window excludes its start,
+// so with both windows 0 s the entry is in neither, and the step must not
+// say it is (docs/recommend.md, "The first decision").
+func TestFirstDecisionZeroWindows(t *testing.T) {
+	p := holdPolicy(t, 90*time.Second, nil) // scaleUp and scaleDown windows 0 s
+	var st State
+	d := Decide(p, runObs(8, 80), &st, at(0))
+	txt := stepsText(d)
+	if strings.Contains(txt, "the windows include the current 8") || !strings.Contains(txt, "the current 8, recorded at this first decision as the HPA's recordInitialRecommendation does, is outside both 0s windows (a window excludes its start)") {
+		t.Errorf("steps:\n%s", txt)
+	}
+	p.Behavior.ScaleDown.StabilizationWindowSeconds = ptr(int32(20))
+	mustValidate(t, p)
+	st = State{}
+	if txt := stepsText(Decide(p, runObs(8, 80), &st, at(0))); !strings.Contains(txt, "(the windows include the current 8, recorded at this first decision as the HPA's recordInitialRecommendation does)") {
+		t.Errorf("with a 20 s scaleDown window, steps:\n%s", txt)
+	}
+}
