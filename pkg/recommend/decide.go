@@ -160,7 +160,11 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	d.stage = StageStabilization
 	out, text := p.stabilize(st, rec, base, now, !d.quiet)
 	if initial && !d.quiet {
-		text += " (the windows include the current " + itoa(obs.Current) + ", recorded at this first decision as the HPA's recordInitialRecommendation does)"
+		if p.NoBehavior || p.upWindow > 0 || p.downWindow > 0 {
+			text += " (the windows include the current " + itoa(obs.Current) + ", recorded at this first decision as the HPA's recordInitialRecommendation does)"
+		} else { // a window excludes its start: 0 s windows hold nothing
+			text += " (the current " + itoa(obs.Current) + ", recorded at this first decision as the HPA's recordInitialRecommendation does, is outside both 0s windows (a window excludes its start))"
+		}
 	}
 	why := Reason(0)
 	switch {

@@ -182,14 +182,20 @@ func (st *State) addDip(d Dip) {
 // the dips that released k (a dip that returned below k counts as one
 // that did not return), the smallest on a tie; and that cost, the cost of
 // releasing at once, and how many dips released k and how many wanted it
-// again.
-func (h *Hold) threshold(dips []Dip, k int) (best, bestCost, zeroCost float64, released, back int) {
+// again. The last pending dips returned within their first rate window,
+// whose Back may still rise: one that has not wanted k back yet does not
+// count for k (neither released nor priced) until the window has passed.
+func (h *Hold) threshold(dips []Dip, k, pending int) (best, bestCost, zeroCost float64, released, back int) {
 	b := h.BreakEven.Seconds()
+	counts := func(i int) bool {
+		_, ret := dips[i].releases(k)
+		return i < len(dips)-pending || ret
+	}
 	cost := func(T float64) float64 {
 		c := 0.0
-		for _, d := range dips {
+		for i, d := range dips {
 			switch rel, ret := d.releases(k); {
-			case !rel:
+			case !rel || !counts(i):
 			case !ret && !d.Returned:
 				c += math.Min(T, d.Seconds)
 			case !ret:
@@ -205,8 +211,11 @@ func (h *Hold) threshold(dips []Dip, k int) (best, bestCost, zeroCost float64, r
 	zeroCost = cost(0)
 	best, bestCost = 0, zeroCost
 	missed := 0.0 // the longest dip whose release of k cost misses
-	for _, d := range dips {
+	for i, d := range dips {
 		rel, ret := d.releases(k)
+		if !counts(i) {
+			continue
+		}
 		if rel {
 			released++
 		}
@@ -265,9 +274,18 @@ func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch, window
 	}
 	slices.Sort(bps)
 	bps = slices.Compact(bps)
+	// The dips that returned less than a rate window ago (within the
+	// watch) may still raise their Back (trackDip): pending.
+	pending := 0
+	if n := len(st.Dips); n > 0 && st.Dips[n-1].Returned && now.Sub(st.Dips[n-1].end()) < min(window, watch) {
+		end := st.Dips[n-1].end()
+		for i := n - 1; i >= 0 && st.Dips[i].Returned && st.Dips[i].From > 0 && st.Dips[i].end().Equal(end); i-- {
+			pending++
+		}
+	}
 	for i := len(bps) - 1; i > 0; i-- {
 		hi, lo := bps[i], bps[i-1] // replicas lo+1..hi share a threshold
-		t, ct, z, rel, back := h.threshold(st.Dips, hi)
+		t, ct, z, rel, back := h.threshold(st.Dips, hi, pending)
 		if hi <= st.Inherited && rel == 0 {
 			// The fleet the state began with, before any dip released
 			// it: no history prices it, so the rental's own break-even.

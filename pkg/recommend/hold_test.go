@@ -27,34 +27,34 @@ func TestHoldThreshold(t *testing.T) {
 		{At: at(100), Seconds: 50, Returned: true, Back: 3, From: 3, Floor: 1},
 		{At: at(200), Seconds: 60, Returned: true, Back: 3, From: 3, Floor: 1}, {At: at(300), Seconds: 1800, From: 3, Floor: 1}}
 	for _, k := range []int{2, 3} {
-		T, cT, c0, n, nb := h.threshold(dips, k)
+		T, cT, c0, n, nb := h.threshold(dips, k, 0)
 		if T != 60 || cT != 210 || c0 != 540 || n != 4 || nb != 3 {
 			t.Errorf("replica %d: threshold %g (cost %g, at once %g, %d released, %d back), want 60 (210, 540, 4, 3)", k, T, cT, c0, n, nb)
 		}
 	}
 	dips = append(dips, Dip{At: at(2200), Seconds: 10, Returned: true, Back: 3, From: 3, Floor: 2})
-	if T, cT, c0, n, _ := h.threshold(dips, 3); T != 60 || cT != 220 || c0 != 720 || n != 5 {
+	if T, cT, c0, n, _ := h.threshold(dips, 3, 0); T != 60 || cT != 220 || c0 != 720 || n != 5 {
 		t.Errorf("replica 3 with the shallow dip: threshold %g (cost %g, at once %g, %d released), want 60 (220, 720, 5)", T, cT, c0, n)
 	}
-	if T, _, c0, n, _ := h.threshold(dips, 2); T != 60 || c0 != 540 || n != 4 {
+	if T, _, c0, n, _ := h.threshold(dips, 2, 0); T != 60 || c0 != 540 || n != 4 {
 		t.Errorf("replica 2 with the shallow dip: threshold %g (at once %g, %d released), want 60 (540, 4): the shallow dip kept it", T, c0, n)
 	}
-	if T, _, _, n, _ := h.threshold(dips, 1); T != 0 || n != 0 {
+	if T, _, _, n, _ := h.threshold(dips, 1, 0); T != 0 || n != 0 {
 		t.Errorf("replica 1: threshold %g over %d dips, want 0 over none", T, n)
 	}
 	// Dips that come back only after 400 s: releasing at once (cost 180
 	// each) beats holding through one (400 + 180 for the other).
-	T, _, _, _, _ := h.threshold([]Dip{{At: at(0), Seconds: 400, Returned: true, Back: 2, From: 2, Floor: 1}, {At: at(900), Seconds: 450, Returned: true, Back: 2, From: 2, Floor: 1}}, 2)
+	T, _, _, _, _ := h.threshold([]Dip{{At: at(0), Seconds: 400, Returned: true, Back: 2, From: 2, Floor: 1}, {At: at(900), Seconds: 450, Returned: true, Back: 2, From: 2, Floor: 1}}, 2, 0)
 	if T != 0 {
 		t.Errorf("threshold over 400 and 450 s dips: %g, want 0 (release: 360 < 400 + 180)", T)
 	}
 	// A dip that returned below the replica did not want it again: for
 	// replica 3 a dip from 3 that came back to 2 after 40 s costs T held.
-	T, cT, _, _, _ := h.threshold([]Dip{{At: at(0), Seconds: 40, Returned: true, Back: 2, From: 3, Floor: 1}}, 3)
+	T, cT, _, _, _ := h.threshold([]Dip{{At: at(0), Seconds: 40, Returned: true, Back: 2, From: 3, Floor: 1}}, 3, 0)
 	if T != 0 || cT != 0 {
 		t.Errorf("threshold over a dip back to 2 only, replica 3: %g (cost %g), want 0 (0): release", T, cT)
 	}
-	if T, _, _, _, _ := h.threshold(nil, 1); T != 0 {
+	if T, _, _, _, _ := h.threshold(nil, 1, 0); T != 0 {
 		t.Errorf("no history: %g, want 0 (the HPA's behavior)", T)
 	}
 }
@@ -77,7 +77,7 @@ func TestHoldDecide(t *testing.T) {
 	if len(st.Dips) != 1 || st.Dips[0].Seconds != 15 || !st.Dips[0].Returned {
 		t.Fatalf("dips %+v, want one returned after 15 s", st.Dips)
 	}
-	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 3); T != 15 {
+	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 3, 0); T != 15 {
 		t.Errorf("threshold T* = %g s after the returned dip, want 15", T)
 	}
 	d := Decide(p, obs(3, 5), &st, at(45))
@@ -382,6 +382,35 @@ func TestHoldInherited(t *testing.T) {
 	}
 }
 
+// TestHoldInheritedPendingReturn: a return still in its first rate window
+// has not said which replicas it wants back, so it prices none above what
+// it read so far. running:10, B = 90 s, no scale-down window, the 30 s
+// rate window (watch 45 s, half of B):
+//
+//	t=0   30 running on 3 -> 3: the first decision, 3 inherited
+//	t=15   5 running      -> 1: a dip from 3 (floor 1); inherited, T* = B: hold 3
+//	t=30  20 running      -> 2: the dip returns (Back 2 so far: its rate has
+//	      seen 15 s of the returning traffic) and a dip from 3 to 2 opens.
+//	      Replica 3 is one of the inherited 3 and no settled dip released
+//	      it: T* = 90 s > 0 s open, hold 3 (read as settled, Back 2 said
+//	      replica 3 was not wanted, T* = 0, and released it)
+//	t=45  30 running      -> 3: within the window, the return's Back is 3
+func TestHoldInheritedPendingReturn(t *testing.T) {
+	p, obs := holdPolicy(t, 90*time.Second, nil), runObs
+	var st State
+	expect(t, Decide(p, obs(3, 30), &st, at(0)), 3, ReasonTolerance)
+	expect(t, Decide(p, obs(3, 5), &st, at(15)), 3, ReasonScaleDownStabilized)
+	d := Decide(p, obs(3, 20), &st, at(30))
+	expect(t, d, 3, ReasonScaleDownStabilized)
+	if !strings.Contains(stepsText(d), "none released replica 3, one of the 3 the first decision found (no history prices it); break-even 1m30s, its threshold T* = the break-even 90 s; dip from 3 open 0 s < 90 s: hold 1 of the 1 replicas it released (2 + 1 = 3)") {
+		t.Errorf("steps:\n%s", stepsText(d))
+	}
+	expect(t, Decide(p, obs(3, 30), &st, at(45)), 3, ReasonTolerance)
+	if len(st.Dips) < 1 || st.Dips[0].Back != 3 {
+		t.Fatalf("dips %+v, want the first one back to 3 after its window", st.Dips)
+	}
+}
+
 // TestHoldMissedReturn: a release the returning traffic missed on is not
 // priced in replica time. running:10 with a ttft:2 guard, no scale-down
 // window, break-even 90 s. Each 15 s decision:
@@ -405,14 +434,14 @@ func TestHoldMissedReturn(t *testing.T) {
 	if len(st.Dips) != 1 || st.Dips[0].Seconds != 105 || st.Dips[0].Missed {
 		t.Fatalf("dips %+v, want one returned after 105 s, not yet missed", st.Dips)
 	}
-	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 3); T != 0 {
+	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 3, 0); T != 0 {
 		t.Errorf("before the misses T* = %g, want 0 (release: 90 < 105)", T)
 	}
 	Decide(p, obs(3, 30, 5), &st, at(135))
 	if !st.Dips[0].Missed {
 		t.Fatalf("dips %+v, want the return's TTFT of 5 s to mark it missed", st.Dips)
 	}
-	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 3); T != 105 {
+	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 3, 0); T != 105 {
 		t.Errorf("after the misses T* = %g, want 105", T)
 	}
 	Decide(p, obs(3, 5, 0.1), &st, at(150))
@@ -471,7 +500,7 @@ func TestHoldRuns(t *testing.T) {
 		}
 		want := out
 		for k := from; k > out; k-- {
-			if T, _, _, _, _ := h.threshold(st.Dips, k); since(k) < T {
+			if T, _, _, _, _ := h.threshold(st.Dips, k, 0); since(k) < T {
 				want++
 			}
 		}
@@ -541,7 +570,7 @@ func TestHoldLowsAndWatch(t *testing.T) {
 		k int
 		T float64
 	}{{3, 60}, {2, 15}} {
-		if T, _, _, _, _ := p.Hold.threshold(st.Dips, c.k); T != c.T {
+		if T, _, _, _, _ := p.Hold.threshold(st.Dips, c.k, 0); T != c.T {
 			t.Errorf("T*(%d) = %g, want %g", c.k, T, c.T)
 		}
 	}
@@ -602,7 +631,7 @@ func TestHoldMissedReturnBack(t *testing.T) {
 	if d := st.Dips[0]; !d.Missed || d.Back != 4 || d.Seconds != 105 {
 		t.Fatalf("dip %+v, want missed, Back 4, 105 s", d)
 	}
-	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 4); T != 105 {
+	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 4, 0); T != 105 {
 		t.Errorf("T*(4) = %g, want 105", T)
 	}
 	// A read above the target after the watch (90 s from the return) is
@@ -629,5 +658,25 @@ func missedReturnPolicy(t *testing.T) (*Policy, func(cur int, running, ttft floa
 	mustValidate(t, p)
 	return p, func(cur int, running, ttft float64) Observation {
 		return Observation{Current: cur, Running: running, Waiting: 0, Held: nan, KV: nan, CPU: nan, TTFT: ttft, ArrivalRate: nan, MeanPrompt: nan, MeanOutput: nan, QueueTime: nan}
+	}
+}
+
+// TestFirstDecisionZeroWindows: the first decision records the current
+// count at now (recordInitialRecommendation); a window excludes its start,
+// so with both windows 0 s the entry is in neither, and the step must not
+// say it is (docs/recommend.md, "The first decision").
+func TestFirstDecisionZeroWindows(t *testing.T) {
+	p := holdPolicy(t, 90*time.Second, nil) // scaleUp and scaleDown windows 0 s
+	var st State
+	d := Decide(p, runObs(8, 80), &st, at(0))
+	txt := stepsText(d)
+	if strings.Contains(txt, "the windows include the current 8") || !strings.Contains(txt, "the current 8, recorded at this first decision as the HPA's recordInitialRecommendation does, is outside both 0s windows (a window excludes its start)") {
+		t.Errorf("steps:\n%s", txt)
+	}
+	p.Behavior.ScaleDown.StabilizationWindowSeconds = ptr(int32(20))
+	mustValidate(t, p)
+	st = State{}
+	if txt := stepsText(Decide(p, runObs(8, 80), &st, at(0))); !strings.Contains(txt, "(the windows include the current 8, recorded at this first decision as the HPA's recordInitialRecommendation does)") {
+		t.Errorf("with a 20 s scaleDown window, steps:\n%s", txt)
 	}
 }
