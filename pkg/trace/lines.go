@@ -95,12 +95,26 @@ func (l *lines) next() ([]byte, error) {
 		b = bytes.TrimPrefix(b, utf8BOM) // spreadsheets write one
 	}
 	if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
-		return nil, l.errorf("a NUL byte or invalid UTF-8: not a trace, which is text (CSV or JSON lines); a binary or compressed file? (decompress it first)")
+		const msg = "a NUL byte or invalid UTF-8: not a trace, which is text (CSV or JSON lines); a binary or compressed file? (decompress it first)"
+		if l.cut && !halfRuneAtEnd(b) { // binary, not a row cut mid-character: no cut note
+			return nil, fmt.Errorf("%s:%d: %s", l.name, l.line, msg)
+		}
+		return nil, l.errorf(msg)
 	}
 	return b, nil
 }
 
 func (l *lines) Close() error { return l.f.Close() }
+
+// halfRuneAtEnd reports whether b's only fault is a multi-byte character
+// cut short at its end (text without NUL bytes, valid UTF-8 before it).
+func halfRuneAtEnd(b []byte) bool {
+	i := len(b) - 1
+	for i > 0 && !utf8.RuneStart(b[i]) {
+		i--
+	}
+	return i >= 0 && bytes.IndexByte(b, 0) < 0 && utf8.Valid(b[:i]) && !utf8.FullRune(b[i:])
+}
 
 // errorf formats an error at the current line: "file:line: ...". On the
 // file's last line without a line end it adds cutHint: a row cut short
