@@ -386,6 +386,12 @@ func TestDecideCLIStateInvalid(t *testing.T) {
 		{`{"recommendations": [{"at": "1970-01-01T00:16:40Z", "replicas": -3}]}`, "recommendations[0].replicas: -3"},
 		{`{"last_desired": 2, "extra": true}`, `unknown key "extra"`},
 		{`{"last_at": "soon"}`, `line 1:13: last_at: "soon" is not an RFC3339 time`}, // "last_at" (9) 2..10, ": " 11..12
+		// A decision's history without last_at, the time of the last
+		// decision: decide took the state for fresh and the current count
+		// for 1 (desired 5 of the 8 the file says run, its hold still read).
+		{`{"version": 1, "desired": 8, "current": 8, "state": {"recommendations": [{"at": "1970-01-01T00:16:40Z", "replicas": 8}], "last_desired": 8, "inherited": 8}}`,
+			"state.last_at: missing, but the state holds a decision's history (recommendations, last_desired, inherited)"},
+		{`{"open_dip": {"at": "1970-01-01T00:16:40Z", "from": 3, "floor": 1}}`, "last_at: missing, but the state holds a decision's history (open_dip)"},
 	} {
 		if err := os.WriteFile(state, []byte(tc.doc), 0o644); err != nil {
 			t.Fatal(err)
