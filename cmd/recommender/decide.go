@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -847,7 +848,12 @@ func readState(path string) (*recommend.State, error) {
 		return st, nil
 	}
 	var pe *fs.PathError
-	if errors.As(err, &pe) { // unreadable (permissions, I/O): not the input's fault
+	switch {
+	case errors.Is(err, syscall.ELOOP): // a path that names no file: the input's fault
+		return nil, invalidf("--state %s: a loop of symbolic links: want the path of a JSON file, or of none yet (it is created after the decision)", path)
+	case errors.Is(err, syscall.ENOTDIR):
+		return nil, invalidf("--state %s: %s is a file, not a directory: want the path of a JSON file in a directory (it is created there after the decision when missing)", path, fileAbove(path))
+	case errors.As(err, &pe): // unreadable (permissions, I/O): not the input's fault
 		return nil, fmt.Errorf("--state: %w", err)
 	}
 	if err != nil {
@@ -864,6 +870,19 @@ func readState(path string) (*recommend.State, error) {
 		return nil, invalidf("--state %s: %slast_at: missing, but the state holds a decision's history (%s), and every decision sets it: the file was edited or cut; restore last_at (the last decision's time), or delete the file to start fresh", path, prefix, strings.Join(held, ", "))
 	}
 	return &f.State, nil
+}
+
+// fileAbove is the nearest of path's parent directories that exists and is
+// not a directory (path's own directory when none is found).
+func fileAbove(path string) string {
+	for p := filepath.Dir(path); ; p = filepath.Dir(p) {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p
+		}
+		if p == filepath.Dir(p) {
+			return filepath.Dir(path)
+		}
+	}
 }
 
 // decisionHistory names the fields of st that only a decision writes and

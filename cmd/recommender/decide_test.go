@@ -756,3 +756,31 @@ func TestDecidePageNotes(t *testing.T) {
 		t.Errorf("the counter page's running is said twice:\n%s", out)
 	}
 }
+
+// A --state path that cannot name a file, a symlink loop or one under a
+// regular file, is the input's fault: exit 2 naming the path and what to
+// give (it was exit 1, "open ...: not a directory", as for an I/O error;
+// --trace, --config and --calibration refused both with 2).
+func TestDecideCLIStatePathInvalid(t *testing.T) {
+	dir := t.TempDir()
+	loop := filepath.Join(dir, "loop.json")
+	if err := os.Symlink(filepath.Join(dir, "back.json"), loop); err != nil {
+		t.Skip(err)
+	}
+	if err := os.Symlink(loop, filepath.Join(dir, "back.json")); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "plain")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		loop:                          "--state " + loop + ": a loop of symbolic links",
+		filepath.Join(file, "x.json"): "--state " + filepath.Join(file, "x.json") + ": " + file + " is a file, not a directory",
+	} {
+		code, out, errs := runDecide(t, "--state", path, "--queue", "4", "--now", "5000")
+		if code != exitInvalid || out != "" || !strings.Contains(errs, want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 and %q", path, code, out, errs, want)
+		}
+	}
+}
