@@ -203,3 +203,24 @@ func request(arrival float64, prompt, output int32) Request {
 	}
 	return Request{Arrival: arrival, Prompt: prompt, Output: output}
 }
+
+// decimalSeconds reads a time field as a finite decimal number >= 0.
+// strconv.ParseFloat also reads Go's hex floats (0x1p3) and digit
+// separators (1_0), which no trace writes and token counts refuse.
+func decimalSeconds(field string) (float64, bool) {
+	s := strings.TrimSpace(field)
+	if strings.ContainsAny(s, "_xXpP") {
+		return 0, false
+	}
+	t, err := strconv.ParseFloat(s, 64)
+	return t, err == nil && t >= 0 && !math.IsInf(t, 0) && !math.IsNaN(t)
+}
+
+// notDecimal is the advice for a time field in hex-float or
+// digit-separator syntax, else "".
+func notDecimal(field string) string {
+	if strings.ContainsAny(field, "_xXpP") {
+		return " (decimal digits: 0x, p exponents and _ are not read)"
+	}
+	return ""
+}

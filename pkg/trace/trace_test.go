@@ -110,6 +110,10 @@ func TestBadRows(t *testing.T) {
 	}{
 		{"fields.csv", "0,1,1\n1,2\n", "fields.csv:2: want 3 fields"},
 		{"quotedempty.csv", GenericHeader + "\n\"\",\"\",\"\"\n", `quotedempty.csv:2: arrival_s "": want a finite number`},
+		// Seconds are decimal, as token counts are: Go's hex floats and
+		// digit separators were read (0x1p3 as 8 s, 1_0 as 10 s).
+		{"hexfloat.csv", "0,1,1\n0x1p3,1,1\n", `hexfloat.csv:2: arrival_s "0x1p3": want a finite number of seconds >= 0 (decimal digits`},
+		{"underscore.csv", "0,1,1\n1_0,1,1\n", `underscore.csv:2: arrival_s "1_0": want a finite number of seconds >= 0 (decimal digits`},
 		{"arrival.csv", GenericHeader + "\nx,1,1\n", "arrival.csv:2: arrival_s \"x\""},
 		{"prompt.csv", "0,0,1\n", "prompt.csv:1: prompt_tokens \"0\": want an integer 1..2147483647"},
 		{"output.csv", "0,5,-1\n", "output.csv:1: output_tokens \"-1\""},
