@@ -32,6 +32,8 @@ type lines struct {
 	// cut is set when the line last returned is the file's last and has
 	// no line end: where a file cut while being written stops.
 	cut bool
+	// cr is set when the line last returned holds a carriage return.
+	cr bool
 }
 
 // MaxTraceBytes bounds a trace file (4 GiB). A trace is streamed line by
@@ -91,6 +93,7 @@ func (l *lines) next() ([]byte, error) {
 	l.line++
 	l.cut = err == io.EOF
 	b = bytes.TrimRight(b, "\r\n")
+	l.cr = bytes.IndexByte(b, '\r') >= 0
 	if l.line == 1 {
 		b = bytes.TrimPrefix(b, utf8BOM) // spreadsheets write one
 	}
@@ -122,7 +125,10 @@ func halfRuneAtEnd(b []byte) bool {
 // object) is where a file still being written, or copied half, ends.
 func (l *lines) errorf(format string, args ...any) error {
 	msg := fmt.Sprintf("%s:%d: %s", l.name, l.line, fmt.Sprintf(format, args...))
-	if l.cut {
+	switch {
+	case l.cr: // the whole file, or much of it, read as one line
+		msg += crHint
+	case l.cut:
 		msg += cutHint
 	}
 	return errors.New(msg)
@@ -133,6 +139,10 @@ func (l *lines) errorf(format string, args ...any) error {
 // be told from a complete row, so a last line without a line end is not
 // refused by itself: editors save files without one.
 const cutHint = " (the file's last line, with no line end: was the file cut while being written? wait for it to be complete, or delete the partial row)"
+
+// crHint is errorf's note on a line with a carriage return inside it: a
+// file whose lines end in CR alone reads as one line.
+const crHint = " (the line holds a carriage return (CR): line ends of CR alone, as classic Mac OS wrote? convert them to LF or CRLF)"
 
 // clip quotes a field or line for an error message, cut to its first 60
 // bytes (a binary file has no useful line to show whole).

@@ -110,6 +110,10 @@ func TestBadRows(t *testing.T) {
 	}{
 		{"fields.csv", "0,1,1\n1,2\n", "fields.csv:2: want 3 fields"},
 		{"quotedempty.csv", GenericHeader + "\n\"\",\"\",\"\"\n", `quotedempty.csv:2: arrival_s "": want a finite number`},
+		// Line ends of CR alone (classic Mac OS) made the file one line
+		// ("want 3 fields, got 7", with the cut note); said as such.
+		{"cr.csv", "0,1,1\r1,1,1\r2,1,1\r", `cr.csv:1: want 3 fields arrival_s,prompt_tokens,output_tokens, got 7: "0,1,1\r1,1,1\r2,1,1" (the line holds a carriage return (CR): line ends of CR alone, as classic Mac OS wrote? convert them to LF or CRLF)`},
+		{"cr.jsonl", `{"timestamp": 0, "input_length": 5, "output_length": 1}` + "\r" + `{"timestamp": 1, "input_length": 5, "output_length": 1}` + "\r", "(the line holds a carriage return (CR): line ends of CR alone"},
 		// Seconds are decimal, as token counts are: Go's hex floats and
 		// digit separators were read (0x1p3 as 8 s, 1_0 as 10 s).
 		{"hexfloat.csv", "0,1,1\n0x1p3,1,1\n", `hexfloat.csv:2: arrival_s "0x1p3": want a finite number of seconds >= 0 (decimal digits`},
