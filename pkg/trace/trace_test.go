@@ -606,3 +606,29 @@ func TestQuotedCSVErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestAzureFarTimestamps: arrivals are seconds since the first row for
+// any year the layout reads. A first row at 0001-01-01 00:00:00 (Go's zero
+// time) was taken for "no first row yet", so each row became the first
+// and arrived at 0; spans over 292 years saturated a time.Duration (a row
+// 400 years on arrived at 9223372036.85 s).
+func TestAzureFarTimestamps(t *testing.T) {
+	for name, c := range map[string]struct {
+		body string
+		want []float64
+	}{
+		"zero.csv": {AzureHeader + "\n0001-01-01 00:00:00,10,10\n0001-01-01 00:00:30.5,10,10\n", []float64{0, 30.5}},
+		// 2023-11-16 to 2423-11-16: 400 Gregorian years, 146097 days.
+		"far.csv": {AzureHeader + "\n2023-11-16 18:15:46,10,10\n2423-11-16 18:15:46.25,10,10\n", []float64{0, 146097*86400 + 0.25}},
+	} {
+		got := readAll(t, mustParse(t, writeFile(t, name, c.body)))
+		if len(got) != len(c.want) {
+			t.Fatalf("%s: %d requests, want %d", name, len(got), len(c.want))
+		}
+		for i, w := range c.want {
+			if got[i].Arrival != w {
+				t.Errorf("%s: row %d arrives at %v s, want %v", name, i+1, got[i].Arrival, w)
+			}
+		}
+	}
+}
