@@ -44,7 +44,7 @@ const MaxTraceBytes = 4 << 30
 // openTrace opens a trace file with internal/boundedfile: a regular file
 // of at most MaxTraceBytes, opened without blocking (a FIFO is refused).
 func openTrace(name string) (*os.File, error) {
-	return boundedfile.Open(name, MaxTraceBytes, "a trace", "every policy reads the trace in its own pass; save it to a file first")
+	return boundedfile.Open(name, MaxTraceBytes, "a trace", "a trace is read more than once (a pass per policy in simulate and tune; load's check, then its replay); save it to a file first")
 }
 
 func openLines(name string) (*lines, error) {

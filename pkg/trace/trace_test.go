@@ -348,6 +348,11 @@ func TestNotARegularFile(t *testing.T) {
 		if _, err := Parse(spec, Options{}); err == nil || !strings.Contains(err.Error(), "not a regular file (a pipe or a device)") {
 			t.Errorf("%s: err = %v", spec, err)
 		}
+		// load, too, reads it twice (a check, then the replay), and has
+		// no policies: the reason is said for every command.
+		if _, err := Parse(spec, Options{}); err == nil || !strings.Contains(err.Error(), "a trace is read more than once (a pass per policy in simulate and tune; load's check, then its replay)") {
+			t.Errorf("%s: err = %v; want the reason for load too", spec, err)
+		}
 	}
 }
 
