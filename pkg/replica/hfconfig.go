@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/internal/jsonpos"
@@ -193,7 +194,11 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 	}
 	m := Model{Name: name, HFRepo: name}
 	var np string
-	if raw, ok := top["_name_or_path"]; ok && json.Unmarshal(raw, &np) == nil && np != "" {
+	raw, ok := top["_name_or_path"]
+	if ok && json.Unmarshal(raw, &np) == nil && strings.ContainsFunc(np, unicode.IsControl) {
+		// It names the model in every output: a line break split lines.
+		errs = append(errs, cerr("_name_or_path", fmt.Sprintf("%s: a control character: want the model's repository (org/name) or path", bytes.TrimSpace(raw))))
+	} else if ok && np != "" {
 		m.Name, m.HFRepo = np, np
 	}
 	m.Layers = posInt("num_hidden_layers", true)

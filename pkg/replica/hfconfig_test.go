@@ -219,3 +219,20 @@ func TestHFConfigCountBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestHFConfigNameControl: a _name_or_path with a control character (a
+// line break, a tab) is refused at its key: it names the model in every
+// output, and a line break split gpu's first line in two.
+func TestHFConfigNameControl(t *testing.T) {
+	base := `"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "intermediate_size": 11008, "vocab_size": 32000`
+	for _, name := range []string{`evil\nname`, `a\tb`, `x\u0000y`} {
+		_, err := ParseHFConfig("n.json", "n", []byte(`{"_name_or_path": "`+name+`", `+base+`}`))
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Key != "_name_or_path" || !strings.Contains(err.Error(), "n.json:1:2: _name_or_path: ") || !strings.Contains(err.Error(), "a control character") {
+			t.Errorf("%s: err = %v; want n.json:1:2: _name_or_path: ... a control character", name, err)
+		}
+	}
+	if m, err := ParseHFConfig("n.json", "n", []byte(`{"_name_or_path": "meta-llama/Llama-3.1-8B", `+base+`}`)); err != nil || m.Name != "meta-llama/Llama-3.1-8B" {
+		t.Errorf("a repository name: %q, %v", m.Name, err)
+	}
+}
