@@ -386,6 +386,12 @@ func TestDecideCLIStateInvalid(t *testing.T) {
 		{`{"recommendations": [{"at": "1970-01-01T00:16:40Z", "replicas": -3}]}`, "recommendations[0].replicas: -3"},
 		{`{"last_desired": 2, "extra": true}`, `unknown key "extra"`},
 		{`{"last_at": "soon"}`, `line 1:13: last_at: "soon" is not an RFC3339 time`}, // "last_at" (9) 2..10, ": " 11..12
+		// A decision's history without last_at, the time of the last
+		// decision: decide took the state for fresh and the current count
+		// for 1 (desired 5 of the 8 the file says run, its hold still read).
+		{`{"version": 1, "desired": 8, "current": 8, "state": {"recommendations": [{"at": "1970-01-01T00:16:40Z", "replicas": 8}], "last_desired": 8, "inherited": 8}}`,
+			"state.last_at: missing, but the state holds a decision's history (recommendations, last_desired, inherited)"},
+		{`{"open_dip": {"at": "1970-01-01T00:16:40Z", "from": 3, "floor": 1}}`, "last_at: missing, but the state holds a decision's history (open_dip)"},
 	} {
 		if err := os.WriteFile(state, []byte(tc.doc), 0o644); err != nil {
 			t.Fatal(err)
@@ -748,5 +754,33 @@ func TestDecidePageNotes(t *testing.T) {
 	}
 	if strings.Contains(out, counter+": running has a NaN") {
 		t.Errorf("the counter page's running is said twice:\n%s", out)
+	}
+}
+
+// A --state path that cannot name a file, a symlink loop or one under a
+// regular file, is the input's fault: exit 2 naming the path and what to
+// give (it was exit 1, "open ...: not a directory", as for an I/O error;
+// --trace, --config and --calibration refused both with 2).
+func TestDecideCLIStatePathInvalid(t *testing.T) {
+	dir := t.TempDir()
+	loop := filepath.Join(dir, "loop.json")
+	if err := os.Symlink(filepath.Join(dir, "back.json"), loop); err != nil {
+		t.Skip(err)
+	}
+	if err := os.Symlink(loop, filepath.Join(dir, "back.json")); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "plain")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		loop:                          "--state " + loop + ": a loop of symbolic links",
+		filepath.Join(file, "x.json"): "--state " + filepath.Join(file, "x.json") + ": " + file + " is a file, not a directory",
+	} {
+		code, out, errs := runDecide(t, "--state", path, "--queue", "4", "--now", "5000")
+		if code != exitInvalid || out != "" || !strings.Contains(errs, want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 and %q", path, code, out, errs, want)
+		}
 	}
 }

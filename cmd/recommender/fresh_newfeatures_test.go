@@ -50,6 +50,10 @@ func TestHoldStateWrongTypes(t *testing.T) {
 		{"dip past last_at", `"dips":[{"at":"1970-01-01T00:16:55Z","seconds":1e300,"returned":true,"back":5,"from":5,"floor":1}]`, `state.dips[0].seconds: 1e+300: the dip would end after last_at`},
 		{"floor above from", `"dips":[{"at":"1970-01-01T00:16:55Z","seconds":5,"returned":true,"back":5,"from":5,"floor":50}]`, `state.dips[0].floor: 50 is above from 5`},
 		{"back above from", `"dips":[{"at":"1970-01-01T00:16:55Z","seconds":5,"returned":true,"back":50,"from":5,"floor":1}]`, `state.dips[0].back: 50 must be in 0..from (5)`},
+		// An open dip, or a low of it, dated after the last decision: no
+		// decision opened it there (its age read 1 s, holding longer).
+		{"open dip after last_at", `"open_dip":{"at":"1970-01-01T00:17:30Z","from":3,"floor":1}`, `state.open_dip.at: 1970-01-01T00:17:30Z is after last_at 1970-01-01T00:17:00Z (a dip opens at a decision)`},
+		{"open low after last_at", `"open_dip":{"at":"1970-01-01T00:16:55Z","from":5,"floor":1,"lows":[{"at":"1970-01-01T00:16:55Z","floor":3},{"at":"1970-01-01T00:17:30Z","floor":1}]}`, `state.open_dip.lows[1].at: 1970-01-01T00:17:30Z is after last_at 1970-01-01T00:17:00Z (a low is reached at a decision)`},
 		{"open floor above from", `"open_dip":{"at":"1970-01-01T00:16:55Z","from":3,"floor":9}`, `state.open_dip.floor: 9 is above from 3`},
 		{"65 dips", `"dips":[` + strings.TrimSuffix(strings.Repeat(`{"at":"1970-01-01T00:16:55Z","seconds":5,"returned":true,"back":5,"from":5,"floor":1},`, 65), ",") + `]`, `state.dips: 65 dips: at most 64`},
 	} {

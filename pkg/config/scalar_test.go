@@ -62,3 +62,15 @@ func TestScalarsAsWritten(t *testing.T) {
 		t.Errorf("quoted keys: %v", err)
 	}
 }
+
+// TestMergeKeyRefused: a YAML merge key (<<: *name, a target repeated
+// from an anchor) is refused as aliases are, saying so (it was "<<:
+// unknown key; allowed here: apply, behavior, ...", as if misspelt).
+func TestMergeKeyRefused(t *testing.T) {
+	doc := "targets:\n- &t\n  name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 4}]\n  max: 3\n- <<: *t\n  name: chat2\n"
+	_, err := Parse([]byte(doc), "m.yaml")
+	want := "m.yaml:7:3: targets[1].<<: YAML merge keys (<<: *name) are not read, as aliases are not: repeat the keys"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+}

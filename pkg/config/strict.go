@@ -312,6 +312,10 @@ func (d *strictDecoder) mapping(n ast.Node, v reflect.Value, path string) {
 			kp = childPath(path, nk)
 		}
 		f, known := fields[key]
+		if _, merge := kn.(*ast.MergeKeyNode); merge && !known {
+			d.errorf(position(kn), kp, "YAML merge keys (<<: *name) are not read, as aliases are not: repeat the keys")
+			continue
+		}
 		if !known {
 			if h, ok := keyHints[v.Type()][key]; ok {
 				d.errorf(position(kn), kp, "unknown key; allowed here: %s; %s", keyList(fields), h)

@@ -223,25 +223,39 @@ func (l *Decider) remember(next *State) {
 // startDiff splits s0 into a head, appended to dst, and its last k
 // elements (at most maxKeep), which are next's first k (identical values:
 // times compared with ==, wall clock, monotonic reading and location),
-// with the head as short as that allows.
+// with the head as short as that allows. It is Knuth-Morris-Pratt's
+// search of next's start in s0's end: linear, where trying each start in
+// turn took len² comparisons of a list of equal entries (a state file's).
 func startDiff[T any](dst, s0, next []T, eq func(a, b T) bool) (k int, head []T) {
-	for p := 0; p < len(s0); p++ {
-		n := len(s0) - p
-		if n > len(next) || n > maxKeep {
-			continue
+	m := min(len(s0), len(next), maxKeep)
+	pat, text := next[:m], s0[len(s0)-m:]
+	// fail[i]: the longest proper prefix of pat[:i+1] that is also its suffix.
+	var buf [64]int
+	fail := buf[:0]
+	if m > len(buf) {
+		fail = make([]int, 0, m)
+	}
+	fail = fail[:m]
+	for i, j := 1, 0; i < m; i++ {
+		for j > 0 && !eq(pat[i], pat[j]) {
+			j = fail[j-1]
 		}
-		same := true
-		for i := range n {
-			if !eq(s0[p+i], next[i]) {
-				same = false
-				break
-			}
+		if eq(pat[i], pat[j]) {
+			j++
 		}
-		if same {
-			return n, append(dst, s0[:p]...)
+		fail[i] = j
+	}
+	// j: the longest prefix of pat ending at text[i].
+	j := 0
+	for i := range text {
+		for j > 0 && (j == m || !eq(text[i], pat[j])) {
+			j = fail[j-1]
+		}
+		if eq(text[i], pat[j]) {
+			j++
 		}
 	}
-	return 0, append(dst, s0...)
+	return j, append(dst, s0[:len(s0)-j]...)
 }
 
 // startState is the State the last decision started from (start and

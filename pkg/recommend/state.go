@@ -10,7 +10,8 @@ import (
 // negative or non-finite demand, times unset, and recommendations or
 // samples not oldest first (scale events are in the HPA's slot order, see
 // recordEvent), more than MaxDips dips, a dip ending after last_at or
-// whose floor is above its from (or back above from), more than MaxRamps
+// whose floor is above its from (or back above from), an open dip or its
+// lows after last_at, more than MaxRamps
 // ramps or a ramp whose seen is below its rate. Each error names the
 // field by its JSON path, e.g. "scale_up_events[0].change: -100 must be in
 // 1..2147483647".
@@ -118,9 +119,19 @@ func (s *State) Validate() error {
 		if d.At.IsZero() {
 			errs.add("open_dip.at", "missing (want an RFC3339 time, e.g. 2026-11-30T08:00:00Z)")
 		}
+		// A dip opens, and reaches each low, at a decision: never after the last.
+		after := func(path string, at time.Time, what string) {
+			if !s.LastAt.IsZero() && at.After(s.LastAt) {
+				errs.add(path, "%s is after last_at %s (%s)", at.Format(time.RFC3339Nano), s.LastAt.Format(time.RFC3339Nano), what)
+			}
+		}
+		after("open_dip.at", d.At, "a dip opens at a decision")
 		for i, l := range d.Lows {
 			name := "open_dip.lows[" + itoa(i) + "]"
 			count(name+".floor", l.Floor)
+			if i > 0 {
+				after(name+".at", l.At, "a low is reached at a decision")
+			}
 			switch {
 			case i == 0 && !l.At.Equal(d.At):
 				errs.add(name+".at", "%v: the first low is the dip's start, at (%v)", l.At.Format(time.RFC3339), d.At.Format(time.RFC3339))

@@ -555,7 +555,8 @@ const maxCalibrationBytes = 1 << 20
 // value at fault ("FILE:3:27: mfu 2: want a fraction from 0.01 to 1 ..."): malformed
 // JSON, a truncated file, data after the object, a key given twice in one
 // object, a key the format does not have (exact names, with the allowed ones), a value of the wrong type (as
-// written, with what the key takes), every value validate refuses, a GPU
+// written, with what the key takes), every value validate refuses (a key
+// left out as missing, at the object without it), a GPU
 // outside the catalog and an empty model. The GPU is returned under its
 // catalog name; the model as written (Matches compares it).
 func LoadCalibration(path string) (Calibration, error) {
@@ -636,6 +637,13 @@ func LoadCalibration(path string) (Calibration, error) {
 		return Calibration{}, at(ix.Lookup("kind").Value, "kind %q version %d: want %q version 1 (a file infscale load --calibrate writes)", c.Kind, c.Version, CalibrationKind)
 	}
 	for _, e := range c.validate() {
+		// A key left out reads as 0: say it is missing, not that the
+		// file has a 0 (at the object that lacks it).
+		parent := e.key[:max(strings.LastIndexAny(e.key, ".["), 0)]
+		if _, want, ok := strings.Cut(e.msg, ": want "); ok && ix.Lookup(e.key) == ix.Lookup(parent) {
+			errs = append(errs, at(ix.Lookup(e.key).Value, "%s: missing (want %s)", e.key, want))
+			continue
+		}
 		errs = append(errs, at(ix.Lookup(e.key).Value, "%v", e))
 	}
 	if len(errs) > 0 {

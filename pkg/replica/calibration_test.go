@@ -260,6 +260,12 @@ func TestLoadCalibrationPositions(t *testing.T) {
 			`:8:10: mfu 1e-300: want a fraction from 0.01 to 1`},
 		{"efficiency too small", "  \"bandwidth_efficiency\": 0.009,\n  \"mfu\": 0.4\n}\n",
 			`:7:27: bandwidth_efficiency 0.009: want a fraction from 0.01 to 1`},
+		// A key left out is said missing at the object that lacks it (it
+		// was ":1:1: mfu 0: want ...", a value the file does not have).
+		{"missing", "  \"bandwidth_efficiency\": 0.7\n}\n",
+			`:1:1: mfu: missing (want a fraction from 0.01 to 1`},
+		{"missing in a point", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4,\n  \"fit\": [{\"batch\": 1}]\n}\n",
+			`:9:11: fit[0].step_s: missing (want seconds > 0)`},
 		{"twice", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4,\n  \"mfu\": 0.9\n}\n",
 			`:9:3: mfu: key given twice (first at 8:3); give it once`},
 		{"twice in a point", "  \"bandwidth_efficiency\": 0.7,\n  \"mfu\": 0.4,\n  \"fit\": [{\"batch\": 1, \"batch\": 2, \"step_s\": 0.007}]\n}\n",

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/internal/jsonpos"
@@ -186,19 +187,25 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 			return 0
 		}
 		if f != math.Trunc(f) || f < 0 || f > 1<<30 {
-			errs = append(errs, cerr(prefix+key, fmt.Sprintf("%v: want a whole number >= 0", f)))
+			errs = append(errs, cerr(prefix+key, fmt.Sprintf("%v: want a whole number 0 to %d", f, 1<<30)))
 			return 0
 		}
 		return int(f)
 	}
 	m := Model{Name: name, HFRepo: name}
 	var np string
-	if raw, ok := top["_name_or_path"]; ok && json.Unmarshal(raw, &np) == nil && np != "" {
+	raw, ok := top["_name_or_path"]
+	if ok && json.Unmarshal(raw, &np) == nil && strings.ContainsFunc(np, unicode.IsControl) {
+		// It names the model in every output: a line break split lines.
+		errs = append(errs, cerr("_name_or_path", fmt.Sprintf("%s: a control character: want the model's repository (org/name) or path", bytes.TrimSpace(raw))))
+	} else if ok && np != "" {
 		m.Name, m.HFRepo = np, np
 	}
 	m.Layers = posInt("num_hidden_layers", true)
 	m.Hidden = posInt("hidden_size", true)
+	before := len(errs)
 	m.Intermediate = posInt("intermediate_size", false)
+	interSaid := len(errs) > before // a refused value: not also missing
 	m.Heads = posInt("num_attention_heads", true)
 	// An optional count given as 0 is not "absent": a decoder has no
 	// layer without KV heads or with an empty head.
@@ -287,8 +294,12 @@ func ParseHFConfig(file, name string, data []byte) (Model, error) {
 			errs = append(errs, cerr(prefix+"num_experts_per_tok", fmt.Sprintf("%d: want 1 to the %d experts", m.ExpertsPerToken, m.Experts)))
 		}
 	}
-	if m.Intermediate == 0 {
-		errs = append(errs, &ConfigError{File: file, Key: prefix + "intermediate_size", Msg: "missing: a decoder needs its MLP size"})
+	if raw, ok := shape["intermediate_size"]; m.Intermediate == 0 && !interSaid {
+		if ok && string(raw) != "null" {
+			errs = append(errs, cerr(prefix+"intermediate_size", "0: want at least 1 (a decoder needs its MLP size)"))
+		} else {
+			errs = append(errs, &ConfigError{File: file, Key: prefix + "intermediate_size", Msg: "missing: a decoder needs its MLP size"})
+		}
 	}
 	// Sliding-window layers.
 	if w := posInt("sliding_window", false); w > 0 {

@@ -195,3 +195,44 @@ func TestHFConfigZeroCounts(t *testing.T) {
 		t.Errorf("hidden 16 over 32 heads: err = %v; want h.json:1:27: hidden_size: ... a head of 0 dimensions", err)
 	}
 }
+
+// TestHFConfigCountBounds: a count above 2^30 is refused naming the bound
+// (it said "want a whole number >= 0" of 1e15, which is one), and an
+// intermediate_size given but refused, or given as 0, is not also
+// "missing" (it was said twice: its value, then missing).
+func TestHFConfigCountBounds(t *testing.T) {
+	base := `"num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32000`
+	for body, want := range map[string]string{
+		`{"hidden_size": 1e15, "intermediate_size": 11008, ` + base + `}`:                                                                       "hidden_size: 1e+15: want a whole number 0 to 1073741824",
+		`{"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 2199023255552, "num_attention_heads": 32, "vocab_size": 32000}`: "num_hidden_layers: 2.199023255552e+12: want a whole number 0 to 1073741824",
+		`{"hidden_size": 4096, "intermediate_size": 11008.5, ` + base + `}`:                                                                     "intermediate_size: 11008.5: want a whole number 0 to 1073741824",
+		`{"hidden_size": 4096, "intermediate_size": 0, ` + base + `}`:                                                                           "intermediate_size: 0: want at least 1",
+		`{"hidden_size": 4096, ` + base + `}`:                                                                                                   "intermediate_size: missing: a decoder needs its MLP size",
+	} {
+		_, err := ParseHFConfig("c.json", "c", []byte(body))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v; want %q", body, err, want)
+			continue
+		}
+		if n := strings.Count(err.Error(), "intermediate_size"); n > 1 {
+			t.Errorf("%s: intermediate_size said %d times: %v", body, n, err)
+		}
+	}
+}
+
+// TestHFConfigNameControl: a _name_or_path with a control character (a
+// line break, a tab) is refused at its key: it names the model in every
+// output, and a line break split gpu's first line in two.
+func TestHFConfigNameControl(t *testing.T) {
+	base := `"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "intermediate_size": 11008, "vocab_size": 32000`
+	for _, name := range []string{`evil\nname`, `a\tb`, `x\u0000y`} {
+		_, err := ParseHFConfig("n.json", "n", []byte(`{"_name_or_path": "`+name+`", `+base+`}`))
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Key != "_name_or_path" || !strings.Contains(err.Error(), "n.json:1:2: _name_or_path: ") || !strings.Contains(err.Error(), "a control character") {
+			t.Errorf("%s: err = %v; want n.json:1:2: _name_or_path: ... a control character", name, err)
+		}
+	}
+	if m, err := ParseHFConfig("n.json", "n", []byte(`{"_name_or_path": "meta-llama/Llama-3.1-8B", `+base+`}`)); err != nil || m.Name != "meta-llama/Llama-3.1-8B" {
+		t.Errorf("a repository name: %q, %v", m.Name, err)
+	}
+}

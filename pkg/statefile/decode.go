@@ -34,9 +34,8 @@ func Decode(data []byte, name string) (*File, error) {
 	if bare {
 		typ, prefix = reflect.TypeFor[recommend.State](), ""
 	}
-	w := &stateWalker{data: data, dec: json.NewDecoder(bytes.NewReader(data)), pos: map[string]int64{}}
-	w.dec.UseNumber()
-	if err := w.value("", typ); err != nil {
+	w, err := walk(data, typ, false)
+	if err != nil {
 		return nil, w.located(name, err)
 	}
 	if off := w.start(); off < int64(len(data)) {
@@ -74,6 +73,9 @@ func Decode(data []byte, name string) (*File, error) {
 		}
 	}
 	if len(errs) > 0 {
+		// The values' positions, for the errors' line:column: a second
+		// walk recording every path (the first records the top level's).
+		w, _ = walk(data, typ, true) // it read once already
 		return nil, w.located(name, errs...)
 	}
 	return f, nil
@@ -149,7 +151,19 @@ type stateWalker struct {
 	data []byte
 	dec  *json.Decoder
 	pos  map[string]int64 // JSON path → offset of its value
-	errs []error          // problems that do not stop the walk
+	// all records every path in pos, not only the top level's: a map
+	// entry per value took 300 MB for a 15 MiB file, needed only for
+	// the errors of one that is refused.
+	all  bool
+	errs []error // problems that do not stop the walk
+}
+
+// walk walks data as a t, recording every path's position with all, else
+// the top level's.
+func walk(data []byte, t reflect.Type, all bool) (*stateWalker, error) {
+	w := &stateWalker{data: data, dec: json.NewDecoder(bytes.NewReader(data)), pos: map[string]int64{}, all: all}
+	w.dec.UseNumber()
+	return w, w.value("", t)
 }
 
 var timeType = reflect.TypeFor[time.Time]()
@@ -171,7 +185,9 @@ func (w *stateWalker) bad(off int64, path, format string, args ...any) {
 // or a value of the wrong shape whose rest cannot be walked) stops the walk.
 func (w *stateWalker) value(path string, t reflect.Type) error {
 	off := w.start()
-	w.pos[path] = off
+	if w.all || !strings.ContainsAny(path, ".[") {
+		w.pos[path] = off
+	}
 	tok, err := w.dec.Token()
 	if err != nil {
 		// Go's %v prints NaN and ±Inf so, and a hand edit copies it: JSON

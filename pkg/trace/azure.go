@@ -3,6 +3,7 @@ package trace
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 )
@@ -26,7 +27,8 @@ const azureLayout = "2006-01-02 15:04:05.9999999"
 // seconds since the first row's timestamp.
 type azureReader struct {
 	*records
-	t0 time.Time
+	t0      time.Time // the first row's
+	started bool      // t0 is set
 	order
 }
 
@@ -64,14 +66,18 @@ func (r *azureReader) Next() (Request, error) {
 	if err != nil {
 		return Request{}, r.errorf("TIMESTAMP %s: want YYYY-MM-DD HH:MM:SS.fffffff", clip(f[0]))
 	}
-	if r.t0.IsZero() {
-		r.t0 = ts
+	if !r.started { // not t0.IsZero(): 0001-01-01 00:00:00 is a first row too
+		r.t0, r.started = ts, true
 	}
 	p, o, err := r.lengths(f[1], f[2], "ContextTokens", "GeneratedTokens")
 	if err != nil {
 		return Request{}, err
 	}
-	t := ts.Sub(r.t0).Seconds()
+	d := ts.Sub(r.t0)
+	t := d.Seconds()
+	if d == math.MaxInt64 || d == math.MinInt64 { // saturated: 292 years or more
+		t = float64(ts.Unix()-r.t0.Unix()) + float64(ts.Nanosecond()-r.t0.Nanosecond())/1e9
+	}
 	if msg := r.check(t); msg != "" {
 		return Request{}, r.errorf("%s", msg)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 )
 
@@ -117,9 +116,9 @@ func (r *burstgptReader) Next() (Request, error) {
 			return Request{}, r.errorf("want %d fields as the header's columns, got %d: %s", r.col.n, len(f), clip(r.feed.raw))
 		}
 		tf := f[r.col.ts]
-		t, err := strconv.ParseFloat(strings.TrimSpace(tf), 64)
-		if err != nil || t < 0 || math.IsInf(t, 0) || math.IsNaN(t) {
-			return Request{}, r.errorf("Timestamp %s: want seconds >= 0 since the trace's start%s", clip(tf), noComma(tf))
+		t, ok := decimalSeconds(tf)
+		if !ok {
+			return Request{}, r.errorf("Timestamp %s: want seconds >= 0 since the trace's start%s%s", clip(tf), noComma(tf), notDecimal(tf))
 		}
 		pf, of := f[r.col.req], f[r.col.resp]
 		if p, ok := tokens(pf); ok && p == 0 {

@@ -191,6 +191,7 @@ func TestBurstGPTErrors(t *testing.T) {
 		"thousand.csv": {"", BurstGPTHeader + "\n" + row + "5,ChatGPT,\"1,087\",50,1137,Conversation log\n", `thousand.csv:3: Request tokens "1,087": want an integer 1..2147483647 (without a thousands separator`},
 		"negts.csv":    {"", BurstGPTHeader + "\n-1,ChatGPT,200,50,250,Conversation log\n", `negts.csv:2: Timestamp "-1": want seconds >= 0 since the trace's start`},
 		"badts.csv":    {"", BurstGPTHeader + "\n" + row + "2023-11-16,ChatGPT,200,50,250,Conversation log\n", `badts.csv:3: Timestamp "2023-11-16": want seconds >= 0`},
+		"hexts.csv":    {"", BurstGPTHeader + "\n" + row + "0x1p3,ChatGPT,200,50,250,Conversation log\n", `hexts.csv:3: Timestamp "0x1p3": want seconds >= 0 since the trace's start (decimal digits`},
 		"ragged.csv":   {"", BurstGPTHeader + "\n" + row + "5,ChatGPT,200,50,250\n", `ragged.csv:3: want 6 fields as the header's columns, got 5`},
 		"binary.csv":   {"", BurstGPTHeader + "\n" + row + "5,ChatGPT,200,50,250,\x00\n", "binary.csv:3: a NUL byte or invalid UTF-8"},
 	} {

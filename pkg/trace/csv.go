@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"math"
 	"strconv"
 	"strings"
 )
@@ -46,9 +45,9 @@ func (r *genericReader) Next() (Request, error) {
 		if len(f) != 3 {
 			return Request{}, r.errorf("want 3 fields %s, got %d: %s", GenericHeader, len(f), clip(r.feed.raw))
 		}
-		t, err := strconv.ParseFloat(strings.TrimSpace(f[0]), 64)
-		if err != nil || t < 0 || math.IsInf(t, 0) || math.IsNaN(t) {
-			return Request{}, r.errorf("arrival_s %s: want a finite number of seconds >= 0%s", clip(f[0]), noComma(f[0]))
+		t, ok := decimalSeconds(f[0])
+		if !ok {
+			return Request{}, r.errorf("arrival_s %s: want a finite number of seconds >= 0%s%s", clip(f[0]), noComma(f[0]), notDecimal(f[0]))
 		}
 		p, o, err := r.lengths(f[1], f[2], "prompt_tokens", "output_tokens")
 		if err != nil {

@@ -65,3 +65,26 @@ func mustParse(t *testing.T, p string) Source {
 	}
 	return s
 }
+
+// TestBinaryLastLineNotCut: a binary or compressed file whose last line
+// has no line end (a gzip file, a NUL or a byte invalid mid-line) is said
+// to be binary, without the cut note beside it: "decompress it first" and
+// "was the file cut? wait for it to be complete" were both advised. Only a
+// character cut in half at the end (TestCutLastRow's utf8.csv) is a cut.
+func TestBinaryLastLineNotCut(t *testing.T) {
+	for name, body := range map[string]string{
+		"gz.csv":     "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xca\x48",
+		"nul.csv":    "0,512,128\n1,2,3\x00",
+		"mid.jsonl":  `{"timestamp": 0, "input_length": 10, "output_length": 5}` + "\n\xff{\"timestamp\": 1}",
+		"nulcut.csv": "0,512,128\n1,2\x00,3 \xc3",
+	} {
+		_, _, err := Check(mustParse(t, writeFile(t, name, body)))
+		if err == nil || !strings.Contains(err.Error(), "a NUL byte or invalid UTF-8") {
+			t.Errorf("%s: err = %v, want a NUL byte or invalid UTF-8", name, err)
+			continue
+		}
+		if strings.Contains(err.Error(), "was the file cut") {
+			t.Errorf("%s: err = %v; want no cut note on a binary line", name, err)
+		}
+	}
+}

@@ -32,6 +32,8 @@ type lines struct {
 	// cut is set when the line last returned is the file's last and has
 	// no line end: where a file cut while being written stops.
 	cut bool
+	// cr is set when the line last returned holds a carriage return.
+	cr bool
 }
 
 // MaxTraceBytes bounds a trace file (4 GiB). A trace is streamed line by
@@ -42,7 +44,7 @@ const MaxTraceBytes = 4 << 30
 // openTrace opens a trace file with internal/boundedfile: a regular file
 // of at most MaxTraceBytes, opened without blocking (a FIFO is refused).
 func openTrace(name string) (*os.File, error) {
-	return boundedfile.Open(name, MaxTraceBytes, "a trace", "every policy reads the trace in its own pass; save it to a file first")
+	return boundedfile.Open(name, MaxTraceBytes, "a trace", "a trace is read more than once (a pass per policy in simulate and tune; load's check, then its replay); save it to a file first")
 }
 
 func openLines(name string) (*lines, error) {
@@ -91,16 +93,31 @@ func (l *lines) next() ([]byte, error) {
 	l.line++
 	l.cut = err == io.EOF
 	b = bytes.TrimRight(b, "\r\n")
+	l.cr = bytes.IndexByte(b, '\r') >= 0
 	if l.line == 1 {
 		b = bytes.TrimPrefix(b, utf8BOM) // spreadsheets write one
 	}
 	if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
-		return nil, l.errorf("a NUL byte or invalid UTF-8: not a trace, which is text (CSV or JSON lines); a binary or compressed file? (decompress it first)")
+		const msg = "a NUL byte or invalid UTF-8: not a trace, which is text (CSV or JSON lines); a binary or compressed file? (decompress it first)"
+		if l.cut && !halfRuneAtEnd(b) { // binary, not a row cut mid-character: no cut note
+			return nil, fmt.Errorf("%s:%d: %s", l.name, l.line, msg)
+		}
+		return nil, l.errorf(msg)
 	}
 	return b, nil
 }
 
 func (l *lines) Close() error { return l.f.Close() }
+
+// halfRuneAtEnd reports whether b's only fault is a multi-byte character
+// cut short at its end (text without NUL bytes, valid UTF-8 before it).
+func halfRuneAtEnd(b []byte) bool {
+	i := len(b) - 1
+	for i > 0 && !utf8.RuneStart(b[i]) {
+		i--
+	}
+	return i >= 0 && bytes.IndexByte(b, 0) < 0 && utf8.Valid(b[:i]) && !utf8.FullRune(b[i:])
+}
 
 // errorf formats an error at the current line: "file:line: ...". On the
 // file's last line without a line end it adds cutHint: a row cut short
@@ -108,7 +125,10 @@ func (l *lines) Close() error { return l.f.Close() }
 // object) is where a file still being written, or copied half, ends.
 func (l *lines) errorf(format string, args ...any) error {
 	msg := fmt.Sprintf("%s:%d: %s", l.name, l.line, fmt.Sprintf(format, args...))
-	if l.cut {
+	switch {
+	case l.cr: // the whole file, or much of it, read as one line
+		msg += crHint
+	case l.cut:
 		msg += cutHint
 	}
 	return errors.New(msg)
@@ -119,6 +139,10 @@ func (l *lines) errorf(format string, args ...any) error {
 // be told from a complete row, so a last line without a line end is not
 // refused by itself: editors save files without one.
 const cutHint = " (the file's last line, with no line end: was the file cut while being written? wait for it to be complete, or delete the partial row)"
+
+// crHint is errorf's note on a line with a carriage return inside it: a
+// file whose lines end in CR alone reads as one line.
+const crHint = " (the line holds a carriage return (CR): line ends of CR alone, as classic Mac OS wrote? convert them to LF or CRLF)"
 
 // clip quotes a field or line for an error message, cut to its first 60
 // bytes (a binary file has no useful line to show whole).
@@ -188,4 +212,25 @@ func request(arrival float64, prompt, output int32) Request {
 		output = 1
 	}
 	return Request{Arrival: arrival, Prompt: prompt, Output: output}
+}
+
+// decimalSeconds reads a time field as a finite decimal number >= 0.
+// strconv.ParseFloat also reads Go's hex floats (0x1p3) and digit
+// separators (1_0), which no trace writes and token counts refuse.
+func decimalSeconds(field string) (float64, bool) {
+	s := strings.TrimSpace(field)
+	if strings.ContainsAny(s, "_xXpP") {
+		return 0, false
+	}
+	t, err := strconv.ParseFloat(s, 64)
+	return t, err == nil && t >= 0 && !math.IsInf(t, 0) && !math.IsNaN(t)
+}
+
+// notDecimal is the advice for a time field in hex-float or
+// digit-separator syntax, else "".
+func notDecimal(field string) string {
+	if strings.ContainsAny(field, "_xXpP") {
+		return " (decimal digits: 0x, p exponents and _ are not read)"
+	}
+	return ""
 }

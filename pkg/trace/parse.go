@@ -116,14 +116,14 @@ func fileSource(name string, open func(string) (Reader, error)) (Source, error) 
 }
 
 // regular refuses what is not a regular file: a directory, or a pipe or
-// device (/dev/stdin, a FIFO), which can be read only once while every
-// policy reads the trace in its own pass.
+// device (/dev/stdin, a FIFO), which can be read only once while a trace
+// is read more than once (a pass per policy; load's check and replay).
 func regular(name string, st os.FileInfo) error {
 	switch {
 	case st.IsDir():
 		return fmt.Errorf("%s: is a directory, not a trace file", name)
 	case !st.Mode().IsRegular():
-		return fmt.Errorf("trace %s: not a regular file (a pipe or a device): every policy reads the trace in its own pass; save it to a file first", name)
+		return fmt.Errorf("trace %s: not a regular file (a pipe or a device): a trace is read more than once (a pass per policy in simulate and tune; load's check, then its replay); save it to a file first", name)
 	}
 	return nil
 }

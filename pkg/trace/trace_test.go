@@ -110,6 +110,14 @@ func TestBadRows(t *testing.T) {
 	}{
 		{"fields.csv", "0,1,1\n1,2\n", "fields.csv:2: want 3 fields"},
 		{"quotedempty.csv", GenericHeader + "\n\"\",\"\",\"\"\n", `quotedempty.csv:2: arrival_s "": want a finite number`},
+		// Line ends of CR alone (classic Mac OS) made the file one line
+		// ("want 3 fields, got 7", with the cut note); said as such.
+		{"cr.csv", "0,1,1\r1,1,1\r2,1,1\r", `cr.csv:1: want 3 fields arrival_s,prompt_tokens,output_tokens, got 7: "0,1,1\r1,1,1\r2,1,1" (the line holds a carriage return (CR): line ends of CR alone, as classic Mac OS wrote? convert them to LF or CRLF)`},
+		{"cr.jsonl", `{"timestamp": 0, "input_length": 5, "output_length": 1}` + "\r" + `{"timestamp": 1, "input_length": 5, "output_length": 1}` + "\r", "(the line holds a carriage return (CR): line ends of CR alone"},
+		// Seconds are decimal, as token counts are: Go's hex floats and
+		// digit separators were read (0x1p3 as 8 s, 1_0 as 10 s).
+		{"hexfloat.csv", "0,1,1\n0x1p3,1,1\n", `hexfloat.csv:2: arrival_s "0x1p3": want a finite number of seconds >= 0 (decimal digits`},
+		{"underscore.csv", "0,1,1\n1_0,1,1\n", `underscore.csv:2: arrival_s "1_0": want a finite number of seconds >= 0 (decimal digits`},
 		{"arrival.csv", GenericHeader + "\nx,1,1\n", "arrival.csv:2: arrival_s \"x\""},
 		{"prompt.csv", "0,0,1\n", "prompt.csv:1: prompt_tokens \"0\": want an integer 1..2147483647"},
 		{"output.csv", "0,5,-1\n", "output.csv:1: output_tokens \"-1\""},
@@ -339,6 +347,11 @@ func TestNotARegularFile(t *testing.T) {
 	for _, spec := range []string{"/dev/zero", "csv:/dev/zero"} {
 		if _, err := Parse(spec, Options{}); err == nil || !strings.Contains(err.Error(), "not a regular file (a pipe or a device)") {
 			t.Errorf("%s: err = %v", spec, err)
+		}
+		// load, too, reads it twice (a check, then the replay), and has
+		// no policies: the reason is said for every command.
+		if _, err := Parse(spec, Options{}); err == nil || !strings.Contains(err.Error(), "a trace is read more than once (a pass per policy in simulate and tune; load's check, then its replay)") {
+			t.Errorf("%s: err = %v; want the reason for load too", spec, err)
 		}
 	}
 }
@@ -595,6 +608,32 @@ func TestQuotedCSVErrors(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("azure:%s: err = %v\nwant it to contain %s", name, err, c.want)
+		}
+	}
+}
+
+// TestAzureFarTimestamps: arrivals are seconds since the first row for
+// any year the layout reads. A first row at 0001-01-01 00:00:00 (Go's zero
+// time) was taken for "no first row yet", so each row became the first
+// and arrived at 0; spans over 292 years saturated a time.Duration (a row
+// 400 years on arrived at 9223372036.85 s).
+func TestAzureFarTimestamps(t *testing.T) {
+	for name, c := range map[string]struct {
+		body string
+		want []float64
+	}{
+		"zero.csv": {AzureHeader + "\n0001-01-01 00:00:00,10,10\n0001-01-01 00:00:30.5,10,10\n", []float64{0, 30.5}},
+		// 2023-11-16 to 2423-11-16: 400 Gregorian years, 146097 days.
+		"far.csv": {AzureHeader + "\n2023-11-16 18:15:46,10,10\n2423-11-16 18:15:46.25,10,10\n", []float64{0, 146097*86400 + 0.25}},
+	} {
+		got := readAll(t, mustParse(t, writeFile(t, name, c.body)))
+		if len(got) != len(c.want) {
+			t.Fatalf("%s: %d requests, want %d", name, len(got), len(c.want))
+		}
+		for i, w := range c.want {
+			if got[i].Arrival != w {
+				t.Errorf("%s: row %d arrives at %v s, want %v", name, i+1, got[i].Arrival, w)
+			}
 		}
 	}
 }
