@@ -926,7 +926,7 @@ func writeState(path string, d recommend.Decision, st *recommend.State, now time
 // width of printDecision's reason column, so every step's count lines up.
 var reasonWidth = func() int {
 	w := 0
-	for r := recommend.ReasonMetric; r <= recommend.ReasonGuard; r++ {
+	for r := recommend.ReasonMetric; r <= recommend.ReasonLast; r++ {
 		w = max(w, len(r.String()))
 	}
 	return w

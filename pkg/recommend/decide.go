@@ -179,8 +179,8 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 	if p.Hold != nil {
 		held, text := p.Hold.apply(st, rec, base, out, now, p.holdWatch(), arrivalWindow(obs), p.late(obs), d.quiet)
 		if held != out {
-			out, reason = held, ReasonScaleDownStabilized // it holds replicas a scale-down would release
-			d.step(ReasonScaleDownStabilized, out, text)
+			out, reason = held, ReasonHold // it holds replicas a scale-down would release
+			d.step(ReasonHold, out, text)
 		} else if text != "" {
 			d.step(0, out, text)
 		}

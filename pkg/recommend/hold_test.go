@@ -81,9 +81,9 @@ func TestHoldDecide(t *testing.T) {
 		t.Errorf("threshold T* = %g s after the returned dip, want 15", T)
 	}
 	d := Decide(p, obs(3, 5), &st, at(45))
-	expect(t, d, 3, ReasonScaleDownStabilized)
+	expect(t, d, 3, ReasonHold)
 	// The metric asks 1; the hold keeps 3.
-	if _, ok := stepWith(d, ReasonScaleDownStabilized, 3); !ok || d.Raw[0].Replicas != 1 {
+	if _, ok := stepWith(d, ReasonHold, 3); !ok || d.Raw[0].Replicas != 1 {
 		t.Errorf("raw %+v; want the metric's 1 held at 3:\n%s", d.Raw[0], stepsText(d))
 	}
 	expect(t, Decide(p, obs(3, 5), &st, at(60)), 1, ReasonMetric)
@@ -110,7 +110,7 @@ func TestHoldBackAtMostFrom(t *testing.T) {
 	if len(st.Dips) != 1 || st.Dips[0].Back != 2 {
 		t.Fatalf("dips %+v, want one returned with Back 2 (its From)", st.Dips)
 	}
-	expect(t, Decide(p, obs(5, 5), &st, at(45)), 2, ReasonScaleDownStabilized)
+	expect(t, Decide(p, obs(5, 5), &st, at(45)), 2, ReasonHold)
 }
 
 // TestHoldTrendCap: demand:0.5 on testCapacity (0.15625 replica-s per
@@ -332,7 +332,7 @@ func TestHoldPerReplica(t *testing.T) {
 		t.Fatalf("dips %+v, want one from 8 to 7, back to 8", st.Dips)
 	}
 	d := Decide(p, obs(8, 10), &st, at(45))
-	expect(t, d, 2, ReasonScaleDownStabilized)
+	expect(t, d, 2, ReasonHold)
 	if !strings.Contains(stepsText(d), "hold 1 of the 7 replicas it released (1 + 1 = 2)") {
 		t.Errorf("steps:\n%s", stepsText(d))
 	}
@@ -363,11 +363,11 @@ func TestHoldInherited(t *testing.T) {
 		t.Fatalf("inherited %d, want the first decision's 8", st.Inherited)
 	}
 	d := Decide(p, obs(8, 10), &st, at(15))
-	expect(t, d, 8, ReasonScaleDownStabilized)
+	expect(t, d, 8, ReasonHold)
 	if !strings.Contains(stepsText(d), "none released replica 8, one of the 8 the first decision found (no history prices it); break-even 1m30s, its threshold T* = the break-even 90 s; dip from 8 open 0 s < 90 s") {
 		t.Errorf("steps:\n%s", stepsText(d))
 	}
-	expect(t, Decide(p, obs(8, 10), &st, at(90)), 8, ReasonScaleDownStabilized)
+	expect(t, Decide(p, obs(8, 10), &st, at(90)), 8, ReasonHold)
 	expect(t, Decide(p, obs(8, 10), &st, at(105)), 1, ReasonMetric)
 	expect(t, Decide(p, obs(1, 80), &st, at(120)), 8, ReasonMetric)
 	if len(st.Dips) != 1 || st.Dips[0].Seconds != 105 || st.Dips[0].Back != 8 {
@@ -399,9 +399,9 @@ func TestHoldInheritedPendingReturn(t *testing.T) {
 	p, obs := holdPolicy(t, 90*time.Second, nil), runObs
 	var st State
 	expect(t, Decide(p, obs(3, 30), &st, at(0)), 3, ReasonTolerance)
-	expect(t, Decide(p, obs(3, 5), &st, at(15)), 3, ReasonScaleDownStabilized)
+	expect(t, Decide(p, obs(3, 5), &st, at(15)), 3, ReasonHold)
 	d := Decide(p, obs(3, 20), &st, at(30))
-	expect(t, d, 3, ReasonScaleDownStabilized)
+	expect(t, d, 3, ReasonHold)
 	if !strings.Contains(stepsText(d), "none released replica 3, one of the 3 the first decision found (no history prices it); break-even 1m30s, its threshold T* = the break-even 90 s; dip from 3 open 0 s < 90 s: hold 1 of the 1 replicas it released (2 + 1 = 3)") {
 		t.Errorf("steps:\n%s", stepsText(d))
 	}
@@ -445,7 +445,7 @@ func TestHoldMissedReturn(t *testing.T) {
 		t.Errorf("after the misses T* = %g, want 105", T)
 	}
 	Decide(p, obs(3, 5, 0.1), &st, at(150))
-	expect(t, Decide(p, obs(3, 5, 0.1), &st, at(240)), 3, ReasonScaleDownStabilized)
+	expect(t, Decide(p, obs(3, 5, 0.1), &st, at(240)), 3, ReasonHold)
 	expect(t, Decide(p, obs(3, 5, 0.1), &st, at(255)), 1, ReasonMetric)
 	if err := st.Validate(); err != nil {
 		t.Errorf("state: %v", err)
@@ -574,10 +574,10 @@ func TestHoldLowsAndWatch(t *testing.T) {
 			t.Errorf("T*(%d) = %g, want %g", c.k, T, c.T)
 		}
 	}
-	expect(t, Decide(p, obs(3, 15), &st, at(105)), 3, ReasonScaleDownStabilized)
-	expect(t, Decide(p, obs(3, 5), &st, at(120)), 3, ReasonScaleDownStabilized)
-	expect(t, Decide(p, obs(3, 5), &st, at(135)), 2, ReasonScaleDownStabilized)
-	expect(t, Decide(p, obs(2, 5), &st, at(150)), 2, ReasonScaleDownStabilized)
+	expect(t, Decide(p, obs(3, 15), &st, at(105)), 3, ReasonHold)
+	expect(t, Decide(p, obs(3, 5), &st, at(120)), 3, ReasonHold)
+	expect(t, Decide(p, obs(3, 5), &st, at(135)), 2, ReasonHold)
+	expect(t, Decide(p, obs(2, 5), &st, at(150)), 2, ReasonHold)
 	expect(t, Decide(p, obs(2, 5), &st, at(165)), 1, ReasonMetric)
 	if err := st.Validate(); err != nil {
 		t.Errorf("state: %v", err)

@@ -27,15 +27,16 @@ var reasonNames = [...]string{
 	ReasonPartialData:         "partial-data",
 	ReasonCooldown:            "cooldown",
 	ReasonGuard:               "guard",
+	ReasonHold:                "hold",
 }
 
 // String is the reason's name: DesiredWithinRange, tolerance,
 // ScaleUpStabilized, ScaleDownStabilized, ScaleUpLimit, ScaleDownLimit,
 // TooFewReplicas, TooManyReplicas, idle-to-zero, activate, schedule,
-// no-data, lookahead, partial-data, cooldown, guard; "-" for 0 (a step
-// that changed nothing).
+// no-data, lookahead, partial-data, cooldown, guard, hold; "-" for 0 (a
+// step that changed nothing).
 func (r Reason) String() string {
-	if r >= ReasonMetric && r <= ReasonGuard {
+	if r >= ReasonMetric && r <= ReasonLast {
 		return reasonNames[r]
 	}
 	if r == 0 {
@@ -56,7 +57,7 @@ var oldReasonNames = map[string]Reason{"metric": ReasonMetric, "min": ReasonMin,
 
 // UnmarshalText reads a reason's name (or its old name).
 func (r *Reason) UnmarshalText(b []byte) error {
-	for v := ReasonMetric; v <= ReasonGuard; v++ {
+	for v := ReasonMetric; v <= ReasonLast; v++ {
 		if reasonNames[v] == string(b) {
 			*r = v
 			return nil

@@ -72,7 +72,7 @@ func TestReasonOldNames(t *testing.T) {
 // Reasons lists every reason, in declaration order.
 func Reasons() []Reason {
 	out := make([]Reason, 0, len(reasonNames)-1)
-	for r := ReasonMetric; r <= ReasonGuard; r++ {
+	for r := ReasonMetric; r <= ReasonLast; r++ {
 		out = append(out, r)
 	}
 	return out

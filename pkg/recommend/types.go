@@ -271,6 +271,14 @@ const (
 	// latency guard was bounded by capacity (latencyCap; also with the
 	// runaway guard off).
 	ReasonGuard
+	// ReasonHold: the cost-aware hold (Hold, hold.go) kept replicas a
+	// scale-down would release: their release's age is below their
+	// break-even threshold T*, or they are the inherited fleet.
+	ReasonHold
+
+	// ReasonLast is the last reason: ReasonMetric..ReasonLast are every
+	// one (a loop over them, a table's width).
+	ReasonLast = ReasonHold
 )
 
 // Step is one stage of the pipeline: the replica count after it, why, and
