@@ -157,3 +157,33 @@ func TestTuneSLOBucketWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneDirIsAFile: tune.dir is read at run time, so a directory that
+// does not exist yet loads quietly (a volume mounted later, the CronJob's
+// first run); a regular file where the directory goes loads with a
+// warning at the key, since serve would log "tuning failed" every minute.
+func TestTuneDirIsAFile(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + "/results"
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const replica = "  replica: {gpu: h100-sxm, model: llama-3-8b}\n"
+	for _, c := range []struct{ name, dir, want string }{
+		{"a file", file, "t.yaml:9:15: targets[0].tune.dir: " + file + " is a file, not a directory: serve reads the results infscale tune --shard writes there (NAME.json) and logs \"tuning failed\" for this target each minute until it is a directory (docs/tune.md) (target \"chat\")"},
+		{"a directory", dir, ""},
+		{"not there yet", dir + "/later", ""},
+	} {
+		f, err := Parse([]byte(tuneBase+replica+"  tune: {dir: "+c.dir+"}\n"), "t.yaml")
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := ""
+		if len(f.Warnings) > 0 {
+			got = Errors(f.Warnings).Error()
+		}
+		if got != c.want {
+			t.Errorf("%s: warnings %q\nwant %q", c.name, got, c.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"math"
+	"os"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -122,6 +123,13 @@ func (v *validator) tune(p string, t *Target) {
 		v.at(p+".slo_ttft", "must be > 0, got %s", tu.SLOTTFT)
 	} else if tu.Mode == TuneAdopt && !v.cfg.Prometheus.Embedded() && !v.bad(p+".slo_ttft") {
 		v.sloBucket(p+".slo_ttft", t, zero["slo_ttft"] || !v.present(p+".slo_ttft"))
+	}
+	if tu.Dir != "" {
+		// Read at run time (a volume may be mounted later), but a file
+		// where the directory goes is a mistake now.
+		if fi, err := os.Stat(tu.Dir); err == nil && !fi.IsDir() {
+			v.warn(p+".dir", "%s is a file, not a directory: serve reads the results infscale tune --shard writes there (NAME.json) and logs \"tuning failed\" for this target each minute until it is a directory (docs/tune.md)", tu.Dir)
+		}
 	}
 	if v.cfg.Prometheus.Embedded() && tu.Dir == "" {
 		v.at(p, "tunes on the target's Prometheus history: needs prometheus.url (or dir: with results written by infscale tune --shard)")
