@@ -148,10 +148,7 @@ func TestTuneSLOBucketWarning(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		got := ""
-		if len(f.Warnings) > 0 {
-			got = Errors(f.Warnings).Error()
-		}
+		got := warningsText(f)
 		if got != c.want {
 			t.Errorf("%s: warnings %q\nwant %q", c.name, got, c.want)
 		}
@@ -178,12 +175,17 @@ func TestTuneDirIsAFile(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		got := ""
-		if len(f.Warnings) > 0 {
-			got = Errors(f.Warnings).Error()
-		}
+		got := warningsText(f)
 		if got != c.want {
 			t.Errorf("%s: warnings %q\nwant %q", c.name, got, c.want)
 		}
 	}
+}
+
+// warningsText is f's warnings as one string ("" when none).
+func warningsText(f *File) string {
+	if len(f.Warnings) == 0 {
+		return ""
+	}
+	return Errors(f.Warnings).Error()
 }
