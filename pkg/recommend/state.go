@@ -26,7 +26,7 @@ func (s *State) Validate() error {
 		path := list + "[" + itoa(i) + "].at"
 		switch {
 		case at.IsZero():
-			errs.add(path, "missing (want an RFC3339 time, e.g. 2026-11-30T08:00:00Z)")
+			errs.add(path, "missing or 0001-01-01T00:00:00Z, the zero time (want the RFC3339 time it happened, e.g. 2026-11-30T08:00:00Z)")
 		case i > 0 && at.Before(prev):
 			errs.add(path, "%s is before the previous entry's %s (want oldest first)", at.Format(time.RFC3339Nano), prev.Format(time.RFC3339Nano))
 		}
@@ -117,7 +117,7 @@ func (s *State) Validate() error {
 			errs.add("open_dip.floor", "%d is above from %d (the floor is the lowest recommendation in the dip)", d.Floor, d.From)
 		}
 		if d.At.IsZero() {
-			errs.add("open_dip.at", "missing (want an RFC3339 time, e.g. 2026-11-30T08:00:00Z)")
+			errs.add("open_dip.at", "missing or 0001-01-01T00:00:00Z, the zero time (want the RFC3339 time it happened, e.g. 2026-11-30T08:00:00Z)")
 		}
 		// A dip opens, and reaches each low, at a decision: never after the last.
 		after := func(path string, at time.Time, what string) {

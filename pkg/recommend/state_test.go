@@ -116,3 +116,12 @@ func TestStateDipCounts(t *testing.T) {
 		t.Errorf("floor -1: %v, want an error naming dips[0].floor", err)
 	}
 }
+
+// TestStateZeroTime: a time left out and one written as Go's zero time
+// (0001-01-01T00:00:00Z) decode the same, so the error names both.
+func TestStateZeroTime(t *testing.T) {
+	st := State{LastAt: at(0), Recommendations: []TimedReplicas{{Replicas: 2}}}
+	if err := st.Validate(); err == nil || !strings.Contains(err.Error(), "recommendations[0].at: missing or 0001-01-01T00:00:00Z, the zero time") {
+		t.Errorf("got %v, want the zero time named", err)
+	}
+}
