@@ -3,6 +3,7 @@ package deploytest
 import (
 	"context"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -38,46 +39,13 @@ func TestActivatorGRPCPingsWithinPolicy(t *testing.T) {
 		{"HTTP's interval for gRPC too", 100 * time.Millisecond, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := grpc.NewServer(grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second}))
-			hs := health.NewServer()
-			healthpb.RegisterHealthServer(srv, hs)
-			go srv.Serve(ln)
-			t.Cleanup(srv.Stop)
-			a, err := activator.New(activator.Config{Upstream: &url.URL{Scheme: "http", Host: ln.Addr().String()}, ProbePath: activator.GRPCHealthPath,
+			addr, hs := healthUpstream(t, grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second}))
+			a, err := activator.New(activator.Config{Upstream: &url.URL{Scheme: "http", Host: addr}, ProbePath: activator.GRPCHealthPath,
 				ProbeInterval: 50 * time.Millisecond, UpstreamPingInterval: 100 * time.Millisecond, UpstreamPingTimeout: time.Second, UpstreamGRPCPingInterval: c.grpc})
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			t.Cleanup(cancel)
-			go a.Run(ctx)
-			front := httptest.NewUnstartedServer(a)
-			front.Config.Protocols = activator.Protocols()
-			front.Start()
-			t.Cleanup(front.Close)
-			for deadline := time.Now().Add(5 * time.Second); !a.Ready(); time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("not ready")
-				}
-			}
-			conn, err := grpc.NewClient(strings.TrimPrefix(front.URL, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { conn.Close() })
-			wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer wcancel()
-			w, err := healthpb.NewHealthClient(conn).Watch(wctx, &healthpb.HealthCheckRequest{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if m, err := w.Recv(); err != nil || m.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-				t.Fatalf("Watch's first status: %v, %v; want SERVING", m, err)
-			}
+			w := watchThrough(t, a, nil)
 			time.Sleep(4 * time.Second)
 			hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 			m, err := w.Recv()
@@ -101,25 +69,46 @@ func TestActivatorGRPCPingsWithinPolicy(t *testing.T) {
 // clients' pings): a Watch through the activator silent for 2 s, about 20
 // pings, gets the next status, on the same stream.
 func TestActivatorPingsGRPCClients(t *testing.T) {
+	addr, hs := healthUpstream(t)
+	a, err := activator.New(activator.Config{Upstream: &url.URL{Scheme: "http", Host: addr}, ProbePath: activator.GRPCHealthPath, ProbeInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := watchThrough(t, a, activator.ServerHTTP2(100*time.Millisecond, time.Second))
+	time.Sleep(2 * time.Second)
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	if m, err := w.Recv(); err != nil || m.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Errorf("Watch after 2 s of server pings every 100 ms: %v, %v; want NOT_SERVING", m, err)
+	}
+}
+
+// healthUpstream serves gRPC health on loopback with opts, until the test
+// ends: its address and its health server.
+func healthUpstream(t *testing.T, opts ...grpc.ServerOption) (string, *health.Server) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(opts...)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
 	go srv.Serve(ln)
 	t.Cleanup(srv.Stop)
-	a, err := activator.New(activator.Config{Upstream: &url.URL{Scheme: "http", Host: ln.Addr().String()}, ProbePath: activator.GRPCHealthPath, ProbeInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	return ln.Addr().String(), hs
+}
+
+// watchThrough runs a in front of its upstream (its server's HTTP/2
+// settings h2, nil for Go's), waits until it is ready, and opens a
+// health Watch through it (10 s at most) whose first status is SERVING.
+func watchThrough(t *testing.T, a *activator.Activator, h2 *http.HTTP2Config) healthpb.Health_WatchClient {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go a.Run(ctx)
 	front := httptest.NewUnstartedServer(a)
 	front.Config.Protocols = activator.Protocols()
-	front.Config.HTTP2 = activator.ServerHTTP2(100*time.Millisecond, time.Second)
+	front.Config.HTTP2 = h2
 	front.Start()
 	t.Cleanup(front.Close)
 	for deadline := time.Now().Add(5 * time.Second); !a.Ready(); time.Sleep(10 * time.Millisecond) {
@@ -133,7 +122,7 @@ func TestActivatorPingsGRPCClients(t *testing.T) {
 	}
 	t.Cleanup(func() { conn.Close() })
 	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer wcancel()
+	t.Cleanup(wcancel)
 	w, err := healthpb.NewHealthClient(conn).Watch(wctx, &healthpb.HealthCheckRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -141,9 +130,5 @@ func TestActivatorPingsGRPCClients(t *testing.T) {
 	if m, err := w.Recv(); err != nil || m.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("Watch's first status: %v, %v; want SERVING", m, err)
 	}
-	time.Sleep(2 * time.Second)
-	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	if m, err := w.Recv(); err != nil || m.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
-		t.Errorf("Watch after 2 s of server pings every 100 ms: %v, %v; want NOT_SERVING", m, err)
-	}
+	return w
 }
