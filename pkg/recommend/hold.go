@@ -187,15 +187,13 @@ func (st *State) addDip(d Dip) {
 // count for k (neither released nor priced) until the window has passed.
 func (h *Hold) threshold(dips []Dip, k, pending int) (best, bestCost, zeroCost float64, released, back int) {
 	b := h.BreakEven.Seconds()
-	counts := func(i int) bool {
-		_, ret := dips[i].releases(k)
-		return i < len(dips)-pending || ret
-	}
+	// pendingSkip: dip i is pending and has not wanted k back (yet).
+	pendingSkip := func(i int, ret bool) bool { return i >= len(dips)-pending && !ret }
 	cost := func(T float64) float64 {
 		c := 0.0
 		for i, d := range dips {
 			switch rel, ret := d.releases(k); {
-			case !rel || !counts(i):
+			case !rel || pendingSkip(i, ret):
 			case !ret && !d.Returned:
 				c += math.Min(T, d.Seconds)
 			case !ret:
@@ -213,7 +211,7 @@ func (h *Hold) threshold(dips []Dip, k, pending int) (best, bestCost, zeroCost f
 	missed := 0.0 // the longest dip whose release of k cost misses
 	for i, d := range dips {
 		rel, ret := d.releases(k)
-		if !counts(i) {
+		if pendingSkip(i, ret) {
 			continue
 		}
 		if rel {
@@ -306,11 +304,13 @@ func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch, window
 	if quiet {
 		return held, ""
 	}
-	text := "hold: " + strconv.Itoa(len(st.Dips)) + " dips recorded, " + strconv.Itoa(n) + " released replica " + itoa(top) + " (" + strconv.Itoa(nb) + " wanted it again), break-even " + secs(h.BreakEven) +
-		"; its threshold T* = " + num(T) + " s (cost over the history " + num(cT) + " s against " + num(c0) + " s releasing at once)"
-	if math.IsNaN(cT) {
-		text = "hold: " + strconv.Itoa(len(st.Dips)) + " dips recorded, none released replica " + itoa(top) + ", one of the " + itoa(st.Inherited) +
+	text := "hold: " + strconv.Itoa(len(st.Dips)) + " dips recorded, "
+	if math.IsNaN(cT) { // an inherited replica
+		text += "none released replica " + itoa(top) + ", one of the " + itoa(st.Inherited) +
 			" the first decision found (no history prices it); break-even " + secs(h.BreakEven) + ", its threshold T* = the break-even " + num(T) + " s"
+	} else {
+		text += strconv.Itoa(n) + " released replica " + itoa(top) + " (" + strconv.Itoa(nb) + " wanted it again), break-even " + secs(h.BreakEven) +
+			"; its threshold T* = " + num(T) + " s (cost over the history " + num(cT) + " s against " + num(c0) + " s releasing at once)"
 	}
 	text += "; dip from " + itoa(d.From) + " open " + num(age) + " s"
 	if held > out {

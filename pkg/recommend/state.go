@@ -5,6 +5,10 @@ import (
 	"time"
 )
 
+// zeroTime is what Validate says of a time left out, or written as Go's
+// zero time, which decodes the same.
+const zeroTime = "missing or 0001-01-01T00:00:00Z, the zero time (want the RFC3339 time it happened, e.g. 2026-11-30T08:00:00Z)"
+
 // Validate reports (FieldErrors) what Decide never writes into a State:
 // replica counts (inherited among them) outside 0..2147483647, scale-event changes below 1,
 // negative or non-finite demand, times unset, and recommendations or
@@ -26,7 +30,7 @@ func (s *State) Validate() error {
 		path := list + "[" + itoa(i) + "].at"
 		switch {
 		case at.IsZero():
-			errs.add(path, "missing or 0001-01-01T00:00:00Z, the zero time (want the RFC3339 time it happened, e.g. 2026-11-30T08:00:00Z)")
+			errs.add(path, zeroTime)
 		case i > 0 && at.Before(prev):
 			errs.add(path, "%s is before the previous entry's %s (want oldest first)", at.Format(time.RFC3339Nano), prev.Format(time.RFC3339Nano))
 		}
@@ -117,7 +121,7 @@ func (s *State) Validate() error {
 			errs.add("open_dip.floor", "%d is above from %d (the floor is the lowest recommendation in the dip)", d.Floor, d.From)
 		}
 		if d.At.IsZero() {
-			errs.add("open_dip.at", "missing or 0001-01-01T00:00:00Z, the zero time (want the RFC3339 time it happened, e.g. 2026-11-30T08:00:00Z)")
+			errs.add("open_dip.at", zeroTime)
 		}
 		// A dip opens, and reaches each low, at a decision: never after the last.
 		after := func(path string, at time.Time, what string) {
