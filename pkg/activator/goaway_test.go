@@ -179,16 +179,7 @@ func TestHeldBodyRetriedAfterGoAway(t *testing.T) {
 			var ready atomic.Bool
 			a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: up.ln.Addr().String()}, UpstreamProtocol: ProtocolH2C, Client: switchProbe(&ready),
 				ProbeInterval: 50 * time.Millisecond, HoldTimeout: 5 * time.Second})
-			type result struct {
-				code int
-				body string
-			}
-			done := make(chan result, 1)
-			go func() {
-				code, body := post(t, base+"/v1/completions", "held", "a prompt of some length")
-				done <- result{code, body}
-			}()
-			waitFor(t, "held", 5*time.Second, func() bool { return a.Held() == 1 })
+			done := postHeld(t, a, base)
 			ready.Store(true)
 			r := <-done
 			if r.code != c.want || c.want == 200 && r.body != "ok" {
@@ -249,16 +240,7 @@ func TestGoAwayRetryRefusedHeldAgain(t *testing.T) {
 	var ready atomic.Bool
 	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: addr}, UpstreamProtocol: ProtocolH2C, Client: switchProbe(&ready),
 		ProbeInterval: 50 * time.Millisecond, HoldTimeout: 5 * time.Second})
-	type result struct {
-		code int
-		body string
-	}
-	done := make(chan result, 1)
-	go func() {
-		code, body := post(t, base+"/v1/completions", "held", "a prompt of some length")
-		done <- result{code, body}
-	}()
-	waitFor(t, "held", 5*time.Second, func() bool { return a.Held() == 1 })
+	done := postHeld(t, a, base)
 	ready.Store(true)
 	waitFor(t, "the first upstream gone", 5*time.Second, func() bool { return len(first.got()) == 1 })
 	time.Sleep(300 * time.Millisecond)
@@ -277,4 +259,24 @@ func TestGoAwayRetryRefusedHeldAgain(t *testing.T) {
 	if n := testutil.ToFloat64(a.refused); n < 1 {
 		t.Errorf("upstream_refused_total %v, want at least 1", n)
 	}
+}
+
+// heldResult is a held request's answer: status and body.
+type heldResult struct {
+	code int
+	body string
+}
+
+// postHeld posts "a prompt of some length" to a at base while its
+// upstream is down and returns once a holds it; the answer comes on the
+// channel.
+func postHeld(t *testing.T, a *Activator, base string) <-chan heldResult {
+	t.Helper()
+	done := make(chan heldResult, 1)
+	go func() {
+		code, body := post(t, base+"/v1/completions", "held", "a prompt of some length")
+		done <- heldResult{code, body}
+	}()
+	waitFor(t, "held", 5*time.Second, func() bool { return a.Held() == 1 })
+	return done
 }
