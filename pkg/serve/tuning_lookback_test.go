@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"math"
 	"strings"
 	"testing"
@@ -66,16 +65,7 @@ func TestTuningRevertReadBack(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			now := c.now
-			reg := prometheus.NewRegistry()
-			l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
-			tn := NewTuning(reg)
-			tn.Now, tn.API = func() time.Time { return now }, api
-			var log bytes.Buffer
-			tn.Log = slog.New(slog.NewTextHandler(&log, nil))
-			l.SetTuning(tn)
-			if err := l.SetConfig(context.Background(), tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", dir))); err != nil {
-				t.Fatal(err)
-			}
+			tn, _, log := tuningAt(t, tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", dir)), func() time.Time { return now }, api)
 			cand := tune.Candidate{Metric: "queue", Target: 8}
 			if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: cand.Policy(), Candidate: cand, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
 				t.Fatal(err)
@@ -165,16 +155,7 @@ func TestTuningRevertReadBackOtherTerms(t *testing.T) {
 				m["terms"] = model.LabelValue(c.terms)
 			}
 			api := rangeAPI{model.Matrix{{Metric: m, Values: []model.SamplePair{{Timestamp: at(15), Value: 1}, {Timestamp: at(30), Value: 1}}}}}
-			reg := prometheus.NewRegistry()
-			l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
-			tn := NewTuning(reg)
-			tn.Now, tn.API = func() time.Time { return now }, api
-			var log bytes.Buffer
-			tn.Log = slog.New(slog.NewTextHandler(&log, nil))
-			l.SetTuning(tn)
-			if err := l.SetConfig(context.Background(), cfg); err != nil {
-				t.Fatal(err)
-			}
+			tn, _, log := tuningAt(t, cfg, func() time.Time { return now }, api)
 			cand := tune.Candidate{Metric: "queue", Target: 8}
 			if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: cand.Policy(), Candidate: cand, Outcome: tune.Outcome{Holds: true, MaxMissPct: 1}}); err != nil {
 				t.Fatal(err)
@@ -250,17 +231,7 @@ targets:
 		}
 	}
 	serve := func(api promql.API) (*Tuning, *prometheus.Registry, *bytes.Buffer) {
-		reg := prometheus.NewRegistry()
-		l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
-		tn := NewTuning(reg)
-		tn.Now, tn.API = func() time.Time { return now }, api
-		var log bytes.Buffer
-		tn.Log = slog.New(slog.NewTextHandler(&log, nil))
-		l.SetTuning(tn)
-		if err := l.SetConfig(context.Background(), f); err != nil {
-			t.Fatal(err)
-		}
-		return tn, reg, &log
+		return tuningAt(t, f, func() time.Time { return now }, api)
 	}
 	tn, reg, log := serve(promAPI{ttft: map[string]float64{"1": 0, "2.5": 0, "+Inf": 1000}})
 	result(8, T)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/tune"
 )
@@ -170,16 +171,7 @@ func TestTuningFailureSaysRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
-	reg := prometheus.NewRegistry()
-	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
-	tn := NewTuning(reg)
-	tn.Now = func() time.Time { return now }
-	var log bytes.Buffer
-	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
-	l.SetTuning(tn)
-	if err := l.SetConfig(context.Background(), f); err != nil {
-		t.Fatal(err)
-	}
+	tn, _, log := tuningAt(t, f, func() time.Time { return now }, nil)
 	tn.Step(context.Background())
 	if !strings.Contains(log.String(), `msg="tuning failed; the target keeps its policy" target=chat`) || !strings.Contains(log.String(), "retry_in=1m0s") {
 		t.Errorf("log %q: want the failure with retry_in=1m0s", log.String())
@@ -632,16 +624,7 @@ func TestTuningResultFromTheFuture(t *testing.T) {
 	dir := t.TempDir()
 	f := tuneTarget(t, fmt.Sprintf("{dir: %q}", dir))
 	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
-	reg := prometheus.NewRegistry()
-	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
-	tn := NewTuning(reg)
-	tn.Now = func() time.Time { return now }
-	var log bytes.Buffer
-	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
-	l.SetTuning(tn)
-	if err := l.SetConfig(context.Background(), f); err != nil {
-		t.Fatal(err)
-	}
+	tn, _, log := tuningAt(t, f, func() time.Time { return now }, nil)
 	write := func(at time.Time) {
 		c := tune.Candidate{Metric: "queue", Target: 8}
 		if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: at, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
@@ -673,16 +656,7 @@ func TestTuningMovingFailureSaidOnce(t *testing.T) {
 	dir := t.TempDir()
 	f := tuneTarget(t, fmt.Sprintf("{dir: %q}", dir))
 	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
-	reg := prometheus.NewRegistry()
-	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
-	tn := NewTuning(reg)
-	tn.Now = func() time.Time { return now }
-	var log bytes.Buffer
-	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
-	l.SetTuning(tn)
-	if err := l.SetConfig(context.Background(), f); err != nil {
-		t.Fatal(err)
-	}
+	tn, _, log := tuningAt(t, f, func() time.Time { return now }, nil)
 	c := tune.Candidate{Metric: "queue", Target: 8}
 	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now.Add(time.Hour), Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
 		t.Fatal(err)
@@ -913,16 +887,7 @@ func TestTuningLiveCheckFailureLogged(t *testing.T) {
 	dir := t.TempDir()
 	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", dir))
 	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
-	reg := prometheus.NewRegistry()
-	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
-	tn := NewTuning(reg)
-	tn.Now, tn.API = func() time.Time { return now }, downAPI{}
-	var log bytes.Buffer
-	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
-	l.SetTuning(tn)
-	if err := l.SetConfig(context.Background(), f); err != nil {
-		t.Fatal(err)
-	}
+	tn, _, log := tuningAt(t, f, func() time.Time { return now }, downAPI{})
 	c := tune.Candidate{Metric: "queue", Target: 8}
 	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
 		t.Fatal(err)
@@ -963,16 +928,7 @@ func TestTuningOldResultSaid(t *testing.T) {
 	dir := t.TempDir()
 	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q}", dir))
 	now := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
-	reg := prometheus.NewRegistry()
-	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
-	tn := NewTuning(reg)
-	tn.Now = func() time.Time { return now }
-	var log bytes.Buffer
-	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
-	l.SetTuning(tn)
-	if err := l.SetConfig(context.Background(), f); err != nil {
-		t.Fatal(err)
-	}
+	tn, _, log := tuningAt(t, f, func() time.Time { return now }, nil)
 	write := func() {
 		c := tune.Candidate{Metric: "queue", Target: 8}
 		if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: now, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
@@ -1121,16 +1077,7 @@ func TestTuningOldHistoryRewritten(t *testing.T) {
 	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q}", dir))
 	t0 := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
 	now := t0
-	reg := prometheus.NewRegistry()
-	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: func() time.Time { return now }})
-	tn := NewTuning(reg)
-	tn.Now = func() time.Time { return now }
-	var log bytes.Buffer
-	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
-	l.SetTuning(tn)
-	if err := l.SetConfig(context.Background(), f); err != nil {
-		t.Fatal(err)
-	}
+	tn, _, log := tuningAt(t, f, func() time.Time { return now }, nil)
 	c := tune.Candidate{Metric: "queue", Target: 8}
 	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: t0, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
 		t.Fatal(err)
@@ -1154,4 +1101,25 @@ func TestTuningOldHistoryRewritten(t *testing.T) {
 			t.Errorf("at 12:00 + %s: %d warnings, want %d; log:\n%s", c.at, n, c.want, log.String())
 		}
 	}
+}
+
+// tuningAt is serve's tuning on a loop (a fake source, a 15 s interval)
+// whose clocks are clock, asking api (nil: none), with cfg loaded: the
+// tuning, its registry and its log.
+func tuningAt(t *testing.T, cfg *config.File, clock func() time.Time, api promql.API) (*Tuning, *prometheus.Registry, *bytes.Buffer) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock})
+	tn := NewTuning(reg)
+	tn.Now = clock
+	if api != nil {
+		tn.API = api
+	}
+	log := new(bytes.Buffer)
+	tn.Log = slog.New(slog.NewTextHandler(log, nil))
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	return tn, reg, log
 }
