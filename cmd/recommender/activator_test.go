@@ -481,21 +481,11 @@ func TestActivatorDrainClosesWebSocketsGoingAway(t *testing.T) {
 	}))
 	defer up.Close()
 	ws := startActivatorWebSocket(t, up.URL, "1s", 15*time.Second)
-	cancel, code, br := ws.cancel, ws.code, ws.br
+	cancel, code := ws.cancel, ws.code
 	errb := &ws.errb
 	t0 := time.Now()
 	cancel() // SIGTERM
-	var h [2]byte
-	if _, err := io.ReadFull(br, h[:]); err != nil || h[0] != 0x88 {
-		t.Fatalf("at the drain's end the client read % x %v (after %v), want a close frame (88 ...)", h, err, time.Since(t0).Round(100*time.Millisecond))
-	}
-	p := make([]byte, h[1]&0x7f)
-	if _, err := io.ReadFull(br, p); err != nil || len(p) < 2 || p[0] != 0x03 || p[1] != 0xe9 {
-		t.Fatalf("close frame payload % x %v, want status 1001 (03 e9)", p, err)
-	}
-	if took := time.Since(t0); took < 4*time.Second || took > 6500*time.Millisecond {
-		t.Errorf("close frame %v after SIGTERM, want within the last 2 s of the 6 s bound", took)
-	}
+	ws.goingAway(t, t0, 4*time.Second)
 	select {
 	case b := <-serverClose:
 		if len(b) < 2 || b[0] != 0x03 || b[1] != 0xe9 {
@@ -551,7 +541,7 @@ func TestActivatorDrainClosesWebSocketsBesideSlowAnswer(t *testing.T) {
 	}))
 	defer up.Close()
 	ws := startActivatorWebSocket(t, up.URL, "1s", 15*time.Second)
-	cancel, code, br := ws.cancel, ws.code, ws.br
+	cancel, code := ws.cancel, ws.code
 	errb := &ws.errb
 	// The slow answer, begun before SIGTERM and still going at the bound.
 	slow, err := http.Get("http://" + ws.listen + "/slow")
@@ -561,17 +551,7 @@ func TestActivatorDrainClosesWebSocketsBesideSlowAnswer(t *testing.T) {
 	defer slow.Body.Close()
 	t0 := time.Now()
 	cancel() // SIGTERM
-	var h [2]byte
-	if _, err := io.ReadFull(br, h[:]); err != nil || h[0] != 0x88 {
-		t.Fatalf("at the drain's end the client read % x %v (after %v), want a close frame (88 ...)", h, err, time.Since(t0).Round(100*time.Millisecond))
-	}
-	p := make([]byte, h[1]&0x7f)
-	if _, err := io.ReadFull(br, p); err != nil || len(p) < 2 || p[0] != 0x03 || p[1] != 0xe9 {
-		t.Fatalf("close frame payload % x %v, want status 1001 (03 e9)", p, err)
-	}
-	if took := time.Since(t0); took < 3500*time.Millisecond || took > 6500*time.Millisecond {
-		t.Errorf("close frame %v after SIGTERM, want within the last 2 s of the 6 s bound", took)
-	}
+	ws.goingAway(t, t0, 3500*time.Millisecond)
 	select {
 	case <-code:
 	case <-time.After(5 * time.Second):
@@ -579,6 +559,24 @@ func TestActivatorDrainClosesWebSocketsBesideSlowAnswer(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "closed with a close frame 1001 (going away) to both sides") {
 		t.Errorf("stderr %q: want the drain to say the WebSocket was closed with 1001", errb.String())
+	}
+}
+
+// goingAway reads a close frame on the client's side: status 1001 (going
+// away), read between lo and 6.5 s after t0 (the drain's last 2 s of its
+// 6 s bound).
+func (ws *activatorWebSocket) goingAway(t *testing.T, t0 time.Time, lo time.Duration) {
+	t.Helper()
+	var h [2]byte
+	if _, err := io.ReadFull(ws.br, h[:]); err != nil || h[0] != 0x88 {
+		t.Fatalf("at the drain's end the client read % x %v (after %v), want a close frame (88 ...)", h, err, time.Since(t0).Round(100*time.Millisecond))
+	}
+	p := make([]byte, h[1]&0x7f)
+	if _, err := io.ReadFull(ws.br, p); err != nil || len(p) < 2 || p[0] != 0x03 || p[1] != 0xe9 {
+		t.Fatalf("close frame payload % x %v, want status 1001 (03 e9)", p, err)
+	}
+	if took := time.Since(t0); took < lo || took > 6500*time.Millisecond {
+		t.Errorf("close frame %v after SIGTERM, want within the last 2 s of the 6 s bound", took)
 	}
 }
 
