@@ -691,7 +691,8 @@ func (e keyError) Error() string { return e.key + " " + e.msg }
 // validate checks every value of a loaded calibration and returns one error
 // per bad key, naming it (a point's key with its list and index, e.g.
 // fit[2].step_s):
-// efficiencies from MinEfficiency to 1, times >= 0 and below their bounds, TP 1 to 64,
+// efficiencies from MinEfficiency to 1, times >= 0 and below their bounds, TP 1 to 64
+// (and one vLLM can shard the model at, for a catalog model),
 // points with batch and prompt tokens >= 1 and times > 0. A negative or
 // non-finite value is never a measurement.
 func (c Calibration) validate() []keyError {
@@ -725,6 +726,11 @@ func (c Calibration) validate() []keyError {
 	below("request_overhead_s", c.RequestOverheadS, requestOverheadBelow)
 	if c.TP < 1 || c.TP > 64 {
 		bad("tp", "%d: want an integer from 1 to 64", c.TP)
+	} else if m, err := LookupModel(c.Model); err == nil && m.Heads > 0 && m.KVHeads > 0 && !tpDivides(c.TP, m) {
+		// No replica of the catalog model runs at this degree, so the
+		// file could never apply (a model outside the catalog is checked
+		// when its --model-config is read).
+		bad("tp", "%d: want %s", c.TP, tpRequirement(m))
 	}
 	for _, set := range []struct {
 		key string

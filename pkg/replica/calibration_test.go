@@ -218,8 +218,16 @@ func TestLoadCalibrationRefusesNegative(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming %s, line:col and the key", tc.key, err, p)
 		}
 	}
+	// A degree vLLM cannot shard the catalog model at (Llama-3-8B: 32
+	// attention heads, 8 KV heads, MLP 14,336 = 2^11 x 7: the divisors of 32,
+	// each dividing 14,336 and dividing or a multiple of 8): the file could never
+	// apply, and its mismatch error would suggest --tp 3, which is refused.
+	p := write("tp3.json", top("tp", 3))
+	if _, err := LoadCalibration(p); err == nil || !strings.Contains(err.Error(), "tp 3: want a degree that divides") || !strings.HasSuffix(err.Error(), "as vLLM requires: 1, 2, 4, 8, 16, 32") {
+		t.Errorf("tp 3 on llama-3-8b: %v, want the degrees 1, 2, 4, 8, 16, 32 named", err)
+	}
 	// Two bad keys: both named.
-	p := write("two.json", func(c map[string]any) { c["mfu"] = -1.0; c["request_overhead_s"] = -1.0 })
+	p = write("two.json", func(c map[string]any) { c["mfu"] = -1.0; c["request_overhead_s"] = -1.0 })
 	if _, err := LoadCalibration(p); err == nil || !strings.Contains(err.Error(), "mfu -1") || !strings.Contains(err.Error(), "request_overhead_s -1") {
 		t.Errorf("two bad keys: %v", err)
 	}

@@ -342,16 +342,7 @@ func (c Config) Validate() error {
 	if c.TP < 1 || c.TP > 64 {
 		bad("tp", fmt.Sprint(c.TP), "an integer from 1 to 64")
 	} else if m.Heads > 0 && m.KVHeads > 0 && !tpDivides(c.TP, m) {
-		mlp := ""
-		switch sizes := m.denseMLPSizes(); len(sizes) {
-		case 0:
-		case 1:
-			mlp = fmt.Sprintf(" and its MLP intermediate size %d", sizes[0])
-		default:
-			mlp = " and its MLP intermediate sizes " + strings.Join(strings.Split(joinInts(sizes), ", "), " and ")
-		}
-		bad("tp", fmt.Sprint(c.TP), fmt.Sprintf("a degree that divides %s's %d attention heads%s, and divides or is a multiple of its %d KV heads, as vLLM requires: %s",
-			m.Name, m.Heads, mlp, m.KVHeads, joinInts(tpDegrees(m))))
+		bad("tp", fmt.Sprint(c.TP), tpRequirement(m))
 	}
 	if c.WeightDType != DTypeAuto && c.WeightDType.Bytes() == 0 {
 		bad("dtype", c.WeightDType.String(), "auto, fp16, bf16, fp8, int8, int4")
@@ -450,6 +441,22 @@ func (m Model) denseMLPSizes() []int {
 }
 
 // tpDegrees lists the degrees from 1 to 64 that tpDivides accepts for m.
+// tpRequirement says which tensor-parallel degrees vLLM takes for m, and
+// why: "a degree that divides ...'s 32 attention heads ..., as vLLM
+// requires: 1, 2, 4, 8" (m's heads and KV heads > 0).
+func tpRequirement(m Model) string {
+	mlp := ""
+	switch sizes := m.denseMLPSizes(); len(sizes) {
+	case 0:
+	case 1:
+		mlp = fmt.Sprintf(" and its MLP intermediate size %d", sizes[0])
+	default:
+		mlp = " and its MLP intermediate sizes " + strings.Join(strings.Split(joinInts(sizes), ", "), " and ")
+	}
+	return fmt.Sprintf("a degree that divides %s's %d attention heads%s, and divides or is a multiple of its %d KV heads, as vLLM requires: %s",
+		m.Name, m.Heads, mlp, m.KVHeads, joinInts(tpDegrees(m)))
+}
+
 func tpDegrees(m Model) []int {
 	var out []int
 	for tp := 1; tp <= 64; tp++ {
