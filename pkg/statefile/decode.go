@@ -36,6 +36,7 @@ func Decode(data []byte, name string) (*File, error) {
 	}
 	w, err := walk(data, typ, false)
 	if err != nil {
+		w, err = walk(data, typ, true) // again, for the error's path
 		return nil, w.located(name, err)
 	}
 	if off := w.start(); off < int64(len(data)) {
@@ -47,6 +48,7 @@ func Decode(data []byte, name string) (*File, error) {
 			msg: fmt.Sprintf("%d: written by a newer infscale (this one reads version %d): run the infscale that wrote it, or move the file away to start fresh", v, Version)})
 	}
 	if len(w.errs) > 0 {
+		w, _ = walk(data, typ, true) // again, for the errors' paths
 		return nil, w.located(name, w.errs...)
 	}
 	f := &File{}
@@ -54,9 +56,9 @@ func Decode(data []byte, name string) (*File, error) {
 	if bare {
 		target = &f.State
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(target); err != nil { // the walk should have caught it
+	// The walk refused unknown keys and data after the object; Unmarshal
+	// reads data in place (a Decoder would buffer a second copy of it).
+	if err := json.Unmarshal(data, target); err != nil { // the walk should have caught it
 		return nil, w.located(name, err)
 	}
 	if bare {
@@ -151,17 +153,62 @@ type stateWalker struct {
 	data []byte
 	dec  *json.Decoder
 	pos  map[string]int64 // JSON path → offset of its value
-	// all records every path in pos, not only the top level's: a map
-	// entry per value took 300 MB for a 15 MiB file, needed only for
-	// the errors of one that is refused.
-	all  bool
-	errs []error // problems that do not stop the walk
+	// all records every path in pos, not only the top level's, and
+	// names every value below the top level by its path: a map entry per
+	// value took 300 MB for a 15 MiB file, and a path string per value
+	// most of the rest, needed only for the errors of one that is
+	// refused (walked again with all). Without it they are nested.
+	all    bool
+	errs   []error                                         // problems that do not stop the walk
+	fields map[reflect.Type]map[string]reflect.StructField // jsonpos.Field's, per struct type
+}
+
+// nested is the path of every value below the top level in a walk without
+// all (it holds '[' so that it is not recorded).
+const nested = "[…]"
+
+// key is the path of path's key: the real one with all or at the top
+// level, else nested.
+func (w *stateWalker) key(path, key string) string {
+	switch {
+	case path == "":
+		return key
+	case !w.all:
+		return nested
+	}
+	return path + "." + key
+}
+
+// elem is the path of path's element i: the real one with all, else nested.
+func (w *stateWalker) elem(path string, i int) string {
+	if !w.all {
+		return nested
+	}
+	return path + "[" + strconv.Itoa(i) + "]"
+}
+
+// field is jsonpos.Field(t, key), its fields looked up once per type.
+func (w *stateWalker) field(t reflect.Type, key string) (reflect.StructField, bool) {
+	m, ok := w.fields[t]
+	if !ok {
+		if t.NumField() > 64 {
+			panic("statefile: " + t.String() + " has more fields than value's seen mask holds")
+		}
+		m = map[string]reflect.StructField{}
+		for _, k := range jsonpos.Keys(t) {
+			m[k], _ = jsonpos.Field(t, k)
+		}
+		w.fields[t] = m
+	}
+	f, ok := m[key]
+	return f, ok
 }
 
 // walk walks data as a t, recording every path's position with all, else
 // the top level's.
 func walk(data []byte, t reflect.Type, all bool) (*stateWalker, error) {
-	w := &stateWalker{data: data, dec: json.NewDecoder(bytes.NewReader(data)), pos: map[string]int64{}, all: all}
+	w := &stateWalker{data: data, dec: json.NewDecoder(bytes.NewReader(data)), pos: map[string]int64{}, all: all,
+		fields: map[reflect.Type]map[string]reflect.StructField{}}
 	w.dec.UseNumber()
 	return w, w.value("", t)
 }
@@ -224,7 +271,7 @@ func (w *stateWalker) value(path string, t reflect.Type) error {
 		if tok != json.Delim('{') {
 			return w.shape(off, name, tok, "an object")
 		}
-		seen := map[string]bool{}
+		var seen uint64 // by field index (State has fewer than 64 fields)
 		for w.dec.More() {
 			koff := w.start()
 			k, err := w.dec.Token()
@@ -232,12 +279,9 @@ func (w *stateWalker) value(path string, t reflect.Type) error {
 				return err
 			}
 			key := k.(string)
-			f, ok := jsonpos.Field(t, key)
-			kpath := key
-			if path != "" {
-				kpath = path + "." + key
-			}
-			if ok && seen[key] {
+			f, ok := w.field(t, key)
+			kpath := w.key(path, key)
+			if ok && seen&(1<<f.Index[0]) != 0 {
 				// encoding/json keeps the last one silently ("desired":5,"desired":1 is 1).
 				w.bad(koff, kpath, "key given twice; give it once")
 				var skip json.RawMessage
@@ -246,7 +290,9 @@ func (w *stateWalker) value(path string, t reflect.Type) error {
 				}
 				continue
 			}
-			seen[key] = true
+			if ok {
+				seen |= 1 << f.Index[0]
+			}
 			if !ok {
 				w.bad(koff, "", "unknown key %q in %s (allowed: %s)", key, name, strings.Join(jsonpos.Keys(t), ", "))
 				var skip json.RawMessage
@@ -266,7 +312,7 @@ func (w *stateWalker) value(path string, t reflect.Type) error {
 			return w.shape(off, name, tok, "an array")
 		}
 		for i := 0; w.dec.More(); i++ {
-			if err := w.value(path+"["+strconv.Itoa(i)+"]", t.Elem()); err != nil {
+			if err := w.value(w.elem(path, i), t.Elem()); err != nil {
 				return err
 			}
 		}

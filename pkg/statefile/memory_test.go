@@ -45,3 +45,26 @@ func TestDecodeRecordsTopLevel(t *testing.T) {
 		t.Errorf("err = %v; want %q", err, want)
 	}
 }
+
+// BenchmarkDecodeLarge reads a 2.6 MB state of 65,536 recommendations
+// (the size a one-hour window decided every 55 ms reaches; serve's cycle is
+// seconds): B/op is what one read allocates, beside the file's own bytes.
+// Figures: docs/evaluation/PERFORMANCE.md, "State files (...)".
+func BenchmarkDecodeLarge(b *testing.B) {
+	at := time.Unix(1000, 0).UTC()
+	st := recommend.State{LastDesired: 1, LastAt: at, FirstSeen: at, LastActive: at}
+	for i := range 1 << 16 {
+		st.Recommendations = append(st.Recommendations, recommend.TimedReplicas{At: at.Add(time.Duration(i-(1<<16)) * time.Second), Replicas: 3})
+	}
+	data, err := json.Marshal(File{Version: 1, Desired: 3, Current: 3, State: st, SavedAt: at})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(data, "big.json"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
