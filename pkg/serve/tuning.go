@@ -189,6 +189,9 @@ type tuned struct {
 	// file refused, read every minute); checkFail the last live-miss read
 	// failure (tried again each minute while it fails).
 	runFail, checkFail repeated
+	// straddled is the TTFT bucket (lo, hi] last said to hold slo_ttft
+	// inside it (said once per bucket: the histogram as scraped).
+	straddled [2]float64
 	// oldLogged is when a tune.dir result older than staleResults
 	// every was last said to be (once per failRepeat while it lasts).
 	oldLogged         time.Time
@@ -999,7 +1002,8 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 	since := s.adoptedAt
 	tn.mu.Unlock()
 	from := liveFrom(since, now, time.Duration(cfg.Tune.History))
-	frac, n, ok, err := tune.LiveMisses(ctx, tn.API, cfg, from, now, tn.Period)
+	live, ok, err := tune.LiveMisses(ctx, tn.API, cfg, from, now, tn.Period)
+	frac, n := live.Late, live.Requests
 	if err != nil {
 		if ctx.Err() != nil {
 			return
@@ -1021,6 +1025,13 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 	defer tn.mu.Unlock()
 	s.checked = now
 	s.checkFail.clear()
+	if b := [2]float64{live.Lo, live.Hi}; ok && live.Hi != 0 && b != s.straddled {
+		// config warns at load for vLLM's known buckets; these are the
+		// server's as Prometheus holds them, any server's.
+		s.straddled = b
+		tn.logger().Warn("tune.slo_ttft is inside a bucket of the target's TTFT histogram: the live check that reverts an adopted policy counts only the requests above the bucket as late; give a bucket bound for an exact count (docs/tune.md)",
+			"target", name, "slo_ttft", cfg.Tune.SLOTTFT.String(), "bucket", fmt.Sprintf("(%gs, %gs]", live.Lo, live.Hi))
+	}
 	if !ok || s.adopted == nil || !s.adoptedAt.Equal(since) || frac <= cfg.Tune.Budget() {
 		return
 	}
@@ -1036,8 +1047,8 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 	// passed since this revert (stepFast).
 	tn.dirty[name] = true
 	tn.logger().Warn("tuned policy reverted: live SLO misses over budget", "target", name, "policy", policy, "miss_ratio", frac, "max_miss", cfg.Tune.Budget(), "requests", n)
-	live := frac
-	tn.event(name, now, tuneEvent{Event: TuneStateReverted, Policy: policy, From: policy, MaxMissPct: 100 * cfg.Tune.Budget(), LiveMissRatio: &live, LiveRequests: n, Since: from})
+	late := frac
+	tn.event(name, now, tuneEvent{Event: TuneStateReverted, Policy: policy, From: policy, MaxMissPct: 100 * cfg.Tune.Budget(), LiveMissRatio: &late, LiveRequests: n, Since: from})
 }
 
 // liveFrom is where the live misses of a candidate adopted at adopted are

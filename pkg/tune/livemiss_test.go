@@ -44,15 +44,16 @@ func TestLiveMissesStraddlingBucket(t *testing.T) {
 	api := ttftAPI{map[string]float64{"0.5": 6000, "1": 9000, "2.5": 9995, "5": 9999, "+Inf": 10000}}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
-		slo  string
-		want float64
+		slo    string
+		want   float64
+		lo, hi float64 // the bucket holding slo inside it; 0, 0 at a bound
 	}{
-		{"2s", 5.0 / 10000},
-		{"2500ms", 5.0 / 10000},
-		{"1s", 1000.0 / 10000},
-		{"800ms", 1000.0 / 10000},
-		{"10ms", 4000.0 / 10000},
-		{"6s", 0},
+		{"2s", 5.0 / 10000, 1, 2.5},
+		{"2500ms", 5.0 / 10000, 0, 0},
+		{"1s", 1000.0 / 10000, 0, 0},
+		{"800ms", 1000.0 / 10000, 0.5, 1},
+		{"10ms", 4000.0 / 10000, 0, 0.5},
+		{"6s", 0, 5, math.Inf(1)},
 	} {
 		f, err := config.Parse([]byte(`prometheus: {url: "http://prometheus:9090"}
 targets:
@@ -66,12 +67,15 @@ targets:
 		if err != nil {
 			t.Fatal(err)
 		}
-		frac, n, ok, err := LiveMisses(context.Background(), api, &f.Targets[0], now.Add(-time.Hour), now, 15*time.Second)
-		if err != nil || !ok || n != 10000 {
-			t.Fatalf("slo %s: %v %v %v", c.slo, n, ok, err)
+		r, ok, err := LiveMisses(context.Background(), api, &f.Targets[0], now.Add(-time.Hour), now, 15*time.Second)
+		if err != nil || !ok || r.Requests != 10000 {
+			t.Fatalf("slo %s: %v %v %v", c.slo, r.Requests, ok, err)
 		}
-		if math.Abs(frac-c.want) > 1e-12 {
-			t.Errorf("slo %s: miss ratio %g, want %g", c.slo, frac, c.want)
+		if math.Abs(r.Late-c.want) > 1e-12 {
+			t.Errorf("slo %s: miss ratio %g, want %g", c.slo, r.Late, c.want)
+		}
+		if r.Lo != c.lo || r.Hi != c.hi {
+			t.Errorf("slo %s: straddled bucket (%g, %g], want (%g, %g]", c.slo, r.Lo, r.Hi, c.lo, c.hi)
 		}
 	}
 }

@@ -384,22 +384,35 @@ func (r *TargetResult) Covered(asked time.Duration) (covered string, short bool)
 // (its step is a whole number of the step given, at least that).
 const MaxLivePoints = 1440
 
-// LiveMisses is the fraction of t's requests whose first token came later
+// LiveReading is LiveMisses' reading of a target's TTFT histogram.
+type LiveReading struct {
+	// Late is the fraction of Requests (the histogram's count) whose
+	// first token came later than slo_ttft, as the buckets prove it.
+	Late, Requests float64
+	// Lo and Hi, seconds, are the bucket (Lo, Hi] of the histogram as
+	// scraped that holds slo_ttft strictly inside it (Hi +Inf above its
+	// last finite bound): its requests are not counted late, though some
+	// may be. Both 0 when slo_ttft is a bucket bound: the count is exact.
+	Lo, Hi float64
+}
+
+// LiveMisses is the share of t's requests whose first token came later
 // than its tune: block's slo_ttft over [from, now], read from the
-// server's own TTFT histogram in Prometheus, and how many requests that
-// histogram counted. Only the buckets wholly above slo_ttft are counted
+// server's own TTFT histogram in Prometheus, with how many requests that
+// histogram counted and the bucket slo_ttft falls inside (LiveReading). Only the buckets wholly above slo_ttft are counted
 // (FractionAboveEdge): a bucket that straddles it holds requests on both
 // sides in unknown shares, and a linear split counted a third of vLLM's
 // (1, 2.5] late at 2 s where replays put 0 to 26% of it there, reverting
 // policies that held; an slo_ttft at a bucket bound is counted exactly
-// (config warns of one that is not, on vLLM in adopt mode). step is the
+// (config warns of one that is not, on vLLM in adopt mode; serve, on
+// any server, from the buckets it reads here). step is the
 // grid's (serve's interval), made coarser over a span of more than
 // MaxLivePoints steps. Errors: the queries'; a server without a TTFT
 // histogram (ok false).
-func LiveMisses(ctx context.Context, api promql.API, t *config.Target, from, now time.Time, step time.Duration) (frac, requests float64, ok bool, err error) {
+func LiveMisses(ctx context.Context, api promql.API, t *config.Target, from, now time.Time, step time.Duration) (r LiveReading, ok bool, err error) {
 	sel, err := promql.ParseSelector(t.Selector)
 	if err != nil {
-		return 0, 0, false, err
+		return r, false, err
 	}
 	if step <= 0 {
 		step = 15 * time.Second
@@ -415,16 +428,19 @@ func LiveMisses(ctx context.Context, api promql.API, t *config.Target, from, now
 	}
 	g, err := backtest.NewGrid(start, now, step)
 	if err != nil {
-		return 0, 0, false, err
+		return r, false, err
 	}
 	h, _, err := backtest.Fetch(ctx, api, backtest.Target{Server: t.Server, Selector: sel, Replicas: t.Replicas}, g, nil)
 	if err != nil {
-		return 0, 0, false, err
+		return r, false, err
 	}
 	if h.TTFT == nil || h.TTFT.Count() == 0 {
-		return 0, 0, false, nil
+		return r, false, nil
 	}
-	return h.TTFT.FractionAboveEdge(time.Duration(t.Tune.SLOTTFT).Seconds()), h.TTFT.Count(), true, nil
+	slo := time.Duration(t.Tune.SLOTTFT).Seconds()
+	r = LiveReading{Late: h.TTFT.FractionAboveEdge(slo), Requests: h.TTFT.Count()}
+	r.Lo, r.Hi, _ = h.TTFT.Straddled(slo)
+	return r, true, nil
 }
 
 // Adapt is the live policy with c's tuned parts in place: c's metrics

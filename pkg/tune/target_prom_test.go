@@ -167,7 +167,8 @@ targets:
 		t.Fatal(err)
 	}
 	api := &stepAPI{API: c, steps: map[time.Duration]int{}}
-	frac, n, ok, err := LiveMisses(context.Background(), api, &f.Targets[0], tr.Start, tr.End, 15*time.Second)
+	live, ok, err := LiveMisses(context.Background(), api, &f.Targets[0], tr.Start, tr.End, 15*time.Second)
+	frac, n := live.Late, live.Requests
 	if err != nil || !ok {
 		t.Fatalf("LiveMisses: %v %v", ok, err)
 	}
