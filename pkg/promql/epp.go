@@ -15,6 +15,7 @@ import (
 // (`A_new or A_old`, each side aggregated to one series): never both.
 //
 //	reporting, current  max(ready_endpoints)
+//	pools               count(count by (name) (ready_endpoints))
 //	running, waiting    round(max(average_*) * max(ready_endpoints)) or (max(ready_endpoints) == 0)
 //	kv                  max(average_kv_cache_utilization) and (max(ready_endpoints) > 0)
 //	held                clamp_min(sum(max without (<HA labels>) (flow_control_queue_size)), 0)    (Target.FlowControlHeld)
@@ -25,6 +26,10 @@ import (
 // max() of a pool gauge: the EPP's replicas (and an HA Prometheus pair)
 // write the same pool's value; the counters and the flow-control queue
 // are each EPP replica's own and add up.
+// poolLabel names an EPP's pool on its pool gauges (the InferencePool's
+// name), as scrape's page check reads it.
+const poolLabel = "name"
+
 func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 	f := modelserver.EPPFamilies()
 	out := map[Signal]parser.Expr{}
@@ -43,6 +48,10 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 		return f.ReadyEndpoints.Deprecated
 	}
 	out[Reporting] = twin(f.ReadyEndpoints, func(_ bool, n string) parser.Expr { return maxOf(n) })
+	// One pool's EPP, or max() would mix two pools' gauges (check).
+	out[Pools] = twin(f.ReadyEndpoints, func(_ bool, n string) parser.Expr {
+		return aggregate(parser.COUNT, false, nil, aggregate(parser.COUNT, false, []string{poolLabel}, selector(n, b.sel)))
+	})
 	if t.Replicas == "" {
 		out[Current] = twin(f.ReadyEndpoints, func(_ bool, n string) parser.Expr { return maxOf(n) })
 	}

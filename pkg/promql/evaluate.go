@@ -125,7 +125,7 @@ type targetAnswer struct {
 }
 
 // numSignals bounds the Signal values (they start at 1).
-const numSignals = int(Queued) + 1
+const numSignals = int(Pools) + 1
 
 // sigValues are one target's values read this cycle, by signal.
 type sigValues struct {
@@ -706,6 +706,9 @@ func check(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) {
 				Err: fmt.Errorf("server %s has no metric family for %s", tg.Server, s)}
 		}
 	}
+	if has.has(Pools) && onePool(tg, has, vals, errs) {
+		return
+	}
 	// A KV cache usage is a fraction; a pod count or a replica count a
 	// Kubernetes int32 (1e19 would overflow an int).
 	if v := get(KV); v > 1 {
@@ -782,6 +785,35 @@ func check(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) {
 		}
 		errs[Current] = err
 	}
+}
+
+// onePool reads Pools (no series: none) and, when the selector of an EPP
+// target matches more than one pool's Endpoint Picker, makes every signal
+// but the target's own queries unknown, ReasonAmbiguous, as embedded mode
+// refuses pages of two pools: max() of their gauges put one pool's ready
+// count with the other's averages. It reports whether it did.
+func onePool(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) bool {
+	if ReasonOf(errs[Pools]) == ReasonEmpty {
+		delete(errs, Pools)
+		vals.put(Pools, 0)
+	}
+	n, ok := vals.get(Pools)
+	if !ok || n <= 1 {
+		return false
+	}
+	err := &QueryError{Reason: ReasonAmbiguous, Err: fmt.Errorf(
+		"the selector matches the Endpoint Pickers of %.0f InferencePools (%s labels of %s): one pool's gauges would be read with another's; give a selector that matches one pool's EPP (its service or job label)",
+		n, poolLabel, modelserver.EPPFamilies().ReadyEndpoints.Current)}
+	for _, s := range Signals() {
+		if _, own := tg.Overrides[s]; own || s == Pools || (s == Current && tg.Replicas != "") {
+			continue
+		}
+		if has.has(s) || s == Current {
+			vals.drop(s)
+			errs[s] = err
+		}
+	}
+	return true
 }
 
 // rateHints says why a rate signal of tg (a rate() or a histogram

@@ -80,6 +80,45 @@ func TestEngineEPPHeldHADuplicates(t *testing.T) {
 	}
 }
 
+// TestEngineEPPTwoPools: two InferencePools' Endpoint Pickers in one
+// namespace, chat (4 ready endpoints averaging 10 running) and code (1
+// ready at 2), and a selector of the namespace alone. max() mixed them:
+// round(10 x 4) = 40 running on 4 replicas, the code pool's load lost, or
+// as read in another cycle one pool's count with the other's average.
+// Every signal is unknown and says why, as embedded mode refuses the pages
+// of two pools; a selector of one EPP's service reads its pool (by hand:
+// running round(10 x 4) = 40, waiting round(0.5 x 4) = 2, 4 reporting).
+func TestEngineEPPTwoPools(t *testing.T) {
+	api := newEngineAPI(t, `
+  llm_d_epp_ready_endpoints{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat"} 4x40
+  llm_d_epp_average_running_requests{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat"} 10x40
+  llm_d_epp_average_queue_size{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat"} 0.5x40
+  llm_d_epp_average_kv_cache_utilization{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat"} 0.6x40
+  llm_d_epp_ready_endpoints{namespace="llm",service="code-epp",pod="code-epp-1",name="code"} 1x40
+  llm_d_epp_average_running_requests{namespace="llm",service="code-epp",pod="code-epp-1",name="code"} 2x40
+  llm_d_epp_average_queue_size{namespace="llm",service="code-epp",pod="code-epp-1",name="code"} 0x40
+  llm_d_epp_average_kv_cache_utilization{namespace="llm",service="code-epp",pod="code-epp-1",name="code"} 0.1x40
+`)
+	tg := sel(t, `{namespace="llm"}`)
+	tg.Server = modelserver.EPP
+	r := evalOne(t, api, tg, Options{})
+	for _, s := range []Signal{Running, Waiting, Reporting, KV, Current} {
+		if err := r.Errors[s]; !math.IsNaN(r.Values[s]) || ReasonOf(err) != ReasonAmbiguous ||
+			!strings.Contains(err.Error(), "the selector matches the Endpoint Pickers of 2 InferencePools") {
+			t.Errorf("%s %v (%v): want unknown, its error naming the 2 pools", s, r.Values[s], err)
+		}
+	}
+	tg = sel(t, `{namespace="llm",service="chat-epp"}`)
+	tg.Server = modelserver.EPP
+	r = evalOne(t, api, tg, Options{})
+	if o := r.Values; o[Running] != 40 || o[Waiting] != 2 || o[Reporting] != 4 || o[Current] != 4 || !near(o[KV], 0.6) {
+		t.Errorf("one pool: running %v waiting %v reporting %v current %v kv %v, want 40 2 4 4 0.6 (errors %v)", o[Running], o[Waiting], o[Reporting], o[Current], o[KV], r.Errors)
+	}
+	if r.Errors[Pools] != nil {
+		t.Errorf("one pool: pools error %v", r.Errors[Pools])
+	}
+}
+
 // TestEngineNoPodLabel: a scrape config that puts no pod label on the
 // series (here the older prometheus-community chart's
 // kubernetes_pod_name; a static scrape has none at all). Three pods run 10

@@ -68,6 +68,11 @@ const (
 	// Only with Target.Demand, and not when an override owns the waiting
 	// shape.
 	Queued
+	// Pools is the number of InferencePools whose Endpoint Picker series
+	// the selector matches (distinct name labels of the ready-endpoints
+	// gauge). Only for server epp: more than one and every signal is
+	// unknown (ReasonAmbiguous), as in embedded mode.
+	Pools
 )
 
 // MaxInFlight bounds a sum of requests at one target (Running, Waiting,
@@ -94,13 +99,13 @@ var signalNames = [...]string{
 	Stuck: "stuck", StuckWaiting: "stuck_waiting", Duplicated: "duplicated",
 	QueueTime: "queue_time", ITL: "itl", Arrivals: "arrivals",
 	PromptTokens: "prompt_tokens", GenerationTokens: "generation_tokens",
-	PrefixHit: "prefix_hit", Queued: "queued",
+	PrefixHit: "prefix_hit", Queued: "queued", Pools: "pools",
 }
 
 // Signals returns every Signal in evaluation order.
 func Signals() []Signal {
 	return []Signal{Running, Waiting, Reporting, KV, CPU, TTFT, Held, Current, Unready, Stuck, StuckWaiting, Duplicated,
-		QueueTime, ITL, Arrivals, PromptTokens, GenerationTokens, PrefixHit, Queued}
+		QueueTime, ITL, Arrivals, PromptTokens, GenerationTokens, PrefixHit, Queued, Pools}
 }
 
 // String returns the lower-case name used in labels, logs and golden files.
