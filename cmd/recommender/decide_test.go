@@ -254,6 +254,10 @@ func TestDecideCLIInvalid(t *testing.T) {
 		{[]string{"--ramp-bound", "NaN"}, "--ramp-bound: NaN must be finite and >= 0"},
 		{[]string{"--ramp-bound", "0.3"}, "--ramp-bound: 0.3: bounds the demand metric's projection over the lookahead; it needs a demand metric and a lookahead > 0"},
 		{[]string{"--ramp-bound", "lots"}, `--ramp-bound: "lots" is not a number`},
+		// Go's hex float syntax: strconv reads 0x1p3 as 8.
+		{[]string{"--ramp-bound", "0x1p3"}, `--ramp-bound: "0x1p3" is not a number`},
+		{[]string{"--metric", "kv", "--target", "0.5", "--kv", "0x1p-1"}, `--kv: "0x1p-1" is not a fraction`},
+		{[]string{"--metric", "queue", "--target", "1_0"}, `"1_0" is not a number in decimal digits`},
 		{[]string{"--schedule", "0 8 * * 1-5;12h"}, "CRON;DURATION;MIN"},
 		{[]string{"--schedule", "0 25 * * *;1h;2"}, "--schedule #1 \"0 25 * * *;1h;2\": cron: \"0 25 * * *\": end of range"},
 		{[]string{"--schedule", "0 8 * * *;1h;2;Mars/Olympus"}, "IANA time zone"},

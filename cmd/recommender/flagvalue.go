@@ -147,7 +147,7 @@ func decodeFloat(ctx *kong.DecodeContext, target reflect.Value) error {
 	if err != nil {
 		return err
 	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	v, err := quantity.Decimal(strings.TrimSpace(s))
 	if errors.Is(err, strconv.ErrRange) {
 		return fmt.Errorf("%q is out of range: want a number of at most %g", s, math.MaxFloat64)
 	}
@@ -171,7 +171,7 @@ func (p *percent) Decode(ctx *kong.DecodeContext) error {
 	}
 	t := strings.TrimSpace(s)
 	num := strings.TrimSpace(strings.TrimSuffix(t, "%"))
-	v, err := strconv.ParseFloat(num, 64)
+	v, err := quantity.Decimal(num)
 	if err != nil || strings.Count(t, "%") > 1 { // each command checks its range
 		return fmt.Errorf("%q is not a percentage: want a number of percent, with or without %%, e.g. 0.1 or 0.1%% (one in a thousand)", s)
 	}

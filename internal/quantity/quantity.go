@@ -20,7 +20,7 @@ import (
 // (duration true). Whether a duration suits the metric is the caller's
 // check (only ttft and queuewait take one). Errors quote s.
 func Parse(s string) (value float64, duration bool, err error) {
-	f, err := strconv.ParseFloat(s, 64)
+	f, err := Decimal(s)
 	switch {
 	case err == nil && (math.IsNaN(f) || math.IsInf(f, 0)):
 		return 0, false, fmt.Errorf("%q is not a finite number", s)
@@ -28,6 +28,8 @@ func Parse(s string) (value float64, duration bool, err error) {
 		return f, false, nil
 	case errors.Is(err, strconv.ErrRange):
 		return 0, false, fmt.Errorf("%q is out of the range of a float64", s)
+	case errors.Is(err, ErrNotDecimal):
+		return 0, false, fmt.Errorf("%q is not a number in %w", s, ErrNotDecimal)
 	}
 	switch strings.ToLower(s) {
 	case ".nan", ".inf", "+.inf", "-.inf": // YAML's spellings
@@ -45,12 +47,28 @@ func Parse(s string) (value float64, duration bool, err error) {
 	return d.Seconds(), true, nil
 }
 
+// ErrNotDecimal is Decimal's error for Go's other number syntax.
+var ErrNotDecimal = errors.New("decimal digits: 0x, p exponents and _ are not read")
+
+// Decimal is strconv.ParseFloat on decimal syntax alone: what it would
+// read in Go's hex floats (0x1p3 as 8) or with digit separators (1_0) is
+// refused with ErrNotDecimal, as the trace readers refuse them; no flag, target or
+// policy of infscale is written so. NaN and Inf are strconv's, for the
+// caller's range check. Errors are strconv's otherwise.
+func Decimal(s string) (float64, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if (err == nil || errors.Is(err, strconv.ErrRange)) && strings.ContainsAny(s, "_xXpP") {
+		return 0, &strconv.NumError{Func: "ParseFloat", Num: s, Err: ErrNotDecimal}
+	}
+	return f, err
+}
+
 // Fraction reads a fraction of one written as a number (0.75) or a
 // percentage (75%): the kv and demand targets, tolerance, --kv. Errors are
 // strconv's; callers say what they want.
 func Fraction(s string) (float64, error) {
 	num, pct := strings.CutSuffix(s, "%")
-	f, err := strconv.ParseFloat(num, 64)
+	f, err := Decimal(num)
 	if pct {
 		f /= 100
 	}
