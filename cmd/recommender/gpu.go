@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/infscale/infscale/internal/quantity"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/replica"
 )
@@ -331,7 +332,7 @@ func parseBytes(s string) (float64, error) {
 			break
 		}
 	}
-	v, err := strconv.ParseFloat(t, 64)
+	v, err := quantity.Decimal(t)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 		return 0, fmt.Errorf("%q is not a size (allowed: a number >= 0 with B, kB, MB, GB, TB, KiB, MiB, GiB or TiB; bare numbers are GB)", s)
 	}
@@ -432,7 +433,7 @@ func (c *GPUCmd) pd(r *replica.Replica) (replica.PD, error) {
 	if len(parts) != 3 {
 		return replica.PD{}, invalidf("--pd: %q is invalid (allowed: RATE,PROMPT,OUTPUT, e.g. 10,2000,200)", c.PD)
 	}
-	rate, err1 := strconv.ParseFloat(parts[0], 64)
+	rate, err1 := quantity.Decimal(parts[0])
 	prompt, err2 := strconv.Atoi(parts[1])
 	output, err3 := strconv.Atoi(parts[2])
 	if err1 != nil || err2 != nil || err3 != nil || !(rate <= maxPDRate) || prompt > maxPDTokens || output > maxPDTokens {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/internal/atomicfile"
+	"github.com/infscale/infscale/internal/quantity"
 	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/load"
 	"github.com/infscale/infscale/pkg/replica"
@@ -537,7 +538,7 @@ func parseGoodput(s string) (*load.Goodput, error) {
 		seen[key] = true
 		const bounds = "> 0 (vllm bench serve takes 0, which no request meets) and at most a week"
 		var d time.Duration
-		if ms, err := strconv.ParseFloat(val, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		if ms, err := quantity.Decimal(val); err == nil || errors.Is(err, strconv.ErrRange) {
 			// A bare number is milliseconds, as vllm bench serve reads
 			// it; 1e400 parses as +Inf with ErrRange: too large.
 			if !(ms > 0) || ms > float64(maxLoadDuration/time.Millisecond) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/infscale/infscale/internal/quantity"
 	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/backtest"
 	"github.com/infscale/infscale/pkg/config"
@@ -342,7 +343,7 @@ func parseStress(specs []string, given bool) ([]tune.Stress, error) {
 			return out, nil
 		}
 		kind, v, ok := strings.Cut(spec, ":")
-		k, err := strconv.ParseFloat(v, 64)
+		k, err := quantity.Decimal(v)
 		if !ok || err != nil || (kind != "rate" && kind != "bursts" && kind != "gaps") {
 			return nil, invalidf("--stress %q: want rate:K, bursts:K, gaps:K or none (e.g. rate:2: the history at twice its rate)", spec)
 		}
