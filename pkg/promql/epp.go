@@ -15,7 +15,7 @@ import (
 // (`A_new or A_old`, each side aggregated to one series): never both.
 //
 //	reporting, current  max(ready_endpoints)
-//	pools               count(count by (name) (ready_endpoints))
+//	pools               count(count by (name) (ready_endpoints) or count by (name) (<its twin>))
 //	running, waiting    round(max(average_*) * max(ready_endpoints)) or (max(ready_endpoints) == 0)
 //	kv                  max(average_kv_cache_utilization) and (max(ready_endpoints) > 0)
 //	held                clamp_min(sum(max without (<HA labels>) (flow_control_queue_size)), 0)    (Target.FlowControlHeld)
@@ -48,10 +48,14 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 		return f.ReadyEndpoints.Deprecated
 	}
 	out[Reporting] = twin(f.ReadyEndpoints, func(_ bool, n string) parser.Expr { return maxOf(n) })
-	// One pool's EPP, or max() would mix two pools' gauges (check).
-	out[Pools] = twin(f.ReadyEndpoints, func(_ bool, n string) parser.Expr {
-		return aggregate(parser.COUNT, false, nil, aggregate(parser.COUNT, false, []string{poolLabel}, selector(n, b.sel)))
+	// One pool's EPP, or max() would mix two pools' gauges (check). The
+	// names are united over both spellings: an older router's EPP writes
+	// only the twin, so beside a current one the current name alone saw
+	// one pool while every signal read that pool's series only.
+	byPool := twin(f.ReadyEndpoints, func(_ bool, n string) parser.Expr {
+		return aggregate(parser.COUNT, false, []string{poolLabel}, selector(n, b.sel))
 	})
+	out[Pools] = aggregate(parser.COUNT, false, nil, byPool)
 	if t.Replicas == "" {
 		out[Current] = twin(f.ReadyEndpoints, func(_ bool, n string) parser.Expr { return maxOf(n) })
 	}

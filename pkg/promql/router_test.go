@@ -119,6 +119,44 @@ func TestEngineEPPTwoPools(t *testing.T) {
 	}
 }
 
+// TestEngineEPPTwoPoolsOneDeprecated: two InferencePools' Endpoint
+// Pickers in one namespace, alpha's a current router (both names: dual
+// emission, 3 ready endpoints averaging 4 running) and beta's an older one
+// writing only the deprecated inference_pool_ names (1 ready at 1). The
+// pools count read llm_d_epp_ready_endpoints alone, found one pool, and
+// the target read alpha's 12 running over 3 as the namespace's, beta's
+// pool lost without a word. The pools are counted by name over both
+// spellings: 2, every signal unknown (ambiguous); a selector of beta's
+// EPP alone reads its deprecated families (running 1 x 1 = 1).
+func TestEngineEPPTwoPoolsOneDeprecated(t *testing.T) {
+	api := newEngineAPI(t, `
+  llm_d_epp_ready_endpoints{namespace="llm",service="alpha-epp",pod="alpha-epp-1",name="alpha"} 3x40
+  inference_pool_ready_pods{namespace="llm",service="alpha-epp",pod="alpha-epp-1",name="alpha"} 3x40
+  llm_d_epp_average_running_requests{namespace="llm",service="alpha-epp",pod="alpha-epp-1",name="alpha"} 4x40
+  inference_pool_average_running_requests{namespace="llm",service="alpha-epp",pod="alpha-epp-1",name="alpha"} 4x40
+  llm_d_epp_average_queue_size{namespace="llm",service="alpha-epp",pod="alpha-epp-1",name="alpha"} 2x40
+  inference_pool_average_queue_size{namespace="llm",service="alpha-epp",pod="alpha-epp-1",name="alpha"} 2x40
+  inference_pool_ready_pods{namespace="llm",service="beta-epp",pod="beta-epp-1",name="beta"} 1x40
+  inference_pool_average_running_requests{namespace="llm",service="beta-epp",pod="beta-epp-1",name="beta"} 1x40
+  inference_pool_average_queue_size{namespace="llm",service="beta-epp",pod="beta-epp-1",name="beta"} 0x40
+`)
+	tg := sel(t, `{namespace="llm"}`)
+	tg.Server = modelserver.EPP
+	r := evalOne(t, api, tg, Options{})
+	for _, s := range []Signal{Running, Waiting, Reporting, Current} {
+		if err := r.Errors[s]; !math.IsNaN(r.Values[s]) || ReasonOf(err) != ReasonAmbiguous ||
+			!strings.Contains(err.Error(), "the selector matches the Endpoint Pickers of 2 InferencePools") {
+			t.Errorf("%s %v (%v): want unknown, its error naming the 2 pools", s, r.Values[s], err)
+		}
+	}
+	tg = sel(t, `{namespace="llm",service="beta-epp"}`)
+	tg.Server = modelserver.EPP
+	r = evalOne(t, api, tg, Options{})
+	if o := r.Values; o[Running] != 1 || o[Waiting] != 0 || o[Current] != 1 || r.Errors[Pools] != nil {
+		t.Errorf("beta alone: running %v waiting %v current %v, want 1 0 1 (errors %v)", o[Running], o[Waiting], o[Current], r.Errors)
+	}
+}
+
 // TestEngineNoPodLabel: a scrape config that puts no pod label on the
 // series (here the older prometheus-community chart's
 // kubernetes_pod_name; a static scrape has none at all). Three pods run 10
