@@ -16,7 +16,7 @@ import (
 //
 //	reporting, current  max(ready_endpoints)
 //	pools               count(count by (name) (ready_endpoints) or count by (name) (<its twin>))
-//	running, waiting    round(max(average_*) * max(ready_endpoints)) or (max(ready_endpoints) == 0)
+//	running, waiting    round(max(average_* * ready_endpoints)) or (max(ready_endpoints) == 0)
 //	kv                  max(average_kv_cache_utilization) and (max(ready_endpoints) > 0)
 //	held                clamp_min(sum(max without (<HA labels>) (flow_control_queue_size)), 0)    (Target.FlowControlHeld)
 //	queued              count(max by (<endpoint>) (per_endpoint_queue_size) > 0)   (Target.Demand)
@@ -24,7 +24,8 @@ import (
 //	ttft, itl           histogram_quantile over request_ttft_seconds / request_streaming_itl_seconds
 //
 // max() of a pool gauge: the EPP's replicas (and an HA Prometheus pair)
-// write the same pool's value; the counters and the flow-control queue
+// write the same pool's value (a product of two gauges is taken per replica
+// first: a replica a refresh behind has another count and average); the counters and the flow-control queue
 // are each EPP replica's own and add up.
 // poolLabel names an EPP's pool on its pool gauges (the InferencePool's
 // name), as scrape's page check reads it.
@@ -61,7 +62,10 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 	}
 	total := func(avg modelserver.Twin) parser.Expr {
 		return twin(avg, func(cur bool, n string) parser.Expr {
-			prod := call("round", binary(parser.MUL, maxOf(n), maxOf(ready(cur)), nil))
+			// Each EPP replica's own average x its own ready count (their
+			// series match one to one), the largest: max() of each gauge
+			// alone put one replica's average with another's count.
+			prod := call("round", aggregate(parser.MAX, false, nil, binary(parser.MUL, selector(n, b.sel), selector(ready(cur), b.sel), nil)))
 			return binary(parser.LOR, prod, binary(parser.EQLC, maxOf(ready(cur)), number(0), nil), nil)
 		})
 	}

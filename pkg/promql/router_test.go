@@ -157,6 +157,32 @@ func TestEngineEPPTwoPoolsOneDeprecated(t *testing.T) {
 	}
 }
 
+// TestEngineEPPReplicasDisagree: one pool's two EPP replicas, one a
+// refresh behind: chat-epp-1 sees 4 ready endpoints averaging 6.25
+// running and 1.5 waiting, chat-epp-2 only 3 (one endpoint not yet fresh)
+// averaging 8.33 and 2 of the same 25 running and 6 waiting. max() of
+// each gauge alone put one replica's average with the other's count:
+// round(8.33 x 4) = 33 running, 2 x 4 = 8 waiting, a third more than
+// either EPP sees. Each replica's own product, the largest, reads by hand
+// round(max(6.25 x 4, 8.33 x 3)) = round(25) = 25 and max(1.5 x 4, 2 x 3)
+// = 6, as embedded mode reads the page with the most ready endpoints.
+func TestEngineEPPReplicasDisagree(t *testing.T) {
+	api := newEngineAPI(t, `
+  llm_d_epp_ready_endpoints{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat"} 4x40
+  llm_d_epp_average_running_requests{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat"} 6.25x40
+  llm_d_epp_average_queue_size{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat"} 1.5x40
+  llm_d_epp_ready_endpoints{namespace="llm",service="chat-epp",pod="chat-epp-2",name="chat"} 3x40
+  llm_d_epp_average_running_requests{namespace="llm",service="chat-epp",pod="chat-epp-2",name="chat"} 8.33x40
+  llm_d_epp_average_queue_size{namespace="llm",service="chat-epp",pod="chat-epp-2",name="chat"} 2x40
+`)
+	tg := sel(t, `{namespace="llm",service="chat-epp"}`)
+	tg.Server = modelserver.EPP
+	r := evalOne(t, api, tg, Options{})
+	if o := r.Values; o[Running] != 25 || o[Waiting] != 6 || o[Reporting] != 4 || o[Current] != 4 {
+		t.Errorf("running %v waiting %v reporting %v current %v, want 25 6 4 4 (errors %v)", o[Running], o[Waiting], o[Reporting], o[Current], r.Errors)
+	}
+}
+
 // TestEngineNoPodLabel: a scrape config that puts no pod label on the
 // series (here the older prometheus-community chart's
 // kubernetes_pod_name; a static scrape has none at all). Three pods run 10
