@@ -149,6 +149,10 @@ func TestEngineEPPTwoPoolsOneDeprecated(t *testing.T) {
 			t.Errorf("%s %v (%v): want unknown, its error naming the 2 pools", s, r.Values[s], err)
 		}
 	}
+	// Beta's pool is named only by the twin: the error names both spellings.
+	if err := r.Errors[Running]; err == nil || !strings.Contains(err.Error(), "labels of llm_d_epp_ready_endpoints or inference_pool_ready_pods") {
+		t.Errorf("running error %v: want it to name both spellings of the ready gauge", err)
+	}
 	tg = sel(t, `{namespace="llm",service="beta-epp"}`)
 	tg.Server = modelserver.EPP
 	r = evalOne(t, api, tg, Options{})
