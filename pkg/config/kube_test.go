@@ -105,4 +105,18 @@ targets:
 	if want := "prom.yaml:8:21: targets[0].inferencePoolRef: is embedded mode's"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("Prometheus mode: error %v, want one starting %q", err, want)
 	}
+	// Without scaleTargetRef it said "needs scaleTargetRef"; added, the
+	// next check said to remove inferencePoolRef: say that at once.
+	_, err = Parse([]byte(`prometheus: {url: http://prometheus:9090}
+targets:
+- name: chat
+  server: epp
+  selector: '{namespace="llm", service="chat-epp"}'
+  inferencePoolRef: {name: chat-pool}
+  metrics: [{type: queue, target: 4}]
+  max: 8
+`), "prom.yaml")
+	if want := "prom.yaml:6:21: targets[0].inferencePoolRef: is embedded mode's"; err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "needs scaleTargetRef") {
+		t.Errorf("Prometheus mode, no scaleTargetRef: error %v, want one starting %q, not asking for scaleTargetRef", err, want)
+	}
 }

@@ -514,7 +514,10 @@ func (v *validator) workload(p string, t *Target) {
 				v.at(p+"."+k, "applies to a target with scaleTargetRef (the workload: {apiVersion: apps/v1, kind: Deployment, name: chat})")
 			}
 		}
-		if t.InferencePoolRef != nil {
+		if t.InferencePoolRef != nil && !v.cfg.Prometheus.Embedded() {
+			// Not "add scaleTargetRef": with it, Prometheus mode refuses the ref.
+			v.at(p+".inferencePoolRef", poolPrometheusMode)
+		} else if t.InferencePoolRef != nil {
 			v.at(p+".inferencePoolRef", "needs scaleTargetRef: the workload behind the pool, whose scale subresource gives the current replicas (an InferencePool has none), e.g. {apiVersion: apps/v1, kind: Deployment, name: chat}")
 		} else if t.Scrape.Pods != nil {
 			v.at(p+".scrape", "the {port, path} form scrapes the Ready pods of scaleTargetRef: add scaleTargetRef, or list the /metrics URLs")
@@ -577,6 +580,9 @@ func (v *validator) workload(p string, t *Target) {
 	}
 }
 
+// poolPrometheusMode refuses inferencePoolRef beside prometheus.url.
+const poolPrometheusMode = "is embedded mode's (infscale finds the pool's pods, or with server: epp its Endpoint Picker's, and scrapes them); with prometheus.url the signals come from selector: (Prometheus series carry the scrape target's labels, not the pool's matchLabels; for server: epp the EPP's, e.g. '{namespace=\"llm\", service=\"<endpointPickerRef name>\"}'): remove inferencePoolRef or prometheus.url"
+
 // pool checks inferencePoolRef (with a scaleTargetRef): a name, embedded
 // mode, and no scrape URLs beside it.
 func (v *validator) pool(p string, t *Target) {
@@ -591,7 +597,7 @@ func (v *validator) pool(p string, t *Target) {
 		v.at(key+".name", "%q: not a Kubernetes object name: %s", pr.Name, strings.Join(msgs, "; "))
 	}
 	if !v.cfg.Prometheus.Embedded() {
-		v.at(key, "is embedded mode's (infscale finds the pool's pods, or with server: epp its Endpoint Picker's, and scrapes them); with prometheus.url the signals come from selector: (Prometheus series carry the scrape target's labels, not the pool's matchLabels; for server: epp the EPP's, e.g. '{namespace=\"llm\", service=\"<endpointPickerRef name>\"}'): remove inferencePoolRef or prometheus.url")
+		v.at(key, poolPrometheusMode)
 	}
 	if len(t.Scrape.URLs) > 0 {
 		v.at(p+".scrape", "with inferencePoolRef the pool gives the pages (its pods, or with server: epp its EPP's): drop the URLs, or give {port, path}")

@@ -15,8 +15,8 @@ import (
 // (`A_new or A_old`, each side aggregated to one series): never both.
 //
 //	reporting, current  max(ready_endpoints)
-//	pools               count(count by (name) (ready_endpoints))
-//	running, waiting    round(max(average_*) * max(ready_endpoints)) or (max(ready_endpoints) == 0)
+//	pools               count(count by (name) (ready_endpoints) or count by (name) (<its twin>))
+//	running, waiting    round(max(average_* * ready_endpoints)) or (max(ready_endpoints) == 0)
 //	kv                  max(average_kv_cache_utilization) and (max(ready_endpoints) > 0)
 //	held                clamp_min(sum(max without (<HA labels>) (flow_control_queue_size)), 0)    (Target.FlowControlHeld)
 //	queued              count(max by (<endpoint>) (per_endpoint_queue_size) > 0)   (Target.Demand)
@@ -24,7 +24,8 @@ import (
 //	ttft, itl           histogram_quantile over request_ttft_seconds / request_streaming_itl_seconds
 //
 // max() of a pool gauge: the EPP's replicas (and an HA Prometheus pair)
-// write the same pool's value; the counters and the flow-control queue
+// write the same pool's value (a product of two gauges is taken per replica
+// first: a replica a refresh behind has another count and average); the counters and the flow-control queue
 // are each EPP replica's own and add up.
 // poolLabel names an EPP's pool on its pool gauges (the InferencePool's
 // name), as scrape's page check reads it.
@@ -48,16 +49,23 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 		return f.ReadyEndpoints.Deprecated
 	}
 	out[Reporting] = twin(f.ReadyEndpoints, func(_ bool, n string) parser.Expr { return maxOf(n) })
-	// One pool's EPP, or max() would mix two pools' gauges (check).
-	out[Pools] = twin(f.ReadyEndpoints, func(_ bool, n string) parser.Expr {
-		return aggregate(parser.COUNT, false, nil, aggregate(parser.COUNT, false, []string{poolLabel}, selector(n, b.sel)))
+	// One pool's EPP, or max() would mix two pools' gauges (check). The
+	// names are united over both spellings: an older router's EPP writes
+	// only the twin, so beside a current one the current name alone saw
+	// one pool while every signal read that pool's series only.
+	byPool := twin(f.ReadyEndpoints, func(_ bool, n string) parser.Expr {
+		return aggregate(parser.COUNT, false, []string{poolLabel}, selector(n, b.sel))
 	})
+	out[Pools] = aggregate(parser.COUNT, false, nil, byPool)
 	if t.Replicas == "" {
 		out[Current] = twin(f.ReadyEndpoints, func(_ bool, n string) parser.Expr { return maxOf(n) })
 	}
 	total := func(avg modelserver.Twin) parser.Expr {
 		return twin(avg, func(cur bool, n string) parser.Expr {
-			prod := call("round", binary(parser.MUL, maxOf(n), maxOf(ready(cur)), nil))
+			// Each EPP replica's own average x its own ready count (their
+			// series match one to one), the largest: max() of each gauge
+			// alone put one replica's average with another's count.
+			prod := call("round", aggregate(parser.MAX, false, nil, binary(parser.MUL, selector(n, b.sel), selector(ready(cur), b.sel), nil)))
 			return binary(parser.LOR, prod, binary(parser.EQLC, maxOf(ready(cur)), number(0), nil), nil)
 		})
 	}

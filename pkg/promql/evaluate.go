@@ -802,8 +802,8 @@ func onePool(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) b
 		return false
 	}
 	err := &QueryError{Reason: ReasonAmbiguous, Err: fmt.Errorf(
-		"the selector matches the Endpoint Pickers of %.0f InferencePools (%s labels of %s): one pool's gauges would be read with another's; give a selector that matches one pool's EPP (its service or job label)",
-		n, poolLabel, modelserver.EPPFamilies().ReadyEndpoints.Current)}
+		"the selector matches the Endpoint Pickers of %.0f InferencePools (%s labels of %s or %s): one pool's gauges would be read with another's; give a selector that matches one pool's EPP (its service or job label)",
+		n, poolLabel, modelserver.EPPFamilies().ReadyEndpoints.Current, modelserver.EPPFamilies().ReadyEndpoints.Deprecated)}
 	for _, s := range Signals() {
 		if _, own := tg.Overrides[s]; own || s == Pools || (s == Current && tg.Replicas != "") {
 			continue

@@ -119,6 +119,74 @@ func TestEngineEPPTwoPools(t *testing.T) {
 	}
 }
 
+// TestEngineEPPTwoPoolsOneDeprecated: two InferencePools' Endpoint
+// Pickers in one namespace, alpha's a current router (both names: dual
+// emission, 3 ready endpoints averaging 4 running) and beta's an older one
+// writing only the deprecated inference_pool_ names (1 ready at 1). The
+// pools count read llm_d_epp_ready_endpoints alone, found one pool, and
+// the target read alpha's 12 running over 3 as the namespace's, beta's
+// pool lost without a word. The pools are counted by name over both
+// spellings: 2, every signal unknown (ambiguous); a selector of beta's
+// EPP alone reads its deprecated families (running 1 x 1 = 1).
+func TestEngineEPPTwoPoolsOneDeprecated(t *testing.T) {
+	api := newEngineAPI(t, `
+  llm_d_epp_ready_endpoints{namespace="llm",service="alpha-epp",pod="alpha-epp-1",name="alpha"} 3x40
+  inference_pool_ready_pods{namespace="llm",service="alpha-epp",pod="alpha-epp-1",name="alpha"} 3x40
+  llm_d_epp_average_running_requests{namespace="llm",service="alpha-epp",pod="alpha-epp-1",name="alpha"} 4x40
+  inference_pool_average_running_requests{namespace="llm",service="alpha-epp",pod="alpha-epp-1",name="alpha"} 4x40
+  llm_d_epp_average_queue_size{namespace="llm",service="alpha-epp",pod="alpha-epp-1",name="alpha"} 2x40
+  inference_pool_average_queue_size{namespace="llm",service="alpha-epp",pod="alpha-epp-1",name="alpha"} 2x40
+  inference_pool_ready_pods{namespace="llm",service="beta-epp",pod="beta-epp-1",name="beta"} 1x40
+  inference_pool_average_running_requests{namespace="llm",service="beta-epp",pod="beta-epp-1",name="beta"} 1x40
+  inference_pool_average_queue_size{namespace="llm",service="beta-epp",pod="beta-epp-1",name="beta"} 0x40
+`)
+	tg := sel(t, `{namespace="llm"}`)
+	tg.Server = modelserver.EPP
+	r := evalOne(t, api, tg, Options{})
+	for _, s := range []Signal{Running, Waiting, Reporting, Current} {
+		if err := r.Errors[s]; !math.IsNaN(r.Values[s]) || ReasonOf(err) != ReasonAmbiguous ||
+			!strings.Contains(err.Error(), "the selector matches the Endpoint Pickers of 2 InferencePools") {
+			t.Errorf("%s %v (%v): want unknown, its error naming the 2 pools", s, r.Values[s], err)
+		}
+	}
+	// Beta's pool is named only by the twin: the error names both spellings.
+	if err := r.Errors[Running]; err == nil || !strings.Contains(err.Error(), "labels of llm_d_epp_ready_endpoints or inference_pool_ready_pods") {
+		t.Errorf("running error %v: want it to name both spellings of the ready gauge", err)
+	}
+	tg = sel(t, `{namespace="llm",service="beta-epp"}`)
+	tg.Server = modelserver.EPP
+	r = evalOne(t, api, tg, Options{})
+	if o := r.Values; o[Running] != 1 || o[Waiting] != 0 || o[Current] != 1 || r.Errors[Pools] != nil {
+		t.Errorf("beta alone: running %v waiting %v current %v, want 1 0 1 (errors %v)", o[Running], o[Waiting], o[Current], r.Errors)
+	}
+}
+
+// TestEngineEPPReplicasDisagree: one pool's two EPP replicas, one a
+// refresh behind: chat-epp-1 sees 4 ready endpoints averaging 6.25
+// running and 1.5 waiting, chat-epp-2 only 3 (one endpoint not yet fresh)
+// averaging 8.33 and 2 of the same 25 running and 6 waiting. max() of
+// each gauge alone put one replica's average with the other's count:
+// round(8.33 x 4) = 33 running, 2 x 4 = 8 waiting, a third more than
+// either EPP sees. Each replica's own product, the largest, reads by hand
+// round(max(6.25 x 4, 8.33 x 3)) = round(25) = 25 and max(1.5 x 4, 2 x 3)
+// = 6, as embedded mode reads the page with the most ready endpoints.
+func TestEngineEPPReplicasDisagree(t *testing.T) {
+	api := newEngineAPI(t, `
+  llm_d_epp_ready_endpoints{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat"} 4x40
+  llm_d_epp_average_running_requests{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat"} 6.25x40
+  llm_d_epp_average_queue_size{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat"} 1.5x40
+  llm_d_epp_ready_endpoints{namespace="llm",service="chat-epp",pod="chat-epp-2",name="chat"} 3x40
+  llm_d_epp_average_running_requests{namespace="llm",service="chat-epp",pod="chat-epp-2",name="chat"} 8.33x40
+  llm_d_epp_average_queue_size{namespace="llm",service="chat-epp",pod="chat-epp-2",name="chat"} 2x40
+`)
+	tg := sel(t, `{namespace="llm",service="chat-epp"}`)
+	tg.Server = modelserver.EPP
+	r := evalOne(t, api, tg, Options{})
+	if o := r.Values; o[Running] != 25 || o[Waiting] != 6 || o[Reporting] != 4 || o[Current] != 4 {
+		t.Errorf("running %v waiting %v reporting %v current %v, want 25 6 4 4 (errors %v)", o[Running], o[Waiting], o[Reporting], o[Current], r.Errors)
+	}
+}
+
 // TestEngineNoPodLabel: a scrape config that puts no pod label on the
 // series (here the older prometheus-community chart's
 // kubernetes_pod_name; a static scrape has none at all). Three pods run 10

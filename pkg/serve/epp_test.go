@@ -158,6 +158,65 @@ func TestEPPSameDecisionsBothModes(t *testing.T) {
 	check("at zero", want{running: 0, waiting: 0, kv: math.NaN(), held: 4, current: 0, desired: 1})
 }
 
+// TestEPPReplicasDisagreeBothModes: one pool's two EPP replicas, the
+// second a refresh behind: chat-3 (idle) is fresh to the first, not yet to
+// the second. The first reads 4 ready averaging 7.75 running and 1.75
+// waiting, the second 3 averaging 10.33 and 2.33, the same 31 running and
+// 7 waiting; each holds 5 in its flow-control queue. Embedded mode reads
+// the page with the most ready endpoints: 31 + 7 + 10 held = 48 over 4 ->
+// ceil(48 / 10) = 5. Prometheus read max() of each gauge alone, round(10.33
+// x 4) = 41 and round(2.33 x 4) = 9: queue 60, desired 6. Each replica's
+// own product, the largest: max(31, 30.99) -> 31, max(7, 6.99) -> 7, as
+// embedded.
+func TestEPPReplicasDisagreeBothModes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real Prometheus")
+	}
+	st := eppBusyPool()
+	st.Endpoints = append(st.Endpoints, epptest.Endpoint{Name: "chat-3", Fresh: true})
+	a := epptest.Serve(st)
+	defer a.Close()
+	st = eppBusyPool()
+	st.Endpoints = append(st.Endpoints, epptest.Endpoint{Name: "chat-3"})
+	b := epptest.Serve(st)
+	defer b.Close()
+	prom := promtest.Start(t, promtest.Options{ScrapeInterval: time.Second, Targets: []promtest.Target{
+		{URL: a.URL + "/metrics", Labels: map[string]string{"namespace": "llm", "service": "chat-epp", "pod": "chat-epp-a"}},
+		{URL: b.URL + "/metrics", Labels: map[string]string{"namespace": "llm", "service": "chat-epp", "pod": "chat-epp-b"}}}})
+	emb, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics, %s/metrics]%s", a.URL, b.URL, eppTarget)), "emb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := config.Parse([]byte(fmt.Sprintf("prometheus: {url: %s}\ntargets:\n- name: chat\n  selector: '{namespace=\"llm\", service=\"chat-epp\"}'%s", prom.URL, eppTarget)), "prom.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := NewPrometheusSource(pc.Prometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom.WaitFor(t, `count(llm_d_epp_ready_endpoints{service="chat-epp"})`, 30*time.Second, func(vec model.Vector) bool { return len(vec) == 1 && vec[0].Value == 2 })
+	now := time.Now()
+	for _, mode := range []struct {
+		name string
+		src  Source
+		tg   *config.Target
+	}{{"embedded", NewScrapeSource(5 * time.Second), &emb.Targets[0]}, {"prometheus", ps, &pc.Targets[0]}} {
+		rd := mode.src.Read(t.Context(), []*config.Target{mode.tg}, now)[0]
+		o := rd.Obs
+		if o.Running != 31 || o.Waiting != 7 || o.Held != 10 || !rd.CurrentKnown || o.Current != 4 {
+			t.Errorf("%s: running %v waiting %v held %v current %v, want 31 7 10 4 (errors %v)", mode.name, o.Running, o.Waiting, o.Held, o.Current, rd.Errors)
+		}
+		p, err := mode.tg.Policy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := recommend.Decide(&p, o, &recommend.State{}, now); d.Desired != 5 {
+			t.Errorf("%s: desired %d (%s), want 5", mode.name, d.Desired, d.Reason)
+		}
+	}
+}
+
 // TestEPPGarbagePageNotRead: an EPP page whose ready endpoints or
 // flow-control queue no router writes is not read (bad_response, naming
 // the URL and line), and the pool's signals are unknown: its ready count
