@@ -16,7 +16,7 @@ import (
 //
 //	reporting, current  max(ready_endpoints)
 //	pools               count(count by (name) (ready_endpoints) or count by (name) (<its twin>))
-//	running, waiting    round(max(average_* * ready_endpoints)) or (max(ready_endpoints) == 0)
+//	running, waiting    round(max(average_* * ready_endpoints)) or round(max(average_*) * max(ready_endpoints)) or (max(ready_endpoints) == 0)
 //	kv                  max(average_kv_cache_utilization) and (max(ready_endpoints) > 0)
 //	held                clamp_min(sum(max without (<HA labels>) (flow_control_queue_size)), 0)    (Target.FlowControlHeld)
 //	queued              count(max by (<endpoint>) (per_endpoint_queue_size) > 0)   (Target.Demand)
@@ -65,8 +65,11 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 			// Each EPP replica's own average x its own ready count (their
 			// series match one to one), the largest: max() of each gauge
 			// alone put one replica's average with another's count.
+			// Series whose labels do not pair (a label on one gauge only)
+			// multiply to nothing: then the gauges' maxima, as before.
 			prod := call("round", aggregate(parser.MAX, false, nil, binary(parser.MUL, selector(n, b.sel), selector(ready(cur), b.sel), nil)))
-			return binary(parser.LOR, prod, binary(parser.EQLC, maxOf(ready(cur)), number(0), nil), nil)
+			apart := call("round", binary(parser.MUL, maxOf(n), maxOf(ready(cur)), nil))
+			return binary(parser.LOR, binary(parser.LOR, prod, apart, nil), binary(parser.EQLC, maxOf(ready(cur)), number(0), nil), nil)
 		})
 	}
 	out[Running], out[Waiting] = total(f.AvgRunning), total(f.AvgQueue)

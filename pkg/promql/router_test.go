@@ -187,6 +187,25 @@ func TestEngineEPPReplicasDisagree(t *testing.T) {
 	}
 }
 
+// TestEngineEPPGaugesUnpaired: an exporter whose average gauge carries a
+// label its ready gauge lacks (here model="m") gives series that do not
+// pair, and their product is empty: running and waiting are then the
+// gauges' maxima multiplied, round(7.5 x 4) = 30 and round(0.25 x 4) = 1,
+// not unknown.
+func TestEngineEPPGaugesUnpaired(t *testing.T) {
+	api := newEngineAPI(t, `
+  llm_d_epp_ready_endpoints{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat"} 4x40
+  llm_d_epp_average_running_requests{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat",model="m"} 7.5x40
+  llm_d_epp_average_queue_size{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat",model="m"} 0.25x40
+`)
+	tg := sel(t, `{namespace="llm",service="chat-epp"}`)
+	tg.Server = modelserver.EPP
+	r := evalOne(t, api, tg, Options{})
+	if o := r.Values; o[Running] != 30 || o[Waiting] != 1 || o[Current] != 4 {
+		t.Errorf("running %v waiting %v current %v, want 30 1 4 (errors %v)", o[Running], o[Waiting], o[Current], r.Errors)
+	}
+}
+
 // TestEngineNoPodLabel: a scrape config that puts no pod label on the
 // series (here the older prometheus-community chart's
 // kubernetes_pod_name; a static scrape has none at all). Three pods run 10
