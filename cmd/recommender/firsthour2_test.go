@@ -127,7 +127,7 @@ func TestHistorySelectorMatchesNothing(t *testing.T) {
 	for _, cmd := range []string{"backtest", "profile", "tune"} {
 		code, _, stderr := runIn(t, nil, cmd, "--prometheus-url", srv.URL, "--selector", `{namespace="nope"}`,
 			"--start", "2026-11-01T00:00:00Z", "--end", "2026-11-02T00:00:00Z")
-		want := "infscale: " + cmd + ": no request completed in the range: the success counter has no samples: vllm:request_success_total{namespace=\"nope\",server=\"\"} or on (namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model) vllm:e2e_request_latency_seconds_count{namespace=\"nope\",server=\"\"} over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (no series in Prometheus match the selector {namespace=\"nope\"} in the range: its labels match nothing (compare them with count by (job, namespace, pod) (up)); check --selector and --server)"
+		want := "infscale: " + cmd + ": no request completed in the range: the success counter has no samples: vllm:request_success_total{namespace=\"nope\",server=\"\"} or on (namespace, pod, engine, dp_rank, tp_rank, pp_rank, model_name, name, model) vllm:e2e_request_latency_seconds_count{namespace=\"nope\",server=\"\"} over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (no series in Prometheus match the selector {namespace=\"nope\"} in the range: its labels match nothing (compare them with count by (job, namespace, service, pod) (up)); check --selector and --server)"
 		if code != exitRuntime || !strings.Contains(stderr, want) {
 			t.Errorf("%s: exit %d, stderr:\n%s\nwant 1 and %q", cmd, code, stderr, want)
 		}
@@ -145,7 +145,7 @@ func TestHistorySelectorMatchesNothing(t *testing.T) {
 	}
 	for _, cmd := range []string{"backtest", "tune"} {
 		code, _, stderr := runIn(t, nil, cmd, "--config", cfg, "--target", "chat", "--start", "2026-11-01T00:00:00Z", "--end", "2026-11-02T00:00:00Z")
-		want := "over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (no series in Prometheus match the selector {namespace=\"nope\"} in the range: its labels match nothing (compare them with count by (job, namespace, pod) (up)); check the target's selector: and server: in the config, and --start/--end)"
+		want := "over 2026-11-01T00:00:00Z..2026-11-02T00:00:00Z (no series in Prometheus match the selector {namespace=\"nope\"} in the range: its labels match nothing (compare them with count by (job, namespace, service, pod) (up)); check the target's selector: and server: in the config, and --start/--end)"
 		if code != exitRuntime || !strings.Contains(stderr, want) {
 			t.Errorf("%s --config: exit %d, stderr:\n%s\nwant 1 and %q", cmd, code, stderr, want)
 		}

@@ -66,7 +66,7 @@ func SelectorText(sel []*labels.Matcher) string {
 func Diagnose(names []string, server modelserver.Server, sel []*labels.Matcher, span string) string {
 	text := SelectorText(sel)
 	if len(names) == 0 {
-		return "no series in Prometheus match the selector " + text + " " + span + ": its labels match nothing (compare them with count by (job, namespace, pod) (up))"
+		return "no series in Prometheus match the selector " + text + " " + span + ": its labels match nothing (compare them with count by (job, namespace, service, pod) (up))"
 	}
 	servers := []modelserver.Server{server}
 	if server == modelserver.Unknown {

@@ -30,7 +30,7 @@ func TestDiagnose(t *testing.T) {
 		want   string
 	}{
 		{"nothing", modelserver.VLLM, nil,
-			`no series in Prometheus match the selector {namespace="llm",pod=~"chat-.*"} in the range: its labels match nothing (compare them with count by (job, namespace, pod) (up))`},
+			`no series in Prometheus match the selector {namespace="llm",pod=~"chat-.*"} in the range: its labels match nothing (compare them with count by (job, namespace, service, pod) (up))`},
 		{"the server's gauge", modelserver.VLLM, []string{"up", "vllm:num_requests_running"}, ""},
 		{"the server's histogram", modelserver.VLLM, []string{"vllm:time_to_first_token_seconds_bucket"}, ""},
 		{"the server's namespace", modelserver.VLLM, []string{"vllm:cache_config_info"}, ""},

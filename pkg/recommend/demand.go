@@ -112,10 +112,11 @@ func hitOrZero(h float64) float64 {
 }
 
 // hitText is the Steps' note of a prefix-cache hit fraction that lowers
-// the prefill of a prompt of pr tokens ("" when it does not: unknown or 0).
-func hitText(pr, hit float64) string {
+// the prefill of a prompt of pr tokens ("" when it does not: unknown or 0,
+// or a capacity that prefills nothing, a P/D pair's decode pool).
+func (c *Capacity) hitText(pr, hit float64) string {
 	h := hitOrZero(hit)
-	if h == 0 {
+	if h == 0 || c.PrefillTokensPerSecond == math.MaxFloat64 {
 		return ""
 	}
 	return ", prefix cache hit " + num(h) + ": " + num(pr*(1-h)) + " prefilled"
@@ -225,7 +226,7 @@ func (p *Policy) demandRaw(m Metric, obs Observation, cur int, st *State, now ti
 	}
 	work := rate * per
 	r.Value, r.Valid = work, true
-	text := "demand " + num(rate) + " req/s × " + num(per) + " replica-s per request (prompt " + num(pr) + ", output " + num(out) + " tokens" + hitText(pr, obs.PrefixHit) + ") = " + num(work) + " replicas busy"
+	text := "demand " + num(rate) + " req/s × " + num(per) + " replica-s per request (prompt " + num(pr) + ", output " + num(out) + " tokens" + p.Capacity.hitText(pr, obs.PrefixHit) + ") = " + num(work) + " replicas busy"
 	projected := work
 	if p.Lookahead > 0 {
 		st.Work = nil // samples of the work (an older state file): not a rate

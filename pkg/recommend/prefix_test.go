@@ -42,6 +42,14 @@ func TestDemandPrefixHit(t *testing.T) {
 	if s := stepsText(d); strings.Contains(s, "prefix cache") {
 		t.Errorf("an unknown hit fraction is shown:\n%s", s)
 	}
+	// A P/D pair's decode pool prefills nothing: 8 x 50 x 0.01125 / 10 =
+	// 0.45 busy whatever the hit fraction, and no "prefilled" note.
+	p = mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalDemand, Target: 0.5}}, Min: 1, Max: 20, Capacity: testCapacity.ForRole(RoleDecode)})
+	o.PrefixHit = 0.75
+	d = Decide(p, o, nil, at(0))
+	if s := stepsText(d); math.Abs(d.Raw[0].Value-0.45) > 1e-12 || strings.Contains(s, "prefilled") {
+		t.Errorf("decode pool: work %v, want 0.45, and no prefill in the steps:\n%s", d.Raw[0].Value, s)
+	}
 }
 
 // hits / queries, unknown when there is no prompt or the counters do not
