@@ -99,18 +99,9 @@ func TestEngineEPPTwoPools(t *testing.T) {
   llm_d_epp_average_queue_size{namespace="llm",service="code-epp",pod="code-epp-1",name="code"} 0x40
   llm_d_epp_average_kv_cache_utilization{namespace="llm",service="code-epp",pod="code-epp-1",name="code"} 0.1x40
 `)
-	tg := sel(t, `{namespace="llm"}`)
-	tg.Server = modelserver.EPP
-	r := evalOne(t, api, tg, Options{})
-	for _, s := range []Signal{Running, Waiting, Reporting, KV, Current} {
-		if err := r.Errors[s]; !math.IsNaN(r.Values[s]) || ReasonOf(err) != ReasonAmbiguous ||
-			!strings.Contains(err.Error(), "the selector matches the Endpoint Pickers of 2 InferencePools") {
-			t.Errorf("%s %v (%v): want unknown, its error naming the 2 pools", s, r.Values[s], err)
-		}
-	}
-	tg = sel(t, `{namespace="llm",service="chat-epp"}`)
-	tg.Server = modelserver.EPP
-	r = evalOne(t, api, tg, Options{})
+	r := eppEval(t, api, `{namespace="llm"}`)
+	wantTwoPools(t, r, Running, Waiting, Reporting, KV, Current)
+	r = eppEval(t, api, `{namespace="llm",service="chat-epp"}`)
 	if o := r.Values; o[Running] != 40 || o[Waiting] != 2 || o[Reporting] != 4 || o[Current] != 4 || !near(o[KV], 0.6) {
 		t.Errorf("one pool: running %v waiting %v reporting %v current %v kv %v, want 40 2 4 4 0.6 (errors %v)", o[Running], o[Waiting], o[Reporting], o[Current], o[KV], r.Errors)
 	}
@@ -140,22 +131,13 @@ func TestEngineEPPTwoPoolsOneDeprecated(t *testing.T) {
   inference_pool_average_running_requests{namespace="llm",service="beta-epp",pod="beta-epp-1",name="beta"} 1x40
   inference_pool_average_queue_size{namespace="llm",service="beta-epp",pod="beta-epp-1",name="beta"} 0x40
 `)
-	tg := sel(t, `{namespace="llm"}`)
-	tg.Server = modelserver.EPP
-	r := evalOne(t, api, tg, Options{})
-	for _, s := range []Signal{Running, Waiting, Reporting, Current} {
-		if err := r.Errors[s]; !math.IsNaN(r.Values[s]) || ReasonOf(err) != ReasonAmbiguous ||
-			!strings.Contains(err.Error(), "the selector matches the Endpoint Pickers of 2 InferencePools") {
-			t.Errorf("%s %v (%v): want unknown, its error naming the 2 pools", s, r.Values[s], err)
-		}
-	}
+	r := eppEval(t, api, `{namespace="llm"}`)
+	wantTwoPools(t, r, Running, Waiting, Reporting, Current)
 	// Beta's pool is named only by the twin: the error names both spellings.
 	if err := r.Errors[Running]; err == nil || !strings.Contains(err.Error(), "labels of llm_d_epp_ready_endpoints or inference_pool_ready_pods") {
 		t.Errorf("running error %v: want it to name both spellings of the ready gauge", err)
 	}
-	tg = sel(t, `{namespace="llm",service="beta-epp"}`)
-	tg.Server = modelserver.EPP
-	r = evalOne(t, api, tg, Options{})
+	r = eppEval(t, api, `{namespace="llm",service="beta-epp"}`)
 	if o := r.Values; o[Running] != 1 || o[Waiting] != 0 || o[Current] != 1 || r.Errors[Pools] != nil {
 		t.Errorf("beta alone: running %v waiting %v current %v, want 1 0 1 (errors %v)", o[Running], o[Waiting], o[Current], r.Errors)
 	}
@@ -179,9 +161,7 @@ func TestEngineEPPReplicasDisagree(t *testing.T) {
   llm_d_epp_average_running_requests{namespace="llm",service="chat-epp",pod="chat-epp-2",name="chat"} 8.33x40
   llm_d_epp_average_queue_size{namespace="llm",service="chat-epp",pod="chat-epp-2",name="chat"} 2x40
 `)
-	tg := sel(t, `{namespace="llm",service="chat-epp"}`)
-	tg.Server = modelserver.EPP
-	r := evalOne(t, api, tg, Options{})
+	r := eppEval(t, api, `{namespace="llm",service="chat-epp"}`)
 	if o := r.Values; o[Running] != 25 || o[Waiting] != 6 || o[Reporting] != 4 || o[Current] != 4 {
 		t.Errorf("running %v waiting %v reporting %v current %v, want 25 6 4 4 (errors %v)", o[Running], o[Waiting], o[Reporting], o[Current], r.Errors)
 	}
@@ -198,11 +178,29 @@ func TestEngineEPPGaugesUnpaired(t *testing.T) {
   llm_d_epp_average_running_requests{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat",model="m"} 7.5x40
   llm_d_epp_average_queue_size{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat",model="m"} 0.25x40
 `)
-	tg := sel(t, `{namespace="llm",service="chat-epp"}`)
-	tg.Server = modelserver.EPP
-	r := evalOne(t, api, tg, Options{})
+	r := eppEval(t, api, `{namespace="llm",service="chat-epp"}`)
 	if o := r.Values; o[Running] != 30 || o[Waiting] != 1 || o[Current] != 4 {
 		t.Errorf("running %v waiting %v current %v, want 30 1 4 (errors %v)", o[Running], o[Waiting], o[Current], r.Errors)
+	}
+}
+
+// eppEval reads one server: epp target of selector text from api.
+func eppEval(t *testing.T, api *engineAPI, text string) Result {
+	t.Helper()
+	tg := sel(t, text)
+	tg.Server = modelserver.EPP
+	return evalOne(t, api, tg, Options{})
+}
+
+// wantTwoPools checks that each signal of r is unknown, its error saying
+// the selector matches two pools' Endpoint Pickers.
+func wantTwoPools(t *testing.T, r Result, signals ...Signal) {
+	t.Helper()
+	for _, s := range signals {
+		if err := r.Errors[s]; !math.IsNaN(r.Values[s]) || ReasonOf(err) != ReasonAmbiguous ||
+			!strings.Contains(err.Error(), "the selector matches the Endpoint Pickers of 2 InferencePools") {
+			t.Errorf("%s %v (%v): want unknown, its error naming the 2 pools", s, r.Values[s], err)
+		}
 	}
 }
 

@@ -187,14 +187,7 @@ func TestEPPReplicasDisagreeBothModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc, err := config.Parse([]byte(fmt.Sprintf("prometheus: {url: %s}\ntargets:\n- name: chat\n  selector: '{namespace=\"llm\", service=\"chat-epp\"}'%s", prom.URL, eppTarget)), "prom.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps, err := NewPrometheusSource(pc.Prometheus)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ps, pc := chatEPPSource(t, prom.URL, eppTarget)
 	prom.WaitFor(t, `count(llm_d_epp_ready_endpoints{service="chat-epp"})`, 30*time.Second, func(vec model.Vector) bool { return len(vec) == 1 && vec[0].Value == 2 })
 	now := time.Now()
 	for _, mode := range []struct {
@@ -326,14 +319,7 @@ func TestEPPNoReadyEndpointNotIdle(t *testing.T) {
 	}
 	prom := promtest.Start(t, promtest.Options{ScrapeInterval: time.Second,
 		Targets: []promtest.Target{{URL: epp.URL + "/metrics", Labels: map[string]string{"namespace": "llm", "service": "chat-epp"}}}})
-	pc, err := config.Parse([]byte(fmt.Sprintf("prometheus: {url: %s}\ntargets:\n- name: chat\n  selector: '{namespace=\"llm\", service=\"chat-epp\"}'%s", prom.URL, target)), "prom.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps, err := NewPrometheusSource(pc.Prometheus)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ps, pc := chatEPPSource(t, prom.URL, target)
 	prom.WaitFor(t, `llm_d_epp_ready_endpoints{service="chat-epp"}`, 30*time.Second, func(vec model.Vector) bool { return len(vec) == 1 && vec[0].Value == 0 })
 	check("prometheus", ps, &pc.Targets[0])
 }
@@ -377,4 +363,20 @@ func TestEPPNoReadyGaugeNamesThePage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// chatEPPSource is a Prometheus-mode config at url of one target, chat,
+// selecting the chat-epp service's series, with target's YAML after its
+// selector, and its source.
+func chatEPPSource(t *testing.T, url, target string) (*PrometheusSource, *config.File) {
+	t.Helper()
+	pc, err := config.Parse([]byte(fmt.Sprintf("prometheus: {url: %s}\ntargets:\n- name: chat\n  selector: '{namespace=\"llm\", service=\"chat-epp\"}'%s", url, target)), "prom.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := NewPrometheusSource(pc.Prometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps, pc
 }
