@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/infscale/infscale/internal/boundedfile"
+	"github.com/infscale/infscale/internal/quantity"
 )
 
 // MaxLine is the longest line a trace file may have, in bytes (a Mooncake
@@ -214,23 +215,19 @@ func request(arrival float64, prompt, output int32) Request {
 	return Request{Arrival: arrival, Prompt: prompt, Output: output}
 }
 
-// decimalSeconds reads a time field as a finite decimal number >= 0.
-// strconv.ParseFloat also reads Go's hex floats (0x1p3) and digit
-// separators (1_0), which no trace writes and token counts refuse.
+// decimalSeconds reads a time field as a finite decimal number >= 0
+// (quantity.Decimal: Go's hex floats and digit separators, which no trace
+// writes and token counts refuse, are not read).
 func decimalSeconds(field string) (float64, bool) {
-	s := strings.TrimSpace(field)
-	if strings.ContainsAny(s, "_xXpP") {
-		return 0, false
-	}
-	t, err := strconv.ParseFloat(s, 64)
+	t, err := quantity.Decimal(strings.TrimSpace(field))
 	return t, err == nil && t >= 0 && !math.IsInf(t, 0) && !math.IsNaN(t)
 }
 
 // notDecimal is the advice for a time field in hex-float or
 // digit-separator syntax, else "".
 func notDecimal(field string) string {
-	if strings.ContainsAny(field, "_xXpP") {
-		return " (decimal digits: 0x, p exponents and _ are not read)"
+	if _, err := quantity.Decimal(strings.TrimSpace(field)); errors.Is(err, quantity.ErrNotDecimal) {
+		return " (" + quantity.ErrNotDecimal.Error() + ")"
 	}
 	return ""
 }
