@@ -1003,7 +1003,6 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 	tn.mu.Unlock()
 	from := liveFrom(since, now, time.Duration(cfg.Tune.History))
 	live, ok, err := tune.LiveMisses(ctx, tn.API, cfg, from, now, tn.Period)
-	frac, n := live.Late, live.Requests
 	if err != nil {
 		if ctx.Err() != nil {
 			return
@@ -1032,7 +1031,7 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 		tn.logger().Warn("tune.slo_ttft is inside a bucket of the target's TTFT histogram: the live check that reverts an adopted policy counts only the requests above the bucket as late; give a bucket bound for an exact count (docs/tune.md)",
 			"target", name, "slo_ttft", cfg.Tune.SLOTTFT.String(), "bucket", fmt.Sprintf("(%gs, %gs]", live.Lo, live.Hi))
 	}
-	if !ok || s.adopted == nil || !s.adoptedAt.Equal(since) || frac <= cfg.Tune.Budget() {
+	if !ok || s.adopted == nil || !s.adoptedAt.Equal(since) || live.Late <= cfg.Tune.Budget() {
 		return
 	}
 	policy := s.adoptedRes.Policy
@@ -1046,9 +1045,8 @@ func (tn *Tuning) check(ctx context.Context, name string, cfg *config.Target, no
 	// state stay, and one waiting in shadow is adopted once every has
 	// passed since this revert (stepFast).
 	tn.dirty[name] = true
-	tn.logger().Warn("tuned policy reverted: live SLO misses over budget", "target", name, "policy", policy, "miss_ratio", frac, "max_miss", cfg.Tune.Budget(), "requests", n)
-	late := frac
-	tn.event(name, now, tuneEvent{Event: TuneStateReverted, Policy: policy, From: policy, MaxMissPct: 100 * cfg.Tune.Budget(), LiveMissRatio: &late, LiveRequests: n, Since: from})
+	tn.logger().Warn("tuned policy reverted: live SLO misses over budget", "target", name, "policy", policy, "miss_ratio", live.Late, "max_miss", cfg.Tune.Budget(), "requests", live.Requests)
+	tn.event(name, now, tuneEvent{Event: TuneStateReverted, Policy: policy, From: policy, MaxMissPct: 100 * cfg.Tune.Budget(), LiveMissRatio: &live.Late, LiveRequests: live.Requests, Since: from})
 }
 
 // liveFrom is where the live misses of a candidate adopted at adopted are
