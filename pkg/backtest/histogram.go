@@ -94,24 +94,11 @@ func (h *Histogram) FractionAboveAtMost(x float64) float64 {
 	return histogram.FractionAboveAtMost(x, h.buckets())
 }
 
-// Straddled is the bucket (lo, hi] holding x strictly inside it, lo < x
-// < hi (lo 0 below the first bound, hi +Inf above the last finite one):
-// the bucket whose observations may lie on either side of x. ok is false
+// Straddled is the bucket (lo, hi] holding x strictly inside it
+// (histogram.Straddled; hi +Inf above the last finite bound). ok is false
 // when x is a bound, or not a positive number.
 func (h *Histogram) Straddled(x float64) (lo, hi float64, ok bool) {
-	if !(x > 0) || math.IsInf(x, 1) {
-		return 0, 0, false
-	}
-	for _, ub := range h.Bounds {
-		switch {
-		case ub == x:
-			return 0, 0, false
-		case ub > x:
-			return lo, ub, true
-		}
-		lo = ub
-	}
-	return 0, 0, false // no +Inf bound (NewHistogram gives one)
+	return histogram.Straddled(x, h.Bounds)
 }
 
 // Quantile is the q-quantile as histogram_quantile reads the buckets

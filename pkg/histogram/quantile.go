@@ -88,6 +88,27 @@ func FractionAboveAtMost(x float64, bs []Bucket) float64 {
 	return (n - below) / n
 }
 
+// Straddled is the bucket (lo, hi] of the upper bounds (increasing; a
+// last +Inf or none) that holds x strictly inside it, lo < x < hi: lo 0
+// below the first bound, hi +Inf above the last finite one. Its
+// observations may lie on either side of x. ok is false when x is a bound,
+// or not a finite number > 0.
+func Straddled(x float64, bounds []float64) (lo, hi float64, ok bool) {
+	if !(x > 0) || math.IsInf(x, 1) {
+		return 0, 0, false
+	}
+	for _, ub := range bounds {
+		switch {
+		case ub == x:
+			return 0, 0, false
+		case ub > x:
+			return lo, ub, true
+		}
+		lo = ub
+	}
+	return lo, math.Inf(1), true
+}
+
 // counted is bs made monotonic and its observation count n; nil without
 // a +Inf bucket or without observations.
 func counted(bs []Bucket) (b []Bucket, n float64) {
