@@ -281,26 +281,21 @@ func (w *stateWalker) value(path string, t reflect.Type) error {
 			key := k.(string)
 			f, ok := w.field(t, key)
 			kpath := w.key(path, key)
-			if ok && seen&(1<<f.Index[0]) != 0 {
-				// encoding/json keeps the last one silently ("desired":5,"desired":1 is 1).
+			twice := ok && seen&(1<<f.Index[0]) != 0
+			switch {
+			case twice: // encoding/json keeps the last one silently ("desired":5,"desired":1 is 1)
 				w.bad(koff, kpath, "key given twice; give it once")
-				var skip json.RawMessage
-				if err := w.dec.Decode(&skip); err != nil {
-					return err
-				}
-				continue
-			}
-			if ok {
-				seen |= 1 << f.Index[0]
-			}
-			if !ok {
+			case !ok:
 				w.bad(koff, "", "unknown key %q in %s (allowed: %s)", key, name, strings.Join(jsonpos.Keys(t), ", "))
+			}
+			if twice || !ok {
 				var skip json.RawMessage
 				if err := w.dec.Decode(&skip); err != nil {
 					return err
 				}
 				continue
 			}
+			seen |= 1 << f.Index[0]
 			if err := w.value(kpath, f.Type); err != nil {
 				return err
 			}
