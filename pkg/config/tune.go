@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
-
-	"github.com/infscale/infscale/pkg/histogram"
 )
 
 // Self-tuning defaults (a target's tune: block).
@@ -148,20 +146,27 @@ func (v *validator) tune(p string, t *Target) {
 // not counted late.
 func (v *validator) sloBucket(key string, t *Target, defaulted bool) {
 	bs := t.Server.TTFTBuckets()
-	lo, hi, inside := histogram.Straddled(time.Duration(t.Tune.SLOTTFT).Seconds(), bs)
-	if len(bs) == 0 || !inside {
-		return // no known buckets, or a bound
+	slo := time.Duration(t.Tune.SLOTTFT)
+	if len(bs) == 0 {
+		return
 	}
 	sec := func(b float64) model.Duration { return model.Duration(time.Duration(math.Round(b*1e3) * 1e6)) }
 	given := t.Tune.SLOTTFT.String()
 	if defaulted {
 		given += " (the default)"
 	}
-	if math.IsInf(hi, 1) {
-		v.warn(key, "%s is above %s's highest TTFT bucket bound, %s: the live-miss check that reverts an adopted candidate counts no request as late; give %s or less (docs/tune.md)",
-			given, t.Server, sec(lo), sec(lo))
-		return
+	lo := 0.0
+	for _, b := range bs {
+		if sec(b) == t.Tune.SLOTTFT {
+			return
+		}
+		if slo < time.Duration(sec(b)) {
+			v.warn(key, "%s is inside %s's TTFT bucket (%s, %s]: the live-miss check that reverts an adopted candidate counts only the requests above %s as late; give %s or %s, a bucket bound, for an exact count (docs/tune.md)",
+				given, t.Server, sec(lo), sec(b), sec(b), sec(lo), sec(b))
+			return
+		}
+		lo = b
 	}
-	v.warn(key, "%s is inside %s's TTFT bucket (%s, %s]: the live-miss check that reverts an adopted candidate counts only the requests above %s as late; give %s or %s, a bucket bound, for an exact count (docs/tune.md)",
-		given, t.Server, sec(lo), sec(hi), sec(hi), sec(lo), sec(hi))
+	v.warn(key, "%s is above %s's highest TTFT bucket bound, %s: the live-miss check that reverts an adopted candidate counts no request as late; give %s or less (docs/tune.md)",
+		given, t.Server, sec(lo), sec(lo))
 }
