@@ -177,7 +177,7 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 
 	// 6b. the cost-aware scale-down (hold.go).
 	if p.Hold != nil {
-		held, text := p.Hold.apply(st, rec, base, out, now, p.holdWatch(), arrivalWindow(obs), p.late(obs), d.quiet)
+		held, text := p.Hold.apply(st, rec, base, out, now, p.holdWatch(), p.late(obs), d.quiet)
 		if held != out {
 			out, reason = held, ReasonHold // it holds replicas a scale-down would release
 			d.step(ReasonHold, out, text)

@@ -9,12 +9,13 @@ import (
 
 // Hold is infscale's cost-aware scale-down (not part of the HPA): a
 // break-even (ski-rental) rule per replica over the dips the target's own
-// history shows. A dip runs from a recommendation below the previous
-// output (From) to the first one above its lowest (Floor): it released
-// replicas Floor+1..From, each from the first recommendation below it
-// (one recorded Dip per new low), and wanted back those up to the highest
-// recommendation over the arrival-rate window after its return (Back),
-// or none when it stays open DipHorizon × BreakEven. Replica k's
+// history shows. A dip starts at a recommendation below the previous
+// output (From) and releases replica k of Floor+1..From (Floor its lowest
+// recommendation) at the first recommendation below k; replica k is wanted
+// back at the first recommendation at k or above after that (a return to
+// fewer than From records the replicas it reaches and keeps the others'
+// releases open), and not wanted back when the dip stays open DipHorizon ×
+// BreakEven. One Dip is recorded per low and return. Replica k's
 // threshold T*(k) is the hold time that would have cost least over the
 // dips that released it (wanted back after g: g if held through, T +
 // BreakEven if not; not wanted back: T). While a dip is open, each
@@ -42,11 +43,11 @@ type Dip struct {
 	// Seconds is how long it lasted: until it returned, or DipHorizon ×
 	// BreakEven when it did not.
 	Seconds float64 `json:"seconds"`
-	// Returned is whether the recommendation rose above its floor again;
-	// Back is the highest recommendation from the return through the
-	// arrival-rate window after it (Observation.ArrivalWindow), and at
-	// each later read above a latency target within the return's watch
-	// (Missed), at most the dip's From.
+	// Returned is whether the recommendation reached the dip's From again
+	// (the replicas Floor+1..From wanted back); Back is the highest replica
+	// wanted back: From when it returned (a state written before returns
+	// were read a replica at a time may hold less: the replicas above it
+	// count as not wanted back).
 	Returned bool `json:"returned"`
 	Back     int  `json:"back,omitempty"`
 	// From is the output held when it started and Floor the lowest
@@ -109,49 +110,65 @@ func (d *OpenDip) since(k int) time.Time {
 
 // record adds d to st's dips as one dip per low, each releasing the
 // replicas from the low before (From for the first) down to its own,
-// from when it was reached to now; returned (rec above the floor, at
-// most each part's From wanted back) or not.
-func (d *OpenDip) record(st *State, now time.Time, returned bool, rec int, late bool) {
+// from when it was reached to now; returned (the recommendation back at
+// From or above: each part wanted back whole) or not.
+func (d *OpenDip) record(st *State, now time.Time, returned, late bool) {
 	from := d.From
 	for _, l := range d.lows() {
 		x := Dip{At: l.At, Seconds: now.Sub(l.At).Seconds(), From: from, Floor: l.Floor}
 		if returned {
-			x.Returned, x.Back, x.Missed = true, min(rec, from), late
+			x.Returned, x.Back, x.Missed = true, from, late
 		}
 		st.addDip(x)
 		from = l.Floor
 	}
 }
 
-// trackDip updates st's dips with this decision's recommendation rec, the
-// previous output base (valid when the state has a previous decision);
-// over watch after a dip's return, a latency read above its target
-// (late) marks the dip Missed and raises its Back to rec (at most From),
-// as every decision in the first rate window after the return does.
-func (h *Hold) trackDip(st *State, rec, base int, now time.Time, watch, window time.Duration, late bool) {
-	// The return's watch marks misses; over its first rate window it also
-	// reads what the return wanted back (Back): the rate at the return's
-	// first decision counted only the start of the returning traffic.
+// returnTo records the replicas up to rec of d as wanted back now, each
+// part from the low that released it, and keeps d open for those above
+// rec: a recommendation that climbs back a replica at a time wants each
+// one back when it reaches it, not when it first rises.
+func (d *OpenDip) returnTo(st *State, now time.Time, rec int, late bool) {
+	from := d.From
+	var lows []DipLow
+	for _, l := range d.lows() {
+		if l.Floor >= rec {
+			lows = append(lows, l)
+			from = l.Floor
+			continue
+		}
+		if len(lows) == 0 || lows[len(lows)-1].Floor > rec {
+			lows = append(lows, DipLow{At: l.At, Floor: rec})
+		}
+		top := min(from, rec)
+		st.addDip(Dip{At: l.At, Seconds: now.Sub(l.At).Seconds(), From: top, Floor: l.Floor, Returned: true, Back: top, Missed: late})
+		from = l.Floor
+	}
+	d.Lows, d.Floor, d.At = lows, rec, lows[0].At
+}
+
+// trackDip updates st's dips with this decision's recommendation rec and
+// the previous output base (valid when the state has a previous
+// decision); over watch after a dip's return, a latency read above its
+// target (late) marks the dip Missed.
+func (h *Hold) trackDip(st *State, rec, base int, now time.Time, watch time.Duration, late bool) {
 	if n := len(st.Dips); n > 0 && st.Dips[n-1].Returned {
 		end := st.Dips[n-1].end()
 		for i := n - 1; i >= 0 && now.Sub(end) <= watch && st.Dips[i].Returned && st.Dips[i].end().Equal(end); i-- {
-			x := &st.Dips[i]
-			x.Missed = x.Missed || late
-			// A read above the target later in the watch says the
-			// returning traffic wanted what the fleet was short of then.
-			if x.From > 0 && (now.Sub(end) <= window || late) {
-				x.Back = max(x.Back, min(rec, x.From))
-			}
+			st.Dips[i].Missed = st.Dips[i].Missed || late
 		}
 	}
 	if d := st.OpenDip; d != nil {
 		g := now.Sub(d.At).Seconds()
 		switch {
+		case rec > d.Floor && rec < d.From:
+			d.returnTo(st, now, rec, late)
+			return
 		case rec > d.Floor:
-			d.record(st, now, true, rec, late)
+			d.record(st, now, true, late)
 			st.OpenDip = nil
 		case g > DipHorizon*h.BreakEven.Seconds():
-			d.record(st, now, false, rec, late)
+			d.record(st, now, false, late)
 			st.OpenDip = nil
 		default:
 			if rec < d.Floor {
@@ -182,18 +199,14 @@ func (st *State) addDip(d Dip) {
 // the dips that released k (a dip that returned below k counts as one
 // that did not return), the smallest on a tie; and that cost, the cost of
 // releasing at once, and how many dips released k and how many wanted it
-// again. The last pending dips returned within their first rate window,
-// whose Back may still rise: one that has not wanted k back yet does not
-// count for k (neither released nor priced) until the window has passed.
-func (h *Hold) threshold(dips []Dip, k, pending int) (best, bestCost, zeroCost float64, released, back int) {
+// again.
+func (h *Hold) threshold(dips []Dip, k int) (best, bestCost, zeroCost float64, released, back int) {
 	b := h.BreakEven.Seconds()
-	// pendingSkip: dip i is pending and has not wanted k back (yet).
-	pendingSkip := func(i int, ret bool) bool { return i >= len(dips)-pending && !ret }
 	cost := func(T float64) float64 {
 		c := 0.0
-		for i, d := range dips {
+		for _, d := range dips {
 			switch rel, ret := d.releases(k); {
-			case !rel || pendingSkip(i, ret):
+			case !rel:
 			case !ret && !d.Returned:
 				c += math.Min(T, d.Seconds)
 			case !ret:
@@ -209,11 +222,8 @@ func (h *Hold) threshold(dips []Dip, k, pending int) (best, bestCost, zeroCost f
 	zeroCost = cost(0)
 	best, bestCost = 0, zeroCost
 	missed := 0.0 // the longest dip whose release of k cost misses
-	for i, d := range dips {
+	for _, d := range dips {
 		rel, ret := d.releases(k)
-		if pendingSkip(i, ret) {
-			continue
-		}
 		if rel {
 			released++
 		}
@@ -241,8 +251,8 @@ func (h *Hold) threshold(dips []Dip, k, pending int) (best, bestCost, zeroCost f
 // (from the dip's first low below k) has not reached: the output is out
 // plus those. It returns the output and the
 // step's text ("" when there is no dip to explain).
-func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch, window time.Duration, late, quiet bool) (int, string) {
-	h.trackDip(st, rec, base, now, watch, window, late)
+func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch time.Duration, late, quiet bool) (int, string) {
+	h.trackDip(st, rec, base, now, watch, late)
 	d := st.OpenDip
 	if d == nil || out >= d.From {
 		return out, ""
@@ -272,18 +282,9 @@ func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch, window
 	}
 	slices.Sort(bps)
 	bps = slices.Compact(bps)
-	// The dips that returned less than a rate window ago (within the
-	// watch) may still raise their Back (trackDip): pending.
-	pending := 0
-	if n := len(st.Dips); n > 0 && st.Dips[n-1].Returned && now.Sub(st.Dips[n-1].end()) < min(window, watch) {
-		end := st.Dips[n-1].end()
-		for i := n - 1; i >= 0 && st.Dips[i].Returned && st.Dips[i].From > 0 && st.Dips[i].end().Equal(end); i-- {
-			pending++
-		}
-	}
 	for i := len(bps) - 1; i > 0; i-- {
 		hi, lo := bps[i], bps[i-1] // replicas lo+1..hi share a threshold
-		t, ct, z, rel, back := h.threshold(st.Dips, hi, pending)
+		t, ct, z, rel, back := h.threshold(st.Dips, hi)
 		if hi <= st.Inherited && rel == 0 {
 			// The fleet the state began with, before any dip released
 			// it: no history prices it, so the rental's own break-even.
@@ -372,13 +373,4 @@ func (p *Policy) late(obs Observation) bool {
 		}
 	}
 	return false
-}
-
-// arrivalWindow is the span obs's arrival rate was counted over
-// (DefaultArrivalWindow when it does not say).
-func arrivalWindow(obs Observation) time.Duration {
-	if obs.ArrivalWindow > 0 {
-		return obs.ArrivalWindow
-	}
-	return DefaultArrivalWindow
 }

@@ -27,34 +27,34 @@ func TestHoldThreshold(t *testing.T) {
 		{At: at(100), Seconds: 50, Returned: true, Back: 3, From: 3, Floor: 1},
 		{At: at(200), Seconds: 60, Returned: true, Back: 3, From: 3, Floor: 1}, {At: at(300), Seconds: 1800, From: 3, Floor: 1}}
 	for _, k := range []int{2, 3} {
-		T, cT, c0, n, nb := h.threshold(dips, k, 0)
+		T, cT, c0, n, nb := h.threshold(dips, k)
 		if T != 60 || cT != 210 || c0 != 540 || n != 4 || nb != 3 {
 			t.Errorf("replica %d: threshold %g (cost %g, at once %g, %d released, %d back), want 60 (210, 540, 4, 3)", k, T, cT, c0, n, nb)
 		}
 	}
 	dips = append(dips, Dip{At: at(2200), Seconds: 10, Returned: true, Back: 3, From: 3, Floor: 2})
-	if T, cT, c0, n, _ := h.threshold(dips, 3, 0); T != 60 || cT != 220 || c0 != 720 || n != 5 {
+	if T, cT, c0, n, _ := h.threshold(dips, 3); T != 60 || cT != 220 || c0 != 720 || n != 5 {
 		t.Errorf("replica 3 with the shallow dip: threshold %g (cost %g, at once %g, %d released), want 60 (220, 720, 5)", T, cT, c0, n)
 	}
-	if T, _, c0, n, _ := h.threshold(dips, 2, 0); T != 60 || c0 != 540 || n != 4 {
+	if T, _, c0, n, _ := h.threshold(dips, 2); T != 60 || c0 != 540 || n != 4 {
 		t.Errorf("replica 2 with the shallow dip: threshold %g (at once %g, %d released), want 60 (540, 4): the shallow dip kept it", T, c0, n)
 	}
-	if T, _, _, n, _ := h.threshold(dips, 1, 0); T != 0 || n != 0 {
+	if T, _, _, n, _ := h.threshold(dips, 1); T != 0 || n != 0 {
 		t.Errorf("replica 1: threshold %g over %d dips, want 0 over none", T, n)
 	}
 	// Dips that come back only after 400 s: releasing at once (cost 180
 	// each) beats holding through one (400 + 180 for the other).
-	T, _, _, _, _ := h.threshold([]Dip{{At: at(0), Seconds: 400, Returned: true, Back: 2, From: 2, Floor: 1}, {At: at(900), Seconds: 450, Returned: true, Back: 2, From: 2, Floor: 1}}, 2, 0)
+	T, _, _, _, _ := h.threshold([]Dip{{At: at(0), Seconds: 400, Returned: true, Back: 2, From: 2, Floor: 1}, {At: at(900), Seconds: 450, Returned: true, Back: 2, From: 2, Floor: 1}}, 2)
 	if T != 0 {
 		t.Errorf("threshold over 400 and 450 s dips: %g, want 0 (release: 360 < 400 + 180)", T)
 	}
 	// A dip that returned below the replica did not want it again: for
 	// replica 3 a dip from 3 that came back to 2 after 40 s costs T held.
-	T, cT, _, _, _ := h.threshold([]Dip{{At: at(0), Seconds: 40, Returned: true, Back: 2, From: 3, Floor: 1}}, 3, 0)
+	T, cT, _, _, _ := h.threshold([]Dip{{At: at(0), Seconds: 40, Returned: true, Back: 2, From: 3, Floor: 1}}, 3)
 	if T != 0 || cT != 0 {
 		t.Errorf("threshold over a dip back to 2 only, replica 3: %g (cost %g), want 0 (0): release", T, cT)
 	}
-	if T, _, _, _, _ := h.threshold(nil, 1, 0); T != 0 {
+	if T, _, _, _, _ := h.threshold(nil, 1); T != 0 {
 		t.Errorf("no history: %g, want 0 (the HPA's behavior)", T)
 	}
 }
@@ -77,7 +77,7 @@ func TestHoldDecide(t *testing.T) {
 	if len(st.Dips) != 1 || st.Dips[0].Seconds != 15 || !st.Dips[0].Returned {
 		t.Fatalf("dips %+v, want one returned after 15 s", st.Dips)
 	}
-	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 3, 0); T != 15 {
+	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 3); T != 15 {
 		t.Errorf("threshold T* = %g s after the returned dip, want 15", T)
 	}
 	d := Decide(p, obs(3, 5), &st, at(45))
@@ -382,32 +382,39 @@ func TestHoldInherited(t *testing.T) {
 	}
 }
 
-// TestHoldInheritedPendingReturn: a return still in its first rate window
-// has not said which replicas it wants back, so it prices none above what
-// it read so far. running:10, B = 90 s, no scale-down window, the 30 s
-// rate window (watch 45 s, half of B):
+// TestHoldInheritedPartialReturn: a return below the dip's start wants
+// back the replicas it reaches and leaves the others released. running:10,
+// B = 90 s, no scale-down window:
 //
 //	t=0   30 running on 3 -> 3: the first decision, 3 inherited
 //	t=15   5 running      -> 1: a dip from 3 (floor 1); inherited, T* = B: hold 3
-//	t=30  20 running      -> 2: the dip returns (Back 2 so far: its rate has
-//	      seen 15 s of the returning traffic) and a dip from 3 to 2 opens.
-//	      Replica 3 is one of the inherited 3 and no settled dip released
-//	      it: T* = 90 s > 0 s open, hold 3 (read as settled, Back 2 said
-//	      replica 3 was not wanted, T* = 0, and released it)
-//	t=45  30 running      -> 3: within the window, the return's Back is 3
-func TestHoldInheritedPendingReturn(t *testing.T) {
+//	t=30  20 running      -> 2: replica 2 is wanted back after 15 s (recorded:
+//	      15 s, From 2, Floor 1); replica 3's release stays open from 15 s.
+//	      No recorded dip released replica 3, one of the inherited 3:
+//	      T* = 90 s > 15 s open, hold 3
+//	t=45  30 running      -> 3: replica 3 is wanted back after 30 s (recorded:
+//	      30 s, From 3, Floor 2)
+//
+// Read as one return at 30 s wanting back only replica 2, replica 3 would
+// be priced as not wanted (T* = 0) and released.
+func TestHoldInheritedPartialReturn(t *testing.T) {
 	p, obs := holdPolicy(t, 90*time.Second, nil), runObs
 	var st State
 	expect(t, Decide(p, obs(3, 30), &st, at(0)), 3, ReasonTolerance)
 	expect(t, Decide(p, obs(3, 5), &st, at(15)), 3, ReasonHold)
 	d := Decide(p, obs(3, 20), &st, at(30))
 	expect(t, d, 3, ReasonHold)
-	if !strings.Contains(stepsText(d), "none released replica 3, one of the 3 the first decision found (no history prices it); break-even 1m30s, its threshold T* = the break-even 90 s; dip from 3 open 0 s < 90 s: hold 1 of the 1 replicas it released (2 + 1 = 3)") {
+	if !strings.Contains(stepsText(d), "1 dips recorded, none released replica 3, one of the 3 the first decision found (no history prices it); break-even 1m30s, its threshold T* = the break-even 90 s; dip from 3 open 15 s < 90 s: hold 1 of the 1 replicas it released (2 + 1 = 3)") {
 		t.Errorf("steps:\n%s", stepsText(d))
 	}
 	expect(t, Decide(p, obs(3, 30), &st, at(45)), 3, ReasonTolerance)
-	if len(st.Dips) < 1 || st.Dips[0].Back != 3 {
-		t.Fatalf("dips %+v, want the first one back to 3 after its window", st.Dips)
+	want := []Dip{{At: at(15), Seconds: 15, Returned: true, Back: 2, From: 2, Floor: 1},
+		{At: at(15), Seconds: 30, Returned: true, Back: 3, From: 3, Floor: 2}}
+	if len(st.Dips) != 2 || st.Dips[0] != want[0] || st.Dips[1] != want[1] || st.OpenDip != nil {
+		t.Fatalf("dips %+v (open %+v), want %+v and none open", st.Dips, st.OpenDip, want)
+	}
+	if err := st.Validate(); err != nil {
+		t.Errorf("state: %v", err)
 	}
 }
 
@@ -434,14 +441,14 @@ func TestHoldMissedReturn(t *testing.T) {
 	if len(st.Dips) != 1 || st.Dips[0].Seconds != 105 || st.Dips[0].Missed {
 		t.Fatalf("dips %+v, want one returned after 105 s, not yet missed", st.Dips)
 	}
-	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 3, 0); T != 0 {
+	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 3); T != 0 {
 		t.Errorf("before the misses T* = %g, want 0 (release: 90 < 105)", T)
 	}
 	Decide(p, obs(3, 30, 5), &st, at(135))
 	if !st.Dips[0].Missed {
 		t.Fatalf("dips %+v, want the return's TTFT of 5 s to mark it missed", st.Dips)
 	}
-	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 3, 0); T != 105 {
+	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 3); T != 105 {
 		t.Errorf("after the misses T* = %g, want 105", T)
 	}
 	Decide(p, obs(3, 5, 0.1), &st, at(150))
@@ -500,48 +507,46 @@ func TestHoldRuns(t *testing.T) {
 		}
 		want := out
 		for k := from; k > out; k-- {
-			if T, _, _, _, _ := h.threshold(st.Dips, k, 0); since(k) < T {
+			if T, _, _, _, _ := h.threshold(st.Dips, k); since(k) < T {
 				want++
 			}
 		}
 		// rec = out and base = from keep the open dip open.
-		got, _ := h.apply(&st, out, from, out, open.Add(time.Duration(age)*time.Second), 0, 0, false, true)
+		got, _ := h.apply(&st, out, from, out, open.Add(time.Duration(age)*time.Second), 0, false, true)
 		if got != want {
 			t.Fatalf("trial %d: held %d, replica by replica %d (dips %+v, open from %d to %d, age %g, lows %+v)", trial, got, want, st.Dips, from, out, age, st.OpenDip.Lows)
 		}
 	}
 	st := State{Dips: []Dip{{At: at(0), Seconds: 50, Returned: true, Back: 2_000_000_000, From: 2_000_000_000, Floor: 1}},
 		OpenDip: &OpenDip{At: at(1000), From: 2_000_000_000, Floor: 1}}
-	if got, _ := h.apply(&st, 1, 2_000_000_000, 1, at(1010), 0, 0, false, true); got != 2_000_000_000 {
+	if got, _ := h.apply(&st, 1, 2_000_000_000, 1, at(1010), 0, false, true); got != 2_000_000_000 {
 		t.Errorf("a dip from 2e9 open 10 s under T* = 50 s: held %d, want all 2000000000", got)
 	}
 }
 
 // TestHoldLowsAndWatch works docs/recommend.md's example ("A dip's lows
-// and its return's first window") by hand. running:10, hold B = 120 s,
-// no scale-down window; the observations name no arrival window, so the
-// return's Back is read over DefaultArrivalWindow (30 s) after it:
+// and a return a replica at a time") by hand. running:10, hold B = 120 s,
+// no scale-down window:
 //
 //	t=0    30 running on 1 -> 3
 //	t=15   15 running      -> 2: a dip from 3 opens (low 2 at 15); no history: release
 //	t=30   15, t=45 15     -> 2
 //	t=60   5 running       -> 1: a new low, 1 at 60 (replica 2 released from here)
-//	t=75   20 running      -> 2: the dip returns; recorded as two dips, one per
-//	       low: 3 -> 2 from 15 (60 s) and 2 -> 1 from 60 (15 s), each Back 2 so far
-//	t=90   30 running      -> 3: 15 s after the return (< 30 s): the first dip's Back rises to
-//	       min(3, 3) = 3 (replica 3 was wanted again), the second's stays min(3, 2) = 2
+//	t=75   20 running      -> 2: replica 2 is wanted back, 15 s after its release at
+//	       60 (recorded: 15 s, From 2, Floor 1); replica 3 stays released
+//	t=90   30 running      -> 3: replica 3 is wanted back, 75 s after its release
+//	       at 15 (recorded: 75 s, From 3, Floor 2)
 //
-// T*(3) over the first dip (back after 60 s): cost(0) = 120 against
-// cost(60) = 60, T* = 60. T*(2) over the second (15 s): 15. Then a dip
-// from 3 to 2 at 105 and to 1 at 120: replica 3 is held until 105 + 60 =
-// 165, replica 2 until 120 + 15 = 135:
+// T*(3) over its dip (back after 75 s): cost(0) = 120 against cost(75) =
+// 75, T* = 75. T*(2) over its own (15 s): 15. Then a dip from 3 to 2 at
+// 105 and to 1 at 120: replica 3 is held until 105 + 75 = 180, replica 2
+// until 120 + 15 = 135:
 //
 //	t=105  -> 3 (both held)   t=120 -> 3   t=135 -> 2 (replica 2 released)
-//	t=150  -> 2               t=165 -> 1
+//	t=150, t=165 -> 2         t=180 -> 1
 //
-// One dip from 3 to 1 read at its return (the rule before) had recorded
-// Back 2 after 60 s: T*(2) = 60 and T*(3) = 0, releasing replica 3 at 105
-// and holding replica 2 to 165.
+// One dip from 3 to 1 read at its first rise (2 at 75 s) would have said
+// replica 3 was not wanted back: T*(3) = 0, released at 105.
 func TestHoldLowsAndWatch(t *testing.T) {
 	p, obs := holdPolicy(t, 120*time.Second, nil), runObs
 	var st State
@@ -557,20 +562,20 @@ func TestHoldLowsAndWatch(t *testing.T) {
 		t.Errorf("state with an open dip's lows: %v", err)
 	}
 	expect(t, Decide(p, obs(1, 20), &st, at(75)), 2, ReasonMetric)
-	want := []Dip{{At: at(15), Seconds: 60, Returned: true, Back: 2, From: 3, Floor: 2},
-		{At: at(60), Seconds: 15, Returned: true, Back: 2, From: 2, Floor: 1}}
-	if len(st.Dips) != 2 || st.Dips[0] != want[0] || st.Dips[1] != want[1] {
-		t.Fatalf("dips %+v, want %+v", st.Dips, want)
+	want := []Dip{{At: at(60), Seconds: 15, Returned: true, Back: 2, From: 2, Floor: 1},
+		{At: at(15), Seconds: 75, Returned: true, Back: 3, From: 3, Floor: 2}}
+	if d := st.OpenDip; len(st.Dips) != 1 || st.Dips[0] != want[0] || d == nil || d.From != 3 || d.Floor != 2 || !d.At.Equal(at(15)) || len(d.Lows) != 1 || d.Lows[0] != (DipLow{At: at(15), Floor: 2}) {
+		t.Fatalf("dips %+v, open %+v; want %+v and replica 3's release open from 15 s", st.Dips, st.OpenDip, want[0])
 	}
 	expect(t, Decide(p, obs(2, 30), &st, at(90)), 3, ReasonMetric)
-	if st.Dips[0].Back != 3 || st.Dips[1].Back != 2 {
-		t.Fatalf("dips %+v, want Back 3 and 2 after the watch read 3", st.Dips)
+	if len(st.Dips) != 2 || st.Dips[0] != want[0] || st.Dips[1] != want[1] || st.OpenDip != nil {
+		t.Fatalf("dips %+v (open %+v), want %+v", st.Dips, st.OpenDip, want)
 	}
 	for _, c := range []struct {
 		k int
 		T float64
-	}{{3, 60}, {2, 15}} {
-		if T, _, _, _, _ := p.Hold.threshold(st.Dips, c.k, 0); T != c.T {
+	}{{3, 75}, {2, 15}} {
+		if T, _, _, _, _ := p.Hold.threshold(st.Dips, c.k); T != c.T {
 			t.Errorf("T*(%d) = %g, want %g", c.k, T, c.T)
 		}
 	}
@@ -578,7 +583,8 @@ func TestHoldLowsAndWatch(t *testing.T) {
 	expect(t, Decide(p, obs(3, 5), &st, at(120)), 3, ReasonHold)
 	expect(t, Decide(p, obs(3, 5), &st, at(135)), 2, ReasonHold)
 	expect(t, Decide(p, obs(2, 5), &st, at(150)), 2, ReasonHold)
-	expect(t, Decide(p, obs(2, 5), &st, at(165)), 1, ReasonMetric)
+	expect(t, Decide(p, obs(2, 5), &st, at(165)), 2, ReasonHold)
+	expect(t, Decide(p, obs(2, 5), &st, at(180)), 1, ReasonMetric)
 	if err := st.Validate(); err != nil {
 		t.Errorf("state: %v", err)
 	}
@@ -607,39 +613,47 @@ func runObs(cur int, running float64) Observation {
 	return Observation{Current: cur, Running: running, Waiting: nan, Held: nan, KV: nan, CPU: nan, TTFT: nan}
 }
 
-// TestHoldMissedReturnBack: a return that missed wanted back what the
-// fleet was short of when it missed, not only what its first rate window
-// read. running:10, B = 90 s, lookahead (the return's watch) 90 s, the
-// rate window 30 s: a dip from 4 to 1 at 15 s returns at 120 s reading 2
-// (a trickle before the traffic); 45 s later, past the first window but
-// within the watch, 40 running on 2 replicas with a TTFT of 5 s against 2
-// s ask for 4. The dip is Missed with Back min(4, From 4) = 4, so replica 4
-// was wanted back after 105 s and missed: cost_4(0) = 90 < cost_4(105) =
-// 105, but a missed return holds at least its length, T*(4) = 105. Read at
-// the first window alone, Back stays 2 and T*(4) = 0 (never wanted back).
-func TestHoldMissedReturnBack(t *testing.T) {
+// TestHoldMissedPartialReturn: replicas a return did not reach stay
+// released until the recommendation reaches them, and a miss then marks
+// them. running:10, B = 90 s, lookahead (the return's watch) 90 s: a dip
+// from 4 to 1 at 15 s rises to 2 at 120 s (a trickle before the traffic):
+// replica 2 is wanted back after 105 s, replicas 3 and 4 stay released.
+// At 165 s, 40 running on 2 replicas with a TTFT of 5 s against 2 s ask
+// for 4 or more: replicas 3-4 are wanted back after 150 s, and missed;
+// the read is within the watch of the return at 120 s, which is missed
+// too. cost_4(0) = 90 < cost_4(150) = 150, but a missed return holds at
+// least its length: T*(4) = 150; T*(2) = 105 likewise.
+func TestHoldMissedPartialReturn(t *testing.T) {
 	p, obs := missedReturnPolicy(t)
 	var st State
 	expect(t, Decide(p, obs(1, 40, 0.1), &st, at(0)), 4, ReasonMetric)
 	expect(t, Decide(p, obs(4, 5, 0.1), &st, at(15)), 1, ReasonMetric)
 	Decide(p, obs(1, 15, 0.1), &st, at(120))
 	Decide(p, obs(2, 20, 0.1), &st, at(135))
-	if len(st.Dips) != 1 || st.Dips[0].Back != 2 || st.Dips[0].Missed {
-		t.Fatalf("dips %+v, want one back to 2 after its first window, not missed", st.Dips)
+	first := Dip{At: at(15), Seconds: 105, Returned: true, Back: 2, From: 2, Floor: 1}
+	if len(st.Dips) != 1 || st.Dips[0] != first || st.OpenDip == nil || st.OpenDip.Floor != 2 || st.OpenDip.From != 4 {
+		t.Fatalf("dips %+v, open %+v; want %+v and replicas 3-4 released from 15 s", st.Dips, st.OpenDip, first)
 	}
 	Decide(p, obs(2, 40, 5), &st, at(165))
-	if d := st.Dips[0]; !d.Missed || d.Back != 4 || d.Seconds != 105 {
-		t.Fatalf("dip %+v, want missed, Back 4, 105 s", d)
+	first.Missed = true
+	want := []Dip{first, {At: at(15), Seconds: 150, Returned: true, Back: 4, From: 4, Floor: 2, Missed: true}}
+	if len(st.Dips) != 2 || st.Dips[0] != want[0] || st.Dips[1] != want[1] || st.OpenDip != nil {
+		t.Fatalf("dips %+v (open %+v), want %+v", st.Dips, st.OpenDip, want)
 	}
-	if T, _, _, _, _ := p.Hold.threshold(st.Dips, 4, 0); T != 105 {
-		t.Errorf("T*(4) = %g, want 105", T)
+	for _, c := range []struct {
+		k int
+		T float64
+	}{{4, 150}, {3, 150}, {2, 105}} {
+		if T, _, _, _, _ := p.Hold.threshold(st.Dips, c.k); T != c.T {
+			t.Errorf("T*(%d) = %g, want %g", c.k, T, c.T)
+		}
 	}
-	// A read above the target after the watch (90 s from the return) is
-	// not this return's: Back and Missed stay.
-	st.Dips[0].Back, st.Dips[0].Missed = 2, false
-	Decide(p, obs(4, 80, 5), &st, at(225))
-	if d := st.Dips[0]; d.Missed || d.Back != 2 {
-		t.Errorf("dip %+v after the watch, want Back 2 and not missed", d)
+	// A read above the target after the watch (90 s from the return at
+	// 165 s) is not this return's: Missed stays as it is.
+	st.Dips[0].Missed, st.Dips[1].Missed = false, false
+	Decide(p, obs(4, 80, 5), &st, at(270))
+	if st.Dips[0].Missed || st.Dips[1].Missed {
+		t.Errorf("dips %+v after the watch, want neither missed", st.Dips)
 	}
 	if err := st.Validate(); err != nil {
 		t.Errorf("state: %v", err)

@@ -106,11 +106,14 @@ func (s *State) Validate() error {
 		if d.Back < 0 || d.Back > d.From && d.From > 0 {
 			errs.add("dips["+itoa(i)+"].back", "%d must be in 0..from (%d)", d.Back, d.From)
 		}
-		prev := time.Time{}
-		if i > 0 {
-			prev = s.Dips[i-1].At
+		// Dips are kept in the order they ended (recorded): a return that
+		// reaches part of a dip records that part before the rest, which
+		// started earlier.
+		times("dips", i, d.At, time.Time{})
+		if i > 0 && !d.At.IsZero() && !s.Dips[i-1].At.IsZero() && d.end().Before(s.Dips[i-1].end()) {
+			errs.add("dips["+itoa(i)+"].seconds", "%v: the dip ends at %s, before the previous entry's end %s (want them in the order they ended)",
+				d.Seconds, d.end().Format(time.RFC3339Nano), s.Dips[i-1].end().Format(time.RFC3339Nano))
 		}
-		times("dips", i, d.At, prev)
 		count("dips["+itoa(i)+"].from", d.From)
 		count("dips["+itoa(i)+"].floor", d.Floor)
 	}

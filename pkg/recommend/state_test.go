@@ -117,6 +117,21 @@ func TestStateDipCounts(t *testing.T) {
 	}
 }
 
+// Dips are kept in the order they ended: a part of a dip that returned
+// first (started at 60 s, ended at 75 s) precedes the rest (started at
+// 15 s, ended at 90 s); one that ends before the entry before it is refused.
+func TestStateDipOrder(t *testing.T) {
+	st := State{LastAt: at(90), Dips: []Dip{{At: at(60), Seconds: 15, Returned: true, Back: 2, From: 2, Floor: 1},
+		{At: at(15), Seconds: 75, Returned: true, Back: 3, From: 3, Floor: 2}}}
+	if err := st.Validate(); err != nil {
+		t.Fatalf("dips in the order they ended: %v", err)
+	}
+	st.Dips[1].Seconds = 50 // ends at 65 s, before the first's 75 s
+	if err := st.Validate(); err == nil || !strings.Contains(err.Error(), "dips[1].seconds: 50: the dip ends at 1970-01-01T00:01:05Z, before the previous entry's end 1970-01-01T00:01:15Z") {
+		t.Errorf("a dip ending before the one before it: %v, want dips[1].seconds named with both ends", err)
+	}
+}
+
 // TestStateZeroTime: a time left out and one written as Go's zero time
 // (0001-01-01T00:00:00Z) decode the same, so the error names both.
 func TestStateZeroTime(t *testing.T) {
