@@ -27,9 +27,16 @@ func dropFuture(st *State, now time.Time) {
 	st.Arrivals = dropAfter(st.Arrivals, now, func(d DemandSample) time.Time { return d.At })
 	st.RatePeaks = dropAfter(st.RatePeaks, now, func(d DemandSample) time.Time { return d.At })
 	st.Ramps = dropAfter(st.Ramps, now, func(r Ramp) time.Time { return r.At })
-	st.Dips = dropAfter(st.Dips, now, func(d Dip) time.Time { return d.At })
-	if st.OpenDip != nil && st.OpenDip.At.After(now) {
+	// Dips are in the order they ended, when each was recorded: one that
+	// started before now may end after it.
+	st.Dips = dropAfter(st.Dips, now, Dip.end)
+	if d := st.OpenDip; d != nil && d.At.After(now) {
 		st.OpenDip = nil
+	} else if d != nil && len(d.Lows) > 0 {
+		// Lows reached after now go; the floor is the last one left.
+		if d.Lows = dropAfter(d.Lows, now, func(l DipLow) time.Time { return l.At }); len(d.Lows) > 0 {
+			d.Floor = d.Lows[len(d.Lows)-1].Floor
+		}
 	}
 	if st.ReadyAt.After(now) {
 		st.ReadyAt = now
@@ -43,9 +50,10 @@ func dropFuture(st *State, now time.Time) {
 }
 
 // dropAfter keeps the entries of s dated at or before now, in order,
-// reusing the backing array. The lists are oldest first (Decide appends at
-// now; State.Validate refuses other orders), so a last entry not after now
-// means there is nothing to drop: the usual case costs one comparison.
+// reusing the backing array. The lists are oldest first by at (Decide
+// appends at now; State.Validate refuses other orders; dips by their end),
+// so a last entry not after now means there is nothing to drop: the usual
+// case costs one comparison.
 func dropAfter[T any](s []T, now time.Time, at func(T) time.Time) []T {
 	if len(s) == 0 || !at(s[len(s)-1]).After(now) {
 		return s

@@ -83,3 +83,38 @@ func TestFutureDemandIgnored(t *testing.T) {
 		t.Errorf("last active %v, want 1030 (the 2099 value brought back to now)", st.LastActive)
 	}
 }
+
+// Dips are kept in the order they ended (recorded), so one that started
+// before now can end after it: a state saved by a node whose clock runs
+// ahead. What was recorded after now is dropped, as the other lists'
+// entries are, and so are an open dip's lows reached after now: the state
+// the decision leaves must load again (State.Validate).
+func TestFutureDipDropped(t *testing.T) {
+	p := holdPolicy(t, 90*time.Second, nil)
+	st := &State{
+		LastDesired: 8, LastAt: at(1000),
+		Dips: []Dip{
+			{At: at(800), Seconds: 100, Returned: true, Back: 8, From: 8, Floor: 5}, // ended 900
+			{At: at(950), Seconds: 20, Returned: true, Back: 3, From: 3, Floor: 2},  // ended 970
+			{At: at(700), Seconds: 300, Returned: true, Back: 8, From: 8, Floor: 3}, // ended 1000
+		},
+		OpenDip: &OpenDip{At: at(920), From: 8, Floor: 1, Lows: []DipLow{{At: at(920), Floor: 4}, {At: at(990), Floor: 1}}},
+	}
+	if err := st.Validate(); err != nil {
+		t.Fatalf("the saved state: %v", err)
+	}
+	// Restored at 940 by a node 60 s behind, then a decision at 955.
+	Resume(st, 8, at(940))
+	Decide(p, runObs(8, 40), st, at(955))
+	if len(st.Dips) != 1 || !st.Dips[0].At.Equal(at(800)) {
+		t.Errorf("dips %+v, want only the one that ended at 900", st.Dips)
+	}
+	// The open dip's low at 990 is gone: its floor is 4 again, and the
+	// recommendation 4 (40 running / 10) is no return.
+	if d := st.OpenDip; d == nil || d.Floor != 4 || len(d.Lows) != 1 || !d.Lows[0].At.Equal(at(920)) {
+		t.Errorf("open dip %+v, want from 8, floor 4 since 920", d)
+	}
+	if err := st.Validate(); err != nil {
+		t.Errorf("the state after the decision does not load: %v", err)
+	}
+}
