@@ -55,6 +55,11 @@ func TestHoldStateWrongTypes(t *testing.T) {
 		{"open dip after last_at", `"open_dip":{"at":"1970-01-01T00:17:30Z","from":3,"floor":1}`, `state.open_dip.at: 1970-01-01T00:17:30Z is after last_at 1970-01-01T00:17:00Z (a dip opens at a decision)`},
 		{"open low after last_at", `"open_dip":{"at":"1970-01-01T00:16:55Z","from":5,"floor":1,"lows":[{"at":"1970-01-01T00:16:55Z","floor":3},{"at":"1970-01-01T00:17:30Z","floor":1}]}`, `state.open_dip.lows[1].at: 1970-01-01T00:17:30Z is after last_at 1970-01-01T00:17:00Z (a low is reached at a decision)`},
 		{"open floor above from", `"open_dip":{"at":"1970-01-01T00:16:55Z","from":3,"floor":9}`, `state.open_dip.floor: 9 is above from 3`},
+		// A dip opens below the output it held and its floor only falls:
+		// one at its from released nothing, and read as open it kept the
+		// next fall from opening a dip (replicas above from went unheld).
+		{"open floor at from", `"open_dip":{"at":"1970-01-01T00:16:55Z","from":5,"floor":5}`, `state.open_dip.floor: 5 is not below from 5`},
+		{"open low at from", `"open_dip":{"at":"1970-01-01T00:16:55Z","from":5,"floor":1,"lows":[{"at":"1970-01-01T00:16:55Z","floor":5},{"at":"1970-01-01T00:16:58Z","floor":1}]}`, `state.open_dip.lows[0].floor: 5: each low is below the one before and below from (5)`},
 		{"65 dips", `"dips":[` + strings.TrimSuffix(strings.Repeat(`{"at":"1970-01-01T00:16:55Z","seconds":5,"returned":true,"back":5,"from":5,"floor":1},`, 65), ",") + `]`, `state.dips: 65 dips: at most 64`},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")

@@ -120,8 +120,11 @@ func (s *State) Validate() error {
 	if d := s.OpenDip; d != nil {
 		count("open_dip.from", d.From)
 		count("open_dip.floor", d.Floor)
-		if d.Floor > d.From {
+		switch {
+		case d.Floor > d.From:
 			errs.add("open_dip.floor", "%d is above from %d (the floor is the lowest recommendation in the dip)", d.Floor, d.From)
+		case d.Floor == d.From:
+			errs.add("open_dip.floor", "%d is not below from %d (a dip opens at a recommendation below the output it held, and its floor only falls)", d.Floor, d.From)
 		}
 		if d.At.IsZero() {
 			errs.add("open_dip.at", zeroTime)
@@ -144,8 +147,8 @@ func (s *State) Validate() error {
 				errs.add(name+".at", "%v: the first low is the dip's start, at (%v)", l.At.Format(time.RFC3339), d.At.Format(time.RFC3339))
 			case i > 0 && l.At.Before(d.Lows[i-1].At):
 				errs.add(name+".at", "%v is before the low before it (lows are oldest first)", l.At.Format(time.RFC3339))
-			case l.Floor > d.From || i > 0 && l.Floor >= d.Lows[i-1].Floor:
-				errs.add(name+".floor", "%d: each low is below the one before and at most from (%d)", l.Floor, d.From)
+			case l.Floor >= d.From || i > 0 && l.Floor >= d.Lows[i-1].Floor:
+				errs.add(name+".floor", "%d: each low is below the one before and below from (%d)", l.Floor, d.From)
 			case i == len(d.Lows)-1 && l.Floor != d.Floor:
 				errs.add(name+".floor", "%d: the last low is the dip's floor (%d)", l.Floor, d.Floor)
 			}
