@@ -313,7 +313,11 @@ func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch time.Du
 		text += strconv.Itoa(n) + " released replica " + itoa(top) + " (" + strconv.Itoa(nb) + " wanted it again), break-even " + secs(h.BreakEven) +
 			"; its threshold T* = " + num(T) + " s (cost over the history " + num(cT) + " s against " + num(c0) + " s releasing at once)"
 	}
-	text += "; dip from " + itoa(d.From) + " open " + num(age) + " s"
+	// The dip's age; the top's release's when it came at a later low.
+	text += "; dip from " + itoa(d.From) + " open " + num(now.Sub(d.At).Seconds()) + " s"
+	if !d.since(top).Equal(d.At) {
+		text += ", replica " + itoa(top) + " released " + num(age) + " s ago"
+	}
 	if held > out {
 		return held, text + " < " + num(T) + " s: hold " + itoa(held-out) + " of the " + itoa(d.From-out) + " replicas it released (" + itoa(out) + " + " + itoa(held-out) + " = " + itoa(held) + ")"
 	}

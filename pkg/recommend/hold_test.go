@@ -694,3 +694,34 @@ func TestFirstDecisionZeroWindows(t *testing.T) {
 		t.Errorf("with a 20 s scaleDown window, steps:\n%s", txt)
 	}
 }
+
+// TestHoldTextLowAge: the step says how long the dip has been open and,
+// when the replica it explains was released at a later low, how long ago
+// that was: "dip from 8 open 0 s" read as a dip that had just opened.
+// running:10, B = 182 s, 8 inherited replicas (the docs' 8 -> 1 -> 3 -> 5
+// -> 8 climb, then again):
+//
+//	t=15..60   1, 3, 5, 8: replicas 2-3 back after 15 s, 4-5 after 30 s,
+//	           6-8 after 45 s (all released at 15)
+//	t=75..120  1: a dip from 8 opens at 75
+//	t=135      3: replicas 2-3 back after 60 s; 4-8 stay released
+//	t=150      1: a new low, replicas 2-3 released again at 150
+//
+// T*(3) over (15 s, 60 s): cost(0) = 364, cost(15) = 15 + 15 + 182 = 212,
+// cost(60) = 15 + 60 = 75: 60 s; replica 3's release is 0 s old: held,
+// and replica 2 with it (the same dips); 4-5 (T* 30 s) and 6-8 (45 s)
+// were released at 75, 75 s ago: 1 + 2 = 3.
+func TestHoldTextLowAge(t *testing.T) {
+	p := holdPolicy(t, 182*time.Second, nil)
+	var st State
+	cur := 8
+	var d Decision
+	for i, running := range []float64{80, 10, 30, 50, 80, 10, 10, 10, 10, 30, 10} {
+		d = Decide(p, runObs(cur, running), &st, at(int64(15*i)))
+		cur = d.Desired
+	}
+	expect(t, d, 3, ReasonHold)
+	if want := "dip from 8 open 75 s, replica 3 released 0 s ago < 60 s: hold 2 of the 7 replicas it released (1 + 2 = 3)"; !strings.Contains(stepsText(d), want) {
+		t.Errorf("steps:\n%s\nwant %q", stepsText(d), want)
+	}
+}
