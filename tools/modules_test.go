@@ -19,7 +19,7 @@ import (
 // in one module, say) recompiles every package above it, client-go and
 // Kubernetes' API types included, in that module's build. Aligned, a cold
 // `make test` compiles about 240 MB of Go source instead of 330 MB
-// (docs/evaluation/PERFORMANCE.md, "CI").
+// (docs/evaluation/PERFORMANCE.md, "CI: a fresh `.ci/run`").
 var held = map[string]map[string]string{
 	"deploy/kedae2e": {
 		"github.com/prometheus/prometheus":    "v0.316.0 needs client_golang v1.25.0, whose API v1 Query and QueryRange return four values; KEDA v2.21.0's predictkube scaler, in the scalers package the test builds, takes three",
