@@ -859,16 +859,6 @@ func readState(path string) (*recommend.State, error) {
 	if err != nil {
 		return nil, invalidf("--state: %w\n(want the JSON infscale decide writes, see docs/recommend.md; delete the file to start fresh)", err)
 	}
-	if held := decisionHistory(&f.State); f.State.LastAt.IsZero() && len(held) > 0 {
-		// Every decision sets last_at; without it the state read as
-		// fresh (the current count 1, not its last desired) while its
-		// history still held and limited the decision.
-		prefix := "state."
-		if f.Version == 0 { // the bare State decide wrote before the envelope
-			prefix = ""
-		}
-		return nil, invalidf("--state %s: %slast_at: missing, but the state holds a decision's history (%s), and every decision sets it: the file was edited or cut; restore last_at (the last decision's time), or delete the file to start fresh", path, prefix, strings.Join(held, ", "))
-	}
 	return &f.State, nil
 }
 
@@ -883,34 +873,6 @@ func fileAbove(path string) string {
 			return filepath.Dir(path)
 		}
 	}
-}
-
-// decisionHistory names the fields of st that only a decision writes and
-// that hold something.
-func decisionHistory(st *recommend.State) []string {
-	var held []string
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{
-		{"recommendations", len(st.Recommendations) > 0},
-		{"scale_up_events", len(st.ScaleUpEvents) > 0},
-		{"scale_down_events", len(st.ScaleDownEvents) > 0},
-		{"demand", len(st.Demand) > 0},
-		{"arrivals", len(st.Arrivals) > 0},
-		{"last_desired", st.LastDesired > 0},
-		{"coming", st.Coming > 0},
-		{"dips", len(st.Dips) > 0},
-		{"open_dip", st.OpenDip != nil},
-		{"inherited", st.Inherited > 0},
-		{"rate_peaks", len(st.RatePeaks) > 0},
-		{"ramps", len(st.Ramps) > 0},
-	} {
-		if f.set {
-			held = append(held, f.name)
-		}
-	}
-	return held
 }
 
 // writeState writes the state after a decision atomically and durably

@@ -43,7 +43,7 @@ func TestScaleEventSlots(t *testing.T) {
 // Scale events are kept in the HPA's slots, not in time order: a state
 // file holding them so is valid.
 func TestStateEventsSlotOrder(t *testing.T) {
-	st := State{ScaleUpEvents: []ScaleEvent{{At: at(105), Change: 1}, {At: at(90), Change: 2}}}
+	st := State{LastAt: at(105), ScaleUpEvents: []ScaleEvent{{At: at(105), Change: 1}, {At: at(90), Change: 2}}}
 	if err := st.Validate(); err != nil {
 		t.Fatalf("events in slot order: %v", err)
 	}

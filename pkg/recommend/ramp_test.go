@@ -98,7 +98,7 @@ func TestRampStateValidateSeenBelowRate(t *testing.T) {
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "ramps[0].seen: 1 is below rate 5") {
 		t.Errorf("Validate: %v, want ramps[0].seen: 1 is below rate 5", err)
 	}
-	ok := State{Ramps: []Ramp{{At: at(50), Rate: 5, Seen: 5, Done: true}, {At: at(100), Rate: 1, Seen: 1}}}
+	ok := State{LastAt: at(100), Ramps: []Ramp{{At: at(50), Rate: 5, Seen: 5, Done: true}, {At: at(100), Rate: 1, Seen: 1}}}
 	if err := ok.Validate(); err != nil {
 		t.Errorf("Validate of ramps Decide writes: %v", err)
 	}

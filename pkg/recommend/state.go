@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"math"
+	"strings"
 	"time"
 )
 
@@ -16,7 +17,8 @@ const zeroTime = "missing or 0001-01-01T00:00:00Z, the zero time (want the RFC33
 // recordEvent), more than MaxDips dips, a dip ending after last_at or
 // whose floor is above its from (or back above from), an open dip or its
 // lows after last_at, more than MaxRamps
-// ramps or a ramp whose seen is below its rate. Each error names the
+// ramps or a ramp whose seen is below its rate, and a decision's history
+// without last_at. Each error names the
 // field by its JSON path, e.g. "scale_up_events[0].change: -100 must be in
 // 1..2147483647".
 func (s *State) Validate() error {
@@ -157,7 +159,41 @@ func (s *State) Validate() error {
 	count("coming", s.Coming)
 	count("last_desired", s.LastDesired)
 	count("inherited", s.Inherited)
+	if held := s.history(); s.LastAt.IsZero() && len(held) > 0 {
+		// Every decision sets last_at; without it the state reads as
+		// fresh (the current count as found, not its last desired) while
+		// its history still holds and limits the decision.
+		errs.add("last_at", "missing, but the state holds a decision's history (%s), and every decision sets it: the file was edited or cut; restore last_at (the last decision's time), or delete the file to start fresh", strings.Join(held, ", "))
+	}
 	return errs.err()
+}
+
+// history names the fields of s that only a decision writes and that
+// hold something.
+func (s *State) history() []string {
+	var held []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"recommendations", len(s.Recommendations) > 0},
+		{"scale_up_events", len(s.ScaleUpEvents) > 0},
+		{"scale_down_events", len(s.ScaleDownEvents) > 0},
+		{"demand", len(s.Demand) > 0},
+		{"arrivals", len(s.Arrivals) > 0},
+		{"last_desired", s.LastDesired > 0},
+		{"coming", s.Coming > 0},
+		{"dips", len(s.Dips) > 0},
+		{"open_dip", s.OpenDip != nil},
+		{"inherited", s.Inherited > 0},
+		{"rate_peaks", len(s.RatePeaks) > 0},
+		{"ramps", len(s.Ramps) > 0},
+	} {
+		if f.set {
+			held = append(held, f.name)
+		}
+	}
+	return held
 }
 
 // maxDipSeconds bounds a dip's length in a State (ten years): longer ones

@@ -107,7 +107,7 @@ func TestReasonNames(t *testing.T) {
 // A dip's from and floor are replica counts: a negative one is refused,
 // named by its path.
 func TestStateDipCounts(t *testing.T) {
-	st := State{Dips: []Dip{{At: at(0), Seconds: 30, Returned: true, Back: 2, From: 3, Floor: 1}}}
+	st := State{LastAt: at(30), Dips: []Dip{{At: at(0), Seconds: 30, Returned: true, Back: 2, From: 3, Floor: 1}}}
 	if err := st.Validate(); err != nil {
 		t.Fatalf("valid dip: %v", err)
 	}
@@ -129,6 +129,24 @@ func TestStateDipOrder(t *testing.T) {
 	st.Dips[1].Seconds = 50 // ends at 65 s, before the first's 75 s
 	if err := st.Validate(); err == nil || !strings.Contains(err.Error(), "dips[1].seconds: 50: the dip ends at 1970-01-01T00:01:05Z, before the previous entry's end 1970-01-01T00:01:15Z") {
 		t.Errorf("a dip ending before the one before it: %v, want dips[1].seconds named with both ends", err)
+	}
+}
+
+// A decision's history without last_at (a file edited or cut) is refused,
+// naming what it holds: read as fresh, its history would still limit the
+// next decision. decide and serve's restore read it through Validate.
+func TestStateHistoryWithoutLastAt(t *testing.T) {
+	st := State{LastDesired: 8, Inherited: 8, Recommendations: []TimedReplicas{{At: at(1000), Replicas: 8}}}
+	err := st.Validate()
+	if err == nil || !strings.Contains(err.Error(), "last_at: missing, but the state holds a decision's history (recommendations, last_desired, inherited)") {
+		t.Errorf("history without last_at: %v, want last_at named with the fields that hold it", err)
+	}
+	st.LastAt = at(1000)
+	if err := st.Validate(); err != nil {
+		t.Errorf("with last_at: %v", err)
+	}
+	if err := (&State{}).Validate(); err != nil {
+		t.Errorf("an empty state (no decision yet): %v", err)
 	}
 }
 

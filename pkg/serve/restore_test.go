@@ -194,7 +194,8 @@ func TestStoreRefusesNonRegular(t *testing.T) {
 		t.Errorf("duplicate key: %v", err)
 	}
 	// A state Save wrote loads back equal.
-	st := recommend.State{Recommendations: []recommend.TimedReplicas{{At: time.Now().UTC().Truncate(time.Second), Replicas: 3}}}
+	at := time.Now().UTC().Truncate(time.Second)
+	st := recommend.State{LastAt: at, Recommendations: []recommend.TimedReplicas{{At: at, Replicas: 3}}}
 	if err := store.Save("ok", Persisted{Desired: 3, Current: 2, State: st, SavedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
