@@ -159,11 +159,13 @@ func (s *State) Validate() error {
 	count("coming", s.Coming)
 	count("last_desired", s.LastDesired)
 	count("inherited", s.Inherited)
-	if held := s.history(); s.LastAt.IsZero() && len(held) > 0 {
+	if s.LastAt.IsZero() {
 		// Every decision sets last_at; without it the state reads as
 		// fresh (the current count as found, not its last desired) while
 		// its history still holds and limits the decision.
-		errs.add("last_at", "missing, but the state holds a decision's history (%s), and every decision sets it: the file was edited or cut; restore last_at (the last decision's time), or delete the file to start fresh", strings.Join(held, ", "))
+		if held := s.history(); len(held) > 0 {
+			errs.add("last_at", "missing, but the state holds a decision's history (%s), and every decision sets it: the file was edited or cut; restore last_at (the last decision's time), or delete the file to start fresh", strings.Join(held, ", "))
+		}
 	}
 	return errs.err()
 }
