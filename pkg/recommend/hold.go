@@ -108,26 +108,22 @@ func (d *OpenDip) since(k int) time.Time {
 	return d.At
 }
 
-// record adds d to st's dips as one dip per low, each releasing the
-// replicas from the low before (From for the first) down to its own,
-// from when it was reached to now; returned (the recommendation back at
-// From or above: each part wanted back whole) or not.
-func (d *OpenDip) record(st *State, now time.Time, returned, late bool) {
+// expire adds d to st's dips as not returned, one dip per low, each
+// releasing the replicas from the low before (From for the first) down to
+// its own, from when it was reached to now.
+func (d *OpenDip) expire(st *State, now time.Time) {
 	from := d.From
 	for _, l := range d.lows() {
-		x := Dip{At: l.At, Seconds: now.Sub(l.At).Seconds(), From: from, Floor: l.Floor}
-		if returned {
-			x.Returned, x.Back, x.Missed = true, from, late
-		}
-		st.addDip(x)
+		st.addDip(Dip{At: l.At, Seconds: now.Sub(l.At).Seconds(), From: from, Floor: l.Floor})
 		from = l.Floor
 	}
 }
 
-// returnTo records the replicas up to rec of d as wanted back now, each
-// part from the low that released it, and keeps d open for those above
-// rec: a recommendation that climbs back a replica at a time wants each
-// one back when it reaches it, not when it first rises.
+// returnTo records the replicas up to rec (at most From) of d as wanted
+// back now, each part from the low that released it, and keeps d's lows
+// for those above rec: a recommendation that climbs back a replica at a
+// time wants each one back when it reaches it, not when it first rises.
+// The caller drops d once rec reaches From.
 func (d *OpenDip) returnTo(st *State, now time.Time, rec int, late bool) {
 	from := d.From
 	var lows []DipLow
@@ -161,14 +157,14 @@ func (h *Hold) trackDip(st *State, rec, base int, now time.Time, watch time.Dura
 	if d := st.OpenDip; d != nil {
 		g := now.Sub(d.At).Seconds()
 		switch {
-		case rec > d.Floor && rec < d.From:
-			d.returnTo(st, now, rec, late)
-			return
 		case rec > d.Floor:
-			d.record(st, now, true, late)
+			d.returnTo(st, now, min(rec, d.From), late)
+			if rec < d.From {
+				return
+			}
 			st.OpenDip = nil
 		case g > DipHorizon*h.BreakEven.Seconds():
-			d.record(st, now, false, late)
+			d.expire(st, now)
 			st.OpenDip = nil
 		default:
 			if rec < d.Floor {
