@@ -212,6 +212,9 @@ func request(arrival float64, prompt, output int32) Request {
 	if output < 1 {
 		output = 1
 	}
+	if arrival == 0 {
+		arrival = 0 // a row's -0 is second 0: negative zero printed as "-0 s"
+	}
 	return Request{Arrival: arrival, Prompt: prompt, Output: output}
 }
 

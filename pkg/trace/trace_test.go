@@ -637,3 +637,28 @@ func TestAzureFarTimestamps(t *testing.T) {
 		}
 	}
 }
+
+// TestNegativeZeroArrival: an arrival written -0 (a decimal number >= 0,
+// so read) is second 0, not IEEE negative zero, which simulate printed as
+// a span of "-0 s" and JSON "duration_s": -0.
+func TestNegativeZeroArrival(t *testing.T) {
+	for name, body := range map[string]string{
+		"generic.csv":  "-0,100,10\n-0.0,100,10\n",
+		"burstgpt.csv": BurstGPTHeader + "\n-0,ChatGPT,100,10,110,Conversation log\n",
+		"t.jsonl":      `{"timestamp": -0, "input_length": 100, "output_length": 10}` + "\n",
+	} {
+		src, err := Parse(writeFile(t, name, body), Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := readAll(t, src)
+		if len(got) == 0 {
+			t.Fatalf("%s: no rows", name)
+		}
+		for i, q := range got {
+			if q.Arrival != 0 || math.Signbit(q.Arrival) {
+				t.Errorf("%s: row %d arrives at %v (sign bit %v), want +0", name, i, q.Arrival, math.Signbit(q.Arrival))
+			}
+		}
+	}
+}
