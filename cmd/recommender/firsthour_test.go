@@ -260,6 +260,26 @@ func TestSimulateWindowOutsideTrace(t *testing.T) {
 		"--window 1000:1300: no request arrives between 1000 s (16m40s) and 1300 s (21m40s) (reference spans 1500 s (25m)); choose a window with traffic")
 }
 
+// TestSimulateWindowZeroSpan: a --window on a trace whose requests all
+// arrive at one instant (one request, say) is refused saying so; it
+// suggested "--window 0:0", itself refused (an end after the start).
+func TestSimulateWindowZeroSpan(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"one.csv": "0,10,10\n", "same.csv": "0,10,10\n0,20,20\n"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range []string{"simulate", "tune"} {
+			stderr := wantRefused(t, []string{cmd, "--trace", p, "--window", "0:10", "-q"}, nil,
+				"--window 0:10: every request of "+name+" arrives at second 0 (a span of 0 s): no window can cut it; leave --window out")
+			if strings.Contains(stderr, "--window 0:0") {
+				t.Errorf("%s %s: suggests the window 0:0, which is refused:\n%s", cmd, name, stderr)
+			}
+		}
+	}
+}
+
 // TestNoCommand: infscale alone prints the whole usage, every command
 // with its help line, and says to choose one (exit 2).
 func TestNoCommand(t *testing.T) {

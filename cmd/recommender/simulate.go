@@ -397,6 +397,11 @@ func (c *SimulateCmd) checkWindow(src trace.Source, a, b float64, in int64) erro
 	if c.RateScale != 1 {
 		scaled = fmt.Sprintf(" at --rate-scale %g", c.RateScale)
 	}
+	if src.Duration <= 0 {
+		// "e.g. --window 0:0" would be refused itself (an end after the start).
+		return invalidf("--window %s: every request of %s arrives at second 0 (a span of 0 s%s): no window can cut it; leave --window out (the whole trace is replayed, its requests one cohort at second 0)",
+			c.Window, src.Name, scaled)
+	}
 	if a >= src.Duration {
 		return invalidf("--window %s: starts at %s, at or past the end of the trace: %s spans %s%s; want a START below that, e.g. --window 0:%s",
 			c.Window, secondsText(a), src.Name, secondsText(src.Duration), scaled, strconv.FormatFloat(math.Ceil(src.Duration), 'f', 0, 64))
