@@ -280,6 +280,20 @@ func TestSimulateWindowZeroSpan(t *testing.T) {
 	}
 }
 
+// TestSimulateInitialBounds: --initial 0 was read as the flag left out
+// (the warm start, a replica or more), so a run asked to start with no
+// replica silently started warm; it is refused, as a negative count is,
+// naming the flag (the negative one named "initial replicas").
+func TestSimulateInitialBounds(t *testing.T) {
+	for _, v := range []string{"0", "-1"} {
+		wantRefused(t, []string{"simulate", "--initial=" + v, "-p", "fixed:1", "-q"}, nil,
+			"infscale: --initial "+v+": want 1 to 10000 replicas ready at second 0; leave the flag out for the warm start")
+	}
+	if code, _, stderr := runIn(t, nil, "simulate", "--initial", "1", "-p", "fixed:1", "-q"); code != exitOK {
+		t.Errorf("--initial 1: exit %d: %s", code, stderr)
+	}
+}
+
 // TestNoCommand: infscale alone prints the whole usage, every command
 // with its help line, and says to choose one (exit 2).
 func TestNoCommand(t *testing.T) {

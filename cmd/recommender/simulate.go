@@ -38,7 +38,7 @@ type SimulateCmd struct {
 	Prefill      string        `name:"prefill" default:"chunked" enum:"chunked,stall" help:"Prefill scheduling: chunked (vLLM V1) or stall (vLLM V0: a prefill pauses decoding)."`
 	MaxBatched   int           `name:"max-batched-tokens" default:"8192" help:"vLLM max_num_batched_tokens: the tokens one step (chunked) or one prefill (stall) carries."`
 	Drain        time.Duration `name:"drain" default:"10m" help:"How long after the trace's end requests may still finish; those without a first token by then miss."`
-	Initial      int           `name:"initial" help:"Replicas ready at second 0 (default: each policy's minimum, at least 1)."`
+	Initial      int           `name:"initial" help:"Replicas ready at second 0, 1 or more (default: the warm start, what the trace's first cold start needs, at least each policy's minimum and 1)."`
 	Timeline     bool          `name:"timeline" help:"Also print each policy's timeline, one row per period, with the reason and metric that decided infscale's counts (text blocks; a timeline CSV with --output csv; in each object with json)."`
 	Plot         string        `name:"plot" help:"Write a plot of load, replicas and TTFT over time to FILE.png or FILE.svg (with --pd each pool's replicas in a panel of its own)."`
 	Output       string        `name:"output" short:"o" default:"text" enum:"text,json,csv" help:"Output format: text, json or csv."`
@@ -107,6 +107,10 @@ func (c *SimulateCmd) Run(e *env) error {
 	}
 	if c.Initial > replay.MaxReplicas {
 		return invalidf("--initial %d: want at most %d replicas (replay.MaxReplicas)", c.Initial, replay.MaxReplicas)
+	}
+	if e.given["initial"] && c.Initial < 1 {
+		// The replay reads 0 as no --initial: a given 0 would start warm.
+		return invalidf("--initial %d: want 1 to %d replicas ready at second 0; leave the flag out for the warm start", c.Initial, replay.MaxReplicas)
 	}
 	mode, _ := replay.ParsePrefillMode(c.Prefill)
 	cfg := replay.Config{
