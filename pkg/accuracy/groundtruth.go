@@ -345,17 +345,19 @@ func (t *table) stage() (Stage, error) {
 	try(err)
 	s.QuestionLen, err = t.count("question_len", 0, 1<<24)
 	try(err)
+	// Every prompt column given is checked, read or not.
+	prompt := 0
+	for _, col := range []string{"prompt_len_spec_mean", "prompt_len_meas_mean"} {
+		v, ok, err := t.length(col)
+		try(err)
+		if ok && prompt == 0 {
+			prompt = int(math.Round(v))
+		}
+	}
 	if s.QuestionLen == 0 && err == nil {
 		// No shared-prefix description: the whole prompt is the request's.
 		s.SystemPromptLen, s.UniqueSystemPrompts = 0, 0
-		for _, col := range []string{"prompt_len_spec_mean", "prompt_len_meas_mean"} {
-			v, ok, err := t.length(col)
-			try(err)
-			if ok {
-				s.QuestionLen = int(math.Round(v))
-				break
-			}
-		}
+		s.QuestionLen = prompt
 		if s.QuestionLen == 0 {
 			try(fmt.Errorf("%s:%d: no prompt length: want question_len, prompt_len_spec_mean or prompt_len_meas_mean", t.file, s.Line))
 		}

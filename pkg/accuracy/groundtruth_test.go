@@ -42,6 +42,23 @@ func TestParseGroundTruthErrors(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
 	}
+	// A prompt column the row does not read (question_len given, or an
+	// earlier prompt column) was not checked at all: 1e12 passed, exit 0,
+	// where docs/evaluation/ACCURACY.md refuses every length column given.
+	prompts := strings.Replace(header, "question_len", "question_len,prompt_len_spec_mean,prompt_len_meas_mean", 1)
+	for _, tc := range []struct{ name, body, want string }{
+		{"spec beside question_len", "e,m,H100,1,0,1,600,100,1e12,,10,5\n", "gt.csv:2:24: column prompt_len_spec_mean: 1e+12: want a mean length in tokens from 1 to 16777216"},
+		{"meas beside question_len", "e,m,H100,1,0,1,600,100,500,-3,10,5\n", "gt.csv:2:28: column prompt_len_meas_mean: -3: want a mean length in tokens from 1 to 16777216"},
+		{"meas after spec", "e,m,H100,1,0,1,600,0,500,-3,10,5\n", "gt.csv:2:26: column prompt_len_meas_mean: -3: want a mean length in tokens from 1 to 16777216"},
+	} {
+		_, err := ParseGroundTruth("gt.csv", strings.NewReader(prompts+tc.body))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if st, err := ParseGroundTruth("gt.csv", strings.NewReader(prompts+"e,m,H100,1,0,1,600,0,500,700,10,5\n")); err != nil || st[0].QuestionLen != 500 {
+		t.Errorf("spec 500 before meas 700: %+v, %v; want the prompt 500", st, err)
+	}
 	if _, err := ParseGroundTruth("gt.csv", strings.NewReader(header+"e,m,H100,1,0,1,600,100,10,1e10\n")); err != nil {
 		t.Errorf("1e10 ms (the bound): %v", err)
 	}
