@@ -1,11 +1,11 @@
 package trace
 
 import (
+	"container/heap"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -69,48 +69,88 @@ func (o OnOff) Source() Source {
 }
 
 type onoffReader struct {
-	o   OnOff
-	rng *rand.Rand
-	t   float64   // start of the next busy period
-	buf []Request // the current busy period's requests, sorted
-	i   int
+	o    OnOff
+	rng  *rand.Rand
+	t    float64 // start of the next busy period
+	busy bool    // within a busy period: end, next, last and perBurst hold
+	// end is the busy period's end, next the start of its next burst (none
+	// from end on), last its latest arrival, perBurst its bursts a second.
+	end, next, last, perBurst float64
+	// pend holds the drawn requests not yet due, earliest first (ties in
+	// the order drawn): those of the bursts within Spread of next, not the
+	// whole busy period (R × (on + gap) requests: 1.5e10 at rate=1e8).
+	pend onoffHeap
+	seq  int
 }
 
 func (r *onoffReader) Close() error { return nil }
 
 func (r *onoffReader) Next() (Request, error) {
-	for r.i >= len(r.buf) {
-		if r.t >= r.o.Duration {
-			return Request{}, io.EOF
-		}
-		r.period()
-	}
-	r.i++
-	return r.buf[r.i-1], nil
-}
-
-// period draws one busy period from r.t and the gap after it.
-func (r *onoffReader) period() {
 	o := r.o
-	r.buf, r.i = r.buf[:0], 0
-	end := r.t + r.rng.ExpFloat64()*o.On
-	perBurst := o.Rate * (o.On + o.Gap) / o.On / o.Burst.Mean()
-	last := r.t
-	for b := r.t + r.rng.ExpFloat64()/perBurst; b < end; b += r.rng.ExpFloat64() / perBurst {
+	for {
+		if !r.busy {
+			if r.t >= o.Duration {
+				return Request{}, io.EOF
+			}
+			r.busy = true
+			r.end = r.t + r.rng.ExpFloat64()*o.On
+			r.perBurst = o.Rate * (o.On + o.Gap) / o.On / o.Burst.Mean()
+			r.last = r.t
+			r.next = r.t + r.rng.ExpFloat64()/r.perBurst
+			continue
+		}
+		// Every later burst's requests arrive at or after next, and were
+		// drawn later: a request due by then goes first.
+		if len(r.pend) > 0 && (r.next >= r.end || r.pend[0].Arrival <= r.next) {
+			return heap.Pop(&r.pend).(onoffItem).Request, nil
+		}
+		if r.next >= r.end {
+			// Pareto by inversion: min / U^(1/alpha), U in (0, 1].
+			u := 1 - r.rng.Float64()
+			r.t = max(r.end, r.last) + o.GapMin()/math.Pow(u, 1/o.Alpha)
+			r.busy = false
+			continue
+		}
 		n := o.Burst.Draw(r.rng)
 		for range n {
-			a := b + r.rng.Float64()*o.Spread
+			a := r.next + r.rng.Float64()*o.Spread
 			if a >= o.Duration {
 				continue
 			}
-			r.buf = append(r.buf, Request{Arrival: a, Prompt: o.Prompt.Draw(r.rng), Output: o.Output.Draw(r.rng)})
-			last = max(last, a)
+			heap.Push(&r.pend, onoffItem{Request{Arrival: a, Prompt: o.Prompt.Draw(r.rng), Output: o.Output.Draw(r.rng)}, r.seq})
+			r.seq++
+			r.last = max(r.last, a)
 		}
+		r.next += r.rng.ExpFloat64() / r.perBurst
 	}
-	slices.SortStableFunc(r.buf, cmpArrival)
-	// Pareto by inversion: min / U^(1/alpha), U in (0, 1].
-	u := 1 - r.rng.Float64()
-	r.t = max(end, last) + o.GapMin()/math.Pow(u, 1/o.Alpha)
+}
+
+// held is the requests drawn and not yet returned.
+func (r *onoffReader) held() int { return len(r.pend) }
+
+// onoffItem is a drawn request and its draw order, which breaks ties.
+type onoffItem struct {
+	Request
+	seq int
+}
+
+// onoffHeap is a min-heap of drawn requests by (arrival, draw order).
+type onoffHeap []onoffItem
+
+func (h onoffHeap) Len() int { return len(h) }
+func (h onoffHeap) Less(i, j int) bool {
+	if h[i].Arrival != h[j].Arrival {
+		return h[i].Arrival < h[j].Arrival
+	}
+	return h[i].seq < h[j].seq
+}
+func (h onoffHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *onoffHeap) Push(x any)   { *h = append(*h, x.(onoffItem)) }
+func (h *onoffHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // parseOnOff reads synthetic:onoff,... (the part after "synthetic:"):

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -85,5 +86,84 @@ func TestOnOffParseErrors(t *testing.T) {
 	}
 	if !strings.Contains(o.Name, "gap=300s") || !strings.Contains(o.Name, "seed=3") || o.Duration != 3600 {
 		t.Errorf("source %q duration %g: want gap=300s, seed=3, 3600 s", o.Name, o.Duration)
+	}
+}
+
+// onoffWhole is synthetic:onoff as it was generated before it streamed:
+// each busy period drawn whole into memory, then sorted (stable: equal
+// arrivals in the order drawn). The streamed reader must give the same
+// requests in the same order (recommended.md's onoff rows replay them).
+func onoffWhole(o OnOff) []Request {
+	rng := newRNG(o.Seed)
+	var out []Request
+	for t := 0.0; t < o.Duration; {
+		end := t + rng.ExpFloat64()*o.On
+		perBurst := o.Rate * (o.On + o.Gap) / o.On / o.Burst.Mean()
+		last := t
+		var buf []Request
+		for b := t + rng.ExpFloat64()/perBurst; b < end; b += rng.ExpFloat64() / perBurst {
+			for range o.Burst.Draw(rng) {
+				a := b + rng.Float64()*o.Spread
+				if a >= o.Duration {
+					continue
+				}
+				buf = append(buf, Request{Arrival: a, Prompt: o.Prompt.Draw(rng), Output: o.Output.Draw(rng)})
+				last = max(last, a)
+			}
+		}
+		slices.SortStableFunc(buf, cmpArrival)
+		out = append(out, buf...)
+		t = max(end, last) + o.GapMin()/math.Pow(1-rng.Float64(), 1/o.Alpha)
+	}
+	return out
+}
+
+// TestOnOffStreams: a busy period was drawn whole into memory before its
+// first request was returned, R × (on + gap) requests on average (and
+// once per policy replaying it): synthetic:onoff,rate=1e8 (within the
+// documented rate bound, less than 1e9) was killed for memory. The reader
+// now holds only the requests of the bursts within --spread of the next
+// one, and yields the same trace.
+func TestOnOffStreams(t *testing.T) {
+	for _, spec := range []string{
+		"onoff", "onoff,seed=5,duration=2h", "onoff,spread=0,burst=3-9", "onoff,spread=30,duration=10m",
+		"onoff,burst=1,duration=100", "onoff,rate=40,on=5,gap=3,alpha=1.1,duration=15m", "onoff,spread=5,on=20,gap=30,duration=61",
+	} {
+		o, err := parseOnOff(spec, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := readAll(t, o.Source()), onoffWhole(o)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d requests, want %d", spec, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: request %d = %+v, want %+v", spec, i, got[i], want[i])
+			}
+		}
+	}
+	// 1000 req/s with the default 60 s busy and 90 s gap: a busy period
+	// holds 150,000 requests on average; bursts (12.5 requests, 2 s
+	// spread) start at 1000 × 150/60/12.5 = 200 a second, so about
+	// 200 × 2 × 12.5 = 5,000 requests are drawn but not yet due.
+	o, err := parseOnOff("onoff,rate=1000,duration=1h", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := o.Source().Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	most := 0
+	for range 50000 {
+		if _, err := rd.Next(); err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, rd.(*onoffReader).held())
+	}
+	if most > 20000 {
+		t.Errorf("the reader held %d requests at once, want about 5,000 (those of the bursts within the spread)", most)
 	}
 }
