@@ -217,5 +217,15 @@ func parseOnOff(spec string, seed uint64) (OnOff, error) {
 	if o.Spread > o.On {
 		return o, fmt.Errorf("synthetic onoff spread=%gs: want at most the busy period on=%gs (a burst's arrivals spread past it lower the average rate)", o.Spread, o.On)
 	}
+	// The reader holds the requests of the bursts within one spread of the
+	// next burst: past a bound, a spec within rate's range ran out of memory.
+	if held := o.Rate*(o.On+o.Gap)/o.On*o.Spread + float64(o.Burst.Hi); held > onoffMaxHeld {
+		return o, fmt.Errorf("synthetic onoff rate=%g, spread=%gs, burst=%s: about %.3g requests arrive within one spread (rate x (on + gap) / on x spread, plus the largest burst), more than the %d the generator holds at once; lower rate= or spread= (spread=0: a burst's requests at one instant)",
+			o.Rate, o.Spread, o.Burst, held, onoffMaxHeld)
+	}
 	return o, nil
 }
+
+// onoffMaxHeld bounds the requests an onoff reader holds at once (about 32
+// bytes each, per policy replaying the trace).
+const onoffMaxHeld = 1 << 20

@@ -74,10 +74,19 @@ func TestOnOffParseErrors(t *testing.T) {
 		"synthetic:onoff,gap=1000h":      "gap=3.6e+06s: want each at most the duration (3600s)",
 		"synthetic:onoff,on=2h":          "on=7200s, gap=90s: want each at most the duration",
 		"synthetic:onoff,spread=61s":     "spread=61s: want at most the busy period on=60s",
+		// Killed for memory: the requests of the bursts within one spread
+		// are held at once, 1e8 x 150/60 x 2 = 5e8 of them.
+		"synthetic:onoff,rate=1e8":                     "synthetic onoff rate=1e+08, spread=2s, burst=5-20: about 5e+08 requests arrive within one spread (rate x (on + gap) / on x spread, plus the largest burst), more than the 1048576 the generator holds at once; lower rate= or spread= (spread=0: a burst's requests at one instant)",
+		"synthetic:onoff,rate=1,burst=2000000-3000000": "about 3e+06 requests arrive within one spread",
 	} {
 		_, err := Parse(spec, Options{})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want it to contain %q", spec, err, want)
+		}
+	}
+	for _, spec := range []string{"synthetic:onoff,rate=1e5", "synthetic:onoff,rate=1e8,spread=0"} { // 500,020 and 20
+		if _, err := Parse(spec, Options{}); err != nil {
+			t.Errorf("%s: %v", spec, err)
 		}
 	}
 	o, err := Parse("synthetic:onoff,gap=300s,seed=3", Options{Seed: 1})
