@@ -294,6 +294,28 @@ func TestSimulateInitialBounds(t *testing.T) {
 	}
 }
 
+// TestSimulateSeedIgnored: --seed seeds generated traces only; on a trace
+// file, or a synthetic spec with its own seed=, it was ignored without a
+// word (ten seeds, ten identical runs), as no other flag is.
+func TestSimulateSeedIgnored(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(p, []byte("0,10,10\n30,10,10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, []string{"simulate", "--trace", p, "--seed", "2", "-p", "fixed:1", "-q"}, nil,
+		"infscale: --seed 2: seeds generated traces (reference, synthetic:...); the trace file "+p+" replays its own rows, so it would be ignored; drop it")
+	wantRefused(t, []string{"simulate", "--trace", "synthetic:poisson,duration=1m,seed=3", "--seed", "2", "-p", "fixed:1", "-q"}, nil,
+		"infscale: --seed 2: the spec's seed=3 wins; give one of them")
+	for _, args := range [][]string{
+		{"--seed", "2"}, {"--trace", "synthetic:poisson,duration=1m", "--seed", "2"}, {"--trace", p},
+		{"--trace", "synthetic:poisson,duration=1m,seed=3"},
+	} {
+		if code, _, stderr := runIn(t, nil, append([]string{"simulate", "-p", "fixed:1", "-q"}, args...)...); code != exitOK {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+}
+
 // TestNoCommand: infscale alone prints the whole usage, every command
 // with its help line, and says to choose one (exit 2).
 func TestNoCommand(t *testing.T) {

@@ -67,6 +67,9 @@ func (c *SimulateCmd) Run(e *env) error {
 		}
 		pols = append(pols, p)
 	}
+	if err := c.seedUsed(e.given); err != nil {
+		return err
+	}
 	src, err := c.source(e.stderr)
 	if err == nil {
 		err = checkPeriodSpan(e.given, c.Period, src.Duration)
@@ -276,6 +279,23 @@ func (c *SimulateCmd) source(w io.Writer) (trace.Source, error) {
 			what, src.Duration, src.Duration/period, c.Period, replay.MaxPeriods, float64(replay.MaxPeriods)*period/86400)
 	}
 	return src, nil
+}
+
+// seedUsed refuses a given --seed that no trace would draw from: a trace
+// file's rows, or a synthetic spec with its own seed=.
+func (c *SimulateCmd) seedUsed(given map[string]bool) error {
+	if !given["seed"] {
+		return nil
+	}
+	if c.Trace != "reference" && !strings.HasPrefix(c.Trace, "synthetic:") {
+		return invalidf("--seed %d: seeds generated traces (reference, synthetic:...); the trace file %s replays its own rows, so it would be ignored; drop it", c.Seed, c.Trace)
+	}
+	for _, f := range strings.Split(c.Trace, ",")[1:] {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(f), "seed="); ok {
+			return invalidf("--seed %d: the spec's seed=%s wins; give one of them", c.Seed, v)
+		}
+	}
+	return nil
 }
 
 // checkPeriodSpan refuses a --period, when given, longer than the replay
