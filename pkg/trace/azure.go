@@ -32,6 +32,19 @@ type azureReader struct {
 	order
 }
 
+// looksAzure reports a first row meant as an Azure header (it names
+// ContextTokens or GeneratedTokens in any letter case), so that a near miss
+// is refused naming the Azure header, not the generic CSV's.
+func looksAzure(f []string) bool {
+	for _, c := range f {
+		c = strings.Trim(strings.TrimSpace(c), `"`)
+		if strings.EqualFold(c, "ContextTokens") || strings.EqualFold(c, "GeneratedTokens") {
+			return true
+		}
+	}
+	return false
+}
+
 // OpenAzureCSV starts a pass over an Azure LLM inference trace CSV file.
 // Its first line must be the header AzureHeader, quoted or not.
 func OpenAzureCSV(name string) (Reader, error) {
@@ -42,7 +55,11 @@ func OpenAzureCSV(name string) (Reader, error) {
 	r := newRecords(l, 0)
 	f, err := r.row()
 	if err == nil && (r.line != 1 || !columns(f, azureColumns)) {
-		err = r.errorf("want the header %s on the first line", AzureHeader)
+		found := ""
+		if r.line == 1 {
+			found = ", found " + clip(r.feed.raw)
+		}
+		err = r.errorf("want the header %s on the first line (an Azure LLM trace: those three columns in that order, the names case-sensitive)%s", AzureHeader, found)
 	}
 	if err == io.EOF {
 		err = fmt.Errorf("%s:1: want the header %s, found an empty file", name, AzureHeader)

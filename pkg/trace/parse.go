@@ -168,6 +168,8 @@ func detect(name string) (Source, error) {
 		return fileSource(name, OpenAzureCSV)
 	case looksBurstGPT(fields): // its columns in any order; OpenBurstGPT says what is wrong with a near miss
 		return fileSource(name, OpenBurstGPT)
+	case looksAzure(fields): // a near miss: OpenAzureCSV names the header it wants
+		return fileSource(name, OpenAzureCSV)
 	default:
 		return fileSource(name, OpenGenericCSV)
 	}

@@ -662,3 +662,32 @@ func TestNegativeZeroArrival(t *testing.T) {
 		}
 	}
 }
+
+// TestAzureNearMissHeader: a first line naming an Azure column in another
+// letter case, or with a column missing or added, was read as a generic
+// CSV header and refused as "want arrival_s,prompt_tokens,output_tokens",
+// never naming the Azure header the file was meant to have.
+func TestAzureNearMissHeader(t *testing.T) {
+	row := "2023-11-16 18:15:46.6805900,374,44\n"
+	for name, head := range map[string]string{
+		"lower.csv": "timestamp,contexttokens,generatedtokens",
+		"two.csv":   "TIMESTAMP,ContextTokens",
+		"four.csv":  "TIMESTAMP,ContextTokens,GeneratedTokens,Extra",
+		"other.csv": "time,ContextTokens,generated",
+	} {
+		src, err := Parse(writeFile(t, name, head+"\n"+row), Options{})
+		if err == nil {
+			_, _, err = Check(src)
+		}
+		want := name + `:1: want the header TIMESTAMP,ContextTokens,GeneratedTokens on the first line (an Azure LLM trace: those three columns in that order, the names case-sensitive), found "` + head + `"`
+		if err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%s: %v\nwant %s", name, err, want)
+		}
+	}
+	// A generic CSV's own header is still the generic one's.
+	if src, err := Parse(writeFile(t, "g.csv", GenericHeader+"\n0,1,1\n"), Options{}); err != nil {
+		t.Errorf("generic header: %v", err)
+	} else if _, _, err := Check(src); err != nil {
+		t.Errorf("generic header: %v", err)
+	}
+}
