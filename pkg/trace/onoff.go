@@ -125,9 +125,6 @@ func (r *onoffReader) Next() (Request, error) {
 	}
 }
 
-// held is the requests drawn and not yet returned.
-func (r *onoffReader) held() int { return len(r.pend) }
-
 // onoffItem is a drawn request and its draw order, which breaks ties.
 type onoffItem struct {
 	Request

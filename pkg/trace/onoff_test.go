@@ -98,6 +98,9 @@ func TestOnOffParseErrors(t *testing.T) {
 	}
 }
 
+// held is the requests drawn and not yet returned.
+func (r *onoffReader) held() int { return len(r.pend) }
+
 // onoffWhole is synthetic:onoff as it was generated before it streamed:
 // each busy period drawn whole into memory, then sorted (stable: equal
 // arrivals in the order drawn). The streamed reader must give the same
