@@ -316,6 +316,26 @@ func TestSimulateSeedIgnored(t *testing.T) {
 	}
 }
 
+// TestGeneratedTraceEmpty: a synthetic spec that draws no request is
+// refused once, naming --trace, as an empty file is; with optimal among
+// the policies a second line "policy optimal: trace has no requests"
+// followed (without infscale's prefix), and with optimal alone it was the
+// only line, naming neither the flag nor the trace.
+func TestGeneratedTraceEmpty(t *testing.T) {
+	spec := "synthetic:step,low=0,high=0"
+	want := "infscale: --trace: " + spec + ": trace has no requests\n"
+	for _, args := range [][]string{
+		{"simulate", "--trace", spec, "-q"},
+		{"simulate", "--trace", spec, "-p", "optimal", "-q"},
+		{"simulate", "--trace", spec, "-p", "fixed:1", "-q"},
+		{"tune", "--trace", spec, "-q"},
+	} {
+		if code, _, stderr := runIn(t, nil, args...); code != exitInvalid || stderr != want {
+			t.Errorf("%v: exit %d, stderr\n%q\nwant 2 and\n%q", args, code, stderr, want)
+		}
+	}
+}
+
 // TestNoCommand: infscale alone prints the whole usage, every command
 // with its help line, and says to choose one (exit 2).
 func TestNoCommand(t *testing.T) {

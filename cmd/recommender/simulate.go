@@ -227,6 +227,13 @@ func (c *SimulateCmd) source(w io.Writer) (trace.Source, error) {
 		return trace.Source{}, invalidf("--trace: %v", err)
 	}
 	file := c.Trace != "reference" && !strings.HasPrefix(c.Trace, "synthetic:") // a file, even one named reference*.csv
+	if !file && c.Window == "" {
+		// A spec that draws no request (synthetic:step,low=0,high=0) is
+		// refused once here, as an empty file is, not once per policy.
+		if err := firstRequest(src); err != nil {
+			return trace.Source{}, invalidf("--trace: %v", err)
+		}
+	}
 	if file || c.Window != "" {
 		// One pass: a file's rows are checked before the parallel passes,
 		// and a window is checked against the trace before any replay.
@@ -403,6 +410,22 @@ func scanTrace(src trace.Source, a, b float64, limit int64) (first, last float64
 		return 0, 0, 0, skips{}, fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
 	}
 	return first, last, in, skipped, nil
+}
+
+// firstRequest reads src's first request only: trace.ErrEmpty (named)
+// when it has none.
+func firstRequest(src trace.Source) error {
+	r, err := src.Open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if _, err := r.Next(); err == io.EOF {
+		return fmt.Errorf("%s: %w", src.Name, trace.ErrEmpty)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // skips counts the rows a trace's reader skipped (scanTrace): all of
