@@ -124,3 +124,14 @@ func (f Fidelity) Verdict(slo float64) (grade, advice string) {
 	return "poor", fmt.Sprintf("median relative error > %.0f%% and mean |error| > %.0f%% of the SLO: the simulated replica is not this fleet's; give the fleet's --gpu, --model (or --model-config FILE) and --tp, or --calibrate FILE to fit it to this history, before trusting any row",
 		100*FairRelError, 100*FairSLOShare)
 }
+
+// zeroActual warns when the replicas query reads 0 at every step while
+// requests completed: the query counts another workload's replicas (no
+// replica served nothing), and the actual rows would stand for nothing.
+func (rep Report) zeroActual() []string {
+	a := rep.Actual
+	if a.Simulated == nil || a.ReplicaMinutes != 0 || a.Peak != 0 || !(rep.Requests >= 1) {
+		return nil
+	}
+	return []string{fmt.Sprintf("the replicas query reads 0 at every step while %.0f requests completed: the actual rows replay no replica (every request missed) and vs actual is unknown; check that it counts the replicas of the workload --selector matches", rep.Requests)}
+}

@@ -113,3 +113,28 @@ func TestWriteTextWarnsAndExplains(t *testing.T) {
 		t.Errorf("a legend line for recommended without its row:\n%s", b.String())
 	}
 }
+
+// TestZeroActualWarns: a replicas query reading 0 at every step while
+// requests completed (the wrong workload, a Deployment scaled to 0 beside
+// the one serving) printed an actual row of 0 replica-minutes whose replay
+// missed every request, without a word; it is a warning naming it, in
+// text and JSON. A range with no request and 0 replicas (a target at zero)
+// is not.
+func TestZeroActualWarns(t *testing.T) {
+	sim := replay.Result{Policy: ActualPolicy, Requests: 29053}
+	rep := dayReport()
+	rep.Requests, rep.Actual = 29053, Actual{ReplicaMinutes: 0, Peak: 0, Simulated: &sim, TTFTP95: math.NaN(), MissPct: math.NaN(), MissPctLow: math.NaN(), MissPctHigh: math.NaN()}
+	want := "the replicas query reads 0 at every step while 29053 requests completed: the actual rows replay no replica (every request missed) and vs actual is unknown; check that it counts the replicas of the workload --selector matches"
+	var text, js strings.Builder
+	if err := rep.WriteText(&text); err != nil || !strings.Contains(text.String(), "warning   "+want+"\n") {
+		t.Errorf("text (%v) lacks the warning %q:\n%s", err, want, text.String())
+	}
+	if err := rep.WriteJSON(&js); err != nil || !strings.Contains(js.String(), want) {
+		t.Errorf("JSON (%v) lacks the warning %q:\n%s", err, want, js.String())
+	}
+	rep.Requests = 0
+	text.Reset()
+	if err := rep.WriteText(&text); err != nil || strings.Contains(text.String(), "reads 0 at every step") {
+		t.Errorf("no request: warned anyway (%v):\n%s", err, text.String())
+	}
+}
