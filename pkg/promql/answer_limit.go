@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +26,38 @@ const (
 	MaxInstantAnswerBytes = 64 << 20
 	MaxRangeAnswerBytes   = 2 << 30
 )
+
+// instantInFlight counts the bytes read of the answers bounded by
+// MaxInstantAnswerBytes (instant queries; serve's range queries) being read
+// at once, by every client of the process: together at most that bound,
+// or an eighth of the Go memory limit when less (answerBudgetBytes). Each of a cycle's queries (seven
+// for one target, sent at once) read its own 64 MiB before, and an answer
+// without end held 854 MB of serve's memory, past the chart's 128Mi.
+var instantInFlight = &answerBudget{max: MaxInstantAnswerBytes}
+
+// answerBudget is a bound on the bytes of several answers together.
+type answerBudget struct {
+	used atomic.Int64
+	max  int64
+}
+
+// minAnswerBudget is the least shared bound whatever the memory limit:
+// four times a batched answer for 10,000 targets.
+const minAnswerBudget = 4 << 20
+
+// answerBudgetBytes is the shared bound under the memory limit limit (Go's
+// GOMEMLIMIT; math.MaxInt64 when none): an eighth of it, between
+// minAnswerBudget and max. An answer read costs about four times its bytes
+// (the buffer doubles as it grows, the old one waits for the collector):
+// 64 MiB read at once peaked at 323 MB of RSS under GOMEMLIMIT=115MiB,
+// the chart's 128Mi container.
+func answerBudgetBytes(limit, bound int64) int64 {
+	return min(bound, max(limit/8, minAnswerBudget))
+}
+
+// rangeBoundKey is the context key of a range query's bound (an int64:
+// its client's rangeMax).
+type rangeBoundKey struct{}
 
 // ErrAnswerTooLarge is the error of an answer past its bound (errors.Is).
 var ErrAnswerTooLarge = errors.New("answer too large")
@@ -90,8 +124,19 @@ func (l limitAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
 	max := int64(MaxInstantAnswerBytes)
 	if strings.HasSuffix(req.URL.Path, "/query_range") {
 		max = MaxRangeAnswerBytes
+		if b, ok := req.Context().Value(rangeBoundKey{}).(int64); ok && b > 0 {
+			max = b
+		}
 	}
-	lb := &limitedBody{rc: resp.Body, left: max, max: max, declared: resp.ContentLength}
+	var shared *answerBudget
+	if max <= MaxInstantAnswerBytes { // a history's range answers are read one at a time
+		shared = instantInFlight
+	}
+	budget := int64(0)
+	if shared != nil {
+		budget = answerBudgetBytes(debug.SetMemoryLimit(-1), shared.max)
+	}
+	lb := &limitedBody{rc: resp.Body, left: max, max: max, declared: resp.ContentLength, shared: shared, budget: budget}
 	if pm, ok := req.Context().Value(partialKey{}).(*partialMark); ok {
 		lb.partial, lb.scan = pm, &isPartialScan{}
 	}
@@ -109,6 +154,13 @@ type limitedBody struct {
 	// partial is marked when scan finds "isPartial":true in the body.
 	partial *partialMark
 	scan    *isPartialScan
+	// shared, when set, bounds this body with the others being read at
+	// once; held is what this body has counted in it, given back at Close.
+	shared *answerBudget
+	budget int64 // shared's bound for this body (answerBudgetBytes)
+	mu     sync.Mutex
+	held   int64
+	closed bool
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -126,10 +178,35 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	if b.left < 0 {
 		return n, b.tooLarge()
 	}
+	if b.shared != nil && n > 0 {
+		b.mu.Lock()
+		over := false
+		if !b.closed {
+			b.held += int64(n)
+			over = b.shared.used.Add(int64(n)) > b.budget
+		}
+		b.mu.Unlock()
+		if over {
+			return n, fmt.Errorf("%w: more than %d MiB, the most infscale reads of one answer or of all those being read at once (is the URL a Prometheus API root? else narrow the queries' selectors)", ErrAnswerTooLarge, b.budget>>20)
+		}
+	}
 	return n, err
 }
 
-func (b *limitedBody) Close() error { return b.rc.Close() }
+// Close gives back what the body counted in its shared bound (a read
+// cut by a deadline is closed from another goroutine: hence the lock).
+func (b *limitedBody) Close() error {
+	if b.shared != nil {
+		b.mu.Lock()
+		if !b.closed {
+			b.closed = true
+			b.shared.used.Add(-b.held)
+			b.held = 0
+		}
+		b.mu.Unlock()
+	}
+	return b.rc.Close()
+}
 
 func (b *limitedBody) tooLarge() error {
 	return fmt.Errorf("%w: more than %d MiB, the most infscale reads of one answer (is the URL a Prometheus API root? else narrow the query's selector or range)", ErrAnswerTooLarge, b.max>>20)

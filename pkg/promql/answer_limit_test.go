@@ -3,6 +3,8 @@ package promql
 import (
 	"context"
 	"errors"
+	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -67,5 +69,99 @@ func TestAnswerTooLarge(t *testing.T) {
 	c, _ = NewClient(ClientConfig{URL: ok.URL, Timeout: 20 * time.Second})
 	if v, _, err := c.Instant(ctx, "up", time.Unix(1737152900, 0)); err != nil || len(v) != 1 || v[0].Value != 3 {
 		t.Errorf("padded answer: %v, %v; want one sample of 3", v, err)
+	}
+}
+
+// zeros is an endless body of zero bytes (no memory behind it).
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// bodies is a RoundTripper answering every request 200 with an endless body.
+type bodies struct{}
+
+func (bodies) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Header: http.Header{}, ContentLength: -1, Body: io.NopCloser(zeros{}), Request: r}, nil
+}
+
+// readN reads n bytes of body and returns the error of the read, if any.
+func readN(body io.Reader, n int64) error {
+	_, err := io.CopyN(io.Discard, body, n)
+	return err
+}
+
+// TestAnswersReadAtOnceShareTheBound: the instant answers being read at
+// once share MaxInstantAnswerBytes. Each query of a cycle (seven for one
+// target, all at once) used to read its own 64 MiB: an endless answer
+// held 854 MB of serve's RSS (128Mi is the chart's limit). Two answers of
+// 40 MiB at once pass the bound, a third after the first is closed reads.
+func TestAnswersReadAtOnceShareTheBound(t *testing.T) {
+	rt := limitAnswers{rt: bodies{}}
+	open := func() io.ReadCloser {
+		req, _ := http.NewRequest(http.MethodPost, "http://prom/api/v1/query", nil)
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Body
+	}
+	a, b := open(), open()
+	if err := readN(a, 40<<20); err != nil {
+		t.Fatalf("first answer, 40 MiB alone: %v", err)
+	}
+	err := readN(b, 40<<20)
+	if !errors.Is(err, ErrAnswerTooLarge) || !strings.Contains(err.Error(), "more than 64 MiB, the most infscale reads of one answer or of all those being read at once") {
+		t.Errorf("second answer, 40 MiB beside 40 MiB: %v; want the shared bound", err)
+	}
+	a.Close()
+	b.Close()
+	c := open()
+	defer c.Close()
+	if err := readN(c, 40<<20); err != nil {
+		t.Errorf("third answer, 40 MiB after the others were closed: %v", err)
+	}
+}
+
+// TestRangeAnswerBound: ClientConfig.MaxRangeAnswerBytes lowers a
+// client's range bound (serve reads only its own series over at most an
+// hour), and ForHistory's client reads up to MaxRangeAnswerBytes again.
+// A range answer declaring 65 MiB is refused before it is read by the
+// first and read by the second.
+func TestRangeAnswerBound(t *testing.T) {
+	const matrix = `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1767607200,"5"]]}]}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(65<<20))
+		w.Write([]byte(matrix + strings.Repeat(" ", 65<<20-len(matrix))))
+	}))
+	defer srv.Close()
+	c, err := NewClient(ClientConfig{URL: srv.URL, Timeout: 20 * time.Second, MaxRangeAnswerBytes: MaxInstantAnswerBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1767607200, 0)
+	_, _, err = c.Range(context.Background(), "up", at, at, time.Minute)
+	if !errors.Is(err, ErrAnswerTooLarge) || !strings.Contains(err.Error(), "more than 64 MiB") {
+		t.Errorf("range answer of 65 MiB under a 64 MiB bound: %v; want refused", err)
+	}
+	if m, _, err := c.ForHistory(20*time.Second, 0).Range(context.Background(), "up", at, at, time.Minute); err != nil || len(m) != 1 {
+		t.Errorf("the history client: %v, %v; want the answer read", m, err)
+	}
+}
+
+// TestAnswerBudgetUnderMemoryLimit: the answers read at once share an
+// eighth of the memory limit, at most MaxInstantAnswerBytes and at least
+// 4 MiB: 115 MiB (GOMEMLIMIT in the chart's 128Mi container) shares
+// 14.375 MiB; no limit 64 MiB; 16 MiB the 4 MiB floor.
+func TestAnswerBudgetUnderMemoryLimit(t *testing.T) {
+	for _, c := range []struct{ limit, want int64 }{
+		{115 << 20, 15073280},
+		{math.MaxInt64, 64 << 20},
+		{16 << 20, 4 << 20},
+		{1 << 30, 64 << 20},
+	} {
+		if got := answerBudgetBytes(c.limit, MaxInstantAnswerBytes); got != c.want {
+			t.Errorf("limit %d: %d, want %d", c.limit, got, c.want)
+		}
 	}
 }

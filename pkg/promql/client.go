@@ -43,6 +43,8 @@ type Client struct {
 	retries int
 	onRetry func(query, cause string, wait time.Duration, ask, asks int)
 	answers answerBufs
+	// rangeMax bounds one range answer (ClientConfig.MaxRangeAnswerBytes).
+	rangeMax int64
 	// answered is set once a query has been answered: a connection
 	// refused after it is the server restarting, not a wrong address.
 	// Shared with the clients ForHistory makes (one server).
@@ -75,6 +77,13 @@ type ClientConfig struct {
 	// wait, and the ask that follows of the most (2 of 6, ...). Five waits
 	// of up to MaxRetryWait would otherwise pass in silence.
 	OnRetry func(query, cause string, wait time.Duration, ask, asks int)
+	// MaxRangeAnswerBytes bounds one range answer; 0 is
+	// MaxRangeAnswerBytes. serve's decision client, whose range queries
+	// (the rebuild) read one of its own series a chunk, gives
+	// MaxInstantAnswerBytes: a source answering without end filled 2 GiB
+	// (3.4 GB of RSS) at its start. ForHistory's clients read up to
+	// MaxRangeAnswerBytes.
+	MaxRangeAnswerBytes int64
 }
 
 // HistoryTimeout and HistoryRetries are the per-query timeout and the
@@ -97,7 +106,7 @@ const (
 // is shared (a connection refused after an answer to either is a
 // restart, asked again).
 func (c *Client) ForHistory(timeout time.Duration, retries int) *Client {
-	return &Client{api: c.api, http: c.http, hc: c.hc, timeout: timeout, retries: max(retries, 0), onRetry: c.onRetry, answered: c.answered}
+	return &Client{api: c.api, http: c.http, hc: c.hc, timeout: timeout, retries: max(retries, 0), onRetry: c.onRetry, answered: c.answered, rangeMax: MaxRangeAnswerBytes}
 }
 
 // NewClient returns a Client for cfg. Errors: an unparsable URL.
@@ -111,7 +120,11 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prometheus url %q: %w", cfg.URL, err)
 	}
-	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout, retries: max(cfg.Retries, 0), onRetry: cfg.OnRetry, answered: new(atomic.Bool)}, nil
+	rangeMax := cfg.MaxRangeAnswerBytes
+	if rangeMax <= 0 {
+		rangeMax = MaxRangeAnswerBytes
+	}
+	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout, retries: max(cfg.Retries, 0), onRetry: cfg.OnRetry, answered: new(atomic.Bool), rangeMax: rangeMax}, nil
 }
 
 func (c *Client) context(ctx context.Context) (context.Context, context.CancelFunc, []v1.Option) {
@@ -355,6 +368,7 @@ func retried[T any](ctx context.Context, c *Client, query string, once func(cont
 func (c *Client) rangeOnce(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
 	ctx, cancel, opts := c.context(ctx)
 	defer cancel()
+	ctx = context.WithValue(ctx, rangeBoundKey{}, c.rangeMax)
 	began := time.Now()
 	v, warn, _, err := c.api.QueryRange(ctx, query, v1.Range{Start: start, End: end, Step: step}, opts...)
 	if err != nil {

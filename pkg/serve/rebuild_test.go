@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -197,5 +198,33 @@ func TestRebuildHangingParallel(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRebuildAnswerBound: serve's decision client's range queries (the
+// rebuild) read one of its own series a chunk, so it refuses a range
+// answer past MaxInstantAnswerBytes, not the 2 GiB a week's history may
+// take: a source answering without end held 3.4 GB of
+// RSS at serve's start. A range answer declaring 65 MiB fails the
+// rebuild as too large before its body is read.
+func TestRebuildAnswerBound(t *testing.T) {
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", fmt.Sprint(65<<20))
+		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+	}))
+	defer prom.Close()
+	ps, err := NewPrometheusSourceFromRoundTripper(prom.URL, nil, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb := &Rebuilder{API: ps.Evaluator.API, Step: 15 * time.Second, Timeout: 5 * time.Second}
+	_, err = rb.Rebuild(t.Context(), &cfg.Targets[0], time.Now())
+	if !errors.Is(err, promql.ErrAnswerTooLarge) || !strings.Contains(err.Error(), "more than 64 MiB") {
+		t.Errorf("rebuild from a 65 MiB range answer: %v; want refused as more than 64 MiB", err)
 	}
 }

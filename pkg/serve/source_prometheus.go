@@ -133,7 +133,9 @@ func NewPrometheusSource(pc config.Prometheus) (*PrometheusSource, error) {
 // NewPrometheusSourceFromRoundTripper is NewPrometheusSource with a given
 // transport (nil: the default).
 func NewPrometheusSourceFromRoundTripper(url string, rt http.RoundTripper, timeout time.Duration) (*PrometheusSource, error) {
-	c, err := promql.NewClient(promql.ClientConfig{URL: url, RoundTripper: rt, Timeout: timeout})
+	// Its range queries (the rebuild) read one of serve's own series a
+	// chunk: the instant bound, not a week's history's 2 GiB.
+	c, err := promql.NewClient(promql.ClientConfig{URL: url, RoundTripper: rt, Timeout: timeout, MaxRangeAnswerBytes: promql.MaxInstantAnswerBytes})
 	if err != nil {
 		return nil, err
 	}
