@@ -455,3 +455,24 @@ targets:
 		t.Errorf("cooldown 2m %s, 3m %s, 120 %s: want 2m and 120 alike, 3m another", z("2m"), z("3m"), z("120"))
 	}
 }
+
+// TestReadResultNotJSONPositioned: a result file that is not JSON (a
+// hand edit, a truncated copy) is refused naming the file, the line and
+// column, and what to do; it said only "invalid character 'q' looking
+// for beginning of value", without where or what to do.
+func TestReadResultNotJSONPositioned(t *testing.T) {
+	dir := t.TempDir()
+	path := ResultPath(dir, "chat")
+	for _, c := range []struct{ body, want string }{
+		{"{\n  \"target\": \"chat\",\n  \"policy\": queue\n}\n", path + ": line 3:13: invalid character 'q' looking for beginning of value"},
+		{`{"target": "chat"`, path + ": line 1:18: unexpected end of the JSON (truncated file?)"},
+	} {
+		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, ok, err := ReadResult(dir, "chat")
+		if ok || err == nil || !strings.HasPrefix(err.Error(), c.want) || !strings.Contains(err.Error(), "infscale tune --shard") {
+			t.Errorf("%q: ok %v, err %v; want %q and what to do", c.body, ok, err, c.want)
+		}
+	}
+}

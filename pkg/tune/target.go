@@ -19,6 +19,7 @@ import (
 
 	"github.com/infscale/infscale/internal/atomicfile"
 	"github.com/infscale/infscale/internal/boundedfile"
+	"github.com/infscale/infscale/internal/jsonpos"
 	"github.com/infscale/infscale/pkg/backtest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
@@ -524,7 +525,7 @@ func ReadResult(dir, name string) (r TargetResult, ok bool, err error) {
 		return TargetResult{}, false, err
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
-		return TargetResult{}, false, fmt.Errorf("%s: %w", path, err)
+		return TargetResult{}, false, resultJSONError(path, b, err)
 	}
 	if r.Target != name || r.Candidate.Metric == "" {
 		return TargetResult{}, false, fmt.Errorf("%s: not a tune result for target %s", path, name)
@@ -540,6 +541,29 @@ func ReadResult(dir, name string) (r TargetResult, ok bool, err error) {
 		return TargetResult{}, false, fmt.Errorf("%s: not a tune result: %w", path, err)
 	}
 	return r, true, nil
+}
+
+// resultJSONError is a result file's decoding error with its line and
+// column and what to do: a hand edit or a truncated copy said only
+// "invalid character 'q' looking for beginning of value".
+func resultJSONError(path string, data []byte, err error) error {
+	off := int64(-1)
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se) && se.Offset >= int64(len(data)):
+		off, err = int64(len(data)), errors.New("unexpected end of the JSON (truncated file?)")
+	case errors.As(err, &se):
+		off = jsonpos.SyntaxOffset(data, se)
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	const todo = "want the NAME.json infscale tune --shard writes: run it again, or remove the file"
+	if off < 0 {
+		return fmt.Errorf("%s: %w (%s)", path, err, todo)
+	}
+	line, col := jsonpos.LineCol(data, off)
+	return fmt.Errorf("%s: line %d:%d: %w (%s)", path, line, col, err, todo)
 }
 
 // holdsByFigures checks that an outcome that says it holds keeps within
