@@ -160,6 +160,7 @@ func TestMetricsDocumented(t *testing.T) {
 	tn.candidate.WithLabelValues("x").Set(1)
 	tn.info.WithLabelValues("x", "queue:8", TuneStateShadow, "0123456789abcdef").Set(1)
 	tn.revertedVec.WithLabelValues("x", "queue:4", "0123456789abcdef").Set(1)
+	tn.errorsVec.WithLabelValues("x").Inc()
 	mfs, err := gatherer(m, reg).Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -157,6 +157,7 @@ type Tuning struct {
 	candidate   *prometheus.GaugeVec
 	info        *prometheus.GaugeVec
 	revertedVec *prometheus.GaugeVec
+	errorsVec   *prometheus.CounterVec // failed runs and tune.dir reads
 }
 
 // tuned is one target's self-tuning state.
@@ -201,8 +202,9 @@ type tuned struct {
 	hasCandidateGauge bool
 }
 
-// NewTuning registers infscale_candidate_desired_replicas and
-// infscale_tuned_policy_info on reg.
+// NewTuning registers infscale_candidate_desired_replicas,
+// infscale_tuned_policy_info, infscale_tuned_policy_reverted and
+// infscale_tuning_errors_total on reg.
 func NewTuning(reg prometheus.Registerer) *Tuning {
 	t := &Tuning{
 		targets: map[string]*tuned{}, dirty: map[string]bool{}, forgotten: map[string]bool{}, looked: map[string]bool{},
@@ -212,8 +214,10 @@ func NewTuning(reg prometheus.Registerer) *Tuning {
 			Help: "1 for a target's last tuned candidate: policy is its simulate --policy string, state shadow, adopted, reverted or rejected, terms a digest of the terms it is judged on (max_miss, slo_ttft, interval, replica, scale to zero)."}, []string{"target", "policy", "state", "terms"}),
 		revertedVec: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "tuned_policy_reverted",
 			Help: "1 for the policy serve keeps reverted for a target (its live SLO misses exceeded max_miss; not adopted again under these terms), whatever the target's candidate is now; terms as infscale_tuned_policy_info's."}, []string{"target", "policy", "terms"}),
+		errorsVec: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "tuning_errors_total",
+			Help: "Failed tuning runs of a target with a tune: block (in process, or its tune.dir result refused), each time, though logged once; too little history (a new target) is not counted."}, []string{"target"}),
 	}
-	reg.MustRegister(t.candidate, t.info, t.revertedVec)
+	reg.MustRegister(t.candidate, t.info, t.revertedVec, t.errorsVec)
 	return t
 }
 
@@ -308,6 +312,7 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 	for name, s := range tn.targets {
 		if !keep[name] {
 			tn.candidate.DeleteLabelValues(name)
+			tn.errorsVec.DeleteLabelValues(name)
 			if s.infoPolicy != "" {
 				tn.info.DeleteLabelValues(name, s.infoPolicy, s.infoState, s.infoTerms)
 			}
@@ -734,6 +739,9 @@ func (tn *Tuning) run(ctx context.Context, j tuneJob) {
 		tn.logger().Warn("tuning result not used: a reload changed the target's terms during the run; tuned again at the next look", "target", j.name, "policy", res.Policy, "err", stale)
 	}
 	if err != nil && ctx.Err() == nil {
+		if !errors.Is(err, tune.ErrShortHistory) {
+			tn.errorsVec.WithLabelValues(j.name).Inc()
+		}
 		retry := min(time.Duration(j.cfg.Tune.Every), tuneRetry)
 		if j.cfg.Tune.Dir != "" { // a dir: is looked at every Tick
 			retry = time.Minute

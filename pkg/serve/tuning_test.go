@@ -1123,3 +1123,64 @@ func tuningAt(t *testing.T, cfg *config.File, clock func() time.Time, api promql
 	}
 	return tn, reg, log
 }
+
+// TestTuningErrorsCounted: a tuning failure (here a tune.dir result that
+// is not JSON, read each Step) is counted in
+// infscale_tuning_errors_total{target}, every time, though the log says
+// it once: it was only logged, so nothing could alert on a target whose
+// tuning kept failing. A good file adds nothing; a target removed by a
+// reload loses its series.
+func TestTuningErrorsCounted(t *testing.T) {
+	dir := t.TempDir()
+	reg := prometheus.NewRegistry()
+	l := newLoop(t, LoopOptions{Source: &fakeSource{}, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second})
+	tn := NewTuning(reg)
+	l.SetTuning(tn)
+	if err := l.SetConfig(context.Background(), tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q}", dir))); err != nil {
+		t.Fatal(err)
+	}
+	count := func() (float64, bool) {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "infscale_tuning_errors_total" {
+				for _, m := range mf.GetMetric() {
+					if hasLabel(m, "target", "chat") {
+						return m.GetCounter().GetValue(), true
+					}
+				}
+			}
+		}
+		return 0, false
+	}
+	if err := os.WriteFile(tune.ResultPath(dir, "chat"), []byte("not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tn.Step(ctx)
+	tn.Step(ctx)
+	if v, ok := count(); !ok || v != 2 {
+		t.Errorf("after two failed reads: %v (%v), want 2", v, ok)
+	}
+	c := tune.Candidate{Metric: "queue", Target: 8}
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: time.Now(), Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(ctx)
+	if v, ok := count(); !ok || v != 2 {
+		t.Errorf("after a good read: %v (%v), want 2 still", v, ok)
+	}
+	f, err := config.Parse([]byte("targets:\n- name: other\n  server: vllm\n  selector: '{a=\"b\"}'\n  metrics: [{type: queue, target: 8}]\n  maxReplicaCount: 4\nprometheus: {url: 'http://prometheus:9090'}\n"), "other.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetConfig(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := count(); ok {
+		t.Errorf("target removed: series %v still exported", v)
+	}
+}
