@@ -165,3 +165,30 @@ func TestAnswerBudgetUnderMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestCutAnswerNotCalledHTML: an answer whose JSON stops part way (a
+// proxy that cut it, closing the connection) is not said to be "not
+// JSON, such as an HTML page" of a URL that is no Prometheus API root:
+// the hint names an empty or cut body. A body that is not JSON at all
+// keeps the HTML hint.
+func TestCutAnswerNotCalledHTML(t *testing.T) {
+	body := `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1737152900,"3"]`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	c, err := NewClient(ClientConfig{URL: srv.URL, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = c.Instant(context.Background(), "up", time.Unix(1737152900, 0))
+	if ReasonOf(err) != ReasonBadResponse || strings.Contains(err.Error(), "HTML") || !strings.Contains(err.Error(), "ended inside its JSON") {
+		t.Errorf("cut answer: %v; want bad_response naming a cut body, not an HTML page", err)
+	}
+	body = "<html>login</html>"
+	_, _, err = c.Instant(context.Background(), "up", time.Unix(1737152900, 0))
+	if !strings.Contains(err.Error(), "such as an HTML page") {
+		t.Errorf("HTML answer: %v; want the HTML hint", err)
+	}
+}

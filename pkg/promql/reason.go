@@ -94,7 +94,11 @@ func (e *QueryError) Error() string {
 		detail := e.Err.Error()
 		if ae, ok := errors.AsType[*v1.Error](e.Err); ok && string(ae.Type) == e.Reason.String() {
 			detail = ae.Msg // "bad_response: bad_response: ..." said once
-			if ae.Type == v1.ErrBadResponse && notJSON(ae.Msg) {
+			switch {
+			case ae.Type == v1.ErrBadResponse && ae.Msg == "unexpected end of JSON input":
+				// Empty, or cut part way: no HTML page's first character.
+				detail += " (the answer ended inside its JSON, or was empty: a proxy or a closed connection cut it, or the URL is not a Prometheus API root; give the base URL, e.g. http://prometheus:9090)"
+			case ae.Type == v1.ErrBadResponse && notJSON(ae.Msg):
 				detail += " (the URL answered a body that is not JSON, such as an HTML page: it is probably not a Prometheus API root; give the base URL, e.g. http://prometheus:9090)"
 			}
 		}
@@ -123,9 +127,9 @@ func (e *QueryError) Error() string {
 }
 
 // notJSON reports whether msg, a JSON decoder's error, says the body was
-// not JSON at all (its first character, or nothing).
+// not JSON at all (its first character).
 func notJSON(msg string) bool {
-	return strings.HasSuffix(msg, "looking for beginning of value") || msg == "unexpected end of JSON input"
+	return strings.HasSuffix(msg, "looking for beginning of value")
 }
 
 // Unwrap returns Err.
