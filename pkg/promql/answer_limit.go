@@ -156,11 +156,11 @@ type limitedBody struct {
 	scan    *isPartialScan
 	// shared, when set, bounds this body with the others being read at
 	// once; held is what this body has counted in it, given back at Close.
-	shared *answerBudget
-	budget int64 // shared's bound for this body (answerBudgetBytes)
-	mu     sync.Mutex
-	held   int64
-	closed bool
+	shared   *answerBudget
+	budget   int64 // shared's bound for this body (answerBudgetBytes)
+	mu       sync.Mutex
+	held     int64
+	released bool
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -178,12 +178,17 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	if b.left < 0 {
 		return n, b.tooLarge()
 	}
-	if b.shared != nil && n > 0 {
+	if b.shared != nil {
 		b.mu.Lock()
 		over := false
-		if !b.closed {
+		if !b.released && n > 0 {
 			b.held += int64(n)
 			over = b.shared.used.Add(int64(n)) > b.budget
+		}
+		if err != nil || over {
+			// Read through (EOF) or failed: its bytes are given back now,
+			// not only at a Close a caller might leave out.
+			b.release()
 		}
 		b.mu.Unlock()
 		if over {
@@ -193,16 +198,22 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close gives back what the body counted in its shared bound (a read
-// cut by a deadline is closed from another goroutine: hence the lock).
+// release gives back what the body counted in its shared bound, once;
+// b.mu is held.
+func (b *limitedBody) release() {
+	if !b.released {
+		b.released = true
+		b.shared.used.Add(-b.held)
+		b.held = 0
+	}
+}
+
+// Close releases the body's share (a read cut by a deadline is closed
+// from another goroutine: hence the lock).
 func (b *limitedBody) Close() error {
 	if b.shared != nil {
 		b.mu.Lock()
-		if !b.closed {
-			b.closed = true
-			b.shared.used.Add(-b.held)
-			b.held = 0
-		}
+		b.release()
 		b.mu.Unlock()
 	}
 	return b.rc.Close()

@@ -120,6 +120,22 @@ func TestAnswersReadAtOnceShareTheBound(t *testing.T) {
 	if err := readN(c, 40<<20); err != nil {
 		t.Errorf("third answer, 40 MiB after the others were closed: %v", err)
 	}
+	// An answer read to its end gives its share back without a Close.
+	req, _ := http.NewRequest(http.MethodPost, "http://prom/api/v1/query", nil)
+	resp, _ := limitAnswers{rt: short{}}.RoundTrip(req)
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	if err := readN(c, 20<<20); err != nil {
+		t.Errorf("third answer, 20 MiB more after a 10 MiB answer read to its end: %v", err)
+	}
+}
+
+// short answers 10 MiB of zeros.
+type short struct{}
+
+func (short) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Header: http.Header{}, ContentLength: -1, Body: io.NopCloser(io.LimitReader(zeros{}, 10<<20)), Request: r}, nil
 }
 
 // TestRangeAnswerBound: ClientConfig.MaxRangeAnswerBytes lowers a
