@@ -28,11 +28,12 @@ const (
 )
 
 // instantInFlight counts the bytes read of the answers bounded by
-// MaxInstantAnswerBytes (instant queries; serve's range queries) being read
-// at once, by every client of the process: together at most that bound,
-// or an eighth of the Go memory limit when less (answerBudgetBytes). Each of a cycle's queries (seven
-// for one target, sent at once) read its own 64 MiB before, and an answer
-// without end held 854 MB of serve's memory, past the chart's 128Mi.
+// MaxInstantAnswerBytes (instant queries; serve's range queries) being
+// read at once, by every client of the process: together at most that
+// bound, or an eighth of the Go memory limit when less
+// (answerBudgetBytes). Each of a cycle's queries (seven for one target,
+// sent at once) read its own 64 MiB before: answers without end held 851
+// MB under GOMEMLIMIT=115MiB, the chart's 128Mi container.
 var instantInFlight = &answerBudget{max: MaxInstantAnswerBytes}
 
 // answerBudget is a bound on the bytes of several answers together.
@@ -45,12 +46,12 @@ type answerBudget struct {
 // four times a batched answer for 10,000 targets.
 const minAnswerBudget = 4 << 20
 
-// answerBudgetBytes is the shared bound under the memory limit limit (Go's
+// answerBudgetBytes is the shared bound under a memory limit (Go's
 // GOMEMLIMIT; math.MaxInt64 when none): an eighth of it, between
-// minAnswerBudget and max. An answer read costs about four times its bytes
-// (the buffer doubles as it grows, the old one waits for the collector):
-// 64 MiB read at once peaked at 323 MB of RSS under GOMEMLIMIT=115MiB,
-// the chart's 128Mi container.
+// minAnswerBudget and bound. An answer read costs some four times its
+// bytes (the buffer doubles as it grows, the old one waits for the
+// collector): 64 MiB shared peaked at 323 MB of RSS under
+// GOMEMLIMIT=115MiB, an eighth (14 MiB) at 162 MB.
 func answerBudgetBytes(limit, bound int64) int64 {
 	return min(bound, max(limit/8, minAnswerBudget))
 }
@@ -155,7 +156,8 @@ type limitedBody struct {
 	partial *partialMark
 	scan    *isPartialScan
 	// shared, when set, bounds this body with the others being read at
-	// once; held is what this body has counted in it, given back at Close.
+	// once; held is what this body has counted in it, given back (once)
+	// at its end, a failed read or Close.
 	shared   *answerBudget
 	budget   int64 // shared's bound for this body (answerBudgetBytes)
 	mu       sync.Mutex
