@@ -529,6 +529,14 @@ func TestBadValues(t *testing.T) {
 		{"targets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: false}, config: {server: vllm, maxReplicaCount: 4}}", "targets[chat].apply: needs rbac.modes to include apply"},
 		{"rbac: {modes: [apply]}\ntargets:\n- {name: chat, apply: true, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, maxReplicaCount: 4}}", "targets[chat].apply: its ScaledObject's HPA would be a second writer"},
 		{"targets:\n- {name: chat, workload: {namespace: llm, apiVersion: apps/v1, kind: Deployment, name: chat}, scaledObject: {enabled: true}, config: {server: vllm, minReplicaCount: 1}}", "targets[chat].config.maxReplicaCount is required"},
+		// serve's own key for it, config.apply (docs/config.md), is checked as
+		// apply is: it rendered a ScaledObject beside it and no update rights.
+		{"targets:\n- {name: chat, workload: {namespace: llm, name: chat}, scaledObject: {enabled: false}, config: {apply: true, server: vllm, maxReplicaCount: 4}}", "targets[chat].config.apply: needs rbac.modes to include apply"},
+		{"rbac: {modes: [read-only]}\ntargets:\n- {name: chat, workload: {namespace: llm, name: chat}, config: {apply: true, server: vllm, maxReplicaCount: 4}}", "targets[chat].config.apply: needs rbac.modes to include apply"},
+		{"rbac: {modes: [apply]}\ntargets:\n- {name: chat, workload: {namespace: llm, name: chat}, config: {apply: true, server: vllm, maxReplicaCount: 4}}", "targets[chat].config.apply: its ScaledObject's HPA would be a second writer"},
+		// pod_deletion_cost patches pods: without the deletion-cost mode every
+		// scale-down's patch was forbidden at run time.
+		{"prometheus: {url: null}\nrbac: {modes: [apply]}\ntargets:\n- {name: chat, apply: true, workload: {namespace: llm, name: chat}, scaledObject: {enabled: false}, config: {pod_deletion_cost: true, scrape: {port: 8000}, metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}", "targets[chat].config.pod_deletion_cost: needs rbac.modes to include deletion-cost"},
 		// KEDA refuses a ScaledObject whose minReplicaCount is above its max (and serve the config): refused at render.
 		{"targets:\n- {name: chat, workload: {namespace: llm, name: chat}, config: {server: vllm, minReplicaCount: 5, maxReplicaCount: 4}}", "targets[chat].config.minReplicaCount: 5 is above its maxReplicaCount 4"},
 	} {
@@ -937,5 +945,37 @@ targets:
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("pool rules:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestConfigApply: serve's own apply: key in a target's config renders as
+// targets[].apply does (apply: true in serve's config, update on the scale
+// subresource), and pod_deletion_cost with the deletion-cost mode renders.
+func TestConfigApply(t *testing.T) {
+	objs := render(t, `prometheus: {url: null}
+rbac: {modes: [apply, deletion-cost]}
+targets:
+- name: chat
+  workload: {namespace: llm, name: chat}
+  scaledObject: {enabled: false}
+  config: {apply: true, pod_deletion_cost: true, scrape: {port: 8000}, metrics: [{type: queue, target: 24}], maxReplicaCount: 4}
+`)
+	f := serveConfig(t, objs)
+	if tg := f.Targets[0]; !tg.Apply || !tg.PodDeletionCost {
+		t.Errorf("target apply %v, pod_deletion_cost %v: want both true", tg.Apply, tg.PodDeletionCost)
+	}
+	want := map[rule]bool{
+		{"llm", "apps", "deployments/scale", "get,update"}: false,
+		{"llm", "", "pods", "list,watch,patch"}:            false,
+	}
+	for _, r := range rules(objs) {
+		if _, ok := want[r]; ok {
+			want[r] = true
+		}
+	}
+	for r, found := range want {
+		if !found {
+			t.Errorf("no rule %v among %v", r, rules(objs))
+		}
 	}
 }
