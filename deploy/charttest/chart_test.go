@@ -534,6 +534,10 @@ func TestBadValues(t *testing.T) {
 		{"targets:\n- {name: chat, workload: {namespace: llm, name: chat}, scaledObject: {enabled: false}, config: {apply: true, server: vllm, maxReplicaCount: 4}}", "targets[chat].config.apply: needs rbac.modes to include apply"},
 		{"rbac: {modes: [read-only]}\ntargets:\n- {name: chat, workload: {namespace: llm, name: chat}, config: {apply: true, server: vllm, maxReplicaCount: 4}}", "targets[chat].config.apply: needs rbac.modes to include apply"},
 		{"rbac: {modes: [apply]}\ntargets:\n- {name: chat, workload: {namespace: llm, name: chat}, config: {apply: true, server: vllm, maxReplicaCount: 4}}", "targets[chat].config.apply: its ScaledObject's HPA would be a second writer"},
+		// A scaleTargetRef in serve's config is read from the API: with no
+		// rbac.modes the pod has no token, and serve exited 2 at every start.
+		{"targets:\n- {name: chat, workload: {namespace: llm, name: chat}, config: {namespace: llm, scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}, server: vllm, maxReplicaCount: 4}}", "targets[chat].config.scaleTargetRef: serve reads the workload from the Kubernetes API, but rbac.modes is empty"},
+		{strings.Replace(pairValues("", "[]"), "      decode:\n", "      decode:\n        scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat-decode}\n", 1), "targets[chat].config.roles.decode.scaleTargetRef: serve reads the workload from the Kubernetes API, but rbac.modes is empty"},
 		// pod_deletion_cost patches pods: without the deletion-cost mode every
 		// scale-down's patch was forbidden at run time.
 		{"prometheus: {url: null}\nrbac: {modes: [apply]}\ntargets:\n- {name: chat, apply: true, workload: {namespace: llm, name: chat}, scaledObject: {enabled: false}, config: {pod_deletion_cost: true, scrape: {port: 8000}, metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}", "targets[chat].config.pod_deletion_cost: needs rbac.modes to include deletion-cost"},
