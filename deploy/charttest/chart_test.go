@@ -538,6 +538,9 @@ func TestBadValues(t *testing.T) {
 		// rbac.modes the pod has no token, and serve exited 2 at every start.
 		{"targets:\n- {name: chat, workload: {namespace: llm, name: chat}, config: {namespace: llm, scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}, server: vllm, maxReplicaCount: 4}}", "targets[chat].config.scaleTargetRef: serve reads the workload from the Kubernetes API, but rbac.modes is empty"},
 		{strings.Replace(pairValues("", "[]"), "      decode:\n", "      decode:\n        scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat-decode}\n", 1), "targets[chat].config.roles.decode.scaleTargetRef: serve reads the workload from the Kubernetes API, but rbac.modes is empty"},
+		// The chart writes the target's name into its config: another name
+		// there was dropped without a word.
+		{"targets:\n- {name: chat, workload: {namespace: llm, name: chat}, config: {name: other, server: vllm, maxReplicaCount: 4}}", `targets[chat].config.name: "other", but the target's name is "chat"`},
 		// pod_deletion_cost patches pods: without the deletion-cost mode every
 		// scale-down's patch was forbidden at run time.
 		{"prometheus: {url: null}\nrbac: {modes: [apply]}\ntargets:\n- {name: chat, apply: true, workload: {namespace: llm, name: chat}, scaledObject: {enabled: false}, config: {pod_deletion_cost: true, scrape: {port: 8000}, metrics: [{type: queue, target: 24}], maxReplicaCount: 4}}", "targets[chat].config.pod_deletion_cost: needs rbac.modes to include deletion-cost"},
