@@ -636,6 +636,9 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 		if len(bad) > 0 || len(unread) == len(c.Pages) {
 			return obs, errors.Join(append(bad, unread...)...) // exit 2 when any is invalid input, else 1
 		}
+		if err := oneServer(pages); err != nil {
+			return obs, err
+		}
 		// A page that could not be read (unreachable, timeout, HTTP error)
 		// or that looks like a stuck engine (pkg/scrape's stuck rule on one
 		// look: waiting > 0, running 0, KV 0) does not vote, as in serve: it
@@ -914,4 +917,23 @@ func decideEPPPageError(source string) error {
 		arg = "-" // parse reads stdin as "-", not a file named stdin
 	}
 	return fmt.Errorf("%s: an llm-d Endpoint Picker's page: it describes its whole InferencePool (ready endpoints, their mean load, the flow-control queue), and decide counts each page as one replica; give the pool's model-server pages, or read it with `infscale parse %s` and give its figures (--current, --running, --waiting), or decide the pool with serve (a target with server: epp)", source, arg)
+}
+
+// oneServer refuses pages of two servers (each detected under --server
+// auto): a workload's replicas run one server, so such pages are two
+// workloads', and their running and waiting summed are neither's load.
+func oneServer(pages []*scrape.Page) error {
+	first := -1
+	for i, p := range pages {
+		switch {
+		case p == nil:
+		case first < 0:
+			first = i
+		case p.Server != pages[first].Server:
+			return invalid(&scrape.PageError{Source: p.Source, Err: fmt.Errorf(
+				"the page is %s's, page %d (%s) %s's: a workload's replicas run one server, so these are two workloads' pages; give the pages of the replicas of one workload",
+				p.Server, first+1, pages[first].Source, pages[first].Server)})
+		}
+	}
+	return nil
 }

@@ -788,3 +788,29 @@ func TestDecideCLIStatePathInvalid(t *testing.T) {
 		}
 	}
 }
+
+// Pages of two servers are two workloads' replicas (a workload runs one
+// server): vLLM's 25 running + sglang's 12 running were summed into one
+// decision (13 replicas asked for at queue 4). Exit 2 naming the page and
+// both servers, whichever order; --server names one server, so the other's
+// page is refused by the profile as before.
+func TestDecidePagesOfTwoServers(t *testing.T) {
+	vllm := filepath.Join("..", "..", "examples", "pages", "vllm-0.prom")
+	sglang := filepath.Join("..", "..", "examples", "pages", "sglang.prom")
+	for _, tc := range []struct {
+		pages []string
+		want  string
+	}{
+		{[]string{vllm, sglang}, sglang + ": invalid metrics page: the page is sglang's, page 1 (" + vllm + ") vllm's"},
+		{[]string{sglang, vllm}, vllm + ": invalid metrics page: the page is vllm's, page 1 (" + sglang + ") sglang's"},
+	} {
+		code, stdout, stderr := runDecide(t, tc.pages...)
+		if code != exitInvalid || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.pages, code, stdout, stderr, tc.want)
+		}
+	}
+	// Two vLLM replicas are one workload: decided.
+	if code, _, stderr := runDecide(t, vllm, filepath.Join("..", "..", "examples", "pages", "vllm-1.prom")); code != exitOK {
+		t.Errorf("two vllm pages: exit %d, stderr %q; want 0", code, stderr)
+	}
+}
