@@ -57,6 +57,7 @@ type lastDecision struct {
 	now                    time.Time
 	desired, current       int
 	hasDesired, hasCurrent bool
+	pair                   *Step // the P/D ratio bound's raise after it (Bound), nil when none
 }
 
 // Reading is one cycle's observation for Decider.Decide.
@@ -101,6 +102,9 @@ func (l *Decider) Explain() []Step {
 	re := Decider{State: start, Desired: a.desired, Current: a.current, HasDesired: a.hasDesired, HasCurrent: a.hasCurrent}
 	var d Decision
 	re.decide(&d, a.p, a.r, a.now, false)
+	if a.pair != nil {
+		d.Steps = append(d.Steps, *a.pair)
+	}
 	return d.Steps
 }
 

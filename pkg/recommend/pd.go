@@ -154,12 +154,26 @@ func Bound(dp, dd *Decision, lp, ld *Decider, p *Pair, r PairReading) PairBound 
 	if okd && okp {
 		b.PrefillFloor = ceilReplicas(wd / b.Ratio / tp)
 	}
-	raise := func(d *Decision, l *Decider, p *Policy, floor int) {
+	raise := func(d *Decision, l *Decider, p *Policy, floor int, why func() string) {
 		if floor <= d.Desired {
 			return
 		}
+		from := d.Desired
 		d.Desired = max(d.Desired, min(floor, p.Max))
 		l.Desired, l.HasDesired = d.Desired, true
+		// The reason and a step say what set the count (the role's own
+		// steps end at from); Explain adds the same step.
+		d.Reason = ReasonPair
+		text := "pair: " + why() + " = " + itoa(floor)
+		if floor > p.Max {
+			text += ", within max " + itoa(p.Max)
+		}
+		text += ": raised from " + itoa(from) + " to " + itoa(d.Desired)
+		step := Step{Stage: StageLimits, Reason: ReasonPair, Value: d.Desired, Text: text}
+		if !d.quiet {
+			d.Steps = append(d.Steps, step)
+		}
+		l.last.pair = &step
 		// The raised count is this cycle's recommendation, so the
 		// scale-down window holds it as it holds the role's own.
 		st := &l.State
@@ -170,8 +184,14 @@ func Bound(dp, dd *Decision, lp, ld *Decider, p *Pair, r PairReading) PairBound 
 			st.LastDesired = max(st.LastDesired, d.Desired)
 		}
 	}
-	raise(dd, ld, p.Decode, b.DecodeFloor)
-	raise(dp, lp, p.Prefill, b.PrefillFloor)
+	raise(dd, ld, p.Decode, b.DecodeFloor, func() string {
+		return "the prefill pool's demand, " + num(wp) + " replicas busy × ratio " + ratio(b.Ratio) + " (a request's decode work over its prefill work) = " +
+			num(wp*b.Ratio) + " decode replicas busy / target " + num(td) + " (the prefill pool's requests reach the decode pool next)"
+	})
+	raise(dp, lp, p.Prefill, b.PrefillFloor, func() string {
+		return "the decode pool's demand, " + num(wd) + " replicas busy / ratio " + ratio(b.Ratio) + " (a request's decode work over its prefill work) = " +
+			num(wd/b.Ratio) + " prefill replicas busy / target " + num(tp)
+	})
 	return b
 }
 

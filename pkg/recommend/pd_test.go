@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -68,6 +69,24 @@ func TestPairDeciderRaisesDecodeToPrefillDemand(t *testing.T) {
 	}
 	if l.Decode.Desired != 2 {
 		t.Errorf("the decode Decider's last desired %d, want the raised 2", l.Decode.Desired)
+	}
+	// The decode pool's reason and steps say what set its 2: the bound
+	// (reason pair), not its own demand's 1; so does Explain (serve's
+	// /debug/decisions re-decides from the Decider). The prefill pool,
+	// not raised, keeps its own reason.
+	if ddd.Reason != ReasonPair || dpd.Reason == ReasonPair {
+		t.Errorf("reasons prefill %v, decode %v; want decode pair, prefill its own", dpd.Reason, ddd.Reason)
+	}
+	for name, steps := range map[string][]Step{"Decide": ddd.Steps, "Explain": l.Decode.Explain()} {
+		if len(steps) == 0 {
+			t.Errorf("%s: no steps", name)
+			continue
+		}
+		last := steps[len(steps)-1]
+		if last.Reason != ReasonPair || last.Value != 2 || last.Stage != StageLimits ||
+			!strings.Contains(last.Text, "ratio 0.1825") || !strings.Contains(last.Text, "raised from 1 to 2") {
+			t.Errorf("%s: last step %+v; want the ratio bound (ratio 0.1825) raising 1 to 2", name, last)
+		}
 	}
 	// 15 s later the prefill arrivals stop: no floor, and the decode pool
 	// alone asks for 1. The raised 2 is in its scale-down window (the

@@ -28,12 +28,13 @@ var reasonNames = [...]string{
 	ReasonCooldown:            "cooldown",
 	ReasonGuard:               "guard",
 	ReasonHold:                "hold",
+	ReasonPair:                "pair",
 }
 
 // String is the reason's name: DesiredWithinRange, tolerance,
 // ScaleUpStabilized, ScaleDownStabilized, ScaleUpLimit, ScaleDownLimit,
 // TooFewReplicas, TooManyReplicas, idle-to-zero, activate, schedule,
-// no-data, lookahead, partial-data, cooldown, guard, hold; "-" for 0 (a
+// no-data, lookahead, partial-data, cooldown, guard, hold, pair; "-" for 0 (a
 // step that changed nothing).
 func (r Reason) String() string {
 	if r >= ReasonMetric && r <= ReasonLast {

@@ -90,7 +90,7 @@ func TestDecisionJSON(t *testing.T) {
 
 // Every reason has a name and parses back.
 func TestReasonNames(t *testing.T) {
-	want := "DesiredWithinRange tolerance ScaleUpStabilized ScaleDownStabilized ScaleUpLimit ScaleDownLimit TooFewReplicas TooManyReplicas idle-to-zero activate schedule no-data lookahead partial-data cooldown guard hold"
+	want := "DesiredWithinRange tolerance ScaleUpStabilized ScaleDownStabilized ScaleUpLimit ScaleDownLimit TooFewReplicas TooManyReplicas idle-to-zero activate schedule no-data lookahead partial-data cooldown guard hold pair"
 	var got []string
 	for _, r := range Reasons() {
 		got = append(got, r.String())

@@ -275,10 +275,13 @@ const (
 	// scale-down would release: their release's age is below their
 	// break-even threshold T*, or they are the inherited fleet.
 	ReasonHold
+	// ReasonPair: a P/D pair's ratio bound (Bound) raised the role to what
+	// the other role's demand implies.
+	ReasonPair
 
 	// ReasonLast is the last reason: ReasonMetric..ReasonLast are every
 	// one (a loop over them, a table's width).
-	ReasonLast = ReasonHold
+	ReasonLast = ReasonPair
 )
 
 // Step is one stage of the pipeline: the replica count after it, why, and

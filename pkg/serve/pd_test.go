@@ -220,6 +220,10 @@ func TestPairRatioRaisesDecode(t *testing.T) {
 		if r.Role == "decode" && (r.Pair.Floor != floor || r.Pair.RaisedFrom == nil || *r.Pair.RaisedFrom != own) {
 			t.Errorf("decode pair note floor %d raised from %v, want floor %d raised from %d", r.Pair.Floor, r.Pair.RaisedFrom, floor, own)
 		}
+		// The raised pool's reason and last step are the bound's, not its own demand's.
+		if n := len(r.Steps); r.Role == "decode" && (r.Reason != "pair" || n == 0 || r.Steps[n-1].Value != floor || !strings.Contains(r.Steps[n-1].Text, fmt.Sprintf("raised from %d to %d", own, floor))) {
+			t.Errorf("decode reason %q, steps %+v; want pair, the last step raising %d to %d", r.Reason, r.Steps, own, floor)
+		}
 	}
 }
 
