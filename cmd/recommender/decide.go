@@ -74,6 +74,10 @@ type DecideCmd struct {
 	// once its other flags are checked (decide's own; kube scrapes a
 	// workload that may have no Ready pod).
 	needSignals bool
+	// workloadPods, set by kube, says the pages are one workload's Ready
+	// pods: pods of two servers are then a rollout between them, summed,
+	// not refused as two workloads' pages (oneServer).
+	workloadPods bool
 	// saveLater, set by kube --apply, leaves the --state write (and its
 	// lock) to the caller: decide neither locks nor writes, and leaves the
 	// write in save, done only once the decision was applied.
@@ -636,8 +640,10 @@ func (c *DecideCmd) observe(e *env, st *recommend.State) (recommend.Observation,
 		if len(bad) > 0 || len(unread) == len(c.Pages) {
 			return obs, errors.Join(append(bad, unread...)...) // exit 2 when any is invalid input, else 1
 		}
-		if err := oneServer(pages); err != nil {
-			return obs, err
+		if !c.workloadPods {
+			if err := oneServer(pages); err != nil {
+				return obs, err
+			}
 		}
 		// A page that could not be read (unreachable, timeout, HTTP error)
 		// or that looks like a stuck engine (pkg/scrape's stuck rule on one
@@ -931,7 +937,7 @@ func oneServer(pages []*scrape.Page) error {
 			first = i
 		case p.Server != pages[first].Server:
 			return invalid(&scrape.PageError{Source: p.Source, Err: fmt.Errorf(
-				"the page is %s's, page %d (%s) %s's: a workload's replicas run one server, so these are two workloads' pages; give the pages of the replicas of one workload",
+				"the page is %s's, page %d (%s) %s's: a workload's replicas run one server, so these are two workloads' pages; give the pages of one workload's replicas (mid-rollout from one server to another, give their totals as --running and --waiting, or use infscale kube)",
 				p.Server, first+1, pages[first].Source, pages[first].Server)})
 		}
 	}

@@ -200,7 +200,7 @@ func (c *KubeCmd) run(e *env) error {
 		client.Timeout = c.Timeout
 		client.Transport = proxyRefusal{client.Transport}
 	}
-	d := &DecideCmd{client: client, Pages: urls, Server: c.Server, Timeout: c.Timeout, Current: &cur, Unready: min(starting, cur-len(urls)),
+	d := &DecideCmd{client: client, Pages: urls, Server: c.Server, Timeout: c.Timeout, Current: &cur, Unready: min(starting, cur-len(urls)), workloadPods: true,
 		PolicyFlags: c.PolicyFlags, State: c.State, Now: c.Now, Output: c.Output}
 	if c.Apply && c.State != "" {
 		// --state records the decision once it is applied: a refused,

@@ -243,3 +243,24 @@ func TestKubeApplyStateOnlyWhenApplied(t *testing.T) {
 		t.Errorf("state: desired %d, current %d, scale-ups %+v; want 6 from 2, one +4 at 1000", f.Desired, f.Current, f.State.ScaleUpEvents)
 	}
 }
+
+// TestKubeRolloutBetweenServers: kube's pages are the workload's own Ready
+// pods, one workload by construction, so pods of two servers (a rollout
+// from SGLang to vLLM) are its replicas and are summed, where decide
+// refuses such pages as two workloads'. vLLM's 20 + 4 and SGLang's 30 + 6
+// are 60 over target 10 at 2 replicas: ceil(60 / 10) = 6.
+func TestKubeRolloutBetweenServers(t *testing.T) {
+	sg := servedPod(t, "chat-b", 0, 0)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs{model_name=\"m\"} 30\n# TYPE sglang:num_queue_reqs gauge\nsglang:num_queue_reqs{model_name=\"m\"} 6\n")
+	}))
+	t.Cleanup(srv.Close)
+	host, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	n, _ := strconv.Atoi(port)
+	sg.Status.PodIP, sg.Spec.Containers[0].Ports[0].ContainerPort = host, int32(n)
+	fakeKube(t, servedPod(t, "chat-a", 20, 4), sg)
+	code, out, errs := runKube("-n", "llm", "--deployment", "chat", "--port", "http", "--metric", "queue", "--target", "10")
+	if code != exitOK || !strings.Contains(out, "desired 6 (reason DesiredWithinRange), current 2") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+}
