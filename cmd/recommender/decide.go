@@ -225,6 +225,9 @@ func (c *DecideCmd) decide(e *env) (recommend.Decision, error) {
 	if s := c.shown(); s != "" {
 		notes = append(notes, s)
 	}
+	if s := c.unused(p); s != "" {
+		notes = append(notes, s)
+	}
 	if c.Output == "json" {
 		for _, n := range notes {
 			fmt.Fprintf(e.stderr, "infscale: note: %s\n", n)
@@ -286,6 +289,33 @@ func (c *DecideCmd) shown() string {
 		return ""
 	}
 	return "observed " + strings.Join(parts, ", ") + ": shown only, no metric scales on it"
+}
+
+// unused is the note naming the signal flags that only their own metric
+// reads (--kv, --cpu, --ttft, --queue-time) given without it in --metric:
+// the decision did not weigh them. "" when none.
+func (c *DecideCmd) unused(p *recommend.Policy) string {
+	var flags, metrics []string
+	for _, f := range []struct {
+		v    *float64
+		flag string
+		sig  recommend.Signal
+	}{{(*float64)(c.KV), "kv", recommend.SignalKV}, {(*float64)(c.CPU), "cpu", recommend.SignalCPU},
+		{c.TTFT, "ttft", recommend.SignalTTFT}, {c.QueueTime, "queue-time", recommend.SignalQueueWait}} {
+		if f.v == nil || slices.ContainsFunc(p.Metrics, func(m recommend.Metric) bool { return m.Signal == f.sig }) {
+			continue
+		}
+		flags = append(flags, "--"+f.flag+" "+strconv.FormatFloat(*f.v, 'g', -1, 64))
+		metrics = append(metrics, f.sig.String())
+	}
+	if len(flags) == 0 {
+		return ""
+	}
+	names := metrics[0]
+	if n := len(metrics); n > 1 {
+		names = strings.Join(metrics[:n-1], ", ") + " or " + metrics[n-1]
+	}
+	return strings.Join(flags, ", ") + ": not used, no --metric scales on " + names + " (add it to --metric, with its --target)"
 }
 
 // rateNotes says, for each metric of p that PAGEs cannot give and no flag

@@ -814,3 +814,23 @@ func TestDecidePagesOfTwoServers(t *testing.T) {
 		t.Errorf("two vllm pages: exit %d, stderr %q; want 0", code, stderr)
 	}
 }
+
+// A signal flag only its own metric reads (--ttft, --queue-time, --kv,
+// --cpu) given without that metric in --metric is not used: decide says
+// so, where the decision on queue 3 (1 replica) alone read as if TTFT 9 s
+// and a full KV cache had been weighed. With its metric it is used, no note.
+func TestDecideSignalFlagWithoutItsMetric(t *testing.T) {
+	code, out, errs := runDecide(t, "--queue", "3", "--ttft", "9", "--kv", "0.99", "--queue-time", "5", "--cpu", "90")
+	for _, want := range []string{
+		"desired 1 (reason DesiredWithinRange)",
+		"note: --kv 0.99, --cpu 90, --ttft 9, --queue-time 5: not used, no --metric scales on kv, cpu, ttft or queuewait (add it to --metric, with its --target)",
+	} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("exit %d, stdout %q, stderr %q; want %q", code, out, errs, want)
+		}
+	}
+	code, out, errs = runDecide(t, "--queue", "3", "--ttft", "9", "--metric", "queue,ttft", "--target", "4,2s")
+	if code != exitOK || strings.Contains(out, "not used") || !strings.Contains(out, "ttft 9s / target 2s") {
+		t.Errorf("with --metric ttft: exit %d, stdout %q, stderr %q; want ttft used, no note", code, out, errs)
+	}
+}
