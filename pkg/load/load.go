@@ -731,7 +731,17 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		chunks++
 	}
 	if err := sc.Err(); err != nil {
-		rec.Err = err
+		switch {
+		case ctx.Err() != nil: // the timeout (one names it) or an interrupt
+			rec.Err = err
+		case errors.Is(err, bufio.ErrTooLong):
+			rec.Err = fmt.Errorf("bad stream after %d text chunks: a line over 4 MiB", chunks)
+		default:
+			// A chunked body without its last chunk (unexpected EOF) or a
+			// reset: the server died mid-answer, as a clean close without
+			// [DONE] says below.
+			rec.Err = fmt.Errorf("cut off: the connection broke after %d text chunks, before data: [DONE] (the server closed or reset it mid-answer): %w", chunks, err)
+		}
 		return rec
 	}
 	if chunks == 0 {

@@ -707,3 +707,36 @@ func TestBadChunkQuoted(t *testing.T) {
 		t.Errorf("error %q, want %q", got, want)
 	}
 }
+
+// TestBrokenStreamSaysCutOff: a server that dies mid-answer on a chunked
+// stream (vLLM's uvicorn streams chunked) leaves the body without its last
+// chunk, or resets the connection: the error says the stream was cut off
+// and after how many text chunks, as a clean close does (it read a bare
+// "unexpected EOF" or "read tcp ...: connection reset by peer").
+func TestBrokenStreamSaysCutOff(t *testing.T) {
+	for _, reset := range []bool{false, true} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\n")
+			w.(http.Flusher).Flush() // chunked: no Content-Length
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if reset {
+				_ = conn.(*net.TCPConn).SetLinger(0) // close sends RST
+			}
+			conn.Close()
+		}))
+		recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 1,
+			Duration: 10 * time.Second, Timeout: 5 * time.Second, MaxTokens: 4, PromptTokens: 4})
+		srv.Close()
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("reset %v: %v, %d records", reset, err, len(recs))
+		}
+		if e := recs[0].Err; e == nil || !strings.Contains(e.Error(), "cut off: the connection broke after 2 text chunks, before data: [DONE]") {
+			t.Errorf("reset %v: error %v, want the cut-off named with its 2 text chunks", reset, e)
+		}
+	}
+}
