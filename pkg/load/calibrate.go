@@ -1,10 +1,12 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/infscale/infscale/pkg/replica"
@@ -98,10 +100,17 @@ func Calibrate(ctx context.Context, base replica.Config, cfg Config, points []Su
 		}
 	}
 	var pre []replica.PrefillPoint
+	var warnings []string
+	if w := failedPoints(append([]PromptSweep{{PromptTokens: cfg.PromptTokens, Points: points}}, extra...), r.MaxBatch()); w != "" {
+		warnings = append(warnings, w)
+	}
 	for j, n := range lengths {
 		s := Summarize(recs[j], time.Second)
 		if s.Requests == 0 {
 			return replica.Calibration{}, fmt.Errorf("calibrate: prefill run of %d-token prompts: no request succeeded (%s)", n, s.FirstError)
+		}
+		if s.Errors > 0 {
+			warnings = append(warnings, fmt.Sprintf("prefill probes of %d-token prompts: %d of %d failed; the first: %s (the TTFT p50 is of the others): check the server", n, s.Errors, s.Errors+s.Requests, s.FirstError))
 		}
 		pre = append(pre, replica.PrefillPoint{PromptTokens: s.PromptTokens / s.Requests, TTFTS: float64(s.TTFTP50)})
 	}
@@ -112,9 +121,32 @@ func Calibrate(ctx context.Context, base replica.Config, cfg Config, points []Su
 	if err != nil {
 		return cal, err
 	}
+	cal.Warnings = append(cal.Warnings, warnings...)
 	// The prefill points' predictions, for the table (no held-out TTFT:
 	// both runs are fitted).
 	return cal, cal.PredictPrefill(base, nil)
+}
+
+// failedPoints says which of the sweeps' points that decodePoints takes
+// had failed requests, "" when none did: such a point ran below its
+// concurrency while a client's request failed, so its step is not quite
+// that batch's.
+func failedPoints(sweeps []PromptSweep, maxBatch int) string {
+	var names []string
+	first := ""
+	for _, sw := range sweeps {
+		for _, p := range sw.Points {
+			if p.Errors == 0 || p.Concurrency < 1 || p.Concurrency > maxBatch || p.Requests == 0 || !(float64(p.ITLP50) > 0) {
+				continue
+			}
+			names = append(names, fmt.Sprintf("c=%d at %d-token prompts (%d of %d failed)", p.Concurrency, sw.PromptTokens, p.Errors, p.Errors+p.Requests))
+			first = cmp.Or(first, p.FirstError)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("points with failed requests, fitted or held out: %s; the first: %s. Each ran below its concurrency while a request failed, its step not quite that batch's: check the server and rerun", strings.Join(names, ", "), first)
 }
 
 // decodePoints turns sweeps' points into decode steps: a point of

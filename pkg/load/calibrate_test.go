@@ -2,9 +2,14 @@ package load
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,5 +228,72 @@ func TestDecodePointsContext(t *testing.T) {
 	}
 	if len(held) != 1 || held[0] != (replica.StepPoint{Batch: 32, ContextTokens: 18432, StepS: 0.04}) {
 		t.Errorf("held out %+v, want batch 32 at 18432 tokens", held)
+	}
+}
+
+// TestCalibrateWarnsOfFailedRequests: a fitted point whose requests partly
+// failed (a proxy's 502 for 3 of 10) ran below its concurrency while they
+// did, and a prefill probe that failed is one fewer TTFT: the fit still
+// runs, but a warning line names the point, the count and the first error
+// (the file was written without a word, the only sign the table's errors
+// column). A sweep without failures has no such warning.
+func TestCalibrateWarnsOfFailedRequests(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Prompt string `json:"prompt"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		if n.Add(1) == 3 { // the first measured prefill probe, of 64 tokens (after a warm-up pair)
+			http.Error(w, "upstream gone", http.StatusBadGateway)
+			return
+		}
+		time.Sleep(time.Duration(len(strings.Fields(body.Prompt))) * 50 * time.Microsecond) // a prefill: longer prompts slower
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\n"+
+			"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n", len(strings.Fields(body.Prompt)))
+	}))
+	defer srv.Close()
+	point := func(c, ok, failed int, step float64) Summary {
+		s := Summary{Concurrency: c, Requests: ok, Errors: failed, PromptTokens: 64 * ok, OutputTokens: 8 * ok, ITLP50: Float(step)}
+		if failed > 0 {
+			s.FirstError = "502 Bad Gateway: upstream gone"
+		}
+		return s
+	}
+	cfg := Config{URL: srv.URL, Model: "m", PromptTokens: 64, MaxTokens: 8, Duration: time.Minute, Timeout: 5 * time.Second}
+	for _, tc := range []struct {
+		name   string
+		points []Summary
+		want   []string
+	}{
+		{"failures", []Summary{point(1, 10, 0, 0.0070), point(2, 7, 3, 0.0071), point(4, 10, 0, 0.0072)}, []string{
+			"points with failed requests, fitted or held out: c=2 at 64-token prompts (3 of 10 failed); the first: 502 Bad Gateway: upstream gone",
+			"prefill probes of 64-token prompts: 1 of 16 failed; the first: 502 Bad Gateway: upstream gone"}},
+		{"none", []Summary{point(1, 10, 0, 0.0070), point(2, 10, 0, 0.0071)}, nil},
+	} {
+		n.Store(100) // no probe fails
+		if tc.want != nil {
+			n.Store(0)
+		}
+		cal, err := Calibrate(t.Context(), replica.DefaultConfig(), cfg, tc.points, nil, 16)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var got []string
+		for _, w := range cal.Warnings {
+			if strings.Contains(w, "failed") {
+				got = append(got, w)
+			}
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: warnings of failures %q, want %d", tc.name, got, len(tc.want))
+			continue
+		}
+		for i, w := range tc.want {
+			if !strings.Contains(got[i], w) {
+				t.Errorf("%s: warning %q, want it to contain %q", tc.name, got[i], w)
+			}
+		}
 	}
 }
