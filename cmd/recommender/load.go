@@ -88,6 +88,11 @@ func (c *LoadCmd) Run(e *env) error {
 	if c.Sort && c.Trace == "" {
 		return invalidf("--sort goes with --trace (it sorts a trace file's rows)")
 	}
+	for _, flag := range []string{"prompt-tokens", "max-tokens"} {
+		if c.Trace != "" && e.given[flag] {
+			return invalidf("--%s goes with --concurrency or --rate (a trace replays its own token counts)", flag)
+		}
+	}
 	for _, d := range []struct {
 		flag string
 		v    time.Duration

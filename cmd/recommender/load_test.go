@@ -510,3 +510,20 @@ func TestLoadNothingSentSaysWhy(t *testing.T) {
 		t.Errorf("exit %d, stdout:\n%s", code, out)
 	}
 }
+
+// TestLoadTraceTokenFlags: a trace replays its own prompt and output
+// lengths, so --prompt-tokens and --max-tokens beside --trace would be
+// ignored (a row's 44 output tokens were generated under --max-tokens 4):
+// refused, as the other flags a run would ignore.
+func TestLoadTraceTokenFlags(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(f, []byte("0,100,44\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"--max-tokens", "--prompt-tokens"} {
+		code, out, errs := runLoad(t, "http://127.0.0.1:1", "--trace", f, flag, "4")
+		if want := flag + " goes with --concurrency or --rate (a trace replays its own token counts)"; code != 2 || out != "" || !strings.Contains(errs, want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 and %q", flag, code, out, errs, want)
+		}
+	}
+}
