@@ -304,6 +304,21 @@ func (c *LoadCmd) Run(e *env) error {
 	if c.Calibrate != "" && failed == nil {
 		cal, err := load.Calibrate(e.ctx, base, cfg, rep.Points, sweeps, c.CalibrateFit)
 		if err != nil {
+			// The sweep finished: print it, not only the probes' or the
+			// fit's error (exit 130 or 1 still).
+			bar.reset()
+			if e.ctx.Err() != nil {
+				rep.Interrupted = true
+				c.writeInterrupted(e, rep, "interrupted during the calibration's prefill probes: no calibration written")
+				return err
+			}
+			if c.Output == "json" {
+				enc := json.NewEncoder(e.stdout)
+				enc.SetIndent("", "  ")
+				_ = enc.Encode(rep)
+			} else {
+				writeLoadTable(e.stdout, rep, failedAt)
+			}
 			return err
 		}
 		cal.Source = commandLine(e.args) // the command as typed

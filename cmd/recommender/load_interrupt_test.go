@@ -187,3 +187,62 @@ func TestLoadCalibrateInterruptedPrintsSweep(t *testing.T) {
 		t.Errorf("calibration file: %v; want none written", err)
 	}
 }
+
+// The calibration's last phase, its prefill probes, runs after every sweep
+// point: a fit that fails there (the server's usage counts both probe
+// lengths alike) or an interrupt during the probes printed nothing but the
+// error, the sweep's minutes of measurements lost. Both print the sweep
+// (c=1 and c=2 at both prompt lengths, 2 requests each: requests 1-8) and
+// write no file; the interrupt's line names the probes.
+func TestLoadCalibrateProbesKeepSweep(t *testing.T) {
+	for _, interrupt := range []bool{false, true} {
+		var n atomic.Int32
+		probe, stop := make(chan struct{}), make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			if r.Method == http.MethodGet {
+				_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m","max_model_len":4096}]}`)
+				return
+			}
+			if i := n.Add(1); interrupt && i > 8 {
+				if i == 9 {
+					close(probe)
+				}
+				select {
+				case <-r.Context().Done():
+				case <-stop:
+				}
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, strings.Repeat("data: {\"choices\":[{\"text\":\"a\"}]}\n\n", 2)+
+				"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n")
+		}))
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			select {
+			case <-probe:
+				cancel()
+			case <-stop:
+			}
+		}()
+		file := filepath.Join(t.TempDir(), "cal.json")
+		var out, errb bytes.Buffer
+		code := run(ctx, []string{"load", srv.URL, "--concurrency", "1,2", "--requests", "2", "--prompt-tokens", "64", "--max-tokens", "2",
+			"--calibrate", file, "--calibrate-fit-max", "2", "--progress", "never"}, strings.NewReader(""), &out, &errb)
+		close(stop)
+		cancel()
+		srv.Close()
+		wantCode, wantLine := 1, "counts both prompt lengths alike"
+		if interrupt {
+			wantCode, wantLine = exitInterrupted, "interrupted during the calibration's prefill probes: no calibration written"
+		}
+		if code != wantCode || !strings.Contains(out.String(), "\n   c=1         2       0") || !strings.Contains(out.String(), "\n   c=2         2       0") ||
+			!strings.Contains(out.String()+errb.String(), wantLine) {
+			t.Errorf("interrupt %v: exit %d, stdout:\n%s\nstderr:\n%s\nwant %d, c=1's and c=2's rows and %q", interrupt, code, out.String(), errb.String(), wantCode, wantLine)
+		}
+		if _, err := os.Stat(file); !os.IsNotExist(err) {
+			t.Errorf("interrupt %v: calibration file: %v; want none written", interrupt, err)
+		}
+	}
+}
