@@ -635,6 +635,9 @@ func (r *runner) one(ctx context.Context, j job) Record {
 	return rec
 }
 
+// doneDrain bounds the read of a response's rest after data: [DONE].
+const doneDrain = time.Second
+
 // request is one's request, bounded by Timeout.
 func (r *runner) request(ctx context.Context, j job) Record {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
@@ -691,7 +694,12 @@ func (r *runner) request(ctx context.Context, j job) Record {
 		}
 		data = bytes.TrimSpace(data)
 		if string(data) == "[DONE]" {
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // to the end: the connection is reused
+			// To the end, so that the connection is reused; but the answer
+			// is complete: a response kept open past [DONE] is cut after
+			// doneDrain, not left to hold the client until the timeout.
+			drained := time.AfterFunc(doneDrain, cancel)
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			drained.Stop()
 			done = true
 			break
 		}

@@ -740,3 +740,39 @@ func TestBrokenStreamSaysCutOff(t *testing.T) {
 		}
 	}
 }
+
+// TestDoneThenOpenStream: a server (or a proxy) that sends data: [DONE] but
+// keeps the response open held each request's client until --timeout
+// while the drain after [DONE] waited for the end of the body: 2 requests
+// at concurrency 1 took 2 x 4 s, the throughput a quarter of the server's.
+// The answer is complete at [DONE]: both succeed and the run ends within a
+// second of drain each.
+func TestDoneThenOpenStream(t *testing.T) {
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\ndata: [DONE]\n\n")
+		w.(http.Flusher).Flush()
+		select { // the response never ends
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	defer srv.Close()
+	defer close(stop)
+	begin := time.Now()
+	recs, _, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Concurrency: 1, Requests: 2,
+		Duration: 10 * time.Second, Timeout: 4 * time.Second, MaxTokens: 2, PromptTokens: 4})
+	took := time.Since(begin)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("%v, %d records", err, len(recs))
+	}
+	for i, r := range recs {
+		if r.Err != nil || r.OutputTokens != 2 {
+			t.Errorf("request %d: error %v, %d output tokens; want a success of 2", i, r.Err, r.OutputTokens)
+		}
+	}
+	if took > 3*time.Second {
+		t.Errorf("2 requests took %v: each held to its --timeout 4s after [DONE]; want about 2 x the 1 s drain bound", took.Round(time.Millisecond))
+	}
+}
