@@ -325,7 +325,7 @@ func (c *LoadCmd) Run(e *env) error {
 		if err := writeCalibrationFile(c.Calibrate, cal); err != nil {
 			return err
 		}
-		rep.Calibration = &cal
+		rep.Calibration, rep.CalibrationWarnings = &cal, cal.Warnings
 		if c.Output != "json" {
 			defer writeCalibration(e.stdout, c.Calibrate, cal)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -244,5 +245,44 @@ func TestLoadCalibrateProbesKeepSweep(t *testing.T) {
 		if _, err := os.Stat(file); !os.IsNotExist(err) {
 			t.Errorf("interrupt %v: calibration file: %v; want none written", interrupt, err)
 		}
+	}
+}
+
+// TestLoadCalibrateJSONWarnings: the fit's warning lines (here the probes'
+// TTFTs barely grow with the prompt: a prefill faster than the GPU's peak,
+// the MFU capped) were the text output's alone: --output json dropped
+// them, the calibration's doubts unseen by a script. JSON has them as
+// calibration_warnings.
+func TestLoadCalibrateJSONWarnings(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Prompt string `json:"prompt"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		if r.Method == http.MethodGet {
+			_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m","max_model_len":4096}]}`)
+			return
+		}
+		words := len(strings.Fields(body.Prompt))
+		time.Sleep(time.Duration(words) * 5 * time.Microsecond) // 200,000 tokens/s: above the 61,875 an H100 allows llama-3-8b
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = fmt.Fprintf(w, "%sdata: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n",
+			strings.Repeat("data: {\"choices\":[{\"text\":\"a\"}]}\n\n", 2), words)
+	}))
+	defer srv.Close()
+	code, out, errs := runLoad(t, srv.URL, "--concurrency", "1,2", "--requests", "2", "--prompt-tokens", "64", "--max-tokens", "2",
+		"--calibrate", filepath.Join(t.TempDir(), "cal.json"), "--calibrate-fit-max", "2", "--progress", "never", "--output", "json")
+	var rep struct {
+		Warnings []string `json:"calibration_warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v\n%s\n%s", code, err, out, errs)
+	}
+	found := false
+	for _, w := range rep.Warnings {
+		found = found || strings.Contains(w, "the MFU is capped at 1")
+	}
+	if !found {
+		t.Errorf("calibration_warnings %q, want the MFU cap's", rep.Warnings)
 	}
 }

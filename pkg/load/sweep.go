@@ -23,6 +23,9 @@ type Report struct {
 	CalibrationPoints []Summary `json:"calibration_points,omitempty"`
 	// Calibration is the fit written with --calibrate.
 	Calibration *replica.Calibration `json:"calibration,omitempty"`
+	// CalibrationWarnings are the fit's warning lines (not in the file):
+	// the text output's lines under the fitted parameters.
+	CalibrationWarnings []string `json:"calibration_warnings,omitempty"`
 	// Interrupted is set when an interrupt cut the sweep short: Points
 	// are those that finished before it.
 	Interrupted bool `json:"interrupted,omitempty"`
