@@ -79,3 +79,52 @@ targets:
 		}
 	}
 }
+
+// splitReplicasAPI is ttftAPI whose replicas query answers two series,
+// as kube_deployment_spec_replicas does over a span in which
+// kube-state-metrics was restarted under another pod or instance label.
+type splitReplicasAPI struct{ ttftAPI }
+
+func (a splitReplicasAPI) Range(ctx context.Context, q string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+	if !strings.Contains(q, "kube_deployment_spec_replicas") {
+		return nil, nil, nil
+	}
+	var m model.Matrix
+	for _, inst := range []string{"ksm-a", "ksm-b"} {
+		m = append(m, &model.SampleStream{Metric: model.Metric{"__name__": "kube_deployment_spec_replicas", "instance": model.LabelValue(inst)},
+			Values: []model.SamplePair{{Timestamp: model.TimeFromUnixNano(start.UnixNano()), Value: 3}}})
+	}
+	return m, nil, nil
+}
+
+// TestLiveMissesIgnoresReplicasQuery: the live misses come from the TTFT
+// histogram alone, so the target's replicas: query does not take part.
+// A replicas series split in two over the span (kube-state-metrics
+// restarted under another label) failed the read, "returned 2 series",
+// and the adopted candidate was not reverted however it missed, until
+// the split left the span (tune.history after the switch: a week by
+// default). Here 5 of 10,000 requests above 2.5 s: 0.05%.
+func TestLiveMissesIgnoresReplicasQuery(t *testing.T) {
+	api := splitReplicasAPI{ttftAPI{map[string]float64{"1": 9000, "2.5": 9995, "+Inf": 10000}}}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f, err := config.Parse([]byte(`prometheus: {url: "http://prometheus:9090"}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  replicas: 'kube_deployment_spec_replicas{namespace="llm",deployment="chat"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 8
+  tune: {slo_ttft: 2500ms}
+`), "tune.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok, err := LiveMisses(context.Background(), api, &f.Targets[0], now.Add(-time.Hour), now, 15*time.Second)
+	if err != nil || !ok {
+		t.Fatalf("live misses not read: ok %v, %v", ok, err)
+	}
+	if r.Requests != 10000 || math.Abs(r.Late-5.0/10000) > 1e-12 {
+		t.Errorf("read %g late of %g requests, want 0.0005 of 10000", r.Late, r.Requests)
+	}
+}
