@@ -35,6 +35,16 @@ func NewHistogram(le []string, counts []float64) (*Histogram, error) {
 		bs = append(bs, b{v, counts[i]})
 	}
 	slices.SortFunc(bs, func(x, y b) int { return cmpFloat(x.le, y.le) })
+	// One bound spelled two ways ("1" and "1.0": Prometheus 3 stores le
+	// as a float, 2.x as scraped) is one bucket, summed, as PromQL's
+	// histogram_quantile coalesces them.
+	for i := 1; i < len(bs); i++ {
+		if bs[i].le == bs[i-1].le {
+			bs[i-1].c += bs[i].c
+			bs = slices.Delete(bs, i, i+1)
+			i--
+		}
+	}
 	if len(bs) == 0 || !math.IsInf(bs[len(bs)-1].le, 1) {
 		return nil, fmt.Errorf("histogram without a +Inf bucket")
 	}
