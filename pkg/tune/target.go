@@ -259,10 +259,7 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: %w", t.Name, err)
 	}
-	// No replicas query: the misses need only the TTFT histogram, and one
-	// split over the span (kube-state-metrics restarted under another
-	// label: two series) would fail the read and so block the revert.
-	h, _, err := backtest.Fetch(ctx, api, backtest.Target{Server: t.Server, Selector: sel}, g, nil)
+	h, _, err := backtest.Fetch(ctx, api, backtest.Target{Server: t.Server, Selector: sel, Replicas: t.Replicas}, g, nil)
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: history: %w", t.Name, err)
 	}
