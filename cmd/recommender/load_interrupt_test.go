@@ -260,7 +260,7 @@ func TestLoadCalibrateJSONWarnings(t *testing.T) {
 		}
 		_ = json.NewDecoder(r.Body).Decode(&body)
 		if r.Method == http.MethodGet {
-			_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m","max_model_len":4096}]}`)
+			_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m","max_model_len":32768}]}`)
 			return
 		}
 		words := len(strings.Fields(body.Prompt))
@@ -270,7 +270,10 @@ func TestLoadCalibrateJSONWarnings(t *testing.T) {
 			strings.Repeat("data: {\"choices\":[{\"text\":\"a\"}]}\n\n", 2), words)
 	}))
 	defer srv.Close()
-	code, out, errs := runLoad(t, srv.URL, "--concurrency", "1,2", "--requests", "2", "--prompt-tokens", "64", "--max-tokens", "2",
+	// Probes of 2,048 and 6,144 tokens: 20 ms apart at that rate, well
+	// above a busy machine's jitter (64 and 192 were 0.64 ms apart, and
+	// read alike once in CI).
+	code, out, errs := runLoad(t, srv.URL, "--concurrency", "1,2", "--requests", "2", "--prompt-tokens", "2048", "--max-tokens", "2",
 		"--calibrate", filepath.Join(t.TempDir(), "cal.json"), "--calibrate-fit-max", "2", "--progress", "never", "--output", "json")
 	var rep struct {
 		Warnings []string `json:"calibration_warnings"`

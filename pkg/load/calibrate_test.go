@@ -248,7 +248,9 @@ func TestCalibrateWarnsOfFailedRequests(t *testing.T) {
 			http.Error(w, "upstream gone", http.StatusBadGateway)
 			return
 		}
-		time.Sleep(time.Duration(len(strings.Fields(body.Prompt))) * 50 * time.Microsecond) // a prefill: longer prompts slower
+		// A prefill: longer prompts slower, the 192-token probes 12.8 ms
+		// after the 64-token ones, well above a busy machine's jitter.
+		time.Sleep(time.Duration(len(strings.Fields(body.Prompt))) * 100 * time.Microsecond)
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\n"+
 			"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n", len(strings.Fields(body.Prompt)))
