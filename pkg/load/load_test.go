@@ -772,7 +772,7 @@ func TestDoneThenOpenStream(t *testing.T) {
 			t.Errorf("request %d: error %v, %d output tokens; want a success of 2", i, r.Err, r.OutputTokens)
 		}
 	}
-	if took > 3*time.Second {
+	if took > 6*time.Second { // 2 x 1 s with room for a busy machine, under the 8 s of 2 x the timeout
 		t.Errorf("2 requests took %v: each held to its --timeout 4s after [DONE]; want about 2 x the 1 s drain bound", took.Round(time.Millisecond))
 	}
 }
