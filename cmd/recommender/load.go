@@ -306,19 +306,12 @@ func (c *LoadCmd) Run(e *env) error {
 		if err != nil {
 			// The sweep finished: print it, not only the probes' or the
 			// fit's error (exit 130 or 1 still).
-			bar.reset()
 			if e.ctx.Err() != nil {
 				rep.Interrupted = true
 				c.writeInterrupted(e, rep, "interrupted during the calibration's prefill probes: no calibration written")
 				return err
 			}
-			if c.Output == "json" {
-				enc := json.NewEncoder(e.stdout)
-				enc.SetIndent("", "  ")
-				_ = enc.Encode(rep)
-			} else {
-				writeLoadTable(e.stdout, rep, failedAt)
-			}
+			_ = c.writeReport(e, rep, failedAt)
 			return err
 		}
 		cal.Source = commandLine(e.args) // the command as typed
@@ -330,30 +323,31 @@ func (c *LoadCmd) Run(e *env) error {
 			defer writeCalibration(e.stdout, c.Calibrate, cal)
 		}
 	}
+	if err := c.writeReport(e, rep, failedAt); err != nil {
+		return err
+	}
+	return failed
+}
+
+// writeReport prints rep as --output says: indented JSON, or the table
+// (failedAt: the point whose first error the error says, once, on stderr).
+func (c *LoadCmd) writeReport(e *env, rep load.Report, failedAt string) error {
 	if c.Output == "json" {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-		return failed
+		return enc.Encode(rep)
 	}
-	// The failed point's first error is the error's (stderr), said once.
 	writeLoadTable(e.stdout, rep, failedAt)
-	return failed
+	return nil
 }
 
 // writeInterrupted prints the points of a run an interrupt cut short, as
 // a finished run's output, and note (text: under the table).
 func (c *LoadCmd) writeInterrupted(e *env, rep load.Report, note string) {
-	if c.Output == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep)
-		return
+	_ = c.writeReport(e, rep, "")
+	if c.Output != "json" {
+		fmt.Fprintf(e.stdout, "\n%s\n", note)
 	}
-	writeLoadTable(e.stdout, rep, "")
-	fmt.Fprintf(e.stdout, "\n%s\n", note)
 }
 
 // kvPrompts returns the prompt lengths a calibration sweeps its fitted

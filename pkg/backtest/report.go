@@ -117,7 +117,7 @@ func (rep Report) WriteJSON(w io.Writer) error {
 		QueryTime:  num(rep.Fetch.Duration.Seconds()),
 		ReplayTime: num(rep.ReplayTime.Seconds()),
 		Queries:    rep.Fetch.Queries,
-		Warnings:   append(append(append([]string(nil), rep.Fetch.Warnings...), rep.zeroActual()...), rep.Runaway()...),
+		Warnings:   append(rep.readWarnings(), rep.Runaway()...),
 	}
 	for _, g := range rep.Coverage.Gaps {
 		out.Coverage.Gaps = append(out.Coverage.Gaps, jsonGap{g.From, g.To, g.Duration().String()})
@@ -218,7 +218,7 @@ func (rep Report) WriteText(w io.Writer) error {
 		fmt.Fprintln(w, "fidelity  not available (needs the replicas timeline and the TTFT histogram)")
 	}
 	fmt.Fprintf(w, "time      queries %s (%d), replay %s\n", rep.Fetch.Duration.Round(time.Millisecond), rep.Fetch.Queries, rep.ReplayTime.Round(time.Millisecond))
-	for _, wn := range append(append([]string(nil), rep.Fetch.Warnings...), rep.zeroActual()...) {
+	for _, wn := range rep.readWarnings() {
 		fmt.Fprintf(w, "warning   %s\n", wn)
 	}
 	for _, wn := range rep.Runaway() {

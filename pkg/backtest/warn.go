@@ -125,6 +125,12 @@ func (f Fidelity) Verdict(slo float64) (grade, advice string) {
 		100*FairRelError, 100*FairSLOShare)
 }
 
+// readWarnings are the warnings about what the history read holds: the
+// fetch's and zeroActual's (a fresh slice).
+func (rep Report) readWarnings() []string {
+	return append(append([]string(nil), rep.Fetch.Warnings...), rep.zeroActual()...)
+}
+
 // zeroActual warns when the replicas query reads 0 at every step while
 // requests completed: the query counts another workload's replicas (no
 // replica served nothing), and the actual rows would stand for nothing.

@@ -74,7 +74,8 @@ func Calibrate(ctx context.Context, base replica.Config, cfg Config, points []Su
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = 128
 	}
-	fit, held := decodePoints(append([]PromptSweep{{PromptTokens: cfg.PromptTokens, Points: points}}, extra...), cfg.MaxTokens, r.MaxBatch(), fitMax)
+	sweeps := append([]PromptSweep{{PromptTokens: cfg.PromptTokens, Points: points}}, extra...)
+	fit, held := decodePoints(sweeps, cfg.MaxTokens, r.MaxBatch(), fitMax)
 	if len(fit) < 2 {
 		return replica.Calibration{}, fmt.Errorf("calibrate: %d sweep points at concurrency <= %d with data; want two or more (e.g. --concurrency 1,2,4,8,16,32,64)", len(fit), fitMax)
 	}
@@ -101,7 +102,7 @@ func Calibrate(ctx context.Context, base replica.Config, cfg Config, points []Su
 	}
 	var pre []replica.PrefillPoint
 	var warnings []string
-	if w := failedPoints(append([]PromptSweep{{PromptTokens: cfg.PromptTokens, Points: points}}, extra...), r.MaxBatch()); w != "" {
+	if w := failedPoints(sweeps, r.MaxBatch()); w != "" {
 		warnings = append(warnings, w)
 	}
 	for j, n := range lengths {
