@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"reflect"
 	"strconv"
 	"strings"
@@ -73,6 +74,25 @@ func SyntaxOffset(data []byte, se *json.SyntaxError) int64 {
 		return whole.Offset - 1
 	}
 	return se.Offset
+}
+
+// Locate is where in data a decoding error of it is, and the error to say
+// there: a syntax error's byte (SyntaxOffset), a type error's value, and
+// the end of a document cut short (an unexpected end, from Unmarshal or a
+// Decoder), said as such; -1 and err when err names no place in data.
+func Locate(data []byte, err error) (int64, error) {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se) && se.Offset >= int64(len(data)),
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return int64(len(data)), errors.New("unexpected end of the JSON (truncated file?)")
+	case errors.As(err, &se):
+		return SyntaxOffset(data, se), err
+	case errors.As(err, &te):
+		return te.Offset, err
+	}
+	return -1, err
 }
 
 // TrailingError is data after the document's one value.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"strconv"
 	"strings"
@@ -369,23 +368,15 @@ func tokenText(tok json.Token) string {
 func (w *stateWalker) located(filename string, errs ...error) error {
 	out := make([]error, 0, len(errs))
 	for _, err := range errs {
-		off := int64(-1)
+		var off int64
 		var fe *fieldError
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &fe):
+		if errors.As(err, &fe) {
 			off = fe.off
 			if off < 0 {
 				off = w.lookup(fe.path)
 			}
-		case errors.As(err, &se):
-			off = jsonpos.SyntaxOffset(w.data, se)
-		case errors.As(err, &te):
-			off = te.Offset
-		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-			off = int64(len(w.data))
-			err = errors.New("unexpected end of the JSON (truncated file?)")
+		} else {
+			off, err = jsonpos.Locate(w.data, err)
 		}
 		if off < 0 || off > int64(len(w.data)) {
 			out = append(out, fmt.Errorf("%s: %w", filename, err))

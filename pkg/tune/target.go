@@ -550,17 +550,7 @@ func ReadResult(dir, name string) (r TargetResult, ok bool, err error) {
 // column and what to do: a hand edit or a truncated copy said only
 // "invalid character 'q' looking for beginning of value".
 func resultJSONError(path string, data []byte, err error) error {
-	off := int64(-1)
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se) && se.Offset >= int64(len(data)):
-		off, err = int64(len(data)), errors.New("unexpected end of the JSON (truncated file?)")
-	case errors.As(err, &se):
-		off = jsonpos.SyntaxOffset(data, se)
-	case errors.As(err, &te):
-		off = te.Offset
-	}
+	off, err := jsonpos.Locate(data, err)
 	const todo = "want the NAME.json infscale tune --shard writes: run it again, or remove the file"
 	if off < 0 {
 		return fmt.Errorf("%s: %w (%s)", path, err, todo)
