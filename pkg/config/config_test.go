@@ -189,7 +189,7 @@ func TestBadFiles(t *testing.T) {
 			`kube.bad.yaml:19:18: targets[2].scrape.port: "http metrics": not a container port name`,
 			`kube.bad.yaml:23:19: targets[3].scaleTargetRef.apiVersion: required`,
 			`kube.bad.yaml:25:11: targets[3].scrape: expected a list of /metrics URLs, or with scaleTargetRef a mapping`,
-			`kube.bad.yaml:40:10: targets[5].apply: targets[4] applies to the same workload (Deployment chat); one writer per workload`,
+			`kube.bad.yaml:40:10: targets[5].apply: targets[4] "twice" (testdata/kube.bad.yaml:33:10) writes the same workload, Deployment llm/chat: two writers`,
 		},
 		"pool.bad.yaml": {
 			`pool.bad.yaml:4:21: targets[0].inferencePoolRef: needs scaleTargetRef: the workload behind the pool`,

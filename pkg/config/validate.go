@@ -38,9 +38,12 @@ type validator struct {
 	// said are the keys this package reported on already, which the
 	// policy's rules do not report again.
 	said map[string]bool
-	// writers maps each workload applied to (namespace/group/kind/name)
-	// to the first target that applies to it.
-	writers map[string]int
+	// workloads maps each workload named by a scaleTargetRef
+	// (namespace/group/kind/name) to the first target that writes it
+	// (apply, pod_deletion_cost) and the first that only reads it;
+	// selectors maps a selector's matcher set to its first target.
+	workloads map[string]*workloadUse
+	selectors map[string]string
 	// rolePrefix and parentPrefix are set while a P/D target's role is
 	// validated (roles.go: key); reported holds what at said, so the
 	// roles' shared keys are reported once.
@@ -125,7 +128,8 @@ func (v *validator) validate() {
 		}
 	}
 	v.said = map[string]bool{}
-	v.writers = map[string]int{}
+	v.workloads = map[string]*workloadUse{}
+	v.selectors = map[string]string{}
 	names := map[string]int{}
 	for i := range c.Targets {
 		p := fmt.Sprintf("targets[%d]", i)
@@ -249,6 +253,7 @@ func (v *validator) target(p string, t *Target) {
 		if _, err := promql.ParseSelector(t.Selector); err != nil {
 			v.at(p+".selector", "not a PromQL label-matcher set such as '{namespace=\"llm\", pod=~\"chat-.*\"}': %s", promqlError(err))
 		}
+		v.sameSelector(p, t)
 	case !embedded:
 		v.at(p+".selector", "required with prometheus.url: the label matchers of the target's pods, e.g. '{namespace=\"llm\", pod=~\"chat-.*\"}'")
 	}
@@ -569,15 +574,110 @@ func (v *validator) workload(p string, t *Target) {
 			v.at(p+".scrape.path", "%q: a path starts with /, e.g. /metrics", s.Path)
 		}
 	}
-	if t.Apply && ref.Kind != "" && ref.Name != "" {
+	if ref.Kind != "" && ref.Name != "" {
 		gv, _ := schema.ParseGroupVersion(ref.APIVersion)
-		key := t.Namespace + "/" + gv.Group + "/" + ref.Kind + "/" + ref.Name
-		if prev, dup := v.writers[key]; dup {
-			v.at(p+".apply", "targets[%d] applies to the same workload (%s %s); one writer per workload", prev, ref.Kind, ref.Name)
-		} else {
-			v.writers[key] = v.index(p)
+		v.sameWorkload(p, t, t.Namespace+"/"+gv.Group+"/"+ref.Kind+"/"+ref.Name)
+	}
+}
+
+// workloadUse is the first target that writes a workload and the first
+// that only reads it: each a target key (targets[i] or a role's) and the
+// key that says so (the writing key, or scaleTargetRef).
+type workloadUse struct {
+	writer, writerKey, reader, readerKey string
+}
+
+// sameWorkload checks two targets acting on one workload: two writers
+// (apply or pod_deletion_cost) undo each other's changes every cycle and
+// are refused; a second target that only reads the workload exports a
+// decision nothing here applies, legitimate (a shadow policy), and is
+// warned of. Both name the other target and its position. A pair's two
+// roles on one workload are pair's to refuse.
+func (v *validator) sameWorkload(p string, t *Target, key string) {
+	ref := t.ScaleTargetRef
+	what := ref.Kind + " " + ref.Name
+	if t.Namespace != "" {
+		what = ref.Kind + " " + t.Namespace + "/" + ref.Name
+	}
+	u := v.workloads[key]
+	if u == nil {
+		u = &workloadUse{}
+		v.workloads[key] = u
+	}
+	writeKey := ""
+	switch {
+	case t.Apply:
+		writeKey = v.key(p + ".apply")
+	case t.PodDeletionCost:
+		writeKey = v.key(p + ".pod_deletion_cost")
+	}
+	self := v.index(p)
+	other := func(tp, k string) (string, bool) {
+		i, _ := targetIndex(tp)
+		if i == self {
+			return "", false // the other role of this pair
+		}
+		return fmt.Sprintf("targets[%d] %q (%s)", i, v.cfg.Targets[i].Name, v.where(k)), true
+	}
+	switch {
+	case writeKey != "" && u.writer != "":
+		if o, ok := other(u.writer, u.writerKey); ok {
+			v.at(writeKey, "%s writes the same workload, %s: two writers (apply, pod_deletion_cost) undo each other's changes every cycle; keep them on one target (the other still exports its decision)", o, what)
+		}
+	case writeKey != "":
+		u.writer, u.writerKey = p, writeKey
+		if u.reader != "" {
+			if o, ok := other(u.reader, u.readerKey); ok {
+				v.warn(p+".scaleTargetRef", "%s names the same workload, %s, and does not write it: its decision is exported only (infscale_desired_replicas{target=%q}); scale the workload on one target only", o, what, v.cfg.Targets[v.index(u.reader)].Name)
+			}
+		}
+	default:
+		k := v.key(p + ".scaleTargetRef")
+		if u.writer != "" {
+			if o, ok := other(u.writer, u.writerKey); ok {
+				v.warn(k, "names the same workload as %s, %s, which writes it: this target's decision is exported only (infscale_desired_replicas{target=%q}); do not scale the workload on it too (a ScaledObject, an HPA)", o, what, t.Name)
+			}
+		} else if u.reader != "" {
+			if o, ok := other(u.reader, u.readerKey); ok {
+				v.warn(k, "names the same workload as %s, %s: both decisions are exported only; scale the workload on one of them (one ScaledObject)", o, what)
+			}
+		}
+		if u.reader == "" {
+			u.reader, u.readerKey = p, k
 		}
 	}
+}
+
+// sameSelector warns of a target whose selector holds the same matchers
+// (in any order) as an earlier target's: both decide on the same pods and
+// export a decision each; legitimate for comparing policies, but only one
+// may scale the workload (nothing in this file applies a Prometheus
+// target's decision without scaleTargetRef: sameWorkload refuses two writers).
+func (v *validator) sameSelector(p string, t *Target) {
+	ms, err := promql.ParseSelector(t.Selector)
+	if err != nil || t.Selector == "" {
+		return
+	}
+	set := strings.Join(promql.MatcherSet(ms), ",")
+	prev, seen := v.selectors[set]
+	if !seen {
+		v.selectors[set] = v.key(p + ".selector")
+		return
+	}
+	i, _ := targetIndex(prev)
+	if i == v.index(p) {
+		return // a pair's roles: pair refuses them
+	}
+	v.warn(p+".selector", "selects the same series as targets[%d] %q (%s): both decide on the same pods and each exports its own infscale_desired_replicas; scale the workload on one of them only (one ScaledObject)", i, v.cfg.Targets[i].Name, v.where(prev))
+}
+
+// where is file:line:col of key (or its nearest parent written).
+func (v *validator) where(key string) string {
+	p := v.posOf(key)
+	if p == nil {
+		return v.d.file
+	}
+	return fmt.Sprintf("%s:%d:%d", v.d.file, p.Line, p.Column)
 }
 
 // poolPrometheusMode refuses inferencePoolRef beside prometheus.url.

@@ -1,0 +1,76 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestSameWorkload: two targets acting on one workload. Two writers
+// (apply, pod_deletion_cost, in any mix) are refused at the second's
+// writing key, naming the first target and its position; a second target
+// that only reads the workload, or one whose selector holds the same
+// matchers, loads with a warning naming the other.
+func TestSameWorkload(t *testing.T) {
+	const head = "namespace: llm\ntargets:\n"
+	target := func(name, ref, extra string) string {
+		return "- name: " + name + "\n" +
+			"  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: " + ref + "}\n" +
+			"  scrape: {port: 8000}\n" + extra +
+			"  metrics: [{type: queue, target: 4}]\n  maxReplicaCount: 8\n"
+	}
+	refused := []struct{ name, doc, want string }{
+		{"apply, pod_deletion_cost",
+			head + target("a", "chat", "  apply: true\n") + target("b", "chat", "  pod_deletion_cost: true\n"),
+			`w.yaml:12:22: targets[1].pod_deletion_cost: targets[0] "a" (w.yaml:6:10) writes the same workload, Deployment llm/chat`},
+		{"pod_deletion_cost twice",
+			head + target("a", "chat", "  pod_deletion_cost: true\n") + target("b", "chat", "  pod_deletion_cost: true\n"),
+			`w.yaml:12:22: targets[1].pod_deletion_cost: targets[0] "a" (w.yaml:6:22) writes the same workload`},
+		{"a reader between two writers",
+			head + target("a", "chat", "  apply: true\n") + target("r", "chat", "") + target("b", "chat", "  apply: true\n"),
+			`w.yaml:17:10: targets[2].apply: targets[0] "a" (w.yaml:6:10) writes the same workload`},
+	}
+	for _, c := range refused {
+		_, err := Parse([]byte(c.doc), "w.yaml")
+		var es Errors
+		if !errors.As(err, &es) || len(es) != 1 || !strings.HasPrefix(es[0].Error(), c.want) {
+			t.Errorf("%s: got %v\nwant one problem starting %s", c.name, err, c.want)
+		}
+	}
+	warned := []struct{ name, doc, want string }{
+		{"a writer, then a reader",
+			head + target("a", "chat", "  apply: true\n") + target("r", "chat", ""),
+			`w.yaml:10:19: targets[1].scaleTargetRef: names the same workload as targets[0] "a" (w.yaml:6:10), Deployment llm/chat, which writes it`},
+		{"a reader, then a writer",
+			head + target("r", "chat", "") + target("a", "chat", "  apply: true\n"),
+			`w.yaml:9:19: targets[1].scaleTargetRef: targets[0] "r" (w.yaml:4:19) names the same workload, Deployment llm/chat, and does not write it`},
+		{"two readers",
+			head + target("r", "chat", "") + target("s", "chat", ""),
+			`w.yaml:9:19: targets[1].scaleTargetRef: names the same workload as targets[0] "r" (w.yaml:4:19), Deployment llm/chat: both decisions are exported only`},
+		{"one selector, matchers in another order",
+			"prometheus: {url: http://p:9090}\ntargets:\n" +
+				"- {name: a, selector: '{namespace=\"llm\", pod=~\"chat-.*\"}', metrics: [{type: queue, target: 4}], maxReplicaCount: 8}\n" +
+				"- {name: b, selector: '{pod=~\"chat-.*\", namespace=\"llm\"}', metrics: [{type: queue, target: 4}], maxReplicaCount: 8}\n",
+			`w.yaml:4:23: targets[1].selector: selects the same series as targets[0] "a" (w.yaml:3:23)`},
+	}
+	for _, c := range warned {
+		cfg, err := Parse([]byte(c.doc), "w.yaml")
+		if err != nil {
+			t.Errorf("%s: refused: %v", c.name, err)
+			continue
+		}
+		if len(cfg.Warnings) != 1 || !strings.HasPrefix(cfg.Warnings[0].Error(), c.want) {
+			t.Errorf("%s: warnings %v\nwant one starting %s", c.name, cfg.Warnings, c.want)
+		}
+	}
+	// Other workloads, or the same name in another namespace or kind: no word.
+	for _, doc := range []string{
+		head + target("a", "chat", "  apply: true\n") + target("b", "code", "  apply: true\n"),
+		head + target("a", "chat", "  apply: true\n") + strings.Replace(target("b", "chat", "  apply: true\n"), "  scrape:", "  namespace: batch\n  scrape:", 1),
+		head + target("a", "chat", "  apply: true\n") + strings.Replace(target("b", "chat", ""), "Deployment", "StatefulSet", 1),
+	} {
+		if cfg, err := Parse([]byte(doc), "w.yaml"); err != nil || len(cfg.Warnings) != 0 {
+			t.Errorf("distinct workloads: err %v, warnings %v\n%s", err, cfg.Warnings, doc)
+		}
+	}
+}
