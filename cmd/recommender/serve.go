@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -151,6 +152,9 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 		fmt.Fprintf(e.stdout, "%s: valid: %d target(s)%s, %s, every %s\n", c.Config, len(cfg.Targets), of, mode, cfg.IntervalDuration())
 		return nil
 	}
+	if err := checkPathFlags(c.AuditLog, c.StateDir); err != nil {
+		return err
+	}
 	// client-go's retries (informers, discovery, the Lease) in serve's log,
 	// not klog's stderr, at most once a minute per message.
 	klog.SetSlogLogger(slog.New(kube.ClientLogHandler(log.Handler(), kube.ClientLogEvery)))
@@ -209,6 +213,50 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 	defer signal.Stop(hup)
 	o.Reload = hup
 	return serve.Run(e.ctx, cfg, o)
+}
+
+// checkPathFlags refuses, as usage errors (exit 2, as a missing --config
+// or --kubeconfig), path flags that name no usable place: --audit-log in
+// a directory that does not exist or under a file, --state-dir that is a
+// file or under one. Nothing is created. What the environment refuses
+// (permissions, a read-only file system, a FIFO without a reader) is
+// found when the path is opened: exit 1.
+func checkPathFlags(auditLog, stateDir string) error {
+	if auditLog != "" {
+		parent := filepath.Dir(auditLog)
+		fi, err := os.Stat(parent)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return invalidf("--audit-log %s: directory %s does not exist; create it, or give a file in an existing directory (serve creates the file, not its directory)", auditLog, parent)
+		case errors.Is(err, syscall.ENOTDIR) || err == nil && !fi.IsDir():
+			return invalidf("--audit-log %s: %s is not a directory; give a file in a directory", auditLog, nonDir(parent))
+		}
+	}
+	if stateDir != "" {
+		fi, err := os.Stat(stateDir)
+		switch {
+		case err == nil && !fi.IsDir():
+			return invalidf("--state-dir %s: is a file, not a directory; give a directory serve can create and write in (one state file per target)", stateDir)
+		case errors.Is(err, syscall.ENOTDIR):
+			return invalidf("--state-dir %s: %s is not a directory; give a directory serve can create and write in (one state file per target)", stateDir, nonDir(stateDir))
+		}
+	}
+	return nil
+}
+
+// nonDir is the nearest of path and its parents that exists and is not a
+// directory (path itself when none is found).
+func nonDir(path string) string {
+	for p := path; ; {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p
+		}
+		next := filepath.Dir(p)
+		if next == p {
+			return path
+		}
+		p = next
+	}
 }
 
 // demoLogger keeps the demo's output to the decision table unless asked.

@@ -29,9 +29,42 @@ func TestServeBadListen(t *testing.T) {
 	}
 }
 
-// TestServeIOFailuresExit1: an --audit-log in a missing directory and an
-// unwritable --state-dir are runtime I/O failures: exit 1 with the path
-// named, nothing served.
+// TestServePathFlagsExit2: a path flag whose value names no usable place
+// (a missing directory, a file where a directory is wanted) is a usage
+// error, as a missing --config or --kubeconfig is: exit 2 naming the flag,
+// before anything is bound or created. A missing --audit-log directory
+// exited 1 while a directory given as --audit-log exited 2.
+func TestServePathFlagsExit2(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	os.WriteFile(cfg, []byte("interval: 1s\ntargets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  max: 2\n"), 0o644)
+	file := filepath.Join(dir, "afile")
+	os.WriteFile(file, nil, 0o644)
+	for _, tc := range []struct {
+		flag, value, want string
+	}{
+		{"--audit-log", filepath.Join(dir, "missing", "audit.jsonl"), "--audit-log " + filepath.Join(dir, "missing", "audit.jsonl") + ": directory " + filepath.Join(dir, "missing") + " does not exist"},
+		{"--audit-log", filepath.Join(file, "audit.jsonl"), "--audit-log " + filepath.Join(file, "audit.jsonl") + ": " + file + " is not a directory"},
+		{"--audit-log", dir, "--audit-log " + dir + ": is a directory"},
+		{"--state-dir", file, "--state-dir " + file + ": is a file, not a directory"},
+		{"--state-dir", filepath.Join(file, "st"), "--state-dir " + filepath.Join(file, "st") + ": " + file + " is not a directory"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		var out, errb bytes.Buffer
+		code := run(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", tc.flag, tc.value}, nil, &out, &errb)
+		cancel()
+		if code != exitInvalid || !strings.Contains(errb.String(), tc.want) || strings.Contains(errb.String(), "serving") {
+			t.Errorf("%s %s: exit %d, want 2 with %q before serving:\n%s", tc.flag, tc.value, code, tc.want, errb.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); err == nil {
+		t.Error("the missing --audit-log directory was created")
+	}
+}
+
+// TestServeIOFailuresExit1: a --state-dir that is a directory serve may
+// not write in is a runtime failure (the environment's, not the value's):
+// exit 1 with the path named, nothing served.
 func TestServeIOFailuresExit1(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "serve.yaml")
@@ -39,15 +72,10 @@ func TestServeIOFailuresExit1(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var out, errb bytes.Buffer
-	code := run(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--audit-log", filepath.Join(dir, "missing", "audit.jsonl")}, nil, &out, &errb)
-	if code != exitRuntime || !strings.Contains(errb.String(), "--audit-log") {
-		t.Errorf("missing audit dir: exit %d, want 1:\n%s", code, errb.String())
-	}
 	if _, err := os.Stat("/proc"); err != nil {
 		t.Skip("no /proc for an unwritable directory")
 	}
-	errb.Reset()
-	code = run(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--state-dir", "/proc"}, nil, &out, &errb)
+	code := run(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0", "--state-dir", "/proc"}, nil, &out, &errb)
 	if code != exitRuntime || !strings.Contains(errb.String(), "state dir /proc is not writable") || strings.Contains(errb.String(), "serving") {
 		t.Errorf("unwritable state dir: exit %d, want 1 before serving:\n%s", code, errb.String())
 	}
@@ -191,13 +219,17 @@ func TestEmptyPathFlag(t *testing.T) {
 }
 
 // TestServeStartFailureRemovesNewAuditLog: a start that fails after the
-// audit log is opened (here the state directory cannot be made: its
-// parent is a file) removes the empty file it created, and leaves a file
-// that was there before alone.
+// audit log is opened (here the state directory cannot be made: /proc
+// takes no new directory, even as root; a --state-dir under a file is
+// refused before anything is opened) removes the empty file it created,
+// and leaves a file that was there before alone.
 func TestServeStartFailureRemovesNewAuditLog(t *testing.T) {
+	if _, err := os.Stat("/proc"); err != nil {
+		t.Skip("no /proc for a directory that cannot be made")
+	}
 	dir := t.TempDir()
 	cfg := writeServeConfig(t, dir, "")
-	state := filepath.Join(cfg, "state") // under a regular file: mkdir fails
+	state := "/proc/infscale-state"
 	for _, existed := range []bool{false, true} {
 		audit := filepath.Join(dir, fmt.Sprintf("audit-%v.jsonl", existed))
 		if existed {
