@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -106,24 +106,71 @@ func costPatch(v int32) []byte {
 // SetDeletionCosts applies patches to the pods in namespace, one merge
 // patch of metadata.annotations each (the pods' other fields untouched, no
 // read first). A pod gone meanwhile (NotFound) is skipped. It returns how
-// many were patched and the other errors joined; it stops early only when
-// ctx ends. RBAC: pods patch in namespace.
+// many were patched and, when some were not, a *CostError. A refusal by
+// RBAC or authentication ends the patches (the others, in the same
+// namespace, would be refused alike), as does ctx's end. RBAC: pods
+// patch in namespace.
 func SetDeletionCosts(ctx context.Context, client kubernetes.Interface, namespace string, patches []CostPatch) (int, error) {
-	var errs []error
+	ce := &CostError{Namespace: namespace, Planned: len(patches)}
 	done := 0
-	for _, c := range patches {
+	for i, c := range patches {
 		if err := ctx.Err(); err != nil {
-			errs = append(errs, err)
+			if ce.First == nil {
+				ce.First = err
+			}
+			ce.NotTried = len(patches) - i
 			break
 		}
 		_, err := client.CoreV1().Pods(namespace).Patch(ctx, c.Pod, types.MergePatchType, costPatch(c.To), metav1.PatchOptions{FieldManager: "infscale"})
 		switch {
 		case err == nil:
 			done++
+			continue
 		case apierrors.IsNotFound(err):
-		default:
-			errs = append(errs, fmt.Errorf("pod %s/%s: set %s=%d: %w", namespace, c.Pod, corev1.PodDeletionCost, c.To, err))
+			continue
+		}
+		ce.Failed++
+		if ce.First == nil {
+			ce.First, ce.Pod, ce.To = err, c.Pod, c.To
+		}
+		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+			ce.NotTried = len(patches) - i - 1
+			break
 		}
 	}
-	return done, errors.Join(errs...)
+	if ce.First == nil {
+		return done, nil
+	}
+	return done, ce
 }
+
+// CostError is SetDeletionCosts's failure, one line whatever the number
+// of pods: how many patches were not made and the first failure as the
+// example (kube.Reason reads it through Unwrap), with the RBAC rule to add
+// when it was a refusal.
+type CostError struct {
+	Namespace string
+	// Planned patches; Failed of them failed, NotTried were not sent (after
+	// a refusal by RBAC or authentication, or ctx's end).
+	Planned, Failed, NotTried int
+	// First is the first failure, of the patch of Pod to To ("" when it is
+	// ctx's end before any patch failed).
+	First error
+	Pod   string
+	To    int32
+}
+
+func (e *CostError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d pod-deletion-cost patches not made (%d failed, %d not tried), e.g. ", e.Failed+e.NotTried, e.Planned, e.Failed, e.NotTried)
+	if e.Pod != "" {
+		fmt.Fprintf(&b, "pod %s/%s: set %s=%d: ", e.Namespace, e.Pod, corev1.PodDeletionCost, e.To)
+	}
+	b.WriteString(e.First.Error())
+	if apierrors.IsForbidden(e.First) {
+		fmt.Fprintf(&b, "; RBAC: allow verb patch on resource pods (core group) in namespace %s to infscale's service account (the chart's rbac.modes: [deletion-cost])", e.Namespace)
+	}
+	return b.String()
+}
+
+func (e *CostError) Unwrap() error { return e.First }

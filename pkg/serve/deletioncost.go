@@ -78,16 +78,20 @@ func byPod(out map[string]float64, podOf map[string]string) map[string]float64 {
 // reportCosts logs a target's deletion-cost patches, set before a
 // scale-down's write so that the ReplicaSet removes the idlest pods
 // (docs/ha.md). Off the Lease nothing is written; a failure (a timeout
-// included) is logged at most once a minute per target and does not hold
-// the decision.
+// included) is counted in infscale_deletion_cost_errors_total by
+// kube.Reason, logged as one line (kube.CostError: the count, one example,
+// the RBAC rule when refused) at most once a minute per target, and does
+// not hold the decision.
 func (l *Loop) reportCosts(j *writeJob, now time.Time) {
 	name := j.t.key
 	switch {
 	case errors.Is(j.costErr, kube.ErrNotLeader):
 		return
 	case j.costErr != nil:
+		reason := kube.Reason(j.costErr)
+		l.metrics.CostError(name, reason)
 		if suppressed, ok := l.limiter.allow(now, name+"\x00cost"); ok {
-			l.log.Error("pod deletion costs not all set", "target", name, "set", j.costSet, "err", j.costErr, "suppressed_since_last", suppressed)
+			l.log.Error("pod deletion costs not all set", "target", name, "set", j.costSet, "err", j.costErr, "reason", reason, "suppressed_since_last", suppressed)
 		}
 	}
 	if j.costSet > 0 || j.costDeferred > 0 {

@@ -236,6 +236,15 @@ func (m *Metrics) ApplyError(target, reason string) {
 	m.table.addLabeled(&m.table.target(target).applyErrors, "reason", reason, 1)
 }
 
+// CostError counts one scale-down of target whose pod-deletion-cost
+// patches did not all land (infscale_deletion_cost_errors_total; reason
+// as kube.Reason of the first failure).
+func (m *Metrics) CostError(target, reason string) {
+	m.table.mu.Lock()
+	defer m.table.mu.Unlock()
+	m.table.addLabeled(&m.table.target(target).costErrors, "reason", reason, 1)
+}
+
 // Applied counts one write of target's spec.replicas
 // (infscale_replica_writes_total).
 func (m *Metrics) Applied(target string) {

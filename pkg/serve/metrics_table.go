@@ -25,7 +25,7 @@ type seriesTable struct {
 	desired, current, recommended, reason, lastDecision, stuck *tableFamily
 	signals                                                    []*tableFamily // by signalSeries index
 	decisions, changes, reversals, queryErrors, dedup          *tableFamily
-	applies, applyErrors                                       *tableFamily
+	applies, applyErrors, costErrors                           *tableFamily
 	// families are all of the above in name order (their idx).
 	families []*tableFamily
 
@@ -85,6 +85,7 @@ type targetSeries struct {
 
 	decisions, queryErrors []labeledCount // by reason
 	applyErrors            []labeledCount // by reason
+	costErrors             []labeledCount // by reason
 	up, down, reversals    count
 	applies                count                 // spec.replicas writes
 	dedup                  count                 // deduplicated series
@@ -159,6 +160,7 @@ func newSeriesTable() *seriesTable {
 		dedup:        c("deduplicated_series_total", "Series folded as copies of a pod's own series (two scrape jobs on one pod, an HA pair without deduplication), summed over cycles; Prometheus mode.", "target"),
 		applies:      c("replica_writes_total", "Writes of the workload's spec.replicas through its scale subresource (apply: true), one per changed decision.", "target"),
 		applyErrors:  c("apply_errors_total", "Decisions of an apply: true target not written, by reason: scaled_by_hpa, scaled_by_scaledobject (refused: another controller scales the workload), forbidden, not_found, no_scale (the kind has no scale subresource), conflict, timeout, unavailable.", "target", "reason"),
+		costErrors:   c("deletion_cost_errors_total", "Scale-downs of a pod_deletion_cost target whose pod-deletion-cost patches did not all land, by the first failure's reason: forbidden (RBAC patch on pods missing), unauthorized, timeout, unavailable, ...", "target", "reason"),
 		targets:      map[string]*targetSeries{},
 		pairs:        map[[2]string]*dto.LabelPair{},
 	}
@@ -166,7 +168,7 @@ func newSeriesTable() *seriesTable {
 		g.signals = append(g.signals, d(s.name, s.help, "target"))
 	}
 	g.families = append([]*tableFamily{g.desired, g.current, g.recommended, g.reason, g.lastDecision, g.stuck,
-		g.decisions, g.changes, g.reversals, g.queryErrors, g.dedup, g.applies, g.applyErrors}, g.signals...)
+		g.decisions, g.changes, g.reversals, g.queryErrors, g.dedup, g.applies, g.applyErrors, g.costErrors}, g.signals...)
 	slices.SortFunc(g.families, func(a, b *tableFamily) int { return strings.Compare(a.name, b.name) })
 	for i, f := range g.families {
 		f.idx = i
@@ -469,6 +471,9 @@ func (g *seriesTable) series(f func(fam *tableFamily, v float64, created int64, 
 		}
 		for _, c := range tg.applyErrors {
 			counter(g.applyErrors, c.count, c.label)
+		}
+		for _, c := range tg.costErrors {
+			counter(g.costErrors, c.count, c.label)
 		}
 		counter(g.applies, tg.applies, nil)
 		counter(g.changes, tg.up, directionUp)

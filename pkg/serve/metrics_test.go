@@ -154,6 +154,7 @@ func TestMetricsDocumented(t *testing.T) {
 	m.Deduplicated("x", 1)
 	m.Applied("x")
 	m.ApplyError("x", "scaled_by_hpa")
+	m.CostError("x", "forbidden")
 	m.ObserveQuery("scrape", time.Millisecond)
 	m.Cycle(time.Millisecond)
 	tn := NewTuning(reg) // serve's self-tuning series (tuning.go)
