@@ -926,6 +926,20 @@ func (tn *Tuning) result(ctx context.Context, cfg *config.Target, now time.Time)
 			return nil, fmt.Errorf("%s: tuned on history up to %s, after serve's clock (%s): the clock of the machine that wrote it is ahead; not used", tune.ResultPath(dir, cfg.Name),
 				r.At.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 		}
+		// serve never deletes tune.dir files: one whose history and write
+		// are both over staleResults every old is left from an earlier run
+		// (a target of this name configured before, the CronJob stopped),
+		// not taken by a target that has none (s.res nil) or an older one.
+		if every := staleResults * time.Duration(cfg.Tune.Every); every > 0 && now.Sub(r.At) > every {
+			if fi, err := os.Stat(tune.ResultPath(dir, cfg.Name)); err != nil || now.Sub(fi.ModTime()) > every {
+				written := "(unknown)"
+				if err == nil {
+					written = fi.ModTime().UTC().Format(time.RFC3339)
+				}
+				return nil, fmt.Errorf("%s: tuned on history up to %s and written %s, over twice tune.every (%s) before serve's clock (%s): left from an earlier run (a target of this name configured before, or a CronJob that stopped); not used until infscale tune --shard writes it again (remove the file once its target is gone for good)",
+					tune.ResultPath(dir, cfg.Name), r.At.UTC().Format(time.RFC3339), written, cfg.Tune.Every, now.UTC().Format(time.RFC3339))
+			}
+		}
 		return &r, nil
 	}
 	if tn.API == nil {

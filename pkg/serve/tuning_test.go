@@ -1184,3 +1184,42 @@ func TestTuningErrorsCounted(t *testing.T) {
 		t.Errorf("target removed: series %v still exported", v)
 	}
 }
+
+// TestTuningDirLeftoverNotTaken: serve never deletes tune.dir files, so a
+// result of a target removed from the config stays; when a target of that
+// name comes back (or serve starts on it) a file whose history and write
+// are both over twice tune.every old is left from that earlier life (or a
+// CronJob that stopped) and is not taken: logged, the configured policy
+// decides. It was shadowed (and in adopt mode adopted) at once. A file
+// rewritten recently (the CronJob runs; a target at zero has no newer
+// history) is taken.
+func TestTuningDirLeftoverNotTaken(t *testing.T) {
+	dir := t.TempDir()
+	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", dir))
+	t0 := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	c := tune.Candidate{Metric: "queue", Target: 8}
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: t0, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	path := tune.ResultPath(dir, "chat")
+	if err := os.Chtimes(path, t0, t0); err != nil {
+		t.Fatal(err)
+	}
+	now := t0.Add(30 * 24 * time.Hour) // the target comes back a month later
+	tn, _, log := tuningAt(t, f, func() time.Time { return now }, nil)
+	tn.Step(context.Background())
+	if state, policy := tuneState(tn, "chat"); state != "" {
+		t.Errorf("a month-old leftover result taken: state %q policy %q", state, policy)
+	}
+	if want := "tuned on history up to 2026-01-05T12:00:00Z and written 2026-01-05T12:00:00Z, over twice tune.every (1h) before serve's clock"; !strings.Contains(log.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, log.String())
+	}
+	// The CronJob rewrites it now, on old history (a target at zero): taken.
+	if err := os.Chtimes(path, now, now); err != nil {
+		t.Fatal(err)
+	}
+	tn.Step(context.Background())
+	if state, _ := tuneState(tn, "chat"); state != TuneStateAdopted {
+		t.Errorf("a result rewritten now: state %q, want adopted", state)
+	}
+}
