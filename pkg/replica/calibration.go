@@ -1,7 +1,6 @@
 package replica
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -557,7 +556,9 @@ const maxCalibrationBytes = 1 << 20
 // object, a key the format does not have (exact names, with the allowed ones), a value of the wrong type (as
 // written, with what the key takes), every value validate refuses (a key
 // left out as missing, at the object without it), a GPU
-// outside the catalog and an empty model. The GPU is returned under its
+// outside the catalog and an empty model, all of them at once (at most
+// maxCalibrationErrors; syntax errors and a file that is no calibration
+// are one error). The GPU is returned under its
 // catalog name; the model as written (Matches compares it).
 func LoadCalibration(path string) (Calibration, error) {
 	data, err := boundedfile.Read(path, maxCalibrationBytes, "a calibration file", "want the JSON file infscale load --calibrate writes")
@@ -604,63 +605,149 @@ func LoadCalibration(path string) (Calibration, error) {
 		}
 		return Calibration{}, at(root.Value, "not a calibration file: no \"kind\": %q (%s); want the JSON file infscale load --calibrate or backtest --calibrate writes, or add \"kind\": %q, \"version\": 1 to one written by hand", CalibrationKind, what, CalibrationKind)
 	}
+	// Every problem is collected, in this order (the kinds a reader fixes
+	// first first), and reported at once, at most maxCalibrationErrors.
 	var errs []error
 	for _, d := range ix.Duplicates() {
 		line, col := ix.LineCol(d.First.Key)
 		errs = append(errs, at(d.Second.Key, "%s: key given twice (first at %d:%d); give it once", d.Path, line, col))
 	}
+	misspelt := map[string]bool{} // parent path and lower-cased key of each unknown key
 	for _, u := range ix.UnknownKeys(reflect.TypeFor[Calibration]()) {
+		parent := strings.TrimSuffix(u.Path, u.Key)
 		where := ""
-		if parent := strings.TrimSuffix(u.Path, u.Key); parent != "" {
+		if parent != "" {
 			where = " in " + strings.TrimSuffix(parent, ".")
 		}
+		misspelt[parent+strings.ToLower(u.Key)] = true
 		errs = append(errs, at(ix.Lookup(u.Path).Key, "unknown key %q%s (allowed: %s)", u.Key, where, strings.Join(u.Allowed, ", ")))
 	}
-	if len(errs) > 0 {
+	// Each value is decoded on its own, so that every one of the wrong
+	// type is said (a decoder stops at the first), and a key that failed
+	// is not said again by validate (it reads the zero left in its place).
+	var c Calibration
+	failed := map[string]bool{}
+	if rootErr := decodeEach(data[ix.Lookup("").Value:], reflect.ValueOf(&c).Elem(), "", func(path string, raw []byte, te *json.UnmarshalTypeError) {
+		failed[path] = true
+		off := ix.Lookup(path).Value
+		if path == "" { // the document itself
+			errs = append(errs, at(off, "the file is a JSON %s: want an object (a file infscale load --calibrate writes)", te.Value))
+			return
+		}
+		text := strings.TrimSpace(string(raw))
+		if len(text) > 40 {
+			text = text[:40] + "..."
+		}
+		errs = append(errs, at(off, "%s: %s: want %s", path, text, jsonKind(te.Type)))
+	}); rootErr != nil {
+		return Calibration{}, fmt.Errorf("%s: %w", path, rootErr) // the index would have caught it
+	}
+	if failed[""] {
 		return Calibration{}, errors.Join(errs...)
 	}
-	var c Calibration
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			p, pos := ix.At(te.Offset)
-			if p == "" { // the document itself
-				return Calibration{}, at(pos.Value, "the file is a JSON %s: want an object (a file infscale load --calibrate writes)", te.Value)
-			}
-			return Calibration{}, at(pos.Value, "%s: %s: want %s", p, ix.Text(p, te.Offset), jsonKind(te.Type))
-		}
-		return Calibration{}, fmt.Errorf("%s: %w", path, err) // the index would have caught it
+	bad := func(key string) bool {
+		_, ok := jsonpos.Nearest(key, func(p string) bool { return failed[p] })
+		return ok
 	}
-	if c.Kind != CalibrationKind || c.Version != 1 {
-		return Calibration{}, at(ix.Lookup("kind").Value, "kind %q version %d: want %q version 1 (a file infscale load --calibrate writes)", c.Kind, c.Version, CalibrationKind)
+	if !bad("kind") && !bad("version") && (c.Kind != CalibrationKind || c.Version != 1) {
+		errs = append(errs, at(ix.Lookup("kind").Value, "kind %q version %d: want %q version 1 (a file infscale load --calibrate writes)", c.Kind, c.Version, CalibrationKind))
 	}
 	for _, e := range c.validate() {
+		if bad(e.key) {
+			continue
+		}
 		// A key left out reads as 0: say it is missing, not that the
-		// file has a 0 (at the object that lacks it).
+		// file has a 0 (at the object that lacks it); not when it is
+		// written in another case (an unknown key, said above).
 		parent := e.key[:max(strings.LastIndexAny(e.key, ".["), 0)]
 		if _, want, ok := strings.Cut(e.msg, ": want "); ok && ix.Lookup(e.key) == ix.Lookup(parent) {
-			errs = append(errs, at(ix.Lookup(e.key).Value, "%s: missing (want %s)", e.key, want))
+			prefix := ""
+			if parent != "" {
+				prefix = parent + "."
+			}
+			if !misspelt[prefix+strings.ToLower(e.key[len(prefix):])] {
+				errs = append(errs, at(ix.Lookup(e.key).Value, "%s: missing (want %s)", e.key, want))
+			}
 			continue
 		}
 		errs = append(errs, at(ix.Lookup(e.key).Value, "%v", e))
 	}
+	if !bad("gpu") {
+		if g, err := LookupGPU(c.GPU); err != nil {
+			errs = append(errs, at(ix.Lookup("gpu").Value, "gpu: %v", err))
+		} else {
+			c.GPU = g.Name // an alias ("H100") as the catalog names it
+		}
+	}
+	// A model outside the catalog is one fitted with --model-config: Apply
+	// matches it by name, and refuses a replica of another model.
+	if !bad("model") && strings.TrimSpace(c.Model) == "" {
+		errs = append(errs, at(ix.Lookup("model").Value, "model %q: want the model fitted: a catalog name (infscale gpu --list) or the Hugging Face repository of its config.json", c.Model))
+	}
+	if len(errs) > maxCalibrationErrors {
+		errs = append(errs[:maxCalibrationErrors], fmt.Errorf("%s: %d more problem(s) not listed", path, len(errs)-maxCalibrationErrors))
+	}
 	if len(errs) > 0 {
 		return Calibration{}, errors.Join(errs...)
 	}
-	g, err := LookupGPU(c.GPU)
-	if err != nil {
-		return Calibration{}, at(ix.Lookup("gpu").Value, "gpu: %v", err)
-	}
-	c.GPU = g.Name // an alias ("H100") as the catalog names it
 	c.path = path
-	// A model outside the catalog is one fitted with --model-config: Apply
-	// matches it by name, and refuses a replica of another model.
-	if strings.TrimSpace(c.Model) == "" {
-		return Calibration{}, at(ix.Lookup("model").Value, "model %q: want the model fitted: a catalog name (infscale gpu --list) or the Hugging Face repository of its config.json", c.Model)
-	}
 	return c, nil
+}
+
+// maxCalibrationErrors bounds the problems LoadCalibration lists for one
+// file; one more line says how many were left out.
+const maxCalibrationErrors = 20
+
+// decodeEach decodes raw into v one value at a time, struct fields by
+// their exact json names (unknown keys are LoadCalibration's to say) and
+// slices of structs element by element, calling typeErr for each value of
+// the wrong type (its path as jsonpos names it: fit[1].batch) and leaving
+// the zero there. Another error (none after jsonpos.New) is returned.
+func decodeEach(raw []byte, v reflect.Value, path string, typeErr func(path string, raw []byte, te *json.UnmarshalTypeError)) error {
+	try := func(err error) error {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			typeErr(path, raw, te)
+			return nil
+		}
+		return err
+	}
+	switch {
+	case v.Kind() == reflect.Struct:
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return try(err)
+		}
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			sub, ok := m[name]
+			if !f.IsExported() || name == "" || name == "-" || !ok {
+				continue
+			}
+			key := name
+			if path != "" {
+				key = path + "." + name
+			}
+			if err := decodeEach(sub, v.Field(i), key, typeErr); err != nil {
+				return err
+			}
+		}
+		return nil
+	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Struct:
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil || items == nil {
+			return try(err)
+		}
+		v.Set(reflect.MakeSlice(v.Type(), len(items), len(items)))
+		for i, it := range items {
+			if err := decodeEach(it, v.Index(i), fmt.Sprintf("%s[%d]", path, i), typeErr); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return try(json.Unmarshal(raw, v.Addr().Interface()))
 }
 
 // jsonKind names what a Go type takes in JSON, for a type error.
