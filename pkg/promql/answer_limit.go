@@ -56,9 +56,95 @@ func answerBudgetBytes(limit, bound int64) int64 {
 	return min(bound, max(limit/8, minAnswerBudget))
 }
 
-// rangeBoundKey is the context key of a range query's bound (an int64:
-// its client's rangeMax).
+// rangeBoundKey is the context key of a range query's bound (a
+// rangeBound: its client's rangeMax and the chunk's steps).
 type rangeBoundKey struct{}
+
+// rangeBound is a range query's bound: max bytes at most, and what a
+// matrix of steps points a series can hold (rangeScan).
+type rangeBound struct {
+	max   int64
+	steps int64
+}
+
+// What a range answer can legitimately take, beside its points: bytes
+// before the first series and after the last (status, warnings, padding),
+// a series' labels, and one point: a float sample is at most some 45
+// bytes of JSON ([1767607200.123,"-1.2345678901234567e+308"]), a native
+// histogram's some kB.
+const (
+	rangeAnswerSlack    = 1 << 20
+	rangeSeriesBytes    = 64 << 10
+	rangePointBytes     = 128
+	rangeHistogramBytes = 16 << 10
+)
+
+// rangeScan follows a query_range answer's JSON as it is read (strings
+// and escapes skipped, nesting counted) and bounds it by what a matrix of
+// steps points a series can hold: no series with more points than the
+// steps asked, and no more bytes than rangeAnswerSlack, rangeSeriesBytes
+// a series and rangePointBytes a point (rangeHistogramBytes a histogram
+// point). An answer that never ends (a proxy repeating a series, padding
+// without end) fails there, long before the 2 GiB bound, and a week of
+// many pods' points still reads: its bytes grow with its points.
+type rangeScan struct {
+	steps                 int64
+	stack                 []byte // open containers, '{' or '['
+	inStr, esc            bool
+	series, points, hists int64
+	seriesPoints          int64
+	read                  int64
+}
+
+// feed scans p; an error says what the answer holds past its bound.
+func (r *rangeScan) feed(p []byte) error {
+	r.read += int64(len(p))
+	for _, c := range p {
+		if r.inStr {
+			switch {
+			case r.esc:
+				r.esc = false
+			case c == '\\':
+				r.esc = true
+			case c == '"':
+				r.inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			r.inStr = true
+		case '{', '[':
+			r.stack = append(r.stack, c)
+			d := len(r.stack)
+			// root{ data{ result[ series{ values[ point[ (histogram{)
+			switch {
+			case d == 4 && c == '{' && r.stack[2] == '[':
+				r.series++
+				r.seriesPoints = 0
+			case d == 6 && c == '[' && r.stack[4] == '[':
+				r.points++
+				if r.seriesPoints++; r.seriesPoints > r.steps {
+					return fmt.Errorf("%w: series %d of the answer has more than %d points, the steps asked: not a Prometheus answer to this range (a proxy repeating a series?)", ErrAnswerTooLarge, r.series, r.steps)
+				}
+			case d == 7 && c == '{':
+				r.hists++
+			}
+			if d > 64 {
+				return fmt.Errorf("%w: JSON nested %d deep: not a Prometheus range answer", ErrAnswerTooLarge, d)
+			}
+		case '}', ']':
+			if len(r.stack) > 0 {
+				r.stack = r.stack[:len(r.stack)-1]
+			}
+		}
+	}
+	if allowed := rangeAnswerSlack + r.series*rangeSeriesBytes + r.points*rangePointBytes + r.hists*rangeHistogramBytes; r.read > allowed {
+		return fmt.Errorf("%w: %d MiB read holding %d series and %d points, more than such an answer takes (%d KiB a series, %d bytes a point, 1 MiB besides): not a Prometheus answer to a range of %d steps (padding or a body without end?)",
+			ErrAnswerTooLarge, r.read>>20, r.series, r.points, rangeSeriesBytes>>10, rangePointBytes, r.steps)
+	}
+	return nil
+}
 
 // ErrAnswerTooLarge is the error of an answer past its bound (errors.Is).
 var ErrAnswerTooLarge = errors.New("answer too large")
@@ -123,10 +209,16 @@ func (l limitAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
 		ra.set(resp.Header.Get("Retry-After"), time.Now())
 	}
 	max := int64(MaxInstantAnswerBytes)
+	var rs *rangeScan
 	if strings.HasSuffix(req.URL.Path, "/query_range") {
 		max = MaxRangeAnswerBytes
-		if b, ok := req.Context().Value(rangeBoundKey{}).(int64); ok && b > 0 {
-			max = b
+		if b, ok := req.Context().Value(rangeBoundKey{}).(rangeBound); ok {
+			if b.max > 0 {
+				max = b.max
+			}
+			if b.steps > 0 {
+				rs = &rangeScan{steps: b.steps}
+			}
 		}
 	}
 	var shared *answerBudget
@@ -137,7 +229,7 @@ func (l limitAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
 	if shared != nil {
 		budget = answerBudgetBytes(debug.SetMemoryLimit(-1), shared.max)
 	}
-	lb := &limitedBody{rc: resp.Body, left: max, max: max, declared: resp.ContentLength, shared: shared, budget: budget}
+	lb := &limitedBody{rc: resp.Body, left: max, max: max, declared: resp.ContentLength, shared: shared, budget: budget, rangeScan: rs}
 	if pm, ok := req.Context().Value(partialKey{}).(*partialMark); ok {
 		lb.partial, lb.scan = pm, &isPartialScan{}
 	}
@@ -155,6 +247,8 @@ type limitedBody struct {
 	// partial is marked when scan finds "isPartial":true in the body.
 	partial *partialMark
 	scan    *isPartialScan
+	// rangeScan, when set, bounds a range answer by its series and points.
+	rangeScan *rangeScan
 	// shared, when set, bounds this body with the others being read at
 	// once; held is what this body has counted in it, given back (once)
 	// at its end, a failed read or Close.
@@ -179,6 +273,12 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	b.left -= int64(n)
 	if b.left < 0 {
 		return n, b.tooLarge()
+	}
+	if b.rangeScan != nil {
+		if serr := b.rangeScan.feed(p[:n]); serr != nil {
+			b.rangeScan = nil // said once
+			return n, serr
+		}
 	}
 	if b.shared != nil {
 		b.mu.Lock()

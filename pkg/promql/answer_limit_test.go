@@ -3,12 +3,14 @@ package promql
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,8 +162,74 @@ func TestRangeAnswerBound(t *testing.T) {
 	if !errors.Is(err, ErrAnswerTooLarge) || !strings.Contains(err.Error(), "more than 64 MiB") {
 		t.Errorf("range answer of 65 MiB under a 64 MiB bound: %v; want refused", err)
 	}
-	if m, _, err := c.ForHistory(20*time.Second, 0).Range(context.Background(), "up", at, at, time.Minute); err != nil || len(m) != 1 {
-		t.Errorf("the history client: %v, %v; want the answer read", m, err)
+	// The history client reads a range answer past 64 MiB that its
+	// points make (250 series of 11,000 points of 25 bytes, 66 MiB):
+	// padding is no longer read as one (TestRangeAnswerEndless).
+	big := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		var pts strings.Builder
+		for i := range MaxPointsPerSeries {
+			if i > 0 {
+				pts.WriteByte(',')
+			}
+			fmt.Fprintf(&pts, `[%d,"12345.6789"]`, 1767607200+60*i)
+		}
+		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[`))
+		for i := range 250 {
+			if i > 0 {
+				w.Write([]byte(","))
+			}
+			fmt.Fprintf(w, `{"metric":{"pod":"chat-%d"},"values":[%s]}`, i, pts.String())
+		}
+		w.Write([]byte(`]}}`))
+	}))
+	defer big.Close()
+	hc, _ := NewClient(ClientConfig{URL: big.URL, Timeout: 60 * time.Second})
+	end := at.Add(time.Duration(MaxPointsPerSeries-1) * time.Minute)
+	if m, _, err := hc.ForHistory(60*time.Second, 0).Range(context.Background(), "up", at, end, time.Minute); err != nil || len(m) != 250 || len(m[0].Values) != MaxPointsPerSeries {
+		t.Errorf("the history client on 66 MiB of points: %d series, %v; want 250 read", len(m), err)
+	}
+}
+
+// TestRangeAnswerEndless: a range answer that never ends is cut by what
+// the range can hold, a few MiB in, not at the 2 GiB bound: a series
+// repeated without end past the 61 steps asked, and spaces without end
+// after a series; each a bad_response naming the query.
+func TestRangeAnswerEndless(t *testing.T) {
+	for _, tc := range []struct {
+		name, head, repeat, want string
+	}{
+		{"points", `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1000,"1"]`, `,[1000,"1"]`,
+			"series 1 of the answer has more than 61 points, the steps asked"},
+		{"padding", `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1000,"1"]]}`, ` `,
+			"1 MiB read holding 1 series and 1 points, more than such an answer takes"},
+	} {
+		var sent atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(tc.head))
+			chunk := []byte(strings.Repeat(tc.repeat, (64<<10)/len(tc.repeat)))
+			for sent.Load() < 256<<20 {
+				n, err := w.Write(chunk)
+				sent.Add(int64(n))
+				if err != nil {
+					return
+				}
+			}
+		}))
+		c, err := NewClient(ClientConfig{URL: srv.URL, Timeout: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = c.ForHistory(20*time.Second, 0).Range(context.Background(), `sum(rate(vllm:request_success_total[1m]))`, time.Unix(1000, 0), time.Unix(1060, 0), time.Second)
+		if ReasonOf(err) != ReasonBadResponse || !errors.Is(err, ErrAnswerTooLarge) || !strings.Contains(err.Error(), tc.want) ||
+			!strings.Contains(err.Error(), "sum(rate(vllm:request_success_total[1m]))") {
+			t.Errorf("%s: err = %v; want bad_response with %q naming the query", tc.name, err, tc.want)
+		}
+		srv.Close()
+		if n := sent.Load(); n > 64<<20 {
+			t.Errorf("%s: %d MiB sent before the answer was cut; want a few", tc.name, n>>20)
+		}
 	}
 }
 

@@ -368,7 +368,10 @@ func retried[T any](ctx context.Context, c *Client, query string, once func(cont
 func (c *Client) rangeOnce(ctx context.Context, query string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
 	ctx, cancel, opts := c.context(ctx)
 	defer cancel()
-	ctx = context.WithValue(ctx, rangeBoundKey{}, c.rangeMax)
+	// A matrix holds at most this many points a series (Prometheus's grid
+	// from start by step to end): the answer is bounded by it (rangeScan).
+	steps := int64(end.Sub(start)/step) + 1
+	ctx = context.WithValue(ctx, rangeBoundKey{}, rangeBound{max: c.rangeMax, steps: steps})
 	began := time.Now()
 	v, warn, _, err := c.api.QueryRange(ctx, query, v1.Range{Start: start, End: end, Step: step}, opts...)
 	if err != nil {
