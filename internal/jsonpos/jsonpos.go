@@ -182,34 +182,6 @@ func Nearest(path string, has func(string) bool) (string, bool) {
 	}
 }
 
-// At is the path of the innermost member starting before off (the member a
-// decoder error at off is about, such as a *json.UnmarshalTypeError's, whose
-// Offset is just past the value), and its position; "" and the root's when
-// none.
-func (ix *Index) At(off int64) (string, Pos) {
-	best, bp := "", ix.pos[""]
-	for _, p := range ix.order {
-		if v := ix.pos[p]; v.Value < off && v.Value >= bp.Value {
-			best, bp = p, v
-		}
-	}
-	return best, bp
-}
-
-// Text is the source text of the value at path (up to 40 bytes), for
-// naming a value as written.
-func (ix *Index) Text(path string, end int64) string {
-	p, ok := ix.pos[path]
-	if !ok || end <= p.Value || end > int64(len(ix.data)) {
-		return ""
-	}
-	s := strings.TrimSpace(string(ix.data[p.Value:end]))
-	if len(s) > 40 {
-		s = s[:40] + "..."
-	}
-	return s
-}
-
 // LineCol converts a byte offset of the document into a 1-based line and
 // column (columns count bytes).
 func (ix *Index) LineCol(off int64) (line, col int) { return LineCol(ix.data, off) }

@@ -54,20 +54,6 @@ func TestIndex(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("unknown keys %q, want %q (exact names; nothing below an unknown key)", got, want)
 	}
-	// A type error's Offset falls after its value: At names the member.
-	var d doc
-	err = json.Unmarshal([]byte(`{"points": [{"batch": "x"}]}`), &d)
-	var te *json.UnmarshalTypeError
-	if !errors.As(err, &te) {
-		t.Fatalf("want a type error, got %v", err)
-	}
-	ix2, _ := New([]byte(`{"points": [{"batch": "x"}]}`))
-	if path, _ := ix2.At(te.Offset); path != "points[0].batch" {
-		t.Errorf("type error at %q, want points[0].batch", path)
-	}
-	if s := ix2.Text("points[0].batch", te.Offset); s != `"x"` {
-		t.Errorf("text %q, want \"x\"", s)
-	}
 	for _, tc := range []struct {
 		in   string
 		want func(error) bool
