@@ -124,7 +124,9 @@ func (r *rangeScan) feed(p []byte) error {
 				r.seriesPoints = 0
 			case d == 6 && c == '[' && r.stack[4] == '[':
 				r.points++
-				if r.seriesPoints++; r.seriesPoints > r.steps {
+				// One point more than the grid is let pass: the range's times
+				// go as float seconds on the wire and may round to one more step.
+				if r.seriesPoints++; r.seriesPoints > r.steps+1 {
 					return fmt.Errorf("%w: series %d of the answer has more than %d points, the steps asked: not a Prometheus answer to this range (a proxy repeating a series?)", ErrAnswerTooLarge, r.series, r.steps)
 				}
 			case d == 7 && c == '{':
