@@ -256,7 +256,8 @@ func (c *DecideCmd) decide(e *env) (recommend.Decision, error) {
 // family declared with a type infscale does not read it as (its message),
 // each signal with a NaN or infinite sample (the replica's value unknown,
 // and the total with it, as PromQL's sum), or that it carries no running,
-// waiting or KV sample at all (a missing replica for the HPA's rule).
+// waiting or KV sample at all, or KV alone (a missing replica for the
+// HPA's rule).
 // Without them the decision said "running unknown" and named no page.
 func pageNotes(p *scrape.Page) []string {
 	var out []string
@@ -268,6 +269,8 @@ func pageNotes(p *scrape.Page) []string {
 	}
 	if !p.Reporting() && len(p.Unknown) == 0 {
 		out = append(out, fmt.Sprintf("%s: no running, waiting or KV-cache sample (%s's families absent, or declared without samples: before the first request?): counted as a missing replica", p.Source, p.Server))
+	} else if !p.ReportsLoad() && len(p.Unknown) == 0 {
+		out = append(out, fmt.Sprintf("%s: KV-cache usage but no running or waiting sample (%s's request families absent: renamed by another server version, or the page cut short?): its requests are unknown, counted as a missing replica", p.Source, p.Server))
 	}
 	return out
 }

@@ -445,7 +445,7 @@ func (b shapes) queued(families []string) parser.Expr {
 // running alternative selects series by a label (modelserver.Series: the
 // running count of Triton's TensorRT-LLM backend, which pods of another
 // backend do not export), a pod without it reports by its waiting series,
-// as a page reports by either (scrape.Page.Reporting).
+// as a page reports by either (scrape.Page.ReportsLoad).
 func (b shapes) reporting(f modelserver.Families) parser.Expr {
 	fams := f.Running
 	if len(fams) == 0 || slices.ContainsFunc(fams, func(n string) bool { _, ms := modelserver.Series(n); return ms != nil }) {

@@ -8,7 +8,9 @@ import "math"
 type Totals struct {
 	// Pages is the number of pages given (nil pages count: a failed scrape).
 	Pages int
-	// Reporting is the pages that carry running, waiting or KV.
+	// Reporting is the pages that carry running or waiting
+	// (Page.ReportsLoad): a page with KV alone is a missing replica for
+	// the HPA's rule, its requests unknown, not 0.
 	Reporting int
 	// Running and Waiting are sums over the pages that report them, with
 	// how many pages reported each; a sum that overflows float64 is
@@ -42,7 +44,7 @@ func Aggregate(pages []*Page) Totals {
 		if p == nil {
 			continue
 		}
-		if p.Reporting() {
+		if p.ReportsLoad() {
 			t.Reporting++
 		}
 		if finite(p.Running) {

@@ -185,4 +185,13 @@ func (p *Page) Reporting() bool {
 	return finite(p.Running) || finite(p.Waiting) || finite(p.KV)
 }
 
+// ReportsLoad reports whether the page carries running or waiting: a
+// replica whose load is read (Totals.Reporting), as Prometheus mode counts
+// the pods with a running (else waiting) series. A page with KV usage alone
+// (the request families renamed, or the page cut after the KV line) does
+// not: its requests are unknown, not 0.
+func (p *Page) ReportsLoad() bool {
+	return finite(p.Running) || finite(p.Waiting)
+}
+
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -406,6 +406,48 @@ targets:
 	}
 }
 
+// TestScrapeKVOnlyPageDoesNotVoteLoad: two pages running 12 and waiting 2
+// each, a third with its KV usage but no running or waiting sample (its
+// families renamed by a server upgrade, or the page cut after the KV
+// line), queue target 16, scale-down window 0. The third replica's load is
+// unknown: a missing pod for the HPA's rule, counted at target on a
+// scale-down, so (28 + 16) / (3 × 16) = 0.92 is inside the tolerance and 3
+// stay, as Prometheus mode counts reporting pods by their running series.
+// It voted as a replica running nothing: 28 / (3 × 16) = 0.58, desired
+// ceil(28 / 16) = 2, with nothing said. Its page is named in a warning.
+func TestScrapeKVOnlyPageDoesNotVoteLoad(t *testing.T) {
+	var busy, kvOnly atomic.Value
+	busy.Store("vllm:num_requests_running 12\nvllm:num_requests_waiting 2\nvllm:kv_cache_usage_perc 0.3\n")
+	kvOnly.Store("vllm:num_reqs_running 12\nvllm:num_reqs_waiting 2\nvllm:kv_cache_usage_perc 0.3\n")
+	renamed := switchPage(t, &kvOnly).URL + "/metrics"
+	urls := []string{switchPage(t, &busy).URL + "/metrics", switchPage(t, &busy).URL + "/metrics", renamed}
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+targets:
+- name: chat
+  server: vllm
+  scrape: [%s]
+  metrics: [{type: queue, target: 16}]
+  max: 10
+  behavior: {scaleDown: {stabilizationWindowSeconds: 0}}
+`, strings.Join(urls, ", "))), "kv.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := newLoop(t, LoopOptions{Source: NewScrapeSource(2 * time.Second), Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 }})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	l.Cycle(context.Background())
+	r := lastRecord(l, "chat")
+	if got := desired(t, m, "chat"); got != 3 || r.Current != 3 {
+		t.Errorf("desired %v (%s) from current %d, want 3 from 3", got, r.Reason, r.Current)
+	}
+	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], renamed+": ") || !strings.Contains(r.Warnings[0], "no running or waiting sample") {
+		t.Errorf("warnings %q, want one naming %s: no running or waiting sample", r.Warnings, renamed)
+	}
+}
+
 // TestServeShowsPrometheusWarnings: Prometheus sends its values with
 // warnings (a PromQL annotation: the arithmetic's, over data it read
 // whole). They were dropped: the decision read the values and nothing said

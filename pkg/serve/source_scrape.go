@@ -231,6 +231,8 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		// server may be in that state until its first request).
 		if !p.Reporting() && len(p.Unknown) == 0 {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no running, waiting or KV-cache sample (%s's families absent, or declared without samples: before the first request, or not its /metrics?): a missing replica", p.Source, p.Server))
+		} else if !p.ReportsLoad() && len(p.Unknown) == 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: KV-cache usage but no running or waiting sample (%s's request families absent: renamed by another server version, or the page cut short?): its requests are unknown, a missing replica", p.Source, p.Server))
 		}
 	}
 	if answered > r.Stuck && len(tot.Unknown) == 0 { // when every page is stuck, the stuck count says why nothing votes
