@@ -138,8 +138,9 @@ func (c *Client) context(ctx context.Context) (context.Context, context.CancelFu
 // queryError classifies a failed query's err; a timeout says the
 // client's timeout, the knob to turn (backtest's --query-timeout, serve's
 // prometheus.timeout), not only "context deadline exceeded".
-func (c *Client) queryError(query string, err error, began time.Time) *QueryError {
+func (c *Client) queryError(ctx context.Context, query string, err error, began time.Time) *QueryError {
 	r := classify(err)
+	err = withCause(ctx, err)
 	// The client's own deadline, not a caller's shorter one.
 	if r == ReasonTimeout && c.timeout > 0 && errors.Is(err, context.DeadlineExceeded) && time.Since(began) >= c.timeout {
 		// Not the word again: the reason, said first, is "timeout".
@@ -166,7 +167,7 @@ func (c *Client) instantOnce(ctx context.Context, query string, t time.Time) (mo
 	began := time.Now()
 	v, warn, _, err := c.api.Query(ctx, query, t, opts...)
 	if err != nil {
-		return nil, warn, c.queryError(query, err, began)
+		return nil, warn, c.queryError(ctx, query, err, began)
 	}
 	if want := resultTypeOf(query); want != model.ValNone && v.Type() != want {
 		// Prometheus answers a query with its expression's type: another is
@@ -359,7 +360,7 @@ func retried[T any](ctx context.Context, c *Client, query string, once func(cont
 		case <-ctx.Done():
 			t.Stop()
 			var zero T
-			return zero, warn, c.queryError(query, ctx.Err(), time.Now())
+			return zero, warn, c.queryError(ctx, query, ctx.Err(), time.Now())
 		case <-t.C:
 		}
 	}
@@ -375,7 +376,7 @@ func (c *Client) rangeOnce(ctx context.Context, query string, start, end time.Ti
 	began := time.Now()
 	v, warn, _, err := c.api.QueryRange(ctx, query, v1.Range{Start: start, End: end, Step: step}, opts...)
 	if err != nil {
-		return nil, warn, c.queryError(query, err, began)
+		return nil, warn, c.queryError(ctx, query, err, began)
 	}
 	m, ok := v.(model.Matrix)
 	if !ok {

@@ -92,7 +92,7 @@ func (c *Client) instantTagged(ctx context.Context, q queryText, formLen int, t 
 		}
 	}
 	if err != nil {
-		return nil, nil, &QueryError{Reason: classify(err), Query: query, Err: err}
+		return nil, nil, &QueryError{Reason: classify(err), Query: query, Err: withCause(ctx, err)}
 	}
 	vals, warn, err := decodeTagged(resp.StatusCode, body.Bytes())
 	c.answers.put(body) // decodeTagged keeps no reference to it

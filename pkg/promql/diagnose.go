@@ -36,7 +36,7 @@ func (c *Client) Names(ctx context.Context, sel []*labels.Matcher, start, end ti
 	began := time.Now()
 	vals, _, _, err := c.api.LabelValues(ctx, labels.MetricName, []string{match}, start, end)
 	if err != nil {
-		return nil, c.queryError("label values of __name__ for "+match, err, began)
+		return nil, c.queryError(ctx, "label values of __name__ for "+match, err, began)
 	}
 	c.answered.Store(true)
 	out := make([]string, len(vals))

@@ -229,3 +229,17 @@ func bodyErrorType(body string) string {
 	}
 	return r.ErrorType
 }
+
+// withCause is err with the cause of ctx's end before it, when ctx's
+// deadline cut err short and had a cause of its own (serve's cycle: its
+// period ended; net/http already says it, the body reads do not), so that a query cut by its caller's deadline says why,
+// not "context deadline exceeded" alone under a timeout that did not pass.
+func withCause(ctx context.Context, err error) error {
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if c := context.Cause(ctx); c != nil && c != context.DeadlineExceeded && !errors.Is(err, c) {
+		return fmt.Errorf("%v: %w", c, err)
+	}
+	return err
+}

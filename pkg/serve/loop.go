@@ -470,7 +470,7 @@ func (l *Loop) Cycle(ctx context.Context) {
 		return
 	}
 	stopping := ctx
-	ctx, cancel := context.WithTimeout(ctx, l.period())
+	ctx, cancel := context.WithTimeoutCause(ctx, l.period(), periodEnded(l.period()))
 	defer cancel()
 	cfgs := make([]*config.Target, len(targets))
 	for i, t := range targets {
@@ -567,6 +567,14 @@ func (l *Loop) Cycle(ctx context.Context) {
 		l.ready.Store(true)
 	}
 	l.metrics.Cycle(time.Since(start))
+}
+
+// periodEnded is the cause of a cycle's deadline: a read it cuts says so
+// (net/http's errors carry it, promql adds it where they do not), not "context deadline exceeded" alone
+// beside a per-read timeout that did not pass. It is a
+// context.DeadlineExceeded: still a timeout.
+func periodEnded(d time.Duration) error {
+	return fmt.Errorf("the decision period (pollingInterval %s) ended before this read: a cycle's reads end with it (raise pollingInterval, or make the source answer sooner): %w", d, context.DeadlineExceeded)
 }
 
 func currentOrUnknown(t *target) int {

@@ -558,3 +558,113 @@ func TestScrapeNoSampleWarns(t *testing.T) {
 		t.Errorf("warnings %q, want one for %s and one for %s", r.Warnings, empty.URL, other.URL)
 	}
 }
+
+// TestReadCutByPeriodSaysSo: a read still unanswered when the cycle's
+// period ends (Interval 300ms, under the 10 s per-read timeout) is a
+// timeout whose error says what ended it, the decision period and the
+// knob, in each mode: a hanging running query, batched (the default) or
+// one per target, an answer whose body stalls after its headers, and a
+// hanging or stalling page beside one that answers. It said "context deadline
+// exceeded" alone, where a read past prometheus.timeout says "no answer in
+// 10s, the limit per query": a slow Prometheus whose second round of
+// queries (4 at a time) the period cut read as timing out under its limit.
+func TestReadCutByPeriodSaysSo(t *testing.T) {
+	hang := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	t.Cleanup(hang.Close)
+	healthy := fakePrometheus(t, "")
+	stall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if q := r.FormValue("query"); !strings.Contains(q, "num_requests_running") || strings.HasPrefix(q, "count(") || strings.Contains(q, "min_over_time") {
+			healthy.Config.Handler.ServeHTTP(w, r) // the running query's body stalls, the rest answer
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK) // the headers, then a body that stalls
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[`)
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	t.Cleanup(stall.Close)
+	pageStall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "vllm:num_requests_running 1\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	t.Cleanup(pageStall.Close)
+	const want = "the decision period (pollingInterval 300ms) ended before this read"
+	for _, tc := range []struct {
+		name, signal string
+		src          func(t *testing.T) (Source, string)
+	}{
+		{"batched", "running", func(t *testing.T) (Source, string) {
+			srv := fakePrometheus(t, "hang")
+			src, err := NewPrometheusSourceFromRoundTripper(srv.URL, nil, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return src, fmt.Sprintf(promConfig, srv.URL)
+		}},
+		{"one per target", "running", func(t *testing.T) (Source, string) {
+			srv := fakePrometheus(t, "hang")
+			src, err := NewPrometheusSourceFromRoundTripper(srv.URL, nil, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src.Evaluator.BatchSize = 1
+			return src, fmt.Sprintf(promConfig, srv.URL)
+		}},
+		{"body stalls", "running", func(t *testing.T) (Source, string) {
+			src, err := NewPrometheusSourceFromRoundTripper(stall.URL, nil, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return src, fmt.Sprintf(promConfig, stall.URL)
+		}},
+		{"page body stalls", "page", func(t *testing.T) (Source, string) {
+			var page atomic.Value
+			page.Store("vllm:num_requests_running 1\nvllm:num_requests_waiting 0\n")
+			return NewScrapeSource(10 * time.Second), fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics, %s/metrics]\n  metrics: [{type: queue, target: 24}]\n  max: 8\n", switchPage(t, &page).URL, pageStall.URL)
+		}},
+		{"page", "page", func(t *testing.T) (Source, string) {
+			var page atomic.Value
+			page.Store("vllm:num_requests_running 1\nvllm:num_requests_waiting 0\n")
+			return NewScrapeSource(10 * time.Second), fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics, %s/metrics]\n  metrics: [{type: queue, target: 24}]\n  max: 8\n", switchPage(t, &page).URL, hang.URL)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, text := tc.src(t)
+			cfg, err := config.Parse([]byte(text), "cut.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := NewMetrics(prometheus.NewRegistry(), "test")
+			l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 300 * time.Millisecond, Now: func() time.Time { return t0 }})
+			if err := l.SetConfig(context.Background(), cfg); err != nil {
+				t.Fatal(err)
+			}
+			l.Cycle(context.Background())
+			if got := counterValue(t, m, "query_errors_total", "chat", "timeout"); got < 1 {
+				t.Errorf("query_errors_total{reason=timeout} = %v, want at least 1", got)
+			}
+			var found bool
+			for _, e := range lastRecord(l, "chat").Errors {
+				if strings.HasPrefix(e, tc.signal+": timeout: ") && strings.Contains(e, want) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("errors %q, want a %s timeout saying %q", lastRecord(l, "chat").Errors, tc.signal, want)
+			}
+		})
+	}
+}
