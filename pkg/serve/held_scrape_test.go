@@ -69,3 +69,35 @@ func TestScrapeHeldWrongType(t *testing.T) {
 		t.Errorf("held declared a counter: held %v errors %+v, want unknown (NaN) and one held error", rd.Obs.Held, rd.Errors)
 	}
 }
+
+// TestScrapeHeldBesideHangingPage: at zero replicas a scrape URL of a pod
+// that is gone can hang (an IP nothing answers) until the cycle's period
+// ends, here 300 ms under a 10 s scrape timeout. The activator's page
+// answers at once, held 2 with no ready upstream: held 2 and zero
+// replicas are known, so serve can activate. The held page was read after
+// the replicas' pages, with what the hanging one left of the period:
+// nothing, so held was unknown (a timeout) every cycle and the target
+// never left zero.
+func TestScrapeHeldBesideHangingPage(t *testing.T) {
+	hang := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	defer hang.Close()
+	act := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "infscale_activator_held_requests 2\ninfscale_activator_upstream_ready 0\n")
+	}))
+	defer act.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	tg := &config.Target{Name: "chat", Server: modelserver.VLLM, Scrape: config.Scrape{URLs: []string{hang.URL}}, Zero: &config.Zero{HeldScrape: act.URL}}
+	rd := NewScrapeSource(10*time.Second).Read(ctx, []*config.Target{tg}, t0)[0]
+	if rd.Obs.Held != 2 || !rd.CurrentKnown || rd.Obs.Current != 0 {
+		t.Errorf("held %v, current %d known %v (errors %+v), want held 2 and 0 replicas known", rd.Obs.Held, rd.Obs.Current, rd.CurrentKnown, rd.Errors)
+	}
+	if len(rd.Errors) != 1 || rd.Errors[0].Signal != "page" || rd.Errors[0].Reason != "timeout" {
+		t.Errorf("errors %+v, want the hanging page's timeout alone", rd.Errors)
+	}
+}

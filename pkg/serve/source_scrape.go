@@ -179,7 +179,17 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 		return s.readEPP(ctx, t, now)
 	}
 	start := time.Now()
+	// The activator's page is read beside the replicas' pages, not after
+	// them: a page that hangs (a gone pod's IP) took the period from it,
+	// and held was unknown at zero replicas, where nothing else activates.
+	var held scrape.Held
+	var heldErr error
+	var heldRead sync.WaitGroup
+	if t.Zero != nil && t.Zero.HeldScrape != "" {
+		heldRead.Go(func() { held, heldErr = scrape.ReadHeld(ctx, s.Client, t.Zero.HeldScrape) })
+	}
 	urls, pages, errs, keys := s.loadPages(ctx, t, t.Server)
+	heldRead.Wait()
 	r := Reading{Obs: unknownObservation(), StuckKnown: true}
 	answered := 0
 	after, span := s.StuckAfter, s.StuckFor
@@ -266,7 +276,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	}
 	r.Errors = append(r.Errors, boundRates(&r.Obs)...)
 	if t.Zero != nil && t.Zero.HeldScrape != "" {
-		page, err := scrape.ReadHeld(ctx, s.Client, t.Zero.HeldScrape)
+		page, err := held, heldErr
 		if err != nil {
 			r.Errors = append(r.Errors, ReadError{Signal: "held", Reason: scrapeReason(err), Err: err})
 		}
