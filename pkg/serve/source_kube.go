@@ -108,10 +108,12 @@ func (s *KubeSource) Read(ctx context.Context, targets []*config.Target, now tim
 	}
 	sem := make(chan struct{}, par)
 	var wg sync.WaitGroup
+	podURLs := false // a target whose pages are its pods': Inner reads after the pod lists
 	for i, t := range targets {
 		if t.ScaleTargetRef == nil {
 			continue
 		}
+		podURLs = podURLs || t.Scrape.Pods != nil
 		reads[i] = &kubeRead{}
 		wg.Go(func() {
 			sem <- struct{}{}
@@ -119,15 +121,32 @@ func (s *KubeSource) Read(ctx context.Context, targets []*config.Target, now tim
 			s.readTarget(ctx, t, reads[i])
 		})
 	}
-	wg.Wait()
-	took := time.Since(start)
-	out := s.Inner.Read(ctx, targets, now)
+	// Otherwise Inner (Prometheus, or fixed scrape URLs) reads beside the
+	// scale reads: an API server slow to answer took the cycle's period
+	// from a Prometheus that answered at once.
+	var out []Reading
+	var took time.Duration
+	if podURLs {
+		wg.Wait()
+		took = time.Since(start)
+		out = s.Inner.Read(ctx, targets, now)
+	} else {
+		var inner sync.WaitGroup
+		inner.Go(func() { out = s.Inner.Read(ctx, targets, now) })
+		wg.Wait()
+		took = time.Since(start)
+		inner.Wait()
+	}
 	for i, kr := range reads {
 		if kr == nil {
 			continue
 		}
 		r := &out[i]
-		r.Duration += took
+		if podURLs {
+			r.Duration += took
+		} else { // read beside Inner's
+			r.Duration = max(r.Duration, took)
+		}
 		if kr.blind {
 			r.Errors = nil // nothing was read: the pool's error says why
 		}
