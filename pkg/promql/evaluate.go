@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -181,15 +182,18 @@ type stuckCache struct {
 	read    bool           // false until the first read
 	at      time.Time      // the t of that read
 	answers []targetAnswer // warnings dropped
+	failed  bool           // a target's read failed with Prometheus (transientRead)
 }
 
 // due reports whether the Stuck batches are to be sent at t: never read
-// yet, at least every after the last read, or t before it (a clock that
-// went back).
+// yet, the last read failed with Prometheus (refused, 5xx, timed out,
+// partial: read again at once, so the count is known at the first good
+// read after an outage), at least every after the last read, or t before
+// it (a clock that went back).
 func (c *stuckCache) due(t time.Time, every time.Duration) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return !c.read || t.Before(c.at) || t.Sub(c.at) >= every
+	return !c.read || c.failed || t.Before(c.at) || t.Sub(c.at) >= every
 }
 
 // store records the Stuck answers read at t.
@@ -197,6 +201,18 @@ func (c *stuckCache) store(t time.Time, answers []targetAnswer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.read, c.at, c.answers = true, t, answers
+	c.failed = slices.ContainsFunc(answers, func(a targetAnswer) bool { return transientRead(a.err) })
+}
+
+// transientRead reports whether err is Prometheus's failure, not the
+// query's or the data's: unavailable, timeout, canceled or partial. A
+// rejected query (bad_data, backed off per target) keeps the cadence.
+func transientRead(err error) bool {
+	switch ReasonOf(err) {
+	case ReasonUnavailable, ReasonTimeout, ReasonCanceled, ReasonPartial:
+		return true
+	}
+	return false
 }
 
 // load returns the answers of the last read (nil before any) and its t.

@@ -129,11 +129,11 @@ func TestStuckCadence(t *testing.T) {
 }
 
 // TestStuckCadenceWindowAndError: with StuckWindow 1m the count is read
-// every 1m / 4 = 15 s, so cycles 10 s apart read it at 0, 20 s (20 >= 15),
-// 40 s (20 >= 15) but not at 10 s or 30 s: 3 reads in 5 cycles. A failed
-// read is reused with its error until the next read: at 10 s the stuck
-// count is still unknown (NaN, the error kept) and no
-// second round is sent (stuck_waiting unknown).
+// every 1m / 4 = 15 s, cycles 10 s apart. A read refused by Prometheus is
+// read again at the next cycle (TestStuckReadAgainAfterOutage): at 0 and
+// 10 s refused (unknown, an error, no second round: stuck_waiting
+// unknown), then read at 20 s, reused at 30 s (10 < 15), read at 40 s
+// (20 >= 15): 4 reads in 5 cycles.
 func TestStuckCadenceWindowAndError(t *testing.T) {
 	opts := Options{StuckWindow: time.Minute}
 	tg := Target{Name: "chat", Server: modelserver.VLLM, Selector: sel(t, `{namespace="llm"}`).Selector, Stuck: true}
@@ -145,7 +145,7 @@ func TestStuckCadenceWindowAndError(t *testing.T) {
 		res, _ := ev.Evaluate(context.Background(), []Target{tg}, at.Add(dt))
 		r := res[0]
 		switch i {
-		case 0, 1: // the failed read, then reused
+		case 0, 1: // refused, then refused again
 			if !math.IsNaN(r.Stuck) || r.Errors[Stuck] == nil || !math.IsNaN(r.Values[StuckWaiting]) {
 				t.Errorf("%v: stuck %v error %v stuck_waiting %v; want NaN, an error, NaN", dt, r.Stuck, r.Errors[Stuck], r.Values[StuckWaiting])
 			}
@@ -158,8 +158,44 @@ func TestStuckCadenceWindowAndError(t *testing.T) {
 			}
 		}
 	}
-	// Reads at 0, 20 s, 40 s; stuck_waiting at 20, 30, 40 s.
-	if api.sent[Stuck] != 3 || api.sent[StuckWaiting] != 3 {
-		t.Errorf("sent stuck %d, stuck_waiting %d; want 3 and 3", api.sent[Stuck], api.sent[StuckWaiting])
+	// Reads at 0, 10 s, 20 s, 40 s; stuck_waiting at 20, 30, 40 s.
+	if api.sent[Stuck] != 4 || api.sent[StuckWaiting] != 3 {
+		t.Errorf("sent stuck %d, stuck_waiting %d; want 4 and 3", api.sent[Stuck], api.sent[StuckWaiting])
+	}
+}
+
+// TestStuckReadAgainAfterOutage: cycles 15 s apart, the default cadence
+// (30 s). At t Prometheus refuses every query; at t+15s it is back, with a
+// stuck pod (stuck 1, its waiting 6). The stuck count is read again at
+// t+15s, not reused with the refusal until t+30s: read at once, stuck 1
+// and stuck_waiting 6, so serve leaves the stuck pod's queue out at the
+// first good read. Reused, the count was unknown for 15 s more, nothing
+// left out, and the stuck pod's waiting counted as load after every
+// Prometheus restart. A successful read keeps the cadence: at t+30s (15 s
+// after it) the count is reused, stuck 1 with no query of it.
+func TestStuckReadAgainAfterOutage(t *testing.T) {
+	tg := Target{Name: "chat", Server: modelserver.VLLM, Selector: sel(t, `{namespace="llm"}`).Selector, Stuck: true}
+	api := newSignalAPI(t, tg, Options{})
+	api.values = map[Signal]float64{Running: 10, Waiting: 20, Reporting: 3, KV: 0.5, Stuck: 1, StuckWaiting: 6}
+	refused := errors.New("dial tcp 127.0.0.1:9090: connect: connection refused")
+	for _, s := range Signals() {
+		api.fail[s] = refused
+	}
+	ev := &Evaluator{API: api}
+	res, _ := ev.Evaluate(context.Background(), []Target{tg}, at)
+	if r := res[0]; !math.IsNaN(r.Stuck) || ReasonOf(r.Errors[Stuck]) != ReasonUnavailable {
+		t.Fatalf("t: stuck %v error %v, want unknown, unavailable", r.Stuck, r.Errors[Stuck])
+	}
+	clear(api.fail) // Prometheus is back
+	res, _ = ev.Evaluate(context.Background(), []Target{tg}, at.Add(15*time.Second))
+	if r := res[0]; r.Stuck != 1 || r.Errors[Stuck] != nil || r.Values[StuckWaiting] != 6 {
+		t.Errorf("t+15s: stuck %v error %v stuck_waiting %v; want 1, none, 6 (read again after the refusal)", r.Stuck, r.Errors[Stuck], r.Values[StuckWaiting])
+	}
+	res, _ = ev.Evaluate(context.Background(), []Target{tg}, at.Add(30*time.Second))
+	if r := res[0]; r.Stuck != 1 || r.Errors[Stuck] != nil {
+		t.Errorf("t+30s: stuck %v error %v; want 1 reused, none", r.Stuck, r.Errors[Stuck])
+	}
+	if api.sent[Stuck] != 2 {
+		t.Errorf("sent stuck %d, want 2 (t refused, t+15s)", api.sent[Stuck])
 	}
 }

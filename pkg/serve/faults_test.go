@@ -523,26 +523,27 @@ func TestServePartialAnswer(t *testing.T) {
 }
 
 // TestServeReusedStuckErrorCountedOnce: the stuck count is read every 30 s
-// and reused between (docs/promql.md, "Stuck cadence"), its error too.
-// Prometheus answers the stuck query 500 once, at t0, then answers it
-// again: cycles 15 s apart read it at t0 (failed) and t0+30 s (no pod
-// stuck). The failure was counted at t0 and again at t0+15 s, whose cycle
-// read nothing of it (and after an outage, in the first cycle with
-// Prometheus back, a failure of the outage was counted again): counted
-// once now, and the t0+15 s record says the error is the read's at t0.
+// and reused between (docs/promql.md, "Stuck cadence"), its error too
+// unless Prometheus failed (refused, 5xx, timeout: read again at the next
+// cycle, pkg/promql's TestStuckReadAgainAfterOutage). Prometheus answers
+// the stuck query with two different counts once, at t0 (ambiguous), then
+// answers it again: cycles 15 s apart read it at t0 (failed) and t0+30 s
+// (no pod stuck). The failure was counted at t0 and again at t0+15 s, whose
+// cycle read nothing of it: counted once now, and the t0+15 s record says
+// the error is the read's at t0.
 func TestServeReusedStuckErrorCountedOnce(t *testing.T) {
 	fake := &promAnswers{}
-	fake.set(vllmRules("2", "8", "0", promRule{needle: "min_over_time", status: 500})...)
+	fake.set(vllmRules("2", "8", "0", promRule{needle: "min_over_time", values: []string{"1", "2"}})...)
 	l, m, now := promLoop(t, fake.serve(t), chatConfig, 1, nil)
 	l.Cycle(context.Background()) // t0: the stuck read fails
 	fake.set(vllmRules("2", "8", "0")...)
 	*now = now.Add(15 * time.Second)
 	l.Cycle(context.Background()) // t0+15 s: reused
 	r := lastRecord(l, "chat")
-	if got := counterValue(t, m, "query_errors_total", "chat", "unavailable"); got != 1 {
-		t.Errorf("query_errors_total{reason=unavailable} %v after the reuse, want 1 (the read at t0)", got)
+	if got := counterValue(t, m, "query_errors_total", "chat", "ambiguous"); got != 1 {
+		t.Errorf("query_errors_total{reason=ambiguous} %v after the reuse, want 1 (the read at t0)", got)
 	}
-	if len(r.Errors) != 1 || !strings.Contains(r.Errors[0], "stuck: unavailable:") || !strings.Contains(r.Errors[0], "(read at 2026-01-05T10:00:00Z, reused until the next read)") {
+	if len(r.Errors) != 1 || !strings.Contains(r.Errors[0], "stuck: ambiguous:") || !strings.Contains(r.Errors[0], "(read at 2026-01-05T10:00:00Z, reused until the next read)") {
 		t.Errorf("t0+15 s record errors %q, want the stuck read's of t0, said reused", r.Errors)
 	}
 	*now = now.Add(15 * time.Second)
@@ -550,7 +551,7 @@ func TestServeReusedStuckErrorCountedOnce(t *testing.T) {
 	if r := lastRecord(l, "chat"); len(r.Errors) != 0 || r.Stuck == nil || *r.Stuck != 0 {
 		t.Errorf("t0+30 s: errors %q, stuck %v; want none and 0", r.Errors, r.Stuck)
 	}
-	if got := counterValue(t, m, "query_errors_total", "chat", "unavailable"); got != 1 {
-		t.Errorf("query_errors_total{reason=unavailable} %v, want 1", got)
+	if got := counterValue(t, m, "query_errors_total", "chat", "ambiguous"); got != 1 {
+		t.Errorf("query_errors_total{reason=ambiguous} %v, want 1", got)
 	}
 }
