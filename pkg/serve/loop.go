@@ -570,9 +570,9 @@ func (l *Loop) Cycle(ctx context.Context) {
 }
 
 // periodEnded is the cause of a cycle's deadline: a read it cuts says so
-// (net/http's errors carry it, promql adds it where they do not), not "context deadline exceeded" alone
-// beside a per-read timeout that did not pass. It is a
-// context.DeadlineExceeded: still a timeout.
+// (net/http's errors carry it, promql adds it where they do not), not
+// "context deadline exceeded" alone beside a per-read timeout that did
+// not pass. It is a context.DeadlineExceeded: still a timeout.
 func periodEnded(d time.Duration) error {
 	return fmt.Errorf("the decision period (pollingInterval %s) ended before this read: a cycle's reads end with it (raise pollingInterval, or make the source answer sooner): %w", d, context.DeadlineExceeded)
 }
