@@ -380,24 +380,7 @@ func TestScrapeNaNEngineHolds(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		urls = append(urls, switchPage(t, &page).URL+"/metrics")
 	}
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`
-targets:
-- name: chat
-  server: vllm
-  scrape: [%s]
-  metrics: [{type: queue, target: 4}]
-  max: 10
-  behavior: {scaleDown: {stabilizationWindowSeconds: 0}}
-`, strings.Join(urls, ", "))), "nan.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := newLoop(t, LoopOptions{Source: NewScrapeSource(2 * time.Second), Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 }})
-	if err := l.SetConfig(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	l.Cycle(context.Background())
+	l, m := scrapeQueueCycle(t, urls, 4)
 	if got, r := desired(t, m, "chat"), lastRecord(l, "chat"); got != 4 || r.Reason != "no-data" {
 		t.Errorf("desired %v (%s), want 4 no-data", got, r.Reason)
 	}
@@ -421,24 +404,7 @@ func TestScrapeKVOnlyPageDoesNotVoteLoad(t *testing.T) {
 	kvOnly.Store("vllm:num_reqs_running 12\nvllm:num_reqs_waiting 2\nvllm:kv_cache_usage_perc 0.3\n")
 	renamed := switchPage(t, &kvOnly).URL + "/metrics"
 	urls := []string{switchPage(t, &busy).URL + "/metrics", switchPage(t, &busy).URL + "/metrics", renamed}
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`
-targets:
-- name: chat
-  server: vllm
-  scrape: [%s]
-  metrics: [{type: queue, target: 16}]
-  max: 10
-  behavior: {scaleDown: {stabilizationWindowSeconds: 0}}
-`, strings.Join(urls, ", "))), "kv.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := newLoop(t, LoopOptions{Source: NewScrapeSource(2 * time.Second), Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 }})
-	if err := l.SetConfig(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	l.Cycle(context.Background())
+	l, m := scrapeQueueCycle(t, urls, 16)
 	r := lastRecord(l, "chat")
 	if got := desired(t, m, "chat"); got != 3 || r.Current != 3 {
 		t.Errorf("desired %v (%s) from current %d, want 3 from 3", got, r.Reason, r.Current)
@@ -554,4 +520,29 @@ func TestServeReusedStuckErrorCountedOnce(t *testing.T) {
 	if got := counterValue(t, m, "query_errors_total", "chat", "ambiguous"); got != 1 {
 		t.Errorf("query_errors_total{reason=ambiguous} %v, want 1", got)
 	}
+}
+
+// scrapeQueueCycle runs one cycle of target chat (vLLM pages at urls, the
+// queue metric at target, max 10, scale-down window 0) at t0.
+func scrapeQueueCycle(t *testing.T, urls []string, target int) (*Loop, *Metrics) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+targets:
+- name: chat
+  server: vllm
+  scrape: [%s]
+  metrics: [{type: queue, target: %d}]
+  max: 10
+  behavior: {scaleDown: {stabilizationWindowSeconds: 0}}
+`, strings.Join(urls, ", "), target)), "chat.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := newLoop(t, LoopOptions{Source: NewScrapeSource(2 * time.Second), Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 }})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	l.Cycle(context.Background())
+	return l, m
 }

@@ -1078,14 +1078,7 @@ func TestTuningOldHistoryRewritten(t *testing.T) {
 	t0 := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
 	now := t0
 	tn, _, log := tuningAt(t, f, func() time.Time { return now }, nil)
-	c := tune.Candidate{Metric: "queue", Target: 8}
-	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: t0, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
-		t.Fatal(err)
-	}
-	path := tune.ResultPath(dir, "chat")
-	if err := os.Chtimes(path, t0, t0); err != nil {
-		t.Fatal(err)
-	}
+	path := writeQueueResult(t, dir, t0)
 	ctx := context.Background()
 	tn.Step(ctx)
 	if err := os.Chtimes(path, t0.Add(2*time.Hour), t0.Add(2*time.Hour)); err != nil {
@@ -1197,14 +1190,7 @@ func TestTuningDirLeftoverNotTaken(t *testing.T) {
 	dir := t.TempDir()
 	f := tuneTarget(t, fmt.Sprintf("{every: 1h, dir: %q, mode: adopt}", dir))
 	t0 := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
-	c := tune.Candidate{Metric: "queue", Target: 8}
-	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: t0, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
-		t.Fatal(err)
-	}
-	path := tune.ResultPath(dir, "chat")
-	if err := os.Chtimes(path, t0, t0); err != nil {
-		t.Fatal(err)
-	}
+	path := writeQueueResult(t, dir, t0)
 	now := t0.Add(30 * 24 * time.Hour) // the target comes back a month later
 	tn, _, log := tuningAt(t, f, func() time.Time { return now }, nil)
 	tn.Step(context.Background())
@@ -1222,4 +1208,19 @@ func TestTuningDirLeftoverNotTaken(t *testing.T) {
 	if state, _ := tuneState(tn, "chat"); state != TuneStateAdopted {
 		t.Errorf("a result rewritten now: state %q, want adopted", state)
 	}
+}
+
+// writeQueueResult writes target chat's result in dir, queue:8 holding,
+// tuned on history up to at and written at at; it returns the file's path.
+func writeQueueResult(t *testing.T, dir string, at time.Time) string {
+	t.Helper()
+	c := tune.Candidate{Metric: "queue", Target: 8}
+	if err := tune.WriteResult(dir, tune.TargetResult{Target: "chat", At: at, Policy: c.Policy(), Candidate: c, Outcome: tune.Outcome{Holds: true, MaxMissPct: 0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	path := tune.ResultPath(dir, "chat")
+	if err := os.Chtimes(path, at, at); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
