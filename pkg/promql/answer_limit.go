@@ -1,8 +1,11 @@
 package promql
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"runtime/debug"
@@ -11,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/common/model"
 )
 
 // MaxInstantAnswerBytes bounds the body of one instant query's answer:
@@ -84,7 +89,10 @@ const (
 // steps points a series can hold: no series with more points than the
 // steps asked, and no more bytes than rangeAnswerSlack, rangeSeriesBytes
 // a series and rangePointBytes a point (rangeHistogramBytes a histogram
-// point). An answer that never ends (a proxy repeating a series, padding
+// point), and no series whose labels (its "metric" object, byte for
+// byte) an earlier series had: Prometheus answers each label set once,
+// and a repeated series would bring its own rangeSeriesBytes. An answer
+// that never ends (a proxy repeating a series or the whole body, padding
 // without end) fails there, long before the 2 GiB bound, and a week of
 // many pods' points still reads: its bytes grow with its points.
 type rangeScan struct {
@@ -94,12 +102,57 @@ type rangeScan struct {
 	series, points, hists int64
 	seriesPoints          int64
 	read                  int64
+	// inMetric: within a series' "metric" object, hashed into metric
+	// (its first bytes kept in head, for the error); labels holds the
+	// hashes of the label sets read.
+	inMetric bool
+	metric   hash.Hash
+	head     []byte
+	labels   map[[16]byte]bool
+}
+
+// maxLabelsShown bounds the bytes of labels kept to name a repeated
+// series in its error.
+const maxLabelsShown = 4 << 10
+
+// hashMetric adds b, bytes of a series' "metric" object, to its hash.
+func (r *rangeScan) hashMetric(b []byte) {
+	r.metric.Write(b)
+	if n := maxLabelsShown - len(r.head); n > 0 {
+		r.head = append(r.head, b[:min(n, len(b))]...)
+	}
+}
+
+// metricEnd checks the label set just hashed against the earlier series'.
+func (r *rangeScan) metricEnd() error {
+	var k [16]byte
+	r.metric.Sum(k[:0])
+	if r.labels[k] {
+		var m model.Metric
+		shown := string(r.head) + "..." // cut at maxLabelsShown
+		if err := json.Unmarshal(r.head, &m); err == nil {
+			shown = m.String()
+		}
+		return seriesTwiceError{shown}
+	}
+	r.labels[k] = true
+	return nil
+}
+
+// seriesTwiceError is a range answer holding one label set twice, which
+// Prometheus never gives: said as the answer is read (rangeScan: a
+// series repeated without end) or once decoded (matrixShape).
+type seriesTwiceError struct{ labels string }
+
+func (e seriesTwiceError) Error() string {
+	return "series " + e.labels + " twice in one answer: not a Prometheus range query result (a proxy that merges answers, or repeats one?)"
 }
 
 // feed scans p; an error says what the answer holds past its bound.
 func (r *rangeScan) feed(p []byte) error {
 	r.read += int64(len(p))
-	for _, c := range p {
+	from := 0 // where this p's part of an open "metric" object begins
+	for i, c := range p {
 		if r.inStr {
 			switch {
 			case r.esc:
@@ -131,15 +184,32 @@ func (r *rangeScan) feed(p []byte) error {
 				}
 			case d == 7 && c == '{':
 				r.hists++
+			case d == 5 && c == '{' && r.stack[3] == '{' && r.stack[2] == '[':
+				r.inMetric, from = true, i
+				if r.metric == nil {
+					r.metric, r.labels = fnv.New128a(), map[[16]byte]bool{}
+				}
+				r.metric.Reset()
+				r.head = r.head[:0]
 			}
 			if d > 64 {
 				return fmt.Errorf("%w: JSON nested %d deep: not a Prometheus range answer", ErrAnswerTooLarge, d)
 			}
 		case '}', ']':
+			if r.inMetric && len(r.stack) == 5 {
+				r.inMetric = false
+				r.hashMetric(p[from : i+1])
+				if err := r.metricEnd(); err != nil {
+					return err
+				}
+			}
 			if len(r.stack) > 0 {
 				r.stack = r.stack[:len(r.stack)-1]
 			}
 		}
+	}
+	if r.inMetric {
+		r.hashMetric(p[from:])
 	}
 	if allowed := rangeAnswerSlack + r.series*rangeSeriesBytes + r.points*rangePointBytes + r.hists*rangeHistogramBytes; r.read > allowed {
 		return fmt.Errorf("%w: %d MiB read holding %d series and %d points, more than such an answer takes (%d KiB a series, %d bytes a point, 1 MiB besides): not a Prometheus answer to a range of %d steps (padding or a body without end?)",

@@ -401,7 +401,7 @@ func matrixShape(m model.Matrix, start, end time.Time) error {
 	for _, ss := range m {
 		fp := ss.Metric.Fingerprint()
 		if seen[fp] {
-			return fmt.Errorf("series %s twice in one answer: not a Prometheus range query result (a proxy that merges answers?)", ss.Metric)
+			return seriesTwiceError{ss.Metric.String()}
 		}
 		seen[fp] = true
 		for i, p := range ss.Values {

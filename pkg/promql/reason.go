@@ -159,6 +159,9 @@ func classify(err error) Reason {
 	case errors.Is(err, ErrAnswerTooLarge):
 		return ReasonBadResponse
 	}
+	if _, ok := errors.AsType[seriesTwiceError](err); ok {
+		return ReasonBadResponse
+	}
 	if ae, ok := errors.AsType[*v1.Error](err); ok {
 		switch ae.Type {
 		case v1.ErrTimeout:
