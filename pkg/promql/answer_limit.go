@@ -104,11 +104,12 @@ type rangeScan struct {
 	read                  int64
 	// inMetric: within a series' "metric" object, hashed into metric
 	// (its first bytes kept in head, for the error); labels holds the
-	// hashes of the label sets read.
-	inMetric bool
-	metric   hash.Hash
-	head     []byte
-	labels   map[[16]byte]bool
+	// hashes of the label sets read (a series without "metric" has {}:
+	// client_golang reads it so).
+	inMetric, hadMetric bool
+	metric              hash.Hash
+	head                []byte
+	labels              map[[16]byte]bool
 }
 
 // maxLabelsShown bounds the bytes of labels kept to name a repeated
@@ -175,6 +176,10 @@ func (r *rangeScan) feed(p []byte) error {
 			case d == 4 && c == '{' && r.stack[2] == '[':
 				r.series++
 				r.seriesPoints = 0
+				r.hadMetric = false
+				if r.metric == nil {
+					r.metric, r.labels = fnv.New128a(), map[[16]byte]bool{}
+				}
 			case d == 6 && c == '[' && r.stack[4] == '[':
 				r.points++
 				// One point more than the grid is let pass: the range's times
@@ -185,10 +190,7 @@ func (r *rangeScan) feed(p []byte) error {
 			case d == 7 && c == '{':
 				r.hists++
 			case d == 5 && c == '{' && r.stack[3] == '{' && r.stack[2] == '[':
-				r.inMetric, from = true, i
-				if r.metric == nil {
-					r.metric, r.labels = fnv.New128a(), map[[16]byte]bool{}
-				}
+				r.inMetric, r.hadMetric, from = true, true, i
 				r.metric.Reset()
 				r.head = r.head[:0]
 			}
@@ -199,6 +201,14 @@ func (r *rangeScan) feed(p []byte) error {
 			if r.inMetric && len(r.stack) == 5 {
 				r.inMetric = false
 				r.hashMetric(p[from : i+1])
+				if err := r.metricEnd(); err != nil {
+					return err
+				}
+			}
+			if d := len(r.stack); d == 4 && c == '}' && r.stack[2] == '[' && !r.hadMetric {
+				r.metric.Reset()
+				r.head = r.head[:0]
+				r.hashMetric([]byte("{}"))
 				if err := r.metricEnd(); err != nil {
 					return err
 				}

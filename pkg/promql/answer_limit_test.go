@@ -209,6 +209,8 @@ func TestRangeAnswerEndless(t *testing.T) {
 		// body repeated without end likewise (its series again).
 		{"series", `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"pod":"chat-0"},"values":[[1000,"1"]]}`, `,{"metric":{"pod":"chat-0"},"values":[[1000,"1"]]}`,
 			`series {pod="chat-0"} twice in one answer`},
+		{"unnamed", `{"status":"success","data":{"resultType":"matrix","result":[{"values":[[1000,"1"]]}`, `,{"values":[[1000,"1"]]}`,
+			`series {} twice in one answer`},
 		{"body", ``, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"up","pod":"chat-0"},"values":[[1000,"1"]]},{"metric":{"pod":"chat-1"},"values":[]}]}}`,
 			`series up{pod="chat-0"} twice in one answer`},
 	} {
