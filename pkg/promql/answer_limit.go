@@ -87,9 +87,9 @@ const (
 // rangeScan follows a query_range answer's JSON as it is read (strings
 // and escapes skipped, nesting counted) and bounds it by what a matrix of
 // steps points a series can hold: no series with more points than the
-// steps asked, and no more bytes than rangeAnswerSlack, rangeSeriesBytes
-// a series and rangePointBytes a point (rangeHistogramBytes a histogram
-// point), and no series whose labels (its "metric" object, byte for
+// steps asked and one (the times' rounding), no more bytes than
+// rangeAnswerSlack, rangeSeriesBytes a series and rangePointBytes a point
+// (rangeHistogramBytes a histogram point), and no series whose labels (its "metric" object, byte for
 // byte) an earlier series had: Prometheus answers each label set once,
 // and a repeated series would bring its own rangeSeriesBytes. An answer
 // that never ends (a proxy repeating a series or the whole body, padding
@@ -185,7 +185,7 @@ func (r *rangeScan) feed(p []byte) error {
 				// One point more than the grid is let pass: the range's times
 				// go as float seconds on the wire and may round to one more step.
 				if r.seriesPoints++; r.seriesPoints > r.steps+1 {
-					return fmt.Errorf("%w: series %d of the answer has more than %d points, the steps asked: not a Prometheus answer to this range (a proxy repeating a series?)", ErrAnswerTooLarge, r.series, r.steps)
+					return fmt.Errorf("%w: series %d of the answer has more than %d points, the %d steps asked and one for their times' rounding: not a Prometheus answer to this range (a proxy repeating a series' points?)", ErrAnswerTooLarge, r.series, r.steps+1, r.steps)
 				}
 			case d == 7 && c == '{':
 				r.hists++

@@ -193,7 +193,7 @@ func TestRangeAnswerBound(t *testing.T) {
 
 // TestRangeAnswerEndless: a range answer that never ends is cut by what
 // the range can hold, a few MiB in, not at the 2 GiB bound: a series
-// repeated without end past the 61 steps asked, spaces without end after a
+// repeated without end past the 61 steps asked (and one for rounding), spaces without end after a
 // series, a series or a whole body repeated without end (Prometheus
 // answers each label set once); each a bad_response naming the query.
 func TestRangeAnswerEndless(t *testing.T) {
@@ -201,7 +201,7 @@ func TestRangeAnswerEndless(t *testing.T) {
 		name, head, repeat, want string
 	}{
 		{"points", `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1000,"1"]`, `,[1000,"1"]`,
-			"series 1 of the answer has more than 61 points, the steps asked"},
+			"series 1 of the answer has more than 62 points, the 61 steps asked and one"},
 		{"padding", `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1000,"1"]]}`, ` `,
 			"1 MiB read holding 1 series and 1 points, more than such an answer takes"},
 		// Each series past the first brings its own 64 KiB allowance: a
@@ -284,5 +284,22 @@ func TestCutAnswerNotCalledHTML(t *testing.T) {
 	_, _, err = c.Instant(context.Background(), "up", time.Unix(1737152900, 0))
 	if !strings.Contains(err.Error(), "such as an HTML page") {
 		t.Errorf("HTML answer: %v; want the HTML hint", err)
+	}
+}
+
+// TestRangeScanPointBound: a range of 3 steps (start, start+step,
+// start+2 step) lets a series hold 4 points (one more for the times'
+// rounding) and refuses the 5th, saying both counts.
+func TestRangeScanPointBound(t *testing.T) {
+	body := func(n int) []byte {
+		pts := strings.TrimSuffix(strings.Repeat(`[1000,"1"],`, n), ",")
+		return []byte(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[` + pts + `]}]}}`)
+	}
+	if err := (&rangeScan{steps: 3}).feed(body(4)); err != nil {
+		t.Errorf("4 points on 3 steps: %v; want read", err)
+	}
+	err := (&rangeScan{steps: 3}).feed(body(5))
+	if want := "series 1 of the answer has more than 4 points, the 3 steps asked and one"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("5 points on 3 steps: %v; want %q", err, want)
 	}
 }
