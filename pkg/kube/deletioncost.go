@@ -108,8 +108,9 @@ func costPatch(v int32) []byte {
 // read first). A pod gone meanwhile (NotFound) is skipped. It returns how
 // many were patched and, when some were not, a *CostError. A refusal by
 // RBAC or authentication ends the patches (the others, in the same
-// namespace, would be refused alike), as does ctx's end. RBAC: pods
-// patch in namespace.
+// namespace, would be refused alike), as does ctx's end; a 403 of an
+// admission webhook or policy (its rule may be the pod's own) does not.
+// RBAC: pods patch in namespace.
 func SetDeletionCosts(ctx context.Context, client kubernetes.Interface, namespace string, patches []CostPatch) (int, error) {
 	ce := &CostError{Namespace: namespace, Planned: len(patches)}
 	done := 0
@@ -133,7 +134,7 @@ func SetDeletionCosts(ctx context.Context, client kubernetes.Interface, namespac
 		if ce.First == nil {
 			ce.First, ce.Pod, ce.To = err, c.Pod, c.To
 		}
-		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+		if rbacRefusal(err) || apierrors.IsUnauthorized(err) {
 			ce.NotTried = len(patches) - i - 1
 			break
 		}
@@ -167,10 +168,18 @@ func (e *CostError) Error() string {
 		fmt.Fprintf(&b, "pod %s/%s: set %s=%d: ", e.Namespace, e.Pod, corev1.PodDeletionCost, e.To)
 	}
 	b.WriteString(e.First.Error())
-	if apierrors.IsForbidden(e.First) {
+	if rbacRefusal(e.First) {
 		fmt.Fprintf(&b, "; RBAC: allow verb patch on resource pods (core group) in namespace %s to infscale's service account (the chart's rbac.modes: [deletion-cost])", e.Namespace)
 	}
 	return b.String()
 }
 
 func (e *CostError) Unwrap() error { return e.First }
+
+// rbacRefusal reports whether err is the API server's authorizer refusing
+// the patch ("User ... cannot patch resource \"pods\" ...": RBAC), not an
+// admission webhook or policy answering 403 Forbidden too ("admission
+// webhook ... denied the request"), whose fix is not an RBAC rule.
+func rbacRefusal(err error) bool {
+	return apierrors.IsForbidden(err) && strings.Contains(err.Error(), " cannot patch resource ")
+}

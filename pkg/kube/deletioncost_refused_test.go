@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
@@ -74,5 +75,31 @@ func TestSetDeletionCostsSomeFail(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "2 of 4 pod-deletion-cost patches not made (2 failed, 0 not tried)") ||
 		!strings.Contains(err.Error(), "e.g. pod llm/p1:") || strings.Contains(err.Error(), "p3") || strings.Contains(err.Error(), "RBAC") {
 		t.Errorf("err %v; want 2 of 4 failed, p1 the example, no RBAC hint", err)
+	}
+}
+
+// TestSetDeletionCostsWebhookDenied: a 403 from an admission webhook (a
+// policy engine refusing the annotation on one pod, as controller-runtime's
+// admission.Denied answers) is that pod's failure, not RBAC's: the other
+// pods are patched (3 of 4) and the error names no RBAC rule to add.
+func TestSetDeletionCostsWebhookDenied(t *testing.T) {
+	client := fake.NewClientset()
+	client.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if name := a.(k8stesting.PatchAction).GetName(); name == "chat-00" {
+			return true, nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden,
+				Message: `admission webhook "validation.gatekeeper.sh" denied the request: [protected-pods] pod chat-00 may not be annotated`}}
+		}
+		return true, nil, nil
+	})
+	var patches []CostPatch
+	for i := range 4 {
+		patches = append(patches, CostPatch{Pod: fmt.Sprintf("chat-%02d", i), To: int32(4 - i)})
+	}
+	n, err := SetDeletionCosts(context.Background(), client, "llm", patches)
+	if n != 3 || err == nil {
+		t.Fatalf("%d patched, err %v; want 3 and an error", n, err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "1 of 4 pod-deletion-cost patches not made (1 failed, 0 not tried)") || strings.Contains(msg, "RBAC") {
+		t.Errorf("error %q; want 1 of 4 failed, and no RBAC rule (the webhook refused, not RBAC)", msg)
 	}
 }
