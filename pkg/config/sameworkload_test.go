@@ -47,6 +47,13 @@ func TestSameWorkload(t *testing.T) {
 		{"two readers",
 			head + target("r", "chat", "") + target("s", "chat", ""),
 			`w.yaml:9:19: targets[1].scaleTargetRef: names the same workload as targets[0] "r" (w.yaml:4:19), Deployment llm/chat: both decisions are exported only`},
+		// One workload and one selector: the workload's warning alone (it
+		// says more), not a second one for the selector.
+		{"one workload, one selector",
+			"prometheus: {url: http://p:9090}\nnamespace: llm\ntargets:\n" +
+				"- {name: a, apply: true, selector: '{pod=~\"chat-.*\"}', scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}, metrics: [{type: queue, target: 4}], maxReplicaCount: 8}\n" +
+				"- {name: b, selector: '{pod=~\"chat-.*\"}', scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}, metrics: [{type: queue, target: 4}], maxReplicaCount: 8}\n",
+			`w.yaml:5:59: targets[1].scaleTargetRef: names the same workload as targets[0] "a" (w.yaml:4:20), Deployment llm/chat, which writes it`},
 		{"one selector, matchers in another order",
 			"prometheus: {url: http://p:9090}\ntargets:\n" +
 				"- {name: a, selector: '{namespace=\"llm\", pod=~\"chat-.*\"}', metrics: [{type: queue, target: 4}], maxReplicaCount: 8}\n" +

@@ -43,7 +43,7 @@ type validator struct {
 	// (apply, pod_deletion_cost) and the first that only reads it;
 	// selectors maps a selector's matcher set to its first target.
 	workloads map[string]*workloadUse
-	selectors map[string]string
+	selectors map[string]selectorUse
 	// rolePrefix and parentPrefix are set while a P/D target's role is
 	// validated (roles.go: key); reported holds what at said, so the
 	// roles' shared keys are reported once.
@@ -129,7 +129,7 @@ func (v *validator) validate() {
 	}
 	v.said = map[string]bool{}
 	v.workloads = map[string]*workloadUse{}
-	v.selectors = map[string]string{}
+	v.selectors = map[string]selectorUse{}
 	names := map[string]int{}
 	for i := range c.Targets {
 		p := fmt.Sprintf("targets[%d]", i)
@@ -584,11 +584,25 @@ func (v *validator) workload(p string, t *Target) {
 			v.at(p+".scrape.path", "%q: a path starts with /, e.g. /metrics", s.Path)
 		}
 	}
-	if ref.Kind != "" && ref.Name != "" {
-		gv, _ := schema.ParseGroupVersion(ref.APIVersion)
-		v.sameWorkload(p, t, t.Namespace+"/"+gv.Group+"/"+ref.Kind+"/"+ref.Name)
+	if key := workloadKey(t); key != "" {
+		v.sameWorkload(p, t, key)
 	}
 }
+
+// workloadKey names t's scaleTargetRef workload (namespace/group/kind/name;
+// "" without one): two targets with one key act on one workload.
+func workloadKey(t *Target) string {
+	ref := t.ScaleTargetRef
+	if ref == nil || ref.Kind == "" || ref.Name == "" {
+		return ""
+	}
+	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+	return t.Namespace + "/" + gv.Group + "/" + ref.Kind + "/" + ref.Name
+}
+
+// selectorUse is the first target with a selector's matcher set: its
+// selector's key and its workload (workloadKey).
+type selectorUse struct{ key, workload string }
 
 // workloadUse is the first target that writes a workload and the first
 // that only reads it: each a target key (targets[i] or a role's) and the
@@ -663,6 +677,7 @@ func (v *validator) sameWorkload(p string, t *Target, key string) {
 // export a decision each; legitimate for comparing policies, but only one
 // may scale the workload (nothing in this file applies a Prometheus
 // target's decision without scaleTargetRef: sameWorkload refuses two writers).
+// Two targets on one workload are sameWorkload's to name, not warned twice.
 func (v *validator) sameSelector(p string, t *Target) {
 	ms, err := promql.ParseSelector(t.Selector)
 	if err != nil || t.Selector == "" {
@@ -671,14 +686,17 @@ func (v *validator) sameSelector(p string, t *Target) {
 	set := strings.Join(promql.MatcherSet(ms), ",")
 	prev, seen := v.selectors[set]
 	if !seen {
-		v.selectors[set] = v.key(p + ".selector")
+		v.selectors[set] = selectorUse{v.key(p + ".selector"), workloadKey(t)}
 		return
 	}
-	i, _ := targetIndex(prev)
+	i, _ := targetIndex(prev.key)
 	if i == v.index(p) {
 		return // a pair's roles: pair refuses them
 	}
-	v.warn(p+".selector", "selects the same series as targets[%d] %q (%s): both decide on the same pods and each exports its own infscale_desired_replicas; scale the workload on one of them only (one ScaledObject)", i, v.cfg.Targets[i].Name, v.where(prev))
+	if w := workloadKey(t); w != "" && w == prev.workload {
+		return // sameWorkload says it, naming the workload
+	}
+	v.warn(p+".selector", "selects the same series as targets[%d] %q (%s): both decide on the same pods and each exports its own infscale_desired_replicas; scale the workload on one of them only (one ScaledObject)", i, v.cfg.Targets[i].Name, v.where(prev.key))
 }
 
 // where is file:line:col of key (or its nearest parent written).
