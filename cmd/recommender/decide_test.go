@@ -622,6 +622,17 @@ func TestDecideSamePageTwice(t *testing.T) {
 	}
 }
 
+// An empty PAGE (an unset shell variable) is exit 2 naming its position
+// before any page is read; it printed ": invalid page source: no such file or
+// directory".
+func TestDecideEmptyPage(t *testing.T) {
+	page := filepath.Join("..", "..", "examples", "pages", "vllm-0.prom")
+	code, stdout, stderr := runDecide(t, "--target", "8", page, "", "http://127.0.0.1:1/metrics")
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "PAGE 2 is empty") || strings.Contains(stderr, "connection refused") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 naming PAGE 2", code, stdout, stderr)
+	}
+}
+
 // --target takes a duration for ttft as the config file does: 3 s observed
 // against 500ms is ratio 6, 6 replicas from 1 (the HPA's default scale-up
 // limit, max(4 pods, 100%) per 15 s, allows 1 + 4 = 5).
