@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -166,6 +167,10 @@ func buildInfo() *debug.BuildInfo {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var cli CLI
 	exited, code := false, 0
+	// A command's result that could not be written (stdout on a full disk,
+	// /dev/full) is a failure, whether or not the command checked its writes.
+	out := &checkedWriter{w: stdout}
+	stdout = out
 	parser, err := newParser(&cli, stdout, stderr, func(c int) { exited, code = true, c; panic(kongExit{}) })
 	if err != nil {
 		fmt.Fprintf(stderr, "infscale: %v\n", err)
@@ -176,6 +181,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	sp, spErr := readSpellings(parser.Model, args)
 	kctx, err := parseArgs(parser, args)
 	if exited {
+		if code == exitOK && out.failed() != nil {
+			fmt.Fprintf(stderr, "infscale: %v\n", out.failed())
+			return exitRuntime
+		}
 		return code
 	}
 	var pe *kong.ParseError
@@ -207,10 +216,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	warnDeprecated(sp, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "infscale: %s\n", sp.asTyped(err.Error()))
+		if out.failed() != nil { // --help's text, not the input
+			return exitRuntime
+		}
 		return exitInvalid
 	}
 	err = kctx.Run(&env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, args: args, given: givenFlags(kctx)})
 	if err == nil {
+		if werr := out.failed(); werr != nil {
+			fmt.Fprintf(stderr, "infscale: %v\n", werr)
+			return exitRuntime
+		}
 		return exitOK
 	}
 	if ctx.Err() != nil {
@@ -226,6 +242,33 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitInvalid
 	}
 	return exitRuntime
+}
+
+// checkedWriter passes writes to w and keeps the first error; safe for
+// concurrent writers.
+type checkedWriter struct {
+	w   io.Writer
+	mu  sync.Mutex
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err != nil {
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = err
+		}
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+// failed is the first write error, nil when every write succeeded.
+func (c *checkedWriter) failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 // kongExit is the panic value used to unwind out of kong when it asks to exit
