@@ -197,6 +197,10 @@ func TestParseInvalid(t *testing.T) {
 		// An unset shell variable ("$PAGE") printed ": invalid page source:
 		// no such file or directory", naming nothing.
 		"empty page": {[]string{good, ""}, "", 2, []string{"PAGE 2 is empty", "unset shell variable"}},
+		// A path that names no file is the input's fault, as a missing one
+		// is: they were exit 1, "cannot fetch metrics page".
+		"path under a file": {[]string{filepath.Join(good, "x.prom")}, "", 2, []string{"x.prom: invalid page source: not a directory"}},
+		"symlink loop":      {[]string{symlinkLoop(t, dir)}, "", 2, []string{"loop.prom: invalid page source: too many levels of symbolic links"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, stdout, stderr := runParseCLI(t, strings.NewReader(tc.stdin), tc.args...)
@@ -362,4 +366,17 @@ func TestParseEngineNaN(t *testing.T) {
 	if r := rows[0]; r.Running != nil || r.Waiting == nil || *r.Waiting != 0 || len(r.Unknown) != 1 || r.Unknown[0] != "running" {
 		t.Errorf("row %+v, want running null, waiting 0, unknown [running]", r)
 	}
+}
+
+// symlinkLoop is a path in dir that is a loop of two symbolic links.
+func symlinkLoop(t *testing.T, dir string) string {
+	t.Helper()
+	a, b := filepath.Join(dir, "loop.prom"), filepath.Join(dir, "loop2.prom")
+	if err := os.Symlink(b, a); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	if err := os.Symlink(a, b); err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

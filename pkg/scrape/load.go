@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/infscale/infscale/internal/bodyexcerpt"
@@ -76,7 +77,9 @@ func Load(ctx context.Context, client *http.Client, src string, stdin io.Reader,
 	// most MaxPageBytes.
 	f, err := boundedfile.Open(src, MaxPageBytes, "a page", "a page is a /metrics text file (save a live page with curl first)")
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		// A path that names no file (missing, under a regular file, a loop
+		// of symbolic links) or may not be read is the input's fault.
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) {
 			return nil, fmt.Errorf("%s: %w: %w", src, ErrSource, unwrapPath(err))
 		}
 		var pe *fs.PathError
