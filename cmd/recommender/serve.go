@@ -218,7 +218,7 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 // checkPathFlags refuses, as usage errors (exit 2, as a missing --config
 // or --kubeconfig), path flags that name no usable place: --audit-log in
 // a directory that does not exist or under a file, --state-dir that is a
-// file or under one. Nothing is created. What the environment refuses
+// file or under one, either in a loop of symbolic links. Nothing is created. What the environment refuses
 // (permissions, a read-only file system, a FIFO without a reader) is
 // found when the path is opened: exit 1.
 func checkPathFlags(auditLog, stateDir string) error {
@@ -231,6 +231,9 @@ func checkPathFlags(auditLog, stateDir string) error {
 		case errors.Is(err, syscall.ENOTDIR) || err == nil && !fi.IsDir():
 			return invalidf("--audit-log %s: %s is not a directory; give a file in a directory", auditLog, nonDir(parent))
 		}
+		if _, err := os.Stat(auditLog); errors.Is(err, syscall.ELOOP) {
+			return invalidf("--audit-log %s: a loop of symbolic links; give a file serve may create or append to", auditLog)
+		}
 	}
 	if stateDir != "" {
 		fi, err := os.Stat(stateDir)
@@ -239,6 +242,8 @@ func checkPathFlags(auditLog, stateDir string) error {
 			return invalidf("--state-dir %s: is a file, not a directory; give a directory serve can create and write in (one state file per target)", stateDir)
 		case errors.Is(err, syscall.ENOTDIR):
 			return invalidf("--state-dir %s: %s is not a directory; give a directory serve can create and write in (one state file per target)", stateDir, nonDir(stateDir))
+		case errors.Is(err, syscall.ELOOP):
+			return invalidf("--state-dir %s: a loop of symbolic links; give a directory serve can create and write in (one state file per target)", stateDir)
 		}
 	}
 	return nil

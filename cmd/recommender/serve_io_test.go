@@ -40,6 +40,10 @@ func TestServePathFlagsExit2(t *testing.T) {
 	os.WriteFile(cfg, []byte("interval: 1s\ntargets:\n- name: chat\n  scrape: [http://127.0.0.1:1/metrics]\n  metrics: [{type: queue, target: 24}]\n  max: 2\n"), 0o644)
 	file := filepath.Join(dir, "afile")
 	os.WriteFile(file, nil, 0o644)
+	loop := filepath.Join(dir, "loop")
+	if os.Symlink(loop+"2", loop) != nil || os.Symlink(loop, loop+"2") != nil {
+		t.Skip("no symbolic links here")
+	}
 	for _, tc := range []struct {
 		flag, value, want string
 	}{
@@ -48,6 +52,12 @@ func TestServePathFlagsExit2(t *testing.T) {
 		{"--audit-log", dir, "--audit-log " + dir + ": is a directory"},
 		{"--state-dir", file, "--state-dir " + file + ": is a file, not a directory"},
 		{"--state-dir", filepath.Join(file, "st"), "--state-dir " + filepath.Join(file, "st") + ": " + file + " is not a directory"},
+		// A loop of symbolic links names no place either: --audit-log was
+		// exit 1 ("too many levels of symbolic links"), --state-dir exit 1
+		// ("cannot be created: file exists").
+		{"--audit-log", loop, "--audit-log " + loop + ": a loop of symbolic links"},
+		{"--audit-log", filepath.Join(loop, "audit.jsonl"), "--audit-log " + filepath.Join(loop, "audit.jsonl") + ": a loop of symbolic links"},
+		{"--state-dir", loop, "--state-dir " + loop + ": a loop of symbolic links"},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		var out, errb bytes.Buffer
