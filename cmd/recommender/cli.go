@@ -325,6 +325,21 @@ func fileError(flag, path string, err error) error {
 	return invalidf("--%s: %w", flag, err)
 }
 
+// noDir says why dir, which is not a directory, cannot take a file: "F is
+// a file, not a directory" when dir is a file or lies under one (F),
+// else "directory dir does not exist".
+func noDir(dir string) string {
+	if f := nonDir(dir); f != dir || isFile(f) {
+		return f + " is a file, not a directory"
+	}
+	return "directory " + dir + " does not exist"
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
+}
+
 // outputDirWritable refuses dir, where the value path of an output flag
 // is written, when no file can be created in it now (atomicfile.CheckDir):
 // checked before the run, whose result would otherwise be lost at its end.

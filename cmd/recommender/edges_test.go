@@ -16,6 +16,10 @@ import (
 // flag, before any replay.
 func TestSimulateEdgeFlags(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no", "such", "dir", "x.png")
+	afile := filepath.Join(t.TempDir(), "afile")
+	if err := os.WriteFile(afile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -27,6 +31,9 @@ func TestSimulateEdgeFlags(t *testing.T) {
 		{[]string{"--gpu-hour-price", "1e308"}, "--gpu-hour-price 1e+308: want a price from 0 to 1e+06"}, // was: JSON failed on +Inf
 		{[]string{"--initial", "1000000"}, "--initial 1000000: want at most 10000"},                      // was: minutes adding replicas
 		{[]string{"--plot", missing}, "directory " + filepath.Dir(missing) + " does not exist"},
+		// A file where the directory belongs is named as one (it read
+		// "directory F does not exist" while F existed).
+		{[]string{"--plot", filepath.Join(afile, "x.png")}, "--plot \"" + filepath.Join(afile, "x.png") + "\": " + afile + " is a file, not a directory"},
 		{[]string{"--window", "NaN:5"}, "--window"}, // was: a replay that never ended
 		{[]string{"--window", "0:Inf"}, "--window"},
 		{[]string{"--trace", "synthetic:poisson,duration=NaN"}, "duration=\"NaN\""},

@@ -241,6 +241,12 @@ func TestSynthWeekOpenMetricsPath(t *testing.T) {
 		"--openmetrics "+dir+": is a directory")
 	wantRefused(t, []string{"synth-week", "--data", data, "--promtool", "/nonexistent/promtool", "--openmetrics", filepath.Join(dir, "no", "week.om")}, nil,
 		"--openmetrics "+filepath.Join(dir, "no", "week.om")+": directory "+filepath.Join(dir, "no")+" does not exist")
+	afile := filepath.Join(dir, "afile")
+	if err := os.WriteFile(afile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, []string{"synth-week", "--data", data, "--promtool", "/nonexistent/promtool", "--openmetrics", filepath.Join(afile, "week.om")}, nil,
+		"--openmetrics "+filepath.Join(afile, "week.om")+": "+afile+" is a file, not a directory")
 	if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("--data %s: %v, want nothing written", data, err)
 	}

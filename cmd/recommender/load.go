@@ -738,7 +738,7 @@ func (p *loadProgress) reset() { p.line.Done() }
 // file can be created there (outputDirWritable: exit 1 otherwise).
 func calibrationPathOK(path, after string) error {
 	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
-		return invalidf("--calibrate %s: the directory %s does not exist (the file is written there after %s)", path, filepath.Dir(path), after)
+		return invalidf("--calibrate %s: %s (the file is written there after %s)", path, noDir(filepath.Dir(path)), after)
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return invalidf("--calibrate %s: is a directory (want the path of a JSON file to write)", path)

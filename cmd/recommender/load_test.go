@@ -107,7 +107,8 @@ func TestLoadInvalid(t *testing.T) {
 		{[]string{"http://127.0.0.1:1", "--trace", "testdata/header-only-trace.csv"}, "--trace: header-only-trace.csv: trace has no requests"},
 		{[]string{"http://127.0.0.1:1", "--trace", "testdata/unix-time-trace.csv", "--duration", "10s"}, "--trace unix-time-trace.csv: the first request arrives at second 1.73323e+09, not within --duration 10s, so none would be sent"},
 		// Checked before the sweep, not after it.
-		{[]string{"http://127.0.0.1:1", "--concurrency", "1,2", "--calibrate", "/nonexistent/x.json"}, "--calibrate /nonexistent/x.json: the directory /nonexistent does not exist"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1,2", "--calibrate", "/nonexistent/x.json"}, "--calibrate /nonexistent/x.json: directory /nonexistent does not exist"},
+		{[]string{"http://127.0.0.1:1", "--concurrency", "1,2", "--calibrate", "testdata/garbage-trace.csv/x.json"}, "garbage-trace.csv/x.json: " + absPath(t, filepath.Join("testdata", "garbage-trace.csv")) + " is a file, not a directory"},
 	} {
 		code, out, errs := runLoad(t, tc.args...)
 		if code != 2 || out != "" || !strings.Contains(errs, tc.want) {
@@ -526,4 +527,13 @@ func TestLoadTraceTokenFlags(t *testing.T) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 and %q", flag, code, out, errs, want)
 		}
 	}
+}
+
+func absPath(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

@@ -198,7 +198,7 @@ func plotFileFormat(path string) (string, error) {
 func plotDirOK(path string) error {
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return invalidf("--plot %q: directory %s does not exist", path, dir)
+		return invalidf("--plot %q: %s", path, noDir(dir))
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return invalidf("--plot %q: is a directory; want the name of the file to write", path)

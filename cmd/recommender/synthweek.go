@@ -45,7 +45,7 @@ func (c *SynthWeekCmd) Run(e *env) error {
 			return invalidf("--openmetrics %s: is a directory; want the name of the file to keep", c.OpenMetrics)
 		}
 		if st, err := os.Stat(filepath.Dir(filepath.Clean(c.OpenMetrics))); err != nil || !st.IsDir() {
-			return invalidf("--openmetrics %s: directory %s does not exist", c.OpenMetrics, filepath.Dir(filepath.Clean(c.OpenMetrics)))
+			return invalidf("--openmetrics %s: %s", c.OpenMetrics, noDir(filepath.Dir(filepath.Clean(c.OpenMetrics))))
 		}
 		if err := outputDirWritable("openmetrics", c.OpenMetrics, filepath.Dir(filepath.Clean(c.OpenMetrics))); err != nil {
 			return err
