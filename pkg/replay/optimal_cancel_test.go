@@ -37,3 +37,34 @@ func TestOptimalStopsOnCancel(t *testing.T) {
 		t.Fatal("still searching 15 s after the cancel")
 	}
 }
+
+// TestWarmStartStopsOnCancel: the warm start (the oracle's count for the
+// first cold start) reads the trace up to a cold start and a period ahead
+// with no checkpoint: at 10^7 req/s (about 10^9 requests) simulate went on
+// for 17 s after SIGINT, 3 minutes at 10^8. A cancel must end it within
+// seconds, whatever the policy (every replay but fixed:N sizes a warm start).
+func TestWarmStartStopsOnCancel(t *testing.T) {
+	for _, spec := range []string{"queue:24", "oracle"} {
+		pol, err := ParsePolicy(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := trace.Synthetic{Rate: 1e7, Duration: 3600, Prompt: trace.ReferenceShape.Prompt, Output: trace.ReferenceShape.Output, Seed: 1}.Source()
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Second, cancel)
+		done := make(chan error, 1)
+		go func() {
+			_, err := Run(ctx, src, pol, Config{Model: referenceModel(t)})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("%s: err = %v, want context.Canceled", spec, err)
+			}
+		case <-time.After(6 * time.Second):
+			t.Fatalf("%s: still reading 5 s after the cancel", spec)
+		}
+		cancel()
+	}
+}

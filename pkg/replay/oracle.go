@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"math"
 
 	"github.com/infscale/infscale/pkg/recommend"
@@ -36,10 +37,12 @@ type oracleCtl struct {
 
 	next   trace.Request
 	have   bool
-	base   int64     // bucket index of buckets[0]
-	count  []float64 // arrivals per bucket from base
-	prompt []float64 // prompt tokens per bucket
-	output []float64 // output tokens per bucket
+	ctx    context.Context // nil: never cancelled
+	reads  uint64          // requests read, for the checkpoint
+	base   int64           // bucket index of buckets[0]
+	count  []float64       // arrivals per bucket from base
+	prompt []float64       // prompt tokens per bucket
+	output []float64       // output tokens per bucket
 }
 
 func newOracle(e env, lo, hi int) (Controller, error) {
@@ -47,7 +50,7 @@ func newOracle(e env, lo, hi int) (Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &oracleCtl{rd: rd, sp: e.sp, horizon: e.sp.cold + e.cfg.Period, min: lo, max: hi}
+	c := &oracleCtl{rd: rd, sp: e.sp, horizon: e.sp.cold + e.cfg.Period, min: lo, max: hi, ctx: e.cfg.ctx}
 	c.pull()
 	return c, nil
 }
@@ -70,6 +73,11 @@ func (c *oracleCtl) Decide(now float64, _ recommend.Observation) int {
 		c.base = first
 	}
 	for c.have && int64(c.next.Arrival/oracleBucket) <= last {
+		// A dense trace holds millions of requests within the horizon:
+		// a cancel stops the reading (the replay then returns ctx's error).
+		if c.reads++; c.reads%checkpointEvery == 0 && c.ctx != nil && c.ctx.Err() != nil {
+			break
+		}
 		i := int(int64(c.next.Arrival/oracleBucket) - c.base)
 		// A request that can never fit a replica's KV cache is rejected on
 		// arrival (sim.arrive): no number of replicas serves it.

@@ -280,7 +280,11 @@ func warmSize(e env) (int, error) {
 		return 0, err
 	}
 	defer c.(*oracleCtl).rd.Close()
-	return c.Decide(0, recommend.Observation{}), nil
+	n := c.Decide(0, recommend.Observation{})
+	if e.cfg.ctx != nil && e.cfg.ctx.Err() != nil {
+		return 0, e.cfg.ctx.Err()
+	}
+	return n, nil
 }
 
 // Controller decides the replica count of one replay from what it
