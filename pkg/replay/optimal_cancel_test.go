@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,5 +67,23 @@ func TestWarmStartStopsOnCancel(t *testing.T) {
 			t.Fatalf("%s: still reading 5 s after the cancel", spec)
 		}
 		cancel()
+	}
+}
+
+// TestOptimalDenseTrace: the hindsight search holds a period and the SLO of
+// arrivals at once; past MaxBacklog of them it fails naming the bound
+// instead of growing without one (10^8 req/s ended in "fatal error: out of
+// memory" and a goroutine dump).
+func TestOptimalDenseTrace(t *testing.T) {
+	defer func(n int64) { MaxBacklog = n }(MaxBacklog)
+	MaxBacklog = 1000 // 100 req/s x (15 s + 2 s) = 1700 held at once
+	pol, err := ParsePolicy("optimal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := trace.Synthetic{Rate: 100, Duration: 60, Prompt: trace.ReferenceShape.Prompt, Output: trace.ReferenceShape.Output, Seed: 1}.Source()
+	_, err = Run(context.Background(), src, pol, Config{Model: referenceModel(t)})
+	if err == nil || !strings.Contains(err.Error(), "more than 1000 requests arrive between second") {
+		t.Errorf("err = %v, want the bound named", err)
 	}
 }
