@@ -267,6 +267,8 @@ func (tn *Tuning) setTargets(ts []*target, period time.Duration) {
 			continue
 		}
 		keep[t.cfg.Name] = true
+		// At 0 from the start, so that increase() sees the first failure.
+		tn.errorsVec.WithLabelValues(t.cfg.Name)
 		s, ok := tn.targets[t.cfg.Name]
 		if !ok {
 			s = &tuned{}

@@ -1121,7 +1121,9 @@ func tuningAt(t *testing.T, cfg *config.File, clock func() time.Time, api promql
 // is not JSON, read each Step) is counted in
 // infscale_tuning_errors_total{target}, every time, though the log says
 // it once: it was only logged, so nothing could alert on a target whose
-// tuning kept failing. A good file adds nothing; a target removed by a
+// tuning kept failing. The series is 0 from the configuration on (as the
+// targets' scale_changes_total), so increase() sees the first failure. A
+// good file adds nothing; a target removed by a
 // reload loses its series.
 func TestTuningErrorsCounted(t *testing.T) {
 	dir := t.TempDir()
@@ -1148,6 +1150,12 @@ func TestTuningErrorsCounted(t *testing.T) {
 			}
 		}
 		return 0, false
+	}
+	// At 0 from the configuration, before any run: a series first
+	// exported at 1 is one whose increase() does not see the first
+	// failure (the documented alert, increase(...[1h]) > 0).
+	if v, ok := count(); !ok || v != 0 {
+		t.Errorf("before any run: %v (%v), want a series at 0", v, ok)
 	}
 	if err := os.WriteFile(tune.ResultPath(dir, "chat"), []byte("not json"), 0o644); err != nil {
 		t.Fatal(err)
