@@ -190,7 +190,7 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 	}
 	urls, pages, errs, keys := s.loadPages(ctx, t, t.Server)
 	heldRead.Wait()
-	r := Reading{Obs: unknownObservation(), StuckKnown: true}
+	r := Reading{Obs: unknownObservation()}
 	answered := 0
 	after, span := s.StuckAfter, s.StuckFor
 	if after <= 0 {
@@ -287,6 +287,9 @@ func (s *ScrapeSource) readTarget(ctx context.Context, t *config.Target, now tim
 			r.Obs.Current, r.CurrentKnown = 0, true
 		}
 	}
+	// Known when some page answered (or none runs): with every page
+	// unread, no replica was read and 0 stuck would be made up.
+	r.StuckKnown = r.CurrentKnown
 	r.Duration = time.Since(start)
 	return r
 }

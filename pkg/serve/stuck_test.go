@@ -302,3 +302,44 @@ targets:
 	}
 	t.Fatal("no infscale_query_duration_seconds")
 }
+
+// TestStuckUnknownWhenNoPageAnswers: in embedded mode a cycle in which no
+// page answered (the replicas down, or unreachable) read no replica, so
+// the stuck count is unknown: no infscale_stuck_replicas series and no
+// "stuck" in the record, as infscale_current_replicas and the signals in
+// that outage (docs/metrics.md: unknown is absent). It exported 0 stuck,
+// an answer read from nothing. A page that answers again brings it back.
+func TestStuckUnknownWhenNoPageAnswers(t *testing.T) {
+	var page atomic.Value
+	page.Store(vllmPage("10", "0", "0.5"))
+	var down atomic.Bool
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, "replica not running", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, page.Load().(string))
+	}))
+	t.Cleanup(s.Close)
+	l, m, now := stuckLoop(t, []string{s.URL}, 0)
+	ctx := context.Background()
+	l.Cycle(ctx)
+	if g := stuckGauge(t, m); g != "0" {
+		t.Fatalf("cycle 1 (the page answers): infscale_stuck_replicas %s, want 0", g)
+	}
+	down.Store(true)
+	*now = now.Add(15 * time.Second)
+	l.Cycle(ctx)
+	if g := stuckGauge(t, m); g != "NaN" {
+		t.Errorf("cycle 2 (no page answers): infscale_stuck_replicas %s, want no series", g)
+	}
+	if r := lastRecord(l, "chat"); r.Stuck != nil {
+		t.Errorf("cycle 2 (no page answers): record's stuck %d, want none (unknown)", *r.Stuck)
+	}
+	down.Store(false)
+	*now = now.Add(15 * time.Second)
+	l.Cycle(ctx)
+	if g := stuckGauge(t, m); g != "0" {
+		t.Errorf("cycle 3 (the page answers again): infscale_stuck_replicas %s, want 0", g)
+	}
+}
