@@ -1,0 +1,32 @@
+package charttest
+
+import (
+	"testing"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TestScrapeJobIsInfscale: whatever the release is named, the job label
+// prometheus-operator gives infscale's series (the value of the Service
+// label the ServiceMonitor's jobLabel names, else the Service's name) is
+// "infscale", which rules/ alert on (InfscaleDown: absent(up{job="infscale"}
+// == 1)) and the dashboard's "up" reads. Under a release "prod" it was
+// "prod-infscale": InfscaleDown paged for as long as the release ran.
+func TestScrapeJobIsInfscale(t *testing.T) {
+	for _, release := range []string{"infscale", "prod", "infscale-prod"} {
+		objs, err := tryRenderRelease(release, "")
+		if err != nil {
+			t.Fatalf("release %s: %v", release, err)
+		}
+		sm := only[*monitoringv1.ServiceMonitor](t, objs)
+		svc := only[*corev1.Service](t, objs)
+		job := svc.Name
+		if v, ok := svc.Labels[sm.Spec.JobLabel]; sm.Spec.JobLabel != "" && ok {
+			job = v
+		}
+		if job != "infscale" {
+			t.Errorf("release %s: scrape job %q (Service %s, jobLabel %q), want infscale", release, job, svc.Name, sm.Spec.JobLabel)
+		}
+	}
+}
