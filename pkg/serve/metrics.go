@@ -49,7 +49,9 @@ type Metrics struct {
 	cycles        prometheus.Counter
 	cycleDuration prometheus.Gauge
 	configReloads *prometheus.CounterVec
-	buildInfo     *prometheus.GaugeVec
+	// configOK backs infscale_config_last_reload_successful.
+	configOK  prometheus.Gauge
+	buildInfo *prometheus.GaugeVec
 	// isLeader backs infscale_leader (leader.go); nil: always 1.
 	isLeader atomic.Pointer[func() bool]
 }
@@ -88,6 +90,13 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 				Help: "Configuration reloads (SIGHUP) by result: success, or failure (the file refused, too large to parse within its limits included; the running configuration kept)."}, []string{"result"})
 			v.WithLabelValues("success")
 			v.WithLabelValues("failure")
+			reg.MustRegister(v)
+			return v
+		}(),
+		configOK: func() prometheus.Gauge {
+			v := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "config_last_reload_successful",
+				Help: "1 when the last configuration load (the start's, or the last reload's) was applied, 0 when the last reload was refused and an older configuration runs (as prometheus_config_last_reload_successful)."})
+			v.Set(1) // serve starts only on a valid configuration
 			reg.MustRegister(v)
 			return v
 		}(),
@@ -306,4 +315,9 @@ func (m *Metrics) Reloaded(ok bool) {
 		result = "failure"
 	}
 	m.configReloads.WithLabelValues(result).Inc()
+	if ok {
+		m.configOK.Set(1)
+	} else {
+		m.configOK.Set(0)
+	}
 }

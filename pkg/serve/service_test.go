@@ -95,6 +95,9 @@ func TestRunEndpointsReloadShutdown(t *testing.T) {
 	if !strings.Contains(body, `infscale_desired_replicas{target="chat"} 3`) {
 		t.Errorf("/metrics lacks desired 3 for chat:\n%s", body)
 	}
+	if !strings.Contains(body, "infscale_config_last_reload_successful 1") {
+		t.Error("/metrics lacks infscale_config_last_reload_successful 1 after a valid start")
+	}
 	_, body = get(t, base+"/debug/decisions")
 	var recent map[string][]Record
 	if err := json.Unmarshal([]byte(body), &recent); err != nil {
@@ -125,6 +128,9 @@ func TestRunEndpointsReloadShutdown(t *testing.T) {
 	if _, body = get(t, base+"/metrics"); !strings.Contains(body, `infscale_desired_replicas{target="other"}`) {
 		t.Error("a reload past the token count dropped the running config")
 	}
+	if !strings.Contains(body, "infscale_config_last_reload_successful 0") {
+		t.Error("/metrics lacks infscale_config_last_reload_successful 0 after refused reloads")
+	}
 	// A valid config whose parse would not fit the memory left under the
 	// process's limit (2,000 targets, some 33 MB by yamlbound's cost
 	// model, against about 10 MiB left) is refused before it is parsed;
@@ -153,6 +159,9 @@ func TestRunEndpointsReloadShutdown(t *testing.T) {
 		_, body := get(t, base+"/metrics")
 		return !strings.Contains(body, `infscale_desired_replicas{target="other"}`) && strings.Contains(body, `infscale_config_reloads_total{result="success"} 1`)
 	})
+	if _, body = get(t, base+"/metrics"); !strings.Contains(body, "infscale_config_last_reload_successful 1") {
+		t.Error("/metrics lacks infscale_config_last_reload_successful 1 after a good reload")
+	}
 	cancel()
 	select {
 	case err := <-done:
