@@ -786,10 +786,26 @@ func (a *Activator) forward(rw http.ResponseWriter, r *http.Request, rc *http.Re
 			return &trackedBody{r: r, at: at, eof: func(error) { read.Store(true); giveBack() }}, nil
 		}
 		out.Body, _ = body()
+		// The h2c connection the attempt went on, and its count of
+		// PROTOCOL_ERROR resets then (resetConn).
+		var conn *resetConn
+		var resets int64
+		out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+			conn, _ = i.Conn.(*resetConn)
+			if conn != nil {
+				resets = conn.protoResets.Load()
+			}
+		}}))
 		out.GetBody = func() (io.ReadCloser, error) {
-			// The transport sends it again only when the upstream did not
+			// The transport sends it again when the upstream did not
 			// process it: nothing of the new attempt is sent yet, and one
-			// whose dial is refused (the last pod gone) is held again.
+			// whose dial is refused (the last pod gone) is held again. Not
+			// after a PROTOCOL_ERROR reset (on this connection during the
+			// attempt: another stream's too, the safe side), which Go's
+			// transport retries though the upstream may have processed it.
+			if conn != nil && conn.protoResets.Load() != resets {
+				return nil, errProtocolReset
+			}
 			at.sent.Store(false)
 			return body()
 		}
@@ -1291,6 +1307,7 @@ type attemptKey struct{}
 // arrived then.
 var (
 	errRefused           = errors.New("upstream refused the connection")
+	errProtocolReset     = errors.New("the upstream reset the request's HTTP/2 stream (RST_STREAM PROTOCOL_ERROR) after it was sent: it may have been processed, so it was not sent again")
 	errWriteTimeout      = errors.New("request not written upstream within the body timeout")
 	errClientBodyTimeout = errors.New("request body not received from the client within the body timeout")
 )

@@ -50,6 +50,9 @@ func TestUpstreamKeepAlive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if r, ok := c.(*resetConn); ok { // h2c's, which follows the frames read
+			c = r.Conn
+		}
 		on, _, dead := keepAliveOf(t, c.(*net.TCPConn))
 		if !on || dead > 30*time.Second {
 			t.Errorf("%s: an upstream whose node is lost is known after %v (keep-alive %v), want within 30 s", name, dead, on)

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -111,7 +112,13 @@ func transports(cfg Config) (h1, h2c *http.Transport) {
 		return h1, nil
 	}
 	h2c = http.DefaultTransport.(*http.Transport).Clone()
-	h2c.DialContext = dial
+	h2c.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &resetConn{Conn: c}, nil
+	}
 	h2c.IdleConnTimeout = cfg.UpstreamIdleTimeout
 	h2c.HTTP2 = h2
 	h2c.Protocols = new(http.Protocols)
@@ -407,4 +414,55 @@ func listen(addr, from, flag string, userTimeout time.Duration) (net.Listener, e
 // enforcement is a server's, against clients' pings).
 func ServerHTTP2(pingInterval, pingTimeout time.Duration) *http.HTTP2Config {
 	return &http.HTTP2Config{SendPingTimeout: pingInterval, PingTimeout: pingTimeout}
+}
+
+// resetConn is an upstream h2c connection that counts the RST_STREAM
+// frames with PROTOCOL_ERROR read on it. Go's HTTP/2 transport sends a
+// request again after one (golang/go#47635) as after REFUSED_STREAM, but
+// unlike REFUSED_STREAM or a GOAWAY below its stream it does not say the
+// upstream left the request unprocessed: a held body is then not given
+// to the transport again (forward), or a POST was sent up to 9 times.
+type resetConn struct {
+	net.Conn
+	protoResets atomic.Int64
+	// The frame being read (only the transport's read loop reads): its
+	// 9-byte header, hn bytes of it so far; then left bytes of payload,
+	// the first 4 of a RST_STREAM's its error code.
+	hdr      [9]byte
+	hn, left int
+	code     [4]byte
+	cn       int
+}
+
+func (c *resetConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.scan(p[:n])
+	return n, err
+}
+
+// scan follows the frames in b (RFC 9113 4.1: length 24 bits, type,
+// flags, stream; a server's first bytes are its SETTINGS frame).
+func (c *resetConn) scan(b []byte) {
+	const rstStream, protocolError = 0x3, 0x1
+	for len(b) > 0 {
+		if c.hn < len(c.hdr) {
+			k := copy(c.hdr[c.hn:], b)
+			c.hn, b = c.hn+k, b[k:]
+			if c.hn == len(c.hdr) {
+				c.left, c.cn = int(c.hdr[0])<<16|int(c.hdr[1])<<8|int(c.hdr[2]), 0
+			}
+		} else {
+			k := min(c.left, len(b))
+			if c.hdr[3] == rstStream {
+				c.cn += copy(c.code[min(c.cn, 4):], b[:k])
+			}
+			c.left, b = c.left-k, b[k:]
+		}
+		if c.hn == len(c.hdr) && c.left == 0 {
+			if c.hdr[3] == rstStream && c.cn == 4 && binary.BigEndian.Uint32(c.code[:]) == protocolError {
+				c.protoResets.Add(1)
+			}
+			c.hn = 0
+		}
+	}
 }
