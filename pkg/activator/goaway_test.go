@@ -231,6 +231,28 @@ func TestStreamedBodyNotRetriedSaysWhy(t *testing.T) {
 	}
 }
 
+// TestStreamedBodyProtocolErrorMayBeProcessed: the same streamed POST
+// whose stream the upstream resets with PROTOCOL_ERROR after reading it
+// (Go's transport would retry it, and cannot: the body is not kept). The
+// 502 must not say the upstream refused it unprocessed and to send it
+// again, as for a GOAWAY below it: the upstream may have processed it.
+// Before, it said so.
+func TestStreamedBodyProtocolErrorMayBeProcessed(t *testing.T) {
+	up := newH2Upstream(t, func(fr *http2.Framer, s uint32) bool { fr.WriteRSTStream(s, http2.ErrCodeProtocol); return true })
+	var ready atomic.Bool
+	ready.Store(true)
+	a, base := start(t, Config{Upstream: &url.URL{Scheme: "http", Host: up.ln.Addr().String()}, UpstreamProtocol: ProtocolH2C, Client: switchProbe(&ready),
+		ProbeInterval: 50 * time.Millisecond})
+	waitFor(t, "ready", 5*time.Second, a.Ready)
+	code, body := post(t, base+"/v1/completions", "streamed", "a prompt of some length")
+	if code != http.StatusBadGateway || strings.Contains(body, "unprocessed") || !strings.Contains(body, "PROTOCOL_ERROR") || !strings.Contains(body, "may have been processed") {
+		t.Errorf("client got %d %q, want 502 naming the reset and saying the request may have been processed", code, body)
+	}
+	if got := up.got(); len(got) != 1 {
+		t.Errorf("the upstream read %d requests, want 1", len(got))
+	}
+}
+
 // TestGoAwayRetryRefusedHeldAgain: the upstream's last pod shuts down
 // (GOAWAY below the released request's stream, then its listener
 // closed); the transport sends the request again, and that dial is

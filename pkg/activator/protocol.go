@@ -221,7 +221,8 @@ const notEstablished = "client conn could not be established"
 // not send again a request the upstream refused unprocessed ("cannot
 // retry err [...] after Request.Body was written; define
 // Request.GetBody"), why in the client's terms: a body streamed from the
-// client is not kept.
+// client is not kept; or, after a PROTOCOL_ERROR reset, that the upstream
+// may have processed it.
 func upstreamError(err error, cleartext bool) string {
 	msg := err.Error()
 	if cleartext && strings.Contains(msg, notEstablished) {
@@ -233,6 +234,11 @@ func upstreamError(err error, cleartext bool) string {
 	why := msg
 	if i, j := strings.Index(msg, "err ["), strings.LastIndex(msg, "] after"); i >= 0 && j > i {
 		why = msg[i+len("err [") : j]
+	}
+	if strings.Contains(why, "PROTOCOL_ERROR") {
+		// Retried by Go's transport as if refused, but it does not say
+		// the upstream left the request unprocessed (resetConn).
+		return "the upstream reset the request's HTTP/2 stream (" + why + ") after its body had begun to be sent: it may have been processed, so it was not sent again"
 	}
 	return "the upstream refused the request unprocessed (" + why + "), after its body had begun to be sent; the body was streamed from the client, not held, so it could not be sent again: send the request again"
 }
