@@ -654,6 +654,7 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	hasBody := r.Body != nil && r.Body != http.NoBody
 	var bodyDone atomic.Bool // the client's body was read to its end
 	streamed := false        // the body went upstream as it came (not held)
+	asked := false           // its reading into memory began (a 100 Continue sent)
 	if hasBody {
 		// Closed here, not after the handler returns: net/http's own close
 		// of an unread body, after it stopped its background read, can
@@ -670,7 +671,7 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		// prompt) failed on "connection reset by peer" (Go's client reports
 		// its write's error) and never read its 429, 413 or 503. A client
 		// that asked for 100-continue sends no body before it is read: no
-		// wait. Nor for a body streamed upstream: its answer (a 502 after
+		// wait, unless it was read (held: asked for, so being sent). Nor for a body streamed upstream: its answer (a 502 after
 		// the upstream dropped mid-body) goes out with net/http's own
 		// half-close. r.Body stays net/http's own: wrapped, a streamed
 		// body's 502 was lost to a reset in 1 of 100 runs
@@ -680,10 +681,16 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if !bodyDone.Load() {
 				linger := min(lingerTimeout, a.cfg.BodyTimeout)
-				if expect || streamed {
+				if expect && !asked || streamed {
 					linger = 0
 				}
 				_ = rc.SetReadDeadline(time.Now().Add(linger))
+				if expect && asked {
+					// net/http half-closes and waits only for its own body
+					// type, not one behind its 100-continue reader: it
+					// closed at once past 256 KiB. The whole rest is read.
+					_, _ = io.Copy(io.Discard, orig)
+				}
 			}
 			orig.Close()
 		}()
@@ -722,7 +729,7 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		} else {
 			var ok bool
 			wasRead := held != nil
-			if held, ok = a.hold(rw, r, rc, deadline, notBefore, held); !ok {
+			if held, ok = a.hold(rw, r, rc, deadline, notBefore, held, &asked); !ok {
 				return // a.hold unlocked a.mu and answered
 			}
 			if hasBody && !wasRead {
@@ -912,8 +919,8 @@ func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // body does not arrive within BodyTimeout, 503 at the deadline; a client
 // that left ends the handler (leave). The body is read into memory while
 // r waits, once (held, if not nil, is the body read before); the result
-// is it.
-func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, deadline, notBefore time.Time, held *heldBody) (*heldBody, bool) {
+// is it; *asked is set once a read of the body begins.
+func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.ResponseController, deadline, notBefore time.Time, held *heldBody, asked *bool) (*heldBody, bool) {
 	// ServeHTTP drops the connection of a refused request with a body
 	// (the body is not read to its end, or not known to be), so the answer
 	// says so: a keep-alive client would send its next request on a
@@ -968,7 +975,7 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 		a.kick() // the first held request: probe now, not a whole interval later
 	}
 	if read {
-		b, err := a.readBody(r, rc, deadline)
+		b, err := a.readBody(r, rc, deadline, asked)
 		if err != nil {
 			a.abandon(w)
 			switch {
@@ -1108,7 +1115,7 @@ var errTooLarge = errors.New("body larger than --max-held-bytes")
 // the hold deadline, if sooner), lifted once the body is in. An error
 // when the client left (a read error), the deadline passed or the budget
 // was reached; the bytes are then given back.
-func (a *Activator) readBody(r *http.Request, rc *http.ResponseController, holdDeadline time.Time) (*heldBody, error) {
+func (a *Activator) readBody(r *http.Request, rc *http.ResponseController, holdDeadline time.Time, asked *bool) (*heldBody, error) {
 	dl := time.Now().Add(a.cfg.BodyTimeout)
 	if holdDeadline.Before(dl) {
 		dl = holdDeadline
@@ -1152,6 +1159,7 @@ func (a *Activator) readBody(r *http.Request, rc *http.ResponseController, holdD
 			b.reserved += size
 		}
 		chunk := make([]byte, size)
+		*asked = true // a 100 Continue is sent now: the client sends its body
 		n, err := fill(r.Body, chunk)
 		if n > 0 {
 			b.chunks = append(b.chunks, chunk[:n])
