@@ -685,10 +685,11 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 					linger = 0
 				}
 				_ = rc.SetReadDeadline(time.Now().Add(linger))
-				if expect && asked {
+				if expect && asked && r.ProtoMajor < 2 {
 					// net/http half-closes and waits only for its own body
 					// type, not one behind its 100-continue reader: it
 					// closed at once past 256 KiB. The whole rest is read.
+					// (Over HTTP/2 only the stream is reset: no wait.)
 					_, _ = io.Copy(io.Discard, orig)
 				}
 			}
