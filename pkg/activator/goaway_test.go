@@ -317,3 +317,32 @@ func postHeld(t *testing.T, a *Activator, base string) <-chan heldResult {
 	waitFor(t, "held", 5*time.Second, func() bool { return a.Held() == 1 })
 	return done
 }
+
+// TestResetConnScan: the frames an h2c connection reads, in pieces of
+// every size from 1 byte: its count of RST_STREAM PROTOCOL_ERROR is that
+// of the frames sent (2), not of other codes, nor of the bytes 0x3 and
+// 0x1 inside other frames' payloads.
+func TestResetConnScan(t *testing.T) {
+	var b bytes.Buffer
+	fr := http2.NewFramer(&b, nil)
+	fr.WriteSettings(http2.Setting{ID: http2.SettingMaxFrameSize, Val: 1 << 14})
+	fr.WriteData(1, false, []byte{0, 0, 4, 3, 0, 0, 0, 0, 1, 0, 0, 0, 1}) // a RST_STREAM's bytes as data
+	fr.WriteRSTStream(1, http2.ErrCodeProtocol)
+	fr.WriteRSTStream(3, http2.ErrCodeCancel)
+	fr.WriteRSTStream(5, http2.ErrCodeRefusedStream)
+	fr.WriteGoAway(5, http2.ErrCodeProtocol, nil)
+	fr.WriteRSTStream(7, http2.ErrCodeProtocol)
+	fr.WritePing(false, [8]byte{3, 1})
+	frames := b.Bytes()
+	for size := 1; size <= len(frames); size++ {
+		c := &resetConn{}
+		for p := frames; len(p) > 0; {
+			n := min(size, len(p))
+			c.scan(p[:n])
+			p = p[n:]
+		}
+		if got := c.protoResets.Load(); got != 2 {
+			t.Fatalf("read in pieces of %d bytes: %d PROTOCOL_ERROR resets, want 2", size, got)
+		}
+	}
+}
