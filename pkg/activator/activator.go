@@ -947,11 +947,11 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 			http.Error(rw, fmt.Sprintf("activator: a body of %d bytes is larger than --max-held-bytes (%d bytes): it is never held; send it when the upstream is up, or raise --max-held-bytes", r.ContentLength, a.cfg.MaxHeldBytes), http.StatusRequestEntityTooLarge)
 			return nil, false
 		}
-		if a.bytes+r.ContentLength > a.cfg.MaxHeldBytes {
+		if inUse := a.bytes; inUse+r.ContentLength > a.cfg.MaxHeldBytes { // read under the lock
 			a.mu.Unlock()
 			a.rejected.Inc()
 			closeIfBody()
-			a.refuse(rw, http.StatusTooManyRequests, fmt.Sprintf("activator: %d bytes of bodies already held (--max-held-bytes %d)", a.bytes, a.cfg.MaxHeldBytes))
+			a.refuse(rw, http.StatusTooManyRequests, fmt.Sprintf("activator: %d bytes of bodies already held (--max-held-bytes %d)", inUse, a.cfg.MaxHeldBytes))
 			return nil, false
 		}
 		a.reserveLocked(r.ContentLength)

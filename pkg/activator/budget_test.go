@@ -411,3 +411,39 @@ func TestRefusedExpectBodyNotReset(t *testing.T) {
 		t.Errorf("%d, Connection: close %v; want 413 and close", resp.StatusCode, resp.Close)
 	}
 }
+
+// TestBudgetRefusalRace (run it with -race): 429s for a full byte budget
+// while other requests' bodies are reserved and given back. The 429's
+// message read the held bytes after the lock was released: a data race
+// with every reservation, and a count that was not the one refused on.
+func TestBudgetRefusalRace(t *testing.T) {
+	a, err := New(Config{Upstream: &url.URL{Scheme: "http", Host: down(t)}, MaxHeldBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.reserve(1<<20 - 10)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // others' bodies, reserved and given back
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if a.reserve(1) {
+				a.unreserve(1)
+			}
+		}
+	}()
+	for range 200 {
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/completions", strings.NewReader(strings.Repeat("a", 100))))
+		if rec.Code != http.StatusTooManyRequests {
+			t.Fatalf("%d, want 429", rec.Code)
+		}
+	}
+	close(stop)
+	<-done
+}
