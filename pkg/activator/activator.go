@@ -600,8 +600,9 @@ func (a *Activator) releaseAll() {
 		a.count--
 		a.held.Dec()
 		// released is counted by the request itself once it goes upstream
-		// (hold): one still reading its body may end otherwise (the client
-		// leaves, the body stalls), and is counted once, as that.
+		// (ServeHTTP), once however often it is held: one still reading
+		// its body may end otherwise (the client leaves, the body stalls),
+		// and is counted once, as that.
 	}
 	clear(a.queue)
 	a.queue = a.queue[:0]
@@ -704,6 +705,7 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}()
 	deadline := time.Now().Add(a.cfg.HoldTimeout)
 	var notBefore time.Time // after a refusal: not tried again before
+	released := false       // counted in released_total
 	a.mu.Lock()
 	late := a.drain // arrived while draining: never held
 	a.mu.Unlock()
@@ -732,6 +734,10 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			wasRead := held != nil
 			if held, ok = a.hold(rw, r, rc, deadline, notBefore, held, &asked); !ok {
 				return // a.hold unlocked a.mu and answered
+			}
+			if !released { // once a request, however often held again
+				released = true
+				a.released.Inc()
 			}
 			if hasBody && !wasRead {
 				bodyDone.Store(true) // read into memory to its end
@@ -1029,7 +1035,6 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 			a.leave(held)
 		}
 	}
-	a.released.Inc()
 	return held, true
 }
 

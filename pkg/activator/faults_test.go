@@ -483,6 +483,11 @@ func TestDialFailureHeldAgain(t *testing.T) {
 			if n := testutil.ToFloat64(a.refused); n != 2 {
 				t.Errorf("upstream_refused_total %v, want 2 (the failed dials)", n)
 			}
+			// Held twice, one request: released once (before, once per
+			// hold: 2), and proxied at once once.
+			if r, p := testutil.ToFloat64(a.released), testutil.ToFloat64(a.direct); r != 1 || p != 1 {
+				t.Errorf("released_total %v, proxied_total %v; want 1 and 1", r, p)
+			}
 		})
 	}
 }
