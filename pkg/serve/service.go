@@ -195,6 +195,9 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 			return err
 		}
 		lo.Store = st
+		if len(st.removedTemps) > 0 {
+			log.Info("stale temporary files removed from the state dir: writes a stop without shutdown (kill -9, OOM) cut short", "dir", st.Dir, "files", st.removedTemps)
+		}
 	}
 	if ps, ok := prometheusOf(src); ok && !o.NoRebuild {
 		rb := &Rebuilder{API: ps.Evaluator.API, Step: cfg.IntervalDuration(), Timeout: time.Duration(cfg.Prometheus.Timeout)}

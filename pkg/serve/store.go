@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -28,6 +29,9 @@ type Store struct {
 	MaxAge time.Duration
 	// Now is the clock for MaxAge (default time.Now).
 	Now func() time.Time
+	// removedTemps are the stale temporary files NewStore removed
+	// (removeStaleTemps), relative to Dir, sorted: serve logs them.
+	removedTemps []string
 }
 
 // NewStore creates dir if needed and checks that it is writable (a
@@ -55,7 +59,46 @@ func NewStore(dir string) (*Store, error) {
 	if err := os.Remove(name); err != nil {
 		return nil, fmt.Errorf("state dir %s: removing the write check %s: %w", dir, name, err)
 	}
-	return &Store{Dir: dir, MaxAge: time.Hour}, nil
+	st := &Store{Dir: dir, MaxAge: time.Hour}
+	st.removeStaleTemps(time.Now())
+	return st, nil
+}
+
+// staleTempAge is the age from which a temporary file in the state dir is
+// left over from a write that never finished: a write renames its file
+// within milliseconds, and a younger one may be another serve's (sharing
+// the directory) in flight.
+const staleTempAge = 10 * time.Minute
+
+// tempName matches the temporary files serve writes in the state dir and
+// its tune/: a state write's .NAME.json.DIGITS.tmp (internal/atomicfile)
+// and the write check's .infscale-write-check.DIGITS.tmp.
+var tempName = regexp.MustCompile(`^\.(.+\.json|infscale-write-check)\.[0-9]+\.tmp$`)
+
+// removeStaleTemps removes the temporary files a serve killed mid-write
+// (kill -9, the OOM killer) left behind, older than staleTempAge, in Dir
+// and Dir/tune: nothing reads them, and a crash loop would pile up one per
+// crash. What cannot be listed or removed is left (best effort).
+func (s *Store) removeStaleTemps(now time.Time) {
+	for _, sub := range []string{"", "tune"} {
+		entries, err := os.ReadDir(filepath.Join(s.Dir, sub))
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !e.Type().IsRegular() || !tempName.MatchString(e.Name()) {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil || now.Sub(fi.ModTime()) < staleTempAge {
+				continue
+			}
+			name := filepath.Join(sub, e.Name())
+			if os.Remove(filepath.Join(s.Dir, name)) == nil {
+				s.removedTemps = append(s.removedTemps, name)
+			}
+		}
+	}
 }
 
 func (s *Store) path(target string) string { return filepath.Join(s.Dir, target+".json") }
