@@ -338,9 +338,7 @@ const restoreParallel = 8
 
 // restoreLogged restores t (restore) and logs and counts a failure.
 func (l *Loop) restoreLogged(ctx context.Context, t *target) {
-	if err := l.restore(ctx, t); errors.Is(err, ErrStateTooOld) {
-		l.log.Info("state file ignored; starting fresh", "target", t.key, "err", err)
-	} else if errors.Is(err, context.Canceled) {
+	if err := l.restore(ctx, t); errors.Is(err, context.Canceled) {
 		l.log.Info("state not restored: stopping", "target", t.key) // serve's stop ended the rebuild
 	} else if rb, ok := errors.AsType[*rebuildError](err); ok {
 		// Prometheus down or failing at startup is a failed read, not
@@ -348,9 +346,23 @@ func (l *Loop) restoreLogged(ctx context.Context, t *target) {
 		l.metrics.QueryError(t.key, promql.ReasonOf(rb.err).String())
 		l.log.Warn("state not rebuilt from Prometheus; starting fresh", "target", t.key, "err", rb.err)
 	} else if err != nil {
-		l.metrics.QueryError(t.key, "state_read")
-		l.log.Error("state not restored; starting fresh", "target", t.key, "err", err)
+		l.fileNotRestored(t, err, "starting fresh")
 	}
+}
+
+// fileNotRestored logs (and, unless it is only too old, counts) a state
+// file Store.Load did not restore; next says what the target does instead.
+func (l *Loop) fileNotRestored(t *target, err error, next string) {
+	if errors.Is(err, ErrStateTooOld) {
+		l.log.Info("state file ignored; "+next, "target", t.key, "err", err)
+		return
+	}
+	l.metrics.QueryError(t.key, "state_read")
+	msg := "state not restored; " + next
+	if next != "starting fresh" {
+		msg = "state file refused; " + next
+	}
+	l.log.Error(msg, "target", t.key, "err", err)
 }
 
 // newTarget is the run-time target of c under key (its name, or a P/D
@@ -375,18 +387,26 @@ type rebuildError struct{ err error }
 func (e *rebuildError) Error() string { return e.err.Error() }
 func (e *rebuildError) Unwrap() error { return e.err }
 
-// restore loads a new target's state from Store, else from Rebuild. A
-// failed Rebuild is a *rebuildError.
+// restore loads a new target's state from Store, else (no file, or one
+// refused or too old: logged here) from Rebuild. A failed Rebuild is a
+// *rebuildError.
 func (l *Loop) restore(ctx context.Context, t *target) error {
 	var ps *Persisted
 	from := "state dir"
+	canRebuild := l.rebuild != nil && t.cfg.Role == 0 // a pool's series are not rebuilt (role label)
 	if l.store != nil {
 		var err error
 		if ps, err = l.store.Load(t.key); err != nil {
-			return err
+			if !canRebuild {
+				return err
+			}
+			// A file that cannot be used is no saved state: rebuilt
+			// as without one (an empty file after a power loss would
+			// otherwise lose what a deleted one keeps).
+			l.fileNotRestored(t, err, "rebuilding from Prometheus")
 		}
 	}
-	if ps == nil && l.rebuild != nil && t.cfg.Role == 0 { // a pool's series are not rebuilt (role label)
+	if ps == nil && canRebuild {
 		var err error
 		from = "prometheus"
 		if ps, err = l.rebuild(ctx, &t.cfg, l.now()); err != nil {

@@ -8,6 +8,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 
+	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
 )
@@ -226,5 +229,73 @@ func TestRebuildAnswerBound(t *testing.T) {
 	_, err = rb.Rebuild(t.Context(), &cfg.Targets[0], time.Now())
 	if !errors.Is(err, promql.ErrAnswerTooLarge) || !strings.Contains(err.Error(), "more than 64 MiB") {
 		t.Errorf("rebuild from a 65 MiB range answer: %v; want refused as more than 64 MiB", err)
+	}
+}
+
+// TestRefusedStateFileRebuilt: in Prometheus mode a state file that cannot
+// be used is no saved state, so the window is rebuilt from infscale's own
+// series, as when there is no file. chat.json is empty (a power loss after
+// serve's unsynced rename: docs/recommend.md, "The state file"), other.json
+// was saved 2 h ago (older than the 1 h maximum age). Both were "starting
+// fresh" (no desired until a decision, windows empty) while a deleted file
+// would have been rebuilt. Now each is logged as before (chat's counted
+// under state_read) and rebuilt: desired 3 exported before the first cycle
+// (fakeRange's series), held at t=150 against a raw 1.
+func TestRefusedStateFileRebuilt(t *testing.T) {
+	dir := t.TempDir()
+	store, err := NewStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := t0.Add(150 * time.Second)
+	store.Now = func() time.Time { return now }
+	if err := os.WriteFile(filepath.Join(dir, "chat.json"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Save("other", Persisted{Desired: 5, Current: 5, SavedAt: now.Add(-2 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &fakeSource{}
+	src.set("chat", load(3, 10, 0)) // raw ceil(10/24) = 1
+	src.set("other", load(3, 10, 0))
+	var logs syncbuf.Buffer
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	rb := &Rebuilder{API: &fakeRange{}, Step: 15 * time.Second}
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now },
+		Store: store, Rebuild: rb.Rebuild, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err := l.SetConfig(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"chat", "other"} {
+		if !hasDesired(m, name) {
+			t.Errorf("%s: no desired before the first cycle, want the rebuilt 3", name)
+		} else if got := desired(t, m, name); got != 3 {
+			t.Errorf("%s: restored desired %v, want the rebuilt 3", name, got)
+		}
+	}
+	if got := queryErrors(m, "chat", "state_read"); got != 1 {
+		t.Errorf("chat: state_read = %v, want 1 (the empty file)", got)
+	}
+	if got := queryErrors(m, "other", "state_read"); got != 0 {
+		t.Errorf("other: state_read = %v, want 0 (too old is not a read error)", got)
+	}
+	for _, want := range []string{
+		`level=ERROR msg="state file refused; rebuilding from Prometheus" target=chat`,
+		`level=INFO msg="state file ignored; rebuilding from Prometheus" target=other`,
+		`msg="state restored" target=chat from=prometheus desired=3`,
+	} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log:\n%s\nwant %s", logs.String(), want)
+		}
+	}
+	l.Cycle(t.Context())
+	for _, name := range []string{"chat", "other"} {
+		if got := desired(t, m, name); got != 3 {
+			t.Errorf("t=150 %s: %v, want 3 held by the rebuilt window", name, got)
+		}
 	}
 }
