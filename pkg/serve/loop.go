@@ -91,6 +91,11 @@ type Loop struct {
 	tuning   *Tuning // SetTuning's (tuning.go); nil: none
 	limiter  logLimiter
 	auditMu  sync.Mutex // audit lines come from cycles and from tuning
+
+	// clockBase is the first cycle's now, wallSkew's reference; guarded by
+	// cycleMu.
+	clockBase time.Time
+
 	// cycleMu serialises cycles, the install of a new target list and
 	// source swaps (not the new targets' restores: see SetConfig).
 	cycleMu sync.Mutex
@@ -564,6 +569,8 @@ func (l *Loop) Cycle(ctx context.Context) {
 
 	l.write(ctx, targets, out, now)
 
+	skew := l.wallSkew(now)
+
 	for i, t := range targets {
 		o := &out[i]
 		if !o.decided {
@@ -572,7 +579,11 @@ func (l *Loop) Cycle(ctx context.Context) {
 		l.metrics.ReleaseDesired(t.key) // a scale-down deferred until its costs were written
 		l.writeAudit(o.rec, now)
 		if l.store != nil {
-			if err := l.store.Save(t.key, Persisted{Desired: t.run.Desired, Current: currentOrUnknown(t), State: t.run.State, SavedAt: now}); err != nil {
+			st := t.run.State
+			if skew != 0 {
+				st = rebaseWall(st, now, skew)
+			}
+			if err := l.store.Save(t.key, Persisted{Desired: t.run.Desired, Current: currentOrUnknown(t), State: st, SavedAt: now}); err != nil {
 				l.metrics.QueryError(t.key, "state_write")
 				l.limiter.logf(l.log, now, t.key, "state_write", "state write failed", err)
 			}

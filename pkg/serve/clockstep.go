@@ -1,0 +1,71 @@
+package serve
+
+import (
+	"time"
+
+	"github.com/infscale/infscale/pkg/recommend"
+)
+
+// wallSkew is how far the wall clock has been stepped since the first
+// cycle (its change beyond the monotonic clock's), 0 within a second. The
+// loop decides on the monotonic clock (time.Now's reading), but the state
+// file holds wall times: after a step back, entries recorded before it
+// would be dated after later ones and after last_at, which the file's
+// reader refuses (statefile), so the restart would start fresh. Called
+// with cycleMu held.
+func (l *Loop) wallSkew(now time.Time) time.Duration {
+	if l.clockBase.IsZero() {
+		l.clockBase = now
+		return 0
+	}
+	skew := now.Round(0).Sub(l.clockBase.Round(0)) - now.Sub(l.clockBase)
+	if skew > -time.Second && skew < time.Second {
+		return 0
+	}
+	return skew
+}
+
+// rebaseWall returns a copy of st whose times are dated by now's wall
+// clock: a time with a monotonic reading at now minus its monotonic age, a
+// time without (restored from a file, dated by the wall clock of then)
+// moved by skew. Orders and durations are those the loop decided on.
+func rebaseWall(st recommend.State, now time.Time, skew time.Duration) recommend.State {
+	wall := now.Round(0)
+	at := func(t time.Time) time.Time {
+		switch {
+		case t.IsZero():
+			return t
+		case t == t.Round(0): // no monotonic reading
+			return t.Add(skew)
+		}
+		return wall.Add(-now.Sub(t))
+	}
+	each := func(n int, f func(int)) {
+		for i := range n {
+			f(i)
+		}
+	}
+	st.Recommendations = append([]recommend.TimedReplicas(nil), st.Recommendations...)
+	each(len(st.Recommendations), func(i int) { st.Recommendations[i].At = at(st.Recommendations[i].At) })
+	st.ScaleUpEvents = append([]recommend.ScaleEvent(nil), st.ScaleUpEvents...)
+	each(len(st.ScaleUpEvents), func(i int) { st.ScaleUpEvents[i].At = at(st.ScaleUpEvents[i].At) })
+	st.ScaleDownEvents = append([]recommend.ScaleEvent(nil), st.ScaleDownEvents...)
+	each(len(st.ScaleDownEvents), func(i int) { st.ScaleDownEvents[i].At = at(st.ScaleDownEvents[i].At) })
+	for _, l := range []*[]recommend.DemandSample{&st.Demand, &st.Work, &st.Arrivals, &st.RatePeaks} {
+		*l = append([]recommend.DemandSample(nil), *l...)
+		each(len(*l), func(i int) { (*l)[i].At = at((*l)[i].At) })
+	}
+	st.Ramps = append([]recommend.Ramp(nil), st.Ramps...)
+	each(len(st.Ramps), func(i int) { st.Ramps[i].At = at(st.Ramps[i].At) })
+	st.Dips = append([]recommend.Dip(nil), st.Dips...)
+	each(len(st.Dips), func(i int) { st.Dips[i].At = at(st.Dips[i].At) })
+	if d := st.OpenDip; d != nil {
+		c := *d
+		c.At = at(c.At)
+		c.Lows = append([]recommend.DipLow(nil), c.Lows...)
+		each(len(c.Lows), func(i int) { c.Lows[i].At = at(c.Lows[i].At) })
+		st.OpenDip = &c
+	}
+	st.FirstSeen, st.LastActive, st.LastAt, st.ReadyAt = at(st.FirstSeen), at(st.LastActive), at(st.LastAt), at(st.ReadyAt)
+	return st
+}

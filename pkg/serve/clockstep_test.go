@@ -1,0 +1,111 @@
+package serve
+
+import (
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/infscale/infscale/internal/syncbuf"
+	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/statefile"
+)
+
+// stepped is t with its wall clock moved by d and its monotonic reading
+// kept: what time.Now returns after the system clock was stepped by d (an
+// NTP step, an operator's date -s). Go has no API for it, so the test
+// writes time.Time's fields (wall: hasMonotonic bit, 33 bits of seconds
+// since 1885, 30 bits of nanoseconds).
+func stepped(t *testing.T, at time.Time, d time.Duration) time.Time {
+	t.Helper()
+	p := (*struct {
+		wall uint64
+		ext  int64
+		loc  *time.Location
+	})(unsafe.Pointer(&at))
+	if p.wall&(1<<63) == 0 {
+		t.Fatal("stepped: no monotonic reading")
+	}
+	ns := int64(p.wall<<1>>31)*1e9 + int64(p.wall&(1<<30-1)) + int64(d)
+	p.wall = 1<<63 | uint64(ns/1e9)<<30 | uint64(ns%1e9)
+	return at
+}
+
+// TestStateSavedAcrossClockStepBack: serve decides on the monotonic clock,
+// but its state file holds wall times. At t=0 chat wants 3, at t=15 raw 1
+// held at 3; at t=30 (monotonic) the wall clock is stepped back 60 s. The
+// file saved then held the t=0 and t=15 recommendations dated after the
+// t=30 one (and, the hold's dip opened at t=15, after last_at), so every restart until they left the
+// history refused it ("before the previous entry's"), starting fresh: for
+// a hold's dips (the last 64) that can last days. Each time is now saved as
+// the current wall clock dates it (now minus its monotonic age): t=0 at
+// wall -30 - 30 = -60, t=15 at -45, t=30 at -30; the file reads, and a
+// restart at t=45 restores desired 3, nothing refused.
+func TestStateSavedAcrossClockStepBack(t *testing.T) {
+	base := time.Now()
+	if s := stepped(t, base, -time.Minute); !s.Round(0).Equal(base.Round(0).Add(-time.Minute)) || s.Sub(base) != 0 {
+		t.Fatalf("stepped: wall %v mono %v", s.Round(0).Sub(base.Round(0)), s.Sub(base))
+	}
+	clk := base
+	now := func() time.Time { return clk }
+	dir := t.TempDir()
+	store, err := NewStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Now = now
+	// chat with the cost-aware hold: the raw 1 at t=15 opens a dip there.
+	cfg, err := config.Parse([]byte(strings.Replace(loopConfig, "  max: 8\n", "  max: 8\n  hold: {break_even: 10m}\n", 1)), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &fakeSource{}
+	src.set("chat", load(1, 50, 10)) // desired 3 at t=0
+	src.set("other", load(1, 5, 0))
+	var logs syncbuf.Buffer
+	m1 := NewMetrics(prometheus.NewRegistry(), "test")
+	l1 := newLoop(t, LoopOptions{Source: src, Metrics: m1, Interval: 15 * time.Second, Now: now, Store: store})
+	if err := l1.SetConfig(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	l1.Cycle(t.Context())
+	clk = base.Add(15 * time.Second)
+	src.set("chat", load(3, 10, 0)) // raw 1, held at 3
+	l1.Cycle(t.Context())
+	clk = stepped(t, base.Add(30*time.Second), -time.Minute)
+	l1.Cycle(t.Context())
+	if got := desired(t, m1, "chat"); got != 3 {
+		t.Fatalf("t=30: desired %v, want 3 (held on the monotonic clock)", got)
+	}
+	f, err := statefile.Read(filepath.Join(dir, "chat.json"))
+	if err != nil {
+		t.Fatalf("state saved after the step refused: %v", err)
+	}
+	w := clk.Round(0)
+	if d := f.State.OpenDip; d == nil || d.At.Sub(w) != -15*time.Second {
+		t.Errorf("open dip %+v, want one opened at t=15, 15 s before now", d)
+	}
+	var got []string
+	for _, r := range f.State.Recommendations {
+		got = append(got, r.At.Sub(w).String())
+	}
+	if s := strings.Join(got, " "); !strings.HasPrefix(s, "-30s -30s -15s") || !f.State.LastAt.Equal(w) || !f.SavedAt.Equal(w) {
+		t.Errorf("recommendations at %s from now, last_at %v, saved_at %v; want -30s -30s -15s ... (t=0 twice: the current count and the first recommendation) and both at now %v", s, f.State.LastAt, f.SavedAt, w)
+	}
+	clk = stepped(t, base.Add(45*time.Second), -time.Minute)
+	m2 := NewMetrics(prometheus.NewRegistry(), "test")
+	l2 := newLoop(t, LoopOptions{Source: src, Metrics: m2, Interval: 15 * time.Second, Now: now, Store: store, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err := l2.SetConfig(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryErrors(m2, "chat", "state_read"); got != 0 {
+		t.Errorf("restart: state_read %v, want 0; log:\n%s", got, logs.String())
+	}
+	if got := desired(t, m2, "chat"); got != 3 {
+		t.Errorf("restart: restored desired %v, want 3", got)
+	}
+}
