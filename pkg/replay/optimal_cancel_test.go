@@ -87,3 +87,30 @@ func TestOptimalDenseTrace(t *testing.T) {
 		t.Errorf("err = %v, want the bound named", err)
 	}
 }
+
+// TestOptimalBacklogBound: the bound is on the arrivals up to the fill's
+// second, not on the one read past it to see the window end: exactly
+// MaxBacklog of them are held, one more fails.
+func TestOptimalBacklogBound(t *testing.T) {
+	defer func(n int64) { MaxBacklog = n }(MaxBacklog)
+	MaxBacklog = 4
+	for _, c := range []struct {
+		in      int // arrivals at second 1, then one at second 100
+		wantErr bool
+	}{{4, false}, {5, true}} {
+		var reqs []trace.Request
+		for range c.in {
+			reqs = append(reqs, trace.Request{Arrival: 1, Prompt: 1, Output: 1})
+		}
+		reqs = append(reqs, trace.Request{Arrival: 100, Prompt: 1, Output: 1})
+		rd, _ := trace.FromSlice("t", 100, reqs).Open()
+		p := &planner{rd: rd}
+		err := p.fill(10)
+		if (err != nil) != c.wantErr {
+			t.Errorf("%d arrivals by second 10, MaxBacklog 4: err = %v, want error %v", c.in, err, c.wantErr)
+		}
+		if err == nil && len(p.buf) != c.in+1 {
+			t.Errorf("%d arrivals: buffered %d, want %d (and the one past second 10)", c.in, len(p.buf), c.in+1)
+		}
+	}
+}
