@@ -1,8 +1,10 @@
 package serve
 
 import (
+	"fmt"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/statefile"
 )
 
@@ -107,5 +110,86 @@ func TestStateSavedAcrossClockStepBack(t *testing.T) {
 	}
 	if got := desired(t, m2, "chat"); got != 3 {
 		t.Errorf("restart: restored desired %v, want 3", got)
+	}
+}
+
+// TestRebaseWallEveryTime: rebaseWall dates every time.Time a
+// recommend.State holds, a field added later included: each one (every
+// slice given one element, every pointer set) at base, with its monotonic
+// reading, comes out at now's wall clock (base's monotonic reading, the
+// wall stepped back an hour), and st itself is left as it was.
+func TestRebaseWallEveryTime(t *testing.T) {
+	base := time.Now()
+	now := stepped(t, base, -time.Hour)
+	var st recommend.State
+	setTimes(reflect.ValueOf(&st).Elem(), base)
+	got := rebaseWall(st, now, -time.Hour)
+	n := 0
+	eachTime(reflect.ValueOf(got), "State", func(path string, v time.Time) {
+		n++
+		if !v.Equal(base.Round(0).Add(-time.Hour)) {
+			t.Errorf("%s = %s, want %s (an hour before %s): not rebased", path, v, base.Round(0).Add(-time.Hour), base.Round(0))
+		}
+	})
+	if n < 15 {
+		t.Errorf("%d times found in State, want at least the 15 known", n)
+	}
+	eachTime(reflect.ValueOf(st), "State", func(path string, v time.Time) {
+		if v != base {
+			t.Errorf("input %s changed to %s", path, v)
+		}
+	})
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// setTimes sets every time.Time in v to at, giving each nil slice one
+// element and each nil pointer a value.
+func setTimes(v reflect.Value, at time.Time) {
+	switch {
+	case v.Type() == timeType:
+		v.Set(reflect.ValueOf(at))
+	case v.Kind() == reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				setTimes(v.Field(i), at)
+			}
+		}
+	case v.Kind() == reflect.Slice:
+		if v.Len() == 0 {
+			v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		}
+		for i := range v.Len() {
+			setTimes(v.Index(i), at)
+		}
+	case v.Kind() == reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		setTimes(v.Elem(), at)
+	case v.Kind() == reflect.Map:
+		panic("setTimes: a map in State: give it a key")
+	}
+}
+
+// eachTime calls f with every time.Time in v and its path.
+func eachTime(v reflect.Value, path string, f func(string, time.Time)) {
+	switch {
+	case v.Type() == timeType:
+		f(path, v.Interface().(time.Time))
+	case v.Kind() == reflect.Struct:
+		for i := range v.NumField() {
+			if sf := v.Type().Field(i); sf.IsExported() {
+				eachTime(v.Field(i), path+"."+sf.Name, f)
+			}
+		}
+	case v.Kind() == reflect.Slice:
+		for i := range v.Len() {
+			eachTime(v.Index(i), fmt.Sprintf("%s[%d]", path, i), f)
+		}
+	case v.Kind() == reflect.Pointer:
+		if !v.IsNil() {
+			eachTime(v.Elem(), path, f)
+		}
 	}
 }
