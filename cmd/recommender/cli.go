@@ -188,9 +188,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return code
 	}
 	var pe *kong.ParseError
-	if errors.As(err, &pe) && pe.Context != nil && pe.Context.Selected() == nil {
+	if errors.As(err, &pe) && pe.Context != nil && pe.Context.Selected() == nil && out.failed() == nil {
 		// No command chosen (none given, or a word that is none): the
-		// whole usage, every command with its one-line help.
+		// whole usage, every command with its one-line help. Not when
+		// --help's own text could not be written: that error alone.
 		parser.Stdout = stderr
 		_ = pe.Context.PrintUsage(false)
 		parser.Stdout = stdout

@@ -43,3 +43,17 @@ func TestStdoutWriteFailure(t *testing.T) {
 		}
 	}
 }
+
+// The top-level --help whose text could not be written says so in one line:
+// its write error, read as "no command chosen", printed the whole usage
+// (48 lines) to stderr before it.
+func TestRootHelpWriteFailure(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}} {
+		var errb bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(""), fullWriter{}, &errb)
+		want := "infscale: " + syscall.ENOSPC.Error() + "\n"
+		if code != exitRuntime || errb.String() != want {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", args, code, errb.String(), want)
+		}
+	}
+}
