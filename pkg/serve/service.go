@@ -245,6 +245,7 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	stopElector := startElector(o.Elector, m, log)
 	defer stopElector()
 	current := cfg
+	sourceStale := false // a reload's source not built: rebuilt at the next (applyReload)
 	// A reload runs beside this loop (reloading is its result, nil when
 	// none runs): its new targets' restores may wait up to
 	// prometheus.timeout, and a stop must not wait for them. A SIGHUP
@@ -328,7 +329,7 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 			}
 		case r := <-reloading:
 			reloading = nil
-			current = applyReload(r, current, reloadEnv{o: &o, m: m, log: log, loop: loop, ss: ss, addr: addr})
+			current = applyReload(r, current, reloadEnv{o: &o, m: m, log: log, loop: loop, ss: ss, addr: addr, sourceStale: &sourceStale})
 			if queued > 0 && ctx.Err() == nil {
 				log.Info("running the config reload requested during the previous one", "path", o.ConfigPath, "requests", queued)
 				queued = 0
@@ -353,43 +354,59 @@ type reloadEnv struct {
 	loop *Loop
 	ss   *sources
 	addr string
+	// sourceStale: the running source is not the one current asks for
+	// (a reload's source failed to build); the next reload builds it.
+	sourceStale *bool
 }
 
 // applyReload counts and logs a finished reload and applies what its
 // SetConfig did not (source, interval); it returns the running config:
-// r.next, or current when the reload failed.
+// r.next, or current when the reload failed. A source that cannot be
+// built (no Kubernetes client for a new scaleTargetRef, a prometheus:
+// client refused) leaves the reload applied in part: counted as a
+// failure, and built again at the next reload, the file unchanged or not.
 func applyReload(r reloaded, current *config.File, e reloadEnv) *config.File {
 	o, log, loop := e.o, e.log, e.loop
 	next, err := r.next, r.err
-	e.m.Reloaded(err == nil)
 	if err != nil {
+		e.m.Reloaded(false)
 		log.Error("config reload failed; keeping the running config", "path", o.ConfigPath, "err", err)
 		return current
 	}
+	stale := e.sourceStale != nil && *e.sourceStale
+	applied := true
 	for _, d := range next.Deprecations {
 		log.Warn("deprecated configuration key", "at", d.Error())
 	}
 	for _, w := range next.Warnings {
 		log.Warn("configuration warning", "at", w.Error())
 	}
-	if !reflect.DeepEqual(next.Prometheus, current.Prometheus) && o.Source == nil {
+	if o.Source == nil && (stale || !reflect.DeepEqual(next.Prometheus, current.Prometheus)) {
 		if s, err := e.ss.build(next); err != nil {
-			log.Error("new prometheus block not applied", "err", err)
+			applied = false
+			log.Error("new prometheus block not applied; the targets are, the source runs as before: fix it and reload", "err", err)
 		} else {
 			loop.SetSource(s)
 		}
-	} else if next.Kube() != current.Kube() {
+	} else if stale || next.Kube() != current.Kube() {
 		if s, err := e.ss.wrap(next, loop.source); err != nil {
-			log.Error("scaleTargetRef not applied: no Kubernetes client", "err", err)
+			applied = false
+			log.Error("scaleTargetRef not applied: no Kubernetes client; the targets are, nothing is applied to the cluster: fix it and reload", "err", err)
 		} else {
 			loop.SetSource(s)
 		}
 	}
+	if e.sourceStale != nil {
+		*e.sourceStale = !applied
+	}
+	e.m.Reloaded(applied)
 	if next.Listen != current.Listen && o.Listen == "" {
 		log.Warn("listen address changes need a restart", "running", e.addr, "configured", next.Listen)
 	}
 	loop.SetInterval(next.IntervalDuration())
-	log.Info("config reloaded", "path", o.ConfigPath, "targets", len(next.Targets))
+	if applied {
+		log.Info("config reloaded", "path", o.ConfigPath, "targets", len(next.Targets))
+	}
 	return next
 }
 
