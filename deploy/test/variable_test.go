@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -26,17 +25,13 @@ type failingSource struct{}
 
 func (failingSource) Name() string { return "prometheus" }
 
-func (failingSource) Read(_ context.Context, targets []*config.Target, _ time.Time) []serve.Reading {
-	out := make([]serve.Reading, len(targets))
-	nan := math.NaN()
+func (failingSource) Read(ctx context.Context, targets []*config.Target, now time.Time) []serve.Reading {
+	out := knownSource{}.Read(ctx, targets, now)
 	for i, tg := range targets {
-		if tg.Name == "chat" {
-			out[i] = serve.Reading{CurrentKnown: true, Obs: recommend.Observation{Current: 2, Reporting: 2,
-				Running: 12, Waiting: 4, Held: nan, KV: nan, CPU: nan, TTFT: nan}}
-			continue
+		if tg.Name != "chat" {
+			out[i] = serve.Reading{Obs: recommend.Unknown(), Errors: []serve.ReadError{
+				{Signal: "running", Reason: "unavailable", Err: errors.New("connection refused")}}}
 		}
-		out[i] = serve.Reading{Obs: recommend.Unknown(), Errors: []serve.ReadError{
-			{Signal: "running", Reason: "unavailable", Err: errors.New("connection refused")}}}
 	}
 	return out
 }
