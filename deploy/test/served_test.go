@@ -56,22 +56,7 @@ func servedDesired(t *testing.T, cfg *config.File) []labels.Labels {
 			want++
 		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- serve.Run(ctx, cfg, serve.Options{Listener: l, Source: knownSource{}, NoRebuild: true})
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("serve: %v", err)
-		}
-	}()
+	addr := startServe(t, cfg, knownSource{})
 	var got []labels.Labels
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -324,4 +309,27 @@ func TestDocQueriesReadWhatServeExports(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no query found in docs/")
 	}
+}
+
+// startServe runs serve.Run on cfg with source src on a free loopback port
+// (no rebuild from Prometheus) until the test ends, and returns its
+// address; an error other than the cancel fails the test.
+func startServe(t *testing.T, cfg *config.File, src serve.Source) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- serve.Run(ctx, cfg, serve.Options{Listener: l, Source: src, NoRebuild: true})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return l.Addr().String()
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -60,22 +59,7 @@ targets:
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- serve.Run(ctx, cfg, serve.Options{Listener: l, Source: failingSource{}, NoRebuild: true})
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("serve: %v", err)
-		}
-	}()
+	addr := startServe(t, cfg, failingSource{})
 	// The page once chat has decided (and failing's read has failed).
 	var page string
 	for deadline := time.Now().Add(30 * time.Second); ; {
