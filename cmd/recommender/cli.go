@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -327,9 +328,13 @@ func fileError(flag, path string, err error) error {
 }
 
 // noDir says why dir, which is not a directory, cannot take a file: "F is
-// a file, not a directory" when dir is a file or lies under one (F),
-// else "directory dir does not exist".
+// a file, not a directory" when dir is a file or lies under one (F), "dir
+// is a loop of symbolic links" when resolving it loops, else "directory
+// dir does not exist".
 func noDir(dir string) string {
+	if _, err := os.Stat(dir); errors.Is(err, syscall.ELOOP) {
+		return dir + " is a loop of symbolic links, not a directory"
+	}
 	if f := nonDir(dir); f != dir || isFile(f) {
 		return f + " is a file, not a directory"
 	}

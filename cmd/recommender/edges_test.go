@@ -20,6 +20,10 @@ func TestSimulateEdgeFlags(t *testing.T) {
 	if err := os.WriteFile(afile, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	loop := filepath.Join(t.TempDir(), "loop") // a symbolic link to itself
+	if err := os.Symlink(loop, loop); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -34,6 +38,7 @@ func TestSimulateEdgeFlags(t *testing.T) {
 		// A file where the directory belongs is named as one (it read
 		// "directory F does not exist" while F existed).
 		{[]string{"--plot", filepath.Join(afile, "x.png")}, "--plot \"" + filepath.Join(afile, "x.png") + "\": " + afile + " is a file, not a directory"},
+		{[]string{"--plot", filepath.Join(loop, "x.png")}, "--plot \"" + filepath.Join(loop, "x.png") + "\": " + loop + " is a loop of symbolic links, not a directory"},
 		{[]string{"--window", "NaN:5"}, "--window"}, // was: a replay that never ended
 		{[]string{"--window", "0:Inf"}, "--window"},
 		{[]string{"--trace", "synthetic:poisson,duration=NaN"}, "duration=\"NaN\""},
