@@ -168,10 +168,12 @@ func (v *validator) prometheus() {
 	// error says so): a timeout at or past the period never fires, and a
 	// source that hangs leaves the cycle no time to decide on the others.
 	if iv := v.cfg.Interval; pc.Timeout > 0 && iv > 0 && pc.Timeout >= iv {
+		const why = "a read still waiting at the period's end is cut by the period, not by the timeout, and a source that hangs holds the cycle's decisions until then"
+		e := (time.Duration(iv) * 2 / 3).Round(100 * time.Millisecond)
 		if v.d.given("prometheus.timeout") {
-			v.warn("prometheus.timeout", "%s is not below pollingInterval %s: a read still waiting at the period's end is cut by the period, not by the timeout, and a source that hangs holds the cycle's decisions until then; set it below the interval, e.g. %s", pc.Timeout, iv, (time.Duration(iv) * 2 / 3).Round(100*time.Millisecond))
+			v.warn("prometheus.timeout", "%s is not below pollingInterval %s: %s; set it below the interval, e.g. %s", pc.Timeout, iv, why, e)
 		} else {
-			v.warn("pollingInterval", "%s is not above prometheus.timeout (default %s): a read still waiting at the period's end is cut by the period, not by the timeout, and a source that hangs holds the cycle's decisions until then; set prometheus.timeout below the interval, e.g. %s", iv, pc.Timeout, (time.Duration(iv) * 2 / 3).Round(100*time.Millisecond))
+			v.warn("pollingInterval", "%s is not above prometheus.timeout (default %s): %s; set prometheus.timeout below the interval, e.g. %s", iv, pc.Timeout, why, e)
 		}
 	}
 	if err := pc.HTTPClientConfig.Validate(); err != nil {

@@ -351,23 +351,24 @@ func (l *Loop) restoreLogged(ctx context.Context, t *target) {
 		l.metrics.QueryError(t.key, promql.ReasonOf(rb.err).String())
 		l.log.Warn("state not rebuilt from Prometheus; starting fresh", "target", t.key, "err", rb.err)
 	} else if err != nil {
-		l.fileNotRestored(t, err, "starting fresh")
+		l.fileNotRestored(t, err, false)
 	}
 }
 
 // fileNotRestored logs (and, unless it is only too old, counts) a state
-// file Store.Load did not restore; next says what the target does instead.
-func (l *Loop) fileNotRestored(t *target, err error, next string) {
+// file Store.Load did not restore; rebuilding: the target is rebuilt from
+// Prometheus instead, else it starts fresh.
+func (l *Loop) fileNotRestored(t *target, err error, rebuilding bool) {
+	refused, next := "state not restored; ", "starting fresh"
+	if rebuilding {
+		refused, next = "state file refused; ", "rebuilding from Prometheus"
+	}
 	if errors.Is(err, ErrStateTooOld) {
 		l.log.Info("state file ignored; "+next, "target", t.key, "err", err)
 		return
 	}
 	l.metrics.QueryError(t.key, "state_read")
-	msg := "state not restored; " + next
-	if next != "starting fresh" {
-		msg = "state file refused; " + next
-	}
-	l.log.Error(msg, "target", t.key, "err", err)
+	l.log.Error(refused+next, "target", t.key, "err", err)
 }
 
 // newTarget is the run-time target of c under key (its name, or a P/D
@@ -408,7 +409,7 @@ func (l *Loop) restore(ctx context.Context, t *target) error {
 			// A file that cannot be used is no saved state: rebuilt
 			// as without one (an empty file after a power loss would
 			// otherwise lose what a deleted one keeps).
-			l.fileNotRestored(t, err, "rebuilding from Prometheus")
+			l.fileNotRestored(t, err, true)
 		}
 	}
 	if ps == nil && canRebuild {
