@@ -172,7 +172,10 @@ func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, n
 				r.Warnings = append(r.Warnings, w)
 			}
 		}
-		if !math.IsNaN(res.Stuck) && !math.IsInf(res.Stuck, 0) && res.Stuck >= 0 { // a count; +Inf is garbage
+		// A count (+Inf is garbage) of a known number of replicas: with
+		// Current unknown (nothing matched) "0 stuck" would be made up,
+		// as in embedded mode when no page answers.
+		if r.CurrentKnown && !math.IsNaN(res.Stuck) && !math.IsInf(res.Stuck, 0) && res.Stuck >= 0 {
 			// promObservation left their waiting out, and them out of
 			// reporting (docs/serve.md, "Stuck engines").
 			r.Stuck, r.StuckKnown = int(math.Round(min(res.Stuck, math.MaxInt32))), true

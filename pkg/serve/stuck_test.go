@@ -226,6 +226,40 @@ func TestStuckPrometheusExcluded(t *testing.T) {
 	}
 }
 
+// TestStuckPrometheusNothingMatches: a selector and replicas query that
+// match no series (a typo, or a workload not deployed yet) leave the
+// replica count unknown. count() of no pod is 0, but "0 of an unknown
+// number of replicas stuck" is made up: no infscale_stuck_replicas series,
+// as in embedded mode when no page answers.
+func TestStuckPrometheusNothingMatches(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+	}))
+	defer srv.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf(promConfig, srv.URL)), "prom.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewPrometheusSource(cfg.Prometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 },
+		Log: slog.New(slog.DiscardHandler)})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	l.Cycle(context.Background())
+	if r := lastRecord(l, "chat"); r.Stuck != nil {
+		t.Errorf("record stuck %d, want none (the replica count is unknown)", *r.Stuck)
+	}
+	if g := stuckGauge(t, m); g != "NaN" {
+		t.Errorf("infscale_stuck_replicas %s, want no series", g)
+	}
+}
+
 // TestStuckNeedsTime: with scrapes 1 s apart, two suspect pages in a row
 // are not enough (a long prefill can stall the counters for seconds); the
 // replica stops voting once it has looked stuck for DefaultStuckFor (15 s).
