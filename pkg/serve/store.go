@@ -122,15 +122,31 @@ const MaxStateFileSize = statefile.MaxSize
 // larger value is not from infscale: the file is refused.
 const MaxRestoredReplicas = statefile.MaxReplicas
 
+// refusedSuffix names a state file Load refused, kept beside the target's
+// file (NAME.json.refused, the last one refused) so the next save does not
+// overwrite it.
+const refusedSuffix = ".refused"
+
 // Load reads target's state (statefile.Read: a regular file of at most
 // MaxStateFileSize bytes, decoded strictly, duplicate keys refused, desired
 // outside 0..MaxRestoredReplicas and current outside -1..MaxRestoredReplicas
 // errors); nil without error when there is none, an error wrapping
-// ErrStateTooOld when it is older than MaxAge. Errors name the file.
+// ErrStateTooOld when it is older than MaxAge. A file it read and refused
+// is renamed NAME.json.refused (refusedSuffix; replacing an earlier one)
+// and the error says so. Errors name the file.
 func (s *Store) Load(target string) (*Persisted, error) {
 	p, err := statefile.Read(s.path(target))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
+	}
+	if _, refused := errors.AsType[*statefile.DecodeError](err); refused {
+		// The next save would overwrite it: keep it to inspect, or to put
+		// back under the infscale that wrote it (a newer one's file).
+		kept := s.path(target) + refusedSuffix
+		if rerr := os.Rename(s.path(target), kept); rerr != nil {
+			return nil, fmt.Errorf("%w (not kept: %v)", err, rerr)
+		}
+		return nil, fmt.Errorf("%w (kept as %s)", err, kept)
 	}
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -61,5 +62,49 @@ func TestStoreRemovesStaleTemps(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(s.removedTemps, want) {
 		t.Errorf("removedTemps = %q, want %q", s.removedTemps, want)
+	}
+}
+
+// TestStoreKeepsRefused: a state file Load refuses (here one a newer
+// infscale wrote: version 99) would be overwritten by the target's next
+// save; Load moves it to NAME.json.refused, says so, and the save then
+// writes NAME.json beside it, leaving the kept bytes as they were. A file
+// Load cannot read at all (a directory in its place) is left where it is.
+func TestStoreKeepsRefused(t *testing.T) {
+	dir := t.TempDir()
+	s, err := NewStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := []byte(`{"version": 99, "desired": 3, "future_field": true}` + "\n")
+	if err := os.WriteFile(filepath.Join(dir, "chat.json"), newer, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Load("chat")
+	kept := filepath.Join(dir, "chat.json.refused")
+	if p != nil || err == nil || !strings.Contains(err.Error(), "newer infscale") || !strings.Contains(err.Error(), "kept as "+kept) {
+		t.Fatalf("Load: %v, %v; want the newer-version refusal naming %s", p, err, kept)
+	}
+	if err := s.Save("chat", Persisted{Desired: 2, Current: 2, SavedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(kept); err != nil || string(b) != string(newer) {
+		t.Errorf("kept file %q (%v), want the refused bytes %q", b, err, newer)
+	}
+	if p, err := s.Load("chat"); err != nil || p == nil || p.Desired != 2 {
+		t.Errorf("Load after the save: %+v, %v; want desired 2", p, err)
+	}
+	if names, err := s.Unclaimed([]string{"chat"}); err != nil || len(names) != 0 {
+		t.Errorf("Unclaimed %v, %v: the kept file is no target's state", names, err)
+	}
+
+	if err := os.Mkdir(filepath.Join(dir, "dir.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load("dir"); err == nil || strings.Contains(err.Error(), "kept as") {
+		t.Errorf("Load of a directory: %v; want an error, the directory left in place", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dir.json")); err != nil {
+		t.Errorf("the directory moved: %v", err)
 	}
 }

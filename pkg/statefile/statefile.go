@@ -52,8 +52,21 @@ func Read(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Decode(data, path)
+	f, err := Decode(data, path)
+	if err != nil {
+		return nil, &DecodeError{err: err}
+	}
+	return f, nil
 }
+
+// DecodeError is Read's error for a file it read but Decode refused
+// (corrupt, written by a newer infscale, impossible values), as opposed to
+// one it could not read (missing, unreadable, not regular, too large). Its
+// text is Decode's.
+type DecodeError struct{ err error }
+
+func (e *DecodeError) Error() string { return e.err.Error() }
+func (e *DecodeError) Unwrap() error { return e.err }
 
 // Write writes f (Version set) to path atomically (atomicfile.Write), so a
 // reader never sees half a file; serve's per-cycle saves.
