@@ -66,8 +66,8 @@ func ParseSynthetic(spec string, seed uint64) (Synthetic, error) {
 			}
 		case "duration":
 			d, err := ParseSeconds(v)
-			if err != nil || d <= 0 {
-				return s, fmt.Errorf("synthetic field %d duration=%q: want a span > 0 (seconds, or 90s, 1h, 7d)", pos, v)
+			if err != nil || !(d > 0 && d < 1e9) { // as step, diurnal and onoff: a finite replay
+				return s, fmt.Errorf("synthetic field %d duration=%q: want a span > 0 and less than 1e9 s (seconds, or 90s, 1h, 7d)", pos, v)
 			}
 			s.Duration = d
 		case "prompt", "output":
@@ -101,20 +101,24 @@ func ParseSeconds(v string) (float64, error) {
 		}
 		return f, nil
 	}
-	days := 0.0
+	days, rest, dayPart := 0.0, v, false
 	if i := strings.Index(v, "d"); i > 0 {
 		n, err := strconv.ParseFloat(v[:i], 64)
 		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
 			return 0, fmt.Errorf("%q: want seconds or a duration like 90s, 1h, 7d", v)
 		}
-		days, v = n, v[i+1:]
-		if v == "" {
-			return days * 86400, nil
+		days, rest, dayPart = n, v[i+1:], true
+	}
+	var d time.Duration
+	if rest != "" || !dayPart {
+		var err error
+		if d, err = time.ParseDuration(rest); err != nil {
+			return 0, fmt.Errorf("%q: want seconds or a duration like 90s, 1h, 7d", rest)
 		}
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return 0, fmt.Errorf("%q: want seconds or a duration like 90s, 1h, 7d", v)
+	// A finite day count past 2e303 overflows to Inf seconds.
+	if s := days*86400 + d.Seconds(); !math.IsInf(s, 0) {
+		return s, nil
 	}
-	return days*86400 + d.Seconds(), nil
+	return 0, fmt.Errorf("%q: want a finite span: seconds or a duration like 90s, 1h, 7d", v)
 }

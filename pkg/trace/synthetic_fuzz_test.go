@@ -58,4 +58,3 @@ func FuzzSynthetic(f *testing.F) {
 		}
 	})
 }
-

@@ -691,3 +691,32 @@ func TestAzureNearMissHeader(t *testing.T) {
 		t.Errorf("generic header: %v", err)
 	}
 }
+
+// TestSpanOverflow: a day count whose seconds pass float64 (1e305 days is
+// 8.64e309 s) is refused, not read as +Inf (a --window end or a poisson
+// duration that never ends); a poisson duration is bounded as the other
+// shapes' (below 1e9 s); the day unit still reads alone and before a Go
+// duration.
+func TestSpanOverflow(t *testing.T) {
+	for _, v := range []string{"1e305d", "1e305d1h", "-1e305d"} {
+		if s, err := ParseSeconds(v); err == nil {
+			t.Errorf("ParseSeconds(%q) = %g, want an error", v, s)
+		}
+	}
+	if a, b, err := ParseWindow("0:1e305d"); err == nil {
+		t.Errorf("ParseWindow(0:1e305d) = %g, %g, want an error", a, b)
+	}
+	for _, spec := range []string{"poisson,duration=1e305d", "poisson,duration=1e9", "poisson,duration=11575d"} {
+		if _, err := ParseSynthetic(spec, 1); err == nil || !strings.Contains(err.Error(), "field 2 duration") {
+			t.Errorf("%s: err = %v, want field 2 duration refused", spec, err)
+		}
+	}
+	for v, want := range map[string]float64{"0d": 0, "2d": 172800, "1d12h": 129600, "1e303d": 8.64e307, "90m": 5400} {
+		if s, err := ParseSeconds(v); err != nil || s != want {
+			t.Errorf("ParseSeconds(%q) = %g, %v, want %g", v, s, err, want)
+		}
+	}
+	if s, err := ParseSynthetic("poisson,duration=11574d", 1); err != nil || s.Duration != 11574*86400 {
+		t.Errorf("poisson,duration=11574d: %+v, %v, want 999993600 s", s, err)
+	}
+}
