@@ -336,6 +336,9 @@ func parseBytes(s string) (float64, error) {
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 		return 0, fmt.Errorf("%q is not a size (allowed: a number >= 0 with B, kB, MB, GB, TB, KiB, MiB, GiB or TiB; bare numbers are GB)", s)
 	}
+	if math.IsInf(v*scale, 0) { // 1e300TB: finite, but not in bytes
+		return 0, fmt.Errorf("%q is too large: want a size in float64's range (at most 1.7e308 bytes), e.g. 4GB", s)
+	}
 	return v * scale, nil
 }
 

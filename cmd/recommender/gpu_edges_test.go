@@ -133,3 +133,25 @@ func TestGPUListAlone(t *testing.T) {
 		t.Errorf("--list -o json: exit %d: %s%s", code, out, errs)
 	}
 }
+
+// TestSizeOverflow: a size whose number is finite but whose bytes pass
+// float64 (1e300TB is 1e312 bytes) is refused as too large, not read as
+// +Inf (which --weight-load-rate reported as "+Inf is invalid" and
+// --max-held-bytes as "+Inf bytes", values the user never typed).
+func TestSizeOverflow(t *testing.T) {
+	for _, s := range []string{"1e300TB", "1e297TiB", "1e306kB"} {
+		for name, parse := range map[string]func(string) (float64, error){"parseBytes": parseBytes, "parseLinkBytes": parseLinkBytes} {
+			if v, err := parse(s); err == nil || !strings.Contains(err.Error(), "too large") {
+				t.Errorf("%s(%q) = %v, %v, want too large", name, s, v, err)
+			}
+		}
+	}
+	if v, err := parseBytes("1e300TB"); err == nil || !strings.Contains(err.Error(), `"1e300TB" is too large`) {
+		t.Errorf("1e300TB: %v, %v", v, err)
+	}
+	for s, want := range map[string]float64{"1e296TB": 1e308, "3.05GiB": 3.05 * (1 << 30), "4GB": 4e9, "80": 80e9} {
+		if v, err := parseBytes(s); err != nil || v != want {
+			t.Errorf("parseBytes(%q) = %v, %v, want %v", s, v, err, want)
+		}
+	}
+}
