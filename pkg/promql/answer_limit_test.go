@@ -303,3 +303,30 @@ func TestRangeScanPointBound(t *testing.T) {
 		t.Errorf("5 points on 3 steps: %v; want %q", err, want)
 	}
 }
+
+// TestAnswerWithoutData: a success answer without "data" (a stub or a
+// proxy; Prometheus always sends it) is a bad response naming what is
+// missing, for an instant and a range query; it panicked (the nil value's
+// type was read).
+func TestAnswerWithoutData(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"success"}`))
+	}))
+	defer srv.Close()
+	c, err := NewClient(ClientConfig{URL: srv.URL, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	check := func(what string, err error) {
+		t.Helper()
+		if ReasonOf(err) != ReasonBadResponse || !strings.Contains(err.Error(), `status "success" without "data"`) || !strings.Contains(err.Error(), "up") {
+			t.Errorf("%s: err = %v; want bad_response naming the missing data and the query", what, err)
+		}
+	}
+	_, _, err = c.Instant(ctx, "up", time.Unix(1737152900, 0))
+	check("instant", err)
+	_, _, err = c.Range(ctx, "up", time.Unix(1000, 0), time.Unix(1060, 0), 30*time.Second)
+	check("range", err)
+}

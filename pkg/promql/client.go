@@ -169,6 +169,9 @@ func (c *Client) instantOnce(ctx context.Context, query string, t time.Time) (mo
 	if err != nil {
 		return nil, warn, c.queryError(ctx, query, err, began)
 	}
+	if v == nil {
+		return nil, warn, noData(query)
+	}
 	if want := resultTypeOf(query); want != model.ValNone && v.Type() != want {
 		// Prometheus answers a query with its expression's type: another is
 		// not its answer to this query (a proxy's, or a cache's).
@@ -197,6 +200,14 @@ func (c *Client) instantOnce(ctx context.Context, query string, t time.Time) (mo
 		return nil, warn, &QueryError{Reason: ReasonBadResponse, Query: query,
 			Err: fmt.Errorf("result type %s, want vector or scalar", v.Type())}
 	}
+}
+
+// noData is the error of a success answer without "data" (client_golang
+// returns no value for it: its type was read as a nil interface's, a
+// panic), which Prometheus never gives.
+func noData(query string) *QueryError {
+	return &QueryError{Reason: ReasonBadResponse, Query: query,
+		Err: errors.New(`status "success" without "data": not a Prometheus answer (a proxy's or a stub's?); want {"status":"success","data":{"resultType":...,"result":[...]}}`)}
 }
 
 // resultTypeOf is the result type Prometheus answers query with (its
@@ -377,6 +388,9 @@ func (c *Client) rangeOnce(ctx context.Context, query string, start, end time.Ti
 	v, warn, _, err := c.api.QueryRange(ctx, query, v1.Range{Start: start, End: end, Step: step}, opts...)
 	if err != nil {
 		return nil, warn, c.queryError(ctx, query, err, began)
+	}
+	if v == nil {
+		return nil, warn, noData(query)
 	}
 	m, ok := v.(model.Matrix)
 	if !ok {
