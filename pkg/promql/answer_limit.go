@@ -205,7 +205,9 @@ func (r *rangeScan) feed(p []byte) error {
 					return err
 				}
 			}
-			if d := len(r.stack); d == 4 && c == '}' && r.stack[2] == '[' && !r.hadMetric {
+			// The series object closes (its '{' opened it, and made the hash):
+			// a '}' closing another container there is no series.
+			if d := len(r.stack); d == 4 && c == '}' && r.stack[3] == '{' && r.stack[2] == '[' && !r.hadMetric {
 				r.metric.Reset()
 				r.head = r.head[:0]
 				r.hashMetric([]byte("{}"))

@@ -330,3 +330,28 @@ func TestAnswerWithoutData(t *testing.T) {
 	_, _, err = c.Range(ctx, "up", time.Unix(1000, 0), time.Unix(1060, 0), 30*time.Second)
 	check("range", err)
 }
+
+// TestRangeScanMismatchedClose: a range answer whose '}' closes a list
+// where a series object would be ({{[[""}: JSON no decoder reads) is a bad
+// response; the scan read it as a series' end and hashed labels it had
+// never set up, a panic in client_golang's reading goroutine that ended
+// the process.
+func TestRangeScanMismatchedClose(t *testing.T) {
+	for _, body := range []string{`{{[[""}""`, `{"status":"success","data":{"result":[[1}]}}`} {
+		if err := (&rangeScan{steps: 10}).feed([]byte(body)); err != nil {
+			t.Errorf("%s: scan: %v, want nothing past its bounds", body, err)
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(body))
+		}))
+		c, err := NewClient(ClientConfig{URL: srv.URL, Timeout: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := c.Range(context.Background(), "up", time.Unix(1000, 0), time.Unix(1060, 0), 30*time.Second); ReasonOf(err) != ReasonBadResponse {
+			t.Errorf("%s: range err = %v, want a bad response", body, err)
+		}
+		srv.Close()
+	}
+}
