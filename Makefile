@@ -131,12 +131,19 @@ heldout_abs = $(1)$(if $(wildcard $(firstword $(subst @, ,$(2)))),$(abspath $(2)
 heldout_trace = $(call heldout_abs,$(call heldout_prefix,$(1)),$(patsubst $(call heldout_prefix,$(1))%,%,$(1)))
 
 # Every decoder of a file a user gives (page, configuration, behavior,
-# state, trace) and the query validator, FUZZTIME each (go test runs only
-# their seed corpora). `go test -fuzz` takes one target per run.
+# state, trace, calibration, config.json), of flag values with a syntax of
+# their own (synthetic traces, sizes, --shard, --schedule windows), of
+# Prometheus's answers and of the activator's upstream bytes, and the
+# query validator, FUZZTIME each (go test runs only their seed corpora).
+# `go test -fuzz` takes one target per run.
 FUZZTIME ?= 30s
 FUZZ_TARGETS = ./pkg/scrape:FuzzRead ./pkg/config:FuzzParse ./pkg/recommend:FuzzDecodeBehavior \
 	./pkg/statefile:FuzzDecode ./pkg/serve:FuzzStoreLoad ./pkg/trace:FuzzReaders \
-	./pkg/promql:FuzzValidate ./pkg/replay:FuzzParsePolicy ./pkg/recommend:FuzzDecide
+	./pkg/promql:FuzzValidate ./pkg/replay:FuzzParsePolicy ./pkg/recommend:FuzzDecide \
+	./pkg/replica:FuzzParseHFConfig ./pkg/replica:FuzzLoadCalibration ./pkg/trace:FuzzSynthetic \
+	./cmd/recommender:FuzzFlagValues ./pkg/promql:FuzzAnswers ./pkg/promql:FuzzDecodeVector \
+	./pkg/activator:FuzzFrameScan ./pkg/activator:FuzzHealthStatus ./pkg/activator:FuzzCheckPath \
+	./pkg/recommend:FuzzSchedule ./internal/sourcekey:FuzzCanonicalURL
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
