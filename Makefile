@@ -143,7 +143,7 @@ FUZZ_TARGETS = ./pkg/scrape:FuzzRead ./pkg/config:FuzzParse ./pkg/recommend:Fuzz
 	./pkg/replica:FuzzParseHFConfig ./pkg/replica:FuzzLoadCalibration ./pkg/trace:FuzzSynthetic \
 	./cmd/recommender:FuzzFlagValues ./pkg/promql:FuzzAnswers ./pkg/promql:FuzzDecodeVector \
 	./pkg/activator:FuzzFrameScan ./pkg/activator:FuzzHealthStatus ./pkg/activator:FuzzCheckPath \
-	./pkg/recommend:FuzzSchedule ./internal/sourcekey:FuzzCanonicalURL
+	./pkg/recommend:FuzzSchedule ./internal/sourcekey:FuzzCanonicalURL ./pkg/backtest:FuzzFetch
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
