@@ -80,9 +80,6 @@ func TestRestoreAbsurdDesired(t *testing.T) {
 	if _, err := store.Load("chat"); err == nil || !strings.Contains(err.Error(), "desired: 99999999999: want 0..2147483647") {
 		t.Errorf("Load: %v, want the desired bound named", err)
 	}
-	// Load kept the refused file aside (chat.json.refused): put it back
-	// for serve's own restore.
-	writeState(t, dir, "chat", `{"version":1,"desired":99999999999,"current":-1,"state":{},"saved_at":"`+now+`"}`)
 	src := &fakeSource{} // every URL down: nothing known
 	l, m := loopWithMax(t, src, store, "8")
 	if hasDesired(m, "chat") {

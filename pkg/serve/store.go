@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/infscale/infscale/internal/atomicfile"
 	"github.com/infscale/infscale/pkg/statefile"
 )
 
@@ -122,31 +123,36 @@ const MaxStateFileSize = statefile.MaxSize
 // larger value is not from infscale: the file is refused.
 const MaxRestoredReplicas = statefile.MaxReplicas
 
-// refusedSuffix names a state file Load refused, kept beside the target's
-// file (NAME.json.refused, the last one refused) so the next save does not
-// overwrite it.
+// refusedSuffix names the copy of a state file Load refused, kept beside
+// the target's file (NAME.json.refused, the last one refused) since the
+// next save overwrites the file.
 const refusedSuffix = ".refused"
 
 // Load reads target's state (statefile.Read: a regular file of at most
 // MaxStateFileSize bytes, decoded strictly, duplicate keys refused, desired
 // outside 0..MaxRestoredReplicas and current outside -1..MaxRestoredReplicas
 // errors); nil without error when there is none, an error wrapping
-// ErrStateTooOld when it is older than MaxAge. A file it read and refused
-// is renamed NAME.json.refused (refusedSuffix; replacing an earlier one)
-// and the error says so. Errors name the file.
+// ErrStateTooOld when it is older than MaxAge. The bytes of a file it read
+// and refused are copied to NAME.json.refused (refusedSuffix; replacing an
+// earlier copy) and the error says so. Errors name the file.
 func (s *Store) Load(target string) (*Persisted, error) {
 	p, err := statefile.Read(s.path(target))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if _, refused := errors.AsType[*statefile.DecodeError](err); refused {
-		// The next save would overwrite it: keep it to inspect, or to put
-		// back under the infscale that wrote it (a newer one's file).
-		kept := s.path(target) + refusedSuffix
-		if rerr := os.Rename(s.path(target), kept); rerr != nil {
-			return nil, fmt.Errorf("%w (not kept: %v)", err, rerr)
+	if de, refused := errors.AsType[*statefile.DecodeError](err); refused {
+		// The next save overwrites it: keep it to inspect, or to put back
+		// under the infscale that wrote it (a newer one's file). A copy of
+		// the bytes refused, not a rename: the file stays where it is (a
+		// symlink stays a symlink, the saves still go through it), and a
+		// file another serve sharing the directory saved since the read is
+		// never moved away under it.
+		data, kept := de.Data, s.path(target)+refusedSuffix
+		de.Data = nil // the error outlives the copy (logged)
+		if werr := atomicfile.Write(kept, data); werr != nil {
+			return nil, fmt.Errorf("%w (no copy kept: %v)", err, werr)
 		}
-		return nil, fmt.Errorf("%w (kept as %s)", err, kept)
+		return nil, fmt.Errorf("%w (a copy kept as %s: the target's next save overwrites the file)", err, kept)
 	}
 	if err != nil {
 		return nil, err

@@ -67,7 +67,7 @@ func TestStoreRemovesStaleTemps(t *testing.T) {
 
 // TestStoreKeepsRefused: a state file Load refuses (here one a newer
 // infscale wrote: version 99) would be overwritten by the target's next
-// save; Load moves it to NAME.json.refused, says so, and the save then
+// save; Load copies it to NAME.json.refused, says so, and the save then
 // writes NAME.json beside it, leaving the kept bytes as they were. A file
 // Load cannot read at all (a directory in its place) is left where it is.
 func TestStoreKeepsRefused(t *testing.T) {
@@ -84,6 +84,9 @@ func TestStoreKeepsRefused(t *testing.T) {
 	kept := filepath.Join(dir, "chat.json.refused")
 	if p != nil || err == nil || !strings.Contains(err.Error(), "newer infscale") || !strings.Contains(err.Error(), "kept as "+kept) {
 		t.Fatalf("Load: %v, %v; want the newer-version refusal naming %s", p, err, kept)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "chat.json")); err != nil || string(b) != string(newer) {
+		t.Errorf("chat.json after Load: %q (%v), want it in place until the save", b, err)
 	}
 	if err := s.Save("chat", Persisted{Desired: 2, Current: 2, SavedAt: time.Now()}); err != nil {
 		t.Fatal(err)
@@ -106,5 +109,46 @@ func TestStoreKeepsRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "dir.json")); err != nil {
 		t.Errorf("the directory moved: %v", err)
+	}
+}
+
+// TestStoreKeepsRefusedSymlink: a target's state file that is a symlink
+// (to a file on another volume) stays one when Load refuses what it names:
+// the refused bytes are copied to NAME.json.refused and the next save
+// writes through the link, as every save before. Moving the link aside
+// left the next save a regular NAME.json in the state dir, the linked file
+// never written again.
+func TestStoreKeepsRefusedSymlink(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	s, err := NewStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, link := filepath.Join(other, "chat-state.json"), filepath.Join(dir, "chat.json")
+	bad := []byte(`{"version": 1, "desired": -5}` + "\n")
+	if err := os.WriteFile(real, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	kept := filepath.Join(dir, "chat.json.refused")
+	if _, err := s.Load("chat"); err == nil || !strings.Contains(err.Error(), "kept as "+kept) {
+		t.Fatalf("Load: %v; want a refusal naming %s", err, kept)
+	}
+	if err := s.Save("chat", Persisted{Desired: 4, Current: 4, SavedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("chat.json after Load and Save: %v (%v); want the symlink to %s", fi.Mode(), err, real)
+	}
+	if fi, err := os.Lstat(kept); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("kept %s: %v (%v); want a regular file", kept, fi.Mode(), err)
+	}
+	if b, err := os.ReadFile(kept); err != nil || string(b) != string(bad) {
+		t.Errorf("kept file %q (%v), want the refused bytes %q", b, err, bad)
+	}
+	if p, err := s.Load("chat"); err != nil || p == nil || p.Desired != 4 {
+		t.Errorf("Load after the save: %+v, %v; want desired 4 through the link", p, err)
 	}
 }

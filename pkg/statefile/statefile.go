@@ -54,7 +54,7 @@ func Read(path string) (*File, error) {
 	}
 	f, err := Decode(data, path)
 	if err != nil {
-		return nil, &DecodeError{err: err}
+		return nil, &DecodeError{err: err, Data: data}
 	}
 	return f, nil
 }
@@ -62,8 +62,12 @@ func Read(path string) (*File, error) {
 // DecodeError is Read's error for a file it read but Decode refused
 // (corrupt, written by a newer infscale, impossible values), as opposed to
 // one it could not read (missing, unreadable, not regular, too large). Its
-// text is Decode's.
-type DecodeError struct{ err error }
+// text is Decode's; Data holds the bytes Decode refused (serve keeps a copy
+// of them).
+type DecodeError struct {
+	err  error
+	Data []byte
+}
 
 func (e *DecodeError) Error() string { return e.err.Error() }
 func (e *DecodeError) Unwrap() error { return e.err }
