@@ -396,6 +396,8 @@ func TestDecideCLIStateInvalid(t *testing.T) {
 		{`{"version": 1, "desired": 8, "current": 8, "state": {"recommendations": [{"at": "1970-01-01T00:16:40Z", "replicas": 8}], "last_desired": 8, "inherited": 8}}`,
 			"state.last_at: missing, but the state holds a decision's history (recommendations, last_desired, inherited)"},
 		{`{"open_dip": {"at": "1970-01-01T00:16:40Z", "from": 3, "floor": 1}}`, "last_at: missing, but the state holds a decision's history (open_dip)"},
+		// A newer infscale's file: what to do said once, decide's way.
+		{`{"version": 2, "desired": 1, "state": {}}`, "line 1:13: version: 2: written by a newer infscale (this one reads version 1): run the infscale that wrote it\n(want the JSON infscale decide writes, see docs/recommend.md; delete the file to start fresh)"},
 	} {
 		if err := os.WriteFile(state, []byte(tc.doc), 0o644); err != nil {
 			t.Fatal(err)

@@ -150,9 +150,9 @@ func (s *Store) Load(target string) (*Persisted, error) {
 		data, kept := de.Data, s.path(target)+refusedSuffix
 		de.Data = nil // the error outlives the copy (logged)
 		if werr := atomicfile.Write(kept, data); werr != nil {
-			return nil, fmt.Errorf("%w (no copy kept: %v)", err, werr)
+			return nil, fmt.Errorf("%w; no copy of its bytes kept: %v", err, werr)
 		}
-		return nil, fmt.Errorf("%w (a copy kept as %s: the target's next save overwrites the file)", err, kept)
+		return nil, fmt.Errorf("%w; its bytes are kept as %s (the target's next save overwrites the file)", err, kept)
 	}
 	if err != nil {
 		return nil, err

@@ -85,6 +85,11 @@ func TestStoreKeepsRefused(t *testing.T) {
 	if p != nil || err == nil || !strings.Contains(err.Error(), "newer infscale") || !strings.Contains(err.Error(), "kept as "+kept) {
 		t.Fatalf("Load: %v, %v; want the newer-version refusal naming %s", p, err, kept)
 	}
+	// serve has started the target fresh: the text says what was kept,
+	// not to move the file away to start fresh (decide's advice).
+	if want := "(this one reads version 1): run the infscale that wrote it; its bytes are kept as " + kept + " (the target's next save overwrites the file)"; !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("Load: %v; want it to end %q", err, want)
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, "chat.json")); err != nil || string(b) != string(newer) {
 		t.Errorf("chat.json after Load: %q (%v), want it in place until the save", b, err)
 	}

@@ -43,8 +43,10 @@ func Decode(data []byte, name string) (*File, error) {
 	}
 	if v, ok := newerVersion(data, bare); ok {
 		// Its other keys would be reported as unknown: the version says why.
+		// Starting fresh is the caller's to say (decide: delete the file;
+		// serve starts fresh on its own).
 		return nil, w.located(name, &fieldError{path: "version", off: -1,
-			msg: fmt.Sprintf("%d: written by a newer infscale (this one reads version %d): run the infscale that wrote it, or move the file away to start fresh", v, Version)})
+			msg: fmt.Sprintf("%d: written by a newer infscale (this one reads version %d): run the infscale that wrote it", v, Version)})
 	}
 	if len(w.errs) > 0 {
 		w, _ = walk(data, typ, true) // again, for the errors' paths

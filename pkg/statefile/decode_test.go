@@ -93,7 +93,7 @@ func TestDecodeSyntaxPosition(t *testing.T) {
 // The envelope's own bounds and keys.
 func TestDecodeEnvelope(t *testing.T) {
 	for doc, want := range map[string]string{
-		`{"version":2,"desired":1,"state":{}}`:                  "line 1:12: version: 2: written by a newer infscale (this one reads version 1): run the infscale that wrote it, or move the file away to start fresh",
+		`{"version":2,"desired":1,"state":{}}`:                  "line 1:12: version: 2: written by a newer infscale (this one reads version 1): run the infscale that wrote it",
 		`{"version":0,"desired":1,"state":{}}`:                  "line 1:12: version: unknown version 0 (want 1)",
 		`{"version":1,"desired":99999999999,"state":{}}`:        "desired: 99999999999: want 0..2147483647",
 		`{"version":1,"desired":1,"current":-2,"state":{}}`:     "current: -2: want -1 (unknown) or 0..2147483647",
