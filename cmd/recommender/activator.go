@@ -232,8 +232,13 @@ func heldBytes(s string) (int64, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
 		return bytesIn(float64(n))
+	} else if errors.Is(err, strconv.ErrRange) {
+		return 0, errHeldTooLarge // a count of bytes past int64's
 	}
 	v, err := parseBytes(t)
+	if errors.Is(err, errSizeTooLarge) {
+		return 0, errHeldTooLarge
+	}
 	if err != nil || !strings.HasSuffix(t, "b") { // parseBytes reads a bare number as GB
 		if strings.HasSuffix(t, "i") { // Kubernetes' quantity (128Mi), beside the container's limit
 			return 0, fmt.Errorf("want a size such as 128MiB, 100MB or a number of bytes (Kubernetes' %s is %sB here)", strings.TrimSpace(s), strings.TrimSpace(s))
@@ -242,6 +247,10 @@ func heldBytes(s string) (int64, error) {
 	}
 	return bytesIn(v)
 }
+
+// errHeldTooLarge is heldBytes's error for a size past its type's range:
+// a size all the same, past the flag's range too.
+var errHeldTooLarge = errors.New("too large: want 1MiB to 1TiB")
 
 // heldBytesText writes n bytes as --max-held-bytes takes them: whole GiB
 // or MiB when n is a multiple (134217728: 128MiB), else bytes.

@@ -55,6 +55,10 @@ func TestActivatorInvalid(t *testing.T) {
 		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "2TiB"}, `--max-held-bytes "2TiB": 2199023255552 bytes: want 1MiB to 1TiB`},
 		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "1.5"}, `--max-held-bytes "1.5": want a size such as 128MiB`},
 		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "lots"}, `--max-held-bytes "lots": want a size such as 128MiB`},
+		// A size or byte count too large for its type is past the range,
+		// not "no size": 1e300TB passes float64 in bytes, 1e20 int64.
+		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "1e300TB"}, `--max-held-bytes "1e300TB": too large: want 1MiB to 1TiB`},
+		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "100000000000000000000"}, `--max-held-bytes "100000000000000000000": too large: want 1MiB to 1TiB`},
 		// Kubernetes' spelling of a quantity, as the container's limit
 		// beside the flag in deploy/activator is written.
 		{[]string{"--upstream", "http://chat:8000", "--max-held-bytes", "128Mi"}, `--max-held-bytes "128Mi": want a size such as 128MiB, 100MB or a number of bytes (Kubernetes' 128Mi is 128MiB here)`},

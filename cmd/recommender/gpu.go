@@ -337,10 +337,14 @@ func parseBytes(s string) (float64, error) {
 		return 0, fmt.Errorf("%q is not a size (allowed: a number >= 0 with B, kB, MB, GB, TB, KiB, MiB, GiB or TiB; bare numbers are GB)", s)
 	}
 	if math.IsInf(v*scale, 0) { // 1e300TB: finite, but not in bytes
-		return 0, fmt.Errorf("%q is too large: want a size in float64's range (at most 1.7e308 bytes), e.g. 4GB", s)
+		return 0, fmt.Errorf("%q is %w: want a size in float64's range (at most 1.7e308 bytes), e.g. 4GB", s, errSizeTooLarge)
 	}
 	return v * scale, nil
 }
+
+// errSizeTooLarge is parseBytes's error for a size whose bytes pass
+// float64, for a caller with a range of its own to name.
+var errSizeTooLarge = errors.New("too large")
 
 // GPUCmd is `infscale gpu`: what one replica can do, derived from the GPU and
 // the model. With no flags it prints docs/design.md's reference block.
