@@ -123,10 +123,21 @@ const MaxStateFileSize = statefile.MaxSize
 // larger value is not from infscale: the file is refused.
 const MaxRestoredReplicas = statefile.MaxReplicas
 
-// refusedSuffix names the copy of a state file Load refused, kept beside
-// the target's file (NAME.json.refused, the last one refused) since the
-// next save overwrites the file.
+// refusedSuffix names the copy of a state file Load (or the tuning state
+// a tune/ file) refused, kept beside the target's file (NAME.json.refused,
+// the last one refused) since the next save overwrites the file.
 const refusedSuffix = ".refused"
+
+// keepRefused copies data, the bytes of the file at path that were read
+// and refused with err, to path+refusedSuffix (replacing an earlier copy),
+// and returns err saying where they are kept, or that they are not.
+func keepRefused(path string, data []byte, err error) error {
+	kept := path + refusedSuffix
+	if werr := atomicfile.Write(kept, data); werr != nil {
+		return fmt.Errorf("%w; no copy of its bytes kept: %v", err, werr)
+	}
+	return fmt.Errorf("%w; its bytes are kept as %s (the target's next save overwrites the file)", err, kept)
+}
 
 // Load reads target's state (statefile.Read: a regular file of at most
 // MaxStateFileSize bytes, decoded strictly, duplicate keys refused, desired
@@ -147,12 +158,9 @@ func (s *Store) Load(target string) (*Persisted, error) {
 		// symlink stays a symlink, the saves still go through it), and a
 		// file another serve sharing the directory saved since the read is
 		// never moved away under it.
-		data, kept := de.Data, s.path(target)+refusedSuffix
+		data := de.Data
 		de.Data = nil // the error outlives the copy (logged)
-		if werr := atomicfile.Write(kept, data); werr != nil {
-			return nil, fmt.Errorf("%w; no copy of its bytes kept: %v", err, werr)
-		}
-		return nil, fmt.Errorf("%w; its bytes are kept as %s (the target's next save overwrites the file)", err, kept)
+		return nil, keepRefused(s.path(target), data, err)
 	}
 	if err != nil {
 		return nil, err

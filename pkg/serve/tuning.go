@@ -351,7 +351,8 @@ func (tn *Tuning) savedPath(name string) string {
 // loadSaved reads the StateDir files of the targets of ts with a tune:
 // block that tn does not know yet (first configured: at startup, or added
 // by a reload). A file that cannot be read or decoded is logged and the
-// target starts afresh.
+// target starts afresh; the bytes of one read but refused are copied to
+// NAME.json.refused (keepRefused).
 func (tn *Tuning) loadSaved(ts []*target) map[string]*tuneSaved {
 	if tn.StateDir == "" {
 		return nil
@@ -379,6 +380,11 @@ func (tn *Tuning) loadSaved(ts []*target) map[string]*tuneSaved {
 				err = fmt.Errorf("%s: not the tuning state of target %s", path, name)
 			} else if err != nil {
 				err = fmt.Errorf("%s: %w", path, err)
+			}
+			if err != nil {
+				// Read but refused: the target's next save overwrites
+				// it (a newer infscale's file after a rollback).
+				err = keepRefused(path, b, err)
 			}
 		}
 		if err != nil {

@@ -403,7 +403,8 @@ func TestTuningStateSurvivesRestart(t *testing.T) {
 }
 
 // TestTuningStateFileCorrupt: a tuning state file that does not decode
-// is logged, naming it, and the target starts without a candidate.
+// is logged, naming it and the copy of its bytes kept as NAME.json.refused,
+// and the target starts without a candidate.
 func TestTuningStateFileCorrupt(t *testing.T) {
 	state := t.TempDir()
 	path := filepath.Join(state, "tune", "chat.json")
@@ -425,8 +426,13 @@ func TestTuningStateFileCorrupt(t *testing.T) {
 	if s, p := tuneState(tn, "chat"); s != "" || p != "" {
 		t.Errorf("state %q %q, want none", s, p)
 	}
-	if !strings.Contains(log.String(), `msg="tuning state not restored; the target starts without a candidate" target=chat err="`+path+": unexpected end of JSON input") {
+	if !strings.Contains(log.String(), `msg="tuning state not restored; the target starts without a candidate" target=chat err="`+path+": unexpected end of JSON input; its bytes are kept as "+path+".refused (the target's next save overwrites the file)") {
 		t.Errorf("log %q", log.String())
+	}
+	// The next save overwrites tune/chat.json (a newer infscale's file
+	// after a rollback, as serve's state files): a copy is kept.
+	if b, err := os.ReadFile(path + ".refused"); err != nil || string(b) != `{"result": {"target": "chat"` {
+		t.Errorf("kept copy %q (%v), want the refused bytes", b, err)
 	}
 }
 
