@@ -72,9 +72,10 @@ func NewStore(dir string) (*Store, error) {
 const staleTempAge = 10 * time.Minute
 
 // tempName matches the temporary files serve writes in the state dir and
-// its tune/: a state write's .NAME.json.DIGITS.tmp (internal/atomicfile)
-// and the write check's .infscale-write-check.DIGITS.tmp.
-var tempName = regexp.MustCompile(`^\.(.+\.json|infscale-write-check)\.[0-9]+\.tmp$`)
+// its tune/: a state write's .NAME.json.DIGITS.tmp (internal/atomicfile),
+// a refused file's copy's .NAME.json.refused.DIGITS.tmp (keepRefused) and
+// the write check's .infscale-write-check.DIGITS.tmp.
+var tempName = regexp.MustCompile(`^\.(.+\.json(\.refused)?|infscale-write-check)\.[0-9]+\.tmp$`)
 
 // removeStaleTemps removes the temporary files a serve killed mid-write
 // (kill -9, the OOM killer) left behind, older than staleTempAge, in Dir

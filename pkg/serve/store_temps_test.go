@@ -23,16 +23,19 @@ func TestStoreRemovesStaleTemps(t *testing.T) {
 	}
 	old := time.Now().Add(-time.Hour)
 	files := map[string]bool{ // name: removed
-		".chat.json.3489904221.tmp":    true,
-		".a@prefill.json.17.tmp":       true,
-		".infscale-write-check.42.tmp": true,
-		"tune/.chat.json.99.tmp":       true,
-		".fresh.json.123.tmp":          false, // young: maybe another serve's write in flight
-		"chat.json":                    false,
-		".hidden.json":                 false,
-		".notes.tmp":                   false,
-		".chat.json.12x.tmp":           false,
-		"tune/chat.json":               false,
+		".chat.json.3489904221.tmp":     true,
+		".a@prefill.json.17.tmp":        true,
+		".infscale-write-check.42.tmp":  true,
+		"tune/.chat.json.99.tmp":        true,
+		".chat.json.refused.55.tmp":     true, // a refused file's copy (keepRefused)
+		"tune/.chat.json.refused.7.tmp": true,
+		"chat.json.refused":             false,
+		".fresh.json.123.tmp":           false, // young: maybe another serve's write in flight
+		"chat.json":                     false,
+		".hidden.json":                  false,
+		".notes.tmp":                    false,
+		".chat.json.12x.tmp":            false,
+		"tune/chat.json":                false,
 	}
 	for f := range files {
 		p := filepath.Join(dir, f)
