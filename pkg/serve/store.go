@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -131,8 +132,14 @@ const refusedSuffix = ".refused"
 
 // keepRefused copies data, the bytes of the file at path that were read
 // and refused with err, to path+refusedSuffix (replacing an earlier copy),
-// and returns err saying where they are kept, or that they are not.
+// and returns err saying where they are kept, or that they are not. An
+// empty file (what a power loss after an unsynced save leaves) is not
+// copied: nothing to keep, and an earlier copy (a newer infscale's file)
+// would be lost.
 func keepRefused(path string, data []byte, err error) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return err
+	}
 	kept := path + refusedSuffix
 	if werr := atomicfile.Write(kept, data); werr != nil {
 		return fmt.Errorf("%w; no copy of its bytes kept: %v", err, werr)

@@ -105,6 +105,17 @@ func TestStoreKeepsRefused(t *testing.T) {
 	if p, err := s.Load("chat"); err != nil || p == nil || p.Desired != 2 {
 		t.Errorf("Load after the save: %+v, %v; want desired 2", p, err)
 	}
+	// An empty file (a power loss after a save that was not synced) holds
+	// nothing to keep: refused, and the earlier copy stays as it was.
+	if err := os.WriteFile(filepath.Join(dir, "chat.json"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load("chat"); err == nil || !strings.Contains(err.Error(), "empty") || strings.Contains(err.Error(), "kept") {
+		t.Errorf("Load of an empty file: %v; want it refused, nothing kept", err)
+	}
+	if b, err := os.ReadFile(kept); err != nil || string(b) != string(newer) {
+		t.Errorf("kept file after an empty one was refused: %q (%v), want the newer infscale's bytes %q", b, err, newer)
+	}
 	if names, err := s.Unclaimed([]string{"chat"}); err != nil || len(names) != 0 {
 		t.Errorf("Unclaimed %v, %v: the kept file is no target's state", names, err)
 	}
