@@ -93,7 +93,8 @@ func ParseSynthetic(spec string, seed uint64) (Synthetic, error) {
 }
 
 // ParseSeconds reads a span: a plain number of seconds ("90", "1.5") or a Go
-// duration, with "d" (24 h) allowed as a leading unit ("7d", "1d12h").
+// duration, with "d" (24 h) allowed as a leading unit ("7d", "1d12h"); a
+// sign only at the front, negating the whole span ("-1d12h" is -129600).
 func ParseSeconds(v string) (float64, error) {
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -108,6 +109,9 @@ func ParseSeconds(v string) (float64, error) {
 			return 0, fmt.Errorf("%q: want seconds or a duration like 90s, 1h, 7d", v)
 		}
 		days, rest, dayPart = n, v[i+1:], true
+		if rest != "" && (rest[0] == '-' || rest[0] == '+') { // 1d-2h: one sign, at the front
+			return 0, fmt.Errorf("%q: want seconds or a duration like 90s, 1h, 7d (a sign only at the front: -1d12h)", v)
+		}
 	}
 	var d time.Duration
 	if rest != "" || !dayPart {
@@ -115,6 +119,11 @@ func ParseSeconds(v string) (float64, error) {
 		if d, err = time.ParseDuration(rest); err != nil {
 			return 0, fmt.Errorf("%q: want seconds or a duration like 90s, 1h, 7d", rest)
 		}
+	}
+	// A leading minus negates the whole span, as in Go's -1h30m: -1d12h
+	// is -36 h, not -12 h.
+	if dayPart && strings.HasPrefix(v, "-") {
+		d = -d
 	}
 	// A finite day count past 2e303 overflows to Inf seconds.
 	if s := days*86400 + d.Seconds(); !math.IsInf(s, 0) {

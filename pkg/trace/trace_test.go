@@ -720,3 +720,19 @@ func TestSpanOverflow(t *testing.T) {
 		t.Errorf("poisson,duration=11574d: %+v, %v, want 999993600 s", s, err)
 	}
 }
+
+// TestSpanSign: a sign only at the front, negating the whole span as Go's
+// durations do (-1h30m is -5400 s): -1d12h is -(86400 + 43200) = -129600,
+// not -86400 + 43200 (it read +12 h); a sign after the day part is refused.
+func TestSpanSign(t *testing.T) {
+	for v, want := range map[string]float64{"-1d12h": -129600, "-2d": -172800, "+1d1s": 86401, "-90m": -5400} {
+		if s, err := ParseSeconds(v); err != nil || s != want {
+			t.Errorf("ParseSeconds(%q) = %g, %v, want %g", v, s, err, want)
+		}
+	}
+	for _, v := range []string{"1d-2h", "1d+2h", "-1d-2h"} {
+		if s, err := ParseSeconds(v); err == nil {
+			t.Errorf("ParseSeconds(%q) = %g, want an error", v, s)
+		}
+	}
+}
