@@ -1,0 +1,5 @@
+//go:build !race
+
+package yamlbound
+
+const raceEnabled = false
