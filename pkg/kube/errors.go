@@ -12,7 +12,8 @@ import (
 // Reason classifies a Kubernetes error for infscale_query_errors_total
 // and infscale_apply_errors_total: not_found, forbidden, unauthorized,
 // conflict, timeout, scaled_by_hpa, scaled_by_scaledobject, not_leader,
-// no_scale, unavailable.
+// no_scale, bad_data (a scale answer no valid API server gives),
+// unavailable.
 func Reason(err error) string {
 	var se *ScaledError
 	switch {
@@ -24,6 +25,8 @@ func Reason(err error) string {
 		return "not_leader"
 	case errors.As(err, new(*NoScaleError)):
 		return "no_scale"
+	case errors.As(err, new(*badScaleError)):
+		return "bad_data"
 	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 		return "not_found"
 	case apierrors.IsForbidden(err):

@@ -35,25 +35,43 @@ func (c *Cluster) Scale(ctx context.Context, ref Ref) (Workload, error) {
 // from.
 func workloadOf(ref Ref, gr schema.GroupResource, s *autoscalingv1.Scale) (Workload, error) {
 	w := Workload{Ref: ref, Resource: gr, Replicas: s.Spec.Replicas, StatusReplicas: s.Status.Replicas}
-	if s.Spec.Replicas < 0 || s.Status.Replicas < 0 {
-		return Workload{}, fmt.Errorf("%s: scale spec.replicas %d, status.replicas %d: a replica count cannot be negative; the API server's answer is not trusted, no decision", ref, s.Spec.Replicas, s.Status.Replicas)
+	if err := checkCounts(ref, s); err != nil {
+		return Workload{}, err
 	}
 	if s.Status.Selector != "" {
 		sel, err := labels.Parse(s.Status.Selector)
 		if err != nil {
-			return w, fmt.Errorf("%s: scale status.selector %q: %w", ref, s.Status.Selector, err)
+			return w, &badScaleError{fmt.Errorf("%s: scale status.selector %q: %w", ref, s.Status.Selector, err)}
 		}
 		w.Selector = sel
 	}
 	return w, nil
 }
 
+// checkCounts refuses a scale whose spec.replicas or status.replicas is
+// negative (a *badScaleError).
+func checkCounts(ref Ref, s *autoscalingv1.Scale) error {
+	if s.Spec.Replicas < 0 || s.Status.Replicas < 0 {
+		return &badScaleError{fmt.Errorf("%s: scale spec.replicas %d, status.replicas %d: a replica count cannot be negative; the API server's answer is not trusted, no decision", ref, s.Spec.Replicas, s.Status.Replicas)}
+	}
+	return nil
+}
+
+// badScaleError is a scale subresource's answer that no valid API server
+// gives (a negative count, an unparsable status.selector): Reason
+// bad_data; nothing is decided from it or written over it.
+type badScaleError struct{ Err error }
+
+func (e *badScaleError) Error() string { return e.Err.Error() }
+func (e *badScaleError) Unwrap() error { return e.Err }
+
 // SetReplicas writes replicas to ref's scale subresource (spec.replicas)
 // unless it already holds them. The update carries the resourceVersion it
 // read; on a conflict (another writer between the read and the write) it
 // reads again and writes the same number (retry.RetryOnConflict's
 // backoff: 5 tries): what was decided is not re-decided. No request is
-// sent once ctx has ended (checked before each, for any client). It returns
+// sent once ctx has ended (checked before each, for any client), nor over a
+// read Scale would refuse (a negative count: *badScaleError). It returns
 // spec.replicas as last read before the write and whether it wrote.
 func (c *Cluster) SetReplicas(ctx context.Context, ref Ref, replicas int32) (from int32, wrote bool, err error) {
 	ref = c.resolve(ref)
@@ -71,6 +89,9 @@ func (c *Cluster) SetReplicas(ctx context.Context, ref Ref, replicas int32) (fro
 		s, err := sc.Get(rctx, gr, ref.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
+		}
+		if err := checkCounts(ref, s); err != nil {
+			return err // garbage: not written over
 		}
 		from, wrote = s.Spec.Replicas, false
 		if s.Spec.Replicas == replicas {

@@ -159,7 +159,7 @@ func newSeriesTable() *seriesTable {
 		queryErrors:  c("query_errors_total", "Failed or empty signal reads, by reason (timeout, unavailable, bad_response, empty, nan, ...).", "target", "reason"),
 		dedup:        c("deduplicated_series_total", "Series folded as copies of a pod's own series (two scrape jobs on one pod, an HA pair without deduplication), summed over cycles; Prometheus mode.", "target"),
 		applies:      c("replica_writes_total", "Writes of the workload's spec.replicas through its scale subresource (apply: true), one per changed decision.", "target"),
-		applyErrors:  c("apply_errors_total", "Decisions of an apply: true target not written, by reason: scaled_by_hpa, scaled_by_scaledobject (refused: another controller scales the workload), forbidden, not_found, no_scale (the kind has no scale subresource), conflict, timeout, unavailable.", "target", "reason"),
+		applyErrors:  c("apply_errors_total", "Decisions of an apply: true target not written, by reason: scaled_by_hpa, scaled_by_scaledobject (refused: another controller scales the workload), forbidden, not_found, no_scale (the kind has no scale subresource), conflict, timeout, unavailable, bad_data (the scale answered a negative count: not written over).", "target", "reason"),
 		costErrors:   c("deletion_cost_errors_total", "Scale-downs of a pod_deletion_cost target whose pod-deletion-cost patches did not all land, by the first failure's reason: forbidden (RBAC patch on pods missing, or an admission webhook refusing), unauthorized, timeout, unavailable, ...", "target", "reason"),
 		targets:      map[string]*targetSeries{},
 		pairs:        map[[2]string]*dto.LabelPair{},
