@@ -28,7 +28,9 @@ type Applier struct {
 // WriteContext is ctx bounded by this instance's leadership for a write:
 // ErrNotLeader (and a nil context) when it may not write now; with
 // LeaderUntil, ctx with that deadline (cancel releases it), whose end
-// LeadershipEnded tells from the caller's own deadline.
+// LeadershipEnded tells from the caller's own deadline. Each request of the
+// write asks the leadership again right before it is sent (fence): a
+// Lease taken by another holder ends it before that deadline.
 func (a *Applier) WriteContext(ctx context.Context) (context.Context, context.CancelFunc, error) {
 	switch {
 	case a.LeaderUntil != nil:
@@ -37,12 +39,38 @@ func (a *Applier) WriteContext(ctx context.Context) (context.Context, context.Ca
 			return nil, nil, ErrNotLeader
 		}
 		wctx, cancel := context.WithDeadlineCause(ctx, until, errLeadershipEnded)
-		return wctx, cancel, nil
-	case a.IsLeader != nil && !a.IsLeader():
-		return nil, nil, ErrNotLeader
+		return context.WithValue(wctx, fenceKey{}, func() bool { return time.Now().Before(a.LeaderUntil()) }), cancel, nil
+	case a.IsLeader != nil:
+		if !a.IsLeader() {
+			return nil, nil, ErrNotLeader
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		return context.WithValue(wctx, fenceKey{}, a.IsLeader), cancel, nil
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	return wctx, cancel, nil
+}
+
+// fenceKey is the context key of a WriteContext's leadership check.
+type fenceKey struct{}
+
+// errLeaseLost is fence's answer when the leadership ended before its
+// deadline: a renewal read the Lease naming another holder (or this
+// identity's twin).
+var errLeaseLost = fmt.Errorf("%w: the Lease was lost during the write", ErrNotLeader)
+
+// fence is checked right before each request of a write: ctx's end, or,
+// for a WriteContext, the leadership asked again, since a Lease taken by
+// another holder ends it at once, before the deadline ctx carries. A
+// request already sent may still land.
+func fence(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if leads, ok := ctx.Value(fenceKey{}).(func() bool); ok && !leads() {
+		return errLeaseLost
+	}
+	return nil
 }
 
 // errLeadershipEnded is the cause of a WriteContext that ended with the

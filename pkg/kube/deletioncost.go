@@ -115,7 +115,7 @@ func SetDeletionCosts(ctx context.Context, client kubernetes.Interface, namespac
 	ce := &CostError{Namespace: namespace, Planned: len(patches)}
 	done := 0
 	for i, c := range patches {
-		if err := ctx.Err(); err != nil {
+		if err := fence(ctx); err != nil { // ended, or the Lease lost
 			if ce.First == nil {
 				ce.First = err
 			}

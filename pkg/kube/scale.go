@@ -70,7 +70,7 @@ func (e *badScaleError) Unwrap() error { return e.Err }
 // read; on a conflict (another writer between the read and the write) it
 // reads again and writes the same number (retry.RetryOnConflict's
 // backoff: 5 tries): what was decided is not re-decided. No request is
-// sent once ctx has ended (checked before each, for any client), nor over a
+// sent once ctx has ended or its leadership was lost (fence, before each), nor over a
 // read Scale would refuse (a negative count: *badScaleError). It returns
 // spec.replicas as last read before the write and whether it wrote.
 func (c *Cluster) SetReplicas(ctx context.Context, ref Ref, replicas int32) (from int32, wrote bool, err error) {
@@ -81,8 +81,8 @@ func (c *Cluster) SetReplicas(ctx context.Context, ref Ref, replicas int32) (fro
 	}
 	sc := c.Scales.Scales(ref.Namespace)
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := ctx.Err(); err != nil {
-			return err // ended (a leadership's WriteContext): no request after
+		if err := fence(ctx); err != nil {
+			return err // ended or lost (a leadership's WriteContext): no request after
 		}
 		rctx, cancel := c.bound(ctx)
 		defer cancel()
@@ -98,7 +98,7 @@ func (c *Cluster) SetReplicas(ctx context.Context, ref Ref, replicas int32) (fro
 			return nil
 		}
 		s.Spec.Replicas = replicas
-		if err := ctx.Err(); err != nil {
+		if err := fence(ctx); err != nil {
 			return err
 		}
 		wctx, wcancel := c.bound(ctx)
