@@ -108,7 +108,8 @@ func costPatch(v int32) []byte {
 // read first). A pod gone meanwhile (NotFound) is skipped. It returns how
 // many were patched and, when some were not, a *CostError. A refusal by
 // RBAC or authentication ends the patches (the others, in the same
-// namespace, would be refused alike), as does ctx's end; a 403 of an
+// namespace, would be refused alike), as does an API server shedding load
+// (429, 503: the others would add to it) and ctx's end; a 403 of an
 // admission webhook or policy (its rule may be the pod's own) does not.
 // RBAC: pods patch in namespace.
 func SetDeletionCosts(ctx context.Context, client kubernetes.Interface, namespace string, patches []CostPatch) (int, error) {
@@ -134,7 +135,7 @@ func SetDeletionCosts(ctx context.Context, client kubernetes.Interface, namespac
 		if ce.First == nil {
 			ce.First, ce.Pod, ce.To = err, c.Pod, c.To
 		}
-		if rbacRefusal(err) || apierrors.IsUnauthorized(err) {
+		if rbacRefusal(err) || apierrors.IsUnauthorized(err) || shedding(err) {
 			ce.NotTried = len(patches) - i - 1
 			break
 		}
@@ -152,7 +153,7 @@ func SetDeletionCosts(ctx context.Context, client kubernetes.Interface, namespac
 type CostError struct {
 	Namespace string
 	// Planned patches; Failed of them failed, NotTried were not sent (after
-	// a refusal by RBAC or authentication, or ctx's end).
+	// a refusal by RBAC or authentication, a 429 or 503, or ctx's end).
 	Planned, Failed, NotTried int
 	// First is the first failure, of the patch of Pod to To ("" when it is
 	// ctx's end before any patch failed).
@@ -175,6 +176,12 @@ func (e *CostError) Error() string {
 }
 
 func (e *CostError) Unwrap() error { return e.First }
+
+// shedding reports an API server refusing requests for its load (API
+// Priority and Fairness's 429, a 503), not for the one pod.
+func shedding(err error) bool {
+	return apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err)
+}
 
 // rbacRefusal reports whether err is the API server's authorizer refusing
 // the patch ("User ... cannot patch resource \"pods\" ...": RBAC), not an

@@ -103,3 +103,25 @@ func TestSetDeletionCostsWebhookDenied(t *testing.T) {
 		t.Errorf("error %q; want 1 of 4 failed, and no RBAC rule (the webhook refused, not RBAC)", msg)
 	}
 }
+
+// TestSetDeletionCostsShedding: an API server shedding load (API Priority
+// and Fairness's 429, a 503) would refuse the other pods' patches alike:
+// the first such answer ends the cycle's patches (1 request sent of 4,
+// 3 not tried), rather than adding the others to its load every cycle.
+func TestSetDeletionCostsShedding(t *testing.T) {
+	for _, shed := range []error{
+		apierrors.NewTooManyRequests("the server has received too many requests", 1),
+		apierrors.NewServiceUnavailable("the server is currently unable to handle the request"),
+	} {
+		client := fake.NewClientset()
+		client.PrependReactor("patch", "pods", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, shed })
+		patches := []CostPatch{{Pod: "p0", To: 4}, {Pod: "p1", To: 3}, {Pod: "p2", To: 2}, {Pod: "p3", To: 1}}
+		n, err := SetDeletionCosts(context.Background(), client, "llm", patches)
+		if got := len(client.Actions()); got != 1 || n != 0 {
+			t.Errorf("%v: %d patch requests, %d patched; want 1 and 0", shed, got, n)
+		}
+		if err == nil || !strings.Contains(err.Error(), "4 of 4 pod-deletion-cost patches not made (1 failed, 3 not tried), e.g. pod llm/p0:") || Reason(err) != "unavailable" {
+			t.Errorf("err %v (reason %s); want 1 failed, 3 not tried, reason unavailable", err, Reason(err))
+		}
+	}
+}
