@@ -45,9 +45,12 @@ func (f *faultServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			{Name: "deployments", Namespaced: true, Kind: "Deployment", Verbs: []string{"get", "list", "update"}},
 			{Name: "deployments/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: []string{"get", "update"}}}})
 	case "/apis/apps/v1/namespaces/llm/deployments/chat/scale":
+		f.mu.Lock() // the test swaps them while a hung handler may still run
+		get, put := f.get, f.put
+		f.mu.Unlock()
 		if r.Method == http.MethodGet {
 			f.gets.Add(1)
-			if f.get != nil && f.get(w, r) {
+			if get != nil && get(w, r) {
 				return
 			}
 			f.mu.Lock()
@@ -57,7 +60,7 @@ func (f *faultServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.puts.Add(1)
-		if f.put != nil && f.put(w, r) {
+		if put != nil && put(w, r) {
 			return
 		}
 		var s autoscalingv1.Scale
@@ -191,8 +194,11 @@ func TestScaleFaultsOverHTTP(t *testing.T) {
 				t.Errorf("wrote %+v, %d puts", got, f.puts.Load())
 			}
 			// The first good answer: read, then written.
+			f.mu.Lock()
 			f.get, f.put = nil, nil
-			if w, err := cl.Scale(context.Background(), chatRef()); err != nil || w.Replicas != f.replicas {
+			want := f.replicas
+			f.mu.Unlock()
+			if w, err := cl.Scale(context.Background(), chatRef()); err != nil || w.Replicas != want {
 				t.Errorf("good read: %+v %v", w, err)
 			}
 			if got, err := a.Apply(context.Background(), chatRef(), 4); err != nil || !got.Wrote {
