@@ -50,12 +50,13 @@ test: tools deadcode cross test-deploy test-chart test-keda test-kube test-race
 
 # The race detector over the most concurrent packages: serve (the decision
 # loop beside the reads, /metrics, reloads, tuning workers, leader election,
-# the state dir) and the activator (held requests on many goroutines). About
+# the state dir), the activator (held requests on many goroutines) and
+# pkg/kube (the Lease elector beside the writes it fences). About
 # 4 minutes on 2 cores, 7 with a cold race build cache; cmd/recommender alone
 # takes 17 under -race, so the rest of the tree is left to a run by hand
 # (`go test -race ./...`).
 test-race: tools
-	INFSCALE_PROMETHEUS=$(CURDIR)/tools/bin/prometheus INFSCALE_PROMTOOL=$(CURDIR)/tools/bin/promtool $(GO) test -race ./pkg/serve ./pkg/activator
+	INFSCALE_PROMETHEUS=$(CURDIR)/tools/bin/prometheus INFSCALE_PROMTOOL=$(CURDIR)/tools/bin/promtool $(GO) test -race ./pkg/serve ./pkg/activator ./pkg/kube
 
 # The binary builds for a platform besides Linux (simulate, backtest and tune
 # on a laptop): a Linux-only call in an untagged file (syscall.Getrusage once)
