@@ -13,12 +13,7 @@ import (
 // leads, the other follows, and from then on never both lead at once.
 func TestElectorLeaseDeleted(t *testing.T) {
 	client := leaseAPI()
-	a, err := NewElector(client, fastLease("a"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	startElector(t, a)
-	waitFor(t, "a leads", 2*time.Second, a.IsLeader)
+	a := leading(t, client, fastLease("a"))
 	b, err := NewElector(client, fastLease("b"), nil)
 	if err != nil {
 		t.Fatal(err)

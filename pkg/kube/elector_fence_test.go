@@ -22,12 +22,7 @@ func TestElectorFencesWriteInProgress(t *testing.T) {
 	client := leaseAPI()
 	cfg := fastLease("a")
 	cfg.LeaseDuration, cfg.RenewDeadline = 20*time.Second, 10*time.Second
-	a, err := NewElector(client, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	startElector(t, a)
-	waitFor(t, "a leads", 2*time.Second, a.IsLeader)
+	a := leading(t, client, cfg)
 	leases := client.CoordinationV1().Leases("llm")
 	// The pods' API is another fake: the leases' holds its lock while a
 	// reactor runs, and the first patch takes the Lease through it.

@@ -33,6 +33,19 @@ func fastLease(id string) LeaseConfig {
 		LeaseDuration: 2 * time.Second, RenewDeadline: 600 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}
 }
 
+// leading is an Elector for cfg on client, started (stopped at the test's
+// end) and leading (it fails the test if it does not within 2 s).
+func leading(t *testing.T, client *fake.Clientset, cfg LeaseConfig) *Elector {
+	t.Helper()
+	e, err := NewElector(client, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startElector(t, e)
+	waitFor(t, cfg.Identity+" leads", 2*time.Second, e.IsLeader)
+	return e
+}
+
 // leaseAPI is a fake clientset whose Leases keep the API server's
 // optimistic concurrency, which the fake's tracker does not: an update
 // carrying a resourceVersion other than the stored one is a Conflict, and
@@ -161,12 +174,7 @@ func TestElectorStopsWithinRenewDeadline(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	a, err := NewElector(client, fastLease("a"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	startElector(t, a)
-	waitFor(t, "a leads", 2*time.Second, a.IsLeader)
+	a := leading(t, client, fastLease("a"))
 	failing.Store(true)
 	// The last successful renewal was at or before failedAt, so IsLeader
 	// must be false within 600 ms of the failures beginning (+ the 5 ms poll and scheduling).
@@ -279,12 +287,7 @@ func TestElectorStopsWhenLeaseTaken(t *testing.T) {
 	client := leaseAPI()
 	cfg := fastLease("a")
 	cfg.LeaseDuration, cfg.RenewDeadline = 20*time.Second, 10*time.Second
-	a, err := NewElector(client, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	startElector(t, a)
-	waitFor(t, "a leads", 2*time.Second, a.IsLeader)
+	a := leading(t, client, cfg)
 	leases := client.CoordinationV1().Leases("llm")
 	steal := func(holder string) {
 		t.Helper()
