@@ -237,20 +237,7 @@ func TestStuckPrometheusNothingMatches(t *testing.T) {
 		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
 	}))
 	defer srv.Close()
-	cfg, err := config.Parse([]byte(fmt.Sprintf(promConfig, srv.URL)), "prom.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := NewPrometheusSource(cfg.Prometheus)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := NewMetrics(prometheus.NewRegistry(), "test")
-	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return t0 },
-		Log: slog.New(slog.DiscardHandler)})
-	if err := l.SetConfig(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
+	l, m, _ := promLoop(t, srv, promConfig, 1, nil, slog.New(slog.DiscardHandler))
 	l.Cycle(context.Background())
 	if r := lastRecord(l, "chat"); r.Stuck != nil {
 		t.Errorf("record stuck %d, want none (the replica count is unknown)", *r.Stuck)
