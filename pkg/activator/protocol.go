@@ -177,9 +177,29 @@ type protocolTransport struct {
 
 func (t protocolTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.h2c != nil && (t.always || req.ProtoMajor == 2) {
-		return t.h2c.RoundTrip(req)
+		resp, err := t.h2c.RoundTrip(req)
+		if err != nil {
+			err = h2cError{err}
+		}
+		return resp, err
 	}
 	return t.h1.RoundTrip(req)
+}
+
+// h2cError is the error of a request sent upstream over h2c (its text
+// and chain err's), so that upstreamError can tell what it means there.
+type h2cError struct{ error }
+
+func (e h2cError) Unwrap() error { return e.error }
+
+// closedMidWrite reports a write the upstream's close cut (EPIPE, or
+// ECONNRESET on a write): over h2c, what a server that speaks HTTP/1.1
+// only does to the HTTP/2 preface (400, then close) when the close wins
+// the race with the request's frames (TestH2CToHTTP1UpstreamSaysWhy failed
+// so once in CI under -race: "write: broken pipe", no hint).
+func closedMidWrite(err error) bool {
+	op, ok := errors.AsType[*net.OpError](err)
+	return ok && op.Op == "write" && (errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET))
 }
 
 // closeConnection makes the answer to an HTTP/1.x request r the last on
@@ -217,7 +237,8 @@ const notEstablished = "client conn could not be established"
 
 // upstreamError is a failed proxied request's error for the client's 502:
 // err, with h2cHint's advice (also for notEstablished over h2c: cleartext
-// is the upstream's an http one); or, when Go's HTTP/2 transport could
+// is the upstream's an http one; and for a write an h2c request's upstream
+// cut, closedMidWrite); or, when Go's HTTP/2 transport could
 // not send again a request the upstream refused unprocessed ("cannot
 // retry err [...] after Request.Body was written; define
 // Request.GetBody"), why in the client's terms: a body streamed from the
@@ -227,6 +248,9 @@ func upstreamError(err error, cleartext bool) string {
 	msg := err.Error()
 	if cleartext && strings.Contains(msg, notEstablished) {
 		return msg + "; the upstream closed the cleartext HTTP/2 (h2c) connection before its first request: if it speaks HTTP/1.1 only, set --upstream-protocol http1 for it"
+	}
+	if _, viaH2C := errors.AsType[h2cError](err); viaH2C && closedMidWrite(err) {
+		return msg + "; the upstream closed the cleartext HTTP/2 (h2c) connection while the request was sent: if it speaks HTTP/1.1 only, set --upstream-protocol http1 for it"
 	}
 	if !strings.Contains(msg, "define Request.GetBody") {
 		return msg + h2cHint(err)

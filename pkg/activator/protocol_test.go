@@ -12,7 +12,9 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"net/url"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -486,5 +488,37 @@ func TestH2CToHTTP1UpstreamSaysWhy(t *testing.T) {
 	<-done
 	if got := log.String(); !strings.Contains(got, hint) {
 		t.Errorf("probe over h2c, log:\n%s\nwant the not-ready line to name %s", got, hint)
+	}
+}
+
+// TestH2CWriteCutSaysWhy: the other way TestH2CToHTTP1UpstreamSaysWhy's
+// HTTP/1.1-only upstream fails an h2c request: it answers the preface 400
+// and closes before the request's frames are written, and the write fails
+// "broken pipe" (or "connection reset by peer") with no HTTP/1.1 answer
+// read. Over h2c that names --upstream-protocol http1 (conditionally);
+// the same write error of an HTTP/1.1 request, or a read cut over h2c,
+// does not (the upstream may have crashed).
+func TestH2CWriteCutSaysWhy(t *testing.T) {
+	const hint = "--upstream-protocol http1"
+	cut := func(op string, errno syscall.Errno) error {
+		return &net.OpError{Op: op, Net: "tcp", Err: os.NewSyscallError(op, errno)}
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"h2c write EPIPE", h2cError{cut("write", syscall.EPIPE)}, true},
+		{"h2c write ECONNRESET", h2cError{cut("write", syscall.ECONNRESET)}, true},
+		{"HTTP/1.1 write EPIPE", cut("write", syscall.EPIPE), false},
+		{"h2c read ECONNRESET", h2cError{cut("read", syscall.ECONNRESET)}, false},
+	} {
+		msg := upstreamError(tc.err, true)
+		if strings.Contains(msg, hint) != tc.want {
+			t.Errorf("%s: %q; want the hint %v", tc.name, msg, tc.want)
+		}
+		if !strings.HasPrefix(msg, tc.err.Error()) {
+			t.Errorf("%s: %q does not start with the error %q", tc.name, msg, tc.err)
+		}
 	}
 }
