@@ -318,7 +318,7 @@ func New(cfg Config) (*Activator, error) {
 				a.upFailed.Inc()
 				// The client's body may not have been read to its end.
 				closeConnection(w, r)
-				http.Error(w, "activator: upstream: "+upstreamError(err, cfg.Upstream.Scheme == "http"), http.StatusBadGateway)
+				http.Error(w, "activator: upstream: "+upstreamError(err), http.StatusBadGateway)
 			}
 		},
 	}

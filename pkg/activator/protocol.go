@@ -236,21 +236,23 @@ func h2cHint(err error) string {
 const notEstablished = "client conn could not be established"
 
 // upstreamError is a failed proxied request's error for the client's 502:
-// err, with h2cHint's advice (also for notEstablished over h2c: cleartext
-// is the upstream's an http one; and for a write an h2c request's upstream
-// cut, closedMidWrite); or, when Go's HTTP/2 transport could
+// err, with h2cHint's advice (also, for a request sent over h2c (an
+// h2cError), for notEstablished and for a write its upstream cut,
+// closedMidWrite); or, when Go's HTTP/2 transport could
 // not send again a request the upstream refused unprocessed ("cannot
 // retry err [...] after Request.Body was written; define
 // Request.GetBody"), why in the client's terms: a body streamed from the
 // client is not kept; or, after a PROTOCOL_ERROR reset, that the upstream
 // may have processed it.
-func upstreamError(err error, cleartext bool) string {
+func upstreamError(err error) string {
 	msg := err.Error()
-	if cleartext && strings.Contains(msg, notEstablished) {
-		return msg + "; the upstream closed the cleartext HTTP/2 (h2c) connection before its first request: if it speaks HTTP/1.1 only, set --upstream-protocol http1 for it"
-	}
-	if _, viaH2C := errors.AsType[h2cError](err); viaH2C && closedMidWrite(err) {
-		return msg + "; the upstream closed the cleartext HTTP/2 (h2c) connection while the request was sent: if it speaks HTTP/1.1 only, set --upstream-protocol http1 for it"
+	if _, viaH2C := errors.AsType[h2cError](err); viaH2C {
+		switch {
+		case strings.Contains(msg, notEstablished):
+			return msg + "; the upstream closed the cleartext HTTP/2 (h2c) connection before its first request: if it speaks HTTP/1.1 only, set --upstream-protocol http1 for it"
+		case closedMidWrite(err):
+			return msg + "; the upstream closed the cleartext HTTP/2 (h2c) connection while the request was sent: if it speaks HTTP/1.1 only, set --upstream-protocol http1 for it"
+		}
 	}
 	if !strings.Contains(msg, "define Request.GetBody") {
 		return msg + h2cHint(err)

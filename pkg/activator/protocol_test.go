@@ -513,7 +513,7 @@ func TestH2CWriteCutSaysWhy(t *testing.T) {
 		{"HTTP/1.1 write EPIPE", cut("write", syscall.EPIPE), false},
 		{"h2c read ECONNRESET", h2cError{cut("read", syscall.ECONNRESET)}, false},
 	} {
-		msg := upstreamError(tc.err, true)
+		msg := upstreamError(tc.err)
 		if strings.Contains(msg, hint) != tc.want {
 			t.Errorf("%s: %q; want the hint %v", tc.name, msg, tc.want)
 		}
