@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -35,7 +36,7 @@ func Reason(err error) string {
 		return "unauthorized"
 	case apierrors.IsConflict(err):
 		return "conflict"
-	case errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || isNetTimeout(err):
+	case errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || isNetTimeout(err) || throttledPastBound(err):
 		return "timeout"
 	}
 	return "unavailable"
@@ -44,6 +45,14 @@ func Reason(err error) string {
 // ErrNotLeader is Applier.Apply's answer on an instance that does not hold
 // the lease: nothing was written, and that is not a failure.
 var ErrNotLeader = errors.New("not the leader: another instance writes")
+
+// throttledPastBound reports client-go's client-side rate limiter refusing
+// a request whose wait would pass its deadline (RequestTimeout): the
+// request was not sent within the bound, a timeout. x/time/rate gives it
+// untyped ("rate: Wait(n=1) would exceed context deadline").
+func throttledPastBound(err error) bool {
+	return strings.Contains(err.Error(), "would exceed context deadline")
+}
 
 // isNetTimeout reports an HTTP client timeout (rest.Config.Timeout) or a
 // dial timeout: a *url.Error or net.Error whose Timeout() is true.

@@ -119,6 +119,12 @@ func TestScaleFaultsOverHTTP(t *testing.T) {
 		}
 		return true
 	}
+	body := func(b string) func(http.ResponseWriter, *http.Request) bool {
+		return always(func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(b))
+		})
+	}
 	reset := func(w http.ResponseWriter, _ *http.Request) bool {
 		c, _, err := w.(http.Hijacker).Hijack()
 		if err == nil {
@@ -143,10 +149,12 @@ func TestScaleFaultsOverHTTP(t *testing.T) {
 		{name: "503 on read", get: always(func(w http.ResponseWriter) { status(w, 503, metav1.StatusReasonServiceUnavailable, "down") }), reason: "unavailable"},
 		{name: "hang on read", get: hang, reason: "timeout"},
 		{name: "reset on read", get: reset, reason: "timeout"}, // a GET is retried on EOF until the bound
-		{name: "garbage json on read", get: always(func(w http.ResponseWriter) {
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`{"kind":"Scale","apiVersion":"autoscaling/v1","spec":{"replicas":"many"}}`))
-		}), reason: "unavailable"},
+		{name: "garbage json on read", get: body(`{"kind":"Scale","apiVersion":"autoscaling/v1","spec":{"replicas":"many"}}`), reason: "bad_data"},
+		{name: "not json on read", get: body(`<html>502 from a proxy</html>`), reason: "bad_data"},
+		{name: "truncated json on read", get: body(`{"kind":"Scale","apiVersion":"autoscaling/v1","spec":{"repl`), reason: "bad_data"},
+		{name: "another kind on read", get: body(`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"chat"}}`), reason: "bad_data"},
+		{name: "no kind on read", get: body(`{"spec":{"replicas":3}}`), reason: "bad_data"},
+		{name: "garbage json on the write's read", apply: true, get: body(`{"kind":"Scale","apiVersion":"autoscaling/v1","spec":{"replicas":"many"}}`), reason: "bad_data"},
 		{name: "negative on read", get: always(func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write([]byte(`{"kind":"Scale","apiVersion":"autoscaling/v1","metadata":{"name":"chat","namespace":"llm"},"spec":{"replicas":-1},"status":{"replicas":2}}`))
@@ -209,4 +217,39 @@ func TestScaleFaultsOverHTTP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestThrottledPastTheBoundIsATimeout: a scale read the client-side rate
+// limiter would hold past the request bound is not sent, and is counted
+// as the timeout it is. At 0.2 requests/s with a burst of 20, discovery and
+// the reads use the burst; the next read waits 5 s for its token, past a
+// 500 ms bound.
+func TestThrottledPastTheBoundIsATimeout(t *testing.T) {
+	f := &faultServer{replicas: 2}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	cl, err := kube.NewCluster(&rest.Config{Host: srv.URL, QPS: 0.2, Burst: 20}, "llm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	cl.RequestTimeout = 500 * time.Millisecond
+	for i := 0; i < 25; i++ {
+		start := time.Now()
+		_, err = cl.Scale(context.Background(), chatRef())
+		if err == nil {
+			continue
+		}
+		if kube.Reason(err) != "timeout" {
+			t.Errorf("throttled read: %v, reason %q; want reason timeout", err, kube.Reason(err))
+		}
+		if took := time.Since(start); took > 2*cl.RequestTimeout {
+			t.Errorf("throttled read took %s, want within the bound", took)
+		}
+		if n := f.gets.Load(); n != int32(i) {
+			t.Errorf("%d scale GETs reached the server before read %d failed, want %d (the throttled one is not sent)", n, i, i)
+		}
+		return
+	}
+	t.Fatal("25 reads within a burst of 20: none throttled")
 }

@@ -2,18 +2,23 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/retry"
 )
 
 // Scale reads ref's scale subresource (one GET). The error names the
 // workload; apierrors.IsNotFound and IsForbidden tell a missing workload
-// and missing RBAC (Reason); a negative replica count is an error too.
+// and missing RBAC (Reason); a negative replica count and an answer that is
+// not a Scale are errors too (Reason bad_data).
 func (c *Cluster) Scale(ctx context.Context, ref Ref) (Workload, error) {
 	ref = c.resolve(ref)
 	gr, err := c.resource(ctx, ref)
@@ -24,7 +29,7 @@ func (c *Cluster) Scale(ctx context.Context, ref Ref) (Workload, error) {
 	defer cancel()
 	s, err := c.Scales.Scales(ref.Namespace).Get(rctx, gr, ref.Name, metav1.GetOptions{})
 	if err != nil {
-		return Workload{}, fmt.Errorf("%s: scale: %w", ref, err)
+		return Workload{}, fmt.Errorf("%s: scale: %w", ref, notScale(err))
 	}
 	return workloadOf(ref, gr, s)
 }
@@ -58,12 +63,32 @@ func checkCounts(ref Ref, s *autoscalingv1.Scale) error {
 }
 
 // badScaleError is a scale subresource's answer that no valid API server
-// gives (a negative count, an unparsable status.selector): Reason
+// gives (a negative count, an unparsable status.selector, a body that is
+// not a Scale): Reason
 // bad_data; nothing is decided from it or written over it.
 type badScaleError struct{ Err error }
 
 func (e *badScaleError) Error() string { return e.Err.Error() }
 func (e *badScaleError) Unwrap() error { return e.Err }
+
+// notScale returns err as a *badScaleError when it is client-go's decoder
+// refusing a 2xx answer that is not an autoscaling/v1 Scale (not JSON, a
+// count that is a string, another kind): a broken aggregated API or a proxy
+// answering for the API server. client-go gives most of these untyped, so
+// its phrasings are matched (apimachinery's serializer/json and the scale
+// client). Any other error is returned as it is.
+func notScale(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	msg := err.Error()
+	if errors.As(err, &syn) || errors.As(err, &typ) || runtime.IsNotRegisteredError(err) ||
+		runtime.IsMissingKind(err) || runtime.IsMissingVersion(err) ||
+		strings.Contains(msg, "couldn't get version/kind; json parse error") ||
+		strings.Contains(msg, "not convertible to autoscaling Scale") {
+		return &badScaleError{fmt.Errorf("the answer is not an autoscaling/v1 Scale (%w): is a proxy or an aggregated API answering for the API server? Not trusted, no decision", err)}
+	}
+	return err
+}
 
 // SetReplicas writes replicas to ref's scale subresource (spec.replicas)
 // unless it already holds them. The update carries the resourceVersion it
@@ -88,7 +113,7 @@ func (c *Cluster) SetReplicas(ctx context.Context, ref Ref, replicas int32) (fro
 		defer cancel()
 		s, err := sc.Get(rctx, gr, ref.Name, metav1.GetOptions{})
 		if err != nil {
-			return err
+			return notScale(err)
 		}
 		if err := checkCounts(ref, s); err != nil {
 			return err // garbage: not written over
@@ -104,7 +129,7 @@ func (c *Cluster) SetReplicas(ctx context.Context, ref Ref, replicas int32) (fro
 		wctx, wcancel := c.bound(ctx)
 		defer wcancel()
 		if _, err := sc.Update(wctx, gr, s, metav1.UpdateOptions{FieldManager: "infscale"}); err != nil {
-			return err
+			return notScale(err)
 		}
 		wrote = true
 		return nil
