@@ -102,3 +102,42 @@ func TestDocLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestDocFencesClosed: every fenced code block of README.md and
+// docs/**/*.md is closed, so no prose after a stray fence renders as code
+// (docs/recommend.md's last paragraph once did).
+func TestDocFencesClosed(t *testing.T) {
+	root := filepath.Join("..", "..")
+	files := []string{filepath.Join(root, "README.md")}
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, f)
+		open := 0 // line of the open fence, 0 outside a block
+		for i, line := range strings.Split(string(b), "\n") {
+			fence := strings.HasPrefix(strings.TrimLeft(line, " "), "```")
+			switch {
+			case fence && open == 0:
+				open = i + 1
+			case fence && strings.TrimSpace(line) != "```":
+				t.Errorf("%s:%d: fence %q inside the block opened at line %d: close that block first", rel, i+1, strings.TrimSpace(line), open)
+			case fence:
+				open = 0
+			}
+		}
+		if open != 0 {
+			t.Errorf("%s:%d: fenced block never closed: the rest of the page renders as code", rel, open)
+		}
+	}
+}
