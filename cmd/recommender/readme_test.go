@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -131,5 +132,79 @@ func TestReadmeLength(t *testing.T) {
 	}
 	if n := strings.Count(string(b), "\n"); n >= 300 {
 		t.Errorf("README.md has %d lines, want under 300: move the detail into docs/ and link it", n)
+	}
+}
+
+// commandRow is a row of README.md's command table: the command's name and
+// the guides its docs cell links.
+var commandRow = regexp.MustCompile("(?m)^\\| \\[`([a-z-]+)`\\]\\(docs/cli/[a-z-]+\\.md\\) \\|.*\\| (.*) \\|$")
+
+// TestFlagsDocumented: every flag `infscale CMD --help` lists is named
+// (`--flag`, or its short form `-f`) in CMD's row of README.md's command
+// table or in a guide that row links, so a flag never lives in --help
+// alone. A flag CMD shares with gpu (the replica flags) may be named in
+// docs/replica.md, one it shares with decide (the policy flags kube takes)
+// in docs/recommend.md: the guides point there for them.
+func TestFlagsDocumented(t *testing.T) {
+	root := filepath.Join("..", "..")
+	read := func(rel string) string {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	readme := read("README.md")
+	guides := map[string]string{}
+	for _, m := range commandRow.FindAllStringSubmatch(readme, -1) {
+		text := m[0]
+		for _, l := range mdLink.FindAllStringSubmatch(m[2], -1) {
+			path, _, _ := strings.Cut(l[1], "#")
+			if strings.HasSuffix(path, ".md") {
+				text += read(path)
+			}
+		}
+		guides[m[1]] = text
+	}
+	named := func(text, flag string) bool {
+		return regexp.MustCompile(regexp.QuoteMeta(flag) + `([^a-z0-9-]|$)`).MatchString(text)
+	}
+	var cli CLI
+	parser, err := newParser(&cli, &bytes.Buffer{}, &bytes.Buffer{}, func(int) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flagsOf := map[string]map[string]bool{}
+	for _, node := range parser.Model.Children {
+		flagsOf[node.Name] = map[string]bool{}
+		for _, f := range node.Flags {
+			flagsOf[node.Name][f.Name] = true
+		}
+	}
+	shared := map[string]string{"gpu": read("docs/replica.md"), "decide": read("docs/recommend.md")}
+	for _, node := range parser.Model.Children {
+		if node.Hidden {
+			continue
+		}
+		text, ok := guides[node.Name]
+		if !ok {
+			t.Errorf("%s: no row in README.md's command table", node.Name)
+			continue
+		}
+	flags:
+		for _, f := range node.Flags {
+			if f.Hidden {
+				continue
+			}
+			if named(text, "--"+f.Name) || f.Short != 0 && named(text, "`-"+string(f.Short)) {
+				continue
+			}
+			for cmd, doc := range shared {
+				if cmd != node.Name && flagsOf[cmd][f.Name] && named(doc, "--"+f.Name) {
+					continue flags
+				}
+			}
+			t.Errorf("%s --%s: named in neither README.md's row of %s nor the guides it links", node.Name, f.Name, node.Name)
+		}
 	}
 }
