@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -269,8 +270,8 @@ func TestStreamsUnbuffered(t *testing.T) {
 	}
 }
 
-// TestMetricsDocumented: every metric of the activator's registry is in
-// docs/activator.md's table.
+// TestMetricsDocumented: docs/activator.md's table lists every metric of
+// the activator's registry with its type, and nothing else.
 func TestMetricsDocumented(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "activator.md"))
 	if err != nil {
@@ -287,10 +288,25 @@ func TestMetricsDocumented(t *testing.T) {
 	if len(mfs) < 7 {
 		t.Fatalf("%d metrics gathered", len(mfs))
 	}
+	docType := map[string]string{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `(infscale_activator_[a-z_]+)` \\| ([a-z]+) \\|").FindAllStringSubmatch(string(doc), -1) {
+		docType[m[1]] = m[2]
+	}
 	for _, mf := range mfs {
-		if !strings.Contains(string(doc), "| `"+mf.GetName()+"` |") {
+		typ, ok := docType[mf.GetName()]
+		switch {
+		case !ok:
 			t.Errorf("%s is not in docs/activator.md's metric table", mf.GetName())
+		case typ != strings.ToLower(mf.GetType().String()):
+			t.Errorf("%s is a %s, docs/activator.md's table says %s", mf.GetName(), strings.ToLower(mf.GetType().String()), typ)
 		}
+		if len(mf.GetMetric()) > 0 && len(mf.GetMetric()[0].GetLabel()) > 0 {
+			t.Errorf("%s has labels, which docs/activator.md's table has no column for", mf.GetName())
+		}
+		delete(docType, mf.GetName())
+	}
+	for name := range docType {
+		t.Errorf("%s is in docs/activator.md's metric table but not exported", name)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +121,8 @@ func TestMetricsLint(t *testing.T) {
 
 // TestMetricsDocumented checks that docs/metrics.md's table, the one
 // metric table of the repository (README.md links to it and has none),
-// lists every metric the exporter registers, and nothing it does not.
+// lists every metric the exporter registers, with its type and labels,
+// and nothing it does not.
 func TestMetricsDocumented(t *testing.T) {
 	root := filepath.Join("..", "..")
 	row := "| `infscale_desired_replicas` |"
@@ -139,9 +141,21 @@ func TestMetricsDocumented(t *testing.T) {
 	if !strings.Contains(doc, row) {
 		t.Fatal("docs/metrics.md has no metric table")
 	}
+	// documented maps a row's metric to its type and labels cells: the
+	// labels are the cell's backticked names outside parentheses (the
+	// role of a P/D pool and a label's values are said within them).
 	documented := map[string]bool{}
-	for _, m := range regexp.MustCompile("(?m)^\\| `(infscale_[a-z_]+)` \\|").FindAllStringSubmatch(doc, -1) {
+	docType, docLabels := map[string]string{}, map[string]string{}
+	paren := regexp.MustCompile(`\([^)]*\)`)
+	for _, m := range regexp.MustCompile("(?m)^\\| `(infscale_[a-z_]+)` \\| ([a-z]+) \\|([^|]*)\\|").FindAllStringSubmatch(doc, -1) {
 		documented[m[1]] = true
+		docType[m[1]] = m[2]
+		var labels []string
+		for _, l := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(paren.ReplaceAllString(m[3], ""), -1) {
+			labels = append(labels, l[1])
+		}
+		sort.Strings(labels)
+		docLabels[m[1]] = strings.Join(labels, ",")
 	}
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg, "test")
@@ -171,6 +185,18 @@ func TestMetricsDocumented(t *testing.T) {
 		exported[mf.GetName()] = true
 		if !documented[mf.GetName()] {
 			t.Errorf("%s is exported but not in the metric table", mf.GetName())
+			continue
+		}
+		if typ := strings.ToLower(mf.GetType().String()); typ != docType[mf.GetName()] {
+			t.Errorf("%s is a %s, the metric table says %s", mf.GetName(), typ, docType[mf.GetName()])
+		}
+		var labels []string
+		for _, l := range mf.GetMetric()[0].GetLabel() {
+			labels = append(labels, l.GetName())
+		}
+		sort.Strings(labels)
+		if got := strings.Join(labels, ","); got != docLabels[mf.GetName()] {
+			t.Errorf("%s has labels [%s], the metric table says [%s]", mf.GetName(), got, docLabels[mf.GetName()])
 		}
 	}
 	for name := range documented {
