@@ -45,7 +45,7 @@ func mdAnchors(s string) map[string]bool {
 }
 
 // TestDocLinks: every relative link of README.md and docs/**/*.md names a
-// file or directory of the repository, and a #fragment into a markdown
+// file or directory of the repository (none outside it), and a #fragment into a markdown
 // file names one of its headings, so moving a page (docs/evaluation/)
 // cannot leave a dead link behind.
 func TestDocLinks(t *testing.T) {
@@ -83,6 +83,10 @@ func TestDocLinks(t *testing.T) {
 				dest := f
 				if path != "" {
 					dest = filepath.Join(filepath.Dir(f), filepath.FromSlash(path))
+					if r, err := filepath.Rel(root, dest); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+						t.Errorf("%s:%d: link %s: outside the repository (a clone has only the repository)", rel, i+1, target)
+						continue
+					}
 					if _, err := os.Stat(dest); err != nil {
 						t.Errorf("%s:%d: link %s: no such file", rel, i+1, target)
 						continue
