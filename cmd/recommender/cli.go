@@ -26,6 +26,7 @@ import (
 	"github.com/infscale/infscale/pkg/activator"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/kube"
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
@@ -153,7 +154,7 @@ func newParser(cli *CLI, stdout, stderr io.Writer, exit func(int)) (*kong.Kong, 
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		// From pkg/recommend, so that help and defaults follow the core.
-		kong.Vars{"version": versionLine(buildInfo()), "signals": recommend.SignalNames(), "default_max": strconv.Itoa(recommend.DefaultMax), "max_fleet_rate": strconv.Itoa(maxFleetRate), "idle_timeout": model.Duration(activator.DefaultIdleTimeout).String(), "upstream_idle_timeout": model.Duration(activator.DefaultUpstreamIdleTimeout).String(), "default_stress": defaultStressSpec},
+		kong.Vars{"version": versionLine(buildInfo()), "signals": recommend.SignalNames(), "default_max": strconv.Itoa(recommend.DefaultMax), "max_fleet_rate": strconv.Itoa(maxFleetRate), "idle_timeout": model.Duration(activator.DefaultIdleTimeout).String(), "upstream_idle_timeout": model.Duration(activator.DefaultUpstreamIdleTimeout).String(), "default_stress": defaultStressSpec, "servers": strings.Join(modelserver.Names(), ", ")},
 	}, flagMappers...)
 	return kong.New(cli, opts...)
 }

@@ -34,7 +34,7 @@ import (
 // step (docs/recommend.md).
 type DecideCmd struct {
 	Pages   []string           `arg:"" optional:"" name:"PAGE" help:"A replica's /metrics page: a file, an http(s) URL, or - for stdin; each replica once (the same URL or file named twice is an error). Running and waiting are summed over pages, KV averaged. Without a PAGE give the signals as flags (--queue, ...): with neither, decide refuses."`
-	Server  modelserver.Server `default:"auto" placeholder:"S" help:"Server profile of the pages: auto (detect), vllm, sglang, llamacpp, tgi, trtllm, triton."`
+	Server  modelserver.Server `default:"auto" placeholder:"S" help:"Server profile of the pages: auto (detect), ${servers} (default ${default})."`
 	Timeout time.Duration      `default:"10s" placeholder:"D" help:"Timeout of one URL fetch (default 10s)."`
 
 	Current *int      `placeholder:"N" help:"Replicas the workload has now, at least the number of PAGEs (each page is a running replica). Default: the number of PAGEs; without pages the previous desired in --state; else 1. At 0 no server runs: give --held, not the signals servers report (--queue, --running, --waiting, --kv, --cpu, --ttft, --queue-time are refused; at 0 from --state they are dropped with a warning)."`
@@ -90,7 +90,7 @@ type DecideCmd struct {
 type PolicyFlags struct {
 	ReplicaFlags `embed:"" group:"Replica (the demand metric's capacity)"`
 
-	Metric    []string `default:"queue" placeholder:"M" help:"Signal(s) to scale on: ${signals} (repeat or comma-separate; the largest recommendation wins)."`
+	Metric    []string `default:"queue" placeholder:"M" help:"Signal(s) to scale on: ${signals} (repeat or comma-separate; the largest recommendation wins; default ${default})."`
 	Target    []string `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), seconds or a duration such as 2s or 500ms (ttft, queuewait), utilisation of one replica (demand, e.g. 0.8). Default 4 for queue; needed for the others."`
 	Min       int      `default:"1" help:"Minimum replicas (0 enables scale to zero; queue, waiting, running or ttft only)."`
 	Max       int      `default:"${default_max}" help:"Maximum replicas (default ${default_max}, KEDA's maxReplicaCount)."`

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/tune"
 )
 
@@ -50,5 +52,33 @@ func TestQueueTargetStory(t *testing.T) {
 		if !strings.Contains(text, page) {
 			t.Errorf("%s does not point at %s", what, page)
 		}
+	}
+}
+
+// TestHelpNamesEveryServer: a --server flag that detects by default (auto:
+// parse, decide, kube) takes every profile modelserver knows, so its help
+// names each (epp was accepted but missing from all three).
+func TestHelpNamesEveryServer(t *testing.T) {
+	var cli CLI
+	parser, err := newParser(&cli, &bytes.Buffer{}, &bytes.Buffer{}, func(int) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, node := range parser.Model.Children {
+		for _, f := range node.Flags {
+			if f.Name != "server" || f.Default != "auto" {
+				continue
+			}
+			n++
+			for _, s := range modelserver.Names() {
+				if !regexp.MustCompile(`\b` + s + `\b`).MatchString(f.Help) {
+					t.Errorf("%s --server: help %q does not name %s", node.Name, f.Help, s)
+				}
+			}
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d commands with --server defaulting to auto, want parse, decide and kube", n)
 	}
 }

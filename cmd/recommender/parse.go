@@ -29,7 +29,7 @@ const (
 // and print each replica's signals (docs/parse.md).
 type ParseCmd struct {
 	Pages      []string           `arg:"" name:"PAGE" help:"A /metrics page: a file, an http(s) URL, or - for stdin. Each page once (the same URL or file named twice is an error); --interval gives rates."`
-	Server     modelserver.Server `default:"auto" placeholder:"S" help:"Server profile: auto (detect; the default), vllm, sglang, llamacpp, tgi, trtllm, triton."`
+	Server     modelserver.Server `default:"auto" placeholder:"S" help:"Server profile: auto (detect), ${servers} (default ${default})."`
 	Output     string             `short:"o" enum:"text,json" default:"text" help:"Output format: text or json."`
 	CPURequest float64            `name:"cpu-request" placeholder:"CORES" help:"The pod's CPU request in cores, to print CPU % of the request (needs two scrapes: --interval)."`
 	Interval   *time.Duration     `placeholder:"D" help:"Scrape every page twice, D apart (100ms to 1h, e.g. 15s), and print counter rates; URLs only."`

@@ -98,7 +98,7 @@ func TestCLIReference(t *testing.T) {
 	}
 }
 
-// TestHelpShowsDefaults: every flag of backtest and profile with a default
+// TestHelpShowsDefaults: every flag of every command with a default
 // shows it in --help, either as kong's --flag="value" form (no placeholder)
 // or in its help text (a placeholder hides kong's form).
 func TestHelpShowsDefaults(t *testing.T) {
@@ -108,7 +108,7 @@ func TestHelpShowsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, node := range parser.Model.Children {
-		if node.Name != "backtest" && node.Name != "profile" {
+		if node.Hidden {
 			continue
 		}
 		for _, f := range node.Flags {
