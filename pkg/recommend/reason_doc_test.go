@@ -77,3 +77,21 @@ func Reasons() []Reason {
 	}
 	return out
 }
+
+// TestMetricReasonsListed: docs/metrics.md's infscale_decision_reason row,
+// which spells the reasons out for a reader of the metric, names each one.
+func TestMetricReasonsListed(t *testing.T) {
+	b, err := os.ReadFile("../../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `infscale_decision_reason` \\|.*$").Find(b)
+	if row == nil {
+		t.Fatal("docs/metrics.md has no infscale_decision_reason row")
+	}
+	for _, r := range Reasons() {
+		if !strings.Contains(string(row), "`"+r.String()+"`") {
+			t.Errorf("docs/metrics.md's infscale_decision_reason row does not name the reason %s", r)
+		}
+	}
+}
