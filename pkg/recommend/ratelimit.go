@@ -148,6 +148,7 @@ func (p *Policy) rateLimit(st *State, desired, cur int, b bounds, now time.Time)
 		limit, text := scaleLimit(cur, st, p.Behavior.ScaleUp, now, true)
 		if limit < cur {
 			limit = cur // no further scale-up until the period's events age out
+			text += ", below the current " + itoa(cur) + ", so " + itoa(cur) + " (no scale-up until the period's scale-ups age out)"
 		}
 		allowed, reason := b.hi, b.hiReason
 		if allowed > limit {
@@ -164,6 +165,7 @@ func (p *Policy) rateLimit(st *State, desired, cur int, b bounds, now time.Time)
 		limit, text := scaleLimit(cur, st, p.Behavior.ScaleDown, now, false)
 		if limit > cur {
 			limit = cur // no further scale-down until the period's events age out
+			text += ", above the current " + itoa(cur) + ", so " + itoa(cur) + " (no scale-down until the period's scale-downs age out)"
 		}
 		allowed, reason := b.lo, b.loReason
 		if allowed < limit {
