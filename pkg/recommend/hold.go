@@ -254,7 +254,7 @@ func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch time.Du
 		return out, ""
 	}
 	held, top := out, 0 // top: the highest replica held
-	age := 0.0          // the top's release's age
+	topAge := 0.0       // the top's release's age
 	var T, cT, c0 float64
 	var n, nb int
 	// T*(k) changes only where a dip's Floor, From or Back lies: one
@@ -295,7 +295,7 @@ func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch time.Du
 			if a >= t {
 				k = out + 1
 			}
-			top, T, cT, c0, n, nb, age = k, t, ct, z, rel, back, a
+			top, T, cT, c0, n, nb, topAge = k, t, ct, z, rel, back, a
 		}
 	}
 	if quiet {
@@ -312,10 +312,13 @@ func (h *Hold) apply(st *State, rec, base, out int, now time.Time, watch time.Du
 	// The dip's age; the top's release's when it came at a later low.
 	text += "; dip from " + itoa(d.From) + " open " + num(now.Sub(d.At).Seconds()) + " s"
 	if !d.since(top).Equal(d.At) {
-		text += ", replica " + itoa(top) + " released " + num(age) + " s ago"
+		text += ", replica " + itoa(top) + " released " + num(topAge) + " s ago"
 	}
 	if held > out {
-		return held, text + " < " + num(T) + " s: hold " + itoa(held-out) + " of the " + itoa(d.From-out) + " replicas it released (" + itoa(out) + " + " + itoa(held-out) + " = " + itoa(held) + ")"
+		// Until when, as the stabilisation step says when its holder
+		// leaves the window: the top replica goes once its release is T* old.
+		return held, text + " < " + num(T) + " s: hold " + itoa(held-out) + " of the " + itoa(d.From-out) + " replicas it released (" + itoa(out) + " + " + itoa(held-out) + " = " + itoa(held) + "); replica " + itoa(top) + " held " +
+			age(time.Duration((T-topAge)*float64(time.Second))) + " more (until its release is " + num(T) + " s old)"
 	}
 	return out, text + ", no replica's threshold above it: release to " + itoa(out)
 }
