@@ -140,6 +140,15 @@ func (l *Decider) decide(d *Decision, p *Policy, r Reading, now time.Time, quiet
 			if obs.Current != hold { // said only where it differs: "(not current 4)" beside 4 read as a contradiction
 				text += fmt.Sprintf(" (not current %d)", obs.Current)
 			}
+			// This step replaces the pipeline's own no-data answer (keep
+			// its base, which is current once the last decision is older
+			// than the windows) and its bound steps: one answer, the output.
+			for i, s := range d.Steps {
+				if s.Stage == StageMissingData {
+					d.Steps = d.Steps[:i]
+					break
+				}
+			}
 			d.stage = StageMissingData
 			d.step(ReasonNoData, hold, text)
 		}
