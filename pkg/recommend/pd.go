@@ -159,15 +159,25 @@ func Bound(dp, dd *Decision, lp, ld *Decider, p *Pair, r PairReading) PairBound 
 			return
 		}
 		from := d.Desired
+		text := "pair: " + why() + " = " + itoa(floor)
+		if floor > p.Max {
+			text += ", within max " + itoa(p.Max)
+		}
+		if min(floor, p.Max) <= from {
+			// Already at max: the bound changes nothing, so it is
+			// explained, unlabelled, and the role's own reason stays.
+			step := Step{Stage: StageLimits, Value: from, Text: text + ": keeps " + itoa(from)}
+			if !d.quiet {
+				d.Steps = append(d.Steps, step)
+			}
+			l.last.pair = &step
+			return
+		}
 		d.Desired = max(d.Desired, min(floor, p.Max))
 		l.Desired, l.HasDesired = d.Desired, true
 		// The reason and a step say what set the count (the role's own
 		// steps end at from); Explain adds the same step.
 		d.Reason = ReasonPair
-		text := "pair: " + why() + " = " + itoa(floor)
-		if floor > p.Max {
-			text += ", within max " + itoa(p.Max)
-		}
 		text += ": raised from " + itoa(from) + " to " + itoa(d.Desired)
 		step := Step{Stage: StageLimits, Reason: ReasonPair, Value: d.Desired, Text: text}
 		if !d.quiet {
