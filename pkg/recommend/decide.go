@@ -150,9 +150,15 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 			p.finish(d, st, 0, ReasonIdleToZero, "no requests held at zero replicas: stay at 0", now)
 			return
 		case active:
+			// Labelled when it sets the count (on a tie too: it lifts the
+			// target from zero); a metric asking for more keeps its reason.
 			n, text := p.activation(obs)
-			rec, reason = max(rec, n), ReasonActivate
-			d.step(reason, rec, text)
+			if n >= rec {
+				rec, reason = n, ReasonActivate
+				d.step(reason, rec, text)
+			} else {
+				d.step(0, rec, text+": not above the present "+itoa(rec))
+			}
 		}
 	}
 
