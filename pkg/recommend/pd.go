@@ -163,10 +163,17 @@ func Bound(dp, dd *Decision, lp, ld *Decider, p *Pair, r PairReading) PairBound 
 		if floor > p.Max {
 			text += ", within max " + itoa(p.Max)
 		}
+		// The reason and a step say what set the count (the role's own
+		// steps end at from); Explain adds the same step. A floor above
+		// max is bound by max (TooManyReplicas, as a metric's would be),
+		// also when the role is at max already and nothing changes.
+		reason := ReasonPair
+		if floor > p.Max {
+			reason = ReasonMax
+		}
+		d.Reason = reason
 		if min(floor, p.Max) <= from {
-			// Already at max: the bound changes nothing, so it is
-			// explained, unlabelled, and the role's own reason stays.
-			step := Step{Stage: StageLimits, Value: from, Text: text + ": keeps " + itoa(from)}
+			step := Step{Stage: StageLimits, Reason: reason, Value: from, Text: text + ": keeps " + itoa(from)}
 			if !d.quiet {
 				d.Steps = append(d.Steps, step)
 			}
@@ -175,11 +182,8 @@ func Bound(dp, dd *Decision, lp, ld *Decider, p *Pair, r PairReading) PairBound 
 		}
 		d.Desired = max(d.Desired, min(floor, p.Max))
 		l.Desired, l.HasDesired = d.Desired, true
-		// The reason and a step say what set the count (the role's own
-		// steps end at from); Explain adds the same step.
-		d.Reason = ReasonPair
 		text += ": raised from " + itoa(from) + " to " + itoa(d.Desired)
-		step := Step{Stage: StageLimits, Reason: ReasonPair, Value: d.Desired, Text: text}
+		step := Step{Stage: StageLimits, Reason: reason, Value: d.Desired, Text: text}
 		if !d.quiet {
 			d.Steps = append(d.Steps, step)
 		}

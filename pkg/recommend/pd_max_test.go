@@ -7,12 +7,13 @@ import (
 )
 
 // TestPairBoundAtMaxChangesNothing: the ratio bound that asks a pool for
-// more than its max, already at its max, changes nothing, so it is not the
-// reason and no step says "raised from 1 to 1". The setup of
+// more than its max, already at its max, changes nothing: no step says
+// "raised from 1 to 1" under reason pair; what sets the count is the max
+// (TooManyReplicas, as the metrics' own recommendation above max is, and
+// what InfscaleDesiredPinnedAtMax alerts on). The setup of
 // TestPairDeciderRaisesDecodeToPrefillDemand (decode floor 2 from the
-// prefill pool's 50 req/s) with the decode pool's max 1: the decode pool
-// keeps its 1 for its own reason; its last step explains the bound
-// unlabelled: 2, within max 1, keeps 1.
+// prefill pool's 50 req/s) with the decode pool's max 1: 2, within max 1,
+// keeps 1.
 func TestPairBoundAtMaxChangesNothing(t *testing.T) {
 	pp := &Policy{Min: 1, Max: 20, Metrics: []Metric{{Signal: SignalDemand, Target: 0.9}}, Capacity: &pdCap}
 	dp := &Policy{Min: 1, Max: 1, Metrics: []Metric{{Signal: SignalDemand, Target: 0.9}}, Capacity: pdCap.ForRole(RoleDecode)}
@@ -35,13 +36,46 @@ func TestPairBoundAtMaxChangesNothing(t *testing.T) {
 	if b.DecodeFloor != 2 || ddd.Desired != 1 {
 		t.Fatalf("decode floor %d, decode %d; want floor 2, decode 1 (its max)", b.DecodeFloor, ddd.Desired)
 	}
-	if ddd.Reason == ReasonPair {
-		t.Errorf("decode reason pair, but the bound changed nothing (1 at max 1)\n%s", stepsText(ddd))
+	if ddd.Reason != ReasonMax {
+		t.Errorf("decode reason %v, want TooManyReplicas: the bound asks 2, max 1\n%s", ddd.Reason, stepsText(ddd))
 	}
 	for name, steps := range map[string][]Step{"Decide": ddd.Steps, "Explain": l.Decode.Explain()} {
 		last := steps[len(steps)-1]
-		if last.Reason != 0 || last.Value != 1 || !strings.HasSuffix(last.Text, "= 2, within max 1: keeps 1") {
-			t.Errorf("%s: last step %+v; want the bound unlabelled: = 2, within max 1: keeps 1", name, last)
+		if last.Reason != ReasonMax || last.Value != 1 || !strings.HasSuffix(last.Text, "= 2, within max 1: keeps 1") {
+			t.Errorf("%s: last step %+v; want the bound, TooManyReplicas: = 2, within max 1: keeps 1", name, last)
 		}
+	}
+}
+
+// TestPairBoundAboveMaxIsTooManyReplicas: a bound above the role's max
+// raises it to max, and the max is what sets the count. Prefill 100 req/s
+// on 5: work 100 × 0.1001707571 = 10.017 replicas, × ratio 0.1824662 =
+// 1.8278 decode replicas busy / 0.9 = 2.03: floor 3; the decode pool
+// (alone 1) with max 2 is raised from 1 to 2, reason TooManyReplicas.
+func TestPairBoundAboveMaxIsTooManyReplicas(t *testing.T) {
+	pp := &Policy{Min: 1, Max: 20, Metrics: []Metric{{Signal: SignalDemand, Target: 0.9}}, Capacity: &pdCap}
+	dp := &Policy{Min: 1, Max: 2, Metrics: []Metric{{Signal: SignalDemand, Target: 0.9}}, Capacity: pdCap.ForRole(RoleDecode)}
+	for _, p := range []*Policy{pp, dp} {
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	op := Unknown()
+	op.Current, op.Reporting, op.Running, op.Waiting = 5, 5, 10, 0
+	op.ArrivalRate, op.MeanPrompt, op.MeanOutput = 100, 1000, 1
+	od := Unknown()
+	od.Current, od.Reporting, od.Running, od.Waiting = 1, 1, 0, 0
+	od.ArrivalRate, od.MeanPrompt, od.MeanOutput = 0, 1000, 100
+	var l PairDecider
+	var dpd, ddd Decision
+	b := l.Decide(&dpd, &ddd, &Pair{Prefill: pp, Decode: dp}, PairReading{
+		Prefill: Reading{Obs: op, CurrentKnown: true}, Decode: Reading{Obs: od, CurrentKnown: true},
+	}, time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC))
+	if b.DecodeFloor != 3 || ddd.Desired != 2 || ddd.Reason != ReasonMax {
+		t.Fatalf("decode floor %d, decode %d (%v); want floor 3, decode 2 (TooManyReplicas)\n%s", b.DecodeFloor, ddd.Desired, ddd.Reason, stepsText(ddd))
+	}
+	last := ddd.Steps[len(ddd.Steps)-1]
+	if last.Reason != ReasonMax || last.Value != 2 || !strings.HasSuffix(last.Text, "= 3, within max 2: raised from 1 to 2") {
+		t.Errorf("last step %+v; want the bound, TooManyReplicas: = 3, within max 2: raised from 1 to 2", last)
 	}
 }
