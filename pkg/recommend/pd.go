@@ -172,17 +172,13 @@ func Bound(dp, dd *Decision, lp, ld *Decider, p *Pair, r PairReading) PairBound 
 			reason = ReasonMax
 		}
 		d.Reason = reason
-		if min(floor, p.Max) <= from {
-			step := Step{Stage: StageLimits, Reason: reason, Value: from, Text: text + ": keeps " + itoa(from)}
-			if !d.quiet {
-				d.Steps = append(d.Steps, step)
-			}
-			l.last.pair = &step
-			return
-		}
 		d.Desired = max(d.Desired, min(floor, p.Max))
 		l.Desired, l.HasDesired = d.Desired, true
-		text += ": raised from " + itoa(from) + " to " + itoa(d.Desired)
+		if d.Desired == from {
+			text += ": keeps " + itoa(from)
+		} else {
+			text += ": raised from " + itoa(from) + " to " + itoa(d.Desired)
+		}
 		step := Step{Stage: StageLimits, Reason: reason, Value: d.Desired, Text: text}
 		if !d.quiet {
 			d.Steps = append(d.Steps, step)
