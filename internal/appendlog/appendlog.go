@@ -38,8 +38,9 @@ const closeWait = time.Second
 // Open opens path for appending (created with mode 0644 when absent).
 // Errors name path and say what to do: "PATH: is a directory; ..."
 // (ErrDirectory), "PATH: a named pipe with no reader ...; ..."
-// (ErrNoReader), else os.OpenFile's error as is. The result is the
-// *os.File itself for a regular file; for anything else a writer whose
+// (ErrNoReader), else os.OpenFile's error as is. The result writes a
+// regular file as each line comes, a line the disk cuts short taken back
+// (wholeLines); anything else goes to a writer whose
 // Write never blocks (ErrBehind when its queue is full, or the error of an
 // earlier background write, reported once) and whose Close returns within
 // about a second even when the reader has stalled.
@@ -60,12 +61,48 @@ func Open(path string) (io.WriteCloser, error) {
 		return nil, err
 	}
 	if fi.Mode().IsRegular() {
-		return f, nil
+		return &wholeLines{f: f}, nil
 	}
 	w := &asyncWriter{f: f, lines: make(chan []byte, Queue), done: make(chan struct{})}
 	go w.run()
 	return w, nil
 }
+
+// wholeLines appends each Write (one line) to a regular file. A write
+// the disk cuts short (ENOSPC, EFBIG: some bytes of the line written, then
+// the error) is taken back by truncating the file to its size before it,
+// so the log holds whole lines only: left there, the cut line's head
+// would run into the next line written once there is room, spoiling both.
+// When the truncate fails too, the next write first ends the cut line.
+type wholeLines struct {
+	mu   sync.Mutex
+	f    *os.File
+	torn bool // a cut line that could not be taken back ends the file
+}
+
+func (w *wholeLines) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.torn {
+		if _, err := w.f.Write([]byte{'\n'}); err != nil {
+			return 0, err
+		}
+		w.torn = false
+	}
+	n, err := w.f.Write(p)
+	if err == nil || n == 0 {
+		return n, err
+	}
+	if fi, serr := w.f.Stat(); serr == nil && fi.Size() >= int64(n) {
+		if w.f.Truncate(fi.Size()-int64(n)) == nil {
+			return 0, err
+		}
+	}
+	w.torn = true
+	return n, err
+}
+
+func (w *wholeLines) Close() error { return w.f.Close() }
 
 // asyncWriter writes lines to f from its own goroutine.
 type asyncWriter struct {

@@ -23,8 +23,8 @@ func TestRegularFileAppends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := w.(*os.File); !ok {
-		t.Errorf("a regular file: got %T, want *os.File (written as each line comes)", w)
+	if _, ok := w.(*wholeLines); !ok {
+		t.Errorf("a regular file: got %T, want *wholeLines (written as each line comes)", w)
 	}
 	for _, l := range []string{"a\n", "b\n"} {
 		if _, err := w.Write([]byte(l)); err != nil {

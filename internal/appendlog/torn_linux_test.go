@@ -1,0 +1,68 @@
+//go:build linux
+
+package appendlog
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// A line the disk cuts short (ENOSPC on a full disk; here EFBIG from a file
+// size limit, which cuts a write the same way: some bytes written, then the
+// error) is taken back, so the log holds whole lines only: the next line,
+// once there is room, is not glued to the cut one's head (a full disk left
+// the audit log with a torn JSON line that swallowed the next decision's).
+// The limit is set in a child process: it binds every file the process
+// writes.
+func TestCutLineTakenBack(t *testing.T) {
+	if path := os.Getenv("APPENDLOG_TORN_CHILD"); path != "" {
+		tornChild(path)
+		return
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCutLineTakenBack$")
+	cmd.Env = append(os.Environ(), "APPENDLOG_TORN_CHILD="+path)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// line 1 (8 bytes) fits the 12-byte limit, line 2 is cut after 4 of
+	// its bytes, line 3 is written after the limit is lifted.
+	if got, want := string(b), "line-1.\nline-3.\n"; got != want {
+		t.Errorf("file = %q, want %q (the cut line taken back)", got, want)
+	}
+}
+
+func tornChild(path string) {
+	w, err := Open(path)
+	if err != nil {
+		panic(err)
+	}
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		panic(err)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 12, Max: old.Max}); err != nil {
+		panic(err)
+	}
+	_, err1 := w.Write([]byte("line-1.\n"))
+	_, err2 := w.Write([]byte("line-2.\n"))
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		panic(err)
+	}
+	if err1 != nil || err2 == nil {
+		panic("line 1 should fit and line 2 fail")
+	}
+	if _, err := w.Write([]byte("line-3.\n")); err != nil {
+		panic(err)
+	}
+	if err := w.Close(); err != nil {
+		panic(err)
+	}
+}
