@@ -97,6 +97,9 @@ func (c *SynthWeekCmd) Run(e *env) error {
 	// 54h blocks: a week in a few blocks rather than 84 two-hour ones.
 	cmd := exec.CommandContext(e.ctx, promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", "--max-block-duration=54h", om, blocks)
 	cmd.WaitDelay = 5 * time.Second // a child still holding its output does not hold the command
+	// promtool's own temporary directory (head*) goes in tmp, removed with
+	// it: an interrupt kills promtool before it removes the directory.
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if e.ctx.Err() != nil {

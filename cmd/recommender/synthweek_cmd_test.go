@@ -84,3 +84,49 @@ func TestSynthWeekBeforeEpoch(t *testing.T) {
 		t.Errorf("--data %s: %v, want nothing created", dir, err)
 	}
 }
+
+// TestSynthWeekInterruptLeavesNoTemp: an interrupt while promtool runs
+// kills it, so the temporary directory it makes (promtool tsdb
+// create-blocks-from makes a "head*" directory in $TMPDIR and removes it
+// only when it finishes) would be left in $TMPDIR, one per interrupted run.
+// promtool runs with TMPDIR inside synth-week's own temporary directory,
+// removed with it. The fake promtool makes its directory and waits.
+func TestSynthWeekInterruptLeavesNoTemp(t *testing.T) {
+	dir := t.TempDir()
+	tmpdir := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmpdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmpdir)
+	started := filepath.Join(dir, "started")
+	fake := filepath.Join(dir, "promtool")
+	script := "#!/bin/sh\nmkdir \"${TMPDIR:-/tmp}/head123\" && touch " + started + " && exec sleep 30\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	var out, errb bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"synth-week", "--data", filepath.Join(dir, "data"), "--promtool", fake, "--days", "1", "--scrape", "2m"}, strings.NewReader(""), &out, &errb)
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the fake promtool did not start")
+		}
+	}
+	cancel()
+	if code := <-done; code != exitInterrupted {
+		t.Fatalf("exit %d, stderr %q; want 130", code, errb.String())
+	}
+	if left, _ := os.ReadDir(tmpdir); len(left) != 0 {
+		t.Errorf("$TMPDIR holds %v after the interrupt; want nothing left", left)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".data.*")); len(left) != 0 {
+		t.Errorf("left beside --data: %v", left)
+	}
+}
