@@ -214,6 +214,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// as Go's flag package and kubectl do: wrappers append overrides.
 		if f := emptyFlag(kctx); f != nil {
 			err = invalidf("--%s is given an empty value: give one, or leave the flag out for its default (an unset shell variable?)", f.Name)
+		} else if f := dashFlag(kctx); f != nil {
+			hint := ""
+			if f.Name == "audit-log" {
+				hint = "; /dev/stdout appends the lines to stdout"
+			}
+			err = invalidf("--%s -: want a file name; \"-\" is not stdout or stdin here (a file named - is ./-)%s", f.Name, hint)
 		}
 	}
 	warnDeprecated(sp, stderr)

@@ -307,3 +307,28 @@ func (f *fraction) Decode(ctx *kong.DecodeContext) error {
 	*f = fraction(v)
 	return nil
 }
+
+// dashFlag is the first flag of kctx's command line that names a file or
+// directory (type:"path", or a FILE, DIR or PATH placeholder) and is given
+// "-": read as stdout or stdin by an operator, it was taken as a file named
+// "-" in the working directory. No such flag reads or writes a stream (a
+// page argument's "-" is stdin: arguments are not flags).
+func dashFlag(kctx *kong.Context) *kong.Flag {
+	for _, p := range kctx.Path {
+		f := p.Flag
+		if f == nil || f.IsSlice() || f.IsMap() || f.IsBool() {
+			continue
+		}
+		if f.Tag.Type != "path" && f.PlaceHolder != "FILE" && f.PlaceHolder != "DIR" && f.PlaceHolder != "PATH" {
+			continue
+		}
+		v := f.Target
+		for v.Kind() == reflect.Pointer && !v.IsNil() {
+			v = v.Elem()
+		}
+		if v.Kind() == reflect.String && v.String() == "-" {
+			return f
+		}
+	}
+	return nil
+}
