@@ -64,6 +64,7 @@ const (
 // and the upgraded connections (WebSockets) finish; WebSockets still open
 // in the bound's last UpgradeCloseGrace are closed with 1001 going away.
 func (c *ActivatorCmd) Run(e *env) error {
+	survivePipes()
 	if err := config.CheckListen(c.Listen); err != nil {
 		return invalidf("--listen %q: %v", c.Listen, err)
 	}

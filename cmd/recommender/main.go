@@ -31,3 +31,13 @@ func main() {
 	stop()
 	os.Exit(code)
 }
+
+// survivePipes makes a write to a pipe with no reader fail (EPIPE) rather
+// than end the process: for the daemons (serve, the activator), whose log
+// on stderr may go to a shipper or journald that restarts. Go's default
+// kills the process at its next log line after that (SIGPIPE, exit 141:
+// no graceful shutdown, no state written, the Lease not released); systemd
+// starts its services with SIGPIPE ignored for the same reason. The
+// one-shot commands keep the default (`infscale simulate | head` ends
+// quietly).
+func survivePipes() { signal.Ignore(syscall.SIGPIPE) }

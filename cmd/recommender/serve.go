@@ -120,6 +120,7 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 	if c.Config == "" {
 		return invalidf("--config is required (or --demo for the quickstart)")
 	}
+	survivePipes()
 	cfg, err := loadConfig(c.Config)
 	if err != nil {
 		return err
