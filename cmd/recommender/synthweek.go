@@ -2,11 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/infscale/infscale/pkg/synthweek"
@@ -92,7 +95,11 @@ func (c *SynthWeekCmd) Run(e *env) error {
 	}
 	truth, err := writeOpenMetrics(om, cfg)
 	if err != nil {
-		return fmt.Errorf("synth-week: %w", err)
+		flag, dest := "data", c.Data
+		if c.OpenMetrics != "" {
+			flag, dest = "openmetrics", c.OpenMetrics
+		}
+		return fmt.Errorf("synth-week: --%s %s: %w%s", flag, dest, err, noSpaceHint(err, nil, c.Days, c.Scrape))
 	}
 	// 54h blocks: a week in a few blocks rather than 84 two-hour ones.
 	cmd := exec.CommandContext(e.ctx, promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", "--max-block-duration=54h", om, blocks)
@@ -105,7 +112,7 @@ func (c *SynthWeekCmd) Run(e *env) error {
 		if e.ctx.Err() != nil {
 			return e.ctx.Err()
 		}
-		return fmt.Errorf("synth-week: %s tsdb create-blocks-from openmetrics: %v\n%s", promtool, err, out)
+		return fmt.Errorf("synth-week: --data %s: %s tsdb create-blocks-from openmetrics: %v%s\n%s", c.Data, promtool, err, noSpaceHint(err, out, c.Days, c.Scrape), out)
 	}
 	if !hasTSDBBlock(blocks) {
 		return invalidf("--promtool %s: exited 0 but wrote no TSDB block (a directory with meta.json) in %s; is it Prometheus's promtool? (make tools builds tools/bin/promtool)", c.Promtool, c.Data)
@@ -134,6 +141,20 @@ Serve it and try backtest and profile on it:
 `, c.Days, truth.Start.Format(time.RFC3339), truth.End.Format(time.RFC3339), truth.Scrape, "llm", "chat", c.Data,
 		truth.Requests, truth.PeakHour, truth.WeekendFactor, weekEvents(truth), c.Data)
 	return nil
+}
+
+// noSpaceHint says what to do when err (or promtool's output) is a full
+// disk, a quota or a file size limit, else "". The size is measured on the
+// 7-day week at a 60 s scrape: 119 MB of OpenMetrics and 4.3 MB of blocks,
+// both beside their destination until renamed into place; it grows with
+// days and with the scrape rate.
+func noSpaceHint(err error, out []byte, days int, scrape time.Duration) string {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG) ||
+		bytes.Contains(out, []byte("no space left on device")) || bytes.Contains(out, []byte("file too large")) {
+		mb := math.Ceil(18 * float64(days) * float64(time.Minute) / float64(scrape))
+		return fmt.Sprintf("; %d days at a %s scrape take about %.0f MB while written (the OpenMetrics text, then the blocks, beside --data and --openmetrics): free that much there, or give them a file system with room", days, shortDuration(scrape), mb)
+	}
+	return ""
 }
 
 // writeOpenMetrics writes the synthetic week cfg describes to path.
