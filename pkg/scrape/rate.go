@@ -49,6 +49,11 @@ func (r Rates) CPUPercent(requestedCores float64) float64 {
 	return 100 * r.CPUCores / requestedCores
 }
 
+// clockSlack is how much further than the monotonic clock the wall clock
+// may move between two scrapes before Rate gives no rate (NTP slews both
+// alike; a step or a suspend moves the wall clock alone).
+const clockSlack = time.Second
+
 // Rate computes counter rates between prev and cur, two scrapes of one
 // source (prev may be nil: no baseline, all NaN).
 //
@@ -66,8 +71,13 @@ func Rate(prev, cur *Page) Rates {
 	if prev == nil || cur == nil || prev.Source != cur.Source || prev.Time.IsZero() || cur.Time.IsZero() {
 		return r
 	}
-	dt := cur.Time.Sub(prev.Time)
-	if dt <= 0 {
+	dt := cur.Time.Sub(prev.Time) // monotonic when both have a reading
+	if dt <= 0 || cur.Time.Round(0).Sub(prev.Time.Round(0))-dt > clockSlack {
+		// The wall clock moved further than the monotonic one: serve's
+		// machine was suspended (CLOCK_MONOTONIC stops, the wall clock
+		// is set on resume) or the clock stepped forward. Over which
+		// span the counters grew is unknown: no rate (dividing by the
+		// monotonic span read a 10 min suspend as a 41x surge).
 		return r
 	}
 	if OtherProcess(prev.Time, prev.ProcessStart, cur.ProcessStart) {
