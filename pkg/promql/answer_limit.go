@@ -239,8 +239,12 @@ var ErrAnswerTooLarge = errors.New("answer too large")
 // notes a 429's or 503's Retry-After in the request context's retryAfter,
 // if any (client_golang's errors do not keep the headers), and an answer
 // VictoriaMetrics marked partial in the context's partialMark, if any
-// (client_golang does not read that key).
-type limitAnswers struct{ rt http.RoundTripper }
+// (client_golang does not read that key). It notes each answer's Date
+// in clock, if not nil (Client.ServerClock).
+type limitAnswers struct {
+	rt    http.RoundTripper
+	clock *serverClock
+}
 
 // retryAfterKey is the context key of a request's *retryAfter.
 type retryAfterKey struct{}
@@ -288,6 +292,7 @@ func (l limitAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
+	l.clock.note(resp.Header)
 	if ra, ok := req.Context().Value(retryAfterKey{}).(*retryAfter); ok &&
 		(resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
 		ra.set(resp.Header.Get("Retry-After"), time.Now())

@@ -49,6 +49,9 @@ type Client struct {
 	// refused after it is the server restarting, not a wrong address.
 	// Shared with the clients ForHistory makes (one server).
 	answered *atomic.Bool
+	// clock is the server's clock offset (ServerClock), shared with the
+	// clients ForHistory makes.
+	clock *serverClock
 }
 
 // ClientConfig configures NewClient.
@@ -84,6 +87,10 @@ type ClientConfig struct {
 	// (3.4 GB of RSS) at its start. ForHistory's clients read up to
 	// MaxRangeAnswerBytes.
 	MaxRangeAnswerBytes int64
+	// Now is the clock the server's answers' Date headers are compared
+	// with (ServerClock); nil: time.Now. Tests fake a clock off the
+	// server's with it.
+	Now func() time.Time
 }
 
 // HistoryTimeout and HistoryRetries are the per-query timeout and the
@@ -106,7 +113,7 @@ const (
 // is shared (a connection refused after an answer to either is a
 // restart, asked again).
 func (c *Client) ForHistory(timeout time.Duration, retries int) *Client {
-	return &Client{api: c.api, http: c.http, hc: c.hc, timeout: timeout, retries: max(retries, 0), onRetry: c.onRetry, answered: c.answered, rangeMax: MaxRangeAnswerBytes}
+	return &Client{api: c.api, http: c.http, hc: c.hc, timeout: timeout, retries: max(retries, 0), onRetry: c.onRetry, answered: c.answered, clock: c.clock, rangeMax: MaxRangeAnswerBytes}
 }
 
 // NewClient returns a Client for cfg. Errors: an unparsable URL.
@@ -115,7 +122,11 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if rt == nil {
 		rt = api.DefaultRoundTripper
 	}
-	hc := &http.Client{Transport: limitAnswers{rt}}
+	clock := &serverClock{now: cfg.Now}
+	if clock.now == nil {
+		clock.now = time.Now
+	}
+	hc := &http.Client{Transport: limitAnswers{rt: rt, clock: clock}}
 	c, err := api.NewClient(api.Config{Address: cfg.URL, Client: hc})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus url %q: %w", cfg.URL, err)
@@ -124,7 +135,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if rangeMax <= 0 {
 		rangeMax = MaxRangeAnswerBytes
 	}
-	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout, retries: max(cfg.Retries, 0), onRetry: cfg.OnRetry, answered: new(atomic.Bool), rangeMax: rangeMax}, nil
+	return &Client{api: v1.NewAPI(c), http: c, hc: hc, timeout: cfg.Timeout, retries: max(cfg.Retries, 0), onRetry: cfg.OnRetry, answered: new(atomic.Bool), clock: clock, rangeMax: rangeMax}, nil
 }
 
 func (c *Client) context(ctx context.Context) (context.Context, context.CancelFunc, []v1.Option) {

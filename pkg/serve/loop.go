@@ -506,6 +506,7 @@ func (l *Loop) Cycle(ctx context.Context) {
 	if stopping.Err() != nil {
 		return
 	}
+	l.noteClock(now)
 
 	// Decide every target (one shared scratch State, so one at a time).
 	out := l.scratch.out[:0]
@@ -599,6 +600,35 @@ func (l *Loop) Cycle(ctx context.Context) {
 		l.ready.Store(true)
 	}
 	l.metrics.Cycle(time.Since(start))
+}
+
+// noteClock exports Prometheus's clock offset when the source tells it
+// (PrometheusSource) and warns, at most once per logEvery, when the clocks
+// are clockWarn or more apart. Called with cycleMu held.
+func (l *Loop) noteClock(now time.Time) {
+	c, ok := l.source.(interface{ ClockOffset() (time.Duration, bool) })
+	if !ok {
+		return
+	}
+	off, known := c.ClockOffset()
+	if !known {
+		return
+	}
+	l.metrics.PrometheusClock(off)
+	if off.Abs() < clockWarn {
+		return
+	}
+	suppressed, ok := l.limiter.allow(now, "\x00prometheus_clock")
+	if !ok {
+		return
+	}
+	if off < 0 {
+		l.log.Warn("serve's clock is ahead of Prometheus's (its answers' Date header): the queries are evaluated at Prometheus's now; set both clocks right (NTP)",
+			"ahead", (-off).Round(time.Second), "suppressed_since_last", suppressed)
+		return
+	}
+	l.log.Warn("serve's clock is behind Prometheus's (its answers' Date header): each cycle reads Prometheus's data as of that long ago; set both clocks right (NTP)",
+		"behind", off.Round(time.Second), "suppressed_since_last", suppressed)
 }
 
 // periodEnded is the cause of a cycle's deadline: a read it cuts says so

@@ -52,6 +52,9 @@ type Metrics struct {
 	// configOK backs infscale_config_last_reload_successful.
 	configOK  prometheus.Gauge
 	buildInfo *prometheus.GaugeVec
+	// promClock backs infscale_prometheus_clock_offset_seconds: no
+	// labels, no series until Prometheus's clock is known.
+	promClock *prometheus.GaugeVec
 	// isLeader backs infscale_leader (leader.go); nil: always 1.
 	isLeader atomic.Pointer[func() bool]
 }
@@ -101,6 +104,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 			return v
 		}(),
 		buildInfo: g("build_info", "Always 1; labels carry the build's version and Go version.", "version", "goversion"),
+		promClock: g("prometheus_clock_offset_seconds", "How far Prometheus's clock is ahead of serve's (negative: behind), from the Date header of its last answer, to about a second; absent until Prometheus has answered (Prometheus mode only). Serve ahead by over 2 s evaluates at Prometheus's now; serve behind reads data that much older."),
 	}
 	reg.MustRegister(m.table.descs())
 	reg.MustRegister(m.leaderGauge())
@@ -273,6 +277,11 @@ func (m *Metrics) Deduplicated(target string, n int) {
 // ObserveQuery records how long reading one target took.
 func (m *Metrics) ObserveQuery(source string, d time.Duration) {
 	m.queryDuration.WithLabelValues(source).Observe(d.Seconds())
+}
+
+// PrometheusClock records Prometheus's clock offset from serve's.
+func (m *Metrics) PrometheusClock(d time.Duration) {
+	m.promClock.WithLabelValues().Set(d.Seconds())
 }
 
 // Cycle records one finished cycle.

@@ -170,6 +170,7 @@ func TestMetricsDocumented(t *testing.T) {
 	m.ApplyError("x", "scaled_by_hpa")
 	m.CostError("x", "forbidden")
 	m.ObserveQuery("scrape", time.Millisecond)
+	m.PrometheusClock(-time.Second)
 	m.Cycle(time.Millisecond)
 	tn := NewTuning(reg) // serve's self-tuning series (tuning.go)
 	tn.candidate.WithLabelValues("x").Set(1)

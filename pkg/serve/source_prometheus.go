@@ -26,6 +26,9 @@ import (
 type PrometheusSource struct {
 	// Evaluator runs the queries.
 	Evaluator *promql.Evaluator
+	// client is Evaluator's API when NewPrometheusSource built it: its
+	// answers tell Prometheus's clock (evalTime). Nil: serve's clock.
+	client *promql.Client
 
 	mu      sync.Mutex
 	built   map[*config.Target]promql.Target
@@ -139,7 +142,7 @@ func NewPrometheusSourceFromRoundTripper(url string, rt http.RoundTripper, timeo
 	if err != nil {
 		return nil, err
 	}
-	return &PrometheusSource{Evaluator: &promql.Evaluator{API: c}}, nil
+	return &PrometheusSource{Evaluator: &promql.Evaluator{API: c}, client: c}, nil
 }
 
 // Name is "prometheus".
@@ -152,13 +155,62 @@ func (s *PrometheusSource) Queries() int {
 	return s.queries
 }
 
-// Read evaluates all targets at now. The whole batch's duration is put on
+// clockTolerance is how far serve's clock may be ahead of Prometheus's
+// (promql.Client.ServerClock, to the second) and the queries still be
+// evaluated at serve's now; clockWarn how far apart either way before the
+// loop warns.
+const (
+	clockTolerance = 2 * time.Second
+	clockWarn      = 10 * time.Second
+)
+
+// evalTime is the time a cycle at now evaluates its queries at: now, or
+// Prometheus's now when serve's clock is ahead of Prometheus's by more
+// than clockTolerance. Asked at serve's now, Prometheus would read its own
+// future: a rate's window (1 min) would hold the samples of its first
+// part only, or none 45 s ahead at a 15 s scrape (an empty read, "no
+// data", at every cycle). Serve's clock behind is not moved forward (the
+// Date header may be a proxy's, whose clock is not the samples'): its
+// reads are that much older (infscale_prometheus_clock_offset_seconds,
+// and the loop warns). known is false before Prometheus's clock is known.
+func (s *PrometheusSource) evalTime(now time.Time) (at time.Time, known bool) {
+	if s.client == nil {
+		return now, true
+	}
+	off, known := s.client.ServerClock()
+	if known && off < -clockTolerance {
+		return now.Add(off), true
+	}
+	return now, known
+}
+
+// ClockOffset is how far Prometheus's clock is ahead of serve's (negative:
+// behind), from its last answer; false before one (or without a client
+// that tells it).
+func (s *PrometheusSource) ClockOffset() (time.Duration, bool) {
+	if s.client == nil {
+		return 0, false
+	}
+	return s.client.ServerClock()
+}
+
+// Read evaluates all targets at now (at Prometheus's now when serve's clock
+// is ahead of it: evalTime). The whole batch's duration is put on
 // the first Reading only (infscale_query_duration_seconds{source="prometheus"}
 // observes one Evaluate per cycle).
 func (s *PrometheusSource) Read(ctx context.Context, targets []*config.Target, now time.Time) []Reading {
 	start := time.Now()
 	pts := s.promTargets(targets)
-	results, stats := s.Evaluator.Run(ctx, s.planOf(pts), now)
+	plan := s.planOf(pts)
+	at, known := s.evalTime(now)
+	results, stats := s.Evaluator.Run(ctx, plan, at)
+	if again, _ := s.evalTime(now); !known && !again.Equal(at) && ctx.Err() == nil {
+		// The first answers told Prometheus's clock, behind serve's:
+		// asked again at its now, so the first cycle reads as the next.
+		var more promql.Stats
+		results, more = s.Evaluator.Run(ctx, plan, again)
+		stats.Queries += more.Queries
+	}
 	s.mu.Lock()
 	s.queries = stats.Queries
 	s.mu.Unlock()
