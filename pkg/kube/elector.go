@@ -188,10 +188,22 @@ func (e *Elector) IsLeader() bool {
 // leads, the zero time when it does not. A write bounded by it
 // (Applier.LeaderUntil) sends nothing after a renewal that failed for
 // RenewDeadline, before LeaseDuration lets another replica take over.
+//
+// It is also the zero time once the wall clock has moved more than a
+// second further than the monotonic one since that write, until the
+// next: the machine was suspended (CLOCK_MONOTONIC, which the deadline
+// counts, stops; the wall clock is set on resume), and the other
+// replicas, whose clocks ran, may have taken the Lease meanwhile. A
+// forward step of the clock looks alike and costs a retry period of
+// writes; a step back changes nothing.
 func (e *Elector) LeaderUntil() time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.leading || (!e.twin.IsZero() && e.now().Sub(e.twin) < e.cfg.LeaseDuration) {
+	now := e.now()
+	if !e.leading || (!e.twin.IsZero() && now.Sub(e.twin) < e.cfg.LeaseDuration) {
+		return time.Time{}
+	}
+	if now.Round(0).Sub(e.renewed.Round(0))-now.Sub(e.renewed) > time.Second {
 		return time.Time{}
 	}
 	return e.renewed.Add(e.cfg.RenewDeadline)
