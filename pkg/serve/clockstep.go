@@ -31,7 +31,7 @@ func (l *Loop) wallSkew(now time.Time) time.Duration {
 // moved by skew. Orders and durations are those the loop decided on.
 func rebaseWall(st recommend.State, now time.Time, skew time.Duration) recommend.State {
 	wall := now.Round(0)
-	at := func(t time.Time) time.Time {
+	return mapTimes(st, func(t time.Time) time.Time {
 		switch {
 		case t.IsZero():
 			return t
@@ -39,7 +39,29 @@ func rebaseWall(st recommend.State, now time.Time, skew time.Duration) recommend
 			return t.Add(skew)
 		}
 		return wall.Add(-now.Sub(t))
-	}
+	})
+}
+
+// onMonotonic returns a copy of st, restored at now from a file or a
+// rebuild (wall times), whose times carry now's monotonic reading, each
+// as old as its wall time says: the loop then ages them on the monotonic
+// clock as it does its own. Left as wall times, a clock stepped after the
+// restart aged them by the step: an hour forward and the scale events
+// restored (a rate-limit period's) had all left their periods, an hour's
+// step back and they lay ahead of now until the clock caught up.
+func onMonotonic(st recommend.State, now time.Time) recommend.State {
+	wall := now.Round(0)
+	return mapTimes(st, func(t time.Time) time.Time {
+		if t.IsZero() || t != t.Round(0) {
+			return t
+		}
+		return now.Add(t.Sub(wall))
+	})
+}
+
+// mapTimes returns a copy of st with every time passed through at (the
+// lists copied, st's left as they were).
+func mapTimes(st recommend.State, at func(time.Time) time.Time) recommend.State {
 	each := func(n int, f func(int)) {
 		for i := range n {
 			f(i)

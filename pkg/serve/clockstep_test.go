@@ -193,3 +193,57 @@ func eachTime(v reflect.Value, path string, f func(string, time.Time)) {
 		}
 	}
 }
+
+// TestRestoredStateAgesOnMonotonicClock: serve decides at t=0 (chat wants
+// 3: its recommendations and scale event are saved dated t=0) and
+// restarts at t=60 from its state file. At t=90 (monotonic) the wall
+// clock is stepped an hour forward. The restored entries are 90 s old;
+// read as the file's wall times they were 1 h 1 min 30 s old, outside
+// every window and rate-limit period (an hour back: 30 s ahead of now,
+// inside them until the clock caught up). Restored times now carry the
+// restart's monotonic reading: 90 s either way.
+func TestRestoredStateAgesOnMonotonicClock(t *testing.T) {
+	base := time.Now()
+	clk := base
+	now := func() time.Time { return clk }
+	store, err := NewStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Now = now
+	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &fakeSource{}
+	src.set("chat", load(1, 50, 10)) // desired 3 at t=0
+	src.set("other", load(1, 5, 0))
+	l1 := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 15 * time.Second, Now: now, Store: store})
+	if err := l1.SetConfig(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	l1.Cycle(t.Context())
+	clk = base.Add(60 * time.Second)
+	l2 := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 15 * time.Second, Now: now, Store: store})
+	if err := l2.SetConfig(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	var st recommend.State
+	for _, tg := range l2.targets {
+		if tg.key == "chat" {
+			st = tg.run.State
+		}
+	}
+	if len(st.ScaleUpEvents) == 0 || len(st.Recommendations) == 0 {
+		t.Fatalf("restored state has no scale event or recommendation: %+v", st)
+	}
+	for _, step := range []time.Duration{time.Hour, -time.Hour} {
+		later := stepped(t, base.Add(90*time.Second), step)
+		if age := later.Sub(st.ScaleUpEvents[0].At); age != 90*time.Second {
+			t.Errorf("clock stepped %v at t=90: the t=0 scale event is %v old, want 90s", step, age)
+		}
+		if age := later.Sub(st.Recommendations[0].At); age != 90*time.Second {
+			t.Errorf("clock stepped %v at t=90: the t=0 recommendation is %v old, want 90s", step, age)
+		}
+	}
+}

@@ -425,7 +425,8 @@ func (l *Loop) restore(ctx context.Context, t *target) error {
 	if ps == nil {
 		return nil
 	}
-	desired := t.run.Restore(&t.policy, ps.Desired, ps.Current, ps.State, l.now())
+	now := l.now()
+	desired := t.run.Restore(&t.policy, ps.Desired, ps.Current, onMonotonic(ps.State, now), now)
 	l.metrics.Restore(t.key, desired)
 	l.log.Info("state restored", "target", t.key, "from", from, "desired", desired, "saved_desired", ps.Desired, "saved_at", ps.SavedAt)
 	return nil
