@@ -2,6 +2,7 @@ package promql
 
 import (
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -20,7 +21,7 @@ type serverClock struct {
 // note records the Date header of an answer just received. The header is
 // cut to the second and set when the server wrote it: the offset read
 // is at most about a second (and the answer's one-way latency) below the
-// true one.
+// true one. A cache's Age header is added to its Date.
 func (c *serverClock) note(h http.Header) {
 	if c == nil {
 		return
@@ -29,6 +30,10 @@ func (c *serverClock) note(h http.Header) {
 	d, err := http.ParseTime(h.Get("Date"))
 	if err != nil {
 		return
+	}
+	// A cache's answer keeps its origin's Date and says how old it is.
+	if age, err := strconv.ParseInt(h.Get("Age"), 10, 64); err == nil && age > 0 && age < 1<<31 {
+		d = d.Add(time.Duration(age) * time.Second)
 	}
 	c.offset.Store(int64(d.Sub(now.Round(0))))
 	c.known.Store(true)

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,5 +95,67 @@ targets:
 	}
 	if a := lastRecord(l, "busy").Signals.ArrivalRate; a == nil || !(math.Abs(*a-2) <= 0.02) {
 		t.Errorf("the cycle's arrival rate %v, want 2 req/s", a)
+	}
+}
+
+// TestServeClockFromDateHeader: a Prometheus API answering an empty
+// vector with a chosen Date (and Age) header; the second Read's time
+// parameter is the evaluation time. Date 30 s behind serve: asked at
+// now-30 s (within the header's second). Date 90 s behind with Age 60 (a
+// cache's answer, 60 s old): its origin's clock 30 s behind, asked at
+// now-30 s as well. Date 10 min behind: more than 5 min (promql's
+// MaxAnswerSkew) is not followed: asked at serve's now.
+func TestServeClockFromDateHeader(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		behind   time.Duration
+		age      string
+		wantBack time.Duration
+	}{{"30s", 30 * time.Second, "", 30 * time.Second}, {"cache", 90 * time.Second, "60", 30 * time.Second}, {"10m", 10 * time.Minute, "", 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			var asked []float64
+			var mu sync.Mutex
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_ = r.ParseForm()
+				at, _ := strconv.ParseFloat(r.Form.Get("time"), 64)
+				if r.URL.Path == "/api/v1/query" { // not the diagnosis's label reads
+					mu.Lock()
+					asked = append(asked, at)
+					mu.Unlock()
+				}
+				w.Header().Set("Date", time.Now().Add(-c.behind).UTC().Format(http.TimeFormat))
+				if c.age != "" {
+					w.Header().Set("Age", c.age)
+				}
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+			}))
+			defer srv.Close()
+			src, err := NewPrometheusSourceFromRoundTripper(srv.URL, nil, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.Parse([]byte("prometheus: {url: "+srv.URL+"}\ntargets:\n- name: chat\n  server: vllm\n  selector: '{pod=\"chat-0\"}'\n  metrics: [{type: queue, target: 24}]\n  max: 8\n"), "date.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			src.Read(t.Context(), []*config.Target{&cfg.Targets[0]}, time.Now())
+			mu.Lock()
+			asked = nil
+			mu.Unlock()
+			now := time.Now()
+			src.Read(t.Context(), []*config.Target{&cfg.Targets[0]}, now)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(asked) == 0 {
+				t.Fatal("no query asked")
+			}
+			want := float64(now.Add(-c.wantBack).UnixMilli()) / 1e3
+			for _, at := range asked {
+				if at > want+0.01 || at < want-1.5 {
+					t.Errorf("evaluated at %.3f, want %.3f (%v back) within the Date header's second", at, want, c.wantBack)
+				}
+			}
+		})
 	}
 }

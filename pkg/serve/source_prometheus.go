@@ -172,13 +172,17 @@ const (
 // data", at every cycle). Serve's clock behind is not moved forward (the
 // Date header may be a proxy's, whose clock is not the samples'): its
 // reads are that much older (infscale_prometheus_clock_offset_seconds,
-// and the loop warns). known is false before Prometheus's clock is known.
+// and the loop warns). Nor is it moved back more than promql.MaxAnswerSkew
+// (5 min): a Date that old is a cache's without its Age, or a clock too
+// far off to follow (the gauges' lookback is 5 min: nothing reads, the
+// last desired is held, and the loop warns). known is false before
+// Prometheus's clock is known.
 func (s *PrometheusSource) evalTime(now time.Time) (at time.Time, known bool) {
 	if s.client == nil {
 		return now, true
 	}
 	off, known := s.client.ServerClock()
-	if known && off < -clockTolerance {
+	if known && off < -clockTolerance && off >= -promql.MaxAnswerSkew {
 		return now.Add(off), true
 	}
 	return now, known
