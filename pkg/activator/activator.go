@@ -369,6 +369,37 @@ func isUpgrade(h http.Header) bool {
 	return false
 }
 
+// dropH2CUpgrade removes h2c from h's Upgrade (the whole header when
+// nothing else is offered) and the HTTP2-Settings that goes with it: an
+// HTTP/1.1 upgrade to cleartext HTTP/2, which RFC 9113 deprecates, is not
+// passed upstream. An upstream that took it (101) would be spoken to
+// directly over the tunnel ReverseProxy then opens, on any path: out of
+// the --upstream prefix and past checkPath (h2c smuggling). A server may
+// ignore an Upgrade, so the request goes on as HTTP/1.1, as it would to an
+// upstream that does not speak h2c.
+func dropH2CUpgrade(h http.Header) {
+	h.Del("HTTP2-Settings")
+	vs := h.Values("Upgrade")
+	if len(vs) == 0 {
+		return
+	}
+	var kept []string
+	for _, v := range vs {
+		for tok := range strings.SplitSeq(v, ",") {
+			tok = strings.TrimSpace(tok)
+			name, _, _ := strings.Cut(tok, "/")
+			if tok != "" && !strings.EqualFold(strings.TrimSpace(name), "h2c") {
+				kept = append(kept, tok)
+			}
+		}
+	}
+	if len(kept) == 0 {
+		h.Del("Upgrade")
+		return
+	}
+	h["Upgrade"] = []string{strings.Join(kept, ", ")}
+}
+
 // Upgrades is the number of upgraded connections (WebSockets) open
 // through the activator now.
 func (a *Activator) Upgrades() int { return int(a.upgradesOpen.Load()) }
@@ -631,6 +662,7 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, "activator: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	dropH2CUpgrade(r.Header)
 	if id := r.Header.Get(ProbeHeader); id != "" {
 		// A readiness probe, this activator's own (a loop) or one of an
 		// activator in front: never held, so never a phantom held request.
