@@ -30,7 +30,7 @@ type ActivatorCmd struct {
 	Upstream            string        `name:"upstream" required:"" help:"Base URL of the model's Service, e.g. http://chat:8000: no query or fragment; a path prefixes every proxied path (not --probe-path)."`
 	HoldTimeout         time.Duration `name:"hold-timeout" default:"5m" help:"Longest a request is held waiting for a ready upstream, at most 24h; then 503 with Retry-After. Make it longer than a cold start."`
 	MaxHeld             int           `name:"max-held" default:"1000" help:"Most requests held at once, 1 to 100000 (each takes about 22 KB besides its body; with --max-held-bytes within the memory limit); beyond it, 429 with Retry-After."`
-	MaxHeldBytes        string        `name:"max-held-bytes" default:"128MiB" help:"Most bytes of request bodies held in memory at once, 1MiB to 1TiB (128MiB, 100MB, or a bare number of bytes); beyond it, 429 with Retry-After; a body larger on its own, 413. Keep it well under the container's memory limit."`
+	MaxHeldBytes        string        `name:"max-held-bytes" default:"128MiB" help:"Most bytes of request bodies (and held requests' headers beyond 8 KiB each) held in memory at once, 1MiB to 1TiB (128MiB, 100MB, or a bare number of bytes); beyond it, 429 with Retry-After; a body larger on its own, 413. Keep it well under the container's memory limit."`
 	BodyTimeout         time.Duration `name:"body-timeout" default:"60s" help:"Longest a held request's body may take to arrive from the client (then 408), any request with a body to be written upstream (then 504; over HTTP/2 only until the answer begins: a gRPC bidirectional stream), and a write of an answer to a client that stopped reading (then the answer is cut and the upstream request cancelled; on Linux also 30s after its receive window shut, the client connections' TCP user timeout), 1s to 1h."`
 	ProbePath           string        `name:"probe-path" default:"/health" help:"Upstream readiness endpoint (200: ready), vLLM's /health by default; /grpc.health.v1.Health/Check makes it a gRPC health check of the whole server (SERVING: ready)."`
 	ProbeInterval       time.Duration `name:"probe-interval" default:"500ms" help:"How often the upstream's readiness is probed, 10ms to 1h (at once when a request comes to be held)."`
@@ -148,7 +148,9 @@ func (c *ActivatorCmd) Run(e *env) error {
 	// runs while a request is being handled, so a held request is not cut.
 	// HTTP2 pings client connections (ServerHTTP2): a dead gateway's held
 	// requests do not stay counted as demand until --hold-timeout.
-	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.IdleTimeout, Protocols: activator.Protocols(),
+	// MaxHeaderBytes: 64 KiB of headers, not net/http's 1 MiB (8.6 MB of
+	// heap parsed, per connection).
+	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.IdleTimeout, Protocols: activator.Protocols(), MaxHeaderBytes: activator.MaxHeaderBytes,
 		HTTP2: activator.ServerHTTP2(activator.DefaultClientPingInterval, activator.DefaultClientPingTimeout)}
 	fmt.Fprintf(stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held, %s of bodies)\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld, heldBytesText(maxBytes))
 	errc := make(chan error, 1)

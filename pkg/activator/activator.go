@@ -97,6 +97,36 @@ const DefaultUpstreamGRPCPingInterval = 5*time.Minute + 10*time.Second
 // per held request, the runtime, and the garbage collector's headroom).
 const DefaultMaxHeldBytes = 128 << 20
 
+// MaxHeaderBytes bounds a request's header block (http.Server's
+// MaxHeaderBytes; over HTTP/2, its header list): 64 KiB, Envoy's default
+// is 60 KiB. Go's default, 1 MiB, of small fields takes about 8.6 MB of
+// heap once parsed, per connection: a few hundred clients sending it at
+// once took gigabytes.
+const MaxHeaderBytes = 64 << 10
+
+// headerFieldBytes is the heap a parsed header field takes besides its
+// name's and value's bytes: map entry, slice and string headers (about
+// 113 bytes measured over 7,400 small fields).
+const headerFieldBytes = 128
+
+// heldHeaderAllowance is the part of a held request's headers
+// (headerBytes) that HeldRequestBytes covers; only the rest counts in
+// MaxHeldBytes, so that a usual request's (a few hundred bytes to a few
+// KB: an API key, a JWT, cookies) does not.
+const heldHeaderAllowance = 8 << 10
+
+// headerBytes is the heap h takes, about: beyond heldHeaderAllowance,
+// what a held request's headers count in MaxHeldBytes.
+func headerBytes(h http.Header) int64 {
+	var n int64
+	for k, vs := range h {
+		for _, v := range vs {
+			n += int64(len(k)+len(v)) + headerFieldBytes
+		}
+	}
+	return n
+}
+
 // HeldRequestBytes is the memory one held request takes besides its body,
 // in bytes: about 22 KB (heap and goroutine stacks, measured over 1,000
 // held requests by BenchmarkHold1000; docs/evaluation/PERFORMANCE.md).
@@ -325,7 +355,7 @@ func New(cfg Config) (*Activator, error) {
 	f := prometheus.NewGauge
 	c := prometheus.NewCounter
 	a.held = f(prometheus.GaugeOpts{Name: "infscale_activator_held_requests", Help: "Requests held while no upstream endpoint is ready (not those in flight upstream)."})
-	a.heldBytes = f(prometheus.GaugeOpts{Name: "infscale_activator_held_bytes", Help: "Bytes of request bodies held in memory (bounded by --max-held-bytes)."})
+	a.heldBytes = f(prometheus.GaugeOpts{Name: "infscale_activator_held_bytes", Help: "Bytes of held requests' bodies and headers in memory (bounded by --max-held-bytes)."})
 	a.ready = f(prometheus.GaugeOpts{Name: "infscale_activator_upstream_ready", Help: "1 when the upstream's last readiness probe succeeded, else 0."})
 	a.released = c(prometheus.CounterOpts{Name: "infscale_activator_released_total", Help: "Held requests released upstream once it was ready."})
 	a.timeouts = c(prometheus.CounterOpts{Name: "infscale_activator_hold_timeouts_total", Help: "Held requests answered 503 after the hold timeout."})
@@ -976,6 +1006,17 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 		a.refuse(rw, http.StatusTooManyRequests, fmt.Sprintf("activator: %d requests already held", a.cfg.MaxHeld))
 		return held, false
 	}
+	// Its headers count while it is held, beyond what HeldRequestBytes
+	// covers: a request with no body but MaxHeaderBytes of small fields
+	// takes most of a megabyte of heap.
+	hb := max(0, headerBytes(r.Header)-heldHeaderAllowance)
+	if inUse := a.bytes; inUse+hb > a.cfg.MaxHeldBytes {
+		a.mu.Unlock()
+		a.rejected.Inc()
+		closeIfBody()
+		a.refuse(rw, http.StatusTooManyRequests, fmt.Sprintf("activator: %d bytes of bodies and headers already held (--max-held-bytes %d)", inUse, a.cfg.MaxHeldBytes))
+		return held, false
+	}
 	read := held == nil && r.Body != nil && r.Body != http.NoBody
 	if read && r.ContentLength > 0 {
 		if r.ContentLength > a.cfg.MaxHeldBytes {
@@ -985,15 +1026,17 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 			http.Error(rw, fmt.Sprintf("activator: a body of %d bytes is larger than --max-held-bytes (%d bytes): it is never held; send it when the upstream is up, or raise --max-held-bytes", r.ContentLength, a.cfg.MaxHeldBytes), http.StatusRequestEntityTooLarge)
 			return nil, false
 		}
-		if inUse := a.bytes; inUse+r.ContentLength > a.cfg.MaxHeldBytes { // read under the lock
+		if inUse := a.bytes; inUse+hb+r.ContentLength > a.cfg.MaxHeldBytes { // read under the lock
 			a.mu.Unlock()
 			a.rejected.Inc()
 			closeIfBody()
-			a.refuse(rw, http.StatusTooManyRequests, fmt.Sprintf("activator: %d bytes of bodies already held (--max-held-bytes %d)", inUse, a.cfg.MaxHeldBytes))
+			a.refuse(rw, http.StatusTooManyRequests, fmt.Sprintf("activator: %d bytes of bodies and headers already held (--max-held-bytes %d)", inUse, a.cfg.MaxHeldBytes))
 			return nil, false
 		}
 		a.reserveLocked(r.ContentLength)
 	}
+	a.reserveLocked(hb)
+	defer a.unreserve(hb) // released, refused or gone: no longer held
 	w := &waiter{release: make(chan struct{})}
 	if len(a.queue) >= 2*a.cfg.MaxHeld { // many left mid-queue: compact
 		live := a.queue[:0]

@@ -125,7 +125,7 @@ func RunZeroDemo(ctx context.Context, out io.Writer, o DemoOptions) (ZeroSummary
 	if err != nil {
 		return sum, err
 	}
-	actSrv := &http.Server{Handler: act.Mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: activator.DefaultIdleTimeout}
+	actSrv := &http.Server{Handler: act.Mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: activator.DefaultIdleTimeout, MaxHeaderBytes: activator.MaxHeaderBytes}
 	go actSrv.Serve(ln)
 	defer actSrv.Close()
 	actURL := "http://" + ln.Addr().String()
