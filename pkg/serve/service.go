@@ -216,7 +216,7 @@ func Run(ctx context.Context, cfg *config.File, o Options) error {
 	if o.Listen != "" {
 		addr = o.Listen
 	}
-	srv := &http.Server{Handler: Handler(reg, loop), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: Handler(reg, loop), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: serverReadTimeout, IdleTimeout: serverIdleTimeout}
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Serve(ln) }()
 	log.Info("serving", "addr", ln.Addr().String(), "targets", len(cfg.Targets), "source", src.Name(), "interval", cfg.IntervalDuration())
@@ -448,3 +448,15 @@ func NewSource(cfg *config.File) (Source, error) {
 	}
 	return NewPrometheusSource(cfg.Prometheus)
 }
+
+// serverIdleTimeout closes a keep-alive connection with no request on it,
+// serverReadTimeout one whose request (headers and body) has not arrived
+// whole: serve's endpoints take no body. Without them a client that kept
+// its connection open after a request, or sent a Content-Length and no
+// body, held a descriptor and a goroutine for as long as it stayed
+// connected. The idle timeout is above the longest usual scrape interval
+// (1 min), so a scraper's connection is reused.
+var (
+	serverIdleTimeout = 2 * time.Minute
+	serverReadTimeout = 30 * time.Second
+)
