@@ -335,6 +335,10 @@ func New(cfg Config) (*Activator, error) {
 				a.bodyTimeouts.Inc()
 				closeConnection(w, r) // its body is not read to its end
 				http.Error(w, fmt.Sprintf("activator: the request body did not arrive from the client within %v", cfg.BodyTimeout), http.StatusRequestTimeout)
+			case clientMalformed(r) != nil:
+				// The client's body, not the upstream: not an upstream failure.
+				closeConnection(w, r) // its body cannot be read to its end
+				http.Error(w, "activator: the request's chunked body is malformed: "+clientMalformed(r).Error(), http.StatusBadRequest)
 			case errors.Is(context.Cause(r.Context()), errWriteTimeout):
 				a.upFailed.Inc()
 				closeConnection(w, r) // nor this one's
@@ -1077,6 +1081,9 @@ func (a *Activator) hold(rw http.ResponseWriter, r *http.Request, rc *http.Respo
 				a.bodyTimeouts.Inc()
 				closeIfBody()
 				http.Error(rw, fmt.Sprintf("activator: the request body did not arrive within %v", a.cfg.BodyTimeout), http.StatusRequestTimeout)
+			case malformedBody(err):
+				closeIfBody()
+				http.Error(rw, "activator: the request's chunked body is malformed: "+err.Error(), http.StatusBadRequest)
 			default: // the client left: nobody to answer
 				a.leave(nil)
 			}
@@ -1358,6 +1365,9 @@ func (t *trackedBody) Read(p []byte) (int, error) {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		t.at.stalled.Store(true) // the client's read deadline
 	}
+	if malformedBody(err) {
+		t.at.malformed.Store(&err)
+	}
 	if n > 0 {
 		t.at.sent.Store(true)
 	}
@@ -1376,8 +1386,35 @@ func (t *trackedBody) Close() error { return nil }
 // the body timeout.
 type attempt struct {
 	sent, refused, stalled atomic.Bool
+	// malformed is the client's body's framing error (malformedBody),
+	// once its read failed on one.
+	malformed atomic.Pointer[error]
 	// answered, if set, runs when the upstream's answer begins.
 	answered func()
+}
+
+// malformedBody reports whether err, a read of a client's body, is
+// net/http's for a chunked body it cannot decode (a chunk size that is not
+// hex, too large or too long a line, no CRLF after a chunk): the client's
+// error, not a client that left (io.ErrUnexpectedEOF, a reset). net/http
+// exports no type for them.
+func malformedBody(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "chunk") || msg == "header line too long"
+}
+
+// clientMalformed is the framing error of r's attempt's body
+// (malformedBody), or nil.
+func clientMalformed(r *http.Request) error {
+	if at, _ := r.Context().Value(attemptKey{}).(*attempt); at != nil {
+		if err := at.malformed.Load(); err != nil {
+			return *err
+		}
+	}
+	return nil
 }
 
 // clientStalled reports whether r's attempt failed waiting on the
