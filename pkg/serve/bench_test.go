@@ -293,3 +293,33 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	w.n += int64(len(p))
 	return len(p), nil
 }
+
+// BenchmarkRecent10000Targets is one /debug/decisions read's work under
+// the loop's lock (Recent: every target's last decision explained again)
+// at 10,000 targets, and a read of the same answer once made (RecentJSON:
+// no lock, until the next cycle).
+func BenchmarkRecent10000Targets(b *testing.B) {
+	srv, _, _ := benchPrometheusBytes(b)
+	cfg := benchConfig(b, srv.URL, 10000)
+	src, err := NewSource(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := newLoop(b, LoopOptions{Source: src, Metrics: NewMetrics(prometheus.NewRegistry(), "bench"), Interval: time.Minute})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	l.now = func() time.Time { return now }
+	l.Cycle(context.Background())
+	b.Run("Recent", func(b *testing.B) {
+		for b.Loop() {
+			_ = l.Recent()
+		}
+	})
+	b.Run("RecentJSON", func(b *testing.B) {
+		for b.Loop() {
+			_ = l.RecentJSON()
+		}
+	})
+}

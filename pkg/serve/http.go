@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,9 +27,7 @@ func Handler(reg *prometheus.Registry, loop *Loop) http.Handler {
 	})
 	mux.HandleFunc("GET /debug/decisions", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(loop.Recent())
+		_, _ = w.Write(loop.RecentJSON())
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html")

@@ -112,6 +112,13 @@ type Loop struct {
 	// reads or writes.
 	mu      sync.Mutex
 	targets []*target
+	// gen counts the changes of what Recent shows (a cycle's decisions and
+	// write outcomes, a new target list, a finished restore), bumped under
+	// mu; recentMu guards recentJSON, RecentJSON's answer as of recentGen.
+	gen        atomic.Uint64
+	recentMu   sync.Mutex
+	recentGen  uint64
+	recentJSON []byte
 	// state is the State every target's decision works on
 	// (recommend.Decider.Scratch): they decide one at a time, under mu.
 	state recommend.State
@@ -219,6 +226,7 @@ func (l *Loop) SetConfig(ctx context.Context, cfg *config.File) error {
 			l.restoreLogged(ctx, t)
 			t.restoring.Store(false)
 			l.restoring.Add(-1)
+			l.gen.Add(1) // Recent shows it from now
 			return nil
 		})
 	}
@@ -256,6 +264,7 @@ func (l *Loop) install(next []*target) (fresh []*target) {
 	l.restoring.Add(int64(len(fresh)))
 	l.mu.Lock()
 	l.targets = next
+	l.gen.Add(1)
 	l.mu.Unlock()
 	return fresh
 }
@@ -568,6 +577,7 @@ func (l *Loop) Cycle(ctx context.Context) {
 		}
 		out = append(out, outcome{decision: d, rd: rd})
 	}
+	l.gen.Add(1)
 	l.mu.Unlock()
 
 	l.write(ctx, targets, out, now)
@@ -905,6 +915,7 @@ func (l *Loop) write(ctx context.Context, targets []*target, out []outcome, now 
 			j.t.noteWrite(j.rec.Applied, j.rec.ApplyError, j.rec.ApplySkipped)
 		}
 	}
+	l.gen.Add(1)
 	l.mu.Unlock()
 	clear(jobs)
 	l.scratch.jobs = jobs[:0]
@@ -983,6 +994,27 @@ func (l *Loop) Recent() map[string][]Record {
 		out[t.key] = recs
 	}
 	return out
+}
+
+// RecentJSON is Recent as /debug/decisions writes it (indented JSON, a
+// final newline), made once per change of what it shows (gen): each
+// Recent explains every target's last decision again under mu (55 ms at
+// 10,000 targets: BenchmarkRecent10000Targets), so a flood of reads held
+// the cycles back, one read after another. Concurrent reads wait for the
+// one that makes it. The bytes are shared: not to be modified.
+func (l *Loop) RecentJSON() []byte {
+	l.recentMu.Lock()
+	defer l.recentMu.Unlock()
+	g := l.gen.Load()
+	if l.recentJSON != nil && l.recentGen == g {
+		return l.recentJSON
+	}
+	b, err := json.MarshalIndent(l.Recent(), "", "  ")
+	if err != nil { // not expected: said in the answer rather than an empty body
+		b = []byte(`{"error": ` + strconv.Quote(err.Error()) + `}`)
+	}
+	l.recentJSON, l.recentGen = append(b, '\n'), g
+	return l.recentJSON
 }
 
 // logLimiter logs each (target, signal, reason) at most once per
