@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -26,7 +27,8 @@ const minProbeInterval = 10 * time.Millisecond
 // has no ready endpoint, release them in order once it has (docs/keda.md,
 // "Scale to zero with infscale activator").
 type ActivatorCmd struct {
-	Listen              string        `name:"listen" default:"127.0.0.1:8080" help:"Address to serve on (host:port; in a pod, 0.0.0.0:8080). /metrics and /healthz are the activator's own; every other path is proxied."`
+	Listen              string        `name:"listen" default:"127.0.0.1:8080" help:"Address to serve on (host:port; in a pod, 0.0.0.0:8080). /metrics and /healthz are the activator's own (unless --metrics-listen); every other path is proxied."`
+	MetricsListen       string        `name:"metrics-listen" placeholder:"HOST:PORT" help:"Serve the activator's own /metrics and /healthz on this address (host:port; in a pod, 0.0.0.0:9090) instead of --listen's, which then proxies every path, /metrics and /healthz included: clients of the proxy no longer read the activator's metrics, and reach the upstream's. Default: none (both on --listen)."`
 	Upstream            string        `name:"upstream" required:"" help:"Base URL of the model's Service, e.g. http://chat:8000: no query or fragment; a path prefixes every proxied path (not --probe-path)."`
 	HoldTimeout         time.Duration `name:"hold-timeout" default:"5m" help:"Longest a request is held waiting for a ready upstream, at most 24h; then 503 with Retry-After. Make it longer than a cold start."`
 	MaxHeld             int           `name:"max-held" default:"1000" help:"Most requests held at once, 1 to 100000 (each takes about 22 KB besides its body; with --max-held-bytes within the memory limit); beyond it, 429 with Retry-After."`
@@ -67,6 +69,15 @@ func (c *ActivatorCmd) Run(e *env) error {
 	survivePipes()
 	if err := config.CheckListen(c.Listen); err != nil {
 		return invalidf("--listen %q: %v", c.Listen, err)
+	}
+	if c.MetricsListen != "" {
+		if err := config.CheckListen(c.MetricsListen); err != nil {
+			return invalidf("--metrics-listen %q: %v", c.MetricsListen, err)
+		}
+		if sameListen(c.MetricsListen, c.Listen) {
+			// Binding it failed as "another process holds the port".
+			return invalidf("--metrics-listen %s: the port of --listen %s: give each its own (port 0: any free one), or leave --metrics-listen out to serve /metrics and /healthz on --listen", c.MetricsListen, c.Listen)
+		}
 	}
 	u, err := httpurl.Parse(c.Upstream)
 	if errors.Is(err, httpurl.ErrPort) {
@@ -136,6 +147,17 @@ func (c *ActivatorCmd) Run(e *env) error {
 	if err != nil {
 		return err // runtime: exit 1
 	}
+	// Both listeners are bound before either serves: a port in use on
+	// --metrics-listen exits 1 with --listen's released, nothing served.
+	handler := a.Mux()
+	var mln net.Listener
+	if c.MetricsListen != "" {
+		if mln, err = activator.Listen(c.MetricsListen, "--metrics-listen "+c.MetricsListen, "--metrics-listen"); err != nil {
+			ln.Close()
+			return err // runtime: exit 1
+		}
+		handler = a.ProxyMux()
+	}
 	probeCtx, stopProbe := context.WithCancel(context.WithoutCancel(e.ctx))
 	probeDone := make(chan struct{})
 	defer func() { stopProbe(); <-probeDone }() // its last line written before Run returns
@@ -150,21 +172,41 @@ func (c *ActivatorCmd) Run(e *env) error {
 	// requests do not stay counted as demand until --hold-timeout.
 	// MaxHeaderBytes: 64 KiB of headers, not net/http's 1 MiB (8.6 MB of
 	// heap parsed, per connection).
-	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.IdleTimeout, Protocols: activator.Protocols(), MaxHeaderBytes: activator.MaxHeaderBytes,
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.IdleTimeout, Protocols: activator.Protocols(), MaxHeaderBytes: activator.MaxHeaderBytes,
 		HTTP2: activator.ServerHTTP2(activator.DefaultClientPingInterval, activator.DefaultClientPingTimeout)}
-	fmt.Fprintf(stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held, %s of bodies)\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld, heldBytesText(maxBytes))
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
+	// The metrics server answers until the drain's end (its held count is
+	// what infscale scales from zero on), then shuts down within the same
+	// bound (drainEnd); on an early return it is closed.
+	var msrv *http.Server
+	var drainEnd time.Time
+	metricsAt := ""
+	if mln != nil {
+		msrv = &http.Server{Handler: a.MetricsMux(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: c.IdleTimeout, MaxHeaderBytes: activator.MaxHeaderBytes}
+		defer func() {
+			ctx, cancel := context.WithDeadline(context.Background(), drainEnd) // done at once if zero
+			defer cancel()
+			if drainEnd.IsZero() || msrv.Shutdown(ctx) != nil {
+				msrv.Close() // a scrape still answering at the bound is cut
+			}
+		}()
+		metricsAt = fmt.Sprintf("; metrics on http://%s", mln.Addr())
+		go func() { errc <- msrv.Serve(mln) }()
+	}
+	fmt.Fprintf(stderr, "infscale activator on http://%s -> %s (hold up to %v, at most %d held, %s of bodies)%s\n", ln.Addr(), u, c.HoldTimeout, c.MaxHeld, heldBytesText(maxBytes), metricsAt)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
+		srv.Close()
 		return err
 	case <-e.ctx.Done():
 	}
 	fmt.Fprintf(stderr, "infscale activator: draining %d held requests, %d upgraded connections (WebSockets) open\n", a.Held(), a.Upgrades())
 	ctx, cancel := context.WithTimeout(context.Background(), c.HoldTimeout+5*time.Second)
 	defer cancel()
-	// While requests are held the listener stays open, so that /metrics
-	// still counts them (infscale scales from zero on that count: closed,
+	drainEnd, _ = ctx.Deadline()
+	// While requests are held the listener stays open (and the metrics
+	// one, with --metrics-listen), so that /metrics still counts them (infscale scales from zero on that count: closed,
 	// they were not in held and waited out --hold-timeout); a request
 	// that still arrives is proxied if the upstream takes it, else 503
 	// (Drain: never held, so the held count only falls). Then no new

@@ -458,12 +458,29 @@ func (a *Activator) WaitUpgrades(ctx context.Context) int {
 // Registry is the activator's own registry (serve it on /metrics).
 func (a *Activator) Registry() *prometheus.Registry { return a.reg }
 
-// Mux is what `infscale activator` listens with: GET /metrics (the
-// registry), GET /healthz ("ok") and every other request proxied by a.
+// Mux is what `infscale activator` listens with by default: its own
+// endpoints (MetricsMux's) and every other request proxied by a.
 func (a *Activator) Mux() *http.ServeMux {
+	mux := a.MetricsMux()
+	mux.Handle("/", a)
+	return mux
+}
+
+// MetricsMux serves the activator's own endpoints alone: GET /metrics (the
+// registry) and GET /healthz ("ok"); any other path is 404. With
+// --metrics-listen it is the metrics port's, ProxyMux the proxy port's.
+func (a *Activator) MetricsMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	return mux
+}
+
+// ProxyMux proxies every request by a, /metrics and /healthz included (to
+// the upstream's). A ServeMux as Mux is, so that a path is cleaned and
+// redirected the same way on either.
+func (a *Activator) ProxyMux() *http.ServeMux {
+	mux := http.NewServeMux()
 	mux.Handle("/", a)
 	return mux
 }
