@@ -14,9 +14,13 @@ import (
 )
 
 // TestActivatorDeployment: deploy/activator's activator is hardened as
-// infscale is, proxies to the chat Service, probes its own /healthz, holds
-// for longer than the activation path plus a cold start, gets the grace
-// period to drain, and is scraped on the port its Service names.
+// infscale is, proxies to the chat Service, serves its own /metrics and
+// /healthz on a port of their own (--metrics-listen: clients of the proxy
+// port read neither, and reach chat's), probes its own /healthz there (on
+// the proxy port /healthz is chat's: at zero replicas the activator would
+// be unready and hold nothing), holds for longer than the activation path
+// plus a cold start, gets the grace period to drain, and is scraped on the
+// metrics port through its Service.
 func TestActivatorDeployment(t *testing.T) {
 	var d *appsv1.Deployment
 	for _, v := range objectsOf[*appsv1.Deployment](t) {
@@ -37,9 +41,16 @@ func TestActivatorDeployment(t *testing.T) {
 	if len(c.Args) == 0 || c.Args[0] != "activator" || !slices.Contains(c.Args, "--upstream=http://chat.llm.svc:8000") || !slices.Contains(c.Args, "--hold-timeout=300s") {
 		t.Errorf("args %v: want activator --upstream=http://chat.llm.svc:8000 --hold-timeout=300s", c.Args)
 	}
+	ports := map[string]int32{}
+	for _, p := range c.Ports {
+		ports[p.Name] = p.ContainerPort
+	}
+	if !slices.Contains(c.Args, "--listen=0.0.0.0:8080") || !slices.Contains(c.Args, "--metrics-listen=0.0.0.0:9090") || ports["http"] != 8080 || ports["metrics"] != 9090 {
+		t.Errorf("args %v, ports %v: want --listen=0.0.0.0:8080 (port http) and --metrics-listen=0.0.0.0:9090 (port metrics)", c.Args, ports)
+	}
 	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe} {
-		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" {
-			t.Errorf("probe %+v: want /healthz (the activator's own, not the upstream's)", p)
+		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || p.HTTPGet.Port.String() != "metrics" {
+			t.Errorf("probe %+v: want /healthz on port metrics (the activator's own, not the upstream's)", p)
 		}
 	}
 	// A deleted pod stays in the Service's endpoints until kube-proxy
@@ -71,8 +82,18 @@ func TestActivatorDeployment(t *testing.T) {
 			sm = v
 		}
 	}
-	if svc == nil || sm == nil || len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != svc.Spec.Ports[0].Name || sm.Spec.Endpoints[0].Path != "/metrics" {
-		t.Fatalf("service %+v / monitor %+v: want the ServiceMonitor on the Service's port, /metrics", svc, sm)
+	if svc == nil || sm == nil || len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Path != "/metrics" {
+		t.Fatalf("service %+v / monitor %+v: want one ServiceMonitor endpoint, /metrics", svc, sm)
+	}
+	// The ServiceMonitor scrapes the Service port that targets the
+	// container's metrics port; clients are sent to the one that targets
+	// http (the proxy).
+	target := map[string]string{}
+	for _, p := range svc.Spec.Ports {
+		target[p.Name] = p.TargetPort.String()
+	}
+	if target[sm.Spec.Endpoints[0].Port] != "metrics" || target["http"] != "http" {
+		t.Errorf("Service ports %v, ServiceMonitor port %q: want the ServiceMonitor on the port targeting metrics, and http targeting http", target, sm.Spec.Endpoints[0].Port)
 	}
 	for k, v := range svc.Spec.Selector {
 		if d.Spec.Template.Labels[k] != v {

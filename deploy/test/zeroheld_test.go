@@ -69,11 +69,11 @@ func TestActivatorHeldQueryHA(t *testing.T) {
 	var in strings.Builder
 	for _, r := range []string{"prometheus-k8s-0", "prometheus-k8s-1"} {
 		fmt.Fprintf(&in, `
-  - series: 'infscale_activator_held_requests{namespace="llm",service="activator-chat",pod="activator-chat-a",instance="10.0.0.1:8080",job="activator-chat",prometheus="monitoring/k8s",prometheus_replica="%[1]s"}'
+  - series: 'infscale_activator_held_requests{namespace="llm",service="activator-chat",pod="activator-chat-a",instance="10.0.0.1:9090",job="activator-chat",prometheus="monitoring/k8s",prometheus_replica="%[1]s"}'
     values: '3 3 stale'
-  - series: 'infscale_activator_held_requests{namespace="llm",service="activator-chat",pod="activator-chat-b",instance="10.0.0.2:8080",job="activator-chat",prometheus="monitoring/k8s",prometheus_replica="%[1]s"}'
+  - series: 'infscale_activator_held_requests{namespace="llm",service="activator-chat",pod="activator-chat-b",instance="10.0.0.2:9090",job="activator-chat",prometheus="monitoring/k8s",prometheus_replica="%[1]s"}'
     values: '2 2 4'
-  - series: 'infscale_activator_held_requests{namespace="llm",service="activator-code",pod="activator-code-a",instance="10.0.0.3:8080",job="activator-code",prometheus="monitoring/k8s",prometheus_replica="%[1]s"}'
+  - series: 'infscale_activator_held_requests{namespace="llm",service="activator-code",pod="activator-code-a",instance="10.0.0.3:9090",job="activator-code",prometheus="monitoring/k8s",prometheus_replica="%[1]s"}'
     values: '7 7 7'`, r)
 	}
 	promtoolTest(t, held, in.String(), "5", "5", "4")
