@@ -206,8 +206,9 @@ func (c *ActivatorCmd) Run(e *env) error {
 	defer cancel()
 	drainEnd, _ = ctx.Deadline()
 	// While requests are held the listener stays open (and the metrics
-	// one, with --metrics-listen), so that /metrics still counts them (infscale scales from zero on that count: closed,
-	// they were not in held and waited out --hold-timeout); a request
+	// one, with --metrics-listen), so that /metrics still counts them
+	// (infscale scales from zero on that count: closed, they were not in
+	// held and waited out --hold-timeout); a request
 	// that still arrives is proxied if the upstream takes it, else 503
 	// (Drain: never held, so the held count only falls). Then no new
 	// connections, and the in-flight ones finish.
