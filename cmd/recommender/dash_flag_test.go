@@ -42,3 +42,14 @@ func TestDashFileFlagRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestDashURLPathNotAFileFlag: kube --path is a URL path on the pods, not a
+// file: "-" there is refused as a path without its leading /, not as a
+// file flag given "-" (whose hint, ./-, names a file).
+func TestDashURLPathNotAFileFlag(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"kube", "--deployment", "x", "--path", "-"}, strings.NewReader(""), &out, &errb)
+	if code != exitInvalid || !strings.Contains(errb.String(), "a path starts with /") || strings.Contains(errb.String(), "./-") {
+		t.Errorf("kube --path -: exit %d, stderr %q; want 2 saying a path starts with /", code, errb.String())
+	}
+}

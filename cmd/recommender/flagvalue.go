@@ -309,9 +309,9 @@ func (f *fraction) Decode(ctx *kong.DecodeContext) error {
 }
 
 // dashFlag is the first flag of kctx's command line that names a file or
-// directory (type:"path", or a FILE, DIR or PATH placeholder) and is given
-// "-": read as stdout or stdin by an operator, it was taken as a file named
-// "-" in the working directory. No such flag reads or writes a stream (a
+// directory (type:"path", or a FILE, DIR or PATH placeholder; a URL path
+// has URLPATH) and is given "-": read as stdout or stdin by an operator, it
+// was taken as a file named "-" in the working directory. No such flag reads or writes a stream (a
 // page argument's "-" is stdin: arguments are not flags).
 func dashFlag(kctx *kong.Context) *kong.Flag {
 	for _, p := range kctx.Path {

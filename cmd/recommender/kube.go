@@ -35,7 +35,7 @@ type KubeCmd struct {
 	Kind       string             `placeholder:"KIND" help:"Kind of --name, as an HPA's scaleTargetRef.kind (e.g. StatefulSet)."`
 	APIVersion string             `name:"api-version" placeholder:"G/V" help:"apiVersion of --kind, as scaleTargetRef.apiVersion (default apps/v1 for Deployment, StatefulSet, ReplicaSet; else required, e.g. argoproj.io/v1alpha1)."`
 	Port       string             `placeholder:"PORT" help:"Container port (number or name) of the pods' metrics (default: the one port the pod declares)."`
-	Path       string             `default:"/metrics" placeholder:"PATH" help:"Metrics path on the pods (default ${default})."`
+	Path       string             `default:"/metrics" placeholder:"URLPATH" help:"Metrics path on the pods (default ${default})."`
 	Server     modelserver.Server `default:"auto" placeholder:"S" help:"Server profile of the pods' pages: auto (detect), ${servers} (default ${default})."`
 	Timeout    time.Duration      `default:"10s" placeholder:"D" help:"Timeout of the whole command: its API reads and writes, the pods' scrapes (default ${default})."`
 	Kubeconfig string             `type:"path" placeholder:"FILE" help:"kubeconfig file (default: in a pod its service account, else $KUBECONFIG or ~/.kube/config)."`
