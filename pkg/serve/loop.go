@@ -633,6 +633,11 @@ func (l *Loop) noteClock(now time.Time) {
 	if !ok {
 		return
 	}
+	if off < -promql.MaxAnswerSkew { // past what evalTime follows
+		l.log.Warn("serve's clock is ahead of Prometheus's (its answers' Date header) by more than "+promql.MaxAnswerSkew.String()+", too far to follow: the queries are evaluated at serve's now, where Prometheus has no data yet, and the last desired is held; set both clocks right (NTP)",
+			"ahead", (-off).Round(time.Second), "suppressed_since_last", suppressed)
+		return
+	}
 	if off < 0 {
 		l.log.Warn("serve's clock is ahead of Prometheus's (its answers' Date header): the queries are evaluated at Prometheus's now; set both clocks right (NTP)",
 			"ahead", (-off).Round(time.Second), "suppressed_since_last", suppressed)
