@@ -70,37 +70,61 @@ func Open(path string) (io.WriteCloser, error) {
 
 // wholeLines appends each Write (one line) to a regular file. A write
 // the disk cuts short (ENOSPC, EFBIG: some bytes of the line written, then
-// the error) is taken back by truncating the file to its size before it,
+// the error) is taken back by truncating the file to where the line began,
 // so the log holds whole lines only: left there, the cut line's head
 // would run into the next line written once there is room, spoiling both.
-// When the truncate fails too, the next write first ends the cut line.
+// Only while the cut line ends the file: another writer appending to it
+// (O_APPEND both) may have written after it, whose line is kept. When the
+// truncate fails too, the next write first ends the cut line, if it still
+// ends the file.
 type wholeLines struct {
 	mu   sync.Mutex
 	f    *os.File
-	torn bool // a cut line that could not be taken back ends the file
+	torn int64 // > 0: a cut line that could not be taken back ends here
 }
 
 func (w *wholeLines) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.torn {
-		if _, err := w.f.Write([]byte{'\n'}); err != nil {
-			return 0, err
+	if w.torn > 0 {
+		if w.endsFile(w.torn) {
+			if _, err := w.f.Write([]byte{'\n'}); err != nil {
+				return 0, err
+			}
 		}
-		w.torn = false
+		w.torn = 0
 	}
 	n, err := w.f.Write(p)
 	if err == nil || n == 0 {
 		return n, err
 	}
-	if fi, serr := w.f.Stat(); serr == nil && fi.Size() >= int64(n) {
-		if w.f.Truncate(fi.Size()-int64(n)) == nil {
-			return 0, err
-		}
+	if afterCut != nil {
+		afterCut()
 	}
-	w.torn = true
-	return n, err
+	// With O_APPEND the offset after a write is the end of its bytes.
+	end, serr := w.f.Seek(0, io.SeekCurrent)
+	if serr != nil || end < int64(n) {
+		return n, err
+	}
+	if !w.endsFile(end) {
+		return n, err // another writer's line follows: not ours to cut
+	}
+	if w.f.Truncate(end-int64(n)) != nil {
+		w.torn = end
+		return n, err
+	}
+	return 0, err
 }
+
+// endsFile reports whether the file is end bytes long (nothing appended
+// after that offset by another writer).
+func (w *wholeLines) endsFile(end int64) bool {
+	fi, err := w.f.Stat()
+	return err == nil && fi.Size() == end
+}
+
+// afterCut, when set (tests), runs between a cut write and its taking back.
+var afterCut func()
 
 func (w *wholeLines) Close() error { return w.f.Close() }
 

@@ -66,3 +66,67 @@ func tornChild(path string) {
 		panic(err)
 	}
 }
+
+// Another writer appending to the same file (a second process on a shared
+// volume, O_APPEND both) between a cut write and its taking back: the
+// file's last bytes are then the other writer's line, not the cut one's,
+// and are kept. Truncating by the cut's length took them back instead
+// ("other." lost, the cut head "line" left). The cut head, now glued to
+// the other line, cannot be taken back alone.
+func TestCutLineOtherWriterKept(t *testing.T) {
+	if path := os.Getenv("APPENDLOG_SHARED_CHILD"); path != "" {
+		sharedChild(path)
+		return
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCutLineOtherWriterKept$")
+	cmd.Env = append(os.Environ(), "APPENDLOG_SHARED_CHILD="+path)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), "line-1.\nlineother.\nline-3.\n"; got != want {
+		t.Errorf("file = %q, want %q (the other writer's line kept)", got, want)
+	}
+}
+
+func sharedChild(path string) {
+	a, err := Open(path)
+	if err != nil {
+		panic(err)
+	}
+	b, err := Open(path)
+	if err != nil {
+		panic(err)
+	}
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		panic(err)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 12, Max: old.Max}); err != nil {
+		panic(err)
+	}
+	afterCut = func() { // the other writer, once there is room
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+			panic(err)
+		}
+		if _, err := b.Write([]byte("other.\n")); err != nil {
+			panic(err)
+		}
+	}
+	_, err1 := a.Write([]byte("line-1.\n"))
+	_, err2 := a.Write([]byte("line-2.\n"))
+	afterCut = nil
+	if err1 != nil || err2 == nil {
+		panic("line 1 should fit and line 2 fail")
+	}
+	if _, err := a.Write([]byte("line-3.\n")); err != nil {
+		panic(err)
+	}
+	if a.Close() != nil || b.Close() != nil {
+		panic("close")
+	}
+}
