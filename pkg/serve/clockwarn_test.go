@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/infscale/infscale/pkg/config"
+	"github.com/infscale/infscale/pkg/promql"
 )
 
 // offsetSource is a fakeSource telling a fixed Prometheus clock offset.
@@ -51,4 +53,29 @@ func TestClockWarningSaysWhereEvaluated(t *testing.T) {
 			t.Errorf("serve %v ahead: log\n%s\nwant the clock warning saying %q, not %q", -c.off, got, c.want, c.dont)
 		}
 	}
+}
+
+// TestClockGaugeHelpSaysBounds: the offset gauge's help names both bounds
+// of evalTime's following (as docs/metrics.md's row does): serve ahead by
+// more than clockTolerance and at most promql.MaxAnswerSkew. Without the
+// second it said a serve 10 min ahead evaluates at Prometheus's now.
+func TestClockGaugeHelpSaysBounds(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	NewMetrics(reg, "test").PrometheusClock(-time.Second)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "infscale_prometheus_clock_offset_seconds" {
+			continue
+		}
+		for _, want := range []string{fmt.Sprintf("over %.0f s", clockTolerance.Seconds()), fmt.Sprintf("at most %.0f min", promql.MaxAnswerSkew.Minutes())} {
+			if !strings.Contains(mf.GetHelp(), want) {
+				t.Errorf("help %q does not say %q", mf.GetHelp(), want)
+			}
+		}
+		return
+	}
+	t.Fatal("no infscale_prometheus_clock_offset_seconds")
 }

@@ -104,7 +104,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 			return v
 		}(),
 		buildInfo: g("build_info", "Always 1; labels carry the build's version and Go version.", "version", "goversion"),
-		promClock: g("prometheus_clock_offset_seconds", "How far Prometheus's clock is ahead of serve's (negative: behind), from the Date header of its last answer, to about a second; absent until Prometheus has answered (Prometheus mode only). Serve ahead by over 2 s evaluates at Prometheus's now; serve behind reads data that much older."),
+		promClock: g("prometheus_clock_offset_seconds", "How far Prometheus's clock is ahead of serve's (negative: behind), from the Date header of its last answer, to about a second; absent until Prometheus has answered (Prometheus mode only). Serve ahead by over 2 s (and at most 5 min) evaluates at Prometheus's now; serve behind reads data that much older."),
 	}
 	reg.MustRegister(m.table.descs())
 	reg.MustRegister(m.leaderGauge())
