@@ -51,7 +51,7 @@ var ErrNotLeader = errors.New("not the leader: another instance writes")
 // request was not sent within the bound, a timeout. x/time/rate gives it
 // untyped ("rate: Wait(n=1) would exceed context deadline").
 func throttledPastBound(err error) bool {
-	return strings.Contains(err.Error(), "would exceed context deadline")
+	return err != nil && strings.Contains(err.Error(), "would exceed context deadline")
 }
 
 // isNetTimeout reports an HTTP client timeout (rest.Config.Timeout) or a
