@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// TestDocConfigsLoad: every ```yaml block of README.md and docs/*.md with
+// TestDocConfigsLoad: every ```yaml block of README.md and docs/*.md (an
+// indented one in a list item too) with
 // a top-level `targets:` key is a whole serve configuration a reader can
 // copy, and Parse accepts it (but for the files it names, the reader's). docs/chart.md's
 // blocks are Helm values (their `targets:` is the chart's), not configs.
@@ -34,15 +35,19 @@ func TestDocConfigsLoad(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, f)
 		var block []string
-		in, start := false, 0
+		in, start, indent := false, 0, ""
 		for i, line := range strings.Split(string(b), "\n") {
+			// A fence may be indented (a block in a list item): its
+			// lines are read without that indent.
+			fence := strings.HasPrefix(strings.TrimLeft(line, " "), "```")
 			switch {
-			case !in && strings.HasPrefix(line, "```"):
+			case !in && fence:
+				indent = line[:len(line)-len(strings.TrimLeft(line, " "))]
 				in, start, block = true, i+1, block[:0]
-				if strings.TrimPrefix(line, "```") != "yaml" {
+				if strings.TrimPrefix(line, indent+"```") != "yaml" {
 					start = 0 // not a YAML block: skipped
 				}
-			case in && strings.HasPrefix(line, "```"):
+			case in && fence:
 				in = false
 				text := strings.Join(block, "\n") + "\n"
 				if start == 0 || !topTargets.MatchString(text) {
@@ -67,7 +72,7 @@ func TestDocConfigsLoad(t *testing.T) {
 					t.Errorf("the configuration block at %s:%d does not load:\n%v", rel, start, err)
 				}
 			case in:
-				block = append(block, line)
+				block = append(block, strings.TrimPrefix(line, indent))
 			}
 		}
 	}
