@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -64,5 +65,37 @@ func brokenStderr(t *testing.T, args []string) {
 		t.Fatalf("%s ended %v after its log pipe lost its reader (first line %q); want a graceful exit 0", args[0], err, line)
 	} else if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCheckConfigBrokenStdoutQuiet: serve --check-config is a one-shot
+// command, and ends as the others do on a stdout whose reader is gone
+// (`infscale serve --check-config -c x | head -1`): of SIGPIPE, quietly.
+// SIGPIPE was ignored before the check, so it printed "write /dev/stdout:
+// broken pipe" and exited 1.
+func TestCheckConfigBrokenStdoutQuiet(t *testing.T) {
+	if a := os.Getenv("INFSCALE_CHECK_CONFIG_CHILD"); a != "" {
+		os.Exit(run(context.Background(), []string{"serve", "--check-config", "--config", a}, os.Stdin, os.Stdout, os.Stderr))
+	}
+	cfg := filepath.Join(t.TempDir(), "serve.yaml")
+	yaml := "targets:\n- name: chat\n  scrape: [\"http://127.0.0.1:1/metrics\"]\n  metrics: [{type: queue, target: 24}]\n  maxReplicaCount: 4\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the reader is gone before the first line
+	c := exec.Command(os.Args[0], "-test.run=^TestCheckConfigBrokenStdoutQuiet$")
+	c.Env = append(os.Environ(), "INFSCALE_CHECK_CONFIG_CHILD="+cfg)
+	c.Stdout = w
+	var errb strings.Builder
+	c.Stderr = &errb
+	err = c.Run()
+	w.Close()
+	ws, ok := c.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGPIPE || strings.Contains(errb.String(), "broken pipe") {
+		t.Errorf("serve --check-config on a stdout with no reader: %v, stderr %q; want ended by SIGPIPE, nothing said", err, errb.String())
 	}
 }

@@ -120,7 +120,6 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 	if c.Config == "" {
 		return invalidf("--config is required (or --demo for the quickstart)")
 	}
-	survivePipes()
 	cfg, err := loadConfig(c.Config)
 	if err != nil {
 		return err
@@ -153,6 +152,7 @@ func (c *ServeCmd) Run(e *env) (retErr error) {
 		fmt.Fprintf(e.stdout, "%s: valid: %d target(s)%s, %s, every %s\n", c.Config, len(cfg.Targets), of, mode, cfg.IntervalDuration())
 		return nil
 	}
+	survivePipes() // the daemon from here; --check-config is a one-shot
 	if err := checkPathFlags(c.AuditLog, c.StateDir); err != nil {
 		return err
 	}
