@@ -79,3 +79,35 @@ func TestClockGaugeHelpSaysBounds(t *testing.T) {
 	}
 	t.Fatal("no infscale_prometheus_clock_offset_seconds")
 }
+
+// TestClockGaugeThroughKubeSource: with a scaleTargetRef target serve's
+// source is a KubeSource around the PrometheusSource; the offset gauge and
+// the warning came only from a bare PrometheusSource, so that setup (apply:
+// true, the common one) exported neither. And a reload to a source that
+// tells no clock (embedded mode) leaves no stale gauge: docs/metrics.md
+// says absent in embedded mode.
+func TestClockGaugeThroughKubeSource(t *testing.T) {
+	cfg, err := config.Parse([]byte(loopConfig), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	var logs syncbuf.Buffer
+	l := newLoop(t, LoopOptions{Source: &KubeSource{Inner: &offsetSource{off: -30 * time.Second}}, Metrics: NewMetrics(reg, "test"),
+		Interval: 15 * time.Second, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err := l.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	l.Cycle(context.Background())
+	if v, ok := gauge(t, reg, "infscale_prometheus_clock_offset_seconds", nil); !ok || v != -30 {
+		t.Errorf("through a KubeSource: infscale_prometheus_clock_offset_seconds %v (present %v), want -30", v, ok)
+	}
+	if !strings.Contains(logs.String(), "serve's clock is ahead of Prometheus's") {
+		t.Errorf("through a KubeSource: no clock warning in the log:\n%s", logs.String())
+	}
+	l.SetSource(&fakeSource{})
+	l.Cycle(context.Background())
+	if v, ok := gauge(t, reg, "infscale_prometheus_clock_offset_seconds", nil); ok {
+		t.Errorf("after a reload to a source without a clock: infscale_prometheus_clock_offset_seconds %v, want absent", v)
+	}
+}

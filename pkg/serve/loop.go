@@ -613,16 +613,24 @@ func (l *Loop) Cycle(ctx context.Context) {
 	l.metrics.Cycle(time.Since(start))
 }
 
+// clockTeller is a source that tells Prometheus's clock offset
+// (PrometheusSource, and a KubeSource around one).
+type clockTeller interface {
+	ClockOffset() (time.Duration, bool)
+}
+
 // noteClock exports Prometheus's clock offset when the source tells it
 // (PrometheusSource) and warns, at most once per logEvery, when the clocks
 // are clockWarn or more apart. Called with cycleMu held.
 func (l *Loop) noteClock(now time.Time) {
-	c, ok := l.source.(interface{ ClockOffset() (time.Duration, bool) })
+	c, ok := l.source.(clockTeller)
 	if !ok {
+		l.metrics.PrometheusClockUnknown() // a reload to embedded mode
 		return
 	}
 	off, known := c.ClockOffset()
 	if !known {
+		l.metrics.PrometheusClockUnknown()
 		return
 	}
 	l.metrics.PrometheusClock(off)

@@ -284,6 +284,10 @@ func (m *Metrics) PrometheusClock(d time.Duration) {
 	m.promClock.WithLabelValues().Set(d.Seconds())
 }
 
+// PrometheusClockUnknown removes the offset's series: Prometheus's clock is
+// not known (no answer yet, or no Prometheus).
+func (m *Metrics) PrometheusClockUnknown() { m.promClock.Reset() }
+
 // Cycle records one finished cycle.
 func (m *Metrics) Cycle(d time.Duration) {
 	m.cycles.Inc()

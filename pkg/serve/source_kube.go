@@ -95,6 +95,15 @@ type kubeRead struct {
 	blind bool
 }
 
+// ClockOffset is Inner's (Prometheus's clock offset), false when Inner
+// tells none.
+func (s *KubeSource) ClockOffset() (time.Duration, bool) {
+	if c, ok := s.Inner.(clockTeller); ok {
+		return c.ClockOffset()
+	}
+	return 0, false
+}
+
 // Read reads the scale (and in embedded mode the pods) of every target
 // with a scaleTargetRef, concurrently, then Inner, then sets Current from
 // spec.replicas. A failed scale read is a ReadError "current" (reason
