@@ -29,7 +29,7 @@ func (c *Cluster) Scale(ctx context.Context, ref Ref) (Workload, error) {
 	defer cancel()
 	s, err := c.Scales.Scales(ref.Namespace).Get(rctx, gr, ref.Name, metav1.GetOptions{})
 	if err != nil {
-		return Workload{}, fmt.Errorf("%s: scale: %w", ref, notScale(err))
+		return Workload{}, fmt.Errorf("%s: scale: %w", ref, notScale(err, notScaleRead))
 	}
 	return workloadOf(ref, gr, s)
 }
@@ -71,13 +71,17 @@ type badScaleError struct{ Err error }
 func (e *badScaleError) Error() string { return e.Err.Error() }
 func (e *badScaleError) Unwrap() error { return e.Err }
 
+// notScaleRead is what follows a read whose answer is not a Scale.
+const notScaleRead = "Not trusted, no decision"
+
 // notScale returns err as a *badScaleError when it is client-go's decoder
 // refusing a 2xx answer that is not an autoscaling/v1 Scale (not JSON, a
 // count that is a string, another kind): a broken aggregated API or a proxy
 // answering for the API server. client-go gives most of these untyped, so
 // its phrasings are matched (apimachinery's serializer/json and the scale
-// client). Any other error is returned as it is.
-func notScale(err error) error {
+// client). Any other error is returned as it is. then says what follows:
+// notScaleRead for a read, whether it was written for a write's answer.
+func notScale(err error, then string) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	msg := err.Error()
@@ -85,7 +89,7 @@ func notScale(err error) error {
 		runtime.IsMissingKind(err) || runtime.IsMissingVersion(err) ||
 		strings.Contains(msg, "couldn't get version/kind; json parse error") ||
 		strings.Contains(msg, "not convertible to autoscaling Scale") {
-		return &badScaleError{fmt.Errorf("the answer is not an autoscaling/v1 Scale (%w): is a proxy or an aggregated API answering for the API server? Not trusted, no decision", err)}
+		return &badScaleError{fmt.Errorf("the answer is not an autoscaling/v1 Scale (%w): is a proxy or an aggregated API answering for the API server? %s", err, then)}
 	}
 	return err
 }
@@ -113,7 +117,7 @@ func (c *Cluster) SetReplicas(ctx context.Context, ref Ref, replicas int32) (fro
 		defer cancel()
 		s, err := sc.Get(rctx, gr, ref.Name, metav1.GetOptions{})
 		if err != nil {
-			return notScale(err)
+			return notScale(err, notScaleRead)
 		}
 		if err := checkCounts(ref, s); err != nil {
 			return err // garbage: not written over
@@ -129,7 +133,7 @@ func (c *Cluster) SetReplicas(ctx context.Context, ref Ref, replicas int32) (fro
 		wctx, wcancel := c.bound(ctx)
 		defer wcancel()
 		if _, err := sc.Update(wctx, gr, s, metav1.UpdateOptions{FieldManager: "infscale"}); err != nil {
-			return notScale(err)
+			return notScale(err, "whether it was written is unknown (the next read tells)")
 		}
 		wrote = true
 		return nil
