@@ -44,7 +44,7 @@ func TestBadFiles(t *testing.T) {
 			"types.bad.yaml:2:8: prometheus.url: must be an http:// or https:// URL with a host, got \"ftp://prometheus:9090\"",
 			"types.bad.yaml:3:16: prometheus.tls_config: unknown field \"ca_fil\"",
 			"types.bad.yaml:5:11: interval: 0.5s: a duration takes no fractions: write 500ms",
-			"types.bad.yaml:6:9: listen: must be host:port",
+			"types.bad.yaml:6:9: listen: 9105 is a port alone: write 0.0.0.0:9105",
 			"types.bad.yaml:8:7: targets[0].selector: required with prometheus.url",
 			"types.bad.yaml:8:9: targets[0].name: \"chat bot\": allowed are letters, digits",
 			"types.bad.yaml:9:8: targets[0].max: expected an integer, got the string \"eight\"",
