@@ -21,6 +21,7 @@ import (
 
 	"github.com/infscale/infscale/cmd/recommender/internal/timearg"
 	"github.com/infscale/infscale/internal/boundedfile"
+	"github.com/infscale/infscale/internal/quantity"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
@@ -91,7 +92,7 @@ type PolicyFlags struct {
 	ReplicaFlags `embed:"" group:"Replica (the demand metric's capacity)"`
 
 	Metric    []string `default:"queue" placeholder:"M" help:"Signal(s) to scale on: ${signals} (repeat or comma-separate; the largest recommendation wins; default ${default})."`
-	Target    []string `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), seconds or a duration such as 2s or 500ms (ttft, queuewait), utilisation of one replica (demand, e.g. 0.8). Default 4 for queue; needed for the others."`
+	Target    []string `placeholder:"X" help:"Target per metric, in --metric order: requests per replica (queue, waiting, running), fraction (kv), percent (cpu), a duration such as 2s or 500ms, or seconds below 60 (ttft, queuewait: 2000 is refused, write 2000ms), utilisation of one replica (demand, e.g. 0.8). Default 4 for queue; needed for the others."`
 	Min       int      `default:"1" help:"Minimum replicas (0 enables scale to zero; queue, waiting, running or ttft only)."`
 	Max       int      `default:"${default_max}" help:"Maximum replicas (default ${default_max}, KEDA's maxReplicaCount)."`
 	Tolerance *float64 `placeholder:"F" help:"HPA tolerance, both directions, a fraction in [0, 1) (default 0.1)."`
@@ -389,6 +390,8 @@ func (c *PolicyFlags) policy() (*recommend.Policy, error) {
 				errs = append(errs, fmt.Errorf("--target (for --metric %s): %v; want a number (%s)%s", s, err, s.Unit(), map[bool]string{true: " or a duration such as 2s"}[s.Seconds()]))
 			case q.Duration && !s.Seconds():
 				errs = append(errs, fmt.Errorf("--target (for --metric %s) %s: a number (%s), not a duration", s, c.Target[i], s.Unit()))
+			case s.Seconds() && quantity.CheckBareSeconds(q.Value, q.Duration) != nil:
+				errs = append(errs, fmt.Errorf("--target (for --metric %s): %v", s, quantity.CheckBareSeconds(q.Value, q.Duration)))
 			default:
 				p.Metrics = append(p.Metrics, recommend.Metric{Signal: s, Target: q.Value})
 			}

@@ -251,3 +251,16 @@ func TestSynthWeekOpenMetricsPath(t *testing.T) {
 		t.Errorf("--data %s: %v, want nothing written", data, err)
 	}
 }
+
+// TestDecideBareSecondsTarget: --target 2000 for ttft (milliseconds meant,
+// as load's --goodput reads a bare number) was 2000 s and decided as if
+// no TTFT could ever be late; a bare number of a minute or more is refused
+// as the config's target: key refuses it.
+func TestDecideBareSecondsTarget(t *testing.T) {
+	wantRefused(t, []string{"decide", "--metric", "ttft", "--target", "2000", "--ttft", "3"}, nil,
+		"--target (for --metric ttft): 2000 has no unit and would read as seconds (33m20s): write 2000ms for milliseconds, or 2000s")
+	code, out, stderr := runIn(t, nil, "decide", "--metric", "ttft", "--target", "2000ms", "--ttft", "3", "--current", "2")
+	if code != exitOK || !strings.Contains(out, "desired 3") {
+		t.Errorf("--target 2000ms: exit %d, want 0 and desired 3 (ceil(2 x 3/2))\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+}

@@ -74,3 +74,24 @@ func Fraction(s string) (float64, error) {
 	}
 	return f, err
 }
+
+// BareSecondsLimit is the least seconds target (ttft, queuewait) that must
+// carry its unit: a minute.
+const BareSecondsLimit = 60
+
+// CheckBareSeconds refuses a seconds target Parse read as a bare number
+// (duration false) of BareSecondsLimit or more: that is the milliseconds
+// slip (load's --goodput, as vLLM's, reads a bare number as ms), and 2000
+// read as seconds is a TTFT target nothing reaches. With a unit any value
+// stands.
+func CheckBareSeconds(v float64, duration bool) error {
+	if duration || !(v >= BareSecondsLimit) {
+		return nil
+	}
+	n := strconv.FormatFloat(v, 'g', -1, 64)
+	as := ""
+	if v < 1e9 {
+		as = " (" + model.Duration(time.Duration(v*float64(time.Second))).String() + ")"
+	}
+	return fmt.Errorf("%s has no unit and would read as seconds%s: write %sms for milliseconds, or %ss (a number alone is seconds below %d only)", n, as, n, n, BareSecondsLimit)
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/internal/httpurl"
+	"github.com/infscale/infscale/internal/quantity"
 	"github.com/infscale/infscale/internal/sourcekey"
 	"github.com/infscale/infscale/pkg/modelserver"
 	"github.com/infscale/infscale/pkg/promql"
@@ -363,6 +364,12 @@ func (v *validator) metric(p string, m *Metric) {
 	if m.Target.Duration && !m.Type.Seconds() {
 		v.at(p+".target", "%s target is a number (%s), not a duration", m.Type, m.Type.Unit())
 		v.said[p+".target"] = true
+	}
+	if m.Type.Seconds() && m.Target.Set {
+		if err := quantity.CheckBareSeconds(m.Target.Value, m.Target.Duration); err != nil {
+			v.at(p+".target", "%v", err)
+			v.said[p+".target"] = true
+		}
 	}
 	if m.Type.Seconds() && !(m.Quantile > 0 && m.Quantile < 1) { // NaN too
 		v.at(p+".quantile", "must be in (0, 1), e.g. 0.95, got %v", m.Quantile)

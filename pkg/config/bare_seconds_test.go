@@ -1,0 +1,32 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestBareSecondsTarget: a ttft or queuewait target written as a bare
+// number reads as seconds; one of a minute or more without a unit is the
+// milliseconds slip (load's --goodput reads a bare number as ms, as vLLM
+// does): 2000 was 2000 s, a TTFT target nothing ever reaches. It is refused
+// at its line, saying what to write; with a unit, any value stands.
+func TestBareSecondsTarget(t *testing.T) {
+	cfg := func(m string) string {
+		return "targets:\n- name: a\n  scrape: ['http://h:1/m']\n  metrics: [" + m + "]\n  maxReplicaCount: 4\n"
+	}
+	for _, c := range []struct{ metric, want string }{
+		{"{type: ttft, target: 2000}", "b.yaml:4:34: targets[0].metrics[0].target: 2000 has no unit and would read as seconds (33m20s): write 2000ms for milliseconds, or 2000s"},
+		{"{type: queuewait, target: 400}", "targets[0].metrics[0].target: 400 has no unit and would read as seconds (6m40s): write 400ms"},
+		{"{type: ttft, target: 60}", "60 has no unit and would read as seconds (1m)"},
+	} {
+		_, err := Parse([]byte(cfg(c.metric)), "b.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v\nwant %q", c.metric, err, c.want)
+		}
+	}
+	for _, m := range []string{"{type: ttft, target: 2}", "{type: ttft, target: 59.5}", "{type: ttft, target: 2000ms}", "{type: ttft, target: 120s}", "{type: queuewait, target: 0.4}", "{type: queue, target: 2000}"} {
+		if _, err := Parse([]byte(cfg(m)), "b.yaml"); err != nil {
+			t.Errorf("%s: %v, want valid", m, err)
+		}
+	}
+}
