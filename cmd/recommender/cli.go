@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/infscale/infscale/internal/atomicfile"
+	"github.com/infscale/infscale/internal/boundedfile"
 	"github.com/infscale/infscale/internal/httpurl"
 	"github.com/infscale/infscale/pkg/activator"
 	"github.com/infscale/infscale/pkg/config"
@@ -327,7 +328,7 @@ func fileError(flag, path string, err error) error {
 	var pe *fs.PathError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return invalidf("--%s %s: no such file", flag, path)
+		return invalidf("--%s %s: no such file%s", flag, path, boundedfile.Where(path))
 	case errors.As(err, &pe):
 		return invalidf("--%s %s: %v", flag, path, pe.Err)
 	}

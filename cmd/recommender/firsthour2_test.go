@@ -264,3 +264,23 @@ func TestDecideBareSecondsTarget(t *testing.T) {
 		t.Errorf("--target 2000ms: exit %d, want 0 and desired 3 (ceil(2 x 3/2))\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
 	}
 }
+
+// TestMissingRelativeSaysWhere: a relative path that names no file, run
+// from another directory than the one it is relative to (the README's
+// commands are written for the repository root), says which working
+// directory it was looked for in: a page, a trace and a file flag alike.
+func TestMissingRelativeSaysWhere(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	wd, _ := os.Getwd()
+	where := "(looked for in the working directory " + wd + ")"
+	wantRefused(t, []string{"decide", "--target", "8", "examples/pages/vllm-0.prom"}, nil,
+		"examples/pages/vllm-0.prom: invalid page source: no such file or directory "+where)
+	wantRefused(t, []string{"simulate", "--trace", "traces/week.csv"}, nil, "--trace: traces/week.csv: no such file "+where)
+	wantRefused(t, []string{"decide", "--behavior", "b.yaml"}, nil, "--behavior b.yaml: no such file "+where)
+	// An absolute path names itself: nothing added.
+	stderr := wantRefused(t, []string{"simulate", "--trace", filepath.Join(wd, "none.csv")}, nil, "none.csv: no such file")
+	if strings.Contains(stderr, "working directory") {
+		t.Errorf("absolute path: %s", stderr)
+	}
+}

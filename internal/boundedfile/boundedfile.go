@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // Open opens the file at path for reading, refusing anything but a regular
@@ -104,4 +105,19 @@ func Kind(m os.FileMode) string {
 		return "a socket"
 	}
 	return m.Type().String()
+}
+
+// Where is, for a relative path, " (looked for in the working directory
+// WD)", to follow a "no such file": a command run from another directory
+// than the one the path was written for then says where it looked. "" for
+// an absolute path (it names itself) or when the directory is unknown.
+func Where(path string) string {
+	if filepath.IsAbs(path) {
+		return ""
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return " (looked for in the working directory " + wd + ")"
 }

@@ -79,7 +79,10 @@ func Load(ctx context.Context, client *http.Client, src string, stdin io.Reader,
 	if err != nil {
 		// A path that names no file (missing, under a regular file, a loop
 		// of symbolic links) or may not be read is the input's fault.
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w: %w%s", src, ErrSource, unwrapPath(err), boundedfile.Where(src))
+		}
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) {
 			return nil, fmt.Errorf("%s: %w: %w", src, ErrSource, unwrapPath(err))
 		}
 		var pe *fs.PathError

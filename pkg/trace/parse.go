@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/infscale/infscale/internal/boundedfile"
 )
 
 // Options are the transforms applied after a trace is opened.
@@ -193,7 +195,7 @@ func missing(name string, err error) error {
 // noFile is the error of a trace path with no file.
 type noFile string
 
-func (e noFile) Error() string        { return string(e) + ": no such file" }
+func (e noFile) Error() string        { return string(e) + ": no such file" + boundedfile.Where(string(e)) }
 func (e noFile) Is(target error) bool { return target == fs.ErrNotExist }
 
 // syntheticKeyOnce refuses a synthetic spec's key given twice: each
