@@ -284,3 +284,21 @@ func TestMissingRelativeSaysWhere(t *testing.T) {
 		t.Errorf("absolute path: %s", stderr)
 	}
 }
+
+// TestJSONLHoldingCSV: a .jsonl file is read as Mooncake's JSON lines by
+// its extension; one that holds a CSV (renamed, or exported with the wrong
+// extension) said only that it wanted a JSON object. It says the line is
+// comma-separated and how to read it as CSV, as a .csv holding JSON lines
+// is read by its content.
+func TestJSONLHoldingCSV(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t.jsonl")
+	if err := os.WriteFile(p, []byte("arrival_s,prompt_tokens,output_tokens\n0,100,50\n1.5,200,60\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, []string{"simulate", "--trace", p}, nil,
+		"t.jsonl:1: a .jsonl or .json trace is read as Mooncake's JSON lines, but this line is comma-separated (\"arrival_s,prompt_tokens,output_tokens\"): give csv:"+p+" to read it as CSV")
+	if code, _, stderr := runIn(t, nil, "simulate", "--trace", "csv:"+p, "--policy", "fixed:1"); code != exitOK {
+		t.Errorf("csv:%s: exit %d, want 0\n%s", p, code, stderr)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/infscale/infscale/internal/boundedfile"
 )
@@ -151,12 +152,17 @@ func detect(name string) (Source, error) {
 		return Source{}, missing(name, err)
 	}
 	defer f.Close()
-	if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".json") {
-		return fileSource(name, OpenMooncake)
-	}
 	first, err := bufio.NewReader(io.LimitReader(f, MaxLine)).ReadString('\n')
 	if err != nil && err != io.EOF {
 		return Source{}, fmt.Errorf("trace %s: %w", name, err)
+	}
+	if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".json") {
+		// The extension says Mooncake; a CSV under it (renamed, exported
+		// with the wrong extension) is named as such, with the way to read it.
+		if h := strings.TrimSpace(first); h != "" && !strings.ContainsAny(h[:1], `{["`) && strings.Contains(h, ",") && utf8.ValidString(h) {
+			return Source{}, fmt.Errorf("%s:1: a .jsonl or .json trace is read as Mooncake's JSON lines, but this line is comma-separated (%q): give csv:%s to read it as CSV (azure: or burstgpt: for their CSVs)", name, h, name)
+		}
+		return fileSource(name, OpenMooncake)
 	}
 	if first == "" {
 		return Source{}, fmt.Errorf("%s: %w", name, ErrEmpty)
