@@ -35,3 +35,24 @@ func TestTimeoutNotBelowInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeoutSuggestionLoads: the suggested timeout is written as the
+// config takes it. For a 5s period it said "e.g. 3.3s" (Go's form), which
+// the file refuses ("a duration takes no fractions: write 3s300ms"); the
+// suggestion, copied into prometheus.timeout, loads with no warning.
+func TestTimeoutSuggestionLoads(t *testing.T) {
+	const tgt = "targets:\n- {name: a, selector: '{namespace=\"llm\"}', metrics: [{type: queue, target: 4}], maxReplicaCount: 8}\n"
+	cfg, err := Parse([]byte("pollingInterval: 5s\nprometheus: {url: http://p:9090}\n"+tgt), "w.yaml")
+	if err != nil || len(cfg.Warnings) != 1 {
+		t.Fatalf("err %v, warnings %v; want one warning", err, cfg.Warnings)
+	}
+	w := cfg.Warnings[0].Error()
+	_, sugg, ok := strings.Cut(w, "e.g. ")
+	if !ok || sugg != "3s300ms" { // two thirds of 5s, to 100ms
+		t.Fatalf("warning %q: suggestion %q, want 3s300ms", w, sugg)
+	}
+	cfg, err = Parse([]byte("pollingInterval: 5s\nprometheus: {url: http://p:9090, timeout: "+sugg+"}\n"+tgt), "w.yaml")
+	if err != nil || len(cfg.Warnings) != 0 {
+		t.Errorf("timeout %s as suggested: err %v, warnings %v; want it to load with none", sugg, err, cfg.Warnings)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/goccy/go-yaml/token"
 	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -170,7 +171,8 @@ func (v *validator) prometheus() {
 	// source that hangs leaves the cycle no time to decide on the others.
 	if iv := v.cfg.Interval; pc.Timeout > 0 && iv > 0 && pc.Timeout >= iv {
 		const why = "a read still waiting at the period's end is cut by the period, not by the timeout, and a source that hangs holds the cycle's decisions until then"
-		e := (time.Duration(iv) * 2 / 3).Round(100 * time.Millisecond)
+		// In the file's form (3s300ms): Go's 3.3s is refused there.
+		e := model.Duration((time.Duration(iv) * 2 / 3).Round(100 * time.Millisecond))
 		if v.d.given("prometheus.timeout") {
 			v.warn("prometheus.timeout", "%s is not below pollingInterval %s: %s; set it below the interval, e.g. %s", pc.Timeout, iv, why, e)
 		} else {
