@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
@@ -47,6 +48,13 @@ func Validate(query string) (parser.Expr, error) {
 func ParseSelector(sel string) ([]*labels.Matcher, error) {
 	ms, err := pql.ParseMetricSelector(sel)
 	if err != nil {
+		// Matchers without their braces (namespace="llm") parse once braced:
+		// say so, where the parser said only "unexpected =".
+		if t := strings.TrimSpace(sel); !strings.HasPrefix(t, "{") {
+			if bms, berr := pql.ParseMetricSelector("{" + t + "}"); berr == nil && len(bms) > 0 {
+				return nil, fmt.Errorf("%w: selector `%s`: label matchers go in braces: write '{%s}'", ErrInvalidQuery, sel, t)
+			}
+		}
 		return nil, fmt.Errorf("%w: selector `%s`: %w", ErrInvalidQuery, sel, err)
 	}
 	if len(ms) == 0 {
