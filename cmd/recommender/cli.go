@@ -205,6 +205,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if err != nil {
 		err = goodputArgHint(err, args)
+		err = listArgHint(err)
 		err = replicaFlagHint(err)
 	}
 	if spErr != nil {
@@ -459,4 +460,21 @@ func replicaFlagHint(err error) error {
 		return err
 	}
 	return errors.New("unknown flag --replica: here the replica model starts from the reference, or from --calibrated or --fitted (accuracy's --replica fitted|calibrated|reference), with --gpu, --model, --tp and --calibration FILE (COMMAND --help lists them)")
+}
+
+// listArgHint adds to kong's "unexpected argument X" that a list argument
+// (decide's and parse's PAGE ...) goes in one run: kong ends the list at
+// the first flag after it, so a page after a flag was refused naming
+// nothing to do. Other errors, and commands without a list, as they are.
+func listArgHint(err error) error {
+	var pe *kong.ParseError
+	if !errors.As(err, &pe) || pe.Context == nil || pe.Context.Selected() == nil || !strings.HasPrefix(err.Error(), "unexpected argument ") {
+		return err
+	}
+	for _, p := range pe.Context.Selected().Positional {
+		if p.IsSlice() {
+			return fmt.Errorf("%w: the %s arguments go in one run, all before the flags or all after them (a flag between two of them ends the list)", err, p.Name)
+		}
+	}
+	return err
 }

@@ -302,3 +302,18 @@ func TestJSONLHoldingCSV(t *testing.T) {
 		t.Errorf("csv:%s: exit %d, want 0\n%s", p, code, stderr)
 	}
 }
+
+// TestListArgsSplitByFlag: kong ends a list argument (decide's and parse's
+// PAGE ...) at the first flag after it, so a page after a flag was "unexpected
+// argument PAGE", naming nothing to do. It says the list goes in one run.
+func TestListArgsSplitByFlag(t *testing.T) {
+	a, b := "../../examples/pages/vllm-0.prom", "../../examples/pages/vllm-1.prom"
+	wantRefused(t, []string{"decide", a, "--target", "8", b}, nil,
+		"unexpected argument "+b+": the PAGE arguments go in one run, all before the flags or all after them (a flag between two of them ends the list)")
+	wantRefused(t, []string{"parse", a, "--output", "json", b}, nil, "the PAGE arguments go in one run")
+	// A command without a list argument: kong's message as it is.
+	stderr := wantRefused(t, []string{"gpu", "extra"}, nil, "unexpected argument extra")
+	if strings.Contains(stderr, "in one run") {
+		t.Errorf("gpu extra: %s", stderr)
+	}
+}
