@@ -320,7 +320,7 @@ func (d *strictDecoder) mapping(n ast.Node, v reflect.Value, path string) {
 			if h, ok := keyHints[v.Type()][key]; ok {
 				d.errorf(position(kn), kp, "unknown key; allowed here: %s; %s", keyList(fields), h)
 			} else {
-				d.errorf(position(kn), kp, "unknown key; allowed here: %s", keyList(fields))
+				d.errorf(position(kn), kp, "unknown key; allowed here: %s%s", keyList(fields), didYouMean(key, fields))
 			}
 			continue
 		}
@@ -778,4 +778,57 @@ func (d *strictDecoder) name(n ast.Node, path string, set func([]byte) error) {
 	} else {
 		d.named[path] = true
 	}
+}
+
+// keyAliases are the HPA's names of keys infscale spells as KEDA does.
+var keyAliases = map[string]string{"minReplicas": "minReplicaCount", "maxReplicas": "maxReplicaCount"}
+
+// didYouMean is "; did you mean K?" for the allowed key K that written
+// most likely meant: the one the HPA names so, the one in another case, or
+// the one nearest within two edits (a typo, behaviour for behavior) and a
+// third of its length; "" when none is that close or two are.
+func didYouMean(written string, fields map[string]field) string {
+	if k, ok := keyAliases[written]; ok {
+		if _, ok := fields[k]; ok {
+			return fmt.Sprintf("; did you mean %s? (the HPA's %s is KEDA's %s here)", k, written, k)
+		}
+	}
+	best, bestD, tie := "", 3, false
+	for k := range fields {
+		d := editDistance(strings.ToLower(written), strings.ToLower(k))
+		if d > 2 || 3*d > len(written) {
+			continue
+		}
+		switch {
+		case d < bestD:
+			best, bestD, tie = k, d, false
+		case d == bestD:
+			tie = true
+		}
+	}
+	if best == "" || tie {
+		return ""
+	}
+	return "; did you mean " + best + "?"
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
