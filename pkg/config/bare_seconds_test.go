@@ -30,3 +30,16 @@ func TestBareSecondsTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestBareDurationOffersMilliseconds: a duration key given a number alone
+// ("timeout: 10000", milliseconds meant) suggested only "write 10000s for
+// seconds" (2h46m40s, which then loads); it offers milliseconds too, as
+// the command line's duration flags do.
+func TestBareDurationOffersMilliseconds(t *testing.T) {
+	doc := "prometheus: {url: http://p:9090, timeout: 10000}\ntargets:\n- {name: a, selector: '{namespace=\"llm\"}', metrics: [{type: queue, target: 4}], maxReplicaCount: 8}\n"
+	_, err := Parse([]byte(doc), "d.yaml")
+	want := "d.yaml:1:43: prometheus.timeout: 10000 has no unit: write 10000s for seconds or 10000ms for milliseconds"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%v\nwant %q", err, want)
+	}
+}

@@ -405,7 +405,7 @@ func (d *strictDecoder) leaf(n ast.Node, v reflect.Value, path string) {
 				if kedaSeconds[lastKey(path)] && old {
 					return fmt.Errorf("%s has no unit: write %ss for seconds (integer seconds are read under KEDA's name, %s)", b, b, lastKey(path))
 				}
-				return fmt.Errorf("%s has no unit: write %ss for seconds", b, b)
+				return fmt.Errorf("%s has no unit: write %ss for seconds or %sms for milliseconds", b, b, b)
 			}
 			if err != nil {
 				if msg, ok := fractionHint(string(b)); ok {
