@@ -481,7 +481,13 @@ func (a *Activator) MetricsMux() *http.ServeMux {
 // redirected the same way on either.
 func (a *Activator) ProxyMux() *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle("/", a)
+	mux.Handle("/", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(HeldScrapeHeader) != "" {
+			http.Error(rw, "activator: this is the proxy port (--listen), which proxies /metrics to the upstream; the activator's own /metrics is on --metrics-listen: point zero.held_scrape at that port (deploy/activator: 9090)", http.StatusMisdirectedRequest)
+			return
+		}
+		a.ServeHTTP(rw, r)
+	}))
 	return mux
 }
 
@@ -585,6 +591,12 @@ func (a *Activator) kick() {
 // another's while its upstream is not ready answers 503 at once: a probe
 // is never held, so it never counts as a held request.
 const ProbeHeader = "Infscale-Activator-Probe"
+
+// HeldScrapeHeader marks serve's read of the held count (zero.held_scrape;
+// pkg/scrape's constant of the same name). On the proxy port (ProxyMux,
+// with --metrics-listen) it is answered 421 at once: held, it counted as a
+// held request with no client and serve's read timed out every cycle.
+const HeldScrapeHeader = "Infscale-Held-Scrape"
 
 // errLoop is the probe's reason when its request came back to this
 // activator.

@@ -18,6 +18,12 @@ const (
 	ReadyFamily = "infscale_activator_upstream_ready"
 )
 
+// HeldScrapeHeader marks ReadHeld's request (pkg/activator's constant of
+// the same name): an activator's proxy port (--listen with
+// --metrics-listen) answers it at once, naming the metrics port, rather
+// than holding it as a request for the upstream's /metrics.
+const HeldScrapeHeader = "Infscale-Held-Scrape"
+
 // Held is what a holder's /metrics page says: the requests it holds and
 // whether its upstream had a ready endpoint (1 or 0; NaN when absent or
 // unreadable).
@@ -40,7 +46,7 @@ type Held struct {
 // keeps the target from scaling to zero; it never reads as 0.
 func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, error) {
 	bad := Held{Held: math.NaN(), Ready: math.NaN()}
-	b, contentType, url, _, err := get(ctx, client, rawURL)
+	b, contentType, url, _, err := get(ctx, client, rawURL, http.Header{HeldScrapeHeader: {"1"}})
 	if err != nil {
 		return bad, err
 	}

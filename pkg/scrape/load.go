@@ -111,7 +111,7 @@ func unwrapPath(err error) error {
 // with any password replaced by "xxxxx" (url.URL.Redacted): to scrape
 // again, keep the URL given, not Page.Source.
 func fetch(ctx context.Context, client *http.Client, rawURL string, server modelserver.Server) (*Page, error) {
-	b, ct, url, now, err := get(ctx, client, rawURL)
+	b, ct, url, now, err := get(ctx, client, rawURL, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func fetch(ctx context.Context, client *http.Client, rawURL string, server model
 // was read. Errors: ErrSource (a URL that cannot be fetched), ErrFetch (the
 // request, status or read failed), a *PageError for a page over
 // MaxPageBytes.
-func get(ctx context.Context, client *http.Client, rawURL string) (body []byte, contentType, url string, at time.Time, err error) {
+func get(ctx context.Context, client *http.Client, rawURL string, header http.Header) (body []byte, contentType, url string, at time.Time, err error) {
 	u, err := neturl.Parse(rawURL)
 	if err != nil {
 		return nil, "", rawURL, at, fmt.Errorf("%s: %w: %v", rawURL, ErrSource, err)
@@ -158,6 +158,9 @@ func get(ctx context.Context, client *http.Client, rawURL string) (body []byte, 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, "", url, at, fmt.Errorf("%s: %w: %v", url, ErrSource, err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	req.Header.Set("Accept", acceptHeader)
 	resp, err := client.Do(req)
