@@ -598,6 +598,10 @@ const ProbeHeader = "Infscale-Activator-Probe"
 // held request with no client and serve's read timed out every cycle.
 const HeldScrapeHeader = "Infscale-Held-Scrape"
 
+// scrapeTimeoutHeader is the header Prometheus sends with every scrape
+// (its scrape timeout): a request carrying it is a scrape, not demand.
+const scrapeTimeoutHeader = "X-Prometheus-Scrape-Timeout-Seconds"
+
 // errLoop is the probe's reason when its request came back to this
 // activator.
 const errLoop = "508 Loop Detected: --upstream leads back to this activator (its own probe came back); point it at the model's Service"
@@ -739,6 +743,19 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		a.mu.Unlock()
 		if !up {
 			http.Error(rw, "activator: upstream not ready", http.StatusServiceUnavailable)
+			return
+		}
+	}
+	if r.Header.Get(scrapeTimeoutHeader) != "" {
+		// A Prometheus scrape proxied through (a ServiceMonitor on the
+		// proxy port of an activator with --metrics-listen, or one
+		// scraping the model through it): never held, as held it would
+		// count as demand with no client and keep the model from zero.
+		a.mu.Lock()
+		up := a.up
+		a.mu.Unlock()
+		if !up {
+			http.Error(rw, "activator: a Prometheus scrape is not held (held, it would count as demand): scrape the activator's own /metrics (on --metrics-listen when set) and the model's pods directly", http.StatusServiceUnavailable)
 			return
 		}
 	}

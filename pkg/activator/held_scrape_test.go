@@ -61,3 +61,39 @@ func TestHeldScrapeOnProxyPort(t *testing.T) {
 		t.Errorf("a plain /metrics on the proxy port answered %s %q while the upstream is down, want it held", resp.Status, b)
 	}
 }
+
+// TestPrometheusScrapeNotHeld: a Prometheus scrape proxied through the
+// activator (a ServiceMonitor left on the proxy port after --metrics-listen
+// moved the activator's own /metrics, or one scraping the model through
+// it) is never held while the upstream is down: held, each scrape counted
+// as demand with no client, every scrape interval, and the model never
+// reached zero. It is answered 503 at once, naming where to scrape.
+func TestPrometheusScrapeNotHeld(t *testing.T) {
+	a, err := New(Config{Upstream: &url.URL{Scheme: "http", Host: down(t)}, HoldTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.Run(ctx)
+	srv := httptest.NewServer(a.ProxyMux())
+	defer srv.Close()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/metrics", nil)
+	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "10") // as Prometheus sends it
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "--metrics-listen") {
+		t.Errorf("a scrape on the proxy port while the upstream is down: %d %q, want 503 naming --metrics-listen", resp.StatusCode, b)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("answered after %v, want at once", d)
+	}
+	if n := a.Held(); n != 0 {
+		t.Errorf("held %d after a scrape, want 0", n)
+	}
+}
