@@ -10,6 +10,7 @@ import (
 // testHarnesses are this module's packages for tests only; none belongs in
 // the binary (any other package importing testing is caught as well).
 var testHarnesses = []string{
+	"github.com/infscale/infscale/internal/clocktest",
 	"github.com/infscale/infscale/internal/promtest",
 	"github.com/infscale/infscale/internal/sharedtest",
 	"github.com/infscale/infscale/pkg/synthweek/synthweektest",

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"log/slog"
 	"os"
 	"slices"
@@ -15,10 +14,13 @@ import (
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
+
+	"github.com/infscale/infscale/internal/wallclock"
 )
 
 // Client-go's usual leader-election timings (kube-controller-manager's
@@ -203,7 +205,7 @@ func (e *Elector) LeaderUntil() time.Time {
 	if !e.leading || (!e.twin.IsZero() && now.Sub(e.twin) < e.cfg.LeaseDuration) {
 		return time.Time{}
 	}
-	if now.Round(0).Sub(e.renewed.Round(0))-now.Sub(e.renewed) > time.Second {
+	if wallclock.Jump(e.renewed, now) > time.Second {
 		return time.Time{}
 	}
 	return e.renewed.Add(e.cfg.RenewDeadline)

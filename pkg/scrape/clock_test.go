@@ -4,31 +4,10 @@ import (
 	"math"
 	"testing"
 	"time"
-	"unsafe"
 
+	"github.com/infscale/infscale/internal/clocktest"
 	"github.com/infscale/infscale/pkg/modelserver"
 )
-
-// wallMoved is at with its wall clock moved by d and its monotonic reading
-// kept: what time.Now returns after the wall clock moved by d beyond the
-// monotonic clock (serve's machine suspended for d, whose CLOCK_MONOTONIC
-// stops while the wall clock is set on resume; an NTP step). Go has no API
-// for it, so the test writes time.Time's fields (wall: hasMonotonic bit,
-// 33 bits of seconds since 1885, 30 bits of nanoseconds).
-func wallMoved(t *testing.T, at time.Time, d time.Duration) time.Time {
-	t.Helper()
-	p := (*struct {
-		wall uint64
-		ext  int64
-		loc  *time.Location
-	})(unsafe.Pointer(&at))
-	if p.wall&(1<<63) == 0 {
-		t.Fatal("wallMoved: no monotonic reading")
-	}
-	ns := int64(p.wall<<1>>31)*1e9 + int64(p.wall&(1<<30-1)) + int64(d)
-	p.wall = 1<<63 | uint64(ns/1e9)<<30 | uint64(ns%1e9)
-	return at
-}
 
 // TestRateAcrossSuspend: two scrapes 15 s apart on the monotonic clock,
 // but serve's machine was suspended 10 min in between (the wall clock,
@@ -52,7 +31,7 @@ func TestRateAcrossSuspend(t *testing.T) {
 	if r := Rate(prev, page(10030, t0.Add(15*time.Second))); math.Abs(r.Requests-2) > 1e-9 || r.Interval != 15*time.Second {
 		t.Fatalf("clocks agree: %v req/s over %v, want 2 over 15s", r.Requests, r.Interval)
 	}
-	resumed := wallMoved(t, t0.Add(15*time.Second), 10*time.Minute)
+	resumed := clocktest.WallMoved(t, t0.Add(15*time.Second), 10*time.Minute)
 	if w, m := resumed.Round(0).Sub(t0.Round(0)), resumed.Sub(t0); w != 615*time.Second || m != 15*time.Second {
 		t.Fatalf("wallMoved: wall %v mono %v", w, m)
 	}
@@ -61,11 +40,11 @@ func TestRateAcrossSuspend(t *testing.T) {
 	}
 	// A step back (NTP by -5 min): the monotonic 15 s is the span the
 	// counter grew over, 30 requests: 2 req/s.
-	if r := Rate(prev, page(10030, wallMoved(t, t0.Add(15*time.Second), -5*time.Minute))); math.Abs(r.Requests-2) > 1e-9 {
+	if r := Rate(prev, page(10030, clocktest.WallMoved(t, t0.Add(15*time.Second), -5*time.Minute))); math.Abs(r.Requests-2) > 1e-9 {
 		t.Errorf("across a step back: %v req/s, want 2", r.Requests)
 	}
 	// Within a second: the same rate as on agreeing clocks.
-	if r := Rate(prev, page(10030, wallMoved(t, t0.Add(15*time.Second), 900*time.Millisecond))); math.Abs(r.Requests-2) > 1e-9 {
+	if r := Rate(prev, page(10030, clocktest.WallMoved(t, t0.Add(15*time.Second), 900*time.Millisecond))); math.Abs(r.Requests-2) > 1e-9 {
 		t.Errorf("clocks 0.9 s apart: %v req/s, want 2", r.Requests)
 	}
 }

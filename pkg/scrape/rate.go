@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/infscale/infscale/internal/wallclock"
 	hist "github.com/infscale/infscale/pkg/histogram"
 )
 
@@ -72,7 +73,7 @@ func Rate(prev, cur *Page) Rates {
 		return r
 	}
 	dt := cur.Time.Sub(prev.Time) // monotonic when both have a reading
-	if dt <= 0 || cur.Time.Round(0).Sub(prev.Time.Round(0))-dt > clockSlack {
+	if dt <= 0 || wallclock.Jump(prev.Time, cur.Time) > clockSlack {
 		// The wall clock moved further than the monotonic one: serve's
 		// machine was suspended (CLOCK_MONOTONIC stops, the wall clock
 		// is set on resume) or the clock stepped forward. Over which

@@ -3,6 +3,7 @@ package serve
 import (
 	"time"
 
+	"github.com/infscale/infscale/internal/wallclock"
 	"github.com/infscale/infscale/pkg/recommend"
 )
 
@@ -18,7 +19,7 @@ func (l *Loop) wallSkew(now time.Time) time.Duration {
 		l.clockBase = now
 		return 0
 	}
-	skew := now.Round(0).Sub(l.clockBase.Round(0)) - now.Sub(l.clockBase)
+	skew := wallclock.Jump(l.clockBase, now)
 	if skew > -time.Second && skew < time.Second {
 		return 0
 	}

@@ -8,35 +8,15 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/infscale/infscale/internal/clocktest"
 	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/statefile"
 )
-
-// stepped is t with its wall clock moved by d and its monotonic reading
-// kept: what time.Now returns after the system clock was stepped by d (an
-// NTP step, an operator's date -s). Go has no API for it, so the test
-// writes time.Time's fields (wall: hasMonotonic bit, 33 bits of seconds
-// since 1885, 30 bits of nanoseconds).
-func stepped(t *testing.T, at time.Time, d time.Duration) time.Time {
-	t.Helper()
-	p := (*struct {
-		wall uint64
-		ext  int64
-		loc  *time.Location
-	})(unsafe.Pointer(&at))
-	if p.wall&(1<<63) == 0 {
-		t.Fatal("stepped: no monotonic reading")
-	}
-	ns := int64(p.wall<<1>>31)*1e9 + int64(p.wall&(1<<30-1)) + int64(d)
-	p.wall = 1<<63 | uint64(ns/1e9)<<30 | uint64(ns%1e9)
-	return at
-}
 
 // TestStateSavedAcrossClockStepBack: serve decides on the monotonic clock,
 // but its state file holds wall times. At t=0 chat wants 3, at t=15 raw 1
@@ -50,7 +30,7 @@ func stepped(t *testing.T, at time.Time, d time.Duration) time.Time {
 // restart at t=45 restores desired 3, nothing refused.
 func TestStateSavedAcrossClockStepBack(t *testing.T) {
 	base := time.Now()
-	if s := stepped(t, base, -time.Minute); !s.Round(0).Equal(base.Round(0).Add(-time.Minute)) || s.Sub(base) != 0 {
+	if s := clocktest.WallMoved(t, base, -time.Minute); !s.Round(0).Equal(base.Round(0).Add(-time.Minute)) || s.Sub(base) != 0 {
 		t.Fatalf("stepped: wall %v mono %v", s.Round(0).Sub(base.Round(0)), s.Sub(base))
 	}
 	clk := base
@@ -79,7 +59,7 @@ func TestStateSavedAcrossClockStepBack(t *testing.T) {
 	clk = base.Add(15 * time.Second)
 	src.set("chat", load(3, 10, 0)) // raw 1, held at 3
 	l1.Cycle(t.Context())
-	clk = stepped(t, base.Add(30*time.Second), -time.Minute)
+	clk = clocktest.WallMoved(t, base.Add(30*time.Second), -time.Minute)
 	l1.Cycle(t.Context())
 	if got := desired(t, m1, "chat"); got != 3 {
 		t.Fatalf("t=30: desired %v, want 3 (held on the monotonic clock)", got)
@@ -99,7 +79,7 @@ func TestStateSavedAcrossClockStepBack(t *testing.T) {
 	if s := strings.Join(got, " "); !strings.HasPrefix(s, "-30s -30s -15s") || !f.State.LastAt.Equal(w) || !f.SavedAt.Equal(w) {
 		t.Errorf("recommendations at %s from now, last_at %v, saved_at %v; want -30s -30s -15s ... (t=0 twice: the current count and the first recommendation) and both at now %v", s, f.State.LastAt, f.SavedAt, w)
 	}
-	clk = stepped(t, base.Add(45*time.Second), -time.Minute)
+	clk = clocktest.WallMoved(t, base.Add(45*time.Second), -time.Minute)
 	m2 := NewMetrics(prometheus.NewRegistry(), "test")
 	l2 := newLoop(t, LoopOptions{Source: src, Metrics: m2, Interval: 15 * time.Second, Now: now, Store: store, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err := l2.SetConfig(t.Context(), cfg); err != nil {
@@ -120,7 +100,7 @@ func TestStateSavedAcrossClockStepBack(t *testing.T) {
 // wall stepped back an hour), and st itself is left as it was.
 func TestRebaseWallEveryTime(t *testing.T) {
 	base := time.Now()
-	now := stepped(t, base, -time.Hour)
+	now := clocktest.WallMoved(t, base, -time.Hour)
 	var st recommend.State
 	setTimes(reflect.ValueOf(&st).Elem(), base)
 	got := rebaseWall(st, now, -time.Hour)
@@ -238,7 +218,7 @@ func TestRestoredStateAgesOnMonotonicClock(t *testing.T) {
 		t.Fatalf("restored state has no scale event or recommendation: %+v", st)
 	}
 	for _, step := range []time.Duration{time.Hour, -time.Hour} {
-		later := stepped(t, base.Add(90*time.Second), step)
+		later := clocktest.WallMoved(t, base.Add(90*time.Second), step)
 		if age := later.Sub(st.ScaleUpEvents[0].At); age != 90*time.Second {
 			t.Errorf("clock stepped %v at t=90: the t=0 scale event is %v old, want 90s", step, age)
 		}
