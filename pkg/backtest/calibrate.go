@@ -34,12 +34,23 @@ type Window struct {
 // calibration reads (the ITL or TTFT histogram, the prompt token counter).
 var ErrNoCalibrationData = errors.New("no calibration data")
 
+// ErrMetricsQL reports a server that evaluates MetricsQL (VictoriaMetrics):
+// its rate() also counts the last sample before the window, so a window
+// of two scrapes reads three and its counters span one scrape more than
+// its gauges; the fit is then off (docs/promql.md#servers: a step
+// overhead of 2.45 ms for a truth of 2.00 ms). No PromQL query reads the
+// same window on both without knowing the scrape interval.
+var ErrMetricsQL = errors.New("calibration needs PromQL's rate() windows")
+
 // FetchWindows reads t's per-pod window means over g through api, windows
 // of g.Step ending at each grid point after the first. Errors:
 // *promql.QueryError from the client; ErrNoCalibrationData (wrapped,
 // naming the families) when the profile or the history has no ITL or no
-// TTFT series.
+// TTFT series; ErrMetricsQL (wrapped) when api evaluates MetricsQL.
 func FetchWindows(ctx context.Context, api promql.API, t Target, g Grid, progress func(done, total int)) ([]Window, FetchStats, error) {
+	if promql.MetricsQL(ctx, api) {
+		return nil, FetchStats{}, fmt.Errorf("%w: the server evaluates MetricsQL (VictoriaMetrics), whose rate() also counts the last sample before each window, so the windows overlap and the fit is off; calibrate against a Prometheus holding the same history (docs/promql.md#servers); backtest, profile and tune without --calibrate work on it", ErrMetricsQL)
+	}
 	q, err := promql.CalibrationQueries(promql.Target{Name: "backtest", Server: t.Server, Selector: t.Selector}, promql.Options{}, g.Step)
 	if err != nil {
 		return nil, FetchStats{}, err
