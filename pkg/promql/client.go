@@ -126,7 +126,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if clock.now == nil {
 		clock.now = time.Now
 	}
-	hc := &http.Client{Transport: limitAnswers{rt: rt, clock: clock}}
+	hc := &http.Client{Transport: limitAnswers{rt: latencyOffset{rt}, clock: clock}}
 	c, err := api.NewClient(api.Config{Address: cfg.URL, Client: hc})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus url %q: %w", cfg.URL, err)

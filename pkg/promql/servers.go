@@ -2,6 +2,8 @@ package promql
 
 import (
 	"context"
+	"net/http"
+	"strings"
 	"time"
 )
 
@@ -17,4 +19,25 @@ const metricsQLProbe = `WITH (infscale_probe = 1) infscale_probe`
 func MetricsQL(ctx context.Context, api API) bool {
 	v, _, err := api.Instant(ctx, metricsQLProbe, time.Now())
 	return err == nil && len(v) == 1 && float64(v[0].Value) == 1
+}
+
+// latencyOffsetArg is the latency_offset every query carries. VictoriaMetrics
+// hides the last 30 s of every query by default (-search.latencyOffset,
+// for samples still on their way), so serve read a burst's queue 20 s
+// after Prometheus did; 1 s keeps the latest scrape. Prometheus, Thanos
+// Query and Mimir ignore the parameter.
+const latencyOffsetArg = "1s"
+
+// latencyOffset adds latency_offset=latencyOffsetArg to the query API's
+// requests.
+type latencyOffset struct{ rt http.RoundTripper }
+
+func (l latencyOffset) RoundTrip(req *http.Request) (*http.Response, error) {
+	if p := req.URL.Path; strings.HasSuffix(p, "/api/v1/query") || strings.HasSuffix(p, "/api/v1/query_range") {
+		req = req.Clone(req.Context())
+		q := req.URL.Query()
+		q.Set("latency_offset", latencyOffsetArg)
+		req.URL.RawQuery = q.Encode()
+	}
+	return l.rt.RoundTrip(req)
 }
