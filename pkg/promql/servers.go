@@ -24,8 +24,9 @@ func MetricsQL(ctx context.Context, api API) bool {
 // latencyOffsetArg is the latency_offset every query carries. VictoriaMetrics
 // hides the last 30 s of every query by default (-search.latencyOffset,
 // for samples still on their way), so serve read a burst's queue 20 s
-// after Prometheus did; 1 s keeps the latest scrape. Prometheus, Thanos
-// Query and Mimir ignore the parameter.
+// after Prometheus did; 1 s keeps the latest scrape. Prometheus ignores
+// the parameter, as it does any it does not know (Thanos Query and Mimir
+// were not run: docs/promql.md#servers).
 const latencyOffsetArg = "1s"
 
 // latencyOffset adds latency_offset=latencyOffsetArg to the query API's
