@@ -156,18 +156,19 @@ func detect(name string) (Source, error) {
 	if err != nil && err != io.EOF {
 		return Source{}, fmt.Errorf("trace %s: %w", name, err)
 	}
+	head := strings.TrimSpace(strings.TrimPrefix(first, string(utf8BOM)))
 	if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".json") {
 		// The extension says Mooncake; a CSV under it (renamed, exported
 		// with the wrong extension) is named as such, with the way to read it.
-		if h := strings.TrimSpace(first); h != "" && !strings.ContainsAny(h[:1], `{["`) && strings.Contains(h, ",") && utf8.ValidString(h) {
-			return Source{}, fmt.Errorf("%s:1: a .jsonl or .json trace is read as Mooncake's JSON lines, but this line is comma-separated (%q): give csv:%s to read it as CSV (azure: or burstgpt: for their CSVs)", name, h, name)
+		// The BOM is left out, as the reader leaves it out of a JSON line.
+		if head != "" && !strings.ContainsAny(head[:1], `{["`) && strings.Contains(head, ",") && utf8.ValidString(head) {
+			return Source{}, fmt.Errorf("%s:1: a .jsonl or .json trace is read as Mooncake's JSON lines, but this line is comma-separated (%q): give csv:%s to read it as CSV (azure: or burstgpt: for their CSVs)", name, head, name)
 		}
 		return fileSource(name, OpenMooncake)
 	}
 	if first == "" {
 		return Source{}, fmt.Errorf("%s: %w", name, ErrEmpty)
 	}
-	head := strings.TrimSpace(strings.TrimPrefix(first, string(utf8BOM)))
 	fields := headerFields(head)
 	switch {
 	case strings.HasPrefix(head, "{"):

@@ -364,6 +364,9 @@ func TestByteOrderMark(t *testing.T) {
 	for name, body := range map[string]string{
 		"generic.csv": bom + GenericHeader + "\r\n0,100,10\r\n1,100,10\r\n",
 		"azure.csv":   bom + AzureHeader + "\r\n2023-11-16 18:15:46.6805900,374,44\r\n2023-11-16 18:15:50.9951690,396,109\r\n",
+		// A JSON line has commas too: the BOM must not make it read as a CSV
+		// under a .jsonl name.
+		"mooncake.jsonl": bom + `{"timestamp": 0, "input_length": 100, "output_length": 10}` + "\n" + `{"timestamp": 1000, "input_length": 200, "output_length": 10}` + "\n",
 	} {
 		src, err := Parse(writeFile(t, name, body), Options{})
 		if err != nil {
