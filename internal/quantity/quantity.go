@@ -88,7 +88,7 @@ func CheckBareSeconds(v float64, duration bool) error {
 	if duration || !(v >= BareSecondsLimit) {
 		return nil
 	}
-	n := strconv.FormatFloat(v, 'g', -1, 64)
+	n := strconv.FormatFloat(v, 'f', -1, 64) // not 1e+06: Parse takes no exponent with a unit
 	as := ""
 	if v < 1e9 {
 		as = " (" + model.Duration(time.Duration(v*float64(time.Second))).String() + ")"
