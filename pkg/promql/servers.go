@@ -8,8 +8,8 @@ import (
 )
 
 // metricsQLProbe parses in MetricsQL only: PromQL has no WITH templates,
-// so Prometheus, Thanos Query and Mimir answer it with bad_data, and
-// VictoriaMetrics with 1.
+// so Prometheus answers it with bad_data (Thanos Query and Mimir parse
+// with its parser; not run), and VictoriaMetrics with 1.
 const metricsQLProbe = `WITH (infscale_probe = 1) infscale_probe`
 
 // MetricsQL reports whether api evaluates MetricsQL (VictoriaMetrics)
