@@ -27,3 +27,24 @@ func TestInlineSecretsRefused(t *testing.T) {
 	// The _file forms render.
 	render(t, "prometheus: {url: 'http://prometheus:9090', basic_auth: {username: infscale, password_file: /etc/infscale-auth/password}}")
 }
+
+// TestInlineKeyAndHeaderSecretsRefused: the other secrets prometheus/common
+// takes inline were still rendered into the ConfigMap in clear: a TLS
+// client key (tls_config.key, oauth2.tls_config.key) and a header's secret
+// values (http_headers.H.secrets: a tenant token, an API key). Each fails
+// the render, naming its file form (key_file; the header's files).
+func TestInlineKeyAndHeaderSecretsRefused(t *testing.T) {
+	for _, c := range []struct{ prom, key, use string }{
+		{"tls_config: {cert_file: /c/tls.crt, key: hunter2}", "prometheus.tls_config.key", "prometheus.tls_config.key_file"},
+		{"oauth2: {client_id: infscale, client_secret_file: /s/cs, token_url: 'https://idp/token', tls_config: {key: hunter2}}", "prometheus.oauth2.tls_config.key", "prometheus.oauth2.tls_config.key_file"},
+		{"http_headers: {X-Scope-OrgID: {values: [team-a]}, X-Api-Key: {secrets: [hunter2]}}", "prometheus.http_headers.X-Api-Key.secrets", "prometheus.http_headers.X-Api-Key.files"},
+	} {
+		values := "prometheus: {url: 'http://prometheus:9090', " + c.prom + "}"
+		_, err := tryRender(values)
+		if err == nil || !strings.Contains(err.Error(), c.key+": ") || !strings.Contains(err.Error(), c.use) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("values %s: error %v; want one naming %s and %s, without the secret", values, err, c.key, c.use)
+		}
+	}
+	// Their file forms, and a header's plain values, render.
+	render(t, "prometheus: {url: 'http://prometheus:9090', tls_config: {cert_file: /c/tls.crt, key_file: /c/tls.key}, http_headers: {X-Scope-OrgID: {values: [team-a]}, X-Api-Key: {files: [/s/key]}}}")
+}
