@@ -730,34 +730,26 @@ func (a *Activator) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	dropH2CUpgrade(r.Header)
+	// Never held, so never a phantom held request: a readiness probe (this
+	// activator's own, a loop; or one of an activator in front) and a
+	// Prometheus scrape proxied through (a ServiceMonitor on the proxy port
+	// of an activator with --metrics-listen, or one scraping the model
+	// through it), which held would count as demand with no client and
+	// keep the model from zero.
+	notHeld := ""
 	if id := r.Header.Get(ProbeHeader); id != "" {
-		// A readiness probe, this activator's own (a loop) or one of an
-		// activator in front: never held, so never a phantom held request.
 		if id == a.id {
 			rw.Header().Set(ProbeHeader, a.id)
 			http.Error(rw, "activator: "+errLoop, http.StatusLoopDetected)
 			return
 		}
-		a.mu.Lock()
-		up := a.up
-		a.mu.Unlock()
-		if !up {
-			http.Error(rw, "activator: upstream not ready", http.StatusServiceUnavailable)
-			return
-		}
+		notHeld = "activator: upstream not ready"
+	} else if r.Header.Get(scrapeTimeoutHeader) != "" {
+		notHeld = "activator: a Prometheus scrape is not held (held, it would count as demand): scrape the activator's own /metrics (on --metrics-listen when set) and the model's pods directly"
 	}
-	if r.Header.Get(scrapeTimeoutHeader) != "" {
-		// A Prometheus scrape proxied through (a ServiceMonitor on the
-		// proxy port of an activator with --metrics-listen, or one
-		// scraping the model through it): never held, as held it would
-		// count as demand with no client and keep the model from zero.
-		a.mu.Lock()
-		up := a.up
-		a.mu.Unlock()
-		if !up {
-			http.Error(rw, "activator: a Prometheus scrape is not held (held, it would count as demand): scrape the activator's own /metrics (on --metrics-listen when set) and the model's pods directly", http.StatusServiceUnavailable)
-			return
-		}
+	if notHeld != "" && !a.Ready() {
+		http.Error(rw, notHeld, http.StatusServiceUnavailable)
+		return
 	}
 	// The upstream may answer (an event stream's headers) before the
 	// transport's last read of the request body; net/http's HTTP/1 server
