@@ -328,6 +328,7 @@ func New(cfg Config) (*Activator, error) {
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			malformed := clientMalformed(r)
 			switch {
 			case errors.Is(err, errRefused):
 				// ServeHTTP holds it again; nothing was sent or written.
@@ -335,10 +336,10 @@ func New(cfg Config) (*Activator, error) {
 				a.bodyTimeouts.Inc()
 				closeConnection(w, r) // its body is not read to its end
 				http.Error(w, fmt.Sprintf("activator: the request body did not arrive from the client within %v", cfg.BodyTimeout), http.StatusRequestTimeout)
-			case clientMalformed(r) != nil:
+			case malformed != nil:
 				// The client's body, not the upstream: not an upstream failure.
 				closeConnection(w, r) // its body cannot be read to its end
-				http.Error(w, "activator: the request's chunked body is malformed: "+clientMalformed(r).Error(), http.StatusBadRequest)
+				http.Error(w, "activator: the request's chunked body is malformed: "+malformed.Error(), http.StatusBadRequest)
 			case errors.Is(context.Cause(r.Context()), errWriteTimeout):
 				a.upFailed.Inc()
 				closeConnection(w, r) // nor this one's
