@@ -44,12 +44,9 @@ func mdAnchors(s string) map[string]bool {
 	return out
 }
 
-// TestDocLinks: every relative link of README.md and docs/**/*.md names a
-// file or directory of the repository (none outside it), and a #fragment into a markdown
-// file names one of its headings, so moving a page (docs/evaluation/)
-// cannot leave a dead link behind.
-func TestDocLinks(t *testing.T) {
-	root := filepath.Join("..", "..")
+// markdownFiles is README.md and docs/**/*.md under root.
+func markdownFiles(t *testing.T, root string) []string {
+	t.Helper()
 	files := []string{filepath.Join(root, "README.md")}
 	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
@@ -60,6 +57,16 @@ func TestDocLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return files
+}
+
+// TestDocLinks: every relative link of README.md and docs/**/*.md names a
+// file or directory of the repository (none outside it), and a #fragment into a markdown
+// file names one of its headings, so moving a page (docs/evaluation/)
+// cannot leave a dead link behind.
+func TestDocLinks(t *testing.T) {
+	root := filepath.Join("..", "..")
+	files := markdownFiles(t, root)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -112,16 +119,7 @@ func TestDocLinks(t *testing.T) {
 // (docs/recommend.md's last paragraph once did).
 func TestDocFencesClosed(t *testing.T) {
 	root := filepath.Join("..", "..")
-	files := []string{filepath.Join(root, "README.md")}
-	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
-			files = append(files, path)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := markdownFiles(t, root)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
