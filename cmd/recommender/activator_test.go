@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/internal/syncbuf"
+	"github.com/infscale/infscale/internal/buftest"
 )
 
 func TestActivatorInvalid(t *testing.T) {
@@ -590,7 +590,7 @@ type activatorWebSocket struct {
 	listen string
 	cancel context.CancelFunc // SIGTERM
 	code   chan int           // the command's exit code
-	errb   syncbuf.Buffer     // its stderr
+	errb   buftest.Buffer     // its stderr
 	conn   net.Conn           // the client's connection, upgraded
 	br     *bufio.Reader      // conn's reader, past the 101
 }

@@ -1,6 +1,5 @@
-// Package clocktest makes, for tests, the times time.Now returns after the
-// wall clock moved beyond the monotonic one (a test harness: not linked
-// into the binary).
+// Package clocktest (a test harness) makes, for tests, the times time.Now
+// returns after the wall clock moved beyond the monotonic one.
 package clocktest
 
 import (

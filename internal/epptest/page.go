@@ -1,4 +1,4 @@
-// Package epptest writes /metrics pages as an llm-d Endpoint Picker (EPP)
+// Package epptest (a test harness) writes /metrics pages as an llm-d Endpoint Picker (EPP)
 // serves them, for tests and stand-ins: the families, types, label names and
 // help texts of llm-d/llm-d-router at commit
 // ebab687927f5331c1b39defcb579a07951bce56c (pkg/epp/metrics/metrics.go for

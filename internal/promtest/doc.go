@@ -1,4 +1,4 @@
-// Package promtest starts a real Prometheus server for tests: the binary
+// Package promtest (a test harness) starts a real Prometheus server for tests: the binary
 // pinned in the tools module (tools/go.mod, the same
 // github.com/prometheus/prometheus version the main module imports), on a
 // free loopback port, with a temporary data directory, stopped when the test

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/internal/syncbuf"
+	"github.com/infscale/infscale/internal/buftest"
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
@@ -55,7 +55,7 @@ type Server struct {
 	DataDir string
 
 	cmd     *exec.Cmd
-	log     *syncbuf.Buffer
+	log     *buftest.Buffer
 	done    chan struct{}
 	stopped sync.Once
 }
@@ -118,7 +118,7 @@ func start(bin, cfgPath, data string, flags []string) (*Server, error) {
 		// instead of about 5 s.
 		args = append(args, "--scrape.discovery-reload-interval=1s")
 	}
-	s := &Server{URL: "http://" + addr, DataDir: data, log: &syncbuf.Buffer{Limit: 1 << 20}, done: make(chan struct{})}
+	s := &Server{URL: "http://" + addr, DataDir: data, log: &buftest.Buffer{Limit: 1 << 20}, done: make(chan struct{})}
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {

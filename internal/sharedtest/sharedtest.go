@@ -1,4 +1,4 @@
-// Package sharedtest finds the reference data tests share with the rest of
+// Package sharedtest (a test harness) finds the reference data tests share with the rest of
 // the team: ../shared/testdata beside the repository root (real metrics
 // pages, cases, traces; never copied into the repository). A test that
 // needs it skips when it is absent, except under CI=true, where it fails:

@@ -1,4 +1,4 @@
-// Package svgtest reads the structure of an SVG written by gonum/plot's
+// Package svgtest (a test harness) reads the structure of an SVG written by gonum/plot's
 // vgsvg canvas, for tests of plots: the canvas size, the text elements and
 // the stroke styles of the paths.
 package svgtest

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/internal/syncbuf"
+	"github.com/infscale/infscale/internal/buftest"
 )
 
 // TestProbeLogsChanges: an upstream whose /health answers 404 (a wrong
@@ -34,7 +34,7 @@ func TestProbeLogsChanges(t *testing.T) {
 	}))
 	defer up.Close()
 	u, _ := url.Parse(up.URL)
-	var log syncbuf.Buffer
+	var log buftest.Buffer
 	a, err := New(Config{Upstream: u, ProbeInterval: 10 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestProbeLogsOncePerKind(t *testing.T) {
 			c.Close()
 		}
 	}()
-	var log syncbuf.Buffer
+	var log buftest.Buffer
 	a, err := New(Config{Upstream: &url.URL{Scheme: "http", Host: ln.Addr().String()}, ProbeInterval: 10 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestProbeLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	self := &url.URL{Scheme: "http", Host: ln.Addr().String()}
-	var log syncbuf.Buffer
+	var log buftest.Buffer
 	a, err := New(Config{Upstream: self, HoldTimeout: time.Second, ProbeInterval: 20 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +203,7 @@ func TestProbeLogsAlternatingKindsOnce(t *testing.T) {
 	}))
 	defer up.Close()
 	u, _ := url.Parse(up.URL)
-	var log syncbuf.Buffer
+	var log buftest.Buffer
 	a, err := New(Config{Upstream: u, ProbeInterval: 10 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/internal/syncbuf"
+	"github.com/infscale/infscale/internal/buftest"
 )
 
 // h2cClient speaks cleartext HTTP/2 with prior knowledge (as gRPC clients
@@ -475,7 +475,7 @@ func TestH2CToHTTP1UpstreamSaysWhy(t *testing.T) {
 	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), hint) {
 		t.Errorf("an h2c request with auto: %s %q; want 502 naming %s", resp.Status, b, hint)
 	}
-	var log syncbuf.Buffer
+	var log buftest.Buffer
 	a, err = New(Config{Upstream: u, UpstreamProtocol: ProtocolH2C, ProbeInterval: 20 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/internal/syncbuf"
+	"github.com/infscale/infscale/internal/buftest"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -236,7 +236,7 @@ func TestElectorClientLinesLimited(t *testing.T) {
 		gets.Add(1)
 		return true, nil, apierrors.NewForbidden(coordinationv1.Resource("leases"), "infscale", errors.New("no RBAC"))
 	})
-	var buf syncbuf.Buffer
+	var buf buftest.Buffer
 	e, err := NewElector(client, fastLease("a"), slog.New(slog.NewJSONHandler(&buf, nil)))
 	if err != nil {
 		t.Fatal(err)

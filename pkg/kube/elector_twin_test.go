@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/internal/syncbuf"
+	"github.com/infscale/infscale/internal/buftest"
 )
 
 // TestElectorTwinIdentity: two replicas given one --leader-elect-identity
@@ -19,7 +19,7 @@ import (
 // lease duration (2 s) after the twin's last record, plus retries.
 func TestElectorTwinIdentity(t *testing.T) {
 	client := leaseAPI()
-	var logs syncbuf.Buffer
+	var logs buftest.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	a, err := NewElector(client, fastLease("same"), log)
 	if err != nil {

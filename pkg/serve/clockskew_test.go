@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 
+	"github.com/infscale/infscale/internal/buftest"
 	"github.com/infscale/infscale/internal/promtest"
-	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
 )
@@ -80,7 +80,7 @@ targets:
 	}
 	// A cycle of the loop exports it and warns.
 	reg := prometheus.NewRegistry()
-	var logs syncbuf.Buffer
+	var logs buftest.Buffer
 	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 5 * time.Second, Now: serveNow,
 		Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err := l.SetConfig(t.Context(), cfg); err != nil {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/infscale/infscale/internal/buftest"
 	"github.com/infscale/infscale/internal/clocktest"
-	"github.com/infscale/infscale/internal/syncbuf"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/recommend"
 	"github.com/infscale/infscale/pkg/statefile"
@@ -49,7 +49,7 @@ func TestStateSavedAcrossClockStepBack(t *testing.T) {
 	src := &fakeSource{}
 	src.set("chat", load(1, 50, 10)) // desired 3 at t=0
 	src.set("other", load(1, 5, 0))
-	var logs syncbuf.Buffer
+	var logs buftest.Buffer
 	m1 := NewMetrics(prometheus.NewRegistry(), "test")
 	l1 := newLoop(t, LoopOptions{Source: src, Metrics: m1, Interval: 15 * time.Second, Now: now, Store: store})
 	if err := l1.SetConfig(t.Context(), cfg); err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/infscale/infscale/internal/syncbuf"
+	"github.com/infscale/infscale/internal/buftest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
 )
@@ -40,7 +40,7 @@ func TestClockWarningSaysWhereEvaluated(t *testing.T) {
 		{-30 * time.Second, "evaluated at Prometheus's now", "at serve's now"},
 		{-10 * time.Minute, "at serve's now", "evaluated at Prometheus's now"},
 	} {
-		var logs syncbuf.Buffer
+		var logs buftest.Buffer
 		src := &offsetSource{off: c.off}
 		l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 15 * time.Second,
 			Log: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -92,7 +92,7 @@ func TestClockGaugeThroughKubeSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	var logs syncbuf.Buffer
+	var logs buftest.Buffer
 	l := newLoop(t, LoopOptions{Source: &KubeSource{Inner: &offsetSource{off: -30 * time.Second}}, Metrics: NewMetrics(reg, "test"),
 		Interval: 15 * time.Second, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err := l.SetConfig(context.Background(), cfg); err != nil {

@@ -20,7 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 
-	"github.com/infscale/infscale/internal/syncbuf"
+	"github.com/infscale/infscale/internal/buftest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
 )
@@ -262,7 +262,7 @@ func TestRefusedStateFileRebuilt(t *testing.T) {
 	src := &fakeSource{}
 	src.set("chat", load(3, 10, 0)) // raw ceil(10/24) = 1
 	src.set("other", load(3, 10, 0))
-	var logs syncbuf.Buffer
+	var logs buftest.Buffer
 	m := NewMetrics(prometheus.NewRegistry(), "test")
 	rb := &Rebuilder{API: &fakeRange{}, Step: 15 * time.Second}
 	l := newLoop(t, LoopOptions{Source: src, Metrics: m, Interval: 15 * time.Second, Now: func() time.Time { return now },

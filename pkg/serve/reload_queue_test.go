@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infscale/infscale/internal/syncbuf"
+	"github.com/infscale/infscale/internal/buftest"
 	"github.com/infscale/infscale/pkg/config"
 )
 
@@ -53,7 +53,7 @@ func TestReloadDuringReloadCoalesced(t *testing.T) {
 	for _, n := range []string{"chat", "other", "third", "fourth"} {
 		src.set(n, load(1, 0, 0))
 	}
-	var logs syncbuf.Buffer
+	var logs buftest.Buffer
 	reload := make(chan os.Signal, 1)
 	base, cancel, done := startRun(t, cfg, Options{ConfigPath: path, Source: src, Version: "test",
 		Log: slog.New(slog.NewTextHandler(&logs, nil)), Reload: reload, load: loadFile})
@@ -126,7 +126,7 @@ func TestStopDuringHangingReload(t *testing.T) {
 	src := &fakeSource{}
 	src.set("chat", load(1, 0, 0))
 	src.set("other", load(1, 0, 0))
-	var logs syncbuf.Buffer
+	var logs buftest.Buffer
 	reload := make(chan os.Signal, 1)
 	_, cancel, done := startRun(t, cfg, Options{ConfigPath: path, Source: src, Version: "test",
 		Log: slog.New(slog.NewTextHandler(&logs, nil)), Reload: reload, load: loadFile})

@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/infscale/infscale/internal/syncbuf"
+	"github.com/infscale/infscale/internal/buftest"
 	"github.com/infscale/infscale/pkg/config"
 )
 
@@ -40,7 +40,7 @@ func TestSwitchPairOnePoolLogged(t *testing.T) {
 	}
 	src := &fakeSource{}
 	src.set("chat", load(1, 50, 10))
-	var logs syncbuf.Buffer
+	var logs buftest.Buffer
 	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 15 * time.Second,
 		Now: func() time.Time { return t0 }, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx := context.Background()

@@ -16,7 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/model"
 
-	"github.com/infscale/infscale/internal/syncbuf"
+	"github.com/infscale/infscale/internal/buftest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/synthweek"
@@ -260,7 +260,7 @@ func TestTuningRevertOnPrometheus(t *testing.T) {
 	tn := NewTuning(reg)
 	state := t.TempDir()
 	tn.API, tn.Period, tn.Now, tn.StateDir = src.Evaluator.API, 15*time.Second, clock, state
-	var logs syncbuf.Buffer // Step's goroutines log too
+	var logs buftest.Buffer // Step's goroutines log too
 	tn.Log = slog.New(slog.NewTextHandler(io.MultiWriter(t.Output(), &logs), nil))
 	loop.SetTuning(tn)
 	if err := loop.SetConfig(ctx, cfg); err != nil {
@@ -480,7 +480,7 @@ func TestTuningReloadDuringRun(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	loop := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second, Now: clock})
 	tn := NewTuning(reg)
-	var log syncbuf.Buffer
+	var log buftest.Buffer
 	api := &reloadOnFirstRange{API: src.Evaluator.API, reload: func() {
 		if err := loop.SetConfig(ctx, tuneTestConfig(t, srv.URL, "shadow", "1s")); err != nil {
 			t.Error(err)

@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 
-	"github.com/infscale/infscale/internal/syncbuf"
+	"github.com/infscale/infscale/internal/buftest"
 	"github.com/infscale/infscale/pkg/config"
 	"github.com/infscale/infscale/pkg/promql"
 	"github.com/infscale/infscale/pkg/recommend"
@@ -461,7 +461,7 @@ targets:
 	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(reg, "test"), Interval: 15 * time.Second})
 	tn := NewTuning(reg)
 	tn.API = &hangingRange{}
-	var log syncbuf.Buffer
+	var log buftest.Buffer
 	tn.Log = slog.New(slog.NewTextHandler(&log, nil))
 	l.SetTuning(tn)
 	if err := l.SetConfig(context.Background(), f); err != nil {
@@ -842,7 +842,7 @@ func TestReloadReplicatedInProcessAdopt(t *testing.T) {
 	}
 	src := &fakeSource{}
 	src.set("chat", load(1, 0, 0))
-	var logs syncbuf.Buffer
+	var logs buftest.Buffer
 	reload := make(chan os.Signal, 1)
 	base, cancel, done := startRun(t, cfg, Options{ConfigPath: path, Source: src, Version: "test", Elector: &fakeElector{ended: make(chan struct{})},
 		Log: slog.New(slog.NewTextHandler(&logs, nil)), Reload: reload})

@@ -11,7 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/infscale/infscale/internal/syncbuf"
+	"github.com/infscale/infscale/internal/buftest"
 	"github.com/infscale/infscale/pkg/config"
 )
 
@@ -42,7 +42,7 @@ func TestUnclaimedStateFilesLogged(t *testing.T) {
 	src := &fakeSource{}
 	src.set("chat", load(1, 50, 10))
 	src.set("other", load(1, 5, 0))
-	var logs syncbuf.Buffer
+	var logs buftest.Buffer
 	l := newLoop(t, LoopOptions{Source: src, Metrics: NewMetrics(prometheus.NewRegistry(), "test"), Interval: 15 * time.Second,
 		Now: time.Now, Store: store, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	parse := func(s string) *config.File {

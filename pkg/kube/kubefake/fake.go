@@ -1,4 +1,4 @@
-// Package kubefake builds a kube.Cluster on client-go's fakes for tests:
+// Package kubefake (a test harness) builds a kube.Cluster on client-go's fakes for tests:
 // the fake clientset (pods, HPAs, Services, watched by the real informers),
 // a fake dynamic client (InferencePools, Pool) and an
 // in-memory scale subresource that keeps a resourceVersion and answers a

@@ -1,4 +1,4 @@
-// Package synthweektest serves synthetic metrics (package synthweek's week,
+// Package synthweektest (a test harness) serves synthetic metrics (package synthweek's week,
 // or this package's Replica, the calibration series only tests write) from
 // the pinned real Prometheus for tests. It is apart from package synthweek
 // so that the infscale binary, which writes weeks, links neither the

@@ -1,7 +1,7 @@
-// Package syncbuf is a bytes.Buffer that goroutines may write while
-// another reads it: a log or a child process's output captured by a test
-// (a harness package: only tests and other harnesses import it).
-package syncbuf
+// Package buftest (a test harness) is a bytes.Buffer that goroutines may
+// write while another reads it: a log or a child process's output captured
+// by a test.
+package buftest
 
 import (
 	"bytes"
