@@ -41,7 +41,7 @@ require (
 	github.com/google/gnostic-models v0.7.1 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	golang.org/x/term v0.47.0 // indirect
-	golang.org/x/time v0.16.0 // indirect
+	golang.org/x/time v0.16.0
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	k8s.io/client-go v0.37.2
 	sigs.k8s.io/yaml v1.6.0 // indirect

@@ -42,6 +42,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/time/rate"
 
 	"github.com/infscale/infscale/internal/httpurl"
 )
@@ -196,9 +197,18 @@ type Config struct {
 	UpstreamPingInterval, UpstreamPingTimeout, UpstreamGRPCPingInterval time.Duration
 	// Log, if set, gets a line each time the probe's answer changes
 	// readiness (and the first probe's when not ready), with the failed
-	// probe's status or error, each kind of failure once while not ready.
+	// probe's status or error, each kind of failure once while not ready;
+	// and a line for an upstream failure (each one counted in
+	// infscale_activator_upstream_failures_total), the first and then at
+	// most one each FailureLogInterval, with how many failed since the
+	// last line: a failing upstream at thousands of requests a second
+	// does not flood the log.
 	Log *slog.Logger
 }
+
+// FailureLogInterval is the least time between two log lines of upstream
+// failures (Config.Log).
+const FailureLogInterval = 10 * time.Second
 
 // Activator is the proxy. Create it with New, run its probe with Run, and
 // serve it as an http.Handler.
@@ -207,6 +217,9 @@ type Activator struct {
 	proxy *httputil.ReverseProxy
 	reg   *prometheus.Registry
 	id    string // sent in ProbeHeader: this activator's own probe
+
+	failLog  rate.Sometimes // Config.Log's upstream-failure lines
+	failures atomic.Int64   // upstream failures since the last such line
 
 	held         prometheus.Gauge
 	heldBytes    prometheus.Gauge
@@ -302,7 +315,8 @@ func New(cfg Config) (*Activator, error) {
 			cfg.Client.Transport = h2c
 		}
 	}
-	a := &Activator{cfg: cfg, reg: prometheus.NewRegistry(), probeCh: make(chan struct{}, 1), id: rand.Text(), ws: map[*wsConn]struct{}{}}
+	a := &Activator{cfg: cfg, reg: prometheus.NewRegistry(), probeCh: make(chan struct{}, 1), id: rand.Text(), ws: map[*wsConn]struct{}{},
+		failLog: rate.Sometimes{First: 1, Interval: FailureLogInterval}}
 	a.proxy = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(cfg.Upstream)
@@ -321,7 +335,10 @@ func New(cfg Config) (*Activator, error) {
 				}
 				return nil
 			}
-			resp.Body = &cutBody{ReadCloser: resp.Body, ctx: resp.Request.Context(), failed: a.upFailed}
+			req := resp.Request
+			resp.Body = &cutBody{ReadCloser: resp.Body, ctx: req.Context(), failed: func(err error) {
+				a.upstreamFailed(req, resp.StatusCode, "the answer was cut off mid-body: "+err.Error())
+			}}
 			if at, _ := resp.Request.Context().Value(attemptKey{}).(*attempt); at != nil && at.answered != nil {
 				at.answered()
 			}
@@ -341,19 +358,21 @@ func New(cfg Config) (*Activator, error) {
 				closeConnection(w, r) // its body cannot be read to its end
 				http.Error(w, "activator: the request's chunked body is malformed: "+malformed.Error(), http.StatusBadRequest)
 			case errors.Is(context.Cause(r.Context()), errWriteTimeout):
-				a.upFailed.Inc()
+				why := fmt.Sprintf("upstream did not take the request within %v", cfg.BodyTimeout)
+				a.upstreamFailed(r, http.StatusGatewayTimeout, why)
 				closeConnection(w, r) // nor this one's
-				http.Error(w, fmt.Sprintf("activator: upstream did not take the request within %v", cfg.BodyTimeout), http.StatusGatewayTimeout)
+				http.Error(w, "activator: "+why, http.StatusGatewayTimeout)
 			case errors.Is(err, context.Canceled) || context.Cause(r.Context()) == context.Canceled:
 				// The client left (whatever the transport's error then), or
 				// shut its sending side (the same FIN): no answer, not
 				// net/http's empty 200 (leave).
 				panic(http.ErrAbortHandler)
 			default:
-				a.upFailed.Inc()
+				why := upstreamError(err)
+				a.upstreamFailed(r, http.StatusBadGateway, why)
 				// The client's body may not have been read to its end.
 				closeConnection(w, r)
-				http.Error(w, "activator: upstream: "+upstreamError(err), http.StatusBadGateway)
+				http.Error(w, "activator: upstream: "+why, http.StatusBadGateway)
 			}
 		},
 	}
@@ -1317,16 +1336,33 @@ func (a *Activator) readBody(r *http.Request, rc *http.ResponseController, holdD
 type cutBody struct {
 	io.ReadCloser
 	ctx    context.Context
-	failed prometheus.Counter
+	failed func(error) // once, the first read error not the client's
 	once   sync.Once
 }
 
 func (b *cutBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && err != io.EOF && b.ctx.Err() == nil {
-		b.once.Do(b.failed.Inc)
+		b.once.Do(func() { b.failed(err) })
 	}
 	return n, err
+}
+
+// upstreamFailed counts a request sent upstream that got no whole answer
+// (status: the client's 502 or 504, or the upstream's own status when its
+// answer was cut off mid-body) and logs it at warning level (Config.Log):
+// the first, then at most one each FailureLogInterval, with how many
+// failed since the line before (this one included).
+func (a *Activator) upstreamFailed(r *http.Request, status int, why string) {
+	a.upFailed.Inc()
+	if a.cfg.Log == nil {
+		return
+	}
+	a.failures.Add(1)
+	a.failLog.Do(func() {
+		a.cfg.Log.Warn("upstream failed", "method", r.Method, "path", r.URL.Path, "status", status, "error", why,
+			"failures", a.failures.Swap(0), "upstream", a.cfg.Upstream.Redacted())
+	})
 }
 
 // lingerTimeout bounds how long an unfinished request body is read and
