@@ -75,9 +75,9 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 			}
 		}
 		if g.holds(m.Signal) && r.Valid && r.Desired > base {
-			r.Desired, why = base, ReasonGuard
+			r.Desired, why = g.at(r.Desired), ReasonGuard
 			if !d.quiet {
-				text += "; " + g.text + ": hold " + itoa(base)
+				text += "; " + g.text + ": hold " + itoa(r.Desired)
 			}
 		}
 		if !r.Valid {

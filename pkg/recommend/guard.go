@@ -48,9 +48,20 @@ func (s Signal) Trailing() bool { return s == SignalTTFT || s == SignalQueueWait
 // guarding is the guard's verdict for one decision: which guarded metrics
 // it holds at asked, and the words for it.
 type guarding struct {
-	asked           int
+	base, cur       int // infscale's previous output; the current count
 	other, trailing bool
 	text            string
+}
+
+// at is the count the guard holds a metric asking want (> base) at: base,
+// the capacity infscale asked for; but with the consumer ahead of base and
+// want above current (a metric asking for more than exists), current: the
+// guard limits a scale-up and never turns one into a scale-down.
+func (g guarding) at(want int) int {
+	if want > g.cur {
+		return max(g.base, g.cur)
+	}
+	return g.base
 }
 
 // holds reports whether the guard holds metric signal s.
@@ -59,11 +70,16 @@ func (g guarding) holds(s Signal) bool {
 }
 
 // guard updates the guard's state for this decision (st.ReadyAt) and says
-// what it holds. st.Coming is what the previous output left coming
-// (decideInto records it). Its text is built only when explain is set
-// (not for a quiet decision: simulate and tune drop it).
-func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time, explain bool) guarding {
-	g := guarding{asked: asked}
+// what it holds. base is infscale's previous output; a consumer ahead of it
+// (someone else's scale-up, or a scale-down not applied yet) has current
+// replicas on their way or serving, so the hold is never below current:
+// holding a metric that asks for more at a lower count would scale down.
+// st.Coming is what the previous output left coming (decideInto records
+// it). Its text is built only when explain is set (not for a quiet
+// decision: simulate and tune drop it).
+func (p *Policy) guard(st *State, obs Observation, base int, now time.Time, explain bool) guarding {
+	asked := max(base, obs.Current) // the consumer's own starting replicas are capacity coming too
+	g := guarding{base: base, cur: max(obs.Current, 0)}
 	if p.Guard != nil && p.Guard.Off || st.LastAt.IsZero() {
 		return g
 	}
@@ -74,7 +90,7 @@ func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time, exp
 		if !explain {
 			return g
 		}
-		g.text = "guard: " + itoa(ready) + " of the " + itoa(asked) + " replicas asked for ready, " + itoa(coming) + " coming (" + itoa(ready) + " + " + itoa(coming) + " = " + itoa(asked) + "): the signal has not seen their capacity; the runaway guard holds until they serve, then " + secs(drain) + " more (" + secs(settle) + " for a trailing quantile)"
+		g.text = "guard: " + itoa(ready) + " of the " + itoa(asked) + " replicas " + askedWords(base, asked) + " ready, " + itoa(coming) + " coming (" + itoa(ready) + " + " + itoa(coming) + " = " + itoa(asked) + "): the signal has not seen their capacity; the runaway guard holds until they serve, then " + secs(drain) + " more (" + secs(settle) + " for a trailing quantile)"
 		return g
 	}
 	if st.Coming > 0 { // the previous output left replicas coming; now all serve
@@ -93,7 +109,7 @@ func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time, exp
 			// beside the errors that name them.
 			notRead = ", " + itoa(m) + " of them not read this cycle (counted as serving, not as coming)"
 		}
-		g.text = "guard: the " + itoa(asked) + " replicas asked for serve since " + age(since) + " at most" + notRead + " (drain " + secs(drain) + ", settle " + secs(settle) + " for a trailing quantile): the signal has not seen their capacity yet"
+		g.text = "guard: the " + itoa(asked) + " replicas " + askedWords(base, asked) + " serve since " + age(since) + " at most" + notRead + " (drain " + secs(drain) + ", settle " + secs(settle) + " for a trailing quantile): the signal has not seen their capacity yet"
 		if g.other {
 			g.text += "; held " + age(drain-since) + " more (" + age(settle-since) + " for a trailing quantile)"
 		} else {
@@ -101,6 +117,15 @@ func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time, exp
 		}
 	}
 	return g
+}
+
+// askedWords names the replicas the guard counts: those infscale asked
+// for, or, with the consumer ahead of that, those present.
+func askedWords(base, asked int) string {
+	if asked > base {
+		return "present (infscale asked for " + itoa(base) + "; the consumer has more)"
+	}
+	return "asked for"
 }
 
 // present is the replicas that exist and are not starting: Current −

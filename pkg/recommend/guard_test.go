@@ -90,3 +90,36 @@ func TestGuardLeavesAlone(t *testing.T) {
 	expect(t, Decide(p, run(1, 1, 24), &st, at(0)), 3, ReasonMetric)
 	expect(t, Decide(p, run(3, 1, 48), &st, at(15)), 6, ReasonMetric) // ceil(48/8) = 6 while 2 are coming: not held
 }
+
+// A consumer ahead of infscale's previous output (an operator's or another
+// controller's scale-up, or a scale-down infscale asked for that is not
+// applied yet) is not held below the count it has: the guard holds a
+// guarded metric at the larger of asked and current, never lower than
+// what exists. By hand, ttft:1, max 100: t=0 1 ready, TTFT 3.9 s -> 4; at
+// t=15 someone has set 8, 1 ready (7 starting), TTFT 7.3 s: unguarded
+// ceil(7.3 × 8) = 59; the 8 present are the capacity on its way, so hold 8
+// (before: held at asked 4, and the scale-down window's 4s took 8 to 4
+// on a TTFT 7x its target).
+func TestGuardConsumerAhead(t *testing.T) {
+	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 1}}, Min: 1, Max: 100})
+	var st State
+	expect(t, Decide(p, ttftObs(1, 1, 3.9), &st, at(0)), 4, ReasonMetric)
+	d := Decide(p, ttftObs(8, 1, 7.3), &st, at(15))
+	expect(t, d, 8, ReasonGuard)
+	if d.Raw[0].Desired != 8 {
+		t.Errorf("raw %+v: want the guard's hold at the 8 present, not the 4 asked", d.Raw[0])
+	}
+	// All 8 ready at t=30 (serving since t=15 at the earliest): still held
+	// at 8 within the settle; the 8 are not cut to the 4 asked.
+	expect(t, Decide(p, ttftObs(8, 8, 6), &st, at(30)), 8, ReasonGuard)
+
+	// A metric asking more than asked but no more than exists is held at
+	// asked, as before: TTFT 0.75 s on the 8 present asks ceil(0.75 × 8)
+	// = 6 > 4 asked, <= 8 present: hold 4.
+	st = State{}
+	expect(t, Decide(p, ttftObs(1, 1, 3.9), &st, at(0)), 4, ReasonMetric)
+	d = Decide(p, ttftObs(8, 1, 0.75), &st, at(15))
+	if d.Raw[0].Replicas != 6 || d.Raw[0].Desired != 4 {
+		t.Errorf("raw %+v: want 6 asked, held at the 4 asked", d.Raw[0])
+	}
+}
