@@ -267,7 +267,8 @@ const (
 	// the last replica stays.
 	ReasonCooldown
 	// ReasonGuard: the runaway guard held a ratio or backlog metric at the
-	// replicas already asked for while they are coming (guard.go), or a
+	// replicas already asked for (at those present, when it asks for more
+	// than exist) while they are coming (guard.go), or a
 	// latency guard was bounded by capacity (latencyCap; also with the
 	// runaway guard off).
 	ReasonGuard
