@@ -53,24 +53,50 @@ type HourValue struct {
 }
 
 // counterIncrease attributes the increase of every counter series to the
-// grid's steps (out[j] is step j; out[0] unused) and returns it with the
-// part that fell outside the grid. Rules: consecutive samples a, b add
-// their histogram.CounterIncrease (b.V - a.V, or b.V when b.V < a.V: a
-// reset, the counter restarted from 0),
-// spread uniformly over (a.T, b.T]; the first sample of a series counts in
-// full (it started from 0) unless it is at or before the grid's first
-// point + one step, where it is the baseline of a series that already ran.
-// Increases are never negative.
-func counterIncrease(g Grid, series []Series) []float64 {
+// grid's steps (out[j] is step j; out[0] unused). Rules: consecutive
+// samples a, b add their histogram.CounterIncrease (b.V - a.V, or b.V when
+// b.V < a.V: a reset, the counter restarted from 0), spread uniformly over
+// (a.T, b.T]. A series' first sample is a baseline, not counted, when it is
+// at or before the grid's first point + one step (a series that already
+// ran), or when no series has a sample at or before the grid's start (the
+// data begins in the range: a Prometheus that keeps less than was asked)
+// and it is within cov.Threshold of the first sample of any series (pods
+// are scraped at their own offsets; counted in full, each pod's lifetime
+// count landed in one step). Otherwise the series is a new pod and its
+// first value counts in full (it started from 0): at its first sample, or
+// spread over the gap of cov it follows (first seen within cov.Threshold
+// after a gap's end: the pod started in the gap, and its count is spread
+// as a counter's increase across a gap is). Samples with a NaN value are
+// no samples (filtered before: finite). Increases are never negative.
+func counterIncrease(g Grid, series []Series, cov Coverage) []float64 {
 	out := make([]float64, g.N+1)
 	st := g.Step.Seconds()
+	first, before := time.Time{}, false
+	for _, s := range series {
+		if len(s.Points) == 0 {
+			continue
+		}
+		t := s.Points[0].T
+		before = before || !t.After(g.Start)
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+	}
 	for _, s := range series {
 		if len(s.Points) == 0 {
 			continue
 		}
 		p0 := s.Points[0]
-		if t0 := g.sec(p0.T); t0 > st && p0.V > 0 && !math.IsNaN(p0.V) {
-			g.spread(out, t0, t0, p0.V)
+		t0 := g.sec(p0.T)
+		atBegin := !before && p0.T.Sub(first) <= cov.Threshold
+		if t0 > st && !atBegin && p0.V > 0 && !math.IsNaN(p0.V) {
+			from := t0
+			for _, gp := range cov.Gaps {
+				if d := p0.T.Sub(gp.To); d >= 0 && d <= cov.Threshold {
+					from = g.sec(gp.From)
+				}
+			}
+			g.spread(out, from, t0, p0.V)
 		}
 		for i := 1; i < len(s.Points); i++ {
 			a, b := s.Points[i-1], s.Points[i]
@@ -83,6 +109,15 @@ func counterIncrease(g Grid, series []Series) []float64 {
 		}
 	}
 	return out
+}
+
+// finite drops the points whose value is NaN: a scrape that exported NaN
+// for a counter recorded no count, so a stretch of them is a gap (found,
+// reported and spread over as one), not an increase lost. Before, the
+// pairs around them were skipped: an hour of NaN lost that hour's
+// completions with a coverage of 100%.
+func finite(ps []Point) []Point {
+	return slices.DeleteFunc(slices.Clone(ps), func(p Point) bool { return math.IsNaN(p.V) })
 }
 
 // distinct keeps the first of consecutive points with the same timestamp

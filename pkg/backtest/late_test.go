@@ -69,7 +69,7 @@ func TestFetchLateSeriesBaseline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inc := counterIncrease(g, h.Success)
+	inc := counterIncrease(g, h.Success, coverage(g, h.Success, 0))
 	total := 0.0
 	for _, v := range inc[1:] {
 		total += v

@@ -56,7 +56,7 @@ func Reconstruct(h History, opts Options) (Workload, error) {
 	g := h.Grid
 	series := make([]Series, len(h.Success))
 	for i, s := range h.Success {
-		series[i] = Series{Labels: s.Labels, Points: distinct(s.Points)}
+		series[i] = Series{Labels: s.Labels, Points: distinct(finite(s.Points))}
 	}
 	w := Workload{Grid: g, TTFT: h.TTFT, TTFTHourly: h.TTFTHourly}
 	w.Coverage = coverage(g, series, opts.GapThreshold)
@@ -77,7 +77,7 @@ func Reconstruct(h History, opts Options) (Workload, error) {
 		w.Coverage = coverage(g, series, opts.GapThreshold)
 		w.Coverage.Requested = req
 	}
-	inc := counterIncrease(g, series)
+	inc := counterIncrease(g, series, w.Coverage)
 	// No completion at all: the arrivals would be the in-flight gauges'
 	// changes alone, a trace of garbage (a NaN or flat counter beside
 	// moving gauges), not the traffic.

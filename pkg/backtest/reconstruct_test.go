@@ -29,7 +29,7 @@ func TestCounterIncreaseReset(t *testing.T) {
 	g := Grid{Start: t0, Step: time.Minute, N: 3}
 	// 100 → 160 (+60), → 40: reset, the counter restarted from 0 (+40),
 	// → 100 (+60). Never the negative 40-160 = -120, never 160+40 doubled.
-	inc := counterIncrease(g, []Series{{Points: pts(0, 100, 60, 160, 120, 40, 180, 100)}})
+	inc := counterIncrease(g, []Series{{Points: pts(0, 100, 60, 160, 120, 40, 180, 100)}}, Coverage{})
 	near(t, "step 1", inc[1], 60, 1e-9)
 	near(t, "step 2", inc[2], 40, 1e-9)
 	near(t, "step 3", inc[3], 60, 1e-9)
@@ -44,7 +44,7 @@ func TestCounterIncreaseNewSeriesAndGap(t *testing.T) {
 	inc := counterIncrease(g, []Series{
 		{Points: pts(0, 0, 60, 60, 600, 660, 660, 720)},
 		{Points: pts(120, 30)},
-	})
+	}, Coverage{Threshold: 3 * time.Minute, Gaps: []Gap{{at(120), at(600)}}})
 	near(t, "step 1", inc[1], 60, 1e-9)
 	near(t, "step 2", inc[2], 600.0/9+30, 1e-9)
 	near(t, "step 5", inc[5], 600.0/9, 1e-9)
@@ -54,6 +54,78 @@ func TestCounterIncreaseNewSeriesAndGap(t *testing.T) {
 		total += v
 	}
 	near(t, "total", total, 720+30, 1e-9)
+}
+
+func TestCounterIncreaseDataBeginsInRange(t *testing.T) {
+	// The data begins in the range (no series has a sample at or before
+	// 0: a Prometheus that keeps less than was asked), its pods scraped
+	// every 60 s at their own offsets: a at 10 s with 100,000 served in its
+	// life, b at 50 s with 200,000. Both were running when the data
+	// begins (within the 3 min threshold of its first sample): baselines,
+	// though b's first sample is after the first step (0, 30]. Counted in
+	// full, its 200,000 landed in step 2.
+	g := Grid{Start: t0, Step: 30 * time.Second, N: 6}
+	series := []Series{
+		{Points: pts(10, 100000, 70, 100060, 130, 100120)},
+		{Points: pts(50, 200000, 110, 200030, 170, 200060)},
+	}
+	inc := counterIncrease(g, series, coverage(g, series, 0))
+	// Step 2 (30, 60]: half of a's 60 over (10, 70] and 10 s of b's 30
+	// over (50, 110]: 30 + 5.
+	near(t, "step 2", inc[2], 35, 1e-9)
+	total := 0.0
+	for _, v := range inc {
+		total += v
+	}
+	near(t, "total", total, 120+60, 1e-9)
+}
+
+func TestCounterIncreaseNewPodAfterGap(t *testing.T) {
+	// Series a: 0 at 0, 60 at 60, silent until 600 (a gap, 60..600), 660
+	// at 600, 720 at 660. Series b is first seen at 630, 30 s after the
+	// gap, with 540: a pod started in the gap, its count spread over
+	// (60, 630] (540/570 a second) as a's increase is over (60, 600].
+	// Counted at its first sample, the 540 landed in step 11.
+	g := Grid{Start: t0, Step: time.Minute, N: 11}
+	series := []Series{
+		{Points: pts(0, 0, 60, 60, 600, 660, 660, 720)},
+		{Points: pts(630, 540)},
+	}
+	cov := coverage(g, series, 0)
+	if len(cov.Gaps) != 1 || !cov.Gaps[0].From.Equal(at(60)) || !cov.Gaps[0].To.Equal(at(600)) {
+		t.Fatalf("gaps %v, want one, 60 s .. 600 s", cov.Gaps)
+	}
+	inc := counterIncrease(g, series, cov)
+	near(t, "step 5", inc[5], 600.0/9+60*540.0/570, 1e-9)
+	near(t, "step 11", inc[11], 60+30*540.0/570, 1e-9)
+	total := 0.0
+	for _, v := range inc {
+		total += v
+	}
+	near(t, "total", total, 720+540, 1e-9)
+}
+
+func TestReconstructNaNCounterIsAGap(t *testing.T) {
+	// The success counter exported NaN from 120 s to 300 s: those are no
+	// samples, so 60 .. 360 is a gap (300 s, over the 180 s threshold)
+	// and the 300 counted across it spreads over it. Before, the pairs
+	// around the NaNs were skipped: 120 requests read, 420 served, and a
+	// coverage of 100%.
+	g := Grid{Start: t0, Step: time.Minute, N: 7}
+	nan := math.NaN()
+	h := History{Grid: g,
+		Success:    []Series{{Points: pts(0, 0, 60, 60, 120, nan, 180, nan, 240, nan, 300, nan, 360, 360, 420, 420)}},
+		InFlight:   make([]float64, 8),
+		PromptMean: 1, OutputMean: 1}
+	w, err := Reconstruct(h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "requests", w.Requests, 420, 1e-9)
+	near(t, "step 3", w.Arrivals[3], 60, 1e-9)
+	if len(w.Coverage.Gaps) != 1 || !w.Coverage.Gaps[0].From.Equal(at(60)) || !w.Coverage.Gaps[0].To.Equal(at(360)) {
+		t.Errorf("gaps %v, want one, 60 s .. 360 s", w.Coverage.Gaps)
+	}
 }
 
 func TestCoverageFindsGap(t *testing.T) {
