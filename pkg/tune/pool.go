@@ -178,6 +178,12 @@ func floorSearch(finals []Row, budget float64, probe func(Candidate) (Row, error
 	// (its misses came while it stayed at its floor).
 	lo := int(m)
 	hi := max(r.peak(), lo+1)
+	if top, ok := r.Candidate.Option("max"); ok && hi > int(top) {
+		// Replayed under a target's max (Space.capped): no floor above it.
+		if hi = int(top); hi <= lo {
+			return nil, nil
+		}
+	}
 	if ok, err := try(hi); err != nil || !ok {
 		return out, err
 	}

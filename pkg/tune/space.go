@@ -133,6 +133,34 @@ func (sp Space) scaleToZero(cooldown time.Duration) Space {
 	return out
 }
 
+// capped is sp for a target whose maxReplicaCount is maxReplicas: every
+// candidate is replayed with max=maxReplicas, as the target decides under
+// its own max (Candidate.Adapt keeps it), and a floor above it is not
+// tried. Replayed at the policy's default max (100), a candidate held by
+// reaching 12 replicas was written "holds" for a target that may run 1.
+// The option is always written (Default -1), so a result records the max
+// it was tuned under (TargetResult.Matches).
+func (sp Space) capped(maxReplicas int) Space {
+	out := sp
+	out.Dims = nil
+	m := replayedMax(maxReplicas)
+	over := func(v float64) bool { return v > m }
+	for _, d := range sp.Dims {
+		if d.Name == "min" {
+			d.Values = slices.DeleteFunc(slices.Clone(d.Values), over)
+			d.Fine = slices.DeleteFunc(slices.Clone(d.Fine), over)
+		}
+		out.Dims = append(out.Dims, d)
+	}
+	out.Dims = append(out.Dims, Dim{Name: "max", Unit: Count, Values: []float64{m}, Default: -1, Key: "maxReplicaCount"})
+	return out
+}
+
+// replayedMax is the max= a maxReplicaCount n is replayed with: n, at most
+// replay.MaxReplicas (the replay's fleet bound; serve takes up to the
+// HPA's int32, and max=2147483647 is refused by the replay).
+func replayedMax(n int) float64 { return float64(min(n, replay.MaxReplicas)) }
+
 // ZeroSpace is DefaultSpace for a target that scales to zero with
 // cooldownPeriod cooldown (scaleToZero): tune --config FILE --target NAME
 // tunes it as tune --shard and serve do.

@@ -251,6 +251,9 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	if zero { // replayed as the target runs: at zero when idle
 		space = space.scaleToZero(cooldown)
 	}
+	if t.Max != nil { // replayed under the target's max, as it decides
+		space = space.capped(*t.Max)
+	}
 	sel, err := promql.ParseSelector(t.Selector)
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: selector: %w", t.Name, err)
@@ -466,6 +469,9 @@ func (c Candidate) Adapt(live recommend.Policy) (recommend.Policy, error) {
 			return recommend.Policy{}, fmt.Errorf("option %s=%s: %w", o.Name, o.text(), err)
 		}
 	}
+	// max is the target's: a result tuned under another max is refused
+	// before (Matches); one from before the max was recorded has none.
+	p.Max = live.Max
 	if live.Zero != nil && p.Zero != nil {
 		// cooldown= is the live one to the millisecond, capped at a year
 		// (replayedCooldown; Matches checks it): the target's stays.
@@ -613,6 +619,10 @@ func (r *TargetResult) Matches(t *config.Target, period time.Duration) error {
 		}
 		diff = append(diff, d+")")
 	}
+	if m, ok := r.Candidate.Option("max"); ok && t.Max != nil && !near(m, replayedMax(*t.Max)) {
+		// Its misses were replayed under that max (Space.capped).
+		diff = append(diff, fmt.Sprintf("maxReplicaCount %s (the target's is %d)", strconv.FormatFloat(m, 'f', -1, 64), *t.Max))
+	}
 	if rc, ok := r.Candidate.Option("cooldown"); !ok {
 		// Replayed at a floor (min=, 1 when not written), never at zero.
 		if tc, zero := t.ScalesToZero(); zero {
@@ -643,7 +653,10 @@ func (r *TargetResult) Matches(t *config.Target, period time.Duration) error {
 // Terms names the terms a result for t is judged on, with period serve's
 // interval: what Matches compares (the budget, the TTFT SLO, the period,
 // the replica with its files' digests, and scale to zero with its
-// cooldown as replayed), as the first 16 hex digits of their SHA-256.
+// cooldown as replayed; not the maxReplicaCount Matches also compares,
+// so that the digests of serves before it still name the same terms: a
+// revert read back after a reload to another max is kept, the cautious
+// side), as the first 16 hex digits of their SHA-256.
 // serve exports it beside a candidate's state, so that a revert read back
 // after a restart is kept only under the terms it was made under.
 func Terms(t *config.Target, period time.Duration) string {
