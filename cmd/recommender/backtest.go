@@ -103,6 +103,9 @@ type resolved struct {
 	// pair is the two pools of a prefill/decode pair (a --config target
 	// with roles:, or --prometheus-url --pd); target is then unset.
 	pair *pairTarget
+	// tune is the --config target's tune: block (nil: none): tune's SLO
+	// and budget where --slo-ttft and --max-miss are not given.
+	tune *config.Tune
 }
 
 // pairTarget is a P/D pair's history, a --config target with roles: or
@@ -317,7 +320,7 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 		return where{}, invalidf("%s: target %s: %v", f.Config, tg.Name, err)
 	}
 	r.policy = &pol
-	r.replica = tg.Replica
+	r.replica, r.tune = tg.Replica, tg.Tune
 	r.serve = tune.Serve{Name: tg.Name, PrometheusURL: file.Prometheus.URL, Server: w.server.String(), Selector: w.selector, Replicas: w.replicas, From: f.Config}
 	if cooldown, ok := tg.ScalesToZero(); ok { // tuned at zero, as tune --shard tunes it
 		r.serve.Zero = tg.Zero

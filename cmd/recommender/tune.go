@@ -181,6 +181,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		return trace.Source{}, tune.Serve{}, err
 	}
 	res.warn(e.stderr)
+	c.fromTune(e, res.tune)
 	switch {
 	case res.pair == nil && c.PD:
 		return trace.Source{}, tune.Serve{}, invalidf("--pd: --target %s of %s is one pool (no roles:); leave out --pd, or give a pair target", c.Target, c.PrometheusRangeFlags.Config)
@@ -220,6 +221,30 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		return trace.Source{}, tune.Serve{}, res.reconstructError(e.ctx, "tune", err, st.Queried)
 	}
 	return w.Source(historyName(w), c.Seed), res.serve, nil
+}
+
+// fromTune takes the --config target's tune: block's slo_ttft and
+// max_miss where --slo-ttft and --max-miss are not given, so that the
+// target is tuned on the terms tune --shard and serve tune it on, and says
+// so on stderr. Before, the flags' defaults (2s, 0.1%) ran beside a block
+// that said otherwise, and the printed guards (ttft:2) were not the
+// block's.
+func (c *TuneCmd) fromTune(e *env, t *config.Tune) {
+	if t == nil {
+		return
+	}
+	var took []string
+	if !e.given["slo-ttft"] {
+		c.SLOTTFT = time.Duration(t.SLOTTFT)
+		took = append(took, "slo_ttft "+t.SLOTTFT.String())
+	}
+	if !e.given["max-miss"] {
+		c.MaxMiss = percent(100 * t.Budget())
+		took = append(took, "max_miss "+strconv.FormatFloat(t.Budget(), 'g', -1, 64))
+	}
+	if len(took) > 0 {
+		fmt.Fprintf(e.stderr, "tune: target %s: %s from its tune: block (--slo-ttft and --max-miss override)\n", c.Target, strings.Join(took, ", "))
+	}
 }
 
 // queryLine is the line the history's queries redraw on a terminal w;

@@ -185,6 +185,9 @@ func (f *fetcher) read(h *History, q promql.History) error {
 	if h.Success, err = joinTimestamps(vals, stamps); err != nil {
 		return fmt.Errorf("%s: %w", q.SuccessTimestamps, err)
 	}
+	if w := concurrentModels(vals); w != "" {
+		f.st.Warnings = append(f.st.Warnings, w)
+	}
 	if err := f.baselines(h.Success, q.SuccessBaseline); err != nil {
 		return err
 	}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/synthweek"
+	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
+)
+
+// TestTuneConfigTargetTuneBlock: `tune --config FILE --target chat` on a
+// target whose tune: block says slo_ttft 2500ms and max_miss 0.01 tunes on
+// them, as tune --shard and serve do: the budget 1% (0.01 of requests),
+// the demand rows' guards ttft at 2.5 s and queuewait at a fifth of it,
+// 0.5 s; --slo-ttft and --max-miss override them. Before, the flags'
+// defaults (2 s, 0.1%) ran beside the block.
+func TestTuneConfigTargetTuneBlock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled day and tunes on an hour of it, twice")
+	}
+	start := time.Now().UTC().Truncate(time.Minute).Add(-24*time.Hour + time.Minute)
+	srv, _ := synthweektest.Serve(t, synthweek.Config{Start: start, Days: 1})
+	cfg := filepath.Join(t.TempDir(), "serve.yaml")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, `prometheus: {url: %s}
+targets:
+- name: chat
+  server: vllm
+  selector: '{namespace="llm"}'
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 20
+  tune: {slo_ttft: 2500ms, max_miss: 0.01}
+`, srv.URL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		flags       []string
+		budget      float64
+		ttft, qwait string
+		note        bool
+	}{
+		{nil, 1, "ttft:2.5", "queuewait:0.5", true},
+		{[]string{"--slo-ttft", "1s", "--max-miss", "0.1"}, 0.1, "ttft:1", "queuewait:0.2", false},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"tune", "--config", cfg, "--target", "chat", "--start=-1h", "--workers", "2", "--output", "json", "--quiet"}, c.flags...)
+		if code := run(context.Background(), args, nil, &stdout, &stderr); code != exitOK {
+			t.Fatalf("%v: exit %d, stderr %s", c.flags, code, stderr.String())
+		}
+		var got struct {
+			MaxMissPct float64 `json:"max_miss_pct"`
+			Finalists  []struct {
+				Policy string `json:"policy"`
+			} `json:"finalists"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+			t.Fatalf("%v in %s", err, stdout.String())
+		}
+		if got.MaxMissPct != c.budget {
+			t.Errorf("%v: max_miss_pct %v, want %v", c.flags, got.MaxMissPct, c.budget)
+		}
+		for _, f := range got.Finalists {
+			if strings.HasPrefix(f.Policy, "demand:") && (!strings.Contains(f.Policy, ","+c.ttft+",") || !strings.HasSuffix(f.Policy, ","+c.qwait)) {
+				t.Errorf("%v: finalist %s, want its guards %s and %s", c.flags, f.Policy, c.ttft, c.qwait)
+			}
+		}
+		note := "tune: target chat: slo_ttft 2s500ms, max_miss 0.01 from its tune: block"
+		if strings.Contains(stderr.String(), note) != c.note {
+			t.Errorf("%v: stderr %q, want the note %q: %v", c.flags, stderr.String(), note, c.note)
+		}
+	}
+}
