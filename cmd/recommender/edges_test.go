@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/infscale/infscale/pkg/backtest"
 )
 
 // TestSimulateEdgeFlags: flag values that hung, ran out of memory or ran
@@ -258,5 +261,22 @@ func TestHistoryRetryNotice(t *testing.T) {
 				t.Errorf("%s: stderr lacks %q:\n%s", cmd, want, stderr)
 			}
 		}
+	}
+}
+
+// TestProfileTooShortSays: a profile refused as shorter than a day says
+// what the data covers and what to give: 23h18m of a day asked, the data
+// ending 42 minutes before the range's end, 20 minutes of it in gaps
+// (1 - 0.985694 of 23h18m = 1200 s, by hand), and an earlier --start.
+func TestProfileTooShortSays(t *testing.T) {
+	from := time.Date(2026, 12, 5, 22, 43, 0, 0, time.UTC)
+	w := backtest.Workload{
+		Grid: backtest.Grid{Start: from, Step: time.Minute, N: 23*60 + 18},
+		Coverage: backtest.Coverage{Fraction: 1 - 1200.0/(23*3600+18*60),
+			Requested: &backtest.Gap{From: from, To: from.Add(24 * time.Hour)}},
+	}
+	want := "the data covers 23h18m0s (2026-12-05T22:43:00Z .. 2026-12-06T22:01:00Z of the asked 2026-12-05T22:43:00Z .. 2026-12-06T22:43:00Z), 20m0s of it in gaps: give an earlier --start (--start=-8d for a week)"
+	if got := dataCovers(w); !strings.HasPrefix(got, want) {
+		t.Errorf("got  %q\nwant %q...", got, want)
 	}
 }

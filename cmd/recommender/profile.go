@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -105,6 +106,9 @@ func (c *ProfileCmd) Run(e *env) error {
 	// w.Grid's, not the asked range's.
 	g := w.Grid
 	p, err := seasonal.Build(g.Start, g.Step, w.Arrivals, w.Known(), loc)
+	if errors.Is(err, seasonal.ErrTooShort) {
+		return fmt.Errorf("profile: %w; %s", err, dataCovers(w))
+	}
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
@@ -395,4 +399,23 @@ func (o profileOut) writeJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// dataCovers says what w's history covers and what to give instead, for a
+// profile refused as too short: the span the data covers (the range shrunk
+// to it, with the range asked when that differs), its time in gaps, and an
+// earlier --start. Before, "less than 24 hours of data" alone left a user
+// who asked --start=-1d on data that ended an hour ago guessing.
+func dataCovers(w backtest.Workload) string {
+	g := w.Grid
+	span := g.End().Sub(g.Start)
+	msg := fmt.Sprintf("the data covers %s (%s .. %s", span.Round(time.Second), g.Start.UTC().Format(time.RFC3339), g.End().UTC().Format(time.RFC3339))
+	if r := w.Coverage.Requested; r != nil {
+		msg += fmt.Sprintf(" of the asked %s .. %s", r.From.UTC().Format(time.RFC3339), r.To.UTC().Format(time.RFC3339))
+	}
+	msg += ")"
+	if f := w.Coverage.Fraction; f < 1 {
+		msg += fmt.Sprintf(", %s of it in gaps", time.Duration((1-f)*float64(span)).Round(time.Second))
+	}
+	return msg + ": give an earlier --start (--start=-8d for a week) where Prometheus keeps that much, or wait for the target's series to span a day"
 }
