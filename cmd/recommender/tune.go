@@ -220,6 +220,13 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	if err != nil {
 		return trace.Source{}, tune.Serve{}, res.reconstructError(e.ctx, "tune", err, st.Queried)
 	}
+	// The rule tune --shard and serve apply (one place: tune.PartsCovered):
+	// a part mostly gaps would judge the candidates on flat traffic the
+	// reconstruction made up. Before, tune said "holds" on a day 62% gaps,
+	// screening windows inside the gap.
+	if err := tune.PartsCovered(w, c.Holdout); err != nil {
+		return trace.Source{}, tune.Serve{}, fmt.Errorf("tune: %s: %w; choose --start and --end around the gaps (backtest prints them)", historyName(w), err)
+	}
 	return w.Source(historyName(w), c.Seed), res.serve, nil
 }
 

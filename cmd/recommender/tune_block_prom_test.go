@@ -77,3 +77,28 @@ targets:
 		}
 	}
 }
+
+// TestTuneHistoryMostlyGaps: tune on an hour of the synthetic week ending
+// at Friday 16:25, whose scrape gap (16:00-16:20, no sample of any series)
+// fills 10 minutes and the seconds to the next scrape of the held-out part
+// (16:10 to 16:25, the last quarter): refused, exit 1, naming the part and
+// its time in gaps, as tune --shard and serve refuse it. Before, the
+// command tuned on the flat traffic spread over the gap and said "holds".
+func TestTuneHistoryMostlyGaps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled week")
+	}
+	srv, tr := synthweektest.Serve(t, synthweek.Config{})
+	friday := time.Date(2026, 1, 9, 0, 0, 0, 0, time.UTC)
+	if !tr.Gap[0].Equal(friday.Add(16 * time.Hour)) {
+		t.Fatalf("the week's gap starts %s, want Friday 16:00", tr.Gap[0])
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"tune", "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`,
+		"--start", "2026-01-09T15:25:00Z", "--end", "2026-01-09T16:25:00Z", "--workers", "2", "--quiet"}, nil, &stdout, &stderr)
+	want := "too much of the history is gaps: the held-out part (2026-01-09T16:10:00Z..2026-01-09T16:25:00Z) has no sample for 10m"
+	if code != exitRuntime || !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "s of its 15m0s, more than half") ||
+		!strings.Contains(stderr.String(), "choose --start and --end around the gaps") {
+		t.Errorf("exit %d, stderr %q; want 1 and %q...s of its 15m0s, more than half", code, stderr.String(), want)
+	}
+}

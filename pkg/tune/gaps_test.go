@@ -45,7 +45,7 @@ func TestPartsCoveredAtZero(t *testing.T) {
 		{"at zero 2 min", replicas(100, 104), "has no sample for 8m0s of its 15m0s"},
 		{"at zero 5 min", replicas(100, 110), ""},
 	} {
-		err := partsCovered(backtest.Workload{Grid: g, Coverage: cov, Replicas: tc.replicas})
+		err := PartsCovered(backtest.Workload{Grid: g, Coverage: cov, Replicas: tc.replicas}, DefaultHoldout)
 		if tc.want == "" {
 			if err != nil {
 				t.Errorf("%s: %v; want taken", tc.name, err)

@@ -298,8 +298,8 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 		return TargetResult{}, fmt.Errorf("target %s: history: %w: the data covers %s (%s..%s) of the %s asked; at least %s is needed (%s)",
 			t.Name, ErrShortHistory, covered.Round(time.Second), w.Grid.Start.Format(time.RFC3339), w.Grid.End().Format(time.RFC3339), t.Tune.History, prommodel.Duration(config.MinTuneHistory), why)
 	}
-	if err := partsCovered(w); err != nil {
-		return TargetResult{}, fmt.Errorf("target %s: history: %w", t.Name, err)
+	if err := PartsCovered(w, DefaultHoldout); err != nil {
+		return TargetResult{}, fmt.Errorf("target %s: history: %w; tuned again once the gaps leave that part", t.Name, err)
 	}
 	cpu0 := cpuSeconds()
 	budget := 100 * t.Tune.Budget() // 0 is a budget of no miss, not the default
@@ -324,8 +324,9 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 // the success counter: Prometheus or its scrapes down).
 var ErrHistoryGaps = errors.New("too much of the history is gaps")
 
-// partsCovered checks that each part of w's split (the tuning part, the
-// held-out last DefaultHoldout) has samples over at least half its span.
+// PartsCovered checks that each part of w's split (the tuning part, the
+// held-out last holdout of its span, as Run splits it) has samples over at
+// least half its span; ErrHistoryGaps names the part and its time in gaps.
 // Within a gap the arrivals are the counters' increase spread evenly
 // (backtest's reconstruction): a held-out part that is mostly gap judged
 // the candidate out of sample on flat traffic it made up, and "holds"
@@ -333,10 +334,10 @@ var ErrHistoryGaps = errors.New("too much of the history is gaps")
 // not counted: a scale-to-zero target at zero has no pod to export the
 // counter, and nothing was served there (a target that sleeps most nights
 // was refused every run).
-func partsCovered(w backtest.Workload) error {
+func PartsCovered(w backtest.Workload, holdout float64) error {
 	start, end := w.Grid.Start, w.Grid.End()
 	span := float64(w.Grid.N) * w.Grid.Step.Seconds()
-	split := start.Add(time.Duration(splitAt(span, DefaultHoldout)) * time.Second) // as Run splits it
+	split := start.Add(time.Duration(splitAt(span, holdout)) * time.Second) // as Run splits it
 	for _, p := range []struct {
 		name     string
 		from, to time.Time
@@ -354,7 +355,7 @@ func partsCovered(w backtest.Workload) error {
 			}
 		}
 		if part := p.to.Sub(p.from); part > 0 && 2*in > part {
-			return fmt.Errorf("%w: the %s (%s..%s) has no sample for %s of its %s, more than half (the arrivals there would be the counters' increase spread evenly, and the candidate judged on them); was Prometheus or its scraping down? (spans the target's replicas: query reads as 0 are not counted) Tuned again once the gaps leave that part",
+			return fmt.Errorf("%w: the %s (%s..%s) has no sample for %s of its %s, more than half (the arrivals there would be the counters' increase spread evenly, and the candidate judged on them); was Prometheus or its scraping down? (spans the target's replicas: query reads as 0 are not counted)",
 				ErrHistoryGaps, p.name, p.from.UTC().Format(time.RFC3339), p.to.UTC().Format(time.RFC3339), in.Round(time.Second), part.Round(time.Second))
 		}
 	}
