@@ -16,7 +16,10 @@ import (
 //	{"status":"success","warnings":[...],"data":{"resultType":"vector","result":[
 //	  {"metric":{"<label>":"<value>",...},"value":[<number>,"<float>"]},...]}}
 //
-// (keys in any order, "warnings" optional, JSON whitespace anywhere). It
+// (keys in any order, "warnings" optional, JSON whitespace anywhere), and
+// the same with Thanos Query's "analysis":{} (or null) in "data", which
+// every answer of Thanos v0.42 carries when no query analysis was asked
+// for: declined, each of its answers went to encoding/json. It
 // reports ok = false for anything else: an error status, another result
 // type, a missing or unknown key, a duplicate key, a string with an escape,
 // a control byte or (in a warning) a non-ASCII byte, a label name that
@@ -35,9 +38,12 @@ func decodeVector(body []byte) (vals []taggedValue, warnings []string, ok bool) 
 			return d.strIs("success")
 		case string(key) == "data" && !seenData:
 			seenData = true
-			var seenType, seenResult bool
+			var seenType, seenResult, seenAnalysis bool
 			return d.object(func(key []byte) bool {
 				switch {
+				case string(key) == "analysis" && !seenAnalysis:
+					seenAnalysis = true
+					return d.emptyOrNull()
 				case string(key) == "resultType" && !seenType:
 					seenType = true
 					return d.strIs("vector")
@@ -151,6 +157,19 @@ func (d *vecDecoder) object(member func(key []byte) bool) bool {
 			return false
 		}
 	}
+}
+
+// emptyOrNull reads {} or null.
+func (d *vecDecoder) emptyOrNull() bool {
+	if d.next('{') {
+		return d.next('}')
+	}
+	d.space()
+	if bytes.HasPrefix(d.b[d.i:], []byte("null")) {
+		d.i += len("null")
+		return true
+	}
+	return false
 }
 
 // array reads [<elem>, ...].
