@@ -195,11 +195,12 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		// A pair's history is tuned as tune --pd tunes a trace.
 		c.PD = true
 		prog := c.queryLine(e.stderr)
-		w, _, err := res.fetchPair(e, "tune", c.MaxGap, func(f float64) { prog.Printf("tune: queries %.0f%%", 100*f) })
+		w, st, err := res.fetchPair(e, "tune", c.MaxGap, func(f float64) { prog.Printf("tune: queries %.0f%%", 100*f) })
 		prog.Done()
 		if err != nil {
 			return trace.Source{}, tune.Serve{}, err
 		}
+		warnRead(e.stderr, st)
 		name := historyName(w.Workload)
 		if res.pair.name != "" {
 			name += " (P/D pair " + res.pair.name + ")"
@@ -220,6 +221,7 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	if err != nil {
 		return trace.Source{}, tune.Serve{}, res.reconstructError(e.ctx, "tune", err, st.Queried)
 	}
+	warnRead(e.stderr, st)
 	// The rule tune --shard and serve apply (one place: tune.PartsCovered):
 	// a part mostly gaps would judge the candidates on flat traffic the
 	// reconstruction made up. Before, tune said "holds" on a day 62% gaps,
@@ -228,6 +230,16 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 		return trace.Source{}, tune.Serve{}, fmt.Errorf("tune: %s: %w; choose --start and --end around the gaps (backtest prints them)", historyName(w), err)
 	}
 	return w.Source(historyName(w), c.Seed), res.serve, nil
+}
+
+// warnRead prints on stderr what the history read warned of, as backtest's
+// report does (Prometheus's annotations, a --replicas-query with no
+// samples, two models under one selector): tune judges candidates on that
+// history too.
+func warnRead(stderr io.Writer, st backtest.FetchStats) {
+	for _, w := range st.Warnings {
+		fmt.Fprintf(stderr, "infscale: warning: %s\n", w)
+	}
 }
 
 // fromTune takes the --config target's tune: block's slo_ttft and

@@ -102,3 +102,24 @@ func TestTuneHistoryMostlyGaps(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 1 and %q...s of its 15m0s, more than half", code, stderr.String(), want)
 	}
 }
+
+// TestTuneWarnsOfTheRead: tune prints what the history read warned of,
+// as backtest's report does: a --replicas-query that matches nothing
+// (infscale_absent_replicas is no series of the backfilled day) leaves no
+// observed replicas, said once on stderr; the tuning still runs. Before,
+// tune dropped the read's warnings (that one, Prometheus's annotations,
+// two models under one selector).
+func TestTuneWarnsOfTheRead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled day and tunes on an hour of it")
+	}
+	start := time.Now().UTC().Truncate(time.Minute).Add(-24*time.Hour + time.Minute)
+	srv, _ := synthweektest.Serve(t, synthweek.Config{Start: start, Days: 1})
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"tune", "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`,
+		"--replicas-query", "infscale_absent_replicas", "--start=-1h", "--workers", "2", "--quiet"}, nil, &stdout, &stderr)
+	want := "infscale: warning: replicas query infscale_absent_replicas returned no samples"
+	if code != exitOK || strings.Count(stderr.String(), want) != 1 {
+		t.Errorf("exit %d, stderr %q; want 0 and %q once", code, stderr.String(), want)
+	}
+}
