@@ -122,4 +122,28 @@ func TestTuneWarnsOfTheRead(t *testing.T) {
 	if code != exitOK || strings.Count(stderr.String(), want) != 1 {
 		t.Errorf("exit %d, stderr %q; want 0 and %q once", code, stderr.String(), want)
 	}
+
+	// tune --shard (and serve's in-process tuning, through the same
+	// TargetOptions.Warn) says it for the target that has it.
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte(`prometheus: {url: `+srv.URL+`}
+targets:
+- name: chat
+  selector: '{namespace="llm"}'
+  replicas: infscale_absent_replicas
+  metrics: [{type: queue, target: 24}]
+  replica: {gpu: h100-sxm, model: llama-3-8b}
+  maxReplicaCount: 20
+  tune: {history: 1h}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	code = run(context.Background(), []string{"tune", "--config", cfg, "--shard", "0/1", "--out", dir, "--quiet"}, nil, &stdout, &stderr)
+	want = "warning: target chat: replicas query infscale_absent_replicas returned no samples"
+	if code != exitOK || strings.Count(stderr.String(), want) != 1 {
+		t.Errorf("--shard: exit %d, stderr %q; want 0 and %q once", code, stderr.String(), want)
+	}
 }

@@ -959,6 +959,11 @@ func (tn *Tuning) result(ctx context.Context, cfg *config.Target, now time.Time)
 		o.Period = tn.replayPeriod()
 		tn.mu.Unlock()
 	}
+	if o.Warn == nil {
+		// The read's warnings and the replays' shed requests, as tune
+		// --shard says them on stderr.
+		o.Warn = func(msg string) { tn.logger().Warn("tuning: "+msg, "target", cfg.Name) }
+	}
 	start := time.Now()
 	r, err := tune.TuneTarget(ctx, tn.API, cfg, now, o)
 	if err != nil {

@@ -115,7 +115,10 @@ type TargetOptions struct {
 	// with the replays done and planned so far.
 	Progress func(done, total int)
 	// Warn, when set, is Config.Warn: a policy's requests shed at the
-	// replay's backlog bound, once per policy.
+	// replay's backlog bound, once per policy; and what the history read
+	// warned of (backtest.FetchStats.Warnings: Prometheus's annotations,
+	// a replicas: query with no samples, two models under one selector),
+	// each once, before the replays.
 	Warn func(msg string)
 }
 
@@ -262,9 +265,14 @@ func TuneTarget(ctx context.Context, api promql.API, t *config.Target, now time.
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: %w", t.Name, err)
 	}
-	h, _, err := backtest.Fetch(ctx, api, backtest.Target{Server: t.Server, Selector: sel, Replicas: t.Replicas}, g, nil)
+	h, st, err := backtest.Fetch(ctx, api, backtest.Target{Server: t.Server, Selector: sel, Replicas: t.Replicas}, g, nil)
 	if err != nil {
 		return TargetResult{}, fmt.Errorf("target %s: history: %w", t.Name, err)
+	}
+	if o.Warn != nil {
+		for _, msg := range st.Warnings {
+			o.Warn(msg)
+		}
 	}
 	w, err := backtest.Reconstruct(h, backtest.Options{})
 	if errors.Is(err, backtest.ErrNoTraffic) && zero && atZero(h.Replicas) {
