@@ -202,7 +202,9 @@ type Config struct {
 	// infscale_activator_upstream_failures_total), the first and then at
 	// most one each FailureLogInterval, with how many failed since the
 	// last line: a failing upstream at thousands of requests a second
-	// does not flood the log.
+	// does not flood the log. Failures left out of a line are said by
+	// Run's next probe once the interval has passed, so a burst that
+	// stops is counted whole in the log too.
 	Log *slog.Logger
 }
 
@@ -218,8 +220,8 @@ type Activator struct {
 	reg   *prometheus.Registry
 	id    string // sent in ProbeHeader: this activator's own probe
 
-	failLog  rate.Sometimes // Config.Log's upstream-failure lines
-	failures atomic.Int64   // upstream failures since the last such line
+	failLog  *rate.Limiter // Config.Log's upstream-failure lines: one a FailureLogInterval
+	failures atomic.Int64  // upstream failures not in a line yet
 
 	held         prometheus.Gauge
 	heldBytes    prometheus.Gauge
@@ -316,7 +318,7 @@ func New(cfg Config) (*Activator, error) {
 		}
 	}
 	a := &Activator{cfg: cfg, reg: prometheus.NewRegistry(), probeCh: make(chan struct{}, 1), id: rand.Text(), ws: map[*wsConn]struct{}{},
-		failLog: rate.Sometimes{First: 1, Interval: FailureLogInterval}}
+		failLog: rate.NewLimiter(rate.Every(FailureLogInterval), 1)}
 	a.proxy = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(cfg.Upstream)
@@ -548,6 +550,7 @@ func (a *Activator) Run(ctx context.Context) {
 	logged := map[string]bool{}
 	for {
 		last := time.Now()
+		a.sayFailures()
 		up, why, kind := a.probe(ctx)
 		now := "ready"
 		if !up {
@@ -1358,11 +1361,25 @@ func (a *Activator) upstreamFailed(r *http.Request, status int, why string) {
 	if a.cfg.Log == nil {
 		return
 	}
-	a.failures.Add(1)
-	a.failLog.Do(func() {
-		a.cfg.Log.Warn("upstream failed", "method", r.Method, "path", r.URL.Path, "status", status, "error", why,
-			"failures", a.failures.Swap(0), "upstream", a.cfg.Upstream.Redacted())
-	})
+	if !a.failLog.Allow() {
+		a.failures.Add(1) // said by the next line
+		return
+	}
+	a.cfg.Log.Warn("upstream failed", "method", r.Method, "path", r.URL.Path, "status", status, "error", why,
+		"failures", a.failures.Swap(0)+1, "upstream", a.cfg.Upstream.Redacted())
+}
+
+// sayFailures logs the upstream failures no line has counted yet (those
+// after upstreamFailed's last line, within its interval), once the
+// interval allows a line: called by Run at each probe.
+func (a *Activator) sayFailures() {
+	if a.cfg.Log == nil || a.failures.Load() == 0 || !a.failLog.Allow() {
+		return
+	}
+	if n := a.failures.Swap(0); n > 0 {
+		a.cfg.Log.Warn("upstream failed", "failures", n, "upstream", a.cfg.Upstream.Redacted(),
+			"error", "the requests since the last line, not logged one by one (at most one line each "+FailureLogInterval.String()+")")
+	}
 }
 
 // lingerTimeout bounds how long an unfinished request body is read and
