@@ -74,8 +74,8 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 				}
 			}
 		}
-		if g.holds(m.Signal) && r.Valid && r.Desired > base {
-			r.Desired, why = g.at(r.Desired), ReasonGuard
+		if g.holds(m.Signal) && r.Valid && r.Desired > g.asked {
+			r.Desired, why = g.asked, ReasonGuard
 			if !d.quiet {
 				text += "; " + g.text + ": hold " + itoa(r.Desired)
 			}

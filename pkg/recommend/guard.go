@@ -11,7 +11,8 @@ import (
 // each period multiplies again until they serve. While replicas asked for
 // earlier are coming (asked − ready > 0), and for Drain (backlogs) or
 // Settle (trailing quantiles) after they all serve, a guarded metric's
-// recommendation above the replicas asked for is held there. The running
+// recommendation above the replicas asked for (or present, when more) is
+// held there. The running
 // and demand signals, scale-downs, the lookahead and a first decision are
 // not held. docs/recommend.md ("The runaway guard") works an example.
 type Guard struct {
@@ -48,20 +49,9 @@ func (s Signal) Trailing() bool { return s == SignalTTFT || s == SignalQueueWait
 // guarding is the guard's verdict for one decision: which guarded metrics
 // it holds at asked, and the words for it.
 type guarding struct {
-	base, cur       int // infscale's previous output; the current count
+	asked           int // max(base, current): the capacity present or coming
 	other, trailing bool
 	text            string
-}
-
-// at is the count the guard holds a metric asking want (> base) at: base,
-// the capacity infscale asked for; but with the consumer ahead of base and
-// want above current (a metric asking for more than exists), current: the
-// guard limits a scale-up and never turns one into a scale-down.
-func (g guarding) at(want int) int {
-	if want > g.cur {
-		return max(g.base, g.cur)
-	}
-	return g.base
 }
 
 // holds reports whether the guard holds metric signal s.
@@ -72,14 +62,16 @@ func (g guarding) holds(s Signal) bool {
 // guard updates the guard's state for this decision (st.ReadyAt) and says
 // what it holds. base is infscale's previous output; a consumer ahead of it
 // (someone else's scale-up, or a scale-down not applied yet) has current
-// replicas on their way or serving, so the hold is never below current:
-// holding a metric that asks for more at a lower count would scale down.
+// replicas on their way or serving, so asked is max(base, current): a
+// guarded metric is held only above asked, and at asked, so the guard
+// limits a scale-up and never makes a scale-down (holding one that asks
+// for base < n <= current at base would cut what it asks to keep).
 // st.Coming is what the previous output left coming (decideInto records
 // it). Its text is built only when explain is set (not for a quiet
 // decision: simulate and tune drop it).
 func (p *Policy) guard(st *State, obs Observation, base int, now time.Time, explain bool) guarding {
 	asked := max(base, obs.Current) // the consumer's own starting replicas are capacity coming too
-	g := guarding{base: base, cur: max(obs.Current, 0)}
+	g := guarding{asked: asked}
 	if p.Guard != nil && p.Guard.Off || st.LastAt.IsZero() {
 		return g
 	}

@@ -113,13 +113,22 @@ func TestGuardConsumerAhead(t *testing.T) {
 	// at 8 within the settle; the 8 are not cut to the 4 asked.
 	expect(t, Decide(p, ttftObs(8, 8, 6), &st, at(30)), 8, ReasonGuard)
 
-	// A metric asking more than asked but no more than exists is held at
-	// asked, as before: TTFT 0.75 s on the 8 present asks ceil(0.75 × 8)
-	// = 6 > 4 asked, <= 8 present: hold 4.
-	st = State{}
-	expect(t, Decide(p, ttftObs(1, 1, 3.9), &st, at(0)), 4, ReasonMetric)
-	d = Decide(p, ttftObs(8, 1, 0.75), &st, at(15))
-	if d.Raw[0].Replicas != 6 || d.Raw[0].Desired != 4 {
-		t.Errorf("raw %+v: want 6 asked, held at the 4 asked", d.Raw[0])
+	// A metric asking more than infscale asked but no more than exists is
+	// no scale-up: the guard leaves it (it holds at asked = max(base,
+	// current) = 8 only what asks above that). TTFT 0.75 s on the 8
+	// present asks ceil(0.75 × 8) = 6: 6, the scale-down window's highest
+	// (4 at t=0, 6 now). TTFT 1.05 s asks 8.4, within the 10 % tolerance:
+	// keep the 8. Before, both were held at the 4 infscale asked: a
+	// steady 8 cut to 4, while TTFT 1.2 s (ceil(9.6) = 10) was held at 8.
+	for _, c := range []struct {
+		ttft float64
+		want int
+	}{{0.75, 6}, {1.05, 8}, {1.2, 8}} {
+		st = State{}
+		expect(t, Decide(p, ttftObs(1, 1, 3.9), &st, at(0)), 4, ReasonMetric)
+		d = Decide(p, ttftObs(8, 1, c.ttft), &st, at(15))
+		if d.Desired != c.want || d.Raw[0].Desired != c.want {
+			t.Errorf("ttft %g: desired %d, raw %+v: want %d", c.ttft, d.Desired, d.Raw[0], c.want)
+		}
 	}
 }
