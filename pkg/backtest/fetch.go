@@ -185,7 +185,7 @@ func (f *fetcher) read(h *History, q promql.History) error {
 	if h.Success, err = joinTimestamps(vals, stamps); err != nil {
 		return fmt.Errorf("%s: %w", q.SuccessTimestamps, err)
 	}
-	if w := concurrentModels(vals); w != "" {
+	if w := concurrentModels(vals, g.Step); w != "" {
 		f.st.Warnings = append(f.st.Warnings, w)
 	}
 	if err := f.baselines(h.Success, q.SuccessBaseline); err != nil {
