@@ -28,12 +28,12 @@ type TuneCmd struct {
 	PairSelectFlags      `embed:""`
 	ReplicaFlags         `embed:""`
 
-	MaxMiss   percent       `name:"max-miss" default:"0.1" placeholder:"P" help:"Miss budget in percent of requests, 0 to 100, with or without %, e.g. 0.1 or 0.1% (one in a thousand; 0: no miss at all): the winner must stay within it in sample, out of sample and on every stressed copy (default ${default})."`
+	MaxMiss   percent       `name:"max-miss" default:"0.1" placeholder:"P" help:"Miss budget in percent of requests, 0 to 100, with or without %, e.g. 0.1 or 0.1% (one in a thousand; 0: no miss at all): the winner must stay within it in sample, out of sample and on every stressed copy (default ${default}; with --config, the target's tune: block's max_miss)."`
 	Holdout   float64       `name:"holdout" default:"0.25" placeholder:"F" help:"Fraction of the history's span held out at its end (the out-of-sample part; default ${default})."`
 	Finalists int           `name:"finalists" default:"3" placeholder:"N" help:"Candidates replayed out of sample and under stress (cheapest within budget on the screen; default ${default})."`
 	Stress    []string      `name:"stress" placeholder:"S" help:"Stressed copies the winner must hold on too, comma-separated or repeated: rate:K (the history at K times its rate), bursts:K (its bursts K times as high), gaps:K (its silent gaps of two periods or more K times as long), or none (default ${default_stress})."`
 	Workers   int           `name:"workers" placeholder:"N" help:"Replays at once (default: the number of cores)."`
-	SLOTTFT   time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token comes later (default ${default})."`
+	SLOTTFT   time.Duration `name:"slo-ttft" default:"2s" placeholder:"D" help:"TTFT SLO: a request misses when its first token comes later (default ${default}; with --config, the target's tune: block's slo_ttft)."`
 	Period    time.Duration `name:"period" default:"15s" placeholder:"D" help:"How often the simulated policies decide (default ${default})."`
 	Seed      uint64        `name:"seed" default:"1" help:"Seed of generated traces, of the arrivals within a history step and of the burst copies."`
 	RateScale float64       `name:"rate-scale" default:"1" help:"With --trace: compress time by this factor, at most the trace's span / --period (as simulate)."`
