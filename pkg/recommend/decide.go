@@ -74,10 +74,10 @@ func decide(d *Decision, p *Policy, obs Observation, st *State, now time.Time, s
 				}
 			}
 		}
-		if g.holds(m.Signal) && r.Valid && r.Desired > g.asked {
-			r.Desired, why = g.asked, ReasonGuard
+		if g.holds(m.Signal) && r.Valid && r.Desired > g.at {
+			r.Desired, why = g.at, ReasonGuard
 			if !d.quiet {
-				text += "; " + g.text + ": hold " + itoa(r.Desired)
+				text += "; " + g.text + ": hold " + itoa(r.Desired) + g.holdText()
 			}
 		}
 		if !r.Valid {

@@ -47,11 +47,24 @@ func (s Signal) Guarded() bool { return s != SignalRunning && s != SignalDemand 
 func (s Signal) Trailing() bool { return s == SignalTTFT || s == SignalQueueWait }
 
 // guarding is the guard's verdict for one decision: which guarded metrics
-// it holds at asked, and the words for it.
+// it holds, at what, and the words for it.
 type guarding struct {
-	asked           int // max(base, current): the capacity present or coming
+	// at is the count a held metric asking more is held at: max(base,
+	// current), the replicas infscale asked for or, with the consumer
+	// ahead of them, those present (never a scale-down).
+	at              int
+	base            int // infscale's previous output
 	other, trailing bool
 	text            string
+}
+
+// holdText is the words after a held metric's count: what at is when the
+// consumer is ahead of base.
+func (g guarding) holdText() string {
+	if g.at > g.base {
+		return " (the " + itoa(g.at) + " present: the consumer is ahead of the " + itoa(g.base) + " asked for)"
+	}
+	return ""
 }
 
 // holds reports whether the guard holds metric signal s.
@@ -60,18 +73,18 @@ func (g guarding) holds(s Signal) bool {
 }
 
 // guard updates the guard's state for this decision (st.ReadyAt) and says
-// what it holds. base is infscale's previous output; a consumer ahead of it
-// (someone else's scale-up, or a scale-down not applied yet) has current
-// replicas on their way or serving, so asked is max(base, current): a
-// guarded metric is held only above asked, and at asked, so the guard
-// limits a scale-up and never makes a scale-down (holding one that asks
-// for base < n <= current at base would cut what it asks to keep).
-// st.Coming is what the previous output left coming (decideInto records
-// it). Its text is built only when explain is set (not for a quiet
-// decision: simulate and tune drop it).
-func (p *Policy) guard(st *State, obs Observation, base int, now time.Time, explain bool) guarding {
-	asked := max(base, obs.Current) // the consumer's own starting replicas are capacity coming too
-	g := guarding{asked: asked}
+// what it holds. asked is infscale's previous output: its replicas coming
+// (asked − ready) or serving for less than Drain / Settle start a hold.
+// A consumer ahead of it (someone else's scale-up, a scale-down not
+// applied yet) starts none by itself: replicas infscale did not ask for
+// were not sized on the signal (a wake from zero by another trigger is 1
+// replica for any backlog). A held metric is held at max(asked, current),
+// so the guard limits a scale-up and never makes a scale-down. st.Coming
+// is what the previous output left coming (decideInto records it). Its
+// text is built only when explain is set (not for a quiet decision:
+// simulate and tune drop it).
+func (p *Policy) guard(st *State, obs Observation, asked int, now time.Time, explain bool) guarding {
+	g := guarding{at: max(asked, obs.Current), base: asked}
 	if p.Guard != nil && p.Guard.Off || st.LastAt.IsZero() {
 		return g
 	}
@@ -82,7 +95,7 @@ func (p *Policy) guard(st *State, obs Observation, base int, now time.Time, expl
 		if !explain {
 			return g
 		}
-		g.text = "guard: " + itoa(ready) + " of the " + itoa(asked) + " replicas " + askedWords(base, asked) + " ready, " + itoa(coming) + " coming (" + itoa(ready) + " + " + itoa(coming) + " = " + itoa(asked) + "): the signal has not seen their capacity; the runaway guard holds until they serve, then " + secs(drain) + " more (" + secs(settle) + " for a trailing quantile)"
+		g.text = "guard: " + itoa(ready) + " of the " + itoa(asked) + " replicas asked for ready, " + itoa(coming) + " coming (" + itoa(ready) + " + " + itoa(coming) + " = " + itoa(asked) + "): the signal has not seen their capacity; the runaway guard holds until they serve, then " + secs(drain) + " more (" + secs(settle) + " for a trailing quantile)"
 		return g
 	}
 	if st.Coming > 0 { // the previous output left replicas coming; now all serve
@@ -101,7 +114,7 @@ func (p *Policy) guard(st *State, obs Observation, base int, now time.Time, expl
 			// beside the errors that name them.
 			notRead = ", " + itoa(m) + " of them not read this cycle (counted as serving, not as coming)"
 		}
-		g.text = "guard: the " + itoa(asked) + " replicas " + askedWords(base, asked) + " serve since " + age(since) + " at most" + notRead + " (drain " + secs(drain) + ", settle " + secs(settle) + " for a trailing quantile): the signal has not seen their capacity yet"
+		g.text = "guard: the " + itoa(asked) + " replicas asked for serve since " + age(since) + " at most" + notRead + " (drain " + secs(drain) + ", settle " + secs(settle) + " for a trailing quantile): the signal has not seen their capacity yet"
 		if g.other {
 			g.text += "; held " + age(drain-since) + " more (" + age(settle-since) + " for a trailing quantile)"
 		} else {
@@ -109,15 +122,6 @@ func (p *Policy) guard(st *State, obs Observation, base int, now time.Time, expl
 		}
 	}
 	return g
-}
-
-// askedWords names the replicas the guard counts: those infscale asked
-// for, or, with the consumer ahead of that, those present.
-func askedWords(base, asked int) string {
-	if asked > base {
-		return "present (infscale asked for " + itoa(base) + "; the consumer has more)"
-	}
-	return "asked for"
 }
 
 // present is the replicas that exist and are not starting: Current −

@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -97,9 +98,9 @@ func TestGuardLeavesAlone(t *testing.T) {
 // guarded metric at the larger of asked and current, never lower than
 // what exists. By hand, ttft:1, max 100: t=0 1 ready, TTFT 3.9 s -> 4; at
 // t=15 someone has set 8, 1 ready (7 starting), TTFT 7.3 s: unguarded
-// ceil(7.3 × 8) = 59; the 8 present are the capacity on its way, so hold 8
-// (before: held at asked 4, and the scale-down window's 4s took 8 to 4
-// on a TTFT 7x its target).
+// ceil(7.3 × 8) = 59; 3 of the 4 asked are coming, and the hold is at the
+// 8 present, max(4, 8) (before: held at asked 4, and the scale-down
+// window's 4s took 8 to 4 on a TTFT 7x its target).
 func TestGuardConsumerAhead(t *testing.T) {
 	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalTTFT, Target: 1}}, Min: 1, Max: 100})
 	var st State
@@ -108,6 +109,9 @@ func TestGuardConsumerAhead(t *testing.T) {
 	expect(t, d, 8, ReasonGuard)
 	if d.Raw[0].Desired != 8 {
 		t.Errorf("raw %+v: want the guard's hold at the 8 present, not the 4 asked", d.Raw[0])
+	}
+	if s := d.Steps[0].Text; !strings.Contains(s, "1 of the 4 replicas asked for ready, 3 coming") || !strings.HasSuffix(s, ": hold 8 (the 8 present: the consumer is ahead of the 4 asked for)") {
+		t.Errorf("step %q: want the 4 asked, 3 coming, and the hold at the 8 present", s)
 	}
 	// All 8 ready at t=30 (serving since t=15 at the earliest): still held
 	// at 8 within the settle; the 8 are not cut to the 4 asked.
@@ -131,4 +135,21 @@ func TestGuardConsumerAhead(t *testing.T) {
 			t.Errorf("ttft %g: desired %d, raw %+v: want %d", c.ttft, d.Desired, d.Raw[0], c.want)
 		}
 	}
+}
+
+// A consumer that wakes the target from zero before infscale asks for a
+// replica (another trigger, an operator) has started nothing infscale
+// sized: the first sizing is not held. By hand, waiting:1, min 0: at t=0
+// idle at zero -> 0; at t=15 the consumer has 1 replica starting and 5
+// requests wait: ceil(5 / 1) = 5, the scale-up limit from infscale's 0
+// max(0 + 4, 0 × 2) = 4: 4, as before the guard counted the consumer's
+// replicas. Held at the 1 starting, the other 4 were asked only once it
+// served and the 30 s drain passed.
+func TestGuardConsumerWakesFromZero(t *testing.T) {
+	p := mustValidate(t, &Policy{Metrics: []Metric{{Signal: SignalWaiting, Target: 1}}, Min: 0, Max: 100})
+	var st State
+	idle := Observation{Current: 0, Running: 0, Waiting: 0, Held: 0, KV: nan, CPU: nan, TTFT: nan}
+	expect(t, Decide(p, idle, &st, at(0)), 0, ReasonIdleToZero)
+	woke := Observation{Current: 1, Unready: 1, Running: 0, Waiting: 5, Held: nan, KV: nan, CPU: nan, TTFT: nan}
+	expect(t, Decide(p, woke, &st, at(15)), 4, ReasonScaleUpLimit)
 }
