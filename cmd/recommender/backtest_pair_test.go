@@ -29,11 +29,15 @@ import (
 // nothing. kube_deployment_spec_replicas: chat-prefill 1 for the first
 // hour and 2 for the second, chat-decode 2 then 3. The pods' series carry
 // llm-d's role label as a scrape copies it (llm_d_ai_role).
-func pairHistory(t *testing.T, first time.Time) string {
+func pairHistory(t *testing.T, first time.Time) string { return pairHistorySkip(t, first, nil) }
+
+// pairHistorySkip is pairHistory without the scrapes skip reports (minute
+// k of first; nil: none), a Prometheus or its scraping down.
+func pairHistorySkip(t *testing.T, first time.Time, skip func(k int) bool) string {
 	var b bytes.Buffer
 	bw := bufio.NewWriter(&b)
 	const n = 121 // scrapes at first + 0, 1, ..., 120 minutes
-	e := &synthweek.Emitter{W: bw, Start: first.Unix(), Step: 60}
+	e := &synthweek.Emitter{W: bw, Start: first.Unix(), Step: 60, Skip: skip}
 	ramp := func(start, per float64) []float64 {
 		vs := make([]float64, n)
 		for i := range vs {
@@ -526,5 +530,29 @@ func TestBacktestPairPrometheusURL(t *testing.T) {
 		if code != exitRuntime || !strings.Contains(errb.String(), s) {
 			t.Errorf("--role-label role: exit %d, stderr %q; want exit %d naming %q", code, errb.String(), exitRuntime, s)
 		}
+	}
+}
+
+// TestTunePairHistoryMostlyGaps: a P/D pair's history is refused as one
+// pool's is when a part of its split is more than half gaps (tune.
+// PartsCovered). pairHistory without the scrapes of minutes 88..109: the
+// held-out part, the last 0.25 of 2 h (minutes 90..120), has no sample
+// for 20 of its 30 minutes (the last sample before it at 87, the next at
+// 110). Before, the pair was tuned on the counters' increase spread over
+// the gap, and said holds.
+func TestTunePairHistoryMostlyGaps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus on a backfilled history")
+	}
+	first := time.Now().UTC().Add(-5 * time.Hour).Truncate(time.Hour)
+	url := pairHistorySkip(t, first, func(k int) bool { return k >= 88 && k < 110 })
+	rng := []string{"--start", fmt.Sprint(first.Unix()), "--end", fmt.Sprint(first.Add(2 * time.Hour).Unix()), "--step", "1m"}
+	var out, errb bytes.Buffer
+	args := append([]string{"tune", "--prometheus-url", url, "--pd", "--selector", `{namespace="llm"}`, "-q", "--stress", "none", "--finalists", "1"}, rng...)
+	code := run(context.Background(), args, nil, &out, &errb)
+	split := first.Add(90 * time.Minute).UTC().Format(time.RFC3339)
+	want := "too much of the history is gaps: the held-out part (" + split + ".." + first.Add(2*time.Hour).UTC().Format(time.RFC3339) + ") has no sample for 20m0s of its 30m0s"
+	if code != exitRuntime || !strings.Contains(errb.String(), want) {
+		t.Errorf("exit %d, stderr %q; want 1 and %q", code, errb.String(), want)
 	}
 }

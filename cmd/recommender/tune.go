@@ -201,6 +201,19 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 			return trace.Source{}, tune.Serve{}, err
 		}
 		warnRead(e.stderr, st)
+		// Each pool's parts as one pool's (tune.PartsCovered): the
+		// prefill pool's are the pair's arrivals, the decode pool's its
+		// decode requests.
+		dec := w.Workload
+		dec.Coverage, dec.Replicas = w.DecodeCoverage, w.DecodeReplicas
+		for _, p := range []struct {
+			role string
+			w    backtest.Workload
+		}{{"prefill", w.Workload}, {"decode", dec}} {
+			if err := tune.PartsCovered(p.w, c.Holdout); err != nil {
+				return trace.Source{}, tune.Serve{}, fmt.Errorf("tune: %s, the %s pool: %w; choose --start and --end around the gaps (backtest prints them)", historyName(w.Workload), p.role, err)
+			}
+		}
 		name := historyName(w.Workload)
 		if res.pair.name != "" {
 			name += " (P/D pair " + res.pair.name + ")"
