@@ -18,7 +18,7 @@ import (
 //	pools               count(count by (name) (ready_endpoints) or count by (name) (<its twin>))
 //	running, waiting    round(max(average_* * ready_endpoints)) or round(max(average_*) * max(ready_endpoints)) or (max(ready_endpoints) == 0)
 //	kv                  max(average_kv_cache_utilization) and (max(ready_endpoints) > 0)
-//	held                clamp_min(sum(max without (<HA labels>) (flow_control_queue_size)), 0)    (Target.FlowControlHeld)
+//	held                sum(clamp_min(max without (<HA labels>) (flow_control_queue_size), 0))    (Target.FlowControlHeld)
 //	queued              count(max by (<endpoint>) (per_endpoint_queue_size) > 0)   (Target.Demand)
 //	arrivals, tokens    sum(max without (<HA labels>) (rate(request_total[w]))), ..._input_tokens_sum, ..._output_tokens_sum
 //	ttft, itl           histogram_quantile over request_ttft_seconds / request_streaming_itl_seconds
@@ -85,9 +85,12 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 		return e
 	}
 	if t.FlowControlHeld && t.Held == "" {
-		out[Held] = call("clamp_min", twin(f.FlowQueue, func(_ bool, n string) parser.Expr {
-			return aggregate(parser.SUM, false, nil, noCopies(selector(n, b.sel)))
-		}), number(0))
+		// Each flow's series clamped at 0 before the sum: one flow's gauge
+		// can dip below 0 after its garbage collection, and it cancels no
+		// other flow's held requests (pkg/scrape's flowHeld).
+		out[Held] = twin(f.FlowQueue, func(_ bool, n string) parser.Expr {
+			return aggregate(parser.SUM, false, nil, call("clamp_min", noCopies(selector(n, b.sel)), number(0)))
+		})
 	}
 	rateOf := func(tw modelserver.Twin, suffix string) parser.Expr {
 		return twin(tw, func(_ bool, n string) parser.Expr {

@@ -80,6 +80,30 @@ func TestEngineEPPHeldHADuplicates(t *testing.T) {
 	}
 }
 
+// TestEngineEPPHeldPerFlow: the router's flow-control gauge is one series
+// per flow, and only a flow's own series dips below 0 (after its garbage
+// collection). A pool at zero holds 2 requests in flow "a" beside flow "gc"
+// at -3 (each copied by an HA pair): clamp_min(sum(...), 0) read
+// max(2 - 3, 0) = 0 held, and the pool stayed at zero with 2 requests
+// waiting. Each flow is clamped before the sum, as embedded mode reads a
+// page: max(2, 0) + max(-3, 0) = 2.
+func TestEngineEPPHeldPerFlow(t *testing.T) {
+	api := newEngineAPI(t, `
+  llm_d_epp_flow_control_queue_size{namespace="llm",service="chat-epp",pod="epp-1",fairness_id="a",priority="0",replica="A"} 2x40
+  llm_d_epp_flow_control_queue_size{namespace="llm",service="chat-epp",pod="epp-1",fairness_id="gc",priority="0",replica="A"} -3x40
+  llm_d_epp_flow_control_queue_size{namespace="llm",service="chat-epp",pod="epp-1",fairness_id="a",priority="0",replica="B"} 2x40
+  llm_d_epp_flow_control_queue_size{namespace="llm",service="chat-epp",pod="epp-1",fairness_id="gc",priority="0",replica="B"} -3x40
+  llm_d_epp_ready_endpoints{namespace="llm",service="chat-epp",pod="epp-1",replica="A"} 0x40
+  llm_d_epp_ready_endpoints{namespace="llm",service="chat-epp",pod="epp-1",replica="B"} 0x40
+`)
+	tg := sel(t, `{namespace="llm",service="chat-epp"}`)
+	tg.Server, tg.FlowControlHeld = modelserver.EPP, true
+	r := evalOne(t, api, tg, Options{})
+	if v := r.Values[Held]; !near(v, 2) {
+		t.Fatalf("held %v, want 2 (errors %v)", v, r.Errors)
+	}
+}
+
 // TestEngineEPPTwoPools: two InferencePools' Endpoint Pickers in one
 // namespace, chat (4 ready endpoints averaging 10 running) and code (1
 // ready at 2), and a selector of the namespace alone. max() mixed them:

@@ -38,7 +38,9 @@ type Pool struct {
 	// the producer is configured).
 	InflightRequests, InflightTokens float64
 	// FlowQueue is the requests held in the flow-control queue, summed over
-	// flows and priorities: the held count of a pool at zero.
+	// flows and priorities, each flow's series clamped at 0 first
+	// (flowHeld): the held count of a pool at zero. NaN when absent or
+	// when a flow's sample is NaN or infinite.
 	FlowQueue float64
 	// Saturation is flow_control_pool_saturation by stage (prefill, decode,
 	// effective) as read; nil when absent.
@@ -94,7 +96,13 @@ func eppPool(raw *rawPage, p *Page) {
 	pool.RequestRunning = get("request_running", f.RequestRunning, sum, gaugeKind)
 	pool.InflightRequests = get("inflight_requests", f.InflightRequests, sum, gaugeKind)
 	pool.InflightTokens = get("inflight_tokens", f.InflightTokens, sum, gaugeKind)
-	pool.FlowQueue = get("flow_queue", f.FlowQueue, sum, gaugeKind)
+	pool.FlowQueue = math.NaN()
+	for _, name := range f.FlowQueue.Names() {
+		if v, ok := flowHeld(raw, name); ok {
+			pool.FlowQueue, pool.Chosen["flow_queue"] = v, name
+			break
+		}
+	}
 	pool.Stale = get("stale", f.StaleEndpoints, sum, gaugeKind)
 	for _, name := range f.ReadyEndpoints.Names() {
 		if n := firstLabel(raw, name, "name"); n != "" {
@@ -204,4 +212,27 @@ func firstLabel(raw *rawPage, name, label string) string {
 		}
 	}
 	return ""
+}
+
+// flowHeld is an EPP flow-control queue family's held requests: the sum
+// over its series (one per flow: fairness id and priority) of each
+// series clamped at 0, and whether the page has the family as a gauge with
+// samples. The router's gauge of one flow can dip below 0 after that
+// flow's garbage collection; it holds nothing then, and cancels no other
+// flow's held requests (2 held beside a flow at -3 read -1, clamped to
+// 0: a pool at zero with 2 requests waiting stayed at zero). A NaN or
+// infinite sample makes it NaN: the finite flows alone would undercount.
+func flowHeld(raw *rawPage, name string) (float64, bool) {
+	if raw.checkType(name, gaugeKind) != nil || len(raw.byName[name]) == 0 {
+		return math.NaN(), false
+	}
+	t := 0.0
+	for _, j := range raw.byName[name] {
+		v := raw.samples[j].Value
+		if !finite(v) {
+			return math.NaN(), true
+		}
+		t += max(v, 0)
+	}
+	return t, true
 }

@@ -1,6 +1,7 @@
 package scrape
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -224,5 +225,49 @@ func TestEPPFractionalReadyRefused(t *testing.T) {
 	want := `epp:2: invalid metrics page: {__name__="llm_d_epp_ready_endpoints", name="chat"} is 2.5, not a count of ready endpoints (allowed: whole numbers 0 to 150000)`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error %v, want %q", err, want)
+	}
+}
+
+// TestEPPFlowQueuePerFlow: the router's flow-control gauge is one series
+// per flow (fairness id, priority), and only a flow's own series can dip
+// below 0 (after its garbage collection); a negative flow holds nothing,
+// it cancels no other flow's requests. A pool at zero holding 2 requests in
+// flow "a" beside flow "gc" at -3 read 2 + (-3) = -1, clamped to 0: no
+// request held, and serve kept the pool at zero (idle-to-zero) with 2
+// requests waiting. Each flow is clamped first: max(2, 0) + max(-3, 0) = 2.
+// A NaN flow beside finite ones makes the queue unknown, as a NaN running
+// does: read as the finite flows' 2 it was a silent undercount (ReadHeld,
+// the held_scrape path, already refused it).
+func TestEPPFlowQueuePerFlow(t *testing.T) {
+	zero := func(held ...float64) epptest.State {
+		s := epptest.State{Pool: "chat", Model: "llama"}
+		for i, h := range held {
+			s.Flows = append(s.Flows, epptest.Flow{FairnessID: fmt.Sprint("f", i), Priority: "0", Held: h})
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		held []float64
+		want float64
+	}{
+		{[]float64{2, -3}, 2},  // 2 + 0
+		{[]float64{-1, -4}, 0}, // nothing held
+		{[]float64{3, 2}, 5},   // 3 + 2
+		{[]float64{2, math.NaN()}, math.NaN()},
+		{[]float64{2, math.Inf(1)}, math.NaN()},
+	} {
+		p := readEPP(t, zero(tc.held...))
+		if got := p.Pool.FlowQueue; !(got == tc.want || math.IsNaN(got) && math.IsNaN(tc.want)) {
+			t.Errorf("flows %v: flow queue %v, want %v", tc.held, got, tc.want)
+		}
+		srv := epptest.Serve(zero(tc.held...))
+		h, err := ReadHeld(t.Context(), nil, srv.URL+"/metrics")
+		srv.Close()
+		switch {
+		case math.IsNaN(tc.want) && err == nil:
+			t.Errorf("flows %v: ReadHeld %+v, want an error (held unknown)", tc.held, h)
+		case !math.IsNaN(tc.want) && (err != nil || h.Held != tc.want):
+			t.Errorf("flows %v: ReadHeld %+v, %v; want held %v", tc.held, h, err, tc.want)
+		}
 	}
 }

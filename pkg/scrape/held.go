@@ -33,7 +33,7 @@ type Held struct {
 
 // ReadHeld fetches a holder's /metrics page at rawURL (an infscale
 // activator's, or a third party's exporting the same families, or an llm-d
-// EPP's: its flow-control queue, summed over flows and clamped at 0, and
+// EPP's: its flow-control queue, each flow clamped at 0 and summed, and
 // ready when ready_endpoints > 0) and reads its held requests (summed over
 // series) and readiness; the page is fetched and parsed as every page is
 // (get, parsePage). Ready is NaN (unknown) when absent, or outside 0..1
@@ -69,9 +69,7 @@ func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, er
 		for _, name := range f.FlowQueue.Names() {
 			if raw.has(name) {
 				family = name
-				if h.Held = gaugeSum(raw, name); h.Held < 0 {
-					h.Held = 0 // the router's gauge can dip below 0 after a flow's GC
-				}
+				h.Held, _ = flowHeld(raw, name) // each flow clamped at 0
 				break
 			}
 		}

@@ -161,10 +161,11 @@ vllm:time_to_first_token_seconds_bucket{engine="1",le="+Inf"} 1
 	checkFloat(t, "merged p90", p.TTFT.Quantile(0.9), 0.26)
 
 	// an EPP's flow-control queue that dipped below 0 after a flow's
-	// garbage collection is the router's own (its readers take it as 0);
+	// garbage collection is the router's own: not refused, that flow read
+	// as 0 (flowHeld);
 	// an empty pool (ready 0) reads saturation 1.0 (fail-closed).
 	p = readString(t, "llm_d_epp_ready_endpoints{name=\"p\"} 0\nllm_d_epp_flow_control_queue_size{fairness_id=\"a\"} -1\nllm_d_epp_flow_control_pool_saturation{stage=\"effective\"} 1\n", modelserver.Unknown)
-	checkFloat(t, "flow queue", p.Pool.FlowQueue, -1)
+	checkFloat(t, "flow queue", p.Pool.FlowQueue, 0)
 	checkFloat(t, "ready", p.Pool.Ready, 0)
 
 	// a router's page of one engine is that engine's load as the router
