@@ -271,3 +271,36 @@ func TestEPPFlowQueuePerFlow(t *testing.T) {
 		}
 	}
 }
+
+// TestEPPPoolGaugeSeriesRefused: the router writes one series of each pool
+// gauge (label name only). A page with two (an extra label: a newer or
+// patched router splitting the mean, or an exporter relabelling it) was
+// read by the larger: average running 12 and 30 over 2 ready read as
+// 30 x 2 = 60 running where neither series is known to be the pool's.
+// Refused at the second series' line, naming both. Likewise an EPP's flow
+// controller serves its one pool: flow-control series naming two
+// inference_pool values summed another pool's held requests into this
+// one's (3 + 2 = 5 held for pool chat, 2 of them code's).
+func TestEPPPoolGaugeSeriesRefused(t *testing.T) {
+	for _, tc := range []struct{ page, want string }{
+		{"# TYPE llm_d_epp_ready_endpoints gauge\nllm_d_epp_ready_endpoints{name=\"chat\"} 2\n" +
+			"# TYPE llm_d_epp_average_running_requests gauge\n" +
+			"llm_d_epp_average_running_requests{name=\"chat\",role=\"prefill\"} 12\n" +
+			"llm_d_epp_average_running_requests{name=\"chat\",role=\"decode\"} 30\n",
+			`epp:5: not one Endpoint Picker's page: llm_d_epp_average_running_requests has two series ({__name__="llm_d_epp_average_running_requests", name="chat", role="prefill"} and {__name__="llm_d_epp_average_running_requests", name="chat", role="decode"})`},
+		{"# TYPE llm_d_epp_ready_endpoints gauge\nllm_d_epp_ready_endpoints{name=\"chat\"} 0\n" +
+			"# TYPE llm_d_epp_flow_control_queue_size gauge\n" +
+			"llm_d_epp_flow_control_queue_size{fairness_id=\"a\",inference_pool=\"chat\",priority=\"0\"} 3\n" +
+			"llm_d_epp_flow_control_queue_size{fairness_id=\"b\",inference_pool=\"code\",priority=\"0\"} 2\n",
+			`epp:5: not one Endpoint Picker's page: the flow-control series name two InferencePools ("chat" and "code")`},
+	} {
+		_, err := Read(strings.NewReader(tc.page), "text/plain", "epp", modelserver.EPP)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("error %v, want one starting %q", err, tc.want)
+		}
+	}
+	// The router's own page (both spellings, flows of one pool) is read.
+	if p := readEPP(t, eppBusy); p.Pool.FlowQueue != 5 || p.Running != 31 {
+		t.Errorf("busy pool: held %v running %v, want 5 and 31", p.Pool.FlowQueue, p.Running)
+	}
+}

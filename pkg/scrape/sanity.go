@@ -206,8 +206,13 @@ func checkWorkers(raw *rawPage, p *Page) (int, error) {
 // checkPools refuses an EPP page whose pool gauges (label name: ready
 // endpoints, the averages, the per-endpoint queue) name two InferencePools:
 // an EPP serves one pool, and the reader takes the gauges' largest values,
-// so two pools' would mix (one pool's ready count times another's mean). It
-// returns the first sample, in page order, of the second pool.
+// so two pools' would mix (one pool's ready count times another's mean).
+// So are a page with two series of one pool gauge (ready endpoints or an
+// average: the router writes one per pool; which of two is the pool's is
+// unknown, and the larger was taken) and one whose flow-control series
+// (label inference_pool) name two pools (their held requests were summed
+// into one). It returns the first sample, in page order, of the second
+// pool or series.
 func checkPools(raw *rawPage) (int, error) {
 	f := modelserver.EPPFamilies()
 	fams := map[string]bool{}
@@ -226,17 +231,42 @@ func checkPools(raw *rawPage) (int, error) {
 		case first == "":
 			first = n
 		default:
-			return j, &severalPools{first, n}
+			return j, &severalPools{a: first, b: n, of: "the pool gauges"}
+		}
+	}
+	for _, t := range []modelserver.Twin{f.ReadyEndpoints, f.AvgRunning, f.AvgQueue, f.AvgKV} {
+		for _, n := range t.Names() {
+			if js := raw.byName[n]; len(js) > 1 {
+				return js[1], &severalPools{a: quoteSeries(raw.samples[js[0]].Labels), b: quoteSeries(raw.samples[js[1]].Labels), family: n}
+			}
+		}
+	}
+	first = ""
+	for _, t := range []modelserver.Twin{f.FlowQueue, f.Saturation} {
+		for _, n := range t.Names() {
+			for _, j := range raw.byName[n] {
+				switch p := raw.samples[j].Labels.Get("inference_pool"); {
+				case p == "" || p == first:
+				case first == "":
+					first = p
+				default:
+					return j, &severalPools{a: first, b: p, of: "the flow-control series"}
+				}
+			}
 		}
 	}
 	return -1, nil
 }
 
-// severalPools is checkPools' refusal: the first two pool names seen.
-type severalPools struct{ a, b string }
+// severalPools is checkPools' refusal: the first two pool names seen in
+// the series of, or the two series of one pool gauge family.
+type severalPools struct{ a, b, of, family string }
 
 func (e *severalPools) Error() string {
-	return fmt.Sprintf("the pool gauges name two InferencePools (%q and %q): an Endpoint Picker serves one pool; give each pool's own EPP /metrics (its pods' port 9090) as its own target", e.a, e.b)
+	if e.family != "" {
+		return fmt.Sprintf("%s has two series (%s and %s): the router writes one per pool (label name), so which is the pool's is unknown (an extra label: a newer or patched router, or an exporter relabelling its page); give the EPP's own /metrics (its pods' port 9090)", e.family, e.a, e.b)
+	}
+	return fmt.Sprintf("%s name two InferencePools (%q and %q): an Endpoint Picker serves one pool; give each pool's own EPP /metrics (its pods' port 9090) as its own target", e.of, e.a, e.b)
 }
 
 // checkHistogram refuses a classic histogram with a negative count or sum,
