@@ -365,6 +365,31 @@ func TestEPPNoReadyGaugeNamesThePage(t *testing.T) {
 	}
 }
 
+// TestEPPNoAverageNamesThePage: a page with ready endpoints (2) but no
+// average running requests under either name (a router that renamed or
+// dropped it) has running unknown, and the error names the page and both
+// names it looked for; "the EPP page has no pool average for running" said
+// neither which page nor what to look for.
+func TestEPPNoAverageNamesThePage(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "# TYPE llm_d_epp_ready_endpoints gauge\nllm_d_epp_ready_endpoints{name=\"chat\"} 2\n"+
+			"# TYPE llm_d_epp_average_queue_size gauge\nllm_d_epp_average_queue_size{name=\"chat\"} 3\n")
+	}))
+	defer srv.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]\n  server: epp\n  metrics: [{type: queue, target: 10}]\n  maxReplicaCount: 10\n", srv.URL)), "emb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	if !math.IsNaN(r.Obs.Running) || r.Obs.Waiting != 6 || r.Obs.Current != 2 {
+		t.Errorf("running %v waiting %v current %d; want unknown, 3 x 2 = 6, 2", r.Obs.Running, r.Obs.Waiting, r.Obs.Current)
+	}
+	want := fmt.Sprintf("running: empty: %s/metrics: no pool average for running (llm_d_epp_average_running_requests or inference_pool_average_running_requests, a NaN read as none) beside its 2 ready endpoints", srv.URL)
+	if len(r.Errors) != 1 || !strings.HasPrefix(r.Errors[0].Signal+": "+r.Errors[0].Reason+": "+r.Errors[0].Err.Error(), want) {
+		t.Errorf("errors %v, want one starting %q", r.Errors, want)
+	}
+}
+
 // chatEPPSource is a Prometheus-mode config at url of one target, chat,
 // selecting the chat-epp service's series, with target's YAML after its
 // selector, and its source.

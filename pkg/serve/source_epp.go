@@ -71,9 +71,15 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 		r.Obs.Current, r.Obs.Reporting, r.CurrentKnown = ready, ready, true
 		r.Obs.Running, r.Obs.Waiting, r.Obs.KV = best.Running, best.Waiting, best.KV
 		r.Obs.Queued = best.Pool.Queued(ready)
-		for sig, v := range map[string]float64{"running": r.Obs.Running, "waiting": r.Obs.Waiting} {
-			if math.IsNaN(v) {
-				r.Errors = append(r.Errors, ReadError{Signal: sig, Reason: "empty", Err: errors.New("the EPP page has no pool average for " + sig)})
+		f := modelserver.EPPFamilies()
+		for _, sig := range []struct {
+			name string
+			v    float64
+			fam  modelserver.Twin
+		}{{"running", r.Obs.Running, f.AvgRunning}, {"waiting", r.Obs.Waiting, f.AvgQueue}} {
+			if math.IsNaN(sig.v) {
+				r.Errors = append(r.Errors, ReadError{Signal: sig.name, Reason: "empty", Err: fmt.Errorf("%s: no pool average for %s (%s or %s, a NaN read as none) beside its %v ready endpoints: a router that renamed or dropped it (infscale reads llm-d-router's names, docs/llm-d.md); check the page with infscale parse --server epp",
+					sourcekey.Redact(best.Source), sig.name, sig.fam.Current, sig.fam.Deprecated, best.Pool.Ready)})
 			}
 		}
 		if ready == 0 {
