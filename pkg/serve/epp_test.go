@@ -390,6 +390,29 @@ func TestEPPNoAverageNamesThePage(t *testing.T) {
 	}
 }
 
+// TestEPPHeldNaNFlowNamed: a pool at zero whose EPP page has a flow at 2
+// and one at NaN has held unknown (the finite flow alone undercounts), so
+// it neither activates on 2 nor goes idle; the error names the page and the
+// NaN flow, reason nan. It said "no flow-control queue on every EPP page
+// ...: is the flowControl feature gate on?", of a page that has the queue.
+func TestEPPHeldNaNFlowNamed(t *testing.T) {
+	epp := epptest.Serve(epptest.State{Pool: "chat", Model: "llama",
+		Flows: []epptest.Flow{{FairnessID: "a", Priority: "0", Held: 2}, {FairnessID: "b", Priority: "0", Held: math.NaN()}}})
+	defer epp.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]\n  server: epp\n  metrics: [{type: queue, target: 10}]\n  minReplicaCount: 0\n  maxReplicaCount: 10\n  zero: {flow_control: true}\n", epp.URL)), "emb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	if !math.IsNaN(r.Obs.Held) || r.Obs.Current != 0 || !r.CurrentKnown {
+		t.Errorf("held %v current %d (known %v); want unknown and 0 known", r.Obs.Held, r.Obs.Current, r.CurrentKnown)
+	}
+	want := fmt.Sprintf("held: nan: %s/metrics: llm_d_epp_flow_control_queue_size has a NaN or infinite flow", epp.URL)
+	if len(r.Errors) != 1 || !strings.HasPrefix(r.Errors[0].Signal+": "+r.Errors[0].Reason+": "+r.Errors[0].Err.Error(), want) {
+		t.Errorf("errors %v, want one starting %q", r.Errors, want)
+	}
+}
+
 // chatEPPSource is a Prometheus-mode config at url of one target, chat,
 // selecting the chat-epp service's series, with target's YAML after its
 // selector, and its source.
