@@ -42,7 +42,9 @@ type Held struct {
 // page cannot be fetched (ErrFetch) or parsed (ErrInvalidPage), lacks the
 // held family, declares it other than a gauge (ErrWrongType: a counter's
 // value is not read as a gauge's, nor as 0), or holds NaN, ±Inf, a
-// negative count or one above MaxRequests. A held count that is unknown
+// negative count or one above MaxRequests, and on an EPP's page when its
+// flows or pool gauges name two InferencePools or a pool gauge has two
+// series (checkPools). A held count that is unknown
 // keeps the target from scaling to zero; it never reads as 0.
 func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, error) {
 	bad := Held{Held: math.NaN(), Ready: math.NaN()}
@@ -74,6 +76,11 @@ func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, er
 			}
 		}
 		if family != HeldFamily {
+			// An EPP serves one pool: flows or pool gauges of two are not
+			// this pool's held count (checkPools).
+			if _, err := checkPools(raw); err != nil {
+				return bad, fmt.Errorf("%s: not one Endpoint Picker's page: %w", url, err)
+			}
 			h.Ready = math.NaN()
 			for _, name := range f.ReadyEndpoints.Names() {
 				if r := gaugeSum(raw, name); !math.IsNaN(r) {

@@ -41,6 +41,9 @@ func TestReadHeld(t *testing.T) {
 		// An EPP's ready endpoints -2: unknown readiness, not "none ready".
 		{"llm_d_epp_flow_control_queue_size 3\nllm_d_epp_ready_endpoints{name=\"p\"} -2\n", "", 3, math.NaN()},
 		{"llm_d_epp_flow_control_queue_size 3\nllm_d_epp_ready_endpoints{name=\"p\"} 0\n", "", 3, 0},
+		// An EPP's flows of two pools (zero.held_scrape on a page
+		// aggregating two EPPs): 3 + 2 held were read as this pool's 5.
+		{"llm_d_epp_flow_control_queue_size{inference_pool=\"p\"} 3\nllm_d_epp_flow_control_queue_size{inference_pool=\"q\"} 2\nllm_d_epp_ready_endpoints{name=\"p\"} 0\n", "name two InferencePools (\"p\" and \"q\")", 0, 0},
 		// Readiness declared a counter is unknown; held is still read.
 		{"infscale_activator_held_requests 1\n# TYPE infscale_activator_upstream_ready counter\ninfscale_activator_upstream_ready 1\n", "", 1, math.NaN()},
 	} {
