@@ -25,6 +25,9 @@ func TestFlowControl(t *testing.T) {
 		{fmt2(embedded, "vllm", "flow_control: true"), "ok.yaml:8:24: targets[0].zero.flow_control: reads the held count from the llm-d EPP's flow-control queue: it needs server: epp"},
 		{fmt2(embedded, "epp", "flow_control: true, held_scrape: 'http://127.0.0.1:8080/metrics'"), "targets[0].zero: flow_control (the EPP's queue), held and held_scrape are exclusive"},
 		{fmt2(embedded, "epp", "cooldownPeriod: 60s"), "or with server: epp flow_control: true"},
+		// min 0 without a zero: block on an EPP target names the EPP's
+		// holder; "(held:)" alone sent an llm-d user to an activator.
+		{strings.Replace(fmt2(embedded, "epp", ""), "  zero: {}\n", "", 1), "ok.yaml:6:20: targets[0].minReplicaCount: 0 needs a zero: block naming what holds the first request: with server: epp, zero: {flow_control: true}"},
 		{"targets:\n- name: chat\n  server: epp\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}\n  scrape: {port: 9090}\n  metrics: [{type: queue, target: 8}]\n  maxReplicaCount: 4\n",
 			"targets[0].scrape: server: epp reads the pool from its Endpoint Picker's page, not from the model-server pods"},
 	} {

@@ -326,6 +326,8 @@ func (v *validator) target(p string, t *Target) {
 		v.zero(p, t)
 	case *t.Min == 0 && !v.bad(p+".minReplicaCount") && t.Role != 0: // a pair refuses zero: (pairRefused)
 		v.at(p+".minReplicaCount", "0: a P/D pool runs at least 1 replica (zero: is refused on a pair: the pair has no held count to wake a pool at zero); use 1 or more")
+	case *t.Min == 0 && !v.bad(p+".minReplicaCount") && t.Server == modelserver.EPP:
+		v.at(p+".minReplicaCount", "0 needs a zero: block naming what holds the first request: with server: epp, zero: {flow_control: true} (the EPP's flow-control queue; its flowControl feature gate on); otherwise use 1 or more")
 	case *t.Min == 0 && !v.bad(p+".minReplicaCount"):
 		v.at(p+".minReplicaCount", "0 needs a zero: block naming what holds the first request (held:); otherwise use 1 or more")
 	}
