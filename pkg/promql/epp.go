@@ -18,7 +18,7 @@ import (
 //	pools               count(count by (name) (ready_endpoints) or count by (name) (<its twin>))
 //	running, waiting    round(max(average_* * ready_endpoints)) or round(max(average_*) * max(ready_endpoints)) or (max(ready_endpoints) == 0)
 //	kv                  max(average_kv_cache_utilization) and (max(ready_endpoints) > 0)
-//	held                sum(clamp_min(max without (<HA labels>) (flow_control_queue_size), 0))    (Target.FlowControlHeld)
+//	held                sum(clamp_min(max without (<HA labels>) (flow_control_queue_size), 0) or <the twin's, likewise>)    (Target.FlowControlHeld)
 //	queued              count(max by (<endpoint>) (per_endpoint_queue_size) > 0)   (Target.Demand)
 //	arrivals, tokens    sum(max without (<HA labels>) (rate(request_total[w]))), ..._input_tokens_sum, ..._output_tokens_sum
 //	ttft, itl           histogram_quantile over request_ttft_seconds / request_streaming_itl_seconds
@@ -87,10 +87,17 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 	if t.FlowControlHeld && t.Held == "" {
 		// Each flow's series clamped at 0 before the sum: one flow's gauge
 		// can dip below 0 after its garbage collection, and it cancels no
-		// other flow's held requests (pkg/scrape's flowHeld).
-		out[Held] = twin(f.FlowQueue, func(_ bool, n string) parser.Expr {
-			return aggregate(parser.SUM, false, nil, call("clamp_min", noCopies(selector(n, b.sel)), number(0)))
-		})
+		// other flow's held requests (pkg/scrape's flowHeld). The twins are
+		// chosen series by series inside the sum, not for the whole query:
+		// embedded mode takes each EPP page's own family, and an older
+		// router's replica (the twin only) beside a current one (both
+		// names, same labels: its twin copy is dropped by the or) holds
+		// requests of its own.
+		var flows []parser.Expr
+		for _, n := range f.FlowQueue.Names() {
+			flows = append(flows, call("clamp_min", noCopies(selector(n, b.sel)), number(0)))
+		}
+		out[Held] = aggregate(parser.SUM, false, nil, orChain(flows))
 	}
 	rateOf := func(tw modelserver.Twin, suffix string) parser.Expr {
 		return twin(tw, func(_ bool, n string) parser.Expr {

@@ -208,7 +208,7 @@ func TestGoldenEPP(t *testing.T) {
 	golden(t, "epp", got)
 	for _, want := range []string{
 		"running: (round(max(llm_d_epp_average_running_requests{namespace=\"llm\",service=\"chat-epp\"} * llm_d_epp_ready_endpoints{namespace=\"llm\",service=\"chat-epp\"})) or round(max(llm_d_epp_average_running_requests{namespace=\"llm\",service=\"chat-epp\"}) * max(llm_d_epp_ready_endpoints{namespace=\"llm\",service=\"chat-epp\"}))) or (max(llm_d_epp_ready_endpoints{namespace=\"llm\",service=\"chat-epp\"}) == 0) or ((round(max(inference_pool_average_running_requests",
-		"held: sum(clamp_min(max without (prometheus, prometheus_replica, replica) (llm_d_epp_flow_control_queue_size{namespace=\"llm\",service=\"chat-epp\"}), 0)) or sum(clamp_min(max without (prometheus, prometheus_replica, replica) (inference_extension_flow_control_queue_size{namespace=\"llm\",service=\"chat-epp\"}), 0))",
+		"held: sum(clamp_min(max without (prometheus, prometheus_replica, replica) (llm_d_epp_flow_control_queue_size{namespace=\"llm\",service=\"chat-epp\"}), 0) or clamp_min(max without (prometheus, prometheus_replica, replica) (inference_extension_flow_control_queue_size{namespace=\"llm\",service=\"chat-epp\"}), 0))",
 		"stuck: (none)", "cpu: (none)",
 	} {
 		if !strings.Contains(got, want) {

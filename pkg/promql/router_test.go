@@ -80,6 +80,33 @@ func TestEngineEPPHeldHADuplicates(t *testing.T) {
 	}
 }
 
+// TestEngineEPPHeldMixedRouters: two EPP replicas of one pool mid-rollout,
+// epp-1 a current router (it writes each flow under both names, dual
+// emission, same labels) holding 1, epp-2 an older one (the deprecated
+// name only) holding 2. Embedded mode reads each page's own family, the
+// current name else the twin, and sums the pages: 1 + 2 = 3. The twins
+// were chosen for the whole query (sum(current) or sum(deprecated)): the
+// current name's sum existed, so epp-2's 2 held were dropped and 1 was
+// read (0 had epp-1 held nothing: the pool stayed at zero with 2 waiting).
+// Chosen series by series, epp-1's twin copy is its current series (same
+// labels) and counts once: 3, not 4.
+func TestEngineEPPHeldMixedRouters(t *testing.T) {
+	api := newEngineAPI(t, `
+  llm_d_epp_flow_control_queue_size{namespace="llm",service="chat-epp",pod="epp-1",fairness_id="a",priority="0"} 1x40
+  inference_extension_flow_control_queue_size{namespace="llm",service="chat-epp",pod="epp-1",fairness_id="a",priority="0"} 1x40
+  inference_extension_flow_control_queue_size{namespace="llm",service="chat-epp",pod="epp-2",fairness_id="a",priority="0"} 2x40
+  llm_d_epp_ready_endpoints{namespace="llm",service="chat-epp",pod="epp-1"} 0x40
+  inference_pool_ready_pods{namespace="llm",service="chat-epp",pod="epp-1"} 0x40
+  inference_pool_ready_pods{namespace="llm",service="chat-epp",pod="epp-2"} 0x40
+`)
+	tg := sel(t, `{namespace="llm",service="chat-epp"}`)
+	tg.Server, tg.FlowControlHeld = modelserver.EPP, true
+	r := evalOne(t, api, tg, Options{})
+	if v := r.Values[Held]; !near(v, 3) {
+		t.Fatalf("held %v, want 1 + 2 = 3 (errors %v)", v, r.Errors)
+	}
+}
+
 // TestEngineEPPHeldPerFlow: the router's flow-control gauge is one series
 // per flow, and only a flow's own series dips below 0 (after its garbage
 // collection). A pool at zero holds 2 requests in flow "a" beside flow "gc"
