@@ -2,6 +2,7 @@ package scrape
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -79,6 +80,10 @@ func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, er
 			// An EPP serves one pool: flows or pool gauges of two are not
 			// this pool's held count (checkPools).
 			if _, err := checkPools(raw); err != nil {
+				var pools *severalPools
+				if errors.As(err, &pools) {
+					pools.heldScrape = true // its advice names zero.held_scrape
+				}
 				return bad, fmt.Errorf("%s: not one Endpoint Picker's page: %w", url, err)
 			}
 			h.Ready = math.NaN()

@@ -43,7 +43,10 @@ func TestReadHeld(t *testing.T) {
 		{"llm_d_epp_flow_control_queue_size 3\nllm_d_epp_ready_endpoints{name=\"p\"} 0\n", "", 3, 0},
 		// An EPP's flows of two pools (zero.held_scrape on a page
 		// aggregating two EPPs): 3 + 2 held were read as this pool's 5.
-		{"llm_d_epp_flow_control_queue_size{inference_pool=\"p\"} 3\nllm_d_epp_flow_control_queue_size{inference_pool=\"q\"} 2\nllm_d_epp_ready_endpoints{name=\"p\"} 0\n", "name two InferencePools (\"p\" and \"q\")", 0, 0},
+		{"llm_d_epp_flow_control_queue_size{inference_pool=\"p\"} 3\nllm_d_epp_flow_control_queue_size{inference_pool=\"q\"} 2\nllm_d_epp_ready_endpoints{name=\"p\"} 0\n", "name two InferencePools (\"p\" and \"q\"): an Endpoint Picker serves one pool; give zero.held_scrape the /metrics of this target's pool's own EPP (its pods' port 9090)", 0, 0},
+		// Two series of one pool gauge: the same, for zero.held_scrape
+		// (it said "give ... as its own target", of a held_scrape URL).
+		{"llm_d_epp_flow_control_queue_size 3\nllm_d_epp_ready_endpoints{name=\"p\"} 0\nllm_d_epp_ready_endpoints{name=\"p\",x=\"1\"} 0\n", "has two series ({__name__=\"llm_d_epp_ready_endpoints\", name=\"p\"} and {__name__=\"llm_d_epp_ready_endpoints\", name=\"p\", x=\"1\"}): the router writes one per pool (label name), so which is the pool's is unknown (an extra label: a newer or patched router, or an exporter relabelling its page); give zero.held_scrape the /metrics of this target's pool's own EPP (its pods' port 9090)", 0, 0},
 		// Readiness declared a counter is unknown; held is still read.
 		{"infscale_activator_held_requests 1\n# TYPE infscale_activator_upstream_ready counter\ninfscale_activator_upstream_ready 1\n", "", 1, math.NaN()},
 	} {

@@ -259,14 +259,26 @@ func checkPools(raw *rawPage) (int, error) {
 }
 
 // severalPools is checkPools' refusal: the first two pool names seen in
-// the series of, or the two series of one pool gauge family.
-type severalPools struct{ a, b, of, family string }
+// the series of, or the two series of one pool gauge family. heldScrape
+// marks the page of a zero.held_scrape URL (ReadHeld), not a target's
+// scrape: page: the advice names that key.
+type severalPools struct {
+	a, b, of, family string
+	heldScrape       bool
+}
 
 func (e *severalPools) Error() string {
+	give := "give each pool's own EPP /metrics (its pods' port 9090) as its own target"
 	if e.family != "" {
-		return fmt.Sprintf("%s has two series (%s and %s): the router writes one per pool (label name), so which is the pool's is unknown (an extra label: a newer or patched router, or an exporter relabelling its page); give the EPP's own /metrics (its pods' port 9090)", e.family, e.a, e.b)
+		give = "give the EPP's own /metrics (its pods' port 9090)"
 	}
-	return fmt.Sprintf("%s name two InferencePools (%q and %q): an Endpoint Picker serves one pool; give each pool's own EPP /metrics (its pods' port 9090) as its own target", e.of, e.a, e.b)
+	if e.heldScrape {
+		give = "give zero.held_scrape the /metrics of this target's pool's own EPP (its pods' port 9090)"
+	}
+	if e.family != "" {
+		return fmt.Sprintf("%s has two series (%s and %s): the router writes one per pool (label name), so which is the pool's is unknown (an extra label: a newer or patched router, or an exporter relabelling its page); %s", e.family, e.a, e.b, give)
+	}
+	return fmt.Sprintf("%s name two InferencePools (%q and %q): an Endpoint Picker serves one pool; %s", e.of, e.a, e.b, give)
 }
 
 // checkHistogram refuses a classic histogram with a negative count or sum,
