@@ -230,11 +230,11 @@ func (c *TuneCmd) source(e *env, replica func(*config.Replica) error) (trace.Sou
 	if err != nil {
 		return trace.Source{}, tune.Serve{}, fmt.Errorf("tune: %w", err)
 	}
+	warnRead(e.stderr, st) // also before a reconstruction that fails: it may say why
 	w, err := backtest.Reconstruct(h, backtest.Options{GapThreshold: c.MaxGap})
 	if err != nil {
 		return trace.Source{}, tune.Serve{}, res.reconstructError(e.ctx, "tune", err, st.Queried)
 	}
-	warnRead(e.stderr, st)
 	// The rule tune --shard and serve apply (one place: tune.PartsCovered):
 	// a part mostly gaps would judge the candidates on flat traffic the
 	// reconstruction made up. Before, tune said "holds" on a day 62% gaps,

@@ -962,7 +962,7 @@ func (tn *Tuning) result(ctx context.Context, cfg *config.Target, now time.Time)
 	if o.Warn == nil {
 		// The read's warnings and the replays' shed requests, as tune
 		// --shard says them on stderr.
-		o.Warn = func(msg string) { tn.logger().Warn("tuning: "+msg, "target", cfg.Name) }
+		o.Warn = func(msg string) { tn.logger().Warn("tuning warning", "target", cfg.Name, "warning", msg) }
 	}
 	start := time.Now()
 	r, err := tune.TuneTarget(ctx, tn.API, cfg, now, o)
