@@ -20,7 +20,7 @@ import (
 //	kv                  max(average_kv_cache_utilization) and (max(ready_endpoints) > 0)
 //	held                sum(clamp_min(max without (<HA labels>) (flow_control_queue_size), 0) or <the twin's, likewise>)    (Target.FlowControlHeld)
 //	queued              count(max by (<endpoint>) (per_endpoint_queue_size) > 0)   (Target.Demand)
-//	arrivals, tokens    sum(max without (<HA labels>) (rate(request_total[w]))), ..._input_tokens_sum, ..._output_tokens_sum
+//	arrivals, tokens    sum(sum by (instance) (max without (<HA labels>) (rate(request_total[w]))) or <the twin's, likewise>), ..._input_tokens_sum, ..._output_tokens_sum
 //	ttft, itl           histogram_quantile over request_ttft_seconds / request_streaming_itl_seconds
 //
 // max() of a pool gauge: the EPP's replicas (and an HA Prometheus pair)
@@ -30,6 +30,10 @@ import (
 // poolLabel names an EPP's pool on its pool gauges (the InferencePool's
 // name), as scrape's page check reads it.
 const poolLabel = "name"
+
+// eppInstance is the label that tells an EPP's replicas apart in
+// Prometheus: the scrape's instance (each replica pod's address).
+const eppInstance = "instance"
 
 func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 	f := modelserver.EPPFamilies()
@@ -99,10 +103,19 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 		}
 		out[Held] = aggregate(parser.SUM, false, nil, orChain(flows))
 	}
+	// A counter's name is chosen per EPP replica (its scrape's instance),
+	// as embedded mode takes each page's own family: during a rollout of
+	// the router an older replica writes the twin only, and the current
+	// name chosen for the whole pool dropped its requests (the arrivals
+	// read low, a scale-down in the middle of an upgrade). The twins'
+	// labels differ (fairness_id on the current name only), so the or is
+	// taken on the per-instance sums.
 	rateOf := func(tw modelserver.Twin, suffix string) parser.Expr {
-		return twin(tw, func(_ bool, n string) parser.Expr {
-			return aggregate(parser.SUM, false, nil, noCopies(call("rate", rangeOf(selector(n+suffix, b.sel), b.o.DemandWindow))))
-		})
+		var per []parser.Expr
+		for _, n := range tw.Names() {
+			per = append(per, aggregate(parser.SUM, false, []string{eppInstance}, noCopies(call("rate", rangeOf(selector(n+suffix, b.sel), b.o.DemandWindow)))))
+		}
+		return aggregate(parser.SUM, false, nil, orChain(per))
 	}
 	if _, own := t.Overrides[Waiting]; !own && t.Demand {
 		// The endpoints holding a queue, by the endpoint's label (the

@@ -295,3 +295,27 @@ func TestEngineNoPodLabel(t *testing.T) {
 		t.Errorf("pod label kubernetes_pod_name: running %v waiting %v reporting %v, want 30 6 3 (%v)", o[Running], o[Waiting], o[Reporting], r.Errors)
 	}
 }
+
+// TestEngineEPPArrivalsMixedRouters: during a rollout of the router, epp-1
+// (current) writes request_total under both names (the current one with
+// a fairness_id label the twin lacks) and epp-2 (older) the twin only.
+// Embedded mode reads each page's own family: epp-1 at 4 req/s (240 a
+// minute) and epp-2 at 2 (120 a minute), 6 in all. Before, the current
+// name was chosen for the whole pool: 4, epp-2's requests dropped; the
+// twin counted beside the current one would read 4 + 4 + 2 = 10.
+func TestEngineEPPArrivalsMixedRouters(t *testing.T) {
+	api := newEngineAPI(t, `
+  llm_d_epp_request_total{namespace="llm",service="chat-epp",instance="10.0.0.1:9090",fairness_id="",model_name="m",priority="0",target_model_name="m"} 0+60x40
+  inference_objective_request_total{namespace="llm",service="chat-epp",instance="10.0.0.1:9090",model_name="m",priority="0",target_model_name="m"} 0+60x40
+  inference_objective_request_total{namespace="llm",service="chat-epp",instance="10.0.0.2:9090",model_name="m",priority="0",target_model_name="m"} 0+30x40
+  llm_d_epp_ready_endpoints{namespace="llm",service="chat-epp",instance="10.0.0.1:9090"} 2x40
+  inference_pool_ready_pods{namespace="llm",service="chat-epp",instance="10.0.0.1:9090"} 2x40
+  inference_pool_ready_pods{namespace="llm",service="chat-epp",instance="10.0.0.2:9090"} 2x40
+`)
+	tg := sel(t, `{namespace="llm",service="chat-epp"}`)
+	tg.Server, tg.Demand = modelserver.EPP, true
+	r := evalOne(t, api, tg, Options{})
+	if v := r.Values[Arrivals]; !near(v, 6) {
+		t.Fatalf("arrivals %v req/s, want 4 + 2 = 6 (errors %v)", v, r.Errors)
+	}
+}
