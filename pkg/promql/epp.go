@@ -16,6 +16,8 @@ import (
 //
 //	reporting, current  max(ready_endpoints)
 //	pools               count(count by (name) (ready_endpoints) or count by (name) (<its twin>))
+//	pool_series         max(count by (__name__, <page labels>) ({__name__=~"<pool gauges>"})
+//	                      or count(group by (inference_pool) ({__name__=~"<flow-control families>",inference_pool!=""})))
 //	running, waiting    round(max(average_* * ready_endpoints)) or round(max(average_*) * max(ready_endpoints)) or (max(ready_endpoints) == 0)
 //	kv                  max(average_kv_cache_utilization) and (max(ready_endpoints) > 0)
 //	held                sum(clamp_min(max without (<HA labels>) (flow_control_queue_size), 0) or <the twin's, likewise>)    (Target.FlowControlHeld)
@@ -61,6 +63,7 @@ func (b shapes) eppExprs(t Target) map[Signal]parser.Expr {
 		return aggregate(parser.COUNT, false, []string{poolLabel}, selector(n, b.sel))
 	})
 	out[Pools] = aggregate(parser.COUNT, false, nil, byPool)
+	out[PoolSeries] = b.poolSeriesExpr(t.FlowControlHeld && t.Held == "")
 	if t.Replicas == "" {
 		out[Current] = twin(f.ReadyEndpoints, func(_ bool, n string) parser.Expr { return maxOf(n) })
 	}

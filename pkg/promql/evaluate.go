@@ -126,7 +126,7 @@ type targetAnswer struct {
 }
 
 // numSignals bounds the Signal values (they start at 1).
-const numSignals = int(Pools) + 1
+const numSignals = int(PoolSeries) + 1
 
 // sigValues are one target's values read this cycle, by signal.
 type sigValues struct {
@@ -444,6 +444,8 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 		}
 	}
 	st.Queries += e.stuckRound(ctx, p, t, values, results)
+	details, sent := e.poolSeriesRound(ctx, p, t, values)
+	st.Queries += sent
 	for i, tg := range targets {
 		if p.buildErrs[i] != nil {
 			results[i].Values = unknownValues()
@@ -464,6 +466,17 @@ func (e *Evaluator) Run(ctx context.Context, p *Plan, t time.Time) ([]Result, St
 			}
 		}
 		check(tg, p.signals[i], &values[i], results[i].Errors)
+		if p.signals[i].has(PoolSeries) {
+			// Two pools' EPPs (onePool) said so already; else one page's
+			// doubled pool gauge or flow-control series of two pools.
+			var d *poolSeriesDetail
+			if n, _ := values[i].get(Pools); !(n > 1) {
+				if dd, ok := details[i]; ok {
+					d = &dd
+				}
+			}
+			onePoolSeries(tg, p.signals[i], &values[i], results[i].Errors, d)
+		}
 		rateHints(tg, p.opts, &values[i], results[i].Errors)
 		if seriesExist && liveHints(tg, p.signals[i], p.opts, results[i].Errors) {
 			// None of the series is a live pod's: what the count folded
@@ -820,15 +833,7 @@ func onePool(tg Target, has signalSet, vals *sigValues, errs map[Signal]error) b
 	err := &QueryError{Reason: ReasonAmbiguous, Err: fmt.Errorf(
 		"the selector matches the Endpoint Pickers of %.0f InferencePools (%s labels of %s or %s): one pool's gauges would be read with another's; give a selector that matches one pool's EPP (its service or job label)",
 		n, poolLabel, modelserver.EPPFamilies().ReadyEndpoints.Current, modelserver.EPPFamilies().ReadyEndpoints.Deprecated)}
-	for _, s := range Signals() {
-		if _, own := tg.Overrides[s]; own || s == Pools || (s == Current && tg.Replicas != "") {
-			continue
-		}
-		if has.has(s) || s == Current {
-			vals.drop(s)
-			errs[s] = err
-		}
-	}
+	unknownBut(tg, has, vals, errs, err, Pools, PoolSeries)
 	return true
 }
 

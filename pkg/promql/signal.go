@@ -73,6 +73,16 @@ const (
 	// gauge). Only for server epp: more than one and every signal is
 	// unknown (ReasonAmbiguous), as in embedded mode.
 	Pools
+	// PoolSeries is, for server epp, the most series one EPP page (the
+	// series' job, instance, pod and HA replica labels) has of one pool
+	// gauge (ready endpoints or an average, either spelling), or, when the
+	// flow-control queue is read (Target.FlowControlHeld), the
+	// InferencePools its series name (label inference_pool) if more. Above
+	// 1 the signals read from them are unknown (ReasonAmbiguous, the error
+	// naming the target, the family and the labels that differ), as
+	// embedded mode refuses such a page: the router writes one series of
+	// each gauge per pool.
+	PoolSeries
 )
 
 // MaxInFlight bounds a sum of requests at one target (Running, Waiting,
@@ -99,13 +109,13 @@ var signalNames = [...]string{
 	Stuck: "stuck", StuckWaiting: "stuck_waiting", Duplicated: "duplicated",
 	QueueTime: "queue_time", ITL: "itl", Arrivals: "arrivals",
 	PromptTokens: "prompt_tokens", GenerationTokens: "generation_tokens",
-	PrefixHit: "prefix_hit", Queued: "queued", Pools: "pools",
+	PrefixHit: "prefix_hit", Queued: "queued", Pools: "pools", PoolSeries: "pool_series",
 }
 
 // Signals returns every Signal in evaluation order.
 func Signals() []Signal {
 	return []Signal{Running, Waiting, Reporting, KV, CPU, TTFT, Held, Current, Unready, Stuck, StuckWaiting, Duplicated,
-		QueueTime, ITL, Arrivals, PromptTokens, GenerationTokens, PrefixHit, Queued, Pools}
+		QueueTime, ITL, Arrivals, PromptTokens, GenerationTokens, PrefixHit, Queued, Pools, PoolSeries}
 }
 
 // String returns the lower-case name used in labels, logs and golden files.

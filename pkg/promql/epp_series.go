@@ -1,0 +1,226 @@
+package promql
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/infscale/infscale/pkg/modelserver"
+)
+
+// flowPoolLabel names the InferencePool on the EPP's flow-control series,
+// as pkg/scrape's page check reads it.
+const flowPoolLabel = "inference_pool"
+
+// poolGaugeNames are the EPP's pool gauges, one series per pool on a page
+// (ready endpoints and the averages, both spellings), and flowNames its
+// flow-control families (queue size and saturation, both spellings), as
+// pkg/scrape's checkPools reads them.
+func poolGaugeNames() []string {
+	f := modelserver.EPPFamilies()
+	var out []string
+	for _, t := range []modelserver.Twin{f.ReadyEndpoints, f.AvgRunning, f.AvgQueue, f.AvgKV} {
+		out = append(out, t.Names()...)
+	}
+	return out
+}
+
+func flowNames() []string {
+	f := modelserver.EPPFamilies()
+	return append(f.FlowQueue.Names(), f.Saturation.Names()...)
+}
+
+// pageLabels are the labels that tell one scraped page's series from
+// another's: the scrape's job and instance, the pod, and the HA replica
+// labels (the copies of an HA pair are two pages' worth, each one series).
+func (o Options) pageLabels() []string {
+	o = o.withDefaults()
+	return append([]string{model.JobLabel, model.InstanceLabel, o.PodLabel}, o.ReplicaLabels...)
+}
+
+// namesSelector is {__name__=~"a|b|...", extra..., sel...}.
+func namesSelector(names []string, sel []*labels.Matcher, extra ...*labels.Matcher) *parser.VectorSelector {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = regexp.QuoteMeta(n)
+	}
+	ms := []*labels.Matcher{labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, strings.Join(quoted, "|"))}
+	ms = append(append(ms, extra...), sel...)
+	return &parser.VectorSelector{LabelMatchers: ms}
+}
+
+// poolSeriesExpr is the PoolSeries query: the most series of one pool
+// gauge on one page, or (flow) the pools the flow-control series name.
+func (b shapes) poolSeriesExpr(flow bool) parser.Expr {
+	perPage := aggregate(parser.COUNT, false, append([]string{labels.MetricName}, b.o.pageLabels()...), namesSelector(poolGaugeNames(), b.sel))
+	if !flow {
+		return aggregate(parser.MAX, false, nil, perPage)
+	}
+	pools := aggregate(parser.COUNT, false, nil, aggregate(parser.GROUP, false, []string{flowPoolLabel},
+		namesSelector(flowNames(), b.sel, labels.MustNewMatcher(labels.MatchNotEqual, flowPoolLabel, ""))))
+	// The per-page counts carry __name__, the pools count none: or keeps both.
+	return aggregate(parser.MAX, false, nil, binary(parser.LOR, perPage, pools, nil))
+}
+
+// poolSeriesDetail is what an EPP target's series show when its
+// PoolSeries count is above 1: an error for the pool gauges (gauge) or the
+// flow-control series (flow), nil for neither.
+type poolSeriesDetail struct {
+	gauge, flow error
+}
+
+// poolSeriesRound asks, for each EPP target whose PoolSeries count is
+// above 1 (usually none: then no query is sent), for its pool gauges' and
+// flow-control series, one unbatched query each, to name the family and
+// the labels that differ. It returns the details by target index and the
+// queries sent.
+func (e *Evaluator) poolSeriesRound(ctx context.Context, p *Plan, t time.Time, values []sigValues) (map[int]poolSeriesDetail, int) {
+	var out map[int]poolSeriesDetail
+	sent := 0
+	for i, tg := range p.targets {
+		if n, ok := values[i].get(PoolSeries); !ok || !(n > 1) || p.buildErrs[i] != nil {
+			continue
+		}
+		sel := newShapes(tg, p.opts).sel
+		flow := tg.FlowControlHeld && tg.Held == ""
+		names := poolGaugeNames()
+		if flow {
+			names = append(names, flowNames()...)
+		}
+		q := namesSelector(names, sel).String()
+		vec, _, err := e.API.Instant(ctx, q, t)
+		sent++
+		if out == nil {
+			out = map[int]poolSeriesDetail{}
+		}
+		if err != nil {
+			// The count alone: the series could not be read to name them.
+			out[i] = poolSeriesDetail{gauge: fmt.Errorf("target %q: %.0f series of one EPP pool gauge on one page, or flow-control series of %.0f InferencePools (the series could not be read to name them: %v)", tg.Name, values[i].v[PoolSeries], values[i].v[PoolSeries], err)}
+			continue
+		}
+		out[i] = describePoolSeries(tg.Name, vec, p.opts.pageLabels(), flow)
+	}
+	return out, sent
+}
+
+// describePoolSeries names, in vec (a target's pool gauge and flow-control
+// series), the first pool gauge with two series on one page (by page
+// labels) and the labels in which they differ, and (flow) the first two
+// InferencePools the flow-control series name.
+func describePoolSeries(target string, vec model.Vector, page []string, flow bool) poolSeriesDetail {
+	var d poolSeriesDetail
+	gauges := map[string]bool{}
+	for _, n := range poolGaugeNames() {
+		gauges[n] = true
+	}
+	ms := make([]model.Metric, 0, len(vec))
+	for _, s := range vec {
+		ms = append(ms, s.Metric)
+	}
+	slices.SortFunc(ms, func(a, b model.Metric) int { return strings.Compare(a.String(), b.String()) })
+	key := func(m model.Metric) string {
+		var b strings.Builder
+		b.WriteString(string(m[model.MetricNameLabel]))
+		for _, l := range page {
+			fmt.Fprintf(&b, "\xff%s", m[model.LabelName(l)])
+		}
+		return b.String()
+	}
+	first := map[string]model.Metric{}
+	var pools []string
+	for _, m := range ms {
+		name := string(m[model.MetricNameLabel])
+		if gauges[name] && d.gauge == nil {
+			k := key(m)
+			if a, ok := first[k]; ok {
+				d.gauge = twoSeriesError(target, name, a, m, page)
+			} else {
+				first[k] = m
+			}
+		}
+		if p := string(m[flowPoolLabel]); flow && !gauges[name] && p != "" && !slices.Contains(pools, p) {
+			pools = append(pools, p)
+		}
+	}
+	if len(pools) > 1 {
+		d.flow = fmt.Errorf("target %q: the flow-control series (label %s) name %d InferencePools (%q and %q): an Endpoint Picker serves one pool, and their held requests would be summed into one; give a selector that matches one pool's EPP (its service or job label)",
+			target, flowPoolLabel, len(pools), pools[0], pools[1])
+	}
+	return d
+}
+
+// twoSeriesError says that a and b, two series of the pool gauge name on
+// one page, differ in the labels it names.
+func twoSeriesError(target, name string, a, b model.Metric, page []string) error {
+	var diff []string
+	seen := map[model.LabelName]bool{}
+	for _, m := range []model.Metric{a, b} {
+		for l := range m {
+			if !seen[l] && a[l] != b[l] {
+				seen[l] = true
+				diff = append(diff, fmt.Sprintf("%s (%q, %q)", l, a[l], b[l]))
+			}
+		}
+	}
+	slices.Sort(diff)
+	where := []string{}
+	for _, l := range page {
+		if v := a[model.LabelName(l)]; v != "" {
+			where = append(where, fmt.Sprintf("%s=%q", l, v))
+		}
+	}
+	return fmt.Errorf("target %q: %s has two series on one EPP page {%s}, differing in %s: the router writes one per pool (label %s), so which is the pool's is unknown (an extra label: a newer or patched router, or relabelling; read as one, the larger would be taken); drop the extra label (metric_relabel_configs) or scrape the EPP's own /metrics (its pods' port 9090)",
+		target, name, strings.Join(where, ","), strings.Join(diff, ", "), poolLabel)
+}
+
+// onePoolSeries reads PoolSeries (no series: 0) and, with d, makes the
+// signals read from the doubled series unknown (ReasonAmbiguous): every
+// signal but the target's own queries for a pool gauge, held for the
+// flow-control series. It reports whether a pool gauge was doubled.
+func onePoolSeries(tg Target, has signalSet, vals *sigValues, errs map[Signal]error, d *poolSeriesDetail) bool {
+	if ReasonOf(errs[PoolSeries]) == ReasonEmpty {
+		delete(errs, PoolSeries)
+		vals.put(PoolSeries, 0)
+	}
+	n, ok := vals.get(PoolSeries)
+	if !ok || n <= 1 || d == nil {
+		return false
+	}
+	if d.gauge == nil && d.flow == nil {
+		// Counted, not seen when asked again (a page scraped between the two
+		// queries): unknown all the same, the count named.
+		d.gauge = fmt.Errorf("target %q: %.0f series of one EPP pool gauge on one page or flow-control series of %.0f InferencePools, gone when asked for by name", tg.Name, n, n)
+	}
+	if d.flow != nil {
+		if _, own := tg.Overrides[Held]; !own && tg.Held == "" && has.has(Held) {
+			vals.drop(Held)
+			errs[Held] = &QueryError{Reason: ReasonAmbiguous, Err: d.flow}
+		}
+	}
+	if d.gauge == nil {
+		return false
+	}
+	unknownBut(tg, has, vals, errs, &QueryError{Reason: ReasonAmbiguous, Err: d.gauge}, PoolSeries, Pools)
+	return true
+}
+
+// unknownBut makes every signal of tg unknown with err, but its own
+// queries (overrides, a replicas query's Current) and keep.
+func unknownBut(tg Target, has signalSet, vals *sigValues, errs map[Signal]error, err error, keep ...Signal) {
+	for _, s := range Signals() {
+		if _, own := tg.Overrides[s]; own || slices.Contains(keep, s) || (s == Current && tg.Replicas != "") {
+			continue
+		}
+		if has.has(s) || s == Current {
+			vals.drop(s)
+			errs[s] = err
+		}
+	}
+}
