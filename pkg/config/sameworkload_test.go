@@ -81,3 +81,44 @@ func TestSameWorkload(t *testing.T) {
 		}
 	}
 }
+
+// TestSamePage: two embedded targets whose scrape lists name one page
+// (after RFC 3986 normalisation: a scheme and host in capitals, the
+// default port, a dot segment) both read its pods, an EPP's page the same
+// pool, and each may scale it: the second loads with a warning at its
+// URL naming the first target and its position, as two targets on one
+// selector are warned of. One workload: its warning alone. Other pages,
+// or one target's own list (refused there): no such word.
+func TestSamePage(t *testing.T) {
+	target := func(name, urls, extra string) string {
+		return "- name: " + name + "\n  server: epp\n  scrape: [" + urls + "]\n" + extra +
+			"  metrics: [{type: queue, target: 4}]\n  maxReplicaCount: 8\n"
+	}
+	warned := []struct{ name, doc, want string }{
+		{"one URL",
+			"targets:\n" + target("a", "http://chat-epp.llm:9090/metrics", "") + target("b", "http://chat-epp.llm:9090/metrics", ""),
+			`w.yaml:9:12: targets[1].scrape[0]: "http://chat-epp.llm:9090/metrics" reads the same page as targets[0] "a" (w.yaml:4:12; both http://chat-epp.llm:9090/metrics)`},
+		{"one page, spelt otherwise",
+			"targets:\n" + target("a", "http://x.llm:9090/metrics, http://chat-epp.llm/metrics", "") + target("b", "HTTP://Chat-EPP.llm:80/a/../metrics", ""),
+			`w.yaml:9:12: targets[1].scrape[0]: "HTTP://Chat-EPP.llm:80/a/../metrics" reads the same page as targets[0] "a" (w.yaml:4:39; both http://chat-epp.llm/metrics)`},
+	}
+	for _, c := range warned {
+		cfg, err := Parse([]byte(c.doc), "w.yaml")
+		if err != nil {
+			t.Errorf("%s: refused: %v", c.name, err)
+			continue
+		}
+		if len(cfg.Warnings) != 1 || !strings.HasPrefix(cfg.Warnings[0].Error(), c.want) {
+			t.Errorf("%s: warnings %v\nwant one starting %s", c.name, cfg.Warnings, c.want)
+		}
+	}
+	ref := "  namespace: llm\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: chat}\n"
+	cfg, err := Parse([]byte("targets:\n"+target("a", "http://e:9090/metrics", ref)+target("b", "http://e:9090/metrics", ref)), "w.yaml")
+	if err != nil || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0].Error(), "names the same workload") {
+		t.Errorf("one workload: err %v, warnings %v; want the workload's warning alone", err, cfg.Warnings)
+	}
+	cfg, err = Parse([]byte("targets:\n"+target("a", "http://e:9090/metrics", "")+target("b", "http://f:9090/metrics", "")), "w.yaml")
+	if err != nil || len(cfg.Warnings) != 0 {
+		t.Errorf("two pages: err %v, warnings %v", err, cfg.Warnings)
+	}
+}

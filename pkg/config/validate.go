@@ -46,6 +46,9 @@ type validator struct {
 	// selectors maps a selector's matcher set to its first target.
 	workloads map[string]*workloadUse
 	selectors map[string]selectorUse
+	// pages maps each scrape URL's page (sourcekey.Of) to the first target
+	// that lists it.
+	pages map[string]selectorUse
 	// rolePrefix and parentPrefix are set while a P/D target's role is
 	// validated (roles.go: key); reported holds what at said, so the
 	// roles' shared keys are reported once.
@@ -132,6 +135,7 @@ func (v *validator) validate() {
 	v.said = map[string]bool{}
 	v.workloads = map[string]*workloadUse{}
 	v.selectors = map[string]selectorUse{}
+	v.pages = map[string]selectorUse{}
 	names := map[string]int{}
 	for i := range c.Targets {
 		p := fmt.Sprintf("targets[%d]", i)
@@ -311,6 +315,8 @@ func (v *validator) target(p string, t *Target) {
 			} else {
 				v.at(fmt.Sprintf("%s.scrape[%d]", p, j), "%q is the same page as scrape[%d] %q (both %s once normalised as RFC 3986 section 6 does); one URL per replica", sourcekey.Redact(s), prev, sourcekey.Redact(again), sourcekey.Redact(sourcekey.Of(s)))
 			}
+		} else {
+			v.samePage(p, j, t)
 		}
 	}
 	for j := range t.Metrics {
@@ -710,6 +716,32 @@ func (v *validator) sameSelector(p string, t *Target) {
 		return // sameWorkload says it, naming the workload
 	}
 	v.warn(p+".selector", "selects the same series as targets[%d] %q (%s): both decide on the same pods and each exports its own infscale_desired_replicas; scale the workload on one of them only (one ScaledObject)", i, v.cfg.Targets[i].Name, v.where(prev.key))
+}
+
+// samePage warns of a target whose scrape[j] names the same page
+// (sourcekey.Of: after RFC 3986 normalisation) as an earlier target's
+// scrape URL, as sameSelector warns of two targets on one selector: both
+// read the same pods (an EPP's page: the same pool) and each exports, and
+// may scale on, its own decision, so one pool is scaled twice. Two
+// targets on one workload are sameWorkload's to name, not warned twice; a
+// pair's two roles are pair's to refuse.
+func (v *validator) samePage(p string, j int, t *Target) {
+	u := t.Scrape.URLs[j]
+	k := v.key(fmt.Sprintf("%s.scrape[%d]", p, j))
+	page := sourcekey.Of(u)
+	prev, seen := v.pages[page]
+	if !seen {
+		v.pages[page] = selectorUse{k, workloadKey(t)}
+		return
+	}
+	i, _ := targetIndex(prev.key)
+	if i == v.index(p) {
+		return // a pair's roles: pair refuses them
+	}
+	if w := workloadKey(t); w != "" && w == prev.workload {
+		return // sameWorkload says it, naming the workload
+	}
+	v.warn(k, "%q reads the same page as targets[%d] %q (%s; both %s): both decide on the same pods (an EPP's page: the same pool) and each exports its own infscale_desired_replicas; scale the workload on one of them only (one ScaledObject)", sourcekey.Redact(u), i, v.cfg.Targets[i].Name, v.where(prev.key), sourcekey.Redact(page))
 }
 
 // where is file:line:col of key (or its nearest parent written).
