@@ -21,8 +21,8 @@ const flowPoolLabel = "inference_pool"
 
 // poolGaugeNames are the EPP's pool gauges, one series per pool on a page
 // (ready endpoints and the averages, both spellings), and flowNames its
-// flow-control families (queue size and saturation, both spellings), as
-// pkg/scrape's checkPools reads them.
+// flow-control queue (both spellings: held's only family; pkg/scrape's
+// checkPools also checks the saturation, which embedded mode alone reads).
 func poolGaugeNames() []string {
 	f := modelserver.EPPFamilies()
 	var out []string
@@ -32,10 +32,7 @@ func poolGaugeNames() []string {
 	return out
 }
 
-func flowNames() []string {
-	f := modelserver.EPPFamilies()
-	return append(f.FlowQueue.Names(), f.Saturation.Names()...)
-}
+func flowNames() []string { return modelserver.EPPFamilies().FlowQueue.Names() }
 
 // pageLabels are the labels that tell one scraped page's series from
 // another's: the scrape's job and instance, the pod, and the HA replica
@@ -45,15 +42,49 @@ func (o Options) pageLabels() []string {
 	return append([]string{model.JobLabel, model.InstanceLabel, o.PodLabel}, o.ReplicaLabels...)
 }
 
-// namesSelector is {__name__=~"a|b|...", extra..., sel...}.
+// namesSelector is {__name__=~"<names>", extra..., sel...}, the names
+// written compactly (namesRegexp): the query is sent for every EPP target
+// every cycle.
 func namesSelector(names []string, sel []*labels.Matcher, extra ...*labels.Matcher) *parser.VectorSelector {
-	quoted := make([]string, len(names))
-	for i, n := range names {
-		quoted[i] = regexp.QuoteMeta(n)
-	}
-	ms := []*labels.Matcher{labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, strings.Join(quoted, "|"))}
+	ms := []*labels.Matcher{labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, namesRegexp(names))}
 	ms = append(append(ms, extra...), sel...)
 	return &parser.VectorSelector{LabelMatchers: ms}
+}
+
+// namesRegexp matches exactly names: the names sharing a first word are
+// written once as their common prefix (to a "_") and (?:rest|rest), as
+// llm_d_epp_(?:ready_endpoints|average_queue_size), in names' order.
+func namesRegexp(names []string) string {
+	var order []string
+	groups := map[string][]string{}
+	for _, n := range names {
+		w, _, _ := strings.Cut(n, "_")
+		if _, ok := groups[w]; !ok {
+			order = append(order, w)
+		}
+		groups[w] = append(groups[w], n)
+	}
+	alts := make([]string, 0, len(order))
+	for _, w := range order {
+		g := groups[w]
+		if len(g) == 1 {
+			alts = append(alts, regexp.QuoteMeta(g[0]))
+			continue
+		}
+		p := g[0]
+		for _, n := range g[1:] {
+			for !strings.HasPrefix(n, p) {
+				p = p[:len(p)-1]
+			}
+		}
+		p = p[:strings.LastIndex(p, "_")+1] // w is in every name: p holds w
+		rests := make([]string, len(g))
+		for k, n := range g {
+			rests[k] = regexp.QuoteMeta(n[len(p):])
+		}
+		alts = append(alts, regexp.QuoteMeta(p)+"(?:"+strings.Join(rests, "|")+")")
+	}
+	return strings.Join(alts, "|")
 }
 
 // poolSeriesExpr is the PoolSeries query: the most series of one pool

@@ -3,6 +3,7 @@ package promql
 import (
 	"context"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,27 @@ llm_d_epp_flow_control_queue_size{inference_pool="good",fairness_id="a",priority
 	// each of the two refused targets' series.
 	if st.Queries != 8+2 {
 		t.Errorf("queries %d, want 10", st.Queries)
+	}
+}
+
+// TestNamesRegexp: the compact name regexp matches each name whole and
+// nothing else: llm_d_epp_ready_endpoints and llm_d_epp_average_queue_size
+// share llm_d_epp_, inference_pool_ready_pods stands alone.
+func TestNamesRegexp(t *testing.T) {
+	names := []string{"llm_d_epp_ready_endpoints", "inference_pool_ready_pods", "llm_d_epp_average_queue_size"}
+	got := namesRegexp(names)
+	if want := `llm_d_epp_(?:ready_endpoints|average_queue_size)|inference_pool_ready_pods`; got != want {
+		t.Errorf("namesRegexp = %s, want %s", got, want)
+	}
+	re := regexp.MustCompile("^(?:" + got + ")$")
+	for _, n := range names {
+		if !re.MatchString(n) {
+			t.Errorf("%s not matched", n)
+		}
+	}
+	for _, n := range []string{"llm_d_epp_ready_endpoints_total", "llm_d_epp_", "inference_pool_average_queue_size", "llm_d_eppXready_endpoints"} {
+		if re.MatchString(n) {
+			t.Errorf("%s matched", n)
+		}
 	}
 }

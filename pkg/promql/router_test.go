@@ -319,3 +319,30 @@ func TestEngineEPPArrivalsMixedRouters(t *testing.T) {
 		t.Fatalf("arrivals %v req/s, want 4 + 2 = 6 (errors %v)", v, r.Errors)
 	}
 }
+
+// TestEngineEPPPoolSeriesHACopies: an HA Prometheus pair's copies of one
+// EPP page (label prometheus_replica "a" and "b", the same values: 4 ready
+// averaging 2.5) are one series each per page, not a doubled gauge:
+// pool_series 1, running 10. Without the replica label in the grouping
+// (Options.ReplicaLabels empty: deduplication off) they are two series of
+// one page: every pool signal unknown, the error naming the label.
+func TestEngineEPPPoolSeriesHACopies(t *testing.T) {
+	api := newEngineAPI(t, `
+  llm_d_epp_ready_endpoints{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat",prometheus_replica="a"} 4x40
+  llm_d_epp_average_running_requests{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat",prometheus_replica="a"} 2.5x40
+  llm_d_epp_average_queue_size{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat",prometheus_replica="a"} 0x40
+  llm_d_epp_ready_endpoints{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat",prometheus_replica="b"} 4x40
+  llm_d_epp_average_running_requests{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat",prometheus_replica="b"} 2.5x40
+  llm_d_epp_average_queue_size{namespace="llm",service="chat-epp",pod="chat-epp-1",name="chat",prometheus_replica="b"} 0x40
+`)
+	r := eppEval(t, api, `{namespace="llm",service="chat-epp"}`)
+	if o := r.Values; o[Running] != 10 || o[PoolSeries] != 1 || r.Errors[Running] != nil {
+		t.Errorf("running %v pool_series %v, want 10 1 (errors %v)", o[Running], o[PoolSeries], r.Errors)
+	}
+	tg := sel(t, `{namespace="llm",service="chat-epp"}`)
+	tg.Name, tg.Server = "chat", modelserver.EPP
+	r = evalOne(t, api, tg, Options{ReplicaLabels: []string{}})
+	if err := r.Errors[Running]; !math.IsNaN(r.Values[Running]) || ReasonOf(err) != ReasonAmbiguous || !strings.Contains(err.Error(), `prometheus_replica ("a", "b")`) {
+		t.Errorf("dedup off: running %v (%v), want unknown naming prometheus_replica", r.Values[Running], err)
+	}
+}
