@@ -703,19 +703,31 @@ func (v *validator) sameSelector(p string, t *Target) {
 		return
 	}
 	set := strings.Join(promql.MatcherSet(ms), ",")
-	prev, seen := v.selectors[set]
-	if !seen {
-		v.selectors[set] = selectorUse{v.key(p + ".selector"), workloadKey(t)}
+	i, prev, again := v.repeated(v.selectors, set, v.key(p+".selector"), p, t)
+	if !again {
 		return
+	}
+	v.warn(p+".selector", "selects the same series as targets[%d] %q (%s): both decide on the same pods and each exports its own infscale_desired_replicas; scale the workload on one of them only (one ScaledObject)", i, v.cfg.Targets[i].Name, v.where(prev))
+}
+
+// repeated records target p's (t's) use of k (a selector's matcher set, a
+// page) at key in uses, and returns the earlier target's index and key
+// when another target used k first: not a pair's other role (pair
+// refuses them), nor on the same workload (sameWorkload names that one).
+func (v *validator) repeated(uses map[string]selectorUse, k, key, p string, t *Target) (int, string, bool) {
+	prev, seen := uses[k]
+	if !seen {
+		uses[k] = selectorUse{key, workloadKey(t)}
+		return 0, "", false
 	}
 	i, _ := targetIndex(prev.key)
 	if i == v.index(p) {
-		return // a pair's roles: pair refuses them
+		return 0, "", false
 	}
 	if w := workloadKey(t); w != "" && w == prev.workload {
-		return // sameWorkload says it, naming the workload
+		return 0, "", false
 	}
-	v.warn(p+".selector", "selects the same series as targets[%d] %q (%s): both decide on the same pods and each exports its own infscale_desired_replicas; scale the workload on one of them only (one ScaledObject)", i, v.cfg.Targets[i].Name, v.where(prev.key))
+	return i, prev.key, true
 }
 
 // samePage warns of a target whose scrape[j] names the same page
@@ -729,19 +741,11 @@ func (v *validator) samePage(p string, j int, t *Target) {
 	u := t.Scrape.URLs[j]
 	k := v.key(fmt.Sprintf("%s.scrape[%d]", p, j))
 	page := sourcekey.Of(u)
-	prev, seen := v.pages[page]
-	if !seen {
-		v.pages[page] = selectorUse{k, workloadKey(t)}
+	i, prev, again := v.repeated(v.pages, page, k, p, t)
+	if !again {
 		return
 	}
-	i, _ := targetIndex(prev.key)
-	if i == v.index(p) {
-		return // a pair's roles: pair refuses them
-	}
-	if w := workloadKey(t); w != "" && w == prev.workload {
-		return // sameWorkload says it, naming the workload
-	}
-	v.warn(k, "%q reads the same page as targets[%d] %q (%s; both %s): both decide on the same pods (an EPP's page: the same pool) and each exports its own infscale_desired_replicas; scale the workload on one of them only (one ScaledObject)", sourcekey.Redact(u), i, v.cfg.Targets[i].Name, v.where(prev.key), sourcekey.Redact(page))
+	v.warn(k, "%q reads the same page as targets[%d] %q (%s; both %s): both decide on the same pods (an EPP's page: the same pool) and each exports its own infscale_desired_replicas; scale the workload on one of them only (one ScaledObject)", sourcekey.Redact(u), i, v.cfg.Targets[i].Name, v.where(prev), sourcekey.Redact(page))
 }
 
 // where is file:line:col of key (or its nearest parent written).
