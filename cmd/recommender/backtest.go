@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 
@@ -295,7 +294,7 @@ func (f *PrometheusRangeFlags) fromConfig(given map[string]bool, r *resolved) (w
 	if file.Prometheus.Embedded() {
 		return where{}, invalidf("%s: no prometheus.url (the file scrapes the replicas): a target's history comes from Prometheus range queries; add prometheus.url, or give --prometheus-url and --selector instead of --config", f.Config)
 	}
-	rt, err := promconfig.NewRoundTripperFromConfig(file.Prometheus.HTTPClientConfig, "infscale")
+	rt, err := file.Prometheus.RoundTripper()
 	if err != nil {
 		return where{}, invalidf("%s: prometheus http client: %v", f.Config, err)
 	}

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	promconfig "github.com/prometheus/common/config"
 
 	"github.com/infscale/infscale/internal/atomicfile"
 	"github.com/infscale/infscale/internal/status"
@@ -171,7 +170,7 @@ func (c *TuneCmd) runShard(e *env) error {
 			return fmt.Errorf("target %s: tune.dir %w; choose a directory you can write to (checked before tuning, whose result would be lost at its end)", t.Name, err)
 		}
 	}
-	rt, err := promconfig.NewRoundTripperFromConfig(file.Prometheus.HTTPClientConfig, "infscale")
+	rt, err := file.Prometheus.RoundTripper()
 	if err != nil {
 		return invalidf("%s: prometheus http client: %v", c.PrometheusRangeFlags.Config, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/goccy/go-yaml/token"
 	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/sigv4"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/infscale/infscale/pkg/modelserver"
@@ -85,6 +86,7 @@ var (
 	walkedTypes = map[reflect.Type]bool{
 		reflect.TypeFor[promconfig.HTTPClientConfig](): true,
 		reflect.TypeFor[Prometheus]():                  true, // embeds HTTPClientConfig, inheriting its UnmarshalYAML
+		reflect.TypeFor[sigv4.SigV4Config]():           true, // its UnmarshalYAML validates; Validate runs in validate.go, at the key
 	}
 )
 

@@ -187,6 +187,31 @@ func (v *validator) prometheus() {
 		v.at("prometheus", "%v", err)
 		return
 	}
+	if pc.SigV4 != nil && pc.URL == "" {
+		v.at("prometheus.sigv4", "signs the queries to prometheus.url, and there is none (embedded mode reads the pods' /metrics, unsigned): add prometheus.url (Amazon Managed Prometheus's workspace URL, https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>), or drop sigv4")
+		return
+	}
+	if pc.SigV4 != nil {
+		// Prometheus's remote_write rule (validateAuthConfigs): one
+		// Authorization header, so one of them.
+		var auth []string
+		for _, a := range []struct {
+			key string
+			set bool
+		}{{"basic_auth", pc.BasicAuth != nil}, {"authorization", pc.Authorization != nil}, {"oauth2", pc.OAuth2 != nil}} {
+			if a.set {
+				auth = append(auth, a.key)
+			}
+		}
+		if len(auth) > 0 {
+			v.at("prometheus.sigv4", "at most one of basic_auth, authorization, oauth2 and sigv4 may be given (each sets the Authorization header), got sigv4 and %s: drop %s", strings.Join(auth, ", "), strings.Join(auth, ", "))
+			return
+		}
+		if err := pc.SigV4.Validate(); err != nil {
+			v.at("prometheus.sigv4", "%v", err)
+			return
+		}
+	}
 	if v.files {
 		v.clientFiles()
 	}

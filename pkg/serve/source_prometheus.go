@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/infscale/infscale/pkg/config"
@@ -124,9 +123,10 @@ func (s *PrometheusSource) diagnose(t *config.Target, sel []*labels.Matcher, r *
 }
 
 // NewPrometheusSource builds the client from the config's prometheus block
-// (URL, timeout, and Prometheus's own HTTP client config for auth and TLS).
+// (URL, timeout, Prometheus's own HTTP client config for auth and TLS, and
+// sigv4 signing).
 func NewPrometheusSource(pc config.Prometheus) (*PrometheusSource, error) {
-	rt, err := promconfig.NewRoundTripperFromConfig(pc.HTTPClientConfig, "infscale")
+	rt, err := pc.RoundTripper()
 	if err != nil {
 		return nil, fmt.Errorf("prometheus http client: %w", err)
 	}
