@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/infscale/infscale/internal/atomicfile"
 	"github.com/infscale/infscale/internal/status"
 	"github.com/infscale/infscale/pkg/config"
