@@ -48,3 +48,17 @@ func TestInlineKeyAndHeaderSecretsRefused(t *testing.T) {
 	// Their file forms, and a header's plain values, render.
 	render(t, "prometheus: {url: 'http://prometheus:9090', tls_config: {cert_file: /c/tls.crt, key_file: /c/tls.key}, http_headers: {X-Scope-OrgID: {values: [team-a]}, X-Api-Key: {files: [/s/key]}}}")
 }
+
+// TestInlineSigV4SecretRefused: prometheus.sigv4.secret_key, which has no
+// _file form, fails the render naming the two ways AWS's default chain
+// takes credentials in a pod (IRSA's role annotation; the AWS_* variables
+// from a Secret); sigv4 with the region alone renders.
+func TestInlineSigV4SecretRefused(t *testing.T) {
+	values := "prometheus: {url: 'https://aps-workspaces.eu-west-1.amazonaws.com/workspaces/ws-1', sigv4: {region: eu-west-1, access_key: AKID, secret_key: hunter2}}"
+	_, err := tryRender(values)
+	if err == nil || !strings.Contains(err.Error(), "prometheus.sigv4.secret_key: ") || !strings.Contains(err.Error(), "eks.amazonaws.com/role-arn") ||
+		!strings.Contains(err.Error(), "AWS_SECRET_ACCESS_KEY") || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("values %s: error %v; want one naming prometheus.sigv4.secret_key, the IRSA annotation and AWS_SECRET_ACCESS_KEY, without the secret", values, err)
+	}
+	render(t, "prometheus: {url: 'https://aps-workspaces.eu-west-1.amazonaws.com/workspaces/ws-1', sigv4: {region: eu-west-1}}\nserviceAccount: {annotations: {eks.amazonaws.com/role-arn: 'arn:aws:iam::123456789012:role/infscale'}}")
+}
