@@ -18,7 +18,7 @@ func TestSigV4Keys(t *testing.T) {
     role_arn: arn:aws:iam::123456789012:role/infscale
     use_fips_sts_endpoint: true
     service_name: aps
-targets: [{name: a, selector: '{a="b"}', metrics: [{type: queue, target: 1}], max: 2}]
+targets: [{name: a, selector: '{a="b"}', metrics: [{type: queue, target: 1}], maxReplicaCount: 2}]
 `)
 	s := cfg.Prometheus.SigV4
 	if s == nil {
@@ -28,7 +28,7 @@ targets: [{name: a, selector: '{a="b"}', metrics: [{type: queue, target: 1}], ma
 		s.RoleARN != "arn:aws:iam::123456789012:role/infscale" || !s.UseFIPSSTSEndpoint || s.ServiceName != "aps" {
 		t.Errorf("sigv4: %+v", *s)
 	}
-	if cfg := mustParse(t, "prometheus: {url: http://p:9090}\ntargets: [{name: a, selector: '{a=\"b\"}', metrics: [{type: queue, target: 1}], max: 2}]\n"); cfg.Prometheus.SigV4 != nil {
+	if cfg := mustParse(t, "prometheus: {url: http://p:9090}\ntargets: [{name: a, selector: '{a=\"b\"}', metrics: [{type: queue, target: 1}], maxReplicaCount: 2}]\n"); cfg.Prometheus.SigV4 != nil {
 		t.Errorf("no sigv4 key: %+v, want nil (unsigned)", *cfg.Prometheus.SigV4)
 	}
 }
@@ -36,7 +36,7 @@ targets: [{name: a, selector: '{a="b"}', metrics: [{type: queue, target: 1}], ma
 // TestSigV4Errors: what Prometheus refuses in remote_write's sigv4 is
 // refused at its file:line:col, and sigv4 without prometheus.url.
 func TestSigV4Errors(t *testing.T) {
-	const tg = "targets: [{name: a, selector: '{a=\"b\"}', metrics: [{type: queue, target: 1}], max: 2}]\n"
+	const tg = "targets: [{name: a, selector: '{a=\"b\"}', metrics: [{type: queue, target: 1}], maxReplicaCount: 2}]\n"
 	for _, c := range []struct{ prom, want string }{
 		// 5:11: a block mapping is placed at its first key's colon (goccy's
 		// position of the mapping), here region's.

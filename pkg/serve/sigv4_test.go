@@ -122,7 +122,7 @@ func TestSigV4SignsQueries(t *testing.T) {
 		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
 	}))
 	defer amp.Close()
-	const tg = `targets: [{name: a, server: vllm, selector: '{namespace="llm"}', metrics: [{type: queue, target: 4}], max: 8}]` + "\n"
+	const tg = `targets: [{name: a, server: vllm, selector: '{namespace="llm"}', metrics: [{type: queue, target: 4}], maxReplicaCount: 8}]` + "\n"
 	read := func(prom string) []string {
 		t.Helper()
 		cfg, err := config.Parse([]byte(fmt.Sprintf("prometheus:\n  url: %s/workspaces/ws-1\n%s%s", amp.URL, prom, tg)), "amp.yaml")
@@ -169,7 +169,7 @@ func TestSigV4SignsQueries(t *testing.T) {
 func TestSigV4NoCredentials(t *testing.T) {
 	awsEnvClean(t)
 	cfg, err := config.Parse([]byte("prometheus:\n  url: http://127.0.0.1:1\n  sigv4: {region: eu-west-1}\n"+
-		`targets: [{name: a, server: vllm, selector: '{namespace="llm"}', metrics: [{type: queue, target: 4}], max: 8}]`+"\n"), "amp.yaml")
+		`targets: [{name: a, server: vllm, selector: '{namespace="llm"}', metrics: [{type: queue, target: 4}], maxReplicaCount: 8}]`+"\n"), "amp.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestSigV4DefaultChain(t *testing.T) {
 	}))
 	defer amp.Close()
 	cfg, err := config.Parse([]byte("prometheus:\n  url: "+amp.URL+"\n  sigv4: {}\n"+
-		`targets: [{name: a, server: vllm, selector: '{namespace="llm"}', metrics: [{type: queue, target: 4}], max: 8}]`+"\n"), "amp.yaml")
+		`targets: [{name: a, server: vllm, selector: '{namespace="llm"}', metrics: [{type: queue, target: 4}], maxReplicaCount: 8}]`+"\n"), "amp.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
