@@ -95,8 +95,7 @@ func TestTuneShardWarnsShed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled day and tunes on an hour of it")
 	}
-	start := time.Now().UTC().Truncate(time.Minute).Add(-24*time.Hour + time.Minute)
-	srv, _ := synthweektest.Serve(t, synthweek.Config{Start: start, Days: 1})
+	srv := serveLastDay(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "serve.yaml")
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`prometheus: {url: %s}

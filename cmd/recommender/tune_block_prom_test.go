@@ -25,8 +25,7 @@ func TestTuneConfigTargetTuneBlock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled day and tunes on an hour of it, twice")
 	}
-	start := time.Now().UTC().Truncate(time.Minute).Add(-24*time.Hour + time.Minute)
-	srv, _ := synthweektest.Serve(t, synthweek.Config{Start: start, Days: 1})
+	srv := serveLastDay(t)
 	cfg := filepath.Join(t.TempDir(), "serve.yaml")
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, `prometheus: {url: %s}
 targets:
@@ -113,8 +112,7 @@ func TestTuneWarnsOfTheRead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled day and tunes on an hour of it")
 	}
-	start := time.Now().UTC().Truncate(time.Minute).Add(-24*time.Hour + time.Minute)
-	srv, _ := synthweektest.Serve(t, synthweek.Config{Start: start, Days: 1})
+	srv := serveLastDay(t)
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"tune", "--prometheus-url", srv.URL, "--selector", `{namespace="llm"}`,
 		"--replicas-query", "infscale_absent_replicas", "--start=-1h", "--workers", "2", "--quiet"}, nil, &stdout, &stderr)

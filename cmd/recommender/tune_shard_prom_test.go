@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infscale/infscale/internal/promtest"
 	"github.com/infscale/infscale/pkg/replay"
 	"github.com/infscale/infscale/pkg/synthweek"
 	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
@@ -28,12 +29,21 @@ import (
 // tune: block reads (tune.ReadResult): the target, the history's span
 // (3600 s) ending at the run's start (to the step), a policy `simulate --policy` parses,
 // figures from replays; the JSON output names the same file and policy.
+// serveLastDay serves a synthetic day (synthweektest) that ends a minute
+// from now, from the pinned Prometheus: the last hour, the last day and a
+// tune: block's history all fall in it.
+func serveLastDay(t *testing.T) *promtest.Server {
+	t.Helper()
+	start := time.Now().UTC().Truncate(time.Minute).Add(-24*time.Hour + time.Minute)
+	srv, _ := synthweektest.Serve(t, synthweek.Config{Start: start, Days: 1})
+	return srv
+}
+
 func TestTuneShardOnPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled day and tunes on an hour of it")
 	}
-	start := time.Now().UTC().Truncate(time.Minute).Add(-24*time.Hour + time.Minute)
-	srv, _ := synthweektest.Serve(t, synthweek.Config{Start: start, Days: 1})
+	srv := serveLastDay(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results")
 	if err := os.Mkdir(out, 0o755); err != nil {

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/infscale/infscale/pkg/config"
-	"github.com/infscale/infscale/pkg/synthweek"
-	"github.com/infscale/infscale/pkg/synthweek/synthweektest"
 )
 
 // TestTuneConfigTargetAtZero: `tune --config FILE --target chat` on a
@@ -26,8 +24,7 @@ func TestTuneConfigTargetAtZero(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus on a backfilled day and tunes on an hour of it")
 	}
-	start := time.Now().UTC().Truncate(time.Minute).Add(-24*time.Hour + time.Minute)
-	srv, _ := synthweektest.Serve(t, synthweek.Config{Start: start, Days: 1})
+	srv := serveLastDay(t)
 	held := `sum(infscale_activator_held_requests{service="activator-chat"})`
 	cfg := filepath.Join(t.TempDir(), "serve.yaml")
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, `prometheus: {url: %s}
