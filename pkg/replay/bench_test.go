@@ -104,3 +104,27 @@ func burstAtZero(n int) trace.Source {
 	}
 	return trace.FromSlice("burst", 0, reqs)
 }
+
+// BenchmarkLowerBound is the certified lower bound's streaming pass alone
+// (optimal_bound.go) on synthetic:diurnal, a day of 3 to 30 req/s, with the
+// reference replica (docs/simulate.md, "The lower bound").
+func BenchmarkLowerBound(b *testing.B) {
+	src, err := trace.Parse("synthetic:diurnal", trace.Options{Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	model := referenceModel(b)
+	sp, err := newSpeed(model)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := env{cfg: Config{Model: model}.Defaults(), sp: sp, src: src}
+	var lb Bound
+	for b.Loop() {
+		if lb, err = lowerBound(context.Background(), e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(lb.requests), "requests")
+	b.ReportMetric(lb.ReplicaSeconds/60, "replica-min")
+}
