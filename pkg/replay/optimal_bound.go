@@ -52,6 +52,7 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 	slo := cfg.SLOTTFT - sp.overhead
 	cold := sp.cold
 	c := prefillPerToken(sp.m)
+	step := leastStep(sp)
 	rd, err := e.src.Open()
 	if err != nil {
 		return Bound{}, err
@@ -89,13 +90,20 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 		amin, amax float64
 		n          int32
 	}
+	type arrival struct {
+		a, pt float64
+		out   int32
+		kv    int64
+	}
 	var (
 		cells  []cell
 		cover  []int32 // difference array: single-request intervals
+		resN   []int32 // difference arrays: requests forced resident
+		resKV  []int64 // over a cell, and their KV tokens
 		perW   []float64
 		b      Bound
 		last   float64
-		pts    []struct{ a, pt float64 } // meetable arrivals (for the end-dependent pass)
+		pts    []arrival // meetable arrivals (for the end-dependent pass)
 		stream = end > 0
 	)
 	if stream {
@@ -107,7 +115,8 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 		}
 		return a
 	}
-	add := func(a, pt float64) {
+	add := func(q arrival) {
+		a, pt := q.a, q.pt
 		d := a + slo
 		if end > 0 {
 			d = min(d, end+cfg.Drain)
@@ -120,6 +129,21 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 			cover = grow(cover, hi+2)
 			cover[lo]++
 			cover[hi+1]--
+		}
+		// Resident (a batch slot, KV for prompt + output) over
+		// [D - pt, a + pt + (output-1)·step]; the cells wholly inside, up
+		// to the last a forced-alive cell looks at (resCells).
+		lo = int(math.Ceil((d - pt) / delta))
+		hi = min(int(math.Floor((a+pt+float64(max(q.out, 1)-1)*step)/delta))-1, resCells(end, delta, cold)-1)
+		if hi >= lo {
+			resN = grow(resN, hi+2)
+			for len(resKV) < hi+2 {
+				resKV = append(resKV, 0)
+			}
+			resN[lo]++
+			resN[hi+1]--
+			resKV[lo] += q.kv
+			resKV[hi+1] -= q.kv
 		}
 		u := int(a / delta)
 		for len(cells) <= u {
@@ -161,10 +185,11 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 			b.Unmeetable++
 			continue
 		}
+		r := arrival{q.Arrival, pt, q.Output, int64(q.Prompt) + int64(q.Output)}
 		if stream {
-			add(q.Arrival, pt)
+			add(r)
 		} else {
-			pts = append(pts, struct{ a, pt float64 }{q.Arrival, pt})
+			pts = append(pts, r)
 		}
 	}
 	if !stream {
@@ -180,7 +205,7 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 				b.Unmeetable++
 				continue
 			}
-			add(r.a, r.pt)
+			add(r)
 		}
 	}
 	ncells := int(math.Floor(end / delta)) // s-cells wholly inside [0, end]
@@ -195,6 +220,38 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 		}
 		if run > 0 {
 			m[j] = 1
+		}
+	}
+	// Residency: the requests resident over all of cell i need
+	// need[i] = max(ceil(count / MaxBatch), ceil(KV / KV capacity))
+	// replicas serving there, each alive since a cold start before; at
+	// s-cell j that is the most need over cells j .. j + cold/delta.
+	if len(resN) > 0 {
+		k := int(math.Floor(cold / delta * (1 - 1e-12)))
+		need := make([]int32, min(len(resN), resCells(end, delta, cold)))
+		n, kv := int64(0), int64(0)
+		for i := range need {
+			n += int64(resN[i])
+			kv += resKV[i]
+			need[i] = int32(max((n+int64(sp.maxBatch)-1)/int64(sp.maxBatch), (kv+sp.kvCap-1)/sp.kvCap))
+		}
+		// Sliding maximum over [j, j+k]: a deque of indices of
+		// decreasing need.
+		var dq []int
+		next := 0
+		for j := range ncells {
+			for ; next <= j+k && next < len(need); next++ {
+				for len(dq) > 0 && need[dq[len(dq)-1]] <= need[next] {
+					dq = dq[:len(dq)-1]
+				}
+				dq = append(dq, next)
+			}
+			for len(dq) > 0 && dq[0] < j {
+				dq = dq[1:]
+			}
+			if len(dq) > 0 && need[dq[0]] > m[j] {
+				m[j] = need[dq[0]]
+			}
 		}
 	}
 	// Groups: the arrivals of cells [U, U+w) (the first and last non-empty)
@@ -284,4 +341,22 @@ func prefillPerToken(m Model) float64 {
 		c = min(c, m.PrefillTime(n)/float64(n))
 	}
 	return c * (1 - 1e-6)
+}
+
+// leastStep is the least time a decode step can take in the replay: a step
+// of batch b lasts max(alpha[b] + beta·context, StepTime(b, 0)) (speed's
+// tables), at least StepTime(b, 0), so the least over b of that; shaded
+// by one part in a million as prefillPerToken is.
+func leastStep(sp *speed) float64 {
+	f := math.Inf(1)
+	for b := 1; b <= sp.maxBatch; b++ {
+		f = min(f, sp.floor[b])
+	}
+	return f * (1 - 1e-6)
+}
+
+// resCells is how many cells of the grid the residency rule keeps: those a
+// cell wholly inside [0, end] looks at, up to a cold start beyond it.
+func resCells(end, delta, cold float64) int {
+	return int(math.Floor((end+cold)/delta)) + 2
 }
