@@ -20,7 +20,8 @@ type Bound struct {
 	// than the SLO (or after the drain's stop).
 	Unmeetable int64
 
-	requests int64 // every request of the trace (sizes the descent)
+	requests  int64   // every request of the trace (sizes the descent)
+	residency float64 // of ReplicaSeconds, what the residency rule adds (tests)
 }
 
 // boundCellsMax caps the bound's grid (cells of the time axis); a longer
@@ -91,15 +92,18 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 		n          int32
 	}
 	type arrival struct {
-		a, pt float64
-		out   int32
-		kv    int64
+		a           float64
+		prompt, out int32
 	}
 	var (
 		cells  []cell
-		cover  []int32 // difference array: single-request intervals
-		resN   []int32 // difference arrays: requests forced resident
-		resKV  []int64 // over a cell, and their KV tokens
+		cover  []int32   // difference array: single-request intervals
+		resN   []int32   // difference arrays: requests forced resident
+		resKV  []int64   // over a cell, and their KV tokens
+		fullN  []int32   // difference arrays: requests resident over
+		fullKV []int64   // a whole period, and their KV tokens
+		slotS  []float64 // slot-seconds and KV token-seconds held
+		kvS    []float64 // within a period, beyond the whole ones
 		perW   []float64
 		b      Bound
 		last   float64
@@ -116,7 +120,7 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 		return a
 	}
 	add := func(q arrival) {
-		a, pt := q.a, q.pt
+		a, pt, kv := q.a, c*float64(q.prompt), int64(q.prompt)+int64(q.out)
 		d := a + slo
 		if end > 0 {
 			d = min(d, end+cfg.Drain)
@@ -142,8 +146,8 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 			}
 			resN[lo]++
 			resN[hi+1]--
-			resKV[lo] += q.kv
-			resKV[hi+1] -= q.kv
+			resKV[lo] += kv
+			resKV[hi+1] -= kv
 		}
 		u := int(a / delta)
 		for len(cells) <= u {
@@ -156,6 +160,50 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 		cl.work += pt
 		cl.amin, cl.amax = min(cl.amin, a), max(cl.amax, a)
 		cl.n++
+		// Residency within the periods: admitted at some t in [a, D - pt],
+		// the request holds its slot and KV over [t, t + L] at least,
+		// L = pt + (output-1)·step, so over at least min(g(a), g(D - pt))
+		// of period J, g(t) = |[t, t + L] ∩ J| (unimodal in t); all of J
+		// when J lies in [D - pt, a + L].
+		L := pt + float64(max(q.out, 1)-1)*step
+		nPer := int(math.Ceil(end / P))
+		kLo, kHi := int(a/P), min(int(math.Ceil(min(d-pt+L, end)/P))-1, nPer-1)
+		fullLo, fullHi := int(math.Ceil((d-pt)/P)), int(math.Floor((a+L)/P))-1
+		if a+L >= end {
+			fullHi = nPer - 1
+		}
+		fullLo, fullHi = max(fullLo, kLo), min(fullHi, kHi)
+		part := func(k int) {
+			x, y := float64(k)*P, min(float64(k+1)*P, end)
+			g := func(t float64) float64 { return max(0, min(t+L, y)-max(t, x)) }
+			if ov := min(g(a), g(d-pt)); ov > 0 {
+				for len(slotS) <= k {
+					slotS, kvS = append(slotS, 0), append(kvS, 0)
+				}
+				slotS[k] += ov
+				kvS[k] += ov * float64(kv)
+			}
+		}
+		if fullLo <= fullHi {
+			fullN = grow(fullN, fullHi+2)
+			for len(fullKV) < fullHi+2 {
+				fullKV = append(fullKV, 0)
+			}
+			fullN[fullLo]++
+			fullN[fullHi+1]--
+			fullKV[fullLo] += kv
+			fullKV[fullHi+1] -= kv
+			for k := kLo; k < fullLo; k++ {
+				part(k)
+			}
+			for k := fullHi + 1; k <= kHi; k++ {
+				part(k)
+			}
+		} else {
+			for k := kLo; k <= kHi; k++ {
+				part(k)
+			}
+		}
 		// Prefill work that must happen inside its period.
 		k := int(a / P)
 		if d <= float64(k+1)*P && (end == 0 || d <= end) {
@@ -185,7 +233,7 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 			b.Unmeetable++
 			continue
 		}
-		r := arrival{q.Arrival, pt, q.Output, int64(q.Prompt) + int64(q.Output)}
+		r := arrival{q.Arrival, q.Prompt, q.Output}
 		if stream {
 			add(r)
 		} else {
@@ -201,7 +249,7 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 		}
 		setDelta()
 		for _, r := range pts {
-			if r.a+r.pt > end+cfg.Drain {
+			if r.a+c*float64(r.prompt) > end+cfg.Drain {
 				b.Unmeetable++
 				continue
 			}
@@ -226,7 +274,9 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 	// need[i] = max(ceil(count / MaxBatch), ceil(KV / KV capacity))
 	// replicas serving there, each alive since a cold start before; at
 	// s-cell j that is the most need over cells j .. j + cold/delta.
+	var mRes []int32 // by s-cell, as m
 	if len(resN) > 0 {
+		mRes = make([]int32, ncells)
 		k := int(math.Floor(cold / delta * (1 - 1e-12)))
 		need := make([]int32, min(len(resN), resCells(end, delta, cold)))
 		n, kv := int64(0), int64(0)
@@ -249,8 +299,8 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 			for len(dq) > 0 && dq[0] < j {
 				dq = dq[1:]
 			}
-			if len(dq) > 0 && need[dq[0]] > m[j] {
-				m[j] = need[dq[0]]
+			if len(dq) > 0 {
+				mRes[j] = need[dq[0]]
 			}
 		}
 	}
@@ -306,25 +356,38 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 			}
 		}
 	}
-	// Periods: the larger of the forced-alive integral and the work.
+	// Periods: the largest of the forced-alive integral, the prefill work
+	// and the slot- and KV-time held within the period over a replica's
+	// slots and KV.
 	per := int(math.Round(P / delta))
-	for k := 0; k*per < ncells; k++ {
-		in := 0.0
+	n, kv := int64(0), int64(0)
+	for k := 0; k*per < ncells || k < len(perW) || k < len(slotS) || k < len(fullN); k++ {
+		in, inRes := 0.0, 0.0
 		for j := k * per; j < min((k+1)*per, ncells); j++ {
 			in += float64(m[j])
+			if mRes != nil {
+				inRes += float64(max(m[j], mRes[j]))
+			}
 		}
 		in *= delta
-		w := 0.0
+		inRes = max(inRes*delta, in)
 		if k < len(perW) {
-			w = perW[k]
+			in = max(in, perW[k])
 		}
-		b.ReplicaSeconds += max(in, w)
-	}
-	// Work of the last, partial period (past the last whole cell).
-	for k := ncells / per; k < len(perW); k++ {
-		if k*per >= ncells {
-			b.ReplicaSeconds += perW[k]
+		var ss, ks float64
+		if k < len(fullN) {
+			n += int64(fullN[k])
+			kv += fullKV[k]
+			J := min(float64(k+1)*P, end) - float64(k)*P
+			ss, ks = float64(n)*J, float64(kv)*J
 		}
+		if k < len(slotS) {
+			ss += slotS[k]
+			ks += kvS[k]
+		}
+		v := max(in, inRes, ss/float64(sp.maxBatch), ks/float64(sp.kvCap))
+		b.ReplicaSeconds += v
+		b.residency += v - in
 	}
 	return b, nil
 }

@@ -502,33 +502,33 @@ func TestOptimalFarTrace(t *testing.T) {
 // optimal's misses at less than 0.99x its replica time. A fixed count
 // beyond the seeds can miss fewer (logged): the search's fewest misses
 // are its own (docs/simulate.md, "Optimality gap").
+//
+// Then 24 traces where decode residency binds: 1-8 batch slots
+// (--max-num-seqs), a KV cache of 5,000-60,000 tokens, outputs of
+// 200-4,000 tokens (1.4-27 s of decoding at the least step) and prompts
+// of 50-3,000; the residency rule must decide the bound on some of them.
 func TestBoundBelowEveryPolicy(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	for i := range 40 {
+	coldStart := func() gpu.Config {
 		c := gpu.DefaultConfig()
 		c.ImagePull = time.Duration(rng.IntN(60)) * time.Second
 		c.WarmUp = time.Duration(rng.IntN(30)) * time.Second
 		if rng.IntN(2) == 0 {
 			c.WeightLoadBytesPerSecond = 1e12
 		}
-		m, err := gpu.New(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dur := 60 + float64(rng.IntN(600))
-		var src trace.Source
-		if rng.IntN(3) == 0 {
-			src = trace.Synthetic{Rate: 0.2 + 20*rng.Float64(), Duration: dur, Prompt: trace.ReferenceShape.Prompt, Output: trace.ReferenceShape.Output, Seed: uint64(i)}.Source()
-		} else {
-			var reqs []trace.Request
-			for at := 0.0; at < dur; {
-				at += rng.ExpFloat64() * 5
-				for range 1 + rng.IntN(30) {
-					reqs = append(reqs, trace.Request{Arrival: at, Prompt: int32(50 + rng.IntN(60000)), Output: int32(1 + rng.IntN(800))})
-				}
+		return c
+	}
+	bursts := func(dur float64, prompt, output int) []trace.Request {
+		var reqs []trace.Request
+		for at := 0.0; at < dur; {
+			at += rng.ExpFloat64() * 5
+			for range 1 + rng.IntN(30) {
+				reqs = append(reqs, trace.Request{Arrival: at, Prompt: int32(50 + rng.IntN(prompt)), Output: int32(1 + rng.IntN(output))})
 			}
-			src = trace.FromSlice(fmt.Sprint(i), 0, reqs)
 		}
+		return reqs
+	}
+	check := func(name string, m *gpu.Replica, src trace.Source) *Bound {
 		cfg := Config{Model: m, Period: []float64{5, 15, 30}[rng.IntN(3)], SLOTTFT: []float64{0.5, 2, 5}[rng.IntN(3)]}
 		if rng.IntN(3) == 0 {
 			cfg.Prefill = PrefillStall
@@ -542,17 +542,65 @@ func TestBoundBelowEveryPolicy(t *testing.T) {
 		opt, lb := res[0], res[0].LowerBound
 		for j, r := range res {
 			if r.Misses() < lb.Unmeetable || (r.Misses() == lb.Unmeetable && r.ReplicaSeconds < lb.ReplicaSeconds-1e-9) {
-				t.Errorf("trace %d (cold start %.0f s, period %g s, SLO %g s): %s %d misses at %.1f s below the bound's %d at %.1f s", i, m.ColdStart(), cfg.Period, cfg.SLOTTFT, r.Policy, r.Misses(), r.ReplicaSeconds, lb.Unmeetable, lb.ReplicaSeconds)
+				t.Errorf("trace %s (cold start %.0f s, period %g s, SLO %g s): %s %d misses at %.1f s below the bound's %d at %.1f s", name, m.ColdStart(), cfg.Period, cfg.SLOTTFT, r.Policy, r.Misses(), r.ReplicaSeconds, lb.Unmeetable, lb.ReplicaSeconds)
 			}
 			if j == 0 || !(r.Misses() < opt.Misses() || (r.Misses() == opt.Misses() && r.ReplicaSeconds < 0.99*opt.ReplicaSeconds)) {
 				continue
 			}
 			if j >= len(specs)-2 {
-				t.Logf("trace %d (cold start %.0f s, period %g s, SLO %g s): %s %d misses at %.1f s, optimal %d at %.1f s", i, m.ColdStart(), cfg.Period, cfg.SLOTTFT, r.Policy, r.Misses(), r.ReplicaSeconds, opt.Misses(), opt.ReplicaSeconds)
+				t.Logf("trace %s (cold start %.0f s, period %g s, SLO %g s): %s %d misses at %.1f s, optimal %d at %.1f s", name, m.ColdStart(), cfg.Period, cfg.SLOTTFT, r.Policy, r.Misses(), r.ReplicaSeconds, opt.Misses(), opt.ReplicaSeconds)
 				continue
 			}
-			t.Errorf("trace %d (cold start %.0f s, period %g s, SLO %g s): %s %d misses at %.1f s beats optimal's %d at %.1f s", i, m.ColdStart(), cfg.Period, cfg.SLOTTFT, r.Policy, r.Misses(), r.ReplicaSeconds, opt.Misses(), opt.ReplicaSeconds)
+			t.Errorf("trace %s (cold start %.0f s, period %g s, SLO %g s): %s %d misses at %.1f s beats optimal's %d at %.1f s", name, m.ColdStart(), cfg.Period, cfg.SLOTTFT, r.Policy, r.Misses(), r.ReplicaSeconds, opt.Misses(), opt.ReplicaSeconds)
 		}
+		return lb
+	}
+	for i := range 40 {
+		m, err := gpu.New(coldStart())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dur := 60 + float64(rng.IntN(600))
+		var src trace.Source
+		if rng.IntN(3) == 0 {
+			src = trace.Synthetic{Rate: 0.2 + 20*rng.Float64(), Duration: dur, Prompt: trace.ReferenceShape.Prompt, Output: trace.ReferenceShape.Output, Seed: uint64(i)}.Source()
+		} else {
+			src = trace.FromSlice(fmt.Sprint(i), 0, bursts(dur, 60000, 800))
+		}
+		check(fmt.Sprint(i), m, src)
+	}
+	decided := 0
+	for i := range 24 {
+		c := coldStart()
+		c.MaxNumSeqs = 1 + rng.IntN(8)
+		base, err := gpu.New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kv := 5000 + rng.IntN(55000)
+		c.ReserveBytes += base.KVFreeBytes() - float64(kv)*base.KVBytesPerToken()
+		m, err := gpu.New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dur := 60 + float64(rng.IntN(600))
+		var reqs []trace.Request
+		if rng.IntN(3) == 0 {
+			rate := 0.1 + 3*rng.Float64()
+			for at := rng.ExpFloat64() / rate; at < dur; at += rng.ExpFloat64() / rate {
+				reqs = append(reqs, trace.Request{Arrival: at, Prompt: int32(50 + rng.IntN(2950)), Output: int32(200 + rng.IntN(3800))})
+			}
+		} else {
+			reqs = bursts(dur, 2950, 4000)
+		}
+		name := fmt.Sprintf("resident %d (%d slots, %d KV tokens)", i, m.MaxBatch(), m.KVCapacityTokens())
+		if lb := check(name, m, trace.FromSlice(name, 0, reqs)); lb.residency > 1e-6 {
+			decided++
+			t.Logf("trace %s: the residency rule adds %.1f of the bound's %.1f replica-seconds", name, lb.residency, lb.ReplicaSeconds)
+		}
+	}
+	if decided < 6 {
+		t.Errorf("the residency rule raised the bound on %d of 24 traces built for it; want at least 6", decided)
 	}
 }
 
