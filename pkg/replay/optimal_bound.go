@@ -277,7 +277,13 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 	var mRes []int32 // by s-cell, as m
 	if len(resN) > 0 {
 		mRes = make([]int32, ncells)
-		k := int(math.Floor(cold / delta * (1 - 1e-12)))
+		k := int(cold / delta) // the most with k·delta <= cold
+		for k > 0 && float64(k)*delta > cold {
+			k--
+		}
+		for float64(k+1)*delta <= cold {
+			k++
+		}
 		need := make([]int32, min(len(resN), resCells(end, delta, cold)))
 		n, kv := int64(0), int64(0)
 		for i := range need {

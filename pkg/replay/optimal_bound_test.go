@@ -55,3 +55,57 @@ func TestLowerBoundByHand(t *testing.T) {
 		t.Errorf("optimal: %d misses at %.1f replica-seconds, below its bound", res[0].Misses(), res[0].ReplicaSeconds)
 	}
 }
+
+// TestLowerBoundResidentByHand works docs/simulate.md's second example,
+// where requests held resident decide the bound: lin as above (128 batch
+// slots, a 100,000-token KV cache, the least decode step 7 ms: max(6 ms,
+// 0.1 ms × batch) + 1 ms at batch 1-60), a trace of 1,000 s.
+//
+//   - D: 40 requests at 600.2 s, 1,000 prompt and 4,001 output tokens
+//     (5,001 KV tokens each). Each is admitted by 602.2 - 0.1 and holds
+//     its slot and KV at least to 600.2 + 0.1 + 4,000 × 0.007 = 628.3: all
+//     40 resident over [602.1, 628.3], 200,040 KV tokens, so
+//     ceil(200,040 / 100,000) = 3 replicas serve there (slots: 40 / 128,
+//     1), each alive since 60 s before: the half-second cells wholly inside
+//     are [602.5, 628), so 3 replicas over [542.5, 628): 256.5. (Prefill
+//     alone forced 2 over [542.5, 600), 115, and period [600, 615) its 4
+//     s of work: 119.)
+//   - E: 1,280 requests at 900.2 s, 10 prompt and 201 output tokens: 1.28
+//     s of prefill within [900.2, 902.2], one replica, alive over [842.2,
+//     900.2]: cells [842.5, 900), 57.5. Each is resident at least 0.001 +
+//     200 × 0.007 = 1.401 s, wherever its admission in [900.2, 902.199]
+//     puts it, inside period [900, 915): 1,280 × 1.401 slot-seconds over 128
+//     slots a replica is 14.01 replica-seconds there (KV: 1,280 × 211 ×
+//     1.401 / 100,000 = 3.78; prefill 1.28).
+//
+// Bound: 256.5 + 57.5 + 14.01 = 328.01 replica-seconds, no miss (before
+// the residency rules: 119 + 57.5 + 1.28 = 177.78).
+func TestLowerBoundResidentByHand(t *testing.T) {
+	var reqs []trace.Request
+	for range 40 {
+		reqs = append(reqs, trace.Request{Arrival: 600.2, Prompt: 1000, Output: 4001})
+	}
+	for range 1280 {
+		reqs = append(reqs, trace.Request{Arrival: 900.2, Prompt: 10, Output: 201})
+	}
+	src := trace.FromSlice("resident", 1000, reqs)
+	cfg := Config{Model: lin{}}.Defaults()
+	sp, err := newSpeed(lin{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := lowerBound(context.Background(), env{cfg: cfg, sp: sp, src: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(b.ReplicaSeconds-328.01) > 1e-3 || b.Unmeetable != 0 {
+		t.Errorf("bound %.4f replica-seconds, %d unmeetable; want 328.01 and 0", b.ReplicaSeconds, b.Unmeetable)
+	}
+	if math.Abs(b.residency-(328.01-177.78)) > 1e-3 {
+		t.Errorf("the residency rules add %.4f replica-seconds; want 328.01 - 177.78 = 150.23", b.residency)
+	}
+	res := runPolicies(t, src, Config{Model: lin{}}, "optimal")
+	if o := res[0]; o.Misses() == 0 && o.ReplicaSeconds < b.ReplicaSeconds {
+		t.Errorf("optimal: no miss at %.1f replica-seconds, below its bound %.1f", o.ReplicaSeconds, b.ReplicaSeconds)
+	}
+}
