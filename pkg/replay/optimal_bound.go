@@ -105,6 +105,7 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 		slotS  []float64 // slot-seconds and KV token-seconds held
 		kvS    []float64 // within a period, beyond the whole ones
 		perW   []float64
+		rcells []resCell // by arrival cell, as cells
 		b      Bound
 		last   float64
 		pts    []arrival // meetable arrivals (for the end-dependent pass)
@@ -204,6 +205,17 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 				part(k)
 			}
 		}
+		// Residency in groups: by the least level whose Λ holds L.
+		for l := range resLevels {
+			if L <= resLevel(delta, l) {
+				for len(rcells) <= u {
+					rcells = append(rcells, resCell{})
+				}
+				rcells[u].slot[l] += L
+				rcells[u].kv[l] += L * float64(kv)
+				break
+			}
+		}
 		// Prefill work that must happen inside its period.
 		k := int(a / P)
 		if d <= float64(k+1)*P && (end == 0 || d <= end) {
@@ -274,9 +286,8 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 	// need[i] = max(ceil(count / MaxBatch), ceil(KV / KV capacity))
 	// replicas serving there, each alive since a cold start before; at
 	// s-cell j that is the most need over cells j .. j + cold/delta.
-	var mRes []int32 // by s-cell, as m
+	mRes := make([]int32, ncells) // by s-cell, as m: what residency forces
 	if len(resN) > 0 {
-		mRes = make([]int32, ncells)
 		k := int(cold / delta) // the most with k·delta <= cold
 		for k > 0 && float64(k)*delta > cold {
 			k--
@@ -329,37 +340,69 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 		lo, hi float64
 		v      int32
 	}
-	for w := 1; float64(w)*delta < cold; w *= 2 {
-		var dq []iv
-		U := 0
-		for j := range ncells {
-			s0, s1 := float64(j)*delta, float64(j+1)*delta
-			// Enqueue the groups whose interval starts by s0.
-			for U < len(cells) {
-				if cells[U].n == 0 {
+	// groups puts into dst, at each s-cell, the most replicas forced by a
+	// group of arrival cells: forced(U, last, span) serving at some instant of
+	// [amin, amax + slo + extra], alive over [amax + slo + extra - cold,
+	// amin].
+	groups := func(extra float64, forced func(U, last int, span float64) int32, dst []int32) {
+		for w := 1; float64(w)*delta < cold-extra; w *= 2 {
+			var dq []iv
+			U := 0
+			for j := range ncells {
+				s0, s1 := float64(j)*delta, float64(j+1)*delta
+				// Enqueue the groups whose interval starts by s0.
+				for U < len(cells) {
+					if cells[U].n == 0 {
+						U++
+						continue
+					}
+					lastCell := int(prevNonEmpty[min(U+w-1, len(cells)-1)])
+					amin, amax := cells[U].amin, cells[lastCell].amax
+					lo := amax + slo + extra - cold
+					if lo > s0 {
+						break
+					}
+					v := forced(U, lastCell, amax+slo+extra-amin)
+					for len(dq) > 0 && dq[len(dq)-1].v <= v {
+						dq = dq[:len(dq)-1]
+					}
+					dq = append(dq, iv{lo, amin, v})
 					U++
-					continue
 				}
-				lastCell := int(prevNonEmpty[min(U+w-1, len(cells)-1)])
-				amin, amax := cells[U].amin, cells[lastCell].amax
-				lo := amax + slo - cold
-				if lo > s0 {
-					break
+				for len(dq) > 0 && dq[0].hi < s1 {
+					dq = dq[1:]
 				}
-				work := pre[lastCell+1] - pre[U]
-				v := int32(math.Ceil(work / (amax + slo - amin) * (1 - 1e-12)))
-				for len(dq) > 0 && dq[len(dq)-1].v <= v {
-					dq = dq[:len(dq)-1]
+				if len(dq) > 0 && dq[0].v > dst[j] {
+					dst[j] = dq[0].v
 				}
-				dq = append(dq, iv{lo, amin, v})
-				U++
 			}
-			for len(dq) > 0 && dq[0].hi < s1 {
-				dq = dq[1:]
+		}
+	}
+	groups(0, func(U, last int, span float64) int32 {
+		return int32(math.Ceil((pre[last+1] - pre[U]) / span * (1 - 1e-12)))
+	}, m)
+	// Residency in groups: the requests of level l or below arriving in
+	// the group hold slot- and KV-time S and K within [amin, amax + slo +
+	// Λ_l], so some instant there has max(S / MaxBatch, K / KV capacity)
+	// / the span replicas serving.
+	if len(rcells) > 0 {
+		for len(rcells) < len(cells) {
+			rcells = append(rcells, resCell{})
+		}
+		preS, preK := make([]float64, len(cells)+1), make([]float64, len(cells)+1)
+		for l := range resLevels {
+			for i := range cells {
+				var cs, ck float64
+				for k := 0; k <= l; k++ {
+					cs += rcells[i].slot[k]
+					ck += rcells[i].kv[k]
+				}
+				preS[i+1], preK[i+1] = preS[i]+cs, preK[i]+ck
 			}
-			if len(dq) > 0 && dq[0].v > m[j] {
-				m[j] = dq[0].v
-			}
+			groups(resLevel(delta, l), func(U, last int, span float64) int32 {
+				x := max((preS[last+1]-preS[U])/float64(sp.maxBatch), (preK[last+1]-preK[U])/float64(sp.kvCap))
+				return int32(math.Ceil(x / span * (1 - 1e-9)))
+			}, mRes)
 		}
 	}
 	// Periods: the largest of the forced-alive integral, the prefill work
@@ -371,9 +414,7 @@ func lowerBound(ctx context.Context, e env) (Bound, error) {
 		in, inRes := 0.0, 0.0
 		for j := k * per; j < min((k+1)*per, ncells); j++ {
 			in += float64(m[j])
-			if mRes != nil {
-				inRes += float64(max(m[j], mRes[j]))
-			}
+			inRes += float64(max(m[j], mRes[j]))
 		}
 		in *= delta
 		inRes = max(inRes*delta, in)
@@ -429,3 +470,14 @@ func leastStep(sp *speed) float64 {
 func resCells(end, delta, cold float64) int {
 	return int(math.Floor((end+cold)/delta)) + 2
 }
+
+// resLevels is how many levels of residency the group rule keeps; level l
+// holds the requests resident at least L <= resLevel(delta, l) = delta·4^l
+// (and more than the level below).
+const resLevels = 4
+
+func resLevel(delta float64, l int) float64 { return delta * float64(int(1)<<(2*l)) }
+
+// resCell is the residency of the arrivals of one cell by level: slot-
+// seconds and KV token-seconds.
+type resCell struct{ slot, kv [resLevels]float64 }

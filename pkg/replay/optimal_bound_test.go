@@ -70,16 +70,21 @@ func TestLowerBoundByHand(t *testing.T) {
 //     are [602.5, 628), so 3 replicas over [542.5, 628): 256.5. (Prefill
 //     alone forced 2 over [542.5, 600), 115, and period [600, 615) its 4
 //     s of work: 119.)
-//   - E: 1,280 requests at 900.2 s, 10 prompt and 201 output tokens: 1.28
-//     s of prefill within [900.2, 902.2], one replica, alive over [842.2,
-//     900.2]: cells [842.5, 900), 57.5. Each is resident at least 0.001 +
-//     200 × 0.007 = 1.401 s, wherever its admission in [900.2, 902.199]
-//     puts it, inside period [900, 915): 1,280 × 1.401 slot-seconds over 128
-//     slots a replica is 14.01 replica-seconds there (KV: 1,280 × 211 ×
-//     1.401 / 100,000 = 3.78; prefill 1.28).
+//   - E: 1,280 requests at 900.2 s, 10 prompt and 201 output tokens. Each
+//     holds its slot at least L = 0.001 + 200 × 0.007 = 1.401 s (level
+//     Λ = 2 s: L <= 2) within [900.2, 900.2 + 2 + 2]: 1,280 × 1.401 =
+//     1,793.28 slot-seconds over 128 slots a replica, 14.01
+//     replica-seconds in 4 s, so 4 replicas serve at some instant of it
+//     (14.01 / 4 = 3.5), each alive since 60 s before its end: over
+//     [844.2, 900.2], cells [844.5, 900), 222. Its 1.28 s of prefill
+//     within [900.2, 902.2] force one replica over [842.2, 900.2]: the
+//     cells [842.5, 844.5) add 2. Period [900, 915) has no forced cell;
+//     the slot-time held in it, 14.01, beats its prefill work (1.28) and
+//     KV-time (1,280 × 211 × 1.401 / 100,000 = 3.78). (Before: 57.5 +
+//     1.28.)
 //
-// Bound: 256.5 + 57.5 + 14.01 = 328.01 replica-seconds, no miss (before
-// the residency rules: 119 + 57.5 + 1.28 = 177.78).
+// Bound: 256.5 + 222 + 2 + 14.01 = 494.51 replica-seconds, no miss
+// (before the residency rules: 119 + 58.78 = 177.78).
 func TestLowerBoundResidentByHand(t *testing.T) {
 	var reqs []trace.Request
 	for range 40 {
@@ -98,11 +103,11 @@ func TestLowerBoundResidentByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(b.ReplicaSeconds-328.01) > 1e-3 || b.Unmeetable != 0 {
-		t.Errorf("bound %.4f replica-seconds, %d unmeetable; want 328.01 and 0", b.ReplicaSeconds, b.Unmeetable)
+	if math.Abs(b.ReplicaSeconds-494.51) > 1e-3 || b.Unmeetable != 0 {
+		t.Errorf("bound %.4f replica-seconds, %d unmeetable; want 494.51 and 0", b.ReplicaSeconds, b.Unmeetable)
 	}
-	if math.Abs(b.residency-(328.01-177.78)) > 1e-3 {
-		t.Errorf("the residency rules add %.4f replica-seconds; want 328.01 - 177.78 = 150.23", b.residency)
+	if math.Abs(b.residency-(494.51-177.78)) > 1e-3 {
+		t.Errorf("the residency rules add %.4f replica-seconds; want 494.51 - 177.78 = 316.73", b.residency)
 	}
 	res := runPolicies(t, src, Config{Model: lin{}}, "optimal")
 	if o := res[0]; o.Misses() == 0 && o.ReplicaSeconds < b.ReplicaSeconds {
