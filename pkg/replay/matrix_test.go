@@ -608,7 +608,8 @@ func writeMatrix(b *strings.Builder, reps []matrixReplica, trs []matrixTrace, po
 	b.WriteString("`optimal` is a search, not a certified bound (issue #20 item 3); where a causal policy reaches optimal's misses\n")
 	b.WriteString("at less than 0.99x its replica-minutes the ratios of that cell understate the gap to the limit. Each optimal cell\n")
 	b.WriteString("also gives the certified lower bound computed beside the search (`bound`: replica-minutes no schedule meeting\n")
-	b.WriteString("every meetable request can go below, a relaxation that drops queueing, decode and batch slots: docs/simulate.md;\n")
+	b.WriteString("every meetable request can go below, a relaxation that drops queueing, the router and decode work, keeping the\n")
+	b.WriteString("batch slots and KV a request holds from admission to its last token: docs/simulate.md;\n")
 	b.WriteString("with the least miss % any schedule has where some requests cannot be met). The Summary's last column is optimal\n")
 	b.WriteString("over that bound on the goal's cells (geometric mean): the most optimal's ratios could understate the gap by.\n\n")
 	if len(v.beatOpt) == 0 {

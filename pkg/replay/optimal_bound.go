@@ -42,12 +42,27 @@ const boundCellsMax = 1 << 22
 //     before (or was warm at 0), so it is alive over [max(0, t - cold),
 //     t]: n_alive(s) >= n_serve(t) for every t in [s, s + cold]. One
 //     request alone: a replica is alive over [D - c·p - cold, a + c·p].
+//   - Residency: admission takes a batch slot and KV for prompt + output
+//     and nothing is preempted, so a request admitted at t in [a, D - c·p]
+//     holds both on one replica over [t, t + L] at least, L = c·p +
+//     (output-1)·step, step the least decode step (leastStep), and a
+//     replica holds at most MaxBatch requests and KVCapacityTokens. Hence
+//     (a) over [D - c·p, a + L], held whatever t: at each instant
+//     max(ceil(n / MaxBatch), ceil(KV / KV capacity)) replicas serve; (b)
+//     requests of L <= Λ arriving in [amin, amax] hold their slot- and
+//     KV-time within [amin, amax + SLO + Λ], so some instant there has
+//     that time over a replica's slots (KV) and the span serving; (c) a
+//     period holds at least min(g(a), g(D - c·p)) of each request's, g(t)
+//     = |[t, t + L] ∩ J_k|.
 //   - Cost = ∫ n_alive over [0, end] >= the sum over the periods J_k of
-//     max(∫_{J_k} M, W_k), M(s) the most replicas the two rules above
-//     force alive at s, W_k the prefill work that must happen inside J_k.
+//     the largest of ∫_{J_k} M, W_k and the slot- and KV-time of (c)
+//     over a replica's slots and KV, M(s) the most replicas the rules
+//     above force alive at s, W_k the prefill work that must happen
+//     inside J_k.
 //
-// Queueing, decode work, batch slots, KV, integrality between windows and
-// the decision period are relaxed away: the bound is loose where those bind.
+// Queueing, decode work, the step's growth with batch and context,
+// integrality between windows and the decision period are relaxed away:
+// the bound is loose where those bind.
 func lowerBound(ctx context.Context, e env) (Bound, error) {
 	cfg, sp := e.cfg, e.sp
 	slo := cfg.SLOTTFT - sp.overhead
