@@ -131,6 +131,30 @@ func TestEngineEPPHeldPerFlow(t *testing.T) {
 	}
 }
 
+// TestEngineEPPHeldNaNFlow: Prometheus mode reads the flow-control queue
+// by embedded mode's rule (pkg/scrape's readFlowQueue) on a flow that is
+// NaN: held unknown, not the finite flow's 2 (clamp_min keeps NaN, and so
+// does the sum: ReasonNaN). What it cannot check, PromQL seeing values and
+// not # TYPE lines: a family declared a counter is read as the gauge it
+// should be (embedded mode refuses it, ErrWrongType); and its bound is
+// the sum's (MaxInFlight), not each flow's billion either way.
+func TestEngineEPPHeldNaNFlow(t *testing.T) {
+	api := newEngineAPI(t, `
+  llm_d_epp_flow_control_queue_size{namespace="llm",service="chat-epp",pod="epp-1",fairness_id="a",priority="0"} 2x40
+  llm_d_epp_flow_control_queue_size{namespace="llm",service="chat-epp",pod="epp-1",fairness_id="b",priority="0"} `+strings.Repeat("NaN ", 41)+`
+  llm_d_epp_ready_endpoints{namespace="llm",service="chat-epp",pod="epp-1"} 0x40
+`)
+	tg := sel(t, `{namespace="llm",service="chat-epp"}`)
+	tg.Server, tg.FlowControlHeld = modelserver.EPP, true
+	r := evalOne(t, api, tg, Options{})
+	if v := r.Values[Held]; !math.IsNaN(v) {
+		t.Fatalf("held %v, want unknown (errors %v)", v, r.Errors)
+	}
+	if ReasonOf(r.Errors[Held]) != ReasonNaN {
+		t.Errorf("held error %v, want reason %s", r.Errors[Held], ReasonNaN)
+	}
+}
+
 // TestEngineEPPTwoPools: two InferencePools' Endpoint Pickers in one
 // namespace, chat (4 ready endpoints averaging 10 running) and code (1
 // ready at 2), and a selector of the namespace alone. max() mixed them:

@@ -1,6 +1,8 @@
 package scrape
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"sort"
 
@@ -39,9 +41,14 @@ type Pool struct {
 	InflightRequests, InflightTokens float64
 	// FlowQueue is the requests held in the flow-control queue, summed over
 	// flows and priorities, each flow's series clamped at 0 first
-	// (flowHeld): the held count of a pool at zero. NaN when absent or
-	// when a flow's sample is NaN or infinite.
+	// (readFlowQueue): the held count of a pool at zero. NaN when absent
+	// (FlowQueueErr nil) or not read (FlowQueueErr says why).
 	FlowQueue float64
+	// FlowQueueErr is why the page's flow-control queue is not read: its
+	// family declared other than a gauge (ErrWrongType) or not a count
+	// (ErrNotCount: a flow NaN, ±Inf or beyond MaxRequests). It names the
+	// family or series, not the page.
+	FlowQueueErr error
 	// Saturation is flow_control_pool_saturation by stage (prefill, decode,
 	// effective) as read; nil when absent.
 	Saturation map[string]float64
@@ -96,12 +103,10 @@ func eppPool(raw *rawPage, p *Page) {
 	pool.RequestRunning = get("request_running", f.RequestRunning, sum, gaugeKind)
 	pool.InflightRequests = get("inflight_requests", f.InflightRequests, sum, gaugeKind)
 	pool.InflightTokens = get("inflight_tokens", f.InflightTokens, sum, gaugeKind)
-	pool.FlowQueue = math.NaN()
-	for _, name := range f.FlowQueue.Names() {
-		if v, ok := flowHeld(raw, name); ok {
-			pool.FlowQueue, pool.Chosen["flow_queue"] = v, name
-			break
-		}
+	var flow string
+	pool.FlowQueue, flow, pool.FlowQueueErr = readFlowQueue(raw)
+	if flow != "" {
+		pool.Chosen["flow_queue"] = flow
 	}
 	pool.Stale = get("stale", f.StaleEndpoints, sum, gaugeKind)
 	for _, name := range f.ReadyEndpoints.Names() {
@@ -214,25 +219,56 @@ func firstLabel(raw *rawPage, name, label string) string {
 	return ""
 }
 
-// flowHeld is an EPP flow-control queue family's held requests: the sum
-// over its series (one per flow: fairness id and priority) of each
-// series clamped at 0, and whether the page has the family as a gauge with
-// samples. The router's gauge of one flow can dip below 0 after that
-// flow's garbage collection; it holds nothing then, and cancels no other
-// flow's held requests (2 held beside a flow at -3 read -1, clamped to
-// 0: a pool at zero with 2 requests waiting stayed at zero). A NaN or
-// infinite sample makes it NaN: the finite flows alone would undercount.
-func flowHeld(raw *rawPage, name string) (float64, bool) {
-	if raw.checkType(name, gaugeKind) != nil || len(raw.byName[name]) == 0 {
-		return math.NaN(), false
-	}
-	t := 0.0
-	for _, j := range raw.byName[name] {
-		v := raw.samples[j].Value
-		if !finite(v) {
-			return math.NaN(), true
+// ErrNotCount is wrapped by readFlowQueue's error for a flow-control
+// queue that is no count of held requests: a flow NaN or ±Inf (the finite
+// flows alone would undercount it), one beyond MaxRequests either way, or
+// a sum above MaxRequests. The held count is then unknown, never 0.
+var ErrNotCount = errors.New("not a count of held requests")
+
+// readFlowQueue is the one reader of an llm-d EPP page's flow-control queue
+// (the held requests of its pool), for a server: epp target's page
+// (eppPool) and a zero.held_scrape page (ReadHeld). It takes the current
+// family when the page has it (declared or with samples), else its
+// deprecated twin, never both (the router writes both: dual emission), and
+// sums the family's series (one per flow: fairness id and priority), each
+// clamped at 0 first: the router's gauge of one flow can dip below 0 after
+// that flow's garbage collection; it holds nothing then, and cancels no
+// other flow's held requests (2 held beside a flow at -3 read -1, clamped
+// to 0: a pool at zero with 2 requests waiting stayed at zero).
+//
+// It returns the held count and the family read, or NaN, the family and an
+// error without the page's name (the caller adds it): the chosen family
+// declared other than a gauge (ErrWrongType: a counter's value is not read
+// as a gauge's, and the twin is not read in its place, the page being wrong
+// about what its held count is), or ErrNotCount. A family declared without
+// samples is passed over (client_golang writes none; the twin may have
+// them). NaN, "" and nil when neither family has samples.
+func readFlowQueue(raw *rawPage) (held float64, family string, err error) {
+	for _, name := range modelserver.EPPFamilies().FlowQueue.Names() {
+		if !raw.has(name) {
+			continue
 		}
-		t += max(v, 0)
+		if err := raw.checkType(name, gaugeKind); err != nil {
+			return math.NaN(), name, err
+		}
+		if len(raw.byName[name]) == 0 {
+			continue
+		}
+		t := 0.0
+		for _, j := range raw.byName[name] {
+			s := raw.samples[j]
+			switch {
+			case !finite(s.Value):
+				return math.NaN(), name, fmt.Errorf("%s has a NaN or infinite flow (%s is %v): held unknown, the finite flows alone would undercount it (the router writes a count per flow): %w", name, quoteSeries(s.Labels), s.Value, ErrNotCount)
+			case math.Abs(s.Value) > MaxRequests:
+				return math.NaN(), name, fmt.Errorf("%s has a flow beyond a billion requests (%s is %g; allowed: %g to %g): %w", name, quoteSeries(s.Labels), s.Value, -MaxRequests, MaxRequests, ErrNotCount)
+			}
+			t += max(s.Value, 0)
+		}
+		if t > MaxRequests {
+			return math.NaN(), name, fmt.Errorf("%s sums to %g over its flows (allowed: 0 to %g): %w", name, t, MaxRequests, ErrNotCount)
+		}
+		return t, name, nil
 	}
-	return t, true
+	return math.NaN(), "", nil
 }

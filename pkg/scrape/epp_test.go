@@ -1,8 +1,11 @@
 package scrape
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -302,5 +305,78 @@ func TestEPPPoolGaugeSeriesRefused(t *testing.T) {
 	// The router's own page (both spellings, flows of one pool) is read.
 	if p := readEPP(t, eppBusy); p.Pool.FlowQueue != 5 || p.Running != 31 {
 		t.Errorf("busy pool: held %v running %v, want 5 and 31", p.Pool.FlowQueue, p.Running)
+	}
+}
+
+// TestFlowQueueOneReader: a server: epp target's page (Read, Pool) and a
+// zero.held_scrape page (ReadHeld) read the flow-control queue by one rule
+// (readFlowQueue), so each page below reads the same in both, worked by
+// hand. Where they differed:
+//   - the current family declared a counter beside the twin's gauge at 4:
+//     the target read 4 from the twin, ReadHeld refused it; now both refuse
+//     it, naming the family (ErrWrongType), the page being wrong about what
+//     its held count is;
+//   - the current family declared a counter, no twin: the target read it as
+//     absent (serve said "is the flowControl feature gate on?"); now
+//     ErrWrongType naming it;
+//   - the current family declared without samples beside the twin at 3:
+//     ReadHeld said "is NaN", the target read 3; now both 3 (client_golang
+//     writes no TYPE line for a family without series: the page says
+//     nothing held under that name);
+//   - two flows of 6e8: the target read 1.2e9 held, ReadHeld refused it;
+//     now both refuse it (ErrNotCount: a billion requests is the most);
+//   - a flow at -2e9 beside one at 2: ReadHeld read 2 (clamped), the target
+//     refused the page; now ReadHeld refuses it too, naming the series.
+func TestFlowQueueOneReader(t *testing.T) {
+	const cur, twin = "llm_d_epp_flow_control_queue_size", "inference_extension_flow_control_queue_size"
+	for _, tc := range []struct {
+		name, page string
+		held       float64 // NaN: an error with err
+		err        string
+		is         error
+	}{
+		{"flows", cur + "{fairness_id=\"a\"} 2\n" + cur + "{fairness_id=\"b\"} -3\n", 2, "", nil}, // 2 + max(-3, 0)
+		{"dual emission", cur + " 3\n" + twin + " 3\n", 3, "", nil},                               // one name, not 6
+		{"counter beside the twin", "# TYPE " + cur + " counter\n" + cur + " 9\n# TYPE " + twin + " gauge\n" + twin + " 4\n", math.NaN(),
+			cur + " is declared a counter, infscale reads it as a gauge: its value is unknown", ErrWrongType},
+		{"counter alone", "# TYPE " + cur + " counter\n" + cur + " 4\n", math.NaN(),
+			cur + " is declared a counter", ErrWrongType},
+		{"declared, no samples", "# TYPE " + cur + " gauge\n" + twin + " 3\n", 3, "", nil},
+		{"sum beyond a billion", cur + "{fairness_id=\"a\"} 6e8\n" + cur + "{fairness_id=\"b\"} 6e8\n", math.NaN(),
+			cur + " sums to 1.2e+09 over its flows (allowed: 0 to 1e+09): not a count of held requests", ErrNotCount},
+		{"NaN flow", cur + "{fairness_id=\"a\"} 2\n" + cur + "{fairness_id=\"b\"} NaN\n", math.NaN(),
+			cur + ` has a NaN or infinite flow ({__name__="` + cur + `", fairness_id="b"} is NaN)`, ErrNotCount},
+	} {
+		p, err := Read(strings.NewReader(tc.page), "text/plain", "epp", modelserver.EPP)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got, gotErr := p.Pool.FlowQueue, p.Pool.FlowQueueErr
+		switch {
+		case tc.err == "" && (gotErr != nil || got != tc.held):
+			t.Errorf("%s: target read %v, %v; want %v", tc.name, got, gotErr, tc.held)
+		case tc.err != "" && (!math.IsNaN(got) || gotErr == nil || !strings.Contains(gotErr.Error(), tc.err) || !errors.Is(gotErr, tc.is)):
+			t.Errorf("%s: target read %v, %v; want NaN and an error with %q", tc.name, got, gotErr, tc.err)
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, tc.page) }))
+		h, err := ReadHeld(t.Context(), srv.Client(), srv.URL)
+		srv.Close()
+		switch {
+		case tc.err == "" && (err != nil || h.Held != tc.held):
+			t.Errorf("%s: ReadHeld %+v, %v; want held %v", tc.name, h, err, tc.held)
+		case tc.err != "" && (!math.IsNaN(h.Held) || err == nil || !strings.Contains(err.Error(), srv.URL+": "+tc.err) || !errors.Is(err, tc.is)):
+			t.Errorf("%s: ReadHeld %+v, %v; want NaN and an error with %q", tc.name, h, err, srv.URL+": "+tc.err)
+		}
+	}
+	// A flow beyond a billion either way: the target's page is refused
+	// (a broken exporter: every signal unknown), the held page's count too.
+	page := cur + "{fairness_id=\"a\"} 2\n" + cur + "{fairness_id=\"b\"} -2e9\n"
+	if _, err := Read(strings.NewReader(page), "text/plain", "epp", modelserver.EPP); err == nil || !strings.Contains(err.Error(), `fairness_id="b"} is -2e+09, not a count of held requests`) {
+		t.Errorf("flow at -2e9: target read %v, want the page refused naming the series", err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, page) }))
+	defer srv.Close()
+	if h, err := ReadHeld(t.Context(), srv.Client(), srv.URL); err == nil || !strings.Contains(err.Error(), `fairness_id="b"} is -2e+09; allowed: -1e+09 to 1e+09): not a count of held requests`) || !math.IsNaN(h.Held) {
+		t.Errorf("flow at -2e9: ReadHeld %+v, %v; want held unknown naming the series (it read 2)", h, err)
 	}
 }

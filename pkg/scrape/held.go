@@ -34,19 +34,20 @@ type Held struct {
 
 // ReadHeld fetches a holder's /metrics page at rawURL (an infscale
 // activator's, or a third party's exporting the same families, or an llm-d
-// EPP's: its flow-control queue, each flow clamped at 0 and summed, and
-// ready when ready_endpoints > 0) and reads its held requests (summed over
-// series) and readiness; the page is fetched and parsed as every page is
-// (get, parsePage). Ready is NaN (unknown) when absent, or outside 0..1
-// (the activator's) or 0..MaxEndpoints (an EPP's ready endpoints). Held
-// is NaN with an error when the URL is not one to fetch (ErrSource), the
-// page cannot be fetched (ErrFetch) or parsed (ErrInvalidPage), lacks the
-// held family, declares it other than a gauge (ErrWrongType: a counter's
-// value is not read as a gauge's, nor as 0), or holds NaN, ±Inf, a
-// negative count or one above MaxRequests, and on an EPP's page when its
+// EPP's: its flow-control queue read as a server: epp target's page reads
+// it, readFlowQueue, and ready when ready_endpoints > 0) and reads its held
+// requests (summed over series) and readiness; the page is fetched and
+// parsed as every page is (get, parsePage). Ready is NaN (unknown) when
+// absent, or outside 0..1 (the activator's) or 0..MaxEndpoints (an EPP's
+// ready endpoints). Held is NaN with an error naming the page when the URL
+// is not one to fetch (ErrSource), the page cannot be fetched (ErrFetch)
+// or parsed (ErrInvalidPage), lacks the held family, declares it other
+// than a gauge (ErrWrongType: a counter's value is not read as a gauge's,
+// nor as 0), or holds NaN, ±Inf, a negative count or one above
+// MaxRequests (an EPP's flows: ErrNotCount), and on an EPP's page when its
 // flows or pool gauges name two InferencePools or a pool gauge has two
-// series (checkPools). A held count that is unknown
-// keeps the target from scaling to zero; it never reads as 0.
+// series (checkPools). A held count that is unknown keeps the target from
+// scaling to zero; it never reads as 0.
 func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, error) {
 	bad := Held{Held: math.NaN(), Ready: math.NaN()}
 	b, contentType, url, _, err := get(ctx, client, rawURL, http.Header{HeldScrapeHeader: {"1"}})
@@ -69,14 +70,12 @@ func ReadHeld(ctx context.Context, client *http.Client, rawURL string) (Held, er
 		// (the current family, else its deprecated twin, never both), and
 		// the pool is ready when it has a ready endpoint.
 		f := modelserver.EPPFamilies()
-		for _, name := range f.FlowQueue.Names() {
-			if raw.has(name) {
-				family = name
-				h.Held, _ = flowHeld(raw, name) // each flow clamped at 0
-				break
-			}
+		held, name, err := readFlowQueue(raw) // each flow clamped at 0 (epp.go)
+		if err != nil {
+			return bad, fmt.Errorf("%s: %w", url, err)
 		}
-		if family != HeldFamily {
+		if name != "" {
+			family, h.Held = name, held
 			// An EPP serves one pool: flows or pool gauges of two are not
 			// this pool's held count (checkPools).
 			if _, err := checkPools(raw); err != nil {

@@ -413,6 +413,30 @@ func TestEPPHeldNaNFlowNamed(t *testing.T) {
 	}
 }
 
+// TestEPPHeldWrongTypeNamed: an EPP page (a relabelling exporter's) whose
+// flow-control queue is declared a counter has held unknown, the error
+// naming the page and the family, reason bad_data (scrape's one reader,
+// readFlowQueue, as zero.held_scrape reads it). It said "no flow-control
+// queue on every EPP page ...: is the flowControl feature gate on?", of a
+// page that has it; beside the twin's gauge it read the twin's 4.
+func TestEPPHeldWrongTypeNamed(t *testing.T) {
+	page := "llm_d_epp_ready_endpoints{name=\"chat\"} 0\n# TYPE llm_d_epp_flow_control_queue_size counter\nllm_d_epp_flow_control_queue_size{inference_pool=\"chat\"} 9\n# TYPE inference_extension_flow_control_queue_size gauge\ninference_extension_flow_control_queue_size{inference_pool=\"chat\"} 4\n"
+	epp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, page) }))
+	defer epp.Close()
+	cfg, err := config.Parse([]byte(fmt.Sprintf("targets:\n- name: chat\n  scrape: [%s/metrics]\n  server: epp\n  metrics: [{type: queue, target: 10}]\n  minReplicaCount: 0\n  maxReplicaCount: 10\n  zero: {flow_control: true}\n", epp.URL)), "emb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewScrapeSource(5*time.Second).Read(context.Background(), []*config.Target{&cfg.Targets[0]}, time.Now())[0]
+	if !math.IsNaN(r.Obs.Held) || r.Obs.Current != 0 || !r.CurrentKnown {
+		t.Errorf("held %v current %d (known %v); want unknown and 0 known", r.Obs.Held, r.Obs.Current, r.CurrentKnown)
+	}
+	want := fmt.Sprintf("held: bad_data: %s/metrics: llm_d_epp_flow_control_queue_size is declared a counter, infscale reads it as a gauge", epp.URL)
+	if len(r.Errors) != 1 || !strings.HasPrefix(r.Errors[0].Signal+": "+r.Errors[0].Reason+": "+r.Errors[0].Err.Error(), want) {
+		t.Errorf("errors %v, want one starting %q", r.Errors, want)
+	}
+}
+
 // chatEPPSource is a Prometheus-mode config at url of one target, chat,
 // selecting the chat-epp service's series, with target's YAML after its
 // selector, and its source.

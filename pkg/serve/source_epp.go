@@ -35,7 +35,7 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 	}
 	var best *scrape.Page
 	held, heldOK, unread := 0.0, true, 0
-	var nanFlows []ReadError // pages whose flow-control queue has a NaN flow
+	var badFlows []ReadError // pages whose flow-control queue is there but not read
 	for i, p := range pages {
 		if errs[i] != nil || p == nil || p.Pool == nil {
 			pages[i] = nil
@@ -53,8 +53,12 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 		}
 		if math.IsNaN(p.Pool.FlowQueue) {
 			heldOK = false
-			if fam := p.Pool.Chosen["flow_queue"]; fam != "" { // on the page, a flow NaN or ±Inf
-				nanFlows = append(nanFlows, ReadError{Signal: "held", Reason: "nan", Err: fmt.Errorf("%s: %s has a NaN or infinite flow: held unknown (the finite flows alone would undercount it); the router writes a count per flow", sourcekey.Redact(urls[i]), fam)})
+			if err := p.Pool.FlowQueueErr; err != nil { // on the page, not read (scrape's readFlowQueue says why)
+				reason := "nan"
+				if errors.Is(err, scrape.ErrWrongType) {
+					reason = "bad_data"
+				}
+				badFlows = append(badFlows, ReadError{Signal: "held", Reason: reason, Err: fmt.Errorf("%s: %w", sourcekey.Redact(urls[i]), err)})
 			}
 		} else {
 			held += max(p.Pool.FlowQueue, 0) // the router's gauge can dip below 0 after a flow's GC
@@ -99,8 +103,8 @@ func (s *ScrapeSource) readEPP(ctx context.Context, t *config.Target, now time.T
 		switch {
 		case heldOK && len(urls) > 0:
 			r.Obs.Held = held
-		case len(nanFlows) > 0:
-			r.Errors = append(r.Errors, nanFlows...)
+		case len(badFlows) > 0:
+			r.Errors = append(r.Errors, badFlows...)
 		case unread > 0: // the page's own error says why; the gate is not in question
 			r.Errors = append(r.Errors, ReadError{Signal: "held", Reason: "empty", Err: fmt.Errorf("held unknown: %d of %d EPP pages not read (their errors above), each holds its own flow-control queue", unread, len(urls))})
 		default:
